@@ -1,0 +1,192 @@
+"""A small JSON codec for config dataclasses, behaving like Go's encoding/json on NATS types.
+
+Each dataclass field carries ``metadata={"json": name, "go": go_type, "omitempty": bool}``
+(use :func:`jfield`). Decoding checks JSON types the way Go does and reports the server's
+``invalid JSON`` error (10025) with Go's wording; ``null`` leaves the zero value, as in Go.
+Encoding keeps the struct's field order and drops ``omitempty`` zero values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+from typing import Any, Callable
+
+from ..errors import ApiError
+
+# Go integer ranges by type name.
+_INT_RANGES = {
+    "int": (-(2**63), 2**63 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+    "time.Duration": (-(2**63), 2**63 - 1),
+    "int32": (-(2**31), 2**31 - 1),
+    "uint64": (0, 2**64 - 1),
+    "uint8": (0, 255),
+}
+
+
+def invalid_json(detail: str, *, field: str | None = None) -> ApiError:
+    """10025 ``invalid JSON: <go error>``: the server's answer to an undecodable request."""
+    return ApiError(400, 10025, f"invalid JSON: {detail}", field=field)
+
+
+def jfield(
+    json_name: str,
+    go_type: str,
+    default: Any = dataclasses.MISSING,
+    *,
+    omitempty: bool = False,
+    factory: Callable[[], Any] | None = None,
+    enum: tuple[str, ...] | None = None,
+) -> Any:
+    meta = {"json": json_name, "go": go_type, "omitempty": omitempty, "enum": enum}
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _type_error(value: Any, struct: str, path: str, go: str, *, number: bool = False) -> ApiError:
+    kind = _json_kind(value)
+    if number:
+        kind = f"number {value}"
+    return invalid_json(
+        f"json: cannot unmarshal {kind} into Go struct field {struct}.{path} of type {go}",
+        field=path,
+    )
+
+
+def _decode_value(value: Any, go: str, hint: Any, struct: str, path: str, enum: Any, strict: bool):
+    if go in _INT_RANGES:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _type_error(value, struct, path, go)
+        lo, hi = _INT_RANGES[go]
+        if isinstance(value, float) and not value.is_integer():
+            raise _type_error(value, struct, path, go, number=True)
+        ivalue = int(value)
+        if not lo <= ivalue <= hi:
+            raise _type_error(value, struct, path, go, number=True)
+        return ivalue
+    if go == "bool":
+        if not isinstance(value, bool):
+            raise _type_error(value, struct, path, go)
+        return value
+    if go == "string":
+        if not isinstance(value, str):
+            raise _type_error(value, struct, path, go)
+        return value
+    if go == "enum":
+        if not isinstance(value, str) or value not in enum:
+            # Go: fmt.Errorf("can not unmarshal %q", rawJSON)
+            raise invalid_json(f"can not unmarshal {json.dumps(json.dumps(value))}", field=path)
+        return value
+    if go == "[]string":
+        if not isinstance(value, list) or any(not isinstance(v, str) for v in value):
+            bad = value if not isinstance(value, list) else next(v for v in value if not isinstance(v, str))
+            raise _type_error(bad, struct, path, go if not isinstance(value, list) else "string")
+        return list(value)
+    if go == "map[string]string":
+        if not isinstance(value, dict) or any(not isinstance(v, str) for v in value.values()):
+            raise _type_error(value, struct, path, go)
+        return dict(value)
+    # nested struct or list of structs
+    if go.startswith("[]"):
+        if not isinstance(value, list):
+            raise _type_error(value, struct, path, go)
+        cls = hint
+        return [
+            decode(cls, v, strict=strict, struct=struct, prefix=f"{path}")
+            if v is not None
+            else cls()
+            for v in value
+        ]
+    if not isinstance(value, dict):
+        raise _type_error(value, struct, path, go)
+    return decode(hint, value, strict=strict, struct=struct, prefix=path)
+
+
+def _inner_class(tp: Any) -> Any:
+    """The dataclass inside ``X | None`` or ``list[X]``."""
+    for arg in typing.get_args(tp) or (tp,):
+        if arg is type(None):
+            continue
+        inner = typing.get_args(arg)
+        if inner:
+            return _inner_class(arg)
+        if dataclasses.is_dataclass(arg):
+            return arg
+    return None
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def decode(cls: type, doc: Any, *, strict: bool = False, struct: str | None = None, prefix: str = ""):
+    """Build ``cls`` from a JSON object. ``strict`` refuses unknown fields (server strict mode)."""
+    struct = struct or cls.__name__
+    if not isinstance(doc, dict):
+        raise invalid_json(
+            f"json: cannot unmarshal {_json_kind(doc)} into Go value of type server.{cls.__name__}"
+        )
+    fields = dataclasses.fields(cls)
+    by_json = {f.metadata["json"]: f for f in fields}
+    hints = _hints(cls)
+    kwargs: dict[str, Any] = {}
+    for key, value in doc.items():
+        f = by_json.get(key)
+        if f is None:
+            if strict:
+                raise invalid_json(f'json: unknown field "{key}"', field=f"{prefix}.{key}".lstrip("."))
+            continue
+        if value is None:
+            continue
+        path = f"{prefix}.{key}".lstrip(".")
+        kwargs[f.name] = _decode_value(
+            value, f.metadata["go"], _inner_class(hints[f.name]), struct, path, f.metadata["enum"], strict
+        )
+    return cls(**kwargs)
+
+
+def _is_empty(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, (bool, int, float, str, list, dict)):
+        return not value
+    return False
+
+
+def encode(obj: Any) -> dict[str, Any]:
+    """The Go JSON document of a config dataclass (struct order, omitempty honoured)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if f.metadata.get("omitempty") and _is_empty(value):
+            continue
+        if dataclasses.is_dataclass(value):
+            value = encode(value)
+        elif isinstance(value, list):
+            value = [encode(v) if dataclasses.is_dataclass(v) else v for v in value]
+        elif isinstance(value, dict):
+            value = dict(value)
+        out[f.metadata["json"]] = value
+    return out
