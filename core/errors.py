@@ -123,6 +123,18 @@ NATS_ERRORS: dict[str, tuple[int, int, str]] = {
     "MessageSourceHdrNotAllowed": (400, 10227, "message stream source header is not allowed"),
     "NoMessageFound": (404, 10037, "no message found"),
     "StreamWrongLastSequence": (400, 10071, "wrong last sequence: {seq}"),
+    "Pedantic": (400, 10157, "pedantic mode: {err}"),
+    "StreamNameContainsPathSeparators": (400, 10128, "Stream name can not contain path separators"),
+    "StreamReplicasNotSupported": (500, 10074, "replicas > 1 not supported in non-clustered mode"),
+    "MirrorWithBatchPublish": (400, 10209, "stream mirrors can not also use batch publishing"),
+    "SourceWithMsgSchedules": (400, 10187, "stream source can not also schedule messages"),
+    "MirrorDurableConsumerCfgInvalid": (400, 10213, "stream mirror consumer config is invalid"),
+    "SourceDurableConsumerCfgInvalid": (400, 10215, "stream source consumer config is invalid"),
+    "SourceDurableConsumerDuplicateDetected": (
+        400,
+        10216,
+        "duplicate stream source consumer detected",
+    ),
 }
 
 

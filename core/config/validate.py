@@ -1,0 +1,851 @@
+"""Stream configuration checks: create, update and the defaults the server fills in.
+
+This reproduces nats-server 2.15's stream configuration checks (``checkStreamCfg``, the
+stream create request and stream add path, ``configUpdateCheck``) for a single,
+non-clustered server: same rules, same ORDER (the first failing rule is the one reported),
+same error numbers and texts. Every error carries ``field``, the configuration field it is
+about (``subjects``, ``mirror.subject_transforms[0].dest``, ``sources[1].name``, ...).
+
+Three entry points:
+
+- :func:`check_stream_config` - the shared checks and defaults (used by create and update).
+- :func:`check_stream_create` - what a ``STREAM.CREATE`` request adds around them.
+- :func:`check_stream_update` - what a ``STREAM.UPDATE`` request adds, plus the seed's
+  "Editable" column where the server itself has no rule (see :data:`DIVERGENCES`).
+
+Server metadata: on create and update the server stores ``_nats.req.level`` (the API level
+the features in use require) in the stream's metadata, counting it toward the metadata size
+limit, and adds ``_nats.ver`` / ``_nats.level`` only to responses. jetlink does the same:
+:func:`check_stream_create` / :func:`check_stream_update` return configs holding
+``_nats.req.level``; :func:`with_response_metadata` adds the two response-only keys.
+
+Not reproduced (no such thing on a local engine): account/server resource limits (max
+streams, max bytes required, server duplicate-window limit), cluster placement, and the
+update check against existing consumers' limits. Checks of the request itself (the stream
+name in the API subject, 10056; stream not found, 10059) belong to the engine's API layer.
+Known gap: Go tells an absent list from an empty one (``"sources": []``) when it compares a
+repeated create with the stored config (10058); jetlink's model cannot, and treats them equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from ..errors import ApiError, invalid_config, nats_error
+from ..subjects import (
+    is_subset,
+    is_valid_literal_subject,
+    is_valid_publish_subject,
+    is_valid_subject,
+    overlaps,
+)
+from ..transform import TransformError, compile_transform, validate_mapping
+from .stream import COMPRESSION, DISCARD, RETENTION, STORAGE, StreamConfig, StreamSource
+
+__all__ = [
+    "API_LEVEL",
+    "DIVERGENCES",
+    "DIVERGENCE_DETAILS",
+    "SERVER_VERSION",
+    "check_stream_config",
+    "check_stream_create",
+    "check_stream_update",
+    "required_api_level",
+    "with_response_metadata",
+]
+
+Lookup = Callable[[str], "StreamConfig | None"]
+
+# --- the server's constants -------------------------------------------------------------
+MS = 1_000_000
+SECOND = 1_000 * MS
+DEFAULT_DUPLICATE_WINDOW = 120 * SECOND
+MIN_WINDOW = 100 * MS  # max_age and duplicate_window, when set
+MAX_REPLICAS = 5
+MAX_NAME_LEN = 255
+MAX_DESCRIPTION_LEN = 4 * 1024
+MAX_METADATA_LEN = 128 * 1024
+JS_API_PREFIX = "$JS.API"
+# Subject spaces a stream may only capture with no_ack, and the exceptions.
+_JS_NAMESPACES = ("$JS.>", "$JSC.>", "$NRG.>")
+_JS_EXCEPTION = "$JS.EVENT.>"
+_SYS_NAMESPACE = "$SYS.>"
+_SYS_EXCEPTION = "$SYS.ACCOUNT.>"
+_ASSET_NAME_FORBIDDEN = frozenset(" \t\r\n\f.*>\\/")
+
+# Metadata keys the server manages.
+SERVER_VERSION = "2.15.1"
+API_LEVEL = 5
+REQUIRED_LEVEL_KEY = "_nats.req.level"
+SERVER_VERSION_KEY = "_nats.ver"
+SERVER_LEVEL_KEY = "_nats.level"
+
+# --- seed-only update rules ---------------------------------------------------------------
+# Fields the seed's "Editable" column declares not editable although nats-server 2.15 accepts
+# the change. jetlink refuses them (10052 "stream configuration update can not change <f>"),
+# AFTER every rule of the server, so any config the server refuses gets the server's error.
+DIVERGENCES: tuple[str, ...] = (
+    "max_consumers",
+    "first_seq",
+    "retention",
+    "deny_delete",
+    "deny_purge",
+)
+DIVERGENCE_DETAILS: dict[str, str] = {
+    "max_consumers": "any change; the server accepts it",
+    "first_seq": "any change; the server accepts it (and stores the new value)",
+    "retention": "limits <-> interest; the server accepts it (to/from workqueue is the "
+    "server's own rule)",
+    "deny_delete": "false -> true outside of sealing; the server accepts it (true -> false is "
+    "the server's own rule)",
+    "deny_purge": "false -> true outside of sealing; the server accepts it (true -> false is "
+    "the server's own rule)",
+}
+
+
+# --- small helpers ------------------------------------------------------------------------
+def _blen(s: str) -> int:
+    """Go's ``len(string)``: the UTF-8 byte count."""
+    return len(s.encode("utf-8", "surrogatepass"))
+
+
+def is_valid_asset_name(name: str) -> bool:
+    """A stream/consumer name the server accepts: not empty, none of `` \\t\\r\\n\\f.*>\\/``."""
+    return bool(name) and not any(c in _ASSET_NAME_FORBIDDEN for c in name)
+
+
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+               "\v": "\\v", "\\": "\\\\", '"': '\\"'}
+
+
+def go_quote(s: str) -> str:
+    """Go's ``%q`` for a string (``strconv.Quote``)."""
+    out = ['"']
+    for ch in s:
+        if ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def _pedantic(err: str, field: str) -> ApiError:
+    return nats_error("Pedantic", err=err, field=field)
+
+
+def _origin_iname(src: StreamSource) -> tuple:
+    """The server's source index name: what makes two sources the same agreement."""
+    ident: tuple = (src.name,)
+    if src.external is not None:
+        ident += ("api", src.external.api)
+    if src.consumer is not None:
+        ident += ("consumer", src.consumer.name)
+    if not src.subject_transforms:
+        return ident + (src.filter_subject or ">", ">")
+    return ident + (
+        "\f".join(t.src or ">" for t in src.subject_transforms),
+        "\f".join(t.dest or ">" for t in src.subject_transforms),
+    )
+
+
+def _consumer_cname(src: StreamSource) -> tuple:
+    ident: tuple = (src.name,)
+    if src.external is not None:
+        ident += ("api", src.external.api)
+    return ident + (src.consumer.name if src.consumer else "",)
+
+
+def _durable_consumer_ok(src: StreamSource) -> bool:
+    """The rules on a sourcing consumer given by the user (``consumer``)."""
+    c = src.consumer
+    assert c is not None
+    if not is_valid_asset_name(c.name):
+        return False
+    if not is_valid_literal_subject(c.deliver_subject):
+        return False
+    if src.opt_start_seq != 0 or src.opt_start_time:
+        return False
+    return not src.filter_subject
+
+
+def required_api_level(cfg: StreamConfig) -> int:
+    """The JetStream API level the features of ``cfg`` need (the server's ``_nats.req.level``)."""
+    level = 0
+    if cfg.allow_msg_ttl or cfg.subject_delete_marker_ttl > 0:
+        level = max(level, 1)
+    if cfg.allow_msg_counter or cfg.allow_atomic or cfg.allow_msg_schedules:
+        level = max(level, 2)
+    if cfg.persist_mode == "async":
+        level = max(level, 2)
+    if cfg.allow_batched:
+        level = max(level, 4)
+    return level
+
+
+def _set_static_metadata(cfg: StreamConfig) -> None:
+    """What the server stores: response-only keys dropped, ``_nats.req.level`` set."""
+    md = dict(cfg.metadata)
+    md.pop(SERVER_VERSION_KEY, None)
+    md.pop(SERVER_LEVEL_KEY, None)
+    md[REQUIRED_LEVEL_KEY] = str(required_api_level(cfg))
+    cfg.metadata = md
+
+
+def with_response_metadata(cfg: StreamConfig) -> StreamConfig:
+    """A copy of ``cfg`` with the keys the server adds to every response (version, level)."""
+    out = cfg.copy()
+    out.metadata = {**cfg.metadata, SERVER_VERSION_KEY: SERVER_VERSION,
+                    SERVER_LEVEL_KEY: str(API_LEVEL)}
+    return out
+
+
+def _lookup_in(existing: Mapping[str, StreamConfig]) -> Lookup:
+    return lambda name: existing.get(name)
+
+
+# --- the shared checks (checkStreamCfg) ---------------------------------------------------
+def check_stream_config(
+    cfg: StreamConfig, lookup: Lookup | None = None, pedantic: bool = False
+) -> StreamConfig:
+    """The server's checks on a stream configuration, in its order, and its defaults.
+
+    Returns a NEW config with the defaults filled in, or raises the first :class:`ApiError`.
+    ``lookup(name)`` returns the configuration of another stream in the same account (or
+    None); it is used for mirror/source origins (message sizes, mirror_direct, subjects,
+    cycles). ``pedantic`` refuses instead of silently adjusting, as the server's pedantic mode.
+    """
+    find: Lookup = lookup or (lambda name: None)
+
+    # Names and sizes.
+    if not is_valid_asset_name(cfg.name):
+        raise invalid_config(
+            "stream name is required and can not contain '.', '*', '>', '\\', '/'", field="name"
+        )
+    if _blen(cfg.name) > MAX_NAME_LEN:
+        raise invalid_config(
+            f"stream name is too long, maximum allowed is {MAX_NAME_LEN}", field="name"
+        )
+    if _blen(cfg.description) > MAX_DESCRIPTION_LEN:
+        raise invalid_config(
+            f"stream description is too long, maximum allowed is {MAX_DESCRIPTION_LEN}",
+            field="description",
+        )
+    if sum(_blen(k) + _blen(v) for k, v in cfg.metadata.items()) > MAX_METADATA_LEN:
+        raise invalid_config(
+            f"stream metadata exceeds maximum size of {MAX_METADATA_LEN} bytes", field="metadata"
+        )
+
+    out = cfg.copy()
+
+    # Enumerations (the JSON decoder already refuses unknown words; a config built in Python
+    # may still hold one).
+    if out.retention not in RETENTION:
+        raise invalid_config("invalid retention", field="retention")
+    if out.discard not in DISCARD:
+        raise invalid_config("invalid discard policy", field="discard")
+    if out.compression not in COMPRESSION + ("",):
+        raise invalid_config("invalid compression", field="compression")
+    if out.compression == "":
+        out.compression = "none"
+    if not out.storage:
+        out.storage = "file"
+    if out.storage not in STORAGE:
+        raise invalid_config("invalid storage type", field="storage")
+
+    # Replicas and limits.
+    if out.num_replicas == 0:
+        out.num_replicas = 1
+    if out.num_replicas > MAX_REPLICAS:
+        raise invalid_config(f"maximum replicas is {MAX_REPLICAS}", field="num_replicas")
+    if out.num_replicas < 0:
+        raise nats_error("ReplicasCountCannotBeNegative", field="num_replicas")
+    for name in ("max_msgs", "max_msgs_per_subject", "max_bytes", "max_msg_size",
+                 "max_consumers"):
+        value = getattr(out, name)
+        if value == 0 or value < -1:
+            if pedantic and value < -1:
+                raise _pedantic(f"{name} must be set to -1", name)
+            setattr(out, name, -1)
+    if out.max_age < 0:
+        raise invalid_config("max age can not be negative", field="max_age")
+    if out.max_age != 0 and out.max_age < MIN_WINDOW:
+        raise invalid_config("max age needs to be >= 100ms", field="max_age")
+
+    # Duplicate window: a default only for streams that neither mirror nor source.
+    if out.duplicate_window == 0 and out.mirror is None and not out.sources:
+        if out.max_age != 0 and out.max_age < DEFAULT_DUPLICATE_WINDOW:
+            if pedantic:
+                raise _pedantic(
+                    "duplicate window cannot be bigger than max age", "duplicate_window"
+                )
+            out.duplicate_window = out.max_age
+        else:
+            out.duplicate_window = DEFAULT_DUPLICATE_WINDOW
+    if out.duplicate_window < 0:
+        raise invalid_config("duplicates window can not be negative", field="duplicate_window")
+    if out.max_age != 0 and out.duplicate_window > out.max_age:
+        raise invalid_config(
+            "duplicates window can not be larger then max age", field="duplicate_window"
+        )
+    if 0 < out.duplicate_window < MIN_WINDOW:
+        raise invalid_config("duplicates window needs to be >= 100ms", field="duplicate_window")
+
+    # Feature combinations.
+    if out.deny_purge and out.allow_rollup_hdrs:
+        raise invalid_config("roll-ups require the purge permission", field="allow_rollup_hdrs")
+    if out.allow_msg_counter:
+        if out.discard == "new":
+            raise invalid_config("counter stream cannot use discard new", field="discard")
+        if out.allow_msg_ttl:
+            raise invalid_config("counter stream cannot use message TTLs", field="allow_msg_ttl")
+        if out.allow_msg_schedules:
+            raise invalid_config(
+                "counter stream cannot use message schedules", field="allow_msg_schedules"
+            )
+        if out.retention != "limits":
+            raise invalid_config("counter stream can only use limits retention", field="retention")
+    _check_discard_new_per_subject(out)
+    if out.subject_delete_marker_ttl > 0:
+        if out.subject_delete_marker_ttl < SECOND:
+            raise invalid_config(
+                "subject delete marker TTL must be at least 1 second",
+                field="subject_delete_marker_ttl",
+            )
+        if not out.allow_msg_ttl:
+            if pedantic:
+                raise invalid_config(
+                    "subject delete marker cannot be set if message TTLs are disabled",
+                    field="allow_msg_ttl",
+                )
+            out.allow_msg_ttl = True
+        if not out.allow_rollup_hdrs:
+            if pedantic:
+                raise invalid_config(
+                    "subject delete marker cannot be set if roll-ups are disabled",
+                    field="allow_rollup_hdrs",
+                )
+            out.allow_rollup_hdrs, out.deny_purge = True, False
+    elif out.subject_delete_marker_ttl < 0:
+        raise invalid_config(
+            "subject delete marker TTL must not be negative", field="subject_delete_marker_ttl"
+        )
+    if out.allow_msg_schedules:
+        if out.discard == "new":
+            raise invalid_config("message scheduling cannot use discard new", field="discard")
+        if not out.allow_rollup_hdrs:
+            if pedantic:
+                raise invalid_config(
+                    "message scheduling cannot be set if roll-ups are disabled",
+                    field="allow_rollup_hdrs",
+                )
+            out.allow_rollup_hdrs, out.deny_purge = True, False
+    if out.persist_mode == "async":
+        if out.storage != "file":
+            raise invalid_config(
+                "async persist mode is only supported on file storage", field="persist_mode"
+            )
+        if out.num_replicas > 1:
+            raise invalid_config(
+                "async persist mode is not supported on replicated streams", field="persist_mode"
+            )
+        if out.allow_atomic:
+            raise invalid_config(
+                "async persist mode is not supported with atomic batch publish",
+                field="persist_mode",
+            )
+
+    # Mirror and sources.
+    origin_subjects: list[str] = []  # subjects of the local origins we can see
+    delivery_prefixes: list[tuple[str, str]] = []  # (prefix, field)
+    api_prefixes: list[tuple[str, str]] = []
+    if out.mirror is not None:
+        _check_mirror(out, find, pedantic, origin_subjects, delivery_prefixes, api_prefixes)
+    if out.sources and out.allow_msg_schedules:
+        raise nats_error("SourceWithMsgSchedules", field="allow_msg_schedules")
+    _check_sources(out, find, origin_subjects, delivery_prefixes, api_prefixes)
+
+    for prefix, field in delivery_prefixes:
+        if not is_valid_publish_subject(prefix):
+            raise nats_error("StreamInvalidExternalDeliverySubj", prefix=prefix, field=field)
+        for subject in origin_subjects:
+            if overlaps(subject, f"{prefix}.{subject}"):
+                raise nats_error(
+                    "StreamExternalDelPrefixOverlaps", prefix=prefix, subject=subject, field=field
+                )
+    for prefix, field in api_prefixes:
+        if not is_valid_publish_subject(prefix):
+            raise invalid_config(
+                f"stream external api prefix {go_quote(prefix)} must be a valid subject "
+                "without wildcards",
+                field=field,
+            )
+        if overlaps(prefix, JS_API_PREFIX):
+            raise nats_error(
+                "StreamExternalApiOverlap", prefix=prefix, subject=JS_API_PREFIX, field=field
+            )
+
+    _check_cycles(out, find)
+
+    # Subjects (a mirror with subjects was refused above).
+    if not out.subjects:
+        if out.mirror is None and not out.sources:
+            out.subjects = [out.name]
+    else:
+        _check_subjects(out)
+
+    # Subject transform of the stream.
+    if out.subject_transform is not None:
+        st = out.subject_transform
+        if st.src and not is_valid_subject(st.src):
+            raise nats_error(
+                "StreamTransformInvalidSource", err=f"invalid subject {st.src}",
+                field="subject_transform.src",
+            )
+        try:
+            validate_mapping(st.src, st.dest)
+        except TransformError as exc:
+            raise nats_error(
+                "StreamTransformInvalidDestination", err=exc.reason, field="subject_transform.dest"
+            ) from None
+
+    # RePublish.
+    if out.republish is not None:
+        rp = out.republish
+        if not rp.src:
+            if pedantic:
+                raise _pedantic("republish source can not be empty", "republish.src")
+            rp.src = ">"
+        if (
+            rp.dest == ">" and rp.src == ">" and out.subject_transform is not None
+            and len(out.subjects) == 1 and out.subject_transform.src == out.subjects[0]
+        ):
+            # Republish everything under the transformed subject.
+            if pedantic:
+                raise _pedantic("implicit republish based on subject transform", "republish")
+            rp.src = rp.dest = out.subject_transform.dest
+        if any(overlaps(rp.dest, subject) for subject in out.subjects):
+            raise invalid_config(
+                "stream configuration for republish destination forms a cycle",
+                field="republish.dest",
+            )
+        try:
+            compile_transform(rp.src, rp.dest)
+        except TransformError:
+            raise invalid_config(
+                f"stream configuration for republish with transform from '{rp.src}' to "
+                f"'{rp.dest}' not valid",
+                field="republish",
+            ) from None
+
+    # Placement: an empty object is no placement.
+    if out.placement is not None and not (
+        out.placement.cluster or out.placement.tags or out.placement.preferred
+    ):
+        out.placement = None
+    if out.placement is not None and out.placement.preferred:
+        raise invalid_config(
+            "preferred server not permitted in placement", field="placement.preferred"
+        )
+    return out
+
+
+def _check_discard_new_per_subject(cfg: StreamConfig) -> None:
+    if cfg.discard_new_per_subject:
+        if cfg.discard != "new":
+            raise invalid_config(
+                "discard new per subject requires discard new policy to be set",
+                field="discard_new_per_subject",
+            )
+        if cfg.max_msgs_per_subject <= 0:
+            raise invalid_config(
+                "discard new per subject requires max msgs per subject > 0",
+                field="discard_new_per_subject",
+            )
+
+
+def _check_mirror(
+    cfg: StreamConfig,
+    find: Lookup,
+    pedantic: bool,
+    origin_subjects: list[str],
+    delivery_prefixes: list[tuple[str, str]],
+    api_prefixes: list[tuple[str, str]],
+) -> None:
+    m = cfg.mirror
+    assert m is not None
+    if cfg.first_seq > 0:
+        raise nats_error("MirrorWithFirstSeq", field="first_seq")
+    if cfg.subjects:
+        raise nats_error("MirrorWithSubjects", field="subjects")
+    if cfg.sources:
+        raise nats_error("MirrorWithSources", field="sources")
+    if cfg.allow_msg_counter:
+        raise nats_error("MirrorWithCounters", field="allow_msg_counter")
+    if cfg.allow_atomic:
+        raise nats_error("MirrorWithAtomicPublish", field="allow_atomic")
+    if cfg.allow_batched:
+        raise nats_error("MirrorWithBatchPublish", field="allow_batched")
+    if cfg.allow_msg_schedules:
+        raise nats_error("MirrorWithMsgSchedules", field="allow_msg_schedules")
+    if m.consumer is not None and not _durable_consumer_ok(m):
+        raise nats_error("MirrorDurableConsumerCfgInvalid", field="mirror.consumer")
+    if m.filter_subject and m.subject_transforms:
+        raise nats_error("MirrorMultipleFiltersNotAllowed", field="mirror.filter_subject")
+    if cfg.subject_delete_marker_ttl > 0:
+        raise invalid_config(
+            "subject delete markers forbidden on mirrors", field="subject_delete_marker_ttl"
+        )
+    transforms = m.subject_transforms
+    for i, tr in enumerate(transforms):
+        path = f"mirror.subject_transforms[{i}]"
+        if tr.src and not is_valid_subject(tr.src):
+            raise nats_error(
+                "MirrorInvalidSubjectFilter", err=f"invalid subject {tr.src}", field=f"{path}.src"
+            )
+        try:
+            validate_mapping(tr.src, tr.dest)
+        except TransformError as exc:
+            raise nats_error(
+                "MirrorInvalidTransformDestination", err=exc.reason, field=f"{path}.dest"
+            ) from None
+        for j, other in enumerate(transforms):
+            if j != i and overlaps(tr.src, other.src):
+                raise nats_error(
+                    "MirrorOverlappingSubjectFilters",
+                    field=f"mirror.subject_transforms[{j}].src",
+                )
+    if m.external is None:
+        if not is_valid_asset_name(m.name):
+            raise nats_error("MirrorInvalidStreamName", field="mirror.name")
+        origin = find(m.name)
+        if origin is not None:
+            origin_subjects.extend(origin.subjects)
+            if 0 < cfg.max_msg_size < origin.max_msg_size:
+                raise nats_error("MirrorMaxMessageSizeTooBig", field="max_msg_size")
+            # The mirror serves direct gets exactly when its origin does.
+            if pedantic and cfg.mirror_direct != origin.allow_direct:
+                raise _pedantic(
+                    "origin stream has direct get set, mirror has it disabled", "mirror_direct"
+                )
+            cfg.mirror_direct = origin.allow_direct
+    else:
+        if m.external.deliver:
+            delivery_prefixes.append((m.external.deliver, "mirror.external.deliver"))
+        if m.external.api:
+            api_prefixes.append((m.external.api, "mirror.external.api"))
+
+
+def _check_sources(
+    cfg: StreamConfig,
+    find: Lookup,
+    origin_subjects: list[str],
+    delivery_prefixes: list[tuple[str, str]],
+    api_prefixes: list[tuple[str, str]],
+) -> None:
+    inames: set[tuple] = set()
+    cnames: set[tuple] = set()
+    for i, src in enumerate(cfg.sources):
+        path = f"sources[{i}]"
+        if src is None or not is_valid_asset_name(src.name):
+            raise nats_error("SourceInvalidStreamName", field=f"{path}.name")
+        iname = _origin_iname(src)
+        if iname in inames:
+            raise nats_error("SourceDuplicateDetected", field=path)
+        inames.add(iname)
+        if src.filter_subject and src.subject_transforms:
+            raise nats_error("SourceMultipleFiltersNotAllowed", field=f"{path}.filter_subject")
+        for j, tr in enumerate(src.subject_transforms):
+            tpath = f"{path}.subject_transforms[{j}]"
+            if tr.src and not is_valid_subject(tr.src):
+                raise nats_error(
+                    "SourceInvalidSubjectFilter", err=f"invalid subject {tr.src}",
+                    field=f"{tpath}.src",
+                )
+            try:
+                validate_mapping(tr.src, tr.dest)
+            except TransformError as exc:
+                raise nats_error(
+                    "SourceInvalidTransformDestination", err=exc.reason, field=f"{tpath}.dest"
+                ) from None
+        for j, tr in enumerate(src.subject_transforms):
+            for k, other in enumerate(src.subject_transforms):
+                if k != j and is_subset(tr.src, other.src):
+                    raise nats_error(
+                        "SourceOverlappingSubjectFilters",
+                        field=f"{path}.subject_transforms[{k}].src",
+                    )
+        if src.consumer is not None:
+            if not _durable_consumer_ok(src):
+                raise nats_error("SourceDurableConsumerCfgInvalid", field=f"{path}.consumer")
+            cname = _consumer_cname(src)
+            if cname in cnames:
+                raise nats_error(
+                    "SourceDurableConsumerDuplicateDetected", field=f"{path}.consumer.name"
+                )
+            cnames.add(cname)
+        if src.external is None:
+            origin = find(src.name)
+            if origin is not None:
+                origin_subjects.extend(origin.subjects)
+                if 0 < cfg.max_msg_size < origin.max_msg_size:
+                    raise nats_error("SourceMaxMessageSizeTooBig", field="max_msg_size")
+        else:
+            if src.external.deliver:
+                delivery_prefixes.append((src.external.deliver, f"{path}.external.deliver"))
+            if src.external.api:
+                api_prefixes.append((src.external.api, f"{path}.external.api"))
+
+
+def _check_cycles(cfg: StreamConfig, find: Lookup) -> None:
+    """Sources/mirrors that lead back to a stream already on the path ("detected cycle").
+
+    A breadth-first walk over the local origins, exactly as the server walks them: a stream
+    sourcing a stream already visited is a cycle when its subjects can receive what that
+    source delivers (no filter, or a filter colliding with its subjects); a mirror of a
+    visited stream is always a cycle. The error names the origin of ``cfg`` the walk went
+    through.
+    """
+    # (config, field path of the top-level origin it was reached through)
+    to_visit: list[tuple[StreamConfig, str | None]] = [(cfg, None)]
+    visited: set[str] = set()
+    while to_visit:
+        current, via = to_visit.pop(0)
+        visited.add(current.name)
+        for i, src in enumerate(current.sources):
+            if src.external is not None:
+                continue
+            path = via or f"sources[{i}]"
+            if src.name in visited:
+                if not src.filter_subject or any(
+                    overlaps(subject, src.filter_subject) for subject in current.subjects
+                ):
+                    raise invalid_config("detected cycle", field=f"{path}.name")
+            else:
+                origin = find(src.name)
+                if origin is not None:
+                    to_visit.append((origin, path))
+        m = current.mirror
+        if m is not None and m.external is None:
+            path = via or "mirror"
+            if m.name in visited:
+                raise invalid_config("detected cycle", field=f"{path}.name")
+            origin = find(m.name)
+            if origin is not None:
+                to_visit.append((origin, path))
+
+
+def _check_subjects(cfg: StreamConfig) -> None:
+    # The server also has a "duplicate subjects detected" rule, but it can never fire: the
+    # pairwise overlap test below reports a duplicate at its first occurrence.
+    subjects = cfg.subjects
+    for i, subject in enumerate(subjects):
+        if not is_valid_subject(subject):
+            raise invalid_config("invalid subject", field="subjects")
+        if subject == ">":
+            if not cfg.no_ack:
+                raise invalid_config(
+                    "capturing all subjects requires no-ack to be true", field="subjects"
+                )
+            if cfg.num_replicas != 1:
+                raise invalid_config(
+                    "capturing all subjects requires replicas of 1", field="subjects"
+                )
+        if not cfg.no_ack:
+            for namespace in _JS_NAMESPACES:
+                if overlaps(subject, namespace) and not is_subset(subject, _JS_EXCEPTION):
+                    raise invalid_config(
+                        "subjects that overlap with jetstream api require no-ack to be true",
+                        field="subjects",
+                    )
+            if overlaps(subject, _SYS_NAMESPACE) and not is_subset(subject, _SYS_EXCEPTION):
+                raise invalid_config(
+                    "subjects that overlap with system api require no-ack to be true",
+                    field="subjects",
+                )
+        for other in subjects[i + 1 :]:
+            if overlaps(other, subject):
+                raise invalid_config(
+                    f"subject {go_quote(subject)} overlaps with {go_quote(other)}",
+                    field="subjects",
+                )
+
+
+# --- create ---------------------------------------------------------------------------------
+def _check_filters_on_add(cfg: StreamConfig) -> None:
+    """The stream-add path's own check of plain filters (10049, code 500).
+
+    (That path also re-checks transform sources and destinations, but only after
+    check_stream_config has refused every bad one with 10145/10146/10151/10154.)
+    """
+    if cfg.mirror is not None and not cfg.mirror.subject_transforms:
+        f = cfg.mirror.filter_subject
+        if f and not is_valid_subject(f):
+            # The server's text has no colon here, unlike the source's.
+            raise nats_error(
+                "StreamCreate", err=f"subject filter '{f}' for the mirror invalid subject",
+                field="mirror.filter_subject",
+            )
+    for i, src in enumerate(cfg.sources):
+        f = src.filter_subject
+        if not src.subject_transforms and f and not is_valid_subject(f):
+            raise nats_error(
+                "StreamCreate", err=f"subject filter '{f}' for the source: invalid subject",
+                field=f"sources[{i}].filter_subject",
+            )
+
+
+def _overlapping_stream(
+    subjects: list[str], existing: Mapping[str, StreamConfig], skip: str | None
+) -> bool:
+    for name, other in existing.items():
+        if name == skip:
+            continue
+        for theirs in other.subjects:
+            if any(overlaps(mine, theirs) for mine in subjects):
+                return True
+    return False
+
+
+def check_stream_create(
+    cfg: StreamConfig, existing: Mapping[str, StreamConfig], *, pedantic: bool = False
+) -> StreamConfig:
+    """A ``STREAM.CREATE`` of ``cfg`` next to the ``existing`` streams (name -> config).
+
+    Returns the configuration the stream gets (defaults filled in, ``_nats.req.level`` in its
+    metadata) or raises the server's first error. Creating a stream again with a config equal
+    to the existing one (after defaults) succeeds and returns the existing configuration.
+    """
+    new = cfg.copy()
+    _set_static_metadata(new)
+    if "\\" in new.name or "/" in new.name:
+        raise nats_error("StreamNameContainsPathSeparators", field="name")
+    if new.sealed:
+        raise invalid_config("stream configuration for create can not be sealed", field="sealed")
+    if new.mirror_direct and new.mirror is None:
+        raise invalid_config(
+            "stream has no mirror but does have mirror direct", field="mirror_direct"
+        )
+    out = check_stream_config(new, _lookup_in(existing), pedantic)
+    # A single server (no cluster, no gateway) keeps one copy of a stream.
+    if out.num_replicas > 1:
+        raise nats_error("StreamReplicasNotSupported", field="num_replicas")
+    current = existing.get(out.name)
+    if current is not None:
+        # Equal apart from the server-managed metadata: the create is a no-op.
+        candidate = out.copy()
+        md = {k: v for k, v in candidate.metadata.items()
+              if k not in (SERVER_VERSION_KEY, SERVER_LEVEL_KEY, REQUIRED_LEVEL_KEY)}
+        if REQUIRED_LEVEL_KEY in current.metadata:
+            md[REQUIRED_LEVEL_KEY] = current.metadata[REQUIRED_LEVEL_KEY]
+        candidate.metadata = md
+        if candidate == current:
+            return current.copy()
+        raise nats_error("StreamNameExist", field="name")
+    _check_filters_on_add(out)
+    if _overlapping_stream(out.subjects, existing, None):
+        raise nats_error("StreamSubjectOverlap", field="subjects")
+    return out
+
+
+# --- update ---------------------------------------------------------------------------------
+def _not_editable(field: str) -> ApiError:
+    return invalid_config(f"stream configuration update can not change {field}", field=field)
+
+
+def check_stream_update(
+    old: StreamConfig,
+    new: StreamConfig,
+    existing: Mapping[str, StreamConfig],
+    *,
+    pedantic: bool = False,
+) -> StreamConfig:
+    """A ``STREAM.UPDATE`` of the stream configured ``old`` to ``new``.
+
+    ``existing`` holds every stream (the one updated included, under its name). Returns the
+    configuration the stream gets (defaults, sealing adjustments, ``_nats.req.level``) or
+    raises the first error: the server's rules in its order, then the seed's non-editable
+    fields the server would accept (:data:`DIVERGENCES`).
+    """
+    find = _lookup_in(existing)
+    # The request is checked as sent, then again (with the server's metadata) against the
+    # stream's current configuration.
+    first = check_stream_config(new, find, pedantic)
+    _set_static_metadata(first)
+    cfg = check_stream_config(first, find, pedantic)
+
+    if cfg.name != old.name:
+        raise invalid_config("stream configuration name must match original", field="name")
+    if cfg.num_replicas > 1:
+        raise nats_error("StreamReplicasNotSupported", field="num_replicas")
+    if cfg.storage != old.storage:
+        raise invalid_config(
+            "stream configuration update can not change storage type", field="storage"
+        )
+    if cfg.retention != old.retention and "workqueue" in (cfg.retention, old.retention):
+        raise invalid_config(
+            "stream configuration update can not change retention policy to/from workqueue",
+            field="retention",
+        )
+    if old.sealed and not cfg.sealed:
+        raise invalid_config(
+            "stream configuration update can not unseal a sealed stream", field="sealed"
+        )
+    if old.deny_delete and not cfg.deny_delete:
+        raise invalid_config(
+            "stream configuration update can not cancel deny message deletes", field="deny_delete"
+        )
+    if old.deny_purge and not cfg.deny_purge:
+        raise invalid_config(
+            "stream configuration update can not cancel deny purge", field="deny_purge"
+        )
+    # Adding or changing a mirror is refused; removing it promotes the mirror to a stream.
+    if cfg.mirror is not None and cfg.mirror != old.mirror:
+        raise nats_error("StreamMirrorNotUpdatable", field="mirror")
+    _check_discard_new_per_subject(cfg)
+    if old.allow_msg_ttl and not cfg.allow_msg_ttl:
+        raise invalid_config("message TTL status can not be disabled", field="allow_msg_ttl")
+    if cfg.allow_msg_counter != old.allow_msg_counter:
+        raise invalid_config(
+            "stream configuration update can not change message counter setting",
+            field="allow_msg_counter",
+        )
+    if old.allow_msg_schedules and not cfg.allow_msg_schedules:
+        raise invalid_config(
+            "message schedules can not be disabled", field="allow_msg_schedules"
+        )
+    if (old.persist_mode or "default") != (cfg.persist_mode or "default"):
+        raise invalid_config(
+            "stream configuration update can not change persist mode", field="persist_mode"
+        )
+
+    requested = cfg.copy()
+    if cfg.sealed:
+        # A sealed stream keeps everything it has.
+        cfg.max_age = 0
+        cfg.discard = "new"
+        cfg.deny_delete = cfg.deny_purge = True
+        cfg.allow_rollup_hdrs = False
+
+    if _overlapping_stream(cfg.subjects, existing, old.name):
+        raise nats_error("StreamSubjectOverlap", field="subjects")
+
+    # The seed's "Editable" column where the server has no rule of its own.
+    if requested.max_consumers != old.max_consumers:
+        raise _not_editable("max_consumers")
+    if requested.first_seq != old.first_seq:
+        raise _not_editable("first_seq")
+    if requested.retention != old.retention:
+        raise _not_editable("retention")
+    if not requested.sealed:
+        if requested.deny_delete and not old.deny_delete:
+            raise _not_editable("deny_delete")
+        if requested.deny_purge and not old.deny_purge:
+            raise _not_editable("deny_purge")
+    return cfg
