@@ -1,0 +1,154 @@
+"""The one application object of a jetlink invocation.
+
+The root callback (cli/main.py) builds an :class:`App` from the global options and stores it
+in ``ctx.obj``; every command gets it back with :meth:`App.of`. It carries what every command
+needs and nothing domain-specific: where the data lives, which cluster is addressed, whether
+to print JSON, and the two output streams.
+
+Kept import-light on purpose: this module is imported by ``jetlink --help``, so Rich is only
+imported when a console is actually used.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import IntEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:  # pragma: no cover
+    import typer
+    from rich.console import Console
+
+    from jetlink.core.errors import JetlinkError
+
+PROG = "jetlink"
+DEFAULT_CLUSTER = "local"
+ENV_DATA_DIR = "JETLINK_DATA_DIR"
+ENV_CLUSTER = "JETLINK_CLUSTER"
+COMPLETE_VAR = "_JETLINK_COMPLETE"
+
+
+class ExitCode(IntEnum):
+    """The process exit statuses (DESIGN.md "Output and errors")."""
+
+    OK = 0
+    FAILED = 1  # an operation failed (JetlinkError.exit_code)
+    USAGE = 2  # bad command line
+    PROBLEMS = 3  # `jetlink validate` found problems
+    INTERRUPTED = 130  # SIGINT / Ctrl-C
+
+
+# (status, meaning) - the one list the help epilog and the man pages are built from.
+EXIT_STATUSES: tuple[tuple[int, str], ...] = (
+    (ExitCode.OK, "success"),
+    (ExitCode.FAILED, "an operation failed"),
+    (ExitCode.USAGE, "usage error"),
+    (ExitCode.PROBLEMS, "validate found problems"),
+    (ExitCode.INTERRUPTED, "interrupted"),
+)
+
+
+def default_data_dir(environ: dict[str, str] | None = None) -> Path:
+    """``$XDG_DATA_HOME/jetlink``, or ``~/.local/share/jetlink`` when XDG_DATA_HOME is unset,
+    empty or relative (the XDG base-directory spec says to ignore relative values)."""
+    env = os.environ if environ is None else environ
+    xdg = env.get("XDG_DATA_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / PROG
+    home = env.get("HOME") or os.path.expanduser("~")
+    return Path(home) / ".local" / "share" / PROG
+
+
+def wants_color(stream: Any) -> bool:
+    """Colour only on a terminal and only when NO_COLOR (https://no-color.org) is unset/empty."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # closed stream
+        return False
+
+
+@dataclass
+class App:
+    """Global state of one invocation: built once by the root callback, stored in ctx.obj."""
+
+    data_dir: Path = field(default_factory=default_data_dir)
+    cluster: str = DEFAULT_CLUSTER
+    # Set by every command's -j/--json option (cli/options.py) before the command body runs,
+    # so an error raised by the body is rendered as JSON too.
+    json: bool = False
+    _out: Console | None = field(default=None, init=False, repr=False, compare=False)
+    _err: Console | None = field(default=None, init=False, repr=False, compare=False)
+
+    # -- lookup ---------------------------------------------------------------------------
+
+    @classmethod
+    def of(cls, ctx: typer.Context) -> App:
+        """The App of this invocation (the one the root callback stored in ctx.obj)."""
+        app = ctx.find_object(cls)
+        if app is None:  # a command run without the root group (e.g. a sub-app in a test)
+            app = cls()
+            ctx.obj = app
+        return app
+
+    # -- output streams -------------------------------------------------------------------
+
+    @property
+    def color(self) -> bool:
+        """Whether stdout gets colour (a terminal and NO_COLOR unset)."""
+        return wants_color(sys.stdout)
+
+    @property
+    def out(self) -> Console:
+        """Rich console on stdout (created on first use: Rich is not imported before)."""
+        if self._out is None:
+            self._out = make_console(sys.stdout)
+        return self._out
+
+    @property
+    def err(self) -> Console:
+        """Rich console on stderr, for notices."""
+        if self._err is None:
+            self._err = make_console(sys.stderr)
+        return self._err
+
+    # -- the two ways a command ends ------------------------------------------------------
+
+    def emit(self, data: Any, human: Callable[[App, Any], None] | None = None) -> None:
+        """Print a command's result: one JSON document with --json, else ``human(app, data)``."""
+        from jetlink.cli import output
+
+        output.emit(self, data, human=human)
+
+    def fail(self, err: JetlinkError) -> NoReturn:
+        """Report ``err`` (the one place errors are printed) and exit with its exit code."""
+        import typer
+
+        from jetlink.cli import output
+
+        output.print_error(self, err)
+        raise typer.Exit(err.exit_code)
+
+
+def make_console(stream: Any, *, width: int | None = None) -> Console:
+    """A Rich console on ``stream``: colour only on a terminal without NO_COLOR, no markup
+    or highlighting (values are printed as they are)."""
+    from rich.console import Console
+
+    color = wants_color(stream)
+    return Console(
+        file=stream,
+        width=width,
+        color_system="auto" if color else None,
+        no_color=not color,
+        highlight=False,
+        markup=False,
+        emoji=False,
+        soft_wrap=False,
+    )

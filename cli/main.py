@@ -1,0 +1,162 @@
+"""jetlink's command line: the root Typer app, its global options and the entry point.
+
+Structure (hatch / natscli style):
+- ``app`` is the root ``typer.Typer``; its callback takes the global options (--data-dir,
+  --cluster) and builds ONE :class:`~jetlink.cli.app.App` stored in ``ctx.obj``;
+- each command group lives in its own module under cli/ and exposes ``register(app)``;
+  :data:`COMMAND_MODULES` lists them in the order they appear in ``--help``. To add a group
+  (say ``stream``): write cli/stream.py with a ``typer.Typer`` sub-app and a ``register``
+  function doing ``app.add_typer(stream_app, name="stream")``, add ``"stream"`` below, then
+  ``make generated`` for the completions and man pages;
+- a ``JetlinkError`` raised anywhere below the root group is reported by ``App.fail`` (one
+  function, cli/output.py ``print_error``) and the process exits with ``err.exit_code``;
+  Ctrl-C exits 130.
+
+Only Typer and the small cli modules are imported at start-up: command bodies import core
+(and Rich, through cli/output.py) when they run, so ``jetlink --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from jetlink.cli.app import (
+    COMPLETE_VAR,
+    DEFAULT_CLUSTER,
+    ENV_CLUSTER,
+    ENV_DATA_DIR,
+    EXIT_STATUSES,
+    PROG,
+    App,
+    ExitCode,
+    default_data_dir,
+)
+
+# The command-group modules (cli/<name>.py), in help order. Each exposes register(app).
+COMMAND_MODULES: tuple[str, ...] = ("validate", "bench")
+
+HELP = (
+    "Operate stream replication: NATS JetStream streams, mirrors, sources and KV buckets, "
+    "and Kafka-style cluster links, on a local engine; bulk jobs on Spark."
+)
+EPILOG = "Exit status: " + ", ".join(f"{code} {meaning}" for code, meaning in EXIT_STATUSES) + "."
+
+
+class JetlinkGroup(TyperGroup):
+    """The root group: reports every JetlinkError raised by a command through App.fail."""
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        from jetlink.core.errors import JetlinkError
+
+        try:
+            return super().invoke(ctx)
+        except JetlinkError as err:
+            App.of(ctx).fail(err)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"{PROG} {version(PROG)}")
+        except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+            typer.echo(f"{PROG} (not installed)")
+        raise typer.Exit()
+
+
+def _root(
+    ctx: typer.Context,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--data-dir",
+            envvar=ENV_DATA_DIR,
+            metavar="DIR",
+            show_default="$XDG_DATA_HOME/jetlink",
+            help="Directory holding one SQLite database per cluster "
+            "(without XDG_DATA_HOME: ~/.local/share/jetlink).",
+        ),
+    ] = None,
+    cluster: Annotated[
+        str,
+        typer.Option(
+            "--cluster",
+            envvar=ENV_CLUSTER,
+            metavar="NAME",
+            help="Cluster the command addresses.",
+        ),
+    ] = DEFAULT_CLUSTER,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_version,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    # The help text of the root is HELP (given to typer.Typer), not this function's.
+    ctx.obj = App(
+        data_dir=data_dir.expanduser() if data_dir is not None else default_data_dir(),
+        cluster=cluster,
+    )
+
+
+def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
+    """A fresh root app with the given command-group modules registered (tests add more)."""
+    root = typer.Typer(
+        name=PROG,
+        cls=JetlinkGroup,
+        help=HELP,
+        epilog=EPILOG,
+        no_args_is_help=True,
+        rich_markup_mode=None,  # plain click help: Rich's help renderer costs ~150 ms at start-up
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    root.callback()(_root)
+    for name in modules:
+        importlib.import_module(f"jetlink.cli.{name}").register(root)
+    return root
+
+
+app = build_app()
+
+
+def run(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point (``jetlink``), also ``python -m jetlink.cli.main``."""
+    from typer.main import get_command
+
+    command = get_command(app)
+    try:
+        command.main(
+            args=list(sys.argv[1:] if argv is None else argv),
+            prog_name=PROG,
+            complete_var=COMPLETE_VAR,
+        )
+    except KeyboardInterrupt:  # outside a command (Typer maps it to 130 inside one)
+        sys.exit(ExitCode.INTERRUPTED)
+    except Exception as exc:
+        # A JetlinkError raised before the root group runs (e.g. by a global option's
+        # callback) has no App yet: report it the same way, in human form.
+        from jetlink.core.errors import JetlinkError
+
+        if not isinstance(exc, JetlinkError):
+            raise
+        from jetlink.cli.output import print_error
+
+        print_error(None, exc)
+        sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":
+    run()

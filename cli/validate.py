@@ -1,0 +1,83 @@
+"""``jetlink validate FILE...``: check JSON stream configs and TOML/JSON topology files.
+
+The rules live in core (``jetlink.core.topology.validate_files``); this module parses,
+calls, renders. A missing or unparsable file is a problem reported by core, not a crash.
+Exit status 3 when any problem is found, 0 when every file is clean.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Any
+
+import typer
+
+from jetlink.cli import output
+from jetlink.cli.app import App, ExitCode
+from jetlink.cli.options import JsonOption
+
+PROBLEM_COLUMNS = ("file", "object", "field", "err_code", "description")
+
+
+def validate(
+    ctx: typer.Context,
+    files: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="FILE...",
+            help="Stream config (JSON) or topology (TOML or JSON) files to check.",
+            show_default=False,
+        ),
+    ],
+    json_output: JsonOption = False,
+) -> None:
+    """Check stream configs and topology files.
+
+    Lists every problem found: its file, the object (stream, bucket, link...), the
+    configuration field, the NATS err_code and the server's description. Exits 3 when a
+    problem is found, 0 when every file is clean.
+    """
+    from jetlink.core.topology import validate_files
+
+    app = App.of(ctx)
+    problems = validate_files(list(files))
+    doc = {
+        "files": list(files),
+        "problems": [problem.to_dict() for problem in problems],
+        "valid": not problems,
+    }
+    app.emit(doc, human=render)
+    if problems:
+        raise typer.Exit(ExitCode.PROBLEMS)
+
+
+def _same_file(a: str, b: str) -> bool:
+    return a == b or os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
+
+
+def render(app: App, doc: dict[str, Any]) -> None:
+    """OK lines for clean files, one table of problems, a one-line summary on stderr."""
+    problems = doc["problems"]
+    bad = [f for f in doc["files"] if any(_same_file(f, str(p["file"])) for p in problems)]
+    for path in doc["files"]:
+        if path not in bad:
+            output.line(app, f"{path}: OK")
+    if not problems:
+        return
+    rows = [_row(p) for p in problems]
+    output.table(app, PROBLEM_COLUMNS, rows, no_wrap=("file", "err_code"))
+    n_files = len({str(p["file"]) for p in problems})
+    output.notice(app, f"{_plural(len(problems), 'problem')} in {_plural(n_files, 'file')}")
+
+
+def _row(problem: dict[str, Any]) -> list[str]:
+    # Plain strings: err_code 10034 stays "10034" (no thousands separator); 0 / null is "-".
+    return [str(problem.get(column) or "-") for column in PROBLEM_COLUMNS]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate")(validate)
