@@ -1,0 +1,738 @@
+"""KV buckets, KV mirrors and KV aggregates, as the NATS clients build them (ADR-8, seed 002).
+
+A bucket is a stream; every class here maps to the ``StreamConfig`` the real clients would
+send, so every stream rule (``config.validate``) and every topology rule applies to buckets
+unchanged.
+
+``KeyValueConfig``    -> stream ``KV_<bucket>`` (section "Buckets"; nats.go's
+                         ``prepareKeyValueConfig``), legacy ``mirror`` / ``sources`` included.
+``KVMirrorConfig``    -> a read-only mirror of ``KV_<origin_bucket>`` ("Creation of Mirrors").
+``KVAggregateConfig`` -> ``KV_<bucket>`` sourcing one or more buckets with subject transforms
+                         ("Creation of Aggregates").
+
+Choices where the seed leaves room (documented in docs/topology.md too):
+
+* KV mirror key filters: no keys (or the single key ``>``) mirror the whole bucket; ONE key
+  becomes ``mirror.filter_subject = "$KV.<origin>.<key>"``; SEVERAL keys become
+  ``mirror.subject_transforms = [{"src": "$KV.<origin>.<key>", "dest": ""}, ...]`` - an empty
+  destination means "no transform" (ADR-30), so the mirror keeps the origin's subjects. An
+  identical destination is not used because a destination may not contain ``*``.
+* Aggregate key mapping, following the seed's example (``$KV.ORDERS.NEW.>`` ->
+  ``$KV.NEW_ORDERS.>``): the literal tokens of a key BEFORE its first wildcard select a
+  sub-tree of the origin and are dropped in the aggregate; from the first wildcard on, the
+  key is kept, each ``*`` becoming ``{{wildcard(n)}}`` (n counting the ``*`` tokens) and a
+  final ``>`` staying ``>``. So ``>`` -> ``>``, ``NEW.>`` -> ``>``, ``NEW.*.items`` ->
+  ``{{wildcard(1)}}.items``, ``*.x.>`` -> ``{{wildcard(1)}}.x.>``. A key with no wildcard
+  (one single key) is kept whole: ``NEW.1`` -> ``NEW.1``.
+* A read-only aggregate has ``deny_purge`` (seed) and therefore ``allow_rollup_hdrs = false``
+  (the server refuses "roll-ups require the purge permission"); a writable one is a normal
+  bucket (rollups on, purge allowed) with sources.
+* A KV mirror is read-only: no subjects, ``mirror_direct`` true, ``deny_delete`` and
+  ``deny_purge`` true, rollups off (same server rule), discard ``old`` (a mirror at a
+  DiscardNew limit would stall), ``allow_direct`` false (it is reached through its origin's
+  name). History unset keeps every revision the origin sends (``max_msgs_per_subject`` -1).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any
+
+from ..durations import DurationError, MINUTE, SECOND, parse_duration
+from ..errors import ApiError, JetlinkError, client_error, invalid_config
+from .stream import (
+    STORAGE,
+    ExternalStream,
+    Placement,
+    RePublish,
+    StreamConfig,
+    StreamSource,
+    SubjectTransformConfig,
+)
+
+__all__ = [
+    "KV_HISTORY_MAX",
+    "KV_STREAM_PREFIX",
+    "KVAggregateConfig",
+    "KVAggregateOrigin",
+    "KVMirrorConfig",
+    "KeyValueConfig",
+    "aggregate_transform",
+    "bucket_of_stream",
+    "check_kv_mirror",
+    "kv_duplicate_window",
+    "kv_subjects",
+    "validate_bucket_name",
+    "validate_key",
+    "validate_key_filter",
+]
+
+KV_STREAM_PREFIX = "KV_"
+KV_HISTORY_MAX = 64
+DUPLICATE_WINDOW_MAX = 2 * MINUTE
+
+_BUCKET_RE = re.compile(r"[a-zA-Z0-9_-]+")  # used with fullmatch: \A...\z
+_KEY_RE = re.compile(r"[-/_=.a-zA-Z0-9]+")
+_KEY_TOKEN_RE = re.compile(r"[-/_=a-zA-Z0-9]+")
+
+# nats.go's error texts (jetstream/errors.go); nats-py raises InvalidBucketNameError,
+# InvalidKeyError and "nats: history limited to a max of 64" for the same mistakes.
+ERR_INVALID_BUCKET = "nats: invalid bucket name"
+ERR_INVALID_KEY = "nats: invalid key"
+ERR_HISTORY_TOO_LARGE = "nats: history limited to a max of 64"
+
+
+# --------------------------------------------------------------------------- names and keys
+
+
+def validate_bucket_name(name: Any, *, field: str = "bucket") -> str:
+    """Return ``name`` if it is a valid bucket name (``\\A[a-zA-Z0-9_-]+\\z``), else raise."""
+    if not isinstance(name, str) or not name:
+        raise client_error(
+            f"{ERR_INVALID_BUCKET} {_q(name)}: a bucket name is required", field=field
+        )
+    if not _BUCKET_RE.fullmatch(name):
+        raise client_error(
+            f"{ERR_INVALID_BUCKET} {_q(name)}: bucket names may contain only letters, digits, "
+            '"_" and "-"',
+            field=field,
+        )
+    return name
+
+
+def validate_key(key: Any, *, field: str = "key") -> str:
+    """Return ``key`` if it is a valid KV key (ADR-8 1.0 and nats.go's ``keyValid``), else raise.
+
+    ``\\A[-/_=\\.a-zA-Z0-9]+\\z``, not starting or ending with ``.``, no empty token (``..``),
+    and not starting with ``_kv`` (reserved for internal use).
+    """
+    if not isinstance(key, str) or not key:
+        raise client_error(f"{ERR_INVALID_KEY} {_q(key)}: a key can not be empty", field=field)
+    if not _KEY_RE.fullmatch(key):
+        raise client_error(
+            f"{ERR_INVALID_KEY} {_q(key)}: keys may contain only letters, digits and "
+            '"-", "/", "_", "=", "."',
+            field=field,
+        )
+    _check_key_shape(key, field)
+    return key
+
+
+def validate_key_filter(key: Any, *, field: str = "keys") -> str:
+    """A key or a key pattern (for mirrors, aggregates, watchers): ``*`` and a final ``>``
+    allowed as whole tokens, every other token as in a key."""
+    if not isinstance(key, str) or not key:
+        raise client_error(f"{ERR_INVALID_KEY} {_q(key)}: a key can not be empty", field=field)
+    tokens = key.split(".")
+    for i, tok in enumerate(tokens):
+        if tok == "*" or (tok == ">" and i == len(tokens) - 1):
+            continue
+        if tok == ">":
+            raise client_error(
+                f'{ERR_INVALID_KEY} {_q(key)}: ">" may only be the last token of a key filter',
+                field=field,
+            )
+        if tok and not _KEY_TOKEN_RE.fullmatch(tok):
+            raise client_error(
+                f"{ERR_INVALID_KEY} {_q(key)}: key filters may contain only letters, digits, "
+                '"-", "/", "_", "=", "." and the whole-token wildcards "*" and ">"',
+                field=field,
+            )
+    _check_key_shape(key, field)
+    return key
+
+
+def _check_key_shape(key: str, field: str) -> None:
+    if key[0] == "." or key[-1] == ".":
+        raise client_error(
+            f'{ERR_INVALID_KEY} {_q(key)}: a key can not start or end with "."', field=field
+        )
+    if ".." in key:
+        raise client_error(
+            f'{ERR_INVALID_KEY} {_q(key)}: a key can not contain an empty token ("..")',
+            field=field,
+        )
+    if key.startswith("_kv"):
+        raise client_error(
+            f'{ERR_INVALID_KEY} {_q(key)}: keys starting with "_kv" are reserved for internal use',
+            field=field,
+        )
+
+
+def _q(value: Any) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return repr(value)
+
+
+# --------------------------------------------------------------------------- shared rules
+
+
+def kv_subjects(bucket: str) -> str:
+    """The ingest subjects of bucket ``bucket``: ``$KV.<bucket>.>``."""
+    return f"$KV.{bucket}.>"
+
+
+def kv_stream_name(bucket: str) -> str:
+    return KV_STREAM_PREFIX + bucket
+
+
+def bucket_of_stream(stream: str) -> str | None:
+    """``KV_ORDERS`` -> ``ORDERS``; None for a stream name without the ``KV_`` prefix."""
+    if stream.startswith(KV_STREAM_PREFIX) and len(stream) > len(KV_STREAM_PREFIX):
+        return stream[len(KV_STREAM_PREFIX) :]
+    return None
+
+
+def kv_duplicate_window(ttl: int) -> int:
+    """Seed 002: TTL > 2m -> 2m; 0 < TTL <= 2m -> TTL; no TTL -> 0 (unset, server uses 2m)."""
+    if ttl <= 0:
+        return 0
+    return min(ttl, DUPLICATE_WINDOW_MAX)
+
+
+def _history(history: Any, owner: str, *, allow_unset: bool = False) -> int:
+    if isinstance(history, bool) or not isinstance(history, int):
+        raise client_error(
+            f"nats: invalid history {history!r} for {owner}: history must be an integer 1..64",
+            field="history",
+        )
+    if history == 0:
+        return -1 if allow_unset else 1  # nats.go: 0 means the default (1)
+    if history > KV_HISTORY_MAX:
+        raise client_error(
+            f"{ERR_HISTORY_TOO_LARGE}: history {history} for {owner} is out of range; "
+            "history (values kept per key) must be 1..64",
+            field="history",
+        )
+    if history < 0:
+        raise client_error(
+            f"nats: invalid history {history} for {owner}: history (values kept per key) "
+            "must be 1..64",
+            field="history",
+        )
+    return history
+
+
+def _limit_markers(limit_marker_ttl: int) -> tuple[bool, int]:
+    """(allow_msg_ttl, subject_delete_marker_ttl) for a limit marker TTL (0 = no markers)."""
+    if not limit_marker_ttl:
+        return False, 0
+    if limit_marker_ttl < 0:
+        raise invalid_config(
+            "subject delete marker TTL must not be negative", field="limit_marker_ttl"
+        )
+    if limit_marker_ttl < SECOND:
+        # The server's rule and text (seed 002: "must be a duration longer than a second").
+        raise invalid_config(
+            "subject delete marker TTL must be at least 1 second", field="limit_marker_ttl"
+        )
+    return True, limit_marker_ttl
+
+
+def _unlimited(value: int) -> int:
+    """nats.go: 0 (not set) becomes -1 (unlimited), so configs compare equal after create."""
+    return value if value else -1
+
+
+def _external(external: ExternalStream | None, domain: str) -> ExternalStream | None:
+    if external is not None:
+        return external.copy()
+    if domain:
+        return ExternalStream(api=f"$JS.{domain}.API")
+    return None
+
+
+def _copy(value: Any) -> Any:
+    return value.copy() if value is not None else None
+
+
+# --------------------------------------------------------------------------- buckets
+
+
+@dataclass
+class KeyValueConfig:
+    """A KV bucket (nats.go ``jetstream.KeyValueConfig``). Durations are nanoseconds.
+
+    ``allow_direct`` is not a client option: buckets always get it (seed 002); it is kept
+    here so a bucket whose stream was changed out of band (or created by a client that leaves
+    it off, like nats-py) can be read back and described.
+    """
+
+    bucket: str
+    description: str = ""
+    max_value_size: int = 0  # 0 = unlimited (-1 in the stream)
+    history: int = 1
+    ttl: int = 0
+    max_bytes: int = 0  # 0 = unlimited (-1 in the stream)
+    storage: str = "file"
+    replicas: int = 1
+    placement: Placement | None = None
+    republish: RePublish | None = None
+    mirror: StreamSource | None = None
+    sources: list[StreamSource] = field(default_factory=list)
+    compression: bool = False
+    metadata: dict[str, str] = field(default_factory=dict)
+    limit_marker_ttl: int = 0
+    allow_direct: bool = True
+
+    @property
+    def stream_name(self) -> str:
+        return kv_stream_name(self.bucket)
+
+    def to_stream_config(self) -> StreamConfig:
+        """The stream the clients create for this bucket (seed 002 "Buckets")."""
+        validate_bucket_name(self.bucket)
+        history = _history(self.history, f'bucket "{self.bucket}"')
+        allow_msg_ttl, marker_ttl = _limit_markers(self.limit_marker_ttl)
+        if self.storage not in STORAGE:
+            raise client_error(
+                f'invalid storage "{self.storage}" for bucket "{self.bucket}": '
+                'storage must be "file" or "memory"',
+                field="storage",
+            )
+        cfg = StreamConfig(
+            name=self.stream_name,
+            description=self.description,
+            subjects=[],
+            retention="limits",
+            max_consumers=-1,
+            max_msgs=-1,
+            max_bytes=_unlimited(self.max_bytes),
+            max_age=self.ttl,
+            max_msgs_per_subject=history,
+            max_msg_size=_unlimited(self.max_value_size),
+            discard="new",
+            storage=self.storage,
+            num_replicas=self.replicas or 1,
+            duplicate_window=kv_duplicate_window(self.ttl),
+            placement=_copy(self.placement),
+            compression="s2" if self.compression else "none",
+            republish=_copy(self.republish),
+            allow_direct=self.allow_direct,
+            deny_delete=True,
+            allow_rollup_hdrs=True,
+            allow_msg_ttl=allow_msg_ttl,
+            subject_delete_marker_ttl=marker_ttl,
+            metadata=dict(self.metadata),
+        )
+        if self.mirror is not None:
+            # nats.go: the mirror is named by bucket or stream; KV_ is added when missing.
+            m = self.mirror.copy()
+            if not m.name.startswith(KV_STREAM_PREFIX):
+                m.name = kv_stream_name(m.name)
+            cfg.mirror = m
+            cfg.mirror_direct = True
+        else:
+            for src in self.sources:
+                s = src.copy()
+                if not s.subject_transforms:
+                    origin = bucket_of_stream(s.name)
+                    if origin is None:
+                        origin, s.name = s.name, kv_stream_name(s.name)
+                    if s.external is None or origin != self.bucket:
+                        s.subject_transforms = [
+                            SubjectTransformConfig(
+                                src=kv_subjects(origin), dest=kv_subjects(self.bucket)
+                            )
+                        ]
+                cfg.sources.append(s)
+            cfg.subjects = [kv_subjects(self.bucket)]
+        return cfg
+
+    @classmethod
+    def from_stream_config(cls, cfg: StreamConfig) -> "KeyValueConfig":
+        """Read a bucket back from its stream (``KV_<bucket>``). Unlimited sizes read as 0."""
+        bucket = bucket_of_stream(cfg.name)
+        if bucket is None:
+            raise client_error(
+                f'{ERR_INVALID_BUCKET} "{cfg.name}": stream "{cfg.name}" is not a KV bucket '
+                f'(bucket streams are named "{KV_STREAM_PREFIX}<bucket>")',
+                field="name",
+            )
+        return cls(
+            bucket=bucket,
+            description=cfg.description,
+            max_value_size=max(cfg.max_msg_size, 0),
+            history=max(cfg.max_msgs_per_subject, 1),
+            ttl=cfg.max_age,
+            max_bytes=max(cfg.max_bytes, 0),
+            storage=cfg.storage,
+            replicas=cfg.num_replicas or 1,
+            placement=_copy(cfg.placement),
+            republish=_copy(cfg.republish),
+            mirror=_copy(cfg.mirror),
+            sources=[s.copy() for s in cfg.sources],
+            compression=cfg.compression == "s2",
+            metadata=dict(cfg.metadata),
+            limit_marker_ttl=cfg.subject_delete_marker_ttl,
+            allow_direct=cfg.allow_direct,
+        )
+
+    @classmethod
+    def from_dict(cls, doc: Any, *, bucket: str | None = None) -> "KeyValueConfig":
+        """From a topology table (durations as ns or ``"24h"``); unknown keys are refused."""
+        return _from_dict(cls, doc, {"bucket": bucket} if bucket is not None else {})
+
+
+# --------------------------------------------------------------------------- mirrors
+
+
+@dataclass
+class KVMirrorConfig:
+    """A read-only mirror of one bucket (seed 002 "Creation of Mirrors").
+
+    ``name`` is a stream name, not a bucket: no ``KV_`` prefix is added or required.
+    ``history`` 0 keeps every revision the origin sends; ``keys`` empty mirrors all keys.
+    ``domain`` is shorthand for ``external = ExternalStream(api="$JS.<domain>.API")``.
+    """
+
+    name: str
+    origin_bucket: str
+    description: str = ""
+    replicas: int = 1
+    history: int = 0
+    ttl: int = 0
+    max_bytes: int = 0
+    max_value_size: int = 0
+    storage: str = "file"
+    placement: Placement | None = None
+    keys: list[str] = field(default_factory=list)
+    external: ExternalStream | None = None
+    domain: str = ""
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def origin_stream(self) -> str:
+        return kv_stream_name(self.origin_bucket)
+
+    def filter_source(self) -> StreamSource:
+        """The ``mirror`` agreement: origin stream plus the key filter (see module doc)."""
+        validate_bucket_name(self.origin_bucket, field="origin_bucket")
+        src = StreamSource(name=self.origin_stream, external=_external(self.external, self.domain))
+        keys = [validate_key_filter(k, field=f"keys[{i}]") for i, k in enumerate(self.keys)]
+        if keys == [">"]:
+            keys = []
+        prefix = f"$KV.{self.origin_bucket}."
+        if len(keys) == 1:
+            src.filter_subject = prefix + keys[0]
+        elif keys:
+            src.subject_transforms = [SubjectTransformConfig(src=prefix + k, dest="") for k in keys]
+        return src
+
+    def to_stream_config(self) -> StreamConfig:
+        if not isinstance(self.name, str) or not self.name:
+            raise client_error("a KV mirror needs a name (the mirror stream's name)", field="name")
+        mirror = self.filter_source()
+        history = _history(self.history, f'KV mirror "{self.name}"', allow_unset=True)
+        return StreamConfig(
+            name=self.name,
+            description=self.description,
+            subjects=[],
+            retention="limits",
+            max_consumers=-1,
+            max_msgs=-1,
+            max_bytes=_unlimited(self.max_bytes),
+            max_age=self.ttl,
+            max_msgs_per_subject=history,
+            max_msg_size=_unlimited(self.max_value_size),
+            discard="old",
+            storage=self.storage,
+            num_replicas=self.replicas or 1,
+            placement=_copy(self.placement),
+            mirror=mirror,
+            compression="none",
+            allow_direct=False,
+            mirror_direct=True,
+            deny_delete=True,
+            deny_purge=True,
+            allow_rollup_hdrs=False,
+            metadata=dict(self.metadata),
+        )
+
+    @classmethod
+    def from_dict(cls, doc: Any, *, name: str | None = None) -> "KVMirrorConfig":
+        return _from_dict(cls, doc, {"name": name} if name is not None else {})
+
+
+def check_kv_mirror(cfg: KVMirrorConfig, origin: StreamConfig | None) -> StreamConfig:
+    """The mirror's StreamConfig, after confirming the origin bucket has ``allow_direct``.
+
+    ``origin`` is the origin bucket's stream when known; None skips the check (the origin
+    lives elsewhere; a missing origin is reported by whoever resolved it).
+    """
+    scfg = cfg.to_stream_config()
+    if origin is not None and not origin.allow_direct:
+        raise client_error(
+            f'KV mirror "{cfg.name}": origin bucket "{cfg.origin_bucket}" (stream '
+            f'"{origin.name}") does not have allow_direct set; a KV mirror can only serve '
+            "direct gets for an origin with allow_direct (ADR-8 \"Creation of Mirrors\")",
+            field="origin_bucket",
+        )
+    return scfg
+
+
+# --------------------------------------------------------------------------- aggregates
+
+
+@dataclass
+class KVAggregateOrigin:
+    """One origin of an aggregate. ``stream`` defaults to ``KV_<bucket>``; ``bucket`` to the
+    stream name without ``KV_`` (needed when the origin is a mirror, which is not a bucket).
+    ``keys`` empty means all keys (``>``)."""
+
+    stream: str = ""
+    bucket: str = ""
+    keys: list[str] = field(default_factory=list)
+    external: ExternalStream | None = None
+    domain: str = ""
+
+    def resolved(self, index: int = 0) -> tuple[str, str]:
+        """(stream, bucket) with the defaults applied."""
+        where = f"origins[{index}]"
+        stream, bucket = self.stream, self.bucket
+        if not bucket:
+            bucket = bucket_of_stream(stream) if stream else ""
+            if not bucket:
+                raise client_error(
+                    f'aggregate origin stream "{stream}" is not named KV_<bucket>: give the '
+                    "origin's bucket name too (needed to map its keys)"
+                    if stream
+                    else "an aggregate origin needs a bucket (or a stream and a bucket)",
+                    field=f"{where}.bucket",
+                )
+        validate_bucket_name(bucket, field=f"{where}.bucket")
+        return stream or kv_stream_name(bucket), bucket
+
+
+def aggregate_transform(origin_bucket: str, key: str, bucket: str) -> SubjectTransformConfig:
+    """Map origin key pattern ``key`` into aggregate ``bucket`` (rule in the module doc).
+
+    ``("ORDERS", "NEW.>", "NEW_ORDERS")`` -> ``$KV.ORDERS.NEW.>`` -> ``$KV.NEW_ORDERS.>``.
+    """
+    tokens = key.split(".")
+    first_wc = next((i for i, t in enumerate(tokens) if t in ("*", ">")), None)
+    rest = tokens if first_wc is None else tokens[first_wc:]
+    out: list[str] = []
+    n = 0
+    for tok in rest:
+        if tok == "*":
+            n += 1
+            out.append(f"{{{{wildcard({n})}}}}")
+        else:
+            out.append(tok)
+    return SubjectTransformConfig(
+        src=f"$KV.{origin_bucket}.{key}", dest=f"$KV.{bucket}." + ".".join(out)
+    )
+
+
+@dataclass
+class KVAggregateConfig:
+    """A bucket sourcing other buckets (seed 002 "Creation of Aggregates")."""
+
+    bucket: str
+    writable: bool = False
+    description: str = ""
+    replicas: int = 1
+    max_value_size: int = 0
+    history: int = 1
+    ttl: int = 0
+    max_bytes: int = 0
+    storage: str = "file"
+    placement: Placement | None = None
+    republish: RePublish | None = None
+    origins: list[KVAggregateOrigin] = field(default_factory=list)
+    compression: bool = False
+    metadata: dict[str, str] = field(default_factory=dict)
+    limit_marker_ttl: int = 0
+
+    def sources(self) -> list[StreamSource]:
+        out = []
+        for i, origin in enumerate(self.origins):
+            stream, bucket = origin.resolved(i)
+            keys = origin.keys or [">"]
+            transforms = [
+                aggregate_transform(
+                    bucket, validate_key_filter(k, field=f"origins[{i}].keys[{j}]"), self.bucket
+                )
+                for j, k in enumerate(keys)
+            ]
+            out.append(
+                StreamSource(
+                    name=stream,
+                    subject_transforms=transforms,
+                    external=_external(origin.external, origin.domain),
+                )
+            )
+        return out
+
+    def to_stream_config(self) -> StreamConfig:
+        validate_bucket_name(self.bucket)
+        if not self.origins:
+            raise client_error(
+                f'aggregate "{self.bucket}" has no origins: an aggregate sources at least one '
+                "bucket",
+                field="origins",
+            )
+        base = KeyValueConfig(
+            bucket=self.bucket,
+            description=self.description,
+            max_value_size=self.max_value_size,
+            history=self.history,
+            ttl=self.ttl,
+            max_bytes=self.max_bytes,
+            storage=self.storage,
+            replicas=self.replicas,
+            placement=self.placement,
+            republish=self.republish,
+            compression=self.compression,
+            metadata=self.metadata,
+            limit_marker_ttl=self.limit_marker_ttl,
+        ).to_stream_config()
+        base.sources = self.sources()
+        if not self.writable:
+            base.subjects = []
+            base.deny_delete = True
+            base.deny_purge = True
+            base.allow_rollup_hdrs = False  # "roll-ups require the purge permission"
+        return base
+
+    @classmethod
+    def from_dict(cls, doc: Any, *, bucket: str | None = None) -> "KVAggregateConfig":
+        return _from_dict(cls, doc, {"bucket": bucket} if bucket is not None else {})
+
+
+# --------------------------------------------------------------------------- table decoding
+
+# Per class: key -> kind. Kinds: str, int, bool, duration, placement, republish, external,
+# metadata, strlist, sources, source, origins.
+_SCHEMAS: dict[type, dict[str, str]] = {
+    KeyValueConfig: {
+        "bucket": "str", "description": "str", "max_value_size": "int", "history": "int",
+        "ttl": "duration", "max_bytes": "int", "storage": "str", "replicas": "int",
+        "placement": "placement", "republish": "republish", "mirror": "source",
+        "sources": "sources", "compression": "bool", "metadata": "metadata",
+        "limit_marker_ttl": "duration", "allow_direct": "bool",
+    },
+    KVMirrorConfig: {
+        "name": "str", "origin_bucket": "str", "description": "str", "replicas": "int",
+        "history": "int", "ttl": "duration", "max_bytes": "int", "max_value_size": "int",
+        "storage": "str", "placement": "placement", "keys": "strlist",
+        "external": "external", "domain": "str", "metadata": "metadata",
+    },
+    KVAggregateConfig: {
+        "bucket": "str", "writable": "bool", "description": "str", "replicas": "int",
+        "max_value_size": "int", "history": "int", "ttl": "duration", "max_bytes": "int",
+        "storage": "str", "placement": "placement", "republish": "republish",
+        "origins": "origins", "compression": "bool", "metadata": "metadata",
+        "limit_marker_ttl": "duration",
+    },
+    KVAggregateOrigin: {
+        "stream": "str", "bucket": "str", "keys": "strlist", "external": "external",
+        "domain": "str",
+    },
+}
+
+
+def schema_keys(cls: type) -> tuple[str, ...]:
+    """The keys a topology table of ``cls`` may hold."""
+    return tuple(_SCHEMAS[cls])
+
+
+def _format_error(description: str, field: str) -> JetlinkError:
+    return JetlinkError(description, field=field)
+
+
+def _decode(kind: str, value: Any, path: str) -> Any:
+    def bad(expected: str) -> JetlinkError:
+        return _format_error(
+            f"{path}: expected {expected}, got {type(value).__name__} {value!r}", path
+        )
+
+    if kind == "str":
+        if not isinstance(value, str):
+            raise bad("a string")
+        return value
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise bad("true or false")
+        return value
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise bad("an integer")
+        return value
+    if kind == "duration":
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise bad('a duration (nanoseconds or a string like "24h")')
+        try:
+            return parse_duration(value)
+        except DurationError as e:
+            raise _format_error(f"{path}: {e}", path) from None
+    if kind == "strlist":
+        if not isinstance(value, list) or any(not isinstance(v, str) for v in value):
+            raise bad("a list of strings")
+        return list(value)
+    if kind == "metadata":
+        if not isinstance(value, dict) or any(not isinstance(v, str) for v in value.values()):
+            raise bad("a table of strings")
+        return dict(value)
+    if kind == "origins":
+        if not isinstance(value, list):
+            raise bad("a list of tables")
+        return [
+            _from_dict(KVAggregateOrigin, v, {}, prefix=f"{path}[{i}]")
+            for i, v in enumerate(value)
+        ]
+    cls = {
+        "placement": Placement,
+        "republish": RePublish,
+        "external": ExternalStream,
+        "source": StreamSource,
+    }.get(kind)
+    if kind == "sources":
+        if not isinstance(value, list):
+            raise bad("a list of tables")
+        return [_decode("source", v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if cls is None:  # pragma: no cover - schema typo
+        raise AssertionError(kind)
+    if not isinstance(value, dict):
+        raise bad("a table")
+    try:
+        return cls.from_json(value, strict=True)
+    except ApiError as e:
+        sub = f"{path}.{e.field}" if e.field else path
+        if "unknown field" in e.description:
+            key = e.description.rsplit('"', 2)[-2] if '"' in e.description else "?"
+            raise _format_error(f'unknown key "{key}" in {path}', f"{path}.{key}") from None
+        raise _format_error(f"{path}: {e.description}", sub) from None
+
+
+def _from_dict(cls: type, doc: Any, preset: dict[str, Any], *, prefix: str = "") -> Any:
+    schema = _SCHEMAS[cls]
+    where = prefix or cls.__name__
+    if not isinstance(doc, dict):
+        raise _format_error(f"{where}: expected a table, got {type(doc).__name__}", prefix or None)
+    kwargs: dict[str, Any] = {}
+    for key, value in doc.items():
+        path = f"{prefix}.{key}" if prefix else key
+        kind = schema.get(key)
+        if kind is None:
+            raise _format_error(
+                f'unknown key "{key}"' + (f" in {prefix}" if prefix else "")
+                + f" (allowed: {', '.join(schema)})",
+                path,
+            )
+        if value is None:
+            continue
+        kwargs[key] = _decode(kind, value, path)
+    for key, value in preset.items():
+        kwargs.setdefault(key, value)
+    required = [
+        f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING
+    ]
+    for name in required:
+        if name not in kwargs:
+            raise _format_error(f'missing key "{name}"' + (f" in {prefix}" if prefix else ""), name)
+    return cls(**kwargs)
+

@@ -1,0 +1,927 @@
+"""Topology files: parsing, each object's rules, whole-topology rules, examples, benchmark."""
+
+from __future__ import annotations
+
+import json
+import random
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from jetlink.core.config.stream import StreamConfig
+from jetlink.core.subjects import overlaps
+from jetlink.core.topology import (
+    Problem,
+    SubjectIndex,
+    Topology,
+    bench_validate,
+    kv_field,
+    load_files,
+    load_topology,
+    republish_image,
+    validate_files,
+    validate_topology,
+)
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+CLUSTERS = """
+[clusters.west]
+kind = "nats"
+[clusters.east]
+kind = "nats"
+"""
+
+
+def run(tmp_path: Path, text: str, name: str = "t.toml") -> list[Problem]:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return validate_files([str(path)])
+
+
+def brief(problems: list[Problem]) -> list[tuple]:
+    return [(p.object, p.field, p.err_code) for p in problems]
+
+
+# --------------------------------------------------------------------------- whole-topology rows
+
+# (id, TOML, [(object, field, err_code, text in description), ...])
+ROWS = [
+    (
+        "overlap-later-object",
+        CLUSTERS + """
+        [streams.A]
+        cluster = "west"
+        subjects = ["orders.>"]
+        [streams.B]
+        cluster = "west"
+        subjects = ["x", "orders.eu.*"]
+        """,
+        [("stream B", "subjects", 10065,
+          'subjects overlap with an existing stream: "orders.eu.*" overlaps "orders.>" of stream A')],
+    ),
+    (
+        "overlap-other-cluster-is-fine",
+        CLUSTERS + """
+        [streams.A]
+        cluster = "west"
+        subjects = ["orders.>"]
+        [streams.B]
+        cluster = "east"
+        subjects = ["orders.>"]
+        """,
+        [],
+    ),
+    (
+        "overlap-default-subject",  # no subjects: the server uses the stream name
+        """
+        [streams.A]
+        subjects = ["*"]
+        [streams.B]
+        """,
+        [("stream B", "subjects", 10065, '"B" overlaps "*" of stream A')],
+    ),
+    (
+        "overlap-kv-bucket",
+        """
+        [streams.SPY]
+        subjects = ["$KV.CONFIG.secrets.>"]
+        [kv.CONFIG]
+        """,
+        [("kv CONFIG", "bucket", 10065, '"$KV.CONFIG.>" overlaps "$KV.CONFIG.secrets.>" of stream SPY')],
+    ),
+    (
+        "missing-mirror-origin",
+        CLUSTERS + """
+        [streams.M]
+        cluster = "east"
+        mirror = { name = "ORDERS", domain = "west" }
+        """,
+        [("stream M", "mirror.name", 10059,
+          'stream not found: mirror origin "ORDERS" does not exist in cluster "west"')],
+    ),
+    (
+        "missing-source-local",
+        """
+        [streams.S]
+        subjects = ["s"]
+        sources = [{ name = "GONE" }]
+        """,
+        [("stream S", "sources[0].name", 10059,
+          'stream not found: source "GONE" does not exist in cluster "local"')],
+    ),
+    (
+        "missing-origin-undeclared-domain",
+        CLUSTERS + """
+        [streams.M]
+        cluster = "east"
+        mirror = { name = "ORDERS", domain = "north" }
+        """,
+        [("stream M", "mirror.name", 10059, '(cluster "north" is not declared)')],
+    ),
+    (
+        "external-api-outside-the-topology-is-not-checked",
+        """
+        [streams.M]
+        mirror = { name = "ORDERS", external = { api = "$JS.ACC.orders.API" } }
+        """,
+        [],
+    ),
+    (
+        "cycle-local-both-streams",
+        """
+        [streams.A]
+        subjects = ["a"]
+        sources = [{ name = "B" }]
+        [streams.B]
+        subjects = ["b"]
+        sources = [{ name = "A" }]
+        """,
+        [
+            ("stream A", "sources[0].name", 10052, "detected cycle: A -> B -> A"),
+            ("stream B", "sources[0].name", 10052, "detected cycle: B -> A -> B"),
+        ],
+    ),
+    (
+        "cycle-through-mirror",
+        """
+        [streams.A]
+        subjects = ["a"]
+        sources = [{ name = "C" }]
+        [streams.B]
+        sources = [{ name = "A" }]
+        [streams.C]
+        mirror = { name = "B" }
+        """,
+        [
+            ("stream A", "sources[0].name", 10052, "detected cycle: A -> C -> B -> A"),
+            ("stream B", "sources[0].name", 10052, "detected cycle: B -> A -> C -> B"),
+            ("stream C", "mirror.name", 10052, "detected cycle: C -> B -> A -> C"),
+        ],
+    ),
+    (
+        "cycle-across-domains",
+        CLUSTERS + """
+        [streams.A]
+        cluster = "west"
+        subjects = ["a"]
+        sources = [{ name = "B", domain = "east" }]
+        [streams.B]
+        cluster = "east"
+        sources = [{ name = "A", domain = "west" }]
+        """,
+        [
+            ("stream A", "sources[0].name", 10052, "detected cycle: A@west -> B@east -> A@west"),
+            ("stream B", "sources[0].name", 10052, "detected cycle: B@east -> A@west -> B@east"),
+        ],
+    ),
+    (
+        "filtered-source-is-not-a-cycle",  # the server's rule: the filter misses the subjects
+        """
+        [streams.A]
+        subjects = ["a.>"]
+        sources = [{ name = "B", filter_subject = "b.>" }]
+        [streams.B]
+        subjects = ["b.>"]
+        sources = [{ name = "A", filter_subject = "a.>" }]
+        """,
+        [],
+    ),
+    (
+        "republish-loop",
+        """
+        [streams.A]
+        subjects = ["a.>"]
+        republish = { src = "a.>", dest = "b.x.>" }
+        [streams.B]
+        subjects = ["b.>"]
+        republish = { src = "b.*.>", dest = "a.{{wildcard(1)}}.>" }
+        """,
+        [
+            ("stream A", "republish.dest", 10052,
+             "stream configuration for republish destination forms a cycle: A -> B -> A "
+             '(A republishes to "b.x.>", which stream B stores ("b.>"))'),
+            ("stream B", "republish.dest", 10052,
+             "stream configuration for republish destination forms a cycle: B -> A -> B"),
+        ],
+    ),
+    (
+        "republish-loop-of-three",
+        """
+        [streams.A]
+        subjects = ["a.*"]
+        republish = { dest = "b.{{wildcard(1)}}", src = "a.*" }
+        [streams.B]
+        subjects = ["b.*"]
+        republish = { src = "b.*", dest = "c.{{partition(3,1)}}" }
+        [streams.C]
+        subjects = ["c.*"]
+        republish = { src = "c.*", dest = "a.$1" }
+        """,
+        [
+            ("stream A", "republish.dest", 10052, "A -> B -> C -> A"),
+            ("stream B", "republish.dest", 10052, "B -> C -> A -> B"),
+            ("stream C", "republish.dest", 10052, "C -> A -> B -> C"),
+        ],
+    ),
+    (
+        "republish-chain-without-loop",
+        """
+        [streams.A]
+        subjects = ["a.>"]
+        republish = { src = "a.>", dest = "mon.a.>" }
+        [streams.MON]
+        subjects = ["mon.>"]
+        republish = { src = "mon.>", dest = "audit.>" }
+        """,
+        [],
+    ),
+    (
+        "republish-into-itself-is-the-servers-own-error",
+        """
+        [streams.A]
+        subjects = ["a.>"]
+        republish = { src = "a.x", dest = "a.y" }
+        """,
+        [("stream A", "republish.dest", 10052,
+          "stream configuration for republish destination forms a cycle")],
+    ),
+    (
+        "kv-mirror-origin-without-allow-direct",
+        CLUSTERS + """
+        [kv.LEGACY]
+        cluster = "west"
+        allow_direct = false
+        [kv_mirrors.LEGACY_EAST]
+        cluster = "east"
+        origin_bucket = "LEGACY"
+        origin_cluster = "west"
+        """,
+        [("kv_mirror LEGACY_EAST", "origin_bucket", 0,
+          'origin bucket "LEGACY" (stream "KV_LEGACY") does not have allow_direct set')],
+    ),
+    (
+        "kv-mirror-origin-is-a-plain-stream-without-allow-direct",
+        """
+        [streams.KV_OLD]
+        subjects = ["$KV.OLD.>"]
+        [kv_mirrors.OLD_COPY]
+        origin_bucket = "OLD"
+        """,
+        [("kv_mirror OLD_COPY", "origin_bucket", 0, "does not have allow_direct set")],
+    ),
+    (
+        "kv-mirror-origin-missing",
+        """
+        [kv_mirrors.COPY]
+        origin_bucket = "NOPE"
+        """,
+        [("kv_mirror COPY", "origin_bucket", 10059,
+          'stream not found: origin bucket "NOPE" (stream KV_NOPE) does not exist in cluster "local"')],
+    ),
+    (
+        "mirror-max-msg-size-local",  # the server's own check, with the detail added
+        """
+        [streams.O]
+        subjects = ["o"]
+        max_msg_size = 2048
+        [streams.M]
+        mirror = { name = "O" }
+        max_msg_size = 1024
+        """,
+        [("stream M", "max_msg_size", 10030,
+          "stream mirror must have max message size >= source: max_msg_size 1024 is smaller "
+          "than 2048, the max_msg_size of mirror origin O")],
+    ),
+    (
+        "mirror-max-msg-size-across-domains",
+        CLUSTERS + """
+        [streams.O]
+        cluster = "west"
+        subjects = ["o"]
+        max_msg_size = 2048
+        [streams.M]
+        cluster = "east"
+        mirror = { name = "O", domain = "west" }
+        max_msg_size = 1024
+        """,
+        [("stream M", "max_msg_size", 10030, 'of mirror origin O in cluster "west"')],
+    ),
+    (
+        "mirror-max-msg-size-unlimited-mirror-is-fine",
+        """
+        [streams.O]
+        subjects = ["o"]
+        max_msg_size = 2048
+        [streams.M]
+        mirror = { name = "O" }
+        """,
+        [],
+    ),
+    (
+        "source-max-msg-size",
+        """
+        [streams.O]
+        subjects = ["o"]
+        max_msg_size = 2048
+        [streams.S]
+        subjects = ["s"]
+        sources = [{ name = "O" }]
+        max_msg_size = 100
+        """,
+        [("stream S", "max_msg_size", 10046, "stream source must have max message size >= target")],
+    ),
+    (
+        "kv-aggregate-origin-missing",
+        """
+        [kv_aggregates.NEW_ORDERS]
+        origins = [{ stream = "KV_ORDERS", keys = ["NEW.>"] }]
+        """,
+        [("kv_aggregate NEW_ORDERS", "origins[0].stream", 10059,
+          'aggregate origin bucket "ORDERS" (stream KV_ORDERS) does not exist')],
+    ),
+    (
+        "kv-aggregate-fine",
+        """
+        [kv.ORDERS]
+        history = 5
+        [kv_aggregates.NEW_ORDERS]
+        origins = [{ stream = "KV_ORDERS", keys = ["NEW.>"] }]
+        """,
+        [],
+    ),
+    (
+        "undeclared-cluster",
+        CLUSTERS + """
+        [streams.A]
+        cluster = "north"
+        subjects = ["a"]
+        """,
+        [("stream A", "cluster", 0, 'cluster "north" is not declared (declared clusters: east, west)')],
+    ),
+    (
+        "kafka-cluster-holds-no-streams",
+        """
+        [clusters.k]
+        kind = "kafka"
+        [streams.A]
+        cluster = "k"
+        subjects = ["a"]
+        """,
+        [("stream A", "cluster", 0, 'cluster "k" is a kafka cluster')],
+    ),
+    (
+        "duplicate-stream-in-one-cluster",
+        """
+        [streams.A]
+        subjects = ["a"]
+        [streams.A2]
+        name = "A"
+        subjects = ["a2"]
+        """,
+        [("stream A2", "name", 0,
+          'duplicate definition: stream "A" in cluster "local" is already defined by stream A')],
+    ),
+    (
+        "kv-and-stream-are-the-same-stream",
+        """
+        [kv.CONFIG]
+        [streams.KV_CONFIG]
+        subjects = ["x"]
+        """,
+        [("kv CONFIG", "bucket", 0, 'duplicate definition: stream "KV_CONFIG"')],
+    ),
+    (
+        "same-name-in-two-clusters-via-name-key",
+        CLUSTERS + """
+        [streams.ORDERS]
+        cluster = "west"
+        subjects = ["orders.>"]
+        [streams.ORDERS_DR]
+        name = "ORDERS"
+        cluster = "east"
+        mirror = { name = "ORDERS", domain = "west" }
+        """,
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize("text,expected", [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
+def test_whole_topology_rules(tmp_path, text, expected):
+    problems = run(tmp_path, text)
+    assert brief(problems) == [e[:3] for e in expected], [p.description for p in problems]
+    for p, (*_, text_part) in zip(problems, expected):
+        assert text_part in p.description
+        assert p.file == str(tmp_path / "t.toml")
+
+
+# --------------------------------------------------------------------------- object rules
+
+
+OBJECT_ROWS = [
+    # each object's own rules through check_stream_config; every object reported
+    (
+        """
+        [streams.A]
+        subjects = ["a..b"]
+        [streams.B]
+        subjects = ["b"]
+        max_age = "50ms"
+        [streams.C]
+        subjects = ["c"]
+        [kv.K]
+        history = 65
+        [kv.T]
+        ttl = "50ms"
+        [kv.M]
+        limit_marker_ttl = "500ms"
+        [kv_mirrors.KM]
+        origin_bucket = "K"
+        keys = ["a b"]
+        [kv_aggregates.AG]
+        origins = [{ bucket = "T", keys = ["a.>", "a.b"] }]
+        """,
+        [
+            ("stream A", "subjects", 10052, "invalid subject"),
+            ("stream B", "max_age", 10052, "max age needs to be >= 100ms"),
+            ("kv K", "history", 0, "nats: history limited to a max of 64"),
+            ("kv T", "ttl", 10052, "max age needs to be >= 100ms"),
+            ("kv M", "limit_marker_ttl", 10052, "subject delete marker TTL must be at least 1 second"),
+            ("kv_mirror KM", "keys[0]", 0, "nats: invalid key"),
+            ("kv_aggregate AG", "origins[0].keys[0]", 10147, "source filters can not overlap"),
+        ],
+    ),
+    (
+        """
+        [streams.A]
+        subjects = ["a"]
+        max_agee = "1h"
+        [streams.B]
+        subjects = ["b"]
+        sources = [{ name = "A", filter = "a" }]
+        [streams.C]
+        subjects = ["c"]
+        placement = { cluster = "x", zone = "y" }
+        [streams.D]
+        subjects = ["d"]
+        max_age = "soon"
+        [streams.E]
+        subjects = ["e"]
+        max_msgs = "many"
+        [kv.K]
+        ttl_seconds = 5
+        [streams.F]
+        mirror = { name = "A", domain = "west", external = { api = "$JS.east.API" } }
+        """,
+        [
+            ("stream A", "max_agee", 0, 'unknown key "max_agee": not a StreamConfig field'),
+            ("stream B", "sources[0].filter", 0, 'unknown key "filter"'),
+            ("stream C", "placement.zone", 0, 'unknown key "zone"'),
+            ("stream D", "max_age", 0, "invalid duration 'soon'"),
+            ("stream E", "max_msgs", 10025, "json: cannot unmarshal string into Go struct field"),
+            ("stream F", "mirror.domain", 0, 'domain "west" contradicts external.api "$JS.east.API"'),
+            ("kv K", "ttl_seconds", 0, 'unknown key "ttl_seconds"'),
+        ],
+    ),
+    (
+        """
+        [streams.MIRROR_WITH_SUBJECTS]
+        subjects = ["x"]
+        mirror = { name = "ORIGIN" }
+        [streams.ORIGIN]
+        subjects = ["o"]
+        """,
+        [("stream MIRROR_WITH_SUBJECTS", "subjects", 10034, "stream mirrors can not contain subjects")],
+    ),
+]
+
+
+@pytest.mark.parametrize("text,expected", OBJECT_ROWS)
+def test_every_object_is_checked(tmp_path, text, expected):
+    problems = run(tmp_path, text)
+    assert brief(problems) == [e[:3] for e in expected], [p.description for p in problems]
+    for p, (*_, text_part) in zip(problems, expected):
+        assert text_part in p.description, p.description
+
+
+def test_top_level_and_cluster_table_problems(tmp_path):
+    problems = run(tmp_path, """
+        version = 2
+        topics = {}
+        [clusters.west]
+        kind = "redis"
+        region = "us"
+        [clusters."bad name"]
+        """)
+    assert brief(problems) == [
+        (None, "topics", 0),
+        (None, "version", 0),
+        ("cluster west", "region", 0),
+        ("cluster west", "kind", 0),
+        ("cluster bad name", None, 0),
+    ]
+    assert 'unknown top-level key "topics"' in problems[0].description
+    assert 'invalid cluster kind' in problems[3].description
+
+
+def test_durations_as_strings_or_nanoseconds(tmp_path):
+    text = """
+        [streams.A]
+        subjects = ["a"]
+        max_age = "{age}"
+        duplicate_window = {window}
+        subject_delete_marker_ttl = "15m"
+        consumer_limits = {{ inactive_threshold = "30s" }}
+        sources = []
+        """
+    p = tmp_path / "d.toml"
+    p.write_text(textwrap.dedent(text.format(age="1h30m", window=60_000_000_000)))
+    topo = load_topology(str(p))
+    assert validate_topology(topo) == []
+    cfg = topo.stream("local", "A").effective
+    assert (cfg.max_age, cfg.duplicate_window) == (5_400_000_000_000, 60_000_000_000)
+    assert cfg.subject_delete_marker_ttl == 900_000_000_000
+    assert cfg.consumer_limits.inactive_threshold == 30_000_000_000
+
+
+def test_toml_datetime_for_opt_start_time(tmp_path):
+    problems = run(tmp_path, """
+        [streams.O]
+        subjects = ["o"]
+        [streams.S]
+        sources = [{ name = "O", opt_start_time = 2024-05-01T10:00:00Z }]
+        """)
+    assert problems == []
+
+
+# --------------------------------------------------------------------------- forms and files
+
+
+def test_json_topology_same_as_toml(tmp_path):
+    doc = {
+        "clusters": {"west": {"kind": "nats"}, "east": {"kind": "nats"}},
+        "streams": {
+            "A": {"cluster": "west", "subjects": ["orders.>"], "max_age": "1h"},
+            "B": {"cluster": "west", "subjects": ["orders.x"]},
+            "M": {"cluster": "east", "mirror": {"name": "A", "domain": "west"},
+                  "max_msg_size": 10},
+            "G": {"cluster": "east", "mirror": {"name": "GONE", "domain": "west"}},
+        },
+        "kv": {"CONFIG": {"cluster": "west", "history": 3, "ttl": 3_600_000_000_000}},
+        "kv_mirrors": {"CFG": {"cluster": "east", "origin_bucket": "CONFIG",
+                               "origin_cluster": "west"}},
+        "kv_aggregates": {"AGG": {"cluster": "east",
+                                  "origins": [{"bucket": "CONFIG", "cluster": "west"}]}},
+    }
+    jpath = tmp_path / "t.json"
+    jpath.write_text(json.dumps(doc))
+    toml = CLUSTERS + """
+        [streams.A]
+        cluster = "west"
+        subjects = ["orders.>"]
+        max_age = "1h"
+        [streams.B]
+        cluster = "west"
+        subjects = ["orders.x"]
+        [streams.M]
+        cluster = "east"
+        mirror = { name = "A", domain = "west" }
+        max_msg_size = 10
+        [streams.G]
+        cluster = "east"
+        mirror = { name = "GONE", domain = "west" }
+        [kv.CONFIG]
+        cluster = "west"
+        history = 3
+        ttl = 3_600_000_000_000
+        [kv_mirrors.CFG]
+        cluster = "east"
+        origin_bucket = "CONFIG"
+        origin_cluster = "west"
+        [kv_aggregates.AGG]
+        cluster = "east"
+        origins = [{ bucket = "CONFIG", cluster = "west" }]
+        """
+    from_json = validate_files([str(jpath)])
+    from_toml = run(tmp_path, toml)
+    assert [p.to_dict() | {"file": ""} for p in from_json] == [
+        p.to_dict() | {"file": ""} for p in from_toml
+    ]
+    assert brief(from_json) == [("stream B", "subjects", 10065), ("stream G", "mirror.name", 10059)]
+    # the cross-domain origins resolved: the aggregate and the mirror got external APIs
+    topo = load_topology(str(jpath))
+    validate_topology(topo)
+    agg = topo.stream("east", "KV_AGG").config
+    assert agg.sources[0].external.api == "$JS.west.API"
+    assert topo.stream("east", "CFG").config.mirror.external.api == "$JS.west.API"
+
+
+def test_json_stream_config_and_stream_info(tmp_path):
+    cfg = {"name": "ORDERS", "subjects": ["orders.>"], "max_age": 3_600_000_000_000}
+    (tmp_path / "cfg.json").write_text(json.dumps(cfg))
+    info = {"config": cfg | {"name": "INFO"}, "created": "2024-01-01T00:00:00Z",
+            "state": {"messages": 0}, "cluster": {"leader": "n1"}, "ts": "2024-01-01T00:00:00Z"}
+    (tmp_path / "info.json").write_text(json.dumps(info))
+    (tmp_path / "bad.json").write_text(json.dumps({"name": "BAD", "subjects": ["x"],
+                                                   "mirror": {"name": "INFO"}}))
+    (tmp_path / "list.json").write_text(json.dumps([{"name": "L1"}, {"name": "L2", "foo": 1}]))
+    problems = validate_files([str(tmp_path / f) for f in
+                               ("cfg.json", "info.json", "bad.json", "list.json")])
+    assert brief(problems) == [
+        ("stream INFO", "subjects", 10065),
+        ("stream BAD", "subjects", 10034),
+        ("stream L2", "foo", 0),
+    ]
+
+
+def test_several_files_are_one_topology(tmp_path):
+    (tmp_path / "clusters.toml").write_text(CLUSTERS)
+    (tmp_path / "west.toml").write_text(textwrap.dedent("""
+        [clusters.west]
+        kind = "nats"
+        [streams.ORDERS]
+        cluster = "west"
+        subjects = ["orders.>"]
+        max_msg_size = 2048
+        """))
+    (tmp_path / "east.toml").write_text(textwrap.dedent("""
+        [streams.ORDERS_DR]
+        cluster = "east"
+        mirror = { name = "ORDERS", domain = "west" }
+        max_msg_size = 1024
+        """))
+    (tmp_path / "again.toml").write_text(textwrap.dedent("""
+        [streams.ORDERS]
+        cluster = "west"
+        subjects = ["orders.>"]
+        """))
+    files = [str(tmp_path / f) for f in ("clusters.toml", "west.toml", "east.toml")]
+    problems = validate_files(files)
+    # the mirror in east.toml found its origin in west.toml
+    assert brief(problems) == [("stream ORDERS_DR", "max_msg_size", 10030)]
+    assert problems[0].file == files[2]
+    problems = validate_files(files + [str(tmp_path / "again.toml")])
+    assert brief(problems)[-1] == ("stream ORDERS", "name", 0)
+    assert problems[-1].file == str(tmp_path / "again.toml")
+    assert f"already defined by stream ORDERS in {files[1]}" in problems[-1].description
+
+
+def test_parse_errors_do_not_stop_the_other_files(tmp_path):
+    (tmp_path / "bad.toml").write_text('[streams.A]\nsubjects = = ["a"]\n')
+    (tmp_path / "bad.json").write_text('{"name": "X",\n "subjects": [}\n')
+    (tmp_path / "ok.toml").write_text('[streams.OK]\nsubjects = ["ok"]\nmax_age = "1s"\n')
+    (tmp_path / "dir.toml").mkdir()
+    (tmp_path / "latin1.toml").write_bytes(b"# caf\xe9\n")
+    names = ["bad.toml", "bad.json", "missing.toml", "ok.toml", "dir.toml", "latin1.toml"]
+    problems = validate_files([str(tmp_path / n) for n in names])
+    by_file = {Path(p.file).name: p for p in problems}
+    assert set(by_file) == {"bad.toml", "bad.json", "missing.toml", "dir.toml", "latin1.toml"}
+    for p in problems:
+        assert (p.object, p.field, p.err_code) == (None, None, 0)
+    assert by_file["bad.toml"].description.startswith("invalid TOML: ")
+    assert "(at line 2, column 12)" in by_file["bad.toml"].description
+    assert by_file["bad.json"].description == (
+        "invalid JSON: Expecting value (at line 2, column 15)"
+    )
+    assert by_file["missing.toml"].description == "file not found"
+    assert "directory" in by_file["dir.toml"].description
+    assert "UTF-8" in by_file["latin1.toml"].description
+
+
+def test_format_sniffing_without_extension(tmp_path):
+    (tmp_path / "a").write_text('{"name": "A", "subjects": ["a"]}')
+    (tmp_path / "b").write_text('[streams.B]\nsubjects = ["a"]\n')
+    problems = validate_files([str(tmp_path / "a"), str(tmp_path / "b")])
+    assert brief(problems) == [("stream B", "subjects", 10065)]
+
+
+def test_problem_to_dict_keys():
+    p = Problem("f.toml", "stream A", "subjects", 10065, "x")
+    assert list(p.to_dict()) == ["file", "object", "field", "err_code", "description"]
+    assert p.to_dict() == {"file": "f.toml", "object": "stream A", "field": "subjects",
+                           "err_code": 10065, "description": "x"}
+
+
+# --------------------------------------------------------------------------- examples
+
+
+def test_example_topology_is_clean():
+    topo = load_topology(str(EXAMPLES / "topology.toml"))
+    assert validate_topology(topo) == []
+    assert set(topo.clusters) == {"west", "east"}
+    kinds = sorted((o.kind, o.cluster, o.name) for o in topo.objects)
+    assert kinds == [
+        ("kv", "west", "KV_CONFIG"),
+        ("kv_aggregate", "east", "KV_FEATURES"),
+        ("kv_mirror", "east", "CONFIG_EAST"),
+        ("stream", "east", "ORDERS_EAST"),
+        ("stream", "west", "ARCHIVE"),
+        ("stream", "west", "ORDERS"),
+        ("stream", "west", "ORDER_EVENTS"),
+    ]
+    orders = topo.stream("west", "ORDERS").effective
+    assert (orders.max_age, orders.duplicate_window) == (30 * 86_400 * 10**9, 300 * 10**9)
+    assert topo.stream("east", "ORDERS_EAST").config.mirror.external.api == "$JS.west.API"
+    feats = topo.stream("east", "KV_FEATURES").config
+    assert feats.sources[0].to_json() == {
+        "name": "KV_CONFIG",
+        "subject_transforms": [{"src": "$KV.CONFIG.features.>", "dest": "$KV.FEATURES.>"}],
+        "external": {"api": "$JS.west.API", "deliver": ""},
+    }
+
+
+def test_example_stream_json_is_clean_alone_and_with_the_topology():
+    assert validate_files([str(EXAMPLES / "stream-orders.json")]) == []
+    assert validate_files([str(EXAMPLES / "stream-orders.json"),
+                           str(EXAMPLES / "topology.toml")]) == []
+    topo = load_topology(str(EXAMPLES / "stream-orders.json"))
+    validate_topology(topo)
+    cfg = topo.stream("local", "ORDERS").config
+    assert cfg == StreamConfig.from_any(json.loads((EXAMPLES / "stream-orders.json").read_text()))
+
+
+def test_broken_example_has_exactly_the_expected_problems():
+    path = str(EXAMPLES / "broken-topology.toml")
+    problems = validate_files([path])
+    assert [(p.object, p.field, p.err_code) for p in problems] == [
+        ("stream ORDERS", "republish.dest", 10052),
+        ("stream ORDER_EVENTS", "republish.dest", 10052),
+        ("stream ORDERS_V2", "subjects", 10065),
+        ("stream ARCHIVE", "sources[1].name", 10052),
+        ("stream ORDERS_EAST", "max_msg_size", 10030),
+        ("stream ARCHIVE_EAST", "sources[0].name", 10052),
+        ("kv_mirror LEGACY_EAST", "origin_bucket", 0),
+        ("kv_aggregate FEATURES", "origins[0].bucket", 10059),
+    ]
+    assert all(p.file == path for p in problems)
+    text = [p.description for p in problems]
+    assert "ORDERS -> ORDER_EVENTS -> ORDERS" in text[0]
+    assert '"orders.v2.>" overlaps "orders.>" of stream ORDERS' in text[2]
+    assert "detected cycle: ARCHIVE@west -> ARCHIVE_EAST@east -> ARCHIVE@west" in text[3]
+    assert 'origin bucket "LEGACY"' in text[6]
+    assert 'origin bucket "CONFIGS" (stream KV_CONFIGS) does not exist in cluster "west"' in text[7]
+
+
+def test_to_document_round_trip():
+    topo = load_topology(str(EXAMPLES / "topology.toml"))
+    validate_topology(topo)
+    doc = topo.to_document()
+    assert doc["version"] == 1
+    assert doc["streams"]["ORDERS"]["max_age"] == "720h0m0s"
+    assert doc["streams"]["ORDERS_EAST"]["mirror"] == {"name": "ORDERS", "domain": "west"}
+    again = Topology()
+    again.add_document(json.loads(json.dumps(doc)), "export.json")
+    assert validate_topology(again) == []
+    assert again.stream_configs() == topo.stream_configs()
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+@pytest.mark.parametrize(
+    "dest,image",
+    [
+        ("mon.>", "mon.>"),
+        ("mon.{{wildcard(1)}}", "mon.*"),
+        ("mon.$2.x", "mon.*.x"),
+        ("p.{{ partition(3,1) }}.x", "p.*.x"),
+        ("s.{{split(1,-)}}.x", "s.>"),
+        ("s.{{SplitFromLeft(1,2)}}", "s.>"),
+        ("s.{{left(1,2)}}.{{random(5)}}", "s.*.*"),
+        ("$x.y", "$x.y"),
+    ],
+)
+def test_republish_image(dest, image):
+    assert republish_image(dest) == image
+
+
+@pytest.mark.parametrize(
+    "kind,stream_field,field",
+    [
+        ("kv", "max_msgs_per_subject", "history"),
+        ("kv", "duplicate_window", "ttl"),
+        ("kv", "subjects", "bucket"),
+        ("kv_mirror", "mirror.subject_transforms[1].src", "keys[1]"),
+        ("kv_mirror", "mirror.filter_subject", "keys"),
+        ("kv_mirror", "mirror.name", "origin_bucket"),
+        ("kv_aggregate", "sources[2].subject_transforms[0].dest", "origins[2].keys[0]"),
+        ("kv_aggregate", "sources[1].name", "origins[1].bucket"),
+        ("kv_aggregate", "sources[1].external.api", "origins[1].domain"),
+        ("stream", "max_msgs_per_subject", "max_msgs_per_subject"),
+        ("kv", None, None),
+    ],
+)
+def test_kv_field_names(kind, stream_field, field):
+    assert kv_field(kind, stream_field) == field
+
+
+TOKENS = ["a", "b", "c", "*", ">"]
+
+
+def random_subject(rng: random.Random) -> str:
+    n = rng.randint(1, 4)
+    toks = [rng.choice(TOKENS[:4]) for _ in range(n)]
+    if rng.random() < 0.3:
+        toks.append(">")
+    return ".".join(toks)
+
+
+def test_subject_index_agrees_with_overlaps():
+    rng = random.Random(7)
+    stored = [random_subject(rng) for _ in range(300)]
+    index = SubjectIndex()
+    for i, s in enumerate(stored):
+        index.insert(s, i)
+    for _ in range(400):
+        q = random_subject(rng)
+        got = sorted(set(index.query(q)))
+        want = sorted({(s, i) for i, s in enumerate(stored) if overlaps(q, s)})
+        assert got == want, q
+
+
+def test_subject_index_server_quirk_tokens():
+    # tokens that only start with a wildcard character follow the server's SubjectsCollide
+    stored = ["a.*x", "b.c", ">x.y", "a.b", "a.>"]
+    index = SubjectIndex()
+    for i, s in enumerate(stored):
+        index.insert(s, i)
+    for q in ["a.*", "*.>", "a.b", "*x.c", "b.*", ">", "a.*x", ">x.y"]:
+        want = sorted((s, i) for i, s in enumerate(stored) if overlaps(q, s))
+        assert sorted(index.query(q)) == want, q
+
+
+# --------------------------------------------------------------------------- benchmark
+
+
+def test_bench_validate_small():
+    result = bench_validate(200)
+    assert set(result) == {"configs", "seconds", "configs_per_sec", "problems"}
+    assert result["configs"] == 200
+    assert result["seconds"] > 0
+    assert result["configs_per_sec"] > 0
+    assert 0 < result["problems"] < 40  # about 3% invalid, plus what they cause
+
+
+def test_load_files_merges():
+    topo = load_files([str(EXAMPLES / "topology.toml"), str(EXAMPLES / "stream-orders.json")])
+    assert len(topo.files) == 2
+    assert validate_topology(topo) == []
+    assert ("local", "ORDERS") in topo.stream_configs()
+
+
+def test_big_cycles_are_reported_briefly():
+    n = 320  # above the exact-path limit: every stream still gets its problem
+    streams = {f"R{i}": {"subjects": [f"r{i}"], "sources": [{"name": f"R{(i + 1) % n}"}]}
+               for i in range(n)}
+    topo = Topology()
+    topo.add_document({"streams": streams}, "ring.json")
+    problems = validate_topology(topo)
+    assert len(problems) == n
+    assert problems[0].description == (
+        "detected cycle: R0 -> R1 -> ... -> R0 (320 streams in cycles; "
+        "each stream sources or mirrors the next)"
+    )
+    assert {p.field for p in problems} == {"sources[0].name"}
+
+
+def test_long_exact_cycle_path_is_elided():
+    n = 15
+    streams = {f"R{i}": {"subjects": [f"r{i}"], "sources": [{"name": f"R{(i + 1) % n}"}]}
+               for i in range(n)}
+    topo = Topology()
+    topo.add_document({"streams": streams}, "ring.json")
+    first = validate_topology(topo)[0].description
+    assert first.startswith("detected cycle: R0 -> R1 -> R2 -> R3 -> R4 -> R5 -> R6 -> R7 -> ... ")
+    assert "R13 -> R14 -> R0 (15 streams in cycles;" in first
+
+
+def test_docs_example_is_valid(tmp_path):
+    text = (Path(__file__).resolve().parent.parent / "docs" / "topology.md").read_text()
+    example = text.split("## Example", 1)[1].split("```toml", 1)[1].split("```", 1)[0]
+    assert run(tmp_path, example) == []
+
+
+def test_legacy_kv_sources_with_domain(tmp_path):
+    problems = run(tmp_path, CLUSTERS + """
+        [kv.A]
+        cluster = "west"
+        [kv.B]
+        cluster = "east"
+        sources = [{ name = "A", domain = "west" }]
+        mirror_of_nothing = 1
+        """)
+    assert brief(problems) == [("kv B", "mirror_of_nothing", 0)]
+    problems = run(tmp_path, CLUSTERS + """
+        [kv.A]
+        cluster = "west"
+        [kv.B]
+        cluster = "east"
+        sources = [{ name = "A", domain = "west" }]
+        """)
+    assert problems == []
+    topo = load_topology(str(tmp_path / "t.toml"))
+    src = topo.stream("east", "KV_B").config.sources[0]
+    assert (src.name, src.external.api) == ("KV_A", "$JS.west.API")
+    assert src.subject_transforms[0].to_json() == {"src": "$KV.A.>", "dest": "$KV.B.>"}
