@@ -132,13 +132,20 @@ def _inner_class(tp: Any) -> Any:
     return None
 
 
-_HINTS: dict[type, dict[str, Any]] = {}
+_SPECS: dict[type, dict[str, tuple[str, str, Any, Any]]] = {}
 
 
-def _hints(cls: type) -> dict[str, Any]:
-    if cls not in _HINTS:
-        _HINTS[cls] = typing.get_type_hints(cls)
-    return _HINTS[cls]
+def _specs(cls: type) -> dict[str, tuple[str, str, Any, Any]]:
+    """json name -> (attribute, go type, nested dataclass, enum), computed once per class."""
+    spec = _SPECS.get(cls)
+    if spec is None:
+        hints = typing.get_type_hints(cls)
+        spec = {
+            f.metadata["json"]: (f.name, f.metadata["go"], _inner_class(hints[f.name]), f.metadata["enum"])
+            for f in dataclasses.fields(cls)
+        }
+        _SPECS[cls] = spec
+    return spec
 
 
 def decode(cls: type, doc: Any, *, strict: bool = False, struct: str | None = None, prefix: str = ""):
@@ -148,22 +155,19 @@ def decode(cls: type, doc: Any, *, strict: bool = False, struct: str | None = No
         raise invalid_json(
             f"json: cannot unmarshal {_json_kind(doc)} into Go value of type server.{cls.__name__}"
         )
-    fields = dataclasses.fields(cls)
-    by_json = {f.metadata["json"]: f for f in fields}
-    hints = _hints(cls)
+    by_json = _specs(cls)
     kwargs: dict[str, Any] = {}
     for key, value in doc.items():
-        f = by_json.get(key)
-        if f is None:
+        spec = by_json.get(key)
+        if spec is None:
             if strict:
                 raise invalid_json(f'json: unknown field "{key}"', field=f"{prefix}.{key}".lstrip("."))
             continue
         if value is None:
             continue
-        path = f"{prefix}.{key}".lstrip(".")
-        kwargs[f.name] = _decode_value(
-            value, f.metadata["go"], _inner_class(hints[f.name]), struct, path, f.metadata["enum"], strict
-        )
+        attr, go, inner, enum = spec
+        path = f"{prefix}.{key}" if prefix else key
+        kwargs[attr] = _decode_value(value, go, inner, struct, path, enum, strict)
     return cls(**kwargs)
 
 

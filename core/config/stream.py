@@ -31,7 +31,16 @@ class _JsonMixin:
         return encode(self)
 
     def copy(self):
-        return copy.deepcopy(self)
+        """A deep copy: lists, dicts and nested configs are new objects (fast, no deepcopy)."""
+        new = copy.copy(self)
+        for name, value in vars(self).items():
+            if isinstance(value, list):
+                setattr(new, name, [v.copy() if isinstance(v, _JsonMixin) else v for v in value])
+            elif isinstance(value, dict):
+                setattr(new, name, dict(value))
+            elif isinstance(value, _JsonMixin):
+                setattr(new, name, value.copy())
+        return new
 
 
 @dataclass
