@@ -141,6 +141,11 @@ def kv_block(app: App, data: Mapping[str, Any], *, title: str | None = None) -> 
         line(app, f"{bold}{label}{reset}  {format_value(value)}")
 
 
+def stdout_is_terminal() -> bool:
+    isatty = getattr(sys.stdout, "isatty", None)
+    return bool(isatty and isatty())
+
+
 def table(
     app: App,
     columns: Sequence[str],

@@ -64,8 +64,15 @@ def render(app: App, doc: dict[str, Any]) -> None:
             output.line(app, f"{path}: OK")
     if not problems:
         return
-    rows = [_row(p) for p in problems]
-    output.table(app, PROBLEM_COLUMNS, rows, no_wrap=("file", "err_code"))
+    if output.stdout_is_terminal():
+        rows = [_row(p) for p in problems]
+        output.table(app, PROBLEM_COLUMNS, rows, no_wrap=("file", "err_code"))
+    else:
+        # Piped or redirected: one line per problem, like a compiler, easy to grep.
+        for p in problems:
+            code = f" ({p['err_code']})" if p.get("err_code") else ""
+            where = ": ".join(str(p[k]) for k in ("file", "object", "field") if p.get(k))
+            output.line(app, f"{where}: {p['description']}{code}")
     n_files = len({str(p["file"]) for p in problems})
     output.notice(app, f"{_plural(len(problems), 'problem')} in {_plural(n_files, 'file')}")
 
