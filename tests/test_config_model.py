@@ -91,6 +91,35 @@ def test_stream_info_document_is_accepted():
     assert StreamConfig.from_any(FULL).name == "ORDERS"
 
 
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        ("2024-13-01T00:00:00Z", 'parsing time "2024-13-01T00:00:00Z": month out of range'),
+        ("2024-02-30T00:00:00Z", 'parsing time "2024-02-30T00:00:00Z": day out of range'),
+        (
+            "2024-01-01 00:00:00Z",
+            'parsing time "2024-01-01 00:00:00Z" as "2006-01-02T15:04:05Z07:00": cannot parse'
+            ' " 00:00:00Z" as "T"',
+        ),
+        (
+            "2024-01-01T00:00:00",
+            'parsing time "2024-01-01T00:00:00" as "2006-01-02T15:04:05Z07:00": cannot parse'
+            ' "" as "Z07:00"',
+        ),
+    ],
+)
+def test_start_time_errors_are_go_time_parse_errors(value, message):
+    with pytest.raises(ApiError) as exc:
+        StreamConfig.from_json({"name": "x", "mirror": {"name": "o", "opt_start_time": value}})
+    assert exc.value.description == f"invalid JSON: {message}"
+
+
+def test_compression_must_be_none_or_s2():
+    with pytest.raises(ApiError) as exc:
+        StreamConfig.from_json({"name": "x", "compression": ""})
+    assert (exc.value.err_code, exc.value.description) == (10025, "invalid JSON: unknown compression algorithm")
+
+
 def test_null_leaves_the_zero_value_as_go_does():
     cfg = StreamConfig.from_json({"name": "X", "mirror": None, "max_msgs": None})
     assert cfg.mirror is None and cfg.max_msgs == 0
@@ -107,34 +136,34 @@ def test_domain_shorthand_is_read_from_external_api():
     [
         (
             {"name": "x", "max_msgs": "a"},
-            "invalid JSON: json: cannot unmarshal string into Go struct field StreamConfig.max_msgs of type int64",
+            "invalid JSON: json: cannot unmarshal string into Go struct field StreamConfigRequest.max_msgs of type int64",
             "max_msgs",
         ),
         (
             {"name": "x", "max_msg_size": 2**31},
-            "invalid JSON: json: cannot unmarshal number 2147483648 into Go struct field StreamConfig.max_msg_size of type int32",
+            "invalid JSON: json: cannot unmarshal number 2147483648 into Go struct field StreamConfigRequest.max_msg_size of type int32",
             "max_msg_size",
         ),
         (
             {"name": "x", "no_ack": 1},
-            "invalid JSON: json: cannot unmarshal number into Go struct field StreamConfig.no_ack of type bool",
+            "invalid JSON: json: cannot unmarshal number into Go struct field StreamConfigRequest.no_ack of type bool",
             "no_ack",
         ),
         ({"name": "x", "retention": "foo"}, 'invalid JSON: can not unmarshal "\\"foo\\""', "retention"),
         (
             {"name": "x", "subjects": "a.b"},
-            "invalid JSON: json: cannot unmarshal string into Go struct field StreamConfig.subjects of type []string",
+            "invalid JSON: json: cannot unmarshal string into Go struct field StreamConfigRequest.subjects of type []string",
             "subjects",
         ),
         (
             {"name": "x", "mirror": {"name": 5}},
-            "invalid JSON: json: cannot unmarshal number into Go struct field StreamConfig.mirror.name of type string",
+            "invalid JSON: json: cannot unmarshal number into Go struct field StreamConfigRequest.mirror.name of type string",
             "mirror.name",
         ),
         (
             {"name": "x", "sources": [{"name": "a", "opt_start_time": "yesterday"}]},
-            'invalid JSON: parsing time "\\"yesterday\\"" as "\\"2006-01-02T15:04:05Z07:00\\"": cannot parse as RFC3339',
-            "opt_start_time",
+            'invalid JSON: parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"',
+            "sources.opt_start_time",
         ),
     ],
 )
@@ -146,10 +175,10 @@ def test_decode_errors_are_invalid_json_10025(doc, description, field):
     assert err.field == field
 
 
-def test_unknown_fields_ignored_unless_strict():
-    assert StreamConfig.from_json({"name": "x", "bogus": 1}).name == "x"
+def test_unknown_fields_refused_like_the_strict_server_unless_lenient():
+    assert StreamConfig.from_json({"name": "x", "bogus": 1}, strict=False).name == "x"
     with pytest.raises(ApiError) as exc:
-        StreamConfig.from_json({"name": "x", "bogus": 1}, strict=True)
+        StreamConfig.from_json({"name": "x", "bogus": 1})
     assert exc.value.description == 'invalid JSON: json: unknown field "bogus"'
     assert exc.value.field == "bogus"
 

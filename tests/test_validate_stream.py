@@ -388,10 +388,9 @@ CASES: list[Case] = [
          err(10157, "pedantic mode: implicit republish based on subject transform", "republish"),
          pedantic=True),
     # ---- update only (the server's configUpdateCheck, in order) ----------------------------
-    # Through the API a rename is "stream name in subject does not match request" (10056) or
-    # "stream not found" (10059); configUpdateCheck's own rule is kept for direct callers.
+    # The stream is named by the request: a config naming another stream is 10056.
     Case("update-name-must-match", "update", [{"name": "X"}], {"name": "Y", "_old": "X"},
-         inv("stream configuration name must match original", "name"), server=JETLINK_ONLY),
+         err(10056, "stream name in subject does not match request", "name")),
     Case("update-replicas-single-server", "update", [{"name": "X"}],
          {"name": "X", "num_replicas": 3},
          err(10074, "replicas > 1 not supported in non-clustered mode", "num_replicas")),

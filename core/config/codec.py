@@ -94,6 +94,23 @@ def _decode_value(value: Any, go: str, hint: Any, struct: str, path: str, enum: 
             # Go: fmt.Errorf("can not unmarshal %q", rawJSON)
             raise invalid_json(f"can not unmarshal {json.dumps(json.dumps(value))}", field=path)
         return value
+    if go == "compression":
+        if not isinstance(value, str):
+            raise invalid_json(
+                f"json: cannot unmarshal {_json_kind(value)} into Go value of type string", field=path
+            )
+        if value not in enum:
+            raise invalid_json("unknown compression algorithm", field=path)
+        return value
+    if go == "time.Time":
+        if not isinstance(value, str):
+            raise invalid_json(
+                f"json: cannot unmarshal {_json_kind(value)} into Go struct field {struct}.{path}"
+                " of type time.Time", field=path)
+        problem = rfc3339_error(value)
+        if problem:
+            raise invalid_json(problem, field=path)
+        return value
     if go == "[]string":
         if not isinstance(value, list) or any(not isinstance(v, str) for v in value):
             bad = value if not isinstance(value, list) else next(v for v in value if not isinstance(v, str))
@@ -168,7 +185,17 @@ def decode(cls: type, doc: Any, *, strict: bool = False, struct: str | None = No
         attr, go, inner, enum = spec
         path = f"{prefix}.{key}" if prefix else key
         kwargs[attr] = _decode_value(value, go, inner, struct, path, enum, strict)
-    return cls(**kwargs)
+    obj = cls(**kwargs)
+    empty = frozenset(k for k, v in doc.items() if (v == [] or v == {}) and k in by_json)
+    if empty:
+        # Go keeps `[]` apart from an absent list (nil); the server's equality checks see it.
+        object.__setattr__(obj, "_given_empty", empty)
+    return obj
+
+
+def given_empty(obj: Any) -> frozenset[str]:
+    """The JSON fields that were present but empty (``[]``/``{}``) when ``obj`` was decoded."""
+    return getattr(obj, "_given_empty", frozenset())
 
 
 def _is_empty(value: Any) -> bool:
@@ -194,3 +221,57 @@ def encode(obj: Any) -> dict[str, Any]:
             value = dict(value)
         out[f.metadata["json"]] = value
     return out
+
+
+# Go's time.Parse(time.RFC3339, v) error texts, element by element of the layout.
+_RFC3339_LAYOUT = (
+    ("2006", 4), ("-", 0), ("01", 2), ("-", 0), ("02", 2), ("T", 0),
+    ("15", 2), (":", 0), ("04", 2), (":", 0), ("05", 2),
+)
+_LAYOUT = "2006-01-02T15:04:05Z07:00"
+
+
+def rfc3339_error(value: str) -> str | None:
+    """None when ``value`` is an RFC3339 time, else Go's ``parsing time ...`` message."""
+    head = f'parsing time "{value}" as "{_LAYOUT}": cannot parse '
+    rest = value
+    for elem, width in _RFC3339_LAYOUT:
+        if width == 0:
+            if not rest.startswith(elem) and not (elem == "T" and rest[:1] == "t"):
+                return head + f'"{rest}" as "{elem}"'
+            rest = rest[1:]
+            continue
+        digits = rest[:width]
+        if len(digits) < width or not digits.isdigit():
+            return head + f'"{rest}" as "{elem}"'
+        rest = rest[width:]
+    if rest.startswith("."):
+        n = 1
+        while n < len(rest) and rest[n].isdigit():
+            n += 1
+        rest = rest[n:]
+    if rest in ("Z", "z"):
+        tz_ok = True
+    else:
+        tz_ok = (
+            len(rest) == 6 and rest[0] in "+-" and rest[1:3].isdigit() and rest[3] == ":"
+            and rest[4:6].isdigit()
+        )
+    if not tz_ok:
+        if not rest:
+            return head + '"" as "Z07:00"'
+        return head + f'"{rest}" as "Z07:00"'
+    month, day = int(value[5:7]), int(value[8:10])
+    if not 1 <= month <= 12:
+        return f'parsing time "{value}": month out of range'
+    if int(value[11:13]) > 23:
+        return f'parsing time "{value}": hour out of range'
+    if int(value[14:16]) > 59:
+        return f'parsing time "{value}": minute out of range'
+    if int(value[17:19]) > 59:
+        return f'parsing time "{value}": second out of range'
+    import calendar
+
+    if not 1 <= day <= calendar.monthrange(int(value[:4]), month)[1]:
+        return f'parsing time "{value}": day out of range'
+    return None

@@ -21,10 +21,10 @@ limit, and adds ``_nats.ver`` / ``_nats.level`` only to responses. jetlink does 
 
 Not reproduced (no such thing on a local engine): account/server resource limits (max
 streams, max bytes required, server duplicate-window limit), cluster placement, and the
-update check against existing consumers' limits. Checks of the request itself (the stream
-name in the API subject, 10056; stream not found, 10059) belong to the engine's API layer.
-Known gap: Go tells an absent list from an empty one (``"sources": []``) when it compares a
-repeated create with the stored config (10058); jetlink's model cannot, and treats them equal.
+update check against existing consumers' limits. An update naming another stream is 10056
+(the name travels in the request); "stream not found" (10059) belongs to the engine.
+Like Go, a repeated create tells an absent list from an empty one (``"sources": []``) when it
+compares with the stored config (10058): the decoder records which lists were given empty.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from ..errors import ApiError, invalid_config, nats_error
+from .codec import given_empty
 from ..subjects import (
     is_subset,
     is_valid_literal_subject,
@@ -745,7 +746,9 @@ def check_stream_create(
         if REQUIRED_LEVEL_KEY in current.metadata:
             md[REQUIRED_LEVEL_KEY] = current.metadata[REQUIRED_LEVEL_KEY]
         candidate.metadata = md
-        if candidate == current:
+        # Go also tells `"sources": []` from no sources (the only list defaults keep apart).
+        same_sources = ("sources" in given_empty(cfg)) == ("sources" in given_empty(current))
+        if candidate == current and same_sources:
             return current.copy()
         raise nats_error("StreamNameExist", field="name")
     _check_filters_on_add(out)
@@ -777,11 +780,11 @@ def check_stream_update(
     # The request is checked as sent, then again (with the server's metadata) against the
     # stream's current configuration.
     first = check_stream_config(new, find, pedantic)
+    # The stream is named by the request (`STREAM.UPDATE.<name>`, `stream edit NAME`).
+    if first.name != old.name:
+        raise nats_error("StreamMismatch", field="name")
     _set_static_metadata(first)
     cfg = check_stream_config(first, find, pedantic)
-
-    if cfg.name != old.name:
-        raise invalid_config("stream configuration name must match original", field="name")
     if cfg.num_replicas > 1:
         raise nats_error("StreamReplicasNotSupported", field="num_replicas")
     if cfg.storage != old.storage:
