@@ -132,30 +132,52 @@ def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
 app = build_app()
 
 
+def _wants_json(args: Sequence[str]) -> bool:
+    """``-j``/``--json`` anywhere before ``--``: even a usage error is then one JSON document."""
+    for arg in args:
+        if arg == "--":
+            return False
+        if arg in ("-j", "--json"):
+            return True
+    return False
+
+
 def run(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point (``jetlink``), also ``python -m jetlink.cli.main``."""
+    from typer._click.exceptions import ClickException
+    from typer.exceptions import Abort
     from typer.main import get_command
 
+    from jetlink.core.errors import JetlinkError, UsageError
+
+    args = list(sys.argv[1:] if argv is None else argv)
     command = get_command(app)
     try:
-        command.main(
-            args=list(sys.argv[1:] if argv is None else argv),
-            prog_name=PROG,
-            complete_var=COMPLETE_VAR,
+        rv = command.main(
+            args=args, prog_name=PROG, complete_var=COMPLETE_VAR, standalone_mode=False
         )
     except KeyboardInterrupt:  # outside a command (Typer maps it to 130 inside one)
         sys.exit(ExitCode.INTERRUPTED)
-    except Exception as exc:
-        # A JetlinkError raised before the root group runs (e.g. by a global option's
-        # callback) has no App yet: report it the same way, in human form.
-        from jetlink.core.errors import JetlinkError
+    except ClickException as exc:  # bad command line: exit 2 (click's own exit code)
+        if _wants_json(args) and exc.exit_code == ExitCode.USAGE:
+            from jetlink.cli.output import print_json
 
-        if not isinstance(exc, JetlinkError):
-            raise
+            print_json(UsageError(exc.format_message()).to_dict())
+        else:
+            exc.show()
+        sys.exit(exc.exit_code)
+    except Abort:
+        print("Aborted!", file=sys.stderr)
+        sys.exit(ExitCode.FAILED)
+    except JetlinkError as exc:
+        # Raised before the root group runs (e.g. by a global option's callback): there is
+        # no App yet, so report it in human form.
         from jetlink.cli.output import print_error
 
         print_error(None, exc)
         sys.exit(exc.exit_code)
+    # Without standalone mode click returns the code of a typer.Exit (or the command's None).
+    sys.exit(rv if isinstance(rv, int) else ExitCode.OK)
 
 
 if __name__ == "__main__":

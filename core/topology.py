@@ -615,7 +615,7 @@ def _duration(doc: dict[str, Any], key: str, path: str) -> None:
         try:
             doc[key] = parse_duration(value)
         except DurationError as exc:
-            raise JetlinkError(f"{path}: {exc}", field=path) from None
+            raise JetlinkError(str(exc), field=path) from None
 
 
 def _expand_domain(src: Any, path: str) -> None:

@@ -1,0 +1,55 @@
+"""The console-script entry point ``run()``: exit codes and usage errors, human and --json."""
+
+import json
+
+import pytest
+
+from jetlink.cli.main import run
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
+
+
+def call(capsys, *args):
+    with pytest.raises(SystemExit) as exc:
+        run(list(args))
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+def test_usage_error_with_json_is_one_document_exit_2(capsys):
+    code, out, err = call(capsys, "validate", "-j")
+    assert code == 2
+    assert json.loads(out) == {"error": {"description": "Missing argument 'FILE...'."}}
+    assert err == ""
+
+
+def test_usage_error_without_json_is_click_text_on_stderr(capsys):
+    code, out, err = call(capsys, "validate")
+    assert code == 2
+    assert out == ""
+    assert err.endswith("Error: Missing argument 'FILE...'.\n")
+
+
+def test_unknown_command_exit_2(capsys):
+    code, out, err = call(capsys, "nosuch")
+    assert code == 2
+    assert "No such command 'nosuch'" in err
+
+
+def test_json_after_double_dash_is_an_argument_not_the_flag(capsys):
+    code, out, err = call(capsys, "validate", "--", "--json")
+    assert code == 3  # the file "--json" does not exist: a problem, not a usage error
+    assert out == "--json: file not found\n"
+
+
+def test_help_and_version_exit_0(capsys):
+    assert call(capsys, "--help")[0] == 0
+    code, out, _ = call(capsys, "--version")
+    assert (code, out) == (0, "jetlink 0.1.0\n")
+
+
+def test_validate_exit_codes_through_run(capsys):
+    assert call(capsys, "validate", str(ROOT / "examples" / "topology.toml"))[0] == 0
+    code, out, err = call(capsys, "validate", "-j", str(ROOT / "examples" / "broken-topology.toml"))
+    assert code == 3
+    assert json.loads(out)["valid"] is False
