@@ -45,7 +45,7 @@ import time
 import tomllib
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from .config.kv import (
     KVAggregateConfig,
@@ -317,12 +317,9 @@ class Topology:
             self._add_cluster(name, body, f)
         for key, body in tables["streams"].items():
             self._add_stream_table(key, body, f)
-        for key, body in tables["kv"].items():
-            self._add_kv(key, body, f)
-        for key, body in tables["kv_mirrors"].items():
-            self._add_kv_mirror(key, body, f)
-        for key, body in tables["kv_aggregates"].items():
-            self._add_kv_aggregate(key, body, f)
+        for table in _KV_TABLES:
+            for key, body in tables[table].items():
+                self._add_kv_table(table, key, body, f)
 
     def _add_cluster(self, name: str, body: Any, f: _FileEntry) -> None:
         label = f"cluster {name}"
@@ -374,75 +371,18 @@ class Topology:
         obj.spec = obj.config = cfg
         obj.origins = _stream_origins(cfg, cluster)
 
-    def _add_kv(self, key: str, body: Any, f: _FileEntry) -> None:
+    def _add_kv_table(self, table: str, key: str, body: Any, f: _FileEntry) -> None:
+        """An entry of ``[kv]``, ``[kv_mirrors]`` or ``[kv_aggregates]``: the object under its
+        stream name, its spec decoded from a copy of the table, then the spec's stream."""
+        name_key, stream_name, decode = _KV_TABLES[table]
         cluster, explicit = _cluster_of(body)
-        bucket = body.get("bucket", key) if isinstance(body, dict) else key
-        obj = self._new_object("kv", key, cluster, kv_stream_name(str(bucket)), f)
+        name = body.get(name_key, key) if isinstance(body, dict) else key
+        obj = self._new_object(KIND_OF_TABLE[table], key, cluster, stream_name(str(name)), f)
         obj.explicit_cluster = explicit
         try:
-            doc = _plain_table(body, f"[kv.{key}]")
+            doc = _plain_table(body, f"[{table}.{key}]")
             doc.pop("cluster", None)
-            _expand_domain(doc.get("mirror"), "mirror")  # legacy KV mirror/sources
-            sources = doc.get("sources")
-            for i, src in enumerate(sources if isinstance(sources, list) else ()):
-                _expand_domain(src, f"sources[{i}]")
-            spec = KeyValueConfig.from_dict(doc, bucket=key)
-            cfg = spec.to_stream_config()
-        except JetlinkError as exc:
-            self._object_problem(obj, exc)
-            return
-        obj.spec, obj.config = spec, cfg
-        obj.origins = _stream_origins(cfg, cluster)
-
-    def _add_kv_mirror(self, key: str, body: Any, f: _FileEntry) -> None:
-        cluster, explicit = _cluster_of(body)
-        name = body.get("name", key) if isinstance(body, dict) else key
-        obj = self._new_object("kv_mirror", key, cluster, str(name), f)
-        obj.explicit_cluster = explicit
-        try:
-            doc = _plain_table(body, f"[kv_mirrors.{key}]")
-            doc.pop("cluster", None)
-            origin_cluster = doc.pop("origin_cluster", None)
-            spec = KVMirrorConfig.from_dict(doc, name=key)
-            where = _origin_location(
-                cluster, origin_cluster, spec.domain, spec.external, "origin_cluster", "domain"
-            )
-            if where != cluster and not spec.domain and spec.external is None:
-                spec.domain = where  # a cluster is a JetStream domain
-            cfg = spec.to_stream_config()
-        except JetlinkError as exc:
-            self._object_problem(obj, exc)
-            return
-        obj.spec, obj.config = spec, cfg
-        obj.origins = _stream_origins(cfg, cluster)
-
-    def _add_kv_aggregate(self, key: str, body: Any, f: _FileEntry) -> None:
-        cluster, explicit = _cluster_of(body)
-        bucket = body.get("bucket", key) if isinstance(body, dict) else key
-        obj = self._new_object("kv_aggregate", key, cluster, kv_stream_name(str(bucket)), f)
-        obj.explicit_cluster = explicit
-        try:
-            doc = _plain_table(body, f"[kv_aggregates.{key}]")
-            doc.pop("cluster", None)
-            origin_clusters: list[Any] = []
-            origins = doc.get("origins")
-            if isinstance(origins, list):
-                doc["origins"] = []
-                for item in origins:
-                    if isinstance(item, dict):
-                        item = dict(item)
-                        origin_clusters.append(item.pop("cluster", None))
-                    else:
-                        origin_clusters.append(None)
-                    doc["origins"].append(item)
-            spec = KVAggregateConfig.from_dict(doc, bucket=key)
-            for i, (origin, oc) in enumerate(zip(spec.origins, origin_clusters)):
-                where = _origin_location(
-                    cluster, oc, origin.domain, origin.external,
-                    f"origins[{i}].cluster", f"origins[{i}].domain",
-                )
-                if where != cluster and not origin.domain and origin.external is None:
-                    origin.domain = where
+            spec = decode(doc, key, cluster)
             cfg = spec.to_stream_config()
         except JetlinkError as exc:
             self._object_problem(obj, exc)
@@ -710,6 +650,57 @@ def _origin_location(
     return named[0] if named else cluster
 
 
+def _kv_spec(doc: dict[str, Any], key: str, cluster: str) -> KeyValueConfig:
+    _expand_domain(doc.get("mirror"), "mirror")  # legacy KV mirror/sources
+    sources = doc.get("sources")
+    for i, src in enumerate(sources if isinstance(sources, list) else ()):
+        _expand_domain(src, f"sources[{i}]")
+    return KeyValueConfig.from_dict(doc, bucket=key)
+
+
+def _kv_mirror_spec(doc: dict[str, Any], key: str, cluster: str) -> KVMirrorConfig:
+    origin_cluster = doc.pop("origin_cluster", None)
+    spec = KVMirrorConfig.from_dict(doc, name=key)
+    where = _origin_location(
+        cluster, origin_cluster, spec.domain, spec.external, "origin_cluster", "domain"
+    )
+    if where != cluster and not spec.domain and spec.external is None:
+        spec.domain = where  # a cluster is a JetStream domain
+    return spec
+
+
+def _kv_aggregate_spec(doc: dict[str, Any], key: str, cluster: str) -> KVAggregateConfig:
+    origin_clusters: list[Any] = []
+    origins = doc.get("origins")
+    if isinstance(origins, list):
+        doc["origins"] = []
+        for item in origins:
+            if isinstance(item, dict):
+                item = dict(item)
+                origin_clusters.append(item.pop("cluster", None))
+            else:
+                origin_clusters.append(None)
+            doc["origins"].append(item)
+    spec = KVAggregateConfig.from_dict(doc, bucket=key)
+    for i, (origin, oc) in enumerate(zip(spec.origins, origin_clusters)):
+        where = _origin_location(
+            cluster, oc, origin.domain, origin.external,
+            f"origins[{i}].cluster", f"origins[{i}].domain",
+        )
+        if where != cluster and not origin.domain and origin.external is None:
+            origin.domain = where
+    return spec
+
+
+# KV table -> (key naming the object, its stream name from that, the spec decoder), in the
+# order the tables are read.
+_KV_TABLES: dict[str, tuple[str, Callable[[str], str], Callable[..., Any]]] = {
+    "kv": ("bucket", kv_stream_name, _kv_spec),
+    "kv_mirrors": ("name", str, _kv_mirror_spec),
+    "kv_aggregates": ("bucket", kv_stream_name, _kv_aggregate_spec),
+}
+
+
 def _stream_origins(cfg: StreamConfig, cluster: str) -> list[Origin]:
     out = []
     items = [("mirror", cfg.mirror, True)] if cfg.mirror is not None else []
@@ -801,6 +792,8 @@ def _problem_for(obj: TopologyObject, exc: JetlinkError, *, stream_fields: bool 
 # =========================================================================== subject index
 
 
+# Not subjects.SubjectFilter's trie: that one answers yes/no for LITERAL subjects; this one
+# keeps (pattern, owner) entries and is queried with PATTERNS for overlaps (SubjectsCollide).
 class _Node:
     __slots__ = ("lit", "pwc", "fwc", "end")
 

@@ -44,6 +44,13 @@ def brief(problems: list[Problem]) -> list[tuple]:
     return [(p.object, p.field, p.err_code) for p in problems]
 
 
+def assert_problems(problems: list[Problem], expected: list[tuple]) -> None:
+    """``expected``: one (object, field, err_code, text in the description) per problem."""
+    assert brief(problems) == [e[:3] for e in expected], [p.description for p in problems]
+    for p, (*_, text_part) in zip(problems, expected):
+        assert text_part in p.description, p.description
+
+
 # --------------------------------------------------------------------------- whole-topology rows
 
 # (id, TOML, [(object, field, err_code, text in description), ...])
@@ -411,9 +418,8 @@ ROWS = [
 @pytest.mark.parametrize("text,expected", [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
 def test_whole_topology_rules(tmp_path, text, expected):
     problems = run(tmp_path, text)
-    assert brief(problems) == [e[:3] for e in expected], [p.description for p in problems]
-    for p, (*_, text_part) in zip(problems, expected):
-        assert text_part in p.description
+    assert_problems(problems, expected)
+    for p in problems:
         assert p.file == str(tmp_path / "t.toml")
 
 
@@ -500,10 +506,7 @@ OBJECT_ROWS = [
 
 @pytest.mark.parametrize("text,expected", OBJECT_ROWS)
 def test_every_object_is_checked(tmp_path, text, expected):
-    problems = run(tmp_path, text)
-    assert brief(problems) == [e[:3] for e in expected], [p.description for p in problems]
-    for p, (*_, text_part) in zip(problems, expected):
-        assert text_part in p.description, p.description
+    assert_problems(run(tmp_path, text), expected)
 
 
 def test_top_level_and_cluster_table_problems(tmp_path):
@@ -828,28 +831,34 @@ def random_subject(rng: random.Random) -> str:
     return ".".join(toks)
 
 
-def test_subject_index_agrees_with_overlaps():
-    rng = random.Random(7)
-    stored = [random_subject(rng) for _ in range(300)]
+def subject_index(stored: list[str]) -> SubjectIndex:
+    """An index of ``stored``, each subject owned by its position."""
     index = SubjectIndex()
     for i, s in enumerate(stored):
         index.insert(s, i)
+    return index
+
+
+def overlapping(stored: list[str], q: str) -> list[tuple[str, int]]:
+    """What ``query(q)`` should find, by comparing ``q`` with every stored subject."""
+    return sorted((s, i) for i, s in enumerate(stored) if overlaps(q, s))
+
+
+def test_subject_index_agrees_with_overlaps():
+    rng = random.Random(7)
+    stored = [random_subject(rng) for _ in range(300)]
+    index = subject_index(stored)
     for _ in range(400):
         q = random_subject(rng)
-        got = sorted(set(index.query(q)))
-        want = sorted({(s, i) for i, s in enumerate(stored) if overlaps(q, s)})
-        assert got == want, q
+        assert sorted(set(index.query(q))) == overlapping(stored, q), q
 
 
 def test_subject_index_server_quirk_tokens():
     # tokens that only start with a wildcard character follow the server's SubjectsCollide
     stored = ["a.*x", "b.c", ">x.y", "a.b", "a.>"]
-    index = SubjectIndex()
-    for i, s in enumerate(stored):
-        index.insert(s, i)
+    index = subject_index(stored)
     for q in ["a.*", "*.>", "a.b", "*x.c", "b.*", ">", "a.*x", ">x.y"]:
-        want = sorted((s, i) for i, s in enumerate(stored) if overlaps(q, s))
-        assert sorted(index.query(q)) == want, q
+        assert sorted(index.query(q)) == overlapping(stored, q), q
 
 
 # --------------------------------------------------------------------------- benchmark
@@ -871,13 +880,18 @@ def test_load_files_merges():
     assert ("local", "ORDERS") in topo.stream_configs()
 
 
-def test_big_cycles_are_reported_briefly():
-    n = 320  # above the exact-path limit: every stream still gets its problem
+def ring_problems(n: int) -> list[Problem]:
+    """The problems of ``n`` streams in one ring, each sourcing the next."""
     streams = {f"R{i}": {"subjects": [f"r{i}"], "sources": [{"name": f"R{(i + 1) % n}"}]}
                for i in range(n)}
     topo = Topology()
     topo.add_document({"streams": streams}, "ring.json")
-    problems = validate_topology(topo)
+    return validate_topology(topo)
+
+
+def test_big_cycles_are_reported_briefly():
+    n = 320  # above the exact-path limit: every stream still gets its problem
+    problems = ring_problems(n)
     assert len(problems) == n
     assert problems[0].description == (
         "detected cycle: R0 -> R1 -> ... -> R0 (320 streams in cycles; "
@@ -887,12 +901,7 @@ def test_big_cycles_are_reported_briefly():
 
 
 def test_long_exact_cycle_path_is_elided():
-    n = 15
-    streams = {f"R{i}": {"subjects": [f"r{i}"], "sources": [{"name": f"R{(i + 1) % n}"}]}
-               for i in range(n)}
-    topo = Topology()
-    topo.add_document({"streams": streams}, "ring.json")
-    first = validate_topology(topo)[0].description
+    first = ring_problems(15)[0].description
     assert first.startswith("detected cycle: R0 -> R1 -> R2 -> R3 -> R4 -> R5 -> R6 -> R7 -> ... ")
     assert "R13 -> R14 -> R0 (15 streams in cycles;" in first
 
@@ -904,22 +913,16 @@ def test_docs_example_is_valid(tmp_path):
 
 
 def test_legacy_kv_sources_with_domain(tmp_path):
-    problems = run(tmp_path, CLUSTERS + """
+    legacy = CLUSTERS + """
         [kv.A]
         cluster = "west"
         [kv.B]
         cluster = "east"
         sources = [{ name = "A", domain = "west" }]
-        mirror_of_nothing = 1
-        """)
+        """
+    problems = run(tmp_path, legacy + "mirror_of_nothing = 1\n")
     assert brief(problems) == [("kv B", "mirror_of_nothing", 0)]
-    problems = run(tmp_path, CLUSTERS + """
-        [kv.A]
-        cluster = "west"
-        [kv.B]
-        cluster = "east"
-        sources = [{ name = "A", domain = "west" }]
-        """)
+    problems = run(tmp_path, legacy)
     assert problems == []
     topo = load_topology(str(tmp_path / "t.toml"))
     src = topo.stream("east", "KV_B").config.sources[0]

@@ -283,40 +283,7 @@ class KeyValueConfig:
 
     def to_stream_config(self) -> StreamConfig:
         """The stream the clients create for this bucket (seed 002 "Buckets")."""
-        validate_bucket_name(self.bucket)
-        history = _history(self.history, f'bucket "{self.bucket}"')
-        allow_msg_ttl, marker_ttl = _limit_markers(self.limit_marker_ttl)
-        if self.storage not in STORAGE:
-            raise client_error(
-                f'invalid storage "{self.storage}" for bucket "{self.bucket}": '
-                'storage must be "file" or "memory"',
-                field="storage",
-            )
-        cfg = StreamConfig(
-            name=self.stream_name,
-            description=self.description,
-            subjects=[],
-            retention="limits",
-            max_consumers=-1,
-            max_msgs=-1,
-            max_bytes=_unlimited(self.max_bytes),
-            max_age=self.ttl,
-            max_msgs_per_subject=history,
-            max_msg_size=_unlimited(self.max_value_size),
-            discard="new",
-            storage=self.storage,
-            num_replicas=self.replicas or 1,
-            duplicate_window=kv_duplicate_window(self.ttl),
-            placement=_copy(self.placement),
-            compression="s2" if self.compression else "none",
-            republish=_copy(self.republish),
-            allow_direct=self.allow_direct,
-            deny_delete=True,
-            allow_rollup_hdrs=True,
-            allow_msg_ttl=allow_msg_ttl,
-            subject_delete_marker_ttl=marker_ttl,
-            metadata=dict(self.metadata),
-        )
+        cfg = _bucket_stream(self, allow_direct=self.allow_direct)
         if self.mirror is not None:
             # nats.go: the mirror is named by bucket or stream; KV_ is added when missing.
             m = self.mirror.copy()
@@ -426,29 +393,17 @@ class KVMirrorConfig:
             raise client_error("a KV mirror needs a name (the mirror stream's name)", field="name")
         mirror = self.filter_source()
         history = _history(self.history, f'KV mirror "{self.name}"', allow_unset=True)
-        return StreamConfig(
-            name=self.name,
-            description=self.description,
-            subjects=[],
-            retention="limits",
-            max_consumers=-1,
-            max_msgs=-1,
-            max_bytes=_unlimited(self.max_bytes),
-            max_age=self.ttl,
-            max_msgs_per_subject=history,
-            max_msg_size=_unlimited(self.max_value_size),
+        return _kv_stream(
+            self,
+            self.name,
+            history,
             discard="old",
-            storage=self.storage,
-            num_replicas=self.replicas or 1,
-            placement=_copy(self.placement),
             mirror=mirror,
             compression="none",
             allow_direct=False,
             mirror_direct=True,
-            deny_delete=True,
             deny_purge=True,
             allow_rollup_hdrs=False,
-            metadata=dict(self.metadata),
         )
 
     @classmethod
@@ -575,21 +530,8 @@ class KVAggregateConfig:
                 "bucket",
                 field="origins",
             )
-        base = KeyValueConfig(
-            bucket=self.bucket,
-            description=self.description,
-            max_value_size=self.max_value_size,
-            history=self.history,
-            ttl=self.ttl,
-            max_bytes=self.max_bytes,
-            storage=self.storage,
-            replicas=self.replicas,
-            placement=self.placement,
-            republish=self.republish,
-            compression=self.compression,
-            metadata=self.metadata,
-            limit_marker_ttl=self.limit_marker_ttl,
-        ).to_stream_config()
+        base = _bucket_stream(self)
+        base.subjects = [kv_subjects(self.bucket)]
         base.sources = self.sources()
         if not self.writable:
             base.subjects = []
@@ -601,6 +543,67 @@ class KVAggregateConfig:
     @classmethod
     def from_dict(cls, doc: Any, *, bucket: str | None = None) -> "KVAggregateConfig":
         return _from_dict(cls, doc, {"bucket": bucket} if bucket is not None else {})
+
+
+# --------------------------------------------------------------------------- the stream
+
+
+def _kv_stream(
+    kv: KeyValueConfig | KVMirrorConfig | KVAggregateConfig,
+    name: str,
+    history: int,
+    **rules: Any,
+) -> StreamConfig:
+    """The KV -> stream mapping every KV object shares (limits retention, no subjects,
+    unlimited consumers and messages, 0 sizes as -1, history per key, no deletes); ``rules``
+    are the settings that differ between buckets and mirrors."""
+    return StreamConfig(
+        name=name,
+        description=kv.description,
+        subjects=[],
+        retention="limits",
+        max_consumers=-1,
+        max_msgs=-1,
+        max_bytes=_unlimited(kv.max_bytes),
+        max_age=kv.ttl,
+        max_msgs_per_subject=history,
+        max_msg_size=_unlimited(kv.max_value_size),
+        storage=kv.storage,
+        num_replicas=kv.replicas or 1,
+        placement=_copy(kv.placement),
+        deny_delete=True,
+        metadata=dict(kv.metadata),
+        **rules,
+    )
+
+
+def _bucket_stream(
+    kv: KeyValueConfig | KVAggregateConfig, *, allow_direct: bool = True
+) -> StreamConfig:
+    """A bucket's stream (seed 002 "Buckets") before its mirror, sources and subjects: the
+    settings buckets and aggregates share."""
+    validate_bucket_name(kv.bucket)
+    history = _history(kv.history, f'bucket "{kv.bucket}"')
+    allow_msg_ttl, marker_ttl = _limit_markers(kv.limit_marker_ttl)
+    if kv.storage not in STORAGE:
+        raise client_error(
+            f'invalid storage "{kv.storage}" for bucket "{kv.bucket}": '
+            'storage must be "file" or "memory"',
+            field="storage",
+        )
+    return _kv_stream(
+        kv,
+        kv_stream_name(kv.bucket),
+        history,
+        discard="new",
+        duplicate_window=kv_duplicate_window(kv.ttl),
+        compression="s2" if kv.compression else "none",
+        republish=_copy(kv.republish),
+        allow_direct=allow_direct,
+        allow_rollup_hdrs=True,
+        allow_msg_ttl=allow_msg_ttl,
+        subject_delete_marker_ttl=marker_ttl,
+    )
 
 
 # --------------------------------------------------------------------------- table decoding
