@@ -1,0 +1,687 @@
+"""The JetStream API of one cluster on the embedded store.
+
+``JetStream(cluster, clock)`` offers what a NATS client's JetStream manager offers (method
+names follow nats-py): streams, publish, core pub/sub, and (through core/consumers.py) durable
+pull consumers. Every mutating call is ONE transaction; expiry (max_age, Nats-TTL, subject
+delete markers) is applied at the start of each call with the clock's time, reads included
+(a read that finds something due runs the expiry in a short write transaction first).
+
+Errors are values: ``ApiError`` with the server's codes and texts; client-side refusals
+(invalid subject, payload over 1 MiB, bad header name) are ``client_error``s;
+:class:`~jetlink.core.streams.NoStreamError` when no stream captures a JetStream publish.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Mapping
+
+from . import headers as H
+from . import streams as S
+from .clock import Clock, SystemClock, format_rfc3339_nano
+from .config.codec import given_empty
+from .config.stream import StreamConfig
+from .config.validate import check_stream_create, check_stream_update
+from .errors import ApiError, JetlinkError, client_error, nats_error
+from .messages import PubAck, StoredMsg, StreamInfo, StreamState
+from .store import Cluster
+from .subjects import SubjectFilter, is_valid_subject, overlaps
+
+__all__ = ["CoreMsg", "JetStream", "Subscription"]
+
+Headers = H.Headers
+
+CORE_KEEP = 10_000  # core_msgs rows kept for followers (at most once: older ones are gone)
+SUB_LEASE_NS = 30 * 1_000_000_000  # a subscription is live this long after its last poll
+
+
+def _config_doc(cfg: StreamConfig) -> str:
+    """The stored JSON of a config (lists given empty are kept, as Go keeps them)."""
+    doc = cfg.to_json()
+    for name in given_empty(cfg):
+        if name not in doc:
+            value = getattr(cfg, name, None)
+            doc[name] = {} if isinstance(value, dict) else []
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def _as_config(cfg: StreamConfig | Mapping[str, Any]) -> StreamConfig:
+    if isinstance(cfg, StreamConfig):
+        return cfg
+    if isinstance(cfg, Mapping):
+        return StreamConfig.from_json(dict(cfg), strict=True)
+    raise TypeError(f"expected a StreamConfig, got {type(cfg).__name__}")
+
+
+@dataclass
+class CoreMsg:
+    """A core NATS message seen by a subscriber."""
+
+    subject: str
+    hdr: bytes | None
+    data: bytes
+    ts: int
+
+    @property
+    def headers(self) -> Headers:
+        return H.decode_headers(self.hdr)
+
+    def to_json(self) -> dict[str, Any]:
+        import base64
+
+        return {
+            "subject": self.subject,
+            "time": format_rfc3339_nano(self.ts),
+            "headers": H.decode_headers(self.hdr),
+            "data": base64.b64encode(self.data).decode("ascii"),
+        }
+
+
+class JetStream:
+    """JetStream on one cluster database (see docs/engine.md)."""
+
+    def __init__(self, cluster: Cluster, clock: Clock | None = None,
+                 hooks: S.RetentionHooks | None = None) -> None:
+        self.cluster = cluster
+        self.clock: Clock = clock or SystemClock()
+        self._hooks = hooks
+        self._valid_subjects: set[str] = set()
+
+    @property
+    def hooks(self) -> S.RetentionHooks:
+        if self._hooks is None:
+            from .consumer_store import ConsumerHooks
+
+            self._hooks = ConsumerHooks()
+        return self._hooks
+
+    # --- transactions ---------------------------------------------------------------------
+    @contextlib.contextmanager
+    def write(self, *, expire: bool = True) -> Iterator[S.Txn]:
+        """One write transaction with the engine's view (expiry applied first)."""
+        with self.cluster.transaction() as conn:
+            catalog = S.Catalog.load(conn, self.cluster.cache)
+            txn = S.Txn(conn, self.clock.now_ns(), catalog, self.hooks)
+            if expire:
+                self._expire(txn)
+            yield txn
+            txn.flush()
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[tuple[sqlite3.Connection, S.Catalog]]:
+        """A read snapshot, after applying any expiry that is due."""
+        self._expire_if_due()
+        with self.cluster.read() as conn:
+            yield conn, S.Catalog.load(conn, self.cluster.cache)
+
+    def _expire(self, txn: S.Txn) -> None:
+        for d in txn.catalog.by_id.values():
+            if (d.max_age or d.allow_ttl or d.sdm_ttl_s) and S.expiry_due(txn.conn, d, txn.now):
+                txn.stream(d).expire()
+
+    def _expire_if_due(self) -> None:
+        now = self.clock.now_ns()
+        with self.cluster.read() as conn:
+            catalog = S.Catalog.load(conn, self.cluster.cache)
+            due = any(
+                (d.max_age or d.allow_ttl or d.sdm_ttl_s) and S.expiry_due(conn, d, now)
+                for d in catalog.by_id.values()
+            )
+        if due:
+            with self.write():
+                pass
+
+    def expire(self) -> None:
+        """Apply max_age / TTL expiry now (every call does this on its own)."""
+        with self.write():
+            pass
+
+    @staticmethod
+    def _find(catalog: S.Catalog, name: str) -> S.StreamDef:
+        d = catalog.by_name.get(name)
+        if d is None:
+            raise nats_error("StreamNotFound")
+        return d
+
+    # --- streams ----------------------------------------------------------------------------
+    def add_stream(self, cfg: StreamConfig | Mapping[str, Any]) -> StreamInfo:
+        """Create a stream (the server's checks, in its order). Creating it again with the
+        same configuration returns the existing stream; a different one is 10058."""
+        cfg = _as_config(cfg)
+        with self.write() as txn:
+            existing = {d.name: d.cfg for d in txn.catalog.by_id.values()}
+            final = check_stream_create(cfg, existing)
+            if final.name in existing:
+                d = txn.catalog.by_name[final.name]
+            else:
+                if final.first_seq > S.MAX_SEQ:
+                    raise JetlinkError(
+                        f"first_seq above {S.MAX_SEQ} (2^40-1) is not supported by jetlink",
+                        field="first_seq")
+                first = final.first_seq if final.first_seq > 0 else 0
+                last = first - 1 if first > 0 else 0
+                txn.conn.execute(
+                    "INSERT INTO streams(name, config, created_ns, first_seq, last_seq, "
+                    "last_ts, msgs, bytes) VALUES (?, ?, ?, ?, ?, 0, 0, 0)",
+                    (final.name, _config_doc(final), txn.now, first, last),
+                )
+                S.bump_config_gen(txn.conn)
+                txn.catalog = S.Catalog.load(txn.conn, self.cluster.cache)
+                d = txn.catalog.by_name[final.name]
+            return self._info(txn.conn, d, txn.now)
+
+    def update_stream(self, cfg: StreamConfig | Mapping[str, Any]) -> StreamInfo:
+        """Update a stream (10059 if absent). Lowered limits apply at once, as on the server."""
+        cfg = _as_config(cfg)
+        with self.write() as txn:
+            old = txn.catalog.by_name.get(cfg.name)
+            if old is None:
+                raise nats_error("StreamNotFound")
+            existing = {d.name: d.cfg for d in txn.catalog.by_id.values()}
+            final = check_stream_update(old.cfg, cfg, existing)
+            txn.flush()
+            txn.conn.execute("UPDATE streams SET config = ? WHERE id = ?",
+                             (_config_doc(final), old.id))
+            S.bump_config_gen(txn.conn)
+            txn.catalog = S.Catalog.load(txn.conn, self.cluster.cache)
+            txn.streams.pop(old.id, None)
+            d = txn.catalog.by_name[final.name]
+            st = txn.stream(d)
+            st.enforce_limits(old)
+            if d.max_age or d.allow_ttl or d.sdm_ttl_s:
+                st.expire()
+            txn.flush()
+            return self._info(txn.conn, d, txn.now)
+
+    def delete_stream(self, name: str) -> None:
+        with self.write(expire=False) as txn:
+            d = self._find(txn.catalog, name)
+            conn = txn.conn
+            self.hooks.on_stream_deleted(txn, d.name)
+            conn.execute("DELETE FROM msgs WHERE id BETWEEN ? AND ?", S.key_range(d.id))
+            conn.execute("DELETE FROM msg_ttl WHERE id BETWEEN ? AND ?", S.key_range(d.id))
+            conn.execute("DELETE FROM subjects WHERE stream_id = ?", (d.id,))
+            conn.execute("DELETE FROM dedupe WHERE stream_id = ?", (d.id,))
+            conn.execute("DELETE FROM streams WHERE id = ?", (d.id,))
+            S.bump_config_gen(conn)
+            txn.streams.pop(d.id, None)
+            txn.catalog = S.Catalog.load(conn, self.cluster.cache)
+
+    def stream_info(self, name: str, *, subjects_filter: str | None = None,
+                    deleted_details: bool = False) -> StreamInfo:
+        with self.read() as (conn, catalog):
+            d = self._find(catalog, name)
+            return self._info(conn, d, self.clock.now_ns(), subjects_filter=subjects_filter,
+                              deleted_details=deleted_details)
+
+    def _info(self, conn: sqlite3.Connection, d: S.StreamDef, now: int, *,
+              subjects_filter: str | None = None, deleted_details: bool = False) -> StreamInfo:
+        state = S.stream_state(conn, d, consumer_count=self.hooks.consumer_count(conn, d.name),
+                               subjects_filter=subjects_filter, deleted_details=deleted_details)
+        return StreamInfo(config=d.cfg.copy(), created_ns=d.created_ns, state=state, ts_ns=now,
+                          cluster=self.cluster.name)
+
+    def streams(self, subject: str | None = None) -> list[StreamInfo]:
+        """Every stream (by name), or those whose subjects collide with ``subject``."""
+        with self.read() as (conn, catalog):
+            now = self.clock.now_ns()
+            return [self._info(conn, catalog.by_name[n], now)
+                    for n in self._names(catalog, subject)]
+
+    def stream_names(self, subject: str | None = None) -> list[str]:
+        with self.read() as (_conn, catalog):
+            return self._names(catalog, subject)
+
+    @staticmethod
+    def _names(catalog: S.Catalog, subject: str | None) -> list[str]:
+        names = sorted(catalog.by_name)
+        if subject:
+            names = [n for n in names
+                     if any(overlaps(subject, s) for s in catalog.by_name[n].cfg.subjects)]
+        return names
+
+    def state(self, name: str) -> StreamState:
+        return self.stream_info(name).state
+
+    # --- purge, get, delete, subjects, view ---------------------------------------------------
+    def purge_stream(self, name: str, *, subject: str | None = None, seq: int | None = None,
+                     keep: int | None = None) -> int:
+        """The STREAM.PURGE request: all, ``subject`` (wildcards), ``seq`` (up to, not
+        including), ``keep`` (the newest N, of ``subject`` when given). seq with keep: 10003."""
+        seq = int(seq or 0)
+        keep = int(keep or 0)
+        if seq < 0 or keep < 0:
+            raise S.js_error("BadRequest")
+        if seq > 0 and keep > 0:
+            raise S.js_error("BadRequest")
+        if subject is not None and subject != "" and not is_valid_subject(subject):
+            # The server's store treats an invalid filter as matching nothing.
+            subject_ok = False
+        else:
+            subject_ok = True
+        with self.write() as txn:
+            d = self._find(txn.catalog, name)
+            if d.sealed:
+                raise S.js_error("StreamSealed")
+            if d.deny_purge:
+                raise S.js_error("StreamPurgeFailed", err="stream purge not permitted")
+            if not subject_ok:
+                return 0
+            st = txn.stream(d)
+            purged = st.purge(subject=subject, seq=seq, keep=keep)
+            st.notify_purge(subject)
+            return purged
+
+    def get_msg(self, name: str, seq: int | None = None, *, last_by_subj: str | None = None,
+                next_by_subj: str | None = None) -> StoredMsg:
+        """The STREAM.MSG.GET request (10003 for a bad combination, 10037 when not found)."""
+        seq = int(seq or 0)
+        if seq < 0:
+            raise S.js_error("BadRequest")
+        if ((seq > 0 and last_by_subj) or (seq == 0 and not last_by_subj and not next_by_subj)
+                or (last_by_subj and next_by_subj)):
+            raise S.js_error("BadRequest")
+        with self.read() as (conn, catalog):
+            d = self._find(catalog, name)
+            msg: StoredMsg | None
+            if next_by_subj:
+                msg = S.load_next(conn, d.id, next_by_subj, seq)
+            elif seq > 0:
+                msg = S.load_msg(conn, d.id, seq)
+            else:
+                last_seq = conn.execute("SELECT last_seq FROM streams WHERE id = ?",
+                                        (d.id,)).fetchone()[0]
+                msg = S.load_last(conn, d.id, last_by_subj or "", last_seq)
+            if msg is None:
+                raise nats_error("NoMessageFound")
+            return msg
+
+    def delete_msg(self, name: str, seq: int) -> None:
+        """The STREAM.MSG.DELETE request (file and memory storage answer differently, as on
+        the server)."""
+        seq = int(seq)
+        with self.write() as txn:
+            d = self._find(txn.catalog, name)
+            if d.sealed:
+                raise S.js_error("StreamSealed")
+            if d.deny_delete:
+                raise S.js_error("StreamMsgDeleteFailed", err="message delete not permitted")
+            st = txn.stream(d)
+            st.flush()
+            if d.file:
+                if seq <= 0:
+                    raise S.js_error("StreamMsgDeleteFailed", err="no message found")
+                if seq > st.last_seq:
+                    raise S.js_error("StreamMsgDeleteFailed", err="stream store EOF")
+                if st.msgs == 0 or seq < st.first_seq:
+                    raise S.js_error("StreamMsgDeleteFailed", err="no message found")
+            if seq <= 0 or st.remove_seqs([seq]) == 0:
+                raise S.js_error("SequenceNotFound", seq=max(seq, 0))
+
+    def subjects(self, name: str, filter: str = ">") -> dict[str, int]:
+        with self.read() as (conn, catalog):
+            d = self._find(catalog, name)
+            return S.subject_counts(conn, d.id, filter or ">")
+
+    def messages(self, name: str, *, start_seq: int | None = None,
+                 start_time_ns: int | None = None, subject: str | None = None,
+                 chunk: int = 1000) -> Iterator[StoredMsg]:
+        """Stored messages in sequence order (``stream view``); read in chunks, each chunk its
+        own snapshot, so a long view never holds a transaction open."""
+        with self.read() as (conn, catalog):
+            d = self._find(catalog, name)
+            start = int(start_seq or 0)
+            if start_time_ns is not None:
+                t = S.seq_for_time(conn, d.id, int(start_time_ns))
+                if t == 0:
+                    return
+                start = max(start, t)
+        cursor = start
+        while True:
+            with self.cluster.read() as conn:
+                batch = list(S.iter_msgs_once(conn, d.id, start_seq=cursor, subject=subject,
+                                              limit=chunk))
+            if not batch:
+                return
+            for msg, last in batch:
+                if msg is not None:
+                    yield msg
+            cursor = batch[-1][1] + 1
+
+    # --- publish ----------------------------------------------------------------------------
+    def publish(self, subject: str, data: bytes = b"",
+                headers: Mapping[str, Any] | None = None) -> PubAck | None:
+        """A JetStream publish: the PubAck, or raise the server's ApiError (nothing stored),
+        :class:`NoStreamError` when no stream captures ``subject``. A ``no_ack`` stream
+        answers nothing, as the server: the message is handled (stored or refused) and the
+        result is None."""
+        data = bytes(data)
+        hdr = H.encode_headers(headers)
+        S.check_publish_input(subject, hdr, data)
+        with self.write() as txn:
+            result = self._publish_one(txn, subject, hdr, data, core=True)
+            no_ack = not isinstance(result, S.NoStreamError) and self._no_ack(txn, subject)
+        if no_ack:
+            return None
+        if isinstance(result, JetlinkError):
+            raise result
+        return result
+
+    @staticmethod
+    def _no_ack(txn: S.Txn, subject: str) -> bool:
+        d = txn.catalog.route(subject)
+        return d is not None and d.no_ack
+
+    def publish_batch(self, msgs: Iterable[tuple[str, bytes, Mapping[str, Any] | None]]
+                      ) -> list[PubAck | ApiError | JetlinkError | None]:
+        """Publish many messages in ONE transaction; one result per message, in order (a
+        refused message is its error, the others are stored; None for a ``no_ack`` stream).
+        Client-side refusals (bad subject, payload too large, bad header) reject the whole
+        call before anything is written, as a client would refuse to send it."""
+        gc_enabled = gc.isenabled()
+        gc.disable()  # many short-lived containers: the collector would only slow us down
+        try:
+            return self._publish_batch(msgs)
+        finally:
+            if gc_enabled:
+                gc.enable()
+
+    def _publish_batch(self, msgs: Iterable[tuple]
+                       ) -> list[PubAck | ApiError | JetlinkError | None]:
+        valid = self._valid_subjects
+        max_payload = S.MAX_PAYLOAD
+        out: list[PubAck | ApiError | JetlinkError | None] = []
+        with self.write() as txn:
+            # One pass: client checks (a refusal raises: the transaction rolls back, nothing
+            # is written), routing and transforms, grouping header-less runs per stream.
+            core = _CoreFanout.load(txn)
+            catalog = txn.catalog
+            routes = catalog._routes
+            route = catalog.route
+            work: list[tuple] = []  # (stream, [(subject, data)]) runs or single messages
+            touched: dict[int, set[str]] = {}
+            ids: dict[int, list[str]] = {}
+            run_d = None
+            run: list[tuple[str, bytes]] = []
+            run_subjects: set[str] = set()
+            for item in msgs:
+                if len(item) == 3:
+                    subject, data, headers = item
+                else:
+                    (subject, data), headers = item, None
+                if type(data) is not bytes:
+                    data = bytes(data)
+                if headers:
+                    hdr, fv = H.encode_headers_fv(headers)
+                else:
+                    hdr = fv = None
+                if subject not in valid or len(data) + (len(hdr) if hdr else 0) > max_payload:
+                    S.check_publish_input(subject, hdr, data)
+                    if len(valid) < 100_000:
+                        valid.add(subject)
+                if core.active:
+                    core.add(subject, hdr, data)
+                d = routes.get(subject, _MISSING)
+                if d is _MISSING:
+                    d = route(subject)
+                if d is None:
+                    run_d = None
+                    work.append((None, subject))
+                    continue
+                if d.transform is not None:
+                    mapped = d.transform.apply(subject)
+                    if mapped is not None:
+                        subject = mapped
+                if hdr is None:
+                    if d is not run_d:
+                        run_d, run = d, []
+                        work.append((d, run))
+                        run_subjects = touched.setdefault(d.id, set())
+                    run.append((subject, data))
+                    run_subjects.add(subject)
+                    continue
+                run_d = None
+                work.append((d, subject, hdr, data, fv))
+                touched.setdefault(d.id, set()).add(subject)
+                mid = fv.get(H.MSG_ID) if fv else None
+                if mid:
+                    ids.setdefault(d.id, []).append(mid)
+            streams = txn.streams
+            for sid, subjects in touched.items():
+                txn.stream(catalog.by_id[sid]).prefetch_subjects(subjects)
+            for sid, mids in ids.items():
+                streams[sid].prefetch_msg_ids(mids)
+            append = out.append
+            for w in work:
+                d = w[0]
+                if d is None:
+                    append(S.NoStreamError(w[1]))
+                elif len(w) == 2:  # a run of header-less messages: the batch hot path
+                    acks = streams[d.id].append_plain(w[1])
+                    out.extend([None] * len(acks) if d.no_ack else acks)
+                else:
+                    r = streams[d.id].append(w[1], w[2], w[3], fv=w[4])
+                    append(None if d.no_ack else r)
+            core.flush()
+        return out
+
+    def _publish_one(self, txn: S.Txn, subject: str, hdr: bytes | None, data: bytes, *,
+                     core: bool) -> PubAck | JetlinkError:
+        if core:
+            fan = _CoreFanout.load(txn)
+            if fan.active:
+                fan.add(subject, hdr, data)
+                fan.flush()
+        d = txn.catalog.route(subject)
+        if d is None:
+            return S.NoStreamError(subject)
+        if d.transform is not None:
+            mapped = d.transform.apply(subject)
+            if mapped is not None:
+                subject = mapped
+        return txn.stream(d).append(subject, hdr, data)
+
+    # --- core pub/sub -------------------------------------------------------------------------
+    def publish_core(self, subject: str, data: bytes = b"",
+                     headers: Mapping[str, Any] | None = None) -> None:
+        """A core NATS publish (no ack, at most once): live subscribers see it, and a stream
+        that captures the subject stores it (its refusal is silent, as on a server)."""
+        data = bytes(data)
+        hdr = H.encode_headers(headers)
+        S.check_publish_input(subject, hdr, data)
+        with self.write() as txn:
+            self._publish_one(txn, subject, hdr, data, core=True)
+
+    def subscribe(self, subject: str) -> "Subscription":
+        """Follow core messages on ``subject`` (wildcards) published from now on, by any
+        process sharing the data directory."""
+        if not isinstance(subject, str) or not is_valid_subject(subject):
+            raise client_error("nats: invalid subject")
+        return Subscription(self.cluster, subject)
+
+    # --- consumers (rules: core/consumers.py; storage: core/consumer_store.py) -----------
+    @contextlib.contextmanager
+    def _consumers(self) -> Iterator[Any]:
+        from .consumer_store import StoreBackend
+        from .consumers import ConsumerEngine
+
+        with self.write() as txn:
+            yield ConsumerEngine(StoreBackend(txn), txn.now)
+
+    def add_consumer(self, stream: str, config: Any, *, action: str = "",
+                     pedantic: bool = False) -> Any:
+        """CONSUMER.CREATE (a ConsumerConfig or its JSON); same name again: an update."""
+        from .config.consumer import ConsumerConfig
+
+        if isinstance(config, Mapping):
+            config = ConsumerConfig.from_json(dict(config), strict=True)
+        with self._consumers() as eng:
+            return eng.add(stream, config, action=action, pedantic=pedantic)
+
+    def consumer_info(self, stream: str, name: str) -> Any:
+        with self._consumers() as eng:
+            return eng.info(stream, name)
+
+    def consumers(self, stream: str) -> list[Any]:
+        with self._consumers() as eng:
+            return eng.infos(stream)
+
+    def consumer_names(self, stream: str) -> list[str]:
+        with self._consumers() as eng:
+            return eng.names(stream)
+
+    def delete_consumer(self, stream: str, name: str) -> None:
+        with self._consumers() as eng:
+            eng.delete(stream, name)
+
+    def fetch(self, stream: str, consumer: str, batch: int = 1) -> list[Any]:
+        """One pull request answered at once: up to ``batch`` DeliveredMsg."""
+        with self._consumers() as eng:
+            return eng.fetch(stream, consumer, batch)
+
+    def ack(self, stream: str, consumer: str, seq: int, consumer_seq: int | None = None) -> bool:
+        with self._consumers() as eng:
+            return eng.ack(stream, consumer, seq, consumer_seq)
+
+    def nak(self, stream: str, consumer: str, seq: int, *, delay: int | None = None,
+            consumer_seq: int | None = None) -> bool:
+        with self._consumers() as eng:
+            return eng.nak(stream, consumer, seq, delay=delay, consumer_seq=consumer_seq)
+
+    def term(self, stream: str, consumer: str, seq: int, consumer_seq: int | None = None) -> bool:
+        with self._consumers() as eng:
+            return eng.term(stream, consumer, seq, consumer_seq)
+
+    def in_progress(self, stream: str, consumer: str, seq: int) -> bool:
+        with self._consumers() as eng:
+            return eng.in_progress(stream, consumer, seq)
+
+
+_MISSING = object()
+
+
+class _CoreFanout:
+    """Core messages of one transaction, written only when a live subscription matches."""
+
+    __slots__ = ("txn", "filter", "rows", "active")
+
+    def __init__(self, txn: S.Txn, flt: SubjectFilter | None) -> None:
+        self.txn = txn
+        self.filter = flt
+        self.rows: list[tuple] = []
+        self.active = flt is not None
+
+    @classmethod
+    def load(cls, txn: S.Txn) -> "_CoreFanout":
+        now = time.time_ns()
+        filters = [r[0] for r in txn.conn.execute(
+            "SELECT DISTINCT filter FROM core_subs WHERE expires_ns > ?", (now,))]
+        return cls(txn, SubjectFilter(filters) if filters else None)
+
+    def add(self, subject: str, hdr: bytes | None, data: bytes) -> None:
+        if self.filter is not None and self.filter.matches(subject):
+            self.rows.append((subject, hdr, data, self.txn.now))
+
+    def flush(self) -> None:
+        if not self.rows:
+            return
+        conn = self.txn.conn
+        conn.executemany("INSERT INTO core_msgs(subject, hdr, data, ts) VALUES (?, ?, ?, ?)",
+                         self.rows)
+        last = conn.execute("SELECT max(id) FROM core_msgs").fetchone()[0] or 0
+        if last % 256 < len(self.rows) or len(self.rows) >= 256:
+            conn.execute("DELETE FROM core_msgs WHERE id <= ?", (last - CORE_KEEP,))
+        self.rows = []
+
+
+class Subscription:
+    """A core subscription followed across processes: ``next(timeout)`` -> CoreMsg | None.
+
+    At most once: messages published before the subscription, or pruned before it polled
+    (more than ~10k behind), are never seen.
+    """
+
+    POLL_MIN = 0.005
+    POLL_MAX = 0.05
+
+    def __init__(self, cluster: Cluster, subject: str) -> None:
+        self.cluster = cluster
+        self.subject = subject
+        self._filter = SubjectFilter([subject])
+        self._buf: list[CoreMsg] = []
+        self._closed = False
+        with cluster.transaction() as conn:
+            now = time.time_ns()
+            conn.execute("DELETE FROM core_subs WHERE expires_ns <= ?", (now,))
+            cur = conn.execute(
+                "INSERT INTO core_subs(filter, pid, expires_ns) VALUES (?, ?, ?)",
+                (subject, os.getpid(), now + SUB_LEASE_NS))
+            self._id = cur.lastrowid
+            self._cursor = conn.execute("SELECT coalesce(max(id), 0) FROM core_msgs").fetchone()[0]
+        self._renewed = now
+
+    def _renew(self) -> None:
+        now = time.time_ns()
+        if now - self._renewed > SUB_LEASE_NS // 3:
+            with self.cluster.transaction() as conn:
+                conn.execute("UPDATE core_subs SET expires_ns = ? WHERE id = ?",
+                             (now + SUB_LEASE_NS, self._id))
+            self._renewed = now
+
+    def _poll(self) -> None:
+        with self.cluster.read() as conn:
+            rows = conn.execute(
+                "SELECT id, subject, hdr, data, ts FROM core_msgs WHERE id > ? ORDER BY id "
+                "LIMIT 1000", (self._cursor,)).fetchall()
+        for rid, subject, hdr, data, ts in rows:
+            self._cursor = rid
+            if self._filter.matches(subject):
+                self._buf.append(CoreMsg(subject, hdr, data, ts))
+
+    def next(self, timeout: float | None = 1.0) -> CoreMsg | None:
+        """The next message, waiting up to ``timeout`` seconds (None: forever; 0: no wait)."""
+        if self._closed:
+            raise JetlinkError("subscription closed")
+        deadline = None if timeout is None else time.monotonic() + timeout
+        delay = self.POLL_MIN
+        while True:
+            if self._buf:
+                return self._buf.pop(0)
+            self._renew()
+            self._poll()
+            if self._buf:
+                return self._buf.pop(0)
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                time.sleep(min(delay, left))
+            else:
+                time.sleep(delay)
+            delay = min(delay * 2, self.POLL_MAX)
+
+    def __iter__(self) -> Iterator[CoreMsg]:
+        while True:
+            msg = self.next(None)
+            if msg is not None:
+                yield msg
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(sqlite3.Error, JetlinkError):
+            with self.cluster.transaction() as conn:
+                conn.execute("DELETE FROM core_subs WHERE id = ?", (self._id,))
+
+    def __enter__(self) -> "Subscription":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,149 @@
+"""Result types of the engine, with ``to_json()`` in the NATS shapes.
+
+``PubAck``, ``StoredMsg``, ``StreamState``, ``StreamInfo``. Times are int nanoseconds
+(UTC, since the epoch) inside; ``to_json`` prints them as Go prints ``time.Time`` (RFC3339Nano,
+``0001-01-01T00:00:00Z`` when unset).
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+from .clock import format_rfc3339_nano
+from .headers import Headers, decode_headers
+
+__all__ = ["PubAck", "StoredMsg", "StreamState", "StreamInfo"]
+
+
+class PubAck:
+    """``{"stream", "seq", "duplicate"?}``; ``val`` is a counter stream's new value."""
+
+    __slots__ = ("stream", "seq", "duplicate", "val")
+
+    def __init__(self, stream: str, seq: int, duplicate: bool = False, val: str | None = None):
+        self.stream = stream
+        self.seq = seq
+        self.duplicate = duplicate
+        self.val = val
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"stream": self.stream, "seq": self.seq}
+        if self.duplicate:
+            out["duplicate"] = True
+        if self.val is not None:
+            out["val"] = self.val
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PubAck) and (
+            self.stream, self.seq, self.duplicate, self.val
+        ) == (other.stream, other.seq, other.duplicate, other.val)
+
+    def __repr__(self) -> str:
+        dup = ", duplicate=True" if self.duplicate else ""
+        return f"PubAck({self.stream!r}, {self.seq}{dup})"
+
+
+@dataclass
+class StoredMsg:
+    """A stored message: ``{"subject", "seq", "time", "headers", "data" (base64)}``."""
+
+    subject: str
+    seq: int
+    ts: int
+    hdr: bytes | None
+    data: bytes
+
+    @property
+    def headers(self) -> Headers:
+        return decode_headers(self.hdr)
+
+    @property
+    def time(self) -> str:
+        return format_rfc3339_nano(self.ts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "subject": self.subject,
+            "seq": self.seq,
+            "time": format_rfc3339_nano(self.ts),
+            "headers": decode_headers(self.hdr),
+            "data": base64.b64encode(self.data).decode("ascii"),
+        }
+
+
+@dataclass
+class StreamState:
+    messages: int = 0
+    bytes: int = 0
+    first_seq: int = 0
+    first_ts: int = 0
+    last_seq: int = 0
+    last_ts: int = 0
+    num_deleted: int = 0
+    deleted: list[int] | None = None
+    num_subjects: int = 0
+    subjects: dict[str, int] | None = None
+    consumer_count: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """The server's field order; num_subjects/subjects/num_deleted/deleted omitted if empty."""
+        out: dict[str, Any] = {
+            "messages": self.messages,
+            "bytes": self.bytes,
+            "first_seq": self.first_seq,
+            "first_ts": format_rfc3339_nano(self.first_ts),
+            "last_seq": self.last_seq,
+            "last_ts": format_rfc3339_nano(self.last_ts),
+        }
+        if self.num_subjects:
+            out["num_subjects"] = self.num_subjects
+        if self.subjects:
+            out["subjects"] = dict(self.subjects)
+        if self.num_deleted:
+            out["num_deleted"] = self.num_deleted
+        if self.deleted:
+            out["deleted"] = list(self.deleted)
+        out["consumer_count"] = self.consumer_count
+        return out
+
+
+@dataclass
+class StreamInfo:
+    """``{"config", "created", "state", "mirror"?, "sources"?, "cluster", "ts"}``.
+
+    ``config`` is the stored StreamConfig; ``to_json`` adds the two metadata keys the server
+    adds to every response (``_nats.ver``, ``_nats.level``). ``mirror`` / ``sources`` are
+    StreamSourceInfo documents filled in by the replication layer (None / [] otherwise).
+    """
+
+    config: Any  # StreamConfig
+    created_ns: int
+    state: StreamState
+    ts_ns: int
+    cluster: str = ""
+    mirror: dict[str, Any] | None = None
+    sources: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def to_json(self) -> dict[str, Any]:
+        from .config.validate import with_response_metadata
+
+        out: dict[str, Any] = {
+            "config": with_response_metadata(self.config).to_json(),
+            "created": format_rfc3339_nano(self.created_ns),
+            "state": self.state.to_json(),
+        }
+        if self.mirror is not None:
+            out["mirror"] = self.mirror
+        if self.sources:
+            out["sources"] = self.sources
+        if self.cluster:
+            out["cluster"] = {"leader": self.cluster}
+        out["ts"] = format_rfc3339_nano(self.ts_ns)
+        return out

@@ -1,0 +1,389 @@
+"""The data directory: one SQLite database per cluster.
+
+``<data-dir>/<cluster>.db`` in WAL mode with a busy timeout, ``synchronous=NORMAL`` (a
+committed transaction survives a SIGKILL of the process; only an OS crash may lose the last
+commits). The directory is created with mode 0700 and the databases with 0600. Cluster names
+are validated before they touch the filesystem, and SQL only ever takes values as parameters.
+
+Several processes may use one data directory at once: each write is one ``BEGIN IMMEDIATE``
+transaction (writers queue on the busy timeout), readers use plain deferred transactions and
+never block the writer (WAL).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sqlite3
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from ..errors import JetlinkError, NotFoundError
+from .schema import MIGRATIONS, SCHEMA_VERSION
+
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "KINDS",
+    "LOCAL",
+    "Cluster",
+    "ClusterInfo",
+    "DataDir",
+    "connect",
+    "default_data_dir",
+    "validate_cluster_name",
+]
+
+LOCAL = "local"
+KINDS = ("nats", "kafka")
+NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+DB_SUFFIX = ".db"
+BUSY_TIMEOUT_MS = 30_000
+CACHE_KIB = 65_536  # page cache per connection (negative cache_size = KiB)
+
+
+def validate_cluster_name(name: Any) -> str:
+    """``name`` when it is a valid cluster name (``[A-Za-z0-9_-]{1,64}``), else JetlinkError."""
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
+        raise JetlinkError(
+            f"invalid cluster name {name!r}: use 1 to 64 letters, digits, '_' or '-'",
+            field="name",
+        )
+    return name
+
+
+def default_data_dir() -> Path:
+    """``$JETLINK_DATA_DIR``, else ``$XDG_DATA_HOME/jetlink``, else ``~/.local/share/jetlink``."""
+    env = os.environ.get("JETLINK_DATA_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".local" / "share"
+    return base / "jetlink"
+
+
+def connect(path: str | os.PathLike[str]) -> sqlite3.Connection:
+    """A connection with jetlink's settings; autocommit mode (transactions are explicit)."""
+    conn = sqlite3.connect(
+        os.fspath(path),
+        isolation_level=None,
+        timeout=BUSY_TIMEOUT_MS / 1000,
+        check_same_thread=False,
+    )
+    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+    if str(mode).lower() != "wal":  # pragma: no cover - a filesystem without WAL support
+        raise JetlinkError(f"cannot use WAL mode for {os.fspath(path)}: journal mode is {mode}")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    return conn
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Bring the core schema to SCHEMA_VERSION, one transaction per step."""
+    while True:
+        if conn.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Re-read under the write lock: another process may have migrated meanwhile.
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version < SCHEMA_VERSION:
+                for stmt in MIGRATIONS[version]:
+                    conn.execute(stmt)
+                conn.execute(f"PRAGMA user_version={version + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    name: str
+    kind: str
+    down: bool
+    path: str
+    created_ns: int
+
+    def to_json(self) -> dict[str, Any]:
+        from ..clock import format_rfc3339_nano
+
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "down": self.down,
+            "path": self.path,
+            "created": format_rfc3339_nano(self.created_ns),
+        }
+
+
+class Cluster:
+    """One cluster database. Holds one connection, opened on first use.
+
+    ``transaction()`` gives the connection inside ``BEGIN IMMEDIATE ... COMMIT`` (ROLLBACK on
+    any exception); ``read()`` inside a deferred transaction (one consistent snapshot). Both
+    nest: inside an open transaction they simply join it.
+    """
+
+    def __init__(self, name: str, path: Path) -> None:
+        self.name = name
+        self.path = path
+        self._conn: sqlite3.Connection | None = None
+        self._components: dict[str, int] = {}
+        self._kind: str | None = None
+        # Per-connection caches other modules may keep (e.g. compiled stream configs).
+        self.cache: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"Cluster({self.name!r}, {str(self.path)!r})"
+
+    # --- connection ---------------------------------------------------------------------
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            if not self.path.exists():
+                raise NotFoundError(f"cluster {self.name} not found")
+            conn = connect(self.path)
+            _migrate(conn)
+            self._conn = conn
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        self.cache.clear()
+        self._components.clear()
+
+    def __enter__(self) -> "Cluster":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction (``BEGIN IMMEDIATE``); nested calls join the outer one."""
+        conn = self.conn
+        if conn.in_transaction:
+            yield conn
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A read snapshot (deferred transaction); nested calls join the outer one."""
+        conn = self.conn
+        if conn.in_transaction:
+            yield conn
+            return
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+
+    # --- meta -----------------------------------------------------------------------------
+    def meta_get(self, key: str, default: Any = None) -> Any:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return default if row is None else row[0]
+
+    def meta_set(self, key: str, value: Any) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    @property
+    def kind(self) -> str:
+        if self._kind is None:
+            self._kind = str(self.meta_get("kind", "nats"))
+        return self._kind
+
+    @property
+    def down(self) -> bool:
+        """Marked unreachable (``cluster down``); read fresh: another process may change it."""
+        return bool(self.meta_get("down", 0))
+
+    def set_down(self, down: bool) -> None:
+        self.meta_set("down", 1 if down else 0)
+
+    def info(self) -> ClusterInfo:
+        with self.read():
+            return ClusterInfo(
+                name=self.name,
+                kind=self.kind,
+                down=self.down,
+                path=str(self.path),
+                created_ns=int(self.meta_get("created_ns", 0) or 0),
+            )
+
+    # --- component schemas ------------------------------------------------------------------
+    def ensure_schema(self, component: str, steps: Sequence[Sequence[str]]) -> None:
+        """Apply the not yet applied ``steps`` of ``component`` (each step: SQL statements).
+
+        Cheap after the first call on this Cluster object. Safe across processes: each step
+        runs in its own ``BEGIN IMMEDIATE`` transaction after re-reading the version.
+        """
+        if self._components.get(component, -1) >= len(steps):
+            return
+        conn = self.conn
+        while True:
+            row = conn.execute(
+                "SELECT version FROM schema_components WHERE component = ?", (component,)
+            ).fetchone()
+            version = row[0] if row else 0
+            if version >= len(steps):
+                self._components[component] = version
+                return
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute(
+                    "SELECT version FROM schema_components WHERE component = ?", (component,)
+                ).fetchone()
+                version = row[0] if row else 0
+                if version < len(steps):
+                    for stmt in steps[version]:
+                        conn.execute(stmt)
+                    conn.execute(
+                        "INSERT INTO schema_components(component, version) VALUES (?, ?) "
+                        "ON CONFLICT(component) DO UPDATE SET version = excluded.version",
+                        (component, version + 1),
+                    )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+
+class DataDir:
+    """A jetlink data directory: ``<path>/<cluster>.db`` per cluster."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else default_data_dir()
+        self._open: dict[str, Cluster] = {}
+
+    def __repr__(self) -> str:
+        return f"DataDir({str(self.path)!r})"
+
+    def ensure(self) -> Path:
+        """Create the directory (mode 0700) if needed."""
+        if not self.path.is_dir():
+            self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.chmod(self.path, 0o700)
+        return self.path
+
+    def cluster_path(self, name: str) -> Path:
+        return self.path / (validate_cluster_name(name) + DB_SUFFIX)
+
+    def _create(self, name: str, kind: str, now_ns: int) -> bool:
+        """Create ``name``'s database if it does not exist; True when this call created it."""
+        self.ensure()
+        path = self.cluster_path(name)
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+        except FileExistsError:
+            return False
+        os.close(fd)
+        conn = connect(path)
+        try:
+            _migrate(conn)
+            conn.execute("BEGIN IMMEDIATE")
+            for key, value in (("kind", kind), ("down", 0), ("created_ns", now_ns),
+                               ("config_gen", 0)):
+                conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (key, value))
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        return True
+
+    def _ensure_local(self) -> None:
+        import time
+
+        if not self.cluster_path(LOCAL).exists():
+            self._create(LOCAL, "nats", time.time_ns())
+
+    def add_cluster(self, name: str, kind: str = "nats", *,
+                    now_ns: int | None = None) -> ClusterInfo:
+        """Create cluster ``name`` (JetlinkError if it exists or the name/kind is invalid)."""
+        import time
+
+        validate_cluster_name(name)
+        if kind not in KINDS:
+            raise JetlinkError(
+                f"invalid cluster kind {kind!r}: use one of {', '.join(KINDS)}", field="kind"
+            )
+        if not self._create(name, kind, time.time_ns() if now_ns is None else now_ns):
+            raise JetlinkError(f"cluster {name} already exists", field="name")
+        return self.open(name).info()
+
+    def clusters(self) -> list[ClusterInfo]:
+        """Every cluster of the directory, by name (``local`` is created on first use)."""
+        self._ensure_local()
+        out = []
+        for entry in sorted(os.listdir(self.path)):
+            if not entry.endswith(DB_SUFFIX):
+                continue
+            name = entry[: -len(DB_SUFFIX)]
+            if not NAME_RE.fullmatch(name):
+                continue
+            path = self.path / entry
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                continue
+            out.append(self.open(name).info())
+        return out
+
+    def has_cluster(self, name: str) -> bool:
+        return self.cluster_path(name).exists()
+
+    def open(self, name: str = LOCAL, *, create_local: bool = True) -> Cluster:
+        """The cluster ``name``; ``local`` is created on first use, others must exist."""
+        validate_cluster_name(name)
+        cached = self._open.get(name)
+        if cached is not None and cached.path.exists():
+            return cached
+        if name == LOCAL and create_local:
+            self._ensure_local()
+        path = self.cluster_path(name)
+        if not path.exists():
+            raise NotFoundError(f"cluster {name} not found")
+        cluster = Cluster(name, path)
+        try:
+            cluster.conn  # open and migrate now: errors surface here
+        except sqlite3.DatabaseError as err:
+            cluster.close()
+            raise JetlinkError(f"cluster {name}: {path} is not a usable database ({err})") from err
+        self._open[name] = cluster
+        return cluster
+
+    def remove_cluster(self, name: str) -> None:
+        """Delete cluster ``name``'s database (NotFoundError if it does not exist)."""
+        path = self.cluster_path(name)
+        cluster = self._open.pop(name, None)
+        if cluster is not None:
+            cluster.close()
+        if not path.exists():
+            raise NotFoundError(f"cluster {name} not found")
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(str(path) + suffix)
+
+    def close(self) -> None:
+        for cluster in self._open.values():
+            cluster.close()
+        self._open.clear()

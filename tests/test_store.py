@@ -1,0 +1,242 @@
+"""The data directory, cluster databases, schema migrations and the injectable clock."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from jetlink.core.clock import (
+    ManualClock,
+    SystemClock,
+    format_rfc3339_nano,
+    parse_rfc3339_nano,
+)
+from jetlink.core.errors import JetlinkError, NotFoundError
+from jetlink.core.store import (
+    LOCAL,
+    SCHEMA_VERSION,
+    DataDir,
+    connect,
+    default_data_dir,
+    validate_cluster_name,
+)
+
+
+@pytest.fixture
+def dd(tmp_path):
+    d = DataDir(tmp_path / "data")
+    yield d
+    d.close()
+
+
+# --- data directory --------------------------------------------------------------------------
+def test_directory_created_0700_and_local_on_first_use(dd):
+    assert not dd.path.exists()
+    infos = dd.clusters()
+    assert [c.name for c in infos] == [LOCAL]
+    assert infos[0].kind == "nats" and infos[0].down is False
+    assert stat.S_IMODE(os.stat(dd.path).st_mode) == 0o700
+    db = dd.path / "local.db"
+    assert stat.S_IMODE(os.stat(db).st_mode) == 0o600
+
+
+def test_open_local_creates_it(dd):
+    c = dd.open()
+    assert c.name == LOCAL and c.kind == "nats"
+    assert (dd.path / "local.db").exists()
+
+
+def test_add_list_remove(dd):
+    info = dd.add_cluster("east", kind="nats")
+    assert info.name == "east" and info.kind == "nats"
+    dd.add_cluster("k1", kind="kafka")
+    assert [(c.name, c.kind) for c in dd.clusters()] == [
+        ("east", "nats"), ("k1", "kafka"), ("local", "nats")]
+    dd.remove_cluster("east")
+    assert [c.name for c in dd.clusters()] == ["k1", "local"]
+    assert not (dd.path / "east.db").exists()
+
+
+def test_add_twice_refused(dd):
+    dd.add_cluster("east")
+    with pytest.raises(JetlinkError, match="already exists"):
+        dd.add_cluster("east")
+
+
+def test_unknown_cluster_and_kind(dd):
+    with pytest.raises(NotFoundError):
+        dd.open("nope")
+    with pytest.raises(NotFoundError):
+        dd.remove_cluster("nope")
+    with pytest.raises(JetlinkError, match="invalid cluster kind"):
+        dd.add_cluster("x", kind="redis")
+
+
+@pytest.mark.parametrize("name", [
+    "", "../etc", "a/b", "a.b", "..", "x" * 65, "sp ace", "nul\x00", "a\\b", "é", None, 3,
+])
+def test_invalid_cluster_names_never_touch_the_filesystem(dd, name):
+    with pytest.raises(JetlinkError, match="invalid cluster name"):
+        dd.add_cluster(name)
+    with pytest.raises(JetlinkError, match="invalid cluster name"):
+        dd.open(name)
+    assert not dd.path.exists() or os.listdir(dd.path) == []
+
+
+@pytest.mark.parametrize("name", ["local", "a", "East-1", "x_y", "Z" * 64])
+def test_valid_cluster_names(name):
+    assert validate_cluster_name(name) == name
+
+
+def test_default_data_dir(monkeypatch, tmp_path):
+    monkeypatch.setenv("JETLINK_DATA_DIR", str(tmp_path / "d"))
+    assert default_data_dir() == tmp_path / "d"
+    monkeypatch.delenv("JETLINK_DATA_DIR")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "x"))
+    assert default_data_dir() == tmp_path / "x" / "jetlink"
+
+
+def test_down_flag_is_shared_between_handles(dd):
+    dd.add_cluster("east")
+    a = dd.open("east")
+    other = DataDir(dd.path)
+    b = other.open("east")
+    assert a.down is False
+    b.set_down(True)
+    assert a.down is True
+    assert [c.down for c in dd.clusters() if c.name == "east"] == [True]
+    b.set_down(False)
+    assert a.down is False
+    other.close()
+
+
+# --- schema ----------------------------------------------------------------------------------
+def test_wal_busy_timeout_and_schema_version(dd):
+    c = dd.open()
+    conn = c.conn
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"meta", "streams", "subjects", "msgs", "msg_ttl", "dedupe", "core_msgs",
+            "core_subs", "schema_components"} <= tables
+    # msgs has no index on subjects (the per-subject chains replace it)
+    indexes = {r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type='index' AND tbl_name='msgs' AND sql IS NOT NULL")}
+    assert indexes == set()
+
+
+def test_reopen_does_not_migrate_again(dd):
+    c = dd.open()
+    c.meta_set("probe", 42)
+    dd.close()
+    again = DataDir(dd.path).open()
+    assert again.meta_get("probe") == 42
+    assert again.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    again.close()
+
+
+def test_component_schema_applied_once(dd):
+    c = dd.open()
+    steps = [["CREATE TABLE t1 (a INTEGER)"], ["ALTER TABLE t1 ADD COLUMN b TEXT"]]
+    c.ensure_schema("demo", steps[:1])
+    c.ensure_schema("demo", steps[:1])
+    c.ensure_schema("demo", steps)
+    cols = [r[1] for r in c.conn.execute("PRAGMA table_info(t1)")]
+    assert cols == ["a", "b"]
+    other = DataDir(dd.path).open()
+    other.ensure_schema("demo", steps)  # another handle: nothing to do
+    assert other.conn.execute(
+        "SELECT version FROM schema_components WHERE component='demo'").fetchone()[0] == 2
+    other.close()
+
+
+def test_transaction_rolls_back_on_error_and_nests(dd):
+    c = dd.open()
+    with pytest.raises(RuntimeError):
+        with c.transaction() as conn:
+            conn.execute("INSERT INTO meta(key, value) VALUES ('a', 1)")
+            with c.transaction() as inner:  # joins the outer one
+                inner.execute("INSERT INTO meta(key, value) VALUES ('b', 2)")
+            raise RuntimeError("boom")
+    assert c.meta_get("a") is None and c.meta_get("b") is None
+    with c.transaction() as conn:
+        conn.execute("INSERT INTO meta(key, value) VALUES ('a', 1)")
+    assert c.meta_get("a") == 1
+
+
+def test_readers_do_not_block_a_writer(dd):
+    c = dd.open()
+    reader = connect(c.path)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT count(*) FROM meta").fetchone()[0] >= 1
+    c.meta_set("w", 1)  # the writer commits while a read transaction is open
+    # the reader still sees its snapshot
+    assert reader.execute("SELECT count(*) FROM meta WHERE key='w'").fetchone()[0] == 0
+    reader.execute("COMMIT")
+    assert reader.execute("SELECT count(*) FROM meta WHERE key='w'").fetchone()[0] == 1
+    reader.close()
+
+
+def test_sql_values_are_parameters(dd):
+    c = dd.open()
+    evil = "x'); DROP TABLE meta; --"
+    c.meta_set(evil, evil)
+    assert c.meta_get(evil) == evil
+    assert c.conn.execute("SELECT count(*) FROM sqlite_master WHERE name='meta'").fetchone()[0]
+
+
+def test_remove_open_cluster(dd):
+    dd.add_cluster("gone")
+    c = dd.open("gone")
+    c.meta_set("x", 1)
+    dd.remove_cluster("gone")
+    assert not dd.has_cluster("gone")
+    with pytest.raises(NotFoundError):
+        dd.open("gone")
+
+
+def test_not_a_database_is_reported(dd):
+    dd.ensure()
+    (dd.path / "bad.db").write_bytes(b"not sqlite at all" * 100)
+    with pytest.raises(JetlinkError, match="not a usable database"):
+        dd.open("bad")
+
+
+# --- clock -----------------------------------------------------------------------------------
+def test_manual_clock_moves_only_when_told():
+    c = ManualClock(1_000)
+    assert c.now_ns() == 1_000
+    assert c.now_ns() == 1_000
+    c.advance(500)
+    assert c.now_ns() == 1_500
+    c.advance_s(1.5)
+    assert c.now_ns() == 1_500 + 1_500_000_000
+    c.set(7)
+    assert c.now_ns() == 7
+
+
+def test_system_clock_is_wall_time():
+    import time
+
+    a = time.time_ns()
+    b = SystemClock().now_ns()
+    assert abs(b - a) < 5_000_000_000
+
+
+@pytest.mark.parametrize("ns,text", [
+    (0, "0001-01-01T00:00:00Z"),
+    (1_767_225_600_000_000_000, "2026-01-01T00:00:00Z"),
+    (1_767_225_600_123_456_789, "2026-01-01T00:00:00.123456789Z"),
+    (1_767_225_600_120_000_000, "2026-01-01T00:00:00.12Z"),
+    (1_767_225_600_000_000_001, "2026-01-01T00:00:00.000000001Z"),
+])
+def test_rfc3339_nano_like_go(ns, text):
+    assert format_rfc3339_nano(ns) == text
+    assert parse_rfc3339_nano(text) == ns
+
+
+def test_parse_rfc3339_offsets():
+    assert parse_rfc3339_nano("2026-01-01T01:00:00+01:00") == 1_767_225_600_000_000_000
