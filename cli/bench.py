@@ -1,8 +1,8 @@
 """``jetlink bench ...``: measure the engine's hot paths (like ``nats bench``).
 
 Benchmarks print what they measured and assert nothing. The measuring code is in core
-(``bench_transform`` in jetlink.core.transform, ``bench_validate`` in jetlink.core.topology);
-this module calls it and renders the returned dict.
+(``bench_transform`` in jetlink.core.transform, ``bench_validate`` in jetlink.core.topology,
+``bench_pub`` in jetlink.core.bench); this module calls it and renders the returned dict.
 """
 
 from __future__ import annotations
@@ -55,6 +55,25 @@ def validate(
     from jetlink.core.topology import bench_validate
 
     App.of(ctx).emit(bench_validate(count), human=render)
+
+
+@bench_app.command("pub")
+def pub(
+    ctx: typer.Context,
+    count: Annotated[int, _count_option("messages")] = 100_000,
+    size: Annotated[
+        int, typer.Option("--size", min=0, metavar="BYTES", help="Body size of each message.")
+    ] = 128,
+    json_output: JsonOption = False,
+) -> None:
+    """Benchmark publishing into a stream.
+
+    Publishes N messages of --size bytes into a scratch stream of the embedded store (like
+    nats bench pub) and reports messages and megabytes per second.
+    """
+    from jetlink.core.bench import bench_pub
+
+    App.of(ctx).emit(bench_pub(count, size), human=render)
 
 
 def render(app: App, result: dict[str, Any]) -> None:

@@ -40,7 +40,15 @@ from jetlink.cli.app import (
 )
 
 # The command-group modules (cli/<name>.py), in help order. Each exposes register(app).
-COMMAND_MODULES: tuple[str, ...] = ("validate", "bench")
+COMMAND_MODULES: tuple[str, ...] = (
+    "cluster",
+    "stream",
+    "consumer",
+    "pub",
+    "sub",
+    "validate",
+    "bench",
+)
 
 HELP = (
     "Operate stream replication: NATS JetStream streams, mirrors, sources and KV buckets, "

@@ -202,3 +202,228 @@ def print_error(app: App | None, err: JetlinkError) -> None:
         print_json(err.to_dict())
     else:
         notice(app, format_error(err))
+
+
+# -- natscli-style human forms (stream / consumer / pub / sub verbs) ----------------------
+
+
+def comma(n: int) -> str:
+    """An integer with thousands separators, as natscli prints counts (``1,234``)."""
+    return f"{int(n):,}"
+
+
+_IEC = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+
+
+def ibytes(n: int) -> str:
+    """A byte count in IEC units like go-humanize's ``IBytes`` (``0 B``, ``1.5 KiB``, ``10 MiB``)."""
+    n = int(n)
+    if n < 10:
+        return f"{n} B"
+    exp = 0
+    value = float(n)
+    while value >= 1024 and exp < len(_IEC) - 1:
+        value /= 1024
+        exp += 1
+    # go-humanize rounds to one decimal first, then prints no decimal from 10 up.
+    value = int(value * 10 + 0.5) / 10
+    return f"{value:.0f} {_IEC[exp]}" if value >= 10 else f"{value:.1f} {_IEC[exp]}"
+
+
+def since(ns: int) -> str:
+    """A duration the way natscli's tables show it (``HumanizeDuration``): ``1m3s``,
+    ``2d4h0m1s``, ``350ms``; ``never`` for a negative or absent duration."""
+    if ns < 0:
+        return "never"
+    if ns < 1_000_000_000:
+        from jetlink.core.durations import format_duration
+
+        unit = 1000 if ns < 1_000_000 else 1_000_000  # Go's Round: half away from zero
+        return format_duration((ns + unit // 2) // unit * unit)
+    secs = ns // 1_000_000_000
+    mins, hrs, days = secs // 60, secs // 3600, secs // 86400
+    years = days // 365
+    if years:
+        return f"{years}y{days % 365}d{hrs % 24}h{mins % 60}m{secs % 60}s"
+    if days:
+        return f"{days}d{hrs % 24}h{mins % 60}m{secs % 60}s"
+    if hrs:
+        return f"{hrs}h{mins % 60}m{secs % 60}s"
+    if mins:
+        return f"{mins}m{secs % 60}s"
+    return f"{secs}s"
+
+
+def local_time(rfc3339: str | None) -> str:
+    """``2006-01-02 15:04:05`` in the local time zone, as natscli shows creation times;
+    ``never`` for Go's zero time."""
+    return local_ns(rfc3339_ns(rfc3339))
+
+
+class Columns:
+    """natscli's key/value layout (``nats stream info``): a heading, section titles ending in
+    ``:``, and ``key: value`` rows whose keys are right-aligned on the longest key.
+
+    Build it with :meth:`row`, :meth:`title` and :meth:`blank`, then :meth:`render`.
+    """
+
+    def __init__(self, heading: str | None = None) -> None:
+        self.heading = heading
+        self.rows: list[tuple[str, Any, Any]] = []
+
+    def title(self, text: str) -> None:
+        self.rows.append(("title", text, None))
+
+    def row(self, key: str, value: Any, condition: bool = True) -> None:
+        if condition:
+            self.rows.append(("row", key, value if isinstance(value, str) else format_value(value)))
+
+    def blank(self) -> None:
+        self.rows.append(("line", None, None))
+
+    def lines(self) -> list[str]:
+        longest = max((len(k) for kind, k, _ in self.rows if kind == "row"), default=0)
+        out: list[str] = []
+        if self.heading:
+            out += [self.heading, ""]
+        prev = None
+        for i, (kind, key, value) in enumerate(self.rows):
+            if kind == "title":
+                if i and prev not in ("title", "line"):
+                    out.append("")
+                out += [key if key.endswith(":") else key + ":", ""]
+            elif kind == "row":
+                # the value column starts at longest + 4, as natscli's columns writer
+                pad = " " * max(longest - len(key) + 2, 0)
+                out.append(f"{pad}{key}: {value}" if key else f"{' ' * (longest + 4)}{value}")
+            elif kind == "line":
+                if prev == "title":
+                    continue
+                out.append("")
+            prev = kind
+        return out
+
+    def render(self, app: App | None) -> None:
+        for text in self.lines():
+            line(app, text.rstrip())
+
+
+# -- confirmations and prompts -------------------------------------------------------------
+
+
+def is_interactive() -> bool:
+    """Whether jetlink may ask questions: stdin and stderr (where prompts go) are terminals.
+
+    Tests replace this function; nothing else decides whether to prompt.
+    """
+    for stream in (sys.stdin, sys.stderr):
+        isatty = getattr(stream, "isatty", None)
+        try:
+            if not (isatty and isatty()):
+                return False
+        except ValueError:  # closed stream
+            return False
+    return True
+
+
+def confirm(app: App, question: str, *, force: bool, action: str) -> None:
+    """Ask ``question`` on a terminal unless ``force``; refuse without a terminal.
+
+    ``action`` says what would be done (``delete stream ORDERS``). Without a terminal and
+    without --force this is a usage error (exit 2) naming the flag; a "no" answer is an error
+    (exit 1) saying nothing was done.
+    """
+    from jetlink.core.errors import JetlinkError, UsageError
+
+    if force:
+        return
+    if not is_interactive():
+        raise UsageError(f"no terminal to confirm on: pass -f/--force to {action}")
+    import typer
+
+    if not typer.confirm(question, default=False, err=True):
+        raise JetlinkError(f"aborted: did not {action}")
+
+
+def prompt(question: str, *, default: Any = None, type: Any = None) -> Any:
+    """Ask one value on the terminal (the question goes to stderr, stdout stays clean)."""
+    import typer
+
+    return typer.prompt(question, default=default, type=type, err=True)
+
+
+def ask_yes_no(question: str, *, default: bool) -> bool:
+    import typer
+
+    return typer.confirm(question, default=default, err=True)
+
+
+# -- messages ---------------------------------------------------------------------------------
+
+
+def json_line(data: Any) -> None:
+    """One compact JSON document on one line (``jetlink sub --json`` prints JSON lines)."""
+    sys.stdout.write(
+        json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=_json_default) + "\n"
+    )
+    sys.stdout.flush()
+
+
+def body_text(data_b64: str) -> bytes:
+    import base64
+
+    return base64.b64decode(data_b64) if data_b64 else b""
+
+
+def print_body(app: App | None, data: bytes, *, trailing_blank: bool = True) -> None:
+    """A message body as natscli prints it: ``nil body`` when empty, else the bytes as text
+    (invalid UTF-8 is shown escaped), then a blank line."""
+    if not data:
+        text = "nil body"
+    else:
+        text = data.decode("utf-8", errors="backslashreplace")
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    if trailing_blank:
+        sys.stdout.write("\n")
+    sys.stdout.flush()
+
+
+def print_headers(
+    app: App | None, headers: Mapping[str, Sequence[str]] | None, *, indent: str = ""
+) -> None:
+    for name, values in (headers or {}).items():
+        for value in values:
+            line(app, f"{indent}{name}: {value}")
+
+
+# -- times -----------------------------------------------------------------------------------
+
+
+def rfc3339_ns(text: str | None) -> int:
+    """Nanoseconds since the epoch of an RFC3339 time (nanosecond fractions kept); 0 for
+    Go's zero time ``0001-01-01T00:00:00Z``, an empty string or None."""
+    if not text or text.startswith("0001-01-01"):
+        return 0
+    from jetlink.core.clock import parse_rfc3339_nano
+
+    return parse_rfc3339_nano(text)
+
+
+def go_time_utc(ns: int) -> str:
+    """A UTC time as Go's ``time.Time.String()`` prints it:
+    ``2025-01-02 03:04:05.123456789 +0000 UTC`` (trailing zeros of the fraction dropped)."""
+    from datetime import datetime, timezone
+
+    secs, frac = divmod(ns, 1_000_000_000)
+    base = datetime.fromtimestamp(secs, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    fraction = f".{frac:09d}".rstrip("0") if frac else ""
+    return f"{base}{fraction} +0000 UTC"
+
+
+def local_ns(ns: int) -> str:
+    """``2006-01-02 15:04:05`` in the local time zone (natscli's ``f(time)``); ``never`` for 0."""
+    from datetime import datetime
+
+    if not ns:
+        return "never"
+    return datetime.fromtimestamp(ns // 1_000_000_000).strftime("%Y-%m-%d %H:%M:%S")

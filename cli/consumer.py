@@ -1,0 +1,709 @@
+"""``jetlink consumer add|ls|info|next|ack|rm``: durable pull consumers (natscli's verbs).
+
+``add`` takes natscli's flags (--filter, --deliver, --ack, --wait, --max-deliver,
+--max-pending, --pull, --defaults, ...) or ``--config FILE`` (a ConsumerConfig, or the
+ConsumerInfo ``consumer info --json`` prints); the config is built as its NATS JSON document
+and decoded by ``jetlink.core.config.consumer.ConsumerConfig``; the engine validates it.
+On a terminal it asks for what is not given, like natscli; without one it never asks.
+
+``next`` fetches messages and acknowledges them (natscli's default; --no-ack leaves them
+pending until ``consumer ack`` or the ack wait). Only pull consumers exist here: --pull is
+accepted for natscli compatibility and changes nothing.
+"""
+
+import json
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+
+from jetlink.cli import output
+from jetlink.cli.app import App
+from jetlink.cli.cluster import now_ns, open_jetstream, to_doc
+from jetlink.cli.options import JsonOption
+
+consumer_app = typer.Typer(
+    name="consumer",
+    help="Manage durable pull consumers.\n\nLike natscli's nats consumer. A consumer is a cursor over "
+    "a stream: next fetches the messages it has not delivered yet, ack acknowledges them; "
+    "unacknowledged messages are redelivered after the ack wait.",
+    no_args_is_help=True,
+)
+
+StreamArg = Annotated[
+    str, typer.Argument(metavar="STREAM", help="Stream name.", show_default=False)
+]
+ConsumerArg = Annotated[
+    str, typer.Argument(metavar="CONSUMER", help="Consumer name.", show_default=False)
+]
+
+ACK_POLICIES = {"none": "none", "all": "all", "explicit": "explicit"}
+REPLAY_POLICIES = {"instant": "instant", "original": "original"}
+_DELIVER_NAMES = {
+    "all": "all",
+    "last": "last",
+    "new": "new",
+    "next": "new",
+    "subject": "last_per_subject",
+    "last_per_subject": "last_per_subject",
+}
+
+
+def _usage(message: str) -> Exception:
+    from jetlink.core.errors import UsageError
+
+    return UsageError(message)
+
+
+# -- flags into a ConsumerConfig document ----------------------------------------------------
+
+
+def deliver_policy(text: str, now_ns: int) -> dict[str, Any]:
+    """natscli's --deliver: all, last, new (next), subject / last_per_subject, a stream
+    sequence, or a duration (messages since that long ago)."""
+    from jetlink.cli.stream_flags import parse_duration_flag
+
+    value = text.strip().lower()
+    if value in _DELIVER_NAMES:
+        return {"deliver_policy": _DELIVER_NAMES[value]}
+    if re.fullmatch(r"\d+", value):
+        return {"deliver_policy": "by_start_sequence", "opt_start_seq": int(value)}
+    try:
+        ago = parse_duration_flag(text, flag="--deliver")
+    except Exception:
+        raise _usage(
+            f"invalid value for --deliver: {text!r} (all, last, new, subject, "
+            "last_per_subject, a sequence, or a duration like 1h)"
+        ) from None
+    return {"deliver_policy": "by_start_time", "opt_start_time": _rfc3339(now_ns - ago)}
+
+
+def _rfc3339(ns: int) -> str:
+    from jetlink.core.clock import format_rfc3339_nano
+
+    return format_rfc3339_nano(ns)
+
+
+# natscli's questions for a pull consumer, in its order, with their defaults (and what
+# --defaults takes).
+ASKED = (
+    ("deliver", "Start policy (all, new, last, subject, 1h, msg sequence)", "all"),
+    ("ack", "Acknowledgment policy (explicit, all, none)", "explicit"),
+    ("filter", "Filter Stream by subjects (blank for all)", ""),
+    ("max_deliver", "Maximum Allowed Deliveries", -1),
+    ("max_pending", "Maximum Acknowledgments Pending", 0),
+    ("headers_only", "Deliver headers only without bodies", False),
+)
+
+
+def missing_answers(values: dict[str, Any]) -> list[str]:
+    """The flags natscli would ask for; max deliveries / pending only when acks are on."""
+    acks = (values.get("ack") or "explicit") != "none"
+    missing = []
+    for name, _, _ in ASKED:
+        if name in ("max_deliver", "max_pending") and not acks:
+            continue
+        if values.get(name) is None:
+            missing.append("--" + name.replace("_", "-"))
+    return missing
+
+
+def build_config(name: str, values: dict[str, Any], now_ns: int) -> dict[str, Any]:
+    """The ConsumerConfig document (NATS JSON names) for a durable pull consumer."""
+    from jetlink.cli.stream_flags import choose, parse_duration_flag, parse_metadata, split_subjects
+
+    doc: dict[str, Any] = {"durable_name": name}
+    if values.get("description"):
+        doc["description"] = values["description"]
+    doc.update(deliver_policy(values.get("deliver") or "all", now_ns))
+    ack = choose(values.get("ack") or "explicit", ACK_POLICIES, flag="--ack")
+    doc["ack_policy"] = ack
+    if values.get("wait") is not None:
+        wait = parse_duration_flag(values["wait"], flag="--wait")
+        if wait > 0:
+            doc["ack_wait"] = wait
+    if ack == "none":
+        doc["max_deliver"] = -1
+    elif values.get("max_deliver") not in (None, 0):
+        doc["max_deliver"] = values["max_deliver"]
+    filters = split_subjects(values.get("filter") or [])
+    if len(filters) == 1:
+        doc["filter_subject"] = filters[0]
+    elif len(filters) > 1:
+        doc["filter_subjects"] = filters
+    if not filters and doc["deliver_policy"] == "last_per_subject":
+        doc["filter_subject"] = ">"
+    doc["replay_policy"] = choose(
+        values.get("replay") or "instant", REPLAY_POLICIES, flag="--replay"
+    )
+    pending = values.get("max_pending")
+    if pending is not None and pending > 0:
+        doc["max_ack_pending"] = pending
+    if values.get("max_waiting"):
+        doc["max_waiting"] = values["max_waiting"]
+    if values.get("headers_only"):
+        doc["headers_only"] = True
+    if values.get("max_pull_batch"):
+        doc["max_batch"] = values["max_pull_batch"]
+    if values.get("max_pull_expire") is not None:
+        doc["max_expires"] = parse_duration_flag(
+            values["max_pull_expire"], flag="--max-pull-expire"
+        )
+    if values.get("inactive_threshold") is not None:
+        doc["inactive_threshold"] = parse_duration_flag(
+            values["inactive_threshold"], flag="--inactive-threshold"
+        )
+    if values.get("replicas"):
+        doc["num_replicas"] = values["replicas"]
+    if values.get("memory"):
+        doc["mem_storage"] = True
+    if values.get("metadata"):
+        doc["metadata"] = parse_metadata(values["metadata"])
+    return doc
+
+
+def consumer_config(doc: dict[str, Any]) -> Any:
+    from jetlink.core.config.consumer import ConsumerConfig
+
+    return ConsumerConfig.from_json(doc)
+
+
+def _ask(question: str, default: Any) -> Any:
+    if isinstance(default, bool):
+        return output.ask_yes_no(question, default=default)
+    if isinstance(default, int):
+        return output.prompt(question, default=default, type=int)
+    return output.prompt(question, default=default)
+
+
+# -- commands ---------------------------------------------------------------------------------
+
+
+@consumer_app.command("add")
+def add(
+    ctx: typer.Context,
+    stream: StreamArg,
+    name: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[CONSUMER]", help="Consumer name (may come from --config).", show_default=False
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            metavar="FILE",
+            exists=True,
+            dir_okay=False,
+            help="JSON file to read the configuration from (a ConsumerConfig or a ConsumerInfo).",
+            show_default=False,
+        ),
+    ] = None,
+    filter: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--filter", metavar="SUBJECTS", help="Filter the stream by subjects (repeatable)."
+        ),
+    ] = None,
+    deliver: Annotated[
+        str | None,
+        typer.Option(
+            "--deliver",
+            metavar="POLICY",
+            help="Start policy (all, new, last, subject, 1h, msg sequence).",
+        ),
+    ] = None,
+    ack: Annotated[
+        Literal["none", "all", "explicit"] | None,
+        typer.Option(
+            "--ack",
+            metavar="POLICY",
+            help="Acknowledgment policy (none, all, explicit).",
+            case_sensitive=False,
+        ),
+    ] = None,
+    wait: Annotated[
+        str | None,
+        typer.Option(
+            "--wait", metavar="DURATION", help="Acknowledgment waiting time (default 30s)."
+        ),
+    ] = None,
+    max_deliver: Annotated[
+        int | None,
+        typer.Option(
+            "--max-deliver",
+            metavar="TRIES",
+            help="Maximum amount of times a message will be delivered.",
+        ),
+    ] = None,
+    max_pending: Annotated[
+        int | None,
+        typer.Option(
+            "--max-pending", metavar="N", help="Maximum pending acks before consumers are paused."
+        ),
+    ] = None,
+    pull: Annotated[
+        bool, typer.Option("--pull", help="Deliver messages in 'pull' mode (the only mode here).")
+    ] = False,
+    replay: Annotated[
+        Literal["instant", "original"] | None,
+        typer.Option(
+            "--replay",
+            metavar="POLICY",
+            help="Replay policy (instant, original).",
+            case_sensitive=False,
+        ),
+    ] = None,
+    description: Annotated[
+        str | None,
+        typer.Option(
+            "--description", metavar="TEXT", help="Sets a contextual description for the consumer."
+        ),
+    ] = None,
+    headers_only: Annotated[
+        bool | None,
+        typer.Option(
+            "--headers-only/--no-headers-only",
+            help="Deliver only headers and no bodies.",
+            show_default=False,
+        ),
+    ] = None,
+    max_waiting: Annotated[
+        int | None,
+        typer.Option(
+            "--max-waiting", metavar="PULLS", help="Maximum number of outstanding pulls allowed."
+        ),
+    ] = None,
+    max_pull_batch: Annotated[
+        int | None,
+        typer.Option(
+            "--max-pull-batch", metavar="N", help="Maximum batch size a pull request may ask for."
+        ),
+    ] = None,
+    max_pull_expire: Annotated[
+        str | None,
+        typer.Option(
+            "--max-pull-expire",
+            metavar="DURATION",
+            help="Maximum expire duration a pull request may ask for.",
+        ),
+    ] = None,
+    inactive_threshold: Annotated[
+        str | None,
+        typer.Option(
+            "--inactive-threshold",
+            metavar="DURATION",
+            help="How long the consumer may be idle before it is removed.",
+        ),
+    ] = None,
+    replicas: Annotated[
+        int | None,
+        typer.Option(
+            "--replicas",
+            metavar="N",
+            help="Sets a custom replica count rather than inherit from the stream.",
+        ),
+    ] = None,
+    memory: Annotated[
+        bool,
+        typer.Option(
+            "--memory",
+            help="Keep the consumer state in memory rather than inherit from the stream.",
+        ),
+    ] = False,
+    metadata: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metadata", metavar="KEY=VALUE", help="Adds metadata to the consumer (repeatable)."
+        ),
+    ] = None,
+    defaults: Annotated[
+        bool,
+        typer.Option(
+            "--defaults", help="Accept natscli's default values for everything not given."
+        ),
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Create a durable pull consumer.
+
+    Takes natscli's flags or --config FILE. On a terminal it asks for what is not given,
+    like natscli; without a terminal it never asks: give the flags (the error names the
+    missing ones) or --defaults (deliver all, ack explicit, no filter).
+    """
+    app = App.of(ctx)
+    now = now_ns()
+    if config is not None:
+        doc = _load_config(config)
+        if name:  # the name given wins over the file's (natscli)
+            doc["durable_name"] = name
+            doc.pop("name", None)
+        cfg = consumer_config(doc)
+    else:
+        values: dict[str, Any] = {
+            "deliver": deliver,
+            "ack": ack,
+            "wait": wait,
+            "filter": filter,
+            "max_deliver": max_deliver,
+            "max_pending": max_pending,
+            "headers_only": headers_only,
+            "replay": replay,
+            "description": description,
+            "max_waiting": max_waiting,
+            "max_pull_batch": max_pull_batch,
+            "max_pull_expire": max_pull_expire,
+            "inactive_threshold": inactive_threshold,
+            "replicas": replicas,
+            "memory": memory,
+            "metadata": metadata,
+        }
+        if not name:
+            if not output.is_interactive():
+                raise _usage("missing argument CONSUMER (the consumer name)")
+            name = ""
+            while not name.strip():
+                name = output.prompt("Consumer name")
+            name = name.strip()
+        if defaults:
+            for key, _, default in ASKED:
+                if values[key] is None:
+                    values[key] = [] if key == "filter" else default
+        missing = missing_answers(values)
+        if missing:
+            if not output.is_interactive():
+                raise _usage(
+                    "no terminal to ask on: give "
+                    + ", ".join(missing)
+                    + " (or --defaults to take natscli's defaults), or --config FILE"
+                )
+            for key, question, default in ASKED:
+                if values[key] is None and "--" + key.replace("_", "-") in missing:
+                    answer = _ask(question, default)
+                    values[key] = [answer] if key == "filter" else answer
+        cfg = consumer_config(build_config(name, values, now))
+    info = open_jetstream(app).add_consumer(stream, cfg)
+    app.emit(to_doc(info), human=render_info)
+
+
+def _load_config(path: Path) -> dict[str, Any]:
+    from jetlink.core.errors import JetlinkError
+
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise JetlinkError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise JetlinkError(f"{path}: not a JSON document: {exc}") from None
+    if isinstance(doc, dict) and isinstance(doc.get("config"), dict) and "stream_name" in doc:
+        doc = doc["config"]  # a ConsumerInfo
+    if not isinstance(doc, dict):
+        raise JetlinkError(f"{path}: expected a JSON object (a ConsumerConfig)")
+    return doc
+
+
+@consumer_app.command("ls")
+def ls(
+    ctx: typer.Context,
+    stream: StreamArg,
+    names: Annotated[
+        bool, typer.Option("--names", "-n", help="Show just the consumer names.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """List the consumers of a stream.
+
+    Table of Name, Description, Created, Ack Pending, Unprocessed, Last Delivery. With
+    --json: the list of names (natscli's consumer ls --json).
+    """
+    app = App.of(ctx)
+    infos = [to_doc(i) for i in open_jetstream(app).consumers(stream)]
+    if names or app.json:
+        app.emit(
+            sorted(i["name"] for i in infos), human=lambda a, d: [output.line(a, n) for n in d]
+        )
+        return
+    if not infos:
+        output.line(app, "No Consumers defined")
+        return
+    rows = []
+    for i in sorted(infos, key=lambda i: i["name"]):
+        rows.append(
+            [
+                i["name"],
+                (i.get("config") or {}).get("description", ""),
+                output.local_time(i.get("created")),
+                output.comma(i.get("num_ack_pending", 0)),
+                output.comma(i.get("num_pending", 0)),
+                _last_delivery(i),
+            ]
+        )
+    output.table(
+        app,
+        ("Name", "Description", "Created", "Ack Pending", "Unprocessed", "Last Delivery"),
+        rows,
+        title="Consumers",
+        no_wrap=("Name", "Created"),
+    )
+
+
+def _last_delivery(info: dict[str, Any]) -> str:
+    last = output.rfc3339_ns((info.get("delivered") or {}).get("last_active"))
+    if not last:
+        return "never"
+    now = output.rfc3339_ns(info.get("ts")) or now_ns()
+    return output.since(max(now - last, 0))
+
+
+@consumer_app.command("info")
+def info(
+    ctx: typer.Context,
+    stream: StreamArg,
+    name: ConsumerArg,
+    state: Annotated[bool, typer.Option("--state", help="Show only the consumer state.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Show a consumer's configuration and state.
+
+    natscli's sections (Configuration, State). With --json: the ConsumerInfo.
+    """
+    app = App.of(ctx)
+    doc = to_doc(open_jetstream(app).consumer_info(stream, name))
+    app.emit(doc, human=lambda a, d: render_info(a, d, state_only=state))
+
+
+_DELIVER_TITLES = {
+    "all": "All",
+    "last": "Last",
+    "new": "New",
+    "last_per_subject": "Last Per Subject",
+}
+
+
+def render_info(app: App, doc: dict[str, Any], *, state_only: bool = False) -> None:
+    """natscli's consumer info."""
+    cfg = doc.get("config") or {}
+    word = "State for" if state_only else "Information for"
+    created = output.local_time(doc.get("created"))
+    cols = output.Columns(
+        f"{word} Consumer {doc.get('stream_name', '')} > {doc.get('name', '')} created {created}"
+    )
+    ack = cfg.get("ack_policy", "explicit")
+    if not state_only:
+        cols.title("Configuration")
+        cols.row("Name", cfg.get("name") or doc.get("name", ""))
+        durable = cfg.get("durable_name", "")
+        cols.row(
+            "Durable Name",
+            durable,
+            bool(durable) and durable != (cfg.get("name") or doc.get("name")),
+        )
+        cols.row("Description", cfg.get("description", ""), bool(cfg.get("description")))
+        cols.row("Pull Mode", True)
+        if cfg.get("filter_subject"):
+            cols.row("Filter Subject", cfg["filter_subject"])
+        elif cfg.get("filter_subjects"):
+            cols.row("Filter Subjects", ", ".join(cfg["filter_subjects"]))
+        policy = cfg.get("deliver_policy", "all")
+        if policy == "by_start_time":
+            cols.row("Deliver Policy", f"Since {cfg.get('opt_start_time', '')}")
+        elif policy == "by_start_sequence":
+            cols.row("Deliver Policy", f"From Sequence {cfg.get('opt_start_seq', 0)}")
+        else:
+            cols.row("Deliver Policy", _DELIVER_TITLES.get(policy, policy))
+        cols.row("Ack Policy", ack.capitalize())
+        cols.row("Ack Wait", output.since(cfg.get("ack_wait", 0)), ack != "none")
+        cols.row("Replay Policy", cfg.get("replay_policy", "instant").capitalize())
+        max_deliver = cfg.get("max_deliver", -1)
+        cols.row("Maximum Deliveries", output.comma(max_deliver), max_deliver not in (-1, 0))
+        cols.row(
+            "Max Ack Pending",
+            output.comma(cfg.get("max_ack_pending", 0)),
+            cfg.get("max_ack_pending", 0) > 0,
+        )
+        cols.row(
+            "Max Waiting Pulls",
+            output.comma(cfg.get("max_waiting", 0)),
+            cfg.get("max_waiting", 0) > 0,
+        )
+        cols.row("Headers Only", True, bool(cfg.get("headers_only")))
+        cols.row(
+            "Inactive Threshold",
+            output.since(cfg.get("inactive_threshold", 0)),
+            cfg.get("inactive_threshold", 0) > 0,
+        )
+        cols.row(
+            "Max Pull Expire",
+            output.since(cfg.get("max_expires", 0)),
+            cfg.get("max_expires", 0) > 0,
+        )
+        cols.row(
+            "Max Pull Batch", output.comma(cfg.get("max_batch", 0)), cfg.get("max_batch", 0) > 0
+        )
+        cols.row("Replicas", cfg.get("num_replicas", 0), cfg.get("num_replicas", 0) > 0)
+        cols.row("Memory Storage", True, bool(cfg.get("mem_storage")))
+        meta = {k: v for k, v in (cfg.get("metadata") or {}).items() if not k.startswith("_nats.")}
+        if meta:
+            cols.title("Metadata")
+            for key in sorted(meta):
+                cols.row(key, meta[key])
+    now = output.rfc3339_ns(doc.get("ts")) or now_ns()
+
+    def seqs(point: dict[str, Any], label: str) -> str:
+        text = (
+            f"Consumer sequence: {output.comma(point.get('consumer_seq', 0))} "
+            f"Stream sequence: {output.comma(point.get('stream_seq', 0))}"
+        )
+        last = output.rfc3339_ns(point.get("last_active"))
+        if last:
+            text += f" {label}: {output.since(max(now - last, 0))} ago"
+        return text
+
+    cols.title("State")
+    cols.row("Last Delivered Message", seqs(doc.get("delivered") or {}, "Last delivery"))
+    if ack != "none":
+        cols.row("Acknowledgment Floor", seqs(doc.get("ack_floor") or {}, "Last Ack"))
+        pending = doc.get("num_ack_pending", 0)
+        if cfg.get("max_ack_pending", 0) > 0:
+            cols.row(
+                "Outstanding Acks",
+                f"{output.comma(pending)} out of maximum {output.comma(cfg['max_ack_pending'])}",
+            )
+        else:
+            cols.row("Outstanding Acks", output.comma(pending))
+        cols.row("Redelivered Messages", output.comma(doc.get("num_redelivered", 0)))
+    cols.row("Unprocessed Messages", output.comma(doc.get("num_pending", 0)))
+    waiting = output.comma(doc.get("num_waiting", 0))
+    if cfg.get("max_waiting", 0) > 0:
+        cols.row("Waiting Pulls", f"{waiting} of maximum {output.comma(cfg['max_waiting'])}")
+    else:
+        cols.row("Waiting Pulls", f"{waiting} of unlimited")
+    cols.render(app)
+
+
+@consumer_app.command("next")
+def next_(
+    ctx: typer.Context,
+    stream: StreamArg,
+    name: ConsumerArg,
+    count: Annotated[
+        int, typer.Option("--count", metavar="N", min=1, help="Number of messages to fetch.")
+    ] = 1,
+    ack: Annotated[
+        bool,
+        typer.Option(
+            "--ack/--no-ack", help="Acknowledge the messages received (natscli's default)."
+        ),
+    ] = True,
+    raw: Annotated[bool, typer.Option("--raw", "-r", help="Show only the message bodies.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Fetch the next messages of a pull consumer.
+
+    Fetches up to --count messages and acknowledges them (--no-ack leaves them pending:
+    redelivered after the ack wait unless acknowledged with consumer ack). With --json:
+    a list of messages ({"subject", "seq", "time", "headers", "data": base64} plus the
+    delivery metadata); an empty list when nothing is pending.
+    """
+    app = App.of(ctx)
+    js = open_jetstream(app)
+    msgs = [to_doc(m) for m in js.fetch(stream, name, batch=count)]
+    if ack:
+        for msg in msgs:
+            js.ack(stream, name, msg["seq"])
+    app.emit(msgs, human=lambda a, d: render_next(a, d, acked=ack, raw=raw))
+
+
+def render_next(app: App, msgs: list[dict[str, Any]], *, acked: bool, raw: bool = False) -> None:
+    """natscli's consumer next: ``[15:04:05] subj: S / tries: 1 / cons seq: 1 / str seq: 1 /
+    pending: 4``, the headers, the data, ``Acknowledged message``."""
+    if not msgs:
+        output.notice(app, "No messages pending")
+        return
+    from datetime import datetime
+
+    for msg in msgs:
+        data = output.body_text(msg.get("data", ""))
+        if raw:
+            output.print_body(app, data, trailing_blank=False)
+            continue
+        when = datetime.fromtimestamp(now_ns() / 1e9).strftime("%H:%M:%S")
+        output.line(
+            app,
+            f"[{when}] subj: {msg['subject']} / tries: {msg['num_delivered']} / cons seq: "
+            f"{msg['consumer_seq']} / str seq: {msg['seq']} / pending: "
+            f"{output.comma(msg['num_pending'])}",
+        )
+        if msg.get("headers"):
+            output.line(app)
+            output.line(app, "Headers:")
+            output.line(app)
+            output.print_headers(app, msg["headers"], indent="  ")
+            output.line(app)
+            output.line(app, "Data:")
+            output.line(app)
+        output.line(app)
+        output.print_body(app, data, trailing_blank=False)
+        if acked:
+            output.line(app)
+            output.line(app, "Acknowledged message")
+        output.line(app)
+
+
+@consumer_app.command("ack")
+def ack_(
+    ctx: typer.Context,
+    stream: StreamArg,
+    name: ConsumerArg,
+    seq: Annotated[
+        int,
+        typer.Argument(
+            metavar="SEQ", min=1, help="Stream sequence of the message.", show_default=False
+        ),
+    ],
+    json_output: JsonOption = False,
+) -> None:
+    """Acknowledge a delivered message.
+
+    SEQ is the message's stream sequence (str seq in consumer next). With --json:
+    {"success": true}.
+    """
+    app = App.of(ctx)
+    open_jetstream(app).ack(stream, name, seq)
+    app.emit({"success": True}, human=lambda a, d: output.line(a, f"Acknowledged message {seq}"))
+
+
+@consumer_app.command("rm")
+def rm(
+    ctx: typer.Context,
+    stream: StreamArg,
+    name: ConsumerArg,
+    force: Annotated[
+        bool, typer.Option("--force", "-f", help="Remove without asking for confirmation.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Remove a consumer.
+
+    Asks for confirmation on a terminal; without one, -f/--force is required (exit status
+    2 otherwise). With --json: {"success": true}.
+    """
+    app = App.of(ctx)
+    js = open_jetstream(app)
+    output.confirm(
+        app,
+        f"Really delete Consumer {stream} > {name}",
+        force=force,
+        action=f"delete consumer {stream} > {name}",
+    )
+    js.delete_consumer(stream, name)
+    app.emit(
+        {"success": True},
+        human=lambda a, d: output.line(a, f"Consumer {stream} > {name} was deleted"),
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(consumer_app, name="consumer")

@@ -1,0 +1,248 @@
+"""``jetlink pub SUBJECT [BODY]``: publish messages (natscli's ``nats pub``).
+
+By default a JetStream publish: the message is stored by the stream whose subjects match and
+the PubAck (stream, seq, duplicate) is printed; no stream matching is an error (exit 1).
+``--core`` is a core NATS publish instead: at most once, no acknowledgement, seen by
+``jetlink sub`` followers (and stored too when a stream captures the subject).
+
+The body (and the subject, and header values) may use natscli's template functions:
+``{{Count}}`` (or ``{{Cnt}}``, the message number from 1), ``{{ID}}`` (a unique id),
+``{{TimeStamp}}`` (RFC3339), ``{{Time}}`` (3:04PM), ``{{Unix}}``, ``{{UnixNano}}`` and
+``{{Random min max}}`` (random text of min to max characters); ``{{.Count}}`` works too.
+Expanding them is the client's job in natscli as well, so it lives here.
+"""
+
+import random
+import re
+import string
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from typing import Annotated, Any
+
+import typer
+
+from jetlink.cli import output
+from jetlink.cli.app import App
+from jetlink.cli.cluster import now_ns, open_jetstream, to_doc
+from jetlink.cli.options import JsonOption
+
+PUB_HELP = """Publish a message to a subject.
+
+Stores the message in the stream that captures SUBJECT and prints the acknowledgement
+(stream, sequence); with --core it is a core NATS publish (at most once, no
+acknowledgement, seen by jetlink sub). The body is BODY, or stdin when BODY is absent.
+
+\b
+Templates in the body, the subject and header values (natscli's):
+  {{Count}}          the message number (1..N with --count)
+  {{ID}}             a unique id
+  {{TimeStamp}}      RFC3339 current time
+  {{Time}}           the current time (3:04PM)
+  {{Unix}}           seconds since 1970 in UTC
+  {{UnixNano}}       nanoseconds since 1970 in UTC
+  {{Random 10 100}}  random text, 10 to 100 characters
+
+\b
+Example:
+  jetlink pub orders.new --count 3 'order {{Count}} at {{TimeStamp}}'
+
+With --json: the PubAck {"stream", "seq", "duplicate"?}; a list of them with --count N > 1
+(with --core: {"subject", "bytes"} per message).
+"""
+
+# More than this many messages: one summary line instead of one line per message (natscli
+# shows a progress bar from 21 messages on).
+PER_MESSAGE_LINES = 20
+
+_TEMPLATE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
+_ID_ALPHABET = string.digits + string.ascii_letters
+
+
+class TemplateError(ValueError):
+    pass
+
+
+def _unique_id(rng: random.Random) -> str:
+    # natscli uses a NUID: 22 base-62 characters.
+    return "".join(rng.choice(_ID_ALPHABET) for _ in range(22))
+
+
+def _random_text(rng: random.Random, low: int, high: int) -> str:
+    if low > high:
+        low, high = high, low
+    return "".join(
+        rng.choice(string.ascii_letters + string.digits) for _ in range(rng.randint(low, high))
+    )
+
+
+def expand(text: str, count: int, now_ns: int, rng: random.Random | None = None) -> str:
+    """natscli's ``PubReplyBodyTemplate``: expand ``{{Count}}``, ``{{ID}}``... in ``text``.
+
+    Raises TemplateError on an unknown function; text without ``{{`` is returned as is.
+    """
+    if "{{" not in text:
+        return text
+    rng = rng or random.Random()
+    now = datetime.fromtimestamp(now_ns / 1e9).astimezone()
+    stamp = now.replace(microsecond=0).isoformat()
+    if stamp.endswith("+00:00"):
+        stamp = stamp[:-6] + "Z"
+    kitchen = now.strftime("%I:%M%p").lstrip("0")
+    values: dict[str, Callable[[list[str]], str]] = {
+        "Count": lambda a: str(count),
+        "Cnt": lambda a: str(count),
+        "Unix": lambda a: str(now_ns // 1_000_000_000),
+        "UnixNano": lambda a: str(now_ns),
+        "TimeStamp": lambda a: stamp,
+        "Time": lambda a: kitchen,
+        "ID": lambda a: _unique_id(rng),
+        "Random": lambda a: _random_text(rng, int(a[0]), int(a[1])),
+    }
+
+    def one(m: re.Match[str]) -> str:
+        words = m.group(1).split()
+        if not words:
+            raise TemplateError(f"empty template action in {m.group(0)!r}")
+        name, args = words[0].lstrip("."), words[1:]
+        fn = values.get(name)
+        if fn is None:
+            raise TemplateError(f'function "{name}" not defined')
+        if name == "Random":
+            if len(args) != 2 or not all(re.fullmatch(r"\d+", x) for x in args):
+                raise TemplateError("Random takes two numbers: {{Random min max}}")
+        elif args:
+            raise TemplateError(f"{name} takes no arguments")
+        return fn(args)
+
+    return _TEMPLATE.sub(one, text)
+
+
+def parse_headers(values: list[str]) -> list[tuple[str, str]]:
+    """``-H K:V`` values (natscli's format) as (name, value) pairs, spaces trimmed."""
+    out = []
+    for item in values:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            from jetlink.core.errors import UsageError
+
+            raise UsageError(f"invalid header {item!r}: expected NAME:VALUE")
+        out.append((name.strip(), value.strip()))
+    return out
+
+
+def _expand_or_warn(app: App, text: str, what: str, count: int, now_ns: int, enabled: bool) -> str:
+    if not enabled:
+        return text
+    try:
+        return expand(text, count, now_ns)
+    except (TemplateError, ValueError) as exc:
+        output.notice(app, f"Could not parse {what} template: {exc}")
+        return text
+
+
+def pub(
+    ctx: typer.Context,
+    subject: Annotated[
+        str, typer.Argument(metavar="SUBJECT", help="Subject to publish to.", show_default=False)
+    ],
+    body: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[BODY]", help="Message body (default: read from stdin).", show_default=False
+        ),
+    ] = None,
+    header: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--header", "-H", metavar="K:V", help="Adds a header to the message (repeatable)."
+        ),
+    ] = None,
+    count: Annotated[
+        int, typer.Option("--count", metavar="N", min=1, help="Publish N messages.")
+    ] = 1,
+    core: Annotated[
+        bool,
+        typer.Option(
+            "--core", help="Core NATS publish: at most once, no acknowledgement, no stream needed."
+        ),
+    ] = False,
+    templates: Annotated[
+        bool,
+        typer.Option(
+            "--templates/--no-templates",
+            help="Expand template functions in the body, subject and headers.",
+        ),
+    ] = True,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Print nothing on success (errors still).")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    app = App.of(ctx)
+    pairs = parse_headers(header or [])
+    if body is None:
+        if output.is_interactive():
+            output.notice(app, "Reading payload from STDIN")
+        data = (
+            sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+        )
+        body_text = data.decode("utf-8", errors="surrogateescape")
+    else:
+        body_text = body
+    js = open_jetstream(app)
+    results: list[dict[str, Any]] = []
+    per_message = not app.json and not quiet and count <= PER_MESSAGE_LINES
+    for n in range(1, count + 1):
+        now = now_ns()
+        subj = _expand_or_warn(app, subject, "subject", n, now, templates)
+        text = _expand_or_warn(app, body_text, "body", n, now, templates)
+        payload = text.encode("utf-8", errors="surrogateescape")
+        headers: dict[str, list[str]] = {}
+        for name, value in pairs:
+            headers.setdefault(name, []).append(
+                _expand_or_warn(app, value, "header", n, now, templates)
+            )
+        if core:
+            js.publish_core(subj, payload, headers or None)
+            doc: dict[str, Any] = {"subject": subj, "bytes": len(payload)}
+            if per_message:
+                output.line(app, f'Published {len(payload)} bytes to "{subj}"')
+        else:
+            doc = to_doc(_publish(js, subj, payload, headers or None))
+            if per_message:
+                line = f"Stored in Stream: {doc['stream']} Sequence: {output.comma(doc['seq'])}"
+                if doc.get("duplicate"):
+                    line += " Duplicate: true"
+                output.line(app, line)
+        results.append(doc)
+    if app.json:
+        output.print_json(results[0] if count == 1 else results)
+    elif not quiet and not per_message:
+        if core:
+            output.line(app, f"Published {output.comma(count)} messages")
+        else:
+            streams = sorted({r["stream"] for r in results})
+            output.line(
+                app,
+                f"Stored {output.comma(count)} messages in Stream: {', '.join(streams)} "
+                f"Sequences: {output.comma(results[0]['seq'])}..{output.comma(results[-1]['seq'])}",
+            )
+
+
+def _publish(js: Any, subject: str, payload: bytes, headers: dict[str, list[str]] | None) -> Any:
+    """A JetStream publish; "no stream matches" gets a hint about --core."""
+    from jetlink.core.streams import NoStreamError
+
+    try:
+        return js.publish(subject, payload, headers)
+    except NoStreamError as err:
+        err.description += " (use --core for a core NATS publish, without a stream)"
+        raise
+
+
+pub.__doc__ = PUB_HELP
+
+
+def register(app: typer.Typer) -> None:
+    app.command("pub", help=PUB_HELP)(pub)

@@ -1,0 +1,1111 @@
+"""``jetlink stream ...``: JetStream stream management, with natscli's verbs and flags.
+
+``add``, ``edit``, ``copy`` take natscli's stream flags (cli/stream_flags.py) or
+``--config FILE`` (a StreamConfig, or the StreamInfo ``stream info --json`` prints); ``info``,
+``ls``, ``report``, ``subjects``, ``get`` and ``view`` read; ``rm``, ``purge``, ``rmm`` and
+``seal`` change data and ask for confirmation on a terminal (``-f/--force`` skips it; without
+a terminal and without --force they refuse with exit status 2).
+
+The engine is ``jetlink.core.jetstream.JetStream`` (opened by cli/cluster.py
+``open_jetstream``); with --json every command prints the NATS API's document (StreamInfo,
+StoredMsg, a list of names...). Human output follows natscli's layout.
+"""
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import typer
+
+from jetlink.cli import output
+from jetlink.cli.app import App
+from jetlink.cli.cluster import now_ns, open_jetstream, to_doc
+from jetlink.cli.options import JsonOption
+from jetlink.cli.stream_flags import (
+    ADD,
+    COPY,
+    EDIT,
+    RESERVED_METADATA_PREFIX,
+    StreamFlags,
+    add_defaults,
+    apply_flags,
+    ask_missing,
+    missing_answers,
+    stream_flags,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jetlink.core.config.stream import StreamConfig
+
+stream_app = typer.Typer(
+    name="stream",
+    help="Manage JetStream streams (natscli's verbs).\n\nStreams store the messages "
+    "published on their subjects, within limits (messages, bytes, age, per subject) and a "
+    "retention policy. The verbs and flags are natscli's (nats stream ...).",
+    no_args_is_help=True,
+)
+
+StreamArg = Annotated[
+    str, typer.Argument(metavar="STREAM", help="Stream name.", show_default=False)
+]
+ForceOption = Annotated[
+    bool, typer.Option("--force", "-f", help="Act without asking for confirmation.")
+]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        metavar="FILE",
+        exists=True,
+        dir_okay=False,
+        help="JSON file to read the configuration from (a StreamConfig, or the StreamInfo "
+        "of stream info --json); flags given too override it.",
+        show_default=False,
+    ),
+]
+
+
+# -- shared helpers ---------------------------------------------------------------------------
+
+
+def load_config_file(path: Path) -> "StreamConfig":
+    """A StreamConfig from a JSON file holding a StreamConfig or a StreamInfo."""
+    from jetlink.core.config.stream import StreamConfig
+    from jetlink.core.errors import JetlinkError
+
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise JetlinkError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise JetlinkError(f"{path}: not a JSON document: {exc}") from None
+    return StreamConfig.from_any(doc)
+
+
+def config_of(info: Any) -> "StreamConfig":
+    """The StreamConfig held by an engine StreamInfo (a copy)."""
+    from jetlink.core.config.stream import StreamConfig
+
+    cfg = getattr(info, "config", None)
+    if isinstance(cfg, StreamConfig):
+        return cfg.copy()
+    return StreamConfig.from_json(to_doc(info)["config"], strict=False)
+
+
+def _interactive() -> bool:
+    return output.is_interactive()
+
+
+def _ask(question: str, default: Any, kind: str) -> Any:
+    if kind == "bool":
+        return output.ask_yes_no(question, default=default)
+    if kind == "int":
+        return output.prompt(question, default=default, type=int)
+    return output.prompt(question, default=default)
+
+
+def _usage(message: str) -> Exception:
+    from jetlink.core.errors import UsageError
+
+    return UsageError(message)
+
+
+def public_config(doc: dict[str, Any]) -> dict[str, Any]:
+    """A config document without the metadata keys the server manages (``_nats.*``)."""
+    doc = dict(doc)
+    meta = {
+        k: v
+        for k, v in (doc.get("metadata") or {}).items()
+        if not k.startswith(RESERVED_METADATA_PREFIX)
+    }
+    if meta:
+        doc["metadata"] = meta
+    else:
+        doc.pop("metadata", None)
+    return doc
+
+
+def config_diff(name: str, old: dict[str, Any], new: dict[str, Any]) -> str:
+    """A unified diff of two config documents (natscli's edit shows the differences);
+    empty when they differ only in the order of their subjects (as natscli)."""
+
+    def canonical(doc: dict[str, Any]) -> dict[str, Any]:
+        doc = dict(doc)
+        if isinstance(doc.get("subjects"), list):
+            doc["subjects"] = sorted(doc["subjects"])
+        return doc
+
+    if canonical(old) == canonical(new):
+        return ""
+    import difflib
+
+    a = output.to_json(old).splitlines()
+    b = output.to_json(new).splitlines()
+    return "\n".join(
+        difflib.unified_diff(
+            a, b, fromfile=f"{name} (current)", tofile=f"{name} (new)", lineterm=""
+        )
+    )
+
+
+# -- add / edit / copy --------------------------------------------------------------------------
+
+
+@stream_app.command("add")
+@stream_flags(ADD)
+def add(
+    ctx: typer.Context,
+    name: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[STREAM]",
+            help="Stream name (may come from --config).",
+            show_default=False,
+        ),
+    ] = None,
+    config: ConfigOption = None,
+    defaults: Annotated[
+        bool,
+        typer.Option(
+            "--defaults",
+            help="Accept natscli's default values for everything not given (all but --subjects).",
+        ),
+    ] = False,
+    json_output: JsonOption = False,
+    *,
+    flags: StreamFlags,
+) -> None:
+    """Create a new stream.
+
+    Takes natscli's flags or --config FILE. On a terminal it asks for what is not given,
+    like natscli; without a terminal it never asks: give the flags (the error names the
+    missing ones) or --defaults with --subjects.
+
+    Sizes: 512MB, 1GB, -1 (unlimited), 1024-based. Durations: 90s, 2m30s, 1h, 7d.
+    """
+    from jetlink.core.config.stream import StreamConfig
+
+    app = App.of(ctx)
+    if config is not None:
+        cfg = load_config_file(config)
+        if name:
+            cfg.name = name
+        if not cfg.name:
+            raise _usage("no stream name: give STREAM or a config with a name")
+        cfg = apply_flags(cfg, flags)
+    else:
+        if not name:
+            if not _interactive():
+                raise _usage("missing argument STREAM (the stream name)")
+            name = ""
+            while not name.strip():
+                name = output.prompt("Stream Name")
+            name = name.strip()
+        if defaults:
+            flags = add_defaults(flags)  # everything natscli asks for but the subjects
+        missing = missing_answers(flags)
+        if missing and not _interactive():
+            raise _usage(no_terminal_message(missing, defaults))
+        flags = ask_missing(flags, _ask) if missing else add_defaults(flags)
+        cfg = apply_flags(StreamConfig(name=name), flags)
+    info = open_jetstream(app).add_stream(cfg)
+    app.emit(to_doc(info), human=lambda a, doc: _created(a, doc, "created"))
+
+
+def no_terminal_message(missing: list[str], defaults: bool) -> str:
+    if defaults or missing == ["--subjects"]:
+        return "no terminal to ask on: give --subjects"
+    return (
+        "no terminal to ask on: give "
+        + ", ".join(missing)
+        + " (or --defaults to take natscli's defaults for all but --subjects), "
+        "or --config FILE"
+    )
+
+
+def _created(app: App, doc: dict[str, Any], verb: str) -> None:
+    output.line(app, f"Stream {doc['config']['name']} was {verb}")
+    output.line(app)
+    render_info(app, doc)
+
+
+@stream_app.command("edit")
+@stream_flags(EDIT)
+def edit(
+    ctx: typer.Context,
+    name: StreamArg,
+    config: ConfigOption = None,
+    force: Annotated[
+        bool, typer.Option("--force", "-f", help="Edit without asking for confirmation.")
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Only show the differences; do not edit the stream."),
+    ] = False,
+    json_output: JsonOption = False,
+    *,
+    flags: StreamFlags,
+) -> None:
+    """Edit an existing stream.
+
+    Applies the given flags (or --config FILE) to the stream's configuration and shows the
+    differences as a unified diff of the JSON configs; on a terminal it then asks for
+    confirmation unless -f/--force. --dry-run only shows the differences (exit status 0;
+    with --json: {"name", "changed", "diff", "config"}).
+    """
+    app = App.of(ctx)
+    js = open_jetstream(app)
+    old = config_of(js.stream_info(name))
+    if config is not None:
+        new = load_config_file(config)
+        if not new.name:
+            new.name = name
+        new = apply_flags(new, flags)
+    else:
+        new = apply_flags(old, flags)
+    diff = config_diff(name, public_config(old.to_json()), public_config(new.to_json()))
+    if dry_run:
+        doc = {"name": name, "changed": bool(diff), "diff": diff, "config": new.to_json()}
+        app.emit(doc, human=_render_dry_run)
+        return
+    if not diff:
+        info = js.stream_info(name)
+        app.emit(to_doc(info), human=lambda a, d: output.line(a, "No difference in configuration"))
+        return
+    if not app.json:
+        output.line(app, "Differences (-old +new):")
+        output.line(app, diff)
+        output.line(app)
+    if not force and _interactive():
+        output.confirm(app, f"Really edit Stream {name}", force=False, action=f"edit stream {name}")
+    info = js.update_stream(new)
+    app.emit(to_doc(info), human=lambda a, doc: _created(a, doc, "updated"))
+
+
+def _render_dry_run(app: App, doc: dict[str, Any]) -> None:
+    if not doc["changed"]:
+        output.line(app, "No difference in configuration")
+        return
+    output.line(app, "Differences (-old +new):")
+    output.line(app, doc["diff"])
+
+
+@stream_app.command("copy")
+@stream_flags(COPY)
+def copy(
+    ctx: typer.Context,
+    source: Annotated[
+        str, typer.Argument(metavar="SOURCE", help="Stream to copy.", show_default=False)
+    ],
+    destination: Annotated[
+        str, typer.Argument(metavar="DEST", help="New stream to create.", show_default=False)
+    ],
+    json_output: JsonOption = False,
+    *,
+    flags: StreamFlags,
+) -> None:
+    """Create a stream from another's configuration.
+
+    Copies the configuration only (no messages) under the new name; flags given override
+    the copied values (--subjects usually must, as two streams cannot share subjects).
+    """
+    app = App.of(ctx)
+    if source == destination:
+        raise _usage("source and destination stream names cannot be the same")
+    js = open_jetstream(app)
+    cfg = apply_flags(config_of(js.stream_info(source)), flags)
+    cfg.name = destination
+    cfg.metadata = {
+        k: v for k, v in cfg.metadata.items() if not k.startswith(RESERVED_METADATA_PREFIX)
+    }
+    info = js.add_stream(cfg)
+    app.emit(to_doc(info), human=lambda a, doc: _created(a, doc, "created"))
+
+
+# -- info / ls / report ---------------------------------------------------------------------
+
+
+@stream_app.command("info")
+def info(
+    ctx: typer.Context,
+    name: StreamArg,
+    state: Annotated[bool, typer.Option("--state", help="Show only the stream state.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Show a stream's configuration and state.
+
+    natscli's sections (Configuration, Options, Limits, State). With --json: the
+    StreamInfo (config, created, state, mirror, sources, ts).
+    """
+    app = App.of(ctx)
+    doc = to_doc(open_jetstream(app).stream_info(name))
+    app.emit(doc, human=lambda a, d: render_info(a, d, state_only=state))
+
+
+_STORAGE = {"file": "File", "memory": "Memory"}
+_RETENTION = {"limits": "Limits", "interest": "Interest", "workqueue": "WorkQueue"}
+_DISCARD = {"old": "Old", "new": "New"}
+_COMPRESSION = {"none": "None", "s2": "S2"}
+
+
+def _dur(ns: int) -> str:
+    return output.since(ns)
+
+
+def _transform(src: str | None, dest: str) -> str:
+    return f"{src or '>'} to {dest}"
+
+
+def _source_line(src: dict[str, Any] | None) -> str:
+    if not src:
+        return ""
+    parts = [src.get("name", "")]
+    if src.get("opt_start_seq"):
+        parts.append(f"Start Seq: {output.comma(src['opt_start_seq'])}")
+    if src.get("opt_start_time"):
+        parts.append(f"Start Time: {src['opt_start_time']}")
+    ext = src.get("external") or {}
+    if ext.get("api"):
+        parts.append(f"API Prefix: {ext['api']}")
+    if ext.get("deliver"):
+        parts.append(f"Delivery Prefix: {ext['deliver']}")
+    return ", ".join(parts)
+
+
+def config_columns(cols: output.Columns, cfg: dict[str, Any]) -> None:
+    """natscli's showStreamConfig."""
+    cols.title("Configuration")
+    cols.row("Description", cfg.get("description", ""), bool(cfg.get("description")))
+    cols.row("Subjects", ", ".join(cfg.get("subjects") or []), bool(cfg.get("subjects")))
+    cols.row("Replicas", cfg.get("num_replicas", 0))
+    cols.row("Sealed", True, bool(cfg.get("sealed")))
+    cols.row("Storage", _STORAGE.get(cfg.get("storage", "file"), str(cfg.get("storage"))))
+    compression = cfg.get("compression", "none")
+    cols.row(
+        "Compression", _COMPRESSION.get(compression, compression), compression not in ("none", "")
+    )
+    cols.row("Persistence Mode", cfg.get("persist_mode", ""), bool(cfg.get("persist_mode")))
+    cols.row("First Sequence", cfg.get("first_seq", 0), bool(cfg.get("first_seq")))
+    placement = cfg.get("placement") or {}
+    cols.row("Placement Cluster", placement.get("cluster", ""), bool(placement.get("cluster")))
+    cols.row("Placement Tags", ", ".join(placement.get("tags") or []), bool(placement.get("tags")))
+
+    cols.title("Options")
+    transform = cfg.get("subject_transform") or {}
+    if transform.get("dest"):
+        cols.row("Subject Transform", _transform(transform.get("src"), transform["dest"]))
+    republish = cfg.get("republish")
+    if republish:
+        label = "Republishing Headers" if republish.get("headers_only") else "Republishing"
+        cols.row(label, f"{republish.get('src', '')} to {republish.get('dest', '')}")
+    cols.row("Retention", _RETENTION.get(cfg.get("retention", "limits"), str(cfg.get("retention"))))
+    cols.row("Acknowledgments", not cfg.get("no_ack", False))
+    discard = _DISCARD.get(cfg.get("discard", "old"), str(cfg.get("discard")))
+    if cfg.get("discard_new_per_subject"):
+        discard = "New Per Subject"
+    cols.row("Discard Policy", discard)
+    cols.row("Duplicate Window", _dur(cfg.get("duplicate_window", 0)))
+    cols.row("Direct Get", True, bool(cfg.get("allow_direct")))
+    cols.row("Mirror Direct Get", True, bool(cfg.get("mirror_direct")))
+    cols.row("Allows Atomic Batch Publish", bool(cfg.get("allow_atomic")))
+    cols.row("Allows Fast Batch Publish", bool(cfg.get("allow_batched")))
+    cols.row("Allows Counters", bool(cfg.get("allow_msg_counter")))
+    cols.row("Allows Msg Delete", not cfg.get("deny_delete", False))
+    cols.row("Allows Per-Message TTL", bool(cfg.get("allow_msg_ttl")))
+    cols.row("Allows Purge", not cfg.get("deny_purge", False))
+    cols.row("Allows Schedules", bool(cfg.get("allow_msg_schedules")))
+    marker_ttl = cfg.get("subject_delete_marker_ttl", 0)
+    cols.row(
+        "Subject Delete Markers TTL",
+        _dur(marker_ttl),
+        bool(cfg.get("allow_msg_ttl")) and marker_ttl > 0,
+    )
+    cols.row("Allows Rollups", bool(cfg.get("allow_rollup_hdrs")))
+
+    cols.title("Limits")
+    max_msgs = cfg.get("max_msgs", 0)
+    cols.row("Maximum Messages", "unlimited" if max_msgs == -1 else output.comma(max_msgs))
+    per = cfg.get("max_msgs_per_subject", 0)
+    cols.row("Maximum Per Subject", "unlimited" if per <= 0 else output.comma(per))
+    max_bytes = cfg.get("max_bytes", 0)
+    cols.row("Maximum Bytes", "unlimited" if max_bytes == -1 else output.ibytes(max_bytes))
+    max_age = cfg.get("max_age", 0)
+    cols.row("Maximum Age", "unlimited" if max_age <= 0 else _dur(max_age))
+    size = cfg.get("max_msg_size", 0)
+    cols.row("Maximum Message Size", "unlimited" if size == -1 else output.ibytes(size))
+    consumers = cfg.get("max_consumers", 0)
+    cols.row("Maximum Consumers", "unlimited" if consumers == -1 else output.comma(consumers))
+    limits = cfg.get("consumer_limits") or {}
+    cols.row(
+        "Consumer Inactive Threshold",
+        _dur(limits.get("inactive_threshold", 0)),
+        limits.get("inactive_threshold", 0) > 0,
+    )
+    cols.row(
+        "Consumer Max Ack Pending",
+        limits.get("max_ack_pending", 0),
+        limits.get("max_ack_pending", 0) > 0,
+    )
+
+    meta = {
+        k: v
+        for k, v in (cfg.get("metadata") or {}).items()
+        if not k.startswith(RESERVED_METADATA_PREFIX)
+    }
+    if meta:
+        cols.title("Metadata")
+        for key in sorted(meta):
+            cols.row(key, meta[key])
+
+    if cfg.get("mirror") or cfg.get("sources"):
+        cols.title("Replication")
+    cols.row("Mirror", _source_line(cfg.get("mirror")), bool(cfg.get("mirror")))
+    for i, src in enumerate(sorted(cfg.get("sources") or [], key=lambda s: s.get("name", ""))):
+        cols.row("Sources" if i == 0 else "", _source_line(src))
+
+
+def _source_info_columns(cols: output.Columns, s: dict[str, Any]) -> None:
+    cols.row("Stream Name", s.get("name", ""))
+    transforms = s.get("subject_transforms") or []
+    if s.get("filter_subject"):
+        cols.row("Subject Filter", s["filter_subject"])
+    elif transforms:
+        for i, t in enumerate(transforms):
+            label = ""
+            if i == 0:
+                label = (
+                    "Subject Filters and Transforms"
+                    if len(transforms) > 1
+                    else "Subject Filter and Transform"
+                )
+            dest = t.get("dest", "")
+            cols.row(
+                label,
+                f"{t.get('src', '')} untransformed"
+                if not dest
+                else f"{t.get('src', '')} to {dest}",
+            )
+    cols.row("Lag", s.get("lag", 0))
+    active = s.get("active", -1)
+    cols.row(
+        "Last Seen", _dur(active) if isinstance(active, int) and 0 < active < 2**63 - 1 else "never"
+    )
+    ext = s.get("external") or {}
+    if ext:
+        cols.row("Ext. API Prefix", ext.get("api", ""))
+        cols.row("Ext. Delivery Prefix", ext.get("deliver", ""), bool(ext.get("deliver")))
+    err = s.get("error")
+    if err:
+        cols.row("Error", err.get("description", str(err)) if isinstance(err, dict) else str(err))
+
+
+def _seq_at(seq: int, ts: str | None) -> str:
+    ns = output.rfc3339_ns(ts)
+    return output.comma(seq) if not ns else f"{output.comma(seq)} @ {output.local_ns(ns)}"
+
+
+def render_info(app: App, doc: dict[str, Any], *, state_only: bool = False) -> None:
+    """natscli's showStreamInfo: heading, configuration sections, replication, state."""
+    cfg = doc.get("config") or {}
+    name = cfg.get("name", "")
+    created = output.local_time(doc.get("created"))
+    word = "State for" if state_only else "Information for"
+    cols = output.Columns(f"{word} Stream {name} created {created}")
+    if not state_only:
+        config_columns(cols, cfg)
+    cluster = doc.get("cluster") or {}
+    if cluster.get("name"):
+        cols.title("Cluster Information")
+        cols.row("Name", cluster["name"])
+        cols.row("Leader", cluster.get("leader", ""), bool(cluster.get("leader")))
+    if doc.get("mirror"):
+        cols.title("Mirror Information")
+        _source_info_columns(cols, doc["mirror"])
+    if doc.get("sources"):
+        cols.title("Source Information")
+        for src in doc["sources"]:
+            _source_info_columns(cols, src)
+            cols.blank()
+    state = doc.get("state") or {}
+    cols.title("State")
+    cols.row("Messages", output.comma(state.get("messages", 0)))
+    cols.row("Bytes", output.ibytes(state.get("bytes", 0)))
+    lost = state.get("lost") or {}
+    if lost.get("msgs"):
+        cols.row(
+            "Lost Messages",
+            f"{output.comma(len(lost['msgs']))} ({output.ibytes(lost.get('bytes', 0))})",
+        )
+    cols.row("First Sequence", _seq_at(state.get("first_seq", 0), state.get("first_ts")))
+    cols.row("Last Sequence", _seq_at(state.get("last_seq", 0), state.get("last_ts")))
+    deleted = len(state.get("deleted") or []) or state.get("num_deleted", 0)
+    cols.row("Deleted Messages", output.comma(deleted), deleted > 0)
+    cols.row("Active Consumers", output.comma(state.get("consumer_count", 0)))
+    cols.row(
+        "Number of Subjects",
+        output.comma(state.get("num_subjects", 0)),
+        state.get("num_subjects", 0) > 0,
+    )
+    cols.render(app)
+
+
+@stream_app.command("ls")
+def ls(
+    ctx: typer.Context,
+    subject: Annotated[
+        str | None,
+        typer.Option(
+            "--subject", metavar="SUBJECT", help="Limit the list to streams with matching subjects."
+        ),
+    ] = None,
+    names: Annotated[
+        bool, typer.Option("--names", "-n", help="Show just the stream names.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """List the streams.
+
+    Table of Name, Description, Created, Messages, Size, Last Message (smallest first, as
+    natscli). With --json: the list of names (natscli's stream ls --json).
+    """
+    app = App.of(ctx)
+    js = open_jetstream(app)
+    if names or app.json:
+        stream_names = sorted(js.stream_names(subject) if subject else js.stream_names())
+        app.emit(stream_names, human=lambda a, d: [output.line(a, n) for n in d])
+        return
+    infos = [to_doc(i) for i in js.streams()]
+    if subject:
+        wanted = set(js.stream_names(subject))
+        infos = [i for i in infos if i["config"]["name"] in wanted]
+    render_ls(app, infos, subject)
+
+
+def _last_message(doc: dict[str, Any]) -> str:
+    last = output.rfc3339_ns((doc.get("state") or {}).get("last_ts"))
+    if not last:
+        return "never"
+    now = output.rfc3339_ns(doc.get("ts")) or now_ns()
+    return output.since(max(now - last, 0))
+
+
+def render_ls(app: App, infos: list[dict[str, Any]], subject: str | None = None) -> None:
+    if not infos:
+        output.line(app, "No Streams defined")
+        return
+    infos = sorted(
+        infos, key=lambda i: ((i.get("state") or {}).get("bytes", 0), i["config"]["name"])
+    )
+    rows = [
+        [
+            i["config"]["name"],
+            i["config"].get("description", ""),
+            output.local_time(i.get("created")),
+            output.comma((i.get("state") or {}).get("messages", 0)),
+            output.ibytes((i.get("state") or {}).get("bytes", 0)),
+            _last_message(i),
+        ]
+        for i in infos
+    ]
+    title = f"Streams matching {subject}" if subject else "Streams"
+    output.table(
+        app,
+        ("Name", "Description", "Created", "Messages", "Size", "Last Message"),
+        rows,
+        title=title,
+        no_wrap=("Name", "Created", "Messages", "Size", "Last Message"),
+    )
+
+
+@stream_app.command("report")
+def report(
+    ctx: typer.Context,
+    subject: Annotated[
+        str | None,
+        typer.Option(
+            "--subject",
+            metavar="SUBJECT",
+            help="Limit the report to streams with matching subjects.",
+        ),
+    ] = None,
+    sort_consumers: Annotated[
+        bool, typer.Option("--consumers", "-o", help="Sort by number of consumers.")
+    ] = False,
+    sort_messages: Annotated[
+        bool, typer.Option("--messages", "-m", help="Sort by number of messages.")
+    ] = False,
+    sort_name: Annotated[bool, typer.Option("--name", "-n", help="Sort by stream name.")] = False,
+    sort_storage: Annotated[
+        bool, typer.Option("--storage", "-t", help="Sort by storage type.")
+    ] = False,
+    raw: Annotated[bool, typer.Option("--raw", "-r", help="Show un-formatted numbers.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Report statistics of every stream.
+
+    natscli's Stream Report (Stream, Storage, Placement, Consumers, Messages, Bytes, Lost,
+    Deleted, Replicas), sorted by bytes unless a sort flag is given, then the Replication
+    Report of mirrors and sources. With --json: a list of {stream, storage, placement,
+    consumers, messages, bytes, lost: {msgs, bytes}, deleted, replicas, mirror?, sources?}.
+    """
+    app = App.of(ctx)
+    js = open_jetstream(app)
+    infos = [to_doc(i) for i in js.streams()]
+    if subject:
+        wanted = set(js.stream_names(subject))
+        infos = [i for i in infos if i["config"]["name"] in wanted]
+    stats = [_stat(i) for i in infos]
+    if sort_consumers:
+        key = "consumers"
+    elif sort_messages:
+        key = "messages"
+    elif sort_name:
+        key = "stream"
+    elif sort_storage:
+        key = "storage"
+    else:
+        key = "bytes"
+    stats.sort(key=lambda s: (s[key], s["stream"]))
+    app.emit(stats, human=lambda a, d: render_report(a, d, raw=raw))
+
+
+def _stat(info: dict[str, Any]) -> dict[str, Any]:
+    cfg, state = info.get("config") or {}, info.get("state") or {}
+    lost = state.get("lost") or {}
+    stat: dict[str, Any] = {
+        "stream": cfg.get("name", ""),
+        "storage": cfg.get("storage", "file"),
+        "placement": cfg.get("placement"),
+        "consumers": state.get("consumer_count", 0),
+        "messages": state.get("messages", 0),
+        "bytes": state.get("bytes", 0),
+        "lost": {"msgs": len(lost.get("msgs") or []), "bytes": lost.get("bytes", 0)},
+        "deleted": len(state.get("deleted") or []) or state.get("num_deleted", 0),
+        "replicas": cfg.get("num_replicas", 1),
+    }
+    if info.get("mirror"):
+        stat["mirror"] = info["mirror"]
+    if info.get("sources"):
+        stat["sources"] = info["sources"]
+    return stat
+
+
+def render_report(app: App, stats: list[dict[str, Any]], *, raw: bool = False) -> None:
+    if not stats:
+        output.line(app, "No Streams defined")
+        return
+    num = (lambda n: str(n)) if raw else output.comma
+    size = (lambda n: str(n)) if raw else output.ibytes
+    rows = []
+    for s in stats:
+        placement = ""
+        p = s.get("placement") or {}
+        if p.get("cluster"):
+            placement = f"cluster: {p['cluster']} "
+        if p.get("tags"):
+            placement += f"tags: {', '.join(p['tags'])}"
+        lost = "0"
+        if s["lost"]["msgs"]:
+            lost = f"{num(s['lost']['msgs'])} ({size(s['lost']['bytes'])})"
+        rows.append(
+            [
+                s["stream"],
+                _STORAGE.get(s["storage"], s["storage"]),
+                placement.strip(),
+                num(s["consumers"]),
+                num(s["messages"]),
+                size(s["bytes"]),
+                lost,
+                num(s["deleted"]),
+                str(s["replicas"]),
+            ]
+        )
+    output.table(
+        app,
+        (
+            "Stream",
+            "Storage",
+            "Placement",
+            "Consumers",
+            "Messages",
+            "Bytes",
+            "Lost",
+            "Deleted",
+            "Replicas",
+        ),
+        rows,
+        title="Stream Report",
+        no_wrap=("Stream", "Messages", "Bytes"),
+    )
+    replication = []
+    for s in stats:
+        entries = ([("Mirror", s["mirror"])] if s.get("mirror") else []) + [
+            ("Source", src) for src in s.get("sources") or []
+        ]
+        for kind, src in entries:
+            filters = [
+                f"{t.get('src', '')} to {t.get('dest', '')}"
+                for t in src.get("subject_transforms") or []
+            ]
+            if not filters and src.get("filter_subject"):
+                filters = [f"{src['filter_subject']} untransformed"]
+            err = src.get("error")
+            active = src.get("active", -1)
+            replication.append(
+                [
+                    s["stream"],
+                    kind,
+                    (src.get("external") or {}).get("api", ""),
+                    src.get("name", ""),
+                    ", ".join(filters),
+                    str(active)
+                    if raw
+                    else (
+                        _dur(active)
+                        if isinstance(active, int) and 0 < active < 2**63 - 1
+                        else "never"
+                    ),
+                    num(src.get("lag", 0)),
+                    (err.get("description", "") if isinstance(err, dict) else str(err))
+                    if err
+                    else "",
+                ]
+            )
+    if replication:
+        output.line(app)
+        output.table(
+            app,
+            (
+                "Stream",
+                "Kind",
+                "API Prefix",
+                "Source Stream",
+                "Filters and Transforms",
+                "Active",
+                "Lag",
+                "Error",
+            ),
+            replication,
+            title="Replication Report",
+        )
+
+
+# -- destructive verbs --------------------------------------------------------------------------
+
+
+@stream_app.command("rm")
+def rm(
+    ctx: typer.Context, name: StreamArg, force: ForceOption = False, json_output: JsonOption = False
+) -> None:
+    """Remove a stream and its messages.
+
+    Asks for confirmation on a terminal; without one, -f/--force is required (exit status
+    2 otherwise). With --json: {"success": true}.
+    """
+    app = App.of(ctx)
+    js = open_jetstream(app)
+    output.confirm(app, f"Really delete Stream {name}", force=force, action=f"delete stream {name}")
+    js.delete_stream(name)
+    app.emit({"success": True}, human=lambda a, d: output.line(a, f"Stream {name} was deleted"))
+
+
+@stream_app.command("purge")
+def purge(
+    ctx: typer.Context,
+    name: StreamArg,
+    force: ForceOption = False,
+    subject: Annotated[
+        str | None,
+        typer.Option(
+            "--subject", metavar="SUBJECT", help="Limits the purge to a specific subject."
+        ),
+    ] = None,
+    seq: Annotated[
+        int | None,
+        typer.Option(
+            "--seq",
+            metavar="SEQUENCE",
+            min=1,
+            help="Purge up to but not including a specific message sequence.",
+        ),
+    ] = None,
+    keep: Annotated[
+        int | None,
+        typer.Option(
+            "--keep",
+            metavar="MESSAGES",
+            min=0,
+            help="Keeps a certain number of messages after the purge.",
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Remove messages from a stream in bulk.
+
+    All messages, or those of --subject, up to --seq (exclusive) or all but the last --keep.
+    Asks for confirmation on a terminal; without one, -f/--force is required. With --json:
+    {"success": true, "purged": N}.
+    """
+    app = App.of(ctx)
+    if seq is not None and keep is not None:
+        raise _usage("--seq and --keep cannot be combined when purging")
+    js = open_jetstream(app)
+    output.confirm(app, f"Really purge Stream {name}", force=force, action=f"purge stream {name}")
+    purged = js.purge_stream(name, subject=subject, seq=seq, keep=keep)
+    doc = {"success": True, "purged": purged}
+
+    def human(a: App, d: dict[str, Any]) -> None:
+        output.line(a, f"Purged {purged} messages from {name}")
+        output.line(a)
+        render_info(a, to_doc(js.stream_info(name)), state_only=True)
+
+    app.emit(doc, human=human)
+
+
+@stream_app.command("rmm")
+def rmm(
+    ctx: typer.Context,
+    name: StreamArg,
+    seq: Annotated[
+        int,
+        typer.Argument(
+            metavar="SEQ", min=1, help="Message sequence to remove.", show_default=False
+        ),
+    ],
+    force: ForceOption = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Remove one message from a stream.
+
+    Asks for confirmation on a terminal; without one, -f/--force is required. With --json:
+    {"success": true}.
+    """
+    app = App.of(ctx)
+    js = open_jetstream(app)
+    output.confirm(
+        app,
+        f"Really remove message {seq} from Stream {name}",
+        force=force,
+        action=f"remove message {seq} from stream {name}",
+    )
+    js.delete_msg(name, seq)
+    app.emit(
+        {"success": True},
+        human=lambda a, d: output.line(a, f"Message {seq} was removed from stream {name}"),
+    )
+
+
+@stream_app.command("seal")
+def seal(
+    ctx: typer.Context, name: StreamArg, force: ForceOption = False, json_output: JsonOption = False
+) -> None:
+    """Seal a stream: no more changes.
+
+    A sealed stream takes no messages, deletes or purges, and its configuration cannot be
+    changed or unsealed. Asks for confirmation on a terminal; without one, -f/--force is
+    required. With --json: the StreamInfo.
+    """
+    app = App.of(ctx)
+    js = open_jetstream(app)
+    cfg = config_of(js.stream_info(name))
+    output.confirm(
+        app,
+        f"Really seal Stream {name}, sealed streams can not be unsealed or modified",
+        force=force,
+        action=f"seal stream {name}",
+    )
+    cfg.sealed = True
+    info = js.update_stream(cfg)
+    app.emit(to_doc(info), human=render_info)
+
+
+# -- messages -------------------------------------------------------------------------------
+
+
+@stream_app.command("get")
+def get(
+    ctx: typer.Context,
+    name: StreamArg,
+    seq: Annotated[
+        int | None,
+        typer.Argument(
+            metavar="[SEQ]", min=1, help="Message sequence to retrieve.", show_default=False
+        ),
+    ] = None,
+    last_for: Annotated[
+        str | None,
+        typer.Option(
+            "--last-for",
+            "-S",
+            metavar="SUBJECT",
+            help="Retrieves the last message for a specific subject.",
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Retrieve a message from a stream.
+
+    By sequence, or the last message of a subject (--last-for). With --json: {"subject",
+    "seq", "time", "headers": {name: [values]}, "data": base64}.
+    """
+    app = App.of(ctx)
+    if seq is None and last_for is None:
+        raise _usage("give a message sequence (SEQ) or --last-for SUBJECT")
+    if seq is not None and last_for is not None:
+        raise _usage("give either SEQ or --last-for SUBJECT, not both")
+    js = open_jetstream(app)
+    msg = js.get_msg(name, seq) if seq is not None else js.get_msg(name, last_by_subj=last_for)
+    doc = to_doc(msg)
+    app.emit(doc, human=lambda a, d: render_get(a, name, d))
+
+
+def render_get(app: App, stream: str, msg: dict[str, Any]) -> None:
+    """natscli's stream get: ``Item: STREAM#SEQ received TIME (AGO) on Subject S``."""
+    ns = output.rfc3339_ns(msg.get("time"))
+    ago = output.since(max(now_ns() - ns, 0))
+    output.line(
+        app,
+        f"Item: {stream}#{msg['seq']} received {output.go_time_utc(ns)} ({ago}) on Subject {msg['subject']}",
+    )
+    output.line(app)
+    if msg.get("headers"):
+        output.line(app, "Headers:")
+        output.print_headers(app, msg["headers"], indent="  ")
+        output.line(app)
+    output.print_body(app, output.body_text(msg.get("data", "")))
+
+
+@stream_app.command("view")
+def view(
+    ctx: typer.Context,
+    name: StreamArg,
+    subject: Annotated[
+        str | None,
+        typer.Option("--subject", metavar="SUBJECT", help="Filter the stream using a subject."),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since", metavar="DURATION", help="Messages received since a duration like 1d3h5m2s."
+        ),
+    ] = None,
+    start: Annotated[
+        int | None,
+        typer.Option("--id", metavar="SEQ", min=1, help="Start at a specific message sequence."),
+    ] = None,
+    count: Annotated[
+        int | None, typer.Option("--count", metavar="N", min=1, help="Show at most N messages.")
+    ] = None,
+    raw: Annotated[bool, typer.Option("--raw", help="Show the raw data received.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """View the messages of a stream.
+
+    Prints the messages (natscli's layout, or only the bodies with --raw) from the first,
+    from --id SEQ or from --since DURATION ago, optionally filtered by --subject. Not a
+    pager: --count limits the output. With --json: a list of messages.
+    """
+    from jetlink.cli.stream_flags import parse_duration_flag
+
+    app = App.of(ctx)
+    start_time = None
+    if since is not None:
+        start_time = now_ns() - parse_duration_flag(since, flag="--since")
+    js = open_jetstream(app)
+    js.stream_info(name)  # stream not found: the error before anything else
+    msgs = []
+    for msg in js.messages(name, start_seq=start, start_time_ns=start_time, subject=subject):
+        msgs.append(to_doc(msg))
+        if count is not None and len(msgs) >= count:
+            break
+    app.emit(msgs, human=lambda a, d: render_view(a, d, raw=raw))
+
+
+def render_view(app: App, msgs: list[dict[str, Any]], *, raw: bool = False) -> None:
+    if not msgs:
+        output.notice(app, "No messages")
+        return
+    for msg in msgs:
+        data = output.body_text(msg.get("data", ""))
+        if raw:
+            output.print_body(app, data, trailing_blank=False)
+            continue
+        when = output.local_time(msg.get("time"))
+        output.line(app, f"[{msg['seq']}] Subject: {msg['subject']} Received: {when}")
+        if msg.get("headers"):
+            output.line(app)
+            output.print_headers(app, msg["headers"], indent="  ")
+        output.line(app)
+        output.print_body(app, data)
+
+
+@stream_app.command("subjects")
+def subjects(
+    ctx: typer.Context,
+    name: StreamArg,
+    filter: Annotated[
+        str,
+        typer.Argument(
+            metavar="[FILTER]",
+            help="Limit the subjects to those matching a filter.",
+            show_default=False,
+        ),
+    ] = ">",
+    sort: Annotated[
+        Literal["name", "subjects", "messages", "count"],
+        typer.Option(
+            "--sort",
+            metavar="ORDER",
+            help="Sorting order (name, messages).",
+        ),
+    ] = "messages",
+    reverse: Annotated[
+        bool, typer.Option("--reverse", "-R", help="Reverse the sorting order.")
+    ] = False,
+    names: Annotated[bool, typer.Option("--names", help="List only subject names.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Count the messages of each subject.
+
+    Subjects held in a stream with their message counts, optionally limited by FILTER
+    (default >). With --json: {subject: count}.
+    """
+    app = App.of(ctx)
+    counts = dict(open_jetstream(app).subjects(name, filter))
+    if sort in ("name", "subjects"):
+        order = sorted(counts, reverse=reverse)
+    else:
+        order = sorted(counts, key=lambda s: (counts[s], s), reverse=reverse)
+    if names and not app.json:
+        for subject in order:
+            output.line(app, subject)
+        return
+    app.emit({s: counts[s] for s in order}, human=lambda a, d: render_subjects(a, name, filter, d))
+
+
+def render_subjects(app: App, stream: str, filter: str, counts: dict[str, int]) -> None:
+    if not counts:
+        output.line(app, f"No subjects found matching {filter}")
+        return
+    names = list(counts)
+    longest = max(len(s) for s in names)
+    width = len(output.comma(max(counts.values())))
+    cols = 3 if longest + width < 20 else 2 if longest + width < 30 else 1
+    rows = []
+    for i in range(0, len(names), cols):
+        group = names[i : i + cols]
+        row: list[str] = []
+        for s in group:
+            row += [s, output.comma(counts[s]) if counts[s] else ""]
+        row += [""] * (2 * cols - len(row))
+        rows.append(row)
+    output.table(
+        app,
+        ("Subject", "Count") * cols,
+        rows,
+        title=f"{len(names)} Subjects in stream {stream}",
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(stream_app, name="stream")

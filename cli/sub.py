@@ -1,0 +1,111 @@
+"""``jetlink sub SUBJECT``: follow the messages published on a subject (natscli's ``nats sub``).
+
+Core pub/sub across processes sharing the data directory: every message published on a
+matching subject after the subscription starts (``jetlink pub``, with or without --core) is
+printed, until --count messages were received, --wait passed without a message, or Ctrl-C
+(exit status 130).
+
+With --json the output is JSON lines: one compact JSON message per line, printed as it
+arrives, the one exception to "one JSON document per command" (a follower has no end to
+wait for).
+"""
+
+import time
+from typing import Annotated, Any
+
+import typer
+
+from jetlink.cli import output
+from jetlink.cli.app import App
+from jetlink.cli.cluster import open_jetstream, to_doc
+from jetlink.cli.options import JsonOption
+
+# How long one wait for a message lasts before checking --wait again.
+POLL_SECONDS = 0.5
+
+
+def sub(
+    ctx: typer.Context,
+    subject: Annotated[
+        str,
+        typer.Argument(
+            metavar="SUBJECT",
+            help="Subject to subscribe to (wildcards allowed).",
+            show_default=False,
+        ),
+    ],
+    count: Annotated[
+        int | None,
+        typer.Option(
+            "--count", metavar="N", min=1, help="Quit after receiving this many messages."
+        ),
+    ] = None,
+    wait: Annotated[
+        str | None,
+        typer.Option(
+            "--wait", metavar="DURATION", help="Quit after this long without any message (e.g. 5s)."
+        ),
+    ] = None,
+    raw: Annotated[bool, typer.Option("--raw", "-r", help="Show only the message bodies.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Follow messages published on a subject.
+
+    Prints every message published on SUBJECT (wildcards allowed) from now on, by any
+    process sharing the data directory, until --count N messages, --wait DURATION without
+    traffic, or Ctrl-C.
+
+    With --json: JSON lines, one message per line as it arrives ({"subject", "seq"?,
+    "time", "headers", "data": base64}): the one command whose --json output is not a
+    single document.
+    """
+    app = App.of(ctx)
+    idle_ns = None
+    if wait is not None:
+        from jetlink.cli.stream_flags import parse_duration_flag
+
+        idle_ns = parse_duration_flag(wait, flag="--wait")
+    js = open_jetstream(app)
+    subscription = js.subscribe(subject)
+    received = 0
+    try:
+        output.notice(app, f"Subscribing on {subject}")
+        last = time.monotonic_ns()
+        while count is None or received < count:
+            timeout = POLL_SECONDS
+            if idle_ns is not None:
+                left = (last + idle_ns - time.monotonic_ns()) / 1e9
+                if left <= 0:
+                    break
+                timeout = min(timeout, left)
+            msg = subscription.next(timeout)
+            if msg is None:
+                continue
+            received += 1
+            last = time.monotonic_ns()
+            doc = to_doc(msg)
+            if app.json:
+                output.json_line(doc)
+            else:
+                render_message(app, received, doc, raw=raw)
+    finally:
+        close = getattr(subscription, "close", None) or getattr(subscription, "unsubscribe", None)
+        if callable(close):
+            close()
+
+
+def render_message(app: App, n: int, msg: dict[str, Any], *, raw: bool = False) -> None:
+    """natscli's sub output: ``[#1] Received on "SUBJECT"``, the headers, the body."""
+    data = output.body_text(msg.get("data", ""))
+    if raw:
+        output.print_body(app, data, trailing_blank=False)
+        return
+    output.line(app, f'[#{n}] Received on "{msg["subject"]}"')
+    if msg.get("headers"):
+        output.print_headers(app, msg["headers"])
+        output.line(app)
+    output.print_body(app, data)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("sub")(sub)

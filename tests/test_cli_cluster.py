@@ -1,0 +1,145 @@
+"""``jetlink cluster add|ls|rm`` and ``--cluster`` addressing, in a temporary data directory."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from jetlink.cli.main import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def jl(tmp_path, monkeypatch):
+    for var in ("JETLINK_DATA_DIR", "JETLINK_CLUSTER", "XDG_DATA_HOME", "NO_COLOR"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+    data = tmp_path / "data"
+
+    def run(*args, input=None):
+        return runner.invoke(
+            app, ["--data-dir", str(data), *args], input=input, prog_name="jetlink"
+        )
+
+    run.data = data
+    return run
+
+
+def _without_created(docs):
+    return [{k: v for k, v in d.items() if k != "created"} for d in docs]
+
+
+def test_local_is_created_on_first_use(jl):
+    result = jl("cluster", "ls", "--json")
+    assert result.exit_code == 0, result.output
+    assert _without_created(json.loads(result.stdout)) == [
+        {"name": "local", "kind": "nats", "down": False, "path": str(jl.data / "local.db")}
+    ]
+    assert (jl.data / "local.db").exists()
+    assert oct(jl.data.stat().st_mode & 0o777) == "0o700"
+
+
+def test_add_ls_rm(jl):
+    result = jl("cluster", "add", "east", "-j")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert list(doc) == ["name", "kind", "down", "path", "created"]
+    assert (doc["name"], doc["kind"], doc["down"]) == ("east", "nats", False)
+
+    assert jl("cluster", "add", "links", "--kind", "kafka").stdout == "Cluster links was created\n"
+    assert jl("cluster", "ls", "--names").stdout == "east\nlinks\nlocal\n"
+    listed = _without_created(json.loads(jl("cluster", "ls", "-j").stdout))
+    assert [(c["name"], c["kind"]) for c in listed] == [
+        ("east", "nats"),
+        ("links", "kafka"),
+        ("local", "nats"),
+    ]
+
+    human = jl("cluster", "ls")
+    assert human.exit_code == 0
+    assert "│ east  │ nats  │ up     │" in human.stdout
+
+    removed = jl("cluster", "rm", "east", "-f", "-j")
+    assert (removed.exit_code, json.loads(removed.stdout)) == (0, {"success": True})
+    assert not (jl.data / "east.db").exists()
+    assert jl("cluster", "rm", "links", "--force").stdout == "Cluster links was removed\n"
+    assert jl("cluster", "ls", "-n").stdout == "local\n"
+
+
+def test_add_twice_is_an_error(jl):
+    jl("cluster", "add", "east")
+    result = jl("cluster", "add", "east")
+    assert result.exit_code == 1
+    assert result.stderr == "jetlink: error: cluster east already exists\n"
+
+
+@pytest.mark.parametrize("name", ["../escape", "a/b", "x" * 65, "with space", ""])
+def test_invalid_names_never_touch_the_filesystem(jl, name):
+    result = jl("cluster", "add", name, "-j")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["error"]["description"].startswith(
+        f"invalid cluster name {name!r}"
+    )
+    assert (
+        not any(p.name != "local.db" and p.suffix == ".db" for p in jl.data.glob("*"))
+        if jl.data.exists()
+        else True
+    )
+    assert not (jl.data.parent / "escape.db").exists()
+
+
+def test_bad_kind_is_a_usage_error(jl):
+    result = jl("cluster", "add", "east", "--kind", "pulsar")
+    assert result.exit_code == 2
+    assert "Invalid value for '--kind'" in result.stderr
+
+
+def test_rm_refuses_without_terminal_and_force(jl):
+    jl("cluster", "add", "east")
+    result = jl("cluster", "rm", "east")
+    assert result.exit_code == 2
+    assert (
+        result.stderr
+        == "jetlink: error: no terminal to confirm on: pass -f/--force to remove cluster east\n"
+    )
+    assert (jl.data / "east.db").exists()
+    as_json = jl("cluster", "rm", "east", "-j")
+    assert as_json.exit_code == 2
+    assert json.loads(as_json.stdout) == {
+        "error": {
+            "description": "no terminal to confirm on: pass -f/--force to remove cluster east"
+        }
+    }
+
+
+def test_rm_asks_on_a_terminal(jl, monkeypatch):
+    jl("cluster", "add", "east")
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: True)
+    declined = jl("cluster", "rm", "east", input="n\n")
+    assert declined.exit_code == 1
+    assert "Really remove cluster east and all its data [y/N]:" in declined.stderr
+    assert declined.stderr.endswith("jetlink: error: aborted: did not remove cluster east\n")
+    assert (jl.data / "east.db").exists()
+    accepted = jl("cluster", "rm", "east", input="y\n")
+    assert accepted.exit_code == 0
+    assert accepted.stdout.endswith("Cluster east was removed\n")  # CliRunner echoes the answer
+    assert not (jl.data / "east.db").exists()
+
+
+def test_rm_unknown_cluster(jl):
+    result = jl("cluster", "rm", "nope", "-f")
+    assert (result.exit_code, result.stderr) == (1, "jetlink: error: cluster nope not found\n")
+
+
+def test_global_cluster_option_addresses_another_database(jl):
+    unknown = jl("--cluster", "east", "stream", "ls", "-j")
+    assert unknown.exit_code == 1
+    assert json.loads(unknown.stdout) == {"error": {"description": "cluster east not found"}}
+    jl("cluster", "add", "east")
+    added = jl("--cluster", "east", "stream", "add", "E", "--subjects", "e.>", "--defaults", "-j")
+    assert added.exit_code == 0, added.output
+    assert json.loads(jl("--cluster", "east", "stream", "ls", "-j").stdout) == ["E"]
+    assert json.loads(jl("stream", "ls", "-j").stdout) == []

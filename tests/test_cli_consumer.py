@@ -1,0 +1,405 @@
+"""``jetlink consumer add|ls|info|next|ack|rm``: natscli's flags into a ConsumerConfig, and
+durable pull consumers run against the engine in a temporary data directory (manual clock)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from jetlink.cli.consumer import build_config, deliver_policy, missing_answers
+from jetlink.cli.main import app
+from jetlink.core.clock import ManualClock
+from jetlink.core.errors import UsageError
+
+runner = CliRunner()
+SECOND = 1_000_000_000
+START = 1_767_225_600 * SECOND  # 2026-01-01T00:00:00Z, the ManualClock default
+
+
+# -- flags into a ConsumerConfig document --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("all", {"deliver_policy": "all"}),
+        ("last", {"deliver_policy": "last"}),
+        ("new", {"deliver_policy": "new"}),
+        ("next", {"deliver_policy": "new"}),
+        ("subject", {"deliver_policy": "last_per_subject"}),
+        ("last_per_subject", {"deliver_policy": "last_per_subject"}),
+        ("42", {"deliver_policy": "by_start_sequence", "opt_start_seq": 42}),
+        ("1h", {"deliver_policy": "by_start_time", "opt_start_time": "2025-12-31T23:00:00Z"}),
+    ],
+)
+def test_deliver_policies_like_natscli(text, expected):
+    assert deliver_policy(text, START) == expected
+
+
+def test_deliver_policy_error():
+    with pytest.raises(UsageError, match="invalid value for --deliver: 'sometimes'"):
+        deliver_policy("sometimes", START)
+
+
+def test_build_config_defaults_and_flags():
+    assert build_config("NEW", {}, START) == {
+        "durable_name": "NEW",
+        "deliver_policy": "all",
+        "ack_policy": "explicit",
+        "replay_policy": "instant",
+    }
+    doc = build_config(
+        "NEW",
+        {
+            "description": "New orders",
+            "deliver": "5",
+            "ack": "all",
+            "wait": "1m",
+            "max_deliver": 3,
+            "filter": ["orders.new, orders.paid"],
+            "max_pending": 10,
+            "headers_only": True,
+            "max_waiting": 8,
+            "max_pull_batch": 50,
+            "max_pull_expire": "10s",
+            "inactive_threshold": "1h",
+            "memory": True,
+            "metadata": ["team=shop"],
+        },
+        START,
+    )
+    assert doc == {
+        "durable_name": "NEW",
+        "description": "New orders",
+        "deliver_policy": "by_start_sequence",
+        "opt_start_seq": 5,
+        "ack_policy": "all",
+        "ack_wait": 60 * SECOND,
+        "max_deliver": 3,
+        "filter_subjects": ["orders.new", "orders.paid"],
+        "replay_policy": "instant",
+        "max_ack_pending": 10,
+        "max_waiting": 8,
+        "headers_only": True,
+        "max_batch": 50,
+        "max_expires": 10 * SECOND,
+        "inactive_threshold": 3600 * SECOND,
+        "mem_storage": True,
+        "metadata": {"team": "shop"},
+    }
+
+
+def test_build_config_natscli_details():
+    # ack none: natscli sets max_deliver -1; last per subject without filter: filter ">"
+    assert build_config("C", {"ack": "none", "max_deliver": 4}, START)["max_deliver"] == -1
+    assert build_config("C", {"deliver": "subject"}, START)["filter_subject"] == ">"
+    assert build_config("C", {"filter": ["a.*"]}, START)["filter_subject"] == "a.*"
+
+
+def test_missing_answers():
+    assert missing_answers({}) == [
+        "--deliver",
+        "--ack",
+        "--filter",
+        "--max-deliver",
+        "--max-pending",
+        "--headers-only",
+    ]
+    assert missing_answers({"ack": "none"}) == ["--deliver", "--filter", "--headers-only"]
+
+
+# -- the verbs, against the engine ---------------------------------------------------------------
+
+
+@pytest.fixture
+def jl(tmp_path, monkeypatch):
+    for var in ("JETLINK_DATA_DIR", "JETLINK_CLUSTER", "XDG_DATA_HOME", "NO_COLOR"):
+        monkeypatch.delenv(var, raising=False)
+    clock = ManualClock()
+    monkeypatch.setattr("jetlink.cli.cluster.make_clock", lambda: clock)
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    data = tmp_path / "data"
+
+    def run(*args, input=None):
+        return runner.invoke(
+            app, ["--data-dir", str(data), *args], input=input, prog_name="jetlink"
+        )
+
+    run.clock = clock
+    run.tmp = tmp_path
+    assert (
+        run("stream", "add", "ORDERS", "--subjects", "orders.*", "--defaults", "-j").exit_code == 0
+    )
+    clock.advance(SECOND)
+    assert run("pub", "orders.new", "hello {{Count}}", "--count", "3", "-H", "K:v").exit_code == 0
+    assert run("pub", "orders.paid", "paid").exit_code == 0
+    yield run
+    monkeypatch.undo()
+    time.tzset()
+
+
+def ok(result):
+    assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
+    return result
+
+
+def doc(result):
+    return json.loads(ok(result).stdout)
+
+
+RESPONSE_METADATA = {"_nats.req.level": "0", "_nats.ver": "2.15.1", "_nats.level": "5"}
+
+
+def test_add_defaults(jl):
+    assert doc(
+        jl("consumer", "add", "ORDERS", "NEW", "--filter", "orders.new", "--defaults", "-j")
+    ) == {
+        "stream_name": "ORDERS",
+        "name": "NEW",
+        "created": "2026-01-01T00:00:01Z",
+        "config": {
+            "durable_name": "NEW",
+            "name": "NEW",
+            "deliver_policy": "all",
+            "ack_policy": "explicit",
+            "ack_wait": 30 * SECOND,
+            "max_deliver": -1,
+            "filter_subject": "orders.new",
+            "replay_policy": "instant",
+            "max_waiting": 512,
+            "max_ack_pending": 1000,
+            "num_replicas": 0,
+            "metadata": RESPONSE_METADATA,
+        },
+        "delivered": {"consumer_seq": 0, "stream_seq": 0},
+        "ack_floor": {"consumer_seq": 0, "stream_seq": 0},
+        "num_ack_pending": 0,
+        "num_redelivered": 0,
+        "num_waiting": 0,
+        "num_pending": 3,
+        "ts": "2026-01-01T00:00:01Z",
+    }
+
+
+def test_add_never_prompts_without_a_terminal(jl):
+    result = jl("consumer", "add", "ORDERS", "NEW", "--pull", "--ack", "explicit")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "jetlink: error: no terminal to ask on: give --deliver, --filter, --max-deliver, "
+        "--max-pending, --headers-only (or --defaults to take natscli's defaults), or --config FILE\n"
+    )
+    nameless = jl("consumer", "add", "ORDERS", "--defaults", "-j")
+    assert nameless.exit_code == 2
+    assert json.loads(nameless.stdout) == {
+        "error": {"description": "missing argument CONSUMER (the consumer name)"}
+    }
+
+
+def test_add_every_answer_given_needs_no_defaults(jl):
+    info = doc(
+        jl(
+            "consumer",
+            "add",
+            "ORDERS",
+            "C",
+            "--deliver",
+            "last",
+            "--ack",
+            "all",
+            "--filter",
+            "orders.*",
+            "--max-deliver",
+            "5",
+            "--max-pending",
+            "20",
+            "--no-headers-only",
+            "--wait",
+            "10s",
+            "-j",
+        )
+    )
+    cfg = info["config"]
+    assert (
+        cfg["deliver_policy"],
+        cfg["ack_policy"],
+        cfg["max_deliver"],
+        cfg["max_ack_pending"],
+        cfg["ack_wait"],
+    ) == ("last", "all", 5, 20, 10 * SECOND)
+    assert info["num_pending"] == 1
+
+
+def test_add_prompts_on_a_terminal(jl, monkeypatch):
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: True)
+    result = ok(
+        jl("consumer", "add", "ORDERS", "-j", input="ASKED\nnew\nexplicit\norders.paid\n-1\n0\nn\n")
+    )
+    info = json.loads(result.stdout[result.stdout.index("{\n") :])  # after CliRunner's echo
+    assert (info["name"], info["config"]["deliver_policy"], info["config"]["filter_subject"]) == (
+        "ASKED",
+        "new",
+        "orders.paid",
+    )
+    assert "Start policy (all, new, last, subject, 1h, msg sequence) [all]:" in result.stderr
+
+
+def test_add_from_config_file(jl):
+    cfg = jl.tmp / "consumer.json"
+    cfg.write_text(
+        json.dumps(
+            {"durable_name": "FILE", "ack_policy": "explicit", "filter_subject": "orders.paid"}
+        )
+    )
+    assert doc(jl("consumer", "add", "ORDERS", "--config", str(cfg), "-j"))["num_pending"] == 1
+    info = jl.tmp / "info.json"
+    info.write_text(ok(jl("consumer", "info", "ORDERS", "FILE", "-j")).stdout)
+    again = doc(jl("consumer", "add", "ORDERS", "COPY", "--config", str(info), "-j"))
+    assert (again["name"], again["config"]["filter_subject"]) == ("COPY", "orders.paid")
+
+
+def test_engine_errors(jl):
+    bad = jl("consumer", "add", "ORDERS", "bad.name", "--defaults", "-j")
+    assert bad.exit_code == 1
+    error = json.loads(bad.stdout)["error"]
+    assert error["err_code"] and "can not contain" in error["description"]
+    missing = jl("consumer", "info", "ORDERS", "NOPE")
+    assert (missing.exit_code, missing.stderr) == (
+        1,
+        "jetlink: error: consumer not found (10014)\n",
+    )
+    no_stream = jl("consumer", "ls", "NOPE", "-j")
+    assert no_stream.exit_code == 1 and json.loads(no_stream.stdout)["error"]["err_code"] == 10059
+
+
+def test_ls(jl):
+    assert ok(jl("consumer", "ls", "ORDERS")).stdout == "No Consumers defined\n"
+    ok(jl("consumer", "add", "ORDERS", "B", "--defaults", "--description", "second"))
+    ok(jl("consumer", "add", "ORDERS", "A", "--defaults", "--filter", "orders.paid"))
+    assert doc(jl("consumer", "ls", "ORDERS", "-j")) == ["A", "B"]
+    assert ok(jl("consumer", "ls", "ORDERS", "-n")).stdout == "A\nB\n"
+    rows = ok(jl("consumer", "ls", "ORDERS")).stdout.splitlines()
+    assert rows[0].startswith("Consumers")
+    assert [c.strip() for c in rows[2].split("│")[1:-1]] == [
+        "Name",
+        "Description",
+        "Created",
+        "Ack Pending",
+        "Unprocessed",
+        "Last Delivery",
+    ]
+    assert [c.strip() for c in rows[4].split("│")[1:-1]] == [
+        "A",
+        "",
+        "2026-01-01 00:00:01",
+        "0",
+        "1",
+        "never",
+    ]
+    assert [c.strip() for c in rows[5].split("│")[1:-1]] == [
+        "B",
+        "second",
+        "2026-01-01 00:00:01",
+        "0",
+        "4",
+        "never",
+    ]
+
+
+INFO_HUMAN = """\
+Information for Consumer ORDERS > NEW created 2026-01-01 00:00:01
+
+Configuration:
+
+                    Name: NEW
+               Pull Mode: true
+          Filter Subject: orders.new
+          Deliver Policy: All
+              Ack Policy: Explicit
+                Ack Wait: 30s
+           Replay Policy: Instant
+         Max Ack Pending: 1,000
+       Max Waiting Pulls: 512
+
+State:
+
+  Last Delivered Message: Consumer sequence: 1 Stream sequence: 1 Last delivery: 5s ago
+    Acknowledgment Floor: Consumer sequence: 1 Stream sequence: 1 Last Ack: 5s ago
+        Outstanding Acks: 0 out of maximum 1,000
+    Redelivered Messages: 0
+    Unprocessed Messages: 2
+           Waiting Pulls: 0 of maximum 512
+"""
+
+
+def test_next_ack_and_info(jl):
+    ok(jl("consumer", "add", "ORDERS", "NEW", "--filter", "orders.new", "--defaults"))
+    jl.clock.advance(5 * SECOND)
+    assert ok(jl("consumer", "next", "ORDERS", "NEW")).stdout == (
+        "[00:00:06] subj: orders.new / tries: 1 / cons seq: 1 / str seq: 1 / pending: 2\n"
+        "\n"
+        "Headers:\n"
+        "\n"
+        "  K: v\n"
+        "\n"
+        "Data:\n"
+        "\n"
+        "\n"
+        "hello 1\n"
+        "\n"
+        "Acknowledged message\n"
+        "\n"
+    )
+    jl.clock.advance(5 * SECOND)
+    assert ok(jl("consumer", "info", "ORDERS", "NEW")).stdout == INFO_HUMAN
+    fetched = doc(jl("consumer", "next", "ORDERS", "NEW", "--no-ack", "-j"))
+    assert fetched == [
+        {
+            "subject": "orders.new",
+            "seq": 2,
+            "time": "2026-01-01T00:00:01Z",
+            "headers": {"K": ["v"]},
+            "data": "aGVsbG8gMg==",
+            "stream": "ORDERS",
+            "consumer": "NEW",
+            "consumer_seq": 2,
+            "num_delivered": 1,
+            "num_pending": 1,
+            "reply": "$JS.ACK.ORDERS.NEW.1.2.2.1767225601000000000.1",
+        }
+    ]
+    assert doc(jl("consumer", "info", "ORDERS", "NEW", "-j"))["num_ack_pending"] == 1
+    assert doc(jl("consumer", "ack", "ORDERS", "NEW", "2", "-j")) == {"success": True}
+    assert doc(jl("consumer", "info", "ORDERS", "NEW", "-j"))["num_ack_pending"] == 0
+    rest = doc(jl("consumer", "next", "ORDERS", "NEW", "--count", "5", "-j"))
+    assert [m["seq"] for m in rest] == [3]
+    empty = ok(jl("consumer", "next", "ORDERS", "NEW"))
+    assert (empty.stdout, empty.stderr) == ("", "No messages pending\n")
+    assert doc(jl("consumer", "next", "ORDERS", "NEW", "-j")) == []
+
+
+def test_unacked_messages_come_back_after_the_ack_wait(jl):
+    ok(jl("consumer", "add", "ORDERS", "W", "--defaults", "--wait", "10s"))
+    first = doc(jl("consumer", "next", "ORDERS", "W", "--no-ack", "-j"))
+    assert [(m["seq"], m["num_delivered"]) for m in first] == [(1, 1)]
+    jl.clock.advance(11 * SECOND)
+    again = doc(jl("consumer", "next", "ORDERS", "W", "--no-ack", "-j"))
+    assert [(m["seq"], m["num_delivered"]) for m in again] == [(1, 2)]
+    assert ok(jl("consumer", "next", "ORDERS", "W", "--raw")).stdout == "hello 2\n"
+
+
+def test_rm(jl):
+    ok(jl("consumer", "add", "ORDERS", "GONE", "--defaults"))
+    refused = jl("consumer", "rm", "ORDERS", "GONE")
+    assert refused.exit_code == 2
+    assert (
+        refused.stderr
+        == "jetlink: error: no terminal to confirm on: pass -f/--force to delete consumer ORDERS > GONE\n"
+    )
+    assert doc(jl("consumer", "rm", "ORDERS", "GONE", "-f", "-j")) == {"success": True}
+    assert doc(jl("consumer", "ls", "ORDERS", "-j")) == []
+    assert doc(jl("stream", "info", "ORDERS", "-j"))["state"]["consumer_count"] == 0

@@ -1,0 +1,323 @@
+"""``jetlink pub`` and ``jetlink sub``: natscli's templates and headers, PubAck JSON and exit
+codes against the embedded engine, and a cross-process ``sub`` follower.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from jetlink.cli.main import app
+from jetlink.cli.pub import TemplateError, expand, parse_headers
+from jetlink.core.clock import ManualClock
+from jetlink.core.errors import UsageError
+
+NOW = 1_767_323_045_123_456_789  # 2026-01-02T03:04:05.123456789Z
+
+
+# -- templates (natscli's PubReplyBodyTemplate) ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("order {{Count}}", "order 7"),
+        ("order {{ Count }}", "order 7"),
+        ("order {{.Count}}", "order 7"),
+        ("order {{Cnt}}", "order 7"),
+        ("{{Unix}}", "1767323045"),
+        ("{{UnixNano}}", str(NOW)),
+        ("no templates {here}", "no templates {here}"),
+    ],
+)
+def test_expand(text, expected):
+    assert expand(text, 7, NOW) == expected
+
+
+def test_expand_time_stamp_and_kitchen(monkeypatch):
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    try:
+        assert expand("{{TimeStamp}}", 1, NOW) == "2026-01-02T03:04:05Z"
+        assert expand("{{Time}}", 1, NOW) == "3:04AM"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def test_expand_id_and_random():
+    rng = random.Random(1)
+    ids = {expand("{{ID}}", 1, NOW, rng) for _ in range(50)}
+    assert len(ids) == 50 and all(len(i) == 22 and i.isalnum() for i in ids)
+    for _ in range(20):
+        text = expand("{{Random 3 6}}", 1, NOW, rng)
+        assert 3 <= len(text) <= 6 and text.isalnum()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{{Nope}}", 'function "Nope" not defined'),
+        ("{{Random 1}}", "Random takes two numbers"),
+        ("{{Count 2}}", "Count takes no arguments"),
+    ],
+)
+def test_expand_errors(text, message):
+    with pytest.raises(TemplateError, match=message):
+        expand(text, 1, NOW)
+
+
+def test_parse_headers():
+    assert parse_headers(["A:1", " B : two words ", "A:2", "Url:http://x"]) == [
+        ("A", "1"),
+        ("B", "two words"),
+        ("A", "2"),
+        ("Url", "http://x"),
+    ]
+    with pytest.raises(UsageError, match="invalid header 'nocolon': expected NAME:VALUE"):
+        parse_headers(["nocolon"])
+
+
+# -- pub against the engine ---------------------------------------------------------------------
+
+
+runner = CliRunner()
+ENV_VARS = ("JETLINK_DATA_DIR", "JETLINK_CLUSTER", "XDG_DATA_HOME", "NO_COLOR")
+
+
+@pytest.fixture
+def jl(tmp_path, monkeypatch):
+    for var in ENV_VARS:
+        monkeypatch.delenv(var, raising=False)
+    clock = ManualClock()
+    monkeypatch.setattr("jetlink.cli.cluster.make_clock", lambda: clock)
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+    data = tmp_path / "data"
+
+    def run(*args, input=None):
+        return runner.invoke(
+            app, ["--data-dir", str(data), *args], input=input, prog_name="jetlink"
+        )
+
+    run.clock = clock
+    run.data = data
+    assert (
+        run("stream", "add", "ORDERS", "--subjects", "orders.*", "--defaults", "-j").exit_code == 0
+    )
+    return run
+
+
+def ok(result):
+    assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
+    return result
+
+
+def doc(result):
+    return json.loads(ok(result).stdout)
+
+
+def test_pub_prints_the_puback(jl):
+    assert doc(jl("pub", "orders.new", "hello", "-j")) == {"stream": "ORDERS", "seq": 1}
+    assert ok(jl("pub", "orders.new", "again")).stdout == "Stored in Stream: ORDERS Sequence: 2\n"
+    assert doc(jl("pub", "orders.new", "n{{Count}}", "--count", "2", "-j")) == [
+        {"stream": "ORDERS", "seq": 3},
+        {"stream": "ORDERS", "seq": 4},
+    ]
+    stored = doc(jl("stream", "view", "ORDERS", "--id", "3", "-j"))
+    assert [m["data"] for m in stored] == ["bjE=", "bjI="]  # n1, n2
+
+
+def test_pub_headers_and_duplicates(jl):
+    first = doc(
+        jl("pub", "orders.new", "x", "-H", "Nats-Msg-Id:order-1", "-H", "Trace: {{Count}}", "-j")
+    )
+    assert first == {"stream": "ORDERS", "seq": 1}
+    assert doc(jl("stream", "get", "ORDERS", "1", "-j"))["headers"] == {
+        "Nats-Msg-Id": ["order-1"],
+        "Trace": ["1"],
+    }
+    assert doc(jl("pub", "orders.new", "x", "-H", "Nats-Msg-Id:order-1", "-j")) == {
+        "stream": "ORDERS",
+        "seq": 1,
+        "duplicate": True,
+    }
+    human = ok(jl("pub", "orders.new", "x", "-H", "Nats-Msg-Id:order-1"))
+    assert human.stdout == "Stored in Stream: ORDERS Sequence: 1 Duplicate: true\n"
+    bad = jl("pub", "orders.new", "x", "-H", "oops")
+    assert (bad.exit_code, bad.stderr) == (
+        2,
+        "jetlink: error: invalid header 'oops': expected NAME:VALUE\n",
+    )
+
+
+def test_pub_body_from_stdin(jl):
+    assert doc(jl("pub", "orders.new", "-j", input="from stdin\n")) == {
+        "stream": "ORDERS",
+        "seq": 1,
+    }
+    assert (
+        doc(jl("stream", "get", "ORDERS", "1", "-j"))["data"] == "ZnJvbSBzdGRpbgo="
+    )  # "from stdin\n"
+
+
+def test_pub_many_prints_a_summary(jl):
+    result = ok(jl("pub", "orders.new", "m{{Count}}", "--count", "25"))
+    assert result.stdout == "Stored 25 messages in Stream: ORDERS Sequences: 1..25\n"
+    assert ok(jl("pub", "orders.new", "q", "--count", "3", "--quiet")).stdout == ""
+
+
+def test_pub_templates(jl):
+    result = ok(jl("pub", "orders.new", "{{Nope}} x"))
+    assert result.stderr == 'Could not parse body template: function "Nope" not defined\n'
+    assert (
+        doc(jl("stream", "get", "ORDERS", "1", "-j"))["data"] == "e3tOb3BlfX0geA=="
+    )  # kept as given
+    ok(jl("pub", "orders.new", "{{Count}}", "--no-templates"))
+    assert doc(jl("stream", "get", "ORDERS", "2", "-j"))["data"] == "e3tDb3VudH19"  # {{Count}}
+    ok(jl("pub", "orders.{{Count}}", "s", "--count", "2"))
+    assert doc(jl("stream", "subjects", "ORDERS", "-j")) == {
+        "orders.new": 2,
+        "orders.1": 1,
+        "orders.2": 1,
+    }
+
+
+def test_pub_without_stream(jl):
+    result = jl("pub", "nowhere.x", "lost")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "jetlink: error: no stream matches subject nowhere.x "
+        "(use --core for a core NATS publish, without a stream)\n"
+    )
+    as_json = jl("pub", "nowhere.x", "lost", "-j")
+    assert as_json.exit_code == 1
+    assert json.loads(as_json.stdout) == {
+        "error": {
+            "description": "no stream matches subject nowhere.x (use --core for a core NATS publish, without a stream)"
+        }
+    }
+    core = ok(jl("pub", "nowhere.x", "lost", "--core"))
+    assert core.stdout == 'Published 4 bytes to "nowhere.x"\n'
+    assert doc(jl("pub", "nowhere.x", "lost", "--core", "-j")) == {
+        "subject": "nowhere.x",
+        "bytes": 4,
+    }
+    # a core publish is stored when a stream captures the subject
+    assert doc(jl("pub", "orders.core", "c", "--core", "--count", "2", "-j")) == [
+        {"subject": "orders.core", "bytes": 1},
+        {"subject": "orders.core", "bytes": 1},
+    ]
+    assert doc(jl("stream", "subjects", "ORDERS", "-j")) == {"orders.core": 2}
+
+
+def test_pub_invalid_subject(jl):
+    result = jl("pub", "orders.*", "x", "-j")
+    assert result.exit_code == 1
+    assert "error" in json.loads(result.stdout)
+
+
+# -- sub: a follower in another process ------------------------------------------------------------
+
+
+def _jetlink(data, *args):
+    env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
+    return subprocess.Popen(
+        [sys.executable, "-m", "jetlink.cli.main", "--data-dir", str(data), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def test_sub_follows_messages_across_processes(jl):
+    follower = _jetlink(jl.data, "sub", "orders.>", "--count", "2", "--json")
+    try:
+        assert follower.stderr.readline() == "Subscribing on orders.>\n"
+        ok(jl("pub", "orders.new", "one", "-H", "A:1"))
+        ok(jl("pub", "elsewhere", "ignored", "--core"))
+        ok(jl("pub", "orders.paid", "two", "--core"))
+        out, err = follower.communicate(timeout=30)
+    finally:
+        follower.kill()
+    assert follower.returncode == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 2  # JSON lines: one compact document per message
+    first, second = (json.loads(line) for line in lines)
+    assert (first["subject"], first["headers"], first["data"]) == (
+        "orders.new",
+        {"A": ["1"]},
+        "b25l",
+    )
+    assert (second["subject"], second["data"]) == ("orders.paid", "dHdv")
+    assert list(first) == ["subject", "time", "headers", "data"]
+
+
+def test_sub_human_output_and_wait(jl):
+    follower = _jetlink(jl.data, "sub", "orders.*", "--wait", "1s")
+    try:
+        assert follower.stderr.readline() == "Subscribing on orders.*\n"
+        ok(jl("pub", "orders.new", "hello", "-H", "K:v"))
+        ok(jl("pub", "orders.new", "", "--core"))
+        out, err = follower.communicate(timeout=30)
+    finally:
+        follower.kill()
+    assert follower.returncode == 0, err
+    assert (
+        out
+        == '[#1] Received on "orders.new"\nK: v\n\nhello\n\n[#2] Received on "orders.new"\nnil body\n\n'
+    )
+
+
+def test_sub_bad_arguments(jl):
+    bad = jl("sub", "orders..x", "-j")
+    assert bad.exit_code == 1
+    assert json.loads(bad.stdout) == {
+        "error": {"code": 400, "description": "nats: invalid subject"}
+    }
+    wait = jl("sub", "x", "--wait", "soon")
+    assert wait.exit_code == 2 and wait.stderr.startswith(
+        "jetlink: error: invalid value for --wait: "
+    )
+
+
+# -- bench pub --------------------------------------------------------------------------------
+
+
+def test_bench_pub(monkeypatch):
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+    result = ok(
+        runner.invoke(
+            app, ["bench", "pub", "--count", "200", "--size", "16", "-j"], prog_name="jetlink"
+        )
+    )
+    bench = json.loads(result.stdout)
+    assert (bench["messages"], bench["bytes"]) == (200, 3200)
+    assert {"seconds", "msgs_per_sec", "mb_per_sec", "raw_rows_per_sec", "ratio"} <= set(bench)
+    human = ok(runner.invoke(app, ["bench", "pub", "--count", "100"], prog_name="jetlink"))
+    assert human.stdout.startswith("messages:")
+    assert "msgs_per_sec:" in human.stdout
+
+
+def test_sub_ctrl_c_exits_130_and_unsubscribes(jl):
+    import signal
+    import sqlite3
+
+    follower = _jetlink(jl.data, "sub", "orders.>")
+    try:
+        assert follower.stderr.readline() == "Subscribing on orders.>\n"
+        db = sqlite3.connect(jl.data / "local.db")
+        assert db.execute("SELECT count(*) FROM core_subs").fetchone() == (1,)
+        follower.send_signal(signal.SIGINT)
+        follower.communicate(timeout=30)
+    finally:
+        follower.kill()
+    assert follower.returncode == 130
+    assert db.execute("SELECT count(*) FROM core_subs").fetchone() == (0,)

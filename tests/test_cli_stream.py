@@ -1,0 +1,1008 @@
+"""``jetlink stream ...``: natscli's flags parsed into a StreamConfig, and the verbs run
+against the embedded engine in a temporary data directory, asserting exact JSON and exit
+codes.
+
+The engine runs with a manual clock (cli/cluster.py ``make_clock`` replaced), so times in
+the output are fixed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from jetlink.cli.main import app
+from jetlink.cli.stream_flags import (
+    StreamFlags,
+    add_defaults,
+    apply_flags,
+    ask_missing,
+    missing_answers,
+    parse_duration_flag,
+    parse_size,
+    split_subjects,
+)
+from jetlink.core.clock import ManualClock
+from jetlink.core.config.stream import StreamConfig
+from jetlink.core.errors import UsageError
+
+# -- flag values --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("0", 0),
+        ("512", 512),
+        ("-1", -1),
+        ("-5", -1),
+        ("1K", 1024),
+        ("1KB", 1024),
+        ("1kib", 1024),
+        ("512MB", 512 * 1024**2),
+        ("1GB", 1024**3),
+        ("2g", 2 * 1024**3),
+        ("1TiB", 1024**4),
+        ("10B", 10),
+    ],
+)
+def test_parse_size_natscli_forms(text, expected):
+    assert parse_size(text, flag="--max-bytes") == expected
+
+
+@pytest.mark.parametrize("text", ["1XB", "1.5GB", "GB", "", "1 GB", "abc"])
+def test_parse_size_rejects(text):
+    with pytest.raises(UsageError) as exc:
+        parse_size(text, flag="--max-bytes")
+    assert exc.value.description.startswith("invalid value for --max-bytes: ")
+    assert exc.value.exit_code == 2
+
+
+def test_parse_size_int32_limit_for_message_size():
+    assert parse_size("1GB", flag="--max-msg-size", bits=32) == 1024**3
+    with pytest.raises(UsageError, match="maximum is 2,147,483,647"):
+        parse_size("2GB", flag="--max-msg-size", bits=32)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1h", 3_600_000_000_000),
+        ("90s", 90_000_000_000),
+        ("2m30s", 150_000_000_000),
+        ("7d", 7 * 86_400_000_000_000),
+        ("500ms", 500_000_000),
+    ],
+)
+def test_parse_duration_flag(text, expected):
+    assert parse_duration_flag(text, flag="--max-age") == expected
+
+
+def test_parse_duration_unlimited_and_errors():
+    assert parse_duration_flag("-1", flag="--max-age", unlimited=True) == 0
+    assert parse_duration_flag("0", flag="--max-age", unlimited=True) == 0
+    with pytest.raises(UsageError, match="missing unit"):
+        parse_duration_flag("90", flag="--max-age")
+    with pytest.raises(UsageError, match="invalid value for --dupe-window"):
+        parse_duration_flag("soon", flag="--dupe-window")
+    with pytest.raises(UsageError, match="must not be negative"):
+        parse_duration_flag("-1m", flag="--dupe-window")
+
+
+def test_split_subjects_like_natscli():
+    assert split_subjects(["orders.*, orders.x", "a b\tc", "d"]) == [
+        "orders.*",
+        "orders.x",
+        "a",
+        "b",
+        "c",
+        "d",
+    ]
+
+
+# -- flags into a StreamConfig ---------------------------------------------------------------------
+
+NATSCLI_DEFAULTS = {
+    "name": "ORDERS",
+    "subjects": ["orders.>"],
+    "retention": "limits",
+    "max_consumers": -1,
+    "max_msgs": -1,
+    "max_bytes": -1,
+    "max_age": 0,
+    "max_msgs_per_subject": -1,
+    "max_msg_size": -1,
+    "discard": "old",
+    "storage": "file",
+    "num_replicas": 1,
+    "duplicate_window": 120_000_000_000,
+    "compression": "none",
+    "allow_direct": True,
+    "mirror_direct": False,
+    "sealed": False,
+    "deny_delete": False,
+    "deny_purge": False,
+    "allow_rollup_hdrs": False,
+    "consumer_limits": {},
+    "allow_msg_ttl": False,
+}
+
+
+def test_defaults_are_natscli_defaults():
+    cfg = apply_flags(StreamConfig(name="ORDERS"), add_defaults(StreamFlags(subjects=["orders.>"])))
+    assert cfg.to_json() == NATSCLI_DEFAULTS
+
+
+def test_dupe_window_follows_a_short_max_age():
+    cfg = apply_flags(
+        StreamConfig(name="S"), add_defaults(StreamFlags(subjects=["s"], max_age="1m"))
+    )
+    assert (cfg.max_age, cfg.duplicate_window) == (60_000_000_000, 60_000_000_000)
+    cfg = apply_flags(
+        StreamConfig(name="S"), add_defaults(StreamFlags(subjects=["s"], max_age="1h"))
+    )
+    assert cfg.duplicate_window == 120_000_000_000
+
+
+def test_every_flag_lands_in_its_field():
+    flags = StreamFlags(
+        subjects=["orders.*"],
+        description="Orders",
+        storage="m",
+        compression="s2",
+        replicas=3,
+        tag=["ssd", "eu"],
+        cluster_placement="east",
+        ack=False,
+        retention="work",
+        discard="new",
+        discard_per_subject=True,
+        first_sequence=100,
+        max_age="1h",
+        max_bytes="1GB",
+        max_consumers=10,
+        max_msg_size="1MB",
+        max_msgs=1000,
+        max_msgs_per_subject=5,
+        dupe_window="90s",
+        allow_rollup=True,
+        deny_delete=True,
+        deny_purge=True,
+        allow_direct=False,
+        allow_mirror_direct=True,
+        allow_msg_ttl=True,
+        subject_del_markers_ttl="2m30s",
+        transform_source="orders.*",
+        transform_destination="shop.{{wildcard(1)}}",
+        metadata=["team=shop", "tier=1"],
+        republish_source="orders.>",
+        republish_destination="mon.orders.>",
+        republish_headers=True,
+        limit_consumer_inactive="10m",
+        limit_consumer_max_pending=50,
+        persist_mode="async",
+    )
+    doc = apply_flags(StreamConfig(name="ORDERS"), flags).to_json()
+    assert doc == {
+        "name": "ORDERS",
+        "description": "Orders",
+        "subjects": ["orders.*"],
+        "retention": "workqueue",
+        "max_consumers": 10,
+        "max_msgs": 1000,
+        "max_bytes": 1024**3,
+        "max_age": 3_600_000_000_000,
+        "max_msgs_per_subject": 5,
+        "max_msg_size": 1024**2,
+        "discard": "new",
+        "storage": "memory",
+        "num_replicas": 3,
+        "no_ack": True,
+        "duplicate_window": 90_000_000_000,
+        "placement": {"cluster": "east", "tags": ["ssd", "eu"]},
+        "compression": "s2",
+        "first_seq": 100,
+        "subject_transform": {"src": "orders.*", "dest": "shop.{{wildcard(1)}}"},
+        "republish": {"src": "orders.>", "dest": "mon.orders.>", "headers_only": True},
+        "allow_direct": False,
+        "mirror_direct": True,
+        "discard_new_per_subject": True,
+        "sealed": False,
+        "deny_delete": True,
+        "deny_purge": True,
+        "allow_rollup_hdrs": True,
+        "consumer_limits": {"inactive_threshold": 600_000_000_000, "max_ack_pending": 50},
+        "allow_msg_ttl": True,
+        "subject_delete_marker_ttl": 150_000_000_000,
+        "persist_mode": "async",
+        "metadata": {"team": "shop", "tier": "1"},
+    }
+
+
+def test_unset_flags_leave_the_config_alone():
+    base = apply_flags(
+        StreamConfig(name="S"), add_defaults(StreamFlags(subjects=["s.>"], max_msgs=7))
+    )
+    assert apply_flags(base, StreamFlags()).to_json() == base.to_json()
+    edited = apply_flags(base, StreamFlags(max_age="2h", deny_delete=True))
+    assert edited.max_msgs == 7 and edited.max_age == 7_200_000_000_000 and edited.deny_delete
+    assert base.max_age == 0  # the original is not modified
+
+
+def test_edit_only_removal_flags():
+    base = apply_flags(
+        StreamConfig(name="S"),
+        StreamFlags(
+            subjects=["a.*"],
+            transform_source="a.*",
+            transform_destination="b.{{wildcard(1)}}",
+            republish_source="a.>",
+            republish_destination="r.>",
+        ),
+    )
+    assert base.subject_transform is not None and base.republish is not None
+    cleared = apply_flags(base, StreamFlags(no_transform=True, no_republish=True))
+    assert cleared.subject_transform is None and cleared.republish is None
+
+
+def test_pairs_must_go_together():
+    with pytest.raises(
+        UsageError, match="--transform-source and --transform-destination go together"
+    ):
+        apply_flags(StreamConfig(name="S"), StreamFlags(transform_source="a.*"))
+    with pytest.raises(UsageError, match="--republish-source and --republish-destination"):
+        apply_flags(StreamConfig(name="S"), StreamFlags(republish_destination="x.>"))
+
+
+def test_metadata_replaces_but_keeps_server_keys():
+    base = StreamConfig(name="S", metadata={"_nats.req.level": "0", "old": "1"})
+    assert apply_flags(base, StreamFlags(metadata=["new=2"])).metadata == {
+        "_nats.req.level": "0",
+        "new": "2",
+    }
+    with pytest.raises(UsageError, match="expected KEY=VALUE"):
+        apply_flags(base, StreamFlags(metadata=["novalue"]))
+
+
+def test_placement_cleared_by_empty_values():
+    base = apply_flags(StreamConfig(name="S"), StreamFlags(cluster_placement="east", tag=["a"]))
+    assert apply_flags(base, StreamFlags(cluster_placement="", tag=[""])).placement is None
+
+
+def test_missing_answers_lists_natscli_questions():
+    assert missing_answers(StreamFlags()) == [
+        "--subjects",
+        "--storage",
+        "--replicas",
+        "--retention",
+        "--discard",
+        "--max-msgs",
+        "--max-msgs-per-subject",
+        "--max-bytes",
+        "--max-age",
+        "--max-msg-size",
+        "--dupe-window",
+        "--allow-rollup",
+        "--deny-delete",
+        "--deny-purge",
+    ]
+    assert missing_answers(add_defaults(StreamFlags(subjects=["a"]))) == []
+    assert missing_answers(add_defaults(StreamFlags())) == ["--subjects"]
+
+
+def test_ask_missing_asks_natscli_questions_in_order():
+    asked = []
+    answers = {
+        "Subjects": "orders.*, returns.*",
+        "Storage (file, memory)": "memory",
+        "Replication": 1,
+        "Retention Policy (limits, interest, work)": "limits",
+        "Discard Policy (new, old)": "new",
+        "Stream Messages Limit": 0,
+        "Per Subject Messages Limit": 10,
+        "Total Stream Size": "1GB",
+        "Message TTL": "1d",
+        "Max Message Size": "-1",
+        "Duplicate tracking time window": "2m",
+        "Allow message Roll-ups": False,
+        "Allow message deletion": False,
+        "Allow purging subjects or the entire stream": True,
+    }
+
+    def ask(question, default, kind):
+        asked.append((question, default, kind))
+        return answers[question]
+
+    flags = ask_missing(StreamFlags(), ask)
+    assert [q for q, _, _ in asked] == list(answers)
+    assert asked[1] == ("Storage (file, memory)", "file", "text")
+    assert asked[2] == ("Replication", 1, "int")
+    assert asked[11] == ("Allow message Roll-ups", False, "bool")
+    cfg = apply_flags(StreamConfig(name="S"), flags)
+    assert cfg.subjects == ["orders.*", "returns.*"]
+    assert (cfg.storage, cfg.discard, cfg.max_msgs, cfg.max_msgs_per_subject) == (
+        "memory",
+        "new",
+        -1,
+        10,
+    )
+    assert (cfg.max_bytes, cfg.max_age, cfg.deny_delete, cfg.deny_purge) == (
+        1024**3,
+        86_400_000_000_000,
+        True,
+        False,
+    )
+    assert cfg.allow_direct is True and cfg.max_consumers == -1  # natscli's flag defaults
+
+
+def test_ask_missing_only_asks_what_is_missing():
+    asked = []
+    flags = StreamFlags(
+        subjects=["a"],
+        storage="file",
+        replicas=1,
+        retention="limits",
+        discard="old",
+        max_msgs=-1,
+        max_msgs_per_subject=-1,
+        max_bytes="-1",
+        max_age="1m",
+        max_msg_size="-1",
+        allow_rollup=False,
+        deny_delete=False,
+        deny_purge=False,
+    )
+    ask_missing(flags, lambda q, d, k: asked.append((q, d)) or d)
+    assert asked == [("Duplicate tracking time window", "1m0s")]
+
+
+def test_flags_json_round_trip_through_the_server_codec():
+    cfg = apply_flags(StreamConfig(name="ORDERS"), add_defaults(StreamFlags(subjects=["orders.>"])))
+    assert StreamConfig.from_json(json.loads(json.dumps(cfg.to_json()))).to_json() == cfg.to_json()
+
+
+# -- the verbs, against the engine ---------------------------------------------------------------
+
+
+runner = CliRunner()
+SECOND = 1_000_000_000
+
+
+@pytest.fixture
+def jl(tmp_path, monkeypatch):
+    """``jl(*args)`` runs jetlink on a temporary data directory with a manual clock
+    (2026-01-01T00:00:00Z, ``jl.clock``), local time UTC, and no terminal."""
+    for var in ("JETLINK_DATA_DIR", "JETLINK_CLUSTER", "XDG_DATA_HOME", "NO_COLOR"):
+        monkeypatch.delenv(var, raising=False)
+    clock = ManualClock()
+    monkeypatch.setattr("jetlink.cli.cluster.make_clock", lambda: clock)
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    data = tmp_path / "data"
+
+    def run(*args, input=None):
+        return runner.invoke(
+            app, ["--data-dir", str(data), *args], input=input, prog_name="jetlink"
+        )
+
+    run.clock = clock
+    run.tmp = tmp_path
+    yield run
+    monkeypatch.undo()
+    time.tzset()
+
+
+def ok(result):
+    assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
+    return result
+
+
+def doc(result):
+    return json.loads(ok(result).stdout)
+
+
+def orders(jl, *extra):
+    return doc(jl("stream", "add", "ORDERS", "--subjects", "orders.*", "--defaults", "-j", *extra))
+
+
+RESPONSE_METADATA = {"_nats.req.level": "0", "_nats.ver": "2.15.1", "_nats.level": "5"}
+EMPTY_STATE = {
+    "messages": 0,
+    "bytes": 0,
+    "first_seq": 0,
+    "first_ts": "0001-01-01T00:00:00Z",
+    "last_seq": 0,
+    "last_ts": "0001-01-01T00:00:00Z",
+    "consumer_count": 0,
+}
+
+
+def test_add_prints_the_stream_info(jl):
+    assert orders(jl) == {
+        "config": {**NATSCLI_DEFAULTS, "subjects": ["orders.*"], "metadata": RESPONSE_METADATA},
+        "created": "2026-01-01T00:00:00Z",
+        "state": EMPTY_STATE,
+        "cluster": {"leader": "local"},
+        "ts": "2026-01-01T00:00:00Z",
+    }
+
+
+def test_add_human_says_created_then_shows_info(jl):
+    result = ok(jl("stream", "add", "ORDERS", "--subjects", "orders.*", "--defaults"))
+    assert result.stdout.startswith(
+        "Stream ORDERS was created\n\nInformation for Stream ORDERS created 2026-01-01 00:00:00\n"
+    )
+    assert result.stderr == ""
+
+
+def test_add_never_prompts_without_a_terminal(jl):
+    result = jl("stream", "add", "ORDERS", "--subjects", "orders.*", "--max-age", "1h")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "jetlink: error: no terminal to ask on: give --storage, --replicas, --retention, "
+        "--discard, --max-msgs, --max-msgs-per-subject, --max-bytes, --max-msg-size, "
+        "--dupe-window, --allow-rollup, --deny-delete, --deny-purge (or --defaults to take "
+        "natscli's defaults for all but --subjects), or --config FILE\n"
+    )
+    no_subjects = jl("stream", "add", "ORDERS", "--defaults", "-j")
+    assert no_subjects.exit_code == 2
+    assert json.loads(no_subjects.stdout) == {
+        "error": {"description": "no terminal to ask on: give --subjects"}
+    }
+    no_name = jl("stream", "add", "--subjects", "a", "--defaults")
+    assert (no_name.exit_code, no_name.stderr) == (
+        2,
+        "jetlink: error: missing argument STREAM (the stream name)\n",
+    )
+    assert json.loads(ok(jl("stream", "ls", "-j")).stdout) == []
+
+
+def test_add_with_every_flag_given_needs_no_defaults(jl):
+    flags = [
+        "--subjects",
+        "a.>",
+        "--storage",
+        "memory",
+        "--replicas",
+        "1",
+        "--retention",
+        "limits",
+        "--discard",
+        "new",
+        "--max-msgs",
+        "10",
+        "--max-msgs-per-subject",
+        "2",
+        "--max-bytes",
+        "1MB",
+        "--max-age",
+        "90s",
+        "--max-msg-size",
+        "1KB",
+        "--dupe-window",
+        "30s",
+        "--no-allow-rollup",
+        "--deny-delete",
+        "--no-deny-purge",
+    ]
+    cfg = doc(jl("stream", "add", "A", *flags, "-j"))["config"]
+    assert (cfg["storage"], cfg["discard"], cfg["max_msgs"], cfg["max_msgs_per_subject"]) == (
+        "memory",
+        "new",
+        10,
+        2,
+    )
+    assert (cfg["max_bytes"], cfg["max_age"], cfg["max_msg_size"], cfg["duplicate_window"]) == (
+        1024**2,
+        90 * SECOND,
+        1024,
+        30 * SECOND,
+    )
+    assert (cfg["deny_delete"], cfg["deny_purge"], cfg["allow_direct"]) == (True, False, True)
+
+
+def test_add_prompts_on_a_terminal(jl, monkeypatch):
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: True)
+    answers = (
+        "\n".join(
+            [
+                "",
+                "orders.*",
+                "memory",
+                "1",
+                "limits",
+                "old",
+                "-1",
+                "-1",
+                "256MB",
+                "1d",
+                "-1",
+                "",
+                "n",
+                "y",
+                "y",
+            ]
+        )
+        + "\n"
+    )
+    result = ok(jl("stream", "add", "-j", input="ORDERS\n" + answers))
+    info = json.loads(result.stdout[result.stdout.index("{\n") :])  # after CliRunner's echo
+    assert info["config"]["storage"] == "memory"
+    assert info["config"]["max_bytes"] == 256 * 1024**2
+    assert info["config"]["max_age"] == 86_400 * SECOND
+    assert info["config"]["duplicate_window"] == 120 * SECOND
+    assert (
+        "Stream Name:" in result.stderr
+        and "Allow purging subjects or the entire stream [Y/n]:" in result.stderr
+    )
+
+
+def test_add_from_config_file(jl):
+    cfg = jl.tmp / "orders.json"
+    cfg.write_text(json.dumps({"name": "FROMFILE", "subjects": ["f.>"], "max_msgs": 5}))
+    info = doc(jl("stream", "add", "--config", str(cfg), "-j"))
+    assert (
+        info["config"]["name"],
+        info["config"]["max_msgs"],
+        info["config"]["max_consumers"],
+    ) == ("FROMFILE", 5, -1)
+    # the StreamInfo that stream info --json prints works too; name and flags override it
+    saved = jl.tmp / "info.json"
+    saved.write_text(ok(jl("stream", "info", "FROMFILE", "--json")).stdout)
+    copy = doc(jl("stream", "add", "OTHER", "--config", str(saved), "--subjects", "o.>", "-j"))
+    assert (copy["config"]["name"], copy["config"]["subjects"], copy["config"]["max_msgs"]) == (
+        "OTHER",
+        ["o.>"],
+        5,
+    )
+
+
+def test_add_config_file_errors(jl):
+    missing = jl("stream", "add", "--config", str(jl.tmp / "nope.json"))
+    assert missing.exit_code == 2
+    assert "does not exist" in missing.stderr
+    bad = jl.tmp / "bad.json"
+    bad.write_text("{nope")
+    result = jl("stream", "add", "--config", str(bad))
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"jetlink: error: {bad}: not a JSON document: ")
+    unknown = jl.tmp / "unknown.json"
+    unknown.write_text(json.dumps({"name": "X", "bogus": 1}))
+    decoded = jl("stream", "add", "--config", str(unknown), "-j")
+    assert decoded.exit_code == 1
+    assert json.loads(decoded.stdout)["error"]["err_code"] == 10025
+
+
+def test_engine_errors_keep_their_codes(jl):
+    orders(jl)
+    overlap = jl("stream", "add", "OTHER", "--subjects", "orders.new", "--defaults")
+    assert (overlap.exit_code, overlap.stderr) == (
+        1,
+        "jetlink: error: subjects overlap with an existing stream (10065)\n",
+    )
+    missing = jl("stream", "info", "NOPE", "-j")
+    assert missing.exit_code == 1
+    assert json.loads(missing.stdout) == {
+        "error": {"code": 404, "err_code": 10059, "description": "stream not found"}
+    }
+
+
+def test_bad_flag_values_are_usage_errors(jl):
+    for flag, value in (("--max-bytes", "1XB"), ("--max-age", "soon"), ("--dupe-window", "5")):
+        result = jl("stream", "add", "S", "--subjects", "s", "--defaults", flag, value)
+        assert result.exit_code == 2, (flag, result.output)
+        assert result.stderr.startswith(f"jetlink: error: invalid value for {flag}: ")
+    choice = jl("stream", "add", "S", "--subjects", "s", "--defaults", "--storage", "disk")
+    assert choice.exit_code == 2 and "Invalid value for '--storage'" in choice.stderr
+
+
+INFO_HUMAN = """\
+Information for Stream ORDERS created 2026-01-01 00:00:00
+
+Configuration:
+
+                  Description: Orders of the shop
+                     Subjects: orders.*
+                     Replicas: 1
+                      Storage: File
+
+Options:
+
+                    Retention: Limits
+              Acknowledgments: true
+               Discard Policy: Old
+             Duplicate Window: 2m0s
+                   Direct Get: true
+  Allows Atomic Batch Publish: false
+    Allows Fast Batch Publish: false
+              Allows Counters: false
+            Allows Msg Delete: true
+       Allows Per-Message TTL: false
+                 Allows Purge: true
+             Allows Schedules: false
+               Allows Rollups: false
+
+Limits:
+
+             Maximum Messages: unlimited
+          Maximum Per Subject: unlimited
+                Maximum Bytes: 1.0 GiB
+                  Maximum Age: 1d0h0m0s
+         Maximum Message Size: unlimited
+            Maximum Consumers: unlimited
+
+Metadata:
+
+                         team: shop
+
+State:
+
+                     Messages: 3
+                        Bytes: 159 B
+               First Sequence: 1 @ 2026-01-01 00:00:01
+                Last Sequence: 3 @ 2026-01-01 00:00:02
+             Active Consumers: 0
+           Number of Subjects: 2
+"""
+
+
+def _three_messages(jl):
+    jl.clock.advance(SECOND)
+    ok(jl("pub", "orders.new", "hello", "-H", "Trace:1"))
+    jl.clock.advance(SECOND)
+    ok(jl("pub", "orders.paid", "x {{Count}}", "--count", "2"))
+
+
+def test_info_human_is_natscli_layout(jl):
+    orders(
+        jl,
+        "--description",
+        "Orders of the shop",
+        "--max-bytes",
+        "1GB",
+        "--max-age",
+        "1d",
+        "--metadata",
+        "team=shop",
+    )
+    _three_messages(jl)
+    assert ok(jl("stream", "info", "ORDERS")).stdout == INFO_HUMAN
+    state = ok(jl("stream", "info", "ORDERS", "--state")).stdout
+    assert state.startswith("State for Stream ORDERS created 2026-01-01 00:00:00\n\nState:\n\n")
+    assert "Messages: 3\n" in state and "Options" not in state
+
+
+def test_info_json_is_stream_info(jl):
+    orders(jl)
+    _three_messages(jl)
+    info = doc(jl("stream", "info", "ORDERS", "-j"))
+    assert list(info) == ["config", "created", "state", "cluster", "ts"]
+    assert info["state"] == {
+        "messages": 3,
+        "bytes": 159,
+        "first_seq": 1,
+        "first_ts": "2026-01-01T00:00:01Z",
+        "last_seq": 3,
+        "last_ts": "2026-01-01T00:00:02Z",
+        "num_subjects": 2,
+        "consumer_count": 0,
+    }
+
+
+def test_ls(jl):
+    assert ok(jl("stream", "ls")).stdout == "No Streams defined\n"
+    orders(jl, "--description", "Orders")
+    doc(jl("stream", "add", "AUDIT", "--subjects", "audit.>", "--defaults", "-j"))
+    _three_messages(jl)
+    jl.clock.advance(61 * SECOND)
+    assert doc(jl("stream", "ls", "-j")) == ["AUDIT", "ORDERS"]
+    assert ok(jl("stream", "ls", "-n")).stdout == "AUDIT\nORDERS\n"
+    assert doc(jl("stream", "ls", "--subject", "orders.new", "-j")) == ["ORDERS"]
+    table = ok(jl("stream", "ls")).stdout.splitlines()
+    assert table[0].startswith("Streams")
+    assert table[2].split("│")[1:-1] == [
+        " Name   ",
+        " Description ",
+        " Created             ",
+        " Messages ",
+        " Size  ",
+        " Last Message ",
+    ]
+    # smallest first, as natscli
+    assert table[4].split("│")[1:-1] == [
+        " AUDIT  ",
+        "             ",
+        " 2026-01-01 00:00:00 ",
+        " 0        ",
+        " 0 B   ",
+        " never        ",
+    ]
+    assert table[5].split("│")[1:-1] == [
+        " ORDERS ",
+        " Orders      ",
+        " 2026-01-01 00:00:00 ",
+        " 3        ",
+        " 159 B ",
+        " 1m1s         ",
+    ]
+
+
+def test_report(jl):
+    orders(jl, "--cluster-placement", "east", "--tag", "ssd")
+    _three_messages(jl)
+    ok(jl("stream", "rmm", "ORDERS", "2", "-f"))
+    report = doc(jl("stream", "report", "-j"))
+    assert report == [
+        {
+            "stream": "ORDERS",
+            "storage": "file",
+            "placement": {"cluster": "east", "tags": ["ssd"]},
+            "consumers": 0,
+            "messages": 2,
+            "bytes": 115,
+            "lost": {"msgs": 0, "bytes": 0},
+            "deleted": 1,
+            "replicas": 1,
+        }
+    ]
+    rows = ok(jl("stream", "report")).stdout.splitlines()
+    assert rows[0].startswith("Stream Report")
+    assert [c.strip() for c in rows[4].split("│")[1:-1]] == [
+        "ORDERS",
+        "File",
+        "cluster: east tags: ssd",
+        "0",
+        "2",
+        "115 B",
+        "0",
+        "1",
+        "1",
+    ]
+
+
+def test_pub_get_view_subjects(jl):
+    orders(jl)
+    _three_messages(jl)
+    assert doc(jl("stream", "get", "ORDERS", "1", "-j")) == {
+        "subject": "orders.new",
+        "seq": 1,
+        "time": "2026-01-01T00:00:01Z",
+        "headers": {"Trace": ["1"]},
+        "data": "aGVsbG8=",
+    }
+    jl.clock.advance(61 * SECOND)
+    assert ok(jl("stream", "get", "ORDERS", "1")).stdout == (
+        "Item: ORDERS#1 received 2026-01-01 00:00:01 +0000 UTC (1m2s) on Subject orders.new\n"
+        "\n"
+        "Headers:\n"
+        "  Trace: 1\n"
+        "\n"
+        "hello\n"
+        "\n"
+    )
+    assert doc(jl("stream", "get", "ORDERS", "--last-for", "orders.paid", "-j"))["seq"] == 3
+    assert doc(jl("stream", "get", "ORDERS", "-S", "orders.new", "-j"))["seq"] == 1
+    assert [m["seq"] for m in doc(jl("stream", "view", "ORDERS", "-j"))] == [1, 2, 3]
+    assert [
+        m["seq"] for m in doc(jl("stream", "view", "ORDERS", "--subject", "orders.paid", "-j"))
+    ] == [2, 3]
+    assert [
+        m["seq"] for m in doc(jl("stream", "view", "ORDERS", "--id", "2", "--count", "1", "-j"))
+    ] == [2]
+    assert [m["seq"] for m in doc(jl("stream", "view", "ORDERS", "--since", "61s", "-j"))] == [2, 3]
+    assert ok(jl("stream", "view", "ORDERS", "--subject", "orders.paid")).stdout == (
+        "[2] Subject: orders.paid Received: 2026-01-01 00:00:02\n\nx 1\n\n"
+        "[3] Subject: orders.paid Received: 2026-01-01 00:00:02\n\nx 2\n\n"
+    )
+    assert ok(jl("stream", "view", "ORDERS", "--raw")).stdout == "hello\nx 1\nx 2\n"
+    assert doc(jl("stream", "subjects", "ORDERS", "-j")) == {"orders.new": 1, "orders.paid": 2}
+    assert doc(jl("stream", "subjects", "ORDERS", "orders.paid", "-j")) == {"orders.paid": 2}
+    assert (
+        ok(jl("stream", "subjects", "ORDERS", "--names", "--sort", "name")).stdout
+        == "orders.new\norders.paid\n"
+    )
+    assert (
+        ok(jl("stream", "subjects", "ORDERS", "nothing.*")).stdout
+        == "No subjects found matching nothing.*\n"
+    )
+
+
+def test_get_errors(jl):
+    orders(jl)
+    assert jl("stream", "get", "ORDERS").exit_code == 2
+    missing = jl("stream", "get", "ORDERS", "9", "-j")
+    assert missing.exit_code == 1
+    assert json.loads(missing.stdout) == {
+        "error": {"code": 404, "err_code": 10037, "description": "no message found"}
+    }
+
+
+def test_destructive_verbs_refuse_without_terminal(jl):
+    orders(jl)
+    _three_messages(jl)
+    for args, action in (
+        (("stream", "rm", "ORDERS"), "delete stream ORDERS"),
+        (("stream", "purge", "ORDERS"), "purge stream ORDERS"),
+        (("stream", "rmm", "ORDERS", "1"), "remove message 1 from stream ORDERS"),
+        (("stream", "seal", "ORDERS"), "seal stream ORDERS"),
+    ):
+        result = jl(*args)
+        assert result.exit_code == 2, args
+        assert (
+            result.stderr
+            == f"jetlink: error: no terminal to confirm on: pass -f/--force to {action}\n"
+        )
+        assert result.stdout == ""
+    assert doc(jl("stream", "info", "ORDERS", "-j"))["state"]["messages"] == 3
+
+
+def test_destructive_verbs_ask_on_a_terminal(jl, monkeypatch):
+    orders(jl)
+    _three_messages(jl)
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: True)
+    declined = jl("stream", "purge", "ORDERS", input="n\n")
+    assert declined.exit_code == 1
+    assert "Really purge Stream ORDERS [y/N]:" in declined.stderr
+    assert declined.stderr.endswith("jetlink: error: aborted: did not purge stream ORDERS\n")
+    accepted = jl("stream", "rmm", "ORDERS", "1", "-j", input="y\n")
+    assert accepted.exit_code == 0
+    assert json.loads(accepted.stdout.split("\n", 1)[1]) == {
+        "success": True
+    }  # after CliRunner's echo
+
+
+def test_purge(jl):
+    orders(jl)
+    _three_messages(jl)
+    assert doc(
+        jl("stream", "purge", "ORDERS", "-f", "--subject", "orders.paid", "--keep", "1", "-j")
+    ) == {"success": True, "purged": 1}
+    human = ok(jl("stream", "purge", "ORDERS", "-f", "--seq", "3"))
+    assert human.stdout.startswith(
+        "Purged 1 messages from ORDERS\n\nState for Stream ORDERS created 2026-01-01 00:00:00\n"
+    )
+    assert "First Sequence: 3 @ 2026-01-01 00:00:02\n" in human.stdout
+    both = jl("stream", "purge", "ORDERS", "-f", "--seq", "3", "--keep", "1")
+    assert (both.exit_code, both.stderr) == (
+        2,
+        "jetlink: error: --seq and --keep cannot be combined when purging\n",
+    )
+    assert doc(jl("stream", "purge", "ORDERS", "--force", "-j")) == {"success": True, "purged": 1}
+
+
+def test_rmm_rm_seal(jl):
+    doc(
+        jl(
+            "stream",
+            "add",
+            "KEEP",
+            "--subjects",
+            "keep",
+            "--defaults",
+            "--deny-delete",
+            "--deny-purge",
+            "-j",
+        )
+    )
+    ok(jl("pub", "keep", "x"))
+    denied = jl("stream", "rmm", "KEEP", "1", "-f")
+    assert (denied.exit_code, denied.stderr) == (
+        1,
+        "jetlink: error: message delete not permitted (10057)\n",
+    )
+    denied = jl("stream", "purge", "KEEP", "-f", "-j")
+    assert (
+        denied.exit_code == 1
+        and json.loads(denied.stdout)["error"]["description"] == "stream purge not permitted"
+    )
+    cancel = jl("stream", "edit", "KEEP", "--no-deny-delete")
+    assert cancel.exit_code == 1
+    assert (
+        cancel.stderr
+        == "jetlink: error: stream configuration update can not cancel deny message deletes (10052)\n"
+    )
+    orders(jl)
+    _three_messages(jl)
+    assert (
+        ok(jl("stream", "rmm", "ORDERS", "1", "-f")).stdout
+        == "Message 1 was removed from stream ORDERS\n"
+    )
+    sealed = doc(jl("stream", "seal", "ORDERS", "-f", "-j"))
+    assert sealed["config"]["sealed"] is True
+    refused = jl("pub", "orders.new", "late")
+    assert (refused.exit_code, refused.stderr) == (
+        1,
+        "jetlink: error: invalid operation on sealed stream (10109)\n",
+    )
+    assert doc(jl("stream", "rm", "ORDERS", "-f", "-j")) == {"success": True}
+    gone = jl("stream", "rm", "ORDERS", "-f")
+    assert (gone.exit_code, gone.stderr) == (1, "jetlink: error: stream not found (10059)\n")
+
+
+EDIT_DIFF = """\
+Differences (-old +new):
+--- ORDERS (current)
++++ ORDERS (new)
+@@ -7,7 +7,7 @@
+   "max_consumers": -1,
+   "max_msgs": -1,
+   "max_bytes": -1,
+-  "max_age": 0,
++  "max_age": 3600000000000,
+   "max_msgs_per_subject": -1,
+   "max_msg_size": -1,
+   "discard": "old",
+"""
+
+
+def test_edit_dry_run_shows_a_unified_diff(jl):
+    orders(jl)
+    result = ok(jl("stream", "edit", "ORDERS", "--max-age", "1h", "--dry-run"))
+    assert result.stdout == EDIT_DIFF
+    dry = doc(jl("stream", "edit", "ORDERS", "--max-age", "1h", "--dry-run", "-j"))
+    assert (dry["name"], dry["changed"], dry["config"]["max_age"]) == (
+        "ORDERS",
+        True,
+        3_600_000_000_000,
+    )
+    assert dry["diff"] + "\n" == EDIT_DIFF.split("\n", 1)[1]
+    assert doc(jl("stream", "info", "ORDERS", "-j"))["config"]["max_age"] == 0  # unchanged
+    same = ok(jl("stream", "edit", "ORDERS", "--max-age", "0", "--dry-run"))
+    assert same.stdout == "No difference in configuration\n"
+
+
+def test_edit_applies(jl):
+    orders(jl)
+    result = ok(
+        jl("stream", "edit", "ORDERS", "--subjects", "orders.*,returns.*", "--description", "Shop")
+    )
+    assert result.stdout.startswith(
+        "Differences (-old +new):\n--- ORDERS (current)\n+++ ORDERS (new)\n"
+    )
+    assert "Stream ORDERS was updated\n\nInformation for Stream ORDERS" in result.stdout
+    cfg = doc(jl("stream", "info", "ORDERS", "-j"))["config"]
+    assert (cfg["subjects"], cfg["description"]) == (["orders.*", "returns.*"], "Shop")
+    as_json = doc(jl("stream", "edit", "ORDERS", "--max-msgs", "5", "-j"))
+    assert as_json["config"]["max_msgs"] == 5
+    unchanged = ok(jl("stream", "edit", "ORDERS", "--max-msgs", "5"))
+    assert unchanged.stdout == "No difference in configuration\n"
+    refused = jl("stream", "edit", "ORDERS", "--retention", "workq", "-j")
+    assert refused.exit_code == 1
+    assert json.loads(refused.stdout)["error"]["err_code"] == 10052
+
+
+def test_edit_from_config_file(jl):
+    orders(jl)
+    new = jl.tmp / "new.json"
+    new.write_text(json.dumps({"name": "ORDERS", "subjects": ["orders.*"], "max_msgs": 9}))
+    assert (
+        doc(jl("stream", "edit", "ORDERS", "--config", str(new), "-j"))["config"]["max_msgs"] == 9
+    )
+
+
+def test_copy(jl):
+    orders(jl, "--max-msgs", "7")
+    copied = doc(jl("stream", "copy", "ORDERS", "ARCHIVE", "--subjects", "archive.>", "-j"))
+    assert (
+        copied["config"]["name"],
+        copied["config"]["subjects"],
+        copied["config"]["max_msgs"],
+    ) == ("ARCHIVE", ["archive.>"], 7)
+    assert copied["state"]["messages"] == 0
+    same = jl("stream", "copy", "ORDERS", "ORDERS")
+    assert (same.exit_code, same.stderr) == (
+        2,
+        "jetlink: error: source and destination stream names cannot be the same\n",
+    )
+    overlap = jl("stream", "copy", "ORDERS", "TWIN")
+    assert overlap.exit_code == 1 and "(10065)" in overlap.stderr
+
+
+def test_help_examples_of_sizes_and_durations(jl):
+    result = ok(jl("stream", "add", "--help"))
+    assert "--cluster-placement NAME" in result.stdout
+    assert "Sizes: 512MB, 1GB, -1 (unlimited)" in result.stdout
