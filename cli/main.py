@@ -4,9 +4,10 @@ Structure (hatch / natscli style):
 - ``app`` is the root ``typer.Typer``; its callback takes the global options (--data-dir,
   --cluster) and builds ONE :class:`~jetlink.cli.app.App` stored in ``ctx.obj``;
 - each command group lives in its own module under cli/ and exposes ``register(app)``;
-  :data:`COMMAND_MODULES` lists them in the order they appear in ``--help``. To add a group
-  (say ``stream``): write cli/stream.py with a ``typer.Typer`` sub-app and a ``register``
-  function doing ``app.add_typer(stream_app, name="stream")``, add ``"stream"`` below, then
+  :data:`COMMANDS` lists them in the order they appear in ``--help``, with the module that
+  defines each and its one-line help; a module is imported only when its command runs. To add
+  a group (say ``kv``): write cli/kv.py with a ``typer.Typer`` sub-app and a ``register``
+  function doing ``app.add_typer(kv_app, name="kv")``, add it to COMMANDS, then
   ``make generated`` for the completions and man pages;
 - a ``JetlinkError`` raised anywhere below the root group is reported by ``App.fail`` (one
   function, cli/output.py ``print_error``) and the process exits with ``err.exit_code``;
@@ -39,16 +40,21 @@ from jetlink.cli.app import (
     default_data_dir,
 )
 
-# The command-group modules (cli/<name>.py), in help order. Each exposes register(app).
-COMMAND_MODULES: tuple[str, ...] = (
-    "cluster",
-    "stream",
-    "consumer",
-    "pub",
-    "sub",
-    "validate",
-    "bench",
-)
+# The commands of the root, in help order: name -> (module cli/<module>.py, the one-line
+# help `jetlink --help` shows). A module is imported only when its command runs (or its own
+# help is asked for), so start-up does not grow with the number of commands. The module's
+# ``register(app)`` defines the command; tests/test_cli_help.py checks the line below equals
+# the command's own short help.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "cluster": ("cluster", "Manage the clusters of the data directory."),
+    "stream": ("stream", "Manage JetStream streams (natscli's verbs)."),
+    "consumer": ("consumer", "Manage durable pull consumers."),
+    "pub": ("pub", "Publish a message to a subject."),
+    "sub": ("sub", "Follow messages published on a subject."),
+    "validate": ("validate", "Check stream configs and topology files."),
+    "bench": ("bench", "Measure the engine's hot paths."),
+}
+COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(m for m, _ in COMMANDS.values()))
 
 HELP = (
     "Operate stream replication: NATS JetStream streams, mirrors, sources and KV buckets, "
@@ -58,7 +64,33 @@ EPILOG = "Exit status: " + ", ".join(f"{code} {meaning}" for code, meaning in EX
 
 
 class JetlinkGroup(TyperGroup):
-    """The root group: reports every JetlinkError raised by a command through App.fail."""
+    """The root group: loads command modules on demand and reports every JetlinkError raised
+    by a command through App.fail."""
+
+    # name -> module; set per app by build_app (a subclass per app).
+    lazy: dict[str, str] = {}
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        eager = [n for n in super().list_commands(ctx) if n not in self.lazy]
+        return [*self.lazy, *eager]
+
+    def get_command(self, ctx: Any, name: str) -> Any:
+        if name not in self.commands and name in self.lazy:
+            self.commands[name] = _load_command(name, self.lazy[name])
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        # Short help from the registry: listing the commands imports none of them.
+        limit = formatter.width - 6 - max(len(n) for n in self.list_commands(ctx))
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.lazy:
+                rows.append((name, COMMANDS[name][1]))
+            else:
+                rows.append((name, self.commands[name].get_short_help_str(limit)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def invoke(self, ctx: typer.Context) -> Any:
         from jetlink.core.errors import JetlinkError
@@ -67,6 +99,15 @@ class JetlinkGroup(TyperGroup):
             return super().invoke(ctx)
         except JetlinkError as err:
             App.of(ctx).fail(err)
+
+
+def _load_command(name: str, module: str) -> Any:
+    """The click command ``name`` as cli/<module>.py's ``register`` defines it."""
+    from typer.main import get_group
+
+    holder = typer.Typer(rich_markup_mode=None)
+    importlib.import_module(f"jetlink.cli.{module}").register(holder)
+    return get_group(holder).commands[name]
 
 
 def _version(value: bool) -> None:
@@ -120,10 +161,11 @@ def _root(
 
 
 def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
-    """A fresh root app with the given command-group modules registered (tests add more)."""
+    """A fresh root app whose commands come from the given modules (tests add more)."""
+    lazy = {name: module for name, (module, _) in COMMANDS.items() if module in modules}
     root = typer.Typer(
         name=PROG,
-        cls=JetlinkGroup,
+        cls=type("JetlinkGroup", (JetlinkGroup,), {"lazy": lazy}),
         help=HELP,
         epilog=EPILOG,
         no_args_is_help=True,
@@ -132,8 +174,9 @@ def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
         context_settings={"help_option_names": ["-h", "--help"]},
     )
     root.callback()(_root)
-    for name in modules:
-        importlib.import_module(f"jetlink.cli.{name}").register(root)
+    for name in modules:  # modules outside the registry (tests) are registered at once
+        if name not in lazy.values():
+            importlib.import_module(f"jetlink.cli.{name}").register(root)
     return root
 
 

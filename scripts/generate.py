@@ -129,8 +129,7 @@ def synopsis_line(path: list[str], cmd: click.Command, ctx: click.Context) -> st
 
 
 def subcommands(cmd: click.Command, ctx: click.Context) -> list[tuple[str, click.Command]]:
-    commands = getattr(cmd, "commands", None)
-    if not commands:
+    if not hasattr(cmd, "list_commands"):
         return []
     out = []
     for name in sorted(cmd.list_commands(ctx)):

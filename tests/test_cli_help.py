@@ -19,14 +19,15 @@ ROOT = get_command(app)
 def walk(path, cmd, parent=None):
     ctx = click.Context(cmd, info_name=path[-1], parent=parent, **cmd.context_settings)
     yield path, cmd, ctx
-    for name in getattr(cmd, "commands", {}):
+    names = cmd.list_commands(ctx) if hasattr(cmd, "list_commands") else []
+    for name in names:  # list_commands: lazily loaded commands included
         sub = cmd.get_command(ctx, name)
         yield from walk([*path, name], sub, ctx)
 
 
 TREE = list(walk(["jetlink"], ROOT))
 IDS = [" ".join(path) for path, _, _ in TREE]
-LEAVES = [(p, c, x) for p, c, x in TREE if not getattr(c, "commands", None)]
+LEAVES = [(p, c, x) for p, c, x in TREE if not hasattr(c, "list_commands")]
 LEAF_IDS = [" ".join(path) for path, _, _ in LEAVES]
 
 
@@ -74,3 +75,19 @@ def test_help_runs(path, cmd, ctx, flag):
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(f"Usage: {' '.join(path)} ")
     assert result.stderr == ""
+
+
+def test_registry_help_is_each_commands_own_short_help():
+    # `jetlink --help` prints the registry's line without importing the module: keep them equal.
+    from jetlink.cli.main import COMMANDS
+
+    ctx = click.Context(ROOT, info_name="jetlink")
+    for name, (_, line) in COMMANDS.items():
+        assert ROOT.get_command(ctx, name).get_short_help_str(limit=200) == line, name
+
+
+def test_every_registered_command_is_listed_in_help_order():
+    from jetlink.cli.main import COMMANDS
+
+    ctx = click.Context(ROOT, info_name="jetlink")
+    assert ROOT.list_commands(ctx)[: len(COMMANDS)] == list(COMMANDS)

@@ -77,3 +77,12 @@ def test_core_imports_no_outer_layer():
     names, proc = imported_modules(["-c", code])
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert offenders(names, CORE_FORBIDDEN) == []
+
+
+def test_root_help_imports_no_command_module():
+    # `jetlink --help` lists commands from the registry: start-up does not grow with them.
+    from jetlink.cli.main import COMMAND_MODULES
+
+    names, proc = imported_modules(["-m", "jetlink.cli.main", "--help"])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert sorted(n for n in names if n in {f"jetlink.cli.{m}" for m in COMMAND_MODULES}) == []
