@@ -2,25 +2,19 @@
 
 A data directory (``--data-dir``) holds one SQLite database per cluster; the cluster
 ``local`` is created on first use, any other is added with ``cluster add``. The store is
-``jetlink.core.store.DataDir``; this module parses, calls it and renders.
-
-It also holds :func:`open_jetstream`, the one place the stream / pub / sub / consumer verbs
-open the engine of the addressed cluster (``--cluster``), and :func:`make_clock`, the clock
-they run with (tests replace it with a manual clock).
+``jetlink.core.store.DataDir`` (opened by cli/common.py ``data_dir``); this module parses,
+calls it and renders.
 """
 
-import dataclasses
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 
 from jetlink.cli import output
 from jetlink.cli.app import App
-from jetlink.cli.options import JsonOption
-
-if TYPE_CHECKING:  # pragma: no cover
-    from jetlink.core.clock import Clock
-    from jetlink.core.jetstream import JetStream
+from jetlink.cli.common import data_dir
+from jetlink.cli.options import JsonOption, force_option
+from jetlink.cli.output import to_doc
 
 cluster_app = typer.Typer(
     name="cluster",
@@ -31,59 +25,6 @@ cluster_app = typer.Typer(
 )
 
 KINDS = ("nats", "kafka")
-
-
-# -- the engine of the addressed cluster ----------------------------------------------------
-
-
-def make_clock() -> "Clock":
-    """The clock every engine call runs with (tests put a ManualClock here)."""
-    from jetlink.core.clock import SystemClock
-
-    return SystemClock()
-
-
-def now_ns() -> int:
-    """The engine clock's time (what "3s ago" and --since are measured against)."""
-    return make_clock().now_ns()
-
-
-def _close_with_command(resource: Any) -> None:
-    """Close ``resource`` (a DataDir) when the running command ends."""
-    from typer._click.globals import get_current_context
-
-    ctx = get_current_context(silent=True)
-    if ctx is not None:
-        ctx.call_on_close(resource.close)
-
-
-def data_dir(app: App) -> Any:
-    """The data directory of ``--data-dir`` (its databases are closed with the command)."""
-    from jetlink.core.store import DataDir
-
-    store = DataDir(app.data_dir)
-    _close_with_command(store)
-    return store
-
-
-def open_jetstream(app: App) -> "JetStream":
-    """The JetStream API of the cluster named by ``--cluster`` (``local`` is created on
-    first use; another name must have been added with ``jetlink cluster add``)."""
-    from jetlink.core.jetstream import JetStream
-
-    cluster = data_dir(app).open(app.cluster)
-    return JetStream(cluster, make_clock())
-
-
-def to_doc(value: Any) -> Any:
-    """An engine value as its JSON document (``to_json()``), dataclasses as dicts."""
-    for method in ("to_json", "to_dict"):
-        fn = getattr(value, method, None)
-        if callable(fn):
-            return fn()
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    return value
 
 
 # -- commands -------------------------------------------------------------------------------
@@ -134,8 +75,7 @@ def ls(
     app = App.of(ctx)
     docs = [to_doc(c) for c in data_dir(app).clusters()]
     if names and not app.json:
-        for doc in docs:
-            output.line(app, doc["name"])
+        output.lines(app, (doc["name"] for doc in docs))
         return
     app.emit(docs, human=render_clusters)
 
@@ -160,9 +100,7 @@ def render_clusters(app: App, docs: list[dict[str, Any]]) -> None:
 def rm(
     ctx: typer.Context,
     name: NameArg,
-    force: Annotated[
-        bool, typer.Option("--force", "-f", help="Remove without asking for confirmation.")
-    ] = False,
+    force: Annotated[bool, force_option("Remove")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Remove a cluster and all its data.
@@ -178,7 +116,7 @@ def rm(
         action=f"remove cluster {name}",
     )
     data_dir(app).remove_cluster(name)
-    app.emit({"success": True}, human=lambda a, d: output.line(a, f"Cluster {name} was removed"))
+    output.success(app, f"Cluster {name} was removed")
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,6 @@ pending until ``consumer ack`` or the ack wait). Only pull consumers exist here:
 accepted for natscli compatibility and changes nothing.
 """
 
-import json
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -20,8 +19,9 @@ import typer
 
 from jetlink.cli import output
 from jetlink.cli.app import App
-from jetlink.cli.cluster import now_ns, open_jetstream, to_doc
-from jetlink.cli.options import JsonOption
+from jetlink.cli.common import now_ns, open_jetstream, read_json_file, usage
+from jetlink.cli.options import JsonOption, StreamArg, config_option, force_option
+from jetlink.cli.output import to_doc
 
 consumer_app = typer.Typer(
     name="consumer",
@@ -31,9 +31,6 @@ consumer_app = typer.Typer(
     no_args_is_help=True,
 )
 
-StreamArg = Annotated[
-    str, typer.Argument(metavar="STREAM", help="Stream name.", show_default=False)
-]
 ConsumerArg = Annotated[
     str, typer.Argument(metavar="CONSUMER", help="Consumer name.", show_default=False)
 ]
@@ -48,12 +45,6 @@ _DELIVER_NAMES = {
     "subject": "last_per_subject",
     "last_per_subject": "last_per_subject",
 }
-
-
-def _usage(message: str) -> Exception:
-    from jetlink.core.errors import UsageError
-
-    return UsageError(message)
 
 
 # -- flags into a ConsumerConfig document ----------------------------------------------------
@@ -72,7 +63,7 @@ def deliver_policy(text: str, now_ns: int) -> dict[str, Any]:
     try:
         ago = parse_duration_flag(text, flag="--deliver")
     except Exception:
-        raise _usage(
+        raise usage(
             f"invalid value for --deliver: {text!r} (all, last, new, subject, "
             "last_per_subject, a sequence, or a duration like 1h)"
         ) from None
@@ -169,14 +160,6 @@ def consumer_config(doc: dict[str, Any]) -> Any:
     return ConsumerConfig.from_json(doc)
 
 
-def _ask(question: str, default: Any) -> Any:
-    if isinstance(default, bool):
-        return output.ask_yes_no(question, default=default)
-    if isinstance(default, int):
-        return output.prompt(question, default=default, type=int)
-    return output.prompt(question, default=default)
-
-
 # -- commands ---------------------------------------------------------------------------------
 
 
@@ -192,13 +175,8 @@ def add(
     ] = None,
     config: Annotated[
         Path | None,
-        typer.Option(
-            "--config",
-            metavar="FILE",
-            exists=True,
-            dir_okay=False,
-            help="JSON file to read the configuration from (a ConsumerConfig or a ConsumerInfo).",
-            show_default=False,
+        config_option(
+            "JSON file to read the configuration from (a ConsumerConfig or a ConsumerInfo)."
         ),
     ] = None,
     filter: Annotated[
@@ -360,13 +338,9 @@ def add(
             "memory": memory,
             "metadata": metadata,
         }
-        if not name:
-            if not output.is_interactive():
-                raise _usage("missing argument CONSUMER (the consumer name)")
-            name = ""
-            while not name.strip():
-                name = output.prompt("Consumer name")
-            name = name.strip()
+        name = output.name_or_ask(
+            name, "Consumer name", argument="CONSUMER", what="the consumer name"
+        )
         if defaults:
             for key, _, default in ASKED:
                 if values[key] is None:
@@ -374,14 +348,14 @@ def add(
         missing = missing_answers(values)
         if missing:
             if not output.is_interactive():
-                raise _usage(
+                raise usage(
                     "no terminal to ask on: give "
                     + ", ".join(missing)
                     + " (or --defaults to take natscli's defaults), or --config FILE"
                 )
             for key, question, default in ASKED:
                 if values[key] is None and "--" + key.replace("_", "-") in missing:
-                    answer = _ask(question, default)
+                    answer = output.ask(question, default)
                     values[key] = [answer] if key == "filter" else answer
         cfg = consumer_config(build_config(name, values, now))
     info = open_jetstream(app).add_consumer(stream, cfg)
@@ -391,12 +365,7 @@ def add(
 def _load_config(path: Path) -> dict[str, Any]:
     from jetlink.core.errors import JetlinkError
 
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise JetlinkError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise JetlinkError(f"{path}: not a JSON document: {exc}") from None
+    doc = read_json_file(path)
     if isinstance(doc, dict) and isinstance(doc.get("config"), dict) and "stream_name" in doc:
         doc = doc["config"]  # a ConsumerInfo
     if not isinstance(doc, dict):
@@ -421,9 +390,7 @@ def ls(
     app = App.of(ctx)
     infos = [to_doc(i) for i in open_jetstream(app).consumers(stream)]
     if names or app.json:
-        app.emit(
-            sorted(i["name"] for i in infos), human=lambda a, d: [output.line(a, n) for n in d]
-        )
+        app.emit(sorted(i["name"] for i in infos), human=output.lines)
         return
     if not infos:
         output.line(app, "No Consumers defined")
@@ -437,7 +404,7 @@ def ls(
                 output.local_time(i.get("created")),
                 output.comma(i.get("num_ack_pending", 0)),
                 output.comma(i.get("num_pending", 0)),
-                _last_delivery(i),
+                output.ago((i.get("delivered") or {}).get("last_active"), i),
             ]
         )
     output.table(
@@ -447,14 +414,6 @@ def ls(
         title="Consumers",
         no_wrap=("Name", "Created"),
     )
-
-
-def _last_delivery(info: dict[str, Any]) -> str:
-    last = output.rfc3339_ns((info.get("delivered") or {}).get("last_active"))
-    if not last:
-        return "never"
-    now = output.rfc3339_ns(info.get("ts")) or now_ns()
-    return output.since(max(now - last, 0))
 
 
 @consumer_app.command("info")
@@ -485,10 +444,8 @@ _DELIVER_TITLES = {
 def render_info(app: App, doc: dict[str, Any], *, state_only: bool = False) -> None:
     """natscli's consumer info."""
     cfg = doc.get("config") or {}
-    word = "State for" if state_only else "Information for"
-    created = output.local_time(doc.get("created"))
-    cols = output.Columns(
-        f"{word} Consumer {doc.get('stream_name', '')} > {doc.get('name', '')} created {created}"
+    cols = output.info_columns(
+        f"Consumer {doc.get('stream_name', '')} > {doc.get('name', '')}", doc, state_only=state_only
     )
     ack = cfg.get("ack_policy", "explicit")
     if not state_only:
@@ -544,12 +501,8 @@ def render_info(app: App, doc: dict[str, Any], *, state_only: bool = False) -> N
         )
         cols.row("Replicas", cfg.get("num_replicas", 0), cfg.get("num_replicas", 0) > 0)
         cols.row("Memory Storage", True, bool(cfg.get("mem_storage")))
-        meta = {k: v for k, v in (cfg.get("metadata") or {}).items() if not k.startswith("_nats.")}
-        if meta:
-            cols.title("Metadata")
-            for key in sorted(meta):
-                cols.row(key, meta[key])
-    now = output.rfc3339_ns(doc.get("ts")) or now_ns()
+        cols.metadata(cfg.get("metadata"))
+    now = output.now_of(doc)
 
     def seqs(point: dict[str, Any], label: str) -> str:
         text = (
@@ -619,16 +572,9 @@ def next_(
 def render_next(app: App, msgs: list[dict[str, Any]], *, acked: bool, raw: bool = False) -> None:
     """natscli's consumer next: ``[15:04:05] subj: S / tries: 1 / cons seq: 1 / str seq: 1 /
     pending: 4``, the headers, the data, ``Acknowledged message``."""
-    if not msgs:
-        output.notice(app, "No messages pending")
-        return
     from datetime import datetime
 
-    for msg in msgs:
-        data = output.body_text(msg.get("data", ""))
-        if raw:
-            output.print_body(app, data, trailing_blank=False)
-            continue
+    def human(app: App, msg: dict[str, Any], data: bytes) -> None:
         when = datetime.fromtimestamp(now_ns() / 1e9).strftime("%H:%M:%S")
         output.line(
             app,
@@ -651,6 +597,8 @@ def render_next(app: App, msgs: list[dict[str, Any]], *, acked: bool, raw: bool 
             output.line(app, "Acknowledged message")
         output.line(app)
 
+    output.print_messages(app, msgs, human, raw=raw, empty="No messages pending")
+
 
 @consumer_app.command("ack")
 def ack_(
@@ -672,7 +620,7 @@ def ack_(
     """
     app = App.of(ctx)
     open_jetstream(app).ack(stream, name, seq)
-    app.emit({"success": True}, human=lambda a, d: output.line(a, f"Acknowledged message {seq}"))
+    output.success(app, f"Acknowledged message {seq}")
 
 
 @consumer_app.command("rm")
@@ -680,9 +628,7 @@ def rm(
     ctx: typer.Context,
     stream: StreamArg,
     name: ConsumerArg,
-    force: Annotated[
-        bool, typer.Option("--force", "-f", help="Remove without asking for confirmation.")
-    ] = False,
+    force: Annotated[bool, force_option("Remove")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Remove a consumer.
@@ -699,10 +645,7 @@ def rm(
         action=f"delete consumer {stream} > {name}",
     )
     js.delete_consumer(stream, name)
-    app.emit(
-        {"success": True},
-        human=lambda a, d: output.line(a, f"Consumer {stream} > {name} was deleted"),
-    )
+    output.success(app, f"Consumer {stream} > {name} was deleted")
 
 
 def register(app: typer.Typer) -> None:

@@ -5,11 +5,16 @@ the flag on the invocation's App while the command line is parsed, i.e. before t
 body runs, so that an error raised by the body is rendered as JSON as well. Commands read the
 flag through ``App.of(ctx).json`` (``App.emit`` does it for them); tests/test_cli_help.py
 fails when a command lacks the option.
+
+The verbs that ask for confirmation declare ``force: ForceOption = False``, or
+``Annotated[bool, force_option("Remove")]`` for their own help text; the verbs that read a
+configuration file ``Annotated[Path | None, config_option(HELP)]``. The stream and consumer
+verbs name their stream with ``StreamArg``.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -31,4 +36,26 @@ JsonOption = Annotated[
         callback=_record_json,
         show_default=False,
     ),
+]
+
+
+def force_option(verb: str = "Act") -> Any:
+    """``-f/--force`` of a verb that asks for confirmation (cli/output.py ``confirm``), its
+    help ``<verb> without asking for confirmation.``"""
+    return typer.Option("--force", "-f", help=f"{verb} without asking for confirmation.")
+
+
+ForceOption = Annotated[bool, force_option()]
+
+
+def config_option(help: str) -> Any:
+    """``--config FILE``: an existing file holding a JSON configuration (read with
+    cli/common.py ``read_json_file``)."""
+    return typer.Option(
+        "--config", metavar="FILE", exists=True, dir_okay=False, help=help, show_default=False
+    )
+
+
+StreamArg = Annotated[
+    str, typer.Argument(metavar="STREAM", help="Stream name.", show_default=False)
 ]

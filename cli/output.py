@@ -33,10 +33,20 @@ Renderer = Callable[["App", Any], None]
 # -- JSON ----------------------------------------------------------------------------------
 
 
+def to_doc(value: Any) -> Any:
+    """An engine value as its JSON document (``to_json()``), dataclasses as dicts."""
+    for method in ("to_json", "to_dict"):
+        fn = getattr(value, method, None)
+        if callable(fn):
+            return fn()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value
+
+
 def _json_default(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        to_json = getattr(value, "to_json", None) or getattr(value, "to_dict", None)
-        return to_json() if to_json else dataclasses.asdict(value)
+        return to_doc(value)
     if isinstance(value, PurePath):
         return str(value)
     if isinstance(value, (datetime, date)):
@@ -119,6 +129,17 @@ def line(app: App | None, text: str = "") -> None:
     """One plain line on stdout (no Rich needed)."""
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
+
+
+def lines(app: App | None, texts: Iterable[str]) -> None:
+    """Each text on its own line on stdout (``ls --names``)."""
+    for text in texts:
+        line(app, text)
+
+
+def success(app: App, text: str) -> None:
+    """The result of a verb that only acts: ``{"success": true}`` with --json, else ``text``."""
+    emit(app, {"success": True}, human=lambda a, d: line(a, text))
 
 
 def notice(app: App | None, text: str) -> None:
@@ -260,6 +281,29 @@ def local_time(rfc3339: str | None) -> str:
     return local_ns(rfc3339_ns(rfc3339))
 
 
+def now_of(doc: Mapping[str, Any]) -> int:
+    """The time an engine document was made (its ``ts``), else the engine clock's now."""
+    from jetlink.cli.common import now_ns
+
+    return rfc3339_ns(doc.get("ts")) or now_ns()
+
+
+def ago(rfc3339: str | None, doc: Mapping[str, Any]) -> str:
+    """How long before ``doc`` was made (:func:`now_of`) the time ``rfc3339`` was, as
+    :func:`since` prints it; ``never`` for Go's zero time (natscli's ``Last ...`` columns)."""
+    last = rfc3339_ns(rfc3339)
+    if not last:
+        return "never"
+    return since(max(now_of(doc) - last, 0))
+
+
+def info_columns(what: str, doc: Mapping[str, Any], *, state_only: bool) -> Columns:
+    """The Columns of natscli's ``info`` of ``what`` (``Stream ORDERS``), headed
+    ``Information for <what> created <time>`` (``State for`` with --state)."""
+    word = "State for" if state_only else "Information for"
+    return Columns(f"{word} {what} created {local_time(doc.get('created'))}")
+
+
 class Columns:
     """natscli's key/value layout (``nats stream info``): a heading, section titles ending in
     ``:``, and ``key: value`` rows whose keys are right-aligned on the longest key.
@@ -280,6 +324,16 @@ class Columns:
 
     def blank(self) -> None:
         self.rows.append(("line", None, None))
+
+    def metadata(self, metadata: Mapping[str, str] | None) -> None:
+        """A ``Metadata`` section of the keys a user set (sorted), none when there is none."""
+        from jetlink.cli.common import user_metadata
+
+        meta = user_metadata(metadata)
+        if meta:
+            self.title("Metadata")
+            for key in sorted(meta):
+                self.row(key, meta[key])
 
     def lines(self) -> list[str]:
         longest = max((len(k) for kind, k, _ in self.rows if kind == "row"), default=0)
@@ -358,6 +412,31 @@ def ask_yes_no(question: str, *, default: bool) -> bool:
     return typer.confirm(question, default=default, err=True)
 
 
+def ask(question: str, default: Any = None, kind: str | None = None) -> Any:
+    """Ask one answer of ``kind`` (``text``, ``int`` or ``bool``; by default the type of
+    ``default``): yes/no for a bool, a number for an int, else text (stdout stays clean)."""
+    if kind == "bool" or (kind is None and isinstance(default, bool)):
+        return ask_yes_no(question, default=default)
+    if kind == "int" or (kind is None and isinstance(default, int)):
+        return prompt(question, default=default, type=int)
+    return prompt(question, default=default)
+
+
+def name_or_ask(name: str | None, question: str, *, argument: str, what: str) -> str:
+    """``name`` when given; else, on a terminal, asked until the answer is not blank, and
+    without one a usage error: ``missing argument <argument> (<what>)``."""
+    if name:
+        return name
+    if not is_interactive():
+        from jetlink.cli.common import usage
+
+        raise usage(f"missing argument {argument} ({what})")
+    answer = ""
+    while not answer.strip():
+        answer = prompt(question)
+    return answer.strip()
+
+
 # -- messages ---------------------------------------------------------------------------------
 
 
@@ -386,6 +465,34 @@ def print_body(app: App | None, data: bytes, *, trailing_blank: bool = True) -> 
     if trailing_blank:
         sys.stdout.write("\n")
     sys.stdout.flush()
+
+
+def print_message(
+    app: App, msg: Mapping[str, Any], render: Callable[[App, Any, bytes], None], *, raw: bool
+) -> None:
+    """A message document (``{"subject", "seq", "headers", "data": base64, ...}``): only its
+    body with ``raw`` (--raw), else ``render(app, msg, body)`` (the command's layout)."""
+    data = body_text(msg.get("data", ""))
+    if raw:
+        print_body(app, data, trailing_blank=False)
+    else:
+        render(app, msg, data)
+
+
+def print_messages(
+    app: App,
+    msgs: Sequence[Mapping[str, Any]],
+    render: Callable[[App, Any, bytes], None],
+    *,
+    raw: bool,
+    empty: str,
+) -> None:
+    """Message documents one after the other (:func:`print_message`); the notice ``empty``
+    when there is none."""
+    if not msgs:
+        notice(app, empty)
+    for msg in msgs:
+        print_message(app, msg, render, raw=raw)
 
 
 def print_headers(

@@ -24,8 +24,9 @@ import typer
 
 from jetlink.cli import output
 from jetlink.cli.app import App
-from jetlink.cli.cluster import now_ns, open_jetstream, to_doc
+from jetlink.cli.common import now_ns, open_jetstream, usage
 from jetlink.cli.options import JsonOption
+from jetlink.cli.output import to_doc
 
 PUB_HELP = """Publish a message to a subject.
 
@@ -124,9 +125,7 @@ def parse_headers(values: list[str]) -> list[tuple[str, str]]:
     for item in values:
         name, sep, value = item.partition(":")
         if not sep or not name.strip():
-            from jetlink.core.errors import UsageError
-
-            raise UsageError(f"invalid header {item!r}: expected NAME:VALUE")
+            raise usage(f"invalid header {item!r}: expected NAME:VALUE")
         out.append((name.strip(), value.strip()))
     return out
 

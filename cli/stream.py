@@ -6,12 +6,11 @@
 ``seal`` change data and ask for confirmation on a terminal (``-f/--force`` skips it; without
 a terminal and without --force they refuse with exit status 2).
 
-The engine is ``jetlink.core.jetstream.JetStream`` (opened by cli/cluster.py
+The engine is ``jetlink.core.jetstream.JetStream`` (opened by cli/common.py
 ``open_jetstream``); with --json every command prints the NATS API's document (StreamInfo,
 StoredMsg, a list of names...). Human output follows natscli's layout.
 """
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -19,13 +18,13 @@ import typer
 
 from jetlink.cli import output
 from jetlink.cli.app import App
-from jetlink.cli.cluster import now_ns, open_jetstream, to_doc
-from jetlink.cli.options import JsonOption
+from jetlink.cli.common import now_ns, open_jetstream, read_json_file, usage, user_metadata
+from jetlink.cli.options import ForceOption, JsonOption, StreamArg, config_option, force_option
+from jetlink.cli.output import to_doc
 from jetlink.cli.stream_flags import (
     ADD,
     COPY,
     EDIT,
-    RESERVED_METADATA_PREFIX,
     StreamFlags,
     add_defaults,
     apply_flags,
@@ -45,22 +44,11 @@ stream_app = typer.Typer(
     no_args_is_help=True,
 )
 
-StreamArg = Annotated[
-    str, typer.Argument(metavar="STREAM", help="Stream name.", show_default=False)
-]
-ForceOption = Annotated[
-    bool, typer.Option("--force", "-f", help="Act without asking for confirmation.")
-]
 ConfigOption = Annotated[
     Path | None,
-    typer.Option(
-        "--config",
-        metavar="FILE",
-        exists=True,
-        dir_okay=False,
-        help="JSON file to read the configuration from (a StreamConfig, or the StreamInfo "
-        "of stream info --json); flags given too override it.",
-        show_default=False,
+    config_option(
+        "JSON file to read the configuration from (a StreamConfig, or the StreamInfo "
+        "of stream info --json); flags given too override it."
     ),
 ]
 
@@ -71,15 +59,8 @@ ConfigOption = Annotated[
 def load_config_file(path: Path) -> "StreamConfig":
     """A StreamConfig from a JSON file holding a StreamConfig or a StreamInfo."""
     from jetlink.core.config.stream import StreamConfig
-    from jetlink.core.errors import JetlinkError
 
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise JetlinkError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise JetlinkError(f"{path}: not a JSON document: {exc}") from None
-    return StreamConfig.from_any(doc)
+    return StreamConfig.from_any(read_json_file(path))
 
 
 def config_of(info: Any) -> "StreamConfig":
@@ -92,32 +73,10 @@ def config_of(info: Any) -> "StreamConfig":
     return StreamConfig.from_json(to_doc(info)["config"], strict=False)
 
 
-def _interactive() -> bool:
-    return output.is_interactive()
-
-
-def _ask(question: str, default: Any, kind: str) -> Any:
-    if kind == "bool":
-        return output.ask_yes_no(question, default=default)
-    if kind == "int":
-        return output.prompt(question, default=default, type=int)
-    return output.prompt(question, default=default)
-
-
-def _usage(message: str) -> Exception:
-    from jetlink.core.errors import UsageError
-
-    return UsageError(message)
-
-
 def public_config(doc: dict[str, Any]) -> dict[str, Any]:
     """A config document without the metadata keys the server manages (``_nats.*``)."""
     doc = dict(doc)
-    meta = {
-        k: v
-        for k, v in (doc.get("metadata") or {}).items()
-        if not k.startswith(RESERVED_METADATA_PREFIX)
-    }
+    meta = user_metadata(doc.get("metadata"))
     if meta:
         doc["metadata"] = meta
     else:
@@ -191,22 +150,16 @@ def add(
         if name:
             cfg.name = name
         if not cfg.name:
-            raise _usage("no stream name: give STREAM or a config with a name")
+            raise usage("no stream name: give STREAM or a config with a name")
         cfg = apply_flags(cfg, flags)
     else:
-        if not name:
-            if not _interactive():
-                raise _usage("missing argument STREAM (the stream name)")
-            name = ""
-            while not name.strip():
-                name = output.prompt("Stream Name")
-            name = name.strip()
+        name = output.name_or_ask(name, "Stream Name", argument="STREAM", what="the stream name")
         if defaults:
             flags = add_defaults(flags)  # everything natscli asks for but the subjects
         missing = missing_answers(flags)
-        if missing and not _interactive():
-            raise _usage(no_terminal_message(missing, defaults))
-        flags = ask_missing(flags, _ask) if missing else add_defaults(flags)
+        if missing and not output.is_interactive():
+            raise usage(no_terminal_message(missing, defaults))
+        flags = ask_missing(flags, output.ask) if missing else add_defaults(flags)
         cfg = apply_flags(StreamConfig(name=name), flags)
     info = open_jetstream(app).add_stream(cfg)
     app.emit(to_doc(info), human=lambda a, doc: _created(a, doc, "created"))
@@ -235,9 +188,7 @@ def edit(
     ctx: typer.Context,
     name: StreamArg,
     config: ConfigOption = None,
-    force: Annotated[
-        bool, typer.Option("--force", "-f", help="Edit without asking for confirmation.")
-    ] = False,
+    force: Annotated[bool, force_option("Edit")] = False,
     dry_run: Annotated[
         bool,
         typer.Option("--dry-run", help="Only show the differences; do not edit the stream."),
@@ -276,7 +227,7 @@ def edit(
         output.line(app, "Differences (-old +new):")
         output.line(app, diff)
         output.line(app)
-    if not force and _interactive():
+    if not force and output.is_interactive():
         output.confirm(app, f"Really edit Stream {name}", force=False, action=f"edit stream {name}")
     info = js.update_stream(new)
     app.emit(to_doc(info), human=lambda a, doc: _created(a, doc, "updated"))
@@ -311,13 +262,11 @@ def copy(
     """
     app = App.of(ctx)
     if source == destination:
-        raise _usage("source and destination stream names cannot be the same")
+        raise usage("source and destination stream names cannot be the same")
     js = open_jetstream(app)
     cfg = apply_flags(config_of(js.stream_info(source)), flags)
     cfg.name = destination
-    cfg.metadata = {
-        k: v for k, v in cfg.metadata.items() if not k.startswith(RESERVED_METADATA_PREFIX)
-    }
+    cfg.metadata = user_metadata(cfg.metadata)
     info = js.add_stream(cfg)
     app.emit(to_doc(info), human=lambda a, doc: _created(a, doc, "created"))
 
@@ -447,15 +396,7 @@ def config_columns(cols: output.Columns, cfg: dict[str, Any]) -> None:
         limits.get("max_ack_pending", 0) > 0,
     )
 
-    meta = {
-        k: v
-        for k, v in (cfg.get("metadata") or {}).items()
-        if not k.startswith(RESERVED_METADATA_PREFIX)
-    }
-    if meta:
-        cols.title("Metadata")
-        for key in sorted(meta):
-            cols.row(key, meta[key])
+    cols.metadata(cfg.get("metadata"))
 
     if cfg.get("mirror") or cfg.get("sources"):
         cols.title("Replication")
@@ -507,10 +448,7 @@ def _seq_at(seq: int, ts: str | None) -> str:
 def render_info(app: App, doc: dict[str, Any], *, state_only: bool = False) -> None:
     """natscli's showStreamInfo: heading, configuration sections, replication, state."""
     cfg = doc.get("config") or {}
-    name = cfg.get("name", "")
-    created = output.local_time(doc.get("created"))
-    word = "State for" if state_only else "Information for"
-    cols = output.Columns(f"{word} Stream {name} created {created}")
+    cols = output.info_columns(f"Stream {cfg.get('name', '')}", doc, state_only=state_only)
     if not state_only:
         config_columns(cols, cfg)
     cluster = doc.get("cluster") or {}
@@ -572,21 +510,13 @@ def ls(
     js = open_jetstream(app)
     if names or app.json:
         stream_names = sorted(js.stream_names(subject) if subject else js.stream_names())
-        app.emit(stream_names, human=lambda a, d: [output.line(a, n) for n in d])
+        app.emit(stream_names, human=output.lines)
         return
     infos = [to_doc(i) for i in js.streams()]
     if subject:
         wanted = set(js.stream_names(subject))
         infos = [i for i in infos if i["config"]["name"] in wanted]
     render_ls(app, infos, subject)
-
-
-def _last_message(doc: dict[str, Any]) -> str:
-    last = output.rfc3339_ns((doc.get("state") or {}).get("last_ts"))
-    if not last:
-        return "never"
-    now = output.rfc3339_ns(doc.get("ts")) or now_ns()
-    return output.since(max(now - last, 0))
 
 
 def render_ls(app: App, infos: list[dict[str, Any]], subject: str | None = None) -> None:
@@ -603,7 +533,7 @@ def render_ls(app: App, infos: list[dict[str, Any]], subject: str | None = None)
             output.local_time(i.get("created")),
             output.comma((i.get("state") or {}).get("messages", 0)),
             output.ibytes((i.get("state") or {}).get("bytes", 0)),
-            _last_message(i),
+            output.ago((i.get("state") or {}).get("last_ts"), i),
         ]
         for i in infos
     ]
@@ -806,7 +736,7 @@ def rm(
     js = open_jetstream(app)
     output.confirm(app, f"Really delete Stream {name}", force=force, action=f"delete stream {name}")
     js.delete_stream(name)
-    app.emit({"success": True}, human=lambda a, d: output.line(a, f"Stream {name} was deleted"))
+    output.success(app, f"Stream {name} was deleted")
 
 
 @stream_app.command("purge")
@@ -848,7 +778,7 @@ def purge(
     """
     app = App.of(ctx)
     if seq is not None and keep is not None:
-        raise _usage("--seq and --keep cannot be combined when purging")
+        raise usage("--seq and --keep cannot be combined when purging")
     js = open_jetstream(app)
     output.confirm(app, f"Really purge Stream {name}", force=force, action=f"purge stream {name}")
     purged = js.purge_stream(name, subject=subject, seq=seq, keep=keep)
@@ -889,10 +819,7 @@ def rmm(
         action=f"remove message {seq} from stream {name}",
     )
     js.delete_msg(name, seq)
-    app.emit(
-        {"success": True},
-        human=lambda a, d: output.line(a, f"Message {seq} was removed from stream {name}"),
-    )
+    output.success(app, f"Message {seq} was removed from stream {name}")
 
 
 @stream_app.command("seal")
@@ -950,9 +877,9 @@ def get(
     """
     app = App.of(ctx)
     if seq is None and last_for is None:
-        raise _usage("give a message sequence (SEQ) or --last-for SUBJECT")
+        raise usage("give a message sequence (SEQ) or --last-for SUBJECT")
     if seq is not None and last_for is not None:
-        raise _usage("give either SEQ or --last-for SUBJECT, not both")
+        raise usage("give either SEQ or --last-for SUBJECT, not both")
     js = open_jetstream(app)
     msg = js.get_msg(name, seq) if seq is not None else js.get_msg(name, last_by_subj=last_for)
     doc = to_doc(msg)
@@ -1022,21 +949,18 @@ def view(
 
 
 def render_view(app: App, msgs: list[dict[str, Any]], *, raw: bool = False) -> None:
-    if not msgs:
-        output.notice(app, "No messages")
-        return
-    for msg in msgs:
-        data = output.body_text(msg.get("data", ""))
-        if raw:
-            output.print_body(app, data, trailing_blank=False)
-            continue
-        when = output.local_time(msg.get("time"))
-        output.line(app, f"[{msg['seq']}] Subject: {msg['subject']} Received: {when}")
-        if msg.get("headers"):
-            output.line(app)
-            output.print_headers(app, msg["headers"], indent="  ")
+    output.print_messages(app, msgs, _render_viewed, raw=raw, empty="No messages")
+
+
+def _render_viewed(app: App, msg: dict[str, Any], data: bytes) -> None:
+    """natscli's stream view: ``[SEQ] Subject: S Received: TIME``, the headers, the body."""
+    when = output.local_time(msg.get("time"))
+    output.line(app, f"[{msg['seq']}] Subject: {msg['subject']} Received: {when}")
+    if msg.get("headers"):
         output.line(app)
-        output.print_body(app, data)
+        output.print_headers(app, msg["headers"], indent="  ")
+    output.line(app)
+    output.print_body(app, data)
 
 
 @stream_app.command("subjects")
@@ -1077,8 +1001,7 @@ def subjects(
     else:
         order = sorted(counts, key=lambda s: (counts[s], s), reverse=reverse)
     if names and not app.json:
-        for subject in order:
-            output.line(app, subject)
+        output.lines(app, order)
         return
     app.emit({s: counts[s] for s in order}, human=lambda a, d: render_subjects(a, name, filter, d))
 

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
+from jetlink.cli.common import RESERVED_METADATA_PREFIX, usage
+
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.config.stream import StreamConfig
 
@@ -62,16 +64,6 @@ DISCARD_NAMES = {"old": "old", "new": "new"}
 COMPRESSION_NAMES = {"none": "none", "s2": "s2"}
 PERSIST_NAMES = {"default": "", "async": "async"}
 
-# Metadata keys the server sets itself (natscli hides and never edits them).
-RESERVED_METADATA_PREFIX = "_nats."
-
-
-def _usage(message: str) -> Exception:
-    from jetlink.core.errors import UsageError
-
-    return UsageError(message)
-
-
 # -- values -----------------------------------------------------------------------------------
 
 
@@ -87,13 +79,13 @@ def parse_size(text: str, *, flag: str, bits: int = 64) -> int:
         m = _SIZE.fullmatch(value)
         unit = m.group(2).upper() if m else ""
         if not m or unit not in _SIZE_UNITS:
-            raise _usage(
+            raise usage(
                 f"invalid value for {flag}: {text!r}: bytes must end in B, K, KB, M, MB, G, "
                 "GB, T or TB (1024-based), or be -1 for unlimited"
             )
         number = int(m.group(1)) << _SIZE_UNITS[unit]
     if number > _INT_MAX[bits]:
-        raise _usage(f"invalid value for {flag}: {text!r}: maximum is {_INT_MAX[bits]:,}")
+        raise usage(f"invalid value for {flag}: {text!r}: maximum is {_INT_MAX[bits]:,}")
     return number
 
 
@@ -108,14 +100,14 @@ def parse_duration_flag(text: str, *, flag: str, unlimited: bool = False) -> int
     try:
         ns = parse_duration(value)
     except DurationError as exc:
-        raise _usage(f"invalid value for {flag}: {exc}") from None
+        raise usage(f"invalid value for {flag}: {exc}") from None
     if re.fullmatch(r"-?\d+", value) and ns != 0:
-        raise _usage(
+        raise usage(
             f"invalid value for {flag}: {text!r}: missing unit, e.g. 90s, 2m30s, 1h"
             + (" (or -1 for unlimited)" if unlimited else "")
         )
     if ns < 0:
-        raise _usage(f"invalid value for {flag}: {text!r}: must not be negative")
+        raise usage(f"invalid value for {flag}: {text!r}: must not be negative")
     return ns
 
 
@@ -134,7 +126,7 @@ def parse_metadata(values: list[str]) -> dict[str, str]:
     for item in values:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise _usage(f"invalid value for --metadata: {item!r}: expected KEY=VALUE")
+            raise usage(f"invalid value for --metadata: {item!r}: expected KEY=VALUE")
         meta[key] = value
     return meta
 
@@ -142,7 +134,7 @@ def parse_metadata(values: list[str]) -> dict[str, str]:
 def choose(value: str, names: dict[str, str], *, flag: str) -> str:
     key = value.strip().lower()
     if key not in names:
-        raise _usage(
+        raise usage(
             f"invalid value for {flag}: {value!r} (one of {', '.join(dict.fromkeys(names))})"
         )
     return names[key]
@@ -718,7 +710,7 @@ def apply_flags(cfg: "StreamConfig", flags: StreamFlags) -> "StreamConfig":
         new.subject_transform = None
     elif f.transform_source is not None or f.transform_destination is not None:
         if not (f.transform_source and f.transform_destination):
-            raise _usage("--transform-source and --transform-destination go together")
+            raise usage("--transform-source and --transform-destination go together")
         new.subject_transform = SubjectTransformConfig(
             src=f.transform_source, dest=f.transform_destination
         )
@@ -729,7 +721,7 @@ def apply_flags(cfg: "StreamConfig", flags: StreamFlags) -> "StreamConfig":
         new.republish = None
     elif f.republish_source is not None or f.republish_destination is not None:
         if not (f.republish_source and f.republish_destination):
-            raise _usage("--republish-source and --republish-destination go together")
+            raise usage("--republish-source and --republish-destination go together")
         new.republish = RePublish(
             src=f.republish_source,
             dest=f.republish_destination,

@@ -17,8 +17,9 @@ import typer
 
 from jetlink.cli import output
 from jetlink.cli.app import App
-from jetlink.cli.cluster import open_jetstream, to_doc
+from jetlink.cli.common import open_jetstream
 from jetlink.cli.options import JsonOption
+from jetlink.cli.output import to_doc
 
 # How long one wait for a message lasts before checking --wait again.
 POLL_SECONDS = 0.5
@@ -96,15 +97,15 @@ def sub(
 
 def render_message(app: App, n: int, msg: dict[str, Any], *, raw: bool = False) -> None:
     """natscli's sub output: ``[#1] Received on "SUBJECT"``, the headers, the body."""
-    data = output.body_text(msg.get("data", ""))
-    if raw:
-        output.print_body(app, data, trailing_blank=False)
-        return
-    output.line(app, f'[#{n}] Received on "{msg["subject"]}"')
-    if msg.get("headers"):
-        output.print_headers(app, msg["headers"])
-        output.line(app)
-    output.print_body(app, data)
+
+    def human(app: App, msg: dict[str, Any], data: bytes) -> None:
+        output.line(app, f'[#{n}] Received on "{msg["subject"]}"')
+        if msg.get("headers"):
+            output.print_headers(app, msg["headers"])
+            output.line(app)
+        output.print_body(app, data)
+
+    output.print_message(app, msg, human, raw=raw)
 
 
 def register(app: typer.Typer) -> None:

@@ -34,7 +34,6 @@ Standard library only.
 
 from __future__ import annotations
 
-import base64
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Protocol, Sequence
@@ -43,13 +42,13 @@ from .clock import format_rfc3339_nano, parse_rfc3339_nano
 from .config.consumer import (
     ConsumerConfig,
     check_consumer_create,
-    consumer_error,
     filters_of,
     with_response_metadata,
 )
 from .config.stream import StreamConfig
 from .errors import ApiError, nats_error
-from .headers import Headers, append_header, decode_headers
+from .headers import append_header
+from .messages import StoredMsg
 from .subjects import SubjectFilter, is_subset
 
 __all__ = [
@@ -901,8 +900,8 @@ def make_info(stream: str, name: str, created: int, cfg: ConsumerConfig, st: Con
 
 
 @dataclass
-class DeliveredMsg:
-    """A message handed out by ``fetch``, with its delivery metadata.
+class DeliveredMsg(StoredMsg):
+    """A message handed out by ``fetch``: the StoredMsg with its delivery metadata.
 
     ``to_json()``: the StoredMsg shape (``subject``, ``seq``, ``time``, ``headers``,
     ``data`` base64) plus ``stream``, ``consumer``, ``consumer_seq``, ``num_delivered``,
@@ -912,18 +911,9 @@ class DeliveredMsg:
 
     stream: str
     consumer: str
-    subject: str
-    seq: int
     consumer_seq: int
     num_delivered: int
     num_pending: int
-    ts: int
-    hdr: bytes | None
-    data: bytes
-
-    @property
-    def headers(self) -> Headers:
-        return decode_headers(self.hdr)
 
     @property
     def reply(self) -> str:
@@ -932,11 +922,7 @@ class DeliveredMsg:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "subject": self.subject,
-            "seq": self.seq,
-            "time": format_rfc3339_nano(self.ts),
-            "headers": decode_headers(self.hdr),
-            "data": base64.b64encode(self.data).decode("ascii"),
+            **super().to_json(),
             "stream": self.stream,
             "consumer": self.consumer,
             "consumer_seq": self.consumer_seq,
@@ -953,8 +939,9 @@ def delivered_msg(stream: str, consumer: str, cfg: ConsumerConfig, d: Delivery) 
     if cfg.headers_only:
         hdr = append_header(hdr, "Nats-Msg-Size", str(len(data)))
         data = b""
-    return DeliveredMsg(stream, consumer, d.msg.subject, d.msg.seq, d.dseq, d.num_delivered,
-                        d.num_pending, d.msg.ts, hdr, data)
+    return DeliveredMsg(d.msg.subject, d.msg.seq, d.msg.ts, hdr, data, stream=stream,
+                        consumer=consumer, consumer_seq=d.dseq, num_delivered=d.num_delivered,
+                        num_pending=d.num_pending)
 
 
 # --------------------------------------------------------------------------------------------
@@ -996,7 +983,7 @@ class Backend(Protocol):
 
 
 def _not_found() -> ApiError:
-    return consumer_error("ConsumerNotFound")
+    return nats_error("ConsumerNotFound")
 
 
 class _Session:

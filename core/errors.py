@@ -68,6 +68,7 @@ class ApiError(JetlinkError):
 
 # (http code, err_code, description template) - the server's own numbers and texts.
 NATS_ERRORS: dict[str, tuple[int, int, str]] = {
+    # streams and their configurations
     "StreamInvalidConfig": (500, 10052, "{err}"),
     "StreamCreate": (500, 10049, "{err}"),
     "StreamNameExist": (400, 10058, "stream name already in use with a different configuration"),
@@ -136,6 +137,122 @@ NATS_ERRORS: dict[str, tuple[int, int, str]] = {
         10216,
         "duplicate stream source consumer detected",
     ),
+    # the publish, purge and delete paths (core/streams.py, core/jetstream.py)
+    "BadRequest": (400, 10003, "bad request"),
+    "InvalidJSON": (400, 10025, "invalid JSON: {err}"),
+    "StreamNotMatch": (400, 10060, "expected stream does not match"),
+    "StreamWrongLastMsgID": (400, 10070, "wrong last msg ID: {id}"),
+    "StreamExpectedLastSeqPerSubjectInvalid": (
+        400, 10193, "missing sequence for expected last sequence per subject"),
+    "StreamMessageExceedsMaximum": (400, 10054, "message size exceeds maximum allowed"),
+    "StreamHeaderExceedsMaximum": (400, 10097, "header size exceeds maximum allowed of 64k"),
+    "StreamStoreFailed": (503, 10077, "{err}"),
+    "StreamRollupFailed": (500, 10111, "{err}"),
+    "MessageTTLInvalid": (400, 10165, "invalid per-message TTL"),
+    "MessageTTLDisabled": (400, 10166, "per-message TTL is disabled"),
+    "MessageIncrDisabled": (400, 10168, "message counters is disabled"),
+    "MessageIncrMissing": (400, 10169, "message counter increment is missing"),
+    "MessageIncrPayload": (400, 10170, "message counter has payload"),
+    "MessageIncrInvalid": (400, 10171, "message counter increment is invalid"),
+    "MessageCounterBroken": (400, 10172, "message counter is broken"),
+    "MessageSchedulesDisabled": (400, 10188, "message schedules is disabled"),
+    "StreamPurgeFailed": (500, 10110, "{err}"),
+    "StreamMsgDeleteFailed": (500, 10057, "{err}"),
+    "SequenceNotFound": (400, 10043, "sequence {seq} not found"),
+    "StreamGeneralError": (500, 10051, "{err}"),
+    # consumers (core/config/consumer.py, core/consumers.py)
+    "ConsumerCreate": (500, 10012, "{err}"),
+    "ConsumerNameExist": (400, 10013, "consumer name already in use"),
+    "ConsumerNotFound": (404, 10014, "consumer not found"),
+    "ConsumerDurableNameNotMatchSubject": (
+        400, 10017, "consumer name in subject does not match durable name in request"),
+    "MaximumConsumersLimit": (400, 10026, "maximum consumers limit reached"),
+    "ConsumerMaxPendingAckPolicyRequired": (
+        400, 10082, "consumer requires ack policy for max ack pending"),
+    "ConsumerDeliverToWildcards": (400, 10079, "consumer deliver subject has wildcards"),
+    "ConsumerPushMaxWaiting": (400, 10080, "consumer in push mode can not set max waiting"),
+    "ConsumerDeliverCycle": (400, 10081, "consumer deliver subject forms a cycle"),
+    "ConsumerSmallHeartbeat": (400, 10083, "consumer idle heartbeat needs to be >= 100ms"),
+    "ConsumerPullRequiresAck": (
+        400, 10084, "consumer in pull mode requires explicit ack policy on workqueue stream"),
+    "ConsumerPullWithRateLimit": (
+        400, 10086, "consumer in pull mode can not have rate limit set"),
+    "ConsumerMaxWaitingNegative": (400, 10087, "consumer max waiting needs to be positive"),
+    "ConsumerHBRequiresPush": (
+        400, 10088, "consumer idle heartbeat requires a push based consumer"),
+    "ConsumerFCRequiresPush": (400, 10089, "consumer flow control requires a push based consumer"),
+    "ConsumerDirectRequiresPush": (400, 10090, "consumer direct requires a push based consumer"),
+    "ConsumerDirectRequiresEphemeral": (
+        400, 10091, "consumer direct requires an ephemeral consumer"),
+    "ConsumerInvalidPolicy": (400, 10094, "{err}"),
+    "ConsumerInvalidSampling": (
+        400, 10095, "failed to parse consumer sampling configuration: {err}"),
+    "ConsumerWQRequiresExplicitAck": (400, 10098, "workqueue stream requires explicit ack"),
+    "ConsumerWQMultipleUnfiltered": (
+        400, 10099, "multiple non-filtered consumers not allowed on workqueue stream"),
+    "ConsumerWQConsumerNotUnique": (
+        400, 10100, "filtered consumer not unique on workqueue stream"),
+    "ConsumerWQConsumerNotDeliverAll": (
+        400, 10101, "consumer must be deliver all on workqueue stream"),
+    "ConsumerNameTooLong": (400, 10102, "consumer name is too long, maximum allowed is {max}"),
+    "ConsumerBadDurableName": (400, 10103, "durable name can not contain '.', '*', '>'"),
+    "ConsumerDescriptionTooLong": (
+        400, 10107, "consumer description is too long, maximum allowed is {max}"),
+    "ConsumerWithFlowControlNeedsHeartbeats": (
+        400, 10108, "consumer with flow control also needs heartbeats"),
+    "ConsumerInvalidDeliverSubject": (400, 10112, "invalid push consumer deliver subject"),
+    "ConsumerMaxRequestBatchNegative": (
+        400, 10114, "consumer max request batch needs to be > 0"),
+    "ConsumerMaxRequestExpiresTooSmall": (
+        400, 10115, "consumer max request expires needs to be >= 1ms"),
+    "ConsumerMaxDeliverBackoff": (
+        400, 10116, "max deliver is required to be > length of backoff values"),
+    "ConsumerMaxPendingAckExcess": (
+        400, 10121, "consumer max ack pending exceeds system limit of {limit}"),
+    "ConsumerReplicasExceedsStream": (
+        400, 10126, "consumer config replica count exceeds parent stream"),
+    "ConsumerNameContainsPathSeparators": (
+        400, 10127, "Consumer name can not contain path separators"),
+    "ConsumerCreateDurableAndNameMismatch": (
+        400, 10132, "Consumer Durable and Name have to be equal if both are provided"),
+    "ConsumerReplicasShouldMatchStream": (
+        400, 10134, "consumer config replicas must match interest retention stream's replicas"),
+    "ConsumerMetadataLength": (400, 10135, "consumer metadata exceeds maximum size of {limit}"),
+    "ConsumerDuplicateFilterSubjects": (
+        400, 10136, "consumer cannot have both FilterSubject and FilterSubjects specified"),
+    "ConsumerOverlappingSubjectFilters": (
+        400, 10138, "consumer subject filters cannot overlap"),
+    "ConsumerEmptyFilter": (400, 10139, "consumer filter in FilterSubjects cannot be empty"),
+    "ConsumerAlreadyExists": (400, 10148, "consumer already exists"),
+    "ConsumerDoesNotExist": (400, 10149, "consumer does not exist"),
+    "ConsumerInactiveThresholdExcess": (
+        400, 10153, "consumer inactive threshold exceeds system limit of {limit}"),
+    "ConsumerPriorityPolicyWithoutGroup": (
+        400, 10159, "Setting PriorityPolicy requires at least one PriorityGroup to be set"),
+    "ConsumerEmptyGroupName": (400, 10161, "Group name cannot be an empty string"),
+    "ConsumerInvalidGroupName": (
+        400, 10162,
+        "Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and may not exceed 16 "
+        "characters"),
+    "ConsumerPushWithPriorityGroup": (
+        400, 10178, "priority groups can not be used with push consumers"),
+    "ConsumerAckPolicyInvalid": (400, 10181, "consumer ack policy invalid"),
+    "ConsumerReplayPolicyInvalid": (400, 10182, "consumer replay policy invalid"),
+    "ConsumerAckWaitNegative": (400, 10183, "consumer ack wait needs to be positive"),
+    "ConsumerBackOffNegative": (400, 10184, "consumer backoff needs to be positive"),
+    "ConsumerPriorityGroupWithPolicyNone": (
+        400, 10196, "consumer can not have priority groups when policy is none"),
+    "ConsumerPinnedTTLWithoutPriorityPolicyNone": (
+        400, 10197, "PinnedTTL cannot be set when PriorityPolicy is none"),
+    "ConsumerAckFCRequiresPush": (
+        400, 10218, "flow control ack policy requires a push based consumer"),
+    "ConsumerAckFCRequiresFC": (400, 10219, "flow control ack policy requires flow control"),
+    "ConsumerAckFCRequiresMaxAckPending": (
+        400, 10220, "flow control ack policy requires max ack pending"),
+    "ConsumerAckFCRequiresNoAckWait": (
+        400, 10221, "flow control ack policy requires unset ack wait"),
+    "ConsumerAckFCRequiresNoMaxDeliver": (
+        400, 10222, "flow control ack policy requires unset max deliver"),
 }
 
 

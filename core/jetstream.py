@@ -257,9 +257,9 @@ class JetStream:
         seq = int(seq or 0)
         keep = int(keep or 0)
         if seq < 0 or keep < 0:
-            raise S.js_error("BadRequest")
+            raise nats_error("BadRequest")
         if seq > 0 and keep > 0:
-            raise S.js_error("BadRequest")
+            raise nats_error("BadRequest")
         if subject is not None and subject != "" and not is_valid_subject(subject):
             # The server's store treats an invalid filter as matching nothing.
             subject_ok = False
@@ -268,9 +268,9 @@ class JetStream:
         with self.write() as txn:
             d = self._find(txn.catalog, name)
             if d.sealed:
-                raise S.js_error("StreamSealed")
+                raise nats_error("StreamSealed")
             if d.deny_purge:
-                raise S.js_error("StreamPurgeFailed", err="stream purge not permitted")
+                raise nats_error("StreamPurgeFailed", err="stream purge not permitted")
             if not subject_ok:
                 return 0
             st = txn.stream(d)
@@ -283,10 +283,10 @@ class JetStream:
         """The STREAM.MSG.GET request (10003 for a bad combination, 10037 when not found)."""
         seq = int(seq or 0)
         if seq < 0:
-            raise S.js_error("BadRequest")
+            raise nats_error("BadRequest")
         if ((seq > 0 and last_by_subj) or (seq == 0 and not last_by_subj and not next_by_subj)
                 or (last_by_subj and next_by_subj)):
-            raise S.js_error("BadRequest")
+            raise nats_error("BadRequest")
         with self.read() as (conn, catalog):
             d = self._find(catalog, name)
             msg: StoredMsg | None
@@ -309,20 +309,20 @@ class JetStream:
         with self.write() as txn:
             d = self._find(txn.catalog, name)
             if d.sealed:
-                raise S.js_error("StreamSealed")
+                raise nats_error("StreamSealed")
             if d.deny_delete:
-                raise S.js_error("StreamMsgDeleteFailed", err="message delete not permitted")
+                raise nats_error("StreamMsgDeleteFailed", err="message delete not permitted")
             st = txn.stream(d)
             st.flush()
             if d.file:
                 if seq <= 0:
-                    raise S.js_error("StreamMsgDeleteFailed", err="no message found")
+                    raise nats_error("StreamMsgDeleteFailed", err="no message found")
                 if seq > st.last_seq:
-                    raise S.js_error("StreamMsgDeleteFailed", err="stream store EOF")
+                    raise nats_error("StreamMsgDeleteFailed", err="stream store EOF")
                 if st.msgs == 0 or seq < st.first_seq:
-                    raise S.js_error("StreamMsgDeleteFailed", err="no message found")
+                    raise nats_error("StreamMsgDeleteFailed", err="no message found")
             if seq <= 0 or st.remove_seqs([seq]) == 0:
-                raise S.js_error("SequenceNotFound", seq=max(seq, 0))
+                raise nats_error("SequenceNotFound", seq=max(seq, 0))
 
     def subjects(self, name: str, filter: str = ">") -> dict[str, int]:
         with self.read() as (conn, catalog):

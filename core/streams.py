@@ -25,6 +25,7 @@ from collections import deque
 from typing import Any, Iterable, Iterator, Optional, Protocol
 
 from . import headers as H
+from . import republish as RP
 from .config.stream import StreamConfig
 from .errors import ApiError, JetlinkError, client_error, nats_error
 from .messages import PubAck, StoredMsg, StreamState
@@ -56,7 +57,6 @@ __all__ = [
     "StreamDef",
     "StreamTxn",
     "Txn",
-    "js_error",
     "msg_size",
     "remove_msgs",
 ]
@@ -81,41 +81,6 @@ MAX_HEADER_SIZE = 65535  # math.MaxUint16
 _UINT64_MAX = (1 << 64) - 1
 _INT64_MAX = (1 << 63) - 1
 _SECOND = 1_000_000_000
-
-# --- errors the publish / purge / delete paths raise (the server's numbers and texts) --------
-_ERRORS: dict[str, tuple[int, int, str]] = {
-    "BadRequest": (400, 10003, "bad request"),
-    "InvalidJSON": (400, 10025, "invalid JSON: {err}"),
-    "StreamNotMatch": (400, 10060, "expected stream does not match"),
-    "StreamWrongLastSequence": (400, 10071, "wrong last sequence: {seq}"),
-    "StreamWrongLastMsgID": (400, 10070, "wrong last msg ID: {id}"),
-    "StreamExpectedLastSeqPerSubjectInvalid": (
-        400, 10193, "missing sequence for expected last sequence per subject"),
-    "StreamMessageExceedsMaximum": (400, 10054, "message size exceeds maximum allowed"),
-    "StreamHeaderExceedsMaximum": (400, 10097, "header size exceeds maximum allowed of 64k"),
-    "StreamStoreFailed": (503, 10077, "{err}"),
-    "StreamRollupFailed": (500, 10111, "{err}"),
-    "MessageTTLInvalid": (400, 10165, "invalid per-message TTL"),
-    "MessageTTLDisabled": (400, 10166, "per-message TTL is disabled"),
-    "MessageIncrDisabled": (400, 10168, "message counters is disabled"),
-    "MessageIncrMissing": (400, 10169, "message counter increment is missing"),
-    "MessageIncrPayload": (400, 10170, "message counter has payload"),
-    "MessageIncrInvalid": (400, 10171, "message counter increment is invalid"),
-    "MessageCounterBroken": (400, 10172, "message counter is broken"),
-    "MessageSchedulesDisabled": (400, 10188, "message schedules is disabled"),
-    "StreamPurgeFailed": (500, 10110, "{err}"),
-    "StreamMsgDeleteFailed": (500, 10057, "{err}"),
-    "SequenceNotFound": (400, 10043, "sequence {seq} not found"),
-    "StreamGeneralError": (500, 10051, "{err}"),
-}
-
-
-def js_error(name: str, **params: Any) -> ApiError:
-    """An ApiError by the server's name (this module's table, then core.errors.NATS_ERRORS)."""
-    if name in _ERRORS:
-        code, err_code, template = _ERRORS[name]
-        return ApiError(code, err_code, template.format(**params))
-    return nats_error(name, **params)
 
 
 class NoStreamError(JetlinkError):
@@ -197,11 +162,11 @@ def parse_msg_ttl(text: str | None) -> tuple[int, ApiError | None]:
     dur = _go_parse_duration(text)
     if dur is not None:
         if dur < _SECOND:
-            return 0, js_error("MessageTTLInvalid")
+            return 0, nats_error("MessageTTLInvalid")
         return dur // _SECOND, None
     n = _parse_int64(text)
     if n < 0:
-        return 0, js_error("MessageTTLInvalid")
+        return 0, nats_error("MessageTTLInvalid")
     return n, None
 
 
@@ -270,7 +235,7 @@ class StreamDef:
         "discard_new_per", "dup_window", "sealed", "allow_rollup_purge", "allow_ttl",
         "sdm_ttl_s", "retention", "is_mirror", "allow_counter", "allow_schedules",
         "deny_delete", "deny_purge", "needs_limits", "fast", "base_size", "hdr_extra",
-        "payload_sql", "no_ack",
+        "payload_sql", "no_ack", "republish",
     )
 
     def __init__(self, sid: int, cfg: StreamConfig, created_ns: int, config_json: str) -> None:
@@ -305,6 +270,7 @@ class StreamDef:
         self.deny_delete = bool(cfg.deny_delete)
         self.deny_purge = bool(cfg.deny_purge)
         self.no_ack = bool(cfg.no_ack)  # the server answers nothing to its publishes
+        self.republish = RP.compile_rule(cfg)  # None: no republish (core/republish.py)
         self.needs_limits = bool(self.max_msgs or self.max_bytes or self.max_per)
         # A message without headers needs none of the header, counter or interest rules.
         self.fast = not self.allow_counter and self.retention != "interest"
@@ -407,6 +373,8 @@ class Txn:
         return sid
 
     def flush(self) -> None:
+        if self.cache.get(RP.PENDING):
+            RP.deliver(self)  # republishes queued by stores (may store into other streams)
         for st in self.streams.values():
             st.flush()
             st.maybe_prune_dedupe()
@@ -770,13 +738,13 @@ class StreamTxn:
         """
         d = self.d
         if d.sealed:
-            return js_error("StreamSealed")
+            return nats_error("StreamSealed")
         if hdr is None and d.fast:
             # No headers, no counter/interest/TTL rules: only sizes and limits apply.
             mlen = len(data)
             mms = d.max_msg_size
             if mms >= 0 and mlen > mms:
-                return js_error("StreamMessageExceedsMaximum")
+                return nats_error("StreamMessageExceedsMaximum")
             return self._store(subject, None, data, 0, d.base_size + _blen(subject) + mlen,
                                "", "", None, None)
         return self._append_slow(subject, hdr, data, sourced, fv)
@@ -788,7 +756,7 @@ class StreamTxn:
         would act on (discard, per-subject removal) take the general path one by one.
         """
         d = self.d
-        if d.sealed or not d.fast:
+        if d.sealed or not d.fast or d.republish is not None:
             return [self.append(subject, None, data) for subject, data in items]
         out: list[PubAck | ApiError] = []
         add = out.append
@@ -810,7 +778,7 @@ class StreamTxn:
         stored = False
         if seq + len(items) > MAX_SEQ:  # pragma: no cover - 2^40 messages
             return [self.append(subject, None, data) for subject, data in items]
-        too_big = js_error("StreamMessageExceedsMaximum")
+        too_big = nats_error("StreamMessageExceedsMaximum")
         for subject, data in items:
             if mms >= 0 and len(data) > mms:
                 add(too_big)
@@ -880,39 +848,39 @@ class StreamTxn:
                 if incr_text:
                     incr = _parse_big_int(incr_text)
                     if incr is None:
-                        return js_error("MessageIncrInvalid")
+                        return nats_error("MessageIncrInvalid")
                     if not d.allow_counter:
-                        return js_error("MessageIncrDisabled")
+                        return nats_error("MessageIncrDisabled")
                     if data:
-                        return js_error("MessageIncrPayload")
+                        return nats_error("MessageIncrPayload")
                     if (fv.get(H.ROLLUP) or fv.get(H.EXPECTED_STREAM)
                             or fv.get(H.EXPECTED_LAST_MSG_ID)
                             or fv.get(H.EXPECTED_LAST_SUBJ_SEQ_SUBJ)
                             or fv.get(H.EXPECTED_LAST_SEQ) or fv.get(H.EXPECTED_LAST_SUBJ_SEQ)):
-                        return js_error("MessageIncrInvalid")
+                        return nats_error("MessageIncrInvalid")
                 expected = fv.get(H.EXPECTED_STREAM)
                 if expected and expected != name:
-                    return js_error("StreamNotMatch")
+                    return nats_error("StreamNotMatch")
                 ttl_hdr = fv.get(H.MSG_TTL)
                 if ttl_hdr:
                     t, _err = parse_msg_ttl(ttl_hdr)
                     if t != 0 and not d.allow_ttl:
-                        return js_error("MessageTTLDisabled")
+                        return nats_error("MessageTTLDisabled")
                 els = fv.get(H.EXPECTED_LAST_SUBJ_SEQ)
                 if els:
                     want = _as_uint64(els)
                     have = self.last_seq_for(fv.get(H.EXPECTED_LAST_SUBJ_SEQ_SUBJ) or subject)
                     if have != want:
-                        return js_error("StreamWrongLastSequence", seq=have)
+                        return nats_error("StreamWrongLastSequence", seq=have)
                 elif fv.get(H.EXPECTED_LAST_SUBJ_SEQ_SUBJ):
-                    return js_error("StreamExpectedLastSeqPerSubjectInvalid")
+                    return nats_error("StreamExpectedLastSeqPerSubjectInvalid")
                 el = fv.get(H.EXPECTED_LAST_SEQ)
                 if el and _as_uint64(el) != self.last_seq:
-                    return js_error("StreamWrongLastSequence", seq=self.last_seq)
+                    return nats_error("StreamWrongLastSequence", seq=self.last_seq)
                 if fv.get(H.SCHEDULE) is not None and not d.allow_schedules:
-                    return js_error("MessageSchedulesDisabled")
+                    return nats_error("MessageSchedulesDisabled")
                 if fv.get(H.STREAM_SOURCE):
-                    return js_error("MessageSourceHdrNotAllowed")
+                    return nats_error("MessageSourceHdrNotAllowed")
             msg_id = fv.get(H.MSG_ID, "")
             if msg_id and not d.is_mirror:
                 seen = self._dedupe_lookup(msg_id)
@@ -920,18 +888,18 @@ class StreamTxn:
                     return PubAck(name, seen, duplicate=True)
             elm = None if only_id else fv.get(H.EXPECTED_LAST_MSG_ID)
             if elm and elm != self.last_msg_id:
-                return js_error("StreamWrongLastMsgID", id=self.last_msg_id)
+                return nats_error("StreamWrongLastMsgID", id=self.last_msg_id)
             rollup = "" if only_id else (fv.get(H.ROLLUP) or "").lower()
             if rollup:
                 if not d.allow_rollup_purge and not sourced:
-                    return js_error("StreamRollupFailed", err="rollup not permitted")
+                    return nats_error("StreamRollupFailed", err="rollup not permitted")
                 if rollup not in ("sub", "all"):
-                    return js_error("StreamRollupFailed",
-                                    err=f"rollup value invalid: {_go_quote(rollup)}")
+                    return nats_error("StreamRollupFailed",
+                                      err=f"rollup value invalid: {_go_quote(rollup)}")
         counter_val: str | None = None
         if d.allow_counter and not sourced:
             if incr is None:
-                return js_error("MessageIncrMissing")
+                return nats_error("MessageIncrMissing")
             prev = self.last_seq_for(subject)
             initial = 0
             if prev:
@@ -946,16 +914,16 @@ class StreamTxn:
                         raise ValueError("not a string")
                     initial = int(val) if val else 0
                 except ValueError:
-                    return js_error("MessageCounterBroken")
+                    return nats_error("MessageCounterBroken")
             counter_val = str(initial + incr)
             data = json.dumps({"val": counter_val}, separators=(",", ":")).encode()
         hlen = len(hdr) if hdr else 0
         mlen = len(data)
         mms = d.max_msg_size
         if mms >= 0 and (hlen > mms or mlen > mms - hlen):
-            return js_error("StreamMessageExceedsMaximum")
+            return nats_error("StreamMessageExceedsMaximum")
         if hlen > MAX_HEADER_SIZE:
-            return js_error("StreamHeaderExceedsMaximum")
+            return nats_error("StreamHeaderExceedsMaximum")
 
         # Interest retention with nobody interested: the sequence is used, nothing stored.
         if d.retention == "interest" and not self.txn.hooks.has_interest(
@@ -1003,20 +971,20 @@ class StreamTxn:
             asl = False
             if max_per and psmc > max_per:
                 if d.discard_new_per and not rollup_hdr:
-                    return js_error("StreamStoreFailed",
-                                    err="maximum messages per subject exceeded")
+                    return nats_error("StreamStoreFailed",
+                                      err="maximum messages per subject exceeded")
                 asl = True
             if d.max_msgs and self.msgs >= d.max_msgs and not asl:
-                return js_error("StreamStoreFailed", err="maximum messages exceeded")
+                return nats_error("StreamStoreFailed", err="maximum messages exceeded")
             if d.max_bytes and self.bytes + size > d.max_bytes:
                 if not asl or self._node(s.first)[1] < size:
-                    return js_error("StreamStoreFailed", err="maximum bytes exceeded")
+                    return nats_error("StreamStoreFailed", err="maximum bytes exceeded")
 
         now = self.txn.now
         ts = now if now > self.last_ts else self.last_ts
         seq = self.last_seq + 1
         if seq > MAX_SEQ:  # pragma: no cover - 2^40 messages
-            return js_error("StreamStoreFailed", err="sequence space of jetlink exhausted")
+            return nats_error("StreamStoreFailed", err="sequence space of jetlink exhausted")
         if count > 0:
             prev = s.last
             pos = self._row_pos.get(prev)
@@ -1062,6 +1030,8 @@ class StreamTxn:
             self._dedupe[msg_id] = (seq, ts)
         if rollup and d.allow_rollup_purge:
             self._rollup(subject, rollup, keep=1)
+        if d.republish is not None:
+            RP.after_store(self, subject, hdr, data, seq, ts, prev)
         return PubAck(d.name, seq, val=counter_val)
 
     def _rollup(self, subject: str, rollup: str, keep: int) -> None:
@@ -1148,6 +1118,19 @@ class StreamTxn:
             if 0 < seq <= MAX_SEQ and self._remove(seq):
                 removed += 1
         return removed
+
+    def skip_to(self, last_seq: int) -> None:
+        """Move ``last_seq`` forward without storing anything (the store's ``SkipMsgs``): the
+        sequences in between read as deleted; an empty stream then starts after them. A
+        mirror's origin gaps and start position (core/replication.py)."""
+        if last_seq <= self.last_seq:
+            return
+        if last_seq > MAX_SEQ:
+            raise JetlinkError(f"sequence {last_seq} is beyond jetlink's limit {MAX_SEQ}")
+        self.last_seq = last_seq
+        if self.msgs == 0:
+            self.first_seq = last_seq + 1
+        self._dirty = True
 
     def _remove_below(self, upto: int) -> int:
         """Remove every message with seq < ``upto`` (one range scan + one range delete)."""

@@ -5,27 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
-
-from jetlink.cli.main import app
-
-runner = CliRunner()
-
-
-@pytest.fixture
-def jl(tmp_path, monkeypatch):
-    for var in ("JETLINK_DATA_DIR", "JETLINK_CLUSTER", "XDG_DATA_HOME", "NO_COLOR"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
-    data = tmp_path / "data"
-
-    def run(*args, input=None):
-        return runner.invoke(
-            app, ["--data-dir", str(data), *args], input=input, prog_name="jetlink"
-        )
-
-    run.data = data
-    return run
 
 
 def _without_created(docs):

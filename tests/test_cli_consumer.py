@@ -4,17 +4,13 @@ durable pull consumers run against the engine in a temporary data directory (man
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
-from typer.testing import CliRunner
+from helpers import doc, ok
 
 from jetlink.cli.consumer import build_config, deliver_policy, missing_answers
-from jetlink.cli.main import app
-from jetlink.core.clock import ManualClock
 from jetlink.core.errors import UsageError
 
-runner = CliRunner()
 SECOND = 1_000_000_000
 START = 1_767_225_600 * SECOND  # 2026-01-01T00:00:00Z, the ManualClock default
 
@@ -115,41 +111,17 @@ def test_missing_answers():
 
 
 @pytest.fixture
-def jl(tmp_path, monkeypatch):
-    for var in ("JETLINK_DATA_DIR", "JETLINK_CLUSTER", "XDG_DATA_HOME", "NO_COLOR"):
-        monkeypatch.delenv(var, raising=False)
-    clock = ManualClock()
-    monkeypatch.setattr("jetlink.cli.cluster.make_clock", lambda: clock)
-    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    data = tmp_path / "data"
-
-    def run(*args, input=None):
-        return runner.invoke(
-            app, ["--data-dir", str(data), *args], input=input, prog_name="jetlink"
-        )
-
-    run.clock = clock
-    run.tmp = tmp_path
+def jl(jl, cli_clock, utc):
+    """``jl`` (tests/conftest.py) with a manual clock (``jl.clock``), local time UTC and a
+    stream ORDERS holding four messages published a second after its creation."""
+    jl.clock = cli_clock
     assert (
-        run("stream", "add", "ORDERS", "--subjects", "orders.*", "--defaults", "-j").exit_code == 0
+        jl("stream", "add", "ORDERS", "--subjects", "orders.*", "--defaults", "-j").exit_code == 0
     )
-    clock.advance(SECOND)
-    assert run("pub", "orders.new", "hello {{Count}}", "--count", "3", "-H", "K:v").exit_code == 0
-    assert run("pub", "orders.paid", "paid").exit_code == 0
-    yield run
-    monkeypatch.undo()
-    time.tzset()
-
-
-def ok(result):
-    assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
-    return result
-
-
-def doc(result):
-    return json.loads(ok(result).stdout)
+    cli_clock.advance(SECOND)
+    assert jl("pub", "orders.new", "hello {{Count}}", "--count", "3", "-H", "K:v").exit_code == 0
+    assert jl("pub", "orders.paid", "paid").exit_code == 0
+    return jl
 
 
 RESPONSE_METADATA = {"_nats.req.level": "0", "_nats.ver": "2.15.1", "_nats.level": "5"}

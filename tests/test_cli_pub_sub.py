@@ -12,11 +12,10 @@ import sys
 import time
 
 import pytest
-from typer.testing import CliRunner
+from helpers import ENV_VARS, doc, ok, runner
 
 from jetlink.cli.main import app
 from jetlink.cli.pub import TemplateError, expand, parse_headers
-from jetlink.core.clock import ManualClock
 from jetlink.core.errors import UsageError
 
 NOW = 1_767_323_045_123_456_789  # 2026-01-02T03:04:05.123456789Z
@@ -88,39 +87,14 @@ def test_parse_headers():
 # -- pub against the engine ---------------------------------------------------------------------
 
 
-runner = CliRunner()
-ENV_VARS = ("JETLINK_DATA_DIR", "JETLINK_CLUSTER", "XDG_DATA_HOME", "NO_COLOR")
-
-
 @pytest.fixture
-def jl(tmp_path, monkeypatch):
-    for var in ENV_VARS:
-        monkeypatch.delenv(var, raising=False)
-    clock = ManualClock()
-    monkeypatch.setattr("jetlink.cli.cluster.make_clock", lambda: clock)
-    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
-    data = tmp_path / "data"
-
-    def run(*args, input=None):
-        return runner.invoke(
-            app, ["--data-dir", str(data), *args], input=input, prog_name="jetlink"
-        )
-
-    run.clock = clock
-    run.data = data
+def jl(jl, cli_clock):
+    """``jl`` (tests/conftest.py) with a manual clock (``jl.clock``) and a stream ORDERS."""
+    jl.clock = cli_clock
     assert (
-        run("stream", "add", "ORDERS", "--subjects", "orders.*", "--defaults", "-j").exit_code == 0
+        jl("stream", "add", "ORDERS", "--subjects", "orders.*", "--defaults", "-j").exit_code == 0
     )
-    return run
-
-
-def ok(result):
-    assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
-    return result
-
-
-def doc(result):
-    return json.loads(ok(result).stdout)
+    return jl
 
 
 def test_pub_prints_the_puback(jl):

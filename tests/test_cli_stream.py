@@ -2,19 +2,17 @@
 against the embedded engine in a temporary data directory, asserting exact JSON and exit
 codes.
 
-The engine runs with a manual clock (cli/cluster.py ``make_clock`` replaced), so times in
+The engine runs with a manual clock (cli/common.py ``make_clock`` replaced), so times in
 the output are fixed.
 """
 
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
-from typer.testing import CliRunner
+from helpers import doc, ok
 
-from jetlink.cli.main import app
 from jetlink.cli.stream_flags import (
     StreamFlags,
     add_defaults,
@@ -25,7 +23,6 @@ from jetlink.cli.stream_flags import (
     parse_size,
     split_subjects,
 )
-from jetlink.core.clock import ManualClock
 from jetlink.core.config.stream import StreamConfig
 from jetlink.core.errors import UsageError
 
@@ -367,42 +364,15 @@ def test_flags_json_round_trip_through_the_server_codec():
 # -- the verbs, against the engine ---------------------------------------------------------------
 
 
-runner = CliRunner()
 SECOND = 1_000_000_000
 
 
 @pytest.fixture
-def jl(tmp_path, monkeypatch):
-    """``jl(*args)`` runs jetlink on a temporary data directory with a manual clock
-    (2026-01-01T00:00:00Z, ``jl.clock``), local time UTC, and no terminal."""
-    for var in ("JETLINK_DATA_DIR", "JETLINK_CLUSTER", "XDG_DATA_HOME", "NO_COLOR"):
-        monkeypatch.delenv(var, raising=False)
-    clock = ManualClock()
-    monkeypatch.setattr("jetlink.cli.cluster.make_clock", lambda: clock)
-    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    data = tmp_path / "data"
-
-    def run(*args, input=None):
-        return runner.invoke(
-            app, ["--data-dir", str(data), *args], input=input, prog_name="jetlink"
-        )
-
-    run.clock = clock
-    run.tmp = tmp_path
-    yield run
-    monkeypatch.undo()
-    time.tzset()
-
-
-def ok(result):
-    assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
-    return result
-
-
-def doc(result):
-    return json.loads(ok(result).stdout)
+def jl(jl, cli_clock, utc):
+    """``jl(*args)`` (tests/conftest.py) runs jetlink with a manual clock
+    (2026-01-01T00:00:00Z, ``jl.clock``) and local time UTC."""
+    jl.clock = cli_clock
+    return jl
 
 
 def orders(jl, *extra):

@@ -12,42 +12,14 @@ import json
 
 import pytest
 
+from helpers import cfg, state
+
 from jetlink.core import streams as S
-from jetlink.core.clock import ManualClock
-from jetlink.core.config.stream import StreamConfig
 from jetlink.core.errors import ApiError, JetlinkError
 from jetlink.core.jetstream import JetStream
 from jetlink.core.messages import PubAck
-from jetlink.core.store import DataDir
 
 SEC = 1_000_000_000
-
-
-@pytest.fixture
-def clock():
-    return ManualClock()
-
-
-@pytest.fixture
-def dd(tmp_path):
-    d = DataDir(tmp_path / "data")
-    yield d
-    d.close()
-
-
-@pytest.fixture
-def js(dd, clock):
-    return JetStream(dd.open(), clock)
-
-
-def cfg(**kw) -> StreamConfig:
-    kw.setdefault("name", "S")
-    kw.setdefault("subjects", ["s.>"])
-    return StreamConfig.from_json(kw)
-
-
-def state(js, name="S", **kw):
-    return js.stream_info(name, **kw).state.to_json()
 
 
 def outcome(js, subject, data=b"x", headers=None):

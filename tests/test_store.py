@@ -24,13 +24,6 @@ from jetlink.core.store import (
 )
 
 
-@pytest.fixture
-def dd(tmp_path):
-    d = DataDir(tmp_path / "data")
-    yield d
-    d.close()
-
-
 # --- data directory --------------------------------------------------------------------------
 def test_directory_created_0700_and_local_on_first_use(dd):
     assert not dd.path.exists()

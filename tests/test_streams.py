@@ -7,35 +7,10 @@ hand: docs/engine.md "Checked against the server").
 from __future__ import annotations
 
 import pytest
+from helpers import cfg, state
 
-from jetlink.core.clock import ManualClock
-from jetlink.core.config.stream import StreamConfig
 from jetlink.core.errors import ApiError
-from jetlink.core.jetstream import JetStream
-from jetlink.core.store import DataDir
 from jetlink.core.streams import recount
-
-
-@pytest.fixture
-def clock():
-    return ManualClock()
-
-
-@pytest.fixture
-def js(tmp_path, clock):
-    dd = DataDir(tmp_path / "data")
-    yield JetStream(dd.open(), clock)
-    dd.close()
-
-
-def cfg(**kw) -> StreamConfig:
-    kw.setdefault("name", "S")
-    kw.setdefault("subjects", ["s.>"])
-    return StreamConfig.from_json(kw)
-
-
-def state(js, name="S", **kw):
-    return js.stream_info(name, **kw).state.to_json()
 
 
 def err(exc_info) -> tuple[int, int, str]:

@@ -13,7 +13,7 @@ import json
 import typing
 from typing import Any, Callable
 
-from ..errors import ApiError
+from ..errors import ApiError, nats_error
 
 # Go integer ranges by type name.
 _INT_RANGES = {
@@ -28,7 +28,7 @@ _INT_RANGES = {
 
 def invalid_json(detail: str, *, field: str | None = None) -> ApiError:
     """10025 ``invalid JSON: <go error>``: the server's answer to an undecodable request."""
-    return ApiError(400, 10025, f"invalid JSON: {detail}", field=field)
+    return nats_error("InvalidJSON", err=detail, field=field)
 
 
 def jfield(

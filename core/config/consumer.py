@@ -41,24 +41,20 @@ from ..subjects import has_wildcard, is_subset, is_valid_subject, overlaps
 from .codec import _INT_RANGES, _json_kind, decode, encode, invalid_json, jfield
 from .stream import StreamConfig, _JsonMixin
 from .validate import (
-    API_LEVEL,
-    REQUIRED_LEVEL_KEY,
-    SERVER_LEVEL_KEY,
-    SERVER_VERSION,
-    SERVER_VERSION_KEY,
     is_valid_asset_name,
+    set_static_metadata,
+    with_response_metadata,
+    with_stored_level,
 )
 
 __all__ = [
     "ACK_POLICIES",
-    "CONSUMER_ERRORS",
     "ConsumerConfig",
     "DELIVER_POLICIES",
     "PRIORITY_POLICIES",
     "REPLAY_POLICIES",
     "check_consumer_config",
     "check_consumer_create",
-    "consumer_error",
     "filters_of",
     "generate_consumer_name",
     "with_response_metadata",
@@ -83,111 +79,6 @@ MAX_NAME_LEN = 255
 MAX_DESCRIPTION_LEN = 4 * 1024
 MAX_METADATA_LEN = 128 * 1024
 _GROUP_NAME = re.compile(r"[a-zA-Z0-9/_=-]{1,16}")
-
-# The consumer errors of the server (http code, err_code, template), as in errors.json.
-CONSUMER_ERRORS: dict[str, tuple[int, int, str]] = {
-    "ConsumerCreate": (500, 10012, "{err}"),
-    "ConsumerNameExist": (400, 10013, "consumer name already in use"),
-    "ConsumerNotFound": (404, 10014, "consumer not found"),
-    "ConsumerDurableNameNotMatchSubject": (
-        400, 10017, "consumer name in subject does not match durable name in request"),
-    "MaximumConsumersLimit": (400, 10026, "maximum consumers limit reached"),
-    "ConsumerMaxPendingAckPolicyRequired": (
-        400, 10082, "consumer requires ack policy for max ack pending"),
-    "ConsumerDeliverToWildcards": (400, 10079, "consumer deliver subject has wildcards"),
-    "ConsumerPushMaxWaiting": (400, 10080, "consumer in push mode can not set max waiting"),
-    "ConsumerDeliverCycle": (400, 10081, "consumer deliver subject forms a cycle"),
-    "ConsumerSmallHeartbeat": (400, 10083, "consumer idle heartbeat needs to be >= 100ms"),
-    "ConsumerPullRequiresAck": (
-        400, 10084, "consumer in pull mode requires explicit ack policy on workqueue stream"),
-    "ConsumerPullWithRateLimit": (
-        400, 10086, "consumer in pull mode can not have rate limit set"),
-    "ConsumerMaxWaitingNegative": (400, 10087, "consumer max waiting needs to be positive"),
-    "ConsumerHBRequiresPush": (
-        400, 10088, "consumer idle heartbeat requires a push based consumer"),
-    "ConsumerFCRequiresPush": (400, 10089, "consumer flow control requires a push based consumer"),
-    "ConsumerDirectRequiresPush": (400, 10090, "consumer direct requires a push based consumer"),
-    "ConsumerDirectRequiresEphemeral": (
-        400, 10091, "consumer direct requires an ephemeral consumer"),
-    "ConsumerInvalidPolicy": (400, 10094, "{err}"),
-    "ConsumerInvalidSampling": (
-        400, 10095, "failed to parse consumer sampling configuration: {err}"),
-    "ConsumerWQRequiresExplicitAck": (400, 10098, "workqueue stream requires explicit ack"),
-    "ConsumerWQMultipleUnfiltered": (
-        400, 10099, "multiple non-filtered consumers not allowed on workqueue stream"),
-    "ConsumerWQConsumerNotUnique": (
-        400, 10100, "filtered consumer not unique on workqueue stream"),
-    "ConsumerWQConsumerNotDeliverAll": (
-        400, 10101, "consumer must be deliver all on workqueue stream"),
-    "ConsumerNameTooLong": (400, 10102, "consumer name is too long, maximum allowed is {max}"),
-    "ConsumerBadDurableName": (400, 10103, "durable name can not contain '.', '*', '>'"),
-    "ConsumerDescriptionTooLong": (
-        400, 10107, "consumer description is too long, maximum allowed is {max}"),
-    "ConsumerWithFlowControlNeedsHeartbeats": (
-        400, 10108, "consumer with flow control also needs heartbeats"),
-    "ConsumerInvalidDeliverSubject": (400, 10112, "invalid push consumer deliver subject"),
-    "ConsumerMaxRequestBatchNegative": (
-        400, 10114, "consumer max request batch needs to be > 0"),
-    "ConsumerMaxRequestExpiresTooSmall": (
-        400, 10115, "consumer max request expires needs to be >= 1ms"),
-    "ConsumerMaxDeliverBackoff": (
-        400, 10116, "max deliver is required to be > length of backoff values"),
-    "ConsumerMaxPendingAckExcess": (
-        400, 10121, "consumer max ack pending exceeds system limit of {limit}"),
-    "ConsumerReplicasExceedsStream": (
-        400, 10126, "consumer config replica count exceeds parent stream"),
-    "ConsumerNameContainsPathSeparators": (
-        400, 10127, "Consumer name can not contain path separators"),
-    "ConsumerCreateDurableAndNameMismatch": (
-        400, 10132, "Consumer Durable and Name have to be equal if both are provided"),
-    "ConsumerReplicasShouldMatchStream": (
-        400, 10134, "consumer config replicas must match interest retention stream's replicas"),
-    "ConsumerMetadataLength": (400, 10135, "consumer metadata exceeds maximum size of {limit}"),
-    "ConsumerDuplicateFilterSubjects": (
-        400, 10136, "consumer cannot have both FilterSubject and FilterSubjects specified"),
-    "ConsumerOverlappingSubjectFilters": (
-        400, 10138, "consumer subject filters cannot overlap"),
-    "ConsumerEmptyFilter": (400, 10139, "consumer filter in FilterSubjects cannot be empty"),
-    "ConsumerAlreadyExists": (400, 10148, "consumer already exists"),
-    "ConsumerDoesNotExist": (400, 10149, "consumer does not exist"),
-    "ConsumerInactiveThresholdExcess": (
-        400, 10153, "consumer inactive threshold exceeds system limit of {limit}"),
-    "ConsumerPriorityPolicyWithoutGroup": (
-        400, 10159, "Setting PriorityPolicy requires at least one PriorityGroup to be set"),
-    "ConsumerEmptyGroupName": (400, 10161, "Group name cannot be an empty string"),
-    "ConsumerInvalidGroupName": (
-        400, 10162,
-        "Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and may not exceed 16 "
-        "characters"),
-    "ConsumerPushWithPriorityGroup": (
-        400, 10178, "priority groups can not be used with push consumers"),
-    "ConsumerAckPolicyInvalid": (400, 10181, "consumer ack policy invalid"),
-    "ConsumerReplayPolicyInvalid": (400, 10182, "consumer replay policy invalid"),
-    "ConsumerAckWaitNegative": (400, 10183, "consumer ack wait needs to be positive"),
-    "ConsumerBackOffNegative": (400, 10184, "consumer backoff needs to be positive"),
-    "ConsumerPriorityGroupWithPolicyNone": (
-        400, 10196, "consumer can not have priority groups when policy is none"),
-    "ConsumerPinnedTTLWithoutPriorityPolicyNone": (
-        400, 10197, "PinnedTTL cannot be set when PriorityPolicy is none"),
-    "ConsumerAckFCRequiresPush": (
-        400, 10218, "flow control ack policy requires a push based consumer"),
-    "ConsumerAckFCRequiresFC": (400, 10219, "flow control ack policy requires flow control"),
-    "ConsumerAckFCRequiresMaxAckPending": (
-        400, 10220, "flow control ack policy requires max ack pending"),
-    "ConsumerAckFCRequiresNoAckWait": (
-        400, 10221, "flow control ack policy requires unset ack wait"),
-    "ConsumerAckFCRequiresNoMaxDeliver": (
-        400, 10222, "flow control ack policy requires unset max deliver"),
-}
-
-
-def consumer_error(name: str, *, field: str | None = None, **params: Any) -> ApiError:
-    """The server's consumer error ``name`` (a key of :data:`CONSUMER_ERRORS`, else of
-    ``core.errors.NATS_ERRORS``), its template filled with ``params``."""
-    if name not in CONSUMER_ERRORS:
-        return nats_error(name, field=field, **params)
-    code, err_code, template = CONSUMER_ERRORS[name]
-    return ApiError(code, err_code, template.format(**params), field=field)
 
 
 def _blen(s: str) -> int:
@@ -402,20 +293,6 @@ def required_api_level(cfg: ConsumerConfig) -> int:
     return level
 
 
-def _set_static_metadata(cfg: ConsumerConfig) -> None:
-    md = {k: v for k, v in cfg.metadata.items() if k not in (SERVER_VERSION_KEY, SERVER_LEVEL_KEY)}
-    md[REQUIRED_LEVEL_KEY] = str(required_api_level(cfg))
-    cfg.metadata = md
-
-
-def with_response_metadata(cfg: ConsumerConfig) -> ConsumerConfig:
-    """A copy of ``cfg`` with the keys the server adds to every response (version, level)."""
-    out = cfg.copy()
-    out.metadata = {**cfg.metadata, SERVER_VERSION_KEY: SERVER_VERSION,
-                    SERVER_LEVEL_KEY: str(API_LEVEL)}
-    return out
-
-
 def generate_consumer_name() -> str:
     """A random consumer name like the server's (22 characters of [0-9A-Za-z])."""
     alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -485,14 +362,14 @@ def _set_defaults(cfg: ConsumerConfig, stream: StreamConfig, pedantic: bool) -> 
 
 
 def _bad_start(dp: str, start: str) -> ApiError:
-    return consumer_error(
+    return nats_error(
         "ConsumerInvalidPolicy",
         err=f"consumer delivery policy is deliver {dp}, but optional start {start} is also set",
         field="deliver_policy")
 
 
 def _not_set(dp: str, what: str) -> ApiError:
-    return consumer_error(
+    return nats_error(
         "ConsumerInvalidPolicy",
         err=f"consumer delivery policy is deliver {dp}, but optional {what} is not set",
         field="deliver_policy")
@@ -519,94 +396,94 @@ def _check(cfg: ConsumerConfig, stream: StreamConfig) -> None:
                              field="durable_name")
     stream_replicas = stream.num_replicas or 1
     if cfg.num_replicas > 0 and cfg.num_replicas > stream_replicas:
-        raise consumer_error("ConsumerReplicasExceedsStream", field="num_replicas")
+        raise nats_error("ConsumerReplicasExceedsStream", field="num_replicas")
     if cfg.num_replicas < 0:
         raise nats_error("ReplicasCountCannotBeNegative", field="num_replicas")
     if stream.retention in ("interest", "workqueue"):
         if cfg.num_replicas not in (0, stream_replicas):
-            raise consumer_error("ConsumerReplicasShouldMatchStream", field="num_replicas")
+            raise nats_error("ConsumerReplicasShouldMatchStream", field="num_replicas")
     if cfg.ack_policy not in ACK_POLICIES:
-        raise consumer_error("ConsumerAckPolicyInvalid", field="ack_policy")
+        raise nats_error("ConsumerAckPolicyInvalid", field="ack_policy")
     if cfg.replay_policy not in REPLAY_POLICIES:
-        raise consumer_error("ConsumerReplayPolicyInvalid", field="replay_policy")
+        raise nats_error("ConsumerReplayPolicyInvalid", field="replay_policy")
     for i, b in enumerate(cfg.backoff):
         if b < 0:
-            raise consumer_error("ConsumerBackOffNegative", field=f"backoff[{i}]")
+            raise nats_error("ConsumerBackOffNegative", field=f"backoff[{i}]")
     if cfg.ack_wait < 0:
-        raise consumer_error("ConsumerAckWaitNegative", field="ack_wait")
+        raise nats_error("ConsumerAckWaitNegative", field="ack_wait")
 
     if cfg.ack_policy == "flow_control":
         if not cfg.deliver_subject:
-            raise consumer_error("ConsumerAckFCRequiresPush", field="ack_policy")
+            raise nats_error("ConsumerAckFCRequiresPush", field="ack_policy")
         if not cfg.flow_control:
-            raise consumer_error("ConsumerAckFCRequiresFC", field="flow_control")
+            raise nats_error("ConsumerAckFCRequiresFC", field="flow_control")
         if cfg.idle_heartbeat != FLOW_CONTROL_HEARTBEAT:
             raise invalid_config("flow control ack policy heartbeat needs to be 1s",
                                  field="idle_heartbeat")
         if cfg.max_ack_pending <= 0:
-            raise consumer_error("ConsumerAckFCRequiresMaxAckPending", field="max_ack_pending")
+            raise nats_error("ConsumerAckFCRequiresMaxAckPending", field="max_ack_pending")
         if cfg.ack_wait != 0 or cfg.backoff:
-            raise consumer_error("ConsumerAckFCRequiresNoAckWait", field="ack_wait")
+            raise nats_error("ConsumerAckFCRequiresNoAckWait", field="ack_wait")
         if cfg.max_deliver > 0:
-            raise consumer_error("ConsumerAckFCRequiresNoMaxDeliver", field="max_deliver")
+            raise nats_error("ConsumerAckFCRequiresNoMaxDeliver", field="max_deliver")
 
     if cfg.backoff and cfg.max_deliver != -1 and len(cfg.backoff) > cfg.max_deliver:
-        raise consumer_error("ConsumerMaxDeliverBackoff", field="backoff")
+        raise nats_error("ConsumerMaxDeliverBackoff", field="backoff")
     if _blen(cfg.description) > MAX_DESCRIPTION_LEN:
-        raise consumer_error("ConsumerDescriptionTooLong", max=MAX_DESCRIPTION_LEN,
-                             field="description")
+        raise nats_error("ConsumerDescriptionTooLong", max=MAX_DESCRIPTION_LEN,
+                         field="description")
 
     if cfg.deliver_subject:
         if has_wildcard(cfg.deliver_subject):
-            raise consumer_error("ConsumerDeliverToWildcards", field="deliver_subject")
+            raise nats_error("ConsumerDeliverToWildcards", field="deliver_subject")
         if not is_valid_subject(cfg.deliver_subject):
-            raise consumer_error("ConsumerInvalidDeliverSubject", field="deliver_subject")
+            raise nats_error("ConsumerInvalidDeliverSubject", field="deliver_subject")
         if any(is_subset(cfg.deliver_subject, s) for s in stream.subjects):
-            raise consumer_error("ConsumerDeliverCycle", field="deliver_subject")
+            raise nats_error("ConsumerDeliverCycle", field="deliver_subject")
         if cfg.max_waiting != 0:
-            raise consumer_error("ConsumerPushMaxWaiting", field="max_waiting")
+            raise nats_error("ConsumerPushMaxWaiting", field="max_waiting")
         if cfg.max_ack_pending > 0 and cfg.ack_policy == "none":
-            raise consumer_error("ConsumerMaxPendingAckPolicyRequired", field="max_ack_pending")
+            raise nats_error("ConsumerMaxPendingAckPolicyRequired", field="max_ack_pending")
         if 0 < cfg.idle_heartbeat < 100 * MS:
-            raise consumer_error("ConsumerSmallHeartbeat", field="idle_heartbeat")
+            raise nats_error("ConsumerSmallHeartbeat", field="idle_heartbeat")
     else:
         if cfg.ack_policy == "none" and stream.retention == "workqueue":
-            raise consumer_error("ConsumerPullRequiresAck", field="ack_policy")
+            raise nats_error("ConsumerPullRequiresAck", field="ack_policy")
         if cfg.rate_limit_bps > 0:
-            raise consumer_error("ConsumerPullWithRateLimit", field="rate_limit_bps")
+            raise nats_error("ConsumerPullWithRateLimit", field="rate_limit_bps")
         if cfg.max_waiting < 0:
-            raise consumer_error("ConsumerMaxWaitingNegative", field="max_waiting")
+            raise nats_error("ConsumerMaxWaitingNegative", field="max_waiting")
         if cfg.idle_heartbeat > 0:
-            raise consumer_error("ConsumerHBRequiresPush", field="idle_heartbeat")
+            raise nats_error("ConsumerHBRequiresPush", field="idle_heartbeat")
         if cfg.flow_control:
-            raise consumer_error("ConsumerFCRequiresPush", field="flow_control")
+            raise nats_error("ConsumerFCRequiresPush", field="flow_control")
         if cfg.max_batch < 0:
-            raise consumer_error("ConsumerMaxRequestBatchNegative", field="max_batch")
+            raise nats_error("ConsumerMaxRequestBatchNegative", field="max_batch")
         if cfg.max_expires != 0 and cfg.max_expires < MS:
-            raise consumer_error("ConsumerMaxRequestExpiresTooSmall", field="max_expires")
+            raise nats_error("ConsumerMaxRequestExpiresTooSmall", field="max_expires")
 
     limits = stream.consumer_limits
     if limits.max_ack_pending > 0 and cfg.max_ack_pending > limits.max_ack_pending:
-        raise consumer_error("ConsumerMaxPendingAckExcess", limit=limits.max_ack_pending,
-                             field="max_ack_pending")
+        raise nats_error("ConsumerMaxPendingAckExcess", limit=limits.max_ack_pending,
+                         field="max_ack_pending")
     if limits.inactive_threshold > 0 and cfg.inactive_threshold > limits.inactive_threshold:
-        raise consumer_error("ConsumerInactiveThresholdExcess",
-                             limit=format_duration(limits.inactive_threshold),
-                             field="inactive_threshold")
+        raise nats_error("ConsumerInactiveThresholdExcess",
+                         limit=format_duration(limits.inactive_threshold),
+                         field="inactive_threshold")
 
     if cfg.direct:
         if not cfg.deliver_subject:
-            raise consumer_error("ConsumerDirectRequiresPush", field="direct")
+            raise nats_error("ConsumerDirectRequiresPush", field="direct")
         if cfg.durable_name:
-            raise consumer_error("ConsumerDirectRequiresEphemeral", field="direct")
+            raise nats_error("ConsumerDirectRequiresEphemeral", field="direct")
 
     if cfg.filter_subject and cfg.filter_subjects:
-        raise consumer_error("ConsumerDuplicateFilterSubjects", field="filter_subjects")
+        raise nats_error("ConsumerDuplicateFilterSubjects", field="filter_subjects")
     if cfg.filter_subject and not is_valid_subject(cfg.filter_subject):
         raise invalid_config("invalid subject", field="filter_subject")
     for i, f in enumerate(cfg.filter_subjects):
         if f == "":
-            raise consumer_error("ConsumerEmptyFilter", field=f"filter_subjects[{i}]")
+            raise nats_error("ConsumerEmptyFilter", field=f"filter_subjects[{i}]")
     filters = filters_of(cfg)
     for i, subject in enumerate(filters):
         where = "filter_subject" if cfg.filter_subject else f"filter_subjects[{i}]"
@@ -614,7 +491,7 @@ def _check(cfg: ConsumerConfig, stream: StreamConfig) -> None:
             raise invalid_config("invalid subject", field=where)
         for j, other in enumerate(filters):
             if i != j and is_subset(subject, other):
-                raise consumer_error("ConsumerOverlappingSubjectFilters", field=where)
+                raise nats_error("ConsumerOverlappingSubjectFilters", field=where)
 
     dp = cfg.deliver_policy
     has_time = bool(cfg.opt_start_time)
@@ -643,35 +520,35 @@ def _check(cfg: ConsumerConfig, stream: StreamConfig) -> None:
         s = cfg.sample_freq[:-1] if cfg.sample_freq.endswith("%") else cfg.sample_freq
         problem = _go_atoi_error(s)
         if problem is not None:
-            raise consumer_error("ConsumerInvalidSampling", err=problem, field="sample_freq")
+            raise nats_error("ConsumerInvalidSampling", err=problem, field="sample_freq")
         if int(s) < 0:
-            raise consumer_error("ConsumerInvalidSampling", err="<nil>", field="sample_freq")
+            raise nats_error("ConsumerInvalidSampling", err="<nil>", field="sample_freq")
 
     if cfg.flow_control and cfg.idle_heartbeat == 0:
-        raise consumer_error("ConsumerWithFlowControlNeedsHeartbeats", field="flow_control")
+        raise nats_error("ConsumerWithFlowControlNeedsHeartbeats", field="flow_control")
     if cfg.durable_name and cfg.name and cfg.name != cfg.durable_name:
-        raise consumer_error("ConsumerCreateDurableAndNameMismatch", field="name")
+        raise nats_error("ConsumerCreateDurableAndNameMismatch", field="name")
 
     if sum(_blen(k) + _blen(v) for k, v in cfg.metadata.items()) > MAX_METADATA_LEN:
-        raise consumer_error("ConsumerMetadataLength", limit=f"{MAX_METADATA_LEN // 1024}KB",
-                             field="metadata")
+        raise nats_error("ConsumerMetadataLength", limit=f"{MAX_METADATA_LEN // 1024}KB",
+                         field="metadata")
 
     if cfg.priority_policy not in ("", "none"):
         if cfg.deliver_subject:
-            raise consumer_error("ConsumerPushWithPriorityGroup", field="priority_policy")
+            raise nats_error("ConsumerPushWithPriorityGroup", field="priority_policy")
         if not cfg.priority_groups:
-            raise consumer_error("ConsumerPriorityPolicyWithoutGroup", field="priority_groups")
+            raise nats_error("ConsumerPriorityPolicyWithoutGroup", field="priority_groups")
         for i, group in enumerate(cfg.priority_groups):
             if group == "":
-                raise consumer_error("ConsumerEmptyGroupName", field=f"priority_groups[{i}]")
+                raise nats_error("ConsumerEmptyGroupName", field=f"priority_groups[{i}]")
             if not _GROUP_NAME.fullmatch(group):
-                raise consumer_error("ConsumerInvalidGroupName", field=f"priority_groups[{i}]")
+                raise nats_error("ConsumerInvalidGroupName", field=f"priority_groups[{i}]")
     else:
         if cfg.priority_groups:
-            raise consumer_error("ConsumerPriorityGroupWithPolicyNone", field="priority_groups")
+            raise nats_error("ConsumerPriorityGroupWithPolicyNone", field="priority_groups")
         if cfg.priority_timeout > 0:
-            raise consumer_error("ConsumerPinnedTTLWithoutPriorityPolicyNone",
-                                 field="priority_timeout")
+            raise nats_error("ConsumerPinnedTTLWithoutPriorityPolicyNone",
+                             field="priority_timeout")
 
     if stream.placement is not None and stream.placement.preferred:
         raise invalid_config("preferred server not permitted in placement", field="placement")
@@ -725,7 +602,7 @@ def _check_update(old: ConsumerConfig, new: ConsumerConfig) -> None:
         return
 
     def fail(text: str, field: str) -> ApiError:
-        return consumer_error("ConsumerCreate", err=text, field=field)
+        return nats_error("ConsumerCreate", err=text, field=field)
 
     if old.deliver_policy != new.deliver_policy:
         raise fail("deliver policy can not be updated", "deliver_policy")
@@ -757,7 +634,7 @@ def _check_update(old: ConsumerConfig, new: ConsumerConfig) -> None:
     if old.max_waiting != new.max_waiting:
         raise fail("max waiting can not be updated", "max_waiting")
     if new.backoff and new.max_deliver != -1 and len(new.backoff) > new.max_deliver:
-        raise consumer_error("ConsumerMaxDeliverBackoff", field="backoff")
+        raise nats_error("ConsumerMaxDeliverBackoff", field="backoff")
 
 
 def _partition_unique(
@@ -799,10 +676,10 @@ def check_consumer_create(
     req = cfg.copy()
     subject_name = req.name or req.durable_name
     if subject_name and ("\\" in subject_name or "/" in subject_name):
-        raise consumer_error("ConsumerNameContainsPathSeparators",
-                             field="name" if req.name else "durable_name")
+        raise nats_error("ConsumerNameContainsPathSeparators",
+                         field="name" if req.name else "durable_name")
     if req.durable_name and subject_name != req.durable_name:
-        raise consumer_error("ConsumerDurableNameNotMatchSubject", field="durable_name")
+        raise nats_error("ConsumerDurableNameNotMatchSubject", field="durable_name")
     if subject_name:
         req.name = subject_name
     if req.num_replicas > 1:
@@ -812,46 +689,41 @@ def check_consumer_create(
     if current is not None:
         # An update never changes pause_until (the server has a separate pause request).
         req.pause_until = current.pause_until
-    _set_static_metadata(req)
+    set_static_metadata(req, required_api_level(req))
     out = check_consumer_config(req, stream, pedantic=pedantic)
 
     if current is not None:
         if action == "create":
-            candidate = out.copy()
-            md = {k: v for k, v in candidate.metadata.items() if k != REQUIRED_LEVEL_KEY}
-            if REQUIRED_LEVEL_KEY in current.metadata:
-                md[REQUIRED_LEVEL_KEY] = current.metadata[REQUIRED_LEVEL_KEY]
-            candidate.metadata = md
-            if candidate != current:
-                raise consumer_error("ConsumerAlreadyExists")
+            if with_stored_level(out, current) != current:
+                raise nats_error("ConsumerAlreadyExists")
         if stream.retention == "workqueue" and not _partition_unique(
             subject_name, filters_of(out), existing
         ):
-            raise consumer_error("ConsumerWQConsumerNotUnique", field="filter_subject")
+            raise nats_error("ConsumerWQConsumerNotUnique", field="filter_subject")
         if not current.durable_name and out.inactive_threshold <= 0:
             out.inactive_threshold = EPHEMERAL_INACTIVE_DEFAULT
         _check_update(current, out)
         return out, True
 
     if action == "update":
-        raise consumer_error("ConsumerDoesNotExist")
+        raise nats_error("ConsumerDoesNotExist")
     public = {n: c for n, c in existing.items() if not (c.direct or c.sourcing)}
     if stream.max_consumers > 0 and len(public) >= stream.max_consumers:
-        raise consumer_error("MaximumConsumersLimit")
+        raise nats_error("MaximumConsumersLimit")
     if stream.retention == "workqueue" and not out.direct and not out.sourcing:
         if out.ack_policy not in ("explicit", "flow_control"):
-            raise consumer_error("ConsumerWQRequiresExplicitAck", field="ack_policy")
+            raise nats_error("ConsumerWQRequiresExplicitAck", field="ack_policy")
         if out.deliver_policy != "all":
-            raise consumer_error("ConsumerWQConsumerNotDeliverAll", field="deliver_policy")
+            raise nats_error("ConsumerWQConsumerNotDeliverAll", field="deliver_policy")
         if public:
             filters = filters_of(out)
             if not filters:
-                raise consumer_error("ConsumerWQMultipleUnfiltered", field="filter_subject")
+                raise nats_error("ConsumerWQMultipleUnfiltered", field="filter_subject")
             if not _partition_unique(subject_name, filters, existing):
-                raise consumer_error("ConsumerWQConsumerNotUnique", field="filter_subject")
+                raise nats_error("ConsumerWQConsumerNotUnique", field="filter_subject")
     if out.durable_name:
         if _blen(out.durable_name) > MAX_NAME_LEN:
-            raise consumer_error("ConsumerNameTooLong", max=MAX_NAME_LEN, field="durable_name")
+            raise nats_error("ConsumerNameTooLong", max=MAX_NAME_LEN, field="durable_name")
     elif not out.name:
         while True:
             out.name = generate_consumer_name()
@@ -860,10 +732,10 @@ def check_consumer_create(
     elif _blen(out.name) > MAX_NAME_LEN:
         # The server keeps each consumer in a directory named after it: too long a name
         # fails there.
-        raise consumer_error("ConsumerCreate", err="error creating store for consumer",
-                             field="name")
+        raise nats_error("ConsumerCreate", err="error creating store for consumer",
+                         field="name")
     if not is_valid_asset_name(out.name):
-        raise consumer_error("ConsumerBadDurableName", field="name")
+        raise nats_error("ConsumerBadDurableName", field="name")
     if not out.durable_name and out.inactive_threshold <= 0:
         out.inactive_threshold = EPHEMERAL_INACTIVE_DEFAULT
     return out, False

@@ -30,6 +30,7 @@ compares with the stored config (10058): the decoder records which lists were gi
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 from ..errors import ApiError, invalid_config, nats_error
 from .codec import given_empty
@@ -41,7 +42,15 @@ from ..subjects import (
     overlaps,
 )
 from ..transform import TransformError, compile_transform, validate_mapping
-from .stream import COMPRESSION, DISCARD, RETENTION, STORAGE, StreamConfig, StreamSource
+from .stream import (
+    COMPRESSION,
+    DISCARD,
+    RETENTION,
+    STORAGE,
+    StreamConfig,
+    StreamSource,
+    _JsonMixin,
+)
 
 __all__ = [
     "API_LEVEL",
@@ -56,6 +65,8 @@ __all__ = [
 ]
 
 Lookup = Callable[[str], "StreamConfig | None"]
+# A StreamConfig or a ConsumerConfig: both carry the server-managed metadata keys.
+_Config = TypeVar("_Config", bound=_JsonMixin)
 
 # --- the server's constants -------------------------------------------------------------
 MS = 1_000_000
@@ -190,17 +201,31 @@ def required_api_level(cfg: StreamConfig) -> int:
     return level
 
 
-def _set_static_metadata(cfg: StreamConfig) -> None:
-    """What the server stores: response-only keys dropped, ``_nats.req.level`` set."""
+def set_static_metadata(cfg: _Config, level: int) -> None:
+    """What the server stores (stream or consumer config): response-only keys dropped,
+    ``_nats.req.level`` set to ``level`` (the config's :func:`required_api_level`)."""
     md = dict(cfg.metadata)
     md.pop(SERVER_VERSION_KEY, None)
     md.pop(SERVER_LEVEL_KEY, None)
-    md[REQUIRED_LEVEL_KEY] = str(required_api_level(cfg))
+    md[REQUIRED_LEVEL_KEY] = str(level)
     cfg.metadata = md
 
 
-def with_response_metadata(cfg: StreamConfig) -> StreamConfig:
-    """A copy of ``cfg`` with the keys the server adds to every response (version, level)."""
+def with_stored_level(cfg: _Config, current: _Config) -> _Config:
+    """A copy of ``cfg`` without server-managed metadata but ``current``'s ``_nats.req.level``
+    (if it has one): what a repeated create compares with the stored config."""
+    out = cfg.copy()
+    md = {k: v for k, v in out.metadata.items()
+          if k not in (SERVER_VERSION_KEY, SERVER_LEVEL_KEY, REQUIRED_LEVEL_KEY)}
+    if REQUIRED_LEVEL_KEY in current.metadata:
+        md[REQUIRED_LEVEL_KEY] = current.metadata[REQUIRED_LEVEL_KEY]
+    out.metadata = md
+    return out
+
+
+def with_response_metadata(cfg: _Config) -> _Config:
+    """A copy of ``cfg`` (a stream or consumer config) with the keys the server adds to every
+    response (version, level)."""
     out = cfg.copy()
     out.metadata = {**cfg.metadata, SERVER_VERSION_KEY: SERVER_VERSION,
                     SERVER_LEVEL_KEY: str(API_LEVEL)}
@@ -724,7 +749,7 @@ def check_stream_create(
     to the existing one (after defaults) succeeds and returns the existing configuration.
     """
     new = cfg.copy()
-    _set_static_metadata(new)
+    set_static_metadata(new, required_api_level(new))
     if "\\" in new.name or "/" in new.name:
         raise nats_error("StreamNameContainsPathSeparators", field="name")
     if new.sealed:
@@ -740,12 +765,7 @@ def check_stream_create(
     current = existing.get(out.name)
     if current is not None:
         # Equal apart from the server-managed metadata: the create is a no-op.
-        candidate = out.copy()
-        md = {k: v for k, v in candidate.metadata.items()
-              if k not in (SERVER_VERSION_KEY, SERVER_LEVEL_KEY, REQUIRED_LEVEL_KEY)}
-        if REQUIRED_LEVEL_KEY in current.metadata:
-            md[REQUIRED_LEVEL_KEY] = current.metadata[REQUIRED_LEVEL_KEY]
-        candidate.metadata = md
+        candidate = with_stored_level(out, current)
         # Go also tells `"sources": []` from no sources (the only list defaults keep apart).
         same_sources = ("sources" in given_empty(cfg)) == ("sources" in given_empty(current))
         if candidate == current and same_sources:
@@ -783,7 +803,7 @@ def check_stream_update(
     # The stream is named by the request (`STREAM.UPDATE.<name>`, `stream edit NAME`).
     if first.name != old.name:
         raise nats_error("StreamMismatch", field="name")
-    _set_static_metadata(first)
+    set_static_metadata(first, required_api_level(first))
     cfg = check_stream_config(first, find, pedantic)
     if cfg.num_replicas > 1:
         raise nats_error("StreamReplicasNotSupported", field="num_replicas")

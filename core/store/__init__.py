@@ -1,5 +1,6 @@
 """The embedded store: a data directory with one SQLite database per cluster."""
 
+from . import datadir
 from .datadir import (
     BUSY_TIMEOUT_MS,
     KINDS,
@@ -13,16 +14,5 @@ from .datadir import (
 )
 from .schema import MIGRATIONS, SCHEMA_VERSION
 
-__all__ = [
-    "BUSY_TIMEOUT_MS",
-    "KINDS",
-    "LOCAL",
-    "MIGRATIONS",
-    "SCHEMA_VERSION",
-    "Cluster",
-    "ClusterInfo",
-    "DataDir",
-    "connect",
-    "default_data_dir",
-    "validate_cluster_name",
-]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
+__all__ += datadir.__all__

@@ -351,6 +351,16 @@ class DataDir:
     def has_cluster(self, name: str) -> bool:
         return self.cluster_path(name).exists()
 
+    def set_down(self, name: str, down: bool = True) -> None:
+        """Mark cluster ``name`` unreachable (``cluster down``) or reachable again (``up``):
+        agreements whose origin lives there report it and resume when it is up
+        (NotFoundError if the cluster does not exist)."""
+        self.open(name).set_down(down)
+
+    def is_down(self, name: str) -> bool:
+        """Whether cluster ``name`` is marked down (read fresh; NotFoundError if absent)."""
+        return self.open(name).down
+
     def open(self, name: str = LOCAL, *, create_local: bool = True) -> Cluster:
         """The cluster ``name``; ``local`` is created on first use, others must exist."""
         validate_cluster_name(name)

@@ -1,0 +1,74 @@
+"""Fixtures shared by the test modules (tests/conformance/conftest.py adds the server's).
+
+- ``clock``: a ManualClock at 2026-01-01T00:00:00Z;
+- ``dd``: a DataDir in tmp_path, closed after the test; ``js``: the JetStream API of its
+  cluster ``local``, running on ``clock``;
+- ``jl``: ``jl(*args, input=None)`` runs the jetlink CLI in-process on a temporary data
+  directory (``jl.data``; ``jl.tmp`` is tmp_path), without jetlink's environment variables
+  and without a terminal; a module adds its own setup by overriding ``jl`` (a fixture ``jl``
+  taking ``jl``);
+- ``cli_clock``: ``clock``, as the clock of the engine the CLI opens (cli/common.py
+  ``make_clock``);
+- ``utc``: the local time zone is UTC during the test.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from helpers import ENV_VARS, runner
+
+from jetlink.cli.main import app
+from jetlink.core.clock import ManualClock
+from jetlink.core.jetstream import JetStream
+from jetlink.core.store import DataDir
+
+
+@pytest.fixture
+def clock():
+    return ManualClock()
+
+
+@pytest.fixture
+def dd(tmp_path):
+    d = DataDir(tmp_path / "data")
+    yield d
+    d.close()
+
+
+@pytest.fixture
+def js(dd, clock):
+    return JetStream(dd.open(), clock)
+
+
+@pytest.fixture
+def jl(tmp_path, monkeypatch):
+    for var in ENV_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+    data = tmp_path / "data"
+
+    def run(*args, input=None):
+        return runner.invoke(
+            app, ["--data-dir", str(data), *args], input=input, prog_name="jetlink"
+        )
+
+    run.data = data
+    run.tmp = tmp_path
+    return run
+
+
+@pytest.fixture
+def cli_clock(clock, monkeypatch):
+    monkeypatch.setattr("jetlink.cli.common.make_clock", lambda: clock)
+    return clock
+
+
+@pytest.fixture
+def utc():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TZ", "UTC")
+        time.tzset()
+        yield
+    time.tzset()

@@ -1,0 +1,41 @@
+"""Plain helpers shared by the test modules (the shared fixtures are in tests/conftest.py).
+
+Imported as ``helpers``: pytest puts tests/ on sys.path (no __init__.py, rootdir import mode).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from typer.testing import CliRunner
+
+from jetlink.core.config.stream import StreamConfig
+
+# jetlink's environment variables: the CLI tests run without them.
+ENV_VARS = ("JETLINK_DATA_DIR", "JETLINK_CLUSTER", "XDG_DATA_HOME", "NO_COLOR")
+
+runner = CliRunner()
+
+
+def ok(result: Any) -> Any:
+    """A CLI result that exited 0 (else the assertion shows its status and output)."""
+    assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
+    return result
+
+
+def doc(result: Any) -> Any:
+    """The JSON document a successful CLI run printed."""
+    return json.loads(ok(result).stdout)
+
+
+def cfg(**kw: Any) -> StreamConfig:
+    """A StreamConfig from its JSON fields; stream ``S`` on ``s.>`` unless given."""
+    kw.setdefault("name", "S")
+    kw.setdefault("subjects", ["s.>"])
+    return StreamConfig.from_json(kw)
+
+
+def state(js: Any, name: str = "S", **kw: Any) -> dict[str, Any]:
+    """The StreamState document of stream ``name``."""
+    return js.stream_info(name, **kw).state.to_json()
