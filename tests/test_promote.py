@@ -1,0 +1,247 @@
+"""Promote / fail over a mirror (core/promote.py).
+
+Server behaviour the tests rely on, checked on nats-server 2.15.1: an update without
+``mirror`` promotes a mirror (messages kept, the next publish gets last_seq + 1); without
+subjects the stream gets ``[<name>]``; duplicate_window becomes 2m; mirror_direct is kept;
+subjects overlapping another stream: 10065; a consumer created on the mirror with
+opt_start_seq past the end keeps delivered 99 after promotion (hence jetlink's clamps).
+
+The mirror is filled here by copying the origin's messages through the store's sourced append
+(the replication pump does the same with the origin's sequences), so these tests do not
+depend on core/replication.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jetlink.core.errors import ApiError, JetlinkError, NotFoundError
+from jetlink.core.jetstream import JetStream
+from jetlink.core.promote import PromoteRefused, promote
+
+SEC = 1_000_000_000
+
+
+@pytest.fixture
+def env(dd, clock):
+    """Clusters west (origin O on o.>, 5 messages) and east (mirror M of O, caught up)."""
+    dd.add_cluster("west")
+    dd.add_cluster("east")
+    west, east = JetStream(dd.open("west"), clock), JetStream(dd.open("east"), clock)
+    west.add_stream({"name": "O", "subjects": ["o.>"]})
+    for i in range(5):
+        west.publish(f"o.{i % 2}", b"x%d" % i)
+    east.add_stream({"name": "M", "mirror": {"name": "O", "external": {"api": "$JS.west.API"}}})
+    copy(west, "O", east, "M")
+    return west, east
+
+
+def copy(src: JetStream, sname: str, dst: JetStream, dname: str, upto: int | None = None,
+         flt: str | None = None) -> None:
+    """The pump's job for a gap-free origin: append origin messages after the mirror's last."""
+    last = dst.state(dname).last_seq
+    with dst.write() as txn:
+        st = txn.stream(txn.catalog.by_name[dname])
+        for m in src.messages(sname, start_seq=last + 1):
+            if upto is not None and m.seq > upto:
+                break
+            if flt is None or m.subject == flt:
+                st.append(m.subject, m.hdr, m.data, sourced=True)
+
+
+def test_promote_caught_up_mirror(dd, clock, env):
+    west, east = env
+    report = promote(dd, "east", "M", clock)
+    assert report.to_json() == {
+        "stream": "M", "cluster": "east", "action": "promote", "forced": False,
+        "origin": {"stream": "O", "cluster": "west", "reachable": True},
+        "mirror_last_seq": 5, "origin_last_seq": 5, "lag": 0,
+        "subjects": ["o.>"], "clamps": [],
+    }
+    json.dumps(report.to_json())
+    cfg = east.stream_info("M").config
+    assert cfg.mirror is None and cfg.subjects == ["o.>"]
+    assert cfg.duplicate_window == 120 * SEC  # the server's default, as on 2.15.1
+    assert east.publish("o.new", b"n").seq == 6  # takes the origin's role in its cluster
+    assert east.state("M").messages == 6
+
+
+@pytest.mark.parametrize("kw,outcome", [
+    ({}, "refused"),
+    ({"force": True}, ("promote", True)),
+    ({"failover": True}, ("failover", True)),
+    ({"failover": True, "force": True}, ("failover", True)),
+])
+def test_lag_with_a_reachable_origin(dd, clock, env, kw, outcome):
+    west, east = env
+    west.publish("o.1", b"late")
+    west.publish("o.2", b"later")
+    if outcome == "refused":
+        with pytest.raises(PromoteRefused) as exc:
+            promote(dd, "east", "M", clock, **kw)
+        err = exc.value
+        assert (err.lag, err.mirror_last_seq, err.origin_last_seq) == (2, 5, 7)
+        assert "mirror M is 2 messages behind its origin O" in err.description
+        assert east.stream_info("M").config.mirror is not None  # unchanged
+        return
+    report = promote(dd, "east", "M", clock, **kw)
+    assert (report.action, report.forced) == outcome
+    assert (report.mirror_last_seq, report.origin_last_seq, report.lag) == (5, 7, 2)
+    assert east.stream_info("M").config.mirror is None
+
+
+@pytest.mark.parametrize("failover", [False, True])
+def test_origin_cluster_down(dd, clock, env, failover):
+    west, east = env
+    west.publish("o.1", b"late")
+    dd.open("west").set_down(True)
+    report = promote(dd, "east", "M", clock, failover=failover)  # unreachable: no refusal
+    doc = report.to_json()
+    assert doc["origin"] == {"stream": "O", "cluster": "west", "reachable": False,
+                             "error": "cluster west is down"}
+    assert (doc["mirror_last_seq"], doc["origin_last_seq"], doc["lag"]) == (5, 6, 1)
+    assert doc["forced"] is False and doc["subjects"] == ["o.>"]
+    assert doc["action"] == ("failover" if failover else "promote")
+
+
+def test_origin_cluster_removed(dd, clock, env):
+    dd.remove_cluster("west")
+    report = promote(dd, "east", "M", clock, failover=True)
+    doc = report.to_json()
+    assert doc["origin"] == {"stream": "O", "cluster": "west", "reachable": False,
+                             "error": "cluster west not found"}
+    assert (doc["origin_last_seq"], doc["lag"]) == (None, None)
+    assert doc["subjects"] == ["M"]  # origin unknown: the server's default
+
+
+def test_origin_stream_deleted(dd, clock, env):
+    west, east = env
+    west.delete_stream("O")
+    report = promote(dd, "east", "M", clock, subjects=["m.>"])
+    assert report.origin.error == "stream O not found in cluster west"
+    assert report.subjects == ["m.>"]
+
+
+@pytest.mark.parametrize("subjects,expected", [
+    (None, ["o.>"]),
+    ([], ["M"]),
+    (["m.>", "n.*"], ["m.>", "n.*"]),
+])
+def test_subjects(dd, clock, env, subjects, expected):
+    report = promote(dd, "east", "M", clock, subjects=subjects)
+    assert report.subjects == expected
+    assert env[1].stream_info("M").config.subjects == expected
+
+
+def test_same_cluster_origin(dd, clock, js):
+    js.add_stream({"name": "O", "subjects": ["o.>"], "allow_direct": True})
+    js.publish("o.a", b"1")
+    js.add_stream({"name": "M", "mirror": {"name": "O"}})
+    copy(js, "O", js, "M")
+    assert js.stream_info("M").config.mirror_direct is True
+    with pytest.raises(JetlinkError) as exc:  # the origin's subjects are taken by the origin
+        promote(dd, "local", "M", clock)
+    assert "give the promoted stream's subjects" in exc.value.description
+    assert js.stream_info("M").config.mirror is not None  # nothing changed
+    with pytest.raises(ApiError) as exc:
+        promote(dd, "local", "M", clock, subjects=["o.a"])
+    assert exc.value.err_code == 10065
+    report = promote(dd, "local", "M", clock, subjects=["m.>"])
+    assert report.origin.reachable and report.lag == 0 and report.origin.cluster == "local"
+    cfg = js.stream_info("M").config
+    assert cfg.mirror is None and cfg.mirror_direct is True  # kept, as on the server
+
+
+def test_filtered_mirror_lag_counts_matching_messages(dd, clock, js):
+    js.add_stream({"name": "O", "subjects": ["o.>"]})
+    js.add_stream({"name": "M", "mirror": {"name": "O", "filter_subject": "o.a"}})
+    js.publish("o.a", b"1")
+    copy(js, "O", js, "M", flt="o.a")
+    js.publish("o.b", b"2")  # not mirrored: no lag
+    assert promote(dd, "local", "M", clock, subjects=["x.>"]).lag == 0
+
+
+def test_filtered_mirror_refused_when_matching_messages_pending(dd, clock, js):
+    js.add_stream({"name": "O", "subjects": ["o.>"]})
+    js.add_stream({"name": "M", "mirror": {"name": "O", "filter_subject": "o.a"}})
+    for s in ("o.a", "o.b", "o.a", "o.b"):
+        js.publish(s, b"1")
+    with pytest.raises(PromoteRefused) as exc:
+        promote(dd, "local", "M", clock, subjects=["x.>"])
+    assert exc.value.lag == 2
+
+
+def test_empty_mirror_with_opt_start_seq(dd, clock, js):
+    js.add_stream({"name": "O", "subjects": ["o.>"]})
+    for _ in range(5):
+        js.publish("o.a", b"1")
+    js.add_stream({"name": "M", "mirror": {"name": "O", "opt_start_seq": 4}})
+    with pytest.raises(PromoteRefused) as exc:
+        promote(dd, "local", "M", clock, subjects=["x.>"])
+    assert exc.value.lag == 2
+
+
+def test_mirror_with_transforms_needs_subjects(dd, clock, js):
+    js.add_stream({"name": "O", "subjects": ["o.>"]})
+    js.add_stream({"name": "M", "mirror": {"name": "O", "subject_transforms": [
+        {"src": "o.>", "dest": "m.>"}]}})
+    with pytest.raises(JetlinkError) as exc:
+        promote(dd, "local", "M", clock)
+    assert exc.value.field == "subjects"
+    assert promote(dd, "local", "M", clock, subjects=["m.>"]).subjects == ["m.>"]
+
+
+@pytest.mark.parametrize("cluster,stream,error,text", [
+    ("nope", "M", NotFoundError, "cluster nope not found"),
+    ("east", "NOPE", ApiError, "stream not found"),
+    ("west", "O", JetlinkError, "stream O is not a mirror"),
+])
+def test_errors(dd, clock, env, cluster, stream, error, text):
+    with pytest.raises(error) as exc:
+        promote(dd, cluster, stream, clock)
+    assert exc.value.description == text
+
+
+# --- consumer clamps ---------------------------------------------------------------------------
+def test_consumer_clamps(dd, clock, env):
+    west, east = env
+    east.add_consumer("M", {"durable_name": "far", "deliver_policy": "by_start_sequence",
+                            "opt_start_seq": 100, "ack_policy": "explicit"})
+    east.add_consumer("M", {"durable_name": "near", "ack_policy": "explicit"})
+    east.fetch("M", "near", 3)
+    east.ack("M", "near", 1)
+    # a consumer whose state was copied from the origin's (ack floor 40, one pending past L)
+    east.add_consumer("M", {"durable_name": "copied", "ack_policy": "explicit"})
+    with east.cluster.transaction() as conn:
+        from jetlink.core.consumers import ConsumerState
+
+        st = ConsumerState(sseq=43, dseq=43, adflr=40, asflr=40, delivered_c=42,
+                           delivered_s=42, ack_floor_c=40, ack_floor_s=40,
+                           pending={41: [41, clock.now_ns(), 41], 42: [42, clock.now_ns(), 42]})
+        conn.execute("UPDATE consumers SET state = ? WHERE name = 'copied'", (st.dumps(),))
+    report = promote(dd, "east", "M", clock)
+    assert [c.to_json() for c in report.clamps] == [
+        {"consumer": "far", "from": 99, "to": 5},
+        {"consumer": "copied", "from": 42, "to": 5},
+    ]
+    far = east.consumer_info("M", "far").to_json()
+    assert far["delivered"]["stream_seq"] == 5 and far["ack_floor"]["stream_seq"] == 5
+    near = east.consumer_info("M", "near").to_json()
+    assert near["delivered"]["stream_seq"] == 3 and near["ack_floor"]["stream_seq"] == 1
+    east.publish("o.x", b"new")
+    assert [m.seq for m in east.fetch("M", "far", 10)] == [6]
+    assert [m.seq for m in east.fetch("M", "copied", 10)] == [6]
+    assert [m.seq for m in east.fetch("M", "near", 10)] == [4, 5, 6]
+
+
+def test_failed_update_changes_nothing(dd, clock, env):
+    west, east = env
+    east.add_stream({"name": "X", "subjects": ["x.>"]})
+    east.add_consumer("M", {"durable_name": "far", "deliver_policy": "by_start_sequence",
+                            "opt_start_seq": 100, "ack_policy": "explicit"})
+    with pytest.raises(ApiError):
+        promote(dd, "east", "M", clock, subjects=["x.a"])
+    assert east.stream_info("M").config.mirror is not None
+    assert east.consumer_info("M", "far").to_json()["delivered"]["stream_seq"] == 99
