@@ -1,7 +1,9 @@
-"""``jetlink cluster add|ls|rm``: the clusters of a data directory.
+"""``jetlink cluster add|ls|rm|down|up``: the clusters of a data directory.
 
 A data directory (``--data-dir``) holds one SQLite database per cluster; the cluster
-``local`` is created on first use, any other is added with ``cluster add``. The store is
+``local`` is created on first use, any other is added with ``cluster add``. ``down`` and
+``up`` mark a cluster unreachable and reachable again (a simulated outage: mirrors and
+sources whose origin lives there report it and resume on ``up`` without loss). The store is
 ``jetlink.core.store.DataDir`` (opened by cli/common.py ``data_dir``); this module parses,
 calls it and renders.
 """
@@ -117,6 +119,38 @@ def rm(
     )
     data_dir(app).remove_cluster(name)
     output.success(app, f"Cluster {name} was removed")
+
+
+def _set_down(ctx: typer.Context, name: str, down: bool) -> None:
+    app = App.of(ctx)
+    store = data_dir(app)
+    store.set_down(name, down)
+    doc = to_doc(store.open(name).info())
+    state = "down" if down else "up"
+    app.emit(doc, human=lambda a, d: output.line(a, f"Cluster {name} is {state}"))
+
+
+@cluster_app.command("down")
+def down(ctx: typer.Context, name: NameArg, json_output: JsonOption = False) -> None:
+    """Mark a cluster unreachable (an outage).
+
+    Its data stays on disk. Mirrors and sources whose origin lives in NAME report the origin
+    unavailable (their Error and Last Seen in stream info and stream report) and copy nothing
+    until cluster up NAME; then they resume where they stopped, losing nothing. With --json:
+    the cluster (name, kind, down, path, created).
+    """
+    _set_down(ctx, name, True)
+
+
+@cluster_app.command("up")
+def up(ctx: typer.Context, name: NameArg, json_output: JsonOption = False) -> None:
+    """Mark a cluster reachable again.
+
+    Ends a cluster down NAME: its mirrors and sources resume where they stopped (the
+    command itself runs one replication step; jetlink replicate copies any backlog). With
+    --json: the cluster (name, kind, down, path, created).
+    """
+    _set_down(ctx, name, False)
 
 
 def register(app: typer.Typer) -> None:

@@ -4,6 +4,11 @@
   engine of the addressed cluster (``--cluster``); :func:`data_dir`, the data directory
   (``--data-dir``) the cluster verbs manage; :func:`make_clock`, the clock the engine runs with
   (tests replace it with a manual clock), and :func:`now_ns`, its time;
+- :func:`replicate_step`, the one place commands replicate: when a command has written to a
+  cluster database, one bounded pump step (``jetlink.core.replication.pump``) runs as the
+  command ends, so a message published to an origin is in its mirror when the command returns
+  (docs/replication.md "Each mutating CLI command runs one bounded step"). No command calls
+  it: :func:`data_dir` arranges it for every command that opens the store;
 - :func:`usage`, a usage error (exit status 2) for what the argument parser cannot catch;
 - :func:`read_json_file`, a JSON document from a ``--config FILE``;
 - :func:`user_metadata`, the metadata keys a user set (natscli hides and never edits the
@@ -46,21 +51,39 @@ def now_ns() -> int:
     return make_clock().now_ns()
 
 
-def _close_with_command(resource: Any) -> None:
-    """Close ``resource`` (a DataDir) when the running command ends."""
+# The most messages one agreement copies in the step a mutating command ends with (a backlog
+# bigger than this is left to `jetlink replicate`).
+STEP_MAX_MSGS = 1000
+
+_STORE_KEY = "jetlink.data_dir"
+_NO_STEP_KEY = "jetlink.no_replicate_step"
+
+
+def data_dir(app: App, *, step: bool = True) -> DataDir:
+    """The data directory of ``--data-dir``: one DataDir per command (every call of one
+    command returns the same), closed when the command ends, after :func:`replicate_step`
+    (``step=False``: none, for ``jetlink replicate`` which pumps itself)."""
     from typer._click.globals import get_current_context
 
-    ctx = get_current_context(silent=True)
-    if ctx is not None:
-        ctx.call_on_close(resource.close)
-
-
-def data_dir(app: App) -> DataDir:
-    """The data directory of ``--data-dir`` (its databases are closed with the command)."""
     from jetlink.core.store import DataDir
 
-    store = DataDir(app.data_dir)
-    _close_with_command(store)
+    ctx = get_current_context(silent=True)
+    if ctx is None:  # called outside a command (a test): the caller closes it
+        return DataDir(app.data_dir)
+    meta = ctx.meta  # shared by every context of this invocation
+    if not step:
+        meta[_NO_STEP_KEY] = True
+    store = meta.get(_STORE_KEY)
+    if store is None or store.path != app.data_dir:
+        store = DataDir(app.data_dir)
+        meta[_STORE_KEY] = store
+        ctx.call_on_close(store.close)  # close callbacks run last-in first-out:
+
+        def step_at_close() -> None:  # ... so the step runs first
+            if not meta.get(_NO_STEP_KEY):
+                replicate_step(app, store)
+
+        ctx.call_on_close(step_at_close)
     return store
 
 
@@ -71,6 +94,41 @@ def open_jetstream(app: App) -> JetStream:
 
     cluster = data_dir(app).open(app.cluster)
     return JetStream(cluster, make_clock())
+
+
+def _wrote(store: DataDir) -> bool:
+    """Whether this command changed a row of a cluster database it opened (SQLite counts the
+    rows each connection changed: ``total_changes``)."""
+    for cluster in list(getattr(store, "_open", {}).values()):
+        conn = getattr(cluster, "_conn", None)
+        if conn is not None and conn.total_changes > 0:
+            return True
+    return False
+
+
+def replicate_step(app: App, store: DataDir) -> list[Any]:
+    """One bounded replication step (:data:`STEP_MAX_MSGS` per agreement) over every
+    agreement of the data directory (the pump skips clusters that are down), when the
+    command wrote anything; returns the pump's AgreementReports. A failing step never fails
+    the command: it is reported on stderr (``jetlink replicate`` shows the details)."""
+    import sqlite3
+
+    from jetlink.core.errors import JetlinkError
+
+    if not _wrote(store):
+        return []
+    try:
+        from jetlink.core import replication
+
+        pump = getattr(replication, "pump", None)
+        if pump is None:  # the replication layer is not there (yet)
+            return []
+        return list(pump(store, make_clock(), max_msgs=STEP_MAX_MSGS))
+    except (JetlinkError, sqlite3.Error) as err:
+        from jetlink.cli.output import notice
+
+        notice(app, f"jetlink: warning: replication step failed: {err}")
+        return []
 
 
 # -- command-line values -------------------------------------------------------------------

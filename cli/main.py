@@ -51,6 +51,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "consumer": ("consumer", "Manage durable pull consumers."),
     "pub": ("pub", "Publish a message to a subject."),
     "sub": ("sub", "Follow messages published on a subject."),
+    "replicate": ("replicate", "Copy pending messages to mirrors and sources."),
     "validate": ("validate", "Check stream configs and topology files."),
     "bench": ("bench", "Measure the engine's hot paths."),
 }

@@ -2,9 +2,16 @@
 
 ``add``, ``edit``, ``copy`` take natscli's stream flags (cli/stream_flags.py) or
 ``--config FILE`` (a StreamConfig, or the StreamInfo ``stream info --json`` prints); ``info``,
-``ls``, ``report``, ``subjects``, ``get`` and ``view`` read; ``rm``, ``purge``, ``rmm`` and
-``seal`` change data and ask for confirmation on a terminal (``-f/--force`` skips it; without
-a terminal and without --force they refuse with exit status 2).
+``ls``, ``report``, ``subjects``, ``get`` and ``view`` read; ``rm``, ``purge``, ``rmm``,
+``seal``, ``promote`` and ``failover`` change data and ask for confirmation on a terminal
+(``-f/--force`` skips it; without a terminal and without --force they refuse with exit
+status 2).
+
+``promote`` and ``failover`` turn a mirror into a normal stream (jetlink.core.promote):
+``promote`` refuses while the origin is reachable and the mirror lags behind it (exit status
+1, nothing changed); ``failover`` does it whatever the lag or the state of the origin.
+``-f/--force`` only skips the confirmation: the way to promote a lagging mirror is
+``failover``.
 
 The engine is ``jetlink.core.jetstream.JetStream`` (opened by cli/common.py
 ``open_jetstream``); with --json every command prints the NATS API's document (StreamInfo,
@@ -16,9 +23,16 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
-from jetlink.cli import output
+from jetlink.cli import common, output
 from jetlink.cli.app import App
-from jetlink.cli.common import now_ns, open_jetstream, read_json_file, usage, user_metadata
+from jetlink.cli.common import (
+    data_dir,
+    now_ns,
+    open_jetstream,
+    read_json_file,
+    usage,
+    user_metadata,
+)
 from jetlink.cli.options import ForceOption, JsonOption, StreamArg, config_option, force_option
 from jetlink.cli.output import to_doc
 from jetlink.cli.stream_flags import (
@@ -30,6 +44,7 @@ from jetlink.cli.stream_flags import (
     apply_flags,
     ask_missing,
     missing_answers,
+    split_subjects,
     stream_flags,
 )
 
@@ -139,6 +154,13 @@ def add(
     Takes natscli's flags or --config FILE. On a terminal it asks for what is not given,
     like natscli; without a terminal it never asks: give the flags (the error names the
     missing ones) or --defaults with --subjects.
+
+    Mirrors and sources: --mirror ORIGIN and --source ORIGIN (repeatable) take a stream
+    name, STREAM@CLUSTER for a stream of another cluster (or --mirror-domain CLUSTER), or
+    natscli's StreamSource JSON object for filters, transforms and start positions, e.g.
+    --source '{"name":"ORDERS","filter_subject":"orders.eu.>"}'. No subjects are asked for
+    then (nor a duplicate window for a mirror). Every command that writes runs one
+    replication step, so the new stream fills at once; jetlink replicate copies a backlog.
 
     Sizes: 512MB, 1GB, -1 (unlimited), 1024-based. Durations: 90s, 2m30s, 1h, 7d.
     """
@@ -283,8 +305,9 @@ def info(
 ) -> None:
     """Show a stream's configuration and state.
 
-    natscli's sections (Configuration, Options, Limits, State). With --json: the
-    StreamInfo (config, created, state, mirror, sources, ts).
+    natscli's sections (Configuration, Options, Limits, Replication, Mirror or Source
+    Information with each origin's lag, last contact and error, State). With --json: the
+    StreamInfo (config, created, state, cluster, mirror, sources, ts).
     """
     app = App.of(ctx)
     doc = to_doc(open_jetstream(app).stream_info(name))
@@ -844,6 +867,144 @@ def seal(
     cfg.sealed = True
     info = js.update_stream(cfg)
     app.emit(to_doc(info), human=render_info)
+
+
+# -- promote / failover -----------------------------------------------------------------------
+
+MirrorArg = Annotated[
+    str, typer.Argument(metavar="MIRROR", help="The mirror stream.", show_default=False)
+]
+PromoteSubjectsOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--subjects",
+        metavar="SUBJECTS",
+        help="Subjects of the promoted stream (repeatable; commas or spaces separate several; "
+        "'' for the server's default, the stream's name). Default: the origin's subjects.",
+        show_default=False,
+    ),
+]
+
+
+@stream_app.command("promote")
+def promote(
+    ctx: typer.Context,
+    name: MirrorArg,
+    subjects: PromoteSubjectsOption = None,
+    force: Annotated[bool, force_option("Promote")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Turn a caught-up mirror into a normal stream.
+
+    The mirror stops mirroring and takes publishes on the origin's subjects (or --subjects);
+    its messages stay at their sequences and the next publish gets the next one. Refused
+    (exit status 1, nothing changed) while the origin is reachable and the mirror lags
+    behind it: let it catch up (jetlink replicate), or use stream failover. Durable consumers
+    positioned past the mirror's last message are moved back to it. Asks for confirmation on
+    a terminal; without one, -f/--force is required. With --json: the promotion report
+    (stream, cluster, action, forced, origin, mirror_last_seq, origin_last_seq, lag,
+    subjects, clamps).
+    """
+    _promote(ctx, name, subjects, force=force, failover=False)
+
+
+@stream_app.command("failover")
+def failover(
+    ctx: typer.Context,
+    name: MirrorArg,
+    subjects: PromoteSubjectsOption = None,
+    force: Annotated[bool, force_option("Fail over")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Promote a mirror whatever its lag or origin.
+
+    As stream promote, but never refused: the origin may be down, removed or ahead of the
+    mirror (what the mirror has not copied stays behind). Asks for confirmation on a
+    terminal; without one, -f/--force is required. With --json: the promotion report, with
+    "forced": true when a reachable origin was ahead.
+    """
+    _promote(ctx, name, subjects, force=force, failover=True)
+
+
+def _promote(
+    ctx: typer.Context, name: str, subjects: list[str] | None, *, force: bool, failover: bool
+) -> None:
+    from jetlink.core import promote as core
+    from jetlink.core.errors import JetlinkError
+
+    app = App.of(ctx)
+    store = data_dir(app)
+    clock = common.make_clock()
+    info = open_jetstream(app).stream_info(name)
+    if info.config.mirror is None:
+        raise JetlinkError(f"stream {name} is not a mirror")
+    facts = core.origin_facts(store, app.cluster, info.config, info.state.last_seq, clock)
+    wanted = None if subjects is None else split_subjects(subjects)
+    refused = not failover and facts.reachable and bool(facts.lag)
+    if not refused:  # a promotion that will be refused is not worth a question
+        verb = "fail over to" if failover else "promote"
+        output.confirm(
+            app,
+            f"Really {verb} mirror {name} ({_origin_phrase(facts)}): it stops mirroring and "
+            "becomes a normal stream",
+            force=force,
+            action=f"{verb} mirror {name}",
+        )
+    try:
+        report = core.promote(
+            store, app.cluster, name, clock, subjects=wanted, failover=failover
+        )
+    except core.PromoteRefused as err:
+        behind = f"{err.lag} message{'s' if err.lag != 1 else ''}"
+        raise core.PromoteRefused(
+            f"mirror {name} is {behind} behind its origin {facts.stream} (cluster "
+            f"{facts.cluster}, last sequence {err.origin_last_seq}; mirror at "
+            f"{err.mirror_last_seq}): let it catch up (jetlink replicate) or promote it anyway "
+            f"(jetlink stream failover {name})",
+            lag=err.lag,
+            mirror_last_seq=err.mirror_last_seq,
+            origin_last_seq=err.origin_last_seq,
+        ) from None
+    app.emit(report.to_json(), human=render_promotion)
+
+
+def _origin_phrase(facts: Any) -> str:
+    text = f"origin {facts.stream} in cluster {facts.cluster}"
+    if not facts.reachable:
+        text += f": {facts.error}"
+    if facts.lag:
+        text += f", {output.comma(facts.lag)} message{'s' if facts.lag != 1 else ''} not copied"
+    return text
+
+
+def render_promotion(app: App, doc: dict[str, Any]) -> None:
+    """The promotion report: what the origin and the mirror held, the subjects, the clamps."""
+    name, origin = doc["stream"], doc["origin"]
+    where = f"{origin['stream']}@{origin['cluster']}"
+    how = " (failover)" if doc["action"] == "failover" else ""
+    cols = output.Columns(f"Stream {name} was promoted{how}: it no longer mirrors {where}")
+
+    def seq(value: Any) -> str:
+        return "unknown" if value is None else output.comma(value)
+
+    cols.title("Promotion")
+    cols.row("Action", doc["action"])
+    cols.row("Origin", f"{origin['stream']} in cluster {origin['cluster']}")
+    cols.row("Origin State", "reachable" if origin["reachable"] else origin.get("error", ""))
+    last = seq(doc["origin_last_seq"])
+    if not origin["reachable"] and doc["origin_last_seq"] is not None:
+        last += " (last known)"
+    cols.row("Origin Last Sequence", last)
+    cols.row("Mirror Last Sequence", seq(doc["mirror_last_seq"]))
+    lag = seq(doc["lag"])
+    cols.row("Lag", f"{lag} (forced)" if doc["forced"] else lag)
+    cols.row("Subjects", ", ".join(doc["subjects"]))
+    cols.row("Clamped Consumers", "none", not doc["clamps"])
+    if doc["clamps"]:
+        cols.title("Clamped Consumers")
+        for clamp in doc["clamps"]:
+            cols.row(clamp["consumer"], f"from {seq(clamp['from'])} to {seq(clamp['to'])}")
+    cols.render(app)
 
 
 # -- messages -------------------------------------------------------------------------------

@@ -16,11 +16,22 @@ Sizes accept natscli's forms (``ParseStringAsBytes``): a number of bytes, or a n
 1024-based unit ``K KB KiB M MB MiB G GB GiB T TB TiB`` (case-insensitive); any negative
 value (``-1``) means unlimited. Durations are Go's (``90s``, ``2m30s``, ``1h``) plus ``d`` and
 ``w``; ``-1`` means unlimited for --max-age.
+
+Mirrors and sources (``stream add`` only, as natscli: its edit and copy refuse them, use
+--config): ``--mirror ORIGIN`` and ``--source ORIGIN`` (repeatable) take a stream name, a
+name with the cluster it lives in (``ORIGIN@CLUSTER``: ``external.api = "$JS.<CLUSTER>.API"``,
+the JetStream domain of a real deployment) or, as natscli, a StreamSource JSON object
+(``{"name":"O","filter_subject":"o.>"}``): filters, subject transforms, start sequence or
+time are given that way (natscli asks for them interactively; jetlink has no extra flags for
+them). ``--mirror-domain CLUSTER`` names the mirror's cluster (natscli's "Foreign JetStream
+domain name"). A stream with a mirror or sources is not asked for subjects; a mirror is not
+asked for (and gets no) duplicate window, as natscli.
 """
 
 import dataclasses
 import functools
 import inspect
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,7 +42,7 @@ import typer
 from jetlink.cli.common import RESERVED_METADATA_PREFIX, usage
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jetlink.core.config.stream import StreamConfig
+    from jetlink.core.config.stream import StreamConfig, StreamSource
 
 _SIZE = re.compile(r"(\d+)([A-Za-z]+)")
 _SIZE_UNITS = {
@@ -140,6 +151,60 @@ def choose(value: str, names: dict[str, str], *, flag: str) -> str:
     return names[key]
 
 
+def parse_origin(text: str, *, flag: str, domain: str | None = None) -> "StreamSource":
+    """A StreamSource from ``--mirror`` / ``--source``: ``NAME``, ``NAME@CLUSTER`` (split at
+    the last ``@``; the origin lives in cluster CLUSTER: ``external.api =
+    "$JS.<CLUSTER>.API"``) or a StreamSource JSON object (natscli's form: a value starting
+    with ``{`` and ending with ``}``; unknown fields are refused). ``domain``
+    (``--mirror-domain``) names the cluster when the value does not."""
+    from jetlink.core.config.stream import ExternalStream, StreamSource
+    from jetlink.core.errors import JetlinkError
+
+    value = str(text).strip()
+    if value.startswith("{") and value.endswith("}"):
+        try:
+            doc = json.loads(value)
+        except ValueError as exc:
+            raise usage(f"invalid value for {flag}: not a JSON object: {exc}") from None
+        if not isinstance(doc, dict):
+            raise usage(f"invalid value for {flag}: not a JSON object")
+        try:
+            src = StreamSource.from_json(doc)
+        except JetlinkError as exc:
+            raise usage(f"invalid value for {flag}: {exc.description}") from None
+        if not src.name:
+            raise usage(f"invalid value for {flag}: name is required")
+    else:
+        name, at, cluster = value.rpartition("@")
+        if not at:
+            name, cluster = value, ""
+        if not name or (at and not cluster):
+            raise usage(
+                f"invalid value for {flag}: {text!r}: expected STREAM, STREAM@CLUSTER or a "
+                "JSON object"
+            )
+        src = StreamSource(name=name)
+        if cluster:
+            src.external = ExternalStream(api=cluster_api(cluster, flag=flag))
+    if domain is not None:
+        if src.external is not None:
+            raise usage(f"--mirror-domain conflicts with the external API given by {flag}")
+        src.external = ExternalStream(api=cluster_api(domain, flag="--mirror-domain"))
+    return src
+
+
+def cluster_api(cluster: str, *, flag: str) -> str:
+    """``$JS.<cluster>.API``: the external API prefix naming a cluster of the data directory."""
+    from jetlink.core.errors import JetlinkError
+    from jetlink.core.store.datadir import validate_cluster_name
+
+    try:
+        validate_cluster_name(cluster)
+    except JetlinkError as exc:
+        raise usage(f"invalid value for {flag}: {exc.description}") from None
+    return f"$JS.{cluster}.API"
+
+
 # -- the flags --------------------------------------------------------------------------------
 
 
@@ -166,6 +231,9 @@ class StreamFlags:
     max_msgs: int | None = None
     max_msgs_per_subject: int | None = None
     dupe_window: str | None = None
+    mirror: str | None = None
+    mirror_domain: str | None = None
+    source: list[str] | None = None
     allow_rollup: bool | None = None
     deny_delete: bool | None = None
     deny_purge: bool | None = None
@@ -414,6 +482,44 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
             ),
         ],
         _ALL,
+    ),
+    (
+        "mirror",
+        Annotated[
+            str | None,
+            _opt(
+                "--mirror",
+                metavar="ORIGIN",
+                help="Completely mirror another stream: STREAM, STREAM@CLUSTER (a stream of "
+                "another cluster) or a StreamSource JSON object.",
+            ),
+        ],
+        (ADD,),
+    ),
+    (
+        "mirror_domain",
+        Annotated[
+            str | None,
+            _opt(
+                "--mirror-domain",
+                metavar="CLUSTER",
+                help="Cluster the mirrored stream lives in (external API $JS.CLUSTER.API).",
+            ),
+        ],
+        (ADD,),
+    ),
+    (
+        "source",
+        Annotated[
+            list[str] | None,
+            _opt(
+                "--source",
+                metavar="ORIGIN",
+                help="Source data from other streams, merging into this one: STREAM, "
+                "STREAM@CLUSTER or a StreamSource JSON object (repeatable).",
+            ),
+        ],
+        (ADD,),
     ),
     (
         "allow_rollup",
@@ -690,6 +796,12 @@ def apply_flags(cfg: "StreamConfig", flags: StreamFlags) -> "StreamConfig":
         new.max_msgs_per_subject = n if n > 0 else (0 if n == 0 else -1)
     if f.dupe_window is not None:
         new.duplicate_window = parse_duration_flag(f.dupe_window, flag="--dupe-window")
+    if f.mirror is not None:
+        new.mirror = parse_origin(f.mirror, flag="--mirror", domain=f.mirror_domain)
+    elif f.mirror_domain is not None:
+        raise usage("--mirror-domain goes with --mirror")
+    if f.source:
+        new.sources = [*new.sources, *(parse_origin(v, flag="--source") for v in f.source)]
     if f.allow_rollup is not None:
         new.allow_rollup_hdrs = f.allow_rollup
     if f.deny_delete is not None:
@@ -765,11 +877,23 @@ ASKED: tuple[tuple[str, str, Any], ...] = (
 _INVERTED = {"deny_delete", "deny_purge"}
 
 
+def _asked(flags: StreamFlags) -> list[tuple[str, str, Any]]:
+    """The questions natscli asks for this stream: no duplicate window for a mirror."""
+    return [q for q in ASKED if not (q[0] == "dupe_window" and flags.mirror is not None)]
+
+
+def _needs_subjects(flags: StreamFlags) -> bool:
+    """natscli asks for subjects unless given, or the stream has a mirror or sources."""
+    return not (flags.subjects or flags.mirror is not None or flags.source)
+
+
 def missing_answers(flags: StreamFlags) -> list[str]:
     """The ``--flags`` natscli would ask for (the subjects first) when they are not given."""
-    missing = [] if flags.subjects else ["--subjects"]
+    missing = ["--subjects"] if _needs_subjects(flags) else []
     missing += [
-        "--" + name.replace("_", "-") for name, _, _ in ASKED if getattr(flags, name) is None
+        "--" + name.replace("_", "-")
+        for name, _, _ in _asked(flags)
+        if getattr(flags, name) is None
     ]
     return missing
 
@@ -788,7 +912,7 @@ def dupe_window_default(flags: StreamFlags) -> str:
 def add_defaults(flags: StreamFlags) -> StreamFlags:
     """``flags`` with natscli's ``--defaults`` values for every flag it would ask for."""
     values = dataclasses.asdict(flags)
-    for name, _, default in ASKED:
+    for name, _, default in _asked(flags):
         if values[name] is None:
             values[name] = (
                 dupe_window_default(flags)
@@ -810,12 +934,12 @@ def ask_missing(flags: StreamFlags, ask: Callable[[str, Any, str], Any]) -> Stre
     """Fill the missing flags by asking: ``ask(question, default, kind)`` with kind
     ``text``, ``int`` or ``bool`` returns the answer (natscli's questions and defaults)."""
     values = dataclasses.asdict(flags)
-    if not values["subjects"]:
+    if _needs_subjects(flags):
         answer = ""
         while not split_subjects([answer]):
             answer = ask("Subjects", None, "text")
         values["subjects"] = split_subjects([answer])
-    for name, question, default in ASKED:
+    for name, question, default in _asked(flags):
         if values[name] is not None:
             continue
         if name == "dupe_window":

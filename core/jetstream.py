@@ -224,8 +224,13 @@ class JetStream:
               subjects_filter: str | None = None, deleted_details: bool = False) -> StreamInfo:
         state = S.stream_state(conn, d, consumer_count=self.hooks.consumer_count(conn, d.name),
                                subjects_filter=subjects_filter, deleted_details=deleted_details)
+        mirror, sources = None, []
+        if d.cfg.mirror is not None or d.cfg.sources:
+            from .replication import stream_source_infos  # StreamSourceInfo of its agreements
+
+            mirror, sources = stream_source_infos(conn, d, now)
         return StreamInfo(config=d.cfg.copy(), created_ns=d.created_ns, state=state, ts_ns=now,
-                          cluster=self.cluster.name)
+                          cluster=self.cluster.name, mirror=mirror, sources=sources)
 
     def streams(self, subject: str | None = None) -> list[StreamInfo]:
         """Every stream (by name), or those whose subjects collide with ``subject``."""

@@ -112,7 +112,8 @@ class StreamState:
 
 @dataclass
 class StreamInfo:
-    """``{"config", "created", "state", "mirror"?, "sources"?, "cluster", "ts"}``.
+    """``{"config", "created", "state", "cluster", "mirror"?, "sources"?, "ts"}`` (the server's
+    order).
 
     ``config`` is the stored StreamConfig; ``to_json`` adds the two metadata keys the server
     adds to every response (``_nats.ver``, ``_nats.level``). ``mirror`` / ``sources`` are
@@ -139,11 +140,11 @@ class StreamInfo:
             "created": format_rfc3339_nano(self.created_ns),
             "state": self.state.to_json(),
         }
+        if self.cluster:
+            out["cluster"] = {"leader": self.cluster}
         if self.mirror is not None:
             out["mirror"] = self.mirror
         if self.sources:
             out["sources"] = self.sources
-        if self.cluster:
-            out["cluster"] = {"leader": self.cluster}
         out["ts"] = format_rfc3339_nano(self.ts_ns)
         return out

@@ -829,6 +829,90 @@ class StreamTxn:
             self.last_msg_id = ""
         return out
 
+    def append_sourced(self, items: list[tuple[str, bytes, bytes]]
+                       ) -> tuple[int, ApiError | None]:
+        """Sourced messages ``(subject, hdr, data)`` in order, stopping at the first refusal
+        (core/replication.py's batch path): ``(how many were stored, the refusal or None)``.
+
+        Same results as ``append(subject, hdr, data, sourced=True)`` for each, for headers
+        the publish path does not act on: the caller leaves out messages with Nats-Msg-Id,
+        Nats-TTL, Nats-Rollup or Nats-Incr (and calls this only when ``sourced_fast``).
+        """
+        d = self.d
+        base = self.base
+        base_size, hdr_extra = d.base_size, d.hdr_extra
+        mms = d.max_msg_size
+        max_per, max_msgs, max_bytes = d.max_per, d.max_msgs, d.max_bytes
+        rows, row_pos, ptr_next = self._rows, self._row_pos, self._ptr_next
+        touched, cache = self._touched, self._subj
+        now = self.txn.now
+        ts = now if now > self.last_ts else self.last_ts
+        seq = self.last_seq
+        nmsgs, nbytes = self.msgs, self.bytes
+        pend_alive = self._pend_alive
+        done = 0
+        err: ApiError | None = None
+        for subject, hdr, data in items:
+            hlen = len(hdr)
+            if (mms >= 0 and (hlen > mms or len(data) > mms - hlen)) or hlen > MAX_HEADER_SIZE:
+                err = nats_error("StreamMessageExceedsMaximum" if mms >= 0 and (
+                    hlen > mms or len(data) > mms - hlen) else "StreamHeaderExceedsMaximum")
+                break
+            s = cache.get(subject)
+            if s is None:
+                s = self._subject(subject)
+            size = base_size + s.slen + len(data) + hdr_extra + hlen
+            count = s.count
+            if ((max_per and count >= max_per) or (max_msgs and nmsgs >= max_msgs)
+                    or (max_bytes and nbytes + size > max_bytes) or seq >= MAX_SEQ):
+                # A limit acts on this one: the general path, with the state written back.
+                self.last_seq, self.last_ts, self.msgs, self.bytes = seq, ts, nmsgs, nbytes
+                self._pend_alive = pend_alive
+                r = self._store(subject, hdr, data, 0, size, "", "", None, None)
+                seq, ts, nmsgs, nbytes = self.last_seq, self.last_ts, self.msgs, self.bytes
+                pend_alive = self._pend_alive
+                if isinstance(r, ApiError):
+                    err = r
+                    break
+                done += 1
+                continue
+            seq += 1
+            if count:
+                prev = s.last
+                pos = row_pos.get(prev)
+                if pos is not None:
+                    rows[pos][4] = seq
+                else:
+                    ptr_next[prev] = seq
+            else:
+                prev = 0
+                s.first = seq
+            row_pos[seq] = len(rows)
+            rows.append([base | seq, s.id, ts, prev, 0, hdr, data])
+            s.last = seq
+            s.count = count + 1
+            if not s.touched:
+                s.touched = True
+                touched.append(s)
+            if nmsgs == 0:
+                self.first_seq = seq
+                self._first_dirty = False
+            nmsgs += 1
+            nbytes += size
+            pend_alive += 1
+            done += 1
+        self.last_seq, self.last_ts, self.msgs, self.bytes = seq, ts, nmsgs, nbytes
+        self._pend_alive = pend_alive
+        if done:
+            self.last_msg_id = ""
+        return done, err
+
+    @property
+    def sourced_fast(self) -> bool:
+        """Whether :meth:`append_sourced` may be used for this stream."""
+        d = self.d
+        return not d.sealed and d.fast and d.republish is None
+
     def _append_slow(self, subject: str, hdr: bytes | None, data: bytes,
                      sourced: bool, fv: dict[str, str] | None = None) -> PubAck | ApiError:
         d = self.d

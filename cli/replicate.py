@@ -1,0 +1,305 @@
+"""``jetlink replicate``: copy what mirrors and sources have pending, and report it.
+
+Every mutating command already ends with one bounded replication step (cli/common.py
+``replicate_step``); this command is for the rest: a backlog, an origin back from an outage,
+chains of mirrors. It covers every agreement of the data directory (the global --cluster is
+not used): the pump (``jetlink.core.replication``) skips targets in clusters that are down and
+reports agreements whose origin is unreachable.
+
+- ``jetlink replicate`` runs ``pump_until_idle`` and prints one row per agreement (target,
+  origin, kind, messages copied, lag, error) and a summary; with --json one document
+  ``{"agreements": [AgreementReport...], "copied", "skipped", "lag", "errors"}``.
+- ``jetlink replicate --follow`` keeps pumping (a step, then a pause of --interval when the
+  step moved nothing) until Ctrl-C (exit status 130): a live table on a terminal, one plain
+  line per agreement with activity otherwise, JSON lines with --json (one line per step with
+  activity: ``{"time", "step", "copied", "agreements": [...]}``). Activity is a message
+  copied or skipped, or an error that appeared, changed or cleared.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from jetlink.cli import output
+from jetlink.cli.app import App, ExitCode
+from jetlink.cli import common
+from jetlink.cli.common import data_dir, usage
+from jetlink.cli.options import JsonOption
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jetlink.core.replication import AgreementReport
+
+# The most messages one agreement copies per step in --follow mode, so that Ctrl-C and the
+# display stay responsive during a large backlog (the next step follows at once).
+FOLLOW_STEP_MAX_MSGS = 10_000
+
+
+def sleep(seconds: float) -> None:
+    """The pause between idle steps of --follow (tests replace it)."""
+    time.sleep(seconds)
+
+
+def live_wanted(app: App) -> bool:
+    """Whether --follow shows a live table: stdout is a terminal and no --json (tests
+    replace it)."""
+    return not app.json and output.stdout_is_terminal()
+
+
+def replicate(
+    ctx: typer.Context,
+    follow: Annotated[
+        bool,
+        typer.Option(
+            "--follow",
+            "-F",
+            help="Keep replicating until interrupted (Ctrl-C), showing the activity.",
+        ),
+    ] = False,
+    interval: Annotated[
+        str,
+        typer.Option(
+            "--interval",
+            metavar="DURATION",
+            help="With --follow: pause between steps that find nothing to copy (500ms, 2s).",
+        ),
+    ] = "1s",
+    json_output: JsonOption = False,
+) -> None:
+    """Copy pending messages to mirrors and sources.
+
+    Runs replication steps over every mirror and source of the data directory until
+    nothing is pending, then prints, per agreement, the target stream, its origin
+    (STREAM@CLUSTER), the kind, the messages copied, the lag left and the error, if any (an
+    origin in a cluster that is down, a target at its limits), then a summary. Exit status 0
+    even when an agreement reports an error.
+
+    --follow keeps going until Ctrl-C (exit status 130): a live table on a terminal, one
+    line per agreement with activity otherwise, JSON lines with --json (one line per step
+    with activity). Without --follow, --json prints one document: {"agreements": [...],
+    "copied", "skipped", "lag", "errors"}.
+    """
+    from jetlink.cli.stream_flags import parse_duration_flag
+
+    app = App.of(ctx)
+    pause = parse_duration_flag(interval, flag="--interval") / 1e9
+    if follow and pause <= 0:
+        raise usage("invalid value for --interval: must be more than 0")
+    store = data_dir(app, step=False)
+    clock = common.make_clock()
+    if follow:
+        _follow(app, store, clock, pause)
+        return
+    from jetlink.core.replication import pump_until_idle
+
+    reports = pump_until_idle(store, clock)
+    app.emit(summary_doc(reports), human=render_summary)
+
+
+# -- one run -----------------------------------------------------------------------------------
+
+
+def summary_doc(reports: list[AgreementReport]) -> dict[str, Any]:
+    docs = [r.to_json() for r in reports]
+    return {
+        "agreements": docs,
+        "copied": sum(d["copied"] for d in docs),
+        "skipped": sum(d["skipped"] for d in docs),
+        "lag": sum(d["lag"] for d in docs),
+        "errors": sum(1 for d in docs if d.get("error")),
+    }
+
+
+def at(stream: str, cluster: str) -> str:
+    """``STREAM@CLUSTER``, as --source takes an origin of another cluster."""
+    return f"{stream}@{cluster}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{output.comma(n)} {word}{'' if n == 1 else 's'}"
+
+
+def agreements_table(app: App, docs: list[dict[str, Any]], *, title: str) -> None:
+    skipped = any(d["skipped"] for d in docs)
+    columns = ["Target", "Origin", "Kind", "Copied", *(["Skipped"] if skipped else []), "Lag"]
+    rows = [
+        [
+            at(d["target"], d["target_cluster"]),
+            at(d["origin"], d["origin_cluster"]),
+            d["kind"],
+            output.comma(d["copied"]),
+            *([output.comma(d["skipped"])] if skipped else []),
+            output.comma(d["lag"]),
+            d.get("error") or "",
+        ]
+        for d in docs
+    ]
+    output.table(
+        app,
+        [*columns, "Error"],
+        rows,
+        title=title,
+        no_wrap=("Target", "Origin", "Kind", "Copied", "Skipped", "Lag"),
+    )
+
+
+def render_summary(app: App, doc: dict[str, Any]) -> None:
+    docs = doc["agreements"]
+    if not docs:
+        output.line(app, "No mirrors or sources to replicate")
+        return
+    agreements_table(app, docs, title="Replication")
+    output.line(app)
+    text = (
+        f"{_plural(len(docs), 'agreement')}: {_plural(doc['copied'], 'message')} copied, "
+        f"lag {output.comma(doc['lag'])}, {_plural(doc['errors'], 'error')}"
+    )
+    if doc["skipped"]:
+        text += f", {_plural(doc['skipped'], 'duplicate')} skipped"
+    output.line(app, text)
+
+
+# -- --follow ----------------------------------------------------------------------------------
+
+
+def _key(r: AgreementReport) -> tuple[str, ...]:
+    return (r.target_cluster, r.target, r.kind, r.origin_cluster, r.origin)
+
+
+class Follower:
+    """The state of a --follow run: totals per agreement since the start, the last error
+    seen of each (to report changes once), the step count."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.totals: dict[tuple[str, ...], dict[str, Any]] = {}
+        self.errors: dict[tuple[str, ...], str | None] = {}
+
+    def step(self, reports: list[AgreementReport]) -> list[AgreementReport]:
+        """Record one step; the reports with activity (moved, or error changed)."""
+        self.steps += 1
+        active = []
+        for r in reports:
+            key = _key(r)
+            doc = self.totals.get(key)
+            if doc is None:
+                doc = self.totals[key] = {**r.to_json(), "copied": 0, "skipped": 0}
+            doc.update(
+                copied=doc["copied"] + r.copied,
+                skipped=doc["skipped"] + r.skipped,
+                lag=r.lag,
+                seq=r.seq,
+            )
+            doc.pop("error", None)
+            if r.error:
+                doc["error"] = r.error
+            if r.moved or self.errors.get(key) != r.error:
+                active.append(r)
+            self.errors[key] = r.error
+        return active
+
+    @property
+    def copied(self) -> int:
+        return sum(d["copied"] for d in self.totals.values())
+
+
+def activity_line(now: str, r: AgreementReport) -> str:
+    text = (
+        f"{now} {r.kind} {at(r.target, r.target_cluster)} <- {at(r.origin, r.origin_cluster)}: "
+        f"copied {output.comma(r.copied)}"
+    )
+    if r.skipped:
+        text += f", skipped {output.comma(r.skipped)}"
+    text += f", lag {output.comma(r.lag)}"
+    if r.error:
+        text += f", error: {r.error}"
+    return text
+
+
+def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
+    from jetlink.core.clock import format_rfc3339_nano
+    from jetlink.core.replication import pump
+
+    state = Follower()
+    live = None
+    if live_wanted(app):
+        from rich.live import Live
+
+        live = Live(console=app.out, auto_refresh=False, transient=False)
+        live.start()
+    output.notice(app, f"Replicating every {_interval_text(pause)}; Ctrl-C to stop")
+    try:
+        while True:
+            reports = pump(store, clock, max_msgs=FOLLOW_STEP_MAX_MSGS)
+            active = state.step(reports)
+            now = format_rfc3339_nano(clock.now_ns())
+            if live is not None:
+                live.update(_live_table(state, now), refresh=True)
+            elif active and app.json:
+                output.json_line(
+                    {
+                        "time": now,
+                        "step": state.steps,
+                        "copied": sum(r.copied for r in active),
+                        "agreements": [r.to_json() for r in active],
+                    }
+                )
+            else:
+                for r in active:
+                    output.line(app, activity_line(now, r))
+            if not any(r.moved for r in reports):
+                sleep(pause)
+    except KeyboardInterrupt:
+        if live is not None:
+            live.stop()
+            live = None
+        output.notice(
+            app,
+            f"Stopped after {_plural(state.steps, 'step')}: "
+            f"{_plural(state.copied, 'message')} copied",
+        )
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
+    finally:
+        if live is not None:
+            live.stop()
+
+
+def _interval_text(seconds: float) -> str:
+    from jetlink.core.durations import format_duration
+
+    return format_duration(int(seconds * 1e9))
+
+
+def _live_table(state: Follower, now: str) -> Any:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    tbl = Table(
+        title=f"Replication at {now}: step {state.steps}, "
+        f"{_plural(state.copied, 'message')} copied",
+        title_justify="left",
+        box=box.ROUNDED,
+        header_style="bold",
+    )
+    for column in ("Target", "Origin", "Kind", "Copied", "Lag", "Error"):
+        tbl.add_column(column, no_wrap=column != "Error", overflow="fold")
+    if not state.totals:
+        tbl.add_row(Text("(no mirrors or sources)"), "", "", "", "", "")
+    for d in state.totals.values():
+        cells = (
+            at(d["target"], d["target_cluster"]),
+            at(d["origin"], d["origin_cluster"]),
+            d["kind"],
+            output.comma(d["copied"]),
+            output.comma(d["lag"]),
+            d.get("error") or "",
+        )
+        tbl.add_row(*(Text(c) for c in cells))
+    return tbl
+
+
+def register(app: typer.Typer) -> None:
+    app.command("replicate")(replicate)

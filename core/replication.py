@@ -1,0 +1,1422 @@
+"""Mirrors and sources on the embedded store: agreements, their cursors, the pump.
+
+docs/replication.md is the contract; the rules are nats-server 2.15's (``stream.go``:
+``setupMirrorConsumer`` / ``processInboundMirrorMsg``, ``trySetupSourceConsumer`` /
+``processInboundSourceMsg``, ``genSourceHeader``, ``sourceInfo``), checked by hand and by
+tests/conformance/test_replication_conformance.py against a live server.
+
+A stream whose config has ``mirror`` or ``sources`` holds one *agreement* per origin, a row of
+``repl_agreements`` in the TARGET cluster's database (a schema component): the origin, a
+durable cursor (the last origin sequence consumed), lag / last contact / error for StreamInfo,
+and the durable consumer used on WorkQueue / Interest origins. :func:`pump` runs steps; a step
+of one target stream is ONE write transaction of the target database holding the copied
+messages AND every cursor that moved, so a crash at any point loses and duplicates nothing.
+
+Two ways to copy, same result (tests compare them): the per-message path (every rule of the
+publish path, ``StreamTxn.append``), and for mirrors whose batch needs none of those rules
+the SQL path: the origin database ``ATTACH``ed and ``INSERT ... SELECT`` in large batches,
+subject chains and counters computed in SQL.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import heapq
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from . import headers as H
+from . import streams as S
+from .clock import Clock, format_rfc3339_nano, parse_rfc3339_nano
+from .config.stream import StreamConfig, StreamSource
+from .errors import ApiError, JetlinkError, nats_error
+from .messages import PubAck
+from .store import Cluster, DataDir
+from .subjects import SubjectFilter
+from .transform import compile_transform
+
+__all__ = [
+    "AgreementReport",
+    "COMPONENT",
+    "SCHEMA_STEPS",
+    "go_hash",
+    "iname_of",
+    "pump",
+    "pump_until_idle",
+    "source_infos",
+    "stream_source_infos",
+]
+
+COMPONENT = "replication"
+SCHEMA_STEPS: list[list[str]] = [
+    [
+        # One row per (target stream, kind, iname). ``cursor``: the last origin sequence
+        # consumed (stored, or skipped as a duplicate); for a mirror it follows the mirror's
+        # last sequence. ``lag`` / ``last_seen`` / ``error`` are what StreamInfo reports.
+        """CREATE TABLE repl_agreements (
+            target_id      INTEGER NOT NULL,
+            kind           TEXT NOT NULL,
+            iname          TEXT NOT NULL,
+            target_created INTEGER NOT NULL,
+            origin_cluster TEXT NOT NULL,
+            origin         TEXT NOT NULL,
+            origin_ident   TEXT NOT NULL DEFAULT '',
+            started        INTEGER NOT NULL DEFAULT 0,
+            cursor         INTEGER NOT NULL DEFAULT 0,
+            seq            INTEGER NOT NULL DEFAULT 0,
+            lag            INTEGER NOT NULL DEFAULT 0,
+            last_seen      INTEGER NOT NULL DEFAULT 0,
+            error          TEXT,
+            consumer       TEXT NOT NULL DEFAULT '',
+            consumer_auto  INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (target_id, kind, iname)
+        ) WITHOUT ROWID""",
+    ],
+]
+
+SS = H.STREAM_SOURCE
+SECOND = 1_000_000_000
+HEARTBEAT_NS = SECOND  # the server's sourceHealthHB: last contact refreshed at most this often
+BATCH = 50_000  # messages per agreement per transaction, per-message path
+SQL_BATCH = 1_000_000  # messages per transaction, SQL path
+MAX_ROUNDS = 100_000  # pump_until_idle's guard against endless cross-cluster loops
+_MASK = S.MAX_SEQ
+_HASH_DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+# Headers the SQL path can not copy verbatim (the per-message path strips or acts on them).
+_SQL_UNSAFE = ("Nats-Expected-", "Nats-Batch-", "Nats-TTL", "Nats-Rollup")
+
+# Errors of the agreement itself (the server's consumer setup failures; jetlink's own texts
+# for what a real server can not see: a down or unknown cluster).
+_SETUP_FAILED = {"mirror": (500, 10029), "source": (500, 10045)}
+_REQUIRES_ACK_FC = {
+    "mirror": (400, 10214, "stream mirror consumer requires flow control ack policy"),
+    "source": (400, 10217, "stream source consumer requires flow control ack policy"),
+}
+# nats-server 2.15.1 reports a mirror stalled by the target's limits with no error (only its
+# log says why); jetlink does the same in StreamInfo and puts the error in AgreementReport.
+STALL_ERROR_IN_INFO = False
+
+
+def go_hash(text: str) -> str:
+    """nats-server's ``getHash``: sha256, its first 8 bytes as base-62 digits."""
+    digest = hashlib.sha256(text.encode()).digest()
+    return "".join(_HASH_DIGITS[b % 62] for b in digest[:8])
+
+
+def identity(created_ns: int) -> str:
+    """A stream's identity (``mset.identity()``): the hash of its creation time."""
+    return go_hash(format_rfc3339_nano(created_ns))
+
+
+def iname_of(src: StreamSource) -> str:
+    """The server's index name (``composeIName``): ``<name>[:<hash(api)>][:C=<hash(consumer)>]
+    <filters> <destinations>`` (several joined with "\\f", none shown as ">")."""
+    name = src.name
+    if src.external is not None:
+        name += ":" + go_hash(src.external.api)
+    if src.consumer is not None:
+        name += ":C=" + go_hash(src.consumer.name)
+    if not src.subject_transforms:
+        return f"{name} {src.filter_subject or '>'} >"
+    srcs = "\f".join(t.src or ">" for t in src.subject_transforms)
+    dests = "\f".join(t.dest or ">" for t in src.subject_transforms)
+    return f"{name} {srcs} {dests}"
+
+
+def _filters(src: StreamSource) -> list[str]:
+    if src.subject_transforms:
+        return [t.src or ">" for t in src.subject_transforms]
+    return [src.filter_subject] if src.filter_subject else []
+
+
+def _strip_prefixes(hdr: bytes | None, prefixes: Sequence[bytes]) -> bytes | None:
+    """Drop header lines whose name starts with one of ``prefixes`` (None if none remain)."""
+    if not hdr or b"Nats-" not in hdr:
+        return hdr
+    lines = hdr.split(b"\r\n")
+    kept = [lines[0]] + [ln for ln in lines[1:] if not ln.startswith(tuple(prefixes))]
+    if len(kept) == len(lines):
+        return hdr
+    out = b"\r\n".join(kept)
+    return None if len(out) <= len(H.HDR_LINE) + 2 else out
+
+
+_MIRROR_STRIP = (b"Nats-Expected-", b"Nats-Batch-")
+_SOURCE_STRIP = (b"Nats-Stream-Source:", b"Nats-Expected-", b"Nats-Batch-")
+
+
+def _error_doc(err: ApiError | None) -> str | None:
+    if err is None:
+        return None
+    return json.dumps({"code": err.code, "err_code": err.err_code,
+                       "description": err.description}, separators=(",", ":"))
+
+
+# --------------------------------------------------------------------------------------------
+# Reports
+# --------------------------------------------------------------------------------------------
+@dataclass
+class AgreementReport:
+    """What one pump call did for one agreement."""
+
+    target_cluster: str
+    target: str
+    origin_cluster: str
+    origin: str
+    kind: str  # "mirror" | "source"
+    copied: int = 0  # messages stored in the target
+    skipped: int = 0  # duplicates (Nats-Msg-Id within the target's window) not stored
+    lag: int = 0  # as StreamInfo reports it
+    seq: int = 0  # the cursor: last origin sequence consumed
+    error: str | None = None  # why it did not move (origin unreachable, target refusing, ...)
+    stalled: bool = False  # the target refused a message (limits): retried on a later step
+
+    @property
+    def moved(self) -> bool:
+        return bool(self.copied or self.skipped)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "target_cluster": self.target_cluster, "target": self.target,
+            "origin_cluster": self.origin_cluster, "origin": self.origin, "kind": self.kind,
+            "copied": self.copied, "skipped": self.skipped, "lag": self.lag, "seq": self.seq,
+        }
+        if self.error:
+            out["error"] = self.error
+        if self.stalled:
+            out["stalled"] = True
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# StreamSourceInfo
+# --------------------------------------------------------------------------------------------
+def _has_table(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM schema_components WHERE component = ?",
+                        (COMPONENT,)).fetchone() is not None
+
+
+def _info_doc(kind: str, src: StreamSource, row: tuple | None, now: int) -> dict[str, Any]:
+    """One StreamSourceInfo, fields in the server's order."""
+    out: dict[str, Any] = {"name": src.name}
+    if src.external is not None:
+        out["external"] = {"api": src.external.api, "deliver": src.external.deliver}
+    lag = seq = last_seen = 0
+    error = None
+    if row is not None:
+        lag, seq, last_seen, error = row
+    out["lag"] = lag
+    if kind == "source" and seq:
+        out["seq"] = seq
+    out["active"] = now - last_seen if last_seen else -1
+    if error:
+        out["error"] = json.loads(error)
+    if src.filter_subject:
+        out["filter_subject"] = src.filter_subject
+    if src.subject_transforms:
+        out["subject_transforms"] = [{"src": t.src, "dest": t.dest}
+                                     for t in src.subject_transforms]
+    return out
+
+
+def stream_source_infos(conn: sqlite3.Connection, d: S.StreamDef, now: int
+                        ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """StreamInfo's ``mirror`` and ``sources`` for stream ``d`` (read on its cluster's
+    connection, inside the caller's transaction)."""
+    cfg = d.cfg
+    if cfg.mirror is None and not cfg.sources:
+        return None, []
+    rows: dict[tuple[str, str], tuple] = {}
+    if _has_table(conn):
+        for kind, iname, created, lag, seq, last_seen, error in conn.execute(
+            "SELECT kind, iname, target_created, lag, seq, last_seen, error "
+            "FROM repl_agreements WHERE target_id = ?", (d.id,)
+        ):
+            if created == d.created_ns:
+                rows[(kind, iname)] = (lag, seq, last_seen, error)
+    if cfg.mirror is not None:
+        return _info_doc("mirror", cfg.mirror,
+                         rows.get(("mirror", iname_of(cfg.mirror))), now), []
+    return None, [_info_doc("source", s, rows.get(("source", iname_of(s))), now)
+                  for s in cfg.sources]
+
+
+def source_infos(datadir: DataDir, cluster: str, stream: str, clock: Clock
+                 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """StreamSourceInfo documents of ``stream`` in ``cluster``, as the server reports them:
+    ``(mirror info | None, [source info, ...])`` (10059 when the stream does not exist)."""
+    cl = datadir.open(cluster)
+    with cl.read() as conn:
+        catalog = S.Catalog.load(conn, cl.cache)
+        d = catalog.by_name.get(stream)
+        if d is None:
+            raise nats_error("StreamNotFound")
+        return stream_source_infos(conn, d, clock.now_ns())
+
+
+# --------------------------------------------------------------------------------------------
+# Reading an origin
+# --------------------------------------------------------------------------------------------
+class _OriginView:
+    """An origin stream as the consumer rules read it (core/consumers.py ``StreamView``)."""
+
+    def __init__(self, conn: sqlite3.Connection, d: S.StreamDef) -> None:
+        self.conn, self.sid, self.d = conn, d.id, d
+        self.first_seq, self.last_seq, self.msgs, self.created = conn.execute(
+            "SELECT first_seq, last_seq, msgs, created_ns FROM streams WHERE id = ?",
+            (d.id,)).fetchone()
+
+    def load(self, seq: int) -> Any:
+        return S.load_msg(self.conn, self.sid, seq)
+
+    def next_msgs(self, start: int, filters: Sequence[str], limit: int) -> list[Any]:
+        return S.next_msgs(self.conn, self.sid, start, filters, limit)
+
+    def count(self, start: int, filters: Sequence[str]) -> int:
+        return S.count_msgs(self.conn, self.sid, start, filters)
+
+    def last_seqs(self, filters: Sequence[str]) -> list[int]:
+        return S.last_seqs(self.conn, self.sid, filters)
+
+    def seq_from_time(self, ts: int) -> int:
+        seq = S.seq_for_time(self.conn, self.sid, ts)
+        return seq if seq else self.last_seq + 1
+
+    def existing(self, seqs: Iterable[int]) -> set[int]:
+        return S.existing(self.conn, self.sid, seqs)
+
+
+def _start_seq(view: _OriginView, filters: list[str], *, seq: int = 0,
+               time_ns: int = 0) -> int:
+    """Where a consumer created on the origin starts (the server's ``selectStartingSeqNo``):
+    ``seq`` (by start sequence), ``time_ns`` (by start time), else deliver all."""
+    from .config.consumer import ConsumerConfig
+    from .consumers import start_state
+
+    doc: dict[str, Any] = {"deliver_policy": "all"}
+    if seq > 0:
+        doc = {"deliver_policy": "by_start_sequence", "opt_start_seq": seq}
+    elif time_ns > 0:
+        doc = {"deliver_policy": "by_start_time", "opt_start_time": format_rfc3339_nano(time_ns)}
+    if len(filters) == 1:
+        doc["filter_subject"] = filters[0]
+    elif filters:
+        doc["filter_subjects"] = list(filters)
+    cfg = ConsumerConfig.from_json(doc, strict=False)
+    return start_state(cfg, view, view.d.cfg, 0).sseq
+
+
+def _read(conn: sqlite3.Connection, oid: int, start: int, filters: list[str],
+          limit: int) -> list[tuple]:
+    """Up to ``limit`` origin messages at or after ``start`` matching ``filters`` (none:
+    all), as ``(seq, subject, ts, hdr, data)`` in sequence order."""
+    if limit <= 0:
+        return []
+    base, top = S.key_range(oid)
+    lo = base | max(start, 0)
+    if not filters or ">" in filters:
+        return [(k & _MASK, subj, ts, hdr, data) for k, subj, ts, hdr, data in conn.execute(
+            "SELECT m.id, s.subject, m.ts, m.hdr, m.data FROM msgs m JOIN subjects s "
+            "ON s.id = m.subject_id WHERE m.id BETWEEN ? AND ? ORDER BY m.id LIMIT ?",
+            (lo, top, limit))]
+    names: dict[int, str] = {}
+    for f in filters:
+        for sid, _n, _first, _last, subject in S.matching_subjects(conn, oid, f):
+            names[sid] = subject
+    if not names:
+        return []
+    if len(names) <= 64:  # few subjects: walk their chains
+        return [(m.seq, m.subject, m.ts, m.hdr, m.data)
+                for m in S.next_msgs(conn, oid, start, filters, limit)]
+    out: list[tuple] = []
+    get = names.get
+    chunk = min(max(limit, 1000), 20_000)
+    while len(out) < limit:
+        rows = conn.execute("SELECT id, subject_id, ts, hdr, data FROM msgs "
+                            "WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ?",
+                            (lo, top, chunk)).fetchall()
+        for k, sid, ts, hdr, data in rows:
+            subject = get(sid)
+            if subject is not None:
+                out.append((k & _MASK, subject, ts, hdr, data))
+                if len(out) >= limit:
+                    break
+        if len(rows) < chunk:
+            break
+        lo = rows[-1][0] + 1
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# One agreement in one step
+# --------------------------------------------------------------------------------------------
+@dataclass
+class _Agreement:
+    kind: str
+    src: StreamSource
+    iname: str
+    target_cluster: str
+    target: str
+    origin_cluster: str
+    filters: list[str]
+    transforms: list[Any]  # compiled, first match wins
+    error: ApiError | None = None
+    ocl: Cluster | None = None  # the origin's cluster (None: unreachable)
+    same_db: bool = False
+    consumer: str = ""  # durable consumer on the origin ('' when none)
+    consumer_auto: bool = False
+    consumer_filters: list[str] | None = None
+    # filled inside the step
+    row: list[Any] | None = None
+    od: S.StreamDef | None = None
+    oview: _OriginView | None = None
+    msgs: list[tuple] = field(default_factory=list)
+    truncated: bool = False
+    stalled: ApiError | None = None
+    report: AgreementReport | None = None
+    last_attempt: int = 0  # origin seq of the last message tried (lag is counted after it)
+    read: bool = False  # the origin was reachable in this step
+    got: bool = False  # messages came from the origin in this step
+    final: bool = True  # no further step follows in this pump call (lag is worth counting)
+    oconn: sqlite3.Connection | None = None
+    saved: list[Any] | None = None
+
+    @property
+    def origin(self) -> str:
+        return self.src.name
+
+
+def _origin_cluster(src: StreamSource, target_cluster: str) -> tuple[str, ApiError | None]:
+    ext = src.external
+    if ext is None or not ext.api or ext.api == "$JS.API":
+        return target_cluster, None
+    dom = src.domain
+    if dom is None:
+        return "", ApiError(500, 0, f"external api {ext.api} names no cluster of the data "
+                                    "directory (use $JS.<cluster>.API)")
+    return dom, None
+
+
+def _setup_error(kind: str, text: str) -> ApiError:
+    code, err_code = _SETUP_FAILED[kind]
+    return ApiError(code, err_code, text)
+
+
+def _plan(dd: DataDir, tcluster: str, target: str, kind: str, src: StreamSource
+          ) -> _Agreement:
+    """Resolve one agreement's origin before the step (no lock held)."""
+    transforms = [compile_transform(t.src or ">", t.dest) for t in src.subject_transforms]
+    a = _Agreement(kind, src, iname_of(src), tcluster, target, "", _filters(src), transforms)
+    ocname, err = _origin_cluster(src, tcluster)
+    a.origin_cluster = ocname or "?"
+    if err is not None:
+        a.error = err
+        return a
+    try:
+        if not dd.has_cluster(ocname) and ocname != "local":
+            raise JetlinkError("absent")
+        ocl = dd.open(ocname)
+    except JetlinkError:
+        a.error = _setup_error(kind, f"origin cluster {ocname} not found")
+        return a
+    if ocl.kind != "nats":
+        a.error = _setup_error(kind, f"origin cluster {ocname} is not a NATS cluster")
+        return a
+    if ocl.down:
+        a.error = _setup_error(kind, f"origin cluster {ocname} is down")
+        return a
+    a.ocl = ocl
+    a.same_db = ocname == tcluster
+    return a
+
+
+def _consumer_name(a: _Agreement) -> str:
+    prefix = "JS_MIRROR_" if a.kind == "mirror" else "JS_SRC_"
+    return prefix + go_hash(f"{a.target_cluster}\n{a.target}\n{a.kind}\n{a.iname}")
+
+
+def _prepare_consumer(a: _Agreement, clock: Clock, start: int) -> None:
+    """WorkQueue / Interest origins and "bring your own" consumers: make sure the durable
+    consumer exists on the origin (created like the server's 'upgraded' sourcing consumer)."""
+    from .config.consumer import ConsumerConfig
+    from .jetstream import JetStream
+
+    assert a.ocl is not None
+    ojs = JetStream(a.ocl, clock)
+    if a.src.consumer is not None:
+        name = a.src.consumer.name
+        try:
+            info = ojs.consumer_info(a.origin, name)
+        except ApiError as err:
+            a.error = err
+            return
+        cfg = info.config
+        if cfg.ack_policy != "flow_control":
+            a.error = ApiError(*_REQUIRES_ACK_FC[a.kind])
+            return
+        from .config.consumer import filters_of
+
+        a.consumer, a.consumer_auto = name, False
+        a.consumer_filters = filters_of(cfg)
+        return
+    name = _consumer_name(a)
+    try:
+        names = ojs.consumer_names(a.origin)
+    except ApiError as err:
+        a.error = err
+        return
+    a.consumer, a.consumer_auto = name, True
+    if name in names:
+        return
+    hid = go_hash(name)
+    doc: dict[str, Any] = {
+        "name": name, "durable_name": name,
+        "deliver_subject": ("$JS.M." if a.kind == "mirror" else "$JS.S.") + hid,
+        "deliver_policy": "all",
+        "ack_policy": "flow_control", "flow_control": True, "idle_heartbeat": SECOND,
+        "max_ack_pending": 1000, "sourcing": True,
+        "metadata": ({"_nats.mirror.stream": a.target, "_nats.mirror.acc": "$G"}
+                     if a.kind == "mirror" else
+                     {"_nats.src.stream": a.target, "_nats.src.acc": "$G"}),
+    }
+    if start > 1:
+        doc["deliver_policy"] = "by_start_sequence"
+        doc["opt_start_seq"] = start
+    if len(a.filters) == 1:
+        doc["filter_subject"] = a.filters[0]
+    elif a.filters:
+        doc["filter_subjects"] = list(a.filters)
+    try:
+        ojs.add_consumer(a.origin, ConsumerConfig.from_json(doc, strict=False))
+    except ApiError as err:
+        a.error = _setup_error(a.kind, err.description)
+        a.consumer = ""
+
+
+def _settle(a: _Agreement, clock: Clock, upto: int) -> None:
+    """Acknowledge origin messages up to ``upto`` on the agreement's durable consumer (after
+    the target committed them): WorkQueue / Interest retention removes them."""
+    from .config.consumer import filters_of
+    from .consumer_store import StoreBackend
+    from .consumers import _Session, ack_msg, deliver
+    from .jetstream import JetStream
+
+    if not a.consumer or a.ocl is None or upto <= 0:
+        return
+    with JetStream(a.ocl, clock).write() as txn:
+        if a.origin not in txn.catalog.by_name:
+            return
+        s = _Session(StoreBackend(txn), a.origin, txn.now)
+        rec = s.recs.get(a.consumer)
+        if rec is None:
+            return
+        st, cfg, view = rec.state, rec.config, s.view
+        flt = filters_of(cfg)
+        left = 0  # messages still to deliver up to ``upto``
+        if st.sseq <= upto:
+            left = view.count(st.sseq, flt) - view.count(upto + 1, flt)
+        while st.asflr < upto:
+            top = 0
+            if left > 0:
+                ds, _auto = deliver(st, cfg, view, txn.now, min(left, 1000))
+                left -= sum(1 for x in ds if x.num_delivered == 1)
+                top = max((x.msg.seq for x in ds if x.msg.seq <= upto), default=0)
+            if not top:
+                top = max((q for q in st.pending if q <= upto), default=0)
+            if not top:
+                if st.sseq <= upto and not st.pending:
+                    st.sseq = upto + 1  # nothing matching up to there: move past it
+                    st.adflr, st.asflr = st.dseq - 1, upto
+                    st.sync_store()
+                break
+            s.acked(ack_msg(st, cfg, top, txn.now))
+        s.save()
+
+
+def _drop_consumer(dd: DataDir, clock: Clock, ocluster: str, origin: str, name: str) -> None:
+    """Delete an 'upgraded' consumer whose agreement went away (best effort)."""
+    from .jetstream import JetStream
+
+    try:
+        if not dd.has_cluster(ocluster):
+            return
+        ocl = dd.open(ocluster)
+        if ocl.down:
+            return
+        JetStream(ocl, clock).delete_consumer(origin, name)
+    except (JetlinkError, sqlite3.Error):
+        pass
+
+
+# --------------------------------------------------------------------------------------------
+# The pump
+# --------------------------------------------------------------------------------------------
+def _targets(cl: Cluster) -> list[str]:
+    with cl.read() as conn:
+        catalog = S.Catalog.load(conn, cl.cache)
+        return [d.name for d in sorted(catalog.by_id.values(), key=lambda d: d.id)
+                if d.cfg.mirror is not None or d.cfg.sources]
+
+
+def _agreements_of(cfg: StreamConfig) -> list[tuple[str, StreamSource]]:
+    if cfg.mirror is not None:
+        return [("mirror", cfg.mirror)]
+    return [("source", s) for s in cfg.sources]
+
+
+def _cleanup(dd: DataDir, clock: Clock, cl: Cluster) -> None:
+    """Forget agreements of deleted / reconfigured streams; drop their 'upgraded' consumers."""
+    if not _has_table(cl.conn):
+        return
+    with cl.read() as conn:
+        catalog = S.Catalog.load(conn, cl.cache)
+        rows = conn.execute(
+            "SELECT target_id, kind, iname, target_created, origin_cluster, origin, consumer, "
+            "consumer_auto FROM repl_agreements").fetchall()
+    stale = []
+    for tid, kind, iname, created, ocl, origin, consumer, auto in rows:
+        d = catalog.by_id.get(tid)
+        keep = d is not None and d.created_ns == created and any(
+            k == kind and iname_of(s) == iname for k, s in _agreements_of(d.cfg))
+        if not keep:
+            stale.append((tid, kind, iname, ocl, origin, consumer if auto else ""))
+    if not stale:
+        return
+    with cl.transaction() as conn:
+        conn.executemany("DELETE FROM repl_agreements WHERE target_id = ? AND kind = ? "
+                         "AND iname = ?", [r[:3] for r in stale])
+    for _tid, _kind, _iname, ocl, origin, consumer in stale:
+        if consumer:
+            _drop_consumer(dd, clock, ocl, origin, consumer)
+
+
+def pump(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = None,
+         max_msgs: int | None = None, bulk: bool = True, batch: int | None = None
+         ) -> list[AgreementReport]:
+    """One step over every agreement whose target lives in ``clusters`` (all when None) and
+    in a cluster that is not down: copies what is pending (at most ``max_msgs`` messages per
+    agreement when given), in transactions of at most ``batch`` messages per agreement, each
+    holding the copied messages and the cursors. ``bulk=False`` forces the per-message path
+    (tests compare both). Returns one report per agreement."""
+    wanted = None if clusters is None else set(clusters)
+    reports: list[AgreementReport] = []
+    for info in datadir.clusters():
+        if info.kind != "nats" or info.down:
+            continue
+        if wanted is not None and info.name not in wanted:
+            continue
+        cl = datadir.open(info.name)
+        names = _targets(cl)
+        if names:
+            cl.ensure_schema(COMPONENT, SCHEMA_STEPS)
+        _cleanup(datadir, clock, cl)
+        for name in names:
+            reports += _pump_target(datadir, clock, cl, name, max_msgs, bulk, batch)
+    return reports
+
+
+def pump_until_idle(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = None,
+                    bulk: bool = True, batch: int | None = None,
+                    max_rounds: int = MAX_ROUNDS) -> list[AgreementReport]:
+    """:func:`pump` until a step moves nothing (chains of mirrors and sources settle too).
+    Returns the last step's reports with the totals copied / skipped over all steps."""
+    totals: dict[tuple, list[int]] = {}
+    reports: list[AgreementReport] = []
+    for _ in range(max_rounds):
+        reports = pump(datadir, clock, clusters=clusters, bulk=bulk, batch=batch)
+        moved = False
+        for r in reports:
+            key = (r.target_cluster, r.target, r.kind, r.origin_cluster, r.origin)
+            t = totals.setdefault(key, [0, 0])
+            t[0] += r.copied
+            t[1] += r.skipped
+            moved = moved or r.moved
+        if not moved:
+            break
+    for r in reports:
+        t = totals.get((r.target_cluster, r.target, r.kind, r.origin_cluster, r.origin))
+        if t:
+            r.copied, r.skipped = t
+    return reports
+
+
+def _pump_target(dd: DataDir, clock: Clock, cl: Cluster, name: str, max_msgs: int | None,
+                 bulk: bool, batch: int | None) -> list[AgreementReport]:
+    """Steps (transactions) for one target stream until it is caught up, or ``max_msgs``
+    messages per agreement."""
+    from .jetstream import JetStream
+
+    with cl.read() as conn:
+        d = S.Catalog.load(conn, cl.cache).by_name.get(name)
+    if d is None:
+        return []
+    plans = [_plan(dd, cl.name, name, k, s) for k, s in _agreements_of(d.cfg)]
+    for a in plans:
+        a.report = AgreementReport(cl.name, name, a.origin_cluster, a.origin, a.kind)
+    # Origins in other clusters: their expiry first (never two write locks at once).
+    done: set[str] = set()
+    for a in plans:
+        if a.ocl is not None and not a.same_db and a.ocl.name not in done:
+            done.add(a.ocl.name)
+            try:
+                JetStream(a.ocl, clock)._expire_if_due()
+            except (JetlinkError, sqlite3.Error):
+                pass
+    _prepare(clock, cl, d, plans)
+    js = JetStream(cl, clock)
+    budget = {id(a): max_msgs for a in plans}
+    while True:
+        limits = {}
+        for a in plans:
+            step = batch or (SQL_BATCH if bulk and a.kind == "mirror" else BATCH)
+            left = budget[id(a)]
+            limits[id(a)] = step if left is None else min(step, left)
+            a.final = left is not None and left <= step
+        if all(v <= 0 for v in limits.values()):
+            break
+        before = {id(a): a.report.copied + a.report.skipped for a in plans}  # type: ignore
+        moved = _step(js, name, plans, limits, bulk)
+        for a in plans:
+            if budget[id(a)] is not None:
+                budget[id(a)] -= (a.report.copied + a.report.skipped  # type: ignore[union-attr]
+                                  - before[id(a)])
+            if a.consumer and a.row is not None and a.error is None:
+                try:
+                    _settle(a, clock, a.row[_R_CURSOR])
+                except (JetlinkError, sqlite3.Error):
+                    pass
+        if not moved or not any(a.truncated for a in plans):
+            break
+    return [a.report for a in plans]  # type: ignore[misc]
+
+
+def _prepare(clock: Clock, cl: Cluster, d: S.StreamDef, plans: list[_Agreement]) -> None:
+    """Before the step: origins that need a durable consumer get it (a write on the origin's
+    database, so never inside the target's transaction)."""
+    for a in plans:
+        if a.ocl is None:
+            continue
+        with a.ocl.read() as oconn:
+            od = S.Catalog.load(oconn, a.ocl.cache).by_name.get(a.origin)
+            if od is None:
+                continue
+            if a.src.consumer is None and od.retention not in ("workqueue", "interest"):
+                continue
+            start = 0
+            if a.src.consumer is None:
+                view = _OriginView(oconn, od)
+                with cl.read() as tconn:
+                    row = None
+                    if _has_table(tconn):
+                        row = _load_row(tconn, d, a)
+                    if row is not None and row[_R_STARTED]:
+                        start = row[_R_CURSOR] + 1
+                    else:
+                        start = _initial_start(tconn, d, a, view, None)
+        _prepare_consumer(a, clock, start)
+
+
+# Row layout (a list, updated in place): see _ROW_COLS.
+_ROW_COLS = ("target_created", "origin_cluster", "origin", "origin_ident", "started", "cursor",
+             "seq", "lag", "last_seen", "error", "consumer", "consumer_auto")
+(_R_CREATED, _R_OCL, _R_ORIGIN, _R_IDENT, _R_STARTED, _R_CURSOR, _R_SEQ, _R_LAG, _R_SEEN,
+ _R_ERROR, _R_CONSUMER, _R_AUTO) = range(len(_ROW_COLS))
+
+
+def _load_row(conn: sqlite3.Connection, d: S.StreamDef, a: _Agreement) -> list[Any] | None:
+    row = conn.execute(
+        f"SELECT {', '.join(_ROW_COLS)} FROM repl_agreements WHERE target_id = ? AND kind = ? "
+        "AND iname = ?", (d.id, a.kind, a.iname)).fetchone()
+    if row is None or row[_R_CREATED] != d.created_ns:
+        return None
+    return list(row)
+
+
+def _new_row(d: S.StreamDef, a: _Agreement) -> list[Any]:
+    return [d.created_ns, a.origin_cluster, a.origin, "", 0, 0, 0, 0, 0, None, a.consumer,
+            int(a.consumer_auto)]
+
+
+def _save_row(conn: sqlite3.Connection, d: S.StreamDef, a: _Agreement) -> None:
+    if a.row is None or a.row == a.saved:
+        return
+    conn.execute(
+        f"INSERT OR REPLACE INTO repl_agreements(target_id, kind, iname, {', '.join(_ROW_COLS)})"
+        f" VALUES (?, ?, ?, {', '.join('?' * len(_ROW_COLS))})",
+        (d.id, a.kind, a.iname, *a.row))
+
+
+class _StreamRow:
+    """A stream's counters as stored (``first_seq, last_seq, last_ts, msgs``)."""
+
+    def __init__(self, conn: sqlite3.Connection, d: S.StreamDef) -> None:
+        self.first_seq, self.last_seq, self.last_ts, self.msgs = conn.execute(
+            "SELECT first_seq, last_seq, last_ts, msgs FROM streams WHERE id = ?",
+            (d.id,)).fetchone()
+
+
+def _target_fresh(st: Any) -> bool:
+    return st.msgs == 0 and st.first_seq == 0 and st.last_seq == 0
+
+
+def _scan_source_headers(conn: sqlite3.Connection, d: S.StreamDef, iname: str) -> int:
+    """The origin sequence in the newest Nats-Stream-Source header of ``iname`` stored in the
+    target (the server's ``startingSequenceForSources``), 0 when none."""
+    base, top = S.key_range(d.id)
+    for _key, hdr in conn.execute(
+        "SELECT id, hdr FROM msgs WHERE id BETWEEN ? AND ? AND hdr IS NOT NULL "
+        "ORDER BY id DESC", (base, top)
+    ):
+        if b"Nats-Stream-Source" not in hdr:
+            continue
+        value = H.header_value(hdr, SS) or ""
+        tokens = value.split(" ")
+        if len(tokens) >= 5 and f"{tokens[0]} {tokens[2]} {tokens[3]}" == iname:
+            try:
+                return int(tokens[1])
+            except ValueError:
+                return 0
+    return 0
+
+
+def _initial_start(conn: sqlite3.Connection, d: S.StreamDef, a: _Agreement,
+                   view: _OriginView, st: Any, recreated: bool = False) -> int:
+    """The first origin sequence a new agreement reads (the server's consumer setup rules:
+    ``setupMirrorConsumer``, ``trySetupSourceConsumer``)."""
+    src = a.src
+    filters = a.consumer_filters if a.consumer_filters is not None else a.filters
+    if st is None:
+        st = _StreamRow(conn, d)
+    if a.kind == "mirror":
+        # The start options apply only while the mirror has never held anything.
+        if not _target_fresh(st):
+            return st.last_seq + 1
+        if src.opt_start_seq > 0:
+            return _start_seq(view, filters, seq=src.opt_start_seq)
+        if src.opt_start_time:
+            return _start_seq(view, filters, time_ns=parse_rfc3339_nano(src.opt_start_time))
+        return _start_seq(view, filters)
+    found = 0 if recreated else _scan_source_headers(conn, d, a.iname)
+    if found:
+        return found + 1
+    if src.opt_start_seq > 0:
+        return _start_seq(view, filters, seq=src.opt_start_seq)
+    if src.opt_start_time:
+        t = parse_rfc3339_nano(src.opt_start_time)
+        if st.last_ts and t < st.last_ts:
+            t = st.last_ts
+        return _start_seq(view, filters, time_ns=t)
+    if st.first_seq > 1 and st.last_ts and not recreated:
+        return _start_seq(view, filters, time_ns=st.last_ts)
+    return _start_seq(view, filters)
+
+
+def _step(js: Any, name: str, plans: list[_Agreement], limits: dict[int, int],
+          bulk: bool) -> bool:
+    """ONE transaction of the target: read what is pending at each origin, store it, move the
+    cursors. Returns whether anything moved."""
+    tconn = js.cluster.conn
+    sql_a = None
+    if bulk and len(plans) == 1 and _worth_sql(tconn, name, plans[0]):
+        # The origin's database attached under its own name, even when it is the target's
+        # (an INSERT reading the table it writes would first copy the rows to a temp table).
+        try:
+            if any(r[1] == "repl_o" for r in tconn.execute("PRAGMA database_list")):
+                tconn.execute("DETACH DATABASE repl_o")  # left over by an interrupted step
+            tconn.execute("ATTACH DATABASE ? AS repl_o", (str(plans[0].ocl.path),))  # type: ignore
+            sql_a = plans[0]
+        except sqlite3.Error:
+            sql_a = None
+    gc_on = gc.isenabled()
+    gc.disable()
+    try:
+        if sql_a is None:
+            return _transaction(js, name, plans, limits, None)
+        # BEGIN IMMEDIATE would take the write lock of every attached database too: take
+        # the target's alone (a write statement that changes nothing), then join it.
+        tconn.execute("BEGIN")
+        try:
+            tconn.execute("DELETE FROM main.meta WHERE 0")
+            moved = _transaction(js, name, plans, limits, sql_a)
+            tconn.execute("COMMIT")
+            return moved
+        except BaseException:
+            if tconn.in_transaction:
+                tconn.execute("ROLLBACK")
+            raise
+    finally:
+        if gc_on:
+            gc.enable()
+        if sql_a is not None:
+            try:
+                tconn.execute("DETACH DATABASE repl_o")
+            except sqlite3.Error:
+                pass
+
+
+def _worth_sql(tconn: sqlite3.Connection, name: str, a: _Agreement) -> bool:
+    """Whether the SQL path may have something to copy (cheap reads, no transaction)."""
+    if a.ocl is None or a.error is not None or a.consumer:
+        return False
+    try:
+        o = a.ocl.conn.execute("SELECT last_seq FROM streams WHERE name = ?",
+                               (a.origin,)).fetchone()
+        t = tconn.execute("SELECT id, last_seq, created_ns FROM streams WHERE name = ?",
+                          (name,)).fetchone()
+        if o is None or t is None:
+            return False
+        if a.kind == "mirror":
+            return o[0] > t[1]
+        cursor = 0
+        if _has_table(tconn):
+            r = tconn.execute("SELECT cursor, target_created FROM repl_agreements WHERE "
+                              "target_id = ? AND kind = ? AND iname = ?",
+                              (t[0], a.kind, a.iname)).fetchone()
+            if r is not None and r[1] == t[2]:
+                cursor = r[0]
+        return o[0] > cursor
+    except sqlite3.Error:
+        return False
+
+
+def _transaction(js: Any, name: str, plans: list[_Agreement], limits: dict[int, int],
+                 sql_a: _Agreement | None) -> bool:
+    with js.write() as txn:
+        d = txn.catalog.by_name.get(name)
+        if d is None:
+            return False
+        try:
+            for a in plans:
+                _open(txn, d, a)
+            moved = None
+            if sql_a is not None and sql_a.read and sql_a.error is None:
+                # Same database: the attached name shows the last commit, so it serves only
+                # when this transaction has not changed the origin (expiry).
+                o = "repl_o"
+                if sql_a.same_db and sql_a.od is not None and sql_a.od.id in txn.streams:
+                    o = "main"
+                moved = _sql_copy(txn, d, sql_a, limits[id(sql_a)], o)
+            if moved is None:
+                moved = _apply(txn, d, plans, limits)
+        finally:
+            _close_origins(plans)
+        for a in plans:
+            _finish(a, txn.now)
+            _save_row(txn.conn, d, a)
+        return moved
+
+
+def _open(txn: Any, d: S.StreamDef, a: _Agreement) -> None:
+    """Inside the target's transaction: load (or create, or reset) the agreement's row, find
+    the origin stream and open a read snapshot of its database."""
+    a.msgs, a.truncated, a.stalled, a.last_attempt, a.read = [], False, None, 0, False
+    a.got = False
+    a.oconn, a.od, a.oview = None, None, None
+    a.row = _load_row(txn.conn, d, a)
+    a.saved = list(a.row) if a.row is not None else None
+    if a.error is not None or a.ocl is None:
+        if a.row is None:
+            a.row = _new_row(d, a)
+        return
+    if a.same_db:
+        oconn = txn.conn
+        od = txn.catalog.by_name.get(a.origin)
+        ost = txn.streams.get(od.id) if od is not None else None
+        if ost is not None:
+            ost.flush()  # changed in this transaction (expiry): reads see it
+    else:
+        oconn = a.ocl.conn
+        if not oconn.in_transaction:
+            oconn.execute("BEGIN")
+        a.oconn = oconn
+        od = S.Catalog.load(oconn, a.ocl.cache).by_name.get(a.origin)
+    if od is None:
+        a.error = nats_error("StreamNotFound")
+        if a.row is None:
+            a.row = _new_row(d, a)
+        return
+    a.oconn, a.od = oconn, od
+    view = a.oview = _OriginView(oconn, od)
+    ident = identity(view.created)
+    st = txn.stream(d)
+    row = a.row
+    recreated = False
+    if row is not None and a.kind == "source" and row[_R_STARTED] and row[_R_IDENT] \
+            and row[_R_IDENT] != ident:
+        recreated = True  # the origin was deleted and created again: start over
+    if row is None:
+        row = a.row = _new_row(d, a)
+    if a.kind == "mirror" and _target_fresh(st):
+        row[_R_STARTED] = 0  # a mirror that never held anything applies its start options
+    if not row[_R_STARTED] or recreated:
+        start = _initial_start(txn.conn, d, a, view, st, recreated)
+        if a.consumer:
+            start = max(start, _consumer_floor(view, a) + 1)
+        if a.kind == "mirror" and start - 1 > st.last_seq:
+            st.skip_to(start - 1)  # the mirror starts after the origin's start position
+        row[_R_STARTED] = 1
+        row[_R_CURSOR] = start - 1
+        if recreated:
+            row[_R_SEQ] = 0
+    row[_R_IDENT] = ident
+    row[_R_CONSUMER], row[_R_AUTO] = a.consumer, int(a.consumer_auto)
+    if a.kind == "mirror":
+        row[_R_CURSOR] = st.last_seq  # a mirror resumes after its last sequence
+    row[_R_ERROR] = None
+    a.read = True
+
+
+def _consumer_floor(view: _OriginView, a: _Agreement) -> int:
+    """The ack floor (stream sequence) of the agreement's durable consumer."""
+    from .consumers import ConsumerState
+
+    row = view.conn.execute(
+        "SELECT state FROM consumers WHERE stream_id = ? AND name = ?",
+        (view.sid, a.consumer)).fetchone()
+    if row is None:
+        return 0
+    return ConsumerState.loads(row[0]).asflr
+
+
+def _close_origins(plans: list[_Agreement]) -> None:
+    for a in plans:
+        if not a.same_db and a.oconn is not None and a.oconn.in_transaction:
+            a.oconn.execute("COMMIT")
+
+
+def _apply(txn: Any, d: S.StreamDef, plans: list[_Agreement], limits: dict[int, int]) -> bool:
+    """The per-message path: read, merge (origin time, origin name, origin sequence), store."""
+    live = [a for a in plans if a.read and a.error is None]
+    for a in live:
+        limit = limits[id(a)]
+        flt = a.consumer_filters if a.consumer_filters is not None else a.filters
+        a.msgs = _read(a.oconn, a.od.id, a.row[_R_CURSOR] + 1, flt, limit)  # type: ignore
+        a.truncated = len(a.msgs) >= limit > 0
+        a.got = bool(a.msgs)
+    if not any(a.msgs for a in live):
+        return False
+    st = txn.stream(d)
+    if len(live) == 1:
+        order: Iterable[tuple] = ((m, live[0]) for m in live[0].msgs)
+    else:
+        runs = [[((m[2], a.origin, a.iname, m[0]), m, a) for m in a.msgs] for a in live]
+        cut = min((r[-1][0] for r, a in zip(runs, live) if a.truncated and r), default=None)
+        if cut is not None:
+            for a in live:
+                a.truncated = True
+        order = ((m, a) for key, m, a in heapq.merge(*runs, key=lambda x: x[0])
+                 if cut is None or key <= cut)
+    return _store_all(txn, st, d, order, live)
+
+
+_LEAN_UNSAFE = (b"Nats-Msg-Id", b"Nats-TTL", b"Nats-Rollup", b"Nats-Incr")
+
+
+def _store_all(txn: Any, st: Any, d: S.StreamDef, order: Iterable[tuple],
+               live: list[_Agreement]) -> bool:
+    moved = False
+    dt = d.transform
+    if d.dup_window:
+        ids = []
+        for a in live:
+            if a.kind == "source":
+                for m in a.msgs:
+                    if m[3] and b"Nats-Msg-Id" in m[3]:
+                        mid = H.header_value(m[3], H.MSG_ID)
+                        if mid:
+                            ids.append(mid)
+        if ids:
+            st.prefetch_msg_ids(ids)
+    lean = st.sourced_fast
+    run: list[tuple] = []  # (subject, hdr, data, agreement, origin seq) for append_sourced
+    consts = {}
+    for a in live:
+        parts = a.iname.split(" ")
+        consts[id(a)] = (f"NATS/1.0\r\nNats-Stream-Source: {parts[0]} ".encode(),
+                         f"{parts[0]} ", f" {parts[1]} {parts[2]} ", f" {a.row[_R_IDENT]}",
+                         {})  # type: ignore[index]
+    for m, a in order:
+        if a.stalled is not None:
+            continue
+        seq, subject, ts, hdr, data = m
+        row = a.row
+        a.last_attempt = seq
+        ss_head, ss_name, ss_mid, ss_ident, cache = consts[id(a)]
+        hit = cache.get(subject)
+        if hit is None:
+            tsubj = subject
+            for tr in a.transforms:
+                if tr.matches(subject):
+                    tsubj = tr.apply(subject) or subject
+                    break
+            if dt is not None:
+                tsubj = dt.apply(tsubj) or tsubj
+            tail = f"{ss_mid}{subject}{ss_ident}"
+            hit = cache[subject] = (tsubj, tail, (tail + "\r\n\r\n").encode())
+        tsubj = hit[0]
+        if a.kind == "mirror":
+            if seq <= st.last_seq:
+                row[_R_CURSOR] = st.last_seq  # type: ignore[index]
+                continue
+            hdr = _strip_prefixes(hdr, _MIRROR_STRIP)
+            st.skip_to(seq - 1)  # origin gaps (deleted, expired, filtered out)
+            saved = txn.now
+            txn.now = ts  # stored at the origin's timestamp
+            try:
+                r = st.append(tsubj, hdr, data, sourced=True)
+            finally:
+                txn.now = saved
+            if isinstance(r, ApiError):
+                a.stalled = r
+                row[_R_CURSOR] = st.last_seq  # type: ignore[index]
+                continue
+            a.report.copied += 1  # type: ignore[union-attr]
+            row[_R_CURSOR] = seq  # type: ignore[index]
+            moved = True
+            continue
+        # A sourced message: Nats-Stream-Source (replacing one already there) last.
+        if hdr is None:
+            if lean:
+                run.append((tsubj, ss_head + str(seq).encode() + hit[2], data, a, seq))
+                continue
+            value = f"{ss_name}{seq}{hit[1]}"
+            hdr = ss_head + str(seq).encode() + hit[2]
+            fv = {SS: value}
+        else:
+            value = f"{ss_name}{seq}{hit[1]}"
+            hdr = H.append_header(_strip_prefixes(hdr, _SOURCE_STRIP), SS, value)
+            if lean and not any(k in hdr for k in _LEAN_UNSAFE):
+                run.append((tsubj, hdr, data, a, seq))
+                continue
+            fv = H.first_values(hdr)
+        if run:
+            moved = _flush_run(st, run) or moved
+            run = []
+            if a.stalled is not None:
+                continue
+        r = st.append(tsubj, hdr, data, sourced=True, fv=fv)
+        if isinstance(r, ApiError):
+            a.stalled = r
+            continue
+        if r.duplicate:
+            a.report.skipped += 1  # type: ignore[union-attr]
+        else:
+            a.report.copied += 1  # type: ignore[union-attr]
+        row[_R_CURSOR] = row[_R_SEQ] = seq  # type: ignore[index]
+        moved = True
+    if run:
+        moved = _flush_run(st, run) or moved
+    st.flush()
+    return moved
+
+
+def _flush_run(st: Any, run: list[tuple]) -> bool:
+    """Store a run of lean sourced messages; an agreement refused at one message stalls and
+    its later messages in the run are left for a later step."""
+    moved = False
+    while run:
+        n, err = st.append_sourced([(x[0], x[1], x[2]) for x in run])
+        counts: dict[int, tuple[Any, int, int]] = {}
+        for x in run[:n]:
+            a = x[3]
+            c = counts.get(id(a))
+            counts[id(a)] = (a, (c[1] if c else 0) + 1, x[4])
+        for a, k, last in counts.values():
+            a.report.copied += k
+            a.row[_R_CURSOR] = a.row[_R_SEQ] = last
+            moved = True
+        if err is None:
+            break
+        bad = run[n][3]
+        bad.stalled = err
+        bad.last_attempt = run[n][4]
+        run = [x for x in run[n + 1:] if x[3] is not bad]
+    return moved
+
+
+def _finish(a: _Agreement, now: int) -> None:
+    """The agreement's row and report after the step. Lag is what the server reports: the
+    pending count after the last message tried, minus one (``pending - 1``)."""
+    row, rep = a.row, a.report
+    assert row is not None and rep is not None
+    if a.error is not None:
+        row[_R_ERROR] = _error_doc(a.error)
+        rep.error = a.error.description
+    elif a.read:
+        if a.got or now - row[_R_SEEN] >= HEARTBEAT_NS:
+            row[_R_SEEN] = now  # last contact (messages, or the server's heartbeat)
+        if a.stalled is not None:
+            rep.error, rep.stalled = a.stalled.description, True
+            if STALL_ERROR_IN_INFO:
+                row[_R_ERROR] = _error_doc(a.stalled)
+        if a.stalled is not None or (a.truncated and a.final):
+            flt = a.consumer_filters if a.consumer_filters is not None else a.filters
+            after = a.last_attempt or row[_R_CURSOR]
+            row[_R_LAG] = max(_pending_after(a, after, flt) - 1, 0)
+        elif not a.truncated:
+            row[_R_LAG] = 0
+    rep.lag, rep.seq = row[_R_LAG], row[_R_CURSOR]
+
+
+def _pending_after(a: _Agreement, seq: int, flt: list[str]) -> int:
+    if a.od is None or a.oview is None:
+        return 0
+    try:
+        return S.count_msgs(a.oview.conn, a.od.id, seq + 1, flt)
+    except sqlite3.Error:
+        return 0
+
+
+# --------------------------------------------------------------------------------------------
+# The SQL path (mirrors)
+# --------------------------------------------------------------------------------------------
+_SQL_MASK = _MASK
+
+
+def _sql_ok_target(d: S.StreamDef) -> bool:
+    """A target none of whose publish-path rules act on a plain append (no limits, no
+    interest, no republish, no counters, no size limit, not sealed)."""
+    return (not d.sealed and d.fast and d.republish is None and not d.needs_limits
+            and d.max_msg_size < 0)
+
+
+def _sql_copy(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str) -> bool | None:
+    """The SQL path: copy up to ``limit`` pending origin messages with ``INSERT ... SELECT``
+    (the origin database is schema ``o``: ``main``, or ``ATTACH``ed), subject chains and
+    counters computed in SQL. None when this step needs the per-message path.
+
+    Mirrors: messages keep their sequences, so the origin's subject chains are the mirror's.
+    Sources: only a contiguous origin whose every subject is selected and mapped one-to-one
+    (then a chain only shifts by a constant), and messages without headers.
+    """
+    if not _sql_ok_target(d) or limit <= 0 or a.od is None:
+        return None
+    if a.kind == "mirror" and (a.transforms or d.transform is not None):
+        return None
+    conn = txn.conn
+    oid = a.od.id
+    ofirst, olast, omsgs, obytes = conn.execute(
+        f"SELECT first_seq, last_seq, msgs, bytes FROM {o}.streams WHERE id = ?",
+        (oid,)).fetchone()
+    st = txn.streams.get(d.id)
+    if st is not None:
+        st.flush()
+    t_first, t_last, t_ts, t_msgs, t_bytes = conn.execute(
+        "SELECT first_seq, last_seq, last_ts, msgs, bytes FROM streams WHERE id = ?",
+        (d.id,)).fetchone()
+    row = a.row
+    assert row is not None
+    lo = (t_last if a.kind == "mirror" else row[_R_CURSOR]) + 1
+    if omsgs == 0 or lo > olast:
+        return None  # nothing pending: the per-message path answers that cheaply
+    lo = max(lo, ofirst)
+    if a.kind == "source" and omsgs != olast - ofirst + 1:
+        return None  # gaps in the origin: chains do not shift by a constant
+    # The origin's subjects that this agreement selects, and their target subjects.
+    flt = None if not a.filters or ">" in a.filters else SubjectFilter(a.filters)
+    osubs = conn.execute(f"SELECT id, subject, msgs, first_seq, last_seq FROM {o}.subjects "
+                         "WHERE stream_id = ?", (oid,)).fetchall()
+    chosen = []
+    for r in osubs:
+        if flt is None or flt.matches(r[1]):
+            chosen.append(r)
+        elif a.kind == "source":
+            return None  # a subject left out: chains do not shift by a constant
+    if not chosen:
+        return None
+    tsubj: dict[int, str] = {}
+    for sid, subject, _n, _f, _l in chosen:
+        t = subject
+        for tr in a.transforms:
+            if tr.matches(subject):
+                t = tr.apply(subject) or subject
+                break
+        if d.transform is not None:
+            t = d.transform.apply(t) or t
+        tsubj[sid] = t
+    if a.kind == "source" and len(set(tsubj.values())) != len(tsubj):
+        return None  # two origin subjects into one target subject
+    # The range: at most ``limit`` messages (mirrors: sequences), up to a header the
+    # per-message path must see.
+    base_o, top_o = S.key_range(oid)
+    hi = olast if olast - lo + 1 <= limit else lo + limit - 1
+    if a.kind == "mirror" and hi < olast:
+        r = conn.execute(f"SELECT id FROM {o}.msgs WHERE id >= ? AND id <= ? ORDER BY id "
+                         "LIMIT 1 OFFSET ?", (base_o | lo, top_o, limit - 1)).fetchone()
+        hi = (r[0] & _MASK) if r else olast
+    if a.kind == "mirror":
+        unsafe = list(_SQL_UNSAFE) + (["Nats-Msg-Id"] if d.dup_window else [])
+        cond = "hdr IS NOT NULL AND (" + " OR ".join(
+            f"instr(hdr, CAST('{u}' AS BLOB)) > 0" for u in unsafe) + ")"
+    else:
+        cond = "hdr IS NOT NULL"
+    r = conn.execute(f"SELECT min(id) FROM {o}.msgs WHERE id BETWEEN ? AND ? AND {cond}",
+                     (base_o | lo, base_o | hi)).fetchone()
+    if r[0] is not None:
+        hi = (r[0] & _MASK) - 1
+        if hi < lo:
+            return None
+    whole = lo <= ofirst and hi >= olast
+    # Per origin subject in range: (count, first, last).
+    stats: dict[int, tuple[int, int, int]] = {}
+    if whole:
+        for sid, _subject, n, f, l in chosen:
+            stats[sid] = (n, f, l)
+    else:
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS repl_stats (sid INTEGER PRIMARY KEY, "
+                     "n INTEGER, first INTEGER, last INTEGER)")
+        conn.execute("DELETE FROM temp.repl_stats")
+        conn.execute(
+            f"INSERT INTO temp.repl_stats SELECT subject_id, 1, id, id FROM {o}.msgs "
+            "WHERE id BETWEEN ? AND ? ORDER BY id ON CONFLICT(sid) DO UPDATE SET "
+            "n = n + 1, last = excluded.last", (base_o | lo, base_o | hi))
+        for sid, n, f, l in conn.execute("SELECT sid, n, first, last FROM temp.repl_stats"):
+            if sid in tsubj:
+                stats[sid] = (n, f & _MASK, l & _MASK)
+    if not stats:
+        return None
+    # Target subjects: existing states, new ids.
+    names = sorted({tsubj[sid] for sid in stats})
+    tstate: dict[str, list[int]] = {}
+    for i in range(0, len(names), 500):
+        chunk = names[i:i + 500]
+        for tid, subject, n, f, l in conn.execute(
+            f"SELECT id, subject, msgs, first_seq, last_seq FROM subjects WHERE stream_id = ? "
+            f"AND subject IN ({','.join('?' * len(chunk))})", (d.id, *chunk)):
+            tstate[subject] = [tid, n, f, l]
+    for name in names:
+        if name not in tstate:
+            tstate[name] = [txn.alloc_subject_id(), 0, 0, 0]
+    # The copy.
+    n_total = sum(v[0] for v in stats.values())
+    D = 0 if a.kind == "mirror" else t_last - lo + 1  # target seq = origin seq + D
+    tb = d.id << S.SEQ_BITS
+    ident = row[_R_IDENT]
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS repl_map (osid INTEGER PRIMARY KEY, "
+                 "tsid INTEGER NOT NULL, tail BLOB)")
+    conn.execute("DELETE FROM temp.repl_map")
+    parts = a.iname.split(" ")
+    mid = f" {parts[1]} {parts[2]} "
+    conn.executemany("INSERT INTO temp.repl_map(osid, tsid, tail) VALUES (?, ?, ?)", [
+        (sid, tstate[tsubj[sid]][0],
+         f"{mid}{subject}{' ' + ident if ident else ''}\r\n\r\n" if a.kind == "source" else None)
+        for sid, subject, _n, _f, _l in chosen if sid in stats])
+    now = txn.now
+    ts = now if now > t_ts else t_ts
+    if a.kind == "mirror":
+        conn.execute(
+            f"INSERT INTO main.msgs(id, subject_id, ts, prev, next, hdr, data) "
+            f"SELECT ? | (m.id & {_SQL_MASK}), r.tsid, m.ts, m.prev, m.next, m.hdr, m.data "
+            f"FROM {o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
+            "WHERE m.id BETWEEN ? AND ?", (tb, base_o | lo, base_o | hi))
+        if whole and len(chosen) == len(osubs) and a.od.file == d.file:
+            # Every origin message: the origin's own byte count (same storage).
+            first_c = ofirst
+            last_c = conn.execute("SELECT max(id) FROM main.msgs WHERE id BETWEEN ? AND ?",
+                                  (tb | lo, tb | hi)).fetchone()[0] & _MASK
+            size = obytes
+        else:
+            first_c, last_c, nb_data, nb_hdr, n_hdr = conn.execute(
+                "SELECT min(id), max(id), total(length(data)), total(length(hdr)), count(hdr) "
+                "FROM main.msgs WHERE id BETWEEN ? AND ?", (tb | lo, tb | hi)).fetchone()
+            first_c &= _MASK
+            last_c &= _MASK
+            size = (d.base_size * n_total + int(nb_data) + int(nb_hdr) + d.hdr_extra * n_hdr
+                    + sum(stats[sid][0] * S._blen(tsubj[sid]) for sid in stats))
+        new_last_ts, last_hdr = conn.execute("SELECT ts, hdr FROM main.msgs WHERE id = ?",
+                                             (tb | last_c,)).fetchone()
+        last_msg_id = (H.header_value(last_hdr, H.MSG_ID) or "") if last_hdr else ""
+    else:
+        head = f"NATS/1.0\r\nNats-Stream-Source: {parts[0]} "
+        conn.execute(
+            f"INSERT INTO main.msgs(id, subject_id, ts, prev, next, hdr, data) "
+            f"SELECT ? | ((m.id & {_SQL_MASK}) + ?), r.tsid, ?, "
+            "CASE WHEN m.prev >= ? AND m.prev <= ? THEN m.prev + ? ELSE 0 END, "
+            "CASE WHEN m.next >= ? AND m.next <= ? THEN m.next + ? ELSE 0 END, "
+            f"CAST(? || (m.id & {_SQL_MASK}) || CAST(r.tail AS TEXT) AS BLOB), m.data "
+            f"FROM {o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
+            "WHERE m.id BETWEEN ? AND ?",
+            (tb, D, ts, lo, hi, D, lo, hi, D, head, base_o | lo, base_o | hi))
+        first_c, last_c = lo + D, hi + D
+        new_last_ts = ts
+        last_msg_id = ""
+        if whole and a.od.file == d.file:
+            # No headers in the origin: its bytes are the fixed parts, subjects and payloads.
+            nb_data = obytes - a.od.base_size * omsgs - sum(
+                r[2] * S._blen(r[1]) for r in chosen)
+        else:
+            (nb_data,) = conn.execute("SELECT total(length(data)) FROM main.msgs "
+                                      "WHERE id BETWEEN ? AND ?", (tb | first_c, tb | last_c)
+                                      ).fetchone()
+        # header: head + digits of the origin seq + tail; 4 bytes of header length (file)
+        hsize = n_total * (len(head.encode()) + d.hdr_extra) + _digits_sum(lo, hi)
+        for sid in stats:
+            tail = f"{mid}{_subject_of(chosen, sid)}{' ' + ident if ident else ''}\r\n\r\n"
+            hsize += stats[sid][0] * (len(tail.encode()) + S._blen(tsubj[sid]))
+        size = d.base_size * n_total + int(nb_data) + hsize
+    # Subject chains: link each subject's first copied message to what the target had.
+    sub_ins, sub_upd, fix_prev, fix_next = [], [], [], []
+    for sid, (n, f, l) in stats.items():
+        t = tstate[tsubj[sid]]
+        tid, tn, tf, tl = t
+        f, l = f + D, l + D
+        if tn > 0:
+            fix_prev.append((tl, tb | f))
+            fix_next.append((f, tb | tl))
+            sub_upd.append((tn + n, tf, l, tid))
+        else:
+            sub_ins.append((tid, d.id, tsubj[sid], n, f, l))
+        t[1], t[2], t[3] = tn + n, (tf if tn else f), l
+    if fix_prev:
+        conn.executemany("UPDATE msgs SET prev = ? WHERE id = ?", fix_prev)
+        conn.executemany("UPDATE msgs SET next = ? WHERE id = ?", fix_next)
+    if sub_ins:
+        conn.executemany("INSERT INTO subjects(id, stream_id, subject, msgs, first_seq, "
+                         "last_seq) VALUES (?, ?, ?, ?, ?, ?)", sub_ins)
+    if sub_upd:
+        conn.executemany("UPDATE subjects SET msgs = ?, first_seq = ?, last_seq = ? "
+                         "WHERE id = ?", sub_upd)
+    new_first = t_first if t_msgs > 0 else first_c
+    conn.execute(
+        "UPDATE streams SET first_seq = ?, last_seq = ?, last_ts = ?, msgs = ?, bytes = ?, "
+        "last_msg_id = ? WHERE id = ?",
+        (new_first, max(t_last, last_c), max(t_ts, new_last_ts), t_msgs + n_total,
+         t_bytes + size, last_msg_id, d.id))
+    txn.streams.pop(d.id, None)
+    rep = a.report
+    assert rep is not None
+    rep.copied += n_total
+    row[_R_CURSOR] = max(t_last, last_c) if a.kind == "mirror" else hi
+    if a.kind == "source":
+        row[_R_SEQ] = hi
+    a.got = True
+    a.last_attempt = hi
+    a.truncated = hi < olast
+    return True
+
+
+def _subject_of(chosen: list[tuple], sid: int) -> str:
+    for r in chosen:
+        if r[0] == sid:
+            return r[1]
+    raise KeyError(sid)
+
+
+def _digits_sum(lo: int, hi: int) -> int:
+    """The total number of decimal digits of the integers lo..hi."""
+    total = 0
+    p = 1
+    for digits in range(1, 21):
+        start, stop = max(lo, p), min(hi, p * 10 - 1)
+        if start <= stop:
+            total += (stop - start + 1) * digits
+        p *= 10
+        if p > hi:
+            break
+    return total
+
+
+# --- promote and failover ---------------------------------------------------------------------
