@@ -1,0 +1,800 @@
+"""Mirrors and sources through the CLI (docs/replication.md): ``stream add --mirror/--source``,
+the replication step every mutating command ends with, ``stream info`` / ``stream report``,
+``cluster down|up``, ``jetlink replicate [--follow]``, ``stream promote|failover``.
+
+The engine runs with a manual clock (cli/common.py ``make_clock`` replaced) at
+2026-01-01T00:00:00Z and local time UTC, so times in the output are fixed. Messages that must
+NOT be replicated at once (a backlog for ``jetlink replicate``) are published through the core
+API, which runs no replication step.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import doc, ok
+
+from jetlink.cli.stream_flags import (
+    StreamFlags,
+    add_defaults,
+    apply_flags,
+    missing_answers,
+    parse_origin,
+)
+from jetlink.core.config.stream import StreamConfig
+from jetlink.core.errors import JetlinkError, UsageError
+from jetlink.core.jetstream import JetStream
+from jetlink.core.store import DataDir
+
+SECOND = 1_000_000_000
+WEST_API = {"api": "$JS.west.API", "deliver": ""}
+RESPONSE_METADATA = {"_nats.req.level": "0", "_nats.ver": "2.15.1", "_nats.level": "5"}
+
+
+@pytest.fixture
+def jl(jl, cli_clock, utc):
+    """``jl(*args)`` (tests/conftest.py) with a manual clock (``jl.clock``), local time UTC,
+    and ``jl.js(cluster)``: the core API of a cluster of the same data directory (no
+    replication step runs after its calls)."""
+    jl.clock = cli_clock
+    stores: list[DataDir] = []
+
+    def js(cluster: str = "local") -> JetStream:
+        store = DataDir(jl.data)
+        stores.append(store)
+        return JetStream(store.open(cluster), cli_clock)
+
+    jl.js = js
+    yield jl
+    for store in stores:
+        store.close()
+
+
+def west_orders(jl):
+    """Cluster west holding ORDERS on orders.>."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+
+
+def backup(jl, *flags):
+    """BACKUP in cluster local, a mirror of ORDERS in cluster west."""
+    return doc(jl("stream", "add", "BACKUP", "--mirror", "ORDERS@west", "--defaults", "-j", *flags))
+
+
+def pub(jl, subject, body, cluster="west"):
+    return doc(jl("--cluster", cluster, "pub", subject, body, "-j"))
+
+
+def state(jl, stream, cluster="local"):
+    return doc(jl("--cluster", cluster, "stream", "info", stream, "-j"))["state"]
+
+
+# -- --mirror / --source values --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ORDERS", {"name": "ORDERS"}),
+        ("ORDERS@west", {"name": "ORDERS", "external": WEST_API}),
+        ("a@b@west", {"name": "a@b", "external": WEST_API}),  # the last @ names the cluster
+        (
+            '{"name":"ORDERS","filter_subject":"orders.eu.>"}',
+            {"name": "ORDERS", "filter_subject": "orders.eu.>"},
+        ),
+        (
+            ' {"name": "O", "opt_start_seq": 5, "subject_transforms": '
+            '[{"src": "o.>", "dest": "x.>"}], "external": {"api": "$JS.west.API"}} ',
+            {
+                "name": "O",
+                "opt_start_seq": 5,
+                "subject_transforms": [{"src": "o.>", "dest": "x.>"}],
+                "external": WEST_API,
+            },
+        ),
+    ],
+)
+def test_origin_forms(text, expected):
+    assert parse_origin(text, flag="--source").to_json() == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "invalid value for --source: '': expected STREAM, STREAM@CLUSTER or a JSON object"),
+        (
+            "ORDERS@",
+            "invalid value for --source: 'ORDERS@': expected STREAM, STREAM@CLUSTER or a "
+            "JSON object",
+        ),
+        (
+            "@west",
+            "invalid value for --source: '@west': expected STREAM, STREAM@CLUSTER or a "
+            "JSON object",
+        ),
+        (
+            "ORDERS@no/where",
+            "invalid value for --source: invalid cluster name 'no/where': use 1 to 64 letters, "
+            "digits, '_' or '-'",
+        ),
+        ('{"name": "O",}', "invalid value for --source: not a JSON object: "),
+        ('{"filter_subject": "x"}', "invalid value for --source: name is required"),
+        (
+            '{"name": "O", "filter": "x"}',
+            'invalid value for --source: invalid JSON: json: unknown field "filter"',
+        ),
+    ],
+)
+def test_bad_origins_are_usage_errors(text, message):
+    with pytest.raises(UsageError) as exc:
+        parse_origin(text, flag="--source")
+    assert exc.value.description.startswith(message)
+    assert exc.value.exit_code == 2
+
+
+def test_mirror_domain_names_the_mirrors_cluster():
+    cfg = apply_flags(StreamConfig(name="M"), StreamFlags(mirror="O", mirror_domain="west"))
+    assert cfg.mirror.to_json() == {"name": "O", "external": WEST_API}
+    with pytest.raises(UsageError, match="^--mirror-domain goes with --mirror$"):
+        apply_flags(StreamConfig(name="M"), StreamFlags(mirror_domain="west"))
+    with pytest.raises(
+        UsageError, match="^--mirror-domain conflicts with the external API given by --mirror$"
+    ):
+        apply_flags(StreamConfig(name="M"), StreamFlags(mirror="O@east", mirror_domain="west"))
+
+
+def test_sources_add_to_the_configs_sources():
+    base = StreamConfig.from_json({"name": "S", "sources": [{"name": "A"}]})
+    cfg = apply_flags(base, StreamFlags(source=["B@west", '{"name":"C","filter_subject":"c.1"}']))
+    assert [s.to_json() for s in cfg.sources] == [
+        {"name": "A"},
+        {"name": "B", "external": WEST_API},
+        {"name": "C", "filter_subject": "c.1"},
+    ]
+
+
+def test_natscli_asks_no_subjects_for_mirrors_and_sources_and_no_window_for_mirrors():
+    mirror = missing_answers(StreamFlags(mirror="O"))
+    assert "--subjects" not in mirror and "--dupe-window" not in mirror
+    source = missing_answers(StreamFlags(source=["O"]))
+    assert "--subjects" not in source and "--dupe-window" in source
+    assert missing_answers(add_defaults(StreamFlags(mirror="O"))) == []
+    cfg = apply_flags(StreamConfig(name="M"), add_defaults(StreamFlags(mirror="O")))
+    assert (cfg.subjects, cfg.duplicate_window) == ([], 0)
+    cfg = apply_flags(StreamConfig(name="S"), add_defaults(StreamFlags(source=["O"])))
+    assert (cfg.subjects, cfg.duplicate_window) == ([], 120 * SECOND)
+
+
+def test_mirror_and_source_flags_belong_to_add_only(jl):
+    for verb in ("edit", "copy"):
+        result = jl("stream", verb, "A", "B", "--mirror", "O")
+        assert result.exit_code == 2
+        assert "No such option: --mirror" in result.stderr
+
+
+# -- stream add, and the step every mutating command ends with -------------------------------------
+
+
+def test_add_mirror_of_another_cluster(jl):
+    west_orders(jl)
+    info = backup(jl)
+    assert info["config"]["mirror"] == {"name": "ORDERS", "external": WEST_API}
+    assert "subjects" not in info["config"] and "duplicate_window" not in info["config"]
+    assert info["mirror"] == {"name": "ORDERS", "external": WEST_API, "lag": 0, "active": -1}
+    same = doc(
+        jl("stream", "add", "B2", "--mirror", "ORDERS", "--mirror-domain", "west", "--defaults",
+           "-j")
+    )
+    assert same["config"]["mirror"] == info["config"]["mirror"]
+
+
+def test_a_publish_to_the_origin_is_in_the_mirror_when_pub_returns(jl):
+    west_orders(jl)
+    backup(jl)
+    jl.clock.advance_s(1)
+    assert pub(jl, "orders.new", "one") == {"stream": "ORDERS", "seq": 1}
+    mirrored = doc(jl("stream", "get", "BACKUP", "1", "-j"))
+    assert mirrored == {
+        "subject": "orders.new",
+        "seq": 1,
+        "time": "2026-01-01T00:00:01Z",
+        "headers": {},
+        "data": "b25l",
+    }
+    jl.clock.advance_s(2)
+    info = doc(jl("stream", "info", "BACKUP", "-j"))
+    assert info["mirror"] == {
+        "name": "ORDERS", "external": WEST_API, "lag": 0, "active": 2 * SECOND
+    }
+
+
+def test_reads_do_not_replicate_writes_do(jl):
+    west_orders(jl)
+    backup(jl)
+    jl.js("west").publish("orders.new", b"backlog")  # core API: no replication step
+    for args in (("stream", "info", "BACKUP"), ("stream", "ls"), ("stream", "report")):
+        ok(jl(*args))
+    assert state(jl, "BACKUP")["messages"] == 0
+    pub(jl, "orders.new", "two")  # any mutating command: one step over every agreement
+    assert state(jl, "BACKUP")["messages"] == 2
+    jl.js("west").publish("orders.new", b"three")
+    ok(jl("stream", "add", "OTHER", "--subjects", "other", "--defaults"))
+    assert state(jl, "BACKUP")["messages"] == 3
+
+
+def test_the_step_is_bounded(jl, monkeypatch):
+    monkeypatch.setattr("jetlink.cli.common.STEP_MAX_MSGS", 2)
+    west_orders(jl)
+    backup(jl)
+    jl.js("west").publish_batch([("orders.new", b"x", None)] * 5)
+    pub(jl, "orders.new", "six")
+    assert state(jl, "BACKUP")["messages"] == 2  # the rest is left to jetlink replicate
+    assert doc(jl("replicate", "-j"))["copied"] == 4
+
+
+def test_a_failing_step_does_not_fail_the_command(jl, monkeypatch):
+    west_orders(jl)
+    backup(jl)
+
+    def broken(*args, **kwargs):
+        raise JetlinkError("database is on fire")
+
+    monkeypatch.setattr("jetlink.core.replication.pump", broken)
+    result = jl("--cluster", "west", "pub", "orders.new", "one", "-j")
+    assert (result.exit_code, json.loads(result.stdout)) == (0, {"stream": "ORDERS", "seq": 1})
+    assert result.stderr == "jetlink: warning: replication step failed: database is on fire\n"
+
+
+def test_sources_with_filters_from_json(jl):
+    west_orders(jl)
+    ok(jl("stream", "add", "US", "--subjects", "us.>", "--defaults"))
+    info = doc(
+        jl(
+            "stream",
+            "add",
+            "ALL",
+            "--source",
+            "ORDERS@west",
+            "--source",
+            '{"name":"US","filter_subject":"us.orders.>"}',
+            "--defaults",
+            "-j",
+        )
+    )
+    assert info["config"]["sources"] == [
+        {"name": "ORDERS", "external": WEST_API},
+        {"name": "US", "filter_subject": "us.orders.>"},
+    ]
+    assert "subjects" not in info["config"]
+    pub(jl, "orders.new", "eu")
+    pub(jl, "us.orders.1", "us", cluster="local")
+    pub(jl, "us.other", "not sourced", cluster="local")
+    msgs = doc(jl("stream", "view", "ALL", "-j"))
+    assert [(m["seq"], m["subject"]) for m in msgs] == [(1, "orders.new"), (2, "us.orders.1")]
+    assert [m["headers"]["Nats-Stream-Source"][0].split(" ")[1:4] for m in msgs] == [
+        ["1", ">", ">"],
+        ["1", "us.orders.>", ">"],
+    ]
+    sources = doc(jl("stream", "info", "ALL", "-j"))["sources"]
+    assert [(s["name"], s["lag"], s.get("filter_subject")) for s in sources] == [
+        ("ORDERS", 0, None),
+        ("US", 0, "us.orders.>"),
+    ]
+
+
+# -- stream info / report --------------------------------------------------------------------------
+
+
+def test_info_shows_natscli_mirror_and_source_sections(jl):
+    west_orders(jl)
+    backup(jl)
+    ok(
+        jl(
+            "stream",
+            "add",
+            "ALL",
+            "--source",
+            '{"name":"BACKUP","subject_transforms":'
+            '[{"src":"orders.*","dest":"all.{{wildcard(1)}}"}]}',
+            "--source",
+            '{"name":"BACKUP","filter_subject":"orders.x",'
+            '"external":{"api":"$JS.local.API","deliver":"dlv"}}',
+            "--defaults",
+        )
+    )
+    jl.clock.advance_s(1)
+    pub(jl, "orders.new", "one")
+    jl.clock.advance_s(3)
+    text = ok(jl("stream", "info", "BACKUP")).stdout
+    assert text[text.index("Replication:") :] == (
+        "Replication:\n"
+        "\n"
+        "                       Mirror: ORDERS, API Prefix: $JS.west.API\n"
+        "\n"
+        "Mirror Information:\n"
+        "\n"
+        "                  Stream Name: ORDERS\n"
+        "                          Lag: 0\n"
+        "                    Last Seen: 3s\n"
+        "              Ext. API Prefix: $JS.west.API\n"
+        "\n"
+        "State:\n"
+        "\n"
+        "                     Messages: 1\n"
+        "                        Bytes: 43 B\n"
+        "               First Sequence: 1 @ 2026-01-01 00:00:01\n"
+        "                Last Sequence: 1 @ 2026-01-01 00:00:01\n"
+        "             Active Consumers: 0\n"
+        "           Number of Subjects: 1\n"
+    )
+    text = ok(jl("stream", "info", "ALL")).stdout
+    assert text[text.index("Replication:") : text.index("State:")] == (
+        "Replication:\n"
+        "\n"
+        "                       Sources: BACKUP\n"
+        "                                BACKUP, API Prefix: $JS.local.API, Delivery Prefix: dlv\n"
+        "\n"
+        "Source Information:\n"
+        "\n"
+        "                   Stream Name: BACKUP\n"
+        "  Subject Filter and Transform: orders.* to all.{{wildcard(1)}}\n"
+        "                           Lag: 0\n"
+        "                     Last Seen: 3s\n"
+        "\n"
+        "                   Stream Name: BACKUP\n"
+        "                Subject Filter: orders.x\n"
+        "                           Lag: 0\n"
+        "                     Last Seen: 3s\n"
+        "               Ext. API Prefix: $JS.local.API\n"
+        "          Ext. Delivery Prefix: dlv\n"
+        "\n"
+    )
+
+
+def test_report_has_natscli_replication_table(jl):
+    west_orders(jl)
+    backup(jl)
+    source = '{"name":"BACKUP","filter_subject":"orders.x"}'
+    ok(jl("stream", "add", "ALL", "--source", source, "--defaults"))
+    pub(jl, "orders.x", "one")
+    jl.clock.advance_s(2)
+    rows = ok(jl("stream", "report", "--name")).stdout.splitlines()
+    start = next(i for i, r in enumerate(rows) if r.startswith("Replication Report"))
+    cells = [[c.strip() for c in r.split("│")[1:-1]] for r in rows[start:] if r.startswith("│")]
+    assert cells == [
+        [
+            "Stream",
+            "Kind",
+            "API Prefix",
+            "Source Stream",
+            "Filters and Transforms",
+            "Active",
+            "Lag",
+            "Error",
+        ],
+        ["ALL", "Source", "", "BACKUP", "orders.x untransformed", "2s", "0", ""],
+        ["BACKUP", "Mirror", "$JS.west.API", "ORDERS", "", "2s", "0", ""],
+    ]
+    report = {s["stream"]: s for s in doc(jl("stream", "report", "-j"))}
+    assert report["BACKUP"]["mirror"] == {
+        "name": "ORDERS",
+        "external": WEST_API,
+        "lag": 0,
+        "active": 2 * SECOND,
+    }
+    assert report["ALL"]["sources"] == [
+        {"name": "BACKUP", "lag": 0, "seq": 1, "active": 2 * SECOND, "filter_subject": "orders.x"}
+    ]
+
+
+# -- cluster down / up -----------------------------------------------------------------------------
+
+
+def test_cluster_down_and_up(jl):
+    west_orders(jl)
+    backup(jl)
+    down = doc(jl("cluster", "down", "west", "-j"))
+    assert (down["name"], down["kind"], down["down"]) == ("west", "nats", True)
+    assert list(down) == ["name", "kind", "down", "path", "created"]
+    assert ok(jl("cluster", "down", "west")).stdout == "Cluster west is down\n"
+    assert "│ west  │ nats │ down   │" in ok(jl("cluster", "ls")).stdout
+
+    jl.clock.advance_s(1)
+    pub(jl, "orders.new", "during the outage")
+    jl.clock.advance_s(4)
+    info = doc(jl("stream", "info", "BACKUP", "-j"))
+    assert info["state"]["messages"] == 0
+    assert info["mirror"]["error"] == {
+        "code": 500,
+        "err_code": 10029,
+        "description": "origin cluster west is down",
+    }
+    assert "                        Error: origin cluster west is down\n" in ok(
+        jl("stream", "info", "BACKUP")
+    ).stdout
+
+    assert ok(jl("cluster", "up", "west")).stdout == "Cluster west is up\n"
+    info = doc(jl("stream", "info", "BACKUP", "-j"))  # cluster up ran the step
+    assert info["state"]["messages"] == 1
+    assert "error" not in info["mirror"]
+    assert doc(jl("cluster", "up", "west", "-j"))["down"] is False
+
+
+def test_cluster_down_of_an_unknown_cluster(jl):
+    result = jl("cluster", "down", "nowhere")
+    assert (result.exit_code, result.stderr) == (1, "jetlink: error: cluster nowhere not found\n")
+    result = jl("cluster", "up", "nowhere", "-j")
+    assert (result.exit_code, json.loads(result.stdout)) == (
+        1,
+        {"error": {"description": "cluster nowhere not found"}},
+    )
+
+
+# -- jetlink replicate -----------------------------------------------------------------------------
+
+
+def test_replicate_with_nothing_to_do(jl):
+    assert ok(jl("replicate")).stdout == "No mirrors or sources to replicate\n"
+    assert doc(jl("replicate", "-j")) == {
+        "agreements": [],
+        "copied": 0,
+        "skipped": 0,
+        "lag": 0,
+        "errors": 0,
+    }
+
+
+def test_replicate_copies_the_backlog(jl):
+    west_orders(jl)
+    backup(jl)
+    ok(jl("stream", "add", "ALL", "--source", "BACKUP", "--defaults"))
+    jl.js("west").publish_batch([("orders.new", b"x", None)] * 3)
+    result = doc(jl("replicate", "-j"))
+    assert result == {
+        "agreements": [
+            {
+                "target_cluster": "local",
+                "target": "BACKUP",
+                "origin_cluster": "west",
+                "origin": "ORDERS",
+                "kind": "mirror",
+                "copied": 3,
+                "skipped": 0,
+                "lag": 0,
+                "seq": 3,
+            },
+            {
+                "target_cluster": "local",
+                "target": "ALL",
+                "origin_cluster": "local",
+                "origin": "BACKUP",
+                "kind": "source",
+                "copied": 3,
+                "skipped": 0,
+                "lag": 0,
+                "seq": 3,
+            },
+        ],
+        "copied": 6,
+        "skipped": 0,
+        "lag": 0,
+        "errors": 0,
+    }
+    assert state(jl, "ALL")["messages"] == 3
+
+
+def test_replicate_human_table_and_summary(jl):
+    west_orders(jl)
+    backup(jl)
+    jl.js("west").publish_batch([("orders.new", b"x", None)] * 2)
+    ok(jl("cluster", "down", "west"))
+    result = ok(jl("replicate"))
+    assert result.stdout == (
+        "Replication                                                                         \n"
+        "╭──────────────┬─────────────┬────────┬────────┬─────┬─────────────────────────────╮\n"
+        "│ Target       │ Origin      │ Kind   │ Copied │ Lag │ Error                       │\n"
+        "├──────────────┼─────────────┼────────┼────────┼─────┼─────────────────────────────┤\n"
+        "│ BACKUP@local │ ORDERS@west │ mirror │ 0      │ 0   │ origin cluster west is down │\n"
+        "╰──────────────┴─────────────┴────────┴────────┴─────┴─────────────────────────────╯\n"
+        "\n"
+        "1 agreement: 0 messages copied, lag 0, 1 error\n"
+    )
+    ok(jl("cluster", "up", "west"))  # its own step copies the 2 messages
+    assert state(jl, "BACKUP")["messages"] == 2
+    assert ok(jl("replicate")).stdout.endswith("1 agreement: 0 messages copied, lag 0, 0 errors\n")
+
+
+def test_replicate_counts_skipped_duplicates(jl):
+    ok(jl("stream", "add", "A", "--subjects", "a", "--defaults"))
+    ok(jl("stream", "add", "B", "--subjects", "b", "--defaults"))
+    ok(jl("stream", "add", "AB", "--source", "A", "--source", "B", "--defaults"))
+    js = jl.js()
+    js.publish("a", b"1", {"Nats-Msg-Id": "same"})
+    js.publish("b", b"2", {"Nats-Msg-Id": "same"})
+    result = ok(jl("replicate"))
+    assert "│ Skipped │" in result.stdout
+    assert result.stdout.endswith(
+        "2 agreements: 1 message copied, lag 0, 0 errors, 1 duplicate skipped\n"
+    )
+    assert state(jl, "AB")["messages"] == 1
+
+
+def test_replicate_interval_must_be_a_duration(jl):
+    result = jl("replicate", "--follow", "--interval", "soon")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("jetlink: error: invalid value for --interval: ")
+    result = jl("replicate", "--follow", "--interval", "0s", "-j")
+    assert (result.exit_code, json.loads(result.stdout)) == (
+        2,
+        {"error": {"description": "invalid value for --interval: must be more than 0"}},
+    )
+
+
+class Script:
+    """A replacement for replicate.sleep: each idle pause runs the next action; Ctrl-C when
+    they are done."""
+
+    def __init__(self, jl, *actions):
+        self.jl = jl
+        self.actions = list(actions)
+        self.pauses: list[float] = []
+
+    def __call__(self, seconds):
+        self.pauses.append(seconds)
+        self.jl.clock.advance_s(seconds)
+        if not self.actions:
+            raise KeyboardInterrupt
+        self.actions.pop(0)()
+
+
+def _follow_scenario(jl, monkeypatch):
+    west_orders(jl)
+    backup(jl)
+    jl.js("west").publish_batch([("orders.new", b"x", None)] * 2)
+    west = jl.js("west")
+    store = DataDir(jl.data)
+    script = Script(
+        jl,
+        lambda: None,  # an idle step: nothing printed
+        lambda: west.publish("orders.new", b"y"),
+        lambda: store.set_down("west", True),
+        lambda: None,  # still down: the error is not repeated
+        lambda: store.set_down("west", False),
+    )
+    monkeypatch.setattr("jetlink.cli.replicate.sleep", script)
+    return script, store
+
+
+def test_follow_json_lines_until_ctrl_c(jl, monkeypatch):
+    script, store = _follow_scenario(jl, monkeypatch)
+    result = jl("replicate", "--follow", "--interval", "500ms", "-j")
+    store.close()
+    assert result.exit_code == 130
+    assert script.pauses == [0.5] * 6
+
+    def agreement(copied, seq, error=None):
+        out = {
+            "target_cluster": "local",
+            "target": "BACKUP",
+            "origin_cluster": "west",
+            "origin": "ORDERS",
+            "kind": "mirror",
+            "copied": copied,
+            "skipped": 0,
+            "lag": 0,
+            "seq": seq,
+        }
+        if error:
+            out["error"] = error
+        return out
+
+    assert [json.loads(line) for line in result.stdout.splitlines()] == [
+        {"time": "2026-01-01T00:00:00Z", "step": 1, "copied": 2, "agreements": [agreement(2, 2)]},
+        {"time": "2026-01-01T00:00:01Z", "step": 4, "copied": 1, "agreements": [agreement(1, 3)]},
+        {
+            "time": "2026-01-01T00:00:01.5Z",
+            "step": 6,
+            "copied": 0,
+            "agreements": [agreement(0, 3, "origin cluster west is down")],
+        },
+        {"time": "2026-01-01T00:00:02.5Z", "step": 8, "copied": 0, "agreements": [agreement(0, 3)]},
+    ]
+    assert result.stderr == (
+        "Replicating every 500ms; Ctrl-C to stop\nStopped after 8 steps: 3 messages copied\n"
+    )
+
+
+def test_follow_plain_lines_without_a_terminal(jl, monkeypatch):
+    script, store = _follow_scenario(jl, monkeypatch)
+    result = jl("replicate", "--follow")
+    store.close()
+    assert result.exit_code == 130
+    assert script.pauses == [1.0] * 6
+    assert result.stdout == (
+        "2026-01-01T00:00:00Z mirror BACKUP@local <- ORDERS@west: copied 2, lag 0\n"
+        "2026-01-01T00:00:02Z mirror BACKUP@local <- ORDERS@west: copied 1, lag 0\n"
+        "2026-01-01T00:00:03Z mirror BACKUP@local <- ORDERS@west: copied 0, lag 0, "
+        "error: origin cluster west is down\n"
+        "2026-01-01T00:00:05Z mirror BACKUP@local <- ORDERS@west: copied 0, lag 0\n"
+    )
+
+
+def test_follow_live_table_on_a_terminal(jl, monkeypatch):
+    script, store = _follow_scenario(jl, monkeypatch)
+    monkeypatch.setattr("jetlink.cli.replicate.live_wanted", lambda app: True)
+    result = jl("replicate", "--follow")
+    store.close()
+    assert result.exit_code == 130
+    last = result.stdout[result.stdout.rindex("Replication at") :]
+    assert last.splitlines()[0].rstrip() == (
+        "Replication at 2026-01-01T00:00:05Z: step 8, 3 messages copied"
+    )
+    assert "│ BACKUP@local │ ORDERS@west │ mirror │ 3      │ 0   │       │" in last
+
+
+# -- stream promote / failover ---------------------------------------------------------------------
+
+
+def promoted(origin_reachable=True, **kw):
+    out = {
+        "stream": "BACKUP",
+        "cluster": "local",
+        "action": "promote",
+        "forced": False,
+        "origin": {"stream": "ORDERS", "cluster": "west", "reachable": origin_reachable},
+        "mirror_last_seq": 2,
+        "origin_last_seq": 2,
+        "lag": 0,
+        "subjects": ["orders.>"],
+        "clamps": [],
+    }
+    if not origin_reachable:
+        out["origin"]["error"] = "cluster west is down"
+    out.update(kw)
+    return out
+
+
+def test_promote_a_caught_up_mirror(jl):
+    west_orders(jl)
+    backup(jl)
+    pub(jl, "orders.new", "one")
+    pub(jl, "orders.new", "two")
+    refused = jl("stream", "promote", "BACKUP")
+    assert (refused.exit_code, refused.stderr) == (
+        2,
+        "jetlink: error: no terminal to confirm on: pass -f/--force to promote mirror BACKUP\n",
+    )
+    assert doc(jl("stream", "promote", "BACKUP", "-f", "-j")) == promoted()
+    info = doc(jl("stream", "info", "BACKUP", "-j"))
+    assert ("mirror" not in info["config"], info["config"]["subjects"]) == (True, ["orders.>"])
+    assert "mirror" not in info
+    assert pub(jl, "orders.local", "three", cluster="local") == {"stream": "BACKUP", "seq": 3}
+
+
+def test_promote_human_report_with_clamps(jl):
+    west_orders(jl)
+    backup(jl)
+    pub(jl, "orders.new", "one")
+    pub(jl, "orders.new", "two")
+    ok(jl("consumer", "add", "BACKUP", "far", "--deliver", "99", "--defaults"))
+    ok(jl("consumer", "add", "BACKUP", "near", "--defaults"))
+    ok(jl("cluster", "down", "west"))
+    jl.js("west").publish("orders.new", b"three")
+    result = ok(jl("stream", "promote", "BACKUP", "--force"))
+    assert result.stdout == (
+        "Stream BACKUP was promoted: it no longer mirrors ORDERS@west\n"
+        "\n"
+        "Promotion:\n"
+        "\n"
+        "                Action: promote\n"
+        "                Origin: ORDERS in cluster west\n"
+        "          Origin State: cluster west is down\n"
+        "  Origin Last Sequence: 3 (last known)\n"
+        "  Mirror Last Sequence: 2\n"
+        "                   Lag: 1\n"
+        "              Subjects: orders.>\n"
+        "\n"
+        "Clamped Consumers:\n"
+        "\n"
+        "                   far: from 98 to 2\n"
+    )
+    consumer = doc(jl("consumer", "info", "BACKUP", "far", "-j"))
+    assert consumer["num_pending"] == 0
+    assert pub(jl, "orders.x", "next", cluster="local") == {"stream": "BACKUP", "seq": 3}
+    assert doc(jl("consumer", "info", "BACKUP", "far", "-j"))["num_pending"] == 1
+
+
+def test_promote_refuses_a_lagging_mirror_failover_does_not(jl):
+    west_orders(jl)
+    backup(jl, "--max-msgs", "1", "--discard", "new")  # the mirror stalls at 1 message
+    pub(jl, "orders.new", "one")
+    pub(jl, "orders.new", "two")
+    pub(jl, "orders.new", "three")
+    refused = jl("stream", "promote", "BACKUP", "-j")  # refused before any question
+    assert (refused.exit_code, json.loads(refused.stdout)) == (
+        1,
+        {
+            "error": {
+                "description": "mirror BACKUP is 2 messages behind its origin ORDERS (cluster "
+                "west, last sequence 3; mirror at 1): let it catch up (jetlink replicate) or "
+                "promote it anyway (jetlink stream failover BACKUP)"
+            }
+        },
+    )
+    assert "mirror" in doc(jl("stream", "info", "BACKUP", "-j"))["config"]
+    report = doc(jl("stream", "failover", "BACKUP", "-f", "--subjects", "backup.>", "-j"))
+    assert report == promoted(
+        action="failover",
+        forced=True,
+        mirror_last_seq=1,
+        origin_last_seq=3,
+        lag=2,
+        subjects=["backup.>"],
+    )
+    text = ok(jl("stream", "info", "BACKUP")).stdout
+    assert "Mirror" not in text and "Subjects: backup.>" in text
+
+
+def test_failover_human_report(jl):
+    west_orders(jl)
+    backup(jl)
+    pub(jl, "orders.new", "one")
+    ok(jl("cluster", "rm", "west", "-f"))
+    result = ok(jl("stream", "failover", "BACKUP", "-f", "--subjects", ""))
+    assert result.stdout == (
+        "Stream BACKUP was promoted (failover): it no longer mirrors ORDERS@west\n"
+        "\n"
+        "Promotion:\n"
+        "\n"
+        "                Action: failover\n"
+        "                Origin: ORDERS in cluster west\n"
+        "          Origin State: cluster west not found\n"
+        "  Origin Last Sequence: unknown\n"
+        "  Mirror Last Sequence: 1\n"
+        "                   Lag: unknown\n"
+        "              Subjects: BACKUP\n"
+        "     Clamped Consumers: none\n"
+    )
+
+
+def test_promote_asks_on_a_terminal(jl, monkeypatch):
+    west_orders(jl)
+    backup(jl)
+    pub(jl, "orders.new", "one")
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: True)
+    declined = jl("stream", "promote", "BACKUP", input="n\n")
+    assert declined.exit_code == 1
+    assert (
+        "Really promote mirror BACKUP (origin ORDERS in cluster west): it stops mirroring and "
+        "becomes a normal stream [y/N]:" in declined.stderr
+    )
+    assert declined.stderr.endswith("jetlink: error: aborted: did not promote mirror BACKUP\n")
+    ok(jl("cluster", "down", "west"))
+    jl.js("west").publish("orders.new", b"two")
+    accepted = jl("stream", "failover", "BACKUP", "-j", input="y\n")
+    assert accepted.exit_code == 0
+    assert (
+        "Really fail over to mirror BACKUP (origin ORDERS in cluster west: cluster west is "
+        "down, 1 message not copied): it stops mirroring and becomes a normal stream [y/N]:"
+        in accepted.stderr
+    )
+    assert json.loads(accepted.stdout[accepted.stdout.index("{") :])["action"] == "failover"
+
+
+def test_promote_errors(jl):
+    west_orders(jl)
+    result = jl("--cluster", "west", "stream", "promote", "ORDERS", "-f")
+    assert (result.exit_code, result.stderr) == (
+        1,
+        "jetlink: error: stream ORDERS is not a mirror\n",
+    )
+    result = jl("stream", "failover", "NOPE", "-f", "-j")
+    assert (result.exit_code, json.loads(result.stdout)) == (
+        1,
+        {"error": {"code": 404, "err_code": 10059, "description": "stream not found"}},
+    )
+    ok(jl("--cluster", "west", "stream", "add", "M", "--mirror", "ORDERS", "--defaults"))
+    result = jl("--cluster", "west", "stream", "promote", "M", "-f")  # orders.> is ORDERS'
+    assert result.exit_code == 1
+    assert result.stderr.startswith("jetlink: error: the origin's subjects orders.> overlap")
