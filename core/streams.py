@@ -829,14 +829,18 @@ class StreamTxn:
             self.last_msg_id = ""
         return out
 
-    def append_sourced(self, items: list[tuple[str, bytes, bytes]]
+    def append_sourced(self, items: list[tuple[str, bytes | None, bytes]],
+                       at: list[tuple[int, int]] | None = None
                        ) -> tuple[int, ApiError | None]:
-        """Sourced messages ``(subject, hdr, data)`` in order, stopping at the first refusal
-        (core/replication.py's batch path): ``(how many were stored, the refusal or None)``.
+        """Sourced or mirrored messages ``(subject, hdr, data)`` in order, stopping at the
+        first refusal (core/replication.py's batch path): ``(how many were stored, the
+        refusal or None)``. ``at`` gives each message's ``(seq, ts)`` (a mirror: the
+        sequences in between are skipped, as ``skip_to``; the time is the origin's).
 
-        Same results as ``append(subject, hdr, data, sourced=True)`` for each, for headers
-        the publish path does not act on: the caller leaves out messages with Nats-Msg-Id,
-        Nats-TTL, Nats-Rollup or Nats-Incr (and calls this only when ``sourced_fast``).
+        Same results as ``append(subject, hdr, data, sourced=True)`` for each (after
+        ``skip_to(seq - 1)`` at time ``ts`` with ``at``), for headers the publish path does
+        not act on: the caller leaves out messages with Nats-Msg-Id, Nats-TTL, Nats-Rollup or
+        Nats-Incr (and calls this only when ``sourced_fast``).
         """
         d = self.d
         base = self.base
@@ -845,15 +849,27 @@ class StreamTxn:
         max_per, max_msgs, max_bytes = d.max_per, d.max_msgs, d.max_bytes
         rows, row_pos, ptr_next = self._rows, self._row_pos, self._ptr_next
         touched, cache = self._touched, self._subj
-        now = self.txn.now
+        now = self.txn.now if at is None else 0  # a mirror's times are its origin's
         ts = now if now > self.last_ts else self.last_ts
         seq = self.last_seq
         nmsgs, nbytes = self.msgs, self.bytes
         pend_alive = self._pend_alive
         done = 0
         err: ApiError | None = None
-        for subject, hdr, data in items:
-            hlen = len(hdr)
+        for i, (subject, hdr, data) in enumerate(items):
+            if at is not None:
+                aseq, ats = at[i]
+                if aseq <= seq or aseq > MAX_SEQ:
+                    err = nats_error("StreamStoreFailed", err="last sequence mismatch")
+                    break
+                if aseq - 1 > seq:  # skipped sequences: deleted placeholders
+                    seq = aseq - 1
+                    self._dirty = True
+                    if nmsgs == 0:
+                        self.first_seq = aseq
+                if ats > ts:
+                    ts = ats
+            hlen = len(hdr) if hdr else 0
             if (mms >= 0 and (hlen > mms or len(data) > mms - hlen)) or hlen > MAX_HEADER_SIZE:
                 err = nats_error("StreamMessageExceedsMaximum" if mms >= 0 and (
                     hlen > mms or len(data) > mms - hlen) else "StreamHeaderExceedsMaximum")
@@ -861,14 +877,19 @@ class StreamTxn:
             s = cache.get(subject)
             if s is None:
                 s = self._subject(subject)
-            size = base_size + s.slen + len(data) + hdr_extra + hlen
+            size = base_size + s.slen + len(data) + (hdr_extra + hlen if hdr else 0)
             count = s.count
             if ((max_per and count >= max_per) or (max_msgs and nmsgs >= max_msgs)
                     or (max_bytes and nbytes + size > max_bytes) or seq >= MAX_SEQ):
                 # A limit acts on this one: the general path, with the state written back.
                 self.last_seq, self.last_ts, self.msgs, self.bytes = seq, ts, nmsgs, nbytes
                 self._pend_alive = pend_alive
-                r = self._store(subject, hdr, data, 0, size, "", "", None, None)
+                saved = self.txn.now
+                self.txn.now = ts
+                try:
+                    r = self._store(subject, hdr, data, 0, size, "", "", None, None)
+                finally:
+                    self.txn.now = saved
                 seq, ts, nmsgs, nbytes = self.last_seq, self.last_ts, self.msgs, self.bytes
                 pend_alive = self._pend_alive
                 if isinstance(r, ApiError):

