@@ -758,75 +758,10 @@ class StreamTxn:
         d = self.d
         if d.sealed or not d.fast or d.republish is not None:
             return [self.append(subject, None, data) for subject, data in items]
-        out: list[PubAck | ApiError] = []
-        add = out.append
-        name = d.name
-        base = self.base
-        base_size = d.base_size
-        mms = d.max_msg_size
-        max_per, max_msgs, max_bytes = d.max_per, d.max_msgs, d.max_bytes
-        rows = self._rows
-        row_pos = self._row_pos
-        ptr_next = self._ptr_next
-        touched = self._touched
-        cache = self._subj
-        now = self.txn.now
-        ts = now if now > self.last_ts else self.last_ts
-        seq = self.last_seq
-        nmsgs, nbytes = self.msgs, self.bytes
-        pend_alive = self._pend_alive
-        stored = False
-        if seq + len(items) > MAX_SEQ:  # pragma: no cover - 2^40 messages
+        if self.last_seq + len(items) > MAX_SEQ:  # pragma: no cover - 2^40 messages
             return [self.append(subject, None, data) for subject, data in items]
-        too_big = nats_error("StreamMessageExceedsMaximum")
-        for subject, data in items:
-            if mms >= 0 and len(data) > mms:
-                add(too_big)
-                continue
-            s = cache.get(subject)
-            if s is None:
-                s = self._subject(subject)
-            size = base_size + s.slen + len(data)
-            count = s.count
-            if ((max_per and count >= max_per) or (max_msgs and nmsgs >= max_msgs)
-                    or (max_bytes and nbytes + size > max_bytes)):
-                # A limit acts on this one: the general path, with the state written back.
-                self.last_seq, self.last_ts, self.msgs, self.bytes = seq, ts, nmsgs, nbytes
-                self._pend_alive = pend_alive
-                add(self._store(subject, None, data, 0, size, "", "", None, None))
-                seq, ts, nmsgs, nbytes = self.last_seq, self.last_ts, self.msgs, self.bytes
-                pend_alive = self._pend_alive
-                continue
-            seq += 1
-            if count:
-                prev = s.last
-                pos = row_pos.get(prev)
-                if pos is not None:
-                    rows[pos][4] = seq
-                else:
-                    ptr_next[prev] = seq
-            else:
-                prev = 0
-                s.first = seq
-            row_pos[seq] = len(rows)
-            rows.append([base | seq, s.id, ts, prev, 0, None, data])
-            s.last = seq
-            s.count = count + 1
-            if not s.touched:
-                s.touched = True
-                touched.append(s)
-            if nmsgs == 0:
-                self.first_seq = seq
-                self._first_dirty = False
-            nmsgs += 1
-            nbytes += size
-            pend_alive += 1
-            stored = True
-            add(PubAck(name, seq))
-        self.last_seq, self.last_ts, self.msgs, self.bytes = seq, ts, nmsgs, nbytes
-        self._pend_alive = pend_alive
-        if stored:
-            self.last_msg_id = ""
+        out: list[PubAck | ApiError] = []
+        self._append_run(items, None, out)
         return out
 
     def append_sourced(self, items: list[tuple[str, bytes | None, bytes]],
@@ -842,13 +777,32 @@ class StreamTxn:
         not act on: the caller leaves out messages with Nats-Msg-Id, Nats-TTL, Nats-Rollup or
         Nats-Incr (and calls this only when ``sourced_fast``).
         """
+        return self._append_run(items, at, None)
+
+    def _append_run(self, items: list[tuple[str, bytes | None, bytes]] | list[tuple[str, bytes]],
+                    at: list[tuple[int, int]] | None,
+                    out: list[PubAck | ApiError] | None) -> tuple[int, ApiError | None]:
+        """The one fast append loop behind ``append_plain`` and ``append_sourced``.
+
+        Each message is linked into its subject's chain and counted here; a message some
+        limit acts on takes the general path (``_store``) with the state written back.
+        With ``out`` (publishing) every result is added to it (PubAck or error) and the loop
+        goes on; without it (replicating) the loop stops at the first refusal and the
+        message's time is pinned for the general path. Publishing passes header-less
+        ``(subject, data)`` pairs. Returns (stored, refusal or None).
+        """
         d = self.d
+        name = d.name
         base = self.base
         base_size, hdr_extra = d.base_size, d.hdr_extra
         mms = d.max_msg_size
+        cap = mms if mms >= 0 else MAX_SEQ  # headers + data above it: too big
         max_per, max_msgs, max_bytes = d.max_per, d.max_msgs, d.max_bytes
         rows, row_pos, ptr_next = self._rows, self._row_pos, self._ptr_next
         touched, cache = self._touched, self._subj
+        add = out.append if out is not None else None
+        at_next = iter(at).__next__ if at is not None else None
+        hdr: bytes | None = None
         now = self.txn.now if at is None else 0  # a mirror's times are its origin's
         ts = now if now > self.last_ts else self.last_ts
         seq = self.last_seq
@@ -856,9 +810,13 @@ class StreamTxn:
         pend_alive = self._pend_alive
         done = 0
         err: ApiError | None = None
-        for i, (subject, hdr, data) in enumerate(items):
-            if at is not None:
-                aseq, ats = at[i]
+        for item in items:
+            if add is not None:
+                subject, data = item  # a publish: no headers
+            else:
+                subject, hdr, data = item
+            if at_next is not None:
+                aseq, ats = at_next()
                 if aseq <= seq or aseq > MAX_SEQ:
                     err = nats_error("StreamStoreFailed", err="last sequence mismatch")
                     break
@@ -870,10 +828,14 @@ class StreamTxn:
                 if ats > ts:
                     ts = ats
             hlen = len(hdr) if hdr else 0
-            if (mms >= 0 and (hlen > mms or len(data) > mms - hlen)) or hlen > MAX_HEADER_SIZE:
-                err = nats_error("StreamMessageExceedsMaximum" if mms >= 0 and (
-                    hlen > mms or len(data) > mms - hlen) else "StreamHeaderExceedsMaximum")
-                break
+            if hlen + len(data) > cap or hlen > MAX_HEADER_SIZE:
+                refusal = nats_error("StreamMessageExceedsMaximum" if hlen + len(data) > cap
+                                     else "StreamHeaderExceedsMaximum")
+                if add is None:
+                    err = refusal
+                    break
+                add(refusal)
+                continue
             s = cache.get(subject)
             if s is None:
                 s = self._subject(subject)
@@ -884,18 +846,25 @@ class StreamTxn:
                 # A limit acts on this one: the general path, with the state written back.
                 self.last_seq, self.last_ts, self.msgs, self.bytes = seq, ts, nmsgs, nbytes
                 self._pend_alive = pend_alive
-                saved = self.txn.now
-                self.txn.now = ts
-                try:
+                if add is not None:
                     r = self._store(subject, hdr, data, 0, size, "", "", None, None)
-                finally:
-                    self.txn.now = saved
+                else:
+                    saved = self.txn.now
+                    self.txn.now = ts
+                    try:
+                        r = self._store(subject, hdr, data, 0, size, "", "", None, None)
+                    finally:
+                        self.txn.now = saved
                 seq, ts, nmsgs, nbytes = self.last_seq, self.last_ts, self.msgs, self.bytes
                 pend_alive = self._pend_alive
                 if isinstance(r, ApiError):
-                    err = r
-                    break
-                done += 1
+                    if add is None:
+                        err = r
+                        break
+                else:
+                    done += 1
+                if add is not None:
+                    add(r)
                 continue
             seq += 1
             if count:
@@ -922,6 +891,8 @@ class StreamTxn:
             nbytes += size
             pend_alive += 1
             done += 1
+            if add is not None:
+                add(PubAck(name, seq))
         self.last_seq, self.last_ts, self.msgs, self.bytes = seq, ts, nmsgs, nbytes
         self._pend_alive = pend_alive
         if done:
