@@ -89,21 +89,12 @@ def data_dir(app: App, *, step: bool = True) -> DataDir:
 
 def open_jetstream(app: App) -> JetStream:
     """The JetStream API of the cluster named by ``--cluster`` (``local`` is created on
-    first use; another name must have been added with ``jetlink cluster add``)."""
+    first use; another name must have been added with ``jetlink cluster add``). A cluster taken
+    down with ``jetlink cluster down`` still serves its own clients: the drill cuts the
+    replication paths out of it (a partition), so its lag keeps growing."""
     from jetlink.core.jetstream import JetStream
 
-    cluster = data_dir(app).open(app.cluster)
-    return JetStream(cluster, make_clock())
-
-
-def _wrote(store: DataDir) -> bool:
-    """Whether this command changed a row of a cluster database it opened (SQLite counts the
-    rows each connection changed: ``total_changes``)."""
-    for cluster in list(getattr(store, "_open", {}).values()):
-        conn = getattr(cluster, "_conn", None)
-        if conn is not None and conn.total_changes > 0:
-            return True
-    return False
+    return JetStream(data_dir(app).open(app.cluster), make_clock())
 
 
 def replicate_step(app: App, store: DataDir) -> list[Any]:
@@ -115,15 +106,12 @@ def replicate_step(app: App, store: DataDir) -> list[Any]:
 
     from jetlink.core.errors import JetlinkError
 
-    if not _wrote(store):
+    if not store.wrote():
         return []
     try:
         from jetlink.core import replication
 
-        pump = getattr(replication, "pump", None)
-        if pump is None:  # the replication layer is not there (yet)
-            return []
-        return list(pump(store, make_clock(), max_msgs=STEP_MAX_MSGS))
+        return list(replication.pump(store, make_clock(), max_msgs=STEP_MAX_MSGS))
     except (JetlinkError, sqlite3.Error) as err:
         from jetlink.cli.output import notice
 

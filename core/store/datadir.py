@@ -156,6 +156,12 @@ class Cluster:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+    @property
+    def changes(self) -> int:
+        """Rows this process changed through this cluster's connection so far (SQLite's
+        ``total_changes``; 0 when the database was never opened)."""
+        return self._conn.total_changes if self._conn is not None else 0
         self.cache.clear()
         self._components.clear()
 
@@ -392,6 +398,10 @@ class DataDir:
         for suffix in ("", "-wal", "-shm", "-journal"):
             with contextlib.suppress(FileNotFoundError):
                 os.remove(str(path) + suffix)
+
+    def wrote(self) -> bool:
+        """Whether this DataDir changed a row of any cluster database it opened."""
+        return any(cluster.changes > 0 for cluster in self._open.values())
 
     def close(self) -> None:
         for cluster in self._open.values():
