@@ -2,7 +2,7 @@
 
 Benchmarks print what they measured and assert nothing. The measuring code is in core
 (``bench_transform`` in jetlink.core.transform, ``bench_validate`` in jetlink.core.topology,
-``bench_pub`` in jetlink.core.bench); this module calls it and renders the returned dict.
+``bench_pub``, ``bench_replicate`` and ``bench_kv`` in jetlink.core.bench); this module calls it and renders the returned dict.
 """
 
 from __future__ import annotations
@@ -122,6 +122,69 @@ def replicate(
                 result[f"{kind}_vs_server"] = round(result[f"{kind}_msgs_per_sec"] / rate, 2)
             result["server_messages"] = n
     App.of(ctx).emit(result, human=render)
+
+
+@bench_app.command("kv")
+def kv(
+    ctx: typer.Context,
+    keys: Annotated[
+        int, typer.Option("--keys", min=1, metavar="N", help="Keys in the bucket.")
+    ] = 100_000,
+    history: Annotated[
+        int, typer.Option("--history", min=1, max=64, help="The bucket's history per key.")
+    ] = 5,
+    puts: Annotated[
+        int, typer.Option("--puts", min=1, metavar="N", help="Single put calls to time.")
+    ] = 20_000,
+    gets: Annotated[
+        int, typer.Option("--gets", min=1, metavar="N", help="Get calls to time.")
+    ] = 100_000,
+    cli_runs: Annotated[
+        int,
+        typer.Option("--cli-runs", min=0, metavar="N",
+                     help="Whole-process `jetlink kv get` runs to time (0: none)."),
+    ] = 10,
+    json_output: JsonOption = False,
+) -> None:
+    """Benchmark KV puts and gets.
+
+    Fills a bucket with --history revisions of --keys keys (pipelined puts: put_many, one
+    transaction per 1,000), then times --puts single puts and --gets gets through the engine
+    API, and the median wall time of --cli-runs `jetlink kv get` processes on that bucket.
+    """
+    import shutil
+    import tempfile
+
+    from jetlink.core.bench import bench_kv
+
+    tmp = tempfile.mkdtemp(prefix="jetlink-bench-kv-")
+    try:
+        result = bench_kv(keys, history, single=puts, gets=gets, keep=tmp)
+        if cli_runs:
+            result.update(_time_cli_get(tmp, keys, cli_runs))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    App.of(ctx).emit(result, human=render)
+
+
+def _time_cli_get(root: str, keys: int, runs: int) -> dict[str, Any]:
+    """Median / min / max wall time of ``jetlink kv get`` processes (after one warm-up)."""
+    import os
+    import statistics
+    import subprocess
+    import sys
+    import time
+
+    argv = [sys.executable, "-m", "jetlink.cli", "--data-dir", os.path.join(root, "data"),
+            "kv", "get", "BENCH", f"user.{keys // 2:07d}", "--raw"]
+    times = []
+    for i in range(runs + 1):
+        t0 = time.perf_counter()
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+        if i:
+            times.append(time.perf_counter() - t0)
+    return {"cli_get_runs": runs, "cli_get_median_s": round(statistics.median(times), 3),
+            "cli_get_min_s": round(min(times), 3), "cli_get_max_s": round(max(times), 3)}
 
 
 def render(app: App, result: dict[str, Any]) -> None:

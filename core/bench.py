@@ -14,7 +14,7 @@ import tempfile
 import time
 from typing import Any
 
-__all__ = ["bench_pub", "bench_replicate"]
+__all__ = ["bench_kv", "bench_pub", "bench_replicate"]
 
 # nats-server 2.15.1 on this kind of machine (shared/reference/nats-semantics.md): mirror
 # catch-up 110k-140k msgs/s, a sourced stream with a subject transform about 7.2k msgs/s.
@@ -174,6 +174,72 @@ def bench_replicate(n: int = 1_000_000, size: int = 128, *, subjects: int = 1_00
         dd.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def bench_kv(keys: int = 100_000, history: int = 5, *, value_size: int = 100,
+             single: int = 20_000, gets: int = 100_000, batch: int = 1_000,
+             keep: str | None = None, data_dir: str | None = None) -> dict[str, Any]:
+    """Put and get rates of a KV bucket through the engine API (core/kv.py), bucket history
+    ``history`` over ``keys`` keys, values of ``value_size`` bytes:
+
+    - ``pipelined_puts_per_sec``: ``history`` rounds over every key with ``put_many`` in
+      batches of ``batch`` (one transaction per batch, as a client pipelines asynchronous
+      puts); the bucket then holds ``keys * history`` entries and is full (the history
+      limit is checked on every put);
+    - ``puts_per_sec``: ``single`` ``put`` calls, one transaction each, on existing keys
+      (each removes the key's oldest revision: the bucket is full);
+    - ``gets_per_sec``: ``gets`` ``get`` calls on keys spread over the whole bucket.
+
+    ``keep``: a directory to leave the filled data directory in (for timing the CLI on it);
+    returns ``{"keys", "history", "entries", "pipelined_puts_per_sec", "puts_per_sec",
+    "gets_per_sec", ...}``.
+    """
+    from .clock import SystemClock
+    from .config.kv import KeyValueConfig
+    from .kv import KV
+    from .store import DataDir
+
+    if keys <= 0 or history <= 0 or single <= 0 or gets <= 0 or batch <= 0:
+        raise ValueError("keys, history, single, gets and batch must be positive")
+    tmp = keep or tempfile.mkdtemp(prefix="jetlink-bench-", dir=data_dir)
+    out: dict[str, Any] = {"keys": keys, "history": history, "value_size": value_size}
+    try:
+        dd = DataDir(os.path.join(tmp, "data"))
+        kv = KV(dd, "local", SystemClock())
+        kv.create_bucket(KeyValueConfig(bucket="BENCH", history=history))
+        b = kv.open("BENCH")
+        value = os.urandom(value_size)
+        names = [f"user.{i:07d}" for i in range(keys)]
+        t0 = time.perf_counter()
+        for _round in range(history):
+            for i in range(0, keys, batch):
+                b.put_many((k, value) for k in names[i:i + batch])
+        seconds = time.perf_counter() - t0
+        out["pipelined_puts"] = keys * history
+        out["pipelined_seconds"] = round(seconds, 3)
+        out["pipelined_puts_per_sec"] = round(keys * history / seconds)
+        step = max(1, keys // single) if single < keys else 1
+        t0 = time.perf_counter()
+        for i in range(single):
+            b.put(names[(i * step) % keys], value)
+        seconds = time.perf_counter() - t0
+        out["puts"] = single
+        out["puts_per_sec"] = round(single / seconds)
+        step = max(1, keys // gets) if gets < keys else 1
+        t0 = time.perf_counter()
+        for i in range(gets):
+            b.get(names[(i * step + 7) % keys])
+        seconds = time.perf_counter() - t0
+        out["gets"] = gets
+        out["gets_per_sec"] = round(gets / seconds)
+        st = b.status()
+        out["entries"] = st.values
+        out["bytes"] = st.bytes
+        dd.close()
+    finally:
+        if keep is None:
+            shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 

@@ -115,10 +115,24 @@ class JetStream:
 
     @contextlib.contextmanager
     def read(self) -> Iterator[tuple[sqlite3.Connection, S.Catalog]]:
-        """A read snapshot, after applying any expiry that is due."""
-        self._expire_if_due()
+        """A read snapshot, after applying any expiry that is due (checked in the same
+        snapshot: when nothing is due, one read transaction is all a read costs)."""
+        if not self.cluster.conn.in_transaction:
+            now = self.clock.now_ns()
+            with self.cluster.read() as conn:
+                catalog = S.Catalog.load(conn, self.cluster.cache)
+                if not self._due(conn, catalog, now):
+                    yield conn, catalog
+                    return
+            with self.write():
+                pass
         with self.cluster.read() as conn:
             yield conn, S.Catalog.load(conn, self.cluster.cache)
+
+    @staticmethod
+    def _due(conn: sqlite3.Connection, catalog: S.Catalog, now: int) -> bool:
+        return any((d.max_age or d.allow_ttl or d.sdm_ttl_s) and S.expiry_due(conn, d, now)
+                   for d in catalog.by_id.values())
 
     def _expire(self, txn: S.Txn) -> None:
         for d in txn.catalog.by_id.values():
@@ -128,11 +142,7 @@ class JetStream:
     def _expire_if_due(self) -> None:
         now = self.clock.now_ns()
         with self.cluster.read() as conn:
-            catalog = S.Catalog.load(conn, self.cluster.cache)
-            due = any(
-                (d.max_age or d.allow_ttl or d.sdm_ttl_s) and S.expiry_due(conn, d, now)
-                for d in catalog.by_id.values()
-            )
+            due = self._due(conn, S.Catalog.load(conn, self.cluster.cache), now)
         if due:
             with self.write():
                 pass
@@ -300,9 +310,7 @@ class JetStream:
             elif seq > 0:
                 msg = S.load_msg(conn, d.id, seq)
             else:
-                last_seq = conn.execute("SELECT last_seq FROM streams WHERE id = ?",
-                                        (d.id,)).fetchone()[0]
-                msg = S.load_last(conn, d.id, last_by_subj or "", last_seq)
+                msg = S.load_last(conn, d.id, last_by_subj or "")
             if msg is None:
                 raise nats_error("NoMessageFound")
             return msg

@@ -417,6 +417,8 @@ class _Subj:
 # A pending row is a list: [id, subject_id, ts, prev, next, hdr, data]
 _K, _SID, _TS, _PREV, _NEXT, _HDR, _DATA = range(7)
 _LOAD_CHUNK = 512
+_READ_AHEAD_MIN = 8  # rows the first read-ahead of a transaction loads
+_READ_AHEAD_MAX = 2048
 _INSERT = "INSERT INTO msgs(id, subject_id, ts, prev, next, hdr, data) VALUES (?, ?, ?, ?, ?, ?, ?)"
 
 
@@ -463,6 +465,7 @@ class StreamTxn:
         self._first_dirty = False
         # stored rows read ahead by the limit paths: seq -> (subject_id, payload, prev, next)
         self._window: dict[int, tuple[int, int, int, int]] = {}
+        self._ahead = _READ_AHEAD_MIN  # rows the next read-ahead loads (doubles per use)
         self._dd_known: dict[str, tuple[int, int] | None] = {}  # prefetched dedupe entries
 
     # --- subjects ------------------------------------------------------------------------
@@ -590,10 +593,14 @@ class StreamTxn:
             return
         if len(self._window) > 200_000:
             self._window.clear()
+        # A transaction removing one message (one KV put on a full key) reads a few rows; one
+        # removing many (a bulk publish at a limit) reads ever larger chunks.
+        ahead = self._ahead
+        self._ahead = min(ahead * 2, _READ_AHEAD_MAX)
         for key, sid, payload, prev, nxt in self.conn.execute(
             f"SELECT id, subject_id, {self.d.payload_sql}, prev, next FROM msgs "
-            "WHERE id >= ? AND id <= ? ORDER BY id LIMIT 2048",
-            (self.base | seq, self.base | MAX_SEQ),
+            "WHERE id >= ? AND id <= ? ORDER BY id LIMIT ?",
+            (self.base | seq, self.base | MAX_SEQ, ahead),
         ):
             self._window[key & _MASK] = (sid, payload, prev, nxt)
 
@@ -1616,10 +1623,20 @@ def load_msg(conn: sqlite3.Connection, stream_id: int, seq: int) -> StoredMsg | 
 
 
 def load_last(conn: sqlite3.Connection, stream_id: int, subject: str,
-              last_seq: int) -> StoredMsg | None:
-    """The server's ``LoadLastMsg``: ``>`` (or empty) loads the message AT last_seq."""
+              last_seq: int | None = None) -> StoredMsg | None:
+    """The server's ``LoadLastMsg``: ``>`` (or empty) loads the message AT the stream's last
+    sequence (``last_seq`` when the caller knows it)."""
     if subject in ("", ">"):
+        if last_seq is None:
+            last_seq = conn.execute("SELECT last_seq FROM streams WHERE id = ?",
+                                    (stream_id,)).fetchone()[0]
         return load_msg(conn, stream_id, last_seq)
+    if not has_wildcard(subject):  # one subject: its last message in one query
+        row = conn.execute(
+            f"SELECT {_MSG_COLS} FROM subjects s JOIN msgs m ON m.id = ((s.stream_id << "
+            f"{SEQ_BITS}) | s.last_seq) WHERE s.stream_id = ? AND s.subject = ? AND s.msgs > 0",
+            (stream_id, subject)).fetchone()
+        return _stored(row) if row else None
     best = 0
     for _sid, _n, _first, last, _subject in matching_subjects(conn, stream_id, subject):
         best = max(best, last)

@@ -1,0 +1,695 @@
+"""Key-Value buckets on the engine: ADR-8 (seed 002) over the JetStream API of a cluster.
+
+A bucket ``B`` is the stream ``KV_B`` with subjects ``$KV.B.>``, built by
+``config.kv.KeyValueConfig`` exactly as the clients build it; every key operation is a
+JetStream publish or get on that stream, so the stream engine's rules (history through
+max_msgs_per_subject, rollups, per-message TTL, limit markers, expected-last-subject-sequence)
+are the KV rules. Entry points:
+
+- :class:`KV` (a data directory addressed from one cluster): ``create_bucket``,
+  ``update_bucket``, ``delete_bucket``, ``create_mirror``, ``create_aggregate``,
+  ``add_aggregate_origin``, ``statuses`` (the buckets of the cluster), ``status(name)``,
+  ``open(name)`` -> :class:`KeyValue`.
+- :class:`KeyValue`: ``put``, ``put_many`` (one transaction, like pipelined puts), ``create``, ``update``, ``delete``, ``purge``, ``get``,
+  ``history``, ``keys``, ``watch``, ``revert``, ``status``.
+- :class:`Entry` (``to_json``: ``{"bucket", "key", "value" (base64), "revision", "created",
+  "delta", "operation"}``), :class:`KVStatus`, :class:`Watcher`, :data:`END_OF_INITIAL_DATA`.
+
+What a name opens (``KV.open``), in order:
+
+1. ``KV_<name>`` in the addressed cluster: the bucket itself. A read-only aggregate (sources,
+   no subjects) refuses writes; a writable aggregate is a normal bucket with sources.
+2. A stream ``<name>`` in the addressed cluster that mirrors a bucket (``mirror.name`` =
+   ``KV_<origin>``): the read-only handle of seed 002's RoKV (get, history, keys, watch,
+   status work; put, create, update, delete, purge and revert are refused).
+3. A stream of the addressed cluster mirroring ``KV_<name>`` (a KV read replica, for
+   example after ``kv add MIRROR --mirror name --mirror-domain west``): the bucket ``<name>``
+   as seen from here. ``get`` is served by the mirror when the key is inside the mirror's
+   key filter (``Entry.served_by`` names the stream that answered); writes, watches, history
+   and keys go to the origin bucket in its own cluster (seed 002: "Writes and Watchers are
+   transparently sent to the origin bucket").
+4. Otherwise: 404/10059 ``bucket not found``.
+
+Operations (seed 002):
+
+- ``put``: a publish to ``$KV.<bucket>.<key>``. ``create``: expected last subject sequence 0;
+  when that fails because the key exists, the latest entry is read and, if it is a DEL or
+  PURGE, the put is retried expecting that revision; else the server's 400/10071
+  ``wrong last sequence: N`` stands. ``create(ttl=)`` and ``purge(ttl=)`` add ``Nats-TTL``
+  (the bucket needs limit markers: ``allow_msg_ttl``). ``update``: expected last subject
+  sequence = the given revision (10071 when it is not the latest). ``delete``: an empty
+  message with ``KV-Operation: DEL`` (history kept). ``purge``: ``KV-Operation: PURGE`` and
+  ``Nats-Rollup: sub`` (one entry left).
+- ``get``: the latest message of the key's subject (``revision=``: that sequence, which must
+  be the key's); DEL and PURGE entries (and limit markers: ``Nats-Marker-Reason`` MaxAge and
+  Purge read as PURGE, Remove as DEL) are 404/10037 ``key not found``. ``get`` has delta 0.
+- ``history``: every stored entry of the key, oldest first, delta = the entries after it.
+- ``keys(filters)``: last message per subject, keys whose latest entry is a PUT, sorted;
+  filters are NATS wildcards over keys.
+- ``watch``: an ordered consumer's view: first the latest entry of every matching key
+  (``include_history``: every entry; ``updates_only``: none), each with delta = the initial
+  entries still to come, then :data:`END_OF_INITIAL_DATA` (always, also for an empty bucket),
+  then every new entry as it is stored (delta 0). ``ignore_deletes`` drops DEL and PURGE
+  entries; ``meta_only`` drops values.
+
+Errors are the server's ApiErrors where the server decides (10071, 10037, 10059, 10166 ...)
+and :class:`ReadOnlyError` (a JetlinkError) for writes to a read-only handle.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import headers as H
+from . import streams as S
+from .clock import Clock, SystemClock
+from .config.kv import (
+    KV_STREAM_PREFIX,
+    KVAggregateConfig,
+    KVAggregateOrigin,
+    KVMirrorConfig,
+    KeyValueConfig,
+    bucket_of_stream,
+    check_kv_mirror,
+    kv_stream_name,
+    validate_bucket_name,
+    validate_key,
+    validate_key_filter,
+)
+from .config.stream import StreamConfig, StreamSource
+from .durations import format_duration
+from .errors import ApiError, JetlinkError
+from .jetstream import JetStream
+from .messages import StoredMsg, StreamInfo, format_rfc3339_nano
+from .subjects import SubjectFilter
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .store import DataDir
+
+__all__ = [
+    "DEL",
+    "END_OF_INITIAL_DATA",
+    "KV",
+    "PURGE",
+    "PUT",
+    "Entry",
+    "KVStatus",
+    "KeyValue",
+    "ReadOnlyError",
+    "Watcher",
+    "key_not_found",
+    "operation_of",
+]
+
+PUT, DEL, PURGE = "PUT", "DEL", "PURGE"
+BACKING_STORE = "JetStream"
+MARKER_REASON = "Nats-Marker-Reason"
+EXPECTED_LAST_SUBJECT_SEQ = "Nats-Expected-Last-Subject-Sequence"
+ROLLUP = "Nats-Rollup"
+MSG_TTL = "Nats-TTL"
+WATCH_POLL_S = 0.05
+
+
+class ReadOnlyError(JetlinkError):
+    """A write to a read-only handle (a KV mirror, a read-only aggregate)."""
+
+
+def key_not_found(key: str) -> ApiError:
+    return ApiError(404, 10037, "key not found", field="key")
+
+
+def bucket_not_found(name: str) -> ApiError:
+    return ApiError(404, 10059, f"bucket not found: {name}", field="bucket")
+
+
+def operation_of(hdr: bytes | None) -> str:
+    """PUT, DEL or PURGE: ``KV-Operation``, else a limit marker's ``Nats-Marker-Reason``."""
+    if not hdr:
+        return PUT
+    op = H.header_value(hdr, H.KV_OPERATION)
+    if op == DEL:
+        return DEL
+    if op == PURGE:
+        return PURGE
+    reason = H.header_value(hdr, MARKER_REASON)
+    if reason in ("MaxAge", "Purge"):
+        return PURGE
+    if reason == "Remove":
+        return DEL
+    return PUT
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One revision of a key (seed 002 "Entry"). ``created`` in ns since the epoch."""
+
+    bucket: str
+    key: str
+    value: bytes
+    revision: int
+    created: int
+    delta: int
+    operation: str
+    served_by: str = ""  # the stream that answered (gets only)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "bucket": self.bucket,
+            "key": self.key,
+            "value": base64.b64encode(self.value).decode("ascii"),
+            "revision": self.revision,
+            "created": format_rfc3339_nano(self.created),
+            "delta": self.delta,
+            "operation": self.operation,
+        }
+
+
+class _EndOfInitialData:
+    """The watcher's end-of-initial-data signal (nats-py yields None for it)."""
+
+    def __repr__(self) -> str:
+        return "END_OF_INITIAL_DATA"
+
+
+END_OF_INITIAL_DATA = _EndOfInitialData()
+
+
+@dataclass
+class KVStatus:
+    """A bucket's status (seed 002 "Status"), with the stream behind it."""
+
+    bucket: str
+    values: int
+    history: int
+    ttl: int
+    limit_marker_ttl: int
+    is_compressed: bool
+    bytes: int
+    stream_info: StreamInfo
+    kind: str = "bucket"  # bucket | aggregate | mirror
+    read_only: bool = False
+    backing_store: str = BACKING_STORE
+
+    @property
+    def config(self) -> StreamConfig:
+        return self.stream_info.config
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "bucket": self.bucket,
+            "values": self.values,
+            "history": self.history,
+            "ttl": self.ttl,
+            "limit_marker_ttl": self.limit_marker_ttl,
+            "is_compressed": self.is_compressed,
+            "backing_store": self.backing_store,
+            "bytes": self.bytes,
+            "kind": self.kind,
+            "read_only": self.read_only,
+            "stream_info": self.stream_info.to_json(),
+        }
+
+
+def _kind(cfg: StreamConfig) -> tuple[str, bool]:
+    """(kind, read_only) of a KV stream."""
+    if cfg.mirror is not None:
+        return "mirror", True
+    if cfg.sources:
+        return "aggregate", not cfg.subjects
+    return "bucket", False
+
+
+def _status(name: str, info: StreamInfo) -> KVStatus:
+    cfg = info.config
+    kind, ro = _kind(cfg)
+    return KVStatus(
+        bucket=name,
+        values=info.state.messages,
+        history=max(cfg.max_msgs_per_subject, 0) if kind == "mirror" else max(
+            cfg.max_msgs_per_subject, 1),
+        ttl=cfg.max_age,
+        limit_marker_ttl=cfg.subject_delete_marker_ttl,
+        is_compressed=cfg.compression == "s2",
+        bytes=info.state.bytes,
+        stream_info=info,
+        kind=kind,
+        read_only=ro,
+    )
+
+
+def _mirrored_bucket(cfg: StreamConfig) -> str | None:
+    """The origin bucket a stream mirrors (``mirror.name`` = ``KV_<bucket>``), else None."""
+    if cfg.mirror is None:
+        return None
+    return bucket_of_stream(cfg.mirror.name)
+
+
+def _origin_cluster(src: StreamSource, here: str) -> str:
+    ext = src.external
+    if ext is None or not ext.api or ext.api == "$JS.API":
+        return here
+    dom = src.domain
+    if dom is None:
+        raise JetlinkError(f"external api {ext.api} names no cluster of the data directory "
+                           "(use $JS.<cluster>.API)", field="external.api")
+    return dom
+
+
+def _mirror_filter(src: StreamSource) -> SubjectFilter | None:
+    """The subjects a mirror holds (None: all)."""
+    pats = [src.filter_subject] if src.filter_subject else []
+    pats += [t.src for t in src.subject_transforms]
+    return SubjectFilter(pats) if pats else None
+
+
+# --------------------------------------------------------------------------- management
+
+
+class KV:
+    """The KV API of a data directory, addressed from ``cluster``."""
+
+    def __init__(self, datadir: DataDir, cluster: str, clock: Clock | None = None) -> None:
+        self.datadir = datadir
+        self.cluster = cluster
+        self.clock: Clock = clock or SystemClock()
+        self._js: dict[str, JetStream] = {}
+
+    def js(self, cluster: str | None = None) -> JetStream:
+        """The JetStream API of ``cluster`` (default: the addressed one). A cluster taken
+        down refuses KV traffic that would cross into it."""
+        name = cluster or self.cluster
+        js = self._js.get(name)
+        if js is None:
+            if name != self.cluster and self.datadir.is_down(name):
+                raise JetlinkError(f"cluster {name} is down", field="cluster")
+            js = JetStream(self.datadir.open(name, create_local=name == self.cluster),
+                           self.clock)
+            self._js[name] = js
+        elif name != self.cluster and self.datadir.is_down(name):
+            raise JetlinkError(f"cluster {name} is down", field="cluster")
+        return js
+
+    # -- buckets ---------------------------------------------------------------------------
+    def create_bucket(self, cfg: KeyValueConfig) -> KVStatus:
+        validate_bucket_name(cfg.bucket)
+        info = self.js().add_stream(cfg.to_stream_config())
+        return _status(cfg.bucket, info)
+
+    def update_bucket(self, cfg: KeyValueConfig) -> KVStatus:
+        validate_bucket_name(cfg.bucket)
+        self._stream_of_bucket(cfg.bucket)
+        info = self.js().update_stream(cfg.to_stream_config())
+        return _status(cfg.bucket, info)
+
+    def bucket_config(self, bucket: str) -> KeyValueConfig:
+        """The bucket's configuration, read back from its stream."""
+        return KeyValueConfig.from_stream_config(self._stream_of_bucket(bucket).config)
+
+    def delete_bucket(self, name: str) -> None:
+        """Destroy a bucket (``KV_<name>``) or a KV mirror (``<name>``)."""
+        stream = self._own_stream(name)
+        self.js().delete_stream(stream)
+
+    def create_mirror(self, cfg: KVMirrorConfig) -> KVStatus:
+        """A read-only mirror of a bucket, after confirming the origin exists and has
+        allow_direct (seed 002 "Creation of Mirrors")."""
+        src = cfg.filter_source()
+        ocluster = _origin_cluster(src, self.cluster)
+        if ocluster not in {c.name for c in self.datadir.clusters()}:
+            raise JetlinkError(f"cluster {ocluster} not found", field="mirror_domain")
+        try:
+            origin = self.js(ocluster).stream_info(cfg.origin_stream).config
+        except ApiError as err:
+            if err.err_code != 10059:
+                raise
+            raise ApiError(404, 10059, f"origin bucket {cfg.origin_bucket} not found in "
+                                       f"cluster {ocluster}", field="origin_bucket") from None
+        info = self.js().add_stream(check_kv_mirror(cfg, origin))
+        return _status(cfg.name, info)
+
+    def create_aggregate(self, cfg: KVAggregateConfig) -> KVStatus:
+        info = self.js().add_stream(cfg.to_stream_config())
+        return _status(cfg.bucket, info)
+
+    def add_aggregate_origin(self, bucket: str, origin: KVAggregateOrigin) -> KVStatus:
+        """Add one origin to an aggregate (seed 002 ``AddAggregateOrigin``)."""
+        info = self._stream_of_bucket(bucket)
+        cfg = info.config
+        if not cfg.sources or cfg.mirror is not None:
+            raise JetlinkError(f"bucket {bucket} is not an aggregate: only an aggregate takes "
+                               "more origins", field="sources")
+        new = KVAggregateConfig(bucket=bucket, origins=[origin]).sources()[0]
+        if any(s.key() == new.key() for s in cfg.sources):
+            raise JetlinkError(f"aggregate {bucket} already sources {new.name} with these "
+                               "keys", field="sources")
+        cfg = cfg.copy()
+        cfg.sources = [*cfg.sources, new]
+        return _status(bucket, self.js().update_stream(cfg))
+
+    # -- listing ---------------------------------------------------------------------------
+    def statuses(self) -> list[KVStatus]:
+        """Every bucket (``KV_*`` stream) and KV mirror of the addressed cluster, by name."""
+        out = []
+        for info in self.js().streams():
+            name = bucket_of_stream(info.config.name)
+            if name is not None:
+                out.append(_status(name, info))
+            elif _mirrored_bucket(info.config) is not None:
+                out.append(_status(info.config.name, info))
+        return sorted(out, key=lambda s: s.bucket)
+
+    def status(self, name: str) -> KVStatus:
+        return self.open(name).status()
+
+    def _stream_of_bucket(self, bucket: str) -> StreamInfo:
+        validate_bucket_name(bucket)
+        try:
+            return self.js().stream_info(kv_stream_name(bucket))
+        except ApiError as err:
+            if err.err_code == 10059:
+                raise bucket_not_found(bucket) from None
+            raise
+
+    def _own_stream(self, name: str) -> str:
+        js = self.js()
+        names = set(js.stream_names())
+        if name.startswith(KV_STREAM_PREFIX) and name in names:
+            return name
+        if kv_stream_name(name) in names:
+            return kv_stream_name(name)
+        if name in names and _mirrored_bucket(js.stream_info(name).config) is not None:
+            return name
+        raise bucket_not_found(name)
+
+    # -- handles ---------------------------------------------------------------------------
+    def open(self, name: str) -> KeyValue:
+        """The handle for ``name`` (rules in the module doc)."""
+        if not isinstance(name, str) or not name:
+            raise JetlinkError("a bucket name is required", field="bucket")
+        js = self.js()
+        names = set(js.stream_names())
+        stream = kv_stream_name(name)
+        if stream in names:
+            validate_bucket_name(name)
+            cfg = js.stream_info(stream).config
+            kind, ro = _kind(cfg)
+            return KeyValue(self, name, self.cluster, stream, kind=kind, read_only=ro)
+        if name in names:
+            cfg = js.stream_info(name).config
+            origin = _mirrored_bucket(cfg)
+            if origin is not None:
+                return KeyValue(self, origin, self.cluster, name, kind="mirror",
+                                read_only=True, display=name)
+        validate_bucket_name(name)
+        for info in js.streams():
+            cfg = info.config
+            if _mirrored_bucket(cfg) == name and cfg.mirror_direct:
+                assert cfg.mirror is not None
+                ocluster = _origin_cluster(cfg.mirror, self.cluster)
+                return KeyValue(self, name, ocluster, stream, kind="bucket",
+                                replica=(cfg.name, _mirror_filter(cfg.mirror)))
+        raise bucket_not_found(name)
+
+
+# --------------------------------------------------------------------------- key operations
+
+
+class KeyValue:
+    """A handle to one bucket (module doc: what a name opens)."""
+
+    def __init__(self, kv: KV, bucket: str, cluster: str, stream: str, *, kind: str = "bucket",
+                 read_only: bool = False, display: str | None = None,
+                 replica: tuple[str, SubjectFilter | None] | None = None) -> None:
+        self._kv = kv
+        self.bucket = bucket  # the bucket whose subjects ($KV.<bucket>.<key>) hold the keys
+        self.name = display or bucket  # the name the handle was opened with
+        self.cluster = cluster  # where `stream` lives
+        self.stream = stream
+        self.kind = kind
+        self.read_only = read_only
+        self.replica = replica  # (mirror stream in the addressed cluster, its filter)
+        self.prefix = f"$KV.{bucket}."
+
+    # -- helpers ---------------------------------------------------------------------------
+    @property
+    def js(self) -> JetStream:
+        return self._kv.js(self.cluster)
+
+    def subject(self, key: str) -> str:
+        return self.prefix + validate_key(key)
+
+    def _filter_subject(self, key: str) -> str:
+        return self.prefix + validate_key_filter(key, field="key")
+
+    def _writable(self) -> None:
+        if not self.read_only:
+            return
+        if self.kind == "mirror":
+            raise ReadOnlyError(f"KV {self.name} is a read-only mirror of bucket {self.bucket}: "
+                                f"write to the bucket {self.bucket} instead", field="bucket")
+        raise ReadOnlyError(f"KV {self.name} is a read-only aggregate: writes are refused "
+                            "(an aggregate created with --writable accepts them)",
+                            field="bucket")
+
+    def _entry(self, msg: StoredMsg, delta: int = 0, *, meta_only: bool = False,
+               served_by: str = "") -> Entry:
+        key = msg.subject[len(self.prefix):] if msg.subject.startswith(self.prefix) else \
+            msg.subject
+        return Entry(bucket=self.name, key=key, value=b"" if meta_only else bytes(msg.data),
+                     revision=msg.seq, created=msg.ts, delta=delta,
+                     operation=operation_of(msg.hdr), served_by=served_by)
+
+    def _publish(self, key: str, value: bytes, headers: dict[str, str] | None = None) -> int:
+        self._writable()
+        ack = self.js.publish(self.subject(key), bytes(value), headers)
+        if ack is None:  # pragma: no cover - KV streams always acknowledge
+            raise JetlinkError("the bucket did not acknowledge the write")
+        return ack.seq
+
+    # -- writes ----------------------------------------------------------------------------
+    def put(self, key: str, value: bytes) -> int:
+        """Store ``value``; the new revision."""
+        return self._publish(key, value)
+
+    def put_many(self, items: Iterable[tuple[str, bytes]]) -> list[int | JetlinkError]:
+        """Many puts in ONE transaction, as a client pipelines puts with asynchronous
+        publishes: per item its revision, or the error that refused it (the others are
+        stored). Invalid keys refuse the whole call before anything is written."""
+        self._writable()
+        prefix = self.prefix
+        msgs = [(prefix + validate_key(k), bytes(v), None) for k, v in items]
+        out: list[int | JetlinkError] = []
+        for res in self.js.publish_batch(msgs):
+            if isinstance(res, JetlinkError):
+                out.append(res)
+            elif res is None:  # pragma: no cover - KV streams always acknowledge
+                out.append(JetlinkError("the bucket did not acknowledge the write"))
+            else:
+                out.append(res.seq)
+        return out
+
+    def create(self, key: str, value: bytes, *, ttl: int | None = None) -> int:
+        """Store ``value`` only when the key is absent or its last entry is a DEL / PURGE."""
+        hdrs = {EXPECTED_LAST_SUBJECT_SEQ: "0"}
+        if ttl:
+            hdrs[MSG_TTL] = format_duration(ttl)
+        try:
+            return self._publish(key, value, hdrs)
+        except ApiError as err:
+            if err.err_code != 10071:
+                raise
+            try:
+                last = self._last(key)
+            except ApiError:
+                raise err from None
+            if last is None or operation_of(last.hdr) == PUT:
+                # nats.go's ErrKeyExists: the server's error code, the client's text
+                raise ApiError(400, 10071, "key exists", field="key") from None
+            hdrs[EXPECTED_LAST_SUBJECT_SEQ] = str(last.seq)
+            return self._publish(key, value, hdrs)
+
+    def update(self, key: str, value: bytes, last: int) -> int:
+        """Store ``value`` only when the key's latest revision is ``last``."""
+        return self._publish(key, value, {EXPECTED_LAST_SUBJECT_SEQ: str(int(last))})
+
+    def delete(self, key: str, *, last: int | None = None) -> int:
+        """A DEL entry (history kept); its revision."""
+        hdrs = {H.KV_OPERATION: DEL}
+        if last is not None:
+            hdrs[EXPECTED_LAST_SUBJECT_SEQ] = str(int(last))
+        return self._publish(key, b"", hdrs)
+
+    def purge(self, key: str, *, ttl: int | None = None) -> int:
+        """A PURGE entry replacing the key's history (``Nats-Rollup: sub``); its revision."""
+        hdrs = {H.KV_OPERATION: PURGE, ROLLUP: "sub"}
+        if ttl:
+            hdrs[MSG_TTL] = format_duration(ttl)
+        return self._publish(key, b"", hdrs)
+
+    def revert(self, key: str, revision: int) -> int:
+        """Put the value the key had at ``revision`` again; the new revision."""
+        self._writable()
+        old = self.get(key, revision=revision)
+        return self.put(key, old.value)
+
+    # -- reads -----------------------------------------------------------------------------
+    def _last(self, key: str, js: JetStream | None = None, stream: str | None = None
+              ) -> StoredMsg | None:
+        try:
+            return (js if js is not None else self.js).get_msg(stream or self.stream, last_by_subj=self.subject(key))
+        except ApiError as err:
+            if err.err_code == 10037:
+                return None
+            raise
+
+    def get(self, key: str, *, revision: int | None = None) -> Entry:
+        """The key's latest value (or the one at ``revision``); 404/10037 ``key not found``
+        when it has none or its latest entry is a DEL / PURGE."""
+        subject = self.subject(key)
+        js, stream = None, self.stream
+        if self.replica is not None:
+            mirror, flt = self.replica
+            if flt is None or flt.matches(subject):
+                js, stream = self._kv.js(), mirror
+        js = js or self.js
+        if revision is not None:
+            if int(revision) <= 0:
+                raise JetlinkError("a revision is a positive sequence number", field="revision")
+            try:
+                msg: StoredMsg | None = js.get_msg(stream, int(revision))
+            except ApiError as err:
+                if err.err_code != 10037:
+                    raise
+                msg = None
+            if msg is not None and msg.subject != subject:
+                msg = None
+        else:
+            msg = self._last(key, js, stream)
+        if msg is None or operation_of(msg.hdr) != PUT:
+            raise key_not_found(key)
+        return self._entry(msg, served_by=stream)
+
+    def history(self, key: str) -> list[Entry]:
+        """Every stored entry of ``key``, oldest first (404/10037 when there is none)."""
+        msgs = list(self.js.messages(self.stream, subject=self.subject(key)))
+        if not msgs:
+            raise key_not_found(key)
+        n = len(msgs)
+        return [self._entry(m, n - 1 - i) for i, m in enumerate(msgs)]
+
+    def keys(self, filters: Sequence[str] = ()) -> list[str]:
+        """The keys whose latest entry is a PUT, sorted; ``filters`` are key wildcards."""
+        pats = [self._filter_subject(f) for f in filters] or [self.prefix + ">"]
+        out = []
+        for msg in self._last_per_subject(pats):
+            if operation_of(msg.hdr) == PUT:
+                out.append(msg.subject[len(self.prefix):])
+        return sorted(out)
+
+    def _last_per_subject(self, patterns: Sequence[str]) -> list[StoredMsg]:
+        """The latest message of every subject matching ``patterns``, in sequence order."""
+        with self.js.read() as (conn, catalog):
+            d = catalog.by_name.get(self.stream)
+            if d is None:
+                raise bucket_not_found(self.name)
+            seqs: set[int] = set()
+            for pat in patterns:
+                for _sid, n, _first, last, _subject in S.matching_subjects(conn, d.id, pat):
+                    if n > 0:
+                        seqs.add(last)
+            msgs = [S.load_msg(conn, d.id, seq) for seq in sorted(seqs)]
+        return [m for m in msgs if m is not None]
+
+    def status(self) -> KVStatus:
+        return _status(self.name, self.js.stream_info(self.stream))
+
+    def watch(self, keys: Sequence[str] | str = (), *, include_history: bool = False,
+              ignore_deletes: bool = False, meta_only: bool = False,
+              updates_only: bool = False) -> Watcher:
+        """A watcher over ``keys`` (key wildcards; none: the whole bucket)."""
+        if isinstance(keys, str):
+            keys = [keys] if keys else []
+        if include_history and updates_only:
+            raise JetlinkError("a watcher can not both include history and send only updates",
+                               field="updates_only")
+        pats = [self._filter_subject(k) for k in keys] or [self.prefix + ">"]
+        return Watcher(self, pats, include_history=include_history,
+                       ignore_deletes=ignore_deletes, meta_only=meta_only,
+                       updates_only=updates_only)
+
+
+class Watcher:
+    """Entries of a bucket as an ordered consumer delivers them (module doc). ``next()``
+    returns an :class:`Entry`, :data:`END_OF_INITIAL_DATA` (once), or None when ``timeout``
+    passes with nothing new. Iterating yields the same until :meth:`stop`."""
+
+    def __init__(self, kv: KeyValue, patterns: list[str], *, include_history: bool,
+                 ignore_deletes: bool, meta_only: bool, updates_only: bool) -> None:
+        self._kv = kv
+        self._flt = SubjectFilter(patterns)
+        self._patterns = patterns
+        self._ignore_deletes = ignore_deletes
+        self._meta_only = meta_only
+        self._queue: list[Entry | _EndOfInitialData] = []
+        self._stopped = False
+        with kv.js.read() as (conn, catalog):
+            d = catalog.by_name.get(kv.stream)
+            if d is None:
+                raise bucket_not_found(kv.name)
+            self._cursor = conn.execute("SELECT last_seq FROM streams WHERE id = ?",
+                                        (d.id,)).fetchone()[0]
+        initial: list[StoredMsg] = []
+        if include_history:
+            initial = [m for m in kv.js.messages(kv.stream, start_seq=1)
+                       if m.seq <= self._cursor and self._flt.matches(m.subject)]
+        elif not updates_only:
+            initial = [m for m in kv._last_per_subject(patterns) if m.seq <= self._cursor]
+        n = len(initial)
+        for i, msg in enumerate(initial):
+            self._offer(msg, n - 1 - i)
+        self._queue.append(END_OF_INITIAL_DATA)
+
+    def _offer(self, msg: StoredMsg, delta: int) -> None:
+        entry = self._kv._entry(msg, delta, meta_only=self._meta_only)
+        if self._ignore_deletes and entry.operation != PUT:
+            return
+        self._queue.append(entry)
+
+    def _poll(self) -> None:
+        kv = self._kv
+        with kv.js.read() as (conn, catalog):
+            d = catalog.by_name.get(kv.stream)
+            if d is None:
+                raise bucket_not_found(kv.name)
+            found = S.next_msgs(conn, d.id, self._cursor + 1, self._patterns, 1000)
+        for msg in found:
+            self._cursor = max(self._cursor, msg.seq)
+            self._offer(msg, 0)
+
+    def next(self, timeout: float | None = 1.0) -> Entry | _EndOfInitialData | None:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._queue:
+            if self._stopped:
+                return None
+            self._poll()
+            if self._queue:
+                break
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
+            time.sleep(WATCH_POLL_S if deadline is None else
+                       max(0.0, min(WATCH_POLL_S, deadline - time.monotonic())))
+        return self._queue.pop(0)
+
+    def __iter__(self) -> Iterator[Entry | _EndOfInitialData]:
+        while not self._stopped:
+            item = self.next(timeout=None)
+            if item is None:
+                return
+            yield item
+
+    def stop(self) -> None:
+        self._stopped = True
