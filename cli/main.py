@@ -49,6 +49,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "cluster": ("cluster", "Manage the clusters of the data directory."),
     "stream": ("stream", "Manage JetStream streams (natscli's verbs)."),
     "consumer": ("consumer", "Manage durable pull consumers."),
+    "kv": ("kv", "Manage Key-Value buckets (natscli's verbs)."),
     "pub": ("pub", "Publish a message to a subject."),
     "sub": ("sub", "Follow messages published on a subject."),
     "replicate": ("replicate", "Copy pending messages to mirrors and sources."),

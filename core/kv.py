@@ -214,6 +214,10 @@ class KVStatus:
         }
 
 
+# What makes an aggregate an aggregate: kept when its settings are edited.
+_TOPOLOGY_FIELDS = ("sources", "subjects", "deny_delete", "deny_purge", "allow_rollup_hdrs")
+
+
 def _kind(cfg: StreamConfig) -> tuple[str, bool]:
     """(kind, read_only) of a KV stream."""
     if cfg.mirror is not None:
@@ -229,7 +233,9 @@ def _status(name: str, info: StreamInfo) -> KVStatus:
     return KVStatus(
         bucket=name,
         values=info.state.messages,
-        history=max(cfg.max_msgs_per_subject, 0) if kind == "mirror" else max(
+        # nats.go / nats-py Status.History: the stream's max_msgs_per_subject as is (a
+        # mirror keeping every revision reports -1).
+        history=cfg.max_msgs_per_subject if kind == "mirror" else max(
             cfg.max_msgs_per_subject, 1),
         ttl=cfg.max_age,
         limit_marker_ttl=cfg.subject_delete_marker_ttl,
@@ -300,10 +306,46 @@ class KV:
         return _status(cfg.bucket, info)
 
     def update_bucket(self, cfg: KeyValueConfig) -> KVStatus:
+        """Change a bucket's settings (history, TTL, sizes, ...). An aggregate keeps its
+        origins and read-only rules; use :meth:`update_mirror` for a KV mirror."""
         validate_bucket_name(cfg.bucket)
-        self._stream_of_bucket(cfg.bucket)
-        info = self.js().update_stream(cfg.to_stream_config())
+        current = self._stream_of_bucket(cfg.bucket).config
+        new = cfg.to_stream_config()
+        if current.sources and current.mirror is None:  # an aggregate: keep its topology
+            for name in _TOPOLOGY_FIELDS:
+                setattr(new, name, getattr(current, name))
+        info = self.js().update_stream(new)
         return _status(cfg.bucket, info)
+
+    def update_mirror(self, name: str, *, description: str | None = None,
+                      history: int | None = None, ttl: int | None = None,
+                      max_bytes: int | None = None, max_value_size: int | None = None,
+                      metadata: dict[str, str] | None = None) -> KVStatus:
+        """Change a KV mirror's own settings (its origin and key filter stay)."""
+        js = self.js()
+        try:
+            cfg = js.stream_info(name).config.copy()
+        except ApiError as err:
+            if err.err_code == 10059:
+                raise bucket_not_found(name) from None
+            raise
+        if _mirrored_bucket(cfg) is None:
+            raise JetlinkError(f"{name} is not a KV mirror", field="name")
+        if description is not None:
+            cfg.description = description
+        if history is not None:
+            if not 1 <= int(history) <= 64:
+                raise JetlinkError("history must be between 1 and 64", field="history")
+            cfg.max_msgs_per_subject = int(history)
+        if ttl is not None:
+            cfg.max_age = int(ttl)
+        if max_bytes is not None:
+            cfg.max_bytes = int(max_bytes) if max_bytes > 0 else -1
+        if max_value_size is not None:
+            cfg.max_msg_size = int(max_value_size) if max_value_size > 0 else -1
+        if metadata is not None:
+            cfg.metadata = dict(metadata)
+        return _status(name, js.update_stream(cfg))
 
     def bucket_config(self, bucket: str) -> KeyValueConfig:
         """The bucket's configuration, read back from its stream."""

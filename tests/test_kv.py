@@ -383,3 +383,26 @@ def test_aggregate_takes_more_origins(dd, clock, two):
         east.add_aggregate_origin("AGG", KVAggregateOrigin(bucket="USERS", domain="west"))
     with pytest.raises(JetlinkError, match="not an aggregate"):
         west.add_aggregate_origin("USERS", KVAggregateOrigin(bucket="ORDERS"))
+
+
+def test_editing_an_aggregate_keeps_its_origins_and_rules(dd, clock, two):
+    _west, east, _orders = two
+    east.create_aggregate(KVAggregateConfig(bucket="NEWS", origins=[
+        KVAggregateOrigin(bucket="ORDERS", keys=["NEW.>"], domain="west")]))
+    cfg = east.bucket_config("NEWS")
+    cfg.history = 7
+    cfg.description = "new orders"
+    st = east.update_bucket(cfg)
+    assert (st.history, st.kind, st.read_only) == (7, "aggregate", True)
+    assert st.config.description == "new orders"
+    assert [s.name for s in st.config.sources] == ["KV_ORDERS"]
+
+
+def test_editing_a_mirror(dd, clock, two):
+    _west, east, _orders = two
+    east.create_mirror(KVMirrorConfig(name="M", origin_bucket="ORDERS", domain="west"))
+    st = east.update_mirror("M", history=3, description="read replica")
+    assert (st.history, st.kind, st.config.description) == (3, "mirror", "read replica")
+    assert st.config.mirror.name == "KV_ORDERS"
+    with pytest.raises(JetlinkError, match="not a KV mirror"):
+        _west.update_mirror("KV_ORDERS", history=2)

@@ -1,0 +1,1188 @@
+"""``jetlink kv ...``: Key-Value buckets, KV mirrors and KV aggregates (natscli's ``nats kv``).
+
+Parsing and rendering only: every verb calls ``jetlink.core.kv`` (``KV`` for the buckets of
+the addressed cluster, ``KeyValue`` for the keys of one bucket), which owns the rules (ADR-8,
+seed 002): what a name opens (a bucket, a KV mirror, the bucket seen through a read replica
+of it), read-only handles, revisions, the watcher's end of initial data.
+
+- ``add`` creates a bucket; with ``--mirror ORIGIN`` a read-only KV mirror named BUCKET
+  (``KV.create_mirror``), with ``--source ORIGIN[:KEYS][@CLUSTER]`` (repeatable) an aggregate
+  (``KV.create_aggregate``), read-only unless ``--writable``. ``edit`` changes the values a
+  bucket was created with, and ``--source`` adds origins to an aggregate. ``info``, ``ls``
+  and ``rm`` show and destroy buckets.
+- ``put``, ``get``, ``create``, ``update``, ``del``, ``purge``, ``history``, ``revert``,
+  ``keys`` and ``watch`` work on keys.
+
+Human output follows natscli's layouts (``nats kv info``'s columns, ``get``'s header line,
+the ``History for B > K`` table, ``watch``'s ``[time] OP B > K: value`` lines). natscli has
+no --json for kv; jetlink's documents are ``KVStatus.to_json()`` (add, edit, info, and a list
+of them for ls), ``Entry.to_json()`` (+ ``served_by`` for get), ``{"bucket", "key",
+"revision", "operation"}`` for the writes, and JSON lines for watch (one Entry per line, and
+``{"end_of_initial_data": true}`` when the initial data is delivered).
+
+Every command that writes ends with one replication step (cli/common.py ``data_dir``), so a
+KV mirror or aggregate of a bucket sees a put at once.
+"""
+
+from __future__ import annotations
+
+import base64
+import sys
+import time
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from jetlink.cli import common, output
+from jetlink.cli.app import App
+from jetlink.cli.common import RESERVED_METADATA_PREFIX, data_dir, usage
+from jetlink.cli.options import JsonOption, force_option
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jetlink.core.kv import KV, Entry, KeyValue
+
+kv_app = typer.Typer(
+    name="kv",
+    help="Manage Key-Value buckets (natscli's verbs).\n\nA bucket B is the stream KV_B on "
+    "the subjects $KV.B.>: history, TTLs and limits are stream limits. KV mirrors (add "
+    "--mirror) are read-only copies of a bucket, possibly in another cluster; aggregates "
+    "(add --source) merge keys of several buckets. The verbs and flags are natscli's "
+    "(nats kv ...).",
+    no_args_is_help=True,
+)
+
+# How long one wait of `kv watch` for an entry lasts before checking --timeout again.
+POLL_SECONDS = 0.25
+
+# natscli's limits on shown values (get: 120 characters, history/revert: 40).
+GET_SHOW_MAX = 120
+TABLE_SHOW_MAX = 40
+
+OPERATION_NAMES = {"PUT": "PUT", "DEL": "DELETE", "PURGE": "PURGE"}
+
+# -- arguments and options ----------------------------------------------------------------------
+
+BucketArg = Annotated[
+    str, typer.Argument(metavar="BUCKET", help="Bucket name.", show_default=False)
+]
+KeyArg = Annotated[str, typer.Argument(metavar="KEY", help="Key.", show_default=False)]
+ValueArg = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="[VALUE]",
+        help="Value to store (read from stdin when absent).",
+        show_default=False,
+    ),
+]
+RevisionArg = Annotated[
+    int,
+    typer.Argument(metavar="REVISION", min=1, help="Revision of the key.", show_default=False),
+]
+
+
+def _opt(*decls: str, help: str, metavar: str | None = None, **kw: Any) -> Any:
+    return typer.Option(*decls, help=help, metavar=metavar, show_default=False, **kw)
+
+
+HistoryOption = Annotated[
+    int | None,
+    _opt(
+        "--history",
+        metavar="N",
+        min=1,
+        max=64,
+        help="How many historic values to keep per key, 1..64 (default 1; a KV mirror keeps "
+        "what its origin sends).",
+    ),
+]
+TtlOption = Annotated[
+    str | None,
+    _opt("--ttl", metavar="DURATION", help="How long to keep values (e.g. 1h, 7d; 0: forever)."),
+]
+MarkerTtlOption = Annotated[
+    str | None,
+    _opt(
+        "--marker-ttl",
+        metavar="DURATION",
+        help="Keep limit markers for this long (at least 1s); enables per-key TTLs.",
+    ),
+]
+MaxValueSizeOption = Annotated[
+    str | None,
+    _opt(
+        "--max-value-size",
+        metavar="BYTES",
+        help="Maximum size of a single value (e.g. 1KB, 1MiB; -1: unlimited).",
+    ),
+]
+MaxBucketSizeOption = Annotated[
+    str | None,
+    _opt(
+        "--max-bucket-size",
+        metavar="BYTES",
+        help="Maximum size of the bucket (e.g. 512MB, 1GB; -1: unlimited).",
+    ),
+]
+StorageOption = Annotated[
+    str | None, _opt("--storage", metavar="TYPE", help="Storage backend: file or memory.")
+]
+ReplicasOption = Annotated[
+    int | None, _opt("--replicas", metavar="N", min=1, help="How many replicas to keep.")
+]
+CompressOption = Annotated[
+    bool | None, _opt("--compress/--no-compress", help="Compress the bucket's data (S2).")
+]
+DescriptionOption = Annotated[
+    str | None, _opt("--description", metavar="TEXT", help="A description for the bucket.")
+]
+MetadataOption = Annotated[
+    list[str] | None,
+    _opt("--metadata", metavar="KEY=VALUE", help="Metadata to set on the bucket (repeatable)."),
+]
+RepublishSourceOption = Annotated[
+    str | None,
+    _opt(
+        "--republish-source",
+        metavar="SUBJECT",
+        help="Republish values whose subject matches this ($KV.<bucket>.<key>).",
+    ),
+]
+RepublishDestinationOption = Annotated[
+    str | None,
+    _opt(
+        "--republish-destination",
+        metavar="SUBJECT",
+        help="Subject to republish stored values to.",
+    ),
+]
+RepublishHeadersOption = Annotated[
+    bool | None,
+    _opt("--republish-headers/--no-republish-headers", help="Republish only the headers."),
+]
+PlacementClusterOption = Annotated[
+    str | None,
+    _opt(
+        "--placement-cluster",
+        metavar="NAME",
+        help="Place the bucket on a specific cluster (natscli's --cluster; --cluster is "
+        "jetlink's global option).",
+    ),
+]
+PlacementTagsOption = Annotated[
+    list[str] | None,
+    _opt(
+        "--placement-tags",
+        "--tags",
+        metavar="TAG",
+        help="Place the bucket on servers that have specific tags (repeatable).",
+    ),
+]
+SourceOption = Annotated[
+    list[str] | None,
+    _opt(
+        "--source",
+        metavar="ORIGIN[:KEYS][@CLUSTER]",
+        help="Aggregate the keys of bucket ORIGIN (repeatable): KEYS is a comma-separated "
+        "list of key filters (default all keys), CLUSTER the cluster ORIGIN lives in.",
+    ),
+]
+
+
+# -- the engine ---------------------------------------------------------------------------------
+
+
+def open_kv(app: App) -> KV:
+    """The KV API of the data directory, addressed from ``--cluster``."""
+    from jetlink.core.kv import KV
+
+    # common.make_clock looked up at each call: tests replace it with a manual clock
+    return KV(data_dir(app), app.cluster, common.make_clock())
+
+
+def open_bucket(app: App, bucket: str) -> KeyValue:
+    return open_kv(app).open(bucket)
+
+
+# -- flag values --------------------------------------------------------------------------------
+
+
+def _value_fields(
+    *,
+    history: int | None,
+    ttl: str | None,
+    marker_ttl: str | None,
+    max_value_size: str | None,
+    max_bucket_size: str | None,
+    storage: str | None,
+    replicas: int | None,
+    compress: bool | None,
+    description: str | None,
+    metadata: list[str] | None,
+    republish_source: str | None,
+    republish_destination: str | None,
+    republish_headers: bool | None,
+    placement_cluster: str | None,
+    placement_tags: list[str] | None,
+) -> dict[str, Any]:
+    """The given value flags as KeyValueConfig fields (flags not given are left out)."""
+    from jetlink.cli.stream_flags import (
+        STORAGE_NAMES,
+        choose,
+        parse_duration_flag,
+        parse_metadata,
+        parse_size,
+    )
+    from jetlink.core.config.stream import Placement, RePublish
+
+    out: dict[str, Any] = {}
+    if history is not None:
+        out["history"] = history
+    if ttl is not None:
+        out["ttl"] = parse_duration_flag(ttl, flag="--ttl", unlimited=True)
+    if marker_ttl is not None:
+        out["limit_marker_ttl"] = parse_duration_flag(marker_ttl, flag="--marker-ttl")
+    if max_value_size is not None:
+        out["max_value_size"] = parse_size(max_value_size, flag="--max-value-size", bits=32)
+    if max_bucket_size is not None:
+        out["max_bytes"] = parse_size(max_bucket_size, flag="--max-bucket-size")
+    if storage is not None:
+        out["storage"] = choose(storage, STORAGE_NAMES, flag="--storage")
+    if replicas is not None:
+        out["replicas"] = replicas
+    if compress is not None:
+        out["compression"] = compress
+    if description is not None:
+        out["description"] = description
+    if metadata is not None:
+        out["metadata"] = parse_metadata(metadata)
+    if republish_destination is not None:
+        out["republish"] = RePublish(
+            src=republish_source or "",
+            dest=republish_destination,
+            headers_only=bool(republish_headers),
+        )
+    elif republish_source is not None or republish_headers is not None:
+        raise usage(
+            "--republish-source and --republish-headers go with --republish-destination"
+        )
+    if placement_cluster is not None or placement_tags is not None:
+        tags = [t for t in placement_tags or [] if t]
+        if placement_cluster or tags:
+            out["placement"] = Placement(cluster=placement_cluster or "", tags=tags)
+        else:
+            out["placement"] = None
+    return out
+
+
+# KeyValueConfig fields a KV mirror does not take (the flag that sets each).
+_NOT_FOR_MIRRORS = {
+    "compression": "--compress",
+    "republish": "--republish-destination",
+    "limit_marker_ttl": "--marker-ttl",
+}
+
+
+def parse_mirror(text: str, domain: str | None) -> tuple[str, str]:
+    """(origin bucket, cluster) of ``--mirror ORIGIN[@CLUSTER]`` and ``--mirror-domain``."""
+    from jetlink.cli.stream_flags import cluster_api
+
+    origin, at, cluster = text.strip().rpartition("@")
+    if not at:
+        origin, cluster = text.strip(), ""
+    if not origin or (at and not cluster):
+        raise usage(f"invalid value for --mirror: {text!r}: expected BUCKET or BUCKET@CLUSTER")
+    if domain is not None:
+        if cluster:
+            raise usage("--mirror-domain conflicts with the cluster given by --mirror")
+        cluster = domain
+    if cluster:
+        cluster_api(cluster, flag="--mirror-domain" if domain is not None else "--mirror")
+    return origin, cluster
+
+
+def parse_source(text: str) -> Any:
+    """A KVAggregateOrigin from ``--source ORIGIN[:KEYS][@CLUSTER]`` (KEYS: comma-separated
+    key filters; CLUSTER: the cluster ORIGIN lives in)."""
+    from jetlink.cli.stream_flags import cluster_api
+    from jetlink.core.config.kv import KVAggregateOrigin
+
+    value = text.strip()
+    rest, at, cluster = value.rpartition("@")
+    if not at:
+        rest, cluster = value, ""
+    bucket, colon, keys = rest.partition(":")
+    filters = [k.strip() for k in keys.split(",") if k.strip()] if colon else []
+    if not bucket or (at and not cluster) or (colon and not filters):
+        raise usage(
+            f"invalid value for --source: {text!r}: expected ORIGIN, ORIGIN:KEYS, "
+            "ORIGIN@CLUSTER or ORIGIN:KEYS@CLUSTER (KEYS: comma-separated key filters)"
+        )
+    if cluster:
+        cluster_api(cluster, flag="--source")
+    return KVAggregateOrigin(bucket=bucket, keys=filters, domain=cluster)
+
+
+def read_value(value: str | None) -> tuple[bytes, str]:
+    """(the value to store, what ``put`` echoes): VALUE as given, else all of stdin (echoed
+    as an empty line, as natscli)."""
+    if value is not None:
+        return value.encode("utf-8", "surrogateescape"), value
+    isatty = getattr(sys.stdin, "isatty", None)
+    if isatty is not None and isatty():
+        raise usage("missing argument VALUE: give it, or pipe the value on stdin")
+    stream = getattr(sys.stdin, "buffer", None)
+    data = stream.read() if stream is not None else sys.stdin.read().encode()
+    return bytes(data), ""
+
+
+# -- add / edit ---------------------------------------------------------------------------------
+
+
+@kv_app.command("add")
+def add(
+    ctx: typer.Context,
+    bucket: BucketArg,
+    history: HistoryOption = None,
+    ttl: TtlOption = None,
+    marker_ttl: MarkerTtlOption = None,
+    max_value_size: MaxValueSizeOption = None,
+    max_bucket_size: MaxBucketSizeOption = None,
+    storage: StorageOption = None,
+    replicas: ReplicasOption = None,
+    compress: CompressOption = None,
+    description: DescriptionOption = None,
+    metadata: MetadataOption = None,
+    republish_source: RepublishSourceOption = None,
+    republish_destination: RepublishDestinationOption = None,
+    republish_headers: RepublishHeadersOption = None,
+    placement_cluster: PlacementClusterOption = None,
+    placement_tags: PlacementTagsOption = None,
+    mirror: Annotated[
+        str | None,
+        _opt(
+            "--mirror",
+            metavar="ORIGIN[@CLUSTER]",
+            help="Create a read-only KV mirror named BUCKET of bucket ORIGIN.",
+        ),
+    ] = None,
+    mirror_domain: Annotated[
+        str | None,
+        _opt("--mirror-domain", metavar="CLUSTER", help="Cluster the mirrored bucket lives in."),
+    ] = None,
+    keys: Annotated[
+        list[str] | None,
+        _opt(
+            "--keys",
+            metavar="FILTER",
+            help="Mirror only the keys matching this filter (repeatable; with --mirror).",
+        ),
+    ] = None,
+    source: SourceOption = None,
+    writable: Annotated[
+        bool,
+        typer.Option("--writable", help="An aggregate (--source) that also takes writes."),
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Create a bucket, a KV mirror or an aggregate.
+
+    A bucket takes natscli's flags (--history 1..64, --ttl, --max-bucket-size ...).
+
+    --mirror ORIGIN (with --mirror-domain CLUSTER, or ORIGIN@CLUSTER, when ORIGIN lives in
+    another cluster) creates a read-only mirror of bucket ORIGIN named BUCKET, optionally of
+    some --keys only; gets of ORIGIN addressed from this cluster are then served by the
+    mirror, writes and watches go to ORIGIN.
+
+    --source ORIGIN[:KEYS][@CLUSTER] (repeatable) creates an aggregate: the keys of each
+    origin (or those matching KEYS, comma-separated filters) copied into BUCKET. It is
+    read-only unless --writable.
+
+    Shows the bucket's status; with --json the KVStatus.
+    """
+    from jetlink.core.config.kv import KeyValueConfig, KVAggregateConfig, KVMirrorConfig
+
+    app = App.of(ctx)
+    values = _value_fields(
+        history=history,
+        ttl=ttl,
+        marker_ttl=marker_ttl,
+        max_value_size=max_value_size,
+        max_bucket_size=max_bucket_size,
+        storage=storage,
+        replicas=replicas,
+        compress=compress,
+        description=description,
+        metadata=metadata,
+        republish_source=republish_source,
+        republish_destination=republish_destination,
+        republish_headers=republish_headers,
+        placement_cluster=placement_cluster,
+        placement_tags=placement_tags,
+    )
+    if mirror is not None and source:
+        raise usage("--mirror and --source cannot be combined: a KV mirror has one origin")
+    if mirror is None and mirror_domain is not None:
+        raise usage("--mirror-domain goes with --mirror")
+    if mirror is None and keys:
+        raise usage("--keys goes with --mirror (an aggregate takes --source ORIGIN:KEYS)")
+    if writable and not source:
+        raise usage("--writable goes with --source (an aggregate)")
+    kv = open_kv(app)
+    if mirror is not None:
+        for field, flag in _NOT_FOR_MIRRORS.items():
+            if field in values:
+                raise usage(f"{flag} does not apply to a KV mirror (it holds what ORIGIN holds)")
+        origin, cluster = parse_mirror(mirror, mirror_domain)
+        status = kv.create_mirror(
+            KVMirrorConfig(
+                name=bucket, origin_bucket=origin, domain=cluster, keys=list(keys or []), **values
+            )
+        )
+    elif source:
+        origins = [parse_source(s) for s in source]
+        status = kv.create_aggregate(
+            KVAggregateConfig(bucket=bucket, origins=origins, writable=writable, **values)
+        )
+    else:
+        status = kv.create_bucket(KeyValueConfig(bucket=bucket, **values))
+    app.emit(status.to_json(), human=render_status)
+
+
+# The settings of a KV mirror `kv edit` changes (its origin and key filter stay).
+_MIRROR_EDITABLE = {"description", "history", "ttl", "max_bytes", "max_value_size", "metadata"}
+
+
+@kv_app.command("edit")
+def edit(
+    ctx: typer.Context,
+    bucket: BucketArg,
+    history: HistoryOption = None,
+    ttl: TtlOption = None,
+    marker_ttl: MarkerTtlOption = None,
+    max_value_size: MaxValueSizeOption = None,
+    max_bucket_size: MaxBucketSizeOption = None,
+    storage: StorageOption = None,
+    replicas: ReplicasOption = None,
+    compress: CompressOption = None,
+    description: DescriptionOption = None,
+    metadata: MetadataOption = None,
+    republish_source: RepublishSourceOption = None,
+    republish_destination: RepublishDestinationOption = None,
+    republish_headers: RepublishHeadersOption = None,
+    placement_cluster: PlacementClusterOption = None,
+    placement_tags: PlacementTagsOption = None,
+    source: SourceOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Change a bucket's settings.
+
+    Only the flags given change (--metadata replaces the metadata a user set). --source
+    ORIGIN[:KEYS][@CLUSTER] (repeatable) adds origins to an aggregate. Shows the bucket's
+    status; with --json the KVStatus.
+    """
+    from jetlink.core.errors import JetlinkError
+
+    app = App.of(ctx)
+    values = _value_fields(
+        history=history,
+        ttl=ttl,
+        marker_ttl=marker_ttl,
+        max_value_size=max_value_size,
+        max_bucket_size=max_bucket_size,
+        storage=storage,
+        replicas=replicas,
+        compress=compress,
+        description=description,
+        metadata=metadata,
+        republish_source=republish_source,
+        republish_destination=republish_destination,
+        republish_headers=republish_headers,
+        placement_cluster=placement_cluster,
+        placement_tags=placement_tags,
+    )
+    origins = [parse_source(s) for s in source or []]
+    kv = open_kv(app)
+    status = None
+    if values or not origins:
+        handle = kv.open(bucket)
+        if handle.kind == "mirror":
+            extra = set(values) - _MIRROR_EDITABLE
+            if extra:
+                raise JetlinkError(
+                    f"KV {handle.name} is a KV mirror: only its description, history, TTL, "
+                    f"sizes and metadata can be edited, not {', '.join(sorted(extra))}",
+                    field="bucket",
+                )
+            status = kv.update_mirror(
+                handle.stream,
+                description=values.get("description"),
+                history=values.get("history"),
+                ttl=values.get("ttl"),
+                max_bytes=values.get("max_bytes"),
+                max_value_size=values.get("max_value_size"),
+                metadata=values.get("metadata"),
+            )
+            app.emit(status.to_json(), human=render_status)
+            return
+        cfg = kv.bucket_config(bucket)
+        if "metadata" in values:
+            reserved = {
+                k: v for k, v in cfg.metadata.items() if k.startswith(RESERVED_METADATA_PREFIX)
+            }
+            values["metadata"] = {**reserved, **values["metadata"]}
+        for field, value in values.items():
+            setattr(cfg, field, value)
+        status = kv.update_bucket(cfg)
+    for origin in origins:
+        status = kv.add_aggregate_origin(bucket, origin)
+    assert status is not None
+    app.emit(status.to_json(), human=render_status)
+
+
+# -- info / ls / rm -----------------------------------------------------------------------------
+
+
+@kv_app.command("info")
+def info(ctx: typer.Context, bucket: BucketArg, json_output: JsonOption = False) -> None:
+    """Show a bucket's status.
+
+    natscli's layout: the configuration (bucket name, history kept, values stored, TTLs,
+    compression, backing store, sizes), mirror or sources information with their lag,
+    metadata. With --json: the KVStatus (bucket, values, history, ttl, limit_marker_ttl,
+    is_compressed, backing_store, bytes, kind, read_only, stream_info).
+    """
+    app = App.of(ctx)
+    app.emit(open_kv(app).status(bucket).to_json(), human=render_status)
+
+
+_STORAGE = {"file": "File", "memory": "Memory"}
+
+
+def _size_limit(n: int) -> str:
+    return "unlimited" if n is None or n < 0 else output.ibytes(n)
+
+
+def render_status(app: App, doc: dict[str, Any]) -> None:
+    """natscli's ``showStatus`` (nats kv info / add / edit)."""
+    info = doc.get("stream_info") or {}
+    cfg = info.get("config") or {}
+    cols = output.Columns(
+        f"Information for Key-Value Store Bucket {doc['bucket']} created "
+        f"{output.local_time(info.get('created'))}"
+    )
+    cols.title("Configuration")
+    cols.row("Bucket Name", doc["bucket"])
+    cols.row("History Kept", output.comma(doc.get("history", 0)))
+    cols.row("Values Stored", output.comma(doc.get("values", 0)))
+    cols.row("Compressed", bool(doc.get("is_compressed")))
+    marker_ttl = doc.get("limit_marker_ttl", 0)
+    cols.row("Per-Key TTL Supported", marker_ttl > 0)
+    cols.row("Limit Marker TTL", output.since(marker_ttl), marker_ttl > 0)
+    cols.row("Backing Store Kind", doc.get("backing_store", "JetStream"))
+    cols.row("Description", cfg.get("description", ""), bool(cfg.get("description")))
+    cols.row("Bucket Size", output.ibytes(doc.get("bytes", 0)))
+    cols.row("Maximum Bucket Size", _size_limit(cfg.get("max_bytes", -1)))
+    cols.row("Maximum Value Size", _size_limit(cfg.get("max_msg_size", -1)))
+    ttl = doc.get("ttl", 0)
+    cols.row("Maximum Age", "unlimited" if ttl <= 0 else output.since(ttl))
+    cols.row("JetStream Stream", cfg.get("name", ""))
+    cols.row("Storage", _STORAGE.get(cfg.get("storage", "file"), str(cfg.get("storage"))))
+    republish = cfg.get("republish")
+    if republish:
+        label = "Republishing Headers" if republish.get("headers_only") else "Republishing"
+        cols.row(label, f"{republish.get('src', '')} to {republish.get('dest', '')}")
+    mirror = info.get("mirror") or cfg.get("mirror")
+    if mirror:
+        cols.title("Mirror Information")
+        _origin_rows(cols, "Origin Bucket", mirror)
+    sources = info.get("sources") or cfg.get("sources")
+    if sources:
+        cols.title("Sources Information")
+        for src in sources:
+            _origin_rows(cols, "Source Bucket", src)
+    cols.metadata(cfg.get("metadata"))
+    cluster = info.get("cluster")
+    if cluster:
+        cols.title("Cluster Information")
+        cols.row("Name", cluster.get("name", ""))
+        cols.row("Leader", cluster.get("leader", ""))
+    cols.render(app)
+
+
+def _origin_rows(cols: output.Columns, label: str, src: dict[str, Any]) -> None:
+    """One origin of natscli's Mirror / Sources Information (a StreamSourceInfo, or the
+    StreamSource of the config before the first replication step)."""
+    from jetlink.core.config.kv import bucket_of_stream
+
+    name = src.get("name", "")
+    cols.row(label, bucket_of_stream(name) or name)
+    ext = src.get("external") or {}
+    cols.row("External API", ext.get("api", ""), bool(ext.get("api")))
+    active = src.get("active", -1)
+    seen = isinstance(active, int) and 0 < active < 2**63 - 1
+    cols.row("Last Seen", output.since(active) if seen else "never")
+    cols.row("Lag", output.comma(src.get("lag", 0)))
+
+
+@kv_app.command("ls")
+def ls(
+    ctx: typer.Context,
+    bucket: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[BUCKET]",
+            help="List the keys of this bucket instead (as kv keys).",
+            show_default=False,
+        ),
+    ] = None,
+    filters: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[FILTER]...", help="Key filters (with BUCKET).", show_default=False
+        ),
+    ] = None,
+    names: Annotated[
+        bool, typer.Option("--names", "-n", help="Show just the bucket names.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """List the buckets (or the keys of one).
+
+    Table of Bucket, Description, Created, Size, Values, Last Update (smallest first, as
+    natscli); KV mirrors are listed under their own names. --names prints one name per
+    line. With BUCKET: its keys, as kv keys. With --json: the list of KVStatus documents
+    (with --names: the list of names).
+    """
+    app = App.of(ctx)
+    if bucket is not None:
+        _keys(app, bucket, filters or [])
+        return
+    statuses = [s.to_json() for s in open_kv(app).statuses()]
+    if names:
+        app.emit([s["bucket"] for s in statuses], human=output.lines)
+        return
+    app.emit(statuses, human=render_ls)
+
+
+def render_ls(app: App, statuses: list[dict[str, Any]]) -> None:
+    if not statuses:
+        output.line(app, "No Key-Value buckets found")
+        return
+    statuses = sorted(statuses, key=lambda s: (s.get("bytes", 0), s["bucket"]))
+    rows = []
+    for s in statuses:
+        info = s.get("stream_info") or {}
+        rows.append(
+            [
+                s["bucket"],
+                (info.get("config") or {}).get("description", ""),
+                output.local_time(info.get("created")),
+                output.ibytes(s.get("bytes", 0)),
+                output.comma(s.get("values", 0)),
+                output.ago((info.get("state") or {}).get("last_ts"), info),
+            ]
+        )
+    output.table(
+        app,
+        ("Bucket", "Description", "Created", "Size", "Values", "Last Update"),
+        rows,
+        title="Key-Value Buckets",
+        no_wrap=("Bucket", "Created", "Size", "Values", "Last Update"),
+    )
+
+
+@kv_app.command("rm")
+def rm(
+    ctx: typer.Context,
+    bucket: BucketArg,
+    force: Annotated[bool, force_option("Remove")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Remove a bucket or a KV mirror.
+
+    Asks for confirmation on a terminal; without one, -f/--force is required (exit status
+    2 otherwise). Prints nothing (as natscli); with --json: {"success": true}.
+    """
+    app = App.of(ctx)
+    kv = open_kv(app)
+    output.confirm(app, f"Delete bucket {bucket}?", force=force, action=f"delete bucket {bucket}")
+    kv.delete_bucket(bucket)
+    app.emit({"success": True}, human=_silent)
+
+
+def _silent(app: App, data: Any) -> None:
+    """natscli prints nothing after del, purge and rm."""
+
+
+# -- writes -------------------------------------------------------------------------------------
+
+
+def _written(bucket: str, key: str, revision: int, operation: str) -> dict[str, Any]:
+    return {"bucket": bucket, "key": key, "revision": revision, "operation": operation}
+
+
+def _echo(text: str) -> Any:
+    """natscli's put / create / update output: the value as it was given."""
+    return lambda app, doc: output.line(app, text)
+
+
+@kv_app.command("put")
+def put(
+    ctx: typer.Context,
+    bucket: BucketArg,
+    key: KeyArg,
+    value: ValueArg = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Store a value.
+
+    VALUE, or all of stdin when VALUE is absent. Prints the value as given (natscli); with
+    --json: {"bucket", "key", "revision", "operation": "PUT"}.
+    """
+    app = App.of(ctx)
+    handle = open_bucket(app, bucket)
+    data, echo = read_value(value)
+    revision = handle.put(key, data)
+    app.emit(_written(handle.name, key, revision, "PUT"), human=_echo(echo))
+
+
+@kv_app.command("create")
+def create(
+    ctx: typer.Context,
+    bucket: BucketArg,
+    key: KeyArg,
+    value: ValueArg = None,
+    ttl: Annotated[
+        str | None,
+        _opt(
+            "--ttl",
+            metavar="DURATION",
+            help="How long the key lives (the bucket needs --marker-ttl).",
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Store a value only if the key does not exist.
+
+    A key whose latest entry is a delete or purge counts as absent; an existing key fails
+    with "key exists" (10071). Prints the value as given; with --json: {"bucket", "key",
+    "revision", "operation": "PUT"}.
+    """
+    from jetlink.cli.stream_flags import parse_duration_flag
+
+    app = App.of(ctx)
+    ttl_ns = parse_duration_flag(ttl, flag="--ttl") if ttl is not None else None
+    handle = open_bucket(app, bucket)
+    data, echo = read_value(value)
+    revision = handle.create(key, data, ttl=ttl_ns or None)
+    app.emit(_written(handle.name, key, revision, "PUT"), human=_echo(echo))
+
+
+@kv_app.command("update")
+def update(
+    ctx: typer.Context,
+    bucket: BucketArg,
+    key: KeyArg,
+    value: Annotated[
+        str,
+        typer.Argument(
+            metavar="VALUE",
+            help="Value to store ('' reads stdin when it is not a terminal).",
+            show_default=False,
+        ),
+    ],
+    revision: Annotated[
+        int,
+        typer.Argument(
+            metavar="REVISION",
+            min=1,
+            help="The key's latest revision: the update fails if it has changed since.",
+            show_default=False,
+        ),
+    ],
+    json_output: JsonOption = False,
+) -> None:
+    """Update a key if unchanged since REVISION.
+
+    Compare-and-set: fails with "wrong last sequence: N" (10071) when the key's latest
+    revision is not REVISION. Prints the value as given; with --json: {"bucket", "key",
+    "revision", "operation": "PUT"}.
+    """
+    app = App.of(ctx)
+    handle = open_bucket(app, bucket)
+    isatty = getattr(sys.stdin, "isatty", None)
+    piped = value == "" and not (isatty is not None and isatty())
+    data, echo = read_value(None if piped else value)
+    new = handle.update(key, data, revision)
+    app.emit(_written(handle.name, key, new, "PUT"), human=_echo(echo))
+
+
+@kv_app.command("del")
+def delete(
+    ctx: typer.Context,
+    bucket: BucketArg,
+    key: KeyArg,
+    force: Annotated[bool, force_option("Delete")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Delete a key (its history is kept).
+
+    Stores a delete marker. Asks for confirmation on a terminal; without one, -f/--force is
+    required. Prints nothing (as natscli); with --json: {"bucket", "key", "revision",
+    "operation": "DEL"}.
+    """
+    app = App.of(ctx)
+    handle = open_bucket(app, bucket)
+    output.confirm(
+        app,
+        f"Delete key {handle.name} > {key}?",
+        force=force,
+        action=f"delete key {key} of bucket {handle.name}",
+    )
+    revision = handle.delete(key)
+    app.emit(_written(handle.name, key, revision, "DEL"), human=_silent)
+
+
+@kv_app.command("purge")
+def purge(
+    ctx: typer.Context,
+    bucket: BucketArg,
+    key: KeyArg,
+    ttl: Annotated[
+        str | None,
+        _opt(
+            "--ttl",
+            metavar="DURATION",
+            help="How long the purge marker lives (the bucket needs --marker-ttl).",
+        ),
+    ] = None,
+    force: Annotated[bool, force_option("Purge")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Purge a key: remove its values and history.
+
+    Leaves one purge marker. Asks for confirmation on a terminal; without one, -f/--force
+    is required. Prints nothing (as natscli); with --json: {"bucket", "key", "revision",
+    "operation": "PURGE"}.
+    """
+    from jetlink.cli.stream_flags import parse_duration_flag
+
+    app = App.of(ctx)
+    ttl_ns = parse_duration_flag(ttl, flag="--ttl") if ttl is not None else None
+    handle = open_bucket(app, bucket)
+    output.confirm(
+        app,
+        f"Purge key {handle.name} > {key}?",
+        force=force,
+        action=f"purge key {key} of bucket {handle.name}",
+    )
+    revision = handle.purge(key, ttl=ttl_ns or None)
+    app.emit(_written(handle.name, key, revision, "PURGE"), human=_silent)
+
+
+@kv_app.command("revert")
+def revert(
+    ctx: typer.Context,
+    bucket: BucketArg,
+    key: KeyArg,
+    revision: RevisionArg,
+    force: Annotated[bool, force_option("Revert")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Store a key's value at REVISION again.
+
+    The value the key had at REVISION becomes its latest value (a new revision). On a
+    terminal it shows that value and asks for confirmation; without one, -f/--force is
+    required. Then prints the key's history; with --json: {"bucket", "key", "revision",
+    "operation": "PUT"}.
+    """
+    app = App.of(ctx)
+    handle = open_bucket(app, bucket)
+    if not force and output.is_interactive():
+        old = handle.get(key, revision=revision)
+        output.line(app, f"Revision: {old.revision}")
+        output.line(app)
+        output.line(app, _short(old.value, TABLE_SHOW_MAX))
+        output.line(app)
+    output.confirm(
+        app,
+        f"Really revert to revision {revision}",
+        force=force,
+        action=f"revert key {key} of bucket {handle.name} to revision {revision}",
+    )
+    new = handle.revert(key, revision)
+    doc = _written(handle.name, key, new, "PUT")
+    app.emit(doc, human=lambda a, d: render_history(a, handle.name, key, handle.history(key)))
+
+
+# -- reads --------------------------------------------------------------------------------------
+
+
+def printable(value: bytes) -> str:
+    """natscli's ``Base64IfNotPrintable``: the value as text when every byte is printable
+    ASCII, else standard base64."""
+    if all(0x20 <= b < 0x7F for b in value):
+        return value.decode("ascii")
+    return base64.b64encode(value).decode("ascii")
+
+
+def _short(value: bytes, limit: int) -> str:
+    """A value in a table cell: :func:`printable`, cut to ``first15...last15`` past ``limit``."""
+    text = printable(value)
+    if len(text) > limit:
+        return text[:15] + "..." + text[-15:]
+    return text
+
+
+def entry_doc(entry: Entry) -> dict[str, Any]:
+    return {**entry.to_json(), "served_by": entry.served_by}
+
+
+@kv_app.command("get")
+def get(
+    ctx: typer.Context,
+    bucket: BucketArg,
+    key: KeyArg,
+    revision: Annotated[
+        int | None,
+        _opt("--revision", metavar="N", min=1, help="Get this revision of the key."),
+    ] = None,
+    raw: Annotated[
+        bool, typer.Option("--raw", help="Show only the value, exactly as stored.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Get a key's value.
+
+    The latest value, or the one at --revision N; a deleted or purged key is "key not
+    found" (10037). From the cluster of a KV mirror, a get of the mirrored bucket is served
+    by the mirror. With --json: the Entry (bucket, key, value as base64, revision, created,
+    delta, operation) and served_by, the stream that answered.
+    """
+    app = App.of(ctx)
+    entry = open_bucket(app, bucket).get(key, revision=revision)
+    if raw and not app.json:
+        write_raw(entry.value)
+        return
+    app.emit(entry_doc(entry), human=lambda a, d: render_get(a, entry))
+
+
+def write_raw(data: bytes) -> None:
+    """The bytes exactly, no newline (natscli's get --raw)."""
+    sys.stdout.flush()
+    stream = getattr(sys.stdout, "buffer", None)
+    if stream is None:  # pragma: no cover - a text-only stdout
+        sys.stdout.write(data.decode("utf-8", "backslashreplace"))
+    else:
+        stream.write(data)
+        stream.flush()
+
+
+def render_get(app: App, entry: Entry) -> None:
+    """natscli's kv get: ``B > K revision: N created @ TIME``, a blank line, the value."""
+    output.line(
+        app,
+        f"{entry.bucket} > {entry.key} revision: {entry.revision} created @ "
+        f"{output.local_ns(entry.created)}",
+    )
+    output.line(app)
+    text = printable(entry.value)
+    if len(text) > GET_SHOW_MAX:
+        output.line(
+            app,
+            f"Showing first {GET_SHOW_MAX} bytes of {output.comma(len(text))}, use --raw for "
+            "full data",
+        )
+        output.line(app)
+        text = text[:GET_SHOW_MAX]
+    output.line(app, text)
+    output.line(app)
+
+
+@kv_app.command("history")
+def history(
+    ctx: typer.Context, bucket: BucketArg, key: KeyArg, json_output: JsonOption = False
+) -> None:
+    """Show every stored revision of a key.
+
+    Table of Key, Revision, Op, Created, Length, Value (oldest first, deletes and purges
+    included). With --json: the list of Entries.
+    """
+    app = App.of(ctx)
+    handle = open_bucket(app, bucket)
+    entries = handle.history(key)
+    app.emit(
+        [e.to_json() for e in entries],
+        human=lambda a, d: render_history(a, handle.name, key, entries),
+    )
+
+
+def render_history(app: App, bucket: str, key: str, entries: list[Entry]) -> None:
+    rows = [
+        [
+            e.key,
+            str(e.revision),
+            OPERATION_NAMES.get(e.operation, "UNKNOWN"),
+            output.local_ns(e.created),
+            output.comma(len(e.value)),
+            _short(e.value, TABLE_SHOW_MAX),
+        ]
+        for e in entries
+    ]
+    output.table(
+        app,
+        ("Key", "Revision", "Op", "Created", "Length", "Value"),
+        rows,
+        title=f"History for {bucket} > {key}",
+        no_wrap=("Key", "Revision", "Op", "Created", "Length"),
+    )
+
+
+@kv_app.command("keys")
+def keys(
+    ctx: typer.Context,
+    bucket: BucketArg,
+    filters: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[FILTER]...",
+            help="Only keys matching these filters (wildcards * and > allowed).",
+            show_default=False,
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """List the keys of a bucket.
+
+    One key per line (sorted), deleted and purged keys left out; "No keys found in bucket"
+    on stderr when there is none. With --json: the list of keys.
+    """
+    _keys(App.of(ctx), bucket, filters or [])
+
+
+def _keys(app: App, bucket: str, filters: list[str]) -> None:
+    found = open_bucket(app, bucket).keys(filters)
+
+    def human(a: App, names: list[str]) -> None:
+        if not names:
+            output.notice(a, "No keys found in bucket")
+        output.lines(a, names)
+
+    app.emit(found, human=human)
+
+
+@kv_app.command("watch")
+def watch(
+    ctx: typer.Context,
+    bucket: BucketArg,
+    keys: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[KEYS]...",
+            help="Watch only keys matching these filters (default: all keys).",
+            show_default=False,
+        ),
+    ] = None,
+    history: Annotated[
+        bool, typer.Option("--history", help="Start with every stored revision, not the latest.")
+    ] = False,
+    ignore_deletes: Annotated[
+        bool,
+        typer.Option(
+            "--ignore-deletes", "--no-deletes", help="Leave out deletes and purges."
+        ),
+    ] = False,
+    meta_only: Annotated[
+        bool, typer.Option("--meta-only", help="Leave out the values.")
+    ] = False,
+    updates_only: Annotated[
+        bool,
+        typer.Option(
+            "--updates-only", "--updates", help="Show only changes made from now on."
+        ),
+    ] = False,
+    count: Annotated[
+        int | None,
+        _opt("--count", metavar="N", min=1, help="Stop after N entries."),
+    ] = None,
+    timeout: Annotated[
+        str | None,
+        _opt(
+            "--timeout",
+            metavar="DURATION",
+            help="Stop when nothing arrives for this long (e.g. 5s).",
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Watch a bucket for changes.
+
+    First the latest entry of every matching key (--history: every stored entry;
+    --updates-only: none), then the end of the initial data (always signalled, also for an
+    empty bucket: "End of initial data" on stderr), then every change as it is stored,
+    until --count N entries, --timeout DURATION without one, or Ctrl-C (exit status 130).
+    Lines as natscli: [TIME] PUT BUCKET > KEY: VALUE, [TIME] DELETE BUCKET > KEY.
+
+    With --json: JSON lines, one Entry per line, and {"end_of_initial_data": true} when the
+    initial data has been delivered.
+    """
+    from jetlink.core.kv import END_OF_INITIAL_DATA
+
+    app = App.of(ctx)
+    idle_ns = None
+    if timeout is not None:
+        from jetlink.cli.stream_flags import parse_duration_flag
+
+        idle_ns = parse_duration_flag(timeout, flag="--timeout")
+    handle = open_bucket(app, bucket)
+    watcher = handle.watch(
+        list(keys or []),
+        include_history=history,
+        ignore_deletes=ignore_deletes,
+        meta_only=meta_only,
+        updates_only=updates_only,
+    )
+    received = 0
+    try:
+        last = time.monotonic_ns()
+        while count is None or received < count:
+            wait = POLL_SECONDS
+            if idle_ns is not None:
+                left = (last + idle_ns - time.monotonic_ns()) / 1e9
+                if left <= 0:
+                    break
+                wait = min(wait, left)
+            item = watcher.next(wait)
+            if item is None:
+                continue
+            last = time.monotonic_ns()
+            if item is END_OF_INITIAL_DATA:
+                if app.json:
+                    output.json_line({"end_of_initial_data": True})
+                else:
+                    output.notice(app, "End of initial data")
+                continue
+            received += 1
+            if app.json:
+                output.json_line(item.to_json())
+            else:
+                render_watched(app, item, meta_only=meta_only)
+    finally:
+        watcher.stop()
+
+
+def render_watched(app: App, entry: Entry, *, meta_only: bool = False) -> None:
+    """natscli's watch lines: ``[TIME] PUT B > K: VALUE`` (the value as stored),
+    ``[TIME] DELETE B > K``; the operation green or red on a colour terminal."""
+    op = OPERATION_NAMES.get(entry.operation, "UNKNOWN")
+    shown = op
+    if app.color:
+        shown = f"\x1b[{32 if op == 'PUT' else 31}m{op}\x1b[0m"
+    head = f"[{output.local_ns(entry.created)}] {shown} {entry.bucket} > {entry.key}"
+    if op == "PUT" and not meta_only:
+        head += ": " + entry.value.decode("utf-8", "backslashreplace")
+    output.line(app, head)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(kv_app, name="kv")

@@ -1,0 +1,674 @@
+"""``jetlink kv ...``: Key-Value buckets, KV mirrors and aggregates through the CLI
+(cli/kv.py over jetlink.core.kv), asserting exact human output (natscli's layouts), exact JSON
+documents and exit codes.
+
+The engine runs with a manual clock (cli/common.py ``make_clock`` replaced) at
+2026-01-01T00:00:00Z and local time UTC, so times in the output are fixed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+
+import pytest
+from helpers import doc, ok
+
+from jetlink.core.kv import KV, Watcher
+from jetlink.core.store import DataDir
+
+SECOND = 1_000_000_000
+T0 = "2026-01-01T00:00:00Z"
+
+
+@pytest.fixture
+def jl(jl, cli_clock, utc):
+    """``jl(*args)`` (tests/conftest.py) with a manual clock (``jl.clock``) and local time UTC."""
+    jl.clock = cli_clock
+    return jl
+
+
+def table(title, *lines):
+    """A table as cli/output.py prints it piped: the title padded to the table's width."""
+    return "\n".join([title.ljust(len(lines[0])), *lines]) + "\n"
+
+
+def cfg_bucket(jl, *flags):
+    """Bucket CFG (history 5) holding app.color = blue (rev 1) then green (rev 2, 1s later)."""
+    ok(jl("kv", "add", "CFG", "--history", "5", *flags))
+    ok(jl("kv", "put", "CFG", "app.color", "blue"))
+    jl.clock.advance(SECOND)
+    ok(jl("kv", "put", "CFG", "app.color", "green"))
+
+
+def west_config(jl):
+    """Cluster west holding bucket CONFIG (history 3): features.dark = on, flags.beta = yes."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("--cluster", "west", "kv", "add", "CONFIG", "--history", "3"))
+    ok(jl("--cluster", "west", "kv", "put", "CONFIG", "features.dark", "on"))
+    ok(jl("--cluster", "west", "kv", "put", "CONFIG", "flags.beta", "yes"))
+
+
+# -- add / info / ls / rm --------------------------------------------------------------------------
+
+CFG_INFO = """\
+Information for Key-Value Store Bucket CFG created 2026-01-01 00:00:00
+
+Configuration:
+
+            Bucket Name: CFG
+           History Kept: 5
+          Values Stored: {values}
+             Compressed: false
+  Per-Key TTL Supported: false
+     Backing Store Kind: JetStream
+            Description: app config
+            Bucket Size: {size}
+    Maximum Bucket Size: unlimited
+     Maximum Value Size: unlimited
+            Maximum Age: 2m0s
+       JetStream Stream: KV_CFG
+                Storage: File
+
+Metadata:
+
+                   team: ops
+
+Cluster Information:
+
+                   Name:
+                 Leader: local
+"""
+
+
+def test_add_shows_natscli_status_and_info_repeats_it(jl):
+    result = ok(
+        jl(
+            "kv", "add", "CFG", "--history", "5", "--ttl", "2m", "--description", "app config",
+            "--metadata", "team=ops",
+        )
+    )
+    assert result.stdout == CFG_INFO.format(values=0, size="0 B")
+    assert result.stderr == ""
+    ok(jl("kv", "put", "CFG", "app.color", "blue"))
+    assert ok(jl("kv", "info", "CFG")).stdout == CFG_INFO.format(values=1, size="51 B")
+
+
+def test_info_json_is_the_kv_status(jl):
+    ok(jl("kv", "add", "CFG", "--history", "5", "--ttl", "1h", "--marker-ttl", "5s", "--compress"))
+    ok(jl("kv", "put", "CFG", "k", "v"))
+    status = doc(jl("kv", "info", "CFG", "--json"))
+    info = status.pop("stream_info")
+    assert status == {
+        "bucket": "CFG",
+        "values": 1,
+        "history": 5,
+        "ttl": 3600 * SECOND,
+        "limit_marker_ttl": 5 * SECOND,
+        "is_compressed": True,
+        "backing_store": "JetStream",
+        "bytes": 40,
+        "kind": "bucket",
+        "read_only": False,
+    }
+    assert info["config"]["name"] == "KV_CFG"
+    assert info["config"]["subjects"] == ["$KV.CFG.>"]
+    assert info["config"]["allow_msg_ttl"] is True
+    assert info["config"]["compression"] == "s2"
+    assert info["created"] == T0
+    # the human form shows the limit marker TTL only when there is one
+    human = ok(jl("kv", "info", "CFG")).stdout.splitlines()
+    assert human[7:11] == [
+        "             Compressed: true",
+        "  Per-Key TTL Supported: true",
+        "       Limit Marker TTL: 5s",
+        "     Backing Store Kind: JetStream",
+    ]
+    assert "            Maximum Age: 1h0m0s" in human
+
+
+def test_add_value_flags_reach_the_stream(jl):
+    status = doc(
+        jl(
+            "kv", "add", "CFG", "--max-value-size", "1KB", "--max-bucket-size", "1MiB",
+            "--storage", "memory", "--republish-source", "$KV.CFG.>", "--republish-destination",
+            "repub.>", "--republish-headers", "--placement-tags", "ssd", "--tags", "eu",
+            "--placement-cluster", "c1", "-j",
+        )
+    )
+    cfg = status["stream_info"]["config"]
+    assert (cfg["max_msg_size"], cfg["max_bytes"], cfg["storage"]) == (1024, 1024**2, "memory")
+    assert cfg["republish"] == {"src": "$KV.CFG.>", "dest": "repub.>", "headers_only": True}
+    assert cfg["placement"] == {"cluster": "c1", "tags": ["ssd", "eu"]}
+    lines = ok(jl("kv", "info", "CFG")).stdout.splitlines()
+    assert "    Maximum Bucket Size: 1.0 MiB" in lines
+    assert "     Maximum Value Size: 1.0 KiB" in lines
+    assert "                Storage: Memory" in lines
+    assert "   Republishing Headers: $KV.CFG.> to repub.>" in lines
+
+
+def test_edit_changes_only_the_given_values(jl):
+    cfg_bucket(jl, "--description", "app config", "--metadata", "team=ops")
+    status = doc(jl("kv", "edit", "CFG", "--history", "10", "--ttl", "1h", "--metadata", "a=b", "-j"))
+    cfg = status["stream_info"]["config"]
+    assert status["history"] == 10 and status["ttl"] == 3600 * SECOND
+    assert cfg["description"] == "app config"
+    assert {k: v for k, v in cfg["metadata"].items() if not k.startswith("_nats.")} == {"a": "b"}
+    assert doc(jl("kv", "get", "CFG", "app.color", "-j"))["value"] == "Z3JlZW4="  # data kept
+
+
+def test_ls_table_names_and_json(jl):
+    assert ok(jl("kv", "ls")).stdout == "No Key-Value buckets found\n"
+    assert ok(jl("kv", "ls", "--names")).stdout == ""
+    assert doc(jl("kv", "ls", "-j")) == []
+    cfg_bucket(jl, "--description", "app config")
+    ok(jl("kv", "add", "EMPTY"))
+    assert ok(jl("kv", "ls")).stdout == table(
+        "Key-Value Buckets",
+        "╭────────┬─────────────┬─────────────────────┬───────┬────────┬─────────────╮",
+        "│ Bucket │ Description │ Created             │ Size  │ Values │ Last Update │",
+        "├────────┼─────────────┼─────────────────────┼───────┼────────┼─────────────┤",
+        "│ EMPTY  │             │ 2026-01-01 00:00:01 │ 0 B   │ 0      │ never       │",
+        "│ CFG    │ app config  │ 2026-01-01 00:00:00 │ 103 B │ 2      │ 0s          │",
+        "╰────────┴─────────────┴─────────────────────┴───────┴────────┴─────────────╯",
+    )
+    assert ok(jl("kv", "ls", "--names")).stdout == "CFG\nEMPTY\n"
+    assert doc(jl("kv", "ls", "--names", "-j")) == ["CFG", "EMPTY"]
+    assert [(s["bucket"], s["values"]) for s in doc(jl("kv", "ls", "-j"))] == [
+        ("CFG", 2),
+        ("EMPTY", 0),
+    ]
+    # natscli's `kv ls BUCKET`: the keys
+    assert ok(jl("kv", "ls", "CFG")).stdout == "app.color\n"
+
+
+def test_rm_destroys_the_bucket(jl):
+    cfg_bucket(jl)
+    refused = jl("kv", "rm", "CFG")
+    assert refused.exit_code == 2
+    assert refused.stderr == (
+        "jetlink: error: no terminal to confirm on: pass -f/--force to delete bucket CFG\n"
+    )
+    result = ok(jl("kv", "rm", "CFG", "-f"))
+    assert (result.stdout, result.stderr) == ("", "")
+    assert ok(jl("kv", "ls", "--names")).stdout == ""
+    ok(jl("kv", "add", "CFG"))
+    assert doc(jl("kv", "rm", "CFG", "-f", "--json")) == {"success": True}
+    missing = jl("kv", "rm", "CFG", "-f", "--json")
+    assert missing.exit_code == 1
+    assert json.loads(missing.stdout) == {
+        "error": {"code": 404, "err_code": 10059, "description": "bucket not found: CFG"}
+    }
+
+
+# -- keys: put / get / history / keys / del / purge / create / update / revert -----------------------
+
+
+def test_put_echoes_the_value_and_get_shows_natscli_layout(jl):
+    ok(jl("kv", "add", "CFG", "--history", "5"))
+    assert ok(jl("kv", "put", "CFG", "app.color", "blue")).stdout == "blue\n"
+    jl.clock.advance(SECOND)
+    assert doc(jl("kv", "put", "CFG", "app.color", "green", "-j")) == {
+        "bucket": "CFG",
+        "key": "app.color",
+        "revision": 2,
+        "operation": "PUT",
+    }
+    assert ok(jl("kv", "get", "CFG", "app.color")).stdout == (
+        "CFG > app.color revision: 2 created @ 2026-01-01 00:00:01\n\ngreen\n\n"
+    )
+    assert ok(jl("kv", "get", "CFG", "app.color", "--revision", "1")).stdout == (
+        "CFG > app.color revision: 1 created @ 2026-01-01 00:00:00\n\nblue\n\n"
+    )
+    assert doc(jl("kv", "get", "CFG", "app.color", "--json")) == {
+        "bucket": "CFG",
+        "key": "app.color",
+        "value": "Z3JlZW4=",
+        "revision": 2,
+        "created": "2026-01-01T00:00:01Z",
+        "delta": 0,
+        "operation": "PUT",
+        "served_by": "KV_CFG",
+    }
+
+
+def test_values_from_stdin_raw_and_not_printable(jl):
+    ok(jl("kv", "add", "CFG"))
+    result = ok(jl("kv", "put", "CFG", "bin", input=b"\x00\x01\xff"))
+    assert result.stdout == "\n"  # natscli echoes the (empty) argument
+    assert ok(jl("kv", "get", "CFG", "bin", "--raw")).stdout_bytes == b"\x00\x01\xff"
+    assert ok(jl("kv", "get", "CFG", "bin")).stdout.splitlines()[2] == "AAH/"  # base64
+    ok(jl("kv", "put", "CFG", "long", "x" * 130))
+    assert ok(jl("kv", "get", "CFG", "long")).stdout.splitlines()[2:5] == [
+        "Showing first 120 bytes of 130, use --raw for full data",
+        "",
+        "x" * 120,
+    ]
+
+
+def test_history_table_and_json(jl):
+    cfg_bucket(jl)
+    ok(jl("kv", "put", "CFG", "app.color", "a-value-that-is-much-longer-than-forty-chars"))
+    ok(jl("kv", "del", "CFG", "app.color", "-f"))
+    assert ok(jl("kv", "history", "CFG", "app.color")).stdout == table(
+        "History for CFG > app.color",
+        "╭───────────┬──────────┬────────┬─────────────────────┬────────┬───────────────────────────────────╮",
+        "│ Key       │ Revision │ Op     │ Created             │ Length │ Value                             │",
+        "├───────────┼──────────┼────────┼─────────────────────┼────────┼───────────────────────────────────┤",
+        "│ app.color │ 1        │ PUT    │ 2026-01-01 00:00:00 │ 4      │ blue                              │",
+        "│ app.color │ 2        │ PUT    │ 2026-01-01 00:00:01 │ 5      │ green                             │",
+        "│ app.color │ 3        │ PUT    │ 2026-01-01 00:00:01 │ 44     │ a-value-that-is...han-forty-chars │",
+        "│ app.color │ 4        │ DELETE │ 2026-01-01 00:00:01 │ 0      │                                   │",
+        "╰───────────┴──────────┴────────┴─────────────────────┴────────┴───────────────────────────────────╯",
+    )
+    entries = doc(jl("kv", "history", "CFG", "app.color", "--json"))
+    assert [(e["revision"], e["delta"], e["operation"]) for e in entries] == [
+        (1, 3, "PUT"),
+        (2, 2, "PUT"),
+        (3, 1, "PUT"),
+        (4, 0, "DEL"),
+    ]
+    assert entries[0] == {
+        "bucket": "CFG",
+        "key": "app.color",
+        "value": "Ymx1ZQ==",
+        "revision": 1,
+        "created": T0,
+        "delta": 3,
+        "operation": "PUT",
+    }
+
+
+def test_keys_lists_live_keys(jl):
+    ok(jl("kv", "add", "CFG"))
+    empty = ok(jl("kv", "keys", "CFG"))
+    assert (empty.stdout, empty.stderr) == ("", "No keys found in bucket\n")
+    assert doc(jl("kv", "keys", "CFG", "-j")) == []
+    for key in ("b.x", "a.y", "a.z", "gone"):
+        ok(jl("kv", "put", "CFG", key, "1"))
+    ok(jl("kv", "purge", "CFG", "gone", "-f"))
+    assert ok(jl("kv", "keys", "CFG")).stdout == "a.y\na.z\nb.x\n"
+    assert doc(jl("kv", "keys", "CFG", "a.*", "b.>", "--json")) == ["a.y", "a.z", "b.x"]
+    assert doc(jl("kv", "keys", "CFG", "a.z", "-j")) == ["a.z"]
+
+
+def test_del_and_purge_write_markers(jl):
+    cfg_bucket(jl)
+    result = ok(jl("kv", "del", "CFG", "app.color", "-f"))
+    assert (result.stdout, result.stderr) == ("", "")
+    assert [e["operation"] for e in doc(jl("kv", "history", "CFG", "app.color", "-j"))] == [
+        "PUT",
+        "PUT",
+        "DEL",
+    ]
+    assert doc(jl("kv", "purge", "CFG", "app.color", "-f", "-j")) == {
+        "bucket": "CFG",
+        "key": "app.color",
+        "revision": 4,
+        "operation": "PURGE",
+    }
+    history = doc(jl("kv", "history", "CFG", "app.color", "-j"))
+    assert [(e["revision"], e["operation"]) for e in history] == [(4, "PURGE")]
+
+
+def test_create_update_revert(jl):
+    ok(jl("kv", "add", "CFG", "--history", "5", "--marker-ttl", "1s"))
+    assert ok(jl("kv", "create", "CFG", "k", "one")).stdout == "one\n"
+    ok(jl("kv", "del", "CFG", "k", "-f"))
+    # a deleted key can be created again
+    assert doc(jl("kv", "create", "CFG", "k", "two", "--ttl", "1h", "-j"))["revision"] == 3
+    assert doc(jl("kv", "update", "CFG", "k", "three", "3", "-j")) == {
+        "bucket": "CFG",
+        "key": "k",
+        "revision": 4,
+        "operation": "PUT",
+    }
+    assert ok(jl("kv", "update", "CFG", "k", "", "4", input="from stdin")).stdout == "\n"
+    assert doc(jl("kv", "get", "CFG", "k", "-j"))["value"] == "ZnJvbSBzdGRpbg=="
+    refused = jl("kv", "revert", "CFG", "k", "1")
+    assert refused.exit_code == 2
+    assert "pass -f/--force to revert key k of bucket CFG to revision 1" in refused.stderr
+    assert ok(jl("kv", "revert", "CFG", "k", "1", "-f")).stdout == table(
+        "History for CFG > k",
+        "╭─────┬──────────┬────────┬─────────────────────┬────────┬────────────╮",
+        "│ Key │ Revision │ Op     │ Created             │ Length │ Value      │",
+        "├─────┼──────────┼────────┼─────────────────────┼────────┼────────────┤",
+        "│ k   │ 2        │ DELETE │ 2026-01-01 00:00:00 │ 0      │            │",
+        "│ k   │ 3        │ PUT    │ 2026-01-01 00:00:00 │ 3      │ two        │",
+        "│ k   │ 4        │ PUT    │ 2026-01-01 00:00:00 │ 5      │ three      │",
+        "│ k   │ 5        │ PUT    │ 2026-01-01 00:00:00 │ 10     │ from stdin │",
+        "│ k   │ 6        │ PUT    │ 2026-01-01 00:00:00 │ 3      │ one        │",
+        "╰─────┴──────────┴────────┴─────────────────────┴────────┴────────────╯",
+    )
+    assert doc(jl("kv", "get", "CFG", "k", "-j"))["value"] == "b25l"
+    assert doc(jl("kv", "revert", "CFG", "k", "3", "-f", "-j")) == {
+        "bucket": "CFG",
+        "key": "k",
+        "revision": 7,
+        "operation": "PUT",
+    }
+
+
+# -- errors --------------------------------------------------------------------------------------
+
+ERRORS = [
+    (
+        ("kv", "add", "bad.name"),
+        1,
+        'jetlink: error: nats: invalid bucket name "bad.name": bucket names may contain only '
+        'letters, digits, "_" and "-"',
+    ),
+    (
+        ("kv", "put", "CFG", ".bad", "x"),
+        1,
+        'jetlink: error: nats: invalid key ".bad": a key can not start or end with "."',
+    ),
+    (
+        ("kv", "get", "CFG", "a b"),
+        1,
+        'jetlink: error: nats: invalid key "a b": keys may contain only letters, digits and '
+        '"-", "/", "_", "=", "."',
+    ),
+    (("kv", "add", "H", "--history", "0"), 2, "Invalid value for '--history': 0 is not in the range 1<=x<=64."),
+    (("kv", "add", "H", "--history", "65"), 2, "Invalid value for '--history': 65 is not in the range 1<=x<=64."),
+    (("kv", "add", "H", "--ttl", "soon"), 2, "jetlink: error: invalid value for --ttl: "),
+    (("kv", "add", "H", "--storage", "disk"), 2, "jetlink: error: invalid value for --storage: 'disk' (one of file, f, memory, m)"),
+    (("kv", "add", "H", "--marker-ttl", "500ms"), 1, "jetlink: error: subject delete marker TTL must be at least 1 second (10052)"),
+    (("kv", "update", "CFG", "app.color", "x", "1"), 1, "jetlink: error: wrong last sequence: 2 (10071)"),
+    (("kv", "create", "CFG", "app.color", "x"), 1, "jetlink: error: key exists (10071)"),
+    (("kv", "get", "CFG", "gone"), 1, "jetlink: error: key not found (10037)"),
+    (("kv", "get", "CFG", "app.color", "--revision", "9"), 1, "jetlink: error: key not found (10037)"),
+    (("kv", "history", "CFG", "never"), 1, "jetlink: error: key not found (10037)"),
+    (("kv", "get", "NOPE", "k"), 1, "jetlink: error: bucket not found: NOPE (10059)"),
+    (("kv", "rm", "CFG"), 2, "jetlink: error: no terminal to confirm on: pass -f/--force to delete bucket CFG"),
+    (("kv", "del", "CFG", "app.color"), 2, "jetlink: error: no terminal to confirm on: pass -f/--force to delete key app.color of bucket CFG"),
+    (("kv", "purge", "CFG", "app.color"), 2, "jetlink: error: no terminal to confirm on: pass -f/--force to purge key app.color of bucket CFG"),
+    (("kv", "purge", "CFG", "app.color", "--ttl", "1m", "-f"), 1, "jetlink: error: per-message TTL is disabled (10166)"),
+    (("kv", "add", "M", "--mirror", "CFG", "--source", "CFG"), 2, "jetlink: error: --mirror and --source cannot be combined: a KV mirror has one origin"),
+    (("kv", "add", "M", "--mirror-domain", "west"), 2, "jetlink: error: --mirror-domain goes with --mirror"),
+    (("kv", "add", "M", "--keys", "a.>"), 2, "jetlink: error: --keys goes with --mirror (an aggregate takes --source ORIGIN:KEYS)"),
+    (("kv", "add", "M", "--writable"), 2, "jetlink: error: --writable goes with --source (an aggregate)"),
+    (("kv", "add", "M", "--mirror", "CFG", "--compress"), 2, "jetlink: error: --compress does not apply to a KV mirror (it holds what ORIGIN holds)"),
+    (("kv", "add", "M", "--mirror", "CFG@"), 2, "jetlink: error: invalid value for --mirror: 'CFG@': expected BUCKET or BUCKET@CLUSTER"),
+    (("kv", "add", "M", "--mirror", "CFG@east", "--mirror-domain", "west"), 2, "jetlink: error: --mirror-domain conflicts with the cluster given by --mirror"),
+    (("kv", "add", "M", "--mirror", "CFG", "--mirror-domain", "east"), 1, "jetlink: error: cluster east not found"),
+    (("kv", "add", "M", "--mirror", "NOPE"), 1, 'jetlink: error: origin bucket NOPE not found in cluster local (10059)'),
+    (("kv", "add", "M", "--mirror", "CFG", "--keys", "a..b"), 1, 'jetlink: error: nats: invalid key "a..b": a key can not contain an empty token ("..")'),
+    (("kv", "add", "A", "--source", "CFG:"), 2, "jetlink: error: invalid value for --source: 'CFG:': expected ORIGIN, ORIGIN:KEYS, ORIGIN@CLUSTER or ORIGIN:KEYS@CLUSTER (KEYS: comma-separated key filters)"),
+    (("kv", "add", "A", "--source", "CFG@no/where"), 2, "jetlink: error: invalid value for --source: invalid cluster name 'no/where'"),
+    (("kv", "add", "H", "--republish-source", "x.>"), 2, "jetlink: error: --republish-source and --republish-headers go with --republish-destination"),
+    (("kv", "edit", "CFG", "--source", "CFG"), 1, "jetlink: error: bucket CFG is not an aggregate: only an aggregate takes more origins"),
+    (("kv", "watch", "CFG", "--history", "--updates-only"), 1, "jetlink: error: a watcher can not both include history and send only updates"),
+    (("kv", "watch", "CFG", "a..b"), 1, 'jetlink: error: nats: invalid key "a..b": a key can not contain an empty token ("..")'),
+]
+
+
+@pytest.fixture(scope="module")
+def errors_data(tmp_path_factory):
+    """A data directory holding bucket CFG as :func:`cfg_bucket` leaves it, plus a deleted
+    key ``gone`` (built once through the core API, copied into each test)."""
+    from jetlink.core.clock import ManualClock
+    from jetlink.core.config.kv import KeyValueConfig
+
+    path = tmp_path_factory.mktemp("kv-errors") / "data"
+    store = DataDir(path)
+    try:
+        kv = KV(store, "local", ManualClock())
+        kv.create_bucket(KeyValueConfig(bucket="CFG", history=5))
+        bucket = kv.open("CFG")
+        bucket.put("app.color", b"blue")
+        bucket.put("app.color", b"green")
+        bucket.delete("gone")
+    finally:
+        store.close()
+    return path
+
+
+@pytest.mark.parametrize(("args", "code", "message"), ERRORS, ids=[" ".join(e[0][1:]) for e in ERRORS])
+def test_errors(jl, errors_data, args, code, message):
+    shutil.copytree(errors_data, jl.data)
+    result = jl(*args)
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    assert result.stdout == ""
+    assert message in result.stderr
+    if code == 1:
+        assert result.stderr.startswith(message)
+
+
+def test_errors_as_json(jl):
+    cfg_bucket(jl)
+    result = jl("kv", "update", "CFG", "app.color", "x", "1", "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == {
+        "error": {"code": 400, "err_code": 10071, "description": "wrong last sequence: 2"}
+    }
+    ok(jl("kv", "del", "CFG", "app.color", "-f"))
+    result = jl("kv", "get", "CFG", "app.color", "-j")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == {
+        "error": {"code": 404, "err_code": 10037, "description": "key not found"}
+    }
+
+
+# -- KV mirrors and aggregates ---------------------------------------------------------------------
+
+
+def test_kv_mirror_across_clusters_serves_gets(jl):
+    west_config(jl)
+    status = doc(jl("kv", "add", "CONFIG_EAST", "--mirror", "CONFIG", "--mirror-domain", "west", "-j"))
+    assert (status["kind"], status["read_only"], status["history"]) == ("mirror", True, -1)
+    assert status["stream_info"]["config"]["mirror"] == {
+        "name": "KV_CONFIG",
+        "external": {"api": "$JS.west.API", "deliver": ""},
+    }
+    # the origin bucket addressed from the mirror's cluster: gets are served by the mirror
+    got = doc(jl("kv", "get", "CONFIG", "features.dark", "--json"))
+    assert got == {
+        "bucket": "CONFIG",
+        "key": "features.dark",
+        "value": "b24=",
+        "revision": 1,
+        "created": T0,
+        "delta": 0,
+        "operation": "PUT",
+        "served_by": "CONFIG_EAST",
+    }
+    assert doc(jl("--cluster", "west", "kv", "get", "CONFIG", "features.dark", "-j"))[
+        "served_by"
+    ] == "KV_CONFIG"
+    # writes through the origin's name go to the origin; the step brings them to the mirror
+    assert ok(jl("kv", "put", "CONFIG", "features.dark", "off")).stdout == "off\n"
+    assert doc(jl("kv", "get", "CONFIG", "features.dark", "-j"))["value"] == "b2Zm"
+    assert doc(jl("kv", "get", "CONFIG_EAST", "features.dark", "-j"))["revision"] == 3
+    # the mirror itself is read-only
+    result = jl("kv", "put", "CONFIG_EAST", "features.dark", "x")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "jetlink: error: KV CONFIG_EAST is a read-only mirror of bucket CONFIG: write to the "
+        "bucket CONFIG instead\n"
+    )
+    for args in (("del", "-f"), ("purge", "-f")):
+        assert jl("kv", args[0], "CONFIG_EAST", "features.dark", args[1]).exit_code == 1
+    assert doc(jl("kv", "edit", "CONFIG_EAST", "--history", "5", "-j"))["history"] == 5
+    edit = jl("kv", "edit", "CONFIG_EAST", "--compress")
+    assert edit.exit_code == 1
+    assert "is a KV mirror: only its description, history, TTL, sizes and metadata can be " \
+        "edited, not compression" in edit.stderr
+    assert ok(jl("kv", "ls", "--names")).stdout == "CONFIG_EAST\n"
+    info = ok(jl("kv", "info", "CONFIG_EAST")).stdout
+    assert (
+        "Mirror Information:\n\n"
+        "          Origin Bucket: CONFIG\n"
+        "           External API: $JS.west.API\n"
+        "              Last Seen: never\n"
+        "                    Lag: 0\n"
+    ) in info
+    assert ok(jl("kv", "rm", "CONFIG_EAST", "-f")).stdout == ""
+    assert doc(jl("kv", "ls", "--names", "-j")) == []
+
+
+def test_kv_mirror_with_key_filter(jl):
+    west_config(jl)
+    ok(jl("kv", "add", "FEAT", "--mirror", "CONFIG@west", "--keys", "features.>"))
+    assert doc(jl("kv", "keys", "FEAT", "-j")) == ["features.dark"]
+    # inside the filter the mirror answers, outside it the origin does
+    assert doc(jl("kv", "get", "CONFIG", "features.dark", "-j"))["served_by"] == "FEAT"
+    assert doc(jl("kv", "get", "CONFIG", "flags.beta", "-j"))["served_by"] == "KV_CONFIG"
+
+
+def test_aggregate_with_key_filter(jl):
+    west_config(jl)
+    ok(jl("kv", "add", "LOCAL"))
+    ok(jl("kv", "put", "LOCAL", "flags.alpha", "1"))
+    status = doc(jl("kv", "add", "FEATURES", "--source", "CONFIG:features.>@west", "-j"))
+    assert (status["kind"], status["read_only"]) == ("aggregate", True)
+    assert status["stream_info"]["config"]["sources"] == [
+        {
+            "name": "KV_CONFIG",
+            "subject_transforms": [{"src": "$KV.CONFIG.features.>", "dest": "$KV.FEATURES.>"}],
+            "external": {"api": "$JS.west.API", "deliver": ""},
+        }
+    ]
+    assert ok(jl("kv", "keys", "FEATURES")).stdout == "dark\n"
+    result = jl("kv", "put", "FEATURES", "x", "1")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "jetlink: error: KV FEATURES is a read-only aggregate: writes are refused (an "
+        "aggregate created with --writable accepts them)\n"
+    )
+    # edit --source adds an origin (here: a bucket of the same cluster)
+    status = doc(jl("kv", "edit", "FEATURES", "--source", "LOCAL:flags.*", "-j"))
+    assert [s["name"] for s in status["stream_info"]["config"]["sources"]] == [
+        "KV_CONFIG",
+        "KV_LOCAL",
+    ]
+    assert doc(jl("kv", "keys", "FEATURES", "-j")) == ["alpha", "dark"]
+    info = ok(jl("kv", "info", "FEATURES")).stdout
+    assert "Sources Information:\n\n          Source Bucket: CONFIG\n" in info
+    assert "          Source Bucket: LOCAL\n" in info
+
+
+def test_writable_aggregate_takes_writes(jl):
+    west_config(jl)
+    ok(jl("kv", "add", "ALL", "--source", "CONFIG@west", "--source", "CONFIG:flags.*@west", "--writable"))
+    assert doc(jl("kv", "put", "ALL", "mine", "1", "-j"))["operation"] == "PUT"
+    assert doc(jl("kv", "keys", "ALL", "-j")) == ["beta", "features.dark", "flags.beta", "mine"]
+
+
+# -- watch -------------------------------------------------------------------------------------------
+
+
+def test_watch_initial_data_marker_and_timeout(jl):
+    cfg_bucket(jl)
+    ok(jl("kv", "put", "CFG", "other", "x"))
+    ok(jl("kv", "del", "CFG", "other", "-f"))
+    result = ok(jl("kv", "watch", "CFG", "--timeout", "100ms"))
+    assert result.stdout == (
+        "[2026-01-01 00:00:01] PUT CFG > app.color: green\n"
+        "[2026-01-01 00:00:01] DELETE CFG > other\n"
+    )
+    assert result.stderr == "End of initial data\n"
+    lines = ok(jl("kv", "watch", "CFG", "--timeout", "100ms", "--json")).stdout.splitlines()
+    assert [json.loads(line) for line in lines] == [
+        {
+            "bucket": "CFG",
+            "key": "app.color",
+            "value": "Z3JlZW4=",
+            "revision": 2,
+            "created": "2026-01-01T00:00:01Z",
+            "delta": 1,
+            "operation": "PUT",
+        },
+        {
+            "bucket": "CFG",
+            "key": "other",
+            "value": "",
+            "revision": 4,
+            "created": "2026-01-01T00:00:01Z",
+            "delta": 0,
+            "operation": "DEL",
+        },
+        {"end_of_initial_data": True},
+    ]
+    assert lines[-1] == '{"end_of_initial_data":true}'
+    # filters and options
+    result = ok(jl("kv", "watch", "CFG", "app.*", "--history", "--meta-only", "--timeout", "50ms"))
+    assert result.stdout == (
+        "[2026-01-01 00:00:00] PUT CFG > app.color\n[2026-01-01 00:00:01] PUT CFG > app.color\n"
+    )
+    result = ok(jl("kv", "watch", "CFG", "--no-deletes", "--timeout", "50ms"))
+    assert result.stdout == "[2026-01-01 00:00:01] PUT CFG > app.color: green\n"
+    result = ok(jl("kv", "watch", "CFG", "--updates-only", "--timeout", "50ms", "-j"))
+    assert result.stdout == '{"end_of_initial_data":true}\n'
+    # --count stops after N entries (before the marker here)
+    result = ok(jl("kv", "watch", "CFG", "--count", "1", "-j"))
+    assert [json.loads(line)["key"] for line in result.stdout.splitlines()] == ["app.color"]
+
+
+def test_watch_of_an_empty_bucket_signals_the_marker(jl):
+    ok(jl("kv", "add", "EMPTY"))
+    result = ok(jl("kv", "watch", "EMPTY", "--timeout", "50ms"))
+    assert (result.stdout, result.stderr) == ("", "End of initial data\n")
+    result = ok(jl("kv", "watch", "EMPTY", "--timeout", "50ms", "-j"))
+    assert result.stdout == '{"end_of_initial_data":true}\n'
+
+
+def test_watch_shows_updates_as_they_are_stored(jl, monkeypatch):
+    cfg_bucket(jl)
+    watching = threading.Event()
+    real_init = Watcher.__init__
+
+    def init(self, *args, **kw):
+        real_init(self, *args, **kw)
+        watching.set()  # the initial data is decided: what is stored now is an update
+
+    monkeypatch.setattr(Watcher, "__init__", init)
+
+    def writer() -> None:
+        assert watching.wait(10)
+        time.sleep(0.05)
+        store = DataDir(jl.data)
+        try:
+            KV(store, "local", jl.clock).open("CFG").put("app.color", b"red")
+        finally:
+            store.close()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        result = ok(jl("kv", "watch", "CFG", "--count", "2", "--timeout", "10s", "-j"))
+    finally:
+        thread.join()
+    assert [json.loads(line) for line in result.stdout.splitlines()] == [
+        {
+            "bucket": "CFG",
+            "key": "app.color",
+            "value": "Z3JlZW4=",
+            "revision": 2,
+            "created": "2026-01-01T00:00:01Z",
+            "delta": 0,
+            "operation": "PUT",
+        },
+        {"end_of_initial_data": True},
+        {
+            "bucket": "CFG",
+            "key": "app.color",
+            "value": "cmVk",
+            "revision": 3,
+            "created": "2026-01-01T00:00:01Z",
+            "delta": 0,
+            "operation": "PUT",
+        },
+    ]
+
+
+def test_watch_ctrl_c_exits_130(jl, monkeypatch):
+    ok(jl("kv", "add", "CFG"))
+
+    def interrupted(self, timeout=1.0):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("jetlink.core.kv.Watcher.next", interrupted)
+    assert jl("kv", "watch", "CFG").exit_code == 130
