@@ -2,7 +2,7 @@
 
 Benchmarks print what they measured and assert nothing. The measuring code is in core
 (``bench_transform`` in jetlink.core.transform, ``bench_validate`` in jetlink.core.topology,
-``bench_pub``, ``bench_replicate`` and ``bench_kv`` in jetlink.core.bench); this module calls it and renders the returned dict.
+``bench_pub``, ``bench_replicate``, ``bench_kv`` and ``bench_link`` in jetlink.core.bench); this module calls it and renders the returned dict.
 """
 
 from __future__ import annotations
@@ -165,6 +165,32 @@ def kv(
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     App.of(ctx).emit(result, human=render)
+
+
+@bench_app.command("link")
+def link(
+    ctx: typer.Context,
+    count: Annotated[int, _count_option("records")] = 1_000_000,
+    partitions: Annotated[
+        int, typer.Option("--partitions", min=1, max=1024, help="Partitions of the topic.")
+    ] = 8,
+    groups: Annotated[
+        int, typer.Option("--groups", min=1, metavar="N",
+                          help="Consumer groups for offset sync and clamping.")
+    ] = 10_000,
+    json_output: JsonOption = False,
+) -> None:
+    """Benchmark mirror topics and clamping.
+
+    Mirror topic catch-up, offset sync and failover clamping.
+    Times a mirror topic catching up a --count record topic of --partitions partitions
+    through a cluster link, against the raw INSERT ... SELECT of the same rows between
+    attached databases in the same run (ratio), then one offset sync of --groups groups on
+    every partition followed by a failover that clamps half of them.
+    """
+    from jetlink.core.bench import bench_link
+
+    App.of(ctx).emit(bench_link(count, partitions, groups=groups), human=render)
 
 
 def _time_cli_get(root: str, keys: int, runs: int) -> dict[str, Any]:

@@ -99,8 +99,9 @@ def open_jetstream(app: App) -> JetStream:
 
 def replicate_step(app: App, store: DataDir) -> list[Any]:
     """One bounded replication step (:data:`STEP_MAX_MSGS` per agreement) over every
-    agreement of the data directory (the pump skips clusters that are down), when the
-    command wrote anything; returns the pump's AgreementReports. A failing step never fails
+    agreement of the data directory (the pump skips clusters that are down), then one step of
+    every cluster link (mirror topics, config and offset sync; at most STEP_MAX_MSGS records
+    per mirror topic), when the command wrote anything; returns the pump's AgreementReports. A failing step never fails
     the command: it is reported on stderr (``jetlink replicate`` shows the details)."""
     import sqlite3
 
@@ -111,12 +112,23 @@ def replicate_step(app: App, store: DataDir) -> list[Any]:
     try:
         from jetlink.core import replication
 
-        return list(replication.pump(store, make_clock(), max_msgs=STEP_MAX_MSGS))
+        from jetlink.core.kafka.mirrors import pump_links
+
+        reports = list(replication.pump(store, make_clock(), max_msgs=STEP_MAX_MSGS))
+        pump_links(store, make_clock(), max_records=STEP_MAX_MSGS,
+                   on_error=lambda cluster, err: notice_step_error(app, err))
+        return reports
     except (JetlinkError, sqlite3.Error) as err:
         from jetlink.cli.output import notice
 
         notice(app, f"jetlink: warning: replication step failed: {err}")
         return []
+
+
+def notice_step_error(app: App, err: Exception) -> None:
+    from jetlink.cli.output import notice
+
+    notice(app, f"jetlink: warning: replication step failed: {err}")
 
 
 # -- command-line values -------------------------------------------------------------------

@@ -95,16 +95,79 @@ def replicate(
     from jetlink.core.replication import pump_until_idle
 
     reports = pump_until_idle(store, clock)
-    app.emit(summary_doc(reports), human=render_summary)
+    app.emit(summary_doc(reports, links_until_idle(store, clock)), human=render_summary)
+
+
+# -- cluster links -----------------------------------------------------------------------------
+
+# Link steps `jetlink replicate` runs at most before it reports (a link that keeps finding
+# records, because something keeps producing, would otherwise never let it end).
+LINK_ROUNDS = 100
+
+
+def links_until_idle(store: Any, clock: Any) -> list[Any]:
+    """Cluster link steps (mirror topics, config and offset sync) until one moves nothing;
+    the last step's reports with the records copied over all steps."""
+    from jetlink.core.kafka.mirrors import pump_links
+
+    totals: dict[tuple[str, str], list[int]] = {}
+    reports: list[Any] = []
+    for _ in range(LINK_ROUNDS):
+        reports = pump_links(store, clock)
+        for r in reports:
+            t = totals.setdefault((r.cluster, r.link), [0, 0])
+            t[0] += r.copied
+            t[1] += r.offsets_synced
+        if not any(r.moved for r in reports):
+            break
+    for r in reports:
+        r.copied, r.offsets_synced = totals.get((r.cluster, r.link), [0, 0])
+    return reports
+
+
+def links_table(app: App, docs: list[dict[str, Any]], *, title: str) -> None:
+    rows = [
+        [
+            f"{d['link']}@{d['cluster']}",
+            d["state"],
+            output.comma(d["mirrors"]),
+            output.comma(d["copied"]),
+            output.comma(d["lag"]),
+            output.comma(d["offsets_synced"]),
+            "; ".join(d.get("errors", [])),
+        ]
+        for d in docs
+    ]
+    output.table(
+        app,
+        ["Link", "State", "Mirrors", "Copied", "Lag", "Offsets Synced", "Error"],
+        rows,
+        title=title,
+        no_wrap=("Link", "State", "Mirrors", "Copied", "Lag", "Offsets Synced"),
+    )
+
+
+def link_activity_line(now: str, r: Any) -> str:
+    text = (f"{now} link {r.link}@{r.cluster}: copied {output.comma(r.copied)}, lag "
+            f"{output.comma(r.lag)}, offsets synced {output.comma(r.offsets_synced)}")
+    if r.created:
+        text += f", created {', '.join(r.created)}"
+    if r.stopped:
+        text += f", stopped {', '.join(r.stopped)}"
+    if r.errors:
+        text += f", error: {'; '.join(r.errors)}"
+    return text
 
 
 # -- one run -----------------------------------------------------------------------------------
 
 
-def summary_doc(reports: list[AgreementReport]) -> dict[str, Any]:
+def summary_doc(reports: list[AgreementReport], links: list[Any] | None = None
+                ) -> dict[str, Any]:
     docs = [r.to_json() for r in reports]
     return {
         "agreements": docs,
+        "links": [r.to_json() for r in links or []],
         "copied": sum(d["copied"] for d in docs),
         "skipped": sum(d["skipped"] for d in docs),
         "lag": sum(d["lag"] for d in docs),
@@ -147,9 +210,21 @@ def agreements_table(app: App, docs: list[dict[str, Any]], *, title: str) -> Non
 
 def render_summary(app: App, doc: dict[str, Any]) -> None:
     docs = doc["agreements"]
-    if not docs:
+    links = doc.get("links", [])
+    if not docs and not links:
         output.line(app, "No mirrors or sources to replicate")
         return
+    if links:
+        links_table(app, links, title="Cluster Links")
+        output.line(app)
+        text = (f"{_plural(len(links), 'link')}: "
+                f"{_plural(sum(d['copied'] for d in links), 'record')} copied, lag "
+                f"{output.comma(sum(d['lag'] for d in links))}, "
+                f"{_plural(sum(d['offsets_synced'] for d in links), 'offset')} synced")
+        output.line(app, text)
+        if not docs:
+            return
+        output.line(app)
     agreements_table(app, docs, title="Replication")
     output.line(app)
     text = (
@@ -220,6 +295,7 @@ def activity_line(now: str, r: AgreementReport) -> str:
 
 def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
     from jetlink.core.clock import format_rfc3339_nano
+    from jetlink.core.kafka.mirrors import pump_links
     from jetlink.core.replication import pump
 
     state = Follower()
@@ -234,7 +310,17 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
         while True:
             reports = pump(store, clock, max_msgs=FOLLOW_STEP_MAX_MSGS)
             active = state.step(reports)
+            link_reports = pump_links(store, clock, max_records=FOLLOW_STEP_MAX_MSGS,
+                                      on_error=lambda c, e: output.notice(
+                                          app, f"jetlink: warning: links of {c}: {e}"))
+            link_active = [r for r in link_reports if r.moved or r.errors]
             now = format_rfc3339_nano(clock.now_ns())
+            for r in link_active:
+                if app.json:
+                    output.json_line({"time": now, "step": state.steps,
+                                      "link": r.to_json()})
+                elif live is None:
+                    output.line(app, link_activity_line(now, r))
             if live is not None:
                 live.update(_live_table(state, now), refresh=True)
             elif active and app.json:
@@ -249,7 +335,7 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
             else:
                 for r in active:
                     output.line(app, activity_line(now, r))
-            if not any(r.moved for r in reports):
+            if not any(r.moved for r in reports) and not any(r.moved for r in link_reports):
                 sleep(pause)
     except KeyboardInterrupt:
         if live is not None:

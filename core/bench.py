@@ -14,7 +14,7 @@ import tempfile
 import time
 from typing import Any
 
-__all__ = ["bench_kv", "bench_pub", "bench_replicate"]
+__all__ = ["bench_kv", "bench_link", "bench_pub", "bench_replicate"]
 
 # nats-server 2.15.1 on this kind of machine (shared/reference/nats-semantics.md): mirror
 # catch-up 110k-140k msgs/s, a sourced stream with a subject transform about 7.2k msgs/s.
@@ -240,6 +240,103 @@ def bench_kv(keys: int = 100_000, history: int = 5, *, value_size: int = 100,
     finally:
         if keep is None:
             shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def bench_link(n: int = 1_000_000, partitions: int = 8, size: int = 100, *,
+               groups: int = 10_000, data_dir: str | None = None) -> dict[str, Any]:
+    """Cluster link figures (core/kafka/mirrors.py):
+
+    - catch-up: a topic of ``n`` records (``size``-byte values) over ``partitions``
+      partitions in cluster ``west``, then a mirror topic in ``east`` through link ``L``;
+      the first link step copies everything: ``records_per_sec``;
+    - the limit: in the same run, the raw ``INSERT ... SELECT`` of the same rows from the
+      attached source database into an empty table of the same shape: ``raw_rows_per_sec``
+      and ``ratio``;
+    - offset sync + failover clamping: ``groups`` consumer groups committed on every
+      partition in ``west`` (half beyond the mirror's log end, after records the mirror has
+      not copied), then ONE offset sync (``groups * partitions`` offsets) and a failover that
+      clamps the half beyond the log end: ``sync_failover_seconds``.
+    """
+    import sqlite3
+
+    from .clock import SystemClock
+    from .kafka.links import Links
+    from .kafka.mirrors import Mirrors
+    from .kafka.topics import Kafka
+    from .store import DataDir, connect
+
+    if n <= 0 or partitions <= 0 or groups <= 0 or size < 0:
+        raise ValueError("n, partitions and groups must be positive, size not negative")
+    tmp = tempfile.mkdtemp(prefix="jetlink-bench-", dir=data_dir)
+    clock = SystemClock()
+    out: dict[str, Any] = {"records": n, "partitions": partitions, "value_size": size}
+    try:
+        dd = DataDir(os.path.join(tmp, "data"))
+        dd.add_cluster("west")
+        dd.add_cluster("east")
+        west = Kafka(dd.open("west"), clock)
+        west.create_topic("orders", partitions)
+        value = os.urandom(size)
+        per = n // partitions
+        chunk = 50_000
+        for p in range(partitions):
+            todo = per + (1 if p < n % partitions else 0)
+            while todo > 0:
+                k = min(chunk, todo)
+                west.produce("orders", [(None, value)] * k, partition=p)
+                todo -= k
+        Links(dd, "east", clock).create("L", "west", {
+            "consumer.offset.sync.enable": "true",
+            "consumer.offset.sync.ms": "3600000",
+            "consumer.offset.group.filters": '{"groupFilters": [{"name": "*", '
+            '"patternType": "LITERAL", "filterType": "INCLUDE"}]}',
+        })
+        m = Mirrors(dd, "east", clock)
+        m.create("orders", "L")
+        li = m.links.get("L")
+        row = m._rows("L", "orders")[0]
+        t0 = time.perf_counter()
+        copied = m._copy(li, west, row, None)
+        seconds = time.perf_counter() - t0
+        out["copied"] = copied
+        out["seconds"] = round(seconds, 3)
+        out["records_per_sec"] = round(copied / seconds) if seconds else 0
+        # The limit: the same rows, attached database to attached database, no work at all.
+        raw = connect(os.path.join(tmp, "raw.db"))
+        raw.execute("CREATE TABLE records (id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, "
+                    "key BLOB, value BLOB, headers BLOB)")
+        raw.execute("ATTACH DATABASE ? AS src", (str(dd.cluster_path("west")),))
+        t0 = time.perf_counter()
+        raw.execute("BEGIN")
+        rows = raw.execute("INSERT INTO main.records SELECT * FROM src.records").rowcount
+        raw.execute("COMMIT")
+        raw_s = time.perf_counter() - t0
+        raw.execute("DETACH DATABASE src")
+        raw.close()
+        out["raw_rows_per_sec"] = round(rows / raw_s) if raw_s else 0
+        out["ratio"] = round(out["records_per_sec"] / out["raw_rows_per_sec"], 3) \
+            if out["raw_rows_per_sec"] else 0.0
+        # Offset sync + clamping: records the mirror has not copied, groups half beyond.
+        for p in range(partitions):
+            west.produce("orders", [(None, value)] * 10, partition=p)
+        ends = {q.partition: q.log_end for q in west.offsets("orders")}
+        west.write_group_offsets(
+            (f"group-{g:05d}", "orders", p, ends[p] if g % 2 else max(ends[p] - 20, 0))
+            for g in range(groups) for p in range(partitions))
+        t0 = time.perf_counter()
+        synced = m._sync_offsets(li, west, {"orders": "orders"})
+        res = m.failover(["orders"], "L")[0]
+        sf = time.perf_counter() - t0
+        out["groups"] = groups
+        out["offsets_synced"] = synced
+        out["clamps"] = len(res.clamps)
+        out["sync_failover_seconds"] = round(sf, 3)
+        dd.close()
+    except sqlite3.Error:
+        raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 

@@ -438,6 +438,7 @@ def test_replicate_with_nothing_to_do(jl):
     assert ok(jl("replicate")).stdout == "No mirrors or sources to replicate\n"
     assert doc(jl("replicate", "-j")) == {
         "agreements": [],
+        "links": [],
         "copied": 0,
         "skipped": 0,
         "lag": 0,
@@ -476,6 +477,7 @@ def test_replicate_copies_the_backlog(jl):
                 "seq": 3,
             },
         ],
+        "links": [],
         "copied": 6,
         "skipped": 0,
         "lag": 0,

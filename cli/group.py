@@ -1,0 +1,205 @@
+"""``jetlink group ...``: consumer groups of the addressed cluster (kafka-consumer-groups).
+
+Parsing and rendering only (``jetlink.core.kafka.topics.Kafka``). The human layouts are
+kafka-consumer-groups' printf columns (trailing blanks trimmed):
+
+- ``ls``: ``--list --state``'s GROUP / STATE columns;
+- ``describe``: ``--describe``'s GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG
+  CONSUMER-ID HOST CLIENT-ID table, then a GROUP STATE #MEMBERS line (``--state``); an Empty
+  group gets the tool's "Consumer group 'G' has no active members." on stderr;
+- ``set-offsets``: ``--reset-offsets``' GROUP TOPIC PARTITION NEW-OFFSET table (--dry-run
+  shows it without writing, as the tool does without --execute);
+- ``rm``: ``--delete``'s "Deletion of requested consumer groups ('G') was successful.".
+
+JSON: ``GroupInfo.to_json()`` (describe; a list for ls), ``[{"group", "topic",
+"partition", "old_offset", "new_offset"}]`` for set-offsets, ``{"success": true}`` for rm.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from jetlink.cli import output
+from jetlink.cli.app import App
+from jetlink.cli.common import usage
+from jetlink.cli.options import JsonOption, force_option
+from jetlink.cli.topic import open_kafka
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jetlink.core.kafka.topics import GroupInfo
+
+group_app = typer.Typer(
+    name="group",
+    help="Manage Kafka consumer groups.\n\nThe kafka-consumer-groups verbs. A group is "
+    "Stable while a member is live (jetlink topic consume --group G), else Empty; its "
+    "committed offsets are what consumer offset sync copies between clusters.",
+    no_args_is_help=True,
+)
+
+GroupArg = Annotated[
+    str, typer.Argument(metavar="GROUP", help="Consumer group id.", show_default=False)
+]
+MISSING = "-"
+
+
+def _cell(value: Any) -> str:
+    return MISSING if value is None else str(value)
+
+
+def group_table(info: GroupInfo) -> list[str]:
+    """kafka-consumer-groups --describe's offsets table (its column widths)."""
+    rows = info.offsets
+    gw = max([15, len(info.group)])
+    tw = max([15, *(len(o.topic) for o in rows)])
+    cw = max([15, *(len(_cell(o.member)) for o in rows)])
+    hw = max([15, *(len(_cell(o.host)) for o in rows)])
+
+    def fmt(*cols: Any) -> str:
+        g, t, p, cur, end, lag, cid, host, client = (str(c) for c in cols)
+        return (f"{g:<{gw}} {t:<{tw}} {p:<10} {cur:<15} {end:<15} {lag:<15} {cid:<{cw}} "
+                f"{host:<{hw}} {client}").rstrip()
+
+    out = ["", fmt("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
+                   "CONSUMER-ID", "HOST", "CLIENT-ID")]
+    for o in rows:
+        out.append(fmt(info.group, o.topic, o.partition, _cell(o.committed), _cell(o.log_end),
+                       _cell(o.lag), _cell(o.member), _cell(o.host), _cell(o.client_id)))
+    return out
+
+
+def state_table(infos: list[GroupInfo]) -> list[str]:
+    """``--describe --state``'s GROUP STATE #MEMBERS (without the coordinator columns)."""
+    gw = max([15, *(len(i.group) for i in infos)])
+    out = ["", f"{'GROUP':<{gw}} {'STATE':<15} #MEMBERS"]
+    for i in infos:
+        out.append(f"{i.group:<{gw}} {i.state:<15} {len(i.members)}")
+    return out
+
+
+@group_app.command("ls")
+def ls(ctx: typer.Context, json_output: JsonOption = False) -> None:
+    """List the consumer groups and their state.
+
+    kafka-consumer-groups --list --state: GROUP and STATE (Stable with a live member, else
+    Empty). With --json a list of groups.
+    """
+    app = App.of(ctx)
+    groups = open_kafka(app).groups()
+
+    def human(a: App, _docs: Any) -> None:
+        if not groups:
+            output.notice(a, "No consumer groups found.")
+            return
+        width = max(15, *(len(g.group) for g in groups)) + 10
+        output.line(a, f"{'GROUP':<{width}} STATE")
+        for g in groups:
+            output.line(a, f"{g.group:<{width}} {g.state}")
+
+    app.emit([g.to_json() for g in groups], human=human)
+
+
+@group_app.command("describe")
+def describe(ctx: typer.Context, group: GroupArg, json_output: JsonOption = False) -> None:
+    """Show a group's offsets, lag and state.
+
+    Per partition the committed (CURRENT-OFFSET), LOG-END-OFFSET and LAG, and the member
+    it is assigned to, as kafka-consumer-groups --describe; then the state and member count.
+    With --json the group (state, members, lags).
+    """
+    app = App.of(ctx)
+    info = open_kafka(app).describe_group(group)
+
+    def human(a: App, _doc: Any) -> None:
+        if info.state == "Empty":
+            output.notice(a, f"\nConsumer group '{group}' has no active members.")
+        output.lines(a, group_table(info))
+        output.lines(a, state_table([info]))
+
+    app.emit(info.to_json(), human=human)
+
+
+@group_app.command("set-offsets")
+def set_offsets(
+    ctx: typer.Context,
+    group: GroupArg,
+    topic: Annotated[
+        str, typer.Option("--topic", "-t", metavar="TOPIC", help="Topic whose offsets to reset.")
+    ],
+    partition: Annotated[
+        int | None,
+        typer.Option("--partition", "-p", metavar="P", help="Only this partition."),
+    ] = None,
+    to_offset: Annotated[
+        int | None,
+        typer.Option(
+            "--to-offset", metavar="OFFSET", help="Reset to OFFSET (kept within the log)."
+        ),
+    ] = None,
+    to_earliest: Annotated[
+        bool, typer.Option("--to-earliest", help="Reset to the log start offsets.")
+    ] = False,
+    to_latest: Annotated[
+        bool, typer.Option("--to-latest", help="Reset to the log end offsets.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the new offsets without writing them.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Reset a group's committed offsets.
+
+    Like kafka-consumer-groups --reset-offsets --execute: one of --to-offset, --to-earliest,
+    --to-latest, for every partition of --topic or only --partition. Refused while the group
+    has a live member. Prints GROUP TOPIC PARTITION NEW-OFFSET.
+    """
+    app = App.of(ctx)
+    chosen = [flag for flag, on in (("--to-offset", to_offset is not None),
+                                    ("--to-earliest", to_earliest), ("--to-latest", to_latest))
+              if on]
+    if len(chosen) != 1:
+        raise usage("give exactly one of --to-offset, --to-earliest, --to-latest")
+    rows = open_kafka(app).set_offsets(
+        group, topic, partition=partition, to_offset=to_offset, to_earliest=to_earliest,
+        to_latest=to_latest, dry_run=dry_run,
+    )
+    docs = [
+        {"group": group, "topic": t, "partition": p, "old_offset": old, "new_offset": new}
+        for t, p, old, new in rows
+    ]
+
+    def human(a: App, _docs: Any) -> None:
+        lines = [""]
+        if rows:
+            lines.append(f"{'GROUP':<30} {'TOPIC':<30} {'PARTITION':<10} NEW-OFFSET")
+        for t, p, _old, new in rows:
+            lines.append(f"{group:<30} {t:<30} {p:<10} {new}")
+        output.lines(a, lines)
+
+    app.emit(docs, human=human)
+
+
+@group_app.command("rm")
+def rm(
+    ctx: typer.Context,
+    group: GroupArg,
+    force: Annotated[bool, force_option("Delete")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Delete a consumer group's committed offsets.
+
+    Refused while the group has a live member (NON_EMPTY_GROUP). Asks for confirmation on a
+    terminal; without one, -f/--force is required (exit status 2 otherwise).
+    """
+    app = App.of(ctx)
+    kafka = open_kafka(app)
+    kafka.describe_group(group)  # an unknown group fails before the question
+    output.confirm(app, f"Delete consumer group {group}?", force=force,
+                   action=f"delete consumer group {group}")
+    kafka.delete_group(group)
+    output.success(app, f"Deletion of requested consumer groups ('{group}') was successful.")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(group_app, name="group")

@@ -1,0 +1,376 @@
+"""``jetlink links ...``: cluster links (the ``kafka-cluster-links`` verbs).
+
+A link is stored on its DESTINATION cluster, the one the command addresses (``--cluster``),
+and names its source with ``--source-cluster NAME``, another cluster of the data directory.
+The engine is ``jetlink.core.kafka.links.Links``; this module parses, calls it and prints
+what ``kafka-cluster-links`` prints (``Cluster link 'L' creation successfully completed.``,
+its ``--list`` and ``--describe`` lines), or REST v3 link data with ``--json``.
+
+Configurations come from ``--config-file F`` (a Java properties file), then repeated
+``--config KEY=VALUE`` (later wins), then the filter JSON files; a filter configuration given
+both as ``--config`` and as a JSON file is a usage error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from jetlink.cli import output
+from jetlink.cli.app import App
+from jetlink.cli import common
+from jetlink.cli.common import data_dir, usage
+from jetlink.cli.options import JsonOption, force_option
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jetlink.core.kafka.links import LinkInfo, Links
+
+links_app = typer.Typer(
+    name="links",
+    help="Manage cluster links (kafka-cluster-links).\n\nA link lives on its "
+    "destination cluster (--cluster) and copies from its source cluster (--source-cluster) "
+    "into mirror topics (jetlink mirrors ...).",
+    no_args_is_help=True,
+)
+
+LinkArg = Annotated[str, typer.Argument(metavar="LINK", help="The cluster link's name.")]
+ConfigOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--config",
+        "-c",
+        metavar="KEY=VALUE",
+        help="A link configuration (repeatable), e.g. consumer.offset.sync.enable=true.",
+        show_default=False,
+    ),
+]
+ConfigFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--config-file",
+        metavar="FILE",
+        exists=True,
+        dir_okay=False,
+        help="Java properties file of link configurations (key=value lines, # comments).",
+        show_default=False,
+    ),
+]
+GroupFiltersOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--consumer-group-filters-json-file",
+        metavar="FILE",
+        exists=True,
+        dir_okay=False,
+        help='JSON {"groupFilters": [...]}: consumer.offset.group.filters.',
+        show_default=False,
+    ),
+]
+TopicFiltersOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--topic-filters-json-file",
+        metavar="FILE",
+        exists=True,
+        dir_okay=False,
+        help='JSON {"topicFilters": [...]}: auto.create.mirror.topics.filters.',
+        show_default=False,
+    ),
+]
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _links(app: App) -> Links:
+    from jetlink.core.kafka.links import Links
+
+    return Links.open(data_dir(app), app.cluster, common.make_clock())
+
+
+def _read_text(path: Path) -> str:
+    from jetlink.core.errors import JetlinkError
+
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise JetlinkError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise JetlinkError(f"cannot read {path}: not UTF-8 text ({exc.reason})") from None
+
+
+def gather_configs(
+    pairs: list[str] | None,
+    config_file: Path | None,
+    group_filters_file: Path | None,
+    topic_filters_file: Path | None,
+) -> dict[str, str]:
+    """The configurations of one command line: the properties file, then ``--config``
+    pairs, then the filter JSON files."""
+    from jetlink.core.kafka.links import parse_properties
+
+    configs: dict[str, str] = {}
+    if config_file is not None:
+        configs.update(parse_properties(_read_text(config_file)))
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise usage(f"--config {pair!r}: expected KEY=VALUE")
+        configs[key.strip()] = value
+    for path, key, flag in (
+        (group_filters_file, "consumer.offset.group.filters", "--consumer-group-filters-json-file"),
+        (topic_filters_file, "auto.create.mirror.topics.filters", "--topic-filters-json-file"),
+    ):
+        if path is None:
+            continue
+        if key in configs:
+            raise usage(f"{key} is given twice: by {flag} and by --config / --config-file")
+        configs[key] = _read_text(path)
+    return configs
+
+
+def _warn(app: App, info: LinkInfo) -> None:
+    if not app.json:
+        for text in info.config.warnings():
+            output.notice(app, f"jetlink: warning: {text}")
+
+
+def list_line(info: LinkInfo, *, include_topics: bool = False) -> str:
+    """One ``kafka-cluster-links --list`` line (Confluent Platform 7.x)."""
+    text = (
+        f"Link name: '{info.name}', link ID: '{info.link_id}', "
+        f"remote cluster ID: '{info.source_cluster}', "
+        f"local cluster ID: '{info.destination_cluster}', "
+        f"remote cluster available: '{'true' if info.source_available else 'false'}', "
+        f"link state: '{info.state}'"
+    )
+    if include_topics:
+        text += f", topics: [{', '.join(info.topic_names)}]"
+    return text
+
+
+def describe_lines(info: LinkInfo) -> list[str]:
+    """The ``kafka-cluster-links --describe`` lines: the link, then ``Configs:`` with the
+    explicitly set configurations."""
+    cfg = info.config
+    first = (
+        f"Link name: '{info.name}', link ID: '{info.link_id}', "
+        f"remote cluster ID: '{info.source_cluster}', "
+        f"local cluster ID: '{info.destination_cluster}', "
+        f"link mode: '{cfg.get('link.mode')}', connection mode: '{cfg.get('connection.mode')}', "
+        f"link state: '{info.state}', topics: [{', '.join(info.topic_names)}]"
+    )
+    configs = ",".join(f"{k}={v}" for k, v in cfg.to_json().items())
+    lines = [first, f"Configs: {configs}".rstrip()]
+    if info.link_error != "NO_ERROR":
+        lines.append(f"Link error: {info.link_error}: {info.link_error_message or ''}")
+    return lines
+
+
+def render_describe(app: App, info: LinkInfo) -> None:
+    for text in describe_lines(info):
+        output.line(app, text)
+    output.line(app)
+    output.table(
+        app,
+        ("Name", "Value", "Default"),
+        [
+            [e["name"], e["value"], "yes" if e["is_default"] else "no"]
+            for e in info.config.entries()
+        ],
+        title="Configurations",
+        no_wrap=("Name",),
+    )
+    output.table(
+        app,
+        ("Task Name", "State", "Errors"),
+        [
+            [
+                t.task_name,
+                t.state,
+                ", ".join(f'{e["error_code"]}: "{e["error_message"]}"' for e in t.errors),
+            ]
+            for t in info.tasks
+        ],
+        title="Tasks",
+        no_wrap=("Task Name", "State"),
+    )
+
+
+# -- commands ---------------------------------------------------------------------------------
+
+
+@links_app.command("create")
+def create(
+    ctx: typer.Context,
+    name: LinkArg,
+    source_cluster: Annotated[
+        str,
+        typer.Option(
+            "--source-cluster",
+            metavar="NAME",
+            help="The cluster of the data directory the link copies from.",
+            show_default=False,
+        ),
+    ],
+    config: ConfigOpt = None,
+    config_file: ConfigFileOpt = None,
+    group_filters: GroupFiltersOpt = None,
+    topic_filters: TopicFiltersOpt = None,
+    validate_only: Annotated[
+        bool, typer.Option("--validate-only", help="Check everything; create nothing.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Create a cluster link from a source cluster.
+
+    The link is stored on this cluster (--cluster), its destination.
+    Every configuration has Confluent's default (links describe LINK lists them);
+    unknown keys and bad values are refused. consumer.offset.sync.enable=true needs group
+    filters, auto.create.mirror.topics.enable=true topic filters; cluster.link.prefix (at
+    most 12 characters) can only be set here. The source cluster must exist and be up.
+    With --json: the link (REST v3 link data).
+    """
+    app = App.of(ctx)
+    configs = gather_configs(config, config_file, group_filters, topic_filters)
+    info = _links(app).create(name, source_cluster, configs, validate_only=validate_only)
+    _warn(app, info)
+    action = "validated" if validate_only else "completed"
+    app.emit(
+        info.to_json(),
+        human=lambda a, _d: output.line(
+            a, f"Cluster link '{name}' creation successfully {action}."
+        ),
+    )
+
+
+@links_app.command("ls")
+def ls(
+    ctx: typer.Context,
+    include_topics: Annotated[
+        bool, typer.Option("--include-topics", help="Also list each link's mirror topics.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """List the cluster links of this cluster.
+
+    One kafka-cluster-links --list line per link. With --json: a list of links (REST v3
+    link data, topic_names included).
+    """
+    app = App.of(ctx)
+    infos = _links(app).list()
+
+    def human(a: App, _docs: Any) -> None:
+        if not infos:
+            output.line(a, "No cluster links found.")
+        for info in infos:
+            output.line(a, list_line(info, include_topics=include_topics))
+
+    app.emit([i.to_json() for i in infos], human=human)
+
+
+@links_app.command("describe")
+def describe(ctx: typer.Context, name: LinkArg, json_output: JsonOption = False) -> None:
+    """Show a link's state, configs and tasks.
+
+    The kafka-cluster-links --describe lines, then every configuration with its value and
+    whether it is the default, then the tasks (AclSync, AutoCreateMirror,
+    ConsumerOffsetSync, TopicConfigsSync) with their state and errors. With --json: REST v3
+    link data plus configs.
+    """
+    app = App.of(ctx)
+    info = _links(app).get(name)
+    app.emit(info.to_json(include_configs=True), human=lambda a, _d: render_describe(a, info))
+
+
+@links_app.command("alter")
+def alter(
+    ctx: typer.Context,
+    name: LinkArg,
+    config: ConfigOpt = None,
+    delete_config: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--delete-config",
+            metavar="KEY",
+            help="Revert a configuration to its default (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    config_file: ConfigFileOpt = None,
+    group_filters: GroupFiltersOpt = None,
+    topic_filters: TopicFiltersOpt = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Change a link's configurations.
+
+    cluster.link.paused=true pauses the link (its mirrors become PAUSED), false resumes
+    it; auto.create.mirror.topics.enable=false also clears the topic filters;
+    cluster.link.prefix cannot change. With --json: the link as links describe --json.
+    """
+    app = App.of(ctx)
+    configs = gather_configs(config, config_file, group_filters, topic_filters)
+    if not configs and not delete_config:
+        raise usage(
+            "nothing to alter: give --config KEY=VALUE, --delete-config KEY, --config-file "
+            "or a filters JSON file"
+        )
+    info = _links(app).alter(name, configs, delete=delete_config or ())
+    _warn(app, info)
+    app.emit(
+        info.to_json(include_configs=True),
+        human=lambda a, _d: output.line(a, f"Completed updating config for cluster-link {name}."),
+    )
+
+
+@links_app.command("delete")
+def delete(
+    ctx: typer.Context,
+    name: LinkArg,
+    force: Annotated[bool, force_option("Delete, even with mirror topics,")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Delete a cluster link.
+
+    Refused while mirror topics use the link (delete, promote or fail them over first)
+    unless -f/--force, which also skips the confirmation: the mirror topics then stop
+    mirroring. Stopped mirrors lose their history with the link. Asks for confirmation on a
+    terminal; without one, -f/--force is required.
+    """
+    from jetlink.core.kafka.errors import KafkaError
+
+    app = App.of(ctx)
+    links = _links(app)
+    links.get(name, with_topics=False)  # CLUSTER_LINK_NOT_FOUND before anything is asked
+    if not force:
+        topics = links.in_use(name)
+        if topics:
+            raise KafkaError(
+                "CLUSTER_LINK_IN_USE",
+                f"Cluster link '{name}' is in use by mirror topics: {', '.join(topics)}; "
+                "delete, promote or fail them over first, or force the deletion with -f/--force",
+                field="link_name",
+            )
+    output.confirm(
+        app,
+        f'Are you sure you want to delete cluster link "{name}"?',
+        force=force,
+        action=f"delete cluster link {name}",
+    )
+    stopped = links.delete(name, force=force)
+    if stopped and not app.json:
+        output.notice(
+            app, f"jetlink: mirror topics of link {name} stopped mirroring: {', '.join(stopped)}"
+        )
+    app.emit(
+        {"success": True},
+        human=lambda a, _d: output.line(
+            a, f"Cluster link '{name}' deletion successfully completed."
+        ),
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(links_app, name="links")

@@ -1,0 +1,373 @@
+"""``jetlink mirrors ...``: mirror topics of cluster links (the ``kafka-mirrors`` verbs).
+
+Commands run on the DESTINATION cluster (``--cluster``), where the link and its mirror topics
+live. The engine is ``jetlink.core.kafka.mirrors.Mirrors``; this module parses, calls it and
+prints what ``kafka-mirrors`` prints (its lines for create / promote / failover, its
+tab-separated ``--describe``), or the REST v3 documents with ``--json``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from jetlink.cli import output
+from jetlink.cli.app import App
+from jetlink.cli import common
+from jetlink.cli.common import data_dir, usage
+from jetlink.cli.options import JsonOption
+
+mirrors_app = typer.Typer(
+    name="mirrors",
+    help="Manage mirror topics (kafka-mirrors).\n\nThe kafka-mirrors verbs. Run on the "
+    "destination cluster (--cluster), where the link and its mirror topics live.",
+    no_args_is_help=True,
+)
+
+LinkOpt = Annotated[str, typer.Option("--link", "-l", metavar="LINK", help="The cluster link.")]
+TopicsArg = Annotated[
+    list[str] | None,
+    typer.Argument(metavar="[TOPIC]...", help="Mirror topics (none: every mirror of --link)."),
+]
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Report what would happen; change nothing.")
+]
+
+
+def _mirrors(app: App) -> Any:
+    from jetlink.core.kafka.mirrors import Mirrors
+
+    return Mirrors(data_dir(app), app.cluster, common.make_clock())
+
+
+def _configs(pairs: list[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise usage(f"--config {pair!r}: expected KEY=VALUE")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _ms_time(ms: int) -> str:
+    from datetime import datetime
+
+    return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
+
+
+# -- create ----------------------------------------------------------------------------------
+
+
+@mirrors_app.command("create")
+def create(
+    ctx: typer.Context,
+    topic: Annotated[str, typer.Argument(metavar="TOPIC", help="The mirror topic's name.")],
+    link: LinkOpt,
+    source_topic: Annotated[
+        str | None,
+        typer.Option("--source-topic", metavar="TOPIC",
+                     help="The source topic (needed when the link has a prefix)."),
+    ] = None,
+    config: Annotated[
+        list[str] | None,
+        typer.Option("--config", "-c", metavar="KEY=VALUE",
+                     help="A topic config that is not synced from the source (repeatable)."),
+    ] = None,
+    validate_only: Annotated[
+        bool, typer.Option("--validate-only", help="Check every condition; create nothing.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Create a mirror topic.
+
+    Like kafka-mirrors --create.
+
+    The link must be stored in this cluster, ACTIVE and in DESTINATION mode; the source
+    topic must exist on the link's source cluster under the same name (after the link's
+    prefix), and no topic of that name may exist here.
+    """
+    app = App.of(ctx)
+    info = _mirrors(app).create(topic, link, source_topic=source_topic,
+                                configs=_configs(config), validate_only=validate_only)
+
+    def human(a: App, _doc: Any) -> None:
+        if validate_only:
+            output.line(a, f"Topic {topic} can be created as a mirror of "
+                           f"{info.source_topic_name} through link {link}.")
+        else:
+            output.line(a, f"Created topic {topic}.")
+
+    app.emit(info.to_json(), human=human)
+
+
+# -- list / describe -------------------------------------------------------------------------
+
+
+@mirrors_app.command("ls")
+def ls(
+    ctx: typer.Context,
+    link: Annotated[
+        str | None, typer.Option("--link", "-l", metavar="LINK", help="Only this link.")
+    ] = None,
+    mirror_status: Annotated[
+        str | None,
+        typer.Option("--mirror-status", metavar="STATUS",
+                     help="Only mirrors in this status (ACTIVE, PAUSED, STOPPED, ...)."),
+    ] = None,
+    pending_stopped_only: Annotated[
+        bool, typer.Option("--pending-stopped-only", help="Only PENDING_STOPPED mirrors.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """List mirror topics.
+
+    Like confluent kafka mirror list.
+    Columns: Link Name, Mirror Topic Name, Source Topic Name, Mirror Status, Status Time
+    (ms), Num Partition, Max Per Partition Mirror Lag. Stopped mirrors are listed as long as
+    their link exists.
+    """
+    app = App.of(ctx)
+    infos = _mirrors(app).list(link, mirror_status, pending_stopped_only)
+    docs = [dict(i.to_json(), status_time_ms=i.status_time_ms,
+                 max_per_partition_mirror_lag=i.max_per_partition_mirror_lag) for i in infos]
+
+    def human(a: App, _docs: Any) -> None:
+        if not infos:
+            output.line(a, "No mirror topics found.")
+            return
+        output.table(
+            a,
+            ("Link Name", "Mirror Topic Name", "Source Topic Name", "Mirror Status",
+             "Status Time (ms)", "Num Partition", "Max Per Partition Mirror Lag"),
+            [[i.link_name, i.mirror_topic_name, i.source_topic_name, i.mirror_status,
+              str(i.status_time_ms), str(i.num_partitions),
+              str(i.max_per_partition_mirror_lag)] for i in infos],
+            no_wrap=("Mirror Topic Name",),
+        )
+
+    app.emit(docs, human=human)
+
+
+@mirrors_app.command("describe")
+def describe(
+    ctx: typer.Context,
+    topics: TopicsArg = None,
+    link: Annotated[
+        str | None, typer.Option("--link", "-l", metavar="LINK", help="The cluster link.")
+    ] = None,
+    pending_stopped_only: Annotated[
+        bool, typer.Option("--pending-stopped-only", help="Only PENDING_STOPPED mirrors.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Describe mirror topics, tab separated.
+
+    Like kafka-mirrors --describe.
+    One line per topic (Topic, LinkName, LinkId, SourceTopic, State, StoppedSequenceNumber,
+    StateTime), then one per partition (State, LocalLogEndOffset,
+    LastFetchSourceHighWatermark, Lag, TimeSinceLastFetchMs).
+    """
+    app = App.of(ctx)
+    m = _mirrors(app)
+    if topics:
+        infos = [m.describe(t, link) for t in topics]
+    else:
+        infos = m.list(link, None, pending_stopped_only)
+    if pending_stopped_only:
+        infos = [i for i in infos if i.mirror_status == "PENDING_STOPPED"]
+    now = common.make_clock().now_ns() // 1_000_000
+    link_ids = {}
+    for i in infos:
+        if i.link_name not in link_ids:
+            link_ids[i.link_name] = m.links.get(i.link_name).link_id
+
+    def human(a: App, _docs: Any) -> None:
+        if not infos:
+            output.line(a, "No mirror topics found.")
+            return
+        for i in infos:
+            output.line(a, "\t".join([
+                f"Topic: {i.mirror_topic_name}", f"LinkName: {i.link_name}",
+                f"LinkId: {link_ids[i.link_name]}", f"SourceTopic: {i.source_topic_name}",
+                f"State: {i.mirror_status}", f"StoppedSequenceNumber: {i.stopped_seq}",
+                f"StateTime: {_ms_time(i.status_time_ms)}"]))
+            stopped = i.mirror_status in ("STOPPED", "PENDING_STOPPED")
+            for p in i.mirror_lags:
+                hw = -1 if stopped else p.source_hw
+                lag = -1 if stopped else p.lag
+                since = max(now - p.last_fetch_ms, 0) if p.last_fetch_ms else -1
+                output.line(a, "\t".join([
+                    f"\tPartition: {p.partition}", f"State: {i.mirror_status}",
+                    f"LocalLogEndOffset: {p.log_end}",
+                    f"LastFetchSourceHighWatermark: {hw}", f"Lag: {lag}",
+                    f"TimeSinceLastFetchMs: {since}"]))
+
+    app.emit([i.to_json() for i in infos], human=human)
+
+
+# -- promote / failover / pause / resume -----------------------------------------------------
+
+
+def _alter(ctx: typer.Context, how: str, topics: list[str] | None, link: str,
+           dry_run: bool) -> None:
+    app = App.of(ctx)
+    m = _mirrors(app)
+    results = getattr(m, how)(list(topics or []), link, dry_run=dry_run)
+    names = [r.mirror_topic_name for r in results]
+    docs = {"kind": "KafkaAlterMirrorResultList", "dry_run": dry_run,
+            "data": [r.to_json() for r in results]}
+
+    def human(a: App, _doc: Any) -> None:
+        if how in ("promote", "failover"):
+            output.line(a, f"Calculating max offset and ms lag for mirror topics: "
+                           f"[{', '.join(names)}]")
+            output.line(a, "Finished calculating max offset lag and max lag ms for mirror "
+                           f"topics: [{', '.join(names)}]")
+        for r in results:
+            if r.not_mirrored:
+                output.line(a, f"Topic '{r.mirror_topic_name}' is not mirrored")
+            elif r.already_stopped:
+                output.line(a, f"Topic '{r.mirror_topic_name}' has already stopped its mirror "
+                               f"from '{link}'")
+            elif not r.ok:
+                output.line(a, f"Topic '{r.mirror_topic_name}': {r.error_message}")
+            elif dry_run:
+                output.line(a, f"Request for {_verb(how)} topic {r.mirror_topic_name}'s mirror "
+                               "would succeed (dry run).")
+            elif how in ("promote", "failover"):
+                output.line(a, f"Request for stopping topic {r.mirror_topic_name}'s mirror was "
+                               "successfully scheduled. Please use the describe command with "
+                               "the --pending-stopped-only option to monitor progress.")
+            else:
+                output.line(a, f"Request for {_verb(how)} topic {r.mirror_topic_name}'s mirror "
+                               "was successfully completed.")
+            for c in r.clamps:
+                output.line(a, f"  {'Would clamp' if dry_run else 'Clamped'} consumer group "
+                               f"{c.group} on {c.topic} partition {c.partition}: offset "
+                               f"{c.from_offset} -> {c.to_offset}")
+
+    app.emit(docs, human=human)
+    if any(not r.ok and not r.already_stopped for r in results):
+        raise typer.Exit(1)
+
+
+def _verb(how: str) -> str:
+    return {"promote": "promoting", "failover": "failing over", "pause": "pausing",
+            "resume": "resuming"}[how]
+
+
+@mirrors_app.command("promote")
+def promote(ctx: typer.Context, topics: TopicsArg = None, link: LinkOpt = "",
+            dry_run: DryRunOpt = False, json_output: JsonOption = False) -> None:
+    """Promote mirror topics to normal topics.
+
+    For migrations.
+    Refused per topic unless the source cluster is reachable and there is no mirroring lag,
+    no pending config sync and no pending consumer offset sync. Synced consumer group offsets
+    beyond the mirror's log end offsets are clamped; every clamp is printed. --link alone
+    promotes every mirror of the link. Exit status 1 when a topic was refused.
+    """
+    _alter(ctx, "promote", topics, _need_link(link), dry_run)
+
+
+@mirrors_app.command("failover")
+def failover(ctx: typer.Context, topics: TopicsArg = None, link: LinkOpt = "",
+             dry_run: DryRunOpt = False, json_output: JsonOption = False) -> None:
+    """Fail over mirror topics, whatever the lag.
+
+    Disaster recovery: stops mirroring now.
+    Always succeeds, source reachable or not; synced consumer group offsets beyond the
+    mirror's log end offsets are clamped and printed. --link alone fails over every mirror
+    of the link.
+    """
+    _alter(ctx, "failover", topics, _need_link(link), dry_run)
+
+
+@mirrors_app.command("pause")
+def pause(ctx: typer.Context, topics: TopicsArg = None, link: LinkOpt = "",
+          dry_run: DryRunOpt = False, json_output: JsonOption = False) -> None:
+    """Pause mirror topics.
+
+    They keep their data and resume where they stopped.
+    """
+    _alter(ctx, "pause", topics, _need_link(link), dry_run)
+
+
+@mirrors_app.command("resume")
+def resume(ctx: typer.Context, topics: TopicsArg = None, link: LinkOpt = "",
+           dry_run: DryRunOpt = False, json_output: JsonOption = False) -> None:
+    """Resume paused mirror topics."""
+    _alter(ctx, "resume", topics, _need_link(link), dry_run)
+
+
+def _need_link(link: str) -> str:
+    if not link:
+        raise usage("Missing option '--link' / '-l'.")
+    return link
+
+
+# -- failing back ----------------------------------------------------------------------------
+
+
+def _render_truncate(a: App, res: Any, dry_run: bool) -> None:
+    for p in res.partitions:
+        verb = "would be truncated" if dry_run else "truncated"
+        output.line(a, f"Topic {res.mirror_topic_name} partition {p['partition']}: "
+                       f"{output.comma(p['messages_truncated'])} messages {verb}, log end "
+                       f"offset {p['offset_truncated_to']}")
+
+
+@mirrors_app.command("truncate-and-restore")
+def truncate_and_restore(
+    ctx: typer.Context,
+    topic: Annotated[str, typer.Argument(metavar="TOPIC", help="The local topic.")],
+    link: LinkOpt,
+    dry_run: DryRunOpt = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Fail back: make a topic a mirror again.
+
+    Of the topic that took over after a failover.
+    Run on the original cluster with a link pointing to the cluster where the topic was
+    failed over: the local topic is truncated per partition to the log end offsets at which
+    that mirror stopped, then mirrors it from there. Prints the messages truncated per
+    partition.
+    """
+    app = App.of(ctx)
+    res = _mirrors(app).truncate_and_restore(topic, link, dry_run=dry_run)
+    app.emit(res.to_json(), human=lambda a, _d: _render_truncate(a, res, dry_run))
+
+
+@mirrors_app.command("reverse-and-start")
+def reverse_and_start(
+    ctx: typer.Context,
+    topic: Annotated[str, typer.Argument(metavar="TOPIC", help="The mirror topic here.")],
+    link: LinkOpt,
+    dry_run: DryRunOpt = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Reverse a mirror's direction.
+
+    This topic becomes writable, its source becomes its mirror.
+    Stops the mirror here (as failover, clamps printed) and runs truncate-and-restore on the
+    source cluster through the link of the same name there (the reverse link).
+    """
+    app = App.of(ctx)
+    res, trunc = _mirrors(app).reverse_and_start(topic, link, dry_run=dry_run)
+
+    def human(a: App, _d: Any) -> None:
+        verb = "would stop" if dry_run else "stopped"
+        output.line(a, f"Topic {topic}: mirror {verb}; {trunc.mirror_topic_name} on the source "
+                       "cluster mirrors it from now on")
+        for c in res.clamps:
+            output.line(a, f"  Clamped consumer group {c.group} on {c.topic} partition "
+                           f"{c.partition}: offset {c.from_offset} -> {c.to_offset}")
+        _render_truncate(a, trunc, dry_run)
+
+    app.emit({"stopped": res.to_json(), "restored": trunc.to_json()}, human=human)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(mirrors_app, name="mirrors")

@@ -1,0 +1,561 @@
+"""``jetlink topic ...``: Kafka-style topics of the addressed cluster (the kafka-topics,
+kafka-configs, kafka-console-producer and kafka-console-consumer verbs).
+
+Parsing and rendering only: every verb calls ``jetlink.core.kafka.topics.Kafka``, which owns
+the rules (topic names, configurations and their defaults, the default partitioner,
+retention and compaction, consumer groups).
+
+- ``create`` / ``alter`` / ``describe`` / ``ls`` / ``rm``: ``Created topic T.`` like
+  kafka-topics; ``describe`` prints kafka-topics --describe's tab-separated lines plus
+  jetlink's LogStartOffset / LogEndOffset per partition;
+- ``produce`` appends records (VALUE, or one record per stdin line; --count N repeats VALUE
+  with natscli's ``{{Count}}`` templates, like ``jetlink pub``);
+- ``consume`` reads as a member of --group (range assignment among the live members),
+  commits after each batch, and with --follow keeps polling (heartbeats keep the group
+  active) until --max, --timeout without records, or Ctrl-C (exit status 130).
+
+JSON documents: ``TopicInfo.to_json()`` (create, alter, describe; a list for ls),
+``[{"partition", "offset"}]`` for produce, a list of ``Record.to_json()`` for consume (JSON
+lines, one record per line, with --follow), ``{"success": true}`` for rm.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import uuid
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from jetlink.cli import output
+from jetlink.cli.app import App
+from jetlink.cli import common
+from jetlink.cli.common import data_dir, usage
+from jetlink.cli.options import JsonOption, force_option
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jetlink.core.kafka.topics import Kafka, Record, TopicInfo
+
+topic_app = typer.Typer(
+    name="topic",
+    help="Manage Kafka-style topics (kafka-topics).\n\nTopics live in the cluster "
+    "database beside the streams: partitions with offsets, Kafka's topic configurations "
+    "and defaults, retention and compaction, consumer groups (see jetlink group).",
+    no_args_is_help=True,
+)
+
+# How long one poll of `topic consume --follow` waits when there is nothing to read.
+POLL_SECONDS = 0.2
+# Records fetched per partition and poll.
+FETCH_MAX = 500
+CLIENT_ID = "jetlink-consumer"
+
+TopicArg = Annotated[str, typer.Argument(metavar="TOPIC", help="Topic name.", show_default=False)]
+ConfigOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--config",
+        metavar="KEY=VALUE",
+        help="A topic configuration, e.g. retention.ms=60000 (repeatable).",
+        show_default=False,
+    ),
+]
+
+
+def open_kafka(app: App) -> Kafka:
+    """The topics and groups of the cluster named by ``--cluster``."""
+    from jetlink.core.kafka.topics import Kafka
+
+    # common.make_clock looked up at call time: tests replace it
+    return Kafka(data_dir(app).open(app.cluster), common.make_clock())
+
+
+def parse_configs(values: list[str] | None) -> dict[str, str]:
+    """``KEY=VALUE`` options as a dict (a usage error without ``=``)."""
+    out: dict[str, str] = {}
+    for item in values or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise usage(f"invalid --config {item!r}: expected KEY=VALUE")
+        out[key.strip()] = value
+    return out
+
+
+# -- create / alter / describe / ls / rm -----------------------------------------------------
+
+
+@topic_app.command("create")
+def create(
+    ctx: typer.Context,
+    topic: TopicArg,
+    partitions: Annotated[
+        int, typer.Option("--partitions", metavar="N", help="Number of partitions.")
+    ] = 1,
+    replication_factor: Annotated[
+        int,
+        typer.Option(
+            "--replication-factor",
+            metavar="N",
+            help="Replication factor (a local cluster has one broker: only 1).",
+        ),
+    ] = 1,
+    config: ConfigOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Create a topic.
+
+    Names follow Kafka's rules (ASCII letters, digits, '.', '_', '-'; at most 249
+    characters); --config takes any topic configuration jetlink knows (unknown keys and bad
+    values are refused with Kafka's INVALID_CONFIG texts). Prints "Created topic T."; with
+    --json the topic.
+    """
+    app = App.of(ctx)
+    info = open_kafka(app).create_topic(
+        topic, partitions, parse_configs(config), replication_factor=replication_factor
+    )
+    app.emit(info.to_json(), human=lambda a, d: output.line(a, f"Created topic {topic}."))
+
+
+@topic_app.command("alter")
+def alter(
+    ctx: typer.Context,
+    topic: TopicArg,
+    config: ConfigOption = None,
+    delete_config: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--delete-config",
+            metavar="KEY",
+            help="Remove a configuration: back to its default (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    partitions: Annotated[
+        int | None,
+        typer.Option("--partitions", metavar="N", help="New partition count (increase only)."),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Change a topic's configs or partitions.
+
+    Like kafka-configs --alter (--config K=V, --delete-config K) and kafka-topics --alter
+    --partitions N (increase only). On a mirror topic the configurations synced from the
+    source cannot be changed. With --json the topic.
+    """
+    app = App.of(ctx)
+    configs = parse_configs(config)
+    if not configs and not delete_config and partitions is None:
+        raise usage("nothing to alter: give --config, --delete-config or --partitions")
+    info = open_kafka(app).alter_topic(
+        topic, configs=configs, delete=delete_config or (), partitions=partitions
+    )
+
+    def human(a: App, _doc: Any) -> None:
+        if configs or delete_config:
+            output.line(a, f"Completed updating config for topic {topic}.")
+        if partitions is not None:
+            output.line(a, f"Topic {topic} now has {info.partition_count} partitions.")
+
+    app.emit(info.to_json(), human=human)
+
+
+def describe_lines(info: TopicInfo) -> list[str]:
+    """kafka-topics --describe: the topic line, then one line per partition (plus jetlink's
+    LogStartOffset / LogEndOffset)."""
+    configs = ",".join(f"{k}={v}" for k, v in sorted(info.configs.items()))
+    out = [
+        f"Topic: {info.name}\tTopicId: {info.topic_id}\tPartitionCount: {info.partition_count}"
+        f"\tReplicationFactor: 1\tConfigs: {configs}"
+    ]
+    for p in info.partitions:
+        out.append(
+            f"\tTopic: {info.name}\tPartition: {p.partition}\tLeader: 1\tReplicas: 1\tIsr: 1"
+            f"\tLogStartOffset: {p.log_start}\tLogEndOffset: {p.log_end}"
+        )
+    return out
+
+
+@topic_app.command("describe")
+def describe(ctx: typer.Context, topic: TopicArg, json_output: JsonOption = False) -> None:
+    """Show a topic and its partitions.
+
+    The lines of kafka-topics --describe (Configs: the ones set on the topic), each
+    partition with its log start and log end offsets. With --json the topic (configs set,
+    partitions with log_start_offset, log_end_offset, size_bytes).
+    """
+    app = App.of(ctx)
+    info = open_kafka(app).describe_topic(topic)
+    app.emit(info.to_json(), human=lambda a, d: output.lines(a, describe_lines(info)))
+
+
+@topic_app.command("ls")
+def ls(ctx: typer.Context, json_output: JsonOption = False) -> None:
+    """List the topics.
+
+    A table of Name, Partitions, Records (log end minus log start offsets), Size and
+    Mirror (the link of a mirror topic). With --json a list of topics.
+    """
+    app = App.of(ctx)
+    topics = open_kafka(app).topics()
+
+    def human(a: App, _docs: Any) -> None:
+        if not topics:
+            output.notice(a, "No topics found.")
+            return
+        output.table(
+            a,
+            ["Name", "Partitions", "Records", "Size", "Mirror"],
+            [
+                [t.name, t.partition_count, t.records, output.ibytes(t.bytes), t.mirror_link or ""]
+                for t in topics
+            ],
+            no_wrap=("Name", "Size"),
+        )
+
+    app.emit([t.to_json() for t in topics], human=human)
+
+
+@topic_app.command("rm")
+def rm(
+    ctx: typer.Context,
+    topic: TopicArg,
+    force: Annotated[bool, force_option("Delete")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Delete a topic and its records.
+
+    The groups' committed offsets of the topic go too. Asks for confirmation on a
+    terminal; without one, -f/--force is required (exit status 2 otherwise).
+    """
+    app = App.of(ctx)
+    kafka = open_kafka(app)
+    kafka.describe_topic(topic)  # an unknown topic fails before the question
+    output.confirm(app, f"Delete topic {topic}?", force=force, action=f"delete topic {topic}")
+    kafka.delete_topic(topic)
+    output.success(app, f"Deleted topic {topic}.")
+
+
+# -- produce ------------------------------------------------------------------------------------
+
+
+def _stdin_lines() -> list[bytes]:
+    stream = getattr(sys.stdin, "buffer", None)
+    data = stream.read() if stream is not None else sys.stdin.read().encode()
+    lines = bytes(data).split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
+
+
+@topic_app.command("produce")
+def produce(
+    ctx: typer.Context,
+    topic: TopicArg,
+    value: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[VALUE]",
+            help="Record value (default: one record per line of stdin).",
+            show_default=False,
+        ),
+    ] = None,
+    key: Annotated[
+        str | None,
+        typer.Option("--key", "-k", metavar="KEY", help="Record key (default: no key)."),
+    ] = None,
+    key_separator: Annotated[
+        str | None,
+        typer.Option(
+            "--key-separator",
+            metavar="SEP",
+            help="Read each stdin line as KEY<SEP>VALUE (kafka-console-producer's parse.key).",
+        ),
+    ] = None,
+    partition: Annotated[
+        int | None,
+        typer.Option(
+            "--partition", "-p", metavar="P", help="Partition (default: Kafka's partitioner)."
+        ),
+    ] = None,
+    header: Annotated[
+        list[str] | None,
+        typer.Option("--header", "-H", metavar="K:V", help="A record header (repeatable)."),
+    ] = None,
+    count: Annotated[
+        int,
+        typer.Option(
+            "--count", metavar="N", min=1, help="Produce VALUE N times ({{Count}}: 1..N)."
+        ),
+    ] = 1,
+    json_output: JsonOption = False,
+) -> None:
+    """Produce records to a topic.
+
+    One record with VALUE, else one record per line of stdin. Keyed records go to the
+    partition of Kafka's default partitioner (murmur2 of the key); unkeyed records of one
+    command all go to one partition (sticky), the next command to the next one. VALUE,
+    --key and header values may use jetlink pub's templates ({{Count}}, {{ID}},
+    {{TimeStamp}} ...). A mirror topic refuses records. With --json a list of {"partition",
+    "offset"}.
+    """
+    from jetlink.cli.pub import _expand_or_warn, parse_headers
+    from jetlink.cli.common import now_ns
+
+    app = App.of(ctx)
+    pairs = parse_headers(header or [])
+    records: list[tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]] = []
+    if value is None:
+        if count != 1:
+            raise usage("--count needs VALUE (stdin gives one record per line)")
+        if output.is_interactive():
+            output.notice(app, "Reading records from STDIN, one per line")
+        for n, line in enumerate(_stdin_lines(), start=1):
+            rec_key = key.encode("utf-8") if key is not None else None
+            rec_value = line
+            if key_separator:
+                sep = key_separator.encode("utf-8")
+                if sep not in line:
+                    raise usage(f"no key separator {key_separator!r} found on line number {n}")
+                rec_key, rec_value = line.split(sep, 1)
+            records.append((rec_key, rec_value, [(k, v.encode("utf-8")) for k, v in pairs]))
+    else:
+        if key_separator:
+            raise usage("--key-separator reads stdin: give no VALUE")
+        for n in range(1, count + 1):
+            now = now_ns()
+            text = _expand_or_warn(app, value, "value", n, now, True)
+            rec_key = None
+            if key is not None:
+                rec_key = _expand_or_warn(app, key, "key", n, now, True).encode("utf-8")
+            hdrs = [
+                (k, _expand_or_warn(app, v, "header", n, now, True).encode("utf-8"))
+                for k, v in pairs
+            ]
+            records.append((rec_key, text.encode("utf-8", errors="surrogateescape"), hdrs))
+    if not records:
+        output.notice(app, "Nothing to produce.")
+        app.emit([], human=lambda a, d: None)
+        return
+    placed = open_kafka(app).produce(
+        topic, [(k, v, h or None) for k, v, h in records], partition=partition
+    )
+
+    def human(a: App, _docs: Any) -> None:
+        if len(placed) == 1:
+            p, off = placed[0]
+            output.line(a, f"Produced 1 record to {topic} (partition {p}, offset {off})")
+            return
+        output.line(a, f"Produced {len(placed)} records to {topic}")
+        by_partition: dict[int, list[int]] = {}
+        for p, off in placed:
+            by_partition.setdefault(p, []).append(off)
+        for p in sorted(by_partition):
+            offs = by_partition[p]
+            span = f"offset {offs[0]}" if len(offs) == 1 else f"offsets {offs[0]}..{offs[-1]}"
+            output.line(a, f"  partition {p}: {span}")
+
+    app.emit([{"partition": p, "offset": off} for p, off in placed], human=human)
+
+
+# -- consume ------------------------------------------------------------------------------------
+
+
+def format_record(record: Record, *, timestamp_type: str, print_key: bool, print_offset: bool,
+                  print_partition: bool, print_timestamp: bool, print_headers: bool) -> str:
+    """kafka-console-consumer's DefaultMessageFormatter: timestamp, partition, offset,
+    headers, key (each followed by a tab when printed), then the value; null as ``null``."""
+
+    def text(data: bytes | None) -> str:
+        return "null" if data is None else data.decode("utf-8", errors="backslashreplace")
+
+    parts = []
+    if print_timestamp:
+        parts.append(f"{timestamp_type}:{record.timestamp}")
+    if print_partition:
+        parts.append(f"Partition:{record.partition}")
+    if print_offset:
+        parts.append(f"Offset:{record.offset}")
+    if print_headers:
+        parts.append(
+            ",".join(f"{k}:{text(v)}" for k, v in record.headers) if record.headers
+            else "NO_HEADERS"
+        )
+    if print_key:
+        parts.append(text(record.key))
+    parts.append(text(record.value))
+    return "\t".join(parts)
+
+
+@topic_app.command("consume")
+def consume(
+    ctx: typer.Context,
+    topic: TopicArg,
+    group: Annotated[
+        str | None,
+        typer.Option(
+            "--group",
+            "-g",
+            metavar="GROUP",
+            help="Consumer group: resume from its committed offsets and commit after each "
+            "batch (default: no group, no commits).",
+        ),
+    ] = None,
+    max_records: Annotated[
+        int | None,
+        typer.Option("--max", metavar="N", min=1, help="Stop after N records."),
+    ] = None,
+    from_beginning: Annotated[
+        bool,
+        typer.Option(
+            "--from-beginning",
+            help="Without a committed offset start at the log start (default: the log end).",
+        ),
+    ] = False,
+    follow: Annotated[
+        bool,
+        typer.Option("--follow", help="Keep polling for new records (Ctrl-C to stop)."),
+    ] = False,
+    timeout: Annotated[
+        str | None,
+        typer.Option(
+            "--timeout",
+            metavar="DURATION",
+            help="With --follow: stop after this long without a record (e.g. 5s).",
+        ),
+    ] = None,
+    session_timeout: Annotated[
+        str,
+        typer.Option(
+            "--session-timeout",
+            metavar="DURATION",
+            help="The group member's session timeout (6s..30m).",
+        ),
+    ] = "45s",
+    print_key: Annotated[bool, typer.Option("--print-key", help="Print the key.")] = False,
+    print_offset: Annotated[
+        bool, typer.Option("--print-offset", help="Print Offset:N.")
+    ] = False,
+    print_partition: Annotated[
+        bool, typer.Option("--print-partition", help="Print Partition:N.")
+    ] = False,
+    print_timestamp: Annotated[
+        bool, typer.Option("--print-timestamp", help="Print CreateTime:MS (or LogAppendTime).")
+    ] = False,
+    print_headers: Annotated[
+        bool, typer.Option("--print-headers", help="Print the headers (k:v,... or NO_HEADERS).")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Consume records from a topic.
+
+    Reads the partitions assigned to this consumer (with --group it joins the group as a
+    member; the range assignor splits the partitions among live members) from the
+    group's committed offsets, else from the log end (--from-beginning: the log start), and
+    commits after each batch. Without --follow it stops when caught up; with --follow it
+    keeps polling, the group stays active (heartbeats), until --max N, --timeout DURATION
+    without records, or Ctrl-C (exit status 130). Prints each value per line
+    (--print-key, --print-offset ... as kafka-console-consumer); "Processed a total of N
+    messages" on stderr. With --json a list of records (JSON lines with --follow).
+    """
+    from jetlink.cli.stream_flags import parse_duration_flag
+    from jetlink.core.kafka.errors import KafkaError
+
+    app = App.of(ctx)
+    if timeout is not None and not follow:
+        raise usage("--timeout needs --follow")
+    idle_ns = parse_duration_flag(timeout, flag="--timeout") if timeout is not None else None
+    session_ms = parse_duration_flag(session_timeout, flag="--session-timeout") // 1_000_000
+    kafka = open_kafka(app)
+    info = kafka.describe_topic(topic)
+    ts_type = info.effective_configs()["message.timestamp.type"]
+    member = f"{CLIENT_ID}-{uuid.uuid4()}"
+    if group is not None:
+        kafka.join(group, member, [topic], session_timeout_ms=session_ms, client_id=CLIENT_ID)
+    positions: dict[int, int] = {}
+    got: list[dict[str, Any]] = []
+    received = 0
+
+    def assigned() -> list[int]:
+        if group is None:
+            return list(range(kafka.describe_topic(topic).partition_count))
+        return [p for t, p in kafka.assignment(group, member) if t == topic]
+
+    def start_of(p: int, committed: dict[tuple[str, int], int]) -> int:
+        part = kafka.describe_topic(topic).partitions[p]
+        off = committed.get((topic, p))
+        if off is not None and part.log_start <= off <= part.log_end:
+            return off
+        return part.log_start if from_beginning else part.log_end
+
+    def emit(record: Record) -> None:
+        if app.json:
+            doc = record.to_json()
+            if follow:
+                output.json_line(doc)
+            else:
+                got.append(doc)
+        else:
+            output.line(
+                app,
+                format_record(
+                    record, timestamp_type=ts_type, print_key=print_key,
+                    print_offset=print_offset, print_partition=print_partition,
+                    print_timestamp=print_timestamp, print_headers=print_headers,
+                ),
+            )
+
+    last = time.monotonic_ns()
+    try:
+        while max_records is None or received < max_records:
+            if group is not None:
+                try:
+                    kafka.heartbeat(group, member)
+                except KafkaError as err:
+                    if err.name != "UNKNOWN_MEMBER_ID":
+                        raise
+                    kafka.join(group, member, [topic], session_timeout_ms=session_ms,
+                               client_id=CLIENT_ID)
+            mine = assigned()
+            committed = kafka.committed(group) if group is not None else {}
+            positions = {p: positions[p] if p in positions else start_of(p, committed)
+                         for p in mine}
+            fetched = 0
+            for p in mine:
+                want = FETCH_MAX if max_records is None else min(FETCH_MAX, max_records - received)
+                if want <= 0:
+                    break
+                try:
+                    batch = kafka.fetch(topic, p, positions[p], want)
+                except KafkaError as err:
+                    if err.name != "OFFSET_OUT_OF_RANGE":
+                        raise
+                    positions[p] = start_of(p, {})
+                    batch = kafka.fetch(topic, p, positions[p], want)
+                if not batch:
+                    continue
+                for record in batch:
+                    emit(record)
+                received += len(batch)
+                fetched += len(batch)
+                positions[p] = batch[-1].offset + 1
+                if group is not None:
+                    kafka.commit(group, {(topic, p): positions[p]}, member=member)
+            if fetched:
+                last = time.monotonic_ns()
+                continue
+            if not follow:
+                break
+            if idle_ns is not None and time.monotonic_ns() - last >= idle_ns:
+                break
+            time.sleep(POLL_SECONDS)
+    finally:
+        if group is not None:
+            kafka.leave(group, member)
+    if app.json and not follow:
+        output.print_json(got)
+    output.notice(app, f"Processed a total of {received} messages")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(topic_app, name="topic")

@@ -1,0 +1,15 @@
+"""The Kafka side of jetlink: topics, consumer groups, cluster links and mirror topics.
+
+Every cluster of the data directory holds topics as well as streams (its own SQLite database,
+schema components ``kafka``, ``kafka_links`` and ``kafka_mirrors``). Modules:
+
+- :mod:`.errors`: KafkaError, Kafka's error names and codes;
+- :mod:`.partitioner`: Kafka's murmur2 and default partitioner;
+- :mod:`.topics`: topics, records, retention and compaction, consumer groups (``Kafka``);
+- :mod:`.links`: cluster link configurations, filters, link store and states;
+- :mod:`.mirrors`: mirror topics (replication, config and offset sync, promote / failover
+  with offset clamping, failing back).
+
+Specification: seed 004 (Confluent's "Mirror Topics") and shared/reference/
+kafka-cluster-linking.md; decisions in docs/kafka.md.
+"""

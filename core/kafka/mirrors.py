@@ -1,0 +1,1195 @@
+"""Mirror topics: byte-for-byte, offset-preserving copies owned by a cluster link (seed 004).
+
+A mirror topic lives in the link's DESTINATION cluster (the cluster the link is stored in); its
+source topic, ``source_topic``, lives in the link's source cluster. The mirror's name is the
+link's ``cluster.link.prefix`` + the source topic's name. Everything here is driven by
+:func:`pump_links` (``jetlink replicate``, and one bounded step at the end of every command
+that wrote), one destination transaction per link step:
+
+1. states: each mirror's status is recomputed from the link (PAUSED link or paused mirror ->
+   PAUSED, source cluster down -> SOURCE_UNAVAILABLE, failed link -> LINK_FAILED) and its
+   source topic (missing, or fewer partitions: retried for ``cluster.link.retry.timeout.ms``,
+   then FAILED with ``SOURCE_TOPIC_MAY_BE_DELETED`` / ``SOURCE_PARTITIONS_DECREASED``);
+   ``status_time_ms`` changes on every transition;
+2. auto-create (``auto.create.mirror.topics.enable`` + topic filters; EXCLUDE wins; with a
+   prefix a source topic that is itself a mirror is not chained);
+3. config sync every ``topic.config.sync.ms``: the synced configurations of the seed's list
+   and the partition count (partitions added on the source are added to the mirror);
+4. data: per partition, records at offsets [mirror log end, source log end) copied with
+   ``INSERT ... SELECT`` from the attached source database (same offsets, timestamps, keys,
+   values, headers); the mirror's log start follows the source's (retention); a mirror that
+   fell behind the source's log start jumps to it;
+5. consumer offset sync every ``consumer.offset.sync.ms`` (when enabled): committed offsets of
+   the source's groups passing the group filters, for partitions of ACTIVE mirrors, for groups
+   not active on the destination, unchanged offsets skipped; each written offset is recorded
+   as synced by the link (what clamping looks at);
+6. PENDING_STOPPED mirrors finish: a promote's final config and offset sync, then (promote and
+   failover) offset clamping and STOPPED: the topic is writable from then on, and keeps its
+   Last Source Fetch Offsets and status time while the link exists.
+
+Promote refuses (per topic, in its result) while the source is unreachable, a partition lags,
+a synced config differs, or a synced group offset differs; failover never refuses. Clamping
+(seed: "Why consumer offsets may be clamped"): every consumer group offset the link synced for
+the topic (a group the offset sync ever wrote for that topic, any partition) that is beyond the mirror partition's log end offset is reset to it; each clamp is
+reported (group, topic, partition, from, to). ``dry_run`` computes the same results and clamps
+and changes nothing.
+
+Failing back: ``truncate_and_restore`` (on the ORIGINAL cluster, through a link pointing to the
+cluster that took over): the local topic is truncated per partition to the log end offsets at
+which the other side's mirror stopped and becomes a mirror of the other side's topic again,
+reporting messages truncated per partition. ``reverse_and_start`` (on the cluster holding the
+mirror): stops the mirror (as failover) and runs ``truncate_and_restore`` on the source side
+through the link of the same name there (the reverse link), so the source becomes the mirror.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from ..clock import Clock, SystemClock
+from ..errors import JetlinkError
+from .errors import KafkaError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..store import Cluster, DataDir
+
+__all__ = [
+    "ACTIVE",
+    "FAILED",
+    "LINK_FAILED",
+    "PAUSED",
+    "PENDING_STOPPED",
+    "SOURCE_UNAVAILABLE",
+    "STOPPED",
+    "SYNCED_CONFIGS",
+    "AlterResult",
+    "Clamp",
+    "LinkReport",
+    "MirrorInfo",
+    "Mirrors",
+    "TruncateResult",
+    "pump_links",
+]
+
+ACTIVE, PAUSED, PENDING_STOPPED, STOPPED = "ACTIVE", "PAUSED", "PENDING_STOPPED", "STOPPED"
+SOURCE_UNAVAILABLE, LINK_FAILED, FAILED = "SOURCE_UNAVAILABLE", "LINK_FAILED", "FAILED"
+STATUSES = (ACTIVE, PAUSED, PENDING_STOPPED, STOPPED, SOURCE_UNAVAILABLE, LINK_FAILED, FAILED)
+NO_ERROR = "NO_ERROR"
+SOURCE_TOPIC_MAY_BE_DELETED = "SOURCE_TOPIC_MAY_BE_DELETED"
+SOURCE_PARTITIONS_DECREASED = "SOURCE_PARTITIONS_DECREASED"
+
+# Always synced from the source topic (seed 004, "Synced Mirror Topic Configurations").
+SYNCED_CONFIGS = (
+    "max.message.bytes",
+    "cleanup.policy",
+    "retention.bytes",
+    "retention.ms",
+    "delete.retention.ms",
+    "min.compaction.lag.ms",
+    "max.compaction.lag.ms",
+    "message.timestamp.type",
+    "message.timestamp.difference.max.ms",
+)
+
+COMPONENT = "kafka_mirrors"
+SCHEMA_STEPS: list[list[str]] = [
+    [
+        """CREATE TABLE mirrors (
+            topic TEXT PRIMARY KEY,
+            link TEXT NOT NULL,
+            source_topic TEXT NOT NULL,
+            status TEXT NOT NULL,
+            error TEXT NOT NULL DEFAULT 'NO_ERROR',
+            status_time_ms INTEGER NOT NULL,
+            created_ms INTEGER NOT NULL,
+            auto_created INTEGER NOT NULL DEFAULT 0,
+            paused INTEGER NOT NULL DEFAULT 0,
+            pending TEXT,
+            trouble_since_ms INTEGER,
+            stopped_seq INTEGER NOT NULL DEFAULT 0,
+            start_spec TEXT NOT NULL DEFAULT 'earliest',
+            started INTEGER NOT NULL DEFAULT 0
+        )""",
+        """CREATE TABLE mirror_partitions (
+            topic TEXT NOT NULL,
+            partition INTEGER NOT NULL,
+            last_fetch_offset INTEGER NOT NULL DEFAULT 0,
+            source_hw INTEGER NOT NULL DEFAULT 0,
+            last_fetch_ms INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (topic, partition)
+        ) WITHOUT ROWID""",
+        # The (group, mirror topic) pairs whose offsets the link wrote: what clamping covers.
+        """CREATE TABLE synced_offsets (
+            link TEXT NOT NULL,
+            grp TEXT NOT NULL,
+            topic TEXT NOT NULL,
+            synced_ms INTEGER NOT NULL,
+            PRIMARY KEY (link, grp, topic)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE link_runs (
+            link TEXT PRIMARY KEY,
+            offsets_ms INTEGER NOT NULL DEFAULT 0,
+            configs_ms INTEGER NOT NULL DEFAULT 0
+        )""",
+    ],
+]
+
+_ATTACHED = "kl_src"
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass
+class PartitionLag:
+    partition: int
+    lag: int
+    last_source_fetch_offset: int
+    log_end: int = 0
+    source_hw: int = 0
+    last_fetch_ms: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"partition": self.partition, "lag": self.lag,
+                "last_source_fetch_offset": self.last_source_fetch_offset}
+
+
+@dataclass
+class MirrorInfo:
+    link_name: str
+    mirror_topic_name: str
+    source_topic_name: str
+    mirror_status: str
+    mirror_topic_error: str
+    status_time_ms: int
+    num_partitions: int
+    mirror_lags: list[PartitionLag]
+    auto_created: bool = False
+    stopped_seq: int = 0
+
+    @property
+    def max_per_partition_mirror_lag(self) -> int:
+        return max((p.lag for p in self.mirror_lags), default=0)
+
+    def to_json(self) -> dict[str, Any]:
+        """REST v3 mirror data (``link_name``, ``mirror_topic_name``, ...)."""
+        return {
+            "link_name": self.link_name,
+            "mirror_topic_name": self.mirror_topic_name,
+            "source_topic_name": self.source_topic_name,
+            "num_partitions": self.num_partitions,
+            "mirror_lags": [p.to_json() for p in self.mirror_lags],
+            "mirror_status": self.mirror_status,
+            "mirror_topic_error": self.mirror_topic_error,
+            "state_time_ms": self.status_time_ms,
+        }
+
+
+@dataclass(frozen=True)
+class Clamp:
+    group: str
+    topic: str
+    partition: int
+    from_offset: int
+    to_offset: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"group": self.group, "topic": self.topic, "partition": self.partition,
+                "from": self.from_offset, "to": self.to_offset}
+
+
+@dataclass
+class AlterResult:
+    """One topic's result of promote / failover / pause / resume (REST: ``data[]``)."""
+
+    mirror_topic_name: str
+    error_code: int = 0
+    error_message: str = ""
+    mirror_lags: list[PartitionLag] = field(default_factory=list)
+    clamps: list[Clamp] = field(default_factory=list)
+    already_stopped: bool = False
+    not_mirrored: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error_code == 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mirror_topic_name": self.mirror_topic_name,
+            "error_code": self.error_code,
+            "error_message": self.error_message or None,
+            "mirror_lags": [p.to_json() for p in self.mirror_lags],
+            "clamps": [c.to_json() for c in self.clamps],
+        }
+
+
+@dataclass
+class TruncateResult:
+    mirror_topic_name: str
+    partitions: list[dict[str, int]]  # {partition, messages_truncated, offset_truncated_to}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mirror_topic_name": self.mirror_topic_name, "partitions": self.partitions}
+
+
+@dataclass
+class LinkReport:
+    """What one link step did (``jetlink replicate``)."""
+
+    cluster: str
+    link: str
+    state: str
+    copied: int = 0
+    lag: int = 0
+    mirrors: int = 0
+    created: list[str] = field(default_factory=list)
+    offsets_synced: int = 0
+    configs_synced: int = 0
+    stopped: list[str] = field(default_factory=list)
+    clamps: list[Clamp] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def moved(self) -> bool:
+        return bool(self.copied or self.created or self.offsets_synced or self.stopped)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "cluster": self.cluster, "link": self.link, "state": self.state,
+            "mirrors": self.mirrors, "copied": self.copied, "lag": self.lag,
+            "offsets_synced": self.offsets_synced, "configs_synced": self.configs_synced,
+        }
+        if self.created:
+            out["created"] = self.created
+        if self.stopped:
+            out["stopped"] = self.stopped
+        if self.clamps:
+            out["clamps"] = [c.to_json() for c in self.clamps]
+        if self.errors:
+            out["errors"] = self.errors
+        return out
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _now_ms(clock: Clock) -> int:
+    return clock.now_ns() // 1_000_000
+
+
+def _start_offset_for_time(conn: sqlite3.Connection, schema: str, t_id: int, p: int,
+                           lo: int, hi: int, ts_ms: int) -> int:
+    """The first offset in [lo, hi) whose timestamp is >= ts_ms (hi when none)."""
+    from .topics import partition_range, record_key
+
+    base, _top = partition_range(t_id, p)
+    row = conn.execute(
+        f"SELECT min(id) FROM {schema}.records WHERE id >= ? AND id < ? AND ts >= ?",
+        (record_key(t_id, p, lo), record_key(t_id, p, hi), ts_ms)).fetchone()
+    return (row[0] - base) if row and row[0] is not None else hi
+
+
+def parse_start_spec(spec: str) -> int | str:
+    """``earliest`` / ``latest`` / an ISO-8601 timestamp (ms since the epoch)."""
+    if spec in ("earliest", "latest"):
+        return spec
+    text = spec.strip()
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        raise KafkaError("INVALID_CONFIG", f"Invalid value {spec} for configuration "
+                         "mirror.start.offset.spec: use earliest, latest or an ISO-8601 "
+                         "timestamp", field="mirror.start.offset.spec") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return int(dt.timestamp() * 1000)
+
+
+# --------------------------------------------------------------------------- the API
+
+
+class Mirrors:
+    """Mirror topics of the links stored in ``cluster`` (their destination cluster)."""
+
+    def __init__(self, datadir: DataDir, cluster: str, clock: Clock | None = None) -> None:
+        from .links import Links
+        from .topics import Kafka
+
+        self.datadir = datadir
+        self.cluster = cluster
+        self.clock: Clock = clock or SystemClock()
+        self.cl: Cluster = datadir.open(cluster)
+        self.kafka = Kafka(self.cl, self.clock)
+        self.links = Links(datadir, cluster, self.clock)
+        self.cl.ensure_schema(COMPONENT, SCHEMA_STEPS)
+
+    # -- source side -----------------------------------------------------------------------
+    def _source(self, link: str) -> tuple[Any, Any]:
+        """(LinkInfo, Kafka of the source cluster or None when unreachable)."""
+        from .topics import Kafka
+
+        info = self.links.get(link)
+        src = info.source_cluster
+        if self.datadir.is_down(src) or src not in {c.name for c in self.datadir.clusters()}:
+            return info, None
+        return info, Kafka(self.datadir.open(src), self.clock)
+
+    def _state(self, link: str) -> str:
+        return self.links.state(link)
+
+    # -- creation --------------------------------------------------------------------------
+    def create(self, topic: str, link: str, *, source_topic: str | None = None,
+               configs: dict[str, str] | None = None, validate_only: bool = False,
+               auto_created: bool = False) -> MirrorInfo:
+        """A new mirror topic (every creation condition of seed 004)."""
+        info = self.links.get(link)  # exactly one link, stored in this (destination) cluster
+        cfg = info.configs
+        if cfg.get("link.mode", "DESTINATION") != "DESTINATION":
+            raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}' is not in DESTINATION "
+                             "mode: mirror topics are created on a link's destination cluster",
+                             field="link")
+        state = self._state(link)
+        if state != ACTIVE:
+            raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}' is {state}, not "
+                             "ACTIVE: mirror topics can only be created on an active link",
+                             field="link")
+        prefix = cfg.get("cluster.link.prefix", "") or ""
+        if source_topic is None:
+            if prefix:
+                if not topic.startswith(prefix):
+                    raise KafkaError("INVALID_REQUEST", f"Mirror topic name '{topic}' must "
+                                     f"start with the link's prefix '{prefix}'", field="topic")
+                source_topic = topic[len(prefix):]
+            else:
+                source_topic = topic
+        elif topic != prefix + source_topic:
+            raise KafkaError("INVALID_REQUEST", f"Mirror topic name '{topic}' must be the "
+                             f"source topic's name '{source_topic}' with the link's prefix "
+                             f"'{prefix}'" if prefix else f"Mirror topic name '{topic}' must "
+                             f"be the source topic's name '{source_topic}'", field="topic")
+        if any(t.name == topic for t in self.kafka.topics()):
+            raise KafkaError("TOPIC_ALREADY_EXISTS", f"Topic '{topic}' already exists: a mirror "
+                             "topic is always created as a new topic (an existing topic can "
+                             "not be converted)", field="topic")
+        _info, src = self._source(link)
+        if src is None:
+            raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}': the source cluster "
+                             f"{info.source_cluster} can not be reached", field="link")
+        try:
+            stopic = src.describe_topic(source_topic)
+        except KafkaError:
+            raise KafkaError("UNKNOWN_TOPIC_OR_PARTITION", f"Topic '{source_topic}' does not "
+                             f"exist on the source cluster {info.source_cluster} of link "
+                             f"'{link}'", field="source_topic") from None
+        spec = (configs or {}).get("mirror.start.offset.spec",
+                                   cfg.get("mirror.start.offset.spec", "earliest"))
+        parse_start_spec(spec)
+        own = {k: v for k, v in (configs or {}).items()
+               if k != "mirror.start.offset.spec"}
+        for key in own:
+            if key in SYNCED_CONFIGS:
+                raise KafkaError("INVALID_CONFIG", f"Configuration {key} of a mirror topic is "
+                                 "synced from its source topic and can not be set",
+                                 field=f"config.{key}")
+        synced = {k: v for k, v in stopic.configs.items() if k in SYNCED_CONFIGS}
+        if validate_only:
+            self.kafka.create_topic(topic, len(stopic.partitions), {**synced, **own},
+                                    validate_only=True)
+            return self._planned(topic, link, source_topic, len(stopic.partitions))
+        now = _now_ms(self.clock)
+        self.kafka.create_topic(topic, len(stopic.partitions), {**synced, **own},
+                                mirror_link=link)
+        with self.cl.transaction() as conn:
+            conn.execute(
+                "INSERT INTO mirrors(topic, link, source_topic, status, status_time_ms, "
+                "created_ms, auto_created, start_spec) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (topic, link, source_topic, ACTIVE, now, now, int(auto_created), spec))
+            conn.executemany(
+                "INSERT INTO mirror_partitions(topic, partition) VALUES (?, ?)",
+                [(topic, p.partition) for p in stopic.partitions])
+        return self.describe(topic, link)
+
+    def _planned(self, topic: str, link: str, source: str, n: int) -> MirrorInfo:
+        return MirrorInfo(link, topic, source, ACTIVE, NO_ERROR, _now_ms(self.clock), n,
+                          [PartitionLag(p, 0, 0) for p in range(n)])
+
+    # -- reading ---------------------------------------------------------------------------
+    def _rows(self, link: str | None = None, topic: str | None = None) -> list[tuple]:
+        sql = ("SELECT topic, link, source_topic, status, error, status_time_ms, auto_created, "
+               "paused, pending, trouble_since_ms, stopped_seq, start_spec, started "
+               "FROM mirrors")
+        cond, args = [], []
+        if link is not None:
+            cond.append("link = ?")
+            args.append(link)
+        if topic is not None:
+            cond.append("topic = ?")
+            args.append(topic)
+        if cond:
+            sql += " WHERE " + " AND ".join(cond)
+        with self.cl.read() as conn:
+            return conn.execute(sql + " ORDER BY link, topic", args).fetchall()
+
+    def _lags(self, row: tuple, src: Any) -> list[PartitionLag]:
+        topic, status = row[0], row[3]
+        offsets = {p.partition: p for p in self.kafka.offsets(topic)}
+        source_end: dict[int, int] = {}
+        if src is not None and status not in (STOPPED, PENDING_STOPPED):
+            try:
+                source_end = {p.partition: p.log_end for p in src.offsets(row[2])}
+            except KafkaError:
+                source_end = {}
+        with self.cl.read() as conn:
+            parts = conn.execute(
+                "SELECT partition, last_fetch_offset, source_hw, last_fetch_ms "
+                "FROM mirror_partitions WHERE topic = ? ORDER BY partition", (topic,)).fetchall()
+        out = []
+        for p, fetched, hw, fetch_ms in parts:
+            end = offsets[p].log_end if p in offsets else 0
+            if status in (STOPPED, PENDING_STOPPED):
+                lag = 0
+            elif p in source_end:
+                lag = max(source_end[p] - end, 0)
+            else:
+                lag = max(hw - end, 0)
+            out.append(PartitionLag(p, lag, fetched, end, hw, fetch_ms))
+        return out
+
+    def _info(self, row: tuple, src: Any = "?") -> MirrorInfo:
+        if src == "?":
+            try:
+                _li, src = self._source(row[1])
+            except KafkaError:
+                src = None
+        lags = self._lags(row, src)
+        return MirrorInfo(
+            link_name=row[1], mirror_topic_name=row[0], source_topic_name=row[2],
+            mirror_status=row[3], mirror_topic_error=row[4], status_time_ms=row[5],
+            num_partitions=len(lags), mirror_lags=lags, auto_created=bool(row[6]),
+            stopped_seq=row[10])
+
+    def describe(self, topic: str, link: str | None = None) -> MirrorInfo:
+        self.refresh()
+        rows = self._rows(link, topic)
+        if not rows:
+            raise KafkaError("INVALID_REQUEST", f"Topic '{topic}' is not mirrored"
+                             + (f" by link '{link}'" if link else ""), field="topic")
+        return self._info(rows[0])
+
+    def list(self, link: str | None = None, status: str | None = None,
+             pending_stopped_only: bool = False) -> list[MirrorInfo]:
+        if link is not None:
+            self.links.get(link)
+        if status is not None and status.upper() not in STATUSES:
+            raise KafkaError("INVALID_REQUEST", f"Unknown mirror status {status}: one of "
+                             f"{', '.join(STATUSES)}", field="mirror_status")
+        self.refresh()
+        out = []
+        for row in self._rows(link):
+            if status is not None and row[3] != status.upper():
+                continue
+            if pending_stopped_only and row[3] != PENDING_STOPPED:
+                continue
+            out.append(self._info(row))
+        return out
+
+    def topics_of(self, link: str, *, live_only: bool = False) -> list[str]:
+        """Mirror topics of a link (``live_only``: not STOPPED)."""
+        return [r[0] for r in self._rows(link) if not live_only or r[3] != STOPPED]
+
+    # -- states ----------------------------------------------------------------------------
+    def _target_status(self, row: tuple, link_state: str, src: Any, now: int,
+                       retry_ms: int) -> tuple[str, str, int | None]:
+        """(status, error, trouble_since_ms) a mirror should have now."""
+        status, error, paused, trouble = row[3], row[4], row[7], row[9]
+        if status in (STOPPED, PENDING_STOPPED, FAILED):
+            return status, error, trouble
+        if link_state == PAUSED or paused:
+            return PAUSED, NO_ERROR, trouble
+        if link_state == "UNAVAILABLE" or src is None:
+            return SOURCE_UNAVAILABLE, NO_ERROR, trouble
+        if link_state == "FAILED":
+            return LINK_FAILED, NO_ERROR, trouble
+        problem = None
+        try:
+            sinfo = src.describe_topic(row[2])
+            mine = len(self.kafka.describe_topic(row[0]).partitions)
+            if len(sinfo.partitions) < mine:
+                problem = SOURCE_PARTITIONS_DECREASED
+        except KafkaError:
+            problem = SOURCE_TOPIC_MAY_BE_DELETED
+        if problem is None:
+            return ACTIVE, NO_ERROR, None
+        since = trouble if trouble is not None else now
+        if now - since >= retry_ms:
+            return FAILED, problem, since
+        return ACTIVE, NO_ERROR, since
+
+    def refresh(self) -> None:
+        """Recompute every mirror's status (cheap; runs before every read)."""
+        now = _now_ms(self.clock)
+        changes = []
+        links: dict[str, tuple[str, Any, int]] = {}
+        for row in self._rows():
+            if row[1] not in links:
+                try:
+                    li, src = self._source(row[1])
+                    retry = int(li.configs.get("cluster.link.retry.timeout.ms", 300000))
+                    links[row[1]] = (self._state(row[1]), src, retry)
+                except KafkaError:
+                    links[row[1]] = ("FAILED", None, 300000)
+            state, src, retry = links[row[1]]
+            status, error, trouble = self._target_status(row, state, src, now, retry)
+            if (status, error, trouble) != (row[3], row[4], row[9]):
+                changes.append((status, error, trouble, now if status != row[3] else row[5],
+                                row[0]))
+        if changes:
+            with self.cl.transaction() as conn:
+                conn.executemany(
+                    "UPDATE mirrors SET status = ?, error = ?, trouble_since_ms = ?, "
+                    "status_time_ms = ? WHERE topic = ?", changes)
+
+    # -- pause / resume ----------------------------------------------------------------------
+    def _select(self, topics: Sequence[str], link: str) -> list[tuple[str, tuple | None]]:
+        self.links.get(link)
+        self.refresh()
+        rows = {r[0]: r for r in self._rows(link)}
+        names = list(topics) if topics else list(rows)
+        return [(t, rows.get(t)) for t in names]
+
+    def pause(self, topics: Sequence[str], link: str, *, dry_run: bool = False
+              ) -> list[AlterResult]:
+        return self._set_paused(topics, link, True, dry_run)
+
+    def resume(self, topics: Sequence[str], link: str, *, dry_run: bool = False
+               ) -> list[AlterResult]:
+        return self._set_paused(topics, link, False, dry_run)
+
+    def _set_paused(self, topics: Sequence[str], link: str, paused: bool, dry_run: bool
+                    ) -> list[AlterResult]:
+        out = []
+        for name, row in self._select(topics, link):
+            res = AlterResult(name)
+            if row is None:
+                res.error_code, res.error_message = _code("INVALID_REQUEST"), \
+                    f"Topic '{name}' is not mirrored"
+                res.not_mirrored = True
+            elif row[3] in (STOPPED, PENDING_STOPPED, FAILED):
+                res.error_code = _code("INVALID_REQUEST")
+                res.error_message = (f"Topic '{name}' is {row[3]}: only an active or paused "
+                                     "mirror can be paused or resumed")
+            elif not dry_run:
+                with self.cl.transaction() as conn:
+                    conn.execute("UPDATE mirrors SET paused = ? WHERE topic = ?",
+                                 (int(paused), name))
+            out.append(res)
+        if not dry_run:
+            self.refresh()
+        for res in out:
+            if res.ok:
+                res.mirror_lags = self.describe(res.mirror_topic_name, link).mirror_lags
+        return out
+
+    # -- promote / failover ------------------------------------------------------------------
+    def promote(self, topics: Sequence[str], link: str, *, dry_run: bool = False
+                ) -> list[AlterResult]:
+        return self._stop(topics, link, "promote", dry_run)
+
+    def failover(self, topics: Sequence[str], link: str, *, dry_run: bool = False
+                 ) -> list[AlterResult]:
+        return self._stop(topics, link, "failover", dry_run)
+
+    def _stop(self, topics: Sequence[str], link: str, how: str, dry_run: bool
+              ) -> list[AlterResult]:
+        li, src = self._source(link)
+        out = []
+        for name, row in self._select(topics, link):
+            res = AlterResult(name)
+            out.append(res)
+            if row is None:
+                res.not_mirrored = True
+                res.error_code = _code("INVALID_REQUEST")
+                res.error_message = f"Topic '{name}' is not mirrored"
+                continue
+            if row[3] == STOPPED:
+                res.already_stopped = True
+                res.error_code = _code("INVALID_REQUEST")
+                res.error_message = f"Topic '{name}' has already stopped its mirror from '{link}'"
+                continue
+            info = self._info(row, src)
+            res.mirror_lags = info.mirror_lags
+            if how == "promote" and row[3] != PENDING_STOPPED:
+                problem = self._promote_problem(li, row, src, info)
+                if problem:
+                    res.error_code = _code("INVALID_REQUEST")
+                    res.error_message = problem
+                    continue
+            if dry_run:  # the clamps stopping it would make (else: made when it stops)
+                res.clamps = self._clamps(link, name, include_pending_sync=(how == "promote"),
+                                          src=src, li=li)
+                continue
+            with self.cl.transaction() as conn:
+                conn.execute(
+                    "UPDATE mirrors SET status = ?, pending = ?, status_time_ms = ? "
+                    "WHERE topic = ?", (PENDING_STOPPED, how, _now_ms(self.clock), name))
+        if not dry_run:
+            done = self.finish_pending(link)
+            by_topic: dict[str, list[Clamp]] = {}
+            for c in done:
+                by_topic.setdefault(c.topic, []).append(c)
+            for res in out:
+                if res.ok:
+                    res.clamps = by_topic.get(res.mirror_topic_name, [])
+        return out
+
+    def _promote_problem(self, li: Any, row: tuple, src: Any, info: MirrorInfo) -> str | None:
+        name = row[0]
+        if src is None or self._state(li.name) in ("UNAVAILABLE", "FAILED"):
+            return (f"Topic '{name}' can not be promoted: the source cluster "
+                    f"{li.source_cluster} is not reachable (failover stops the mirror "
+                    "regardless)")
+        lagging = [p for p in info.mirror_lags if p.lag > 0]
+        if lagging:
+            parts = ", ".join(f"partition {p.partition}: {p.lag}" for p in lagging)
+            return (f"Topic '{name}' can not be promoted: it has mirroring lag ({parts}); "
+                    "wait for it to catch up, or use failover")
+        try:
+            scfg = src.describe_topic(row[2])
+        except KafkaError:
+            return f"Topic '{name}' can not be promoted: its source topic is gone"
+        mine = self.kafka.describe_topic(name)
+        diff = [k for k in SYNCED_CONFIGS
+                if scfg.effective_configs().get(k) != mine.effective_configs().get(k)]
+        if diff or len(scfg.partitions) != len(mine.partitions):
+            what = ", ".join(diff) or "number of partitions"
+            return f"Topic '{name}' can not be promoted: config sync is pending ({what})"
+        pending = self._pending_offsets(li, src, topics={name: row[2]})
+        if pending:
+            groups = ", ".join(sorted({g for g, _t, _p, _o in pending}))
+            return (f"Topic '{name}' can not be promoted: consumer offset sync is pending "
+                    f"(groups {groups})")
+        return None
+
+    def _clamps(self, link: str, topic: str, *, include_pending_sync: bool, src: Any,
+                li: Any) -> list[Clamp]:
+        """The clamps stopping ``topic`` would make now (after a promote's final offset sync
+        when ``include_pending_sync``): synced group offsets beyond the log end offsets."""
+        ends = {p.partition: p.log_end for p in self.kafka.offsets(topic)}
+        end_sql = "CASE g.partition " + " ".join(
+            f"WHEN {int(p)} THEN {int(e)}" for p, e in ends.items()) + " ELSE 0 END" \
+            if ends else "0"
+        with self.cl.read() as conn:
+            current = {(g, p): off for g, p, off in conn.execute(
+                "SELECT g.grp, g.partition, g.committed FROM synced_offsets s JOIN "
+                "group_offsets g ON g.grp = s.grp AND g.topic = s.topic "
+                f"WHERE s.link = ? AND s.topic = ? AND g.committed > ({end_sql})",
+                (link, topic))}
+        if include_pending_sync and src is not None:
+            with self.cl.read() as conn:
+                row = conn.execute("SELECT source_topic FROM mirrors WHERE topic = ?",
+                                   (topic,)).fetchone()
+            if row:
+                for g, _t, p, off in self._pending_offsets(li, src, topics={topic: row[0]}):
+                    current[(g, p)] = off
+        return [Clamp(g, topic, p, off, ends.get(p, 0))
+                for (g, p), off in sorted(current.items()) if off > ends.get(p, 0)]
+
+    def finish_pending(self, link: str | None = None) -> list[Clamp]:
+        """PENDING_STOPPED mirrors -> STOPPED (promote: final config and offset sync first),
+        clamping synced group offsets; returns the clamps made."""
+        clamps: list[Clamp] = []
+        for row in self._rows(link):
+            if row[3] != PENDING_STOPPED:
+                continue
+            topic, lname, how = row[0], row[1], row[8]
+            try:
+                li, src = self._source(lname)
+            except KafkaError:
+                li, src = None, None
+            if how == "promote" and src is not None and li is not None:
+                self._sync_configs(li, src, [row])
+                self._sync_offsets(li, src, {topic: row[2]}, force=True)
+            made = self._clamps(lname, topic, include_pending_sync=False, src=None, li=li)
+            now = _now_ms(self.clock)
+            with self.cl.transaction() as conn:
+                seq = conn.execute("SELECT coalesce(max(stopped_seq), 0) + 1 FROM mirrors"
+                                   ).fetchone()[0]
+                conn.execute("UPDATE mirrors SET status = ?, pending = NULL, error = ?, "
+                             "status_time_ms = ?, stopped_seq = ? WHERE topic = ?",
+                             (STOPPED, NO_ERROR, now, seq, topic))
+            if made:
+                self.kafka.write_group_offsets(
+                    (c.group, c.topic, c.partition, c.to_offset) for c in made)
+                clamps += made
+            self.kafka.set_mirror_link(topic, None)
+        return clamps
+
+    # -- failing back ------------------------------------------------------------------------
+    def truncate_and_restore(self, topic: str, link: str, *, dry_run: bool = False
+                             ) -> TruncateResult:
+        """Make local ``topic`` a mirror (through ``link``) of the other side's topic that
+        failed over: truncate it per partition to the log end offsets at which that mirror
+        stopped, then resume mirroring from there."""
+        from .topics import record_key, records_bytes
+
+        li, src = self._source(link)
+        if src is None:
+            raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}': the source cluster "
+                             f"{li.source_cluster} can not be reached", field="link")
+        prefix = li.configs.get("cluster.link.prefix", "") or ""
+        if prefix and not topic.startswith(prefix):
+            raise KafkaError("INVALID_REQUEST", f"Topic '{topic}' does not carry the link's "
+                             f"prefix '{prefix}'", field="topic")
+        source_topic = topic[len(prefix):] if prefix else topic
+        other = Mirrors(self.datadir, li.source_cluster, self.clock)
+        rows = [r for r in other._rows(topic=source_topic) if r[3] == STOPPED]
+        if not rows:
+            raise KafkaError("INVALID_REQUEST", f"Topic '{source_topic}' on cluster "
+                             f"{li.source_cluster} is not a stopped mirror: truncate-and-restore "
+                             "fails back to a topic that was failed over or promoted",
+                             field="topic")
+        # Where that mirror stopped: its log end at its last fetch (it took writes since).
+        stopped = {p.partition: p.last_source_fetch_offset for p in other._lags(rows[0], None)}
+        mine = self.kafka.describe_topic(topic)
+        if mine.mirror_link:
+            raise KafkaError("INVALID_REQUEST", f"Topic '{topic}' is already a mirror topic",
+                             field="topic")
+        parts = []
+        t_id = self._topic_rowid(topic)
+        for p in mine.partitions:
+            to = stopped.get(p.partition, 0)
+            cut = max(p.log_end - max(to, p.log_start), 0)
+            parts.append({"partition": p.partition, "messages_truncated": cut,
+                          "offset_truncated_to": min(to, p.log_end)})
+        if dry_run:
+            return TruncateResult(topic, parts)
+        now = _now_ms(self.clock)
+        with self.cl.transaction() as conn:
+            for p in parts:
+                to = p["offset_truncated_to"]
+                lo, hi = (record_key(t_id, p["partition"], to),
+                          record_key(t_id, p["partition"] + 1, 0))
+                cnt = (conn.execute("SELECT count(*) FROM records WHERE id >= ? AND id < ?",
+                                    (lo, hi)).fetchone()[0], records_bytes(conn, lo, hi))
+                p["messages_truncated"] = cnt[0]
+                conn.execute("DELETE FROM records WHERE id >= ? AND id < ?",
+                             (record_key(t_id, p["partition"], to),
+                              record_key(t_id, p["partition"] + 1, 0)))
+                conn.execute("UPDATE partitions SET log_end = ?, log_start = min(log_start, ?),"
+                             " bytes = max(bytes - ?, 0), cleaned = min(log_start, ?), "
+                             "clean_bytes = 0 WHERE topic = ? AND partition = ?",
+                             (to, to, cnt[1], to, t_id, p["partition"]))
+            conn.execute("DELETE FROM mirrors WHERE topic = ?", (topic,))
+            conn.execute("DELETE FROM mirror_partitions WHERE topic = ?", (topic,))
+            conn.execute(
+                "INSERT INTO mirrors(topic, link, source_topic, status, status_time_ms, "
+                "created_ms, start_spec, started) VALUES (?, ?, ?, ?, ?, ?, 'earliest', 1)",
+                (topic, link, source_topic, ACTIVE, now, now))
+            conn.executemany(
+                "INSERT INTO mirror_partitions(topic, partition, last_fetch_offset) "
+                "VALUES (?, ?, ?)",
+                [(topic, p["partition"], p["offset_truncated_to"]) for p in parts])
+        self.kafka.set_mirror_link(topic, link)
+        return TruncateResult(topic, parts)
+
+    def reverse_and_start(self, topic: str, link: str, *, dry_run: bool = False
+                          ) -> tuple[AlterResult, TruncateResult]:
+        """Stop this cluster's mirror ``topic`` (as failover) and make its source topic a
+        mirror of it through the link of the same name on the source cluster."""
+        li, _src = self._source(link)
+        other = Mirrors(self.datadir, li.source_cluster, self.clock)
+        rev = other.links.get(link)  # the reverse link must exist on the source cluster
+        if rev.source_cluster != self.cluster:
+            raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}' on cluster "
+                             f"{li.source_cluster} does not point back to {self.cluster}: "
+                             "reverse-and-start needs the reverse link", field="link")
+        res = self.failover([topic], link, dry_run=dry_run)[0]
+        if not res.ok:
+            raise KafkaError("INVALID_REQUEST", res.error_message, field="topic")
+        prefix = li.configs.get("cluster.link.prefix", "") or ""
+        source_topic = topic[len(prefix):] if prefix and topic.startswith(prefix) else topic
+        if dry_run:
+            mine = {p.partition: p.log_end for p in self.kafka.offsets(topic)}
+            theirs = other.kafka.describe_topic(source_topic)
+            parts = [{"partition": p.partition,
+                      "messages_truncated": max(p.log_end - mine.get(p.partition, 0), 0),
+                      "offset_truncated_to": min(mine.get(p.partition, 0), p.log_end)}
+                     for p in theirs.partitions]
+            return res, TruncateResult(source_topic, parts)
+        return res, other.truncate_and_restore(source_topic, link)
+
+    # -- the pump --------------------------------------------------------------------------
+    def _topic_rowid(self, name: str, schema: str = "main", conn: Any = None) -> int:
+        c = conn or self.cl.conn
+        row = c.execute(f"SELECT id FROM {schema}.topics WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise KafkaError("UNKNOWN_TOPIC_OR_PARTITION",
+                             f"Topic '{name}' does not exist", field="topic")
+        return int(row[0])
+
+    def step(self, *, max_records: int | None = None, links: Iterable[str] | None = None
+             ) -> list[LinkReport]:
+        """One step of every link stored in this cluster (module doc)."""
+        reports = []
+        wanted = None if links is None else set(links)
+        for li in self.links.list():
+            if wanted is not None and li.name not in wanted:
+                continue
+            reports.append(self._step_link(li, max_records))
+        return reports
+
+    def _step_link(self, li: Any, max_records: int | None) -> LinkReport:
+        state = self._state(li.name)
+        rep = LinkReport(self.cluster, li.name, state)
+        rep.stopped = [r[0] for r in self._rows(li.name) if r[3] == PENDING_STOPPED]
+        rep.clamps = self.finish_pending(li.name)
+        self.refresh()
+        _li, src = self._source(li.name)
+        if src is None or state in ("UNAVAILABLE", "FAILED"):
+            rows = self._rows(li.name)
+            rep.mirrors = len(rows)
+            rep.lag = sum(self._info(r, None).max_per_partition_mirror_lag for r in rows)
+            if src is None:
+                rep.errors.append(f"source cluster {li.source_cluster} is unavailable")
+            return rep
+        if state != PAUSED:
+            rep.created = self._auto_create(li, src)
+        rows = self._rows(li.name)
+        rep.mirrors = len(rows)
+        now = _now_ms(self.clock)
+        active = [r for r in rows if r[3] == ACTIVE]
+        if self._due(li, "configs_ms", "topic.config.sync.ms", 5000, now):
+            rep.configs_synced = self._sync_configs(li, src, active)
+            self._ran(li.name, "configs_ms", now)
+        for r in active:
+            try:
+                rep.copied += self._copy(li, src, r, max_records)
+            except (KafkaError, sqlite3.Error) as err:
+                rep.errors.append(f"{r[0]}: {err}")
+        if (_truthy(li.configs.get("consumer.offset.sync.enable", "false"))
+                and self._due(li, "offsets_ms", "consumer.offset.sync.ms", 30000, now)):
+            live = {r[0]: r[2] for r in self._rows(li.name) if r[3] == ACTIVE}
+            rep.offsets_synced = self._sync_offsets(li, src, live)
+            self._ran(li.name, "offsets_ms", now)
+        for r in self._rows(li.name):
+            rep.lag += self._info(r, src).max_per_partition_mirror_lag
+        return rep
+
+    def _due(self, li: Any, col: str, key: str, default: int, now: int) -> bool:
+        every = int(li.configs.get(key, default))
+        with self.cl.read() as conn:
+            row = conn.execute(f"SELECT {col} FROM link_runs WHERE link = ?",
+                               (li.name,)).fetchone()
+        return row is None or now - row[0] >= every
+
+    def _ran(self, link: str, col: str, now: int) -> None:
+        with self.cl.transaction() as conn:
+            conn.execute(f"INSERT INTO link_runs(link, {col}) VALUES (?, ?) ON CONFLICT(link) "
+                         f"DO UPDATE SET {col} = excluded.{col}", (link, now))
+
+    def _auto_create(self, li: Any, src: Any) -> list[str]:
+        from .links import filter_selects, topic_filters
+
+        if not _truthy(li.configs.get("auto.create.mirror.topics.enable", "false")):
+            return []
+        filters = topic_filters(li.configs)
+        if not filters:
+            return []
+        prefix = li.configs.get("cluster.link.prefix", "") or ""
+        existing = {t.name for t in self.kafka.topics()}
+        made = []
+        for t in src.topics():
+            if not filter_selects(filters, t.name):
+                continue
+            if prefix and t.mirror_link:
+                continue  # no chaining with a prefix and auto-create (seed)
+            name = prefix + t.name
+            if name in existing:
+                continue
+            try:
+                self.create(name, li.name, source_topic=t.name, auto_created=True)
+                made.append(name)
+            except KafkaError:
+                continue
+        return made
+
+    def _sync_configs(self, li: Any, src: Any, rows: Sequence[tuple]) -> int:
+        """Synced configs and partition count of each mirror follow its source topic."""
+        n = 0
+        for r in rows:
+            try:
+                s = src.describe_topic(r[2])
+                m = self.kafka.describe_topic(r[0])
+            except KafkaError:
+                continue
+            want = {k: v for k, v in s.configs.items() if k in SYNCED_CONFIGS}
+            have = {k: v for k, v in m.configs.items() if k in SYNCED_CONFIGS}
+            drop = [k for k in have if k not in want]
+            parts = len(s.partitions) if len(s.partitions) > len(m.partitions) else None
+            if want != have or parts:
+                self.kafka.alter_topic(r[0], configs=want, delete=drop, partitions=parts,
+                                       internal=True)
+                if parts:
+                    with self.cl.transaction() as conn:
+                        conn.executemany(
+                            "INSERT OR IGNORE INTO mirror_partitions(topic, partition) "
+                            "VALUES (?, ?)", [(r[0], p) for p in range(parts)])
+                n += 1
+        return n
+
+    def _active_groups(self) -> set[str]:
+        """Groups with a live member on this (the destination) cluster."""
+        now = _now_ms(self.clock)
+        with self.cl.read() as conn:
+            return {g for (g,) in conn.execute(
+                "SELECT DISTINCT grp FROM group_members "
+                "WHERE heartbeat_ms + session_timeout_ms >= ?", (now,))}
+
+    def _pending_offsets(self, li: Any, src: Any, topics: dict[str, str]
+                         ) -> list[tuple[str, str, int, int]]:
+        """(group, mirror topic, partition, source offset) the offset sync would write now:
+        the source's committed offsets of groups passing the group filters, on the source
+        topics of ``topics`` (mirror -> source), for groups not active here, that differ
+        from what is committed here."""
+        from .links import filter_selects, group_filters
+
+        if not _truthy(li.configs.get("consumer.offset.sync.enable", "false")):
+            return []
+        filters = group_filters(li.configs)
+        active = self._active_groups()
+        out = []
+        selected: dict[str, bool] = {}
+        for m, source in topics.items():
+            theirs = src.committed_all(source)
+            mine = self.kafka.committed_all(m)
+            for g, offs in theirs.items():
+                ok = selected.get(g)
+                if ok is None:
+                    ok = selected[g] = filter_selects(filters, g) and g not in active
+                if not ok:
+                    continue
+                have = mine.get(g, {})
+                for (_t, p), off in offs.items():
+                    if have.get((m, p)) != off:
+                        out.append((g, m, p, off))
+        return out
+
+    def _sync_offsets(self, li: Any, src: Any, topics: dict[str, str], *,
+                      force: bool = False) -> int:
+        pending = self._pending_offsets(li, src, topics)
+        if not pending:
+            return 0
+        now = _now_ms(self.clock)
+        with self.cl.transaction() as conn:
+            self.kafka.write_group_offsets(pending)
+            conn.executemany(
+                "INSERT INTO synced_offsets(link, grp, topic, synced_ms) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(link, grp, topic) DO UPDATE SET synced_ms = excluded.synced_ms",
+                [(li.name, g, t, now) for g, t in dict.fromkeys((g, t) for g, t, _p, _o
+                                                                in pending)])
+        return len(pending)
+
+    def _copy(self, li: Any, src: Any, row: tuple, max_records: int | None) -> int:
+        """Copy what the source partitions have beyond the mirror's log end (one
+        transaction of the destination, the source database attached)."""
+        from .topics import partition_range, record_key, records_bytes
+
+        topic, source_topic, spec, started = row[0], row[2], row[11], row[12]
+        conn = self.cl.conn
+        src_path = str(self.datadir.cluster_path(li.source_cluster))
+        if any(r[1] == _ATTACHED for r in conn.execute("PRAGMA database_list")):
+            conn.execute(f"DETACH DATABASE {_ATTACHED}")
+        conn.execute(f"ATTACH DATABASE ? AS {_ATTACHED}", (src_path,))
+        copied = 0
+        try:
+            conn.execute("BEGIN")
+            try:
+                conn.execute("DELETE FROM main.mirrors WHERE 0")  # the destination's lock only
+                try:
+                    s_id = self._topic_rowid(source_topic, _ATTACHED, conn)
+                except KafkaError:
+                    conn.execute("COMMIT")
+                    return 0
+                d_id = self._topic_rowid(topic, "main", conn)
+                s_parts = {p: (a, b) for p, a, b in conn.execute(
+                    f"SELECT partition, log_start, log_end FROM {_ATTACHED}.partitions "
+                    "WHERE topic = ?", (s_id,))}
+                d_parts = {p: (a, b, n) for p, a, b, n in conn.execute(
+                    "SELECT partition, log_start, log_end, bytes FROM main.partitions "
+                    "WHERE topic = ?", (d_id,))}
+                now = _now_ms(self.clock)
+                start = parse_start_spec(spec) if not started else None
+                budget = max_records
+                fetch_rows = []
+                for p in sorted(d_parts):
+                    if p not in s_parts:
+                        continue
+                    s_start, s_end = s_parts[p]
+                    m_start, m_end, m_bytes = d_parts[p]
+                    base_s, _t = partition_range(s_id, p)
+                    base_d, _t = partition_range(d_id, p)
+                    if start is not None and m_end == 0 and m_start == 0:
+                        if start == "earliest":
+                            first = s_start
+                        elif start == "latest":
+                            first = s_end
+                        else:
+                            first = _start_offset_for_time(conn, _ATTACHED, s_id, p, s_start,
+                                                           s_end, int(start))
+                        m_start = m_end = first
+                    if m_end < s_start:  # the source's retention went past the mirror
+                        conn.execute("DELETE FROM main.records WHERE id >= ? AND id < ?",
+                                     (base_d, record_key(d_id, p, s_start)))
+                        m_start = m_end = s_start
+                        m_bytes = 0
+                    hi = s_end
+                    if budget is not None:
+                        hi = min(hi, m_end + max(budget, 0))
+                    added = 0
+                    if hi > m_end:
+                        cur = conn.execute(
+                            f"INSERT INTO main.records(id, ts, key, value, headers) "
+                            f"SELECT id - ? + ?, ts, key, value, headers FROM "
+                            f"{_ATTACHED}.records WHERE id >= ? AND id < ?",
+                            (base_s, base_d, record_key(s_id, p, m_end),
+                             record_key(s_id, p, hi)))
+                        n = cur.rowcount if cur.rowcount is not None else 0
+                        copied += n
+                        if budget is not None:
+                            budget -= hi - m_end
+                        added = records_bytes(conn, record_key(d_id, p, m_end),
+                                              record_key(d_id, p, hi))
+                        m_end = hi
+                    removed = 0
+                    if s_start > m_start:  # the log start follows the source's
+                        removed = records_bytes(conn, base_d, record_key(d_id, p, s_start))
+                        conn.execute("DELETE FROM main.records WHERE id >= ? AND id < ?",
+                                     (base_d, record_key(d_id, p, s_start)))
+                        m_start = min(s_start, m_end)
+                    conn.execute(
+                        "UPDATE main.partitions SET log_start = ?, log_end = ?, bytes = ?, "
+                        "cleaned = max(cleaned, ?), clean_bytes = CASE WHEN cleaned < ? "
+                        "THEN 0 ELSE clean_bytes END WHERE topic = ? AND partition = ?",
+                        (m_start, m_end, max(m_bytes + added - removed, 0), m_start, m_start,
+                         d_id, p))
+                    fetch_rows.append((m_end, s_end, now, topic, p))
+                conn.executemany(
+                    "UPDATE main.mirror_partitions SET last_fetch_offset = ?, source_hw = ?, "
+                    "last_fetch_ms = ? WHERE topic = ? AND partition = ?", fetch_rows)
+                if not started:
+                    conn.execute("UPDATE main.mirrors SET started = 1 WHERE topic = ?", (topic,))
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        finally:
+            try:
+                conn.execute(f"DETACH DATABASE {_ATTACHED}")
+            except sqlite3.Error:
+                pass
+        return copied
+
+    # -- cleanup ---------------------------------------------------------------------------
+    def forget_link(self, link: str) -> None:
+        """The link is being deleted: its stopped mirrors' history goes with it."""
+        with self.cl.transaction() as conn:
+            topics = [r[0] for r in conn.execute("SELECT topic FROM mirrors WHERE link = ?",
+                                                 (link,))]
+            conn.execute("DELETE FROM mirrors WHERE link = ?", (link,))
+            conn.executemany("DELETE FROM mirror_partitions WHERE topic = ?",
+                             [(t,) for t in topics])
+            conn.execute("DELETE FROM synced_offsets WHERE link = ?", (link,))
+            conn.execute("DELETE FROM link_runs WHERE link = ?", (link,))
+
+    def forget_topic(self, topic: str) -> None:
+        """A mirror topic was deleted: its mirror rows go."""
+        with self.cl.transaction() as conn:
+            conn.execute("DELETE FROM mirrors WHERE topic = ?", (topic,))
+            conn.execute("DELETE FROM mirror_partitions WHERE topic = ?", (topic,))
+            conn.execute("DELETE FROM synced_offsets WHERE topic = ?", (topic,))
+
+    def drop_orphans(self) -> None:
+        """Mirror rows whose topic was deleted."""
+        names = {t.name for t in self.kafka.topics()}
+        for row in self._rows():
+            if row[0] not in names:
+                self.forget_topic(row[0])
+
+
+def link_hooks(datadir: DataDir, cluster: Any, clock: Clock | None = None) -> Any:
+    """What ``Links.open`` asks the mirrors module: a link's mirror topics, which of them
+    block its deletion (not STOPPED), failing them over on a forced delete, and dropping the
+    stopped mirrors' history with the link."""
+    from .links import LinkHooks
+
+    name = cluster if isinstance(cluster, str) else cluster.name
+
+    def mirrors() -> Mirrors:
+        return Mirrors(datadir, name, clock)
+
+    def on_force(link: str, topics: list[str]) -> None:
+        if topics:
+            mirrors().failover(topics, link)
+
+    return LinkHooks(
+        mirror_topics=lambda link: mirrors().topics_of(link),
+        in_use=lambda link: mirrors().topics_of(link, live_only=True),
+        on_force=on_force,
+        on_delete=lambda link: mirrors().forget_link(link),
+    )
+
+
+def _truthy(value: Any) -> bool:
+    return str(value).strip().lower() == "true"
+
+
+def _code(name: str) -> int:
+    from .errors import ERROR_CODES
+
+    return int(ERROR_CODES.get(name, -1))
+
+
+def pump_links(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = None,
+               max_records: int | None = None,
+               on_error: Callable[[str, Exception], None] | None = None) -> list[LinkReport]:
+    """One step of every cluster link of the data directory (clusters that are down are
+    skipped: their links do not run)."""
+    wanted = None if clusters is None else set(clusters)
+    reports: list[LinkReport] = []
+    for info in datadir.clusters():
+        if info.down or (wanted is not None and info.name not in wanted):
+            continue
+        cl = datadir.open(info.name)
+        if not _has_links(cl):
+            continue
+        try:
+            m = Mirrors(datadir, info.name, clock)
+            m.drop_orphans()
+            reports += m.step(max_records=max_records)
+        except (JetlinkError, sqlite3.Error) as err:
+            if on_error is None:
+                raise
+            on_error(info.name, err)
+    return reports
+
+
+def _has_links(cl: Cluster) -> bool:
+    with cl.read() as conn:
+        row = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'links'"
+                           ).fetchone()
+        if row is None:
+            return False
+        return conn.execute("SELECT 1 FROM links LIMIT 1").fetchone() is not None
+
+
+def _json(value: Any) -> str:  # pragma: no cover - debugging aid
+    return json.dumps(value, sort_keys=True)

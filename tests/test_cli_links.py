@@ -1,0 +1,349 @@
+"""``jetlink links create|ls|describe|alter|delete`` through the CLI (exact output, JSON and
+exit codes)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import doc, ok
+
+from jetlink.core.kafka.links import LinkHooks
+
+ALL_GROUPS = '{"groupFilters":[{"name":"*","patternType":"LITERAL","filterType":"INCLUDE"}]}'
+ALL_TOPICS = '{"topicFilters":[{"name":"*","patternType":"LITERAL","filterType":"INCLUDE"}]}'
+
+
+@pytest.fixture
+def jl(jl, cli_clock):
+    ok(jl("cluster", "add", "east", "--kind", "kafka"))
+    return jl
+
+
+def link_id(jl, name="L", *args):
+    return doc(jl(*args, "links", "describe", name, "-j"))["cluster_link_id"]
+
+
+def tasks(**states):
+    names = ("AclSync", "AutoCreateMirror", "ConsumerOffsetSync", "TopicConfigsSync")
+    return [{"task_name": n, "state": states.get(n, "NOT_CONFIGURED"), "errors": []}
+            for n in names]
+
+
+# -- create -----------------------------------------------------------------------------------
+
+
+def test_create_prints_kafka_cluster_links_line(jl):
+    result = ok(jl("links", "create", "L", "--source-cluster", "east"))
+    assert result.stdout == "Cluster link 'L' creation successfully completed.\n"
+    assert result.stderr == ""
+
+
+def test_create_json_is_rest_link_data(jl):
+    got = doc(jl("links", "create", "L", "--source-cluster", "east", "-j",
+                 "-c", "consumer.offset.sync.enable=true", "-c",
+                 f"consumer.offset.group.filters={ALL_GROUPS}"))
+    assert len(got.pop("cluster_link_id")) == 22
+    assert got == {
+        "link_name": "L",
+        "source_cluster_id": "east",
+        "destination_cluster_id": "local",
+        "topic_names": [],
+        "link_state": "ACTIVE",
+        "link_error": "NO_ERROR",
+        "link_error_message": None,
+        "tasks": tasks(ConsumerOffsetSync="ACTIVE", TopicConfigsSync="ACTIVE"),
+    }
+
+
+def test_validate_only_creates_nothing(jl):
+    result = ok(jl("links", "create", "L", "--source-cluster", "east", "--validate-only"))
+    assert result.stdout == "Cluster link 'L' creation successfully validated.\n"
+    assert jl("links", "ls").stdout == "No cluster links found.\n"
+    assert doc(jl("links", "ls", "-j")) == []
+
+
+def test_create_from_files(jl):
+    props = jl.tmp / "link.properties"
+    props.write_text("# the link\nconsumer.offset.sync.enable=true\n"
+                     "consumer.offset.sync.ms = 1000\n"
+                     "auto.create.mirror.topics.enable=true\ncluster.link.prefix=east.\n")
+    groups = jl.tmp / "groups.json"
+    groups.write_text('{"groupFilters": [{"name": "app", "patternType": "PREFIXED"}]}')
+    topics = jl.tmp / "topics.json"
+    topics.write_text('{"topicFilters": [{"name": "*", "patternType": "LITERAL"}, '
+                      '{"name": "secret", "patternType": "PREFIXED", "filterType": "EXCLUDE"}]}')
+    ok(jl("links", "create", "L", "--source-cluster", "east", "--config-file", str(props),
+          "--consumer-group-filters-json-file", str(groups), "--topic-filters-json-file",
+          str(topics), "-c", "consumer.offset.sync.ms=2000"))
+    configs = {e["name"]: e["value"] for e in doc(jl("links", "describe", "L", "-j"))["configs"]
+               if not e["is_default"]}
+    assert configs == {
+        "auto.create.mirror.topics.enable": "true",
+        "auto.create.mirror.topics.filters":
+            '{"topicFilters":[{"name":"*","patternType":"LITERAL","filterType":"INCLUDE"},'
+            '{"name":"secret","patternType":"PREFIXED","filterType":"EXCLUDE"}]}',
+        "cluster.link.prefix": "east.",
+        "consumer.offset.group.filters":
+            '{"groupFilters":[{"name":"app","patternType":"PREFIXED","filterType":"INCLUDE"}]}',
+        "consumer.offset.sync.enable": "true",
+        "consumer.offset.sync.ms": "2000",  # --config overrides the file
+    }
+
+
+USAGE_ERRORS = [
+    (["-c", "novalue"], "jetlink: error: --config 'novalue': expected KEY=VALUE\n"),
+    (["-c", f"consumer.offset.group.filters={ALL_GROUPS}", "--consumer-group-filters-json-file",
+      "{groups}"],
+     "jetlink: error: consumer.offset.group.filters is given twice: by "
+     "--consumer-group-filters-json-file and by --config / --config-file\n"),
+]
+
+
+@pytest.mark.parametrize(("args", "stderr"), USAGE_ERRORS)
+def test_create_usage_errors(jl, args, stderr):
+    groups = jl.tmp / "groups.json"
+    groups.write_text(ALL_GROUPS)
+    args = [a.replace("{groups}", str(groups)) for a in args]
+    result = jl("links", "create", "L", "--source-cluster", "east", *args)
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", stderr)
+
+
+REFUSALS = [
+    (["-c", "foo=1"], "INVALID_CONFIG", 40,
+     "Unknown cluster link configuration 'foo': known configurations: acl.filters, "
+     "acl.sync.enable, acl.sync.ms, auto.create.mirror.topics.enable, "
+     "auto.create.mirror.topics.filters, cluster.link.paused, cluster.link.prefix, "
+     "cluster.link.retry.timeout.ms, connection.mode, consumer.offset.group.filters, "
+     "consumer.offset.sync.enable, consumer.offset.sync.ms, link.mode, "
+     "mirror.start.offset.spec, topic.config.sync.ms"),
+    (["-c", "cluster.link.prefix=thirteen-char"], "INVALID_CONFIG", 40,
+     "Invalid value thirteen-char for configuration cluster.link.prefix: the prefix must be at "
+     "most 12 characters"),
+    (["-c", "consumer.offset.sync.enable=true"], "INVALID_CONFIG", 40,
+     "Consumer offset sync is enabled but consumer.offset.group.filters is not set. Please set "
+     "consumer.offset.group.filters to proceed with consumer offset sync."),
+    (["-c", 'auto.create.mirror.topics.filters={"topicFilters":[{"name":"a"}]}'],
+     "INVALID_CONFIG", 40,
+     "Invalid value for configuration auto.create.mirror.topics.filters: "
+     "topicFilters[0].patternType: required: LITERAL or PREFIXED"),
+]
+
+
+@pytest.mark.parametrize(("args", "name", "code", "message"), REFUSALS)
+def test_create_refusals(jl, args, name, code, message):
+    result = jl("links", "create", "L", "--source-cluster", "east", *args)
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == f"jetlink: error: {message} ({name} {code})\n"
+    result = jl("links", "create", "L", "--source-cluster", "east", *args, "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == {
+        "error": {"error_code": code, "error_name": name, "message": message}}
+    assert jl("links", "ls").stdout == "No cluster links found.\n"
+
+
+def test_create_twice_and_to_self_and_missing_source(jl):
+    ok(jl("links", "create", "L", "--source-cluster", "east"))
+    result = jl("links", "create", "L", "--source-cluster", "east")
+    assert (result.exit_code, result.stderr) == (
+        1, "jetlink: error: Cluster link 'L' already exists (CLUSTER_LINK_EXISTS 10001)\n")
+    result = jl("links", "create", "M", "--source-cluster", "local")
+    assert (result.exit_code, result.stderr) == (
+        1, "jetlink: error: Requested cluster ID matches local cluster ID 'local' - cannot "
+           "create cluster link to self (INVALID_REQUEST 42)\n")
+    result = jl("links", "create", "M", "--source-cluster", "north")
+    assert result.exit_code == 1
+    assert "source cluster 'north' does not exist" in result.stderr
+    result = jl("links", "create", "bad/name", "--source-cluster", "east")
+    assert (result.exit_code, result.stderr) == (
+        1, "jetlink: error: Link name 'bad/name' is illegal, valid characters: [a-zA-Z0-9._-] "
+           "(INVALID_CLUSTER_LINK 19000)\n")
+
+
+def test_source_mode_link_warns(jl):
+    result = ok(jl("links", "create", "S", "--source-cluster", "east", "-c", "link.mode=SOURCE"))
+    assert result.stdout == "Cluster link 'S' creation successfully completed.\n"
+    assert result.stderr == (
+        "jetlink: warning: link.mode=SOURCE: jetlink implements destination links only "
+        "(link.mode=DESTINATION); this link copies nothing and mirror topics cannot be created "
+        "on it\n")
+    assert jl("links", "create", "T", "--source-cluster", "east", "-c", "link.mode=SOURCE",
+              "-j").stderr == ""
+
+
+def test_link_on_another_cluster(jl):
+    ok(jl("cluster", "add", "west", "--kind", "kafka"))
+    ok(jl("--cluster", "west", "links", "create", "L", "--source-cluster", "east"))
+    assert jl("links", "ls").stdout == "No cluster links found.\n"
+    got = doc(jl("--cluster", "west", "links", "ls", "-j"))
+    assert [(d["link_name"], d["destination_cluster_id"]) for d in got] == [("L", "west")]
+    result = jl("--cluster", "nowhere", "links", "ls")
+    assert (result.exit_code, result.stderr) == (1, "jetlink: error: cluster nowhere not found\n")
+
+
+# -- ls / describe ----------------------------------------------------------------------------
+
+
+def test_ls_lines(jl):
+    ok(jl("links", "create", "B", "--source-cluster", "east"))
+    ok(jl("links", "create", "A", "--source-cluster", "east"))
+    a, b = link_id(jl, "A"), link_id(jl, "B")
+    line = ("Link name: '{n}', link ID: '{i}', remote cluster ID: 'east', local cluster ID: "
+            "'local', remote cluster available: '{up}', link state: '{s}'")
+    assert jl("links", "ls").stdout == (
+        line.format(n="A", i=a, up="true", s="ACTIVE") + "\n"
+        + line.format(n="B", i=b, up="true", s="ACTIVE") + "\n")
+    assert jl("links", "ls", "--include-topics").stdout == (
+        line.format(n="A", i=a, up="true", s="ACTIVE") + ", topics: []\n"
+        + line.format(n="B", i=b, up="true", s="ACTIVE") + ", topics: []\n")
+    ok(jl("cluster", "down", "east"))
+    assert jl("links", "ls").stdout.splitlines()[0] == line.format(
+        n="A", i=a, up="false", s="UNAVAILABLE")
+    assert [d["link_name"] for d in doc(jl("links", "ls", "-j"))] == ["A", "B"]
+
+
+def test_ls_include_topics_names_mirror_topics(jl, monkeypatch):
+    monkeypatch.setattr(
+        "jetlink.core.kafka.links._default_hooks",
+        lambda dd, cl, clock: LinkHooks(mirror_topics=lambda link: ["orders", "clicks"]))
+    ok(jl("links", "create", "L", "--source-cluster", "east"))
+    out = jl("links", "ls", "--include-topics").stdout
+    assert out.endswith("link state: 'ACTIVE', topics: [clicks, orders]\n")
+    assert doc(jl("links", "ls", "-j"))[0]["topic_names"] == ["clicks", "orders"]
+
+
+def test_describe(jl):
+    ok(jl("links", "create", "L", "--source-cluster", "east", "-c",
+          "consumer.offset.sync.enable=true", "-c", f"consumer.offset.group.filters={ALL_GROUPS}"))
+    lid = link_id(jl)
+    out = ok(jl("links", "describe", "L")).stdout.splitlines()
+    assert out[:3] == [
+        f"Link name: 'L', link ID: '{lid}', remote cluster ID: 'east', local cluster ID: "
+        "'local', link mode: 'DESTINATION', connection mode: 'OUTBOUND', link state: 'ACTIVE', "
+        "topics: []",
+        f"Configs: consumer.offset.group.filters={ALL_GROUPS},consumer.offset.sync.enable=true",
+        "",
+    ]
+    text = "\n".join(out)
+    assert "Configurations" in text and "Tasks" in text
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in out if line.startswith("│")]
+    assert ["consumer.offset.sync.enable", "true", "no"] in rows
+    assert ["consumer.offset.sync.ms", "30000", "yes"] in rows
+    assert ["cluster.link.prefix", "", "yes"] in rows
+    assert ["ConsumerOffsetSync", "ACTIVE", ""] in rows
+    assert ["AutoCreateMirror", "NOT_CONFIGURED", ""] in rows
+    assert sum(1 for r in rows if r and r[0] in (
+        "AclSync", "AutoCreateMirror", "ConsumerOffsetSync", "TopicConfigsSync")) == 4
+    assert sum(1 for r in rows if r and "." in r[0]) == 15  # every configuration
+
+
+def test_describe_shows_the_link_error(jl):
+    ok(jl("links", "create", "L", "--source-cluster", "east"))
+    ok(jl("cluster", "down", "east"))
+    out = jl("links", "describe", "L").stdout.splitlines()
+    assert "link state: 'UNAVAILABLE'" in out[0]
+    assert out[2] == ("Link error: SOURCE_CLUSTER_UNAVAILABLE: Source cluster 'east' is "
+                      "unreachable (jetlink cluster down); the link resumes after jetlink "
+                      "cluster up east.")
+    assert any('SOURCE_CLUSTER_UNAVAILABLE: "Source cluster' in line for line in out)
+    got = doc(jl("links", "describe", "L", "-j"))
+    assert (got["link_state"], got["link_error"]) == ("UNAVAILABLE", "SOURCE_CLUSTER_UNAVAILABLE")
+    assert got["tasks"][3]["errors"][0]["error_code"] == "SOURCE_CLUSTER_UNAVAILABLE"
+    assert len(got["configs"]) == 15
+
+
+def test_describe_missing_link(jl):
+    result = jl("links", "describe", "nope")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        1, "", "jetlink: error: Cluster link 'nope' not found (CLUSTER_LINK_NOT_FOUND 10000)\n")
+    assert json.loads(jl("links", "describe", "nope", "-j").stdout) == {"error": {
+        "error_code": 10000, "error_name": "CLUSTER_LINK_NOT_FOUND",
+        "message": "Cluster link 'nope' not found"}}
+
+
+# -- alter ------------------------------------------------------------------------------------
+
+
+def test_alter_pause_resume(jl):
+    ok(jl("links", "create", "L", "--source-cluster", "east"))
+    result = ok(jl("links", "alter", "L", "--config", "cluster.link.paused=true"))
+    assert result.stdout == "Completed updating config for cluster-link L.\n"
+    assert jl("links", "ls").stdout.endswith("link state: 'PAUSED'\n")
+    got = doc(jl("links", "alter", "L", "--delete-config", "cluster.link.paused", "-j"))
+    assert got["link_state"] == "ACTIVE"
+    assert all(e["is_default"] for e in got["configs"])
+
+
+def test_alter_filters_file_and_clearing(jl):
+    topics = jl.tmp / "topics.json"
+    topics.write_text(ALL_TOPICS)
+    ok(jl("links", "create", "L", "--source-cluster", "east"))
+    got = doc(jl("links", "alter", "L", "-c", "auto.create.mirror.topics.enable=true",
+                 "--topic-filters-json-file", str(topics), "-j"))
+    assert got["tasks"][1] == {"task_name": "AutoCreateMirror", "state": "ACTIVE", "errors": []}
+    got = doc(jl("links", "alter", "L", "-c", "auto.create.mirror.topics.enable=false", "-j"))
+    values = {e["name"]: e["value"] for e in got["configs"]}
+    assert values["auto.create.mirror.topics.filters"] == ""
+
+
+def test_alter_refusals(jl):
+    ok(jl("links", "create", "L", "--source-cluster", "east", "-c", "cluster.link.prefix=e."))
+    result = jl("links", "alter", "L")
+    assert (result.exit_code, result.stderr) == (
+        2, "jetlink: error: nothing to alter: give --config KEY=VALUE, --delete-config KEY, "
+           "--config-file or a filters JSON file\n")
+    result = jl("links", "alter", "L", "-c", "cluster.link.prefix=w.")
+    assert (result.exit_code, result.stderr) == (
+        1, "jetlink: error: Configuration 'cluster.link.prefix' cannot be altered: it is set "
+           "when the cluster link is created (INVALID_CONFIG 40)\n")
+    result = jl("links", "alter", "nope", "-c", "acl.sync.ms=1")
+    assert (result.exit_code, result.stderr) == (
+        1, "jetlink: error: Cluster link 'nope' not found (CLUSTER_LINK_NOT_FOUND 10000)\n")
+
+
+# -- delete -----------------------------------------------------------------------------------
+
+
+def test_delete_needs_force_without_terminal(jl):
+    ok(jl("links", "create", "L", "--source-cluster", "east"))
+    result = jl("links", "delete", "L")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", "jetlink: error: no terminal to confirm on: pass -f/--force to delete cluster "
+               "link L\n")
+    result = ok(jl("links", "delete", "L", "-f"))
+    assert result.stdout == "Cluster link 'L' deletion successfully completed.\n"
+    result = jl("links", "delete", "L", "-f")
+    assert (result.exit_code, result.stderr) == (
+        1, "jetlink: error: Cluster link 'L' not found (CLUSTER_LINK_NOT_FOUND 10000)\n")
+    ok(jl("links", "create", "L", "--source-cluster", "east"))
+    assert doc(jl("links", "delete", "L", "--force", "-j")) == {"success": True}
+
+
+@pytest.mark.parametrize(("answer", "code", "remaining"), [("y\n", 0, []), ("n\n", 1, ["L"])])
+def test_delete_asks_on_a_terminal(jl, monkeypatch, answer, code, remaining):
+    ok(jl("links", "create", "L", "--source-cluster", "east"))
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: True)
+    result = jl("links", "delete", "L", input=answer)
+    assert result.exit_code == code
+    assert 'Are you sure you want to delete cluster link "L"?' in result.stderr
+    assert [d["link_name"] for d in doc(jl("links", "ls", "-j"))] == remaining
+
+
+def test_delete_refused_while_mirror_topics_use_the_link(jl, monkeypatch):
+    forced = []
+    monkeypatch.setattr(
+        "jetlink.core.kafka.links._default_hooks",
+        lambda dd, cl, clock: LinkHooks(
+            in_use=lambda link: ["orders"],
+            on_force=lambda link, topics: forced.append((link, topics))))
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: True)  # refused before asking
+    ok(jl("links", "create", "L", "--source-cluster", "east"))
+    result = jl("links", "delete", "L")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        1, "", "jetlink: error: Cluster link 'L' is in use by mirror topics: orders; delete, "
+               "promote or fail them over first, or force the deletion with -f/--force "
+               "(CLUSTER_LINK_IN_USE 10002)\n")
+    result = ok(jl("links", "delete", "L", "--force"))
+    assert result.stdout == "Cluster link 'L' deletion successfully completed.\n"
+    assert result.stderr == "jetlink: mirror topics of link L stopped mirroring: orders\n"
+    assert forced == [("L", ["orders"])]

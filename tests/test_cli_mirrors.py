@@ -1,0 +1,145 @@
+"""`jetlink mirrors ...` through the CLI: kafka-mirrors' lines, describe format, JSON, exit
+codes, and `jetlink replicate` driving links."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import doc, ok
+
+from jetlink.core.kafka.links import Links
+from jetlink.core.kafka.topics import Kafka
+from jetlink.core.store import DataDir
+
+
+@pytest.fixture
+def world(jl, cli_clock):
+    """west holds topic `orders` (2 partitions, 5 + 3 records, group G at 4 on partition 0);
+    east holds link L (west -> east) with offset sync on for every group."""
+    dd = DataDir(jl.data)
+    dd.add_cluster("west")
+    dd.add_cluster("east")
+    west = Kafka(dd.open("west"), cli_clock)
+    west.create_topic("orders", 2)
+    west.produce("orders", [(None, f"a{i}".encode()) for i in range(5)], partition=0)
+    west.produce("orders", [(None, f"b{i}".encode()) for i in range(3)], partition=1)
+    west.commit("G", {("orders", 0): 4})
+    Links(dd, "east", cli_clock).create("L", "west", {
+        "consumer.offset.sync.enable": "true",
+        "consumer.offset.group.filters": json.dumps({"groupFilters": [
+            {"name": "*", "patternType": "LITERAL", "filterType": "INCLUDE"}]}),
+    })
+    yield dd, west
+    dd.close()
+
+
+def east(jl, *args):
+    return jl("--cluster", "east", *args)
+
+
+def test_create_describe_and_list(jl, world):
+    assert ok(east(jl, "mirrors", "create", "orders", "--link", "L")).stdout == \
+        "Created topic orders.\n"
+    ok(east(jl, "replicate"))
+    out = ok(east(jl, "mirrors", "describe", "orders", "--link", "L")).stdout.splitlines()
+    assert out[0].startswith("Topic: orders\tLinkName: L\tLinkId: ")
+    assert "\tSourceTopic: orders\tState: ACTIVE\tStoppedSequenceNumber: 0\tStateTime: " in out[0]
+    assert out[1].startswith("\tPartition: 0\tState: ACTIVE\tLocalLogEndOffset: 5\t"
+                             "LastFetchSourceHighWatermark: 5\tLag: 0\tTimeSinceLastFetchMs: ")
+    assert out[2].startswith("\tPartition: 1\tState: ACTIVE\tLocalLogEndOffset: 3\t")
+    docs = doc(east(jl, "mirrors", "ls", "-j"))
+    assert [(d["mirror_topic_name"], d["mirror_status"], d["num_partitions"],
+             d["max_per_partition_mirror_lag"]) for d in docs] == [("orders", "ACTIVE", 2, 0)]
+    d = doc(east(jl, "mirrors", "describe", "orders", "--link", "L", "-j"))[0]
+    assert list(d) == ["link_name", "mirror_topic_name", "source_topic_name", "num_partitions",
+                       "mirror_lags", "mirror_status", "mirror_topic_error", "state_time_ms"]
+    assert d["mirror_lags"] == [
+        {"partition": 0, "lag": 0, "last_source_fetch_offset": 5},
+        {"partition": 1, "lag": 0, "last_source_fetch_offset": 3},
+    ]
+
+
+def test_empty_list_and_unknown_link(jl, world):
+    assert ok(east(jl, "mirrors", "ls")).stdout == "No mirror topics found.\n"
+    result = east(jl, "mirrors", "ls", "--link", "NOPE")
+    assert result.exit_code == 1 and "NOPE" in result.stderr
+
+
+def test_create_refusals(jl, world):
+    result = east(jl, "mirrors", "create", "nope", "--link", "L")
+    assert result.exit_code == 1
+    assert "Topic 'nope' does not exist on the source cluster west" in result.stderr
+
+
+def test_promote_refused_with_lag_then_promoted(jl, world):
+    dd, west = world
+    ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
+    west.produce("orders", [(None, b"late")], partition=0)  # not replicated yet
+    east_k = Kafka(dd.open("east"), None)
+    result = east(jl, "mirrors", "promote", "orders", "--link", "L", "--dry-run")
+    assert result.exit_code == 1
+    assert "Topic 'orders': Topic 'orders' can not be promoted: it has mirroring lag " \
+           "(partition 0: 1)" in result.stdout
+    ok(east(jl, "replicate"))
+    out = ok(east(jl, "mirrors", "promote", "orders", "--link", "L")).stdout
+    assert out == (
+        "Calculating max offset and ms lag for mirror topics: [orders]\n"
+        "Finished calculating max offset lag and max lag ms for mirror topics: [orders]\n"
+        "Request for stopping topic orders's mirror was successfully scheduled. Please use the "
+        "describe command with the --pending-stopped-only option to monitor progress.\n"
+    )
+    assert doc(east(jl, "mirrors", "ls", "--mirror-status", "stopped", "-j"))[0][
+        "mirror_topic_name"] == "orders"
+    assert east_k.committed("G") == {("orders", 0): 4}
+    again = ok(east(jl, "mirrors", "promote", "orders", "--link", "L")).stdout
+    assert "Topic 'orders' has already stopped its mirror from 'L'\n" in again
+
+
+def test_failover_prints_the_clamps(jl, world, cli_clock):
+    dd, west = world
+    ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
+    ok(east(jl, "replicate"))  # 5 records and G at 4 synced
+    west.produce("orders", [(None, b"x"), (None, b"y")], partition=0)
+    west.commit("G", {("orders", 0): 7})
+    cli_clock.advance(31_000_000_000)
+    from jetlink.core.kafka.mirrors import Mirrors
+
+    m = Mirrors(dd, "east", cli_clock)
+    m._sync_offsets(m.links.get("L"), west, {"orders": "orders"})  # only the offset moved
+    ok(jl("cluster", "down", "west"))
+    dry = ok(east(jl, "mirrors", "failover", "orders", "--link", "L", "--dry-run")).stdout
+    assert "  Would clamp consumer group G on orders partition 0: offset 7 -> 5\n" in dry
+    out = ok(east(jl, "mirrors", "failover", "--link", "L")).stdout
+    assert "  Clamped consumer group G on orders partition 0: offset 7 -> 5\n" in out
+    result = doc(east(jl, "mirrors", "describe", "orders", "--link", "L", "-j"))[0]
+    assert result["mirror_status"] == "STOPPED"
+    lines = ok(east(jl, "mirrors", "describe", "orders", "--link", "L")).stdout.splitlines()
+    assert "\tLastFetchSourceHighWatermark: -1\tLag: -1\t" in lines[1]
+
+
+def test_pause_resume_json(jl, world):
+    ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
+    d = doc(east(jl, "mirrors", "pause", "orders", "--link", "L", "-j"))
+    assert d["kind"] == "KafkaAlterMirrorResultList"
+    assert [(x["mirror_topic_name"], x["error_code"]) for x in d["data"]] == [("orders", 0)]
+    assert doc(east(jl, "mirrors", "ls", "-j"))[0]["mirror_status"] == "PAUSED"
+    ok(east(jl, "mirrors", "resume", "orders", "--link", "L"))
+    assert doc(east(jl, "mirrors", "ls", "-j"))[0]["mirror_status"] == "ACTIVE"
+
+
+def test_not_mirrored_and_missing_link_option(jl, world):
+    out = east(jl, "mirrors", "promote", "other", "--link", "L")
+    assert out.exit_code == 1 and "Topic 'other' is not mirrored\n" in out.stdout
+    assert east(jl, "mirrors", "promote", "orders").exit_code == 2
+
+
+def test_replicate_reports_links(jl, world):
+    ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
+    d = doc(jl("replicate", "-j"))
+    assert [(x["link"], x["cluster"], x["state"], x["mirrors"], x["lag"]) for x in d["links"]] \
+        == [("L", "east", "ACTIVE", 1, 0)]
+    ok(jl("cluster", "down", "west"))
+    out = ok(jl("replicate")).stdout
+    assert "│ L@east │ UNAVAILABLE │" in out
+    assert doc(east(jl, "mirrors", "ls", "-j"))[0]["mirror_status"] == "SOURCE_UNAVAILABLE"

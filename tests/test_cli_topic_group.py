@@ -1,0 +1,289 @@
+"""`jetlink topic ...` and `jetlink group ...` through the CLI (exact output, JSON, exit codes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from helpers import ENV_VARS, doc, ok
+
+from jetlink.core.kafka.topics import Kafka
+from jetlink.core.store import DataDir
+
+
+@pytest.fixture
+def jl(jl, cli_clock):
+    return jl
+
+
+@pytest.fixture
+def engine(jl, cli_clock):
+    """The Kafka API of the CLI's cluster `local`, on the CLI's clock."""
+    ok(jl("topic", "ls"))  # creates the data directory and `local`
+    d = DataDir(jl.data)
+    yield Kafka(d.open(), cli_clock)
+    d.close()
+
+
+def lines(result):
+    return result.stdout.splitlines()
+
+
+# --- topics ----------------------------------------------------------------------------------
+
+
+def test_create_describe_ls_alter_rm(jl):
+    r = ok(jl("topic", "create", "orders", "--partitions", "2", "--config", "retention.ms=60000",
+              "--config", "cleanup.policy=delete"))
+    assert r.stdout == "Created topic orders.\n"
+    info = doc(jl("topic", "describe", "orders", "--json"))
+    tid = info["topic_id"]
+    assert info["configs"] == {"cleanup.policy": "delete", "retention.ms": "60000"}
+    assert [p["log_end_offset"] for p in info["partitions"]] == [0, 0]
+    r = ok(jl("topic", "describe", "orders"))
+    assert r.stdout == (
+        f"Topic: orders\tTopicId: {tid}\tPartitionCount: 2\tReplicationFactor: 1\t"
+        "Configs: cleanup.policy=delete,retention.ms=60000\n"
+        "\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 1\tIsr: 1\tLogStartOffset: 0\t"
+        "LogEndOffset: 0\n"
+        "\tTopic: orders\tPartition: 1\tLeader: 1\tReplicas: 1\tIsr: 1\tLogStartOffset: 0\t"
+        "LogEndOffset: 0\n")
+    r = ok(jl("topic", "alter", "orders", "--config", "retention.ms=1000",
+              "--delete-config", "cleanup.policy", "--partitions", "3"))
+    assert lines(r) == ["Completed updating config for topic orders.",
+                        "Topic orders now has 3 partitions."]
+    info = doc(jl("topic", "alter", "orders", "--config", "segment.ms=100", "-j"))
+    assert (info["partitions_count"], info["configs"]) == (
+        3, {"retention.ms": "1000", "segment.ms": "100"})
+    ok(jl("topic", "produce", "orders", "x", "--partition", "1"))
+    r = ok(jl("topic", "ls"))
+    assert lines(r)[1].split() == ["│", "Name", "│", "Partitions", "│", "Records", "│", "Size",
+                                   "│", "Mirror", "│"]
+    assert lines(r)[3].split() == ["│", "orders", "│", "3", "│", "1", "│", "69", "B", "│", "│"]
+    assert [t["topic_name"] for t in doc(jl("topic", "ls", "-j"))] == ["orders"]
+    r = jl("topic", "rm", "orders")
+    assert r.exit_code == 2
+    assert "pass -f/--force to delete topic orders" in r.stderr
+    assert ok(jl("topic", "rm", "orders", "-f")).stdout == "Deleted topic orders.\n"
+    assert json.loads(jl("topic", "rm", "x", "-f", "-j").stdout) == {"error": {
+        "error_code": 3, "error_name": "UNKNOWN_TOPIC_OR_PARTITION",
+        "message": "Topic 'x' does not exist as expected"}}
+    r = ok(jl("topic", "ls"))
+    assert (r.stdout, r.stderr) == ("", "No topics found.\n")
+    assert doc(jl("topic", "ls", "--json")) == []
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    (["topic", "create", "orders"], ("TOPIC_ALREADY_EXISTS", 36, "Topic 'orders' already exists.")),
+    (["topic", "create", "x", "--config", "foo=1"],
+     ("INVALID_CONFIG", 40, "Unknown topic config name: foo")),
+    (["topic", "create", "x", "--config", "retention.ms=soon"],
+     ("INVALID_CONFIG", 40,
+      "Invalid value soon for configuration retention.ms: Not a number of type LONG")),
+    (["topic", "create", "x", "--partitions", "0"],
+     ("INVALID_PARTITIONS", 37, "Number of partitions was set to an invalid non-positive value.")),
+    (["topic", "create", "x y"],
+     ("INVALID_TOPIC_EXCEPTION", 17, "Topic name is invalid: 'x y' contains one or more "
+      "characters other than ASCII alphanumerics, '.', '_' and '-'")),
+    (["topic", "alter", "orders", "--partitions", "1"],
+     ("INVALID_PARTITIONS", 37, "Topic already has 1 partition(s).")),
+    (["topic", "describe", "nope"],
+     ("UNKNOWN_TOPIC_OR_PARTITION", 3, "Topic 'nope' does not exist as expected")),
+    (["topic", "produce", "orders", "x", "--partition", "4"],
+     ("UNKNOWN_TOPIC_OR_PARTITION", 3,
+      "Invalid partition given with record: 4 is not in the range [0...1).")),
+    (["group", "describe", "nope"],
+     ("GROUP_ID_NOT_FOUND", 69, "Consumer group 'nope' does not exist.")),
+])
+def test_kafka_errors(jl, args, error):
+    ok(jl("topic", "create", "orders"))
+    name, code, message = error
+    r = jl(*args)
+    assert r.exit_code == 1
+    assert (r.stdout, r.stderr) == ("", f"jetlink: error: {message} ({name} {code})\n")
+    r = jl(*args, "--json")
+    assert r.exit_code == 1
+    assert json.loads(r.stdout) == {
+        "error": {"error_code": code, "error_name": name, "message": message}}
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["topic", "create", "x", "--config", "retention.ms"],
+     "invalid --config 'retention.ms': expected KEY=VALUE"),
+    (["topic", "alter", "x"], "nothing to alter: give --config, --delete-config or --partitions"),
+    (["topic", "produce", "x", "--count", "2"],
+     "--count needs VALUE (stdin gives one record per line)"),
+    (["topic", "consume", "x", "--timeout", "1s"], "--timeout needs --follow"),
+    (["group", "set-offsets", "g", "--topic", "x"],
+     "give exactly one of --to-offset, --to-earliest, --to-latest"),
+    (["group", "set-offsets", "g", "--topic", "x", "--to-earliest", "--to-latest"],
+     "give exactly one of --to-offset, --to-earliest, --to-latest"),
+])
+def test_usage_errors(jl, args, message):
+    r = jl(*args, input="")
+    assert r.exit_code == 2
+    assert r.stderr == f"jetlink: error: {message}\n"
+
+
+def test_produce_shapes(jl, engine):
+    ok(jl("topic", "create", "t", "--partitions", "3"))
+    r = ok(jl("topic", "produce", "t", "hello", "--key", "k1", "-H", "trace:abc"))
+    assert r.stdout == "Produced 1 record to t (partition 2, offset 0)\n"  # murmur2("k1") % 3
+    r = ok(jl("topic", "produce", "t", "v{{Count}}", "--count", "3"))
+    assert lines(r) == ["Produced 3 records to t", "  partition 0: offsets 0..2"]
+    r = ok(jl("topic", "produce", "t", input="a\nb\r\n"))
+    assert lines(r) == ["Produced 2 records to t", "  partition 1: offsets 0..1"]
+    assert doc(jl("topic", "produce", "t", "--key-separator", ":", "-j",
+                  input="k1:x\nk2:y:z\n")) == [{"partition": 2, "offset": 1},
+                                               {"partition": 0, "offset": 3}]
+    assert doc(jl("topic", "produce", "t", "v", "--key", "id-{{Count}}", "--count", "2",
+                  "--json")) == [{"partition": 0, "offset": 4}, {"partition": 2, "offset": 2}]
+    r = jl("topic", "produce", "t", "--key-separator", ":", input="nosep\n")
+    assert (r.exit_code, r.stderr) == (
+        2, "jetlink: error: no key separator ':' found on line number 1\n")
+    recs = engine.fetch("t", 2, 0)
+    assert [(r.key, r.value, r.headers) for r in recs] == [
+        (b"k1", b"hello", [("trace", b"abc")]), (b"k1", b"x", []), (b"id-2", b"v", [])]
+    assert [r.value for r in engine.fetch("t", 0, 0)] == [b"v1", b"v2", b"v3", b"y:z", b"v"]
+    assert [r.value for r in engine.fetch("t", 1, 0)] == [b"a", b"b"]
+    r = ok(jl("topic", "produce", "t", input=""))
+    assert (r.stdout, r.stderr) == ("", "Nothing to produce.\n")
+
+
+def test_produce_to_a_mirror_is_refused(jl, engine):
+    engine.create_topic("m", 1, mirror_link="L")
+    r = jl("topic", "produce", "m", "x")
+    assert (r.exit_code, r.stderr) == (
+        1, "jetlink: error: Cannot append records to read-only mirror topic 'm' "
+        "(INVALID_REQUEST 42)\n")
+
+
+def test_consume_commits_and_resumes(jl, engine, cli_clock):
+    ok(jl("topic", "create", "t", "--partitions", "2"))
+    engine.produce("t", [(b"a", b"1"), (b"b", b"2")], partition=0)
+    engine.produce("t", [(None, b"3", [("h", b"v")])], partition=1)
+    # no committed offsets, no --from-beginning: start at the log end
+    r = ok(jl("topic", "consume", "t", "--group", "late"))
+    assert (r.stdout, r.stderr) == ("", "Processed a total of 0 messages\n")
+    r = ok(jl("topic", "consume", "t", "--group", "g", "--from-beginning", "--max", "2",
+              "--print-key", "--print-offset", "--print-partition"))
+    assert r.stdout == "Partition:0\tOffset:0\ta\t1\nPartition:0\tOffset:1\tb\t2\n"
+    assert r.stderr == "Processed a total of 2 messages\n"
+    assert engine.committed("g") == {("t", 0): 2}
+    assert not engine.group_active("g")  # the consumer left
+    now = cli_clock.now_ns() // 1_000_000
+    r = ok(jl("topic", "consume", "t", "--group", "g", "--from-beginning", "--print-timestamp",
+              "--print-headers"))
+    assert r.stdout == f"CreateTime:{now}\th:v\t3\n"
+    assert engine.committed("g") == {("t", 0): 2, ("t", 1): 1}
+    assert ok(jl("topic", "consume", "t", "--group", "g")).stdout == ""
+    docs = doc(jl("topic", "consume", "t", "--from-beginning", "-j"))
+    assert docs == [
+        {"partition": 0, "offset": 0, "timestamp": now, "key": "a", "value": "1", "headers": []},
+        {"partition": 0, "offset": 1, "timestamp": now, "key": "b", "value": "2", "headers": []},
+        {"partition": 1, "offset": 0, "timestamp": now, "key": None, "value": "3",
+         "headers": [["h", "v"]]}]
+    # --follow --max stops after N records; --timeout after a quiet spell
+    r = ok(jl("topic", "consume", "t", "--group", "f", "--from-beginning", "--follow",
+              "--max", "3", "-j"))
+    assert [json.loads(x)["offset"] for x in lines(r)] == [0, 1, 0]
+    r = ok(jl("topic", "consume", "t", "--group", "f", "--follow", "--timeout", "50ms"))
+    assert (r.stdout, r.stderr) == ("", "Processed a total of 0 messages\n")
+
+
+def test_group_ls_describe_set_offsets_rm(jl, engine):
+    ok(jl("topic", "create", "orders", "--partitions", "2"))
+    engine.produce("orders", [(None, b"x")] * 5, partition=0)
+    engine.commit("billing", {("orders", 0): 3})
+    engine.commit("audit", {("orders", 1): 0})
+    r = ok(jl("group", "ls"))
+    assert lines(r) == ["GROUP                     STATE", "audit                     Empty",
+                        "billing                   Empty"]
+    assert [g["consumer_group_id"] for g in doc(jl("group", "ls", "-j"))] == ["audit", "billing"]
+    r = ok(jl("group", "describe", "billing"))
+    assert lines(r) == [
+        "",
+        "GROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG"
+        "             CONSUMER-ID     HOST            CLIENT-ID",
+        "billing         orders          0          3               5               2"
+        "               -               -               -",
+        "",
+        "GROUP           STATE           #MEMBERS",
+        "billing         Empty           0",
+    ]
+    assert r.stderr == "\nConsumer group 'billing' has no active members.\n"
+    engine.join("billing", "consumer-1", ["orders"], client_id="app")
+    r = ok(jl("group", "describe", "billing"))
+    assert lines(r)[2:4] == [
+        "billing         orders          0          3               5               2"
+        "               consumer-1      /127.0.0.1      app",
+        "billing         orders          1          -               0               -"
+        "               consumer-1      /127.0.0.1      app",
+    ]
+    assert lines(r)[-1] == "billing         Stable          1"
+    assert r.stderr == ""
+    info = doc(jl("group", "describe", "billing", "-j"))
+    assert info["state"] == "Stable"
+    assert info["members"][0]["assignments"] == [
+        {"topic_name": "orders", "partition_id": 0}, {"topic_name": "orders", "partition_id": 1}]
+    r = jl("group", "set-offsets", "billing", "--topic", "orders", "--to-earliest")
+    assert (r.exit_code, r.stderr) == (
+        1, "jetlink: error: Assignments can only be reset if the group 'billing' is inactive, "
+        "but the current state is Stable. (NON_EMPTY_GROUP 68)\n")
+    engine.leave("billing", "consumer-1")
+    r = ok(jl("group", "set-offsets", "billing", "--topic", "orders", "--to-offset", "9",
+              "--dry-run"))
+    assert lines(r) == ["", "GROUP                          TOPIC                          "
+                        "PARTITION  NEW-OFFSET",
+                        "billing                        orders                         0"
+                        "          5",
+                        "billing                        orders                         1"
+                        "          0"]
+    assert engine.committed("billing") == {("orders", 0): 3}
+    assert doc(jl("group", "set-offsets", "billing", "-t", "orders", "-p", "0",
+                  "--to-earliest", "-j")) == [
+        {"group": "billing", "topic": "orders", "partition": 0, "old_offset": 3,
+         "new_offset": 0}]
+    assert engine.committed("billing") == {("orders", 0): 0}
+    r = ok(jl("group", "rm", "audit", "-f"))
+    assert r.stdout == "Deletion of requested consumer groups ('audit') was successful.\n"
+    assert [g.group for g in engine.groups()] == ["billing"]
+
+
+def _jetlink(data, *args):
+    env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
+    return subprocess.Popen(
+        [sys.executable, "-m", "jetlink.cli.main", "--data-dir", str(data), *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def test_follow_keeps_the_group_active_until_ctrl_c(tmp_path):
+    d = DataDir(tmp_path / "data")
+    k = Kafka(d.open())
+    k.create_topic("t", 1)
+    k.produce("t", [(None, b"one")])
+    follower = _jetlink(tmp_path / "data", "topic", "consume", "t", "--group", "g",
+                        "--from-beginning", "--follow")
+    try:
+        assert follower.stdout.readline() == "one\n"
+        deadline = time.monotonic() + 20
+        while not k.group_active("g") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert k.group_active("g")
+        k.produce("t", [(None, b"two")])
+        assert follower.stdout.readline() == "two\n"
+        while k.committed("g") != {("t", 0): 2} and time.monotonic() < deadline:
+            time.sleep(0.05)  # printed, then committed
+        follower.send_signal(signal.SIGINT)
+        out, errs = follower.communicate(timeout=30)
+    finally:
+        follower.kill()
+        d.close()
+    assert follower.returncode == 130
+    assert not k.group_active("g")
+    assert k.committed("g") == {("t", 0): 2}

@@ -1,0 +1,285 @@
+"""Mirror topics (core/kafka/mirrors.py): creation conditions, replication, states, offset
+sync, promote / failover with clamping (the seed's example), failing back."""
+
+from __future__ import annotations
+
+import pytest
+
+from jetlink.core.kafka.errors import KafkaError
+from jetlink.core.kafka.links import Links
+from jetlink.core.kafka.mirrors import (
+    ACTIVE,
+    FAILED,
+    PAUSED,
+    SOURCE_UNAVAILABLE,
+    STOPPED,
+    Clamp,
+    Mirrors,
+    pump_links,
+)
+from jetlink.core.kafka.topics import Kafka
+
+MS = 1_000_000
+
+
+@pytest.fixture
+def world(dd, clock):
+    dd.add_cluster("west")
+    dd.add_cluster("east")
+    west = Kafka(dd.open("west"), clock)
+    east = Kafka(dd.open("east"), clock)
+    return dd, clock, west, east
+
+
+def link(dd, clock, name="L", source="west", dest="east", **configs):
+    Links(dd, dest, clock).create(name, source, {k.replace("_", "."): str(v)
+                                                for k, v in configs.items()})
+    return Mirrors(dd, dest, clock)
+
+
+def produce(k, topic, n, *, partition=0, start=0):
+    return k.produce(topic, [(None, f"v{start + i}".encode()) for i in range(n)],
+                     partition=partition)
+
+
+def records(k, topic, partition=0):
+    out = []
+    offset = k.offsets(topic)[partition].log_start
+    while True:
+        got = k.fetch(topic, partition, offset, 1000)
+        if not got:
+            return out
+        out += [(r.offset, r.timestamp, r.key, r.value, r.headers) for r in got]
+        offset = got[-1].offset + 1
+
+
+def test_mirror_is_an_offset_preserving_copy(world):
+    dd, clock, west, east = world
+    west.create_topic("orders", 2)
+    produce(west, "orders", 5, partition=0)
+    produce(west, "orders", 3, partition=1)
+    west.produce("orders", [(b"k", b"with header")], partition=1, headers=[("h", b"v")])
+    m = link(dd, clock)
+    m.create("orders", "L")
+    pump_links(dd, clock)
+    for p in (0, 1):
+        assert records(east, "orders", p) == records(west, "orders", p)
+    info = m.describe("orders", "L")
+    assert (info.mirror_status, info.num_partitions, info.max_per_partition_mirror_lag) == (
+        ACTIVE, 2, 0)
+    with pytest.raises(KafkaError):
+        east.produce("orders", [(None, b"x")])  # read-only
+
+
+@pytest.mark.parametrize(
+    "setup, topic, error",
+    [
+        ("none", "nope", "UNKNOWN_TOPIC_OR_PARTITION"),  # no source topic
+        ("exists", "orders", "TOPIC_ALREADY_EXISTS"),  # a topic of that name here
+    ],
+)
+def test_creation_conditions(world, setup, topic, error):
+    dd, clock, west, east = world
+    west.create_topic("orders", 1)
+    m = link(dd, clock)
+    if setup == "exists":
+        east.create_topic("orders", 1)
+    with pytest.raises(KafkaError) as err:
+        m.create(topic, "L")
+    assert err.value.name == error
+
+
+def test_creation_needs_an_active_link(world):
+    dd, clock, west, _east = world
+    west.create_topic("orders", 1)
+    m = link(dd, clock)
+    dd.set_down("west", True)
+    with pytest.raises(KafkaError, match="not ACTIVE|can not be reached"):
+        m.create("orders", "L")
+
+
+def test_start_offset_latest(world):
+    dd, clock, west, east = world
+    west.create_topic("orders", 1)
+    produce(west, "orders", 4)
+    m = link(dd, clock, mirror_start_offset_spec="latest")
+    m.create("orders", "L")
+    pump_links(dd, clock)
+    produce(west, "orders", 2, start=4)
+    pump_links(dd, clock)
+    assert [r[0] for r in records(east, "orders")] == [4, 5]
+
+
+def test_states_pause_unavailable_and_failed(world):
+    dd, clock, west, _east = world
+    west.create_topic("orders", 1)
+    m = link(dd, clock, cluster_link_retry_timeout_ms=1000)
+    m.create("orders", "L")
+    m.pause(["orders"], "L")
+    assert m.describe("orders", "L").mirror_status == PAUSED
+    produce(west, "orders", 3)
+    pump_links(dd, clock)
+    assert m.describe("orders", "L").max_per_partition_mirror_lag == 3
+    m.resume(["orders"], "L")
+    pump_links(dd, clock)
+    assert m.describe("orders", "L").mirror_status == ACTIVE
+    dd.set_down("west", True)
+    assert m.describe("orders", "L").mirror_status == SOURCE_UNAVAILABLE
+    dd.set_down("west", False)
+    assert m.describe("orders", "L").mirror_status == ACTIVE
+    west.delete_topic("orders")
+    pump_links(dd, clock)
+    assert m.describe("orders", "L").mirror_status == ACTIVE  # retried for a while
+    clock.advance(2000 * MS)
+    info = m.describe("orders", "L")
+    assert (info.mirror_status, info.mirror_topic_error) == (FAILED,
+                                                             "SOURCE_TOPIC_MAY_BE_DELETED")
+
+
+def test_partitions_added_on_the_source_are_added(world):
+    dd, clock, west, east = world
+    west.create_topic("orders", 1)
+    m = link(dd, clock)
+    m.create("orders", "L")
+    west.alter_topic("orders", partitions=3)
+    produce(west, "orders", 2, partition=2)
+    clock.advance(6000 * MS)
+    pump_links(dd, clock)
+    assert len(east.describe_topic("orders").partitions) == 3
+    assert [r[0] for r in records(east, "orders", 2)] == [0, 1]
+
+
+def sync_link(dd, clock, **extra):
+    return link(dd, clock, consumer_offset_sync_enable="true",
+                consumer_offset_group_filters='{"groupFilters": [{"name": "*", '
+                '"patternType": "LITERAL", "filterType": "INCLUDE"}]}', **extra)
+
+
+def test_the_seeds_clamping_example(world):
+    """Source at 100, mirrored up to 90; group A at 80 stays, group B at 95 becomes 90."""
+    dd, clock, west, east = world
+    west.create_topic("t", 1)
+    produce(west, "t", 90)
+    m = sync_link(dd, clock)
+    m.create("t", "L")
+    west.commit("A", {("t", 0): 80})
+    west.commit("B", {("t", 0): 85})
+    pump_links(dd, clock)  # 90 records and both offsets synced
+    produce(west, "t", 10, start=90)  # the source reaches 100 ...
+    west.commit("B", {("t", 0): 95})
+    clock.advance(31_000 * MS)
+    m._sync_offsets(m.links.get("L"), Kafka(dd.open("west"), clock), {"t": "t"})
+    dd.set_down("west", True)  # ... disaster before records 90..99 were mirrored
+    results = m.failover(["t"], "L")
+    assert results[0].ok
+    assert results[0].clamps == [Clamp("B", "t", 0, 95, 90)]
+    assert east.committed("A")[("t", 0)] == 80
+    assert east.committed("B")[("t", 0)] == 90
+    assert m.describe("t", "L").mirror_status == STOPPED
+    east.produce("t", [(None, b"after failover")])  # writable now
+    assert east.offsets("t")[0].log_end == 91
+
+
+def test_promote_refusals_and_success(world):
+    dd, clock, west, east = world
+    west.create_topic("t", 1)
+    m = sync_link(dd, clock)
+    m.create("t", "L")
+    produce(west, "t", 5)
+    res = m.promote(["t"], "L")[0]  # lag 5
+    assert not res.ok and "mirroring lag" in res.error_message
+    pump_links(dd, clock)
+    west.commit("G", {("t", 0): 3})
+    res = m.promote(["t"], "L")[0]  # offset sync pending
+    assert not res.ok and "consumer offset sync is pending" in res.error_message
+    clock.advance(31_000 * MS)
+    pump_links(dd, clock)
+    west.alter_topic("t", configs={"retention.ms": "1000000"})
+    res = m.promote(["t"], "L")[0]
+    assert not res.ok and "config sync is pending (retention.ms)" in res.error_message
+    clock.advance(6_000 * MS)
+    pump_links(dd, clock)
+    assert m.promote(["t"], "L", dry_run=True)[0].ok
+    assert m.describe("t", "L").mirror_status == ACTIVE  # dry run changed nothing
+    res = m.promote(["t"], "L")[0]
+    assert res.ok and res.clamps == []
+    assert m.describe("t", "L").mirror_status == STOPPED
+    again = m.promote(["t"], "L")[0]
+    assert again.already_stopped
+    dd.set_down("west", True)
+    assert [i.mirror_topic_name for i in m.list("L", "stopped")] == ["t"]
+
+
+def test_promote_refused_when_the_source_is_down(world):
+    dd, clock, west, _east = world
+    west.create_topic("t", 1)
+    m = link(dd, clock)
+    m.create("t", "L")
+    dd.set_down("west", True)
+    res = m.promote(["t"], "L")[0]
+    assert not res.ok and "not reachable" in res.error_message
+    assert m.failover(["t"], "L")[0].ok
+
+
+def test_offset_sync_skips_groups_active_on_the_destination(world):
+    dd, clock, west, east = world
+    west.create_topic("t", 1)
+    produce(west, "t", 5)
+    m = sync_link(dd, clock)
+    m.create("t", "L")
+    west.commit("busy", {("t", 0): 4})
+    west.commit("idle", {("t", 0): 2})
+    east.join("busy", "m1", ["t"], session_timeout_ms=60_000)
+    pump_links(dd, clock)
+    assert east.committed("idle") == {("t", 0): 2}
+    assert east.committed("busy") == {}
+
+
+def test_auto_create_with_filters(world):
+    dd, clock, west, east = world
+    for t in ["foo.a", "foo.bar.b", "other"]:
+        west.create_topic(t, 1)
+    link(dd, clock, auto_create_mirror_topics_enable="true",
+         auto_create_mirror_topics_filters='{"topicFilters": ['
+         '{"name": "foo", "patternType": "PREFIXED", "filterType": "INCLUDE"},'
+         '{"name": "foo.bar", "patternType": "PREFIXED", "filterType": "EXCLUDE"}]}')
+    pump_links(dd, clock)
+    assert sorted(t.name for t in east.topics()) == ["foo.a"]
+    east.delete_topic("foo.a")  # still matches the filters: it comes back
+    pump_links(dd, clock)
+    assert sorted(t.name for t in east.topics()) == ["foo.a"]
+
+
+def test_chaining_and_fan_out(world):
+    dd, clock, west, east = world
+    dd.add_cluster("north")
+    north = Kafka(dd.open("north"), clock)
+    west.create_topic("t", 1)
+    produce(west, "t", 3)
+    link(dd, clock, "WE", "west", "east").create("t", "WE")
+    link(dd, clock, "EN", "east", "north").create("t", "EN")
+    link(dd, clock, "WN", "west", "north")  # fan-out link; the name t is taken on north
+    for _ in range(3):
+        pump_links(dd, clock)
+    assert records(north, "t") == records(west, "t")
+
+
+def test_failback_truncate_and_restore(world):
+    dd, clock, west, east = world
+    west.create_topic("t", 1)
+    produce(west, "t", 5)
+    m_east = link(dd, clock, "L", "west", "east")
+    m_east.create("t", "L")
+    pump_links(dd, clock)
+    produce(west, "t", 2, start=5)  # never reached east
+    dd.set_down("west", True)
+    m_east.failover(["t"], "L")
+    east.produce("t", [(None, b"east-1"), (None, b"east-2")], partition=0)
+    dd.set_down("west", False)
+    m_west = link(dd, clock, "L", "east", "west")  # the reverse link
+    res = m_west.truncate_and_restore("t", "L")
+    assert res.partitions == [{"partition": 0, "messages_truncated": 2,
+                               "offset_truncated_to": 5}]
+    pump_links(dd, clock)
+    assert records(west, "t") == records(east, "t")
+    assert [r[3] for r in records(west, "t")][-2:] == [b"east-1", b"east-2"]

@@ -1,0 +1,713 @@
+"""Kafka-style topics and consumer groups (core/kafka/topics.py, errors.py, partitioner.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jetlink.core.kafka.errors import ERROR_CODES, JETLINK_RANGE, KafkaError, error_code
+from jetlink.core.kafka.partitioner import default_partition, murmur2, to_positive
+from jetlink.core.kafka.topics import (
+    MIRROR_SYNCED_CONFIGS,
+    TOPIC_CONFIG_DEFAULTS,
+    Kafka,
+    Record,
+    partition_range,
+    record_key,
+    record_size,
+    records_bytes,
+    validate_topic_config,
+    validate_topic_name,
+)
+
+DAY_MS = 86_400_000
+
+
+@pytest.fixture
+def kafka(dd, clock):
+    return Kafka(dd.open(), clock)
+
+
+def err(excinfo):
+    e = excinfo.value
+    return e.name, e.description
+
+
+def sizes_consistent(kafka, topic):
+    """partitions.bytes equals the records' summed sizes, partition by partition."""
+    rowid = kafka.topic_rowid(topic)
+    info = kafka.describe_topic(topic)
+    with kafka.cluster.read() as conn:
+        for p in info.partitions:
+            lo, hi = partition_range(rowid, p.partition)
+            assert records_bytes(conn, lo, hi) == p.bytes, p
+
+
+def offsets_of(kafka, topic, partition=0):
+    start = kafka.describe_topic(topic).partitions[partition].log_start
+    return [r.offset for r in kafka.fetch(topic, partition, start, 10_000)]
+
+
+# --- partitioner -------------------------------------------------------------------------------
+
+# Apache Kafka clients/src/test/java/org/apache/kafka/common/utils/UtilsTest.java testMurmur2
+MURMUR2_VECTORS = [
+    (b"21", -973932308),
+    (b"foobar", -790332482),
+    (b"a-little-bit-long-string", -985981536),
+    (b"a-little-bit-longer-string", -1486304829),
+    (b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971),
+    (b"abc", 479470107),
+]
+
+
+@pytest.mark.parametrize(("data", "expected"), MURMUR2_VECTORS)
+def test_murmur2_kafka_vectors(data, expected):
+    assert murmur2(data) == expected
+
+
+def test_default_partition_matches_kafka_streams_precomputed_partitions():
+    # streams/src/test/.../KTableKTableForeignKeyInnerJoinMultiIntegrationTest: String keys
+    # "0".."9" over 3 partitions, "pre-computed using the default Murmur2 hash".
+    expected = [2, 0, 2, 2, 1, 0, 1, 0, 0, 2]
+    assert [default_partition(str(i).encode(), 3) for i in range(10)] == expected
+
+
+def test_to_positive_is_a_mask_not_abs():
+    assert to_positive(-2147483648) == 0
+    assert to_positive(-1) == 2147483647
+    assert to_positive(5) == 5
+    assert default_partition(b"foobar", 1) == 0
+    with pytest.raises(ValueError):
+        default_partition(b"x", 0)
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+
+def test_error_codes_are_kafkas():
+    assert {name: ERROR_CODES[name] for name in (
+        "OFFSET_OUT_OF_RANGE", "UNKNOWN_TOPIC_OR_PARTITION", "MESSAGE_TOO_LARGE",
+        "INVALID_TOPIC_EXCEPTION", "UNKNOWN_MEMBER_ID", "TOPIC_ALREADY_EXISTS",
+        "INVALID_PARTITIONS", "INVALID_REPLICATION_FACTOR", "INVALID_CONFIG", "INVALID_REQUEST",
+        "POLICY_VIOLATION", "NON_EMPTY_GROUP", "GROUP_ID_NOT_FOUND", "INVALID_RECORD",
+        "CLUSTER_LINK_NOT_FOUND", "CLUSTER_LINK_EXISTS", "CLUSTER_LINK_IN_USE")} == {
+        "OFFSET_OUT_OF_RANGE": 1, "UNKNOWN_TOPIC_OR_PARTITION": 3, "MESSAGE_TOO_LARGE": 10,
+        "INVALID_TOPIC_EXCEPTION": 17, "UNKNOWN_MEMBER_ID": 25, "TOPIC_ALREADY_EXISTS": 36,
+        "INVALID_PARTITIONS": 37, "INVALID_REPLICATION_FACTOR": 38, "INVALID_CONFIG": 40,
+        "INVALID_REQUEST": 42, "POLICY_VIOLATION": 44, "NON_EMPTY_GROUP": 68,
+        "GROUP_ID_NOT_FOUND": 69, "INVALID_RECORD": 87, "CLUSTER_LINK_NOT_FOUND": 10000,
+        "CLUSTER_LINK_EXISTS": 10001, "CLUSTER_LINK_IN_USE": 10002}
+    assert ERROR_CODES["INVALID_CLUSTER_LINK"] in JETLINK_RANGE
+    assert len(set(ERROR_CODES.values())) == len(ERROR_CODES)
+
+
+def test_kafka_error_document_and_aliases():
+    e = KafkaError("RECORD_TOO_LARGE", "too big")
+    assert (e.name, e.error_code) == ("MESSAGE_TOO_LARGE", 10)
+    assert e.to_dict() == {"error": {"error_code": 10, "error_name": "MESSAGE_TOO_LARGE",
+                                     "message": "too big"}}
+    assert KafkaError("NON_EMPTY_GROUP").description == "The group is not empty."
+    assert KafkaError.from_code(36).name == "TOPIC_ALREADY_EXISTS"
+    assert error_code("TOPIC_EXISTS") == 36
+    with pytest.raises(KeyError):
+        KafkaError("NO_SUCH_ERROR")
+
+
+# --- names and configs ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "reason"), [
+    ("", "the empty string is not allowed"),
+    (".", "'.' is not allowed"),
+    ("..", "'..' is not allowed"),
+    ("a" * 250, f"the length of '{'a' * 250}' is longer than the max allowed length 249"),
+    ("a b", "'a b' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"),
+    ("ördër", "'ördër' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"),
+])
+def test_invalid_topic_names(name, reason):
+    with pytest.raises(KafkaError) as exc:
+        validate_topic_name(name)
+    assert err(exc) == ("INVALID_TOPIC_EXCEPTION", f"Topic name is invalid: {reason}")
+
+
+@pytest.mark.parametrize("name", ["orders", "a.b_c-D9", "a" * 249, "..."])
+def test_valid_topic_names(name):
+    assert validate_topic_name(name) == name
+
+
+CONFIG_REFUSALS = [
+    ("foo.bar", "1", "Unknown topic config name: foo.bar"),
+    ("retention.ms", "abc", "Invalid value abc for configuration retention.ms: Not a number of type LONG"),
+    ("retention.ms", "-2", "Invalid value -2 for configuration retention.ms: Value must be at least -1"),
+    ("retention.ms", "1.5", "Invalid value 1.5 for configuration retention.ms: Not a number of type LONG"),
+    ("max.message.bytes", "2147483648",
+     "Invalid value 2147483648 for configuration max.message.bytes: Not a number of type INT"),
+    ("max.message.bytes", "-1", "Invalid value -1 for configuration max.message.bytes: Value must be at least 0"),
+    ("min.insync.replicas", "0", "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1"),
+    ("cleanup.policy", "compact,remove",
+     "Invalid value compact,remove for configuration cleanup.policy: String must be one of: compact, delete"),
+    ("compression.type", "brotli",
+     "Invalid value brotli for configuration compression.type: String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer"),
+    ("message.timestamp.type", "createtime",
+     "Invalid value createtime for configuration message.timestamp.type: String must be one of: CreateTime, LogAppendTime"),
+    ("unclean.leader.election.enable", "yes",
+     "Invalid value yes for configuration unclean.leader.election.enable: Expected value to be either true or false"),
+    ("segment.bytes", "13", "Invalid value 13 for configuration segment.bytes: Value must be at least 14"),
+    ("segment.ms", "0", "Invalid value 0 for configuration segment.ms: Value must be at least 1"),
+    ("max.compaction.lag.ms", "0", "Invalid value 0 for configuration max.compaction.lag.ms: Value must be at least 1"),
+    ("min.cleanable.dirty.ratio", "1.5",
+     "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: Value must be no more than 1.0"),
+    ("compression.gzip.level", "0",
+     "Invalid value 0 for configuration compression.gzip.level: Value must be between 1 and 9 or equal to -1"),
+    ("compression.lz4.level", "18",
+     "Invalid value 18 for configuration compression.lz4.level: Value must be no more than 17"),
+    ("confluent.placement.constraints", "{not json",
+     "Invalid value {not json for configuration confluent.placement.constraints: Value must be JSON text (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "message"), CONFIG_REFUSALS,
+                         ids=[f"{k}={v}" for k, v, _ in CONFIG_REFUSALS])
+def test_config_refusals(kafka, key, value, message):
+    with pytest.raises(KafkaError) as exc:
+        validate_topic_config(key, value)
+    assert err(exc) == ("INVALID_CONFIG", message)
+    assert exc.value.field == key
+    with pytest.raises(KafkaError) as exc:
+        kafka.create_topic("t", 1, {key: value})
+    assert err(exc) == ("INVALID_CONFIG", message)
+    assert kafka.topics() == []
+
+
+@pytest.mark.parametrize(("key", "value", "stored"), [
+    ("retention.ms", " 60000 ", "60000"),
+    ("retention.ms", "-1", "-1"),
+    ("retention.bytes", "-5", "-5"),
+    ("cleanup.policy", "compact, delete", "compact, delete"),
+    ("cleanup.policy", "", ""),
+    ("unclean.leader.election.enable", "TRUE", "TRUE"),
+    ("min.cleanable.dirty.ratio", "0", "0"),
+    ("compression.gzip.level", "-1", "-1"),
+    ("compression.zstd.level", "-131072", "-131072"),
+    ("confluent.placement.constraints", '{"version": 1, "replicas": []}',
+     '{"version": 1, "replicas": []}'),
+    ("max.message.bytes", 100, "100"),
+])
+def test_config_accepted(key, value, stored):
+    assert validate_topic_config(key, value) == stored
+
+
+def test_config_defaults():
+    d = TOPIC_CONFIG_DEFAULTS
+    assert d["max.message.bytes"] == "1048588"
+    assert d["retention.ms"] == "604800000"
+    assert d["retention.bytes"] == "-1"
+    assert d["cleanup.policy"] == "delete"
+    assert d["min.insync.replicas"] == "1"
+    assert d["compression.type"] == "producer"
+    assert d["delete.retention.ms"] == "86400000"
+    assert d["min.compaction.lag.ms"] == "0"
+    assert d["max.compaction.lag.ms"] == "9223372036854775807"
+    assert d["message.timestamp.type"] == "CreateTime"
+    assert d["message.timestamp.difference.max.ms"] == "9223372036854775807"
+    assert d["segment.bytes"] == "1073741824"
+    assert d["segment.ms"] == "604800000"
+    assert d["unclean.leader.election.enable"] == "false"
+    assert d["confluent.placement.constraints"] == ""
+    assert set(MIRROR_SYNCED_CONFIGS) <= set(d)
+
+
+def test_min_compaction_lag_above_max_is_refused(kafka):
+    with pytest.raises(KafkaError) as exc:
+        kafka.create_topic("t", 1, {"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"})
+    assert err(exc) == ("INVALID_CONFIG", "conflict topic config setting min.compaction.lag.ms "
+                                          "(10) > max.compaction.lag.ms (5)")
+
+
+# --- topics -----------------------------------------------------------------------------------
+
+
+def test_create_describe_list_delete(kafka, clock):
+    info = kafka.create_topic("orders", 3, {"retention.ms": "60000"})
+    assert (info.name, info.partition_count, info.configs) == ("orders", 3, {"retention.ms": "60000"})
+    assert len(info.topic_id) == 22 and not info.topic_id.startswith("-")
+    assert info.created_ms == clock.now_ns() // 1_000_000
+    again = kafka.describe_topic("orders")
+    assert again.topic_id == info.topic_id
+    assert again.effective_configs()["retention.ms"] == "60000"
+    assert again.effective_configs()["max.message.bytes"] == "1048588"
+    assert again.to_json() == {
+        "topic_name": "orders", "topic_id": info.topic_id, "is_internal": False,
+        "replication_factor": 1, "partitions_count": 3, "mirror_link": None,
+        "created_ms": info.created_ms, "configs": {"retention.ms": "60000"},
+        "partitions": [{"partition_id": p, "leader": 1, "replicas": [1], "isr": [1],
+                        "log_start_offset": 0, "log_end_offset": 0, "size_bytes": 0}
+                       for p in range(3)]}
+    kafka.create_topic("a", 1)
+    assert [t.name for t in kafka.topics()] == ["a", "orders"]
+    kafka.delete_topic("orders")
+    assert [t.name for t in kafka.topics()] == ["a"]
+    with pytest.raises(KafkaError) as exc:
+        kafka.describe_topic("orders")
+    assert err(exc) == ("UNKNOWN_TOPIC_OR_PARTITION", "Topic 'orders' does not exist as expected")
+    with pytest.raises(KafkaError):
+        kafka.delete_topic("orders")
+
+
+def test_create_refusals(kafka):
+    kafka.create_topic("orders", 1)
+    cases = [
+        (("orders", 1), "TOPIC_ALREADY_EXISTS", "Topic 'orders' already exists."),
+        (("x", 0), "INVALID_PARTITIONS",
+         "Number of partitions was set to an invalid non-positive value."),
+        (("x", 1025), "INVALID_PARTITIONS",
+         "Number of partitions 1025 is above jetlink's limit of 1024 per topic."),
+        (("bad name", 1), "INVALID_TOPIC_EXCEPTION",
+         "Topic name is invalid: 'bad name' contains one or more characters other than ASCII "
+         "alphanumerics, '.', '_' and '-'"),
+    ]
+    for args, name, text in cases:
+        with pytest.raises(KafkaError) as exc:
+            kafka.create_topic(*args)
+        assert err(exc) == (name, text)
+    kafka.create_topic("a.b", 1)
+    with pytest.raises(KafkaError) as exc:
+        kafka.create_topic("a_b", 1)
+    assert err(exc) == ("INVALID_TOPIC_EXCEPTION", "Topic 'a_b' collides with existing topic: a.b")
+    with pytest.raises(KafkaError) as exc:
+        kafka.create_topic("x", 1, replication_factor=3)
+    assert exc.value.name == "INVALID_REPLICATION_FACTOR"
+    assert "target replication factor of 3 cannot be reached" in exc.value.description
+    assert kafka.create_topic("v", 2, validate_only=True).partition_count == 2
+    assert not kafka.has_topic("v")
+
+
+def test_alter_configs_and_partitions(kafka):
+    kafka.create_topic("t", 2, {"retention.ms": "1000", "segment.ms": "5000"})
+    info = kafka.alter_topic("t", configs={"cleanup.policy": "compact"}, delete=["segment.ms"])
+    assert info.configs == {"cleanup.policy": "compact", "retention.ms": "1000"}
+    info = kafka.alter_topic("t", partitions=4)
+    assert [p.partition for p in info.partitions] == [0, 1, 2, 3]
+    for partitions, text in [
+        (4, "Topic already has 4 partition(s)."),
+        (3, "The topic t currently has 4 partition(s); 3 would not be an increase."),
+    ]:
+        with pytest.raises(KafkaError) as exc:
+            kafka.alter_topic("t", partitions=partitions)
+        assert err(exc) == ("INVALID_PARTITIONS", text)
+    with pytest.raises(KafkaError) as exc:
+        kafka.alter_topic("t", delete=["nope"])
+    assert err(exc) == ("INVALID_CONFIG", "Unknown topic config name: nope")
+    with pytest.raises(KafkaError) as exc:
+        kafka.alter_topic("t", configs={"retention.ms": "x"})
+    assert exc.value.name == "INVALID_CONFIG"
+    assert kafka.describe_topic("t").configs == {"cleanup.policy": "compact",
+                                                 "retention.ms": "1000"}
+
+
+def test_mirror_topics_are_read_only_and_keep_synced_configs(kafka):
+    kafka.create_topic("m", 2, {"retention.ms": "1000"}, mirror_link="L")
+    assert kafka.describe_topic("m").mirror_link == "L"
+    with pytest.raises(KafkaError) as exc:
+        kafka.produce("m", [(None, b"x")])
+    assert err(exc) == ("INVALID_REQUEST", "Cannot append records to read-only mirror topic 'm'")
+    with pytest.raises(KafkaError) as exc:
+        kafka.alter_topic("m", configs={"retention.ms": "5"})
+    assert err(exc) == ("INVALID_CONFIG", "Topic config 'retention.ms' of mirror topic 'm' is "
+                                          "synced from its source topic and cannot be altered.")
+    with pytest.raises(KafkaError) as exc:
+        kafka.alter_topic("m", partitions=3)
+    assert exc.value.name == "INVALID_REQUEST"
+    # not synced: users may override; config sync (internal) may change the synced ones
+    kafka.alter_topic("m", configs={"min.insync.replicas": "2"})
+    kafka.alter_topic("m", configs={"retention.ms": "5"}, partitions=3, internal=True)
+    info = kafka.describe_topic("m")
+    assert info.configs == {"min.insync.replicas": "2", "retention.ms": "5"}
+    assert info.partition_count == 3
+    kafka.set_mirror_link("m", None)
+    assert kafka.produce("m", [(None, b"x")]) == [(0, 0)]
+
+
+# --- produce / fetch ----------------------------------------------------------------------------
+
+
+def test_record_key_scheme():
+    assert record_key(1, 0, 0) == 1 << 50
+    assert record_key(3, 2, 7) == (((3 << 10) | 2) << 40) | 7
+    lo, hi = partition_range(3, 2)
+    assert (lo, hi - lo) == (record_key(3, 2, 0), 1 << 40)
+
+
+def test_record_size_is_kafkas_v2_batch_of_one():
+    # 61 bytes of batch header + DefaultRecord: length varint, attributes, timestamp delta,
+    # offset delta, key length -1, value length 1, "a", header count 0.
+    assert record_size(None, b"a") == 61 + 1 + 7
+    assert record_size(b"k", b"v", [("h", b"1")]) == 61 + 1 + 12
+    assert record_size(b"k" * 64, None) == 61 + 2 + (3 + 2 + 64 + 1 + 1)
+
+
+def test_keyed_records_use_the_default_partitioner(kafka):
+    kafka.create_topic("t", 3)
+    placed = kafka.produce("t", [(str(i).encode(), b"v") for i in range(10)])
+    assert [p for p, _ in placed] == [2, 0, 2, 2, 1, 0, 1, 0, 0, 2]
+    assert [off for p, off in placed if p == 2] == [0, 1, 2, 3]
+    # str keys are UTF-8
+    assert kafka.produce("t", [("foobar", "v")])[0][0] == default_partition(b"foobar", 3)
+
+
+def test_unkeyed_records_are_sticky_per_call_and_rotate(kafka):
+    kafka.create_topic("t", 3)
+    assert kafka.produce("t", [(None, b"a"), (None, b"b")]) == [(0, 0), (0, 1)]
+    assert kafka.produce("t", [(None, b"c")]) == [(1, 0)]
+    assert kafka.produce("t", [(None, b"d")]) == [(2, 0)]
+    assert kafka.produce("t", [(None, b"e")]) == [(1, 1)]
+    assert kafka.produce("t", [(None, b"f")], partition=0) == [(0, 2)]
+    with pytest.raises(KafkaError) as exc:
+        kafka.produce("t", [(None, b"g")], partition=3)
+    assert err(exc) == ("UNKNOWN_TOPIC_OR_PARTITION",
+                        "Invalid partition given with record: 3 is not in the range [0...3).")
+
+
+def test_fetch_records_headers_and_json(kafka, clock):
+    kafka.create_topic("t", 1)
+    now = clock.now_ns() // 1_000_000
+    kafka.produce("t", [
+        (b"k", b"v", [("h", b"1"), ("h", b"2"), ("bin", b"\xff")]),
+        {"key": None, "value": None, "timestamp": now - 5},
+        (b"\x00\xfe", "caf\u00e9"),
+    ])
+    recs = kafka.fetch("t", 0, 0)
+    assert recs[0] == Record(0, 0, now, b"k", b"v", [("h", b"1"), ("h", b"2"), ("bin", b"\xff")])
+    assert recs[1] == Record(0, 1, now - 5, None, None, [])
+    assert [r.to_json() for r in recs] == [
+        {"partition": 0, "offset": 0, "timestamp": now, "key": "k", "value": "v",
+         "headers": [["h", "1"], ["h", "2"], ["bin", {"base64": "/w=="}]]},
+        {"partition": 0, "offset": 1, "timestamp": now - 5, "key": None, "value": None,
+         "headers": []},
+        {"partition": 0, "offset": 2, "timestamp": now, "key": {"base64": "AP4="},
+         "value": "caf\u00e9", "headers": []},
+    ]
+    assert [r.offset for r in kafka.fetch("t", 0, 1, max_records=1)] == [1]
+    assert kafka.fetch("t", 0, 3) == []
+    with pytest.raises(KafkaError) as exc:
+        kafka.fetch("t", 0, 4)
+    assert err(exc) == ("OFFSET_OUT_OF_RANGE", "Fetch position offset 4 is out of range for "
+                        "partition t-0: log start offset 0, log end offset 3.")
+    with pytest.raises(KafkaError) as exc:
+        kafka.fetch("t", 1, 0)
+    assert exc.value.name == "UNKNOWN_TOPIC_OR_PARTITION"
+    sizes_consistent(kafka, "t")
+
+
+def test_max_message_bytes(kafka):
+    kafka.create_topic("t", 1, {"max.message.bytes": "100"})
+    fits = b"x" * (100 - record_size(None, b""))
+    assert record_size(None, fits) == 100
+    kafka.produce("t", [(None, fits)])
+    with pytest.raises(KafkaError) as exc:
+        kafka.produce("t", [(None, b"ok"), (None, fits + b"x")])
+    assert err(exc) == ("MESSAGE_TOO_LARGE", "The record batch size in the append to t-0 is 101 "
+                        "bytes which exceeds the maximum configured value of 100.")
+    assert kafka.describe_topic("t").partitions[0].log_end == 1  # all or nothing
+    big = b"x" * 1_048_588
+    kafka.create_topic("d", 1)
+    with pytest.raises(KafkaError) as exc:
+        kafka.produce("d", [(b"k", big)])
+    assert exc.value.name == "MESSAGE_TOO_LARGE"
+
+
+def test_timestamps(kafka, clock):
+    now = clock.now_ns() // 1_000_000
+    kafka.create_topic("c", 1, {"message.timestamp.before.max.ms": "1000"})
+    kafka.produce("c", [(None, b"a")], timestamp_ms=now - 1000)
+    with pytest.raises(KafkaError) as exc:
+        kafka.produce("c", [(None, b"a", None, now - 1001)])
+    assert err(exc) == ("INVALID_TIMESTAMP", f"Timestamp {now - 1001} of message with offset 1 "
+                        f"is out of range. The timestamp should be within [{now - 1000}, "
+                        "9223372036854775807]")
+    kafka.create_topic("l", 1, {"message.timestamp.type": "LogAppendTime"})
+    kafka.produce("l", [(None, b"a", None, 5)])
+    assert kafka.fetch("l", 0, 0)[0].timestamp == now
+
+
+def test_compacted_topics_refuse_keyless_records(kafka):
+    kafka.create_topic("t", 2, {"cleanup.policy": "compact"})
+    with pytest.raises(KafkaError) as exc:
+        kafka.produce("t", [(None, b"v")], partition=1)
+    assert err(exc) == ("INVALID_RECORD", "Compacted topic cannot accept message without key in "
+                        "topic partition t-1.")
+
+
+def test_bulk_produce(kafka):
+    kafka.create_topic("t", 8)
+    n = 20_000
+    placed = kafka.produce("t", ((b"key-%d" % i, b"value-%d" % i) for i in range(n)))
+    assert len(placed) == n
+    info = kafka.describe_topic("t")
+    assert sum(p.log_end for p in info.partitions) == n
+    for p, off in placed[:50]:
+        assert kafka.fetch("t", p, off, 1)[0].offset == off
+    sizes_consistent(kafka, "t")
+    kafka.create_topic("u", 4)
+    assert {p for p, _ in kafka.produce("u", [(None, b"v")] * 1000)} == {0}
+    sizes_consistent(kafka, "u")
+
+
+def test_offset_for_timestamp(kafka, clock):
+    kafka.create_topic("t", 1)
+    now = clock.now_ns() // 1_000_000
+    kafka.produce("t", [(None, b"a", None, now - 30), (None, b"b", None, now - 20),
+                        (None, b"c", None, now - 10)])
+    assert kafka.offset_for_timestamp("t", 0, now - 25) == 1
+    assert kafka.offset_for_timestamp("t", 0, 0) == 0
+    assert kafka.offset_for_timestamp("t", 0, now) == 3
+
+
+# --- retention and compaction ----------------------------------------------------------------
+
+
+def test_retention_ms_advances_log_start(kafka, clock):
+    kafka.create_topic("t", 1, {"retention.ms": "60000"})
+    kafka.produce("t", [(None, b"a"), (None, b"b")])
+    clock.advance_s(30)
+    kafka.produce("t", [(None, b"c")])
+    clock.advance_s(30)  # now - first == 60000: not yet (Kafka deletes when > retention.ms)
+    assert kafka.describe_topic("t").partitions[0].log_start == 0
+    clock.advance_s(0.001)
+    part = kafka.describe_topic("t").partitions[0]
+    assert (part.log_start, part.log_end) == (2, 3)
+    assert offsets_of(kafka, "t") == [2]
+    with pytest.raises(KafkaError) as exc:
+        kafka.fetch("t", 0, 1)
+    assert exc.value.name == "OFFSET_OUT_OF_RANGE"
+    sizes_consistent(kafka, "t")
+    clock.advance_s(31)
+    assert kafka.apply_retention() == 1
+    part = kafka.describe_topic("t").partitions[0]
+    assert (part.log_start, part.log_end, part.bytes) == (3, 3, 0)
+    assert kafka.apply_retention() == 0
+    assert kafka.produce("t", [(None, b"d")]) == [(0, 3)]
+
+
+def test_retention_ms_minus_one_keeps_everything(kafka, clock):
+    kafka.create_topic("t", 1, {"retention.ms": "-1"})
+    kafka.produce("t", [(None, b"a")])
+    clock.advance_s(86400 * 365)
+    assert kafka.describe_topic("t").partitions[0].log_start == 0
+
+
+def test_retention_bytes_keeps_at_least_the_limit(kafka):
+    one = record_size(None, b"x" * 10)
+    kafka.create_topic("t", 1, {"retention.bytes": str(3 * one + 1)})
+    kafka.produce("t", [(None, b"x" * 10)] * 5)
+    part = kafka.describe_topic("t").partitions[0]
+    # Kafka's rule: delete the oldest while what stays is still >= retention.bytes
+    assert (part.log_start, part.log_end, part.bytes) == (1, 5, 4 * one)
+    kafka.alter_topic("t", configs={"retention.bytes": str(3 * one)})
+    part = kafka.describe_topic("t").partitions[0]
+    assert (part.log_start, part.bytes) == (2, 3 * one)
+    sizes_consistent(kafka, "t")
+
+
+def test_compaction_keeps_the_last_record_per_key(kafka, clock):
+    kafka.create_topic("t", 1, {"cleanup.policy": "compact"})
+    kafka.produce("t", [(b"a", b"1"), (b"b", b"1"), (b"a", b"2"), (b"c", b"1"), (b"b", b"2")])
+    recs = kafka.fetch("t", 0, 0)
+    assert [(r.offset, r.key, r.value) for r in recs] == [
+        (2, b"a", b"2"), (3, b"c", b"1"), (4, b"b", b"2")]
+    part = kafka.describe_topic("t").partitions[0]
+    assert (part.log_start, part.log_end) == (0, 5)  # the log start stays
+    assert kafka.fetch("t", 0, 1)[0].offset == 2  # a fetch skips the holes
+    sizes_consistent(kafka, "t")
+    # a later batch compacts against the cleaned part
+    kafka.produce("t", [(b"a", b"3"), (b"c", b"2"), (b"d", b"1")])
+    kafka.apply_retention()
+    assert [(r.offset, r.key, r.value) for r in kafka.fetch("t", 0, 0)] == [
+        (4, b"b", b"2"), (5, b"a", b"3"), (6, b"c", b"2"), (7, b"d", b"1")]
+    sizes_consistent(kafka, "t")
+
+
+def test_compaction_tombstones_go_after_delete_retention(kafka, clock):
+    kafka.create_topic("t", 1, {"cleanup.policy": "compact", "delete.retention.ms": "1000"})
+    kafka.produce("t", [(b"a", b"1"), (b"b", b"1"), (b"a", None)])
+    assert [(r.key, r.value) for r in kafka.fetch("t", 0, 0)] == [(b"b", b"1"), (b"a", None)]
+    clock.advance_s(1)
+    assert [(r.key, r.value) for r in kafka.fetch("t", 0, 0)] == [(b"b", b"1")]
+    part = kafka.describe_topic("t").partitions[0]
+    assert (part.log_start, part.log_end) == (0, 3)
+    sizes_consistent(kafka, "t")
+
+
+def test_min_compaction_lag_delays_cleaning(kafka, clock):
+    kafka.create_topic("t", 1, {"cleanup.policy": "compact", "min.compaction.lag.ms": "10000"})
+    kafka.produce("t", [(b"a", b"1"), (b"a", b"2")])
+    assert len(kafka.fetch("t", 0, 0)) == 2
+    clock.advance_s(10)
+    assert [(r.offset, r.value) for r in kafka.fetch("t", 0, 0)] == [(1, b"2")]
+
+
+def test_dirty_ratio_defers_cleaning(kafka):
+    kafka.create_topic("t", 1, {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.9"})
+    kafka.produce("t", [(b"k%d" % i, b"v") for i in range(10)])
+    kafka.apply_retention()
+    kafka.produce("t", [(b"k0", b"w")])  # 1 dirty of 11: below 0.9
+    assert len(kafka.fetch("t", 0, 0)) == 11
+    kafka.alter_topic("t", configs={"min.cleanable.dirty.ratio": "0"})
+    assert len(kafka.fetch("t", 0, 0)) == 10
+
+
+def test_compact_and_delete(kafka, clock):
+    kafka.create_topic("t", 1, {"cleanup.policy": "compact,delete", "retention.ms": "1000"})
+    kafka.produce("t", [(b"a", b"1"), (b"a", b"2"), (b"b", b"1")])
+    assert [r.offset for r in kafka.fetch("t", 0, 0)] == [1, 2]
+    clock.advance_s(2)
+    kafka.produce("t", [(b"c", b"1")])
+    part = kafka.describe_topic("t").partitions[0]
+    assert (part.log_start, part.log_end) == (3, 4)
+    sizes_consistent(kafka, "t")
+
+
+# --- consumer groups ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def orders(kafka):
+    kafka.create_topic("orders", 3)
+    kafka.produce("orders", [(None, b"x")] * 5, partition=0)
+    kafka.produce("orders", [(None, b"x")] * 3, partition=1)
+    return kafka
+
+
+def test_commit_and_describe_an_empty_group(orders):
+    k = orders
+    k.commit("g", {("orders", 0): 2, ("orders", 1): 3})
+    assert k.committed("g") == {("orders", 0): 2, ("orders", 1): 3}
+    info = k.describe_group("g")
+    assert info.state == "Empty" and not info.active and info.members == []
+    assert [(o.topic, o.partition, o.committed, o.log_end, o.lag) for o in info.offsets] == [
+        ("orders", 0, 2, 5, 3), ("orders", 1, 3, 3, 0)]
+    assert info.total_lag == 3
+    assert info.to_json()["lags"][0] == {
+        "topic_name": "orders", "partition_id": 0, "current_offset": 2, "log_end_offset": 5,
+        "lag": 3, "consumer_id": None, "client_id": None, "host": None}
+    assert [g.group for g in k.groups()] == ["g"]
+    with pytest.raises(KafkaError) as exc:
+        k.describe_group("nope")
+    assert err(exc) == ("GROUP_ID_NOT_FOUND", "Consumer group 'nope' does not exist.")
+    for offsets, name in [({("nope", 0): 1}, "UNKNOWN_TOPIC_OR_PARTITION"),
+                          ({("orders", 3): 1}, "UNKNOWN_TOPIC_OR_PARTITION"),
+                          ({("orders", 0): -1}, "INVALID_REQUEST")]:
+        with pytest.raises(KafkaError) as exc:
+            k.commit("g", offsets)
+        assert exc.value.name == name
+    with pytest.raises(KafkaError) as exc:
+        k.commit("", {("orders", 0): 1})
+    assert exc.value.name == "INVALID_GROUP_ID"
+
+
+def test_members_make_a_group_active_until_their_session_times_out(orders, clock):
+    k = orders
+    k.join("g", "m1", ["orders"], session_timeout_ms=10_000, client_id="c1")
+    assert k.group_active("g")
+    info = k.describe_group("g")
+    assert info.state == "Stable"
+    assert [(m.member, m.client_id, m.assignment) for m in info.members] == [
+        ("m1", "c1", [("orders", 0), ("orders", 1), ("orders", 2)])]
+    assert [(o.partition, o.committed, o.member) for o in info.offsets] == [
+        (0, None, "m1"), (1, None, "m1"), (2, None, "m1")]
+    # only members commit to a live group
+    with pytest.raises(KafkaError) as exc:
+        k.commit("g", {("orders", 0): 1})
+    assert err(exc) == ("UNKNOWN_MEMBER_ID", "The coordinator is not aware of this member.")
+    k.commit("g", {("orders", 0): 1}, member="m1")
+    clock.advance_s(9)
+    k.heartbeat("g", "m1")
+    clock.advance_s(10)
+    assert k.group_active("g")  # heartbeat + session timeout == now: still live
+    clock.advance_s(0.001)
+    assert not k.group_active("g")
+    assert k.describe_group("g").state == "Empty"
+    with pytest.raises(KafkaError) as exc:
+        k.heartbeat("g", "m1")
+    assert exc.value.name == "UNKNOWN_MEMBER_ID"
+    k.commit("g", {("orders", 0): 2})  # anyone may commit to an Empty group
+
+
+def test_range_assignment_and_leave(orders):
+    k = orders
+    k.join("g", "m-b", ["orders"])
+    k.join("g", "m-a", ["orders"])
+    assert k.assignment("g", "m-a") == [("orders", 0), ("orders", 1)]
+    assert k.assignment("g", "m-b") == [("orders", 2)]
+    k.leave("g", "m-a")
+    assert k.assignment("g", "m-b") == [("orders", 0), ("orders", 1), ("orders", 2)]
+    k.leave("g", "m-b")
+    with pytest.raises(KafkaError):
+        k.describe_group("g")  # no member, no offsets: gone
+    with pytest.raises(KafkaError) as exc:
+        k.join("g", "m", ["orders"], session_timeout_ms=5999)
+    assert exc.value.name == "INVALID_SESSION_TIMEOUT"
+    with pytest.raises(KafkaError) as exc:
+        k.join("g", "m", ["nope"])
+    assert exc.value.name == "UNKNOWN_TOPIC_OR_PARTITION"
+
+
+def test_set_offsets(orders, clock):
+    k = orders
+    k.commit("g", {("orders", 0): 4})
+    assert k.set_offsets("g", "orders", to_earliest=True) == [
+        ("orders", 0, 4, 0), ("orders", 1, None, 0), ("orders", 2, None, 0)]
+    assert k.set_offsets("g", "orders", to_latest=True, dry_run=True) == [
+        ("orders", 0, 0, 5), ("orders", 1, 0, 3), ("orders", 2, 0, 0)]
+    assert k.committed("g")[("orders", 0)] == 0  # dry run
+    # --to-offset is kept within [log start, log end], as kafka-consumer-groups does
+    assert k.set_offsets("g", "orders", to_offset=4) == [
+        ("orders", 0, 0, 4), ("orders", 1, 0, 3), ("orders", 2, 0, 0)]
+    assert k.set_offsets("g", "orders", partition=1, to_offset=1) == [("orders", 1, 3, 1)]
+    k.join("g", "m", ["orders"])
+    with pytest.raises(KafkaError) as exc:
+        k.set_offsets("g", "orders", to_earliest=True)
+    assert err(exc) == ("NON_EMPTY_GROUP", "Assignments can only be reset if the group 'g' is "
+                        "inactive, but the current state is Stable.")
+    with pytest.raises(KafkaError) as exc:
+        k.delete_group("g")
+    assert exc.value.name == "NON_EMPTY_GROUP"
+    clock.advance_s(46)
+    assert k.set_offsets("g", "orders", partition=2, to_latest=True) == [("orders", 2, 0, 0)]
+    with pytest.raises(KafkaError):
+        k.set_offsets("g", "orders", to_earliest=True, to_latest=True)
+    k.delete_group("g")
+    assert k.committed("g") == {}
+
+
+def test_write_offsets_internal_skips_unchanged(orders):
+    k = orders
+    k.join("g", "m", ["orders"])  # no membership checks
+    assert k.write_offsets_internal("g", {("orders", 0): 3, ("orders", 1): 1}) == 2
+    assert k.write_offsets_internal("g", {("orders", 0): 3, ("orders", 1): 2}) == 1
+    assert k.committed("g") == {("orders", 0): 3, ("orders", 1): 2}
+    rows = [(f"g{i}", "orders", p, i) for i in range(100) for p in range(3)]
+    assert k.write_group_offsets(rows) == 300
+    assert k.write_group_offsets(rows) == 0
+    assert k.committed_all("orders")["g7"] == {("orders", 0): 7, ("orders", 1): 7,
+                                               ("orders", 2): 7}
+
+
+def test_deleting_a_topic_drops_its_committed_offsets(orders):
+    orders.commit("g", {("orders", 0): 1})
+    orders.delete_topic("orders")
+    assert orders.committed("g") == {}
+
+
+def test_topics_live_beside_streams_in_any_cluster(dd, clock):
+    dd.add_cluster("east", "kafka")
+    k = Kafka(dd.open("east"), clock)
+    k.create_topic("t", 1)
+    assert Kafka(dd.open("east"), clock).topic_names() == ["t"]
+    assert Kafka(dd.open(), clock).topic_names() == []
+    with dd.open("east").read() as conn:
+        row = conn.execute("SELECT version FROM schema_components WHERE component = 'kafka'")
+        assert row.fetchone()[0] == 1
+    assert json.loads(json.dumps(k.describe_topic("t").to_json()))["topic_name"] == "t"
