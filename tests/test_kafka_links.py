@@ -686,3 +686,31 @@ def test_stored_configs_are_the_explicit_ones(dd, links):
     with dd.open("west").read() as conn:
         stored = conn.execute("SELECT configs FROM links WHERE name = 'L'").fetchone()[0]
     assert json.loads(stored) == {"acl.sync.ms": "9"}
+
+
+# -- the filter rule compiled to SQL agrees with filter_selects ---------------------------------
+
+import sqlite3 as _sqlite3  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from jetlink.core.kafka.links import filters_sql  # noqa: E402
+
+_NAMES = st.text(alphabet="ab.-*", min_size=0, max_size=5)
+_FILTER = st.fixed_dictionaries({
+    "name": st.one_of(st.just("*"), _NAMES.filter(bool)),
+    "patternType": st.sampled_from(["LITERAL", "PREFIXED"]),
+    "filterType": st.sampled_from(["INCLUDE", "EXCLUDE"]),
+})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_FILTER, max_size=4), st.lists(_NAMES, min_size=1, max_size=6))
+def test_filters_sql_selects_what_filter_selects_selects(filters, names):
+    conn = _sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE g (name TEXT)")
+    conn.executemany("INSERT INTO g VALUES (?)", [(n,) for n in names])
+    cond, args = filters_sql(filters, "name")
+    got = sorted(n for (n,) in conn.execute(f"SELECT name FROM g WHERE {cond}", args))
+    assert got == sorted(n for n in names if filter_selects(filters, n))

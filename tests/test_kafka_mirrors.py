@@ -283,3 +283,88 @@ def test_failback_truncate_and_restore(world):
     pump_links(dd, clock)
     assert records(west, "t") == records(east, "t")
     assert [r[3] for r in records(west, "t")][-2:] == [b"east-1", b"east-2"]
+
+
+def test_link_failed_and_paused_link(world):
+    dd, clock, west, _east = world
+    west.create_topic("t", 1)
+    m = link(dd, clock)
+    m.create("t", "L")
+    m.links.set_error("L", "AUTHENTICATION_FAILURE", "the link's credentials were revoked")
+    assert m.describe("t", "L").mirror_status == "LINK_FAILED"
+    m.links.clear_error("L")
+    assert m.describe("t", "L").mirror_status == ACTIVE
+    m.links.alter("L", {"cluster.link.paused": "true"})
+    assert m.describe("t", "L").mirror_status == PAUSED
+    produce(west, "t", 2)
+    pump_links(dd, clock)
+    assert m.describe("t", "L").max_per_partition_mirror_lag == 2  # nothing copied
+    m.links.alter("L", {"cluster.link.paused": "false"})
+    pump_links(dd, clock)
+    assert m.describe("t", "L").max_per_partition_mirror_lag == 0
+
+
+def test_an_exclude_filter_lets_an_auto_created_topic_go(world):
+    dd, clock, west, east = world
+    west.create_topic("foo.a", 1)
+    m = link(dd, clock, auto_create_mirror_topics_enable="true",
+             auto_create_mirror_topics_filters='{"topicFilters": [{"name": "*", '
+             '"patternType": "LITERAL", "filterType": "INCLUDE"}]}')
+    pump_links(dd, clock)
+    assert [t.name for t in east.topics()] == ["foo.a"]
+    m.links.alter("L", {"auto.create.mirror.topics.filters": '{"topicFilters": ['
+                        '{"name": "*", "patternType": "LITERAL", "filterType": "INCLUDE"},'
+                        '{"name": "foo.a", "patternType": "LITERAL", "filterType": "EXCLUDE"}]}'})
+    east.delete_topic("foo.a")
+    pump_links(dd, clock)
+    assert east.topics() == []
+    assert m.list("L") == []  # its mirror rows went with it
+
+
+def test_dr_drill_consumers_resume_without_a_gap(world):
+    """Produce, sync offsets, source down, failover: no group offset beyond the mirror's log
+    end, and a consumer resuming on the destination reads the next record, no gap."""
+    dd, clock, west, east = world
+    west.create_topic("t", 2)
+    m = sync_link(dd, clock)
+    m.create("t", "L")
+    for p in (0, 1):
+        produce(west, "t", 50, partition=p)
+    west.commit("billing", {("t", 0): 40, ("t", 1): 50})
+    pump_links(dd, clock)
+    for p in (0, 1):
+        produce(west, "t", 10, partition=p, start=50)  # never mirrored
+    west.commit("billing", {("t", 0): 55, ("t", 1): 60})
+    clock.advance(31_000 * MS)
+    m._sync_offsets(m.links.get("L"), west, {"t": "t"})
+    dd.set_down("west", True)
+    res = m.failover(["t"], "L")[0]
+    assert [(c.partition, c.from_offset, c.to_offset) for c in res.clamps] == [
+        (0, 55, 50), (1, 60, 50)]
+    ends = {p.partition: p.log_end for p in east.offsets("t")}
+    for (topic, p), off in east.committed("billing").items():
+        assert off <= ends[p]
+    east.produce("t", [(None, b"new-0")], partition=0)
+    nxt = east.fetch("t", 0, east.committed("billing")[("t", 0)], 10)
+    assert [r.offset for r in nxt] == [50]  # resumes at the mirror's end: nothing skipped
+    assert nxt[0].value == b"new-0"
+
+
+def test_reverse_and_start(world):
+    dd, clock, west, east = world
+    west.create_topic("t", 1)
+    produce(west, "t", 3)
+    m_east = link(dd, clock, "L", "west", "east")
+    m_east.create("t", "L")
+    pump_links(dd, clock)
+    link(dd, clock, "L", "east", "west")  # the reverse link, same name
+    produce(west, "t", 1, start=3)  # west has one record east never got
+    res, trunc = m_east.reverse_and_start("t", "L")
+    assert res.ok
+    assert trunc.partitions == [{"partition": 0, "messages_truncated": 1,
+                                 "offset_truncated_to": 3}]
+    east.produce("t", [(None, b"from east")])
+    pump_links(dd, clock)
+    assert [r[3] for r in records(west, "t")] == [b"v0", b"v1", b"v2", b"from east"]
+    with pytest.raises(KafkaError):
+        west.produce("t", [(None, b"x")])  # west's topic is the mirror now

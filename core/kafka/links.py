@@ -96,6 +96,7 @@ __all__ = [
     "Links",
     "TaskInfo",
     "filter_selects",
+    "filters_sql",
     "group_filters",
     "parse_config_pairs",
     "parse_filters",
@@ -326,6 +327,37 @@ def filter_selects(filters: Iterable[LinkFilter | Mapping[str, Any]], name: str)
                 return False
             matched = True
     return matched
+
+
+def filters_sql(filters: Iterable[LinkFilter | Mapping[str, Any]], column: str
+                ) -> tuple[str, list[Any]]:
+    """:func:`filter_selects` as an SQL condition on ``column`` (and its parameters), for
+    statements that select groups or topics by the filters without Python in the loop."""
+    inc: list[str] = []
+    exc: list[str] = []
+    params_inc: list[Any] = []
+    params_exc: list[Any] = []
+    for item in filters:
+        flt = LinkFilter.of(item)
+        if flt.pattern_type == "PREFIXED":
+            cond = f"substr({column}, 1, ?) = ?"
+            args = [len(flt.name), flt.name]
+        elif flt.name == "*":
+            cond, args = "1", []  # noqa: the wildcard name
+        else:
+            cond, args = f"{column} = ?", [flt.name]
+        if flt.filter_type == "EXCLUDE":
+            exc.append(cond)
+            params_exc += args
+        else:
+            inc.append(cond)
+            params_inc += args
+    if not inc:
+        return "0", []
+    sql = "(" + " OR ".join(inc) + ")"
+    if exc:
+        sql += " AND NOT (" + " OR ".join(exc) + ")"
+    return sql, params_inc + params_exc
 
 
 def parse_filters(key: str, text: str | Mapping[str, Any]) -> list[LinkFilter]:

@@ -44,9 +44,10 @@ through the link of the same name there (the reverse link), so the source become
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -726,8 +727,15 @@ class Mirrors:
                              "status_time_ms = ?, stopped_seq = ? WHERE topic = ?",
                              (STOPPED, NO_ERROR, now, seq, topic))
             if made:
-                self.kafka.write_group_offsets(
-                    (c.group, c.topic, c.partition, c.to_offset) for c in made)
+                ends = {p.partition: p.log_end for p in self.kafka.offsets(topic)}
+                end_sql = "CASE partition " + " ".join(
+                    f"WHEN {int(p)} THEN {int(e)}" for p, e in ends.items()) + " ELSE 0 END"
+                with self.cl.transaction() as conn:
+                    conn.execute(
+                        f"UPDATE group_offsets SET committed = ({end_sql}), commit_ms = ? "
+                        f"WHERE topic = ? AND committed > ({end_sql}) AND grp IN (SELECT grp "
+                        "FROM synced_offsets WHERE link = ? AND topic = ?)",
+                        (_now_ms(self.clock), topic, lname, topic))
                 clamps += made
             self.kafka.set_mirror_link(topic, None)
         return clamps
@@ -877,8 +885,9 @@ class Mirrors:
         if (_truthy(li.configs.get("consumer.offset.sync.enable", "false"))
                 and self._due(li, "offsets_ms", "consumer.offset.sync.ms", 30000, now)):
             live = {r[0]: r[2] for r in self._rows(li.name) if r[3] == ACTIVE}
-            rep.offsets_synced = self._sync_offsets(li, src, live)
-            self._ran(li.name, "offsets_ms", now)
+            if live:  # the period starts with the first mirror to sync offsets for
+                rep.offsets_synced = self._sync_offsets(li, src, live)
+                self._ran(li.name, "offsets_ms", now)
         for r in self._rows(li.name):
             rep.lag += self._info(r, src).max_per_partition_mirror_lag
         return rep
@@ -984,18 +993,67 @@ class Mirrors:
 
     def _sync_offsets(self, li: Any, src: Any, topics: dict[str, str], *,
                       force: bool = False) -> int:
-        pending = self._pending_offsets(li, src, topics)
-        if not pending:
+        """Write the source's committed offsets the sync selects (see
+        :meth:`_pending_offsets`: the same rule, here in SQL with the source database
+        attached, one destination transaction); the offsets changed."""
+        from .links import filters_sql, group_filters
+
+        if not topics or not _truthy(li.configs.get("consumer.offset.sync.enable", "false")):
             return 0
+        cond, cond_args = filters_sql(group_filters(li.configs), "s.grp")
         now = _now_ms(self.clock)
-        with self.cl.transaction() as conn:
-            self.kafka.write_group_offsets(pending)
-            conn.executemany(
-                "INSERT INTO synced_offsets(link, grp, topic, synced_ms) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT(link, grp, topic) DO UPDATE SET synced_ms = excluded.synced_ms",
-                [(li.name, g, t, now) for g, t in dict.fromkeys((g, t) for g, t, _p, _o
-                                                                in pending)])
-        return len(pending)
+        conn = self.cl.conn
+        with self._attached(li.source_cluster):
+            before = conn.total_changes
+            conn.execute("BEGIN")
+            try:
+                conn.execute("DELETE FROM main.mirrors WHERE 0")  # the destination's lock
+                changed = 0
+                for mirror, source in topics.items():
+                    picked = (
+                        f"FROM {_ATTACHED}.group_offsets s LEFT JOIN main.group_offsets d "
+                        "ON d.grp = s.grp AND d.topic = ? AND d.partition = s.partition "
+                        f"WHERE s.topic = ? AND ({cond}) AND (d.committed IS NULL OR "
+                        "d.committed != s.committed) AND s.grp NOT IN (SELECT grp FROM "
+                        "main.group_members WHERE heartbeat_ms + session_timeout_ms >= ?)")
+                    args = [mirror, source, *cond_args, now]
+                    conn.execute(
+                        "INSERT INTO main.synced_offsets(link, grp, topic, synced_ms) "
+                        f"SELECT DISTINCT ?, s.grp, ?, ? {picked} "
+                        "ON CONFLICT(link, grp, topic) DO UPDATE SET synced_ms = "
+                        "excluded.synced_ms", [li.name, mirror, now, *args])
+                    mark = conn.total_changes
+                    conn.execute(
+                        "INSERT INTO main.group_offsets(grp, topic, partition, committed, "
+                        f"metadata, commit_ms) SELECT s.grp, ?, s.partition, s.committed, '', ? "
+                        f"{picked} ON CONFLICT(grp, topic, partition) DO UPDATE SET "
+                        "committed = excluded.committed, commit_ms = excluded.commit_ms",
+                        [mirror, now, *args])
+                    changed += conn.total_changes - mark
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        del before
+        return changed
+
+    @contextlib.contextmanager
+    def _attached(self, cluster: str) -> Iterator[None]:
+        """The database of ``cluster`` attached to this cluster's connection as
+        ``kl_src`` (outside any transaction: SQLite attaches only then)."""
+        conn = self.cl.conn
+        if any(r[1] == _ATTACHED for r in conn.execute("PRAGMA database_list")):
+            conn.execute(f"DETACH DATABASE {_ATTACHED}")
+        conn.execute(f"ATTACH DATABASE ? AS {_ATTACHED}",
+                     (str(self.datadir.cluster_path(cluster)),))
+        try:
+            yield
+        finally:
+            try:
+                conn.execute(f"DETACH DATABASE {_ATTACHED}")
+            except sqlite3.Error:
+                pass
 
     def _copy(self, li: Any, src: Any, row: tuple, max_records: int | None) -> int:
         """Copy what the source partitions have beyond the mirror's log end (one
