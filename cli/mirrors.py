@@ -42,13 +42,9 @@ def _mirrors(app: App) -> Any:
 
 
 def _configs(pairs: list[str] | None) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise usage(f"--config {pair!r}: expected KEY=VALUE")
-        out[key.strip()] = value.strip()
-    return out
+    from jetlink.core.kafka.links import parse_config_pairs
+
+    return parse_config_pairs(pairs or [])
 
 
 def _ms_time(ms: int) -> str:
@@ -82,9 +78,7 @@ def create(
 ) -> None:
     """Create a mirror topic.
 
-    Like kafka-mirrors --create.
-
-    The link must be stored in this cluster, ACTIVE and in DESTINATION mode; the source
+    Like kafka-mirrors --create. The link must be stored in this cluster, ACTIVE and in DESTINATION mode; the source
     topic must exist on the link's source cluster under the same name (after the link's
     prefix), and no topic of that name may exist here.
     """
@@ -124,6 +118,7 @@ def ls(
     """List mirror topics.
 
     Like confluent kafka mirror list.
+
     Columns: Link Name, Mirror Topic Name, Source Topic Name, Mirror Status, Status Time
     (ms), Num Partition, Max Per Partition Mirror Lag. Stopped mirrors are listed as long as
     their link exists.
@@ -165,6 +160,7 @@ def describe(
     """Describe mirror topics, tab separated.
 
     Like kafka-mirrors --describe.
+
     One line per topic (Topic, LinkName, LinkId, SourceTopic, State, StoppedSequenceNumber,
     StateTime), then one per partition (State, LocalLogEndOffset,
     LastFetchSourceHighWatermark, Lag, TimeSinceLastFetchMs).
@@ -264,6 +260,7 @@ def promote(ctx: typer.Context, topics: TopicsArg = None, link: LinkOpt = "",
     """Promote mirror topics to normal topics.
 
     For migrations.
+
     Refused per topic unless the source cluster is reachable and there is no mirroring lag,
     no pending config sync and no pending consumer offset sync. Synced consumer group offsets
     beyond the mirror's log end offsets are clamped; every clamp is printed. --link alone
@@ -278,6 +275,7 @@ def failover(ctx: typer.Context, topics: TopicsArg = None, link: LinkOpt = "",
     """Fail over mirror topics, whatever the lag.
 
     Disaster recovery: stops mirroring now.
+
     Always succeeds, source reachable or not; synced consumer group offsets beyond the
     mirror's log end offsets are clamped and printed. --link alone fails over every mirror
     of the link.
@@ -330,6 +328,7 @@ def truncate_and_restore(
     """Fail back: make a topic a mirror again.
 
     Of the topic that took over after a failover.
+
     Run on the original cluster with a link pointing to the cluster where the topic was
     failed over: the local topic is truncated per partition to the log end offsets at which
     that mirror stopped, then mirrors it from there. Prints the messages truncated per
@@ -351,6 +350,7 @@ def reverse_and_start(
     """Reverse a mirror's direction.
 
     This topic becomes writable, its source becomes its mirror.
+
     Stops the mirror here (as failover, clamps printed) and runs truncate-and-restore on the
     source cluster through the link of the same name there (the reverse link).
     """

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 from ..clock import Clock, SystemClock
 from ..errors import JetlinkError
 from .errors import KafkaError
+from .topics import MIRROR_SYNCED_CONFIGS
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import Cluster, DataDir
@@ -84,18 +85,9 @@ NO_ERROR = "NO_ERROR"
 SOURCE_TOPIC_MAY_BE_DELETED = "SOURCE_TOPIC_MAY_BE_DELETED"
 SOURCE_PARTITIONS_DECREASED = "SOURCE_PARTITIONS_DECREASED"
 
-# Always synced from the source topic (seed 004, "Synced Mirror Topic Configurations").
-SYNCED_CONFIGS = (
-    "max.message.bytes",
-    "cleanup.policy",
-    "retention.bytes",
-    "retention.ms",
-    "delete.retention.ms",
-    "min.compaction.lag.ms",
-    "max.compaction.lag.ms",
-    "message.timestamp.type",
-    "message.timestamp.difference.max.ms",
-)
+# Always synced from the source topic (seed 004, "Synced Mirror Topic Configurations"); one
+# definition, in topics.py, where altering them on a mirror is refused.
+SYNCED_CONFIGS = MIRROR_SYNCED_CONFIGS
 
 COMPONENT = "kafka_mirrors"
 SCHEMA_STEPS: list[list[str]] = [
