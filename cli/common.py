@@ -119,9 +119,7 @@ def replicate_step(app: App, store: DataDir) -> list[Any]:
                    on_error=lambda cluster, err: notice_step_error(app, err))
         return reports
     except (JetlinkError, sqlite3.Error) as err:
-        from jetlink.cli.output import notice
-
-        notice(app, f"jetlink: warning: replication step failed: {err}")
+        notice_step_error(app, err)
         return []
 
 

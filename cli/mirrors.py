@@ -15,7 +15,7 @@ import typer
 from jetlink.cli import output
 from jetlink.cli.app import App
 from jetlink.cli import common
-from jetlink.cli.common import data_dir, usage
+from jetlink.cli.common import data_dir
 from jetlink.cli.options import JsonOption
 
 mirrors_app = typer.Typer(
@@ -255,7 +255,7 @@ def _verb(how: str) -> str:
 
 
 @mirrors_app.command("promote")
-def promote(ctx: typer.Context, topics: TopicsArg = None, link: LinkOpt = "",
+def promote(ctx: typer.Context, link: LinkOpt, topics: TopicsArg = None,
             dry_run: DryRunOpt = False, json_output: JsonOption = False) -> None:
     """Promote mirror topics to normal topics.
 
@@ -266,11 +266,11 @@ def promote(ctx: typer.Context, topics: TopicsArg = None, link: LinkOpt = "",
     beyond the mirror's log end offsets are clamped; every clamp is printed. --link alone
     promotes every mirror of the link. Exit status 1 when a topic was refused.
     """
-    _alter(ctx, "promote", topics, _need_link(link), dry_run)
+    _alter(ctx, "promote", topics, link, dry_run)
 
 
 @mirrors_app.command("failover")
-def failover(ctx: typer.Context, topics: TopicsArg = None, link: LinkOpt = "",
+def failover(ctx: typer.Context, link: LinkOpt, topics: TopicsArg = None,
              dry_run: DryRunOpt = False, json_output: JsonOption = False) -> None:
     """Fail over mirror topics, whatever the lag.
 
@@ -280,30 +280,24 @@ def failover(ctx: typer.Context, topics: TopicsArg = None, link: LinkOpt = "",
     mirror's log end offsets are clamped and printed. --link alone fails over every mirror
     of the link.
     """
-    _alter(ctx, "failover", topics, _need_link(link), dry_run)
+    _alter(ctx, "failover", topics, link, dry_run)
 
 
 @mirrors_app.command("pause")
-def pause(ctx: typer.Context, topics: TopicsArg = None, link: LinkOpt = "",
+def pause(ctx: typer.Context, link: LinkOpt, topics: TopicsArg = None,
           dry_run: DryRunOpt = False, json_output: JsonOption = False) -> None:
     """Pause mirror topics.
 
     They keep their data and resume where they stopped.
     """
-    _alter(ctx, "pause", topics, _need_link(link), dry_run)
+    _alter(ctx, "pause", topics, link, dry_run)
 
 
 @mirrors_app.command("resume")
-def resume(ctx: typer.Context, topics: TopicsArg = None, link: LinkOpt = "",
+def resume(ctx: typer.Context, link: LinkOpt, topics: TopicsArg = None,
            dry_run: DryRunOpt = False, json_output: JsonOption = False) -> None:
     """Resume paused mirror topics."""
-    _alter(ctx, "resume", topics, _need_link(link), dry_run)
-
-
-def _need_link(link: str) -> str:
-    if not link:
-        raise usage("Missing option '--link' / '-l'.")
-    return link
+    _alter(ctx, "resume", topics, link, dry_run)
 
 
 # -- failing back ----------------------------------------------------------------------------

@@ -255,20 +255,20 @@ def _mirrored_bucket(cfg: StreamConfig) -> str | None:
 
 
 def _origin_cluster(src: StreamSource, here: str) -> str:
-    ext = src.external
-    if ext is None or not ext.api or ext.api == "$JS.API":
-        return here
-    dom = src.domain
-    if dom is None:
-        raise JetlinkError(f"external api {ext.api} names no cluster of the data directory "
-                           "(use $JS.<cluster>.API)", field="external.api")
-    return dom
+    """The cluster of a KV mirror's origin (replication's rule), or its error."""
+    from .replication import origin_cluster
+
+    name, err = origin_cluster(src, here)
+    if err is not None:
+        raise err
+    return name
 
 
 def _mirror_filter(src: StreamSource) -> SubjectFilter | None:
-    """The subjects a mirror holds (None: all)."""
-    pats = [src.filter_subject] if src.filter_subject else []
-    pats += [t.src for t in src.subject_transforms]
+    """The subjects a mirror holds (None: all), as the replication agreement selects them."""
+    from .replication import source_filters
+
+    pats = source_filters(src)
     return SubjectFilter(pats) if pats else None
 
 
@@ -288,15 +288,13 @@ class KV:
         """The JetStream API of ``cluster`` (default: the addressed one). A cluster taken
         down refuses KV traffic that would cross into it."""
         name = cluster or self.cluster
+        if name != self.cluster and self.datadir.is_down(name):
+            raise JetlinkError(f"cluster {name} is down", field="cluster")
         js = self._js.get(name)
         if js is None:
-            if name != self.cluster and self.datadir.is_down(name):
-                raise JetlinkError(f"cluster {name} is down", field="cluster")
             js = JetStream(self.datadir.open(name, create_local=name == self.cluster),
                            self.clock)
             self._js[name] = js
-        elif name != self.cluster and self.datadir.is_down(name):
-            raise JetlinkError(f"cluster {name} is down", field="cluster")
         return js
 
     # -- buckets ---------------------------------------------------------------------------

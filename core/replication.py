@@ -127,7 +127,9 @@ def iname_of(src: StreamSource) -> str:
     return f"{name} {srcs} {dests}"
 
 
-def _filters(src: StreamSource) -> list[str]:
+def source_filters(src: StreamSource) -> list[str]:
+    """The origin subjects an agreement selects: its transforms' sources, else its
+    filter_subject (none: every subject)."""
     if src.subject_transforms:
         return [t.src or ">" for t in src.subject_transforms]
     return [src.filter_subject] if src.filter_subject else []
@@ -390,7 +392,9 @@ class _Agreement:
         return self.src.name
 
 
-def _origin_cluster(src: StreamSource, target_cluster: str) -> tuple[str, ApiError | None]:
+def origin_cluster(src: StreamSource, target_cluster: str) -> tuple[str, ApiError | None]:
+    """The cluster holding a mirror's or source's origin: the target's own, or the one
+    ``external.api = "$JS.<cluster>.API"`` names; an api naming no cluster is the error."""
     ext = src.external
     if ext is None or not ext.api or ext.api == "$JS.API":
         return target_cluster, None
@@ -410,8 +414,8 @@ def _plan(dd: DataDir, tcluster: str, target: str, kind: str, src: StreamSource
           ) -> _Agreement:
     """Resolve one agreement's origin before the step (no lock held)."""
     transforms = [compile_transform(t.src or ">", t.dest) for t in src.subject_transforms]
-    a = _Agreement(kind, src, iname_of(src), tcluster, target, "", _filters(src), transforms)
-    ocname, err = _origin_cluster(src, tcluster)
+    a = _Agreement(kind, src, iname_of(src), tcluster, target, "", source_filters(src), transforms)
+    ocname, err = origin_cluster(src, tcluster)
     a.origin_cluster = ocname or "?"
     if err is not None:
         a.error = err

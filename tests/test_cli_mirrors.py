@@ -106,7 +106,7 @@ def test_failover_prints_the_clamps(jl, world, cli_clock):
     from jetlink.core.kafka.mirrors import Mirrors
 
     m = Mirrors(dd, "east", cli_clock)
-    m._sync_offsets(m.links.get("L"), west, {"orders": "orders"})  # only the offset moved
+    m.sync_offsets("L")  # only the offset moved
     ok(jl("cluster", "down", "west"))
     dry = ok(east(jl, "mirrors", "failover", "orders", "--link", "L", "--dry-run")).stdout
     assert "  Would clamp consumer group G on orders partition 0: offset 7 -> 5\n" in dry

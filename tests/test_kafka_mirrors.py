@@ -168,7 +168,7 @@ def test_the_seeds_clamping_example(world):
     produce(west, "t", 10, start=90)  # the source reaches 100 ...
     west.commit("B", {("t", 0): 95})
     clock.advance(31_000 * MS)
-    m._sync_offsets(m.links.get("L"), Kafka(dd.open("west"), clock), {"t": "t"})
+    m.sync_offsets("L")
     dd.set_down("west", True)  # ... disaster before records 90..99 were mirrored
     results = m.failover(["t"], "L")
     assert results[0].ok
@@ -336,7 +336,7 @@ def test_dr_drill_consumers_resume_without_a_gap(world):
         produce(west, "t", 10, partition=p, start=50)  # never mirrored
     west.commit("billing", {("t", 0): 55, ("t", 1): 60})
     clock.advance(31_000 * MS)
-    m._sync_offsets(m.links.get("L"), west, {"t": "t"})
+    m.sync_offsets("L")
     dd.set_down("west", True)
     res = m.failover(["t"], "L")[0]
     assert [(c.partition, c.from_offset, c.to_offset) for c in res.clamps] == [

@@ -100,6 +100,7 @@ __all__ = [
     "group_filters",
     "parse_config_pairs",
     "parse_filters",
+    "parse_start_offset_spec",
     "parse_properties",
     "topic_filters",
     "validate_link_config",
@@ -232,12 +233,12 @@ def validate_link_config(key: str, value: Any) -> str:
             )
         return value
     if key == "mirror.start.offset.spec":
-        _start_offset_spec(text, key)
+        parse_start_offset_spec(text, key)
         return text.lower() if text.lower() in ("earliest", "latest") else text
     raise AssertionError(key)  # pragma: no cover - every key is handled above
 
 
-def _start_offset_spec(text: str, key: str = "mirror.start.offset.spec") -> str | int:
+def parse_start_offset_spec(text: str, key: str = "mirror.start.offset.spec") -> str | int:
     """``earliest``, ``latest`` or the timestamp's milliseconds since the epoch (a time
     without an offset is UTC)."""
     low = text.lower()
@@ -717,7 +718,7 @@ class LinkConfig:
     def mirror_start_offset_spec(self) -> str | int:
         """``"earliest"``, ``"latest"`` or a timestamp in ms since the epoch (the first
         offset whose record timestamp is at or after it)."""
-        return _start_offset_spec(self.get("mirror.start.offset.spec"))
+        return parse_start_offset_spec(self.get("mirror.start.offset.spec"))
 
     def selects_group(self, group: str) -> bool:
         """Whether consumer offset sync covers ``group`` (enabled and the group filters

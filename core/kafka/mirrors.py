@@ -45,16 +45,15 @@ through the link of the same name there (the reverse link), so the source become
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..clock import Clock, SystemClock
 from ..errors import JetlinkError
 from .errors import KafkaError
+from .links import parse_start_offset_spec
 from .topics import MIRROR_SYNCED_CONFIGS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -124,11 +123,6 @@ SCHEMA_STEPS: list[list[str]] = [
             synced_ms INTEGER NOT NULL,
             PRIMARY KEY (link, grp, topic)
         ) WITHOUT ROWID""",
-        """CREATE TABLE link_runs (
-            link TEXT PRIMARY KEY,
-            offsets_ms INTEGER NOT NULL DEFAULT 0,
-            configs_ms INTEGER NOT NULL DEFAULT 0
-        )""",
     ],
 ]
 
@@ -276,36 +270,6 @@ def _now_ms(clock: Clock) -> int:
     return clock.now_ns() // 1_000_000
 
 
-def _start_offset_for_time(conn: sqlite3.Connection, schema: str, t_id: int, p: int,
-                           lo: int, hi: int, ts_ms: int) -> int:
-    """The first offset in [lo, hi) whose timestamp is >= ts_ms (hi when none)."""
-    from .topics import partition_range, record_key
-
-    base, _top = partition_range(t_id, p)
-    row = conn.execute(
-        f"SELECT min(id) FROM {schema}.records WHERE id >= ? AND id < ? AND ts >= ?",
-        (record_key(t_id, p, lo), record_key(t_id, p, hi), ts_ms)).fetchone()
-    return (row[0] - base) if row and row[0] is not None else hi
-
-
-def parse_start_spec(spec: str) -> int | str:
-    """``earliest`` / ``latest`` / an ISO-8601 timestamp (ms since the epoch)."""
-    if spec in ("earliest", "latest"):
-        return spec
-    text = spec.strip()
-    if text.endswith("Z"):
-        text = text[:-1] + "+00:00"
-    try:
-        dt = datetime.fromisoformat(text)
-    except ValueError:
-        raise KafkaError("INVALID_CONFIG", f"Invalid value {spec} for configuration "
-                         "mirror.start.offset.spec: use earliest, latest or an ISO-8601 "
-                         "timestamp", field="mirror.start.offset.spec") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return int(dt.timestamp() * 1000)
-
-
 # --------------------------------------------------------------------------- the API
 
 
@@ -345,7 +309,7 @@ class Mirrors:
         """A new mirror topic (every creation condition of seed 004)."""
         info = self.links.get(link)  # exactly one link, stored in this (destination) cluster
         cfg = info.configs
-        if cfg.get("link.mode", "DESTINATION") != "DESTINATION":
+        if not info.is_destination:
             raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}' is not in DESTINATION "
                              "mode: mirror topics are created on a link's destination cluster",
                              field="link")
@@ -354,7 +318,7 @@ class Mirrors:
             raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}' is {state}, not "
                              "ACTIVE: mirror topics can only be created on an active link",
                              field="link")
-        prefix = cfg.get("cluster.link.prefix", "") or ""
+        prefix = info.config.prefix
         if source_topic is None:
             if prefix:
                 if not topic.startswith(prefix):
@@ -384,7 +348,7 @@ class Mirrors:
                              f"'{link}'", field="source_topic") from None
         spec = (configs or {}).get("mirror.start.offset.spec",
                                    cfg.get("mirror.start.offset.spec", "earliest"))
-        parse_start_spec(spec)
+        parse_start_offset_spec(spec)
         own = {k: v for k, v in (configs or {}).items()
                if k != "mirror.start.offset.spec"}
         for key in own:
@@ -535,7 +499,7 @@ class Mirrors:
             if row[1] not in links:
                 try:
                     li, src = self._source(row[1])
-                    retry = int(li.configs.get("cluster.link.retry.timeout.ms", 300000))
+                    retry = li.config.retry_timeout_ms
                     links[row[1]] = (self._state(row[1]), src, retry)
                 except KafkaError:
                     links[row[1]] = ("FAILED", None, 300000)
@@ -664,7 +628,7 @@ class Mirrors:
         if diff or len(scfg.partitions) != len(mine.partitions):
             what = ", ".join(diff) or "number of partitions"
             return f"Topic '{name}' can not be promoted: config sync is pending ({what})"
-        pending = self._pending_offsets(li, src, topics={name: row[2]})
+        pending = self._pending_offsets(li, {name: row[2]})
         if pending:
             groups = ", ".join(sorted({g for g, _t, _p, _o in pending}))
             return (f"Topic '{name}' can not be promoted: consumer offset sync is pending "
@@ -690,7 +654,7 @@ class Mirrors:
                 row = conn.execute("SELECT source_topic FROM mirrors WHERE topic = ?",
                                    (topic,)).fetchone()
             if row:
-                for g, _t, p, off in self._pending_offsets(li, src, topics={topic: row[0]}):
+                for g, _t, p, off in self._pending_offsets(li, {topic: row[0]}):
                     current[(g, p)] = off
         return [Clamp(g, topic, p, off, ends.get(p, 0))
                 for (g, p), off in sorted(current.items()) if off > ends.get(p, 0)]
@@ -709,7 +673,7 @@ class Mirrors:
                 li, src = None, None
             if how == "promote" and src is not None and li is not None:
                 self._sync_configs(li, src, [row])
-                self._sync_offsets(li, src, {topic: row[2]}, force=True)
+                self._sync_offsets(li, {topic: row[2]})
             made = self._clamps(lname, topic, include_pending_sync=False, src=None, li=li)
             now = _now_ms(self.clock)
             with self.cl.transaction() as conn:
@@ -744,7 +708,7 @@ class Mirrors:
         if src is None:
             raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}': the source cluster "
                              f"{li.source_cluster} can not be reached", field="link")
-        prefix = li.configs.get("cluster.link.prefix", "") or ""
+        prefix = li.config.prefix
         if prefix and not topic.startswith(prefix):
             raise KafkaError("INVALID_REQUEST", f"Topic '{topic}' does not carry the link's "
                              f"prefix '{prefix}'", field="topic")
@@ -814,7 +778,7 @@ class Mirrors:
         res = self.failover([topic], link, dry_run=dry_run)[0]
         if not res.ok:
             raise KafkaError("INVALID_REQUEST", res.error_message, field="topic")
-        prefix = li.configs.get("cluster.link.prefix", "") or ""
+        prefix = li.config.prefix
         source_topic = topic[len(prefix):] if prefix and topic.startswith(prefix) else topic
         if dry_run:
             mine = {p.partition: p.log_end for p in self.kafka.offsets(topic)}
@@ -866,45 +830,32 @@ class Mirrors:
         rep.mirrors = len(rows)
         now = _now_ms(self.clock)
         active = [r for r in rows if r[3] == ACTIVE]
-        if self._due(li, "configs_ms", "topic.config.sync.ms", 5000, now):
+        if li.due("TopicConfigsSync", now):
             rep.configs_synced = self._sync_configs(li, src, active)
-            self._ran(li.name, "configs_ms", now)
+            self.links.record_run(li.name, "TopicConfigsSync", now)
         for r in active:
             try:
                 rep.copied += self._copy(li, src, r, max_records)
             except (KafkaError, sqlite3.Error) as err:
                 rep.errors.append(f"{r[0]}: {err}")
-        if (_truthy(li.configs.get("consumer.offset.sync.enable", "false"))
-                and self._due(li, "offsets_ms", "consumer.offset.sync.ms", 30000, now)):
+        if li.config.consumer_offset_sync_enable and li.due("ConsumerOffsetSync", now):
             live = {r[0]: r[2] for r in self._rows(li.name) if r[3] == ACTIVE}
             if live:  # the period starts with the first mirror to sync offsets for
-                rep.offsets_synced = self._sync_offsets(li, src, live)
-                self._ran(li.name, "offsets_ms", now)
+                rep.offsets_synced = self._sync_offsets(li, live)
+                self.links.record_run(li.name, "ConsumerOffsetSync", now)
         for r in self._rows(li.name):
             rep.lag += self._info(r, src).max_per_partition_mirror_lag
         return rep
 
-    def _due(self, li: Any, col: str, key: str, default: int, now: int) -> bool:
-        every = int(li.configs.get(key, default))
-        with self.cl.read() as conn:
-            row = conn.execute(f"SELECT {col} FROM link_runs WHERE link = ?",
-                               (li.name,)).fetchone()
-        return row is None or now - row[0] >= every
-
-    def _ran(self, link: str, col: str, now: int) -> None:
-        with self.cl.transaction() as conn:
-            conn.execute(f"INSERT INTO link_runs(link, {col}) VALUES (?, ?) ON CONFLICT(link) "
-                         f"DO UPDATE SET {col} = excluded.{col}", (link, now))
-
     def _auto_create(self, li: Any, src: Any) -> list[str]:
         from .links import filter_selects, topic_filters
 
-        if not _truthy(li.configs.get("auto.create.mirror.topics.enable", "false")):
+        if not li.config.auto_create_enable:
             return []
         filters = topic_filters(li.configs)
         if not filters:
             return []
-        prefix = li.configs.get("cluster.link.prefix", "") or ""
+        prefix = li.config.prefix
         existing = {t.name for t in self.kafka.topics()}
         made = []
         for t in src.topics():
@@ -946,69 +897,60 @@ class Mirrors:
                 n += 1
         return n
 
-    def _active_groups(self) -> set[str]:
-        """Groups with a live member on this (the destination) cluster."""
-        now = _now_ms(self.clock)
-        with self.cl.read() as conn:
-            return {g for (g,) in conn.execute(
-                "SELECT DISTINCT grp FROM group_members "
-                "WHERE heartbeat_ms + session_timeout_ms >= ?", (now,))}
+    def _offsets_to_sync(self, li: Any, mirror: str, source: str) -> tuple[str, list[Any]]:
+        """``FROM ... WHERE ...`` selecting, in the source database attached as ``kl_src``,
+        the committed offsets the offset sync writes for ``mirror`` (from ``source``): groups
+        the link's group filters select, not live on this cluster, whose offset here is
+        missing or different. The one definition of the rule: the sync writes these rows and
+        promote's "pending offset sync" check reads them."""
+        from .links import filters_sql, group_filters
+        from .topics import LIVE_MEMBER_SQL
 
-    def _pending_offsets(self, li: Any, src: Any, topics: dict[str, str]
+        cond, cond_args = filters_sql(group_filters(li.configs), "s.grp")
+        sql = (f"FROM {_ATTACHED}.group_offsets s LEFT JOIN main.group_offsets d "
+               "ON d.grp = s.grp AND d.topic = ? AND d.partition = s.partition "
+               f"WHERE s.topic = ? AND ({cond}) AND (d.committed IS NULL OR "
+               "d.committed != s.committed) AND s.grp NOT IN (SELECT grp FROM "
+               f"main.group_members WHERE {LIVE_MEMBER_SQL})")
+        return sql, [mirror, source, *cond_args, _now_ms(self.clock)]
+
+    def _pending_offsets(self, li: Any, topics: dict[str, str]
                          ) -> list[tuple[str, str, int, int]]:
-        """(group, mirror topic, partition, source offset) the offset sync would write now:
-        the source's committed offsets of groups passing the group filters, on the source
-        topics of ``topics`` (mirror -> source), for groups not active here, that differ
-        from what is committed here."""
-        from .links import filter_selects, group_filters
-
-        if not _truthy(li.configs.get("consumer.offset.sync.enable", "false")):
+        """(group, mirror topic, partition, source offset) the offset sync would write now
+        for ``topics`` (mirror -> source topic)."""
+        if not topics or not li.config.consumer_offset_sync_enable:
             return []
-        filters = group_filters(li.configs)
-        active = self._active_groups()
-        out = []
-        selected: dict[str, bool] = {}
-        for m, source in topics.items():
-            theirs = src.committed_all(source)
-            mine = self.kafka.committed_all(m)
-            for g, offs in theirs.items():
-                ok = selected.get(g)
-                if ok is None:
-                    ok = selected[g] = filter_selects(filters, g) and g not in active
-                if not ok:
-                    continue
-                have = mine.get(g, {})
-                for (_t, p), off in offs.items():
-                    if have.get((m, p)) != off:
-                        out.append((g, m, p, off))
+        out: list[tuple[str, str, int, int]] = []
+        with self._attached(li.source_cluster):
+            with self.cl.read() as conn:
+                for mirror, source in topics.items():
+                    picked, args = self._offsets_to_sync(li, mirror, source)
+                    out += [(g, mirror, p, off) for g, p, off in conn.execute(
+                        f"SELECT s.grp, s.partition, s.committed {picked}", args)]
         return out
 
-    def _sync_offsets(self, li: Any, src: Any, topics: dict[str, str], *,
-                      force: bool = False) -> int:
-        """Write the source's committed offsets the sync selects (see
-        :meth:`_pending_offsets`: the same rule, here in SQL with the source database
-        attached, one destination transaction); the offsets changed."""
-        from .links import filters_sql, group_filters
+    def sync_offsets(self, link: str) -> int:
+        """Run the link's consumer offset sync now, whatever its schedule, for its ACTIVE
+        mirrors; the offsets changed."""
+        li = self.links.get(link)
+        self.refresh()
+        return self._sync_offsets(li, {r[0]: r[2] for r in self._rows(link) if r[3] == ACTIVE})
 
-        if not topics or not _truthy(li.configs.get("consumer.offset.sync.enable", "false")):
+    def _sync_offsets(self, li: Any, topics: dict[str, str]) -> int:
+        """Write what :meth:`_pending_offsets` lists (one destination transaction, the
+        source database attached) and note the (group, topic) pairs as synced by the link;
+        the offsets changed."""
+        if not topics or not li.config.consumer_offset_sync_enable:
             return 0
-        cond, cond_args = filters_sql(group_filters(li.configs), "s.grp")
         now = _now_ms(self.clock)
         conn = self.cl.conn
+        changed = 0
         with self._attached(li.source_cluster):
-            before = conn.total_changes
             conn.execute("BEGIN")
             try:
                 conn.execute("DELETE FROM main.mirrors WHERE 0")  # the destination's lock
-                changed = 0
                 for mirror, source in topics.items():
-                    picked = (
-                        f"FROM {_ATTACHED}.group_offsets s LEFT JOIN main.group_offsets d "
-                        "ON d.grp = s.grp AND d.topic = ? AND d.partition = s.partition "
-                        f"WHERE s.topic = ? AND ({cond}) AND (d.committed IS NULL OR "
-                        "d.committed != s.committed) AND s.grp NOT IN (SELECT grp FROM "
-                        "main.group_members WHERE heartbeat_ms + session_timeout_ms >= ?)")
-                    args = [mirror, source, *cond_args, now]
+                    picked, args = self._offsets_to_sync(li, mirror, source)
                     conn.execute(
                         "INSERT INTO main.synced_offsets(link, grp, topic, synced_ms) "
                         f"SELECT DISTINCT ?, s.grp, ?, ? {picked} "
@@ -1027,7 +969,6 @@ class Mirrors:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
-        del before
         return changed
 
     @contextlib.contextmanager
@@ -1054,12 +995,8 @@ class Mirrors:
 
         topic, source_topic, spec, started = row[0], row[2], row[11], row[12]
         conn = self.cl.conn
-        src_path = str(self.datadir.cluster_path(li.source_cluster))
-        if any(r[1] == _ATTACHED for r in conn.execute("PRAGMA database_list")):
-            conn.execute(f"DETACH DATABASE {_ATTACHED}")
-        conn.execute(f"ATTACH DATABASE ? AS {_ATTACHED}", (src_path,))
         copied = 0
-        try:
+        with self._attached(li.source_cluster):
             conn.execute("BEGIN")
             try:
                 conn.execute("DELETE FROM main.mirrors WHERE 0")  # the destination's lock only
@@ -1076,7 +1013,7 @@ class Mirrors:
                     "SELECT partition, log_start, log_end, bytes FROM main.partitions "
                     "WHERE topic = ?", (d_id,))}
                 now = _now_ms(self.clock)
-                start = parse_start_spec(spec) if not started else None
+                start = parse_start_offset_spec(spec) if not started else None
                 budget = max_records
                 fetch_rows = []
                 for p in sorted(d_parts):
@@ -1092,8 +1029,7 @@ class Mirrors:
                         elif start == "latest":
                             first = s_end
                         else:
-                            first = _start_offset_for_time(conn, _ATTACHED, s_id, p, s_start,
-                                                           s_end, int(start))
+                            first = src.offset_for_timestamp(source_topic, p, int(start))
                         m_start = m_end = first
                     if m_end < s_start:  # the source's retention went past the mirror
                         conn.execute("DELETE FROM main.records WHERE id >= ? AND id < ?",
@@ -1141,11 +1077,6 @@ class Mirrors:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
-        finally:
-            try:
-                conn.execute(f"DETACH DATABASE {_ATTACHED}")
-            except sqlite3.Error:
-                pass
         return copied
 
     # -- cleanup ---------------------------------------------------------------------------
@@ -1158,7 +1089,6 @@ class Mirrors:
             conn.executemany("DELETE FROM mirror_partitions WHERE topic = ?",
                              [(t,) for t in topics])
             conn.execute("DELETE FROM synced_offsets WHERE link = ?", (link,))
-            conn.execute("DELETE FROM link_runs WHERE link = ?", (link,))
 
     def forget_topic(self, topic: str) -> None:
         """A mirror topic was deleted: its mirror rows go."""
@@ -1198,10 +1128,6 @@ def link_hooks(datadir: DataDir, cluster: Any, clock: Clock | None = None) -> An
     )
 
 
-def _truthy(value: Any) -> bool:
-    return str(value).strip().lower() == "true"
-
-
 def _code(name: str) -> int:
     from .errors import ERROR_CODES
 
@@ -1239,7 +1165,3 @@ def _has_links(cl: Cluster) -> bool:
         if row is None:
             return False
         return conn.execute("SELECT 1 FROM links LIMIT 1").fetchone() is not None
-
-
-def _json(value: Any) -> str:  # pragma: no cover - debugging aid
-    return json.dumps(value, sort_keys=True)

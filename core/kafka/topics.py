@@ -170,6 +170,11 @@ def record_size(key: bytes | None, value: bytes | None,
     return BATCH_OVERHEAD + body + _vz(body)
 
 
+# A group member is live while its last heartbeat is within its session timeout (parameter:
+# now in ms); the one definition of "active" for groups, also used by the offset sync.
+LIVE_MEMBER_SQL = "heartbeat_ms + session_timeout_ms >= ?"
+
+
 def _vz_sql(x: str) -> str:
     return (f"(CASE WHEN {x} < 64 THEN 1 WHEN {x} < 8192 THEN 2 WHEN {x} < 1048576 THEN 3 "
             f"WHEN {x} < 134217728 THEN 4 ELSE 5 END)")
@@ -1402,14 +1407,13 @@ class Kafka:
         return group
 
     def _expire_members(self, conn: Any, now: int) -> None:
-        conn.execute("DELETE FROM group_members WHERE heartbeat_ms + session_timeout_ms < ?",
-                     (now,))
+        conn.execute(f"DELETE FROM group_members WHERE NOT ({LIVE_MEMBER_SQL})", (now,))
 
     @staticmethod
     def _live(conn: Any, group: str, now: int) -> list[tuple[Any, ...]]:
         return conn.execute(
             "SELECT member, client_id, topics, joined_ms, heartbeat_ms, session_timeout_ms "
-            "FROM group_members WHERE grp = ? AND heartbeat_ms + session_timeout_ms >= ? "
+            f"FROM group_members WHERE grp = ? AND {LIVE_MEMBER_SQL} "
             "ORDER BY member", (group, now)).fetchall()
 
     def group_active(self, group: str) -> bool:
@@ -1624,8 +1628,8 @@ class Kafka:
         with self.cluster.read() as conn:
             names = sorted({g for (g,) in conn.execute("SELECT DISTINCT grp FROM group_offsets")}
                            | {g for (g,) in conn.execute(
-                               "SELECT DISTINCT grp FROM group_members "
-                               "WHERE heartbeat_ms + session_timeout_ms >= ?", (now,))})
+                               f"SELECT DISTINCT grp FROM group_members WHERE "
+                               f"{LIVE_MEMBER_SQL}", (now,))})
             out = []
             catalog = self._catalog(conn)
             for name in names:

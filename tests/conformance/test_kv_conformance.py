@@ -95,7 +95,13 @@ from test_publish_conformance import (
     matches,
     strip,
 )
-from test_replication_conformance import STREAM_SOURCE, go_hash
+from test_replication_conformance import (  # the shared scenario table and checks
+    STREAM_SOURCE,
+    Scenario,
+    check_server_expectations,
+    go_hash,
+    sc,
+)
 from test_stream_config_conformance import normalize_config
 
 pytestmark = pytest.mark.conformance
@@ -170,20 +176,6 @@ DIVERGENCES: dict[str, tuple[str, Callable[[Any], Any]]] = {
 # --------------------------------------------------------------------------------------------
 # Scenario language
 # --------------------------------------------------------------------------------------------
-
-
-class Scenario:
-    def __init__(self, id: str, ops: tuple[dict[str, Any], ...]) -> None:
-        self.id = id
-        self.ops = ops
-
-    @property
-    def wait_seconds(self) -> float:
-        return sum(op.get("seconds", 0) for op in self.ops if op["op"] == "sleep")
-
-
-def sc(id: str, *ops: dict[str, Any]) -> Scenario:
-    return Scenario(id, tuple(ops))
 
 
 def _op(op_name: str, expect: Any = None, diverge: str | None = None, **fields: Any
@@ -1223,14 +1215,6 @@ class JetlinkKVRunner:
 # --------------------------------------------------------------------------------------------
 # Comparing
 # --------------------------------------------------------------------------------------------
-
-
-def check_server_expectations(scenario: Scenario, results: list[Any]) -> None:
-    for i, (op, got) in enumerate(zip(scenario.ops, results)):
-        if "expect" in op and not matches(op["expect"], got):
-            pytest.fail(f"[{scenario.id}] op {i} {json.dumps(strip(op))}: the scenario expects "
-                        f"the server to answer {op['expect']!r}, it answered {got!r}",
-                        pytrace=False)
 
 
 def mismatches(scenario: Scenario, server: list[Any], mine: list[Any]) -> list[str]:
