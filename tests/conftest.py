@@ -72,3 +72,13 @@ def utc():
         time.tzset()
         yield
     time.tzset()
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One SparkSession for the whole suite (local[2], quiet), stopped at the end."""
+    from jetlink.sparkops.session import SparkOptions, get_session
+
+    session = get_session(SparkOptions(master="local[2]"))
+    yield session
+    session.stop()
