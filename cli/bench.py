@@ -2,7 +2,9 @@
 
 Benchmarks print what they measured and assert nothing. The measuring code is in core
 (``bench_transform`` in jetlink.core.transform, ``bench_validate`` in jetlink.core.topology,
-``bench_pub``, ``bench_replicate``, ``bench_kv`` and ``bench_link`` in jetlink.core.bench); this module calls it and renders the returned dict.
+``bench_pub``, ``bench_replicate``, ``bench_kv`` and ``bench_link`` in jetlink.core.bench;
+``bench_spark`` in jetlink.sparkops.bench, imported inside its command only); this module
+calls it and renders the returned dict.
 """
 
 from __future__ import annotations
@@ -191,6 +193,50 @@ def link(
     from jetlink.core.bench import bench_link
 
     App.of(ctx).emit(bench_link(count, partitions, groups=groups), human=render)
+
+
+@bench_app.command("spark")
+def spark(
+    ctx: typer.Context,
+    messages: Annotated[
+        int, typer.Option("--messages", min=1, metavar="N", help="Messages to generate.")
+    ] = 5_000_000,
+    runs: Annotated[
+        int, typer.Option("--runs", min=1, metavar="N",
+                          help="Times to run each measurement (medians are reported).")
+    ] = 1,
+    e2e_messages: Annotated[
+        int, typer.Option("--e2e-messages", min=0, metavar="N",
+                          help="Messages of the end-to-end `jetlink spark mirror` run "
+                          "(0: not measured).")
+    ] = 10_000,
+    master: Annotated[
+        str, typer.Option("--master", metavar="URL", help="Spark master.")
+    ] = "local[*]",
+    json_output: JsonOption = False,
+) -> None:
+    """Benchmark the Spark source job against a plain Parquet copy.
+
+    Generates --messages ORDERS messages as Parquet (10,000 subjects, some Nats-Msg-Id
+    duplicates, ~100-byte payloads), then times in the same run a plain Spark Parquet ->
+    Parquet copy of them and the source job into SHIPPING (transform orders.*.> ->
+    shipping.{{wildcard(1)}}.>, keep the last 1,000 per subject, duplicate window 2m)
+    written to Parquet, and prints both, rows/s and the ratio job / copy. Also times a whole
+    `jetlink spark mirror` process over a --e2e-messages stream, JVM start included.
+    """
+    import sys
+
+    from jetlink.sparkops.bench import bench_spark
+
+    app = App.of(ctx)
+
+    def note(text: str) -> None:
+        if not app.json and sys.stderr.isatty():
+            output.notice(app, text)
+
+    result = bench_spark(messages, runs=runs, e2e_messages=e2e_messages, master=master,
+                         note=note)
+    app.emit(result, human=render)
 
 
 def _time_cli_get(root: str, keys: int, runs: int) -> dict[str, Any]:

@@ -13,6 +13,9 @@ status 2).
 ``-f/--force`` only skips the confirmation: the way to promote a lagging mirror is
 ``failover``.
 
+``export`` and ``import`` move a stream to and from a Parquet dataset (``parquet:PATH``) in
+the lake message schema, sequences and times kept (jetlink.core.lake; no Spark involved).
+
 The engine is ``jetlink.core.jetstream.JetStream`` (opened by cli/common.py
 ``open_jetstream``); with --json every command prints the NATS API's document (StreamInfo,
 StoredMsg, a list of names...). Human output follows natscli's layout.
@@ -1005,6 +1008,120 @@ def render_promotion(app: App, doc: dict[str, Any]) -> None:
         for clamp in doc["clamps"]:
             cols.row(clamp["consumer"], f"from {seq(clamp['from'])} to {seq(clamp['to'])}")
     cols.render(app)
+
+
+# -- export / import: a stream to and from a lake (Parquet) -----------------------------------
+
+PARQUET_PREFIX = "parquet:"
+
+
+def _parquet_path(value: str) -> str:
+    """PATH of a ``parquet:PATH`` argument (a usage error naming the rule otherwise)."""
+    if not value.startswith(PARQUET_PREFIX) or not value[len(PARQUET_PREFIX) :]:
+        raise typer.BadParameter(
+            f"{value!r}: give parquet:PATH, a dataset directory (a path, or a URI such as "
+            "parquet:file:///data/orders)"
+        )
+    return value[len(PARQUET_PREFIX) :]
+
+
+LakeArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="parquet:PATH",
+        help="The Parquet dataset directory, as parquet:PATH (PATH may be a file:// URI).",
+        callback=_parquet_path,
+        show_default=False,
+    ),
+]
+
+
+@stream_app.command("export")
+def export(
+    ctx: typer.Context,
+    name: StreamArg,
+    target: LakeArg,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", "-f", help="Replace a dataset already in the directory without asking."
+        ),
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Export a stream to a Parquet dataset.
+
+    Writes the stream's messages up to its last sequence when the export starts (one
+    consistent cut) as part-00000.parquet, part-00001.parquet ... in the lake message schema
+    (stream, partition, seq, subject, key, ts, headers, data; see README.md), then
+    _jetlink.json with the stream's config, creation time and state. A directory that is not
+    empty is replaced only after confirmation on a terminal or with -f/--force (and only when
+    it holds nothing but a dataset). With --json: {"stream", "path", "messages",
+    "bytes_written", "first_seq", "last_seq", "files"}.
+    """
+    from jetlink.core import lake
+
+    app = App.of(ctx)
+    js = open_jetstream(app)
+    try:
+        summary = lake.export_stream(js, name, target, force=force)
+    except lake.LakeExistsError as err:
+        output.confirm(
+            app,
+            f"{err}. Really replace the dataset in {target}",
+            force=False,
+            action=f"replace the dataset in {target}",
+        )
+        summary = lake.export_stream(js, name, target, force=True)
+
+    def human(a: App, d: dict[str, Any]) -> None:
+        files = len(d["files"])
+        output.line(
+            a,
+            f"Exported {output.comma(d['messages'])} messages of stream {d['stream']} "
+            f"({_seq_span(d)}) to {d['path']}: {files} file{'s' if files != 1 else ''}, "
+            f"{output.ibytes(d['bytes_written'])}",
+        )
+
+    app.emit(summary, human=human)
+
+
+@stream_app.command("import")
+def import_(
+    ctx: typer.Context,
+    name: StreamArg,
+    source: LakeArg,
+    json_output: JsonOption = False,
+) -> None:
+    """Import a stream from a Parquet dataset.
+
+    Stores every row of the dataset (the lake message schema, as stream export writes it) at
+    its own sequence and time, as a mirror stores its origin's messages. The stream is created
+    with the config in the dataset's _jetlink.json when it does not exist; an existing stream
+    must never have stored anything. Refused before anything is written: rows of a topic
+    (partition, key), sequences that appear twice. With --json: {"stream", "path",
+    "messages", "first_seq", "last_seq", "created", "transactions"}.
+    """
+    from jetlink.core import lake
+
+    app = App.of(ctx)
+    summary = lake.import_stream(open_jetstream(app), name, source)
+
+    def human(a: App, d: dict[str, Any]) -> None:
+        how = "new stream" if d["created"] else "stream"
+        output.line(
+            a,
+            f"Imported {output.comma(d['messages'])} messages into {how} {d['stream']} "
+            f"({_seq_span(d)}) from {d['path']}",
+        )
+
+    app.emit(summary, human=human)
+
+
+def _seq_span(doc: dict[str, Any]) -> str:
+    if not doc["messages"]:
+        return "no messages"
+    return f"sequences {output.comma(doc['first_seq'])} to {output.comma(doc['last_seq'])}"
 
 
 # -- messages -------------------------------------------------------------------------------

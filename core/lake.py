@@ -117,3 +117,641 @@ def iter_stream_batches(db_path: str, stream: str, lo: int, hi: int, *,
         conn.execute("COMMIT")
     finally:
         conn.close()
+
+
+# --------------------------------------------------------------------------------------------
+# Moving a stream to and from a Parquet dataset (``jetlink stream export / import``)
+# --------------------------------------------------------------------------------------------
+# A dataset is a directory of Parquet files of the lake schema (``part-00000.parquet``, ...)
+# with ``_jetlink.json`` beside them. Paths are local paths, ``file://`` URIs, or any URI
+# pyarrow.fs knows (``s3://``, ``gs://``, ``hdfs://`` ... when pyarrow was built with them).
+# (imported here rather than at the top: the definitions above stay import-free)
+from collections.abc import Callable, Iterable, Iterator  # noqa: E402
+from typing import Any  # noqa: E402
+
+from .errors import JetlinkError  # noqa: E402
+
+PART_FORMAT = "part-{:05d}.parquet"
+# Headers the publish path acts on: a row carrying one is stored by ``append`` one at a time
+# (core/replication.py's mirror branch does the same); the others go through the batch path.
+_LEAN_UNSAFE = (b"Nats-Msg-Id", b"Nats-TTL", b"Nats-Rollup", b"Nats-Incr")
+
+
+class LakeError(JetlinkError):
+    """A Parquet dataset that cannot be read, written or imported as asked."""
+
+
+class LakeExistsError(LakeError):
+    """The export's directory already holds files (``force`` replaces the dataset)."""
+
+
+def lake_filesystem(path: str):  # type: ignore[no-untyped-def]
+    """``(pyarrow FileSystem, path inside it)`` for a local path, a ``file://`` URI or another
+    URI pyarrow.fs understands."""
+    import os
+    from urllib.parse import unquote, urlparse
+
+    from pyarrow import fs as pafs
+
+    if not path:
+        raise LakeError("empty dataset path")
+    if path.startswith("file:"):
+        url = urlparse(path)
+        if url.netloc not in ("", "localhost"):
+            raise LakeError(f"{path}: a file:// URI names a local path (file:///dir/...)")
+        path = unquote(url.path)
+    elif "://" in path:
+        try:
+            return pafs.FileSystem.from_uri(path)
+        except Exception as exc:  # pyarrow: ArrowInvalid / ArrowNotImplementedError / OSError
+            raise LakeError(f"{path}: unsupported dataset location: {exc}") from None
+    return pafs.LocalFileSystem(), os.path.abspath(os.path.expanduser(path))
+
+
+def _join(base: str, name: str) -> str:
+    return base.rstrip("/") + "/" + name
+
+
+def _meta_location(path: str):  # type: ignore[no-untyped-def]
+    fs, base = lake_filesystem(path)
+    return fs, _join(base, META_FILE)
+
+
+def read_meta(path: str) -> dict[str, Any] | None:
+    """The ``_jetlink.json`` document of the dataset directory ``path`` (None without one)."""
+    import json
+
+    from pyarrow import fs as pafs
+
+    fs, where = _meta_location(path)
+    if fs.get_file_info(where).type != pafs.FileType.File:
+        return None
+    try:
+        with fs.open_input_stream(where) as f:
+            doc = json.loads(f.read().decode("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise LakeError(f"{where}: not a readable {META_FILE}: {exc}") from None
+    if not isinstance(doc, dict):
+        raise LakeError(f"{where}: not a {META_FILE} document (expected a JSON object)")
+    return doc
+
+
+def write_meta(path: str, doc: dict[str, Any]) -> None:
+    """Write ``doc`` as the ``_jetlink.json`` of the dataset directory ``path``."""
+    import json
+
+    fs, where = _meta_location(path)
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    with fs.open_output_stream(where) as f:
+        f.write(text.encode("utf-8"))
+
+
+def stream_meta(js, name: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """The ``_jetlink.json`` document of stream ``name`` of the engine ``js`` (a JetStream):
+    its config as the API gives it, creation time and identity, and state."""
+    return _meta_of(js, js.stream_info(name))
+
+
+def _meta_of(js, info) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    from .replication import identity
+
+    doc = info.to_json()
+    st = info.state
+    return {
+        "kind": "stream",
+        "name": info.config.name,
+        "cluster": js.cluster.name,
+        "config": doc["config"],
+        "created": doc["created"],
+        "created_ns": info.created_ns,
+        "identity": identity(info.created_ns),
+        "state": {"messages": st.messages, "bytes": st.bytes, "first_seq": st.first_seq,
+                  "last_seq": st.last_seq},
+    }
+
+
+# -- writing rows into a stream ---------------------------------------------------------------
+def _check_stream_rows(batch, where: str) -> None:  # type: ignore[no-untyped-def]
+    """Refuse rows of a topic (partition != 0, a key, no subject): a stream has none."""
+    import pyarrow.compute as pc
+
+    names = batch.schema.names
+    if "subject" not in names:
+        raise LakeError(f"{where}: no subject column: not rows of the lake schema")
+    bad = None
+    if "partition" in names and batch.num_rows:
+        part = batch.column("partition")
+        nz = pc.sum(pc.cast(pc.not_equal(part, 0), "int64")).as_py() or 0
+        if nz:
+            bad = "partition != 0"
+    if bad is None and "key" in names and batch.column("key").null_count != batch.num_rows:
+        bad = "a key"
+    if bad is None and batch.column("subject").null_count:
+        bad = "no subject"
+    if bad is not None:
+        raise LakeError(f"{where}: rows of a topic ({bad}): only stream messages (partition "
+                        "0, no key, a subject) go into a stream")
+
+
+def _as_batches(batches: Iterable[Any]) -> Iterator[Any]:
+    import pyarrow as pa
+
+    for b in batches:
+        if isinstance(b, pa.Table):
+            yield from b.to_batches()
+        else:
+            yield b
+
+
+def _rows(batches: Iterable[Any]) -> Iterator[tuple]:
+    """``(seq, subject, ts, headers, data)`` per row; columns converted once per batch."""
+    for batch in _as_batches(batches):
+        if not batch.num_rows:
+            continue
+        _check_stream_rows(batch, "rows")
+        cols = []
+        for col in ("seq", "subject", "ts", "headers", "data"):
+            try:
+                cols.append(batch.column(col).to_pylist())
+            except KeyError:
+                raise LakeError(f"rows without a {col} column: not the lake schema") from None
+        yield from zip(*cols)
+
+
+def write_stream_rows(js, stream: str, batches: Iterable[Any], *,  # type: ignore[no-untyped-def]
+                      txn_rows: int = 100_000,
+                      on_txn: Callable[[Any, Any, int], None] | None = None) -> dict[str, Any]:
+    """Append rows of the lake schema (pyarrow RecordBatches or Tables, in sequence order) to
+    the existing stream ``stream``, each at its own sequence and time, as the replication
+    pump stores a mirrored message (the sequences in between read as deleted).
+
+    One ``js.write()`` transaction per ``txn_rows`` rows; ``on_txn(txn, stream_def,
+    last_seq)`` runs at the end of each, before it commits (with the last sequence it
+    wrote). A row at or below the stream's last sequence, a row the stream refuses (an
+    ApiError: sealed, too big, a limit with discard new...) or takes as a duplicate raises a
+    LakeError and that transaction rolls back (the ones before it stay committed).
+    Returns ``{"rows", "first_seq", "last_seq", "transactions"}`` (0s when no rows)."""
+    from .errors import ApiError, nats_error
+    from .streams import MAX_SEQ
+    from .subjects import is_valid_publish_subject
+
+    if txn_rows < 1:
+        raise ValueError("txn_rows must be at least 1")
+    rows = _rows(batches)
+    row = next(rows, None)
+    total = txns = first = last = 0
+    sid = None
+    subjects_ok: set[str] = set()
+    while row is not None:
+        with js.write() as txn:
+            d = txn.catalog.by_name.get(stream)
+            if d is None:
+                raise nats_error("StreamNotFound")
+            if sid is None:
+                sid = d.id
+            elif d.id != sid:
+                raise LakeError(f"stream {stream} was deleted and created again while "
+                                "rows were written to it")
+            st = txn.stream(d)
+            saved = txn.now
+            lean = st.sourced_fast  # the pump's batch path, same results as append
+            items: list[tuple] = []
+            at: list[tuple[int, int]] = []
+            top = st.last_seq
+            n = 0
+
+            def store_run() -> None:
+                done, err = st.append_sourced(items, at)
+                if err is not None:
+                    raise LakeError(f"message {at[done][0]} on {items[done][0]} refused by "
+                                    f"stream {stream}: {err.description} ({err.err_code})"
+                                    ) from err
+                items.clear()
+                at.clear()
+
+            try:
+                while row is not None and n < txn_rows:
+                    seq, subject, ts, hdr, data = row
+                    if seq is None or seq < 1 or seq > MAX_SEQ:
+                        raise LakeError(f"message {seq}: not a stream sequence (1 to {MAX_SEQ})")
+                    if seq <= top:
+                        raise LakeError(f"message {seq}: stream {stream} is already at sequence "
+                                        f"{top} (rows must come after it, in order)")
+                    if subject not in subjects_ok:
+                        if not isinstance(subject, str) or not is_valid_publish_subject(subject):
+                            raise LakeError(f"message {seq}: invalid subject {subject!r}")
+                        subjects_ok.add(subject)
+                    if data is None:
+                        data = b""
+                    if ts is None:
+                        ts = saved
+                    if lean and (hdr is None or not any(k in hdr for k in _LEAN_UNSAFE)):
+                        items.append((subject, hdr, data))
+                        at.append((seq, ts))
+                    else:
+                        if items:
+                            store_run()
+                        st.skip_to(seq - 1)
+                        txn.now = ts
+                        r = st.append(subject, hdr, data, sourced=True)
+                        txn.now = saved
+                        if isinstance(r, ApiError):
+                            raise LakeError(f"message {seq} on {subject} refused by stream "
+                                            f"{stream}: {r.description} ({r.err_code})") from r
+                        if r.duplicate:
+                            raise LakeError(f"message {seq} on {subject}: stream {stream} took "
+                                            f"it as a duplicate of message {r.seq} "
+                                            "(Nats-Msg-Id)")
+                    top = last = seq
+                    if not first:
+                        first = seq
+                    n += 1
+                    row = next(rows, None)
+                if items:
+                    store_run()
+            finally:
+                txn.now = saved
+            st.flush()
+            if on_txn is not None:
+                on_txn(txn, d, last)
+        total += n
+        txns += 1
+    return {"rows": total, "first_seq": first, "last_seq": last, "transactions": txns}
+
+
+# -- export -----------------------------------------------------------------------------------
+_OWN_FILES = ("_SUCCESS", META_FILE)
+
+
+def _replaceable(name: str) -> bool:
+    """A file of a dataset (ours or Spark's) that a forced export may delete."""
+    return (name in _OWN_FILES or name.endswith((".parquet", ".parquet.crc"))
+            or (name.startswith(".") and name.endswith(".crc")))
+
+
+def _prepare_dir(fs, base: str, where: str, force: bool) -> None:  # type: ignore[no-untyped-def]
+    from pyarrow import fs as pafs
+
+    info = fs.get_file_info(base)
+    if info.type == pafs.FileType.NotFound:
+        fs.create_dir(base, recursive=True)
+        return
+    if info.type != pafs.FileType.Directory:
+        raise LakeError(f"{where} exists and is not a directory")
+    entries = fs.get_file_info(pafs.FileSelector(base))
+    if not entries:
+        return
+    if not force:
+        raise LakeExistsError(f"{where} is not empty ({len(entries)} entries): refusing to "
+                              "overwrite it")
+    others = sorted(e.base_name for e in entries
+                    if e.type != pafs.FileType.File or not _replaceable(e.base_name))
+    if others:
+        shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
+        raise LakeError(f"{where} holds more than a Parquet dataset ({shown}): not replacing "
+                        "it; choose another directory or empty it yourself")
+    for e in entries:
+        fs.delete_file(e.path)
+
+
+def export_stream(js, name: str, path: str, *, batch_rows: int = 65_536,  # type: ignore[no-untyped-def]
+                  row_group_rows: int = 131_072, file_rows: int = 1_048_576,
+                  force: bool = False) -> dict[str, Any]:
+    """Write stream ``name`` as a Parquet dataset in the directory ``path``: ``part-NNNNN.parquet``
+    files of the lake schema (at most ``file_rows`` rows each, row groups of
+    ``row_group_rows``; one empty file for a stream without messages), then ``_jetlink.json``.
+    One consistent cut: the messages up to the last sequence of the stream when it starts.
+    A non-empty directory is refused unless ``force`` (which replaces a dataset there, never
+    other files). Returns ``{"stream", "path", "messages", "bytes_written", "first_seq",
+    "last_seq", "files"}`` (``bytes_written``: the data files' size)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if min(batch_rows, row_group_rows, file_rows) < 1:
+        raise ValueError("batch_rows, row_group_rows and file_rows must be at least 1")
+    info = js.stream_info(name)
+    with js.read() as (_conn, catalog):
+        d = catalog.by_name.get(name)
+        if d is None or d.created_ns != info.created_ns:
+            raise LakeError(f"stream {name} was deleted while it was exported")
+        sid = d.id
+    meta = _meta_of(js, info)
+    fs, base = lake_filesystem(path)
+    _prepare_dir(fs, base, path, force)
+
+    schema = arrow_schema()
+    files: list[str] = []
+    written = messages = first = last = 0
+    writer = None
+    in_file = 0
+    pending: list[Any] = []
+    pending_rows = 0
+
+    def open_next():  # type: ignore[no-untyped-def]
+        fname = PART_FORMAT.format(len(files))
+        files.append(fname)
+        return pq.ParquetWriter(_join(base, fname), schema, filesystem=fs)
+
+    def flush_group() -> None:
+        nonlocal pending, pending_rows
+        if pending:
+            writer.write_table(pa.Table.from_batches(pending, schema),  # type: ignore[union-attr]
+                               row_group_size=row_group_rows)
+            pending, pending_rows = [], 0
+
+    try:
+        for batch in iter_stream_batches(str(js.cluster.path), name, 0, info.state.last_seq,
+                                         batch_rows=batch_rows, sid=sid):
+            if not first:
+                first = batch.column("seq")[0].as_py()
+            last = batch.column("seq")[-1].as_py()
+            messages += batch.num_rows
+            while batch.num_rows:
+                if writer is None:
+                    writer, in_file = open_next(), 0
+                take = min(batch.num_rows, file_rows - in_file,
+                           row_group_rows - pending_rows)
+                pending.append(batch.slice(0, take))
+                pending_rows += take
+                in_file += take
+                batch = batch.slice(take)
+                if pending_rows >= row_group_rows:
+                    flush_group()
+                if in_file >= file_rows:
+                    flush_group()
+                    writer.close()
+                    writer = None
+        if writer is None and not files:  # no messages: one empty file keeps the schema
+            writer = open_next()
+        if writer is not None:
+            flush_group()
+            writer.close()
+            writer = None
+    finally:
+        if writer is not None:
+            writer.close()
+    for fname in files:
+        written += fs.get_file_info(_join(base, fname)).size or 0
+    write_meta(path, meta)
+    return {"stream": name, "path": path, "messages": messages, "bytes_written": written,
+            "first_seq": first, "last_seq": last, "files": files}
+
+
+# -- import -----------------------------------------------------------------------------------
+def _dataset(path: str):  # type: ignore[no-untyped-def]
+    """``(fragments in path order, dataset schema)`` of the Parquet files at ``path`` (a
+    directory, searched recursively, hive partitions read as columns; or one file)."""
+    import pyarrow.dataset as ds
+    from pyarrow import fs as pafs
+
+    fs, base = lake_filesystem(path)
+    kind = fs.get_file_info(base).type
+    if kind == pafs.FileType.NotFound:
+        raise LakeError(f"{path}: no such file or directory")
+    try:
+        dataset = ds.dataset(base, filesystem=fs, format="parquet",
+                             partitioning="hive" if kind == pafs.FileType.Directory else None)
+        fragments = sorted(dataset.get_fragments(), key=lambda f: f.path)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise LakeError(f"{path}: not a Parquet dataset: {exc}") from None
+    if not fragments:
+        raise LakeError(f"{path}: no Parquet files")
+    missing = [n for n in NAMES if n not in dataset.schema.names]
+    if missing:
+        raise LakeError(f"{path}: not the lake message schema (no column "
+                        f"{', '.join(missing)})")
+    return fragments, dataset.schema
+
+
+def _iter_dataset(fragments, schema, columns=None):  # type: ignore[no-untyped-def]
+    for frag in fragments:
+        yield from frag.to_batches(schema=schema, columns=columns)
+
+
+def _conform(batch, target):  # type: ignore[no-untyped-def]
+    """``batch`` with the lake schema's columns, in its order and types."""
+    import pyarrow as pa
+
+    arrays = []
+    for field in target:
+        col = batch.column(field.name)
+        if col.type != field.type:
+            col = col.cast(field.type)
+        arrays.append(col)
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def _scan_order(fragments, schema, path: str) -> tuple[int, bool]:  # type: ignore[no-untyped-def]
+    """Check every row is a stream message and the sequences are distinct: ``(rows, sorted)``."""
+    import pyarrow.compute as pc
+
+    rows, prev, ordered = 0, None, True
+    for batch in _iter_dataset(fragments, schema, ["partition", "key", "subject", "seq"]):
+        if not batch.num_rows:
+            continue
+        _check_stream_rows(batch, path)
+        seq = batch.column("seq")
+        if seq.null_count:
+            raise LakeError(f"{path}: rows without a sequence")
+        rows += batch.num_rows
+        if not ordered:
+            continue
+        first = seq[0].as_py()
+        if prev is not None and first <= prev:
+            if first == prev:
+                raise _duplicate(path, first)
+            ordered = False
+            continue
+        if batch.num_rows > 1:
+            step = pc.subtract(seq.slice(1), seq.slice(0, batch.num_rows - 1))
+            if pc.min(step).as_py() <= 0:
+                if pc.any(pc.equal(step, 0)).as_py():
+                    at = pc.index(step, 0).as_py()
+                    raise _duplicate(path, seq[at].as_py())
+                ordered = False
+                continue
+        prev = seq[-1].as_py()
+    return rows, ordered
+
+
+def _duplicate(path: str, seq: int) -> LakeError:
+    return LakeError(f"{path}: sequence {seq} appears more than once (a stream holds one "
+                     "message per sequence)")
+
+
+def _sorted_rows(fragments, schema, path: str):  # type: ignore[no-untyped-def]
+    """The whole dataset in memory, sorted by sequence (datasets not written in order)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    target = arrow_schema()
+    table = pa.Table.from_batches(
+        [_conform(b, target) for b in _iter_dataset(fragments, schema)], target)
+    table = table.sort_by("seq")
+    seq = table.column("seq").combine_chunks()
+    if len(seq) > 1:
+        same = pc.equal(seq.slice(1), seq.slice(0, len(seq) - 1))
+        if pc.any(same).as_py():
+            raise _duplicate(path, seq[pc.index(same, True).as_py()].as_py())
+    return table.to_batches()
+
+
+def import_stream(js, name: str, path: str, *, txn_rows: int = 100_000) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Store the Parquet dataset at ``path`` (lake schema) into stream ``name``, every message
+    at its own sequence and time.
+
+    The stream is created from the dataset's ``_jetlink.json`` config (under ``name``) when it
+    does not exist, and then removed again if the import fails; an existing stream must never
+    have stored anything (the import keeps the sequences). Rows are read in sequence order
+    (sorted in memory when the files are not); duplicate sequences and topic records are
+    refused before anything is written. The stream ends at the last sequence the metadata
+    records (messages deleted at the end of the origin stay deleted). Returns ``{"stream",
+    "path", "messages", "first_seq", "last_seq", "created", "transactions"}``.
+    """
+    from .config.stream import StreamConfig
+    from .errors import ApiError
+
+    fragments, schema = _dataset(path)
+    _count, ordered = _scan_order(fragments, schema, path)
+    meta = read_meta(path)
+    if meta is not None and meta.get("kind", "stream") != "stream":
+        raise LakeError(f"{path}: the dataset holds a {meta.get('kind')}, not a stream")
+
+    created = False
+    if name in js.stream_names():
+        info = js.stream_info(name)
+        fs_cfg = info.config.first_seq
+        empty_at = fs_cfg - 1 if fs_cfg > 0 else 0
+        if info.state.last_seq != empty_at:
+            raise LakeError(f"stream {name} has stored messages (last sequence "
+                            f"{info.state.last_seq}): an import keeps the sequences, so it "
+                            "goes into a new stream or one that never stored anything")
+    else:
+        if meta is None or not isinstance(meta.get("config"), dict):
+            raise LakeError(f"stream {name} does not exist and {path} has no {META_FILE} "
+                            "with a stream config: create the stream first (jetlink stream "
+                            "add)")
+        doc = dict(meta["config"])
+        doc["name"] = name
+        meta_keys = {k: v for k, v in (doc.get("metadata") or {}).items()
+                     if not k.startswith("_nats.")}
+        if meta_keys:
+            doc["metadata"] = meta_keys
+        else:
+            doc.pop("metadata", None)
+        try:
+            js.add_stream(StreamConfig.from_json(doc, strict=False))
+        except ApiError as err:
+            raise LakeError(f"cannot create stream {name} from the config in {path}: "
+                            f"{err.description} ({err.err_code}); create the stream yourself "
+                            "(jetlink stream add) and import into it") from err
+        created = True
+
+    target = arrow_schema()
+    batches = (_conform(b, target) for b in _iter_dataset(fragments, schema)) if ordered \
+        else _sorted_rows(fragments, schema, path)
+    try:
+        res = write_stream_rows(js, name, batches, txn_rows=txn_rows)
+        end = (meta or {}).get("state", {}).get("last_seq")
+        if isinstance(end, int) and end > res["last_seq"]:
+            with js.write() as txn:  # the origin's trailing deleted messages
+                d = txn.catalog.by_name.get(name)
+                if d is not None:
+                    st = txn.stream(d)
+                    st.skip_to(end)
+                    st.flush()
+    except BaseException:
+        if created:
+            try:
+                js.delete_stream(name)
+            except JetlinkError:  # pragma: no cover - the original error matters
+                pass
+        raise
+    return {"stream": name, "path": path, "messages": res["rows"],
+            "first_seq": res["first_seq"], "last_seq": res["last_seq"], "created": created,
+            "transactions": res["transactions"]}
+
+
+# --------------------------------------------------------------------------------------------
+# Topics of the embedded store as Arrow batches, and rows into a mirror topic
+# (``jetlink spark mirror-topic``)
+# --------------------------------------------------------------------------------------------
+def iter_topic_batches(db_path: str, topic: str, lo: int, hi: int, *, tid: int,
+                       batch_rows: int = 65_536):  # type: ignore[no-untyped-def]
+    """The records of ``topic`` whose record keys (core/kafka/topics.py ``record_key``) are
+    ``lo <= id < hi`` (half-open, like ``partition_range``), in key order (partition, then
+    offset), as pyarrow RecordBatches of the lake schema: ``stream`` the topic, ``seq`` the
+    offset, ``subject`` null, ``ts`` the record's milliseconds * 1,000,000, ``headers`` the
+    stored JSON (bytes) or null, ``data`` the value. One read snapshot for the whole range;
+    ``tid`` pins the topic's rowid (a topic deleted and created again yields nothing)."""
+    import pyarrow as pa
+
+    from .kafka.topics import MAX_OFFSET, MAX_PARTITIONS, OFFSET_BITS, record_key
+
+    schema = arrow_schema()
+    conn = open_readonly(db_path)
+    try:
+        conn.execute("BEGIN")
+        row = conn.execute("SELECT id FROM topics WHERE name = ?", (topic,)).fetchone()
+        if row is None or row[0] != tid:
+            return
+        k_lo, k_hi = max(lo, record_key(tid, 0, 0)), min(hi, record_key(tid + 1, 0, 0))
+        if k_lo >= k_hi:
+            return
+        cur = conn.execute("SELECT id, ts, key, value, headers FROM records "
+                           "WHERE id >= ? AND id < ? ORDER BY id", (k_lo, k_hi))
+
+        def as_bytes(v):  # type: ignore[no-untyped-def]
+            return v.encode("utf-8") if isinstance(v, str) else v
+
+        while True:
+            rows = cur.fetchmany(batch_rows)
+            if not rows:
+                break
+            keys, tss, ks, vs, hdrs = zip(*rows)
+            n = len(rows)
+            yield pa.RecordBatch.from_arrays([
+                pa.array([topic] * n, pa.string()),
+                pa.array([(k >> OFFSET_BITS) & (MAX_PARTITIONS - 1) for k in keys], pa.int32()),
+                pa.array([k & MAX_OFFSET for k in keys], pa.int64()),
+                pa.nulls(n, pa.string()),
+                pa.array([as_bytes(k) for k in ks], pa.binary()),
+                pa.array([t * 1_000_000 for t in tss], pa.int64()),
+                pa.array([as_bytes(h) for h in hdrs], pa.binary()),
+                pa.array([as_bytes(v) for v in vs], pa.binary()),
+            ], schema=schema)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+def _topic_rows(batches: Iterable[Any]) -> Iterator[tuple]:
+    """``(partition, offset, timestamp_ms, key, value, headers)`` per row of the lake schema
+    (headers back to the stored JSON text); rows of a stream (a subject) are refused."""
+    want = ("partition", "seq", "ts", "key", "data", "headers")
+    for batch in _as_batches(batches):
+        if not batch.num_rows:
+            continue
+        names = batch.schema.names
+        missing = [c for c in want if c not in names]
+        if missing:
+            raise LakeError(f"rows without a {missing[0]} column: not the lake schema")
+        if "subject" in names and batch.column("subject").null_count != batch.num_rows:
+            raise LakeError("rows of a stream (a subject): only topic records go into a topic")
+        cols = [batch.column(c).to_pylist() for c in want]
+        for p, off, ts, key, data, hdr in zip(*cols):
+            yield (p, off, ts // 1_000_000, key, data,
+                   None if hdr is None else bytes(hdr).decode("utf-8"))
+
+
+def write_topic_rows(mirrors, plan, batches: Iterable[Any], *,  # type: ignore[no-untyped-def]
+                     txn_rows: int = 100_000,
+                     on_txn: Callable[[int], None] | None = None) -> int:
+    """Write rows of the lake schema (pyarrow RecordBatches or Tables; offsets increasing
+    per partition) into the mirror topic of a bulk copy: ``mirrors`` a
+    core/kafka/mirrors.py ``Mirrors`` of the destination cluster, ``plan`` its
+    ``bulk_begin`` result. The Kafka rules (ranges, the hold, offsets, sizes, fetch
+    positions, one transaction per ``txn_rows`` rows) are ``Mirrors.bulk_write``'s; this
+    converts the rows. Returns the rows written."""
+    return int(mirrors.bulk_write(plan, _topic_rows(batches), txn_rows=txn_rows,
+                                  on_txn=on_txn))

@@ -1447,3 +1447,52 @@ def _digits_sum(lo: int, hi: int) -> int:
 
 
 # --- promote and failover ---------------------------------------------------------------------
+
+
+# --------------------------------------------------------------------------------------------
+# Bulk jobs (sparkops): the agreement's row written with the messages they store
+# --------------------------------------------------------------------------------------------
+def agreements_of(cfg: StreamConfig) -> list[tuple[str, StreamSource]]:
+    """A stream's agreements as ``(kind, StreamSource)``: its mirror, or its sources."""
+    return _agreements_of(cfg)
+
+
+def prepare_seed(cl: Cluster) -> None:
+    """Before a bulk job writes into a target of cluster ``cl``: the agreements table."""
+    cl.ensure_schema(COMPONENT, SCHEMA_STEPS)
+
+
+def seed_agreement(txn: Any, target_cluster: str, d: S.StreamDef, kind: str,
+                   src: StreamSource, origin_ident: str, *, cursor: int | None,
+                   seq: int = 0) -> None:
+    """Record a bulk job's progress in agreement ``(kind, src)`` of target ``d``, inside the
+    transaction that stored the job's messages, so that the pump continues right after them
+    (``prepare_seed`` first).
+
+    ``cursor``: the last origin sequence the job covered (read, filtered, deduplicated or
+    stored); None while the job is still writing: the pump's own restart rule then applies
+    (a mirror resumes after its last sequence; a source after the origin sequence in the
+    newest ``Nats-Stream-Source`` header of the agreement stored so far).
+    """
+    conn = txn.conn
+    ocname, _err = origin_cluster(src, target_cluster)
+    st = txn.stream(d)
+    st.flush()
+    a = _Agreement(kind, src, iname_of(src), target_cluster, d.name, ocname,
+                   source_filters(src), [])
+    row = _load_row(conn, d, a) or _new_row(d, a)
+    if kind == "mirror":
+        cur = last = st.last_seq
+    elif cursor is None:
+        cur = last = _scan_source_headers(conn, d, a.iname)
+    else:
+        cur, last = cursor, seq or cursor
+    row[_R_STARTED] = 1
+    row[_R_CURSOR] = cur
+    row[_R_SEQ] = last
+    row[_R_IDENT] = origin_ident
+    row[_R_LAG] = 0
+    row[_R_SEEN] = txn.now
+    row[_R_ERROR] = None
+    a.row = row
+    _save_row(conn, d, a)

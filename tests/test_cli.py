@@ -327,7 +327,8 @@ def test_shell_completion_through_the_entry_point():
             "COMP_CWORD": "2",
         },
     )
-    assert proc.stdout.split() == ["transform", "validate", "pub", "replicate", "kv", "link"]
+    assert proc.stdout.split() == ["transform", "validate", "pub", "replicate", "kv", "link",
+                                   "spark"]
 
 
 # -- validate, against a stand-in core.topology ----------------------------------------

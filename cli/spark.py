@@ -1,0 +1,229 @@
+"""``jetlink spark ...``: bulk replication jobs on Spark (sparkops/).
+
+The only command group that imports jetlink.sparkops (and so pyspark), inside its command
+bodies. Each job runs on ``--master`` (default ``local[*]``) with ``--conf k=v`` and
+``--properties-file``, or in the session spark-submit gives it; it prints one summary (rows in,
+rows out, seconds, rows/s, the cursors set), a JSON document with --json, and a progress bar
+fed by Spark's status tracker on a terminal.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from jetlink.cli import common, output
+from jetlink.cli.app import App
+from jetlink.cli.common import data_dir, usage
+from jetlink.cli.options import JsonOption, config_option
+
+spark_app = typer.Typer(
+    name="spark",
+    help="Run bulk replication jobs on Spark.\n\nEach job seeds a new target from a large "
+    "history (the embedded store or Parquet) with exactly what the pump would store, then "
+    "sets the agreement's cursor so that online replication continues from there.",
+    no_args_is_help=True,
+)
+
+MasterOpt = Annotated[str, typer.Option(
+    "--master", metavar="URL", help="Spark master: local[*], spark://HOST:PORT, yarn, k8s://...")]
+ConfOpt = Annotated[list[str] | None, typer.Option(
+    "--conf", metavar="K=V", help="A Spark configuration property (repeatable).")]
+PropsOpt = Annotated[Path | None, typer.Option(
+    "--properties-file", metavar="FILE", exists=True, dir_okay=False,
+    help="A Spark properties file (spark-defaults.conf format).")]
+TargetConfigOpt = Annotated[Path | None, config_option(
+    "A StreamConfig JSON for a target the job creates (limits, storage, ...).")]
+
+
+def _runner(app: App, master: str, conf: list[str] | None, props: Path | None) -> Any:
+    from jetlink.sparkops.run import Runner
+    from jetlink.sparkops.session import SparkConfError, SparkOptions, get_session
+
+    opts = SparkOptions(master=master, conf=list(conf or []),
+                        properties_file=str(props) if props else None)
+    try:
+        opts.settings()
+    except SparkConfError as e:
+        raise usage(str(e)) from None
+    spark = get_session(opts)
+    return Runner(spark, data_dir(app), common.make_clock(), app.cluster)
+
+
+def _run(app: App, job: Any) -> None:
+    """Run ``job()`` (a Summary) with a progress bar on a terminal, then print the summary."""
+    if app.json or not output.stdout_is_terminal():
+        summary = job()
+    else:
+        summary = _with_progress(job)
+    doc = summary.to_json()
+
+    def human(_app: App, d: dict[str, Any]) -> None:
+        output.kv_block(_app, {
+            "Job": d["job"], "Target": d["target"] + (f" (also {d['output']})"
+                                                     if d["output"] and d["output"] !=
+                                                     d["target"] else ""),
+            "Rows in": output.comma(d["rows_in"]), "Rows out": output.comma(d["rows_out"]),
+            "Seconds": f"{d['seconds']:.2f}",
+            "Rows/s": output.comma(int(d["rows_per_second"])),
+            "Cursors": ", ".join(f"{c['origin']} at {c['cursor']}" for c in d["cursors"])
+            or "none (written to a lake)"})
+
+    output.emit(app, doc, human)
+
+
+def _with_progress(job: Any) -> Any:
+    """``job()`` under a progress bar on stderr (tasks of the running Spark stages)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from jetlink.cli.app import make_console
+    from jetlink.sparkops.progress import watch
+
+    import sys
+
+    console = make_console(sys.stderr)
+    with Progress(TextColumn("{task.description}"), BarColumn(),
+                  TextColumn("{task.completed}/{task.total} tasks"), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task("Spark", total=None)
+
+        def update(done: int, total: int, label: str) -> None:
+            bar.update(task, completed=done, total=total or None,
+                       description=f"Spark: {label}" if label else "Spark")
+
+        with watch(update):
+            return job()
+
+
+def _config(path: Path | None) -> dict[str, Any] | None:
+    return common.read_json_file(path) if path else None
+
+
+@spark_app.command("mirror")
+def mirror(
+    ctx: typer.Context,
+    origin: Annotated[str, typer.Argument(
+        metavar="ORIGIN", help="store:[CLUSTER/]STREAM or parquet:PATH.")],
+    target: Annotated[str, typer.Argument(
+        metavar="TARGET", help="store:[CLUSTER/]STREAM (a new mirror) or parquet:PATH.")],
+    config: TargetConfigOpt = None,
+    master: MasterOpt = "local[*]",
+    conf: ConfOpt = None,
+    properties_file: PropsOpt = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Seed a new mirror from its origin's history.
+
+    Origin sequences and timestamps are kept, gaps stay gaps, the mirror's filter or subject
+    transforms and start options apply, then the target's limits. A TARGET in the store is
+    created as a mirror of ORIGIN when absent (--config adds limits); the pump then continues
+    after the last sequence written.
+    """
+    app = App.of(ctx)
+    runner = _runner(app, master, conf, properties_file)
+    _run(app, lambda: runner.mirror(origin, target, config=_config(config)))
+
+
+@spark_app.command("source")
+def source(
+    ctx: typer.Context,
+    target: Annotated[str, typer.Argument(
+        metavar="TARGET", help="store:[CLUSTER/]STREAM: the sourcing stream (new or empty).")],
+    origins: Annotated[list[str], typer.Option(
+        "--from", metavar="ORIGIN", help="An origin: store:[CLUSTER/]STREAM or parquet:PATH "
+        "(repeatable).")],
+    transform: Annotated[list[str] | None, typer.Option(
+        "--transform", metavar="SRC=DEST",
+        help="A subject transform of every source of a new TARGET (repeatable).")] = None,
+    config: TargetConfigOpt = None,
+    master: MasterOpt = "local[*]",
+    conf: ConfOpt = None,
+    properties_file: PropsOpt = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Seed a new sourcing stream from its origins.
+
+    Filters and the first matching transform apply, Nats-Msg-Id duplicates inside the
+    duplicate window are dropped, messages get new dense sequences in the pump's order
+    (origin time, then origin name, then origin sequence) with a Nats-Stream-Source header,
+    then the target's limits apply.
+    """
+    app = App.of(ctx)
+    pairs = []
+    for t in transform or []:
+        src, sep, dest = t.partition("=")
+        if not sep or not src or not dest:
+            raise usage(f"--transform {t!r}: expected SRC=DEST")
+        pairs.append((src, dest))
+    runner = _runner(app, master, conf, properties_file)
+    _run(app, lambda: runner.source(target, origins, transforms=pairs, config=_config(config)))
+
+
+@spark_app.command("kv-aggregate")
+def kv_aggregate(
+    ctx: typer.Context,
+    bucket: Annotated[str, typer.Argument(
+        metavar="BUCKET", help="The new aggregate bucket (or KV mirror name).")],
+    source: Annotated[list[str] | None, typer.Option(
+        "--source", metavar="ORIGIN[:KEYS][@CLUSTER]",
+        help="An origin bucket of the aggregate, its key filters (repeatable).")] = None,
+    mirror: Annotated[str | None, typer.Option(
+        "--mirror", metavar="ORIGIN[@CLUSTER]", help="Make a KV mirror of ORIGIN instead.")] = None,
+    keys: Annotated[list[str] | None, typer.Option(
+        "--keys", metavar="KEY", help="Mirror only the keys matching this filter "
+        "(repeatable; with --mirror).")] = None,
+    history: Annotated[int | None, typer.Option(
+        "--history", metavar="N", help="Revisions kept per key.")] = None,
+    writable: Annotated[bool, typer.Option(
+        "--writable", help="An aggregate that also takes writes.")] = False,
+    master: MasterOpt = "local[*]",
+    conf: ConfOpt = None,
+    properties_file: PropsOpt = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Seed a new KV aggregate or KV mirror.
+
+    Creates the bucket as `jetlink kv add --source/--mirror` does, then fills it from the
+    origin buckets' histories: the key filters apply, `history` revisions per key are kept,
+    DEL and PURGE markers are revisions like any other (a writable aggregate applies the
+    PURGE rollup), and the pump continues after the job.
+    """
+    from jetlink.cli.kv import parse_mirror, parse_source
+    from jetlink.core.config.kv import KVAggregateConfig, KVMirrorConfig
+
+    app = App.of(ctx)
+    if (mirror is None) == (not source):
+        raise usage("give either --source ORIGIN... (an aggregate) or --mirror ORIGIN")
+    if keys and mirror is None:
+        raise usage("--keys goes with --mirror (an aggregate takes --source ORIGIN:KEYS)")
+    if writable and mirror is not None:
+        raise usage("--writable goes with --source (an aggregate)")
+    values: dict[str, Any] = {}
+    if history is not None:
+        values["history"] = history
+    if mirror is not None:
+        origin, cluster = parse_mirror(mirror, None)
+        cfg: Any = KVMirrorConfig(name=bucket, origin_bucket=origin, domain=cluster,
+                                  keys=list(keys or []), **values)
+
+        def create(kv: Any) -> Any:
+            return kv.create_mirror(cfg)
+    else:
+        cfg = KVAggregateConfig(bucket=bucket, origins=[parse_source(s) for s in source or []],
+                                writable=writable, **values)
+
+        def create(kv: Any) -> Any:
+            return kv.create_aggregate(cfg)
+
+    runner = _runner(app, master, conf, properties_file)
+    _run(app, lambda: runner.kv(create))
+
+
+def register(app: typer.Typer) -> None:
+    from jetlink.cli import spark_topic, spark_verify
+
+    spark_topic.register_commands(spark_app)
+    spark_verify.register_commands(spark_app)
+    app.add_typer(spark_app, name="spark")

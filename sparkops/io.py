@@ -1,0 +1,249 @@
+"""Where jobs read and write: the embedded store and Parquet datasets (core/lake.py schema).
+
+Addresses (``jetlink spark`` arguments):
+- ``store:STREAM`` / ``store:CLUSTER/STREAM``: a stream of the data directory (the global
+  --cluster when none is named); ``store:topic/T`` / ``store:CLUSTER/topic/T``: a topic;
+- ``parquet:PATH``: a dataset on any Hadoop filesystem path (file://, hdfs://, s3a://...),
+  with its ``_jetlink.json`` beside the data files when jetlink wrote it;
+- a bare NAME means ``store:NAME``.
+
+The store is read by a Python data source (``jetlink_store``): the driver plans sequence
+ranges (the cuts are passed as options, never pushed down as filters) and each task reads its
+range from the cluster's SQLite file, read-only, as Arrow batches. It needs executors that
+see the data directory's files: a local master. The store is written on the driver, through
+the engine, in large transactions (core/lake.py ``write_stream_rows``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from jetlink.core import lake
+
+SOURCE_NAME = "jetlink_store"
+_ROWS_PER_SPLIT = 250_000
+
+
+class AddressError(ValueError):
+    """A malformed input or output address (the message names it and the rule)."""
+
+
+@dataclass(frozen=True)
+class Address:
+    kind: str  # "stream" | "topic" | "parquet"
+    name: str = ""  # stream or topic (parquet: from its metadata, when known)
+    cluster: str = ""
+    path: str = ""
+
+    def __str__(self) -> str:
+        if self.kind == "parquet":
+            return f"parquet:{self.path}"
+        mid = "topic/" if self.kind == "topic" else ""
+        return f"store:{self.cluster}/{mid}{self.name}"
+
+
+def parse_address(text: str, default_cluster: str, *, what: str = "address") -> Address:
+    if text.startswith("parquet:"):
+        path = text[len("parquet:"):]
+        if not path:
+            raise AddressError(f"{what} {text!r}: parquet: needs a path")
+        return Address("parquet", path=path)
+    body = text[len("store:"):] if text.startswith("store:") else text
+    if ":" in body.split("/")[0] and not text.startswith("store:"):
+        raise AddressError(f"{what} {text!r}: expected store:[CLUSTER/]STREAM, "
+                           "store:[CLUSTER/]topic/TOPIC or parquet:PATH")
+    parts = body.split("/")
+    if len(parts) == 1:
+        cluster, kind, name = default_cluster, "stream", parts[0]
+    elif len(parts) == 2 and parts[0] == "topic":
+        cluster, kind, name = default_cluster, "topic", parts[1]
+    elif len(parts) == 2:
+        cluster, kind, name = parts[0], "stream", parts[1]
+    elif len(parts) == 3 and parts[1] == "topic":
+        cluster, kind, name = parts[0], "topic", parts[2]
+    else:
+        raise AddressError(f"{what} {text!r}: expected store:[CLUSTER/]STREAM, "
+                           "store:[CLUSTER/]topic/TOPIC or parquet:PATH")
+    if not name or not cluster:
+        raise AddressError(f"{what} {text!r}: the name is empty")
+    return Address(kind, name=name, cluster=cluster)
+
+
+# --------------------------------------------------------------------------------------------
+# the store as a Spark data source
+# --------------------------------------------------------------------------------------------
+def _source_class() -> type:
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    class _Range(InputPartition):
+        def __init__(self, lo: int, hi: int) -> None:
+            super().__init__((lo, hi))
+            self.lo, self.hi = lo, hi
+
+    class _Reader(DataSourceReader):
+        def __init__(self, options: dict[str, str]) -> None:
+            self.db = options["db"]
+            self.kind = options.get("kind", "stream")
+            self.name = options["name"]
+            self.sid = int(options["sid"])
+            self.ranges = json.loads(options["ranges"])
+
+        def partitions(self) -> list[Any]:
+            return [_Range(lo, hi) for lo, hi in self.ranges]
+
+        def read(self, partition: Any) -> Iterator[Any]:
+            from jetlink.core import lake as _lake
+
+            if self.kind == "topic":
+                yield from _lake.iter_topic_batches(self.db, self.name, partition.lo,
+                                                    partition.hi, tid=self.sid)
+            else:
+                yield from _lake.iter_stream_batches(self.db, self.name, partition.lo,
+                                                     partition.hi, sid=self.sid)
+
+    class JetlinkStore(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return SOURCE_NAME
+
+        def schema(self) -> str:
+            return lake.spark_ddl()
+
+        def reader(self, schema: Any) -> Any:
+            return _Reader(self.options)
+
+    return JetlinkStore
+
+
+def _register(spark: Any) -> None:
+    conf_key = "jetlink.store.registered"
+    if spark.conf.get(conf_key, "false") == "true":
+        return
+    spark.dataSource.register(_source_class())
+    spark.conf.set(conf_key, "true")
+
+
+def seq_ranges(first: int, last: int, msgs: int, parts: int) -> list[tuple[int, int]]:
+    """``[first, last]`` cut into about ``msgs / 250,000`` ranges (at least ``parts`` when
+    there are that many messages, at least one)."""
+    if msgs <= 0 or last < first:
+        return [(1, 0)]
+    n = max(1, min(max(parts, -(-msgs // _ROWS_PER_SPLIT)), msgs))
+    span = last - first + 1
+    step = -(-span // n)
+    return [(lo, min(lo + step - 1, last)) for lo in range(first, last + 1, step)]
+
+
+# Streams up to this many messages are read on the driver in one go (no Python worker per
+# task: much faster for the small and medium inputs of a local master).
+DRIVER_READ_MAX = 1_000_000
+
+
+def read_store_stream(spark: Any, db_path: str, name: str, sid: int, first: int, last: int,
+                      msgs: int) -> Any:
+    """The messages ``first..last`` of a stream (one job-wide cut: later messages are left
+    to the pump)."""
+    if msgs <= DRIVER_READ_MAX:
+        import pyarrow as pa
+
+        table = pa.Table.from_batches(
+            list(lake.iter_stream_batches(db_path, name, first, last, sid=sid)),
+            schema=lake.arrow_schema())
+        return spark.createDataFrame(table)
+    _register(spark)
+    ranges = seq_ranges(first, last, msgs, spark.sparkContext.defaultParallelism)
+    return (spark.read.format(SOURCE_NAME).option("db", db_path).option("kind", "stream")
+            .option("name", name).option("sid", str(sid))
+            .option("ranges", json.dumps(ranges)).load())
+
+
+def read_store_topic(spark: Any, db_path: str, name: str, tid: int,
+                     ranges: list[tuple[int, int]]) -> Any:
+    """A topic's records (topic rowid ``tid``): ``ranges`` are record keys
+    (core/kafka/topics.py ``record_key``) as ``(lo, hi)`` pairs, ``lo <= id < hi``, each
+    inside one partition (core/kafka/mirrors.py ``BulkPlan.key_ranges``): one Spark
+    partition per range, read by core/lake.py ``iter_topic_batches``. No range: no rows."""
+    _register(spark)
+    cuts = [(int(lo), int(hi)) for lo, hi in ranges] or [(0, 0)]
+    return (spark.read.format(SOURCE_NAME).option("db", db_path).option("kind", "topic")
+            .option("name", name).option("sid", str(tid))
+            .option("ranges", json.dumps(cuts)).load())
+
+
+# --------------------------------------------------------------------------------------------
+# Parquet on any Hadoop filesystem
+# --------------------------------------------------------------------------------------------
+def _hadoop_path(spark: Any, path: str) -> tuple[Any, Any]:
+    jvm = spark.sparkContext._jvm
+    p = jvm.org.apache.hadoop.fs.Path(path)
+    fs = p.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    return fs, p
+
+
+def read_meta(spark: Any, path: str) -> dict[str, Any] | None:
+    """The dataset's ``_jetlink.json`` (None when it has none)."""
+    fs, base = _hadoop_path(spark, path)
+    jvm = spark.sparkContext._jvm
+    p = jvm.org.apache.hadoop.fs.Path(base, lake.META_FILE)
+    if not fs.exists(p):
+        return None
+    stream = fs.open(p)
+    try:
+        data = jvm.org.apache.commons.io.IOUtils.toByteArray(stream)
+    finally:
+        stream.close()
+    return json.loads(bytes(data).decode("utf-8"))
+
+
+def write_meta(spark: Any, path: str, doc: dict[str, Any]) -> None:
+    fs, base = _hadoop_path(spark, path)
+    jvm = spark.sparkContext._jvm
+    out = fs.create(jvm.org.apache.hadoop.fs.Path(base, lake.META_FILE), True)
+    try:
+        out.write(json.dumps(doc, indent=2, sort_keys=True).encode("utf-8") + b"\n")
+    finally:
+        out.close()
+
+
+def path_exists(spark: Any, path: str) -> bool:
+    fs, p = _hadoop_path(spark, path)
+    return bool(fs.exists(p))
+
+
+def read_parquet(spark: Any, path: str) -> Any:
+    return spark.read.schema(lake.spark_ddl()).parquet(path)
+
+
+def write_parquet(df: Any, path: str, meta: dict[str, Any] | None) -> None:
+    """Write rows (sorted by partition, seq) as a Parquet dataset; refuses an existing path."""
+    df.write.mode("errorifexists").parquet(path)
+    if meta is not None:
+        write_meta(df.sparkSession, path, meta)
+
+
+def iter_arrow(df: Any, rows: int = 50_000, *, total: int | None = None) -> Iterator[Any]:
+    """The rows of ``df`` in order as pyarrow RecordBatches of the lake schema (on the
+    driver: at once through Arrow when ``total`` is known and at most DRIVER_READ_MAX, else
+    one partition at a time)."""
+    import pyarrow as pa
+
+    schema = lake.arrow_schema()
+    if total is not None and total <= DRIVER_READ_MAX:
+        table = df.select(*lake.NAMES).toArrow()
+        yield from table.cast(schema).to_batches(max_chunksize=rows)
+        return
+    buf: dict[str, list[Any]] = {n: [] for n in lake.NAMES}
+    count = 0
+    for r in df.toLocalIterator(prefetchPartitions=True):
+        for n in lake.NAMES:
+            v = r[n]
+            buf[n].append(bytes(v) if isinstance(v, (bytearray, memoryview)) else v)
+        count += 1
+        if count >= rows:
+            yield pa.RecordBatch.from_pydict(buf, schema=schema)
+            buf = {n: [] for n in lake.NAMES}
+            count = 0
+    if count:
+        yield pa.RecordBatch.from_pydict(buf, schema=schema)

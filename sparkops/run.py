@@ -1,0 +1,325 @@
+"""Running a job end to end: resolve the addresses, read, run the job, write, record cursors.
+
+A job writing into the embedded store seeds a NEW target: the target stream is created (from
+the addresses and ``--config``) or, when it exists, must never have stored anything. The rows
+are written through the engine in large transactions; each transaction also records the
+agreement's progress (core/replication.py ``seed_agreement``), and the last one records the
+exact cursor: the last origin sequence the job's cut covered. The online pump continues from
+there, without a gap and without a duplicate, and a job interrupted half-way leaves a target
+the pump resumes like one it filled itself.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from jetlink.core import lake
+from jetlink.core.clock import Clock, format_rfc3339_nano
+from jetlink.core.config.stream import StreamConfig, StreamSource
+from jetlink.core.errors import JetlinkError
+from jetlink.core.jetstream import JetStream
+from jetlink.core.replication import identity, iname_of, origin_cluster
+from jetlink.core.store import DataDir
+
+from . import io
+from . import jobs as J
+
+
+class SparkJobError(JetlinkError):
+    """A job refused its input, target or addresses (exit status 1)."""
+
+
+@dataclass
+class Input:
+    """One resolved input: its rows and what the job needs to know of the stream."""
+
+    address: io.Address
+    df: Any
+    name: str
+    identity: str
+    last_seq: int  # the job's cut: the origin's last sequence when the job read it
+    msgs: int
+
+
+@dataclass
+class Summary:
+    job: str
+    target: str
+    rows_in: int = 0
+    rows_out: int = 0
+    seconds: float = 0.0
+    cursors: list[dict[str, Any]] = field(default_factory=list)
+    output: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        rate = self.rows_in / self.seconds if self.seconds > 0 else 0.0
+        return {"job": self.job, "target": self.target, "output": self.output,
+                "rows_in": self.rows_in, "rows_out": self.rows_out,
+                "seconds": round(self.seconds, 3), "rows_per_second": round(rate, 1),
+                "cursor_set": bool(self.cursors), "cursors": self.cursors}
+
+
+class Runner:
+    """Jobs over one data directory, one clock and one Spark session."""
+
+    def __init__(self, spark: Any, datadir: DataDir, clock: Clock, cluster: str) -> None:
+        self.spark, self.dd, self.clock, self.cluster = spark, datadir, clock, cluster
+
+    # -- addresses -------------------------------------------------------------------------
+    def address(self, text: str, what: str) -> io.Address:
+        try:
+            return io.parse_address(text, self.cluster, what=what)
+        except io.AddressError as e:
+            raise SparkJobError(str(e)) from None
+
+    def _js(self, cluster: str) -> JetStream:
+        if not self.dd.has_cluster(cluster) and cluster != "local":
+            raise SparkJobError(f"cluster {cluster} not found")
+        return JetStream(self.dd.open(cluster), self.clock)
+
+    def read(self, addr: io.Address) -> Input:
+        if addr.kind == "topic":
+            raise SparkJobError(f"{addr} is a topic: this job reads streams")
+        if addr.kind == "parquet":
+            meta = io.read_meta(self.spark, addr.path) if io.path_exists(
+                self.spark, addr.path) else None
+            if meta is None and not io.path_exists(self.spark, addr.path):
+                raise SparkJobError(f"{addr}: no such dataset")
+            df = io.read_parquet(self.spark, addr.path)
+            if meta is None:
+                raise SparkJobError(f"{addr} has no {lake.META_FILE} (write it with `jetlink "
+                                    "stream export` or a jetlink job)")
+            state = meta.get("state", {})
+            return Input(addr, df, meta["name"], meta.get("identity", ""),
+                         int(state.get("last_seq", 0)), int(state.get("messages", 0)))
+        js = self._js(addr.cluster)
+        try:
+            info = js.stream_info(addr.name)  # due expiry first, as the pump's read does
+        except JetlinkError as e:
+            raise SparkJobError(f"{addr}: {e}") from None
+        with js.cluster.read() as conn:
+            sid, first, last, msgs, created = conn.execute(
+                "SELECT id, first_seq, last_seq, msgs, created_ns FROM streams WHERE name = ?",
+                (addr.name,)).fetchone()
+        if info.config.retention in ("workqueue", "interest"):
+            raise SparkJobError(f"{addr}: an origin with {info.config.retention} retention "
+                                "is consumed through a durable consumer; use `jetlink "
+                                "replicate`")
+        df = io.read_store_stream(self.spark, str(self.dd.cluster_path(addr.cluster)),
+                                  addr.name, sid, first, last, msgs)
+        return Input(addr, df, addr.name, identity(created), last, msgs)
+
+    # -- targets ---------------------------------------------------------------------------
+    def _fresh_target(self, addr: io.Address, make: Callable[[], StreamConfig]) -> StreamConfig:
+        """The target's config: created from ``make()`` when absent; an existing target
+        must never have stored anything."""
+        js = self._js(addr.cluster)
+        with js.cluster.read() as conn:
+            row = conn.execute("SELECT config, last_seq FROM streams WHERE name = ?",
+                               (addr.name,)).fetchone()
+        if row is None:
+            cfg = make()
+            js.add_stream(cfg.to_json())
+            return StreamConfig.from_json(js.stream_info(addr.name).config.to_json())
+        if row[1] != 0:
+            raise SparkJobError(f"{addr} has stored messages already: a bulk job seeds a new "
+                                "target (the pump keeps an existing one up to date)")
+        return StreamConfig.from_json(js.stream_info(addr.name).config.to_json())
+
+    def _external(self, origin: Input, target_cluster: str) -> dict[str, Any]:
+        oc = origin.address.cluster if origin.address.kind != "parquet" else target_cluster
+        if oc == target_cluster:
+            return {}
+        return {"external": {"api": f"$JS.{oc}.API"}}
+
+    # -- the jobs --------------------------------------------------------------------------
+    def mirror(self, origin_text: str, target_text: str, *, config: dict[str, Any] | None,
+               progress: Callable[[str], None] | None = None) -> Summary:
+        t0 = time.perf_counter()
+        origin = self.read(self.address(origin_text, "ORIGIN"))
+        target = self.address(target_text, "TARGET")
+        now = self.clock.now_ns()
+
+        def make() -> StreamConfig:
+            doc = dict(config or {})
+            mirror = {"name": origin.name, **self._external(origin, target.cluster),
+                      **doc.pop("mirror", {})}
+            return StreamConfig.from_json({**doc, "name": target.name or origin.name,
+                                           "mirror": mirror})
+
+        if target.kind == "parquet":
+            cfg = make()
+        elif target.kind == "stream":
+            cfg = self._fresh_target(target, make)
+        else:
+            raise SparkJobError(f"TARGET {target} is a topic: use `jetlink spark mirror-topic`")
+        if cfg.mirror is None or cfg.mirror.name != origin.name:
+            raise SparkJobError(f"{target} is not a mirror of {origin.name}")
+        try:
+            result = J.mirror(origin.df, cfg, now_ns=now)
+        except (J.JobError, Exception) as e:  # noqa: BLE001 - job refusals carry the rule
+            raise _job_error(e) from None
+        summary = Summary("mirror", str(target), rows_in=origin.msgs)
+        self._finish(summary, result.df, cfg, target, now,
+                     [("mirror", cfg.mirror, origin)], progress)
+        summary.seconds = time.perf_counter() - t0
+        return summary
+
+    def source(self, target_text: str, origin_texts: list[str], *,
+               transforms: list[tuple[str, str]], config: dict[str, Any] | None,
+               progress: Callable[[str], None] | None = None) -> Summary:
+        t0 = time.perf_counter()
+        if not origin_texts:
+            raise SparkJobError("--from: at least one origin is required")
+        origins = [self.read(self.address(t, "--from")) for t in origin_texts]
+        target = self.address(target_text, "TARGET")
+        now = self.clock.now_ns()
+
+        def make() -> StreamConfig:
+            doc = dict(config or {})
+            sources = []
+            for o in origins:
+                s: dict[str, Any] = {"name": o.name, **self._external(o, target.cluster)}
+                if transforms:
+                    s["subject_transforms"] = [{"src": a, "dest": b} for a, b in transforms]
+                sources.append(s)
+            return StreamConfig.from_json({**doc, "name": target.name, "sources": sources})
+
+        if target.kind == "parquet":
+            raise SparkJobError("TARGET: a source job writes into a stream of the store "
+                                "(its sequences start at the target's); use -o parquet:PATH "
+                                "to also write the result to a lake")
+        if target.kind != "stream":
+            raise SparkJobError(f"TARGET {target} is a topic")
+        cfg = self._fresh_target(target, make)
+        pairs: list[tuple[str, StreamSource, Input]] = []
+        for o in origins:
+            match = [s for s in cfg.sources
+                     if s.name == o.name and (o.address.kind == "parquet" or origin_cluster(
+                         s, target.cluster)[0] == o.address.cluster)]
+            if not match:
+                raise SparkJobError(f"--from {o.address}: {target} has no source {o.name} "
+                                    "from that cluster")
+            for s in match:
+                pairs.append(("source", s, o))
+        try:
+            result = J.source([J.Origin(o.df, s, o.identity) for _k, s, o in pairs], cfg,
+                              now_ns=now)
+        except (J.JobError, Exception) as e:  # noqa: BLE001
+            raise _job_error(e) from None
+        summary = Summary("source", str(target), rows_in=sum(o.msgs for o in origins))
+        self._finish(summary, result.df, cfg, target, now, pairs, progress)
+        summary.seconds = time.perf_counter() - t0
+        return summary
+
+    def seed(self, target_text: str, *, job: str = "seed",
+             progress: Callable[[str], None] | None = None) -> Summary:
+        """Fill an existing, never-written target from the origins its own config names
+        (its mirror, or each of its sources), read from the store."""
+        from jetlink.core.replication import agreements_of
+
+        t0 = time.perf_counter()
+        target = self.address(target_text, "TARGET")
+        if target.kind != "stream":
+            raise SparkJobError(f"TARGET {target}: expected a stream of the store")
+
+        def absent() -> StreamConfig:
+            raise SparkJobError(f"{target}: no such stream")
+
+        cfg = self._fresh_target(target, absent)
+        agreements = agreements_of(cfg)
+        if not agreements:
+            raise SparkJobError(f"{target} is neither a mirror nor a sourcing stream")
+        now = self.clock.now_ns()
+        pairs: list[tuple[str, StreamSource, Input]] = []
+        for kind, src in agreements:
+            ocluster, err = origin_cluster(src, target.cluster)
+            if err is not None:
+                raise SparkJobError(f"{target}: {err.description}")
+            if self.dd.is_down(ocluster):
+                raise SparkJobError(f"origin cluster {ocluster} is down")
+            pairs.append((kind, src, self.read(io.Address("stream", src.name, ocluster))))
+        try:
+            if cfg.mirror is not None:
+                result = J.mirror(pairs[0][2].df, cfg, now_ns=now)
+            else:
+                result = J.source([J.Origin(o.df, s, o.identity) for _k, s, o in pairs], cfg,
+                                  now_ns=now)
+        except Exception as e:  # noqa: BLE001 - job refusals carry the rule
+            raise _job_error(e) from None
+        summary = Summary(job, str(target), rows_in=sum(o.msgs for _k, _s, o in pairs))
+        self._finish(summary, result.df, cfg, target, now, pairs, progress)
+        summary.seconds = time.perf_counter() - t0
+        return summary
+
+    def kv(self, create: Callable[[Any], Any], progress: Callable[[str], None] | None = None
+           ) -> Summary:
+        """A KV mirror or aggregate: ``create(KV)`` makes the bucket through core (it must
+        not exist yet), then the job fills its stream from the origins' streams."""
+        from jetlink.core.kv import KV
+
+        kv = KV(self.dd, self.cluster, self.clock)
+        stream = create(kv).config.name
+        return self.seed(f"store:{self.cluster}/{stream}", job="kv-aggregate",
+                         progress=progress)
+
+    # -- writing ---------------------------------------------------------------------------
+    def _finish(self, summary: Summary, df: Any, cfg: StreamConfig, target: io.Address,
+                now: int, pairs: list[tuple[str, StreamSource, Input]],
+                progress: Callable[[str], None] | None) -> None:
+        from pyspark import StorageLevel
+
+        from jetlink.core.replication import prepare_seed, seed_agreement
+
+        df = df.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            agg = df.selectExpr("count(1) AS n", "max(seq) AS last").first()
+            summary.rows_out, final_last = int(agg["n"]), agg["last"]
+            if target.kind == "parquet":
+                meta = {"kind": "stream", "name": cfg.name, "cluster": "",
+                        "config": cfg.to_json(), "created": format_rfc3339_nano(now),
+                        "created_ns": now, "identity": identity(now),
+                        "state": {"messages": summary.rows_out, "last_seq": final_last or 0}}
+                io.write_parquet(df, target.path, meta)
+                summary.output = str(target)
+                return
+            js = self._js(target.cluster)
+            prepare_seed(js.cluster)
+
+            def seed(txn: Any, d: Any, final: bool) -> None:
+                for kind, src, o in pairs:
+                    seed_agreement(txn, target.cluster, d, kind, src, o.identity,
+                                   cursor=o.last_seq if final else None)
+
+            def on_txn(txn: Any, d: Any, last_written: int) -> None:
+                seed(txn, d, last_written == final_last)
+                if progress is not None:
+                    progress(f"{last_written}")
+
+            if summary.rows_out:
+                try:
+                    lake.write_stream_rows(js, target.name,
+                                           io.iter_arrow(df, total=summary.rows_out),
+                                           on_txn=on_txn)
+                except JetlinkError as e:
+                    raise SparkJobError(f"writing {target}: {e}") from None
+            else:
+                with js.write() as txn:
+                    d = txn.catalog.by_name.get(target.name)
+                    if d is not None:
+                        seed(txn, d, True)
+            summary.cursors = [{"origin": o.name, "agreement": iname_of(src), "kind": kind,
+                                "cursor": o.last_seq} for kind, src, o in pairs]
+        finally:
+            df.unpersist()
+
+
+def _job_error(e: BaseException) -> SparkJobError:
+    from .limits import LimitError
+
+    if isinstance(e, (J.JobError, LimitError)):
+        return SparkJobError(str(e))
+    text = str(e).strip().splitlines()
+    return SparkJobError(f"the Spark job failed: {text[0] if text else type(e).__name__}")

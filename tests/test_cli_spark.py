@@ -1,0 +1,160 @@
+"""`jetlink spark mirror / source / kv-aggregate` through the CLI: the summary, the errors,
+and online replication continuing after a bulk job without a gap or a duplicate."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jetlink.core import lake
+from jetlink.core.store import DataDir
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture
+def jl(jl, spark, cli_clock):
+    """The CLI on a manual clock, reusing the suite's SparkSession (jobs find it active)."""
+    return jl
+
+
+def ok(result):
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def doc(result):
+    return json.loads(ok(result).stdout)
+
+
+def rows(data, cluster: str, stream: str) -> list[tuple]:
+    dd = DataDir(data)
+    try:
+        out = []
+        for b in lake.iter_stream_batches(str(dd.cluster_path(cluster)), stream, 0, 1 << 40):
+            out += [(r["seq"], r["subject"], r["headers"], r["data"]) for r in b.to_pylist()]
+        return out
+    finally:
+        dd.close()
+
+
+def publish(jl, subject_prefix: str, n: int, start: int = 0, ids: bool = False) -> None:
+    for i in range(start, start + n):
+        flags = ["-H", f"Nats-Msg-Id:id{i}"] if ids else []
+        ok(jl("pub", f"{subject_prefix}.{i % 5}", f"m{i}", *flags))
+
+
+def test_mirror_seeds_then_the_pump_continues_without_gap(jl):
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 40)
+    ok(jl("stream", "rmm", "ORDERS", "7", "-f"))
+    summary = doc(jl("spark", "mirror", "store:ORDERS", "store:BACKUP", "-j"))
+    assert set(summary) == {"job", "target", "output", "rows_in", "rows_out", "seconds",
+                            "rows_per_second", "cursor_set", "cursors"}
+    assert summary["job"] == "mirror"
+    assert summary["target"] == "store:local/BACKUP"
+    assert (summary["rows_in"], summary["rows_out"], summary["cursor_set"]) == (39, 39, True)
+    assert summary["cursors"] == [{"origin": "ORDERS", "agreement": "ORDERS > >",
+                                   "kind": "mirror", "cursor": 40}]
+    info = doc(jl("stream", "info", "BACKUP", "-j"))
+    assert info["config"]["mirror"] == {"name": "ORDERS"}
+    assert info["state"]["messages"] == 39
+    # online: new messages follow at once (the pub command's own replication step)
+    publish(jl, "orders", 10, start=40)
+    ok(jl("replicate"))
+    assert rows(jl.data, "local", "BACKUP") == rows(jl.data, "local", "ORDERS")
+    info = doc(jl("stream", "info", "BACKUP", "-j"))
+    assert (info["state"]["first_seq"], info["state"]["last_seq"]) == (1, 50)
+    assert info["mirror"]["lag"] == 0
+
+
+def test_source_seeds_then_the_pump_continues_like_the_pump_alone(jl):
+    ok(jl("stream", "add", "EU", "--subjects", "eu.>", "--defaults"))
+    ok(jl("stream", "add", "US", "--subjects", "us.>", "--defaults"))
+    publish(jl, "eu", 30, ids=True)
+    publish(jl, "us", 20, ids=True)
+    (jl.tmp / "all.json").write_text(json.dumps({"duplicate_window": 120_000_000_000}))
+    summary = doc(jl("spark", "source", "store:ALL", "--from", "EU", "--from", "store:US",
+                     "--transform", "*.>=all.{{wildcard(1)}}.>", "--config",
+                     str(jl.tmp / "all.json"), "-j"))
+    assert (summary["job"], summary["rows_in"], summary["cursor_set"]) == ("source", 50, True)
+    # the same Nats-Msg-Id in both origins (same time): EU's copy wins, US's are dropped
+    assert summary["rows_out"] == 30
+    assert [c["cursor"] for c in summary["cursors"]] == [30, 20]
+    # the same sources filled by the pump alone, for reference
+    cfg = doc(jl("stream", "info", "ALL", "-j"))["config"]
+    cfg["name"] = "REF"
+    (jl.tmp / "ref.json").write_text(json.dumps(cfg))
+    ok(jl("stream", "add", "REF", "--config", str(jl.tmp / "ref.json")))
+    ok(jl("replicate"))
+    publish(jl, "eu", 10, start=100, ids=True)
+    publish(jl, "us", 10, start=100, ids=True)
+    ok(jl("replicate"))
+
+    def strip(rs):  # the agreements differ only in the target named in nothing: compare all
+        return [(seq, subj, hdr, data) for seq, subj, hdr, data in rs]
+
+    assert strip(rows(jl.data, "local", "ALL")) == strip(rows(jl.data, "local", "REF"))
+    assert rows(jl.data, "local", "ALL")[0][1] == "all.eu.0"
+
+
+def test_cross_cluster_mirror_and_refusals(jl):
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(jl("--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>",
+          "--defaults"))
+    for i in range(5):
+        ok(jl("--cluster", "west", "pub", f"orders.{i}", f"m{i}"))
+    summary = doc(jl("--cluster", "east", "spark", "mirror", "store:west/ORDERS", "BACKUP", "-j"))
+    assert summary["target"] == "store:east/BACKUP"
+    info = doc(jl("--cluster", "east", "stream", "info", "BACKUP", "-j"))
+    assert info["config"]["mirror"] == {"name": "ORDERS",
+                                        "external": {"api": "$JS.west.API", "deliver": ""}}
+    assert info["state"]["messages"] == 5
+    # a target that holds messages is not seeded again
+    r = jl("--cluster", "east", "spark", "mirror", "store:west/ORDERS", "BACKUP")
+    assert r.exit_code == 1
+    assert "has stored messages already" in r.stderr
+    assert rows(jl.data, "east", "BACKUP") == rows(jl.data, "west", "ORDERS")
+    # addresses and options
+    r = jl("spark", "mirror", "store:a/b/c/d", "X")
+    assert r.exit_code == 1 and "expected store:[CLUSTER/]STREAM" in r.stderr
+    r = jl("spark", "mirror", "store:west/NOPE", "X")
+    assert r.exit_code == 1 and "NOPE" in r.stderr
+    r = jl("spark", "mirror", "store:west/ORDERS", "Y", "--conf", "novalue")
+    assert r.exit_code == 2 and "expected KEY=VALUE" in r.stderr
+
+
+def test_limits_refused_when_the_pump_would_stall(jl):
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 3)
+    (jl.tmp / "t.json").write_text(json.dumps({"max_msgs": 1, "discard": "new"}))
+    r = jl("spark", "mirror", "ORDERS", "M", "--config", str(jl.tmp / "t.json"))
+    assert r.exit_code == 1
+    assert "discard new messages" in r.stderr
+
+
+def test_kv_aggregate_equals_the_pumped_aggregate(jl):
+    ok(jl("kv", "add", "A", "--history", "5"))
+    ok(jl("kv", "add", "B", "--history", "5"))
+    for i in range(12):
+        ok(jl("kv", "put", "A", f"k.{i % 4}", f"a{i}"))
+        ok(jl("kv", "put", "B", f"cfg.{i % 3}", f"b{i}"))
+    ok(jl("kv", "del", "A", "k.1", "-f"))
+    ok(jl("kv", "purge", "B", "cfg.2", "-f"))
+    summary = doc(jl("spark", "kv-aggregate", "AGG", "--source", "A", "--source", "B:cfg.*",
+                     "--history", "3", "-j"))
+    assert summary["job"] == "kv-aggregate"
+    assert summary["target"] == "store:local/KV_AGG"
+    ok(jl("kv", "add", "REF", "--source", "A", "--source", "B:cfg.*", "--history", "3"))
+    ok(jl("replicate"))
+    for key in ["k.0", "k.1", "k.2", "k.3", "cfg.0", "cfg.1", "cfg.2"]:
+        agg = jl("kv", "history", "AGG", key, "-j")
+        ref = jl("kv", "history", "REF", key, "-j")
+        assert agg.exit_code == ref.exit_code
+        if agg.exit_code == 0:
+            strip = lambda d: [(e["key"], e["value"], e["operation"], e["revision"]) for e in d]  # noqa: E731
+            assert strip(json.loads(agg.stdout)) == strip(json.loads(ref.stdout))
+    ok(jl("kv", "put", "A", "k.9", "later"))
+    assert doc(jl("kv", "get", "AGG", "k.9", "-j"))["value"] is not None

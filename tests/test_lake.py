@@ -1,0 +1,414 @@
+"""Streams to and from a lake: jetlink.core.lake's Parquet export / import and row writer,
+and ``jetlink stream export / import``.
+
+The round trip must give back the stream exactly: sequences (gaps of deleted messages
+included), subjects, times, headers, payloads, and the state counters.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from helpers import doc, ok
+
+from jetlink.core import lake
+from jetlink.core.clock import format_rfc3339_nano
+from jetlink.core.jetstream import JetStream
+from jetlink.core.replication import identity
+from jetlink.core.store import DataDir
+
+MS = 1_000_000
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def other(tmp_path, clock):
+    """A second data directory (the import side), its JetStream on ``clock``."""
+    d = DataDir(tmp_path / "other")
+    yield JetStream(d.open(), clock)
+    d.close()
+
+
+def msgs(js, name):
+    return [(m.seq, m.subject, m.ts, m.hdr, m.data) for m in js.messages(name)]
+
+
+def counters(js, name):
+    st = js.stream_info(name).state
+    return (st.messages, st.bytes, st.first_seq, st.last_seq, st.num_deleted)
+
+
+def fill(js, clock, name="ORDERS"):
+    """A stream with headers, empty payloads and gaps: 1 and 4 deleted, 8 deleted last."""
+    js.add_stream({"name": name, "subjects": ["orders.>"], "duplicate_window": 60_000 * MS})
+    for i in range(1, 9):
+        clock.advance(7 * MS)
+        headers = {"Nats-Msg-Id": f"id-{i}", "X-Trace": [f"t{i}", "again"]} if i % 3 == 0 else None
+        data = b"" if i == 5 else bytes([i]) * (i * 10)
+        js.publish(f"orders.{i % 2}.new", data, headers=headers)
+    for seq in (1, 4, 8):
+        js.delete_msg(name, seq)
+
+
+def rows(seqs, *, stream="S", subject="s.a", partition=0, key=None, headers=None):
+    n = len(seqs)
+    return pa.Table.from_pydict({
+        "stream": [stream] * n,
+        "partition": [partition] * n,
+        "seq": list(seqs),
+        "subject": [subject] * n,
+        "key": [key] * n,
+        "ts": [1_767_225_600_000_000_000 + s for s in seqs],
+        "headers": [headers] * n,
+        "data": [f"m{s}".encode() for s in seqs],
+    }, schema=lake.arrow_schema())
+
+
+def write_dataset(path, *tables, meta=None):
+    path.mkdir(parents=True, exist_ok=True)
+    for i, table in enumerate(tables):
+        pq.write_table(table, path / f"part-{i:05d}.parquet")
+    if meta is not None:
+        lake.write_meta(str(path), meta)
+    return str(path)
+
+
+# -- round trip ---------------------------------------------------------------------------------
+
+
+def test_round_trip_keeps_sequences_gaps_times_headers_payloads(js, clock, other, tmp_path):
+    fill(js, clock)
+    out = tmp_path / "lake"
+    summary = lake.export_stream(js, "ORDERS", str(out), file_rows=2, row_group_rows=1)
+    assert summary == {
+        "stream": "ORDERS", "path": str(out), "messages": 5,
+        "bytes_written": summary["bytes_written"], "first_seq": 2, "last_seq": 7,
+        "files": ["part-00000.parquet", "part-00001.parquet", "part-00002.parquet"],
+    }
+    assert summary["bytes_written"] == sum(
+        (out / f).stat().st_size for f in summary["files"])
+    assert sorted(p.name for p in out.iterdir()) == ["_jetlink.json", *summary["files"]]
+    assert [pq.ParquetFile(out / f).metadata.num_row_groups for f in summary["files"]] == [2, 2, 1]
+
+    clock.advance(3600 * 1000 * MS)  # the import happens later: times stay the origin's
+    result = lake.import_stream(other, "COPY", str(out), txn_rows=2)
+    assert result == {"stream": "COPY", "path": str(out), "messages": 5, "first_seq": 2,
+                      "last_seq": 7, "created": True, "transactions": 3}
+    assert msgs(other, "COPY") == msgs(js, "ORDERS")
+    assert [m[0] for m in msgs(other, "COPY")] == [2, 3, 5, 6, 7]
+    assert counters(other, "COPY") == counters(js, "ORDERS") == (5, counters(js, "ORDERS")[1],
+                                                                    2, 8, 2)
+    origin, copy = js.stream_info("ORDERS").config, other.stream_info("COPY").config
+    copy.name = "ORDERS"
+    assert copy.to_json() == origin.to_json()
+    # the next message goes where it would have gone in the origin
+    assert other.publish("orders.x", b"next").seq == js.publish("orders.x", b"next").seq == 9
+
+
+def test_round_trip_through_pyarrow_dataset_reader(js, clock, tmp_path):
+    fill(js, clock)
+    out = tmp_path / "lake"
+    lake.export_stream(js, "ORDERS", str(out), file_rows=2)
+    table = pq.read_table(out).sort_by("seq")  # _jetlink.json is skipped by readers
+    assert table.schema == lake.arrow_schema()
+    assert table.column("seq").to_pylist() == [2, 3, 5, 6, 7]
+    assert set(table.column("stream").to_pylist()) == {"ORDERS"}
+    assert table.column("key").null_count == 5
+
+
+def test_meta_document(js, clock, tmp_path):
+    fill(js, clock)
+    info = js.stream_info("ORDERS")
+    meta = lake.stream_meta(js, "ORDERS")
+    assert meta == {
+        "kind": "stream",
+        "name": "ORDERS",
+        "cluster": "local",
+        "config": info.to_json()["config"],
+        "created": format_rfc3339_nano(info.created_ns),
+        "created_ns": info.created_ns,
+        "identity": identity(info.created_ns),
+        "state": {"messages": 5, "bytes": info.state.bytes, "first_seq": 2, "last_seq": 8},
+    }
+    out = tmp_path / "lake"
+    lake.export_stream(js, "ORDERS", str(out))
+    assert lake.read_meta(str(out)) == meta
+    assert json.loads((out / "_jetlink.json").read_text()) == meta
+    assert lake.read_meta(f"file://{out}") == meta
+    assert lake.read_meta(str(tmp_path)) is None
+
+
+def test_empty_stream_exports_one_empty_file(js, clock, other, tmp_path):
+    js.add_stream({"name": "E", "subjects": ["e"]})
+    js.publish("e", b"gone")
+    js.purge_stream("E")
+    out = tmp_path / "lake"
+    summary = lake.export_stream(js, "E", str(out))
+    assert (summary["messages"], summary["first_seq"], summary["last_seq"]) == (0, 0, 0)
+    assert summary["files"] == ["part-00000.parquet"]
+    assert pq.read_table(out / "part-00000.parquet").schema == lake.arrow_schema()
+    result = lake.import_stream(other, "E", f"file://{out}")
+    assert (result["messages"], result["transactions"], result["created"]) == (0, 0, True)
+    assert counters(other, "E") == counters(js, "E") == (0, 0, 2, 1, 0)
+
+
+def test_import_into_an_existing_empty_stream_without_metadata(other, tmp_path):
+    path = write_dataset(tmp_path / "lake", rows([3, 4]), rows([9]))
+    other.add_stream({"name": "S", "subjects": ["s.>"]})
+    result = lake.import_stream(other, "S", path)
+    assert (result["messages"], result["first_seq"], result["last_seq"], result["created"]) == (
+        3, 3, 9, False)
+    assert [m[0] for m in msgs(other, "S")] == [3, 4, 9]
+    assert counters(other, "S")[2:4] == (3, 9)
+
+
+def test_unsorted_files_are_imported_in_sequence_order(other, tmp_path):
+    path = write_dataset(tmp_path / "lake", rows([5, 6]), rows([1, 2]))
+    other.add_stream({"name": "S", "subjects": ["s.>"]})
+    lake.import_stream(other, "S", path)
+    assert [m[0] for m in msgs(other, "S")] == [1, 2, 5, 6]
+
+
+# -- refusals -------------------------------------------------------------------------------------
+
+
+def test_import_refuses_a_stream_that_stored_messages_and_leaves_it_alone(js, clock, other,
+                                                                            tmp_path):
+    fill(js, clock)
+    out = tmp_path / "lake"
+    lake.export_stream(js, "ORDERS", str(out))
+    other.add_stream({"name": "ORDERS", "subjects": ["orders.>"]})
+    other.publish("orders.mine", b"keep")
+    before = (msgs(other, "ORDERS"), counters(other, "ORDERS"))
+    with pytest.raises(lake.LakeError, match="stream ORDERS has stored messages"):
+        lake.import_stream(other, "ORDERS", str(out))
+    assert (msgs(other, "ORDERS"), counters(other, "ORDERS")) == before
+    other.delete_msg("ORDERS", 1)  # empty again, but it did store something
+    with pytest.raises(lake.LakeError, match="last sequence 1"):
+        lake.import_stream(other, "ORDERS", str(out))
+    assert counters(other, "ORDERS") == (0, 0, 2, 1, 0)
+
+
+def test_import_without_metadata_or_stream_is_refused(other, tmp_path):
+    path = write_dataset(tmp_path / "lake", rows([1]))
+    with pytest.raises(lake.LakeError, match="does not exist and .* has no _jetlink.json"):
+        lake.import_stream(other, "S", path)
+    assert other.stream_names() == []
+
+
+@pytest.mark.parametrize(
+    ("table", "why"),
+    [
+        (rows([1, 2], partition=1), "partition != 0"),
+        (rows([1, 2], key=b"k"), "a key"),
+        (rows([1, 2], subject=None), "no subject"),
+    ],
+    ids=["partition", "key", "no-subject"],
+)
+def test_topic_rows_are_refused_before_anything_is_written(other, tmp_path, table, why):
+    meta = {"kind": "stream", "name": "S", "config": {"name": "S", "subjects": ["s.>"]}}
+    path = write_dataset(tmp_path / "lake", rows([1]).slice(0, 0), table, meta=meta)
+    with pytest.raises(lake.LakeError, match=f"rows of a topic \\({why}\\)"):
+        lake.import_stream(other, "S", path)
+    assert other.stream_names() == []
+
+
+def test_duplicate_sequences_are_refused(other, tmp_path):
+    other.add_stream({"name": "S", "subjects": ["s.>"]})
+    for tables in ([rows([1, 2, 2, 3])], [rows([1, 2]), rows([2, 3])], [rows([3, 1]), rows([3])]):
+        path = write_dataset(tmp_path / f"lake{len(list(tmp_path.iterdir()))}", *tables)
+        with pytest.raises(lake.LakeError, match="sequence [23] appears more than once"):
+            lake.import_stream(other, "S", path)
+    assert counters(other, "S") == (0, 0, 0, 0, 0)
+
+
+def test_rows_of_another_stream_name_are_fine(other, tmp_path):
+    path = write_dataset(tmp_path / "lake", rows([1], stream="ELSEWHERE"))
+    other.add_stream({"name": "S", "subjects": ["s.>"]})
+    assert lake.import_stream(other, "S", path)["messages"] == 1
+
+
+def test_a_failed_import_removes_the_stream_it_created(other, tmp_path):
+    meta = {"kind": "stream", "name": "S",
+            "config": {"name": "S", "subjects": ["s.>"], "max_msg_size": 1}}
+    path = write_dataset(tmp_path / "lake", rows([1, 2]), meta=meta)
+    with pytest.raises(lake.LakeError, match="message 1 on s.a refused by stream S"):
+        lake.import_stream(other, "S", path)
+    assert other.stream_names() == []
+
+
+def test_export_refuses_a_non_empty_directory_unless_forced(js, clock, tmp_path):
+    fill(js, clock)
+    out = tmp_path / "lake"
+    first = lake.export_stream(js, "ORDERS", str(out), file_rows=1)
+    assert len(first["files"]) == 5
+    with pytest.raises(lake.LakeExistsError, match="is not empty"):
+        lake.export_stream(js, "ORDERS", str(out))
+    again = lake.export_stream(js, "ORDERS", str(out), force=True)
+    assert again["files"] == ["part-00000.parquet"]  # the old parts are gone
+    assert sorted(p.name for p in out.iterdir()) == ["_jetlink.json", "part-00000.parquet"]
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(lake.LakeError, match="holds more than a Parquet dataset \\(notes.txt\\)"):
+        lake.export_stream(js, "ORDERS", str(out), force=True)
+    assert (out / "notes.txt").read_text() == "mine"
+    assert (out / "part-00000.parquet").exists()
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(lake.LakeError, match="is not a directory"):
+        lake.export_stream(js, "ORDERS", str(afile))
+
+
+# -- write_stream_rows ------------------------------------------------------------------------------
+
+
+def test_write_stream_rows_rolls_back_the_transaction_of_a_bad_row(js):
+    js.add_stream({"name": "S", "subjects": ["s.>"]})
+    with pytest.raises(lake.LakeError, match="message 2: stream S is already at sequence 3"):
+        lake.write_stream_rows(js, "S", [rows([1, 3]), rows([2])])
+    assert counters(js, "S") == (0, 0, 0, 0, 0)
+    # with two rows a transaction, the first transaction stays
+    with pytest.raises(lake.LakeError, match="message 3: stream S is already at sequence 3"):
+        lake.write_stream_rows(js, "S", [rows([1, 2, 3, 3])], txn_rows=2)
+    assert [m[0] for m in msgs(js, "S")] == [1, 2]
+    assert counters(js, "S")[3] == 2
+
+
+def test_write_stream_rows_refusals_name_the_sequence(js):
+    js.add_stream({"name": "S", "subjects": ["s.>"], "max_msg_size": 1})
+    with pytest.raises(lake.LakeError, match=r"message 7 on s.a refused by stream S: .*\(10054\)"):
+        lake.write_stream_rows(js, "S", [rows([7])])
+    with pytest.raises(lake.LakeError, match="message 1: invalid subject 's.\\*'"):
+        lake.write_stream_rows(js, "S", [rows([1], subject="s.*")])
+    assert counters(js, "S") == (0, 0, 0, 0, 0)
+    js.add_stream({"name": "D", "subjects": ["d.>"], "duplicate_window": 60_000 * MS})
+    hdr = b"NATS/1.0\r\nNats-Msg-Id: same\r\n\r\n"
+    with pytest.raises(lake.LakeError, match="message 2 on d.a: .* duplicate of message 1"):
+        lake.write_stream_rows(js, "D", [rows([1, 2], subject="d.a", headers=hdr)])
+    assert counters(js, "D") == (0, 0, 0, 0, 0)
+
+
+def test_write_stream_rows_keeps_sequences_and_times_and_calls_on_txn(js, clock):
+    js.add_stream({"name": "S", "subjects": ["s.>"]})
+    seen = []
+
+    def on_txn(txn, d, last):
+        assert txn.conn.in_transaction
+        assert d.name == "S"
+        stored = txn.conn.execute("SELECT last_seq FROM streams WHERE id = ?", (d.id,)).fetchone()
+        seen.append((last, stored[0]))
+
+    hdr = b"NATS/1.0\r\nX: y\r\n\r\n"
+    batches = [rows([2, 3]), rows([10], headers=hdr).to_batches()[0], rows([11, 20])]
+    result = lake.write_stream_rows(js, "S", batches, txn_rows=2, on_txn=on_txn)
+    assert result == {"rows": 5, "first_seq": 2, "last_seq": 20, "transactions": 3}
+    assert seen == [(3, 3), (11, 11), (20, 20)]
+    assert [(m[0], m[2], m[3]) for m in msgs(js, "S")] == [
+        (2, 1_767_225_600_000_000_002, None), (3, 1_767_225_600_000_000_003, None),
+        (10, 1_767_225_600_000_000_010, hdr), (11, 1_767_225_600_000_000_011, None),
+        (20, 1_767_225_600_000_000_020, None)]
+    assert counters(js, "S") == (5, counters(js, "S")[1], 2, 20, 14)
+    assert lake.write_stream_rows(js, "S", []) == {
+        "rows": 0, "first_seq": 0, "last_seq": 0, "transactions": 0}
+
+
+def test_an_on_txn_error_rolls_the_transaction_back(js):
+    js.add_stream({"name": "S", "subjects": ["s.>"]})
+
+    def on_txn(txn, d, last):
+        if last > 2:
+            raise RuntimeError("cursor write failed")
+
+    with pytest.raises(RuntimeError):
+        lake.write_stream_rows(js, "S", [rows([1, 2, 3, 4])], txn_rows=2, on_txn=on_txn)
+    assert [m[0] for m in msgs(js, "S")] == [1, 2]
+
+
+# -- the CLI ----------------------------------------------------------------------------------------
+
+
+def _published(jl):
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    for i in range(3):
+        ok(jl("pub", f"orders.{i}", f"body {i}", "-H", f"X-N:{i}"))
+    ok(jl("stream", "rmm", "ORDERS", "2", "-f"))
+
+
+def test_cli_export_and_import_json(jl, cli_clock):
+    _published(jl)
+    out = jl.tmp / "lake"
+    exported = doc(jl("stream", "export", "ORDERS", f"parquet:{out}", "--json"))
+    assert exported == {
+        "stream": "ORDERS",
+        "path": str(out),
+        "messages": 2,
+        "bytes_written": (out / "part-00000.parquet").stat().st_size,
+        "first_seq": 1,
+        "last_seq": 3,
+        "files": ["part-00000.parquet"],
+    }
+    other = jl.tmp / "other"
+    imported = doc(jl("--data-dir", str(other), "stream", "import", "COPY", f"parquet:{out}",
+                      "-j"))
+    assert imported == {
+        "stream": "COPY",
+        "path": str(out),
+        "messages": 2,
+        "first_seq": 1,
+        "last_seq": 3,
+        "created": True,
+        "transactions": 1,
+    }
+    origin = [doc(jl("stream", "get", "ORDERS", s, "--json")) for s in ("1", "3")]
+    copy = [doc(jl("--data-dir", str(other), "stream", "get", "COPY", s, "--json"))
+            for s in ("1", "3")]
+    assert copy == origin
+    assert jl("--data-dir", str(other), "stream", "get", "COPY", "2", "-j").exit_code == 1
+
+
+def test_cli_human_output(jl, cli_clock):
+    _published(jl)
+    out = jl.tmp / "lake"
+    result = ok(jl("stream", "export", "ORDERS", f"parquet:{out}"))
+    size = (out / "part-00000.parquet").stat().st_size
+    assert result.stdout.startswith(
+        f"Exported 2 messages of stream ORDERS (sequences 1 to 3) to {out}: 1 file, ")
+    assert result.stdout.count("\n") == 1 and size > 0
+    result = ok(jl("--data-dir", str(jl.tmp / "other"), "stream", "import", "COPY",
+                   f"parquet:file://{out}"))
+    assert result.stdout == (
+        f"Imported 2 messages into new stream COPY (sequences 1 to 3) from file://{out}\n")
+
+
+def test_cli_export_overwrite_needs_force(jl, cli_clock):
+    _published(jl)
+    out = jl.tmp / "lake"
+    ok(jl("stream", "export", "ORDERS", f"parquet:{out}"))
+    refused = jl("stream", "export", "ORDERS", f"parquet:{out}")
+    assert refused.exit_code == 2
+    assert "pass -f/--force to replace the dataset in" in refused.stderr
+    ok(jl("stream", "export", "ORDERS", f"parquet:{out}", "-f"))
+
+
+def test_cli_import_refuses_a_non_empty_stream(jl, cli_clock):
+    _published(jl)
+    out = jl.tmp / "lake"
+    ok(jl("stream", "export", "ORDERS", f"parquet:{out}"))
+    before = doc(jl("stream", "info", "ORDERS", "--json"))["state"]
+    result = jl("stream", "import", "ORDERS", f"parquet:{out}", "--json")
+    assert result.exit_code == 1
+    assert "stream ORDERS has stored messages" in json.loads(result.stdout)["error"]["description"]
+    assert doc(jl("stream", "info", "ORDERS", "--json"))["state"] == before
+
+
+@pytest.mark.parametrize("verb", ["export", "import"])
+@pytest.mark.parametrize("target", ["/tmp/lake", "parquet:", "csv:/tmp/lake"])
+def test_cli_path_without_parquet_prefix_is_a_usage_error(jl, verb, target):
+    result = jl("stream", verb, "ORDERS", target)
+    assert result.exit_code == 2
+    assert "Invalid value for 'parquet:PATH'" in result.stderr
+    assert "give parquet:PATH" in result.stderr

@@ -1,0 +1,194 @@
+"""A job on a real Spark standalone cluster: a master and one worker on 127.0.0.1, started
+from the installed pyspark, and ``jetlink spark mirror parquet:IN parquet:OUT --master
+spark://...`` run as a subprocess (it makes its own driver; the suite's in-process session is
+not touched). The rows it writes must be what the engine's mirror holds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from jetlink.core import lake
+from jetlink.core import replication as RP
+from jetlink.sparkops.session import SparkOptions, is_loopback
+
+pytestmark = pytest.mark.spark
+
+JETLINK = Path(sys.executable).with_name("jetlink")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _spark_home() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("JETLINK_", "PYSPARK_GATEWAY", "SPARK_"))}
+    env.update(SPARK_HOME=str(_spark_home()), SPARK_LOCAL_IP="127.0.0.1",
+               SPARK_NO_DAEMONIZE="1")
+    return env
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL if it is still there after 15 s."""
+    if proc.poll() is not None:
+        return
+    try:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=15)
+
+
+def _master_json(webui: int) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{webui}/json/", timeout=5) as r:
+        return json.loads(r.read().decode())
+
+
+def _wait_for_worker(webui: int, procs: list[subprocess.Popen], logs: Path,
+                     timeout: float = 180) -> dict:
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        for p in procs:
+            if p.poll() is not None:
+                pytest.fail(f"a Spark daemon exited ({p.returncode}): "
+                            + "\n".join(f.read_text()[-2000:] for f in logs.glob("*.log")))
+        try:
+            last = _master_json(webui)
+            if any(w.get("state") == "ALIVE" for w in last.get("workers", [])):
+                return last
+        except OSError:
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"no worker registered with the master in {timeout} s (last: {last})")
+
+
+@pytest.fixture
+def standalone(tmp_path):
+    """``spark://127.0.0.1:PORT`` of a master with one registered worker (1 core, 1 GiB)."""
+    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
+        pytest.skip("no Java runtime")
+    home = _spark_home()
+    spark_class = home / "bin" / "spark-class"
+    logs = tmp_path / "spark-logs"
+    logs.mkdir()
+    port, webui, wport, wui = _free_port(), _free_port(), _free_port(), _free_port()
+    master_url = f"spark://127.0.0.1:{port}"
+    procs: list[subprocess.Popen] = []
+    try:
+        with open(logs / "master.log", "wb") as out:
+            procs.append(subprocess.Popen(
+                [str(spark_class), "org.apache.spark.deploy.master.Master",
+                 "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(webui)],
+                env=_env(), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                cwd=tmp_path))
+        with open(logs / "worker.log", "wb") as out:
+            procs.append(subprocess.Popen(
+                [str(spark_class), "org.apache.spark.deploy.worker.Worker", master_url,
+                 "--host", "127.0.0.1", "--port", str(wport), "--webui-port", str(wui),
+                 "--cores", "1", "--memory", "1g", "--work-dir", str(tmp_path / "work")],
+                env=_env(), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                cwd=tmp_path))
+        _wait_for_worker(webui, procs, logs)
+        yield master_url
+    finally:
+        for p in reversed(procs):
+            _stop(p)
+
+
+def _fill(js, clock, n: int = 300) -> None:
+    js.add_stream({"name": "ORDERS", "subjects": ["orders.>"], "duplicate_window": 0})
+    for i in range(n):
+        headers = None
+        if i % 7 == 0:
+            headers = {"Nats-Msg-Id": f"id-{i % 50}"}
+        elif i % 11 == 0:
+            headers = {"Nats-Expected-Stream": "ORDERS", "X-Trace": f"t{i}"}
+        js.publish(f"orders.{('eu', 'us', 'ap')[i % 3]}.{i % 17}", f"order {i}".encode() * 3,
+                   headers=headers)
+        clock.advance(1_000_000 if i % 4 else 0)
+    for seq in range(5, n, 29):
+        js.delete_msg("ORDERS", seq)
+
+
+def _engine_rows(dd, stream: str) -> list[tuple]:
+    rows = []
+    for b in lake.iter_stream_batches(str(dd.cluster_path("local")), stream, 0, 1 << 40):
+        rows += [(r["seq"], r["subject"], r["ts"], r["headers"], r["data"])
+                 for r in b.to_pylist()]
+    return rows
+
+
+def _parquet_rows(path: Path) -> list[tuple]:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path).sort_by("seq")
+    return [(r["seq"], r["subject"], r["ts"], r["headers"], r["data"])
+            for r in table.to_pylist()]
+
+
+def test_mirror_parquet_on_a_standalone_cluster(standalone, tmp_path, dd, js, clock):
+    if not JETLINK.exists():
+        pytest.skip(f"{JETLINK} is not installed")
+    _fill(js, clock)
+    src, out = tmp_path / "in", tmp_path / "out"
+    lake.export_stream(js, "ORDERS", str(src))
+    config = tmp_path / "mirror.json"
+    config.write_text(json.dumps({"max_msgs_per_subject": 4}))
+    # what the engine's own mirror stores from the same origin
+    js.add_stream({"name": "M", "mirror": {"name": "ORDERS"}, "max_msgs_per_subject": 4})
+    RP.pump_until_idle(dd, clock)
+    want = _engine_rows(dd, "M")
+
+    proc = subprocess.run(
+        [str(JETLINK), "--data-dir", str(tmp_path / "cli-data"), "spark", "mirror",
+         f"parquet:{src}", f"parquet:{out}", "--config", str(config),
+         "--master", standalone, "--json"],
+        env=_env(), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600,
+        cwd=tmp_path)
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    summary = json.loads(proc.stdout)
+    assert summary["rows_out"] == len(want)
+    assert summary["output"] == f"parquet:{out}"
+    assert _parquet_rows(out) == want
+    assert len(want) > 40  # the per-subject limit left something to compare
+    meta = json.loads((out / lake.META_FILE).read_text())
+    assert meta["state"]["last_seq"] == want[-1][0]
+
+
+def test_cluster_master_settings(monkeypatch):
+    """A cluster master gets the Python of executors; a loopback one the loopback driver."""
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    local = SparkOptions(master="local[2]").settings()
+    assert "spark.pyspark.python" not in local
+    remote = SparkOptions(master="spark://10.0.0.5:7077").settings()
+    assert remote["spark.pyspark.python"] == sys.executable
+    assert "spark.driver.host" not in remote
+    loop = SparkOptions(master="spark://127.0.0.1:7077",
+                        conf=["spark.pyspark.python=/opt/py/bin/python"]).settings()
+    assert loop["spark.driver.host"] == "127.0.0.1"
+    assert loop["spark.pyspark.python"] == "/opt/py/bin/python"
+    assert is_loopback("spark://localhost:7077,127.0.0.2:7078")
+    assert not is_loopback("spark://127.0.0.1:7077,spark-b:7077")
+    assert not is_loopback("yarn")
