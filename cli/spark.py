@@ -67,7 +67,8 @@ def _run(app: App, job: Any) -> None:
                                                      d["target"] else ""),
             "Rows in": output.comma(d["rows_in"]), "Rows out": output.comma(d["rows_out"]),
             "Seconds": f"{d['seconds']:.2f}",
-            "Rows/s": output.comma(int(d["rows_per_second"])),
+            "Rows/s": (output.comma(int(d["rows_per_second"])) if d["rows_per_second"] >= 100
+                       else f"{d['rows_per_second']:.1f}"),
             "Cursors": ", ".join(f"{c['origin']} at {c['cursor']}" for c in d["cursors"])
             or "none (written to a lake)"})
 

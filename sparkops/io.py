@@ -172,6 +172,30 @@ def read_store_topic(spark: Any, db_path: str, name: str, tid: int,
             .option("ranges", json.dumps(cuts)).load())
 
 
+def read_topic(spark: Any, datadir: Any, addr: Address) -> Any:
+    """Every stored record of topic ``addr`` (one Spark partition per topic partition),
+    after the topic's due retention ran (as a fetch would see it)."""
+    from jetlink.core.errors import JetlinkError
+    from jetlink.core.kafka.topics import partition_range
+
+    if not datadir.has_cluster(addr.cluster):
+        raise JetlinkError(f"cluster {addr.cluster} not found")
+    cl = datadir.open(addr.cluster)
+    with cl.read() as conn:
+        row = conn.execute("SELECT id, partitions FROM topics WHERE name = ?",
+                           (addr.name,)).fetchone() if _has_topics(conn) else None
+    if row is None:
+        raise JetlinkError(f"{addr}: no such topic")
+    tid, parts = row
+    return read_store_topic(spark, str(datadir.cluster_path(addr.cluster)), addr.name, tid,
+                            [partition_range(tid, p) for p in range(parts)])
+
+
+def _has_topics(conn: Any) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'topics'"
+                        ).fetchone() is not None
+
+
 # --------------------------------------------------------------------------------------------
 # Parquet on any Hadoop filesystem
 # --------------------------------------------------------------------------------------------

@@ -162,9 +162,9 @@ def compare(df_a: Any, df_b: Any, *, by: str = "subject", ignore_time: bool = Fa
     - ``totals``: ``{"matching", "missing_in_a", "missing_in_b", "different", "groups"}``.
     """
     if by not in BY:
-        raise ValueError(f"by: expected one of {', '.join(BY)}, got {by!r}")
+        raise VerifyError(f"by: expected one of {', '.join(BY)}, got {by!r}")
     if limit < 0:
-        raise ValueError("limit must be at least 0")
+        raise VerifyError("limit must be at least 0")
     from pyspark import StorageLevel
 
     j = _joined(df_a, df_b, ignore_time).persist(StorageLevel.MEMORY_AND_DISK)
@@ -197,12 +197,12 @@ def _read(runner: Any, addr: io.Address) -> tuple[str, Any]:
     if addr.kind == "stream":
         return "stream", runner.read(addr).df
     if addr.kind == "topic":
-        reader = getattr(io, "read_topic", None)
-        if reader is None:
-            raise SparkJobError(f"{addr}: this version of jetlink cannot read a topic of the "
-                                "store in Spark yet (store streams and parquet:PATH only)")
-        got = reader(runner.spark, runner.dd, addr)
-        return "topic", getattr(got, "df", got)
+        from jetlink.core.errors import JetlinkError
+
+        try:
+            return "topic", io.read_topic(runner.spark, runner.dd, addr)
+        except JetlinkError as e:
+            raise SparkJobError(str(e)) from None
     if not io.path_exists(runner.spark, addr.path):
         raise SparkJobError(f"{addr}: no such dataset")
     meta = io.read_meta(runner.spark, addr.path) or {}

@@ -158,3 +158,29 @@ def test_kv_aggregate_equals_the_pumped_aggregate(jl):
             assert strip(json.loads(agg.stdout)) == strip(json.loads(ref.stdout))
     ok(jl("kv", "put", "A", "k.9", "later"))
     assert doc(jl("kv", "get", "AGG", "k.9", "-j"))["value"] is not None
+
+
+def test_mirror_from_a_lake_export_into_the_store(jl):
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 12)
+    ok(jl("stream", "rmm", "ORDERS", "3", "-f"))
+    lake_path = jl.tmp / "lake"
+    ok(jl("stream", "export", "ORDERS", f"parquet:{lake_path}"))
+    summary = doc(jl("spark", "mirror", f"parquet:{lake_path}", "store:COPY", "-j"))
+    assert (summary["rows_in"], summary["rows_out"]) == (11, 11)
+    assert rows(jl.data, "local", "COPY") == rows(jl.data, "local", "ORDERS")
+    # the mirror's origin is the store's ORDERS: the pump carries on from the export's cut
+    publish(jl, "orders", 3, start=50)
+    ok(jl("replicate"))
+    assert rows(jl.data, "local", "COPY") == rows(jl.data, "local", "ORDERS")
+    # and a lake target: the job's rows with their metadata
+    out = jl.tmp / "out"
+    summary = doc(jl("spark", "mirror", "store:ORDERS", f"parquet:{out}", "-j"))
+    assert summary["output"] == f"parquet:{out}" and summary["cursor_set"] is False
+    meta = json.loads((out / "_jetlink.json").read_text())
+    assert meta["name"] == "ORDERS" and meta["state"]["messages"] == 14
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(out).sort_by("seq")
+    assert [(r["seq"], r["subject"], r["headers"], r["data"]) for r in table.to_pylist()] == \
+        rows(jl.data, "local", "ORDERS")
