@@ -38,8 +38,8 @@ TargetConfigOpt = Annotated[Path | None, config_option(
     "A StreamConfig JSON for a target the job creates (limits, storage, ...).")]
 
 
-def _runner(app: App, master: str, conf: list[str] | None, props: Path | None) -> Any:
-    from jetlink.sparkops.run import Runner
+def session(master: str, conf: list[str] | None, props: Path | None) -> Any:
+    """The SparkSession of --master / --conf / --properties-file (a bad pair: exit 2)."""
     from jetlink.sparkops.session import SparkConfError, SparkOptions, get_session
 
     opts = SparkOptions(master=master, conf=list(conf or []),
@@ -48,8 +48,14 @@ def _runner(app: App, master: str, conf: list[str] | None, props: Path | None) -
         opts.settings()
     except SparkConfError as e:
         raise usage(str(e)) from None
-    spark = get_session(opts)
-    return Runner(spark, data_dir(app), common.make_clock(), app.cluster)
+    return get_session(opts)
+
+
+def _runner(app: App, master: str, conf: list[str] | None, props: Path | None) -> Any:
+    from jetlink.sparkops.run import Runner
+
+    return Runner(session(master, conf, props), data_dir(app), common.make_clock(),
+                  app.cluster)
 
 
 def _run(app: App, job: Any) -> None:

@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from jetlink.cli import common, output
 from jetlink.cli.app import App
-from jetlink.cli.common import data_dir, usage
+from jetlink.cli.common import data_dir
 from jetlink.cli.options import JsonOption
 from jetlink.cli.spark import ConfOpt, MasterOpt, PropsOpt
-
-
-def _session(master: str, conf: list[str] | None, props: Path | None) -> Any:
-    from jetlink.sparkops.session import SparkConfError, SparkOptions, get_session
-
-    opts = SparkOptions(master=master, conf=list(conf or []),
-                        properties_file=str(props) if props else None)
-    try:
-        opts.settings()
-    except SparkConfError as e:
-        raise usage(str(e)) from None
-    return get_session(opts)
 
 
 def _human(app: App, d: dict[str, Any]) -> None:
@@ -77,7 +64,9 @@ def mirror_topic(
     from jetlink.sparkops.topics import seed_mirror_topic
 
     app = App.of(ctx)
-    spark = _session(master, conf, properties_file)
+    from jetlink.cli.spark import session
+
+    spark = session(master, conf, properties_file)
     store = data_dir(app)
 
     def job() -> Any:

@@ -76,17 +76,33 @@ def stream_id(conn, stream: str) -> int | None:  # type: ignore[no-untyped-def]
     return row[0] if row else None
 
 
+def lake_batch(name: str, partitions: Any, seqs: Any, subjects: Any, keys: Any, tss: Any,
+               headers: Any, datas: Any):  # type: ignore[no-untyped-def]
+    """One RecordBatch of the lake schema from column values (``subjects`` / ``keys`` None:
+    all null)."""
+    import pyarrow as pa
+
+    n = len(seqs)
+    return pa.RecordBatch.from_arrays([
+        pa.array([name] * n, pa.string()),
+        pa.array(partitions, pa.int32()),
+        pa.array(seqs, pa.int64()),
+        pa.nulls(n, pa.string()) if subjects is None else pa.array(subjects, pa.string()),
+        pa.nulls(n, pa.binary()) if keys is None else pa.array(keys, pa.binary()),
+        pa.array(tss, pa.int64()),
+        pa.array(headers, pa.binary()),
+        pa.array(datas, pa.binary()),
+    ], schema=arrow_schema())
+
+
 def iter_stream_batches(db_path: str, stream: str, lo: int, hi: int, *,
                         batch_rows: int = 65_536, sid: int | None = None):  # type: ignore[no-untyped-def]
     """The stored messages of ``stream`` with ``lo <= seq <= hi``, in sequence order, as
     pyarrow RecordBatches of the lake schema (one read snapshot for the whole range).
     ``sid`` pins the stream's row id (a stream deleted and created again between planning and
     reading yields nothing rather than another stream's messages)."""
-    import pyarrow as pa
-
     from .streams import MAX_SEQ, key_range
 
-    schema = arrow_schema()
     conn = open_readonly(db_path)
     try:
         conn.execute("BEGIN")
@@ -103,17 +119,8 @@ def iter_stream_batches(db_path: str, stream: str, lo: int, hi: int, *,
             if not rows:
                 break
             keys, subjects, tss, hdrs, datas = zip(*rows)
-            n = len(rows)
-            yield pa.RecordBatch.from_arrays([
-                pa.array([stream] * n, pa.string()),
-                pa.array([0] * n, pa.int32()),
-                pa.array([k & MAX_SEQ for k in keys], pa.int64()),
-                pa.array(subjects, pa.string()),
-                pa.nulls(n, pa.binary()),
-                pa.array(tss, pa.int64()),
-                pa.array(hdrs, pa.binary()),
-                pa.array(datas, pa.binary()),
-            ], schema=schema)
+            yield lake_batch(stream, [0] * len(rows), [k & MAX_SEQ for k in keys], subjects,
+                             None, tss, hdrs, datas)
         conn.execute("COMMIT")
     finally:
         conn.close()
@@ -684,11 +691,8 @@ def iter_topic_batches(db_path: str, topic: str, lo: int, hi: int, *, tid: int,
     offset, ``subject`` null, ``ts`` the record's milliseconds * 1,000,000, ``headers`` the
     stored JSON (bytes) or null, ``data`` the value. One read snapshot for the whole range;
     ``tid`` pins the topic's rowid (a topic deleted and created again yields nothing)."""
-    import pyarrow as pa
-
     from .kafka.topics import MAX_OFFSET, MAX_PARTITIONS, OFFSET_BITS, record_key
 
-    schema = arrow_schema()
     conn = open_readonly(db_path)
     try:
         conn.execute("BEGIN")
@@ -709,17 +713,10 @@ def iter_topic_batches(db_path: str, topic: str, lo: int, hi: int, *, tid: int,
             if not rows:
                 break
             keys, tss, ks, vs, hdrs = zip(*rows)
-            n = len(rows)
-            yield pa.RecordBatch.from_arrays([
-                pa.array([topic] * n, pa.string()),
-                pa.array([(k >> OFFSET_BITS) & (MAX_PARTITIONS - 1) for k in keys], pa.int32()),
-                pa.array([k & MAX_OFFSET for k in keys], pa.int64()),
-                pa.nulls(n, pa.string()),
-                pa.array([as_bytes(k) for k in ks], pa.binary()),
-                pa.array([t * 1_000_000 for t in tss], pa.int64()),
-                pa.array([as_bytes(h) for h in hdrs], pa.binary()),
-                pa.array([as_bytes(v) for v in vs], pa.binary()),
-            ], schema=schema)
+            yield lake_batch(topic, [(k >> OFFSET_BITS) & (MAX_PARTITIONS - 1) for k in keys],
+                             [k & MAX_OFFSET for k in keys], None, [as_bytes(k) for k in ks],
+                             [t * 1_000_000 for t in tss], [as_bytes(h) for h in hdrs],
+                             [as_bytes(v) for v in vs])
         conn.execute("COMMIT")
     finally:
         conn.close()

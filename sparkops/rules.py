@@ -44,7 +44,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType
 
 from jetlink.core.subjects import FWC, PWC, SEP
-from jetlink.core.transform import SubjectTransform, _subject_info, fnv1a_32
+from jetlink.core.transform import SubjectTransform, _subject_info, _to_bytes, fnv1a_32
 
 __all__ = [
     "UnsupportedTransformError",
@@ -221,11 +221,8 @@ def _split_from_right(tok: Column, p: int) -> Column:
 
 
 def _utf8(text: str) -> bytes:
-    # The bytes core's strings stand for (core/transform.py _to_bytes).
-    try:
-        return text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass")
+    # The bytes core's strings stand for.
+    return _to_bytes(text)
 
 
 def _hex(tok: Column) -> Column:

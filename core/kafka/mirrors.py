@@ -381,23 +381,29 @@ class Mirrors:
         return self.links.state(link)
 
     # -- creation --------------------------------------------------------------------------
+    def _active_destination(self, link: str, where: str, why_active: str) -> Any:
+        """Link ``link`` of this cluster, in DESTINATION mode and ACTIVE (else the error says
+        ``where`` / ``why_active``)."""
+        info = self.links.get(link)
+        if not info.is_destination:
+            raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}' is not in DESTINATION "
+                             f"mode: {where}", field="link")
+        state = self._state(link)
+        if state != ACTIVE:
+            raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}' is {state}, not "
+                             f"ACTIVE: {why_active}", field="link")
+        return info
+
     def create(self, topic: str, link: str, *, source_topic: str | None = None,
                configs: dict[str, str] | None = None, validate_only: bool = False,
                auto_created: bool = False, paused: bool = False) -> MirrorInfo:
         """A new mirror topic (every creation condition of seed 004). ``paused``: the mirror
         is born paused (the pump copies nothing into it until it is resumed; the bulk copy
         creates its mirror so, :meth:`bulk_begin`)."""
-        info = self.links.get(link)  # exactly one link, stored in this (destination) cluster
+        info = self._active_destination(  # exactly one link, stored in this cluster
+            link, "mirror topics are created on a link's destination cluster",
+            "mirror topics can only be created on an active link")
         cfg = info.configs
-        if not info.is_destination:
-            raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}' is not in DESTINATION "
-                             "mode: mirror topics are created on a link's destination cluster",
-                             field="link")
-        state = self._state(link)
-        if state != ACTIVE:
-            raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}' is {state}, not "
-                             "ACTIVE: mirror topics can only be created on an active link",
-                             field="link")
         prefix = info.config.prefix
         if source_topic is None:
             if prefix:
@@ -1190,15 +1196,9 @@ class Mirrors:
         get their starting offsets (as the pump's first fetch sets them)."""
         from .topics import record_key
 
-        li = self.links.get(link)
-        if not li.is_destination:
-            raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}' is not in DESTINATION "
-                             "mode: mirror topics are filled on a link's destination cluster",
-                             field="link")
-        state = self._state(link)
-        if state != ACTIVE:
-            raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}' is {state}, not "
-                             "ACTIVE: a bulk copy runs through an active link", field="link")
+        li = self._active_destination(
+            link, "mirror topics are filled on a link's destination cluster",
+            "a bulk copy runs through an active link")
         created = False
         if not self.kafka.has_topic(topic):
             try:
