@@ -184,3 +184,25 @@ def test_mirror_from_a_lake_export_into_the_store(jl):
     table = pq.read_table(out).sort_by("seq")
     assert [(r["seq"], r["subject"], r["headers"], r["data"]) for r in table.to_pylist()] == \
         rows(jl.data, "local", "ORDERS")
+
+
+def test_progress_reports_the_running_stages(spark):
+    """The progress bar's feed: tasks of the active stages, from Spark's status tracker."""
+    import time
+
+    from jetlink.sparkops.progress import snapshot, watch
+
+    seen = []
+
+    def slow(batches):
+        for b in batches:
+            time.sleep(0.4)
+            yield b
+
+    with watch(lambda done, total, label: seen.append((done, total, label)), interval=0.05):
+        spark.range(0, 4, numPartitions=4).mapInArrow(slow, "id long").collect()
+    running = [s for s in seen if s[1] > 0]
+    assert running, seen
+    assert all(0 <= done <= total == 4 and label == "1 stage running"
+               for done, total, label in running)
+    assert snapshot(spark.sparkContext) == (0, 0, "")
