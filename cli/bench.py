@@ -215,7 +215,9 @@ def spark(
     ] = "local[*]",
     json_output: JsonOption = False,
 ) -> None:
-    """Benchmark the Spark source job against a plain Parquet copy.
+    """Benchmark the Spark jobs.
+
+    The source job against a plain Parquet copy, and a whole `jetlink spark mirror`.
 
     Generates --messages ORDERS messages as Parquet (10,000 subjects, some Nats-Msg-Id
     duplicates, ~100-byte payloads), then times in the same run a plain Spark Parquet ->

@@ -205,7 +205,7 @@ def bench_spark(messages: int = 5_000_000, *, runs: int = 1, subjects: int = 10_
             note("starting Spark")
         t0 = time.perf_counter()
         spark = get_session(SparkOptions(master=master, conf=list(conf or []),
-                                         app_name="jetlink-bench"))
+                                         app_name="jetlink-bench", expected_rows=messages))
         out["session_seconds"] = round(time.perf_counter() - t0, 2)
         src = os.path.join(tmp, "orders")
         if note:

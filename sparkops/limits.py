@@ -20,7 +20,11 @@ Over a whole input that means:
 
 Sequences (and, for mirrors, the never-decreasing stored time) come from a range sort and
 per-partition offsets (``monotonically_increasing_id`` within each sorted partition plus the
-counts of the partitions before it): no single-partition window anywhere.
+counts of the partitions before it): no single-partition window anywhere. When only whether a
+message dies matters (a per-subject limit without rollups or max_bytes), each subject's cut-off
+comes from the narrow ``(subject, seq)`` rows and joins back by broadcast, so the rows are not
+shuffled by subject, and a source job's rows, never moved after their sequences were assigned,
+are not sorted again.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import Any, Callable, Sequence
 from jetlink.core.streams import StreamDef
 
 _SHIFT = 33  # monotonically_increasing_id: partition index << 33 | row number in partition
+_BROADCAST_CUTS = 200_000  # per-subject cut-offs joined back by broadcast (about 15 MB)
 
 
 class LimitError(Exception):
@@ -110,11 +115,18 @@ def apply(rows: Any, d: StreamDef, checks: Sequence[tuple[str, Any]], rollup: An
         subs = sum(r["subs"] for r in stats)
         alls = sum(r["alls"] for r in stats)
         ps_death = F.lit(None).cast("long")
-        if d.max_per:
+        in_order = mode == "source"  # no exchange after `tagged` yet: rows are in seq order
+        if d.max_per and not subs and not alls and not d.max_bytes:
+            # only whether a message dies matters (not when): per-subject cut-offs
+            out, cut_in_order = _per_subject_cut(out, d.max_per)
+            in_order = in_order and cut_in_order
+        elif d.max_per:
+            in_order = False
             wdesc = Window.partitionBy("subject").orderBy(F.desc("seq"))
             ps_death = F.lag("seq", d.max_per).over(wdesc)
         rolls = []
         if subs:
+            in_order = False
             wnext = Window.partitionBy("subject").orderBy("seq").rowsBetween(
                 1, Window.unboundedFollowing)
             rolls.append(F.min(F.when(F.col("_roll") == "sub", F.col("seq"))).over(wnext))
@@ -124,7 +136,9 @@ def apply(rows: Any, d: StreamDef, checks: Sequence[tuple[str, Any]], rollup: An
             rolls.append(F.array_min(F.filter(arr, lambda x: x > F.col("seq"))))
         roll_death = (F.lit(None).cast("long") if not rolls
                       else rolls[0] if len(rolls) == 1 else F.least(*rolls))
-        out = out.withColumn("_dps", ps_death).withColumn("_drl", roll_death) \
+        if "_dps" not in out.columns:
+            out = out.withColumn("_dps", ps_death)
+        out = out.withColumn("_drl", roll_death) \
                  .withColumn("_death", F.least("_dps", "_drl"))
         if d.max_msgs or d.max_bytes:
             if not d.max_per and not rolls:
@@ -136,10 +150,43 @@ def apply(rows: Any, d: StreamDef, checks: Sequence[tuple[str, Any]], rollup: An
         out = out.where(F.col("_death").isNull())
         if d.max_age:
             out = out.where(F.col("ts") > now_ns - d.max_age)
-        return out.select("seq", "subject", "ts", "h", "data").orderBy("seq")
+        out = out.select("seq", "subject", "ts", "h", "data")
+        if in_order and not (d.max_msgs or d.max_bytes):
+            # sequences were assigned in the physical order of `tagged` (range-partitioned,
+            # sorted) and nothing since moved a row: sorting again would only cost a shuffle
+            return out
+        return out.orderBy("seq")
     except BaseException:
         tagged.unpersist()
         raise
+
+
+def _per_subject_cut(out: Any, keep: int) -> tuple[Any, bool]:
+    """``out`` with ``_dps`` non-null exactly for the messages the per-subject limit removes
+    (``keep`` newer ones of their subject follow them), and whether the rows kept their order.
+
+    Instead of a window over the whole rows by subject (a shuffle of every message and a sort
+    by subject), each subject's cut-off, the sequence of its ``keep + 1``-th newest message,
+    comes from the narrow ``(subject, seq)`` projection (top ``keep + 1`` per subject before
+    the shuffle), and joins back broadcast: the rows stay where they are, in sequence order.
+    The value of ``_dps`` is then the cut-off, not the removing message: callers use it only
+    as dead / alive. Too many cut-offs to broadcast: the window, as before."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    w = Window.partitionBy("subject").orderBy(F.desc("seq"))
+    cut = (out.select("subject", "seq").withColumn("_rn", F.row_number().over(w))
+           .where(F.col("_rn") <= keep + 1).where(F.col("_rn") == keep + 1)
+           .select(F.col("subject").alias("_csubject"), F.col("seq").alias("_cut")))
+    cut = cut.localCheckpoint(eager=True)
+    n = cut.count()
+    if n == 0:
+        return out.withColumn("_dps", F.lit(None).cast("long")), True
+    if n > _BROADCAST_CUTS:
+        return out.withColumn("_dps", F.lag("seq", keep).over(w)), False
+    joined = out.join(F.broadcast(cut), out["subject"] == cut["_csubject"], "left")
+    joined = joined.withColumn("_dps", F.when(F.col("seq") <= F.col("_cut"), F.col("_cut")))
+    return joined.drop("_csubject", "_cut"), True
 
 
 def _suffix(out: Any, d: StreamDef, *, count_only: bool) -> Any:

@@ -16,11 +16,23 @@ driver binds to 127.0.0.1 as for a local master.
 
 JVM start-up: the driver JVM (and the short-lived JVM of Spark's launcher before it) starts
 from a class-data-sharing archive of the classes it loaded the first time (Java 13+ dynamic
-CDS: the first run writes it with ``-XX:ArchiveClassesAtExit``, later runs map it with
+CDS: the first run records with ``-XX:ArchiveClassesAtExit``, which makes it slower, and its
+JVM writes the archive as it exits, after the command has returned; later runs map it with
 ``-XX:SharedArchiveFile``), kept in ``$XDG_CACHE_HOME/jetlink/`` (default ``~/.cache/jetlink``)
-under a name keyed by the Java runtime, the pyspark version and installation. An archive the
-JVM cannot use is ignored by the JVM (``-Xshare:auto``) and removed, to be made again;
-``JETLINK_SPARK_CDS=0`` turns all of this off. See docs/benchmarks.md (Spark) for what it saves.
+under a name keyed by the Java runtime and the pyspark version and installation (Java 19+:
+``-XX:+AutoCreateSharedArchive`` does the same by itself). A new archive is kept only once a
+JVM has started with it (a detached helper checks it after the writing JVM has gone), and used
+only while its size is the one recorded then; one the JVM refuses (it says so) is removed; a
+JVM that fails to start with the archives is started again without them, and they are
+removed. ``JETLINK_SPARK_CDS=0`` turns archives off.
+
+The launcher JVM always runs with the C1 compiler only (``-XX:TieredStopAtLevel=1``), and so
+does the driver of a job known to read at most ``QUICK_JIT_ROWS`` rows
+(``SparkOptions.expected_rows``, from ``input_rows_hint``; ``JETLINK_SPARK_JIT=quick|full``
+forces it). A local job known to be large gets more shuffle partitions and driver memory; a
+job of known size on a cluster master gets one shuffle partition per 100,000 rows (at least
+one per core) instead of Spark's 200.
+docs/benchmarks.md (Spark) has the figures.
 """
 
 from __future__ import annotations
@@ -44,6 +56,28 @@ _LOCAL_DEFAULTS = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.adaptive.enabled": "true",
 }
+# Local jobs shuffle into 4 partitions (fast for small data), or one per this many input rows
+# when the job is known to be larger: 5,000,000 rows of ~300 bytes in 4 partitions ran the
+# driver (1 GiB heap) out of memory in the sort before the limits.
+ROWS_PER_SHUFFLE_PARTITION = 100_000
+# A local driver is the whole cluster: from 2,000,000 input rows on it gets 1 GiB a 2,000,000
+# rows (5,000,000 rows of ~300 bytes ran out of memory in Spark's default 1 GiB), at most half
+# of this machine's memory and 8 GiB.
+ROWS_PER_DRIVER_GIB = 2_000_000
+
+
+def local_driver_memory_mb(rows: int | None) -> int | None:
+    """The driver memory (MiB) of a local job of ``rows`` input rows; None: Spark's default."""
+    if not rows or rows < ROWS_PER_DRIVER_GIB:
+        return None
+    want = 1024 * -(-rows // ROWS_PER_DRIVER_GIB)
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1 << 20)
+    except (ValueError, OSError, AttributeError):
+        total = 2048
+    return max(1024, min(want, total // 2, 8192))
+
+
 # A standalone master on a loopback address: the driver is reachable there only.
 _LOOPBACK_DEFAULTS = {
     "spark.driver.host": "127.0.0.1",
@@ -68,6 +102,9 @@ class SparkOptions:
     conf: list[str] = field(default_factory=list)
     properties_file: str | None = None
     app_name: str = "jetlink"
+    # the job's input rows when known before the start (``input_rows_hint``): a small job on
+    # a local master gets a driver JVM that starts fast (see ``jit_options``)
+    expected_rows: int | None = None
 
     def settings(self) -> dict[str, str]:
         """The configuration the session gets: local defaults, then the properties file, then
@@ -75,6 +112,13 @@ class SparkOptions:
         out: dict[str, str] = dict(_ALWAYS)
         if is_local(self.master):
             out.update(_LOCAL_DEFAULTS)
+            if self.expected_rows and self.expected_rows > 4 * ROWS_PER_SHUFFLE_PARTITION:
+                # a big job: shuffle partitions a sort can hold in a 1 GiB driver
+                n = min(2000, -(-self.expected_rows // ROWS_PER_SHUFFLE_PARTITION))
+                out["spark.sql.shuffle.partitions"] = str(n)
+            memory = local_driver_memory_mb(self.expected_rows)
+            if memory:
+                out["spark.driver.memory"] = f"{memory}m"
         else:
             # executors start Python workers with this interpreter (see the module doc)
             out["spark.pyspark.python"] = os.environ.get("PYSPARK_PYTHON") or sys.executable
@@ -149,7 +193,15 @@ def get_session(opts: SparkOptions | None = None) -> Any:
     # otherwise; on a cluster every executor needs jetlink installed in PYSPARK_PYTHON.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    return _start(opts, settings)
+    spark = _start(opts, settings)
+    if (not is_local(opts.master) and opts.expected_rows is not None
+            and "spark.sql.shuffle.partitions" not in settings):
+        # a cluster's default (200) for a job of known size: one partition per
+        # ROWS_PER_SHUFFLE_PARTITION rows, at least one per core the cluster has now
+        n = max(spark.sparkContext.defaultParallelism,
+                -(-opts.expected_rows // ROWS_PER_SHUFFLE_PARTITION))
+        spark.conf.set("spark.sql.shuffle.partitions", str(min(n, 2000)))
+    return spark
 
 
 def jvm_log_path() -> Path:
@@ -162,7 +214,6 @@ def jvm_log_path() -> Path:
 
 def _start(opts: SparkOptions, settings: dict[str, str]) -> Any:
     from pyspark import SparkConf, SparkContext
-    from pyspark.java_gateway import launch_gateway
     from pyspark.sql import SparkSession
 
     conf = SparkConf(loadDefaults=False)
@@ -170,28 +221,50 @@ def _start(opts: SparkOptions, settings: dict[str, str]) -> Any:
     for k, v in settings.items():
         conf.set(k, v)
     user_opts = settings.get("spark.driver.extraJavaOptions", "")
-    java_opts = _log_options(user_opts)
+    java_opts = _log_options(user_opts) + jit_options(opts)
     cds = ClassDataSharing.plan() if cds_enabled() else None
-    env = {}
+    # Spark's launcher is a JVM that runs for a fraction of a second: C1 only
+    launcher_opts = [QUICK_JIT]
     if cds is not None:
         java_opts += cds.driver_flags
-        env["SPARK_LAUNCHER_OPTS"] = " ".join(
-            [*cds.launcher_flags, os.environ.get("SPARK_LAUNCHER_OPTS", "")]).strip()
+        launcher_opts += cds.launcher_flags
+    env = {"SPARK_LAUNCHER_OPTS": " ".join(
+        [*launcher_opts, os.environ.get("SPARK_LAUNCHER_OPTS", "")]).strip()}
     if java_opts:
         # the user's own options last: the JVM takes the last of a repeated flag
         conf.set("spark.driver.extraJavaOptions", " ".join([*java_opts, user_opts]).strip())
     log_path = jvm_log_path()
-    log = open(log_path, "wb")  # noqa: SIM115 - the JVM keeps writing to it
     try:
-        with _environ(env):
-            gateway = launch_gateway(conf, popen_kwargs={"stderr": log, "stdout": log})
-    finally:
-        log.close()
+        gateway = _launch(conf, env, log_path)
+    except Exception:
+        if cds is None:
+            raise
+        # Could the JVM not start with its archives (a damaged one can crash it)? Once more
+        # without them; when that works, they are forgotten (the next run makes new ones).
+        java_opts = [o for o in java_opts if o not in cds.driver_flags]
+        conf.set("spark.driver.extraJavaOptions", " ".join([*java_opts, user_opts]).strip())
+        env["SPARK_LAUNCHER_OPTS"] = " ".join(
+            o for o in env["SPARK_LAUNCHER_OPTS"].split(" ") if o not in cds.launcher_flags)
+        gateway = _launch(conf, env, log_path)
+        cds.discard()
+        cds = None
     if cds is not None:
         cds.started(getattr(gateway, "proc", None), log_path)
     sc = SparkContext(conf=conf, gateway=gateway)
     sc.setLogLevel("ERROR")
     return SparkSession(sc)
+
+
+def _launch(conf: Any, env: dict[str, str], log_path: Path) -> Any:
+    """The driver JVM and its py4j gateway; the JVM's console goes to ``log_path``."""
+    from pyspark.java_gateway import launch_gateway
+
+    log = open(log_path, "wb")  # noqa: SIM115 - the JVM keeps writing to it
+    try:
+        with _environ(env):
+            return launch_gateway(conf, popen_kwargs={"stderr": log, "stdout": log})
+    finally:
+        log.close()
 
 
 class _environ:
@@ -224,6 +297,64 @@ def _log_options(user_opts: str = "") -> list[str]:
             return []
     conf = Path(__file__).with_name("conf") / "log4j2.properties"
     return [f"-Dlog4j2.configurationFile={conf.as_uri()}"]
+
+
+# --------------------------------------------------------------------------------------------
+# JIT for small jobs
+# --------------------------------------------------------------------------------------------
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
+# Up to this many input rows a local job runs with the C1 compiler only: it saves about 3 s of
+# C2 compiling at start-up on 2 cores, and costs about 20 us a row in the job itself (a
+# 1,000,000-row source job took 2.3x as long): the two meet near 150,000 rows.
+QUICK_JIT_ROWS = 100_000
+
+
+def jit_options(opts: SparkOptions) -> list[str]:
+    """``-XX:TieredStopAtLevel=1`` for the driver of a small job (the tasks of a local master
+    run in the driver JVM: a large local job needs C2), else nothing.
+    ``JETLINK_SPARK_JIT=quick`` or ``full`` forces one or the other."""
+    mode = os.environ.get("JETLINK_SPARK_JIT", "auto").strip().lower()
+    if mode == "quick":
+        return [QUICK_JIT]
+    if mode == "full":
+        return []
+    rows = opts.expected_rows
+    return [QUICK_JIT] if rows is not None and rows <= QUICK_JIT_ROWS else []
+
+
+def input_rows_hint(addresses: list[str], data_dir: Any, cluster: str) -> int | None:
+    """The rows a job over these input addresses reads, from what is cheap to know before
+    Spark starts (a stream's message count in its cluster's database, a dataset's
+    ``_jetlink.json``); None when any of them is unknown."""
+    from jetlink.core import lake
+
+    from . import io
+
+    total = 0
+    for text in addresses:
+        try:
+            addr = io.parse_address(text, cluster)
+            if addr.kind == "parquet":
+                meta = lake.read_meta(addr.path)
+                total += int(meta["state"]["messages"])  # type: ignore[index]
+            elif addr.kind == "stream":
+                db = data_dir.cluster_path(addr.cluster)
+                if not db.exists():
+                    return None
+                conn = lake.open_readonly(str(db))
+                try:
+                    row = conn.execute("SELECT msgs FROM streams WHERE name = ?",
+                                       (addr.name,)).fetchone()
+                finally:
+                    conn.close()
+                if row is None:
+                    return None
+                total += int(row[0])
+            else:
+                return None
+        except Exception:  # noqa: BLE001 - only a hint: the job reports the real errors
+            return None
+    return total
 
 
 # --------------------------------------------------------------------------------------------
@@ -273,11 +404,18 @@ def _java_release(home: Path) -> tuple[int, str] | None:
     return None
 
 
-def _quote(path: Path) -> str:
-    """A path as one JVM option token (Spark splits option strings on blanks, honouring
-    double quotes)."""
-    text = str(path)
-    return f'"{text}"' if any(c.isspace() for c in text) else text
+def _sidecar(archive: Path) -> Path:
+    return archive.with_name(archive.name + ".size")
+
+
+def _intact(archive: Path) -> bool:
+    """An archive whose size is the one recorded when it was made (a truncated archive can
+    crash the JVM that maps it)."""
+    try:
+        want = int(_sidecar(archive).read_text(encoding="ascii").strip())
+        return archive.stat().st_size == want > 0
+    except (OSError, ValueError):
+        return False
 
 
 @dataclass
@@ -320,26 +458,32 @@ class ClassDataSharing:
             str(home), text, f"{stat.st_size}:{stat.st_mtime_ns}" if stat else "",
             pyspark_version, str(spark_home.resolve()), *jars]).encode()).hexdigest()[:16]
         folder = cache_dir()
+        if any(c.isspace() for c in str(folder)):
+            return None  # SPARK_LAUNCHER_OPTS is split on blanks by spark-class
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         stem = f"spark-{pyspark_version}-java{feature}-{key}"
         out = cls(folder / f"{stem}-driver.jsa", folder / f"{stem}-launcher.jsa", feature >= 19)
         out._clean_stale(folder)
+        # a JVM that crashes while mapping an archive writes its report here, not in the cwd
+        import tempfile
+
+        crash = f"-XX:ErrorFile={tempfile.gettempdir()}/jetlink-jvm-crash-%p.log"
         if out.dynamic:
             out.driver_flags = ["-XX:+AutoCreateSharedArchive",
-                                f"-XX:SharedArchiveFile={_quote(out.driver_archive)}"]
+                                f"-XX:SharedArchiveFile={out.driver_archive}", crash]
             out.launcher_flags = ["-XX:+AutoCreateSharedArchive",
-                                  f"-XX:SharedArchiveFile={_quote(out.launcher_archive)}"]
+                                  f"-XX:SharedArchiveFile={out.launcher_archive}", crash]
             return out
         pid = os.getpid()
         for which in ("driver", "launcher"):
             final: Path = getattr(out, f"{which}_archive")
-            if final.is_file() and final.stat().st_size > 0:
-                flags = [f"-XX:SharedArchiveFile={_quote(final)}"]
+            if _intact(final):
+                flags = [f"-XX:SharedArchiveFile={final}"]
             else:
                 tmp = final.with_name(f"{final.name}.{pid}.tmp")
                 setattr(out, f"{which}_tmp", tmp)
-                flags = [f"-XX:ArchiveClassesAtExit={_quote(tmp)}"]
-            setattr(out, f"{which}_flags", flags)
+                flags = [f"-XX:ArchiveClassesAtExit={tmp}"]
+            setattr(out, f"{which}_flags", [*flags, crash])
         return out
 
     @staticmethod
@@ -374,33 +518,70 @@ class ClassDataSharing:
         except OSError:
             return
         for line in text.splitlines():
-            low = line.lower()
-            if "[cds" not in low or "warning" not in low:
+            if "[cds" not in line or "Unable to use shared archive" not in line:
                 continue
             for archive in (self.driver_archive, self.launcher_archive):
-                if archive.name in line or "shared archive" in low:
-                    try:
-                        archive.unlink()
-                    except OSError:
-                        pass
+                if str(archive) in line:
+                    for p in (archive, _sidecar(archive)):
+                        try:
+                            p.unlink(missing_ok=True)
+                        except OSError:
+                            pass
 
     @staticmethod
     def _promote(tmp: Path, final: Path) -> None:
+        """A finished archive becomes ``final`` (atomically), then its size is recorded
+        beside it (``<archive>.size``): an archive is used only when the two agree."""
         try:
-            if tmp.is_file() and tmp.stat().st_size > 0:
+            size = tmp.stat().st_size if tmp.is_file() else 0
+            if size > 0:
                 os.replace(tmp, final)
+                side = _sidecar(final)
+                side_tmp = side.with_name(f"{side.name}.{os.getpid()}.tmp")
+                side_tmp.write_text(f"{size}\n", encoding="ascii")
+                os.replace(side_tmp, side)
             else:
                 tmp.unlink(missing_ok=True)
         except OSError:
             pass
 
+    def discard(self) -> None:
+        """Forget this runtime's archives (and one being made)."""
+        for path in (self.driver_archive, self.launcher_archive, self.driver_tmp,
+                     self.launcher_tmp):
+            if path is None:
+                continue
+            for p in (path, _sidecar(path)):
+                try:
+                    p.unlink(missing_ok=True)
+                except OSError:
+                    pass
+
     def _finish_driver(self, proc: Any) -> None:
         """At this process's exit: let the driver JVM exit (its stdin closes; it writes the
-        archive as it exits), wait for it, keep the archive when it exited cleanly."""
+        archive as it exits) and leave the archive to a detached helper, which keeps it once a
+        JVM has mapped it (``adopt_archive``), so the command does not wait for the writing.
+        Where the JVM's command line cannot be read, wait for it here instead."""
+        import subprocess
+
         assert self.driver_tmp is not None
+        try:
+            argv = Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")
+            java = os.readlink(f"/proc/{proc.pid}/exe")
+            classpath = argv[argv.index(b"-cp") + 1].decode()
+        except (OSError, ValueError, IndexError):
+            java = classpath = ""
         try:
             if proc.stdin is not None:
                 proc.stdin.close()
+            if java and classpath:
+                subprocess.Popen(
+                    [sys.executable, "-c", "import sys; from jetlink.sparkops.session import "
+                     "adopt_archive; adopt_archive(*sys.argv[1:])", str(proc.pid),
+                     str(self.driver_tmp), str(self.driver_archive), java, classpath],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+                return
             code = proc.wait(timeout=120)
         except Exception:  # noqa: BLE001 - never fail the command for a cache
             code = None
@@ -411,3 +592,44 @@ class ClassDataSharing:
                 self.driver_tmp.unlink(missing_ok=True)
             except OSError:
                 pass
+
+
+def adopt_archive(pid: str, tmp: str, final: str, java: str, classpath: str) -> None:
+    """(Detached helper.) Wait until the JVM ``pid`` has gone, then keep the archive ``tmp``
+    it wrote as ``final`` when a JVM on the same class path starts with it (``-Xshare:on``:
+    a mismatched or damaged archive fails that start); else remove it."""
+    import subprocess
+    import tempfile
+    import time
+
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            break
+        if state in ("Z", "X"):
+            break
+        time.sleep(0.2)
+    else:
+        return  # still running: the next run's clean-up takes the file away after a day
+    archive = Path(tmp)
+    ok = False
+    if archive.is_file() and archive.stat().st_size > 0:
+        try:
+            where = tempfile.gettempdir()
+            check = subprocess.run(
+                [java, "-Xshare:on", f"-XX:SharedArchiveFile={tmp}",
+                 f"-XX:ErrorFile={where}/jetlink-jvm-crash-%p.log", "-cp", classpath,
+                 "-version"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                timeout=120, cwd=where)
+            ok = check.returncode == 0 and "Unable to use" not in check.stdout + check.stderr
+        except (OSError, subprocess.SubprocessError):
+            ok = False
+    if ok:
+        ClassDataSharing._promote(archive, Path(final))
+    else:
+        try:
+            archive.unlink(missing_ok=True)
+        except OSError:
+            pass

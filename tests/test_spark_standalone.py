@@ -192,3 +192,67 @@ def test_cluster_master_settings(monkeypatch):
     assert is_loopback("spark://localhost:7077,127.0.0.2:7078")
     assert not is_loopback("spark://127.0.0.1:7077,spark-b:7077")
     assert not is_loopback("yarn")
+
+
+def test_job_size_settings(monkeypatch, tmp_path):
+    """A small job gets a quick JIT; a large local one more shuffle partitions and memory."""
+    from jetlink.core.store import DataDir
+    from jetlink.sparkops import session as S
+
+    monkeypatch.delenv("JETLINK_SPARK_JIT", raising=False)
+    assert S.jit_options(SparkOptions(expected_rows=10_000)) == [S.QUICK_JIT]
+    assert S.jit_options(SparkOptions(expected_rows=5_000_000)) == []
+    assert S.jit_options(SparkOptions()) == []  # unknown size: the full JIT
+    assert S.jit_options(SparkOptions(master="spark://h:7077", expected_rows=10)) == [S.QUICK_JIT]
+    monkeypatch.setenv("JETLINK_SPARK_JIT", "quick")
+    assert S.jit_options(SparkOptions()) == [S.QUICK_JIT]
+    small = SparkOptions(expected_rows=10_000).settings()
+    assert small["spark.sql.shuffle.partitions"] == "4"
+    assert "spark.driver.memory" not in small
+    big = SparkOptions(expected_rows=5_000_000).settings()
+    assert big["spark.sql.shuffle.partitions"] == "50"
+    assert int(big["spark.driver.memory"].rstrip("m")) >= 1024
+    mine = SparkOptions(expected_rows=5_000_000, conf=["spark.driver.memory=2g"]).settings()
+    assert mine["spark.driver.memory"] == "2g"
+
+    dd = DataDir(tmp_path / "data")
+    from jetlink.core.clock import ManualClock
+    from jetlink.core.jetstream import JetStream
+
+    js = JetStream(dd.open("local"), ManualClock())
+    js.add_stream({"name": "S", "subjects": ["s.>"]})
+    for i in range(7):
+        js.publish(f"s.{i}", b"x")
+    lake.export_stream(js, "S", str(tmp_path / "lake"))
+    assert S.input_rows_hint(["store:S"], dd, "local") == 7
+    assert S.input_rows_hint(["S", f"parquet:{tmp_path / 'lake'}"], dd, "local") == 14
+    assert S.input_rows_hint(["store:NOPE"], dd, "local") is None
+    assert S.input_rows_hint([f"parquet:{tmp_path / 'none'}"], dd, "local") is None
+    dd.close()
+
+
+def test_cds_archives_are_checked(monkeypatch, tmp_path):
+    """Flags to make an archive when there is none (or a damaged one), to use it when its
+    size is the one recorded."""
+    from jetlink.sparkops import session as S
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    plan = S.ClassDataSharing.plan()
+    if plan is None:
+        pytest.skip("no Java runtime with CDS archives here")
+    if plan.dynamic:
+        assert "-XX:+AutoCreateSharedArchive" in plan.driver_flags
+        return
+    assert any(f.startswith("-XX:ArchiveClassesAtExit=") for f in plan.driver_flags)
+    assert plan.driver_archive.parent == tmp_path / "cache" / "jetlink"
+    # a finished archive is kept with its size; a truncated one is made again
+    plan.driver_tmp.write_bytes(b"x" * 100)
+    S.ClassDataSharing._promote(plan.driver_tmp, plan.driver_archive)
+    again = S.ClassDataSharing.plan()
+    assert f"-XX:SharedArchiveFile={plan.driver_archive}" in again.driver_flags
+    plan.driver_archive.chmod(0o600)
+    plan.driver_archive.write_bytes(b"x" * 50)
+    third = S.ClassDataSharing.plan()
+    assert any(f.startswith("-XX:ArchiveClassesAtExit=") for f in third.driver_flags)
+    third.discard()
+    assert not plan.driver_archive.exists()
