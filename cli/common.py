@@ -156,3 +156,27 @@ def user_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
     return {
         k: v for k, v in (metadata or {}).items() if not k.startswith(RESERVED_METADATA_PREFIX)
     }
+
+
+# -- following a live source (sub, kv watch) ------------------------------------------------
+
+
+def follow(next_item: Any, idle_ns: int | None, poll_seconds: float) -> Any:
+    """The items ``next_item(timeout)`` returns (None: nothing yet), polled every
+    ``poll_seconds``, until ``idle_ns`` nanoseconds pass without an item (None: forever; the
+    caller stops on Ctrl-C or its own count)."""
+    import time
+
+    last = time.monotonic_ns()
+    while True:
+        wait = poll_seconds
+        if idle_ns is not None:
+            left = (last + idle_ns - time.monotonic_ns()) / 1e9
+            if left <= 0:
+                return
+            wait = min(wait, left)
+        item = next_item(wait)
+        if item is None:
+            continue
+        last = time.monotonic_ns()
+        yield item

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import base64
 import sys
-import time
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -1144,18 +1143,7 @@ def watch(
     )
     received = 0
     try:
-        last = time.monotonic_ns()
-        while count is None or received < count:
-            wait = POLL_SECONDS
-            if idle_ns is not None:
-                left = (last + idle_ns - time.monotonic_ns()) / 1e9
-                if left <= 0:
-                    break
-                wait = min(wait, left)
-            item = watcher.next(wait)
-            if item is None:
-                continue
-            last = time.monotonic_ns()
+        for item in common.follow(watcher.next, idle_ns, POLL_SECONDS):
             if item is END_OF_INITIAL_DATA:
                 if app.json:
                     output.json_line({"end_of_initial_data": True})
@@ -1167,6 +1155,8 @@ def watch(
                 output.json_line(item.to_json())
             else:
                 render_watched(app, item, meta_only=meta_only)
+            if count is not None and received >= count:
+                break
     finally:
         watcher.stop()
 

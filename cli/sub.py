@@ -10,12 +10,11 @@ arrives, the one exception to "one JSON document per command" (a follower has no
 wait for).
 """
 
-import time
 from typing import Annotated, Any
 
 import typer
 
-from jetlink.cli import output
+from jetlink.cli import common, output
 from jetlink.cli.app import App
 from jetlink.cli.common import open_jetstream
 from jetlink.cli.options import JsonOption
@@ -71,24 +70,15 @@ def sub(
     received = 0
     try:
         output.notice(app, f"Subscribing on {subject}")
-        last = time.monotonic_ns()
-        while count is None or received < count:
-            timeout = POLL_SECONDS
-            if idle_ns is not None:
-                left = (last + idle_ns - time.monotonic_ns()) / 1e9
-                if left <= 0:
-                    break
-                timeout = min(timeout, left)
-            msg = subscription.next(timeout)
-            if msg is None:
-                continue
+        for msg in common.follow(subscription.next, idle_ns, POLL_SECONDS):
             received += 1
-            last = time.monotonic_ns()
             doc = to_doc(msg)
             if app.json:
                 output.json_line(doc)
             else:
                 render_message(app, received, doc, raw=raw)
+            if count is not None and received >= count:
+                break
     finally:
         close = getattr(subscription, "close", None) or getattr(subscription, "unsubscribe", None)
         if callable(close):

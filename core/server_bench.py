@@ -93,7 +93,8 @@ def _port_open(port: int) -> bool:
         return False
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def stop_server(proc: subprocess.Popen) -> None:
+    """Stop a server by its PID: SIGTERM, wait, SIGKILL as a last resort."""
     if proc.poll() is not None:
         return
     try:
@@ -109,11 +110,28 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=STOP_TIMEOUT)
 
 
-def _start(root: str) -> tuple[subprocess.Popen, str]:
+@dataclass
+class Server:
+    """A nats-server started by :func:`start_server` (JetStream on, 127.0.0.1)."""
+
+    proc: subprocess.Popen
+    url: str
+    port: int
+    binary: str
+    store_dir: str
+    log_file: str
+
+
+def start_server(root: str) -> Server:
+    """A nats-server with JetStream storing under ``root/store``, logging to
+    ``root/nats-server.log``, on a free port of 127.0.0.1, accepting connections.
+    FileNotFoundError without the binary; RuntimeError (with the log's end) when it does not
+    come up within READY_TIMEOUT."""
     binary = find_nats_server()
     store = os.path.join(root, "store")
+    os.makedirs(store, exist_ok=True)
     log_path = os.path.join(root, "nats-server.log")
-    for _attempt in range(3):
+    for _attempt in range(3):  # the free port could be taken between probe and bind
         port = _free_port()
         with open(log_path, "ab") as log:
             proc = subprocess.Popen([binary, "-js", "-a", "127.0.0.1", "-p", str(port),
@@ -123,10 +141,13 @@ def _start(root: str) -> tuple[subprocess.Popen, str]:
         deadline = time.monotonic() + READY_TIMEOUT
         while time.monotonic() < deadline and proc.poll() is None:
             if _port_open(port):
-                return proc, f"nats://127.0.0.1:{port}"
+                return Server(proc, f"nats://127.0.0.1:{port}", port, binary, store, log_path)
             time.sleep(0.01)
-        _stop(proc)
-    raise RuntimeError(f"nats-server did not start; log: {log_path}")
+        stop_server(proc)
+    with open(log_path, errors="replace") as f:
+        tail = f.read()[-2000:]
+    raise RuntimeError(f"nats-server ({binary}) did not accept connections within "
+                       f"{READY_TIMEOUT}s.\nServer log:\n{tail}")
 
 
 def _target_config(kind: str) -> dict:
@@ -195,13 +216,13 @@ def run_server_catchup(n: int, kind: str = "mirror", *, size: int = 128, subject
     if n < 1:
         raise ValueError("n must be >= 1")
     root = tempfile.mkdtemp(prefix="jetlink-server-bench-")
-    proc = None
+    server = None
     try:
-        proc, url = _start(root)
-        return asyncio.run(_measure(url, n, kind, size, subjects, timeout, poll))
+        server = start_server(root)
+        return asyncio.run(_measure(server.url, n, kind, size, subjects, timeout, poll))
     finally:
-        if proc is not None:
-            _stop(proc)
+        if server is not None:
+            stop_server(server.proc)
         shutil.rmtree(root, ignore_errors=True)
 
 

