@@ -186,8 +186,6 @@ def _meta_location(path: str):  # type: ignore[no-untyped-def]
 
 def read_meta(path: str) -> dict[str, Any] | None:
     """The ``_jetlink.json`` document of the dataset directory ``path`` (None without one)."""
-    import json
-
     from pyarrow import fs as pafs
 
     fs, where = _meta_location(path)
@@ -195,22 +193,38 @@ def read_meta(path: str) -> dict[str, Any] | None:
         return None
     try:
         with fs.open_input_stream(where) as f:
-            doc = json.loads(f.read().decode("utf-8"))
-    except (OSError, ValueError) as exc:
+            data = f.read()
+    except OSError as exc:
+        raise LakeError(f"{where}: not a readable {META_FILE}: {exc}") from None
+    return parse_meta(data, where)
+
+
+def parse_meta(data: bytes, where: str) -> dict[str, Any]:
+    """A ``_jetlink.json`` document from its bytes (LakeError naming ``where`` if it is not
+    one); every reader, pyarrow's or Hadoop's, goes through here."""
+    import json
+
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except ValueError as exc:
         raise LakeError(f"{where}: not a readable {META_FILE}: {exc}") from None
     if not isinstance(doc, dict):
         raise LakeError(f"{where}: not a {META_FILE} document (expected a JSON object)")
     return doc
 
 
-def write_meta(path: str, doc: dict[str, Any]) -> None:
-    """Write ``doc`` as the ``_jetlink.json`` of the dataset directory ``path``."""
+def meta_bytes(doc: dict[str, Any]) -> bytes:
+    """How a ``_jetlink.json`` document is written (every writer)."""
     import json
 
+    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def write_meta(path: str, doc: dict[str, Any]) -> None:
+    """Write ``doc`` as the ``_jetlink.json`` of the dataset directory ``path``."""
     fs, where = _meta_location(path)
-    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     with fs.open_output_stream(where) as f:
-        f.write(text.encode("utf-8"))
+        f.write(meta_bytes(doc))
 
 
 def stream_meta(js, name: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
@@ -626,10 +640,10 @@ def import_stream(js, name: str, path: str, *, txn_rows: int = 100_000) -> dict[
 
     created = False
     if name in js.stream_names():
+        from .streams import empty_last_seq
+
         info = js.stream_info(name)
-        fs_cfg = info.config.first_seq
-        empty_at = fs_cfg - 1 if fs_cfg > 0 else 0
-        if info.state.last_seq != empty_at:
+        if info.state.last_seq != empty_last_seq(info.config):
             raise LakeError(f"stream {name} has stored messages (last sequence "
                             f"{info.state.last_seq}): an import keeps the sequences, so it "
                             "goes into a new stream or one that never stored anything")

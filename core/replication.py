@@ -566,7 +566,8 @@ def _targets(cl: Cluster) -> list[str]:
                 if d.cfg.mirror is not None or d.cfg.sources]
 
 
-def _agreements_of(cfg: StreamConfig) -> list[tuple[str, StreamSource]]:
+def agreements_of(cfg: StreamConfig) -> list[tuple[str, StreamSource]]:
+    """A stream's agreements as ``(kind, StreamSource)``: its mirror, or its sources."""
     if cfg.mirror is not None:
         return [("mirror", cfg.mirror)]
     return [("source", s) for s in cfg.sources]
@@ -585,7 +586,7 @@ def _cleanup(dd: DataDir, clock: Clock, cl: Cluster) -> None:
     for tid, kind, iname, created, ocl, origin, consumer, auto in rows:
         d = catalog.by_id.get(tid)
         keep = d is not None and d.created_ns == created and any(
-            k == kind and iname_of(s) == iname for k, s in _agreements_of(d.cfg))
+            k == kind and iname_of(s) == iname for k, s in agreements_of(d.cfg))
         if not keep:
             stale.append((tid, kind, iname, ocl, origin, consumer if auto else ""))
     if not stale:
@@ -658,7 +659,7 @@ def _pump_target(dd: DataDir, clock: Clock, cl: Cluster, name: str, max_msgs: in
         d = S.Catalog.load(conn, cl.cache).by_name.get(name)
     if d is None:
         return []
-    plans = [_plan(dd, cl.name, name, k, s) for k, s in _agreements_of(d.cfg)]
+    plans = [_plan(dd, cl.name, name, k, s) for k, s in agreements_of(d.cfg)]
     for a in plans:
         a.report = AgreementReport(cl.name, name, a.origin_cluster, a.origin, a.kind)
     # Origins in other clusters: their expiry first (never two write locks at once).
@@ -897,7 +898,7 @@ def _transaction(js: Any, name: str, plans: list[_Agreement], budget: dict[int, 
                  batch: int | None, sql_a: _Agreement | None) -> bool:
     with js.write() as txn:
         d = txn.catalog.by_name.get(name)
-        if d is None or [(k, iname_of(s)) for k, s in _agreements_of(d.cfg)] != [
+        if d is None or [(k, iname_of(s)) for k, s in agreements_of(d.cfg)] != [
                 (a.kind, a.iname) for a in plans]:
             return False  # deleted or reconfigured since the plans were made: next pump
         try:
@@ -1452,11 +1453,6 @@ def _digits_sum(lo: int, hi: int) -> int:
 # --------------------------------------------------------------------------------------------
 # Bulk jobs (sparkops): the agreement's row written with the messages they store
 # --------------------------------------------------------------------------------------------
-def agreements_of(cfg: StreamConfig) -> list[tuple[str, StreamSource]]:
-    """A stream's agreements as ``(kind, StreamSource)``: its mirror, or its sources."""
-    return _agreements_of(cfg)
-
-
 def prepare_seed(cl: Cluster) -> None:
     """Before a bulk job writes into a target of cluster ``cl``: the agreements table."""
     cl.ensure_schema(COMPONENT, SCHEMA_STEPS)

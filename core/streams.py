@@ -70,6 +70,12 @@ FILE_HEADER_OVERHEAD = 4
 MEM_RECORD_OVERHEAD = 16
 
 
+def empty_last_seq(cfg: StreamConfig) -> int:
+    """The last sequence of a stream that never stored anything: ``first_seq - 1`` when its
+    config sets ``first_seq``, else 0 (what a seeding bulk job or an import requires)."""
+    return cfg.first_seq - 1 if cfg.first_seq > 0 else 0
+
+
 def msg_size(file_storage: bool, slen: int, hlen: int, mlen: int) -> int:
     if file_storage:
         return FILE_RECORD_OVERHEAD + slen + mlen + (FILE_HEADER_OVERHEAD + hlen if hlen else 0)

@@ -93,10 +93,9 @@ def _job(spark: Any, src: str, dst: str, meta: dict[str, Any], now_ns: int) -> N
 
     cfg = target_config()
     df = io.read_parquet(spark, src)
-    result = jobs.source([jobs.Origin(df, cfg.sources[0], meta["identity"])], cfg,
-                         now_ns=now_ns)
-    io.write_parquet(result.df, dst, {"kind": "stream", "name": cfg.name,
-                                      "config": cfg.to_json(), "created_ns": now_ns})
+    out = jobs.source([jobs.Origin(df, cfg.sources[0], meta["identity"])], cfg, now_ns=now_ns)
+    io.write_parquet(out, dst, {"kind": "stream", "name": cfg.name,
+                                "config": cfg.to_json(), "created_ns": now_ns})
 
 
 def _rows(spark: Any, path: str) -> int:

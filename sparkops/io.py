@@ -218,7 +218,7 @@ def read_meta(spark: Any, path: str) -> dict[str, Any] | None:
         data = jvm.org.apache.commons.io.IOUtils.toByteArray(stream)
     finally:
         stream.close()
-    return json.loads(bytes(data).decode("utf-8"))
+    return lake.parse_meta(bytes(data), str(p))
 
 
 def write_meta(spark: Any, path: str, doc: dict[str, Any]) -> None:
@@ -226,7 +226,7 @@ def write_meta(spark: Any, path: str, doc: dict[str, Any]) -> None:
     jvm = spark.sparkContext._jvm
     out = fs.create(jvm.org.apache.hadoop.fs.Path(base, lake.META_FILE), True)
     try:
-        out.write(json.dumps(doc, indent=2, sort_keys=True).encode("utf-8") + b"\n")
+        out.write(lake.meta_bytes(doc))
     finally:
         out.close()
 

@@ -25,10 +25,9 @@ over the target's max_msg_size or with headers over 64 KiB.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
-from jetlink.core import lake
 from jetlink.core.config.stream import StreamConfig, StreamSource
 from jetlink.core.replication import iname_of, source_filters
 from jetlink.core.streams import (FILE_HEADER_OVERHEAD, FILE_RECORD_OVERHEAD,
@@ -56,16 +55,6 @@ class Origin:
     df: Any
     src: StreamSource
     identity: str
-
-
-@dataclass
-class JobResult:
-    """A job's output rows (lake schema, in sequence order) and what the job learned."""
-
-    df: Any
-    rows_in: int = 0
-    origin_last: dict[str, int] = field(default_factory=dict)  # iname -> last origin seq read
-    origin_matched: dict[str, int] = field(default_factory=dict)  # iname -> last one taken
 
 
 def target_def(cfg: StreamConfig) -> StreamDef:
@@ -142,7 +131,7 @@ def _size(d: StreamDef, subject: Any, hdr: Any, data: Any) -> Any:
     return (F.lit(MEM_RECORD_OVERHEAD) + slen + hlen + mlen).cast("long")
 
 
-def _start_cut(df: Any, src: StreamSource, fresh_last_ts: int = 0) -> Any:
+def _start_cut(df: Any, src: StreamSource) -> Any:
     """An agreement's start options on a fresh target (``_initial_start``): by sequence, by
     time (the first message stored at or after it), else everything."""
     from pyspark.sql import functions as F
@@ -151,8 +140,6 @@ def _start_cut(df: Any, src: StreamSource, fresh_last_ts: int = 0) -> Any:
         return df.where(F.col("seq") >= src.opt_start_seq)
     if src.opt_start_time:
         t = parse_rfc3339_nano(src.opt_start_time)
-        if fresh_last_ts and t < fresh_last_ts:
-            t = fresh_last_ts
         first = df.where(F.col("ts") >= t).agg(F.min("seq")).first()[0]
         if first is None:
             return df.limit(0)
@@ -193,8 +180,9 @@ def _rollup_col(d: StreamDef) -> Any:
 # --------------------------------------------------------------------------------------------
 # mirror
 # --------------------------------------------------------------------------------------------
-def mirror(df: Any, target: StreamConfig, *, now_ns: int) -> JobResult:
-    """The mirror job: ``df`` holds the origin's messages (lake schema)."""
+def mirror(df: Any, target: StreamConfig, *, now_ns: int) -> Any:
+    """The mirror job: ``df`` holds the origin's messages (lake schema); the result is what
+    the target stores (lake schema, in sequence order)."""
     from pyspark.sql import functions as F
 
     src = target.mirror
@@ -211,15 +199,17 @@ def mirror(df: Any, target: StreamConfig, *, now_ns: int) -> JobResult:
         h.alias("h"), F.col("data"))
     out = L.apply(rows, d, _checks(d), _rollup_col(d), now_ns=now_ns, mode="mirror",
                   size=lambda c: _size(d, c["subject"], c["h"], c["data"]))
-    return JobResult(df=_to_lake(out, target.name))
+    return _to_lake(out, target.name)
 
 
 # --------------------------------------------------------------------------------------------
 # source
 # --------------------------------------------------------------------------------------------
 def source(origins: Sequence[Origin], target: StreamConfig, *, now_ns: int,
-           first_seq: int = 1, last_ts: int = 0) -> JobResult:
-    """The source job over one or more origins (each a StreamSource of the target)."""
+           first_seq: int = 1) -> Any:
+    """The source job over one or more origins (each a StreamSource of the target): what the
+    target (never written: every message is stamped ``now_ns``) stores when its next sequence
+    is ``first_seq`` (lake schema, in sequence order)."""
     from pyspark.sql import functions as F
 
     if not origins:
@@ -232,7 +222,7 @@ def source(origins: Sequence[Origin], target: StreamConfig, *, now_ns: int,
         iname = iname_of(src)
         name, flt, dest = iname.split(" ")
         trs = [compile_transform(t.src or ">", t.dest) for t in src.subject_transforms]
-        rows = _start_cut(o.df, src, last_ts).where(
+        rows = _start_cut(o.df, src).where(
             R.subject_filter(F.col("subject"), source_filters(src)))
         stripped = strip_headers(_hstr(F.col("headers")), _SOURCE_STRIP)
         value = _utf8_as_latin1(F.concat(F.lit(f"{name} "), F.col("seq").cast("string"),
@@ -257,8 +247,9 @@ def source(origins: Sequence[Origin], target: StreamConfig, *, now_ns: int,
     out = L.apply(rows, d, _checks(d), _rollup_col(d), now_ns=now_ns, mode="source",
                   size=lambda c: _size(d, c["subject"], c["h"], c["data"]),
                   order=["ots", "_origin", "_iname", "_oseq"], first_seq=first_seq,
-                  ts=max(now_ns, last_ts))
-    return JobResult(df=_to_lake(out, target.name))
+                  ts=now_ns,
+                  describe=lambda r: f"message {r['_oseq']} of {r['_origin']}")
+    return _to_lake(out, target.name)
 
 
 def _to_lake(df: Any, name: str) -> Any:
@@ -271,5 +262,5 @@ def _to_lake(df: Any, name: str) -> Any:
         F.encode(F.col("h"), LATIN1).alias("headers"), F.col("data"))
 
 
-__all__ = ["JobError", "JobResult", "Origin", "check_target", "first_value", "lake",
-           "mirror", "source", "strip_headers", "target_def"]
+__all__ = ["JobError", "Origin", "check_target", "first_value", "mirror", "source",
+           "strip_headers", "target_def"]

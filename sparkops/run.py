@@ -83,17 +83,16 @@ class Runner:
         if addr.kind == "topic":
             raise SparkJobError(f"{addr} is a topic: this job reads streams")
         if addr.kind == "parquet":
-            meta = io.read_meta(self.spark, addr.path) if io.path_exists(
-                self.spark, addr.path) else None
-            if meta is None and not io.path_exists(self.spark, addr.path):
+            if not io.path_exists(self.spark, addr.path):
                 raise SparkJobError(f"{addr}: no such dataset")
-            df = io.read_parquet(self.spark, addr.path)
+            meta = io.read_meta(self.spark, addr.path)
             if meta is None:
                 raise SparkJobError(f"{addr} has no {lake.META_FILE} (write it with `jetlink "
                                     "stream export` or a jetlink job)")
             state = meta.get("state", {})
-            return Input(addr, df, meta["name"], meta.get("identity", ""),
-                         int(state.get("last_seq", 0)), int(state.get("messages", 0)))
+            return Input(addr, io.read_parquet(self.spark, addr.path), meta["name"],
+                         meta.get("identity", ""), int(state.get("last_seq", 0)),
+                         int(state.get("messages", 0)))
         js = self._js(addr.cluster)
         try:
             info = js.stream_info(addr.name)  # due expiry first, as the pump's read does
@@ -112,21 +111,21 @@ class Runner:
         return Input(addr, df, addr.name, identity(created), last, msgs)
 
     # -- targets ---------------------------------------------------------------------------
-    def _fresh_target(self, addr: io.Address, make: Callable[[], StreamConfig]) -> StreamConfig:
-        """The target's config: created from ``make()`` when absent; an existing target
-        must never have stored anything."""
+    def _fresh_target(self, addr: io.Address, make: Callable[[], StreamConfig]
+                      ) -> tuple[StreamConfig, int]:
+        """The target's config and its next sequence: created from ``make()`` when absent;
+        an existing target must never have stored anything."""
+        from jetlink.core.streams import empty_last_seq
+
         js = self._js(addr.cluster)
-        with js.cluster.read() as conn:
-            row = conn.execute("SELECT config, last_seq FROM streams WHERE name = ?",
-                               (addr.name,)).fetchone()
-        if row is None:
-            cfg = make()
-            js.add_stream(cfg.to_json())
-            return StreamConfig.from_json(js.stream_info(addr.name).config.to_json())
-        if row[1] != 0:
+        if addr.name not in js.stream_names():
+            js.add_stream(make().to_json())
+        info = js.stream_info(addr.name)
+        empty = empty_last_seq(info.config)
+        if info.state.last_seq != empty:
             raise SparkJobError(f"{addr} has stored messages already: a bulk job seeds a new "
                                 "target (the pump keeps an existing one up to date)")
-        return StreamConfig.from_json(js.stream_info(addr.name).config.to_json())
+        return info.config, empty + 1
 
     def _external(self, origin: Input, target_cluster: str) -> dict[str, Any]:
         oc = origin.address.cluster if origin.address.kind != "parquet" else target_cluster
@@ -140,7 +139,6 @@ class Runner:
         t0 = time.perf_counter()
         origin = self.read(self.address(origin_text, "ORIGIN"))
         target = self.address(target_text, "TARGET")
-        now = self.clock.now_ns()
 
         def make() -> StreamConfig:
             doc = dict(config or {})
@@ -150,22 +148,15 @@ class Runner:
                                            "mirror": mirror})
 
         if target.kind == "parquet":
-            cfg = make()
+            cfg, first_seq = make(), 1
         elif target.kind == "stream":
-            cfg = self._fresh_target(target, make)
+            cfg, first_seq = self._fresh_target(target, make)
         else:
             raise SparkJobError(f"TARGET {target} is a topic: use `jetlink spark mirror-topic`")
         if cfg.mirror is None or cfg.mirror.name != origin.name:
             raise SparkJobError(f"{target} is not a mirror of {origin.name}")
-        try:
-            result = J.mirror(origin.df, cfg, now_ns=now)
-        except (J.JobError, Exception) as e:  # noqa: BLE001 - job refusals carry the rule
-            raise _job_error(e) from None
-        summary = Summary("mirror", str(target), rows_in=origin.msgs)
-        self._finish(summary, result.df, cfg, target, now,
-                     [("mirror", cfg.mirror, origin)], progress)
-        summary.seconds = time.perf_counter() - t0
-        return summary
+        return self._execute("mirror", target, cfg, first_seq, [("mirror", cfg.mirror, origin)],
+                             t0, progress)
 
     def source(self, target_text: str, origin_texts: list[str], *,
                transforms: list[tuple[str, str]], config: dict[str, Any] | None,
@@ -175,7 +166,6 @@ class Runner:
             raise SparkJobError("--from: at least one origin is required")
         origins = [self.read(self.address(t, "--from")) for t in origin_texts]
         target = self.address(target_text, "TARGET")
-        now = self.clock.now_ns()
 
         def make() -> StreamConfig:
             doc = dict(config or {})
@@ -187,13 +177,10 @@ class Runner:
                 sources.append(s)
             return StreamConfig.from_json({**doc, "name": target.name, "sources": sources})
 
-        if target.kind == "parquet":
-            raise SparkJobError("TARGET: a source job writes into a stream of the store "
-                                "(its sequences start at the target's); use -o parquet:PATH "
-                                "to also write the result to a lake")
         if target.kind != "stream":
-            raise SparkJobError(f"TARGET {target} is a topic")
-        cfg = self._fresh_target(target, make)
+            raise SparkJobError(f"TARGET {target}: a source job writes into a stream of the "
+                                "store (its sequences continue the target's)")
+        cfg, first_seq = self._fresh_target(target, make)
         pairs: list[tuple[str, StreamSource, Input]] = []
         for o in origins:
             match = [s for s in cfg.sources
@@ -202,17 +189,8 @@ class Runner:
             if not match:
                 raise SparkJobError(f"--from {o.address}: {target} has no source {o.name} "
                                     "from that cluster")
-            for s in match:
-                pairs.append(("source", s, o))
-        try:
-            result = J.source([J.Origin(o.df, s, o.identity) for _k, s, o in pairs], cfg,
-                              now_ns=now)
-        except (J.JobError, Exception) as e:  # noqa: BLE001
-            raise _job_error(e) from None
-        summary = Summary("source", str(target), rows_in=sum(o.msgs for o in origins))
-        self._finish(summary, result.df, cfg, target, now, pairs, progress)
-        summary.seconds = time.perf_counter() - t0
-        return summary
+            pairs += [("source", s, o) for s in match]
+        return self._execute("source", target, cfg, first_seq, pairs, t0, progress)
 
     def seed(self, target_text: str, *, job: str = "seed",
              progress: Callable[[str], None] | None = None) -> Summary:
@@ -228,11 +206,10 @@ class Runner:
         def absent() -> StreamConfig:
             raise SparkJobError(f"{target}: no such stream")
 
-        cfg = self._fresh_target(target, absent)
+        cfg, first_seq = self._fresh_target(target, absent)
         agreements = agreements_of(cfg)
         if not agreements:
             raise SparkJobError(f"{target} is neither a mirror nor a sourcing stream")
-        now = self.clock.now_ns()
         pairs: list[tuple[str, StreamSource, Input]] = []
         for kind, src in agreements:
             ocluster, err = origin_cluster(src, target.cluster)
@@ -241,16 +218,25 @@ class Runner:
             if self.dd.is_down(ocluster):
                 raise SparkJobError(f"origin cluster {ocluster} is down")
             pairs.append((kind, src, self.read(io.Address("stream", src.name, ocluster))))
+        return self._execute(job, target, cfg, first_seq, pairs, t0, progress)
+
+    def _execute(self, job: str, target: io.Address, cfg: StreamConfig, first_seq: int,
+                 pairs: list[tuple[str, StreamSource, Input]], t0: float,
+                 progress: Callable[[str], None] | None) -> Summary:
+        """Run the mirror or source job ``cfg`` calls for over ``pairs`` (its agreements
+        and their inputs), then write the result (:meth:`_finish`)."""
+        now = self.clock.now_ns()
         try:
             if cfg.mirror is not None:
-                result = J.mirror(pairs[0][2].df, cfg, now_ns=now)
+                df = J.mirror(pairs[0][2].df, cfg, now_ns=now)
             else:
-                result = J.source([J.Origin(o.df, s, o.identity) for _k, s, o in pairs], cfg,
-                                  now_ns=now)
+                df = J.source([J.Origin(o.df, s, o.identity) for _k, s, o in pairs], cfg,
+                              now_ns=now, first_seq=first_seq)
         except Exception as e:  # noqa: BLE001 - job refusals carry the rule
             raise _job_error(e) from None
-        summary = Summary(job, str(target), rows_in=sum(o.msgs for _k, _s, o in pairs))
-        self._finish(summary, result.df, cfg, target, now, pairs, progress)
+        inputs = {id(o): o for _k, _s, o in pairs}
+        summary = Summary(job, str(target), rows_in=sum(o.msgs for o in inputs.values()))
+        self._finish(summary, df, cfg, target, now, pairs, progress)
         summary.seconds = time.perf_counter() - t0
         return summary
 

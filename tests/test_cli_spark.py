@@ -206,3 +206,15 @@ def test_progress_reports_the_running_stages(spark):
     assert all(0 <= done <= total == 4 and label == "1 stage running"
                for done, total, label in running)
     assert snapshot(spark.sparkContext) == (0, 0, "")
+
+
+def test_source_into_a_target_with_first_seq(jl):
+    """A new target whose config sets first_seq: the job's sequences start there, as the
+    pump's would."""
+    ok(jl("stream", "add", "EU", "--subjects", "eu.>", "--defaults"))
+    publish(jl, "eu", 4)
+    (jl.tmp / "t.json").write_text(json.dumps({"first_seq": 100}))
+    doc(jl("spark", "source", "T", "--from", "EU", "--config", str(jl.tmp / "t.json"), "-j"))
+    assert [r[0] for r in rows(jl.data, "local", "T")] == [100, 101, 102, 103]
+    publish(jl, "eu", 1, start=4)
+    assert [r[0] for r in rows(jl.data, "local", "T")][-1] == 104

@@ -132,8 +132,7 @@ def test_mirror_equals_pump(spark, dd, origin, clock, case):
     origin.add_stream(cfg.to_json())
     RP.pump_until_idle(dd, clock)
     want = _rows(dd, "local", "M")
-    got = _spark_rows(jobs.mirror(_store_input(spark, dd, "O"), cfg,
-                                  now_ns=clock.now_ns()).df)
+    got = _spark_rows(jobs.mirror(_store_input(spark, dd, "O"), cfg, now_ns=clock.now_ns()))
     assert got == want
     assert want  # the case stores something
 
@@ -169,6 +168,6 @@ def test_source_equals_pump(spark, dd, origin, clock, case):
         created = {n: c for n, c in conn.execute("SELECT name, created_ns FROM streams")}
     origins = [jobs.Origin(_store_input(spark, dd, s.name), s, RP.identity(created[s.name]))
                for s in cfg.sources]
-    got = _spark_rows(jobs.source(origins, cfg, now_ns=clock.now_ns()).df)
+    got = _spark_rows(jobs.source(origins, cfg, now_ns=clock.now_ns()))
     assert got == want
     assert want
