@@ -887,6 +887,13 @@ PromoteSubjectsOption = Annotated[
         show_default=False,
     ),
 ]
+PromoteDryRunOption = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Report the lag and the consumers that would be clamped; change nothing.",
+    ),
+]
 
 
 @stream_app.command("promote")
@@ -895,6 +902,7 @@ def promote(
     name: MirrorArg,
     subjects: PromoteSubjectsOption = None,
     force: Annotated[bool, force_option("Promote")] = False,
+    dry_run: PromoteDryRunOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Turn a caught-up mirror into a normal stream.
@@ -908,7 +916,7 @@ def promote(
     (stream, cluster, action, forced, origin, mirror_last_seq, origin_last_seq, lag,
     subjects, clamps).
     """
-    _promote(ctx, name, subjects, force=force, failover=False)
+    _promote(ctx, name, subjects, force=force, failover=False, dry_run=dry_run)
 
 
 @stream_app.command("failover")
@@ -917,6 +925,7 @@ def failover(
     name: MirrorArg,
     subjects: PromoteSubjectsOption = None,
     force: Annotated[bool, force_option("Fail over")] = False,
+    dry_run: PromoteDryRunOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Promote a mirror whatever its lag or origin.
@@ -926,11 +935,12 @@ def failover(
     terminal; without one, -f/--force is required. With --json: the promotion report, with
     "forced": true when a reachable origin was ahead.
     """
-    _promote(ctx, name, subjects, force=force, failover=True)
+    _promote(ctx, name, subjects, force=force, failover=True, dry_run=dry_run)
 
 
 def _promote(
-    ctx: typer.Context, name: str, subjects: list[str] | None, *, force: bool, failover: bool
+    ctx: typer.Context, name: str, subjects: list[str] | None, *, force: bool, failover: bool,
+    dry_run: bool = False,
 ) -> None:
     from jetlink.core import promote as core
     from jetlink.core.errors import JetlinkError
@@ -944,7 +954,7 @@ def _promote(
     facts = core.origin_facts(store, app.cluster, info.config, info.state.last_seq, clock)
     wanted = None if subjects is None else split_subjects(subjects)
     refused = not failover and facts.reachable and bool(facts.lag)
-    if not refused:  # a promotion that will be refused is not worth a question
+    if not refused and not dry_run:  # a promotion that will be refused is not worth a question
         verb = "fail over to" if failover else "promote"
         output.confirm(
             app,
@@ -955,7 +965,7 @@ def _promote(
         )
     try:
         report = core.promote(
-            store, app.cluster, name, clock, subjects=wanted, failover=failover
+            store, app.cluster, name, clock, subjects=wanted, failover=failover, dry_run=dry_run
         )
     except core.PromoteRefused as err:
         behind = f"{err.lag} message{'s' if err.lag != 1 else ''}"
@@ -985,7 +995,12 @@ def render_promotion(app: App, doc: dict[str, Any]) -> None:
     name, origin = doc["stream"], doc["origin"]
     where = f"{origin['stream']}@{origin['cluster']}"
     how = " (failover)" if doc["action"] == "failover" else ""
-    cols = output.Columns(f"Stream {name} was promoted{how}: it no longer mirrors {where}")
+    dry = doc.get("dry_run", False)
+    if dry:
+        head = f"Stream {name} would be promoted{how} (dry run): it would stop mirroring {where}"
+    else:
+        head = f"Stream {name} was promoted{how}: it no longer mirrors {where}"
+    cols = output.Columns(head)
 
     def seq(value: Any) -> str:
         return "unknown" if value is None else output.comma(value)
@@ -1002,9 +1017,10 @@ def render_promotion(app: App, doc: dict[str, Any]) -> None:
     lag = seq(doc["lag"])
     cols.row("Lag", f"{lag} (forced)" if doc["forced"] else lag)
     cols.row("Subjects", ", ".join(doc["subjects"]))
-    cols.row("Clamped Consumers", "none", not doc["clamps"])
+    clamped = "Consumers To Clamp" if dry else "Clamped Consumers"
+    cols.row(clamped, "none", not doc["clamps"])
     if doc["clamps"]:
-        cols.title("Clamped Consumers")
+        cols.title(clamped)
         for clamp in doc["clamps"]:
             cols.row(clamp["consumer"], f"from {seq(clamp['from'])} to {seq(clamp['to'])}")
     cols.render(app)

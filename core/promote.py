@@ -110,6 +110,7 @@ class PromoteReport:
     subjects: list[str]  # the promoted stream's subjects
     clamps: list[Clamp] = field(default_factory=list)
     info: StreamInfo | None = None  # the promoted stream (not in to_json)
+    dry_run: bool = False  # nothing was changed: ``clamps`` are the clamps that would happen
 
     @property
     def origin_last_seq(self) -> int | None:
@@ -124,6 +125,7 @@ class PromoteReport:
             "stream": self.stream,
             "cluster": self.cluster,
             "action": self.action,
+            "dry_run": self.dry_run,
             "forced": self.forced,
             "origin": self.origin.to_json(),
             "mirror_last_seq": self.mirror_last_seq,
@@ -212,15 +214,26 @@ def _choose_subjects(cfg: StreamConfig, facts: OriginFacts,
     return list(facts.subjects), True
 
 
-def _clamp_consumers(txn: S.Txn, stream: str, last: int) -> list[Clamp]:
+def _beyond(st: Any) -> int:
+    """A consumer's highest stream position: start - 1, delivered or ack floor."""
+    return max(st.sseq - 1, st.delivered_s, st.ack_floor_s, st.asflr)
+
+
+def _clamp_consumers(txn: S.Txn, stream: str, last: int, *, apply: bool = True
+                     ) -> list[Clamp]:
+    """The consumers of ``stream`` positioned beyond ``last``, moved back to it (``apply``:
+    else only reported)."""
     from .consumer_store import StoreBackend
 
     backend = StoreBackend(txn)
     out: list[Clamp] = []
     for name, rec in backend.records(stream).items():
         st = rec.state
-        beyond = max(st.sseq - 1, st.delivered_s, st.ack_floor_s, st.asflr)
+        beyond = _beyond(st)
         if beyond <= last:
+            continue
+        out.append(Clamp(name, beyond, last))
+        if not apply:
             continue
         st.sseq = min(st.sseq, last + 1)
         st.asflr = min(st.asflr, last)
@@ -235,18 +248,19 @@ def _clamp_consumers(txn: S.Txn, stream: str, last: int) -> list[Clamp]:
         if not st.pending:
             st.adflr, st.asflr = st.dseq - 1, st.sseq - 1
         backend.save(stream, rec)
-        out.append(Clamp(name, beyond, last))
     return out
 
 
 def promote(datadir: DataDir, cluster: str, stream: str, clock: Clock, *,
             subjects: Sequence[str] | None = None, force: bool = False,
-            failover: bool = False) -> PromoteReport:
+            failover: bool = False, dry_run: bool = False) -> PromoteReport:
     """Turn the mirror ``stream`` of ``cluster`` into a normal stream (see the module doc).
 
     Raises NotFoundError (cluster), ApiError 10059 (stream), JetlinkError (not a mirror;
     subjects needed), :class:`PromoteRefused` (origin reachable, lag > 0, neither ``force``
     nor ``failover``), the update's ApiError (e.g. 10065 for subjects overlapping a stream).
+    ``dry_run``: the refusal and the report (the clamps that would happen), nothing changed;
+    the stream update itself is not tried (an overlap of subjects shows only when done).
     """
     from .jetstream import JetStream
 
@@ -267,6 +281,15 @@ def promote(datadir: DataDir, cluster: str, stream: str, clock: Clock, *,
             f"mirror at {mirror_last}): let it catch up, or force the promotion",
             lag=facts.lag, mirror_last_seq=mirror_last, origin_last_seq=facts.last_seq)
     new_subjects, from_origin = _choose_subjects(cfg, facts, subjects)
+    action = "failover" if failover else "promote"
+    forced = bool(force or failover) and bool(facts.reachable and facts.lag)
+    if dry_run:
+        with js.write() as txn:
+            clamps = _clamp_consumers(txn, stream, mirror_last, apply=False)
+        return PromoteReport(
+            cluster=cluster, stream=stream, action=action, forced=forced, origin=facts,
+            mirror_last_seq=mirror_last, subjects=new_subjects or [stream], clamps=clamps,
+            info=info, dry_run=True)
     new_cfg = cfg.copy()
     new_cfg.mirror = None
     new_cfg.subjects = new_subjects
@@ -287,7 +310,6 @@ def promote(datadir: DataDir, cluster: str, stream: str, clock: Clock, *,
             clamps = _clamp_consumers(txn, stream, last)
     final = js.stream_info(stream)
     return PromoteReport(
-        cluster=cluster, stream=stream, action="failover" if failover else "promote",
-        forced=bool(force or failover) and bool(facts.reachable and facts.lag),
-        origin=facts, mirror_last_seq=mirror_last, subjects=list(final.config.subjects),
-        clamps=clamps, info=final)
+        cluster=cluster, stream=stream, action=action, forced=forced, origin=facts,
+        mirror_last_seq=mirror_last, subjects=list(final.config.subjects), clamps=clamps,
+        info=final)

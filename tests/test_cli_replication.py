@@ -643,6 +643,7 @@ def promoted(origin_reachable=True, **kw):
         "stream": "BACKUP",
         "cluster": "local",
         "action": "promote",
+        "dry_run": False,
         "forced": False,
         "origin": {"stream": "ORDERS", "cluster": "west", "reachable": origin_reachable},
         "mirror_last_seq": 2,
@@ -672,6 +673,38 @@ def test_promote_a_caught_up_mirror(jl):
     assert ("mirror" not in info["config"], info["config"]["subjects"]) == (True, ["orders.>"])
     assert "mirror" not in info
     assert pub(jl, "orders.local", "three", cluster="local") == {"stream": "BACKUP", "seq": 3}
+
+
+def test_promote_dry_run_shows_the_clamps_and_changes_nothing(jl):
+    west_orders(jl)
+    backup(jl)
+    pub(jl, "orders.new", "one")
+    pub(jl, "orders.new", "two")
+    ok(jl("consumer", "add", "BACKUP", "far", "--deliver", "99", "--defaults"))
+    result = ok(jl("stream", "failover", "BACKUP", "--dry-run"))  # no terminal, no -f: fine
+    assert result.stdout == (
+        "Stream BACKUP would be promoted (failover) (dry run): it would stop mirroring "
+        "ORDERS@west\n"
+        "\n"
+        "Promotion:\n"
+        "\n"
+        "                Action: failover\n"
+        "                Origin: ORDERS in cluster west\n"
+        "          Origin State: reachable\n"
+        "  Origin Last Sequence: 2\n"
+        "  Mirror Last Sequence: 2\n"
+        "                   Lag: 0\n"
+        "              Subjects: orders.>\n"
+        "\n"
+        "Consumers To Clamp:\n"
+        "\n"
+        "                   far: from 98 to 2\n"
+    )
+    assert doc(jl("stream", "promote", "BACKUP", "--dry-run", "-j")) == promoted(
+        dry_run=True, action="promote", clamps=[{"consumer": "far", "from": 98, "to": 2}])
+    info = doc(jl("stream", "info", "BACKUP", "-j"))
+    assert info["config"]["mirror"]["name"] == "ORDERS"
+    assert doc(jl("consumer", "info", "BACKUP", "far", "-j"))["delivered"]["stream_seq"] == 98
 
 
 def test_promote_human_report_with_clamps(jl):

@@ -55,7 +55,8 @@ def test_promote_caught_up_mirror(dd, clock, env):
     west, east = env
     report = promote(dd, "east", "M", clock)
     assert report.to_json() == {
-        "stream": "M", "cluster": "east", "action": "promote", "forced": False,
+        "stream": "M", "cluster": "east", "action": "promote", "dry_run": False,
+        "forced": False,
         "origin": {"stream": "O", "cluster": "west", "reachable": True},
         "mirror_last_seq": 5, "origin_last_seq": 5, "lag": 0,
         "subjects": ["o.>"], "clamps": [],
@@ -221,11 +222,19 @@ def test_consumer_clamps(dd, clock, env):
                            delivered_s=42, ack_floor_c=40, ack_floor_s=40,
                            pending={41: [41, clock.now_ns(), 41], 42: [42, clock.now_ns(), 42]})
         conn.execute("UPDATE consumers SET state = ? WHERE name = 'copied'", (st.dumps(),))
-    report = promote(dd, "east", "M", clock)
-    assert [c.to_json() for c in report.clamps] == [
+    before = {n: east.consumer_info("M", n).to_json() for n in ("far", "near", "copied")}
+    preview = promote(dd, "east", "M", clock, dry_run=True)
+    expected = [
         {"consumer": "far", "from": 99, "to": 5},
         {"consumer": "copied", "from": 42, "to": 5},
     ]
+    assert preview.dry_run and preview.to_json()["dry_run"] is True
+    assert [c.to_json() for c in preview.clamps] == expected
+    # the dry run changed nothing: still a mirror, consumers where they were
+    assert east.stream_info("M").config.mirror is not None
+    assert {n: east.consumer_info("M", n).to_json() for n in before} == before
+    report = promote(dd, "east", "M", clock)
+    assert [c.to_json() for c in report.clamps] == expected
     far = east.consumer_info("M", "far").to_json()
     assert far["delivered"]["stream_seq"] == 5 and far["ack_floor"]["stream_seq"] == 5
     near = east.consumer_info("M", "near").to_json()
@@ -234,6 +243,16 @@ def test_consumer_clamps(dd, clock, env):
     assert [m.seq for m in east.fetch("M", "far", 10)] == [6]
     assert [m.seq for m in east.fetch("M", "copied", 10)] == [6]
     assert [m.seq for m in east.fetch("M", "near", 10)] == [4, 5, 6]
+
+
+def test_dry_run_is_refused_like_the_promotion(dd, clock, env):
+    west, east = env
+    west.publish("o.1", b"ahead")
+    with pytest.raises(PromoteRefused):
+        promote(dd, "east", "M", clock, dry_run=True)
+    report = promote(dd, "east", "M", clock, dry_run=True, failover=True)
+    assert report.to_json()["forced"] is True and report.lag == 1
+    assert east.stream_info("M").config.mirror is not None
 
 
 def test_failed_update_changes_nothing(dd, clock, env):
