@@ -103,24 +103,33 @@ def replicate_step(app: App, store: DataDir) -> list[Any]:
     every cluster link (mirror topics, config and offset sync; at most STEP_MAX_MSGS records
     per mirror topic), when the command wrote anything; returns the pump's AgreementReports. A failing step never fails
     the command: it is reported on stderr (``jetlink replicate`` shows the details)."""
+    if not store.wrote():
+        return []
+    return bounded_step(store, make_clock(), lambda err: notice_step_error(app, err))[0]
+
+
+def bounded_step(store: DataDir, clock: Clock, on_error: Any, *,
+                 max_msgs: int = STEP_MAX_MSGS) -> tuple[list[Any], list[Any]]:
+    """The step of :func:`replicate_step` (the dashboard's step and follow run it too):
+    ``(the pump's AgreementReports, the links' LinkReports)``, at most ``max_msgs`` messages
+    per agreement and records per mirror topic; a failure goes to ``on_error(err)``, never
+    raised."""
     import sqlite3
 
     from jetlink.core.errors import JetlinkError
 
-    if not store.wrote():
-        return []
+    reports: list[Any] = []
     try:
         from jetlink.core import replication
-
         from jetlink.core.kafka.mirrors import pump_links
 
-        reports = list(replication.pump(store, make_clock(), max_msgs=STEP_MAX_MSGS))
-        pump_links(store, make_clock(), max_records=STEP_MAX_MSGS,
-                   on_error=lambda cluster, err: notice_step_error(app, err))
-        return reports
+        reports = list(replication.pump(store, clock, max_msgs=max_msgs))
+        links = pump_links(store, clock, max_records=max_msgs,
+                           on_error=lambda cluster, err: on_error(err))
+        return reports, links
     except (JetlinkError, sqlite3.Error) as err:
-        notice_step_error(app, err)
-        return []
+        on_error(err)
+        return reports, []
 
 
 def notice_step_error(app: App, err: Exception) -> None:

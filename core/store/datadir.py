@@ -338,9 +338,13 @@ class DataDir:
             raise JetlinkError(f"cluster {name} already exists", field="name")
         return self.open(name).info()
 
-    def clusters(self) -> list[ClusterInfo]:
-        """Every cluster of the directory, by name (``local`` is created on first use)."""
-        self._ensure_local()
+    def clusters(self, *, create_local: bool = True) -> list[ClusterInfo]:
+        """Every cluster of the directory, by name (``local`` is created on first use,
+        unless ``create_local`` is false: a viewer lists what exists)."""
+        if create_local:
+            self._ensure_local()
+        elif not self.path.is_dir():
+            return []
         out = []
         for entry in sorted(os.listdir(self.path)):
             if not entry.endswith(DB_SUFFIX):

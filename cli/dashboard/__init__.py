@@ -1,0 +1,85 @@
+"""``jetlink dashboard``: watch replication live and act on it, in a terminal UI (Textual).
+
+This module only defines the command; the application is cli/dashboard/app.py (imported when
+the command runs: Textual stays out of every other command's start-up), its data layer
+cli/dashboard/data.py, its actions cli/dashboard/actions.py.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from jetlink.cli.app import App
+from jetlink.cli.options import JsonOption
+
+def dashboard(
+    ctx: typer.Context,
+    refresh: Annotated[
+        str,
+        typer.Option("--refresh", metavar="DURATION",
+                     help="How often the tables are re-read (at least 1s)."),
+    ] = "1s",
+    feed: Annotated[
+        str | None,
+        typer.Option("--feed", metavar="SUBJECT",
+                     help="Follow this subject in the Feed tab from the start "
+                     "(SUBJECT@CLUSTER for another cluster than --cluster)."),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Watch replication live and act on it (TUI).
+
+    Tabs (keys 1-6): Clusters (up/down, streams, buckets, topics, links); Streams with each
+    mirror and source agreement (lag, last seen, error) and message-rate sparklines; KV
+    buckets (values, history, TTL, mirrors and aggregates); Links with their mirror topics
+    (status, per-partition lag and last source fetch offset, status time); Groups (offsets,
+    lag); Feed, the messages published on a subject (jetlink sub semantics, e.g. a RePublish
+    monitor subject). Enter shows the selected item's document.
+
+    Keys: p/r pause/resume a link or mirror topic, P/F promote/fail over a mirror topic or
+    NATS mirror (the dry run's lag and clamps are shown before confirming), d/u take a cluster
+    down/up, s one replication step, f start/stop following (replicate --follow), x purge a
+    stream, / filter by name, c cycle the clusters shown, q quit. Destructive keys confirm in
+    a dialog. Shows every cluster unless --cluster (or JETLINK_CLUSTER) names one. With
+    --json: one snapshot of what the tables show ({time, clusters: [...]}), no UI.
+    """
+    from typer._click.core import ParameterSource
+
+    from jetlink.cli import common
+    from jetlink.cli.stream_flags import parse_duration_flag
+    from jetlink.core.errors import JetlinkError
+
+    app = App.of(ctx)
+    interval = parse_duration_flag(refresh, flag="--refresh") / 1e9
+    if interval < 1:
+        raise common.usage(f"--refresh {refresh}: the dashboard refreshes at most once a "
+                           "second (give 1s or more)")
+    root = ctx.find_root()
+    given = root.get_parameter_source("cluster") in (ParameterSource.COMMANDLINE,
+                                                     ParameterSource.ENVIRONMENT)
+    scope = app.cluster if given else None
+    clock = common.make_clock()
+    if app.json:
+        from jetlink.cli.dashboard.data import load
+
+        snap = load(app.data_dir, clock)
+        doc = snap.to_json()
+        if scope is not None:
+            doc["clusters"] = [c for c in doc["clusters"] if c["name"] == scope]
+        app.emit(doc)
+        return
+    from jetlink.cli import output
+
+    if not output.is_interactive() or not output.stdout_is_terminal():
+        raise JetlinkError("the dashboard needs a terminal (stdin, stdout and stderr): run it "
+                           "in one, or use --json for one snapshot of its data")
+    from jetlink.cli.dashboard.app import create_app
+
+    create_app(app.data_dir, clock=clock, scope=scope, refresh=interval, feed=feed,
+               feed_cluster=app.cluster).run()
+
+
+def register(app: typer.Typer) -> None:
+    app.command("dashboard")(dashboard)

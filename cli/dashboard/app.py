@@ -1,0 +1,821 @@
+"""The Textual application behind ``jetlink dashboard``.
+
+Built by :func:`create_app` (tests construct it and drive it with Pilot; only the command
+calls ``run()``). Data comes from :func:`jetlink.cli.dashboard.data.load` in a worker thread
+every ``refresh`` seconds (never more often than once a second); a load still running at the
+next tick is not doubled, and one that takes long, or a locked database, shows a notice in
+the status line while the tables keep the last snapshot. Actions
+(:mod:`jetlink.cli.dashboard.actions`) run in worker threads too; destructive ones ask in a
+modal first (promote and failover show their dry run: lag and clamps).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import (
+    Button,
+    DataTable,
+    Footer,
+    Header,
+    Input,
+    RichLog,
+    Static,
+    TabbedContent,
+    TabPane,
+)
+from textual.worker import get_current_worker
+
+from jetlink.cli import output
+from jetlink.cli.dashboard import actions
+from jetlink.cli.dashboard.actions import Outcome
+from jetlink.cli.dashboard.data import (
+    AgreementRow,
+    BucketRow,
+    ClusterRow,
+    GroupRow,
+    LinkRow,
+    MirrorRow,
+    Rates,
+    Snapshot,
+    StreamRow,
+    load,
+    rate_text,
+)
+from jetlink.core.clock import Clock
+
+MIN_REFRESH = 1.0  # seconds: the tables refresh at most once a second
+WIDE = 150  # columns from which the detail pane shows beside the tables
+FOLLOW_MAX_MSGS = 10_000  # per agreement and step while following (as replicate --follow)
+FEED_LINES = 500
+
+TABS = ("clusters", "streams", "kv", "links", "groups", "feed")
+
+
+def _at(name: str, cluster: str) -> str:
+    return f"{name}@{cluster}"
+
+
+def _ns(ns: int) -> str:
+    return "never" if ns < 0 else output.since(ns)
+
+
+def _ttl(ns: int) -> str:
+    if not ns:
+        return "-"
+    from jetlink.core.durations import format_duration
+
+    return format_duration(ns)
+
+
+def _num(n: int | None) -> str:
+    return "-" if n is None else output.comma(n)
+
+
+# -- the tables: columns and cells ----------------------------------------------------------
+
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "clusters": ("Cluster", "Kind", "State", "Streams", "Buckets", "Topics", "Links", "Error"),
+    "streams": ("Stream", "Subjects", "Messages", "Bytes", "Sequences", "Rate", "Trend"),
+    "agreements": ("Target", "Kind", "Origin", "Lag", "Active", "Error"),
+    "kv": ("Bucket", "Kind", "Values", "History", "TTL", "Origins"),
+    "links": ("Link", "Source", "State", "Mirrors", "Error"),
+    "mirrors": ("Mirror Topic", "Link", "Status", "Part", "Lag", "Last Fetch", "Since"),
+    "groups": ("Group", "State", "Topic", "Part", "Offset", "Log End", "Lag"),
+}
+TABLE_TAB = {"clusters": "clusters", "streams": "streams", "agreements": "streams",
+             "kv": "kv", "links": "links", "mirrors": "links", "groups": "groups"}
+TAB_TABLES = {"clusters": ("clusters",), "streams": ("streams", "agreements"),
+              "kv": ("kv",), "links": ("links", "mirrors"), "groups": ("groups",),
+              "feed": ()}
+
+
+class DetailScreen(Screen[None]):
+    """The selected item's document (StreamInfo, mirror describe, ...), pretty printed."""
+
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back")]
+
+    def __init__(self, title: str, doc: Any) -> None:
+        super().__init__()
+        self.title_text = title
+        self.doc = doc
+
+    def compose(self) -> ComposeResult:
+        from rich.json import JSON
+
+        yield Static(Text(self.title_text, style="bold"), id="detail-title")
+        with VerticalScroll(id="detail-scroll"):
+            yield Static(JSON(json.dumps(self.doc, default=str), indent=2), id="detail-body")
+        yield Footer()
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """A destructive action's question: what will happen, then confirm or cancel."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Confirm"),
+        Binding("n,escape", "answer(False)", "Cancel"),
+    ]
+
+    def __init__(self, title: str, lines: list[str], confirm: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.lines = lines
+        self.confirm = confirm
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm"):
+            yield Static(Text(self.title_text, style="bold"), id="confirm-title")
+            yield Static(Text("\n".join(self.lines)), id="confirm-body")
+            with Horizontal(id="confirm-buttons"):
+                yield Button(f"{self.confirm} (y)", variant="error", id="yes")
+                yield Button("Cancel (n)", variant="primary", id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class Dashboard(App[None]):
+    """jetlink's dashboard (see the module doc); build it with :func:`create_app`."""
+
+    TITLE = "jetlink dashboard"
+    CSS = """
+    #main { height: 1fr; }
+    TabbedContent { width: 1fr; }
+    #side { width: 60; display: none; border-left: solid $primary; padding: 0 1; }
+    Dashboard.-wide #side { display: block; }
+    #filter { display: none; height: 3; }
+    #filter.-shown { display: block; }
+    DataTable { height: 1fr; }
+    #streams-table { height: 3fr; }
+    #links-table { height: 1fr; }
+    #agreements-table, #mirrors-table { height: 2fr; border-top: solid $primary-darken-2; }
+    #status { height: 1; padding: 0 1; background: $panel; }
+    #status.-problem { background: $error 40%; }
+    #feed-subject { height: 3; }
+    #feed-log { height: 1fr; }
+    ConfirmScreen { align: center middle; }
+    #confirm { width: 76; height: auto; max-height: 90%; border: thick $error; padding: 1 2;
+               background: $surface; }
+    #confirm-body { margin: 1 0; }
+    #confirm-buttons { height: auto; align-horizontal: right; }
+    #confirm-buttons Button { margin-left: 2; }
+    #detail-title { padding: 0 1; background: $panel; }
+    App:nocolor DataTable > .datatable--cursor { text-style: reverse; }
+    App:nocolor DataTable > .datatable--header { text-style: bold underline; }
+    """
+
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("1", "tab('clusters')", "Clusters", show=False),
+        Binding("2", "tab('streams')", "Streams", show=False),
+        Binding("3", "tab('kv')", "KV", show=False),
+        Binding("4", "tab('links')", "Links", show=False),
+        Binding("5", "tab('groups')", "Groups", show=False),
+        Binding("6", "tab('feed')", "Feed", show=False),
+        Binding("i", "detail", "Info"),
+        Binding("slash", "filter", "Filter"),
+        Binding("c", "scope", "Cluster"),
+        Binding("s", "step", "Step"),
+        Binding("f", "follow", "Follow"),
+        Binding("p", "pause", "Pause"),
+        Binding("r", "resume", "Resume"),
+        Binding("P", "promote", "Promote"),
+        Binding("F", "failover", "Failover"),
+        Binding("d", "down", "Down"),
+        Binding("u", "up", "Up"),
+        Binding("x", "purge", "Purge"),
+    ]
+
+    def __init__(self, data_dir: Path, *, clock: Clock, scope: str | None = None,
+                 refresh: float = MIN_REFRESH, feed: str | None = None,
+                 feed_cluster: str = "local", label: str | None = None,
+                 loader: Callable[[Path, Clock], Snapshot] = load) -> None:
+        super().__init__()
+        self.data_dir = data_dir
+        self.clock = clock
+        self.scope = scope
+        self.refresh_seconds = max(refresh, MIN_REFRESH)
+        self.feed_subject = feed
+        self.feed_cluster = feed_cluster
+        self.label = label if label is not None else str(data_dir)
+        self.loader = loader
+        self.snapshot: Snapshot | None = None
+        self.rates = Rates()
+        self.filter_text = ""
+        self.message = ""  # the last action's result (or error), in the status line
+        self.problem = ""  # why the tables may be stale (slow or locked database)
+        self.following = False
+        self.followed = 0  # messages + records copied while following
+        self._rows: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+        self._loading_since: float | None = None
+        self._loads = 0
+        self._feed_count = 0
+        self.sub_title = self.label
+
+    # -- layout -------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False, icon="≡")
+        yield Input(placeholder="filter by name (Enter: keep, Esc: clear)", id="filter")
+        with Horizontal(id="main"):
+            with TabbedContent(initial="clusters", id="tabs"):
+                with TabPane("1 Clusters", id="clusters"):
+                    yield DataTable(id="clusters-table")
+                with TabPane("2 Streams", id="streams"):
+                    yield DataTable(id="streams-table")
+                    yield DataTable(id="agreements-table")
+                with TabPane("3 KV", id="kv"):
+                    yield DataTable(id="kv-table")
+                with TabPane("4 Links", id="links"):
+                    yield DataTable(id="links-table")
+                    yield DataTable(id="mirrors-table")
+                with TabPane("5 Groups", id="groups"):
+                    yield DataTable(id="groups-table")
+                with TabPane("6 Feed", id="feed"):
+                    yield Input(value=self.feed_subject or "",
+                                placeholder="subject to follow, e.g. monitor.> or monitor.>@east",
+                                id="feed-subject")
+                    yield RichLog(id="feed-log", max_lines=FEED_LINES, wrap=False)
+            with VerticalScroll(id="side"):
+                yield Static(id="detail")
+        yield Static(id="status")
+        yield Footer(compact=True, show_command_palette=False)
+
+    def on_mount(self) -> None:
+        for name, cols in COLUMNS.items():
+            table = self.query_one(f"#{name}-table", DataTable)
+            table.cursor_type = "row"
+            table.add_columns(*cols)
+        self._render_status()
+        self.set_class(self.size.width >= WIDE, "-wide")
+        self.tick()
+        self.set_interval(self.refresh_seconds, self.tick)
+        if self.feed_subject:
+            self.start_feed(self.feed_subject)
+        self.query_one("#clusters-table", DataTable).focus()
+
+    def on_resize(self, event: Any) -> None:
+        self.set_class(event.size.width >= WIDE, "-wide")
+
+    # -- loading ----------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """Start a load unless one is running (then say so when it is slow)."""
+        if self._loading_since is not None:
+            waited = time.monotonic() - self._loading_since
+            if waited >= 2 * self.refresh_seconds:
+                self.problem = (f"reading the data directory is slow ({waited:.0f}s so far): "
+                                "the tables show the last snapshot")
+                self._render_status()
+            return
+        self._loading_since = time.monotonic()
+        self._load()
+
+    @work(thread=True, group="load", exit_on_error=False)
+    def _load(self) -> None:
+        try:
+            snap = self.loader(self.data_dir, self.clock)
+        except sqlite3.OperationalError as err:
+            self._from_thread(self._load_failed, f"cannot read the data directory ({err}): "
+                                                 "retrying; the tables show the last snapshot")
+        except Exception as err:  # noqa: BLE001 - shown, never raised into the UI
+            self._from_thread(self._load_failed, f"cannot read the data directory: {err}")
+        else:
+            self._from_thread(self.apply_snapshot, snap)
+
+    def _from_thread(self, fn: Callable[..., Any], *args: Any) -> None:
+        if not self.is_running:
+            return
+        try:
+            self.call_from_thread(fn, *args)
+        except RuntimeError:  # the app is shutting down
+            pass
+
+    def _load_failed(self, text: str) -> None:
+        self._loading_since = None
+        self.problem = text
+        self._render_status()
+
+    def apply_snapshot(self, snap: Snapshot) -> None:
+        self._loading_since = None
+        self._loads += 1
+        self.problem = ""
+        self.snapshot = snap
+        self.rates.update(snap)
+        self.render_tables()
+        self._render_status()
+
+    # -- rendering --------------------------------------------------------------------------
+
+    def _wanted(self, cluster: str, *names: str) -> bool:
+        if self.scope is not None and cluster != self.scope:
+            return False
+        needle = self.filter_text.lower()
+        return not needle or any(needle in n.lower() for n in names)
+
+    def _cells(self, table: str, snap: Snapshot) -> list[tuple[Any, tuple[Any, ...]]]:
+        rows: list[tuple[Any, tuple[Any, ...]]] = []
+        if table == "clusters":
+            for c in snap.clusters:
+                if self._wanted(c.name, c.name):
+                    state = Text("down", style="bold red") if c.down else Text("up")
+                    rows.append((c, (c.name, c.kind, state, _num(c.streams),
+                                     _num(c.buckets), _num(c.topics), _num(c.links),
+                                     Text(c.error, style="red"))))
+        elif table == "streams":
+            for s in snap.streams:
+                if self._wanted(s.cluster, s.name, *s.subjects):
+                    seqs = f"{s.first_seq:,}..{s.last_seq:,}" if s.messages else "-"
+                    name = _at(s.name, s.cluster) + ("" if s.role == "stream" else f" ({s.role})")
+                    rows.append((s, (name, ", ".join(s.subjects) or "-", output.comma(s.messages),
+                                     output.ibytes(s.bytes), seqs,
+                                     rate_text(self.rates.rate(s.key)),
+                                     self.rates.sparkline(s.key))))
+        elif table == "agreements":
+            for a in snap.agreements:
+                if self._wanted(a.cluster, a.stream, a.origin):
+                    lag = Text(output.comma(a.lag), style="yellow" if a.lag else "")
+                    rows.append((a, (_at(a.stream, a.cluster), a.kind, a.origin, lag,
+                                     _ns(a.active_ns), Text(a.error, style="red"))))
+        elif table == "kv":
+            for b in snap.buckets:
+                if self._wanted(b.cluster, b.bucket, *b.origins):
+                    rows.append((b, (_at(b.bucket, b.cluster), b.kind, output.comma(b.values),
+                                     str(b.history), _ttl(b.ttl_ns),
+                                     ", ".join(b.origins) or "-")))
+        elif table == "links":
+            for lk in snap.links:
+                if self._wanted(lk.cluster, lk.name, lk.source):
+                    state = Text(lk.state, style="" if lk.state == "ACTIVE" else "bold yellow")
+                    rows.append((lk, (_at(lk.name, lk.cluster), lk.source, state,
+                                      str(lk.mirrors), Text(lk.error, style="red"))))
+        elif table == "mirrors":
+            previous = None
+            for m in snap.mirrors:
+                if self._wanted(m.cluster, m.topic, m.link, m.source_topic):
+                    first = (m.cluster, m.topic) != previous
+                    previous = (m.cluster, m.topic)
+                    status = m.status + (f" {m.error}" if m.error else "")
+                    style = "" if m.status == "ACTIVE" else "bold yellow"
+                    since = _ns(max(snap.taken_ns - m.status_time_ms * 1_000_000, 0))
+                    rows.append((m, (_at(m.topic, m.cluster) if first else "",
+                                     m.link if first else "", Text(status, style=style),
+                                     str(m.partition), output.comma(m.lag),
+                                     output.comma(m.last_fetch_offset), since)))
+        elif table == "groups":
+            previous = None
+            for g in snap.groups:
+                if self._wanted(g.cluster, g.group, g.topic):
+                    first = (g.cluster, g.group) != previous
+                    previous = (g.cluster, g.group)
+                    rows.append((g, (_at(g.group, g.cluster) if first else "",
+                                     g.state if first else "", g.topic or "-",
+                                     "-" if g.partition is None else str(g.partition),
+                                     _num(g.offset), _num(g.log_end), _num(g.lag))))
+        return rows
+
+    def render_tables(self) -> None:
+        snap = self.snapshot
+        if snap is None:
+            return
+        for name in COLUMNS:
+            table = self.query_one(f"#{name}-table", DataTable)
+            selected = self._selected_key(name)
+            rows = self._cells(name, snap)
+            self._rows[name] = [r for r, _ in rows]
+            table.clear()
+            for i, (row, cells) in enumerate(rows):
+                table.add_row(*cells, key=f"{i}:{row.key}")
+            keys = [r.key for r in self._rows[name]]
+            if selected in keys:
+                table.move_cursor(row=keys.index(selected), animate=False)
+        self._render_detail()
+        self.refresh_bindings()
+
+    def _selected_key(self, table: str) -> str | None:
+        row = self.selected(table)
+        return None if row is None else row.key
+
+    def _render_status(self) -> None:
+        status = self.query_one("#status", Static)
+        parts = [self.label]
+        parts.append(f"cluster {self.scope}" if self.scope else "all clusters")
+        if self.filter_text:
+            parts.append(f"filter {self.filter_text!r}")
+        if self.snapshot is not None:
+            from datetime import datetime, timezone
+
+            when = datetime.fromtimestamp(self.snapshot.taken_ns / 1e9, timezone.utc)
+            parts.append(f"updated {when:%H:%M:%S}Z")
+        if self.following:
+            parts.append(f"following: {self.followed:,} copied")
+        if self.problem:
+            parts.append(self.problem)
+        elif self.message:
+            parts.append(self.message)
+        status.update(Text(" · ".join(parts)))
+        status.set_class(bool(self.problem), "-problem")
+
+    def _render_detail(self) -> None:
+        if not self.has_class("-wide"):
+            return
+        item = self.current_item()
+        detail = self.query_one("#detail", Static)
+        if item is None:
+            detail.update("")
+            return
+        from rich.json import JSON
+
+        detail.update(JSON(json.dumps(item.doc, default=str), indent=2))
+
+    # -- selection ----------------------------------------------------------------------------
+
+    def selected(self, table: str) -> Any:
+        rows = self._rows.get(table) or []
+        if not rows:
+            return None
+        cursor = self.query_one(f"#{table}-table", DataTable).cursor_row
+        return rows[cursor] if 0 <= cursor < len(rows) else None
+
+    @property
+    def active_tab(self) -> str:
+        return self.query_one("#tabs", TabbedContent).active or "clusters"
+
+    def current_table(self) -> str | None:
+        """The table the operator works in: the focused one, else the tab's first."""
+        focused = self.focused
+        if isinstance(focused, DataTable) and focused.id:
+            name = focused.id.removesuffix("-table")
+            if TABLE_TAB.get(name) == self.active_tab:
+                return name
+        tables = TAB_TABLES.get(self.active_tab, ())
+        return tables[0] if tables else None
+
+    def current_item(self) -> Any:
+        table = self.current_table()
+        return None if table is None else self.selected(table)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_detail()  # Enter on a row
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._render_detail()
+        self.refresh_bindings()
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        tables = TAB_TABLES.get(self.active_tab, ())
+        if tables:
+            self.query_one(f"#{tables[0]}-table", DataTable).focus()
+        elif self.active_tab == "feed":
+            self.query_one("#feed-subject", Input).focus()
+        self._render_detail()
+        self.refresh_bindings()
+
+    def on_descendant_focus(self, event: Any) -> None:
+        self.refresh_bindings()
+
+    # -- which keys apply where (the footer shows only those) ------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if not isinstance(self.screen, Screen) or self.screen is not self.screen_stack[0]:
+            return True
+        table = self.current_table()
+        item = self.current_item()
+        if action == "detail":
+            return item is not None
+        if action in ("pause", "resume"):
+            if isinstance(item, LinkRow):
+                return (item.state == "PAUSED") == (action == "resume")
+            if isinstance(item, MirrorRow):
+                return item.status in ("ACTIVE", "PAUSED") and (
+                    (item.status == "PAUSED") == (action == "resume"))
+            return False
+        if action in ("promote", "failover"):
+            if isinstance(item, MirrorRow):
+                return item.status not in ("STOPPED", "PENDING_STOPPED")
+            return isinstance(item, StreamRow) and item.role == "mirror"
+        if action in ("down", "up"):
+            return isinstance(item, ClusterRow) and item.down == (action == "up")
+        if action == "purge":
+            return isinstance(item, StreamRow) and table == "streams"
+        if action == "filter":
+            return self.active_tab != "feed"
+        return True
+
+    # -- navigation ---------------------------------------------------------------------------
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one("#tabs", TabbedContent).active = tab
+
+    def action_detail(self) -> None:
+        item = self.current_item()
+        if item is None:
+            return
+        title = {ClusterRow: "Cluster", StreamRow: "StreamInfo", AgreementRow: "Stream",
+                 BucketRow: "KV status", LinkRow: "Cluster link",
+                 MirrorRow: "Mirror topic", GroupRow: "Consumer group"}[type(item)]
+        doc = item.doc
+        if isinstance(item, AgreementRow):
+            doc = next((s.doc for s in (self.snapshot.streams if self.snapshot else [])
+                        if s.cluster == item.cluster and s.name == item.stream), {})
+        name = getattr(item, "name", None) or getattr(item, "bucket", None) \
+            or getattr(item, "topic", None) or getattr(item, "group", None) \
+            or getattr(item, "stream", "")
+        cluster = getattr(item, "cluster", None)
+        where = _at(name, cluster) if cluster else name
+        self.push_screen(DetailScreen(f"{title} {where}", doc))
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("-shown")
+        box.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self.filter_text = event.value.strip()
+            self.render_tables()
+            self._render_status()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter":
+            self._close_filter(keep=True)
+        elif event.input.id == "feed-subject":
+            self.start_feed(event.value.strip())
+
+    def on_key(self, event: Any) -> None:
+        if event.key == "escape" and self.focused is self.query_one("#filter", Input):
+            self._close_filter(keep=False)
+            event.stop()
+
+    def _close_filter(self, *, keep: bool) -> None:
+        box = self.query_one("#filter", Input)
+        if not keep:
+            box.value = ""
+            self.filter_text = ""
+            self.render_tables()
+            self._render_status()
+        box.remove_class("-shown")
+        table = self.current_table()
+        if table:
+            self.query_one(f"#{table}-table", DataTable).focus()
+
+    def action_scope(self) -> None:
+        names = [c.name for c in self.snapshot.clusters] if self.snapshot else []
+        order: list[str | None] = [None, *names]
+        at = order.index(self.scope) if self.scope in order else 0
+        self.scope = order[(at + 1) % len(order)]
+        self.render_tables()
+        self._render_status()
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def _say(self, outcome: Outcome) -> None:
+        self.message = outcome.message
+        if outcome.details:
+            self.message += " · " + "; ".join(outcome.details)
+        self._render_status()
+        if not outcome.ok:
+            self.notify(outcome.message, title="Failed", severity="error")
+
+    @work(thread=True, group="action", exit_on_error=False)
+    def _run(self, action: Callable[..., Outcome],
+             then: Callable[[Outcome], None] | None = None) -> None:
+        outcome = actions.run(self.data_dir, self.clock, action)
+        self._from_thread(then or self._done, outcome)
+
+    def _done(self, outcome: Outcome) -> None:
+        self._say(outcome)
+        self.tick()
+
+    def _confirm(self, title: str, lines: list[str], verb: str,
+                 action: Callable[..., Outcome]) -> None:
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.message = f"{verb}: running..."
+                self._render_status()
+                self._run(action)
+            else:
+                self.message = f"{verb}: cancelled, nothing changed"
+                self._render_status()
+
+        self.push_screen(ConfirmScreen(title, lines, verb), answered)
+
+    def _previewed(self, title: str, verb: str, action: Callable[..., Outcome]
+                   ) -> Callable[[Outcome], None]:
+        """After a dry run: its refusal, or the question with what it would do."""
+
+        def then(preview: Outcome) -> None:
+            if not preview.ok:
+                self._say(preview)
+                return
+            self._confirm(title, [preview.message, *preview.details], verb, action)
+
+        return then
+
+    def action_pause(self) -> None:
+        self._pause(True)
+
+    def action_resume(self) -> None:
+        self._pause(False)
+
+    def _pause(self, paused: bool) -> None:
+        item = self.current_item()
+        how = "pause" if paused else "resume"
+        if isinstance(item, LinkRow):
+            self._run(actions.pause_link(item.cluster, item.name, paused))
+        elif isinstance(item, MirrorRow):
+            self._run(actions.alter_mirror(item.cluster, item.link, item.topic, how))
+
+    def action_promote(self) -> None:
+        self._stop(failover=False)
+
+    def action_failover(self) -> None:
+        self._stop(failover=True)
+
+    def _stop(self, *, failover: bool) -> None:
+        item = self.current_item()
+        verb = "Failover" if failover else "Promote"
+        if isinstance(item, MirrorRow):
+            how = "failover" if failover else "promote"
+            title = (f"{verb} mirror topic {_at(item.topic, item.cluster)} (link {item.link})? "
+                     "It stops mirroring and becomes a normal topic.")
+            act = actions.alter_mirror(item.cluster, item.link, item.topic, how)
+            preview = actions.alter_mirror(item.cluster, item.link, item.topic, how,
+                                           dry_run=True)
+        elif isinstance(item, StreamRow) and item.role == "mirror":
+            title = (f"{verb} mirror {_at(item.name, item.cluster)}? It stops mirroring and "
+                     "becomes a normal stream.")
+            act = actions.promote_stream(item.cluster, item.name, failover=failover,
+                                         dry_run=False)
+            preview = actions.promote_stream(item.cluster, item.name, failover=failover,
+                                             dry_run=True)
+        else:
+            return
+        self.message = f"{verb}: dry run..."
+        self._render_status()
+        self._run(preview, self._previewed(title, verb, act))
+
+    def action_down(self) -> None:
+        item = self.current_item()
+        if isinstance(item, ClusterRow):
+            self._confirm(
+                f"Take cluster {item.name} down (a drill)?",
+                ["Nothing replicates into or out of it until it is up again: mirrors, sources",
+                 "and links reading from it show their lag growing and the origin unavailable.",
+                 "Its own clients keep working. Equivalent: jetlink cluster down "
+                 f"{item.name}"],
+                "Down", actions.set_down(item.name, True))
+
+    def action_up(self) -> None:
+        item = self.current_item()
+        if isinstance(item, ClusterRow):
+            self._run(actions.set_down(item.name, False))
+
+    def action_purge(self) -> None:
+        item = self.current_item()
+        if isinstance(item, StreamRow):
+            self._confirm(
+                f"Purge stream {_at(item.name, item.cluster)}?",
+                [f"All {item.messages:,} messages ({output.ibytes(item.bytes)}) are removed; "
+                 "the sequences go on.", f"Equivalent: jetlink --cluster {item.cluster} "
+                 f"stream purge {item.name} -f"],
+                "Purge", actions.purge_stream(item.cluster, item.name))
+
+    def action_step(self) -> None:
+        self.message = "Replication step: running..."
+        self._render_status()
+        self._run(actions.step())
+
+    def action_follow(self) -> None:
+        if self.following:
+            self.following = False
+            self.workers.cancel_group(self, "follow")
+            self.message = f"Stopped following: {self.followed:,} copied"
+        else:
+            self.following = True
+            self.followed = 0
+            self.message = "Following: replicating continuously"
+            self._follow()
+        self._render_status()
+
+    @work(thread=True, group="follow", exit_on_error=False)
+    def _follow(self) -> None:
+        from jetlink.cli.common import bounded_step
+        from jetlink.core.store import DataDir
+
+        worker = get_current_worker()
+        dd = DataDir(self.data_dir)
+        try:
+            while not worker.is_cancelled:
+                failures: list[str] = []
+                reports, links = bounded_step(dd, self.clock, lambda e: failures.append(str(e)),
+                                              max_msgs=FOLLOW_MAX_MSGS)
+                copied = sum(r.copied for r in reports) + sum(r.copied for r in links)
+                self._from_thread(self._followed, copied, failures)
+                if copied:
+                    continue
+                until = time.monotonic() + self.refresh_seconds
+                while not worker.is_cancelled and time.monotonic() < until:
+                    time.sleep(0.05)
+        finally:
+            dd.close()
+
+    def _followed(self, copied: int, failures: list[str]) -> None:
+        if not self.following:
+            return
+        self.followed += copied
+        if failures:
+            self.message = f"Following: step failed: {failures[0]}"
+        self._render_status()
+
+    # -- the live feed ------------------------------------------------------------------------
+
+    def start_feed(self, text: str) -> None:
+        """Follow ``SUBJECT`` or ``SUBJECT@CLUSTER`` (``jetlink sub`` semantics: messages
+        published from now on)."""
+        self.workers.cancel_group(self, "feed")
+        log = self.query_one("#feed-log", RichLog)
+        if not text:
+            log.write(Text("Feed stopped", style="dim"))
+            return
+        subject, cluster = text, self.feed_cluster
+        names = {c.name for c in self.snapshot.clusters} if self.snapshot else set()
+        head, sep, tail = text.rpartition("@")
+        if sep and head and (tail in names or not names):
+            subject, cluster = head, tail
+        self.feed_subject = subject
+        log.write(Text(f"Subscribing on {subject} in cluster {cluster}", style="dim"))
+        self._feed(subject, cluster)
+
+    @work(thread=True, group="feed", exit_on_error=False)
+    def _feed(self, subject: str, cluster: str) -> None:
+        from jetlink.core.errors import JetlinkError
+        from jetlink.core.jetstream import JetStream
+        from jetlink.core.store import DataDir
+
+        worker = get_current_worker()
+        dd = DataDir(self.data_dir)
+        try:
+            try:
+                sub = JetStream(dd.open(cluster, create_local=False), self.clock).subscribe(subject)
+            except JetlinkError as err:
+                self._from_thread(self._feed_line, Text(output.format_error(err), style="red"))
+                return
+            try:
+                while not worker.is_cancelled:
+                    msg = sub.next(timeout=0.2)
+                    if msg is not None:
+                        self._from_thread(self._feed_message, msg)
+            finally:
+                sub.close()
+        finally:
+            dd.close()
+
+    def _feed_line(self, text: Text) -> None:
+        self.query_one("#feed-log", RichLog).write(text)
+
+    def _feed_message(self, msg: Any) -> None:
+        self._feed_count += 1
+        headers = msg.headers
+        origin = ""
+        stream = (headers.get("Nats-Stream") or [""])[0]
+        if stream:
+            origin = f" ({stream} #{(headers.get('Nats-Sequence') or ['?'])[0]})"
+        body = msg.data.decode("utf-8", "replace").replace("\n", " ")
+        line = Text(f"[#{self._feed_count}] ")
+        line.append(msg.subject, style="bold")
+        line.append(origin, style="dim")
+        line.append(f" {body}")
+        self._feed_line(line)
+
+
+def create_app(data_dir: Path, *, clock: Clock | None = None, scope: str | None = None,
+               refresh: float = MIN_REFRESH, feed: str | None = None,
+               feed_cluster: str = "local", label: str | None = None,
+               loader: Callable[[Path, Clock], Snapshot] | None = None) -> Dashboard:
+    """The dashboard over ``data_dir`` (``scope``: show one cluster; None: all), reloaded
+    every ``refresh`` seconds (at least 1); ``feed``: a subject to follow from the start, in
+    ``feed_cluster``; ``label`` names the data in the header (default: its path)."""
+    from jetlink.core.clock import SystemClock
+
+    return Dashboard(data_dir, clock=clock or SystemClock(), scope=scope, refresh=refresh,
+                     feed=feed, feed_cluster=feed_cluster, label=label,
+                     loader=loader or load)

@@ -1,0 +1,369 @@
+"""What the dashboard shows: one :class:`Snapshot` of a data directory, read through core.
+
+:func:`load` reads every cluster of the data directory with the same core calls the CLI's
+``cluster ls``, ``stream info``, ``kv ls``, ``links ls``, ``mirrors describe`` and ``group
+describe`` make, and keeps the documents those commands print with ``--json`` (the detail
+view shows them). It runs in a worker thread of the dashboard, never on the UI thread, on
+its own connections (a DataDir opened and closed per load). :class:`Rates` turns successive
+snapshots into the message rates the sparklines draw.
+
+No Textual here: the data layer is tested on its own and used by ``dashboard --json``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jetlink.core.clock import Clock
+    from jetlink.core.store import DataDir
+
+# How many rate samples a sparkline keeps (one per refresh).
+SPARK_SAMPLES = 12
+_BARS = "▁▂▃▄▅▆▇█"
+
+
+@dataclass
+class ClusterRow:
+    name: str
+    kind: str
+    down: bool
+    streams: int = 0
+    buckets: int = 0
+    topics: int = 0
+    links: int = 0
+    error: str = ""  # why the cluster could not be read
+    doc: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+@dataclass
+class AgreementRow:
+    """One mirror or source agreement of a stream (StreamSourceInfo)."""
+
+    cluster: str
+    stream: str
+    kind: str  # mirror | source
+    origin: str  # ORIGIN or ORIGIN@CLUSTER
+    lag: int
+    active_ns: int  # since the origin was last seen (-1: never)
+    error: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.cluster}/{self.stream}/{self.kind}/{self.origin}"
+
+
+@dataclass
+class StreamRow:
+    cluster: str
+    name: str
+    subjects: list[str]
+    messages: int
+    bytes: int
+    first_seq: int
+    last_seq: int
+    role: str  # stream | mirror | sourced
+    doc: dict[str, Any]  # StreamInfo
+
+    @property
+    def key(self) -> str:
+        return f"{self.cluster}/{self.name}"
+
+
+@dataclass
+class BucketRow:
+    cluster: str
+    bucket: str
+    kind: str  # bucket | mirror | aggregate
+    values: int
+    history: int
+    ttl_ns: int
+    origins: list[str]  # mirror / aggregate origins, as BUCKET or BUCKET@CLUSTER
+    doc: dict[str, Any]  # KVStatus
+
+    @property
+    def key(self) -> str:
+        return f"{self.cluster}/{self.bucket}"
+
+
+@dataclass
+class LinkRow:
+    cluster: str
+    name: str
+    source: str
+    state: str
+    error: str
+    mirrors: int
+    doc: dict[str, Any]  # REST v3 link data with configs
+
+    @property
+    def key(self) -> str:
+        return f"{self.cluster}/{self.name}"
+
+
+@dataclass
+class MirrorRow:
+    """One partition of a mirror topic (the topic's first row carries its name)."""
+
+    cluster: str
+    topic: str
+    link: str
+    source_topic: str
+    status: str
+    error: str
+    status_time_ms: int
+    partition: int
+    lag: int
+    last_fetch_offset: int
+    doc: dict[str, Any]  # REST v3 mirror data
+
+    @property
+    def key(self) -> str:
+        return f"{self.cluster}/{self.topic}/{self.partition}"
+
+
+@dataclass
+class GroupRow:
+    """One committed partition of a consumer group (a group without offsets: one row)."""
+
+    cluster: str
+    group: str
+    state: str
+    topic: str
+    partition: int | None
+    offset: int | None
+    log_end: int | None
+    lag: int | None
+    doc: dict[str, Any]  # the group as group describe --json
+
+    @property
+    def key(self) -> str:
+        return f"{self.cluster}/{self.group}/{self.topic}/{self.partition}"
+
+
+@dataclass
+class Snapshot:
+    taken_ns: int
+    clusters: list[ClusterRow] = field(default_factory=list)
+    streams: list[StreamRow] = field(default_factory=list)
+    agreements: list[AgreementRow] = field(default_factory=list)
+    buckets: list[BucketRow] = field(default_factory=list)
+    links: list[LinkRow] = field(default_factory=list)
+    mirrors: list[MirrorRow] = field(default_factory=list)
+    groups: list[GroupRow] = field(default_factory=list)
+    seconds: float = 0.0  # how long the load took
+
+    def to_json(self) -> dict[str, Any]:
+        """The documents behind the tables (``dashboard --json``), per cluster."""
+        from jetlink.core.clock import format_rfc3339_nano
+
+        out: dict[str, Any] = {"time": format_rfc3339_nano(self.taken_ns), "clusters": []}
+        for c in self.clusters:
+            doc = dict(c.doc)
+            doc["error"] = c.error or None
+            doc["streams"] = [s.doc for s in self.streams if s.cluster == c.name]
+            doc["kv"] = [b.doc for b in self.buckets if b.cluster == c.name]
+            doc["links"] = [lk.doc for lk in self.links if lk.cluster == c.name]
+            seen: dict[str, dict[str, Any]] = {}
+            for m in self.mirrors:
+                if m.cluster == c.name:
+                    seen.setdefault(m.topic, m.doc)
+            doc["mirrors"] = list(seen.values())
+            groups: dict[str, dict[str, Any]] = {}
+            for g in self.groups:
+                if g.cluster == c.name:
+                    groups.setdefault(g.group, g.doc)
+            doc["groups"] = list(groups.values())
+            out["clusters"].append(doc)
+        return out
+
+
+def _error_text(err: Any) -> str:
+    """A StreamSourceInfo ``error`` ({code, err_code, description}) as one line."""
+    if not err:
+        return ""
+    if isinstance(err, dict):
+        return str(err.get("description") or err)
+    return str(err)
+
+
+def _origin(src: dict[str, Any]) -> str:
+    ext = (src.get("external") or {}).get("api") or ""
+    parts = ext.split(".")
+    if len(parts) == 3 and parts[0] == "$JS" and parts[2] == "API":
+        return f"{src['name']}@{parts[1]}"
+    return src["name"]
+
+
+def _load_nats(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> None:
+    from jetlink.core.jetstream import JetStream
+    from jetlink.core.kv import KV
+
+    js = JetStream(dd.open(row.name, create_local=False), clock)
+    for info in js.streams():
+        doc = info.to_json()
+        cfg, st = doc["config"], doc.get("state") or {}
+        mirror, sources = doc.get("mirror"), doc.get("sources") or []
+        role = "mirror" if cfg.get("mirror") else "sourced" if cfg.get("sources") else "stream"
+        snap.streams.append(StreamRow(
+            row.name, cfg["name"], list(cfg.get("subjects") or []), st.get("messages", 0),
+            st.get("bytes", 0), st.get("first_seq", 0), st.get("last_seq", 0), role, doc))
+        for kind, src in ([("mirror", mirror)] if mirror else []) + [
+                ("source", s) for s in sources]:
+            snap.agreements.append(AgreementRow(
+                row.name, cfg["name"], kind, _origin(src), src.get("lag", 0),
+                src.get("active", -1), _error_text(src.get("error"))))
+    row.streams = sum(1 for s in snap.streams if s.cluster == row.name)
+    for status in KV(dd, row.name, clock).statuses():
+        doc = status.to_json()
+        cfg = doc["stream_info"]["config"]
+        origins = [_origin(s) for s in ([cfg["mirror"]] if cfg.get("mirror") else [])
+                   + list(cfg.get("sources") or [])]
+        snap.buckets.append(BucketRow(row.name, status.bucket, status.kind, status.values,
+                                      status.history, status.ttl, origins, doc))
+    row.buckets = sum(1 for b in snap.buckets if b.cluster == row.name)
+
+
+def _tables(dd: DataDir, name: str) -> set[str]:
+    with dd.open(name, create_local=False).read() as conn:
+        return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _load_kafka(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> None:
+    """Topics, links, mirror topics and groups of a cluster that has any (a cluster of
+    either kind may hold them; nothing is created in one that has none)."""
+    from jetlink.core.kafka.links import Links
+    from jetlink.core.kafka.mirrors import Mirrors
+    from jetlink.core.kafka.topics import Kafka
+
+    tables = _tables(dd, row.name)
+    if "topics" not in tables and "links" not in tables:
+        return
+    cl = dd.open(row.name, create_local=False)
+    kafka = Kafka(cl, clock)
+    row.topics = len(kafka.topic_names())
+    links = Links.open(dd, cl, clock).list() if "links" in tables else []
+    row.links = len(links)
+    for li in links:
+        snap.links.append(LinkRow(row.name, li.name, li.source_cluster, li.state,
+                                  li.link_error_message or ("" if li.link_error == "NO_ERROR"
+                                                            else li.link_error),
+                                  len(li.topic_names), li.to_json(include_configs=True)))
+    if links:
+        for m in Mirrors(dd, row.name, clock).list():
+            doc = m.to_json()
+            for p in m.mirror_lags or []:
+                snap.mirrors.append(MirrorRow(
+                    row.name, m.mirror_topic_name, m.link_name, m.source_topic_name,
+                    m.mirror_status, "" if m.mirror_topic_error == "NO_ERROR"
+                    else m.mirror_topic_error, m.status_time_ms, p.partition, p.lag,
+                    p.last_source_fetch_offset, doc))
+    for g in kafka.groups():
+        doc = g.to_json()
+        if not g.offsets:
+            snap.groups.append(GroupRow(row.name, g.group, g.state, "", None, None, None,
+                                        None, doc))
+        for o in g.offsets:
+            snap.groups.append(GroupRow(row.name, g.group, g.state, o.topic, o.partition,
+                                        o.committed, o.log_end, o.lag, doc))
+
+
+def load(path: Path, clock: Clock) -> Snapshot:
+    """A snapshot of the data directory at ``path`` (nothing is created when it does not
+    exist). A cluster that cannot be read gets its ``error``; sqlite3.OperationalError (a
+    locked or busy database) is raised for the caller to report."""
+    import time
+
+    from jetlink.core.errors import JetlinkError
+    from jetlink.core.store import DataDir
+
+    started = time.monotonic()
+    snap = Snapshot(taken_ns=clock.now_ns())
+    if not path.is_dir():
+        return snap
+    dd = DataDir(path)
+    try:
+        for info in dd.clusters(create_local=False):
+            row = ClusterRow(info.name, info.kind, info.down, doc=info.to_json())
+            snap.clusters.append(row)
+            try:
+                _load_nats(dd, row, clock, snap)
+                _load_kafka(dd, row, clock, snap)
+            except JetlinkError as err:
+                row.error = str(err)
+            except sqlite3.DatabaseError as err:
+                if isinstance(err, sqlite3.OperationalError):
+                    raise
+                row.error = f"not a usable database ({err})"
+    finally:
+        dd.close()
+    snap.seconds = time.monotonic() - started
+    return snap
+
+
+# -- rates ----------------------------------------------------------------------------------
+
+
+class Rates:
+    """Message rates per stream from successive snapshots: messages appended (last sequence
+    growth) per second between two loads, the last :data:`SPARK_SAMPLES` kept."""
+
+    def __init__(self, samples: int = SPARK_SAMPLES) -> None:
+        self.samples = samples
+        self._last: dict[str, tuple[int, int]] = {}  # key -> (time ns, last_seq)
+        self._rates: dict[str, deque[float]] = {}
+
+    def update(self, snap: Snapshot) -> None:
+        seen = set()
+        for s in snap.streams:
+            seen.add(s.key)
+            before = self._last.get(s.key)
+            self._last[s.key] = (snap.taken_ns, s.last_seq)
+            if before is None or snap.taken_ns <= before[0]:
+                continue
+            grown = max(s.last_seq - before[1], 0)
+            rate = grown * 1e9 / (snap.taken_ns - before[0])
+            self._rates.setdefault(s.key, deque(maxlen=self.samples)).append(rate)
+        for key in set(self._last) - seen:  # a stream that went away
+            self._last.pop(key, None)
+            self._rates.pop(key, None)
+
+    def rate(self, key: str) -> float | None:
+        """The latest rate (messages per second), None before two loads."""
+        values = self._rates.get(key)
+        return values[-1] if values else None
+
+    def sparkline(self, key: str) -> str:
+        return sparkline(self._rates.get(key) or ())
+
+
+def sparkline(values: Iterable[float]) -> str:
+    """One block character per value, scaled to the largest ('' for no values)."""
+    values = list(values)
+    if not values:
+        return ""
+    top = max(values)
+    if top <= 0:
+        return _BARS[0] * len(values)
+    return "".join(_BARS[min(int(v / top * (len(_BARS) - 1) + 0.5), len(_BARS) - 1)]
+                   for v in values)
+
+
+def rate_text(rate: float | None) -> str:
+    """``12/s``, ``1.5k/s``; '' before the first rate."""
+    if rate is None:
+        return ""
+    if rate >= 1000:
+        return f"{rate / 1000:.1f}k/s"
+    if rate >= 10 or rate == 0:
+        return f"{rate:.0f}/s"
+    return f"{rate:.1f}/s"
