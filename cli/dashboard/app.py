@@ -61,6 +61,10 @@ FOLLOW_MAX_MSGS = 10_000  # per agreement and step while following (as replicate
 FEED_LINES = 500
 
 TABS = ("clusters", "streams", "kv", "links", "groups", "feed")
+# the dashboard's own actions: hidden under a modal or the detail view, and where they do
+# not apply (check_action)
+GATED = frozenset({"tab", "detail", "filter", "scope", "step", "follow", "pause", "resume",
+                   "promote", "failover", "down", "up", "purge"})
 
 
 def _at(name: str, cluster: str) -> str:
@@ -87,7 +91,7 @@ def _num(n: int | None) -> str:
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "clusters": ("Cluster", "Kind", "State", "Streams", "Buckets", "Topics", "Links", "Error"),
-    "streams": ("Stream", "Subjects", "Messages", "Bytes", "Sequences", "Rate", "Trend"),
+    "streams": ("Stream", "Messages", "Rate", "Trend", "Bytes", "Sequences", "Subjects"),
     "agreements": ("Target", "Kind", "Origin", "Lag", "Active", "Error"),
     "kv": ("Bucket", "Kind", "Values", "History", "TTL", "Origins"),
     "links": ("Link", "Source", "State", "Mirrors", "Error"),
@@ -304,8 +308,13 @@ class Dashboard(App[None]):
     def _from_thread(self, fn: Callable[..., Any], *args: Any) -> None:
         if not self.is_running:
             return
+
+        def guarded(*a: Any) -> None:
+            if self.is_running and self.screen_stack:  # not while shutting down
+                fn(*a)
+
         try:
-            self.call_from_thread(fn, *args)
+            self.call_from_thread(guarded, *args)
         except RuntimeError:  # the app is shutting down
             pass
 
@@ -345,10 +354,10 @@ class Dashboard(App[None]):
                 if self._wanted(s.cluster, s.name, *s.subjects):
                     seqs = f"{s.first_seq:,}..{s.last_seq:,}" if s.messages else "-"
                     name = _at(s.name, s.cluster) + ("" if s.role == "stream" else f" ({s.role})")
-                    rows.append((s, (name, ", ".join(s.subjects) or "-", output.comma(s.messages),
-                                     output.ibytes(s.bytes), seqs,
+                    rows.append((s, (name, output.comma(s.messages),
                                      rate_text(self.rates.rate(s.key)),
-                                     self.rates.sparkline(s.key))))
+                                     self.rates.sparkline(s.key), output.ibytes(s.bytes), seqs,
+                                     ", ".join(s.subjects) or "-")))
         elif table == "agreements":
             for a in snap.agreements:
                 if self._wanted(a.cluster, a.stream, a.origin):
@@ -408,7 +417,7 @@ class Dashboard(App[None]):
             if selected in keys:
                 table.move_cursor(row=keys.index(selected), animate=False)
         self._render_detail()
-        self.refresh_bindings()
+        self._bindings_changed()
 
     def _selected_key(self, table: str) -> str | None:
         row = self.selected(table)
@@ -473,12 +482,18 @@ class Dashboard(App[None]):
         table = self.current_table()
         return None if table is None else self.selected(table)
 
+    def _bindings_changed(self) -> None:
+        if self.screen_stack:  # (messages may still arrive while the app shuts down)
+            self.refresh_bindings()
+
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_detail()  # Enter on a row
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if not self.screen_stack:
+            return
         self._render_detail()
-        self.refresh_bindings()
+        self._bindings_changed()
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         tables = TAB_TABLES.get(self.active_tab, ())
@@ -487,16 +502,20 @@ class Dashboard(App[None]):
         elif self.active_tab == "feed":
             self.query_one("#feed-subject", Input).focus()
         self._render_detail()
-        self.refresh_bindings()
+        self._bindings_changed()
 
     def on_descendant_focus(self, event: Any) -> None:
-        self.refresh_bindings()
+        if self.screen_stack:
+            self._render_detail()  # the detail pane follows the table in focus
+        self._bindings_changed()
 
     # -- which keys apply where (the footer shows only those) ------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if not isinstance(self.screen, Screen) or self.screen is not self.screen_stack[0]:
+        if action not in GATED:
             return True
+        if len(self.screen_stack) != 1:  # a modal or the detail view is up: its keys only
+            return False
         table = self.current_table()
         item = self.current_item()
         if action == "detail":
@@ -626,6 +645,8 @@ class Dashboard(App[None]):
             if not preview.ok:
                 self._say(preview)
                 return
+            self.message = ""
+            self._render_status()
             self._confirm(title, [preview.message, *preview.details], verb, action)
 
         return then

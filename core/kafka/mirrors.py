@@ -373,7 +373,7 @@ class Mirrors:
 
         info = self.links.get(link)
         src = info.source_cluster
-        if self.datadir.is_down(src) or src not in {c.name for c in self.datadir.clusters()}:
+        if not self.datadir.has_cluster(src) or self.datadir.is_down(src):
             return info, None
         return info, Kafka(self.datadir.open(src), self.clock)
 

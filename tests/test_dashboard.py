@@ -1,0 +1,694 @@
+"""`jetlink dashboard` (cli/dashboard/): the data layer, the app driven by Textual's Pilot
+(navigation, every action and its effect on the store, the confirm modal cancelled), a
+change made by another process, a slow and a locked database, NO_COLOR, the command itself,
+and three SVG snapshots (pytest-textual-snapshot) on the demo data set of
+scripts/dashboard_svg.py with a manual clock."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from jetlink.cli.dashboard import actions
+from jetlink.cli.dashboard.data import Rates, Snapshot, load, rate_text, sparkline
+from jetlink.core.clock import ManualClock
+from jetlink.core.jetstream import JetStream
+from jetlink.core.kafka.mirrors import Mirrors
+from jetlink.core.kafka.topics import Kafka
+from jetlink.core.store import DataDir
+
+ROOT = Path(__file__).resolve().parent.parent
+SEC = 1_000_000_000
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("dashboard_svg", ROOT / "scripts" /
+                                                  "dashboard_svg.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    """The demo data set, built once; each test gets a copy (:func:`demo`)."""
+    script = _script()
+    path = tmp_path_factory.mktemp("dashboard") / "data"
+    clock = ManualClock(script.START_NS)
+    script.build(path, clock)
+    return path, clock.now_ns()
+
+
+@pytest.fixture
+def demo(template, tmp_path):
+    """(data directory, clock at the data set's time) of a fresh copy of the demo data."""
+    src, now = template
+    path = tmp_path / "data"
+    shutil.copytree(src, path)
+    return path, ManualClock(now)
+
+
+def make_app(demo, **kw):
+    from jetlink.cli.dashboard.app import create_app
+
+    path, clock = demo
+    kw.setdefault("refresh", 3600)
+    kw.setdefault("label", "demo")
+    return create_app(path, clock=clock, **kw)
+
+
+def drive(app, steps, size=(100, 30)):
+    """Run ``app`` headless, call ``await steps(pilot)``, return what it returns."""
+
+    async def main():
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            return await steps(pilot)
+
+    return asyncio.run(main())
+
+
+async def settle(pilot):
+    """Let the loads and actions finish (not the feed or follow loops) and the screen catch
+    up."""
+    for _ in range(3):
+        busy = [w for w in pilot.app.workers if w.group in ("load", "action")]
+        if busy:  # (an empty list would mean every worker)
+            await pilot.app.workers.wait_for_complete(busy)
+        await pilot.pause()
+
+
+def cells(app, table):
+    from textual.widgets import DataTable
+
+    t = app.query_one(f"#{table}-table", DataTable)
+    return [[str(c) for c in t.get_row_at(i)] for i in range(t.row_count)]
+
+
+def status(app):
+    return str(app.query_one("#status").render())
+
+
+async def select(pilot, table, text):
+    """Focus ``table`` and put its cursor on the first row whose cells contain ``text``."""
+    from textual.widgets import DataTable
+
+    t = pilot.app.query_one(f"#{table}-table", DataTable)
+    t.focus()
+    rows = cells(pilot.app, table)
+    exact = [i for i, row in enumerate(rows) if text in row]
+    index = exact[0] if exact else next(
+        i for i, row in enumerate(rows) if any(text in c for c in row))
+    t.move_cursor(row=index)
+    await pilot.pause()
+
+
+def mirror_status(path, topic="orders"):
+    dd = DataDir(path)
+    try:
+        return Mirrors(dd, "keast", ManualClock()).describe(topic).mirror_status
+    finally:
+        dd.close()
+
+
+def stream_info(path, cluster, name):
+    dd = DataDir(path)
+    try:
+        return JetStream(dd.open(cluster), ManualClock()).stream_info(name).to_json()
+    finally:
+        dd.close()
+
+
+# -- the data layer --------------------------------------------------------------------------
+
+
+def test_load_reads_every_cluster_through_core(demo):
+    path, clock = demo
+    snap = load(path, clock)
+    assert [(c.name, c.kind, c.down, c.streams, c.buckets, c.topics, c.links)
+            for c in snap.clusters] == [
+        ("east", "nats", False, 4, 2, 0, 0), ("keast", "kafka", False, 0, 0, 1, 1),
+        ("kwest", "kafka", False, 0, 0, 1, 0), ("west", "nats", True, 2, 1, 0, 0)]
+    assert not (path / "local.db").exists()  # a viewer creates nothing
+    backup = next(s for s in snap.streams if s.name == "BACKUP")
+    assert (backup.role, backup.messages, backup.first_seq, backup.last_seq) == (
+        "mirror", 40, 1, 40)
+    assert backup.doc["mirror"]["name"] == "ORDERS"  # the StreamInfo document
+    agreements = {(a.stream, a.kind, a.origin): (a.lag, a.error) for a in snap.agreements}
+    assert agreements[("BACKUP", "mirror", "ORDERS@west")] == (
+        0, "origin cluster west is down")
+    assert agreements[("ARCHIVE", "source", "ORDERS@west")][1] == "origin cluster west is down"
+    buckets = {(b.cluster, b.bucket): (b.kind, b.values, b.history, b.ttl_ns, b.origins)
+               for b in snap.buckets}
+    assert buckets == {
+        ("west", "CONFIG"): ("bucket", 3, 5, 3600 * SEC, []),
+        ("east", "CONFIG_EAST"): ("mirror", 3, -1, 0, ["KV_CONFIG@west"]),
+        ("east", "SETTINGS"): ("aggregate", 2, 1, 0, ["KV_CONFIG@west"]),
+    }
+    assert [(lk.name, lk.source, lk.state, lk.mirrors) for lk in snap.links] == [
+        ("dr", "kwest", "ACTIVE", 1)]
+    assert [(m.topic, m.status, m.partition, m.lag, m.last_fetch_offset)
+            for m in snap.mirrors] == [
+        ("orders", "ACTIVE", 0, 0, 10), ("orders", "ACTIVE", 1, 5, 16),
+        ("orders", "ACTIVE", 2, 0, 20)]
+    billing = [(g.partition, g.offset, g.log_end, g.lag) for g in snap.groups
+               if g.cluster == "kwest" and g.group == "billing"]
+    assert billing == [(0, 10, 10, 0), (1, 19, 21, 2), (2, 20, 20, 0)]
+
+
+def test_snapshot_json_holds_the_api_documents(demo):
+    path, clock = demo
+    doc = load(path, clock).to_json()
+    assert doc["time"] == "2026-01-01T00:00:29Z"
+    east = next(c for c in doc["clusters"] if c["name"] == "east")
+    assert [s["config"]["name"] for s in east["streams"]] == [
+        "ARCHIVE", "BACKUP", "CONFIG_EAST", "KV_SETTINGS"]
+    assert [b["bucket"] for b in east["kv"]] == ["CONFIG_EAST", "SETTINGS"]
+    keast = next(c for c in doc["clusters"] if c["name"] == "keast")
+    assert keast["links"][0]["link_name"] == "dr"
+    assert keast["mirrors"][0]["mirror_lags"][1] == {
+        "partition": 1, "lag": 5, "last_source_fetch_offset": 16}
+    assert sorted(g["consumer_group_id"] for g in keast["groups"]) == ["audit", "billing"]
+    json.dumps(doc)
+
+
+def test_load_of_a_missing_directory_creates_nothing(tmp_path):
+    snap = load(tmp_path / "nope", ManualClock())
+    assert snap.clusters == [] and not (tmp_path / "nope").exists()
+
+
+@pytest.mark.parametrize("values, line", [
+    ([], ""), ([0, 0], "▁▁"), ([1, 2, 4, 8], "▂▃▅█"), ([5], "█"), ([0, 10, 5], "▁█▅"),
+])
+def test_sparkline(values, line):
+    assert sparkline(values) == line
+
+
+@pytest.mark.parametrize("rate, text", [
+    (None, ""), (0, "0/s"), (2.5, "2.5/s"), (12.4, "12/s"), (1500, "1.5k/s")])
+def test_rate_text(rate, text):
+    assert rate_text(rate) == text
+
+
+def test_rates_from_successive_snapshots():
+    from jetlink.cli.dashboard.data import StreamRow
+
+    rates = Rates(samples=3)
+
+    def snap(t, last):
+        return Snapshot(taken_ns=t * SEC, streams=[
+            StreamRow("c", "S", [], last, 0, 1, last, "stream", {})])
+
+    rates.update(snap(0, 10))
+    assert rates.rate("c/S") is None
+    for t, last in ((1, 20), (3, 20), (4, 50), (5, 51)):
+        rates.update(snap(t, last))
+    assert rates.rate("c/S") == 1.0 and rates.sparkline("c/S") == "▁█▁"
+    rates.update(Snapshot(taken_ns=6 * SEC))  # the stream went away
+    assert rates.rate("c/S") is None
+
+
+# -- actions without the UI --------------------------------------------------------------------
+
+
+def test_an_engine_error_is_a_failed_outcome(demo):
+    path, clock = demo
+    out = actions.run(path, clock, actions.purge_stream("east", "NOPE"))
+    assert out.ok is False and out.message == "jetlink: error: stream not found (10059)"
+
+
+def test_step_reports_what_moved(demo):
+    path, clock = demo
+    dd = DataDir(path)
+    dd.set_down("west", False)
+    dd.close()
+    out = actions.run(path, clock, actions.step())
+    assert out.ok and out.message == "Replication step: 24 messages copied, 5 records mirrored"
+
+
+# -- the app: navigation ------------------------------------------------------------------------
+
+
+def test_tabs_tables_and_detail_view(demo):
+    app = make_app(demo)
+
+    async def steps(pilot):
+        from jetlink.cli.dashboard.app import DetailScreen
+
+        assert app.active_tab == "clusters"
+        assert [r[:3] for r in cells(app, "clusters")] == [
+            ["east", "nats", "up"], ["keast", "kafka", "up"], ["kwest", "kafka", "up"],
+            ["west", "nats", "down"]]
+        await pilot.press("2")
+        assert app.active_tab == "streams" and app.current_table() == "streams"
+        assert cells(app, "streams")[1] == [
+            "BACKUP@east (mirror)", "40", "", "", "2.0 KiB", "1..40", "-"]
+        assert cells(app, "agreements")[1] == [
+            "BACKUP@east", "mirror", "ORDERS@west", "0", "16s", "origin cluster west is down"]
+        await pilot.press("down", "enter")
+        assert isinstance(app.screen, DetailScreen)
+        assert app.screen.title_text == "StreamInfo BACKUP@east"
+        assert app.screen.doc["config"]["mirror"]["name"] == "ORDERS"
+        await pilot.press("escape")
+        assert not isinstance(app.screen, DetailScreen)
+        await pilot.press("4")
+        assert cells(app, "mirrors") == [
+            ["orders@keast", "dr", "ACTIVE", "0", "0", "10", "15s"],
+            ["", "", "ACTIVE", "1", "5", "16", "15s"],
+            ["", "", "ACTIVE", "2", "0", "20", "15s"]]
+        await pilot.press("5")
+        assert cells(app, "groups")[0] == ["audit@keast", "Empty", "orders", "0", "4", "10",
+                                           "6"]
+        await pilot.press("3", "i")
+        assert app.screen.title_text == "KV status CONFIG_EAST@east"
+        await pilot.press("escape")
+
+    drive(app, steps)
+
+
+def test_filter_and_cluster_scope(demo):
+    app = make_app(demo)
+
+    async def steps(pilot):
+        await pilot.press("2", "slash", *"back")
+        assert [r[0] for r in cells(app, "streams")] == ["BACKUP@east (mirror)"]
+        assert "filter 'back'" in status(app)
+        await pilot.press("enter")  # keeps the filter, back to the table
+        assert app.focused.id == "streams-table"
+        await pilot.press("slash", "escape")  # clears it
+        assert len(cells(app, "streams")) == 6
+        await pilot.press("c")  # all -> east
+        assert {r[0].split("@")[1].split()[0] for r in cells(app, "streams")} == {"east"}
+        assert "cluster east" in status(app)
+        await pilot.press("c", "c", "c", "c")  # keast, kwest, west, all
+        assert "all clusters" in status(app)
+
+    drive(app, steps)
+
+
+def test_scope_from_the_cluster_option(demo):
+    app = make_app(demo, scope="west")
+
+    async def steps(pilot):
+        return [r[0] for r in cells(app, "clusters")]
+
+    assert drive(app, steps) == ["west"]
+
+
+def test_footer_shows_only_the_keys_that_apply(demo):
+    app = make_app(demo)
+
+    async def steps(pilot):
+        def keys():
+            return {b.binding.action for b in app.active_bindings.values()
+                    if app.check_action(b.binding.action, ())} & {"down", "up", "purge", "pause", "resume",
+                                           "promote", "failover"}
+
+        out = [keys()]  # east: up
+        await select(pilot, "clusters", "west")
+        out.append(keys())
+        await pilot.press("2")
+        await select(pilot, "streams", "BACKUP")
+        out.append(keys())
+        await select(pilot, "streams", "ORDERS")
+        out.append(keys())
+        await pilot.press("4")
+        await select(pilot, "mirrors", "orders@keast")
+        out.append(keys())
+        return out
+
+    assert drive(app, steps) == [
+        {"down"}, {"up"}, {"purge", "promote", "failover"}, {"purge"},
+        {"pause", "promote", "failover"}]
+
+
+# -- the app: actions ---------------------------------------------------------------------------
+
+
+def test_pause_and_resume_a_mirror_topic_and_a_link(demo):
+    path, _ = demo
+    app = make_app(demo)
+
+    async def steps(pilot):
+        await pilot.press("4")
+        await select(pilot, "mirrors", "orders@keast")
+        await pilot.press("p")
+        await settle(pilot)
+        seen = [mirror_status(path), status(app)]
+        assert cells(app, "mirrors")[0][2] == "PAUSED"
+        await pilot.press("r")
+        await settle(pilot)
+        seen.append(mirror_status(path))
+        await select(pilot, "links", "dr@keast")
+        await pilot.press("p")
+        await settle(pilot)
+        seen += [cells(app, "links")[0][2], mirror_status(path)]
+        await pilot.press("r")
+        await settle(pilot)
+        seen.append(cells(app, "links")[0][2])
+        return seen
+
+    paused, said, resumed, link, mirror, link_back = drive(app, steps)
+    assert (paused, resumed, link, mirror, link_back) == (
+        "PAUSED", "ACTIVE", "PAUSED", "PAUSED", "ACTIVE")
+    assert "Mirror topic orders@keast paused" in said
+
+
+def test_failover_shows_the_clamps_and_can_be_cancelled(demo):
+    path, _ = demo
+    app = make_app(demo)
+
+    async def steps(pilot):
+        from jetlink.cli.dashboard.app import ConfirmScreen
+
+        await pilot.press("4")
+        await select(pilot, "mirrors", "orders@keast")
+        await pilot.press("F")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        shown = list(app.screen.lines)
+        await pilot.press("n")
+        await settle(pilot)
+        cancelled = (mirror_status(path), status(app))
+        await pilot.press("F")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        return shown, cancelled, status(app)
+
+    shown, cancelled, done = drive(app, steps)
+    assert shown == [
+        "Mirror topic orders@keast can be failed over",
+        "Mirror lag 5 (the largest of 3 partitions)",
+        "Would clamp consumer group billing on orders partition 1: offset 19 -> 16",
+    ]
+    assert cancelled[0] == "ACTIVE" and "Failover: cancelled, nothing changed" in cancelled[1]
+    assert mirror_status(path) == "STOPPED"
+    assert "Mirror topic orders@keast failed over" in done
+    dd = DataDir(path)
+    assert Kafka(dd.open("keast"), ManualClock()).committed("billing")[("orders", 1)] == 16
+    dd.close()
+
+
+def test_a_refused_promotion_shows_the_error_text(demo):
+    path, _ = demo
+    app = make_app(demo)
+
+    async def steps(pilot):
+        await pilot.press("4")
+        await select(pilot, "mirrors", "orders@keast")
+        await pilot.press("P")
+        await settle(pilot)
+        return status(app), type(app.screen).__name__
+
+    said, screen = drive(app, steps)
+    assert screen != "ConfirmScreen"  # nothing to confirm: the dry run was refused
+    assert "Mirror topic orders@keast: " in said and "lag" in said.lower()
+    assert mirror_status(path) == "ACTIVE"
+
+
+def test_promote_a_nats_mirror(demo):
+    path, _ = demo
+    app = make_app(demo)
+
+    async def steps(pilot):
+        from jetlink.cli.dashboard.app import ConfirmScreen
+
+        await pilot.press("2")
+        await select(pilot, "streams", "BACKUP")
+        await pilot.press("P")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        shown = list(app.screen.lines)
+        await pilot.press("y")
+        await settle(pilot)
+        return shown, status(app)
+
+    shown, said = drive(app, steps)
+    assert shown == [
+        "BACKUP@east can be promoted", "Origin ORDERS@west: cluster west is down",
+        "Mirror last sequence 40, lag 12", "Subjects: orders.>", "No consumer to clamp"]
+    assert "Stream BACKUP@east was promoted: it no longer mirrors ORDERS@west" in said
+    info = stream_info(path, "east", "BACKUP")
+    assert "mirror" not in info["config"] and info["config"]["subjects"] == ["orders.>"]
+
+
+def test_cluster_down_confirms_and_up_does_not(demo):
+    path, _ = demo
+    app = make_app(demo)
+
+    async def steps(pilot):
+        await select(pilot, "clusters", "east")
+        await pilot.press("d")
+        await settle(pilot)
+        await pilot.press("escape")  # cancel
+        await settle(pilot)
+        first = DataDir(path).is_down("east")
+        await pilot.press("d")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        down = cells(app, "clusters")[0][2]
+        await pilot.press("u")
+        await settle(pilot)
+        return first, down, cells(app, "clusters")[0][2]
+
+    assert drive(app, steps) == (False, "down", "up")
+
+
+def test_purge_a_stream(demo):
+    path, _ = demo
+    app = make_app(demo)
+
+    async def steps(pilot):
+        await pilot.press("2")
+        await select(pilot, "streams", "ARCHIVE")
+        await pilot.press("x")
+        await settle(pilot)
+        lines = list(app.screen.lines)
+        await pilot.press("y")
+        await settle(pilot)
+        return lines, status(app)
+
+    lines, said = drive(app, steps)
+    assert lines[0] == "All 40 messages (6.5 KiB) are removed; the sequences go on."
+    assert "Purged 40 messages from ARCHIVE@east" in said
+    assert stream_info(path, "east", "ARCHIVE")["state"]["messages"] == 0
+
+
+def test_step_and_follow(demo):
+    path, clock = demo
+    dd = DataDir(path)
+    dd.set_down("west", False)
+    app = make_app(demo)
+
+    async def steps(pilot):
+        await pilot.press("s")
+        await settle(pilot)
+        stepped = status(app)
+        JetStream(dd.open("west"), clock).publish("orders.eu.x", b"while following")
+        await pilot.press("f")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if stream_info(path, "east", "BACKUP")["state"]["last_seq"] == 53:
+                break
+        following = status(app)
+        await pilot.press("f")
+        await settle(pilot)
+        return stepped, following, status(app)
+
+    try:
+        stepped, following, stopped = drive(app, steps)
+    finally:
+        dd.close()
+    assert "Replication step: 24 messages copied, 5 records mirrored" in stepped
+    assert "following: " in following
+    assert stream_info(path, "east", "BACKUP")["state"]["last_seq"] == 53
+    assert "Stopped following: 2 copied" in stopped  # BACKUP and ARCHIVE
+
+
+def test_feed_follows_a_republish_subject(demo):
+    path, clock = demo
+    app = make_app(demo, feed="monitor.>@west")
+
+    async def steps(pilot):
+        from textual.widgets import RichLog
+
+        await pilot.press("6")
+        await pilot.pause(0.3)
+        dd = DataDir(path)
+        JetStream(dd.open("west"), clock).publish("orders.eu.77", b"watched")
+        dd.close()
+        log = app.query_one("#feed-log", RichLog)
+        for _ in range(100):
+            if len(log.lines) >= 2:
+                break
+            await pilot.pause(0.05)
+        return [line.text for line in log.lines]
+
+    lines = drive(app, steps)
+    assert lines[0] == "Subscribing on monitor.> in cluster west"
+    assert lines[1] == "[#1] monitor.orders.eu.77 (ORDERS #53) watched"
+
+
+# -- the app: live data, slow and locked databases, no colour ---------------------------------
+
+
+def test_picks_up_a_change_made_by_another_process(demo):
+    path, _ = demo
+    app = make_app(demo, refresh=1)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JETLINK_")}
+
+    async def steps(pilot):
+        await pilot.press("2")
+        subprocess.run([sys.executable, "-m", "jetlink.cli.main", "--data-dir", str(path),
+                        "--cluster", "east", "stream", "add", "FRESH", "--subjects", "fresh.>",
+                        "--defaults"], check=True, capture_output=True, env=env)
+        for _ in range(100):
+            await pilot.pause(0.1)
+            if any(r[0] == "FRESH@east" for r in cells(app, "streams")):
+                return True
+        return False
+
+    assert drive(app, steps)
+
+
+def test_a_slow_load_shows_a_notice_and_keeps_the_ui_responsive(demo):
+    gate = threading.Event()
+    calls = []
+
+    def slow(path, clock):
+        calls.append(1)
+        if len(calls) > 1:
+            gate.wait(10)
+        return load(path, clock)
+
+    app = make_app(demo, refresh=1, loader=slow)
+
+    async def steps(pilot):
+        started = time.monotonic()
+        notice = ""
+        while time.monotonic() - started < 6 and "slow" not in notice:
+            await pilot.pause(0.1)
+            notice = status(app)
+        await pilot.press("2")  # the UI still answers
+        tab = app.active_tab
+        gate.set()
+        return notice, tab, len(calls)
+
+    notice, tab, loads = drive(app, steps)
+    assert "reading the data directory is slow" in notice
+    assert "the tables show the last snapshot" in notice
+    assert tab == "streams" and loads == 2  # no second load started while one runs
+
+
+def test_a_locked_database_shows_a_notice(demo):
+    def locked(path, clock):
+        raise sqlite3.OperationalError("database is locked")
+
+    app = make_app(demo, loader=locked)
+
+    async def steps(pilot):
+        return status(app), app.query_one("#status").has_class("-problem")
+
+    said, problem = drive(app, steps)
+    assert said == ("demo · all clusters · cannot read the data directory (database is "
+                    "locked): retrying; the tables show the last snapshot")
+    assert problem
+
+
+def test_no_color(demo, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app(demo)
+
+    async def steps(pilot):
+        from textual.widgets import DataTable
+
+        table = app.query_one("#clusters-table", DataTable)
+        return app.no_color, table.get_component_rich_style("datatable--cursor").reverse
+
+    assert drive(app, steps) == (True, True)
+
+
+# -- the command ----------------------------------------------------------------------------------
+
+
+def test_command_json_is_one_snapshot(jl, demo):
+    path, _ = demo
+    result = jl("--data-dir", str(path), "--cluster", "keast", "dashboard", "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert [c["name"] for c in doc["clusters"]] == ["keast"]
+    assert doc["clusters"][0]["mirrors"][0]["mirror_topic_name"] == "orders"
+
+
+def test_command_refuses_without_a_terminal(jl):
+    result = jl("dashboard")
+    assert result.exit_code == 1
+    assert result.stderr == ("jetlink: error: the dashboard needs a terminal (stdin, stdout "
+                             "and stderr): run it in one, or use --json for one snapshot of "
+                             "its data\n")
+
+
+def test_command_refuses_a_refresh_under_a_second(jl):
+    result = jl("dashboard", "--refresh", "500ms")
+    assert result.exit_code == 2
+    assert "at most once a second" in result.stderr
+
+
+# -- snapshots (pytest-textual-snapshot): few, small, deterministic ----------------------------
+
+
+def test_snapshot_main_screen_80x24(demo, snap_compare):
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+
+    assert snap_compare(make_app(demo), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_snapshot_failover_confirmation(demo, snap_compare):
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("4")
+        await select(pilot, "mirrors", "orders@keast")
+        await pilot.press("F")
+        await settle(pilot)
+
+    assert snap_compare(make_app(demo), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_snapshot_wide_terminal_with_detail_pane(demo, snap_compare):
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("4")
+        await select(pilot, "mirrors", "orders@keast")  # (a link's document has a random id)
+        await settle(pilot)
+
+    assert snap_compare(make_app(demo), terminal_size=(160, 40), run_before=run_before)
+
+
+def test_docs_screenshot_is_current(tmp_path):
+    """docs/dashboard.svg is what scripts/dashboard_svg.py renders (ids Rich derives from
+    style objects aside): run the script after changing what the main screen shows."""
+    import re
+
+    out = tmp_path / "dashboard.svg"
+    assert _script().main(["--out", str(out)]) == 0
+
+    def norm(text):
+        return re.sub(r"terminal-\d+", "terminal", text)
+
+    assert norm(out.read_text()) == norm((ROOT / "docs" / "dashboard.svg").read_text())
