@@ -122,7 +122,8 @@ async def _shoot(path: Path, clock, out: Path, tab: str, size: tuple[int, int]) 
     from jetlink.core.jetstream import JetStream
     from jetlink.core.store import DataDir
 
-    app = create_app(path, clock=clock, refresh=3600, label="demo data set")
+    app = create_app(path, clock=clock, refresh=3600, label="demo data set",
+                     min_interval=0)
     async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()

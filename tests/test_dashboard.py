@@ -80,13 +80,19 @@ def drive(app, steps, size=(100, 30)):
 
 
 async def settle(pilot):
-    """Let the loads and actions finish (not the feed or follow loops) and the screen catch
-    up."""
-    for _ in range(3):
-        busy = [w for w in pilot.app.workers if w.group in ("load", "action")]
-        if busy:  # (an empty list would mean every worker)
-            await pilot.app.workers.wait_for_complete(busy)
+    """Let the loads and actions finish (not the feed or follow loops), including a load
+    deferred to keep them at most one a second, and the screen catch up."""
+    app = pilot.app
+    for _ in range(100):
+        busy = [w for w in app.workers if w.group in ("load", "action") and not w.is_finished]
+        if busy:
+            await app.workers.wait_for_complete(busy)
         await pilot.pause()
+        if not busy and not app._deferred and app._loading_since is None:
+            break
+        if app._deferred:
+            await pilot.pause(0.1)
+    await pilot.pause()
 
 
 def cells(app, table):

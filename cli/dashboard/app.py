@@ -211,8 +211,10 @@ class Dashboard(App[None]):
     def __init__(self, data_dir: Path, *, clock: Clock, scope: str | None = None,
                  refresh: float = MIN_REFRESH, feed: str | None = None,
                  feed_cluster: str = "local", label: str | None = None,
-                 loader: Callable[[Path, Clock], Snapshot] = load) -> None:
+                 loader: Callable[[Path, Clock], Snapshot] = load,
+                 min_interval: float = MIN_REFRESH) -> None:
         super().__init__()
+        self.min_interval = min_interval
         self.data_dir = data_dir
         self.clock = clock
         self.scope = scope
@@ -229,7 +231,9 @@ class Dashboard(App[None]):
         self.following = False
         self.followed = 0  # messages + records copied while following
         self._rows: dict[str, list[Any]] = {name: [] for name in COLUMNS}
-        self._loading_since: float | None = None
+        self._loading_since: float | None = None  # the running load's start
+        self._last_load: float | None = None  # when the last load started
+        self._deferred = False  # a load waits for the second to be over
         self._loads = 0
         self._feed_count = 0
         self.sub_title = self.label
@@ -282,7 +286,15 @@ class Dashboard(App[None]):
     # -- loading ----------------------------------------------------------------------------
 
     def tick(self) -> None:
-        """Start a load unless one is running (then say so when it is slow)."""
+        """Start a load unless one is running (then say so when it is slow) or one started
+        less than a second ago (then it runs when the second is over)."""
+        if self._loading_since is None and self._last_load is not None:
+            wait = self._last_load + self.min_interval - time.monotonic()
+            if wait > 0:
+                if not self._deferred:
+                    self._deferred = True
+                    self.set_timer(wait, self._deferred_tick)
+                return
         if self._loading_since is not None:
             waited = time.monotonic() - self._loading_since
             if waited >= 2 * self.refresh_seconds:
@@ -290,8 +302,12 @@ class Dashboard(App[None]):
                                 "the tables show the last snapshot")
                 self._render_status()
             return
-        self._loading_since = time.monotonic()
+        self._loading_since = self._last_load = time.monotonic()
         self._load()
+
+    def _deferred_tick(self) -> None:
+        self._deferred = False
+        self.tick()
 
     @work(thread=True, group="load", exit_on_error=False)
     def _load(self) -> None:
@@ -831,12 +847,15 @@ class Dashboard(App[None]):
 def create_app(data_dir: Path, *, clock: Clock | None = None, scope: str | None = None,
                refresh: float = MIN_REFRESH, feed: str | None = None,
                feed_cluster: str = "local", label: str | None = None,
-               loader: Callable[[Path, Clock], Snapshot] | None = None) -> Dashboard:
+               loader: Callable[[Path, Clock], Snapshot] | None = None,
+               min_interval: float = MIN_REFRESH) -> Dashboard:
     """The dashboard over ``data_dir`` (``scope``: show one cluster; None: all), reloaded
     every ``refresh`` seconds (at least 1); ``feed``: a subject to follow from the start, in
-    ``feed_cluster``; ``label`` names the data in the header (default: its path)."""
+    ``feed_cluster``; ``label`` names the data in the header (default: its path);
+    ``min_interval``: the least time between two loads (an action's result is loaded at
+    once unless a load started less than this ago; 0 for scripted screenshots)."""
     from jetlink.core.clock import SystemClock
 
     return Dashboard(data_dir, clock=clock or SystemClock(), scope=scope, refresh=refresh,
                      feed=feed, feed_cluster=feed_cluster, label=label,
-                     loader=loader or load)
+                     loader=loader or load, min_interval=min_interval)
