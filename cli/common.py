@@ -109,15 +109,17 @@ def replicate_step(app: App, store: DataDir) -> list[Any]:
 
 
 def bounded_step(store: DataDir, clock: Clock, on_error: Any, *,
-                 max_msgs: int = STEP_MAX_MSGS) -> tuple[list[Any], list[Any]]:
+                 max_msgs: int | None = None) -> tuple[list[Any], list[Any]]:
     """The step of :func:`replicate_step` (the dashboard's step and follow run it too):
     ``(the pump's AgreementReports, the links' LinkReports)``, at most ``max_msgs`` messages
-    per agreement and records per mirror topic; a failure goes to ``on_error(err)``, never
-    raised."""
+    per agreement and records per mirror topic (default :data:`STEP_MAX_MSGS`); a failure
+    goes to ``on_error(err)``, never raised."""
     import sqlite3
 
     from jetlink.core.errors import JetlinkError
 
+    if max_msgs is None:
+        max_msgs = STEP_MAX_MSGS  # looked up now: tests lower it
     reports: list[Any] = []
     try:
         from jetlink.core import replication

@@ -87,11 +87,11 @@ def step(max_msgs: int | None = None) -> Callable[[DataDir, Clock], Outcome]:
     """One replication step of every agreement and link (``jetlink replicate``'s step)."""
 
     def act(dd: DataDir, clock: Clock) -> Outcome:
-        from jetlink.cli.common import STEP_MAX_MSGS, bounded_step
+        from jetlink.cli.common import bounded_step
 
         failures: list[str] = []
         reports, links = bounded_step(dd, clock, lambda err: failures.append(str(err)),
-                                      max_msgs=max_msgs or STEP_MAX_MSGS)
+                                      max_msgs=max_msgs)
         copied = sum(r.copied for r in reports)
         records = sum(r.copied for r in links)
         errors = [f"{r.target}@{r.target_cluster}: {r.error}" for r in reports if r.error]
