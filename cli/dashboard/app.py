@@ -288,6 +288,8 @@ class Dashboard(App[None]):
     def tick(self) -> None:
         """Start a load unless one is running (then say so when it is slow) or one started
         less than a second ago (then it runs when the second is over)."""
+        if not self.is_running or not self.screen_stack:
+            return
         if self._loading_since is None and self._last_load is not None:
             wait = self._last_load + self.min_interval - time.monotonic()
             if wait > 0:
@@ -440,7 +442,12 @@ class Dashboard(App[None]):
         return None if row is None else row.key
 
     def _render_status(self) -> None:
-        status = self.query_one("#status", Static)
+        if not self.screen_stack or not self.is_running:  # a timer firing at shutdown
+            return
+        try:
+            status = self.screen_stack[0].query_one("#status", Static)
+        except Exception:  # noqa: BLE001 - the screen is being torn down
+            return
         parts = [self.label]
         parts.append(f"cluster {self.scope}" if self.scope else "all clusters")
         if self.filter_text:
