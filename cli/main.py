@@ -9,6 +9,8 @@ Structure (hatch / natscli style):
   a group (say ``kv``): write cli/kv.py with a ``typer.Typer`` sub-app and a ``register``
   function doing ``app.add_typer(kv_app, name="kv")``, add it to COMMANDS, then
   ``make generated`` for the completions and man pages;
+- the selected context (cli/context.py, core/contexts.py) fills in --data-dir and --cluster
+  when neither the command line nor the environment gave them (see ``_apply_context``);
 - a ``JetlinkError`` raised anywhere below the root group is reported by ``App.fail`` (one
   function, cli/output.py ``print_error``) and the process exits with ``err.exit_code``;
   Ctrl-C exits 130.
@@ -32,6 +34,7 @@ from jetlink.cli.app import (
     COMPLETE_VAR,
     DEFAULT_CLUSTER,
     ENV_CLUSTER,
+    ENV_CONTEXT,
     ENV_DATA_DIR,
     EXIT_STATUSES,
     PROG,
@@ -47,6 +50,7 @@ from jetlink.cli.app import (
 # the command's own short help.
 COMMANDS: dict[str, tuple[str, str]] = {
     "cluster": ("cluster", "Manage the clusters of the data directory."),
+    "context": ("context", "Manage contexts (like nats context)."),
     "stream": ("stream", "Manage JetStream streams (natscli's verbs)."),
     "consumer": ("consumer", "Manage durable pull consumers."),
     "kv": ("kv", "Manage Key-Value buckets (natscli's verbs)."),
@@ -60,8 +64,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "dashboard": ("dashboard", "Watch replication live and act on it (TUI)."),
     "spark": ("spark", "Run bulk replication jobs on Spark."),
     "validate": ("validate", "Check stream configs and topology files."),
+    "apply": ("apply", "Apply a topology file to the data directory."),
+    "export": ("apply", "Write the data directory's topology as TOML."),
     "bench": ("bench", "Measure the engine's hot paths."),
 }
+# ctx.meta key: the arguments after the global options (JetlinkGroup.invoke records them).
+ARGS_KEY = "jetlink.args"
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(m for m, _ in COMMANDS.values()))
 
 HELP = (
@@ -103,10 +111,17 @@ class JetlinkGroup(TyperGroup):
     def invoke(self, ctx: typer.Context) -> Any:
         from jetlink.core.errors import JetlinkError
 
+        args = [*ctx._protected_args, *ctx.args]  # the command's, before invoke consumes them
+        ctx.meta[ARGS_KEY] = args
         try:
             return super().invoke(ctx)
         except JetlinkError as err:
-            App.of(ctx).fail(err)
+            app = App.of(ctx)
+            # Raised by the root callback (e.g. an unknown context), before the command's
+            # -j/--json was parsed: look for it as run() does for usage errors.
+            if not app.json and _wants_json(args):
+                app.json = True
+            app.fail(err)
 
 
 def _load_command(name: str, module: str) -> Any:
@@ -151,6 +166,17 @@ def _root(
             help="Cluster the command addresses.",
         ),
     ] = DEFAULT_CLUSTER,
+    context: Annotated[
+        str | None,
+        typer.Option(
+            "--context",
+            envvar=ENV_CONTEXT,
+            metavar="NAME",
+            show_default="the selected context",
+            help="Context giving the data directory and cluster when neither their option "
+            "nor their environment variable does (jetlink context).",
+        ),
+    ] = None,
     version: Annotated[
         bool,
         typer.Option(
@@ -162,10 +188,46 @@ def _root(
     ] = False,
 ) -> None:
     # The help text of the root is HELP (given to typer.Typer), not this function's.
-    ctx.obj = App(
+    app = ctx.obj = App(
         data_dir=data_dir.expanduser() if data_dir is not None else default_data_dir(),
         cluster=cluster,
     )
+    # The context verbs manage the context files themselves: they must work whatever the
+    # context in force says (even when its file is broken or its data directory missing);
+    # a command's --help needs no context either.
+    if (
+        ctx.invoked_subcommand != "context"
+        and not ctx.resilient_parsing
+        and not _has_flag(ctx.meta.get(ARGS_KEY, ()), ("-h", "--help"))
+    ):
+        _apply_context(ctx, app, context)
+
+
+def _apply_context(ctx: typer.Context, app: App, name: str | None) -> None:
+    """Precedence of --data-dir and --cluster: the command line, then the environment
+    (JETLINK_DATA_DIR, JETLINK_CLUSTER), then the context in force, then the defaults.
+
+    The context in force is --context NAME, else $JETLINK_CONTEXT, else the selected one
+    (``jetlink context select``), else none. Its files are read only when a value is still
+    unset or a context was named (so a mistyped name is reported even then)."""
+    from typer._click.core import ParameterSource
+
+    unset = (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
+    need_dir = ctx.get_parameter_source("data_dir") in unset
+    need_cluster = ctx.get_parameter_source("cluster") in unset
+    if name is None and not (need_dir or need_cluster):
+        return
+    from jetlink.core.contexts import ContextStore
+
+    from_cli = ctx.get_parameter_source("context") == ParameterSource.COMMANDLINE
+    source = "--context" if from_cli else ENV_CONTEXT
+    found = ContextStore().in_force(name, source=source)
+    if found is None:
+        return
+    if need_dir and found.data_dir:
+        app.data_dir = Path(found.data_dir).expanduser()
+    if need_cluster and found.cluster:
+        app.cluster = found.cluster
 
 
 def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
@@ -191,14 +253,19 @@ def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
 app = build_app()
 
 
-def _wants_json(args: Sequence[str]) -> bool:
-    """``-j``/``--json`` anywhere before ``--``: even a usage error is then one JSON document."""
+def _has_flag(args: Sequence[str], flags: Sequence[str]) -> bool:
+    """One of ``flags`` anywhere in ``args`` before ``--``."""
     for arg in args:
         if arg == "--":
             return False
-        if arg in ("-j", "--json"):
+        if arg in flags:
             return True
     return False
+
+
+def _wants_json(args: Sequence[str]) -> bool:
+    """``-j``/``--json`` anywhere before ``--``: even a usage error is then one JSON document."""
+    return _has_flag(args, ("-j", "--json"))
 
 
 def run(argv: Sequence[str] | None = None) -> None:

@@ -1,4 +1,5 @@
-"""Topology files: many clusters, streams and KV objects declared together, checked as a whole.
+"""Topology files: many clusters, streams, KV objects and Kafka objects declared together,
+checked as a whole.
 
 ``jetlink validate FILE...`` reads every file into ONE :class:`Topology` and reports every
 :class:`Problem` it finds (it never stops at the first one). File kinds:
@@ -6,8 +7,18 @@
 * a JSON StreamConfig, or a StreamInfo (``nats stream info --json``): one stream in cluster
   ``local``; a JSON array of those: several streams;
 * a topology, TOML or JSON, with the top-level tables ``version``, ``clusters``, ``streams``,
-  ``kv``, ``kv_mirrors``, ``kv_aggregates`` (a JSON object holding any of the object tables
-  is a topology; any other JSON object is a stream config). The format is in docs/topology.md.
+  ``kv``, ``kv_mirrors``, ``kv_aggregates``, ``topics``, ``links``, ``mirror_topics`` (a JSON
+  object holding any of these keys is a topology; any other JSON object is a stream config).
+  The format is in docs/topology.md.
+
+Kafka objects (``topics``, ``links``, ``mirror_topics``) are :class:`TopologyObject` of kind
+``topic`` / ``link`` / ``mirror_topic`` whose ``spec`` is a :class:`TopicSpec`,
+:class:`LinkSpec` or :class:`MirrorTopicSpec` (``config`` None, no origins). They are kept in
+``Topology.kafka`` keyed by (kind, cluster, name), never in ``Topology.streams``; the stream
+checks pass them by. Their rules are the engine's own (core/kafka: topic names, partitions and
+configs; LinkConfig.build; the mirror topic rules of Mirrors.create); their problems have
+err_code 0 (the field holds NATS numbers) and end with the Kafka error's name and number,
+``(INVALID_CONFIG 40)``, as jetlink prints engine errors.
 
 Checks, in this order (problems are then sorted by file and object):
 
@@ -16,7 +27,9 @@ Checks, in this order (problems are then sorted by file and object):
    type mismatch); undeclared clusters; duplicate definitions of one stream in one cluster.
 2. each object's own rules: KV objects become their streams (``config.kv``), then every
    stream goes through ``check_stream_config`` with a lookup of the streams of its cluster;
-   errors on KV objects name the KV field (``history``, ``origins[0].keys[1]``...).
+   errors on KV objects name the KV field (``history``, ``origins[0].keys[1]``...). Kafka
+   objects are checked against their own rules as they are loaded (every problem of one
+   object, not only the first: name, partitions, configs).
 3. whole-topology rules, which also reach across clusters (domains), where a single server
    cannot see:
    - a mirror or source whose origin is not declared in its cluster: 10059 ``stream not
@@ -27,7 +40,11 @@ Checks, in this order (problems are then sorted by file and object):
    - mirror/source cycles: 10052 ``detected cycle: A -> B -> A`` on each stream of the cycle;
    - RePublish loops (seed 003 "Loop Prevention" caution): stream X republishes into subjects
      stored by stream Y, and so on back to X: 10052 ``stream configuration for republish
-     destination forms a cycle: X -> Y -> X (...)`` on each stream of the loop.
+     destination forms a cycle: X -> Y -> X (...)`` on each stream of the loop;
+   - Kafka: a link's source cluster must be declared; a mirror topic's link must be declared
+     in its cluster, in DESTINATION mode; its name is the link's prefix + the source topic,
+     which must be declared (topic or mirror topic) in the link's source cluster; no topic of
+     its name in its cluster; topic names of one cluster must not collide ('.' vs '_').
    A whole-topology problem that restates an object's own error (the server sees local
    cycles and message sizes too) replaces it with the more detailed text instead of
    repeating it.
@@ -37,6 +54,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import os
@@ -68,20 +86,41 @@ from .config.stream import (
 from .config.validate import check_stream_config
 from .durations import DurationError, format_duration, parse_duration
 from .errors import ApiError, JetlinkError, NATS_ERRORS
+from .kafka.errors import KafkaError
+from .kafka.links import FILTER_KEYS, LinkConfig, group_filters, topic_filters, validate_link_name
+from .kafka.mirrors import (
+    check_mirror_topic_configs,
+    mirror_source_topic,
+    mirror_topic_exists,
+    unknown_source_topic,
+)
+from .kafka.topics import (
+    check_topic_collision,
+    validate_partitions,
+    validate_topic_configs,
+    validate_topic_name,
+)
 from .subjects import overlaps
 
 __all__ = [
     "CLUSTER_KINDS",
     "DEFAULT_CLUSTER",
     "FORMAT_VERSION",
+    "KAFKA_KINDS",
     "Cluster",
+    "LinkSpec",
+    "MirrorTopicSpec",
     "Origin",
     "Problem",
+    "TopicSpec",
     "Topology",
     "TopologyObject",
     "bench_validate",
+    "kv_table",
     "load_files",
     "load_topology",
+    "object_table",
+    "stream_table",
     "validate_files",
     "validate_topology",
 ]
@@ -89,7 +128,9 @@ __all__ = [
 FORMAT_VERSION = 1
 DEFAULT_CLUSTER = "local"
 CLUSTER_KINDS = ("nats", "kafka")
-OBJECT_TABLES = ("streams", "kv", "kv_mirrors", "kv_aggregates")
+OBJECT_TABLES = (
+    "streams", "kv", "kv_mirrors", "kv_aggregates", "topics", "links", "mirror_topics",
+)
 TOP_LEVEL = ("version", "clusters") + OBJECT_TABLES
 # table -> the object kind named in Problem.object ("stream ORDERS", "kv CONFIG", ...)
 KIND_OF_TABLE = {
@@ -97,7 +138,11 @@ KIND_OF_TABLE = {
     "kv": "kv",
     "kv_mirrors": "kv_mirror",
     "kv_aggregates": "kv_aggregate",
+    "topics": "topic",
+    "links": "link",
+    "mirror_topics": "mirror_topic",
 }
+KAFKA_KINDS = ("topic", "link", "mirror_topic")
 _TABLE_OF_KIND = {kind: table for table, kind in KIND_OF_TABLE.items()}
 _NAME_RE = re.compile(r"[A-Za-z0-9_-]+")  # cluster / domain names (fullmatch)
 
@@ -156,21 +201,65 @@ class Origin:
     filter_subject: str = ""
 
 
+@dataclass(frozen=True)
+class TopicSpec:
+    """A declared Kafka topic (``[topics.<key>]``): configs validated, as Kafka's strings."""
+
+    name: str
+    partitions: int = 1
+    configs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    """A declared cluster link (``[links.<key>]``), living on its destination cluster (the
+    object's ``cluster``). ``configs``: the explicitly set link configurations as
+    ``LinkConfig.build(...).to_json()`` gives them (normalised, sorted); the filters of
+    ``consumer_group_filters`` / ``topic_filters`` are folded in as the JSON text of
+    ``consumer.offset.group.filters`` / ``auto.create.mirror.topics.filters``."""
+
+    name: str
+    source_cluster: str
+    configs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def config(self) -> LinkConfig:
+        return LinkConfig(self.configs)
+
+
+@dataclass(frozen=True)
+class MirrorTopicSpec:
+    """A declared mirror topic (``[mirror_topics.<key>]``) on its link's destination cluster.
+    ``source_topic``: as given, else the name without the link's ``cluster.link.prefix``
+    (resolved when the link is loaded, in any file). ``configs``: the mirror's own configs
+    (not synced from the source; ``mirror.start.offset.spec`` allowed), validated."""
+
+    name: str
+    link: str
+    source_topic: str
+    configs: dict[str, str] = field(default_factory=dict)
+
+
 @dataclass
 class TopologyObject:
-    """A declared stream, KV bucket, KV mirror or KV aggregate, as the stream it becomes."""
+    """A declared stream, KV bucket, KV mirror or KV aggregate, as the stream it becomes; or
+    a declared Kafka topic, cluster link or mirror topic (``config`` None, no origins)."""
 
-    kind: str  # "stream" | "kv" | "kv_mirror" | "kv_aggregate"
+    kind: str  # "stream" | "kv" | "kv_mirror" | "kv_aggregate" | "topic" | "link" | "mirror_topic"
     key: str  # the table key ([streams.<key>]); the stream name for a JSON stream file
     cluster: str
-    name: str  # the stream name (KV_<bucket> for buckets and aggregates)
+    name: str  # the stream name (KV_<bucket> for buckets and aggregates); the Kafka name
     file: str
     index: int = 0
-    spec: Any = None  # StreamConfig / KeyValueConfig / KVMirrorConfig / KVAggregateConfig
+    # StreamConfig / KeyValueConfig / KVMirrorConfig / KVAggregateConfig / TopicSpec /
+    # LinkSpec / MirrorTopicSpec (None: the object did not decode or broke its own rules)
+    spec: Any = None
     config: StreamConfig | None = None  # the declared stream (None: the object did not decode)
     effective: StreamConfig | None = None  # after check_stream_config (None: invalid)
     origins: list[Origin] = field(default_factory=list)
     explicit_cluster: bool = False
+    # mirror topics: source_topic as declared (None: the name without the link's prefix)
+    given_source_topic: str | None = None
 
     @property
     def label(self) -> str:
@@ -184,7 +273,8 @@ class _FileEntry:
 
 
 class Topology:
-    """Everything the given files declare. Streams are keyed by (cluster, stream name)."""
+    """Everything the given files declare. Streams are keyed by (cluster, stream name); Kafka
+    objects by (kind, cluster, name), kind "topic", "link" or "mirror_topic"."""
 
     def __init__(self) -> None:
         self.files: list[str] = []
@@ -192,6 +282,7 @@ class Topology:
         self.objects: list[TopologyObject] = []
         self.problems: list[Problem] = []  # found while loading
         self.streams: dict[tuple[str, str], TopologyObject] = {}
+        self.kafka: dict[tuple[str, str, str], TopologyObject] = {}
         self._sort: dict[int, tuple[int, int]] = {}  # id(problem or object) -> sort key
         self._counter = 0
 
@@ -320,6 +411,10 @@ class Topology:
         for table in _KV_TABLES:
             for key, body in tables[table].items():
                 self._add_kv_table(table, key, body, f)
+        for table in _KAFKA_TABLES:
+            for key, body in tables[table].items():
+                self._add_kafka_table(table, key, body, f)
+        self.resolve_mirror_sources()
 
     def _add_cluster(self, name: str, body: Any, f: _FileEntry) -> None:
         label = f"cluster {name}"
@@ -390,6 +485,75 @@ class Topology:
         obj.spec, obj.config = spec, cfg
         obj.origins = _stream_origins(cfg, cluster)
 
+    def _add_kafka_table(self, table: str, key: str, body: Any, f: _FileEntry) -> None:
+        """An entry of ``[topics]``, ``[links]`` or ``[mirror_topics]``: the object, its own
+        rules checked (every problem found), its spec when it has none."""
+        kind = KIND_OF_TABLE[table]
+        cluster, explicit = _cluster_of(body)
+        name = body.get("name", key) if isinstance(body, dict) else key
+        obj = self._new_object(kind, key, cluster, name if isinstance(name, str) else key, f)
+        obj.explicit_cluster = explicit
+        if not isinstance(body, dict):
+            self._object_problem(obj, JetlinkError(f"[{table}.{key}] must be a table"))
+            return
+        errors: list[JetlinkError] = []
+        allowed = _KAFKA_KEYS[table]
+        for k in body:
+            if k not in allowed:
+                errors.append(JetlinkError(
+                    f'unknown key "{k}" in [{table}.{key}] (allowed: {", ".join(allowed)})',
+                    field=k,
+                ))
+        if not isinstance(name, str):
+            errors.append(JetlinkError("name must be a string", field="name"))
+        decode = _KAFKA_TABLES[table]
+        spec = decode(_plain(body), name if isinstance(name, str) else key, cluster, errors)
+        for exc in errors:
+            p = _kafka_problem(obj, exc)
+            self.problems.append(p)
+            self._sort[id(p)] = self._sort[id(obj)]
+        if errors:
+            return
+        obj.spec = spec
+        if kind == "mirror_topic":
+            given = body.get("source_topic")
+            obj.given_source_topic = given if isinstance(given, str) else None
+
+    def resolve_mirror_sources(self) -> None:
+        """Each mirror topic declared without ``source_topic``: its name without the prefix
+        of its link (declared in this or another file), or its name."""
+        for obj in self.objects:
+            if obj.kind != "mirror_topic" or obj.spec is None:
+                continue
+            if obj.given_source_topic is not None:
+                continue
+            link = self.kafka.get(("link", obj.cluster, obj.spec.link))
+            prefix = link.spec.config.prefix if link is not None and link.spec else ""
+            source = obj.spec.name
+            if prefix and source.startswith(prefix):
+                source = source[len(prefix):]
+            if source != obj.spec.source_topic:
+                obj.spec = dataclasses.replace(obj.spec, source_topic=source)
+
+    def adopt(self, obj: TopologyObject) -> TopologyObject:
+        """Add a copy of an object of another Topology (its file, kind, spec and config kept;
+        a new index here, sorted after what this topology holds from that file). Returns the
+        copy; validation state (``effective``, duplicates) is recomputed by validate."""
+        copy = dataclasses.replace(obj, effective=None, origins=list(obj.origins))
+        if obj.file in self.files:
+            fpos = self.files.index(obj.file)
+        else:
+            fpos = len(self.files)
+            self.files.append(obj.file)
+        copy.index = self._next_index()
+        self._sort[id(copy)] = (fpos, copy.index)
+        self.objects.append(copy)
+        if copy.kind in KAFKA_KINDS:
+            self.kafka.setdefault((copy.kind, copy.cluster, copy.name), copy)
+        else:
+            self.streams.setdefault((copy.cluster, copy.name), copy)
+        return copy
+
     # ----------------------------------------------------------------- bookkeeping
     def _next_index(self) -> int:
         self._counter += 1
@@ -402,7 +566,11 @@ class Topology:
         obj.index = self._next_index()
         self._sort[id(obj)] = (f.position, obj.index)
         self.objects.append(obj)
-        self.streams.setdefault((cluster, name), obj)  # re-indexed (with problems) by validate
+        # re-indexed (with problems) by validate
+        if kind in KAFKA_KINDS:
+            self.kafka.setdefault((kind, cluster, name), obj)
+        else:
+            self.streams.setdefault((cluster, name), obj)
         return obj
 
     def _problem(
@@ -445,8 +613,9 @@ class Topology:
 
 
 def is_topology_document(doc: Any) -> bool:
-    """A JSON object with any of the object tables (or ``clusters``) is a topology."""
-    return isinstance(doc, dict) and any(k in doc for k in ("clusters",) + OBJECT_TABLES)
+    """A JSON object with any of the object tables (or ``clusters`` or ``version``) is a
+    topology (a StreamConfig has none of these fields)."""
+    return isinstance(doc, dict) and any(k in doc for k in TOP_LEVEL)
 
 
 def _format_of(path: str, text: str) -> str:
@@ -701,6 +870,182 @@ _KV_TABLES: dict[str, tuple[str, Callable[[str], str], Callable[..., Any]]] = {
 }
 
 
+# =========================================================================== Kafka objects
+
+# Kafka table -> its keys, in the order the docs list them.
+_KAFKA_KEYS: dict[str, tuple[str, ...]] = {
+    "topics": ("cluster", "name", "partitions", "configs"),
+    "links": (
+        "cluster", "name", "source_cluster", "configs", "consumer_group_filters", "topic_filters",
+    ),
+    "mirror_topics": ("cluster", "name", "link", "source_topic", "configs"),
+}
+# link table array -> the link configuration it stands for
+_FILTER_FIELDS: dict[str, str] = {
+    "consumer_group_filters": "consumer.offset.group.filters",
+    "topic_filters": "auto.create.mirror.topics.filters",
+}
+_FIELD_OF_FILTER = {key: fld for fld, key in _FILTER_FIELDS.items()}
+
+
+def _kafka_problem(obj: TopologyObject, exc: JetlinkError, fld: str | None = None) -> Problem:
+    """A Problem for a Kafka-side error: err_code 0 (the field holds NATS numbers), the Kafka
+    error's name and number after its text, as jetlink prints engine errors:
+    ``... (INVALID_CONFIG 40)``."""
+    text = exc.description
+    if isinstance(exc, KafkaError):
+        text = f"{text} ({exc.name} {exc.error_code})"
+    return Problem(obj.file, obj.label, fld if fld is not None else exc.field, 0, text)
+
+
+def _refield(exc: JetlinkError, fld: str | None) -> JetlinkError:
+    exc.field = fld
+    return exc
+
+
+def _configs_field(key: str) -> str:
+    """The problem field of config ``key`` (the engine names ``key`` or ``config.key``)."""
+    if key.startswith("config."):
+        key = key[len("config."):]
+    return f"configs.{key}"
+
+
+def _config_table(body: dict[str, Any], errors: list[JetlinkError], *,
+                  scalars_only: bool = True) -> dict[str, Any]:
+    """``configs`` of a Kafka object: a table of config names to values (strings; integers,
+    floats and booleans are the engine's to turn into Kafka's text)."""
+    value = body.get("configs", {})
+    if not isinstance(value, dict):
+        errors.append(JetlinkError(
+            "configs must be a table of configuration names and values", field="configs"))
+        return {}
+    out: dict[str, Any] = {}
+    for key, v in value.items():
+        if scalars_only and (not isinstance(v, (str, int, float)) or v is None):
+            errors.append(JetlinkError(
+                f'configs."{key}": a configuration value must be a string, a number or a '
+                "boolean", field=_configs_field(key)))
+            continue
+        out[key] = v
+    return out
+
+
+def _topic_spec(body: dict[str, Any], name: str, cluster: str,
+                errors: list[JetlinkError]) -> TopicSpec | None:
+    try:
+        validate_topic_name(name)
+    except KafkaError as exc:
+        errors.append(_refield(exc, "name"))
+    partitions = body.get("partitions", 1)
+    if not isinstance(partitions, int) or isinstance(partitions, bool):
+        errors.append(JetlinkError(
+            "partitions must be an integer (the number of partitions)", field="partitions"))
+    else:
+        try:
+            validate_partitions(partitions)
+        except KafkaError as exc:
+            errors.append(_refield(exc, "partitions"))
+    configs = _config_table(body, errors)
+    try:
+        checked = validate_topic_configs(configs)
+    except KafkaError as exc:
+        errors.append(_refield(exc, _configs_field(exc.field or "")))
+        checked = {}
+    if errors:
+        return None
+    return TopicSpec(name, partitions, dict(sorted(checked.items())))
+
+
+def _link_spec(body: dict[str, Any], name: str, cluster: str,
+               errors: list[JetlinkError]) -> LinkSpec | None:
+    try:
+        validate_link_name(name)
+    except KafkaError as exc:
+        errors.append(_refield(exc, "name"))
+    source = body.get("source_cluster")
+    if source is None:
+        errors.append(JetlinkError(
+            "source_cluster is required: the cluster the link copies from (the link itself "
+            "lives on its destination cluster, cluster)", field="source_cluster"))
+    elif not isinstance(source, str) or not _NAME_RE.fullmatch(source):
+        errors.append(JetlinkError(
+            f'invalid cluster name {source!r}: cluster names may contain only letters, '
+            'digits, "_" and "-"', field="source_cluster"))
+    elif source == cluster:
+        errors.append(KafkaError(
+            "INVALID_REQUEST",
+            f"Requested cluster ID matches local cluster ID '{cluster}' - cannot create "
+            "cluster link to self", field="source_cluster"))
+    configs = _config_table(body, errors, scalars_only=False)
+    given_in_configs = set(configs)
+    for fld, key in _FILTER_FIELDS.items():
+        if fld not in body:
+            continue
+        if key in configs:
+            errors.append(JetlinkError(
+                f"{key} is given twice: by {fld} and by configs", field=fld))
+            continue
+        items = body[fld]
+        if not isinstance(items, list):
+            errors.append(JetlinkError(
+                f"{fld} must be an array of filters: "
+                '[{ name = "...", patternType = "LITERAL", filterType = "INCLUDE" }, ...]',
+                field=fld))
+            continue
+        configs[key] = json.dumps({FILTER_KEYS[key]: items})
+    try:
+        cfg = LinkConfig.build(configs, creating=True)
+    except KafkaError as exc:
+        key = exc.field or ""
+        if key in _FIELD_OF_FILTER and key not in given_in_configs:
+            fld = _FIELD_OF_FILTER[key]
+        else:
+            fld = _configs_field(key)
+        errors.append(_refield(exc, fld))
+        return None
+    if errors:
+        return None
+    return LinkSpec(name, source, cfg.to_json())
+
+
+def _mirror_topic_spec(body: dict[str, Any], name: str, cluster: str,
+                       errors: list[JetlinkError]) -> MirrorTopicSpec | None:
+    try:
+        validate_topic_name(name)
+    except KafkaError as exc:
+        errors.append(_refield(exc, "name"))
+    link = body.get("link")
+    if link is None:
+        errors.append(JetlinkError(
+            "link is required: the cluster link (declared in the same cluster) the topic "
+            "mirrors through", field="link"))
+    elif not isinstance(link, str) or not link:
+        errors.append(JetlinkError("link must be a link name", field="link"))
+    source = body.get("source_topic")
+    if source is not None:
+        try:
+            validate_topic_name(source)
+        except KafkaError as exc:
+            errors.append(_refield(exc, "source_topic"))
+    configs = _config_table(body, errors)
+    try:
+        checked = check_mirror_topic_configs(configs)
+    except KafkaError as exc:
+        errors.append(_refield(exc, _configs_field(exc.field or "")))
+        checked = {}
+    if errors:
+        return None
+    return MirrorTopicSpec(name, link, source or name, dict(sorted(checked.items())))
+
+
+# Kafka table -> its spec decoder, in the order the tables are read.
+_KAFKA_TABLES: dict[str, Callable[..., Any]] = {
+    "topics": _topic_spec,
+    "links": _link_spec,
+    "mirror_topics": _mirror_topic_spec,
+}
+
+
 def _stream_origins(cfg: StreamConfig, cluster: str) -> list[Origin]:
     out = []
     items = [("mirror", cfg.mirror, True)] if cfg.mirror is not None else []
@@ -936,6 +1281,8 @@ def validate_topology(topo: Topology) -> list[Problem]:
         add(obj, _problem_for(obj, exc, stream_fields=stream_fields))
 
     _index(topo, add)
+    topo.resolve_mirror_sources()
+    _check_kafka(topo, add)
     _check_objects(topo, add_error)
     _check_origins(topo, add, add_error)
     _check_overlaps(topo, add)
@@ -957,8 +1304,10 @@ def validate_topology(topo: Topology) -> list[Problem]:
 
 
 def _index(topo: Topology, add) -> None:
-    """Undeclared clusters, kafka clusters, duplicate streams; fills ``topo.streams``."""
+    """Undeclared clusters, kafka clusters, duplicate streams and Kafka objects; fills
+    ``topo.streams`` and ``topo.kafka``."""
     topo.streams = {}
+    topo.kafka = {}
     declared = topo.clusters
     for obj in topo.objects:
         if obj.explicit_cluster:
@@ -974,6 +1323,9 @@ def _index(topo: Topology, add) -> None:
                     f'invalid cluster name "{obj.cluster}": cluster names may contain only '
                     'letters, digits, "_" and "-"',
                 ))
+        if obj.kind in KAFKA_KINDS:
+            _index_kafka(topo, obj, add)
+            continue
         c = declared.get(obj.cluster)
         if c is not None and c.kind != "nats":
             add(obj, Problem(
@@ -994,6 +1346,99 @@ def _index(topo: Topology, add) -> None:
             f"defined by {where}",
         ))
         obj.duplicate_of = first  # type: ignore[attr-defined]
+
+
+_KAFKA_WORDS = {"topic": "topic", "link": "cluster link", "mirror_topic": "mirror topic"}
+
+
+def _index_kafka(topo: Topology, obj: TopologyObject, add) -> None:
+    """A Kafka object into ``topo.kafka``; a second definition of one (kind, cluster, name)
+    is a problem. Any cluster kind may hold them (the engine does not tell kinds apart)."""
+    key = (obj.kind, obj.cluster, obj.name)
+    first = topo.kafka.get(key)
+    if first is None:
+        topo.kafka[key] = obj
+        return
+    where = f"{first.label}" + (f" in {first.file}" if first.file != obj.file else "")
+    add(obj, Problem(
+        obj.file, obj.label, "name", 0,
+        f'duplicate definition: {_KAFKA_WORDS[obj.kind]} "{obj.name}" in cluster '
+        f'"{obj.cluster}" is already defined by {where}',
+    ))
+    obj.duplicate_of = first  # type: ignore[attr-defined]
+
+
+def _check_kafka(topo: Topology, add) -> None:
+    """Rules between Kafka objects, as the engine applies them when it creates them: a
+    link's source cluster; a mirror topic's link, name, source topic; colliding names."""
+    declared = topo.clusters
+    names: dict[str, list[str]] = {}  # cluster -> topic and mirror topic names so far
+    for obj in topo.objects:
+        if obj.kind not in KAFKA_KINDS or _is_duplicate(obj):
+            continue
+
+        def problem(fld: str | None, exc: JetlinkError, _obj: TopologyObject = obj) -> None:
+            add(_obj, _kafka_problem(_obj, exc, fld))
+
+        if obj.kind in ("topic", "mirror_topic"):
+            earlier = names.setdefault(obj.cluster, [])
+            try:
+                check_topic_collision(obj.name, earlier)
+            except KafkaError as exc:
+                problem("name", exc)
+            earlier.append(obj.name)
+        spec = obj.spec
+        if spec is None:
+            continue  # broken: reported on its own
+        if obj.kind == "link":
+            if declared and spec.source_cluster not in declared:
+                problem("source_cluster", JetlinkError(
+                    f'source cluster "{spec.source_cluster}" is not declared (declared '
+                    f'clusters: {", ".join(sorted(declared))})'))
+        elif obj.kind == "mirror_topic":
+            _check_mirror_topic(topo, obj, spec, problem)
+
+
+def _check_mirror_topic(topo: Topology, obj: TopologyObject, spec: MirrorTopicSpec,
+                        problem) -> None:
+    link = topo.kafka.get(("link", obj.cluster, spec.link))
+    if link is None:
+        elsewhere = sorted(c for (k, c, n) in topo.kafka if k == "link" and n == spec.link)
+        note = ""
+        if elsewhere:
+            note = (f" (it is declared in cluster {', '.join(elsewhere)}: a mirror topic lives "
+                    "on the destination cluster of its link, where the link lives)")
+        problem("link", KafkaError(
+            "CLUSTER_LINK_NOT_FOUND",
+            f"Cluster link '{spec.link}' not found: no link {spec.link} is declared in cluster "
+            f"{obj.cluster}{note}"))
+        return
+    if link.spec is None:
+        return  # broken: reported on its own
+    cfg = link.spec.config
+    if not cfg.is_destination:
+        problem("link", KafkaError(
+            "INVALID_REQUEST",
+            f"Cluster link '{spec.link}' is not in DESTINATION mode: mirror topics are created "
+            "on a link's destination cluster"))
+    given = obj.given_source_topic
+    name_ok = True
+    try:
+        mirror_source_topic(spec.name, cfg.prefix, given)
+    except KafkaError as exc:
+        problem("name", exc)
+        name_ok = False
+    if ("topic", obj.cluster, spec.name) in topo.kafka:
+        problem("name", mirror_topic_exists(spec.name))
+    source_cluster = link.spec.source_cluster
+    if topo.clusters and source_cluster not in topo.clusters:
+        return  # the link's problem
+    if name_ok and not any(
+        (kind, source_cluster, spec.source_topic) in topo.kafka
+        for kind in ("topic", "mirror_topic")
+    ):
+        problem("source_topic" if given is not None else "name",
+                unknown_source_topic(spec.source_topic, source_cluster, spec.link))
 
 
 def _is_duplicate(obj: TopologyObject) -> bool:
@@ -1397,6 +1842,72 @@ def _spec_table(
     return out
 
 
+def _kafka_table(
+    obj: TopologyObject, taken: dict[str, Any], with_cluster: bool
+) -> tuple[str, dict[str, Any]]:
+    """(table key, table) of a Kafka object: ``name`` only when it differs from the key (a
+    key already taken by an object of another cluster becomes ``<key>@<cluster>``), fields
+    at their defaults left out, configs sorted, link filters as arrays of tables."""
+    spec = obj.spec
+    key = obj.key if obj.key not in taken else f"{obj.key}@{obj.cluster}"
+    out: dict[str, Any] = {}
+    if with_cluster:
+        out["cluster"] = obj.cluster
+    if spec.name != key:
+        out["name"] = spec.name
+    configs = dict(sorted(spec.configs.items()))
+    if isinstance(spec, TopicSpec):
+        if spec.partitions != 1:
+            out["partitions"] = spec.partitions
+    elif isinstance(spec, LinkSpec):
+        out["source_cluster"] = spec.source_cluster
+        filters = {
+            "consumer_group_filters": group_filters(spec.configs),
+            "topic_filters": topic_filters(spec.configs),
+        }
+        configs = {k: v for k, v in configs.items() if k not in _FIELD_OF_FILTER}
+        if configs:
+            out["configs"] = configs
+        for fld, items in filters.items():
+            if items:
+                out[fld] = [f.to_json() for f in items]
+        return key, out
+    else:
+        out["link"] = spec.link
+        if spec.source_topic != spec.name:
+            out["source_topic"] = spec.source_topic
+    if configs:
+        out["configs"] = configs
+    return key, out
+
+
+def stream_table(cfg: StreamConfig) -> dict[str, Any]:
+    """A stream's ``[streams.<name>]`` table as :func:`to_document` writes it (no
+    ``cluster``, no ``name``: the table key is the stream name)."""
+    return _stream_table(cfg, cfg.name, "", False)
+
+
+def kv_table(spec: Any) -> dict[str, Any]:
+    """A KV object's table (KeyValueConfig, KVMirrorConfig or KVAggregateConfig) as
+    :func:`to_document` writes it (no ``cluster``; the bucket / name is the table key)."""
+    key_field = "name" if isinstance(spec, KVMirrorConfig) else "bucket"
+    return _spec_table(spec, key_field, getattr(spec, key_field), "", False)
+
+
+def object_table(obj: TopologyObject) -> dict[str, Any]:
+    """The table :func:`to_document` writes for ``obj``, without ``cluster`` and the name
+    (its identity), to compare two declarations of one object; {} when it did not decode."""
+    if obj.spec is None:
+        return {}
+    if obj.kind in KAFKA_KINDS:
+        table = _kafka_table(obj, {}, False)[1]
+        table.pop("name", None)
+        return table
+    if obj.kind == "stream":
+        return stream_table(obj.spec)
+    return kv_table(obj.spec)
+
+
 def to_document(topo: Topology) -> dict[str, Any]:
     """The topology in the file format (see :meth:`Topology.to_document`)."""
     doc: dict[str, Any] = {"version": FORMAT_VERSION}
@@ -1410,6 +1921,10 @@ def to_document(topo: Topology) -> dict[str, Any]:
         if obj.spec is None or _is_duplicate(obj):
             continue
         with_cluster = obj.cluster != DEFAULT_CLUSTER
+        if obj.kind in KAFKA_KINDS:
+            key, table = _kafka_table(obj, tables[_TABLE_OF_KIND[obj.kind]], with_cluster)
+            tables[_TABLE_OF_KIND[obj.kind]][key] = table
+            continue
         if obj.kind == "stream":
             table = _stream_table(obj.spec, obj.key, obj.cluster, with_cluster)
         else:

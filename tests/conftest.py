@@ -4,12 +4,16 @@
 - ``dd``: a DataDir in tmp_path, closed after the test; ``js``: the JetStream API of its
   cluster ``local``, running on ``clock``;
 - ``jl``: ``jl(*args, input=None)`` runs the jetlink CLI in-process on a temporary data
-  directory (``jl.data``; ``jl.tmp`` is tmp_path), without jetlink's environment variables
-  and without a terminal; a module adds its own setup by overriding ``jl`` (a fixture ``jl``
+  directory (``jl.data``; ``jl.tmp`` is tmp_path), without jetlink's environment variables,
+  with XDG_CONFIG_HOME in tmp_path (no context of the machine's user applies) and without a
+  terminal; a module adds its own setup by overriding ``jl`` (a fixture ``jl``
   taking ``jl``);
 - ``cli_clock``: ``clock``, as the clock of the engine the CLI opens (cli/common.py
   ``make_clock``);
 - ``utc``: the local time zone is UTC during the test.
+
+Every test runs with XDG_CONFIG_HOME in an empty temporary directory and without
+JETLINK_CONTEXT (``no_user_context``), so a context selected on the machine never applies.
 """
 
 from __future__ import annotations
@@ -23,6 +27,17 @@ from jetlink.cli.main import app
 from jetlink.core.clock import ManualClock
 from jetlink.core.jetstream import JetStream
 from jetlink.core.store import DataDir
+
+
+@pytest.fixture(scope="session")
+def _empty_config_home(tmp_path_factory):
+    return tmp_path_factory.mktemp("config-home")
+
+
+@pytest.fixture(autouse=True)
+def no_user_context(_empty_config_home, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(_empty_config_home))
+    monkeypatch.delenv("JETLINK_CONTEXT", raising=False)
 
 
 @pytest.fixture
@@ -46,6 +61,7 @@ def js(dd, clock):
 def jl(tmp_path, monkeypatch):
     for var in ENV_VARS:
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
     data = tmp_path / "data"
 

@@ -13,7 +13,13 @@ from typer.testing import CliRunner
 from jetlink.core.config.stream import StreamConfig
 
 # jetlink's environment variables: the CLI tests run without them.
-ENV_VARS = ("JETLINK_DATA_DIR", "JETLINK_CLUSTER", "XDG_DATA_HOME", "NO_COLOR")
+ENV_VARS = (
+    "JETLINK_DATA_DIR",
+    "JETLINK_CLUSTER",
+    "JETLINK_CONTEXT",
+    "XDG_DATA_HOME",
+    "NO_COLOR",
+)
 
 runner = CliRunner()
 

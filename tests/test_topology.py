@@ -512,20 +512,21 @@ def test_every_object_is_checked(tmp_path, text, expected):
 def test_top_level_and_cluster_table_problems(tmp_path):
     problems = run(tmp_path, """
         version = 2
-        topics = {}
+        consumers = {}
         [clusters.west]
         kind = "redis"
         region = "us"
         [clusters."bad name"]
         """)
     assert brief(problems) == [
-        (None, "topics", 0),
+        (None, "consumers", 0),
         (None, "version", 0),
         ("cluster west", "region", 0),
         ("cluster west", "kind", 0),
         ("cluster bad name", None, 0),
     ]
-    assert 'unknown top-level key "topics"' in problems[0].description
+    assert 'unknown top-level key "consumers"' in problems[0].description
+    assert "topics, links, mirror_topics" in problems[0].description
     assert 'invalid cluster kind' in problems[3].description
 
 
@@ -713,16 +714,21 @@ def test_problem_to_dict_keys():
 def test_example_topology_is_clean():
     topo = load_topology(str(EXAMPLES / "topology.toml"))
     assert validate_topology(topo) == []
-    assert set(topo.clusters) == {"west", "east"}
+    assert set(topo.clusters) == {"west", "east", "kwest", "keast"}
     kinds = sorted((o.kind, o.cluster, o.name) for o in topo.objects)
     assert kinds == [
         ("kv", "west", "KV_CONFIG"),
         ("kv_aggregate", "east", "KV_FEATURES"),
         ("kv_mirror", "east", "CONFIG_EAST"),
+        ("link", "keast", "audit"),
+        ("link", "keast", "dr"),
+        ("mirror_topic", "keast", "orders"),
         ("stream", "east", "ORDERS_EAST"),
         ("stream", "west", "ARCHIVE"),
         ("stream", "west", "ORDERS"),
         ("stream", "west", "ORDER_EVENTS"),
+        ("topic", "kwest", "audit.logins"),
+        ("topic", "kwest", "orders"),
     ]
     orders = topo.stream("west", "ORDERS").effective
     assert (orders.max_age, orders.duplicate_window) == (30 * 86_400 * 10**9, 300 * 10**9)
@@ -757,6 +763,8 @@ def test_broken_example_has_exactly_the_expected_problems():
         ("stream ARCHIVE_EAST", "sources[0].name", 10052),
         ("kv_mirror LEGACY_EAST", "origin_bucket", 0),
         ("kv_aggregate FEATURES", "origins[0].bucket", 10059),
+        ("link dr", "consumer_group_filters", 0),
+        ("mirror_topic west.payments", "name", 0),
     ]
     assert all(p.file == path for p in problems)
     text = [p.description for p in problems]
@@ -765,6 +773,9 @@ def test_broken_example_has_exactly_the_expected_problems():
     assert "detected cycle: ARCHIVE@west -> ARCHIVE_EAST@east -> ARCHIVE@west" in text[3]
     assert 'origin bucket "LEGACY"' in text[6]
     assert 'origin bucket "CONFIGS" (stream KV_CONFIGS) does not exist in cluster "west"' in text[7]
+    assert text[8].startswith("Consumer offset sync is enabled but consumer.offset.group.filters")
+    assert text[9] == ("Topic 'payments' does not exist on the source cluster kwest of link "
+                       "'backup' (UNKNOWN_TOPIC_OR_PARTITION 3)")
 
 
 def test_to_document_round_trip():

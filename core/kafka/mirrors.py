@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +54,7 @@ from ..clock import Clock, SystemClock
 from ..errors import JetlinkError
 from .errors import KafkaError
 from .links import parse_start_offset_spec
-from .topics import MIRROR_SYNCED_CONFIGS
+from .topics import MIRROR_SYNCED_CONFIGS, validate_topic_configs
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import Cluster, DataDir
@@ -77,7 +77,11 @@ __all__ = [
     "MirrorInfo",
     "Mirrors",
     "TruncateResult",
+    "check_mirror_topic_configs",
+    "mirror_source_topic",
+    "mirror_topic_exists",
     "pump_links",
+    "unknown_source_topic",
 ]
 
 ACTIVE, PAUSED, PENDING_STOPPED, STOPPED = "ACTIVE", "PAUSED", "PENDING_STOPPED", "STOPPED"
@@ -90,6 +94,64 @@ SOURCE_PARTITIONS_DECREASED = "SOURCE_PARTITIONS_DECREASED"
 # Always synced from the source topic (seed 004, "Synced Mirror Topic Configurations"); one
 # definition, in topics.py, where altering them on a mirror is refused.
 SYNCED_CONFIGS = MIRROR_SYNCED_CONFIGS
+START_OFFSET_SPEC = "mirror.start.offset.spec"  # a mirror topic's own config (not a topic's)
+
+
+def mirror_source_topic(topic: str, prefix: str, source_topic: str | None = None) -> str:
+    """The source topic of mirror topic ``topic`` on a link whose ``cluster.link.prefix`` is
+    ``prefix`` ("" for none): ``source_topic`` when given (``topic`` must then be the prefix
+    plus it), else ``topic`` without the prefix (which it must start with). KafkaError
+    INVALID_REQUEST otherwise (:meth:`Mirrors.create`'s rule, also ``jetlink validate``'s)."""
+    if source_topic is None:
+        if not prefix:
+            return topic
+        if not topic.startswith(prefix):
+            raise KafkaError("INVALID_REQUEST", f"Mirror topic name '{topic}' must "
+                             f"start with the link's prefix '{prefix}'", field="topic")
+        return topic[len(prefix):]
+    if topic != prefix + source_topic:
+        raise KafkaError("INVALID_REQUEST", f"Mirror topic name '{topic}' must be the "
+                         f"source topic's name '{source_topic}' with the link's prefix "
+                         f"'{prefix}'" if prefix else f"Mirror topic name '{topic}' must "
+                         f"be the source topic's name '{source_topic}'", field="topic")
+    return source_topic
+
+
+def mirror_topic_exists(topic: str) -> KafkaError:
+    """A mirror topic is always a new topic: TOPIC_ALREADY_EXISTS when ``topic`` exists."""
+    return KafkaError("TOPIC_ALREADY_EXISTS", f"Topic '{topic}' already exists: a mirror "
+                      "topic is always created as a new topic (an existing topic can "
+                      "not be converted)", field="topic")
+
+
+def unknown_source_topic(source_topic: str, source_cluster: str, link: str) -> KafkaError:
+    """UNKNOWN_TOPIC_OR_PARTITION: a mirror's source topic missing on the link's source."""
+    return KafkaError("UNKNOWN_TOPIC_OR_PARTITION", f"Topic '{source_topic}' does not "
+                      f"exist on the source cluster {source_cluster} of link "
+                      f"'{link}'", field="source_topic")
+
+
+def check_mirror_topic_configs(configs: Mapping[str, Any] | None) -> dict[str, str]:
+    """The configs a new mirror topic may be given (:meth:`Mirrors.create`'s rules, also used
+    by ``jetlink validate`` on topology files): ``mirror.start.offset.spec`` (earliest,
+    latest or a timestamp) and topic configs that are not synced from the source topic. A
+    synced one is KafkaError INVALID_CONFIG ``Configuration K of a mirror topic is synced
+    from its source topic and can not be set``; the others follow the topic config rules
+    (:func:`validate_topic_configs`). Returns the configs validated, as text."""
+    configs = dict(configs or {})
+    out: dict[str, str] = {}
+    if START_OFFSET_SPEC in configs:
+        value = configs.pop(START_OFFSET_SPEC)
+        text = value if isinstance(value, str) else str(value)
+        parse_start_offset_spec(text)
+        out[START_OFFSET_SPEC] = text
+    for key in configs:
+        if key in SYNCED_CONFIGS:
+            raise KafkaError("INVALID_CONFIG", f"Configuration {key} of a mirror topic is "
+                             "synced from its source topic and can not be set",
+                             field=f"config.{key}")
+    out.update(validate_topic_configs(configs))
+    return out
 
 COMPONENT = "kafka_mirrors"
 SCHEMA_STEPS: list[list[str]] = [
@@ -404,24 +466,9 @@ class Mirrors:
             link, "mirror topics are created on a link's destination cluster",
             "mirror topics can only be created on an active link")
         cfg = info.configs
-        prefix = info.config.prefix
-        if source_topic is None:
-            if prefix:
-                if not topic.startswith(prefix):
-                    raise KafkaError("INVALID_REQUEST", f"Mirror topic name '{topic}' must "
-                                     f"start with the link's prefix '{prefix}'", field="topic")
-                source_topic = topic[len(prefix):]
-            else:
-                source_topic = topic
-        elif topic != prefix + source_topic:
-            raise KafkaError("INVALID_REQUEST", f"Mirror topic name '{topic}' must be the "
-                             f"source topic's name '{source_topic}' with the link's prefix "
-                             f"'{prefix}'" if prefix else f"Mirror topic name '{topic}' must "
-                             f"be the source topic's name '{source_topic}'", field="topic")
+        source_topic = mirror_source_topic(topic, info.config.prefix, source_topic)
         if any(t.name == topic for t in self.kafka.topics()):
-            raise KafkaError("TOPIC_ALREADY_EXISTS", f"Topic '{topic}' already exists: a mirror "
-                             "topic is always created as a new topic (an existing topic can "
-                             "not be converted)", field="topic")
+            raise mirror_topic_exists(topic)
         _info, src = self._source(link)
         if src is None:
             raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}': the source cluster "
@@ -429,19 +476,12 @@ class Mirrors:
         try:
             stopic = src.describe_topic(source_topic)
         except KafkaError:
-            raise KafkaError("UNKNOWN_TOPIC_OR_PARTITION", f"Topic '{source_topic}' does not "
-                             f"exist on the source cluster {info.source_cluster} of link "
-                             f"'{link}'", field="source_topic") from None
+            raise unknown_source_topic(source_topic, info.source_cluster, link) from None
         spec = (configs or {}).get("mirror.start.offset.spec",
                                    cfg.get("mirror.start.offset.spec", "earliest"))
         parse_start_offset_spec(spec)
-        own = {k: v for k, v in (configs or {}).items()
-               if k != "mirror.start.offset.spec"}
-        for key in own:
-            if key in SYNCED_CONFIGS:
-                raise KafkaError("INVALID_CONFIG", f"Configuration {key} of a mirror topic is "
-                                 "synced from its source topic and can not be set",
-                                 field=f"config.{key}")
+        own = {k: v for k, v in check_mirror_topic_configs(configs).items()
+               if k != START_OFFSET_SPEC}
         synced = {k: v for k, v in stopic.configs.items() if k in SYNCED_CONFIGS}
         if validate_only:
             self.kafka.create_topic(topic, len(stopic.partitions), {**synced, **own},

@@ -54,12 +54,14 @@ __all__ = [
     "PartitionInfo",
     "Record",
     "TopicInfo",
+    "check_topic_collision",
     "decode_headers",
     "encode_headers",
     "partition_range",
     "record_key",
     "record_size",
     "records_bytes",
+    "validate_partitions",
     "validate_topic_config",
     "validate_topic_name",
     "validate_topic_configs",
@@ -464,6 +466,33 @@ def validate_topic_name(name: Any) -> str:
     return name
 
 
+def check_topic_collision(name: str, others: Iterable[str]) -> None:
+    """Kafka's rule that topic names differing only in '.' versus '_' collide (their metric
+    names would be the same): KafkaError INVALID_TOPIC_EXCEPTION ``Topic 'a.b' collides with
+    existing topic: a_b`` for the first of ``others`` that collides with ``name``."""
+    if "." not in name and "_" not in name:
+        return
+    unified = name.replace(".", "_")
+    for other in others:
+        if other != name and other.replace(".", "_") == unified:
+            raise KafkaError("INVALID_TOPIC_EXCEPTION",
+                             f"Topic '{name}' collides with existing topic: {other}", field="name")
+
+
+def validate_partitions(partitions: Any) -> int:
+    """A new topic's partition count: at least 1 (Kafka's INVALID_PARTITIONS text) and at
+    most :data:`MAX_PARTITIONS` (jetlink's limit); KafkaError INVALID_PARTITIONS otherwise."""
+    if not isinstance(partitions, int) or isinstance(partitions, bool) or partitions <= 0:
+        raise KafkaError("INVALID_PARTITIONS",
+                         "Number of partitions was set to an invalid non-positive value.",
+                         field="partitions")
+    if partitions > MAX_PARTITIONS:
+        raise KafkaError("INVALID_PARTITIONS",
+                         f"Number of partitions {partitions} is above jetlink's limit of "
+                         f"{MAX_PARTITIONS} per topic.", field="partitions")
+    return partitions
+
+
 _LONG_MAX = 9223372036854775807
 _INT_MAX = 2147483647
 _INT_RE = re.compile(r"[+-]?[0-9]+")
@@ -733,20 +762,9 @@ class Kafka:
                 raise KafkaError("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.",
                                  field="name")
             if "." in name or "_" in name:
-                unified = name.replace(".", "_")
-                for (other,) in conn.execute("SELECT name FROM topics"):
-                    if other.replace(".", "_") == unified:
-                        raise KafkaError(
-                            "INVALID_TOPIC_EXCEPTION",
-                            f"Topic '{name}' collides with existing topic: {other}", field="name")
-            if not isinstance(partitions, int) or partitions <= 0:
-                raise KafkaError("INVALID_PARTITIONS",
-                                 "Number of partitions was set to an invalid non-positive value.",
-                                 field="partitions")
-            if partitions > MAX_PARTITIONS:
-                raise KafkaError("INVALID_PARTITIONS",
-                                 f"Number of partitions {partitions} is above jetlink's limit of "
-                                 f"{MAX_PARTITIONS} per topic.", field="partitions")
+                check_topic_collision(
+                    name, (other for (other,) in conn.execute("SELECT name FROM topics")))
+            validate_partitions(partitions)
             if replication_factor != 1 and replication_factor != -1:
                 if replication_factor <= 0:
                     raise KafkaError(

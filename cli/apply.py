@@ -1,0 +1,175 @@
+"""``jetlink apply FILE`` and ``jetlink export``: topology as code.
+
+The rules live in core (``jetlink.core.topology_apply``: export_document, make_plan,
+apply_plan); this module reads the file, prints the plan and the report, and asks before
+``--prune`` deletes anything. Exit status 3 (nothing changed) when the file or the plan has
+problems, 1 when a change failed half-way (what was applied and what not is printed), 0
+otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from jetlink.cli import common, output
+from jetlink.cli.app import App, ExitCode
+from jetlink.cli.common import data_dir
+from jetlink.cli.options import JsonOption, force_option
+
+SIGN = {"create": "+", "update": "~", "delete": "-"}
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, separators=(",", ":"), sort_keys=True)
+    return "unset" if v is None else str(v)
+
+
+def render_plan(app: App, plan_doc: dict[str, Any]) -> None:
+    changes = plan_doc["changes"]
+    if not changes:
+        output.line(app, f"No changes: {plan_doc['unchanged']} objects are as the file "
+                         "declares them")
+        return
+    output.line(app, "Plan:")
+    for c in changes:
+        where = "" if c["kind"] == "cluster" else f" in cluster {c['cluster']}"
+        output.line(app, f"  {SIGN[c['action']]} {c['action']} {c['kind']} {c['name']}{where}")
+        for d in c.get("diff", []):
+            output.line(app, f"      {d['field']}: {_value(d['from'])} -> {_value(d['to'])}")
+    counts = {a: sum(1 for c in changes if c["action"] == a) for a in SIGN}
+    output.line(app, f"{counts['create']} to create, {counts['update']} to update, "
+                     f"{counts['delete']} to delete, {plan_doc['unchanged']} unchanged")
+
+
+def _label(c: dict[str, Any]) -> str:
+    where = "" if c["kind"] == "cluster" else f" in cluster {c['cluster']}"
+    return f"{c['action']} {c['kind']} {c['name']}{where}"
+
+
+def render_result(app: App, result: dict[str, Any]) -> None:
+    for c in result["applied"]:
+        output.line(app, f"Applied: {_label(c)}")
+    failed = result.get("failed")
+    if failed:
+        err = failed.get("error") or {}
+        err = err.get("error", err) if isinstance(err, dict) else err
+        text = (err.get("description") or err.get("message") or err) if isinstance(
+            err, dict) else err
+        output.line(app, f"Failed: {_label(failed)}: {text}")
+        for c in result["not_applied"]:
+            output.line(app, f"Not applied: {_label(c)}")
+
+
+def apply(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="Topology file (TOML or JSON).",
+                                         show_default=False)],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; change nothing.")
+                       ] = False,
+    prune: Annotated[bool, typer.Option(
+        "--prune", help="Also delete the objects of the file's clusters it does not declare.")
+    ] = False,
+    force: Annotated[bool, force_option("Prune")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Apply a topology file to the data directory.
+
+    Validates the whole resulting topology first (the file's objects over what the data
+    directory holds): any problem, or a change the engine would refuse (a non-editable
+    stream field, fewer partitions, a link's source), is listed and nothing is changed (exit
+    3). Then prints the plan (create / update with each field's old and new value / delete)
+    and applies it in dependency order: clusters, topics, streams (origins first), links,
+    mirror topics; deletions in reverse. --prune deletes the objects of the file's clusters
+    the file does not declare (asks on a terminal; -f without one). A change that fails
+    stops the run: what was applied and what not is printed (exit 1). Applying the same
+    file twice changes nothing. With --json: {plan, result, dry_run}.
+    """
+    from jetlink.core import topology_apply as core
+    from jetlink.core.topology import Topology
+
+    app = App.of(ctx)
+    store = data_dir(app)
+    clock = common.make_clock()
+    topo = Topology()
+    topo.add_file(str(file))
+    plan = core.make_plan(store, clock, topo, prune=prune)
+    plan_doc = plan.to_json()
+    if plan.problems:
+        from jetlink.cli.validate import render as render_problems
+
+        doc = {"files": [str(file)], "problems": plan_doc["problems"], "valid": False}
+        app.emit({"plan": plan_doc, "result": None, "dry_run": dry_run},
+                 human=lambda a, _d: render_problems(a, doc))
+        raise typer.Exit(ExitCode.PROBLEMS)
+    if dry_run or not plan.pending:
+        app.emit({"plan": plan_doc, "result": None, "dry_run": dry_run},
+                 human=lambda a, _d: render_plan(a, plan_doc))
+        return
+    deletes = [c for c in plan.pending if c.action == "delete"]
+    if deletes:
+        if not app.json:
+            render_plan(app, plan_doc)
+        output.confirm(app, f"Really delete {len(deletes)} object(s) the file does not "
+                            "declare", force=force, action="prune")
+    report = core.apply_plan(store, clock, plan)
+    result = report.to_json()
+
+    def human(a: App, _d: Any) -> None:
+        if not deletes:
+            render_plan(a, plan_doc)
+        render_result(a, result)
+
+    app.emit({"plan": plan_doc, "result": result, "dry_run": False}, human=human)
+    if not report.ok:
+        raise typer.Exit(ExitCode.FAILED)
+
+
+def export(
+    ctx: typer.Context,
+    clusters: Annotated[list[str] | None, typer.Option(
+        "--cluster", "-c", metavar="NAME", help="Only this cluster (repeatable).")] = None,
+    out: Annotated[Path | None, typer.Option(
+        "--output", "-o", metavar="FILE", help="Write the topology to FILE (default stdout).",
+        dir_okay=False)] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Write the data directory's topology as TOML.
+
+    Clusters, streams, KV buckets, KV mirrors and aggregates, topics, cluster links and
+    mirror topics, in the format jetlink apply and jetlink validate read; apply of the
+    output on an empty data directory makes the same topology. --output FILE writes JSON
+    when FILE ends in .json. With --json: the document as JSON (with --output: {output,
+    format, clusters}).
+    """
+    import tomli_w
+
+    from jetlink.core import topology_apply as core
+
+    app = App.of(ctx)
+    doc = core.export_document(data_dir(app, step=False), common.make_clock(),
+                               clusters or None)
+    if out is not None:
+        as_json = out.suffix.lower() == ".json"
+        text = (json.dumps(doc, indent=2) + "\n") if as_json else tomli_w.dumps(doc)
+        try:
+            out.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            from jetlink.core.errors import JetlinkError
+
+            raise JetlinkError(f"cannot write {out}: {exc.strerror or exc}") from None
+        n = len(doc.get("clusters", {}))
+        app.emit({"output": str(out), "format": "json" if as_json else "toml", "clusters": n},
+                 human=lambda a, _d: output.notice(
+                     a, f"Wrote the topology of {n} cluster{'s' if n != 1 else ''} to {out}"))
+        return
+    app.emit(doc, human=lambda a, d: output.line(a, tomli_w.dumps(d).rstrip("\n")))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("apply")(apply)
+    app.command("export")(export)

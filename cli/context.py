@@ -1,0 +1,317 @@
+"""``jetlink context add|ls|select|show|rm``: named defaults for the global options.
+
+A context (like ``nats context``) names a data directory and a cluster; the selected one
+applies to every command whose --data-dir / --cluster come neither from the command line nor
+from the environment (the precedence is in cli/main.py ``_apply_context``). The files are
+``jetlink.core.contexts.ContextStore``'s: TOML in the XDG config directory, mode 0600; this
+module parses, calls it and renders. The root callback does not apply a context to these
+verbs, so they work even when the context in force is broken or names a missing directory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from jetlink.cli import output
+from jetlink.cli.app import ENV_CLUSTER, ENV_CONTEXT, ENV_DATA_DIR, App
+from jetlink.cli.options import JsonOption, force_option
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jetlink.core.contexts import Context, ContextStore
+
+context_app = typer.Typer(
+    name="context",
+    help="Manage contexts (like nats context).\n\nA context names a data directory and a "
+    "cluster. The selected context applies when neither the command line (--data-dir, "
+    "--cluster) nor the environment (JETLINK_DATA_DIR, JETLINK_CLUSTER) gives them; "
+    "JETLINK_CONTEXT or the global option --context NAME puts another context in force. "
+    "Contexts are TOML files in $XDG_CONFIG_HOME/jetlink/context/ (mode 0600).",
+    no_args_is_help=True,
+)
+
+# environment variable -> the context key it overrides
+OVERRIDES = ((ENV_DATA_DIR, "data_dir"), (ENV_CLUSTER, "cluster"))
+
+NameArg = Annotated[str, typer.Argument(metavar="NAME", help="Context name ([A-Za-z0-9_-]).")]
+
+
+def _store() -> ContextStore:
+    from jetlink.core.contexts import ContextStore
+
+    return ContextStore()
+
+
+def _selected(store: ContextStore) -> str | None:
+    """The selected context's name; a broken context.txt is a warning and no selection."""
+    from jetlink.core.errors import JetlinkError
+
+    try:
+        return store.selected()
+    except JetlinkError as err:
+        output.notice(None, f"jetlink: warning: {err.description}")
+        return None
+
+
+def context_doc(store: ContextStore, context: Context, selected: str | None) -> dict[str, Any]:
+    """The JSON document of a context: its values, whether it is selected and its file."""
+    return {
+        **context.to_dict(),
+        "selected": context.name == selected,
+        "path": str(store.path(context.name)),
+    }
+
+
+def _env(name: str) -> str:
+    # As click reads an option's envvar: an empty value is no value.
+    return os.environ.get(name, "")
+
+
+def overridden_by(name: str, in_force: str | None) -> dict[str, str]:
+    """The environment variables that currently override the context ``name``: name ->
+    value. JETLINK_CONTEXT is listed when it puts another context in force."""
+    found = {var: _env(var) for var, _ in OVERRIDES if _env(var)}
+    env_context = _env(ENV_CONTEXT)
+    if env_context and env_context != name and in_force != name:
+        found[ENV_CONTEXT] = env_context
+    return found
+
+
+def _root_context(ctx: typer.Context) -> str | None:
+    """The context the global option --context or JETLINK_CONTEXT names, if any."""
+    root = ctx.find_root()
+    if "context" in root.params:
+        return root.params["context"]
+    return _env(ENV_CONTEXT) or None
+
+
+def _root_context_source(ctx: typer.Context) -> str:
+    """Where :func:`_root_context` came from: ``--context`` or JETLINK_CONTEXT."""
+    from typer._click.core import ParameterSource
+
+    root = ctx.find_root()
+    if "context" in root.params:
+        if root.get_parameter_source("context") == ParameterSource.COMMANDLINE:
+            return "--context"
+    return ENV_CONTEXT
+
+
+# -- commands -------------------------------------------------------------------------------
+
+
+@context_app.command("add")
+def add(
+    ctx: typer.Context,
+    name: NameArg,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--data-dir",
+            metavar="DIR",
+            help="Data directory of the context (stored as an absolute path).",
+            show_default=False,
+        ),
+    ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster", metavar="NAME", help="Cluster of the context.", show_default=False
+        ),
+    ] = None,
+    description: Annotated[
+        str, typer.Option("--description", metavar="TEXT", help="What the context is for.")
+    ] = "",
+    select: Annotated[
+        bool, typer.Option("--select", help="Select the new context too.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Add a context.
+
+    Writes <config>/context/NAME.toml (mode 0600); a context of that name must not exist.
+    With --json: the context (name, description, data_dir, cluster, rest_url, selected, path).
+    """
+    from jetlink.core.contexts import Context, validate_context_name
+
+    app = App.of(ctx)
+    store = _store()
+    validate_context_name(name)
+    directory = None
+    if data_dir is not None:
+        directory = os.path.abspath(os.path.expanduser(str(data_dir)))
+    context = Context(
+        name=name, description=description, data_dir=directory, cluster=cluster
+    )
+    store.add(context)
+    if select:
+        store.select(name)
+    doc = context_doc(store, context, _selected(store))
+    verb = "created and selected" if select else "created"
+    app.emit(doc, human=lambda a, d: output.line(a, f"Context {name} was {verb}"))
+
+
+@context_app.command("ls")
+def ls(
+    ctx: typer.Context,
+    names: Annotated[
+        bool, typer.Option("--names", "-n", help="Print only the context names.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """List the contexts.
+
+    The selected one is marked with *. A context file that cannot be read is reported on
+    stderr and left out. With --json: a list of contexts (name, description, data_dir,
+    cluster, rest_url, selected, path).
+    """
+    from jetlink.core.errors import JetlinkError
+
+    app = App.of(ctx)
+    store = _store()
+    selected = _selected(store)
+    docs = []
+    for context_name in store.names():
+        try:
+            context = store.load(context_name)
+        except JetlinkError as err:
+            output.notice(app, f"jetlink: warning: {err.description}")
+            continue
+        docs.append(context_doc(store, context, selected))
+    if names and not app.json:
+        output.lines(app, (doc["name"] for doc in docs))
+        return
+    app.emit(docs, human=render_contexts)
+
+
+def render_contexts(app: App, docs: list[dict[str, Any]]) -> None:
+    if not docs:
+        output.line(app, "No contexts defined")
+        return
+    rows = [
+        [
+            d["name"],
+            "*" if d["selected"] else "",
+            d["data_dir"] or "",
+            d["cluster"] or "",
+            d["description"],
+        ]
+        for d in docs
+    ]
+    output.table(
+        app,
+        ("Name", "Selected", "Data Dir", "Cluster", "Description"),
+        rows,
+        title="Contexts",
+        no_wrap=("Name", "Selected"),
+    )
+
+
+@context_app.command("select")
+def select(ctx: typer.Context, name: NameArg, json_output: JsonOption = False) -> None:
+    """Select the context in force by default.
+
+    Writes its name to <config>/context.txt. JETLINK_CONTEXT and the global option
+    --context still override it. With --json: the context (as context show).
+    """
+    app = App.of(ctx)
+    store = _store()
+    context = store.select(name)
+    env_context = _env(ENV_CONTEXT)
+    if env_context and env_context != name and not app.json:
+        output.notice(app, f"{ENV_CONTEXT}={env_context} overrides the selected context")
+    doc = context_doc(store, context, name)
+    app.emit(doc, human=lambda a, d: output.line(a, f"Context {name} is selected"))
+
+
+@context_app.command("show")
+def show(
+    ctx: typer.Context,
+    name: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[NAME]",
+            help="Context name (default: the one in force: --context, JETLINK_CONTEXT or "
+            "the selected one).",
+            show_default=False,
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Show a context and what overrides it.
+
+    Lists each environment variable that currently overrides the context (JETLINK_DATA_DIR,
+    JETLINK_CLUSTER; JETLINK_CONTEXT when it puts another context in force). With --json:
+    name, description, data_dir, cluster, rest_url, selected, path and overridden_by (an
+    object: variable -> value).
+    """
+    from jetlink.core.errors import NotFoundError
+
+    app = App.of(ctx)
+    store = _store()
+    named = _root_context(ctx)
+    if name is not None:
+        context = store.load(name)
+    else:
+        found = store.in_force(named, source=_root_context_source(ctx))
+        if found is None:
+            raise NotFoundError(
+                "no context is selected (jetlink context select NAME)", field="name"
+            )
+        context = found
+    in_force = named if named is not None else _selected(store)
+    doc = {
+        **context_doc(store, context, _selected(store)),
+        "overridden_by": overridden_by(context.name, in_force),
+    }
+    app.emit(doc, human=render_context)
+
+
+def render_context(app: App, doc: dict[str, Any]) -> None:
+    rows: dict[str, Any] = {
+        "Description": doc["description"] or None,
+        "Data Dir": doc["data_dir"],
+        "Cluster": doc["cluster"],
+    }
+    if doc.get("rest_url"):
+        rows["REST URL"] = doc["rest_url"]
+    rows["Selected"] = doc["selected"]
+    rows["Path"] = doc["path"]
+    output.kv_block(app, rows, title=f"Context {doc['name']}")
+    keys = dict(OVERRIDES)
+    for var, value in doc["overridden_by"].items():
+        if var in keys:
+            output.line(app, f"{var}={value} overrides {keys[var]}")
+        else:
+            output.line(app, f"{var}={value} puts context {value} in force instead")
+
+
+@context_app.command("rm")
+def rm(
+    ctx: typer.Context,
+    name: NameArg,
+    force: Annotated[bool, force_option("Remove")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Remove a context.
+
+    Deletes <config>/context/NAME.toml; removing the selected context leaves none selected.
+    Asks for confirmation on a terminal; without one, -f/--force is required.
+    """
+    from jetlink.core.errors import NotFoundError
+
+    app = App.of(ctx)
+    store = _store()
+    if not store.exists(name):  # validates the name too
+        raise NotFoundError(f"unknown context {name!r}", field="name")
+    output.confirm(
+        app, f"Really remove context {name}", force=force, action=f"remove context {name}"
+    )
+    store.remove(name)
+    output.success(app, f"Context {name} was removed")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(context_app, name="context")

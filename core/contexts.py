@@ -1,0 +1,342 @@
+"""Contexts (like ``nats context``): named sets of defaults for the global options.
+
+A context names a data directory, a cluster (and, for issue 10, a REST URL) plus a
+description. The files live in the XDG config directory (:func:`config_dir`)::
+
+    <config>/context/<NAME>.toml   one file per context (keys: description, data_dir,
+                                   cluster, rest_url; each optional)
+    <config>/context.txt           the name of the selected context and a newline (as
+                                   natscli's ~/.config/nats/context.txt)
+
+``<config>`` is ``$XDG_CONFIG_HOME/jetlink`` when XDG_CONFIG_HOME is set, absolute and not
+empty, else ``~/.config/jetlink``. The directories are created with mode 0700, the files with
+0600; every write goes to a temporary file in the same directory (created 0600) that then
+replaces the target (``os.replace``), so a reader never sees half a file. TOML is written with
+tomli-w and read with tomllib.
+
+Names are validated (``[A-Za-z0-9_-]``, 1 to 100 characters) before they touch the
+filesystem, so a context name can never escape the config directory. A file that is not valid
+TOML, holds an unknown key or a value of the wrong type is a :class:`JetlinkError` naming the
+file, never a traceback.
+
+Which context is in force and how its values rank against the command line and the
+environment is decided by the CLI (cli/main.py); this module only stores. It imports no
+Typer, Rich or other CLI library.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jetlink.core.errors import JetlinkError, NotFoundError
+
+__all__ = [
+    "CONTEXT_KEYS",
+    "Context",
+    "ContextStore",
+    "config_dir",
+    "validate_context_name",
+]
+
+PROG = "jetlink"
+NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,100}")
+CLUSTER_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")  # as core/store/datadir.py NAME_RE
+CONTEXT_KEYS = ("description", "data_dir", "cluster", "rest_url")
+SUFFIX = ".toml"
+SELECTED_FILE = "context.txt"
+CONTEXT_DIR = "context"
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CONFIG_HOME/jetlink``, or ``~/.config/jetlink`` when XDG_CONFIG_HOME is unset,
+    empty or relative (the XDG base-directory spec says to ignore relative values)."""
+    env = os.environ if environ is None else environ
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / PROG
+    home = env.get("HOME") or os.path.expanduser("~")
+    return Path(home) / ".config" / PROG
+
+
+def validate_context_name(name: Any) -> str:
+    """``name`` when it is a valid context name (``[A-Za-z0-9_-]{1,100}``), else JetlinkError
+    (``field="name"``)."""
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
+        raise JetlinkError(
+            f"invalid context name {name!r}: use 1 to 100 letters, digits, '_' or '-'",
+            field="name",
+        )
+    return name
+
+
+def validate_cluster(cluster: Any) -> str:
+    if not isinstance(cluster, str) or not CLUSTER_RE.fullmatch(cluster):
+        raise JetlinkError(
+            f"invalid cluster name {cluster!r}: use 1 to 64 letters, digits, '_' or '-'",
+            field="cluster",
+        )
+    return cluster
+
+
+@dataclass(frozen=True)
+class Context:
+    """One context: its name (the file's stem) and the values it sets (None: not set)."""
+
+    name: str
+    description: str = ""
+    data_dir: str | None = None
+    cluster: str | None = None
+    rest_url: str | None = None
+
+    def __post_init__(self) -> None:
+        validate_context_name(self.name)
+        if not isinstance(self.description, str):
+            raise JetlinkError("context description must be a string", field="description")
+        for key in ("data_dir", "rest_url"):
+            value = getattr(self, key)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise JetlinkError(f"context {key} must be a non-empty string", field=key)
+        if self.cluster is not None:
+            validate_cluster(self.cluster)
+
+    def to_toml(self) -> dict[str, str]:
+        """The file's document: the keys that are set, in CONTEXT_KEYS order."""
+        doc = {"description": self.description} if self.description else {}
+        for key in ("data_dir", "cluster", "rest_url"):
+            value = getattr(self, key)
+            if value is not None:
+                doc[key] = value
+        return doc
+
+    def to_dict(self) -> dict[str, Any]:
+        """name and every key of CONTEXT_KEYS (None when not set)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "data_dir": self.data_dir,
+            "cluster": self.cluster,
+            "rest_url": self.rest_url,
+        }
+
+    @classmethod
+    def from_toml(cls, name: str, doc: Mapping[str, Any], *, source: str = "") -> Context:
+        """A context from a file's document; an unknown key or a bad value is a JetlinkError
+        naming ``source`` (the file) and the key."""
+        where = f"{source}: " if source else ""
+        unknown = sorted(set(doc) - set(CONTEXT_KEYS))
+        if unknown:
+            raise JetlinkError(
+                f"{where}unknown key {unknown[0]!r} (known: {', '.join(CONTEXT_KEYS)})",
+                field=unknown[0],
+            )
+        for key, value in doc.items():
+            if not isinstance(value, str):
+                raise JetlinkError(
+                    f"{where}{key} must be a string, not {type(value).__name__}", field=key
+                )
+        try:
+            return cls(
+                name=name,
+                description=doc.get("description", ""),
+                data_dir=doc.get("data_dir") or None,
+                cluster=doc.get("cluster") or None,
+                rest_url=doc.get("rest_url") or None,
+            )
+        except JetlinkError as err:
+            raise JetlinkError(f"{where}{err.description}", field=err.field) from None
+
+
+class ContextStore:
+    """The context files of one config directory (default :func:`config_dir`)."""
+
+    def __init__(self, root: Path | str | None = None) -> None:
+        self.root = Path(root) if root is not None else config_dir()
+
+    # -- paths ------------------------------------------------------------------------------
+
+    @property
+    def context_dir(self) -> Path:
+        return self.root / CONTEXT_DIR
+
+    @property
+    def selected_path(self) -> Path:
+        return self.root / SELECTED_FILE
+
+    def path(self, name: str) -> Path:
+        """``<root>/context/<name>.toml`` (``name`` validated first)."""
+        return self.context_dir / f"{validate_context_name(name)}{SUFFIX}"
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def names(self) -> list[str]:
+        """The names of the stored contexts, sorted (files with an invalid name are skipped)."""
+        try:
+            entries = list(self.context_dir.iterdir())
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(
+            p.name[: -len(SUFFIX)]
+            for p in entries
+            if p.name.endswith(SUFFIX) and NAME_RE.fullmatch(p.name[: -len(SUFFIX)])
+        )
+
+    def exists(self, name: str) -> bool:
+        return self.path(name).is_file()
+
+    def load(self, name: str) -> Context:
+        """The context ``name``; NotFoundError when there is none, JetlinkError when its
+        file is not a valid context."""
+        path = self.path(name)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise NotFoundError(f"unknown context {name!r}", field="name") from None
+        except OSError as err:
+            raise JetlinkError(f"cannot read context file {path}: {err.strerror}") from None
+        try:
+            doc = tomllib.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+            raise JetlinkError(f"{path}: not a valid TOML file: {err}") from None
+        return Context.from_toml(name, doc, source=str(path))
+
+    def contexts(self) -> list[Context]:
+        """Every stored context, sorted by name."""
+        return [self.load(name) for name in self.names()]
+
+    def selected(self) -> str | None:
+        """The name of the selected context (context.txt), None when none is selected."""
+        try:
+            text = self.selected_path.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as err:
+            raise JetlinkError(f"cannot read {self.selected_path}: {err}") from None
+        if not text:
+            return None
+        if not NAME_RE.fullmatch(text):
+            raise JetlinkError(
+                f"{self.selected_path}: invalid context name {text!r}; "
+                "select a context again (jetlink context select NAME)",
+                field="name",
+            )
+        return text
+
+    def in_force(self, name: str | None = None, *, source: str = "") -> Context | None:
+        """The context in force: ``name`` when given (``source`` says where it came from, e.g.
+        ``JETLINK_CONTEXT``, and is named in the errors), else the selected one, else None.
+
+        An invalid or unknown ``name``, a selection naming a context that does not exist and
+        a broken file are JetlinkErrors saying which."""
+        if name is not None:
+            where = f" (from {source})" if source else ""
+            try:
+                validate_context_name(name)
+            except JetlinkError as err:
+                raise JetlinkError(err.description + where, field=source or "name") from None
+            try:
+                return self.load(name)
+            except NotFoundError:
+                raise NotFoundError(
+                    f"unknown context {name!r}{where}", field=source or "name"
+                ) from None
+        selected = self.selected()
+        if selected is None:
+            return None
+        try:
+            return self.load(selected)
+        except NotFoundError:
+            raise NotFoundError(
+                f"the selected context {selected!r} does not exist "
+                f"(selected in {self.selected_path})",
+                field="name",
+            ) from None
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def add(self, context: Context) -> Path:
+        """Store a new context; JetlinkError when one of that name exists."""
+        path = self.path(context.name)
+        if path.exists():
+            raise JetlinkError(f"context {context.name} already exists", field="name")
+        return self.save(context)
+
+    def save(self, context: Context) -> Path:
+        """Write ``context`` (replacing a stored one of that name); its path."""
+        import tomli_w
+
+        path = self.path(context.name)
+        self._make_dirs()
+        _write_atomic(path, tomli_w.dumps(context.to_toml()).encode("utf-8"))
+        return path
+
+    def select(self, name: str) -> Context:
+        """Make ``name`` the selected context (it must exist); the context."""
+        context = self.load(name)
+        self._make_dirs()
+        _write_atomic(self.selected_path, f"{name}\n".encode())
+        return context
+
+    def unselect(self) -> None:
+        """Select no context."""
+        try:
+            self.selected_path.unlink()
+        except FileNotFoundError:
+            pass
+
+    def remove(self, name: str) -> Context:
+        """Delete the context ``name`` (NotFoundError when there is none); removing the
+        selected context unselects it. The removed context (as loaded, or with only its name
+        when its file was not valid)."""
+        path = self.path(name)
+        if not path.is_file():
+            raise NotFoundError(f"unknown context {name!r}", field="name")
+        try:
+            context = self.load(name)
+        except NotFoundError:
+            raise
+        except JetlinkError:  # a broken file can still be removed
+            context = Context(name=name)
+        try:
+            selected = self.selected()
+        except JetlinkError:
+            selected = None
+        path.unlink()
+        if selected == name:
+            self.unselect()
+        return context
+
+    def _make_dirs(self) -> None:
+        for directory in (self.root, self.context_dir):
+            directory.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+            os.chmod(directory, DIR_MODE)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a 0600 temporary file in the same directory that
+    then replaces ``path``."""
+    tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_EXCL, FILE_MODE)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fchmod(fd, FILE_MODE)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise

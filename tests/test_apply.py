@@ -1,0 +1,208 @@
+"""`jetlink apply` / `jetlink export` (core/topology_apply.py, cli/apply.py): round trip,
+idempotence, dry run, a plan with every kind of change, editable rules, a failure half-way,
+prune with and without -f."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "topology.toml"
+
+
+def doc(result):
+    return json.loads(result.stdout)
+
+
+def ok(result, code=0):
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    return result
+
+
+def write(tmp, text, name="t.toml"):
+    path = tmp / name
+    path.write_text(text)
+    return str(path)
+
+
+BASE = """
+version = 1
+[clusters.west]
+kind = "nats"
+[clusters.east]
+kind = "nats"
+[clusters.kwest]
+kind = "kafka"
+[clusters.keast]
+kind = "kafka"
+
+[streams.ORDERS]
+cluster = "west"
+subjects = ["orders.>"]
+max_age = "30d"
+
+[streams.BACKUP]
+cluster = "east"
+mirror = { name = "ORDERS", domain = "west" }
+
+[kv.CONFIG]
+cluster = "west"
+history = 5
+
+[topics.orders]
+cluster = "kwest"
+partitions = 3
+configs = { "retention.ms" = "604800000" }
+
+[links.dr]
+cluster = "keast"
+source_cluster = "kwest"
+configs = { "consumer.offset.sync.enable" = "true" }
+consumer_group_filters = [{ name = "*", patternType = "LITERAL", filterType = "INCLUDE" }]
+
+[mirror_topics.orders]
+cluster = "keast"
+link = "dr"
+"""
+
+
+def test_export_apply_export_round_trip(jl, tmp_path):
+    ok(jl("apply", write(tmp_path, BASE), "-f"))
+    first = ok(jl("export")).stdout
+    other = tmp_path / "other"
+    out = tmp_path / "exported.toml"
+    out.write_text(first)
+    ok(jl("--data-dir", str(other), "apply", str(out)))
+    second = ok(jl("--data-dir", str(other), "export")).stdout
+    assert first == second
+    exported = tomllib.loads(first)
+    assert exported["streams"]["BACKUP"]["mirror"] == {"name": "ORDERS", "domain": "west"}
+    assert exported["kv"]["CONFIG"]["history"] == 5
+    assert exported["mirror_topics"]["orders"]["link"] == "dr"
+    assert exported["topics"]["orders"]["partitions"] == 3
+
+
+def test_example_needs_a_single_server_and_then_applies_twice_the_same(jl, tmp_path):
+    refused = jl("apply", str(EXAMPLE), "-j")  # replicas = 3: a clustered server's file
+    assert refused.exit_code == 3
+    assert {p["err_code"] for p in doc(refused)["plan"]["problems"]} == {10074}
+    assert not (jl.data / "west.db").exists()
+    single = tmp_path / "single.toml"
+    single.write_text(EXAMPLE.read_text().replace("replicas = 3", "replicas = 1"))
+    first = doc(ok(jl("apply", str(single), "-j")))
+    assert first["result"]["applied"] and not first["result"].get("failed")
+    second = doc(ok(jl("apply", str(single), "-j")))
+    assert second["plan"]["changes"] == [] and second["result"] is None
+    assert ok(jl("apply", str(single))).stdout.startswith("No changes: ")
+
+
+def test_dry_run_changes_nothing(jl, tmp_path):
+    result = doc(ok(jl("apply", write(tmp_path, BASE), "--dry-run", "-j")))
+    assert result["dry_run"] is True and result["result"] is None
+    assert {(c["action"], c["kind"], c["name"]) for c in result["plan"]["changes"]} >= {
+        ("create", "cluster", "west"), ("create", "stream", "ORDERS"),
+        ("create", "mirror_topic", "orders")}
+    assert not jl.data.exists() or not list(jl.data.iterdir())
+
+
+def test_plan_with_every_kind_of_change(jl, tmp_path):
+    ok(jl("apply", write(tmp_path, BASE)))
+    changed = (BASE.replace('max_age = "30d"', 'max_age = "60d"')
+               .replace("history = 5", "history = 7")
+               .replace('"retention.ms" = "604800000"', '"retention.ms" = "86400000"')
+               .replace("[kv.CONFIG]", '[streams.EXTRA]\ncluster = "west"\n'
+                        'subjects = ["extra.>"]\n\n[kv.CONFIG]')
+               .replace('[streams.BACKUP]\ncluster = "east"\n'
+                        'mirror = { name = "ORDERS", domain = "west" }\n', ""))
+    plan = doc(ok(jl("apply", write(tmp_path, changed, "c.toml"), "--prune", "--dry-run",
+                     "-j")))["plan"]
+    got = [(c["action"], c["kind"], c["name"], [d["field"] for d in c.get("diff", [])])
+           for c in plan["changes"]]
+    assert ("create", "stream", "EXTRA", []) in got
+    assert ("update", "stream", "ORDERS", ["max_age"]) in got
+    assert ("update", "kv", "CONFIG", ["history"]) in got
+    assert ("update", "topic", "orders", ["configs"]) in got
+    assert ("delete", "stream", "BACKUP", []) in got
+    human = ok(jl("apply", write(tmp_path, changed, "c.toml"), "--prune", "--dry-run")).stdout
+    assert "  ~ update stream ORDERS in cluster west\n      max_age: 720h0m0s -> 1440h0m0s\n" in human
+    assert "  - delete stream BACKUP in cluster east\n" in human
+
+
+def test_a_non_editable_change_is_reported_not_forced(jl, tmp_path):
+    ok(jl("apply", write(tmp_path, BASE)))
+    bad = BASE.replace('subjects = ["orders.>"]\nmax_age = "30d"',
+                       'subjects = ["orders.>"]\nmax_age = "30d"\nstorage = "memory"')
+    result = jl("apply", write(tmp_path, bad, "b.toml"), "-j")
+    assert result.exit_code == 3
+    problems = doc(result)["plan"]["problems"]
+    assert any("stream ORDERS in cluster west can not be updated" in p["description"]
+               for p in problems)
+    assert doc(ok(jl("--cluster", "west", "stream", "info", "ORDERS", "-j")))["config"][
+        "storage"] == "file"
+
+
+def test_an_invalid_file_changes_nothing(jl, tmp_path):
+    bad = BASE.replace('mirror = { name = "ORDERS", domain = "west" }',
+                       'mirror = { name = "NOPE", domain = "west" }')
+    result = jl("apply", write(tmp_path, bad), "-j")
+    assert result.exit_code == 3
+    assert any(p["err_code"] == 10059 for p in doc(result)["plan"]["problems"])
+    assert not (jl.data / "west.db").exists()
+
+
+def test_failure_half_way_reports_and_stops(jl, tmp_path):
+    ok(jl("apply", write(tmp_path, BASE.split("[links.dr]")[0])))
+    ok(jl("cluster", "down", "kwest"))  # the engine refuses a link to an unreachable source
+    result = jl("apply", write(tmp_path, BASE + """
+[streams.LATE]
+cluster = "east"
+subjects = ["late.>"]
+""", "more.toml"), "-j")
+    assert result.exit_code == 1
+    out = doc(result)["result"]
+    assert [(c["kind"], c["name"]) for c in out["applied"]] == [("stream", "LATE")]
+    assert (out["failed"]["kind"], out["failed"]["name"]) == ("link", "dr")
+    assert out["failed"]["error"] == {"error": {
+        "error_code": 40, "error_name": "INVALID_CONFIG",
+        "message": "Unable to validate cluster link: source cluster 'kwest' is unreachable "
+                   "(jetlink cluster up kwest first)"}}
+    assert [(c["kind"], c["name"]) for c in out["not_applied"]] == [("mirror_topic", "orders")]
+    assert doc(ok(jl("--cluster", "keast", "links", "ls", "-j"))) == []  # untouched
+    human = jl("apply", str(tmp_path / "more.toml"))
+    assert human.exit_code == 1
+    assert human.stdout.endswith(
+        "Failed: create link dr in cluster keast: Unable to validate cluster link: source "
+        "cluster 'kwest' is unreachable (jetlink cluster up kwest first)\n"
+        "Not applied: create mirror_topic orders in cluster keast\n")
+
+
+def test_prune_asks_and_needs_force_without_a_terminal(jl, tmp_path):
+    ok(jl("apply", write(tmp_path, BASE)))
+    smaller = BASE.replace('[streams.BACKUP]\ncluster = "east"\n'
+                           'mirror = { name = "ORDERS", domain = "west" }\n', "")
+    path = write(tmp_path, smaller, "s.toml")
+    refused = jl("apply", path, "--prune")
+    assert refused.exit_code == 2 and "pass -f/--force to prune" in refused.stderr
+    assert "BACKUP" in doc(ok(jl("--cluster", "east", "stream", "ls", "-j")))
+    ok(jl("apply", path))  # without --prune: BACKUP stays
+    assert "BACKUP" in doc(ok(jl("--cluster", "east", "stream", "ls", "-j")))
+    done = doc(ok(jl("apply", path, "--prune", "-f", "-j")))
+    assert [(c["action"], c["name"]) for c in done["result"]["applied"]] == [
+        ("delete", "BACKUP")]
+    assert doc(ok(jl("--cluster", "east", "stream", "ls", "-j"))) == []
+
+
+def test_export_of_some_clusters_to_a_file(jl, tmp_path):
+    ok(jl("apply", write(tmp_path, BASE)))
+    out = tmp_path / "west.json"
+    assert doc(ok(jl("export", "--cluster", "west", "-o", str(out), "-j"))) == {
+        "output": str(out), "format": "json", "clusters": 1}
+    exported = json.loads(out.read_text())
+    assert list(exported["clusters"]) == ["west"]
+    assert set(exported["streams"]) == {"ORDERS"}
+    missing = jl("export", "--cluster", "nope")
+    assert missing.exit_code == 1 and "cluster nope not found" in missing.stderr

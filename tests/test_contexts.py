@@ -1,0 +1,499 @@
+"""Contexts (like ``nats context``): the store (core/contexts.py), the ``jetlink context``
+verbs (cli/context.py) and the precedence of the global options (cli/main.py):
+command line > environment > the context in force (--context, JETLINK_CONTEXT, the selected
+one) > defaults.
+
+The CLI runs in-process without --data-dir (unlike the ``jl`` fixture), with XDG_CONFIG_HOME
+and XDG_DATA_HOME in tmp_path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tomllib
+
+import pytest
+import tomli_w
+from helpers import ENV_VARS, doc, ok, runner
+
+from jetlink.cli.main import app
+from jetlink.core.contexts import Context, ContextStore, config_dir, validate_context_name
+from jetlink.core.errors import JetlinkError, NotFoundError
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    """A clean environment: XDG_CONFIG_HOME=tmp/config, XDG_DATA_HOME=tmp/xdg-data."""
+    for var in ENV_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+    return monkeypatch
+
+
+@pytest.fixture
+def jc(env, tmp_path):
+    """``jc(*args)``: jetlink with exactly these arguments (no --data-dir added)."""
+
+    def run(*args, input=None):
+        return runner.invoke(app, list(args), input=input, prog_name="jetlink")
+
+    run.tmp = tmp_path
+    run.config = tmp_path / "config" / "jetlink"
+    run.store = ContextStore(run.config)
+    return run
+
+
+def error(result, code=1):
+    """The JSON error document of a failed run with -j (exit ``code``)."""
+    assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr)
+    return json.loads(result.stdout)["error"]["description"]
+
+
+def ctx_doc(jc, name, *, description="", data_dir=None, cluster=None, selected=False,
+            rest_url=None):
+    return {
+        "name": name,
+        "description": description,
+        "data_dir": data_dir,
+        "cluster": cluster,
+        "rest_url": rest_url,
+        "selected": selected,
+        "path": str(jc.config / "context" / f"{name}.toml"),
+    }
+
+
+# -- precedence ---------------------------------------------------------------------------
+
+# Each layer gives its own data directory (tmp/<layer>) and cluster (<layer>c):
+#   opt     --data-dir / --cluster on the command line
+#   env     JETLINK_DATA_DIR / JETLINK_CLUSTER
+#   ctxopt  the context named by the global option --context
+#   ctxenv  the context named by JETLINK_CONTEXT
+#   sel     the selected context
+# and without any the defaults ($XDG_DATA_HOME/jetlink, cluster local).
+PRECEDENCE = [
+    # (id, layers giving the data dir, layers giving the cluster, contexts named, winners)
+    ("all-layers", {"opt", "env"}, {"opt", "env"}, {"ctxopt", "ctxenv", "sel"}, ("opt", "opt")),
+    ("option-beats-env", {"opt", "env"}, {"opt", "env"}, set(), ("opt", "opt")),
+    ("env-beats-contexts", {"env"}, {"env"}, {"ctxopt", "ctxenv", "sel"}, ("env", "env")),
+    ("context-option", set(), set(), {"ctxopt", "ctxenv", "sel"}, ("ctxopt", "ctxopt")),
+    ("JETLINK_CONTEXT", set(), set(), {"ctxenv", "sel"}, ("ctxenv", "ctxenv")),
+    ("selected", set(), set(), {"sel"}, ("sel", "sel")),
+    ("nothing", set(), set(), set(), ("default", "default")),
+    ("option-dir-env-cluster", {"opt"}, {"env"}, {"sel"}, ("opt", "env")),
+    ("env-dir-selected-cluster", {"env"}, set(), {"sel"}, ("env", "sel")),
+    ("selected-dir-option-cluster", set(), {"opt"}, {"sel"}, ("sel", "opt")),
+    ("JETLINK_CONTEXT-dir-only", set(), set(), {"ctxenv-dir-only", "sel"}, ("ctxenv", "default")),
+]
+
+
+@pytest.mark.parametrize(
+    ("dir_layers", "cluster_layers", "contexts", "winners"),
+    [p[1:] for p in PRECEDENCE],
+    ids=[p[0] for p in PRECEDENCE],
+)
+def test_precedence(jc, env, dir_layers, cluster_layers, contexts, winners):
+    tmp = jc.tmp
+    for layer in ("ctxopt", "ctxenv", "sel"):
+        ok(jc("context", "add", layer, "--data-dir", str(tmp / layer), "--cluster", f"{layer}c"))
+    ok(jc("context", "add", "ctxenv-dir-only", "--data-dir", str(tmp / "ctxenv")))
+    args = []
+    if "opt" in dir_layers:
+        args += ["--data-dir", str(tmp / "opt")]
+    if "opt" in cluster_layers:
+        args += ["--cluster", "optc"]
+    if "env" in dir_layers:
+        env.setenv("JETLINK_DATA_DIR", str(tmp / "env"))
+    if "env" in cluster_layers:
+        env.setenv("JETLINK_CLUSTER", "envc")
+    if "ctxopt" in contexts:
+        args += ["--context", "ctxopt"]
+    for name in ("ctxenv", "ctxenv-dir-only"):
+        if name in contexts:
+            env.setenv("JETLINK_CONTEXT", name)
+    if "sel" in contexts:
+        ok(jc("context", "select", "sel"))
+
+    want_dir, want_cluster = winners
+    data = tmp / "xdg-data" / "jetlink" if want_dir == "default" else tmp / want_dir
+    # the data directory: where the clusters `cluster ls` lists live
+    paths = {d["path"] for d in doc(jc(*args, "cluster", "ls", "-j"))}
+    assert paths and {os.path.dirname(p) for p in paths} == {str(data)}
+    # the cluster: `stream ls` of the default cluster works, another one does not exist yet
+    result = jc(*args, "stream", "ls", "-j")
+    if want_cluster == "default":
+        assert doc(result) == []
+    else:
+        assert error(result) == f"cluster {want_cluster}c not found"
+
+
+def test_unknown_context_in_jetlink_context(jc, env):
+    env.setenv("JETLINK_CONTEXT", "nope")
+    assert error(jc("stream", "ls", "-j")) == "unknown context 'nope' (from JETLINK_CONTEXT)"
+    r = jc("stream", "ls")
+    assert r.exit_code == 1
+    assert r.stderr == "jetlink: error: unknown context 'nope' (from JETLINK_CONTEXT)\n"
+    # even with both values on the command line the mistake is reported
+    r = jc("--data-dir", str(jc.tmp / "d"), "--cluster", "local", "stream", "ls", "-j")
+    assert error(r) == "unknown context 'nope' (from JETLINK_CONTEXT)"
+    # a command's help and the context verbs still work
+    assert ok(jc("stream", "ls", "--help")).stdout.startswith("Usage: jetlink stream ls")
+    assert doc(jc("context", "ls", "-j")) == []
+
+
+def test_unknown_or_invalid_context_option(jc, env):
+    env.setenv("JETLINK_CONTEXT", "nope")
+    assert error(jc("--context", "other", "stream", "ls", "-j")) == (
+        "unknown context 'other' (from --context)"
+    )
+    assert error(jc("--context", "../x", "stream", "ls", "-j")) == (
+        "invalid context name '../x': use 1 to 100 letters, digits, '_' or '-' (from --context)"
+    )
+
+
+def test_selected_context_that_no_longer_exists(jc):
+    ok(jc("context", "add", "a", "--select"))
+    (jc.config / "context" / "a.toml").unlink()
+    assert error(jc("stream", "ls", "-j")) == (
+        f"the selected context 'a' does not exist (selected in {jc.config / 'context.txt'})"
+    )
+    ok(jc("context", "add", "b"))
+    assert doc(jc("context", "select", "b", "-j"))["name"] == "b"
+    assert doc(jc("stream", "ls", "-j")) == []
+
+
+def test_broken_context_file(jc):
+    ok(jc("context", "add", "good"))
+    path = jc.config / "context" / "bad.toml"
+    path.write_text("cluster = \n")
+    ok(jc("context", "select", "good"))
+    assert doc(jc("stream", "ls", "-j")) == []  # only the context in force is read
+    r = jc("--context", "bad", "stream", "ls")
+    assert r.exit_code == 1
+    assert r.stderr.startswith(f"jetlink: error: {path}: not a valid TOML file: ")
+    assert "Traceback" not in r.output
+    # ls reports it and goes on; show names it; rm removes it
+    r = jc("context", "ls", "-j")
+    assert [d["name"] for d in doc(r)] == ["good"]
+    assert r.stderr.startswith(f"jetlink: warning: {path}: not a valid TOML file: ")
+    assert error(jc("context", "show", "bad", "-j")).startswith(f"{path}: not a valid TOML")
+    assert doc(jc("context", "rm", "bad", "-f", "-j")) == {"success": True}
+    assert not path.exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("cluster = 5\n", "cluster must be a string, not int"),
+        (
+            'colour = "red"\n',
+            "unknown key 'colour' (known: description, data_dir, cluster, rest_url)",
+        ),
+        (
+            'cluster = "a/b"\n',
+            "invalid cluster name 'a/b': use 1 to 64 letters, digits, '_' or '-'",
+        ),
+        ("[data_dir]\nx = 1\n", "data_dir must be a string, not dict"),
+    ],
+    ids=["type", "unknown-key", "cluster-name", "table"],
+)
+def test_invalid_context_values(jc, text, message):
+    path = jc.config / "context" / "bad.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    assert error(jc("--context", "bad", "stream", "ls", "-j")) == f"{path}: {message}"
+
+
+def test_context_verbs_work_when_the_context_in_force_is_unusable(jc, env):
+    blocker = jc.tmp / "a-file"
+    blocker.write_text("")
+    ok(jc("context", "add", "broken", "--data-dir", str(blocker / "sub"), "--select"))
+    assert jc("stream", "ls", "-j").exit_code == 1  # the data directory cannot be created
+    assert [d["name"] for d in doc(jc("context", "ls", "-j"))] == ["broken"]
+    assert doc(jc("context", "show", "-j"))["name"] == "broken"
+    assert doc(jc("context", "rm", "broken", "-f", "-j")) == {"success": True}
+    assert doc(jc("stream", "ls", "-j")) == []
+
+
+# -- the verbs ------------------------------------------------------------------------------
+
+
+def test_add_json_and_file(jc):
+    r = jc("context", "add", "prod", "--data-dir", str(jc.tmp / "prod"), "--cluster", "east",
+           "--description", "Production", "-j")
+    assert doc(r) == ctx_doc(jc, "prod", description="Production",
+                             data_dir=str(jc.tmp / "prod"), cluster="east")
+    path = jc.config / "context" / "prod.toml"
+    want = {"description": "Production", "data_dir": str(jc.tmp / "prod"), "cluster": "east"}
+    assert path.read_text() == tomli_w.dumps(want)
+    assert tomllib.loads(path.read_text()) == want
+    assert not (jc.config / "context.txt").exists()  # not selected
+
+
+def test_add_human_and_select(jc):
+    r = ok(jc("context", "add", "dev", "--select"))
+    assert r.stdout == "Context dev was created and selected\n"
+    assert (jc.config / "context.txt").read_text() == "dev\n"
+    assert (jc.config / "context" / "dev.toml").read_text() == ""  # nothing set
+    assert ok(jc("context", "add", "other")).stdout == "Context other was created\n"
+
+
+def test_add_stores_an_absolute_data_dir(jc, monkeypatch):
+    monkeypatch.chdir(jc.tmp)
+    monkeypatch.setenv("HOME", str(jc.tmp / "home"))
+    d = doc(jc("context", "add", "rel", "--data-dir", "here/data", "-j"))
+    assert d["data_dir"] == str(jc.tmp / "here" / "data")
+    d = doc(jc("context", "add", "home", "--data-dir", "~/x", "-j"))
+    assert d["data_dir"] == str(jc.tmp / "home" / "x")
+
+
+def test_add_refuses_an_existing_name(jc):
+    ok(jc("context", "add", "prod", "--cluster", "east"))
+    assert error(jc("context", "add", "prod", "--cluster", "west", "-j")) == (
+        "context prod already exists"
+    )
+    r = jc("context", "add", "prod")
+    assert (r.exit_code, r.stderr) == (1, "jetlink: error: context prod already exists\n")
+    assert jc.store.load("prod").cluster == "east"
+
+
+def test_add_refuses_a_bad_cluster(jc):
+    assert error(jc("context", "add", "x", "--cluster", "a.b", "-j")) == (
+        "invalid cluster name 'a.b': use 1 to 64 letters, digits, '_' or '-'"
+    )
+    assert jc.store.names() == []
+
+
+BAD_NAMES = ["../x", "a.b", "a b", "", "x" * 101, "a/b", "é"]
+
+
+@pytest.mark.parametrize("name", BAD_NAMES, ids=["dotdot", "dot", "space", "empty", "long",
+                                                  "slash", "unicode"])
+@pytest.mark.parametrize("verb", [("add",), ("select",), ("show",), ("rm", "-f")],
+                         ids=["add", "select", "show", "rm"])
+def test_bad_names(jc, verb, name):
+    r = jc("context", verb[0], name, *verb[1:], "-j")
+    assert error(r) == f"invalid context name {name!r}: use 1 to 100 letters, digits, '_' or '-'"
+    assert not (jc.tmp / "config").exists() or jc.store.names() == []
+
+
+def test_longest_name(jc):
+    name = "a" * 100
+    assert doc(jc("context", "add", name, "-j"))["name"] == name
+
+
+def test_ls(jc):
+    assert doc(jc("context", "ls", "-j")) == []
+    assert ok(jc("context", "ls")).stdout == "No contexts defined\n"
+    ok(jc("context", "add", "west", "--data-dir", str(jc.tmp / "w"), "--cluster", "west",
+          "--description", "West coast"))
+    ok(jc("context", "add", "east", "--select"))
+    assert doc(jc("context", "ls", "-j")) == [
+        ctx_doc(jc, "east", selected=True),
+        ctx_doc(jc, "west", description="West coast", data_dir=str(jc.tmp / "w"),
+                cluster="west"),
+    ]
+    assert ok(jc("context", "ls", "--names")).stdout == "east\nwest\n"
+    assert ok(jc("context", "ls", "-n")).stdout == "east\nwest\n"
+    out = ok(jc("context", "ls")).stdout.splitlines()
+    assert out[0].strip() == "Contexts"
+    header = out[2]
+    for column in ("Name", "Selected", "Data Dir", "Cluster", "Description"):
+        assert column in header
+    east = next(line for line in out if " east " in line)
+    assert "*" in east
+    west = next(line for line in out if " west " in line)
+    assert "*" not in west and str(jc.tmp / "w") in west and "West coast" in west
+
+
+def test_select(jc, env):
+    ok(jc("context", "add", "a", "--cluster", "ac"))
+    ok(jc("context", "add", "b"))
+    assert doc(jc("context", "select", "a", "-j")) == ctx_doc(jc, "a", cluster="ac",
+                                                               selected=True)
+    r = ok(jc("context", "select", "b"))
+    assert (r.stdout, r.stderr) == ("Context b is selected\n", "")
+    assert (jc.config / "context.txt").read_text() == "b\n"
+    assert error(jc("context", "select", "nope", "-j")) == "unknown context 'nope'"
+    assert (jc.config / "context.txt").read_text() == "b\n"
+    env.setenv("JETLINK_CONTEXT", "a")
+    r = ok(jc("context", "select", "b"))
+    assert r.stderr == "JETLINK_CONTEXT=a overrides the selected context\n"
+
+
+def test_show(jc, env):
+    assert error(jc("context", "show", "-j")) == (
+        "no context is selected (jetlink context select NAME)"
+    )
+    ok(jc("context", "add", "prod", "--data-dir", str(jc.tmp / "p"), "--cluster", "east",
+          "--description", "Production", "--select"))
+    ok(jc("context", "add", "dev"))
+    prod = ctx_doc(jc, "prod", description="Production", data_dir=str(jc.tmp / "p"),
+                   cluster="east", selected=True)
+    assert doc(jc("context", "show", "-j")) == {**prod, "overridden_by": {}}
+    assert doc(jc("context", "show", "dev", "-j")) == {**ctx_doc(jc, "dev"), "overridden_by": {}}
+    assert doc(jc("--context", "dev", "context", "show", "-j"))["name"] == "dev"
+    assert error(jc("context", "show", "nope", "-j")) == "unknown context 'nope'"
+    assert ok(jc("context", "show")).stdout == (
+        "Context prod\n"
+        "Description:  Production\n"
+        f"Data Dir:     {jc.tmp / 'p'}\n"
+        "Cluster:      east\n"
+        "Selected:     true\n"
+        f"Path:         {jc.config / 'context' / 'prod.toml'}\n"
+    )
+
+
+def test_show_lists_the_environment_overrides(jc, env):
+    ok(jc("context", "add", "prod", "--data-dir", str(jc.tmp / "p"), "--cluster", "east",
+          "--select"))
+    ok(jc("context", "add", "dev"))
+    env.setenv("JETLINK_CLUSTER", "west")
+    env.setenv("JETLINK_DATA_DIR", "/srv/jl")
+    d = doc(jc("context", "show", "-j"))
+    assert d["name"] == "prod"
+    assert d["overridden_by"] == {"JETLINK_DATA_DIR": "/srv/jl", "JETLINK_CLUSTER": "west"}
+    out = ok(jc("context", "show")).stdout.splitlines()
+    assert out[-2:] == [
+        "JETLINK_DATA_DIR=/srv/jl overrides data_dir",
+        "JETLINK_CLUSTER=west overrides cluster",
+    ]
+    env.setenv("JETLINK_CLUSTER", "")  # empty: not set (as click reads it)
+    assert doc(jc("context", "show", "-j"))["overridden_by"] == {"JETLINK_DATA_DIR": "/srv/jl"}
+    # JETLINK_CONTEXT puts dev in force: show (no NAME) shows dev; prod is overridden by it
+    env.delenv("JETLINK_DATA_DIR")
+    env.setenv("JETLINK_CONTEXT", "dev")
+    d = doc(jc("context", "show", "-j"))
+    assert (d["name"], d["selected"], d["overridden_by"]) == ("dev", False, {})
+    d = doc(jc("context", "show", "prod", "-j"))
+    assert d["overridden_by"] == {"JETLINK_CONTEXT": "dev"}
+    assert ok(jc("context", "show", "prod")).stdout.splitlines()[-1] == (
+        "JETLINK_CONTEXT=dev puts context dev in force instead"
+    )
+    # the command line beats JETLINK_CONTEXT
+    d = doc(jc("--context", "prod", "context", "show", "-j"))
+    assert (d["name"], d["overridden_by"]) == ("prod", {})
+
+
+def test_show_and_keep_rest_url(jc):
+    path = jc.config / "context" / "confluent.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text('description = "REST"\nrest_url = "http://localhost:8090"\n')
+    d = doc(jc("context", "show", "confluent", "-j"))
+    assert d == {**ctx_doc(jc, "confluent", description="REST",
+                           rest_url="http://localhost:8090"), "overridden_by": {}}
+    assert "REST URL:     http://localhost:8090" in ok(jc("context", "show", "confluent")).stdout
+    jc.store.select("confluent")
+    assert tomllib.loads(path.read_text())["rest_url"] == "http://localhost:8090"
+
+
+def test_rm(jc):
+    ok(jc("context", "add", "a"))
+    ok(jc("context", "add", "b", "--select"))
+    r = jc("context", "rm", "a")  # no terminal, no -f
+    assert (r.exit_code, r.stderr) == (
+        2, "jetlink: error: no terminal to confirm on: pass -f/--force to remove context a\n"
+    )
+    assert error(jc("context", "rm", "a", "-j"), code=2) == (
+        "no terminal to confirm on: pass -f/--force to remove context a"
+    )
+    assert jc.store.names() == ["a", "b"]
+    assert ok(jc("context", "rm", "a", "-f")).stdout == "Context a was removed\n"
+    assert error(jc("context", "rm", "a", "-f", "-j")) == "unknown context 'a'"
+    # removing the selected context unselects it
+    assert doc(jc("context", "rm", "b", "--force", "-j")) == {"success": True}
+    assert not (jc.config / "context.txt").exists()
+    assert jc.store.names() == []
+    assert doc(jc("stream", "ls", "-j")) == []
+
+
+def test_rm_asks_on_a_terminal(jc, monkeypatch):
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: True)
+    ok(jc("context", "add", "a"))
+    r = jc("context", "rm", "a", input="n\n")
+    assert r.exit_code == 1 and "aborted: did not remove context a" in r.stderr
+    assert jc.store.names() == ["a"]
+    assert ok(jc("context", "rm", "a", input="y\n")).stdout.endswith("Context a was removed\n")
+
+
+# -- files and modes ---------------------------------------------------------------------
+
+
+def mode(path):
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_file_modes_whatever_the_umask(jc):
+    old = os.umask(0)
+    try:
+        ok(jc("context", "add", "prod", "--cluster", "east", "--select"))
+    finally:
+        os.umask(old)
+    assert mode(jc.config) == 0o700
+    assert mode(jc.config / "context") == 0o700
+    assert mode(jc.config / "context" / "prod.toml") == 0o600
+    assert mode(jc.config / "context.txt") == 0o600
+    assert sorted(p.name for p in (jc.config / "context").iterdir()) == ["prod.toml"]  # no temp
+
+
+def test_config_dir():
+    assert config_dir({"XDG_CONFIG_HOME": "/x/cfg", "HOME": "/h"}) == (
+        config_dir({"XDG_CONFIG_HOME": "/x/cfg"})
+    )
+    assert str(config_dir({"XDG_CONFIG_HOME": "/x/cfg", "HOME": "/h"})) == "/x/cfg/jetlink"
+    for xdg in ("", "relative/cfg"):
+        assert str(config_dir({"XDG_CONFIG_HOME": xdg, "HOME": "/h"})) == "/h/.config/jetlink"
+    assert str(config_dir({"HOME": "/h"})) == "/h/.config/jetlink"
+
+
+def test_store_api(tmp_path):
+    store = ContextStore(tmp_path / "cfg")
+    assert (store.names(), store.selected(), store.in_force()) == ([], None, None)
+    store.add(Context("a", description="A", data_dir="/d", cluster="c"))
+    with pytest.raises(JetlinkError, match="context a already exists"):
+        store.add(Context("a"))
+    assert store.load("a") == Context("a", description="A", data_dir="/d", cluster="c")
+    store.save(Context("a", cluster="other"))  # save replaces
+    assert store.load("a").to_toml() == {"cluster": "other"}
+    assert store.select("a") == Context("a", cluster="other")
+    assert store.selected() == "a"
+    assert store.in_force() == Context("a", cluster="other")
+    with pytest.raises(NotFoundError) as exc:
+        store.in_force("zz", source="JETLINK_CONTEXT")
+    assert (exc.value.description, exc.value.field) == (
+        "unknown context 'zz' (from JETLINK_CONTEXT)", "JETLINK_CONTEXT"
+    )
+    assert store.remove("a") == Context("a", cluster="other")
+    assert (store.names(), store.selected()) == ([], None)
+    with pytest.raises(NotFoundError):
+        store.remove("a")
+    with pytest.raises(JetlinkError) as exc:
+        validate_context_name("../etc")
+    assert exc.value.field == "name"
+    with pytest.raises(JetlinkError) as exc:
+        store.path("..")
+    assert exc.value.field == "name"
+
+
+def test_store_ignores_foreign_files(tmp_path):
+    store = ContextStore(tmp_path)
+    store.add(Context("a"))
+    (tmp_path / "context" / "notes.txt").write_text("x")
+    (tmp_path / "context" / "bad name.toml").write_text("")
+    assert store.names() == ["a"]
+
+
+def test_broken_selection_file(jc):
+    jc.config.mkdir(parents=True)
+    (jc.config / "context.txt").write_text("../../etc\n")
+    assert error(jc("stream", "ls", "-j")) == (
+        f"{jc.config / 'context.txt'}: invalid context name '../../etc'; "
+        "select a context again (jetlink context select NAME)"
+    )
+    ok(jc("context", "add", "a"))
+    ok(jc("context", "select", "a"))
+    assert doc(jc("stream", "ls", "-j")) == []
