@@ -359,7 +359,7 @@ class KV:
         allow_direct (seed 002 "Creation of Mirrors")."""
         src = cfg.filter_source()
         ocluster = _origin_cluster(src, self.cluster)
-        if ocluster not in {c.name for c in self.datadir.clusters()}:
+        if not self.datadir.has_cluster(ocluster):
             raise JetlinkError(f"cluster {ocluster} not found", field="mirror_domain")
         try:
             origin = self.js(ocluster).stream_info(cfg.origin_stream).config

@@ -609,7 +609,7 @@ def pump(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = Non
     (tests compare both). Returns one report per agreement."""
     wanted = None if clusters is None else set(clusters)
     reports: list[AgreementReport] = []
-    for info in datadir.clusters():
+    for info in datadir.clusters(create_local=False):
         if info.kind != "nats" or info.down:
             continue
         if wanted is not None and info.name not in wanted:

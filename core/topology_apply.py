@@ -57,9 +57,9 @@ def _user_config(cfg: Any) -> Any:
 
 
 def _kv_table(cfg: Any) -> tuple[str, str, dict[str, Any]] | None:
-    """A KV bucket's stream as (table, bucket, its [kv] table) when that table makes exactly
-    this stream (else None: the stream is exported as a stream, which apply recreates as
-    it is; KV mirrors and aggregates are exported so)."""
+    """A KV stream as (table, name, its [kv] / [kv_aggregates] / [kv_mirrors] table) when
+    that table makes exactly this stream (else None: the stream is exported as a stream,
+    which apply recreates as it is)."""
     from .config.kv import KeyValueConfig, bucket_of_stream
     from .config.validate import check_stream_config
 
@@ -70,14 +70,102 @@ def _kv_table(cfg: Any) -> tuple[str, str, dict[str, Any]] | None:
             return False
         return made.to_json() == cfg.to_json()
 
-    bucket = bucket_of_stream(cfg.name)
-    if bucket is not None and cfg.mirror is None:
-        spec = KeyValueConfig.from_stream_config(cfg)
-        if same(spec):
-            from .topology import kv_table
+    from .topology import kv_table
 
-            return "kv", bucket, kv_table(spec)
+    bucket = bucket_of_stream(cfg.name)
+    candidates: list[tuple[str, str, Any]] = []
+    try:
+        if bucket is not None and cfg.mirror is None:
+            if cfg.sources:
+                candidates.append(("kv_aggregates", bucket, _aggregate_spec(cfg, bucket)))
+            candidates.append(("kv", bucket, KeyValueConfig.from_stream_config(cfg)))
+        elif cfg.mirror is not None and bucket_of_stream(cfg.mirror.name) is not None:
+            candidates.append(("kv_mirrors", cfg.name, _kv_mirror_spec(cfg)))
+    except (JetlinkError, ValueError, TypeError):
+        return None
+    for table, name, spec in candidates:
+        if same(spec):
+            return table, name, kv_table(spec)
     return None
+
+
+def _domain(src: Any) -> tuple[Any, str]:
+    """(external, domain) of a StreamSource: ``$JS.<d>.API`` without deliver is a domain."""
+    ext = src.external
+    if ext is not None and not ext.deliver and ext.api.startswith("$JS.") \
+            and ext.api.endswith(".API"):
+        return None, ext.api[4:-4]
+    return ext, ""
+
+
+def _keys(src: Any, bucket: str) -> list[str]:
+    prefix = f"$KV.{bucket}."
+    subjects = [src.filter_subject] if src.filter_subject else [
+        t.src for t in src.subject_transforms]
+    keys = [s[len(prefix):] for s in subjects if s and s.startswith(prefix)]
+    return [] if keys == [">"] else keys
+
+
+def _kv_mirror_spec(cfg: Any) -> Any:
+    from .config.kv import KVMirrorConfig, bucket_of_stream
+
+    origin = bucket_of_stream(cfg.mirror.name)
+    external, domain = _domain(cfg.mirror)
+    return KVMirrorConfig(
+        name=cfg.name, origin_bucket=origin, description=cfg.description,
+        replicas=cfg.num_replicas or 1, history=max(cfg.max_msgs_per_subject, 0),
+        ttl=cfg.max_age, max_bytes=max(cfg.max_bytes, 0),
+        max_value_size=max(cfg.max_msg_size, 0), storage=cfg.storage,
+        placement=cfg.placement, keys=_keys(cfg.mirror, origin), external=external,
+        domain=domain, metadata=dict(cfg.metadata))
+
+
+def _aggregate_spec(cfg: Any, bucket: str) -> Any:
+    from .config.kv import KVAggregateConfig, KVAggregateOrigin, bucket_of_stream
+
+    origins = []
+    for src in cfg.sources:
+        origin = bucket_of_stream(src.name) or ""
+        external, domain = _domain(src)
+        origins.append(KVAggregateOrigin(bucket=origin, keys=_keys(src, origin),
+                                         external=external, domain=domain))
+    return KVAggregateConfig(
+        bucket=bucket, writable=bool(cfg.subjects), description=cfg.description,
+        replicas=cfg.num_replicas or 1, max_value_size=max(cfg.max_msg_size, 0),
+        history=max(cfg.max_msgs_per_subject, 1), ttl=cfg.max_age,
+        max_bytes=max(cfg.max_bytes, 0), storage=cfg.storage, placement=cfg.placement,
+        republish=cfg.republish, origins=origins, compression=cfg.compression == "s2",
+        metadata=dict(cfg.metadata), limit_marker_ttl=cfg.subject_delete_marker_ttl)
+
+
+def _decoded(table: dict[str, Any], name: str) -> Any:
+    """The StreamConfig a ``[streams.<name>]`` table declares (None: it does not decode)."""
+    topo = Topology()
+    topo.add_document({"version": 1, "streams": {name: table}}, "<export>")
+    return None if topo.problems or not topo.objects else topo.objects[0].config
+
+
+def minimal_stream_table(cfg: Any) -> dict[str, Any]:
+    """The shortest ``[streams]`` table that makes the stored ``cfg``: every field whose
+    absence the server's defaults fill with the same value is left out (an exported file
+    reads like one written by hand, and apply makes the same stream)."""
+    from .config.validate import check_stream_config
+    from .topology import stream_table
+
+    want = cfg.to_json()
+    table = stream_table(cfg)
+    for key in [k for k in table if k not in ("mirror", "sources")]:
+        trial = {k: v for k, v in table.items() if k != key}
+        declared = _decoded(trial, cfg.name)
+        if declared is None:
+            continue
+        try:
+            made = _user_config(check_stream_config(declared))
+        except JetlinkError:
+            continue
+        if made.to_json() == want:
+            table = trial
+    return table
 
 
 def export_document(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = None
@@ -117,9 +205,7 @@ def export_document(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = 
             if kv is not None:
                 add(kv[0], info.name, kv[1], kv[2])
             else:
-                from .topology import stream_table
-
-                add("streams", info.name, cfg.name, stream_table(cfg))
+                add("streams", info.name, cfg.name, minimal_stream_table(cfg))
         with cl.read() as conn:
             have = {r[0] for r in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -173,6 +259,7 @@ class Change:
     obj: TopologyObject | None = None  # the desired object (create / update)
     current: TopologyObject | None = None  # the object in the data directory
     cluster_kind: str = "nats"  # a cluster change: its kind
+    config: Any = None  # a stream update: the complete config sent (declared + defaults)
 
     @property
     def shown(self) -> str:
@@ -217,23 +304,26 @@ def _ident(obj: TopologyObject) -> tuple[str, str, str]:
     return ("nats" if obj.kind in NATS_KINDS else obj.kind, obj.cluster, obj.name)
 
 
-def _effective_table(obj: TopologyObject, state: Topology) -> dict[str, Any]:
-    """What the engine would store for a NATS object (its stream with the server's
-    defaults), as a table, to compare a declaration with what the data directory holds."""
+def _effective(obj: TopologyObject, state: Topology) -> Any:
+    """The stream a NATS object declares with the server's defaults filled in (what the
+    engine stores), without the server's own metadata; its declared config when invalid."""
     from .config.validate import check_stream_config
-    from .topology import stream_table
-
-    if obj.config is None:
-        return {}
 
     def lookup(name: str) -> Any:
         other = state.streams.get((obj.cluster, name))
         return other.config if other is not None else None
 
     try:
-        return stream_table(_user_config(check_stream_config(obj.config, lookup)))
+        return _user_config(check_stream_config(obj.config, lookup))
     except JetlinkError:
-        return stream_table(_user_config(obj.config))
+        return _user_config(obj.config)
+
+
+def _effective_table(obj: TopologyObject, state: Topology) -> dict[str, Any]:
+    """:func:`_effective` as a table, to compare a declaration with the data directory."""
+    from .topology import stream_table
+
+    return {} if obj.config is None else stream_table(_effective(obj, state))
 
 
 def _diff(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
@@ -264,7 +354,7 @@ def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
             return
         existing = {n: c for (cl, n), c in current_streams.items() if cl == change.cluster}
         try:
-            check_stream_update(current_streams[(change.cluster, cur.name)], obj.config,
+            check_stream_update(current_streams[(change.cluster, cur.name)], change.config,
                                 existing)
         except JetlinkError as err:
             p = Problem(obj.file, obj.label, getattr(err, "field", None),
@@ -326,8 +416,7 @@ def make_plan(dd: DataDir, clock: Clock, desired: Topology, *, prune: bool = Fal
             changes.append(Change("unchanged", "cluster", name, name))
         else:
             changes.append(Change("create", "cluster", name, name, cluster_kind=c.kind))
-    current_streams = {(o.cluster, o.name): o.config for o in current.objects
-                       if o.config is not None}
+    current_streams = _stored_configs(dd, clock, current)
     for obj in desired.objects:
         cur = cur_by_id.get(_ident(obj))
         if cur is None:
@@ -344,6 +433,8 @@ def make_plan(dd: DataDir, clock: Clock, desired: Topology, *, prune: bool = Fal
             diff = _diff(object_table(cur), object_table(obj))
         change = Change("update" if diff else "unchanged", obj.kind, obj.cluster, obj.name,
                         diff, obj=obj, current=cur)
+        if diff and obj.kind in NATS_KINDS and obj.config is not None:
+            change.config = _effective(obj, state)
         if diff:
             _check_update(change, current_streams, problems)
         changes.append(change)
@@ -369,6 +460,19 @@ def _engine_limits(changes: list[Change]) -> list[Problem]:
             fld = "num_replicas" if obj.kind == "stream" else "replicas"
             out.append(Problem(obj.file, obj.label, fld, code,
                                f"{c.label}: {text} (the embedded engine is a single server)"))
+    return out
+
+
+def _stored_configs(dd: DataDir, clock: Clock, current: Topology
+                    ) -> dict[tuple[str, str], Any]:
+    """(cluster, stream) -> the configuration the engine stores (what an update is checked
+    against, as the engine itself will)."""
+    from .jetstream import JetStream
+
+    out = {}
+    for name in current.clusters:
+        for info in JetStream(dd.open(name, create_local=False), clock).streams():
+            out[(name, info.config.name)] = info.config
     return out
 
 
@@ -448,7 +552,7 @@ def _apply_one(dd: DataDir, clock: Clock, c: Change) -> None:
         if c.action == "create":
             js.add_stream(c.obj.config)
         elif c.action == "update":
-            js.update_stream(c.obj.config)
+            js.update_stream(c.config)
         else:
             js.delete_stream(c.current.name)
     elif c.kind == "topic":

@@ -1534,7 +1534,7 @@ def pump_links(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None
     skipped: their links do not run)."""
     wanted = None if clusters is None else set(clusters)
     reports: list[LinkReport] = []
-    for info in datadir.clusters():
+    for info in datadir.clusters(create_local=False):
         if info.down or (wanted is not None and info.name not in wanted):
             continue
         cl = datadir.open(info.name)
