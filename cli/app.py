@@ -55,13 +55,10 @@ EXIT_STATUSES: tuple[tuple[int, str], ...] = (
 
 def default_data_dir(environ: dict[str, str] | None = None) -> Path:
     """``$XDG_DATA_HOME/jetlink``, or ``~/.local/share/jetlink`` when XDG_DATA_HOME is unset,
-    empty or relative (the XDG base-directory spec says to ignore relative values)."""
-    env = os.environ if environ is None else environ
-    xdg = env.get("XDG_DATA_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg) / PROG
-    home = env.get("HOME") or os.path.expanduser("~")
-    return Path(home) / ".local" / "share" / PROG
+    empty or relative (core/xdg.py)."""
+    from jetlink.core.xdg import home
+
+    return home("data", environ)
 
 
 def wants_color(stream: Any) -> bool:

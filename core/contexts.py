@@ -44,9 +44,7 @@ __all__ = [
     "validate_context_name",
 ]
 
-PROG = "jetlink"
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,100}")
-CLUSTER_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")  # as core/store/datadir.py NAME_RE
 CONTEXT_KEYS = ("description", "data_dir", "cluster", "rest_url")
 SUFFIX = ".toml"
 SELECTED_FILE = "context.txt"
@@ -57,13 +55,10 @@ FILE_MODE = 0o600
 
 def config_dir(environ: Mapping[str, str] | None = None) -> Path:
     """``$XDG_CONFIG_HOME/jetlink``, or ``~/.config/jetlink`` when XDG_CONFIG_HOME is unset,
-    empty or relative (the XDG base-directory spec says to ignore relative values)."""
-    env = os.environ if environ is None else environ
-    xdg = env.get("XDG_CONFIG_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg) / PROG
-    home = env.get("HOME") or os.path.expanduser("~")
-    return Path(home) / ".config" / PROG
+    empty or relative (core/xdg.py)."""
+    from .xdg import home
+
+    return home("config", environ)
 
 
 def validate_context_name(name: Any) -> str:
@@ -78,12 +73,9 @@ def validate_context_name(name: Any) -> str:
 
 
 def validate_cluster(cluster: Any) -> str:
-    if not isinstance(cluster, str) or not CLUSTER_RE.fullmatch(cluster):
-        raise JetlinkError(
-            f"invalid cluster name {cluster!r}: use 1 to 64 letters, digits, '_' or '-'",
-            field="cluster",
-        )
-    return cluster
+    from .store.datadir import validate_cluster_name
+
+    return validate_cluster_name(cluster, field="cluster")
 
 
 @dataclass(frozen=True)

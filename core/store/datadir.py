@@ -44,24 +44,26 @@ BUSY_TIMEOUT_MS = 30_000
 CACHE_KIB = 65_536  # page cache per connection (negative cache_size = KiB)
 
 
-def validate_cluster_name(name: Any) -> str:
-    """``name`` when it is a valid cluster name (``[A-Za-z0-9_-]{1,64}``), else JetlinkError."""
+def validate_cluster_name(name: Any, *, field: str = "name") -> str:
+    """``name`` when it is a valid cluster name (``[A-Za-z0-9_-]{1,64}``), else JetlinkError
+    naming ``field``."""
     if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         raise JetlinkError(
             f"invalid cluster name {name!r}: use 1 to 64 letters, digits, '_' or '-'",
-            field="name",
+            field=field,
         )
     return name
 
 
 def default_data_dir() -> Path:
-    """``$JETLINK_DATA_DIR``, else ``$XDG_DATA_HOME/jetlink``, else ``~/.local/share/jetlink``."""
+    """``$JETLINK_DATA_DIR``, else ``$XDG_DATA_HOME/jetlink``, else ``~/.local/share/jetlink``
+    (core/xdg.py)."""
+    from ..xdg import home
+
     env = os.environ.get("JETLINK_DATA_DIR")
     if env:
         return Path(env)
-    xdg = os.environ.get("XDG_DATA_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".local" / "share"
-    return base / "jetlink"
+    return home("data")
 
 
 def connect(path: str | os.PathLike[str]) -> sqlite3.Connection:
