@@ -9,6 +9,9 @@
   command ends, so a message published to an origin is in its mirror when the command returns
   (docs/replication.md "Each mutating CLI command runs one bounded step"). No command calls
   it: :func:`data_dir` arranges it for every command that opens the store;
+- :func:`rest_settings`, whether the links / mirrors verbs call a REST API v3 endpoint
+  (``--rest-url``, JETLINK_REST_URL or the context's ``rest_url``) instead of the engine,
+  and :func:`rest_api_root`, that endpoint's API root;
 - :func:`usage`, a usage error (exit status 2) for what the argument parser cannot catch;
 - :func:`read_json_file`, a JSON document from a ``--config FILE``;
 - :func:`user_metadata`, the metadata keys a user set (natscli hides and never edits the
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -138,6 +142,73 @@ def notice_step_error(app: App, err: Exception) -> None:
     from jetlink.cli.output import notice
 
     notice(app, f"jetlink: warning: replication step failed: {err}")
+
+
+# -- --rest-url: where the links / mirrors verbs send their calls ----------------------------
+
+REST_KEY = "jetlink.rest"
+
+
+@dataclass(frozen=True)
+class RestSettings:
+    """The REST options of the links / mirrors groups (cli/options.py ``rest_callback``);
+    ``source`` says where the URL came from (``--rest-url`` or ``context NAME``)."""
+
+    url: str | None = None
+    token: str | None = None
+    api_key: str | None = None
+    api_secret: str | None = None
+    insecure: bool = False
+    source: str = "--rest-url"
+
+
+def rest_api_root(url: str) -> str:
+    """The REST v3 root of ``url``: ``URL/kafka/v3``, or ``URL`` itself when its path ends
+    with ``/v3`` (a REST Proxy). A URL that is not ``http(s)://HOST...`` is a usage error."""
+    from urllib.parse import urlsplit
+
+    text = (url or "").strip()
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise usage(
+            f"invalid REST URL {url!r}: expected http://HOST[:PORT] or https://HOST[:PORT]"
+        )
+    if parts.query or parts.fragment:
+        raise usage(f"invalid REST URL {url!r}: no query or fragment allowed")
+    text = text.rstrip("/")
+    if parts.path.rstrip("/").endswith("/v3"):
+        return text
+    return text + "/kafka/v3"
+
+
+def rest_settings(app: App) -> RestSettings | None:
+    """The REST API the links / mirrors verbs call, or None: run on the local engine.
+
+    The URL is ``--rest-url`` (or JETLINK_REST_URL), else the ``rest_url`` of the context in
+    force (``--context NAME``, JETLINK_CONTEXT, else the selected one), else none."""
+    from typer._click.core import ParameterSource
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    if ctx is None:
+        return None
+    given = ctx.meta.get(REST_KEY)
+    settings = given if isinstance(given, RestSettings) else RestSettings()
+    if settings.url:
+        return settings
+    root = ctx.find_root()
+    if "context" not in root.params:  # a group run without the root (a test)
+        return None
+    from jetlink.cli.app import ENV_CONTEXT
+    from jetlink.core.contexts import ContextStore
+
+    from_cli = root.get_parameter_source("context") == ParameterSource.COMMANDLINE
+    found = ContextStore().in_force(
+        root.params.get("context"), source="--context" if from_cli else ENV_CONTEXT
+    )
+    if found is None or not found.rest_url:
+        return None
+    return replace(settings, url=found.rest_url, source=f"context {found.name}")
 
 
 # -- command-line values -------------------------------------------------------------------

@@ -18,7 +18,7 @@ import typer
 
 from jetlink.cli import output
 from jetlink.cli.app import ENV_CLUSTER, ENV_CONTEXT, ENV_DATA_DIR, App
-from jetlink.cli.options import JsonOption, force_option
+from jetlink.cli.options import ENV_REST_URL, JsonOption, force_option
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.contexts import Context, ContextStore
@@ -34,7 +34,7 @@ context_app = typer.Typer(
 )
 
 # environment variable -> the context key it overrides
-OVERRIDES = ((ENV_DATA_DIR, "data_dir"), (ENV_CLUSTER, "cluster"))
+OVERRIDES = ((ENV_DATA_DIR, "data_dir"), (ENV_CLUSTER, "cluster"), (ENV_REST_URL, "rest_url"))
 
 NameArg = Annotated[str, typer.Argument(metavar="NAME", help="Context name ([A-Za-z0-9_-]).")]
 
@@ -121,6 +121,15 @@ def add(
             "--cluster", metavar="NAME", help="Cluster of the context.", show_default=False
         ),
     ] = None,
+    rest_url: Annotated[
+        str | None,
+        typer.Option(
+            "--rest-url",
+            metavar="URL",
+            help="REST API v3 endpoint the links / mirrors verbs call in this context.",
+            show_default=False,
+        ),
+    ] = None,
     description: Annotated[
         str, typer.Option("--description", metavar="TEXT", help="What the context is for.")
     ] = "",
@@ -142,8 +151,13 @@ def add(
     directory = None
     if data_dir is not None:
         directory = os.path.abspath(os.path.expanduser(str(data_dir)))
+    if rest_url is not None:
+        from jetlink.cli.common import rest_api_root
+
+        rest_api_root(rest_url)  # a usage error when it is not an http(s) URL
     context = Context(
-        name=name, description=description, data_dir=directory, cluster=cluster
+        name=name, description=description, data_dir=directory, cluster=cluster,
+        rest_url=rest_url or None,
     )
     store.add(context)
     if select:
@@ -243,7 +257,8 @@ def show(
     """Show a context and what overrides it.
 
     Lists each environment variable that currently overrides the context (JETLINK_DATA_DIR,
-    JETLINK_CLUSTER; JETLINK_CONTEXT when it puts another context in force). With --json:
+    JETLINK_CLUSTER, JETLINK_REST_URL; JETLINK_CONTEXT when it puts another context in
+    force). With --json:
     name, description, data_dir, cluster, rest_url, selected, path and overridden_by (an
     object: variable -> value).
     """

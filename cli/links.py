@@ -4,7 +4,9 @@ A link is stored on its DESTINATION cluster, the one the command addresses (``--
 and names its source with ``--source-cluster NAME``, another cluster of the data directory.
 The engine is ``jetlink.core.kafka.links.Links``; this module parses, calls it and prints
 what ``kafka-cluster-links`` prints (``Cluster link 'L' creation successfully completed.``,
-its ``--list`` and ``--describe`` lines), or REST v3 link data with ``--json``.
+its ``--list`` and ``--describe`` lines), or REST v3 link data with ``--json``. With
+``--rest-url`` (or a context's ``rest_url``) the same calls go to a REST API v3 endpoint
+(cli/rest/remote.py ``RestLinks``, which returns the engine's LinkInfo): one rendering path.
 
 Configurations come from ``--config-file F`` (a Java properties file), then repeated
 ``--config KEY=VALUE`` (later wins), then the filter JSON files; a filter configuration given
@@ -22,7 +24,7 @@ from jetlink.cli import output
 from jetlink.cli.app import App
 from jetlink.cli import common
 from jetlink.cli.common import data_dir, usage
-from jetlink.cli.options import JsonOption, force_option
+from jetlink.cli.options import JsonOption, force_option, rest_callback
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.kafka.links import LinkInfo, Links
@@ -31,9 +33,12 @@ links_app = typer.Typer(
     name="links",
     help="Manage cluster links (kafka-cluster-links).\n\nA link lives on its "
     "destination cluster (--cluster) and copies from its source cluster (--source-cluster) "
-    "into mirror topics (jetlink mirrors ...).",
+    "into mirror topics (jetlink mirrors ...).\n\nWith --rest-url URL (before the verb; or "
+    "a context's rest_url) the verbs call that REST API v3 endpoint, cluster ID --cluster, "
+    "and print the same output.",
     no_args_is_help=True,
 )
+links_app.callback()(rest_callback)
 
 LinkArg = Annotated[str, typer.Argument(metavar="LINK", help="The cluster link's name.")]
 ConfigOpt = Annotated[
@@ -85,6 +90,13 @@ TopicFiltersOpt = Annotated[
 
 
 def _links(app: App) -> Links:
+    """The engine's Links of --cluster, or, with --rest-url (or a context's rest_url), the
+    same calls over REST v3 (cli/rest/remote.py)."""
+    rest = common.rest_settings(app)
+    if rest is not None:
+        from jetlink.cli.rest.remote import RestLinks, open_client
+
+        return RestLinks(open_client(app, rest))  # type: ignore[return-value]  # duck-typed
     from jetlink.core.kafka.links import Links
 
     return Links.open(data_dir(app), app.cluster, common.make_clock())

@@ -58,6 +58,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "group": ("group", "Manage Kafka consumer groups."),
     "links": ("links", "Manage cluster links (kafka-cluster-links)."),
     "mirrors": ("mirrors", "Manage mirror topics (kafka-mirrors)."),
+    "serve": ("serve", "Serve the Confluent REST API v3 of links."),
     "pub": ("pub", "Publish a message to a subject."),
     "sub": ("sub", "Follow messages published on a subject."),
     "replicate": ("replicate", "Copy pending messages to mirrors and sources."),

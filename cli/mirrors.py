@@ -3,7 +3,9 @@
 Commands run on the DESTINATION cluster (``--cluster``), where the link and its mirror topics
 live. The engine is ``jetlink.core.kafka.mirrors.Mirrors``; this module parses, calls it and
 prints what ``kafka-mirrors`` prints (its lines for create / promote / failover, its
-tab-separated ``--describe``), or the REST v3 documents with ``--json``.
+tab-separated ``--describe``), or the REST v3 documents with ``--json``. With ``--rest-url``
+(or a context's ``rest_url``) the same calls go to a REST API v3 endpoint (cli/rest/remote.py
+``RestMirrors``, which returns the engine's MirrorInfo / AlterResult): one rendering path.
 """
 
 from __future__ import annotations
@@ -16,14 +18,18 @@ from jetlink.cli import output
 from jetlink.cli.app import App
 from jetlink.cli import common
 from jetlink.cli.common import data_dir
-from jetlink.cli.options import JsonOption
+from jetlink.cli.options import JsonOption, rest_callback
 
 mirrors_app = typer.Typer(
     name="mirrors",
     help="Manage mirror topics (kafka-mirrors).\n\nThe kafka-mirrors verbs. Run on the "
-    "destination cluster (--cluster), where the link and its mirror topics live.",
+    "destination cluster (--cluster), where the link and its mirror topics live.\n\nWith "
+    "--rest-url URL (before the verb; or a context's rest_url) the verbs call that REST API "
+    "v3 endpoint, cluster ID --cluster, and print the same output (truncate-and-restore and "
+    "reverse-and-start have no REST endpoint).",
     no_args_is_help=True,
 )
+mirrors_app.callback()(rest_callback)
 
 LinkOpt = Annotated[str, typer.Option("--link", "-l", metavar="LINK", help="The cluster link.")]
 TopicsArg = Annotated[
@@ -33,9 +39,25 @@ TopicsArg = Annotated[
 DryRunOpt = Annotated[
     bool, typer.Option("--dry-run", help="Report what would happen; change nothing.")
 ]
+TimeoutOpt = Annotated[
+    str | None,
+    typer.Option("--timeout", metavar="DURATION",
+                 help="With --rest-url: how long to wait for the mirrors to reach STOPPED "
+                 "(default 60s; the local engine stops them at once).", show_default=False),
+]
 
 
-def _mirrors(app: App) -> Any:
+def _mirrors(app: App, *, wait_seconds: float | None = None) -> Any:
+    """The engine's Mirrors of --cluster, or, with --rest-url (or a context's rest_url), the
+    same calls over REST v3 (cli/rest/remote.py); ``wait_seconds``: how long a remote
+    promote / failover waits for its mirrors to reach STOPPED."""
+    rest = common.rest_settings(app)
+    if rest is not None:
+        from jetlink.cli.rest.remote import DEFAULT_WAIT_SECONDS, RestMirrors, open_client, spinner
+
+        return RestMirrors(open_client(app, rest), progress=spinner(app),
+                           wait_seconds=DEFAULT_WAIT_SECONDS if wait_seconds is None
+                           else wait_seconds)
     from jetlink.core.kafka.mirrors import Mirrors
 
     return Mirrors(data_dir(app), app.cluster, common.make_clock())
@@ -207,9 +229,14 @@ def describe(
 
 
 def _alter(ctx: typer.Context, how: str, topics: list[str] | None, link: str,
-           dry_run: bool) -> None:
+           dry_run: bool, timeout: str | None = None) -> None:
     app = App.of(ctx)
-    m = _mirrors(app)
+    wait = None
+    if timeout is not None:
+        from jetlink.cli.stream_flags import parse_duration_flag
+
+        wait = parse_duration_flag(timeout, flag="--timeout") / 1e9
+    m = _mirrors(app, wait_seconds=wait)
     results = getattr(m, how)(list(topics or []), link, dry_run=dry_run)
     names = [r.mirror_topic_name for r in results]
     docs = {"kind": "KafkaAlterMirrorResultList", "dry_run": dry_run,
@@ -256,7 +283,8 @@ def _verb(how: str) -> str:
 
 @mirrors_app.command("promote")
 def promote(ctx: typer.Context, link: LinkOpt, topics: TopicsArg = None,
-            dry_run: DryRunOpt = False, json_output: JsonOption = False) -> None:
+            dry_run: DryRunOpt = False, timeout: TimeoutOpt = None,
+            json_output: JsonOption = False) -> None:
     """Promote mirror topics to normal topics.
 
     For migrations.
@@ -266,12 +294,13 @@ def promote(ctx: typer.Context, link: LinkOpt, topics: TopicsArg = None,
     beyond the mirror's log end offsets are clamped; every clamp is printed. --link alone
     promotes every mirror of the link. Exit status 1 when a topic was refused.
     """
-    _alter(ctx, "promote", topics, link, dry_run)
+    _alter(ctx, "promote", topics, link, dry_run, timeout)
 
 
 @mirrors_app.command("failover")
 def failover(ctx: typer.Context, link: LinkOpt, topics: TopicsArg = None,
-             dry_run: DryRunOpt = False, json_output: JsonOption = False) -> None:
+             dry_run: DryRunOpt = False, timeout: TimeoutOpt = None,
+             json_output: JsonOption = False) -> None:
     """Fail over mirror topics, whatever the lag.
 
     Disaster recovery: stops mirroring now.
@@ -280,7 +309,7 @@ def failover(ctx: typer.Context, link: LinkOpt, topics: TopicsArg = None,
     mirror's log end offsets are clamped and printed. --link alone fails over every mirror
     of the link.
     """
-    _alter(ctx, "failover", topics, link, dry_run)
+    _alter(ctx, "failover", topics, link, dry_run, timeout)
 
 
 @mirrors_app.command("pause")

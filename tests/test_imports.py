@@ -1,8 +1,8 @@
 """Import guards: start-up stays cheap and the layers keep their dependencies.
 
-- ``jetlink --help`` (any command's) imports neither pyspark, textual, httpx nor the heavy
-  data libraries, nor Rich (the plain help keeps start-up within its 250 ms budget; Rich is
-  imported by cli/output.py when a table is printed);
+- ``jetlink --help`` (any command's) imports neither pyspark, textual, httpx, the HTTP server
+  (starlette, uvicorn) nor the heavy data libraries, nor Rich (the plain help keeps start-up
+  within its 250 ms budget; Rich is imported by cli/output.py when a table is printed);
 - core/ imports no CLI, TUI, HTTP or Spark library (docs/architecture.md "Layering").
 """
 
@@ -23,9 +23,13 @@ HELP_FORBIDDEN = (
     "pandas",
     "pyarrow",
     "rich",
+    "starlette",
+    "uvicorn",
     "jetlink.sparkops",
 )
-CORE_FORBIDDEN = ("typer", "click", "rich", "textual", "httpx", "pyspark", "jetlink.cli")
+CORE_FORBIDDEN = (
+    "typer", "click", "rich", "textual", "httpx", "starlette", "uvicorn", "pyspark", "jetlink.cli",
+)
 
 
 def imported_modules(args: list[str]) -> tuple[set[str], subprocess.CompletedProcess]:
@@ -50,7 +54,13 @@ def offenders(names: set[str], forbidden: tuple[str, ...]) -> list[str]:
 
 @pytest.mark.parametrize(
     "argv",
-    [["--help"], ["validate", "--help"], ["bench", "--help"], ["bench", "transform", "--help"]],
+    [
+        ["--help"],
+        ["validate", "--help"],
+        ["bench", "--help"],
+        ["bench", "transform", "--help"],
+        ["serve", "--help"],
+    ],
     ids=" ".join,
 )
 def test_help_imports_nothing_heavy(argv):

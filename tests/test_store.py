@@ -146,6 +146,20 @@ def test_component_schema_applied_once(dd):
     other.close()
 
 
+def test_component_schema_inside_an_open_transaction(dd):
+    c = dd.open()
+    steps = [["CREATE TABLE t2 (a INTEGER)"]]
+    with pytest.raises(RuntimeError):
+        with c.transaction():
+            c.ensure_schema("inner", steps)  # joins the caller's transaction
+            c.conn.execute("INSERT INTO t2 VALUES (1)")
+            raise RuntimeError("the caller rolls back")
+    assert c.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 't2'").fetchone() is None
+    with c.transaction():
+        c.ensure_schema("inner", steps)  # made again: the rollback took it away
+    assert c.conn.execute("SELECT count(*) FROM t2").fetchone()[0] == 0
+
+
 def test_transaction_rolls_back_on_error_and_nests(dd):
     c = dd.open()
     with pytest.raises(RuntimeError):

@@ -246,7 +246,8 @@ class Cluster:
         """Apply the not yet applied ``steps`` of ``component`` (each step: SQL statements).
 
         Cheap after the first call on this Cluster object. Safe across processes: each step
-        runs in its own ``BEGIN IMMEDIATE`` transaction after re-reading the version.
+        runs in its own ``BEGIN IMMEDIATE`` transaction after re-reading the version, or in
+        the caller's transaction when one is open.
         """
         if self._components.get(component, -1) >= len(steps):
             return
@@ -257,10 +258,12 @@ class Cluster:
             ).fetchone()
             version = row[0] if row else 0
             if version >= len(steps):
-                self._components[component] = version
+                if not conn.in_transaction:  # (an outer transaction may still roll back)
+                    self._components[component] = version
                 return
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            # Its own transaction, or the caller's when one is open (a schema made inside
+            # a transaction that rolls back is made again next time).
+            with self.transaction():
                 row = conn.execute(
                     "SELECT version FROM schema_components WHERE component = ?", (component,)
                 ).fetchone()
@@ -273,10 +276,6 @@ class Cluster:
                         "ON CONFLICT(component) DO UPDATE SET version = excluded.version",
                         (component, version + 1),
                     )
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
 
 
 class DataDir:

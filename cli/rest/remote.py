@@ -1,0 +1,478 @@
+"""The links / mirrors verbs over a REST API v3 endpoint (``--rest-url``).
+
+:class:`RestLinks` and :class:`RestMirrors` have the methods of the engine's ``Links`` and
+``Mirrors`` that cli/links.py and cli/mirrors.py call, and return the engine's own result
+objects (``LinkInfo``, ``MirrorInfo`` with ``PartitionLag``, ``AlterResult`` with ``Clamp``),
+built from the REST documents by the adapters below: the verbs keep ONE rendering path, and
+print the same lines, tables and JSON whichever side answered.
+
+What REST v3 data does not carry, and what the adapters put in its place (README "Driving a
+REST endpoint"):
+
+- a mirror partition's local log end offset (``LocalLogEndOffset`` of ``mirrors describe``):
+  its ``last_source_fetch_offset`` (the same while the mirror mirrors: a mirror topic takes no
+  other writes; a stopped mirror that took writes since shows where mirroring ended);
+- the source's high watermark at the last fetch (``LastFetchSourceHighWatermark``):
+  ``last_source_fetch_offset + lag``, the source's log end now;
+- the time of the last fetch (``TimeSinceLastFetchMs``): unknown, printed -1 (kafka-mirrors'
+  "not known");
+- ``StoppedSequenceNumber``: 0 (jetlink's engine numbers stopped mirrors; REST does not say);
+- ``remote cluster available`` of ``links ls``: derived from ``link_error``
+  (SOURCE_CLUSTER_NOT_FOUND / SOURCE_CLUSTER_UNAVAILABLE mean not available), as the engine
+  derives it;
+- the clamps of promote / failover: read from each result's ``clamps`` (``jetlink serve`` sends
+  them; a Confluent server does not, and then none are printed);
+- jetlink's warnings about its own engine (``link.mode`` other than DESTINATION) are not
+  printed: the remote server is not necessarily jetlink.
+
+Promote and failover are asynchronous in REST (PENDING_STOPPED, then STOPPED): after the
+request, each accepted mirror is polled every :data:`POLL_SECONDS` until STOPPED (or FAILED,
+reported as that topic's error), with a spinner on stderr when it is a terminal, for at most
+the ``--timeout`` (then an error naming each mirror's last state). truncate-and-restore and
+reverse-and-start have no REST v3 endpoint and are refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from jetlink.core.errors import JetlinkError, UsageError
+from jetlink.core.kafka.errors import KafkaError
+from jetlink.core.kafka.links import (
+    LINK_CONFIG_DEFAULTS,
+    PREFIX_KEY,
+    LinkConfig,
+    LinkInfo,
+    TaskInfo,
+    compute_tasks,
+)
+from jetlink.core.kafka.mirrors import (
+    AlterResult,
+    Clamp,
+    MirrorInfo,
+    PartitionLag,
+    mirror_source_topic,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jetlink.cli.app import App
+    from jetlink.cli.common import RestSettings
+    from jetlink.cli.rest.client import RestClient
+
+__all__ = [
+    "DEFAULT_WAIT_SECONDS",
+    "POLL_SECONDS",
+    "RemoteConfig",
+    "RestLinks",
+    "RestMirrors",
+    "alter_result",
+    "link_info",
+    "mirror_info",
+    "open_client",
+]
+
+POLL_SECONDS = 0.5
+DEFAULT_WAIT_SECONDS = 60.0
+UNAVAILABLE_ERRORS = ("SOURCE_CLUSTER_NOT_FOUND", "SOURCE_CLUSTER_UNAVAILABLE")
+STOPPED, FAILED = "STOPPED", "FAILED"
+
+
+# -- opening ---------------------------------------------------------------------------------
+
+
+def open_client(app: App, settings: RestSettings) -> RestClient:
+    """A RestClient for ``settings`` and the cluster of ``--cluster``, closed when the
+    command ends."""
+    from typer._click.globals import get_current_context
+
+    from jetlink.cli.rest.client import RestClient
+
+    client = RestClient(
+        settings.url or "",
+        cluster_id=app.cluster,
+        token=settings.token,
+        api_key=settings.api_key,
+        api_secret=settings.api_secret,
+        verify=not settings.insecure,
+    )
+    ctx = get_current_context(silent=True)
+    if ctx is not None:
+        ctx.call_on_close(client.close)
+    return client
+
+
+# -- adapters: REST v3 documents -> the engine's objects -------------------------------------
+
+
+class RemoteConfig:
+    """A link's configuration as REST v3 lists it (``GET /links/L/configs``), with what the
+    renderers use of :class:`LinkConfig`: ``get``, ``to_json`` (the explicitly set values),
+    ``entries`` (every configuration, by name) and ``warnings`` (none: see the module
+    docstring). Keys jetlink does not know (a Confluent server has more) are kept."""
+
+    def __init__(self, entries: Iterable[Mapping[str, Any]] = ()) -> None:
+        rows = []
+        for e in entries:
+            name = e.get("name")
+            if not isinstance(name, str):
+                continue
+            if "is_default" in e:
+                default = bool(e.get("is_default"))
+            else:
+                default = e.get("source") in (None, "DEFAULT_CONFIG")
+            rows.append({
+                "name": name,
+                "value": e.get("value"),
+                "is_default": default,
+                "is_read_only": bool(e.get("is_read_only", name == PREFIX_KEY)),
+                "is_sensitive": bool(e.get("is_sensitive", False)),
+                "source": e.get("source") or ("DEFAULT_CONFIG" if default
+                                              else "DYNAMIC_CLUSTER_LINK_CONFIG"),
+            })
+        self._entries = sorted(rows, key=lambda r: r["name"])
+        self.values = {r["name"]: r["value"] for r in self._entries if not r["is_default"]}
+
+    def get(self, key: str) -> str:
+        for row in self._entries:
+            if row["name"] == key:
+                return "" if row["value"] is None else str(row["value"])
+        return LINK_CONFIG_DEFAULTS.get(key, "")
+
+    def is_default(self, key: str) -> bool:
+        return key not in self.values
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(sorted(self.values.items()))
+
+    def entries(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self._entries]
+
+    def warnings(self) -> list[str]:
+        return []
+
+    @property
+    def prefix(self) -> str:
+        return self.get(PREFIX_KEY)
+
+    @property
+    def paused(self) -> bool:
+        return self.get("cluster.link.paused") == "true"
+
+
+def _int(value: Any, default: int = 0) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def link_info(data: Mapping[str, Any], configs: Iterable[Mapping[str, Any]] | None = None
+              ) -> LinkInfo:
+    """The LinkInfo of REST v3 link data (and its configs, when given)."""
+    error = data.get("link_error") or "NO_ERROR"
+    tasks = [
+        TaskInfo(
+            str(t.get("task_name", "")),
+            str(t.get("state", "")),
+            tuple({"error_code": str(e.get("error_code", "")),
+                   "error_message": str(e.get("error_message", ""))}
+                  for e in (t.get("errors") or []) if isinstance(e, Mapping)),
+        )
+        for t in (data.get("tasks") or []) if isinstance(t, Mapping)
+    ]
+    return LinkInfo(
+        name=str(data.get("link_name", "")),
+        link_id=str(data.get("cluster_link_id") or data.get("link_id") or ""),
+        source_cluster=str(data.get("source_cluster_id") or data.get("remote_cluster_id")
+                           or ""),
+        destination_cluster=str(data.get("destination_cluster_id") or ""),
+        config=RemoteConfig(configs or ()),  # type: ignore[arg-type]  # duck-typed
+        created_ms=0,
+        updated_ms=0,
+        state=str(data.get("link_state") or "ACTIVE"),
+        link_error=str(error),
+        link_error_message=data.get("link_error_message"),
+        tasks=tasks,
+        topic_names=[str(t) for t in data.get("topic_names") or []],
+        source_available=error not in UNAVAILABLE_ERRORS,
+    )
+
+
+def partition_lag(data: Mapping[str, Any]) -> PartitionLag:
+    """A PartitionLag of REST ``mirror_lags[]`` (module docstring: log end and source high
+    watermark derived, last fetch time unknown)."""
+    fetched = _int(data.get("last_source_fetch_offset"))
+    lag = _int(data.get("lag"))
+    return PartitionLag(partition=_int(data.get("partition")), lag=lag,
+                        last_source_fetch_offset=fetched, log_end=fetched,
+                        source_hw=fetched + max(lag, 0), last_fetch_ms=0)
+
+
+def mirror_info(data: Mapping[str, Any]) -> MirrorInfo:
+    """The MirrorInfo of REST v3 mirror data."""
+    lags = [partition_lag(p) for p in data.get("mirror_lags") or [] if isinstance(p, Mapping)]
+    return MirrorInfo(
+        link_name=str(data.get("link_name", "")),
+        mirror_topic_name=str(data.get("mirror_topic_name", "")),
+        source_topic_name=str(data.get("source_topic_name") or ""),
+        mirror_status=str(data.get("mirror_status") or ""),
+        mirror_topic_error=str(data.get("mirror_topic_error") or "NO_ERROR"),
+        status_time_ms=_int(data.get("state_time_ms", data.get("status_time_ms"))),
+        num_partitions=_int(data.get("num_partitions"), len(lags)),
+        mirror_lags=lags,
+    )
+
+
+def alter_result(data: Mapping[str, Any], link: str) -> AlterResult:
+    """The AlterResult of one ``data[]`` entry of a mirrors:promote / :failover / :pause /
+    :resume answer. ``not_mirrored`` and ``already_stopped`` are recognised by the engine's
+    messages (Confluent's own texts are printed as they come)."""
+    name = str(data.get("mirror_topic_name", ""))
+    code = _int(data.get("error_code"))
+    message = str(data.get("error_message") or "")
+    clamps = [
+        Clamp(str(c.get("group", "")), str(c.get("topic", name)), _int(c.get("partition")),
+              _int(c.get("from")), _int(c.get("to")))
+        for c in data.get("clamps") or [] if isinstance(c, Mapping)
+    ]
+    return AlterResult(
+        mirror_topic_name=name,
+        error_code=code,
+        error_message=message,
+        mirror_lags=[partition_lag(p) for p in data.get("mirror_lags") or []
+                     if isinstance(p, Mapping)],
+        clamps=clamps,
+        already_stopped=bool(code) and message == (
+            f"Topic '{name}' has already stopped its mirror from '{link}'"),
+        not_mirrored=bool(code) and message == f"Topic '{name}' is not mirrored",
+    )
+
+
+def _no_endpoint(verb: str) -> UsageError:
+    return UsageError(
+        f"mirrors {verb} has no REST API v3 endpoint: run it on the data directory, without "
+        "--rest-url (and without a context that sets rest_url)"
+    )
+
+
+# -- links -----------------------------------------------------------------------------------
+
+
+class RestLinks:
+    """``Links`` over REST v3 (what cli/links.py calls)."""
+
+    def __init__(self, client: RestClient) -> None:
+        self.client = client
+        self._in_use: dict[str, list[str]] = {}
+
+    def list(self, *, with_topics: bool = True) -> list[LinkInfo]:
+        return [link_info(d) for d in self.client.list_links()]
+
+    def get(self, name: str, *, with_topics: bool = True) -> LinkInfo:
+        """The link and its configurations (two requests)."""
+        data = self.client.get_link(name)
+        return link_info(data, self.client.link_configs(name))
+
+    def create(self, name: str, source_cluster: str, configs: Mapping[str, Any] | None = None,
+               *, validate_only: bool = False) -> LinkInfo:
+        doc = self.client.create_link(name, source_cluster, dict(configs or {}),
+                                      validate_only=validate_only)
+        if isinstance(doc, Mapping) and doc.get("link_name") == name:
+            return link_info(doc)
+        if not validate_only:
+            return link_info(self.client.get_link(name))
+        # Nothing to read back: the link as it would be (the server validated it).
+        try:
+            cfg = LinkConfig.build(configs, creating=True)
+        except KafkaError:
+            cfg = LinkConfig()
+        return LinkInfo(name=name, link_id="", source_cluster=source_cluster,
+                        destination_cluster=self.client.cluster_id, config=cfg,
+                        created_ms=0, updated_ms=0, tasks=compute_tasks(cfg, "ACTIVE"))
+
+    def alter(self, name: str, configs: Mapping[str, Any] | None = None, *,
+              delete: Iterable[str] = ()) -> LinkInfo:
+        self.client.alter_link_configs(name, dict(configs or {}), list(delete))
+        return self.get(name)
+
+    def in_use(self, name: str) -> list[str]:
+        """The mirror topics of the link that are not STOPPED (what keeps it from being
+        deleted without force), sorted."""
+        topics = sorted(str(m.get("mirror_topic_name")) for m in self.client.list_mirrors(name)
+                        if m.get("mirror_status") != STOPPED)
+        self._in_use[name] = topics
+        return topics
+
+    def delete(self, name: str, *, force: bool = False) -> list[str]:
+        """DELETE the link; returns the mirror topics that were in use (with ``force``: they
+        stop mirroring, as locally)."""
+        topics: list[str] = []
+        if force:
+            topics = self._in_use[name] if name in self._in_use else self.in_use(name)
+        self.client.delete_link(name, force=force)
+        return topics
+
+
+# -- mirrors ---------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _no_progress(_text: str) -> Iterator[Callable[[str], None]]:
+    yield lambda _t: None
+
+
+class RestMirrors:
+    """``Mirrors`` over REST v3 (what cli/mirrors.py calls).
+
+    ``wait_seconds``: how long promote / failover wait for STOPPED; ``progress(text)``: a
+    context manager giving an ``update(text)`` function (a spinner on stderr), none by
+    default; ``sleep`` / ``monotonic``: for tests."""
+
+    def __init__(
+        self,
+        client: RestClient,
+        *,
+        wait_seconds: float = DEFAULT_WAIT_SECONDS,
+        progress: Callable[[str], contextlib.AbstractContextManager[Callable[[str], None]]]
+        | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.client = client
+        self.links = RestLinks(client)
+        self.wait_seconds = wait_seconds
+        self.progress = progress or _no_progress
+        self._sleep = sleep
+        self._monotonic = monotonic
+
+    # -- create / read ---------------------------------------------------------------------
+
+    def create(self, topic: str, link: str, *, source_topic: str | None = None,
+               configs: Mapping[str, str] | None = None, validate_only: bool = False
+               ) -> MirrorInfo:
+        if source_topic is None:
+            prefix = RemoteConfig(self.client.link_configs(link)).prefix
+            source_topic = mirror_source_topic(topic, prefix)
+        doc = self.client.create_mirror(link, source_topic, topic, dict(configs or {}),
+                                        validate_only=validate_only)
+        if isinstance(doc, Mapping) and doc.get("mirror_topic_name") == topic:
+            return mirror_info(doc)
+        if validate_only:  # nothing to read back; the partitions are not known
+            return MirrorInfo(link, topic, source_topic, "ACTIVE", "NO_ERROR",
+                              int(time.time() * 1000), 0, [])
+        return mirror_info(self.client.get_mirror(link, topic))
+
+    def describe(self, topic: str, link: str | None = None) -> MirrorInfo:
+        if link is not None:
+            return mirror_info(self.client.get_mirror(link, topic))
+        for data in self.client.list_mirrors():
+            if data.get("mirror_topic_name") == topic:
+                return mirror_info(data)
+        raise KafkaError("INVALID_REQUEST", f"Topic '{topic}' is not mirrored", field="topic")
+
+    def list(self, link: str | None = None, status: str | None = None,
+             pending_stopped_only: bool = False) -> list[MirrorInfo]:
+        infos = [mirror_info(d) for d in self.client.list_mirrors(link, status)]
+        if status is not None:
+            infos = [i for i in infos if i.mirror_status == status.upper()]
+        if pending_stopped_only:
+            infos = [i for i in infos if i.mirror_status == "PENDING_STOPPED"]
+        return sorted(infos, key=lambda i: (i.link_name, i.mirror_topic_name))
+
+    # -- promote / failover / pause / resume -----------------------------------------------
+
+    def promote(self, topics: Sequence[str], link: str, *, dry_run: bool = False
+                ) -> list[AlterResult]:
+        return self._alter("promote", topics, link, dry_run)
+
+    def failover(self, topics: Sequence[str], link: str, *, dry_run: bool = False
+                 ) -> list[AlterResult]:
+        return self._alter("failover", topics, link, dry_run)
+
+    def pause(self, topics: Sequence[str], link: str, *, dry_run: bool = False
+              ) -> list[AlterResult]:
+        return self._alter("pause", topics, link, dry_run)
+
+    def resume(self, topics: Sequence[str], link: str, *, dry_run: bool = False
+               ) -> list[AlterResult]:
+        return self._alter("resume", topics, link, dry_run)
+
+    def _alter(self, action: str, topics: Sequence[str], link: str, dry_run: bool
+               ) -> list[AlterResult]:
+        names = list(topics)
+        if not names:  # --link alone: every mirror of the link (as the engine does)
+            names = sorted(str(m.get("mirror_topic_name"))
+                           for m in self.client.list_mirrors(link))
+            if not names:
+                return []
+        data = self.client.alter_mirrors(link, action, names, validate_only=dry_run)
+        results = [alter_result(d, link) for d in data]
+        if action in ("promote", "failover") and not dry_run:
+            self.wait_stopped(link, [r for r in results if r.ok])
+        return results
+
+    def wait_stopped(self, link: str, results: Sequence[AlterResult]) -> None:
+        """Poll each mirror of ``results`` until it is STOPPED; one that ends FAILED becomes
+        an error of its result; past ``wait_seconds`` a JetlinkError names the last
+        states."""
+        if not results:
+            return
+        by_name = {r.mirror_topic_name: r for r in results}
+        last: dict[str, str] = {}
+        pending = list(by_name)
+        deadline = self._monotonic() + self.wait_seconds
+        names = ", ".join(pending)
+        with self.progress(f"Waiting for mirror topics to stop: {names}") as update:
+            while True:
+                for name in list(pending):
+                    data = self.client.get_mirror(link, name)
+                    status = str(data.get("mirror_status") or "")
+                    last[name] = status
+                    if status in (STOPPED, FAILED):
+                        pending.remove(name)
+                    if status == FAILED:
+                        res = by_name[name]
+                        res.error_code = KafkaError("UNKNOWN_SERVER_ERROR").error_code
+                        error = data.get("mirror_topic_error") or "NO_ERROR"
+                        res.error_message = (f"Topic '{name}' ended FAILED ({error}) instead "
+                                             "of STOPPED")
+                if not pending:
+                    return
+                if self._monotonic() >= deadline:
+                    states = ", ".join(f"{n}: {last.get(n, '?')}" for n in by_name)
+                    raise JetlinkError(
+                        f"mirror topics did not reach STOPPED within "
+                        f"{self.wait_seconds:g}s; last states: {states}"
+                    )
+                update("Waiting for mirror topics to stop: " + ", ".join(
+                    f"{n} {last.get(n, '?')}" for n in pending))
+                self._sleep(POLL_SECONDS)
+
+    # -- failing back: no REST endpoint ----------------------------------------------------
+
+    def truncate_and_restore(self, topic: str, link: str, *, dry_run: bool = False) -> Any:
+        raise _no_endpoint("truncate-and-restore")
+
+    def reverse_and_start(self, topic: str, link: str, *, dry_run: bool = False) -> Any:
+        raise _no_endpoint("reverse-and-start")
+
+
+def spinner(app: App) -> Callable[[str], contextlib.AbstractContextManager[Callable[[str], None]]]:
+    """Progress for :class:`RestMirrors`: a Rich status line on stderr when stderr is a
+    terminal, nothing otherwise."""
+
+    @contextlib.contextmanager
+    def progress(text: str) -> Iterator[Callable[[str], None]]:
+        console = app.err
+        if not console.is_terminal:
+            yield lambda _t: None
+            return
+        from rich.text import Text
+
+        with console.status(Text(text)) as status:
+            yield lambda t: status.update(Text(t))
+
+    return progress

@@ -1,0 +1,729 @@
+"""The server of ``jetlink serve``: Confluent's REST API v3 for cluster links and mirror topics,
+over the embedded engine.
+
+:func:`create_app` builds a Starlette application serving, under
+``/kafka/v3/clusters/{cluster_id}`` (``cluster_id``: a cluster of the data directory, the
+link's DESTINATION cluster as with ``jetlink --cluster C links ...``):
+
+- ``GET /links`` -> 200 KafkaLinkDataList
+- ``POST /links?link_name=L&validate_only=&validate_link=`` -> 204
+- ``GET /links/{link}`` -> 200 KafkaLinkData
+- ``DELETE /links/{link}?force=&validate_only=`` -> 204
+- ``GET /links/{link}/configs`` -> 200 KafkaLinkConfigDataList
+- ``PUT /links/{link}/configs:alter?validate_only=`` -> 204
+- ``GET /links/{link}/mirrors?mirror_status=`` and ``GET /links/-/mirrors?mirror_status=``
+  -> 200 KafkaMirrorDataList
+- ``POST /links/{link}/mirrors?validate_only=`` -> 204
+- ``GET /links/{link}/mirrors/{topic}`` -> 200 KafkaMirrorData
+- ``POST /links/{link}/mirrors:promote`` (``:failover``, ``:pause``, ``:resume``)
+  ``?validate_only=`` -> 200 KafkaPromoteMirror, a list of AlterMirrorsData
+
+Errors are Confluent's error bodies ``{"error_code": N, "message": "..."}`` with the HTTP
+status of :func:`rest_error` (the one place engine errors become HTTP ones).
+
+What was checked against Confluent's published material, and where (the commits named):
+
+- [O] Confluent Cloud's Kafka REST v3 OpenAPI document, ``kafkarest/v3/api/openapi.yaml`` of
+  github.com/confluentinc/ccloud-sdk-go-v2 (commit b5d63ec4); [P] Confluent Platform's,
+  ``kafkarestv3/api/openapi.yaml`` of github.com/confluentinc/kafka-rest-sdk-go (26451bd7);
+  [M] ``KafkaExceptionMapper`` of github.com/confluentinc/rest-utils (5269b872), the
+  exception -> status mapping of Confluent's REST servers.
+
+=======================================  ================================================  ====
+fact                                     jetlink                                           src
+=======================================  ================================================  ====
+list envelope                            ``{kind, metadata: {self, next: null}, data}``    O P
+item envelope                            ``{kind, metadata: {self, resource_name}, ...}``  O P
+link kinds                               KafkaLinkDataList / KafkaLinkData                 O P
+link config kinds                        KafkaLinkConfigDataList / KafkaLinkConfigData     O P
+link config fields                       cluster_id, name, value, is_default,              O
+                                         is_read_only, is_sensitive, source, synonyms,
+                                         link_name (P's older document says read_only,
+                                         sensitive; jetlink follows O)
+mirror kinds                             KafkaMirrorDataList / KafkaMirrorData             O P
+promote/failover/pause/resume kinds      KafkaPromoteMirror / AlterMirrorsData (the        O P
+                                         examples use these for all four verbs)
+alter result fields                      mirror_topic_name, error_code, error_message,     O
+                                         mirror_lags, messages_truncated,
+                                         partition_level_truncation_data
+per-topic error_code                     null on success; an HTTP-style code (the          O P
+                                         example: 400, "Topic 'topic-2' has already
+                                         stopped its mirror from 'my-new-link-1'")
+create link body                         {source_cluster_id, configs: [{name, value}]}     O P
+configs:alter body                       {data: [{name, value, operation: SET|DELETE}],    O
+                                         validate_only}
+mirror create body                       {source_topic_name (required),                    O P
+                                         mirror_topic_name, configs, replication_factor}
+alter mirrors body                       {mirror_topic_names} or                           O
+                                         {mirror_topic_name_pattern}
+POST links, POST mirrors,                204 No Content                                    O P
+PUT configs:alter
+DELETE link                              204 (the documents say 200 "Operation succeeded,  O P
+                                         no content in the response"; jetlink sends 204
+                                         like every other no-content answer: accept 2xx)
+unknown cluster                          404 {404, "Cluster X cannot be found."}           O
+unknown path                             404 {404, "HTTP 404 Not Found"}                   O
+link not found                           404 {404, ...} (O's ClusterLinkNotFound           O
+                                         response; not referenced by an operation)
+unknown topic                            404 {40403, ...}                                  M
+topic / link exists, invalid config,     400 {40002, ...} (TopicExistsException,           M
+invalid request                          InvalidConfigurationException,
+                                         InvalidRequestException)
+authentication failed                    401 {40101, "Authentication failed"}              O M
+=======================================  ================================================  ====
+
+Not verified (no published source found): what Confluent Server answers for an existing link
+(O defines a ClusterLinkExists response with error_code 404, referenced by no operation;
+jetlink answers 400/40002 as for an existing topic) and for a link in use (400/40002 here);
+the exact texts of Confluent's messages (jetlink's are the engine's, the CLI's).
+
+jetlink's deliberate differences: ``destination_cluster_id`` of a link is the cluster it is
+stored in (Confluent's examples leave it null or out for a link at its destination), as
+``links ls --json``;
+``link_id`` is the UUID form of ``cluster_link_id`` (Confluent's relation between the two);
+an alter result carries an extra ``clamps`` list (the consumer offsets promote / failover
+clamped: ``{group, topic, partition, from, to}``; no Confluent field has that name).
+``validate_only`` is also accepted when creating a mirror topic.
+
+Requests: one DataDir per request, opened and closed by the worker thread that runs the
+engine; a request that changed the store ends with the one bounded replication step every
+mutating CLI command runs (``jetlink.cli.common.bounded_step``). A request body must be
+JSON with ``Content-Type: application/json`` (415 otherwise: a browser cannot send that
+cross-origin without a CORS preflight, which this server never grants). Without a token only
+loopback ``Host`` headers are served (DNS rebinding); with one every request needs
+``Authorization: Bearer <token>`` (compared with ``hmac.compare_digest``).
+
+Starlette is imported here only; this module is imported by ``jetlink serve`` (and tests).
+"""
+
+from __future__ import annotations
+
+import base64
+import hmac
+import ipaddress
+import json
+import re
+import sys
+import traceback
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+__all__ = [
+    "BASE_PATH",
+    "MAX_BODY_BYTES",
+    "RestError",
+    "collection",
+    "create_app",
+    "is_loopback_host",
+    "link_id_uuid",
+    "resource",
+    "rest_error",
+]
+
+BASE_PATH = "/kafka/v3/clusters"
+MAX_BODY_BYTES = 1 << 20
+
+# Confluent's MirrorTopicStatus values (O): a filter jetlink's engine does not know returns no
+# mirror rather than an error.
+CONFLUENT_MIRROR_STATUSES = (
+    "ACTIVE", "FAILED", "LINK_FAILED", "LINK_PAUSED", "PAUSED", "PENDING_STOPPED",
+    "SOURCE_UNAVAILABLE", "STOPPED", "PENDING_MIRROR", "PENDING_SYNCHRONIZE",
+    "PENDING_SETUP_FOR_RESTORE", "PENDING_RESTORE",
+)
+
+# Kafka-REST's error codes (M): KAFKA_BAD_REQUEST_ERROR_CODE, KAFKA_AUTHENTICATION_ERROR_CODE,
+# KAFKA_UNKNOWN_TOPIC_PARTITION_CODE.
+BAD_REQUEST = 40002
+AUTHENTICATION_FAILED = 40101
+UNKNOWN_TOPIC_PARTITION = 40403
+
+# Kafka error name -> (HTTP status, REST error_code); any other KafkaError is 400/40002.
+_KAFKA_STATUS: dict[str, tuple[int, int]] = {
+    "CLUSTER_LINK_NOT_FOUND": (404, 404),
+    "MIRROR_TOPIC_NOT_FOUND": (404, 404),
+    "UNKNOWN_TOPIC_OR_PARTITION": (404, UNKNOWN_TOPIC_PARTITION),
+    "UNKNOWN_TOPIC_ID": (404, UNKNOWN_TOPIC_PARTITION),
+    "TOPIC_AUTHORIZATION_FAILED": (403, 40301),
+    "CLUSTER_AUTHORIZATION_FAILED": (403, 40301),
+    "GROUP_AUTHORIZATION_FAILED": (403, 40301),
+}
+
+
+# -- errors -------------------------------------------------------------------------------
+
+
+class RestError(Exception):
+    """An error answered as ``{"error_code": code, "message": message}`` with ``status``."""
+
+    def __init__(self, status: int, code: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+def rest_error(err: BaseException) -> RestError:
+    """The REST error of ``err``: the one mapping from jetlink's errors to HTTP statuses and
+    Confluent's error codes (table in the module docstring)."""
+    from jetlink.core.errors import JetlinkError, NotFoundError, UsageError
+    from jetlink.core.kafka.errors import KafkaError
+
+    if isinstance(err, RestError):
+        return err
+    if isinstance(err, KafkaError):
+        status, code = _KAFKA_STATUS.get(err.name, (400, BAD_REQUEST))
+        return RestError(status, code, err.description)
+    if isinstance(err, NotFoundError):
+        return RestError(404, 404, err.description)
+    if isinstance(err, UsageError):
+        return RestError(400, 400, err.description)
+    if isinstance(err, JetlinkError):
+        return RestError(400, BAD_REQUEST, err.description)
+    return RestError(500, 500, "Internal Server Error")
+
+
+def _error_response(err: RestError, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error_code": err.code, "message": err.message},
+                        status_code=err.status, headers=dict(headers or {}))
+
+
+def _http_phrase(status: int) -> str:
+    from http import HTTPStatus
+
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:  # pragma: no cover - a status Starlette never raises
+        return "Error"
+
+
+async def _http_exception(_request: Request, exc: Exception) -> Response:
+    """Starlette's own errors (no route, wrong method, body too large) as error bodies:
+    ``{"error_code": 404, "message": "HTTP 404 Not Found"}`` (O's endpoint_not_found)."""
+    status = getattr(exc, "status_code", 500)
+    headers = getattr(exc, "headers", None)
+    return _error_response(RestError(status, status, f"HTTP {status} {_http_phrase(status)}"),
+                           headers)
+
+
+# -- shapes (pure) ------------------------------------------------------------------------
+
+
+def collection(kind: str, self_url: str, data: list[dict[str, Any]]) -> dict[str, Any]:
+    """A REST v3 collection: ``{kind, metadata: {self, next: null}, data}``."""
+    return {"kind": kind, "metadata": {"self": self_url, "next": None}, "data": data}
+
+
+def resource(kind: str, self_url: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A REST v3 resource: ``{kind, metadata: {self, resource_name: null}, **fields}``."""
+    return {"kind": kind, "metadata": {"self": self_url, "resource_name": None}, **fields}
+
+
+def link_id_uuid(cluster_link_id: str) -> str:
+    """Confluent's ``link_id``: the UUID whose URL-safe base64 is ``cluster_link_id``
+    (``eEBkTffYSESld6EO898x3w`` -> ``7840644d-f7d8-4844-a577-a10ef3df31df``)."""
+    try:
+        raw = base64.urlsafe_b64decode(cluster_link_id + "=" * (-len(cluster_link_id) % 4))
+        return str(uuid.UUID(bytes=raw))
+    except (ValueError, TypeError):
+        return cluster_link_id
+
+
+def link_data(base: str, info: Any) -> dict[str, Any]:
+    """KafkaLinkData of a LinkInfo (its REST v3 link data plus ``link_id``)."""
+    doc = info.to_json()
+    fields: dict[str, Any] = {}
+    for key, value in doc.items():
+        fields[key] = value
+        if key == "cluster_link_id":
+            fields["link_id"] = link_id_uuid(value)
+    return resource("KafkaLinkData", f"{base}/links/{_q(info.name)}", fields)
+
+
+def link_config_data(base: str, cluster: str, link: str, entry: Mapping[str, Any]
+                     ) -> dict[str, Any]:
+    """KafkaLinkConfigData of one ``LinkConfig.entries()`` entry."""
+    return resource("KafkaLinkConfigData",
+                    f"{base}/links/{_q(link)}/configs/{_q(entry['name'])}", {
+                        "cluster_id": cluster,
+                        "name": entry["name"],
+                        "value": entry["value"],
+                        "is_default": entry["is_default"],
+                        "is_read_only": entry["is_read_only"],
+                        "is_sensitive": entry["is_sensitive"],
+                        "source": entry["source"],
+                        "synonyms": [],
+                        "link_name": link,
+                    })
+
+
+def mirror_data(base: str, info: Any) -> dict[str, Any]:
+    """KafkaMirrorData of a MirrorInfo (its REST v3 mirror data)."""
+    return resource("KafkaMirrorData",
+                    f"{base}/links/{_q(info.link_name)}/mirrors/{_q(info.mirror_topic_name)}",
+                    info.to_json())
+
+
+def alter_data(base: str, link: str, result: Any) -> dict[str, Any]:
+    """AlterMirrorsData of an AlterResult: ``error_code`` / ``error_message`` null on
+    success, else the HTTP-style code of the engine's Kafka error and its text."""
+    from jetlink.core.kafka.errors import KafkaError
+
+    code = message = None
+    if not result.ok:
+        err = rest_error(KafkaError.from_code(result.error_code, result.error_message))
+        code, message = err.status, err.message
+    return resource("AlterMirrorsData",
+                    f"{base}/links/{_q(link)}/mirrors/{_q(result.mirror_topic_name)}", {
+                        "mirror_topic_name": result.mirror_topic_name,
+                        "error_code": code,
+                        "error_message": message,
+                        "mirror_lags": [p.to_json() for p in result.mirror_lags],
+                        "messages_truncated": None,
+                        "partition_level_truncation_data": [],
+                        "clamps": [c.to_json() for c in result.clamps],
+                    })
+
+
+def _q(name: str) -> str:
+    return quote(name, safe="")
+
+
+# -- hosts and tokens ---------------------------------------------------------------------
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` (a name or an IP literal, IPv6 with or without brackets) is the
+    loopback: ``localhost`` or a loopback address. Names are not resolved."""
+    host = host.strip().lower().rstrip(".")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_of(header: str) -> str:
+    """The host of a ``Host`` header (``[::1]:8090`` -> ``[::1]``, ``a:1`` -> ``a``)."""
+    if header.startswith("["):
+        return header[: header.find("]") + 1] if "]" in header else header
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+class GuardMiddleware:
+    """Every HTTP request: with a token, ``Authorization: Bearer <token>`` (401 and
+    ``{"error_code": 40101, "message": "Authentication failed"}`` otherwise); without one,
+    a loopback ``Host`` header (400 otherwise)."""
+
+    def __init__(self, app: ASGIApp, token: str | None) -> None:
+        self.app = app
+        self.token = token.encode("utf-8") if token is not None else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v for k, v in scope.get("headers", [])}
+        problem: JSONResponse | None = None
+        if self.token is not None:
+            scheme, _, given = headers.get("authorization", b"").partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(),
+                                                                      self.token):
+                problem = _error_response(
+                    RestError(401, AUTHENTICATION_FAILED, "Authentication failed"),
+                    {"WWW-Authenticate": 'Bearer realm="jetlink"'})
+        else:
+            host = _host_of(headers.get("host", b"").decode("latin-1"))
+            if not is_loopback_host(host):
+                problem = _error_response(RestError(
+                    400, 400, f"Invalid Host header {host!r}: without --auth-token-file "
+                    "jetlink serve answers loopback names only"))
+        if problem is not None:
+            await problem(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+# -- one request --------------------------------------------------------------------------
+
+
+@dataclass
+class Call:
+    """What a handler gets: the cluster (its DataDir, opened for this request), the path
+    parameters, the query, the JSON body, and the URL prefix of the cluster's resources."""
+
+    store: Any
+    cluster: str
+    clock: Any
+    params: dict[str, str]
+    query: dict[str, str]
+    body: Any
+    base: str
+    # set by a handler that must not end with a replication step (validate_only)
+    dry: bool = field(default=False)
+
+    def flag(self, name: str, default: bool = False) -> bool:
+        """Boolean query parameter ``name`` (``true`` / ``false``, any case)."""
+        value = self.query.get(name)
+        if value is None or value == "":
+            return default
+        if value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise RestError(400, 400, f"Query parameter {name} must be true or false, not "
+                                  f"{value!r}")
+
+    def links(self) -> Any:
+        from jetlink.core.kafka.links import Links
+
+        return Links.open(self.store, self.cluster, self.clock)
+
+    def mirrors(self) -> Any:
+        from jetlink.core.kafka.mirrors import Mirrors
+
+        return Mirrors(self.store, self.cluster, self.clock)
+
+
+Handler = Callable[[Call], "tuple[int, Any]"]
+
+
+def _body_object(call: Call, *, required: bool = True) -> dict[str, Any]:
+    if call.body is None:
+        if required:
+            raise RestError(400, 400, "A JSON request body is required")
+        return {}
+    if not isinstance(call.body, dict):
+        raise RestError(400, 400, "The request body must be a JSON object")
+    return call.body
+
+
+def _string(body: Mapping[str, Any], key: str, *, required: bool) -> str | None:
+    value = body.get(key)
+    if value is None:
+        if required:
+            raise RestError(400, 400, f"{key} is required")
+        return None
+    if not isinstance(value, str) or not value:
+        raise RestError(400, 400, f"{key} must be a non-empty string")
+    return value
+
+
+def _config_value(value: Any, name: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    raise RestError(400, 400, f"The value of config {name} must be a string")
+
+
+def _configs(body: Mapping[str, Any], key: str = "configs") -> dict[str, str]:
+    """``[{name, value}]`` (ConfigData) as a dict; a null value is left out."""
+    items = body.get(key)
+    if items is None:
+        return {}
+    if not isinstance(items, list):
+        raise RestError(400, 400, f"{key} must be a list of {{name, value}} objects")
+    out: dict[str, str] = {}
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise RestError(400, 400, f"{key} must be a list of {{name, value}} objects")
+        value = _config_value(item.get("value"), item["name"])
+        if value is not None:
+            out[item["name"]] = value
+    return out
+
+
+# -- handlers: links ----------------------------------------------------------------------
+
+
+def list_links(call: Call) -> tuple[int, Any]:
+    infos = call.links().list()
+    return 200, collection("KafkaLinkDataList", f"{call.base}/links",
+                           [link_data(call.base, i) for i in infos])
+
+
+def create_link(call: Call) -> tuple[int, Any]:
+    name = call.query.get("link_name")
+    if not name:
+        raise RestError(400, 400, "Query parameter link_name is required")
+    body = _body_object(call)
+    source = body.get("source_cluster_id")
+    if source is None and ("destination_cluster_id" in body or "remote_cluster_id" in body):
+        raise RestError(400, BAD_REQUEST, "jetlink creates destination-initiated links only: "
+                                          "name the source cluster with source_cluster_id")
+    source = _string(body, "source_cluster_id", required=True)
+    validate_only = call.flag("validate_only")
+    call.dry = validate_only
+    call.links().create(name, source, _configs(body), validate_only=validate_only,
+                        validate_link=call.flag("validate_link", True))
+    return 204, None
+
+
+def get_link(call: Call) -> tuple[int, Any]:
+    return 200, link_data(call.base, call.links().get(call.params["link"]))
+
+
+def delete_link(call: Call) -> tuple[int, Any]:
+    validate_only = call.flag("validate_only")
+    call.dry = validate_only
+    call.links().delete(call.params["link"], force=call.flag("force"),
+                        validate_only=validate_only)
+    return 204, None
+
+
+def list_link_configs(call: Call) -> tuple[int, Any]:
+    link = call.params["link"]
+    info = call.links().get(link, with_topics=False)
+    return 200, collection(
+        "KafkaLinkConfigDataList", f"{call.base}/links/{_q(link)}/configs",
+        [link_config_data(call.base, call.cluster, link, e) for e in info.config.entries()])
+
+
+def alter_link_configs(call: Call) -> tuple[int, Any]:
+    body = _body_object(call)
+    items = body.get("data")
+    if not isinstance(items, list):
+        raise RestError(400, 400, "data is required: a list of {name, value, operation}")
+    sets: dict[str, str] = {}
+    deletes: list[str] = []
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise RestError(400, 400, "data must be a list of {name, value, operation}")
+        name = item["name"]
+        operation = str(item.get("operation") or "SET").upper()
+        if operation == "DELETE":
+            deletes.append(name)
+        elif operation == "SET":
+            value = _config_value(item.get("value"), name)
+            if value is None:
+                raise RestError(400, BAD_REQUEST, f"Config {name}: operation SET needs a value")
+            sets[name] = value
+        else:
+            raise RestError(400, 400, f"Config {name}: unknown operation {item['operation']!r}"
+                                      " (SET or DELETE)")
+    validate_only = call.flag("validate_only") or body.get("validate_only") is True
+    call.dry = validate_only
+    call.links().alter(call.params["link"], sets, delete=deletes, validate_only=validate_only)
+    return 204, None
+
+
+# -- handlers: mirror topics --------------------------------------------------------------
+
+
+def list_mirrors(call: Call) -> tuple[int, Any]:
+    link = call.params.get("link", "-")
+    status = call.query.get("mirror_status") or None
+    m = call.mirrors()
+    from jetlink.core.kafka.mirrors import STATUSES
+
+    if status is not None and status.upper() in CONFLUENT_MIRROR_STATUSES \
+            and status.upper() not in STATUSES:
+        if link != "-":
+            m.links.get(link)  # an unknown link is still 404
+        infos = []
+    else:
+        infos = m.list(None if link == "-" else link, status)
+    return 200, collection("KafkaMirrorDataList", f"{call.base}/links/{_q(link)}/mirrors",
+                           [mirror_data(call.base, i) for i in infos])
+
+
+def create_mirror(call: Call) -> tuple[int, Any]:
+    link = call.params["link"]
+    body = _body_object(call)
+    source = _string(body, "source_topic_name", required=True)
+    topic = _string(body, "mirror_topic_name", required=False)
+    rf = body.get("replication_factor")
+    if rf is not None and (isinstance(rf, bool) or not isinstance(rf, int)):
+        raise RestError(400, 400, "replication_factor must be an integer")
+    m = call.mirrors()
+    if topic is None:
+        topic = m.links.get(link, with_topics=False).config.prefix + source
+    validate_only = call.flag("validate_only")
+    call.dry = validate_only
+    m.create(topic, link, source_topic=source, configs=_configs(body),
+             validate_only=validate_only)
+    return 204, None
+
+
+def get_mirror(call: Call) -> tuple[int, Any]:
+    from jetlink.core.kafka.errors import KafkaError
+
+    link, topic = call.params["link"], call.params["topic"]
+    m = call.mirrors()
+    m.links.get(link, with_topics=False)
+    try:
+        info = m.describe(topic, link)
+    except KafkaError:
+        if topic not in {t.name for t in m.kafka.topics()}:
+            raise RestError(404, UNKNOWN_TOPIC_PARTITION,
+                            "This server does not host this topic-partition.") from None
+        raise RestError(404, 404, f"Topic '{topic}' is not a mirror topic of cluster link "
+                                  f"'{link}'") from None
+    return 200, mirror_data(call.base, info)
+
+
+def _alter_mirrors(how: str) -> Handler:
+    def handler(call: Call) -> tuple[int, Any]:
+        link = call.params["link"]
+        body = _body_object(call)
+        names = body.get("mirror_topic_names")
+        pattern = body.get("mirror_topic_name_pattern")
+        m = call.mirrors()
+        m.links.get(link, with_topics=False)
+        if names is not None:
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise RestError(400, 400, "mirror_topic_names must be a list of topic names")
+        elif isinstance(pattern, str):
+            try:
+                rx = re.compile(pattern)
+            except re.error as exc:
+                raise RestError(400, BAD_REQUEST, f"mirror_topic_name_pattern {pattern!r}: "
+                                                  f"{exc}") from None
+            names = [t for t in m.topics_of(link) if rx.fullmatch(t)]
+        else:
+            raise RestError(400, 400, "mirror_topic_names or mirror_topic_name_pattern is "
+                                      "required")
+        dry_run = call.flag("validate_only")
+        call.dry = dry_run
+        # The engine reads no topic as "every mirror of the link": an empty selection is none.
+        results = getattr(m, how)(names, link, dry_run=dry_run) if names else []
+        return 200, {
+            "kind": "KafkaPromoteMirror",
+            "metadata": {"self": f"{call.base}/links/{_q(link)}/mirrors",
+                         "resource_name": None},
+            "data": [alter_data(call.base, link, r) for r in results],
+        }
+
+    handler.__name__ = f"{how}_mirrors"
+    return handler
+
+
+# -- the application ----------------------------------------------------------------------
+
+
+def _step_error(err: Exception) -> None:
+    sys.stderr.write(f"jetlink: warning: replication step failed: {err}\n")
+    sys.stderr.flush()
+
+
+def _run(handler: Handler, data_dir: Path, clock_factory: Callable[[], Any],
+         cluster: str, params: dict[str, str], query: dict[str, str], body: Any, base: str,
+         mutating: bool) -> tuple[int, Any]:
+    """``handler`` on a DataDir opened for this request (in a worker thread); a request
+    that changed the store ends with one bounded replication step."""
+    from jetlink.cli.common import bounded_step
+    from jetlink.core.store import DataDir
+    from jetlink.core.store.datadir import NAME_RE
+
+    if not NAME_RE.fullmatch(cluster):
+        raise RestError(404, 404, f"Cluster {cluster} cannot be found.")
+    store = DataDir(data_dir)
+    call = Call(store, cluster, clock_factory(), params, query, body, base)
+    try:
+        if not store.has_cluster(cluster):
+            raise RestError(404, 404, f"Cluster {cluster} cannot be found.")
+        return handler(call)
+    finally:
+        try:
+            if mutating and not call.dry and store.wrote():
+                bounded_step(store, call.clock, _step_error)
+        finally:
+            store.close()
+
+
+async def _read_json(request: Request) -> Any:
+    raw = await request.body()
+    if not raw.strip():
+        return None
+    ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if ctype != "application/json" and not (ctype.startswith("application/")
+                                            and ctype.endswith("+json")):
+        raise RestError(415, 415, "HTTP 415 Unsupported Media Type: send the body as "
+                                  "Content-Type: application/json")
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RestError(400, 400, f"Request body is not valid JSON: {exc}") from None
+
+
+def _endpoint(handlers: Mapping[str, Handler], data_dir: Path,
+              clock_factory: Callable[[], Any]) -> Callable[[Request], Any]:
+    """The endpoint of one path: ``handlers`` by HTTP method (HEAD runs GET's)."""
+
+    async def endpoint(request: Request) -> Response:
+        method = "GET" if request.method == "HEAD" else request.method
+        handler = handlers[method]
+        params = dict(request.path_params)
+        cluster = params.pop("cluster_id")
+        base = str(request.base_url).rstrip("/") + f"{BASE_PATH}/{_q(cluster)}"
+        try:
+            body = await _read_json(request) if method in ("POST", "PUT") else None
+            status, doc = await run_in_threadpool(
+                _run, handler, data_dir, clock_factory, cluster, params,
+                dict(request.query_params), body, base, method != "GET")
+        except Exception as exc:  # noqa: BLE001 - every failure becomes an error body
+            err = rest_error(exc)
+            if err.status >= 500:
+                traceback.print_exception(exc, file=sys.stderr)
+            return _error_response(err)
+        if doc is None:
+            return Response(status_code=status)
+        return JSONResponse(doc, status_code=status)
+
+    endpoint.__name__ = "_".join(h.__name__ for h in handlers.values())
+    return endpoint
+
+
+def _default_clock() -> Any:
+    from jetlink.cli import common
+
+    return common.make_clock()
+
+
+def create_app(data_dir: Path, *, clock_factory: Callable[[], Any] | None = None,
+               token: str | None = None) -> Starlette:
+    """The REST API v3 of the links and mirror topics of ``data_dir``'s clusters.
+
+    ``clock_factory()`` gives each request's engine clock (default: the CLI's,
+    ``jetlink.cli.common.make_clock``); ``token``: every request needs
+    ``Authorization: Bearer <token>`` (None: none is asked, but only loopback Host headers
+    are served)."""
+    from starlette.middleware import Middleware
+
+    clocks = clock_factory or _default_clock
+
+    table: dict[str, dict[str, Handler]] = {
+        "/links": {"GET": list_links, "POST": create_link},
+        "/links/-/mirrors": {"GET": list_mirrors},
+        "/links/{link}": {"GET": get_link, "DELETE": delete_link},
+        "/links/{link}/configs": {"GET": list_link_configs},
+        "/links/{link}/configs:alter": {"PUT": alter_link_configs},
+        "/links/{link}/mirrors": {"GET": list_mirrors, "POST": create_mirror},
+        **{f"/links/{{link}}/mirrors:{how}": {"POST": _alter_mirrors(how)}
+           for how in ("promote", "failover", "pause", "resume")},
+        "/links/{link}/mirrors/{topic}": {"GET": get_mirror},
+    }
+    routes = [Route(BASE_PATH + "/{cluster_id}" + path,
+                    _endpoint(handlers, Path(data_dir), clocks), methods=list(handlers))
+              for path, handlers in table.items()]
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(GuardMiddleware, token=token)],
+        exception_handlers={HTTPException: _http_exception},
+        max_body_size=MAX_BODY_BYTES,
+    )
