@@ -2,7 +2,7 @@
 #
 #   make demo        create .venv if missing, install jetlink, run the demo
 #   make test        create .venv if missing, install jetlink[test], run the whole test suite
-#   make generated   rewrite completions/ and man/ from the Typer app (commit the result)
+#   make generated   rewrite completions/, man/ and docs/cli.md from the Typer app (commit the result)
 #
 # Installs are stamped with a hash of pyproject.toml (.venv/.installed-<hash>), so repeated
 # runs do not reinstall; editing pyproject.toml triggers a fresh install.
