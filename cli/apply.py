@@ -51,18 +51,14 @@ def _label(c: dict[str, Any]) -> str:
     return f"{c['action']} {c['kind']} {c['name']}{where}"
 
 
-def render_result(app: App, result: dict[str, Any]) -> None:
-    for c in result["applied"]:
-        output.line(app, f"Applied: {_label(c)}")
-    failed = result.get("failed")
-    if failed:
-        err = failed.get("error") or {}
-        err = err.get("error", err) if isinstance(err, dict) else err
-        text = (err.get("description") or err.get("message") or err) if isinstance(
-            err, dict) else err
-        output.line(app, f"Failed: {_label(failed)}: {text}")
-        for c in result["not_applied"]:
-            output.line(app, f"Not applied: {_label(c)}")
+def render_result(app: App, report: Any) -> None:
+    for c in report.applied:
+        output.line(app, f"Applied: {_label(c.to_json())}")
+    if report.failed is not None:
+        output.line(app, f"Failed: {_label(report.failed.to_json())}: "
+                         f"{report.error.description}")
+        for c in report.not_applied:
+            output.line(app, f"Not applied: {_label(c.to_json())}")
 
 
 def apply(
@@ -122,7 +118,7 @@ def apply(
     def human(a: App, _d: Any) -> None:
         if not deletes:
             render_plan(a, plan_doc)
-        render_result(a, result)
+        render_result(a, report)
 
     app.emit({"plan": plan_doc, "result": result, "dry_run": False}, human=human)
     if not report.ok:

@@ -36,9 +36,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.jetstream import JetStream
     from jetlink.core.store import DataDir
 
-# Metadata keys the server sets itself (natscli hides and never edits them).
-RESERVED_METADATA_PREFIX = "_nats."
-
 
 # -- the engine of the addressed cluster ----------------------------------------------------
 
@@ -234,10 +231,10 @@ def read_json_file(path: Path) -> Any:
 
 
 def user_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
-    """``metadata`` without the keys the server manages (``_nats.*``)."""
-    return {
-        k: v for k, v in (metadata or {}).items() if not k.startswith(RESERVED_METADATA_PREFIX)
-    }
+    """``metadata`` without the keys the server manages (core's rule)."""
+    from jetlink.core.config.validate import user_metadata as core_user_metadata
+
+    return core_user_metadata(metadata)
 
 
 # -- following a live source (sub, kv watch) ------------------------------------------------

@@ -34,7 +34,7 @@ import typer
 
 from jetlink.cli import common, output
 from jetlink.cli.app import App
-from jetlink.cli.common import RESERVED_METADATA_PREFIX, data_dir, usage
+from jetlink.cli.common import data_dir, usage
 from jetlink.cli.options import JsonOption, force_option
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -525,6 +525,8 @@ def edit(
             return
         cfg = kv.bucket_config(bucket)
         if "metadata" in values:
+            from jetlink.core.config.validate import RESERVED_METADATA_PREFIX
+
             reserved = {
                 k: v for k, v in cfg.metadata.items() if k.startswith(RESERVED_METADATA_PREFIX)
             }

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
-from jetlink.cli.common import RESERVED_METADATA_PREFIX, usage
+from jetlink.cli.common import usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.config.stream import StreamConfig, StreamSource
@@ -827,6 +827,8 @@ def apply_flags(cfg: "StreamConfig", flags: StreamFlags) -> "StreamConfig":
             src=f.transform_source, dest=f.transform_destination
         )
     if f.metadata is not None:
+        from jetlink.core.config.validate import RESERVED_METADATA_PREFIX
+
         reserved = {k: v for k, v in new.metadata.items() if k.startswith(RESERVED_METADATA_PREFIX)}
         new.metadata = {**reserved, **parse_metadata(f.metadata)}
     if f.no_republish:

@@ -654,8 +654,9 @@ def import_stream(js, name: str, path: str, *, txn_rows: int = 100_000) -> dict[
                             "add)")
         doc = dict(meta["config"])
         doc["name"] = name
-        meta_keys = {k: v for k, v in (doc.get("metadata") or {}).items()
-                     if not k.startswith("_nats.")}
+        from .config.validate import user_metadata
+
+        meta_keys = user_metadata(doc.get("metadata"))
         if meta_keys:
             doc["metadata"] = meta_keys
         else:

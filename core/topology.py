@@ -930,6 +930,18 @@ def _config_table(body: dict[str, Any], errors: list[JetlinkError], *,
     return out
 
 
+def _checked_configs(body: dict[str, Any], errors: list[JetlinkError],
+                     check: Callable[[dict[str, Any]], dict[str, str]]) -> dict[str, str]:
+    """``configs`` of a topic or mirror topic through the engine's ``check`` ({} and the
+    problem, named ``configs.<name>``, when it refuses one)."""
+    configs = _config_table(body, errors)
+    try:
+        return check(configs)
+    except KafkaError as exc:
+        errors.append(_refield(exc, _configs_field(exc.field or "")))
+        return {}
+
+
 def _topic_spec(body: dict[str, Any], name: str, cluster: str,
                 errors: list[JetlinkError]) -> TopicSpec | None:
     try:
@@ -945,12 +957,7 @@ def _topic_spec(body: dict[str, Any], name: str, cluster: str,
             validate_partitions(partitions)
         except KafkaError as exc:
             errors.append(_refield(exc, "partitions"))
-    configs = _config_table(body, errors)
-    try:
-        checked = validate_topic_configs(configs)
-    except KafkaError as exc:
-        errors.append(_refield(exc, _configs_field(exc.field or "")))
-        checked = {}
+    checked = _checked_configs(body, errors, validate_topic_configs)
     if errors:
         return None
     return TopicSpec(name, partitions, dict(sorted(checked.items())))
@@ -1027,12 +1034,7 @@ def _mirror_topic_spec(body: dict[str, Any], name: str, cluster: str,
             validate_topic_name(source)
         except KafkaError as exc:
             errors.append(_refield(exc, "source_topic"))
-    configs = _config_table(body, errors)
-    try:
-        checked = check_mirror_topic_configs(configs)
-    except KafkaError as exc:
-        errors.append(_refield(exc, _configs_field(exc.field or "")))
-        checked = {}
+    checked = _checked_configs(body, errors, check_mirror_topic_configs)
     if errors:
         return None
     return MirrorTopicSpec(name, link, source or name, dict(sorted(checked.items())))

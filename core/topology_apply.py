@@ -34,7 +34,6 @@ from .store import DataDir
 from .topology import Problem, Topology, TopologyObject, object_table, validate_topology
 
 NATS_KINDS = ("stream", "kv", "kv_mirror", "kv_aggregate")
-KAFKA_KINDS = ("topic", "link", "mirror_topic")
 # creation order of the kinds (streams are further ordered origins first)
 ORDER = {"cluster": 0, "topic": 1, "stream": 2, "kv": 2, "kv_mirror": 2, "kv_aggregate": 2,
          "link": 3, "mirror_topic": 4}
@@ -43,16 +42,15 @@ ORDER = {"cluster": 0, "topic": 1, "stream": 2, "kv": 2, "kv_mirror": 2, "kv_agg
 # =========================================================================== export
 
 
-RESERVED_METADATA = "_nats."  # metadata keys the server sets itself (never declared)
-
-
 def _user_config(cfg: Any) -> Any:
     """``cfg`` without the metadata the server manages (what a file declares)."""
-    if not any(k.startswith(RESERVED_METADATA) for k in cfg.metadata):
+    from .config.validate import user_metadata
+
+    mine = user_metadata(cfg.metadata)
+    if mine == cfg.metadata:
         return cfg
     out = cfg.copy()
-    out.metadata = {k: v for k, v in cfg.metadata.items()
-                    if not k.startswith(RESERVED_METADATA)}
+    out.metadata = mine
     return out
 
 
@@ -91,11 +89,9 @@ def _kv_table(cfg: Any) -> tuple[str, str, dict[str, Any]] | None:
 
 def _domain(src: Any) -> tuple[Any, str]:
     """(external, domain) of a StreamSource: ``$JS.<d>.API`` without deliver is a domain."""
-    ext = src.external
-    if ext is not None and not ext.deliver and ext.api.startswith("$JS.") \
-            and ext.api.endswith(".API"):
-        return None, ext.api[4:-4]
-    return ext, ""
+    if src.domain and not src.external.deliver:
+        return None, src.domain
+    return src.external, ""
 
 
 def _keys(src: Any, bucket: str) -> list[str]:
@@ -206,9 +202,7 @@ def export_document(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = 
                 add(kv[0], info.name, kv[1], kv[2])
             else:
                 add("streams", info.name, cfg.name, minimal_stream_table(cfg))
-        with cl.read() as conn:
-            have = {r[0] for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        have = cl.table_names()
         if "topics" not in have and "links" not in have:
             continue
         kafka = Kafka(cl, clock)
@@ -389,7 +383,6 @@ def make_plan(dd: DataDir, clock: Clock, desired: Topology, *, prune: bool = Fal
     problems = list(desired.problems)
     # The state to validate: the data directory's objects, replaced by the file's.
     state = Topology()
-    state.add_document({"version": 1}, "<state>")
     for name, c in current.clusters.items():
         if not (prune and name in declared):
             state.clusters.setdefault(name, c)

@@ -34,7 +34,6 @@ class Outcome:
     ok: bool
     message: str
     details: list[str] = field(default_factory=list)
-    doc: Any = None  # the result document (what the CLI prints with --json)
 
 
 def run(path: Path, clock: Clock, action: Callable[[DataDir, Clock], Outcome]) -> Outcome:
@@ -74,8 +73,7 @@ def _plural(n: int, word: str) -> str:
 def set_down(name: str, down: bool) -> Callable[[DataDir, Clock], Outcome]:
     def act(dd: DataDir, clock: Clock) -> Outcome:
         dd.set_down(name, down)
-        return Outcome(True, f"Cluster {name} is {'down' if down else 'up'}",
-                       doc=dd.open(name).info().to_json())
+        return Outcome(True, f"Cluster {name} is {'down' if down else 'up'}")
 
     return act
 
@@ -99,9 +97,7 @@ def step(max_msgs: int | None = None) -> Callable[[DataDir, Clock], Outcome]:
         errors += failures
         message = (f"Replication step: {_plural(copied, 'message')} copied, "
                    f"{_plural(records, 'record')} mirrored")
-        return Outcome(not failures, message, errors,
-                       doc={"agreements": [r.to_json() for r in reports],
-                            "links": [r.to_json() for r in links]})
+        return Outcome(not failures, message, errors)
 
     return act
 
@@ -114,8 +110,7 @@ def purge_stream(cluster: str, stream: str) -> Callable[[DataDir, Clock], Outcom
         from jetlink.core.jetstream import JetStream
 
         purged = JetStream(dd.open(cluster, create_local=False), clock).purge_stream(stream)
-        return Outcome(True, f"Purged {purged:,} messages from {stream}@{cluster}",
-                       doc={"success": True, "purged": purged})
+        return Outcome(True, f"Purged {purged:,} messages from {stream}@{cluster}")
 
     return act
 
@@ -143,7 +138,7 @@ def promote_stream(cluster: str, stream: str, *, failover: bool, dry_run: bool
         how = "failed over" if failover else "promoted"
         message = (f"{stream}@{cluster} can be {how}" if dry_run
                    else f"Stream {stream}@{cluster} was {how}: it no longer mirrors {origin}")
-        return Outcome(True, message, details, doc=report.to_json())
+        return Outcome(True, message, details)
 
     return act
 
@@ -156,9 +151,8 @@ def pause_link(cluster: str, link: str, paused: bool) -> Callable[[DataDir, Cloc
         from jetlink.core.kafka.links import Links
 
         links = Links.open(dd, cluster, clock)
-        info = links.pause(link) if paused else links.resume(link)
-        return Outcome(True, f"Link {link}@{cluster} {'paused' if paused else 'resumed'}",
-                       doc=info.to_json())
+        links.pause(link) if paused else links.resume(link)
+        return Outcome(True, f"Link {link}@{cluster} {'paused' if paused else 'resumed'}")
 
     return act
 
@@ -171,14 +165,11 @@ def alter_mirror(cluster: str, link: str, topic: str, how: str, *, dry_run: bool
         from jetlink.core.kafka.mirrors import Mirrors
 
         results = getattr(Mirrors(dd, cluster, clock), how)([topic], link, dry_run=dry_run)
-        doc = {"kind": "KafkaAlterMirrorResultList", "dry_run": dry_run,
-               "data": [r.to_json() for r in results]}
         res = results[0]
         verb = {"pause": "paused", "resume": "resumed", "promote": "promoted",
                 "failover": "failed over"}[how]
         if not res.ok:
-            return Outcome(False, f"Mirror topic {topic}@{cluster}: {res.error_message}",
-                           doc=doc)
+            return Outcome(False, f"Mirror topic {topic}@{cluster}: {res.error_message}")
         clamp = "Would clamp" if dry_run else "Clamped"
         details = [f"{clamp} consumer group {c.group} on {c.topic} partition {c.partition}: "
                    f"offset {c.from_offset:,} -> {c.to_offset:,}" for c in res.clamps]
@@ -191,6 +182,6 @@ def alter_mirror(cluster: str, link: str, topic: str, how: str, *, dry_run: bool
                                else "No consumer group offset clamped")
         message = (f"Mirror topic {topic}@{cluster} can be {verb}" if dry_run
                    else f"Mirror topic {topic}@{cluster} {verb}")
-        return Outcome(True, message, details, doc=doc)
+        return Outcome(True, message, details)
 
     return act

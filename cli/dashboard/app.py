@@ -60,7 +60,6 @@ WIDE = 150  # columns from which the detail pane shows beside the tables
 FOLLOW_MAX_MSGS = 10_000  # per agreement and step while following (as replicate --follow)
 FEED_LINES = 500
 
-TABS = ("clusters", "streams", "kv", "links", "groups", "feed")
 # the dashboard's own actions: hidden under a modal or the detail view, and where they do
 # not apply (check_action)
 GATED = frozenset({"tab", "detail", "filter", "scope", "step", "follow", "pause", "resume",
@@ -234,7 +233,6 @@ class Dashboard(App[None]):
         self._loading_since: float | None = None  # the running load's start
         self._last_load: float | None = None  # when the last load started
         self._deferred = False  # a load waits for the second to be over
-        self._loads = 0
         self._feed_count = 0
         self.sub_title = self.label
 
@@ -343,7 +341,6 @@ class Dashboard(App[None]):
 
     def apply_snapshot(self, snap: Snapshot) -> None:
         self._loading_since = None
-        self._loads += 1
         self.problem = ""
         self.snapshot = snap
         self.rates.update(snap)

@@ -160,7 +160,6 @@ class Snapshot:
     links: list[LinkRow] = field(default_factory=list)
     mirrors: list[MirrorRow] = field(default_factory=list)
     groups: list[GroupRow] = field(default_factory=list)
-    seconds: float = 0.0  # how long the load took
 
     def to_json(self) -> dict[str, Any]:
         """The documents behind the tables (``dashboard --json``), per cluster."""
@@ -196,12 +195,14 @@ def _error_text(err: Any) -> str:
     return str(err)
 
 
-def _origin(src: dict[str, Any]) -> str:
-    ext = (src.get("external") or {}).get("api") or ""
-    parts = ext.split(".")
-    if len(parts) == 3 and parts[0] == "$JS" and parts[2] == "API":
-        return f"{src['name']}@{parts[1]}"
-    return src["name"]
+def _origin(src: Any) -> str:
+    """A StreamSource as ORIGIN, or ORIGIN@CLUSTER when it names a domain (a cluster)."""
+    return f"{src.name}@{src.domain}" if src.domain else src.name
+
+
+def _origins(cfg: Any) -> list[Any]:
+    """A stream config's agreements in StreamInfo's order: its mirror, else its sources."""
+    return [cfg.mirror] if cfg.mirror is not None else list(cfg.sources)
 
 
 def _load_nats(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> None:
@@ -217,25 +218,18 @@ def _load_nats(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> No
         snap.streams.append(StreamRow(
             row.name, cfg["name"], list(cfg.get("subjects") or []), st.get("messages", 0),
             st.get("bytes", 0), st.get("first_seq", 0), st.get("last_seq", 0), role, doc))
-        for kind, src in ([("mirror", mirror)] if mirror else []) + [
-                ("source", s) for s in sources]:
+        kind = "mirror" if mirror else "source"
+        for src, src_info in zip(_origins(info.config), [mirror] if mirror else sources):
             snap.agreements.append(AgreementRow(
-                row.name, cfg["name"], kind, _origin(src), src.get("lag", 0),
-                src.get("active", -1), _error_text(src.get("error"))))
+                row.name, cfg["name"], kind, _origin(src), src_info.get("lag", 0),
+                src_info.get("active", -1), _error_text(src_info.get("error"))))
     row.streams = sum(1 for s in snap.streams if s.cluster == row.name)
     for status in KV(dd, row.name, clock).statuses():
         doc = status.to_json()
-        cfg = doc["stream_info"]["config"]
-        origins = [_origin(s) for s in ([cfg["mirror"]] if cfg.get("mirror") else [])
-                   + list(cfg.get("sources") or [])]
+        origins = [_origin(s) for s in _origins(status.config)]
         snap.buckets.append(BucketRow(row.name, status.bucket, status.kind, status.values,
                                       status.history, status.ttl, origins, doc))
     row.buckets = sum(1 for b in snap.buckets if b.cluster == row.name)
-
-
-def _tables(dd: DataDir, name: str) -> set[str]:
-    with dd.open(name, create_local=False).read() as conn:
-        return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
 def _load_kafka(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> None:
@@ -245,10 +239,10 @@ def _load_kafka(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> N
     from jetlink.core.kafka.mirrors import Mirrors
     from jetlink.core.kafka.topics import Kafka
 
-    tables = _tables(dd, row.name)
+    cl = dd.open(row.name, create_local=False)
+    tables = cl.table_names()
     if "topics" not in tables and "links" not in tables:
         return
-    cl = dd.open(row.name, create_local=False)
     kafka = Kafka(cl, clock)
     row.topics = len(kafka.topic_names())
     links = Links.open(dd, cl, clock).list() if "links" in tables else []
@@ -281,12 +275,9 @@ def load(path: Path, clock: Clock) -> Snapshot:
     """A snapshot of the data directory at ``path`` (nothing is created when it does not
     exist). A cluster that cannot be read gets its ``error``; sqlite3.OperationalError (a
     locked or busy database) is raised for the caller to report."""
-    import time
-
     from jetlink.core.errors import JetlinkError
     from jetlink.core.store import DataDir
 
-    started = time.monotonic()
     snap = Snapshot(taken_ns=clock.now_ns())
     if not path.is_dir():
         return snap
@@ -300,13 +291,12 @@ def load(path: Path, clock: Clock) -> Snapshot:
                 _load_kafka(dd, row, clock, snap)
             except JetlinkError as err:
                 row.error = str(err)
+            except sqlite3.OperationalError:
+                raise  # locked or busy: the caller reports it and tries again
             except sqlite3.DatabaseError as err:
-                if isinstance(err, sqlite3.OperationalError):
-                    raise
                 row.error = f"not a usable database ({err})"
     finally:
         dd.close()
-    snap.seconds = time.monotonic() - started
     return snap
 
 

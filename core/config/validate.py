@@ -85,12 +85,21 @@ _SYS_NAMESPACE = "$SYS.>"
 _SYS_EXCEPTION = "$SYS.ACCOUNT.>"
 _ASSET_NAME_FORBIDDEN = frozenset(" \t\r\n\f.*>\\/")
 
-# Metadata keys the server manages.
+# Metadata keys the server manages (natscli hides them and never edits them; a file or a
+# lake export never declares them).
+RESERVED_METADATA_PREFIX = "_nats."
 SERVER_VERSION = "2.15.1"
 API_LEVEL = 5
 REQUIRED_LEVEL_KEY = "_nats.req.level"
 SERVER_VERSION_KEY = "_nats.ver"
 SERVER_LEVEL_KEY = "_nats.level"
+
+
+def user_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
+    """``metadata`` without the keys the server manages (``_nats.*``)."""
+    return {k: v for k, v in (metadata or {}).items()
+            if not k.startswith(RESERVED_METADATA_PREFIX)}
+
 
 # --- seed-only update rules ---------------------------------------------------------------
 # Fields the seed's "Editable" column declares not editable although nats-server 2.15 accepts

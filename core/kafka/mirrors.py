@@ -1552,9 +1552,7 @@ def pump_links(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None
 
 
 def _has_links(cl: Cluster) -> bool:
+    if "links" not in cl.table_names():
+        return False
     with cl.read() as conn:
-        row = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'links'"
-                           ).fetchone()
-        if row is None:
-            return False
         return conn.execute("SELECT 1 FROM links LIMIT 1").fetchone() is not None

@@ -242,6 +242,13 @@ class Cluster:
             )
 
     # --- component schemas ------------------------------------------------------------------
+    def table_names(self) -> set[str]:
+        """The tables of this database: which components were ever used in it (a viewer
+        reads a component only where it exists, creating nothing)."""
+        with self.read() as conn:
+            return {r[0] for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+
     def ensure_schema(self, component: str, steps: Sequence[Sequence[str]]) -> None:
         """Apply the not yet applied ``steps`` of ``component`` (each step: SQL statements).
 
