@@ -386,6 +386,33 @@ class JetStream:
             raise result
         return result
 
+    def publish_many(self, msgs: Iterable[tuple[str, bytes, Mapping[str, Any] | None]]
+                     ) -> list[PubAck | JetlinkError | None]:
+        """Publish messages one after the other, exactly as that many :meth:`publish` calls
+        would (client checks, routing, limits, duplicates, per message), in ONE transaction;
+        stops at the first refused message: its error is the last result and nothing after it
+        is published (what came before it is stored). None for a ``no_ack`` stream."""
+        out: list[PubAck | JetlinkError | None] = []
+        with self.write() as txn:
+            for subject, data, headers in msgs:
+                data = bytes(data)
+                try:
+                    hdr = H.encode_headers(headers)
+                    S.check_publish_input(subject, hdr, data)
+                except JetlinkError as err:
+                    out.append(err)
+                    break
+                result = self._publish_one(txn, subject, hdr, data, core=True)
+                if isinstance(result, S.NoStreamError):
+                    out.append(result)
+                    break
+                out.append(None if self._no_ack(txn, subject) else result)
+                if isinstance(result, JetlinkError):
+                    if out[-1] is None:  # a no_ack stream: refused silently, as publish()
+                        continue
+                    break
+        return out
+
     @staticmethod
     def _no_ack(txn: S.Txn, subject: str) -> bool:
         d = txn.catalog.route(subject)

@@ -295,3 +295,16 @@ def test_sub_ctrl_c_exits_130_and_unsubscribes(jl):
         follower.kill()
     assert follower.returncode == 130
     assert db.execute("SELECT count(*) FROM core_subs").fetchone() == (0,)
+
+
+def test_pub_count_stops_at_the_first_refused_message(jl):
+    """--count N publishes in chunks of PUBLISH_CHUNK per transaction; a refusal still stops
+    the command at that message, what came before it stored (2 chunks here)."""
+    ok(jl("stream", "add", "CAPPED", "--subjects", "capped.>", "--max-msgs", "1500",
+          "--discard", "new", "--defaults"))
+    bad = jl("pub", "capped.x", "m{{Count}}", "--count", "3000", "-j")
+    assert bad.exit_code == 1
+    assert json.loads(bad.stdout)["error"]["err_code"] == 10077
+    info = doc(jl("stream", "info", "CAPPED", "-j"))
+    assert info["state"]["messages"] == 1500 and info["state"]["last_seq"] == 1500
+    assert doc(jl("stream", "get", "CAPPED", "1500", "-j"))["data"] == "bTE1MDA="  # m1500

@@ -626,3 +626,25 @@ def test_bad_input_leaves_the_store_unchanged(js):
     after = js.stream_info("S").to_json()
     after.pop("ts"), info_before.pop("ts")
     assert after == info_before
+
+
+# --- publish_many: one transaction, the semantics of one publish per message --------------------
+def test_publish_many_stops_at_the_first_refusal(js):
+    js.add_stream(cfg(max_msgs=3, discard="new", duplicate_window=60 * SEC))
+    js.add_stream(cfg(name="N", subjects=["n.>"], no_ack=True))
+    msgs = [("s.a", b"1", None), ("s.a", b"2", {"Nats-Msg-Id": "m"}), ("s.a", b"3", None),
+            ("s.a", b"4", {"Nats-Msg-Id": "m"}), ("s.a", b"5", None), ("s.a", b"6", None)]
+    results = js.publish_many(msgs)
+    assert [r.seq for r in results[:3]] == [1, 2, 3]
+    assert results[3].duplicate and results[3].seq == 2
+    assert isinstance(results[4], ApiError) and results[4].err_code == 10077
+    assert len(results) == 5  # message 6 never published
+    assert state(js, "S")["messages"] == 3
+    # a client-side refusal mid-way: what came before it is stored, nothing after it
+    results = js.publish_many([("n.a", b"x", None), ("bad subject", b"", None), ("n.b", b"", None)])
+    assert results[0] is None and isinstance(results[1], JetlinkError) and len(results) == 2
+    assert state(js, "N")["messages"] == 1
+    # no stream: the error, then nothing
+    results = js.publish_many([("zzz", b"", None), ("n.c", b"", None)])
+    assert len(results) == 1 and "no stream matches subject" in str(results[0])
+    assert state(js, "N")["messages"] == 1
