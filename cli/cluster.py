@@ -121,36 +121,54 @@ def rm(
     output.success(app, f"Cluster {name} was removed")
 
 
-def _set_down(ctx: typer.Context, name: str, down: bool) -> None:
+def _set_down(ctx: typer.Context, names: list[str], down: bool) -> None:
     app = App.of(ctx)
     store = data_dir(app)
-    store.set_down(name, down)
-    doc = to_doc(store.open(name).info())
+    for name in names:  # every name checked before any cluster changes
+        store.open(name)
+    docs = []
+    for name in dict.fromkeys(names):
+        store.set_down(name, down)
+        docs.append(to_doc(store.open(name).info()))
     state = "down" if down else "up"
-    app.emit(doc, human=lambda a, d: output.line(a, f"Cluster {name} is {state}"))
+
+    def human(a: App, _d: Any) -> None:
+        for d in docs:
+            output.line(a, f"Cluster {d['name']} is {state}")
+
+    app.emit(docs[0] if len(docs) == 1 else docs, human=human)
+
+
+NamesArg = Annotated[
+    list[str],
+    typer.Argument(metavar="NAME...", help="Cluster names ([A-Za-z0-9_-]).", show_default=False),
+]
 
 
 @cluster_app.command("down")
-def down(ctx: typer.Context, name: NameArg, json_output: JsonOption = False) -> None:
-    """Mark a cluster unreachable (an outage).
+def down(ctx: typer.Context, names: NamesArg, json_output: JsonOption = False) -> None:
+    """Mark clusters unreachable (an outage).
 
-    Its data stays on disk. Mirrors and sources whose origin lives in NAME report the origin
-    unavailable (their Error and Last Seen in stream info and stream report) and copy nothing
-    until cluster up NAME; then they resume where they stopped, losing nothing. With --json:
-    the cluster (name, kind, down, path, created).
+    Their data stays on disk. Mirrors and sources whose origin lives in a cluster that is
+    down report the origin unavailable (their Error and Last Seen in stream info and stream
+    report), cluster links from it report UNAVAILABLE and their mirror topics
+    SOURCE_UNAVAILABLE; nothing is copied until cluster up; then they resume where they
+    stopped, losing nothing. Several names go down together (a region), before the
+    command's replication step. With --json: the cluster (name, kind, down, path,
+    created), a list of them for several names.
     """
-    _set_down(ctx, name, True)
+    _set_down(ctx, names, True)
 
 
 @cluster_app.command("up")
-def up(ctx: typer.Context, name: NameArg, json_output: JsonOption = False) -> None:
-    """Mark a cluster reachable again.
+def up(ctx: typer.Context, names: NamesArg, json_output: JsonOption = False) -> None:
+    """Mark clusters reachable again.
 
-    Ends a cluster down NAME: its mirrors and sources resume where they stopped (the
+    Ends a cluster down: their mirrors, sources and links resume where they stopped (the
     command itself runs one replication step; jetlink replicate copies any backlog). With
-    --json: the cluster (name, kind, down, path, created).
+    --json: the cluster (name, kind, down, path, created), a list of them for several names.
     """
-    _set_down(ctx, name, False)
+    _set_down(ctx, names, False)
 
 
 def register(app: typer.Typer) -> None:

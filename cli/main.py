@@ -68,6 +68,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "apply": ("apply", "Apply a topology file to the data directory."),
     "export": ("apply", "Write the data directory's topology as TOML."),
     "bench": ("bench", "Measure the engine's hot paths."),
+    "demo": ("demo", "Run the disaster-recovery drill, narrated."),
 }
 # ctx.meta key: the arguments after the global options (JetlinkGroup.invoke records them).
 ARGS_KEY = "jetlink.args"

@@ -431,6 +431,20 @@ def test_cluster_down_of_an_unknown_cluster(jl):
     )
 
 
+def test_a_region_goes_down_in_one_command(jl):
+    """Several names go down together (before the command's replication step); an unknown
+    name among them changes nothing."""
+    west_orders(jl)
+    ok(jl("cluster", "add", "east"))
+    bad = jl("cluster", "down", "west", "nowhere")
+    assert (bad.exit_code, bad.stderr) == (1, "jetlink: error: cluster nowhere not found\n")
+    assert doc(jl("cluster", "ls", "-j"))[-1]["down"] is False
+    result = ok(jl("cluster", "down", "west", "east"))
+    assert result.stdout == "Cluster west is down\nCluster east is down\n"
+    docs = doc(jl("cluster", "up", "west", "east", "-j"))
+    assert [(d["name"], d["down"]) for d in docs] == [("west", False), ("east", False)]
+
+
 # -- jetlink replicate -----------------------------------------------------------------------------
 
 

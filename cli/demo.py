@@ -1,0 +1,639 @@
+"""``jetlink demo``: the disaster-recovery drill, narrated, on a data directory of its own.
+
+Every step runs real jetlink commands, in this process, exactly as they would run typed in a
+shell (``--data-dir`` of the demo, ``--cluster`` as shown): the narration prints each
+command as an operator would type it and what it printed (long outputs cut), then the next
+heading. A command that does not end as the drill expects (its exit status) stops the demo
+with exit status 1 and its output. Numbers for the summary come from the same commands' JSON
+documents (``--json`` runs that are not shown are reads: they change nothing).
+
+Nothing here knows how replication works: the scenario is a list of commands, and the
+summary is made of what they answered.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from jetlink.cli.app import PROG, App
+from jetlink.cli.options import JsonOption
+
+STEPS = 8
+TOPOLOGY = "dr-drill.toml"
+LINK_FILES = ("dr-link.properties", "dr-group-filters.json", "dr-topic-filters.json")
+# The broken copy of the topology (step 1): (text of the shipped file, its replacement, what
+# it breaks). Each text must occur exactly once in the shipped file.
+BREAKAGES: tuple[tuple[str, str, str], ...] = (
+    ('dest = "archive.completed.{{wildcard(1)}}"', 'dest = "archive.completed.{{wildcard(2)}}"',
+     "ARCHIVE: a transform names a wildcard its source does not have"),
+    ("history = 5\nmax_value_size", "history = 100\nmax_value_size",
+     "CONFIG: history 100 (a bucket keeps 1..64 values per key)"),
+    ("max_msg_size = 65_536              # must not",
+     "max_msg_size = 1_024               # must not",
+     "ORDERS_EAST: max_msg_size below its origin's"),
+)
+OUTPUT_LINES = 14  # lines of a command's output shown before "... N more lines"
+
+
+class DemoFailed(Exception):
+    """A command of the drill did not end as expected."""
+
+
+@dataclass
+class Ran:
+    """One command of the drill: its arguments (after the demo's --data-dir), exit status,
+    outputs and wall time."""
+
+    args: list[str]
+    code: int
+    out: str
+    err: str
+    seconds: float
+
+    def doc(self) -> Any:
+        return json.loads(self.out)
+
+
+@dataclass
+class Summary:
+    """What the drill measured: the rows of the summary table and the JSON document."""
+
+    moved: list[dict[str, Any]] = field(default_factory=list)
+    clamps: list[dict[str, Any]] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _examples() -> Path:
+    """The directory of the shipped example files (package data, or the checkout's)."""
+    from importlib.resources import files
+
+    return Path(str(files("jetlink.examples")))
+
+
+def _shown_path(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it (examples/...)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+@contextmanager
+def _isolated_env(width: int) -> Iterator[None]:
+    """The commands see no JETLINK_* variable of the caller (a context, a REST URL or a
+    cluster of theirs must not redirect the drill) and a terminal width for their tables."""
+    saved = {k: v for k, v in os.environ.items() if k.startswith("JETLINK_") or k == "COLUMNS"}
+    for k in saved:
+        del os.environ[k]
+    os.environ["COLUMNS"] = str(width)
+    try:
+        yield
+    finally:
+        for k in [k for k in os.environ if k.startswith("JETLINK_") or k == "COLUMNS"]:
+            del os.environ[k]
+        os.environ.update(saved)
+
+
+class Drill:
+    """Runs the scenario's commands and narrates them (``console`` None: silent, --json)."""
+
+    def __init__(self, data_dir: Path, work: Path, console: Any, err: Any, width: int) -> None:
+        self.data_dir = data_dir
+        self.work = work
+        self.console = console
+        self.err = err
+        self.width = width
+        self.summary = Summary()
+        self._step_started = 0.0
+
+    # -- running commands -------------------------------------------------------------------
+
+    def invoke(self, args: Sequence[str]) -> Ran:
+        """Run ``jetlink --data-dir DIR ARGS`` in this process; its stdout and stderr
+        captured."""
+        from typer._click.exceptions import ClickException
+        from typer.main import get_command
+
+        from jetlink.cli.main import app
+
+        out, err = io.StringIO(), io.StringIO()
+        argv = ["--data-dir", str(self.data_dir), *args]
+        started = time.perf_counter()
+        with _isolated_env(self.width), redirect_stdout(out), redirect_stderr(err):
+            try:
+                rv = get_command(app).main(args=argv, prog_name=PROG, standalone_mode=False)
+                code = rv if isinstance(rv, int) else 0
+            except ClickException as exc:
+                exc.show(file=err)
+                code = exc.exit_code
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+        return Ran(list(args), code, out.getvalue(), err.getvalue(),
+                   time.perf_counter() - started)
+
+    def run(self, *args: str, expect: int = 0, show: bool = True, head: int = OUTPUT_LINES,
+            tail: int = 0, select: Callable[[list[str]], list[str]] | None = None,
+            note: str | None = None, stderr: bool = True) -> Ran:
+        """Run a command of the drill, show it and what it printed (``head`` first lines,
+        ``tail`` last ones, or the lines ``select`` picks); DemoFailed when its exit status
+        is not ``expect``."""
+        ran = self.invoke(args)
+        if show:
+            self.show(args, ran, head=head, tail=tail, select=select, note=note, stderr=stderr)
+        if ran.code != expect:
+            raise DemoFailed(
+                f"`{self.command_line(args)}` exited with status {ran.code} (expected {expect})"
+                f"\n{ran.out}{ran.err}".rstrip()
+            )
+        return ran
+
+    def query(self, *args: str) -> Any:
+        """A read the narration does not show: its --json document."""
+        return self.run(*args, "--json", show=False).doc()
+
+    # -- narration --------------------------------------------------------------------------
+
+    @staticmethod
+    def command_line(args: Sequence[str], program: str = PROG) -> str:
+        return " ".join([program, *(shlex.quote(a) for a in args)])
+
+    def step(self, n: int, title: str, text: str) -> None:
+        self._end_step()
+        self._step_started = time.perf_counter()
+        self.summary.steps.append({"step": n, "title": title})
+        if self.console is None:
+            self.err.print(f"jetlink demo: step {n}/{STEPS}: {title}")
+            return
+        from rich.rule import Rule
+        from rich.text import Text
+
+        self.console.print()
+        self.console.print(Rule(Text(f" {n}/{STEPS}  {title} ", style="bold"), align="left",
+                                style="cyan"))
+        self.say(text)
+
+    def _end_step(self) -> None:
+        if self.summary.steps and "seconds" not in self.summary.steps[-1]:
+            self.summary.steps[-1]["seconds"] = round(
+                time.perf_counter() - self._step_started, 2)
+
+    def say(self, text: str) -> None:
+        if self.console is not None:
+            from rich.text import Text
+
+            self.console.print(Text(text, style="italic"))
+
+    def show(self, args: Sequence[str], ran: Ran, *, head: int = OUTPUT_LINES, tail: int = 0,
+             select: Callable[[list[str]], list[str]] | None = None, note: str | None = None,
+             stderr: bool = True, program: str = PROG) -> None:
+        if self.console is None:
+            return
+        from rich.text import Text
+
+        line = Text("$ ", style="bold green")
+        line.append(self.command_line(args, program), style="bold")
+        if note:
+            line.append(f"   # {note}", style="dim")
+        self.console.print(line)
+        lines = ran.out.rstrip("\n").splitlines() if ran.out.strip() else []
+        if stderr and ran.err.strip():
+            lines += ran.err.rstrip("\n").splitlines()
+        if select is not None:
+            lines = select(lines)
+        elif len(lines) > head + tail + 1:
+            hidden = len(lines) - head - tail
+            lines = [*lines[:head], f"... {hidden:,} more lines", *(lines[-tail:] if tail else [])]
+        for text in lines:
+            self.console.print(Text(text), overflow="ellipsis", no_wrap=True, crop=True)
+        if ran.code:
+            self.console.print(Text(f"[exit status {ran.code}]", style="yellow"))
+
+    def pause(self, seconds: float, why: str) -> None:
+        self.say(f"(waiting {seconds:g}s: {why})")
+        time.sleep(seconds)
+
+    # -- summary ----------------------------------------------------------------------------
+
+    def moved(self, what: str, count: int, unit: str, *, seconds: float | None = None,
+              how: str = "", left: str = "") -> None:
+        row: dict[str, Any] = {"what": what, unit: count, "how": how}
+        if seconds is not None:
+            row["seconds"] = round(seconds, 3)
+            row[f"{unit}_per_second"] = round(count / seconds) if seconds > 0 else None
+        if left:
+            row["left"] = left
+        self.summary.moved.append(row)
+
+    def finish(self) -> None:
+        self._end_step()
+
+
+# -- the scenario ------------------------------------------------------------------------------
+
+
+def _section(heading: str) -> Callable[[list[str]], list[str]]:
+    """Select a natscli-style section: the line ``heading``, the blank line after it, and
+    its lines up to the next blank line."""
+
+    def pick(lines: list[str]) -> list[str]:
+        start = next((i for i, x in enumerate(lines) if x.strip() == heading), None)
+        if start is None:
+            return []
+        out = [lines[start]]
+        for text in lines[start + 1:]:
+            if not text.strip() and len(out) > 1:
+                break
+            out.append(text)
+        return out
+
+    return pick
+
+
+def _count(n: int) -> str:
+    return f"{n:,}"
+
+
+def scenario(d: Drill, examples: Path, messages: int) -> None:
+    """The eight steps of the drill (README.md "jetlink demo")."""
+    west, east, kwest, keast = (("--cluster", c) for c in ("west", "east", "kwest", "keast"))
+    topology = examples / TOPOLOGY
+    shown = _shown_path(topology)
+
+    # 1 ------------------------------------------------------------------------------------
+    d.step(1, "Two regions, one topology file",
+           f"Region west holds the system of record, region east its copies; each has a "
+           f"JetStream cluster (west, east) and a Kafka cluster (kwest, keast). Everything "
+           f"lives in {d.data_dir} (export JETLINK_DATA_DIR={d.data_dir} to follow along).")
+    d.run("validate", shown)
+    text = topology.read_text(encoding="utf-8")
+    for old, new, _why in BREAKAGES:
+        if text.count(old) != 1:
+            raise DemoFailed(f"{topology} changed: {old!r} is not in it exactly once")
+        text = text.replace(old, new)
+    broken = d.work / "dr-drill-broken.toml"
+    broken.write_text(text, encoding="utf-8")
+    d.say("A copy with three mistakes: " + "; ".join(why for *_, why in BREAKAGES) + ".")
+    d.run("validate", str(broken), expect=3, note="exit status 3: problems found")
+    d.run("apply", shown, "--dry-run", note="the plan")
+    d.run("apply", shown, select=lambda ls: [x for x in ls if not x.startswith(
+        ("  +", "Plan"))][:3] + [f"... {len(ls)} lines in all"])
+
+    # 2 ------------------------------------------------------------------------------------
+    d.step(2, "JetStream: ORDERS, its mirror in east, ARCHIVE and the RePublish monitor",
+           "Orders arrive in west; every created order is republished (headers only) to "
+           "monitor.orders.<id> for the dashboards; ARCHIVE sources the finished ones under "
+           "new subjects; ORDERS_EAST mirrors it all into east.")
+    d.run(*west, "pub", "orders.{{Count}}.created", "--count", "20000", "order {{Count}}")
+    d.run(*west, "pub", "orders.{{Count}}.completed", "--count", "8000", "completed")
+    d.run(*west, "pub", "orders.{{Count}}.cancelled", "--count", "500", "cancelled")
+    d.say("Publishing twice with one Nats-Msg-Id: the duplicate window (2m) keeps one.")
+    for _ in range(2):
+        d.run(*west, "pub", "orders.42.paid", "paid", "-H", "Nats-Msg-Id:payment-42")
+    d.say("max_msgs_per_subject = 5: eight status updates of one order, the last five kept.")
+    d.run(*west, "pub", "orders.42.status", "--count", "8", "status {{Count}}", head=2, tail=1)
+    d.run(*west, "stream", "subjects", "ORDERS", "orders.42.*")
+    before = _pumped(d)
+    rep = d.run("replicate")
+    d.summary.facts["pump"] = {"copied": _pumped(d) - before, "seconds": round(rep.seconds, 3)}
+    d.run(*west, "stream", "ls")
+    d.run(*east, "stream", "ls")
+    d.run(*west, "stream", "subjects", "ARCHIVE", "archive.cancelled.*", head=6)
+    monitor = d.query(*west, "stream", "info", "MONITOR")["state"]["messages"]
+    archive = d.query(*west, "stream", "info", "ARCHIVE")["state"]["messages"]
+    d.moved("west ORDERS -> west MONITOR", monitor, "messages",
+            how="RePublish orders.*.created, headers only")
+    d.moved("west ORDERS -> west ARCHIVE", archive, "messages",
+            how="source, 2 subject transforms")
+
+    # 3 ------------------------------------------------------------------------------------
+    d.step(3, "Key-Value: CONFIG, its mirror in east and an aggregate",
+           "CONFIG keeps 5 revisions per key; CONFIG_EAST mirrors it into east; FEATURES "
+           "aggregates only the features.> keys.")
+    d.run(*west, "kv", "put", "CONFIG", "features.dark_mode", "on")
+    d.run(*west, "kv", "put", "CONFIG", "services.checkout.url", "https://checkout.west.example")
+    d.run(*west, "kv", "put", "CONFIG", "features.dark_mode", "off")
+    d.run(*west, "kv", "put", "CONFIG", "features.new_cart", "on")
+    d.run(*west, "kv", "history", "CONFIG", "features.dark_mode")
+    d.run(*east, "kv", "get", "CONFIG_EAST", "features.dark_mode")
+    d.run(*east, "kv", "ls")
+    for bucket, label in (("CONFIG_EAST", "KV mirror"), ("FEATURES", "KV aggregate")):
+        info = d.query(*east, "kv", "info", bucket)
+        d.moved(f"west CONFIG -> east {bucket}", int(info["values"]), "values",
+                how=f"{label}, keys features.>" if bucket == "FEATURES" else f"{label}")
+
+    # 4 ------------------------------------------------------------------------------------
+    d.step(4, "Kafka: topic orders, consumer groups, the cluster link dr",
+           "kwest holds topic orders (3 partitions); billing has read it all, analytics is "
+           "behind. The link dr in keast mirrors it (auto-created mirror topic) and copies "
+           "the groups' committed offsets every second.")
+    d.run(*kwest, "topic", "produce", "orders", "--count", "20000", "--key", "order-{{Count}}",
+          "order {{Count}}")
+    d.run(*kwest, "topic", "consume", "orders", "--group", "billing", "--from-beginning",
+          select=lambda ls: ls[-1:])
+    d.run(*kwest, "topic", "consume", "orders", "--group", "analytics", "--from-beginning",
+          "--max", "6000", select=lambda ls: ls[-1:])
+    files = [_shown_path(examples / f) for f in LINK_FILES]
+    d.run(*keast, "links", "create", "dr", "--source-cluster", "kwest", "--config-file",
+          files[0], "--consumer-group-filters-json-file", files[1],
+          "--topic-filters-json-file", files[2])
+    before = _mirrored(d)
+    rep = d.run("replicate")
+    d.summary.facts["link"] = {"copied": _mirrored(d) - before, "seconds": round(rep.seconds, 3)}
+    d.run(*keast, "mirrors", "describe", "orders")
+    d.run(*keast, "group", "describe", "analytics", select=lambda ls: [x for x in ls if x][:4])
+
+    # 5 ------------------------------------------------------------------------------------
+    d.step(5, "Spark: seed a new mirror from a long history, then go online",
+           f"LEDGER holds {_count(messages)} payments. A new mirror in east is seeded by a "
+           "Spark job (what the pump would store, in bulk), then the pump continues from the "
+           "job's cut; spark verify compares both sides message by message.")
+    d.run(*west, "pub", "ledger.acct-{{Random 2 2}}", "--count", str(messages),
+          "payment {{Count}}")
+    seed = d.run("spark", "mirror", "store:west/LEDGER", "store:east/LEDGER_EAST", "--json",
+                 head=40)
+    job = seed.doc()
+    d.run(*west, "pub", "ledger.acct-{{Random 2 2}}", "--count", "1000",
+          "payment {{Count}} after the seed", note="online: the pump copies these")
+    online = d.query(*east, "stream", "info", "LEDGER_EAST")
+    d.run("spark", "verify", "store:west/LEDGER", "store:east/LEDGER_EAST")
+    rows = int(job.get("rows_out", 0))
+    d.moved("west LEDGER -> east LEDGER_EAST", rows, "messages",
+            seconds=float(job["seconds"]), how="Spark seed (spark mirror, local[*])")
+    d.moved("west LEDGER -> east LEDGER_EAST", int(online["state"]["last_seq"]) - rows,
+            "messages", how="pump after the seed; spark verify: identical")
+    d.summary.facts["spark"] = {k: job.get(k) for k in ("rows_in", "rows_out", "seconds",
+                                                         "rows_per_second") if k in job}
+
+    # 6 ------------------------------------------------------------------------------------
+    d.step(6, "The drill: region west goes down",
+           "Traffic continues right up to the outage: shipping works through ORDERS in west, "
+           "a burst of orders reaches kwest and billing reads it; the link has synced "
+           "billing's offsets but not yet every record.")
+    d.run(*west, "consumer", "add", "ORDERS", "shipping", "--pull", "--deliver", "all",
+          "--ack", "explicit", "--defaults", head=1)
+    d.run(*west, "consumer", "next", "ORDERS", "shipping", "--count", "250", "--raw",
+          head=2, tail=1)
+    floor = d.query(*west, "consumer", "info", "ORDERS", "shipping")["ack_floor"]["stream_seq"]
+    d.run(*kwest, "topic", "produce", "orders", "--count", "5000", "--key", "late-{{Count}}",
+          "late order {{Count}}")
+    d.pause(1.1, "the link's consumer offset sync runs every second")
+    d.run(*kwest, "topic", "consume", "orders", "--group", "billing",
+          select=lambda ls: ls[-1:])
+    d.run(*west, "pub", "orders.{{Count}}.shipped", "--count", "3000", "shipped")
+    d.run("cluster", "down", "west", "kwest", note="the outage: region west is unreachable")
+    d.run("replicate")
+    d.run(*east, "stream", "info", "ORDERS_EAST", select=_section("Mirror Information:"))
+    d.run(*keast, "mirrors", "describe", "orders")
+    d.say("Fail the mirror topic over: whatever it did not copy stays behind, and synced "
+          "offsets beyond its log end are clamped to it (each clamp printed).")
+    fo = d.query(*keast, "mirrors", "failover", "orders", "--link", "dr", "--dry-run")
+    d.run(*keast, "mirrors", "failover", "orders", "--link", "dr")
+    d.say("Promote the NATS mirror: it stops mirroring and takes the orders.> publishes.")
+    promo = d.query(*east, "stream", "promote", "ORDERS_EAST", "--dry-run")
+    d.run(*east, "stream", "promote", "ORDERS_EAST", "-f")
+    promoted = d.query(*east, "stream", "info", "ORDERS_EAST")["state"]["messages"]
+    d.say(f"shipping had acknowledged up to sequence {floor:,} in west: it resumes in east "
+          f"at {floor + 1:,}, the mirror's sequences being the origin's.")
+    d.run(*east, "consumer", "add", "ORDERS_EAST", "shipping", "--pull", "--deliver",
+          str(floor + 1), "--ack", "explicit", "--defaults", select=lambda ls: [])
+    d.run(*east, "consumer", "next", "ORDERS_EAST", "shipping", "--count", "2")
+    resumed = d.query(*east, "consumer", "info", "ORDERS_EAST", "shipping")
+    d.run(*east, "pub", "orders.90001.created", "first order taken in east")
+    failed_over = _mirrored(d)
+    analytics = d.query(*keast, "group", "describe", "analytics")
+    d.run(*keast, "topic", "consume", "orders", "--group", "analytics", "--max", "3",
+          "--print-partition", "--print-offset")
+    d.run(*keast, "topic", "produce", "orders", "first record produced in east",
+          "--key", "east-1")
+    d.run(*keast, "topic", "consume", "orders", "--group", "billing", "--print-partition",
+          "--print-offset")
+
+    lag_left = sum(p["lag"] for r in fo["data"] for p in r["mirror_lags"])
+    clamps = [c for r in fo["data"] for c in r["clamps"]]
+    d.summary.clamps = clamps
+    lag = promo.get("lag")
+    d.moved("west ORDERS -> east ORDERS_EAST", promoted, "messages",
+            how="mirror (pump); promoted",
+            left=f"{lag:,} messages" if isinstance(lag, int) else "unknown (origin down)")
+    d.moved("kwest orders -> keast orders", failed_over, "records",
+            how="link dr, mirror topic; failed over",
+            left=f"{lag_left:,} records; {len(clamps)} offsets clamped")
+    d.summary.facts["resume"] = {
+        "shipping": {"acked_in_west": floor,
+                     "delivered_in_east": resumed["delivered"]["stream_seq"]},
+        "analytics": _committed(analytics),
+    }
+
+    # 7 ------------------------------------------------------------------------------------
+    d.step(7, "Mirror status over Confluent's REST API v3",
+           "jetlink serve answers Confluent's REST paths over the same data directory; the "
+           "mirrors and links verbs with --rest-url are scripts' view of it.")
+    _rest(d, keast)
+    d.step(8, "Summary", "What moved, how fast, and what the failover clamped.")
+    d.finish()
+
+
+def _pumped(d: Drill) -> int:
+    """Messages in the targets of step 2's agreements (ORDERS_EAST, ARCHIVE)."""
+    return sum(d.query("--cluster", c, "stream", "info", s)["state"]["messages"]
+               for c, s in (("east", "ORDERS_EAST"), ("west", "ARCHIVE")))
+
+
+def _mirrored(d: Drill) -> int:
+    """Records in keast's mirror topic orders (the sum of its log end offsets)."""
+    doc = d.query("--cluster", "keast", "topic", "describe", "orders")
+    return sum(p["log_end_offset"] for p in doc["partitions"])
+
+
+def _committed(doc: Any) -> dict[str, int]:
+    """A group's committed offsets by partition (group describe --json)."""
+    return {str(p["partition_id"]): p["current_offset"] for p in doc["lags"]}
+
+
+def _rest(d: Drill, keast: tuple[str, str]) -> None:
+    import httpx
+
+    import select
+
+    args = ["serve", "--port", "0", "--json"]
+    cmd = [sys.executable, "-m", "jetlink.cli.main", "--data-dir", str(d.data_dir), *args]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JETLINK_")}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    try:
+        ready, _w, _x = select.select([proc.stdout], [], [], 30.0)
+        first = proc.stdout.readline() if ready and proc.stdout else ""
+        try:
+            url = json.loads(first)["url"].split("/kafka/v3", 1)[0]
+        except (ValueError, KeyError, TypeError):
+            proc.kill()
+            raise DemoFailed(f"jetlink serve did not start: {first}") from None
+        d.show(args, Ran([], 0, first, "", 0.0), note="in the background (&)")
+        d.run(*keast, "mirrors", "--rest-url", url, "describe", "orders")
+        d.run(*keast, "links", "--rest-url", url, "ls")
+        path = f"{url}/kafka/v3/clusters/keast/links/dr/mirrors/orders"
+        answer = httpx.get(path, timeout=10.0)
+        doc = answer.json()
+        keep = {k: doc.get(k) for k in ("mirror_topic_name", "source_topic_name",
+                                        "mirror_status", "num_partitions", "mirror_lags")}
+        body = json.dumps(keep, indent=2)
+        d.show(["-s", path], Ran([], 0, f"HTTP {answer.status_code}\n{body}\n", "", 0),
+               program="curl", head=30)
+        d.summary.facts["rest"] = {"url": url, "status": answer.status_code,
+                                   "mirror_status": doc.get("mirror_status")}
+        if answer.status_code != 200 or doc.get("mirror_status") != "STOPPED":
+            raise DemoFailed(f"GET {path}: {answer.status_code} {doc}")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a server that will not stop
+            proc.kill()
+
+
+def _summary_doc(d: Drill, seconds: float, kept: bool) -> dict[str, Any]:
+    s = d.summary
+    return {
+        "data_dir": str(d.data_dir),
+        "kept": kept,
+        "seconds": round(seconds, 2),
+        "steps": s.steps,
+        "moved": s.moved,
+        "clamps": s.clamps,
+        **s.facts,
+    }
+
+
+def _render_summary(console: Any, doc: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    table = Table(title="What moved", title_justify="left")
+    for col in ("What", "Moved", "Time", "Rate", "How", "Left behind / clamped"):
+        table.add_column(col, no_wrap=col in ("What", "Moved", "Time", "Rate"),
+                         justify="right" if col in ("Moved", "Time", "Rate") else "left")
+    for row in doc["moved"]:
+        unit = next(k for k in ("messages", "records", "values") if k in row)
+        rate = row.get(f"{unit}_per_second")
+        table.add_row(
+            row["what"], f"{row[unit]:,} {unit}",
+            f"{row['seconds']:.2f}s" if "seconds" in row else "",
+            f"{rate:,}/s" if rate else "", row["how"], row.get("left", ""),
+        )
+    console.print()
+    console.print(table)
+    pump = doc.get("pump")
+    link = doc.get("link")
+    if pump and link:
+        console.print(
+            f"Online replication measured in this run: jetlink replicate copied "
+            f"{pump['copied']:,} messages in {pump['seconds']:.2f}s (step 2) and the link "
+            f"{link['copied']:,} records in {link['seconds']:.2f}s (step 4)."
+        )
+    if doc["clamps"]:
+        clamps = Table(title="Consumer offsets clamped by the failover", title_justify="left")
+        for col in ("Group", "Topic", "Partition", "Synced offset", "Clamped to"):
+            clamps.add_column(col)
+        for c in doc["clamps"]:
+            clamps.add_row(c["group"], c["topic"], str(c["partition"]), f"{c['from']:,}",
+                           f"{c['to']:,}")
+        console.print(clamps)
+    console.print(f"The drill took {doc['seconds']:.1f}s.")
+
+
+def demo(
+    ctx: typer.Context,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option("--data-dir", metavar="DIR", show_default="a new temporary directory",
+                     help="Run the drill in DIR (absent or empty); removed at the end unless "
+                          "--keep."),
+    ] = None,
+    keep: Annotated[
+        bool, typer.Option("--keep", help="Keep the data directory (and say where it is).")
+    ] = False,
+    messages: Annotated[
+        int,
+        typer.Option("--messages", metavar="N", min=1000,
+                     help="Payments in the LEDGER history the Spark job seeds from."),
+    ] = 100_000,
+    json_output: JsonOption = False,
+) -> None:
+    """Run the disaster-recovery drill, narrated.
+
+    Two regions (JetStream clusters west and east, Kafka clusters kwest and keast) built from
+    examples/dr-drill.toml with validate and apply; streams with a mirror, a source with
+    transforms and RePublish; a KV bucket with a mirror and an aggregate; a topic with
+    consumer groups and a cluster link with offset sync; a Spark seed of a new mirror checked
+    with spark verify; then region west goes down: lag and SOURCE_UNAVAILABLE, failover of
+    the mirror topic (clamps printed), promotion of the NATS mirror, consumers resuming in
+    east; the mirror status read through jetlink serve and --rest-url; a summary of what
+    moved, how fast and what was clamped. Each step prints the jetlink commands it runs and
+    their output. The global --data-dir is not used: the drill never touches your data.
+    With --json: only the summary, one JSON document (progress on stderr).
+    """
+    from jetlink.cli import output
+    from jetlink.cli.app import make_console
+    from jetlink.core.errors import JetlinkError, UsageError
+
+    app = App.of(ctx)
+    if data_dir is not None:
+        data_dir = data_dir.expanduser()
+        if data_dir.exists() and (not data_dir.is_dir() or any(data_dir.iterdir())):
+            app.fail(UsageError(f"--data-dir {data_dir}: the drill needs an absent or empty "
+                                "directory"))
+    work = Path(tempfile.mkdtemp(prefix="jetlink-demo-"))
+    target = data_dir if data_dir is not None else work / "data"
+    made = not target.exists()
+    target.mkdir(parents=True, exist_ok=True)
+    terminal = app.out.is_terminal
+    width = max(100, min(160, app.out.width)) if terminal else 120
+    console = None if app.json else (app.out if terminal else make_console(sys.stdout,
+                                                                           width=width))
+    drill = Drill(target.resolve(), work, console, make_console(sys.stderr), width)
+    started = time.perf_counter()
+    failed: str | None = None
+    try:
+        scenario(drill, _examples(), messages)
+    except DemoFailed as err:
+        failed = str(err)
+    except KeyboardInterrupt:
+        failed = "interrupted"
+    finally:
+        drill.finish()
+        elapsed = time.perf_counter() - started
+        if not keep:
+            if data_dir is not None and not made:
+                for child in target.iterdir():
+                    shutil.rmtree(child) if child.is_dir() else child.unlink()
+            else:
+                shutil.rmtree(target, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True) if not (keep and data_dir is None) else None
+    if failed is not None:
+        app.fail(JetlinkError(f"the drill stopped: {failed}"))
+    doc = _summary_doc(drill, elapsed, keep)
+    if app.json:
+        output.print_json(doc)
+        return
+    _render_summary(drill.console, doc)
+    if keep:
+        output.line(app, f"Data directory kept: {target} (JETLINK_DATA_DIR={target})")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("demo")(demo)
