@@ -374,7 +374,7 @@ def scenario(d: Drill, examples: Path, messages: int) -> None:
     d.run("spark", "verify", "store:west/LEDGER", "store:east/LEDGER_EAST")
     rows = int(job.get("rows_out", 0))
     d.moved("west LEDGER -> east LEDGER_EAST", rows, "messages",
-            seconds=float(job["seconds"]), how="Spark seed (spark mirror, local[*])")
+            seconds=float(job["seconds"]), how="Spark seed (jetlink spark mirror)")
     d.moved("west LEDGER -> east LEDGER_EAST", int(online["state"]["last_seq"]) - rows,
             "messages", how="pump after the seed; spark verify: identical")
     d.summary.facts["spark"] = {k: job.get(k) for k in ("rows_in", "rows_out", "seconds",

@@ -1,0 +1,224 @@
+"""`jetlink demo`: the disaster-recovery drill run whole (human and --json), its data
+directory's fate, its refusals, the shipped example files it uses and `make demo`."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+from helpers import ENV_VARS, doc, ok, runner
+
+from jetlink.cli import demo as demo_mod
+from jetlink.cli.main import app
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def env(monkeypatch, tmp_path):
+    for var in ENV_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the demo's scratch directory lands here
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    return tmp_path
+
+
+def invoke(*args: str):
+    return runner.invoke(app, list(args), prog_name="jetlink")
+
+
+# -- the drill, whole ----------------------------------------------------------------------------
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_the_drill_as_json(env, spark):
+    target = env / "drill"
+    result = invoke("demo", "--json", "--messages", "1000", "--data-dir", str(target))
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert not target.exists()  # removed: no --keep
+    assert not list(env.glob("jetlink-demo-*"))  # nor the scratch directory
+    assert [s["step"] for s in summary["steps"]] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert all(s["seconds"] >= 0 for s in summary["steps"])
+    assert summary["kept"] is False and summary["data_dir"] == str(target.resolve())
+    rows = [(m["what"], m.get("messages", m.get("records", m.get("values"))), m.get("left", ""))
+            for m in summary["moved"]]
+    assert rows == [
+        ("west ORDERS -> west MONITOR", 20_000, ""),
+        ("west ORDERS -> west ARCHIVE", 8_500, ""),
+        ("west CONFIG -> east CONFIG_EAST", 4, ""),
+        ("west CONFIG -> east FEATURES", 3, ""),
+        ("west LEDGER -> east LEDGER_EAST", 1_000, ""),
+        ("west LEDGER -> east LEDGER_EAST", 1_000, ""),
+        # 3 of orders.42.status' 8 messages were gone (max_msgs_per_subject 5) before the
+        # pump copied them; 2,000 orders were published in west after the last step
+        ("west ORDERS -> east ORDERS_EAST", 29_506, "2,000 messages"),
+        ("kwest orders -> keast orders", 23_000, "2,000 records; 2 offsets clamped"),
+    ]
+    seed = summary["moved"][4]
+    assert seed["seconds"] > 0 and seed["messages_per_second"] > 0
+    # billing read the whole burst; the link synced its offsets a step before the records
+    assert summary["clamps"] == [
+        {"group": "billing", "topic": "orders", "partition": 1, "from": 8418, "to": 8056},
+        {"group": "billing", "topic": "orders", "partition": 2, "from": 8246, "to": 6608},
+    ]
+    assert summary["spark"]["rows_in"] == summary["spark"]["rows_out"] == 1000
+    assert summary["pump"]["copied"] == 28_006 and summary["link"]["copied"] == 19_000
+    # shipping acknowledged 250 in west, then read 251 and 252 from the promoted mirror
+    assert summary["resume"]["shipping"] == {"acked_in_west": 250, "delivered_in_east": 252}
+    assert summary["resume"]["analytics"] == {"0": 2000, "1": 2000, "2": 2000}
+    assert summary["rest"]["status"] == 200 and summary["rest"]["mirror_status"] == "STOPPED"
+    assert summary["seconds"] < 180
+    assert "jetlink demo: step 6/8: The drill: region west goes down" in result.stderr
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_the_drill_narrated_and_kept(env, spark):
+    target = env / "kept"
+    result = invoke("demo", "--keep", "--messages", "1000", "--data-dir", str(target))
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    for n, title in enumerate(("Two regions, one topology file", "JetStream: ORDERS",
+                               "Key-Value: CONFIG", "Kafka: topic orders",
+                               "Spark: seed a new mirror", "The drill: region west goes down",
+                               "Mirror status over Confluent's REST API v3", "Summary"), 1):
+        assert re.search(rf"^ {n}/8  {re.escape(title)}", out, re.M), title
+    # each step shows the commands it runs and what they printed
+    for line in (
+        "$ jetlink validate ",
+        "3 problems in 1 file\n[exit status 3]",
+        "Stored in Stream: ORDERS Sequence: 28,501 Duplicate: true",
+        "$ jetlink --cluster keast links create dr --source-cluster kwest --config-file ",
+        "are identical: 2,000 messages",
+        "$ jetlink cluster down west kwest",
+        "State: SOURCE_UNAVAILABLE",
+        "Error: origin cluster west is down",
+        "  Clamped consumer group billing on orders partition 1: offset 8418 -> 8056",
+        "Stream ORDERS_EAST was promoted: it no longer mirrors ORDERS@west",
+        "subj: orders.251.created",
+        "mirrors --rest-url http://127.0.0.1:",
+        '"mirror_status": "STOPPED"',
+        "Consumer offsets clamped by the failover",
+        f"Data directory kept: {target.resolve()}",
+    ):
+        assert line in out, line
+    # the consumers resume in east where the link left their offsets (tabs shown as spaces)
+    assert re.search(r"^Partition:0 +Offset:2000 +order ", out, re.M)
+    assert re.search(r"^Partition:1 +Offset:8056 +first record produced in east$", out, re.M)
+    # the kept directory is a data directory like any other
+    mirrors = doc(invoke("--data-dir", str(target), "--cluster", "keast", "mirrors", "ls", "-j"))
+    assert [(m["mirror_topic_name"], m["mirror_status"]) for m in mirrors] == [
+        ("orders", "STOPPED")]
+    info = doc(invoke("--data-dir", str(target), "--cluster", "east", "stream", "info",
+                      "ORDERS_EAST", "-j"))
+    assert "mirror" not in info["config"] and info["config"]["subjects"] == ["orders.>"]
+
+
+# -- refusals and failures -----------------------------------------------------------------------
+
+
+def test_a_data_dir_that_is_not_empty_is_refused(env):
+    used = env / "used"
+    used.mkdir()
+    (used / "west.db").write_bytes(b"precious")
+    result = invoke("demo", "--data-dir", str(used))
+    assert result.exit_code == 2
+    assert result.stderr == (f"jetlink: error: --data-dir {used}: the drill needs an absent "
+                             "or empty directory\n")
+    assert (used / "west.db").read_bytes() == b"precious"
+    assert invoke("demo", "--messages", "10").exit_code == 2  # at least 1,000
+
+
+def test_a_step_that_goes_wrong_stops_the_drill(env, monkeypatch):
+    def scenario(d, examples, messages):
+        d.step(1, "Two regions, one topology file", "...")
+        d.run("validate", str(examples / demo_mod.TOPOLOGY))
+        d.run("--cluster", "west", "stream", "info", "NOPE")
+
+    monkeypatch.setattr(demo_mod, "scenario", scenario)
+    target = env / "d"
+    result = invoke("demo", "--data-dir", str(target), "-j")
+    assert result.exit_code == 1
+    error = json.loads(result.stdout)["error"]["description"]
+    assert error.startswith("the drill stopped: `jetlink --cluster west stream info NOPE` "
+                            "exited with status 1 (expected 0)\n")
+    assert "cluster west not found" in error
+    assert not target.exists()
+
+
+def test_the_commands_do_not_see_the_callers_jetlink_variables(env, monkeypatch, tmp_path):
+    """A selected context, cluster or REST URL of the caller must not redirect the drill."""
+    monkeypatch.setenv("JETLINK_CLUSTER", "elsewhere")
+    monkeypatch.setenv("JETLINK_REST_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("JETLINK_CONTEXT", "missing")
+    drill = demo_mod.Drill(tmp_path / "dd", tmp_path, None, None, 100)
+    ran = drill.invoke(["cluster", "add", "west"])
+    assert ran.code == 0, ran.err
+    assert (tmp_path / "dd" / "west.db").exists()
+    import os
+
+    assert os.environ["JETLINK_CLUSTER"] == "elsewhere"  # restored
+
+
+# -- the example files it ships ------------------------------------------------------------------
+
+
+def test_the_examples_are_package_data():
+    shipped = files("jetlink.examples")
+    for name in (demo_mod.TOPOLOGY, *demo_mod.LINK_FILES, "topology.toml"):
+        assert shipped.joinpath(name).is_file(), name
+    assert Path(str(shipped)).resolve() == (ROOT / "examples").resolve()
+
+
+def test_the_broken_copy_has_exactly_its_three_problems(env):
+    text = (ROOT / "examples" / demo_mod.TOPOLOGY).read_text(encoding="utf-8")
+    for old, new, _why in demo_mod.BREAKAGES:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    broken = env / "broken.toml"
+    broken.write_text(text, encoding="utf-8")
+    ok(invoke("validate", str(ROOT / "examples" / demo_mod.TOPOLOGY)))
+    result = invoke("validate", str(broken), "-j")
+    assert result.exit_code == 3
+    problems = json.loads(result.stdout)["problems"]
+    assert sorted((p["object"], p["field"]) for p in problems) == [
+        ("kv CONFIG", "history"),
+        ("stream ARCHIVE", "sources[0].subject_transforms[0].dest"),
+        ("stream ORDERS_EAST", "max_msg_size"),
+    ]
+
+
+def test_the_link_files_create_the_link(env):
+    """examples/dr-link.properties and the filter files are what `links create` takes."""
+    base = ["--data-dir", str(env / "d")]
+    ok(invoke(*base, "cluster", "add", "kwest", "--kind", "kafka"))
+    ok(invoke(*base, "cluster", "add", "keast", "--kind", "kafka"))
+    ex = ROOT / "examples"
+    link = doc(invoke(*base, "--cluster", "keast", "links", "create", "dr", "--source-cluster",
+                      "kwest", "--config-file", str(ex / "dr-link.properties"),
+                      "--consumer-group-filters-json-file", str(ex / "dr-group-filters.json"),
+                      "--topic-filters-json-file", str(ex / "dr-topic-filters.json"), "-j"))
+    assert link["link_name"] == "dr" and link["source_cluster_id"] == "kwest"
+    configs = {c["name"]: c["value"] for c in doc(invoke(
+        *base, "--cluster", "keast", "links", "describe", "dr", "-j"))["configs"]}
+    assert configs["consumer.offset.sync.enable"] == "true"
+    assert configs["consumer.offset.sync.ms"] == "1000"
+    assert configs["auto.create.mirror.topics.enable"] == "true"
+    assert json.loads(configs["auto.create.mirror.topics.filters"]) == json.loads(
+        (ex / "dr-topic-filters.json").read_text())
+    assert json.loads(configs["consumer.offset.group.filters"]) == json.loads(
+        (ex / "dr-group-filters.json").read_text())
+
+
+def test_make_demo_runs_the_drill():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\ndemo:", 1)[1].split("\n\n", 1)[0]
+    assert "$(JETLINK) demo" in recipe
