@@ -110,6 +110,17 @@ def test_the_drill_narrated_and_kept(env, spark):
         f"Data directory kept: {target.resolve()}",
     ):
         assert line in out, line
+    # README.md's excerpt shows commands the drill runs
+    from test_readme import demo_excerpt_commands
+
+    def flat(text: str) -> str:  # long command lines wrap in the narration
+        return " ".join(re.sub(r"/\S*/jetlink-demo-\w+/", "", text).split())
+
+    narrated = flat(out)
+    commands = demo_excerpt_commands()
+    assert len(commands) >= 8
+    for command in commands:
+        assert flat(f"$ {command}") in narrated, command
     # the consumers resume in east where the link left their offsets (tabs shown as spaces)
     assert re.search(r"^Partition:0 +Offset:2000 +order ", out, re.M)
     assert re.search(r"^Partition:1 +Offset:8056 +first record produced in east$", out, re.M)

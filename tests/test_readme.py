@@ -27,3 +27,23 @@ def test_readme_exit_codes_match_the_cli():
     table = dict(re.findall(r"^\| (\d+) \| (.+?) \|$", README, re.M))
     assert {int(code) for code in table} == {int(code) for code in ExitCode}
     assert table[str(int(ExitCode.PROBLEMS))].startswith("`validate` found problems")
+
+
+def test_readme_help_is_the_cli_help():
+    """The tour's `jetlink --help` block is what `jetlink --help` prints on a terminal (click
+    wraps help at 78 columns however wide the terminal is)."""
+    from helpers import runner
+
+    from jetlink.cli.main import app
+
+    block = README.split("```console\n$ jetlink --help\n", 1)[1].split("```", 1)[0]
+    result = runner.invoke(app, ["--help"], prog_name="jetlink", terminal_width=78)
+    assert result.exit_code == 0
+    assert block == result.stdout
+
+
+def demo_excerpt_commands() -> list[str]:
+    """The `$ jetlink ...` lines of README.md's `make demo` excerpt (temporary paths cut)."""
+    block = README.split("<!-- demo excerpt", 1)[1].split("```console\n", 1)[1].split("```", 1)[0]
+    return [re.sub(r"/tmp/jetlink-demo-\w+/", "", line[2:]) for line in block.splitlines()
+            if line.startswith("$ jetlink ")]
