@@ -474,8 +474,9 @@ def _rest(d: Drill, keast: tuple[str, str]) -> None:
     args = ["serve", "--port", "0", "--json"]
     cmd = [sys.executable, "-m", "jetlink.cli.main", "--data-dir", str(d.data_dir), *args]
     env = {k: v for k, v in os.environ.items() if not k.startswith("JETLINK_")}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)
+    log = d.work / "serve.log"  # its stderr: read back only when it fails to start
+    with open(log, "wb") as errors:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, text=True, env=env)
     try:
         ready, _w, _x = select.select([proc.stdout], [], [], 30.0)
         first = proc.stdout.readline() if ready and proc.stdout else ""
@@ -483,7 +484,9 @@ def _rest(d: Drill, keast: tuple[str, str]) -> None:
             url = json.loads(first)["url"].split("/kafka/v3", 1)[0]
         except (ValueError, KeyError, TypeError):
             proc.kill()
-            raise DemoFailed(f"jetlink serve did not start: {first}") from None
+            proc.wait()
+            raise DemoFailed(f"jetlink serve did not start: {first}"
+                             f"{log.read_text(errors='replace')}") from None
         d.show(args, Ran([], 0, first, "", 0.0), note="in the background (&)")
         d.run(*keast, "mirrors", "--rest-url", url, "describe", "orders")
         d.run(*keast, "links", "--rest-url", url, "ls")
@@ -556,6 +559,23 @@ def _render_summary(console: Any, doc: dict[str, Any]) -> None:
     console.print(f"The drill took {doc['seconds']:.1f}s.")
 
 
+def _clean_up(target: Path, work: Path, *, given: bool, made: bool, keep: bool) -> None:
+    """Remove the drill's data directory unless ``keep`` (a --data-dir that existed, empty,
+    is emptied rather than removed) and its scratch directory unless the data directory
+    kept is inside it."""
+    if not keep:
+        if given and not made:
+            for child in target.iterdir():
+                if child.is_dir():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+        else:
+            shutil.rmtree(target, ignore_errors=True)
+    if not (keep and not given):
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def demo(
     ctx: typer.Context,
     data_dir: Annotated[
@@ -612,18 +632,10 @@ def demo(
         scenario(drill, _examples(), messages)
     except DemoFailed as err:
         failed = str(err)
-    except KeyboardInterrupt:
-        failed = "interrupted"
-    finally:
+    finally:  # Ctrl-C too (then exit status 130): nothing of the drill is left behind
         drill.finish()
         elapsed = time.perf_counter() - started
-        if not keep:
-            if data_dir is not None and not made:
-                for child in target.iterdir():
-                    shutil.rmtree(child) if child.is_dir() else child.unlink()
-            else:
-                shutil.rmtree(target, ignore_errors=True)
-        shutil.rmtree(work, ignore_errors=True) if not (keep and data_dir is None) else None
+        _clean_up(target, work, given=data_dir is not None, made=made, keep=keep)
     if failed is not None:
         app.fail(JetlinkError(f"the drill stopped: {failed}"))
     doc = _summary_doc(drill, elapsed, keep)
@@ -632,7 +644,8 @@ def demo(
         return
     _render_summary(drill.console, doc)
     if keep:
-        output.line(app, f"Data directory kept: {target} (JETLINK_DATA_DIR={target})")
+        output.line(app, f"Data directory kept: {drill.data_dir} "
+                         f"(JETLINK_DATA_DIR={drill.data_dir})")
 
 
 def register(app: typer.Typer) -> None:

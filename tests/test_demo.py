@@ -36,12 +36,18 @@ def invoke(*args: str):
 # -- the drill, whole ----------------------------------------------------------------------------
 
 
+def drill(target: Path, *options: str):
+    """The whole drill into ``target`` with a small LEDGER history; it must succeed."""
+    result = invoke("demo", *options, "--messages", "1000", "--data-dir", str(target))
+    assert result.exit_code == 0, result.output
+    return result
+
+
 @pytest.mark.spark
 @pytest.mark.slow
 def test_the_drill_as_json(env, spark):
     target = env / "drill"
-    result = invoke("demo", "--json", "--messages", "1000", "--data-dir", str(target))
-    assert result.exit_code == 0, result.output
+    result = drill(target, "--json")
     summary = json.loads(result.stdout)
     assert not target.exists()  # removed: no --keep
     assert not list(env.glob("jetlink-demo-*"))  # nor the scratch directory
@@ -83,9 +89,7 @@ def test_the_drill_as_json(env, spark):
 @pytest.mark.slow
 def test_the_drill_narrated_and_kept(env, spark):
     target = env / "kept"
-    result = invoke("demo", "--keep", "--messages", "1000", "--data-dir", str(target))
-    assert result.exit_code == 0, result.output
-    out = result.stdout
+    out = drill(target, "--keep").stdout
     for n, title in enumerate(("Two regions, one topology file", "JetStream: ORDERS",
                                "Key-Value: CONFIG", "Kafka: topic orders",
                                "Spark: seed a new mirror", "The drill: region west goes down",
