@@ -56,10 +56,8 @@ class DemoFailed(Exception):
 
 @dataclass
 class Ran:
-    """One command of the drill: its arguments (after the demo's --data-dir), exit status,
-    outputs and wall time."""
+    """One command of the drill: its exit status, outputs and wall time."""
 
-    args: list[str]
     code: int
     out: str
     err: str
@@ -144,18 +142,19 @@ class Drill:
                 code = exc.exit_code
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else 1
-        return Ran(list(args), code, out.getvalue(), err.getvalue(),
-                   time.perf_counter() - started)
+        return Ran(code, out.getvalue(), err.getvalue(), time.perf_counter() - started)
 
     def run(self, *args: str, expect: int = 0, show: bool = True, head: int = OUTPUT_LINES,
             tail: int = 0, select: Callable[[list[str]], list[str]] | None = None,
-            note: str | None = None, stderr: bool = True) -> Ran:
+            note: str | None = None) -> Ran:
         """Run a command of the drill, show it and what it printed (``head`` first lines,
         ``tail`` last ones, or the lines ``select`` picks); DemoFailed when its exit status
         is not ``expect``."""
         ran = self.invoke(args)
         if show:
-            self.show(args, ran, head=head, tail=tail, select=select, note=note, stderr=stderr)
+            printed = "".join(text for text in (ran.out, ran.err) if text.strip())
+            self.show(args, printed, code=ran.code, head=head, tail=tail, select=select,
+                      note=note)
         if ran.code != expect:
             raise DemoFailed(
                 f"`{self.command_line(args)}` exited with status {ran.code} (expected {expect})"
@@ -199,9 +198,11 @@ class Drill:
 
             self.console.print(Text(text, style="italic"))
 
-    def show(self, args: Sequence[str], ran: Ran, *, head: int = OUTPUT_LINES, tail: int = 0,
+    def show(self, args: Sequence[str], printed: str, *, code: int = 0,
+             head: int = OUTPUT_LINES, tail: int = 0,
              select: Callable[[list[str]], list[str]] | None = None, note: str | None = None,
-             stderr: bool = True, program: str = PROG) -> None:
+             program: str = PROG) -> None:
+        """Print ``$ PROGRAM ARGS`` and what it printed (stdout, then stderr), cut."""
         if self.console is None:
             return
         from rich.text import Text
@@ -211,9 +212,7 @@ class Drill:
         if note:
             line.append(f"   # {note}", style="dim")
         self.console.print(line)
-        lines = ran.out.rstrip("\n").splitlines() if ran.out.strip() else []
-        if stderr and ran.err.strip():
-            lines += ran.err.rstrip("\n").splitlines()
+        lines = printed.rstrip("\n").splitlines() if printed.strip() else []
         if select is not None:
             lines = select(lines)
         elif len(lines) > head + tail + 1:
@@ -221,8 +220,8 @@ class Drill:
             lines = [*lines[:head], f"... {hidden:,} more lines", *(lines[-tail:] if tail else [])]
         for text in lines:
             self.console.print(Text(text), overflow="ellipsis", no_wrap=True, crop=True)
-        if ran.code:
-            self.console.print(Text(f"[exit status {ran.code}]", style="yellow"))
+        if code:
+            self.console.print(Text(f"[exit status {code}]", style="yellow"))
 
     def pause(self, seconds: float, why: str) -> None:
         self.say(f"(waiting {seconds:g}s: {why})")
@@ -263,10 +262,6 @@ def _section(heading: str) -> Callable[[list[str]], list[str]]:
         return out
 
     return pick
-
-
-def _count(n: int) -> str:
-    return f"{n:,}"
 
 
 def scenario(d: Drill, examples: Path, messages: int) -> None:
@@ -360,7 +355,7 @@ def scenario(d: Drill, examples: Path, messages: int) -> None:
 
     # 5 ------------------------------------------------------------------------------------
     d.step(5, "Spark: seed a new mirror from a long history, then go online",
-           f"LEDGER holds {_count(messages)} payments. A new mirror in east is seeded by a "
+           f"LEDGER holds {messages:,} payments. A new mirror in east is seeded by a "
            "Spark job (what the pump would store, in bulk), then the pump continues from the "
            "job's cut; spark verify compares both sides message by message.")
     d.run(*west, "pub", "ledger.acct-{{Random 2 2}}", "--count", str(messages),
@@ -487,7 +482,7 @@ def _rest(d: Drill, keast: tuple[str, str]) -> None:
             proc.wait()
             raise DemoFailed(f"jetlink serve did not start: {first}"
                              f"{log.read_text(errors='replace')}") from None
-        d.show(args, Ran([], 0, first, "", 0.0), note="in the background (&)")
+        d.show(args, first, note="in the background (&)")
         d.run(*keast, "mirrors", "--rest-url", url, "describe", "orders")
         d.run(*keast, "links", "--rest-url", url, "ls")
         path = f"{url}/kafka/v3/clusters/keast/links/dr/mirrors/orders"
@@ -496,8 +491,7 @@ def _rest(d: Drill, keast: tuple[str, str]) -> None:
         keep = {k: doc.get(k) for k in ("mirror_topic_name", "source_topic_name",
                                         "mirror_status", "num_partitions", "mirror_lags")}
         body = json.dumps(keep, indent=2)
-        d.show(["-s", path], Ran([], 0, f"HTTP {answer.status_code}\n{body}\n", "", 0),
-               program="curl", head=30)
+        d.show(["-s", path], f"HTTP {answer.status_code}\n{body}\n", program="curl", head=30)
         d.summary.facts["rest"] = {"url": url, "status": answer.status_code,
                                    "mirror_status": doc.get("mirror_status")}
         if answer.status_code != 200 or doc.get("mirror_status") != "STOPPED":

@@ -378,10 +378,7 @@ class JetStream:
         hdr = H.encode_headers(headers)
         S.check_publish_input(subject, hdr, data)
         with self.write() as txn:
-            result = self._publish_one(txn, subject, hdr, data, core=True)
-            no_ack = not isinstance(result, S.NoStreamError) and self._no_ack(txn, subject)
-        if no_ack:
-            return None
+            result = self._publish_answer(txn, subject, hdr, data)
         if isinstance(result, JetlinkError):
             raise result
         return result
@@ -402,16 +399,20 @@ class JetStream:
                 except JetlinkError as err:
                     out.append(err)
                     break
-                result = self._publish_one(txn, subject, hdr, data, core=True)
-                if isinstance(result, S.NoStreamError):
-                    out.append(result)
-                    break
-                out.append(None if self._no_ack(txn, subject) else result)
+                result = self._publish_answer(txn, subject, hdr, data)
+                out.append(result)
                 if isinstance(result, JetlinkError):
-                    if out[-1] is None:  # a no_ack stream: refused silently, as publish()
-                        continue
                     break
         return out
+
+    def _publish_answer(self, txn: S.Txn, subject: str, hdr: bytes | None, data: bytes
+                        ) -> PubAck | JetlinkError | None:
+        """One publish in ``txn`` as the client sees it: its PubAck or error, None from a
+        ``no_ack`` stream (a refusal there is silent too)."""
+        result = self._publish_one(txn, subject, hdr, data, core=True)
+        if isinstance(result, S.NoStreamError) or not self._no_ack(txn, subject):
+            return result
+        return None
 
     @staticmethod
     def _no_ack(txn: S.Txn, subject: str) -> bool:
