@@ -525,12 +525,9 @@ def edit(
             return
         cfg = kv.bucket_config(bucket)
         if "metadata" in values:
-            from jetlink.core.config.validate import RESERVED_METADATA_PREFIX
+            from jetlink.core.config.validate import with_user_metadata
 
-            reserved = {
-                k: v for k, v in cfg.metadata.items() if k.startswith(RESERVED_METADATA_PREFIX)
-            }
-            values["metadata"] = {**reserved, **values["metadata"]}
+            values["metadata"] = with_user_metadata(cfg.metadata, values["metadata"])
         for field, value in values.items():
             setattr(cfg, field, value)
         status = kv.update_bucket(cfg)

@@ -827,10 +827,9 @@ def apply_flags(cfg: "StreamConfig", flags: StreamFlags) -> "StreamConfig":
             src=f.transform_source, dest=f.transform_destination
         )
     if f.metadata is not None:
-        from jetlink.core.config.validate import RESERVED_METADATA_PREFIX
+        from jetlink.core.config.validate import with_user_metadata
 
-        reserved = {k: v for k, v in new.metadata.items() if k.startswith(RESERVED_METADATA_PREFIX)}
-        new.metadata = {**reserved, **parse_metadata(f.metadata)}
+        new.metadata = with_user_metadata(new.metadata, parse_metadata(f.metadata))
     if f.no_republish:
         new.republish = None
     elif f.republish_source is not None or f.republish_destination is not None:

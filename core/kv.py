@@ -9,7 +9,8 @@ are the KV rules. Entry points:
 - :class:`KV` (a data directory addressed from one cluster): ``create_bucket``,
   ``update_bucket``, ``delete_bucket``, ``create_mirror``, ``create_aggregate``,
   ``add_aggregate_origin``, ``statuses`` (the buckets of the cluster), ``status(name)``,
-  ``open(name)`` -> :class:`KeyValue`.
+  ``open(name)`` -> :class:`KeyValue`; :func:`kv_statuses` (the same from StreamInfos read
+  already).
 - :class:`KeyValue`: ``put``, ``put_many`` (one transaction, like pipelined puts), ``create``, ``update``, ``delete``, ``purge``, ``get``,
   ``history``, ``keys``, ``watch``, ``revert``, ``status``.
 - :class:`Entry` (``to_json``: ``{"bucket", "key", "value" (base64), "revision", "created",
@@ -102,6 +103,7 @@ __all__ = [
     "ReadOnlyError",
     "Watcher",
     "key_not_found",
+    "kv_statuses",
     "operation_of",
 ]
 
@@ -245,6 +247,19 @@ def _status(name: str, info: StreamInfo) -> KVStatus:
         kind=kind,
         read_only=ro,
     )
+
+
+def kv_statuses(infos: Iterable[StreamInfo]) -> list[KVStatus]:
+    """The buckets (``KV_*`` streams) and KV mirrors among the StreamInfos of one cluster
+    (``JetStream.streams()``), by name: what ``KV.statuses`` returns for that cluster."""
+    out = []
+    for info in infos:
+        name = bucket_of_stream(info.config.name)
+        if name is not None:
+            out.append(_status(name, info))
+        elif _mirrored_bucket(info.config) is not None:
+            out.append(_status(info.config.name, info))
+    return sorted(out, key=lambda s: s.bucket)
 
 
 def _mirrored_bucket(cfg: StreamConfig) -> str | None:
@@ -393,14 +408,7 @@ class KV:
     # -- listing ---------------------------------------------------------------------------
     def statuses(self) -> list[KVStatus]:
         """Every bucket (``KV_*`` stream) and KV mirror of the addressed cluster, by name."""
-        out = []
-        for info in self.js().streams():
-            name = bucket_of_stream(info.config.name)
-            if name is not None:
-                out.append(_status(name, info))
-            elif _mirrored_bucket(info.config) is not None:
-                out.append(_status(info.config.name, info))
-        return sorted(out, key=lambda s: s.bucket)
+        return kv_statuses(self.js().streams())
 
     def status(self, name: str) -> KVStatus:
         return self.open(name).status()

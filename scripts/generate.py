@@ -185,10 +185,13 @@ def make_context(
     return click.Context(cmd, info_name=name, parent=parent, **cmd.context_settings)
 
 
+def short_first(names: list[str]) -> list[str]:
+    """Option names with the short ones first, as --help lists them."""
+    return sorted(names, key=lambda n: len(n) - len(n.lstrip("-/")))
+
+
 def option_names(names: list[str]) -> str:
-    # Short options first, as --help lists them.
-    ordered = sorted(names, key=lambda n: len(n) - len(n.lstrip("-/")))
-    return ", ".join(bold(name) for name in ordered)
+    return ", ".join(bold(name) for name in short_first(names))
 
 
 def param_entries(cmd: click.Command, ctx: click.Context) -> list[str]:
@@ -450,7 +453,7 @@ def param_rows(cmd: click.Command, ctx: click.Context) -> list[tuple[str, str, s
             arguments.append((code(param.make_metavar(ctx)), md(value), *row_end))
             continue
         names = [
-            ", ".join(code(n) for n in sorted(opts, key=lambda n: len(n) - len(n.lstrip("-/"))))
+            ", ".join(code(n) for n in short_first(opts))
             for opts in (param.opts, param.secondary_opts)
             if opts
         ]

@@ -64,11 +64,8 @@ def dashboard(
     if app.json:
         from jetlink.cli.dashboard.data import load
 
-        snap = load(app.data_dir, clock)
-        doc = snap.to_json()
-        if scope is not None:
-            doc["clusters"] = [c for c in doc["clusters"] if c["name"] == scope]
-        app.emit(doc)
+        snap = load(app.data_dir, clock, clusters=None if scope is None else (scope,))
+        app.emit(snap.to_json())
         return
     from jetlink.cli import output
 

@@ -2,9 +2,10 @@
 
 Each action runs in a worker thread on its own DataDir (opened and closed by :func:`run`),
 and, like a mutating CLI command, ends with one bounded replication step when it wrote
-anything (cli/common.py ``bounded_step``). It returns an :class:`Outcome`: a one-line message
-for the status line and the detail lines (clamps) the operator should see. An engine error
-becomes a failed Outcome with the error text the CLI prints; nothing is raised to the UI.
+anything (cli/common.py ``bounded_step``; not after :func:`step`, which is that step). It
+returns an :class:`Outcome`: a one-line message for the status line and the detail lines
+(clamps) the operator should see. An engine error becomes a failed Outcome with the error
+text the CLI prints; nothing is raised to the UI.
 
 | key | action                | CLI equivalent                                         |
 |-----|-----------------------|--------------------------------------------------------|
@@ -36,9 +37,11 @@ class Outcome:
     details: list[str] = field(default_factory=list)
 
 
-def run(path: Path, clock: Clock, action: Callable[[DataDir, Clock], Outcome]) -> Outcome:
-    """``action`` on a DataDir of ``path``, then one bounded replication step when it wrote;
-    a JetlinkError (or a database error) becomes a failed Outcome."""
+def run(path: Path, clock: Clock, action: Callable[[DataDir, Clock], Outcome], *,
+        step_after: bool = True) -> Outcome:
+    """``action`` on a DataDir of ``path``, then one bounded replication step when it wrote
+    (``step_after=False``: none, for :func:`step`, whose writes are that step's copies); a
+    JetlinkError (or a database error) becomes a failed Outcome."""
     import sqlite3
 
     from jetlink.cli.common import bounded_step
@@ -54,7 +57,7 @@ def run(path: Path, clock: Clock, action: Callable[[DataDir, Clock], Outcome]) -
             return Outcome(False, format_error(err))
         except sqlite3.Error as err:
             return Outcome(False, f"jetlink: error: {err}")
-        if dd.wrote():
+        if step_after and dd.wrote():
             failures: list[str] = []
             bounded_step(dd, clock, lambda err: failures.append(str(err)))
             outcome.details += [f"replication step failed: {f}" for f in failures]

@@ -54,10 +54,12 @@ from jetlink.cli.dashboard.data import (
     rate_text,
 )
 from jetlink.core.clock import Clock
+from jetlink.core.kafka.links import ACTIVE as LINK_ACTIVE
+from jetlink.core.kafka.links import PAUSED as LINK_PAUSED
+from jetlink.core.kafka.mirrors import ACTIVE, PAUSED, PENDING_STOPPED, STOPPED
 
 MIN_REFRESH = 1.0  # seconds: the tables refresh at most once a second
 WIDE = 150  # columns from which the detail pane shows beside the tables
-FOLLOW_MAX_MSGS = 10_000  # per agreement and step while following (as replicate --follow)
 FEED_LINES = 500
 
 # the dashboard's own actions: hidden under a modal or the detail view, and where they do
@@ -388,7 +390,7 @@ class Dashboard(App[None]):
         elif table == "links":
             for lk in snap.links:
                 if self._wanted(lk.cluster, lk.name, lk.source):
-                    state = Text(lk.state, style="" if lk.state == "ACTIVE" else "bold yellow")
+                    state = Text(lk.state, style="" if lk.state == LINK_ACTIVE else "bold yellow")
                     rows.append((lk, (_at(lk.name, lk.cluster), lk.source, state,
                                       str(lk.mirrors), Text(lk.error, style="red"))))
         elif table == "mirrors":
@@ -398,7 +400,7 @@ class Dashboard(App[None]):
                     first = (m.cluster, m.topic) != previous
                     previous = (m.cluster, m.topic)
                     status = m.status + (f" {m.error}" if m.error else "")
-                    style = "" if m.status == "ACTIVE" else "bold yellow"
+                    style = "" if m.status == ACTIVE else "bold yellow"
                     since = _ns(max(snap.taken_ns - m.status_time_ms * 1_000_000, 0))
                     rows.append((m, (_at(m.topic, m.cluster) if first else "",
                                      m.link if first else "", Text(status, style=style),
@@ -542,14 +544,14 @@ class Dashboard(App[None]):
             return item is not None
         if action in ("pause", "resume"):
             if isinstance(item, LinkRow):
-                return (item.state == "PAUSED") == (action == "resume")
+                return (item.state == LINK_PAUSED) == (action == "resume")
             if isinstance(item, MirrorRow):
-                return item.status in ("ACTIVE", "PAUSED") and (
-                    (item.status == "PAUSED") == (action == "resume"))
+                return item.status in (ACTIVE, PAUSED) and (
+                    (item.status == PAUSED) == (action == "resume"))
             return False
         if action in ("promote", "failover"):
             if isinstance(item, MirrorRow):
-                return item.status not in ("STOPPED", "PENDING_STOPPED")
+                return item.status not in (STOPPED, PENDING_STOPPED)
             return isinstance(item, StreamRow) and item.role == "mirror"
         if action in ("down", "up"):
             return isinstance(item, ClusterRow) and item.down == (action == "up")
@@ -636,8 +638,8 @@ class Dashboard(App[None]):
 
     @work(thread=True, group="action", exit_on_error=False)
     def _run(self, action: Callable[..., Outcome],
-             then: Callable[[Outcome], None] | None = None) -> None:
-        outcome = actions.run(self.data_dir, self.clock, action)
+             then: Callable[[Outcome], None] | None = None, *, step_after: bool = True) -> None:
+        outcome = actions.run(self.data_dir, self.clock, action, step_after=step_after)
         self._from_thread(then or self._done, outcome)
 
     def _done(self, outcome: Outcome) -> None:
@@ -743,7 +745,7 @@ class Dashboard(App[None]):
     def action_step(self) -> None:
         self.message = "Replication step: running..."
         self._render_status()
-        self._run(actions.step())
+        self._run(actions.step(), step_after=False)  # the step is the action
 
     def action_follow(self) -> None:
         if self.following:
@@ -760,6 +762,7 @@ class Dashboard(App[None]):
     @work(thread=True, group="follow", exit_on_error=False)
     def _follow(self) -> None:
         from jetlink.cli.common import bounded_step
+        from jetlink.cli.replicate import FOLLOW_STEP_MAX_MSGS  # as replicate --follow
         from jetlink.core.store import DataDir
 
         worker = get_current_worker()
@@ -768,7 +771,7 @@ class Dashboard(App[None]):
             while not worker.is_cancelled:
                 failures: list[str] = []
                 reports, links = bounded_step(dd, self.clock, lambda e: failures.append(str(e)),
-                                              max_msgs=FOLLOW_MAX_MSGS)
+                                              max_msgs=FOLLOW_STEP_MAX_MSGS)
                 copied = sum(r.copied for r in reports) + sum(r.copied for r in links)
                 self._from_thread(self._followed, copied, failures)
                 if copied:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -207,10 +207,11 @@ def _origins(cfg: Any) -> list[Any]:
 
 def _load_nats(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> None:
     from jetlink.core.jetstream import JetStream
-    from jetlink.core.kv import KV
+    from jetlink.core.kv import kv_statuses
 
     js = JetStream(dd.open(row.name, create_local=False), clock)
-    for info in js.streams():
+    infos = js.streams()
+    for info in infos:
         doc = info.to_json()
         cfg, st = doc["config"], doc.get("state") or {}
         mirror, sources = doc.get("mirror"), doc.get("sources") or []
@@ -224,7 +225,7 @@ def _load_nats(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> No
                 row.name, cfg["name"], kind, _origin(src), src_info.get("lag", 0),
                 src_info.get("active", -1), _error_text(src_info.get("error"))))
     row.streams = sum(1 for s in snap.streams if s.cluster == row.name)
-    for status in KV(dd, row.name, clock).statuses():
+    for status in kv_statuses(infos):  # KV(...).statuses() without reading them again
         doc = status.to_json()
         origins = [_origin(s) for s in _origins(status.config)]
         snap.buckets.append(BucketRow(row.name, status.bucket, status.kind, status.values,
@@ -235,8 +236,8 @@ def _load_nats(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> No
 def _load_kafka(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> None:
     """Topics, links, mirror topics and groups of a cluster that has any (a cluster of
     either kind may hold them; nothing is created in one that has none)."""
-    from jetlink.core.kafka.links import Links
-    from jetlink.core.kafka.mirrors import Mirrors
+    from jetlink.core.kafka import links as kl
+    from jetlink.core.kafka import mirrors as km
     from jetlink.core.kafka.topics import Kafka
 
     cl = dd.open(row.name, create_local=False)
@@ -245,20 +246,20 @@ def _load_kafka(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> N
         return
     kafka = Kafka(cl, clock)
     row.topics = len(kafka.topic_names())
-    links = Links.open(dd, cl, clock).list() if "links" in tables else []
+    links = kl.Links.open(dd, cl, clock).list() if "links" in tables else []
     row.links = len(links)
     for li in links:
         snap.links.append(LinkRow(row.name, li.name, li.source_cluster, li.state,
-                                  li.link_error_message or ("" if li.link_error == "NO_ERROR"
+                                  li.link_error_message or ("" if li.link_error == kl.NO_ERROR
                                                             else li.link_error),
                                   len(li.topic_names), li.to_json(include_configs=True)))
     if links:
-        for m in Mirrors(dd, row.name, clock).list():
+        for m in km.Mirrors(dd, row.name, clock).list():
             doc = m.to_json()
             for p in m.mirror_lags or []:
                 snap.mirrors.append(MirrorRow(
                     row.name, m.mirror_topic_name, m.link_name, m.source_topic_name,
-                    m.mirror_status, "" if m.mirror_topic_error == "NO_ERROR"
+                    m.mirror_status, "" if m.mirror_topic_error == km.NO_ERROR
                     else m.mirror_topic_error, m.status_time_ms, p.partition, p.lag,
                     p.last_source_fetch_offset, doc))
     for g in kafka.groups():
@@ -271,10 +272,11 @@ def _load_kafka(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> N
                                         o.committed, o.log_end, o.lag, doc))
 
 
-def load(path: Path, clock: Clock) -> Snapshot:
+def load(path: Path, clock: Clock, *, clusters: Container[str] | None = None) -> Snapshot:
     """A snapshot of the data directory at ``path`` (nothing is created when it does not
-    exist). A cluster that cannot be read gets its ``error``; sqlite3.OperationalError (a
-    locked or busy database) is raised for the caller to report."""
+    exist), of the clusters named in ``clusters`` (None: every one). A cluster that cannot be
+    read gets its ``error``; sqlite3.OperationalError (a locked or busy database) is raised
+    for the caller to report."""
     from jetlink.core.errors import JetlinkError
     from jetlink.core.store import DataDir
 
@@ -284,6 +286,8 @@ def load(path: Path, clock: Clock) -> Snapshot:
     dd = DataDir(path)
     try:
         for info in dd.clusters(create_local=False):
+            if clusters is not None and info.name not in clusters:
+                continue
             row = ClusterRow(info.name, info.kind, info.down, doc=info.to_json())
             snap.clusters.append(row)
             try:

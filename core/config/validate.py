@@ -101,6 +101,15 @@ def user_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
             if not k.startswith(RESERVED_METADATA_PREFIX)}
 
 
+def with_user_metadata(current: Mapping[str, str] | None,
+                       user: Mapping[str, str]) -> dict[str, str]:
+    """The metadata an edit stores: the server-managed keys (``_nats.*``) of ``current``
+    kept, the user's replaced by ``user`` (natscli's rule for ``--metadata`` on an edit)."""
+    reserved = {k: v for k, v in (current or {}).items()
+                if k.startswith(RESERVED_METADATA_PREFIX)}
+    return {**reserved, **user}
+
+
 # --- seed-only update rules ---------------------------------------------------------------
 # Fields the seed's "Editable" column declares not editable although nats-server 2.15 accepts
 # the change. jetlink refuses them (10052 "stream configuration update can not change <f>"),
@@ -748,6 +757,13 @@ def _overlapping_stream(
     return False
 
 
+def check_single_server(cfg: StreamConfig) -> None:
+    """A single server (no cluster, no gateway) keeps one copy of a stream: replicas > 1 is
+    refused (10074) on create and update."""
+    if cfg.num_replicas > 1:
+        raise nats_error("StreamReplicasNotSupported", field="num_replicas")
+
+
 def check_stream_create(
     cfg: StreamConfig, existing: Mapping[str, StreamConfig], *, pedantic: bool = False
 ) -> StreamConfig:
@@ -768,9 +784,7 @@ def check_stream_create(
             "stream has no mirror but does have mirror direct", field="mirror_direct"
         )
     out = check_stream_config(new, _lookup_in(existing), pedantic)
-    # A single server (no cluster, no gateway) keeps one copy of a stream.
-    if out.num_replicas > 1:
-        raise nats_error("StreamReplicasNotSupported", field="num_replicas")
+    check_single_server(out)
     current = existing.get(out.name)
     if current is not None:
         # Equal apart from the server-managed metadata: the create is a no-op.
@@ -814,8 +828,7 @@ def check_stream_update(
         raise nats_error("StreamMismatch", field="name")
     set_static_metadata(first, required_api_level(first))
     cfg = check_stream_config(first, find, pedantic)
-    if cfg.num_replicas > 1:
-        raise nats_error("StreamReplicasNotSupported", field="num_replicas")
+    check_single_server(cfg)
     if cfg.storage != old.storage:
         raise invalid_config(
             "stream configuration update can not change storage type", field="storage"
