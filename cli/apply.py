@@ -37,8 +37,7 @@ def render_plan(app: App, plan_doc: dict[str, Any]) -> None:
         return
     output.line(app, "Plan:")
     for c in changes:
-        where = "" if c["kind"] == "cluster" else f" in cluster {c['cluster']}"
-        output.line(app, f"  {SIGN[c['action']]} {c['action']} {c['kind']} {c['name']}{where}")
+        output.line(app, f"  {SIGN[c['action']]} {_label(c)}")
         for d in c.get("diff", []):
             output.line(app, f"      {d['field']}: {_value(d['from'])} -> {_value(d['to'])}")
     counts = {a: sum(1 for c in changes if c["action"] == a) for a in SIGN}

@@ -168,13 +168,21 @@ def export_document(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = 
                     ) -> dict[str, Any]:
     """The topology of ``dd`` (only ``clusters`` when given) in the file format, normalized
     through :class:`Topology` (what ``export -> apply -> export`` keeps equal)."""
+    return _export(dd, clock, clusters)
+
+
+def _export(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = None,
+            stored: dict[tuple[str, str], Any] | None = None) -> dict[str, Any]:
+    """:func:`export_document`; ``stored`` (when given) receives (cluster, stream) -> the
+    configuration the engine stores, read in the same pass."""
     from .jetstream import JetStream
     from .kafka.links import Links
     from .kafka.mirrors import Mirrors
     from .kafka.topics import Kafka
 
     wanted = None if clusters is None else set(clusters)
-    known = {c.name for c in dd.clusters(create_local=False)}
+    infos = dd.clusters(create_local=False)
+    known = {c.name for c in infos}
     for name in sorted(wanted or ()):
         if name not in known:
             from .errors import NotFoundError
@@ -190,12 +198,14 @@ def export_document(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = 
         tables.setdefault(table, {})[(cluster, name)] = body
         names.setdefault(table, []).append((cluster, name))
 
-    for info in dd.clusters(create_local=False):
+    for info in infos:
         if wanted is not None and info.name not in wanted:
             continue
         doc["clusters"][info.name] = {"kind": info.kind}
         cl = dd.open(info.name, create_local=False)
         for sinfo in JetStream(cl, clock).streams():
+            if stored is not None:
+                stored[(info.name, sinfo.config.name)] = sinfo.config
             cfg = _user_config(sinfo.config)
             kv = _kv_table(cfg)
             if kv is not None:
@@ -313,11 +323,20 @@ def _effective(obj: TopologyObject, state: Topology) -> Any:
         return _user_config(obj.config)
 
 
-def _effective_table(obj: TopologyObject, state: Topology) -> dict[str, Any]:
-    """:func:`_effective` as a table, to compare a declaration with the data directory."""
+def _declared(obj: TopologyObject) -> Any:
+    """:func:`_effective` of an object validated in the plan's state (its ``effective``)."""
+    return None if obj.config is None else _user_config(obj.effective or obj.config)
+
+
+def _table(cfg: Any) -> dict[str, Any]:
     from .topology import stream_table
 
-    return {} if obj.config is None else stream_table(_effective(obj, state))
+    return {} if cfg is None else stream_table(cfg)
+
+
+def _effective_table(obj: TopologyObject, state: Topology) -> dict[str, Any]:
+    """:func:`_effective` as a table, to compare a declaration with the data directory."""
+    return _table(None if obj.config is None else _effective(obj, state))
 
 
 def _diff(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
@@ -378,7 +397,8 @@ def make_plan(dd: DataDir, clock: Clock, desired: Topology, *, prune: bool = Fal
     """The plan that brings ``dd`` to ``desired`` (module doc). ``desired`` is a loaded file
     (its own problems are kept as they are)."""
     current = Topology()
-    current.add_document(export_document(dd, clock), "<data directory>")
+    current_streams: dict[tuple[str, str], Any] = {}  # what an update is checked against
+    current.add_document(_export(dd, clock, stored=current_streams), "<data directory>")
     declared = set(desired.clusters)
     problems = list(desired.problems)
     # The state to validate: the data directory's objects, replaced by the file's.
@@ -391,8 +411,11 @@ def make_plan(dd: DataDir, clock: Clock, desired: Topology, *, prune: bool = Fal
     file_ids = {_ident(o) for o in desired.objects}
     keep = [o for o in current.objects
             if _ident(o) not in file_ids and not (prune and o.cluster in declared)]
-    for obj in keep + list(desired.objects):
+    for obj in keep:
         state.adopt(obj)
+    # The file's objects as validated in that state: their effective configs, mirror topics'
+    # source topics resolved through links that may live only in the data directory.
+    declared_objects = [state.adopt(obj) for obj in desired.objects]
     problems += validate_topology(state)
     # Compare.
     changes: list[Change] = []
@@ -400,23 +423,20 @@ def make_plan(dd: DataDir, clock: Clock, desired: Topology, *, prune: bool = Fal
     for name, c in desired.clusters.items():
         if name in current.clusters:
             old = current.clusters[name]
-            diff = [] if old.kind == c.kind else [{"field": "kind", "from": old.kind,
-                                                   "to": c.kind}]
-            if diff:
+            if old.kind != c.kind:
                 problems.append(Problem(c.file, f"cluster {name}", "kind", 0,
                                         f"cluster {name} exists with kind {old.kind}: a "
                                         "cluster's kind can not change"))
             changes.append(Change("unchanged", "cluster", name, name))
         else:
             changes.append(Change("create", "cluster", name, name, cluster_kind=c.kind))
-    current_streams = _stored_configs(dd, clock, current)
-    for obj in desired.objects:
+    for obj in declared_objects:
         cur = cur_by_id.get(_ident(obj))
         if cur is None:
             changes.append(Change("create", obj.kind, obj.cluster, obj.name, obj=obj))
             continue
         if obj.kind in NATS_KINDS:
-            diff = _diff(_effective_table(cur, state), _effective_table(obj, state))
+            diff = _diff(_effective_table(cur, state), _table(_declared(obj)))
             if diff and cur.kind == obj.kind != "stream":  # shown in the KV table's terms
                 diff = _diff(object_table(cur), object_table(obj)) or diff
         elif obj.kind == "mirror_topic":  # its configs are creation settings, not read back
@@ -427,7 +447,7 @@ def make_plan(dd: DataDir, clock: Clock, desired: Topology, *, prune: bool = Fal
         change = Change("update" if diff else "unchanged", obj.kind, obj.cluster, obj.name,
                         diff, obj=obj, current=cur)
         if diff and obj.kind in NATS_KINDS and obj.config is not None:
-            change.config = _effective(obj, state)
+            change.config = _declared(obj)
         if diff:
             _check_update(change, current_streams, problems)
         changes.append(change)
@@ -440,32 +460,23 @@ def make_plan(dd: DataDir, clock: Clock, desired: Topology, *, prune: bool = Fal
 
 
 def _engine_limits(changes: list[Change]) -> list[Problem]:
-    """What the embedded engine refuses that a clustered server accepts: replicas > 1
-    (10074), checked before anything is applied."""
-    from .errors import NATS_ERRORS
+    """What the embedded engine refuses that a clustered server accepts, for the objects to
+    create (an update meets the same rule in :func:`_check_update`): replicas > 1 (10074),
+    checked before anything is applied."""
+    from .config.validate import check_single_server
 
-    _status, code, text = NATS_ERRORS["StreamReplicasNotSupported"]
     out = []
     for c in changes:
         obj = c.obj
-        if c.action in ("create", "update") and obj is not None and obj.config is not None \
-                and obj.config.num_replicas > 1:
+        if c.action != "create" or obj is None or obj.config is None:
+            continue
+        try:
+            check_single_server(obj.config)
+        except JetlinkError as err:
             fld = "num_replicas" if obj.kind == "stream" else "replicas"
-            out.append(Problem(obj.file, obj.label, fld, code,
-                               f"{c.label}: {text} (the embedded engine is a single server)"))
-    return out
-
-
-def _stored_configs(dd: DataDir, clock: Clock, current: Topology
-                    ) -> dict[tuple[str, str], Any]:
-    """(cluster, stream) -> the configuration the engine stores (what an update is checked
-    against, as the engine itself will)."""
-    from .jetstream import JetStream
-
-    out = {}
-    for name in current.clusters:
-        for info in JetStream(dd.open(name, create_local=False), clock).streams():
-            out[(name, info.config.name)] = info.config
+            out.append(Problem(obj.file, obj.label, fld, err.err_code,
+                               f"{c.label}: {err.description} (the embedded engine is a "
+                               "single server)"))
     return out
 
 
@@ -530,6 +541,12 @@ class ApplyReport:
         return out
 
 
+def _config_delta(old: dict[str, Any], new: dict[str, Any]
+                  ) -> tuple[dict[str, Any], list[str]]:
+    """The configs to set and the ones to delete (back to their defaults) from old to new."""
+    return {k: v for k, v in new.items() if old.get(k) != v}, [k for k in old if k not in new]
+
+
 def _apply_one(dd: DataDir, clock: Clock, c: Change) -> None:
     from .jetstream import JetStream
     from .kafka.links import Links
@@ -553,11 +570,9 @@ def _apply_one(dd: DataDir, clock: Clock, c: Change) -> None:
         if c.action == "create":
             kafka.create_topic(c.name, c.obj.spec.partitions, c.obj.spec.configs)
         elif c.action == "update":
-            old = c.current.spec.configs
-            new = c.obj.spec.configs
+            configs, delete = _config_delta(c.current.spec.configs, c.obj.spec.configs)
             kafka.alter_topic(
-                c.name, configs={k: v for k, v in new.items() if old.get(k) != v},
-                delete=[k for k in old if k not in new],
+                c.name, configs=configs, delete=delete,
                 partitions=c.obj.spec.partitions
                 if c.obj.spec.partitions != c.current.spec.partitions else None)
         else:
@@ -567,9 +582,8 @@ def _apply_one(dd: DataDir, clock: Clock, c: Change) -> None:
         if c.action == "create":
             links.create(c.name, c.obj.spec.source_cluster, c.obj.spec.configs)
         elif c.action == "update":
-            old, new = c.current.spec.configs, c.obj.spec.configs
-            links.alter(c.name, {k: v for k, v in new.items() if old.get(k) != v},
-                        delete=[k for k in old if k not in new])
+            configs, delete = _config_delta(c.current.spec.configs, c.obj.spec.configs)
+            links.alter(c.name, configs, delete=delete)
         else:
             links.delete(c.name, force=True)
     elif c.kind == "mirror_topic":

@@ -233,3 +233,43 @@ def test_export_of_some_clusters_to_a_file(jl, tmp_path):
     assert set(exported["streams"]) == {"ORDERS"}
     missing = jl("export", "--cluster", "nope")
     assert missing.exit_code == 1 and "cluster nope not found" in missing.stderr
+
+
+PREFIXED_LINK = """
+[links.west]
+cluster = "keast"
+source_cluster = "kwest"
+configs = { "cluster.link.prefix" = "west." }
+"""
+
+MIRROR_ONLY = """
+[clusters.keast]
+kind = "kafka"
+
+[mirror_topics."west.orders"]
+cluster = "keast"
+link = "west"
+"""
+
+
+def test_a_mirror_topic_finds_its_link_in_the_data_directory(jl, tmp_path):
+    """A file declaring only a mirror topic: its source topic comes from the prefix of a link
+    that only the data directory holds, when it is created and when it is compared."""
+    ok(jl("apply", write(tmp_path, BASE + PREFIXED_LINK)))
+    created = doc(ok(jl("apply", write(tmp_path, MIRROR_ONLY, "mirror.toml"), "-j")))
+    assert [(c["action"], c["kind"], c["name"]) for c in created["plan"]["changes"]] == [
+        ("create", "mirror_topic", "west.orders")]
+    mirror = doc(ok(jl("--cluster", "keast", "mirrors", "describe", "west.orders", "-j")))
+    assert mirror[0]["source_topic_name"] == "orders"
+    again = doc(ok(jl("apply", write(tmp_path, MIRROR_ONLY, "mirror.toml"), "-j")))
+    assert again["plan"]["changes"] == [] and again["plan"]["problems"] == []
+
+
+def test_an_update_to_replicas_3_is_one_problem(jl, tmp_path):
+    ok(jl("apply", write(tmp_path, BASE)))
+    result = jl("apply", write(tmp_path, BASE.replace(
+        'max_age = "30d"', 'max_age = "30d"\nnum_replicas = 3'), "r3.toml"), "-j")
+    assert result.exit_code == 3
+    problems = doc(result)["plan"]["problems"]
+    assert [(p["object"], p["field"], p["err_code"]) for p in problems] == [
+        ("stream ORDERS", "num_replicas", 10074)]
