@@ -9,6 +9,8 @@
   command ends, so a message published to an origin is in its mirror when the command returns
   (docs/replication.md "Each mutating CLI command runs one bounded step"). No command calls
   it: :func:`data_dir` arranges it for every command that opens the store;
+- :func:`context_in_force`, the context in force (read once per invocation), and
+  :func:`named_context`, the context ``--context`` or JETLINK_CONTEXT names;
 - :func:`rest_settings`, whether the links / mirrors verbs call a REST API v3 endpoint
   (``--rest-url``, JETLINK_REST_URL or the context's ``rest_url``) instead of the engine,
   and :func:`rest_api_root`, that endpoint's API root;
@@ -30,8 +32,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
+    import typer
+
     from jetlink.cli.app import App
     from jetlink.core.clock import Clock
+    from jetlink.core.contexts import Context
     from jetlink.core.errors import UsageError
     from jetlink.core.jetstream import JetStream
     from jetlink.core.store import DataDir
@@ -135,10 +140,52 @@ def bounded_step(store: DataDir, clock: Clock, on_error: Any, *,
         return reports, []
 
 
+def step_error_text(err: Exception) -> str:
+    """The warning a failed replication step prints on stderr (commands and ``serve``)."""
+    return f"jetlink: warning: replication step failed: {err}"
+
+
 def notice_step_error(app: App, err: Exception) -> None:
     from jetlink.cli.output import notice
 
-    notice(app, f"jetlink: warning: replication step failed: {err}")
+    notice(app, step_error_text(err))
+
+
+# -- the context in force ------------------------------------------------------------------
+
+_CONTEXT_KEY = "jetlink.context"
+
+
+def named_context(ctx: typer.Context) -> tuple[str | None, str]:
+    """The context the global option --context or JETLINK_CONTEXT names (None: none), and
+    where its name comes from: ``--context`` or JETLINK_CONTEXT (also when a group runs
+    without the root, in tests: then JETLINK_CONTEXT is read here)."""
+    import os
+
+    from typer._click.core import ParameterSource
+
+    from jetlink.cli.app import ENV_CONTEXT
+
+    root = ctx.find_root()
+    if "context" not in root.params:
+        return os.environ.get(ENV_CONTEXT, "") or None, ENV_CONTEXT
+    from_cli = root.get_parameter_source("context") == ParameterSource.COMMANDLINE
+    return root.params["context"], "--context" if from_cli else ENV_CONTEXT
+
+
+def context_in_force(ctx: typer.Context) -> Context | None:
+    """The context in force: the one :func:`named_context` names, else the selected one,
+    else None (``ContextStore.in_force``: an unknown name or a broken file is a
+    JetlinkError). Read once per invocation: kept in ``ctx.meta``, which every context of
+    the invocation shares."""
+    meta = ctx.meta
+    if _CONTEXT_KEY not in meta:
+        from jetlink.core.contexts import ContextStore
+
+        name, source = named_context(ctx)
+        meta[_CONTEXT_KEY] = ContextStore().in_force(name, source=source)
+    found: Context | None = meta[_CONTEXT_KEY]
+    return found
 
 
 # -- --rest-url: where the links / mirrors verbs send their calls ----------------------------
@@ -148,15 +195,13 @@ REST_KEY = "jetlink.rest"
 
 @dataclass(frozen=True)
 class RestSettings:
-    """The REST options of the links / mirrors groups (cli/options.py ``rest_callback``);
-    ``source`` says where the URL came from (``--rest-url`` or ``context NAME``)."""
+    """The REST options of the links / mirrors groups (cli/options.py ``rest_callback``)."""
 
     url: str | None = None
     token: str | None = None
     api_key: str | None = None
     api_secret: str | None = None
     insecure: bool = False
-    source: str = "--rest-url"
 
 
 def rest_api_root(url: str) -> str:
@@ -183,7 +228,6 @@ def rest_settings(app: App) -> RestSettings | None:
 
     The URL is ``--rest-url`` (or JETLINK_REST_URL), else the ``rest_url`` of the context in
     force (``--context NAME``, JETLINK_CONTEXT, else the selected one), else none."""
-    from typer._click.core import ParameterSource
     from typer._click.globals import get_current_context
 
     ctx = get_current_context(silent=True)
@@ -193,19 +237,12 @@ def rest_settings(app: App) -> RestSettings | None:
     settings = given if isinstance(given, RestSettings) else RestSettings()
     if settings.url:
         return settings
-    root = ctx.find_root()
-    if "context" not in root.params:  # a group run without the root (a test)
+    if "context" not in ctx.find_root().params:  # a group run without the root (a test)
         return None
-    from jetlink.cli.app import ENV_CONTEXT
-    from jetlink.core.contexts import ContextStore
-
-    from_cli = root.get_parameter_source("context") == ParameterSource.COMMANDLINE
-    found = ContextStore().in_force(
-        root.params.get("context"), source="--context" if from_cli else ENV_CONTEXT
-    )
+    found = context_in_force(ctx)
     if found is None or not found.rest_url:
         return None
-    return replace(settings, url=found.rest_url, source=f"context {found.name}")
+    return replace(settings, url=found.rest_url)
 
 
 # -- command-line values -------------------------------------------------------------------

@@ -80,25 +80,6 @@ def overridden_by(name: str, in_force: str | None) -> dict[str, str]:
     return found
 
 
-def _root_context(ctx: typer.Context) -> str | None:
-    """The context the global option --context or JETLINK_CONTEXT names, if any."""
-    root = ctx.find_root()
-    if "context" in root.params:
-        return root.params["context"]
-    return _env(ENV_CONTEXT) or None
-
-
-def _root_context_source(ctx: typer.Context) -> str:
-    """Where :func:`_root_context` came from: ``--context`` or JETLINK_CONTEXT."""
-    from typer._click.core import ParameterSource
-
-    root = ctx.find_root()
-    if "context" in root.params:
-        if root.get_parameter_source("context") == ParameterSource.COMMANDLINE:
-            return "--context"
-    return ENV_CONTEXT
-
-
 # -- commands -------------------------------------------------------------------------------
 
 
@@ -262,23 +243,25 @@ def show(
     name, description, data_dir, cluster, rest_url, selected, path and overridden_by (an
     object: variable -> value).
     """
+    from jetlink.cli.common import context_in_force, named_context
     from jetlink.core.errors import NotFoundError
 
     app = App.of(ctx)
     store = _store()
-    named = _root_context(ctx)
+    named, _source = named_context(ctx)
     if name is not None:
         context = store.load(name)
     else:
-        found = store.in_force(named, source=_root_context_source(ctx))
+        found = context_in_force(ctx)
         if found is None:
             raise NotFoundError(
                 "no context is selected (jetlink context select NAME)", field="name"
             )
         context = found
-    in_force = named if named is not None else _selected(store)
+    selected = _selected(store)
+    in_force = named if named is not None else selected
     doc = {
-        **context_doc(store, context, _selected(store)),
+        **context_doc(store, context, selected),
         "overridden_by": overridden_by(context.name, in_force),
     }
     app.emit(doc, human=render_context)

@@ -219,11 +219,9 @@ def _apply_context(ctx: typer.Context, app: App, name: str | None) -> None:
     need_cluster = ctx.get_parameter_source("cluster") in unset
     if name is None and not (need_dir or need_cluster):
         return
-    from jetlink.core.contexts import ContextStore
+    from jetlink.cli.common import context_in_force
 
-    from_cli = ctx.get_parameter_source("context") == ParameterSource.COMMANDLINE
-    source = "--context" if from_cli else ENV_CONTEXT
-    found = ContextStore().in_force(name, source=source)
+    found = context_in_force(ctx)  # reads the root's --context (``name``)
     if found is None:
         return
     if need_dir and found.data_dir:

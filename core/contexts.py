@@ -199,10 +199,6 @@ class ContextStore:
             raise JetlinkError(f"{path}: not a valid TOML file: {err}") from None
         return Context.from_toml(name, doc, source=str(path))
 
-    def contexts(self) -> list[Context]:
-        """Every stored context, sorted by name."""
-        return [self.load(name) for name in self.names()]
-
     def selected(self) -> str | None:
         """The name of the selected context (context.txt), None when none is selected."""
         try:

@@ -87,7 +87,14 @@ from .config.validate import check_stream_config
 from .durations import DurationError, format_duration, parse_duration
 from .errors import ApiError, JetlinkError, NATS_ERRORS
 from .kafka.errors import KafkaError
-from .kafka.links import FILTER_KEYS, LinkConfig, group_filters, topic_filters, validate_link_name
+from .kafka.links import (
+    FILTER_KEYS,
+    LinkConfig,
+    group_filters,
+    link_to_self,
+    topic_filters,
+    validate_link_name,
+)
 from .kafka.mirrors import (
     check_mirror_topic_configs,
     mirror_source_topic,
@@ -529,9 +536,10 @@ class Topology:
                 continue
             link = self.kafka.get(("link", obj.cluster, obj.spec.link))
             prefix = link.spec.config.prefix if link is not None and link.spec else ""
-            source = obj.spec.name
-            if prefix and source.startswith(prefix):
-                source = source[len(prefix):]
+            try:
+                source = mirror_source_topic(obj.spec.name, prefix)
+            except KafkaError:  # not under the prefix: its own name
+                source = obj.spec.name
             if source != obj.spec.source_topic:
                 obj.spec = dataclasses.replace(obj.spec, source_topic=source)
 
@@ -979,10 +987,7 @@ def _link_spec(body: dict[str, Any], name: str, cluster: str,
             f'invalid cluster name {source!r}: cluster names may contain only letters, '
             'digits, "_" and "-"', field="source_cluster"))
     elif source == cluster:
-        errors.append(KafkaError(
-            "INVALID_REQUEST",
-            f"Requested cluster ID matches local cluster ID '{cluster}' - cannot create "
-            "cluster link to self", field="source_cluster"))
+        errors.append(link_to_self(cluster))
     configs = _config_table(body, errors, scalars_only=False)
     given_in_configs = set(configs)
     for fld, key in _FILTER_FIELDS.items():

@@ -44,6 +44,7 @@ from jetlink.core.kafka.errors import KafkaError
 from jetlink.core.kafka.links import (
     LINK_CONFIG_DEFAULTS,
     PREFIX_KEY,
+    UNAVAILABLE_ERRORS,
     LinkConfig,
     LinkInfo,
     TaskInfo,
@@ -54,7 +55,9 @@ from jetlink.core.kafka.mirrors import (
     Clamp,
     MirrorInfo,
     PartitionLag,
+    already_stopped_message,
     mirror_source_topic,
+    not_mirrored_message,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,7 +79,6 @@ __all__ = [
 
 POLL_SECONDS = 0.5
 DEFAULT_WAIT_SECONDS = 60.0
-UNAVAILABLE_ERRORS = ("SOURCE_CLUSTER_NOT_FOUND", "SOURCE_CLUSTER_UNAVAILABLE")
 STOPPED, FAILED = "STOPPED", "FAILED"
 
 
@@ -107,13 +109,20 @@ def open_client(app: App, settings: RestSettings) -> RestClient:
 # -- adapters: REST v3 documents -> the engine's objects -------------------------------------
 
 
-class RemoteConfig:
-    """A link's configuration as REST v3 lists it (``GET /links/L/configs``), with what the
-    renderers use of :class:`LinkConfig`: ``get``, ``to_json`` (the explicitly set values),
-    ``entries`` (every configuration, by name) and ``warnings`` (none: see the module
-    docstring). Keys jetlink does not know (a Confluent server has more) are kept."""
+class RemoteConfig(LinkConfig):
+    """A link's configuration as REST v3 lists it (``GET /links/L/configs``): a
+    :class:`LinkConfig` (``to_json``, ``is_default``, ``prefix``, ``paused`` are its own)
+    whose ``get`` and ``entries`` (every configuration, by name) read the listed entries and
+    whose ``warnings`` are none (see the module docstring). Keys jetlink does not know (a
+    Confluent server has more) are kept."""
+
+    # Compared and printed as an object (LinkConfig compares its values).
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+    __repr__ = object.__repr__
 
     def __init__(self, entries: Iterable[Mapping[str, Any]] = ()) -> None:
+        # Not LinkConfig.__init__: that one keeps only the keys jetlink knows.
         rows = []
         for e in entries:
             name = e.get("name")
@@ -141,25 +150,11 @@ class RemoteConfig:
                 return "" if row["value"] is None else str(row["value"])
         return LINK_CONFIG_DEFAULTS.get(key, "")
 
-    def is_default(self, key: str) -> bool:
-        return key not in self.values
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(sorted(self.values.items()))
-
     def entries(self) -> list[dict[str, Any]]:
         return [dict(r) for r in self._entries]
 
     def warnings(self) -> list[str]:
         return []
-
-    @property
-    def prefix(self) -> str:
-        return self.get(PREFIX_KEY)
-
-    @property
-    def paused(self) -> bool:
-        return self.get("cluster.link.paused") == "true"
 
 
 def _int(value: Any, default: int = 0) -> int:
@@ -189,7 +184,7 @@ def link_info(data: Mapping[str, Any], configs: Iterable[Mapping[str, Any]] | No
         source_cluster=str(data.get("source_cluster_id") or data.get("remote_cluster_id")
                            or ""),
         destination_cluster=str(data.get("destination_cluster_id") or ""),
-        config=RemoteConfig(configs or ()),  # type: ignore[arg-type]  # duck-typed
+        config=RemoteConfig(configs or ()),
         created_ms=0,
         updated_ms=0,
         state=str(data.get("link_state") or "ACTIVE"),
@@ -245,9 +240,8 @@ def alter_result(data: Mapping[str, Any], link: str) -> AlterResult:
         mirror_lags=[partition_lag(p) for p in data.get("mirror_lags") or []
                      if isinstance(p, Mapping)],
         clamps=clamps,
-        already_stopped=bool(code) and message == (
-            f"Topic '{name}' has already stopped its mirror from '{link}'"),
-        not_mirrored=bool(code) and message == f"Topic '{name}' is not mirrored",
+        already_stopped=bool(code) and message == already_stopped_message(name, link),
+        not_mirrored=bool(code) and message == not_mirrored_message(name),
     )
 
 
@@ -266,7 +260,6 @@ class RestLinks:
 
     def __init__(self, client: RestClient) -> None:
         self.client = client
-        self._in_use: dict[str, list[str]] = {}
 
     def list(self, *, with_topics: bool = True) -> list[LinkInfo]:
         return [link_info(d) for d in self.client.list_links()]
@@ -301,17 +294,13 @@ class RestLinks:
     def in_use(self, name: str) -> list[str]:
         """The mirror topics of the link that are not STOPPED (what keeps it from being
         deleted without force), sorted."""
-        topics = sorted(str(m.get("mirror_topic_name")) for m in self.client.list_mirrors(name)
-                        if m.get("mirror_status") != STOPPED)
-        self._in_use[name] = topics
-        return topics
+        return sorted(str(m.get("mirror_topic_name")) for m in self.client.list_mirrors(name)
+                      if m.get("mirror_status") != STOPPED)
 
     def delete(self, name: str, *, force: bool = False) -> list[str]:
         """DELETE the link; returns the mirror topics that were in use (with ``force``: they
         stop mirroring, as locally)."""
-        topics: list[str] = []
-        if force:
-            topics = self._in_use[name] if name in self._in_use else self.in_use(name)
+        topics = self.in_use(name) if force else []
         self.client.delete_link(name, force=force)
         return topics
 
@@ -371,7 +360,7 @@ class RestMirrors:
         for data in self.client.list_mirrors():
             if data.get("mirror_topic_name") == topic:
                 return mirror_info(data)
-        raise KafkaError("INVALID_REQUEST", f"Topic '{topic}' is not mirrored", field="topic")
+        raise KafkaError("INVALID_REQUEST", not_mirrored_message(topic), field="topic")
 
     def list(self, link: str | None = None, status: str | None = None,
              pending_stopped_only: bool = False) -> list[MirrorInfo]:

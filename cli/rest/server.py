@@ -400,11 +400,9 @@ class Call:
 Handler = Callable[[Call], "tuple[int, Any]"]
 
 
-def _body_object(call: Call, *, required: bool = True) -> dict[str, Any]:
+def _body_object(call: Call) -> dict[str, Any]:
     if call.body is None:
-        if required:
-            raise RestError(400, 400, "A JSON request body is required")
-        return {}
+        raise RestError(400, 400, "A JSON request body is required")
     if not isinstance(call.body, dict):
         raise RestError(400, 400, "The request body must be a JSON object")
     return call.body
@@ -617,7 +615,9 @@ def _alter_mirrors(how: str) -> Handler:
 
 
 def _step_error(err: Exception) -> None:
-    sys.stderr.write(f"jetlink: warning: replication step failed: {err}\n")
+    from jetlink.cli.common import step_error_text
+
+    sys.stderr.write(step_error_text(err) + "\n")
     sys.stderr.flush()
 
 

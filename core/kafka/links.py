@@ -89,6 +89,7 @@ __all__ = [
     "TASK_NAMES",
     "TASK_STATES",
     "UNAVAILABLE",
+    "UNAVAILABLE_ERRORS",
     "LinkConfig",
     "LinkFilter",
     "LinkHooks",
@@ -98,6 +99,7 @@ __all__ = [
     "filter_selects",
     "filters_sql",
     "group_filters",
+    "link_to_self",
     "parse_config_pairs",
     "parse_filters",
     "parse_start_offset_spec",
@@ -768,6 +770,9 @@ PAUSED = "PAUSED"
 FAILED = "FAILED"
 LINK_STATES = (ACTIVE, UNAVAILABLE, PAUSED, FAILED)
 NO_ERROR = "NO_ERROR"
+# The link errors of a source cluster that is missing or down: the link's remote cluster is
+# not available (``links ls``), here and in what a REST endpoint answers.
+UNAVAILABLE_ERRORS = ("SOURCE_CLUSTER_NOT_FOUND", "SOURCE_CLUSTER_UNAVAILABLE")
 
 TASK_NAMES = ("AclSync", "AutoCreateMirror", "ConsumerOffsetSync", "TopicConfigsSync")
 TASK_STATES = ("ACTIVE", "NOT_CONFIGURED", "PAUSED", "IN_ERROR")
@@ -984,6 +989,16 @@ def _not_found(name: str) -> KafkaError:
     )
 
 
+def link_to_self(cluster: str) -> KafkaError:
+    """INVALID_REQUEST: a link whose source is ``cluster``, the cluster it would live on."""
+    return KafkaError(
+        "INVALID_REQUEST",
+        f"Requested cluster ID matches local cluster ID '{cluster}' - cannot create cluster "
+        "link to self",
+        field="source_cluster",
+    )
+
+
 class Links:
     """The cluster links of one destination cluster (schema component ``kafka_links``).
 
@@ -1082,7 +1097,7 @@ class Links:
          state_error, state_error_message, task_errors, off_ms, cfg_ms, auto_ms, acl_ms) = row
         cfg = LinkConfig(json.loads(configs))
         state, error, message = self._source_status(source, source_created_ns)
-        available = error not in ("SOURCE_CLUSTER_NOT_FOUND", "SOURCE_CLUSTER_UNAVAILABLE")
+        available = error not in UNAVAILABLE_ERRORS
         if state_error:
             state, error, message = FAILED, state_error, state_error_message
         elif state == ACTIVE and cfg.paused:
@@ -1166,12 +1181,7 @@ class Links:
             raise _exists(name)
         cfg = LinkConfig.build(configs, creating=True)
         if source_cluster == self.cluster.name:
-            raise KafkaError(
-                "INVALID_REQUEST",
-                f"Requested cluster ID matches local cluster ID '{self.cluster.name}' - "
-                "cannot create cluster link to self",
-                field="source_cluster",
-            )
+            raise link_to_self(self.cluster.name)
         source_created_ns = 0
         if not self.datadir.has_cluster(source_cluster):
             if validate_link:

@@ -77,9 +77,11 @@ __all__ = [
     "MirrorInfo",
     "Mirrors",
     "TruncateResult",
+    "already_stopped_message",
     "check_mirror_topic_configs",
     "mirror_source_topic",
     "mirror_topic_exists",
+    "not_mirrored_message",
     "pump_links",
     "unknown_source_topic",
 ]
@@ -115,6 +117,18 @@ def mirror_source_topic(topic: str, prefix: str, source_topic: str | None = None
                          f"'{prefix}'" if prefix else f"Mirror topic name '{topic}' must "
                          f"be the source topic's name '{source_topic}'", field="topic")
     return source_topic
+
+
+def not_mirrored_message(topic: str) -> str:
+    """The error message of a topic that is no mirror topic (AlterResult ``not_mirrored``;
+    the REST client recognises the engine's results by it)."""
+    return f"Topic '{topic}' is not mirrored"
+
+
+def already_stopped_message(topic: str, link: str) -> str:
+    """The error message of a mirror of ``link`` already STOPPED (AlterResult
+    ``already_stopped``; the REST client recognises the engine's results by it)."""
+    return f"Topic '{topic}' has already stopped its mirror from '{link}'"
 
 
 def mirror_topic_exists(topic: str) -> KafkaError:
@@ -477,9 +491,10 @@ class Mirrors:
             stopic = src.describe_topic(source_topic)
         except KafkaError:
             raise unknown_source_topic(source_topic, info.source_cluster, link) from None
-        spec = (configs or {}).get("mirror.start.offset.spec",
-                                   cfg.get("mirror.start.offset.spec", "earliest"))
-        parse_start_offset_spec(spec)
+        given = configs or {}
+        spec = given.get(START_OFFSET_SPEC, cfg.get(START_OFFSET_SPEC, "earliest"))
+        if START_OFFSET_SPEC not in given:  # a given spec: check_mirror_topic_configs parses it
+            parse_start_offset_spec(spec)
         own = {k: v for k, v in check_mirror_topic_configs(configs).items()
                if k != START_OFFSET_SPEC}
         synced = {k: v for k, v in stopic.configs.items() if k in SYNCED_CONFIGS}
@@ -564,7 +579,7 @@ class Mirrors:
         self.refresh()
         rows = self._rows(link, topic)
         if not rows:
-            raise KafkaError("INVALID_REQUEST", f"Topic '{topic}' is not mirrored"
+            raise KafkaError("INVALID_REQUEST", not_mirrored_message(topic)
                              + (f" by link '{link}'" if link else ""), field="topic")
         return self._info(rows[0])
 
@@ -664,7 +679,7 @@ class Mirrors:
             res = AlterResult(name)
             if row is None:
                 res.error_code, res.error_message = _code("INVALID_REQUEST"), \
-                    f"Topic '{name}' is not mirrored"
+                    not_mirrored_message(name)
                 res.not_mirrored = True
             elif row[3] in (STOPPED, PENDING_STOPPED, FAILED):
                 res.error_code = _code("INVALID_REQUEST")
@@ -701,12 +716,12 @@ class Mirrors:
             if row is None:
                 res.not_mirrored = True
                 res.error_code = _code("INVALID_REQUEST")
-                res.error_message = f"Topic '{name}' is not mirrored"
+                res.error_message = not_mirrored_message(name)
                 continue
             if row[3] == STOPPED:
                 res.already_stopped = True
                 res.error_code = _code("INVALID_REQUEST")
-                res.error_message = f"Topic '{name}' has already stopped its mirror from '{link}'"
+                res.error_message = already_stopped_message(name, link)
                 continue
             info = self._info(row, src)
             res.mirror_lags = info.mirror_lags
