@@ -708,3 +708,31 @@ def test_docs_screenshot_is_current(tmp_path):
         return re.sub(r"terminal-\d+", "terminal", text)
 
     assert norm(out.read_text()) == norm((ROOT / "docs" / "dashboard.svg").read_text())
+
+
+def test_the_step_key_runs_one_replication_step(demo, monkeypatch):
+    """s is one bounded step (the action's own), not that step and the one every other
+    action is followed by."""
+    from jetlink.cli import common
+
+    calls = []
+    real = common.bounded_step
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(common, "bounded_step", counted)
+    path, clock = demo
+    dd = DataDir(path)
+    dd.set_down("west", False)
+    dd.close()
+    app = make_app(demo)
+
+    async def step(pilot):
+        await pilot.press("s")
+        await settle(pilot)
+        return status(app)
+
+    assert "Replication step: 24 messages copied" in drive(app, step)
+    assert len(calls) == 1
