@@ -495,5 +495,10 @@ def test_broken_selection_file(jc):
         "select a context again (jetlink context select NAME)"
     )
     ok(jc("context", "add", "a"))
+    (jc.config / "context.txt").write_text("../../etc\n")
+    shown = ok(jc("context", "show", "a"))  # the warning once, the context shown
+    assert shown.stderr == (f"jetlink: warning: {jc.config / 'context.txt'}: invalid context "
+                            "name '../../etc'; select a context again (jetlink context "
+                            "select NAME)\n")
     ok(jc("context", "select", "a"))
     assert doc(jc("stream", "ls", "-j")) == []
