@@ -283,3 +283,11 @@ class NotFoundError(JetlinkError):
     """A named file or object does not exist."""
 
     title = "not found"
+
+
+class NoStreamError(JetlinkError):
+    """A JetStream publish to a subject no stream captures (a real server: no responders)."""
+
+    def __init__(self, subject: str) -> None:
+        super().__init__(f"no stream matches subject {subject}", field="subject")
+        self.subject = subject

@@ -27,7 +27,7 @@ from typing import Any, Iterable, Iterator, Optional, Protocol
 from . import headers as H
 from . import republish as RP
 from .config.stream import StreamConfig
-from .errors import ApiError, JetlinkError, client_error, nats_error
+from .errors import ApiError, JetlinkError, NoStreamError, client_error, nats_error
 from .messages import PubAck, StoredMsg, StreamState
 from .subjects import SubjectFilter, has_wildcard, is_valid_publish_subject
 from .transform import compile_transform
@@ -87,14 +87,6 @@ MAX_HEADER_SIZE = 65535  # math.MaxUint16
 _UINT64_MAX = (1 << 64) - 1
 _INT64_MAX = (1 << 63) - 1
 _SECOND = 1_000_000_000
-
-
-class NoStreamError(JetlinkError):
-    """A JetStream publish to a subject no stream captures (a real server: no responders)."""
-
-    def __init__(self, subject: str) -> None:
-        super().__init__(f"no stream matches subject {subject}", field="subject")
-        self.subject = subject
 
 
 def _go_quote(s: str) -> str:

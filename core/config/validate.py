@@ -765,14 +765,37 @@ def check_single_server(cfg: StreamConfig) -> None:
 
 
 def check_stream_create(
-    cfg: StreamConfig, existing: Mapping[str, StreamConfig], *, pedantic: bool = False
+    cfg: StreamConfig, existing: Mapping[str, StreamConfig] | Lookup, *, pedantic: bool = False,
+    single_server: bool = True,
 ) -> StreamConfig:
     """A ``STREAM.CREATE`` of ``cfg`` next to the ``existing`` streams (name -> config).
 
     Returns the configuration the stream gets (defaults filled in, ``_nats.req.level`` in its
     metadata) or raises the server's first error. Creating a stream again with a config equal
     to the existing one (after defaults) succeeds and returns the existing configuration.
+
+    ``existing`` may instead be a lookup function (name -> config or None), as the live
+    client passes: then only ``cfg``'s own rules and its origins are checked (the server
+    checks the rest); ``single_server=False`` leaves out the embedded engine's replicas
+    limit (a live cluster takes replicas > 1).
     """
+    if callable(existing):
+        out = cfg.copy()
+        set_static_metadata(out, required_api_level(out))
+        if "\\" in out.name or "/" in out.name:
+            raise nats_error("StreamNameContainsPathSeparators", field="name")
+        if out.sealed:
+            raise invalid_config("stream configuration for create can not be sealed",
+                                 field="sealed")
+        if out.mirror_direct and out.mirror is None:
+            raise invalid_config(
+                "stream has no mirror but does have mirror direct", field="mirror_direct"
+            )
+        out = check_stream_config(out, existing, pedantic)
+        if single_server:
+            check_single_server(out)
+        _check_filters_on_add(out)
+        return out
     new = cfg.copy()
     set_static_metadata(new, required_api_level(new))
     if "\\" in new.name or "/" in new.name:
@@ -808,9 +831,10 @@ def _not_editable(field: str) -> ApiError:
 def check_stream_update(
     old: StreamConfig,
     new: StreamConfig,
-    existing: Mapping[str, StreamConfig],
+    existing: Mapping[str, StreamConfig] | Lookup,
     *,
     pedantic: bool = False,
+    single_server: bool = True,
 ) -> StreamConfig:
     """A ``STREAM.UPDATE`` of the stream configured ``old`` to ``new``.
 
@@ -819,7 +843,7 @@ def check_stream_update(
     raises the first error: the server's rules in its order, then the seed's non-editable
     fields the server would accept (:data:`DIVERGENCES`).
     """
-    find = _lookup_in(existing)
+    find = existing if callable(existing) else _lookup_in(existing)
     # The request is checked as sent, then again (with the server's metadata) against the
     # stream's current configuration.
     first = check_stream_config(new, find, pedantic)
@@ -828,7 +852,8 @@ def check_stream_update(
         raise nats_error("StreamMismatch", field="name")
     set_static_metadata(first, required_api_level(first))
     cfg = check_stream_config(first, find, pedantic)
-    check_single_server(cfg)
+    if single_server:
+        check_single_server(cfg)
     if cfg.storage != old.storage:
         raise invalid_config(
             "stream configuration update can not change storage type", field="storage"
@@ -878,7 +903,7 @@ def check_stream_update(
         cfg.deny_delete = cfg.deny_purge = True
         cfg.allow_rollup_hdrs = False
 
-    if _overlapping_stream(cfg.subjects, existing, old.name):
+    if not callable(existing) and _overlapping_stream(cfg.subjects, existing, old.name):
         raise nats_error("StreamSubjectOverlap", field="subjects")
 
     # The seed's "Editable" column where the server has no rule of its own.

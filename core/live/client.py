@@ -1,0 +1,385 @@
+"""A synchronous connection to a live nats-server, over nats-py.
+
+nats-py is asyncio; jetlink's verbs are plain functions. :class:`LiveConnection` runs one
+event loop on a private daemon thread for the life of the connection and hands it
+coroutines (``run``), so the server's PINGs are answered and subscriptions keep receiving
+while a verb renders or waits at a prompt. nats-py is imported here only: this module is
+loaded when a server is in force, never for the embedded engine (tests/test_imports.py).
+
+Connections never reconnect: a verb that loses its server mid-way fails with one clear
+line (what it was doing, the server, the cause) instead of retrying behind the operator's
+back. Every nats-py exception is turned into a :class:`LiveError` (a JetlinkError, exit
+status 1) by :func:`describe`; JetStream API answers carrying ``{"error": {...}}`` become the
+server's own :class:`~jetlink.core.errors.ApiError` (code, err_code, description) as given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import ssl
+import threading
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from ..errors import ApiError, JetlinkError
+from .target import ServerTarget
+
+__all__ = ["LiveConnection", "LiveError", "RawMsg", "connect"]
+
+T = TypeVar("T")
+# Slack on top of a request's own timeout before the calling thread gives up on the loop.
+_GRACE = 5.0
+
+
+class LiveError(JetlinkError):
+    """A live server could not be reached or used (connection, auth, TLS, timeout, no
+    JetStream): one line, exit status 1."""
+
+    title = "nats"
+
+
+@dataclass
+class RawMsg:
+    """A message as the server sent it: subject, headers (None when there were none; a
+    status message has ``Status`` / ``Description`` keys as nats-py parses them), data."""
+
+    subject: str
+    headers: dict[str, str] | None
+    data: bytes
+    reply: str = ""
+
+    @property
+    def status(self) -> str:
+        return (self.headers or {}).get("Status", "")
+
+
+def _ssl_context(t: ServerTarget) -> ssl.SSLContext | None:
+    if not t.uses_tls:
+        return None
+    ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
+    try:
+        if t.tls_ca:
+            ctx.load_verify_locations(cafile=os.path.expanduser(t.tls_ca))
+        if t.tls_cert or t.tls_key:
+            if not (t.tls_cert and t.tls_key):
+                raise LiveError("a client certificate needs both --tlscert and --tlskey",
+                                field="tlscert" if not t.tls_cert else "tlskey")
+            ctx.load_cert_chain(os.path.expanduser(t.tls_cert), os.path.expanduser(t.tls_key))
+    except (OSError, ssl.SSLError) as exc:
+        raise LiveError(f"can not load the TLS files: {exc}", field="tls") from None
+    return ctx
+
+
+def _file(path: str | None, flag: str) -> str | None:
+    if not path:
+        return None
+    full = os.path.expanduser(path)
+    if not os.path.isfile(full):
+        raise LiveError(f"{flag} {path}: no such file", field=flag.lstrip("-"))
+    return full
+
+
+def describe(exc: BaseException, target: ServerTarget, doing: str = "") -> LiveError:
+    """One line for a nats-py (or socket / TLS) failure: what failed, where, why."""
+    import nats.errors as ne
+
+    where = target.url
+    what = f"{doing}: " if doing else ""
+    if isinstance(exc, LiveError):
+        return exc
+    if isinstance(exc, ne.AuthorizationError) or "authorization violation" in str(exc).lower():
+        return LiveError(f"{what}authorization violation on {where}: check --user/--password, "
+                         "--creds or --nkey")
+    if isinstance(exc, (ssl.SSLError, ne.SecureConnFailedError)):
+        return LiveError(f"{what}TLS failure with {where}: {exc}")
+    if isinstance(exc, ne.SecureConnRequiredError):
+        return LiveError(f"{what}{where} requires TLS: use a tls:// URL or --tlsca")
+    if isinstance(exc, ne.SecureConnWantedError):
+        return LiveError(f"{what}{where} does not offer TLS: leave out the TLS options")
+    if isinstance(exc, ne.NoRespondersError):
+        return LiveError(f"{what}no responders on {where}")
+    if isinstance(exc, (ne.TimeoutError, asyncio.TimeoutError, TimeoutError)):
+        return LiveError(f"{what}timed out after {target.timeout:g}s waiting for {where}")
+    if isinstance(exc, (ne.ConnectionClosedError, ne.StaleConnectionError, ne.UnexpectedEOF)):
+        return LiveError(f"{what}lost the connection to {where}")
+    if isinstance(exc, ConnectionRefusedError):
+        return LiveError(f"{what}could not connect to {where}: connection refused")
+    if isinstance(exc, ne.NoServersError):
+        return LiveError(f"{what}could not connect to {where}: no server answered")
+    if isinstance(exc, OSError):
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        return LiveError(f"{what}could not connect to {where}: {reason}")
+    text = str(exc) or type(exc).__name__
+    return LiveError(f"{what}{where}: {text}")
+
+
+class LiveConnection:
+    """One connection to the target's servers, with a private event-loop thread."""
+
+    def __init__(self, target: ServerTarget) -> None:
+        self.target = target
+        self.timeout = float(target.timeout)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever,
+                                        name="jetlink-nats", daemon=True)
+        self._thread.start()
+        self._errors: list[BaseException] = []
+        self.nc: Any = None
+        try:
+            self.nc = self.run(self._connect(), timeout=self.timeout + _GRACE,
+                               doing="connecting")
+        except BaseException:
+            self._stop_loop()
+            raise
+
+    # -- the loop --------------------------------------------------------------------------
+    def run(self, coro: Awaitable[T], *, timeout: float | None = None, doing: str = "") -> T:
+        """Run ``coro`` on the connection's loop and return its result; nats-py failures
+        become :class:`LiveError` (ApiError and other JetlinkErrors pass unchanged)."""
+        fut = asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
+        try:
+            return fut.result(timeout if timeout is not None else self.timeout + _GRACE)
+        except JetlinkError:
+            raise
+        except KeyboardInterrupt:
+            fut.cancel()
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure is one line for the user
+            fut.cancel()
+            raise self._describe(exc, doing) from None
+
+    def _describe(self, exc: BaseException, doing: str) -> LiveError:
+        # nats-py reports the cause of a failed connect through error_cb and raises a
+        # generic error: prefer the cause.
+        import nats.errors as ne
+
+        if isinstance(exc, (ne.NoServersError, ne.ConnectionClosedError)) and self._errors:
+            exc = self._errors[-1]
+        return describe(exc, self.target, doing)
+
+    async def _connect(self) -> Any:
+        import nats
+
+        t = self.target
+
+        async def on_error(exc: Exception) -> None:
+            self._errors.append(exc)
+
+        kw: dict[str, Any] = {
+            "servers": list(t.servers),
+            "connect_timeout": max(1, int(round(t.timeout))),
+            "allow_reconnect": False,
+            # nats-py reads 0 as "for ever": 1 means two quick tries of each URL, then
+            # NoServersError (reconnect_time_wait is the pause between the two).
+            "max_reconnect_attempts": 1,
+            "reconnect_time_wait": 0.05,
+            "error_cb": on_error,
+            "name": "jetlink",
+            "pending_size": 64 * 1024 * 1024,
+            "flusher_queue_size": 65536,
+        }
+        if t.user:
+            kw["user"] = t.user
+        if t.password:
+            kw["password"] = t.password
+        if t.token:
+            kw["token"] = t.token
+        creds = _file(t.creds, "--creds")
+        if creds:
+            kw["user_credentials"] = creds
+        nkey = _file(t.nkey, "--nkey")
+        if nkey:
+            kw["nkeys_seed"] = nkey
+        tls = _ssl_context(t)
+        if tls is not None:
+            kw["tls"] = tls
+            if t.tls_first:
+                kw["tls_handshake_first"] = True
+        if t.inbox_prefix:
+            kw["inbox_prefix"] = t.inbox_prefix
+        return await nats.connect(**kw)
+
+    # -- requests --------------------------------------------------------------------------
+    def request(self, subject: str, payload: bytes = b"", *,
+                headers: Mapping[str, str] | None = None, timeout: float | None = None,
+                doing: str = "") -> RawMsg:
+        """One request, its reply (NoRespondersError -> LiveError)."""
+        wait = self.timeout if timeout is None else timeout
+
+        async def go() -> RawMsg:
+            msg = await self.nc.request(subject, payload, timeout=wait,
+                                        headers=dict(headers) if headers else None)
+            return RawMsg(msg.subject, msg.headers, msg.data, msg.reply)
+
+        return self.run(go(), timeout=wait + _GRACE, doing=doing or f"request to {subject}")
+
+    def api(self, verb: str, doc: Mapping[str, Any] | None = None, *,
+            timeout: float | None = None) -> dict[str, Any]:
+        """A JetStream API request (``<prefix>.<verb>``): the server's document, or its
+        ``error`` as an ApiError."""
+        import nats.errors as ne
+
+        subject = f"{self.target.api_prefix}.{verb}"
+        payload = b"" if doc is None else json.dumps(doc, separators=(",", ":")).encode()
+        try:
+            msg = self.request(subject, payload, timeout=timeout, doing=verb_doing(verb))
+        except LiveError as err:
+            if "no responders" in err.description:
+                raise self.no_jetstream() from None
+            raise
+        del ne
+        return parse_api(msg.data)
+
+    def no_jetstream(self) -> LiveError:
+        t = self.target
+        if t.js_domain or t.js_api_prefix:
+            where = (f"domain {t.js_domain}" if t.js_domain else f"API prefix {t.js_api_prefix}")
+            return LiveError(f"JetStream {where} does not answer on {t.url}: check --js-domain "
+                             "(no responders)", field="js_domain")
+        return LiveError(f"JetStream is not enabled on {t.url} (no responders for "
+                         f"{t.api_prefix}.INFO)")
+
+    def publish(self, subject: str, data: bytes = b"", *,
+                headers: Mapping[str, str] | None = None, reply: str = "") -> None:
+        async def go() -> None:
+            await self.nc.publish(subject, data, reply=reply,
+                                  headers=dict(headers) if headers else None)
+
+        self.run(go(), doing=f"publishing to {subject}")
+
+    def flush(self, timeout: float | None = None) -> None:
+        wait = self.timeout if timeout is None else timeout
+        self.run(self.nc.flush(timeout=wait), timeout=wait + _GRACE, doing="flushing")
+
+    def call(self, fn: Callable[[Any], Awaitable[T]], *, timeout: float | None = None,
+             doing: str = "") -> T:
+        """Run ``fn(nc)`` (a coroutine function over the nats-py client) on the loop: the
+        hot paths (pipelined publishes, batched gets) run whole inside the loop."""
+        return self.run(fn(self.nc), timeout=timeout, doing=doing)
+
+    def new_inbox(self) -> str:
+        return str(self.nc.new_inbox())
+
+    # -- subscriptions ---------------------------------------------------------------------
+    def subscribe(self, subject: str, *, queue: str = "") -> LiveSubscription:
+        q: asyncio.Queue[RawMsg] = asyncio.Queue()
+
+        async def go() -> Any:
+            async def cb(msg: Any) -> None:
+                q.put_nowait(RawMsg(msg.subject, msg.headers, msg.data, msg.reply))
+
+            return await self.nc.subscribe(subject, queue=queue, cb=cb,
+                                           pending_msgs_limit=1_000_000,
+                                           pending_bytes_limit=256 * 1024 * 1024)
+
+        sub = self.run(go(), doing=f"subscribing to {subject}")
+        return LiveSubscription(self, sub, q)
+
+    # -- the end ---------------------------------------------------------------------------
+    @property
+    def connected_url(self) -> str:
+        url = getattr(self.nc, "connected_url", None)
+        if url is None:
+            return self.target.servers[0]
+        return f"{url.scheme}://{url.hostname}:{url.port}"
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        if self.nc is not None and not self.nc.is_closed:
+            try:
+                asyncio.run_coroutine_threadsafe(self.nc.close(), self._loop).result(5)
+            except Exception:  # noqa: BLE001 - closing a broken connection: nothing to say
+                pass
+        self._stop_loop()
+
+    def _stop_loop(self) -> None:
+        async def cancel_all() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        try:
+            asyncio.run_coroutine_threadsafe(cancel_all(), self._loop).result(5)
+        except Exception:  # noqa: BLE001 - best effort on the way out
+            pass
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+        if not self._loop.is_running():
+            self._loop.close()
+
+    def __enter__(self) -> LiveConnection:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class LiveSubscription:
+    """Messages of one subscription, taken with :meth:`next`."""
+
+    def __init__(self, conn: LiveConnection, sub: Any, queue: asyncio.Queue[RawMsg]) -> None:
+        self._conn = conn
+        self._sub = sub
+        self._queue = queue
+
+    def next(self, timeout: float | None = 1.0) -> RawMsg | None:
+        """The next message, or None when ``timeout`` seconds pass without one (None
+        timeout: wait for ever)."""
+
+        async def go() -> RawMsg | None:
+            if self._conn.nc.is_closed and self._queue.empty():
+                import nats.errors as ne
+
+                raise ne.ConnectionClosedError
+            try:
+                return await asyncio.wait_for(self._queue.get(), timeout)
+            except asyncio.TimeoutError:
+                if self._conn.nc.is_closed:
+                    import nats.errors as ne
+
+                    raise ne.ConnectionClosedError from None
+                return None
+
+        wait = None if timeout is None else timeout + _GRACE
+        return self._conn.run(go(), timeout=wait, doing="receiving")
+
+    def close(self) -> None:
+        if self._conn.nc is None or self._conn.nc.is_closed:
+            return
+        try:
+            self._conn.run(self._sub.unsubscribe(), doing="unsubscribing")
+        except JetlinkError:
+            pass
+
+
+def verb_doing(verb: str) -> str:
+    """``STREAM.INFO.ORDERS`` -> ``STREAM.INFO ORDERS`` (what a failure says it was doing)."""
+    parts = verb.split(".")
+    if len(parts) > 2:
+        return f"{parts[0]}.{parts[1]} {'.'.join(parts[2:])}"
+    return verb
+
+
+def parse_api(data: bytes) -> dict[str, Any]:
+    """A JetStream API reply: its document, or the ApiError it carries."""
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        raise LiveError(f"the server's reply is not JSON: {data[:80]!r}") from None
+    if not isinstance(doc, dict):
+        raise LiveError(f"the server's reply is not a JSON object: {data[:80]!r}")
+    err = doc.get("error")
+    if isinstance(err, dict):
+        raise ApiError(int(err.get("code", 500)), int(err.get("err_code", 0) or 0),
+                       str(err.get("description", "")))
+    return doc
+
+
+def connect(target: ServerTarget) -> LiveConnection:
+    """A connection to ``target`` (LiveError when it can not be made)."""
+    return LiveConnection(target)
