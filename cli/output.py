@@ -365,6 +365,53 @@ class Columns:
 # -- confirmations and prompts -------------------------------------------------------------
 
 
+class _NoBar:
+    def advance(self, n: int) -> None:
+        pass
+
+
+class progress:
+    """``with progress(app, "Publishing", total) as bar: bar.advance(n)``: a progress bar on
+    stderr for long work, only when stderr is a terminal and the output is not --json
+    (elsewhere ``advance`` does nothing)."""
+
+    def __init__(self, app: App | None, label: str, total: int | None, *,
+                 enabled: bool = True) -> None:
+        self._label, self._total = label, total
+        isatty = getattr(sys.stderr, "isatty", None)
+        try:
+            tty = bool(isatty and isatty())
+        except ValueError:
+            tty = False
+        self._on = enabled and tty and not (app is not None and app.json)
+        self._bar: Any = None
+
+    def __enter__(self) -> Any:
+        if not self._on:
+            return _NoBar()
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+        from rich.progress import TimeElapsedColumn
+
+        from jetlink.cli.app import make_console
+
+        self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                             MofNCompleteColumn(), TimeElapsedColumn(),
+                             console=make_console(sys.stderr), transient=True)
+        self._bar.__enter__()
+        task = self._bar.add_task(self._label, total=self._total)
+        bar = self._bar
+
+        class _Bar:
+            def advance(self, n: int) -> None:
+                bar.advance(task, n)
+
+        return _Bar()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+
+
 def is_interactive() -> bool:
     """Whether jetlink may ask questions: stdin and stderr (where prompts go) are terminals.
 

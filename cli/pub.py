@@ -224,19 +224,13 @@ def pub(
         # Chunks of PUBLISH_CHUNK messages, each in one transaction (as a client pipelines
         # its publishes): the same acknowledgements as one publish per message, and the
         # first refused message still stops the command (what came before it is stored).
-        for start in range(1, count + 1, PUBLISH_CHUNK):
-            stop = min(count + 1, start + PUBLISH_CHUNK)
-            acks = _publish(js, [message(n) for n in range(start, stop)])
-            for ack in acks:
-                if isinstance(ack, Exception):
-                    raise ack
-                doc = to_doc(ack)
-                if per_message:
-                    line = f"Stored in Stream: {doc['stream']} Sequence: {output.comma(doc['seq'])}"
-                    if doc.get("duplicate"):
-                        line += " Duplicate: true"
-                    output.line(app, line)
-                results.append(doc)
+        with output.progress(app, "Publishing", count, enabled=not per_message) as bar:
+            for start in range(1, count + 1, PUBLISH_CHUNK):
+                stop = min(count + 1, start + PUBLISH_CHUNK)
+                acks = _publish(js, [message(n) for n in range(start, stop)])
+                bar.advance(len(acks))
+                _record(app, acks, results, per_message)
+
     if app.json:
         output.print_json(results[0] if count == 1 else results)
     elif not quiet and not per_message:
@@ -249,6 +243,21 @@ def pub(
                 f"Stored {output.comma(count)} messages in Stream: {', '.join(streams)} "
                 f"Sequences: {output.comma(results[0]['seq'])}..{output.comma(results[-1]['seq'])}",
             )
+
+
+def _record(app: App, acks: list[Any], results: list[dict[str, Any]], per_message: bool) -> None:
+    """Keep the acks' documents (one line each with per_message); the first refusal ends
+    the command (what came before it is stored)."""
+    for ack in acks:
+        if isinstance(ack, Exception):
+            raise ack
+        doc = to_doc(ack)
+        if per_message:
+            line = f"Stored in Stream: {doc['stream']} Sequence: {output.comma(doc['seq'])}"
+            if doc.get("duplicate"):
+                line += " Duplicate: true"
+            output.line(app, line)
+        results.append(doc)
 
 
 def _publish(js: Any, msgs: list[tuple[str, bytes, dict[str, list[str]] | None]]) -> list[Any]:

@@ -1,0 +1,571 @@
+"""The JetStream API of a live nats-server: the second implementation of core.api.
+
+:class:`LiveJetStream` speaks ``$JS.API`` (or ``$JS.<domain>.API``) directly, so every
+document the server returns reaches ``--json`` untouched (the values' ``to_json()`` return
+it as it came); ``.config`` / ``.state`` are parsed from it with the rules' own codecs.
+Before a create or an update is sent, jetlink's own validation runs (the same checks and
+error codes as ``jetlink validate``: jetlink.core.config.validate); what the server then
+refuses comes back as the server's ApiError, as it gave it.
+
+Hot paths run whole inside the connection's event loop (jetlink.core.live.client): publishes
+are pipelined with their acknowledgements (a window of outstanding requests on one reply
+subscription), stored messages are read with batched DIRECT.GET requests when the stream
+allows direct gets (else one STREAM.MSG.GET per message).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from ..clock import parse_rfc3339_nano
+from ..config.stream import StreamConfig
+from ..errors import ApiError, JetlinkError, NoStreamError, client_error
+from ..messages import PubAck, StoredMsg, StreamState
+from .client import LiveConnection, LiveError, RawMsg, parse_api
+from .consumers import LiveConsumers
+
+__all__ = ["LiveJetStream", "LiveStreamInfo", "LiveMsg"]
+
+PAGE = 256  # STREAM.LIST / NAMES page size (the server's)
+DIRECT_BATCH = 1000  # messages per batched direct get
+PUB_WINDOW = 1024  # outstanding publishes awaiting their acks
+
+
+def _ts(text: Any) -> int:
+    if not text:
+        return 0
+    try:
+        return parse_rfc3339_nano(str(text))
+    except ValueError:
+        return 0
+
+
+def state_of(doc: Mapping[str, Any]) -> StreamState:
+    """A StreamState from the server's ``state`` document."""
+    return StreamState(
+        messages=int(doc.get("messages", 0)),
+        bytes=int(doc.get("bytes", 0)),
+        first_seq=int(doc.get("first_seq", 0)),
+        first_ts=_ts(doc.get("first_ts")),
+        last_seq=int(doc.get("last_seq", 0)),
+        last_ts=_ts(doc.get("last_ts")),
+        num_deleted=int(doc.get("num_deleted", 0)),
+        deleted=list(doc["deleted"]) if doc.get("deleted") else None,
+        num_subjects=int(doc.get("num_subjects", 0)),
+        subjects=dict(doc["subjects"]) if doc.get("subjects") else None,
+        consumer_count=int(doc.get("consumer_count", 0)),
+    )
+
+
+class LiveStreamInfo:
+    """A StreamInfo the server sent: ``to_json()`` is its document as received."""
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        self.doc = doc
+        self.config = StreamConfig.from_json(doc.get("config") or {}, strict=False)
+        self.state = state_of(doc.get("state") or {})
+        self.mirror = doc.get("mirror")
+        self.sources = list(doc.get("sources") or [])
+        cluster = doc.get("cluster") or {}
+        self.cluster = cluster.get("name", "") if isinstance(cluster, dict) else ""
+        self.created_ns = _ts(doc.get("created"))
+        self.ts_ns = _ts(doc.get("ts"))
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def to_json(self) -> dict[str, Any]:
+        return self.doc
+
+
+class LiveMsg(StoredMsg):
+    """A stored message read from a live server (the engine's StoredMsg shape)."""
+
+
+class LiveCoreMsg:
+    """A core message a live subscription received."""
+
+    def __init__(self, raw: RawMsg, ts: int) -> None:
+        self.subject = raw.subject
+        self.hdr = encode_hdrs(raw.headers)
+        self.data = raw.data
+        self.ts = ts
+
+    def to_json(self) -> dict[str, Any]:
+        from ..clock import format_rfc3339_nano
+        from ..headers import decode_headers
+
+        return {
+            "subject": self.subject,
+            "time": format_rfc3339_nano(self.ts),
+            "headers": decode_headers(self.hdr),
+            "data": base64.b64encode(self.data).decode("ascii"),
+        }
+
+
+# Headers a direct get adds to the stored message's own.
+DIRECT_HEADERS = ("Nats-Stream", "Nats-Sequence", "Nats-Time-Stamp", "Nats-Subject",
+                  "Nats-Num-Pending", "Nats-Last-Sequence", "Nats-UpTo-Sequence")
+
+
+def encode_hdrs(headers: Mapping[str, str] | None, drop: Iterable[str] = ()) -> bytes | None:
+    """NATS header bytes from nats-py's parsed headers (status keys left out)."""
+    if not headers:
+        return None
+    skip = {"Status", "Description", *drop}
+    lines = [f"{k}: {v}" for k, v in headers.items() if k not in skip]
+    if not lines:
+        return None
+    return ("NATS/1.0\r\n" + "\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def flat_headers(headers: Mapping[str, Any] | None) -> dict[str, str] | None:
+    """nats-py takes one value per header: lists are joined with ", " (HTTP's rule)."""
+    if not headers:
+        return None
+    out: dict[str, str] = {}
+    for k, v in headers.items():
+        if isinstance(v, (list, tuple)):
+            out[str(k)] = ", ".join(str(x) for x in v)
+        else:
+            out[str(k)] = str(v)
+    return out
+
+
+def _msg_of_get(doc: dict[str, Any]) -> LiveMsg:
+    m = doc.get("message") or {}
+    hdrs = m.get("hdrs")
+    return LiveMsg(
+        subject=m.get("subject", ""),
+        seq=int(m.get("seq", 0)),
+        ts=_ts(m.get("time")),
+        hdr=base64.b64decode(hdrs) if hdrs else None,
+        data=base64.b64decode(m.get("data") or ""),
+    )
+
+
+def _msg_of_direct(raw: RawMsg) -> LiveMsg:
+    h = raw.headers or {}
+    return LiveMsg(
+        subject=h.get("Nats-Subject", raw.subject),
+        seq=int(h.get("Nats-Sequence", 0)),
+        ts=_ts(h.get("Nats-Time-Stamp")),
+        hdr=encode_hdrs(h, DIRECT_HEADERS),
+        data=raw.data,
+    )
+
+
+def _ack_of(data: bytes, subject: str) -> PubAck | JetlinkError:
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return LiveError(f"publish to {subject}: the reply is not a PubAck: {data[:80]!r}")
+    err = doc.get("error")
+    if isinstance(err, dict):
+        return ApiError(int(err.get("code", 500)), int(err.get("err_code", 0) or 0),
+                        str(err.get("description", "")))
+    return PubAck(doc.get("stream", ""), int(doc.get("seq", 0)), bool(doc.get("duplicate")),
+                  doc.get("val"))
+
+
+class LiveJetStream(LiveConsumers):
+    """JetStream on a live server, through one :class:`LiveConnection`."""
+
+    def __init__(self, conn: LiveConnection) -> None:
+        self.conn = conn
+        self._direct: dict[str, bool] = {}
+
+    @property
+    def where(self) -> str:
+        return self.conn.target.url
+
+    def api(self, verb: str, doc: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        return self.conn.api(verb, doc)
+
+    def close(self) -> None:
+        """Flush what core publishes left in the client's buffer, then close."""
+        try:
+            if getattr(self, "_core_published", False):
+                self.conn.flush()
+        finally:
+            self.conn.close()
+
+    # -- streams ---------------------------------------------------------------------------
+    def add_stream(self, cfg: StreamConfig | Mapping[str, Any]) -> LiveStreamInfo:
+        from ..config.validate import check_stream_create
+
+        cfg = _as_config(cfg)
+        # jetlink's rules first (nothing is sent when they refuse), origins read live
+        check_stream_create(cfg, self._lookup, single_server=False)
+        return LiveStreamInfo(self.api(f"STREAM.CREATE.{cfg.name}", _request_config(cfg)))
+
+    def update_stream(self, cfg: StreamConfig | Mapping[str, Any]) -> LiveStreamInfo:
+        from ..config.validate import check_stream_update
+
+        cfg = _as_config(cfg)
+        current = self.stream_info(cfg.name)
+        check_stream_update(current.config, cfg, self._lookup, single_server=False)
+        return LiveStreamInfo(self.api(f"STREAM.UPDATE.{cfg.name}", _request_config(cfg)))
+
+    def _lookup(self, name: str) -> StreamConfig | None:
+        """Another stream's config as the rules look origins up (None: not on this
+        server)."""
+        try:
+            return self.stream_info(name).config
+        except ApiError as err:
+            if err.err_code == 10059:
+                return None
+            raise
+
+    def delete_stream(self, name: str) -> None:
+        self.api(f"STREAM.DELETE.{_name(name)}")
+
+    def stream_info(self, name: str, *, subjects_filter: str | None = None,
+                    deleted_details: bool = False) -> LiveStreamInfo:
+        req: dict[str, Any] = {}
+        if subjects_filter:
+            req["subjects_filter"] = subjects_filter
+        if deleted_details:
+            req["deleted_details"] = True
+        doc = self.api(f"STREAM.INFO.{_name(name)}", req or None)
+        if subjects_filter:  # the server pages subjects (100,000 a page)
+            subjects = dict((doc.get("state") or {}).get("subjects") or {})
+            total = int(doc.get("total", len(subjects)))
+            while len(subjects) < total:
+                more = self.api(f"STREAM.INFO.{name}", {**req, "offset": len(subjects)})
+                page = (more.get("state") or {}).get("subjects") or {}
+                if not page:
+                    break
+                subjects.update(page)
+            if subjects:
+                doc["state"]["subjects"] = subjects
+        return LiveStreamInfo(doc)
+
+    def streams(self, subject: str | None = None) -> list[LiveStreamInfo]:
+        out: list[LiveStreamInfo] = []
+        for doc in self._paged("STREAM.LIST", "streams", subject):
+            out.append(LiveStreamInfo(doc))
+        return sorted(out, key=lambda i: i.name)
+
+    def stream_names(self, subject: str | None = None) -> list[str]:
+        return sorted(self._paged("STREAM.NAMES", "streams", subject))
+
+    def _paged(self, verb: str, key: str, subject: str | None) -> list[Any]:
+        items: list[Any] = []
+        while True:
+            req: dict[str, Any] = {"offset": len(items)}
+            if subject:
+                req["subject"] = subject
+            doc = self.api(verb, req)
+            page = doc.get(key) or []
+            items.extend(page)
+            if not page or len(items) >= int(doc.get("total", 0)):
+                return items
+
+    def state(self, name: str) -> StreamState:
+        return self.stream_info(name).state
+
+    def purge_stream(self, name: str, *, subject: str | None = None, seq: int | None = None,
+                     keep: int | None = None) -> int:
+        req: dict[str, Any] = {}
+        if subject:
+            req["filter"] = subject
+        if seq:
+            req["seq"] = int(seq)
+        if keep:
+            req["keep"] = int(keep)
+        doc = self.api(f"STREAM.PURGE.{_name(name)}", req or None)
+        return int(doc.get("purged", 0))
+
+    # -- messages --------------------------------------------------------------------------
+    def get_msg(self, name: str, seq: int | None = None, *, last_by_subj: str | None = None,
+                next_by_subj: str | None = None) -> LiveMsg:
+        req: dict[str, Any] = {}
+        if seq:
+            req["seq"] = int(seq)
+        if last_by_subj:
+            req["last_by_subj"] = last_by_subj
+        if next_by_subj:
+            req["next_by_subj"] = next_by_subj
+        return _msg_of_get(self.api(f"STREAM.MSG.GET.{_name(name)}", req))
+
+    def delete_msg(self, name: str, seq: int) -> None:
+        self.api(f"STREAM.MSG.DELETE.{_name(name)}", {"seq": int(seq), "no_erase": True})
+
+    def subjects(self, name: str, filter: str = ">") -> dict[str, int]:
+        info = self.stream_info(name, subjects_filter=filter or ">")
+        return dict(info.state.subjects or {})
+
+    def _allows_direct(self, name: str) -> bool:
+        if name not in self._direct:
+            self._direct[name] = bool(self.stream_info(name).config.allow_direct)
+        return self._direct[name]
+
+    def messages(self, name: str, *, start_seq: int | None = None,
+                 start_time_ns: int | None = None, subject: str | None = None,
+                 chunk: int = 1000) -> Iterator[LiveMsg]:
+        """Stored messages in sequence order, from ``start_seq`` (or the first stored at or
+        after ``start_time_ns``), of ``subject`` when given."""
+        _name(name)
+        if start_seq is None and start_time_ns is not None:
+            start_seq = self._seq_at_time(name, start_time_ns, subject)
+            if start_seq is None:
+                return
+        seq = max(1, int(start_seq or 1))
+        if self._allows_direct(name):
+            yield from self._direct_messages(name, seq, subject, max(1, chunk))
+            return
+        while True:
+            try:
+                msg = self.get_msg(name, seq, next_by_subj=subject or ">")
+            except ApiError as err:
+                if err.err_code == 10037:
+                    return
+                raise
+            yield msg
+            seq = msg.seq + 1
+
+    def _seq_at_time(self, name: str, ts_ns: int, subject: str | None) -> int | None:
+        from ..clock import format_rfc3339_nano
+
+        req: dict[str, Any] = {"start_time": format_rfc3339_nano(ts_ns),
+                               "next_by_subj": subject or ">"}
+        try:
+            if self._allows_direct(name):
+                raws = self._direct_batch(name, {**req, "batch": 1})
+                return raws[0].seq if raws else None
+            return _msg_of_get(self.api(f"STREAM.MSG.GET.{name}", req)).seq
+        except ApiError as err:
+            if err.err_code == 10037:
+                return None
+            raise
+
+    def _direct_messages(self, name: str, seq: int, subject: str | None,
+                         batch: int) -> Iterator[LiveMsg]:
+        batch = max(batch, DIRECT_BATCH)
+        while True:
+            req: dict[str, Any] = {"seq": seq, "batch": batch}
+            if subject:
+                req["next_by_subj"] = subject
+            msgs = self._direct_batch(name, req)
+            if not msgs:
+                return
+            yield from msgs
+            seq = msgs[-1].seq + 1
+            if len(msgs) < batch and self._pending_zero:
+                return
+
+    def _direct_batch(self, name: str, req: dict[str, Any]) -> list[LiveMsg]:
+        """One batched DIRECT.GET: the messages, until the end-of-batch status (204)."""
+        subject = f"{self.conn.target.api_prefix}.DIRECT.GET.{name}"
+        payload = json.dumps(req).encode()
+        timeout = self.conn.timeout
+        self._pending_zero = True
+
+        async def go(nc: Any) -> list[LiveMsg]:
+            inbox = nc.new_inbox()
+            queue: asyncio.Queue[Any] = asyncio.Queue()
+
+            async def cb(msg: Any) -> None:
+                queue.put_nowait(msg)
+
+            sub = await nc.subscribe(inbox, cb=cb, pending_msgs_limit=1_000_000,
+                                     pending_bytes_limit=512 * 1024 * 1024)
+            out: list[LiveMsg] = []
+            try:
+                await nc.publish(subject, payload, reply=inbox)
+                while True:
+                    msg = await asyncio.wait_for(queue.get(), timeout)
+                    h = msg.headers or {}
+                    status = h.get("Status", "")
+                    if status == "204":  # end of batch
+                        self._pending_zero = h.get("Nats-Num-Pending", "0") == "0"
+                        return out
+                    if status == "404" or status == "408":
+                        return out
+                    if status == "503":
+                        raise _NoDirect()
+                    if status:
+                        raise ApiError(int(status), 0, h.get("Description", "") or
+                                       f"direct get failed with status {status}")
+                    out.append(_msg_of_direct(RawMsg(msg.subject, h, msg.data)))
+            finally:
+                await sub.unsubscribe()
+
+        try:
+            return self.conn.call(go, timeout=timeout + 5, doing=f"DIRECT.GET {name}")
+        except _NoDirect:
+            raise self.conn.no_jetstream() from None
+
+    def last_msgs(self, name: str, patterns: Iterable[str]) -> list[LiveMsg]:
+        """The latest message of every subject matching ``patterns`` (by sequence)."""
+        counts: dict[str, int] = {}
+        for pat in patterns:
+            counts.update(self.subjects(name, pat))
+        out: list[LiveMsg] = []
+        for subject in counts:
+            try:
+                out.append(self.get_msg(name, last_by_subj=subject))
+            except ApiError as err:
+                if err.err_code != 10037:
+                    raise
+        return sorted(out, key=lambda m: m.seq)
+
+    # -- publish / subscribe ---------------------------------------------------------------
+    def publish(self, subject: str, data: bytes = b"",
+                headers: Mapping[str, Any] | None = None) -> PubAck | None:
+        res = self.publish_many([(subject, data, headers)])[0]
+        if isinstance(res, Exception):
+            raise res
+        return res
+
+    def publish_many(self, msgs: Iterable[tuple[str, bytes, Mapping[str, Any] | None]]
+                     ) -> list[PubAck | JetlinkError | None]:
+        """Pipelined publishes with acknowledgements; results in order. The first refused
+        message ends the list (its error is the last result): nothing more is sent after
+        it is seen, though up to PUB_WINDOW messages already in flight may be stored."""
+        return self._pipeline(list(msgs), stop_at_error=True)
+
+    def publish_batch(self, msgs: Iterable[tuple[str, bytes, Mapping[str, Any] | None]]
+                      ) -> list[PubAck | JetlinkError | None]:
+        return self._pipeline(list(msgs), stop_at_error=False)
+
+    def _pipeline(self, msgs: list[tuple[str, bytes, Mapping[str, Any] | None]], *,
+                  stop_at_error: bool) -> list[PubAck | JetlinkError | None]:
+        from ..subjects import is_valid_publish_subject
+
+        for subject, _data, _h in msgs:
+            if not is_valid_publish_subject(subject):
+                raise client_error(f"invalid subject {subject!r}", field="subject")
+        if not msgs:
+            return []
+        timeout = self.conn.timeout
+
+        async def go(nc: Any) -> list[PubAck | JetlinkError | None]:
+            prefix = nc.new_inbox()
+            results: list[PubAck | JetlinkError | None] = [None] * len(msgs)
+            done = [False] * len(msgs)
+            window = asyncio.Semaphore(PUB_WINDOW)
+            failed = asyncio.Event()
+            outstanding = 0
+            all_in = asyncio.Event()
+            loop = asyncio.get_running_loop()
+
+            async def cb(msg: Any) -> None:
+                nonlocal outstanding
+                i = int(msg.subject.rsplit(".", 1)[1])
+                if done[i]:
+                    return
+                done[i] = True
+                h = msg.headers or {}
+                if h.get("Status") == "503":
+                    results[i] = NoStreamError(msgs[i][0])
+                else:
+                    results[i] = _ack_of(msg.data, msgs[i][0])
+                if isinstance(results[i], Exception):
+                    failed.set()
+                outstanding -= 1
+                window.release()
+                if outstanding == 0:
+                    all_in.set()
+
+            sub = await nc.subscribe(prefix + ".*", cb=cb, pending_msgs_limit=1_000_000,
+                                     pending_bytes_limit=256 * 1024 * 1024)
+            sent = 0
+            try:
+                for i, (subject, data, headers) in enumerate(msgs):
+                    if stop_at_error and failed.is_set():
+                        break
+                    await window.acquire()
+                    outstanding += 1
+                    all_in.clear()
+                    await nc.publish(subject, bytes(data), reply=f"{prefix}.{i}",
+                                     headers=flat_headers(headers))
+                    sent = i + 1
+                if outstanding:
+                    deadline = loop.time() + timeout
+                    while outstanding:
+                        try:
+                            await asyncio.wait_for(all_in.wait(),
+                                                   max(0.01, deadline - loop.time()))
+                        except asyncio.TimeoutError:
+                            break
+            finally:
+                await sub.unsubscribe()
+            for i in range(sent):
+                if not done[i]:
+                    results[i] = LiveError(f"publish to {msgs[i][0]}: no acknowledgement "
+                                           f"within {timeout:g}s from {self.where}")
+            out = results[:sent]
+            if stop_at_error:
+                for i, res in enumerate(out):
+                    if isinstance(res, Exception):
+                        return out[: i + 1]
+            return out
+
+        return self.conn.call(go, timeout=None if len(msgs) > 1000 else timeout * 2 + 5,
+                              doing="publishing")
+
+    def publish_core(self, subject: str, data: bytes = b"",
+                     headers: Mapping[str, Any] | None = None) -> None:
+        from ..subjects import is_valid_publish_subject
+
+        if not is_valid_publish_subject(subject):
+            raise client_error(f"invalid subject {subject!r}", field="subject")
+        self.conn.publish(subject, bytes(data), headers=flat_headers(headers))
+        self._core_published = True
+
+    def flush(self) -> None:
+        self.conn.flush()
+
+    def subscribe(self, subject: str) -> LiveCoreSubscription:
+        return LiveCoreSubscription(self.conn.subscribe(subject))
+
+
+class LiveCoreSubscription:
+    def __init__(self, sub: Any) -> None:
+        self._sub = sub
+
+    def next(self, timeout: float | None = 1.0) -> LiveCoreMsg | None:
+        import time
+
+        raw = self._sub.next(timeout)
+        if raw is None:
+            return None
+        return LiveCoreMsg(raw, time.time_ns())
+
+    def close(self) -> None:
+        self._sub.close()
+
+
+class _NoDirect(Exception):
+    pass
+
+
+def _name(name: str) -> str:
+    """A stream name as the API subject takes it (no wildcards, dots or spaces): the
+    server's own 10059-style refusal for one that can not be a stream's."""
+    if not name or any(c in name for c in ".*> \t\r\n"):
+        raise ApiError(400, 10059 if name else 10073, "stream not found" if name else
+                       "stream name is required")
+    return name
+
+
+def _as_config(cfg: StreamConfig | Mapping[str, Any]) -> StreamConfig:
+    if isinstance(cfg, StreamConfig):
+        return cfg
+    return StreamConfig.from_json(dict(cfg), strict=True)
+
+
+def _request_config(cfg: StreamConfig) -> dict[str, Any]:
+    """The config document sent to the server (what the user set; the server fills in
+    its defaults and answers with the complete config)."""
+    return cfg.to_json()
+
+
+__all__ += ["parse_api"]
