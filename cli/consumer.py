@@ -1,4 +1,4 @@
-"""``jetlink consumer add|ls|info|next|ack|rm``: durable pull consumers (natscli's verbs).
+"""``jetlink consumer add|edit|ls|info|next|ack|rm``: durable pull consumers (natscli's verbs).
 
 ``add`` takes natscli's flags (--filter, --deliver, --ack, --wait, --max-deliver,
 --max-pending, --pull, --defaults, ...) or ``--config FILE`` (a ConsumerConfig, or the
@@ -360,6 +360,222 @@ def add(
         cfg = consumer_config(build_config(name, values, now))
     info = open_jetstream(app).add_consumer(stream, cfg)
     app.emit(to_doc(info), human=render_info)
+
+
+def edit_config(doc: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """natscli's consumer edit: the flags given applied to a ConsumerConfig document (a
+    copy); the flags not given keep the current values."""
+    from jetlink.cli.stream_flags import parse_duration_flag, parse_metadata, split_subjects
+
+    out = dict(doc)
+
+    def put(key: str, value: Any) -> None:
+        if value in (None, 0, False, "", [], {}):
+            out.pop(key, None)
+        else:
+            out[key] = value
+
+    if values.get("description"):
+        put("description", values["description"])
+    if values.get("wait") is not None:
+        put("ack_wait", parse_duration_flag(values["wait"], flag="--wait"))
+    if values.get("max_deliver") not in (None, 0):
+        put("max_deliver", values["max_deliver"])
+    if values.get("max_pending") is not None:
+        put("max_ack_pending", values["max_pending"])
+    if values.get("max_waiting"):
+        put("max_waiting", values["max_waiting"])
+    if values.get("headers_only") is not None:
+        put("headers_only", bool(values["headers_only"]))
+    if values.get("max_pull_batch"):
+        put("max_batch", values["max_pull_batch"])
+    if values.get("max_pull_expire") is not None:
+        put("max_expires", parse_duration_flag(values["max_pull_expire"],
+                                               flag="--max-pull-expire"))
+    if values.get("inactive_threshold") is not None:
+        put("inactive_threshold", parse_duration_flag(values["inactive_threshold"],
+                                                      flag="--inactive-threshold"))
+    filters = split_subjects(values.get("filter") or [])
+    if len(filters) == 1:
+        out["filter_subject"] = filters[0]
+        out.pop("filter_subjects", None)
+    elif len(filters) > 1:
+        out["filter_subjects"] = filters
+        out.pop("filter_subject", None)
+    if values.get("replicas"):
+        put("num_replicas", values["replicas"])
+    if values.get("metadata"):
+        put("metadata", parse_metadata(values["metadata"]))
+    return out
+
+
+@consumer_app.command("edit")
+def edit(
+    ctx: typer.Context,
+    stream: StreamArg,
+    name: ConsumerArg,
+    config: Annotated[
+        Path | None,
+        config_option(
+            "JSON file to read the new configuration from (a ConsumerConfig or a ConsumerInfo)."
+        ),
+    ] = None,
+    description: Annotated[
+        str | None,
+        typer.Option(
+            "--description", metavar="TEXT", help="Sets a contextual description for the consumer."
+        ),
+    ] = None,
+    filter: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--filter", metavar="SUBJECTS", help="Filter the stream by subjects (repeatable)."
+        ),
+    ] = None,
+    wait: Annotated[
+        str | None,
+        typer.Option("--wait", metavar="DURATION", help="Acknowledgment waiting time."),
+    ] = None,
+    max_deliver: Annotated[
+        int | None,
+        typer.Option(
+            "--max-deliver",
+            metavar="TRIES",
+            help="Maximum amount of times a message will be delivered.",
+        ),
+    ] = None,
+    max_pending: Annotated[
+        int | None,
+        typer.Option(
+            "--max-pending", metavar="N", help="Maximum pending acks before consumers are paused."
+        ),
+    ] = None,
+    headers_only: Annotated[
+        bool | None,
+        typer.Option(
+            "--headers-only/--no-headers-only",
+            help="Deliver only headers and no bodies.",
+            show_default=False,
+        ),
+    ] = None,
+    max_waiting: Annotated[
+        int | None,
+        typer.Option(
+            "--max-waiting", metavar="PULLS", help="Maximum number of outstanding pulls allowed."
+        ),
+    ] = None,
+    max_pull_batch: Annotated[
+        int | None,
+        typer.Option(
+            "--max-pull-batch", metavar="N", help="Maximum batch size a pull request may ask for."
+        ),
+    ] = None,
+    max_pull_expire: Annotated[
+        str | None,
+        typer.Option(
+            "--max-pull-expire",
+            metavar="DURATION",
+            help="Maximum expire duration a pull request may ask for.",
+        ),
+    ] = None,
+    inactive_threshold: Annotated[
+        str | None,
+        typer.Option(
+            "--inactive-threshold",
+            metavar="DURATION",
+            help="How long the consumer may be idle before it is removed.",
+        ),
+    ] = None,
+    replicas: Annotated[
+        int | None,
+        typer.Option("--replicas", metavar="N", help="Sets a custom replica count."),
+    ] = None,
+    metadata: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metadata",
+            metavar="KEY=VALUE",
+            help="Replaces the consumer's metadata (repeatable).",
+        ),
+    ] = None,
+    force: Annotated[bool, force_option("Edit")] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Only show the differences; do not edit the consumer."),
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Edit an existing durable consumer.
+
+    Applies the given flags (or --config FILE) to the consumer's configuration and shows
+    the differences as a unified diff of the JSON configs; on a terminal it then asks for
+    confirmation unless -f/--force. What an update may not change (deliver, ack and replay
+    policy, start, max waiting, ...) is refused with the server's error. --dry-run only shows
+    the differences (with --json: {"name", "changed", "diff", "config"}). With --json: the
+    ConsumerInfo after the edit.
+    """
+    from jetlink.cli.stream import config_diff, public_config
+    from jetlink.core.errors import JetlinkError
+
+    app = App.of(ctx)
+    js = open_jetstream(app)
+    current = to_doc(js.consumer_info(stream, name))
+    from jetlink.core.config.consumer import ConsumerConfig
+
+    old = ConsumerConfig.from_json(public_config(current.get("config") or {}), strict=False)
+    if not old.durable_name:
+        raise JetlinkError(f"consumer {stream} > {name} is not durable: only durable "
+                           "consumers can be edited")
+    values: dict[str, Any] = {
+        "description": description,
+        "filter": filter,
+        "wait": wait,
+        "max_deliver": max_deliver,
+        "max_pending": max_pending,
+        "headers_only": headers_only,
+        "max_waiting": max_waiting,
+        "max_pull_batch": max_pull_batch,
+        "max_pull_expire": max_pull_expire,
+        "inactive_threshold": inactive_threshold,
+        "replicas": replicas,
+        "metadata": metadata,
+    }
+    base = old.to_json()
+    if config is not None:
+        base = public_config(_load_config(config))
+        base["durable_name"] = name
+        base.pop("name", None)
+    new = consumer_config(edit_config(base, values))
+    old_doc, new_doc = public_config(old.to_json()), public_config(new.to_json())
+    diff = config_diff(name, old_doc, new_doc)
+    if dry_run:
+        doc = {"name": name, "changed": bool(diff), "diff": diff, "config": new_doc}
+        app.emit(doc, human=_render_dry_run)
+        return
+    if not diff:
+        app.emit(current, human=lambda a, d: output.line(a, "No difference in configuration"))
+        return
+    if not app.json:
+        output.line(app, "Differences (-old +new):")
+        output.line(app, diff)
+        output.line(app)
+    if not force and output.is_interactive():
+        output.confirm(
+            app,
+            f"Really edit Consumer {stream} > {name}",
+            force=False,
+            action=f"edit consumer {stream} > {name}",
+        )
+    info = js.add_consumer(stream, new, action="update")
+    app.emit(to_doc(info), human=render_info)
+
+
+def _render_dry_run(app: App, doc: dict[str, Any]) -> None:
+    if not doc["changed"]:
+        output.line(app, "No difference in configuration")
+        return
+    output.line(app, "Differences (-old +new):")
+    output.line(app, doc["diff"])
 
 
 def _load_config(path: Path) -> dict[str, Any]:

@@ -179,6 +179,77 @@ def _root(
             "nor their environment variable does (jetlink context).",
         ),
     ] = None,
+    server: Annotated[
+        str | None,
+        typer.Option("--server", "-s", metavar="URL[,URL...]", rich_help_panel="Live server",
+                     show_default="NATS_URL",
+                     help="NATS server URLs: run the verbs on this live server instead of the "
+                     "embedded engine."),
+    ] = None,
+    creds: Annotated[
+        str | None,
+        typer.Option("--creds", metavar="FILE", show_default="NATS_CREDS",
+                     help="User credentials file (JWT and seed)."),
+    ] = None,
+    nkey: Annotated[
+        str | None,
+        typer.Option("--nkey", metavar="FILE", show_default="NATS_NKEY",
+                     help="User NKEY seed file."),
+    ] = None,
+    user: Annotated[
+        str | None,
+        typer.Option("--user", metavar="USER", show_default="NATS_USER",
+                     help="Username or token."),
+    ] = None,
+    password: Annotated[
+        str | None,
+        typer.Option("--password", metavar="PASSWORD", show_default="NATS_PASSWORD",
+                     help="Password."),
+    ] = None,
+    tlscert: Annotated[
+        str | None,
+        typer.Option("--tlscert", metavar="FILE", show_default="NATS_CERT",
+                     help="TLS client certificate file."),
+    ] = None,
+    tlskey: Annotated[
+        str | None,
+        typer.Option("--tlskey", metavar="FILE", show_default="NATS_KEY",
+                     help="TLS client private key file."),
+    ] = None,
+    tlsca: Annotated[
+        str | None,
+        typer.Option("--tlsca", metavar="FILE", show_default="NATS_CA",
+                     help="TLS certificate authority chain file."),
+    ] = None,
+    tlsfirst: Annotated[
+        bool,
+        typer.Option("--tlsfirst", help="Perform the TLS handshake first (server tls handshake_first)."),
+    ] = False,
+    js_domain: Annotated[
+        str | None,
+        typer.Option("--js-domain", metavar="DOMAIN", help="JetStream domain."),
+    ] = None,
+    js_api_prefix: Annotated[
+        str | None,
+        typer.Option("--js-api-prefix", metavar="PREFIX",
+                     help="JetStream API prefix (instead of $JS.API)."),
+    ] = None,
+    inbox_prefix: Annotated[
+        str | None,
+        typer.Option("--inbox-prefix", metavar="PREFIX", help="Custom inbox prefix."),
+    ] = None,
+    timeout: Annotated[
+        str | None,
+        typer.Option("--timeout", metavar="DURATION", show_default="5s (NATS_TIMEOUT)",
+                     help="Time to wait on responses from the server."),
+    ] = None,
+    nats_context: Annotated[
+        str | None,
+        typer.Option("--nats-context", metavar="NAME", show_default="NATS_CONTEXT",
+                     help="natscli context to take the server settings from "
+                     "(~/.config/nats/context/NAME.json); natscli's selected context is "
+                     "never used unless named."),
+    ] = None,
     version: Annotated[
         bool,
         typer.Option(
@@ -203,6 +274,14 @@ def _root(
         and not _has_flag(ctx.meta.get(ARGS_KEY, ()), ("-h", "--help"))
     ):
         _apply_context(ctx, app, context)
+        app.target = _live_target(
+            ctx,
+            {"servers": server, "creds": creds, "nkey": nkey, "user": user,
+             "password": password, "tls_cert": tlscert, "tls_key": tlskey, "tls_ca": tlsca,
+             "tls_first": tlsfirst, "js_domain": js_domain, "js_api_prefix": js_api_prefix,
+             "inbox_prefix": inbox_prefix, "timeout": timeout},
+            nats_context,
+        )
 
 
 def _apply_context(ctx: typer.Context, app: App, name: str | None) -> None:
@@ -228,6 +307,27 @@ def _apply_context(ctx: typer.Context, app: App, name: str | None) -> None:
         app.data_dir = Path(found.data_dir).expanduser()
     if need_cluster and found.cluster:
         app.cluster = found.cluster
+
+
+def _live_target(ctx: typer.Context, options: dict[str, Any], nats_context: str | None) -> Any:
+    """The live server in force (core/live/settings.py: option > environment > jetlink
+    context > natscli context), or None: the embedded engine. No nats-py import here."""
+    import os
+
+    from jetlink.core.live.settings import ENV, ENV_CONTEXT, resolve_target
+
+    if not any(v for v in options.values()) and not nats_context and not any(
+        os.environ.get(var) for var in (*ENV.values(), ENV_CONTEXT)
+    ):
+        found = None
+        from jetlink.cli.common import context_in_force
+
+        found = context_in_force(ctx)
+        if found is None or not any(getattr(found, k, None) for k in ("server", "nats_context")):
+            return None
+    from jetlink.cli.common import context_in_force
+
+    return resolve_target(options, os.environ, context_in_force(ctx), nats_context)
 
 
 def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:

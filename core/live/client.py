@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from ..errors import ApiError, JetlinkError
 from .target import ServerTarget
 
-__all__ = ["LiveConnection", "LiveError", "RawMsg", "connect"]
+__all__ = ["LiveConnection", "LiveError", "RawMsg", "connect", "without_envelope"]
 
 T = TypeVar("T")
 # Slack on top of a request's own timeout before the calling thread gives up on the loop.
@@ -363,6 +363,17 @@ def verb_doing(verb: str) -> str:
     if len(parts) > 2:
         return f"{parts[0]}.{parts[1]} {'.'.join(parts[2:])}"
     return verb
+
+
+# Keys of the API response around the StreamInfo / ConsumerInfo (natscli prints the info
+# without them, as jsm.go decodes it).
+ENVELOPE = ("type", "did_create", "total", "offset", "limit")
+
+def without_envelope(doc: dict[str, Any]) -> dict[str, Any]:
+    """The info document of an API response: the server's keys, in its order, without the
+    response's own (``type``, ``did_create``, paging)."""
+    return {k: v for k, v in doc.items() if k not in ENVELOPE}
+
 
 
 def parse_api(data: bytes) -> dict[str, Any]:

@@ -1,7 +1,380 @@
-"""Consumers on a live server (CONSUMER.* of ``$JS.API``): a mixin of LiveJetStream."""
+"""Consumers on a live server (CONSUMER.* of ``$JS.API``): a mixin of LiveJetStream.
+
+- ``add_consumer`` runs jetlink's own rules first (:func:`check_consumer_create`, the
+  embedded engine's checks, over the stream's live config and the consumers it needs), then
+  sends ``CONSUMER.CREATE.<stream>.<name>[.<filter>]`` (``CONSUMER.CREATE.<stream>`` for a
+  consumer without a name) with the config as given; the server fills in its defaults.
+- ``consumer_info`` / ``consumers`` / ``consumer_names`` / ``delete_consumer``: INFO, LIST
+  (paged), NAMES (paged), DELETE; lists sorted by name, as the engine gives them.
+- ``fetch`` sends one pull request (``CONSUMER.MSG.NEXT``: ``batch``, ``no_wait`` and a short
+  ``expires``) from a private inbox and collects the messages until the batch is full or a
+  status (404 no messages, 408 request timeout) ends it; each message's metadata is read
+  from its ``$JS.ACK`` reply subject.
+- ``ack`` / ``nak`` / ``term`` / ``in_progress`` answer on the reply subject of a message
+  this process fetched (a live server takes acknowledgements there only); the ack is a
+  request, so it has reached the server (and been applied) when the call returns.
+
+Values: :class:`LiveConsumerInfo` (the engine's ConsumerInfo attributes, ``to_json()`` the
+server's document as received) and :class:`LiveDeliveredMsg` (the engine's DeliveredMsg,
+``reply`` the server's own ack subject).
+"""
 
 from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping
+
+from ..clock import parse_rfc3339_nano
+from ..config.consumer import ConsumerConfig
+from ..consumers import ConsumerInfo, DeliveredMsg, SequenceInfo
+from ..errors import ApiError, JetlinkError
+
+__all__ = ["LiveConsumers", "LiveConsumerInfo", "LiveDeliveredMsg", "ack_metadata"]
+
+MS = 1_000_000
+# How long a pull request may wait on the server when it can not be answered at once
+# (max_ack_pending reached: no_wait alone would get no answer at all); an exhausted
+# consumer answers 404 at once.
+PULL_EXPIRES = 250 * MS
+
+
+def _ts(text: Any) -> int:
+    if not text:
+        return 0
+    try:
+        return parse_rfc3339_nano(str(text))
+    except ValueError:
+        return 0
+
+
+def _seq_info(doc: Any) -> SequenceInfo:
+    doc = doc if isinstance(doc, dict) else {}
+    return SequenceInfo(int(doc.get("consumer_seq", 0)), int(doc.get("stream_seq", 0)),
+                        _ts(doc.get("last_active")))
+
+
+class LiveConsumerInfo(ConsumerInfo):
+    """A ConsumerInfo the server sent: the engine's attributes, parsed from the document;
+    ``to_json()`` is the document as received."""
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        from .client import without_envelope
+
+        doc = without_envelope(doc)
+        super().__init__(
+            stream_name=str(doc.get("stream_name", "")),
+            name=str(doc.get("name", "")),
+            created=_ts(doc.get("created")),
+            config=ConsumerConfig.from_json(doc.get("config") or {}, strict=False),
+            delivered=_seq_info(doc.get("delivered")),
+            ack_floor=_seq_info(doc.get("ack_floor")),
+            num_ack_pending=int(doc.get("num_ack_pending", 0)),
+            num_redelivered=int(doc.get("num_redelivered", 0)),
+            num_waiting=int(doc.get("num_waiting", 0)),
+            num_pending=int(doc.get("num_pending", 0)),
+            ts=_ts(doc.get("ts")),
+            paused=bool(doc.get("paused", False)),
+            pause_remaining=int(doc.get("pause_remaining", 0)),
+        )
+        self.doc = doc
+        cluster = doc.get("cluster")
+        self.cluster = cluster if isinstance(cluster, dict) else None
+
+    def to_json(self) -> dict[str, Any]:
+        return self.doc
+
+
+@dataclass
+class LiveDeliveredMsg(DeliveredMsg):
+    """A message a pull request received from a live server (the engine's DeliveredMsg;
+    ``reply`` is the ack subject the server gave it)."""
+
+    ack_subject: str = ""
+
+    @property
+    def reply(self) -> str:  # type: ignore[override]
+        return self.ack_subject
+
+
+def ack_metadata(reply: str) -> dict[str, Any]:
+    """The delivery metadata in a ``$JS.ACK`` reply subject: v1
+    ``$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>`` or v2
+    ``$JS.ACK.<domain>.<account hash>.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.
+    <pending>[.<token>...]``."""
+    t = reply.split(".")
+    if len(t) < 9 or t[0] != "$JS" or t[1] != "ACK":
+        raise JetlinkError(f"not a JetStream message (reply subject {reply!r})")
+    if len(t) == 9:
+        base, domain = 2, ""
+    elif len(t) >= 11:
+        base, domain = 4, ("" if t[2] == "_" else t[2])
+    else:
+        raise JetlinkError(f"not a JetStream message (reply subject {reply!r})")
+    try:
+        return {
+            "domain": domain,
+            "stream": t[base],
+            "consumer": t[base + 1],
+            "num_delivered": int(t[base + 2]),
+            "seq": int(t[base + 3]),
+            "consumer_seq": int(t[base + 4]),
+            "ts": int(t[base + 5]),
+            "num_pending": int(t[base + 6]),
+        }
+    except ValueError:
+        raise JetlinkError(f"not a JetStream message (reply subject {reply!r})") from None
+
+
+def _consumer_name(name: str) -> str:
+    """A consumer name as the API subject takes it: one that can not be a consumer's gets
+    the server's own ``consumer not found`` (as the engine answers it)."""
+    if not name or any(c in name for c in ".*> \t\r\n"):
+        raise ApiError(404, 10014, "consumer not found")
+    return name
+
+
+def _stored(cfg: ConsumerConfig) -> ConsumerConfig:
+    """A config as the server stores it: without the keys it adds to every response."""
+    from ..config.validate import SERVER_LEVEL_KEY, SERVER_VERSION_KEY
+
+    out = cfg.copy()
+    out.metadata = {k: v for k, v in out.metadata.items()
+                    if k not in (SERVER_VERSION_KEY, SERVER_LEVEL_KEY)}
+    return out
+
+
+def _description(headers: Mapping[str, Any]) -> str:
+    for k, v in headers.items():
+        if k == "Description":
+            return str(v)
+    return ""
 
 
 class LiveConsumers:
     """Consumer verbs over ``self.api`` / ``self.conn`` (LiveJetStream provides them)."""
+
+    if TYPE_CHECKING:  # LiveJetStream's
+        conn: Any
+
+        def api(self, verb: str, doc: Mapping[str, Any] | None = None) -> dict[str, Any]: ...
+
+        def stream_info(self, name: str, **kw: Any) -> Any: ...
+
+        def _paged(self, verb: str, key: str, subject: str | None) -> list[Any]: ...
+
+    # -- what this process delivered: (stream, consumer, stream seq) -> ack subject --------
+    @property
+    def _deliveries(self) -> dict[tuple[str, str, int], str]:
+        got = self.__dict__.get("_live_deliveries")
+        if got is None:
+            got = self.__dict__["_live_deliveries"] = {}
+        return got
+
+    # -- create / update -------------------------------------------------------------------
+    def add_consumer(self, stream: str, config: ConsumerConfig | Mapping[str, Any], *,
+                     action: str = "", pedantic: bool = False) -> LiveConsumerInfo:
+        """``CONSUMER.CREATE`` (create, or with the same name update; ``action`` "create" /
+        "update" narrows it), after jetlink's own checks."""
+        from .jetstream import _name
+
+        cfg = config if isinstance(config, ConsumerConfig) else ConsumerConfig.from_json(
+            dict(config), strict=True)
+        _name(stream)
+        self._check_create(stream, cfg, action=action, pedantic=pedantic)
+        name = cfg.name or cfg.durable_name
+        verb = f"CONSUMER.CREATE.{stream}"
+        if name:
+            verb += f".{name}"
+            if cfg.filter_subject and not cfg.filter_subjects:
+                verb += f".{cfg.filter_subject}"
+        req: dict[str, Any] = {"stream_name": stream, "config": cfg.to_json()}
+        if action:
+            req["action"] = action
+        if pedantic:
+            req["pedantic"] = True
+        return LiveConsumerInfo(self.api(verb, req))
+
+    def _check_create(self, stream: str, cfg: ConsumerConfig, *, action: str,
+                      pedantic: bool) -> None:
+        """The engine's rules for this create (nothing is sent when they refuse): the
+        stream's config read live, and the existing consumers the rules look at (the one
+        of that name; all of them when the stream limits or partitions them)."""
+        from ..config.consumer import check_consumer_create
+
+        scfg = self.stream_info(stream).config
+        name = cfg.name or cfg.durable_name
+        existing: dict[str, ConsumerConfig] = {}
+        if scfg.max_consumers > 0 or scfg.retention == "workqueue":
+            existing = {i.name: _stored(i.config) for i in self.consumers(stream)}
+        elif name and "/" not in name and "\\" not in name:
+            try:
+                existing[name] = _stored(self.consumer_info(stream, name).config)
+            except ApiError as err:
+                if err.err_code != 10014:
+                    raise
+        try:
+            check_consumer_create(scfg, cfg, existing, action=action, pedantic=pedantic)
+        except ApiError as err:
+            if err.err_code != 10074:
+                raise
+            # Replicas > 1: the embedded engine's own limit (one server); a live cluster
+            # takes them, a single live server refuses them itself.
+            check_consumer_create(scfg, cfg.replace(num_replicas=0), existing,
+                                  action=action, pedantic=pedantic)
+
+    # -- read / delete ---------------------------------------------------------------------
+    def consumer_info(self, stream: str, name: str) -> LiveConsumerInfo:
+        from .jetstream import _name
+
+        return LiveConsumerInfo(
+            self.api(f"CONSUMER.INFO.{_name(stream)}.{_consumer_name(name)}"))
+
+    def consumers(self, stream: str) -> list[LiveConsumerInfo]:
+        """Every consumer of ``stream``, by name (CONSUMER.LIST, every page)."""
+        from .jetstream import _name
+
+        docs = self._paged(f"CONSUMER.LIST.{_name(stream)}", "consumers", None)
+        return sorted((LiveConsumerInfo(d) for d in docs), key=lambda i: i.name)
+
+    def consumer_names(self, stream: str) -> list[str]:
+        from .jetstream import _name
+
+        return sorted(self._paged(f"CONSUMER.NAMES.{_name(stream)}", "consumers", None))
+
+    def delete_consumer(self, stream: str, name: str) -> None:
+        from .jetstream import _name
+
+        self.api(f"CONSUMER.DELETE.{_name(stream)}.{_consumer_name(name)}")
+
+    # -- pull ------------------------------------------------------------------------------
+    def fetch(self, stream: str, consumer: str, batch: int = 1) -> list[LiveDeliveredMsg]:
+        """One pull request for up to ``batch`` messages, answered at once (what is
+        deliverable now; never waits for new messages)."""
+        from .jetstream import _name
+
+        _name(stream)
+        _consumer_name(consumer)
+        req: dict[str, Any] = {"batch": max(1, int(batch)), "no_wait": True,
+                               "expires": PULL_EXPIRES}
+        kind, got = self._pull(stream, consumer, req)
+        if kind == "409" and "MaxRequestExpires" in str(got):
+            # The consumer caps pull expiry below ours: ask with its cap.
+            req["expires"] = self.consumer_info(stream, consumer).config.max_expires
+            if req["expires"] <= 0:
+                del req["expires"]
+            kind, got = self._pull(stream, consumer, req)
+        if kind == "503":  # no consumer answers: the server says why (10059 / 10014)
+            self.consumer_info(stream, consumer)
+            raise ApiError(503, 0, f"consumer {stream} > {consumer} does not answer pull "
+                           "requests (no responders)")
+        if kind != "ok":  # the server's status, as the engine raises a refused pull
+            raise ApiError(int(kind) if kind.isdigit() else 500, 0, str(got))
+        out: list[LiveDeliveredMsg] = []
+        from .jetstream import encode_hdrs
+
+        for raw in got:
+            meta = ack_metadata(raw.reply)
+            msg = LiveDeliveredMsg(
+                raw.subject, meta["seq"], meta["ts"], encode_hdrs(raw.headers), raw.data,
+                stream=meta["stream"], consumer=meta["consumer"],
+                consumer_seq=meta["consumer_seq"], num_delivered=meta["num_delivered"],
+                num_pending=meta["num_pending"], ack_subject=raw.reply)
+            self._deliveries[(stream, consumer, msg.seq)] = raw.reply
+            out.append(msg)
+        return out
+
+    def _pull(self, stream: str, consumer: str, req: dict[str, Any]) -> tuple[str, Any]:
+        """Send one pull request; ("ok", messages) or (status, description) for a status
+        other than 404 / 408 (409, 503, ...) that ended it before any message came."""
+        from .client import RawMsg
+
+        subject = f"{self.conn.target.api_prefix}.CONSUMER.MSG.NEXT.{stream}.{consumer}"
+        payload = json.dumps(req, separators=(",", ":")).encode()
+        batch = int(req["batch"])
+        wait = self.conn.timeout + int(req.get("expires", 0)) / 1e9
+
+        async def go(nc: Any) -> tuple[str, Any]:
+            inbox = nc.new_inbox()
+            queue: asyncio.Queue[Any] = asyncio.Queue()
+
+            async def cb(msg: Any) -> None:
+                queue.put_nowait(msg)
+
+            sub = await nc.subscribe(inbox, cb=cb, pending_msgs_limit=1_000_000,
+                                     pending_bytes_limit=512 * 1024 * 1024)
+            out: list[RawMsg] = []
+            try:
+                await nc.publish(subject, payload, reply=inbox)
+                while len(out) < batch:
+                    try:
+                        msg = await asyncio.wait_for(queue.get(), wait)
+                    except asyncio.TimeoutError:
+                        break
+                    h = msg.headers or {}
+                    status = h.get("Status", "")
+                    if status == "100":  # a heartbeat
+                        continue
+                    if status in ("404", "408"):
+                        break
+                    if status:
+                        if out:
+                            break
+                        return status, _description(h) or f"pull request failed ({status})"
+                    out.append(RawMsg(msg.subject, msg.headers, msg.data, msg.reply))
+            finally:
+                await sub.unsubscribe()
+            return "ok", out
+
+        return self.conn.call(go, timeout=wait + 5,
+                              doing=f"CONSUMER.MSG.NEXT {stream} > {consumer}")
+
+    # -- acknowledgements ------------------------------------------------------------------
+    def _reply_to(self, stream: str, consumer: str, seq: int, body: bytes) -> bool:
+        reply = self._deliveries.get((stream, consumer, int(seq)))
+        if reply is None:
+            raise JetlinkError(
+                f"message {seq} of consumer {stream} > {consumer} was not delivered by this "
+                "command: a live server takes acknowledgements only on the reply subject of "
+                "the delivery, which the command that fetched it holds (use consumer next, "
+                "which acknowledges what it fetches unless --no-ack)")
+        timeout = self.conn.timeout
+
+        async def go(nc: Any) -> bool:
+            import nats.errors as ne
+
+            try:  # a request: the server answers once it has applied it
+                await nc.request(reply, body, timeout=timeout)
+            except ne.NoRespondersError:
+                return False
+            return True
+
+        if self.conn.call(go, timeout=timeout + 5, doing=f"acknowledging message {seq}"):
+            return True
+        # Nobody takes it: a consumer that acknowledges nothing (ack policy none), as the
+        # engine answers (False); a consumer or stream gone raises the server's error.
+        self.consumer_info(stream, consumer)
+        return False
+
+    def ack(self, stream: str, consumer: str, seq: int,
+            consumer_seq: int | None = None) -> bool:
+        """``+ACK`` of a message this process fetched (stream sequence ``seq``)."""
+        return self._reply_to(stream, consumer, seq, b"+ACK")
+
+    def nak(self, stream: str, consumer: str, seq: int, *, delay: int | None = None,
+            consumer_seq: int | None = None) -> bool:
+        """``-NAK``: redeliver now, or after ``delay`` ns."""
+        body = b"-NAK"
+        if delay is not None:
+            body += b" " + json.dumps({"delay": int(delay)}).encode()
+        return self._reply_to(stream, consumer, seq, body)
+
+    def term(self, stream: str, consumer: str, seq: int,
+             consumer_seq: int | None = None) -> bool:
+        """``+TERM``: never redeliver it."""
+        return self._reply_to(stream, consumer, seq, b"+TERM")
+
+    def in_progress(self, stream: str, consumer: str, seq: int) -> bool:
+        """``+WPI``: restart its ack wait."""
+        return self._reply_to(stream, consumer, seq, b"+WPI")

@@ -25,7 +25,7 @@ from ..clock import parse_rfc3339_nano
 from ..config.stream import StreamConfig
 from ..errors import ApiError, JetlinkError, NoStreamError, client_error
 from ..messages import PubAck, StoredMsg, StreamState
-from .client import LiveConnection, LiveError, RawMsg, parse_api
+from .client import LiveConnection, LiveError, RawMsg, parse_api, without_envelope
 from .consumers import LiveConsumers
 
 __all__ = ["LiveJetStream", "LiveStreamInfo", "LiveMsg"]
@@ -62,9 +62,11 @@ def state_of(doc: Mapping[str, Any]) -> StreamState:
 
 
 class LiveStreamInfo:
-    """A StreamInfo the server sent: ``to_json()`` is its document as received."""
+    """A StreamInfo the server sent: ``to_json()`` is its document as received (without the
+    response envelope: client.ENVELOPE)."""
 
     def __init__(self, doc: dict[str, Any]) -> None:
+        doc = without_envelope(doc)
         self.doc = doc
         self.config = StreamConfig.from_json(doc.get("config") or {}, strict=False)
         self.state = state_of(doc.get("state") or {})
@@ -441,7 +443,7 @@ class LiveJetStream(LiveConsumers):
 
         for subject, _data, _h in msgs:
             if not is_valid_publish_subject(subject):
-                raise client_error(f"invalid subject {subject!r}", field="subject")
+                raise client_error("nats: invalid subject", field="subject")
         if not msgs:
             return []
         timeout = self.conn.timeout
@@ -516,7 +518,7 @@ class LiveJetStream(LiveConsumers):
         from ..subjects import is_valid_publish_subject
 
         if not is_valid_publish_subject(subject):
-            raise client_error(f"invalid subject {subject!r}", field="subject")
+            raise client_error("nats: invalid subject", field="subject")
         self.conn.publish(subject, bytes(data), headers=flat_headers(headers))
         self._core_published = True
 

@@ -1,0 +1,281 @@
+"""Which live server is in force: natscli's flags, environment and context files, merged.
+
+Per setting, the first that gives it wins: the command line option, the environment
+variable (natscli's names: NATS_URL, NATS_USER, NATS_PASSWORD, NATS_CREDS, NATS_NKEY,
+NATS_CERT, NATS_KEY, NATS_CA, NATS_TIMEOUT), a jetlink context's server settings, the natscli
+context named by ``--nats-context`` / ``NATS_CONTEXT`` / the jetlink context's
+``nats_context``. A live server is in force only when one of them gives a URL; otherwise
+:func:`resolve_target` returns None and the command runs on the embedded engine.
+
+natscli's *selected* context (``nats/context.txt``) is never used on its own: an operator's
+machine set up for natscli must not turn a rehearsal (``make demo``, a drill on the embedded
+engine) into commands against a production server. Name it to use it.
+
+Plain data and the standard library only: resolving runs at every start-up, nats-py is not
+imported here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import JetlinkError, UsageError
+from .target import DEFAULT_TIMEOUT, ServerTarget
+
+__all__ = [
+    "ENV",
+    "NatsContext",
+    "nats_context_dir",
+    "read_nats_context",
+    "resolve_target",
+    "selected_nats_context",
+]
+
+# ServerTarget field -> natscli's environment variable
+ENV: dict[str, str] = {
+    "servers": "NATS_URL",
+    "user": "NATS_USER",
+    "password": "NATS_PASSWORD",
+    "creds": "NATS_CREDS",
+    "nkey": "NATS_NKEY",
+    "tls_cert": "NATS_CERT",
+    "tls_key": "NATS_KEY",
+    "tls_ca": "NATS_CA",
+    "timeout": "NATS_TIMEOUT",
+}
+ENV_CONTEXT = "NATS_CONTEXT"
+# ServerTarget field -> the command line option (for messages and `context show`)
+OPTION: dict[str, str] = {
+    "servers": "--server",
+    "user": "--user",
+    "password": "--password",
+    "creds": "--creds",
+    "nkey": "--nkey",
+    "tls_cert": "--tlscert",
+    "tls_key": "--tlskey",
+    "tls_ca": "--tlsca",
+    "tls_first": "--tlsfirst",
+    "js_domain": "--js-domain",
+    "js_api_prefix": "--js-api-prefix",
+    "inbox_prefix": "--inbox-prefix",
+    "timeout": "--timeout",
+}
+# natscli context file key -> ServerTarget field
+NATS_KEYS: dict[str, str] = {
+    "url": "servers",
+    "user": "user",
+    "password": "password",
+    "token": "token",
+    "creds": "creds",
+    "nkey": "nkey",
+    "cert": "tls_cert",
+    "key": "tls_key",
+    "ca": "tls_ca",
+    "tls_first": "tls_first",
+    "jetstream_domain": "js_domain",
+    "jetstream_api_prefix": "js_api_prefix",
+    "inbox_prefix": "inbox_prefix",
+}
+# jetlink context key -> ServerTarget field (core/contexts.py SERVER_KEYS use these names)
+JETLINK_KEYS: dict[str, str] = {
+    "server": "servers",
+    "user": "user",
+    "password": "password",
+    "creds": "creds",
+    "nkey": "nkey",
+    "tlscert": "tls_cert",
+    "tlskey": "tls_key",
+    "tlsca": "tls_ca",
+    "tlsfirst": "tls_first",
+    "js_domain": "js_domain",
+    "inbox_prefix": "inbox_prefix",
+    "timeout": "timeout",
+}
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+_SCHEMES = ("nats://", "tls://", "ws://", "wss://")
+_HOSTPORT = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:\d{1,5})?")
+
+
+def _config_home(environ: Mapping[str, str]) -> Path:
+    xdg = environ.get("XDG_CONFIG_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg)
+    return Path(environ.get("HOME") or os.path.expanduser("~")) / ".config"
+
+
+def nats_context_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """natscli's context directory: ``$XDG_CONFIG_HOME/nats/context`` (else ~/.config)."""
+    return _config_home(os.environ if environ is None else environ) / "nats" / "context"
+
+
+class NatsContext:
+    """A natscli context file: its name, path and the settings jetlink uses."""
+
+    def __init__(self, name: str, path: Path, settings: dict[str, Any],
+                 description: str = "") -> None:
+        self.name = name
+        self.path = path
+        self.settings = settings  # ServerTarget field -> value
+        self.description = description
+
+
+def selected_nats_context(environ: Mapping[str, str] | None = None) -> str | None:
+    """The name natscli's ``context.txt`` selects (None: none), for `context show`."""
+    env = os.environ if environ is None else environ
+    path = _config_home(env) / "nats" / "context.txt"
+    try:
+        name = path.read_text().strip()
+    except OSError:
+        return None
+    return name or None
+
+
+def read_nats_context(name: str, environ: Mapping[str, str] | None = None) -> NatsContext:
+    """natscli's context NAME (JetlinkError naming the file when missing or broken)."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or name in (".", ".."):
+        raise JetlinkError(f"invalid natscli context name {name!r}: use letters, digits, "
+                           "'_', '-' or '.'", field="nats_context")
+    directory = nats_context_dir(environ)
+    path = directory / f"{name}.json"
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise JetlinkError(f"natscli context {name} not found in {directory}",
+                           field="nats_context") from None
+    except OSError as exc:
+        raise JetlinkError(f"can not read natscli context {path}: {exc.strerror}",
+                           field="nats_context") from None
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise JetlinkError(f"natscli context {path} is not valid JSON: {exc}",
+                           field="nats_context") from None
+    if not isinstance(doc, dict):
+        raise JetlinkError(f"natscli context {path} is not a JSON object", field="nats_context")
+    settings: dict[str, Any] = {}
+    for key, fld in NATS_KEYS.items():
+        value = doc.get(key)
+        if value in (None, "", False):
+            continue
+        if fld == "tls_first":
+            settings[fld] = bool(value)
+            continue
+        if not isinstance(value, str):
+            raise JetlinkError(f"natscli context {path}: {key} must be a string",
+                               field="nats_context")
+        if fld in ("creds", "nkey", "tls_cert", "tls_key", "tls_ca"):
+            value = os.path.expanduser(value)
+        settings[fld] = value
+    description = doc.get("description") if isinstance(doc.get("description"), str) else ""
+    return NatsContext(name, path, settings, description or "")
+
+
+def parse_servers(text: str, where: str) -> tuple[str, ...]:
+    """Comma-separated URLs (natscli's): nats://, tls://, ws://, wss:// or host[:port]
+    (taken as nats://host:port)."""
+    out = []
+    for part in str(text).split(","):
+        url = part.strip()
+        if not url:
+            continue
+        if "://" in url:
+            if not url.startswith(_SCHEMES):
+                raise UsageError(f"invalid server URL {url!r} ({where}): the scheme must be "
+                                   "nats://, tls://, ws:// or wss://", field="server")
+            rest = url.split("://", 1)[1]
+            hostport = rest.rsplit("@", 1)[-1].rstrip("/")
+            if not _HOSTPORT.fullmatch(hostport):
+                raise UsageError(f"invalid server URL {url!r} ({where}): expected "
+                                   "scheme://host[:port]", field="server")
+        else:
+            if not _HOSTPORT.fullmatch(url):
+                raise UsageError(f"invalid server URL {url!r} ({where}): expected a URL "
+                                   "such as nats://host:4222 or host:port", field="server")
+            url = "nats://" + url
+        port = url.rsplit(":", 1)[-1] if url.count(":") >= 2 else ""
+        if port.isdigit() and not 0 < int(port) < 65536:
+            raise UsageError(f"invalid server URL {url!r} ({where}): port must be 1 to 65535",
+                               field="server")
+        out.append(url)
+    if not out:
+        raise UsageError(f"no server URL in {text!r} ({where})", field="server")
+    return tuple(out)
+
+
+def parse_timeout(value: Any, where: str) -> float:
+    """Seconds (a number) or a duration (5s, 1m, 500ms): more than zero."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    else:
+        text = str(value).strip()
+        try:
+            seconds = float(text)
+        except ValueError:
+            from ..durations import parse_duration
+
+            try:
+                seconds = parse_duration(text) / 1e9
+            except (ValueError, JetlinkError):
+                raise UsageError(f"invalid timeout {text!r} ({where}): give seconds or a "
+                                   "duration such as 5s or 500ms", field="timeout") from None
+    if not seconds > 0 or seconds > 3600:
+        raise UsageError(f"invalid timeout {value!r} ({where}): must be more than 0 and at "
+                           "most 1h", field="timeout")
+    return seconds
+
+
+def resolve_target(options: Mapping[str, Any], environ: Mapping[str, str] | None = None,
+                   jetlink_context: Any = None, nats_context: str | None = None,
+                   ) -> ServerTarget | None:
+    """The live server in force (module doc), or None for the embedded engine.
+
+    ``options``: ServerTarget field -> value given on the command line (None: not given);
+    ``jetlink_context``: the jetlink Context in force (or None); ``nats_context``: the
+    natscli context named by ``--nats-context``."""
+    env = os.environ if environ is None else environ
+    layers: list[tuple[str, dict[str, Any]]] = []
+    given = {k: v for k, v in options.items() if v not in (None, False, "")}
+    layers.append(("option", given))
+    layers.append(("env", {fld: env[var] for fld, var in ENV.items() if env.get(var)}))
+    jl_settings: dict[str, Any] = {}
+    jl_nats = None
+    if jetlink_context is not None:
+        for key, fld in JETLINK_KEYS.items():
+            value = getattr(jetlink_context, key, None)
+            if value not in (None, "", False):
+                jl_settings[fld] = value
+        jl_nats = getattr(jetlink_context, "nats_context", None)
+    layers.append((f"jetlink context {getattr(jetlink_context, 'name', '')}", jl_settings))
+    named = nats_context or env.get(ENV_CONTEXT) or jl_nats
+    nctx = read_nats_context(named, env) if named else None
+    if nctx is not None:
+        layers.append((f"natscli context {nctx.name} ({nctx.path})", dict(nctx.settings)))
+
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for label, settings in layers:
+        for fld, value in settings.items():
+            if fld in merged:
+                continue
+            merged[fld] = value
+            if label == "option":
+                sources[fld] = OPTION.get(fld, fld)
+            elif label == "env":
+                sources[fld] = ENV[fld]
+            else:
+                sources[fld] = label
+    if "servers" not in merged:
+        return None
+    where = sources["servers"]
+    servers = merged.pop("servers")
+    servers = parse_servers(servers if isinstance(servers, str) else ",".join(servers), where)
+    timeout = DEFAULT_TIMEOUT
+    if "timeout" in merged:
+        timeout = parse_timeout(merged.pop("timeout"), sources["timeout"])
+    return ServerTarget(servers=servers, origin=where, timeout=timeout, sources=sources,
+                        **merged)
