@@ -26,6 +26,8 @@ HELP_FORBIDDEN = (
     "starlette",
     "uvicorn",
     "jetlink.sparkops",
+    "nats",
+    "jetlink.core.live.client",
 )
 CORE_FORBIDDEN = (
     "typer", "click", "rich", "textual", "httpx", "starlette", "uvicorn", "pyspark", "jetlink.cli",
@@ -96,3 +98,26 @@ def test_root_help_imports_no_command_module():
     names, proc = imported_modules(["-m", "jetlink.cli.main", "--help"])
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert sorted(n for n in names if n in {f"jetlink.cli.{m}" for m in COMMAND_MODULES}) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["stream", "ls"], ["kv", "ls"], ["pub", "x.y", "hello"], ["consumer", "ls", "S"]],
+    ids=" ".join,
+)
+def test_embedded_verbs_never_import_the_live_client(argv, tmp_path):
+    # nats-py is imported only when a server is in force: the embedded engine's verbs pay
+    # nothing for the live client (issue 18).
+    env_free = ["-c", "import os, sys; [os.environ.pop(k, None) for k in list(os.environ) "
+                "if k.startswith(('NATS_', 'JETLINK_'))]; sys.argv = ['jetlink', '--data-dir', "
+                f"{str(tmp_path)!r}, *{argv!r}]; from jetlink.cli.main import run; run()"]
+    names, proc = imported_modules(env_free)
+    assert "jetlink.cli.main" in names  # the measurement itself works
+    assert offenders(names, ("nats", "jetlink.core.live.client", "jetlink.core.live.jetstream")) == []
+
+
+def test_a_server_in_force_imports_the_live_client():
+    names, proc = imported_modules(["-m", "jetlink.cli.main", "--server", "nats://127.0.0.1:1",
+                                    "stream", "ls"])
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "nats" in names and "jetlink.core.live.client" in names
