@@ -122,6 +122,19 @@ def open_jetstream(app: App) -> JetStreamAPI:
     return JetStream(data_dir(app).open(app.cluster), make_clock())
 
 
+def open_kv(app: App) -> Any:
+    """The KV API (core/kv.py KV) over the same choice as :func:`open_jetstream`: the live
+    server's domains, else the data directory's clusters addressed from ``--cluster``."""
+    from jetlink.core.kv import KV
+
+    if getattr(app, "target", None) is not None:
+        from jetlink.core.live.jetstream import LiveDomains
+
+        return KV.over(LiveDomains(live_jetstream(app)), app.target.js_domain or "")
+    # make_clock looked up at each call: tests replace it with a manual clock
+    return KV(data_dir(app), app.cluster, make_clock())
+
+
 _LIVE_KEY = "jetlink.live"
 
 

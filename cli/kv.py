@@ -34,7 +34,7 @@ import typer
 
 from jetlink.cli import common, output
 from jetlink.cli.app import App
-from jetlink.cli.common import data_dir, usage
+from jetlink.cli.common import usage
 from jetlink.cli.options import JsonOption, force_option
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -191,11 +191,8 @@ SourceOption = Annotated[
 
 
 def open_kv(app: App) -> KV:
-    """The KV API of the data directory, addressed from ``--cluster``."""
-    from jetlink.core.kv import KV
-
-    # common.make_clock looked up at each call: tests replace it with a manual clock
-    return KV(data_dir(app), app.cluster, common.make_clock())
+    """The KV API the command acts on (cli/common.py open_kv)."""
+    return common.open_kv(app)
 
 
 def open_bucket(app: App, bucket: str) -> KeyValue:

@@ -20,7 +20,7 @@ import os
 import sqlite3
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from . import headers as H
 from . import streams as S
@@ -367,6 +367,26 @@ class JetStream:
                     yield msg
             cursor = batch[-1][1] + 1
 
+    def last_msgs(self, name: str, patterns: Iterable[str]) -> list[StoredMsg]:
+        """The latest message of every subject matching ``patterns``, by sequence (what a
+        consumer delivering last-per-subject starts with: KV keys and watchers)."""
+        with self.read() as (conn, catalog):
+            d = self._find(catalog, name)
+            seqs: set[int] = set()
+            for pat in patterns:
+                for _sid, n, _first, last, _subject in S.matching_subjects(conn, d.id, pat):
+                    if n > 0:
+                        seqs.add(last)
+            msgs = [S.load_msg(conn, d.id, seq) for seq in sorted(seqs)]
+        return [m for m in msgs if m is not None]
+
+    def tail(self, name: str, patterns: Sequence[str], after_seq: int) -> "Tail":
+        """New messages of ``name`` matching ``patterns`` stored after ``after_seq``, as they
+        come (KV watchers): ``next(timeout)``, ``close()``."""
+        with self.read() as (_conn, catalog):
+            self._find(catalog, name)
+        return Tail(self, name, list(patterns), after_seq)
+
     # --- publish ----------------------------------------------------------------------------
     def publish(self, subject: str, data: bytes = b"",
                 headers: Mapping[str, Any] | None = None) -> PubAck | None:
@@ -639,6 +659,44 @@ class _CoreFanout:
         if last % 256 < len(self.rows) or len(self.rows) >= 256:
             conn.execute("DELETE FROM core_msgs WHERE id <= ?", (last - CORE_KEEP,))
         self.rows = []
+
+
+class Tail:
+    """Messages stored after a sequence, polled from the store (JetStream.tail)."""
+
+    POLL_S = 0.05
+
+    def __init__(self, js: JetStream, name: str, patterns: list[str], after_seq: int) -> None:
+        self._js, self._name, self._patterns = js, name, patterns
+        self._cursor = after_seq
+        self._queue: list[StoredMsg] = []
+        self._closed = False
+
+    def _poll(self) -> None:
+        js = self._js
+        with js.read() as (conn, catalog):
+            d = js._find(catalog, self._name)
+            found = S.next_msgs(conn, d.id, self._cursor + 1, self._patterns, 1000)
+        for msg in found:
+            self._cursor = max(self._cursor, msg.seq)
+            self._queue.append(msg)
+
+    def next(self, timeout: float | None = 1.0) -> StoredMsg | None:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._queue:
+            if self._closed:
+                return None
+            self._poll()
+            if self._queue:
+                break
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
+            time.sleep(self.POLL_S if deadline is None else
+                       max(0.0, min(self.POLL_S, deadline - time.monotonic())))
+        return self._queue.pop(0)
+
+    def close(self) -> None:
+        self._closed = True
 
 
 class Subscription:

@@ -66,7 +66,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import headers as H
-from . import streams as S
 from .clock import Clock, SystemClock
 from .config.kv import (
     KV_STREAM_PREFIX,
@@ -113,7 +112,6 @@ MARKER_REASON = "Nats-Marker-Reason"
 EXPECTED_LAST_SUBJECT_SEQ = "Nats-Expected-Last-Subject-Sequence"
 ROLLUP = "Nats-Rollup"
 MSG_TTL = "Nats-TTL"
-WATCH_POLL_S = 0.05
 
 
 class ReadOnlyError(JetlinkError):
@@ -290,25 +288,52 @@ def _mirror_filter(src: StreamSource) -> SubjectFilter | None:
 # --------------------------------------------------------------------------- management
 
 
-class KV:
-    """The KV API of a data directory, addressed from ``cluster``."""
+class Clusters:
+    """Where KV finds the JetStream API of a cluster: the addressed one and the others its
+    mirrors and aggregates name. The embedded engine's clusters are the databases of a data
+    directory; a live server's are its JetStream domains (jetlink.core.live.jetstream
+    ``LiveDomains``)."""
 
-    def __init__(self, datadir: DataDir, cluster: str, clock: Clock | None = None) -> None:
+    def __init__(self, datadir: DataDir, clock: Clock) -> None:
+        self.datadir = datadir
+        self.clock = clock
+
+    def js(self, name: str, *, here: bool) -> Any:
+        return JetStream(self.datadir.open(name, create_local=here), self.clock)
+
+    def has_cluster(self, name: str) -> bool:
+        return self.datadir.has_cluster(name)
+
+    def is_down(self, name: str) -> bool:
+        return self.datadir.is_down(name)
+
+
+class KV:
+    """The KV API of a data directory (or a live server: :meth:`over`), addressed from
+    ``cluster``."""
+
+    def __init__(self, datadir: DataDir | None, cluster: str, clock: Clock | None = None, *,
+                 clusters: Any = None) -> None:
         self.datadir = datadir
         self.cluster = cluster
         self.clock: Clock = clock or SystemClock()
-        self._js: dict[str, JetStream] = {}
+        self.clusters = clusters if clusters is not None else Clusters(datadir, self.clock)
+        self._js: dict[str, Any] = {}
 
-    def js(self, cluster: str | None = None) -> JetStream:
+    @classmethod
+    def over(cls, clusters: Any, cluster: str) -> KV:
+        """KV over another provider of clusters (a live server's domains)."""
+        return cls(None, cluster, clusters=clusters)
+
+    def js(self, cluster: str | None = None) -> Any:
         """The JetStream API of ``cluster`` (default: the addressed one). A cluster taken
         down refuses KV traffic that would cross into it."""
         name = cluster or self.cluster
-        if name != self.cluster and self.datadir.is_down(name):
+        if name != self.cluster and self.clusters.is_down(name):
             raise JetlinkError(f"cluster {name} is down", field="cluster")
         js = self._js.get(name)
         if js is None:
-            js = JetStream(self.datadir.open(name, create_local=name == self.cluster),
-                           self.clock)
+            js = self.clusters.js(name, here=name == self.cluster)
             self._js[name] = js
         return js
 
@@ -374,7 +399,7 @@ class KV:
         allow_direct (seed 002 "Creation of Mirrors")."""
         src = cfg.filter_source()
         ocluster = _origin_cluster(src, self.cluster)
-        if not self.datadir.has_cluster(ocluster):
+        if not self.clusters.has_cluster(ocluster):
             raise JetlinkError(f"cluster {ocluster} not found", field="mirror_domain")
         try:
             origin = self.js(ocluster).stream_info(cfg.origin_stream).config
@@ -640,17 +665,12 @@ class KeyValue:
 
     def _last_per_subject(self, patterns: Sequence[str]) -> list[StoredMsg]:
         """The latest message of every subject matching ``patterns``, in sequence order."""
-        with self.js.read() as (conn, catalog):
-            d = catalog.by_name.get(self.stream)
-            if d is None:
-                raise bucket_not_found(self.name)
-            seqs: set[int] = set()
-            for pat in patterns:
-                for _sid, n, _first, last, _subject in S.matching_subjects(conn, d.id, pat):
-                    if n > 0:
-                        seqs.add(last)
-            msgs = [S.load_msg(conn, d.id, seq) for seq in sorted(seqs)]
-        return [m for m in msgs if m is not None]
+        try:
+            return list(self.js.last_msgs(self.stream, patterns))
+        except ApiError as err:
+            if err.err_code == 10059:
+                raise bucket_not_found(self.name) from None
+            raise
 
     def status(self) -> KVStatus:
         return _status(self.name, self.js.stream_info(self.stream))
@@ -684,12 +704,12 @@ class Watcher:
         self._meta_only = meta_only
         self._queue: list[Entry | _EndOfInitialData] = []
         self._stopped = False
-        with kv.js.read() as (conn, catalog):
-            d = catalog.by_name.get(kv.stream)
-            if d is None:
-                raise bucket_not_found(kv.name)
-            self._cursor = conn.execute("SELECT last_seq FROM streams WHERE id = ?",
-                                        (d.id,)).fetchone()[0]
+        try:
+            self._cursor = kv.js.stream_info(kv.stream).state.last_seq
+        except ApiError as err:
+            if err.err_code == 10059:
+                raise bucket_not_found(kv.name) from None
+            raise
         initial: list[StoredMsg] = []
         if include_history:
             initial = [m for m in kv.js.messages(kv.stream, start_seq=1)
@@ -700,6 +720,8 @@ class Watcher:
         for i, msg in enumerate(initial):
             self._offer(msg, n - 1 - i)
         self._queue.append(END_OF_INITIAL_DATA)
+        # what is stored from now on (the engine polls its store; a live server pushes)
+        self._tail = kv.js.tail(kv.stream, patterns, self._cursor)
 
     def _offer(self, msg: StoredMsg, delta: int) -> None:
         entry = self._kv._entry(msg, delta, meta_only=self._meta_only)
@@ -707,29 +729,17 @@ class Watcher:
             return
         self._queue.append(entry)
 
-    def _poll(self) -> None:
-        kv = self._kv
-        with kv.js.read() as (conn, catalog):
-            d = catalog.by_name.get(kv.stream)
-            if d is None:
-                raise bucket_not_found(kv.name)
-            found = S.next_msgs(conn, d.id, self._cursor + 1, self._patterns, 1000)
-        for msg in found:
-            self._cursor = max(self._cursor, msg.seq)
-            self._offer(msg, 0)
-
     def next(self, timeout: float | None = 1.0) -> Entry | _EndOfInitialData | None:
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self._queue:
             if self._stopped:
                 return None
-            self._poll()
-            if self._queue:
-                break
-            if deadline is not None and time.monotonic() >= deadline:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            msg = self._tail.next(left)
+            if msg is not None:
+                self._offer(msg, 0)
+            elif deadline is not None and time.monotonic() >= deadline:
                 return None
-            time.sleep(WATCH_POLL_S if deadline is None else
-                       max(0.0, min(WATCH_POLL_S, deadline - time.monotonic())))
         return self._queue.pop(0)
 
     def __iter__(self) -> Iterator[Entry | _EndOfInitialData]:
@@ -741,3 +751,4 @@ class Watcher:
 
     def stop(self) -> None:
         self._stopped = True
+        self._tail.close()

@@ -181,10 +181,11 @@ class LiveConnection:
             "pending_size": 64 * 1024 * 1024,
             "flusher_queue_size": 65536,
         }
-        if t.user:
+        if t.user and t.password:
             kw["user"] = t.user
-        if t.password:
             kw["password"] = t.password
+        elif t.user:  # natscli: a user without a password is a token
+            kw["token"] = t.user
         if t.token:
             kw["token"] = t.token
         creds = _file(t.creds, "--creds")
@@ -217,24 +218,27 @@ class LiveConnection:
         return self.run(go(), timeout=wait + _GRACE, doing=doing or f"request to {subject}")
 
     def api(self, verb: str, doc: Mapping[str, Any] | None = None, *,
-            timeout: float | None = None) -> dict[str, Any]:
+            timeout: float | None = None, prefix: str | None = None) -> dict[str, Any]:
         """A JetStream API request (``<prefix>.<verb>``): the server's document, or its
         ``error`` as an ApiError."""
         import nats.errors as ne
 
-        subject = f"{self.target.api_prefix}.{verb}"
+        subject = f"{prefix or self.target.api_prefix}.{verb}"
         payload = b"" if doc is None else json.dumps(doc, separators=(",", ":")).encode()
         try:
             msg = self.request(subject, payload, timeout=timeout, doing=verb_doing(verb))
         except LiveError as err:
             if "no responders" in err.description:
-                raise self.no_jetstream() from None
+                raise self.no_jetstream(prefix) from None
             raise
         del ne
         return parse_api(msg.data)
 
-    def no_jetstream(self) -> LiveError:
+    def no_jetstream(self, prefix: str | None = None) -> LiveError:
         t = self.target
+        if prefix and prefix != t.api_prefix:
+            return LiveError(f"JetStream API {prefix} does not answer on {t.url}: is that "
+                             "domain joined to this server? (no responders)", field="js_domain")
         if t.js_domain or t.js_api_prefix:
             where = (f"domain {t.js_domain}" if t.js_domain else f"API prefix {t.js_api_prefix}")
             return LiveError(f"JetStream {where} does not answer on {t.url}: check --js-domain "
@@ -276,7 +280,7 @@ class LiveConnection:
                                            pending_bytes_limit=256 * 1024 * 1024)
 
         sub = self.run(go(), doing=f"subscribing to {subject}")
-        return LiveSubscription(self, sub, q)
+        return LiveSubscription(self, sub, q, subject)
 
     # -- the end ---------------------------------------------------------------------------
     @property
@@ -322,7 +326,9 @@ class LiveConnection:
 class LiveSubscription:
     """Messages of one subscription, taken with :meth:`next`."""
 
-    def __init__(self, conn: LiveConnection, sub: Any, queue: asyncio.Queue[RawMsg]) -> None:
+    def __init__(self, conn: LiveConnection, sub: Any, queue: asyncio.Queue[RawMsg],
+                 subject: str = "") -> None:
+        self.subject = subject
         self._conn = conn
         self._sub = sub
         self._queue = queue

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..clock import parse_rfc3339_nano
@@ -26,6 +26,7 @@ from ..config.stream import StreamConfig
 from ..errors import ApiError, JetlinkError, NoStreamError, client_error
 from ..messages import PubAck, StoredMsg, StreamState
 from .client import LiveConnection, LiveError, RawMsg, parse_api, without_envelope
+from .target import api_prefix_for
 from .consumers import LiveConsumers
 
 __all__ = ["LiveJetStream", "LiveStreamInfo", "LiveMsg"]
@@ -33,6 +34,9 @@ __all__ = ["LiveJetStream", "LiveStreamInfo", "LiveMsg"]
 PAGE = 256  # STREAM.LIST / NAMES page size (the server's)
 DIRECT_BATCH = 1000  # messages per batched direct get
 PUB_WINDOW = 1024  # outstanding publishes awaiting their acks
+MULTI_LAST_MAX = 100_000  # messages one multi_last direct get may return
+TAIL_HEARTBEAT_NS = 5_000_000_000
+TAIL_INACTIVE_NS = 300_000_000_000
 
 
 def _ts(text: Any) -> int:
@@ -178,8 +182,9 @@ def _ack_of(data: bytes, subject: str) -> PubAck | JetlinkError:
 class LiveJetStream(LiveConsumers):
     """JetStream on a live server, through one :class:`LiveConnection`."""
 
-    def __init__(self, conn: LiveConnection) -> None:
+    def __init__(self, conn: LiveConnection, *, api_prefix: str | None = None) -> None:
         self.conn = conn
+        self.api_prefix = api_prefix or conn.target.api_prefix
         self._direct: dict[str, bool] = {}
 
     @property
@@ -187,7 +192,7 @@ class LiveJetStream(LiveConsumers):
         return self.conn.target.url
 
     def api(self, verb: str, doc: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        return self.conn.api(verb, doc)
+        return self.conn.api(verb, doc, prefix=self.api_prefix)
 
     def close(self) -> None:
         """Flush what core publishes left in the client's buffer, then close."""
@@ -364,7 +369,7 @@ class LiveJetStream(LiveConsumers):
 
     def _direct_batch(self, name: str, req: dict[str, Any]) -> list[LiveMsg]:
         """One batched DIRECT.GET: the messages, until the end-of-batch status (204)."""
-        subject = f"{self.conn.target.api_prefix}.DIRECT.GET.{name}"
+        subject = f"{self.api_prefix}.DIRECT.GET.{name}"
         payload = json.dumps(req).encode()
         timeout = self.conn.timeout
         self._pending_zero = True
@@ -405,9 +410,20 @@ class LiveJetStream(LiveConsumers):
             raise self.conn.no_jetstream() from None
 
     def last_msgs(self, name: str, patterns: Iterable[str]) -> list[LiveMsg]:
-        """The latest message of every subject matching ``patterns`` (by sequence)."""
+        """The latest message of every subject matching ``patterns`` (by sequence): one
+        batched DIRECT.GET with ``multi_last`` when the stream allows direct gets (KV
+        streams do), else the subjects' counts and one last_by_subj get each."""
+        pats = list(patterns)
+        if self._allows_direct(name):
+            try:
+                msgs = self._direct_batch(name, {"multi_last": pats, "batch": MULTI_LAST_MAX})
+                if len(msgs) < MULTI_LAST_MAX:
+                    return sorted(msgs, key=lambda m: m.seq)
+            except ApiError as err:  # e.g. 413 too many results: the slow way below
+                if err.err_code:
+                    raise
         counts: dict[str, int] = {}
-        for pat in patterns:
+        for pat in pats:
             counts.update(self.subjects(name, pat))
         out: list[LiveMsg] = []
         for subject in counts:
@@ -417,6 +433,39 @@ class LiveJetStream(LiveConsumers):
                 if err.err_code != 10037:
                     raise
         return sorted(out, key=lambda m: m.seq)
+
+    def tail(self, name: str, patterns: Sequence[str], after_seq: int) -> LiveTail:
+        """Messages stored after ``after_seq`` matching ``patterns``, pushed by an ordered
+        (ephemeral, no acks, flow-controlled) consumer as they are stored."""
+        sub = self.conn.subscribe(self.conn.new_inbox())
+        cfg: dict[str, Any] = {
+            "deliver_subject": sub.subject,
+            "deliver_policy": "by_start_sequence",
+            "opt_start_seq": int(after_seq) + 1,
+            "ack_policy": "none",
+            "max_deliver": 1,
+            "replay_policy": "instant",
+            "flow_control": True,
+            "idle_heartbeat": TAIL_HEARTBEAT_NS,
+            "inactive_threshold": TAIL_INACTIVE_NS,
+            "mem_storage": True,
+            "num_replicas": 1,
+        }
+        pats = list(patterns)
+        if len(pats) == 1:
+            cfg["filter_subject"] = pats[0]
+        elif pats:
+            cfg["filter_subjects"] = pats
+        try:
+            doc = self.api(f"CONSUMER.CREATE.{_name(name)}", {"stream_name": name, "config": cfg})
+        except BaseException:
+            sub.close()
+            raise
+        return LiveTail(self, name, str(doc.get("name", "")), sub)
+
+    def in_domain(self, domain: str) -> LiveJetStream:
+        """The JetStream API of another domain, over the same connection."""
+        return LiveJetStream(self.conn, api_prefix=api_prefix_for(domain))
 
     # -- publish / subscribe ---------------------------------------------------------------
     def publish(self, subject: str, data: bytes = b"",
@@ -543,6 +592,61 @@ class LiveCoreSubscription:
 
     def close(self) -> None:
         self._sub.close()
+
+
+class LiveTail:
+    """What an ordered consumer pushes (LiveJetStream.tail): ``next(timeout)`` gives the
+    next stored message (flow control answered, heartbeats skipped), ``close()`` deletes
+    the consumer."""
+
+    def __init__(self, js: LiveJetStream, stream: str, consumer: str, sub: Any) -> None:
+        self._js, self._stream, self._consumer, self._sub = js, stream, consumer, sub
+
+    def next(self, timeout: float | None = 1.0) -> LiveMsg | None:
+        import time
+
+        from .consumers import ack_metadata
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            raw = self._sub.next(left)
+            if raw is None:
+                return None
+            if raw.status:  # 100: a heartbeat, or flow control (answered on its reply)
+                if raw.reply:
+                    self._js.conn.publish(raw.reply, b"")
+                if deadline is not None and time.monotonic() >= deadline:
+                    return None
+                continue
+            meta = ack_metadata(raw.reply)
+            return LiveMsg(subject=raw.subject, seq=meta["seq"], ts=meta["ts"],
+                           hdr=encode_hdrs(raw.headers), data=raw.data)
+
+    def close(self) -> None:
+        self._sub.close()
+        if self._consumer:
+            try:
+                self._js.api(f"CONSUMER.DELETE.{self._stream}.{self._consumer}")
+            except JetlinkError:
+                pass  # gone already, or the server is: it expires on its own
+
+
+class LiveDomains:
+    """KV's clusters on a live server (core/kv.py Clusters): the JetStream domains reached
+    through one connection; the addressed one is the target's own."""
+
+    def __init__(self, js: LiveJetStream) -> None:
+        self._js = js
+
+    def js(self, name: str, *, here: bool) -> LiveJetStream:
+        return self._js if here or not name else self._js.in_domain(name)
+
+    def has_cluster(self, name: str) -> bool:
+        return True  # a domain that does not answer is the API's own error
+
+    def is_down(self, name: str) -> bool:
+        return False
 
 
 class _NoDirect(Exception):
