@@ -1,0 +1,157 @@
+"""`jetlink kv ...` on real nats-servers: buckets, entries and their errors, watchers fed by
+an ordered consumer, KV mirrors across JetStream domains (leafnode), aggregates."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+from helpers import runner
+
+from jetlink.cli.main import app
+
+
+@pytest.fixture
+def kv(live, monkeypatch):
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+
+    def run(*args, server=None, input=None):
+        return runner.invoke(app, ["--server", server or live.url, *args], input=input,
+                             prog_name="jetlink")
+
+    run.server = live
+    return run
+
+
+def ok(res):
+    assert res.exit_code == 0, (res.exit_code, res.stdout, res.stderr)
+    return res
+
+
+def doc(res):
+    return json.loads(ok(res).stdout)
+
+
+def test_bucket_life(kv, live):
+    status = doc(kv("kv", "add", "CONFIG", "--history", "5", "-j"))
+    assert status["bucket"] == "CONFIG" and status["history"] == 5
+    # the server holds the stream a client would have made
+    cfg = live.client().stream_info("KV_CONFIG")["config"]
+    assert cfg["subjects"] == ["$KV.CONFIG.>"] and cfg["max_msgs_per_subject"] == 5
+    assert cfg["allow_direct"] is True and cfg["allow_rollup_hdrs"] is True
+    assert doc(kv("kv", "put", "CONFIG", "a", "1", "-j"))["revision"] == 1
+    assert doc(kv("kv", "put", "CONFIG", "a", "2", "-j"))["revision"] == 2
+    got = doc(kv("kv", "get", "CONFIG", "a", "-j"))
+    assert (got["key"], got["revision"], got["operation"]) == ("a", 2, "PUT")
+    assert ok(kv("kv", "get", "CONFIG", "a", "--raw")).stdout == "2"
+    # create on an existing key: the server's 10071 with the client's text
+    res = kv("kv", "create", "CONFIG", "a", "x", "-j")
+    assert res.exit_code == 1
+    assert json.loads(res.stdout) == {"error": {"code": 400, "err_code": 10071,
+                                                "description": "key exists"}}
+    # update with a stale revision: the server's own answer
+    res = kv("kv", "update", "CONFIG", "a", "x", "1", "-j")
+    assert json.loads(res.stdout)["error"]["err_code"] == 10071
+    assert doc(kv("kv", "update", "CONFIG", "a", "3", "2", "-j"))["revision"] == 3
+    ok(kv("kv", "del", "CONFIG", "a", "-f"))
+    res = kv("kv", "get", "CONFIG", "a", "-j")
+    assert json.loads(res.stdout)["error"]["err_code"] == 10037
+    # create after a delete is allowed
+    assert doc(kv("kv", "create", "CONFIG", "a", "again", "-j"))["revision"] == 5
+    hist = doc(kv("kv", "history", "CONFIG", "a", "-j"))
+    assert [(h["revision"], h["operation"]) for h in hist] == [
+        (1, "PUT"), (2, "PUT"), (3, "PUT"), (4, "DEL"), (5, "PUT")]
+    assert doc(kv("kv", "revert", "CONFIG", "a", "1", "-f", "-j"))["revision"] == 6
+    assert ok(kv("kv", "get", "CONFIG", "a", "--raw")).stdout == "1"
+    ok(kv("kv", "purge", "CONFIG", "a", "-f"))
+    assert doc(kv("kv", "history", "CONFIG", "a", "-j"))[0]["operation"] == "PURGE"
+    ok(kv("kv", "rm", "CONFIG", "-f"))
+    res = kv("kv", "info", "CONFIG", "-j")
+    assert json.loads(res.stdout)["error"]["err_code"] == 10059
+
+
+def test_keys_with_filters(kv):
+    ok(kv("kv", "add", "K"))
+    for key in ("app.a", "app.b", "db.x", "gone"):
+        ok(kv("kv", "put", "K", key, "v"))
+    ok(kv("kv", "del", "K", "gone", "-f"))
+    assert doc(kv("kv", "keys", "K", "-j")) == ["app.a", "app.b", "db.x"]
+    assert doc(kv("kv", "keys", "K", "app.*", "-j")) == ["app.a", "app.b"]
+
+
+def test_watch_initial_data_then_updates(kv, live):
+    ok(kv("kv", "add", "W"))
+    ok(kv("kv", "put", "W", "a", "1"))
+    ok(kv("kv", "put", "W", "b", "2"))
+
+    def later():
+        time.sleep(0.5)
+        live.client().js_publish("$KV.W.c", b"3")
+
+    threading.Thread(target=later, daemon=True).start()
+    res = ok(kv("kv", "watch", "W", "--count", "3", "--timeout", "10s", "-j"))
+    lines = [json.loads(x) for x in res.stdout.splitlines()]
+    entries = [x for x in lines if "key" in x]
+    assert [(e["key"], e["revision"], e["delta"]) for e in entries] == [
+        ("a", 1, 1), ("b", 2, 0), ("c", 3, 0)]
+    assert {"end_of_initial_data": True} in lines
+    # the watcher's consumer is gone afterwards
+    assert live.client().api("CONSUMER.NAMES.KV_W").get("consumers") in ([], None)
+
+
+def test_watch_empty_bucket_times_out_cleanly(kv):
+    ok(kv("kv", "add", "E"))
+    res = ok(kv("kv", "watch", "E", "--timeout", "300ms", "-j"))
+    assert [json.loads(x) for x in res.stdout.splitlines()] == [{"end_of_initial_data": True}]
+
+
+def test_aggregate_of_two_buckets(kv, live):
+    ok(kv("kv", "add", "A"))
+    ok(kv("kv", "add", "B"))
+    ok(kv("kv", "put", "A", "a1", "x"))
+    ok(kv("kv", "put", "B", "b1", "y"))
+    status = doc(kv("kv", "add", "ALL", "--source", "A", "--source", "B", "-j"))
+    assert status["kind"] == "aggregate" and status["read_only"] is True
+    deadline = time.monotonic() + 10
+    while doc(kv("kv", "keys", "ALL", "-j")) != ["a1", "b1"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    res = kv("kv", "put", "ALL", "z", "1")
+    assert res.exit_code == 1 and "read-only aggregate" in res.stderr
+
+
+def test_kv_mirror_across_domains(live_domains, monkeypatch):
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+    hub = live_domains.hub.url
+
+    def west(*args):
+        return runner.invoke(app, ["--server", hub, "--js-domain", "west", *args],
+                             prog_name="jetlink")
+
+    def east(*args):
+        return runner.invoke(app, ["--server", hub, "--js-domain", "east", *args],
+                             prog_name="jetlink")
+
+    ok(west("kv", "add", "CONFIG"))
+    ok(west("kv", "put", "CONFIG", "k", "v1"))
+    status = doc(east("kv", "add", "CONFIG_EAST", "--mirror", "CONFIG", "--mirror-domain",
+                      "west", "-j"))
+    assert status["kind"] == "mirror"
+    cfg = status["stream_info"]["config"]
+    assert cfg["mirror"]["external"]["api"] == "$JS.west.API"
+    deadline = time.monotonic() + 10
+    while True:
+        res = east("kv", "get", "CONFIG_EAST", "k", "--raw")
+        if res.exit_code == 0 and res.stdout == "v1":
+            break
+        assert time.monotonic() < deadline, (res.stdout, res.stderr)
+        time.sleep(0.1)
+    res = east("kv", "put", "CONFIG_EAST", "k", "v2")
+    assert res.exit_code == 1 and "read-only mirror" in res.stderr
+    # an origin bucket that does not exist in its domain: refused before anything is made
+    res = east("kv", "add", "NOPE_EAST", "--mirror", "NOPE", "--mirror-domain", "west", "-j")
+    assert res.exit_code == 1
+    assert json.loads(res.stdout)["error"]["err_code"] == 10059
+    assert "NOPE_EAST" not in json.dumps(doc(east("stream", "ls", "--names", "-j")))
