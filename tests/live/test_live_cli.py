@@ -1,0 +1,218 @@
+"""The CLI on real nats-servers: connection problems as one line (exit 1, no traceback),
+refused configs with jetlink's and the server's codes, R3 streams on a cluster, mirrors and
+sources across domains, pub / sub, embedded-only verbs refused."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from helpers import runner
+
+from jetlink.cli.main import app
+
+
+@pytest.fixture(autouse=True)
+def no_terminal(monkeypatch):
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+
+
+def jl(server, *args):
+    return runner.invoke(app, ["--server", server, *args], prog_name="jetlink")
+
+
+def ok(res):
+    assert res.exit_code == 0, (res.exit_code, res.stdout, res.stderr)
+    return res
+
+
+def doc(res):
+    return json.loads(ok(res).stdout)
+
+
+def one_line_error(res, pattern):
+    import re
+
+    assert res.exit_code == 1, (res.exit_code, res.stdout, res.stderr)
+    assert "Traceback" not in res.stderr + res.stdout
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert re.search(pattern, lines[0]), lines[0]
+
+
+# -- connection problems ----------------------------------------------------------------------
+
+
+def test_refused():
+    one_line_error(jl("nats://127.0.0.1:1", "stream", "ls"),
+                   r"^jetlink: error: connecting: could not connect to nats://127.0.0.1:1: "
+                   r"connection refused$")
+
+
+def test_refused_json():
+    res = jl("nats://127.0.0.1:1", "stream", "ls", "-j")
+    assert res.exit_code == 1
+    assert json.loads(res.stdout) == {"error": {"description": "connecting: could not connect "
+                                                "to nats://127.0.0.1:1: connection refused"}}
+
+
+def test_wrong_credentials(live_auth):
+    res = runner.invoke(app, ["--server", live_auth.url, "--user", "ops", "--password", "nope",
+                              "stream", "ls"], prog_name="jetlink")
+    one_line_error(res, r"authorization violation")
+    res = runner.invoke(app, ["--server", live_auth.url, "--user", "ops", "--password",
+                              "s3cret", "stream", "ls"], prog_name="jetlink")
+    ok(res)
+
+
+def test_credentials_from_the_environment(live_auth, monkeypatch):
+    monkeypatch.setenv("NATS_URL", live_auth.url)
+    monkeypatch.setenv("NATS_USER", "ops")
+    monkeypatch.setenv("NATS_PASSWORD", "s3cret")
+    assert doc(runner.invoke(app, ["stream", "ls", "-j"], prog_name="jetlink")) == []
+
+
+def test_tls_only_server(live_tls):
+    plain = live_tls.url.replace("tls://", "nats://")
+    res = jl(plain, "stream", "ls")
+    assert res.exit_code == 1 and "Traceback" not in res.stderr
+    ok(runner.invoke(app, ["--server", live_tls.url, "--tlsca", live_tls.ca_file, "stream",
+                           "ls"], prog_name="jetlink"))
+
+
+def test_no_jetstream_domain(live):
+    res = runner.invoke(app, ["--server", live.url, "--js-domain", "nowhere", "stream", "ls"],
+                        prog_name="jetlink")
+    one_line_error(res, r"JetStream domain nowhere does not answer")
+
+
+def test_server_killed_mid_command(nats_fresh):
+    """A `pub --count` running while its server is killed: one line, exit 1."""
+    ok(jl(nats_fresh.url, "stream", "add", "S", "--subjects", "s.>", "--defaults"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jetlink.cli", "--server", nats_fresh.url, "pub", "s.x", "body",
+         "--count", "5000000", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    time.sleep(1.5)
+    nats_fresh.kill()
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, (out, err)
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "lost the connection" in err or "could not connect" in err or "timed out" in err
+
+
+def test_embedded_only_verbs_refuse(live):
+    for args in (["replicate"], ["cluster", "ls"], ["cluster", "down", "x"], ["topic", "ls"],
+                 ["stream", "promote", "S", "-f"]):
+        res = jl(live.url, *args)
+        one_line_error(res, r"works on the embedded engine's data directory: it is not "
+                            r"available with a live server")
+
+
+# -- refused configs ------------------------------------------------------------------------
+
+
+def test_refused_by_jetlink_before_sending(live):
+    res = jl(live.url, "stream", "add", "M", "--mirror", "ORDERS", "--subjects", "m.>",
+             "--defaults", "-j")
+    assert res.exit_code == 1
+    assert json.loads(res.stdout)["error"]["err_code"] == 10034
+    assert live.client().stream_names() == []
+
+
+def test_refused_by_the_server_as_it_said(live):
+    ok(jl(live.url, "stream", "add", "A", "--subjects", "a.>", "--defaults"))
+    res = jl(live.url, "stream", "add", "B", "--subjects", "a.b", "--defaults", "-j")
+    assert json.loads(res.stdout) == {"error": {"code": 400, "err_code": 10065, "description":
+                                                "subjects overlap with an existing stream"}}
+    res = jl(live.url, "stream", "add", "R", "--subjects", "r.>", "--replicas", "3",
+             "--defaults", "-j")
+    assert json.loads(res.stdout)["error"] == {
+        "code": 500, "err_code": 10074,
+        "description": "replicas > 1 not supported in non-clustered mode"}
+
+
+# -- clusters and domains ----------------------------------------------------------------------
+
+
+def test_r3_stream_on_a_cluster(live_cluster):
+    info = doc(jl(live_cluster.url, "stream", "add", "R3", "--subjects", "r3.>", "--replicas",
+                  "3", "--defaults", "-j"))
+    assert info["config"]["num_replicas"] == 3
+    ok(jl(live_cluster.url, "pub", "r3.a", "x", "--count", "10"))
+    info = doc(jl(live_cluster.url, "stream", "info", "R3", "-j"))
+    assert info["state"]["messages"] == 10
+    assert info["cluster"]["name"] == "C3" and len(info["cluster"]["replicas"]) == 2
+    text = ok(jl(live_cluster.url, "stream", "info", "R3")).stdout
+    assert "Cluster Information" in text and "Name: C3" in text
+
+
+def test_mirror_and_source_across_domains(live_domains):
+    hub = live_domains.hub.url
+
+    def west(*args):
+        return runner.invoke(app, ["--server", hub, "--js-domain", "west", *args],
+                             prog_name="jetlink")
+
+    def east(*args):
+        return runner.invoke(app, ["--server", hub, "--js-domain", "east", *args],
+                             prog_name="jetlink")
+
+    ok(west("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    ok(west("pub", "orders.eu.1", "x", "--count", "5"))
+    m = doc(east("stream", "add", "ORDERS_EAST", "--mirror", "ORDERS", "--mirror-domain",
+                 "west", "--defaults", "-j"))
+    assert m["config"]["mirror"]["name"] == "ORDERS"
+    assert m["config"]["mirror"]["external"]["api"] == "$JS.west.API"
+    ok(east("stream", "add", "ARCHIVE", "--source", "ORDERS@west", "--subjects", "archive.>",
+            "--defaults"))
+    deadline = time.monotonic() + 10
+    while True:
+        a = doc(east("stream", "info", "ORDERS_EAST", "-j"))["state"]["messages"]
+        b = doc(east("stream", "info", "ARCHIVE", "-j"))["state"]["messages"]
+        if (a, b) == (5, 5):
+            break
+        assert time.monotonic() < deadline, (a, b)
+        time.sleep(0.1)
+    text = ok(east("stream", "info", "ORDERS_EAST")).stdout
+    assert "Mirror Information" in text and "ORDERS" in text
+    assert doc(west("stream", "ls", "--names", "-j")) == ["ORDERS"]
+
+
+# -- pub / sub ----------------------------------------------------------------------------
+
+
+def test_pub_count_with_templates(live):
+    ok(jl(live.url, "stream", "add", "T", "--subjects", "t.>", "--defaults"))
+    res = ok(jl(live.url, "pub", "t.{{Count}}", "n{{Count}}", "--count", "2500"))
+    assert res.stdout.strip() == "Stored 2,500 messages in Stream: T Sequences: 1..2,500"
+    msg = doc(jl(live.url, "stream", "get", "T", "2500", "-j"))
+    assert msg["subject"] == "t.2500"
+
+
+def test_pub_count_stops_at_the_first_refusal(live):
+    ok(jl(live.url, "stream", "add", "L", "--subjects", "l.>", "--max-msgs", "3", "--discard",
+          "new", "--defaults"))
+    res = jl(live.url, "pub", "l.x", "v", "--count", "10")
+    assert res.exit_code == 1
+    assert "maximum messages exceeded" in res.stderr
+    assert doc(jl(live.url, "stream", "info", "L", "-j"))["state"]["messages"] == 3
+
+
+def test_sub_receives(live):
+    def later():
+        time.sleep(0.7)
+        live.client().publish("feed.x", b"hello")
+
+    threading.Thread(target=later, daemon=True).start()
+    res = ok(jl(live.url, "sub", "feed.>", "--count", "1", "--wait", "10s", "-j"))
+    line = json.loads(res.stdout.splitlines()[0])
+    assert line["subject"] == "feed.x"
+    import base64
+
+    assert base64.b64decode(line["data"]) == b"hello"
