@@ -30,6 +30,7 @@ from .config.stream import StreamConfig
 from .config.validate import check_stream_create, check_stream_update
 from .errors import ApiError, JetlinkError, client_error, nats_error
 from .messages import PubAck, StoredMsg, StreamInfo, StreamState
+from .fanout import CoreFanout
 from .store import Cluster
 from .subjects import SubjectFilter, is_valid_subject, overlaps
 
@@ -37,7 +38,6 @@ __all__ = ["CoreMsg", "JetStream", "Subscription"]
 
 Headers = H.Headers
 
-CORE_KEEP = 10_000  # core_msgs rows kept for followers (at most once: older ones are gone)
 SUB_LEASE_NS = 30 * 1_000_000_000  # a subscription is live this long after its last poll
 
 
@@ -236,7 +236,7 @@ class JetStream:
                                subjects_filter=subjects_filter, deleted_details=deleted_details)
         mirror, sources = None, []
         if d.cfg.mirror is not None or d.cfg.sources:
-            from .replication import stream_source_infos  # StreamSourceInfo of its agreements
+            from .agreements import stream_source_infos  # StreamSourceInfo of its agreements
 
             mirror, sources = stream_source_infos(conn, d, now)
         return StreamInfo(config=d.cfg.copy(), created_ns=d.created_ns, state=state, ts_ns=now,
@@ -461,7 +461,7 @@ class JetStream:
         with self.write() as txn:
             # One pass: client checks (a refusal raises: the transaction rolls back, nothing
             # is written), routing and transforms, grouping header-less runs per stream.
-            core = _CoreFanout.load(txn)
+            core = CoreFanout.load(txn)
             catalog = txn.catalog
             routes = catalog._routes
             route = catalog.route
@@ -535,7 +535,7 @@ class JetStream:
     def _publish_one(self, txn: S.Txn, subject: str, hdr: bytes | None, data: bytes, *,
                      core: bool) -> PubAck | JetlinkError:
         if core:
-            fan = _CoreFanout.load(txn)
+            fan = CoreFanout.load(txn)
             if fan.active:
                 fan.add(subject, hdr, data)
                 fan.flush()
@@ -625,40 +625,6 @@ class JetStream:
 
 
 _MISSING = object()
-
-
-class _CoreFanout:
-    """Core messages of one transaction, written only when a live subscription matches."""
-
-    __slots__ = ("txn", "filter", "rows", "active")
-
-    def __init__(self, txn: S.Txn, flt: SubjectFilter | None) -> None:
-        self.txn = txn
-        self.filter = flt
-        self.rows: list[tuple] = []
-        self.active = flt is not None
-
-    @classmethod
-    def load(cls, txn: S.Txn) -> "_CoreFanout":
-        now = time.time_ns()
-        filters = [r[0] for r in txn.conn.execute(
-            "SELECT DISTINCT filter FROM core_subs WHERE expires_ns > ?", (now,))]
-        return cls(txn, SubjectFilter(filters) if filters else None)
-
-    def add(self, subject: str, hdr: bytes | None, data: bytes) -> None:
-        if self.filter is not None and self.filter.matches(subject):
-            self.rows.append((subject, hdr, data, self.txn.now))
-
-    def flush(self) -> None:
-        if not self.rows:
-            return
-        conn = self.txn.conn
-        conn.executemany("INSERT INTO core_msgs(subject, hdr, data, ts) VALUES (?, ?, ?, ?)",
-                         self.rows)
-        last = conn.execute("SELECT max(id) FROM core_msgs").fetchone()[0] or 0
-        if last % 256 < len(self.rows) or len(self.rows) >= 256:
-            conn.execute("DELETE FROM core_msgs WHERE id <= ?", (last - CORE_KEEP,))
-        self.rows = []
 
 
 class Tail:

@@ -41,6 +41,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from .clock import format_rfc3339_nano
+from .fanout import CoreFanout
 from .subjects import is_valid_publish_subject
 from .transform import SubjectTransform, TransformError, compile_transform
 
@@ -157,8 +158,6 @@ def deliver(txn: "Txn") -> int:
     """Publish the queued republishes (``Txn.flush`` calls this): core followers first, then
     the stream capturing each subject (refusals are silent). Messages stored on the way may
     queue more (a chain), delivered in the next round. Returns how many were published."""
-    from .jetstream import _CoreFanout
-
     cache = txn.cache
     sent = 0
     saved_hop = cache.get(_HOP, 0)
@@ -167,7 +166,7 @@ def deliver(txn: "Txn") -> int:
             pending: list[tuple[int, str, bytes, bytes]] | None = cache.pop(PENDING, None)
             if not pending:
                 break
-            fan = _CoreFanout.load(txn)
+            fan = CoreFanout.load(txn)
             route = txn.catalog.route
             for hop, subject, hdr, data in pending:
                 sent += 1

@@ -177,7 +177,7 @@ class LiveConsumers:
                      action: str = "", pedantic: bool = False) -> LiveConsumerInfo:
         """``CONSUMER.CREATE`` (create, or with the same name update; ``action`` "create" /
         "update" narrows it), after jetlink's own checks."""
-        from .jetstream import _name
+        from .wire import _name
 
         cfg = config if isinstance(config, ConsumerConfig) else ConsumerConfig.from_json(
             dict(config), strict=True)
@@ -226,25 +226,25 @@ class LiveConsumers:
 
     # -- read / delete ---------------------------------------------------------------------
     def consumer_info(self, stream: str, name: str) -> LiveConsumerInfo:
-        from .jetstream import _name
+        from .wire import _name
 
         return LiveConsumerInfo(
             self.api(f"CONSUMER.INFO.{_name(stream)}.{_consumer_name(name)}"))
 
     def consumers(self, stream: str) -> list[LiveConsumerInfo]:
         """Every consumer of ``stream``, by name (CONSUMER.LIST, every page)."""
-        from .jetstream import _name
+        from .wire import _name
 
         docs = self._paged(f"CONSUMER.LIST.{_name(stream)}", "consumers", None)
         return sorted((LiveConsumerInfo(d) for d in docs), key=lambda i: i.name)
 
     def consumer_names(self, stream: str) -> list[str]:
-        from .jetstream import _name
+        from .wire import _name
 
         return sorted(self._paged(f"CONSUMER.NAMES.{_name(stream)}", "consumers", None))
 
     def delete_consumer(self, stream: str, name: str) -> None:
-        from .jetstream import _name
+        from .wire import _name
 
         self.api(f"CONSUMER.DELETE.{_name(stream)}.{_consumer_name(name)}")
 
@@ -252,7 +252,7 @@ class LiveConsumers:
     def fetch(self, stream: str, consumer: str, batch: int = 1) -> list[LiveDeliveredMsg]:
         """One pull request for up to ``batch`` messages, answered at once (what is
         deliverable now; never waits for new messages)."""
-        from .jetstream import _name
+        from .wire import _name
 
         _name(stream)
         _consumer_name(consumer)
@@ -272,7 +272,7 @@ class LiveConsumers:
         if kind != "ok":  # the server's status, as the engine raises a refused pull
             raise ApiError(int(kind) if kind.isdigit() else 500, 0, str(got))
         out: list[LiveDeliveredMsg] = []
-        from .jetstream import encode_hdrs
+        from .wire import encode_hdrs
 
         for raw in got:
             meta = ack_metadata(raw.reply)

@@ -27,6 +27,7 @@ from ..errors import ApiError, JetlinkError, NoStreamError, client_error
 from ..messages import PubAck, StoredMsg, StreamState
 from .client import LiveConnection, LiveError, RawMsg, parse_api, without_envelope
 from .target import api_prefix_for
+from .wire import _name, encode_hdrs, flat_headers
 from .consumers import LiveConsumers
 
 __all__ = ["LiveJetStream", "LiveStreamInfo", "LiveMsg"]
@@ -117,30 +118,6 @@ class LiveCoreMsg:
 # Headers a direct get adds to the stored message's own.
 DIRECT_HEADERS = ("Nats-Stream", "Nats-Sequence", "Nats-Time-Stamp", "Nats-Subject",
                   "Nats-Num-Pending", "Nats-Last-Sequence", "Nats-UpTo-Sequence")
-
-
-def encode_hdrs(headers: Mapping[str, str] | None, drop: Iterable[str] = ()) -> bytes | None:
-    """NATS header bytes from nats-py's parsed headers (status keys left out)."""
-    if not headers:
-        return None
-    skip = {"Status", "Description", *drop}
-    lines = [f"{k}: {v}" for k, v in headers.items() if k not in skip]
-    if not lines:
-        return None
-    return ("NATS/1.0\r\n" + "\r\n".join(lines) + "\r\n\r\n").encode()
-
-
-def flat_headers(headers: Mapping[str, Any] | None) -> dict[str, str] | None:
-    """nats-py takes one value per header: lists are joined with ", " (HTTP's rule)."""
-    if not headers:
-        return None
-    out: dict[str, str] = {}
-    for k, v in headers.items():
-        if isinstance(v, (list, tuple)):
-            out[str(k)] = ", ".join(str(x) for x in v)
-        else:
-            out[str(k)] = str(v)
-    return out
 
 
 def _msg_of_get(doc: dict[str, Any]) -> LiveMsg:
@@ -651,15 +628,6 @@ class LiveDomains:
 
 class _NoDirect(Exception):
     pass
-
-
-def _name(name: str) -> str:
-    """A stream name as the API subject takes it (no wildcards, dots or spaces): the
-    server's own 10059-style refusal for one that can not be a stream's."""
-    if not name or any(c in name for c in ".*> \t\r\n"):
-        raise ApiError(400, 10059 if name else 10073, "stream not found" if name else
-                       "stream name is required")
-    return name
 
 
 def _as_config(cfg: StreamConfig | Mapping[str, Any]) -> StreamConfig:
