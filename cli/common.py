@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.contexts import Context
     from jetlink.core.api import JetStreamAPI
     from jetlink.core.errors import JetlinkError, UsageError
+    from jetlink.core.jetstream import JetStream
     from jetlink.core.store import DataDir
 
 
@@ -117,9 +118,26 @@ def open_jetstream(app: App) -> JetStreamAPI:
     replication paths out of it (a partition), so its lag keeps growing."""
     if getattr(app, "target", None) is not None:
         return live_jetstream(app)
+    return embedded_jetstream(app)
+
+
+def embedded_jetstream(app: App) -> JetStream:
+    """The embedded engine's JetStream API of ``--cluster``, for the verbs that work on the
+    data directory itself (stream export / import read and write its store in one
+    snapshot); refused with a sentence when a live server is in force (:func:`data_dir`)."""
     from jetlink.core.jetstream import JetStream
 
     return JetStream(data_dir(app).open(app.cluster), make_clock())
+
+
+def embedded_data_dir(app: App) -> Path:
+    """``--data-dir`` for the verbs that open it themselves (dashboard, serve); refused
+    with a sentence when a live server is in force."""
+    if getattr(app, "target", None) is not None:
+        from typer._click.globals import get_current_context
+
+        raise embedded_only(app, get_current_context(silent=True))
+    return app.data_dir
 
 
 def open_kv(app: App) -> Any:

@@ -21,7 +21,7 @@ from typing import Annotated
 
 import typer
 
-from jetlink.cli import output
+from jetlink.cli import common, output
 from jetlink.cli.app import App
 from jetlink.cli.common import usage
 from jetlink.cli.options import JsonOption
@@ -163,7 +163,7 @@ def serve(
     from jetlink.cli.rest.server import BASE_PATH, create_app
     from jetlink.core.store import DataDir
 
-    store = DataDir(app.data_dir)
+    store = DataDir(common.embedded_data_dir(app))  # the engine's data directory only
     try:
         clusters = [c.name for c in store.clusters(create_local=False)]
     finally:

@@ -1078,7 +1078,7 @@ def export(
     from jetlink.core import lake
 
     app = App.of(ctx)
-    js = open_jetstream(app)
+    js = common.embedded_jetstream(app)  # a snapshot of the store itself
     try:
         summary = lake.export_stream(js, name, target, force=force)
     except lake.LakeExistsError as err:
@@ -1121,7 +1121,7 @@ def import_(
     from jetlink.core import lake
 
     app = App.of(ctx)
-    summary = lake.import_stream(open_jetstream(app), name, source)
+    summary = lake.import_stream(common.embedded_jetstream(app), name, source)
 
     def human(a: App, d: dict[str, Any]) -> None:
         how = "new stream" if d["created"] else "stream"

@@ -52,6 +52,7 @@ def dashboard(
     from jetlink.core.errors import JetlinkError
 
     app = App.of(ctx)
+    data = common.embedded_data_dir(app)  # the engine's data directory only
     interval = parse_duration_flag(refresh, flag="--refresh") / 1e9
     if interval < 1:
         raise common.usage(f"--refresh {refresh}: the dashboard refreshes at most once a "
@@ -64,7 +65,7 @@ def dashboard(
     if app.json:
         from jetlink.cli.dashboard.data import load
 
-        snap = load(app.data_dir, clock, clusters=None if scope is None else (scope,))
+        snap = load(data, clock, clusters=None if scope is None else (scope,))
         app.emit(snap.to_json())
         return
     from jetlink.cli import output
@@ -74,7 +75,7 @@ def dashboard(
                            "in one, or use --json for one snapshot of its data")
     from jetlink.cli.dashboard.app import create_app
 
-    create_app(app.data_dir, clock=clock, scope=scope, refresh=interval, feed=feed,
+    create_app(data, clock=clock, scope=scope, refresh=interval, feed=feed,
                feed_cluster=app.cluster).run()
 
 
