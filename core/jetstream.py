@@ -152,6 +152,11 @@ class JetStream:
         with self.write():
             pass
 
+    @property
+    def where(self) -> str:
+        """What this API acts on, for messages: the data directory's cluster."""
+        return f"cluster {self.cluster.name}"
+
     @staticmethod
     def _find(catalog: S.Catalog, name: str) -> S.StreamDef:
         d = catalog.by_name.get(name)

@@ -706,7 +706,8 @@ class StreamTxn:
         if self.msgs <= 0:
             self.msgs = 0
             self.bytes = 0
-            self.first_seq = self.last_seq + 1
+            if self.first_seq or self.last_seq:  # a stream never written keeps 0 (server)
+                self.first_seq = self.last_seq + 1
         elif self._first_dirty:
             self.first_seq = self._min_stored_seq(self.first_seq)
         if changed:

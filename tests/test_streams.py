@@ -433,3 +433,17 @@ def test_random_operations_match_a_model(js, clock):
             assert js.subjects("S") == {
                 subj: sum(1 for v in live.values() if v == subj) for subj in set(live.values())}
             assert_consistent(js)
+
+
+@pytest.mark.parametrize("storage", ["file", "memory"])
+def test_an_update_keeps_first_seq_0_of_a_stream_never_written(js, storage):
+    # nats-server 2.15.1: an update of an empty, never written stream reports first_seq 0
+    # (a purge makes it 1); the engine said 1 after any update (found by the live parity
+    # suite, `kv edit`).
+    js.add_stream({"name": "S", "subjects": ["s.>"], "storage": storage})
+    cfg = js.stream_info("S").config
+    cfg.max_msgs = 5
+    assert js.update_stream(cfg).state.first_seq == 0
+    assert js.stream_info("S").state.first_seq == 0
+    js.purge_stream("S")
+    assert js.stream_info("S").state.first_seq == 1

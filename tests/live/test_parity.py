@@ -132,6 +132,8 @@ SCRIPT: list[str] = [
     "kv ls -j",
     "kv info CONFIG -j",
     "kv info CONFIG",
+    "kv edit CONFIG --history 6 -j",
+    "kv edit CONFIG --description settings",
     "kv put CONFIG a 1",
     "kv put CONFIG a 2 -j",
     "kv put CONFIG b.c 3",
