@@ -246,6 +246,44 @@ class LiveConnection:
         return LiveError(f"JetStream is not enabled on {t.url} (no responders for "
                          f"{t.api_prefix}.INFO)")
 
+    def collect(self, subject: str, payload: bytes, *, wait: float,
+                last: Callable[[RawMsg, list[RawMsg]], bool], quiet_end: bool = False,
+                doing: str = "") -> list[RawMsg]:
+        """A request answered by several messages (batched direct gets, pull requests):
+        its replies in order, up to the one ``last(msg, replies_so_far)`` says ends them
+        (included). ``wait`` seconds without a reply end the list when ``quiet_end``, else
+        are a timeout. The whole exchange runs inside the loop, on a private inbox."""
+
+        async def go(nc: Any) -> list[RawMsg]:
+            inbox = nc.new_inbox()
+            queue: asyncio.Queue[Any] = asyncio.Queue()
+
+            async def cb(msg: Any) -> None:
+                queue.put_nowait(msg)
+
+            sub = await nc.subscribe(inbox, cb=cb, pending_msgs_limit=1_000_000,
+                                     pending_bytes_limit=512 * 1024 * 1024)
+            out: list[RawMsg] = []
+            try:
+                await nc.publish(subject, payload, reply=inbox)
+                while True:
+                    try:
+                        msg = await asyncio.wait_for(queue.get(), wait)
+                    except asyncio.TimeoutError:
+                        if quiet_end:
+                            return out
+                        raise
+                    raw = RawMsg(msg.subject, msg.headers, msg.data, msg.reply)
+                    done = last(raw, out)
+                    out.append(raw)
+                    if done:
+                        return out
+            finally:
+                await sub.unsubscribe()
+
+        return self.call(go, timeout=wait * 2 + _GRACE if not quiet_end else None,
+                         doing=doing or f"request to {subject}")
+
     def publish(self, subject: str, data: bytes = b"", *,
                 headers: Mapping[str, str] | None = None, reply: str = "") -> None:
         async def go() -> None:

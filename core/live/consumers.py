@@ -21,7 +21,6 @@ server's document as received) and :class:`LiveDeliveredMsg` (the engine's Deliv
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
@@ -157,6 +156,7 @@ class LiveConsumers:
 
     if TYPE_CHECKING:  # LiveJetStream's
         conn: Any
+        api_prefix: str
 
         def api(self, verb: str, doc: Mapping[str, Any] | None = None) -> dict[str, Any]: ...
 
@@ -288,47 +288,26 @@ class LiveConsumers:
     def _pull(self, stream: str, consumer: str, req: dict[str, Any]) -> tuple[str, Any]:
         """Send one pull request; ("ok", messages) or (status, description) for a status
         other than 404 / 408 (409, 503, ...) that ended it before any message came."""
-        from .client import RawMsg
-
-        subject = f"{self.conn.target.api_prefix}.CONSUMER.MSG.NEXT.{stream}.{consumer}"
-        payload = json.dumps(req, separators=(",", ":")).encode()
         batch = int(req["batch"])
         wait = self.conn.timeout + int(req.get("expires", 0)) / 1e9
 
-        async def go(nc: Any) -> tuple[str, Any]:
-            inbox = nc.new_inbox()
-            queue: asyncio.Queue[Any] = asyncio.Queue()
+        def last(raw: Any, so_far: list[Any]) -> bool:
+            if raw.status == "100":  # a heartbeat
+                return False
+            if raw.status:
+                return True
+            return sum(1 for r in so_far if not r.status) + 1 >= batch
 
-            async def cb(msg: Any) -> None:
-                queue.put_nowait(msg)
-
-            sub = await nc.subscribe(inbox, cb=cb, pending_msgs_limit=1_000_000,
-                                     pending_bytes_limit=512 * 1024 * 1024)
-            out: list[RawMsg] = []
-            try:
-                await nc.publish(subject, payload, reply=inbox)
-                while len(out) < batch:
-                    try:
-                        msg = await asyncio.wait_for(queue.get(), wait)
-                    except asyncio.TimeoutError:
-                        break
-                    h = msg.headers or {}
-                    status = h.get("Status", "")
-                    if status == "100":  # a heartbeat
-                        continue
-                    if status in ("404", "408"):
-                        break
-                    if status:
-                        if out:
-                            break
-                        return status, _description(h) or f"pull request failed ({status})"
-                    out.append(RawMsg(msg.subject, msg.headers, msg.data, msg.reply))
-            finally:
-                await sub.unsubscribe()
-            return "ok", out
-
-        return self.conn.call(go, timeout=wait + 5,
-                              doing=f"CONSUMER.MSG.NEXT {stream} > {consumer}")
+        replies = self.conn.collect(
+            f"{self.api_prefix}.CONSUMER.MSG.NEXT.{stream}.{consumer}",
+            json.dumps(req, separators=(",", ":")).encode(), wait=wait, last=last,
+            quiet_end=True, doing=f"CONSUMER.MSG.NEXT {stream} > {consumer}")
+        msgs = [r for r in replies if not r.status]
+        end = replies[-1] if replies else None
+        if end is not None and end.status not in ("", "100", "404", "408") and not msgs:
+            return end.status, _description(end.headers or {}) or \
+                f"pull request failed ({end.status})"
+        return "ok", msgs
 
     # -- acknowledgements ------------------------------------------------------------------
     def _reply_to(self, stream: str, consumer: str, seq: int, body: bytes) -> bool:

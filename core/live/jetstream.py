@@ -346,45 +346,21 @@ class LiveJetStream(LiveConsumers):
 
     def _direct_batch(self, name: str, req: dict[str, Any]) -> list[LiveMsg]:
         """One batched DIRECT.GET: the messages, until the end-of-batch status (204)."""
-        subject = f"{self.api_prefix}.DIRECT.GET.{name}"
-        payload = json.dumps(req).encode()
-        timeout = self.conn.timeout
-        self._pending_zero = True
-
-        async def go(nc: Any) -> list[LiveMsg]:
-            inbox = nc.new_inbox()
-            queue: asyncio.Queue[Any] = asyncio.Queue()
-
-            async def cb(msg: Any) -> None:
-                queue.put_nowait(msg)
-
-            sub = await nc.subscribe(inbox, cb=cb, pending_msgs_limit=1_000_000,
-                                     pending_bytes_limit=512 * 1024 * 1024)
-            out: list[LiveMsg] = []
-            try:
-                await nc.publish(subject, payload, reply=inbox)
-                while True:
-                    msg = await asyncio.wait_for(queue.get(), timeout)
-                    h = msg.headers or {}
-                    status = h.get("Status", "")
-                    if status == "204":  # end of batch
-                        self._pending_zero = h.get("Nats-Num-Pending", "0") == "0"
-                        return out
-                    if status == "404" or status == "408":
-                        return out
-                    if status == "503":
-                        raise _NoDirect()
-                    if status:
-                        raise ApiError(int(status), 0, h.get("Description", "") or
-                                       f"direct get failed with status {status}")
-                    out.append(_msg_of_direct(RawMsg(msg.subject, h, msg.data)))
-            finally:
-                await sub.unsubscribe()
-
-        try:
-            return self.conn.call(go, timeout=timeout + 5, doing=f"DIRECT.GET {name}")
-        except _NoDirect:
-            raise self.conn.no_jetstream() from None
+        replies = self.conn.collect(
+            f"{self.api_prefix}.DIRECT.GET.{name}", json.dumps(req).encode(),
+            wait=self.conn.timeout, last=lambda raw, _so_far: bool(raw.status),
+            doing=f"DIRECT.GET {name}")
+        end = replies[-1]
+        msgs = [_msg_of_direct(r) for r in replies[:-1]]
+        status = end.status
+        self._pending_zero = status != "204" or (end.headers or {}).get(
+            "Nats-Num-Pending", "0") == "0"
+        if status in ("204", "404", "408"):  # end of batch; nothing (more) to get
+            return msgs
+        if status == "503":
+            raise self.conn.no_jetstream(self.api_prefix)
+        raise ApiError(int(status), 0, (end.headers or {}).get("Description", "") or
+                       f"direct get failed with status {status}")
 
     def last_msgs(self, name: str, patterns: Iterable[str]) -> list[LiveMsg]:
         """The latest message of every subject matching ``patterns`` (by sequence): one
@@ -624,10 +600,6 @@ class LiveDomains:
 
     def is_down(self, name: str) -> bool:
         return False
-
-
-class _NoDirect(Exception):
-    pass
 
 
 def _as_config(cfg: StreamConfig | Mapping[str, Any]) -> StreamConfig:
