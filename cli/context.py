@@ -80,6 +80,72 @@ def overridden_by(name: str, in_force: str | None) -> dict[str, str]:
     return found
 
 
+def _server_opt(flag: str, metavar: str, text: str) -> Any:
+    return typer.Option(flag, metavar=metavar, help=text, show_default=False,
+                        rich_help_panel="Live server")
+
+
+def _abs(path: str | None) -> str | None:
+    """A file named in a context: stored absolute (the context is used from anywhere)."""
+    return os.path.abspath(os.path.expanduser(path)) if path else None
+
+
+def target_doc(ctx: typer.Context) -> dict[str, Any]:
+    """Which target the invocation's settings put in force (cli/main.py resolves them the
+    same way for every other verb), and why: {"kind": "live", ...} or {"kind":
+    "embedded", "data_dir"}; a setting that can not be used: {"kind": "error", "error"}."""
+    from jetlink.cli.main import _live_target
+    from jetlink.core.errors import JetlinkError
+    from jetlink.core.live.settings import selected_nats_context
+
+    app = App.of(ctx)
+    params = ctx.find_root().params
+    options = {"servers": params.get("server"), "creds": params.get("creds"),
+               "nkey": params.get("nkey"), "user": params.get("user"),
+               "password": params.get("password"), "tls_cert": params.get("tlscert"),
+               "tls_key": params.get("tlskey"), "tls_ca": params.get("tlsca"),
+               "tls_first": params.get("tlsfirst"), "js_domain": params.get("js_domain"),
+               "js_api_prefix": params.get("js_api_prefix"),
+               "inbox_prefix": params.get("inbox_prefix"), "timeout": params.get("timeout")}
+    try:
+        target = _live_target(ctx, options, params.get("nats_context"))
+    except JetlinkError as err:
+        return {"kind": "error", "error": err.description}
+    if target is not None:
+        doc: dict[str, Any] = {"kind": "live", **target.to_dict()}
+    else:
+        from typer._click.core import ParameterSource
+
+        from jetlink.cli.common import context_in_force
+
+        data = app.data_dir  # the context verbs skip _apply_context: apply it here
+        if ctx.find_root().get_parameter_source("data_dir") in (
+                None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP):
+            found = context_in_force(ctx)
+            if found is not None and found.data_dir:
+                data = Path(found.data_dir).expanduser()
+        doc = {"kind": "embedded", "data_dir": str(data)}
+    selected = selected_nats_context()
+    if selected and not (target is not None and selected in target.origin):
+        doc["natscli_selected_unused"] = selected
+    return doc
+
+
+def render_target(app: App, doc: dict[str, Any]) -> None:
+    if doc["kind"] == "live":
+        output.line(app, f"Target: live server {','.join(doc['servers'])} (from "
+                         f"{doc['origin']})")
+    elif doc["kind"] == "embedded":
+        output.line(app, f"Target: embedded engine, data directory {doc['data_dir']} (no "
+                         "server named: --server, NATS_URL, a context's server or "
+                         "--nats-context)")
+    else:
+        output.line(app, f"Target: none: {doc['error']}")
+    if doc.get("natscli_selected_unused"):
+        output.line(app, f"natscli's selected context {doc['natscli_selected_unused']} is "
+                         "not used unless named (--nats-context)")
+
+
 # -- commands -------------------------------------------------------------------------------
 
 
@@ -117,12 +183,39 @@ def add(
     select: Annotated[
         bool, typer.Option("--select", help="Select the new context too.")
     ] = False,
+    server: Annotated[str | None, _server_opt("--server", "URL[,URL...]",
+                                               "NATS server URLs: a live server.")] = None,
+    user: Annotated[str | None, _server_opt("--user", "USER", "Username or token.")] = None,
+    password: Annotated[str | None, _server_opt("--password", "PASSWORD", "Password.")] = None,
+    creds: Annotated[str | None, _server_opt("--creds", "FILE", "User credentials file.")
+                     ] = None,
+    nkey: Annotated[str | None, _server_opt("--nkey", "FILE", "User NKEY seed file.")] = None,
+    tlscert: Annotated[str | None, _server_opt("--tlscert", "FILE",
+                                                "TLS client certificate file.")] = None,
+    tlskey: Annotated[str | None, _server_opt("--tlskey", "FILE",
+                                               "TLS client private key file.")] = None,
+    tlsca: Annotated[str | None, _server_opt("--tlsca", "FILE",
+                                              "TLS certificate authority chain file.")] = None,
+    tlsfirst: Annotated[bool, typer.Option("--tlsfirst", rich_help_panel="Live server",
+                                           help="Perform the TLS handshake first.")] = False,
+    js_domain: Annotated[str | None, _server_opt("--js-domain", "DOMAIN", "JetStream domain.")
+                         ] = None,
+    inbox_prefix: Annotated[str | None, _server_opt("--inbox-prefix", "PREFIX",
+                                                     "Custom inbox prefix.")] = None,
+    timeout: Annotated[str | None, _server_opt("--timeout", "DURATION",
+                                                "Time to wait on responses (e.g. 5s).")] = None,
+    nats_context: Annotated[str | None, _server_opt(
+        "--nats-context", "NAME", "natscli context to take the other server settings from.")
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Add a context.
 
     Writes <config>/context/NAME.toml (mode 0600); a context of that name must not exist.
-    With --json: the context (name, description, data_dir, cluster, rest_url, selected, path).
+    The live-server settings (--server ... --nats-context, natscli's names) make the verbs
+    run on that server when this context is in force ("Working with a live NATS server" in
+    README.md). With --json: the context (name, description, data_dir, cluster, rest_url,
+    nats (its server settings, the password masked) when set, selected, path).
     """
     from jetlink.core.contexts import Context, validate_context_name
 
@@ -138,7 +231,10 @@ def add(
         rest_api_root(rest_url)  # a usage error when it is not an http(s) URL
     context = Context(
         name=name, description=description, data_dir=directory, cluster=cluster,
-        rest_url=rest_url or None,
+        rest_url=rest_url or None, server=server, user=user, password=password,
+        creds=_abs(creds), nkey=_abs(nkey), tlscert=_abs(tlscert), tlskey=_abs(tlskey),
+        tlsca=_abs(tlsca), tlsfirst=tlsfirst, js_domain=js_domain, inbox_prefix=inbox_prefix,
+        timeout=timeout, nats_context=nats_context,
     )
     store.add(context)
     if select:
@@ -254,15 +350,18 @@ def show(
     else:
         found = context_in_force(ctx)
         if found is None:
-            raise NotFoundError(
-                "no context is selected (jetlink context select NAME)", field="name"
-            )
+            doc = {"name": None, "target": target_doc(ctx)}
+            app.emit(doc, human=lambda a, d: (
+                output.line(a, "No context is in force (jetlink context select NAME)"),
+                render_target(a, d["target"])))
+            return
         context = found
     selected = _selected(store)
     in_force = named if named is not None else selected
     doc = {
         **context_doc(store, context, selected),
         "overridden_by": overridden_by(context.name, in_force),
+        "target": target_doc(ctx),
     }
     app.emit(doc, human=render_context)
 
@@ -275,9 +374,13 @@ def render_context(app: App, doc: dict[str, Any]) -> None:
     }
     if doc.get("rest_url"):
         rows["REST URL"] = doc["rest_url"]
+    for key, value in (doc.get("nats") or {}).items():
+        rows[f"NATS {key}"] = value
     rows["Selected"] = doc["selected"]
     rows["Path"] = doc["path"]
     output.kv_block(app, rows, title=f"Context {doc['name']}")
+    if "target" in doc:
+        render_target(app, doc["target"])
     keys = dict(OVERRIDES)
     for var, value in doc["overridden_by"].items():
         if var in keys:

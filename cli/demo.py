@@ -92,18 +92,27 @@ def _shown_path(path: Path) -> str:
         return str(path)
 
 
+# Variables of the caller the drill's commands must not see: jetlink's own, natscli's (a
+# NATS_URL or NATS_CONTEXT would send the drill to a live server) and the config home (a
+# selected context of theirs, with a server or a data directory).
+_CALLERS = ("JETLINK_", "NATS_")
+
+
 @contextmanager
-def _isolated_env(width: int) -> Iterator[None]:
-    """The commands see no JETLINK_* variable of the caller (a context, a REST URL or a
-    cluster of theirs must not redirect the drill) and a terminal width for their tables."""
-    saved = {k: v for k, v in os.environ.items() if k.startswith("JETLINK_") or k == "COLUMNS"}
+def _isolated_env(width: int, config_home: Path) -> Iterator[None]:
+    """The commands see no JETLINK_* or NATS_* variable of the caller and no context of
+    theirs (XDG_CONFIG_HOME is the drill's own, empty): a context, a REST URL, a cluster or a
+    live server of theirs must not redirect the drill. And a terminal width for tables."""
+    keep = ("COLUMNS", "XDG_CONFIG_HOME")
+    saved = {k: v for k, v in os.environ.items() if k.startswith(_CALLERS) or k in keep}
     for k in saved:
         del os.environ[k]
     os.environ["COLUMNS"] = str(width)
+    os.environ["XDG_CONFIG_HOME"] = str(config_home)
     try:
         yield
     finally:
-        for k in [k for k in os.environ if k.startswith("JETLINK_") or k == "COLUMNS"]:
+        for k in [k for k in os.environ if k.startswith(_CALLERS) or k in keep]:
             del os.environ[k]
         os.environ.update(saved)
 
@@ -133,7 +142,10 @@ class Drill:
         out, err = io.StringIO(), io.StringIO()
         argv = ["--data-dir", str(self.data_dir), *args]
         started = time.perf_counter()
-        with _isolated_env(self.width), redirect_stdout(out), redirect_stderr(err):
+        config_home = self.work / "config"
+        config_home.mkdir(mode=0o700, exist_ok=True)
+        with _isolated_env(self.width, config_home), redirect_stdout(out), \
+                redirect_stderr(err):
             try:
                 rv = get_command(app).main(args=argv, prog_name=PROG, standalone_mode=False)
                 code = rv if isinstance(rv, int) else 0
@@ -468,7 +480,7 @@ def _rest(d: Drill, keast: tuple[str, str]) -> None:
 
     args = ["serve", "--port", "0", "--json"]
     cmd = [sys.executable, "-m", "jetlink.cli.main", "--data-dir", str(d.data_dir), *args]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JETLINK_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_CALLERS)}
     log = d.work / "serve.log"  # its stderr: read back only when it fails to start
     with open(log, "wb") as errors:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, text=True, env=env)

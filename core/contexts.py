@@ -38,6 +38,7 @@ from jetlink.core.errors import JetlinkError, NotFoundError
 
 __all__ = [
     "CONTEXT_KEYS",
+    "SERVER_KEYS",
     "Context",
     "ContextStore",
     "config_dir",
@@ -45,7 +46,11 @@ __all__ = [
 ]
 
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,100}")
-CONTEXT_KEYS = ("description", "data_dir", "cluster", "rest_url")
+# A live server's settings (natscli's connection flags; core/live/settings.py reads them).
+SERVER_KEYS = ("server", "user", "password", "creds", "nkey", "tlscert", "tlskey", "tlsca",
+               "tlsfirst", "js_domain", "inbox_prefix", "timeout", "nats_context")
+CONTEXT_KEYS = ("description", "data_dir", "cluster", "rest_url", *SERVER_KEYS)
+MASK = "********"
 SUFFIX = ".toml"
 SELECTED_FILE = "context.txt"
 CONTEXT_DIR = "context"
@@ -87,6 +92,19 @@ class Context:
     data_dir: str | None = None
     cluster: str | None = None
     rest_url: str | None = None
+    server: str | None = None
+    user: str | None = None
+    password: str | None = None
+    creds: str | None = None
+    nkey: str | None = None
+    tlscert: str | None = None
+    tlskey: str | None = None
+    tlsca: str | None = None
+    tlsfirst: bool = False
+    js_domain: str | None = None
+    inbox_prefix: str | None = None
+    timeout: str | None = None
+    nats_context: str | None = None
 
     def __post_init__(self) -> None:
         validate_context_name(self.name)
@@ -98,13 +116,35 @@ class Context:
                 raise JetlinkError(f"context {key} must be a non-empty string", field=key)
         if self.cluster is not None:
             validate_cluster(self.cluster)
-
-    def to_toml(self) -> dict[str, str]:
-        """The file's document: the keys that are set, in CONTEXT_KEYS order."""
-        doc = {"description": self.description} if self.description else {}
-        for key in ("data_dir", "cluster", "rest_url"):
+        for key in SERVER_KEYS:
             value = getattr(self, key)
-            if value is not None:
+            if key == "tlsfirst":
+                if not isinstance(value, bool):
+                    raise JetlinkError("context tlsfirst must be true or false", field=key)
+            elif value is not None and (not isinstance(value, str) or not value):
+                raise JetlinkError(f"context {key} must be a non-empty string", field=key)
+        from .live.settings import parse_servers, parse_timeout
+
+        if self.server is not None:
+            parse_servers(self.server, f"context {self.name} server")
+        if self.timeout is not None:
+            parse_timeout(self.timeout, f"context {self.name} timeout")
+
+    def server_settings(self) -> dict[str, Any]:
+        """The live-server settings it sets (the password masked), for the documents."""
+        out: dict[str, Any] = {}
+        for key in SERVER_KEYS:
+            value = getattr(self, key)
+            if value not in (None, False):
+                out[key] = MASK if key == "password" else value
+        return out
+
+    def to_toml(self) -> dict[str, Any]:
+        """The file's document: the keys that are set, in CONTEXT_KEYS order."""
+        doc: dict[str, Any] = {"description": self.description} if self.description else {}
+        for key in ("data_dir", "cluster", "rest_url", *SERVER_KEYS):
+            value = getattr(self, key)
+            if value is not None and value is not False:
                 doc[key] = value
         return doc
 
@@ -116,6 +156,7 @@ class Context:
             "data_dir": self.data_dir,
             "cluster": self.cluster,
             "rest_url": self.rest_url,
+            **({"nats": self.server_settings()} if self.server_settings() else {}),
         }
 
     @classmethod
@@ -130,9 +171,11 @@ class Context:
                 field=unknown[0],
             )
         for key, value in doc.items():
-            if not isinstance(value, str):
+            want = bool if key == "tlsfirst" else str
+            if not isinstance(value, want):
                 raise JetlinkError(
-                    f"{where}{key} must be a string, not {type(value).__name__}", field=key
+                    f"{where}{key} must be a {'boolean' if want is bool else 'string'}, not "
+                    f"{type(value).__name__}", field=key
                 )
         try:
             return cls(
@@ -141,6 +184,8 @@ class Context:
                 data_dir=doc.get("data_dir") or None,
                 cluster=doc.get("cluster") or None,
                 rest_url=doc.get("rest_url") or None,
+                tlsfirst=bool(doc.get("tlsfirst", False)),
+                **{k: doc.get(k) or None for k in SERVER_KEYS if k != "tlsfirst"},
             )
         except JetlinkError as err:
             raise JetlinkError(f"{where}{err.description}", field=err.field) from None

@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from helpers import ENV_VARS, runner
+from helpers import ENV_VARS, NATS_VARS, runner
 
 from jetlink.cli.main import app
 from jetlink.core.clock import ManualClock
@@ -38,6 +38,8 @@ def _empty_config_home(tmp_path_factory):
 def no_user_context(_empty_config_home, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(_empty_config_home))
     monkeypatch.delenv("JETLINK_CONTEXT", raising=False)
+    for var in NATS_VARS:  # a NATS_URL of the machine must not send the tests to a server
+        monkeypatch.delenv(var, raising=False)
 
 
 @pytest.fixture

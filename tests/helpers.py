@@ -25,6 +25,10 @@ ENV_VARS = (
     "NO_COLOR",
 )
 
+# natscli's environment variables (the live-server settings): the tests run without them.
+NATS_VARS = ("NATS_URL", "NATS_CONTEXT", "NATS_USER", "NATS_PASSWORD", "NATS_CREDS",
+             "NATS_NKEY", "NATS_CERT", "NATS_KEY", "NATS_CA", "NATS_TIMEOUT")
+
 runner = CliRunner()
 
 

@@ -191,7 +191,9 @@ def test_broken_context_file(jc):
         ("cluster = 5\n", "cluster must be a string, not int"),
         (
             'colour = "red"\n',
-            "unknown key 'colour' (known: description, data_dir, cluster, rest_url)",
+            "unknown key 'colour' (known: description, data_dir, cluster, rest_url, server, "
+            "user, password, creds, nkey, tlscert, tlskey, tlsca, tlsfirst, js_domain, "
+            "inbox_prefix, timeout, nats_context)",
         ),
         (
             'cluster = "a/b"\n',
@@ -326,16 +328,23 @@ def test_select(jc, env):
 
 
 def test_show(jc, env):
-    assert error(jc("context", "show", "-j")) == (
-        "no context is selected (jetlink context select NAME)"
+    default = {"kind": "embedded", "data_dir": str(jc.tmp / "xdg-data" / "jetlink")}
+    assert doc(jc("context", "show", "-j")) == {"name": None, "target": default}
+    assert ok(jc("context", "show")).stdout == (
+        "No context is in force (jetlink context select NAME)\n"
+        f"Target: embedded engine, data directory {jc.tmp / 'xdg-data' / 'jetlink'} (no "
+        "server named: --server, NATS_URL, a context's server or --nats-context)\n"
     )
     ok(jc("context", "add", "prod", "--data-dir", str(jc.tmp / "p"), "--cluster", "east",
           "--description", "Production", "--select"))
     ok(jc("context", "add", "dev"))
     prod = ctx_doc(jc, "prod", description="Production", data_dir=str(jc.tmp / "p"),
                    cluster="east", selected=True)
-    assert doc(jc("context", "show", "-j")) == {**prod, "overridden_by": {}}
-    assert doc(jc("context", "show", "dev", "-j")) == {**ctx_doc(jc, "dev"), "overridden_by": {}}
+    in_force = {"kind": "embedded", "data_dir": str(jc.tmp / "p")}  # prod's data directory
+    assert doc(jc("context", "show", "-j")) == {**prod, "overridden_by": {},
+                                                "target": in_force}
+    assert doc(jc("context", "show", "dev", "-j")) == {**ctx_doc(jc, "dev"), "overridden_by": {},
+                                                       "target": in_force}
     assert doc(jc("--context", "dev", "context", "show", "-j"))["name"] == "dev"
     assert error(jc("context", "show", "nope", "-j")) == "unknown context 'nope'"
     assert ok(jc("context", "show")).stdout == (
@@ -345,6 +354,8 @@ def test_show(jc, env):
         "Cluster:      east\n"
         "Selected:     true\n"
         f"Path:         {jc.config / 'context' / 'prod.toml'}\n"
+        f"Target: embedded engine, data directory {jc.tmp / 'p'} (no server named: "
+        "--server, NATS_URL, a context's server or --nats-context)\n"
     )
 
 
@@ -385,7 +396,9 @@ def test_show_and_keep_rest_url(jc):
     path.write_text('description = "REST"\nrest_url = "http://localhost:8090"\n')
     d = doc(jc("context", "show", "confluent", "-j"))
     assert d == {**ctx_doc(jc, "confluent", description="REST",
-                           rest_url="http://localhost:8090"), "overridden_by": {}}
+                           rest_url="http://localhost:8090"), "overridden_by": {},
+                 "target": {"kind": "embedded",
+                            "data_dir": str(jc.tmp / "xdg-data" / "jetlink")}}
     assert "REST URL:     http://localhost:8090" in ok(jc("context", "show", "confluent")).stdout
     jc.store.select("confluent")
     assert tomllib.loads(path.read_text())["rest_url"] == "http://localhost:8090"

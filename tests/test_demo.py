@@ -183,6 +183,27 @@ def test_the_commands_do_not_see_the_callers_jetlink_variables(env, monkeypatch,
     assert os.environ["JETLINK_CLUSTER"] == "elsewhere"  # restored
 
 
+def test_the_commands_never_go_to_the_callers_live_server(env, monkeypatch, tmp_path):
+    """NATS_URL, NATS_CONTEXT or a selected context with a server must not send the drill's
+    commands to a live server (issue 18): the drill is the embedded engine's."""
+    import os
+
+    config = tmp_path / "caller-config"
+    (config / "jetlink" / "context").mkdir(parents=True)
+    (config / "jetlink" / "context" / "prod.toml").write_text(
+        'server = "nats://127.0.0.1:1"\n')
+    (config / "jetlink" / "context.txt").write_text("prod\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    monkeypatch.setenv("NATS_URL", "nats://127.0.0.1:1")
+    monkeypatch.setenv("NATS_CONTEXT", "prod")
+    drill = demo_mod.Drill(tmp_path / "dd", tmp_path, None, None, 100)
+    ran = drill.invoke(["stream", "add", "S", "--subjects", "s.>", "--defaults"])
+    assert ran.code == 0, ran.err
+    assert (tmp_path / "dd" / "local.db").exists()
+    assert os.environ["NATS_URL"] == "nats://127.0.0.1:1"  # restored
+    assert os.environ["XDG_CONFIG_HOME"] == str(config)
+
+
 # -- the example files it ships ------------------------------------------------------------------
 
 

@@ -1,0 +1,221 @@
+"""Which live server is in force (core/live/settings.py, the root options, contexts): per
+setting option > environment > jetlink context > natscli context > the embedded engine;
+natscli's context files; URLs and timeouts; `context show`; refusals without a server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import runner
+
+from jetlink.cli.main import app
+from jetlink.core.contexts import Context
+from jetlink.core.errors import JetlinkError, UsageError
+from jetlink.core.live.settings import (
+    parse_servers,
+    parse_timeout,
+    read_nats_context,
+    resolve_target,
+)
+
+NO_OPTIONS: dict = {}
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """XDG_CONFIG_HOME in tmp_path with natscli's context directory; no NATS_* variables."""
+    cfg = tmp_path / "config"
+    (cfg / "nats" / "context").mkdir(parents=True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(cfg))
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+    return cfg
+
+
+def nats_ctx(home, name, **doc):
+    (home / "nats" / "context" / f"{name}.json").write_text(json.dumps(doc))
+
+
+def env_with(home, **kw):
+    return {"XDG_CONFIG_HOME": str(home), **kw}
+
+
+# -- precedence, per setting ---------------------------------------------------------------
+
+LAYERS = [
+    # (option, environment, jetlink context, natscli context) -> the URL in force, origin
+    ({"servers": "nats://opt:1"}, {"NATS_URL": "nats://env:1"}, "nats://jl:1", "nats://nc:1",
+     "nats://opt:1", "--server"),
+    ({}, {"NATS_URL": "nats://env:1"}, "nats://jl:1", "nats://nc:1", "nats://env:1",
+     "NATS_URL"),
+    ({}, {}, "nats://jl:1", "nats://nc:1", "nats://jl:1", "jetlink context prod"),
+    ({}, {}, None, "nats://nc:1", "nats://nc:1", "natscli context ops"),
+]
+
+
+@pytest.mark.parametrize("options,environ,jl_url,nc_url,want,origin", LAYERS)
+def test_url_precedence(home, options, environ, jl_url, nc_url, want, origin):
+    nats_ctx(home, "ops", url=nc_url)
+    jl = Context(name="prod", server=jl_url, nats_context="ops")
+    t = resolve_target(options, env_with(home, **environ), jl, None)
+    assert t is not None and t.servers == (want,)
+    assert t.origin.startswith(origin)
+
+
+def test_settings_merge_field_by_field(home):
+    nats_ctx(home, "ops", url="nats://nc:1", user="nc-user", password="nc-pass",
+             jetstream_domain="hub", inbox_prefix="_NC", ca="~/ca.pem", tls_first=True)
+    jl = Context(name="prod", user="jl-user", nats_context="ops")
+    t = resolve_target({"js_domain": "opt-domain"},
+                       env_with(home, NATS_PASSWORD="env-pass"), jl, None)
+    assert (t.servers, t.user, t.password, t.js_domain, t.inbox_prefix, t.tls_first) == (
+        ("nats://nc:1",), "jl-user", "env-pass", "opt-domain", "_NC", True)
+    assert t.tls_ca.endswith("/ca.pem") and "~" not in t.tls_ca
+    assert t.sources["user"] == "jetlink context prod"
+    assert t.sources["password"] == "NATS_PASSWORD"
+    assert t.sources["js_domain"] == "--js-domain"
+    assert t.sources["servers"].startswith("natscli context ops (")
+    assert t.api_prefix == "$JS.opt-domain.API"
+
+
+def test_no_url_anywhere_is_the_embedded_engine(home):
+    jl = Context(name="prod", user="someone")
+    assert resolve_target({"user": "x"}, env_with(home, NATS_USER="u"), jl, None) is None
+
+
+def test_natscli_selected_context_is_never_used_on_its_own(home):
+    nats_ctx(home, "prod", url="nats://production:4222")
+    (home / "nats" / "context.txt").write_text("prod\n")
+    assert resolve_target(NO_OPTIONS, env_with(home), None, None) is None
+    # named, it is used
+    t = resolve_target(NO_OPTIONS, env_with(home), None, "prod")
+    assert t.servers == ("nats://production:4222",)
+    t = resolve_target(NO_OPTIONS, env_with(home, NATS_CONTEXT="prod"), None, None)
+    assert t.servers == ("nats://production:4222",)
+
+
+@pytest.mark.parametrize("name,content,message", [
+    ("missing", None, "natscli context missing not found in"),
+    ("broken", "{not json", "is not valid JSON"),
+    ("list", "[1]", "is not a JSON object"),
+    ("badtype", '{"url": 5}', "url must be a string"),
+    ("../escape", None, "invalid natscli context name"),
+])
+def test_natscli_context_errors(home, name, content, message):
+    if content is not None:
+        (home / "nats" / "context" / f"{name}.json").write_text(content)
+    with pytest.raises(JetlinkError, match=message):
+        read_nats_context(name, env_with(home))
+
+
+@pytest.mark.parametrize("text,want", [
+    ("nats://127.0.0.1:4222", ("nats://127.0.0.1:4222",)),
+    ("127.0.0.1:4222", ("nats://127.0.0.1:4222",)),
+    ("localhost", ("nats://localhost",)),
+    ("nats://a:1, tls://b:2 ,", ("nats://a:1", "tls://b:2")),
+    ("nats://user:pw@host:4222", ("nats://user:pw@host:4222",)),
+    ("wss://host/", ("wss://host/",)),
+])
+def test_servers(text, want):
+    assert parse_servers(text, "--server") == want
+
+
+@pytest.mark.parametrize("text,message", [
+    ("http://x:1", "the scheme must be nats://, tls://, ws:// or wss://"),
+    ("nats://x:99999", "port must be 1 to 65535"),
+    (" , ", "no server URL"),
+    ("a b", "expected a URL such as nats://host:4222 or host:port"),
+])
+def test_bad_servers(text, message):
+    with pytest.raises(UsageError, match=message) as err:
+        parse_servers(text, "--server")
+    assert err.value.exit_code == 2 and err.value.field == "server"
+
+
+@pytest.mark.parametrize("value,seconds", [("5", 5.0), ("1.5", 1.5), ("500ms", 0.5),
+                                           ("2s", 2.0), ("1m", 60.0), (3, 3.0)])
+def test_timeouts(value, seconds):
+    assert parse_timeout(value, "--timeout") == seconds
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "2h"])
+def test_bad_timeouts(value):
+    with pytest.raises(UsageError, match="invalid timeout"):
+        parse_timeout(value, "--timeout")
+
+
+# -- through the CLI -------------------------------------------------------------------------
+
+
+def jl(*args):
+    return runner.invoke(app, list(args), prog_name="jetlink")
+
+
+def test_refused_connection_is_one_line(home, tmp_path):
+    res = jl("--data-dir", str(tmp_path / "d"), "-s", "nats://127.0.0.1:1", "stream", "ls")
+    assert res.exit_code == 1
+    assert res.stderr == ("jetlink: error: connecting: could not connect to "
+                          "nats://127.0.0.1:1: connection refused\n")
+    assert not (tmp_path / "d").exists()  # the embedded engine was never touched
+
+
+def test_bad_url_is_a_usage_error(home):
+    res = jl("-s", "http://x", "stream", "ls")
+    assert res.exit_code == 2
+    assert "invalid server URL 'http://x' (--server)" in res.stderr
+
+
+def test_embedded_only_sentence(home):
+    res = jl("--server", "nats://127.0.0.1:1", "replicate")
+    assert res.exit_code == 1
+    assert res.stderr == (
+        "jetlink: error: jetlink replicate works on the embedded engine's data directory: it "
+        "is not available with a live server (nats://127.0.0.1:1 from --server); leave out "
+        "the server settings to use the embedded engine\n")
+
+
+def test_context_with_a_server(home, tmp_path):
+    res = jl("context", "add", "prod", "--server", "nats://127.0.0.1:1", "--user", "ops",
+             "--password", "s3cret", "--js-domain", "west", "--timeout", "2s", "--select",
+             "-j")
+    assert res.exit_code == 0, res.stderr
+    d = json.loads(res.stdout)
+    assert d["nats"] == {"server": "nats://127.0.0.1:1", "user": "ops", "password": "********",
+                         "js_domain": "west", "timeout": "2s"}
+    text = (home / "jetlink" / "context" / "prod.toml").read_text()
+    assert 'server = "nats://127.0.0.1:1"' in text and 'password = "s3cret"' in text
+    shown = json.loads(jl("context", "show", "-j").stdout)
+    assert shown["target"] == {
+        "kind": "live", "servers": ["nats://127.0.0.1:1"], "origin": "jetlink context prod",
+        "user": "ops", "js_domain": "west", "password": "********", "timeout": 2.0,
+        "sources": {"servers": "jetlink context prod", "user": "jetlink context prod",
+                    "password": "jetlink context prod", "js_domain": "jetlink context prod",
+                    "timeout": "jetlink context prod"}}
+    human = jl("context", "show").stdout
+    assert "Target: live server nats://127.0.0.1:1 (from jetlink context prod)" in human
+    assert "s3cret" not in human + jl("context", "ls", "-j").stdout
+    # the context's server is where the verbs go
+    res = jl("stream", "ls")
+    assert res.exit_code == 1 and "could not connect to nats://127.0.0.1:1" in res.stderr
+    # an option still beats it
+    res = jl("-s", "nats://127.0.0.1:2", "stream", "ls")
+    assert "nats://127.0.0.1:2" in res.stderr
+
+
+def test_context_show_names_an_unused_natscli_selection(home):
+    nats_ctx(home, "prod", url="nats://production:4222")
+    (home / "nats" / "context.txt").write_text("prod\n")
+    d = json.loads(jl("context", "show", "-j").stdout)
+    assert d["target"]["kind"] == "embedded"
+    assert d["target"]["natscli_selected_unused"] == "prod"
+    assert ("natscli's selected context prod is not used unless named (--nats-context)"
+            in jl("context", "show").stdout)
+    d = json.loads(jl("--nats-context", "prod", "context", "show", "-j").stdout)
+    assert d["target"]["servers"] == ["nats://production:4222"]
+    assert "natscli_selected_unused" not in d["target"]
+
+
+def test_context_with_a_bad_server_is_refused(home):
+    res = jl("context", "add", "x", "--server", "ftp://nope")
+    assert res.exit_code == 2 and "invalid server URL" in res.stderr
+    assert not (home / "jetlink" / "context" / "x.toml").exists()
