@@ -251,33 +251,35 @@ class LiveConnection:
                 doing: str = "") -> list[RawMsg]:
         """A request answered by several messages (batched direct gets, pull requests):
         its replies in order, up to the one ``last(msg, replies_so_far)`` says ends them
-        (included). ``wait`` seconds without a reply end the list when ``quiet_end``, else
-        are a timeout. The whole exchange runs inside the loop, on a private inbox."""
+        (included). When that one has not come within ``wait`` seconds: the replies so far
+        with ``quiet_end``, else a timeout. The whole exchange runs inside the loop, on a
+        private inbox."""
 
         async def go(nc: Any) -> list[RawMsg]:
             inbox = nc.new_inbox()
-            queue: asyncio.Queue[Any] = asyncio.Queue()
+            ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            out: list[RawMsg] = []
 
             async def cb(msg: Any) -> None:
-                queue.put_nowait(msg)
+                if ended.done():
+                    return
+                raw = RawMsg(msg.subject, msg.headers, msg.data, msg.reply)
+                done = last(raw, out)
+                out.append(raw)
+                if done:
+                    ended.set_result(None)
 
             sub = await nc.subscribe(inbox, cb=cb, pending_msgs_limit=1_000_000,
                                      pending_bytes_limit=512 * 1024 * 1024)
-            out: list[RawMsg] = []
             try:
                 await nc.publish(subject, payload, reply=inbox)
-                while True:
-                    try:
-                        msg = await asyncio.wait_for(queue.get(), wait)
-                    except asyncio.TimeoutError:
-                        if quiet_end:
-                            return out
-                        raise
-                    raw = RawMsg(msg.subject, msg.headers, msg.data, msg.reply)
-                    done = last(raw, out)
-                    out.append(raw)
-                    if done:
-                        return out
+                try:
+                    await asyncio.wait_for(ended, wait)
+                except asyncio.TimeoutError:
+                    if quiet_end:
+                        return list(out)
+                    raise
+                return out
             finally:
                 await sub.unsubscribe()
 
@@ -391,6 +393,25 @@ class LiveSubscription:
 
         wait = None if timeout is None else timeout + _GRACE
         return self._conn.run(go(), timeout=wait, doing="receiving")
+
+    def next_many(self, timeout: float | None = 1.0, limit: int = 1000) -> list[RawMsg]:
+        """The messages waiting (at least one, at most ``limit``), or [] when ``timeout``
+        seconds pass without one: one trip to the loop for a burst of messages."""
+        first = self.next(timeout)
+        if first is None:
+            return []
+        out = [first]
+        q = self._queue
+
+        async def drain() -> list[RawMsg]:
+            more = []
+            while len(more) < limit - 1 and not q.empty():
+                more.append(q.get_nowait())
+            return more
+
+        if not q.empty():
+            out.extend(self._conn.run(drain(), doing="receiving"))
+        return out
 
     def close(self) -> None:
         if self._conn.nc is None or self._conn.nc.is_closed:

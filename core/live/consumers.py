@@ -291,12 +291,16 @@ class LiveConsumers:
         batch = int(req["batch"])
         wait = self.conn.timeout + int(req.get("expires", 0)) / 1e9
 
-        def last(raw: Any, so_far: list[Any]) -> bool:
+        got = 0
+
+        def last(raw: Any, _so_far: list[Any]) -> bool:
+            nonlocal got
             if raw.status == "100":  # a heartbeat
                 return False
             if raw.status:
                 return True
-            return sum(1 for r in so_far if not r.status) + 1 >= batch
+            got += 1
+            return got >= batch
 
         replies = self.conn.collect(
             f"{self.api_prefix}.CONSUMER.MSG.NEXT.{stream}.{consumer}",

@@ -304,15 +304,24 @@ class LiveJetStream(LiveConsumers):
         if self._allows_direct(name):
             yield from self._direct_messages(name, seq, subject, max(1, chunk))
             return
-        while True:
-            try:
-                msg = self.get_msg(name, seq, next_by_subj=subject or ">")
-            except ApiError as err:
-                if err.err_code == 10037:
-                    return
-                raise
-            yield msg
-            seq = msg.seq + 1
+        yield from self._consumer_messages(name, seq, subject)
+
+    def _consumer_messages(self, name: str, seq: int, subject: str | None
+                           ) -> Iterator[LiveMsg]:
+        """Without direct gets: an ordered consumer from ``seq``, read until it has nothing
+        pending (what was stored when it was made), then deleted."""
+        tail = self.tail(name, [subject] if subject else [], seq - 1)
+        try:
+            pending = tail.pending
+            while pending > 0:
+                msg = tail.next(self.conn.timeout)
+                if msg is None:
+                    raise LiveError(f"stream {name}: no message from {self.where} within "
+                                    f"{self.conn.timeout:g}s while {pending} were pending")
+                yield msg
+                pending = tail.pending
+        finally:
+            tail.close()
 
     def _seq_at_time(self, name: str, ts_ns: int, subject: str | None) -> int | None:
         from ..clock import format_rfc3339_nano
@@ -414,7 +423,8 @@ class LiveJetStream(LiveConsumers):
         except BaseException:
             sub.close()
             raise
-        return LiveTail(self, name, str(doc.get("name", "")), sub)
+        return LiveTail(self, name, str(doc.get("name", "")), sub,
+                        pending=int(doc.get("num_pending", 0)))
 
     def in_domain(self, domain: str) -> LiveJetStream:
         """The JetStream API of another domain, over the same connection."""
@@ -552,8 +562,13 @@ class LiveTail:
     next stored message (flow control answered, heartbeats skipped), ``close()`` deletes
     the consumer."""
 
-    def __init__(self, js: LiveJetStream, stream: str, consumer: str, sub: Any) -> None:
+    def __init__(self, js: LiveJetStream, stream: str, consumer: str, sub: Any, *,
+                 pending: int = 0) -> None:
         self._js, self._stream, self._consumer, self._sub = js, stream, consumer, sub
+        # messages stored and not delivered yet: the consumer's num_pending when made, then
+        # each delivery's (its reply subject says)
+        self.pending = pending
+        self._buffer: list[RawMsg] = []  # received, not handed out yet (newest first)
 
     def next(self, timeout: float | None = 1.0) -> LiveMsg | None:
         import time
@@ -562,10 +577,13 @@ class LiveTail:
 
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            raw = self._sub.next(left)
-            if raw is None:
-                return None
+            if not self._buffer:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                self._buffer = self._sub.next_many(left)
+                self._buffer.reverse()
+                if not self._buffer:
+                    return None
+            raw = self._buffer.pop()
             if raw.status:  # 100: a heartbeat, or flow control (answered on its reply)
                 if raw.reply:
                     self._js.conn.publish(raw.reply, b"")
@@ -573,6 +591,7 @@ class LiveTail:
                     return None
                 continue
             meta = ack_metadata(raw.reply)
+            self.pending = meta["num_pending"]
             return LiveMsg(subject=raw.subject, seq=meta["seq"], ts=meta["ts"],
                            hdr=encode_hdrs(raw.headers), data=raw.data)
 

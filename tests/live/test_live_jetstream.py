@@ -257,3 +257,15 @@ def test_cross_domain_mirror(live_domains):
     finally:
         west.close()
         east.close()
+
+
+def test_messages_without_direct_get_through_an_ordered_consumer(js, live):
+    js.add_stream({"name": "N", "subjects": ["n.>"]})
+    assert list(js.messages("N")) == []  # an empty stream: nothing, at once
+    js.publish_batch([(f"n.{i % 2}", b"x", None) for i in range(3000)])
+    assert [m.seq for m in js.messages("N")] == list(range(1, 3001))
+    assert [m.seq for m in js.messages("N", start_seq=2999)] == [2999, 3000]
+    assert [m.seq for m in js.messages("N", subject="n.1")][:3] == [2, 4, 6]
+    assert list(js.messages("N", subject="n.none")) == []
+    # the ordered consumers are gone once read
+    assert live.client().api("CONSUMER.NAMES.N").get("consumers") in ([], None)
