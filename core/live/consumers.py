@@ -25,10 +25,11 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ..clock import parse_rfc3339_nano
 from ..config.consumer import ConsumerConfig
 from ..consumers import ConsumerInfo, DeliveredMsg, SequenceInfo
 from ..errors import ApiError, JetlinkError
+from .client import without_envelope
+from .wire import _name, _ts, encode_hdrs
 
 __all__ = ["LiveConsumers", "LiveConsumerInfo", "LiveDeliveredMsg", "ack_metadata"]
 
@@ -37,15 +38,6 @@ MS = 1_000_000
 # (max_ack_pending reached: no_wait alone would get no answer at all); an exhausted
 # consumer answers 404 at once.
 PULL_EXPIRES = 250 * MS
-
-
-def _ts(text: Any) -> int:
-    if not text:
-        return 0
-    try:
-        return parse_rfc3339_nano(str(text))
-    except ValueError:
-        return 0
 
 
 def _seq_info(doc: Any) -> SequenceInfo:
@@ -59,8 +51,6 @@ class LiveConsumerInfo(ConsumerInfo):
     ``to_json()`` is the document as received."""
 
     def __init__(self, doc: dict[str, Any]) -> None:
-        from .client import without_envelope
-
         doc = without_envelope(doc)
         super().__init__(
             stream_name=str(doc.get("stream_name", "")),
@@ -177,7 +167,6 @@ class LiveConsumers:
                      action: str = "", pedantic: bool = False) -> LiveConsumerInfo:
         """``CONSUMER.CREATE`` (create, or with the same name update; ``action`` "create" /
         "update" narrows it), after jetlink's own checks."""
-        from .wire import _name
 
         cfg = config if isinstance(config, ConsumerConfig) else ConsumerConfig.from_json(
             dict(config), strict=True)
@@ -226,25 +215,21 @@ class LiveConsumers:
 
     # -- read / delete ---------------------------------------------------------------------
     def consumer_info(self, stream: str, name: str) -> LiveConsumerInfo:
-        from .wire import _name
 
         return LiveConsumerInfo(
             self.api(f"CONSUMER.INFO.{_name(stream)}.{_consumer_name(name)}"))
 
     def consumers(self, stream: str) -> list[LiveConsumerInfo]:
         """Every consumer of ``stream``, by name (CONSUMER.LIST, every page)."""
-        from .wire import _name
 
         docs = self._paged(f"CONSUMER.LIST.{_name(stream)}", "consumers", None)
         return sorted((LiveConsumerInfo(d) for d in docs), key=lambda i: i.name)
 
     def consumer_names(self, stream: str) -> list[str]:
-        from .wire import _name
 
         return sorted(self._paged(f"CONSUMER.NAMES.{_name(stream)}", "consumers", None))
 
     def delete_consumer(self, stream: str, name: str) -> None:
-        from .wire import _name
 
         self.api(f"CONSUMER.DELETE.{_name(stream)}.{_consumer_name(name)}")
 
@@ -252,7 +237,6 @@ class LiveConsumers:
     def fetch(self, stream: str, consumer: str, batch: int = 1) -> list[LiveDeliveredMsg]:
         """One pull request for up to ``batch`` messages, answered at once (what is
         deliverable now; never waits for new messages)."""
-        from .wire import _name
 
         _name(stream)
         _consumer_name(consumer)
@@ -272,7 +256,6 @@ class LiveConsumers:
         if kind != "ok":  # the server's status, as the engine raises a refused pull
             raise ApiError(int(kind) if kind.isdigit() else 500, 0, str(got))
         out: list[LiveDeliveredMsg] = []
-        from .wire import encode_hdrs
 
         for raw in got:
             meta = ack_metadata(raw.reply)

@@ -21,13 +21,12 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from ..clock import parse_rfc3339_nano
 from ..config.stream import StreamConfig
 from ..errors import ApiError, JetlinkError, NoStreamError, client_error
 from ..messages import PubAck, StoredMsg, StreamState
 from .client import LiveConnection, LiveError, RawMsg, parse_api, without_envelope
 from .target import api_prefix_for
-from .wire import _name, encode_hdrs, flat_headers
+from .wire import _name, _ts, encode_hdrs, flat_headers
 from .consumers import LiveConsumers
 
 __all__ = ["LiveJetStream", "LiveStreamInfo", "LiveMsg"]
@@ -38,15 +37,6 @@ PUB_WINDOW = 1024  # outstanding publishes awaiting their acks
 MULTI_LAST_MAX = 100_000  # messages one multi_last direct get may return
 TAIL_HEARTBEAT_NS = 5_000_000_000
 TAIL_INACTIVE_NS = 300_000_000_000
-
-
-def _ts(text: Any) -> int:
-    if not text:
-        return 0
-    try:
-        return parse_rfc3339_nano(str(text))
-    except ValueError:
-        return 0
 
 
 def state_of(doc: Mapping[str, Any]) -> StreamState:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..clock import parse_rfc3339_nano
 from ..errors import ApiError
 
 __all__ = ["encode_hdrs", "flat_headers"]
@@ -41,3 +42,13 @@ def _name(name: str) -> str:
         raise ApiError(400, 10059 if name else 10073, "stream not found" if name else
                        "stream name is required")
     return name
+
+
+def _ts(text: Any) -> int:
+    """A time the server wrote (RFC 3339) as nanoseconds; 0 when absent or unreadable."""
+    if not text:
+        return 0
+    try:
+        return parse_rfc3339_nano(str(text))
+    except ValueError:
+        return 0
