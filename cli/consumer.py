@@ -160,6 +160,80 @@ def consumer_config(doc: dict[str, Any]) -> Any:
     return ConsumerConfig.from_json(doc)
 
 
+# -- options shared by add and edit ------------------------------------------------------
+
+FilterOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--filter", metavar="SUBJECTS", help="Filter the stream by subjects (repeatable)."
+    ),
+]
+
+MaxDeliverOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-deliver",
+        metavar="TRIES",
+        help="Maximum amount of times a message will be delivered.",
+    ),
+]
+
+MaxPendingOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-pending", metavar="N", help="Maximum pending acks before consumers are paused."
+    ),
+]
+
+DescriptionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--description", metavar="TEXT", help="Sets a contextual description for the consumer."
+    ),
+]
+
+HeadersOnlyOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--headers-only/--no-headers-only",
+        help="Deliver only headers and no bodies.",
+        show_default=False,
+    ),
+]
+
+MaxWaitingOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-waiting", metavar="PULLS", help="Maximum number of outstanding pulls allowed."
+    ),
+]
+
+MaxPullBatchOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-pull-batch", metavar="N", help="Maximum batch size a pull request may ask for."
+    ),
+]
+
+MaxPullExpireOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--max-pull-expire",
+        metavar="DURATION",
+        help="Maximum expire duration a pull request may ask for.",
+    ),
+]
+
+InactiveThresholdOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--inactive-threshold",
+        metavar="DURATION",
+        help="How long the consumer may be idle before it is removed.",
+    ),
+]
+
+
 # -- commands ---------------------------------------------------------------------------------
 
 
@@ -179,12 +253,7 @@ def add(
             "JSON file to read the configuration from (a ConsumerConfig or a ConsumerInfo)."
         ),
     ] = None,
-    filter: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--filter", metavar="SUBJECTS", help="Filter the stream by subjects (repeatable)."
-        ),
-    ] = None,
+    filter: FilterOpt = None,
     deliver: Annotated[
         str | None,
         typer.Option(
@@ -208,20 +277,8 @@ def add(
             "--wait", metavar="DURATION", help="Acknowledgment waiting time (default 30s)."
         ),
     ] = None,
-    max_deliver: Annotated[
-        int | None,
-        typer.Option(
-            "--max-deliver",
-            metavar="TRIES",
-            help="Maximum amount of times a message will be delivered.",
-        ),
-    ] = None,
-    max_pending: Annotated[
-        int | None,
-        typer.Option(
-            "--max-pending", metavar="N", help="Maximum pending acks before consumers are paused."
-        ),
-    ] = None,
+    max_deliver: MaxDeliverOpt = None,
+    max_pending: MaxPendingOpt = None,
     pull: Annotated[
         bool, typer.Option("--pull", help="Deliver messages in 'pull' mode (the only mode here).")
     ] = False,
@@ -234,48 +291,12 @@ def add(
             case_sensitive=False,
         ),
     ] = None,
-    description: Annotated[
-        str | None,
-        typer.Option(
-            "--description", metavar="TEXT", help="Sets a contextual description for the consumer."
-        ),
-    ] = None,
-    headers_only: Annotated[
-        bool | None,
-        typer.Option(
-            "--headers-only/--no-headers-only",
-            help="Deliver only headers and no bodies.",
-            show_default=False,
-        ),
-    ] = None,
-    max_waiting: Annotated[
-        int | None,
-        typer.Option(
-            "--max-waiting", metavar="PULLS", help="Maximum number of outstanding pulls allowed."
-        ),
-    ] = None,
-    max_pull_batch: Annotated[
-        int | None,
-        typer.Option(
-            "--max-pull-batch", metavar="N", help="Maximum batch size a pull request may ask for."
-        ),
-    ] = None,
-    max_pull_expire: Annotated[
-        str | None,
-        typer.Option(
-            "--max-pull-expire",
-            metavar="DURATION",
-            help="Maximum expire duration a pull request may ask for.",
-        ),
-    ] = None,
-    inactive_threshold: Annotated[
-        str | None,
-        typer.Option(
-            "--inactive-threshold",
-            metavar="DURATION",
-            help="How long the consumer may be idle before it is removed.",
-        ),
-    ] = None,
+    description: DescriptionOpt = None,
+    headers_only: HeadersOnlyOpt = None,
+    max_waiting: MaxWaitingOpt = None,
+    max_pull_batch: MaxPullBatchOpt = None,
+    max_pull_expire: MaxPullExpireOpt = None,
+    inactive_threshold: InactiveThresholdOpt = None,
     replicas: Annotated[
         int | None,
         typer.Option(
@@ -420,72 +441,19 @@ def edit(
             "JSON file to read the new configuration from (a ConsumerConfig or a ConsumerInfo)."
         ),
     ] = None,
-    description: Annotated[
-        str | None,
-        typer.Option(
-            "--description", metavar="TEXT", help="Sets a contextual description for the consumer."
-        ),
-    ] = None,
-    filter: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--filter", metavar="SUBJECTS", help="Filter the stream by subjects (repeatable)."
-        ),
-    ] = None,
+    description: DescriptionOpt = None,
+    filter: FilterOpt = None,
     wait: Annotated[
         str | None,
         typer.Option("--wait", metavar="DURATION", help="Acknowledgment waiting time."),
     ] = None,
-    max_deliver: Annotated[
-        int | None,
-        typer.Option(
-            "--max-deliver",
-            metavar="TRIES",
-            help="Maximum amount of times a message will be delivered.",
-        ),
-    ] = None,
-    max_pending: Annotated[
-        int | None,
-        typer.Option(
-            "--max-pending", metavar="N", help="Maximum pending acks before consumers are paused."
-        ),
-    ] = None,
-    headers_only: Annotated[
-        bool | None,
-        typer.Option(
-            "--headers-only/--no-headers-only",
-            help="Deliver only headers and no bodies.",
-            show_default=False,
-        ),
-    ] = None,
-    max_waiting: Annotated[
-        int | None,
-        typer.Option(
-            "--max-waiting", metavar="PULLS", help="Maximum number of outstanding pulls allowed."
-        ),
-    ] = None,
-    max_pull_batch: Annotated[
-        int | None,
-        typer.Option(
-            "--max-pull-batch", metavar="N", help="Maximum batch size a pull request may ask for."
-        ),
-    ] = None,
-    max_pull_expire: Annotated[
-        str | None,
-        typer.Option(
-            "--max-pull-expire",
-            metavar="DURATION",
-            help="Maximum expire duration a pull request may ask for.",
-        ),
-    ] = None,
-    inactive_threshold: Annotated[
-        str | None,
-        typer.Option(
-            "--inactive-threshold",
-            metavar="DURATION",
-            help="How long the consumer may be idle before it is removed.",
-        ),
-    ] = None,
+    max_deliver: MaxDeliverOpt = None,
+    max_pending: MaxPendingOpt = None,
+    headers_only: HeadersOnlyOpt = None,
+    max_waiting: MaxWaitingOpt = None,
+    max_pull_batch: MaxPullBatchOpt = None,
+    max_pull_expire: MaxPullExpireOpt = None,
+    inactive_threshold: InactiveThresholdOpt = None,
     replicas: Annotated[
         int | None,
         typer.Option("--replicas", metavar="N", help="Sets a custom replica count."),
