@@ -327,6 +327,17 @@ def _dur(ns: int) -> str:
     return output.since(ns)
 
 
+def _replica(peer: dict[str, Any]) -> str:
+    """natscli's replica line: ``n2, current, seen 1ms ago`` (outdated / OFFLINE, and how
+    many operations behind)."""
+    state = "OFFLINE" if peer.get("offline") else ("current" if peer.get("current")
+                                                   else "outdated")
+    text = f"{peer.get('name', '')}, {state}, seen {_dur(int(peer.get('active', 0)))} ago"
+    if peer.get("lag"):
+        text += f", {output.comma(peer['lag'])} operations behind"
+    return text
+
+
 def _transform(src: str | None, dest: str) -> str:
     return f"{src or '>'} to {dest}"
 
@@ -482,6 +493,8 @@ def render_info(app: App, doc: dict[str, Any], *, state_only: bool = False) -> N
         cols.title("Cluster Information")
         cols.row("Name", cluster["name"])
         cols.row("Leader", cluster.get("leader", ""), bool(cluster.get("leader")))
+        for peer in cluster.get("replicas") or []:  # a live cluster's other peers (natscli)
+            cols.row("Replica", _replica(peer))
     if doc.get("mirror"):
         cols.title("Mirror Information")
         _source_info_columns(cols, doc["mirror"])

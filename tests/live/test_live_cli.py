@@ -160,6 +160,10 @@ def test_r3_stream_on_a_cluster(live_cluster):
     assert info["cluster"]["name"] == "C3" and len(info["cluster"]["replicas"]) == 2
     text = ok(jl(live_cluster.url, "stream", "info", "R3")).stdout
     assert "Cluster Information" in text and "Name: C3" in text
+    import re
+
+    replicas = re.findall(r"Replica: (n\d), (current|outdated|OFFLINE), seen ", text)
+    assert len(replicas) == 2, text
 
 
 def test_mirror_and_source_across_domains(live_domains):
