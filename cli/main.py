@@ -314,18 +314,8 @@ def _live_target(ctx: typer.Context, options: dict[str, Any], nats_context: str 
     context > natscli context), or None: the embedded engine. No nats-py import here."""
     import os
 
-    from jetlink.core.live.settings import ENV, ENV_CONTEXT, resolve_target
-
-    if not any(v for v in options.values()) and not nats_context and not any(
-        os.environ.get(var) for var in (*ENV.values(), ENV_CONTEXT)
-    ):
-        found = None
-        from jetlink.cli.common import context_in_force
-
-        found = context_in_force(ctx)
-        if found is None or not any(getattr(found, k, None) for k in ("server", "nats_context")):
-            return None
     from jetlink.cli.common import context_in_force
+    from jetlink.core.live.settings import resolve_target
 
     return resolve_target(options, os.environ, context_in_force(ctx), nats_context)
 
