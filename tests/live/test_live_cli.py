@@ -14,6 +14,7 @@ import pytest
 from helpers import runner
 
 from jetlink.cli.main import app
+from live.clihelp import doc, ok
 
 
 @pytest.fixture(autouse=True)
@@ -23,15 +24,6 @@ def no_terminal(monkeypatch):
 
 def jl(server, *args):
     return runner.invoke(app, ["--server", server, *args], prog_name="jetlink")
-
-
-def ok(res):
-    assert res.exit_code == 0, (res.exit_code, res.stdout, res.stderr)
-    return res
-
-
-def doc(res):
-    return json.loads(ok(res).stdout)
 
 
 def one_line_error(res, pattern):

@@ -11,6 +11,7 @@ import pytest
 from helpers import runner
 
 from jetlink.cli.main import app
+from live.clihelp import doc, ok
 
 
 @pytest.fixture
@@ -23,15 +24,6 @@ def kv(live, monkeypatch):
 
     run.server = live
     return run
-
-
-def ok(res):
-    assert res.exit_code == 0, (res.exit_code, res.stdout, res.stderr)
-    return res
-
-
-def doc(res):
-    return json.loads(ok(res).stdout)
 
 
 def test_bucket_life(kv, live):
