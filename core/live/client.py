@@ -323,13 +323,6 @@ class LiveConnection:
         return LiveSubscription(self, sub, q, subject)
 
     # -- the end ---------------------------------------------------------------------------
-    @property
-    def connected_url(self) -> str:
-        url = getattr(self.nc, "connected_url", None)
-        if url is None:
-            return self.target.servers[0]
-        return f"{url.scheme}://{url.hostname}:{url.port}"
-
     def close(self) -> None:
         if self._loop.is_closed():
             return

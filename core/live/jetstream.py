@@ -24,7 +24,7 @@ from typing import Any
 from ..config.stream import StreamConfig
 from ..errors import ApiError, JetlinkError, NoStreamError, client_error
 from ..messages import PubAck, StoredMsg, StreamState
-from .client import LiveConnection, LiveError, RawMsg, parse_api, without_envelope
+from .client import LiveConnection, LiveError, RawMsg, without_envelope
 from .target import api_prefix_for
 from .wire import _name, _ts, encode_hdrs, flat_headers
 from .consumers import LiveConsumers
@@ -524,9 +524,6 @@ class LiveJetStream(LiveConsumers):
         self.conn.publish(subject, bytes(data), headers=flat_headers(headers))
         self._core_published = True
 
-    def flush(self) -> None:
-        self.conn.flush()
-
     def subscribe(self, subject: str) -> LiveCoreSubscription:
         return LiveCoreSubscription(self.conn.subscribe(subject))
 
@@ -622,5 +619,3 @@ def _request_config(cfg: StreamConfig) -> dict[str, Any]:
     its defaults and answers with the complete config)."""
     return cfg.to_json()
 
-
-__all__ += ["parse_api"]
