@@ -171,7 +171,8 @@ MASKS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r'"_nats\.ver": "[^"]*"'), '"_nats.ver": "<ver>"'),
     (re.compile(r"^\[\d\d:\d\d:\d\d\]", re.M), "[<clock>]"),
     # the cluster block of info outputs: the engine's cluster name, a server's name
-    (re.compile(r"\n\nCluster Information:\n\n( +Name:.*\n)?( +Leader:.*\n)?"), "\n"),
+    (re.compile(r"\n\nCluster Information:\n\n( +Name:.*\n)?( +Leader:.*\n)?"
+                r"( +Replica:.*\n)*"), "\n"),
 ]
 
 # JSON keys whose values are volatile (times, leaders, ids): replaced by "<volatile>".
@@ -223,23 +224,27 @@ def _run_script(prefix: list[str], where: str, tmp: Any) -> list[dict[str, Any]]
     return out
 
 
-@pytest.fixture(scope="module")
-def both(tmp_path_factory, nats_single):
+@pytest.fixture(scope="module", params=["single", "cluster"])
+def both(request, tmp_path_factory):
+    """The script's records on the embedded engine and on a live target: a single server,
+    and a three-node cluster (R1 streams placed by its meta leader)."""
     from helpers import ENV_VARS
 
+    server = request.getfixturevalue("nats_single" if request.param == "single"
+                                     else "nats_cluster3")
     with pytest.MonkeyPatch.context() as mp:
         for var in ENV_VARS:
             mp.delenv(var, raising=False)
         mp.setattr("jetlink.cli.output.is_interactive", lambda: False)
         mp.setenv("TZ", "UTC")
         mp.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("parity-config")))
-        nats_single.reset()
+        server.reset()
         embedded_tmp = tmp_path_factory.mktemp("parity-embedded")
         data = embedded_tmp / "data"
         embedded = _run_script(["--data-dir", str(data)], str(data), embedded_tmp)
         live_tmp = tmp_path_factory.mktemp("parity-live")
-        live = _run_script(["--server", nats_single.url], nats_single.url, live_tmp)
-        nats_single.reset()
+        live = _run_script(["--server", server.url], server.url, live_tmp)
+        server.reset()
     return embedded, live
 
 
