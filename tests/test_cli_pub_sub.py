@@ -308,3 +308,38 @@ def test_pub_count_stops_at_the_first_refused_message(jl):
     info = doc(jl("stream", "info", "CAPPED", "-j"))
     assert info["state"]["messages"] == 1500 and info["state"]["last_seq"] == 1500
     assert doc(jl("stream", "get", "CAPPED", "1500", "-j"))["data"] == "bTE1MDA="  # m1500
+
+
+def test_pub_count_progress_bar_only_on_a_terminal(monkeypatch):
+    """pub --count: a progress bar on stderr when it is a terminal (not with --json, not for
+    the per-message lines); elsewhere nothing is drawn."""
+    import io
+
+    from jetlink.cli import output
+    from jetlink.cli.app import App
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    pipe = io.StringIO()
+    monkeypatch.setattr("sys.stderr", pipe)
+    with output.progress(App(), "Publishing", 10) as bar:
+        bar.advance(10)
+    assert pipe.getvalue() == ""
+
+    tty = Tty()
+    monkeypatch.setattr("sys.stderr", tty)
+    with output.progress(App(), "Publishing", 10) as bar:
+        bar.advance(10)
+    assert "Publishing" in tty.getvalue()
+
+    tty = Tty()
+    monkeypatch.setattr("sys.stderr", tty)
+    app = App()
+    app.json = True
+    with output.progress(app, "Publishing", 10) as bar:
+        bar.advance(10)
+    with output.progress(App(), "Publishing", 10, enabled=False) as bar:
+        bar.advance(10)
+    assert tty.getvalue() == ""
