@@ -485,7 +485,10 @@ class LiveJetStream(LiveConsumers):
                 for i, (subject, data, headers) in enumerate(msgs):
                     if stop_at_error and failed.is_set():
                         break
-                    await window.acquire()
+                    try:  # a window full of unanswered publishes for `timeout`: give up
+                        await asyncio.wait_for(window.acquire(), timeout)
+                    except asyncio.TimeoutError:
+                        break
                     outstanding += 1
                     all_in.clear()
                     await nc.publish(subject, bytes(data), reply=f"{prefix}.{i}",

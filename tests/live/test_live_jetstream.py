@@ -269,3 +269,37 @@ def test_messages_without_direct_get_through_an_ordered_consumer(js, live):
     assert list(js.messages("N", subject="n.none")) == []
     # the ordered consumers are gone once read
     assert live.client().api("CONSUMER.NAMES.N").get("consumers") in ([], None)
+
+
+def test_publishes_nobody_acknowledges_end_with_an_error(live):
+    """A subscriber that is not a stream takes the publishes and answers nothing: after the
+    timeout the publish reports it (no hang, nothing claimed as stored)."""
+    import asyncio
+
+    import nats
+
+    async def ignore(_msg):
+        return None
+
+    async def listener():
+        nc = await nats.connect(live.url)
+        await nc.subscribe("quiet.>", cb=ignore)
+        await nc.flush()
+        return nc
+
+    loop = asyncio.new_event_loop()
+    t = threading.Thread(target=loop.run_forever, daemon=True)
+    t.start()
+    nc = asyncio.run_coroutine_threadsafe(listener(), loop).result(10)
+    js = js_for(live.url, timeout=1)
+    try:
+        t0 = time.monotonic()
+        res = js.publish_many([("quiet.x", b"x", None)] * 3000)
+        assert time.monotonic() - t0 < 10
+        assert res and isinstance(res[-1], LiveError)
+        assert "no acknowledgement within 1s" in str(res[-1])
+        assert not any(getattr(r, "seq", None) for r in res)
+    finally:
+        js.close()
+        asyncio.run_coroutine_threadsafe(nc.close(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
