@@ -39,10 +39,12 @@ from live.servers import (
     ServerStartError,
     TLSFiles,
     make_nkey_user,
+    make_operator,
     make_tls_files,
     start_auth,
     start_cluster,
     start_domains,
+    start_operator,
     start_single,
     start_tls,
 )
@@ -154,6 +156,18 @@ def nkey_user(live_root: Path) -> NkeyUser:
 @pytest.fixture(scope="session")
 def nats_auth(live_root: Path, nkey_user: NkeyUser) -> Iterator[LiveServer]:
     srv = _started("nats_auth", lambda: start_auth(live_root / "auth", nkey_user))
+    try:
+        yield srv
+    finally:
+        srv.close()
+
+
+@pytest.fixture(scope="session")
+def nats_operator(live_root: Path) -> Iterator[LiveServer]:
+    """A JetStream server in operator mode; ``.creds_file`` is its user's creds file."""
+    setup = make_operator(live_root / "operator-keys")
+    srv = _started("nats_operator", lambda: start_operator(live_root / "operator", setup))
+    srv.creds_file = setup.creds_file  # type: ignore[attr-defined]
     try:
         yield srv
     finally:

@@ -937,3 +937,88 @@ def start_auth(root: str | Path, nkey: NkeyUser, *, user: str = "ops",
         root, name, [_jetstream_block(root / name / "store"), block],
         binary=find_nats_server(), port=port, http_port=http, user=user,
         password=password, nkey_seed_file=nkey.seed_file, nkey_public=nkey.public))
+
+
+# -- operator mode (JWTs): what --creds needs ------------------------------------------------
+
+_NKEY_PREFIX = {"operator": 14 << 3, "account": 0, "user": 20 << 3}  # 'O', 'A', 'U'
+
+
+def _keypair(kind: str) -> tuple[Any, str, str]:
+    """(signing key, seed, public key) of an nkey of ``kind`` (PyNaCl ed25519)."""
+    from nacl.signing import SigningKey
+
+    sk = SigningKey.generate()
+    p = _NKEY_PREFIX[kind]
+    seed = _nkey_encode(bytes([_NKEY_PREFIX_SEED | (p >> 5), (p & 31) << 3]) + bytes(sk))
+    return sk, seed, _nkey_encode(bytes([p]) + bytes(sk.verify_key))
+
+
+def _jwt(signer: Any, iss: str, sub: str, name: str, nats: dict[str, Any]) -> str:
+    """A NATS JWT (v2 claims) signed by ``signer`` (the issuer's key)."""
+    import hashlib
+
+    def b64(b: bytes) -> str:
+        return base64.urlsafe_b64encode(b).decode().rstrip("=")
+
+    claims: dict[str, Any] = {"iat": int(time.time()), "iss": iss, "name": name, "sub": sub,
+                              "nats": nats}
+    claims["jti"] = base64.b32encode(hashlib.sha256(
+        json.dumps(claims, sort_keys=True).encode()).digest()).decode().rstrip("=")
+    head = b64(json.dumps({"typ": "JWT", "alg": "ed25519-nkey"}).encode())
+    body = b64(json.dumps(claims).encode())
+    return f"{head}.{body}.{b64(signer.sign(f'{head}.{body}'.encode()).signature)}"
+
+
+@dataclass
+class OperatorSetup:
+    """An operator, a JetStream account, the system account and a user's creds file."""
+
+    operator_jwt_file: str
+    account_public: str
+    account_jwt: str
+    system_public: str
+    system_jwt: str
+    creds_file: str
+
+
+def make_operator(root: str | Path) -> OperatorSetup:
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    osk, _oseed, opub = _keypair("operator")
+    ask, _aseed, apub = _keypair("account")
+    _ssk, _sseed, spub = _keypair("account")
+    _usk, useed, upub = _keypair("user")
+    unlimited = {"subs": -1, "data": -1, "payload": -1, "imports": -1, "exports": -1,
+                 "wildcards": True, "conn": -1, "leaf": -1}
+    op = _jwt(osk, opub, opub, "OP", {"type": "operator", "version": 2})
+    acc = _jwt(osk, opub, apub, "APP", {
+        "limits": {**unlimited, "mem_storage": -1, "disk_storage": -1, "streams": -1,
+                   "consumer": -1},
+        "default_permissions": {"pub": {}, "sub": {}}, "type": "account", "version": 2})
+    sys_acc = _jwt(osk, opub, spub, "SYS", {"limits": unlimited, "type": "account",
+                                            "version": 2})
+    user = _jwt(ask, apub, upub, "ops", {"pub": {}, "sub": {}, "subs": -1, "data": -1,
+                                          "payload": -1, "type": "user", "version": 2})
+    (root / "operator.jwt").write_text(op)
+    creds = root / "user.creds"
+    creds.write_text(f"-----BEGIN NATS USER JWT-----\n{user}\n------END NATS USER JWT------\n"
+                     "\n-----BEGIN USER NKEY SEED-----\n"
+                     f"{useed}\n------END USER NKEY SEED------\n")
+    creds.chmod(0o600)
+    return OperatorSetup(str(root / "operator.jwt"), apub, acc, spub, sys_acc, str(creds))
+
+
+def start_operator(root: str | Path, setup: OperatorSetup, *,
+                   name: str = "operator") -> LiveServer:
+    """A JetStream server in operator mode (memory resolver, the accounts preloaded): only
+    the creds file's user gets in."""
+    root = Path(root)
+    blocks = [_jetstream_block(root / name / "store"),
+              f"operator: {_q(setup.operator_jwt_file)}",
+              f"system_account: {setup.system_public}",
+              "resolver: MEMORY",
+              f"resolver_preload: {{ {setup.account_public}: {_q(setup.account_jwt)}, "
+              f"{setup.system_public}: {_q(setup.system_jwt)} }}"]
+    return _start_fresh_ports(lambda port, http: _server(
+        root, name, blocks, binary=find_nats_server(), port=port, http_port=http))

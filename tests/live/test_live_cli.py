@@ -222,3 +222,27 @@ def test_sub_receives(live):
     import base64
 
     assert base64.b64decode(line["data"]) == b"hello"
+
+
+def test_creds_file_on_an_operator_mode_server(nats_operator, monkeypatch, tmp_path):
+    """--creds (and NATS_CREDS, and a natscli context's creds) on a server that only lets in
+    the user of a JWT creds file; without it: authorization violation, one line."""
+    url = nats_operator.url
+    one_line_error(jl(url, "stream", "ls"), r"authorization violation")
+    res = runner.invoke(app, ["--server", url, "--creds", nats_operator.creds_file, "stream",
+                              "add", "C", "--subjects", "c.>", "--defaults", "-j"],
+                        prog_name="jetlink")
+    assert doc(res)["config"]["name"] == "C"
+    monkeypatch.setenv("NATS_CREDS", nats_operator.creds_file)
+    ok(jl(url, "pub", "c.1", "x"))
+    monkeypatch.delenv("NATS_CREDS")
+    cfg = tmp_path / "config"
+    (cfg / "nats" / "context").mkdir(parents=True)
+    (cfg / "nats" / "context" / "op.json").write_text(json.dumps(
+        {"url": url, "creds": nats_operator.creds_file}))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(cfg))
+    info = doc(runner.invoke(app, ["--nats-context", "op", "stream", "info", "C", "-j"],
+                             prog_name="jetlink"))
+    assert info["state"]["messages"] == 1
+    ok(runner.invoke(app, ["--nats-context", "op", "stream", "rm", "C", "-f"],
+                     prog_name="jetlink"))
