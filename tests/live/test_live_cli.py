@@ -246,3 +246,17 @@ def test_creds_file_on_an_operator_mode_server(nats_operator, monkeypatch, tmp_p
     assert info["state"]["messages"] == 1
     ok(runner.invoke(app, ["--nats-context", "op", "stream", "rm", "C", "-f"],
                      prog_name="jetlink"))
+
+
+def test_client_certificate(nats_tls_verify):
+    srv = nats_tls_verify
+    res = runner.invoke(app, ["--server", srv.url, "--tlsca", srv.ca_file, "stream", "ls"],
+                        prog_name="jetlink")
+    assert res.exit_code == 1 and "Traceback" not in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    ok(runner.invoke(app, ["--server", srv.url, "--tlsca", srv.ca_file, "--tlscert",
+                           srv.cert_file, "--tlskey", srv.key_file, "stream", "ls"],
+                     prog_name="jetlink"))
+    res = runner.invoke(app, ["--server", srv.url, "--tlsca", srv.ca_file, "--tlscert",
+                              srv.cert_file, "stream", "ls"], prog_name="jetlink")
+    one_line_error(res, r"a client certificate needs both --tlscert and --tlskey")
