@@ -368,3 +368,25 @@ def follow(next_item: Any, idle_ns: int | None, poll_seconds: float) -> Any:
             continue
         last = time.monotonic_ns()
         yield item
+
+
+# -- promote / failover and consumer positions: the same choice as open_jetstream ------------
+
+
+def open_site(app: App) -> Any:
+    """Where a mirror is promoted (core/failover.py ``Site``): the live server in force,
+    else the embedded engine's ``--cluster``."""
+    if getattr(app, "target", None) is not None:
+        from jetlink.core.live.promote import LiveSite
+
+        return LiveSite(live_jetstream(app))
+    from jetlink.core.promote import EmbeddedSite
+
+    return EmbeddedSite(data_dir(app), app.cluster, make_clock())
+
+
+def open_positions(app: App) -> Any:
+    """The consumer positions bucket of the addressed side (core/positions.py)."""
+    from jetlink.core.positions import PositionStore
+
+    return PositionStore(open_kv(app))

@@ -62,6 +62,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pub": ("pub", "Publish a message to a subject."),
     "sub": ("sub", "Follow messages published on a subject."),
     "replicate": ("replicate", "Copy pending messages to mirrors and sources."),
+    "positions": ("positions", "Sync origin consumers' positions to mirrors."),
     "dashboard": ("dashboard", "Watch replication live and act on it (TUI)."),
     "spark": ("spark", "Run bulk replication jobs on Spark."),
     "validate": ("validate", "Check stream configs and topology files."),

@@ -1,4 +1,6 @@
-"""Promote and fail over a NATS mirror: the mirror becomes a normal stream.
+"""Promote and fail over a mirror of the embedded engine: :class:`EmbeddedSite`, the
+embedded side of core/failover.py (whose module doc has the rules: refusal, subjects,
+consumer placement, clamps), and :func:`promote`, that promotion for a data directory.
 
 Since nats-server 2.12 a stream update that REMOVES ``mirror`` promotes the mirror (the server
 stops its mirror consumer; the messages stay at their sequences; the next publish gets
@@ -39,113 +41,32 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 from . import streams as S
 from .clock import Clock, parse_rfc3339_nano
 from .config.stream import StreamConfig
-from .errors import ApiError, JetlinkError, NotFoundError, nats_error
+from .errors import JetlinkError, NotFoundError, nats_error
 from .messages import StreamInfo
 from .store import Cluster, DataDir
 
-__all__ = ["Clamp", "OriginFacts", "PromoteRefused", "PromoteReport", "origin_facts", "promote"]
+from .failover import (
+    Clamp,
+    OriginFacts,
+    PartialPromotion,
+    PromoteRefused,
+    PromoteReport,
+    beyond_position,
+    lag_start,
+    mirror_filters,
+)
+from .failover import promote as promote_site
 
-
-class PromoteRefused(JetlinkError):
-    """Promotion refused: the origin is reachable and the mirror lags behind it."""
-
-    title = "promote refused"
-
-    def __init__(self, description: str, *, lag: int, mirror_last_seq: int,
-                 origin_last_seq: int | None) -> None:
-        super().__init__(description)
-        self.lag = lag
-        self.mirror_last_seq = mirror_last_seq
-        self.origin_last_seq = origin_last_seq
-
-
-@dataclass
-class Clamp:
-    """A consumer moved back to the promoted stream's last sequence."""
-
-    consumer: str
-    from_seq: int  # its highest stream position: start - 1, delivered or ack floor
-    to_seq: int  # the stream's last sequence
-
-    def to_json(self) -> dict[str, Any]:
-        return {"consumer": self.consumer, "from": self.from_seq, "to": self.to_seq}
-
-
-@dataclass
-class OriginFacts:
-    """What the store tells about a mirror's origin."""
-
-    cluster: str
-    stream: str
-    reachable: bool
-    error: str | None  # why it is not reachable
-    last_seq: int | None  # None: unknown (cluster or stream gone)
-    lag: int | None  # None: unknown
-    subjects: list[str] | None  # None: unknown
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"stream": self.stream, "cluster": self.cluster,
-                               "reachable": self.reachable}
-        if self.error:
-            out["error"] = self.error
-        return out
-
-
-@dataclass
-class PromoteReport:
-    """The outcome of :func:`promote` (``to_json``: docs/replication.md "Promote")."""
-
-    cluster: str
-    stream: str
-    action: str  # "promote" | "failover"
-    forced: bool
-    origin: OriginFacts
-    mirror_last_seq: int
-    subjects: list[str]  # the promoted stream's subjects
-    clamps: list[Clamp] = field(default_factory=list)
-    info: StreamInfo | None = None  # the promoted stream (not in to_json)
-    dry_run: bool = False  # nothing was changed: ``clamps`` are the clamps that would happen
-
-    @property
-    def origin_last_seq(self) -> int | None:
-        return self.origin.last_seq
-
-    @property
-    def lag(self) -> int | None:
-        return self.origin.lag
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "stream": self.stream,
-            "cluster": self.cluster,
-            "action": self.action,
-            "dry_run": self.dry_run,
-            "forced": self.forced,
-            "origin": self.origin.to_json(),
-            "mirror_last_seq": self.mirror_last_seq,
-            "origin_last_seq": self.origin.last_seq,
-            "lag": self.origin.lag,
-            "subjects": list(self.subjects),
-            "clamps": [c.to_json() for c in self.clamps],
-        }
+__all__ = ["Clamp", "EmbeddedSite", "OriginFacts", "PartialPromotion", "PromoteRefused",
+           "PromoteReport", "origin_facts", "promote"]
 
 
 # --- the origin -------------------------------------------------------------------------------
-def _mirror_filters(cfg: StreamConfig) -> list[str]:
-    m = cfg.mirror
-    if m is None:
-        return []
-    if m.subject_transforms:
-        return [t.src or ">" for t in m.subject_transforms]
-    return [m.filter_subject] if m.filter_subject else []
-
-
 @contextlib.contextmanager
 def _origin_snapshot(cluster: Cluster, clock: Clock, reachable: bool
                      ) -> Iterator[tuple[sqlite3.Connection, S.Catalog]]:
@@ -161,7 +82,7 @@ def _origin_snapshot(cluster: Cluster, clock: Clock, reachable: bool
 
 
 def origin_facts(datadir: DataDir, cluster: str, mirror_cfg: StreamConfig, mirror_last_seq: int,
-                 clock: Clock) -> OriginFacts:
+                 clock: Clock, *, count_lag: bool = True) -> OriginFacts:
     """Reachability, last sequence, subjects and lag of the origin of ``mirror_cfg``."""
     m = mirror_cfg.mirror
     if m is None:
@@ -181,16 +102,12 @@ def origin_facts(datadir: DataDir, cluster: str, mirror_cfg: StreamConfig, mirro
         facts.subjects = list(d.cfg.subjects)
         facts.last_seq = conn.execute("SELECT last_seq FROM streams WHERE id = ?",
                                       (d.id,)).fetchone()[0]
-        if mirror_last_seq > 0:
-            start = mirror_last_seq + 1
-        elif m.opt_start_seq > 0:
-            start = m.opt_start_seq
-        elif m.opt_start_time:
-            start = S.seq_for_time(conn, d.id, parse_rfc3339_nano(m.opt_start_time))
-            start = start or facts.last_seq + 1
-        else:
-            start = 1
-        facts.lag = S.count_msgs(conn, d.id, start, _mirror_filters(mirror_cfg))
+        if count_lag:
+            start, start_time = lag_start(mirror_cfg, mirror_last_seq)
+            if start_time is not None:
+                start = S.seq_for_time(conn, d.id, parse_rfc3339_nano(start_time))
+                start = start or facts.last_seq + 1
+            facts.lag = S.count_msgs(conn, d.id, start, mirror_filters(mirror_cfg))
     if down:
         facts.error = f"cluster {ocluster} is down"
     else:
@@ -198,27 +115,7 @@ def origin_facts(datadir: DataDir, cluster: str, mirror_cfg: StreamConfig, mirro
     return facts
 
 
-# --- promote ----------------------------------------------------------------------------------
-def _choose_subjects(cfg: StreamConfig, facts: OriginFacts,
-                     subjects: Sequence[str] | None) -> tuple[list[str], bool]:
-    """(subjects for the update, taken from the origin?)."""
-    if subjects is not None:
-        return [s for s in subjects if s], False
-    m = cfg.mirror
-    if m is not None and m.subject_transforms:
-        raise JetlinkError(
-            f"mirror {cfg.name} transforms its origin's subjects: give the promoted stream's "
-            "subjects", field="subjects")
-    if facts.subjects is None:
-        return [], False  # the server's default: the stream's name
-    return list(facts.subjects), True
-
-
-def _beyond(st: Any) -> int:
-    """A consumer's highest stream position: start - 1, delivered or ack floor."""
-    return max(st.sseq - 1, st.delivered_s, st.ack_floor_s, st.asflr)
-
-
+# --- the mirror's own consumers ----------------------------------------------------------------
 def _clamp_consumers(txn: S.Txn, stream: str, last: int, *, apply: bool = True
                      ) -> list[Clamp]:
     """The consumers of ``stream`` positioned beyond ``last``, moved back to it (``apply``:
@@ -229,10 +126,10 @@ def _clamp_consumers(txn: S.Txn, stream: str, last: int, *, apply: bool = True
     out: list[Clamp] = []
     for name, rec in backend.records(stream).items():
         st = rec.state
-        beyond = _beyond(st)
+        beyond = beyond_position(st.sseq, st.delivered_s, st.ack_floor_s, st.asflr)
         if beyond <= last:
             continue
-        out.append(Clamp(name, beyond, last))
+        out.append(Clamp(name, beyond, last, stream))
         if not apply:
             continue
         st.sseq = min(st.sseq, last + 1)
@@ -251,65 +148,63 @@ def _clamp_consumers(txn: S.Txn, stream: str, last: int, *, apply: bool = True
     return out
 
 
+# --- the site -----------------------------------------------------------------------------------
+class EmbeddedSite:
+    """A cluster of a data directory as the place a mirror is promoted (core/failover.py
+    ``Site``): the origin is read from its cluster's database (a cluster marked down is not
+    reachable; its last sequence is still reported, as last known), and the update and the
+    clamps of the mirror's own consumers are one transaction."""
+
+    def __init__(self, datadir: DataDir, cluster: str, clock: Clock) -> None:
+        from .jetstream import JetStream
+
+        if not datadir.has_cluster(cluster) and cluster != "local":
+            raise NotFoundError(f"cluster {cluster} not found")
+        self.datadir = datadir
+        self.cluster = self.label = cluster
+        self.clock = clock
+        self._tc = datadir.open(cluster, create_local=cluster == "local")
+        self.js = JetStream(self._tc, clock)
+
+    def now_ns(self) -> int:
+        return self.clock.now_ns()
+
+    def origin(self, cfg: StreamConfig, mirror_last: int, *, count_lag: bool = True
+               ) -> tuple[OriginFacts, Any]:
+        from .jetstream import JetStream
+
+        facts = origin_facts(self.datadir, self.cluster, cfg, mirror_last, self.clock,
+                             count_lag=count_lag)
+        if not facts.reachable:
+            return facts, None
+        return facts, JetStream(self.datadir.open(facts.cluster, create_local=False),
+                                self.clock)
+
+    def own_clamps(self, stream: str, last: int) -> list[Clamp]:
+        with self.js.write() as txn:
+            return _clamp_consumers(txn, stream, last, apply=False)
+
+    def promote_update(self, cfg: StreamConfig, last: int) -> tuple[StreamInfo, list[Clamp]]:
+        with self._tc.transaction():
+            promoted = self.js.update_stream(cfg)
+            with self.js.write() as txn:
+                if txn.catalog.by_name.get(cfg.name) is None:  # pragma: no cover
+                    raise nats_error("StreamNotFound")
+                clamps = _clamp_consumers(txn, cfg.name, int(promoted.state.last_seq))
+        return self.js.stream_info(cfg.name), clamps
+
+
 def promote(datadir: DataDir, cluster: str, stream: str, clock: Clock, *,
             subjects: Sequence[str] | None = None, force: bool = False,
-            failover: bool = False, dry_run: bool = False) -> PromoteReport:
-    """Turn the mirror ``stream`` of ``cluster`` into a normal stream (see the module doc).
+            failover: bool = False, dry_run: bool = False, positions: Any = None,
+            transfer: bool = True) -> PromoteReport:
+    """Promote the mirror ``stream`` of ``cluster`` (core/failover.py ``promote``).
 
     Raises NotFoundError (cluster), ApiError 10059 (stream), JetlinkError (not a mirror;
-    subjects needed), :class:`PromoteRefused` (origin reachable, lag > 0, neither ``force``
-    nor ``failover``), the update's ApiError (e.g. 10065 for subjects overlapping a stream).
-    ``dry_run``: the refusal and the report (the clamps that would happen), nothing changed;
-    the stream update itself is not tried (an overlap of subjects shows only when done).
+    subjects needed), :class:`PromoteRefused`, the update's ApiError (e.g. 10065).
     """
-    from .jetstream import JetStream
-
     if not datadir.has_cluster(cluster):
         raise NotFoundError(f"cluster {cluster} not found")
-    tc = datadir.open(cluster, create_local=False)
-    js = JetStream(tc, clock)
-    info = js.stream_info(stream)
-    cfg = info.config
-    if cfg.mirror is None:
-        raise JetlinkError(f"stream {stream} is not a mirror")
-    mirror_last = info.state.last_seq
-    facts = origin_facts(datadir, cluster, cfg, mirror_last, clock)
-    if facts.reachable and facts.lag and not (force or failover):
-        raise PromoteRefused(
-            f"mirror {stream} is {facts.lag} message{'s' if facts.lag != 1 else ''} behind its "
-            f"origin {facts.stream} (cluster {facts.cluster}, last sequence {facts.last_seq}; "
-            f"mirror at {mirror_last}): let it catch up, or force the promotion",
-            lag=facts.lag, mirror_last_seq=mirror_last, origin_last_seq=facts.last_seq)
-    new_subjects, from_origin = _choose_subjects(cfg, facts, subjects)
-    action = "failover" if failover else "promote"
-    forced = bool(force or failover) and bool(facts.reachable and facts.lag)
-    if dry_run:
-        with js.write() as txn:
-            clamps = _clamp_consumers(txn, stream, mirror_last, apply=False)
-        return PromoteReport(
-            cluster=cluster, stream=stream, action=action, forced=forced, origin=facts,
-            mirror_last_seq=mirror_last, subjects=new_subjects or [stream], clamps=clamps,
-            info=info, dry_run=True)
-    new_cfg = cfg.copy()
-    new_cfg.mirror = None
-    new_cfg.subjects = new_subjects
-    with tc.transaction():
-        try:
-            promoted = js.update_stream(new_cfg)
-        except ApiError as err:
-            if from_origin and err.err_code == 10065:
-                raise JetlinkError(
-                    f"the origin's subjects {', '.join(new_subjects)} overlap with another "
-                    f"stream of cluster {cluster}: give the promoted stream's subjects",
-                    field="subjects") from err
-            raise
-        last = promoted.state.last_seq
-        with js.write() as txn:
-            if txn.catalog.by_name.get(stream) is None:  # pragma: no cover - same transaction
-                raise nats_error("StreamNotFound")
-            clamps = _clamp_consumers(txn, stream, last)
-    final = js.stream_info(stream)
-    return PromoteReport(
-        cluster=cluster, stream=stream, action=action, forced=forced, origin=facts,
-        mirror_last_seq=mirror_last, subjects=list(final.config.subjects), clamps=clamps,
-        info=final)
+    return promote_site(EmbeddedSite(datadir, cluster, clock), stream, subjects=subjects,
+                        force=force, failover=failover, dry_run=dry_run, positions=positions,
+                        transfer=transfer)

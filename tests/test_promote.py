@@ -59,7 +59,8 @@ def test_promote_caught_up_mirror(dd, clock, env):
         "forced": False,
         "origin": {"stream": "O", "cluster": "west", "reachable": True},
         "mirror_last_seq": 5, "origin_last_seq": 5, "lag": 0,
-        "subjects": ["o.>"], "clamps": [],
+        "subjects": ["o.>"], "clamps": [], "consumers": [],
+        "positions": {"source": "origin"}, "complete": True, "resumed": False,
     }
     json.dumps(report.to_json())
     cfg = east.stream_info("M").config
@@ -225,8 +226,8 @@ def test_consumer_clamps(dd, clock, env):
     before = {n: east.consumer_info("M", n).to_json() for n in ("far", "near", "copied")}
     preview = promote(dd, "east", "M", clock, dry_run=True)
     expected = [
-        {"consumer": "far", "from": 99, "to": 5},
-        {"consumer": "copied", "from": 42, "to": 5},
+        {"stream": "M", "consumer": "far", "from": 99, "to": 5},
+        {"stream": "M", "consumer": "copied", "from": 42, "to": 5},
     ]
     assert preview.dry_run and preview.to_json()["dry_run"] is True
     assert [c.to_json() for c in preview.clamps] == expected

@@ -231,6 +231,58 @@ class ServerAPI:
         msg = self.request(subject, payload, headers=headers)
         return json.loads(msg.data) if msg.data else {}
 
+    # -- pull consumers
+    def fetch(self, stream: str, consumer: str, batch: int, *, domain: str | None = None,
+              expires: float = 1.0) -> list[Any]:
+        """Up to ``batch`` messages of a pull consumer (``CONSUMER.MSG.NEXT``), waiting at
+        most ``expires`` seconds; status messages (404/408/409) end the batch."""
+        prefix = f"$JS.{domain}.API." if domain else "$JS.API."
+        subject = f"{prefix}CONSUMER.MSG.NEXT.{stream}.{consumer}"
+        req = json.dumps({"batch": batch, "expires": int(expires * 1e9)}).encode()
+
+        async def go() -> list[Any]:
+            nc = self.nc
+            inbox = nc.new_inbox()
+            sub = await nc.subscribe(inbox)
+            got: list[Any] = []
+            try:
+                await nc.publish(subject, req, reply=inbox)
+                while len(got) < batch:
+                    try:
+                        msg = await sub.next_msg(timeout=expires + 1)
+                    except Exception:  # noqa: BLE001 - nothing more in time
+                        break
+                    if msg.headers and msg.headers.get("Status"):
+                        break
+                    if not msg.data and msg.headers is None and not msg.reply:
+                        break
+                    got.append(msg)
+            finally:
+                await sub.unsubscribe()
+            return got
+
+        return self._run(go(), timeout=expires + 10)
+
+    @staticmethod
+    def stream_seq(msg: Any) -> int:
+        """The stream sequence of a delivered message (its ``$JS.ACK...`` reply subject)."""
+        parts = msg.reply.split(".")
+        return int(parts[-4])
+
+    def fetch_ack(self, stream: str, consumer: str, batch: int, *,
+                  domain: str | None = None) -> int:
+        """Fetch up to ``batch`` messages and acknowledge each (waiting for the server's
+        answer); the number acknowledged."""
+        msgs = self.fetch(stream, consumer, batch, domain=domain)
+        for m in msgs:
+            self.request(m.reply, b"+ACK")
+        return len(msgs)
+
+    def fetch_seqs(self, stream: str, consumer: str, batch: int, *,
+                   domain: str | None = None) -> list[int]:
+        """The stream sequences of up to ``batch`` messages fetched (not acknowledged)."""
+        return [self.stream_seq(m) for m in self.fetch(stream, consumer, batch, domain=domain)]
+
     # -- streams
     def stream_create(self, cfg: dict[str, Any], *, domain: str | None = None) -> dict[str, Any]:
         """``STREAM.CREATE.<name>``, repeating the create when nats-server answers its

@@ -1,0 +1,527 @@
+"""Promote and fail over a mirror, with its origin's consumers placed on the promoted stream.
+
+One implementation over the JetStream interface (core/api.py), for the embedded engine and
+for live servers alike. What differs between them is a :class:`Site`: where the mirror's
+origin is and what it holds (:meth:`Site.origin`), and how the update that removes
+``mirror`` is made together with the clamps of the mirror's own consumers
+(:meth:`Site.promote_update`). The embedded site is core/promote.py ``EmbeddedSite`` (one
+transaction of the mirror's cluster); the live one is core/live/promote.py ``LiveSite``.
+
+The rules, defined here once:
+
+- **Refusal.** ``promote`` is refused (:class:`PromoteRefused`, nothing changed) while the
+  origin is reachable and the mirror lags behind it; ``failover`` goes ahead whatever the lag.
+- **Subjects.** Those the operator gives; else the origin's (read live, or as last synced);
+  else the server's default (the stream's name). A mirror that transforms subjects needs
+  them given.
+- **Consumer placement.** Each durable consumer of the origin is recreated on the promoted
+  stream with its own config, delivering from the message after its ack floor (what it had
+  acknowledged is not delivered again; what it had been delivered but not acknowledged is).
+  An ack floor beyond the mirror's last sequence L is clamped to L (the consumer starts at
+  L + 1, the first message published after the promotion), and the clamp is reported: the
+  way Confluent clamps a consumer group's offsets to a mirror topic's end on failover.
+  The origin's consumers are read live when the origin answers; otherwise from the positions
+  synced to the mirror's side (core/positions.py), and the report says how old they are.
+  A consumer of that name that already exists on the promoted stream is left as it is.
+- **Own consumers.** Consumers of the mirror itself positioned beyond L are moved back to L
+  (a real server would otherwise skip the messages published at L + 1 .. their position).
+- **Partial results.** The stream update comes first; consumers are placed one by one after
+  it. When something fails after the update (a server gone mid-way), :class:`PartialPromotion`
+  carries the report of what was done and what was not, and says what to do next.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Protocol, Sequence
+
+from .config.consumer import ConsumerConfig
+from .config.stream import StreamConfig
+from .errors import ApiError, JetlinkError
+
+__all__ = [
+    "Clamp", "OriginFacts", "PartialPromotion", "Placement", "PositionsUsed", "PromoteRefused",
+    "PromoteReport", "Site", "beyond_position", "mirror_filters", "place", "promote",
+]
+
+
+class PromoteRefused(JetlinkError):
+    """Promotion refused: the origin is reachable and the mirror lags behind it."""
+
+    title = "promote refused"
+
+    def __init__(self, description: str, *, lag: int, mirror_last_seq: int,
+                 origin_last_seq: int | None) -> None:
+        super().__init__(description)
+        self.lag = lag
+        self.mirror_last_seq = mirror_last_seq
+        self.origin_last_seq = origin_last_seq
+
+
+@dataclass
+class Clamp:
+    """A consumer placed at the promoted stream's last sequence instead of its position."""
+
+    consumer: str
+    from_seq: int  # its position: the origin's ack floor, or (own consumers) start - 1,
+    # delivered or ack floor
+    to_seq: int  # the promoted stream's last sequence
+    stream: str = ""  # the promoted stream
+
+    def to_json(self) -> dict[str, Any]:
+        return {"stream": self.stream, "consumer": self.consumer, "from": self.from_seq,
+                "to": self.to_seq}
+
+
+@dataclass
+class OriginFacts:
+    """What is known of a mirror's origin."""
+
+    cluster: str  # its cluster (embedded) or JetStream domain (live; "" the target's own)
+    stream: str
+    reachable: bool
+    error: str | None  # why it is not reachable
+    last_seq: int | None  # None: unknown
+    lag: int | None  # None: unknown
+    subjects: list[str] | None  # None: unknown
+    kind: str = "cluster"  # "cluster" | "domain"
+    known_from: str = "origin"  # where last_seq / subjects came from: "origin" | "positions"
+
+    @property
+    def where(self) -> str:
+        """``cluster west`` / ``domain west`` / ``the same domain``."""
+        if self.kind == "domain" and not self.cluster:
+            return "the mirror's own domain"
+        return f"{self.kind} {self.cluster}"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"stream": self.stream, self.kind: self.cluster,
+                               "reachable": self.reachable}
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+@dataclass
+class Position:
+    """A consumer of the origin as it was read: its config and where it stood."""
+
+    consumer: str
+    config: dict[str, Any]  # the consumer's config document
+    ack_floor: int  # stream sequence
+    delivered: int  # stream sequence
+    num_pending: int = 0
+    synced_ns: int | None = None  # when it was read (positions bucket); None: read now
+
+    @classmethod
+    def of_info(cls, info: Any, synced_ns: int | None = None) -> Position:
+        cfg = info.config
+        return cls(info.name, cfg.to_json(), int(info.ack_floor.stream_seq),
+                   int(info.delivered.stream_seq), int(info.num_pending), synced_ns)
+
+
+@dataclass
+class PositionsUsed:
+    """Where the consumer positions of a promotion came from."""
+
+    source: str  # "origin" (read live) | "synced" (the positions bucket) | "none"
+    synced_ns: int | None = None  # the oldest position's sync time (source "synced")
+    age_ns: int | None = None
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        from .clock import format_rfc3339_nano
+
+        out: dict[str, Any] = {"source": self.source}
+        if self.synced_ns is not None:
+            out["synced"] = format_rfc3339_nano(self.synced_ns)
+            out["age_ms"] = (self.age_ns or 0) // 1_000_000
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass
+class Placement:
+    """One origin consumer placed (or to be placed) on the promoted stream."""
+
+    consumer: str
+    ack_floor: int  # on the origin
+    start_seq: int  # the first sequence it is given on the promoted stream
+    clamped: bool
+    status: str = "planned"  # planned | created | exists | failed | not tried
+    error: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"consumer": self.consumer, "ack_floor": self.ack_floor,
+                               "start_seq": self.start_seq, "clamped": self.clamped,
+                               "status": self.status}
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+@dataclass
+class PromoteReport:
+    """The outcome of :func:`promote` (``to_json``: docs/replication.md "Promote")."""
+
+    cluster: str
+    stream: str
+    action: str  # "promote" | "failover"
+    forced: bool
+    origin: OriginFacts
+    mirror_last_seq: int
+    subjects: list[str]
+    clamps: list[Clamp] = field(default_factory=list)
+    consumers: list[Placement] = field(default_factory=list)
+    positions: PositionsUsed = field(default_factory=lambda: PositionsUsed("none"))
+    info: Any = None  # the promoted stream (not in to_json)
+    dry_run: bool = False
+    promoted: bool = False  # the stream update was made
+    complete: bool = False
+    resumed: bool = False  # promoted by an earlier run: only its consumers were placed
+
+    @property
+    def origin_last_seq(self) -> int | None:
+        return self.origin.last_seq
+
+    @property
+    def lag(self) -> int | None:
+        return self.origin.lag
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "stream": self.stream,
+            "cluster": self.cluster,
+            "action": self.action,
+            "dry_run": self.dry_run,
+            "forced": self.forced,
+            "origin": self.origin.to_json(),
+            "mirror_last_seq": self.mirror_last_seq,
+            "origin_last_seq": self.origin.last_seq,
+            "lag": self.origin.lag,
+            "subjects": list(self.subjects),
+            "clamps": [c.to_json() for c in self.clamps],
+            "consumers": [p.to_json() for p in self.consumers],
+            "positions": self.positions.to_json(),
+            "complete": self.complete,
+            "resumed": self.resumed,
+        }
+
+
+class PartialPromotion(JetlinkError):
+    """The promotion stopped after the stream update: ``report`` says what was done."""
+
+    title = "promotion incomplete"
+
+    def __init__(self, description: str, report: PromoteReport) -> None:
+        super().__init__(description)
+        self.report = report
+
+
+class Site(Protocol):
+    """Where a mirror is promoted: its JetStream API and the backend-specific steps."""
+
+    js: Any  # JetStreamAPI of the mirror's side
+    label: str  # the mirror's cluster / domain, for the report
+
+    def origin(self, cfg: StreamConfig, mirror_last: int) -> tuple[OriginFacts, Any]:
+        """The origin's facts, and its JetStreamAPI when it answers (else None)."""
+
+    def promote_update(self, cfg: StreamConfig, last: int) -> tuple[Any, list[Clamp]]:
+        """Update the stream to ``cfg`` (no mirror) and clamp its own consumers beyond the
+        stream's last sequence: (the promoted StreamInfo, the clamps)."""
+
+    def own_clamps(self, stream: str, last: int) -> list[Clamp]:
+        """The clamps :meth:`promote_update` would make (nothing changed)."""
+
+    def now_ns(self) -> int: ...
+
+
+# --- rules ------------------------------------------------------------------------------------
+def mirror_filters(cfg: StreamConfig) -> list[str]:
+    """The origin subjects a mirror copies (empty: all)."""
+    m = cfg.mirror
+    if m is None:
+        return []
+    if m.subject_transforms:
+        return [t.src or ">" for t in m.subject_transforms]
+    return [m.filter_subject] if m.filter_subject else []
+
+
+def lag_start(cfg: StreamConfig, mirror_last: int) -> tuple[int, str | None]:
+    """Where the messages a mirror has not copied begin: (start sequence, or 0 with the
+    start time of an empty mirror with opt_start_time)."""
+    m = cfg.mirror
+    assert m is not None
+    if mirror_last > 0:
+        return mirror_last + 1, None
+    if m.opt_start_seq > 0:
+        return m.opt_start_seq, None
+    if m.opt_start_time:
+        return 0, m.opt_start_time
+    return 1, None
+
+
+def beyond_position(sseq: int, delivered: int, ack_floor: int, asflr: int = 0) -> int:
+    """A consumer's highest stream position: its next sequence - 1, delivered or ack floor."""
+    return max(sseq - 1, delivered, ack_floor, asflr)
+
+
+def place(pos: Position, last: int) -> Placement:
+    """Where an origin consumer starts on a promoted stream whose last sequence is ``last``:
+    after its ack floor, clamped to ``last``."""
+    if pos.ack_floor > last:
+        return Placement(pos.consumer, pos.ack_floor, last + 1, True)
+    return Placement(pos.consumer, pos.ack_floor, pos.ack_floor + 1, False)
+
+
+def placed_config(pos: Position, start_seq: int) -> ConsumerConfig:
+    """The origin consumer's config, delivering from ``start_seq``."""
+    cfg = ConsumerConfig.from_json(dict(pos.config), strict=False)
+    cfg.deliver_policy = "by_start_sequence"
+    cfg.opt_start_seq = start_seq
+    cfg.opt_start_time = ""
+    # metadata the server manages is the new server's to set
+    if cfg.metadata:
+        cfg.metadata = {k: v for k, v in cfg.metadata.items() if not k.startswith("_nats.")}
+    return cfg
+
+
+def is_durable(config: dict[str, Any]) -> bool:
+    """A consumer that outlives its clients: a durable name, or a name without an
+    inactivity threshold."""
+    if config.get("durable_name"):
+        return True
+    return bool(config.get("name")) and not config.get("inactive_threshold")
+
+
+_KV_STREAM = re.compile(r"^KV_(.+)$")
+
+
+def _one_line(err: Exception) -> str:
+    text = getattr(err, "description", None) or str(err)
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+# --- promote ----------------------------------------------------------------------------------
+def choose_subjects(cfg: StreamConfig, facts: OriginFacts,
+                    subjects: Sequence[str] | None) -> tuple[list[str], bool]:
+    """(subjects for the update, taken from the origin?)."""
+    if subjects is not None:
+        return [s for s in subjects if s], False
+    m = cfg.mirror
+    if m is not None and m.subject_transforms:
+        raise JetlinkError(
+            f"mirror {cfg.name} transforms its origin's subjects: give the promoted stream's "
+            "subjects", field="subjects")
+    if facts.subjects is None:
+        return [], False
+    return list(facts.subjects), True
+
+
+def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
+            force: bool = False, failover: bool = False, dry_run: bool = False,
+            positions: Any = None, transfer: bool = True) -> PromoteReport:
+    """Turn the mirror ``stream`` into a normal stream and place its origin's consumers on it.
+
+    ``positions``: a core/positions.py ``PositionStore`` of the mirror's side (the consumer
+    positions synced there), used when the origin does not answer; None: none kept.
+    ``transfer=False``: no consumer of the origin is placed. Raises ApiError 10059 (stream),
+    JetlinkError (not a mirror; subjects needed), :class:`PromoteRefused`, the update's
+    ApiError (nothing changed), :class:`PartialPromotion` (updated, not every consumer
+    placed).
+    """
+    js = site.js
+    info = js.stream_info(stream)
+    cfg = info.config
+    mirror_last = int(info.state.last_seq)
+    resumed = False
+    if cfg.mirror is None:
+        was = _was_mirror(cfg)  # promoted before, consumers not all placed: finish that
+        if was is None:
+            raise JetlinkError(f"stream {stream} is not a mirror")
+        (cfg, mirror_last), resumed = was, True
+    facts, origin_js = site.origin(cfg, mirror_last)
+    synced = positions.read(stream) if positions is not None else None
+    if not facts.reachable and synced is not None and synced.origin_last_seq is not None \
+            and facts.last_seq is None:
+        facts.last_seq = synced.origin_last_seq  # as last synced
+        facts.known_from = "positions"
+        if facts.subjects is None and synced.origin_subjects is not None:
+            facts.subjects = list(synced.origin_subjects)
+    if facts.reachable and facts.lag and not (force or failover or resumed):
+        raise PromoteRefused(
+            f"mirror {stream} is {facts.lag} message{'s' if facts.lag != 1 else ''} behind its "
+            f"origin {facts.stream} ({facts.where}, last sequence {facts.last_seq}; "
+            f"mirror at {mirror_last}): let it catch up, or force the promotion",
+            lag=facts.lag, mirror_last_seq=mirror_last, origin_last_seq=facts.last_seq)
+    new_subjects, from_origin = choose_subjects(cfg, facts, subjects)
+    action = "failover" if failover else "promote"
+    forced = bool(force or failover) and bool(facts.reachable and facts.lag)
+    report = PromoteReport(cluster=site.label, stream=stream, action=action, forced=forced,
+                           origin=facts, mirror_last_seq=mirror_last,
+                           subjects=new_subjects or [stream], info=info, dry_run=dry_run,
+                           resumed=resumed)
+
+    # the origin's consumers: read live, else as last synced
+    found: list[Position] = []
+    if transfer:
+        found, report.positions = _positions(site, facts, origin_js, synced)
+    existing = set(js.consumer_names(stream))
+    for pos in found:
+        p = place(pos, mirror_last)
+        if pos.consumer in existing:
+            p.status = "exists"
+        report.consumers.append(p)
+    if dry_run:
+        report.clamps = site.own_clamps(stream, mirror_last) + _transfer_clamps(report)
+        return report
+
+    if resumed:
+        promoted, own = info, []
+    else:
+        new_cfg = cfg.copy()
+        new_cfg.mirror = None
+        new_cfg.subjects = new_subjects
+        _promoted_config(new_cfg, cfg.mirror, mirror_last)
+        try:
+            promoted, own = site.promote_update(new_cfg, mirror_last)
+        except ApiError as err:
+            if from_origin and err.err_code == 10065:
+                raise JetlinkError(
+                    f"the origin's subjects {', '.join(new_subjects)} overlap with another "
+                    f"stream of {site.label or 'the server'}: give the promoted stream's "
+                    "subjects", field="subjects") from err
+            raise
+    report.promoted = True
+    report.info = promoted
+    report.subjects = list(promoted.config.subjects) or [stream]
+    report.clamps = [*own]
+    by_name = {x.consumer: x for x in found}
+    failure: Exception | None = None
+    for p in report.consumers:
+        if p.status != "planned":
+            continue
+        if failure is not None:
+            p.status = "not tried"
+            continue
+        try:
+            js.add_consumer(stream, placed_config(by_name[p.consumer], p.start_seq),
+                            action="create")
+            p.status = "created"
+        except ApiError as err:
+            p.status, p.error = "failed", _one_line(err)
+            if err.err_code == 10148:  # consumer name already in use: leave it as it is
+                p.status, p.error = "exists", ""
+        except JetlinkError as err:  # the connection: nothing more can be done now
+            p.status, p.error = "failed", _one_line(err)
+            failure = err
+    report.clamps += _transfer_clamps(report)
+    failed = [p for p in report.consumers if p.status in ("failed", "not tried")]
+    report.complete = not failed
+    if failed:
+        names = ", ".join(p.consumer for p in failed)
+        raise PartialPromotion(
+            f"stream {stream} was promoted, but {len(failed)} consumer"
+            f"{'s were' if len(failed) != 1 else ' was'} not placed ({names}): "
+            f"{failed[0].error or 'not tried'}. Run the same command again once the server "
+            "answers: it places what is missing (consumers already placed are left as they "
+            "are)", report)
+    try:
+        report.info = js.stream_info(stream)
+    except JetlinkError:  # pragma: no cover - the report holds the update's answer
+        pass
+    return report
+
+
+PROMOTED_KEY = "jetlink.promoted_mirror"
+
+
+def _promoted_config(cfg: StreamConfig, mirror: Any, last: int) -> None:
+    """The promoted stream's config: the mirror it was in its metadata
+    (:data:`PROMOTED_KEY`), so that a promotion stopped before every consumer was placed
+    can be finished by running it again (``mirror_direct`` is kept, as the server keeps
+    it)."""
+    import json
+
+    doc = {"mirror": mirror.to_json(), "last_seq": last}
+    cfg.metadata = {**(cfg.metadata or {}),
+                    PROMOTED_KEY: json.dumps(doc, separators=(",", ":"))}
+
+
+def _was_mirror(cfg: StreamConfig) -> tuple[StreamConfig, int] | None:
+    """A promoted stream's config with the mirror it was, and its last sequence then (None:
+    not promoted by jetlink)."""
+    import json
+
+    from .config.stream import StreamSource
+
+    text = (cfg.metadata or {}).get(PROMOTED_KEY)
+    if not text:
+        return None
+    try:
+        doc = json.loads(text)
+        mirror = StreamSource.from_json(doc["mirror"], strict=False)
+        last = int(doc["last_seq"])
+    except (ValueError, KeyError, TypeError, JetlinkError):
+        return None
+    out = cfg.copy()
+    out.mirror = mirror
+    return out, last
+
+
+def _transfer_clamps(report: PromoteReport) -> list[Clamp]:
+    return [Clamp(p.consumer, p.ack_floor, p.start_seq - 1, report.stream)
+            for p in report.consumers if p.clamped and p.status != "exists"]
+
+
+def _positions(site: Site, facts: OriginFacts, origin_js: Any, synced: Any
+               ) -> tuple[list[Position], PositionsUsed]:
+    if facts.reachable and origin_js is not None:
+        try:
+            infos = origin_js.consumers(facts.stream)
+        except JetlinkError as err:
+            infos = None
+            note = f"the origin's consumers could not be read ({_one_line(err)})"
+        else:
+            found = [Position.of_info(i) for i in infos if is_durable(i.config.to_json())]
+            return found, PositionsUsed("origin")
+    else:
+        note = ""
+    if synced is not None and synced.positions:
+        oldest = min(p.synced_ns or 0 for p in synced.positions)
+        return list(synced.positions), PositionsUsed(
+            "synced", oldest, max(site.now_ns() - oldest, 0), note)
+    if synced is not None:  # synced, and the origin had no durable consumer then
+        return [], PositionsUsed("synced", synced.synced_ns,
+                                 max(site.now_ns() - (synced.synced_ns or 0), 0), note)
+    return [], PositionsUsed(
+        "none", note=note or "the origin does not answer and no consumer positions were "
+        "synced for this mirror (jetlink positions sync): no consumer was placed")
+
+
+def count_pending(js: Any, stream: str, start: int, start_time: str | None,
+                  filters: Iterable[str]) -> int:
+    """Messages of ``stream`` from ``start`` (or ``start_time``) matching ``filters``, counted
+    by a short-lived consumer the server deletes on its own (num_pending)."""
+    doc: dict[str, Any] = {"ack_policy": "none", "mem_storage": True,
+                           "inactive_threshold": 10_000_000_000}
+    if start_time:
+        doc.update(deliver_policy="by_start_time", opt_start_time=start_time)
+    else:
+        doc.update(deliver_policy="by_start_sequence", opt_start_seq=max(start, 1))
+    pats = [f for f in filters if f]
+    if len(pats) == 1:
+        doc["filter_subject"] = pats[0]
+    elif pats:
+        doc["filter_subjects"] = pats
+    info = js.add_consumer(stream, ConsumerConfig.from_json(doc))
+    try:
+        return int(info.num_pending)
+    finally:
+        try:
+            js.delete_consumer(stream, info.name)
+        except JetlinkError:
+            pass

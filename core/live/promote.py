@@ -1,0 +1,137 @@
+"""A live server as the place a mirror is promoted (core/failover.py ``Site``).
+
+- The origin is found the way the server finds it: ``mirror.external.api`` (another
+  JetStream domain, e.g. ``$JS.west.API`` over a leafnode) or the mirror's own API. It is
+  reachable when that API answers STREAM.INFO for it; its last sequence and subjects are
+  read then, and the lag is counted there: the origin's messages after the mirror's last
+  sequence that the mirror would copy (its filters), as ``num_pending`` of a short-lived
+  consumer (no acks, memory storage, removed after the count and by the server on its own
+  after 10 s). When that consumer cannot be made (e.g. a work-queue origin whose consumers
+  leave no room), the mirror's own ``mirror.lag`` as the server reports it is used.
+- The update is ``STREAM.UPDATE`` without ``mirror`` (nats-server >= 2.12). The mirror's
+  own consumers positioned beyond its last sequence are then recreated with their config,
+  delivering from the sequence after it (a server cannot move a consumer back: without
+  this it would skip the messages published at last + 1 .. its position).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..config.stream import StreamConfig
+from ..errors import ApiError, JetlinkError
+from ..failover import (
+    Clamp,
+    OriginFacts,
+    beyond_position,
+    count_pending,
+    lag_start,
+    mirror_filters,
+)
+from .jetstream import LiveJetStream
+
+__all__ = ["LiveSite"]
+
+
+def _one_line(err: Exception) -> str:
+    text = getattr(err, "description", None) or str(err)
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+class LiveSite:
+    """The JetStream API (domain) a command is addressed to on a live server."""
+
+    def __init__(self, js: LiveJetStream) -> None:
+        self.js = js
+        self._label: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The mirror side's JetStream domain ("" when the server has none)."""
+        if self._label is None:
+            try:
+                self._label = str(self.js.api("INFO").get("domain", "") or "")
+            except JetlinkError:
+                self._label = self.js.conn.target.js_domain or ""
+        return self._label
+
+    def now_ns(self) -> int:
+        import time
+
+        return time.time_ns()
+
+    def _origin_js(self, cfg: StreamConfig) -> tuple[LiveJetStream, str]:
+        m = cfg.mirror
+        assert m is not None
+        ext = m.external
+        if ext is None or not ext.api or ext.api == self.js.api_prefix:
+            return self.js, self.label
+        return LiveJetStream(self.js.conn, api_prefix=ext.api), m.domain or ext.api
+
+    def origin(self, cfg: StreamConfig, mirror_last: int, *, count_lag: bool = True
+               ) -> tuple[OriginFacts, Any]:
+        m = cfg.mirror
+        if m is None:
+            raise JetlinkError(f"stream {cfg.name} is not a mirror")
+        ojs, domain = self._origin_js(cfg)
+        facts = OriginFacts(domain, m.name, False, None, None, None, None, kind="domain")
+        try:
+            info = ojs.stream_info(m.name)
+        except ApiError as err:
+            if err.err_code == 10059:
+                facts.error = f"stream {m.name} not found in {facts.where}"
+            else:
+                facts.error = _one_line(err)
+            return facts, None
+        except JetlinkError as err:  # no responders, timeout: the origin's side is gone
+            facts.error = _one_line(err)
+            return facts, None
+        facts.reachable = True
+        facts.last_seq = int(info.state.last_seq)
+        facts.subjects = list(info.config.subjects)
+        if count_lag:
+            facts.lag = self._lag(ojs, cfg, mirror_last, facts.last_seq)
+        return facts, ojs
+
+    def _lag(self, ojs: LiveJetStream, cfg: StreamConfig, mirror_last: int,
+             origin_last: int) -> int:
+        start, start_time = lag_start(cfg, mirror_last)
+        if start_time is None and start > origin_last:
+            return 0
+        assert cfg.mirror is not None
+        try:
+            return count_pending(ojs, cfg.mirror.name, start, start_time, mirror_filters(cfg))
+        except JetlinkError:
+            mirror = self.js.stream_info(cfg.name).mirror or {}
+            return int(mirror.get("lag", max(origin_last - mirror_last, 0)))
+
+    # -- the mirror's own consumers ------------------------------------------------------------
+    def _beyond(self, stream: str, last: int) -> list[tuple[Any, int]]:
+        out = []
+        for info in self.js.consumers(stream):
+            pos = beyond_position(0, int(info.delivered.stream_seq),
+                                  int(info.ack_floor.stream_seq))
+            cfg = info.config
+            if cfg.deliver_policy == "by_start_sequence":
+                pos = max(pos, int(cfg.opt_start_seq) - 1)
+            if pos > last:
+                out.append((info, pos))
+        return out
+
+    def own_clamps(self, stream: str, last: int) -> list[Clamp]:
+        return [Clamp(i.name, pos, last, stream) for i, pos in self._beyond(stream, last)]
+
+    def promote_update(self, cfg: StreamConfig, last: int) -> tuple[Any, list[Clamp]]:
+        beyond = self._beyond(cfg.name, last)
+        promoted = self.js.update_stream(cfg)
+        last = int(promoted.state.last_seq)
+        clamps = []
+        for info, pos in beyond:
+            new = info.config.copy()
+            new.deliver_policy = "by_start_sequence"
+            new.opt_start_seq = last + 1
+            new.opt_start_time = ""
+            self.js.delete_consumer(cfg.name, info.name)
+            self.js.add_consumer(cfg.name, new, action="create")
+            clamps.append(Clamp(info.name, pos, last, cfg.name))
+        return promoted, clamps

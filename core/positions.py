@@ -1,0 +1,211 @@
+"""Consumer positions of a mirror's origin, kept on the mirror's side.
+
+NATS replicates a stream's messages to its mirror, never its consumers. To place the
+origin's consumers on a promoted mirror after the origin is gone, their configs and
+positions must have been copied before: :func:`sync` reads every durable consumer of each
+mirror's origin and writes them, with the time of the reading, to the Key-Value bucket
+:data:`BUCKET` of the mirror's side (one key per mirror: the mirror's name, or ``=`` and
+its URL-safe base64 for a name a key cannot hold). core/failover.py uses the newest record
+when the origin does not answer, and reports its age.
+
+One document per mirror (JSON)::
+
+    {"mirror": "ORDERS_EAST", "origin": {"stream": "ORDERS", "domain": "west"},
+     "origin_last_seq": 1200, "origin_subjects": ["orders.>"],
+     "synced": "2026-11-25T06:00:00.123Z",
+     "consumers": [{"name": "billing", "config": {...}, "ack_floor": 1180,
+                    "delivered": 1195, "num_pending": 5}]}
+
+A mirror whose origin does not answer is skipped (its last record stays: it is what a
+failover needs). A consumer removed from the origin disappears from the next record. Works
+over the KV rules of core/kv.py, on the embedded engine and on live servers alike.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from .clock import format_rfc3339_nano, parse_rfc3339_nano
+from .errors import ApiError, JetlinkError
+from .failover import Position, is_durable
+
+__all__ = ["BUCKET", "MirrorPositions", "PositionStore", "SyncResult", "key_for", "sync"]
+
+BUCKET = "JETLINK_POSITIONS"
+_PLAIN = re.compile(r"^[-_=A-Za-z0-9]+$")
+
+
+def key_for(mirror: str) -> str:
+    """The bucket key of ``mirror``'s record."""
+    if _PLAIN.match(mirror) and not mirror.startswith("="):
+        return mirror
+    return "=" + base64.urlsafe_b64encode(mirror.encode()).decode().rstrip("=")
+
+
+@dataclass
+class MirrorPositions:
+    """One mirror's record: its origin's consumers when they were last read."""
+
+    mirror: str
+    origin_stream: str
+    origin_where: dict[str, str]  # {"domain": "west"} or {"cluster": "west"}
+    origin_last_seq: int | None
+    origin_subjects: list[str] | None
+    synced_ns: int
+    positions: list[Position] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mirror": self.mirror,
+            "origin": {"stream": self.origin_stream, **self.origin_where},
+            "origin_last_seq": self.origin_last_seq,
+            "origin_subjects": self.origin_subjects,
+            "synced": format_rfc3339_nano(self.synced_ns),
+            "consumers": [{"name": p.consumer, "config": p.config, "ack_floor": p.ack_floor,
+                           "delivered": p.delivered, "num_pending": p.num_pending}
+                          for p in self.positions],
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> MirrorPositions:
+        synced = parse_rfc3339_nano(doc["synced"])
+        origin = dict(doc.get("origin") or {})
+        stream = str(origin.pop("stream", ""))
+        return cls(
+            mirror=str(doc["mirror"]), origin_stream=stream,
+            origin_where={k: str(v) for k, v in origin.items()},
+            origin_last_seq=doc.get("origin_last_seq"),
+            origin_subjects=doc.get("origin_subjects"), synced_ns=synced,
+            positions=[Position(str(c["name"]), dict(c["config"]), int(c["ack_floor"]),
+                                int(c["delivered"]), int(c.get("num_pending", 0)), synced)
+                       for c in doc.get("consumers", [])])
+
+
+class PositionStore:
+    """The positions bucket of one side, over core/kv.py's KV (either backend)."""
+
+    def __init__(self, kv: Any) -> None:
+        self.kv = kv
+        self._bucket: Any = None
+
+    def _open(self, create: bool) -> Any:
+        if self._bucket is None:
+            try:
+                self._bucket = self.kv.open(BUCKET)
+            except ApiError as err:
+                if not create or err.err_code not in (10059, 10058):
+                    raise
+                from .config.kv import KeyValueConfig
+
+                self.kv.create_bucket(KeyValueConfig(
+                    bucket=BUCKET, description="jetlink: consumer positions of mirrors' "
+                    "origins (jetlink positions sync)", history=1))
+                self._bucket = self.kv.open(BUCKET)
+        return self._bucket
+
+    def read(self, mirror: str) -> MirrorPositions | None:
+        """The last record of ``mirror``, or None (no bucket, no record)."""
+        try:
+            entry = self._open(False).get(key_for(mirror))
+        except ApiError as err:
+            if err.err_code in (10037, 10059, 10058):  # no key / no bucket
+                return None
+            raise
+        try:
+            return MirrorPositions.from_json(json.loads(entry.value))
+        except (ValueError, KeyError, TypeError) as err:
+            raise JetlinkError(
+                f"the consumer positions of mirror {mirror} in bucket {BUCKET} are not a "
+                f"record jetlink wrote ({err}): run jetlink positions sync again",
+                field="positions") from None
+
+    def records(self) -> list[MirrorPositions]:
+        try:
+            bucket = self._open(False)
+        except ApiError as err:
+            if err.err_code in (10059, 10058):
+                return []
+            raise
+        out = []
+        for key in bucket.keys():
+            try:
+                out.append(MirrorPositions.from_json(json.loads(bucket.get(key).value)))
+            except ApiError as err:
+                if err.err_code != 10037:  # deleted meanwhile
+                    raise
+        return sorted(out, key=lambda r: r.mirror)
+
+    def write(self, rec: MirrorPositions) -> int:
+        data = json.dumps(rec.to_json(), separators=(",", ":")).encode()
+        return self._open(True).put(key_for(rec.mirror), data)
+
+
+@dataclass
+class SyncResult:
+    """One mirror's outcome of a :func:`sync` pass."""
+
+    mirror: str
+    origin: str  # "ORDERS in domain west"
+    status: str  # "synced" | "skipped"
+    consumers: int = 0
+    error: str = ""
+    synced_ns: int | None = None
+    last_synced_ns: int | None = None  # the record kept (status "skipped")
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"mirror": self.mirror, "origin": self.origin,
+                               "status": self.status, "consumers": self.consumers}
+        if self.synced_ns is not None:
+            out["synced"] = format_rfc3339_nano(self.synced_ns)
+        if self.last_synced_ns is not None:
+            out["last_synced"] = format_rfc3339_nano(self.last_synced_ns)
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+def sync(site: Any, store: PositionStore, mirrors: Sequence[str] = ()) -> list[SyncResult]:
+    """Read the durable consumers of every mirror's origin (of ``mirrors``: only those) on
+    ``site`` (core/failover.py Site) and write them to ``store``."""
+    js = site.js
+    infos = [i for i in js.streams() if i.config.mirror is not None
+             and i.config.name != f"KV_{BUCKET}"]
+    if mirrors:
+        by_name = {i.config.name: i for i in infos}
+        missing = [m for m in mirrors if m not in by_name]
+        for name in missing:
+            js.stream_info(name)  # the server's 10059 for a stream that is not there
+            raise JetlinkError(f"stream {name} is not a mirror", field="mirror")
+        infos = [by_name[m] for m in mirrors]
+    out: list[SyncResult] = []
+    for info in infos:
+        cfg = info.config
+        facts, origin_js = site.origin(cfg, int(info.state.last_seq), count_lag=False)
+        where = f"{facts.stream} in {facts.where}"
+        if not facts.reachable or origin_js is None:
+            kept = store.read(cfg.name)
+            out.append(SyncResult(cfg.name, where, "skipped", error=facts.error or "",
+                                  last_synced_ns=kept.synced_ns if kept else None,
+                                  consumers=len(kept.positions) if kept else 0))
+            continue
+        try:
+            consumers = origin_js.consumers(facts.stream)
+        except JetlinkError as err:
+            kept = store.read(cfg.name)
+            out.append(SyncResult(cfg.name, where, "skipped", error=str(err).splitlines()[0],
+                                  last_synced_ns=kept.synced_ns if kept else None))
+            continue
+        now = site.now_ns()
+        rec = MirrorPositions(
+            mirror=cfg.name, origin_stream=facts.stream,
+            origin_where={facts.kind: facts.cluster}, origin_last_seq=facts.last_seq,
+            origin_subjects=facts.subjects, synced_ns=now,
+            positions=[Position.of_info(c, now) for c in consumers
+                       if is_durable(c.config.to_json())])
+        store.write(rec)
+        out.append(SyncResult(cfg.name, where, "synced", len(rec.positions), synced_ns=now))
+    return out

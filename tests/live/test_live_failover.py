@@ -1,0 +1,193 @@
+"""Promote / fail over mirrors on real nats-servers, with the origin's consumers placed.
+
+Two JetStream domains joined by a leafnode (the ``live_domains`` fixture): west (the hub)
+holds the origin ORDERS, east (the leaf) its mirror ORDERS_EAST (``external.api =
+$JS.west.API``). jetlink talks to east, as an operator in the surviving region would.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from helpers import runner
+
+from jetlink.cli.main import app
+from live.clihelp import doc, ok
+from live.servers import wait_until
+
+
+@pytest.fixture
+def east(live_domains, monkeypatch):
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+    d = live_domains
+
+    def run(*args):
+        return runner.invoke(app, ["--server", d.leaf.url, *args], prog_name="jetlink")
+
+    run.domains = d
+    return run
+
+
+def _setup(d, *, msgs=50, mirror_filter=None, extra_us=0):
+    """ORDERS on west (orders.>), ``msgs`` messages on orders.eu (then ``extra_us`` on
+    orders.us); ORDERS_EAST on east mirroring it (``mirror_filter``), caught up."""
+    c = d.client()
+    c.stream_create({"name": "ORDERS", "subjects": ["orders.>"], "storage": "memory"},
+                    domain="west")
+    for i in range(msgs):
+        c.js_publish("orders.eu", b"m%d" % (i + 1))
+    for i in range(extra_us):
+        c.js_publish("orders.us", b"u%d" % (i + 1))
+    mirror = {"name": "ORDERS", "external": {"api": "$JS.west.API"}}
+    if mirror_filter:
+        mirror["filter_subject"] = mirror_filter
+    c.stream_create({"name": "ORDERS_EAST", "mirror": mirror, "storage": "memory"},
+                    domain="east")
+    want = msgs if mirror_filter else msgs + extra_us
+    wait_until(lambda: c.stream_info("ORDERS_EAST", domain="east")["state"]["last_seq"]
+               >= want, timeout=10, message="the mirror caught up")
+    return c
+
+
+def _consumer(c, name, ack_upto, *, domain="west", stream="ORDERS", extra=None):
+    """A durable pull consumer acknowledging every message up to stream seq ``ack_upto``."""
+    cfg = {"durable_name": name, "ack_policy": "explicit", **(extra or {})}
+    c.api(f"CONSUMER.CREATE.{stream}.{name}", {"stream_name": stream, "config": cfg},
+          domain=domain)
+    got = 0
+    while got < ack_upto:
+        batch = min(ack_upto - got, 100)
+        msgs = c.fetch_ack(stream, name, batch, domain=domain)
+        assert msgs, "nothing to fetch"
+        got += msgs
+    info = c.api(f"CONSUMER.INFO.{stream}.{name}", domain=domain)
+    assert info["ack_floor"]["stream_seq"] == ack_upto, info
+    return info
+
+
+def test_promote_places_the_origin_consumers(east):
+    d = east.domains
+    c = _setup(d)
+    _consumer(c, "billing", 30)
+    _consumer(c, "shipping", 10, extra={"filter_subject": "orders.eu",
+                                        "description": "ships"})
+    # the dry run: the plan, nothing changed
+    plan = doc(east("stream", "promote", "ORDERS_EAST", "--dry-run", "-j"))
+    assert plan["dry_run"] is True and plan["lag"] == 0 and plan["origin"] == {
+        "stream": "ORDERS", "domain": "west", "reachable": True}
+    assert plan["cluster"] == "east" and plan["positions"] == {"source": "origin"}
+    assert [(p["consumer"], p["ack_floor"], p["start_seq"], p["status"])
+            for p in plan["consumers"]] == [("billing", 30, 31, "planned"),
+                                            ("shipping", 10, 11, "planned")]
+    assert "mirror" in c.stream_info("ORDERS_EAST", domain="east")["config"]
+    rep = doc(east("stream", "promote", "ORDERS_EAST", "-f", "-j"))
+    assert rep["complete"] is True and rep["clamps"] == []
+    assert [(p["consumer"], p["start_seq"], p["status"]) for p in rep["consumers"]] == [
+        ("billing", 31, "created"), ("shipping", 11, "created")]
+    info = c.stream_info("ORDERS_EAST", domain="east")
+    assert "mirror" not in info["config"] and info["config"]["subjects"] == ["orders.>"]
+    ship = c.api("CONSUMER.INFO.ORDERS_EAST.shipping", domain="east")["config"]
+    assert ship["filter_subject"] == "orders.eu" and ship["description"] == "ships"
+    assert ship["deliver_policy"] == "by_start_sequence" and ship["opt_start_seq"] == 11
+    # the consumers resume on east at the right messages
+    assert c.fetch_seqs("ORDERS_EAST", "billing", 1, domain="east") == [31]
+    assert c.fetch_seqs("ORDERS_EAST", "shipping", 1, domain="east") == [11]
+
+
+def test_promote_refused_while_the_mirror_lags(east):
+    d = east.domains
+    c = _setup(d, msgs=5)
+    # a mirror at its limits with discard new cannot copy more: it lags behind the origin
+    c.api("STREAM.DELETE.ORDERS_EAST", domain="east")
+    c.stream_create({"name": "ORDERS_EAST", "storage": "memory", "max_msgs": 5,
+                     "discard": "new", "mirror": {
+                         "name": "ORDERS", "external": {"api": "$JS.west.API"}}},
+                    domain="east")
+    wait_until(lambda: c.stream_info("ORDERS_EAST", domain="east")["state"]["last_seq"] == 5)
+    for _ in range(3):
+        c.js_publish("orders.eu", b"late")
+    res = east("stream", "promote", "ORDERS_EAST", "-f", "-j")
+    assert res.exit_code == 1, res.stdout
+    err = json.loads(res.stdout)["error"]
+    assert err["description"] == (
+        "mirror ORDERS_EAST is 3 messages behind its origin (last sequence 8; mirror at 5): "
+        "let it catch up (jetlink replicate on the embedded engine; the server copies on its "
+        "own) or promote it anyway (jetlink stream failover ORDERS_EAST)")
+    assert "mirror" in c.stream_info("ORDERS_EAST", domain="east")["config"]
+    plan = doc(east("stream", "failover", "ORDERS_EAST", "--dry-run", "-j"))
+    assert (plan["lag"], plan["forced"], plan["origin_last_seq"]) == (3, True, 8)
+    rep = doc(east("stream", "failover", "ORDERS_EAST", "-f", "-j"))
+    assert rep["forced"] is True and rep["mirror_last_seq"] == 5
+    assert "mirror" not in c.stream_info("ORDERS_EAST", domain="east")["config"]
+
+
+def test_clamp_when_the_ack_floor_is_beyond_the_mirror(east):
+    d = east.domains
+    # the mirror copies orders.eu only (seqs 1..20); the origin also has orders.us 21..30
+    c = _setup(d, msgs=20, mirror_filter="orders.eu", extra_us=10)
+    assert c.stream_info("ORDERS_EAST", domain="east")["state"]["last_seq"] == 20
+    _consumer(c, "audit", 28)
+    _consumer(c, "slow", 5)
+    out = ok(east("stream", "failover", "ORDERS_EAST", "-f"))
+    assert "audit: ack floor 28 on the origin, starts at 21, clamped (created)" in out.stdout
+    assert "ORDERS_EAST > audit: from 28 to 20" in out.stdout
+    rep = doc(east("stream", "failover", "ORDERS_EAST", "-f", "-j"))  # again: nothing to do
+    assert rep["resumed"] is True and [p["status"] for p in rep["consumers"]] == [
+        "exists", "exists"]
+    assert c.api("CONSUMER.INFO.ORDERS_EAST.audit", domain="east")["config"][
+        "opt_start_seq"] == 21
+    c.js_publish("orders.eu", b"after")  # the first message after the promotion
+    assert c.fetch_seqs("ORDERS_EAST", "audit", 1, domain="east") == [21]
+    assert c.fetch_seqs("ORDERS_EAST", "slow", 1, domain="east") == [6]
+
+
+def test_failover_after_west_is_killed_uses_synced_positions(east):
+    d = east.domains
+    c = _setup(d, msgs=40)
+    _consumer(c, "billing", 25)
+    synced = doc(east("positions", "sync", "-j"))
+    assert synced["mirrors"][0]["status"] == "synced" and synced["mirrors"][0][
+        "consumers"] == 1
+    kept = doc(east("positions", "ls", "-j"))["positions"]
+    assert [(r["mirror"], r["origin"], r["origin_last_seq"]) for r in kept] == [
+        ("ORDERS_EAST", {"stream": "ORDERS", "domain": "west"}, 40)]
+    assert kept[0]["consumers"][0]["ack_floor"] == 25
+    d.hub.kill()  # the outage: a real dead process
+    try:
+        again = doc(east("positions", "sync", "-j"))["mirrors"][0]
+        assert again["status"] == "skipped" and again["last_synced"] == kept[0]["synced"]
+        plan = ok(east("stream", "failover", "ORDERS_EAST", "--dry-run")).stdout
+        assert "Origin Last Sequence: 40 (last known)" in plan
+        assert f"Consumer Positions: as synced to this side at {kept[0]['synced']} (" in plan
+        assert "billing: ack floor 25 on the origin, starts at 26" in plan
+        t0 = time.monotonic()
+        rep = doc(east("stream", "failover", "ORDERS_EAST", "-f", "-j"))
+        elapsed = time.monotonic() - t0
+        assert rep["origin"]["reachable"] is False and rep["origin_last_seq"] == 40
+        assert rep["positions"]["source"] == "synced" and rep["positions"]["age_ms"] >= 0
+        assert [(p["consumer"], p["start_seq"], p["status"]) for p in rep["consumers"]] == [
+            ("billing", 26, "created")]
+        assert elapsed < 10
+        lc = d.leaf.client()
+        assert lc.fetch_seqs("ORDERS_EAST", "billing", 1) == [26]
+    finally:
+        d.hub.restart()
+        d.wait_ready()  # the leaf joined again
+
+
+def test_refusals_change_nothing(east):
+    d = east.domains
+    c = _setup(d, msgs=3)
+    c.stream_create({"name": "OTHER", "subjects": ["other.>"]}, domain="east")
+    res = east("stream", "promote", "OTHER", "-f")
+    assert res.exit_code == 1 and "stream OTHER is not a mirror" in res.stderr
+    res = east("stream", "promote", "NOPE", "-f", "-j")
+    assert res.exit_code == 1 and json.loads(res.stdout)["error"]["err_code"] == 10059
+    res = east("stream", "promote", "ORDERS_EAST", "--subjects", "other.a", "-f", "-j")
+    assert res.exit_code == 1 and json.loads(res.stdout)["error"]["err_code"] == 10065
+    assert "mirror" in c.stream_info("ORDERS_EAST", domain="east")["config"]
+    res = east("stream", "promote", "ORDERS_EAST")  # no terminal, no -f
+    assert res.exit_code != 0 and "mirror" in c.stream_info(
+        "ORDERS_EAST", domain="east")["config"]
