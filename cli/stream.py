@@ -904,7 +904,15 @@ PromoteDryRunOption = Annotated[
     bool,
     typer.Option(
         "--dry-run",
-        help="Report the lag and the consumers that would be clamped; change nothing.",
+        help="Report the lag, the consumers that would be placed and the clamps; change "
+        "nothing.",
+    ),
+]
+NoConsumersOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-consumers",
+        help="Do not place the origin's durable consumers on the promoted stream.",
     ),
 ]
 
@@ -916,6 +924,7 @@ def promote(
     subjects: PromoteSubjectsOption = None,
     force: Annotated[bool, force_option("Promote")] = False,
     dry_run: PromoteDryRunOption = False,
+    no_consumers: NoConsumersOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Turn a caught-up mirror into a normal stream.
@@ -923,13 +932,19 @@ def promote(
     The mirror stops mirroring and takes publishes on the origin's subjects (or --subjects);
     its messages stay at their sequences and the next publish gets the next one. Refused
     (exit status 1, nothing changed) while the origin is reachable and the mirror lags
-    behind it: let it catch up (jetlink replicate), or use stream failover. Durable consumers
-    positioned past the mirror's last message are moved back to it. Asks for confirmation on
-    a terminal; without one, -f/--force is required. With --json: the promotion report
-    (stream, cluster, action, forced, origin, mirror_last_seq, origin_last_seq, lag,
-    subjects, clamps).
+    behind it: let it catch up, or use stream failover. Each durable consumer of the origin
+    is recreated on the promoted stream with its config, starting after its ack floor (read
+    from the origin, or as jetlink positions sync last copied it); an ack floor beyond the
+    mirror's last message is clamped to it, and so are the mirror's own consumers
+    positioned past it. Every clamp is printed. Works on the embedded engine and on a live
+    server (nats-server 2.12 or later). Asks for confirmation on a terminal; without one,
+    -f/--force is required. Exit status 1 when the promotion stopped part-way (the report
+    says what was done; running it again finishes it). With --json: the promotion report
+    (stream, cluster, action, dry_run, forced, origin, mirror_last_seq, origin_last_seq,
+    lag, subjects, clamps, consumers, positions, complete, resumed).
     """
-    _promote(ctx, name, subjects, force=force, failover=False, dry_run=dry_run)
+    _promote(ctx, name, subjects, force=force, failover=False, dry_run=dry_run,
+             no_consumers=no_consumers)
 
 
 @stream_app.command("failover")
@@ -939,63 +954,80 @@ def failover(
     subjects: PromoteSubjectsOption = None,
     force: Annotated[bool, force_option("Fail over")] = False,
     dry_run: PromoteDryRunOption = False,
+    no_consumers: NoConsumersOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Promote a mirror whatever its lag or origin.
 
     As stream promote, but never refused: the origin may be down, removed or ahead of the
-    mirror (what the mirror has not copied stays behind). Asks for confirmation on a
-    terminal; without one, -f/--force is required. With --json: the promotion report, with
-    "forced": true when a reachable origin was ahead.
+    mirror (what the mirror has not copied stays behind). When the origin does not answer,
+    its consumers are placed from the positions jetlink positions sync copied to this side,
+    and the report says how old they are. Asks for confirmation on a terminal; without one,
+    -f/--force is required. With --json: the promotion report, with "forced": true when a
+    reachable origin was ahead.
     """
-    _promote(ctx, name, subjects, force=force, failover=True, dry_run=dry_run)
+    _promote(ctx, name, subjects, force=force, failover=True, dry_run=dry_run,
+             no_consumers=no_consumers)
 
 
 def _promote(
     ctx: typer.Context, name: str, subjects: list[str] | None, *, force: bool, failover: bool,
-    dry_run: bool = False,
+    dry_run: bool = False, no_consumers: bool = False,
 ) -> None:
-    from jetlink.core import promote as core
+    promote_mirror(App.of(ctx), name, subjects, force=force, failover=failover,
+                   dry_run=dry_run, no_consumers=no_consumers)
+
+
+def promote_mirror(
+    app: App, name: str, subjects: list[str] | None, *, force: bool, failover: bool,
+    dry_run: bool = False, no_consumers: bool = False, what: str = "mirror",
+    verb_name: str = "stream",
+) -> None:
+    """``stream|kv promote|failover``: the same promotion (core/failover.py) on the site
+    in force, rendered; exit status 1 with the report when it stopped part-way."""
+    from jetlink.core import failover as core
     from jetlink.core.errors import JetlinkError
 
-    app = App.of(ctx)
-    store = data_dir(app)
-    clock = common.make_clock()
-    info = open_jetstream(app).stream_info(name)
-    if info.config.mirror is None:
+    site = common.open_site(app)
+    positions = None if no_consumers else common.open_positions(app)
+    info = site.js.stream_info(name)
+    if info.config.mirror is None and core.PROMOTED_KEY not in (info.config.metadata or {}):
         raise JetlinkError(f"stream {name} is not a mirror")
-    facts = core.origin_facts(store, app.cluster, info.config, info.state.last_seq, clock)
     wanted = None if subjects is None else split_subjects(subjects)
-    refused = not failover and facts.reachable and bool(facts.lag)
-    if not refused and not dry_run:  # a promotion that will be refused is not worth a question
-        verb = "fail over to" if failover else "promote"
-        output.confirm(
-            app,
-            f"Really {verb} mirror {name} ({_origin_phrase(facts)}): it stops mirroring and "
-            "becomes a normal stream",
-            force=force,
-            action=f"{verb} mirror {name}",
-        )
+    if info.config.mirror is not None and not dry_run:
+        facts, _ = site.origin(info.config, info.state.last_seq)
+        refused = not failover and facts.reachable and bool(facts.lag)
+        if not refused:  # a promotion that will be refused is not worth a question
+            verb = "fail over to" if failover else "promote"
+            output.confirm(
+                app,
+                f"Really {verb} {what} {name} ({_origin_phrase(facts)}): it stops mirroring "
+                "and becomes a normal stream",
+                force=force,
+                action=f"{verb} {what} {name}",
+            )
     try:
-        report = core.promote(
-            store, app.cluster, name, clock, subjects=wanted, failover=failover, dry_run=dry_run
-        )
+        report = core.promote(site, name, subjects=wanted, failover=failover, dry_run=dry_run,
+                              positions=positions, transfer=not no_consumers)
     except core.PromoteRefused as err:
         behind = f"{err.lag} message{'s' if err.lag != 1 else ''}"
         raise core.PromoteRefused(
-            f"mirror {name} is {behind} behind its origin {facts.stream} (cluster "
-            f"{facts.cluster}, last sequence {err.origin_last_seq}; mirror at "
-            f"{err.mirror_last_seq}): let it catch up (jetlink replicate) or promote it anyway "
-            f"(jetlink stream failover {name})",
+            f"{what} {name} is {behind} behind its origin (last sequence "
+            f"{err.origin_last_seq}; mirror at {err.mirror_last_seq}): let it catch up "
+            f"(jetlink replicate on the embedded engine; the server copies on its own) or "
+            f"promote it anyway (jetlink {verb_name} failover {name})",
             lag=err.lag,
             mirror_last_seq=err.mirror_last_seq,
             origin_last_seq=err.origin_last_seq,
         ) from None
+    except core.PartialPromotion as err:
+        app.emit(err.report.to_json(), human=render_promotion)
+        raise
     app.emit(report.to_json(), human=render_promotion)
 
 
 def _origin_phrase(facts: Any) -> str:
-    text = f"origin {facts.stream} in cluster {facts.cluster}"
+    text = f"origin {facts.stream} in {facts.where}"
     if not facts.reachable:
         text += f": {facts.error}"
     if facts.lag:
@@ -1003,14 +1035,26 @@ def _origin_phrase(facts: Any) -> str:
     return text
 
 
+def _where(origin: dict[str, Any]) -> tuple[str, str]:
+    """(``ORDERS@west``, ``cluster west`` / ``domain west``) of a report's origin."""
+    kind = "domain" if "domain" in origin else "cluster"
+    place = origin.get(kind, "")
+    if not place:
+        return origin["stream"], "the mirror's own domain"
+    return f"{origin['stream']}@{place}", f"{kind} {place}"
+
+
 def render_promotion(app: App, doc: dict[str, Any]) -> None:
-    """The promotion report: what the origin and the mirror held, the subjects, the clamps."""
+    """The promotion report: what the origin and the mirror held, the subjects, the
+    consumers placed and the clamps."""
     name, origin = doc["stream"], doc["origin"]
-    where = f"{origin['stream']}@{origin['cluster']}"
+    where, scope = _where(origin)
     how = " (failover)" if doc["action"] == "failover" else ""
     dry = doc.get("dry_run", False)
     if dry:
         head = f"Stream {name} would be promoted{how} (dry run): it would stop mirroring {where}"
+    elif doc.get("resumed"):
+        head = f"Stream {name} was promoted before{how}: placing the consumers not yet placed"
     else:
         head = f"Stream {name} was promoted{how}: it no longer mirrors {where}"
     cols = output.Columns(head)
@@ -1020,7 +1064,7 @@ def render_promotion(app: App, doc: dict[str, Any]) -> None:
 
     cols.title("Promotion")
     cols.row("Action", doc["action"])
-    cols.row("Origin", f"{origin['stream']} in cluster {origin['cluster']}")
+    cols.row("Origin", f"{origin['stream']} in {scope}")
     cols.row("Origin State", "reachable" if origin["reachable"] else origin.get("error", ""))
     last = seq(doc["origin_last_seq"])
     if not origin["reachable"] and doc["origin_last_seq"] is not None:
@@ -1030,12 +1074,32 @@ def render_promotion(app: App, doc: dict[str, Any]) -> None:
     lag = seq(doc["lag"])
     cols.row("Lag", f"{lag} (forced)" if doc["forced"] else lag)
     cols.row("Subjects", ", ".join(doc["subjects"]))
+    pos = doc.get("positions") or {"source": "none"}
+    placed = doc.get("consumers") or []
+    source = {"origin": "read from the origin now",
+              "synced": "as synced to this side",
+              "none": "none"}[pos["source"]]
+    if pos.get("synced"):
+        source += f" at {pos['synced']} ({output.since(pos['age_ms'] * 1_000_000)} ago)"
+    cols.row("Consumer Positions", source)
+    if pos.get("note"):
+        cols.row("Note", pos["note"])
     clamped = "Consumers To Clamp" if dry else "Clamped Consumers"
     cols.row(clamped, "none", not doc["clamps"])
+    if placed:
+        cols.title("Consumers To Place" if dry else "Consumers Placed")
+        for p in placed:
+            state = "" if dry and p["status"] == "planned" else f" ({p['status']})"
+            if p.get("error"):
+                state = f" ({p['status']}: {p['error']})"
+            clamp = ", clamped" if p["clamped"] else ""
+            cols.row(p["consumer"], f"ack floor {seq(p['ack_floor'])} on the origin, starts at "
+                                    f"{seq(p['start_seq'])}{clamp}{state}")
     if doc["clamps"]:
         cols.title(clamped)
         for clamp in doc["clamps"]:
-            cols.row(clamp["consumer"], f"from {seq(clamp['from'])} to {seq(clamp['to'])}")
+            cols.row(f"{clamp.get('stream') or name} > {clamp['consumer']}",
+                     f"from {seq(clamp['from'])} to {seq(clamp['to'])}")
     cols.render(app)
 
 
