@@ -709,6 +709,69 @@ def _silent(app: App, data: Any) -> None:
     """natscli prints nothing after del, purge and rm."""
 
 
+# -- promote / failover ---------------------------------------------------------------------------
+
+
+def _kv_promote(ctx: typer.Context, bucket: str, *, force: bool, failover: bool,
+                dry_run: bool, no_consumers: bool) -> None:
+    from jetlink.cli.stream import promote_mirror
+    from jetlink.core.failover import kv_adjust, kv_mirror_stream
+
+    app = App.of(ctx)
+    stream, origin = kv_mirror_stream(common.open_jetstream(app), bucket)
+    promote_mirror(app, stream, [f"$KV.{origin}.>"], force=force, failover=failover,
+                   dry_run=dry_run, no_consumers=no_consumers, what="KV mirror",
+                   verb_name="kv", adjust=kv_adjust, shown=bucket)
+
+
+_KV_DRY_RUN = typer.Option("--dry-run", help="Report the lag and what would change; change "
+                           "nothing.")
+_KV_NO_CONSUMERS = typer.Option("--no-consumers", help="Do not place the origin's durable "
+                                "consumers on the promoted bucket.")
+
+
+@kv_app.command("promote")
+def promote(
+    ctx: typer.Context,
+    bucket: BucketArg,
+    force: Annotated[bool, force_option("Promote")] = False,
+    dry_run: Annotated[bool, _KV_DRY_RUN] = False,
+    no_consumers: Annotated[bool, _KV_NO_CONSUMERS] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Turn a caught-up KV mirror into a writable bucket.
+
+    The mirror (its stream must be named KV_<origin bucket>, e.g. in another domain or
+    cluster than the origin) stops mirroring and takes writes on $KV.<bucket>.>, with
+    every key and revision it holds; direct gets are answered by itself. Refused (exit
+    status 1, nothing changed) while the origin is reachable and the mirror lags: let it
+    catch up, or use kv failover. Purges stay refused on it: the server cannot cancel a
+    mirror's deny_purge. Asks for confirmation on a terminal; without one, -f/--force is
+    required. With --json: the promotion report, as stream promote prints it.
+    """
+    _kv_promote(ctx, bucket, force=force, failover=False, dry_run=dry_run,
+                no_consumers=no_consumers)
+
+
+@kv_app.command("failover")
+def failover(
+    ctx: typer.Context,
+    bucket: BucketArg,
+    force: Annotated[bool, force_option("Fail over")] = False,
+    dry_run: Annotated[bool, _KV_DRY_RUN] = False,
+    no_consumers: Annotated[bool, _KV_NO_CONSUMERS] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Promote a KV mirror whatever its lag or origin.
+
+    As kv promote, but never refused: the origin may be down or ahead of the mirror (the
+    revisions the mirror has not copied stay behind). Asks for confirmation on a terminal;
+    without one, -f/--force is required. With --json: the promotion report.
+    """
+    _kv_promote(ctx, bucket, force=force, failover=True, dry_run=dry_run,
+                no_consumers=no_consumers)
+
+
 # -- writes -------------------------------------------------------------------------------------
 
 

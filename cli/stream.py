@@ -981,7 +981,7 @@ def _promote(
 def promote_mirror(
     app: App, name: str, subjects: list[str] | None, *, force: bool, failover: bool,
     dry_run: bool = False, no_consumers: bool = False, what: str = "mirror",
-    verb_name: str = "stream",
+    verb_name: str = "stream", adjust: Any = None, shown: str | None = None,
 ) -> None:
     """``stream|kv promote|failover``: the same promotion (core/failover.py) on the site
     in force, rendered; exit status 1 with the report when it stopped part-way."""
@@ -1001,27 +1001,28 @@ def promote_mirror(
             verb = "fail over to" if failover else "promote"
             output.confirm(
                 app,
-                f"Really {verb} {what} {name} ({_origin_phrase(facts)}): it stops mirroring "
-                "and becomes a normal stream",
+                f"Really {verb} {what} {shown or name} ({_origin_phrase(facts)}): it stops "
+                "mirroring and becomes a normal stream",
                 force=force,
-                action=f"{verb} {what} {name}",
+                action=f"{verb} {what} {shown or name}",
             )
     try:
         report = core.promote(site, name, subjects=wanted, failover=failover, dry_run=dry_run,
-                              positions=positions, transfer=not no_consumers)
+                              positions=positions, transfer=not no_consumers, adjust=adjust)
     except core.PromoteRefused as err:
         behind = f"{err.lag} message{'s' if err.lag != 1 else ''}"
         raise core.PromoteRefused(
-            f"{what} {name} is {behind} behind its origin (last sequence "
+            f"{what} {shown or name} is {behind} behind its origin (last sequence "
             f"{err.origin_last_seq}; mirror at {err.mirror_last_seq}): let it catch up "
             f"(jetlink replicate on the embedded engine; the server copies on its own) or "
-            f"promote it anyway (jetlink {verb_name} failover {name})",
+            f"promote it anyway (jetlink {verb_name} failover {shown or name})",
             lag=err.lag,
             mirror_last_seq=err.mirror_last_seq,
             origin_last_seq=err.origin_last_seq,
         ) from None
     except core.PartialPromotion as err:
-        app.emit(err.report.to_json(), human=render_promotion)
+        if not app.json:  # with --json the error's document holds the report
+            render_promotion(app, err.report.to_json())
         raise
     app.emit(report.to_json(), human=render_promotion)
 

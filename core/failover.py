@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Protocol, Sequence
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from .config.consumer import ConsumerConfig
 from .config.stream import StreamConfig
@@ -219,6 +219,11 @@ class PartialPromotion(JetlinkError):
         super().__init__(description)
         self.report = report
 
+    def to_dict(self) -> dict[str, Any]:
+        """The report, with the error: one JSON document says what was done and why the
+        rest was not."""
+        return {**self.report.to_json(), **super().to_dict()}
+
 
 class Site(Protocol):
     """Where a mirror is promoted: its JetStream API and the backend-specific steps."""
@@ -323,12 +328,14 @@ def choose_subjects(cfg: StreamConfig, facts: OriginFacts,
 
 def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
             force: bool = False, failover: bool = False, dry_run: bool = False,
-            positions: Any = None, transfer: bool = True) -> PromoteReport:
+            positions: Any = None, transfer: bool = True,
+            adjust: Callable[[StreamConfig], None] | None = None) -> PromoteReport:
     """Turn the mirror ``stream`` into a normal stream and place its origin's consumers on it.
 
     ``positions``: a core/positions.py ``PositionStore`` of the mirror's side (the consumer
     positions synced there), used when the origin does not answer; None: none kept.
-    ``transfer=False``: no consumer of the origin is placed. Raises ApiError 10059 (stream),
+    ``transfer=False``: no consumer of the origin is placed. ``adjust``: changes to the
+    promoted config besides removing ``mirror`` (a KV mirror becoming its bucket). Raises ApiError 10059 (stream),
     JetlinkError (not a mirror; subjects needed), :class:`PromoteRefused`, the update's
     ApiError (nothing changed), :class:`PartialPromotion` (updated, not every consumer
     placed).
@@ -385,6 +392,8 @@ def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
         new_cfg = cfg.copy()
         new_cfg.mirror = None
         new_cfg.subjects = new_subjects
+        if adjust is not None:
+            adjust(new_cfg)
         _promoted_config(new_cfg, cfg.mirror, mirror_last)
         try:
             promoted, own = site.promote_update(new_cfg, mirror_last)
@@ -423,12 +432,14 @@ def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
     report.complete = not failed
     if failed:
         names = ", ".join(p.consumer for p in failed)
+        when = ("once the server answers" if failure is not None else
+                "once what the server refused is fixed")
         raise PartialPromotion(
             f"stream {stream} was promoted, but {len(failed)} consumer"
             f"{'s were' if len(failed) != 1 else ' was'} not placed ({names}): "
-            f"{failed[0].error or 'not tried'}. Run the same command again once the server "
-            "answers: it places what is missing (consumers already placed are left as they "
-            "are)", report)
+            f"{failed[0].error or 'not tried'}. Run the same command again {when}: it "
+            "places what is missing and leaves the consumers already placed as they are",
+            report)
     try:
         report.info = js.stream_info(stream)
     except JetlinkError:  # pragma: no cover - the report holds the update's answer
@@ -525,3 +536,43 @@ def count_pending(js: Any, stream: str, start: int, start_time: str | None,
             js.delete_consumer(stream, info.name)
         except JetlinkError:
             pass
+
+
+# --- KV -----------------------------------------------------------------------------------------
+def kv_mirror_stream(js: Any, bucket: str) -> tuple[str, str]:
+    """(the mirror stream, its origin bucket) that ``kv promote|failover BUCKET`` promotes:
+    the stream ``BUCKET`` when it mirrors a bucket, else ``KV_BUCKET``. It must be named
+    ``KV_<origin bucket>``: its keys are stored under the origin's subjects
+    (``$KV.<origin>.<key>``), so only as that bucket can they be read and written after
+    the promotion. A stream promoted by jetlink before (a re-run) is found the same way."""
+    import json
+
+    names = set(js.stream_names())
+    stream = bucket if bucket in names else f"KV_{bucket}"
+    if stream not in names:
+        raise ApiError(404, 10059, f"bucket not found: {bucket}", field="bucket")
+    cfg = js.stream_info(stream).config
+    mirror = cfg.mirror
+    if mirror is None:
+        text = (cfg.metadata or {}).get(PROMOTED_KEY)
+        if text:
+            from .config.stream import StreamSource
+
+            mirror = StreamSource.from_json(json.loads(text)["mirror"], strict=False)
+    m = _KV_STREAM.match(mirror.name) if mirror is not None else None
+    if mirror is None or m is None:
+        raise JetlinkError(f"bucket {bucket} is not a KV mirror (stream {stream} mirrors no "
+                           "bucket)", field="bucket")
+    origin = m.group(1)
+    if stream != f"KV_{origin}":
+        raise JetlinkError(
+            f"KV mirror {stream} mirrors bucket {origin} under another name: its keys are "
+            f"stored as $KV.{origin}.<key>, so it can only be promoted as a stream named "
+            f"KV_{origin} (in another domain or cluster than the origin)", field="bucket")
+    return stream, origin
+
+
+def kv_adjust(cfg: StreamConfig) -> None:
+    """A promoted KV mirror as a bucket: direct gets answered by itself (``deny_purge`` stays
+    as the mirror had it: the server cannot cancel it, so ``kv purge`` is refused there)."""
+    cfg.allow_direct = True

@@ -265,3 +265,119 @@ def test_failed_update_changes_nothing(dd, clock, env):
         promote(dd, "east", "M", clock, subjects=["x.a"])
     assert east.stream_info("M").config.mirror is not None
     assert east.consumer_info("M", "far").to_json()["delivered"]["stream_seq"] == 99
+
+
+# --- the origin's consumers placed on the promoted stream (core/failover.py) -----------------
+def _acked(js: JetStream, stream: str, name: str, upto: int, **cfg) -> None:
+    js.add_consumer(stream, {"durable_name": name, "ack_policy": "explicit", **cfg})
+    for m in js.fetch(stream, name, upto):
+        js.ack(stream, name, m.seq)
+
+
+def test_origin_consumers_placed_after_their_ack_floor(dd, clock, env):
+    west, east = env
+    _acked(west, "O", "billing", 3)
+    _acked(west, "O", "fresh", 0, filter_subject="o.1", description="d")
+    west.add_consumer("O", {"name": "eph", "inactive_threshold": 5 * SEC})  # not durable
+    plan = promote(dd, "east", "M", clock, dry_run=True)
+    assert [p.to_json() for p in plan.consumers] == [
+        {"consumer": "billing", "ack_floor": 3, "start_seq": 4, "clamped": False,
+         "status": "planned"},
+        {"consumer": "fresh", "ack_floor": 0, "start_seq": 1, "clamped": False,
+         "status": "planned"}]
+    assert east.consumer_names("M") == []
+    report = promote(dd, "east", "M", clock)
+    assert [(p.consumer, p.status) for p in report.consumers] == [
+        ("billing", "created"), ("fresh", "created")]
+    assert report.positions.to_json() == {"source": "origin"} and report.complete
+    fresh = east.consumer_info("M", "fresh").config
+    assert (fresh.filter_subject, fresh.description, fresh.deliver_policy,
+            fresh.opt_start_seq) == ("o.1", "d", "by_start_sequence", 1)
+    assert [m.seq for m in east.fetch("M", "billing", 10)] == [4, 5]
+    assert [m.seq for m in east.fetch("M", "fresh", 10)] == [2, 4]
+
+
+def test_ack_floor_beyond_the_mirror_is_clamped(dd, clock, env):
+    west, east = env
+    for i in range(3):  # the mirror does not have 6..8
+        west.publish("o.0", b"late%d" % i)
+    _acked(west, "O", "ahead", 7)
+    _acked(west, "O", "behind", 2)
+    report = promote(dd, "east", "M", clock, failover=True)
+    assert report.forced and report.lag == 3
+    assert [c.to_json() for c in report.clamps] == [
+        {"stream": "M", "consumer": "ahead", "from": 7, "to": 5}]
+    assert [(p.consumer, p.start_seq, p.clamped) for p in report.consumers] == [
+        ("ahead", 6, True), ("behind", 3, False)]
+    east.publish("o.x", b"first after")
+    assert [m.seq for m in east.fetch("M", "ahead", 10)] == [6]
+
+
+def test_failover_with_the_origin_down_uses_synced_positions(dd, clock, env):
+    from jetlink.core.kv import KV
+    from jetlink.core.positions import PositionStore, sync
+    from jetlink.core.promote import EmbeddedSite
+
+    west, east = env
+    _acked(west, "O", "billing", 4)
+    store = PositionStore(KV(dd, "east", clock))
+    site = EmbeddedSite(dd, "east", clock)
+    assert [r.to_json()["status"] for r in sync(site, store)] == ["synced"]
+    rec = store.read("M")
+    assert (rec.origin_stream, rec.origin_where, rec.origin_last_seq, rec.origin_subjects) == (
+        "O", {"cluster": "west"}, 5, ["o.>"])
+    assert [(p.consumer, p.ack_floor) for p in rec.positions] == [("billing", 4)]
+    _acked(west, "O", "later", 1)  # created after the last sync: unknown on east
+    dd.set_down("west", True)
+    clock.advance(90 * SEC)
+    skipped = sync(site, store)[0].to_json()
+    assert skipped["status"] == "skipped" and skipped["error"] == "cluster west is down"
+    report = promote(dd, "east", "M", clock, failover=True, positions=store)
+    assert report.positions.to_json()["source"] == "synced"
+    assert report.positions.age_ns == 90 * SEC
+    assert [(p.consumer, p.start_seq, p.status) for p in report.consumers] == [
+        ("billing", 5, "created")]
+
+
+def test_no_positions_no_consumers_and_said_so(dd, clock, env):
+    from jetlink.core.kv import KV
+    from jetlink.core.positions import PositionStore
+
+    west, east = env
+    _acked(west, "O", "billing", 4)
+    dd.set_down("west", True)
+    report = promote(dd, "east", "M", clock, failover=True,
+                     positions=PositionStore(KV(dd, "east", clock)))
+    assert report.consumers == [] and report.positions.source == "none"
+    assert "no consumer positions were synced" in report.positions.note
+
+
+def test_a_consumer_the_promoted_stream_refuses_is_reported_and_the_rerun_finishes(
+        dd, clock, env):
+    from jetlink.core.failover import PartialPromotion
+
+    west, east = env
+    east.add_stream({"name": "M1", "max_consumers": 1, "mirror": {
+        "name": "O", "external": {"api": "$JS.west.API"}}})
+    copy(west, "O", east, "M1")
+    _acked(west, "O", "all", 2)
+    _acked(west, "O", "more", 1)
+    with pytest.raises(PartialPromotion) as exc:
+        promote(dd, "east", "M1", clock, subjects=["m1.>"])
+    rep = exc.value.report
+    assert rep.promoted and not rep.complete
+    assert [(p.consumer, p.status) for p in rep.consumers] == [("all", "created"),
+                                                                ("more", "failed")]
+    assert rep.consumers[1].error == "maximum consumers limit reached"
+    assert exc.value.description == (
+        "stream M1 was promoted, but 1 consumer was not placed (more): maximum consumers "
+        "limit reached. Run the same command again once what the server refused is fixed: "
+        "it places what is missing and leaves the consumers already placed as they are")
+    assert east.stream_info("M1").config.mirror is None
+    # run again as it is: the placed one is left alone, the other refused again
+    with pytest.raises(PartialPromotion) as exc:
+        promote(dd, "east", "M1", clock)
+    again = exc.value.report
+    assert again.resumed and again.subjects == ["m1.>"]
+    assert [(p.consumer, p.status) for p in again.consumers] == [("all", "exists"),
+                                                                  ("more", "failed")]

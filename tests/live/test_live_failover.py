@@ -191,3 +191,77 @@ def test_refusals_change_nothing(east):
     res = east("stream", "promote", "ORDERS_EAST")  # no terminal, no -f
     assert res.exit_code != 0 and "mirror" in c.stream_info(
         "ORDERS_EAST", domain="east")["config"]
+
+
+def test_kv_promote_and_failover(east):
+    d = east.domains
+
+    def west(*args):
+        return runner.invoke(app, ["--server", d.hub.url, *args], prog_name="jetlink")
+
+    ok(west("kv", "add", "CONFIG", "--history", "3"))
+    ok(west("kv", "put", "CONFIG", "a", "1"))
+    ok(west("kv", "put", "CONFIG", "a", "2"))
+    ok(east("kv", "add", "KV_CONFIG", "--mirror", "CONFIG", "--mirror-domain", "west"))
+    c = d.client()
+    wait_until(lambda: c.stream_info("KV_CONFIG", domain="east")["state"]["last_seq"] == 2)
+    res = east("kv", "put", "CONFIG", "b", "x")
+    assert res.exit_code == 1  # a mirror is read-only
+    # a mirror under another name cannot become the bucket
+    ok(east("kv", "add", "BACKUP", "--mirror", "CONFIG", "--mirror-domain", "west"))
+    res = east("kv", "promote", "BACKUP", "-f")
+    assert res.exit_code == 1 and "can only be promoted as a stream named KV_CONFIG" in \
+        res.stderr
+    rep = doc(east("kv", "promote", "CONFIG", "-f", "-j"))
+    assert rep["stream"] == "KV_CONFIG" and rep["subjects"] == ["$KV.CONFIG.>"]
+    cfg = c.stream_info("KV_CONFIG", domain="east")["config"]
+    assert "mirror" not in cfg and cfg["allow_direct"] is True
+    assert doc(east("kv", "put", "CONFIG", "b", "x", "-j"))["revision"] == 3
+    got = doc(east("kv", "get", "CONFIG", "a", "-j"))
+    assert (got["revision"], got["value"]) == (2, "Mg==")
+    res = east("kv", "promote", "NOPE", "-f", "-j")
+    assert json.loads(res.stdout)["error"]["err_code"] == 10059
+
+
+def test_server_killed_during_failover_is_reported_partial_and_the_rerun_finishes(
+        east, monkeypatch):
+    from jetlink.core.live.jetstream import LiveJetStream
+
+    d = east.domains
+    c = d.client()
+    c.stream_create({"name": "ORDERS", "subjects": ["orders.>"]}, domain="west")
+    for i in range(12):
+        c.js_publish("orders.eu", b"m%d" % i)
+    c.stream_create({"name": "ORDERS_EAST", "mirror": {
+        "name": "ORDERS", "external": {"api": "$JS.west.API"}}}, domain="east")
+    wait_until(lambda: c.stream_info("ORDERS_EAST", domain="east")["state"]["last_seq"] == 12)
+    for i in range(6):
+        _consumer(c, f"c{i}", i + 1)
+    real = LiveJetStream.add_consumer
+    calls = []
+
+    def add_then_die(self, stream, config, **kw):
+        if stream == "ORDERS_EAST" and len(calls) == 2:
+            d.leaf.kill()  # the server placing the consumers dies mid-way
+        calls.append(stream)
+        return real(self, stream, config, **kw)
+
+    monkeypatch.setattr(LiveJetStream, "add_consumer", add_then_die)
+    res = east("stream", "failover", "ORDERS_EAST", "-f", "-j")
+    monkeypatch.setattr(LiveJetStream, "add_consumer", real)
+    try:
+        assert res.exit_code == 1
+        rep = json.loads(res.stdout)
+        assert rep["complete"] is False and "mirror" not in (rep.get("error") or {})
+        states = [p["status"] for p in rep["consumers"]]
+        assert states[:2] == ["created", "created"] and states[2] == "failed"
+        assert set(states[3:]) == {"not tried"}
+        assert "Run the same command again once the server answers" in rep["error"][
+            "description"]
+    finally:
+        d.leaf.restart()
+        d.wait_ready()
+    again = doc(east("stream", "failover", "ORDERS_EAST", "-f", "-j"))
+    assert again["resumed"] is True and again["complete"] is True
+    assert [p["status"] for p in again["consumers"]] == ["exists"] * 2 + ["created"] * 4
+    assert [p["start_seq"] for p in again["consumers"]] == [2, 3, 4, 5, 6, 7]
