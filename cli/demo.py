@@ -397,6 +397,9 @@ def scenario(d: Drill, examples: Path, messages: int) -> None:
     d.run(*west, "consumer", "next", "ORDERS", "shipping", "--count", "250", "--raw",
           head=2, tail=1)
     floor = d.query(*west, "consumer", "info", "ORDERS", "shipping")["ack_floor"]["stream_seq"]
+    d.say("NATS copies messages to a mirror, never consumers: jetlink copies the origin's "
+          "consumer positions to the mirror's side (run it with --follow in production).")
+    d.run(*east, "positions", "sync")
     d.run(*kwest, "topic", "produce", "orders", "--count", "5000", "--key", "late-{{Count}}",
           "late order {{Count}}")
     d.pause(1.1, "the link's consumer offset sync runs every second")
@@ -411,14 +414,14 @@ def scenario(d: Drill, examples: Path, messages: int) -> None:
           "offsets beyond its log end are clamped to it (each clamp printed).")
     fo = d.query(*keast, "mirrors", "failover", "orders", "--link", "dr", "--dry-run")
     d.run(*keast, "mirrors", "failover", "orders", "--link", "dr")
-    d.say("Promote the NATS mirror: it stops mirroring and takes the orders.> publishes.")
+    d.say("Promote the NATS mirror: it stops mirroring and takes the orders.> publishes; "
+          "west's consumers are placed on it from the synced positions, after their ack "
+          "floors (the mirror's sequences being the origin's).")
     promo = d.query(*east, "stream", "promote", "ORDERS_EAST", "--dry-run")
-    d.run(*east, "stream", "promote", "ORDERS_EAST", "-f")
+    d.run(*east, "stream", "promote", "ORDERS_EAST", "-f", head=40)
     promoted = d.query(*east, "stream", "info", "ORDERS_EAST")["state"]["messages"]
     d.say(f"shipping had acknowledged up to sequence {floor:,} in west: it resumes in east "
-          f"at {floor + 1:,}, the mirror's sequences being the origin's.")
-    d.run(*east, "consumer", "add", "ORDERS_EAST", "shipping", "--pull", "--deliver",
-          str(floor + 1), "--ack", "explicit", "--defaults", select=lambda ls: [])
+          f"at {floor + 1:,}.")
     d.run(*east, "consumer", "next", "ORDERS_EAST", "shipping", "--count", "2")
     resumed = d.query(*east, "consumer", "info", "ORDERS_EAST", "shipping")
     d.run(*east, "pub", "orders.90001.created", "first order taken in east")
@@ -443,6 +446,8 @@ def scenario(d: Drill, examples: Path, messages: int) -> None:
             left=f"{lag_left:,} records; {len(clamps)} offsets clamped")
     d.summary.facts["resume"] = {
         "shipping": {"acked_in_west": floor,
+                     "placed_at": next((p["start_seq"] for p in promo.get("consumers", [])
+                                        if p["consumer"] == "shipping"), None),
                      "delivered_in_east": resumed["delivered"]["stream_seq"]},
         "analytics": _committed(analytics),
     }

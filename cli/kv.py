@@ -739,7 +739,7 @@ def promote(
     no_consumers: Annotated[bool, _KV_NO_CONSUMERS] = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Turn a caught-up KV mirror into a writable bucket.
+    """Make a caught-up KV mirror a writable bucket.
 
     The mirror (its stream must be named KV_<origin bucket>, e.g. in another domain or
     cluster than the origin) stops mirroring and takes writes on $KV.<bucket>.>, with
@@ -762,7 +762,7 @@ def failover(
     no_consumers: Annotated[bool, _KV_NO_CONSUMERS] = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Promote a KV mirror whatever its lag or origin.
+    """Promote a KV mirror whatever its lag.
 
     As kv promote, but never refused: the origin may be down or ahead of the mirror (the
     revisions the mirror has not copied stay behind). Asks for confirmation on a terminal;

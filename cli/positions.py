@@ -79,7 +79,7 @@ def sync(
     ] = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Copy the origin consumers' positions to the mirror's side.
+    """Copy origin consumer positions to this side.
 
     For each mirror of the addressed side (the --cluster of the data directory, or the
     live server and domain in force), reads every durable consumer of its origin (config,
@@ -119,7 +119,7 @@ def sync(
 
 @positions_app.command("ls")
 def ls(ctx: typer.Context, json_output: JsonOption = False) -> None:
-    """List the consumer positions kept on this side.
+    """List consumer positions kept on this side.
 
     One row per mirror: its origin, the consumers kept and when they were synced (and how
     long ago). With --json: {"positions": [record...]}, the records as stored (mirror,

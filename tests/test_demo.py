@@ -78,7 +78,8 @@ def test_the_drill_as_json(env, spark):
     assert summary["spark"]["rows_in"] == summary["spark"]["rows_out"] == 1000
     assert summary["pump"]["copied"] == 28_006 and summary["link"]["copied"] == 19_000
     # shipping acknowledged 250 in west, then read 251 and 252 from the promoted mirror
-    assert summary["resume"]["shipping"] == {"acked_in_west": 250, "delivered_in_east": 252}
+    assert summary["resume"]["shipping"] == {"acked_in_west": 250, "placed_at": 251,
+                                             "delivered_in_east": 252}
     assert summary["resume"]["analytics"] == {"0": 2000, "1": 2000, "2": 2000}
     assert summary["rest"]["status"] == 200 and summary["rest"]["mirror_status"] == "STOPPED"
     assert summary["seconds"] < 180
