@@ -740,16 +740,25 @@ def next_(
     """Fetch the next messages of a pull consumer.
 
     Fetches up to --count messages and acknowledges them (--no-ack leaves them pending:
-    redelivered after the ack wait unless acknowledged with consumer ack). With --json:
+    redelivered after the ack wait unless acknowledged with consumer ack), asking again
+    while the consumer's max_ack_pending holds back the rest. With --json:
     a list of messages ({"subject", "seq", "time", "headers", "data": base64} plus the
     delivery metadata); an empty list when nothing is pending.
     """
     app = App.of(ctx)
     js = open_jetstream(app)
-    msgs = [to_doc(m) for m in js.fetch(stream, name, batch=count)]
-    if ack:
-        for msg in msgs:
-            js.ack(stream, name, msg["seq"])
+    msgs: list[dict[str, Any]] = []
+    # Pull requests until --count messages came or nothing more is deliverable: one request
+    # gives at most max_ack_pending unacknowledged messages (1,000 by default), as natscli
+    # keeps asking until it has --count.
+    while len(msgs) < count:
+        got = [to_doc(m) for m in js.fetch(stream, name, batch=count - len(msgs))]
+        if not got:
+            break
+        if ack:
+            for msg in got:
+                js.ack(stream, name, msg["seq"])
+        msgs += got
     app.emit(msgs, human=lambda a, d: render_next(a, d, acked=ack, raw=raw))
 
 

