@@ -259,7 +259,7 @@ def test_tabs_tables_and_detail_view(demo):
         await pilot.press("2")
         assert app.active_tab == "streams" and app.current_table() == "streams"
         assert cells(app, "streams")[1] == [
-            "BACKUP@east (mirror)", "40", "", "", "2.0 KiB", "1..40", "-"]
+            "BACKUP@east (mirror)", "40", "", "", "2.0 KiB", "1..40", "0", "-"]
         assert cells(app, "agreements")[1] == [
             "BACKUP@east", "mirror", "ORDERS@west", "0", "16s", "origin cluster west is down"]
         await pilot.press("down", "enter")

@@ -7,7 +7,7 @@ cli/dashboard/data.py, its actions cli/dashboard/actions.py.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -44,6 +44,11 @@ def dashboard(
     stream, / filter by name, c cycle the clusters shown, q quit. Destructive keys confirm in
     a dialog. Shows every cluster unless --cluster (or JETLINK_CLUSTER) names one. With
     --json: one snapshot of what the tables show ({time, clusters: [...]}), no UI.
+
+    With a live server in force (--server, NATS_URL, a context) it shows that server's
+    JetStream domain: streams with the server's mirror and source infos (lag, last seen,
+    error), consumers, KV buckets, the feed; P/F promote / fail over a mirror there
+    (consumers placed, clamps shown in the dry run) and x purges a stream there.
     """
     from typer._click.core import ParameterSource
 
@@ -52,7 +57,6 @@ def dashboard(
     from jetlink.core.errors import JetlinkError
 
     app = App.of(ctx)
-    data = common.embedded_data_dir(app)  # the engine's data directory only
     interval = parse_duration_flag(refresh, flag="--refresh") / 1e9
     if interval < 1:
         raise common.usage(f"--refresh {refresh}: the dashboard refreshes at most once a "
@@ -62,10 +66,21 @@ def dashboard(
                                                      ParameterSource.ENVIRONMENT)
     scope = app.cluster if given else None
     clock = common.make_clock()
+    source = loader = label = None
+    data = app.data_dir
+    if getattr(app, "target", None) is not None:  # a live server: its JetStream domain
+        from jetlink.cli.dashboard.actions import LiveSource
+
+        source = LiveSource(app.target)
+        label = app.target.url
+
+        def loader(_path: Any, clk: Any) -> Any:
+            return source.load(clk)
     if app.json:
         from jetlink.cli.dashboard.data import load
 
-        snap = load(data, clock, clusters=None if scope is None else (scope,))
+        snap = (loader(data, clock) if loader is not None else
+                load(data, clock, clusters=None if scope is None else (scope,)))
         app.emit(snap.to_json())
         return
     from jetlink.cli import output
@@ -76,7 +91,7 @@ def dashboard(
     from jetlink.cli.dashboard.app import create_app
 
     create_app(data, clock=clock, scope=scope, refresh=interval, feed=feed,
-               feed_cluster=app.cluster).run()
+               feed_cluster=app.cluster, source=source, loader=loader, label=label).run()
 
 
 def register(app: typer.Typer) -> None:

@@ -92,7 +92,8 @@ def _num(n: int | None) -> str:
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "clusters": ("Cluster", "Kind", "State", "Streams", "Buckets", "Topics", "Links", "Error"),
-    "streams": ("Stream", "Messages", "Rate", "Trend", "Bytes", "Sequences", "Subjects"),
+    "streams": ("Stream", "Messages", "Rate", "Trend", "Bytes", "Sequences", "Consumers",
+                "Subjects"),
     "agreements": ("Target", "Kind", "Origin", "Lag", "Active", "Error"),
     "kv": ("Bucket", "Kind", "Values", "History", "TTL", "Origins"),
     "links": ("Link", "Source", "State", "Mirrors", "Error"),
@@ -213,8 +214,10 @@ class Dashboard(App[None]):
                  refresh: float = MIN_REFRESH, feed: str | None = None,
                  feed_cluster: str = "local", label: str | None = None,
                  loader: Callable[[Path, Clock], Snapshot] = load,
-                 min_interval: float = MIN_REFRESH) -> None:
+                 min_interval: float = MIN_REFRESH, source: Any = None) -> None:
         super().__init__()
+        # where actions and the feed act: the data directory, or a live server
+        self.source = source if source is not None else actions.EmbeddedSource(data_dir)
         self.min_interval = min_interval
         self.data_dir = data_dir
         self.clock = clock
@@ -374,7 +377,7 @@ class Dashboard(App[None]):
                     rows.append((s, (name, output.comma(s.messages),
                                      rate_text(self.rates.rate(s.key)),
                                      self.rates.sparkline(s.key), output.ibytes(s.bytes), seqs,
-                                     ", ".join(s.subjects) or "-")))
+                                     _num(s.consumers), ", ".join(s.subjects) or "-")))
         elif table == "agreements":
             for a in snap.agreements:
                 if self._wanted(a.cluster, a.stream, a.origin):
@@ -639,7 +642,7 @@ class Dashboard(App[None]):
     @work(thread=True, group="action", exit_on_error=False)
     def _run(self, action: Callable[..., Outcome],
              then: Callable[[Outcome], None] | None = None, *, step_after: bool = True) -> None:
-        outcome = actions.run(self.data_dir, self.clock, action, step_after=step_after)
+        outcome = self.source.run(self.clock, action, step_after=step_after)
         self._from_thread(then or self._done, outcome)
 
     def _done(self, outcome: Outcome) -> None:
@@ -748,6 +751,11 @@ class Dashboard(App[None]):
         self._run(actions.step(), step_after=False)  # the step is the action
 
     def action_follow(self) -> None:
+        if not self.source.replicates and not self.following:
+            self.message = ("Follow runs the embedded engine's replication: a live server "
+                            "replicates by itself")
+            self._render_status()
+            return
         if self.following:
             self.following = False
             self.workers.cancel_group(self, "follow")
@@ -812,26 +820,20 @@ class Dashboard(App[None]):
     @work(thread=True, group="feed", exit_on_error=False)
     def _feed(self, subject: str, cluster: str) -> None:
         from jetlink.core.errors import JetlinkError
-        from jetlink.core.jetstream import JetStream
-        from jetlink.core.store import DataDir
 
         worker = get_current_worker()
-        dd = DataDir(self.data_dir)
         try:
-            try:
-                sub = JetStream(dd.open(cluster, create_local=False), self.clock).subscribe(subject)
-            except JetlinkError as err:
-                self._from_thread(self._feed_line, Text(output.format_error(err), style="red"))
-                return
-            try:
-                while not worker.is_cancelled:
-                    msg = sub.next(timeout=0.2)
-                    if msg is not None:
-                        self._from_thread(self._feed_message, msg)
-            finally:
-                sub.close()
-        finally:
-            dd.close()
+            with self.source.jetstream(cluster, self.clock) as js:
+                sub = js.subscribe(subject)
+                try:
+                    while not worker.is_cancelled:
+                        msg = sub.next(timeout=0.2)
+                        if msg is not None:
+                            self._from_thread(self._feed_message, msg)
+                finally:
+                    sub.close()
+        except JetlinkError as err:
+            self._from_thread(self._feed_line, Text(output.format_error(err), style="red"))
 
     def _feed_line(self, text: Text) -> None:
         self.query_one("#feed-log", RichLog).write(text)
@@ -855,7 +857,7 @@ def create_app(data_dir: Path, *, clock: Clock | None = None, scope: str | None 
                refresh: float = MIN_REFRESH, feed: str | None = None,
                feed_cluster: str = "local", label: str | None = None,
                loader: Callable[[Path, Clock], Snapshot] | None = None,
-               min_interval: float = MIN_REFRESH) -> Dashboard:
+               min_interval: float = MIN_REFRESH, source: Any = None) -> Dashboard:
     """The dashboard over ``data_dir`` (``scope``: show one cluster; None: all), reloaded
     every ``refresh`` seconds (at least 1); ``feed``: a subject to follow from the start, in
     ``feed_cluster``; ``label`` names the data in the header (default: its path);
@@ -865,4 +867,4 @@ def create_app(data_dir: Path, *, clock: Clock | None = None, scope: str | None 
 
     return Dashboard(data_dir, clock=clock or SystemClock(), scope=scope, refresh=refresh,
                      feed=feed, feed_cluster=feed_cluster, label=label,
-                     loader=loader or load, min_interval=min_interval)
+                     loader=loader or load, min_interval=min_interval, source=source)

@@ -1,4 +1,5 @@
-"""What the dashboard shows: one :class:`Snapshot` of a data directory, read through core.
+"""What the dashboard shows: one :class:`Snapshot` of a data directory (or of a live
+server's JetStream domain: :func:`load_live`), read through core.
 
 :func:`load` reads every cluster of the data directory with the same core calls the CLI's
 ``cluster ls``, ``stream info``, ``kv ls``, ``links ls``, ``mirrors describe`` and ``group
@@ -73,6 +74,7 @@ class StreamRow:
     last_seq: int
     role: str  # stream | mirror | sourced
     doc: dict[str, Any]  # StreamInfo
+    consumers: int = 0
 
     @property
     def key(self) -> str:
@@ -207,10 +209,16 @@ def _origins(cfg: Any) -> list[Any]:
 
 def _load_nats(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> None:
     from jetlink.core.jetstream import JetStream
-    from jetlink.core.kv import kv_statuses
 
     js = JetStream(dd.open(row.name, create_local=False), clock)
-    infos = js.streams()
+    _add_streams(row, js.streams(), snap)
+
+
+def _add_streams(row: ClusterRow, infos: list[Any], snap: Snapshot) -> None:
+    """The streams, their agreements and the KV buckets among them, of one cluster or
+    domain (StreamInfos of either backend)."""
+    from jetlink.core.kv import kv_statuses
+
     for info in infos:
         doc = info.to_json()
         cfg, st = doc["config"], doc.get("state") or {}
@@ -218,7 +226,8 @@ def _load_nats(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> No
         role = "mirror" if cfg.get("mirror") else "sourced" if cfg.get("sources") else "stream"
         snap.streams.append(StreamRow(
             row.name, cfg["name"], list(cfg.get("subjects") or []), st.get("messages", 0),
-            st.get("bytes", 0), st.get("first_seq", 0), st.get("last_seq", 0), role, doc))
+            st.get("bytes", 0), st.get("first_seq", 0), st.get("last_seq", 0), role, doc,
+            st.get("consumer_count", 0)))
         kind = "mirror" if mirror else "source"
         for src, src_info in zip(_origins(info.config), [mirror] if mirror else sources):
             snap.agreements.append(AgreementRow(
@@ -231,6 +240,32 @@ def _load_nats(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> No
         snap.buckets.append(BucketRow(row.name, status.bucket, status.kind, status.values,
                                       status.history, status.ttl, origins, doc))
     row.buckets = sum(1 for b in snap.buckets if b.cluster == row.name)
+
+
+def load_live(js: Any, clock: Clock) -> Snapshot:
+    """A snapshot of a live server's JetStream domain (one connection, ``js``): its streams
+    with the server's own mirror / source infos (lag, last seen, error), KV buckets and
+    consumer counts. The "cluster" row is the domain (or the server's URL without one); a
+    server that does not answer is that row's error."""
+    from jetlink.core.errors import JetlinkError
+
+    snap = Snapshot(taken_ns=clock.now_ns())
+    target = js.conn.target
+    try:
+        domain = str(js.api("INFO").get("domain", "") or "")
+    except JetlinkError as err:
+        snap.clusters.append(ClusterRow(target.url, "nats", False, error=str(err),
+                                        doc={"name": target.url, "server": target.url}))
+        return snap
+    name = domain or target.url
+    row = ClusterRow(name, "nats", False, doc={"name": name, "kind": "nats",
+                                               "server": target.url, "domain": domain})
+    snap.clusters.append(row)
+    try:
+        _add_streams(row, js.streams(), snap)
+    except JetlinkError as err:
+        row.error = str(err)
+    return snap
 
 
 def _load_kafka(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> None:

@@ -1,0 +1,82 @@
+"""`jetlink dashboard` with a live server in force: its JetStream domain's streams, mirrors
+with the server's lag, consumers and KV; P/F act on the server."""
+
+from __future__ import annotations
+
+import json
+
+from helpers import runner
+from test_dashboard import cells, drive, select, settle, status
+
+from jetlink.cli.main import app
+from live.servers import wait_until
+
+
+def _setup(d):
+    c = d.client()
+    c.stream_create({"name": "ORDERS", "subjects": ["orders.>"], "storage": "memory"},
+                    domain="west")
+    for i in range(20):
+        c.js_publish("orders.new", b"o%d" % i)
+    c.stream_create({"name": "ORDERS_EAST", "storage": "memory", "mirror": {
+        "name": "ORDERS", "external": {"api": "$JS.west.API"}}}, domain="east")
+    wait_until(lambda: c.stream_info("ORDERS_EAST", domain="east")["state"]["last_seq"] == 20)
+    c.api("CONSUMER.CREATE.ORDERS.billing", {"stream_name": "ORDERS", "config": {
+        "durable_name": "billing", "ack_policy": "explicit",
+        "deliver_policy": "by_start_sequence", "opt_start_seq": 8}}, domain="west")
+    return c
+
+
+def test_the_snapshot_of_a_live_domain(live_domains):
+    d = live_domains
+    _setup(d)
+    res = runner.invoke(app, ["-s", d.leaf.url, "dashboard", "--json"], prog_name="jetlink")
+    assert res.exit_code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    [east] = doc["clusters"]
+    assert (east["name"], east["domain"], east["server"], east["error"]) == (
+        "east", "east", d.leaf.url, None)
+    [mirror] = east["streams"]
+    assert mirror["config"]["name"] == "ORDERS_EAST"
+    assert mirror["mirror"]["name"] == "ORDERS" and mirror["mirror"]["lag"] == 0
+
+
+def test_failover_key_acts_on_the_live_server(live_domains):
+    from jetlink.cli.dashboard.actions import LiveSource
+    from jetlink.cli.dashboard.app import ConfirmScreen, create_app
+    from jetlink.core.clock import SystemClock
+    from jetlink.core.live.target import ServerTarget
+
+    d = live_domains
+    c = _setup(d)
+    source = LiveSource(ServerTarget((d.leaf.url,), origin="test"))
+    dash = create_app(None, clock=SystemClock(), refresh=3600, label=d.leaf.url,
+                      source=source, loader=lambda _p, clk: source.load(clk))
+
+    async def steps(pilot):
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        rows = cells(dash, "streams")
+        await select(pilot, "streams", "ORDERS_EAST@east (mirror)")
+        await pilot.press("F")
+        await settle(pilot)
+        assert isinstance(dash.screen, ConfirmScreen), status(dash)
+        shown = list(dash.screen.lines)
+        await pilot.press("y")
+        await settle(pilot)
+        await pilot.press("s")  # the embedded engine's step: said to be absent here
+        await settle(pilot)
+        return rows, shown, status(dash)
+
+    rows, shown, said = drive(dash, steps)
+    assert rows == [["ORDERS_EAST@east (mirror)", "20", "", "", rows[0][4], "1..20", "0",
+                     "-"]]
+    assert shown == ["ORDERS_EAST@east can be failed over", "Origin ORDERS@west: reachable",
+                     "Mirror last sequence 20, lag 0", "Subjects: orders.>",
+                     "Would place consumer billing at 8", "No consumer to clamp"]
+    assert "a live server replicates by itself" in said
+    info = c.stream_info("ORDERS_EAST", domain="east")
+    assert "mirror" not in info["config"]
+    placed = c.api("CONSUMER.INFO.ORDERS_EAST.billing", domain="east")
+    assert placed["config"]["opt_start_seq"] == 8
