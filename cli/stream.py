@@ -1012,13 +1012,14 @@ def promote_mirror(
     except core.PromoteRefused as err:
         behind = f"{err.lag} message{'s' if err.lag != 1 else ''}"
         raise core.PromoteRefused(
-            f"{what} {shown or name} is {behind} behind its origin (last sequence "
-            f"{err.origin_last_seq}; mirror at {err.mirror_last_seq}): let it catch up "
-            f"(jetlink replicate on the embedded engine; the server copies on its own) or "
-            f"promote it anyway (jetlink {verb_name} failover {shown or name})",
+            f"{what} {shown or name} is {behind} behind its origin {err.origin}, last "
+            f"sequence {err.origin_last_seq}; mirror at {err.mirror_last_seq}): let it catch "
+            f"up ({site.catch_up}) or promote it anyway (jetlink {verb_name} failover "
+            f"{shown or name})",
             lag=err.lag,
             mirror_last_seq=err.mirror_last_seq,
             origin_last_seq=err.origin_last_seq,
+            origin=err.origin,
         ) from None
     except core.PartialPromotion as err:
         if not app.json:  # with --json the error's document holds the report
@@ -1150,15 +1151,34 @@ def export(
     (stream, partition, seq, subject, key, ts, headers, data; see README.md), then
     _jetlink.json with the stream's config, creation time and state. A directory that is not
     empty is replaced only after confirmation on a terminal or with -f/--force (and only when
-    it holds nothing but a dataset). With --json: {"stream", "path", "messages",
-    "bytes_written", "first_seq", "last_seq", "files"}.
+    it holds nothing but a dataset).
+
+    With a live server in force the stream is read over the network (one ordered consumer;
+    sequences, times and header blocks as stored) and the export is resumable: each part
+    file is recorded in _jetlink_progress.json as it completes, and running the same export
+    to the same directory again after an interruption continues after the last complete
+    part, with the same cut (a notice says so; delete the directory to start over with a new
+    cut). With --json: {"stream", "path", "messages", "bytes_written", "first_seq",
+    "last_seq", "files"}, and "resumed_from" (the last sequence an earlier run had written,
+    or null) on a live server.
     """
     from jetlink.core import lake
 
     app = App.of(ctx)
-    js = common.embedded_jetstream(app)  # a snapshot of the store itself
+    js = open_jetstream(app)
+
+    def resuming(progress: dict[str, Any]) -> None:
+        files = len(progress["files"])
+        output.notice(
+            app,
+            f"Resuming the export of stream {name} to {target}: "
+            f"{output.comma(progress['messages'])} messages in {files} "
+            f"file{'s' if files != 1 else ''} were written, up to sequence "
+            f"{output.comma(progress['through'])} of {output.comma(progress['cut'])}",
+        )
+
     try:
-        summary = lake.export_stream(js, name, target, force=force)
+        summary = lake.export_stream(js, name, target, force=force, on_resume=resuming)
     except lake.LakeExistsError as err:
         output.confirm(
             app,
@@ -1166,15 +1186,18 @@ def export(
             force=False,
             action=f"replace the dataset in {target}",
         )
-        summary = lake.export_stream(js, name, target, force=True)
+        summary = lake.export_stream(js, name, target, force=True, on_resume=resuming)
 
     def human(a: App, d: dict[str, Any]) -> None:
         files = len(d["files"])
+        resumed = d.get("resumed_from")
         output.line(
             a,
             f"Exported {output.comma(d['messages'])} messages of stream {d['stream']} "
             f"({_seq_span(d)}) to {d['path']}: {files} file{'s' if files != 1 else ''}, "
-            f"{output.ibytes(d['bytes_written'])}",
+            f"{output.ibytes(d['bytes_written'])}"
+            + (f" (resumed after sequence {output.comma(resumed)})" if resumed is not None
+               else ""),
         )
 
     app.emit(summary, human=human)
@@ -1195,18 +1218,30 @@ def import_(
     must never have stored anything. Refused before anything is written: rows of a topic
     (partition, key), sequences that appear twice. With --json: {"stream", "path",
     "messages", "first_seq", "last_seq", "created", "transactions"}.
+
+    With a live server in force the rows are published, in sequence order and pipelined:
+    subjects, headers and payloads kept, new sequences and times given by the server. Each
+    row carries Nats-Msg-Id ORIGIN:IDENTITY:SEQ (its origin stream, that stream's identity
+    from _jetlink.json, its sequence there; a Nats-Msg-Id of its own is replaced and
+    Nats-Expected-* headers are left out), so running the import again within the stream's
+    duplicate window stores nothing twice. The stream is created from _jetlink.json's config
+    without mirror and sources when it does not exist; an existing one may hold messages.
+    With --json the document also has "duplicates" (rows the server already had).
     """
     from jetlink.core import lake
 
     app = App.of(ctx)
-    summary = lake.import_stream(common.embedded_jetstream(app), name, source)
+    summary = lake.import_stream(open_jetstream(app), name, source)
 
     def human(a: App, d: dict[str, Any]) -> None:
         how = "new stream" if d["created"] else "stream"
+        dups = d.get("duplicates")
         output.line(
             a,
             f"Imported {output.comma(d['messages'])} messages into {how} {d['stream']} "
-            f"({_seq_span(d)}) from {d['path']}",
+            f"({_seq_span(d)}) from {d['path']}"
+            + (f"; {output.comma(dups)} duplicate{'s' if dups != 1 else ''} skipped"
+               if dups else ""),
         )
 
     app.emit(summary, human=human)

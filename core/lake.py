@@ -18,7 +18,9 @@ data       binary   the payload (the record's value; null only for a tombstone)
 
 Rows carry no deleted messages: a gap in ``seq`` is a gap in the stream. Beside the data files,
 ``_jetlink.json`` records what the rows came from (kind, name, config, creation time, identity,
-state); Spark and Parquet readers skip files whose names start with ``_``.
+state); an export over the interface (a live server's stream) still running or interrupted
+keeps ``_jetlink_progress.json`` and ``_tmp-part-*`` files there instead; Spark and Parquet
+readers skip files whose names start with ``_``.
 
 This module holds the definition only; the readers and writers (pyarrow, Spark) build their
 schema objects from ``COLUMNS``.
@@ -401,7 +403,7 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,  # type: ignor
 
 
 # -- export -----------------------------------------------------------------------------------
-_OWN_FILES = ("_SUCCESS", META_FILE)
+_OWN_FILES = ("_SUCCESS", META_FILE, "_jetlink_progress.json", "_jetlink_progress.json.tmp")
 
 
 def _replaceable(name: str) -> bool:
@@ -435,9 +437,34 @@ def _prepare_dir(fs, base: str, where: str, force: bool) -> None:  # type: ignor
         fs.delete_file(e.path)
 
 
+def _is_embedded(js) -> bool:  # type: ignore[no-untyped-def]
+    from .jetstream import JetStream
+
+    return isinstance(js, JetStream)
+
+
 def export_stream(js, name: str, path: str, *, batch_rows: int = 65_536,  # type: ignore[no-untyped-def]
-                  row_group_rows: int = 131_072, file_rows: int = 1_048_576,
-                  force: bool = False) -> dict[str, Any]:
+                  row_group_rows: int = 131_072, file_rows: int | None = None,
+                  force: bool = False,
+                  on_resume: Callable[[dict[str, Any]], None] | None = None,
+                  on_file: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Write stream ``name`` of ``js`` (any JetStreamAPI) as a Parquet dataset in the
+    directory ``path``: the embedded engine's store is read in one snapshot
+    (:func:`_export_embedded`); any other implementation, a live server's, over the
+    interface, resumably (:func:`export_stream_api`: ``on_resume`` / ``on_file`` are its)."""
+    if _is_embedded(js):
+        return _export_embedded(js, name, path, batch_rows=batch_rows,
+                                row_group_rows=row_group_rows,
+                                file_rows=file_rows or 1_048_576, force=force)
+    return export_stream_api(js, name, path, batch_rows=batch_rows,
+                             row_group_rows=row_group_rows,
+                             file_rows=file_rows or API_FILE_ROWS, force=force,
+                             on_resume=on_resume, on_file=on_file)
+
+
+def _export_embedded(js, name: str, path: str, *, batch_rows: int = 65_536,  # type: ignore[no-untyped-def]
+                     row_group_rows: int = 131_072, file_rows: int = 1_048_576,
+                     force: bool = False) -> dict[str, Any]:
     """Write stream ``name`` as a Parquet dataset in the directory ``path``: ``part-NNNNN.parquet``
     files of the lake schema (at most ``file_rows`` rows each, row groups of
     ``row_group_rows``; one empty file for a stream without messages), then ``_jetlink.json``.
@@ -618,6 +645,16 @@ def _sorted_rows(fragments, schema, path: str):  # type: ignore[no-untyped-def]
 
 
 def import_stream(js, name: str, path: str, *, txn_rows: int = 100_000) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Import the Parquet dataset at ``path`` into stream ``name`` of ``js`` (any
+    JetStreamAPI): into the embedded engine's store with the sequences and times kept
+    (:func:`_import_embedded`); into any other implementation, a live server, as new
+    publishes deduplicated by ``Nats-Msg-Id`` (:func:`import_stream_api`)."""
+    if _is_embedded(js):
+        return _import_embedded(js, name, path, txn_rows=txn_rows)
+    return import_stream_api(js, name, path)
+
+
+def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """Store the Parquet dataset at ``path`` (lake schema) into stream ``name``, every message
     at its own sequence and time.
 
@@ -692,6 +729,423 @@ def import_stream(js, name: str, path: str, *, txn_rows: int = 100_000) -> dict[
     return {"stream": name, "path": path, "messages": res["rows"],
             "first_seq": res["first_seq"], "last_seq": res["last_seq"], "created": created,
             "transactions": res["transactions"]}
+
+
+# --------------------------------------------------------------------------------------------
+# Any JetStreamAPI (a live server): export over the interface, resumable; import as publishes
+# --------------------------------------------------------------------------------------------
+# An export in progress keeps PROGRESS_FILE beside its data: the cut (the stream's last
+# sequence when the export started), the ``_jetlink.json`` document it will write, and the
+# part files completed so far with the last sequence they hold. A part file is written as
+# ``_tmp-part-NNNNN.parquet`` and renamed when complete, then the progress file is replaced
+# (written aside, then moved over it). A run that finds the progress file of the same stream
+# (same name and identity) continues after the last complete part file with the same cut;
+# the dataset is finished when ``_jetlink.json`` is written and the progress file removed.
+# Readers skip both (names starting with ``_``).
+PROGRESS_FILE = "_jetlink_progress.json"
+TMP_PREFIX = "_tmp-"
+API_FILE_ROWS = 262_144  # rows per part file of an export over the interface
+IMPORT_CHUNK = 10_000  # rows per pipelined publish_many of an import over the interface
+# Headers of a publish the server acts on as preconditions of THAT publish: satisfied when
+# the row was first stored, meaningless (or failing) when it is published again.
+_PRECONDITIONS = ("Nats-Expected-Stream", "Nats-Expected-Last-Sequence",
+                  "Nats-Expected-Last-Subject-Sequence",
+                  "Nats-Expected-Last-Subject-Sequence-Subject", "Nats-Expected-Last-Msg-Id")
+
+
+def message_columns(msgs: Iterable[Any], last_seq: int, batch: int = 65_536
+                    ) -> Iterator[dict[str, Any]]:
+    """Stored messages (``StoredMsg``-like: seq, subject, ts, hdr, data; in sequence order)
+    up to ``last_seq`` as column batches: dicts of pyarrow arrays ``seq``, ``subject``,
+    ``ts``, ``headers``, ``data`` (what ``LiveJetStream.stored_columns`` yields)."""
+    import pyarrow as pa
+
+    cols: tuple[list[Any], ...] = ([], [], [], [], [])
+
+    def out() -> dict[str, Any]:
+        seqs, subjects, tss, hdrs, datas = cols
+        return {"seq": pa.array(seqs, pa.int64()), "subject": pa.array(subjects, pa.string()),
+                "ts": pa.array(tss, pa.int64()), "headers": pa.array(hdrs, pa.binary()),
+                "data": pa.array(datas, pa.binary())}
+
+    for m in msgs:
+        if m.seq > last_seq:
+            break
+        for col, v in zip(cols, (m.seq, m.subject, m.ts, m.hdr or None, bytes(m.data))):
+            col.append(v)
+        if len(cols[0]) >= batch:
+            yield out()
+            cols = ([], [], [], [], [])
+    if cols[0]:
+        yield out()
+
+
+def iter_api_batches(js, name: str, lo: int, hi: int, *,  # type: ignore[no-untyped-def]
+                     batch_rows: int = 65_536) -> Iterator[Any]:
+    """The stored messages of stream ``name`` of ``js`` (any JetStreamAPI) with
+    ``lo <= seq <= hi``, in sequence order, as RecordBatches of the lake schema. Uses the
+    implementation's column reader when it has one (``stored_columns``: a live server's,
+    one ordered consumer), else its ``messages`` iterator."""
+    import pyarrow as pa
+
+    reader = getattr(js, "stored_columns", None)
+    if reader is not None:
+        batches = reader(name, lo, hi, batch=batch_rows)
+    else:
+        batches = message_columns(js.messages(name, start_seq=max(1, lo)), hi, batch_rows)
+    schema = arrow_schema()
+    try:
+        for cols in batches:
+            n = len(cols["seq"])
+            if not n:
+                continue
+            yield pa.RecordBatch.from_arrays([
+                pa.repeat(pa.scalar(name, pa.string()), n),
+                pa.repeat(pa.scalar(0, pa.int32()), n),
+                cols["seq"], cols["subject"], pa.nulls(n, pa.binary()), cols["ts"],
+                cols["headers"], cols["data"]], schema=schema)
+    finally:
+        close = getattr(batches, "close", None)
+        if close is not None:  # a reader broken off: its consumer goes now
+            close()
+
+
+def api_stream_meta(js, info) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """The ``_jetlink.json`` document of a stream of any JetStreamAPI from its StreamInfo:
+    config, creation time and state as the server reported them, its identity, and where
+    it was read (``server``: ``js.where``)."""
+    from .agreements import identity
+
+    doc = info.to_json()
+    st = info.state
+    return {
+        "kind": "stream",
+        "name": info.config.name,
+        "cluster": getattr(info, "cluster", "") or "",
+        "server": js.where,
+        "config": doc["config"],
+        "created": doc["created"],
+        "created_ns": info.created_ns,
+        "identity": identity(info.created_ns),
+        "state": {"messages": st.messages, "bytes": st.bytes, "first_seq": st.first_seq,
+                  "last_seq": st.last_seq},
+    }
+
+
+def _read_json_file(fs, where: str) -> dict[str, Any] | None:  # type: ignore[no-untyped-def]
+    from pyarrow import fs as pafs
+
+    if fs.get_file_info(where).type != pafs.FileType.File:
+        return None
+    try:
+        with fs.open_input_stream(where) as f:
+            return parse_meta(f.read(), where)
+    except (OSError, LakeError):
+        return None  # a torn or foreign file: not a progress record of ours
+
+
+def _write_json_atomically(fs, base: str, fname: str, doc: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    tmp = _join(base, fname + ".tmp")
+    with fs.open_output_stream(tmp) as f:
+        f.write(meta_bytes(doc))
+    fs.move(tmp, _join(base, fname))
+
+
+def _clean_partial(fs, base: str, progress: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    """Delete what an interrupted run left beside its complete part files: a part file
+    being written, a part renamed but not recorded, a progress file written aside."""
+    from pyarrow import fs as pafs
+
+    keep = set(progress["files"])
+    for e in fs.get_file_info(pafs.FileSelector(base)):
+        if e.type != pafs.FileType.File:
+            continue
+        n = e.base_name
+        if (n.startswith(TMP_PREFIX) or n == PROGRESS_FILE + ".tmp"
+                or (n.startswith("part-") and n.endswith(".parquet") and n not in keep)):
+            fs.delete_file(e.path)
+
+
+def _progress_matches(progress: dict[str, Any] | None, name: str, ident: str) -> bool:
+    return (isinstance(progress, dict) and progress.get("stream") == name
+            and progress.get("identity") == ident and isinstance(progress.get("files"), list)
+            and isinstance(progress.get("meta"), dict)
+            and isinstance(progress.get("cut"), int) and isinstance(progress.get("through"), int))
+
+
+def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,  # type: ignore[no-untyped-def]
+                      row_group_rows: int = 131_072, file_rows: int = API_FILE_ROWS,
+                      force: bool = False,
+                      on_resume: Callable[[dict[str, Any]], None] | None = None,
+                      on_file: Callable[[dict[str, Any]], None] | None = None
+                      ) -> dict[str, Any]:
+    """Write stream ``name`` of ``js`` (any JetStreamAPI; a live server's) as a Parquet
+    dataset in the directory ``path``, in the lake schema (partition 0, key null, ``ts`` the
+    stored time in ns, ``headers`` the header block as stored), with ``_jetlink.json`` as
+    the server reported the stream when the export started. One consistent cut: the
+    stream's last sequence then.
+
+    Resumable (PROGRESS_FILE above): a directory holding an unfinished export of the same
+    stream (same name and identity) is continued after its last complete part file, with
+    its cut (``on_resume(progress)`` is called first; whatever ``force`` says); any other
+    non-empty directory is refused unless ``force`` (LakeExistsError), as a finished
+    dataset is. ``on_file(progress)`` runs after each part file is recorded. Returns
+    ``{"stream", "path", "messages", "bytes_written", "first_seq", "last_seq", "files",
+    "resumed_from"}`` (``resumed_from``: the last sequence an earlier run had written, or
+    None; the counts cover the whole dataset)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if min(batch_rows, row_group_rows, file_rows) < 1:
+        raise ValueError("batch_rows, row_group_rows and file_rows must be at least 1")
+    info = js.stream_info(name)
+    meta = api_stream_meta(js, info)
+    fs, base = lake_filesystem(path)
+    from pyarrow import fs as pafs
+
+    kind = fs.get_file_info(base).type
+    found = _read_json_file(fs, _join(base, PROGRESS_FILE)) \
+        if kind == pafs.FileType.Directory else None
+    resumed_from = None
+    if _progress_matches(found, name, meta["identity"]):
+        progress = found
+        assert progress is not None
+        _clean_partial(fs, base, progress)
+        resumed_from = progress["through"]
+        if on_resume is not None:
+            on_resume(progress)
+    else:
+        _prepare_dir(fs, base, path, force)
+        progress = {"kind": "stream-export", "stream": name, "identity": meta["identity"],
+                    "cut": info.state.last_seq, "through": 0, "messages": 0, "first_seq": 0,
+                    "last_seq": 0, "bytes": 0, "files": [], "meta": meta}
+        _write_json_atomically(fs, base, PROGRESS_FILE, progress)
+
+    schema = arrow_schema()
+    state: dict[str, Any] = {"writer": None, "tmp": "", "rows": 0, "first": 0, "last": 0,
+                             "pending": [], "pending_rows": 0}
+
+    def open_part() -> None:
+        fname = PART_FORMAT.format(len(progress["files"]))
+        state["tmp"] = _join(base, TMP_PREFIX + fname)
+        state["writer"] = pq.ParquetWriter(state["tmp"], schema, filesystem=fs)
+        state.update(rows=0, first=0, last=0)
+
+    def flush_group() -> None:
+        if state["pending"]:
+            state["writer"].write_table(pa.Table.from_batches(state["pending"], schema),
+                                        row_group_size=row_group_rows)
+            state.update(pending=[], pending_rows=0)
+
+    def commit_part() -> None:
+        flush_group()
+        state["writer"].close()
+        state["writer"] = None
+        fname = PART_FORMAT.format(len(progress["files"]))
+        final = _join(base, fname)
+        fs.move(state["tmp"], final)
+        progress["files"].append(fname)
+        progress["bytes"] += fs.get_file_info(final).size or 0
+        if state["rows"]:
+            progress["messages"] += state["rows"]
+            progress["first_seq"] = progress["first_seq"] or state["first"]
+            progress["last_seq"] = progress["through"] = state["last"]
+        _write_json_atomically(fs, base, PROGRESS_FILE, progress)
+        if on_file is not None:
+            on_file(progress)
+
+    cut = progress["cut"]
+    batches = iter_api_batches(js, name, progress["through"] + 1, cut, batch_rows=batch_rows)
+    try:
+        for batch in batches:
+            while batch.num_rows:
+                if state["writer"] is None:
+                    open_part()
+                take = min(batch.num_rows, file_rows - state["rows"],
+                           row_group_rows - state["pending_rows"])
+                part = batch.slice(0, take)
+                state["pending"].append(part)
+                state["pending_rows"] += take
+                seqs = part.column("seq")
+                if not state["rows"]:
+                    state["first"] = seqs[0].as_py()
+                state["rows"] += take
+                state["last"] = seqs[take - 1].as_py()
+                batch = batch.slice(take)
+                if state["pending_rows"] >= row_group_rows:
+                    flush_group()
+                if state["rows"] >= file_rows:
+                    commit_part()
+        if state["writer"] is None and not progress["files"]:
+            open_part()  # no messages: one empty file keeps the schema
+        if state["writer"] is not None:
+            commit_part()
+    finally:
+        batches.close()
+        if state["writer"] is not None:  # interrupted: the part stays aside, unrecorded
+            try:
+                state["writer"].close()
+            except Exception:  # noqa: BLE001 - the interruption is what matters
+                pass
+    now = js.stream_info(name)
+    if now.created_ns != info.created_ns:
+        raise LakeError(f"stream {name} was deleted and created again while it was exported")
+    progress["through"] = cut
+    write_meta(path, progress["meta"])
+    fs.delete_file(_join(base, PROGRESS_FILE))
+    return {"stream": name, "path": path, "messages": progress["messages"],
+            "bytes_written": progress["bytes"], "first_seq": progress["first_seq"],
+            "last_seq": progress["last_seq"], "files": list(progress["files"]),
+            "resumed_from": resumed_from}
+
+
+def _publish_headers(hdr: bytes | None, msg_id: str) -> dict[str, list[str]]:
+    """The headers a lake row is published with: its own (decoded), without the
+    publish preconditions and its own Nats-Msg-Id, then ``Nats-Msg-Id: msg_id``."""
+    from .headers import MSG_ID, decode_headers
+
+    out = {k: v for k, v in decode_headers(hdr).items()
+           if k != MSG_ID and k not in _PRECONDITIONS}
+    out[MSG_ID] = [msg_id]
+    return out
+
+
+def import_msg_id(stream: str, identity: str, seq: int) -> str:
+    """The Nats-Msg-Id an imported row is published with: ``<stream>:<identity>:<seq>`` of
+    the row's origin (``<stream>:<seq>`` when the dataset names no identity)."""
+    return f"{stream}:{identity}:{seq}" if identity else f"{stream}:{seq}"
+
+
+def import_stream_api(js, name: str, path: str, *, chunk: int = IMPORT_CHUNK  # type: ignore[no-untyped-def]
+                      ) -> dict[str, Any]:
+    """Publish the rows of the Parquet dataset at ``path`` (lake schema) to stream ``name``
+    of ``js`` (any JetStreamAPI: a live server), in sequence order, pipelined
+    (``publish_many``, ``chunk`` rows at a time): subject, headers and payload kept, the
+    sequence and time the server's. Each row goes with ``Nats-Msg-Id`` =
+    :func:`import_msg_id` of its origin stream, identity and sequence (replacing a
+    Nats-Msg-Id of its own; publish preconditions, ``Nats-Expected-*``, are left out), so a
+    run repeated within the stream's duplicate window stores nothing twice: the server
+    answers ``duplicate`` and the row counts as a duplicate.
+
+    The stream is created from the dataset's ``_jetlink.json`` config (under ``name``,
+    without mirror and sources) when it does not exist; an existing stream may hold
+    messages, must not be a mirror, and every row's subject must be one of its subjects
+    (checked before anything is published). A refused publish raises a LakeError saying
+    how far it got (the stream and what was stored stay: a re-run continues). Returns
+    ``{"stream", "path", "messages", "duplicates", "first_seq", "last_seq", "created",
+    "transactions"}`` (messages: rows stored now; first/last: the new sequences;
+    transactions: the pipelined batches)."""
+    import pyarrow.compute as pc
+
+    from .config.stream import StreamConfig
+    from .errors import ApiError
+    from .subjects import SubjectFilter
+
+    if chunk < 1:
+        raise ValueError("chunk must be at least 1")
+    fragments, schema = _dataset(path)
+    _count, ordered = _scan_order(fragments, schema, path)
+    meta = read_meta(path)
+    if meta is not None and meta.get("kind", "stream") != "stream":
+        raise LakeError(f"{path}: the dataset holds a {meta.get('kind')}, not a stream")
+
+    created = False
+    if name in js.stream_names():
+        info = js.stream_info(name)
+        if info.config.mirror is not None:
+            raise LakeError(f"stream {name} is a mirror: it takes no publishes; import into "
+                            "a stream of its own")
+    else:
+        if meta is None or not isinstance(meta.get("config"), dict):
+            raise LakeError(f"stream {name} does not exist and {path} has no {META_FILE} "
+                            "with a stream config: create the stream first (jetlink stream "
+                            "add)")
+        doc = dict(meta["config"])
+        doc["name"] = name
+        for key in ("mirror", "sources"):
+            doc.pop(key, None)
+        if not doc.get("subjects"):
+            raise LakeError(f"stream {name} does not exist and the config in {path} has no "
+                            "subjects (a mirror's): create the stream with subjects that "
+                            "take the rows (jetlink stream add) and import into it")
+        from .config.validate import user_metadata
+
+        meta_keys = user_metadata(doc.get("metadata"))
+        if meta_keys:
+            doc["metadata"] = meta_keys
+        else:
+            doc.pop("metadata", None)
+        try:
+            js.add_stream(StreamConfig.from_json(doc, strict=False))
+        except ApiError as err:
+            raise LakeError(f"cannot create stream {name} from the config in {path}: "
+                            f"{err.description} ({err.err_code}); create the stream yourself "
+                            "(jetlink stream add) and import into it") from err
+        created = True
+        info = js.stream_info(name)
+
+    taken = SubjectFilter(info.config.subjects or [name])
+    for batch in _iter_dataset(fragments, schema, ["subject"]):
+        for subject in pc.unique(batch.column("subject")).to_pylist():
+            if not taken.matches(subject):
+                raise LakeError(f"{path}: subject {subject} is not one of stream {name}'s "
+                                f"subjects ({', '.join(info.config.subjects or [name])}): "
+                                "nothing was published")
+
+    identity = str((meta or {}).get("identity") or "")
+    target = arrow_schema()
+    batches = (_conform(b, target) for b in _iter_dataset(fragments, schema)) if ordered \
+        else _sorted_rows(fragments, schema, path)
+    stored = duplicates = first = last = calls = 0
+
+    def refused(seq: int, subject: str, why: str) -> LakeError:
+        done = (f"{stored} message{'s' if stored != 1 else ''} stored and {duplicates} "
+                f"duplicate{'s' if duplicates != 1 else ''} before it")
+        return LakeError(f"message {seq} on {subject} of {path} refused by stream {name}: "
+                         f"{why} ({done}; run the import again within the stream's "
+                         "duplicate window to continue without duplicates)")
+
+    def send(rows: list[tuple[Any, ...]]) -> None:
+        nonlocal stored, duplicates, first, last, calls
+        msgs = [(subject, data or b"", _publish_headers(hdr, import_msg_id(origin, identity,
+                                                                            seq)))
+                for origin, seq, subject, hdr, data in rows]
+        results = js.publish_many(msgs)
+        calls += 1
+        for (_o, seq, subject, _h, _d), res in zip(rows, results):
+            if isinstance(res, ApiError):
+                raise refused(seq, subject, f"{res.description} ({res.err_code})")
+            if isinstance(res, Exception):
+                raise refused(seq, subject, str(res))
+            if res is None:
+                raise refused(seq, subject, "no acknowledgement")
+            if res.stream != name:
+                raise refused(seq, subject, f"stored by stream {res.stream} instead")
+            if res.duplicate:
+                duplicates += 1
+            else:
+                stored += 1
+                first = first or res.seq
+                last = res.seq
+        if len(results) < len(rows):
+            _o, seq, subject, _h, _d = rows[len(results)]
+            raise refused(seq, subject, "no acknowledgement")
+
+    pending: list[tuple[Any, ...]] = []
+    for batch in _as_batches(batches):
+        if not batch.num_rows:
+            continue
+        cols = [batch.column(c).to_pylist() for c in ("stream", "seq", "subject", "headers",
+                                                      "data")]
+        for row in zip(*cols):
+            pending.append(row)
+            if len(pending) >= chunk:
+                send(pending)
+                pending = []
+    if pending:
+        send(pending)
+    return {"stream": name, "path": path, "messages": stored, "duplicates": duplicates,
+            "first_seq": first, "last_seq": last, "created": created, "transactions": calls}
 
 
 # --------------------------------------------------------------------------------------------

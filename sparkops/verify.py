@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from jetlink.core import lake
+from jetlink.core.errors import JetlinkError
 
 from . import io
 
@@ -212,16 +213,63 @@ def _read(runner: Any, addr: io.Address) -> tuple[str, Any]:
     return kind, io.read_parquet(runner.spark, addr.path)
 
 
+def _live_address(runner: Any, js: Any, text: str, what: str, tmp: str
+                  ) -> tuple[io.Address, str]:
+    """``(address read, address shown)`` of an input when a live server is in force: a
+    stream NAME of the server is exported (core/lake.py ``export_stream_api``: one
+    consistent cut) into a dataset under ``tmp`` and read from there, shown as
+    ``NAME@URL``; ``parquet:PATH`` as it is; ``store:`` addresses are refused (they name the
+    embedded engine's data directory)."""
+    from .run import SparkJobError
+
+    if text.startswith("parquet:"):
+        addr = runner.address(text, what)
+        return addr, str(addr)
+    if text.startswith("store:") or "/" in text or not text:
+        raise SparkJobError(f"{what} {text!r}: with a live server in force ({js.where}) "
+                            "give a stream of that server by its NAME, or parquet:PATH "
+                            "(store: addresses name the embedded engine's data directory)")
+    import os
+
+    path = os.path.join(tmp, what)
+    try:
+        lake.export_stream_api(js, text, path)
+    except JetlinkError as e:
+        code = getattr(e, "err_code", 0)
+        raise SparkJobError(f"{what} {text}@{js.where}: {e}{f' ({code})' if code else ''}"
+                            ) from None
+    return io.Address("parquet", name=text, path=path), f"{text}@{js.where}"
+
+
 def verify(runner: Any, a_text: str, b_text: str, *, ignore_time: bool = False,
-           limit: int = 20) -> dict[str, Any]:
+           limit: int = 20, live: Any = None) -> dict[str, Any]:
     """Compare the inputs at the addresses ``a_text`` and ``b_text`` (store streams, store
     topics, Parquet datasets): :func:`compare`'s report, ``a`` and ``b`` with their
     ``address`` first. Streams are grouped by subject, topics by partition; a Parquet
     dataset without ``_jetlink.json`` is taken as the kind of the other input (a stream when
-    neither says)."""
+    neither says).
+
+    ``live``: the JetStreamAPI of a live server in force; a bare NAME is then a stream of
+    that server, exported to a temporary dataset on the driver's filesystem (a local master,
+    or executors that share it) and compared from there (:func:`_live_address`); the
+    datasets are removed at the end."""
+    if live is None:
+        return _verify(runner, runner.address(a_text, "A"), runner.address(b_text, "B"),
+                       ignore_time=ignore_time, limit=limit)
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="jetlink-verify-") as tmp:
+        a, shown_a = _live_address(runner, live, a_text, "A", tmp)
+        b, shown_b = _live_address(runner, live, b_text, "B", tmp)
+        report = _verify(runner, a, b, ignore_time=ignore_time, limit=limit)
+    report["a"]["address"], report["b"]["address"] = shown_a, shown_b
+    return report
+
+
+def _verify(runner: Any, a: io.Address, b: io.Address, *, ignore_time: bool,
+            limit: int) -> dict[str, Any]:
     from .run import SparkJobError
 
-    a, b = runner.address(a_text, "A"), runner.address(b_text, "B")
     (ka, da), (kb, db) = _read(runner, a), _read(runner, b)
     if ka and kb and ka != kb:
         raise SparkJobError(f"cannot compare a {ka} ({a}) with a {kb} ({b})")

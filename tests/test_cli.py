@@ -328,7 +328,7 @@ def test_shell_completion_through_the_entry_point():
         },
     )
     assert proc.stdout.split() == ["transform", "validate", "pub", "replicate", "kv", "link",
-                                   "spark", "live"]
+                                   "spark", "live", "live-dr", "live-export"]
 
 
 # -- validate, against a stand-in core.topology ----------------------------------------

@@ -37,6 +37,12 @@ PUB_WINDOW = 1024  # outstanding publishes awaiting their acks
 MULTI_LAST_MAX = 100_000  # messages one multi_last direct get may return
 TAIL_HEARTBEAT_NS = 5_000_000_000
 TAIL_INACTIVE_NS = 300_000_000_000
+COLUMNS_BATCH = 65_536  # rows per batch of stored_columns
+COLUMNS_QUEUED = 4  # batches received, not taken yet, before flow control is held back
+COLUMNS_HEARTBEAT_NS = 1_000_000_000  # the column reader's consumer: idle heartbeat
+COLUMNS_INACTIVE_NS = 60_000_000_000  # ... and how long it outlives a reader that died
+COLUMNS_FLUSH_S = 0.2  # a batch open this long goes out unfilled (a trickle of messages)
+COLUMNS_RESTARTS = 10  # delivery gaps tolerated in one read
 
 
 def state_of(doc: Mapping[str, Any]) -> StreamState:
@@ -420,6 +426,92 @@ class LiveJetStream(LiveConsumers):
         """The JetStream API of another domain, over the same connection."""
         return LiveJetStream(self.conn, api_prefix=api_prefix_for(domain))
 
+    # -- bulk reads as columns (jetlink stream export) ---------------------------------------
+    def _each_msg(self, name: str, seq: int, stop: int) -> Iterator[LiveMsg]:
+        """The stored messages ``seq..stop`` by one STREAM.MSG.GET each (deleted ones
+        skipped): the read of a workqueue stream without direct gets, which refuses a
+        consumer without acks."""
+        while seq <= stop:
+            try:
+                msg = self._get_next(name, seq)
+            except ApiError as err:
+                if err.err_code == 10037:  # nothing stored at or after seq
+                    return
+                raise
+            if msg.seq > stop:
+                return
+            yield msg
+            seq = msg.seq + 1
+
+    def _get_next(self, name: str, seq: int) -> LiveMsg:
+        """The first stored message at or after ``seq``."""
+        return _msg_of_get(self.api(f"STREAM.MSG.GET.{_name(name)}",
+                                    {"seq": int(seq), "next_by_subj": ">"}))
+
+    def stored_columns(self, name: str, start_seq: int = 1, last_seq: int | None = None, *,
+                       batch: int = COLUMNS_BATCH) -> Iterator[dict[str, Any]]:
+        """The stored messages of stream ``name`` with ``start_seq <= seq <= last_seq`` (the
+        stream's last sequence now when None: one consistent cut), in sequence order, as
+        batches of at most ``batch`` rows: dicts of pyarrow arrays ``seq`` (int64),
+        ``subject`` (string), ``ts`` (int64, ns since the epoch), ``headers`` (binary: the
+        header block exactly as stored, ``NATS/1.0\\r\\n...``; null when there is none) and
+        ``data`` (binary). pyarrow is imported here, when called.
+
+        Read by one ordered push consumer (ephemeral, in memory, no acks, flow control),
+        whatever the stream's ``allow_direct``: the messages are taken off the wire before
+        nats-py builds its message objects (:class:`_ColumnReader`), which keeps the header
+        block as the server sent it and the rate above a plain nats-py consumer's. A
+        delivery gap (a consumer sequence skipped) restarts the consumer after the last
+        message received, as nats-py's ordered consumers do. Workqueue streams (which take no
+        consumer without acks) are read with direct gets, or one STREAM.MSG.GET per message
+        when they allow none. Breaking off the iteration deletes the consumer."""
+        _name(name)
+        if batch < 1:
+            raise ValueError("batch must be at least 1")
+        info = self.stream_info(name)
+        stop = info.state.last_seq if last_seq is None else int(last_seq)
+        seq = max(1, int(start_seq))
+        if seq > stop or info.state.messages == 0:
+            return
+        if (info.config.retention == "workqueue"
+                or not hasattr(self.conn.nc, "_process_msg")):
+            from ..lake import message_columns
+
+            if info.config.retention == "workqueue" and not info.config.allow_direct:
+                msgs = self._each_msg(name, seq, stop)  # no consumer: it would take them
+            else:
+                msgs = self.messages(name, start_seq=seq)
+            yield from message_columns(msgs, stop, batch)
+            return
+        restarts = 0
+        while seq <= stop:
+            reader = _ColumnReader(self, name, seq, batch)
+            try:
+                for cols, gap in reader.batches():
+                    if cols is not None:
+                        seqs = cols["seq"]
+                        last = seqs[len(seqs) - 1].as_py()
+                        if last > stop:
+                            import pyarrow.compute as pc
+
+                            keep = pc.sum(pc.cast(pc.less_equal(seqs, stop), "int64")).as_py()
+                            cols = {k: v.slice(0, keep) for k, v in cols.items()}
+                        if len(cols["seq"]):
+                            yield cols
+                        seq = last + 1
+                        if last >= stop:
+                            return
+                    if gap:
+                        restarts += 1
+                        if restarts > COLUMNS_RESTARTS:
+                            raise LiveError(f"stream {name}: reading from {self.where} "
+                                            f"skipped messages {restarts} times; giving up")
+                        break
+                else:
+                    return  # the consumer has nothing more: the rest was deleted
+            finally:
+                reader.close()
+
     # -- publish / subscribe ---------------------------------------------------------------
     def publish(self, subject: str, data: bytes = b"",
                 headers: Mapping[str, Any] | None = None) -> PubAck | None:
@@ -485,10 +577,13 @@ class LiveJetStream(LiveConsumers):
                 for i, (subject, data, headers) in enumerate(msgs):
                     if stop_at_error and failed.is_set():
                         break
-                    try:  # a window full of unanswered publishes for `timeout`: give up
-                        await asyncio.wait_for(window.acquire(), timeout)
-                    except asyncio.TimeoutError:
-                        break
+                    if window.locked():  # a window full of unanswered publishes ...
+                        try:  # ... for `timeout`: give up
+                            await asyncio.wait_for(window.acquire(), timeout)
+                        except asyncio.TimeoutError:
+                            break
+                    else:  # room: no timer, no task per message
+                        await window.acquire()
                     outstanding += 1
                     all_in.clear()
                     await nc.publish(subject, bytes(data), reply=f"{prefix}.{i}",
@@ -590,6 +685,248 @@ class LiveTail:
         if self._consumer:
             try:
                 self._js.api(f"CONSUMER.DELETE.{self._stream}.{self._consumer}")
+            except JetlinkError:
+                pass  # gone already, or the server is: it expires on its own
+
+
+def _raw_handlers(nc: Any) -> dict[int, Any]:
+    """The subscriptions of connection ``nc`` whose messages are taken as the parser hands
+    them over (``sid -> handler(subject, reply, data, header bytes)``), before nats-py
+    parses headers and builds its message objects; every other subscription goes the usual
+    way. Installed once per connection over nats-py's ``_process_msg`` (2.x)."""
+    table: dict[int, Any] | None = getattr(nc, "_jetlink_raw", None)
+    if table is None:
+        table = {}
+        original = nc._process_msg
+
+        async def process_msg(sid: int, subject: bytes, reply: bytes, data: bytes,
+                              headers: bytes | None) -> None:
+            handler = table.get(sid)  # type: ignore[union-attr]
+            if handler is None:
+                await original(sid, subject, reply, data, headers)
+            else:
+                handler(subject, reply, data, headers)
+
+        nc._process_msg = process_msg
+        nc._jetlink_raw = table
+    return table
+
+
+def _header_value(block: bytes, name: bytes) -> bytes:
+    """The value of header ``name`` in a header block (b"" when absent)."""
+    at = block.find(b"\r\n" + name + b":")
+    if at < 0:
+        return b""
+    start = at + len(name) + 3
+    end = block.find(b"\r\n", start)
+    return block[start:end if end >= 0 else len(block)].strip()
+
+
+async def _ignore(_msg: Any) -> None:  # the raw subscriptions' nats-py callback: never called
+    return None
+
+
+class _ColumnReader:
+    """One ordered push consumer of a stream (:meth:`LiveJetStream.stored_columns`) whose
+    messages are gathered, as the parser hands them over, into lists of subjects, reply
+    subjects (the ``$JS.ACK`` metadata: sequences, time, pending), header blocks and
+    payloads, inside the connection's loop; full batches (or a batch open for
+    COLUMNS_FLUSH_S, or the one ending with nothing pending) go to the reading thread
+    through a queue, which converts them to Arrow columns. Flow-control replies are held
+    back while COLUMNS_QUEUED batches wait there, so a slow reader slows the server down
+    instead of filling the memory."""
+
+    def __init__(self, js: LiveJetStream, name: str, start: int, batch: int) -> None:
+        import queue
+
+        self._js, self._name, self._batch = js, name, batch
+        self._q: queue.Queue[tuple[Any, ...]] = queue.Queue()
+        self._reset_lists()
+        self._opened = 0.0
+        self._held = b""  # a flow-control reply held back while the queue is full
+        self._v1: bool | None = None
+        self._loop: Any = None
+        self._sub: Any = None
+        self._consumer = ""
+        self._pending = 0
+        inbox = js.conn.new_inbox()
+
+        async def setup(nc: Any) -> Any:
+            self._nc = nc
+            self._loop = asyncio.get_running_loop()
+            sub = await nc.subscribe(inbox, cb=_ignore)
+            _raw_handlers(nc)[sub._id] = self._on_msg
+            return sub
+
+        self._sub = js.conn.call(setup, doing=f"subscribing to {inbox}")
+        cfg: dict[str, Any] = {
+            "deliver_subject": inbox,
+            "deliver_policy": "by_start_sequence",
+            "opt_start_seq": int(start),
+            "ack_policy": "none",
+            "max_deliver": 1,
+            "replay_policy": "instant",
+            "flow_control": True,
+            "idle_heartbeat": COLUMNS_HEARTBEAT_NS,
+            "inactive_threshold": COLUMNS_INACTIVE_NS,
+            "mem_storage": True,
+            "num_replicas": 1,
+        }
+        try:
+            doc = js.api(f"CONSUMER.CREATE.{name}", {"stream_name": name, "config": cfg})
+        except BaseException:
+            self.close()
+            raise
+        self._consumer = str(doc.get("name", ""))
+        self._pending = int(doc.get("num_pending", 0))
+
+    # -- the loop's side -------------------------------------------------------------------
+    def _reset_lists(self) -> None:
+        self._subjects: list[bytes] = []
+        self._replies: list[bytes] = []
+        self._hdrs: list[bytes | None] = []
+        self._datas: list[bytes] = []
+
+    def _on_msg(self, subject: bytes, reply: bytes, data: bytes, hdr: bytes | None) -> None:
+        import time
+
+        if hdr is not None and hdr[8:9] == b" ":  # "NATS/1.0 100 ...": a status
+            self._status(reply, hdr)
+            return
+        subjects = self._subjects
+        subjects.append(subject)
+        self._replies.append(reply)
+        self._hdrs.append(hdr)
+        self._datas.append(data)
+        if self._v1 is None:
+            self._v1 = reply.count(b".") == 8
+        if self._v1:
+            end = reply.endswith(b".0")
+        else:
+            parts = reply.split(b".")
+            end = len(parts) > 10 and parts[10] == b"0"
+        n = len(subjects)
+        now = time.monotonic()
+        if n == 1:
+            self._opened = now
+        if end or n >= self._batch or now - self._opened >= COLUMNS_FLUSH_S:
+            self._push()
+            if end:
+                self._q.put(("end",))
+
+    def _push(self) -> None:
+        self._q.put(("rows", self._subjects, self._replies, self._hdrs, self._datas,
+                     bool(self._v1)))
+        self._reset_lists()
+
+    def _status(self, reply: bytes, hdr: bytes) -> None:
+        code = hdr[9:12]
+        if code == b"100":
+            if reply:  # flow control
+                self._flow(reply)
+                return
+            stalled = _header_value(hdr, b"Nats-Consumer-Stalled")
+            if stalled:
+                self._flow(stalled)
+            if self._subjects:
+                self._push()
+            last = _header_value(hdr, b"Nats-Last-Consumer")
+            self._q.put(("idle", int(last) if last.isdigit() else 0))
+            return
+        text = hdr[9:].split(b"\r\n", 1)[0].decode("utf-8", "replace").strip()
+        self._q.put(("status", text))
+
+    def _flow(self, reply: bytes) -> None:
+        if self._q.qsize() < COLUMNS_QUEUED:
+            asyncio.ensure_future(self._nc.publish(reply.decode(), b""))
+        else:
+            self._held = reply
+
+    def _release(self) -> None:
+        if self._held and self._q.qsize() < COLUMNS_QUEUED:
+            held, self._held = self._held, b""
+            asyncio.ensure_future(self._nc.publish(held.decode(), b""))
+
+    # -- the reading thread's side ---------------------------------------------------------
+    def batches(self) -> Iterator[tuple[dict[str, Any] | None, bool]]:
+        """``(columns, gap)`` per batch received, in order; ``gap``: the consumer skipped
+        messages after these columns (read again from after them). Ends when nothing more
+        is pending."""
+        import queue
+
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if self._pending <= 0:
+            return
+        js, name = self._js, self._name
+        wait = max(js.conn.timeout, 5 * COLUMNS_HEARTBEAT_NS / 1e9)
+        expect = 1  # the next consumer sequence
+        while True:
+            try:
+                item = self._q.get(timeout=wait)
+            except queue.Empty:
+                raise LiveError(f"stream {name}: nothing from {js.where} within {wait:g}s "
+                                "while reading it (not even a heartbeat)") from None
+            if self._held:
+                self._loop.call_soon_threadsafe(self._release)
+            kind = item[0]
+            if kind == "end":
+                return
+            if kind == "status":
+                raise LiveError(f"stream {name}: {js.where} ended the read: {item[1]}")
+            if kind == "idle":
+                if item[1] > expect - 1:  # delivered and never received
+                    yield None, True
+                    return
+                if self._q.qsize() == 0 and not self._held:
+                    try:
+                        info = js.api(f"CONSUMER.INFO.{name}.{self._consumer}")
+                    except ApiError:
+                        yield None, True  # the consumer is gone: a new one goes on
+                        return
+                    if int(info.get("num_pending", 0)) == 0:
+                        return
+                continue
+            subjects, replies, hdrs, datas, v1 = item[1:]
+            parts = pc.split_pattern(pa.array(replies, pa.binary()).cast(pa.string()), ".")
+            base = 2 if v1 else 4
+
+            def token(i: int) -> Any:
+                return pc.cast(pc.list_element(parts, base + i), pa.int64())
+
+            dseq = token(4)
+            n = len(subjects)
+            cols = {"seq": token(3),
+                    "subject": pa.array(subjects, pa.binary()).cast(pa.string()),
+                    "ts": token(5),
+                    "headers": pa.array(hdrs, pa.binary()),
+                    "data": pa.array(datas, pa.binary())}
+            want = pa.array(range(expect, expect + n), pa.int64())
+            if not pc.all(pc.equal(dseq, want)).as_py():
+                keep = pc.index(pc.equal(dseq, want), False).as_py()
+                cut = {k: v.slice(0, keep) for k, v in cols.items()}
+                yield (cut if keep else None), True
+                return
+            expect += n
+            yield cols, False
+
+    def close(self) -> None:
+        sub, self._sub = self._sub, None
+        conn = self._js.conn
+        if sub is not None and conn.nc is not None and not conn.nc.is_closed:
+            async def drop(nc: Any) -> None:
+                _raw_handlers(nc).pop(sub._id, None)
+                await sub.unsubscribe()
+
+            try:
+                conn.call(drop, doing="unsubscribing")
+            except JetlinkError:
+                pass
+        if self._consumer:
+            consumer, self._consumer = self._consumer, ""
+            try:
+                self._js.api(f"CONSUMER.DELETE.{self._name}.{consumer}")
             except JetlinkError:
                 pass  # gone already, or the server is: it expires on its own
 
