@@ -52,11 +52,12 @@ class PromoteRefused(JetlinkError):
     title = "promote refused"
 
     def __init__(self, description: str, *, lag: int, mirror_last_seq: int,
-                 origin_last_seq: int | None) -> None:
+                 origin_last_seq: int | None, origin: str = "") -> None:
         super().__init__(description)
         self.lag = lag
         self.mirror_last_seq = mirror_last_seq
         self.origin_last_seq = origin_last_seq
+        self.origin = origin  # "ORDERS (cluster west"
 
 
 @dataclass
@@ -230,6 +231,7 @@ class Site(Protocol):
 
     js: Any  # JetStreamAPI of the mirror's side
     label: str  # the mirror's cluster / domain, for the report
+    catch_up: str  # how a lagging mirror catches up, for the refusal
 
     def origin(self, cfg: StreamConfig, mirror_last: int) -> tuple[OriginFacts, Any]:
         """The origin's facts, and its JetStreamAPI when it answers (else None)."""
@@ -363,7 +365,8 @@ def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
             f"mirror {stream} is {facts.lag} message{'s' if facts.lag != 1 else ''} behind its "
             f"origin {facts.stream} ({facts.where}, last sequence {facts.last_seq}; "
             f"mirror at {mirror_last}): let it catch up, or force the promotion",
-            lag=facts.lag, mirror_last_seq=mirror_last, origin_last_seq=facts.last_seq)
+            lag=facts.lag, mirror_last_seq=mirror_last, origin_last_seq=facts.last_seq,
+            origin=f"{facts.stream} ({facts.where}")
     new_subjects, from_origin = choose_subjects(cfg, facts, subjects)
     action = "failover" if failover else "promote"
     forced = bool(force or failover) and bool(facts.reachable and facts.lag)

@@ -155,6 +155,8 @@ class EmbeddedSite:
     reachable; its last sequence is still reported, as last known), and the update and the
     clamps of the mirror's own consumers are one transaction."""
 
+    catch_up = "jetlink replicate"
+
     def __init__(self, datadir: DataDir, cluster: str, clock: Clock) -> None:
         from .jetstream import JetStream
 

@@ -665,6 +665,10 @@ def promoted(origin_reachable=True, **kw):
         "lag": 0,
         "subjects": ["orders.>"],
         "clamps": [],
+        "consumers": [],
+        "positions": {"source": "origin"},
+        "complete": True,
+        "resumed": False,
     }
     if not origin_reachable:
         out["origin"]["error"] = "cluster west is down"
@@ -709,13 +713,15 @@ def test_promote_dry_run_shows_the_clamps_and_changes_nothing(jl):
         "  Mirror Last Sequence: 2\n"
         "                   Lag: 0\n"
         "              Subjects: orders.>\n"
+        "    Consumer Positions: read from the origin now\n"
         "\n"
         "Consumers To Clamp:\n"
         "\n"
-        "                   far: from 98 to 2\n"
+        "          BACKUP > far: from 98 to 2\n"
     )
     assert doc(jl("stream", "promote", "BACKUP", "--dry-run", "-j")) == promoted(
-        dry_run=True, action="promote", clamps=[{"consumer": "far", "from": 98, "to": 2}])
+        dry_run=True, action="promote", complete=False,
+        clamps=[{"stream": "BACKUP", "consumer": "far", "from": 98, "to": 2}])
     info = doc(jl("stream", "info", "BACKUP", "-j"))
     assert info["config"]["mirror"]["name"] == "ORDERS"
     assert doc(jl("consumer", "info", "BACKUP", "far", "-j"))["delivered"]["stream_seq"] == 98
@@ -743,10 +749,13 @@ def test_promote_human_report_with_clamps(jl):
         "  Mirror Last Sequence: 2\n"
         "                   Lag: 1\n"
         "              Subjects: orders.>\n"
+        "    Consumer Positions: none\n"
+        "                  Note: the origin does not answer and no consumer positions were "
+        "synced for this mirror (jetlink positions sync): no consumer was placed\n"
         "\n"
         "Clamped Consumers:\n"
         "\n"
-        "                   far: from 98 to 2\n"
+        "          BACKUP > far: from 98 to 2\n"
     )
     consumer = doc(jl("consumer", "info", "BACKUP", "far", "-j"))
     assert consumer["num_pending"] == 0
@@ -803,6 +812,9 @@ def test_failover_human_report(jl):
         "  Mirror Last Sequence: 1\n"
         "                   Lag: unknown\n"
         "              Subjects: BACKUP\n"
+        "    Consumer Positions: none\n"
+        "                  Note: the origin does not answer and no consumer positions were "
+        "synced for this mirror (jetlink positions sync): no consumer was placed\n"
         "     Clamped Consumers: none\n"
     )
 

@@ -41,6 +41,8 @@ def _one_line(err: Exception) -> str:
 class LiveSite:
     """The JetStream API (domain) a command is addressed to on a live server."""
 
+    catch_up = "the server copies it by itself: wait"
+
     def __init__(self, js: LiveJetStream) -> None:
         self.js = js
         self._label: str | None = None
