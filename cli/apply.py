@@ -1,10 +1,12 @@
 """``jetlink apply FILE`` and ``jetlink export``: topology as code.
 
-The rules live in core (``jetlink.core.topology_apply``: export_document, make_plan,
-apply_plan); this module reads the file, prints the plan and the report, and asks before
-``--prune`` deletes anything. Exit status 3 (nothing changed) when the file or the plan has
-problems, 1 when a change failed half-way (what was applied and what not is printed), 0
-otherwise.
+The rules live in core (``jetlink.core.topology_apply``: one planner, ``plan_topology``, over
+two backends: the data directory, or the live servers a file binds its clusters to;
+``apply_changes``; the backends' ``read`` for export); this module reads the file, picks the
+backend (cli/common.py ``topology_backend``), prints the plan and the report, and asks
+before ``--prune`` deletes anything. Exit status 3 (nothing changed) when the file or the
+plan has problems, 1 when a change failed half-way (what was applied and what not is
+printed) or a server does not answer, 0 otherwise.
 """
 
 from __future__ import annotations
@@ -58,6 +60,13 @@ def render_result(app: App, report: Any) -> None:
                          f"{report.error.description}")
         for c in report.not_applied:
             output.line(app, f"Not applied: {_label(c.to_json())}")
+        done = len(report.applied)
+        left = len(report.not_applied)
+        uncertain = (" The connection failed during that change: the server may or may not "
+                     "have made it." if getattr(report, "uncertain", False) else "")
+        output.notice(app, f"Partly applied: {done} applied, 1 failed, {left} not tried."
+                           f"{uncertain} Run the same apply again (--dry-run first) to see "
+                           "what is left.")
 
 
 def apply(
@@ -74,27 +83,38 @@ def apply(
 ) -> None:
     """Apply a topology file to the data directory.
 
+    Or to live NATS servers: when the file binds its clusters to servers ([clusters.NAME]
+    server = "nats://..." or context = "NAME"), or when a server is in force (--server,
+    NATS_URL, a context), which then takes the file's unbound clusters: `local` as its own
+    JetStream, any other cluster NAME as JetStream domain NAME.
+
     Validates the whole resulting topology first (the file's objects over what the data
-    directory holds): any problem, or a change the engine would refuse (a non-editable
-    stream field, fewer partitions, a link's source), is listed and nothing is changed (exit
-    3). Then prints the plan (create / update with each field's old and new value / delete)
-    and applies it in dependency order: clusters, topics, streams (origins first), links,
-    mirror topics; deletions in reverse. --prune deletes the objects of the file's clusters
-    the file does not declare (asks on a terminal; -f without one). A change that fails
-    stops the run: what was applied and what not is printed (exit 1). Applying the same
-    file twice changes nothing. With --json: {plan, result, dry_run}.
+    directory or the servers hold): any problem, or a change the engine or server would
+    refuse (a non-editable stream field, fewer partitions, a link's source), is listed and
+    nothing is changed (exit 3). Then prints the plan (create / update with each field's
+    old and new value / delete) and applies it in dependency order: clusters, topics,
+    streams (origins first, across clusters and domains), links, mirror topics; deletions
+    in reverse. --prune deletes the objects of the file's clusters the file does not
+    declare (asks on a terminal; -f without one). A change that fails stops the run: what
+    was applied, what failed (the server's error as it answered) and what was not tried is
+    printed (exit 1). Applying the same file twice changes nothing. With --json: {plan,
+    result, dry_run}.
     """
     from jetlink.core import topology_apply as core
-    from jetlink.core.topology import Topology
+    from jetlink.core.topology import Topology, validate_topology
 
     app = App.of(ctx)
-    store = data_dir(app)
-    clock = common.make_clock()
     topo = Topology()
     topo.add_file(str(file))
-    plan = core.make_plan(store, clock, topo, prune=prune)
-    plan_doc = plan.to_json()
-    if plan.problems:
+    backend, bind_problems = common.topology_backend(app, topo)
+    if backend is None:  # the bindings have problems: nothing connected, nothing planned
+        problems = core.unique_problems([*validate_topology(topo), *bind_problems])
+        plan_doc = {"prune": prune, "changes": [], "unchanged": 0,
+                    "problems": [p.to_dict() for p in problems]}
+    else:
+        plan = core.plan_topology(backend, topo, prune=prune)
+        plan_doc = plan.to_json()
+    if plan_doc["problems"]:
         from jetlink.cli.validate import render as render_problems
 
         doc = {"files": [str(file)], "problems": plan_doc["problems"], "valid": False}
@@ -111,7 +131,7 @@ def apply(
             render_plan(app, plan_doc)
         output.confirm(app, f"Really delete {len(deletes)} object(s) the file does not "
                             "declare", force=force, action="prune")
-    report = core.apply_plan(store, clock, plan)
+    report = core.apply_changes(backend, plan)
     result = report.to_json()
 
     def human(a: App, _d: Any) -> None:
@@ -127,7 +147,13 @@ def apply(
 def export(
     ctx: typer.Context,
     clusters: Annotated[list[str] | None, typer.Option(
-        "--cluster", "-c", metavar="NAME", help="Only this cluster (repeatable).")] = None,
+        "--cluster", "-c", metavar="NAME",
+        help="Only this cluster (repeatable). With a server in force: the JetStream domain "
+             "NAME, exported as cluster NAME.")] = None,
+    source: Annotated[Path | None, typer.Option(
+        "--from", metavar="FILE", dir_okay=False,
+        help="Read the live servers FILE binds its clusters to (server = / context =).")
+    ] = None,
     out: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="FILE", help="Write the topology to FILE (default stdout).",
         dir_okay=False)] = None,
@@ -137,17 +163,30 @@ def export(
 
     Clusters, streams, KV buckets, KV mirrors and aggregates, topics, cluster links and
     mirror topics, in the format jetlink apply and jetlink validate read; apply of the
-    output on an empty data directory makes the same topology. --output FILE writes JSON
-    when FILE ends in .json. With --json: the document as JSON (with --output: {output,
-    format, clusters}).
+    output on an empty data directory makes the same topology.
+
+    With a server in force (--server, NATS_URL, a context): the server's streams and KV
+    objects, as one cluster named after its JetStream domain (--js-domain, else the one the
+    server reports; `local` without one), or the domains given with --cluster; each cluster
+    bound to the server in its table (server, js_domain, or context when the server came
+    from one; passwords and tokens are never written), so jetlink apply of the output
+    changes nothing. --from FILE reads the live servers FILE binds its clusters to, and
+    writes their bindings as FILE gives them.
+
+    --output FILE writes JSON when FILE ends in .json. With --json: the document as JSON
+    (with --output: {output, format, clusters}).
     """
     import tomli_w
 
     from jetlink.core import topology_apply as core
 
     app = App.of(ctx)
-    doc = core.export_document(data_dir(app, step=False), common.make_clock(),
-                               clusters or None)
+    live = common.live_export_backend(app, clusters, source)
+    if live is not None:
+        doc = live.read(None)
+    else:
+        doc = core.export_document(data_dir(app, step=False), common.make_clock(),
+                                   clusters or None)
     if out is not None:
         as_json = out.suffix.lower() == ".json"
         text = (json.dumps(doc, indent=2) + "\n") if as_json else tomli_w.dumps(doc)

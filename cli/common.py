@@ -390,3 +390,70 @@ def open_positions(app: App) -> Any:
     from jetlink.core.positions import PositionStore
 
     return PositionStore(open_kv(app))
+
+
+# -- topology as code: the data directory or the live servers a file binds ------------------
+
+
+def topology_backend(app: App, topo: Any, *, live_only: bool = False
+                     ) -> tuple[Any, list[Any]]:
+    """Where ``jetlink apply`` and ``jetlink validate --live`` plan a topology file
+    (core/topology_apply.py): the live servers when the file binds a cluster (``server =`` /
+    ``context =``) or a server is in force (``app.target``: the file's unbound clusters go
+    to it), else the data directory (``live_only``: a usage error instead). Returns
+    ``(backend, problems)``: the bindings' problems with backend None (nothing connected).
+    The connections close when the command ends; a server that does not answer is a
+    LiveError (one line, exit status 1)."""
+    from jetlink.core import topology_apply as core
+
+    target = getattr(app, "target", None)
+    if target is None and not core.is_live(topo):
+        if live_only:
+            raise usage("--live needs a file whose clusters are bound to servers (server = "
+                        '"nats://..." or context = "NAME" in [clusters.<name>]) or a server '
+                        "in force (--server, NATS_URL, a context)")
+        return core.EmbeddedBackend(data_dir(app), make_clock()), []
+    backend, problems = core.open_live(topo, target)
+    if backend is not None:
+        _close_at_end(backend)
+    return backend, problems
+
+
+def live_export_backend(app: App, domains: list[str] | None, source: Path | None) -> Any:
+    """What ``jetlink export`` reads from live servers: the bound clusters of ``source``
+    (``--from FILE``), else the server in force (its JetStream, or the JetStream domains
+    ``domains`` as clusters of those names). None: neither (the data directory)."""
+    from jetlink.core import topology_apply as core
+
+    if source is not None:
+        from jetlink.core.errors import JetlinkError
+        from jetlink.core.topology import Topology
+
+        topo = Topology()
+        topo.add_file(str(source))
+        bindings, problems = core.bound_clusters(topo, domains or None)
+        if problems:
+            p = problems[0]
+            where = ": ".join(str(x) for x in (p.file, p.object, p.field) if x)
+            more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+            raise JetlinkError(f"{where}: {p.description}{more}", field="from")
+        if not bindings:
+            raise usage(f"{source} binds no cluster{' of those names' if domains else ''} to a "
+                        'server (server = "nats://..." or context = "NAME" in '
+                        "[clusters.<name>]): nothing to export from")
+        backend = core.LiveBackend.connect(bindings)
+    else:
+        target = getattr(app, "target", None)
+        if target is None:
+            return None
+        backend = core.LiveBackend.for_target(target, domains or ())
+    _close_at_end(backend)
+    return backend
+
+
+def _close_at_end(backend: Any) -> None:
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    if ctx is not None:
+        ctx.call_on_close(backend.close)

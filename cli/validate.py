@@ -1,8 +1,10 @@
 """``jetlink validate FILE...``: check JSON stream configs and TOML/JSON topology files.
 
-The rules live in core (``jetlink.core.topology.validate_files``); this module parses,
-calls, renders. A missing or unparsable file is a problem reported by core, not a crash.
-Exit status 3 when any problem is found, 0 when every file is clean.
+The rules live in core (``jetlink.core.topology.validate_files``; with ``--live``, the plan
+of ``jetlink.core.topology_apply.plan_topology`` against the live servers the files bind
+their clusters to, never applied); this module parses, calls, renders. A missing or
+unparsable file is a problem reported by core, not a crash. Exit status 3 when any problem
+is found, 0 when every file is clean, 1 when a server does not answer.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ def validate(
             show_default=False,
         ),
     ],
+    live: Annotated[bool, typer.Option(
+        "--live", help="Also check the files against the live servers their clusters are "
+        "bound to (or the server in force); changes nothing.")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Check stream configs and topology files.
@@ -36,11 +41,23 @@ def validate(
     Lists every problem found: its file, the object (stream, bucket, link...), the
     configuration field, the NATS err_code and the server's description. Exits 3 when a
     problem is found, 0 when every file is clean.
-    """
-    from jetlink.core.topology import validate_files
 
+    --live also checks the files against what the servers their clusters are bound to hold
+    ([clusters.NAME] server = / context =; with a server in force, the unbound clusters are
+    its JetStream domains): subjects overlapping the servers' streams (10065), mirrors and
+    sources whose origin is neither in the files nor on a server (10059), changes to
+    existing streams that are not legal updates; nothing is changed. A server that does
+    not answer: one line, exit 1.
+    """
     app = App.of(ctx)
-    problems = validate_files(list(files))
+    if live:
+        from jetlink.core.topology import load_files
+
+        problems = _live_problems(app, load_files(list(files)))
+    else:
+        from jetlink.core.topology import validate_files
+
+        problems = validate_files(list(files))
     doc = {
         "files": list(files),
         "problems": [problem.to_dict() for problem in problems],
@@ -49,6 +66,19 @@ def validate(
     app.emit(doc, human=render)
     if problems:
         raise typer.Exit(ExitCode.PROBLEMS)
+
+
+def _live_problems(app: App, topo: Any) -> list[Any]:
+    """The problems of the plan that would apply ``topo`` to its live servers (none
+    applied): the files' own, the bindings', and those against what the servers hold."""
+    from jetlink.cli.common import topology_backend
+    from jetlink.core import topology_apply as core
+    from jetlink.core.topology import validate_topology
+
+    backend, problems = topology_backend(app, topo, live_only=True)
+    if backend is None:
+        return core.unique_problems([*validate_topology(topo), *problems])
+    return core.plan_topology(backend, topo).problems
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -11,6 +11,12 @@ checked as a whole.
   object holding any of these keys is a topology; any other JSON object is a stream config).
   The format is in docs/topology.md.
 
+A NATS cluster may be bound to a live server (``[clusters.west] server = "nats://..."`` or
+``context = "NAME"``, with natscli's other connection keys: :data:`BINDING_KEYS`,
+``Cluster.binding``); the keys are checked here (URLs and timeouts by core/live/settings.py's
+rules), resolved and connected by core/topology_apply.py. A bound cluster holds no Kafka
+objects.
+
 Kafka objects (``topics``, ``links``, ``mirror_topics``) are :class:`TopologyObject` of kind
 ``topic`` / ``link`` / ``mirror_topic`` whose ``spec`` is a :class:`TopicSpec`,
 :class:`LinkSpec` or :class:`MirrorTopicSpec` (``config`` None, no origins). They are kept in
@@ -24,7 +30,8 @@ Checks, in this order (problems are then sorted by file and object):
 
 1. parsing: unreadable files and TOML/JSON syntax (err_code 0, with line and column);
    unknown keys, wrong types, bad durations (err_code 0, or the server's 10025 for a JSON
-   type mismatch); undeclared clusters; duplicate definitions of one stream in one cluster.
+   type mismatch); bad server binding keys; undeclared clusters; duplicate definitions of
+   one stream in one cluster; Kafka objects in a cluster bound to a NATS server.
 2. each object's own rules: KV objects become their streams (``config.kv``), then every
    stream goes through ``check_stream_config`` with a lookup of the streams of its cluster;
    errors on KV objects name the KV field (``history``, ``origins[0].keys[1]``...). Kafka
@@ -110,6 +117,7 @@ from .kafka.topics import (
 from .subjects import overlaps
 
 __all__ = [
+    "BINDING_KEYS",
     "CLUSTER_KINDS",
     "DEFAULT_CLUSTER",
     "FORMAT_VERSION",
@@ -152,6 +160,14 @@ KIND_OF_TABLE = {
 KAFKA_KINDS = ("topic", "link", "mirror_topic")
 _TABLE_OF_KIND = {kind: table for table, kind in KIND_OF_TABLE.items()}
 _NAME_RE = re.compile(r"[A-Za-z0-9_-]+")  # cluster / domain names (fullmatch)
+# A cluster bound to a live NATS server: ``[clusters.<name>]`` keys naming how to connect
+# (natscli's connection settings, as core/live/target.py ServerTarget holds them). ``server``
+# or ``context`` binds; the others refine (they override the context's settings).
+BINDING_KEYS = ("server", "context", "js_domain", "user", "password", "token", "creds", "nkey",
+                "tls_cert", "tls_key", "tls_ca", "tls_first", "timeout")
+CLUSTER_KEYS = ("kind", "description", *BINDING_KEYS)
+_PATH_KEYS = ("creds", "nkey", "tls_cert", "tls_key", "tls_ca")
+_CONTEXT_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,100}")  # jetlink's or natscli's context names
 
 _ERR_NOT_FOUND = NATS_ERRORS["StreamNotFound"]  # (404, 10059, "stream not found")
 _ERR_OVERLAP = NATS_ERRORS["StreamSubjectOverlap"]  # (400, 10065, ...)
@@ -191,6 +207,22 @@ class Cluster:
     kind: str = "nats"
     description: str = ""
     file: str = ""
+    # the live server the cluster is bound to: BINDING_KEYS as the file gives them ({}: not
+    # bound; the embedded engine's data directory, or the server in force)
+    binding: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def bound(self) -> bool:
+        """Bound to a live server (``server`` or ``context`` given)."""
+        return bool(self.binding.get("server") or self.binding.get("context"))
+
+    def to_table(self) -> dict[str, Any]:
+        """The ``[clusters.<name>]`` table (kind, description when set, the binding)."""
+        out: dict[str, Any] = {"kind": self.kind}
+        if self.description:
+            out["description"] = self.description
+        out.update({k: self.binding[k] for k in BINDING_KEYS if k in self.binding})
+        return out
 
 
 @dataclass
@@ -440,9 +472,10 @@ class Topology:
             problem(None, f"[clusters.{name}] must be a table")
             return
         for key in body:
-            if key not in ("kind", "description"):
+            if key not in CLUSTER_KEYS:
                 problem(
-                    key, f'unknown key "{key}" in [clusters.{name}] (allowed: kind, description)'
+                    key, f'unknown key "{key}" in [clusters.{name}] (allowed: '
+                    f'{", ".join(CLUSTER_KEYS)})'
                 )
         kind = body.get("kind", "nats")
         if kind not in CLUSTER_KINDS:
@@ -452,13 +485,17 @@ class Topology:
         if not isinstance(description, str):
             problem("description", "description must be a string")
             description = ""
-        cluster = Cluster(name, kind, description, f.path)
+        binding = _binding(name, body, problem)
+        if binding and kind == "kafka" and ("server" in binding or "context" in binding):
+            problem("kind", f'cluster "{name}" is bound to a NATS server (server / context): '
+                    'its kind must be "nats", not "kafka"')
+        cluster = Cluster(name, kind, description, f.path, binding)
         old = self.clusters.get(name)
         if old is None:
             self.clusters[name] = cluster
-        elif (old.kind, old.description) != (kind, description):
-            problem(None, f'cluster "{name}" is declared again with a different kind or '
-                    f"description (first declared in {old.file})")
+        elif (old.kind, old.description, old.binding) != (kind, description, binding):
+            problem(None, f'cluster "{name}" is declared again with a different kind, '
+                    f"description or server binding (first declared in {old.file})")
 
     def _add_stream_table(self, key: str, body: Any, f: _FileEntry) -> None:
         name = body.get("name", key) if isinstance(body, dict) else key
@@ -624,6 +661,66 @@ def is_topology_document(doc: Any) -> bool:
     """A JSON object with any of the object tables (or ``clusters`` or ``version``) is a
     topology (a StreamConfig has none of these fields)."""
     return isinstance(doc, dict) and any(k in doc for k in TOP_LEVEL)
+
+
+def _binding(name: str, body: dict[str, Any], problem: Callable[[str | None, str], None]
+             ) -> dict[str, Any]:
+    """The server binding keys of ``[clusters.<name>]`` that are valid (each bad one is a
+    problem naming the key, the value and the rule). URLs and timeouts are checked with the
+    rules of ``--server`` / ``--timeout`` (core/live/settings.py)."""
+    from .live.settings import parse_servers, parse_timeout
+
+    where = f"[clusters.{name}]"
+    out: dict[str, Any] = {}
+    for key in BINDING_KEYS:
+        if key not in body:
+            continue
+        value = body[key]
+        if key == "tls_first":
+            if not isinstance(value, bool):
+                problem(key, f"{where} tls_first = {value!r}: must be true or false")
+                continue
+        elif key == "timeout":
+            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                problem(key, f"{where} timeout = {value!r}: give seconds (a number) or a "
+                        'duration such as "5s" or "500ms"')
+                continue
+            try:
+                parse_timeout(value, f"{where} timeout")
+            except JetlinkError as exc:
+                problem(key, exc.description)
+                continue
+        elif not isinstance(value, str) or not value.strip():
+            what = {"server": "one or more URLs (nats://host:port, comma-separated)",
+                    "context": "a jetlink or natscli context name",
+                    "js_domain": "a JetStream domain name"}.get(
+                        key, "a file path" if key in _PATH_KEYS else "a string")
+            problem(key, f"{where} {key} = {value!r}: must be a non-empty string ({what})")
+            continue
+        elif key == "server":
+            try:
+                parse_servers(value, f"{where} server")
+            except JetlinkError as exc:
+                problem(key, exc.description)
+                continue
+        elif key == "context":
+            if not _CONTEXT_NAME_RE.fullmatch(value) or value in (".", ".."):
+                problem(key, f"{where} context = {value!r}: invalid context name: a context "
+                        'name has 1 to 100 letters, digits, "_", "-" or "."')
+                continue
+        elif key == "js_domain":
+            if not _NAME_RE.fullmatch(value):
+                problem(key, f"{where} js_domain = {value!r}: invalid JetStream domain: a "
+                        'domain name may contain only letters, digits, "_" and "-"')
+                continue
+        out[key] = value
+    if not ("server" in body or "context" in body):
+        for key in out:
+            problem(key, f"{where} {key} = {out[key]!r} without server or context: a cluster "
+                    'is bound to a live server by server = "nats://host:port" or context = '
+                    '"NAME"; the other connection keys only refine that binding')
+        return {}
+    return out
 
 
 def _format_of(path: str, text: str) -> str:
@@ -1331,6 +1428,14 @@ def _index(topo: Topology, add) -> None:
                     'letters, digits, "_" and "-"',
                 ))
         if obj.kind in KAFKA_KINDS:
+            bound = declared.get(obj.cluster)
+            if bound is not None and bound.bound:
+                add(obj, Problem(
+                    obj.file, obj.label, "cluster", 0,
+                    f'cluster "{obj.cluster}" is bound to a live NATS server '
+                    f"({_binding_text(bound)}): {_KAFKA_WORDS[obj.kind]}s live in kafka "
+                    "clusters of the data directory, not on a NATS server",
+                ))
             _index_kafka(topo, obj, add)
             continue
         c = declared.get(obj.cluster)
@@ -1356,6 +1461,14 @@ def _index(topo: Topology, add) -> None:
 
 
 _KAFKA_WORDS = {"topic": "topic", "link": "cluster link", "mirror_topic": "mirror topic"}
+
+
+def _binding_text(cluster: Cluster) -> str:
+    """``server nats://...`` / ``context NAME`` of a bound cluster, for messages."""
+    b = cluster.binding
+    if b.get("server"):
+        return f"server {b['server']}"
+    return f"context {b.get('context')}"
 
 
 def _index_kafka(topo: Topology, obj: TopologyObject, add) -> None:
@@ -1402,6 +1515,11 @@ def _check_kafka(topo: Topology, add) -> None:
                 problem("source_cluster", JetlinkError(
                     f'source cluster "{spec.source_cluster}" is not declared (declared '
                     f'clusters: {", ".join(sorted(declared))})'))
+            elif spec.source_cluster in declared and declared[spec.source_cluster].bound:
+                problem("source_cluster", JetlinkError(
+                    f'source cluster "{spec.source_cluster}" is bound to a live NATS server '
+                    f"({_binding_text(declared[spec.source_cluster])}): a cluster link "
+                    "copies from a kafka cluster"))
         elif obj.kind == "mirror_topic":
             _check_mirror_topic(topo, obj, spec, problem)
 
@@ -1919,10 +2037,7 @@ def to_document(topo: Topology) -> dict[str, Any]:
     """The topology in the file format (see :meth:`Topology.to_document`)."""
     doc: dict[str, Any] = {"version": FORMAT_VERSION}
     if topo.clusters:
-        doc["clusters"] = {
-            c.name: {"kind": c.kind, **({"description": c.description} if c.description else {})}
-            for c in topo.clusters.values()
-        }
+        doc["clusters"] = {c.name: c.to_table() for c in topo.clusters.values()}
     tables = {t: {} for t in OBJECT_TABLES}
     for obj in topo.objects:
         if obj.spec is None or _is_duplicate(obj):

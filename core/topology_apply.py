@@ -1,4 +1,15 @@
-"""Topology as code over a data directory: export it, plan a file against it, apply the plan.
+"""Topology as code over a data directory or live servers: export, plan a file, apply.
+
+One planner (:func:`plan_topology`) and one applier (:func:`apply_changes`) over two
+backends that read and change a state: :class:`EmbeddedBackend` (the clusters of a data
+directory; :func:`make_plan` / :func:`apply_plan` / :func:`export_document` are its
+shorthands) and :class:`LiveBackend` (a LiveJetStream per cluster bound to a live server,
+``[clusters.west] server = ...`` / ``context = ...``; :func:`live_bindings` resolves the
+bindings through core/contexts.py and core/live/settings.py and names their problems before
+anything is connected, one connection per server). Live, the file's cluster names in
+``domain = "west"`` / ``$JS.west.API`` are translated to the bound JetStream domains at one
+seam (:class:`_FileSpace`), so the planner compares and checks everything in the file's
+terms; origins in domains the file does not bind are looked up on the server.
 
 - :func:`export_document` reads clusters, streams (KV buckets, KV mirrors and aggregates
   written as such when their stream is exactly what the KV table makes, else as streams),
@@ -18,15 +29,22 @@
   was applied, what failed and what was not tried.
 
 Objects are identified by (kind, cluster, name); a NATS object is applied as the stream it
-becomes (JetStream.add_stream / update_stream / delete_stream, the calls every stream and KV
-verb ends in), Kafka objects through Kafka.create_topic / alter_topic / delete_topic,
-Links.create / alter / delete and Mirrors.create.
+becomes (add_stream / update_stream / delete_stream of the cluster's JetStream API, the
+calls every stream and KV verb ends in; KV objects are created through core/kv.py KV's
+create_bucket / create_mirror / create_aggregate), Kafka objects through
+Kafka.create_topic / alter_topic / delete_topic, Links.create / alter / delete and
+Mirrors.create. On live servers the streams are read once per plan (a paged STREAM.LIST per
+cluster) and each change is one API request; a change refused by jetlink's checks or by the
+server stops the run as above, and a lost connection marks the failed change ``uncertain``
+(the server may or may not have made it).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from .clock import Clock
 from .errors import JetlinkError
@@ -168,11 +186,65 @@ def export_document(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = 
                     ) -> dict[str, Any]:
     """The topology of ``dd`` (only ``clusters`` when given) in the file format, normalized
     through :class:`Topology` (what ``export -> apply -> export`` keeps equal)."""
-    return _export(dd, clock, clusters)
+    return EmbeddedBackend(dd, clock).read(clusters)
+
+
+class _Document:
+    """An export document being built: cluster tables, object tables keyed by (cluster,
+    name); :meth:`finish` names the tables (``NAME@cluster`` when two clusters hold one
+    name) and normalizes the whole through :class:`Topology`."""
+
+    def __init__(self) -> None:
+        self.doc: dict[str, Any] = {"version": 1, "clusters": {}}
+        self.tables: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+        self.names: dict[str, list[tuple[str, str]]] = {}  # table -> [(cluster, name)]
+
+    def cluster(self, name: str, table: dict[str, Any]) -> None:
+        self.doc["clusters"][name] = table
+
+    def add(self, table: str, cluster: str, name: str, body: dict[str, Any]) -> None:
+        body = dict(body)
+        body["cluster"] = cluster
+        self.tables.setdefault(table, {})[(cluster, name)] = body
+        self.names.setdefault(table, []).append((cluster, name))
+
+    def stream(self, cluster: str, stored: Any, *, minimal: bool = True) -> None:
+        """A stream as the engine or server stores it: a KV table when it is exactly what
+        one makes, else a stream table (the shortest one with ``minimal``: what export
+        writes; the plain one reads back the same and is quicker, for a plan)."""
+        from .topology import stream_table
+
+        cfg = _user_config(stored)
+        kv = _kv_table(cfg)
+        if kv is not None:
+            self.add(kv[0], cluster, kv[1], kv[2])
+        else:
+            self.add("streams", cluster, cfg.name,
+                     minimal_stream_table(cfg) if minimal else stream_table(cfg))
+
+    def finish(self) -> dict[str, Any]:
+        doc = self.doc
+        for table, entries in self.tables.items():
+            counts: dict[str, int] = {}
+            for _cluster, name in self.names[table]:
+                counts[name] = counts.get(name, 0) + 1
+            out = {}
+            for (cluster, name), body in sorted(entries.items(),
+                                                key=lambda kv: (kv[0][1], kv[0][0])):
+                key = name if counts[name] == 1 else f"{name}@{cluster}"
+                if key != name:
+                    body = {"name" if table not in ("kv", "kv_aggregates") else "bucket": name,
+                            **body}
+                out[key] = body
+            doc[table] = out
+        topo = Topology()
+        topo.add_document(doc, "<export>")
+        return topo.to_document()
 
 
 def _export(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = None,
-            stored: dict[tuple[str, str], Any] | None = None) -> dict[str, Any]:
+            stored: dict[tuple[str, str], Any] | None = None, *, minimal: bool = True
+            ) -> dict[str, Any]:
     """:func:`export_document`; ``stored`` (when given) receives (cluster, stream) -> the
     configuration the engine stores, read in the same pass."""
     from .jetstream import JetStream
@@ -188,30 +260,16 @@ def _export(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = None,
             from .errors import NotFoundError
 
             raise NotFoundError(f"cluster {name} not found", field="cluster")
-    doc: dict[str, Any] = {"version": 1, "clusters": {}}
-    tables: dict[str, dict[str, Any]] = {}
-    names: dict[str, list[tuple[str, str]]] = {}  # table -> [(cluster, name)]
-
-    def add(table: str, cluster: str, name: str, body: dict[str, Any]) -> None:
-        body = dict(body)
-        body["cluster"] = cluster
-        tables.setdefault(table, {})[(cluster, name)] = body
-        names.setdefault(table, []).append((cluster, name))
-
+    out = _Document()
     for info in infos:
         if wanted is not None and info.name not in wanted:
             continue
-        doc["clusters"][info.name] = {"kind": info.kind}
+        out.cluster(info.name, {"kind": info.kind})
         cl = dd.open(info.name, create_local=False)
         for sinfo in JetStream(cl, clock).streams():
             if stored is not None:
                 stored[(info.name, sinfo.config.name)] = sinfo.config
-            cfg = _user_config(sinfo.config)
-            kv = _kv_table(cfg)
-            if kv is not None:
-                add(kv[0], info.name, kv[1], kv[2])
-            else:
-                add("streams", info.name, cfg.name, minimal_stream_table(cfg))
+            out.stream(info.name, sinfo.config, minimal=minimal)
         have = cl.table_names()
         if "topics" not in have and "links" not in have:
             continue
@@ -225,29 +283,15 @@ def _export(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = None,
         for t in kafka.topics():
             if t.name in mirrored:
                 m = mirrored[t.name]
-                add("mirror_topics", info.name, t.name, {
+                out.add("mirror_topics", info.name, t.name, {
                     "link": m.link_name, "source_topic": m.source_topic_name})
             else:
-                add("topics", info.name, t.name, {
+                out.add("topics", info.name, t.name, {
                     "partitions": len(t.partitions), "configs": dict(sorted(t.configs.items()))})
         for li in links:
-            add("links", info.name, li.name, {"source_cluster": li.source_cluster,
-                                              "configs": li.config.to_json()})
-    for table, entries in tables.items():
-        counts: dict[str, int] = {}
-        for _cluster, name in names[table]:
-            counts[name] = counts.get(name, 0) + 1
-        out = {}
-        for (cluster, name), body in sorted(entries.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-            key = name if counts[name] == 1 else f"{name}@{cluster}"
-            if key != name:
-                body = {"name" if table not in ("kv", "kv_aggregates") else "bucket": name,
-                        **body}
-            out[key] = body
-        doc[table] = out
-    topo = Topology()
-    topo.add_document(doc, "<export>")
-    return topo.to_document()
+            out.add("links", info.name, li.name, {"source_cluster": li.source_cluster,
+                                                  "configs": li.config.to_json()})
+    return out.finish()
 
 
 # =========================================================================== plan
@@ -356,8 +400,8 @@ def _refusal(change: Change, dd_problem: str, fld: str | None) -> Problem:
 
 
 def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
-                  problems: list[Problem]) -> None:
-    """The engine's editable rules, checked before anything is applied."""
+                  problems: list[Problem], *, single_server: bool = True) -> None:
+    """The engine's (the server's) editable rules, checked before anything is applied."""
     from .config.validate import check_stream_update
 
     obj, cur = change.obj, change.current
@@ -368,7 +412,7 @@ def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
         existing = {n: c for (cl, n), c in current_streams.items() if cl == change.cluster}
         try:
             check_stream_update(current_streams[(change.cluster, cur.name)], change.config,
-                                existing)
+                                existing, single_server=single_server)
         except JetlinkError as err:
             p = Problem(obj.file, obj.label, getattr(err, "field", None),
                         getattr(err, "err_code", 0),
@@ -396,12 +440,20 @@ def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
 def make_plan(dd: DataDir, clock: Clock, desired: Topology, *, prune: bool = False) -> Plan:
     """The plan that brings ``dd`` to ``desired`` (module doc). ``desired`` is a loaded file
     (its own problems are kept as they are)."""
+    return plan_topology(EmbeddedBackend(dd, clock), desired, prune=prune)
+
+
+def plan_topology(backend: Any, desired: Topology, *, prune: bool = False) -> Plan:
+    """The plan that brings what ``backend`` holds (:class:`EmbeddedBackend`: a data
+    directory; :class:`LiveBackend`: the live servers the file's clusters are bound to) to
+    ``desired``, a loaded file (its own problems are kept as they are). One planner for
+    both: the backend reads its state once and names its own limits."""
     current = Topology()
     current_streams: dict[tuple[str, str], Any] = {}  # what an update is checked against
-    current.add_document(_export(dd, clock, stored=current_streams), "<data directory>")
+    current.add_document(backend.read(stored=current_streams, minimal=False), backend.label)
     declared = set(desired.clusters)
     problems = list(desired.problems)
-    # The state to validate: the data directory's objects, replaced by the file's.
+    # The state to validate: what the backend holds, replaced by the file's objects.
     state = Topology()
     for name, c in current.clusters.items():
         if not (prune and name in declared):
@@ -416,7 +468,8 @@ def make_plan(dd: DataDir, clock: Clock, desired: Topology, *, prune: bool = Fal
     # The file's objects as validated in that state: their effective configs, mirror topics'
     # source topics resolved through links that may live only in the data directory.
     declared_objects = [state.adopt(obj) for obj in desired.objects]
-    problems += validate_topology(state)
+    backend.complete(state)
+    problems += backend.relevant(validate_topology(state))
     # Compare.
     changes: list[Change] = []
     cur_by_id = {_ident(o): o for o in current.objects}
@@ -449,9 +502,10 @@ def make_plan(dd: DataDir, clock: Clock, desired: Topology, *, prune: bool = Fal
         if diff and obj.kind in NATS_KINDS and obj.config is not None:
             change.config = _declared(obj)
         if diff:
-            _check_update(change, current_streams, problems)
+            _check_update(change, current_streams, problems,
+                          single_server=backend.single_server)
         changes.append(change)
-    problems += _engine_limits(changes)
+    problems += backend.limits(changes)
     if prune:
         for obj in current.objects:
             if obj.cluster in declared and _ident(obj) not in file_ids:
@@ -478,6 +532,11 @@ def _engine_limits(changes: list[Change]) -> list[Problem]:
                                f"{c.label}: {err.description} (the embedded engine is a "
                                "single server)"))
     return out
+
+
+def unique_problems(problems: Iterable[Problem]) -> list[Problem]:
+    """``problems`` without repeats, in order."""
+    return _unique(problems)
 
 
 def _unique(problems: Iterable[Problem]) -> list[Problem]:
@@ -527,6 +586,8 @@ class ApplyReport:
     failed: Change | None = None
     error: JetlinkError | None = None
     not_applied: list[Change] = field(default_factory=list)
+    # the failure lost the connection: the server may or may not have made the change
+    uncertain: bool = False
 
     @property
     def ok(self) -> bool:
@@ -537,6 +598,8 @@ class ApplyReport:
         if self.failed is not None:
             out["failed"] = {**self.failed.to_json(),
                              "error": self.error.to_dict() if self.error else None}
+            if self.uncertain:
+                out["failed"]["uncertain"] = True
         out["not_applied"] = [c.to_json() for c in self.not_applied]
         return out
 
@@ -547,24 +610,39 @@ def _config_delta(old: dict[str, Any], new: dict[str, Any]
     return {k: v for k, v in new.items() if old.get(k) != v}, [k for k in old if k not in new]
 
 
+def _apply_nats(js: Any, kv: Any, c: Change) -> None:
+    """A NATS object's change: a stream through the JetStream API; a KV object created
+    through core/kv.py KV (the bucket, mirror or aggregate it declares), updated with its
+    complete stream config, deleted as its stream."""
+    if c.action == "create":
+        spec = c.obj.spec
+        if c.kind == "kv":
+            kv.create_bucket(spec)
+        elif c.kind == "kv_mirror":
+            kv.create_mirror(spec)
+        elif c.kind == "kv_aggregate":
+            kv.create_aggregate(spec)
+        else:
+            js.add_stream(c.obj.config)
+    elif c.action == "update":
+        js.update_stream(c.config)
+    else:
+        js.delete_stream(c.current.name)
+
+
 def _apply_one(dd: DataDir, clock: Clock, c: Change) -> None:
     from .jetstream import JetStream
     from .kafka.links import Links
     from .kafka.mirrors import Mirrors
     from .kafka.topics import Kafka
+    from .kv import KV
 
     if c.kind == "cluster":
         dd.add_cluster(c.name, kind=c.cluster_kind, now_ns=clock.now_ns())
         return
     cl = dd.open(c.cluster, create_local=False)
     if c.kind in NATS_KINDS:
-        js = JetStream(cl, clock)
-        if c.action == "create":
-            js.add_stream(c.obj.config)
-        elif c.action == "update":
-            js.update_stream(c.config)
-        else:
-            js.delete_stream(c.current.name)
+        _apply_nats(JetStream(cl, clock), KV(dd, c.cluster, clock), c)
     elif c.kind == "topic":
         kafka = Kafka(cl, clock)
         if c.action == "create":
@@ -597,16 +675,576 @@ def _apply_one(dd: DataDir, clock: Clock, c: Change) -> None:
 
 def apply_plan(dd: DataDir, clock: Clock, plan: Plan) -> ApplyReport:
     """Make the plan's changes in order (module doc). Refuses a plan with problems."""
+    return apply_changes(EmbeddedBackend(dd, clock), plan)
+
+
+def apply_changes(backend: Any, plan: Plan,
+                  on_change: Callable[[Change, JetlinkError | None], None] | None = None
+                  ) -> ApplyReport:
+    """Make the plan's changes in order through ``backend`` (one call each); the first
+    failure stops the run (module doc). ``on_change(change, error)`` is told of each change
+    as it is made or fails. Refuses a plan with problems."""
     if plan.problems:
         raise JetlinkError("the plan has problems: nothing applied")
     report = ApplyReport()
     pending = plan.pending
     for i, c in enumerate(pending):
         try:
-            _apply_one(dd, clock, c)
+            backend.apply(c)
         except JetlinkError as err:
             report.failed, report.error = c, err
             report.not_applied = pending[i + 1:]
+            report.uncertain = backend.uncertain(err)
+            if on_change is not None:
+                on_change(c, err)
             return report
         report.applied.append(c)
+        if on_change is not None:
+            on_change(c, None)
     return report
+
+
+# =========================================================================== backends
+
+
+class EmbeddedBackend:
+    """The embedded engine's data directory, as the planner reads and changes it."""
+
+    label = "<data directory>"
+    single_server = True  # replicas > 1 refused (10074)
+
+    def __init__(self, dd: DataDir, clock: Clock) -> None:
+        self.dd = dd
+        self.clock = clock
+
+    def read(self, clusters: Sequence[str] | None = None, *,
+             stored: dict[tuple[str, str], Any] | None = None, minimal: bool = True
+             ) -> dict[str, Any]:
+        return _export(self.dd, self.clock, clusters, stored, minimal=minimal)
+
+    def complete(self, state: Topology) -> None:
+        """Nothing outside the data directory to look up."""
+
+    def relevant(self, problems: list[Problem]) -> list[Problem]:
+        return problems
+
+    def limits(self, changes: list[Change]) -> list[Problem]:
+        return _engine_limits(changes)
+
+    def apply(self, change: Change) -> None:
+        _apply_one(self.dd, self.clock, change)
+
+    def uncertain(self, err: JetlinkError) -> bool:
+        return False  # one transaction: made or not
+
+    def close(self) -> None:
+        """The data directory is the caller's."""
+
+
+# =========================================================================== live servers
+
+_DOMAIN_API = re.compile(r"^\$JS\.([A-Za-z0-9_-]+)\.API$")
+# ServerTarget field -> the [clusters.<name>] key (core/topology.py BINDING_KEYS)
+_TARGET_KEYS = {"servers": "server", "js_domain": "js_domain", "user": "user",
+                "password": "password", "token": "token", "creds": "creds", "nkey": "nkey",
+                "tls_cert": "tls_cert", "tls_key": "tls_key", "tls_ca": "tls_ca",
+                "tls_first": "tls_first", "timeout": "timeout"}
+
+
+@dataclass
+class Binding:
+    """A cluster of a topology bound to a live server: the connection settings resolved
+    (core/live/target.py ServerTarget) and the ``[clusters.<name>]`` table that says so
+    (what export writes)."""
+
+    cluster: str
+    target: Any  # ServerTarget
+    table: dict[str, Any]
+    file: str = ""
+
+    @property
+    def domain(self) -> str | None:
+        """The JetStream domain of the cluster (None: the server's own JetStream, named by
+        no domain)."""
+        if self.target.js_api_prefix:
+            m = _DOMAIN_API.match(self.target.js_api_prefix.rstrip("."))
+            return m.group(1) if m else None
+        return self.target.js_domain or None
+
+    @property
+    def connection_key(self) -> Any:
+        """Bindings with the same key share one connection (they differ in domain only)."""
+        return dataclasses.replace(self.target, js_domain=None, js_api_prefix=None, origin="")
+
+    @property
+    def where(self) -> str:
+        d = self.domain
+        return self.target.url + (f", JetStream domain {d}" if d else "")
+
+
+def is_live(topo: Topology) -> bool:
+    """Does the topology bind any cluster to a live server (``server`` / ``context``)?"""
+    return any(c.bound for c in topo.clusters.values())
+
+
+def _binding_env(environ: Any) -> dict[str, str]:
+    """The environment a file's binding is resolved in: natscli's variables (NATS_URL,
+    NATS_CONTEXT, NATS_USER...) left out, so the file alone says where each cluster is."""
+    import os
+
+    env = os.environ if environ is None else environ
+    return {k: v for k, v in env.items() if not k.startswith("NATS_")}
+
+
+def resolve_binding(cluster: Any, environ: Any = None) -> Any:
+    """The ServerTarget of a bound cluster (core/topology.py Cluster): ``context = NAME``
+    is the jetlink context NAME (core/contexts.py), else the natscli context NAME
+    (core/live/settings.py); the table's other keys override the context's settings, as
+    the command line options override a context's. JetlinkError (one sentence naming the
+    cluster) when the context does not exist or gives no server."""
+    from .contexts import NAME_RE, ContextStore, config_dir
+    from .errors import NotFoundError
+    from .live.settings import nats_context_dir, resolve_target
+
+    env = _binding_env(environ)
+    b = cluster.binding
+    where = f"[clusters.{cluster.name}]"
+    options = {fld: b.get(key) for fld, key in _TARGET_KEYS.items()}
+    jetlink_ctx = None
+    nats_ctx = None
+    name = b.get("context")
+    if name:
+        store = ContextStore(config_dir(env))
+        found = False
+        if NAME_RE.fullmatch(name):
+            try:
+                jetlink_ctx = store.load(name)
+                found = True
+            except NotFoundError:
+                pass
+            except JetlinkError as err:
+                raise JetlinkError(f"{where} context = {name!r}: {err.description}",
+                                   field="context") from None
+        if not found:
+            nats_ctx = name
+            if not (nats_context_dir(env) / f"{name}.json").is_file():
+                raise JetlinkError(
+                    f"{where} context = {name!r}: no such context: neither a jetlink context "
+                    f"({store.context_dir}) nor a natscli context ({nats_context_dir(env)})",
+                    field="context")
+    try:
+        target = resolve_target(options, env, jetlink_ctx, nats_ctx)
+    except JetlinkError as err:
+        raise JetlinkError(f"{where}: {err.description}", field=err.field or "server") from None
+    if target is None:
+        raise JetlinkError(f"{where} context = {name!r} gives no server URL: add server = "
+                           '"nats://host:port"', field="context")
+    return dataclasses.replace(target, origin=f"{where} of {cluster.file}")
+
+
+def target_table(target: Any, domain: str | None) -> dict[str, Any]:
+    """The ``[clusters.<name>]`` keys binding a cluster to ``target`` (what export writes):
+    ``context = NAME`` when the server came from a context, else ``server`` and the file
+    settings (credentials, TLS files); passwords and tokens are never written."""
+    source = (target.sources or {}).get("servers", "")
+    m = re.match(r"^(?:jetlink|natscli) context (\S+)", source)
+    out: dict[str, Any] = {}
+    if m:
+        out["context"] = m.group(1)
+    else:
+        out["server"] = target.url
+        for fld in ("creds", "nkey", "tls_cert", "tls_key", "tls_ca"):
+            if getattr(target, fld):
+                out[fld] = getattr(target, fld)
+        if target.tls_first:
+            out["tls_first"] = True
+    if domain:
+        out["js_domain"] = domain
+    return out
+
+
+def _in_domain(target: Any, domain: str | None) -> Any:
+    return dataclasses.replace(target, js_domain=domain or None, js_api_prefix=None)
+
+
+def live_bindings(topo: Topology, default: Any = None, environ: Any = None
+                  ) -> tuple[dict[str, Binding], list[Problem]]:
+    """Where each cluster of ``topo`` lives on a live server, and the problems that keep
+    it from being planned there (nothing is connected yet).
+
+    A cluster with ``server`` / ``context`` is bound to that server. A cluster without:
+    with a server in force (``default``), ``local`` (objects without ``cluster``) is that
+    server's own JetStream (its --js-domain) and any other cluster NAME is the JetStream
+    domain NAME through that server; without one, it is a problem (a file is applied to
+    live servers or to the data directory, never to both). Kafka clusters and objects,
+    two clusters on one JetStream, and a stream reaching into another cluster bound without
+    a JetStream domain are problems."""
+    from .topology import DEFAULT_CLUSTER, KAFKA_KINDS, kv_field
+
+    problems: list[Problem] = []
+    used: dict[str, str] = {}  # cluster -> the file naming it first
+    for name, c in topo.clusters.items():
+        used.setdefault(name, c.file)
+    for obj in topo.objects:
+        used.setdefault(obj.cluster, obj.file)
+    bindings: dict[str, Binding] = {}
+    broken = {p.object for p in topo.problems}
+    for name, file in used.items():
+        c = topo.clusters.get(name)
+        label = f"cluster {name}"
+        if label in broken:
+            continue  # its table has problems of its own (a bad server URL...)
+        if c is not None and c.kind == "kafka":
+            problems.append(Problem(file, label, "kind", 0,
+                                    f'cluster "{name}" is a kafka cluster: a file applied to '
+                                    "live NATS servers declares NATS clusters only (apply "
+                                    "Kafka clusters to the data directory, from a file of "
+                                    "their own)"))
+            continue
+        if c is not None and c.bound:
+            try:
+                target = resolve_binding(c, environ)
+            except JetlinkError as err:
+                problems.append(Problem(file, label, err.field or "context", 0,
+                                        err.description))
+                continue
+            table = {k: v for k, v in c.to_table().items() if k not in ("kind", "description")}
+            bindings[name] = Binding(name, target, table, file)
+        elif c is not None and c.binding:
+            continue  # its server key is broken: reported with the file's problems
+        elif default is not None:
+            target = default if name == DEFAULT_CLUSTER else _in_domain(default, name)
+            b = Binding(name, target, {}, file)
+            b.table = target_table(target, b.domain)
+            bindings[name] = b
+        else:
+            problems.append(Problem(file, label, "server", 0,
+                                    f'cluster "{name}" is not bound to a server: in a file '
+                                    "that binds clusters to live servers every cluster needs "
+                                    'server = "nats://host:port" or context = "NAME" (or a '
+                                    "server in force: --server, NATS_URL, a context)"))
+    for obj in topo.objects:
+        if obj.kind in KAFKA_KINDS:
+            c = topo.clusters.get(obj.cluster)
+            if c is None or not (c.bound or c.kind == "kafka"):
+                problems.append(Problem(obj.file, obj.label, "cluster", 0,
+                                        f"{obj.label}: Kafka objects can not be applied to a "
+                                        "live NATS server (they live in kafka clusters of the "
+                                        "data directory)"))
+    seen: dict[Any, str] = {}
+    for name, b in bindings.items():
+        key = (b.connection_key, b.target.api_prefix)
+        if key in seen:
+            problems.append(Problem(b.file, f"cluster {name}", "js_domain", 0,
+                                    f'cluster "{name}" is bound to the same JetStream as '
+                                    f'cluster "{seen[key]}" ({b.where}): each cluster of a '
+                                    "file is a JetStream of its own; give each its own "
+                                    "js_domain"))
+        else:
+            seen[key] = name
+    for obj in topo.objects:
+        for origin in obj.origins:
+            if origin.cluster is None or origin.cluster == obj.cluster:
+                continue
+            b = bindings.get(origin.cluster)
+            if b is None or b.domain is not None:
+                continue
+            fld = (f"{origin.field}.domain" if obj.kind == "stream"
+                   else kv_field(obj.kind, f"{origin.field}.external"))
+            problems.append(Problem(obj.file, obj.label, fld, 0,
+                                    f'origin "{origin.name}" in cluster "{origin.cluster}": '
+                                    f"that cluster is bound to {b.target.url} without a "
+                                    f'JetStream domain, so a stream of cluster "{obj.cluster}" '
+                                    "can not reach it (set js_domain in "
+                                    f"[clusters.{origin.cluster}])"))
+    return bindings, problems
+
+
+def bound_clusters(topo: Topology, only: Sequence[str] | None = None
+                   ) -> tuple[dict[str, Binding], list[Problem]]:
+    """The clusters ``topo`` binds to servers (those named in ``only`` when given), for
+    ``jetlink export --from FILE``: (bindings, problems of the file's clusters and of the
+    bindings). The file's objects play no part."""
+    from .topology import validate_topology
+
+    problems = [p for p in validate_topology(topo)
+                if p.object is None or p.object.startswith("cluster ")]
+    if problems:
+        return {}, problems
+    wanted = Topology()
+    for name, c in topo.clusters.items():
+        if c.bound and (not only or name in only):
+            wanted.clusters[name] = c
+    return live_bindings(wanted)
+
+
+def _map_domains(cfg: Any, mapping: dict[str, str | None]) -> Any:
+    """``cfg`` with each origin's ``external.api = "$JS.<d>.API"`` (without ``deliver``)
+    renamed per ``mapping``: d -> d2 (``$JS.d2.API``), d -> None (no external: the stream's
+    own JetStream). ``cfg`` itself when nothing changes."""
+    def domain(src: Any) -> str | None:
+        ext = src.external
+        if ext is None or ext.deliver:
+            return None
+        m = _DOMAIN_API.match(ext.api or "")
+        return m.group(1) if m else None
+
+    if not any(domain(s) in mapping for s in ([cfg.mirror] if cfg.mirror else []) + cfg.sources):
+        return cfg
+    out = cfg.copy()
+    for src in ([out.mirror] if out.mirror else []) + out.sources:
+        d = domain(src)
+        if d is None or d not in mapping:
+            continue
+        new = mapping[d]
+        if new is None:
+            src.external = None
+        else:
+            src.external.api = f"$JS.{new}.API"
+    return out
+
+
+class _FileSpace:
+    """A bound cluster's LiveJetStream as the planner sees it: origins in other clusters
+    are named by the file's cluster names (``$JS.<cluster>.API``), translated to and from
+    the servers' JetStream domains at this seam (the same text when a cluster is named
+    after its domain). Everything else passes through."""
+
+    def __init__(self, backend: LiveBackend, js: Any, cluster: str) -> None:
+        self._b, self._js, self._cluster = backend, js, cluster
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._js, name)
+
+    def add_stream(self, cfg: Any) -> Any:
+        return self._js.add_stream(self._b.to_server(_as_config(cfg), self._cluster))
+
+    def update_stream(self, cfg: Any) -> Any:
+        return self._js.update_stream(self._b.to_server(_as_config(cfg), self._cluster))
+
+    def stream_info(self, name: str, **kw: Any) -> Any:
+        info = self._js.stream_info(name, **kw)
+        info.config = self._b.to_file(info.config, self._cluster)
+        return info
+
+    def streams(self, subject: str | None = None) -> list[Any]:
+        out = self._js.streams(subject)
+        for info in out:
+            info.config = self._b.to_file(info.config, self._cluster)
+        return out
+
+
+def _as_config(cfg: Any) -> Any:
+    from .config.stream import StreamConfig
+
+    return cfg if isinstance(cfg, StreamConfig) else StreamConfig.from_json(dict(cfg))
+
+
+class _LiveClusters:
+    """core/kv.py's clusters (``Clusters``) over the bound clusters, from ``here``: a
+    cluster of the file is its binding; another name, that JetStream domain through
+    ``here``'s connection."""
+
+    def __init__(self, backend: LiveBackend, here: str) -> None:
+        self._b, self._here = backend, here
+
+    def js(self, name: str, *, here: bool) -> Any:
+        if here or not name or name == self._here:
+            return self._b.js(self._here)
+        if name in self._b.bindings:
+            return self._b.js(name)
+        return _FileSpace(self._b, self._b.raw(self._here).in_domain(name), self._here)
+
+    def has_cluster(self, name: str) -> bool:
+        return True  # a domain that does not answer is the API's own error
+
+    def is_down(self, name: str) -> bool:
+        return False
+
+
+class LiveBackend:
+    """The live servers a topology's clusters are bound to, as the planner reads and
+    changes them: one connection per server (clusters that differ only in JetStream domain
+    share it), one LiveJetStream per cluster; the streams of every cluster read once
+    (STREAM.LIST, paged) per plan; each change one API request."""
+
+    single_server = False  # the server answers for its own replicas limit
+
+    def __init__(self, bindings: dict[str, Binding]) -> None:
+        self.bindings = bindings
+        self._conns: dict[Any, Any] = {}
+        self._js: dict[str, Any] = {}
+        self._fs: dict[str, _FileSpace] = {}
+        self._to_server_map: dict[str, str | None] = {n: b.domain for n, b in bindings.items()}
+        urls = sorted({b.target.url for b in bindings.values()})
+        self.label = f"<{', '.join(urls) or 'live servers'}>"
+
+    @classmethod
+    def connect(cls, bindings: dict[str, Binding]) -> LiveBackend:
+        """Connect to every bound server (LiveError, naming the cluster, when one does not
+        answer; the connections made are closed again)."""
+        from .live.client import LiveError, connect
+        from .live.jetstream import LiveJetStream
+
+        backend = cls(bindings)
+        try:
+            for name, b in bindings.items():
+                key = b.connection_key
+                conn = backend._conns.get(key)
+                if conn is None:
+                    try:
+                        conn = backend._conns[key] = connect(b.target)
+                    except LiveError as err:
+                        raise LiveError(f"cluster {name}: {err.description}",
+                                        field=err.field) from None
+                backend._js[name] = LiveJetStream(conn, api_prefix=b.target.api_prefix)
+        except BaseException:
+            backend.close()
+            raise
+        return backend
+
+    @classmethod
+    def for_target(cls, target: Any, domains: Sequence[str] = ()) -> LiveBackend:
+        """The server in force as clusters: each of ``domains`` as the cluster of that
+        name; without, the target's own JetStream as one cluster, named after its domain
+        (``--js-domain``, else the one the server reports) or ``local``."""
+        from .live.client import connect
+        from .live.jetstream import LiveJetStream
+        from .topology import DEFAULT_CLUSTER
+
+        conn = connect(target)
+        try:
+            if domains:
+                names: list[str | None] = list(dict.fromkeys(domains))
+            else:
+                own = Binding("", target, {}).domain
+                if own is None and not target.js_api_prefix:
+                    own = LiveJetStream(conn).api("INFO").get("domain") or None
+                names = [own]
+            bindings = {}
+            for d in names:
+                t = _in_domain(target, d) if (d or domains) else target
+                b = Binding(d or DEFAULT_CLUSTER, t, target_table(t, d))
+                bindings[b.cluster] = b
+            backend = cls(bindings)
+            backend._conns[next(iter(bindings.values())).connection_key] = conn
+            for name, b in bindings.items():
+                backend._js[name] = LiveJetStream(conn, api_prefix=b.target.api_prefix)
+        except BaseException:
+            conn.close()
+            raise
+        return backend
+
+    def close(self) -> None:
+        conns, self._conns = list(self._conns.values()), {}
+        for conn in conns:
+            conn.close()
+
+    # -- the domains' names ------------------------------------------------------------------
+    def to_server(self, cfg: Any, cluster: str) -> Any:
+        """A config of the file (origins by cluster) as the server takes it (by domain)."""
+        mapping = {name: (d if d is not None else (None if name == cluster else name))
+                   for name, d in self._to_server_map.items()}
+        return _map_domains(cfg, {k: v for k, v in mapping.items() if v != k})
+
+    def to_file(self, cfg: Any, cluster: str) -> Any:
+        """A config the server holds (origins by domain) with the file's cluster names:
+        clusters on the same connection first."""
+        mine = self.bindings[cluster].connection_key if cluster in self.bindings else None
+        mapping: dict[str, str | None] = {}
+        for same in (False, True):
+            for name, b in self.bindings.items():
+                if b.domain is not None and (b.connection_key == mine) == same:
+                    mapping[b.domain] = name
+        return _map_domains(cfg, {k: v for k, v in mapping.items() if v != k})
+
+    def raw(self, cluster: str) -> Any:
+        return self._js[cluster]
+
+    def js(self, cluster: str) -> _FileSpace:
+        fs = self._fs.get(cluster)
+        if fs is None:
+            fs = self._fs[cluster] = _FileSpace(self, self._js[cluster], cluster)
+        return fs
+
+    # -- the planner's calls -----------------------------------------------------------------
+    def read(self, clusters: Sequence[str] | None = None, *,
+             stored: dict[tuple[str, str], Any] | None = None, minimal: bool = True
+             ) -> dict[str, Any]:
+        """The bound clusters' streams and KV objects as a document (the bindings in the
+        cluster tables), read with one paged STREAM.LIST per cluster."""
+        out = _Document()
+        for name, b in self.bindings.items():
+            if clusters and name not in clusters:
+                continue
+            out.cluster(name, {"kind": "nats", **b.table})
+            for info in self.js(name).streams():
+                if stored is not None:
+                    stored[(name, info.config.name)] = info.config
+                out.stream(name, info.config, minimal=minimal)
+        return out.finish()
+
+    def complete(self, state: Topology) -> None:
+        """Origins in JetStream domains no cluster of the file is bound to: looked up on
+        the server of the stream that names them, and added to ``state`` when found (an
+        origin neither in the file nor on the server stays missing)."""
+        from .errors import JetlinkError as _Err
+        from .topology import stream_table
+
+        looked: set[tuple[str, str]] = set()
+        for obj in list(state.objects):
+            if obj.cluster not in self._js:
+                continue
+            for origin in obj.origins:
+                oc = origin.cluster
+                key = (oc, origin.name)
+                if oc is None or oc in self.bindings or key in state.streams or key in looked:
+                    continue
+                looked.add(key)
+                js = _FileSpace(self, self.raw(obj.cluster).in_domain(oc), obj.cluster)
+                try:
+                    info = js.stream_info(origin.name)
+                except _Err:
+                    continue  # not there, or the domain does not answer: missing
+                cfg = _user_config(info.config)
+                found = Topology()
+                found.add_document({"version": 1, "streams": {
+                    cfg.name: {"cluster": oc, **stream_table(cfg)}}},
+                    f"<{self.raw(obj.cluster).where}, JetStream domain {oc}>")
+                for o in found.objects:
+                    o.explicit_cluster = False
+                    state.adopt(o)
+
+    def relevant(self, problems: list[Problem]) -> list[Problem]:
+        """A server's own stream whose origin is missing is the server's state, not the
+        file's doing: left out (every other problem stands)."""
+        return [p for p in problems if not (p.file == self.label and p.err_code == 10059)]
+
+    def limits(self, changes: list[Change]) -> list[Problem]:
+        return []  # the server answers for itself (replicas on a single server: 10074)
+
+    def apply(self, change: Change) -> None:
+        from .kv import KV
+
+        c = change
+        if c.kind not in NATS_KINDS:  # never planned: live clusters hold NATS objects only
+            raise JetlinkError(f"{c.label}: not a NATS object")
+        _apply_nats(self.js(c.cluster), KV.over(_LiveClusters(self, c.cluster), c.cluster), c)
+
+    def uncertain(self, err: JetlinkError) -> bool:
+        """A connection failure (not the server's answer): the change may have been made."""
+        from .live.client import LiveError
+
+        return isinstance(err, LiveError)
+
+
+
+def open_live(topo: Topology, default: Any = None, environ: Any = None
+              ) -> tuple[LiveBackend | None, list[Problem]]:
+    """The live backend of a topology (its bound clusters, or the server in force
+    ``default``): (None, problems) when the bindings have problems (nothing connected),
+    else (connected backend, []). LiveError when a server does not answer."""
+    bindings, problems = live_bindings(topo, default, environ)
+    if problems:
+        return None, problems
+    return LiveBackend.connect(bindings), []

@@ -273,3 +273,43 @@ def test_an_update_to_replicas_3_is_one_problem(jl, tmp_path):
     problems = doc(result)["plan"]["problems"]
     assert [(p["object"], p["field"], p["err_code"]) for p in problems] == [
         ("stream ORDERS", "num_replicas", 10074)]
+
+
+# -- files binding clusters to live servers (no server needed: refused before connecting) ---
+
+
+def test_a_file_binding_some_clusters_lists_the_unbound_ones(jl, tmp_path):
+    text = """
+[clusters.west]
+server = "nats://127.0.0.1:1"
+[clusters.east]
+[streams.S]
+cluster = "east"
+subjects = ["s.>"]
+"""
+    for args in (["apply", write(tmp_path, text), "-j"],
+                 ["validate", write(tmp_path, text), "--live", "-j"]):
+        result = jl(*args)
+        assert result.exit_code == 3, result.stdout
+        body = doc(result)
+        problems = body["plan"]["problems"] if "plan" in body else body["problems"]
+        assert [(p["object"], p["field"]) for p in problems] == [("cluster east", "server")]
+    assert not jl.data.exists() or not list(jl.data.iterdir())  # the data directory untouched
+
+
+def test_export_from_a_file_needs_bound_clusters(jl, tmp_path):
+    plain = jl("export", "--from", write(tmp_path, "[clusters.west]\n"))
+    assert plain.exit_code == 2 and "binds no cluster to a server" in plain.stderr
+    broken = jl("export", "--from", write(tmp_path, '[clusters.west]\nserver = "http://x"\n',
+                                          "b.toml"))
+    assert broken.exit_code == 1
+    assert broken.stderr.strip().splitlines() == [
+        f"jetlink: error: {tmp_path / 'b.toml'}: cluster west: server: invalid server URL "
+        "'http://x' ([clusters.west] server): the scheme must be nats://, tls://, ws:// or "
+        "wss://"]
+
+
+def test_validate_live_needs_something_bound(jl, tmp_path):
+    result = jl("validate", write(tmp_path, BASE), "--live")
+    assert result.exit_code == 2
+    assert "--live needs a file whose clusters are bound to servers" in result.stderr

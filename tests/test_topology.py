@@ -939,3 +939,99 @@ def test_legacy_kv_sources_with_domain(tmp_path):
     src = topo.stream("east", "KV_B").config.sources[0]
     assert (src.name, src.external.api) == ("KV_A", "$JS.west.API")
     assert src.subject_transforms[0].to_json() == {"src": "$KV.A.>", "dest": "$KV.B.>"}
+
+
+# --------------------------------------------------------------------------- server bindings
+
+
+def test_cluster_server_bindings_parse_and_export(tmp_path):
+    path = tmp_path / "b.toml"
+    path.write_text(textwrap.dedent("""
+        [clusters.west]
+        server = "nats://127.0.0.1:4222,127.0.0.1:4223"
+        js_domain = "west"
+        creds = "~/west.creds"
+        tls_ca = "/etc/ca.pem"
+        tls_first = true
+        timeout = "2s"
+        [clusters.east]
+        context = "east.prod"
+        js_domain = "east"
+        [clusters.kx]
+        kind = "kafka"
+        [streams.S]
+        cluster = "east"
+        mirror = { name = "O", domain = "west" }
+        [streams.O]
+        cluster = "west"
+        subjects = ["o.>"]
+        """))
+    topo = load_topology(str(path))
+    assert validate_topology(topo) == []
+    west, east, kx = topo.clusters["west"], topo.clusters["east"], topo.clusters["kx"]
+    assert west.bound and east.bound and not kx.bound
+    assert west.binding == {"server": "nats://127.0.0.1:4222,127.0.0.1:4223",
+                            "js_domain": "west", "creds": "~/west.creds",
+                            "tls_ca": "/etc/ca.pem", "tls_first": True, "timeout": "2s"}
+    doc = topo.to_document()
+    assert doc["clusters"]["east"] == {"kind": "nats", "context": "east.prod",
+                                       "js_domain": "east"}
+    assert doc["clusters"]["west"]["server"] == "nats://127.0.0.1:4222,127.0.0.1:4223"
+    again = Topology()
+    again.add_document(doc, "<again>")
+    assert again.to_document() == doc
+
+
+@pytest.mark.parametrize(("table", "field", "text"), [
+    ('server = "http://x:4222"', "server",
+     "invalid server URL 'http://x:4222' ([clusters.west] server): the scheme must be"),
+    ('server = "nats://x:99999"', "server", "port must be 1 to 65535"),
+    ("server = 4222", "server",
+     "[clusters.west] server = 4222: must be a non-empty string (one or more URLs"),
+    ('server = "nats://x"\ncontext = "a b"', "context",
+     "[clusters.west] context = 'a b': invalid context name"),
+    ('server = "nats://x"\njs_domain = "a.b"', "js_domain",
+     "[clusters.west] js_domain = 'a.b': invalid JetStream domain"),
+    ('server = "nats://x"\ntls_first = "yes"', "tls_first",
+     "[clusters.west] tls_first = 'yes': must be true or false"),
+    ('server = "nats://x"\ntimeout = "soon"', "timeout", "invalid timeout 'soon'"),
+    ('server = "nats://x"\ntimeout = 0', "timeout", "must be more than 0"),
+    ('server = "nats://x"\ncreds = ""', "creds", "must be a non-empty string (a file path)"),
+    ('js_domain = "west"', "js_domain",
+     "[clusters.west] js_domain = 'west' without server or context"),
+    ('server = "nats://x"\nport = 4222', "port", 'unknown key "port" in [clusters.west]'),
+    ('server = "nats://x"\nkind = "kafka"', "kind",
+     'cluster "west" is bound to a NATS server (server / context): its kind must be "nats"'),
+])
+def test_cluster_binding_problems(tmp_path, table, field, text):
+    problems = run(tmp_path, "[clusters.west]\n" + table + "\n")
+    assert [(p.object, p.field, p.err_code) for p in problems] == [("cluster west", field, 0)]
+    assert text in problems[0].description, problems[0].description
+
+
+def test_kafka_objects_can_not_live_in_a_bound_cluster(tmp_path):
+    problems = run(tmp_path, """
+        [clusters.west]
+        server = "nats://127.0.0.1:4222"
+        [clusters.kx]
+        kind = "kafka"
+        [topics.t]
+        cluster = "west"
+        [links.l]
+        cluster = "kx"
+        source_cluster = "west"
+        """)
+    assert brief(problems) == [("topic t", "cluster", 0), ("link l", "source_cluster", 0)]
+    assert problems[0].description.startswith(
+        'cluster "west" is bound to a live NATS server (server nats://127.0.0.1:4222): topics '
+        "live in kafka clusters")
+    assert "a cluster link copies from a kafka cluster" in problems[1].description
+
+
+def test_a_cluster_declared_twice_with_another_binding(tmp_path):
+    (tmp_path / "a.toml").write_text('[clusters.west]\nserver = "nats://a:4222"\n')
+    (tmp_path / "b.toml").write_text('[clusters.west]\nserver = "nats://b:4222"\n')
+    (tmp_path / "c.toml").write_text('[clusters.west]\nserver = "nats://a:4222"\n')
+    problems = validate_files([str(tmp_path / n) for n in ("a.toml", "b.toml", "c.toml")])
+    assert brief(problems) == [("cluster west", None, 0)]
+    assert "different kind, description or server binding" in problems[0].description

@@ -1,0 +1,181 @@
+"""Where a topology's clusters live on live servers (core/topology_apply.py live_bindings,
+resolve_binding, target_table, the domain names): no server needed, nothing connected."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from jetlink.core.config.stream import StreamConfig
+from jetlink.core.live.target import ServerTarget
+from jetlink.core.topology import Topology
+from jetlink.core.topology_apply import (
+    Binding,
+    LiveBackend,
+    is_live,
+    live_bindings,
+    resolve_binding,
+    target_table,
+)
+
+
+def topo_of(text: str) -> Topology:
+    topo = Topology()
+    import tomllib
+
+    topo.add_document(tomllib.loads(textwrap.dedent(text)), "t.toml", fmt="toml")
+    return topo
+
+
+def brief(problems):
+    return [(p.object, p.field) for p in problems]
+
+
+def test_a_file_binding_no_cluster_is_not_live():
+    assert not is_live(topo_of('[clusters.west]\n[streams.S]\ncluster = "west"\n'))
+    assert is_live(topo_of('[clusters.west]\nserver = "nats://h:4222"\n'))
+
+
+def test_bindings_of_two_domains_on_one_server():
+    bindings, problems = live_bindings(topo_of("""
+        [clusters.west]
+        server = "nats://h:4222"
+        js_domain = "west"
+        [clusters.east]
+        server = "nats://h:4222"
+        js_domain = "east"
+        """), environ={})
+    assert problems == []
+    west, east = bindings["west"], bindings["east"]
+    assert (west.domain, east.domain) == ("west", "east")
+    assert west.target.api_prefix == "$JS.west.API"
+    assert west.connection_key == east.connection_key  # one connection for both
+    assert west.table == {"server": "nats://h:4222", "js_domain": "west"}
+    assert west.target.origin == "[clusters.west] of t.toml"
+
+
+def test_problems_of_the_bindings():
+    _, problems = live_bindings(topo_of("""
+        [clusters.west]
+        server = "nats://h:4222"
+        [clusters.again]
+        server = "nats://h:4222"
+        [clusters.east]
+        [clusters.kx]
+        kind = "kafka"
+        [streams.M]
+        cluster = "east"
+        mirror = { name = "O", domain = "west" }
+        [streams.L]
+        subjects = ["l.>"]
+        """), environ={})
+    assert brief(problems) == [
+        ("cluster east", "server"), ("cluster kx", "kind"), ("cluster local", "server"),
+        ("cluster again", "js_domain"), ("stream M", "mirror.domain")]
+    text = [p.description for p in problems]
+    assert text[0].startswith('cluster "east" is not bound to a server: in a file that binds')
+    assert "kafka cluster" in text[1]
+    assert text[3] == ('cluster "again" is bound to the same JetStream as cluster "west" '
+                       "(nats://h:4222): each cluster of a file is a JetStream of its own; "
+                       "give each its own js_domain")
+    assert 'that cluster is bound to nats://h:4222 without a JetStream domain' in text[4]
+
+
+def test_the_server_in_force_takes_the_unbound_clusters():
+    default = ServerTarget(("nats://h:4222",), js_domain="hub")
+    bindings, problems = live_bindings(topo_of("""
+        [clusters.west]
+        server = "nats://other:4222"
+        [streams.A]
+        cluster = "east"
+        subjects = ["a.>"]
+        [streams.L]
+        subjects = ["l.>"]
+        """), default, environ={})
+    assert problems == []
+    assert bindings["west"].target.servers == ("nats://other:4222",)
+    assert bindings["east"].target.api_prefix == "$JS.east.API"
+    assert bindings["local"].target.api_prefix == "$JS.hub.API"  # its own --js-domain
+    assert bindings["east"].table == {"server": "nats://h:4222", "js_domain": "east"}
+
+
+def test_kafka_objects_are_problems_on_live_servers():
+    default = ServerTarget(("nats://h:4222",))
+    _, problems = live_bindings(topo_of('[topics.t]\npartitions = 2\n'), default, environ={})
+    assert brief(problems) == [("topic t", "cluster")]
+    assert "Kafka objects can not be applied to a live NATS server" in problems[0].description
+
+
+def test_contexts_jetlink_first_then_natscli(tmp_path):
+    env = {"XDG_CONFIG_HOME": str(tmp_path), "NATS_URL": "nats://env:1", "NATS_USER": "u"}
+    (tmp_path / "jetlink" / "context").mkdir(parents=True)
+    (tmp_path / "jetlink" / "context" / "prod.toml").write_text(
+        'server = "nats://jl:4222"\njs_domain = "west"\n')
+    (tmp_path / "nats" / "context").mkdir(parents=True)
+    (tmp_path / "nats" / "context" / "prod.json").write_text(json.dumps({"url": "nats://n:1"}))
+    (tmp_path / "nats" / "context" / "dr.site.json").write_text(json.dumps(
+        {"url": "nats://dr:4222", "user": "ops", "password": "pw", "jetstream_domain": "east"}))
+    topo = topo_of("""
+        [clusters.a]
+        context = "prod"
+        [clusters.b]
+        context = "dr.site"
+        timeout = "2s"
+        [clusters.c]
+        context = "prod"
+        server = "nats://override:4222"
+        js_domain = "c"
+        """)
+    a = resolve_binding(topo.clusters["a"], env)
+    assert (a.servers, a.js_domain, a.user) == (("nats://jl:4222",), "west", None)
+    b = resolve_binding(topo.clusters["b"], env)
+    assert (b.servers, b.user, b.password, b.js_domain, b.timeout) == (
+        ("nats://dr:4222",), "ops", "pw", "east", 2.0)
+    c = resolve_binding(topo.clusters["c"], env)
+    assert (c.servers, c.js_domain) == (("nats://override:4222",), "c")
+    missing = topo_of('[clusters.x]\ncontext = "nope"\n')
+    with pytest.raises(Exception) as info:
+        resolve_binding(missing.clusters["x"], env)
+    assert "[clusters.x] context = 'nope': no such context: neither a jetlink context" in str(
+        info.value.description)
+    _, problems = live_bindings(missing, environ=env)
+    assert brief(problems) == [("cluster x", "context")]
+
+
+def test_target_table_never_writes_secrets():
+    t = ServerTarget(("nats://h:4222",), user="ops", password="pw", token="tk",
+                     creds="/c.creds", tls_ca="/ca.pem", tls_first=True,
+                     sources={"servers": "--server"})
+    assert target_table(t, "west") == {"server": "nats://h:4222", "creds": "/c.creds",
+                                       "tls_ca": "/ca.pem", "tls_first": True,
+                                       "js_domain": "west"}
+    from_ctx = ServerTarget(("nats://h:4222",), password="pw",
+                            sources={"servers": "natscli context prod (/x/prod.json)"})
+    assert target_table(from_ctx, None) == {"context": "prod"}
+
+
+def test_domain_names_translated_at_the_seam():
+    bindings = {
+        "primary": Binding("primary", ServerTarget(("nats://h:1",), js_domain="west"), {}),
+        "dr": Binding("dr", ServerTarget(("nats://h:1",), js_domain="east"), {}),
+        "plain": Binding("plain", ServerTarget(("nats://p:1",)), {}),
+    }
+    backend = LiveBackend(bindings)
+    cfg = StreamConfig.from_json({"name": "M", "mirror": {
+        "name": "O", "external": {"api": "$JS.primary.API"}}})
+    sent = backend.to_server(cfg, "dr")
+    assert sent.mirror.external.api == "$JS.west.API"
+    assert cfg.mirror.external.api == "$JS.primary.API"  # a copy is changed
+    assert backend.to_file(sent, "dr").mirror.external.api == "$JS.primary.API"
+    same = StreamConfig.from_json({"name": "A", "subjects": ["a.>"], "sources": [
+        {"name": "B", "external": {"api": "$JS.plain.API"}},
+        {"name": "C", "external": {"api": "$JS.elsewhere.API"}},
+        {"name": "D", "external": {"api": "$JS.primary.API", "deliver": "x.y"}}]})
+    out = backend.to_server(same, "plain")
+    assert out.sources[0].external is None  # its own JetStream, named by no domain
+    assert out.sources[1].external.api == "$JS.elsewhere.API"  # a domain outside the file
+    assert out.sources[2].external.api == "$JS.primary.API"  # a deliver prefix: not a domain
+    unchanged = StreamConfig.from_json({"name": "S", "subjects": ["s.>"]})
+    assert backend.to_server(unchanged, "dr") is unchanged
