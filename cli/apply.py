@@ -81,7 +81,7 @@ def apply(
     force: Annotated[bool, force_option("Prune")] = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Apply a topology file to the data directory.
+    """Apply a topology file (data dir or servers).
 
     Or to live NATS servers: when the file binds its clusters to servers ([clusters.NAME]
     server = "nats://..." or context = "NAME"), or when a server is in force (--server,
@@ -159,7 +159,7 @@ def export(
         dir_okay=False)] = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Write the data directory's topology as TOML.
+    """Write a topology (data dir or servers).
 
     Clusters, streams, KV buckets, KV mirrors and aggregates, topics, cluster links and
     mirror topics, in the format jetlink apply and jetlink validate read; apply of the

@@ -66,8 +66,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "dashboard": ("dashboard", "Watch replication live and act on it (TUI)."),
     "spark": ("spark", "Run bulk replication jobs on Spark."),
     "validate": ("validate", "Check stream configs and topology files."),
-    "apply": ("apply", "Apply a topology file to the data directory."),
-    "export": ("apply", "Write the data directory's topology as TOML."),
+    "apply": ("apply", "Apply a topology file (data dir or servers)."),
+    "export": ("apply", "Write a topology (data dir or servers)."),
     "bench": ("bench", "Measure the engine's hot paths."),
     "demo": ("demo", "Run the disaster-recovery drill, narrated."),
 }
