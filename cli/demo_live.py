@@ -17,6 +17,36 @@ from typing import Any
 from jetlink.cli.demo import DemoFailed, Drill, _section
 
 LIVE_STEPS = 7
+# The drill's topology: each cluster bound to its server and JetStream domain.
+TOPOLOGY = """\
+version = 1
+
+[clusters.west]
+server = "{west}"
+js_domain = "west"
+
+[clusters.east]
+server = "{east}"
+js_domain = "east"
+
+[streams.ORDERS]
+cluster = "west"
+subjects = ["orders.>"]
+storage = "file"
+
+[streams.ORDERS_EAST]            # the orders' created events, over the leafnode
+cluster = "east"
+mirror = {{ name = "ORDERS", domain = "west", filter_subject = "orders.*.created" }}
+
+[kv.CONFIG]
+cluster = "west"
+history = 5
+
+[kv_mirrors.KV_CONFIG]
+cluster = "east"
+origin_bucket = "CONFIG"
+domain = "west"
+"""
 CREATED, SHIPPED = 3000, 500
 SHIPPING_ACKS = 1200
 
@@ -44,18 +74,16 @@ def live_scenario(d: Drill, root: Path) -> None:
     d.summary.facts["servers"] = {"west": west.url, "east": east.url}
 
     # 2 ----------------------------------------------------------------------------------
-    d.step(2, "Streams, a mirror across domains, a KV bucket and its mirror",
+    d.step(2, "One topology file, applied to both servers",
            "ORDERS takes the orders in west; east mirrors the orders' created events "
            "(ORDERS_EAST, over the leafnode: external API $JS.west.API) and the CONFIG "
-           "bucket (KV_CONFIG).")
-    d.run(*W, "stream", "add", "ORDERS", "--subjects", "orders.>", "--storage", "file",
-          "--defaults", head=3)
-    mirror = ('{"name":"ORDERS","filter_subject":"orders.*.created",'
-              '"external":{"api":"$JS.west.API"}}')
-    d.run(*E, "stream", "add", "ORDERS_EAST", "--mirror", mirror, "--defaults", head=3)
-    d.run(*W, "kv", "add", "CONFIG", "--history", "5", head=2)
-    d.run(*E, "kv", "add", "KV_CONFIG", "--mirror", "CONFIG", "--mirror-domain", "west",
-          head=2)
+           "bucket (KV_CONFIG). The file binds each cluster to its server.")
+    topology = root / "dr-live.toml"
+    topology.write_text(TOPOLOGY.format(west=west.url, east=east.url), encoding="utf-8")
+    d.show(["dr-live.toml"], topology.read_text(encoding="utf-8"), program="cat", head=40)
+    d.run("validate", str(topology), "--live", note="against what the servers hold")
+    d.run("apply", str(topology), "--dry-run", head=12, note="the plan")
+    d.run("apply", str(topology), note="origins first, across domains")
     d.run(*E, "stream", "ls")
 
     # 3 ----------------------------------------------------------------------------------
