@@ -446,9 +446,11 @@ class LiveServer:
                                          stdin=subprocess.DEVNULL, stdout=log,
                                          stderr=subprocess.STDOUT, start_new_session=True)
 
-    def wait_ready(self, timeout: float = READY_TIMEOUT) -> None:
-        """Until the client port accepts connections and /healthz answers 200;
-        ServerStartError (with the log tail) otherwise."""
+    def wait_ready(self, timeout: float = READY_TIMEOUT, healthz: str = "/healthz") -> None:
+        """Until the client port accepts connections and ``healthz`` answers 200;
+        ServerStartError (with the log tail) otherwise. (After a SIGKILL in the middle of a
+        stream create, /healthz stays 503 for the stream it cannot recover:
+        ``/healthz?js-enabled-only=true`` then.)"""
         deadline = time.monotonic() + timeout
         last = "client port not open"
         while time.monotonic() < deadline:
@@ -458,7 +460,7 @@ class LiveServer:
                                        f"Server log ({self.log_file}):\n{self.log_tail()}")
             if port_open(self.port):
                 try:
-                    status, body = _http_get(self.http_port, "/healthz")
+                    status, body = _http_get(self.http_port, healthz)
                 except OSError as exc:
                     status, body = 0, repr(exc)
                 if status == 200:
@@ -470,11 +472,11 @@ class LiveServer:
         raise ServerStartError(f"nats-server {self.name} not ready within {timeout}s "
                                f"({last}).\nServer log ({self.log_file}):\n{self.log_tail()}")
 
-    def start(self, timeout: float = READY_TIMEOUT) -> "LiveServer":
+    def start(self, timeout: float = READY_TIMEOUT, healthz: str = "/healthz") -> "LiveServer":
         t0 = time.monotonic()
         self.launch()
         try:
-            self.wait_ready(timeout)
+            self.wait_ready(timeout, healthz)
         except ServerStartError:
             self.kill()
             raise
@@ -495,10 +497,11 @@ class LiveServer:
                 pass
             self.proc.wait(timeout=5)
 
-    def restart(self, timeout: float = READY_TIMEOUT) -> "LiveServer":
+    def restart(self, timeout: float = READY_TIMEOUT, healthz: str = "/healthz"
+                ) -> "LiveServer":
         """Stop if running, start again (same config: same ports, same store), wait ready."""
         self.stop()
-        return self.start(timeout)
+        return self.start(timeout, healthz)
 
     def ensure_running(self, timeout: float = READY_TIMEOUT) -> None:
         if not self.running:
