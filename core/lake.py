@@ -644,6 +644,26 @@ def _sorted_rows(fragments, schema, path: str):  # type: ignore[no-untyped-def]
     return table.to_batches()
 
 
+
+def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> None:  # type: ignore[no-untyped-def]
+    """Create stream ``name`` from a dataset's recorded config ``doc`` (the metadata the
+    server manages left out); a refusal is a LakeError saying what to do."""
+    from .config.stream import StreamConfig
+    from .config.validate import user_metadata
+    from .errors import ApiError
+
+    meta_keys = user_metadata(doc.get("metadata"))
+    if meta_keys:
+        doc["metadata"] = meta_keys
+    else:
+        doc.pop("metadata", None)
+    try:
+        js.add_stream(StreamConfig.from_json(doc, strict=False))
+    except ApiError as err:
+        raise LakeError(f"cannot create stream {name} from the config in {path}: "
+                        f"{err.description} ({err.err_code}); create the stream yourself "
+                        "(jetlink stream add) and import into it") from err
+
 def import_stream(js, name: str, path: str, *, txn_rows: int = 100_000) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """Import the Parquet dataset at ``path`` into stream ``name`` of ``js`` (any
     JetStreamAPI): into the embedded engine's store with the sequences and times kept
@@ -691,19 +711,7 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000) -> di
                             "add)")
         doc = dict(meta["config"])
         doc["name"] = name
-        from .config.validate import user_metadata
-
-        meta_keys = user_metadata(doc.get("metadata"))
-        if meta_keys:
-            doc["metadata"] = meta_keys
-        else:
-            doc.pop("metadata", None)
-        try:
-            js.add_stream(StreamConfig.from_json(doc, strict=False))
-        except ApiError as err:
-            raise LakeError(f"cannot create stream {name} from the config in {path}: "
-                            f"{err.description} ({err.err_code}); create the stream yourself "
-                            "(jetlink stream add) and import into it") from err
+        _create_from_meta(js, name, doc, path)
         created = True
 
     target = arrow_schema()
@@ -1068,19 +1076,7 @@ def import_stream_api(js, name: str, path: str, *, chunk: int = IMPORT_CHUNK  # 
             raise LakeError(f"stream {name} does not exist and the config in {path} has no "
                             "subjects (a mirror's): create the stream with subjects that "
                             "take the rows (jetlink stream add) and import into it")
-        from .config.validate import user_metadata
-
-        meta_keys = user_metadata(doc.get("metadata"))
-        if meta_keys:
-            doc["metadata"] = meta_keys
-        else:
-            doc.pop("metadata", None)
-        try:
-            js.add_stream(StreamConfig.from_json(doc, strict=False))
-        except ApiError as err:
-            raise LakeError(f"cannot create stream {name} from the config in {path}: "
-                            f"{err.description} ({err.err_code}); create the stream yourself "
-                            "(jetlink stream add) and import into it") from err
+        _create_from_meta(js, name, doc, path)
         created = True
         info = js.stream_info(name)
 
