@@ -1309,6 +1309,9 @@ def render_get(app: App, stream: str, msg: dict[str, Any]) -> None:
     output.print_body(app, output.body_text(msg.get("data", "")))
 
 
+VIEW_PAGE = 10  # natscli's page size
+
+
 @stream_app.command("view")
 def view(
     ctx: typer.Context,
@@ -1330,14 +1333,24 @@ def view(
     count: Annotated[
         int | None, typer.Option("--count", metavar="N", min=1, help="Show at most N messages.")
     ] = None,
+    page: Annotated[
+        int, typer.Option("--page", metavar="N", min=0,
+                          help="Messages per page on a terminal (0: no paging).")
+    ] = VIEW_PAGE,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Do not page on a terminal (as --page 0).")
+    ] = False,
     raw: Annotated[bool, typer.Option("--raw", help="Show the raw data received.")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """View the messages of a stream.
 
     Prints the messages (natscli's layout, or only the bodies with --raw) from the first,
-    from --id SEQ or from --since DURATION ago, optionally filtered by --subject. Not a
-    pager: --count limits the output. With --json: a list of messages.
+    from --id SEQ or from --since DURATION ago, optionally filtered by --subject, --count
+    at most. On a terminal it pages like natscli: --page messages (10) at a time, then
+    asks "Next page?" (Enter or y: go on; n: stop); --all or --page 0 prints them all.
+    Not on a terminal (a pipe, a file, a script) every message is printed as it is read,
+    without a question. With --json: a list of messages (no paging).
     """
     from jetlink.cli.stream_flags import parse_duration_flag
 
@@ -1347,16 +1360,29 @@ def view(
         start_time = now_ns() - parse_duration_flag(since, flag="--since")
     js = open_jetstream(app)
     js.stream_info(name)  # stream not found: the error before anything else
-    msgs = []
-    for msg in js.messages(name, start_seq=start, start_time_ns=start_time, subject=subject):
-        msgs.append(to_doc(msg))
-        if count is not None and len(msgs) >= count:
+    found = js.messages(name, start_seq=start, start_time_ns=start_time, subject=subject)
+    if app.json:
+        msgs = []
+        for msg in found:
+            msgs.append(to_doc(msg))
+            if count is not None and len(msgs) >= count:
+                break
+        app.emit(msgs)
+        return
+    paged = 0 if show_all else page
+    if not (output.stdout_is_terminal() and output.is_interactive()):
+        paged = 0
+    shown = 0
+    for msg in found:
+        if paged and shown and shown % paged == 0:
+            if not output.ask_yes_no("Next page?", default=True):
+                return
+        output.print_message(app, to_doc(msg), _render_viewed, raw=raw)
+        shown += 1
+        if count is not None and shown >= count:
             break
-    app.emit(msgs, human=lambda a, d: render_view(a, d, raw=raw))
-
-
-def render_view(app: App, msgs: list[dict[str, Any]], *, raw: bool = False) -> None:
-    output.print_messages(app, msgs, _render_viewed, raw=raw, empty="No messages")
+    if not shown:
+        output.notice(app, "No messages")
 
 
 def _render_viewed(app: App, msg: dict[str, Any], data: bytes) -> None:

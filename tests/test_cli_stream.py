@@ -976,3 +976,41 @@ def test_help_examples_of_sizes_and_durations(jl):
     result = ok(jl("stream", "add", "--help"))
     assert "--cluster-placement NAME" in result.stdout
     assert "Sizes: 512MB, 1GB, -1 (unlimited)" in result.stdout
+
+
+# -- stream view pages on a terminal ------------------------------------------------------------
+def _view_setup(jl, n=25):
+    orders(jl)
+    ok(jl("pub", "orders.a", "m{{Count}}", "--count", str(n)))
+
+
+def _terminal(monkeypatch, on=True):
+    monkeypatch.setattr("jetlink.cli.output.stdout_is_terminal", lambda: on)
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: on)
+
+
+def test_view_pages_on_a_terminal(jl, monkeypatch):
+    _view_setup(jl)
+    _terminal(monkeypatch)
+    res = ok(jl("stream", "view", "ORDERS", "--raw", input="\nn\n"))
+    shown = [w for w in res.stdout.split() if w.startswith("m")]  # (the runner echoes input)
+    assert shown == [f"m{i}" for i in range(1, 21)]  # two pages, then "n"
+    assert res.stderr.count("Next page?") == 2
+
+
+@pytest.mark.parametrize("args", [["--all"], ["--page", "0"]])
+def test_view_all_does_not_page(jl, monkeypatch, args):
+    _view_setup(jl)
+    _terminal(monkeypatch)
+    res = ok(jl("stream", "view", "ORDERS", "--raw", *args))
+    assert res.stdout.split() == [f"m{i}" for i in range(1, 26)] and "Next page" not in res.stderr
+
+
+def test_view_without_a_terminal_prints_everything_and_asks_nothing(jl, monkeypatch):
+    _view_setup(jl)
+    _terminal(monkeypatch, on=False)
+    res = ok(jl("stream", "view", "ORDERS", "--raw", "--page", "5"))
+    assert res.stdout.split() == [f"m{i}" for i in range(1, 26)] and res.stderr == ""
+    assert ok(jl("stream", "view", "ORDERS", "--raw", "--count", "3")).stdout.split() == [
+        "m1", "m2", "m3"]
+    assert len(doc(jl("stream", "view", "ORDERS", "-j"))) == 25  # --json: never paged
