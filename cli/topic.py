@@ -247,6 +247,8 @@ def _stdin_lines() -> list[bytes]:
         lines.pop()
     return [line[:-1] if line.endswith(b"\r") else line for line in lines]
 
+PRODUCE_CHUNK = 10_000  # records per transaction of a large produce
+
 
 @topic_app.command("produce")
 def produce(
@@ -337,9 +339,16 @@ def produce(
         output.notice(app, "Nothing to produce.")
         app.emit([], human=lambda a, d: None)
         return
-    placed = open_kafka(app).produce(
-        topic, [(k, v, h or None) for k, v, h in records], partition=partition
-    )
+    kafka = open_kafka(app)
+    batch = [(k, v, h or None) for k, v, h in records]
+    placed = []
+    # Large --count runs go in chunks (each chunk one transaction) so a bar can move; a
+    # bar only on a terminal, never with --json.
+    with output.progress(app, "Producing", len(batch), enabled=len(batch) > PRODUCE_CHUNK
+                         ) as bar:
+        for i in range(0, len(batch), PRODUCE_CHUNK):
+            placed += kafka.produce(topic, batch[i:i + PRODUCE_CHUNK], partition=partition)
+            bar.advance(len(batch[i:i + PRODUCE_CHUNK]))
 
     def human(a: App, _docs: Any) -> None:
         if len(placed) == 1:

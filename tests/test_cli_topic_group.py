@@ -155,6 +155,28 @@ def test_produce_shapes(jl, engine):
     assert (r.stdout, r.stderr) == ("", "Nothing to produce.\n")
 
 
+def test_a_large_produce_goes_in_chunks_with_a_bar_on_a_terminal(jl, engine, monkeypatch):
+    from jetlink.cli import output, topic
+
+    bars = []
+    real = output.progress
+
+    class Recorded(real):
+        def __init__(self, app, label, total, *, enabled=True):
+            bars.append((label, total, enabled))
+            super().__init__(app, label, total, enabled=enabled)
+
+    monkeypatch.setattr(output, "progress", Recorded)
+    monkeypatch.setattr(topic, "PRODUCE_CHUNK", 40)
+    ok(jl("topic", "create", "t", "--partitions", "1"))
+    r = ok(jl("topic", "produce", "t", "v{{Count}}", "--count", "100"))
+    assert lines(r) == ["Produced 100 records to t", "  partition 0: offsets 0..99"]
+    assert [r.value for r in engine.fetch("t", 0, 0, max_records=200)][-1] == b"v100"
+    assert bars == [("Producing", 100, True)]
+    ok(jl("topic", "produce", "t", "v", "--count", "3"))
+    assert bars[-1] == ("Producing", 3, False)  # small: no bar
+
+
 def test_produce_to_a_mirror_is_refused(jl, engine):
     engine.create_topic("m", 1, mirror_link="L")
     r = jl("topic", "produce", "m", "x")
