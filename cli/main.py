@@ -359,6 +359,18 @@ def _wants_json(args: Sequence[str]) -> bool:
     return _has_flag(args, ("-j", "--json"))
 
 
+def _show_click_error(exc: Any) -> None:
+    """A bad command line in jetlink's one error format (``jetlink: error: ...``, as every
+    other error), then where to look: ``Try 'jetlink stream view -h' for help.``"""
+    from jetlink.cli.output import format_error
+    from jetlink.core.errors import UsageError
+
+    print(format_error(UsageError(exc.format_message())), file=sys.stderr)
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None:
+        print(f"Try '{ctx.command_path} -h' for help.", file=sys.stderr)
+
+
 def run(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point (``jetlink``), also ``python -m jetlink.cli.main``."""
     from typer._click.exceptions import ClickException
@@ -381,7 +393,7 @@ def run(argv: Sequence[str] | None = None) -> None:
 
             print_json(UsageError(exc.format_message()).to_dict())
         else:
-            exc.show()
+            _show_click_error(exc)
         sys.exit(exc.exit_code)
     except Abort:
         print("Aborted!", file=sys.stderr)

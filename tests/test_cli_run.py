@@ -23,11 +23,18 @@ def test_usage_error_with_json_is_one_document_exit_2(capsys):
     assert err == ""
 
 
-def test_usage_error_without_json_is_click_text_on_stderr(capsys):
+def test_usage_error_without_json_is_one_format_on_stderr(capsys):
     code, out, err = call(capsys, "validate")
-    assert code == 2
-    assert out == ""
-    assert err.endswith("Error: Missing argument 'FILE...'.\n")
+    assert (code, out) == (2, "")
+    assert err == ("jetlink: error: Missing argument 'FILE...'.\n"
+                   "Try 'jetlink validate -h' for help.\n")
+    # jetlink's own usage errors: the same first line, the same exit status
+    code, out, err = call(capsys, "replicate", "--follow", "--interval", "0")
+    assert (code, err) == (2, "jetlink: error: invalid value for --interval: must be more "
+                              "than 0\n")
+    code, out, err = call(capsys, "stream", "view", "X", "--count", "0")
+    assert (code, err) == (2, "jetlink: error: Invalid value for '--count': 0 is not in the "
+                              "range x>=1.\nTry 'jetlink stream view -h' for help.\n")
 
 
 def test_unknown_command_exit_2(capsys):
