@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from jetlink.cli import output
+from jetlink.cli import completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import data_dir
 from jetlink.cli.options import JsonOption, force_option
@@ -31,7 +31,8 @@ KINDS = ("nats", "kafka")
 
 # -- commands -------------------------------------------------------------------------------
 
-NameArg = Annotated[str, typer.Argument(metavar="NAME", help="Cluster name ([A-Za-z0-9_-]).")]
+NameArg = Annotated[str, typer.Argument(metavar="NAME", help="Cluster name ([A-Za-z0-9_-]).",
+                                        autocompletion=completion.clusters)]
 
 
 @cluster_app.command("add")
@@ -141,7 +142,8 @@ def _set_down(ctx: typer.Context, names: list[str], down: bool) -> None:
 
 NamesArg = Annotated[
     list[str],
-    typer.Argument(metavar="NAME...", help="Cluster names ([A-Za-z0-9_-]).", show_default=False),
+    typer.Argument(metavar="NAME...", help="Cluster names ([A-Za-z0-9_-]).", show_default=False,
+                   autocompletion=completion.clusters),
 ]
 
 

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from jetlink.cli import output
+from jetlink.cli import completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import now_ns, open_jetstream, read_json_file, usage
 from jetlink.cli.options import JsonOption, StreamArg, config_option, force_option
@@ -32,7 +32,8 @@ consumer_app = typer.Typer(
 )
 
 ConsumerArg = Annotated[
-    str, typer.Argument(metavar="CONSUMER", help="Consumer name.", show_default=False)
+    str, typer.Argument(metavar="CONSUMER", help="Consumer name.", show_default=False,
+                        autocompletion=completion.consumers)
 ]
 
 ACK_POLICIES = {"none": "none", "all": "all", "explicit": "explicit"}

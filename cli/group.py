@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from jetlink.cli import output
+from jetlink.cli import completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import usage
 from jetlink.cli.options import JsonOption, force_option
@@ -39,7 +39,8 @@ group_app = typer.Typer(
 )
 
 GroupArg = Annotated[
-    str, typer.Argument(metavar="GROUP", help="Consumer group id.", show_default=False)
+    str, typer.Argument(metavar="GROUP", help="Consumer group id.", show_default=False,
+                        autocompletion=completion.groups)
 ]
 MISSING = "-"
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from jetlink.cli import common, output
+from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import usage
 from jetlink.cli.options import JsonOption, force_option
@@ -62,7 +62,8 @@ OPERATION_NAMES = {"PUT": "PUT", "DEL": "DELETE", "PURGE": "PURGE"}
 # -- arguments and options ----------------------------------------------------------------------
 
 BucketArg = Annotated[
-    str, typer.Argument(metavar="BUCKET", help="Bucket name.", show_default=False)
+    str, typer.Argument(metavar="BUCKET", help="Bucket name.", show_default=False,
+                        autocompletion=completion.buckets)
 ]
 KeyArg = Annotated[str, typer.Argument(metavar="KEY", help="Key.", show_default=False)]
 ValueArg = Annotated[

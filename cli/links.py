@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from jetlink.cli import output
+from jetlink.cli import completion, output
 from jetlink.cli.app import App
 from jetlink.cli import common
 from jetlink.cli.common import data_dir, usage
@@ -40,7 +40,8 @@ links_app = typer.Typer(
 )
 links_app.callback()(rest_callback)
 
-LinkArg = Annotated[str, typer.Argument(metavar="LINK", help="The cluster link's name.")]
+LinkArg = Annotated[str, typer.Argument(metavar="LINK", help="The cluster link's name.",
+                                        autocompletion=completion.links)]
 ConfigOpt = Annotated[
     list[str] | None,
     typer.Option(

@@ -43,6 +43,12 @@ from jetlink.cli.app import (
     default_data_dir,
 )
 
+def _complete_clusters(ctx: typer.Context, incomplete: str) -> list[str]:
+    from jetlink.cli.completion import clusters
+
+    return clusters(ctx, incomplete)
+
+
 # The commands of the root, in help order: name -> (module cli/<module>.py, the one-line
 # help `jetlink --help` shows). A module is imported only when its command runs (or its own
 # help is asked for), so start-up does not grow with the number of commands. The module's
@@ -167,6 +173,7 @@ def _root(
             envvar=ENV_CLUSTER,
             metavar="NAME",
             help="Cluster the command addresses.",
+            autocompletion=_complete_clusters,
         ),
     ] = DEFAULT_CLUSTER,
     context: Annotated[

@@ -18,6 +18,8 @@ from typing import Annotated, Any
 
 import typer
 
+from jetlink.cli import completion
+
 from jetlink.cli.app import App
 
 
@@ -57,7 +59,8 @@ def config_option(help: str) -> Any:
 
 
 StreamArg = Annotated[
-    str, typer.Argument(metavar="STREAM", help="Stream name.", show_default=False)
+    str, typer.Argument(metavar="STREAM", help="Stream name.", show_default=False,
+                        autocompletion=completion.streams)
 ]
 
 

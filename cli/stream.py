@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
-from jetlink.cli import common, output
+from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import (
     data_dir,
@@ -888,7 +888,8 @@ def seal(
 # -- promote / failover -----------------------------------------------------------------------
 
 MirrorArg = Annotated[
-    str, typer.Argument(metavar="MIRROR", help="The mirror stream.", show_default=False)
+    str, typer.Argument(metavar="MIRROR", help="The mirror stream.", show_default=False,
+                        autocompletion=completion.streams)
 ]
 PromoteSubjectsOption = Annotated[
     list[str] | None,

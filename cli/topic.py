@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from jetlink.cli import output
+from jetlink.cli import completion, output
 from jetlink.cli.app import App
 from jetlink.cli import common
 from jetlink.cli.common import data_dir, usage
@@ -51,7 +51,8 @@ POLL_SECONDS = 0.2
 FETCH_MAX = 500
 CLIENT_ID = "jetlink-consumer"
 
-TopicArg = Annotated[str, typer.Argument(metavar="TOPIC", help="Topic name.", show_default=False)]
+TopicArg = Annotated[str, typer.Argument(metavar="TOPIC", help="Topic name.", show_default=False,
+                                         autocompletion=completion.topics)]
 ConfigOption = Annotated[
     list[str] | None,
     typer.Option(

@@ -1,0 +1,80 @@
+"""Shell completion of names from the data directory in force (cli/completion.py), through
+the entry point as bash, zsh and fish call it (completions/)."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import ok
+from test_cli import _subprocess
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    from helpers import runner
+
+    from jetlink.cli.main import app
+
+    d = tmp_path_factory.mktemp("compl") / "data"
+
+    def jl(*args):
+        return ok(runner.invoke(app, ["--data-dir", str(d), *args], prog_name="jetlink"))
+
+    jl("cluster", "add", "west")
+    jl("cluster", "add", "kwest", "--kind", "kafka")
+    jl("stream", "add", "ORDERS", "--subjects", "o.>", "--defaults")
+    jl("stream", "add", "OTHER", "--subjects", "x.>", "--defaults")
+    jl("--cluster", "west", "stream", "add", "WEST_ONLY", "--subjects", "w.>", "--defaults")
+    jl("consumer", "add", "ORDERS", "billing", "--pull", "--defaults")
+    jl("consumer", "add", "ORDERS", "audit", "--pull", "--defaults")
+    jl("kv", "add", "CONFIG")
+    jl("--cluster", "kwest", "topic", "create", "orders", "--partitions", "1")
+    jl("--cluster", "kwest", "topic", "create", "returns", "--partitions", "1")
+    jl("--cluster", "kwest", "topic", "produce", "orders", "x")
+    jl("--cluster", "kwest", "topic", "consume", "orders", "--group", "billing",
+       "--from-beginning", "--max", "1")
+    return d
+
+
+def bash(line):
+    words = line.split(" ")
+    proc = _subprocess([], env={"_JETLINK_COMPLETE": "complete_bash",
+                                "COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1)})
+    return proc.stdout.split()
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("stream info ", ["CONFIG", "ORDERS", "OTHER"]) ,
+    ("stream info O", ["ORDERS", "OTHER"]),
+    ("stream promote OR", ["ORDERS"]),
+    ("--cluster west stream info ", ["WEST_ONLY"]),
+    ("consumer info ORDERS ", ["audit", "billing"]),
+    ("consumer next ORDERS b", ["billing"]),
+    ("kv get ", ["CONFIG"]),
+    ("--cluster kwest topic describe ", ["orders", "returns"]),
+    ("--cluster kwest group describe ", ["billing"]),
+    ("--cluster ", ["kwest", "local", "west"]),
+    ("cluster down w", ["west"]),
+])
+def test_bash_completes_names(data, line, expected):
+    got = bash(f"jetlink --data-dir {data} {line}")
+    if line == "stream info ":  # the KV bucket's stream is a stream too
+        expected = ["KV_CONFIG", "ORDERS", "OTHER"]
+    assert got == expected
+
+
+def test_zsh_and_fish_complete_the_same_names(data):
+    line = f"jetlink --data-dir {data} stream info O"
+    zsh = _subprocess([], env={"_JETLINK_COMPLETE": "complete_zsh",
+                               "_TYPER_COMPLETE_ARGS": line}).stdout
+    assert '"ORDERS"' in zsh and '"OTHER"' in zsh
+    fish = _subprocess([], env={"_JETLINK_COMPLETE": "complete_fish",
+                                "_TYPER_COMPLETE_FISH_ACTION": "get-args",
+                                "_TYPER_COMPLETE_ARGS": line}).stdout
+    assert fish.split() == ["ORDERS", "OTHER"]
+
+
+def test_a_missing_data_directory_completes_nothing_and_creates_nothing(tmp_path):
+    missing = tmp_path / "none"
+    assert bash(f"jetlink --data-dir {missing} stream info ") == []
+    assert bash(f"jetlink --data-dir {missing} --cluster ") == []
+    assert not missing.exists()
