@@ -12,7 +12,7 @@ VENV ?= .venv
 PYTHON ?= $(shell command -v python3.11 >/dev/null 2>&1 && echo python3.11 || echo python3)
 VENV_PY := $(VENV)/bin/python
 JETLINK := $(VENV)/bin/jetlink
-PYPROJECT_HASH := $(shell cksum pyproject.toml | cut -d' ' -f1)
+PYPROJECT_HASH := $(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 STAMP := $(VENV)/.installed-$(PYPROJECT_HASH)
 TEST_STAMP := $(VENV)/.installed-test-$(PYPROJECT_HASH)
 
@@ -22,12 +22,12 @@ $(VENV_PY):
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): | $(VENV_PY)
-	$(VENV_PY) -m pip install --quiet -e .
+	$(VENV_PY) -m pip install --quiet -c constraints.txt -e '.[spark,live]'
 	rm -f $(VENV)/.installed-*
 	touch $@
 
 $(TEST_STAMP): | $(VENV_PY)
-	$(VENV_PY) -m pip install --quiet -e '.[test]'
+	$(VENV_PY) -m pip install --quiet -c constraints.txt -e '.[spark,live,test]'
 	rm -f $(VENV)/.installed-*
 	touch $@ $(STAMP)
 

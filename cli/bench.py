@@ -231,6 +231,9 @@ def spark(
     from jetlink.sparkops.bench import bench_spark
 
     app = App.of(ctx)
+    from jetlink.cli.common import need_spark_extra
+
+    need_spark_extra("jetlink bench spark")
 
     def note(text: str) -> None:
         if not app.json and sys.stderr.isatty():
@@ -351,8 +354,10 @@ def live_export(
     a temporary directory.
     """
     from jetlink.cli.bench_live_export import bench_live_export, render as render_export
+    from jetlink.cli.common import need_spark_extra
 
     app = App.of(ctx)
+    need_spark_extra("jetlink bench live-export")
     target = app.target
     if target is not None and (target.user or target.creds or target.nkey or target.token
                                or target.uses_tls or target.js_domain or target.js_api_prefix):

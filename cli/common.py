@@ -457,3 +457,22 @@ def _close_at_end(backend: Any) -> None:
     ctx = get_current_context(silent=True)
     if ctx is not None:
         ctx.call_on_close(backend.close)
+
+
+# -- optional parts of the installation -------------------------------------------------------
+
+SPARK_EXTRA = ("pyspark", "pyarrow", "pandas")
+
+
+def need_spark_extra(what: str) -> None:
+    """Refuse ``what`` (a command) with the install line when the ``spark`` extra (pyspark,
+    pyarrow, pandas) is not installed; looks the modules up without importing them."""
+    import importlib.util
+
+    from jetlink.core.errors import JetlinkError
+
+    missing = [m for m in SPARK_EXTRA if importlib.util.find_spec(m) is None]
+    if missing:
+        raise JetlinkError(
+            f"{what} needs {', '.join(missing)}, which this installation does not have: "
+            "pip install 'jetlink[spark]' (pyspark, pyarrow and pandas, about 0.7 GB)")

@@ -642,6 +642,10 @@ def demo(
     from jetlink.core.errors import JetlinkError, UsageError
 
     app = App.of(ctx)
+    if not live:
+        from jetlink.cli.common import need_spark_extra
+
+        need_spark_extra("jetlink demo (its Spark seed and stream export)")
     if data_dir is not None:
         data_dir = data_dir.expanduser()
         if data_dir.exists() and (not data_dir.is_dir() or any(data_dir.iterdir())):

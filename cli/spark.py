@@ -27,6 +27,16 @@ spark_app = typer.Typer(
     no_args_is_help=True,
 )
 
+
+@spark_app.callback()
+def _spark(ctx: typer.Context) -> None:
+    """Run bulk replication jobs on Spark."""
+    from jetlink.cli.common import need_spark_extra
+
+    if not ctx.resilient_parsing:
+        need_spark_extra(ctx.command_path + (f" {ctx.invoked_subcommand}"
+                                             if ctx.invoked_subcommand else ""))
+
 MasterOpt = Annotated[str, typer.Option(
     "--master", metavar="URL", help="Spark master: local[*], spark://HOST:PORT, yarn, k8s://...")]
 ConfOpt = Annotated[list[str] | None, typer.Option(

@@ -1166,6 +1166,7 @@ def export(
     from jetlink.core import lake
 
     app = App.of(ctx)
+    common.need_spark_extra(ctx.command_path)
     js = open_jetstream(app)
 
     def resuming(progress: dict[str, Any]) -> None:
@@ -1232,6 +1233,7 @@ def import_(
     from jetlink.core import lake
 
     app = App.of(ctx)
+    common.need_spark_extra(ctx.command_path)
     summary = lake.import_stream(open_jetstream(app), name, source)
 
     def human(a: App, d: dict[str, Any]) -> None:

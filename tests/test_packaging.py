@@ -24,3 +24,45 @@ def test_the_wheel_installs_every_man_page_under_share_man(tmp_path):
     pages = sorted(n.rsplit("/", 1)[1] for n in names if "/data/share/man/man1/" in n)
     assert pages == sorted(p.name for p in (ROOT / "man").glob("*.1"))
     assert "jetlink.1" in pages
+
+
+def test_without_the_spark_extra_the_commands_say_how_to_install_it(monkeypatch, tmp_path):
+    import importlib.util
+
+    from helpers import runner
+
+    from jetlink.cli.main import app
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("pyspark", "pyarrow") else
+                        real(name, *a))
+    for args in (["spark", "verify", "store:A", "store:B"], ["stream", "export", "S",
+                                                             f"parquet:{tmp_path}/x"],
+                 ["stream", "import", "S", f"parquet:{tmp_path}/x"], ["bench", "spark"],
+                 ["demo"]):
+        res = runner.invoke(app, ["--data-dir", str(tmp_path / "d"), *args],
+                            prog_name="jetlink")
+        assert res.exit_code == 1, (args, res.stdout, res.stderr)
+        assert "needs pyspark, pyarrow, which this installation does not have: pip install " \
+               "'jetlink[spark]'" in res.stderr, res.stderr
+        assert "Traceback" not in res.stderr
+    # the rest of jetlink does not need it
+    assert runner.invoke(app, ["--data-dir", str(tmp_path / "d"), "stream", "ls"]).exit_code \
+        == 0
+
+
+def test_dependencies_are_ranges_and_the_constraints_pin_them():
+    import tomllib
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert not [d for d in meta["dependencies"] if "==" in d]
+    assert {d.split(">")[0] for d in meta["optional-dependencies"]["spark"]} == {
+        "pyspark", "pyarrow", "pandas"}
+    pins = dict(line.split("==") for line in (ROOT / "constraints.txt").read_text().splitlines()
+                if line and not line.startswith("#"))
+    for dep in ["typer", "rich", "textual", "httpx", "pyspark", "pyarrow", "pandas", "nats-py"]:
+        assert dep in pins, dep
+    makefile = (ROOT / "Makefile").read_text()
+    assert "-c constraints.txt -e '.[spark,live]'" in makefile
+    assert "-c constraints.txt -e '.[spark,live,test]'" in makefile
