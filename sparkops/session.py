@@ -360,6 +360,9 @@ def input_rows_hint(addresses: list[str], data_dir: Any, cluster: str) -> int | 
 # --------------------------------------------------------------------------------------------
 # JVM class-data sharing (start-up)
 # --------------------------------------------------------------------------------------------
+KEEP_OTHER_ARCHIVES = 1  # archive sets of other installations kept besides the current one
+
+
 def cds_enabled() -> bool:
     return os.environ.get("JETLINK_SPARK_CDS", "1").strip().lower() not in ("0", "off", "no",
                                                                            "false")
@@ -464,6 +467,7 @@ class ClassDataSharing:
         stem = f"spark-{pyspark_version}-java{feature}-{key}"
         out = cls(folder / f"{stem}-driver.jsa", folder / f"{stem}-launcher.jsa", feature >= 19)
         out._clean_stale(folder)
+        out._keep_recent(folder, stem)
         # a JVM that crashes while mapping an archive writes its report here, not in the cwd
         import tempfile
 
@@ -497,6 +501,30 @@ class ClassDataSharing:
                     tmp.unlink()
             except OSError:
                 pass
+
+    @staticmethod
+    def _keep_recent(folder: Path, stem: str, others: int = KEEP_OTHER_ARCHIVES) -> None:
+        """Archives of other installations (another virtualenv, pyspark or Java) are kept
+        for the ``others`` most recently written ones only: each set is about 200 MB."""
+        sets: dict[str, float] = {}
+        for f in folder.glob("spark-*.jsa*"):
+            if f.name.endswith(".tmp"):
+                continue
+            key = f.name.split(".jsa", 1)[0].rsplit("-", 1)[0]  # <stem>-driver|launcher
+            if key == stem:
+                continue
+            try:
+                sets[key] = max(sets.get(key, 0.0), f.stat().st_mtime)
+            except OSError:
+                continue
+        for key in sorted(sets, key=sets.__getitem__, reverse=True)[others:]:
+            for f in folder.glob(f"{key}-*.jsa*"):
+                if f.name.endswith(".tmp"):  # being written (_clean_stale's, a day on)
+                    continue
+                try:
+                    f.unlink()
+                except OSError:
+                    pass
 
     def started(self, proc: Any, log_path: Path) -> None:
         """After the driver JVM started: keep the launcher's new archive; when the driver

@@ -256,3 +256,27 @@ def test_cds_archives_are_checked(monkeypatch, tmp_path):
     assert any(f.startswith("-XX:ArchiveClassesAtExit=") for f in third.driver_flags)
     third.discard()
     assert not plan.driver_archive.exists()
+
+
+def test_archives_of_other_installations_are_not_kept_forever(tmp_path):
+    """Each set of archives is about 200 MB: besides the current installation's, only the
+    most recently written other set stays."""
+    import os
+
+    from jetlink.sparkops import session as S
+
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    stems = [f"spark-4.3.0-java17-{k}" for k in ("aaaa", "bbbb", "cccc", "dddd")]
+    for age, stem in enumerate(stems):  # aaaa the newest ... dddd the oldest
+        for part in ("driver.jsa", "driver.jsa.size", "launcher.jsa", "launcher.jsa.size"):
+            f = folder / f"{stem}-{part}"
+            f.write_bytes(b"x")
+            os.utime(f, (1_000_000 - age * 100, 1_000_000 - age * 100))
+    (folder / f"{stems[3]}-driver.jsa.123.tmp").write_bytes(b"x")  # being written: left
+    S.ClassDataSharing._keep_recent(folder, stems[2])  # the current one is cccc (older)
+    left = sorted({f.name.split(".jsa")[0].rsplit("-", 1)[0] for f in folder.iterdir()
+                   if not f.name.endswith(".tmp")})
+    assert left == [stems[0], stems[2]]  # the current set and the newest other one
+    assert len(list(folder.glob(f"{stems[0]}-*"))) == 4
+    assert (folder / f"{stems[3]}-driver.jsa.123.tmp").exists()
