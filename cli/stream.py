@@ -1109,6 +1109,7 @@ def render_promotion(app: App, doc: dict[str, Any]) -> None:
 # -- export / import: a stream to and from a lake (Parquet) -----------------------------------
 
 PARQUET_PREFIX = "parquet:"
+PROGRESS_MIN = 100_000  # messages: a bar for a longer export (on a terminal only)
 
 
 def _parquet_path(value: str) -> str:
@@ -1179,8 +1180,14 @@ def export(
             f"{output.comma(progress['through'])} of {output.comma(progress['cut'])}",
         )
 
+    def export(replace: bool) -> dict[str, Any]:
+        total = js.stream_info(name).state.messages
+        with output.progress(app, "Exporting", total, enabled=total > PROGRESS_MIN) as bar:
+            return lake.export_stream(js, name, target, force=replace, on_resume=resuming,
+                                      on_rows=bar.advance)
+
     try:
-        summary = lake.export_stream(js, name, target, force=force, on_resume=resuming)
+        summary = export(force)
     except lake.LakeExistsError as err:
         output.confirm(
             app,
@@ -1188,7 +1195,7 @@ def export(
             force=False,
             action=f"replace the dataset in {target}",
         )
-        summary = lake.export_stream(js, name, target, force=True, on_resume=resuming)
+        summary = export(True)
 
     def human(a: App, d: dict[str, Any]) -> None:
         files = len(d["files"])

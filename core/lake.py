@@ -447,24 +447,28 @@ def export_stream(js, name: str, path: str, *, batch_rows: int = 65_536,  # type
                   row_group_rows: int = 131_072, file_rows: int | None = None,
                   force: bool = False,
                   on_resume: Callable[[dict[str, Any]], None] | None = None,
-                  on_file: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+                  on_file: Callable[[dict[str, Any]], None] | None = None,
+                  on_rows: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Write stream ``name`` of ``js`` (any JetStreamAPI) as a Parquet dataset in the
     directory ``path``: the embedded engine's store is read in one snapshot
     (:func:`_export_embedded`); any other implementation, a live server's, over the
-    interface, resumably (:func:`export_stream_api`: ``on_resume`` / ``on_file`` are its)."""
+    interface, resumably (:func:`export_stream_api`: ``on_resume`` / ``on_file`` are its).
+    ``on_rows(n)``: after each batch of ``n`` messages read (a progress bar)."""
     if _is_embedded(js):
         return _export_embedded(js, name, path, batch_rows=batch_rows,
                                 row_group_rows=row_group_rows,
-                                file_rows=file_rows or 1_048_576, force=force)
+                                file_rows=file_rows or 1_048_576, force=force,
+                                on_rows=on_rows)
     return export_stream_api(js, name, path, batch_rows=batch_rows,
                              row_group_rows=row_group_rows,
                              file_rows=file_rows or API_FILE_ROWS, force=force,
-                             on_resume=on_resume, on_file=on_file)
+                             on_resume=on_resume, on_file=on_file, on_rows=on_rows)
 
 
 def _export_embedded(js, name: str, path: str, *, batch_rows: int = 65_536,  # type: ignore[no-untyped-def]
                      row_group_rows: int = 131_072, file_rows: int = 1_048_576,
-                     force: bool = False) -> dict[str, Any]:
+                     force: bool = False,
+                     on_rows: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Write stream ``name`` as a Parquet dataset in the directory ``path``: ``part-NNNNN.parquet``
     files of the lake schema (at most ``file_rows`` rows each, row groups of
     ``row_group_rows``; one empty file for a stream without messages), then ``_jetlink.json``.
@@ -514,6 +518,8 @@ def _export_embedded(js, name: str, path: str, *, batch_rows: int = 65_536,  # t
                 first = batch.column("seq")[0].as_py()
             last = batch.column("seq")[-1].as_py()
             messages += batch.num_rows
+            if on_rows is not None:
+                on_rows(batch.num_rows)
             while batch.num_rows:
                 if writer is None:
                     writer, in_file = open_next(), 0
@@ -885,7 +891,8 @@ def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,  # 
                       row_group_rows: int = 131_072, file_rows: int = API_FILE_ROWS,
                       force: bool = False,
                       on_resume: Callable[[dict[str, Any]], None] | None = None,
-                      on_file: Callable[[dict[str, Any]], None] | None = None
+                      on_file: Callable[[dict[str, Any]], None] | None = None,
+                      on_rows: Callable[[int], None] | None = None
                       ) -> dict[str, Any]:
     """Write stream ``name`` of ``js`` (any JetStreamAPI; a live server's) as a Parquet
     dataset in the directory ``path``, in the lake schema (partition 0, key null, ``ts`` the
@@ -966,6 +973,8 @@ def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,  # 
     batches = iter_api_batches(js, name, progress["through"] + 1, cut, batch_rows=batch_rows)
     try:
         for batch in batches:
+            if on_rows is not None:
+                on_rows(batch.num_rows)
             while batch.num_rows:
                 if state["writer"] is None:
                     open_part()
