@@ -26,6 +26,7 @@ imported inside the functions.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -290,9 +291,52 @@ def rest_api_root(url: str) -> str:
     if parts.query or parts.fragment:
         raise usage(f"invalid REST URL {url!r}: no query or fragment allowed")
     text = text.rstrip("/")
-    if parts.path.rstrip("/").endswith("/v3"):
+    path = parts.path.rstrip("/")
+    # The URL `jetlink serve` prints (``.../kafka/v3/clusters/{cluster}``) or a cluster's own
+    # URL (``.../v3/clusters/C``): the root is what comes before ``/clusters``.
+    found = _CLUSTERS_PATH.fullmatch(path)
+    if found:
+        return f"{parts.scheme}://{parts.netloc}{found.group(1)}"
+    if path.endswith("/v3"):
         return text
     return text + "/kafka/v3"
+
+
+_CLUSTERS_PATH = re.compile(r"(.*/v3)/clusters(?:/([^/]+))?")
+
+
+def rest_url_cluster(url: str) -> str | None:
+    """The cluster ID a REST URL names (``.../v3/clusters/C``), or None (no cluster, or the
+    ``{cluster}`` placeholder `jetlink serve` prints)."""
+    from urllib.parse import unquote, urlsplit
+
+    found = _CLUSTERS_PATH.fullmatch(urlsplit((url or "").strip()).path.rstrip("/"))
+    if not found or not found.group(2):
+        return None
+    cluster = unquote(found.group(2))
+    return None if cluster.startswith("{") and cluster.endswith("}") else cluster
+
+
+def _record_rest_url(ctx: Any, value: str | None) -> str | None:
+    """``--rest-url`` given after a links / mirrors verb: it overrides the group's."""
+    if value:
+        given = ctx.meta.get(REST_KEY)
+        settings = given if isinstance(given, RestSettings) else RestSettings()
+        ctx.meta[REST_KEY] = replace(settings, url=value)
+    return value
+
+
+def rest_url_option(help: str | None = None) -> Any:
+    """``--rest-url URL`` of a links / mirrors verb (the group's option, accepted after the
+    verb too; same meaning)."""
+    import typer
+
+    return typer.Option(
+        "--rest-url", metavar="URL", callback=_record_rest_url,
+        help=help or "The group's --rest-url, given after the verb: call this REST API v3 "
+        "endpoint.",
+        show_default=False,
+    )
 
 
 def rest_settings(app: App) -> RestSettings | None:

@@ -33,13 +33,14 @@ links_app = typer.Typer(
     name="links",
     help="Manage cluster links (kafka-cluster-links).\n\nA link lives on its "
     "destination cluster (--cluster) and copies from its source cluster (--source-cluster) "
-    "into mirror topics (jetlink mirrors ...).\n\nWith --rest-url URL (before the verb; or "
-    "a context's rest_url) the verbs call that REST API v3 endpoint, cluster ID --cluster, "
-    "and print the same output.",
+    "into mirror topics (jetlink mirrors ...).\n\nWith --rest-url URL (before or after the "
+    "verb; or a context's rest_url) the verbs call that REST API v3 endpoint, cluster ID "
+    "--cluster, and print the same output.",
     no_args_is_help=True,
 )
 links_app.callback()(rest_callback)
 
+RestUrlOpt = Annotated[str | None, common.rest_url_option()]
 LinkArg = Annotated[str, typer.Argument(metavar="LINK", help="The cluster link's name.",
                                         autocompletion=completion.links)]
 ConfigOpt = Annotated[
@@ -235,6 +236,7 @@ def create(
     validate_only: Annotated[
         bool, typer.Option("--validate-only", help="Check everything; create nothing.")
     ] = False,
+    rest_url: RestUrlOpt = None,
     json_output: JsonOption = False,
 ) -> None:
     """Create a cluster link from a source cluster.
@@ -265,6 +267,7 @@ def ls(
     include_topics: Annotated[
         bool, typer.Option("--include-topics", help="Also list each link's mirror topics.")
     ] = False,
+    rest_url: RestUrlOpt = None,
     json_output: JsonOption = False,
 ) -> None:
     """List the cluster links of this cluster.
@@ -285,7 +288,8 @@ def ls(
 
 
 @links_app.command("describe")
-def describe(ctx: typer.Context, name: LinkArg, json_output: JsonOption = False) -> None:
+def describe(ctx: typer.Context, name: LinkArg, rest_url: RestUrlOpt = None,
+             json_output: JsonOption = False) -> None:
     """Show a link's state, configs and tasks.
 
     The kafka-cluster-links --describe lines, then every configuration with its value and
@@ -315,6 +319,7 @@ def alter(
     config_file: ConfigFileOpt = None,
     group_filters: GroupFiltersOpt = None,
     topic_filters: TopicFiltersOpt = None,
+    rest_url: RestUrlOpt = None,
     json_output: JsonOption = False,
 ) -> None:
     """Change a link's configurations.
@@ -343,6 +348,7 @@ def delete(
     ctx: typer.Context,
     name: LinkArg,
     force: Annotated[bool, force_option("Delete, even with mirror topics,")] = False,
+    rest_url: RestUrlOpt = None,
     json_output: JsonOption = False,
 ) -> None:
     """Delete a cluster link.

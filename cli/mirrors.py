@@ -24,13 +24,14 @@ mirrors_app = typer.Typer(
     name="mirrors",
     help="Manage mirror topics (kafka-mirrors).\n\nThe kafka-mirrors verbs. Run on the "
     "destination cluster (--cluster), where the link and its mirror topics live.\n\nWith "
-    "--rest-url URL (before the verb; or a context's rest_url) the verbs call that REST API "
-    "v3 endpoint, cluster ID --cluster, and print the same output (truncate-and-restore and "
-    "reverse-and-start have no REST endpoint).",
+    "--rest-url URL (before or after the verb; or a context's rest_url) the verbs call that "
+    "REST API v3 endpoint, cluster ID --cluster, and print the same output "
+    "(truncate-and-restore and reverse-and-start have no REST endpoint).",
     no_args_is_help=True,
 )
 mirrors_app.callback()(rest_callback)
 
+RestUrlOpt = Annotated[str | None, common.rest_url_option()]
 LinkOpt = Annotated[str, typer.Option("--link", "-l", metavar="LINK", help="The cluster link.")]
 TopicsArg = Annotated[
     list[str] | None,
@@ -96,6 +97,7 @@ def create(
     validate_only: Annotated[
         bool, typer.Option("--validate-only", help="Check every condition; create nothing.")
     ] = False,
+    rest_url: RestUrlOpt = None,
     json_output: JsonOption = False,
 ) -> None:
     """Create a mirror topic.
@@ -135,6 +137,7 @@ def ls(
     pending_stopped_only: Annotated[
         bool, typer.Option("--pending-stopped-only", help="Only PENDING_STOPPED mirrors.")
     ] = False,
+    rest_url: RestUrlOpt = None,
     json_output: JsonOption = False,
 ) -> None:
     """List mirror topics.
@@ -177,6 +180,7 @@ def describe(
     pending_stopped_only: Annotated[
         bool, typer.Option("--pending-stopped-only", help="Only PENDING_STOPPED mirrors.")
     ] = False,
+    rest_url: RestUrlOpt = None,
     json_output: JsonOption = False,
 ) -> None:
     """Describe mirror topics, tab separated.
@@ -284,7 +288,7 @@ def _verb(how: str) -> str:
 @mirrors_app.command("promote")
 def promote(ctx: typer.Context, link: LinkOpt, topics: TopicsArg = None,
             dry_run: DryRunOpt = False, timeout: TimeoutOpt = None,
-            json_output: JsonOption = False) -> None:
+            rest_url: RestUrlOpt = None, json_output: JsonOption = False) -> None:
     """Promote mirror topics to normal topics.
 
     For migrations.
@@ -300,7 +304,7 @@ def promote(ctx: typer.Context, link: LinkOpt, topics: TopicsArg = None,
 @mirrors_app.command("failover")
 def failover(ctx: typer.Context, link: LinkOpt, topics: TopicsArg = None,
              dry_run: DryRunOpt = False, timeout: TimeoutOpt = None,
-             json_output: JsonOption = False) -> None:
+             rest_url: RestUrlOpt = None, json_output: JsonOption = False) -> None:
     """Fail over mirror topics, whatever the lag.
 
     Disaster recovery: stops mirroring now.
@@ -314,7 +318,8 @@ def failover(ctx: typer.Context, link: LinkOpt, topics: TopicsArg = None,
 
 @mirrors_app.command("pause")
 def pause(ctx: typer.Context, link: LinkOpt, topics: TopicsArg = None,
-          dry_run: DryRunOpt = False, json_output: JsonOption = False) -> None:
+          dry_run: DryRunOpt = False, rest_url: RestUrlOpt = None,
+          json_output: JsonOption = False) -> None:
     """Pause mirror topics.
 
     They keep their data and resume where they stopped.
@@ -324,7 +329,8 @@ def pause(ctx: typer.Context, link: LinkOpt, topics: TopicsArg = None,
 
 @mirrors_app.command("resume")
 def resume(ctx: typer.Context, link: LinkOpt, topics: TopicsArg = None,
-           dry_run: DryRunOpt = False, json_output: JsonOption = False) -> None:
+           dry_run: DryRunOpt = False, rest_url: RestUrlOpt = None,
+          json_output: JsonOption = False) -> None:
     """Resume paused mirror topics."""
     _alter(ctx, "resume", topics, link, dry_run)
 
@@ -346,6 +352,7 @@ def truncate_and_restore(
     topic: Annotated[str, typer.Argument(metavar="TOPIC", help="The local topic.")],
     link: LinkOpt,
     dry_run: DryRunOpt = False,
+    rest_url: RestUrlOpt = None,
     json_output: JsonOption = False,
 ) -> None:
     """Fail back: make a topic a mirror again.
@@ -368,6 +375,7 @@ def reverse_and_start(
     topic: Annotated[str, typer.Argument(metavar="TOPIC", help="The mirror topic here.")],
     link: LinkOpt,
     dry_run: DryRunOpt = False,
+    rest_url: RestUrlOpt = None,
     json_output: JsonOption = False,
 ) -> None:
     """Reverse a mirror's direction.

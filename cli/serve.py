@@ -140,13 +140,15 @@ def serve(
     """Serve the Confluent REST API v3 of links.
 
     Cluster links and mirror topics of every cluster of the data directory, under
-    /kafka/v3/clusters/CLUSTER (Confluent's paths, bodies and error bodies): links list,
+    /kafka/v3/clusters/CLUSTER (Confluent's paths, bodies and error bodies): the clusters
+    (GET /kafka/v3/clusters and /kafka/v3/clusters/CLUSTER), links list,
     create, get, delete, configs and configs:alter; mirrors list (per link and links/-),
     create, get, and mirrors:promote, :failover, :pause, :resume. A request that changes
     something ends with one bounded replication step, as a mutating command does.
 
     Listens on 127.0.0.1:8090 by default and prints the base URL on stderr (with --json,
-    one JSON line {"url", "clusters"} on stdout) once the socket is listening; runs until
+    one JSON line {"url", "clusters"} on stdout) once the socket is listening; either URL
+    works as --rest-url of links / mirrors as printed. Runs until
     interrupted. A host that is not a loopback address is refused unless --auth-token-file
     is given; the token file must not be readable by group or others.
     """

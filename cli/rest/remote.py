@@ -86,15 +86,16 @@ STOPPED, FAILED = "STOPPED", "FAILED"
 
 
 def open_client(app: App, settings: RestSettings) -> RestClient:
-    """A RestClient for ``settings`` and the cluster of ``--cluster``, closed when the
-    command ends."""
+    """A RestClient for ``settings`` and the cluster of ``--cluster`` (or the one the URL
+    names: ``.../v3/clusters/C``), closed when the command ends."""
     from typer._click.globals import get_current_context
 
+    from jetlink.cli.common import rest_url_cluster
     from jetlink.cli.rest.client import RestClient
 
     client = RestClient(
         settings.url or "",
-        cluster_id=app.cluster,
+        cluster_id=rest_url_cluster(settings.url or "") or app.cluster,
         token=settings.token,
         api_key=settings.api_key,
         api_secret=settings.api_secret,

@@ -5,6 +5,9 @@ over the embedded engine.
 ``/kafka/v3/clusters/{cluster_id}`` (``cluster_id``: a cluster of the data directory, the
 link's DESTINATION cluster as with ``jetlink --cluster C links ...``):
 
+- ``GET /kafka/v3/clusters`` -> 200 KafkaClusterList (every cluster of the data directory)
+- ``GET /kafka/v3/clusters/{cluster_id}`` -> 200 KafkaCluster (``cluster_id`` and the
+  ``related`` links of Confluent's cluster resource; ``controller`` is null: no brokers)
 - ``GET /links`` -> 200 KafkaLinkDataList
 - ``POST /links?link_name=L&validate_only=&validate_link=`` -> 204
 - ``GET /links/{link}`` -> 200 KafkaLinkData
@@ -296,6 +299,27 @@ def alter_data(base: str, link: str, result: Any) -> dict[str, Any]:
                     })
 
 
+def cluster_data(base: str, cluster: str) -> dict[str, Any]:
+    """KafkaCluster of ``cluster`` (``base``: its URL, ``.../kafka/v3/clusters/C``): the
+    fields of Confluent's ClusterData; the related collections are named as Confluent names
+    them, although jetlink serves only the links under them."""
+    def related(path: str) -> dict[str, str]:
+        return {"related": f"{base}/{path}"}
+
+    return {
+        "kind": "KafkaCluster",
+        "metadata": {"self": base, "resource_name": f"crn:///kafka={cluster}"},
+        "cluster_id": cluster,
+        "controller": None,
+        "acls": related("acls"),
+        "brokers": related("brokers"),
+        "broker_configs": related("broker-configs"),
+        "consumer_groups": related("consumer-groups"),
+        "topics": related("topics"),
+        "partition_reassignments": related("topics/-/partitions/-/reassignment"),
+    }
+
+
 def _q(name: str) -> str:
     return quote(name, safe="")
 
@@ -444,6 +468,42 @@ def _configs(body: Mapping[str, Any], key: str = "configs") -> dict[str, str]:
         if value is not None:
             out[item["name"]] = value
     return out
+
+
+# -- handlers: clusters -------------------------------------------------------------------
+
+
+def get_cluster(call: Call) -> tuple[int, Any]:
+    return 200, cluster_data(call.base, call.cluster)
+
+
+def _list_clusters(data_dir: Path, root: str) -> dict[str, Any]:
+    from jetlink.core.store import DataDir
+
+    store = DataDir(data_dir)
+    try:
+        names = [c.name for c in store.clusters(create_local=False)]
+    finally:
+        store.close()
+    return collection("KafkaClusterList", root,
+                      [cluster_data(f"{root}/{_q(n)}", n) for n in names])
+
+
+def _clusters_endpoint(data_dir: Path) -> Callable[[Request], Any]:
+    """``GET /kafka/v3/clusters``: KafkaClusterList."""
+
+    async def list_clusters(request: Request) -> Response:
+        root = str(request.base_url).rstrip("/") + BASE_PATH
+        try:
+            doc = await run_in_threadpool(_list_clusters, data_dir, root)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes an error body
+            err = rest_error(exc)
+            if err.status >= 500:
+                traceback.print_exception(exc, file=sys.stderr)
+            return _error_response(err)
+        return JSONResponse(doc, status_code=200)
+
+    return list_clusters
 
 
 # -- handlers: links ----------------------------------------------------------------------
@@ -708,6 +768,7 @@ def create_app(data_dir: Path, *, clock_factory: Callable[[], Any] | None = None
     clocks = clock_factory or _default_clock
 
     table: dict[str, dict[str, Handler]] = {
+        "": {"GET": get_cluster},
         "/links": {"GET": list_links, "POST": create_link},
         "/links/-/mirrors": {"GET": list_mirrors},
         "/links/{link}": {"GET": get_link, "DELETE": delete_link},
@@ -721,6 +782,7 @@ def create_app(data_dir: Path, *, clock_factory: Callable[[], Any] | None = None
     routes = [Route(BASE_PATH + "/{cluster_id}" + path,
                     _endpoint(handlers, Path(data_dir), clocks), methods=list(handlers))
               for path, handlers in table.items()]
+    routes.insert(0, Route(BASE_PATH, _clusters_endpoint(Path(data_dir)), methods=["GET"]))
     return Starlette(
         routes=routes,
         middleware=[Middleware(GuardMiddleware, token=token)],

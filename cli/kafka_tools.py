@@ -1,0 +1,361 @@
+"""``jetlink kafka-mirrors`` and ``jetlink kafka-cluster-links``: the Kafka tools' own syntax.
+
+Operators paste Confluent runbook lines (``kafka-mirrors --promote --topics T --link L
+--bootstrap-server H:P --command-config F``). These two commands parse that syntax (exactly
+one action flag, ``--topics T[,T...]``, ``--add-config k=v[,k=v]``) and call the verbs of
+cli/mirrors.py and cli/links.py with the same values: the same engine (or REST v3 endpoint
+with ``--rest-url``), the same output, the same exit statuses. Nothing else is decided here.
+
+``--bootstrap-server`` selects the cluster when its value (or its host part) names a cluster
+of the data directory, else the global ``--cluster`` applies; it and ``--command-config`` are
+otherwise ignored (one notice on stderr says so).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from jetlink.cli import common
+from jetlink.cli.app import App
+from jetlink.cli.common import usage
+from jetlink.cli.options import JsonOption
+
+RestUrlOpt = Annotated[str | None, common.rest_url_option(
+    "Call this REST API v3 endpoint instead of the local engine (as links / mirrors "
+    "--rest-url; the URL jetlink serve prints works).")]
+BootstrapOpt = Annotated[
+    str | None,
+    typer.Option("--bootstrap-server", metavar="HOST:PORT",
+                 help="Selects the cluster when it (or its host) names a cluster of the data "
+                 "directory; otherwise ignored, as --command-config.", show_default=False),
+]
+CommandConfigOpt = Annotated[
+    str | None,
+    typer.Option("--command-config", metavar="FILE",
+                 help="Accepted and ignored (client properties of the Kafka tools).",
+                 show_default=False),
+]
+
+
+def _flag(help_text: str, name: str) -> Any:
+    return typer.Option(name, help=help_text)
+
+
+# -- shared ---------------------------------------------------------------------------------
+
+
+def one_action(tool: str, given: dict[str, bool]) -> str:
+    """The one action flag given (``--promote``); none or several is a usage error naming
+    them."""
+    chosen = [flag for flag, on in given.items() if on]
+    if len(chosen) == 1:
+        return chosen[0]
+    if not chosen:
+        raise usage(f"{tool}: give one action: {', '.join(given)}")
+    raise usage(f"{tool}: give only one action, not {' and '.join(chosen)}")
+
+
+def split_list(values: list[str] | None) -> list[str]:
+    """``--topics a,b --topics c`` -> ``[a, b, c]`` (empty items dropped)."""
+    return [item.strip() for value in values or [] for item in value.split(",") if item.strip()]
+
+
+# A comma starts a new pair only when ``key=`` follows it: values may hold commas (JSON).
+_PAIR_SPLIT = re.compile(r",(?=\s*[A-Za-z0-9_.\-]+=)")
+
+
+def split_pairs(values: list[str] | None) -> list[str]:
+    """``--add-config k=v,k2=v2`` -> ``["k=v", "k2=v2"]``; a value keeps its own commas
+    (``consumer.offset.group.filters={...,...}``)."""
+    return [p.strip() for value in values or [] for p in _PAIR_SPLIT.split(value) if p.strip()]
+
+
+def select_cluster(app: App, bootstrap_server: str | None, command_config: str | None) -> None:
+    """``--bootstrap-server`` names the cluster when a cluster of the data directory has its
+    value (or its first server's host) as name; one notice on stderr either way."""
+    if bootstrap_server is None and command_config is None:
+        return
+    from jetlink.cli import output
+
+    chosen = None
+    if bootstrap_server:
+        from jetlink.core.store import DataDir
+        from jetlink.core.store.datadir import NAME_RE
+
+        first = bootstrap_server.split(",")[0].strip()
+        host = first.rsplit(":", 1)[0] if ":" in first else first
+        store = DataDir(common.embedded_data_dir(app))
+        try:
+            for name in dict.fromkeys((first, host.strip("[]"))):
+                if NAME_RE.fullmatch(name) and store.has_cluster(name):
+                    chosen = name
+                    break
+        finally:
+            store.close()
+    if chosen is not None:
+        app.cluster = chosen
+        output.notice(app, f"jetlink: notice: --bootstrap-server {bootstrap_server} selects "
+                           f"cluster {chosen}; --bootstrap-server and --command-config are "
+                           "otherwise ignored")
+    else:
+        output.notice(app, f"jetlink: notice: cluster {app.cluster} (--cluster); "
+                           "--bootstrap-server and --command-config are ignored")
+
+
+def _need(value: Any, flag: str, action: str) -> Any:
+    if not value:
+        raise usage(f"{action} needs {flag}")
+    return value
+
+
+# -- kafka-mirrors --------------------------------------------------------------------------
+
+
+def kafka_mirrors(
+    ctx: typer.Context,
+    describe: Annotated[bool, _flag("Describe mirror topics (mirrors describe).",
+                                    "--describe")] = False,
+    list_: Annotated[bool, _flag("List mirror topics (mirrors ls).", "--list")] = False,
+    create: Annotated[bool, _flag("Create --mirror-topic (mirrors create).",
+                                  "--create")] = False,
+    promote: Annotated[bool, _flag("Promote --topics (mirrors promote).", "--promote")] = False,
+    failover: Annotated[bool, _flag("Fail over --topics (mirrors failover).",
+                                    "--failover")] = False,
+    pause: Annotated[bool, _flag("Pause --topics (mirrors pause).", "--pause")] = False,
+    unpause: Annotated[bool, _flag("Resume --topics (mirrors resume).", "--unpause")] = False,
+    truncate_and_restore: Annotated[
+        bool, _flag("Fail back one topic (mirrors truncate-and-restore).",
+                    "--truncate-and-restore")] = False,
+    reverse_and_start: Annotated[
+        bool, _flag("Reverse one mirror (mirrors reverse-and-start).",
+                    "--reverse-and-start")] = False,
+    reverse_and_pause: Annotated[
+        bool, _flag("Reverse one mirror, paused (not supported: refused).",
+                    "--reverse-and-pause")] = False,
+    topics: Annotated[
+        list[str] | None,
+        typer.Option("--topics", metavar="TOPIC[,TOPIC...]",
+                     help="Mirror topics, comma separated (repeatable).", show_default=False),
+    ] = None,
+    mirror_topic: Annotated[
+        str | None,
+        typer.Option("--mirror-topic", metavar="TOPIC", help="With --create: the mirror topic.",
+                     show_default=False),
+    ] = None,
+    source_topic: Annotated[
+        str | None,
+        typer.Option("--source-topic", metavar="TOPIC",
+                     help="With --create: the source topic (when the link has a prefix).",
+                     show_default=False),
+    ] = None,
+    link: Annotated[
+        str | None,
+        typer.Option("--link", "--links", metavar="LINK", help="The cluster link.",
+                     show_default=False),
+    ] = None,
+    config: Annotated[
+        list[str] | None,
+        typer.Option("--config", metavar="K=V[,K=V...]",
+                     help="With --create: topic configs not synced from the source.",
+                     show_default=False),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Report what would happen; change nothing "
+                           "(with --create: --validate-only).")] = False,
+    pending_stopped_only: Annotated[
+        bool, typer.Option("--pending-stopped-only",
+                           help="With --describe / --list: only PENDING_STOPPED mirrors.")
+    ] = False,
+    timeout: Annotated[
+        str | None,
+        typer.Option("--timeout", metavar="DURATION",
+                     help="With --rest-url, --promote / --failover: how long to wait for "
+                     "STOPPED.", show_default=False),
+    ] = None,
+    bootstrap_server: BootstrapOpt = None,
+    command_config: CommandConfigOpt = None,
+    rest_url: RestUrlOpt = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Mirror topics, kafka-mirrors syntax.
+
+    Exactly one action: --describe, --list, --create, --promote, --failover, --pause,
+    --unpause, --truncate-and-restore, --reverse-and-start (--reverse-and-pause is refused).
+    Runs the jetlink mirrors verb of the same name, on the destination cluster, with the
+    same output and exit status.
+    """
+    from jetlink.cli import mirrors
+
+    app = App.of(ctx)
+    action = one_action("kafka-mirrors", {
+        "--describe": describe, "--list": list_, "--create": create, "--promote": promote,
+        "--failover": failover, "--pause": pause, "--unpause": unpause,
+        "--truncate-and-restore": truncate_and_restore,
+        "--reverse-and-start": reverse_and_start, "--reverse-and-pause": reverse_and_pause,
+    })
+    names = split_list(topics)
+    if pending_stopped_only and action not in ("--describe", "--list"):
+        raise usage(f"--pending-stopped-only applies to --describe and --list, not {action}")
+    if dry_run and action in ("--describe", "--list"):
+        raise usage(f"--dry-run does not apply to {action}")
+    if timeout is not None and action not in ("--promote", "--failover"):
+        raise usage(f"--timeout applies to --promote and --failover, not {action}")
+    if action != "--create" and (mirror_topic or source_topic or config):
+        raise usage(f"--mirror-topic, --source-topic and --config apply to --create, not "
+                    f"{action}")
+    if action in ("--create", "--list") and names:
+        raise usage(f"--topics does not apply to {action}"
+                    + (" (use --mirror-topic)" if action == "--create" else ""))
+    if action not in ("--describe", "--list"):
+        _need(link, "--link LINK", action)
+    select_cluster(app, bootstrap_server, command_config)
+
+    if action == "--describe":
+        mirrors.describe(ctx, topics=names or None, link=link,
+                         pending_stopped_only=pending_stopped_only)
+    elif action == "--list":
+        mirrors.ls(ctx, link=link, pending_stopped_only=pending_stopped_only)
+    elif action == "--create":
+        mirrors.create(ctx, _need(mirror_topic, "--mirror-topic TOPIC", action), link,
+                       source_topic=source_topic, config=split_pairs(config) or None,
+                       validate_only=dry_run)
+    elif action in ("--promote", "--failover", "--pause", "--unpause"):
+        verb = {"--promote": mirrors.promote, "--failover": mirrors.failover,
+                "--pause": mirrors.pause, "--unpause": mirrors.resume}[action]
+        extra = {"timeout": timeout} if action in ("--promote", "--failover") else {}
+        verb(ctx, link=link, topics=names or None, dry_run=dry_run, **extra)
+    else:
+        if len(names) != 1:
+            raise usage(f"{action} needs exactly one topic: --topics TOPIC")
+        if action == "--reverse-and-pause":
+            from jetlink.core.errors import JetlinkError
+
+            raise JetlinkError("--reverse-and-pause is not supported by jetlink: run "
+                               "--reverse-and-start, then --pause the new mirror on the "
+                               "source cluster")
+        verb = (mirrors.truncate_and_restore if action == "--truncate-and-restore"
+                else mirrors.reverse_and_start)
+        verb(ctx, names[0], link, dry_run=dry_run)
+
+
+# -- kafka-cluster-links --------------------------------------------------------------------
+
+
+def kafka_cluster_links(
+    ctx: typer.Context,
+    list_: Annotated[bool, _flag("List the links (links ls).", "--list")] = False,
+    create: Annotated[bool, _flag("Create --link (links create).", "--create")] = False,
+    describe: Annotated[bool, _flag("Describe --link (links describe).",
+                                    "--describe")] = False,
+    delete: Annotated[bool, _flag("Delete --link (links delete).", "--delete")] = False,
+    alter: Annotated[bool, _flag("Change --link's configs (links alter).", "--alter")] = False,
+    link: Annotated[
+        str | None,
+        typer.Option("--link", metavar="LINK", help="The cluster link.", show_default=False),
+    ] = None,
+    source_cluster: Annotated[
+        str | None,
+        typer.Option("--source-cluster", "--cluster-id", metavar="NAME",
+                     help="With --create: the source cluster (a cluster of the data "
+                     "directory).", show_default=False),
+    ] = None,
+    config_file: Annotated[
+        Path | None,
+        typer.Option("--config-file", metavar="FILE", exists=True, dir_okay=False,
+                     help="Java properties file of link configurations.", show_default=False),
+    ] = None,
+    group_filters: Annotated[
+        Path | None,
+        typer.Option("--consumer-group-filters-json-file", metavar="FILE", exists=True,
+                     dir_okay=False, help='JSON {"groupFilters": [...]}.', show_default=False),
+    ] = None,
+    topic_filters: Annotated[
+        Path | None,
+        typer.Option("--topic-filters-json-file", metavar="FILE", exists=True,
+                     dir_okay=False, help='JSON {"topicFilters": [...]}.', show_default=False),
+    ] = None,
+    add_config: Annotated[
+        list[str] | None,
+        typer.Option("--add-config", "--config", metavar="K=V[,K=V...]",
+                     help="With --alter (or --create): configurations to set.",
+                     show_default=False),
+    ] = None,
+    delete_config: Annotated[
+        list[str] | None,
+        typer.Option("--delete-config", metavar="K[,K...]",
+                     help="With --alter: configurations reverted to their default.",
+                     show_default=False),
+    ] = None,
+    include_topics: Annotated[
+        bool, typer.Option("--include-topics", help="With --list: each link's mirror topics.")
+    ] = False,
+    validate_only: Annotated[
+        bool, typer.Option("--validate-only", help="With --create: check; create nothing.")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", "-f", help="With --delete: delete even with mirror "
+                           "topics, without confirmation.")
+    ] = False,
+    bootstrap_server: BootstrapOpt = None,
+    command_config: CommandConfigOpt = None,
+    rest_url: RestUrlOpt = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Cluster links, kafka-cluster-links syntax.
+
+    Exactly one action: --list, --create, --describe, --delete, --alter. Runs the jetlink
+    links verb of the same name, on the destination cluster, with the same output and exit
+    status.
+    """
+    from jetlink.cli import links
+
+    app = App.of(ctx)
+    action = one_action("kafka-cluster-links", {
+        "--list": list_, "--create": create, "--describe": describe, "--delete": delete,
+        "--alter": alter,
+    })
+    configs_given = bool(config_file or group_filters or topic_filters or add_config)
+    if action in ("--list", "--describe", "--delete") and (configs_given or delete_config):
+        raise usage(f"configuration options do not apply to {action}")
+    if delete_config and action != "--alter":
+        raise usage(f"--delete-config applies to --alter, not {action}")
+    if source_cluster and action != "--create":
+        raise usage(f"--cluster-id / --source-cluster apply to --create, not {action}")
+    if validate_only and action != "--create":
+        raise usage(f"--validate-only applies to --create, not {action}")
+    if force and action != "--delete":
+        raise usage(f"--force applies to --delete, not {action}")
+    if include_topics and action != "--list":
+        raise usage(f"--include-topics applies to --list, not {action}")
+    if action == "--list" and link:
+        raise usage("--link does not apply to --list")
+    if action != "--list":
+        _need(link, "--link LINK", action)
+    if action == "--create":
+        _need(source_cluster, "--cluster-id NAME (the source cluster)", action)
+    select_cluster(app, bootstrap_server, command_config)
+
+    pairs = split_pairs(add_config) or None
+    if action == "--list":
+        links.ls(ctx, include_topics=include_topics)
+    elif action == "--create":
+        links.create(ctx, link, source_cluster, config=pairs, config_file=config_file,
+                     group_filters=group_filters, topic_filters=topic_filters,
+                     validate_only=validate_only)
+    elif action == "--describe":
+        links.describe(ctx, link)
+    elif action == "--delete":
+        links.delete(ctx, link, force=force)
+    else:
+        links.alter(ctx, link, config=pairs, delete_config=split_list(delete_config) or None,
+                    config_file=config_file, group_filters=group_filters,
+                    topic_filters=topic_filters)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("kafka-mirrors")(kafka_mirrors)
+    app.command("kafka-cluster-links")(kafka_cluster_links)

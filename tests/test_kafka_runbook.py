@@ -1,0 +1,461 @@
+"""`jetlink kafka-mirrors` / `jetlink kafka-cluster-links`: the Kafka tools' syntax runs the
+same code as the `mirrors` / `links` verbs (same stdout, same JSON, same exit status);
+`--rest-url` after a verb; the URL `jetlink serve` prints; GET /kafka/v3/clusters[/{id}]."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from helpers import ENV_VARS, doc, ok, runner
+
+from jetlink.cli.main import app
+from jetlink.core.kafka.links import Links
+from jetlink.core.kafka.topics import Kafka
+from jetlink.core.store import DataDir
+
+ALL_GROUPS = json.dumps({"groupFilters": [
+    {"name": "*", "patternType": "LITERAL", "filterType": "INCLUDE"}]})
+
+
+@pytest.fixture
+def worlds(tmp_path, monkeypatch, cli_clock):
+    """``make(name)``: a fresh data directory with west (topic `orders`, 2 partitions, group G
+    at 4) and east (link L west -> east, offset sync on); link IDs are fixed so that two
+    worlds print the same. ``run(data, *args)``: jetlink on that directory."""
+    for var in ENV_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+    monkeypatch.setattr("jetlink.core.kafka.links.new_link_id", lambda: "eEBkTffYSESld6EO898x3w")
+    opened = []
+
+    def make(name, *, link=True, mirror=True):
+        data = tmp_path / name
+        dd = DataDir(data)
+        opened.append(dd)
+        dd.add_cluster("west")
+        dd.add_cluster("east")
+        west = Kafka(dd.open("west"), cli_clock)
+        west.create_topic("orders", 2)
+        west.create_topic("payments", 1)
+        west.produce("orders", [(None, f"a{i}".encode()) for i in range(5)], partition=0)
+        west.produce("orders", [(None, f"b{i}".encode()) for i in range(3)], partition=1)
+        west.commit("G", {("orders", 0): 4})
+        if link:
+            Links(dd, "east", cli_clock).create("L", "west", {
+                "consumer.offset.sync.enable": "true",
+                "consumer.offset.group.filters": ALL_GROUPS,
+            })
+        if link and mirror:
+            ok(run(data, "--cluster", "east", "mirrors", "create", "orders", "--link", "L"))
+            ok(run(data, "--cluster", "east", "replicate"))
+        return data
+
+    def run(data, *args):
+        return runner.invoke(app, ["--data-dir", str(data), *args], prog_name="jetlink")
+
+    make.run = run
+    yield make
+    for dd in opened:
+        dd.close()
+
+
+def same(a, b):
+    """Two CLI results with the same exit status, stdout and stderr."""
+    assert (a.exit_code, a.stdout, a.stderr) == (b.exit_code, b.stdout, b.stderr)
+    return a
+
+
+# -- kafka-mirrors: the same output as the mirrors verbs --------------------------------------
+
+
+@pytest.mark.parametrize(("kafka", "verb"), [
+    (["--describe", "--topics", "orders", "--link", "L"], ["describe", "orders", "--link", "L"]),
+    (["--describe", "--link", "L"], ["describe", "--link", "L"]),
+    (["--describe"], ["describe"]),
+    (["--describe", "--pending-stopped-only"], ["describe", "--pending-stopped-only"]),
+    (["--list"], ["ls"]),
+    (["--list", "--link", "L"], ["ls", "--link", "L"]),
+    (["--list", "--pending-stopped-only"], ["ls", "--pending-stopped-only"]),
+    (["--describe", "--topics", "nope", "--link", "L"], ["describe", "nope", "--link", "L"]),
+])
+@pytest.mark.parametrize("json_flag", [[], ["-j"]])
+def test_read_only_actions_print_what_the_mirrors_verbs_print(worlds, kafka, verb, json_flag):
+    data = worlds("w")
+    a = worlds.run(data, "--cluster", "east", "kafka-mirrors", *kafka, *json_flag)
+    b = worlds.run(data, "--cluster", "east", "mirrors", *verb, *json_flag)
+    same(a, b)
+
+
+@pytest.mark.parametrize(("kafka", "verb", "mirror"), [
+    (["--create", "--mirror-topic", "orders", "--link", "L"],
+     ["create", "orders", "--link", "L"], False),
+    (["--create", "--mirror-topic", "orders", "--link", "L", "--source-topic", "orders"],
+     ["create", "orders", "--link", "L", "--source-topic", "orders"], False),
+    (["--create", "--mirror-topic", "orders", "--link", "L", "--dry-run"],
+     ["create", "orders", "--link", "L", "--validate-only"], False),
+    (["--create", "--mirror-topic", "nope", "--link", "L"], ["create", "nope", "--link", "L"],
+     False),
+    (["--create", "--mirror-topic", "orders", "--links", "L", "--config",
+      "min.insync.replicas=2,compression.type=gzip"],
+     ["create", "orders", "--link", "L", "--config", "min.insync.replicas=2", "--config",
+      "compression.type=gzip"], False),
+    (["--promote", "--topics", "orders", "--link", "L"], ["promote", "orders", "--link", "L"],
+     True),
+    (["--promote", "--topics", "orders", "--link", "L", "--dry-run"],
+     ["promote", "orders", "--link", "L", "--dry-run"], True),
+    (["--failover", "--topics", "orders", "--link", "L"], ["failover", "orders", "--link", "L"],
+     True),
+    (["--failover", "--link", "L"], ["failover", "--link", "L"], True),
+    (["--pause", "--topics", "orders", "--link", "L"], ["pause", "orders", "--link", "L"], True),
+    (["--unpause", "--topics", "orders", "--link", "L"], ["resume", "orders", "--link", "L"],
+     True),
+    (["--pause", "--topics", "orders,nope", "--link", "L"],
+     ["pause", "orders", "nope", "--link", "L"], True),
+])
+@pytest.mark.parametrize("json_flag", [[], ["-j"]])
+def test_actions_do_what_the_mirrors_verbs_do(worlds, kafka, verb, mirror, json_flag):
+    one, two = worlds("one", mirror=mirror), worlds("two", mirror=mirror)
+    a = worlds.run(one, "--cluster", "east", "kafka-mirrors", *kafka, *json_flag)
+    b = worlds.run(two, "--cluster", "east", "mirrors", *verb, *json_flag)
+    same(a, b)
+    described = [re.sub(r"TopicId: \S+", "TopicId: -", worlds.run(
+        data, "--cluster", "east", "topic", "describe", "orders").stdout) for data in (one, two)]
+    assert described[0] == described[1]
+    # and the state after: the same describe
+    same(worlds.run(one, "--cluster", "east", "mirrors", "describe", "-j"),
+         worlds.run(two, "--cluster", "east", "mirrors", "describe", "-j"))
+
+
+def test_prints_kafka_mirrors_lines(worlds):
+    data = worlds("w")
+    out = ok(worlds.run(data, "--cluster", "east", "kafka-mirrors", "--describe", "--topics",
+                        "orders", "--link", "L")).stdout.splitlines()
+    assert out[0].startswith("Topic: orders\tLinkName: L\tLinkId: eEBkTffYSESld6EO898x3w\t"
+                             "SourceTopic: orders\tState: ACTIVE\t")
+    assert out[1].startswith("\tPartition: 0\tState: ACTIVE\tLocalLogEndOffset: 5\t")
+    out = ok(worlds.run(data, "--cluster", "east", "kafka-mirrors", "--failover", "--topics",
+                        "orders", "--link", "L")).stdout
+    assert "Request for stopping topic orders's mirror was successfully scheduled." in out
+
+
+def test_truncate_and_reverse_run_the_mirrors_verbs(worlds):
+    # failover on east, then reverse-and-start there needs a link L on west: compare the
+    # refusal / result of both syntaxes on two identical worlds.
+    one, two = worlds("one"), worlds("two")
+    for data in (one, two):
+        ok(worlds.run(data, "--cluster", "east", "mirrors", "failover", "orders", "--link", "L"))
+    for kafka, verb in (
+        (["--truncate-and-restore", "--topics", "orders", "--link", "L", "--dry-run"],
+         ["truncate-and-restore", "orders", "--link", "L", "--dry-run"]),
+        (["--reverse-and-start", "--topics", "orders", "--link", "L", "--dry-run"],
+         ["reverse-and-start", "orders", "--link", "L", "--dry-run"]),
+    ):
+        for cluster in ("east", "west"):
+            for j in ([], ["-j"]):
+                same(worlds.run(one, "--cluster", cluster, "kafka-mirrors", *kafka, *j),
+                     worlds.run(two, "--cluster", cluster, "mirrors", *verb, *j))
+
+
+def test_reverse_and_pause_is_refused_with_a_sentence(worlds):
+    data = worlds("w")
+    r = worlds.run(data, "--cluster", "east", "kafka-mirrors", "--reverse-and-pause",
+                   "--topics", "orders", "--link", "L")
+    assert r.exit_code == 1
+    assert "--reverse-and-pause is not supported" in r.stderr
+
+
+# -- usage errors ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("tool", "args", "words"), [
+    ("kafka-mirrors", [], ["give one action", "--describe", "--reverse-and-pause"]),
+    ("kafka-mirrors", ["--promote", "--failover", "--link", "L"],
+     ["only one action", "--promote and --failover"]),
+    ("kafka-mirrors", ["--promote", "--topics", "orders"], ["--promote needs --link"]),
+    ("kafka-mirrors", ["--create", "--link", "L"], ["--create needs --mirror-topic"]),
+    ("kafka-mirrors", ["--truncate-and-restore", "--topics", "a,b", "--link", "L"],
+     ["exactly one topic"]),
+    ("kafka-cluster-links", [], ["give one action", "--list", "--alter"]),
+    ("kafka-cluster-links", ["--list", "--delete"], ["--list and --delete"]),
+    ("kafka-cluster-links", ["--describe"], ["--describe needs --link"]),
+    ("kafka-cluster-links", ["--create", "--link", "M"], ["--create needs --cluster-id"]),
+])
+def test_usage_errors_exit_2_with_one_line(worlds, tool, args, words):
+    data = worlds("w")
+    r = worlds.run(data, "--cluster", "east", tool, *args)
+    assert r.exit_code == 2, (r.stdout, r.stderr)
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    for word in words:
+        assert word in lines[0]
+
+
+# -- --bootstrap-server / --command-config ----------------------------------------------------
+
+
+def test_bootstrap_server_selects_a_cluster_with_one_notice(worlds):
+    data = worlds("w")
+    a = ok(worlds.run(data, "kafka-mirrors", "--list", "--bootstrap-server", "east:9092",
+                      "--command-config", "client.properties"))
+    b = ok(worlds.run(data, "--cluster", "east", "mirrors", "ls"))
+    assert a.stdout == b.stdout
+    assert a.stderr == ("jetlink: notice: --bootstrap-server east:9092 selects cluster east; "
+                        "--bootstrap-server and --command-config are otherwise ignored\n")
+
+
+def test_bootstrap_server_naming_no_cluster_leaves_cluster(worlds):
+    data = worlds("w")
+    a = ok(worlds.run(data, "--cluster", "east", "kafka-cluster-links", "--list",
+                      "--bootstrap-server", "broker-1.example.com:9092"))
+    b = ok(worlds.run(data, "--cluster", "east", "links", "ls"))
+    assert a.stdout == b.stdout
+    assert a.stderr == ("jetlink: notice: cluster east (--cluster); --bootstrap-server and "
+                        "--command-config are ignored\n")
+
+
+# -- kafka-cluster-links: the same output as the links verbs -----------------------------------
+
+
+def _files(tmp_path):
+    props = tmp_path / "link.properties"
+    props.write_text("# runbook\nconsumer.offset.sync.enable=true\nbootstrap.servers=west:9092\n")
+    groups = tmp_path / "groups.json"
+    groups.write_text(ALL_GROUPS)
+    topics = tmp_path / "topics.json"
+    topics.write_text(json.dumps({"topicFilters": [
+        {"name": "*", "patternType": "LITERAL", "filterType": "INCLUDE"}]}))
+    return str(props), str(groups), str(topics)
+
+
+def test_links_actions_do_what_the_links_verbs_do(worlds, tmp_path):
+    props, groups, topics = _files(tmp_path)
+    cases = [
+        (["--create", "--link", "M", "--cluster-id", "west", "--config-file", props,
+          "--consumer-group-filters-json-file", groups],
+         ["create", "M", "--source-cluster", "west", "--config-file", props,
+          "--consumer-group-filters-json-file", groups]),
+        (["--create", "--link", "M", "--cluster-id", "west", "--validate-only",
+          "--topic-filters-json-file", topics, "--add-config",
+          "auto.create.mirror.topics.enable=true"],
+         ["create", "M", "--source-cluster", "west", "--validate-only",
+          "--topic-filters-json-file", topics, "--config",
+          "auto.create.mirror.topics.enable=true"]),
+        (["--create", "--link", "M", "--cluster-id", "west", "--config",
+          "consumer.offset.sync.ms=1000,cluster.link.prefix=w."],
+         ["create", "M", "--source-cluster", "west", "--config", "consumer.offset.sync.ms=1000",
+          "--config", "cluster.link.prefix=w."]),
+        (["--create", "--link", "L", "--cluster-id", "west"],
+         ["create", "L", "--source-cluster", "west"]),
+        (["--list"], ["ls"]),
+        (["--list", "--include-topics"], ["ls", "--include-topics"]),
+        (["--describe", "--link", "L"], ["describe", "L"]),
+        (["--describe", "--link", "nope"], ["describe", "nope"]),
+        (["--alter", "--link", "L", "--add-config",
+          f"cluster.link.paused=true,consumer.offset.group.filters={ALL_GROUPS}"],
+         ["alter", "L", "--config", "cluster.link.paused=true", "--config",
+          f"consumer.offset.group.filters={ALL_GROUPS}"]),
+        (["--alter", "--link", "L", "--delete-config", "consumer.offset.sync.ms"],
+         ["alter", "L", "--delete-config", "consumer.offset.sync.ms"]),
+        (["--delete", "--link", "L"], ["delete", "L"]),
+        (["--delete", "--link", "L", "--force"], ["delete", "L", "--force"]),
+    ]
+    for n, (kafka, verb) in enumerate(cases):
+        for j in ([], ["-j"]):
+            one = worlds(f"k{n}{len(j)}")
+            two = worlds(f"v{n}{len(j)}")
+            same(worlds.run(one, "--cluster", "east", "kafka-cluster-links", *kafka, *j),
+                 worlds.run(two, "--cluster", "east", "links", *verb, *j))
+            same(worlds.run(one, "--cluster", "east", "links", "ls", "-j"),
+                 worlds.run(two, "--cluster", "east", "links", "ls", "-j"))
+
+
+def test_alter_prints_kafka_cluster_links_line(worlds):
+    data = worlds("w")
+    r = ok(worlds.run(data, "--cluster", "east", "kafka-cluster-links", "--alter", "--link",
+                      "L", "--add-config", "cluster.link.paused=true"))
+    assert r.stdout == "Completed updating config for cluster-link L.\n"
+    d = doc(worlds.run(data, "--cluster", "east", "links", "describe", "L", "-j"))
+    assert d["link_state"] == "PAUSED"
+
+
+# -- --rest-url after the verb; the URL jetlink serve prints -----------------------------------
+
+
+def test_rest_url_after_the_verb_is_the_groups(worlds, monkeypatch):
+    data = worlds("w")
+    seen = []
+
+    def fake(app, settings):
+        seen.append(settings.url)
+        raise SystemExit(7)
+
+    monkeypatch.setattr("jetlink.cli.rest.remote.open_client", fake)
+    for args in (["mirrors", "describe", "orders", "--link", "L", "--rest-url", "http://a:1"],
+                 ["mirrors", "--rest-url", "http://b:1", "describe", "orders", "--link", "L"],
+                 ["links", "describe", "L", "--rest-url", "http://c:1"],
+                 ["links", "--rest-url", "http://x:1", "ls", "--rest-url", "http://d:1"],
+                 ["kafka-mirrors", "--list", "--rest-url", "http://e:1"]):
+        r = worlds.run(data, "--cluster", "east", *args)
+        assert r.exit_code == 7, (args, r.stdout, r.stderr)
+    assert seen == ["http://a:1", "http://b:1", "http://c:1", "http://d:1", "http://e:1"]
+
+
+@pytest.mark.parametrize(("url", "root", "cluster"), [
+    ("http://127.0.0.1:8090/kafka/v3/clusters/{cluster}", "http://127.0.0.1:8090/kafka/v3",
+     None),
+    ("http://127.0.0.1:8090/kafka/v3/clusters", "http://127.0.0.1:8090/kafka/v3", None),
+    ("http://127.0.0.1:8090/kafka/v3/clusters/east/", "http://127.0.0.1:8090/kafka/v3", "east"),
+    ("http://proxy:8082/v3/clusters/lkc-1", "http://proxy:8082/v3", "lkc-1"),
+    ("http://h:8090", "http://h:8090/kafka/v3", None),
+])
+def test_rest_url_as_serve_prints_it(url, root, cluster):
+    from jetlink.cli.common import rest_api_root, rest_url_cluster
+
+    assert rest_api_root(url) == root
+    assert rest_url_cluster(url) == cluster
+
+
+@pytest.fixture
+def served(worlds, monkeypatch):
+    """A world served by the REST app through an httpx transport (no socket): ``(data,
+    asgi)``; every RestClient the CLI opens goes to the app."""
+    from jetlink.cli import common
+    from jetlink.cli.rest import client as client_mod
+    from jetlink.cli.rest.server import create_app
+
+    data = worlds("w")
+    asgi = create_app(data, clock_factory=common.make_clock)
+    real_init = client_mod.RestClient.__init__
+
+    def init(self, *args, **kw):
+        kw.setdefault("transport", _SyncASGI(asgi))
+        real_init(self, *args, **kw)
+
+    monkeypatch.setattr(client_mod.RestClient, "__init__", init)
+    return data, asgi
+
+
+class _SyncASGI:
+    """An httpx sync transport running an ASGI app (httpx's ASGITransport is async only)."""
+
+    def __init__(self, asgi):
+        import httpx
+
+        self._t = httpx.ASGITransport(app=asgi)
+
+    def handle_request(self, request):
+        import anyio
+        import httpx
+
+        async def go():
+            body = request.read()
+            req = httpx.Request(request.method, request.url, headers=request.headers,
+                                content=body)
+            resp = await self._t.handle_async_request(req)
+            content = await resp.aread()
+            return httpx.Response(resp.status_code, headers=resp.headers, content=content)
+
+        return anyio.run(go)
+
+    def close(self):
+        pass
+
+
+def test_serve_url_round_trip(served):
+    data, _asgi = served
+    printed = "http://127.0.0.1:8090/kafka/v3/clusters/{cluster}"
+    run = lambda *a: runner.invoke(app, ["--data-dir", str(data), *a],  # noqa: E731
+                                   prog_name="jetlink")
+    for verb in (["mirrors", "ls", "--link", "L"], ["links", "ls"]):
+        for j in ([], ["-j"]):
+            remote = run("--cluster", "east", *verb, "--rest-url", printed, *j)
+            local = run("--cluster", "east", *verb, *j)
+            assert remote.exit_code == 0, (remote.stdout, remote.stderr)
+            assert remote.stdout == local.stdout
+    # the cluster's own URL names the cluster
+    remote = run("links", "ls", "--rest-url", "http://127.0.0.1:8090/kafka/v3/clusters/east")
+    assert remote.exit_code == 0, remote.stderr
+    assert remote.stdout == run("--cluster", "east", "links", "ls").stdout
+
+
+def test_clusters_endpoints(served):
+    import httpx
+
+    data, asgi = served
+    http = httpx.Client(transport=_SyncASGI(asgi), base_url="http://127.0.0.1:8090")
+    r = http.get("/kafka/v3/clusters")
+    assert r.status_code == 200
+    body = r.json()
+    assert body["kind"] == "KafkaClusterList"
+    assert body["metadata"] == {"self": "http://127.0.0.1:8090/kafka/v3/clusters", "next": None}
+    assert [c["cluster_id"] for c in body["data"]] == ["east", "west"]
+    r = http.get("/kafka/v3/clusters/east")
+    assert r.status_code == 200
+    base = "http://127.0.0.1:8090/kafka/v3/clusters/east"
+    assert r.json() == {
+        "kind": "KafkaCluster",
+        "metadata": {"self": base, "resource_name": "crn:///kafka=east"},
+        "cluster_id": "east",
+        "controller": None,
+        "acls": {"related": f"{base}/acls"},
+        "brokers": {"related": f"{base}/brokers"},
+        "broker_configs": {"related": f"{base}/broker-configs"},
+        "consumer_groups": {"related": f"{base}/consumer-groups"},
+        "topics": {"related": f"{base}/topics"},
+        "partition_reassignments": {"related": f"{base}/topics/-/partitions/-/reassignment"},
+    }
+    assert body["data"][0] == r.json()
+    r = http.get("/kafka/v3/clusters/nowhere")
+    assert r.status_code == 404
+    assert r.json() == {"error_code": 404, "message": "Cluster nowhere cannot be found."}
+
+
+def test_serve_subprocess_printed_urls_work_as_rest_url(tmp_path, monkeypatch):
+    """A real `jetlink serve`: the URL of its notice ({cluster} included) and the one of its
+    -j line work as --rest-url as printed, after the verb too, and the clusters endpoints
+    answer over HTTP."""
+    import httpx
+    from test_rest_server import Server
+
+    from jetlink.core.clock import SystemClock
+
+    for var in ENV_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    data = tmp_path / "data"
+    dd = DataDir(data)
+    dd.add_cluster("west", "kafka")
+    dd.add_cluster("east", "kafka")
+    Kafka(dd.open("west"), SystemClock()).create_topic("orders", 1)
+    Links(dd, "east", SystemClock()).create("L", "west", {})
+    dd.close()
+    run = lambda *a: runner.invoke(app, ["--data-dir", str(data), *a],  # noqa: E731
+                                   prog_name="jetlink")
+    ok(run("--cluster", "east", "kafka-mirrors", "--create", "--mirror-topic", "orders",
+           "--link", "L"))
+    for json_line in (False, True):
+        server = Server(data, tmp_path, json_line=json_line)
+        try:
+            if json_line:
+                printed = server.announced["url"]
+            else:
+                printed = re.search(r" on (http://\S+)\n", server.stderr()).group(1)
+                assert printed.endswith("/kafka/v3/clusters/{cluster}")
+            for verb in (["links", "ls"], ["mirrors", "ls", "--link", "L"],
+                         ["kafka-mirrors", "--list"], ["kafka-cluster-links", "--list"]):
+                local = ok(run("--cluster", "east", *verb, "-j"))
+                remote = ok(run("--cluster", "east", *verb, "--rest-url", printed, "-j"))
+                assert json.loads(remote.stdout) == json.loads(local.stdout), verb
+            api = server.url + "/kafka/v3/clusters"
+            body = httpx.get(api, timeout=30).json()
+            assert body["kind"] == "KafkaClusterList"
+            assert [c["cluster_id"] for c in body["data"]] == ["east", "west"]
+            one = httpx.get(api + "/west", timeout=30).json()
+            assert (one["kind"], one["cluster_id"], one["metadata"]["self"]) == \
+                ("KafkaCluster", "west", api + "/west")
+        finally:
+            server.stop()
