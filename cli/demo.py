@@ -411,7 +411,7 @@ def scenario(d: Drill, examples: Path, messages: int) -> None:
           select=lambda ls: ls[-1:])
     d.run(*west, "pub", "orders.{{Count}}.shipped", "--count", "3000", "shipped")
     d.run("cluster", "down", "west", "kwest", note="the outage: region west is unreachable")
-    d.run("replicate")
+    d.run("replicate", expect=1, note="exit status 1: agreements in error while west is down")
     d.run(*east, "stream", "info", "ORDERS_EAST", select=_section("Mirror Information:"))
     d.run(*keast, "mirrors", "describe", "orders")
     d.say("Fail the mirror topic over: whatever it did not copy stays behind, and synced "

@@ -73,8 +73,9 @@ def replicate(
     Runs replication steps over every mirror and source of the data directory until
     nothing is pending, then prints, per agreement, the target stream, its origin
     (STREAM@CLUSTER), the kind, the messages copied, the lag left and the error, if any (an
-    origin in a cluster that is down, a target at its limits), then a summary. Exit status 0
-    even when an agreement reports an error.
+    origin in a cluster that is down, a target at its limits), then a summary. Exit status 1
+    when an agreement or a link reports an error (the report is printed all the same), 0
+    otherwise.
 
     --follow keeps going until Ctrl-C (exit status 130): a live table on a terminal, one
     line per agreement with activity otherwise, JSON lines with --json (one line per step
@@ -95,7 +96,12 @@ def replicate(
     from jetlink.core.replication import pump_until_idle
 
     reports = pump_until_idle(store, clock)
-    app.emit(summary_doc(reports, links_until_idle(store, clock)), human=render_summary)
+    doc = summary_doc(reports, links_until_idle(store, clock))
+    app.emit(doc, human=render_summary)
+    failing = doc["errors"] + sum(1 for r in doc["links"] if r.get("errors"))
+    if failing:  # the report is printed; the exit status says not everything replicates
+        output.notice(app, f"jetlink: {_plural(failing, 'agreement')} in error: exit status 1")
+        raise typer.Exit(ExitCode.FAILED)
 
 
 # -- cluster links -----------------------------------------------------------------------------

@@ -140,6 +140,8 @@ def test_replicate_reports_links(jl, world):
     assert [(x["link"], x["cluster"], x["state"], x["mirrors"], x["lag"]) for x in d["links"]] \
         == [("L", "east", "ACTIVE", 1, 0)]
     ok(jl("cluster", "down", "west"))
-    out = ok(jl("replicate")).stdout
+    res = jl("replicate")
+    assert res.exit_code == 1 and "in error: exit status 1" in res.stderr
+    out = res.stdout
     assert "│ L@east │ UNAVAILABLE │" in out
     assert doc(east(jl, "mirrors", "ls", "-j"))[0]["mirror_status"] == "SOURCE_UNAVAILABLE"

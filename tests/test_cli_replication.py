@@ -505,7 +505,9 @@ def test_replicate_human_table_and_summary(jl):
     backup(jl)
     jl.js("west").publish_batch([("orders.new", b"x", None)] * 2)
     ok(jl("cluster", "down", "west"))
-    result = ok(jl("replicate"))
+    result = jl("replicate")  # an agreement in error: the report, then exit status 1
+    assert (result.exit_code, result.stderr) == (
+        1, "jetlink: 1 agreement in error: exit status 1\n")
     assert result.stdout == (
         "Replication                                                                         \n"
         "╭──────────────┬─────────────┬────────┬────────┬─────┬─────────────────────────────╮\n"
