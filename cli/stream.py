@@ -1289,8 +1289,9 @@ def get(
 ) -> None:
     """Retrieve a message from a stream.
 
-    By sequence, or the last message of a subject (--last-for). With --json: {"subject",
-    "seq", "time", "headers": {name: [values]}, "data": base64}.
+    By sequence, or the last message of a subject (--last-for). With --json: the server's
+    StoredMsg as $JS.API.STREAM.MSG.GET returns it: {"subject", "seq", "hdrs": the header
+    block in base64 (absent without headers), "data": base64 (absent when empty), "time"}.
     """
     app = App.of(ctx)
     if seq is None and last_for is None:
@@ -1299,8 +1300,7 @@ def get(
         raise usage("give either SEQ or --last-for SUBJECT, not both")
     js = open_jetstream(app)
     msg = js.get_msg(name, seq) if seq is not None else js.get_msg(name, last_by_subj=last_for)
-    doc = to_doc(msg)
-    app.emit(doc, human=lambda a, d: render_get(a, name, d))
+    app.emit(msg.api_doc(), human=lambda a, _d: render_get(a, name, to_doc(msg)))
 
 
 def render_get(app: App, stream: str, msg: dict[str, Any]) -> None:

@@ -73,6 +73,18 @@ class StoredMsg:
             "data": base64.b64encode(self.data).decode("ascii"),
         }
 
+    def api_doc(self) -> dict[str, Any]:
+        """The server's StoredMsg, as ``$JS.API.STREAM.MSG.GET`` answers it in ``message``:
+        ``{"subject", "seq", "hdrs" (the header block, base64; absent without headers),
+        "data" (base64; absent when empty), "time"}``."""
+        out: dict[str, Any] = {"subject": self.subject, "seq": self.seq}
+        if self.hdr:
+            out["hdrs"] = base64.b64encode(self.hdr).decode("ascii")
+        if self.data:
+            out["data"] = base64.b64encode(self.data).decode("ascii")
+        out["time"] = format_rfc3339_nano(self.ts)
+        return out
+
 
 @dataclass
 class StreamState:

@@ -737,12 +737,12 @@ def test_report(jl):
 def test_pub_get_view_subjects(jl):
     orders(jl)
     _three_messages(jl)
-    assert doc(jl("stream", "get", "ORDERS", "1", "-j")) == {
+    assert doc(jl("stream", "get", "ORDERS", "1", "-j")) == {  # the server's StoredMsg
         "subject": "orders.new",
         "seq": 1,
-        "time": "2026-01-01T00:00:01Z",
-        "headers": {"Trace": ["1"]},
+        "hdrs": "TkFUUy8xLjANClRyYWNlOiAxDQoNCg==",  # NATS/1.0, Trace: 1
         "data": "aGVsbG8=",
+        "time": "2026-01-01T00:00:01Z",
     }
     jl.clock.advance(61 * SECOND)
     assert ok(jl("stream", "get", "ORDERS", "1")).stdout == (
