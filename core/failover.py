@@ -42,7 +42,8 @@ from .errors import ApiError, JetlinkError
 
 __all__ = [
     "Clamp", "OriginFacts", "PartialPromotion", "Placement", "PositionsUsed", "PromoteRefused",
-    "PromoteReport", "Site", "beyond_position", "mirror_filters", "place", "promote",
+    "PromoteReport", "Site", "beyond_position", "mirror_filters", "one_line", "place",
+    "promote",
 ]
 
 
@@ -307,7 +308,8 @@ def is_durable(config: dict[str, Any]) -> bool:
 _KV_STREAM = re.compile(r"^KV_(.+)$")
 
 
-def _one_line(err: Exception) -> str:
+def one_line(err: Exception) -> str:
+    """An error's first line (its description), for a report."""
     text = getattr(err, "description", None) or str(err)
     return text.splitlines()[0] if text else type(err).__name__
 
@@ -424,11 +426,11 @@ def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
                             action="create")
             p.status = "created"
         except ApiError as err:
-            p.status, p.error = "failed", _one_line(err)
+            p.status, p.error = "failed", one_line(err)
             if err.err_code == 10148:  # consumer name already in use: leave it as it is
                 p.status, p.error = "exists", ""
         except JetlinkError as err:  # the connection: nothing more can be done now
-            p.status, p.error = "failed", _one_line(err)
+            p.status, p.error = "failed", one_line(err)
             failure = err
     report.clamps += _transfer_clamps(report)
     failed = [p for p in report.consumers if p.status in ("failed", "not tried")]
@@ -498,7 +500,7 @@ def _positions(site: Site, facts: OriginFacts, origin_js: Any, synced: Any
             infos = origin_js.consumers(facts.stream)
         except JetlinkError as err:
             infos = None
-            note = f"the origin's consumers could not be read ({_one_line(err)})"
+            note = f"the origin's consumers could not be read ({one_line(err)})"
         else:
             found = [Position.of_info(i) for i in infos if is_durable(i.config.to_json())]
             return found, PositionsUsed("origin")

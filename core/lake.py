@@ -651,6 +651,17 @@ def _sorted_rows(fragments, schema, path: str):  # type: ignore[no-untyped-def]
 
 
 
+
+def _open_stream_dataset(path: str):  # type: ignore[no-untyped-def]
+    """(fragments, schema, in sequence order?, metadata or None) of a dataset an import
+    reads; a dataset of a topic is refused."""
+    fragments, schema = _dataset(path)
+    _count, ordered = _scan_order(fragments, schema, path)
+    meta = read_meta(path)
+    if meta is not None and meta.get("kind", "stream") != "stream":
+        raise LakeError(f"{path}: the dataset holds a {meta.get('kind')}, not a stream")
+    return fragments, schema, ordered, meta
+
 def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> None:  # type: ignore[no-untyped-def]
     """Create stream ``name`` from a dataset's recorded config ``doc`` (the metadata the
     server manages left out); a refusal is a LakeError saying what to do."""
@@ -692,14 +703,7 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000) -> di
     records (messages deleted at the end of the origin stay deleted). Returns ``{"stream",
     "path", "messages", "first_seq", "last_seq", "created", "transactions"}``.
     """
-    from .config.stream import StreamConfig
-    from .errors import ApiError
-
-    fragments, schema = _dataset(path)
-    _count, ordered = _scan_order(fragments, schema, path)
-    meta = read_meta(path)
-    if meta is not None and meta.get("kind", "stream") != "stream":
-        raise LakeError(f"{path}: the dataset holds a {meta.get('kind')}, not a stream")
+    fragments, schema, ordered, meta = _open_stream_dataset(path)
 
     created = False
     if name in js.stream_names():
@@ -1054,17 +1058,12 @@ def import_stream_api(js, name: str, path: str, *, chunk: int = IMPORT_CHUNK  # 
     transactions: the pipelined batches)."""
     import pyarrow.compute as pc
 
-    from .config.stream import StreamConfig
     from .errors import ApiError
     from .subjects import SubjectFilter
 
     if chunk < 1:
         raise ValueError("chunk must be at least 1")
-    fragments, schema = _dataset(path)
-    _count, ordered = _scan_order(fragments, schema, path)
-    meta = read_meta(path)
-    if meta is not None and meta.get("kind", "stream") != "stream":
-        raise LakeError(f"{path}: the dataset holds a {meta.get('kind')}, not a stream")
+    fragments, schema, ordered, meta = _open_stream_dataset(path)
 
     created = False
     if name in js.stream_names():

@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 from .clock import format_rfc3339_nano, parse_rfc3339_nano
 from .errors import ApiError, JetlinkError
-from .failover import Position, is_durable
+from .failover import Position, is_durable, one_line
 
 __all__ = ["BUCKET", "MirrorPositions", "PositionStore", "SyncResult", "key_for", "sync"]
 
@@ -196,7 +196,7 @@ def sync(site: Any, store: PositionStore, mirrors: Sequence[str] = ()) -> list[S
             consumers = origin_js.consumers(facts.stream)
         except JetlinkError as err:
             kept = store.read(cfg.name)
-            out.append(SyncResult(cfg.name, where, "skipped", error=str(err).splitlines()[0],
+            out.append(SyncResult(cfg.name, where, "skipped", error=one_line(err),
                                   last_synced_ns=kept.synced_ns if kept else None))
             continue
         now = site.now_ns()

@@ -27,15 +27,11 @@ from ..failover import (
     count_pending,
     lag_start,
     mirror_filters,
+    one_line,
 )
 from .jetstream import LiveJetStream
 
 __all__ = ["LiveSite"]
-
-
-def _one_line(err: Exception) -> str:
-    text = getattr(err, "description", None) or str(err)
-    return text.splitlines()[0] if text else type(err).__name__
 
 
 class LiveSite:
@@ -83,10 +79,10 @@ class LiveSite:
             if err.err_code == 10059:
                 facts.error = f"stream {m.name} not found in {facts.where}"
             else:
-                facts.error = _one_line(err)
+                facts.error = one_line(err)
             return facts, None
         except JetlinkError as err:  # no responders, timeout: the origin's side is gone
-            text = _one_line(err)
+            text = one_line(err)
             why = ("no responders" if "no responders" in text else
                    "timeout" if "timed out" in text or "timeout" in text else text)
             facts.error = f"{facts.where} does not answer ({why})"
