@@ -1,12 +1,21 @@
 """Durations: nanoseconds in JSON, human strings (``1h``, ``90s``, ``2m30s``) for people.
 
-The human form is Go's ``time.ParseDuration`` grammar (what natscli accepts), plus ``d``
-(24h) and ``w`` (7d) units and a bare integer meaning nanoseconds.
+The human form is what natscli reads (its flag library's ParseDuration):
+
+- Go's ``time.ParseDuration`` units ``ns``, ``us`` (``µs``), ``ms``, ``s``, ``m``, ``h``, in
+  combinations such as ``1h30m`` and with decimals (``1.5s``);
+- natscli's own units ``d``/``D`` (24 h), ``w``/``W`` (7 d), ``M`` (30 d) and ``y``/``Y``
+  (365 d), with decimals too (``1.5d``). As in natscli, a fraction of these counts in whole
+  hours: ``0.1d`` is 2h, ``1.1w`` is 184h;
+- a bare integer is nanoseconds (what the JSON documents hold); ``0`` is zero.
+
+A duration is at most Go's maximum (2562047h47m16.854775807s, about 292 years).
 """
 
 from __future__ import annotations
 
 import re
+import struct
 
 NS = 1
 US = 1_000
@@ -16,59 +25,86 @@ MINUTE = 60 * SECOND
 HOUR = 60 * MINUTE
 DAY = 24 * HOUR
 WEEK = 7 * DAY
+MONTH = 30 * DAY
+YEAR = 365 * DAY
+MAX_DURATION = 2**63 - 1
 
-_UNITS = {
-    "ns": NS,
-    "us": US,
-    "µs": US,
-    "μs": US,
-    "ms": MS,
-    "s": SECOND,
-    "m": MINUTE,
-    "h": HOUR,
-    "d": DAY,
-    "w": WEEK,
-}
-_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h|d|w)")
+# Go's own units; a decimal fraction is scaled exactly as time.ParseDuration does.
+_GO_UNITS = {"ns": NS, "us": US, "µs": US, "μs": US, "ms": MS, "s": SECOND, "m": MINUTE,
+             "h": HOUR}
+# natscli's long units, in hours; a fraction is truncated to whole hours as natscli does.
+_LONG_UNITS = {"d": 24, "D": 24, "w": 7 * 24, "W": 7 * 24, "M": 30 * 24, "y": 365 * 24,
+               "Y": 365 * 24}
+_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h|d|D|w|W|M|y|Y)")
+_UNIT_HELP = "ns, us, ms, s, m, h, d, w, M, y"
 
 
 class DurationError(ValueError):
     """A duration string that does not parse; the message says why."""
 
 
+def _float32(value: float) -> float:
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
+def _part_ns(number: str, unit: str) -> int:
+    if unit in _LONG_UNITS:
+        return int(_float32(float(number)) * _LONG_UNITS[unit]) * HOUR
+    scale = _GO_UNITS[unit]
+    whole, _, frac = number.partition(".")
+    ns = int(whole or "0") * scale
+    if frac.strip("0"):
+        ns += int(float(int(frac)) * (scale / 10 ** len(frac)))
+    return ns
+
+
 def parse_duration(value: str | int) -> int:
-    """Return nanoseconds for ``value`` (``"2m30s"``, ``"1h"``, ``"500ms"``, ``0``, ``"1000"``)."""
+    """Return nanoseconds for ``value`` (``"2m30s"``, ``"1.5d"``, ``"1M"``, ``0``, ``"1000"``)."""
     if isinstance(value, bool):
         raise DurationError(f"invalid duration {value!r}")
     if isinstance(value, int):
         return value
-    text = str(value).strip()
+    return _parse(str(value).strip(), long_units=True)
+
+
+def parse_go_duration(text: str) -> int:
+    """Go's ``time.ParseDuration`` alone (what the server reads, e.g. a ``Nats-TTL`` header):
+    no bare numbers but ``0``, no ``d``/``w``/``M``/``y``."""
+    return _parse(text, long_units=False)
+
+
+def _parse(text: str, *, long_units: bool) -> int:
     if not text:
-        raise DurationError("invalid duration \"\": empty")
-    if re.fullmatch(r"-?\d+", text):
-        return int(text)
-    sign = 1
-    if text[0] in "+-":
-        sign = -1 if text[0] == "-" else 1
-        text = text[1:]
-    pos = 0
-    total = 0.0
-    exact = 0
-    while pos < len(text):
-        m = _PART.match(text, pos)
-        if not m:
-            raise DurationError(
-                f"invalid duration {value!r}: expected a number and a unit "
-                "(ns, us, ms, s, m, h, d, w), e.g. 1h30m"
-            )
-        number, unit = m.groups()
-        scale = _UNITS[unit]
-        if "." in number:
-            total += float(number) * scale
-        else:
-            exact += int(number) * scale
-        pos = m.end()
-    return sign * (exact + round(total))
+        raise DurationError('invalid duration "": empty')
+    if long_units and re.fullmatch(r"-?\d+", text):
+        total = int(text)
+    elif text.lstrip("+-") == "0" and len(text) - len(text.lstrip("+-")) <= 1:
+        total = 0
+    else:
+        sign = 1
+        body = text
+        if body[0] in "+-":
+            sign = -1 if body[0] == "-" else 1
+            body = body[1:]
+        pos = 0
+        total = 0
+        while pos < len(body) or pos == 0:
+            m = _PART.match(body, pos)
+            if not m or (not long_units and m.group(2) in _LONG_UNITS):
+                raise DurationError(
+                    f"invalid duration {text!r}: expected a number and a unit "
+                    + (f"({_UNIT_HELP}), e.g. 1h30m or 1.5d" if long_units
+                       else "(ns, us, ms, s, m, h), e.g. 1h30m")
+                )
+            total += _part_ns(*m.groups())
+            pos = m.end()
+        total *= sign
+    if abs(total) > MAX_DURATION:
+        raise DurationError(
+            f"invalid duration {text!r}: more than the maximum {format_duration(MAX_DURATION)} "
+            "(about 292 years)"
+        )
+    return total
 
 
 def format_duration(ns: int) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import heapq
 import json
-import re
 import sqlite3
 from collections import deque
 from typing import Any, Iterable, Iterator, Optional, Protocol
@@ -108,43 +107,14 @@ def _as_uint64(text: str) -> int:
     return _UINT64_MAX if n < 0 else n & _UINT64_MAX
 
 
-_GO_DURATION = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
-_GO_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000, "s": _SECOND,
-             "m": 60 * _SECOND, "h": 3600 * _SECOND}
-
-
 def _go_parse_duration(text: str) -> int | None:
     """Go's ``time.ParseDuration`` (None when it fails)."""
-    s = text
-    if not s:
+    from .durations import DurationError, parse_go_duration
+
+    try:
+        return parse_go_duration(text)
+    except DurationError:
         return None
-    neg = False
-    if s[0] in "+-":
-        neg = s[0] == "-"
-        s = s[1:]
-    if s == "0":
-        return 0
-    if not s:
-        return None
-    total = 0.0
-    exact = 0
-    pos = 0
-    while pos < len(s):
-        m = _GO_DURATION.match(s, pos)
-        if not m or m.end() == pos:
-            return None
-        number, unit = m.groups()
-        if number in ("", "."):
-            return None
-        if "." in number:
-            total += float(number) * _GO_UNITS[unit]
-        else:
-            exact += int(number) * _GO_UNITS[unit]
-        pos = m.end()
-    value = exact + int(total)
-    if value > _INT64_MAX:
-        return None
-    return -value if neg else value
 
 
 def parse_msg_ttl(text: str | None) -> tuple[int, ApiError | None]:

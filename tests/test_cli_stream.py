@@ -1014,3 +1014,34 @@ def test_view_without_a_terminal_prints_everything_and_asks_nothing(jl, monkeypa
     assert ok(jl("stream", "view", "ORDERS", "--raw", "--count", "3")).stdout.split() == [
         "m1", "m2", "m3"]
     assert len(doc(jl("stream", "view", "ORDERS", "-j"))) == 25  # --json: never paged
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1.5d", 36 * 3_600_000_000_000),
+        ("1M", 30 * 86_400_000_000_000),
+        ("1y", 365 * 86_400_000_000_000),
+        ("2W", 14 * 86_400_000_000_000),
+        ("1h30m", 5_400_000_000_000),
+    ],
+)
+@pytest.mark.parametrize("form", ["equals", "space"])
+def test_duration_flags_read_natscli_units_in_either_form(jl, text, expected, form):
+    """natscli's durations through the installed command, as ``--flag=value`` and
+    ``--flag value``: a stream's --max-age and a bucket's --ttl."""
+    def flag(name):
+        return [f"{name}={text}"] if form == "equals" else [name, text]
+
+    got = doc(jl("stream", "add", "S", "--subjects", "s.>", "--defaults", "-j",
+                 *flag("--max-age")))
+    assert got["config"]["max_age"] == expected
+    got = doc(jl("kv", "add", "CFG", "-j", *flag("--ttl")))
+    assert got["ttl"] == expected
+
+
+def test_duration_flag_over_the_maximum_is_refused_with_the_maximum(jl):
+    r = jl("replicate", "--follow", "--interval", "99999999999999h")
+    assert r.exit_code == 2
+    assert ("invalid value for --interval: invalid duration '99999999999999h': more than the "
+            "maximum 2562047h47m16.854775807s") in r.output

@@ -11,6 +11,7 @@ from jetlink.core.durations import (
     format_duration,
     humanize,
     parse_duration,
+    parse_go_duration,
 )
 
 
@@ -72,3 +73,91 @@ def test_format_then_parse_round_trips(ns):
 )
 def test_humanize(ns, text):
     assert humanize(ns) == text
+
+
+# natscli's units (its flag library's ParseDuration test table, plus decimals and upper case).
+@pytest.mark.parametrize(
+    "text,ns",
+    [
+        ("-1m1d", -(MINUTE + 24 * HOUR)),
+        ("1m1.1w", 184 * HOUR + MINUTE),  # 1.1w = 184.8h, counted in whole hours
+        ("1M", 30 * 24 * HOUR),
+        ("1Y1M", 365 * 24 * HOUR + 30 * 24 * HOUR),
+        ("1y", 365 * 24 * HOUR),
+        ("1.5d", 36 * HOUR),
+        ("1.5D", 36 * HOUR),
+        ("2W", 14 * 24 * HOUR),
+        ("0.1d", 2 * HOUR),
+        ("1d12h", 36 * HOUR),
+        ("1h0.5m", HOUR + 30 * SECOND),
+        (".5s", 500 * MS),
+        ("1.s", SECOND),
+        ("1.000000001s", SECOND + 1),
+        ("2562047h47m16.854775807s", 2**63 - 1),
+        ("+3s", 3 * SECOND),
+        ("1µs", 1000),
+    ],
+)
+def test_parse_duration_natscli_units(text, ns):
+    assert parse_duration(text) == ns
+
+
+@pytest.mark.parametrize(
+    "bad,why",
+    [
+        ("1xX", "expected a number and a unit"),
+        ("1H", "expected a number and a unit"),  # hours are lower case only, as in Go
+        ("1mo", "expected a number and a unit"),
+        ("1h 2m", "expected a number and a unit"),
+        (".s", "expected a number and a unit"),
+        ("99999999999999h", "more than the maximum 2562047h47m16.854775807s"),
+        ("300y", "more than the maximum"),
+    ],
+)
+def test_parse_duration_refusals_say_why(bad, why):
+    with pytest.raises(DurationError, match=why):
+        parse_duration(bad)
+
+
+@pytest.mark.parametrize(
+    "text,ns",
+    [("0", 0), ("-0", 0), ("1.5h", 90 * MINUTE), ("30s", 30 * SECOND), ("1h2m3.5s", 3723500 * MS)],
+)
+def test_go_duration(text, ns):
+    assert parse_go_duration(text) == ns
+
+
+@pytest.mark.parametrize("bad", ["", "1d", "1w", "5", "1M", "s", "1.5"])
+def test_go_duration_refuses_what_go_refuses(bad):
+    with pytest.raises(DurationError):
+        parse_go_duration(bad)
+
+
+_GO = {"ns": 1, "us": 1_000, "ms": MS, "s": SECOND, "m": MINUTE, "h": HOUR}
+_LONG = {"d": 24, "D": 24, "w": 168, "W": 168, "M": 720, "y": 8760, "Y": 8760}
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 500), st.integers(0, 999), st.sampled_from(sorted(_GO) + sorted(_LONG))),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_grammar_sum_of_parts(parts):
+    """Any sequence of NUMBER UNIT parts is the sum of its parts (the grammar is a
+    concatenation); whole numbers are exact in every unit."""
+    text = "".join(f"{whole}{unit}" for whole, _, unit in parts)
+    want = sum(whole * (_GO[u] if u in _GO else _LONG[u] * HOUR) for whole, _, u in parts)
+    if want > 2**63 - 1:
+        with pytest.raises(DurationError, match="more than the maximum"):
+            parse_duration(text)
+    else:
+        assert parse_duration(text) == want
+
+
+@given(st.integers(0, 10_000), st.integers(0, 999), st.sampled_from(sorted(_GO)))
+def test_go_fraction_is_truncated_like_go(whole, frac, unit):
+    text = f"{whole}.{frac:03d}{unit}"
+    want = whole * _GO[unit] + int(float(frac) * (_GO[unit] / 1000))
+    assert parse_duration(text) == want == parse_go_duration(text)
