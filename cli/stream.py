@@ -996,13 +996,16 @@ def promote_mirror(
         raise JetlinkError(f"stream {name} is not a mirror")
     wanted = None if subjects is None else split_subjects(subjects)
     if info.config.mirror is not None and not dry_run:
+        from jetlink.core.failover import mirror_lag
+
         facts, _ = site.origin(info.config, info.state.last_seq)
-        refused = not failover and facts.reachable and bool(facts.lag)
+        refused = not failover and facts.reachable and bool(facts.pending)
         if not refused:  # a promotion that will be refused is not worth a question
             verb = "fail over to" if failover else "promote"
             output.confirm(
                 app,
-                f"Really {verb} {what} {shown or name} ({_origin_phrase(facts)}): it stops "
+                f"Really {verb} {what} {shown or name} ({_origin_phrase(facts, mirror_lag(info))}): "
+                "it stops "
                 "mirroring and becomes a normal stream",
                 force=force,
                 action=f"{verb} {what} {shown or name}",
@@ -1011,13 +1014,13 @@ def promote_mirror(
         report = core.promote(site, name, subjects=wanted, failover=failover, dry_run=dry_run,
                               positions=positions, transfer=not no_consumers, adjust=adjust)
     except core.PromoteRefused as err:
-        behind = f"{err.lag} message{'s' if err.lag != 1 else ''}"
+        behind = f"{err.pending} message{'s' if err.pending != 1 else ''}"
         raise core.PromoteRefused(
             f"{what} {shown or name} is {behind} behind its origin {err.origin}, last "
             f"sequence {err.origin_last_seq}; mirror at {err.mirror_last_seq}): let it catch "
             f"up ({site.catch_up}) or promote it anyway (jetlink {verb_name} failover "
             f"{shown or name})",
-            lag=err.lag,
+            pending=err.pending,
             mirror_last_seq=err.mirror_last_seq,
             origin_last_seq=err.origin_last_seq,
             origin=err.origin,
@@ -1029,12 +1032,15 @@ def promote_mirror(
     app.emit(report.to_json(), human=render_promotion)
 
 
-def _origin_phrase(facts: Any) -> str:
+def _origin_phrase(facts: Any, lag: int | None) -> str:
     text = f"origin {facts.stream} in {facts.where}"
     if not facts.reachable:
         text += f": {facts.error}"
-    if facts.lag:
-        text += f", {output.comma(facts.lag)} message{'s' if facts.lag != 1 else ''} not copied"
+        if lag is not None:
+            text += f"; lag {output.comma(lag)} when last reported"
+    if facts.pending:
+        text += (f", {output.comma(facts.pending)} message{'s' if facts.pending != 1 else ''} "
+                 "not copied")
     return text
 
 
@@ -1075,7 +1081,16 @@ def render_promotion(app: App, doc: dict[str, Any]) -> None:
     cols.row("Origin Last Sequence", last)
     cols.row("Mirror Last Sequence", seq(doc["mirror_last_seq"]))
     lag = seq(doc["lag"])
-    cols.row("Lag", f"{lag} (forced)" if doc["forced"] else lag)
+    if doc["lag"] is not None and not origin["reachable"]:
+        lag += " (last reported)"
+    cols.row("Lag", lag)
+    pending = doc.get("origin_pending")
+    if pending is None:
+        cols.row("Not Copied", "unknown (the origin does not answer)"
+                 if not origin["reachable"] else "unknown")
+    else:
+        cols.row("Not Copied", f"{output.comma(pending)} (forced)" if doc["forced"]
+                 else output.comma(pending))
     cols.row("Subjects", ", ".join(doc["subjects"]))
     pos = doc.get("positions") or {"source": "none"}
     placed = doc.get("consumers") or []

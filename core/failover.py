@@ -9,8 +9,15 @@ transaction of the mirror's cluster); the live one is core/live/promote.py ``Liv
 
 The rules, defined here once:
 
+- **Lag.** Two numbers, named apart. ``lag`` is the mirror's lag as the server reports it in
+  STREAM.INFO ``mirror.lag``: the same number ``stream info``, ``stream report`` and
+  ``jetlink replicate`` show, at every moment of an outage (while the origin does not answer
+  it is the last one reported). ``origin_pending`` is counted now at the origin: its messages
+  after the mirror's last sequence that the mirror copies (its filters, or its start while
+  empty); None while the origin does not answer, which is never looked into.
 - **Refusal.** ``promote`` is refused (:class:`PromoteRefused`, nothing changed) while the
-  origin is reachable and the mirror lags behind it; ``failover`` goes ahead whatever the lag.
+  origin is reachable and ``origin_pending`` > 0; ``failover`` goes ahead whatever is
+  pending.
 - **Subjects.** Those the operator gives; else the origin's (read live, or as last synced);
   else the server's default (the stream's name). A mirror that transforms subjects needs
   them given.
@@ -52,10 +59,10 @@ class PromoteRefused(JetlinkError):
 
     title = "promote refused"
 
-    def __init__(self, description: str, *, lag: int, mirror_last_seq: int,
+    def __init__(self, description: str, *, pending: int, mirror_last_seq: int,
                  origin_last_seq: int | None, origin: str = "") -> None:
         super().__init__(description)
-        self.lag = lag
+        self.pending = pending  # the origin's messages the mirror has not copied
         self.mirror_last_seq = mirror_last_seq
         self.origin_last_seq = origin_last_seq
         self.origin = origin  # "ORDERS (cluster west"
@@ -85,7 +92,7 @@ class OriginFacts:
     reachable: bool
     error: str | None  # why it is not reachable
     last_seq: int | None  # None: unknown
-    lag: int | None  # None: unknown
+    pending: int | None  # its messages the mirror has not copied, counted now; None: unknown
     subjects: list[str] | None  # None: unknown
     kind: str = "cluster"  # "cluster" | "domain"
     known_from: str = "origin"  # where last_seq / subjects came from: "origin" | "positions"
@@ -175,6 +182,7 @@ class PromoteReport:
     origin: OriginFacts
     mirror_last_seq: int
     subjects: list[str]
+    lag: int | None = None  # the mirror's lag as the server reports it (None: not a mirror now)
     clamps: list[Clamp] = field(default_factory=list)
     consumers: list[Placement] = field(default_factory=list)
     positions: PositionsUsed = field(default_factory=lambda: PositionsUsed("none"))
@@ -189,8 +197,8 @@ class PromoteReport:
         return self.origin.last_seq
 
     @property
-    def lag(self) -> int | None:
-        return self.origin.lag
+    def origin_pending(self) -> int | None:
+        return self.origin.pending
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -202,7 +210,8 @@ class PromoteReport:
             "origin": self.origin.to_json(),
             "mirror_last_seq": self.mirror_last_seq,
             "origin_last_seq": self.origin.last_seq,
-            "lag": self.origin.lag,
+            "lag": self.lag,
+            "origin_pending": self.origin.pending,
             "subjects": list(self.subjects),
             "clamps": [c.to_json() for c in self.clamps],
             "consumers": [p.to_json() for p in self.consumers],
@@ -256,6 +265,14 @@ def mirror_filters(cfg: StreamConfig) -> list[str]:
     if m.subject_transforms:
         return [t.src or ">" for t in m.subject_transforms]
     return [m.filter_subject] if m.filter_subject else []
+
+
+def mirror_lag(info: Any) -> int | None:
+    """The mirror's lag as its StreamInfo reports it (``mirror.lag``); None: not a mirror."""
+    mirror = getattr(info, "mirror", None)
+    if not mirror:
+        return None
+    return int(mirror.get("lag", 0))
 
 
 def lag_start(cfg: StreamConfig, mirror_last: int) -> tuple[int, str | None]:
@@ -358,22 +375,24 @@ def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
     synced = positions.read(stream) if positions is not None else None
     if not facts.reachable and synced is not None and synced.origin_last_seq is not None \
             and facts.last_seq is None:
-        facts.last_seq = synced.origin_last_seq  # as last synced
+        # as last synced; the mirror's own sequences are the origin's, so the origin held at
+        # least what the mirror copied since
+        facts.last_seq = max(synced.origin_last_seq, mirror_last)
         facts.known_from = "positions"
         if facts.subjects is None and synced.origin_subjects is not None:
             facts.subjects = list(synced.origin_subjects)
-    if facts.reachable and facts.lag and not (force or failover or resumed):
+    if facts.reachable and facts.pending and not (force or failover or resumed):
         raise PromoteRefused(
-            f"mirror {stream} is {facts.lag} message{'s' if facts.lag != 1 else ''} behind its "
-            f"origin {facts.stream} ({facts.where}, last sequence {facts.last_seq}; "
+            f"mirror {stream} is {facts.pending} message{'s' if facts.pending != 1 else ''} "
+            f"behind its origin {facts.stream} ({facts.where}, last sequence {facts.last_seq}; "
             f"mirror at {mirror_last}): let it catch up, or force the promotion",
-            lag=facts.lag, mirror_last_seq=mirror_last, origin_last_seq=facts.last_seq,
+            pending=facts.pending, mirror_last_seq=mirror_last, origin_last_seq=facts.last_seq,
             origin=f"{facts.stream} ({facts.where}")
     new_subjects, from_origin = choose_subjects(cfg, facts, subjects)
     action = "failover" if failover else "promote"
-    forced = bool(force or failover) and bool(facts.reachable and facts.lag)
+    forced = bool(force or failover) and bool(facts.reachable and facts.pending)
     report = PromoteReport(cluster=site.label, stream=stream, action=action, forced=forced,
-                           origin=facts, mirror_last_seq=mirror_last,
+                           origin=facts, mirror_last_seq=mirror_last, lag=mirror_lag(info),
                            subjects=new_subjects or [stream], info=info, dry_run=dry_run,
                            resumed=resumed)
 

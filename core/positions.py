@@ -184,7 +184,7 @@ def sync(site: Any, store: PositionStore, mirrors: Sequence[str] = ()) -> list[S
     out: list[SyncResult] = []
     for info in infos:
         cfg = info.config
-        facts, origin_js = site.origin(cfg, int(info.state.last_seq), count_lag=False)
+        facts, origin_js = site.origin(cfg, int(info.state.last_seq), count_pending=False)
         where = f"{facts.stream} in {facts.where}"
         if not facts.reachable or origin_js is None:
             kept = store.read(cfg.name)

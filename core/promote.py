@@ -27,14 +27,15 @@ the new messages L + 1 .. its start (checked on 2.15.1: a consumer created with
 opt_start_seq 100 on a 5-message mirror still shows delivered 99 after promotion and a
 publish at 6). Everything (update + clamps) is one transaction of the mirror's cluster.
 
-Origin facts (reachable, last sequence, lag) are read from the store directly: the origin
-lives in the mirror's cluster, or in the one named by ``mirror.external.api =
+Origin facts (reachable, last sequence, subjects, pending) are read from the store directly:
+the origin lives in the mirror's cluster, or in the one named by ``mirror.external.api =
 "$JS.<cluster>.API"``. Reachable = that cluster exists and is not marked down, and the stream
-exists there. A down cluster's database is still read for the report (a down cluster is a
-simulated outage; its store is on disk): ``origin_last_seq`` is its last sequence.
-``lag`` = origin messages after the mirror's last sequence that match the mirror's
+exists there. A down cluster is an outage: it is not looked into (its files are on disk, but
+a mirror's side could not read them), exactly as a live origin that does not answer; its last
+sequence and subjects then come from the positions synced to the mirror's side, if any.
+``pending`` = origin messages after the mirror's last sequence that match the mirror's
 filter_subject / subject_transform sources (or its opt_start_seq / opt_start_time while the
-mirror is empty), as the server's mirror lag counts them.
+mirror is empty). The report's ``lag`` is the mirror's own, as stream info shows it.
 """
 
 from __future__ import annotations
@@ -68,22 +69,19 @@ __all__ = ["Clamp", "EmbeddedSite", "OriginFacts", "PartialPromotion", "PromoteR
 
 # --- the origin -------------------------------------------------------------------------------
 @contextlib.contextmanager
-def _origin_snapshot(cluster: Cluster, clock: Clock, reachable: bool
+def _origin_snapshot(cluster: Cluster, clock: Clock
                      ) -> Iterator[tuple[sqlite3.Connection, S.Catalog]]:
-    if reachable:
-        # Like any call on a live cluster: due expiry applied first.
-        from .jetstream import JetStream
+    # Like any call on a live cluster: due expiry applied first.
+    from .jetstream import JetStream
 
-        with JetStream(cluster, clock).read() as snap:
-            yield snap
-    else:
-        with cluster.read() as conn:  # a down cluster: read only
-            yield conn, S.Catalog.load(conn, cluster.cache)
+    with JetStream(cluster, clock).read() as snap:
+        yield snap
 
 
 def origin_facts(datadir: DataDir, cluster: str, mirror_cfg: StreamConfig, mirror_last_seq: int,
-                 clock: Clock, *, count_lag: bool = True) -> OriginFacts:
-    """Reachability, last sequence, subjects and lag of the origin of ``mirror_cfg``."""
+                 clock: Clock, *, count_pending: bool = True) -> OriginFacts:
+    """Reachability, last sequence, subjects and pending messages of the origin of
+    ``mirror_cfg`` (only reachability when its cluster is down)."""
     m = mirror_cfg.mirror
     if m is None:
         raise JetlinkError(f"stream {mirror_cfg.name} is not a mirror")
@@ -93,8 +91,10 @@ def origin_facts(datadir: DataDir, cluster: str, mirror_cfg: StreamConfig, mirro
         facts.error = f"cluster {ocluster} not found"
         return facts
     oc = datadir.open(ocluster, create_local=False)
-    down = oc.down
-    with _origin_snapshot(oc, clock, not down) as (conn, catalog):
+    if oc.down:
+        facts.error = f"cluster {ocluster} is down"
+        return facts
+    with _origin_snapshot(oc, clock) as (conn, catalog):
         d = catalog.by_name.get(m.name)
         if d is None:
             facts.error = f"stream {m.name} not found in cluster {ocluster}"
@@ -102,16 +102,13 @@ def origin_facts(datadir: DataDir, cluster: str, mirror_cfg: StreamConfig, mirro
         facts.subjects = list(d.cfg.subjects)
         facts.last_seq = conn.execute("SELECT last_seq FROM streams WHERE id = ?",
                                       (d.id,)).fetchone()[0]
-        if count_lag:
+        if count_pending:
             start, start_time = lag_start(mirror_cfg, mirror_last_seq)
             if start_time is not None:
                 start = S.seq_for_time(conn, d.id, parse_rfc3339_nano(start_time))
                 start = start or facts.last_seq + 1
-            facts.lag = S.count_msgs(conn, d.id, start, mirror_filters(mirror_cfg))
-    if down:
-        facts.error = f"cluster {ocluster} is down"
-    else:
-        facts.reachable = True
+            facts.pending = S.count_msgs(conn, d.id, start, mirror_filters(mirror_cfg))
+    facts.reachable = True
     return facts
 
 
@@ -171,12 +168,12 @@ class EmbeddedSite:
     def now_ns(self) -> int:
         return self.clock.now_ns()
 
-    def origin(self, cfg: StreamConfig, mirror_last: int, *, count_lag: bool = True
+    def origin(self, cfg: StreamConfig, mirror_last: int, *, count_pending: bool = True
                ) -> tuple[OriginFacts, Any]:
         from .jetstream import JetStream
 
         facts = origin_facts(self.datadir, self.cluster, cfg, mirror_last, self.clock,
-                             count_lag=count_lag)
+                             count_pending=count_pending)
         if not facts.reachable:
             return facts, None
         return facts, JetStream(self.datadir.open(facts.cluster, create_local=False),

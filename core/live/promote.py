@@ -3,8 +3,9 @@
 - The origin is found the way the server finds it: ``mirror.external.api`` (another
   JetStream domain, e.g. ``$JS.west.API`` over a leafnode) or the mirror's own API. It is
   reachable when that API answers STREAM.INFO for it; its last sequence and subjects are
-  read then, and the lag is counted there: the origin's messages after the mirror's last
-  sequence that the mirror would copy (its filters), as ``num_pending`` of a short-lived
+  read then, and what the mirror has not copied is counted there (``origin_pending``): the
+  origin's messages after the mirror's last sequence that the mirror would copy (its
+  filters), as ``num_pending`` of a short-lived
   consumer (no acks, memory storage, removed after the count and by the server on its own
   after 10 s). When that consumer cannot be made (e.g. a work-queue origin whose consumers
   leave no room), the mirror's own ``mirror.lag`` as the server reports it is used.
@@ -66,7 +67,7 @@ class LiveSite:
             return self.js, self.label
         return LiveJetStream(self.js.conn, api_prefix=ext.api), m.domain or ext.api
 
-    def origin(self, cfg: StreamConfig, mirror_last: int, *, count_lag: bool = True
+    def origin(self, cfg: StreamConfig, mirror_last: int, *, count_pending: bool = True
                ) -> tuple[OriginFacts, Any]:
         m = cfg.mirror
         if m is None:
@@ -90,12 +91,12 @@ class LiveSite:
         facts.reachable = True
         facts.last_seq = int(info.state.last_seq)
         facts.subjects = list(info.config.subjects)
-        if count_lag:
-            facts.lag = self._lag(ojs, cfg, mirror_last, facts.last_seq)
+        if count_pending:
+            facts.pending = self._pending(ojs, cfg, mirror_last, facts.last_seq)
         return facts, ojs
 
-    def _lag(self, ojs: LiveJetStream, cfg: StreamConfig, mirror_last: int,
-             origin_last: int) -> int:
+    def _pending(self, ojs: LiveJetStream, cfg: StreamConfig, mirror_last: int,
+                 origin_last: int) -> int:
         start, start_time = lag_start(cfg, mirror_last)
         if start_time is None and start > origin_last:
             return 0
