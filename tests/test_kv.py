@@ -352,14 +352,14 @@ def test_aggregate_read_only_and_writable(dd, clock, two):
         KVAggregateOrigin(bucket="ORDERS", keys=["NEW.>"], domain="west")]))
     pump_until_idle(dd, clock)
     agg = east.open("NEWS")
-    assert (agg.kind, agg.read_only, agg.keys()) == ("aggregate", True, ["1"])
+    assert (agg.kind, agg.read_only, agg.keys()) == ("aggregate", True, ["NEW.1"])
     with pytest.raises(ReadOnlyError, match="read-only aggregate"):
         agg.put("x", b"1")
     w = agg.watch()
     assert drain(w)[-1] is END_OF_INITIAL_DATA
     orders.put("NEW.7", b"seven")
     pump_until_idle(dd, clock)
-    assert drain(w) == [("7", PUT, 0, b"seven")]
+    assert drain(w) == [("NEW.7", PUT, 0, b"seven")]
 
     east.create_aggregate(KVAggregateConfig(bucket="ALL", writable=True, origins=[
         KVAggregateOrigin(bucket="ORDERS", domain="west")]))
@@ -378,7 +378,7 @@ def test_aggregate_takes_more_origins(dd, clock, two):
     st = east.add_aggregate_origin("AGG", KVAggregateOrigin(bucket="USERS", domain="west"))
     assert [s.name for s in st.config.sources] == ["KV_ORDERS", "KV_USERS"]
     pump_until_idle(dd, clock)
-    assert east.open("AGG").keys() == ["1", "u1"]
+    assert east.open("AGG").keys() == ["NEW.1", "u1"]
     with pytest.raises(JetlinkError, match="already sources"):
         east.add_aggregate_origin("AGG", KVAggregateOrigin(bucket="USERS", domain="west"))
     with pytest.raises(JetlinkError, match="not an aggregate"):

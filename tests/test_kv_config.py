@@ -477,7 +477,9 @@ def test_check_kv_mirror_refuses_origin_without_allow_direct():
 SEED_NEW_ORDERS_SOURCES = [
     {
         "name": "KV_ORDERS",
-        "subject_transforms": [{"src": "$KV.ORDERS.NEW.>", "dest": "$KV.NEW_ORDERS.>"}],
+        # the seed writes "dest": "$KV.NEW_ORDERS.>" (keys renamed: NEW.1 -> 1); jetlink keeps
+        # the keys, as nats.go's KV sources do and issue 20 asks
+        "subject_transforms": [{"src": "$KV.ORDERS.NEW.>", "dest": "$KV.NEW_ORDERS.NEW.>"}],
     }
 ]
 
@@ -505,11 +507,13 @@ def test_seed_new_orders_aggregate_exactly():
     check_stream_config(cfg)
 
 
-def test_seed_new_orders_moves_keys():
+def test_seed_new_orders_keeps_keys():
+    """A filter selects keys, never renames them (issue 20; nats.go keeps keys too): the
+    seed's example would store NEW.123 as 123, jetlink stores NEW.123."""
     tr = seed_aggregate().to_stream_config().sources[0].subject_transforms[0]
     t = compile_transform(tr.src, tr.dest)
-    assert t.apply("$KV.ORDERS.NEW.123") == "$KV.NEW_ORDERS.123"
-    assert t.apply("$KV.ORDERS.NEW.eu.7") == "$KV.NEW_ORDERS.eu.7"
+    assert t.apply("$KV.ORDERS.NEW.123") == "$KV.NEW_ORDERS.NEW.123"
+    assert t.apply("$KV.ORDERS.NEW.eu.7") == "$KV.NEW_ORDERS.NEW.eu.7"
     assert t.apply("$KV.ORDERS.OLD.1") is None
 
 
@@ -517,15 +521,16 @@ def test_seed_new_orders_moves_keys():
     "key,src,dest,example",
     [
         (">", "$KV.O.>", "$KV.A.>", ("$KV.O.x.y", "$KV.A.x.y")),
-        ("NEW.>", "$KV.O.NEW.>", "$KV.A.>", ("$KV.O.NEW.1", "$KV.A.1")),
-        ("NEW.eu.>", "$KV.O.NEW.eu.>", "$KV.A.>", ("$KV.O.NEW.eu.1.2", "$KV.A.1.2")),
-        ("NEW.*", "$KV.O.NEW.*", "$KV.A.{{wildcard(1)}}", ("$KV.O.NEW.9", "$KV.A.9")),
+        ("NEW.>", "$KV.O.NEW.>", "$KV.A.NEW.>", ("$KV.O.NEW.1", "$KV.A.NEW.1")),
+        ("NEW.eu.>", "$KV.O.NEW.eu.>", "$KV.A.NEW.eu.>", ("$KV.O.NEW.eu.1.2", "$KV.A.NEW.eu.1.2")),
+        ("NEW.*", "$KV.O.NEW.*", "$KV.A.NEW.{{wildcard(1)}}", ("$KV.O.NEW.9", "$KV.A.NEW.9")),
         ("*.x.>", "$KV.O.*.x.>", "$KV.A.{{wildcard(1)}}.x.>", ("$KV.O.a.x.b", "$KV.A.a.x.b")),
+        ("app.>", "$KV.O.app.>", "$KV.A.app.>", ("$KV.O.app.other", "$KV.A.app.other")),
         (
             "NEW.*.items.*",
             "$KV.O.NEW.*.items.*",
-            "$KV.A.{{wildcard(1)}}.items.{{wildcard(2)}}",
-            ("$KV.O.NEW.7.items.3", "$KV.A.7.items.3"),
+            "$KV.A.NEW.{{wildcard(1)}}.items.{{wildcard(2)}}",
+            ("$KV.O.NEW.7.items.3", "$KV.A.NEW.7.items.3"),
         ),
         ("NEW.1", "$KV.O.NEW.1", "$KV.A.NEW.1", ("$KV.O.NEW.1", "$KV.A.NEW.1")),
         ("cfg", "$KV.O.cfg", "$KV.A.cfg", ("$KV.O.cfg", "$KV.A.cfg")),
@@ -552,8 +557,8 @@ def test_aggregate_several_origins_and_keys():
     cfg = agg.to_stream_config()
     assert [s.to_json() for s in cfg.sources] == [
         {"name": "KV_A", "subject_transforms": [
-            {"src": "$KV.A.x.>", "dest": "$KV.ALL.>"},
-            {"src": "$KV.A.y.*", "dest": "$KV.ALL.{{wildcard(1)}}"}]},
+            {"src": "$KV.A.x.>", "dest": "$KV.ALL.x.>"},
+            {"src": "$KV.A.y.*", "dest": "$KV.ALL.y.{{wildcard(1)}}"}]},
         {"name": "MIRROR_OF_B", "subject_transforms": [{"src": "$KV.B.>", "dest": "$KV.ALL.>"}],
          "external": {"api": "$JS.east.API", "deliver": ""}},
         {"name": "KV_C", "subject_transforms": [{"src": "$KV.C.>", "dest": "$KV.ALL.>"}],

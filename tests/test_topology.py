@@ -736,7 +736,8 @@ def test_example_topology_is_clean():
     feats = topo.stream("east", "KV_FEATURES").config
     assert feats.sources[0].to_json() == {
         "name": "KV_CONFIG",
-        "subject_transforms": [{"src": "$KV.CONFIG.features.>", "dest": "$KV.FEATURES.>"}],
+        "subject_transforms": [{"src": "$KV.CONFIG.features.>",
+                                "dest": "$KV.FEATURES.features.>"}],
         "external": {"api": "$JS.west.API", "deliver": ""},
     }
 

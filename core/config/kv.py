@@ -17,13 +17,13 @@ Choices where the seed leaves room (documented in docs/topology.md too):
   ``mirror.subject_transforms = [{"src": "$KV.<origin>.<key>", "dest": ""}, ...]`` - an empty
   destination means "no transform" (ADR-30), so the mirror keeps the origin's subjects. An
   identical destination is not used because a destination may not contain ``*``.
-* Aggregate key mapping, following the seed's example (``$KV.ORDERS.NEW.>`` ->
-  ``$KV.NEW_ORDERS.>``): the literal tokens of a key BEFORE its first wildcard select a
-  sub-tree of the origin and are dropped in the aggregate; from the first wildcard on, the
-  key is kept, each ``*`` becoming ``{{wildcard(n)}}`` (n counting the ``*`` tokens) and a
-  final ``>`` staying ``>``. So ``>`` -> ``>``, ``NEW.>`` -> ``>``, ``NEW.*.items`` ->
-  ``{{wildcard(1)}}.items``, ``*.x.>`` -> ``{{wildcard(1)}}.x.>``. A key with no wildcard
-  (one single key) is kept whole: ``NEW.1`` -> ``NEW.1``.
+* Aggregate key filters select keys; they never rename them: the transform maps the origin
+  bucket's subject space onto the aggregate's and keeps every token of the key
+  (``$KV.CFG.app.>`` -> ``$KV.AGG.app.>``, ``NEW.*.items`` ->
+  ``NEW.{{wildcard(1)}}.items``), so ``app.other`` in CFG is ``app.other`` in AGG. This is
+  what nats.go does for a KV source (``$KV.<origin>.>`` -> ``$KV.<bucket>.>``) and what the
+  project's issue 20 asks. Seed 002's own example (``$KV.ORDERS.NEW.>`` -> ``$KV.NEW_ORDERS.>``)
+  drops the filtered prefix; jetlink does not follow that example (docs/topology.md says why).
 * A read-only aggregate has ``deny_purge`` (seed) and therefore ``allow_rollup_hdrs = false``
   (the server refuses "roll-ups require the purge permission"); a writable one is a normal
   bucket (rollups on, purge allowed) with sources.
@@ -462,16 +462,13 @@ class KVAggregateOrigin:
 
 
 def aggregate_transform(origin_bucket: str, key: str, bucket: str) -> SubjectTransformConfig:
-    """Map origin key pattern ``key`` into aggregate ``bucket`` (rule in the module doc).
+    """Map origin key pattern ``key`` into aggregate ``bucket``, keys kept (module doc).
 
-    ``("ORDERS", "NEW.>", "NEW_ORDERS")`` -> ``$KV.ORDERS.NEW.>`` -> ``$KV.NEW_ORDERS.>``.
+    ``("CFG", "app.>", "AGG")`` -> ``$KV.CFG.app.>`` -> ``$KV.AGG.app.>``.
     """
-    tokens = key.split(".")
-    first_wc = next((i for i, t in enumerate(tokens) if t in ("*", ">")), None)
-    rest = tokens if first_wc is None else tokens[first_wc:]
     out: list[str] = []
     n = 0
-    for tok in rest:
+    for tok in key.split("."):
         if tok == "*":
             n += 1
             out.append(f"{{{{wildcard({n})}}}}")

@@ -658,17 +658,18 @@ SCENARIOS: list[Scenario] = [
        put("b", "w", kv="AGG", expect=NO_RESPONDERS, diverge="read-only-refused-by-handle"),
        watch_stop("W"),
        status(kv="AGG")),
-    sc("aggregate/key-subset-renamed",
-       # ADR-8's example: ORDERS keys NEW.> copied into NEW_ORDERS without the NEW. prefix.
+    sc("aggregate/key-subset-kept",
+       # ADR-8's example: ORDERS keys NEW.> copied into NEW_ORDERS. A filter selects keys and
+       # never renames them (issue 20; nats.go's KV sources keep keys): NEW.1 stays NEW.1.
        bucket("ORDERS"),
        put("NEW.1", "n1"), put("OLD.1", "o1"), put("NEW.2", "n2"),
        kv_aggregate(bucket="NEW_ORDERS", origins=[{"bucket": "ORDERS", "keys": ["NEW.>"]}],
                     expect={"sources": [{"name": "KV_ORDERS", "subject_transforms": [
-                        {"src": "$KV.ORDERS.NEW.>", "dest": "$KV.NEW_ORDERS.>"}]}]}),
+                        {"src": "$KV.ORDERS.NEW.>", "dest": "$KV.NEW_ORDERS.NEW.>"}]}]}),
        sync("KV_NEW_ORDERS", 2),
        msgs("KV_NEW_ORDERS"),
-       keys(kv="NEW_ORDERS", expect=["1", "2"]),
-       get("2", kv="NEW_ORDERS", expect=G("2", "n2", 2))),
+       keys(kv="NEW_ORDERS", expect=["NEW.1", "NEW.2"]),
+       get("NEW.2", kv="NEW_ORDERS", expect=G("NEW.2", "n2", 2))),
     sc("aggregate/writable-with-local-writes",
        bucket("A"),
        put("a", "1"),
