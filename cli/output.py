@@ -167,6 +167,15 @@ def stdout_is_terminal() -> bool:
     return bool(isatty and isatty())
 
 
+def stderr_is_terminal() -> bool:
+    """Whether stderr (notices, progress bars) is a terminal."""
+    isatty = getattr(sys.stderr, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # closed stream
+        return False
+
+
 def table(
     app: App,
     columns: Sequence[str],
@@ -373,17 +382,13 @@ class _NoBar:
 class progress:
     """``with progress(app, "Publishing", total) as bar: bar.advance(n)``: a progress bar on
     stderr for long work, only when stderr is a terminal and the output is not --json
-    (elsewhere ``advance`` does nothing)."""
+    (elsewhere ``advance`` does nothing). ``total`` None: an indeterminate bar; a total
+    that proves short (more is advanced) makes the bar indeterminate too."""
 
     def __init__(self, app: App | None, label: str, total: int | None, *,
                  enabled: bool = True) -> None:
         self._label, self._total = label, total
-        isatty = getattr(sys.stderr, "isatty", None)
-        try:
-            tty = bool(isatty and isatty())
-        except ValueError:
-            tty = False
-        self._on = enabled and tty and not (app is not None and app.json)
+        self._on = enabled and stderr_is_terminal() and not (app is not None and app.json)
         self._bar: Any = None
 
     def __enter__(self) -> Any:
@@ -404,6 +409,9 @@ class progress:
         class _Bar:
             def advance(self, n: int) -> None:
                 bar.advance(task, n)
+                t = bar.tasks[0]
+                if t.total is not None and t.completed > t.total:
+                    t.total = None  # the total was an estimate: the bar goes indeterminate
 
         return _Bar()
 

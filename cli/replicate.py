@@ -36,6 +36,10 @@ if TYPE_CHECKING:  # pragma: no cover
 # display stay responsive during a large backlog (the next step follows at once).
 FOLLOW_STEP_MAX_MSGS = 10_000
 
+# messages: a catch-up expected to copy more (the lag its agreements report), or one that has
+# copied more so far, shows a progress bar (on a terminal, without --json; not --follow).
+PROGRESS_MIN = 100_000
+
 
 def sleep(seconds: float) -> None:
     """The pause between idle steps of --follow (tests replace it)."""
@@ -95,13 +99,71 @@ def replicate(
         return
     from jetlink.core.replication import pump_until_idle
 
-    reports = pump_until_idle(store, clock)
+    bar_possible = not app.json and output.stderr_is_terminal()
+    with CatchUpBar(app, lag_at_start(store, clock) if bar_possible else None) as bar:
+        reports = pump_until_idle(store, clock, on_moved=bar.advance)
     doc = summary_doc(reports, links_until_idle(store, clock))
     app.emit(doc, human=render_summary)
     failing = doc["errors"] + sum(1 for r in doc["links"] if r.get("errors"))
     if failing:  # the report is printed; the exit status says not everything replicates
         output.notice(app, f"jetlink: {_plural(failing, 'agreement')} in error: exit status 1")
         raise typer.Exit(ExitCode.FAILED)
+
+
+# -- the catch-up progress bar -------------------------------------------------------------------
+
+
+def lag_at_start(store: Any, clock: Any) -> int | None:
+    """The lag the mirrors and sources of the data directory report (StreamInfo's, as of
+    their last replication step): what a catch-up is expected to copy, at least; None when
+    it cannot be read."""
+    from jetlink.core.errors import JetlinkError
+    from jetlink.core.jetstream import JetStream
+
+    total = 0
+    try:
+        for info in store.clusters(create_local=False):
+            if info.kind != "nats" or info.down:
+                continue
+            for si in JetStream(store.open(info.name), clock).streams():
+                for doc in ([si.mirror] if si.mirror else []) + list(si.sources or []):
+                    total += int(doc.get("lag") or 0)
+    except (JetlinkError, OSError, ValueError):
+        return None
+    return total
+
+
+class CatchUpBar:
+    """``with CatchUpBar(app, expected) as bar: pump_until_idle(..., on_moved=bar.advance)``:
+    the progress bar of ``jetlink replicate`` (cli/output.py ``progress``), drawn from the
+    start when ``expected`` (the lag at the start) is large, else from the moment the
+    messages copied so far are (then without a total)."""
+
+    def __init__(self, app: App, expected: int | None) -> None:
+        self.app, self.expected, self.done = app, expected, 0
+        self._ctx: Any = None
+        self._bar: Any = None
+
+    def _open(self, total: int | None) -> None:
+        self._ctx = output.progress(self.app, "Replicating", total)
+        self._bar = self._ctx.__enter__()
+
+    def __enter__(self) -> CatchUpBar:
+        if self.expected is not None and self.expected > PROGRESS_MIN:
+            self._open(self.expected)
+        return self
+
+    def advance(self, n: int) -> None:
+        self.done += n
+        if self._bar is None and self.done > PROGRESS_MIN:
+            self._open(None)
+            n = self.done
+        if self._bar is not None:
+            self._bar.advance(n)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._ctx is not None:
+            self._ctx.__exit__(*exc)
 
 
 # -- cluster links -----------------------------------------------------------------------------

@@ -1252,11 +1252,23 @@ def import_(
     without mirror and sources when it does not exist; an existing one may hold messages.
     With --json the document also has "duplicates" (rows the server already had).
     """
+    from contextlib import ExitStack
+
     from jetlink.core import lake
 
     app = App.of(ctx)
     common.need_spark_extra(ctx.command_path)
-    summary = lake.import_stream(open_jetstream(app), name, source)
+    js = open_jetstream(app)
+    with ExitStack() as stack:
+        bar: Any = None
+
+        def counted(rows: int) -> None:  # the dataset is checked: a bar for a long import
+            nonlocal bar
+            bar = stack.enter_context(
+                output.progress(app, "Importing", rows, enabled=rows > PROGRESS_MIN))
+
+        summary = lake.import_stream(js, name, source, on_total=counted,
+                                     on_rows=lambda n: bar.advance(n) if bar else None)
 
     def human(a: App, d: dict[str, Any]) -> None:
         how = "new stream" if d["created"] else "stream"

@@ -303,14 +303,16 @@ def _rows(batches: Iterable[Any]) -> Iterator[tuple]:
 
 def write_stream_rows(js, stream: str, batches: Iterable[Any], *,  # type: ignore[no-untyped-def]
                       txn_rows: int = 100_000,
-                      on_txn: Callable[[Any, Any, int], None] | None = None) -> dict[str, Any]:
+                      on_txn: Callable[[Any, Any, int], None] | None = None,
+                      on_rows: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Append rows of the lake schema (pyarrow RecordBatches or Tables, in sequence order) to
     the existing stream ``stream``, each at its own sequence and time, as the replication
     pump stores a mirrored message (the sequences in between read as deleted).
 
     One ``js.write()`` transaction per ``txn_rows`` rows; ``on_txn(txn, stream_def,
     last_seq)`` runs at the end of each, before it commits (with the last sequence it
-    wrote). A row at or below the stream's last sequence, a row the stream refuses (an
+    wrote); ``on_rows(n)`` after it commits, with the ``n`` rows it stored (a progress
+    bar). A row at or below the stream's last sequence, a row the stream refuses (an
     ApiError: sealed, too big, a limit with discard new...) or takes as a duplicate raises a
     LakeError and that transaction rolls back (the ones before it stay committed).
     Returns ``{"rows", "first_seq", "last_seq", "transactions"}`` (0s when no rows)."""
@@ -399,6 +401,8 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,  # type: ignor
                 on_txn(txn, d, last)
         total += n
         txns += 1
+        if on_rows is not None:
+            on_rows(n)
     return {"rows": total, "first_seq": first, "last_seq": last, "transactions": txns}
 
 
@@ -652,14 +656,18 @@ def _sorted_rows(fragments, schema, path: str):  # type: ignore[no-untyped-def]
 
 
 
-def _open_stream_dataset(path: str):  # type: ignore[no-untyped-def]
+def _open_stream_dataset(path: str,  # type: ignore[no-untyped-def]
+                         on_total: Callable[[int], None] | None = None):
     """(fragments, schema, in sequence order?, metadata or None) of a dataset an import
-    reads; a dataset of a topic is refused."""
+    reads; a dataset of a topic is refused. ``on_total(rows)``: the rows the dataset holds,
+    once its check has counted them."""
     fragments, schema = _dataset(path)
-    _count, ordered = _scan_order(fragments, schema, path)
+    count, ordered = _scan_order(fragments, schema, path)
     meta = read_meta(path)
     if meta is not None and meta.get("kind", "stream") != "stream":
         raise LakeError(f"{path}: the dataset holds a {meta.get('kind')}, not a stream")
+    if on_total is not None:
+        on_total(count)
     return fragments, schema, ordered, meta
 
 def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> None:  # type: ignore[no-untyped-def]
@@ -681,17 +689,25 @@ def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> None:  #
                         f"{err.description} ({err.err_code}); create the stream yourself "
                         "(jetlink stream add) and import into it") from err
 
-def import_stream(js, name: str, path: str, *, txn_rows: int = 100_000) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def import_stream(js, name: str, path: str, *, txn_rows: int = 100_000,  # type: ignore[no-untyped-def]
+                  on_total: Callable[[int], None] | None = None,
+                  on_rows: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Import the Parquet dataset at ``path`` into stream ``name`` of ``js`` (any
     JetStreamAPI): into the embedded engine's store with the sequences and times kept
     (:func:`_import_embedded`); into any other implementation, a live server, as new
-    publishes deduplicated by ``Nats-Msg-Id`` (:func:`import_stream_api`)."""
+    publishes deduplicated by ``Nats-Msg-Id`` (:func:`import_stream_api`).
+    ``on_total(rows)``: the rows of the dataset, once counted (before anything is written);
+    ``on_rows(n)``: after each transaction or pipelined batch of ``n`` rows (a progress
+    bar; the ``n`` add up to the rows of the dataset)."""
     if _is_embedded(js):
-        return _import_embedded(js, name, path, txn_rows=txn_rows)
-    return import_stream_api(js, name, path)
+        return _import_embedded(js, name, path, txn_rows=txn_rows, on_total=on_total,
+                                on_rows=on_rows)
+    return import_stream_api(js, name, path, on_total=on_total, on_rows=on_rows)
 
 
-def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,  # type: ignore[no-untyped-def]
+                     on_total: Callable[[int], None] | None = None,
+                     on_rows: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Store the Parquet dataset at ``path`` (lake schema) into stream ``name``, every message
     at its own sequence and time.
 
@@ -702,8 +718,9 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000) -> di
     refused before anything is written. The stream ends at the last sequence the metadata
     records (messages deleted at the end of the origin stay deleted). Returns ``{"stream",
     "path", "messages", "first_seq", "last_seq", "created", "transactions"}``.
+    ``on_total`` / ``on_rows``: as :func:`import_stream`.
     """
-    fragments, schema, ordered, meta = _open_stream_dataset(path)
+    fragments, schema, ordered, meta = _open_stream_dataset(path, on_total)
 
     created = False
     if name in js.stream_names():
@@ -728,7 +745,7 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000) -> di
     batches = (_conform(b, target) for b in _iter_dataset(fragments, schema)) if ordered \
         else _sorted_rows(fragments, schema, path)
     try:
-        res = write_stream_rows(js, name, batches, txn_rows=txn_rows)
+        res = write_stream_rows(js, name, batches, txn_rows=txn_rows, on_rows=on_rows)
         end = (meta or {}).get("state", {}).get("last_seq")
         if isinstance(end, int) and end > res["last_seq"]:
             with js.write() as txn:  # the origin's trailing deleted messages
@@ -1037,8 +1054,9 @@ def import_msg_id(stream: str, identity: str, seq: int) -> str:
     return f"{stream}:{identity}:{seq}" if identity else f"{stream}:{seq}"
 
 
-def import_stream_api(js, name: str, path: str, *, chunk: int = IMPORT_CHUNK  # type: ignore[no-untyped-def]
-                      ) -> dict[str, Any]:
+def import_stream_api(js, name: str, path: str, *, chunk: int = IMPORT_CHUNK,  # type: ignore[no-untyped-def]
+                      on_total: Callable[[int], None] | None = None,
+                      on_rows: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Publish the rows of the Parquet dataset at ``path`` (lake schema) to stream ``name``
     of ``js`` (any JetStreamAPI: a live server), in sequence order, pipelined
     (``publish_many``, ``chunk`` rows at a time): subject, headers and payload kept, the
@@ -1055,7 +1073,8 @@ def import_stream_api(js, name: str, path: str, *, chunk: int = IMPORT_CHUNK  # 
     how far it got (the stream and what was stored stay: a re-run continues). Returns
     ``{"stream", "path", "messages", "duplicates", "first_seq", "last_seq", "created",
     "transactions"}`` (messages: rows stored now; first/last: the new sequences;
-    transactions: the pipelined batches)."""
+    transactions: the pipelined batches). ``on_total`` / ``on_rows``: as
+    :func:`import_stream` (``on_rows`` after each batch the server acknowledged)."""
     import pyarrow.compute as pc
 
     from .errors import ApiError
@@ -1063,7 +1082,7 @@ def import_stream_api(js, name: str, path: str, *, chunk: int = IMPORT_CHUNK  # 
 
     if chunk < 1:
         raise ValueError("chunk must be at least 1")
-    fragments, schema, ordered, meta = _open_stream_dataset(path)
+    fragments, schema, ordered, meta = _open_stream_dataset(path, on_total)
 
     created = False
     if name in js.stream_names():
@@ -1134,6 +1153,8 @@ def import_stream_api(js, name: str, path: str, *, chunk: int = IMPORT_CHUNK  # 
         if len(results) < len(rows):
             _o, seq, subject, _h, _d = rows[len(results)]
             raise refused(seq, subject, "no acknowledgement")
+        if on_rows is not None:
+            on_rows(len(rows))
 
     pending: list[tuple[Any, ...]] = []
     for batch in _as_batches(batches):

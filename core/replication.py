@@ -26,7 +26,7 @@ import heapq
 import json
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from . import headers as H
 from . import streams as S
@@ -523,13 +523,15 @@ def _cleanup(dd: DataDir, clock: Clock, cl: Cluster) -> None:
 
 
 def pump(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = None,
-         max_msgs: int | None = None, bulk: bool = True, batch: int | None = None
-         ) -> list[AgreementReport]:
+         max_msgs: int | None = None, bulk: bool = True, batch: int | None = None,
+         on_moved: Callable[[int], None] | None = None) -> list[AgreementReport]:
     """One step over every agreement whose target lives in ``clusters`` (all when None) and
     in a cluster that is not down: copies what is pending (at most ``max_msgs`` messages per
     agreement when given), in transactions of at most ``batch`` messages per agreement, each
     holding the copied messages and the cursors. ``bulk=False`` forces the per-message path
-    (tests compare both). Returns one report per agreement."""
+    (tests compare both). ``on_moved(n)``: after each transaction that moved ``n`` > 0
+    messages (copied or skipped as duplicates; a progress bar). Returns one report per
+    agreement."""
     wanted = None if clusters is None else set(clusters)
     reports: list[AgreementReport] = []
     for info in datadir.clusters(create_local=False):
@@ -543,19 +545,23 @@ def pump(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = Non
             cl.ensure_schema(COMPONENT, SCHEMA_STEPS)
         _cleanup(datadir, clock, cl)
         for name in names:
-            reports += _pump_target(datadir, clock, cl, name, max_msgs, bulk, batch)
+            reports += _pump_target(datadir, clock, cl, name, max_msgs, bulk, batch,
+                                    on_moved)
     return reports
 
 
 def pump_until_idle(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = None,
                     bulk: bool = True, batch: int | None = None,
-                    max_rounds: int = MAX_ROUNDS) -> list[AgreementReport]:
+                    max_rounds: int = MAX_ROUNDS,
+                    on_moved: Callable[[int], None] | None = None) -> list[AgreementReport]:
     """:func:`pump` until a step moves nothing (chains of mirrors and sources settle too).
-    Returns the last step's reports with the totals copied / skipped over all steps."""
+    Returns the last step's reports with the totals copied / skipped over all steps.
+    ``on_moved``: as :func:`pump` (the ``n`` add up to the copied and skipped totals)."""
     totals: dict[tuple, list[int]] = {}
     reports: list[AgreementReport] = []
     for _ in range(max_rounds):
-        reports = pump(datadir, clock, clusters=clusters, bulk=bulk, batch=batch)
+        reports = pump(datadir, clock, clusters=clusters, bulk=bulk, batch=batch,
+                       on_moved=on_moved)
         moved = False
         for r in reports:
             key = (r.target_cluster, r.target, r.kind, r.origin_cluster, r.origin)
@@ -573,7 +579,8 @@ def pump_until_idle(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] |
 
 
 def _pump_target(dd: DataDir, clock: Clock, cl: Cluster, name: str, max_msgs: int | None,
-                 bulk: bool, batch: int | None) -> list[AgreementReport]:
+                 bulk: bool, batch: int | None,
+                 on_moved: Callable[[int], None] | None = None) -> list[AgreementReport]:
     """Steps (transactions) for one target stream until it is caught up, or ``max_msgs``
     messages per agreement."""
     from .jetstream import JetStream
@@ -602,15 +609,19 @@ def _pump_target(dd: DataDir, clock: Clock, cl: Cluster, name: str, max_msgs: in
             break
         before = {id(a): a.report.copied + a.report.skipped for a in plans}  # type: ignore
         moved = _step(js, name, plans, budget, bulk, batch)
+        step_moved = 0
         for a in plans:
+            n = a.report.copied + a.report.skipped - before[id(a)]  # type: ignore[union-attr]
+            step_moved += n
             if budget[id(a)] is not None:
-                budget[id(a)] -= (a.report.copied + a.report.skipped  # type: ignore[union-attr]
-                                  - before[id(a)])
+                budget[id(a)] -= n
             if a.consumer and a.row is not None and a.error is None:
                 try:
                     _settle(a, clock, a.row[_R_CURSOR])
                 except (JetlinkError, sqlite3.Error):
                     pass
+        if on_moved is not None and step_moved > 0:
+            on_moved(step_moved)
         if not moved or not any(a.truncated for a in plans):
             break
     return [a.report for a in plans]  # type: ignore[misc]
