@@ -110,17 +110,23 @@ def apply(
     if backend is None:  # the bindings have problems: nothing connected, nothing planned
         problems = core.unique_problems([*validate_topology(topo), *bind_problems])
         plan_doc = {"prune": prune, "changes": [], "unchanged": 0,
-                    "problems": [p.to_dict() for p in problems]}
+                    "problems": [p.to_dict() for p in problems],
+                    "warnings": [w.to_dict() for w in topo.warnings]}
     else:
         plan = core.plan_topology(backend, topo, prune=prune)
         plan_doc = plan.to_json()
     if plan_doc["problems"]:
         from jetlink.cli.validate import render as render_problems
 
-        doc = {"files": [str(file)], "problems": plan_doc["problems"], "valid": False}
+        doc = {"files": [str(file)], "problems": plan_doc["problems"],
+               "warnings": plan_doc["warnings"], "valid": False}
         app.emit({"plan": plan_doc, "result": None, "dry_run": dry_run},
                  human=lambda a, _d: render_problems(a, doc))
         raise typer.Exit(ExitCode.PROBLEMS)
+    if plan_doc.get("warnings") and not app.json:
+        from jetlink.cli.validate import render_warnings
+
+        render_warnings(app, plan_doc["warnings"])
     if dry_run or not plan.pending:
         app.emit({"plan": plan_doc, "result": None, "dry_run": dry_run},
                  human=lambda a, _d: render_plan(a, plan_doc))

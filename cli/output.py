@@ -223,7 +223,8 @@ def format_error(err: JetlinkError) -> str:
     """``jetlink: error: <description> (<err_code>)``; no parenthesis when err_code is 0/absent."""
     err_code = getattr(err, "err_code", 0)
     suffix = f" ({err_code})" if err_code else ""
-    return f"{PROG}: error: {err.description}{suffix}"
+    detail = getattr(err, "detail", None)
+    return f"{PROG}: error: {err.description}{suffix}" + (f": {detail}" if detail else "")
 
 
 def print_error(app: App | None, err: JetlinkError) -> None:

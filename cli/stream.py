@@ -188,6 +188,19 @@ def add(
         cfg = apply_flags(StreamConfig(name=name), flags)
     info = open_jetstream(app).add_stream(cfg)
     app.emit(to_doc(info), human=lambda a, doc: _created(a, doc, "created"))
+    warn_missing_origins(app, info.config)
+
+
+def warn_missing_origins(app: App, cfg: Any) -> None:
+    """One line on stderr per mirror / source origin that is not there (the same rule and
+    words as ``jetlink validate`` and ``apply``: core/config/validate.py)."""
+    if cfg.mirror is None and not cfg.sources:
+        return
+    from jetlink.core.config.validate import origin_warnings
+
+    kv = common.open_kv(app)
+    for text in origin_warnings(cfg, kv.cluster, kv.clusters):
+        output.notice(app, f"jetlink: warning: {text}")
 
 
 def no_terminal_message(missing: list[str], defaults: bool) -> str:
@@ -294,6 +307,7 @@ def copy(
     cfg.metadata = user_metadata(cfg.metadata)
     info = js.add_stream(cfg)
     app.emit(to_doc(info), human=lambda a, doc: _created(a, doc, "created"))
+    warn_missing_origins(app, info.config)
 
 
 # -- info / ls / report ---------------------------------------------------------------------

@@ -34,42 +34,51 @@ def validate(
     live: Annotated[bool, typer.Option(
         "--live", help="Also check the files against the live servers their clusters are "
         "bound to (or the server in force); changes nothing.")] = False,
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="Warnings count as problems (exit 3).")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Check stream configs and topology files.
 
     Lists every problem found: its file, the object (stream, bucket, link...), the
-    configuration field, the NATS err_code and the server's description. Exits 3 when a
-    problem is found, 0 when every file is clean.
+    configuration field, the NATS err_code and the server's description. Every problem
+    of an object is listed, the server's first one first. Exits 3 when a problem is
+    found, 0 when every file is clean.
+
+    Warnings are what the server accepts but is likely a mistake: a mirror or source
+    whose origin is in no file (10059; the stream waits for its origin). They are
+    listed and do not change the exit status, unless --strict.
 
     --live also checks the files against what the servers their clusters are bound to hold
     ([clusters.NAME] server = / context =; with a server in force, the unbound clusters are
     its JetStream domains): subjects overlapping the servers' streams (10065), mirrors and
-    sources whose origin is neither in the files nor on a server (10059), changes to
-    existing streams that are not legal updates; nothing is changed. A server that does
-    not answer: one line, exit 1.
+    sources whose origin is neither in the files nor on a server (10059, a warning),
+    changes to existing streams that are not legal updates; nothing is changed. A server
+    that does not answer: one line, exit 1.
     """
     app = App.of(ctx)
     if live:
         from jetlink.core.topology import load_files
 
-        problems = _live_problems(app, load_files(list(files)))
+        problems, warnings = _live_problems(app, load_files(list(files)))
     else:
-        from jetlink.core.topology import validate_files
+        from jetlink.core.topology import check_files
 
-        problems = validate_files(list(files))
+        problems, warnings = check_files(list(files))
+    failing = bool(problems) or (strict and bool(warnings))
     doc = {
         "files": list(files),
         "problems": [problem.to_dict() for problem in problems],
-        "valid": not problems,
+        "warnings": [w.to_dict() for w in warnings],
+        "valid": not failing,
     }
     app.emit(doc, human=render)
-    if problems:
+    if failing:
         raise typer.Exit(ExitCode.PROBLEMS)
 
 
-def _live_problems(app: App, topo: Any) -> list[Any]:
-    """The problems of the plan that would apply ``topo`` to its live servers (none
+def _live_problems(app: App, topo: Any) -> tuple[list[Any], list[Any]]:
+    """(problems, warnings) of the plan that would apply ``topo`` to its live servers (none
     applied): the files' own, the bindings', and those against what the servers hold."""
     from jetlink.cli.common import topology_backend
     from jetlink.core import topology_apply as core
@@ -77,8 +86,9 @@ def _live_problems(app: App, topo: Any) -> list[Any]:
 
     backend, problems = topology_backend(app, topo, live_only=True)
     if backend is None:
-        return core.unique_problems([*validate_topology(topo), *problems])
-    return core.plan_topology(backend, topo).problems
+        return core.unique_problems([*validate_topology(topo), *problems]), topo.warnings
+    plan = core.plan_topology(backend, topo)
+    return plan.problems, plan.warnings
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -86,13 +96,19 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def render(app: App, doc: dict[str, Any]) -> None:
-    """OK lines for clean files, one table of problems, a one-line summary on stderr."""
+    """OK lines for clean files, one table of problems, a one-line summary on stderr;
+    warnings on stderr, one line each."""
     problems = doc["problems"]
+    warnings = doc.get("warnings") or []
     bad = [f for f in doc["files"] if any(_same_file(f, str(p["file"])) for p in problems)]
     for path in doc["files"]:
         if path not in bad:
             output.line(app, f"{path}: OK")
+    render_warnings(app, warnings)
+    more = f", {_plural(len(warnings), 'warning')}" if warnings else ""
     if not problems:
+        if warnings:
+            output.notice(app, _plural(len(warnings), "warning"))
         return
     if output.stdout_is_terminal():
         rows = [_row(p) for p in problems]
@@ -102,14 +118,27 @@ def render(app: App, doc: dict[str, Any]) -> None:
         for p in problems:
             code = f" ({p['err_code']})" if p.get("err_code") else ""
             where = ": ".join(str(p[k]) for k in ("file", "object", "field") if p.get(k))
-            output.line(app, f"{where}: {p['description']}{code}")
+            detail = f": {p['detail']}" if p.get("detail") else ""
+            output.line(app, f"{where}: {p['description']}{code}{detail}")
     n_files = len({str(p["file"]) for p in problems})
-    output.notice(app, f"{_plural(len(problems), 'problem')} in {_plural(n_files, 'file')}")
+    output.notice(app, f"{_plural(len(problems), 'problem')} in {_plural(n_files, 'file')}"
+                       f"{more}")
+
+
+def render_warnings(app: App, warnings: list[dict[str, Any]]) -> None:
+    """``FILE: OBJECT: FIELD: warning: DESCRIPTION (CODE)`` on stderr, one per warning."""
+    for w in warnings:
+        code = f" ({w['err_code']})" if w.get("err_code") else ""
+        where = ": ".join(str(w[k]) for k in ("file", "object", "field") if w.get(k))
+        output.notice(app, f"{where}: warning: {w['description']}{code}")
 
 
 def _row(problem: dict[str, Any]) -> list[str]:
     # Plain strings: err_code 10034 stays "10034" (no thousands separator); 0 / null is "-".
-    return [str(problem.get(column) or "-") for column in PROBLEM_COLUMNS]
+    row = [str(problem.get(column) or "-") for column in PROBLEM_COLUMNS]
+    if problem.get("detail"):
+        row[-1] += f" ({problem['detail']})"
+    return row
 
 
 def _plural(n: int, word: str) -> str:

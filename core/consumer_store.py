@@ -218,6 +218,16 @@ class ConsumerHooks(S.NoConsumers):
 
         ConsumerEngine(StoreBackend(txn), txn.now).purged(stream, subject=subject or "")
 
+    def on_retention_changed(self, txn: S.Txn, stream: str) -> None:
+        """The stream now has interest retention (an update from limits): what every
+        interested consumer has acknowledged goes, as the server's
+        checkStateForInterestStream does for each consumer."""
+        if not _has_table(txn.conn):
+            return
+        from .consumers import ConsumerEngine
+
+        ConsumerEngine(StoreBackend(txn), txn.now).retention_changed(stream)
+
     def on_stream_deleted(self, txn: S.Txn, stream: str) -> None:
         if not _has_table(txn.conn):
             return

@@ -1103,6 +1103,17 @@ class ConsumerEngine:
         s.save()
         return s.info(rec)
 
+    def retention_changed(self, stream: str) -> None:
+        """After an update from limits to interest retention: each consumer's acknowledged
+        messages (up to its ack floor) are acked again under the new retention, so those no
+        consumer still needs go (nats-server's ``checkStateForInterestStream``)."""
+        s = self._session(stream)
+        for rec in list(s.recs.values()):
+            floor = min(rec.state.asflr, s.view.last_seq)
+            if floor >= s.view.first_seq:
+                s.acked(range(s.view.first_seq, floor + 1))
+        s.save()
+
     def info(self, stream: str, name: str) -> ConsumerInfo:
         s = self._session(stream)
         rec = s.get(name)

@@ -25,6 +25,10 @@ class JetlinkError(Exception):
         self.description = description
         # The configuration field the error is about, when known (used by `validate`).
         self.field = field
+        # For people, not for the API document: the offending value (``subjects: "a..b"``,
+        # ``max_age = 50ms``, ``"y.a" overlaps "y.>" of stream Y``); printed after the
+        # description by the CLI, never in --json (which is the server's document).
+        self.detail: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"error": {"description": self.description}}
@@ -267,6 +271,19 @@ def invalid_config(description: str, *, field: str | None = None) -> ApiError:
     return nats_error("StreamInvalidConfig", err=description, field=field)
 
 
+CLIP_OVER = 100  # a quoted value longer than this is cut
+CLIP_KEEP = 40  # ... to its first this many characters
+
+
+def clip(value: str, over: int = CLIP_OVER, keep: int = CLIP_KEEP) -> str:
+    """``value`` as an error message may quote it: whole when at most ``over`` characters,
+    else its first ``keep`` characters and its length, ``aaaa... (100,000 characters)``
+    (a user's 100,000-character subject is never echoed in full)."""
+    if len(value) <= over:
+        return value
+    return f"{value[:keep]}... ({len(value):,} characters)"
+
+
 def client_error(description: str, *, field: str | None = None) -> ApiError:
     """An error a NATS client raises before any request (no err_code), e.g. a bad KV key."""
     return ApiError(400, 0, description, field=field)
@@ -289,5 +306,5 @@ class NoStreamError(JetlinkError):
     """A JetStream publish to a subject no stream captures (a real server: no responders)."""
 
     def __init__(self, subject: str) -> None:
-        super().__init__(f"no stream matches subject {subject}", field="subject")
+        super().__init__(f"no stream matches subject {clip(subject)}", field="subject")
         self.subject = subject

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from . import headers as H
+from . import limits as L
 from . import streams as S
 from .clock import Clock, SystemClock, format_rfc3339_nano
 from .config.codec import given_empty
@@ -211,6 +212,9 @@ class JetStream:
             st.enforce_limits(old)
             if d.max_age or d.allow_ttl or d.sdm_ttl_s:
                 st.expire()
+            if old.cfg.retention != "interest" and final.retention == "interest":
+                txn.flush()
+                self.hooks.on_retention_changed(txn, final.name)
             txn.flush()
             return self._info(txn.conn, d, txn.now)
 
@@ -401,7 +405,7 @@ class JetStream:
         result is None."""
         data = bytes(data)
         hdr = H.encode_headers(headers)
-        S.check_publish_input(subject, hdr, data)
+        S.check_publish_input(subject, hdr, data, reply_len=L.js_reply_len(0))
         with self.write() as txn:
             result = self._publish_answer(txn, subject, hdr, data)
         if isinstance(result, JetlinkError):
@@ -416,11 +420,11 @@ class JetStream:
         is published (what came before it is stored). None for a ``no_ack`` stream."""
         out: list[PubAck | JetlinkError | None] = []
         with self.write() as txn:
-            for subject, data, headers in msgs:
+            for i, (subject, data, headers) in enumerate(msgs):
                 data = bytes(data)
                 try:
                     hdr = H.encode_headers(headers)
-                    S.check_publish_input(subject, hdr, data)
+                    S.check_publish_input(subject, hdr, data, reply_len=L.js_reply_len(i))
                 except JetlinkError as err:
                     out.append(err)
                     break
@@ -476,7 +480,7 @@ class JetStream:
             run_d = None
             run: list[tuple[str, bytes]] = []
             run_subjects: set[str] = set()
-            for item in msgs:
+            for i, item in enumerate(msgs):
                 if len(item) == 3:
                     subject, data, headers = item
                 else:
@@ -488,8 +492,9 @@ class JetStream:
                 else:
                     hdr = fv = None
                 if subject not in valid or len(data) + (len(hdr) if hdr else 0) > max_payload:
-                    S.check_publish_input(subject, hdr, data)
-                    if len(valid) < 100_000:
+                    S.check_publish_input(subject, hdr, data, reply_len=L.js_reply_len(i))
+                    # cached: subjects whose line fits whatever the reply and sizes
+                    if len(valid) < 100_000 and len(subject) <= _CACHED_SUBJECT_MAX:
                         valid.add(subject)
                 if core.active:
                     core.add(subject, hdr, data)
@@ -630,6 +635,9 @@ class JetStream:
 
 
 _MISSING = object()
+# a subject this long (characters; up to 4 bytes each) fits a protocol line whatever its
+# reply and sizes: the batch path checks it once, then trusts it
+_CACHED_SUBJECT_MAX = (L.MAX_CONTROL_LINE - 128) // 4
 
 
 class Tail:

@@ -66,6 +66,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import headers as H
+from . import limits as L
 from .clock import Clock, SystemClock
 from .config.kv import (
     KV_STREAM_PREFIX,
@@ -293,6 +294,8 @@ class Clusters:
     mirrors and aggregates name. The embedded engine's clusters are the databases of a data
     directory; a live server's are its JetStream domains (jetlink.core.live.jetstream
     ``LiveDomains``)."""
+
+    kind = "cluster"
 
     def __init__(self, datadir: DataDir, clock: Clock) -> None:
         self.datadir = datadir
@@ -536,9 +539,20 @@ class KeyValue:
                      revision=msg.seq, created=msg.ts, delta=delta,
                      operation=operation_of(msg.hdr), served_by=served_by)
 
+    def _check_limits(self, key: str, subject: str, value: bytes, hdr_len: int = 0,
+                      index: int = 0) -> None:
+        """The server's limits on the publish of ``key`` (core/limits.py), named after the key:
+        its subject ``$KV.<bucket>.<key>`` must fit the protocol line."""
+        L.check_publish(subject, len(value), hdr_len=hdr_len, reply_len=L.js_reply_len(index),
+                        field="key", field_len=len(key.encode("utf-8", "surrogateescape")))
+
     def _publish(self, key: str, value: bytes, headers: dict[str, str] | None = None) -> int:
         self._writable()
-        ack = self.js.publish(self.subject(key), bytes(value), headers)
+        subject = self.subject(key)
+        value = bytes(value)
+        hdr = H.encode_headers(headers)
+        self._check_limits(key, subject, value, len(hdr) if hdr else 0)
+        ack = self.js.publish(subject, value, headers)
         if ack is None:  # pragma: no cover - KV streams always acknowledge
             raise JetlinkError("the bucket did not acknowledge the write")
         return ack.seq
@@ -555,6 +569,10 @@ class KeyValue:
         self._writable()
         prefix = self.prefix
         msgs = [(prefix + validate_key(k), bytes(v), None) for k, v in items]
+        short = (L.MAX_CONTROL_LINE - 128) // 4  # fits a line whatever the reply and sizes
+        for i, (subject, value, _h) in enumerate(msgs):
+            if len(subject) > short or len(value) > L.MAX_PAYLOAD:
+                self._check_limits(subject[len(prefix):], subject, value, index=i)
         out: list[int | JetlinkError] = []
         for res in self.js.publish_batch(msgs):
             if isinstance(res, JetlinkError):

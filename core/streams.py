@@ -24,6 +24,7 @@ from collections import deque
 from typing import Any, Iterable, Iterator, Optional, Protocol
 
 from . import headers as H
+from . import limits as L
 from . import republish as RP
 from .config.stream import StreamConfig
 from .errors import ApiError, JetlinkError, NoStreamError, client_error, nats_error
@@ -81,7 +82,8 @@ def msg_size(file_storage: bool, slen: int, hlen: int, mlen: int) -> int:
     return MEM_RECORD_OVERHEAD + slen + hlen + mlen
 
 
-MAX_PAYLOAD = 1024 * 1024  # the server's default max_payload (a client refuses larger)
+# the server's default max_payload (a client refuses larger): core/limits.py
+MAX_PAYLOAD = L.MAX_PAYLOAD
 MAX_HEADER_SIZE = 65535  # math.MaxUint16
 _UINT64_MAX = (1 << 64) - 1
 _INT64_MAX = (1 << 63) - 1
@@ -170,6 +172,8 @@ class RetentionHooks(Protocol):
 
     def on_stream_deleted(self, txn: "Txn", stream: str) -> None: ...
 
+    def on_retention_changed(self, txn: "Txn", stream: str) -> None: ...
+
 
 class NoConsumers:
     """Hooks for a store without consumers: nobody is interested, nothing to tell."""
@@ -184,6 +188,9 @@ class NoConsumers:
         return None
 
     def on_stream_deleted(self, txn: "Txn", stream: str) -> None:
+        return None
+
+    def on_retention_changed(self, txn: "Txn", stream: str) -> None:
         return None
 
 
@@ -1931,9 +1938,12 @@ def remove_msgs(txn: Txn, stream: str, seqs: Iterable[int]) -> int:
     return txn.stream(d).remove_seqs(seqs)
 
 
-def check_publish_input(subject: str, hdr: bytes | None, data: bytes | bytearray) -> None:
-    """What a client refuses before sending: a bad subject, a payload over max_payload."""
+def check_publish_input(subject: str, hdr: bytes | None, data: bytes | bytearray, *,
+                        reply_len: int = 0) -> None:
+    """What a client refuses before sending: a bad subject, a protocol line over the
+    server's max_control_line, a payload over max_payload (core/limits.py). ``reply_len``:
+    the bytes of the reply subject the line carries (a JetStream publish's inbox,
+    :func:`limits.js_reply_len`); 0 for a core publish."""
     if not isinstance(subject, str) or not is_valid_publish_subject(subject):
         raise client_error("nats: invalid subject")
-    if len(data) + (len(hdr) if hdr else 0) > MAX_PAYLOAD:
-        raise client_error("nats: maximum payload exceeded")
+    L.check_publish(subject, len(data), hdr_len=len(hdr) if hdr else 0, reply_len=reply_len)

@@ -33,14 +33,19 @@ Checks, in this order (problems are then sorted by file and object):
    type mismatch); bad server binding keys; undeclared clusters; duplicate definitions of
    one stream in one cluster; Kafka objects in a cluster bound to a NATS server.
 2. each object's own rules: KV objects become their streams (``config.kv``), then every
-   stream goes through ``check_stream_config`` with a lookup of the streams of its cluster;
+   stream goes through the server's checks (``config.validate.stream_config_problems``: a
+   STREAM.CREATE's unless the stream exists, then ``check_stream_config``'s) with a lookup
+   of the streams of its cluster, and EVERY problem of the object is reported, the server's
+   first one first;
    errors on KV objects name the KV field (``history``, ``origins[0].keys[1]``...). Kafka
    objects are checked against their own rules as they are loaded (every problem of one
    object, not only the first: name, partitions, configs).
 3. whole-topology rules, which also reach across clusters (domains), where a single server
    cannot see:
-   - a mirror or source whose origin is not declared in its cluster: 10059 ``stream not
-     found: ...`` (code 404), naming the stream and the cluster;
+   - a mirror or source whose origin is not declared in its cluster: a WARNING (in
+     ``topo.warnings``, never a reason to fail: the server accepts such a stream and its
+     mirror or source waits), 10059 ``stream not found: ...``, naming the stream and the
+     cluster; ``stream add`` words it the same way (:func:`missing_origin_text`);
    - a KV mirror whose origin bucket lacks ``allow_direct`` (client error, err_code 0);
    - a mirror (10030) or source (10046) with a max_msg_size smaller than its origin's;
    - subjects of two streams of one cluster overlapping: 10065 on the later object;
@@ -90,7 +95,7 @@ from .config.stream import (
     StreamSource,
     SubjectTransformConfig,
 )
-from .config.validate import check_stream_config
+from .config.validate import check_stream_config, missing_origin_text, stream_config_problems
 from .durations import DurationError, format_duration, parse_duration
 from .errors import ApiError, JetlinkError, NATS_ERRORS
 from .kafka.errors import KafkaError
@@ -190,15 +195,20 @@ class Problem:
     field: str | None
     err_code: int
     description: str
+    # the offending value, for people (``max_age = 50ms``): only when known
+    detail: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "file": self.file,
             "object": self.object,
             "field": self.field,
             "err_code": self.err_code,
             "description": self.description,
         }
+        if self.detail:
+            out["detail"] = self.detail
+        return out
 
 
 @dataclass
@@ -297,6 +307,9 @@ class TopologyObject:
     effective: StreamConfig | None = None  # after check_stream_config (None: invalid)
     origins: list[Origin] = field(default_factory=list)
     explicit_cluster: bool = False
+    # checked as a STREAM.CREATE (sealed, mirror_direct without a mirror, plain filters);
+    # False when the stream exists already (jetlink apply: an update)
+    creating: bool = True
     # mirror topics: source_topic as declared (None: the name without the link's prefix)
     given_source_topic: str | None = None
 
@@ -320,6 +333,9 @@ class Topology:
         self.clusters: dict[str, Cluster] = {}
         self.objects: list[TopologyObject] = []
         self.problems: list[Problem] = []  # found while loading
+        # what the server accepts but is likely a mistake (a mirror or source whose origin
+        # is not there): filled by validate_topology, never a reason to fail
+        self.warnings: list[Problem] = []
         self.streams: dict[tuple[str, str], TopologyObject] = {}
         self.kafka: dict[tuple[str, str, str], TopologyObject] = {}
         self._sort: dict[int, tuple[int, int]] = {}  # id(problem or object) -> sort key
@@ -408,11 +424,10 @@ class Topology:
             cfg_doc = doc["config"]  # a StreamInfo
         name = cfg_doc.get("name") if isinstance(cfg_doc.get("name"), str) else ""
         obj = self._new_object("stream", name or "?", DEFAULT_CLUSTER, name, f)
-        try:
-            cfg = _decode_stream(cfg_doc, name, allow_cluster=False)[1]
-        except JetlinkError as exc:
-            self._object_problem(obj, exc)
+        decoded = self._decode_all(obj, cfg_doc, name, allow_cluster=False)
+        if decoded is None:
             return
+        cfg = decoded[1]
         obj.spec = obj.config = cfg
         obj.origins = _stream_origins(cfg, obj.cluster)
 
@@ -502,11 +517,10 @@ class Topology:
         cluster, explicit = _cluster_of(body)
         obj = self._new_object("stream", key, cluster, name if isinstance(name, str) else key, f)
         obj.explicit_cluster = explicit
-        try:
-            cluster, cfg = _decode_stream(body, key, allow_cluster=True)
-        except JetlinkError as exc:
-            self._object_problem(obj, exc)
+        decoded = self._decode_all(obj, body, key, allow_cluster=True)
+        if decoded is None:
             return
+        cluster, cfg = decoded
         obj.spec = obj.config = cfg
         obj.origins = _stream_origins(cfg, cluster)
 
@@ -624,6 +638,31 @@ class Topology:
         p = Problem(file, obj, fld, err_code, text)
         self.problems.append(p)
         self._sort[id(p)] = (fpos, 0)
+
+    def _decode_all(self, obj: TopologyObject, body: Any, key: str, *, allow_cluster: bool
+                    ) -> tuple[str, StreamConfig] | None:
+        """Decode a stream, reporting every field that does not decode (not only the first):
+        each one is set aside and the rest decoded again, so the object's own rules still
+        run on what is left. None: it does not decode at all."""
+        import copy
+
+        from .config.validate import MAX_PROBLEMS, drop_path
+
+        doc = body
+        seen: set[str] = set()
+        for _ in range(MAX_PROBLEMS):
+            try:
+                return _decode_stream(doc, key, allow_cluster=allow_cluster)
+            except JetlinkError as exc:
+                self._object_problem(obj, exc)
+                fld = exc.field
+                if not fld or fld in seen or not isinstance(doc, dict):
+                    return None
+                seen.add(fld)
+                doc = copy.deepcopy(doc)
+                if not drop_path(doc, fld):
+                    return None
+        return None
 
     def _object_problem(self, obj: TopologyObject, exc: JetlinkError) -> None:
         p = _problem_for(obj, exc)
@@ -1235,7 +1274,8 @@ def _problem_for(obj: TopologyObject, exc: JetlinkError, *, stream_fields: bool 
     fld = exc.field
     if stream_fields:
         fld = _field_for(obj, fld)
-    return Problem(obj.file, obj.label, fld, getattr(exc, "err_code", 0), exc.description)
+    return Problem(obj.file, obj.label, fld, getattr(exc, "err_code", 0), exc.description,
+                   detail=exc.detail if obj.kind == "stream" else None)
 
 
 # =========================================================================== subject index
@@ -1357,8 +1397,15 @@ def load_files(paths: Iterable[str]) -> Topology:
 
 
 def validate_files(paths: Iterable[str]) -> list[Problem]:
-    """Every problem of the files, read together as one topology (``jetlink validate``)."""
+    """Every problem of the files, read together as one topology."""
     return validate_topology(load_files(paths))
+
+
+def check_files(paths: Iterable[str]) -> tuple[list[Problem], list[Problem]]:
+    """``(problems, warnings)`` of the files read together as one topology (``jetlink
+    validate``)."""
+    topo = load_files(paths)
+    return validate_topology(topo), list(topo.warnings)
 
 
 def validate_topology(topo: Topology) -> list[Problem]:
@@ -1384,6 +1431,7 @@ def validate_topology(topo: Topology) -> list[Problem]:
     def add_error(obj: TopologyObject, exc: JetlinkError, *, stream_fields: bool = True) -> None:
         add(obj, _problem_for(obj, exc, stream_fields=stream_fields))
 
+    topo.warnings = []
     _index(topo, add)
     topo.resolve_mirror_sources()
     _check_kafka(topo, add)
@@ -1582,9 +1630,16 @@ def _check_objects(topo: Topology, add_error) -> None:
             other = streams.get((_c, name))
             return other.config if other is not None else None
 
-        try:
-            obj.effective = check_stream_config(obj.config, lookup)
-        except JetlinkError as exc:
+        effective, errors = stream_config_problems(obj.config, lookup, create=obj.creating)
+        obj.effective = effective
+        fields: set[str | None] = set()
+        for exc in errors:
+            # one problem per field of the object as declared (a KV's ttl is its stream's
+            # max_age and duplicate_window: one problem, the first)
+            fld = _field_for(obj, exc.field)
+            if fld in fields and fld is not None:
+                continue
+            fields.add(fld)
             add_error(obj, exc)
 
 
@@ -1610,7 +1665,8 @@ def _describe_origin(obj: TopologyObject, origin: Origin) -> str:
 
 
 def _check_origins(topo: Topology, add, add_error) -> None:
-    """Missing origins (10059), KV mirror origins without allow_direct, message sizes."""
+    """Missing origins (10059, a warning), KV mirror origins without allow_direct, message
+    sizes."""
     code, err_code, text = _ERR_NOT_FOUND
     for obj in topo.objects:
         if obj.config is None or _is_duplicate(obj):
@@ -1620,13 +1676,10 @@ def _check_origins(topo: Topology, add, add_error) -> None:
                 continue  # an external API prefix outside the topology
             target = topo.streams.get((origin.cluster, origin.name))
             if target is None:
-                note = ""
-                if topo.clusters and origin.cluster not in topo.clusters:
-                    note = f' (cluster "{origin.cluster}" is not declared)'
-                add(obj, Problem(
+                topo.warnings.append(Problem(
                     obj.file, obj.label, _field_for(obj, f"{origin.field}.name"), err_code,
-                    f"{text}: {_describe_origin(obj, origin)} does not exist in cluster "
-                    f'"{origin.cluster}"{note}',
+                    missing_origin_text(_describe_origin(obj, origin), origin.cluster,
+                                        not topo.clusters or origin.cluster in topo.clusters),
                 ))
                 continue
             if target.config is None:

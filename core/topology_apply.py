@@ -335,6 +335,9 @@ class Plan:
     changes: list[Change]
     problems: list[Problem]
     prune: bool = False
+    # what the server accepts but is likely a mistake (an origin that is not there): shown,
+    # never a reason to refuse the plan
+    warnings: list[Problem] = field(default_factory=list)
 
     @property
     def pending(self) -> list[Change]:
@@ -343,7 +346,8 @@ class Plan:
     def to_json(self) -> dict[str, Any]:
         return {"prune": self.prune, "changes": [c.to_json() for c in self.pending],
                 "unchanged": sum(1 for c in self.changes if c.action == "unchanged"),
-                "problems": [p.to_dict() for p in self.problems]}
+                "problems": [p.to_dict() for p in self.problems],
+                "warnings": [p.to_dict() for p in self.warnings]}
 
 
 def _ident(obj: TopologyObject) -> tuple[str, str, str]:
@@ -461,15 +465,27 @@ def plan_topology(backend: Any, desired: Topology, *, prune: bool = False) -> Pl
     for name, c in desired.clusters.items():
         state.clusters[name] = c
     file_ids = {_ident(o) for o in desired.objects}
+    current_ids = {_ident(o) for o in current.objects}
     keep = [o for o in current.objects
             if _ident(o) not in file_ids and not (prune and o.cluster in declared)]
     for obj in keep:
+        obj.creating = False
         state.adopt(obj)
     # The file's objects as validated in that state: their effective configs, mirror topics'
-    # source topics resolved through links that may live only in the data directory.
+    # source topics resolved through links that may live only in the data directory. One
+    # that exists already is an update (checked as one below), not a create.
+    for obj in desired.objects:
+        obj.creating = _ident(obj) not in current_ids
     declared_objects = [state.adopt(obj) for obj in desired.objects]
     backend.complete(state)
-    problems += backend.relevant(validate_topology(state))
+    # What the backend held before the file was read is not the file's doing: a problem of
+    # the backend's own objects that is there without the file (e.g. a stream of the data
+    # directory whose origin is gone) never makes an unrelated file fail.
+    already = {_key(p) for p in validate_topology(_alone(current, keep))}
+    found = validate_topology(state)
+    problems += [p for p in backend.relevant(found)
+                 if not (p.file == backend.label and _key(p) in already)]
+    warnings = [w for w in state.warnings if w.file != backend.label]
     # Compare.
     changes: list[Change] = []
     cur_by_id = {_ident(o): o for o in current.objects}
@@ -510,7 +526,21 @@ def plan_topology(backend: Any, desired: Topology, *, prune: bool = False) -> Pl
         for obj in current.objects:
             if obj.cluster in declared and _ident(obj) not in file_ids:
                 changes.append(Change("delete", obj.kind, obj.cluster, obj.name, current=obj))
-    return Plan(_ordered(changes, state), _unique(problems), prune)
+    return Plan(_ordered(changes, state), _unique(problems), prune, _unique(warnings))
+
+
+def _key(p: Problem) -> tuple[Any, ...]:
+    return (p.file, p.object, p.field, p.err_code, p.description)
+
+
+def _alone(current: Topology, keep: list[TopologyObject]) -> Topology:
+    """The backend's kept objects as a topology of their own (their problems without the
+    file)."""
+    alone = Topology()
+    alone.clusters = dict(current.clusters)
+    for obj in keep:
+        alone.adopt(obj)
+    return alone
 
 
 def _engine_limits(changes: list[Change]) -> list[Problem]:

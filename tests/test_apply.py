@@ -174,11 +174,45 @@ def test_a_non_editable_change_is_reported_not_forced(jl, tmp_path):
 
 def test_an_invalid_file_changes_nothing(jl, tmp_path):
     bad = BASE.replace('mirror = { name = "ORDERS", domain = "west" }',
-                       'mirror = { name = "NOPE", domain = "west" }')
+                       'mirror = { name = "ORDERS", domain = "west", filter_subject = "a..b" }')
     result = jl("apply", write(tmp_path, bad), "-j")
     assert result.exit_code == 3
-    assert any(p["err_code"] == 10059 for p in doc(result)["plan"]["problems"])
+    assert [(p["object"], p["field"], p["err_code"]) for p in doc(result)["plan"]["problems"]] \
+        == [("stream BACKUP", "mirror.filter_subject", 10049)]
     assert not (jl.data / "west.db").exists()
+
+
+def test_a_missing_origin_is_a_warning_as_in_stream_add(jl, tmp_path):
+    """One rule: the server accepts a mirror whose origin is not there; apply, validate and
+    stream add all say so in the same words, and none of them fails on it."""
+    bad = BASE.replace('mirror = { name = "ORDERS", domain = "west" }',
+                       'mirror = { name = "NOPE", domain = "west" }')
+    path = write(tmp_path, bad)
+    text = ('stream not found: mirror origin "NOPE" does not exist in cluster "west": the server '
+            "accepts this, the stream waits for its origin")
+    checked = jl("validate", path)
+    assert checked.exit_code == 0
+    assert f"stream BACKUP: mirror.name: warning: {text} (10059)" in checked.stderr
+    assert jl("validate", path, "--strict").exit_code == 3
+    applied = jl("apply", path, "-j")
+    assert applied.exit_code == 0, applied.output
+    assert [w["description"] for w in doc(applied)["plan"]["warnings"]] == [text]
+    added = jl("--cluster", "east", "stream", "add", "M2", "--mirror", "NOPE@west", "--defaults")
+    assert added.exit_code == 0
+    assert added.stderr == f"jetlink: warning: {text}\n"
+
+
+def test_a_data_directory_stream_never_fails_an_unrelated_file(jl, tmp_path):
+    ok(jl("stream", "add", "M", "--mirror", "O@NOWHERE", "--defaults"))
+    ok(jl("stream", "add", "S", "--subjects", "s", "--source", "GONE", "--defaults"))
+    path = write(tmp_path, '[streams.X]\nsubjects = ["x.>"]\n', "unrelated.toml")
+    result = jl("apply", path, "-j")
+    assert result.exit_code == 0, result.output
+    plan = doc(result)["plan"]
+    assert plan["problems"] == [] and plan["warnings"] == []
+    # exported and validated as a file of its own: warnings, not problems
+    ok(jl("export", "-o", str(tmp_path / "all.toml")))
+    assert jl("validate", str(tmp_path / "all.toml")).exit_code == 0
 
 
 def test_failure_half_way_reports_and_stops(jl, tmp_path):

@@ -357,10 +357,14 @@ def fake_topology(monkeypatch):
         module.calls.append(list(paths))
         return [p for path in paths for p in module.problems.get(path, [])]
 
+    def check_files(paths):
+        return validate_files(paths), []
+
     def bench_validate(n):
         return {"configs": n, "seconds": 0.5, "configs_per_sec": n / 0.5}
 
     module.validate_files = validate_files
+    module.check_files = check_files
     module.bench_validate = bench_validate
     monkeypatch.setitem(sys.modules, "jetlink.core.topology", module)
     return module
@@ -396,7 +400,7 @@ def test_validate_clean_json(fake_topology):
     result = invoke(["validate", "--json", "topology.toml"])
     assert result.exit_code == 0
     assert result.stdout == (
-        '{\n  "files": [\n    "topology.toml"\n  ],\n  "problems": [],\n  "valid": true\n}\n'
+        '{\n  "files": [\n    "topology.toml"\n  ],\n  "problems": [],\n  "warnings": [],\n  "valid": true\n}\n'
     )
 
 
@@ -424,6 +428,7 @@ def test_validate_problems_json(fake_topology):
                 "unknown function in {{nope(1)}}",
             },
         ],
+        "warnings": [],
         "valid": False,
     }
 

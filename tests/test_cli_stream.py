@@ -552,7 +552,8 @@ def test_engine_errors_keep_their_codes(jl):
     overlap = jl("stream", "add", "OTHER", "--subjects", "orders.new", "--defaults")
     assert (overlap.exit_code, overlap.stderr) == (
         1,
-        "jetlink: error: subjects overlap with an existing stream (10065)\n",
+        "jetlink: error: subjects overlap with an existing stream (10065): \"orders.new\" overlaps "
+        "\"orders.*\" of stream ORDERS\n",
     )
     missing = jl("stream", "info", "NOPE", "-j")
     assert missing.exit_code == 1
@@ -873,7 +874,8 @@ def test_rmm_rm_seal(jl):
     assert cancel.exit_code == 1
     assert (
         cancel.stderr
-        == "jetlink: error: stream configuration update can not cancel deny message deletes (10052)\n"
+        == "jetlink: error: stream configuration update can not cancel deny message deletes "
+        "(10052): deny_delete = false\n"
     )
     orders(jl)
     _three_messages(jl)
@@ -1045,3 +1047,37 @@ def test_duration_flag_over_the_maximum_is_refused_with_the_maximum(jl):
     assert r.exit_code == 2
     assert ("invalid value for --interval: invalid duration '99999999999999h': more than the "
             "maximum 2562047h47m16.854775807s") in r.output
+
+
+@pytest.mark.parametrize(
+    ("setup", "args", "line"),
+    [
+        ([], ["stream", "add", "X", "--subjects", "a..b", "--defaults"],
+         'jetlink: error: invalid subject (10052): subjects: "a..b" is not a valid subject'),
+        ([["stream", "add", "Y", "--subjects", "y.>", "--defaults"]],
+         ["stream", "add", "Z", "--subjects", "y.a", "--defaults"],
+         'jetlink: error: subjects overlap with an existing stream (10065): "y.a" overlaps '
+         '"y.>" of stream Y'),
+        ([], ["stream", "add", "W", "--subjects", "w", "--max-age", "50ms", "--defaults"],
+         "jetlink: error: max age needs to be >= 100ms (10052): max_age = 50ms"),
+        ([], ["stream", "add", "V", "--subjects", "v", "--replicas", "7", "--defaults"],
+         "jetlink: error: maximum replicas is 5 (10052): num_replicas = 7"),
+        ([["stream", "add", "S", "--subjects", "s.>", "--defaults"]],
+         ["consumer", "add", "S", "F", "--pull", "--defaults", "--filter", "s..a"],
+         'jetlink: error: invalid subject (10052): filter_subject = "s..a"'),
+        ([["stream", "add", "E", "--subjects", "e", "--defaults"]],
+         ["stream", "edit", "E", "--max-consumers", "5", "-f"],
+         "jetlink: error: stream configuration update can not change max_consumers (10052): "
+         "max_consumers = 5"),
+    ],
+)
+def test_refusals_name_the_field_and_the_value(jl, setup, args, line):
+    """The server's description and code, then what was wrong: the field and its value (the
+    --json document stays the server's)."""
+    for cmd in setup:
+        ok(jl(*cmd))
+    result = jl(*args)
+    assert result.exit_code == 1
+    assert result.stderr.rstrip("\n").splitlines()[-1] == line
+    as_json = jl(*args, "-j")
+    assert set(json.loads(as_json.stdout)["error"]) == {"code", "err_code", "description"}

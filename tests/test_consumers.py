@@ -597,3 +597,23 @@ def test_state_round_trips_through_json():
     e.nak("D", 1)
     st = e.be.consumers["S"]["D"].state
     assert cs.ConsumerState.loads(st.dumps()) == st
+
+
+def test_update_from_limits_to_interest_removes_what_every_consumer_acked(js):
+    """nats-server 2.15 accepts retention limits -> interest on update; each consumer then
+    re-acks up to its ack floor (checkStateForInterestStream): acked by all -> removed."""
+    js.add_stream({"name": "X", "subjects": ["x.>"]})
+    for i in range(6):
+        js.publish(f"x.{i}", b"m")
+    for name, upto in (("a", 4), ("b", 2)):
+        js.add_consumer("X", {"durable_name": name, "ack_policy": "explicit"})
+        for m in js.fetch("X", name, upto):
+            js.ack("X", name, m.seq)
+    assert js.state("X").messages == 6  # limits: acks remove nothing
+    cfg = js.stream_info("X").config.replace(retention="interest")
+    assert js.update_stream(cfg).config.retention == "interest"
+    st = js.state("X")
+    assert (st.messages, st.first_seq) == (4, 3)  # 1..2 acked by both; 3..4 only by a
+    for m in js.fetch("X", "b", 2):
+        js.ack("X", "b", m.seq)
+    assert js.state("X").first_seq == 5

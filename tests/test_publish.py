@@ -272,7 +272,9 @@ def test_max_msg_size(js):
     ("a b", b"x", None, "nats: invalid subject"),
     ("s.*", b"x", None, "nats: invalid subject"),
     ("s..a", b"x", None, "nats: invalid subject"),
-    ("s.a", b"x" * (1024 * 1024 + 1), None, "nats: maximum payload exceeded"),
+    ("s.a", b"x" * (1024 * 1024 + 1), None,
+     "payload is 1,048,577 bytes: over the server's max_payload (1,048,576 bytes): "
+     "nats: maximum payload exceeded"),
     ("s.a", b"x", {"bad key": "v"}, "nats: invalid header: 'bad key'"),
     ("s.a", b"x", {"a:b": "v"}, "nats: invalid header: 'a:b'"),
 ], ids=["empty", "space", "wildcard", "empty-token", "payload", "header-space", "header-colon"])

@@ -35,9 +35,11 @@ kind = "nats"
 
 
 def run(tmp_path: Path, text: str, name: str = "t.toml") -> list[Problem]:
+    """The problems of the file, then its warnings (a missing origin, 10059)."""
     path = tmp_path / name
     path.write_text(textwrap.dedent(text))
-    return validate_files([str(path)])
+    topo = load_files([str(path)])
+    return validate_topology(topo) + topo.warnings
 
 
 def brief(problems: list[Problem]) -> list[tuple]:
@@ -489,6 +491,8 @@ OBJECT_ROWS = [
             ("stream E", "max_msgs", 10025, "json: cannot unmarshal string into Go struct field"),
             ("stream F", "mirror.domain", 0, 'domain "west" contradicts external.api "$JS.east.API"'),
             ("kv K", "ttl_seconds", 0, 'unknown key "ttl_seconds"'),
+            # the rest of F, its domain set aside, checked all the same: a warning
+            ("stream F", "mirror.name", 10059, 'mirror origin "A" does not exist in cluster "east"'),
         ],
     ),
     (
@@ -608,7 +612,8 @@ def test_json_topology_same_as_toml(tmp_path):
         cluster = "east"
         origins = [{ bucket = "CONFIG", cluster = "west" }]
         """
-    from_json = validate_files([str(jpath)])
+    jtopo = load_files([str(jpath)])
+    from_json = validate_topology(jtopo) + jtopo.warnings
     from_toml = run(tmp_path, toml)
     assert [p.to_dict() | {"file": ""} for p in from_json] == [
         p.to_dict() | {"file": ""} for p in from_toml
@@ -754,7 +759,13 @@ def test_example_stream_json_is_clean_alone_and_with_the_topology():
 
 def test_broken_example_has_exactly_the_expected_problems():
     path = str(EXAMPLES / "broken-topology.toml")
-    problems = validate_files([path])
+    topo = load_files([path])
+    problems = validate_topology(topo)
+    # a missing origin is a warning: the server accepts it
+    assert [(w.object, w.field, w.err_code) for w in topo.warnings] == [
+        ("kv_aggregate FEATURES", "origins[0].bucket", 10059)]
+    assert 'origin bucket "CONFIGS" (stream KV_CONFIGS) does not exist in cluster "west"' in \
+        topo.warnings[0].description
     assert [(p.object, p.field, p.err_code) for p in problems] == [
         ("stream ORDERS", "republish.dest", 10052),
         ("stream ORDER_EVENTS", "republish.dest", 10052),
@@ -763,7 +774,6 @@ def test_broken_example_has_exactly_the_expected_problems():
         ("stream ORDERS_EAST", "max_msg_size", 10030),
         ("stream ARCHIVE_EAST", "sources[0].name", 10052),
         ("kv_mirror LEGACY_EAST", "origin_bucket", 0),
-        ("kv_aggregate FEATURES", "origins[0].bucket", 10059),
         ("link dr", "consumer_group_filters", 0),
         ("mirror_topic west.payments", "name", 0),
     ]
@@ -773,9 +783,8 @@ def test_broken_example_has_exactly_the_expected_problems():
     assert '"orders.v2.>" overlaps "orders.>" of stream ORDERS' in text[2]
     assert "detected cycle: ARCHIVE@west -> ARCHIVE_EAST@east -> ARCHIVE@west" in text[3]
     assert 'origin bucket "LEGACY"' in text[6]
-    assert 'origin bucket "CONFIGS" (stream KV_CONFIGS) does not exist in cluster "west"' in text[7]
-    assert text[8].startswith("Consumer offset sync is enabled but consumer.offset.group.filters")
-    assert text[9] == ("Topic 'payments' does not exist on the source cluster kwest of link "
+    assert text[7].startswith("Consumer offset sync is enabled but consumer.offset.group.filters")
+    assert text[8] == ("Topic 'payments' does not exist on the source cluster kwest of link "
                        "'backup' (UNKNOWN_TOPIC_OR_PARTITION 3)")
 
 

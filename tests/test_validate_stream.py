@@ -448,9 +448,6 @@ CASES: list[Case] = [
          server=ACCEPTS),
     Case("not-editable-first-seq", "update", [{"name": "X"}], {"name": "X", "first_seq": 5},
          inv("stream configuration update can not change first_seq", "first_seq"), server=ACCEPTS),
-    Case("not-editable-retention", "update", [{"name": "X"}],
-         {"name": "X", "retention": "interest"},
-         inv("stream configuration update can not change retention", "retention"), server=ACCEPTS),
     Case("not-editable-deny-delete", "update", [{"name": "X"}], {"name": "X", "deny_delete": True},
          inv("stream configuration update can not change deny_delete", "deny_delete"),
          server=ACCEPTS),
@@ -714,3 +711,11 @@ def test_enum_words_from_python(field: str, value: str, description: str) -> Non
 def test_empty_storage_and_compression_default() -> None:
     out = check_stream_config(StreamConfig(name="X").replace(storage="", compression=""))
     assert (out.storage, out.compression) == ("file", "none")
+
+
+@pytest.mark.parametrize("old,new", [("limits", "interest"), ("interest", "limits")])
+def test_retention_between_limits_and_interest_is_an_update_the_server_accepts(old, new):
+    """nats-server 2.15 accepts it (to/from workqueue stays its own refusal)."""
+    existing = _create_all([{"name": "X", "retention": old}])
+    cfg = existing["X"].replace(retention=new)
+    assert check_stream_update(existing["X"], cfg, existing).retention == new

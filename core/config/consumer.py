@@ -661,6 +661,23 @@ def check_consumer_create(
     action: str = "",
     pedantic: bool = False,
 ) -> tuple[ConsumerConfig, bool]:
+    """:func:`_check_consumer_create`, its refusal given the offending value (``explain``)."""
+    from .validate import explain
+
+    try:
+        return _check_consumer_create(stream, cfg, existing, action=action, pedantic=pedantic)
+    except ApiError as err:
+        raise explain(err, cfg) from None
+
+
+def _check_consumer_create(
+    stream: StreamConfig,
+    cfg: ConsumerConfig,
+    existing: Mapping[str, ConsumerConfig],
+    *,
+    action: str = "",
+    pedantic: bool = False,
+) -> tuple[ConsumerConfig, bool]:
     """A ``CONSUMER.CREATE`` of ``cfg`` on ``stream`` next to its ``existing`` consumers.
 
     The request is the one nats-py sends for ``add_consumer``: the consumer's name (the

@@ -161,9 +161,12 @@ def _check_key_shape(key: str, field: str) -> None:
 
 
 def _q(value: Any) -> str:
+    """A key as an error quotes it (cut when long: core/errors.py clip)."""
+    from ..errors import clip
+
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return repr(value)
+        return '"' + clip(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return clip(repr(value))
 
 
 # --------------------------------------------------------------------------- shared rules

@@ -29,10 +29,11 @@ compares with the stored config (10058): the decoder records which lists were gi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from ..errors import ApiError, invalid_config, nats_error
+from ..errors import ApiError, JetlinkError, invalid_config, nats_error
 from .codec import given_empty
 from ..subjects import (
     is_subset,
@@ -117,15 +118,12 @@ def with_user_metadata(current: Mapping[str, str] | None,
 DIVERGENCES: tuple[str, ...] = (
     "max_consumers",
     "first_seq",
-    "retention",
     "deny_delete",
     "deny_purge",
 )
 DIVERGENCE_DETAILS: dict[str, str] = {
     "max_consumers": "any change; the server accepts it",
     "first_seq": "any change; the server accepts it (and stores the new value)",
-    "retention": "limits <-> interest; the server accepts it (to/from workqueue is the "
-    "server's own rule)",
     "deny_delete": "false -> true outside of sealing; the server accepts it (true -> false is "
     "the server's own rule)",
     "deny_purge": "false -> true outside of sealing; the server accepts it (true -> false is "
@@ -747,14 +745,206 @@ def _check_filters_on_add(cfg: StreamConfig) -> None:
 
 def _overlapping_stream(
     subjects: list[str], existing: Mapping[str, StreamConfig], skip: str | None
-) -> bool:
+) -> str | None:
+    """None, or which subject overlaps which of which stream (the refusal's detail)."""
     for name, other in existing.items():
         if name == skip:
             continue
         for theirs in other.subjects:
-            if any(overlaps(mine, theirs) for mine in subjects):
-                return True
+            for mine in subjects:
+                if overlaps(mine, theirs):
+                    return f"{go_quote(mine)} overlaps {go_quote(theirs)} of stream {name}"
+    return None
+
+
+def _overlap_error(detail: str) -> ApiError:
+    err = nats_error("StreamSubjectOverlap", field="subjects")
+    err.detail = detail
+    return err
+
+
+_DURATION_FIELDS = ("max_age", "duplicate_window", "subject_delete_marker_ttl",
+                    "consumer_limits.inactive_threshold", "ack_wait", "inactive_threshold",
+                    "max_expires", "idle_heartbeat")
+
+
+def explain(err: JetlinkError, cfg: Any) -> JetlinkError:
+    """Give ``err`` (raised by the checks of ``cfg``, a stream or consumer config) its detail
+    for people: the field and the offending value (the first invalid subject of a list, a
+    duration as a duration). Returns ``err``; one that has a detail already keeps it."""
+    if err.detail or not err.field:
+        return err
+    from ..durations import format_duration
+    from ..errors import clip
+
+    fld = err.field
+    try:
+        value = get_path(cfg.to_json(), fld)
+    except Exception:  # pragma: no cover - a config that does not encode: no detail
+        return err
+    if value is _ABSENT:
+        return err
+    if fld in ("subjects", "filter_subjects") and isinstance(value, list) \
+            and "invalid" in err.description:
+        bad = [s for s in value if not isinstance(s, str) or not is_valid_subject(s)]
+        if bad:
+            err.detail = f"{fld}: {go_quote(clip(str(bad[0])))} is not a valid subject"
+            return err
+    if fld in _DURATION_FIELDS and isinstance(value, int) and not isinstance(value, bool):
+        shown = format_duration(value)
+    elif isinstance(value, str):
+        shown = go_quote(clip(value))
+    else:
+        import json
+
+        shown = clip(json.dumps(value))
+    err.detail = f"{fld} = {shown}"
+    return err
+
+
+_ABSENT = object()
+
+
+def get_path(doc: Any, path: str) -> Any:
+    """The value at ``path`` (``mirror.name``, ``sources[1].filter_subject``) of a JSON
+    document, or :data:`_ABSENT`."""
+    node = doc
+    for m in _PATH_PART.finditer(path):
+        key: str | int = m.group(1) if m.group(1) is not None else int(m.group(2))
+        if isinstance(key, int):
+            if not isinstance(node, list) or key >= len(node):
+                return _ABSENT
+        elif not isinstance(node, dict) or key not in node:
+            return _ABSENT
+        node = node[key]
+    return node
+
+
+def check_create_only(cfg: StreamConfig) -> None:
+    """The rules of ``STREAM.CREATE`` that an update does not have, checked before the
+    config's own rules (the server's order): path separators in the name, ``sealed``,
+    ``mirror_direct`` without a mirror."""
+    if "\\" in cfg.name or "/" in cfg.name:
+        raise nats_error("StreamNameContainsPathSeparators", field="name")
+    if cfg.sealed:
+        raise invalid_config("stream configuration for create can not be sealed", field="sealed")
+    if cfg.mirror_direct and cfg.mirror is None:
+        raise invalid_config(
+            "stream has no mirror but does have mirror direct", field="mirror_direct"
+        )
+
+
+# How many problems of one config :func:`stream_config_problems` reports at most.
+MAX_PROBLEMS = 50
+
+
+def stream_config_problems(
+    cfg: StreamConfig, lookup: Lookup | None = None, *, create: bool = True
+) -> tuple[StreamConfig | None, list[ApiError]]:
+    """Every problem of ``cfg``, not only the first: ``(the config with the server's defaults
+    or None when it has a problem, [the errors in the order found])``.
+
+    The server stops at its first error; this runs the same checks (``create``: those of
+    STREAM.CREATE, else those every config gets) and, after each error, sets the field it
+    names aside (its default instead) and checks again, until the config passes, an error
+    names no field, or the same field fails again. The first error is always the server's.
+    """
+    errors: list[ApiError] = []
+    doc = cfg.to_json()
+    seen: set[str] = set()
+    current = cfg
+    while len(errors) < MAX_PROBLEMS:
+        try:
+            if create:
+                check_create_only(current)
+            out = check_stream_config(current, lookup)
+            if create:
+                _check_filters_on_add(out)
+            return (out if not errors else None), errors
+        except ApiError as err:
+            errors.append(explain(err, current))
+            fld = err.field
+            if fld and fld.endswith(".name"):
+                fld = fld[: -len(".name")]  # a mirror's / source's name: set it all aside
+            if not fld or fld in seen or not drop_path(doc, fld):
+                return None, errors
+            seen.add(fld)
+            try:
+                current = StreamConfig.from_json(doc, strict=False)
+            except ApiError:  # pragma: no cover - a field set aside never breaks decoding
+                return None, errors
+    return None, errors
+
+
+_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def drop_path(doc: dict, path: str) -> bool:
+    """Remove the field ``path`` (``max_age``, ``mirror.name``, ``sources[1].filter_subject``)
+    from the JSON document ``doc``; a list element is removed whole. False: no such field."""
+    parts: list[str | int] = [m.group(1) if m.group(1) is not None else int(m.group(2))
+                              for m in _PATH_PART.finditer(path)]
+    node: Any = doc
+    for part in parts[:-1]:
+        if isinstance(part, int):
+            if not isinstance(node, list) or part >= len(node):
+                return False
+        elif not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    last = parts[-1] if parts else None
+    if isinstance(last, int) and isinstance(node, list) and last < len(node):
+        del node[last]
+        return True
+    if isinstance(last, str) and isinstance(node, dict) and last in node:
+        del node[last]
+        return True
     return False
+
+
+def missing_origin_text(described: str, cluster: str, cluster_known: bool,
+                        where: str = "declared", kind: str = "cluster") -> str:
+    """The one wording of a mirror's or source's origin that is not there, for ``validate``,
+    ``apply`` and ``stream add`` alike: a warning, since the server accepts such a stream
+    (its mirror or source waits for the origin). ``described``: ``mirror origin "O"``,
+    ``source "S"``, ``origin bucket "B" (stream KV_B)``..."""
+    text = nats_error("StreamNotFound").description
+    note = "" if cluster_known else f' ({kind} "{cluster}" is not {where})'
+    return (f'{text}: {described} does not exist in {kind} "{cluster}"{note}: '
+            "the server accepts this, the stream waits for its origin")
+
+
+def origin_warnings(cfg: StreamConfig, cluster: str, clusters: Any) -> list[str]:
+    """The warnings of :func:`missing_origin_text` for a stream just created or updated:
+    each mirror / source origin looked up where it is (``clusters``: core/kv.py
+    ``Clusters`` over a data directory, or a live server's ``LiveDomains``). An origin
+    whose side does not answer (a cluster down, a domain without responders) or that
+    lies behind another API prefix is not judged."""
+    from ..errors import JetlinkError
+
+    kind = getattr(clusters, "kind", "cluster")
+    origins = ([("mirror origin", cfg.mirror)] if cfg.mirror is not None else []) + \
+        [("source", s) for s in cfg.sources]
+    out = []
+    for what, src in origins:
+        where = cluster if src.external is None else src.domain
+        if where is None:
+            continue  # another API prefix: not ours to look into
+        described = f'{what} "{src.name}"'
+        if not clusters.has_cluster(where):
+            out.append(missing_origin_text(described, where, False, "in the data directory",
+                                           kind))
+            continue
+        if clusters.is_down(where):
+            continue
+        try:
+            clusters.js(where, here=where == cluster).stream_info(src.name)
+        except ApiError as err:
+            if err.err_code == 10059:
+                out.append(missing_origin_text(described, where, True, kind=kind))
+        except JetlinkError:
+            continue  # no answer: unknown
+    return out
 
 
 def check_single_server(cfg: StreamConfig) -> None:
@@ -765,6 +955,18 @@ def check_single_server(cfg: StreamConfig) -> None:
 
 
 def check_stream_create(
+    cfg: StreamConfig, existing: Mapping[str, StreamConfig] | Lookup, *, pedantic: bool = False,
+    single_server: bool = True,
+) -> StreamConfig:
+    """:func:`_check_stream_create`, its refusal given the offending value (:func:`explain`)."""
+    try:
+        return _check_stream_create(cfg, existing, pedantic=pedantic,
+                                    single_server=single_server)
+    except ApiError as err:
+        raise explain(err, cfg) from None
+
+
+def _check_stream_create(
     cfg: StreamConfig, existing: Mapping[str, StreamConfig] | Lookup, *, pedantic: bool = False,
     single_server: bool = True,
 ) -> StreamConfig:
@@ -782,15 +984,7 @@ def check_stream_create(
     if callable(existing):
         out = cfg.copy()
         set_static_metadata(out, required_api_level(out))
-        if "\\" in out.name or "/" in out.name:
-            raise nats_error("StreamNameContainsPathSeparators", field="name")
-        if out.sealed:
-            raise invalid_config("stream configuration for create can not be sealed",
-                                 field="sealed")
-        if out.mirror_direct and out.mirror is None:
-            raise invalid_config(
-                "stream has no mirror but does have mirror direct", field="mirror_direct"
-            )
+        check_create_only(out)
         out = check_stream_config(out, existing, pedantic)
         if single_server:
             check_single_server(out)
@@ -798,14 +992,7 @@ def check_stream_create(
         return out
     new = cfg.copy()
     set_static_metadata(new, required_api_level(new))
-    if "\\" in new.name or "/" in new.name:
-        raise nats_error("StreamNameContainsPathSeparators", field="name")
-    if new.sealed:
-        raise invalid_config("stream configuration for create can not be sealed", field="sealed")
-    if new.mirror_direct and new.mirror is None:
-        raise invalid_config(
-            "stream has no mirror but does have mirror direct", field="mirror_direct"
-        )
+    check_create_only(new)
     out = check_stream_config(new, _lookup_in(existing), pedantic)
     check_single_server(out)
     current = existing.get(out.name)
@@ -818,8 +1005,9 @@ def check_stream_create(
             return current.copy()
         raise nats_error("StreamNameExist", field="name")
     _check_filters_on_add(out)
-    if _overlapping_stream(out.subjects, existing, None):
-        raise nats_error("StreamSubjectOverlap", field="subjects")
+    clash = _overlapping_stream(out.subjects, existing, None)
+    if clash:
+        raise _overlap_error(clash)
     return out
 
 
@@ -829,6 +1017,22 @@ def _not_editable(field: str) -> ApiError:
 
 
 def check_stream_update(
+    old: StreamConfig,
+    new: StreamConfig,
+    existing: Mapping[str, StreamConfig] | Lookup,
+    *,
+    pedantic: bool = False,
+    single_server: bool = True,
+) -> StreamConfig:
+    """:func:`_check_stream_update`, its refusal given the offending value (:func:`explain`)."""
+    try:
+        return _check_stream_update(old, new, existing, pedantic=pedantic,
+                                    single_server=single_server)
+    except ApiError as err:
+        raise explain(err, new) from None
+
+
+def _check_stream_update(
     old: StreamConfig,
     new: StreamConfig,
     existing: Mapping[str, StreamConfig] | Lookup,
@@ -903,16 +1107,15 @@ def check_stream_update(
         cfg.deny_delete = cfg.deny_purge = True
         cfg.allow_rollup_hdrs = False
 
-    if not callable(existing) and _overlapping_stream(cfg.subjects, existing, old.name):
-        raise nats_error("StreamSubjectOverlap", field="subjects")
+    clash = None if callable(existing) else _overlapping_stream(cfg.subjects, existing, old.name)
+    if clash:
+        raise _overlap_error(clash)
 
     # The seed's "Editable" column where the server has no rule of its own.
     if requested.max_consumers != old.max_consumers:
         raise _not_editable("max_consumers")
     if requested.first_seq != old.first_seq:
         raise _not_editable("first_seq")
-    if requested.retention != old.retention:
-        raise _not_editable("retention")
     if not requested.sealed:
         if requested.deny_delete and not old.deny_delete:
             raise _not_editable("deny_delete")

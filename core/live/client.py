@@ -24,7 +24,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..errors import ApiError, JetlinkError
+from .. import headers as H
+from .. import limits as L
+from ..errors import ApiError, JetlinkError, clip
 from .target import ServerTarget
 
 __all__ = ["LiveConnection", "LiveError", "RawMsg", "connect", "without_envelope"]
@@ -209,6 +211,7 @@ class LiveConnection:
                 doing: str = "") -> RawMsg:
         """One request, its reply (NoRespondersError -> LiveError)."""
         wait = self.timeout if timeout is None else timeout
+        _check_limits(subject, payload, headers, L.REQUEST_REPLY_LEN)
 
         async def go() -> RawMsg:
             msg = await self.nc.request(subject, payload, timeout=wait,
@@ -254,6 +257,7 @@ class LiveConnection:
         (included). When that one has not come within ``wait`` seconds: the replies so far
         with ``quiet_end``, else a timeout. The whole exchange runs inside the loop, on a
         private inbox."""
+        _check_limits(subject, payload, None, L.INBOX_LEN)
 
         async def go(nc: Any) -> list[RawMsg]:
             inbox = nc.new_inbox()
@@ -288,11 +292,13 @@ class LiveConnection:
 
     def publish(self, subject: str, data: bytes = b"", *,
                 headers: Mapping[str, str] | None = None, reply: str = "") -> None:
+        _check_limits(subject, data, headers, len(reply.encode()))
+
         async def go() -> None:
             await self.nc.publish(subject, data, reply=reply,
                                   headers=dict(headers) if headers else None)
 
-        self.run(go(), doing=f"publishing to {subject}")
+        self.run(go(), doing=f"publishing to {clip(subject)}")
 
     def flush(self, timeout: float | None = None) -> None:
         wait = self.timeout if timeout is None else timeout
@@ -452,3 +458,11 @@ def parse_api(data: bytes) -> dict[str, Any]:
 def connect(target: ServerTarget) -> LiveConnection:
     """A connection to ``target`` (LiveError when it can not be made)."""
     return LiveConnection(target)
+
+
+def _check_limits(subject: str, payload: bytes, headers: Mapping[str, Any] | None,
+                  reply_len: int) -> None:
+    """core/limits.py's check of what is about to be sent: refused here, it never reaches
+    the server, which would close the connection over a too long protocol line."""
+    hdr = H.encode_headers(headers) if headers else None
+    L.check_publish(subject, len(payload), hdr_len=len(hdr) if hdr else 0, reply_len=reply_len)

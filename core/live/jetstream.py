@@ -21,8 +21,10 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from .. import headers as H
+from .. import limits as L
 from ..config.stream import StreamConfig
-from ..errors import ApiError, JetlinkError, NoStreamError, client_error
+from ..errors import ApiError, JetlinkError, NoStreamError, client_error, clip
 from ..messages import PubAck, StoredMsg, StreamState
 from .client import LiveConnection, LiveError, RawMsg, without_envelope
 from .target import api_prefix_for
@@ -143,7 +145,8 @@ def _ack_of(data: bytes, subject: str) -> PubAck | JetlinkError:
     try:
         doc = json.loads(data)
     except ValueError:
-        return LiveError(f"publish to {subject}: the reply is not a PubAck: {data[:80]!r}")
+        return LiveError(f"publish to {clip(subject)}: the reply is not a PubAck: "
+                         f"{data[:80]!r}")
     err = doc.get("error")
     if isinstance(err, dict):
         return ApiError(int(err.get("code", 500)), int(err.get("err_code", 0) or 0),
@@ -538,8 +541,20 @@ class LiveJetStream(LiveConsumers):
         for subject, _data, _h in msgs:
             if not is_valid_publish_subject(subject):
                 raise client_error("nats: invalid subject", field="subject")
+        # the server's limits, before anything is sent (the server would close the
+        # connection): publish_many sends what comes before the refused message and ends
+        # with its error, publish_batch refuses the whole call, as the embedded engine
+        refused: JetlinkError | None = None
+        for i, (subject, data, headers) in enumerate(msgs):
+            try:
+                _check_limits(subject, data, headers, i)
+            except JetlinkError as err:
+                if not stop_at_error:
+                    raise
+                msgs, refused = msgs[:i], err
+                break
         if not msgs:
-            return []
+            return [refused] if refused is not None else []
         timeout = self.conn.timeout
 
         async def go(nc: Any) -> list[PubAck | JetlinkError | None]:
@@ -601,8 +616,9 @@ class LiveJetStream(LiveConsumers):
                 await sub.unsubscribe()
             for i in range(sent):
                 if not done[i]:
-                    results[i] = LiveError(f"publish to {msgs[i][0]}: no acknowledgement "
-                                           f"within {timeout:g}s from {self.where}")
+                    results[i] = LiveError(f"publish to {clip(msgs[i][0])}: no "
+                                           f"acknowledgement within {timeout:g}s from "
+                                           f"{self.where}")
             out = results[:sent]
             if stop_at_error:
                 for i, res in enumerate(out):
@@ -610,8 +626,12 @@ class LiveJetStream(LiveConsumers):
                         return out[: i + 1]
             return out
 
-        return self.conn.call(go, timeout=None if len(msgs) > 1000 else timeout * 2 + 5,
-                              doing="publishing")
+        out = self.conn.call(go, timeout=None if len(msgs) > 1000 else timeout * 2 + 5,
+                             doing="publishing")
+        if refused is not None and len(out) == len(msgs) and not any(
+                isinstance(res, Exception) for res in out):
+            out.append(refused)
+        return out
 
     def publish_core(self, subject: str, data: bytes = b"",
                      headers: Mapping[str, Any] | None = None) -> None:
@@ -619,11 +639,21 @@ class LiveJetStream(LiveConsumers):
 
         if not is_valid_publish_subject(subject):
             raise client_error("nats: invalid subject", field="subject")
+        _check_limits(subject, data, headers, None)
         self.conn.publish(subject, bytes(data), headers=flat_headers(headers))
         self._core_published = True
 
     def subscribe(self, subject: str) -> LiveCoreSubscription:
         return LiveCoreSubscription(self.conn.subscribe(subject))
+
+
+def _check_limits(subject: str, data: bytes, headers: Mapping[str, Any] | None,
+                  index: int | None) -> None:
+    """core/limits.py's check of one publish (``index``: its place in a JetStream pipeline,
+    whose reply is ``<inbox>.<index>``; None: a core publish, without a reply)."""
+    hdr = H.encode_headers(headers) if headers else None
+    L.check_publish(subject, len(data), hdr_len=len(hdr) if hdr else 0,
+                    reply_len=0 if index is None else L.js_reply_len(index))
 
 
 class LiveCoreSubscription:
@@ -934,6 +964,8 @@ class _ColumnReader:
 class LiveDomains:
     """KV's clusters on a live server (core/kv.py Clusters): the JetStream domains reached
     through one connection; the addressed one is the target's own."""
+
+    kind = "domain"
 
     def __init__(self, js: LiveJetStream) -> None:
         self._js = js

@@ -1,0 +1,102 @@
+"""The server's protocol limits on one publish: one definition for every backend.
+
+A client sends a message as one protocol line and the payload::
+
+    PUB <subject> [reply] <#bytes>\\r\\n<payload>\\r\\n
+    HPUB <subject> [reply] <#header bytes> <#total bytes>\\r\\n<headers><payload>\\r\\n
+
+nats-server (defaults of 2.x) refuses:
+
+- a line whose arguments (what follows ``PUB `` / ``HPUB ``, without the CRLF) are longer
+  than ``max_control_line`` (4096 bytes): ``-ERR 'maximum control line exceeded'``, and it
+  closes the connection; a client then reports ``nats: maximum control line exceeded``
+  (nats.go's ErrMaxControlLine). Measured against nats-server 2.15: a ``PUB`` of a
+  4,094-byte subject with a 1-byte payload (arguments ``<subject> 1``, 4,096 bytes) passes,
+  a 4,095-byte one is refused;
+- headers + payload over ``max_payload`` (1 MiB): clients refuse before sending with
+  ``nats: maximum payload exceeded`` (nats.go's ErrMaxPayload, nats-py's MaxPayloadError).
+
+jetlink refuses both before anything is sent or stored, the embedded engine and the live
+client alike (:func:`check_publish`), so a live server never drops the connection. A
+JetStream publish is a request: its line also holds the reply subject, the client's inbox
+``_INBOX.<22-character nuid>.<n>`` (:func:`js_reply_len`).
+
+Standard library only (plus jetlink's errors).
+"""
+
+from __future__ import annotations
+
+from .errors import client_error
+
+__all__ = [
+    "CONTROL_LINE_ERROR",
+    "INBOX_LEN",
+    "MAX_CONTROL_LINE",
+    "MAX_PAYLOAD",
+    "PAYLOAD_ERROR",
+    "REQUEST_REPLY_LEN",
+    "check_publish",
+    "control_line_len",
+    "js_reply_len",
+]
+
+MAX_CONTROL_LINE = 4096  # nats-server's MAX_CONTROL_LINE_SIZE (max_control_line)
+MAX_PAYLOAD = 1024 * 1024  # nats-server's MAX_PAYLOAD_SIZE (max_payload)
+CONTROL_LINE_ERROR = "nats: maximum control line exceeded"
+PAYLOAD_ERROR = "nats: maximum payload exceeded"
+
+INBOX_PREFIX = "_INBOX."
+NUID_LEN = 22  # a nuid: what nats-py's and nats.go's new_inbox() append to the prefix
+INBOX_LEN = len(INBOX_PREFIX) + NUID_LEN  # a client's new_inbox(): _INBOX.<nuid>
+
+
+def js_reply_len(index: int = 0) -> int:
+    """Bytes of the reply subject on the ``index``-th JetStream publish of a pipeline:
+    ``_INBOX.<nuid>.<index>`` (what jetlink's live client sends)."""
+    return INBOX_LEN + 1 + len(str(index))
+
+
+# the reply of a request (nats-py's and nats.go's response muxer): _INBOX.<nuid>.<nuid>
+REQUEST_REPLY_LEN = INBOX_LEN + 1 + NUID_LEN
+
+
+def control_line_len(subject_len: int, reply_len: int, hdr_len: int, data_len: int) -> int:
+    """Bytes of a publish's protocol line arguments (the server measures these)."""
+    n = subject_len + 1 + len(str(hdr_len + data_len))
+    if reply_len:
+        n += reply_len + 1
+    if hdr_len:
+        n += len(str(hdr_len)) + 1
+    return n
+
+
+def check_publish(subject: str, data_len: int, *, hdr_len: int = 0, reply_len: int = 0,
+                  field: str = "subject", field_len: int | None = None,
+                  max_control_line: int = MAX_CONTROL_LINE,
+                  max_payload: int = MAX_PAYLOAD) -> None:
+    """Raise the client error a publish of ``subject`` would meet: its protocol line over
+    ``max_control_line``, or headers + payload over ``max_payload``.
+
+    ``field`` / ``field_len`` name what the user typed when it is not the subject itself (a
+    KV key, whose subject is ``$KV.<bucket>.<key>``). The description names the field, its
+    length and the limit (never the value itself, which may be huge) and ends with the
+    client's own text.
+    """
+    slen = len(subject.encode("utf-8", "surrogateescape"))
+    line = control_line_len(slen, reply_len, hdr_len, data_len)
+    if line > max_control_line:
+        flen = slen if field_len is None else field_len
+        raise client_error(
+            f"{field} is {flen:,} bytes: a publish's protocol line "
+            f"(subject, reply and sizes: here {line:,} bytes) must fit the server's "
+            f"max_control_line ({max_control_line:,} bytes): {CONTROL_LINE_ERROR}",
+            field=field)
+    total = hdr_len + data_len
+    if total > max_payload:
+        what = f"payload is {total:,} bytes"
+        if hdr_len:
+            what += f" ({hdr_len:,} of headers and {data_len:,} of data)"
+        raise client_error(
+            f"{what}: over the server's max_payload ({max_payload:,} bytes): {PAYLOAD_ERROR}",
+            field="payload")
+

@@ -1,0 +1,58 @@
+"""The server's publish limits on a real nats-server: jetlink refuses a publish whose
+protocol line would exceed max_control_line (or whose payload max_payload) BEFORE sending it,
+with the same error as the embedded engine, and the connection stays up (the server would
+answer -ERR 'maximum control line exceeded' and close it)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import runner
+
+from jetlink.cli.main import app
+from jetlink.core.errors import ApiError
+from jetlink.core.live.client import connect
+from jetlink.core.live.jetstream import LiveJetStream
+from jetlink.core.live.target import ServerTarget
+
+KEY = "a" * 100_000
+CTRL = "nats: maximum control line exceeded"
+
+
+@pytest.fixture
+def cli(live, monkeypatch):
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+
+    def run(*args):
+        return runner.invoke(app, ["--server", live.url, *args], prog_name="jetlink")
+
+    return run
+
+
+def test_cli_kv_put_refuses_a_huge_key_like_the_embedded_engine(cli, jl):
+    assert cli("kv", "add", "CFG").exit_code == 0
+    res = cli("kv", "put", "CFG", KEY, "v")
+    assert res.exit_code == 1
+    assert jl("kv", "add", "CFG").exit_code == 0
+    embedded = jl("kv", "put", "CFG", KEY, "v")
+    assert (res.exit_code, res.stderr) == (embedded.exit_code, embedded.stderr)
+    assert res.stderr.startswith("jetlink: error: key is 100,000 bytes: ")
+    assert res.stderr.endswith(CTRL + "\n") and KEY not in res.stderr
+    assert json.loads(cli("kv", "info", "CFG", "--json").stdout)["values"] == 0
+
+
+def test_connection_survives_a_refused_publish(live):
+    js = LiveJetStream(connect(ServerTarget((live.url,))))
+    try:
+        js.add_stream({"name": "S", "subjects": ["s.>"]})
+        for publish in (lambda s: js.publish(s, b"x"), lambda s: js.publish_core(s, b"x")):
+            with pytest.raises(ApiError) as e:
+                publish("s." + KEY)
+            assert e.value.description.endswith(CTRL)
+        res = js.publish_many([("s.a", b"1", None), ("s." + KEY, b"2", None)])
+        assert res[0].seq == 1 and res[1].description.endswith(CTRL)
+        assert js.publish("s.b", b"2").seq == 2  # the same connection, still up
+        assert js.stream_info("S").state.messages == 2
+    finally:
+        js.close()

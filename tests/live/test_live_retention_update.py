@@ -1,0 +1,52 @@
+"""Retention limits -> interest as a stream update, on nats-server 2.15.1 and on the embedded
+engine: the server accepts it and removes what every consumer has acknowledged; the engine
+must end in the same state."""
+
+from __future__ import annotations
+
+import time
+
+from jetlink.core.clock import ManualClock
+from jetlink.core.jetstream import JetStream
+from jetlink.core.store import DataDir
+
+ACKED = {"a": 4, "b": 2}
+
+
+def _on_server(live) -> tuple[int, int]:
+    c = live.client()
+    assert "error" not in c.stream_create({"name": "X", "subjects": ["x.>"]})
+    for i in range(6):
+        c.js_publish(f"x.{i}", b"m")
+    for name, upto in ACKED.items():
+        resp = c.api(f"CONSUMER.CREATE.X.{name}", {"stream_name": "X", "config": {
+            "durable_name": name, "ack_policy": "explicit"}})
+        assert "error" not in resp, resp
+        assert c.fetch_ack("X", name, upto) == upto
+    resp = c.api("STREAM.UPDATE.X", {"name": "X", "subjects": ["x.>"], "retention": "interest"})
+    assert resp.get("config", {}).get("retention") == "interest", resp
+    for _ in range(50):  # the server re-checks each consumer's interest right after
+        st = c.stream_info("X")["state"]
+        if st["messages"] < 6:
+            break
+        time.sleep(0.05)
+    return st["messages"], st["first_seq"]
+
+
+def _embedded(tmp_path) -> tuple[int, int]:
+    js = JetStream(DataDir(tmp_path / "data").open("local"), ManualClock(10**18))
+    js.add_stream({"name": "X", "subjects": ["x.>"]})
+    for i in range(6):
+        js.publish(f"x.{i}", b"m")
+    for name, upto in ACKED.items():
+        js.add_consumer("X", {"durable_name": name, "ack_policy": "explicit"})
+        for m in js.fetch("X", name, upto):
+            js.ack("X", name, m.seq)
+    js.update_stream(js.stream_info("X").config.replace(retention="interest"))
+    st = js.state("X")
+    return st.messages, st.first_seq
+
+
+def test_limits_to_interest_update_matches_the_server(live, tmp_path):
+    server = _on_server(live)
+    assert server == _embedded(tmp_path) == (4, 3)
