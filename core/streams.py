@@ -27,7 +27,7 @@ from . import headers as H
 from . import limits as L
 from . import republish as RP
 from .config.stream import StreamConfig
-from .errors import ApiError, JetlinkError, NoStreamError, client_error, nats_error
+from .errors import ApiError, JetlinkError, NoStreamError, clip, client_error, nats_error
 from .messages import PubAck, StoredMsg, StreamState
 from .subjects import SubjectFilter, has_wildcard, is_valid_publish_subject
 from .transform import compile_transform
@@ -727,7 +727,7 @@ class StreamTxn:
             mlen = len(data)
             mms = d.max_msg_size
             if mms >= 0 and mlen > mms:
-                return nats_error("StreamMessageExceedsMaximum")
+                return _too_big(mms, 0, mlen)
             return self._store(subject, None, data, 0, d.base_size + _blen(subject) + mlen,
                                "", "", None, None)
         return self._append_slow(subject, hdr, data, sourced, fv)
@@ -980,7 +980,7 @@ class StreamTxn:
         mlen = len(data)
         mms = d.max_msg_size
         if mms >= 0 and (hlen > mms or mlen > mms - hlen):
-            return nats_error("StreamMessageExceedsMaximum")
+            return _too_big(mms, hlen, mlen)
         if hlen > MAX_HEADER_SIZE:
             return nats_error("StreamHeaderExceedsMaximum")
 
@@ -1030,14 +1030,21 @@ class StreamTxn:
             asl = False
             if max_per and psmc > max_per:
                 if d.discard_new_per and not rollup_hdr:
-                    return nats_error("StreamStoreFailed",
-                                      err="maximum messages per subject exceeded")
+                    return _detailed(nats_error("StreamStoreFailed",
+                                                err="maximum messages per subject exceeded"),
+                                     f"max_msgs_per_subject = {max_per:,} (discard new per "
+                                     f"subject): subject {clip(subject)} holds {count:,}")
                 asl = True
             if d.max_msgs and self.msgs >= d.max_msgs and not asl:
-                return nats_error("StreamStoreFailed", err="maximum messages exceeded")
+                return _detailed(nats_error("StreamStoreFailed", err="maximum messages exceeded"),
+                                 f"max_msgs = {d.max_msgs:,} (discard new): the stream holds "
+                                 f"{self.msgs:,}")
             if d.max_bytes and self.bytes + size > d.max_bytes:
                 if not asl or self._node(s.first)[1] < size:
-                    return nats_error("StreamStoreFailed", err="maximum bytes exceeded")
+                    return _detailed(
+                        nats_error("StreamStoreFailed", err="maximum bytes exceeded"),
+                        f"max_bytes = {d.max_bytes:,} (discard new): the stream holds "
+                        f"{self.bytes:,} bytes, the message needs {size:,}")
 
         now = self.txn.now
         ts = now if now > self.last_ts else self.last_ts
@@ -1936,6 +1943,18 @@ def remove_msgs(txn: Txn, stream: str, seqs: Iterable[int]) -> int:
     if d is None:
         raise nats_error("StreamNotFound")
     return txn.stream(d).remove_seqs(seqs)
+
+
+def _detailed(err: ApiError, detail: str) -> ApiError:
+    """A refusal with the limit and the value that met it, for people (not in --json)."""
+    err.detail = detail
+    return err
+
+
+def _too_big(mms: int, hlen: int, mlen: int) -> ApiError:
+    what = f"{hlen + mlen:,} bytes" + (f" ({hlen:,} of headers)" if hlen else "")
+    return _detailed(nats_error("StreamMessageExceedsMaximum"),
+                     f"max_msg_size = {mms:,}: the message is {what}")
 
 
 def check_publish_input(subject: str, hdr: bytes | None, data: bytes | bytearray, *,

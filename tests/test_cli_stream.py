@@ -1081,3 +1081,28 @@ def test_refusals_name_the_field_and_the_value(jl, setup, args, line):
     assert result.stderr.rstrip("\n").splitlines()[-1] == line
     as_json = jl(*args, "-j")
     assert set(json.loads(as_json.stdout)["error"]) == {"code", "err_code", "description"}
+
+
+@pytest.mark.parametrize(
+    ("flags", "subject", "body", "line"),
+    [
+        (["--max-msgs", "1", "--discard", "new"], "l.a", "x",
+         "jetlink: error: maximum messages exceeded (10077): max_msgs = 1 (discard new): the "
+         "stream holds 1"),
+        (["--max-msg-size", "5"], "l.a", "1234567",
+         "jetlink: error: message size exceeds maximum allowed (10054): max_msg_size = 5: the "
+         "message is 7 bytes"),
+        (["--max-msgs-per-subject", "1", "--discard", "new", "--discard-per-subject"], "l.a", "x",
+         "jetlink: error: maximum messages per subject exceeded (10077): max_msgs_per_subject = "
+         "1 (discard new per subject): subject l.a holds 1"),
+    ],
+)
+def test_publish_refusals_name_the_limit_and_its_value(jl, flags, subject, body, line):
+    ok(jl("stream", "add", "L", "--subjects", "l.>", "--defaults", *flags))
+    if "--max-msg-size" not in flags:
+        ok(jl("pub", subject, "first"))
+    result = jl("pub", subject, body)
+    assert result.exit_code == 1
+    assert result.stderr == line + "\n"
+    as_json = json.loads(jl("pub", subject, body, "-j").stdout)
+    assert set(as_json["error"]) == {"code", "err_code", "description"}
