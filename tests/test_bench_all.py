@@ -1,0 +1,93 @@
+"""`jetlink bench all`, `bench startup`, `bench validate --process`, `bench link`'s pairs: the
+goals judged from the documents, the pairs alternating, the docs summary fresh."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from jetlink.cli.main import build_app
+from jetlink.core.bench import bench_link, bench_startup, bench_validate_process, pairs
+from jetlink.core.bench_all import GOALS, judge
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_pairs_alternate_which_side_goes_first():
+    order = []
+    got = pairs(4, lambda: order.append("a") or "A", lambda: order.append("b") or "B")
+    assert got == [("A", "B")] * 4
+    assert order == ["a", "b", "b", "a", "a", "b", "b", "a"]
+
+
+@pytest.mark.parametrize(("bench", "doc", "what", "measured", "met"), [
+    ("transform", {"subjects_per_sec": 775_973}, "subject transforms", 775_973, True),
+    ("transform", {"subjects_per_sec": 200_000}, "subject transforms", 200_000, False),
+    ("replicate", {"mirror_vs_server_median": 2.33, "source_vs_server_median": 11.9},
+     "mirror catch-up vs nats-server, same count", 2.33, False),
+    ("link", {"ratio": 0.61, "sync_failover_seconds": 0.18},
+     "offset sync + failover of 10,000 groups x 8 partitions", 0.18, True),
+    ("live-dr", {"apply": {"median_s": 1.18}, "failover": {"median_s": 0.61}},
+     "failover placing 200 consumers", 0.61, True),
+    ("live", {"publish": {"median_ratio": 1.22}, "read": {"median_ratio": 0.7}},
+     "`stream view` vs plain nats-py", 0.7, False),
+])
+def test_goals_are_read_from_the_documents(bench, doc, what, measured, met):
+    [row] = [g for g in judge({bench: doc}) if g["what"] == what]
+    assert (row["measured"], row["met"]) == (measured, met)
+
+
+def test_goals_not_measured_say_why():
+    rows = judge({"spark": {"skipped": "pyspark is not installed"}, "kv": {"gets": 1}})
+    spark = [g for g in rows if g["bench"] == "spark"]
+    assert all(g["met"] is None and g["note"] == "pyspark is not installed" for g in spark)
+    kv = [g for g in rows if g["bench"] == "kv"]
+    assert all(g["met"] is None and g["note"].startswith("figure not in the document")
+               for g in kv)
+    assert {g.bench for g in GOALS} >= {"transform", "replicate", "spark", "startup"}
+
+
+def test_bench_all_runs_the_benchmarks_as_processes_and_judges():
+    result = CliRunner().invoke(build_app(), ["bench", "all", "--only", "startup", "-j"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert set(doc) == {"machine", "benchmarks", "goals"}
+    assert doc["machine"]["cpus"] >= 1
+    startup = doc["benchmarks"]["startup"]
+    assert startup["_command"] == "jetlink bench startup --runs 10"
+    assert len(startup["help_ms"]) == 10
+    measured = {g["what"]: g for g in doc["goals"] if g["bench"] == "startup"}
+    assert all(g["measured"] is not None for g in measured.values())
+    assert all(g["met"] is None for g in doc["goals"] if g["bench"] != "startup")
+
+
+def test_bench_all_refuses_an_unknown_name():
+    result = CliRunner().invoke(build_app(), ["bench", "all", "--only", "nope"])
+    assert result.exit_code == 2
+    assert "invalid value for --only/--skip: 'nope': a benchmark is one of transform" \
+        in result.output
+
+
+def test_bench_startup_and_validate_process_time_whole_processes():
+    doc = bench_startup(1)
+    assert doc["runs"] == 1 and doc["kv_get_ms_median"] > 0 and len(doc["validate_ms"]) == 1
+    doc = bench_validate_process(200, 1)
+    assert doc["configs"] == 200 and len(doc["seconds"]) == 1
+
+
+def test_bench_link_alternates_with_the_raw_copy_and_counts():
+    doc = bench_link(4_000, 4, groups=10, runs=2)
+    assert doc["copied"] == 4_000 and len(doc["ratios"]) == 2
+    assert doc["ratio"] == pytest.approx(sorted(doc["ratios"])[0] / 2 + sorted(doc["ratios"])[1]
+                                         / 2, abs=0.002)
+
+
+def test_docs_summary_is_the_recorded_run():
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "benchmarks_md.py"),
+                           "--check"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
