@@ -80,14 +80,10 @@ def _timed(cmd: list[str]) -> tuple[float, bytes]:
 
 def _pairs(runs: int, jl: Any, ref: Any) -> dict[str, Any]:
     """Alternate the sides; per-pair ratios (ref / jetlink) and their median."""
-    pairs = []
-    for r in range(runs):
-        if r % 2 == 0:
-            a, b = jl(), ref()
-        else:
-            b, a = ref(), jl()
-        pairs.append({"jetlink_s": round(a, 3), "reference_s": round(b, 3),
-                      "ratio": round(b / a, 3)})
+    from jetlink.core.bench import pairs as alternate
+
+    pairs = [{"jetlink_s": round(a, 3), "reference_s": round(b, 3), "ratio": round(b / a, 3)}
+             for a, b in alternate(runs, jl, ref)]
     return {
         "pairs": pairs,
         "median_ratio": round(statistics.median(p["ratio"] for p in pairs), 3),
