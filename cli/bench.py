@@ -296,6 +296,11 @@ def spark(
     master: Annotated[
         str, typer.Option("--master", metavar="URL", help="Spark master.")
     ] = "local[*]",
+    local_cluster: Annotated[
+        int, typer.Option("--local-cluster", min=0, metavar="N",
+                          help="Start a standalone master and N workers (1 core, 2 GiB "
+                          "each) on 127.0.0.1 and run there (0: --master).")
+    ] = 0,
     json_output: JsonOption = False,
 ) -> None:
     """Benchmark the Spark jobs.
@@ -322,8 +327,26 @@ def spark(
         if not app.json and sys.stderr.isatty():
             output.notice(app, text)
 
-    result = bench_spark(messages, runs=runs, e2e_messages=e2e_messages, master=master,
-                         note=note)
+    if local_cluster:
+        from jetlink.sparkops.cluster import ClusterError, LocalCluster
+        from jetlink.core.errors import JetlinkError
+
+        cluster = LocalCluster(workers=local_cluster, cores=1, memory="2g")
+        try:
+            url = cluster.start()
+        except ClusterError as exc:
+            raise JetlinkError(f"the local Spark cluster did not start: {exc}") from None
+        try:
+            note(f"Spark standalone cluster {url}: {local_cluster} workers")
+            result = bench_spark(messages, runs=runs, e2e_messages=e2e_messages, master=url,
+                                 note=note)
+        finally:
+            cluster.stop()
+        result["cluster"] = {"master": "standalone on 127.0.0.1", "workers": local_cluster,
+                             "cores_per_worker": 1, "memory_per_worker": "2g"}
+    else:
+        result = bench_spark(messages, runs=runs, e2e_messages=e2e_messages, master=master,
+                             note=note)
     app.emit(result, human=render)
 
 
