@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -238,6 +237,8 @@ class ContextStore:
             raise NotFoundError(f"unknown context {name!r}", field="name") from None
         except OSError as err:
             raise JetlinkError(f"cannot read context file {path}: {err.strerror}") from None
+        import tomllib  # only when a context file is read
+
         try:
             doc = tomllib.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:

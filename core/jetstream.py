@@ -28,7 +28,6 @@ from . import streams as S
 from .clock import Clock, SystemClock, format_rfc3339_nano
 from .config.codec import given_empty
 from .config.stream import StreamConfig
-from .config.validate import check_stream_create, check_stream_update
 from .errors import ApiError, JetlinkError, client_error, nats_error
 from .messages import PubAck, StoredMsg, StreamInfo, StreamState
 from .fanout import CoreFanout
@@ -169,6 +168,8 @@ class JetStream:
     def add_stream(self, cfg: StreamConfig | Mapping[str, Any]) -> StreamInfo:
         """Create a stream (the server's checks, in its order). Creating it again with the
         same configuration returns the existing stream; a different one is 10058."""
+        from .config.validate import check_stream_create
+
         cfg = _as_config(cfg)
         with self.write() as txn:
             existing = {d.name: d.cfg for d in txn.catalog.by_id.values()}
@@ -194,6 +195,8 @@ class JetStream:
 
     def update_stream(self, cfg: StreamConfig | Mapping[str, Any]) -> StreamInfo:
         """Update a stream (10059 if absent). Lowered limits apply at once, as on the server."""
+        from .config.validate import check_stream_update
+
         cfg = _as_config(cfg)
         with self.write() as txn:
             old = txn.catalog.by_name.get(cfg.name)

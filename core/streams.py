@@ -25,12 +25,26 @@ from typing import Any, Iterable, Iterator, Optional, Protocol
 
 from . import headers as H
 from . import limits as L
-from . import republish as RP
 from .config.stream import StreamConfig
 from .errors import ApiError, JetlinkError, NoStreamError, clip, client_error, nats_error
 from .messages import PubAck, StoredMsg, StreamState
 from .subjects import SubjectFilter, has_wildcard, is_valid_publish_subject
-from .transform import compile_transform
+
+# core/republish.py and core/transform.py are imported when a stream has a transform or a
+# RePublish (a read such as `jetlink kv get` needs neither). republish.PENDING's value:
+_RP_PENDING = "republish.pending"
+_RP: Any = None  # core/republish.py once a stream republishes (_republish)
+
+
+def _republish() -> Any:
+    """core/republish.py, imported on first use."""
+    global _RP
+    if _RP is None:
+        from . import republish
+
+        _RP = republish
+    return _RP
+
 
 __all__ = [
     "MAX_SEQ",
@@ -221,9 +235,12 @@ class StreamDef:
         self.config_json = config_json
         self.filter = SubjectFilter(cfg.subjects)
         st = cfg.subject_transform
-        self.transform = (
-            compile_transform(st.src, st.dest) if st is not None and st.dest else None
-        )
+        if st is not None and st.dest:
+            from .transform import compile_transform
+
+            self.transform = compile_transform(st.src, st.dest)
+        else:
+            self.transform = None
         self.file = cfg.storage != "memory"
         self.max_msgs = cfg.max_msgs if cfg.max_msgs > 0 else 0
         self.max_bytes = cfg.max_bytes if cfg.max_bytes > 0 else 0
@@ -245,7 +262,11 @@ class StreamDef:
         self.deny_delete = bool(cfg.deny_delete)
         self.deny_purge = bool(cfg.deny_purge)
         self.no_ack = bool(cfg.no_ack)  # the server answers nothing to its publishes
-        self.republish = RP.compile_rule(cfg)  # None: no republish (core/republish.py)
+        rp = cfg.republish
+        if rp is not None and rp.dest:
+            self.republish = _republish().compile_rule(cfg)  # None: no republish
+        else:
+            self.republish = None
         self.needs_limits = bool(self.max_msgs or self.max_bytes or self.max_per)
         # A message without headers needs none of the header, counter or interest rules.
         self.fast = not self.allow_counter and self.retention != "interest"
@@ -348,8 +369,9 @@ class Txn:
         return sid
 
     def flush(self) -> None:
-        if self.cache.get(RP.PENDING):
-            RP.deliver(self)  # republishes queued by stores (may store into other streams)
+        if self.cache.get(_RP_PENDING):
+            # republishes queued by stores (may store into other streams)
+            _republish().deliver(self)
         for st in self.streams.values():
             st.flush()
             st.maybe_prune_dedupe()
@@ -1097,7 +1119,7 @@ class StreamTxn:
         if rollup and d.allow_rollup_purge:
             self._rollup(subject, rollup, keep=1)
         if d.republish is not None:
-            RP.after_store(self, subject, hdr, data, seq, ts, prev)
+            _republish().after_store(self, subject, hdr, data, seq, ts, prev)
         return PubAck(d.name, seq, val=counter_val)
 
     def _rollup(self, subject: str, rollup: str, keep: int) -> None:

@@ -75,16 +75,8 @@ import time
 import tomllib
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from .config.kv import (
-    KVAggregateConfig,
-    KVMirrorConfig,
-    KeyValueConfig,
-    bucket_of_stream,
-    check_kv_mirror,
-    kv_stream_name,
-)
 from .config.stream import (
     ExternalStream,
     Placement,
@@ -98,28 +90,14 @@ from .config.stream import (
 from .config.validate import check_stream_config, missing_origin_text, stream_config_problems
 from .durations import DurationError, format_duration, parse_duration
 from .errors import ApiError, JetlinkError, NATS_ERRORS
-from .kafka.errors import KafkaError
-from .kafka.links import (
-    FILTER_KEYS,
-    LinkConfig,
-    group_filters,
-    link_to_self,
-    topic_filters,
-    validate_link_name,
-)
-from .kafka.mirrors import (
-    check_mirror_topic_configs,
-    mirror_source_topic,
-    mirror_topic_exists,
-    unknown_source_topic,
-)
-from .kafka.topics import (
-    check_topic_collision,
-    validate_partitions,
-    validate_topic_configs,
-    validate_topic_name,
-)
 from .subjects import overlaps
+
+# The KV rules (config/kv.py) and the Kafka rules (core/kafka/) are imported by the
+# functions that check or write KV or Kafka objects: a topology of streams only never loads
+# them (`jetlink validate` start-up).
+if TYPE_CHECKING:  # pragma: no cover
+    from .config.kv import KVAggregateConfig, KVMirrorConfig, KeyValueConfig
+    from .kafka.links import LinkConfig
 
 __all__ = [
     "BINDING_KEYS",
@@ -273,6 +251,8 @@ class LinkSpec:
 
     @property
     def config(self) -> LinkConfig:
+        from .kafka.links import LinkConfig
+
         return LinkConfig(self.configs)
 
 
@@ -585,6 +565,9 @@ class Topology:
                 continue
             if obj.given_source_topic is not None:
                 continue
+            from .kafka.errors import KafkaError
+            from .kafka.mirrors import mirror_source_topic
+
             link = self.kafka.get(("link", obj.cluster, obj.spec.link))
             prefix = link.spec.config.prefix if link is not None and link.spec else ""
             try:
@@ -964,6 +947,8 @@ def _origin_location(
 
 
 def _kv_spec(doc: dict[str, Any], key: str, cluster: str) -> KeyValueConfig:
+    from .config.kv import KeyValueConfig
+
     _expand_domain(doc.get("mirror"), "mirror")  # legacy KV mirror/sources
     sources = doc.get("sources")
     for i, src in enumerate(sources if isinstance(sources, list) else ()):
@@ -972,6 +957,8 @@ def _kv_spec(doc: dict[str, Any], key: str, cluster: str) -> KeyValueConfig:
 
 
 def _kv_mirror_spec(doc: dict[str, Any], key: str, cluster: str) -> KVMirrorConfig:
+    from .config.kv import KVMirrorConfig
+
     origin_cluster = doc.pop("origin_cluster", None)
     spec = KVMirrorConfig.from_dict(doc, name=key)
     where = _origin_location(
@@ -983,6 +970,8 @@ def _kv_mirror_spec(doc: dict[str, Any], key: str, cluster: str) -> KVMirrorConf
 
 
 def _kv_aggregate_spec(doc: dict[str, Any], key: str, cluster: str) -> KVAggregateConfig:
+    from .config.kv import KVAggregateConfig
+
     origin_clusters: list[Any] = []
     origins = doc.get("origins")
     if isinstance(origins, list):
@@ -1005,12 +994,19 @@ def _kv_aggregate_spec(doc: dict[str, Any], key: str, cluster: str) -> KVAggrega
     return spec
 
 
+def _kv_stream_name(bucket: str) -> str:
+    """config/kv.py ``kv_stream_name`` (imported when a topology declares KV objects)."""
+    from .config.kv import kv_stream_name
+
+    return kv_stream_name(bucket)
+
+
 # KV table -> (key naming the object, its stream name from that, the spec decoder), in the
 # order the tables are read.
 _KV_TABLES: dict[str, tuple[str, Callable[[str], str], Callable[..., Any]]] = {
-    "kv": ("bucket", kv_stream_name, _kv_spec),
+    "kv": ("bucket", _kv_stream_name, _kv_spec),
     "kv_mirrors": ("name", str, _kv_mirror_spec),
-    "kv_aggregates": ("bucket", kv_stream_name, _kv_aggregate_spec),
+    "kv_aggregates": ("bucket", _kv_stream_name, _kv_aggregate_spec),
 }
 
 
@@ -1036,6 +1032,8 @@ def _kafka_problem(obj: TopologyObject, exc: JetlinkError, fld: str | None = Non
     """A Problem for a Kafka-side error: err_code 0 (the field holds NATS numbers), the Kafka
     error's name and number after its text, as jetlink prints engine errors:
     ``... (INVALID_CONFIG 40)``."""
+    from .kafka.errors import KafkaError
+
     text = exc.description
     if isinstance(exc, KafkaError):
         text = f"{text} ({exc.name} {exc.error_code})"
@@ -1078,6 +1076,8 @@ def _checked_configs(body: dict[str, Any], errors: list[JetlinkError],
                      check: Callable[[dict[str, Any]], dict[str, str]]) -> dict[str, str]:
     """``configs`` of a topic or mirror topic through the engine's ``check`` ({} and the
     problem, named ``configs.<name>``, when it refuses one)."""
+    from .kafka.errors import KafkaError
+
     configs = _config_table(body, errors)
     try:
         return check(configs)
@@ -1088,6 +1088,9 @@ def _checked_configs(body: dict[str, Any], errors: list[JetlinkError],
 
 def _topic_spec(body: dict[str, Any], name: str, cluster: str,
                 errors: list[JetlinkError]) -> TopicSpec | None:
+    from .kafka.errors import KafkaError
+    from .kafka.topics import validate_partitions, validate_topic_configs, validate_topic_name
+
     try:
         validate_topic_name(name)
     except KafkaError as exc:
@@ -1109,6 +1112,9 @@ def _topic_spec(body: dict[str, Any], name: str, cluster: str,
 
 def _link_spec(body: dict[str, Any], name: str, cluster: str,
                errors: list[JetlinkError]) -> LinkSpec | None:
+    from .kafka.errors import KafkaError
+    from .kafka.links import FILTER_KEYS, LinkConfig, link_to_self, validate_link_name
+
     try:
         validate_link_name(name)
     except KafkaError as exc:
@@ -1158,6 +1164,10 @@ def _link_spec(body: dict[str, Any], name: str, cluster: str,
 
 def _mirror_topic_spec(body: dict[str, Any], name: str, cluster: str,
                        errors: list[JetlinkError]) -> MirrorTopicSpec | None:
+    from .kafka.errors import KafkaError
+    from .kafka.mirrors import check_mirror_topic_configs
+    from .kafka.topics import validate_topic_name
+
     try:
         validate_topic_name(name)
     except KafkaError as exc:
@@ -1205,13 +1215,20 @@ def _stream_origins(cfg: StreamConfig, cluster: str) -> list[Origin]:
 
 # =========================================================================== KV field names
 
-# StreamConfig field (regex over the error's field) -> the KV object's field.
+# StreamConfig field (regex over the error's field) -> the KV object's field. The patterns
+# are compiled the first time a problem of a KV object of that kind is named (kv_field).
 _N = r"\[(\d+)\]"
+_KV_FIELD_PATTERNS: dict[str, list[tuple[str, str]]] = {}
 _KV_FIELD_RULES: dict[str, list[tuple[re.Pattern[str], str]]] = {}
 
 
-def _rules(pairs: list[tuple[str, str]]) -> list[tuple[re.Pattern[str], str]]:
-    return [(re.compile(p), r) for p, r in pairs]
+def _rules(kind: str) -> list[tuple[re.Pattern[str], str]]:
+    rules = _KV_FIELD_RULES.get(kind)
+    if rules is None:
+        rules = _KV_FIELD_RULES[kind] = [
+            (re.compile(p), r) for p, r in _KV_FIELD_PATTERNS[kind]
+        ]
+    return rules
 
 
 _BUCKET_RULES = [
@@ -1223,8 +1240,8 @@ _BUCKET_RULES = [
     (r"^num_replicas$", "replicas"),
     (r"^(subject_delete_marker_ttl|allow_msg_ttl)$", "limit_marker_ttl"),
 ]
-_KV_FIELD_RULES["kv"] = _rules(_BUCKET_RULES)
-_KV_FIELD_RULES["kv_aggregate"] = _rules(
+_KV_FIELD_PATTERNS["kv"] = _BUCKET_RULES
+_KV_FIELD_PATTERNS["kv_aggregate"] = (
     _BUCKET_RULES
     + [
         (rf"^sources{_N}\.subject_transforms{_N}.*", r"origins[\1].keys[\2]"),
@@ -1234,25 +1251,23 @@ _KV_FIELD_RULES["kv_aggregate"] = _rules(
         (r"^sources$", "origins"),
     ]
 )
-_KV_FIELD_RULES["kv_mirror"] = _rules(
-    [
-        (r"^mirror\.subject_transforms" + _N + ".*", r"keys[\1]"),
-        (r"^mirror\.filter_subject$", "keys"),
-        (r"^mirror\.external.*", "domain"),
-        (r"^mirror.*", "origin_bucket"),
-        (r"^max_msgs_per_subject$", "history"),
-        (r"^max_age$", "ttl"),
-        (r"^max_msg_size$", "max_value_size"),
-        (r"^num_replicas$", "replicas"),
-    ]
-)
+_KV_FIELD_PATTERNS["kv_mirror"] = [
+    (r"^mirror\.subject_transforms" + _N + ".*", r"keys[\1]"),
+    (r"^mirror\.filter_subject$", "keys"),
+    (r"^mirror\.external.*", "domain"),
+    (r"^mirror.*", "origin_bucket"),
+    (r"^max_msgs_per_subject$", "history"),
+    (r"^max_age$", "ttl"),
+    (r"^max_msg_size$", "max_value_size"),
+    (r"^num_replicas$", "replicas"),
+]
 
 
 def kv_field(kind: str, stream_field: str | None) -> str | None:
     """The field of a KV object that a StreamConfig field comes from (unchanged otherwise)."""
-    if stream_field is None or kind not in _KV_FIELD_RULES:
+    if stream_field is None or kind not in _KV_FIELD_PATTERNS:
         return stream_field
-    for rx, repl in _KV_FIELD_RULES[kind]:
+    for rx, repl in _rules(kind):
         if rx.match(stream_field):
             return rx.sub(repl, stream_field, count=1)
     return stream_field
@@ -1261,7 +1276,11 @@ def kv_field(kind: str, stream_field: str | None) -> str | None:
 def _field_for(obj: TopologyObject, stream_field: str | None) -> str | None:
     """``kv_field``, naming ``origins[i].stream`` when the aggregate origin gave a stream."""
     fld = kv_field(obj.kind, stream_field)
-    if obj.kind == "kv_aggregate" and fld and isinstance(obj.spec, KVAggregateConfig):
+    if obj.kind != "kv_aggregate" or not fld:
+        return fld
+    from .config.kv import KVAggregateConfig
+
+    if isinstance(obj.spec, KVAggregateConfig):
         m = re.match(r"^origins\[(\d+)\]\.bucket$", fld)
         if m and int(m.group(1)) < len(obj.spec.origins):
             origin = obj.spec.origins[int(m.group(1))]
@@ -1544,6 +1563,8 @@ def _check_kafka(topo: Topology, add) -> None:
     for obj in topo.objects:
         if obj.kind not in KAFKA_KINDS or _is_duplicate(obj):
             continue
+        from .kafka.errors import KafkaError
+        from .kafka.topics import check_topic_collision
 
         def problem(fld: str | None, exc: JetlinkError, _obj: TopologyObject = obj) -> None:
             add(_obj, _kafka_problem(_obj, exc, fld))
@@ -1574,6 +1595,9 @@ def _check_kafka(topo: Topology, add) -> None:
 
 def _check_mirror_topic(topo: Topology, obj: TopologyObject, spec: MirrorTopicSpec,
                         problem) -> None:
+    from .kafka.errors import KafkaError
+    from .kafka.mirrors import mirror_source_topic, mirror_topic_exists, unknown_source_topic
+
     link = topo.kafka.get(("link", obj.cluster, spec.link))
     if link is None:
         elsewhere = sorted(c for (k, c, n) in topo.kafka if k == "link" and n == spec.link)
@@ -1653,6 +1677,8 @@ def _resolve(topo: Topology, origin: Origin) -> TopologyObject | None:
 
 
 def _describe_origin(obj: TopologyObject, origin: Origin) -> str:
+    if obj.kind in ("kv_mirror", "kv_aggregate"):
+        from .config.kv import bucket_of_stream
     if obj.kind == "kv_mirror":
         bucket = bucket_of_stream(origin.name) or origin.name
         return f'origin bucket "{bucket}" (stream {origin.name})'
@@ -1685,6 +1711,8 @@ def _check_origins(topo: Topology, add, add_error) -> None:
             if target.config is None:
                 continue  # declared but broken: reported on its own
             if obj.kind == "kv_mirror" and origin.is_mirror:
+                from .config.kv import check_kv_mirror
+
                 try:
                     check_kv_mirror(obj.spec, target.config)
                 except JetlinkError as exc:
@@ -2038,6 +2066,8 @@ def _kafka_table(
         if spec.partitions != 1:
             out["partitions"] = spec.partitions
     elif isinstance(spec, LinkSpec):
+        from .kafka.links import group_filters, topic_filters
+
         out["source_cluster"] = spec.source_cluster
         filters = {
             "consumer_group_filters": group_filters(spec.configs),
@@ -2068,6 +2098,8 @@ def stream_table(cfg: StreamConfig) -> dict[str, Any]:
 def kv_table(spec: Any) -> dict[str, Any]:
     """A KV object's table (KeyValueConfig, KVMirrorConfig or KVAggregateConfig) as
     :func:`to_document` writes it (no ``cluster``; the bucket / name is the table key)."""
+    from .config.kv import KVMirrorConfig
+
     key_field = "name" if isinstance(spec, KVMirrorConfig) else "bucket"
     return _spec_table(spec, key_field, getattr(spec, key_field), "", False)
 

@@ -3,11 +3,14 @@
 - ``jetlink --help`` (any command's) imports neither pyspark, textual, httpx, the HTTP server
   (starlette, uvicorn) nor the heavy data libraries, nor Rich (the plain help keeps start-up
   within its 250 ms budget; Rich is imported by cli/output.py when a table is printed);
-- core/ imports no CLI, TUI, HTTP or Spark library (docs/architecture.md "Layering").
+- core/ imports no CLI, TUI, HTTP or Spark library (docs/architecture.md "Layering");
+- ``jetlink kv get`` and ``jetlink validate FILE`` (streams only) import only the modules they
+  use (issue 21): the module sets are asserted, not times (docs/startup-figures.md).
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -121,3 +124,122 @@ def test_a_server_in_force_imports_the_live_client():
                                     "stream", "ls"])
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "nats" in names and "jetlink.core.live.client" in names
+
+
+# -- issue 21: `jetlink kv get` and `jetlink validate FILE` import only what they use -------
+
+# Every jetlink module `jetlink kv get BUCKET KEY` may import: the CLI's root, the kv group,
+# the engine's read path (kv -> jetstream -> streams -> store). Not the config checks (only
+# creating or changing a stream needs them), transforms, RePublish, topology, Kafka, the
+# replication pump, the consumer engine or the live client.
+KV_GET_MODULES = {
+    "jetlink", "jetlink.cli", "jetlink.cli.app", "jetlink.cli.common", "jetlink.cli.completion",
+    "jetlink.cli.kv", "jetlink.cli.main", "jetlink.cli.options", "jetlink.cli.output",
+    "jetlink.core", "jetlink.core.clock", "jetlink.core.config", "jetlink.core.config.codec",
+    "jetlink.core.config.kv", "jetlink.core.config.stream", "jetlink.core.consumer_store",
+    "jetlink.core.contexts", "jetlink.core.durations", "jetlink.core.errors",
+    "jetlink.core.fanout", "jetlink.core.headers", "jetlink.core.jetstream", "jetlink.core.kv",
+    "jetlink.core.limits", "jetlink.core.live", "jetlink.core.live.settings",
+    "jetlink.core.live.target", "jetlink.core.messages", "jetlink.core.store",
+    "jetlink.core.store.datadir", "jetlink.core.store.schema", "jetlink.core.streams",
+    "jetlink.core.subjects", "jetlink.core.xdg",
+}
+# ... and `jetlink validate FILE` of a topology of streams only (no KV or Kafka objects, no
+# transforms): the stream rules and the topology, no engine, no store, no KV or Kafka rules.
+VALIDATE_MODULES = {
+    "jetlink", "jetlink.cli", "jetlink.cli.app", "jetlink.cli.common", "jetlink.cli.completion",
+    "jetlink.cli.main", "jetlink.cli.options", "jetlink.cli.output", "jetlink.cli.validate",
+    "jetlink.core", "jetlink.core.config", "jetlink.core.config.codec",
+    "jetlink.core.config.stream", "jetlink.core.config.validate", "jetlink.core.contexts",
+    "jetlink.core.durations", "jetlink.core.errors", "jetlink.core.live",
+    "jetlink.core.live.settings", "jetlink.core.live.target", "jetlink.core.subjects",
+    "jetlink.core.topology", "jetlink.core.xdg",
+}
+
+
+def _modules_of_run(argv: list[str], tmp_path: Path) -> tuple[set[str], str, int]:
+    """(sys.modules after ``jetlink ARGV`` ran in a fresh interpreter, its stdout, its exit
+    status), with no context, server or JETLINK_* setting from the environment."""
+    code = (
+        "import json, os, sys\n"
+        "[os.environ.pop(k, None) for k in list(os.environ) if k.startswith(('NATS_', 'JETLINK_'))]\n"
+        f"os.environ['XDG_CONFIG_HOME'] = {str(tmp_path / 'config')!r}\n"
+        f"sys.argv = ['jetlink', '--data-dir', {str(tmp_path / 'data')!r}, *{argv!r}]\n"
+        "from jetlink.cli.main import run\n"
+        "status = 0\n"
+        "try:\n"
+        "    run()\n"
+        "except SystemExit as exc:\n"
+        "    status = exc.code or 0\n"
+        "sys.stdout.flush()\n"
+        "print('\\nMODULES', json.dumps([status, sorted(sys.modules)]), file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    marker = proc.stderr.rsplit("\nMODULES ", 1)
+    assert len(marker) == 2, proc.stderr[-2000:]
+    status, names = json.loads(marker[1])
+    return set(names), proc.stdout, status
+
+
+def _jetlink(names: set[str]) -> set[str]:
+    return {n for n in names if n == "jetlink" or n.startswith("jetlink.")}
+
+
+def test_kv_get_imports_only_its_read_path(tmp_path):
+    for argv in (["kv", "add", "CFG"], ["kv", "put", "CFG", "limit", "100"]):
+        _, _, status = _modules_of_run(argv, tmp_path)
+        assert status == 0
+    for raw in (["--raw"], []):
+        names, out, status = _modules_of_run(["kv", "get", "CFG", "limit", *raw], tmp_path)
+        assert status == 0 and "100" in out
+        assert _jetlink(names) <= KV_GET_MODULES, sorted(_jetlink(names) - KV_GET_MODULES)
+        assert "jetlink.core.kv" in names  # the measurement itself works
+        assert offenders(names, ("tomllib", "rich", "nats", "pyspark")) == []
+
+
+def test_validate_of_streams_imports_no_engine_kv_or_kafka_rules(tmp_path):
+    path = tmp_path / "one.toml"
+    path.write_text('[streams.ORDERS]\nsubjects = ["orders.>"]\nmax_age = "1h"\n')
+    names, out, status = _modules_of_run(["validate", str(path)], tmp_path)
+    assert status == 0 and out.strip().endswith("OK")
+    assert _jetlink(names) <= VALIDATE_MODULES, sorted(_jetlink(names) - VALIDATE_MODULES)
+    assert "jetlink.core.topology" in names  # the measurement itself works
+    assert offenders(names, ("sqlite3", "rich", "nats", "pyspark")) == []
+
+
+def test_validate_loads_the_kafka_and_kv_rules_when_a_file_needs_them(tmp_path):
+    # The lazy imports are still reached: examples/topology.toml declares KV and Kafka objects.
+    names, _, status = _modules_of_run(["validate", str(REPO / "examples" / "topology.toml")],
+                                       tmp_path)
+    assert status == 0
+    assert {"jetlink.core.config.kv", "jetlink.core.kafka.links"} <= names
+
+
+def test_a_group_builds_only_the_command_that_runs():
+    # cli/main.py _load_command: `jetlink kv get` builds `get`, not the group's 17 commands;
+    # walking the commands (help, completion) builds them all, in typer's own order.
+    import typer
+    from typer.main import get_group
+
+    from jetlink.cli import kv
+    from jetlink.cli.main import _LazyCommands, _load_command
+
+    group = _load_command("kv", "kv")
+    assert isinstance(group.commands, _LazyCommands)
+    assert group.get_command(None, "get").name == "get"
+    assert dict.keys(group.commands) == {"get"}
+    assert group.get_command(None, "no-such") is None
+    holder = typer.Typer(rich_markup_mode=None)
+    kv.register(holder)
+    eager = get_group(holder).commands["kv"]
+    assert list(group.commands) == list(eager.commands)
+    assert all(len(group.commands[n].params) == len(c.params)
+               for n, c in eager.commands.items())
+
+
+def test_republish_pending_key_is_shared():
+    # core/streams.py names the RePublish queue without importing core/republish.py.
+    from jetlink.core import republish, streams
+
+    assert streams._RP_PENDING == republish.PENDING

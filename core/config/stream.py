@@ -7,7 +7,6 @@ Field names are the JSON names, so ``cfg.max_msgs_per_subject`` is what ``nats s
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,16 +30,28 @@ class _JsonMixin:
         return encode(self)
 
     def copy(self):
-        """A deep copy: lists, dicts and nested configs are new objects (fast, no deepcopy)."""
-        new = copy.copy(self)
-        for name, value in vars(self).items():
+        """A deep copy: lists, dicts and nested configs are new objects (fast, no deepcopy).
+
+        Every attribute is copied, ``_given_empty`` too (what ``copy.copy`` copies), without
+        ``copy.copy``'s ``__reduce_ex__`` round trip: validating 10,000 configs copies each
+        one once."""
+        new = object.__new__(type(self))
+        attrs = new.__dict__
+        attrs.update(self.__dict__)
+        for name, value in attrs.items():
+            if type(value) in _SCALARS:
+                continue
             if isinstance(value, list):
-                setattr(new, name, [v.copy() if isinstance(v, _JsonMixin) else v for v in value])
+                attrs[name] = [v.copy() if isinstance(v, _JsonMixin) else v for v in value]
             elif isinstance(value, dict):
-                setattr(new, name, dict(value))
+                attrs[name] = dict(value)
             elif isinstance(value, _JsonMixin):
-                setattr(new, name, value.copy())
+                attrs[name] = value.copy()
         return new
+
+
+# Attribute values copy() shares as they are (immutable).
+_SCALARS = frozenset({str, int, bool, float, type(None), frozenset})
 
 
 @dataclass

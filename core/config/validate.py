@@ -42,7 +42,6 @@ from ..subjects import (
     is_valid_subject,
     overlaps,
 )
-from ..transform import TransformError, compile_transform, validate_mapping
 from .stream import (
     COMPRESSION,
     DISCARD,
@@ -84,6 +83,10 @@ _JS_NAMESPACES = ("$JS.>", "$JSC.>", "$NRG.>")
 _JS_EXCEPTION = "$JS.EVENT.>"
 _SYS_NAMESPACE = "$SYS.>"
 _SYS_EXCEPTION = "$SYS.ACCOUNT.>"
+# The first tokens of those namespaces: a subject whose first token is none of them and does
+# not start with a wildcard character overlaps none of them (subjects.overlaps), so the
+# four overlap tests are skipped for it.
+_API_HEADS = frozenset(ns.split(".", 1)[0] for ns in (*_JS_NAMESPACES, _SYS_NAMESPACE))
 _ASSET_NAME_FORBIDDEN = frozenset(" \t\r\n\f.*>\\/")
 
 # Metadata keys the server manages (natscli hides them and never edits them; a file or a
@@ -450,6 +453,8 @@ def check_stream_config(
                 "StreamTransformInvalidSource", err=f"invalid subject {st.src}",
                 field="subject_transform.src",
             )
+        from ..transform import TransformError, validate_mapping
+
         try:
             validate_mapping(st.src, st.dest)
         except TransformError as exc:
@@ -477,6 +482,8 @@ def check_stream_config(
                 "stream configuration for republish destination forms a cycle",
                 field="republish.dest",
             )
+        from ..transform import TransformError, compile_transform
+
         try:
             compile_transform(rp.src, rp.dest)
         except TransformError:
@@ -551,6 +558,8 @@ def _check_mirror(
             raise nats_error(
                 "MirrorInvalidSubjectFilter", err=f"invalid subject {tr.src}", field=f"{path}.src"
             )
+        from ..transform import TransformError, validate_mapping
+
         try:
             validate_mapping(tr.src, tr.dest)
         except TransformError as exc:
@@ -610,6 +619,8 @@ def _check_sources(
                     "SourceInvalidSubjectFilter", err=f"invalid subject {tr.src}",
                     field=f"{tpath}.src",
                 )
+            from ..transform import TransformError, validate_mapping
+
             try:
                 validate_mapping(tr.src, tr.dest)
             except TransformError as exc:
@@ -683,6 +694,12 @@ def _check_cycles(cfg: StreamConfig, find: Lookup) -> None:
                 to_visit.append((origin, path))
 
 
+def _may_overlap_api(subject: str) -> bool:
+    """False when ``subject`` overlaps none of the JetStream and system API namespaces."""
+    head = subject.split(".", 1)[0]
+    return head in _API_HEADS or head[:1] in ("*", ">")
+
+
 def _check_subjects(cfg: StreamConfig) -> None:
     # The server also has a "duplicate subjects detected" rule, but it can never fire: the
     # pairwise overlap test below reports a duplicate at its first occurrence.
@@ -699,7 +716,7 @@ def _check_subjects(cfg: StreamConfig) -> None:
                 raise invalid_config(
                     "capturing all subjects requires replicas of 1", field="subjects"
                 )
-        if not cfg.no_ack:
+        if not cfg.no_ack and _may_overlap_api(subject):
             for namespace in _JS_NAMESPACES:
                 if overlaps(subject, namespace) and not is_subset(subject, _JS_EXCEPTION):
                     raise invalid_config(
@@ -850,7 +867,7 @@ def stream_config_problems(
     names no field, or the same field fails again. The first error is always the server's.
     """
     errors: list[ApiError] = []
-    doc = cfg.to_json()
+    doc: dict[str, Any] | None = None  # cfg's JSON, made after a first error only
     seen: set[str] = set()
     current = cfg
     while len(errors) < MAX_PROBLEMS:
@@ -866,6 +883,8 @@ def stream_config_problems(
             fld = err.field
             if fld and fld.endswith(".name"):
                 fld = fld[: -len(".name")]  # a mirror's / source's name: set it all aside
+            if doc is None:
+                doc = cfg.to_json()  # current is still cfg: nothing was set aside yet
             if not fld or fld in seen or not drop_path(doc, fld):
                 return None, errors
             seen.add(fld)
