@@ -188,11 +188,6 @@ def all_(
     app.emit(doc, human=render_all)
 
 
-def _figure(value: float, unit: str) -> str:
-    shown = f"{value:,.0f}" if value >= 100 else f"{value:,.3g}"
-    return f"{shown}x" if unit == "x" else f"{shown} {unit}".strip()
-
-
 def render_all(app: App, doc: dict[str, Any]) -> None:
     m = doc["machine"]
     output.line(app, f"Machine: {m['cpus']} CPUs, {m['memory']}, {m['system']}, Python "
@@ -202,7 +197,9 @@ def render_all(app: App, doc: dict[str, Any]) -> None:
             verdict, figure = "not measured", g.get("note", "")
         else:
             verdict = "met" if g["met"] else "NOT met"
-            figure = _figure(g["measured"], g["unit"])
+            from jetlink.core.bench_all import figure_text
+
+            figure = figure_text(g["measured"], g["unit"])
         output.line(app, f"  {g['bench']:<16} {g['what']}: {figure} (goal {g['goal']}): "
                          f"{verdict}")
 

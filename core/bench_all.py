@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["BENCHES", "GOALS", "Goal", "bench_all", "judge", "machine"]
+__all__ = ["BENCHES", "GOALS", "Goal", "bench_all", "figure_text", "judge", "machine"]
 
 # name -> the arguments of `jetlink bench NAME` (besides --json); "needs" says what it needs
 BENCHES: dict[str, dict[str, Any]] = {
@@ -115,6 +115,12 @@ GOALS: tuple[Goal, ...] = (
     Goal("live-dr", "failover placing 200 consumers", "< 3 s",
          lambda d: _dig(d, "failover", "median_s"), lambda v: v < 3, "s"),
 )
+
+
+def figure_text(value: float, unit: str) -> str:
+    """A measured figure as the goal tables show it (``775,973 subjects/s``, ``2.33x``)."""
+    shown = f"{value:,.0f}" if value >= 100 else f"{value:,.3g}"
+    return f"{shown}x" if unit == "x" else f"{shown} {unit}".strip()
 
 
 def judge(results: dict[str, Any]) -> list[dict[str, Any]]:

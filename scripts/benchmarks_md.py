@@ -22,13 +22,8 @@ BEGIN = "<!-- bench all: begin (scripts/benchmarks_md.py writes this part) -->"
 END = "<!-- bench all: end -->"
 
 
-def _figure(value: float, unit: str) -> str:
-    shown = f"{value:,.0f}" if value >= 100 else f"{value:,.3g}"
-    return f"{shown}x" if unit == "x" else f"{shown} {unit}".strip()
-
-
 def render(doc: dict) -> str:
-    from jetlink.core.bench_all import BENCHES, judge
+    from jetlink.core.bench_all import BENCHES, figure_text, judge
 
     doc = {**doc, "goals": judge(doc["benchmarks"])}  # the goals as defined now
     m = doc["machine"]
@@ -51,7 +46,7 @@ def render(doc: dict) -> str:
         if g["met"] is None:
             measured, met = f"not measured: {g.get('note', '')}", "-"
         else:
-            measured = _figure(g["measured"], g["unit"])
+            measured = figure_text(g["measured"], g["unit"])
             met = "yes" if g["met"] else "**no**"
         command = "jetlink bench " + " ".join(BENCHES[g["bench"]]["args"] or [g["bench"]])
         lines.append(f"| `{command}` | {g['what']} | {g['goal']} | {measured} | {met} |")

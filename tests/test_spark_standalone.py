@@ -8,13 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -28,93 +23,29 @@ pytestmark = pytest.mark.spark
 JETLINK = Path(sys.executable).with_name("jetlink")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _spark_home() -> Path:
-    import pyspark
-
-    return Path(pyspark.__file__).parent
-
-
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("JETLINK_", "PYSPARK_GATEWAY", "SPARK_"))}
-    env.update(SPARK_HOME=str(_spark_home()), SPARK_LOCAL_IP="127.0.0.1",
-               SPARK_NO_DAEMONIZE="1")
-    return env
+    from jetlink.sparkops.cluster import spark_env
 
-
-def _stop(proc: subprocess.Popen) -> None:
-    """SIGTERM, then SIGKILL if it is still there after 15 s."""
-    if proc.poll() is not None:
-        return
-    try:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=15)
-
-
-def _master_json(webui: int) -> dict:
-    with urllib.request.urlopen(f"http://127.0.0.1:{webui}/json/", timeout=5) as r:
-        return json.loads(r.read().decode())
-
-
-def _wait_for_worker(webui: int, procs: list[subprocess.Popen], logs: Path,
-                     timeout: float = 180) -> dict:
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        for p in procs:
-            if p.poll() is not None:
-                pytest.fail(f"a Spark daemon exited ({p.returncode}): "
-                            + "\n".join(f.read_text()[-2000:] for f in logs.glob("*.log")))
-        try:
-            last = _master_json(webui)
-            if any(w.get("state") == "ALIVE" for w in last.get("workers", [])):
-                return last
-        except OSError:
-            pass
-        time.sleep(0.5)
-    pytest.fail(f"no worker registered with the master in {timeout} s (last: {last})")
+    return spark_env()
 
 
 @pytest.fixture
 def standalone(tmp_path):
-    """``spark://127.0.0.1:PORT`` of a master with one registered worker (1 core, 1 GiB)."""
-    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
-        pytest.skip("no Java runtime")
-    home = _spark_home()
-    spark_class = home / "bin" / "spark-class"
-    logs = tmp_path / "spark-logs"
-    logs.mkdir()
-    port, webui, wport, wui = _free_port(), _free_port(), _free_port(), _free_port()
-    master_url = f"spark://127.0.0.1:{port}"
-    procs: list[subprocess.Popen] = []
+    """``spark://127.0.0.1:PORT`` of a master with one registered worker (1 core, 1 GiB):
+    sparkops/cluster.py LocalCluster, stopped by PID."""
+    from jetlink.sparkops.cluster import ClusterError, LocalCluster
+
+    cluster = LocalCluster(workers=1, cores=1, memory="1g", root=tmp_path / "spark")
     try:
-        with open(logs / "master.log", "wb") as out:
-            procs.append(subprocess.Popen(
-                [str(spark_class), "org.apache.spark.deploy.master.Master",
-                 "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(webui)],
-                env=_env(), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                cwd=tmp_path))
-        with open(logs / "worker.log", "wb") as out:
-            procs.append(subprocess.Popen(
-                [str(spark_class), "org.apache.spark.deploy.worker.Worker", master_url,
-                 "--host", "127.0.0.1", "--port", str(wport), "--webui-port", str(wui),
-                 "--cores", "1", "--memory", "1g", "--work-dir", str(tmp_path / "work")],
-                env=_env(), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                cwd=tmp_path))
-        _wait_for_worker(webui, procs, logs)
-        yield master_url
+        url = cluster.start()
+    except ClusterError as exc:
+        if "no Java runtime" in str(exc):
+            pytest.skip(str(exc))
+        pytest.fail(str(exc))
+    try:
+        yield url
     finally:
-        for p in reversed(procs):
-            _stop(p)
+        cluster.stop()
 
 
 def _fill(js, clock, n: int = 300) -> None:
