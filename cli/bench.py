@@ -305,11 +305,14 @@ def spark(
     The source job against a plain Parquet copy, and a whole `jetlink spark mirror`.
 
     Generates --messages ORDERS messages as Parquet (10,000 subjects, some Nats-Msg-Id
-    duplicates, ~100-byte payloads), then times in the same run a plain Spark Parquet ->
-    Parquet copy of them and the source job into SHIPPING (transform orders.*.> ->
-    shipping.{{wildcard(1)}}.>, keep the last 1,000 per subject, duplicate window 2m)
-    written to Parquet, and prints both, rows/s and the ratio job / copy. Also times a whole
-    `jetlink spark mirror` process over a --e2e-messages stream, JVM start included.
+    duplicates, ~100-byte payloads) and fills SHIPPING from them with the engine's pump
+    once, as the reference (not timed). Then, --runs times, alternating which goes first, a
+    plain Spark Parquet -> Parquet copy and the source job into SHIPPING (transform
+    orders.*.> -> shipping.{{wildcard(1)}}.>, keep the last 1,000 per subject, duplicate
+    window 2m) written to Parquet; every job output must have the reference's rows and
+    content digest. Prints the per-pair ratios job / copy and their median. Also times
+    whole `jetlink spark mirror` processes over a --e2e-messages stream, JVM start
+    included, the first run (which may build the class-data archive) reported apart.
     """
     import sys
 

@@ -1,5 +1,5 @@
 """``jetlink bench spark``: the source job against Spark's own Parquet copy, and the end-to-end
-time of a small ``jetlink spark mirror`` (JVM start included). Measures, asserts nothing.
+time of a small ``jetlink spark mirror`` (JVM start included).
 
 In one run, on one session:
 
@@ -8,15 +8,23 @@ In one run, on one session:
    subjects ``orders.<region>.<n>.created`` over ``subjects`` subjects (1 % of the messages on
    ten hot subjects, so a keep-last-1000 limit removes some), 5 % of the messages carrying a
    ``Nats-Msg-Id`` (half of them repeating the one before: duplicates), ~100-byte payloads;
-2. times, ``runs`` times alternately, (a) a plain Spark Parquet -> Parquet copy of that data
-   (read + write: what Spark itself needs to move these bytes here) and (b) the source job
-   (sparkops.jobs.source) into SHIPPING: transform ``orders.*.>`` ->
-   ``shipping.{{wildcard(1)}}.>``, ``max_msgs_per_subject`` 1000, duplicate window 2m,
-   written to Parquet (io.write_parquet); reports medians and the ratio job / copy;
-3. times ``jetlink spark mirror store:ORDERS10K store:M`` over a ``e2e_messages`` stream of
-   the embedded store as a subprocess (JVM start included), ``runs`` times after one warm-up
-   run (the warm-up makes the JVM's class-data-sharing archive when there is none yet; its
-   time is reported as ``e2e_first_seconds``).
+2. the reference (not timed): the same messages written into an embedded store's ORDERS
+   stream, and the engine's pump filling SHIPPING from it (core/replication.py, the same
+   comparison as tests/test_spark_jobs.py); its row count and content digest
+   (``digest``: sequence, subject, headers, payload of every row) are what every job run
+   must write;
+3. ``runs`` pairs, the side going first alternating pair by pair (core/bench.py ``pairs``):
+   (a) a plain Spark Parquet -> Parquet copy of that data (read + write: what Spark itself
+   needs to move these bytes here) and (b) the source job (sparkops.jobs.source) into
+   SHIPPING: transform ``orders.*.>`` -> ``shipping.{{wildcard(1)}}.>``,
+   ``max_msgs_per_subject`` 1000, duplicate window 2m, written to Parquet (io.write_parquet);
+   each job's output is checked against the reference (rows and digest: a mismatch fails
+   the benchmark); reports each pair's ratio job / copy and their median (``ratio_median``;
+   ``ratio`` is the same figure), and the medians of each side;
+4. times ``jetlink spark mirror store:ORDERS10K store:M`` over a ``e2e_messages`` stream of
+   the embedded store as a subprocess (JVM start included), ``runs`` times after one first
+   run, reported apart (``e2e_first_seconds``; ``e2e_first_built_archive``: that run made
+   the JVM's class-data-sharing archive, none being there).
 """
 
 from __future__ import annotations
@@ -93,13 +101,62 @@ def _job(spark: Any, src: str, dst: str, meta: dict[str, Any], now_ns: int) -> N
 
     cfg = target_config()
     df = io.read_parquet(spark, src)
-    out = jobs.source([jobs.Origin(df, cfg.sources[0], meta["identity"])], cfg, now_ns=now_ns)
+    out = jobs.source([jobs.Origin(df, cfg.sources[0], meta["identity"])], cfg, now_ns=now_ns,
+                      ordered=False)
     io.write_parquet(out, dst, {"kind": "stream", "name": cfg.name,
                                 "config": cfg.to_json(), "created_ns": now_ns})
 
 
-def _rows(spark: Any, path: str) -> int:
-    return int(spark.read.parquet(path).count())
+def digest(df: Any) -> dict[str, Any]:
+    """Rows and a content digest of a stream's rows (lake schema): order-independent sums of
+    two hashes of (seq, subject, headers, data) per row (the times are left out: a source
+    job stamps its own)."""
+    import hashlib
+
+    from pyspark.sql import functions as F
+
+    cols = ["seq", "subject", "headers", "data"]
+    r = df.select(F.count(F.lit(1)).alias("n"),
+                  F.sum(F.xxhash64(*cols).cast("decimal(38,0)")).alias("x"),
+                  F.sum(F.hash(*cols).cast("decimal(38,0)")).alias("m")).first()
+    text = f"{r['n']}:{r['x'] or 0}:{r['m'] or 0}"
+    return {"rows": int(r["n"]), "digest": hashlib.sha256(text.encode()).hexdigest()[:16]}
+
+
+def pump_reference(spark: Any, src: str, work: str, messages: int) -> dict[str, Any]:
+    """What the engine's pump stores in SHIPPING from the messages at ``src``: the messages
+    written into an embedded store's ORDERS (each at its own sequence and time, created at
+    BASE_TS so its identity is the dataset's), then ``pump_until_idle`` (a manual clock: the
+    whole copy inside the duplicate window, as the job assumes). Rows and digest."""
+    from jetlink.core.clock import ManualClock
+    from jetlink.core.jetstream import JetStream
+    from jetlink.core.replication import pump_until_idle
+    from jetlink.core.store import DataDir
+
+    from . import io
+
+    data = os.path.join(work, "pump")
+    clock = ManualClock(BASE_TS)
+    dd = DataDir(data)
+    try:
+        js = JetStream(dd.open("local"), clock)
+        # a mirror (of a stream this store does not hold) takes every message as it is,
+        # repeated ids included, as a stream that received them over time holds them
+        js.add_stream({"name": "ORDERS", "mirror": {"name": "ORDERS_UPSTREAM"}})
+        df = io.read_parquet(spark, src).orderBy("seq")
+        lake.write_stream_rows(js, "ORDERS", io.iter_arrow(df, total=messages))
+        clock.set(BASE_TS + messages * 1000 + 1_000_000_000)
+        js.add_stream(target_config().to_json())
+        pump_until_idle(dd, clock)
+        with dd.open("local").read() as conn:
+            sid, first, last, msgs = conn.execute(
+                "SELECT id, first_seq, last_seq, msgs FROM streams WHERE name = 'SHIPPING'"
+            ).fetchone()
+        out = io.read_store_stream(spark, str(dd.cluster_path("local")), "SHIPPING", sid,
+                                   first, last, msgs)
+        return digest(out)
+    finally:
+        dd.close()
 
 
 def _du(path: str) -> int:
@@ -139,6 +196,17 @@ def make_store_stream(data_dir: str, name: str, n: int, subjects: int = 1_000) -
         dd.close()
 
 
+def first_use() -> bool:
+    """Whether the next Spark JVM is the first (no intact class-data-sharing archive yet:
+    it makes one, and is slower)."""
+    from .session import ClassDataSharing, _intact, cds_enabled
+
+    if not cds_enabled():
+        return False
+    plan = ClassDataSharing.plan()
+    return plan is not None and not _intact(plan.driver_archive)
+
+
 def time_cli_mirror(n: int, runs: int, master: str = "local[*]",
                     note: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Whole-process ``jetlink spark mirror store:ORDERS10K store:M<i>`` over an ``n``-message
@@ -152,9 +220,10 @@ def time_cli_mirror(n: int, runs: int, master: str = "local[*]",
                                                                  "PYSPARK_GATEWAY_SECRET")}
         walls, jobs = [], []
         first = 0.0
+        built = first_use()
         for i in range(runs + 1):
             if note:
-                note(f"end to end: run {i}/{runs}" if i else "end to end: warm-up run")
+                note(f"end to end: run {i}/{runs}" if i else "end to end: first run")
             argv = [*jetlink_command(), "--data-dir", data, "spark", "mirror",
                     "store:ORDERS10K", f"store:M{i}", "--master", master, "--json"]
             t0 = time.perf_counter()
@@ -179,7 +248,8 @@ def time_cli_mirror(n: int, runs: int, master: str = "local[*]",
                 "e2e_min_seconds": round(min(walls), 2),
                 "e2e_max_seconds": round(max(walls), 2),
                 "e2e_job_seconds": round(statistics.median(jobs), 2),
-                "e2e_first_seconds": round(first, 2)}
+                "e2e_first_seconds": round(first, 2),
+                "e2e_first_built_archive": built}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -213,37 +283,65 @@ def bench_spark(messages: int = 5_000_000, *, runs: int = 1, subjects: int = 10_
         meta = generate(spark, src, messages, subjects)
         out["generate_seconds"] = round(time.perf_counter() - t0, 2)
         out["input_bytes"] = _du(src)
-        copies, jobs_s = [], []
-        rows_out = 0
-        for i in range(runs):
-            dst = os.path.join(tmp, f"copy{i}")
+        if note:
+            note(f"the engine's pump over the same {messages:,} messages (reference)")
+        t0 = time.perf_counter()
+        want = pump_reference(spark, src, tmp, messages)
+        out["reference_seconds"] = round(time.perf_counter() - t0, 2)
+        out["rows_out_reference"] = want["rows"]
+        out["digest_reference"] = want["digest"]
+        from jetlink.core.bench import pairs
+
+        count = [0, 0]
+
+        def copy() -> float:
+            count[0] += 1
+            dst = os.path.join(tmp, f"copy{count[0]}")
             if note:
-                note(f"run {i + 1}/{runs}: Parquet copy")
+                note(f"pair {max(count)}/{runs}: Parquet copy")
             t0 = time.perf_counter()
             _copy(spark, src, dst)
-            copies.append(time.perf_counter() - t0)
+            took = time.perf_counter() - t0
             shutil.rmtree(dst, ignore_errors=True)
-            dst = os.path.join(tmp, f"job{i}")
+            return took
+
+        def job() -> float:
+            count[1] += 1
+            dst = os.path.join(tmp, f"job{count[1]}")
             if note:
-                note(f"run {i + 1}/{runs}: source job")
+                note(f"pair {max(count)}/{runs}: source job")
             t0 = time.perf_counter()
             _job(spark, src, dst, meta, time.time_ns())
-            jobs_s.append(time.perf_counter() - t0)
-            rows_out = _rows(spark, dst)
+            took = time.perf_counter() - t0
+            got = digest(spark.read.parquet(dst))
             spark.catalog.clearCache()  # what the job persisted
             shutil.rmtree(dst, ignore_errors=True)
+            if got != want:
+                raise RuntimeError(
+                    f"the source job wrote {got['rows']:,} rows (digest {got['digest']}), the "
+                    f"engine's pump {want['rows']:,} (digest {want['digest']}): not the same")
+            return took
+
+        results = pairs(runs, copy, job)
+        copies = [c for c, _j in results]
+        jobs_s = [j for _c, j in results]
+        ratios = [j / c for c, j in results]
         copy_s, job_s = statistics.median(copies), statistics.median(jobs_s)
+        ratio = statistics.median(ratios)
         out.update({
             "copy_seconds": round(copy_s, 2),
             "copy_rows_per_sec": round(messages / copy_s),
             "job_seconds": round(job_s, 2),
             "job_rows_per_sec": round(messages / job_s),
-            "ratio": round(job_s / copy_s, 2),
-            "rows_out": rows_out,
+            "ratios": [round(r, 2) for r in ratios],
+            "ratio_median": round(ratio, 2),
+            "ratio": round(ratio, 2),
+            "rows_out": want["rows"],
+            "digest": want["digest"],
+            "output_checked": True,
+            "copy_runs_seconds": [round(x, 2) for x in copies],
+            "job_runs_seconds": [round(x, 2) for x in jobs_s],
         })
-        if runs > 1:
-            out["copy_runs_seconds"] = [round(x, 2) for x in copies]
-            out["job_runs_seconds"] = [round(x, 2) for x in jobs_s]
         out["java"] = spark.sparkContext._jvm.java.lang.System.getProperty("java.version")
         out["pyspark"] = spark.version
     finally:

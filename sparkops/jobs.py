@@ -17,6 +17,17 @@ same input, with the rules compiled from core: subject filters and transforms
   duplicate window); new dense sequences from the target's next sequence, every message stamped
   with the job's time; then the target's limits.
 
+How a source job runs: a target with rollups, max_msgs or max_bytes goes through
+``limits.apply`` (one range sort of every row, windows); any other (a per-subject limit,
+max_age, a duplicate window: the usual source target) through ``_source_fast``: one narrow pass
+over (partition, subject, Nats-Msg-Id) groups planned on the driver (each subject's filter and
+transforms evaluated once, duplicates found among the groups with an id, per-partition counts
+and ranges, the refusal checks), one narrow pass over the subjects with more messages than the
+per-subject limit (their cut-offs), then one pass over the whole rows: a partition-local sort,
+sequences from the per-partition counts when the partitions hold disjoint ranges of the merge
+order (else one range sort), the cut-offs and the duplicates joined by broadcast, the header
+built on bytes. ``ordered=False`` leaves the partitions in any order (a Parquet output).
+
 Refused with a clear error (the pump would stall on them or needs per-message state a bulk job
 does not carry): discard-new limits, interest / work-queue retention, counters, sealed targets,
 subject delete markers, messages with ``Nats-TTL``, invalid ``Nats-Rollup`` values, messages
@@ -25,6 +36,7 @@ over the target's max_msg_size or with headers over 64 KiB.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -206,16 +218,23 @@ def mirror(df: Any, target: StreamConfig, *, now_ns: int) -> Any:
 # source
 # --------------------------------------------------------------------------------------------
 def source(origins: Sequence[Origin], target: StreamConfig, *, now_ns: int,
-           first_seq: int = 1) -> Any:
+           first_seq: int = 1, ordered: bool = True) -> Any:
     """The source job over one or more origins (each a StreamSource of the target): what the
     target (never written: every message is stamped ``now_ns``) stores when its next sequence
-    is ``first_seq`` (lake schema, in sequence order)."""
+    is ``first_seq`` (lake schema, in sequence order; with ``ordered=False`` each partition is
+    in sequence order and the partitions hold disjoint ranges, but the partitions may come in
+    any order: enough for a Parquet dataset, whose files have no order anyway)."""
     from pyspark.sql import functions as F
 
     if not origins:
         raise JobError("a source job needs at least one origin (--from)")
     d = target_def(target)
     check_target(d)
+    if not d.allow_rollup_purge and not d.max_msgs and not d.max_bytes:
+        out = _source_fast(origins, d, target.name, now_ns=now_ns, first_seq=first_seq,
+                           ordered=ordered)
+        if out is not None:
+            return out
     parts = []
     for o in origins:
         src = o.src
@@ -250,6 +269,369 @@ def source(origins: Sequence[Origin], target: StreamConfig, *, now_ns: int,
                   ts=now_ns,
                   describe=lambda r: f"message {r['_oseq']} of {r['_origin']}")
     return _to_lake(out, target.name)
+
+
+# --------------------------------------------------------------------------------------------
+# source, planned for one scan of the rows (no rollups, max_msgs or max_bytes on the target)
+# --------------------------------------------------------------------------------------------
+_BROADCAST_SUBJECTS = 200_000  # distinct origin subjects mapped once and joined back
+_BROADCAST_LOSERS = 2_000_000  # duplicate ids dropped by a broadcast anti-join
+_DRIVER_GROUPS = 2_000_000  # (partition, subject, id) groups planned on the driver, at most
+
+
+def _blit(text: str) -> Any:
+    """A BINARY literal: the UTF-8 bytes of ``text``."""
+    from pyspark.sql import functions as F
+
+    return F.lit(bytearray(text.encode("utf-8")))
+
+
+def _needs_strip(hb: Any) -> Any:
+    """The header block holds a line the source rules remove (null: no block)."""
+    needs = None
+    for p in _SOURCE_STRIP:
+        c = hb.contains(_blit("\r\n" + p))
+        needs = c if needs is None else needs | c
+    return needs
+
+
+def _source_header(hb: Any, value: Any, strip: bool = True) -> Any:
+    """The header block ``_store_all`` writes for a sourced message, on the bytes: the
+    origin's block without ``Nats-Stream-Source`` / ``Nats-Expected-*`` / ``Nats-Batch-*``
+    lines, then ``Nats-Stream-Source: value``. Blocks holding none of those lines (nearly all)
+    are cut and joined as bytes; only the others go through the line rules on latin-1 text."""
+    from pyspark.sql import functions as F
+
+    fast = F.when(hb.isNull() | (F.octet_length(hb) <= 2), _blit("NATS/1.0\r\n")) \
+        .otherwise(F.substring(hb, F.lit(1), F.octet_length(hb) - 2))
+    # where one of the lines is there, strip_headers removes something: its result is the
+    # block without it, or null when no line is left (12 bytes: "NATS/1.0\r\n\r\n" or less)
+    alt = "|".join(re.escape(p) for p in _SOURCE_STRIP)
+    out = F.regexp_replace(_hstr(hb), rf"(?s)\r\n(?:{alt})(?:(?!\r\n).)*", "")
+    slow = F.encode(F.when(F.length(out) <= 12, F.lit("NATS/1.0\r\n"))
+                    .otherwise(F.substring(out, F.lit(1), F.length(out) - 2)), LATIN1)
+    base = F.when(_needs_strip(hb), slow).otherwise(fast) if strip else fast
+    return F.concat(base, _blit("Nats-Stream-Source: "), value, _blit("\r\n\r\n"))
+
+
+def _msg_id(hb: Any) -> Any:
+    """The ``Nats-Msg-Id`` of a header block (bytes), null when it has none."""
+    from pyspark.sql import functions as F
+
+    return F.when(hb.contains(_blit("Nats-Msg-Id")), first_value(_hstr(hb), "Nats-Msg-Id"))
+
+
+def _fast_checks(d: StreamDef, hb: Any, h: Any, hmax: Any, data: Any) -> list[tuple[str, Any]]:
+    """``_checks`` over ``hb`` (the origin's header bytes), ``h`` (the header bytes the job
+    writes: computed only where a limit may be near), ``hmax`` (a bound of its length)."""
+    from pyspark.sql import functions as F
+
+    out = [("carries Nats-TTL (per-message TTLs are not carried by bulk jobs)",
+            F.coalesce(hb.contains(_blit("\r\nNats-TTL:")), F.lit(False))),
+           ("has headers over 65535 bytes",
+            F.when(hmax > MAX_HEADER_SIZE, F.octet_length(h) > MAX_HEADER_SIZE)
+            .otherwise(F.lit(False)))]
+    if d.max_msg_size >= 0:
+        hlen = F.octet_length(h)
+        mlen = F.coalesce(F.octet_length(data), F.lit(0))
+        out.append((f"exceeds the target's max_msg_size {d.max_msg_size}",
+                    (hlen > d.max_msg_size) | (mlen > F.lit(d.max_msg_size) - hlen)))
+    return out
+
+
+@dataclass
+class _Part:
+    """One origin of a source job as ``_source_fast`` plans it."""
+
+    rows: Any  # ots, _origin, _iname, _oseq, subject (target), _osubj, _hb, data, _oi
+    header: Any  # (seq, origin subject, header bytes) -> the header bytes written
+    stats: list[dict[str, int]]  # per partition of ``rows``: n, tlo, thi, slo, shi, bad<i>
+    tally: Any  # messages per target subject (pandas Series, the subject's bytes as index)
+    stable: bool  # the rows' partitions are the same in every query
+    ided: Any  # pandas (_msgid, ots, _oseq, _pid, n, _origin, _iname) per id and partition
+
+
+def _stable(df: Any) -> bool:
+    """Whether every query over ``df`` sees the same partitions (files, a data source, an
+    RDD), unlike rows held on the driver (a local relation, sliced per query plan)."""
+    try:
+        leaves = df._jdf.queryExecution().optimizedPlan().collectLeaves()
+        names = [leaves.apply(i).getClass().getSimpleName() for i in range(leaves.size())]
+    except Exception:  # noqa: BLE001 - not knowable: assume not
+        return False
+    return bool(names) and not any("LocalRelation" in n for n in names)
+
+
+def _plan_origin(o: Origin, k: int, d: StreamDef) -> _Part | None:
+    """An origin's rows and, from one narrow pass over (partition, subject) groups: its
+    subjects mapped once each (filter, transforms), per-subject counts, per-partition counts
+    and (time, sequence) ranges, and the refusal checks."""
+    from pyspark.sql import functions as F
+
+    src = o.src
+    iname = iname_of(src)
+    oname, flt, dest = iname.split(" ")
+    trs = [compile_transform(t.src or ">", t.dest) for t in src.subject_transforms]
+    filters = list(source_filters(src))
+    every = not filters or ">" in filters
+    base = _start_cut(o.df, src)
+
+    strips = [True]  # whether any kept message has a line to strip (from the first pass)
+
+    def header(seq: Any, subj: Any, hb: Any) -> Any:
+        value = F.concat(_blit(f"{oname} "), seq.cast("string").cast("binary"),
+                         _blit(f" {flt} {dest} "), subj.cast("binary"),
+                         _blit(f" {o.identity}"))
+        return _source_header(hb, value, strips[0])
+
+    slack = len(f"NATS/1.0\r\nNats-Stream-Source: {oname}  {flt} {dest}  {o.identity}"
+                "\r\n\r\n".encode()) + 24
+    hb = F.col("headers")
+    hmax = F.coalesce(F.octet_length(hb), F.lit(0)) + F.octet_length("subject") + F.lit(slack)
+    checks = _fast_checks(d, hb, header(F.col("seq"), F.col("subject"), hb), hmax,
+                          F.col("data"))
+    keys = [F.spark_partition_id().alias("_pid"), F.col("subject")]
+    if d.dup_window:  # messages with an id are groups of their own (the rest: id null)
+        keys.append(_msg_id(hb).alias("_msgid"))
+    nbad = len(checks)
+    # one narrow pass: the groups, each group's subject filtered and transformed (once per
+    # group, not per row), all brought to the driver (few: subjects x partitions, plus the
+    # messages with an id)
+    groups = base.groupBy(*keys).agg(
+        F.count(F.lit(1)).alias("n"), F.min("ts").alias("tlo"), F.max("ts").alias("thi"),
+        F.min("seq").alias("slo"), F.max("seq").alias("shi"),
+        *[F.sum(F.when(c, F.lit(1)).otherwise(F.lit(0))).alias(f"bad{i}")
+          for i, (_w, c) in enumerate(checks)],
+        F.sum(F.when(_needs_strip(hb), F.lit(1)).otherwise(F.lit(0))).alias("strip"))
+    keep = F.lit(True) if every else R.subject_filter(F.col("subject"), filters)
+    cols = [F.col("_pid"), F.col("subject").cast("binary").alias("subject"),
+            R.apply_like_pump(F.col("subject"), trs, d.transform).cast("binary")
+            .alias("_tsubj"), keep.alias("_keep"), "n", "tlo", "thi", "slo", "shi",
+            *[f"bad{i}" for i in range(nbad)], "strip"]
+    if d.dup_window:
+        cols.append(F.col("_msgid").cast("binary").alias("_msgid"))
+    table = groups.select(*cols).limit(_DRIVER_GROUPS + 1).toArrow()
+    if table.num_rows > _DRIVER_GROUPS:
+        return None
+    pdf = table.to_pandas()
+    pdf = pdf[pdf["_keep"].astype(bool)]
+    strips[0] = bool(pdf["strip"].sum())  # the header rules then need no line removed
+    aggs = {"n": "sum", "tlo": "min", "thi": "max", "slo": "min", "shi": "max",
+            **{f"bad{i}": "sum" for i in range(nbad)}}
+    stats = [{"_pid": int(pid), **{c: int(v) for c, v in r.items()}}
+             for pid, r in pdf.groupby("_pid").agg(aggs).iterrows()]
+    tally = pdf.groupby("_tsubj")["n"].sum()
+    ided = None
+    if d.dup_window:
+        ided = pdf[pdf["_msgid"].notna()]
+        ided = ided[ided["_msgid"].map(len) > 0]
+        ided = ided[["_msgid", "tlo", "slo", "_pid", "n"]].rename(
+            columns={"tlo": "ots", "slo": "_oseq"})
+        ided = ided.assign(_origin=src.name, _iname=iname)
+    identity_map = every and not trs and d.transform is None
+    spark = base.sparkSession
+    if identity_map:
+        rows = base.withColumn("_tsubj", F.col("subject"))
+    else:
+        mapping = pdf[["subject", "_tsubj"]].drop_duplicates("subject")
+        if len(mapping) <= _BROADCAST_SUBJECTS:
+            import pyarrow as pa
+
+            m = spark.createDataFrame(pa.table({
+                "_msubj": pa.array(list(mapping["subject"]), pa.binary()),
+                "_tsubj": pa.array(list(mapping["_tsubj"]), pa.binary())})).select(
+                F.col("_msubj").cast("string").alias("_msubj"),
+                F.col("_tsubj").cast("string").alias("_tsubj"))
+            rows = base.join(F.broadcast(m), base["subject"] == m["_msubj"], "inner")
+        else:
+            rows = (base if every else base.where(R.subject_filter(F.col("subject"), filters))) \
+                .withColumn("_tsubj", R.apply_like_pump(F.col("subject"), trs, d.transform))
+    rows = rows.select(
+        F.col("ts").alias("ots"), F.lit(src.name).alias("_origin"),
+        F.lit(iname).alias("_iname"), F.col("seq").alias("_oseq"),
+        F.col("_tsubj").alias("subject"), F.col("subject").alias("_osubj"),
+        F.col("headers").alias("_hb"), F.col("data"), F.lit(k).alias("_oi"))
+    return _Part(rows, header, stats, tally, _stable(base), ided)
+
+
+def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: int,
+                 first_seq: int, ordered: bool) -> Any:
+    """``source`` for targets whose limits need only whether a message dies (a per-subject
+    limit, max_age). The whole rows are read once, by the final pass; before it, narrow
+    passes that read only their columns:
+
+    1. per origin, (partition, subject) groups: each subject's filter and transforms
+       evaluated once, counts per subject and per partition, the partitions' (time,
+       sequence) ranges, the refusal checks (``_plan_origin``);
+    2. duplicate ids: the messages with a ``Nats-Msg-Id`` (read from the origin's header,
+       which the source rules never change there), the first of each id kept; the others
+       (and their partitions) dropped later by a broadcast anti-join;
+    3. per-subject cut-offs, only over the subjects with more than the limit's messages.
+
+    When the partitions, each sorted locally by the merge order (origin time, origin,
+    agreement, origin sequence), hold disjoint ranges of it (a single origin stored or
+    written in sequence order), sequences come from per-partition counts: no global sort.
+    The written header is built last, on the rows that are kept."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    planned = [_plan_origin(o, k, d) for k, o in enumerate(origins)]
+    if any(p is None for p in planned):
+        return None  # too many groups to plan on the driver
+    parts: list[_Part] = planned  # type: ignore[assignment]
+    spark = parts[0].rows.sparkSession
+    rows = parts[0].rows
+    for p in parts[1:]:
+        rows = rows.unionByName(p.rows)
+    multi = len(origins) > 1
+    key = ["ots", "_origin", "_iname", "_oseq"] if multi else ["ots", "_oseq"]
+    ident = ["_iname", "_oseq"] if multi else ["_oseq"]
+    pid = F.spark_partition_id().alias("_pid")
+
+    # per partition of the union (its partitions are its inputs' one after the other)
+    spans, at, starts = [], 0, []
+    for k, p in enumerate(parts):
+        starts.append(at)
+        for r in p.stats:
+            spans.append({**r, "_pid": at + r["_pid"], "k": k,
+                          "o": (origins[k].src.name, iname_of(origins[k].src))})
+        at += p.rows.rdd.getNumPartitions() if multi else 0
+    # (a driver-side input's partitions differ from query to query: no per-partition plan)
+    concatenated = all(p.stable for p in parts) and (
+        not multi or rows.rdd.getNumPartitions() == at)
+
+    # duplicate ids: the first of each id in the merge order is kept
+    dropped: dict[int, int] = {}
+    if d.dup_window:
+        import pandas as pd
+        import pyarrow as pa
+
+        ided = pd.concat([p.ided.assign(_pid=p.ided["_pid"] + st)
+                          for p, st in zip(parts, starts)], ignore_index=True)
+        if not len(ided) or (ided["n"] <= 1).all():  # each group one message
+            ided = ided.sort_values(key)
+            lost = ided[ided.duplicated("_msgid", keep="first")]
+            dropped = {int(k): int(v) for k, v in lost["_pid"].value_counts().items()}
+            n = len(lost)
+            losers = spark.createDataFrame(pa.table(
+                {c: pa.array(list(lost[c]), pa.int64() if c == "_oseq" else pa.string())
+                 for c in ident})) if n else None
+        else:  # an id twice in one partition and subject: the ids read again
+            sided = rows.select(_msg_id(F.col("_hb")).alias("_msgid"), *key, pid).where(
+                F.col("_msgid").isNotNull() & (F.col("_msgid") != ""))
+            w = Window.partitionBy("_msgid").orderBy(*key)
+            losers = sided.withColumn("_rn", F.row_number().over(w)) \
+                .where(F.col("_rn") > 1).select(*ident, "_pid").localCheckpoint(eager=True)
+            dropped = {r["_pid"]: r["count"]
+                       for r in losers.groupBy("_pid").count().collect()}
+            n = sum(dropped.values())
+            losers = losers.drop("_pid")
+        if n:
+            rows = rows.join(F.broadcast(losers) if n <= _BROADCAST_LOSERS else losers,
+                             ident, "left_anti")
+
+    # refusals (counted over the duplicates too: checked again without them)
+    def header_of(seq: Any, subj: Any, hb: Any) -> Any:
+        if not multi:
+            return parts[0].header(seq, subj, hb)
+        out = None
+        for k, p in enumerate(parts):
+            h = p.header(seq, subj, hb)
+            out = F.when(F.col("_oi") == k, h) if out is None else out.when(F.col("_oi") == k, h)
+        return out
+
+    checks = _fast_checks(d, F.col("_hb"),
+                          header_of(F.col("_oseq"), F.col("_osubj"), F.col("_hb")),
+                          F.lit(MAX_HEADER_SIZE + 1), F.col("data"))
+    for i, (what, cond) in enumerate(checks):
+        if any(r[f"bad{i}"] for r in spans):
+            first = rows.where(cond).orderBy(*key).first()
+            if first is not None:
+                raise L.LimitError(f"message {first['_oseq']} of {first['_origin']} {what}")
+
+    # per-subject cut-offs: the key of each subject's (max_per + 1)-th newest message, over
+    # the subjects with more messages than that only
+    cut = None
+    if d.max_per:
+        import pandas as pd
+        import pyarrow as pa
+
+        w = Window.partitionBy("subject").orderBy(*[F.desc(k) for k in key])
+        tally = pd.concat([p.tally for p in parts]).groupby(level=0).sum()
+        hot = [bytes(b) for b in tally[tally > d.max_per].index]
+        if hot:
+            h = spark.createDataFrame(pa.table({"_hsubj": pa.array(hot, pa.binary())})) \
+                .select(F.col("_hsubj").cast("string").alias("_hsubj"))
+            many = rows.join(F.broadcast(h), rows["subject"] == h["_hsubj"], "left_semi")
+            cut = (many.select("subject", *key).withColumn("_rn", F.row_number().over(w))
+                   .where(F.col("_rn") <= d.max_per + 1).where(F.col("_rn") == d.max_per + 1)
+                   .select(F.col("subject").cast("binary").alias("_csubj"), *key).toArrow())
+            ncut = cut.num_rows
+            cut = spark.createDataFrame(cut).select(
+                F.col("_csubj").cast("string").alias("_csubj"),
+                F.struct(*key).alias("_ck")) if ncut else None
+
+    # A before B in the merge order for every pair of rows when A's newest time is before
+    # B's oldest, or equal to it and A's origin (then sequences) come first
+    spans = [r for r in spans if r["n"]]
+    spans.sort(key=lambda r: (r["tlo"], r["o"], r["slo"]))
+
+    def before(a: dict[str, Any], b: dict[str, Any]) -> bool:
+        if a["thi"] != b["tlo"]:
+            return a["thi"] < b["tlo"]
+        if a["o"] != b["o"]:
+            return a["o"] < b["o"]
+        return a["shi"] < b["slo"]
+
+    disjoint = concatenated and all(before(a, b) for a, b in zip(spans, spans[1:]))
+    if disjoint:
+        offsets, total = {}, 0
+        for r in spans:
+            offsets[r["_pid"]] = total
+            total += r["n"] - dropped.get(r["_pid"], 0)
+        in_order = [r["_pid"] for r in spans] == sorted(r["_pid"] for r in spans)
+        tagged = rows.sortWithinPartitions(*key).select(
+            "*", pid, F.monotonically_increasing_id().alias("_mid"))
+    else:  # origins interleaved in time (or input out of order): one range sort, kept (its
+        # sampled bounds must not change between the counts and the rows)
+        from pyspark import StorageLevel
+
+        tagged = rows.orderBy(*key).select(
+            "*", pid, F.monotonically_increasing_id().alias("_mid")) \
+            .persist(StorageLevel.MEMORY_AND_DISK)
+        counts = tagged.groupBy("_pid").count().collect()
+        offsets, total = {}, 0
+        for r in sorted(counts, key=lambda r: r["_pid"]):
+            offsets[r["_pid"]] = total
+            total += r["count"]
+        in_order = True
+    local = F.col("_mid") - F.shiftleft(F.col("_pid").cast("long"), L._SHIFT)
+    seq = (F.lit(first_seq) + L._by_pid(offsets) + local).cast("long")
+    if disjoint:
+        # the sequences hold only if each partition is the one counted: its rows inside
+        # that partition's range (else the job fails rather than write wrong sequences)
+        same = (F.col("_oseq") >= L._by_pid({r["_pid"]: r["slo"] for r in spans}, None)) \
+            & (F.col("_oseq") <= L._by_pid({r["_pid"]: r["shi"] for r in spans}, None))
+        if multi:
+            same = same & (F.col("_oi") == L._by_pid({r["_pid"]: r["k"] for r in spans}, None))
+        seq = F.when(same, seq).otherwise(F.raise_error(F.lit(
+            "source job: a partition differs from the one its sequences were counted on")))
+    out = tagged.withColumn("seq", seq)
+    shuffled = False
+    if cut is not None:
+        shuffled = ncut > L._BROADCAST_CUTS  # a shuffle join: partitions no longer ranges
+        out = out.join(cut if shuffled else F.broadcast(cut), out["subject"] == cut["_csubj"],
+                       "left")
+        out = out.where(F.col("_ck").isNull() | (F.struct(*key) > F.col("_ck")))
+    out = out.select(
+        F.lit(name).alias("stream"), F.lit(0).cast("int").alias("partition"),
+        F.col("seq"), F.col("subject"), F.lit(None).cast("binary").alias("key"),
+        F.lit(now_ns).cast("long").alias("ts"),
+        header_of(F.col("_oseq"), F.col("_osubj"), F.col("_hb")).alias("headers"),
+        F.col("data"))
+    if shuffled or (ordered and not in_order):
+        out = out.orderBy("seq")
+    return out
 
 
 def _to_lake(df: Any, name: str) -> Any:

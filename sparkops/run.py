@@ -230,8 +230,10 @@ class Runner:
             if cfg.mirror is not None:
                 df = J.mirror(pairs[0][2].df, cfg, now_ns=now)
             else:
+                # a Parquet dataset's files have no order: partitions in order are enough
                 df = J.source([J.Origin(o.df, s, o.identity) for _k, s, o in pairs], cfg,
-                              now_ns=now, first_seq=first_seq)
+                              now_ns=now, first_seq=first_seq,
+                              ordered=target.kind != "parquet")
         except Exception as e:  # noqa: BLE001 - job refusals carry the rule
             raise _job_error(e) from None
         inputs = {id(o): o for _k, _s, o in pairs}

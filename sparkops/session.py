@@ -60,15 +60,18 @@ _LOCAL_DEFAULTS = {
 # when the job is known to be larger: 5,000,000 rows of ~300 bytes in 4 partitions ran the
 # driver (1 GiB heap) out of memory in the sort before the limits.
 ROWS_PER_SHUFFLE_PARTITION = 100_000
-# A local driver is the whole cluster: from 2,000,000 input rows on it gets 1 GiB a 2,000,000
-# rows (5,000,000 rows of ~300 bytes ran out of memory in Spark's default 1 GiB), at most half
+# A local driver is the whole cluster: from 2,000,000 input rows on it gets 1 GiB a 1,000,000
+# rows (5,000,000 rows of ~300 bytes ran out of memory in Spark's default 1 GiB; with 3 GiB
+# the source job's partition-local sort of 1,000,000-row partitions, after the benchmark's
+# reference run in the same JVM, ran out of heap reading a Parquet row group), at most half
 # of this machine's memory and 8 GiB.
-ROWS_PER_DRIVER_GIB = 2_000_000
+DRIVER_MEMORY_FROM_ROWS = 2_000_000
+ROWS_PER_DRIVER_GIB = 1_000_000
 
 
 def local_driver_memory_mb(rows: int | None) -> int | None:
     """The driver memory (MiB) of a local job of ``rows`` input rows; None: Spark's default."""
-    if not rows or rows < ROWS_PER_DRIVER_GIB:
+    if not rows or rows < DRIVER_MEMORY_FROM_ROWS:
         return None
     want = 1024 * -(-rows // ROWS_PER_DRIVER_GIB)
     try:
