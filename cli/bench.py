@@ -16,6 +16,7 @@ import typer
 from jetlink.cli import output
 from jetlink.cli.app import App
 from jetlink.cli.options import JsonOption
+from jetlink.core.counts import MAX_COUNT  # (the bound of pub --count: core/counts.py)
 
 bench_app = typer.Typer(
     name="bench",
@@ -26,7 +27,8 @@ bench_app = typer.Typer(
 
 
 def _count_option(what: str) -> Any:
-    return typer.Option("--count", min=1, metavar="N", help=f"Number of {what} to process.")
+    return typer.Option("--count", min=1, max=MAX_COUNT, metavar="N",
+                        help=f"Number of {what} to process.")
 
 
 def _runs_option(what: str = "pairs") -> Any:
@@ -354,10 +356,12 @@ def spark(
 def live(
     ctx: typer.Context,
     pub_count: Annotated[
-        int, typer.Option("--pub-count", min=1, metavar="N", help="Messages published per run.")
+        int, typer.Option("--pub-count", min=1, max=MAX_COUNT, metavar="N",
+                          help="Messages published per run.")
     ] = 200_000,
     read_count: Annotated[
-        int, typer.Option("--read-count", min=1, metavar="N", help="Messages read per run.")
+        int, typer.Option("--read-count", min=1, max=MAX_COUNT, metavar="N",
+                          help="Messages read per run.")
     ] = 100_000,
     runs: Annotated[
         int, typer.Option("--runs", min=1, metavar="N", help="Pairs of runs (sides alternate).")

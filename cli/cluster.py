@@ -1,4 +1,4 @@
-"""``jetlink cluster add|ls|rm|down|up``: the clusters of a data directory.
+"""``jetlink cluster add|ls|rm|down|up|check``: the clusters of a data directory.
 
 A data directory (``--data-dir``) holds one SQLite database per cluster; the cluster
 ``local`` is created on first use, any other is added with ``cluster add``. ``down`` and
@@ -57,6 +57,10 @@ def add(
     app = App.of(ctx)
     store = data_dir(app)
     info = store.add_cluster(name, kind=kind)
+    if kind == "kafka":  # the Kafka tables belong to the cluster from its creation
+        from jetlink.core.kafka.schema import create_schema
+
+        create_schema(store.open(name))
     if info is None:  # the store may return nothing: describe the new cluster
         info = next((c for c in store.clusters() if to_doc(c).get("name") == name), None)
     doc = to_doc(info)
@@ -171,6 +175,75 @@ def up(ctx: typer.Context, names: NamesArg, json_output: JsonOption = False) -> 
     --json: the cluster (name, kind, down, path, created), a list of them for several names.
     """
     _set_down(ctx, names, False)
+
+
+@cluster_app.command("check")
+def check(
+    ctx: typer.Context,
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[NAME]...", help="Cluster names (default: every cluster).",
+                       show_default=False, autocompletion=completion.clusters),
+    ] = None,
+    repair: Annotated[
+        bool, typer.Option("--repair", help="Copy what is readable of a damaged cluster "
+                           "into a new file; the damaged one is kept beside it.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Check the cluster databases for damage.
+
+    Runs SQLite's integrity check on each database (reads only) and exits 1 when one is
+    damaged. With --repair, each damaged cluster is rebuilt from what is still readable:
+    rows on damaged pages are lost, the streams' counters and subject chains are made true
+    for what survived, and the damaged file is kept as NAME.db.damaged-<time>. Stop
+    every other use of the cluster first. With --json: a list of {name, path, ok,
+    problems}, and with --repair a "repaired" list of what each repair copied.
+    """
+    from jetlink.core import repair as R
+
+    app = App.of(ctx)
+    store = data_dir(app)
+    reports = R.check(store, names or None)
+    repaired = []
+    if repair:
+        for rep in reports:
+            if not rep.ok:
+                repaired.append(R.repair(store, rep.name))
+        if repaired:
+            reports = R.check(store, [r.name for r in reports])
+    doc: Any = [r.to_json() for r in reports]
+    if repair:
+        doc = {"clusters": doc, "repaired": [r.to_json() for r in repaired]}
+
+    def human(a: App, _d: Any) -> None:
+        for r in repaired:
+            lost = max(0, r.messages_before - r.messages_after)
+            output.line(a, f"Cluster {r.name} was repaired: {output.comma(r.messages_after)} "
+                        f"messages kept, {output.comma(lost)} lost; the damaged file is "
+                        f"{r.damaged_copy}")
+            if r.incomplete:
+                output.line(a, f"  tables that lost rows: {', '.join(r.incomplete)}")
+        if not reports:
+            output.line(a, "No clusters defined")
+        for r in reports:
+            if r.ok:
+                output.line(a, f"Cluster {r.name}: ok")
+            else:
+                output.line(a, f"Cluster {r.name}: DAMAGED ({r.path})")
+                for p in r.problems:
+                    output.line(a, f"  {p}")
+
+    app.emit(doc, human=human)
+    bad = [r.name for r in reports if not r.ok]
+    if bad:
+        from jetlink.core.store.health import DamagedError
+
+        hint = "" if repair else (": restore from a backup or run 'jetlink cluster check "
+                                  f"{bad[0]} --repair'")
+        output.notice(app, f"jetlink: {len(bad)} damaged cluster database"
+                      f"{'s' if len(bad) > 1 else ''}{hint}")
+        raise typer.Exit(DamagedError.exit_code)
 
 
 def register(app: typer.Typer) -> None:

@@ -97,6 +97,17 @@ def data_dir(app: App, *, step: bool = True) -> DataDir:
     return store
 
 
+def check_write_count(app: App, count: int, msg_bytes: int) -> None:
+    """Refuse ``--count`` before anything is written (core/counts.py): more than the
+    maximum per command (exit 2), or, on the embedded engine, more than the data
+    directory's filesystem has room for (exit 1)."""
+    from jetlink.core.counts import check_count, check_space
+
+    check_count(count)
+    if getattr(app, "target", None) is None:
+        check_space(count, msg_bytes, app.data_dir)
+
+
 def embedded_only(app: App, ctx: Any) -> JetlinkError:
     """The refusal of a verb that works on the embedded engine's data directory only, when
     a live server is in force."""

@@ -1192,7 +1192,7 @@ def watch(
     if timeout is not None:
         from jetlink.cli.stream_flags import parse_duration_flag
 
-        idle_ns = parse_duration_flag(timeout, flag="--timeout")
+        idle_ns = parse_duration_flag(timeout, flag="--timeout", wait=True)
     handle = open_bucket(app, bucket)
     watcher = handle.watch(
         list(keys or []),

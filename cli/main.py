@@ -128,13 +128,26 @@ class JetlinkGroup(TyperGroup):
         ctx.meta[ARGS_KEY] = args
         try:
             return super().invoke(ctx)
-        except JetlinkError as err:
+        except Exception as exc:  # noqa: BLE001 - sorted below: ours, the storage's, a bug
+            err = exc if isinstance(exc, JetlinkError) else _storage_error(exc)
+            if err is None:
+                raise
             app = App.of(ctx)
             # Raised by the root callback (e.g. an unknown context), before the command's
             # -j/--json was parsed: look for it as run() does for usage errors.
             if not app.json and _wants_json(args):
                 app.json = True
             app.fail(err)
+
+
+def _storage_error(exc: BaseException) -> Any:
+    """A storage fault that escaped the store's own wrapping (store/health.py), as one
+    error line; None for anything else."""
+    if type(exc).__module__ != "sqlite3":
+        return None
+    from jetlink.core.store.health import storage_error
+
+    return storage_error(exc)
 
 
 def _load_command(name: str, module: str) -> Any:

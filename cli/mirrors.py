@@ -239,7 +239,7 @@ def _alter(ctx: typer.Context, how: str, topics: list[str] | None, link: str,
     if timeout is not None:
         from jetlink.cli.stream_flags import parse_duration_flag
 
-        wait = parse_duration_flag(timeout, flag="--timeout") / 1e9
+        wait = parse_duration_flag(timeout, flag="--timeout", wait=True) / 1e9
     m = _mirrors(app, wait_seconds=wait)
     results = getattr(m, how)(list(topics or []), link, dry_run=dry_run)
     names = [r.mirror_topic_name for r in results]

@@ -94,7 +94,7 @@ def sync(
     from jetlink.core.positions import sync as sync_positions
 
     app = App.of(ctx)
-    pause = parse_duration_flag(interval, flag="--interval") / 1e9
+    pause = parse_duration_flag(interval, flag="--interval", wait=True) / 1e9
     if follow and pause <= 0:
         raise common.usage("invalid value for --interval: must be more than 0")
     if count is not None and not follow:

@@ -24,9 +24,10 @@ import typer
 
 from jetlink.cli import output
 from jetlink.cli.app import App
-from jetlink.cli.common import now_ns, open_jetstream, usage
+from jetlink.cli.common import check_write_count, now_ns, open_jetstream, usage
 from jetlink.cli.options import JsonOption
 from jetlink.cli.output import to_doc
+from jetlink.core.errors import JetlinkError
 
 PUB_HELP = """Publish a message to a subject.
 
@@ -198,6 +199,7 @@ def pub(
         body_text = data.decode("utf-8", errors="surrogateescape")
     else:
         body_text = body
+    check_write_count(app, count, _estimate(subject, body_text, pairs))
     js = open_jetstream(app)
     results: list[dict[str, Any]] = []
     per_message = not app.json and not quiet and count <= PER_MESSAGE_LINES
@@ -217,19 +219,40 @@ def pub(
         for n in range(1, count + 1):
             subj, payload, headers = message(n)
             js.publish_core(subj, payload, headers)
-            results.append({"subject": subj, "bytes": len(payload)})
+            if app.json:
+                results.append({"subject": subj, "bytes": len(payload)})
             if per_message:
                 output.line(app, f'Published {len(payload)} bytes to "{subj}"')
     else:
         # Chunks of PUBLISH_CHUNK messages, each in one transaction (as a client pipelines
         # its publishes): the same acknowledgements as one publish per message, and the
         # first refused message still stops the command (what came before it is stored).
-        with output.progress(app, "Publishing", count, enabled=not per_message) as bar:
-            for start in range(1, count + 1, PUBLISH_CHUNK):
-                stop = min(count + 1, start + PUBLISH_CHUNK)
-                acks = _publish(js, [message(n) for n in range(start, stop)])
-                bar.advance(len(acks))
-                _record(app, acks, results, per_message)
+        streams: set[str] = set()
+        stored = 0
+        first_seq = last_seq = 0
+        try:
+            with output.progress(app, "Publishing", count, enabled=not per_message) as bar:
+                for start in range(1, count + 1, PUBLISH_CHUNK):
+                    stop = min(count + 1, start + PUBLISH_CHUNK)
+                    acks = _publish(js, [message(n) for n in range(start, stop)])
+                    bar.advance(len(acks))
+                    before = len(results)
+                    try:
+                        _record(app, acks, results, per_message)
+                    finally:
+                        stored += len(results) - before
+                        if len(results) > before:
+                            first_seq = first_seq or results[before]["seq"]
+                            last_seq = results[-1]["seq"]
+                    if not app.json:  # the summary needs the streams, the first and last ack
+                        streams.update(r["stream"] for r in results)
+                        del results[1:-1]
+        except JetlinkError:
+            if stored and not per_message:  # acknowledged, and kept: say which
+                output.notice(app, f"jetlink: {output.comma(stored)} of {output.comma(count)} "
+                              f"messages were stored (sequences {output.comma(first_seq)}.."
+                              f"{output.comma(last_seq)}) before the error")
+            raise
 
     if app.json:
         output.print_json(results[0] if count == 1 else results)
@@ -237,12 +260,18 @@ def pub(
         if core:
             output.line(app, f"Published {output.comma(count)} messages")
         else:
-            streams = sorted({r["stream"] for r in results})
             output.line(
                 app,
-                f"Stored {output.comma(count)} messages in Stream: {', '.join(streams)} "
+                f"Stored {output.comma(count)} messages in Stream: {', '.join(sorted(streams))} "
                 f"Sequences: {output.comma(results[0]['seq'])}..{output.comma(results[-1]['seq'])}",
             )
+
+
+def _estimate(subject: str, body: str, pairs: list[tuple[str, str]]) -> int:
+    """The bytes of one message before template expansion (subject, body, headers): what
+    the --count space check multiplies."""
+    enc = lambda text: len(text.encode("utf-8", errors="surrogateescape"))  # noqa: E731
+    return enc(subject) + enc(body) + sum(enc(k) + enc(v) + 4 for k, v in pairs)
 
 
 def _record(app: App, acks: list[Any], results: list[dict[str, Any]], per_message: bool) -> None:

@@ -89,7 +89,7 @@ def replicate(
     from jetlink.cli.stream_flags import parse_duration_flag
 
     app = App.of(ctx)
-    pause = parse_duration_flag(interval, flag="--interval") / 1e9
+    pause = parse_duration_flag(interval, flag="--interval", wait=True) / 1e9
     if follow and pause <= 0:
         raise usage("invalid value for --interval: must be more than 0")
     store = data_dir(app, step=False)

@@ -100,10 +100,12 @@ def parse_size(text: str, *, flag: str, bits: int = 64) -> int:
     return number
 
 
-def parse_duration_flag(text: str, *, flag: str, unlimited: bool = False) -> int:
+def parse_duration_flag(text: str, *, flag: str, unlimited: bool = False,
+                        wait: bool = False) -> int:
     """A human duration (``90s``, ``2m30s``, ``1h``, ``1d``) in nanoseconds. With
-    ``unlimited``, ``-1`` (natscli's "unlimited") and ``0`` give 0."""
-    from jetlink.core.durations import DurationError, parse_duration
+    ``unlimited``, ``-1`` (natscli's "unlimited") and ``0`` give 0. With ``wait``: a pause or
+    timeout the command sleeps through, at most core.durations.MAX_WAIT."""
+    from jetlink.core.durations import DurationError, check_wait, parse_duration
 
     value = str(text).strip()
     if unlimited and value in ("-1", "0", "unlimited"):
@@ -119,6 +121,11 @@ def parse_duration_flag(text: str, *, flag: str, unlimited: bool = False) -> int
         )
     if ns < 0:
         raise usage(f"invalid value for {flag}: {text!r}: must not be negative")
+    if wait:
+        try:
+            check_wait(ns)
+        except DurationError as exc:
+            raise usage(f"invalid value for {flag}: {text!r}: {exc}") from None
     return ns
 
 

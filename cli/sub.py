@@ -64,7 +64,7 @@ def sub(
     if wait is not None:
         from jetlink.cli.stream_flags import parse_duration_flag
 
-        idle_ns = parse_duration_flag(wait, flag="--wait")
+        idle_ns = parse_duration_flag(wait, flag="--wait", wait=True)
     js = open_jetstream(app)
     subscription = js.subscribe(subject)
     received = 0

@@ -307,7 +307,8 @@ def produce(
 
     app = App.of(ctx)
     pairs = parse_headers(header or [])
-    records: list[tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]] = []
+    Rec = tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]
+    records: list[Rec] | None = []  # stdin's records; None: VALUE --count times (made per chunk)
     if value is None:
         if count != 1:
             raise usage("--count needs VALUE (stdin gives one record per line)")
@@ -325,44 +326,58 @@ def produce(
     else:
         if key_separator:
             raise usage("--key-separator reads stdin: give no VALUE")
-        for n in range(1, count + 1):
-            now = now_ns()
-            text = _expand_or_warn(app, value, "value", n, now, True)
-            rec_key = None
-            if key is not None:
-                rec_key = _expand_or_warn(app, key, "key", n, now, True).encode("utf-8")
-            hdrs = [
-                (k, _expand_or_warn(app, v, "header", n, now, True).encode("utf-8"))
-                for k, v in pairs
-            ]
-            records.append((rec_key, text.encode("utf-8", errors="surrogateescape"), hdrs))
-    if not records:
+        from jetlink.cli.common import check_write_count
+        from jetlink.cli.pub import _estimate
+
+        check_write_count(app, count, _estimate(topic, value, pairs) + len(key or ""))
+        records = None
+
+    def made(n: int) -> Rec:  # record n (1..count) of VALUE
+        now = now_ns()
+        text = _expand_or_warn(app, value, "value", n, now, True)
+        rec_key = None
+        if key is not None:
+            rec_key = _expand_or_warn(app, key, "key", n, now, True).encode("utf-8")
+        hdrs = [
+            (k, _expand_or_warn(app, v, "header", n, now, True).encode("utf-8"))
+            for k, v in pairs
+        ]
+        return rec_key, text.encode("utf-8", errors="surrogateescape"), hdrs
+
+    total = count if records is None else len(records)
+    if not total:
         output.notice(app, "Nothing to produce.")
         app.emit([], human=lambda a, d: None)
         return
     kafka = open_kafka(app)
-    batch = [(k, v, h or None) for k, v, h in records]
-    placed = []
-    # Large --count runs go in chunks (each chunk one transaction) so a bar can move; a
-    # bar only on a terminal, never with --json.
-    with output.progress(app, "Producing", len(batch), enabled=len(batch) > PRODUCE_CHUNK
-                         ) as bar:
-        for i in range(0, len(batch), PRODUCE_CHUNK):
-            placed += kafka.produce(topic, batch[i:i + PRODUCE_CHUNK], partition=partition)
-            bar.advance(len(batch[i:i + PRODUCE_CHUNK]))
+    placed: list[tuple[int, int]] = []  # every (partition, offset) with --json
+    produced = 0
+    spans: dict[int, list[int]] = {}  # partition -> [first offset, last offset]
+    # Large --count runs go in chunks (each chunk one transaction, made as it goes) so a bar
+    # can move; a bar only on a terminal, never with --json.
+    with output.progress(app, "Producing", total, enabled=total > PRODUCE_CHUNK) as bar:
+        for i in range(0, total, PRODUCE_CHUNK):
+            stop = min(total, i + PRODUCE_CHUNK)
+            chunk = (records[i:stop] if records is not None
+                     else [made(n) for n in range(i + 1, stop + 1)])
+            done = kafka.produce(topic, [(k, v, h or None) for k, v, h in chunk],
+                                 partition=partition)
+            produced += len(done)
+            for p, off in done:
+                spans.setdefault(p, [off, off])[1] = off
+            if app.json:
+                placed += done
+            bar.advance(len(chunk))
 
     def human(a: App, _docs: Any) -> None:
-        if len(placed) == 1:
-            p, off = placed[0]
+        if produced == 1:
+            p, (off, _last) = next(iter(spans.items()))
             output.line(a, f"Produced 1 record to {topic} (partition {p}, offset {off})")
             return
-        output.line(a, f"Produced {len(placed)} records to {topic}")
-        by_partition: dict[int, list[int]] = {}
-        for p, off in placed:
-            by_partition.setdefault(p, []).append(off)
-        for p in sorted(by_partition):
-            offs = by_partition[p]
-            span = f"offset {offs[0]}" if len(offs) == 1 else f"offsets {offs[0]}..{offs[-1]}"
+        output.line(a, f"Produced {produced} records to {topic}")
+        for p in sorted(spans):
+            first, last = spans[p]
+            span = f"offset {first}" if first == last else f"offsets {first}..{last}"
             output.line(a, f"  partition {p}: {span}")
 
     app.emit([{"partition": p, "offset": off} for p, off in placed], human=human)
@@ -474,7 +489,8 @@ def consume(
     app = App.of(ctx)
     if timeout is not None and not follow:
         raise usage("--timeout needs --follow")
-    idle_ns = parse_duration_flag(timeout, flag="--timeout") if timeout is not None else None
+    idle_ns = (parse_duration_flag(timeout, flag="--timeout", wait=True)
+               if timeout is not None else None)
     session_ms = parse_duration_flag(session_timeout, flag="--session-timeout") // 1_000_000
     kafka = open_kafka(app)
     info = kafka.describe_topic(topic)

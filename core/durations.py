@@ -9,7 +9,11 @@ The human form is what natscli reads (its flag library's ParseDuration):
   hours: ``0.1d`` is 2h, ``1.1w`` is 184h;
 - a bare integer is nanoseconds (what the JSON documents hold); ``0`` is zero.
 
-A duration is at most Go's maximum (2562047h47m16.854775807s, about 292 years).
+A duration is at most Go's maximum (2562047h47m16.854775807s, about 292 years). A *wait* (a
+pause or timeout a command sleeps through: ``--interval``, ``--timeout``, ``--wait``,
+``--refresh``) is at most :data:`MAX_WAIT`, 100 years: Python's ``time.sleep`` and thread waits
+end at the monotonic clock's int64 nanoseconds (about 292 years minus the machine's uptime) and
+fail beyond it (OverflowError, EINVAL); 100 years keeps well clear of that on any machine.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ WEEK = 7 * DAY
 MONTH = 30 * DAY
 YEAR = 365 * DAY
 MAX_DURATION = 2**63 - 1
+MAX_WAIT = 100 * YEAR  # the longest wait or pause a command takes (see the module's notes)
 
 # Go's own units; a decimal fraction is scaled exactly as time.ParseDuration does.
 _GO_UNITS = {"ns": NS, "us": US, "µs": US, "μs": US, "ms": MS, "s": SECOND, "m": MINUTE,
@@ -105,6 +110,16 @@ def _parse(text: str, *, long_units: bool) -> int:
             "(about 292 years)"
         )
     return total
+
+
+def check_wait(ns: int) -> int:
+    """``ns`` when a command can wait that long, else DurationError naming the limit."""
+    if ns > MAX_WAIT:
+        raise DurationError(
+            f"{format_duration(ns)} is more than the longest wait, 100y "
+            f"({format_duration(MAX_WAIT)})"
+        )
+    return ns
 
 
 def format_duration(ns: int) -> str:

@@ -121,7 +121,8 @@ class JetStream:
             now = self.clock.now_ns()
             with self.cluster.read() as conn:
                 catalog = S.Catalog.load(conn, self.cluster.cache)
-                if not self._due(conn, catalog, now):
+                # A read-only data directory is shown as stored: expiry needs a write.
+                if self.cluster.readonly or not self._due(conn, catalog, now):
                     yield conn, catalog
                     return
             with self.write():
@@ -141,6 +142,8 @@ class JetStream:
 
     def _expire_if_due(self) -> None:
         now = self.clock.now_ns()
+        if self.cluster.conn and self.cluster.readonly:
+            return
         with self.cluster.read() as conn:
             due = self._due(conn, S.Catalog.load(conn, self.cluster.cache), now)
         if due:

@@ -21,7 +21,6 @@ subject chains and counters computed in SQL.
 from __future__ import annotations
 
 import gc
-import hashlib
 import heapq
 import json
 import sqlite3
@@ -34,6 +33,7 @@ from .clock import Clock, format_rfc3339_nano, parse_rfc3339_nano
 from .config.stream import StreamConfig, StreamSource
 from .errors import ApiError, JetlinkError, nats_error
 from .store import Cluster, DataDir
+from .store.health import storage_error
 from .subjects import SubjectFilter
 from .transform import compile_transform
 from .agreements import (  # noqa: F401 - part of this module's API
@@ -783,15 +783,19 @@ def _step(js: Any, name: str, plans: list[_Agreement], budget: dict[int, int | N
             return _transaction(js, name, plans, budget, batch, None)
         # BEGIN IMMEDIATE would take the write lock of every attached database too: take
         # the target's alone (a write statement that changes nothing), then join it.
+        js.cluster.check_writable()
         tconn.execute("BEGIN")
         try:
             tconn.execute("DELETE FROM main.meta WHERE 0")
             moved = _transaction(js, name, plans, budget, batch, sql_a)
             tconn.execute("COMMIT")
             return moved
-        except BaseException:
+        except BaseException as exc:
             if tconn.in_transaction:
                 tconn.execute("ROLLBACK")
+            converted = storage_error(exc, js.cluster.name, js.cluster.path)
+            if converted is not None:
+                raise converted from exc
             raise
     finally:
         if gc_on:

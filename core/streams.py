@@ -374,7 +374,8 @@ class Txn:
             _republish().deliver(self)
         for st in self.streams.values():
             st.flush()
-            st.maybe_prune_dedupe()
+            if st.wrote:  # a refused publish (nothing stored) changes nothing at all
+                st.maybe_prune_dedupe()
 
 
 # --- keys -----------------------------------------------------------------------------------
@@ -441,6 +442,7 @@ class StreamTxn:
         (self.first_seq, self.last_seq, self.last_ts, self.msgs, self.bytes,
          self.last_msg_id, self._dedupe_pruned) = row
         self._dirty = False
+        self.wrote = False  # rows changed in this transaction (flush), e.g. a message stored
         self._subj: dict[str, _Subj] = {}
         self._subj_by_id: dict[int, _Subj] = {}
         self._clear_overlay()
@@ -716,6 +718,8 @@ class StreamTxn:
                 (self.first_seq, self.last_seq, self.last_ts, self.msgs, self.bytes,
                  self.last_msg_id, sid),
             )
+        if changed:
+            self.wrote = True
         self._dirty = False
         self._clear_overlay()
 
@@ -1084,7 +1088,8 @@ class StreamTxn:
             prev = 0
             s.first = seq
         if ttl:
-            self._ttl[seq] = ts + ttl * _SECOND if ttl > 0 else -1
+            # (an expiry past the int64 nanosecond clock, year 2262, is kept at its maximum)
+            self._ttl[seq] = min(ts + ttl * _SECOND, _INT64_MAX) if ttl > 0 else -1
         self._row_pos[seq] = len(self._rows)
         self._rows.append([self.base | seq, s.id, ts, prev, 0, hdr, data])
         s.last = seq

@@ -669,6 +669,10 @@ def _apply_one(dd: DataDir, clock: Clock, c: Change) -> None:
 
     if c.kind == "cluster":
         dd.add_cluster(c.name, kind=c.cluster_kind, now_ns=clock.now_ns())
+        if c.cluster_kind == "kafka":  # its tables belong to adding it (core/kafka/schema.py)
+            from .kafka.schema import create_schema
+
+            create_schema(dd.open(c.name, create_local=False))
         return
     cl = dd.open(c.cluster, create_local=False)
     if c.kind in NATS_KINDS:

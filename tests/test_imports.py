@@ -141,7 +141,8 @@ KV_GET_MODULES = {
     "jetlink.core.fanout", "jetlink.core.headers", "jetlink.core.jetstream", "jetlink.core.kv",
     "jetlink.core.limits", "jetlink.core.live", "jetlink.core.live.settings",
     "jetlink.core.live.target", "jetlink.core.messages", "jetlink.core.store",
-    "jetlink.core.store.datadir", "jetlink.core.store.schema", "jetlink.core.streams",
+    "jetlink.core.store.datadir", "jetlink.core.store.health", "jetlink.core.store.schema",
+    "jetlink.core.streams",
     "jetlink.core.subjects", "jetlink.core.xdg",
 }
 # ... and `jetlink validate FILE` of a topology of streams only (no KV or Kafka objects, no

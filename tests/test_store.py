@@ -208,7 +208,7 @@ def test_remove_open_cluster(dd):
 def test_not_a_database_is_reported(dd):
     dd.ensure()
     (dd.path / "bad.db").write_bytes(b"not sqlite at all" * 100)
-    with pytest.raises(JetlinkError, match="not a usable database"):
+    with pytest.raises(JetlinkError, match="is not a SQLite database"):
         dd.open("bad")
 
 

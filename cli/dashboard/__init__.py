@@ -57,7 +57,7 @@ def dashboard(
     from jetlink.core.errors import JetlinkError
 
     app = App.of(ctx)
-    interval = parse_duration_flag(refresh, flag="--refresh") / 1e9
+    interval = parse_duration_flag(refresh, flag="--refresh", wait=True) / 1e9
     if interval < 1:
         raise common.usage(f"--refresh {refresh}: the dashboard refreshes at most once a "
                            "second (give 1s or more)")

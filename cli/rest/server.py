@@ -92,7 +92,15 @@ Requests: one DataDir per request, opened and closed by the worker thread that r
 engine; a request that changed the store ends with the one bounded replication step every
 mutating CLI command runs (``jetlink.cli.common.bounded_step``). A request body must be
 JSON with ``Content-Type: application/json`` (415 otherwise: a browser cannot send that
-cross-origin without a CORS preflight, which this server never grants). Without a token only
+cross-origin without a CORS preflight, which this server never grants).
+
+Faults (docs/faults.md): a body over :data:`MAX_BODY_BYTES` is 413 whether it comes with a
+Content-Length or chunked; a body nested deeper than :data:`MAX_JSON_DEPTH` arrays / objects
+is 400, refused by a scan of the raw text before the JSON parser (a recursive one) runs; a
+body that is not JSON (or holds NaN, Infinity or a lone surrogate) is 400. A server fault (an
+unusable database, any unexpected exception) is a 500 whose body names neither a path nor a
+traceback: the details go to stderr only, one line (``jetlink: error: 500 METHOD PATH:
+...``), followed by the traceback for an unexpected exception. Without a token only
 loopback ``Host`` headers are served (DNS rebinding); with one every request needs
 ``Authorization: Bearer <token>`` (compared with ``hmac.compare_digest``).
 
@@ -103,9 +111,11 @@ from __future__ import annotations
 
 import base64
 import hmac
+import itertools
 import ipaddress
 import json
 import re
+import sqlite3
 import sys
 import traceback
 import uuid
@@ -118,7 +128,7 @@ from urllib.parse import quote
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -126,6 +136,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 __all__ = [
     "BASE_PATH",
     "MAX_BODY_BYTES",
+    "MAX_JSON_DEPTH",
     "RestError",
     "collection",
     "create_app",
@@ -137,6 +148,9 @@ __all__ = [
 
 BASE_PATH = "/kafka/v3/clusters"
 MAX_BODY_BYTES = 1 << 20
+# Arrays and objects nested deeper than this are refused before parsing (Confluent's bodies
+# nest 3 levels; Python's json parser recurses once per level and fails near 1,000).
+MAX_JSON_DEPTH = 64
 
 # Confluent's MirrorTopicStatus values (O): a filter jetlink's engine does not know returns no
 # mirror rather than an error.
@@ -177,14 +191,55 @@ class RestError(Exception):
         self.message = message
 
 
+class BodyTooLarge(RestError):
+    """A request body over :data:`MAX_BODY_BYTES` (raised while it is received)."""
+
+    def __init__(self) -> None:
+        super().__init__(413, 413, "HTTP 413 Request Entity Too Large: a request body is at "
+                                   f"most {MAX_BODY_BYTES} bytes")
+
+
+# Server faults: the body says this much, the log says the rest.
+INTERNAL_ERROR = "Internal Server Error"
+STORE_ERROR = ("Internal Server Error: the data directory's store cannot be used (the "
+               "server's log has the details)")
+
+
+def _storage_errors() -> tuple[type[BaseException], ...]:
+    """The engine's errors for a failing store: sqlite3's and the OS's, and the
+    StorageError (damaged, full, read-only) they become in core/store/health.py."""
+    from jetlink.core.store.health import StorageError
+
+    return (sqlite3.Error, OSError, StorageError)
+
+
+def is_store_fault(err: BaseException) -> bool:
+    """Whether ``err`` is the store failing (a database that is not one, a damaged or full
+    one, a disk error, a permission), itself or as the cause of a jetlink error: a fault of
+    the server, not of the request."""
+    kinds = _storage_errors()
+    seen = 0
+    while err is not None and seen < 8:
+        if isinstance(err, kinds):
+            return True
+        err = err.__cause__  # type: ignore[assignment]
+        seen += 1
+    return False
+
+
 def rest_error(err: BaseException) -> RestError:
     """The REST error of ``err``: the one mapping from jetlink's errors to HTTP statuses and
-    Confluent's error codes (table in the module docstring)."""
+    Confluent's error codes (table in the module docstring). A server fault is 500 with a
+    body that says no more than :data:`STORE_ERROR` or :data:`INTERNAL_ERROR`."""
     from jetlink.core.errors import JetlinkError, NotFoundError, UsageError
     from jetlink.core.kafka.errors import KafkaError
 
     if isinstance(err, RestError):
         return err
+    if isinstance(err, ClientDisconnect):
+        return RestError(400, 400, "The client closed the connection before sending its body")
+    if is_store_fault(err):
+        return RestError(500, 500, STORE_ERROR)
     if isinstance(err, KafkaError):
         status, code = _KAFKA_STATUS.get(err.name, (400, BAD_REQUEST))
         return RestError(status, code, err.description)
@@ -194,12 +249,51 @@ def rest_error(err: BaseException) -> RestError:
         return RestError(400, 400, err.description)
     if isinstance(err, JetlinkError):
         return RestError(400, BAD_REQUEST, err.description)
-    return RestError(500, 500, "Internal Server Error")
+    return RestError(500, 500, INTERNAL_ERROR)
 
 
 def _error_response(err: RestError, headers: Mapping[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error_code": err.code, "message": err.message},
-                        status_code=err.status, headers=dict(headers or {}))
+    doc = {"error_code": err.code, "message": err.message}
+    try:
+        return JSONResponse(doc, status_code=err.status, headers=dict(headers or {}))
+    except UnicodeEncodeError:  # a lone surrogate echoed from the request: escape it
+        return Response(json.dumps(doc).encode("ascii"), status_code=err.status,
+                        headers=dict(headers or {}), media_type="application/json")
+
+
+def _printable(text: str, limit: int = 200) -> str:
+    """``text`` for one log line: control characters escaped, at most ``limit`` characters."""
+    out = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                  for c in text[: limit + 1])
+    return out if len(out) <= limit else out[:limit] + "..."
+
+
+def log_line(level: str, scope: Scope, text: str) -> None:
+    """One line on the server's log (stderr): ``jetlink: LEVEL: METHOD PATH: text``."""
+    path = scope.get("raw_path") or scope.get("path", "").encode("utf-8", "replace")
+    sys.stderr.write(f"jetlink: {level}: {scope.get('method', '?')} "
+                     f"{_printable(path.decode('latin-1'))}: {_printable(text, 2000)}\n")
+    sys.stderr.flush()
+
+
+def log_fault(scope: Scope, err: RestError, exc: BaseException) -> None:
+    """A server fault on the log: one line with the details (paths included), then, unless
+    the store failed, the traceback. Never in a response body."""
+    log_line("error", scope, f"{err.status} {type(exc).__name__}: {exc}")
+    if not is_store_fault(exc):
+        traceback.print_exception(exc, file=sys.stderr)
+        sys.stderr.flush()
+
+
+def _failure(scope: Scope, exc: Exception) -> JSONResponse:
+    """The error body of ``exc``; a server fault, or a body refused for its size, is
+    logged."""
+    err = rest_error(exc)
+    if err.status >= 500:
+        log_fault(scope, err, exc)
+    elif isinstance(err, BodyTooLarge):
+        log_line("warning", scope, err.message)
+    return _error_response(err)
 
 
 def _http_phrase(status: int) -> str:
@@ -382,6 +476,83 @@ class GuardMiddleware:
         await self.app(scope, receive, send)
 
 
+class BodyLimitMiddleware:
+    """Request bodies of at most ``max_bytes``: a larger Content-Length is refused before
+    the body is read, a chunked body once it has grown past the limit (413 and Confluent's
+    error body either way, one line on the log)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = None
+        for key, value in scope.get("headers", []):
+            if key.lower() == b"content-length":
+                try:
+                    length = int(value)
+                except ValueError:
+                    length = None
+        if length is not None and length > self.max_bytes:
+            await _failure(scope, BodyTooLarge())(scope, receive, send)
+            return
+        total = 0
+        started = False
+
+        async def limited_receive() -> Any:
+            nonlocal total
+            message = await receive()
+            if message["type"] == "http.request":
+                total += len(message.get("body", b""))
+                if total > self.max_bytes:
+                    raise BodyTooLarge()
+            return message
+
+        async def tracking_send(message: Any) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, tracking_send)
+        except BodyTooLarge as exc:  # read outside an endpoint's error handling
+            if started:
+                raise
+            await _failure(scope, exc)(scope, receive, send)
+
+
+class FaultMiddleware:
+    """The outermost layer: an exception no endpoint turned into an error body becomes
+    ``500 {"error_code": 500, "message": "Internal Server Error"}`` (when no response has
+    started), with one line and the traceback on the log; none reaches uvicorn."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Any) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as exc:  # noqa: BLE001 - the last line of defence
+            response = _failure(scope, exc)
+            if not started:
+                await response(scope, receive, send)
+
+
 # -- one request --------------------------------------------------------------------------
 
 
@@ -497,10 +668,7 @@ def _clusters_endpoint(data_dir: Path) -> Callable[[Request], Any]:
         try:
             doc = await run_in_threadpool(_list_clusters, data_dir, root)
         except Exception as exc:  # noqa: BLE001 - every failure becomes an error body
-            err = rest_error(exc)
-            if err.status >= 500:
-                traceback.print_exception(exc, file=sys.stderr)
-            return _error_response(err)
+            return _failure(request.scope, exc)
         return JSONResponse(doc, status_code=200)
 
     return list_clusters
@@ -706,6 +874,49 @@ def _run(handler: Handler, data_dir: Path, clock_factory: Callable[[], Any],
             store.close()
 
 
+# A JSON string (an unterminated one runs to the end): consumed left to right, so linear.
+_JSON_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
+
+
+def json_depth(text: str) -> int:
+    """How deep arrays and objects nest in ``text`` (brackets inside strings do not count;
+    for text that is not JSON, an upper bound of what a parser would reach). Linear."""
+    if "[" not in text and "{" not in text:
+        return 0
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    return max(itertools.accumulate((1 if c in "[{" else -1 for c in brackets), initial=0))
+
+
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def parse_json(raw: bytes) -> Any:
+    """The JSON document ``raw`` (RestError 400 when it is not one, is nested deeper than
+    :data:`MAX_JSON_DEPTH`, or holds NaN / Infinity or a lone surrogate)."""
+    try:
+        text = raw.decode(json.detect_encoding(raw), "surrogatepass")
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise RestError(400, 400, f"Request body is not valid JSON: {exc}") from None
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and json_depth(text) > MAX_JSON_DEPTH:
+        raise RestError(400, 400, "Request body is not valid JSON: arrays and objects nest "
+                                  f"deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        doc = json.loads(text, parse_constant=_refuse_constant)
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")  # no lone surrogate
+    except RecursionError:  # pragma: no cover - the depth scan refuses these first
+        raise RestError(400, 400, "Request body is not valid JSON: nested too deeply") from None
+    except UnicodeEncodeError:
+        raise RestError(400, 400, "Request body is not valid JSON: a string holds a lone "
+                                  "surrogate") from None
+    except ValueError as exc:
+        raise RestError(400, 400, f"Request body is not valid JSON: {exc}") from None
+    return doc
+
+
 async def _read_json(request: Request) -> Any:
     raw = await request.body()
     if not raw.strip():
@@ -715,10 +926,7 @@ async def _read_json(request: Request) -> Any:
                                             and ctype.endswith("+json")):
         raise RestError(415, 415, "HTTP 415 Unsupported Media Type: send the body as "
                                   "Content-Type: application/json")
-    try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise RestError(400, 400, f"Request body is not valid JSON: {exc}") from None
+    return parse_json(raw)
 
 
 def _endpoint(handlers: Mapping[str, Handler], data_dir: Path,
@@ -737,10 +945,7 @@ def _endpoint(handlers: Mapping[str, Handler], data_dir: Path,
                 _run, handler, data_dir, clock_factory, cluster, params,
                 dict(request.query_params), body, base, method != "GET")
         except Exception as exc:  # noqa: BLE001 - every failure becomes an error body
-            err = rest_error(exc)
-            if err.status >= 500:
-                traceback.print_exception(exc, file=sys.stderr)
-            return _error_response(err)
+            return _failure(request.scope, exc)
         if doc is None:
             return Response(status_code=status)
         return JSONResponse(doc, status_code=status)
@@ -785,7 +990,7 @@ def create_app(data_dir: Path, *, clock_factory: Callable[[], Any] | None = None
     routes.insert(0, Route(BASE_PATH, _clusters_endpoint(Path(data_dir)), methods=["GET"]))
     return Starlette(
         routes=routes,
-        middleware=[Middleware(GuardMiddleware, token=token)],
+        middleware=[Middleware(FaultMiddleware), Middleware(GuardMiddleware, token=token),
+                    Middleware(BodyLimitMiddleware, max_bytes=MAX_BODY_BYTES)],
         exception_handlers={HTTPException: _http_exception},
-        max_body_size=MAX_BODY_BYTES,
     )

@@ -9,6 +9,8 @@ schema components ``kafka``, ``kafka_links`` and ``kafka_mirrors``). Modules:
 - :mod:`.links`: cluster link configurations, filters, link store and states;
 - :mod:`.mirrors`: mirror topics (replication, config and offset sync, promote / failover
   with offset clamping, failing back).
+- :mod:`.schema`: who makes the components' tables and when (``create_schema``; a refused
+  write or a viewer makes none); :mod:`.tables`: the API objects' side of it.
 
 Specification: seed 004 (Confluent's "Mirror Topics") and shared/reference/
 kafka-cluster-linking.md; decisions in docs/kafka.md.

@@ -1019,7 +1019,10 @@ class Links:
         self.datadir = datadir
         self.cluster = datadir.open(cluster) if isinstance(cluster, str) else cluster
         self.clock = clock if clock is not None else SystemClock()
-        self.cluster.ensure_schema(COMPONENT, SCHEMA_STEPS)
+        from .tables import KafkaSchema
+
+        # the tables: made by the first write when missing (a refused one makes nothing)
+        self._schema = KafkaSchema(self.cluster, [(COMPONENT, SCHEMA_STEPS)])
         self.hooks = hooks if hooks is not None else LinkHooks()
 
     @classmethod
@@ -1038,7 +1041,7 @@ class Links:
 
     def _topics_of(self, link: str) -> list[str]:
         try:
-            with self.cluster.read() as conn:
+            with self._schema.read() as conn:
                 rows = conn.execute(
                     "SELECT name FROM topics WHERE mirror_link = ? ORDER BY name", (link,)
                 ).fetchall()
@@ -1128,7 +1131,7 @@ class Links:
 
     def find(self, name: str, *, with_topics: bool = True) -> LinkInfo | None:
         """Link ``name``, or None."""
-        with self.cluster.read() as conn:
+        with self._schema.read() as conn:
             row = conn.execute(f"SELECT {_COLUMNS} FROM links WHERE name = ?", (name,)).fetchone()
         return None if row is None else self._info(row, with_topics=with_topics)
 
@@ -1141,12 +1144,12 @@ class Links:
 
     def list(self, *, with_topics: bool = True) -> list[LinkInfo]:
         """Every link of this cluster, by name."""
-        with self.cluster.read() as conn:
+        with self._schema.read() as conn:
             rows = conn.execute(f"SELECT {_COLUMNS} FROM links ORDER BY name").fetchall()
         return [self._info(r, with_topics=with_topics) for r in rows]
 
     def names(self) -> list[str]:
-        with self.cluster.read() as conn:
+        with self._schema.read() as conn:
             return [r[0] for r in conn.execute("SELECT name FROM links ORDER BY name")]
 
     def state(self, name: str) -> str:
@@ -1204,7 +1207,7 @@ class Links:
         now = self._now_ms()
         row = (name, new_link_id(), source_cluster, source_created_ns,
                json.dumps(cfg.to_json()), now, now, None, None, "{}", 0, 0, 0, 0)
-        with self.cluster.transaction() as conn:
+        with self._schema.write() as conn:
             if conn.execute("SELECT 1 FROM links WHERE name = ?", (name,)).fetchone():
                 raise _exists(name)  # created meanwhile by another process
             if not validate_only:
@@ -1231,7 +1234,7 @@ class Links:
         validate_link_name(name)
         delete = list(delete)
         now = self._now_ms()
-        with self.cluster.transaction() as conn:
+        with self._schema.write() as conn:
             row = conn.execute(f"SELECT {_COLUMNS} FROM links WHERE name = ?", (name,)).fetchone()
             if row is None:
                 raise _not_found(name)
@@ -1267,7 +1270,7 @@ class Links:
         in the deleting transaction, then ``hooks.on_delete(name)``. ``in_use`` overrides the
         hooks' ``in_use``. KafkaError CLUSTER_LINK_NOT_FOUND."""
         validate_link_name(name)
-        with self.cluster.transaction() as conn:
+        with self._schema.write() as conn:
             if not conn.execute("SELECT 1 FROM links WHERE name = ?", (name,)).fetchone():
                 raise _not_found(name)
             topics = sorted(in_use(name)) if in_use is not None else self.in_use(name)
@@ -1290,7 +1293,7 @@ class Links:
 
     def _detach(self, link: str, topics: list[str]) -> None:
         """The fallback of a forced delete: the link's mirror topics become normal topics."""
-        with self.cluster.transaction() as conn:
+        with self._schema.write() as conn:
             try:
                 conn.executemany(
                     "UPDATE topics SET mirror_link = NULL WHERE name = ? AND mirror_link = ?",
@@ -1316,7 +1319,7 @@ class Links:
         them): the task is IN_ERROR while it has errors (and the link is ACTIVE)."""
         if task not in TASK_NAMES:
             raise ValueError(f"unknown task {task!r}")
-        with self.cluster.transaction() as conn:
+        with self._schema.write() as conn:
             row = conn.execute("SELECT task_errors FROM links WHERE name = ?", (name,)).fetchone()
             if row is None:
                 raise _not_found(name)
@@ -1340,7 +1343,7 @@ class Links:
         self._update(name, f"{column} = ?", (self._now_ms() if now_ms is None else now_ms,))
 
     def _update(self, name: str, assignments: str, params: tuple) -> None:
-        with self.cluster.transaction() as conn:
+        with self._schema.write() as conn:
             cur = conn.execute(f"UPDATE links SET {assignments} WHERE name = ?", (*params, name))
             if cur.rowcount == 0:
                 raise _not_found(name)

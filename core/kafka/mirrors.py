@@ -440,7 +440,13 @@ class Mirrors:
         self.cl: Cluster = datadir.open(cluster)
         self.kafka = Kafka(self.cl, self.clock)
         self.links = Links(datadir, cluster, self.clock)
-        self.cl.ensure_schema(COMPONENT, SCHEMA_STEPS)
+        from . import links as links_module, topics as topics_module
+        from .tables import KafkaSchema
+
+        # the tables: made by the first write when missing (a refused one makes nothing)
+        self._schema = KafkaSchema(self.cl, [
+            (topics_module.COMPONENT, topics_module.SCHEMA_STEPS),
+            (links_module.COMPONENT, links_module.SCHEMA_STEPS), (COMPONENT, SCHEMA_STEPS)])
 
     # -- source side -----------------------------------------------------------------------
     def _source(self, link: str) -> tuple[Any, Any]:
@@ -505,7 +511,7 @@ class Mirrors:
         now = _now_ms(self.clock)
         self.kafka.create_topic(topic, len(stopic.partitions), {**synced, **own},
                                 mirror_link=link)
-        with self.cl.transaction() as conn:
+        with self._schema.write() as conn:
             conn.execute(
                 "INSERT INTO mirrors(topic, link, source_topic, status, status_time_ms, "
                 "created_ms, auto_created, start_spec, paused) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -534,7 +540,7 @@ class Mirrors:
             args.append(topic)
         if cond:
             sql += " WHERE " + " AND ".join(cond)
-        with self.cl.read() as conn:
+        with self._schema.read() as conn:
             return conn.execute(sql + " ORDER BY link, topic", args).fetchall()
 
     def _lags(self, row: tuple, src: Any) -> list[PartitionLag]:
@@ -546,7 +552,7 @@ class Mirrors:
                 source_end = {p.partition: p.log_end for p in src.offsets(row[2])}
             except KafkaError:
                 source_end = {}
-        with self.cl.read() as conn:
+        with self._schema.read() as conn:
             parts = conn.execute(
                 "SELECT partition, last_fetch_offset, source_hw, last_fetch_ms "
                 "FROM mirror_partitions WHERE topic = ? ORDER BY partition", (topic,)).fetchall()
@@ -651,7 +657,7 @@ class Mirrors:
                 changes.append((status, error, trouble, now if status != row[3] else row[5],
                                 row[0]))
         if changes:
-            with self.cl.transaction() as conn:
+            with self._schema.write() as conn:
                 conn.executemany(
                     "UPDATE mirrors SET status = ?, error = ?, trouble_since_ms = ?, "
                     "status_time_ms = ? WHERE topic = ?", changes)
@@ -686,7 +692,7 @@ class Mirrors:
                 res.error_message = (f"Topic '{name}' is {row[3]}: only an active or paused "
                                      "mirror can be paused or resumed")
             elif not dry_run:
-                with self.cl.transaction() as conn:
+                with self._schema.write() as conn:
                     conn.execute("UPDATE mirrors SET paused = ? WHERE topic = ?",
                                  (int(paused), name))
             out.append(res)
@@ -735,7 +741,7 @@ class Mirrors:
                 res.clamps = self._clamps(link, name, include_pending_sync=(how == "promote"),
                                           src=src, li=li)
                 continue
-            with self.cl.transaction() as conn:
+            with self._schema.write() as conn:
                 conn.execute(
                     "UPDATE mirrors SET status = ?, pending = ?, status_time_ms = ? "
                     "WHERE topic = ?", (PENDING_STOPPED, how, _now_ms(self.clock), name))
@@ -785,14 +791,14 @@ class Mirrors:
         end_sql = "CASE g.partition " + " ".join(
             f"WHEN {int(p)} THEN {int(e)}" for p, e in ends.items()) + " ELSE 0 END" \
             if ends else "0"
-        with self.cl.read() as conn:
+        with self._schema.read() as conn:
             current = {(g, p): off for g, p, off in conn.execute(
                 "SELECT g.grp, g.partition, g.committed FROM synced_offsets s JOIN "
                 "group_offsets g ON g.grp = s.grp AND g.topic = s.topic "
                 f"WHERE s.link = ? AND s.topic = ? AND g.committed > ({end_sql})",
                 (link, topic))}
         if include_pending_sync and src is not None:
-            with self.cl.read() as conn:
+            with self._schema.read() as conn:
                 row = conn.execute("SELECT source_topic FROM mirrors WHERE topic = ?",
                                    (topic,)).fetchone()
             if row:
@@ -818,7 +824,7 @@ class Mirrors:
                 self._sync_offsets(li, {topic: row[2]})
             made = self._clamps(lname, topic, include_pending_sync=False, src=None, li=li)
             now = _now_ms(self.clock)
-            with self.cl.transaction() as conn:
+            with self._schema.write() as conn:
                 seq = conn.execute("SELECT coalesce(max(stopped_seq), 0) + 1 FROM mirrors"
                                    ).fetchone()[0]
                 conn.execute("UPDATE mirrors SET status = ?, pending = NULL, error = ?, "
@@ -828,7 +834,7 @@ class Mirrors:
                 ends = {p.partition: p.log_end for p in self.kafka.offsets(topic)}
                 end_sql = "CASE partition " + " ".join(
                     f"WHEN {int(p)} THEN {int(e)}" for p, e in ends.items()) + " ELSE 0 END"
-                with self.cl.transaction() as conn:
+                with self._schema.write() as conn:
                     conn.execute(
                         f"UPDATE group_offsets SET committed = ({end_sql}), commit_ms = ? "
                         f"WHERE topic = ? AND committed > ({end_sql}) AND grp IN (SELECT grp "
@@ -878,7 +884,7 @@ class Mirrors:
         if dry_run:
             return TruncateResult(topic, parts)
         now = _now_ms(self.clock)
-        with self.cl.transaction() as conn:
+        with self._schema.write() as conn:
             for p in parts:
                 to = p["offset_truncated_to"]
                 lo, hi = (record_key(t_id, p["partition"], to),
@@ -1032,7 +1038,7 @@ class Mirrors:
                 self.kafka.alter_topic(r[0], configs=want, delete=drop, partitions=parts,
                                        internal=True)
                 if parts:
-                    with self.cl.transaction() as conn:
+                    with self._schema.write() as conn:
                         conn.executemany(
                             "INSERT OR IGNORE INTO mirror_partitions(topic, partition) "
                             "VALUES (?, ?)", [(r[0], p) for p in range(parts)])
@@ -1064,7 +1070,7 @@ class Mirrors:
             return []
         out: list[tuple[str, str, int, int]] = []
         with self._attached(li.source_cluster):
-            with self.cl.read() as conn:
+            with self._schema.read() as conn:
                 for mirror, source in topics.items():
                     picked, args = self._offsets_to_sync(li, mirror, source)
                     out += [(g, mirror, p, off) for g, p, off in conn.execute(
@@ -1284,7 +1290,7 @@ class Mirrors:
             raise KafkaError("UNKNOWN_TOPIC_OR_PARTITION", f"Topic '{source_topic}' does not "
                              f"exist on the source cluster {li.source_cluster} of link "
                              f"'{link}'", field="source_topic") from None
-        with src.cluster.read() as sconn:
+        with src._schema.read() as sconn:
             s_row = sconn.execute("SELECT id FROM topics WHERE name = ?",
                                   (source_topic,)).fetchone()
             if s_row is None:
@@ -1297,7 +1303,7 @@ class Mirrors:
                 (s_id,))}
         now = _now_ms(self.clock)
         parts: list[BulkPartition] = []
-        with self.cl.transaction() as conn:
+        with self._schema.write() as conn:
             cur = conn.execute("SELECT link, status, paused, started, start_spec FROM mirrors "
                                "WHERE topic = ?", (topic,)).fetchone()
             if cur is None or cur[0] != link:
@@ -1342,7 +1348,7 @@ class Mirrors:
                 "UPDATE mirrors SET started = 1, paused = 1, status = ?, status_time_ms = "
                 "CASE WHEN status = ? THEN status_time_ms ELSE ? END WHERE topic = ?",
                 (PAUSED, PAUSED, now, topic))
-        with src.cluster.read() as sconn:  # what the cut holds (rows in)
+        with src._schema.read() as sconn:  # what the cut holds (rows in)
             for bp in parts:
                 if bp.end > bp.first:
                     bp.records = sconn.execute(
@@ -1417,7 +1423,7 @@ class Mirrors:
                 nxt[p] = off + 1
                 row = next(it, None)
             now = _now_ms(self.clock)
-            with self.cl.transaction() as conn:
+            with self._schema.write() as conn:
                 self._check_hold(conn, plan)
                 conn.executemany("INSERT INTO records(id, ts, key, value, headers) "
                                  "VALUES (?, ?, ?, ?, ?)", batch)
@@ -1448,7 +1454,7 @@ class Mirrors:
         filters; when the link syncs offsets), and with ``failover`` a failover, whose clamps
         (synced group offsets beyond the log end offsets) are returned."""
         now = _now_ms(self.clock)
-        with self.cl.transaction() as conn:
+        with self._schema.write() as conn:
             self._check_hold(conn, plan)
             conn.executemany(
                 "UPDATE partitions SET log_end = ? WHERE topic = ? AND partition = ?",
@@ -1478,7 +1484,7 @@ class Mirrors:
     def bulk_release(self, plan: BulkPlan) -> None:
         """A bulk copy that failed: the mirror, if still held, goes back to the link, which
         continues from what the copy stored."""
-        with self.cl.transaction() as conn:
+        with self._schema.write() as conn:
             row = conn.execute("SELECT link, paused FROM mirrors WHERE topic = ?",
                                (plan.topic,)).fetchone()
             t = conn.execute("SELECT id FROM topics WHERE name = ?", (plan.topic,)).fetchone()
@@ -1490,7 +1496,7 @@ class Mirrors:
     # -- cleanup ---------------------------------------------------------------------------
     def forget_link(self, link: str) -> None:
         """The link is being deleted: its stopped mirrors' history goes with it."""
-        with self.cl.transaction() as conn:
+        with self._schema.write() as conn:
             topics = [r[0] for r in conn.execute("SELECT topic FROM mirrors WHERE link = ?",
                                                  (link,))]
             conn.execute("DELETE FROM mirrors WHERE link = ?", (link,))
@@ -1500,7 +1506,7 @@ class Mirrors:
 
     def forget_topic(self, topic: str) -> None:
         """A mirror topic was deleted: its mirror rows go."""
-        with self.cl.transaction() as conn:
+        with self._schema.write() as conn:
             conn.execute("DELETE FROM mirrors WHERE topic = ?", (topic,))
             conn.execute("DELETE FROM mirror_partitions WHERE topic = ?", (topic,))
             conn.execute("DELETE FROM synced_offsets WHERE topic = ?", (topic,))

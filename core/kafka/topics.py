@@ -710,7 +710,10 @@ class Kafka:
     def __init__(self, cluster: Cluster, clock: Clock | None = None) -> None:
         self.cluster = cluster
         self.clock = clock or SystemClock()
-        cluster.ensure_schema(COMPONENT, SCHEMA_STEPS)
+        from .tables import KafkaSchema
+
+        # the tables: made by the first write when missing (a refused one makes nothing)
+        self._schema = KafkaSchema(cluster, [(COMPONENT, SCHEMA_STEPS)])
 
     def now_ms(self) -> int:
         return self.clock.now_ns() // 1_000_000
@@ -744,7 +747,7 @@ class Kafka:
 
     def topic_rowid(self, name: str) -> int:
         """The rowid of topic ``name`` (the ``topic_rowid`` of :func:`record_key`)."""
-        with self.cluster.read() as conn:
+        with self._schema.read() as conn:
             return self._get(conn, name).rowid
 
     # --- topics ----------------------------------------------------------------------------------
@@ -757,7 +760,7 @@ class Kafka:
         ``validate_only`` nothing is written and the would-be TopicInfo is returned.
         ``mirror_link``: the topic is a mirror of that link (read-only)."""
         validate_topic_name(name)
-        with self.cluster.transaction() as conn:
+        with self._schema.write() as conn:
             if self._find(conn, name) is not None:
                 raise KafkaError("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.",
                                  field="name")
@@ -812,22 +815,22 @@ class Kafka:
     def describe_topic(self, name: str) -> TopicInfo:
         """The topic with its partitions (retention applied first); UNKNOWN_TOPIC_OR_PARTITION."""
         self._maintain(name)
-        with self.cluster.read() as conn:
+        with self._schema.read() as conn:
             return self._info(conn, self._get(conn, name))
 
     def has_topic(self, name: str) -> bool:
-        with self.cluster.read() as conn:
+        with self._schema.read() as conn:
             return self._find(conn, name) is not None
 
     def topics(self) -> list[TopicInfo]:
         """Every topic, sorted by name."""
-        with self.cluster.read() as conn:
+        with self._schema.read() as conn:
             rows = [self._row(r) for r in conn.execute(
                 f"SELECT {self._COLS} FROM topics ORDER BY name")]
             return [self._info(conn, t) for t in rows]
 
     def topic_names(self) -> list[str]:
-        with self.cluster.read() as conn:
+        with self._schema.read() as conn:
             return [n for (n,) in conn.execute("SELECT name FROM topics ORDER BY name")]
 
     def alter_topic(self, name: str, *, configs: Mapping[str, Any] | None = None,
@@ -843,7 +846,7 @@ class Kafka:
         for key in delete:
             if key not in _CONFIG_DEFS:
                 raise KafkaError("INVALID_CONFIG", f"Unknown topic config name: {key}", field=key)
-        with self.cluster.transaction() as conn:
+        with self._schema.write() as conn:
             t = self._get(conn, name)
             if t.mirror_link is not None and not internal:
                 for key in [*configs, *delete]:
@@ -894,7 +897,7 @@ class Kafka:
 
     def delete_topic(self, name: str) -> None:
         """Delete the topic, its records and the groups' committed offsets of it."""
-        with self.cluster.transaction() as conn:
+        with self._schema.write() as conn:
             t = self._get(conn, name)
             lo, hi = _topic_range(t.rowid)
             conn.execute("DELETE FROM records WHERE id >= ? AND id < ?", (lo, hi))
@@ -904,7 +907,7 @@ class Kafka:
 
     def set_mirror_link(self, name: str, link: str | None) -> None:
         """Mark the topic a (read-only) mirror of ``link``, or a normal topic with None."""
-        with self.cluster.transaction() as conn:
+        with self._schema.write() as conn:
             t = self._get(conn, name)
             conn.execute("UPDATE topics SET mirror_link = ? WHERE id = ?", (link, t.rowid))
 
@@ -934,7 +937,7 @@ class Kafka:
         """
         now = self.now_ms()
         default_headers = _norm_headers(headers)
-        with self.cluster.transaction() as conn:
+        with self._schema.write() as conn:
             t = self._get(conn, topic)
             if t.mirror_link is not None:
                 raise KafkaError("INVALID_REQUEST",
@@ -1150,7 +1153,7 @@ class Kafka:
         partition skips its holes). ``offset == log_end``: none. Outside
         ``[log_start, log_end]``: OFFSET_OUT_OF_RANGE."""
         self._maintain(topic)
-        with self.cluster.read() as conn:
+        with self._schema.read() as conn:
             t = self._get(conn, topic)
             if not 0 <= partition < t.partitions:
                 raise KafkaError("UNKNOWN_TOPIC_OR_PARTITION",
@@ -1182,7 +1185,7 @@ class Kafka:
         the log end offset when there is none (Kafka answers -1 there: jetlink gives the
         offset a consumer would start at)."""
         self._maintain(topic)
-        with self.cluster.read() as conn:
+        with self._schema.read() as conn:
             t = self._get(conn, topic)
             if not 0 <= partition < t.partitions:
                 raise KafkaError("UNKNOWN_TOPIC_OR_PARTITION",
@@ -1207,11 +1210,11 @@ class Kafka:
         names = [topic] if topic is not None else self.topic_names()
         removed = 0
         for name in names:
-            with self.cluster.read() as conn:
+            with self._schema.read() as conn:
                 t = self._get(conn, name)
                 if not self._due(conn, t, now):
                     continue
-            with self.cluster.transaction() as conn:
+            with self._schema.write() as conn:
                 t = self._get(conn, name)
                 removed += self._apply(conn, t, now)
         return removed
@@ -1220,11 +1223,11 @@ class Kafka:
         """Retention of one topic before a read: a read snapshot finds whether anything is
         due; only then a write transaction runs it."""
         now = self.now_ms()
-        with self.cluster.read() as conn:
+        with self._schema.read() as conn:
             t = self._find(conn, name)
             if t is None or not self._due(conn, t, now):
                 return
-        with self.cluster.transaction() as conn:
+        with self._schema.write() as conn:
             t = self._find(conn, name)
             if t is not None:
                 self._apply(conn, t, now)
@@ -1437,7 +1440,7 @@ class Kafka:
     def group_active(self, group: str) -> bool:
         """Whether the group has a live member (its state is Stable)."""
         now = self.now_ms()
-        with self.cluster.read() as conn:
+        with self._schema.read() as conn:
             return bool(self._live(conn, group, now))
 
     def _validate_offsets(self, conn: Any, offsets: Mapping[tuple[str, int], int]) -> list[Any]:
@@ -1467,7 +1470,7 @@ class Kafka:
         otherwise (Kafka's OffsetCommit rule); an Empty group takes anyone's."""
         self._check_group(group)
         now = self.now_ms()
-        with self.cluster.transaction() as conn:
+        with self._schema.write() as conn:
             self._expire_members(conn, now)
             live = {row[0] for row in self._live(conn, group, now)}
             if live and member not in live:
@@ -1486,7 +1489,7 @@ class Kafka:
 
     def committed(self, group: str) -> dict[tuple[str, int], int]:
         """``{(topic, partition): committed offset}`` of the group (empty when it has none)."""
-        with self.cluster.read() as conn:
+        with self._schema.read() as conn:
             return {
                 (t, p): o for t, p, o in conn.execute(
                     "SELECT topic, partition, committed FROM group_offsets WHERE grp = ? "
@@ -1501,7 +1504,7 @@ class Kafka:
         if topic is not None:
             sql += " WHERE topic = ?"
             params = (topic,)
-        with self.cluster.read() as conn:
+        with self._schema.read() as conn:
             for g, t, p, o in conn.execute(sql + " ORDER BY grp, topic, partition", params):
                 out.setdefault(g, {})[(t, p)] = o
         return out
@@ -1519,7 +1522,7 @@ class Kafka:
         """Bulk form of :meth:`write_offsets_internal`: ``(group, topic, partition, offset)``
         rows, one executemany. Returns how many offsets changed."""
         now = self.now_ms()
-        with self.cluster.transaction() as conn:
+        with self._schema.write() as conn:
             before = conn.total_changes
             conn.executemany(
                 "INSERT INTO group_offsets(grp, topic, partition, committed, metadata, commit_ms) "
@@ -1541,7 +1544,7 @@ class Kafka:
             raise KafkaError("INVALID_SESSION_TIMEOUT", field="session_timeout_ms")
         names = sorted(set(topics))
         now = self.now_ms()
-        with self.cluster.transaction() as conn:
+        with self._schema.write() as conn:
             self._expire_members(conn, now)
             for name in names:
                 self._get(conn, name)
@@ -1556,7 +1559,7 @@ class Kafka:
     def heartbeat(self, group: str, member: str) -> None:
         """Keep ``member`` alive; UNKNOWN_MEMBER_ID when its session already expired."""
         now = self.now_ms()
-        with self.cluster.transaction() as conn:
+        with self._schema.write() as conn:
             self._expire_members(conn, now)
             n = conn.execute("UPDATE group_members SET heartbeat_ms = ? WHERE grp = ? AND member = ?",
                              (now, group, member)).rowcount
@@ -1566,7 +1569,7 @@ class Kafka:
 
     def leave(self, group: str, member: str) -> None:
         """``member`` leaves ``group`` (no error when it is already gone)."""
-        with self.cluster.transaction() as conn:
+        with self._schema.write() as conn:
             conn.execute("DELETE FROM group_members WHERE grp = ? AND member = ?", (group, member))
 
     @staticmethod
@@ -1633,7 +1636,7 @@ class Kafka:
         and per partition the committed offset, log end offset and lag (like
         ``kafka-consumer-groups --describe``). GROUP_ID_NOT_FOUND for an unknown group."""
         now = self.now_ms()
-        with self.cluster.read() as conn:
+        with self._schema.read() as conn:
             info = self._group(conn, group, now)
         if info is None:
             raise KafkaError("GROUP_ID_NOT_FOUND", f"Consumer group '{group}' does not exist.",
@@ -1643,7 +1646,7 @@ class Kafka:
     def groups(self) -> list[GroupInfo]:
         """Every group with committed offsets or live members, by name."""
         now = self.now_ms()
-        with self.cluster.read() as conn:
+        with self._schema.read() as conn:
             names = sorted({g for (g,) in conn.execute("SELECT DISTINCT grp FROM group_offsets")}
                            | {g for (g,) in conn.execute(
                                f"SELECT DISTINCT grp FROM group_members WHERE "
@@ -1659,7 +1662,7 @@ class Kafka:
     def assignment(self, group: str, member: str) -> list[tuple[str, int]]:
         """The partitions the RangeAssignor gives ``member`` among the live members."""
         now = self.now_ms()
-        with self.cluster.read() as conn:
+        with self._schema.read() as conn:
             info = self._group(conn, group, now)
         if info is None:
             return []
@@ -1684,7 +1687,7 @@ class Kafka:
                              "Exactly one of to_offset, to_earliest, to_latest must be given.")
         self._maintain(topic)
         now = self.now_ms()
-        with self.cluster.transaction() as conn:
+        with self._schema.write() as conn:
             self._expire_members(conn, now)
             if self._live(conn, group, now):
                 raise KafkaError(
@@ -1724,7 +1727,7 @@ class Kafka:
         """Delete the group's committed offsets: NON_EMPTY_GROUP while it has live members,
         GROUP_ID_NOT_FOUND when it has nothing."""
         now = self.now_ms()
-        with self.cluster.transaction() as conn:
+        with self._schema.write() as conn:
             self._expire_members(conn, now)
             if self._live(conn, group, now):
                 raise KafkaError("NON_EMPTY_GROUP", "The group is not empty.", field="group")

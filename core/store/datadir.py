@@ -22,6 +22,9 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..errors import JetlinkError, NotFoundError
+from .health import (damaged, file_problem, forget, os_error, record, storage_error, unreadable,
+                     verify, writable)
+from .health import readonly as readonly_error
 from .schema import MIGRATIONS, SCHEMA_VERSION
 
 __all__ = [
@@ -66,8 +69,14 @@ def default_data_dir() -> Path:
     return home("data")
 
 
-def connect(path: str | os.PathLike[str]) -> sqlite3.Connection:
-    """A connection with jetlink's settings; autocommit mode (transactions are explicit)."""
+def connect(path: str | os.PathLike[str], *, readonly: bool = False) -> sqlite3.Connection:
+    """A connection with jetlink's settings; autocommit mode (transactions are explicit).
+
+    ``readonly``: for a data directory this process cannot write (SQLite ``mode=ro``; when
+    the directory cannot even hold the shared-memory file of the write-ahead log, the file
+    is opened ``immutable``, which is right only while no write-ahead log is pending)."""
+    if readonly:
+        return _connect_readonly(Path(path))
     conn = sqlite3.connect(
         os.fspath(path),
         isolation_level=None,
@@ -79,9 +88,36 @@ def connect(path: str | os.PathLike[str]) -> sqlite3.Connection:
     if str(mode).lower() != "wal":  # pragma: no cover - a filesystem without WAL support
         raise JetlinkError(f"cannot use WAL mode for {os.fspath(path)}: journal mode is {mode}")
     conn.execute("PRAGMA synchronous=NORMAL")
+    _settings(conn)
+    return conn
+
+
+def _settings(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
     conn.execute("PRAGMA temp_store=MEMORY")
-    return conn
+
+
+def _connect_readonly(path: Path) -> sqlite3.Connection:
+    uri = path.absolute().as_uri()
+    last: sqlite3.Error | None = None
+    for query in ("?mode=ro", "?mode=ro&immutable=1"):
+        if "immutable" in query and os.path.exists(f"{path}-wal") \
+                and os.path.getsize(f"{path}-wal") > 0:
+            break  # a pending write-ahead log: an immutable open would not see it
+        conn = sqlite3.connect(uri + query, uri=True, isolation_level=None,
+                               timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+        try:
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error as err:
+            conn.close()
+            last = err
+            continue
+        _settings(conn)
+        return conn
+    raise readonly_error(path.parent, f"{path.name} cannot be read: it has a pending "
+                          f"write-ahead log ({path.name}-wal) that only a process allowed to "
+                          f"write the directory can apply ({last})")
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
@@ -137,6 +173,10 @@ class Cluster:
         self._conn: sqlite3.Connection | None = None
         self._components: dict[str, int] = {}
         self._kind: str | None = None
+        # Opened read-only (a directory this process cannot write): writes are refused.
+        self.readonly = False
+        # Checked (or known unchanged) before this process's first write: see store/health.py.
+        self._verified = False
         # Per-connection caches other modules may keep (e.g. compiled stream configs).
         self.cache: dict[str, Any] = {}
 
@@ -149,15 +189,52 @@ class Cluster:
         if self._conn is None:
             if not self.path.exists():
                 raise NotFoundError(f"cluster {self.name} not found")
-            conn = connect(self.path)
-            _migrate(conn)
+            problem = file_problem(self.path)
+            if problem:
+                raise damaged(self.name, self.path, problem,
+                                     readable=not unreadable(problem))
+            ro = not writable(self.path)
+            try:
+                conn = connect(self.path, readonly=ro)
+                if ro:
+                    version = conn.execute("PRAGMA user_version").fetchone()[0]
+                    if version < SCHEMA_VERSION:
+                        conn.close()
+                        raise readonly_error(
+                            self.path.parent, f"cluster {self.name} must be upgraded to this "
+                            "version of jetlink, which needs to write it")
+                else:
+                    _migrate(conn)
+            except sqlite3.Error as err:
+                raise self.error(err) from err
+            self.readonly = ro
             self._conn = conn
         return self._conn
+
+    def error(self, err: sqlite3.Error) -> JetlinkError:
+        """``err`` as one line naming this cluster's file (store/health.py)."""
+        converted = storage_error(err, self.name, self.path)
+        if converted is not None:
+            return converted
+        return JetlinkError(f"cluster {self.name}: {self.path} is not a usable database ({err})")
+
+    def check_writable(self) -> None:
+        """Before a write: ReadOnlyError for a directory this process cannot write,
+        DamagedError for a damaged database (checked once per process, store/health.py)."""
+        conn = self.conn
+        if self.readonly:
+            raise readonly_error(self.path.parent, f"cluster {self.name} cannot be written")
+        if not self._verified:
+            verify(conn, self.name, self.path)
+            self._verified = True
 
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+            if self._verified:
+                record(self.path)  # the files as this verified process left them
+                self._verified = False
 
     @property
     def changes(self) -> int:
@@ -180,15 +257,24 @@ class Cluster:
         if conn.in_transaction:
             yield conn
             return
-        conn.execute("BEGIN IMMEDIATE")
+        self.check_writable()
         try:
-            yield conn
-        except BaseException:
-            if conn.in_transaction:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            else:
+                conn.execute("COMMIT")
+        except sqlite3.Error as err:
+            converted = storage_error(err, self.name, self.path)
+            if converted is None:
+                raise
+            if conn.in_transaction:  # a failed COMMIT (disk full) leaves it open
                 conn.execute("ROLLBACK")
-            raise
-        else:
-            conn.execute("COMMIT")
+            raise converted from err
 
     @contextlib.contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -197,12 +283,18 @@ class Cluster:
         if conn.in_transaction:
             yield conn
             return
-        conn.execute("BEGIN")
         try:
-            yield conn
-        finally:
-            if conn.in_transaction:
-                conn.execute("COMMIT")
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
+        except sqlite3.Error as err:
+            converted = storage_error(err, self.name, self.path)
+            if converted is None:
+                raise
+            raise converted from err
 
     # --- meta -----------------------------------------------------------------------------
     def meta_get(self, key: str, default: Any = None) -> Any:
@@ -298,8 +390,11 @@ class DataDir:
     def ensure(self) -> Path:
         """Create the directory (mode 0700) if needed."""
         if not self.path.is_dir():
-            self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
-            os.chmod(self.path, 0o700)
+            try:
+                self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
+                os.chmod(self.path, 0o700)
+            except OSError as err:
+                raise os_error(err, self.path, "cannot create it") from err
         return self.path
 
     def cluster_path(self, name: str) -> Path:
@@ -309,21 +404,41 @@ class DataDir:
         """Create ``name``'s database if it does not exist; True when this call created it."""
         self.ensure()
         path = self.cluster_path(name)
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
-        except FileExistsError:
+        if path.exists():
             return False
-        os.close(fd)
-        conn = connect(path)
+        # Built whole under a temporary name, then linked into place (which fails if the
+        # name exists): a cluster's file is never seen half made, so an empty or cut file
+        # is never jetlink's own and is reported (store/health.py), not taken for a new one.
+        tmp = self.path / f".{name}.db.new-{os.getpid()}"
+        what = f"cannot create cluster {name}"
         try:
-            _migrate(conn)
-            conn.execute("BEGIN IMMEDIATE")
-            for key, value in (("kind", kind), ("down", 0), ("created_ns", now_ns),
-                               ("config_gen", 0)):
-                conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (key, value))
-            conn.execute("COMMIT")
-        finally:
-            conn.close()
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(f"{tmp}{suffix}")
+            fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+            os.close(fd)
+            conn = connect(tmp)
+            try:
+                _migrate(conn)
+                conn.execute("BEGIN IMMEDIATE")
+                for key, value in (("kind", kind), ("down", 0), ("created_ns", now_ns),
+                                   ("config_gen", 0)):
+                    conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
+                                 (key, value))
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                return False
+            finally:
+                os.remove(tmp)
+        except OSError as err:
+            raise os_error(err, self.path, what) from err
+        except sqlite3.Error as err:
+            converted = storage_error(err, name, tmp)
+            raise (converted or JetlinkError(f"{what}: {err}")) from err
         return True
 
     def _ensure_local(self) -> None:
@@ -393,9 +508,9 @@ class DataDir:
         cluster = Cluster(name, path)
         try:
             cluster.conn  # open and migrate now: errors surface here
-        except sqlite3.DatabaseError as err:
+        except JetlinkError:
             cluster.close()
-            raise JetlinkError(f"cluster {name}: {path} is not a usable database ({err})") from err
+            raise
         self._open[name] = cluster
         return cluster
 
@@ -409,7 +524,14 @@ class DataDir:
             raise NotFoundError(f"cluster {name} not found")
         for suffix in ("", "-wal", "-shm", "-journal"):
             with contextlib.suppress(FileNotFoundError):
-                os.remove(str(path) + suffix)
+                try:
+                    os.remove(str(path) + suffix)
+                except OSError as err:
+                    if isinstance(err, FileNotFoundError):
+                        raise
+                    raise os_error(err, self.path, f"cannot remove cluster {name}") \
+                        from err
+        forget(path)
 
     def wrote(self) -> bool:
         """Whether this DataDir changed a row of any cluster database it opened."""

@@ -1,0 +1,287 @@
+"""``jetlink cluster check [NAME] [--repair]``: the integrity of a data directory's databases,
+and the repair of a damaged one.
+
+A check runs, per cluster, the file checks of core/store/health.py and SQLite's
+``PRAGMA integrity_check``; it never writes.
+
+A repair copies what is still readable of a damaged database into a new file, table by
+table in key order (a damaged page loses the rows it held, the rows after it are found by
+probing further keys), then makes the streams' derived state true again for the messages
+that survived: each subject's count, first and last sequence and chain (``prev`` / ``next``),
+each stream's message and byte counts and first sequence, and expiry entries of messages that
+are gone. A stream's last sequence never goes back (a sequence is never used twice). The new
+file must pass ``integrity_check`` before it replaces the damaged one, which is kept beside
+it as ``<name>.db.damaged-<UTC time>``. Nothing else may use the cluster meanwhile.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .store import DataDir
+from .store import health
+from .store.datadir import connect
+from .streams import FILE_RECORD_OVERHEAD, MEM_RECORD_OVERHEAD, SEQ_BITS, payload_sql
+
+BATCH = 1_000
+
+
+@dataclass
+class CheckReport:
+    name: str
+    path: str
+    ok: bool
+    problems: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "path": self.path, "ok": self.ok, "problems": self.problems}
+
+
+@dataclass
+class RepairReport:
+    name: str
+    path: str
+    damaged_copy: str
+    tables: dict[str, int] = field(default_factory=dict)  # rows copied per table
+    incomplete: list[str] = field(default_factory=list)  # tables that lost rows
+    messages_before: int = 0  # what the streams' counters said
+    messages_after: int = 0
+    dropped: int = 0  # readable messages whose stream or subject was lost
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "path": self.path, "damaged_copy": self.damaged_copy,
+                "tables": self.tables, "incomplete": self.incomplete,
+                "messages_before": self.messages_before, "messages_after": self.messages_after,
+                "messages_lost": max(0, self.messages_before - self.messages_after),
+                "dropped": self.dropped}
+
+
+def _names(dd: DataDir, names: list[str] | None) -> list[str]:
+    from .errors import NotFoundError
+    from .store.datadir import DB_SUFFIX, NAME_RE
+
+    if names:
+        for n in names:
+            if not dd.cluster_path(n).exists():
+                raise NotFoundError(f"cluster {n} not found")
+        return list(dict.fromkeys(names))
+    if not dd.path.is_dir():
+        return []
+    return sorted(e[: -len(DB_SUFFIX)] for e in os.listdir(dd.path)
+                  if e.endswith(DB_SUFFIX) and NAME_RE.fullmatch(e[: -len(DB_SUFFIX)]))
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    return connect(path, readonly=True)
+
+
+def check(dd: DataDir, names: list[str] | None = None) -> list[CheckReport]:
+    """Each cluster's file checks and ``PRAGMA integrity_check`` (reads only)."""
+    out = []
+    for name in _names(dd, names):
+        path = dd.cluster_path(name)
+        problem = health.file_problem(path)
+        if problem:
+            out.append(CheckReport(name, str(path), False, [f"the file {problem}"]))
+            continue
+        try:
+            conn = _read_only(path)
+        except (sqlite3.Error, health.StorageError) as err:
+            out.append(CheckReport(name, str(path), False, [str(err)]))
+            continue
+        try:
+            problems = health.check(conn, full=True)
+        finally:
+            conn.close()
+        out.append(CheckReport(name, str(path), not problems, problems))
+    return out
+
+
+# -- repair ----------------------------------------------------------------------------------
+
+def _copy_rowid_table(src: sqlite3.Connection, dst: sqlite3.Connection, table: str,
+                      cols: list[str]) -> tuple[int, bool]:
+    """Rows of a rowid table in rowid order, skipping what cannot be read: (copied, whole)."""
+    q = ", ".join(f'"{c}"' for c in cols)
+    ins = f'INSERT INTO main."{table}"({q}) VALUES ({", ".join("?" * len(cols))})'
+    sel = f'SELECT rowid, {q} FROM "{table}" WHERE rowid > ? ORDER BY rowid LIMIT {BATCH}'
+    last = -(1 << 63)
+    copied, whole = 0, True
+    while True:
+        try:
+            rows = src.execute(sel, (last,)).fetchall()
+        except sqlite3.DatabaseError:
+            whole = False
+            nxt = _probe(src, table, last)
+            if nxt is None:
+                return copied, whole
+            last = nxt - 1
+            continue
+        if not rows:
+            return copied, whole
+        dst.executemany(ins, [r[1:] for r in rows])
+        copied += len(rows)
+        last = rows[-1][0]
+
+
+def _probe(src: sqlite3.Connection, table: str, last: int) -> int | None:
+    """The first readable rowid after a damaged stretch that begins after ``last``: keys
+    further and further on are tried (a damaged page hides a range of keys)."""
+    step = 1
+    while last + step < (1 << 63):
+        try:
+            row = src.execute(f'SELECT rowid FROM "{table}" WHERE rowid > ? ORDER BY rowid '
+                              "LIMIT 1", (last + step,)).fetchone()
+            src.execute(f'SELECT * FROM "{table}" WHERE rowid = ?',
+                        (row[0] if row else 0,)).fetchone()
+        except sqlite3.DatabaseError:
+            step *= 2
+            continue
+        return row[0] if row else None
+    return None
+
+
+def _copy_other_table(src: sqlite3.Connection, dst: sqlite3.Connection, table: str,
+                      cols: list[str]) -> tuple[int, bool]:
+    """A WITHOUT ROWID table (small: metadata, positions): every row readable in one scan."""
+    q = ", ".join(f'"{c}"' for c in cols)
+    ins = f'INSERT OR IGNORE INTO main."{table}"({q}) VALUES ({", ".join("?" * len(cols))})'
+    copied = 0
+    try:
+        for row in src.execute(f'SELECT {q} FROM "{table}"'):
+            dst.execute(ins, row)
+            copied += 1
+    except sqlite3.DatabaseError:
+        return copied, False
+    return copied, True
+
+
+def _rebuild_streams(conn: sqlite3.Connection, report: RepairReport) -> None:
+    """The streams' derived state made true for the messages that survived."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if not {"streams", "subjects", "msgs"} <= tables:
+        return
+    shift = 1 << SEQ_BITS
+    mask = shift - 1
+    # Messages whose stream or subject row was lost cannot be told apart any more.
+    report.dropped = conn.execute(
+        f"DELETE FROM msgs WHERE (id / {shift}) NOT IN (SELECT id FROM streams) "
+        "OR subject_id NOT IN (SELECT id FROM subjects)").rowcount
+    conn.execute("DELETE FROM subjects WHERE stream_id NOT IN (SELECT id FROM streams)")
+    # Each subject's chain, count, first and last from its messages (in sequence order).
+    conn.execute(
+        f"UPDATE msgs SET prev = c.p, next = c.n FROM (SELECT id, "
+        f"coalesce((lag(id) OVER w) & {mask}, 0) AS p, "
+        f"coalesce((lead(id) OVER w) & {mask}, 0) "
+        "AS n FROM msgs WINDOW w AS (PARTITION BY subject_id ORDER BY id)) AS c "
+        "WHERE msgs.id = c.id")
+    conn.execute(
+        f"UPDATE subjects SET msgs = c.n, first_seq = c.f & {mask}, last_seq = c.l & {mask} "
+        "FROM (SELECT subject_id, count(*) AS n, min(id) AS f, max(id) AS l FROM msgs "
+        "GROUP BY subject_id) AS c WHERE subjects.id = c.subject_id")
+    conn.execute("DELETE FROM subjects WHERE id NOT IN (SELECT DISTINCT subject_id FROM msgs)")
+    import json
+
+    for sid, config, last_seq in conn.execute(
+            "SELECT id, config, last_seq FROM streams").fetchall():
+        file_storage = json.loads(config).get("storage", "file") != "memory"
+        fixed = FILE_RECORD_OVERHEAD if file_storage else MEM_RECORD_OVERHEAD
+        n, nbytes, lo, hi = conn.execute(
+            f"SELECT count(*), coalesce(sum({fixed} + length(CAST(s.subject AS BLOB)) + "
+            f"{payload_sql(file_storage, 'm.')}), 0), min(m.id), max(m.id) FROM msgs m "
+            "JOIN subjects s ON s.id = m.subject_id WHERE m.id BETWEEN ? AND ?",
+            (sid * shift, sid * shift + mask)).fetchone()
+        last = max(last_seq, (hi & mask) if hi is not None else 0)
+        first = (lo & mask) if lo is not None else (last + 1 if last else 0)
+        conn.execute("UPDATE streams SET msgs = ?, bytes = ?, first_seq = ?, last_seq = ? "
+                     "WHERE id = ?", (n, nbytes, first, last, sid))
+        report.messages_after += n
+    if "msg_ttl" in tables:
+        conn.execute("DELETE FROM msg_ttl WHERE id NOT IN (SELECT id FROM msgs)")
+
+
+def repair(dd: DataDir, name: str) -> RepairReport:
+    """Copy what is readable of cluster ``name`` into a new database that replaces it; the
+    damaged file is kept beside it. Refused for a file SQLite cannot read at all."""
+    from .errors import JetlinkError
+
+    names = _names(dd, [name])
+    path = dd.cluster_path(names[0])
+    problem = health.file_problem(path)
+    if problem and health.unreadable(problem):
+        raise health.DamagedError(f"cluster {name}: {path} {problem}: nothing in it can be "
+                                  f"read, so it cannot be repaired; restore it from a backup, "
+                                  f"or remove it with 'jetlink cluster rm {name}'")
+    dd.close()
+    src = _read_only(path)
+    try:
+        try:
+            schema = src.execute("SELECT type, name, sql FROM sqlite_master "
+                                 "WHERE sql IS NOT NULL ORDER BY rowid").fetchall()
+            version = src.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as err:
+            raise health.DamagedError(
+                f"cluster {name}: {path}: its schema cannot be read ({err}), so it cannot be "
+                "repaired; restore it from a backup") from err
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        tmp = path.with_name(f".{path.name}.repair-{os.getpid()}")
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(f"{tmp}{suffix}"):
+                os.remove(f"{tmp}{suffix}")
+        report = RepairReport(name, str(path), str(path.with_name(f"{path.name}.damaged-{stamp}")))
+        try:
+            report.messages_before = int(src.execute(
+                "SELECT coalesce(sum(msgs), 0) FROM streams").fetchone()[0])
+        except sqlite3.Error:
+            report.messages_before = 0
+        os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
+        dst = connect(tmp)
+        try:
+            dst.execute("BEGIN IMMEDIATE")
+            for kind, tname, sql in schema:
+                if tname.startswith("sqlite_"):
+                    continue
+                if kind == "table":
+                    dst.execute(sql)
+            for kind, tname, sql in schema:
+                if kind == "table" and not tname.startswith("sqlite_"):
+                    cols = [r[1] for r in dst.execute(f'PRAGMA table_info("{tname}")')]
+                    rowid = "WITHOUT ROWID" not in sql.upper()
+                    copy = _copy_rowid_table if rowid else _copy_other_table
+                    n, whole = copy(src, dst, tname, cols)
+                    report.tables[tname] = n
+                    if not whole:
+                        report.incomplete.append(tname)
+            for kind, tname, sql in schema:
+                if kind in ("index", "trigger", "view") and not tname.startswith("sqlite_"):
+                    dst.execute(sql)
+            _rebuild_streams(dst, report)
+            dst.execute(f"PRAGMA user_version={int(version)}")
+            dst.execute("COMMIT")
+            problems = health.check(dst, full=True)
+            if problems:
+                raise JetlinkError(f"cluster {name}: the repaired copy does not pass "
+                                   f"integrity_check ({problems[0]}); {path} is unchanged")
+        except BaseException:
+            dst.close()
+            for suffix in ("", "-wal", "-shm"):
+                if os.path.exists(f"{tmp}{suffix}"):
+                    os.remove(f"{tmp}{suffix}")
+            raise
+        dst.close()
+    finally:
+        src.close()
+    for suffix in ("", "-wal", "-shm"):
+        old = f"{path}{suffix}"
+        if suffix and os.path.exists(old) and (suffix == "-shm" or not os.path.getsize(old)):
+            os.remove(old)  # an index of the log, or an empty log: nothing to keep
+        elif os.path.exists(old):
+            os.replace(old, f"{report.damaged_copy}{suffix}")
+    os.replace(tmp, path)
+    health.forget(path)
+    return report

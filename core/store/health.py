@@ -1,0 +1,252 @@
+"""Faults of the storage itself: a damaged, emptied, truncated or replaced database, a full
+disk, a read-only data directory. How they are noticed, and the one error line each becomes.
+
+- **Before SQLite opens a file** (every use, a stat and 100 bytes): a 0-byte file, a file
+  without SQLite's header, a page size that is not one, a file shorter than its header says.
+  jetlink never leaves such a file itself (a cluster's database is built under a temporary
+  name and linked into place whole), so each is reported as what it is, never taken for a new
+  cluster.
+- **Before the first write of a process** (:func:`verify`): ``PRAGMA quick_check``, unless
+  the files are exactly as jetlink left them after its last verified use (inode, size and
+  modification time of the database and its write-ahead log, recorded in
+  ``.<name>.db.checked`` beside it when a verified connection closes). Anything else that
+  touched the files (another program, a copy, a disk fault that changed them) makes the
+  next writer check again. A damaged database is never written to.
+- **While in use**: SQLite's own errors are turned into one line naming the file
+  (:func:`storage_error`): damage, a full disk, a read-only file, an I/O error.
+- ``jetlink cluster check [NAME] [--repair]``: ``PRAGMA integrity_check`` of each database;
+  ``--repair`` copies what is readable into a new file (core/store/repair.py) and keeps the
+  damaged one beside it.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from ..errors import JetlinkError
+
+HEADER = b"SQLite format 3\x00"
+CHECK_LINES = 20  # problems quick_check / integrity_check report at most
+
+
+class StorageError(JetlinkError):
+    """A fault of the data directory's storage (exit 1)."""
+
+
+class DamagedError(StorageError):
+    """A cluster database that is damaged, emptied, truncated or not a database at all."""
+
+
+class DiskFullError(StorageError):
+    """SQLite could not write: database or disk is full."""
+
+
+class ReadOnlyError(StorageError):
+    """A write to a data directory (or database file) that cannot be written."""
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:,} bytes" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n:,} bytes"  # pragma: no cover - the loop always returns
+
+
+def file_problem(path: Path) -> str | None:
+    """What is wrong with ``path`` as a SQLite database, seen without opening it (None: the
+    file looks like one). A missing file is not this function's business (None)."""
+    try:
+        size = os.stat(path).st_size
+        if size == 0:
+            return "is empty (0 bytes): the file was emptied or replaced"
+        with open(path, "rb") as f:
+            head = f.read(100)
+    except FileNotFoundError:
+        return None
+    except PermissionError:
+        return None  # SQLite says so when it opens it
+    if len(head) < 100 or not head.startswith(HEADER):
+        return "is not a SQLite database: its header was overwritten or the file was replaced"
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    if page < 512 or page & (page - 1):
+        return f"has a damaged header (page size {page})"
+    try:
+        if os.path.getsize(f"{path}-wal") > 0:
+            # A checkpoint cut short (a full disk) leaves the file shorter than its header
+            # says while the log still holds every page: SQLite reads them from there.
+            return None
+    except OSError:
+        pass
+    if size % page:
+        return f"is truncated ({size:,} bytes, not a whole number of {page:,}-byte pages)"
+    pages = int.from_bytes(head[28:32], "big")
+    if pages and head[24:28] == head[92:96] and size < pages * page:
+        return f"is truncated ({size:,} bytes; its header says {pages * page:,})"
+    return None
+
+
+def writable(path: Path) -> bool:
+    """Whether the database at ``path`` (and its directory, where SQLite keeps the
+    write-ahead log) can be written by this process."""
+    directory = path.parent
+    return os.access(directory, os.W_OK) and (not path.exists() or os.access(path, os.W_OK))
+
+
+def damaged_text(name: str, path: Path | str, why: str, *, readable: bool = True) -> str:
+    """The one line of a damaged database: what is wrong, and what to do (``readable``: SQLite
+    can still read parts of it, so a repair can copy them out)."""
+    if readable:
+        todo = (f"Restore it from a backup, or run 'jetlink cluster check {name} --repair' to "
+                "copy what is readable into a new file (the damaged one is kept beside it)")
+    else:
+        todo = (f"Restore it from a backup, or remove it with 'jetlink cluster rm {name}' to "
+                "start the cluster anew (what it held is lost)")
+    return f"cluster {name}: {path} {why}; nothing was written. {todo}"
+
+
+def damaged(name: str, path: Path | str, why: str, *, readable: bool = True) -> DamagedError:
+    return DamagedError(damaged_text(name, path, why, readable=readable))
+
+
+def unreadable(problem: str) -> bool:
+    """Whether a :func:`file_problem` leaves nothing SQLite can read (empty, no header)."""
+    return problem.startswith(("is empty", "is not a SQLite", "has a damaged header"))
+
+
+def readonly(directory: Path | str, what: str) -> ReadOnlyError:
+    return ReadOnlyError(f"data directory {directory} is read-only: {what}")
+
+
+def os_error(err: OSError, directory: Path | str, what: str) -> JetlinkError:
+    """An OSError of creating a file or directory in the data directory, as one line."""
+    if err.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return readonly(directory, what)
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return DiskFullError(f"no space left in data directory {directory} "
+                             f"({_free(directory)} free): {what}")
+    return StorageError(f"data directory {directory}: {what}: {err.strerror or err}")
+
+
+def _free(path: Path | str) -> str:
+    p = Path(path)
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        return _size(shutil.disk_usage(p).free)
+    except OSError:  # pragma: no cover - a path that vanished meanwhile
+        return "unknown"
+
+
+def storage_error(err: BaseException, name: str | None = None,
+                  path: Path | str | None = None) -> JetlinkError | None:
+    """``err`` (an exception of sqlite3) as one line naming the file, or None when it is not
+    a fault of the storage (a bug, a busy timeout: the caller lets it go on)."""
+    if not isinstance(err, sqlite3.Error):
+        return None
+    code = str(getattr(err, "sqlite_errorname", "") or "")
+    where = f"cluster {name}: {path}" if name and path else "the data directory's database"
+    if code.startswith("SQLITE_CORRUPT") or code == "SQLITE_NOTADB" or (
+            not code and "malformed" in str(err)):
+        if name and path:
+            return damaged(name, path, f"is damaged ({err})")
+        return DamagedError(f"{where} is damaged ({err}); nothing was written. Run "
+                            "'jetlink cluster check' to find which database, and restore it "
+                            "or repair it with 'jetlink cluster check NAME --repair'")
+    if code == "SQLITE_FULL":
+        free = _free(Path(path).parent) if path else "unknown"
+        return DiskFullError(
+            f"{where}: database or disk is full ({free} free on its filesystem): the write "
+            "in progress was rolled back, nothing acknowledged is lost; free some space and "
+            "run the command again")
+    if code.startswith("SQLITE_READONLY"):
+        directory = Path(path).parent if path else "in force"
+        return readonly(directory, f"cluster {name} cannot be written" if name
+                        else "it cannot be written")
+    if code.startswith("SQLITE_IOERR") or code == "SQLITE_CANTOPEN":
+        return StorageError(f"{where}: the storage failed ({err}); nothing was written")
+    return None
+
+
+# -- the record of the last verified state --------------------------------------------------
+
+def _stamp_path(path: Path) -> Path:
+    return path.with_name(f".{path.name}.checked")
+
+
+def _stamp(path: Path) -> list[Any]:
+    """Inode, size and modification time of the database and of a write-ahead log that
+    holds anything (an empty log, as each connection makes one, counts as none)."""
+    out: list[Any] = []
+    for p in (str(path), f"{path}-wal"):
+        try:
+            st = os.stat(p)
+        except FileNotFoundError:
+            out.append(None)
+            continue
+        out.append([st.st_ino, st.st_size, st.st_mtime_ns] if st.st_size or p == str(path)
+                   else None)
+    return out
+
+
+def trusted(path: Path) -> bool:
+    """Whether the database's files are as jetlink recorded them after its last verified
+    use (then nothing else has touched them since)."""
+    try:
+        with open(_stamp_path(path), encoding="utf-8") as f:
+            return json.load(f) == _stamp(path)
+    except (OSError, ValueError):
+        return False
+
+
+def record(path: Path) -> None:
+    """Record the files' state as verified (after a check, or when a verified connection
+    closes). Best effort: a directory that cannot be written keeps no record."""
+    target = _stamp_path(path)
+    tmp = target.with_name(f"{target.name}.{os.getpid()}")
+    try:
+        fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(_stamp(path), f)
+        os.replace(tmp, target)
+    except OSError:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+
+
+def forget(path: Path) -> None:
+    try:
+        os.remove(_stamp_path(path))
+    except OSError:
+        pass
+
+
+def check(conn: sqlite3.Connection, *, full: bool = False) -> list[str]:
+    """``PRAGMA quick_check`` (``integrity_check`` when ``full``): its problems, at most
+    :data:`CHECK_LINES` ([] when the database is sound)."""
+    pragma = "integrity_check" if full else "quick_check"
+    try:
+        rows = [str(r[0]) for r in conn.execute(f"PRAGMA {pragma}({CHECK_LINES})")]
+    except sqlite3.DatabaseError as err:
+        return [str(err)]
+    return [] if rows == ["ok"] else rows
+
+
+def verify(conn: sqlite3.Connection, name: str, path: Path) -> None:
+    """Before the first write of a process: DamagedError when the database is damaged
+    (checked unless :func:`trusted`), else the state is recorded as verified."""
+    if trusted(path):
+        return
+    problems = check(conn)
+    if problems:
+        raise damaged(name, path, f"is damaged (quick_check: {problems[0]})")
+    record(path)

@@ -1,0 +1,389 @@
+"""Out-of-range inputs are refused with a usage error, and a refused command changes nothing.
+
+- waits (``--interval``, ``--timeout``, ``--wait``, ``--refresh``) beyond core.durations'
+  MAX_WAIT (100y) are usage errors instead of an OverflowError in time.sleep;
+- ``pub --count`` / ``topic produce --count`` past core.counts' MAX_COUNT (exit 2) or past
+  the free space of the data directory (exit 1) are refused before anything is written;
+- a Nats-TTL whose expiry passes the int64 nanosecond clock is stored (expiry kept at the
+  maximum) instead of an OverflowError in SQLite;
+- a table of refused commands across verb families: the cluster databases' bytes are
+  identical before and after (after a WAL checkpoint), the -wal file holds no commit, and
+  the exit status is the documented one; read-only Kafka verbs create no tables.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import namedtuple
+from pathlib import Path
+
+import pytest
+
+from helpers import doc, ok
+
+from jetlink.core import counts
+from jetlink.core.store import DataDir
+from jetlink.core.durations import (
+    MAX_DURATION, MAX_WAIT, YEAR, DurationError, check_wait, format_duration,
+)
+
+BIG = "9223372036854775808"  # 2**63: one more than natscli's int64 --count
+
+
+def checkpoint(data: Path) -> dict[str, bytes]:
+    """Every cluster database's bytes after folding its WAL in (no other connection is
+    open: the in-process CLI closes its data directory at the end of each command)."""
+    out = {}
+    for db in sorted(data.glob("*.db")):
+        conn = sqlite3.connect(db)
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()
+        out[db.name] = db.read_bytes()
+    return out
+
+
+def wal_sizes(data: Path) -> dict[str, int]:
+    return {p.name: p.stat().st_size for p in sorted(data.glob("*.db-wal"))}
+
+
+def tables(data: Path, cluster: str) -> set[str]:
+    conn = sqlite3.connect(data / f"{cluster}.db")
+    try:
+        return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    finally:
+        conn.close()
+
+
+# -- waits -----------------------------------------------------------------------------------------
+
+
+def test_check_wait_bounds():
+    assert check_wait(MAX_WAIT) == MAX_WAIT
+    with pytest.raises(DurationError, match=r"longest wait, 100y \(876000h0m0s\)"):
+        check_wait(MAX_WAIT + 1)
+    # the bound is below what time.sleep can take: about 292 years of int64 nanoseconds
+    assert MAX_WAIT == 100 * YEAR < MAX_DURATION
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["replicate", "--follow", "--interval", "2562047h"],
+        ["replicate", "--follow", "--interval", "2562047h47m16.854775807s"],
+        ["positions", "sync", "--follow", "--interval", "101y"],
+        ["sub", "a.>", "--wait", "2562047h"],
+        ["kv", "watch", "B", "--timeout", "101y"],
+        ["dashboard", "--refresh", "2562047h"],
+    ],
+)
+def test_wait_over_the_limit_is_a_usage_error(jl, args):
+    r = jl(*args)
+    assert r.exit_code == 2, r.output
+    flag = args[-2]
+    assert f"invalid value for {flag}: {args[-1]!r}" in r.output
+    assert "longest wait, 100y (876000h0m0s)" in r.output
+    assert "Traceback" not in r.output
+
+
+def test_kafka_wait_over_the_limit_is_a_usage_error(jl):
+    ok(jl("cluster", "add", "k", "--kind", "kafka"))
+    r = jl("--cluster", "k", "topic", "consume", "t", "--follow", "--timeout", "2562047h")
+    assert r.exit_code == 2, r.output
+    assert "invalid value for --timeout: '2562047h'" in r.output
+    r = jl("--cluster", "k", "mirrors", "promote", "--link", "L", "t", "--timeout", "200y")
+    assert r.exit_code == 2, r.output
+    assert "invalid value for --timeout: '200y'" in r.output
+
+
+def test_wait_at_the_limit_sleeps(jl, monkeypatch):
+    """100y itself is accepted: the pause reaches the sleep as 100 years of seconds."""
+    slept = []
+
+    def fake_sleep(seconds):
+        slept.append(seconds)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("jetlink.cli.replicate.sleep", fake_sleep)
+    r = jl("replicate", "--follow", "--interval", "100y")
+    assert r.exit_code == 130, r.output
+    assert slept == [MAX_WAIT / 1e9]
+
+
+def test_msg_ttl_past_the_int64_clock_is_stored(jl):
+    """A Nats-TTL whose expiry passes year 2262 (int64 nanoseconds) is stored, its expiry
+    kept at the maximum: no OverflowError from SQLite."""
+    ok(jl("stream", "add", "S", "--subjects", "a.>", "--allow-msg-ttl", "--defaults"))
+    for ttl in ("2562047h", "9223372036854775807"):
+        r = jl("pub", "a.1", "x", "-H", f"Nats-TTL:{ttl}", "--json")
+        assert r.exit_code == 0, r.output
+        assert doc(r)["stream"] == "S"
+    conn = sqlite3.connect(jl.data / "local.db")
+    try:
+        assert [r[0] for r in conn.execute("SELECT expires FROM msg_ttl")] == [2**63 - 1] * 2
+    finally:
+        conn.close()
+
+
+# -- counts ----------------------------------------------------------------------------------------
+
+
+def test_check_count_bounds():
+    assert counts.check_count(counts.MAX_COUNT) == counts.MAX_COUNT
+    with pytest.raises(counts.UsageError, match=r"more than the maximum 1,000,000,000"):
+        counts.check_count(counts.MAX_COUNT + 1)
+
+
+def test_check_space_uses_the_free_space(tmp_path, monkeypatch):
+    Usage = namedtuple("Usage", "total used free")
+    monkeypatch.setattr(counts.shutil, "disk_usage", lambda p: Usage(10_000, 0, 10_000))
+    per = 68 + counts.MSG_OVERHEAD  # 100 bytes a message
+    assert counts.check_space(100, 68, tmp_path) == 100  # exactly fits
+    with pytest.raises(counts.JetlinkError) as err:
+        counts.check_space(101, 68, tmp_path / "not-yet")
+    assert err.value.exit_code == 1
+    assert str(err.value) == (
+        f"--count 101: not enough free space: 101 messages of about {per} bytes need at least "
+        f"10,100 bytes, more than the 10,000 bytes free for the data directory "
+        f"{tmp_path / 'not-yet'}"
+    )
+
+
+@pytest.mark.parametrize("count", [BIG, str(counts.MAX_COUNT + 1)])
+def test_pub_count_over_the_maximum(jl, count):
+    ok(jl("stream", "add", "S", "--subjects", "a.>", "--defaults"))
+    before = checkpoint(jl.data)
+    r = jl("pub", "a.1", "x", "--count", count)
+    assert r.exit_code == 2, r.output
+    assert f"invalid value for --count: '{count}': more than the maximum 1,000,000,000" in r.output
+    assert checkpoint(jl.data) == before
+
+
+def test_pub_count_float_spelling_is_a_usage_error(jl):
+    r = jl("pub", "a.1", "x", "--count", "1e23")
+    assert r.exit_code == 2, r.output
+    assert "--count" in r.output and "1e23" in r.output
+
+
+def test_pub_count_past_the_free_space(jl, monkeypatch):
+    ok(jl("stream", "add", "S", "--subjects", "a.>", "--defaults"))
+    before = checkpoint(jl.data)
+    Usage = namedtuple("Usage", "total used free")
+    monkeypatch.setattr(counts.shutil, "disk_usage", lambda p: Usage(1 << 20, 0, 1 << 20))
+    r = jl("pub", "a.1", "x" * 100, "--count", "100000")
+    assert r.exit_code == 1, r.output
+    assert "--count 100,000: not enough free space" in r.output
+    assert "1,048,576 bytes free" in r.output
+    assert checkpoint(jl.data) == before
+    # what fits is published
+    r = jl("pub", "a.1", "x" * 100, "--count", "3", "--json")
+    assert r.exit_code == 0, r.output
+    assert [a["seq"] for a in doc(r)] == [1, 2, 3]
+
+
+def test_topic_produce_count_bounds(jl, monkeypatch):
+    ok(jl("cluster", "add", "k", "--kind", "kafka"))
+    ok(jl("--cluster", "k", "topic", "create", "t"))
+    before = checkpoint(jl.data)
+    r = jl("--cluster", "k", "topic", "produce", "t", "v", "--count", BIG)
+    assert r.exit_code == 2, r.output
+    assert f"invalid value for --count: '{BIG}'" in r.output
+    Usage = namedtuple("Usage", "total used free")
+    monkeypatch.setattr(counts.shutil, "disk_usage", lambda p: Usage(1 << 20, 0, 1 << 20))
+    r = jl("--cluster", "k", "topic", "produce", "t", "v" * 100, "--count", "100000")
+    assert r.exit_code == 1, r.output
+    assert "not enough free space" in r.output
+    assert checkpoint(jl.data) == before
+
+
+# -- refused commands change nothing ---------------------------------------------------------------
+
+
+@pytest.fixture
+def world(jl):
+    """A NATS cluster ``local`` (streams S, D, a KV bucket, a consumer) and two Kafka
+    clusters: ``k`` with a topic and ``kk`` never used for Kafka yet, without the Kafka
+    tables (as a data directory of an earlier jetlink holds it: ``cluster add`` makes them
+    now)."""
+    ok(jl("stream", "add", "S", "--subjects", "a.>", "--max-msg-size", "64",
+          "--dupe-window", "1m", "--defaults"))
+    ok(jl("pub", "a.1", "x", "-H", "Nats-Msg-Id:one"))
+    ok(jl("stream", "add", "D", "--subjects", "d.>", "--max-msgs", "1", "--discard", "new",
+          "--defaults"))
+    ok(jl("pub", "d.1", "x"))
+    ok(jl("consumer", "add", "S", "C", "--pull", "--defaults"))
+    ok(jl("kv", "add", "B"))
+    ok(jl("kv", "put", "B", "k", "v"))
+    ok(jl("cluster", "add", "k", "--kind", "kafka"))
+    ok(jl("--cluster", "k", "topic", "create", "t"))
+    dd = DataDir(jl.data)
+    dd.add_cluster("kk", "kafka")
+    dd.close()
+    return jl
+
+
+def test_cluster_add_creates_the_kafka_tables(jl):
+    ok(jl("cluster", "add", "k2", "--kind", "kafka"))
+    assert {"topics", "records", "partitions", "links", "mirrors"} <= tables(jl.data, "k2")
+
+
+REFUSED = [
+    # (command, exit status)
+    (["pub", "a.1", "x" * 100], 1),  # max_msg_size
+    (["pub", "a.1", "x", "-H", "Nats-Expected-Last-Sequence:99"], 1),
+    (["pub", "a.1", "x", "-H", "Nats-Expected-Stream:OTHER"], 1),
+    (["pub", "d.1", "x"], 1),  # discard new at max_msgs
+    (["pub", "a.1", "x", "--count", BIG], 2),
+    (["pub", "nowhere", "x"], 1),  # no stream captures the subject
+    (["kv", "put", "B", "bad key!", "v"], 1),
+    (["kv", "create", "B", "k", "v"], 1),  # exists
+    (["kv", "add", "bad name"], 1),
+    (["stream", "add", "S2", "--subjects", "a.>", "--defaults"], 1),  # overlaps S
+    (["stream", "add", "bad.name", "--subjects", "z", "--defaults"], 1),
+    (["stream", "edit", "S", "--subjects", "d.>", "-f"], 1),  # overlaps D
+    (["consumer", "add", "S", "bad.name", "--pull", "--defaults"], 1),
+    (["consumer", "add", "S", "C", "--pull", "--ack", "none", "--defaults"], 1),  # not updatable
+    (["consumer", "add", "NOPE", "C2", "--pull", "--defaults"], 1),
+    (["replicate", "--follow", "--interval", "101y"], 2),
+    (["--cluster", "kk", "topic", "create", "bad/name"], 1),
+    (["--cluster", "kk", "topic", "create", "t2", "--partitions", "0"], 1),
+    (["--cluster", "kk", "topic", "create", "t2", "--config", "cleanup.policy=nope"], 1),
+    (["--cluster", "kk", "mirrors", "create", "t", "--link", "NOPE"], 1),
+    (["--cluster", "kk", "links", "create", "L", "--source-cluster", "nope"], 1),
+    (["--cluster", "kk", "links", "create", "L", "--source-cluster", "k",
+      "--config", "link.mode=SIDEWAYS"], 1),
+    (["--cluster", "kk", "topic", "produce", "t", "v"], 1),  # no such topic
+    (["--cluster", "kk", "topic", "describe", "t"], 1),
+    (["--cluster", "kk", "links", "describe", "L"], 1),
+    (["--cluster", "kk", "mirrors", "describe", "t"], 1),
+    (["--cluster", "k", "topic", "create", "t"], 1),  # exists
+    (["--cluster", "k", "topic", "produce", "t", "v", "--count", BIG], 2),
+]
+
+
+@pytest.mark.parametrize(("args", "status"), REFUSED, ids=[" ".join(a)[:60] for a, _ in REFUSED])
+def test_refused_command_changes_no_byte(world, args, status):
+    before = checkpoint(world.data)
+    kk_tables = tables(world.data, "kk")
+    r = world(*args)
+    assert r.exit_code == status, r.output
+    assert "Traceback" not in r.output
+    assert wal_sizes(world.data) in ({}, {k: 0 for k in wal_sizes(world.data)})
+    assert tables(world.data, "kk") == kk_tables
+    assert checkpoint(world.data) == before
+
+
+READ_ONLY = [
+    ["--cluster", "kk", "topic", "ls"],
+    ["--cluster", "kk", "links", "ls"],
+    ["--cluster", "kk", "mirrors", "ls"],
+    ["--cluster", "kk", "group", "ls"],
+]
+
+
+@pytest.mark.parametrize("args", READ_ONLY, ids=[" ".join(a) for a in READ_ONLY])
+def test_kafka_viewers_create_no_tables(world, args):
+    before = checkpoint(world.data)
+    r = world(*args, "--json")
+    assert r.exit_code == 0, r.output
+    assert checkpoint(world.data) == before
+
+
+def test_first_kafka_write_creates_the_schema(world):
+    """A valid command still creates the Kafka tables on first use (in its own
+    transaction)."""
+    assert "topics" not in tables(world.data, "kk")
+    ok(world("--cluster", "kk", "topic", "create", "t2"))
+    assert {"topics", "records", "partitions"} <= tables(world.data, "kk")
+    assert "links" not in tables(world.data, "kk")  # made by the first link's write
+    listed = doc(world("--cluster", "kk", "topic", "ls", "--json"))
+    assert [t["topic_name"] for t in listed] == ["t2"]
+
+
+@pytest.mark.parametrize("header", ["Nats-Expected-Last-Sequence:99",
+                                    "Nats-Expected-Last-Msg-Id:nope",
+                                    "Nats-Expected-Stream:OTHER"])
+def test_refused_publish_after_the_dedupe_window_changes_nothing(jl, cli_clock, header):
+    """A refused publish once the duplicate window has passed: the dedupe clean-up (and its
+    timestamp) belongs to a publish that stores, so the refusal leaves every byte."""
+    ok(jl("stream", "add", "S", "--subjects", "a.>", "--dupe-window", "1m", "--defaults"))
+    ok(jl("pub", "a.1", "x", "-H", "Nats-Msg-Id:one"))
+    cli_clock.advance_s(120)
+    before = checkpoint(jl.data)
+    r = jl("pub", "a.1", "y", "-H", header)
+    assert r.exit_code == 1, r.output
+    assert checkpoint(jl.data) == before
+    # a publish that stores still drops the expired entries
+    ok(jl("pub", "a.1", "z"))
+    conn = sqlite3.connect(jl.data / "local.db")
+    try:
+        assert conn.execute("SELECT count(*) FROM dedupe").fetchone()[0] == 0
+        assert conn.execute("SELECT dedupe_pruned_ns FROM streams").fetchone()[0] == \
+            cli_clock.now_ns()
+    finally:
+        conn.close()
+
+
+def test_create_schema_makes_every_kafka_component_once(dd):
+    """What ``cluster add --kind kafka`` is to call (core/kafka/schema.py create_schema):
+    all three components in one go; again it changes nothing."""
+    from jetlink.core.kafka.schema import COMPONENTS, create_schema, has_components
+
+    dd.add_cluster("k", "kafka")
+    cl = dd.open("k")
+    assert not has_components(cl, COMPONENTS)
+    create_schema(cl)
+    assert has_components(cl, COMPONENTS)
+    with cl.read() as conn:
+        versions = dict(conn.execute("SELECT component, version FROM schema_components "
+                                     "WHERE component LIKE 'kafka%'"))
+    assert set(versions) == set(COMPONENTS) and min(versions.values()) >= 1
+    dd.close()
+    before = checkpoint(dd.path)
+    create_schema(dd.open("k"))
+    dd.close()
+    assert checkpoint(dd.path) == before
+
+
+def test_viewer_of_a_cluster_without_kafka_tables(dd, clock):
+    """The core API objects read an empty schema where the tables were never made, and
+    make them with the first write that succeeds."""
+    from jetlink.core.kafka.errors import KafkaError
+    from jetlink.core.kafka.links import Links
+    from jetlink.core.kafka.mirrors import Mirrors
+    from jetlink.core.kafka.topics import Kafka
+
+    cl = dd.open("local")
+    before = cl.table_names()
+    kafka = Kafka(cl, clock)
+    assert kafka.topics() == [] and kafka.groups() == [] and not kafka.has_topic("t")
+    with pytest.raises(KafkaError):
+        kafka.describe_topic("t")
+    with pytest.raises(KafkaError):
+        kafka.create_topic("t", partitions=0)
+    assert Links(dd, "local", clock).list() == []
+    assert Mirrors(dd, "local", clock).list() == []
+    assert cl.table_names() == before
+    kafka.create_topic("t")
+    assert "topics" in cl.table_names() and "links" not in cl.table_names()
+    assert [t.name for t in Kafka(cl, clock).topics()] == ["t"]
+
+
+@pytest.mark.parametrize("args", [["bench", "pub", "--count", BIG],
+                                  ["bench", "link", "--count", str(counts.MAX_COUNT + 1)]])
+def test_bench_counts_are_bounded_too(jl, args):
+    r = jl(*args)
+    assert r.exit_code == 2, r.output
+    assert "1<=x<=1000000000" in r.output
+
+
+def test_apply_adds_a_kafka_cluster_with_its_tables(jl):
+    """``jetlink apply`` adding a Kafka cluster makes its tables then (create_schema), so
+    later refusals on it have nothing to create."""
+    path = jl.tmp / "topology.toml"
+    path.write_text('[clusters.kw]\nkind = "kafka"\n[clusters.nw]\n')
+    r = jl("apply", str(path), "-f")
+    assert r.exit_code == 0, r.output
+    assert {"topics", "links", "mirrors"} <= tables(jl.data, "kw")
+    assert "topics" not in tables(jl.data, "nw")

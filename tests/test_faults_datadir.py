@@ -1,0 +1,400 @@
+"""Faults of the data directory itself (store/health.py, core/repair.py): a damaged page, an
+emptied, truncated or overwritten file, a full disk, a read-only directory. For each, every
+verb family runs, and: no traceback, the documented exit status and message, no acknowledged
+message lost, and the database bytes unchanged by a refused command."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import subprocess
+
+import pytest
+
+from helpers import doc, ok
+
+from jetlink.core.store import DataDir, health
+from jetlink.core.streams import recount
+
+PAYLOAD = "p" * 200
+
+
+def _seed(jl) -> None:
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    ok(jl("kv", "add", "CFG"))
+    ok(jl("kv", "put", "CFG", "limit", "100"))
+    ok(jl("consumer", "add", "ORDERS", "C1", "--pull", "--defaults"))
+    for s in ("a", "b", "c"):
+        ok(jl("pub", f"orders.{s}", "--count", "1500", PAYLOAD))
+
+
+def _db(jl):
+    return jl.data / "local.db"
+
+
+def _bytes(path) -> bytes:
+    return path.read_bytes() if path.exists() else b""
+
+
+def _no_traceback(result) -> None:
+    assert result.exception is None or isinstance(result.exception, SystemExit), \
+        repr(result.exception)
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def damage_page(path) -> None:
+    size = os.path.getsize(path)
+    with open(path, "r+b") as f:
+        f.seek((size // 4096 // 2) * 4096)
+        f.write(os.urandom(4096))
+
+
+def empty(path) -> None:
+    open(path, "w").close()
+
+
+def truncate(path) -> None:
+    os.truncate(path, (os.path.getsize(path) // 4096 // 2) * 4096)
+
+
+def overwrite_header(path) -> None:
+    with open(path, "r+b") as f:
+        f.write(b"\0" * 100)
+
+
+FAULTS = {
+    # fault: (how, what the error says, whether SQLite can still read parts of it)
+    "page": (damage_page, "is damaged", True),
+    "empty": (empty, "is empty (0 bytes)", False),
+    "truncated": (truncate, "is truncated", True),
+    "header": (overwrite_header, "is not a SQLite database", False),
+}
+
+WRITES = [
+    ("pub", "orders.a", "more"),
+    ("kv", "put", "CFG", "limit", "200"),
+    ("stream", "add", "NEW", "--subjects", "new.>", "--defaults"),
+    ("consumer", "add", "ORDERS", "C2", "--pull", "--defaults"),
+    ("stream", "purge", "ORDERS", "-f"),
+]
+READS = [
+    ("stream", "info", "ORDERS"),
+    ("stream", "ls"),
+    ("kv", "get", "CFG", "limit"),
+    ("stream", "view", "ORDERS", "--all"),
+    ("cluster", "ls"),
+    ("replicate",),  # nothing pending: it reads
+]
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_a_damaged_database_is_never_written(jl, fault):
+    _seed(jl)
+    how, says, _readable = FAULTS[fault]
+    how(_db(jl))
+    before = _bytes(_db(jl))
+    for args in WRITES:
+        r = jl(*args)
+        _no_traceback(r)
+        assert r.exit_code == 1, (args, r.stdout, r.stderr)
+        assert says in r.stderr and str(_db(jl)) in r.stderr, (args, r.stderr)
+        assert _bytes(_db(jl)) == before, args  # not one byte written
+    for args in READS:  # a read fails cleanly where it meets the damage, or works
+        r = jl(*args)
+        _no_traceback(r)
+        assert r.exit_code in (0, 1), (args, r.exit_code)
+        if r.exit_code:
+            assert str(_db(jl)) in r.stderr and "damaged" in r.stderr or says in r.stderr
+    assert _bytes(_db(jl)) == before
+    # cluster check names the file and exits 1
+    r = jl("cluster", "check", "--json")
+    _no_traceback(r)
+    assert r.exit_code == 1
+    (rep,) = json.loads(r.stdout)
+    assert rep["name"] == "local" and rep["ok"] is False and rep["problems"]
+    assert rep["path"] == str(_db(jl))
+
+
+def test_an_emptied_database_is_not_taken_for_a_new_cluster(jl):
+    _seed(jl)
+    empty(_db(jl))
+    for args in (("stream", "add", "X", "--subjects", "x.>", "--defaults"), ("stream", "ls")):
+        r = jl(*args)
+        assert r.exit_code == 1
+        assert "is empty (0 bytes): the file was emptied or replaced" in r.stderr
+        assert "jetlink cluster rm local" in r.stderr  # nothing to repair: what to do instead
+    assert _db(jl).stat().st_size == 0
+    r = jl("cluster", "check", "local", "--repair")
+    assert r.exit_code == 1 and "cannot be repaired" in r.stderr
+    assert _db(jl).stat().st_size == 0
+    ok(jl("cluster", "rm", "local", "-f"))  # what the error says to do: start anew
+    ok(jl("stream", "add", "X", "--subjects", "x.>", "--defaults"))
+    assert doc(jl("stream", "ls", "--json")) == ["X"]
+
+
+def test_repair_keeps_what_is_readable_and_the_damaged_file(jl):
+    _seed(jl)
+    stored = doc(jl("stream", "info", "ORDERS", "--json"))["state"]["messages"]
+    damage_page(_db(jl))
+    damaged_bytes = _bytes(_db(jl))
+    r = jl("cluster", "check", "local", "--repair", "--json")
+    _no_traceback(r)
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["clusters"] == [{"name": "local", "path": str(_db(jl)), "ok": True,
+                              "problems": []}]
+    (rep,) = d["repaired"]
+    total = stored + 1  # and the KV bucket's one message
+    assert rep["messages_before"] == total
+    assert 0 < rep["messages_after"] < total
+    assert rep["messages_lost"] == total - rep["messages_after"]
+    # the damaged file is kept beside the new one, byte for byte
+    assert open(rep["damaged_copy"], "rb").read() == damaged_bytes
+    assert oct(_db(jl).stat().st_mode & 0o777) == "0o600"
+    # the streams' state is true for what survived, and the cluster is usable again
+    info = doc(jl("stream", "info", "ORDERS", "--json"))["state"]
+    assert info["messages"] == rep["messages_after"] - 1  # the KV bucket keeps one
+    assert info["last_seq"] == stored  # a sequence is never used twice
+    ack = doc(jl("pub", "orders.a", "after", "--json"))
+    assert ack["seq"] == stored + 1
+    conn = sqlite3.connect(_db(jl))
+    try:
+        for (sid,) in conn.execute("SELECT id FROM streams"):
+            rc = recount(conn, sid)
+            assert rc["chain_errors"] == []
+            assert rc["subjects"] == rc["subjects_table"]
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        conn.close()
+    assert doc(jl("kv", "get", "CFG", "limit", "--json"))["value"] is not None
+    r = jl("cluster", "check")
+    assert r.exit_code == 0 and "Cluster local: ok" in r.stdout
+
+
+def test_only_changed_files_are_checked_again(jl, monkeypatch):
+    """The quick check before a write runs when the files are not as jetlink left them."""
+    ok(jl("stream", "add", "S", "--subjects", "s.>", "--defaults"))
+    path = _db(jl)
+    assert health.trusted(path)
+    calls = []
+    real = health.check
+    monkeypatch.setattr(health, "check", lambda conn, full=False: calls.append(1) or real(
+        conn, full=full))
+    ok(jl("pub", "s.a", "one"))
+    assert calls == []  # unchanged since jetlink's last verified use: no scan
+    with open(path, "r+b") as f:  # touched by something else (same bytes: still changed)
+        f.seek(200)
+        b = f.read(1)
+        f.seek(200)
+        f.write(b)
+    os.utime(path)
+    assert not health.trusted(path)
+    ok(jl("pub", "s.a", "two"))
+    assert calls == [1]
+
+
+def test_a_cluster_is_created_whole_or_not_at_all(tmp_path):
+    dd = DataDir(tmp_path / "d")
+    dd.ensure()
+    (tmp_path / "d" / ".east.db.new-1").write_bytes(b"left by a killed process")
+    dd.add_cluster("east")
+    names = sorted(p.name for p in (tmp_path / "d").iterdir() if p.name.endswith(".db"))
+    assert names == ["east.db"]
+    assert health.file_problem(tmp_path / "d" / "east.db") is None
+    dd.close()
+
+
+# -- a full disk ----------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _mounted(kind: str, target, source=None, options: str = ""):
+    """A mount for the test when this process may mount (root), else None."""
+    if os.geteuid() != 0:
+        yield None
+        return
+    args = ["mount"] + (["-t", kind] if kind else []) + (["-o", options] if options else [])
+    args += [source or kind, str(target)]
+    if subprocess.run(args, capture_output=True).returncode != 0:
+        yield None
+        return
+    try:
+        yield target
+    finally:
+        subprocess.run(["umount", "-l", str(target)], capture_output=True)
+
+
+@pytest.fixture(params=["tmpfs", "capped"])
+def small_disk(request, tmp_path, monkeypatch):
+    """A data directory on a 3 MiB tmpfs (needs root: skipped otherwise), or on a database
+    capped by max_page_count (the same SQLITE_FULL, anywhere). Yields (data dir, free():
+    frees space)."""
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    if request.param == "capped":
+        from jetlink.core.store import datadir
+
+        cap = {"pages": 600}
+        real = datadir.connect
+
+        def capped(path, **kw):
+            conn = real(path, **kw)
+            conn.execute(f"PRAGMA max_page_count={cap['pages']}")
+            return conn
+
+        monkeypatch.setattr(datadir, "connect", capped)
+        yield mnt / "data", lambda: cap.update(pages=100_000)
+        return
+    with _mounted("tmpfs", mnt, options="size=3m") as m:
+        if m is None:
+            pytest.skip("mounting a tmpfs needs root")
+        ballast = mnt / "ballast"
+        ballast.write_bytes(b"\0" * (1024 * 1024))
+
+        def free() -> None:
+            ballast.unlink()
+            (mnt / "fill").unlink(missing_ok=True)
+
+        yield mnt / "data", free
+
+
+def test_disk_full_is_one_line_and_loses_nothing_acknowledged(small_disk, jl):
+    data, free = small_disk
+
+    def run(*args):
+        return jl("--data-dir", str(data), *args)
+
+    ok(run("stream", "add", "BIG", "--subjects", "big.>", "--defaults"))
+    ok(run("kv", "add", "FULLKV"))
+    acked = 0
+    payload = "x" * 4000
+    full = "database or disk is full"
+    # Publish until the store refuses: SQLite finds no space (SQLITE_FULL), or pub --count
+    # refuses up front what cannot fit in the free space it sees.
+    for _ in range(1000):
+        r = run("pub", "big.a", "--count", "20", payload, "--json")
+        _no_traceback(r)
+        if r.exit_code:
+            break
+        acked += len(json.loads(r.stdout))
+    said = r.stdout + r.stderr  # (with --json the error is the document on stdout)
+    assert r.exit_code == 1 and (full in said or "not enough free space" in said), said
+    # Whatever space is left taken too: every write meets SQLITE_FULL now.
+    if (data.parent / "ballast").exists():
+        with contextlib.suppress(OSError), open(data.parent / "fill", "wb") as f:
+            while True:
+                f.write(b"\0" * 4096)
+                f.flush()
+    else:
+        r = run("pub", "big.a", "--count", "20", payload, "--json")
+        assert full in r.stdout  # (the cap leaves the filesystem free: no refusal up front)
+    r = run("kv", "put", "FULLKV", "big", "v" * 100_000)  # new pages: there are none
+    _no_traceback(r)
+    assert r.exit_code == 1, r.stdout
+    assert full in r.stderr and str(data / "local.db") in r.stderr, r.stderr
+    assert "free on its filesystem" in r.stderr and "nothing acknowledged is lost" in r.stderr
+    for args in (("stream", "add", "X", "--subjects", "x.>", "--defaults"),
+                 ("consumer", "add", "BIG", "C", "--pull", "--defaults")):
+        r = run(*args)  # small writes may still fit in a page's free space
+        _no_traceback(r)
+        assert r.exit_code == 0 or (r.exit_code == 1 and full in r.stderr), r.stderr
+    info = doc(run("stream", "info", "BIG", "--json"))["state"]
+    assert info["messages"] == acked  # every acknowledged message, nothing half-written
+    free()
+    r = run("pub", "big.a", "--count", "10", payload, "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr  # the same command works again
+    assert doc(run("stream", "info", "BIG", "--json"))["state"]["messages"] == acked + 10
+    conn = sqlite3.connect(data / "local.db")
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
+
+
+# -- a read-only data directory ----------------------------------------------------------------
+
+@pytest.fixture
+def readonly(jl, tmp_path):
+    """The seeded data directory made read-only: a read-only bind mount (root), else
+    permissions (another user)."""
+    _seed(jl)
+    ok(jl("cluster", "add", "k", "--kind", "kafka"))
+    ok(jl("--cluster", "k", "topic", "create", "orders"))
+    view = tmp_path / "ro"
+    view.mkdir()
+    with _mounted("", view, source=str(jl.data), options="bind,ro") as m:
+        if m is not None:
+            # a bind mount is read-only only after a remount
+            if subprocess.run(["mount", "-o", "remount,bind,ro", str(view)],
+                              capture_output=True).returncode == 0:
+                yield view
+                return
+        if os.geteuid() == 0:
+            pytest.skip("cannot make a read-only directory here (root without mount)")
+        for p in jl.data.iterdir():
+            p.chmod(0o400)
+        jl.data.chmod(0o500)
+        try:
+            yield jl.data
+        finally:
+            jl.data.chmod(0o700)
+            for p in jl.data.iterdir():
+                p.chmod(0o600)
+
+
+def test_a_read_only_directory_is_read_and_never_written(jl, readonly):
+    def run(*args):
+        return jl("--data-dir", str(readonly), *args)
+
+    info = doc(run("stream", "info", "ORDERS", "--json"))
+    assert info["state"]["messages"] == 4500
+    assert doc(run("kv", "get", "CFG", "limit", "--json"))["revision"] == 1
+    r = ok(run("stream", "view", "ORDERS", "--count", "2"))
+    assert PAYLOAD in r.stdout
+    assert [c["name"] for c in doc(run("cluster", "ls", "--json"))] == ["k", "local"]
+    assert ok(run("cluster", "check")).stdout.count(": ok") == 2
+    assert "orders" in ok(run("--cluster", "k", "topic", "ls")).stdout
+    for args in [("pub", "orders.a", "x"), ("kv", "put", "CFG", "limit", "1"),
+                 ("stream", "add", "N", "--subjects", "n.>", "--defaults"),
+                 ("cluster", "add", "east"), ("--cluster", "k", "topic", "create", "t")]:
+        r = run(*args)
+        _no_traceback(r)
+        assert r.exit_code == 1, (args, r.stdout)
+        assert f"data directory {readonly} is read-only" in r.stderr, (args, r.stderr)
+
+
+def test_storage_errors_name_the_file():
+    err = sqlite3.OperationalError("database or disk is full")
+    err.sqlite_errorname = "SQLITE_FULL"
+    e = health.storage_error(err, "east", "/x/east.db")
+    assert isinstance(e, health.DiskFullError) and "cluster east: /x/east.db" in str(e)
+    err = sqlite3.DatabaseError("database disk image is malformed")
+    err.sqlite_errorname = "SQLITE_CORRUPT"
+    assert isinstance(health.storage_error(err, "a", "/x/a.db"), health.DamagedError)
+    assert health.storage_error(ValueError("x")) is None
+    busy = sqlite3.OperationalError("database is locked")
+    busy.sqlite_errorname = "SQLITE_BUSY"
+    assert health.storage_error(busy, "a", "/x/a.db") is None
+
+
+def test_a_count_cut_short_by_a_full_disk_says_what_was_stored(jl, monkeypatch):
+    """pub --count stores in chunks of 1,000 (one transaction each): when the disk fills
+    part-way, the chunks acknowledged before are kept and the command says which."""
+    from jetlink.core.store import datadir
+
+    real = datadir.connect
+
+    def capped(path, **kw):
+        conn = real(path, **kw)
+        conn.execute("PRAGMA max_page_count=400")
+        return conn
+
+    monkeypatch.setattr(datadir, "connect", capped)
+    ok(jl("stream", "add", "BIG", "--subjects", "big.>", "--defaults"))
+    r = jl("pub", "big.a", "--count", "5000", "x" * 500)
+    _no_traceback(r)
+    assert r.exit_code == 1
+    assert "database or disk is full" in r.stderr
+    stored = doc(jl("stream", "info", "BIG", "--json"))["state"]["messages"]
+    assert 0 < stored < 5000 and stored % 1000 == 0
+    assert (f"jetlink: {stored:,} of 5,000 messages were stored (sequences 1..{stored:,}) "
+            "before the error") in r.stderr
