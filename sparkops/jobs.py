@@ -23,10 +23,12 @@ max_age, a duplicate window: the usual source target) through ``_source_fast``: 
 over (partition, subject, Nats-Msg-Id) groups planned on the driver (each subject's filter and
 transforms evaluated once, duplicates found among the groups with an id, per-partition counts
 and ranges, the refusal checks), one narrow pass over the subjects with more messages than the
-per-subject limit (their cut-offs), then one pass over the whole rows: a partition-local sort,
-sequences from the per-partition counts when the partitions hold disjoint ranges of the merge
-order (else one range sort), the cut-offs and the duplicates joined by broadcast, the header
-built on bytes. ``ordered=False`` leaves the partitions in any order (a Parquet output).
+per-subject limit (their cut-offs; those subjects' rows picked by their origin subjects, a
+literal list, when few), then one pass over the whole rows: a partition-local sort, sequences
+from the per-partition counts when the partitions hold disjoint ranges of the merge order
+(else one range sort), the duplicates joined by broadcast, the cut-offs written into the plan
+when few (else joined by broadcast), the header built on bytes. ``ordered=False`` leaves the
+partitions in any order (a Parquet output).
 
 Refused with a clear error (the pump would stall on them or needs per-message state a bulk job
 does not carry): discard-new limits, interest / work-queue retention, counters, sealed targets,
@@ -348,7 +350,12 @@ class _Part:
     stats: list[dict[str, int]]  # per partition of ``rows``: n, tlo, thi, slo, shi, bad<i>
     tally: Any  # messages per target subject (pandas Series, the subject's bytes as index)
     stable: bool  # the rows' partitions are the same in every query
-    ided: Any  # pandas (_msgid, ots, _oseq, _pid, n, _origin, _iname) per id and partition
+    ided: Any  # pandas (_msgid, ots, _oseq, _pid, n, subject, _origin, _iname) per id and
+    # partition (subject: the origin's, as bytes)
+    base: Any  # the origin's rows (lake schema) after its start options
+    mapping: Any  # pandas (subject, _tsubj): each kept origin subject and its target subject
+    origin: str  # the origin stream's name
+    iname: str  # the agreement's index name
 
 
 def _stable(df: Any) -> bool:
@@ -425,7 +432,7 @@ def _plan_origin(o: Origin, k: int, d: StreamDef) -> _Part | None:
     if d.dup_window:
         ided = pdf[pdf["_msgid"].notna()]
         ided = ided[ided["_msgid"].map(len) > 0]
-        ided = ided[["_msgid", "tlo", "slo", "_pid", "n"]].rename(
+        ided = ided[["_msgid", "tlo", "slo", "_pid", "n", "subject"]].rename(
             columns={"tlo": "ots", "slo": "_oseq"})
         ided = ided.assign(_origin=src.name, _iname=iname)
     identity_map = every and not trs and d.transform is None
@@ -451,7 +458,87 @@ def _plan_origin(o: Origin, k: int, d: StreamDef) -> _Part | None:
         F.lit(iname).alias("_iname"), F.col("seq").alias("_oseq"),
         F.col("_tsubj").alias("subject"), F.col("subject").alias("_osubj"),
         F.col("headers").alias("_hb"), F.col("data"), F.lit(k).alias("_oi"))
-    return _Part(rows, header, stats, tally, _stable(base), ided)
+    return _Part(rows, header, stats, tally, _stable(base), ided, base,
+                 pdf[["subject", "_tsubj"]].drop_duplicates("subject"), src.name, iname)
+
+
+_HOT_ORIGIN_SUBJECTS = 64  # origin subjects of the hot subjects read by a literal list
+_HOT_LOSERS = 100_000  # duplicates among the hot subjects left out by a literal list
+_CASE_CUTS = 64  # per-subject cut-offs written into the plan (more: a broadcast join)
+_KEY_TYPES = {"ots": "long", "_oseq": "long", "_origin": "string", "_iname": "string"}
+
+
+def _hot_rows(parts: Sequence[_Part], hot: Sequence[bytes], lost: Any, key: Sequence[str],
+              multi: bool) -> Any:
+    """The rows of the target subjects over the per-subject limit, as (target subject bytes,
+    the merge key): read from each origin's rows by their origin subjects (a literal list:
+    no join, no broadcast), the duplicates dropped (``lost``, found on the driver) left out
+    by their sequences. None (the caller joins) when many origin subjects map to them, many
+    duplicates are among them, or a subject is not valid UTF-8."""
+    from pyspark.sql import functions as F
+
+    hotset = set(hot)
+    out = None
+    for p in parts:
+        m = p.mapping
+        if m["subject"].isna().any() or m["_tsubj"].isna().any():
+            return None
+        m = m[m["_tsubj"].map(bytes).isin(hotset)]
+        if len(m) > _HOT_ORIGIN_SUBJECTS:
+            return None
+        if not len(m):
+            continue
+        try:
+            pairs = [(bytes(o).decode("utf-8"), bytes(t))
+                     for o, t in zip(m["subject"], m["_tsubj"])]
+        except UnicodeDecodeError:
+            return None
+        names = [o for o, _t in pairs]
+        rows = p.base.where(F.col("subject").isin(names))
+        if lost is not None and len(lost):
+            if lost["subject"].isna().any():
+                return None
+            mine = lost[lost["subject"].map(bytes).isin({o.encode() for o in names})]
+            if multi:
+                mine = mine[mine["_iname"] == p.iname]
+            if len(mine) > _HOT_LOSERS:
+                return None
+            if len(mine):
+                rows = rows.where(~F.col("seq").isin([int(x) for x in mine["_oseq"]]))
+        subj = F.col("subject")
+        if all(o.encode() == t for o, t in pairs):
+            tsubj = subj.cast("binary")
+        else:
+            tsubj = None
+            for o, t in pairs:
+                v = F.lit(bytearray(t))
+                tsubj = F.when(subj == o, v) if tsubj is None else tsubj.when(subj == o, v)
+        rows = rows.select(tsubj.alias("subject"), F.col("ts").alias("ots"),
+                           F.lit(p.origin).alias("_origin"), F.lit(p.iname).alias("_iname"),
+                           F.col("seq").alias("_oseq")).select("subject", *key)
+        out = rows if out is None else out.unionByName(rows)
+    return out
+
+
+def _cut_condition(cut: Any, key: Sequence[str]) -> Any:
+    """Where a row dies under the per-subject limit, from few cut-offs (a pyarrow table of
+    ``_csubj``, the target subject's bytes, and the key of its newest message that dies)
+    written into the plan: no join. None when there are many or a subject is not UTF-8."""
+    from pyspark.sql import functions as F
+
+    if cut.num_rows > _CASE_CUTS or cut.column("_csubj").null_count:
+        return None
+    try:
+        rows = [(bytes(r["_csubj"]).decode("utf-8"), r) for r in cut.to_pylist()]
+    except UnicodeDecodeError:
+        return None
+    subj = F.col("subject")
+    case = None
+    for name, r in rows:
+        ck = F.struct(*[F.lit(r[k]).cast(_KEY_TYPES[k]).alias(k) for k in key])
+        c = F.struct(*key) <= ck
+        case = F.when(subj == name, c) if case is None else case.when(subj == name, c)
+    return F.coalesce(subj.isin([n for n, _r in rows]) & case, F.lit(False))
 
 
 def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: int,
@@ -466,7 +553,9 @@ def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: 
     2. duplicate ids: the messages with a ``Nats-Msg-Id`` (read from the origin's header,
        which the source rules never change there), the first of each id kept; the others
        (and their partitions) dropped later by a broadcast anti-join;
-    3. per-subject cut-offs, only over the subjects with more than the limit's messages.
+    3. per-subject cut-offs, only over the subjects with more than the limit's messages
+       (read by their origin subjects when few: no join, no broadcast), applied by a
+       condition in the plan when few (``_cut_condition``), else a broadcast join.
 
     When the partitions, each sorted locally by the merge order (origin time, origin,
     agreement, origin sequence), hold disjoint ranges of it (a single origin stored or
@@ -502,6 +591,8 @@ def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: 
 
     # duplicate ids: the first of each id in the merge order is kept
     dropped: dict[int, int] = {}
+    lost = None  # the duplicates dropped (pandas), when found on the driver
+    losers_known = True
     if d.dup_window:
         import pandas as pd
         import pyarrow as pa
@@ -517,6 +608,7 @@ def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: 
                 {c: pa.array(list(lost[c]), pa.int64() if c == "_oseq" else pa.string())
                  for c in ident})) if n else None
         else:  # an id twice in one partition and subject: the ids read again
+            losers_known = False
             sided = rows.select(_msg_id(F.col("_hb")).alias("_msgid"), *key, pid).where(
                 F.col("_msgid").isNotNull() & (F.col("_msgid") != ""))
             w = Window.partitionBy("_msgid").orderBy(*key)
@@ -551,7 +643,7 @@ def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: 
 
     # per-subject cut-offs: the key of each subject's (max_per + 1)-th newest message, over
     # the subjects with more messages than that only
-    cut = None
+    cut = kill = None
     if d.max_per:
         import pandas as pd
         import pyarrow as pa
@@ -560,16 +652,19 @@ def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: 
         tally = pd.concat([p.tally for p in parts]).groupby(level=0).sum()
         hot = [bytes(b) for b in tally[tally > d.max_per].index]
         if hot:
-            h = spark.createDataFrame(pa.table({"_hsubj": pa.array(hot, pa.binary())})) \
-                .select(F.col("_hsubj").cast("string").alias("_hsubj"))
-            many = rows.join(F.broadcast(h), rows["subject"] == h["_hsubj"], "left_semi")
+            many = _hot_rows(parts, hot, lost, key, multi) if losers_known else None
+            if many is None:
+                h = spark.createDataFrame(pa.table({"_hsubj": pa.array(hot, pa.binary())})) \
+                    .select(F.col("_hsubj").cast("string").alias("_hsubj"))
+                many = rows.join(F.broadcast(h), rows["subject"] == h["_hsubj"], "left_semi")
             cut = (many.select("subject", *key).withColumn("_rn", F.row_number().over(w))
                    .where(F.col("_rn") <= d.max_per + 1).where(F.col("_rn") == d.max_per + 1)
                    .select(F.col("subject").cast("binary").alias("_csubj"), *key).toArrow())
             ncut = cut.num_rows
+            kill = _cut_condition(cut, key) if ncut else None
             cut = spark.createDataFrame(cut).select(
                 F.col("_csubj").cast("string").alias("_csubj"),
-                F.struct(*key).alias("_ck")) if ncut else None
+                F.struct(*key).alias("_ck")) if ncut and kill is None else None
 
     # A before B in the merge order for every pair of rows when A's newest time is before
     # B's oldest, or equal to it and A's origin (then sequences) come first
@@ -618,6 +713,8 @@ def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: 
             "source job: a partition differs from the one its sequences were counted on")))
     out = tagged.withColumn("seq", seq)
     shuffled = False
+    if kill is not None:
+        out = out.where(~kill)
     if cut is not None:
         shuffled = ncut > L._BROADCAST_CUTS  # a shuffle join: partitions no longer ranges
         out = out.join(cut if shuffled else F.broadcast(cut), out["subject"] == cut["_csubj"],

@@ -231,6 +231,21 @@ def test_source_from_parquet_equals_pump(spark, dd, origin, clock, tmp_path, cas
     assert all(p == sorted(p) for p in parts)
 
 
+
+@pytest.mark.parametrize("limit", [0, 1])
+@pytest.mark.parametrize("case", ["transform_filter", "two_origins"])
+def test_source_cutoffs_joined_equals_pump(spark, dd, origin, clock, tmp_path, monkeypatch,
+                                           case, limit):
+    """Past the literal-list limits (the hot subjects' origin subjects, their duplicates, the
+    cut-offs written into the plan) the source job joins by broadcast instead: same rows."""
+    from jetlink.sparkops import jobs
+
+    monkeypatch.setattr(jobs, "_HOT_ORIGIN_SUBJECTS", limit)
+    monkeypatch.setattr(jobs, "_HOT_LOSERS", limit)
+    monkeypatch.setattr(jobs, "_CASE_CUTS", limit)
+    test_source_from_parquet_equals_pump(spark, dd, origin, clock, tmp_path, case,
+                                         "sorted_files")
+
 def test_bench_data_job_equals_pump(spark, tmp_path):
     """`jetlink bench spark`'s check, small: its generated input (hot subjects over the
     keep-last limit, repeated Nats-Msg-Ids), the source job written as Parquet and the
