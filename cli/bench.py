@@ -297,7 +297,7 @@ def spark(
     ] = "local[*]",
     local_cluster: Annotated[
         int, typer.Option("--local-cluster", min=0, metavar="N",
-                          help="Start a standalone master and N workers (1 core, 2 GiB "
+                          help="Start a standalone master and N workers (1 core, 4 GiB "
                           "each) on 127.0.0.1 and run there (0: --master).")
     ] = 0,
     json_output: JsonOption = False,
@@ -333,7 +333,13 @@ def spark(
         from jetlink.sparkops.cluster import ClusterError, LocalCluster
         from jetlink.core.errors import JetlinkError
 
-        cluster = LocalCluster(workers=local_cluster, cores=1, memory="2g")
+        # Each executor takes its worker's memory but 1 GiB (Spark's default, 1 GiB, ran the
+        # executors out of memory reading 1,000,000-row Parquet row groups at 5,000,000).
+        cluster = LocalCluster(workers=local_cluster, cores=1, memory="4g")
+        # The driver collects the reference's rows as a local job's would: as much memory.
+        from jetlink.sparkops.session import local_driver_memory_mb
+
+        driver_mb = local_driver_memory_mb(messages) or 1024
         try:
             url = cluster.start()
         except ClusterError as exc:
@@ -341,11 +347,13 @@ def spark(
         try:
             note(f"Spark standalone cluster {url}: {local_cluster} workers")
             result = bench_spark(messages, runs=runs, e2e_messages=e2e_messages, master=url,
-                                 note=note)
+                                 conf=["spark.executor.memory=3g",
+                                       f"spark.driver.memory={driver_mb}m"], note=note)
         finally:
             cluster.stop()
         result["cluster"] = {"master": "standalone on 127.0.0.1", "workers": local_cluster,
-                             "cores_per_worker": 1, "memory_per_worker": "2g"}
+                             "cores_per_worker": 1, "memory_per_worker": "4g",
+                             "executor_memory": "3g", "driver_memory": f"{driver_mb}m"}
     else:
         result = bench_spark(messages, runs=runs, e2e_messages=e2e_messages, master=master,
                              note=note)

@@ -129,7 +129,8 @@ class JetlinkGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except Exception as exc:  # noqa: BLE001 - sorted below: ours, the storage's, a bug
-            err = exc if isinstance(exc, JetlinkError) else _storage_error(exc)
+            err = exc if isinstance(exc, JetlinkError) else (
+                _storage_error(exc) or _spark_error(exc))
             if err is None:
                 raise
             app = App.of(ctx)
@@ -148,6 +149,19 @@ def _storage_error(exc: BaseException) -> Any:
     from jetlink.core.store.health import storage_error
 
     return storage_error(exc)
+
+
+def _spark_error(exc: BaseException) -> Any:
+    """A Spark job that failed in the JVM (py4j / pyspark exceptions: an executor lost, out
+    of memory...) as one error line naming the cause and Spark's log; None for anything
+    else."""
+    module = type(exc).__module__
+    if not module.startswith(("py4j", "pyspark")):
+        return None
+    from jetlink.core.errors import JetlinkError
+    from jetlink.sparkops.session import failure_text
+
+    return JetlinkError(failure_text(exc))
 
 
 def _load_command(name: str, module: str) -> Any:

@@ -309,5 +309,6 @@ def _job_error(e: BaseException) -> SparkJobError:
 
     if isinstance(e, (J.JobError, LimitError)):
         return SparkJobError(str(e))
-    text = str(e).strip().splitlines()
-    return SparkJobError(f"the Spark job failed: {text[0] if text else type(e).__name__}")
+    from .session import failure_text
+
+    return SparkJobError(failure_text(e))

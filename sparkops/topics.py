@@ -134,10 +134,11 @@ def seed_mirror_topic(spark: Any, datadir: DataDir, clock: Clock, cluster: str, 
         raise
     except Exception as e:  # noqa: BLE001 - Spark's errors, reported by their first line
         mirrors.bulk_release(plan)
-        text = str(e).strip().splitlines()
-        raise SparkJobError(f"the Spark job failed: {text[0] if text else type(e).__name__} "
-                            f"(mirror topic {plan.topic} keeps the {plan.rows_out} records "
-                            "written; the link continues from there)") from None
+        from .session import failure_text
+
+        raise SparkJobError(f"{failure_text(e)}; mirror topic {plan.topic} keeps the "
+                            f"{plan.rows_out} records written, the link continues from there"
+                            ) from None
     except BaseException:
         mirrors.bulk_release(plan)
         raise

@@ -277,9 +277,9 @@ def _verify(runner: Any, a: io.Address, b: io.Address, *, ignore_time: bool,
     try:
         report = compare(da, db, by=by, ignore_time=ignore_time, limit=limit)
     except Exception as e:  # noqa: BLE001 - Spark's errors (unreadable files, ...)
-        text = str(e).strip().splitlines()
-        raise SparkJobError(f"the Spark job failed: {text[0] if text else type(e).__name__}"
-                            ) from None
+        from .session import failure_text
+
+        raise SparkJobError(failure_text(e)) from None
     report["a"] = {"address": str(a), **report["a"]}
     report["b"] = {"address": str(b), **report["b"]}
     return report

@@ -218,3 +218,33 @@ def test_source_into_a_target_with_first_seq(jl):
     assert [r[0] for r in rows(jl.data, "local", "T")] == [100, 101, 102, 103]
     publish(jl, "eu", 1, start=4)
     assert [r[0] for r in rows(jl.data, "local", "T")][-1] == 104
+
+
+def test_a_job_failing_in_the_jvm_is_one_error_line(jl):
+    """A failure inside Spark (here a Parquet file of the lake overwritten with garbage)
+    ends the command with one line naming the cause and Spark's log, never a traceback."""
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 5)
+    lake_path = jl.tmp / "lake"
+    ok(jl("stream", "export", "ORDERS", f"parquet:{lake_path}"))
+    (data_file,) = [p for p in lake_path.rglob("*.parquet")]
+    data_file.write_bytes(b"PAR1" + b"\xff" * 200 + b"PAR1")
+    r = jl("spark", "mirror", f"parquet:{lake_path}", "store:COPY")
+    assert r.exit_code == 1, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    assert "Traceback" not in r.output
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith("jetlink: error: the Spark job failed: ") and "Spark's log: " in line
+    # The target the job made before it failed is a mirror like any other: the command's
+    # replication step filled it from its origin, nothing lost and nothing twice.
+    assert rows(jl.data, "local", "COPY") == rows(jl.data, "local", "ORDERS")
+
+
+def test_the_driver_exits_on_out_of_memory(spark):
+    """Spark's driver JVM runs with -XX:+ExitOnOutOfMemoryError: a driver out of memory ends
+    the command with one error line instead of leaving the job waiting for ever."""
+    from jetlink.sparkops.session import EXIT_ON_OOM
+
+    jvm = spark.sparkContext._jvm
+    args = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+    assert EXIT_ON_OOM in args
