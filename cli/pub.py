@@ -247,11 +247,15 @@ def pub(
                     if not app.json:  # the summary needs the streams, the first and last ack
                         streams.update(r["stream"] for r in results)
                         del results[1:-1]
-        except JetlinkError:
+        except JetlinkError as err:
             if stored and not per_message:  # acknowledged, and kept: say which
-                output.notice(app, f"jetlink: {output.comma(stored)} of {output.comma(count)} "
-                              f"messages were stored (sequences {output.comma(first_seq)}.."
-                              f"{output.comma(last_seq)}) before the error")
+                text = (f"{output.comma(stored)} of {output.comma(count)} messages were "
+                        f"stored (sequences {output.comma(first_seq)}.."
+                        f"{output.comma(last_seq)}) before the error")
+                if app.json:  # the error document stays the server's: this goes to stderr
+                    output.notice(app, f"jetlink: {text}")
+                else:  # one line: the error, then what was kept
+                    err.detail = f"{err.detail}; {text}" if err.detail else text
             raise
 
     if app.json:
