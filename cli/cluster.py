@@ -77,10 +77,24 @@ def ls(
 ) -> None:
     """List the clusters of the data directory.
 
-    With --json: a list of clusters (name, kind, down, path).
+    A cluster whose database cannot be used (damaged, emptied) is listed as DAMAGED with a
+    warning on stderr (jetlink cluster check tells more). With --json: a list of clusters
+    (name, kind, down, path, created; such a cluster: kind, down and created null and an
+    "error").
     """
     app = App.of(ctx)
-    docs = [to_doc(c) for c in data_dir(app).clusters()]
+    store = data_dir(app)
+    broken: list[Any] = []  # databases that cannot be used: listed, marked, not fatal
+    docs = [to_doc(c) for c in store.clusters(broken=broken)]
+    for name, err in broken:
+        docs.append({"name": name, "kind": None, "down": None,
+                     "path": str(store.cluster_path(name)), "created": None,
+                     "error": err.description})
+    docs.sort(key=lambda d: d["name"])
+    if broken:
+        output.notice(app, f"jetlink: warning: {len(broken)} cluster database"
+                      f"{'s' if len(broken) > 1 else ''} cannot be used: see 'jetlink "
+                      "cluster check'")
     if names and not app.json:
         output.lines(app, (doc["name"] for doc in docs))
         return
@@ -94,8 +108,8 @@ def render_clusters(app: App, docs: list[dict[str, Any]]) -> None:
     rows = [
         [
             d.get("name", ""),
-            d.get("kind", ""),
-            "down" if d.get("down") else "up",
+            d.get("kind") or "?",
+            "DAMAGED" if d.get("error") else "down" if d.get("down") else "up",
             str(d.get("path", "")),
         ]
         for d in docs

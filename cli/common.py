@@ -215,9 +215,12 @@ def bounded_step(store: DataDir, clock: Clock, on_error: Any, *,
         from jetlink.core import replication
         from jetlink.core.kafka.mirrors import pump_links
 
-        reports = list(replication.pump(store, clock, max_msgs=max_msgs))
+        broken: list[Any] = []  # clusters that cannot be used: the others still run
+        reports = list(replication.pump(store, clock, max_msgs=max_msgs, broken=broken))
         links = pump_links(store, clock, max_records=max_msgs,
                            on_error=lambda cluster, err: on_error(err))
+        for _name, err in broken:
+            on_error(err)
         return reports, links
     except (JetlinkError, sqlite3.Error) as err:
         on_error(err)

@@ -100,13 +100,17 @@ def replicate(
     from jetlink.core.replication import pump_until_idle
 
     bar_possible = not app.json and output.stderr_is_terminal()
+    broken: list[Any] = []  # clusters whose database cannot be used: the others still run
     with CatchUpBar(app, lag_at_start(store, clock) if bar_possible else None) as bar:
-        reports = pump_until_idle(store, clock, on_moved=bar.advance)
+        reports = pump_until_idle(store, clock, on_moved=bar.advance, broken=broken)
     doc = summary_doc(reports, links_until_idle(store, clock))
     app.emit(doc, human=render_summary)
+    for _name, err in broken:
+        output.notice(app, output.format_error(err))
     failing = doc["errors"] + sum(1 for r in doc["links"] if r.get("errors"))
     if failing:  # the report is printed; the exit status says not everything replicates
         output.notice(app, f"jetlink: {_plural(failing, 'agreement')} in error: exit status 1")
+    if failing or broken:
         raise typer.Exit(ExitCode.FAILED)
 
 
@@ -375,8 +379,15 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
         live.start()
     output.notice(app, f"Replicating every {_interval_text(pause)}; Ctrl-C to stop")
     try:
+        warned: set[str] = set()
         while True:
-            reports = pump(store, clock, max_msgs=FOLLOW_STEP_MAX_MSGS)
+            broken: list[Any] = []
+            reports = pump(store, clock, max_msgs=FOLLOW_STEP_MAX_MSGS, broken=broken)
+            for name, err in broken:  # once per cluster while it stays unusable
+                if name not in warned:
+                    output.notice(app, output.format_error(err).replace(
+                        "jetlink: error:", "jetlink: warning:", 1))
+            warned = {name for name, _err in broken}
             active = state.step(reports)
             link_reports = pump_links(store, clock, max_records=FOLLOW_STEP_MAX_MSGS,
                                       on_error=lambda c, e: output.notice(

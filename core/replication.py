@@ -33,7 +33,7 @@ from .clock import Clock, format_rfc3339_nano, parse_rfc3339_nano
 from .config.stream import StreamConfig, StreamSource
 from .errors import ApiError, JetlinkError, nats_error
 from .store import Cluster, DataDir
-from .store.health import storage_error
+from .store.health import StorageError, storage_error
 from .subjects import SubjectFilter
 from .transform import compile_transform
 from .agreements import (  # noqa: F401 - part of this module's API
@@ -347,6 +347,10 @@ def _plan(dd: DataDir, tcluster: str, target: str, kind: str, src: StreamSource
         if not dd.has_cluster(ocname) and ocname != "local":
             raise JetlinkError("absent")
         ocl = dd.open(ocname)
+    except StorageError:
+        a.error = _setup_error(kind, f"origin cluster {ocname} cannot be used (its database "
+                               "is damaged: see jetlink cluster check)")
+        return a
     except JetlinkError:
         a.error = _setup_error(kind, f"origin cluster {ocname} not found")
         return a
@@ -524,17 +528,21 @@ def _cleanup(dd: DataDir, clock: Clock, cl: Cluster) -> None:
 
 def pump(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = None,
          max_msgs: int | None = None, bulk: bool = True, batch: int | None = None,
-         on_moved: Callable[[int], None] | None = None) -> list[AgreementReport]:
+         on_moved: Callable[[int], None] | None = None,
+         broken: list[tuple[str, JetlinkError]] | None = None) -> list[AgreementReport]:
     """One step over every agreement whose target lives in ``clusters`` (all when None) and
     in a cluster that is not down: copies what is pending (at most ``max_msgs`` messages per
     agreement when given), in transactions of at most ``batch`` messages per agreement, each
     holding the copied messages and the cursors. ``bulk=False`` forces the per-message path
     (tests compare both). ``on_moved(n)``: after each transaction that moved ``n`` > 0
     messages (copied or skipped as duplicates; a progress bar). Returns one report per
-    agreement."""
+    agreement. A cluster whose database cannot be used (store/health.py) stops only what
+    involves it: the others are served, then its error is raised, or, given a ``broken``
+    list, appended there as (name, error)."""
     wanted = None if clusters is None else set(clusters)
     reports: list[AgreementReport] = []
-    for info in datadir.clusters(create_local=False):
+    found: list[tuple[str, JetlinkError]] = []
+    for info in datadir.clusters(create_local=False, broken=found):
         if info.kind != "nats" or info.down:
             continue
         if wanted is not None and info.name not in wanted:
@@ -547,21 +555,31 @@ def pump(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = Non
         for name in names:
             reports += _pump_target(datadir, clock, cl, name, max_msgs, bulk, batch,
                                     on_moved)
+    found = [(n, e) for n, e in found if wanted is None or n in wanted]
+    if broken is not None:
+        broken += [(n, e) for n, e in found if n not in {b[0] for b in broken}]
+    elif found:
+        raise found[0][1]  # every other cluster was served first
     return reports
 
 
 def pump_until_idle(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = None,
                     bulk: bool = True, batch: int | None = None,
                     max_rounds: int = MAX_ROUNDS,
-                    on_moved: Callable[[int], None] | None = None) -> list[AgreementReport]:
+                    on_moved: Callable[[int], None] | None = None,
+                    broken: list[tuple[str, JetlinkError]] | None = None
+                    ) -> list[AgreementReport]:
     """:func:`pump` until a step moves nothing (chains of mirrors and sources settle too).
     Returns the last step's reports with the totals copied / skipped over all steps.
-    ``on_moved``: as :func:`pump` (the ``n`` add up to the copied and skipped totals)."""
+    ``on_moved``, ``broken``: as :func:`pump` (the ``n`` add up to the copied and skipped
+    totals; without ``broken``, a cluster that cannot be used raises after the others
+    settled)."""
     totals: dict[tuple, list[int]] = {}
     reports: list[AgreementReport] = []
+    found: list[tuple[str, JetlinkError]] = [] if broken is None else broken
     for _ in range(max_rounds):
         reports = pump(datadir, clock, clusters=clusters, bulk=bulk, batch=batch,
-                       on_moved=on_moved)
+                       on_moved=on_moved, broken=found)
         moved = False
         for r in reports:
             key = (r.target_cluster, r.target, r.kind, r.origin_cluster, r.origin)
@@ -575,6 +593,8 @@ def pump_until_idle(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] |
         t = totals.get((r.target_cluster, r.target, r.kind, r.origin_cluster, r.origin))
         if t:
             r.copied, r.skipped = t
+    if broken is None and found:
+        raise found[0][1]  # the others settled first
     return reports
 
 

@@ -404,3 +404,27 @@ def test_a_count_cut_short_by_a_full_disk_says_what_was_stored(jl, monkeypatch):
     assert r.exit_code == 1 and "database or disk is full" in json.loads(r.stdout)[
         "error"]["description"]  # --json: the error's document, what was kept on stderr
     assert r.stderr.startswith("jetlink: ") and "messages were stored" in r.stderr
+
+
+def test_a_damaged_cluster_stops_only_what_involves_it(jl):
+    """Replication and cluster ls go on for the healthy clusters; the damaged one is named."""
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    ok(jl("stream", "add", "M", "--mirror", "ORDERS", "--defaults"))
+    ok(jl("cluster", "add", "east"))
+    ok(jl("--cluster", "east", "stream", "add", "E", "--subjects", "e.>", "--defaults"))
+    empty(jl.data / "east.db")
+    r = jl("pub", "orders.a", "--count", "5", "x")  # its replication step warns, once
+    assert r.exit_code == 0 and r.stderr.count("east.db is empty (0 bytes)") == 1, r.stderr
+    ok(jl("pub", "orders.a", "--count", "5", "x"))
+    r = jl("replicate")
+    _no_traceback(r)
+    assert r.exit_code == 1
+    assert f"cluster east: {jl.data / 'east.db'} is empty (0 bytes)" in r.stderr
+    assert doc(jl("stream", "info", "M", "--json"))["state"]["messages"] == 10  # local ran
+    r = jl("cluster", "ls", "--json")
+    assert r.exit_code == 0 and "cannot be used" in r.stderr
+    listed = {d["name"]: d for d in json.loads(r.stdout)}
+    assert listed["local"]["kind"] == "nats" and "error" not in listed["local"]
+    assert listed["east"]["kind"] is None and "is empty (0 bytes)" in listed["east"]["error"]
+    r = ok(jl("cluster", "ls"))
+    assert "DAMAGED" in r.stdout

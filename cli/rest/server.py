@@ -500,7 +500,6 @@ class BodyLimitMiddleware:
             await _failure(scope, BodyTooLarge())(scope, receive, send)
             return
         total = 0
-        started = False
 
         async def limited_receive() -> Any:
             nonlocal total
@@ -511,18 +510,27 @@ class BodyLimitMiddleware:
                     raise BodyTooLarge()
             return message
 
-        async def tracking_send(message: Any) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
+        tracked = _TrackedSend(send)
         try:
-            await self.app(scope, limited_receive, tracking_send)
+            await self.app(scope, limited_receive, tracked)
         except BodyTooLarge as exc:  # read outside an endpoint's error handling
-            if started:
+            if tracked.started:
                 raise
             await _failure(scope, exc)(scope, receive, send)
+
+
+class _TrackedSend:
+    """An ASGI ``send`` that remembers whether the response has started (after that, an
+    error can no longer be answered with a body of its own)."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+
+    async def __call__(self, message: Any) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+        await self.send(message)
 
 
 class FaultMiddleware:
@@ -537,19 +545,12 @@ class FaultMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        started = False
-
-        async def tracking_send(message: Any) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
+        tracked = _TrackedSend(send)
         try:
-            await self.app(scope, receive, tracking_send)
+            await self.app(scope, receive, tracked)
         except Exception as exc:  # noqa: BLE001 - the last line of defence
             response = _failure(scope, exc)
-            if not started:
+            if not tracked.started:
                 await response(scope, receive, send)
 
 

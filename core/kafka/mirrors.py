@@ -1552,10 +1552,11 @@ def pump_links(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None
                max_records: int | None = None,
                on_error: Callable[[str, Exception], None] | None = None) -> list[LinkReport]:
     """One step of every cluster link of the data directory (clusters that are down are
-    skipped: their links do not run)."""
+    skipped: their links do not run; so are clusters whose database cannot be used, which
+    the replication pump reports)."""
     wanted = None if clusters is None else set(clusters)
     reports: list[LinkReport] = []
-    for info in datadir.clusters(create_local=False):
+    for info in datadir.clusters(create_local=False, broken=[]):
         if info.down or (wanted is not None and info.name not in wanted):
             continue
         cl = datadir.open(info.name)

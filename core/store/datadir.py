@@ -461,9 +461,13 @@ class DataDir:
             raise JetlinkError(f"cluster {name} already exists", field="name")
         return self.open(name).info()
 
-    def clusters(self, *, create_local: bool = True) -> list[ClusterInfo]:
+    def clusters(self, *, create_local: bool = True,
+                 broken: list[tuple[str, JetlinkError]] | None = None) -> list[ClusterInfo]:
         """Every cluster of the directory, by name (``local`` is created on first use,
-        unless ``create_local`` is false: a viewer lists what exists)."""
+        unless ``create_local`` is false: a viewer lists what exists). A cluster whose
+        database cannot be used (damaged, emptied: store/health.py) raises its error, or,
+        given a ``broken`` list, is left out and appended there as (name, error): the
+        others are still served."""
         if create_local:
             self._ensure_local()
         elif not self.path.is_dir():
@@ -478,7 +482,12 @@ class DataDir:
             path = self.path / entry
             if not stat.S_ISREG(os.stat(path).st_mode):
                 continue
-            out.append(self.open(name).info())
+            try:
+                out.append(self.open(name).info())
+            except JetlinkError as err:
+                if broken is None or isinstance(err, NotFoundError):
+                    raise
+                broken.append((name, err))
         return out
 
     def has_cluster(self, name: str) -> bool:
