@@ -428,3 +428,31 @@ def test_a_damaged_cluster_stops_only_what_involves_it(jl):
     assert listed["east"]["kind"] is None and "is empty (0 bytes)" in listed["east"]["error"]
     r = ok(jl("cluster", "ls"))
     assert "DAMAGED" in r.stdout
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_a_damaged_kafka_cluster_is_never_written(jl, fault):
+    """The Kafka verb family on a damaged cluster: the same guarantees."""
+    ok(jl("cluster", "add", "k", "--kind", "kafka"))
+    ok(jl("--cluster", "k", "topic", "create", "t", "--partitions", "3"))
+    ok(jl("--cluster", "k", "topic", "produce", "t", "--count", "3000", PAYLOAD))
+    ok(jl("--cluster", "k", "group", "ls"))
+    how, says, _readable = FAULTS[fault]
+    path = jl.data / "k.db"
+    how(path)
+    before = _bytes(path)
+    for args in (("topic", "produce", "t", "more"), ("topic", "create", "t2"),
+                 ("topic", "alter", "t", "--partitions", "4"), ("topic", "rm", "t", "-f")):
+        r = jl("--cluster", "k", *args)
+        _no_traceback(r)
+        assert r.exit_code == 1, (args, r.stdout, r.stderr)
+        assert says in r.stderr and str(path) in r.stderr, (args, r.stderr)
+        assert _bytes(path) == before, args
+    for args in (("topic", "ls"), ("topic", "describe", "t"), ("group", "ls"),
+                 ("topic", "consume", "t", "--from-beginning", "--max", "5000")):
+        r = jl("--cluster", "k", *args)
+        _no_traceback(r)
+        assert r.exit_code in (0, 1), (args, r.exit_code, r.stderr)
+        if r.exit_code:
+            assert str(path) in r.stderr, (args, r.stderr)
+    assert _bytes(path) == before
