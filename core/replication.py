@@ -809,6 +809,7 @@ def _step(js: Any, name: str, plans: list[_Agreement], budget: dict[int, int | N
             tconn.execute("DELETE FROM main.meta WHERE 0")
             moved = _transaction(js, name, plans, budget, batch, sql_a)
             tconn.execute("COMMIT")
+            js.cluster.committed()
             return moved
         except BaseException as exc:
             if tconn.in_transaction:

@@ -456,3 +456,27 @@ def test_a_damaged_kafka_cluster_is_never_written(jl, fault):
         if r.exit_code:
             assert str(path) in r.stderr, (args, r.stderr)
     assert _bytes(path) == before
+
+
+def test_writers_side_by_side_do_not_check_each_other(tmp_path, monkeypatch):
+    """A follower holding the database open while commands write: each writer's commits keep
+    the record of verified files fresh, so no writer scans for the others' writes."""
+    from jetlink.core.clock import SystemClock
+    from jetlink.core.jetstream import JetStream
+
+    calls = []
+    real = health.check
+    monkeypatch.setattr(health, "check", lambda conn, full=False: calls.append(1) or real(
+        conn, full=full))
+    a = DataDir(tmp_path / "d")
+    ja = JetStream(a.open(), SystemClock())
+    ja.add_stream({"name": "S", "subjects": ["s.>"]})  # new file: checked once
+    assert calls == [1]
+    for i in range(3):
+        b = DataDir(tmp_path / "d")  # another process's command, while a stays open
+        JetStream(b.open(), SystemClock()).publish(f"s.{i}", b"x")
+        b.close()
+        ja.publish("s.a", b"y")  # a writes again after b
+    assert calls == [1]  # each b found the files as a's last commit left them: no scan
+    a.close()
+    assert health.trusted(tmp_path / "d" / "local.db")

@@ -228,6 +228,13 @@ class Cluster:
             verify(conn, self.name, self.path)
             self._verified = True
 
+    def committed(self) -> None:
+        """After a write transaction of this verified process: the files as they are now are
+        jetlink's own (another jetlink process writing alongside keeps the record fresh, so
+        neither checks again for the other's writes; store/health.py)."""
+        if self._verified:
+            record(self.path)
+
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
@@ -268,6 +275,7 @@ class Cluster:
                 raise
             else:
                 conn.execute("COMMIT")
+                self.committed()
         except sqlite3.Error as err:
             converted = storage_error(err, self.name, self.path)
             if converted is None:

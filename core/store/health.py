@@ -9,9 +9,10 @@ disk, a read-only data directory. How they are noticed, and the one error line e
 - **Before the first write of a process** (:func:`verify`): ``PRAGMA quick_check``, unless
   the files are exactly as jetlink left them after its last verified use (inode, size and
   modification time of the database and its write-ahead log, recorded in
-  ``.<name>.db.checked`` beside it when a verified connection closes). Anything else that
-  touched the files (another program, a copy, a disk fault that changed them) makes the
-  next writer check again. A damaged database is never written to.
+  ``.<name>.db.checked`` beside it after each write transaction of a verified process and
+  when it closes: jetlink processes writing side by side keep the record fresh for each
+  other). Anything else that touched the files (another program, a copy, a disk fault that
+  changed them) makes the next writer check again. A damaged database is never written to.
 - **While in use**: SQLite's own errors are turned into one line naming the file
   (:func:`storage_error`): damage, a full disk, a read-only file, an I/O error.
 - ``jetlink cluster check [NAME] [--repair]``: ``PRAGMA integrity_check`` of each database;
