@@ -106,27 +106,33 @@ def check(dd: DataDir, names: list[str] | None = None) -> list[CheckReport]:
 
 def _copy_rowid_table(src: sqlite3.Connection, dst: sqlite3.Connection, table: str,
                       cols: list[str]) -> tuple[int, bool]:
-    """Rows of a rowid table in rowid order, skipping what cannot be read: (copied, whole)."""
+    """Rows of a rowid table in rowid order, skipping what cannot be read: (copied, whole).
+    Rows are taken one by one from the cursor, so those before a damaged page are kept."""
     q = ", ".join(f'"{c}"' for c in cols)
     ins = f'INSERT INTO main."{table}"({q}) VALUES ({", ".join("?" * len(cols))})'
     sel = f'SELECT rowid, {q} FROM "{table}" WHERE rowid > ? ORDER BY rowid LIMIT {BATCH}'
     last = -(1 << 63)
     copied, whole = 0, True
     while True:
+        got = 0
         try:
-            rows = src.execute(sel, (last,)).fetchall()
+            for row in src.execute(sel, (last,)):
+                dst.execute(ins, row[1:])
+                last = row[0]
+                got += 1
         except sqlite3.DatabaseError:
+            copied += got
             whole = False
             nxt = _probe(src, table, last)
             if nxt is None:
                 return copied, whole
-            last = nxt - 1
+            # From the row found on (never the same place twice: a row a scan cannot reach
+            # although it reads alone is passed over).
+            last = nxt if got == 0 and nxt == last + 1 else nxt - 1
             continue
-        if not rows:
+        copied += got
+        if got < BATCH:
             return copied, whole
-        dst.executemany(ins, [r[1:] for r in rows])
-        copied += len(rows)
-        last = rows[-1][0]
 
 
 def _probe(src: sqlite3.Connection, table: str, last: int) -> int | None:
@@ -135,10 +141,10 @@ def _probe(src: sqlite3.Connection, table: str, last: int) -> int | None:
     step = 1
     while last + step < (1 << 63):
         try:
-            row = src.execute(f'SELECT rowid FROM "{table}" WHERE rowid > ? ORDER BY rowid '
+            row = src.execute(f'SELECT rowid FROM "{table}" WHERE rowid >= ? ORDER BY rowid '
                               "LIMIT 1", (last + step,)).fetchone()
-            src.execute(f'SELECT * FROM "{table}" WHERE rowid = ?',
-                        (row[0] if row else 0,)).fetchone()
+            if row is not None:
+                src.execute(f'SELECT * FROM "{table}" WHERE rowid = ?', (row[0],)).fetchone()
         except sqlite3.DatabaseError:
             step *= 2
             continue

@@ -116,8 +116,8 @@ def _connect_readonly(path: Path) -> sqlite3.Connection:
         _settings(conn)
         return conn
     raise readonly_error(path.parent, f"{path.name} cannot be read: it has a pending "
-                          f"write-ahead log ({path.name}-wal) that only a process allowed to "
-                          f"write the directory can apply ({last})")
+                         f"write-ahead log ({path.name}-wal) that only a process allowed to "
+                         f"write the directory can apply ({last})")
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
@@ -192,7 +192,7 @@ class Cluster:
             problem = file_problem(self.path)
             if problem:
                 raise damaged(self.name, self.path, problem,
-                                     readable=not unreadable(problem))
+                              readable=not unreadable(problem))
             ro = not writable(self.path)
             try:
                 conn = connect(self.path, readonly=ro)
