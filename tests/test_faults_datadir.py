@@ -150,6 +150,9 @@ def test_repair_keeps_what_is_readable_and_the_damaged_file(jl):
     assert rep["messages_before"] == total
     assert 0 < rep["messages_after"] < total
     assert rep["messages_lost"] == total - rep["messages_after"]
+    # one leaf page of ~250-byte rows lost, not the rows around it (the middle page of this
+    # layout is a leaf of msgs)
+    assert rep["messages_lost"] < 40, rep
     # the damaged file is kept beside the new one, byte for byte
     assert open(rep["damaged_copy"], "rb").read() == damaged_bytes
     assert oct(_db(jl).stat().st_mode & 0o777) == "0o600"
