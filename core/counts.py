@@ -16,9 +16,9 @@ row, index and subject state), so a command this refuses could never have comple
 from __future__ import annotations
 
 import os
-import shutil
 
 from .errors import JetlinkError, UsageError
+from .store.health import free_bytes
 
 MAX_COUNT = 1_000_000_000
 MSG_OVERHEAD = 32  # bytes the store takes per message beyond payload, subject and headers
@@ -40,13 +40,7 @@ def check_space(count: int, msg_bytes: int, path: str | os.PathLike[str], *,
     fit in the free space of the filesystem holding ``path`` (the data directory), else a
     JetlinkError with the numbers."""
     need = count * (msg_bytes + MSG_OVERHEAD)
-    probe = os.fspath(path)
-    while probe and not os.path.exists(probe):  # a data directory not created yet
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            break
-        probe = parent
-    free = shutil.disk_usage(probe or ".").free
+    free = free_bytes(os.path.abspath(os.fspath(path)))
     if need > free:
         raise JetlinkError(
             f"{flag} {count:,}: not enough free space: {count:,} messages of about "

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from collections import namedtuple
 from pathlib import Path
@@ -137,7 +138,7 @@ def test_check_count_bounds():
 
 def test_check_space_uses_the_free_space(tmp_path, monkeypatch):
     Usage = namedtuple("Usage", "total used free")
-    monkeypatch.setattr(counts.shutil, "disk_usage", lambda p: Usage(10_000, 0, 10_000))
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: Usage(10_000, 0, 10_000))
     per = 68 + counts.MSG_OVERHEAD  # 100 bytes a message
     assert counts.check_space(100, 68, tmp_path) == 100  # exactly fits
     with pytest.raises(counts.JetlinkError) as err:
@@ -170,7 +171,7 @@ def test_pub_count_past_the_free_space(jl, monkeypatch):
     ok(jl("stream", "add", "S", "--subjects", "a.>", "--defaults"))
     before = checkpoint(jl.data)
     Usage = namedtuple("Usage", "total used free")
-    monkeypatch.setattr(counts.shutil, "disk_usage", lambda p: Usage(1 << 20, 0, 1 << 20))
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: Usage(1 << 20, 0, 1 << 20))
     r = jl("pub", "a.1", "x" * 100, "--count", "100000")
     assert r.exit_code == 1, r.output
     assert "--count 100,000: not enough free space" in r.output
@@ -190,7 +191,7 @@ def test_topic_produce_count_bounds(jl, monkeypatch):
     assert r.exit_code == 2, r.output
     assert f"invalid value for --count: '{BIG}'" in r.output
     Usage = namedtuple("Usage", "total used free")
-    monkeypatch.setattr(counts.shutil, "disk_usage", lambda p: Usage(1 << 20, 0, 1 << 20))
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: Usage(1 << 20, 0, 1 << 20))
     r = jl("--cluster", "k", "topic", "produce", "t", "v" * 100, "--count", "100000")
     assert r.exit_code == 1, r.output
     assert "not enough free space" in r.output

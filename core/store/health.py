@@ -136,12 +136,18 @@ def os_error(err: OSError, directory: Path | str, what: str) -> JetlinkError:
     return StorageError(f"data directory {directory}: {what}: {err.strerror or err}")
 
 
-def _free(path: Path | str) -> str:
+def free_bytes(path: Path | str) -> int:
+    """The free bytes of the filesystem that holds ``path`` (or would: a data directory not
+    made yet is looked up through its nearest existing parent)."""
     p = Path(path)
     while not p.exists() and p != p.parent:
         p = p.parent
+    return shutil.disk_usage(p).free
+
+
+def _free(path: Path | str) -> str:
     try:
-        return _size(shutil.disk_usage(p).free)
+        return _size(free_bytes(path))
     except OSError:  # pragma: no cover - a path that vanished meanwhile
         return "unknown"
 
