@@ -143,7 +143,16 @@ class JetlinkGroup(TyperGroup):
 
 def _storage_error(exc: BaseException) -> Any:
     """A storage fault that escaped the store's own wrapping (store/health.py), as one
-    error line; None for anything else."""
+    error line: SQLite's, and the OS refusing a write (read-only, no permission, no space);
+    None for anything else."""
+    import errno
+
+    if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM,
+                                                  errno.ENOSPC, errno.EDQUOT):
+        from jetlink.core.errors import JetlinkError
+
+        what = f" {exc.filename}" if exc.filename else ""
+        return JetlinkError(f"cannot write{what}: {exc.strerror or exc}")
     if type(exc).__module__ != "sqlite3":
         return None
     from jetlink.core.store.health import storage_error

@@ -213,7 +213,15 @@ def _rebuild_streams(conn: sqlite3.Connection, report: RepairReport) -> None:
 
 def repair(dd: DataDir, name: str) -> RepairReport:
     """Copy what is readable of cluster ``name`` into a new database that replaces it; the
-    damaged file is kept beside it. Refused for a file SQLite cannot read at all."""
+    damaged file is kept beside it. Refused for a file SQLite cannot read at all, and for a
+    data directory that cannot be written (nothing changed then)."""
+    try:
+        return _repair(dd, name)
+    except OSError as err:
+        raise health.os_error(err, dd.path, f"cannot repair cluster {name}") from err
+
+
+def _repair(dd: DataDir, name: str) -> RepairReport:
     from .errors import JetlinkError
 
     names = _names(dd, [name])

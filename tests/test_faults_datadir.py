@@ -483,3 +483,33 @@ def test_writers_side_by_side_do_not_check_each_other(tmp_path, monkeypatch):
     assert calls == [1]  # each b found the files as a's last commit left them: no scan
     a.close()
     assert health.trusted(tmp_path / "d" / "local.db")
+
+
+def test_repair_and_export_into_a_read_only_directory_are_one_line(jl, tmp_path):
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    ok(jl("pub", "orders.a", "--count", "3000", PAYLOAD))
+    damage_page(_db(jl))
+    before = _bytes(_db(jl))
+    view = tmp_path / "ro"
+    view.mkdir()
+    with _mounted("", view, source=str(jl.data), options="bind,ro") as m:
+        if m is not None and subprocess.run(["mount", "-o", "remount,bind,ro", str(view)],
+                                            capture_output=True).returncode == 0:
+            target = view
+        elif os.geteuid() == 0:
+            pytest.skip("cannot make a read-only directory here (root without mount)")
+        else:
+            jl.data.chmod(0o500)
+            target = jl.data
+        try:
+            r = jl("--data-dir", str(target), "cluster", "check", "local", "--repair")
+            _no_traceback(r)
+            assert r.exit_code == 1
+            assert f"data directory {target} is read-only: cannot repair cluster local" \
+                in r.stderr
+            r = jl("stream", "export", "ORDERS", f"parquet:{target / 'lake'}")
+            _no_traceback(r)
+            assert r.exit_code == 1 and r.stderr.startswith("jetlink: error: cannot write")
+        finally:
+            jl.data.chmod(0o700)
+    assert _bytes(_db(jl)) == before
