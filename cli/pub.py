@@ -27,6 +27,7 @@ from jetlink.cli.app import App
 from jetlink.cli.common import check_write_count, now_ns, open_jetstream, usage
 from jetlink.cli.options import JsonOption
 from jetlink.cli.output import to_doc
+from jetlink.core.counts import message_bytes
 from jetlink.core.errors import JetlinkError
 
 PUB_HELP = """Publish a message to a subject.
@@ -199,7 +200,7 @@ def pub(
         body_text = data.decode("utf-8", errors="surrogateescape")
     else:
         body_text = body
-    check_write_count(app, count, _estimate(subject, body_text, pairs))
+    check_write_count(app, count, message_bytes(subject, body_text, pairs))
     js = open_jetstream(app)
     results: list[dict[str, Any]] = []
     per_message = not app.json and not quiet and count <= PER_MESSAGE_LINES
@@ -269,13 +270,6 @@ def pub(
                 f"Stored {output.comma(count)} messages in Stream: {', '.join(sorted(streams))} "
                 f"Sequences: {output.comma(results[0]['seq'])}..{output.comma(results[-1]['seq'])}",
             )
-
-
-def _estimate(subject: str, body: str, pairs: list[tuple[str, str]]) -> int:
-    """The bytes of one message before template expansion (subject, body, headers): what
-    the --count space check multiplies."""
-    enc = lambda text: len(text.encode("utf-8", errors="surrogateescape"))  # noqa: E731
-    return enc(subject) + enc(body) + sum(enc(k) + enc(v) + 4 for k, v in pairs)
 
 
 def _record(app: App, acks: list[Any], results: list[dict[str, Any]], per_message: bool) -> None:

@@ -327,9 +327,9 @@ def produce(
         if key_separator:
             raise usage("--key-separator reads stdin: give no VALUE")
         from jetlink.cli.common import check_write_count
-        from jetlink.cli.pub import _estimate
+        from jetlink.core.counts import message_bytes
 
-        check_write_count(app, count, _estimate(topic, value, pairs) + len(key or ""))
+        check_write_count(app, count, message_bytes(topic, value, pairs, key or ""))
         records = None
 
     def made(n: int) -> Rec:  # record n (1..count) of VALUE

@@ -49,3 +49,13 @@ def check_space(count: int, msg_bytes: int, path: str | os.PathLike[str], *,
             field="count",
         )
     return count
+
+
+def message_bytes(subject: str, body: str, headers: list[tuple[str, str]],
+                  key: str = "") -> int:
+    """The bytes of one message before template expansion (subject or topic, body, headers,
+    a record's key): what :func:`check_space` multiplies."""
+    def enc(text: str) -> int:
+        return len(text.encode("utf-8", errors="surrogateescape"))
+
+    return enc(subject) + enc(body) + enc(key) + sum(enc(k) + enc(v) + 4 for k, v in headers)

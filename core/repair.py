@@ -63,17 +63,13 @@ class RepairReport:
 
 def _names(dd: DataDir, names: list[str] | None) -> list[str]:
     from .errors import NotFoundError
-    from .store.datadir import DB_SUFFIX, NAME_RE
 
     if names:
         for n in names:
             if not dd.cluster_path(n).exists():
                 raise NotFoundError(f"cluster {n} not found")
         return list(dict.fromkeys(names))
-    if not dd.path.is_dir():
-        return []
-    return sorted(e[: -len(DB_SUFFIX)] for e in os.listdir(dd.path)
-                  if e.endswith(DB_SUFFIX) and NAME_RE.fullmatch(e[: -len(DB_SUFFIX)]))
+    return dd.cluster_names()
 
 
 def _read_only(path: Path) -> sqlite3.Connection:

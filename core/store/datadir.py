@@ -478,24 +478,27 @@ class DataDir:
         others are still served."""
         if create_local:
             self._ensure_local()
-        elif not self.path.is_dir():
-            return []
         out = []
-        for entry in sorted(os.listdir(self.path)):
-            if not entry.endswith(DB_SUFFIX):
-                continue
-            name = entry[: -len(DB_SUFFIX)]
-            if not NAME_RE.fullmatch(name):
-                continue
-            path = self.path / entry
-            if not stat.S_ISREG(os.stat(path).st_mode):
-                continue
+        for name in self.cluster_names():
             try:
                 out.append(self.open(name).info())
             except JetlinkError as err:
                 if broken is None or isinstance(err, NotFoundError):
                     raise
                 broken.append((name, err))
+        return out
+
+    def cluster_names(self) -> list[str]:
+        """The names of the clusters whose files are in the directory, sorted (nothing is
+        opened: a damaged file is named too)."""
+        if not self.path.is_dir():
+            return []
+        out = []
+        for entry in sorted(os.listdir(self.path)):
+            name = entry[: -len(DB_SUFFIX)]
+            if entry.endswith(DB_SUFFIX) and NAME_RE.fullmatch(name) and stat.S_ISREG(
+                    os.stat(self.path / entry).st_mode):
+                out.append(name)
         return out
 
     def has_cluster(self, name: str) -> bool:
