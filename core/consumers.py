@@ -49,6 +49,7 @@ from .config.stream import StreamConfig
 from .errors import ApiError, nats_error
 from .headers import append_header
 from .messages import StoredMsg
+from .startseq import clamp_start
 from .subjects import SubjectFilter, is_subset
 
 __all__ = [
@@ -351,12 +352,7 @@ def start_state(cfg: ConsumerConfig, view: StreamView, stream: StreamConfig,
             sseq = last + 1
     else:
         sseq = cfg.opt_start_seq
-    if first == 0 and cfg.opt_start_seq == 0:
-        sseq = 1
-    elif sseq > last and cfg.opt_start_seq == 0:
-        sseq = last + 1
-    elif sseq < first:
-        sseq = first
+    sseq = clamp_start(sseq, first, last, explicit=cfg.opt_start_seq != 0)
     st.sseq, st.dseq = sseq, 1
     st.adflr, st.asflr = 0, sseq - 1
     st.delivered_s = st.ack_floor_s = max(sseq - 1, 0)

@@ -34,6 +34,7 @@ from .config.stream import StreamConfig, StreamSource
 from .errors import ApiError, JetlinkError, nats_error
 from .store import Cluster, DataDir
 from .store.health import StorageError, storage_error
+from .startseq import deliver_all_start
 from .subjects import SubjectFilter
 from .transform import compile_transform
 from .agreements import (  # noqa: F401 - part of this module's API
@@ -89,6 +90,11 @@ SECOND = 1_000_000_000
 HEARTBEAT_NS = SECOND  # the server's sourceHealthHB: last contact refreshed at most this often
 BATCH = 50_000  # messages per agreement per transaction, per-message path
 SQL_BATCH = 1_000_000  # messages per transaction, SQL path
+# A whole-origin copy of SPLIT_MIN messages or more is two transactions, the first taking
+# SPLIT_FIRST % (``_split``): its log is checkpointed while the second is built.
+SPLIT_MIN = 20_000
+SPLIT_FIRST = 65
+CHECKPOINT_AFTER = 10_000  # a step that moved this many messages asks for a checkpoint
 MAX_ROUNDS = 100_000  # pump_until_idle's guard against endless cross-cluster loops
 _MASK = S.MAX_SEQ
 # Headers the SQL path can not copy verbatim (the per-message path strips or acts on them).
@@ -219,6 +225,8 @@ def _start_seq(view: _OriginView, filters: list[str], *, seq: int = 0,
                time_ns: int = 0) -> int:
     """Where a consumer created on the origin starts (the server's ``selectStartingSeqNo``):
     ``seq`` (by start sequence), ``time_ns`` (by start time), else deliver all."""
+    if seq <= 0 and time_ns <= 0:
+        return deliver_all_start(view.first_seq, view.last_seq)
     from .config.consumer import ConsumerConfig
     from .consumers import start_state
 
@@ -309,6 +317,9 @@ class _Agreement:
     final: bool = True  # no further step follows in this pump call (lag is worth counting)
     oconn: sqlite3.Connection | None = None
     saved: list[Any] | None = None
+    # The SQL path's second half of a split catch-up: (origin id, first seq, last seq, the
+    # origin's first_seq and msgs - last_seq when it was scanned, per-subject stats, names).
+    tail: tuple | None = None
 
     @property
     def origin(self) -> str:
@@ -624,26 +635,31 @@ def _pump_target(dd: DataDir, clock: Clock, cl: Cluster, name: str, max_msgs: in
     _prepare(clock, cl, d, plans)
     js = JetStream(cl, clock)
     budget: dict[int, int | None] = {id(a): max_msgs for a in plans}
-    while True:
-        if all(v is not None and v <= 0 for v in budget.values()):
-            break
-        before = {id(a): a.report.copied + a.report.skipped for a in plans}  # type: ignore
-        moved = _step(js, name, plans, budget, bulk, batch)
-        step_moved = 0
-        for a in plans:
-            n = a.report.copied + a.report.skipped - before[id(a)]  # type: ignore[union-attr]
-            step_moved += n
-            if budget[id(a)] is not None:
-                budget[id(a)] -= n
-            if a.consumer and a.row is not None and a.error is None:
-                try:
-                    _settle(a, clock, a.row[_R_CURSOR])
-                except (JetlinkError, sqlite3.Error):
-                    pass
-        if on_moved is not None and step_moved > 0:
-            on_moved(step_moved)
-        if not moved or not any(a.truncated for a in plans):
-            break
+    # A catch-up is a run of large transactions: the log of each is checkpointed on another
+    # thread while the next one is built (store/datadir.py ``checkpoints_aside``).
+    with cl.checkpoints_aside() as checkpoints:
+        while True:
+            if all(v is not None and v <= 0 for v in budget.values()):
+                break
+            before = {id(a): a.report.copied + a.report.skipped for a in plans}  # type: ignore
+            moved = _step(js, name, plans, budget, bulk, batch)
+            step_moved = 0
+            for a in plans:
+                n = a.report.copied + a.report.skipped - before[id(a)]  # type: ignore
+                step_moved += n
+                if budget[id(a)] is not None:
+                    budget[id(a)] -= n
+                if a.consumer and a.row is not None and a.error is None:
+                    try:
+                        _settle(a, clock, a.row[_R_CURSOR])
+                    except (JetlinkError, sqlite3.Error):
+                        pass
+            if step_moved >= CHECKPOINT_AFTER:
+                checkpoints.request()
+            if on_moved is not None and step_moved > 0:
+                on_moved(step_moved)
+            if not moved or not any(a.truncated for a in plans):
+                break
     return [a.report for a in plans]  # type: ignore[misc]
 
 
@@ -1170,7 +1186,29 @@ def _sql_ok_target(d: S.StreamDef) -> bool:
             and d.max_msg_size < 0)
 
 
+class _Refused(Exception):
+    """Raised inside SQLite by the guard of the SQL path's ``INSERT ... SELECT``."""
+
+
+def _refuse(_key: int) -> None:
+    raise _Refused
+
+
 def _sql_copy(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str) -> bool | None:
+    """The SQL path (:func:`_sql_copy_range`): first unscanned, then, when its guard met a
+    message the per-message path must see, once more with the range scanned."""
+    out = _sql_copy_range(txn, d, a, limit, o, scan=False)
+    if out is _RESCAN:
+        out = _sql_copy_range(txn, d, a, limit, o, scan=True)
+    assert out is not _RESCAN
+    return out  # type: ignore[return-value]
+
+
+_RESCAN = object()
+
+
+def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str, *,
+                    scan: bool) -> object:
     """The SQL path: copy up to ``limit`` pending origin messages with ``INSERT ... SELECT``
     (the origin database is schema ``o``: ``main``, or ``ATTACH``ed), subject chains and
     counters computed in SQL. None when this step needs the per-message path.
@@ -1178,6 +1216,12 @@ def _sql_copy(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str) -> bo
     Mirrors: messages keep their sequences, so the origin's subject chains are the mirror's.
     Sources: only a contiguous origin whose every subject is selected and mapped one-to-one
     (then a chain only shifts by a constant), and messages without headers.
+
+    A message the per-message path must see (mirrors: a header in ``_SQL_UNSAFE``; sources:
+    any header) ends the range before it. Such messages are rare, so the range is not
+    scanned for them first: a guard in the ``INSERT`` stops the statement when it meets one
+    (SQLite undoes the statement alone) and this returns ``_RESCAN``; with ``scan`` the
+    range is cut before the first such message.
     """
     if not _sql_ok_target(d) or limit <= 0 or a.od is None:
         return None
@@ -1206,32 +1250,48 @@ def _sql_copy(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str) -> bo
     # per-message path must see.
     base_o, top_o = S.key_range(oid)
     hi = olast if olast - lo + 1 <= limit else lo + limit - 1
-    if a.kind == "mirror" and hi < olast:
+    contiguous = omsgs == olast - ofirst + 1
+    if a.kind == "mirror" and hi < olast and not contiguous:
         r = conn.execute(f"SELECT id FROM {o}.msgs WHERE id >= ? AND id <= ? ORDER BY id "
                          "LIMIT 1 OFFSET ?", (base_o | lo, top_o, limit - 1)).fetchone()
         hi = (r[0] & _MASK) if r else olast
+    unsafe_hdr = "TRUE"
     if a.kind == "mirror":
         unsafe = list(_SQL_UNSAFE) + (["Nats-Msg-Id"] if d.dup_window else [])
-        cond = "hdr IS NOT NULL AND (" + " OR ".join(
+        unsafe_hdr = "(" + " OR ".join(
             f"instr(hdr, CAST('{u}' AS BLOB)) > 0" for u in unsafe) + ")"
-    else:
-        cond = "hdr IS NOT NULL"
-    r = conn.execute(f"SELECT min(id) FROM {o}.msgs WHERE id BETWEEN ? AND ? AND {cond}",
-                     (base_o | lo, base_o | hi)).fetchone()
-    if r[0] is not None:
-        hi = (r[0] & _MASK) - 1
-        if hi < lo:
-            return None
+    if scan:
+        r = conn.execute(f"SELECT min(id) FROM {o}.msgs WHERE id BETWEEN ? AND ? AND "
+                         f"hdr IS NOT NULL AND {unsafe_hdr}",
+                         (base_o | lo, base_o | hi)).fetchone()
+        if r[0] is not None:
+            hi = (r[0] & _MASK) - 1
+            if hi < lo:
+                return None
     whole = lo <= ofirst and hi >= olast
     # Per origin subject in the range: (count, first, last), and its name.
     stats: dict[int, tuple[int, int, int]] = {}
     snames: dict[int, str] = {}
+    # The origin's byte count (its own accounting) of exactly the messages this step copies,
+    # when known without reading them: the whole origin, or a half of it (``_split``).
+    known_obytes: int | None = None
+    tail, a.tail = a.tail, None
+    if tail is not None and (scan or tail[:2] != (oid, lo) or hi < tail[2]
+                             or tail[3:5] != (ofirst, omsgs - olast)):
+        tail = None  # not the range scanned, or origin messages removed since
     if whole:
         for sid, subject, n, f, l in conn.execute(
                 f"SELECT id, subject, msgs, first_seq, last_seq FROM {o}.subjects "
                 "WHERE stream_id = ?", (oid,)):
             stats[sid] = (n, f, l)
             snames[sid] = subject
+        known_obytes = obytes
+        if not scan and hi - lo + 1 >= SPLIT_MIN:
+            hi, stats = _split(conn, a, o, oid, lo, hi, ofirst, omsgs - olast, stats, snames)
+            known_obytes = obytes - a.tail[7]  # type: ignore[index]
+            whole = False
+    elif tail is not None:
+        hi, stats, snames, known_obytes = tail[2], dict(tail[5]), dict(tail[6]), tail[7]
     else:
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS repl_stats (sid INTEGER PRIMARY KEY, "
                      "n INTEGER, first INTEGER, last INTEGER)")
@@ -1301,18 +1361,23 @@ def _sql_copy(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str) -> bo
                      [(sid, tstate[tsubj[sid]][0], tail) for sid, tail in tails.items()])
     now = txn.now
     ts = now if now > t_ts else t_ts
+    conn.create_function("jetlink_refuse", 1, _refuse)
     if a.kind == "mirror":
-        conn.execute(
-            f"INSERT INTO main.msgs(id, subject_id, ts, prev, next, hdr, data) "
-            f"SELECT ? | (m.id & {_SQL_MASK}), r.tsid, m.ts, m.prev, m.next, m.hdr, m.data "
-            f"FROM {o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
-            "WHERE m.id BETWEEN ? AND ?", (tb, base_o | lo, base_o | hi))
-        if whole and every and a.od.file == d.file:
-            # Every origin message: the origin's own byte count (same storage).
-            first_c = ofirst
+        if not _guarded(conn, scan,
+                        f"INSERT INTO main.msgs(id, subject_id, ts, prev, next, hdr, data) "
+                        f"SELECT ? | (m.id & {_SQL_MASK}), r.tsid, m.ts, m.prev, m.next, "
+                        f"CASE WHEN m.hdr IS NULL THEN NULL WHEN {unsafe_hdr.replace('hdr', 'm.hdr')} "
+                        "THEN jetlink_refuse(m.id) ELSE m.hdr END, m.data "
+                        f"FROM {o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
+                        "WHERE m.id BETWEEN ? AND ?", (tb, base_o | lo, base_o | hi)):
+            return _RESCAN
+        if known_obytes is not None and every and a.od.file == d.file:
+            # Every origin message of the range: the origin's own byte count (same storage).
+            first_c = conn.execute("SELECT min(id) FROM main.msgs WHERE id BETWEEN ? AND ?",
+                                   (tb | lo, tb | hi)).fetchone()[0] & _MASK
             last_c = conn.execute("SELECT max(id) FROM main.msgs WHERE id BETWEEN ? AND ?",
                                   (tb | lo, tb | hi)).fetchone()[0] & _MASK
-            size = obytes
+            size = known_obytes
         else:
             first_c, last_c, nb_data, nb_hdr, n_hdr = conn.execute(
                 "SELECT min(id), max(id), total(length(data)), total(length(hdr)), count(hdr) "
@@ -1326,21 +1391,24 @@ def _sql_copy(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str) -> bo
         last_msg_id = (H.header_value(last_hdr, H.MSG_ID) or "") if last_hdr else ""
     else:
         head = f"NATS/1.0\r\nNats-Stream-Source: {parts[0]} "
-        conn.execute(
-            f"INSERT INTO main.msgs(id, subject_id, ts, prev, next, hdr, data) "
-            f"SELECT ? | ((m.id & {_SQL_MASK}) + ?), r.tsid, ?, "
-            "CASE WHEN m.prev >= ? AND m.prev <= ? THEN m.prev + ? ELSE 0 END, "
-            "CASE WHEN m.next >= ? AND m.next <= ? THEN m.next + ? ELSE 0 END, "
-            f"CAST(? || (m.id & {_SQL_MASK}) || CAST(r.tail AS TEXT) AS BLOB), m.data "
-            f"FROM {o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
-            "WHERE m.id BETWEEN ? AND ?",
-            (tb, D, ts, lo, hi, D, lo, hi, D, head, base_o | lo, base_o | hi))
+        if not _guarded(conn, scan,
+                        f"INSERT INTO main.msgs(id, subject_id, ts, prev, next, hdr, data) "
+                        f"SELECT ? | ((m.id & {_SQL_MASK}) + ?), r.tsid, ?, "
+                        "CASE WHEN m.prev >= ? AND m.prev <= ? THEN m.prev + ? ELSE 0 END, "
+                        "CASE WHEN m.next >= ? AND m.next <= ? THEN m.next + ? ELSE 0 END, "
+                        "CASE WHEN m.hdr IS NULL THEN "
+                        f"CAST(? || (m.id & {_SQL_MASK}) || r.tail AS BLOB) "
+                        "ELSE jetlink_refuse(m.id) END, m.data "
+                        f"FROM {o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
+                        "WHERE m.id BETWEEN ? AND ?",
+                        (tb, D, ts, lo, hi, D, lo, hi, D, head, base_o | lo, base_o | hi)):
+            return _RESCAN
         first_c, last_c = lo + D, hi + D
         new_last_ts = ts
         last_msg_id = ""
-        if whole and a.od.file == d.file:
-            # No headers in the origin: its bytes are the fixed parts, subjects and payloads.
-            nb_data = obytes - a.od.base_size * omsgs - sum(
+        if known_obytes is not None and a.od.file == d.file:
+            # No headers in the range: its bytes are the fixed parts, subjects and payloads.
+            nb_data = known_obytes - a.od.base_size * n_total - sum(
                 n * S._blen(snames[sid]) for sid, (n, _f, _l) in stats.items())
         else:
             (nb_data,) = conn.execute("SELECT total(length(data)) FROM main.msgs "
@@ -1389,6 +1457,58 @@ def _sql_copy(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str) -> bo
     a.got = True
     a.last_attempt = hi
     a.truncated = hi < olast
+    return True
+
+
+def _split(conn: sqlite3.Connection, a: _Agreement, o: str, oid: int, lo: int, hi: int,
+           ofirst: int, removed: int, stats: dict[int, tuple[int, int, int]],
+           snames: dict[int, str]) -> tuple[int, dict[int, tuple[int, int, int]]]:
+    """A whole-origin catch-up in two transactions, so that the log of the first is
+    checkpointed while the second is built (:func:`_pump_target`): the first copies
+    ``lo..mid``, the second ``mid+1..hi``. The second half is scanned for its per-subject
+    stats now and kept in ``a.tail`` for the next step (used only while no origin message
+    was removed); the first half's are the whole origin's minus them, its last message of a
+    subject being the one before that subject's first in the second half (the chain).
+    Returns ``mid`` and the first half's stats; ``a.tail[7]`` is the second half's byte
+    count in the origin's accounting."""
+    mid = lo + (hi - lo + 1) * SPLIT_FIRST // 100 - 1
+    base_o = S.key_range(oid)[0]
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS repl_tail (sid INTEGER PRIMARY KEY, "
+                 "n INTEGER, first INTEGER, last INTEGER, prev INTEGER, nb INTEGER)")
+    conn.execute("DELETE FROM temp.repl_tail")
+    conn.execute(
+        f"INSERT INTO temp.repl_tail SELECT subject_id, 1, id, id, prev, length(data) + "
+        f"CASE WHEN hdr IS NULL THEN 0 ELSE length(hdr) + ? END FROM {o}.msgs "
+        "WHERE id BETWEEN ? AND ? ORDER BY id ON CONFLICT(sid) DO UPDATE SET "
+        "n = n + 1, last = excluded.last, nb = nb + excluded.nb",
+        (a.od.hdr_extra, base_o | (mid + 1), base_o | hi))  # type: ignore[union-attr]
+    second: dict[int, tuple[int, int, int]] = {}
+    first = dict(stats)
+    obytes = 0  # the second half's, the origin's accounting (streams.py)
+    for sid, n2, f2, l2, prev, nb in conn.execute(
+            "SELECT sid, n, first, last, prev, nb FROM temp.repl_tail"):
+        second[sid] = (n2, f2 & _MASK, l2 & _MASK)
+        obytes += n2 * (a.od.base_size + S._blen(snames[sid])) + nb  # type: ignore
+        n, f, _l = stats[sid]
+        if n2 >= n:
+            del first[sid]
+        else:
+            first[sid] = (n - n2, f, prev)
+    a.tail = (oid, mid + 1, hi, ofirst, removed, second,
+              {sid: snames[sid] for sid in second}, obytes)
+    return mid, first
+
+
+def _guarded(conn: sqlite3.Connection, scanned: bool, sql: str, args: tuple) -> bool:
+    """Run the SQL path's ``INSERT``; False when its guard met a message the per-message path
+    must see (SQLite has undone the statement: nothing was inserted). After a ``scanned``
+    range the guard never fires; if it did, that is a bug, not a case to retry."""
+    try:
+        conn.execute(sql, args)
+    except sqlite3.OperationalError as exc:
+        if scanned or "user-defined function raised exception" not in str(exc):
+            raise
+        return False
     return True
 
 

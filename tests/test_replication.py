@@ -691,10 +691,14 @@ def _random_world(path, bulk, seed):
 
 
 # REPL_SEEDS=200 runs more random workloads (checked by hand: 80 seeds pass).
+# split=True: every whole-origin copy of 4 messages or more is split in two transactions
+# (R._split; the default splits from 20,000 messages on).
+@pytest.mark.parametrize("split", [False, True])
 @pytest.mark.parametrize("seed", range(int(os.environ.get("REPL_SEEDS", "6"))))
-def test_sql_path_and_per_message_path_agree(tmp_path, monkeypatch, seed):
+def test_sql_path_and_per_message_path_agree(tmp_path, monkeypatch, seed, split):
     used: list[str] = []
-    sql_copy = R._sql_copy
+    splits: list[str] = []
+    sql_copy, split_fn = R._sql_copy, R._split
 
     def spy(txn, d, a, limit, o):
         out = sql_copy(txn, d, a, limit, o)
@@ -702,10 +706,18 @@ def test_sql_path_and_per_message_path_agree(tmp_path, monkeypatch, seed):
             used.append(d.name)
         return out
 
+    def split_spy(conn, a, *args):
+        splits.append(a.target)
+        return split_fn(conn, a, *args)
+
     monkeypatch.setattr(R, "_sql_copy", spy)
+    monkeypatch.setattr(R, "_split", split_spy)
+    if split:
+        monkeypatch.setattr(R, "SPLIT_MIN", 4)
     a, names = _random_world(tmp_path / "a", True, seed)
     if seed % 2 == 0:
         assert {"M1", "M2", "E1", "S1", "S4"} <= set(used)
+    assert split or not splits  # (a first catch-up cut by max_msgs is not whole: no split)
     used.clear()
     b, _ = _random_world(tmp_path / "b", False, seed)
     assert used == []
@@ -720,6 +732,50 @@ def test_sql_path_and_per_message_path_agree(tmp_path, monkeypatch, seed):
     assert all(mirrored[s] == v for s, v in origin.items())
     a.dd.close()
     b.dd.close()
+
+
+@pytest.mark.parametrize("where", [10, 30, 80, 99])
+def test_sql_path_guard_stops_at_a_header_and_split_agree(tmp_path, monkeypatch, where):
+    """The SQL path's INSERT is not preceded by a scan for headers: its guard stops the
+    statement at a message the per-message path must see (mirror: Nats-Expected-*; source:
+    any header), SQLite undoes the statement, and the range is scanned and cut before it.
+    With the catch-up split in two transactions (65 % / 35 %: seq 65 is the first half's
+    last), the header is in the first or the second half. Both paths give the same
+    streams, byte counts and chains."""
+    monkeypatch.setattr(R, "SPLIT_MIN", 50)
+    scans: list[bool] = []
+    copy_range = R._sql_copy_range
+
+    def spy(txn, d, a, limit, o, *, scan):
+        scans.append(scan)
+        return copy_range(txn, d, a, limit, o, scan=scan)
+
+    monkeypatch.setattr(R, "_sql_copy_range", spy)
+    splits: list[str] = []
+    split_fn = R._split
+    monkeypatch.setattr(R, "_split", lambda conn, a, *args: (
+        splits.append(a.target), split_fn(conn, a, *args))[1])
+    snaps = []
+    for bulk in (True, False):
+        w = World(tmp_path / str(bulk), bulk=bulk)
+        js = w.js()
+        js.add_stream({"name": "ORDERS", "subjects": ["orders.>"]})
+        for i in range(1, 101):
+            hdrs = {"Nats-Expected-Stream": "ORDERS", "X": str(i)} if i == where else None
+            js.publish(f"orders.{i % 7}.new", bytes(i), hdrs)
+        js.add_stream(mirror("M", of="ORDERS"))
+        js.add_stream({"name": "A", "sources": [{"name": "ORDERS",
+                                                 "subject_transforms": [TR_ARCHIVE]}]})
+        w.pump()
+        for name in ("M", "A"):
+            consistent(js, name)
+        assert state(js, "M")["messages"] == state(js, "A")["messages"] == 100
+        snaps.append([_snapshot(js, name) for name in ("M", "A")])
+        w.dd.close()
+    assert snaps[0] == snaps[1]
+    assert True in scans  # the guard fired and the range was scanned
+    if where > 65:  # the first half was copied by a split
+        assert set(splits) == {"M", "A"}
 
 
 def test_sql_path_bytes_and_chains_on_a_large_catch_up(tmp_path):
