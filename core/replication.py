@@ -32,7 +32,7 @@ from . import streams as S
 from .clock import Clock, format_rfc3339_nano, parse_rfc3339_nano
 from .config.stream import StreamConfig, StreamSource
 from .errors import ApiError, JetlinkError, nats_error
-from .store import Cluster, DataDir
+from .store import Cluster, DataDir, connect
 from .store.health import StorageError, storage_error
 from .startseq import deliver_all_start
 from .subjects import SubjectFilter
@@ -90,10 +90,10 @@ SECOND = 1_000_000_000
 HEARTBEAT_NS = SECOND  # the server's sourceHealthHB: last contact refreshed at most this often
 BATCH = 50_000  # messages per agreement per transaction, per-message path
 SQL_BATCH = 1_000_000  # messages per transaction, SQL path
-# A whole-origin copy of SPLIT_MIN messages or more is two transactions, the first taking
-# SPLIT_FIRST % (``_split``): its log is checkpointed while the second is built.
+# A whole-origin copy of SPLIT_MIN messages or more is several transactions of SPLIT_PARTS %
+# each (``_TailScan``): the log of one is checkpointed while the next is built.
 SPLIT_MIN = 20_000
-SPLIT_FIRST = 65
+SPLIT_PARTS = (60, 28, 12)
 CHECKPOINT_AFTER = 10_000  # a step that moved this many messages asks for a checkpoint
 MAX_ROUNDS = 100_000  # pump_until_idle's guard against endless cross-cluster loops
 _MASK = S.MAX_SEQ
@@ -317,9 +317,8 @@ class _Agreement:
     final: bool = True  # no further step follows in this pump call (lag is worth counting)
     oconn: sqlite3.Connection | None = None
     saved: list[Any] | None = None
-    # The SQL path's second half of a split catch-up: (origin id, first seq, last seq, the
-    # origin's first_seq and msgs - last_seq when it was scanned, per-subject stats, names).
-    tail: tuple | None = None
+    # The SQL path's next parts of a catch-up split in transactions (``_TailScan``).
+    parts: _Parts | None = None
 
     @property
     def origin(self) -> str:
@@ -1275,10 +1274,8 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
     # The origin's byte count (its own accounting) of exactly the messages this step copies,
     # when known without reading them: the whole origin, or a half of it (``_split``).
     known_obytes: int | None = None
-    tail, a.tail = a.tail, None
-    if tail is not None and (scan or tail[:2] != (oid, lo) or hi < tail[2]
-                             or tail[3:5] != (ofirst, omsgs - olast)):
-        tail = None  # not the range scanned, or origin messages removed since
+    parts, a.parts = a.parts, None
+    split: _TailScan | None = None
     if whole:
         for sid, subject, n, f, l in conn.execute(
                 f"SELECT id, subject, msgs, first_seq, last_seq FROM {o}.subjects "
@@ -1286,12 +1283,19 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
             stats[sid] = (n, f, l)
             snames[sid] = subject
         known_obytes = obytes
-        if not scan and hi - lo + 1 >= SPLIT_MIN:
-            hi, stats = _split(conn, a, o, oid, lo, hi, ofirst, omsgs - olast, stats, snames)
-            known_obytes = obytes - a.tail[7]  # type: ignore[index]
-            whole = False
-    elif tail is not None:
-        hi, stats, snames, known_obytes = tail[2], dict(tail[5]), dict(tail[6]), tail[7]
+        if not scan and hi - lo + 1 >= SPLIT_MIN and a.ocl is not None:
+            split = _TailScan(a, oid, lo, hi, ofirst, omsgs - olast, o == "main")
+            if len(split.bounds) > 1:
+                hi = split.bounds[0][1]
+                whole = False
+            else:
+                split = None
+    elif parts is not None and not scan and parts.next_is(oid, lo, hi, ofirst,
+                                                          omsgs - olast):
+        part = parts.parts.pop(0)
+        hi, stats, snames, known_obytes = part[1], dict(part[2]), dict(part[3]), part[4]
+        if parts.parts:
+            a.parts = parts
     else:
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS repl_stats (sid INTEGER PRIMARY KEY, "
                      "n INTEGER, first INTEGER, last INTEGER)")
@@ -1362,6 +1366,8 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
     now = txn.now
     ts = now if now > t_ts else t_ts
     conn.create_function("jetlink_refuse", 1, _refuse)
+    if split is not None:
+        split.start()  # the later parts' stats, read on another thread during the INSERT
     if a.kind == "mirror":
         if not _guarded(conn, scan,
                         f"INSERT INTO main.msgs(id, subject_id, ts, prev, next, hdr, data) "
@@ -1370,7 +1376,12 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
                         "THEN jetlink_refuse(m.id) ELSE m.hdr END, m.data "
                         f"FROM {o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
                         "WHERE m.id BETWEEN ? AND ?", (tb, base_o | lo, base_o | hi)):
+            if split is not None:
+                split.close()
             return _RESCAN
+        if split is not None:
+            stats, known_obytes = split.first_part(conn, o, stats, snames, obytes)
+            n_total = sum(v[0] for v in stats.values())
         if known_obytes is not None and every and a.od.file == d.file:
             # Every origin message of the range: the origin's own byte count (same storage).
             first_c = conn.execute("SELECT min(id) FROM main.msgs WHERE id BETWEEN ? AND ?",
@@ -1402,10 +1413,15 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
                         f"FROM {o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
                         "WHERE m.id BETWEEN ? AND ?",
                         (tb, D, ts, lo, hi, D, lo, hi, D, head, base_o | lo, base_o | hi)):
+            if split is not None:
+                split.close()
             return _RESCAN
         first_c, last_c = lo + D, hi + D
         new_last_ts = ts
         last_msg_id = ""
+        if split is not None:
+            stats, known_obytes = split.first_part(conn, o, stats, snames, obytes)
+            n_total = sum(v[0] for v in stats.values())
         if known_obytes is not None and a.od.file == d.file:
             # No headers in the range: its bytes are the fixed parts, subjects and payloads.
             nb_data = known_obytes - a.od.base_size * n_total - sum(
@@ -1416,8 +1432,8 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
                                       ).fetchone()
         # header: head + digits of the origin seq + tail; 4 bytes of header length (file)
         hsize = n_total * (len(head.encode()) + d.hdr_extra) + _digits_sum(lo, hi)
-        for sid, tail in tails.items():
-            hsize += stats[sid][0] * (len(tail.encode()) + S._blen(tsubj[sid]))  # type: ignore
+        for sid, (n, _f, _l) in stats.items():
+            hsize += n * (len(tails[sid].encode()) + S._blen(tsubj[sid]))  # type: ignore
         size = d.base_size * n_total + int(nb_data) + hsize
     # Subject chains: link each subject's first copied message to what the target had.
     sub_ins, sub_upd, fix_prev, fix_next = [], [], [], []
@@ -1460,43 +1476,133 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
     return True
 
 
-def _split(conn: sqlite3.Connection, a: _Agreement, o: str, oid: int, lo: int, hi: int,
-           ofirst: int, removed: int, stats: dict[int, tuple[int, int, int]],
-           snames: dict[int, str]) -> tuple[int, dict[int, tuple[int, int, int]]]:
-    """A whole-origin catch-up in two transactions, so that the log of the first is
-    checkpointed while the second is built (:func:`_pump_target`): the first copies
-    ``lo..mid``, the second ``mid+1..hi``. The second half is scanned for its per-subject
-    stats now and kept in ``a.tail`` for the next step (used only while no origin message
-    was removed); the first half's are the whole origin's minus them, its last message of a
-    subject being the one before that subject's first in the second half (the chain).
-    Returns ``mid`` and the first half's stats; ``a.tail[7]`` is the second half's byte
-    count in the origin's accounting."""
-    mid = lo + (hi - lo + 1) * SPLIT_FIRST // 100 - 1
-    base_o = S.key_range(oid)[0]
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS repl_tail (sid INTEGER PRIMARY KEY, "
-                 "n INTEGER, first INTEGER, last INTEGER, prev INTEGER, nb INTEGER)")
-    conn.execute("DELETE FROM temp.repl_tail")
-    conn.execute(
-        f"INSERT INTO temp.repl_tail SELECT subject_id, 1, id, id, prev, length(data) + "
-        f"CASE WHEN hdr IS NULL THEN 0 ELSE length(hdr) + ? END FROM {o}.msgs "
-        "WHERE id BETWEEN ? AND ? ORDER BY id ON CONFLICT(sid) DO UPDATE SET "
-        "n = n + 1, last = excluded.last, nb = nb + excluded.nb",
-        (a.od.hdr_extra, base_o | (mid + 1), base_o | hi))  # type: ignore[union-attr]
-    second: dict[int, tuple[int, int, int]] = {}
-    first = dict(stats)
-    obytes = 0  # the second half's, the origin's accounting (streams.py)
-    for sid, n2, f2, l2, prev, nb in conn.execute(
-            "SELECT sid, n, first, last, prev, nb FROM temp.repl_tail"):
-        second[sid] = (n2, f2 & _MASK, l2 & _MASK)
-        obytes += n2 * (a.od.base_size + S._blen(snames[sid])) + nb  # type: ignore
-        n, f, _l = stats[sid]
-        if n2 >= n:
-            del first[sid]
-        else:
-            first[sid] = (n - n2, f, prev)
-    a.tail = (oid, mid + 1, hi, ofirst, removed, second,
-              {sid: snames[sid] for sid in second}, obytes)
-    return mid, first
+class _Parts:
+    """The parts of a split catch-up not copied yet: ``(lo, hi, stats, names, obytes)`` each,
+    valid while the origin keeps its first sequence and no message is removed from it."""
+
+    def __init__(self, oid: int, ofirst: int, removed: int, parts: list[tuple]) -> None:
+        self.key = (oid, ofirst, removed)
+        self.parts = parts
+
+    def next_is(self, oid: int, lo: int, hi: int, ofirst: int, removed: int) -> bool:
+        return (self.key == (oid, ofirst, removed) and bool(self.parts)
+                and self.parts[0][0] == lo and self.parts[0][1] <= hi)
+
+
+class _TailScan:
+    """A whole-origin catch-up (``lo..hi``) cut in transactions of SPLIT_PARTS % each, so
+    that the log of one is checkpointed while the next is built (:func:`_pump_target`), and
+    the last, whose checkpoint nobody overlaps, is small.
+
+    The first part is copied now. The per-subject stats of the later parts are read by one
+    scan on a connection of its own, on another thread, while the first part's INSERT runs
+    (SQLite works without Python's lock); they are kept in ``a.parts`` for the next steps.
+    The first part's stats are the whole origin's minus the later parts': its last message
+    of a subject is the one before that subject's first in a later part (the chain)."""
+
+    def __init__(self, a: _Agreement, oid: int, lo: int, hi: int, ofirst: int, removed: int,
+                 in_txn: bool) -> None:
+        self.a, self.oid, self.ofirst, self.removed = a, oid, ofirst, removed
+        # the origin changed inside this transaction: only this connection sees it
+        self.in_txn = in_txn
+        n = hi - lo + 1
+        self.bounds: list[tuple[int, int]] = []
+        at = lo
+        for pct in SPLIT_PARTS:
+            stop = min(hi, at + max(n * pct // 100, 1) - 1)
+            if at <= stop:
+                self.bounds.append((at, stop))
+            at = stop + 1
+        if at <= hi:
+            self.bounds[-1] = (self.bounds[-1][0], hi)
+        self._thread: Any = None
+        self._rows: list[tuple] | None = None
+
+    _SQL = ("SELECT subject_id, {part}, 1, id, id, prev, length(data) + CASE WHEN hdr IS NULL "
+            "THEN 0 ELSE length(hdr) + ? END FROM {o}.msgs WHERE id BETWEEN ? AND ? "
+            "ORDER BY id ON CONFLICT(sid, part) DO UPDATE SET n = n + 1, "
+            "last = excluded.last, nb = nb + excluded.nb")
+
+    def _scan(self, conn: sqlite3.Connection, o: str) -> list[tuple]:
+        base = S.key_range(self.oid)[0]
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS repl_parts (sid INTEGER, part INTEGER, "
+                     "n INTEGER, first INTEGER, last INTEGER, prev INTEGER, nb INTEGER, "
+                     "PRIMARY KEY (sid, part))")
+        conn.execute("DELETE FROM temp.repl_parts")
+        later = self.bounds[1:]
+        part = "0"
+        if len(later) > 1:
+            part = "CASE " + " ".join(f"WHEN id <= {base | b[1]} THEN {i}"
+                                      for i, b in enumerate(later[:-1]))
+            part += f" ELSE {len(later) - 1} END"
+        conn.execute("INSERT INTO temp.repl_parts " + self._SQL.format(part=part, o=o),
+                     (self.a.od.hdr_extra, base | later[0][0], base | later[-1][1]))  # type: ignore
+        return conn.execute("SELECT sid, part, n, first, last, prev, nb FROM temp.repl_parts "
+                            "ORDER BY part").fetchall()
+
+    def _run(self) -> None:
+        try:
+            conn = connect(self.a.ocl.path)  # type: ignore[union-attr]
+        except (sqlite3.Error, OSError):
+            return
+        try:
+            conn.execute("BEGIN")
+            row = conn.execute("SELECT first_seq, msgs, last_seq FROM streams WHERE id = ?",
+                               (self.oid,)).fetchone()
+            # the same messages as the copying transaction's snapshot: none removed since
+            if row is not None and (row[0], row[1] - row[2]) == (self.ofirst, self.removed):
+                self._rows = self._scan(conn, "main")
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            self._rows = None
+        finally:
+            conn.close()
+
+    def start(self) -> None:
+        import threading
+
+        if self.in_txn:
+            return
+        self._thread = threading.Thread(target=self._run, name="jetlink-repl-scan",
+                                        daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def first_part(self, conn: sqlite3.Connection, o: str,
+                   stats: dict[int, tuple[int, int, int]], snames: dict[int, str],
+                   obytes: int) -> tuple[dict[int, tuple[int, int, int]], int]:
+        """After the first part's INSERT: its stats (from the whole ``stats``) and its byte
+        count (from the whole origin's ``obytes``); the later parts go to ``a.parts``."""
+        self.close()
+        rows = self._rows
+        if rows is None:  # the thread could not read the same messages: read them here
+            rows = self._scan(conn, o)
+        a = self.a
+        later: list[tuple] = [(lo, hi, {}, {}, 0) for lo, hi in self.bounds[1:]]
+        first = dict(stats)
+        prevs: dict[int, int] = {}
+        base = a.od.base_size  # type: ignore[union-attr]
+        for sid, part, n2, f2, l2, prev, nb in rows:
+            lo, hi, pstats, pnames, pbytes = later[part]
+            pstats[sid] = (n2, f2 & _MASK, l2 & _MASK)
+            subject = pnames[sid] = snames[sid]
+            later[part] = (lo, hi, pstats, pnames, pbytes + n2 * (base + S._blen(subject)) + nb)
+            prevs.setdefault(sid, prev)  # the first later part holding the subject
+            if sid in first:
+                n, f, l = first[sid]
+                first[sid] = (n - n2, f, l)
+        for sid in list(first):
+            n, f, l = first[sid]
+            if n <= 0:
+                del first[sid]
+            elif sid in prevs:
+                first[sid] = (n, f, prevs[sid])
+        a.parts = _Parts(self.oid, self.ofirst, self.removed, later)
+        return first, obytes - sum(p[4] for p in later)
 
 
 def _guarded(conn: sqlite3.Connection, scanned: bool, sql: str, args: tuple) -> bool:

@@ -691,14 +691,14 @@ def _random_world(path, bulk, seed):
 
 
 # REPL_SEEDS=200 runs more random workloads (checked by hand: 80 seeds pass).
-# split=True: every whole-origin copy of 4 messages or more is split in two transactions
-# (R._split; the default splits from 20,000 messages on).
+# split=True: every whole-origin copy of 4 messages or more is split in transactions
+# (R._TailScan; the default splits from 20,000 messages on).
 @pytest.mark.parametrize("split", [False, True])
 @pytest.mark.parametrize("seed", range(int(os.environ.get("REPL_SEEDS", "6"))))
 def test_sql_path_and_per_message_path_agree(tmp_path, monkeypatch, seed, split):
     used: list[str] = []
     splits: list[str] = []
-    sql_copy, split_fn = R._sql_copy, R._split
+    sql_copy, first_part = R._sql_copy, R._TailScan.first_part
 
     def spy(txn, d, a, limit, o):
         out = sql_copy(txn, d, a, limit, o)
@@ -706,12 +706,12 @@ def test_sql_path_and_per_message_path_agree(tmp_path, monkeypatch, seed, split)
             used.append(d.name)
         return out
 
-    def split_spy(conn, a, *args):
-        splits.append(a.target)
-        return split_fn(conn, a, *args)
+    def split_spy(self, *args):
+        splits.append(self.a.target)
+        return first_part(self, *args)
 
     monkeypatch.setattr(R, "_sql_copy", spy)
-    monkeypatch.setattr(R, "_split", split_spy)
+    monkeypatch.setattr(R._TailScan, "first_part", split_spy)
     if split:
         monkeypatch.setattr(R, "SPLIT_MIN", 4)
     a, names = _random_world(tmp_path / "a", True, seed)
@@ -734,14 +734,17 @@ def test_sql_path_and_per_message_path_agree(tmp_path, monkeypatch, seed, split)
     b.dd.close()
 
 
-@pytest.mark.parametrize("where", [10, 30, 80, 99])
-def test_sql_path_guard_stops_at_a_header_and_split_agree(tmp_path, monkeypatch, where):
+@pytest.mark.parametrize("threaded", [True, False])
+@pytest.mark.parametrize("where", [0, 10, 30, 80, 99])
+def test_sql_path_guard_stops_at_a_header_and_split_agree(tmp_path, monkeypatch, where,
+                                                          threaded):
     """The SQL path's INSERT is not preceded by a scan for headers: its guard stops the
     statement at a message the per-message path must see (mirror: Nats-Expected-*; source:
     any header), SQLite undoes the statement, and the range is scanned and cut before it.
-    With the catch-up split in two transactions (65 % / 35 %: seq 65 is the first half's
-    last), the header is in the first or the second half. Both paths give the same
-    streams, byte counts and chains."""
+    The catch-up is split in transactions (60/28/12 %: seqs 1-60, 61-88, 89-100);
+    the header is in one of them, or nowhere (0). The later parts' stats are read on another
+    thread, or (``threaded=False``) by the copying connection itself. Both paths give the
+    same streams, byte counts and chains."""
     monkeypatch.setattr(R, "SPLIT_MIN", 50)
     scans: list[bool] = []
     copy_range = R._sql_copy_range
@@ -752,9 +755,11 @@ def test_sql_path_guard_stops_at_a_header_and_split_agree(tmp_path, monkeypatch,
 
     monkeypatch.setattr(R, "_sql_copy_range", spy)
     splits: list[str] = []
-    split_fn = R._split
-    monkeypatch.setattr(R, "_split", lambda conn, a, *args: (
-        splits.append(a.target), split_fn(conn, a, *args))[1])
+    first_part = R._TailScan.first_part
+    monkeypatch.setattr(R._TailScan, "first_part", lambda self, *args: (
+        splits.append(self.a.target), first_part(self, *args))[1])
+    if not threaded:
+        monkeypatch.setattr(R._TailScan, "start", lambda self: None)
     snaps = []
     for bulk in (True, False):
         w = World(tmp_path / str(bulk), bulk=bulk)
@@ -773,8 +778,8 @@ def test_sql_path_guard_stops_at_a_header_and_split_agree(tmp_path, monkeypatch,
         snaps.append([_snapshot(js, name) for name in ("M", "A")])
         w.dd.close()
     assert snaps[0] == snaps[1]
-    assert True in scans  # the guard fired and the range was scanned
-    if where > 65:  # the first half was copied by a split
+    assert (True in scans) == bool(where)  # the guard fired and the range was scanned
+    if not where or where > 60:  # the first part was copied by a split
         assert set(splits) == {"M", "A"}
 
 

@@ -2,7 +2,9 @@
 
 A subprocess runs ``pump_until_idle`` on a 100,000-message catch-up (a mirror and a sourced
 stream in another cluster, small steps, the SQL path or the per-message path chosen at random
-per run); it is killed with SIGKILL 3 times while it copies, then run to the end. A step writes
+per run; a batch of 1,000,000 is the whole catch-up, split in transactions whose logs are
+checkpointed on another thread); it is killed with SIGKILL 3 times while it copies, then run
+to the end. A step writes
 the messages and the cursor in one transaction of the target, so the mirror ends identical to
 its origin and the sourced stream holds every origin message exactly once.
 """
@@ -50,7 +52,7 @@ def _progress(path) -> int:
 
 def _start(data, rnd):
     return subprocess.Popen(
-        [sys.executable, "-c", REPLICATOR, str(data), str(rnd.choice([997, 2_000, 5_003])),
+        [sys.executable, "-c", REPLICATOR, str(data), str(rnd.choice([997, 2_000, 5_003, 1_000_000])),
          rnd.choice(["sql", "per-message"])],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 

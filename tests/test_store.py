@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
 
 import pytest
@@ -247,3 +248,64 @@ def test_rfc3339_nano_like_go(ns, text):
 
 def test_parse_rfc3339_offsets():
     assert parse_rfc3339_nano("2026-01-01T01:00:00+01:00") == 1_767_225_600_000_000_000
+
+
+def test_new_databases_have_16_kib_pages_and_old_ones_keep_theirs(tmp_path):
+    from jetlink.core.store.datadir import PAGE_SIZE
+
+    dd = DataDir(tmp_path / "a")
+    assert dd.open("local").conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 16384
+    dd.close()
+    old = tmp_path / "b"
+    old.mkdir()
+    conn = sqlite3.connect(old / "local.db")  # a database made with SQLite's 4 KiB default
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    dd = DataDir(old)
+    assert dd.open("local").conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+    dd.close()
+
+
+def test_checkpoints_aside_copy_the_log_on_another_thread_and_wait_for_it(tmp_path):
+    """Inside ``checkpoints_aside`` the connection's own commits do not checkpoint; a
+    request runs one on the checkpointer's connection and thread; leaving the block waits
+    for the last one (the log is then fully copied) and restores automatic checkpoints."""
+    import threading
+
+    dd = DataDir(tmp_path / "d")
+    cl = dd.open("local")
+    conn = cl.conn
+    conn.execute("CREATE TABLE t (x BLOB)")
+    names = []
+    with cl.checkpoints_aside() as cp:
+        assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        for _ in range(3):
+            with cl.transaction() as c:
+                c.executemany("INSERT INTO t VALUES (?)", [(os.urandom(1000),)] * 2000)
+            cp.request()
+            names += [t.name for t in threading.enumerate()]
+        # without the checkpointer, the log would now hold every frame not yet copied
+    assert "jetlink-checkpoint" in names
+    assert "jetlink-checkpoint" not in [t.name for t in threading.enumerate()]
+    assert cp.requests == 3 and cp.error is None
+    busy, log, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    assert busy == 0 and log == copied  # nothing left to copy
+    assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+    assert conn.execute("SELECT count(*) FROM t").fetchone()[0] == 6000
+    dd.close()
+
+
+def test_checkpoints_aside_without_a_request_start_no_thread(tmp_path):
+    import threading
+
+    dd = DataDir(tmp_path / "d")
+    cl = dd.open("local")
+    before = threading.active_count()
+    with cl.checkpoints_aside() as cp:
+        with cl.transaction() as c:
+            c.execute("CREATE TABLE t (x)")
+        assert threading.active_count() == before
+    assert cp.requests == 0
+    assert cl.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+    dd.close()
