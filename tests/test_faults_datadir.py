@@ -152,7 +152,7 @@ def test_repair_keeps_what_is_readable_and_the_damaged_file(jl):
     assert 0 < rep["messages_after"] < total
     assert rep["messages_lost"] == total - rep["messages_after"]
     # one leaf page of ~250-byte rows lost, not the rows around it (the middle page of this
-    # layout is a leaf of msgs): 17 rows for a 4 KiB page, 64 for the 16 KiB of new databases
+    # layout is a leaf of msgs): 17 rows for a 4 KiB page, about 32 for the 8 KiB of new databases
     page = int.from_bytes(damaged_bytes[16:18], "big") or 65536
     assert page == PAGE_SIZE
     assert rep["messages_lost"] <= page // 200, rep

@@ -250,11 +250,11 @@ def test_parse_rfc3339_offsets():
     assert parse_rfc3339_nano("2026-01-01T01:00:00+01:00") == 1_767_225_600_000_000_000
 
 
-def test_new_databases_have_16_kib_pages_and_old_ones_keep_theirs(tmp_path):
+def test_new_databases_have_8_kib_pages_and_old_ones_keep_theirs(tmp_path):
     from jetlink.core.store.datadir import PAGE_SIZE
 
     dd = DataDir(tmp_path / "a")
-    assert dd.open("local").conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 16384
+    assert dd.open("local").conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 8192
     dd.close()
     old = tmp_path / "b"
     old.mkdir()
