@@ -1543,7 +1543,7 @@ class _TailScan:
     def _run(self) -> None:
         try:
             conn = connect(self.a.ocl.path)  # type: ignore[union-attr]
-        except (sqlite3.Error, OSError):
+        except Exception:  # noqa: BLE001 - any failure here: the copying connection scans
             return
         try:
             conn.execute("BEGIN")

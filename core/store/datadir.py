@@ -262,7 +262,8 @@ class Cluster:
             finally:
                 if self._conn is conn:
                     conn.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
-                    self.committed()  # the files as the checkpoints left them
+                    if cp.requests:
+                        self.committed()  # the files as the checkpoints left them
 
     def close(self) -> None:
         if self._conn is not None:
@@ -428,7 +429,7 @@ class Checkpointer:
         self._thread: Any = None
         self._wake: Any = None
         self._stop = False
-        self.error: sqlite3.Error | None = None
+        self.error: Exception | None = None
 
     def request(self) -> None:
         import threading
@@ -452,7 +453,7 @@ class Checkpointer:
                 conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
                 if stop:
                     return
-        except sqlite3.Error as err:
+        except Exception as err:  # noqa: BLE001 - the connection's own checkpoints take over
             self.error = err
         finally:
             if conn is not None:
