@@ -2,11 +2,11 @@
 
 A subprocess runs ``pump_until_idle`` on a 100,000-message catch-up (a mirror and a sourced
 stream in another cluster, small steps, the SQL path or the per-message path chosen at random
-per run; a batch of 1,000,000 is the whole catch-up, split in transactions whose logs are
-checkpointed on another thread); it is killed with SIGKILL 3 times while it copies, then run
-to the end. A step writes
-the messages and the cursor in one transaction of the target, so the mirror ends identical to
-its origin and the sourced stream holds every origin message exactly once.
+per run; the first run copies the whole catch-up at once, which the SQL path splits in
+transactions whose logs are checkpointed on another thread); it is killed with SIGKILL 3
+times while it copies, then run to the end. A step writes the messages and the cursor in one
+transaction of the target, so the mirror ends identical to its origin and the sourced stream
+holds every origin message exactly once.
 """
 
 from __future__ import annotations
@@ -50,11 +50,14 @@ def _progress(path) -> int:
     return sum(r[0] for r in rows)
 
 
-def _start(data, rnd):
-    return subprocess.Popen(
-        [sys.executable, "-c", REPLICATOR, str(data), str(rnd.choice([997, 2_000, 5_003, 1_000_000])),
-         rnd.choice(["sql", "per-message"])],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+def _start(data, rnd, whole=False):
+    """The replicator in a subprocess: small steps or the whole catch-up at once (a batch of
+    1,000,000: the SQL path splits it in transactions), the SQL path or the per-message
+    path, chosen at random unless ``whole``."""
+    batch = 1_000_000 if whole else rnd.choice([997, 2_000, 5_003, 1_000_000])
+    path = "sql" if whole else rnd.choice(["sql", "per-message"])
+    return subprocess.Popen([sys.executable, "-c", REPLICATOR, str(data), str(batch), path],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
 def test_sigkill_during_catch_up_loses_and_duplicates_nothing(tmp_path):
@@ -82,8 +85,8 @@ def test_sigkill_during_catch_up_loses_and_duplicates_nothing(tmp_path):
 
     kills = 0
     thresholds = sorted(rnd.uniform(0.05, 0.9) * 2 * N for _ in range(KILLS))
-    for threshold in thresholds:
-        proc = _start(data, rnd)
+    for i, threshold in enumerate(thresholds):
+        proc = _start(data, rnd, whole=i == 0)  # the first run: the split whole catch-up
         deadline = time.monotonic() + 20
         while proc.poll() is None and _progress(target_db) < threshold:
             if time.monotonic() > deadline:  # pragma: no cover - a stuck replicator
