@@ -783,6 +783,43 @@ def test_sql_path_guard_stops_at_a_header_and_split_agree(tmp_path, monkeypatch,
         assert set(splits) == {"M", "A"}
 
 
+@pytest.mark.parametrize("split", [False, True])
+def test_split_catch_up_into_a_target_holding_messages_on_the_same_subjects(
+        tmp_path, monkeypatch, split):
+    """A sourced stream that already holds messages of its own on subjects the transform
+    also writes, and a mirror started after messages were removed from the origin's front:
+    every part of a split catch-up links its first message of a subject to what the target
+    held (chains, subject counts, bytes), as the per-message path does."""
+    monkeypatch.setattr(R, "SPLIT_MIN", 10 if split else 10**9)
+    splits: list[str] = []
+    first_part = R._TailScan.first_part
+    monkeypatch.setattr(R._TailScan, "first_part", lambda self, *args: (
+        splits.append(self.a.target), first_part(self, *args))[1])
+    snaps = []
+    for bulk in (True, False):
+        w = World(tmp_path / str(bulk), bulk=bulk)
+        js = w.js()
+        js.add_stream({"name": "ORDERS", "subjects": ["orders.>"]})
+        js.add_stream({"name": "A", "subjects": ["archive.>"], "sources": [
+            {"name": "ORDERS", "subject_transforms": [TR_ARCHIVE]}]})
+        for i in range(12):  # the target's own messages first, on the transform's subjects
+            js.publish(f"archive.{i % 4}.0", b"own" + bytes([i]))
+        js.publish("archive.9.9", b"only the target's")
+        for i in range(1, 301):
+            js.publish(f"orders.{i % 9}.new", bytes(i % 200))
+            w.clock.advance(1_000)
+        js.purge_stream("ORDERS", seq=21)  # the origin now starts at 21
+        js.add_stream(mirror("M", of="ORDERS"))
+        w.pump()
+        for name in ("A", "M"):
+            consistent(js, name)
+        assert state(js, "A")["messages"] == 13 + 280 and state(js, "M")["messages"] == 280
+        snaps.append([_snapshot(js, name) for name in ("A", "M")])
+        w.dd.close()
+    assert snaps[0] == snaps[1]
+    assert sorted(splits) == (["A", "M"] if split else [])
+
+
 def test_sql_path_bytes_and_chains_on_a_large_catch_up(tmp_path):
     w = World(tmp_path / "d")
     js = w.js()
