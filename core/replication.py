@@ -1272,9 +1272,9 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
     stats: dict[int, tuple[int, int, int]] = {}
     snames: dict[int, str] = {}
     # The origin's byte count (its own accounting) of exactly the messages this step copies,
-    # when known without reading them: the whole origin, or a half of it (``_split``).
+    # when known without reading them: the whole origin, or a part of it (``_TailScan``).
     known_obytes: int | None = None
-    parts, a.parts = a.parts, None
+    carried, a.parts = a.parts, None
     split: _TailScan | None = None
     if whole:
         for sid, subject, n, f, l in conn.execute(
@@ -1290,12 +1290,12 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
                 whole = False
             else:
                 split = None
-    elif parts is not None and not scan and parts.next_is(oid, lo, hi, ofirst,
-                                                          omsgs - olast):
-        part = parts.parts.pop(0)
+    elif carried is not None and not scan and carried.next_is(oid, lo, hi, ofirst,
+                                                              omsgs - olast):
+        part = carried.parts.pop(0)
         hi, stats, snames, known_obytes = part[1], dict(part[2]), dict(part[3]), part[4]
-        if parts.parts:
-            a.parts = parts
+        if carried.parts:
+            a.parts = carried
     else:
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS repl_stats (sid INTEGER PRIMARY KEY, "
                      "n INTEGER, first INTEGER, last INTEGER)")
