@@ -1287,7 +1287,6 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
             split = _TailScan(a, oid, lo, hi, ofirst, omsgs - olast, o == "main")
             if len(split.bounds) > 1:
                 hi = split.bounds[0][1]
-                whole = False
             else:
                 split = None
     elif carried is not None and not scan and carried.next_is(oid, lo, hi, ofirst,
