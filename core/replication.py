@@ -1254,14 +1254,17 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
         r = conn.execute(f"SELECT id FROM {o}.msgs WHERE id >= ? AND id <= ? ORDER BY id "
                          "LIMIT 1 OFFSET ?", (base_o | lo, top_o, limit - 1)).fetchone()
         hi = (r[0] & _MASK) if r else olast
-    unsafe_hdr = "TRUE"
-    if a.kind == "mirror":
-        unsafe = list(_SQL_UNSAFE) + (["Nats-Msg-Id"] if d.dup_window else [])
-        unsafe_hdr = "(" + " OR ".join(
-            f"instr(hdr, CAST('{u}' AS BLOB)) > 0" for u in unsafe) + ")"
+    unsafe = list(_SQL_UNSAFE) + (["Nats-Msg-Id"] if d.dup_window else [])
+
+    def unsafe_hdr(col: str) -> str:
+        """SQL: the header block in ``col`` holds one the SQL path can not copy (sources:
+        any header)."""
+        if a.kind != "mirror":
+            return "TRUE"
+        return "(" + " OR ".join(f"instr({col}, CAST('{u}' AS BLOB)) > 0" for u in unsafe) + ")"
     if scan:
         r = conn.execute(f"SELECT min(id) FROM {o}.msgs WHERE id BETWEEN ? AND ? AND "
-                         f"hdr IS NOT NULL AND {unsafe_hdr}",
+                         f"hdr IS NOT NULL AND {unsafe_hdr('hdr')}",
                          (base_o | lo, base_o | hi)).fetchone()
         if r[0] is not None:
             hi = (r[0] & _MASK) - 1
@@ -1371,7 +1374,7 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
         if not _guarded(conn, scan,
                         f"INSERT INTO main.msgs(id, subject_id, ts, prev, next, hdr, data) "
                         f"SELECT ? | (m.id & {_SQL_MASK}), r.tsid, m.ts, m.prev, m.next, "
-                        f"CASE WHEN m.hdr IS NULL THEN NULL WHEN {unsafe_hdr.replace('hdr', 'm.hdr')} "
+                        f"CASE WHEN m.hdr IS NULL THEN NULL WHEN {unsafe_hdr('m.hdr')} "
                         "THEN jetlink_refuse(m.id) ELSE m.hdr END, m.data "
                         f"FROM {o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
                         "WHERE m.id BETWEEN ? AND ?", (tb, base_o | lo, base_o | hi)):
