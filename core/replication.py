@@ -1537,8 +1537,9 @@ class _TailScan:
             part = "CASE " + " ".join(f"WHEN id <= {base | b[1]} THEN {i}"
                                       for i, b in enumerate(later[:-1]))
             part += f" ELSE {len(later) - 1} END"
+        extra = self.a.od.hdr_extra  # type: ignore[union-attr]
         conn.execute("INSERT INTO temp.repl_parts " + self._SQL.format(part=part, o=o),
-                     (self.a.od.hdr_extra, base | later[0][0], base | later[-1][1]))  # type: ignore
+                     (extra, base | later[0][0], base | later[-1][1]))
         return conn.execute("SELECT sid, part, n, first, last, prev, nb FROM temp.repl_parts "
                             "ORDER BY part").fetchall()
 
