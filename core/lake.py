@@ -103,7 +103,7 @@ def iter_stream_batches(db_path: str, stream: str, lo: int, hi: int, *,
     pyarrow RecordBatches of the lake schema (one read snapshot for the whole range).
     ``sid`` pins the stream's row id (a stream deleted and created again between planning and
     reading yields nothing rather than another stream's messages)."""
-    from .streams import MAX_SEQ, key_range
+    from .streams import MAX_SEQ, hdr_sql, key_range
 
     conn = open_readonly(db_path)
     try:
@@ -114,7 +114,7 @@ def iter_stream_batches(db_path: str, stream: str, lo: int, hi: int, *,
         base, top = key_range(found)
         k_lo, k_hi = base | max(lo, 0), base | min(max(hi, 0), MAX_SEQ)
         cur = conn.execute(
-            "SELECT m.id, s.subject, m.ts, m.hdr, m.data FROM msgs m JOIN subjects s "
+            f"SELECT m.id, s.subject, m.ts, {hdr_sql('m.')}, m.data FROM msgs m JOIN subjects s "
             "ON s.id = m.subject_id WHERE m.id BETWEEN ? AND ? ORDER BY m.id", (k_lo, k_hi))
         while True:
             rows = cur.fetchmany(batch_rows)

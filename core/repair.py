@@ -170,10 +170,13 @@ def _rebuild_streams(conn: sqlite3.Connection, report: RepairReport) -> None:
         return
     shift = 1 << SEQ_BITS
     mask = shift - 1
-    # Messages whose stream or subject row was lost cannot be told apart any more.
+    # Messages whose stream or subject row was lost cannot be told apart any more, nor those
+    # whose source header (a reference, see store/schema.py src_hdrs) was lost.
+    lost_hdr = (f" OR (typeof(hdr) = 'integer' AND (hdr >> {SEQ_BITS}) NOT IN "
+                "(SELECT id FROM src_hdrs))") if "src_hdrs" in tables else ""
     report.dropped = conn.execute(
         f"DELETE FROM msgs WHERE (id / {shift}) NOT IN (SELECT id FROM streams) "
-        "OR subject_id NOT IN (SELECT id FROM subjects)").rowcount
+        f"OR subject_id NOT IN (SELECT id FROM subjects){lost_hdr}").rowcount
     conn.execute("DELETE FROM subjects WHERE stream_id NOT IN (SELECT id FROM streams)")
     # Each subject's chain, count, first and last from its messages (in sequence order).
     conn.execute(

@@ -253,7 +253,7 @@ def _read(conn: sqlite3.Connection, oid: int, start: int, filters: list[str],
     lo = base | max(start, 0)
     if not filters or ">" in filters:
         return [(k & _MASK, subj, ts, hdr, data) for k, subj, ts, hdr, data in conn.execute(
-            "SELECT m.id, s.subject, m.ts, m.hdr, m.data FROM msgs m JOIN subjects s "
+            f"SELECT m.id, s.subject, m.ts, {S.hdr_sql('m.')}, m.data FROM msgs m JOIN subjects s "
             "ON s.id = m.subject_id WHERE m.id BETWEEN ? AND ? ORDER BY m.id LIMIT ?",
             (lo, top, limit))]
     names: dict[int, str] = {}
@@ -269,7 +269,7 @@ def _read(conn: sqlite3.Connection, oid: int, start: int, filters: list[str],
     get = names.get
     chunk = min(max(limit, 1000), 20_000)
     while len(out) < limit:
-        rows = conn.execute("SELECT id, subject_id, ts, hdr, data FROM msgs "
+        rows = conn.execute(f"SELECT id, subject_id, ts, {S.hdr_sql()}, data FROM msgs "
                             "WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ?",
                             (lo, top, chunk)).fetchall()
         for k, sid, ts, hdr, data in rows:
@@ -736,7 +736,7 @@ def _scan_source_headers(conn: sqlite3.Connection, d: S.StreamDef, iname: str) -
     target (the server's ``startingSequenceForSources``), 0 when none."""
     base, top = S.key_range(d.id)
     for _key, hdr in conn.execute(
-        "SELECT id, hdr FROM msgs WHERE id BETWEEN ? AND ? AND hdr IS NOT NULL "
+        f"SELECT id, {S.hdr_sql()} FROM msgs WHERE id BETWEEN ? AND ? AND hdr IS NOT NULL "
         "ORDER BY id DESC", (base, top)
     ):
         if b"Nats-Stream-Source" not in hdr:
@@ -1355,16 +1355,23 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
     D = 0 if a.kind == "mirror" else t_last - lo + 1  # target seq = origin seq + D
     tb = d.id << S.SEQ_BITS
     ident = row[_R_IDENT]
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS repl_map (osid INTEGER PRIMARY KEY, "
-                 "tsid INTEGER NOT NULL, tail BLOB)")
-    conn.execute("DELETE FROM temp.repl_map")
     parts = a.iname.split(" ")
     mid = f" {parts[1]} {parts[2]} "
+    head = f"NATS/1.0\r\nNats-Stream-Source: {parts[0]} "
     tails: dict[int, str | None] = {
         sid: (f"{mid}{snames[sid]}{' ' + ident if ident else ''}\r\n\r\n"
               if a.kind == "source" else None) for sid in stats}
-    conn.executemany("INSERT INTO temp.repl_map(osid, tsid, tail) VALUES (?, ?, ?)",
-                     [(sid, tstate[tsubj[sid]][0], tail) for sid, tail in tails.items()])
+    refs: dict[int, int | None] = dict.fromkeys(stats)
+    if a.kind == "source":
+        found = _src_refs(conn, head, tails)  # type: ignore[arg-type]
+        if found is None:
+            return None  # no room for more references: the per-message path
+        refs = found
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS repl_map (osid INTEGER PRIMARY KEY, "
+                 "tsid INTEGER NOT NULL, ref INTEGER)")
+    conn.execute("DELETE FROM temp.repl_map")
+    conn.executemany("INSERT INTO temp.repl_map(osid, tsid, ref) VALUES (?, ?, ?)",
+                     [(sid, tstate[tsubj[sid]][0], ref) for sid, ref in refs.items()])
     now = txn.now
     ts = now if now > t_ts else t_ts
     conn.create_function("jetlink_refuse", 1, _refuse)
@@ -1375,7 +1382,7 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
                         f"INSERT INTO main.msgs(id, subject_id, ts, prev, next, hdr, data) "
                         f"SELECT ? | (m.id & {_SQL_MASK}), r.tsid, m.ts, m.prev, m.next, "
                         f"CASE WHEN m.hdr IS NULL THEN NULL WHEN {unsafe_hdr('m.hdr')} "
-                        "THEN jetlink_refuse(m.id) ELSE m.hdr END, m.data "
+                        f"THEN jetlink_refuse(m.id) ELSE {S.hdr_sql('m.', o + '.')} END, m.data "
                         f"FROM {o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
                         "WHERE m.id BETWEEN ? AND ?", (tb, base_o | lo, base_o | hi)):
             if split is not None:
@@ -1403,18 +1410,18 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
                                              (tb | last_c,)).fetchone()
         last_msg_id = (H.header_value(last_hdr, H.MSG_ID) or "") if last_hdr else ""
     else:
-        head = f"NATS/1.0\r\nNats-Stream-Source: {parts[0]} "
+        # The header by reference: (ref << SEQ_BITS) | origin seq (store/schema.py src_hdrs).
         if not _guarded(conn, scan,
                         f"INSERT INTO main.msgs(id, subject_id, ts, prev, next, hdr, data) "
                         f"SELECT ? | ((m.id & {_SQL_MASK}) + ?), r.tsid, ?, "
                         "CASE WHEN m.prev >= ? AND m.prev <= ? THEN m.prev + ? ELSE 0 END, "
                         "CASE WHEN m.next >= ? AND m.next <= ? THEN m.next + ? ELSE 0 END, "
                         "CASE WHEN m.hdr IS NULL THEN "
-                        f"CAST(? || (m.id & {_SQL_MASK}) || r.tail AS BLOB) "
+                        f"(r.ref << {S.SEQ_BITS}) | (m.id & {_SQL_MASK}) "
                         "ELSE jetlink_refuse(m.id) END, m.data "
                         f"FROM {o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
                         "WHERE m.id BETWEEN ? AND ?",
-                        (tb, D, ts, lo, hi, D, lo, hi, D, head, base_o | lo, base_o | hi)):
+                        (tb, D, ts, lo, hi, D, lo, hi, D, base_o | lo, base_o | hi)):
             if split is not None:
                 split.close()
             return _RESCAN
@@ -1606,6 +1613,29 @@ class _TailScan:
                 first[sid] = (n, f, prevs[sid])
         a.parts = _Parts(self.oid, self.ofirst, self.removed, later)
         return first, obytes - sum(p[4] for p in later)
+
+
+# The largest ``src_hdrs`` id: ``(ref << SEQ_BITS) | seq`` stays a positive 64-bit integer.
+MAX_SRC_REF = (1 << (63 - S.SEQ_BITS)) - 1
+
+
+def _src_refs(conn: sqlite3.Connection, head: str, tails: dict[int, str]
+              ) -> dict[int, int] | None:
+    """The ``src_hdrs`` id of each origin subject's header text (``head`` + seq + its tail),
+    added where missing (in the caller's transaction). None when the ids would pass
+    MAX_SRC_REF."""
+    known = dict(conn.execute("SELECT tail, id FROM src_hdrs WHERE head = ?", (head,)))
+    new = sorted({t for t in tails.values() if t not in known})
+    if new:
+        top = conn.execute("SELECT coalesce(max(id), 0) FROM src_hdrs").fetchone()[0]
+        if top + len(new) > MAX_SRC_REF:
+            return None
+        hsize = len(head.encode())
+        rows = [(top + i + 1, head, t, hsize + len(t.encode())) for i, t in enumerate(new)]
+        conn.executemany("INSERT INTO src_hdrs(id, head, tail, size) VALUES (?, ?, ?, ?)",
+                         rows)
+        known.update((t, i) for i, _h, t, _s in rows)
+    return {sid: known[t] for sid, t in tails.items()}
 
 
 def _guarded(conn: sqlite3.Connection, scanned: bool, sql: str, args: tuple) -> bool:

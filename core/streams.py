@@ -208,10 +208,24 @@ class NoConsumers:
         return None
 
 
+def hdr_sql(alias: str = "", schema: str = "") -> str:
+    """SQL for a stored row's header block as the server stores it: ``hdr``, or, when it
+    holds a source header by reference (an INTEGER, see ``src_hdrs`` in store/schema.py),
+    that block rebuilt. ``schema`` qualifies ``src_hdrs`` (``"o."``) as ``msgs`` is."""
+    h = f"{alias}hdr"
+    return (f"(CASE WHEN typeof({h}) = 'integer' THEN (SELECT CAST(x.head || ({h} & {_MASK}) "
+            f"|| x.tail AS BLOB) FROM {schema}src_hdrs x WHERE x.id = {h} >> {SEQ_BITS}) "
+            f"ELSE {h} END)")
+
+
 def payload_sql(file_storage: bool, alias: str = "") -> str:
     """SQL for a stored row's size without the fixed part and the subject (see msg_size)."""
     extra = FILE_HEADER_OVERHEAD if file_storage else 0
-    return f"(length({alias}data) + coalesce(length({alias}hdr) + {extra}, 0))"
+    h = f"{alias}hdr"
+    return (f"(length({alias}data) + CASE WHEN {h} IS NULL THEN 0 "
+            f"WHEN typeof({h}) = 'integer' THEN (SELECT x.size FROM src_hdrs x WHERE x.id = "
+            f"{h} >> {SEQ_BITS}) + length({h} & {_MASK}) + {extra} "
+            f"ELSE length({h}) + {extra} END)")
 
 
 # --- compiled stream definitions ------------------------------------------------------------
@@ -1431,7 +1445,7 @@ class StreamTxn:
                 continue  # removed meanwhile (a marker's rollup)
             s = self._subject_by_id(node[0])
             if sdm and s.count == 1:
-                hdr = conn.execute("SELECT hdr FROM msgs WHERE id = ?",
+                hdr = conn.execute(f"SELECT {hdr_sql()} FROM msgs WHERE id = ?",
                                    (base | seq,)).fetchone()
                 if hdr is None:  # pending (cannot happen: expiry runs flushed)
                     hdr = (None,)
@@ -1615,7 +1629,7 @@ def _oldest_of_subjects(conn: sqlite3.Connection, base: int,
     return out
 
 
-_MSG_COLS = "m.id, s.subject, m.ts, m.hdr, m.data"
+_MSG_COLS = f"m.id, s.subject, m.ts, {hdr_sql('m.')}, m.data"
 _MSG_FROM = "FROM msgs m JOIN subjects s ON s.id = m.subject_id"
 
 

@@ -14,7 +14,9 @@ import sqlite3
 
 import pytest
 
+from jetlink.core import lake
 from jetlink.core import replication as R
+from jetlink.core.repair import repair
 from jetlink.core.clock import ManualClock
 from jetlink.core.errors import ApiError
 from jetlink.core.jetstream import JetStream
@@ -818,6 +820,91 @@ def test_split_catch_up_into_a_target_holding_messages_on_the_same_subjects(
         w.dd.close()
     assert snaps[0] == snaps[1]
     assert sorted(splits) == (["A", "M"] if split else [])
+
+
+def _raw_hdr_types(js, name) -> dict[str, int]:
+    with js.cluster.read() as conn:
+        sid = conn.execute("SELECT id FROM streams WHERE name = ?", (name,)).fetchone()[0]
+        lo, hi = sid << 40, (sid << 40) | ((1 << 40) - 1)
+        return dict(conn.execute("SELECT typeof(hdr), count(*) FROM msgs WHERE id BETWEEN ? "
+                                 "AND ? GROUP BY typeof(hdr)", (lo, hi)).fetchall())
+
+
+def _lake_rows(w, cluster, name):
+    return [(r["seq"], r["subject"], r["headers"], r["data"])
+            for b in lake.iter_stream_batches(str(w.dd.cluster_path(cluster)), name, 0, 1 << 40)
+            for r in b.to_pylist()]
+
+
+def test_source_headers_stored_by_reference_read_as_the_server_stores_them(tmp_path):
+    """The SQL path stores a sourced message's Nats-Stream-Source header as a reference
+    (store/schema.py ``src_hdrs``). Everything that reads it sees the server's block, and
+    every size counts its bytes: stream reads, a mirror of the sourced stream in the same
+    and in another cluster (the SQL mirror path rebuilds it), a source of it (per-message
+    path), deletes and purges, a lake export, the source removed and added again (its start
+    found from the newest header), and a repair. The per-message path is the reference."""
+    snaps, lakes = [], []
+    for bulk in (True, False):
+        w = World(tmp_path / str(bulk), bulk=bulk)
+        js = w.js()
+        js.add_stream({"name": "ORDERS", "subjects": ["orders.>"]})
+        for i in range(1, 201):
+            js.publish(f"orders.{i % 7}.new", bytes(i % 50))
+            w.clock.advance(1_000)
+        src = {"name": "ORDERS", "subject_transforms": [TR_ARCHIVE]}
+        js.add_stream({"name": "A", "subjects": ["own.>"], "sources": [src]})
+        w.pump()
+        types = _raw_hdr_types(js, "A")
+        assert types == ({"integer": 200} if bulk else {"blob": 200})
+        js.add_stream(mirror("MA", of="A"))
+        w.js("east").add_stream(mirror("EA", of="A", external={"api": "$JS.local.API"}))
+        js.add_stream({"name": "B", "sources": [{"name": "A"}]})
+        w.pump()
+        assert _raw_hdr_types(js, "MA") == _raw_hdr_types(w.js("east"), "EA") == {"blob": 200}
+        js.delete_msg("A", 5)
+        js.purge_stream("A", subject="archive.1.*")
+        js.purge_stream("A", seq=20)
+        js.update_stream({"name": "A", "subjects": ["own.>"]})  # the source removed ...
+        w.pump()  # (its agreement forgotten)
+        for i in range(201, 241):
+            js.publish(f"orders.{i % 7}.new", bytes(i % 50))
+            w.clock.advance(1_000)
+        js.publish("own.x", b"own")
+        js.update_stream({"name": "A", "subjects": ["own.>"], "sources": [src]})  # ... back
+        w.pump()
+        # It resumes after origin seq 200, the newest in A's headers (by time: nothing).
+        assert state(js, "A")["last_seq"] == 241
+        for name in ("A", "MA", "B"):
+            consistent(js, name)
+        consistent(w.js("east"), "EA")
+        snaps.append([_snapshot(js, name) for name in ("A", "MA", "B")]
+                     + [_snapshot(w.js("east"), "EA")])
+        lakes.append(_lake_rows(w, "local", "A"))
+        w.dd.close()
+    assert snaps[0] == snaps[1]
+    assert lakes[0] == lakes[1]
+    heads = [h for _seq, _subj, h, _d in lakes[0]]
+    assert heads[-1].startswith(b"NATS/1.0\r\nNats-Stream-Source: ORDERS 240 orders.*.new "
+                                b"archive.{{wildcard(1)}}.{{partition(3,1)}} orders.2.new ")
+    assert heads[-1].endswith(b"\r\n\r\n") and heads[-1].count(b"\r\n") == 3
+    # A repair keeps the referenced headers (and drops only messages whose reference is lost).
+    w = World(tmp_path / "True")
+    before = [_snapshot(w.js(), "A")]
+    w.dd.close()
+    report = repair(DataDir(tmp_path / "True"), "local")
+    assert report.dropped == 0
+    w = World(tmp_path / "True")
+    assert [_snapshot(w.js(), "A")] == before
+    consistent(w.js(), "A")
+    with w.js().cluster.transaction() as conn:
+        conn.execute("DELETE FROM src_hdrs WHERE id = (SELECT min(id) FROM src_hdrs)")
+    w.dd.close()
+    report = repair(DataDir(tmp_path / "True"), "local")
+    assert report.dropped > 0
+    w = World(tmp_path / "True")
+    consistent(w.js(), "A")
+    assert state(w.js(), "A")["messages"] == before[0][0][3] - report.dropped
+    w.dd.close()
 
 
 def test_sql_path_bytes_and_chains_on_a_large_catch_up(tmp_path):

@@ -132,6 +132,47 @@ def test_reopen_does_not_migrate_again(dd):
     again.close()
 
 
+def test_a_v1_database_is_brought_to_v2_with_its_messages(tmp_path):
+    """Schema v2 adds ``src_hdrs`` (source headers by reference); a v1 database gains it
+    when opened for writing, and keeps its streams and messages."""
+    from jetlink.core.clock import ManualClock
+    from jetlink.core.jetstream import JetStream
+    from jetlink.core.store.schema import MIGRATIONS
+
+    path = tmp_path / "local.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for stmt in MIGRATIONS[0]:
+        conn.execute(stmt)
+    conn.execute("PRAGMA user_version=1")
+    conn.close()
+    dd = DataDir(tmp_path)
+    js = JetStream(dd.open("local"), ManualClock())
+    assert js.cluster.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    js.add_stream({"name": "S", "subjects": ["s.>"]})
+    js.publish("s.a", b"x", {"K": "v"})
+    assert [(m.subject, m.headers, m.data) for m in js.messages("S")] == [
+        ("s.a", {"K": ["v"]}, b"x")]
+    dd.close()
+
+
+def test_a_database_of_a_newer_jetlink_is_refused(jl):
+    assert jl("stream", "ls").exit_code == 0  # the default cluster created
+    conn = sqlite3.connect(jl.data / "local.db", isolation_level=None)
+    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    conn.close()
+    dd = DataDir(jl.data)
+    with pytest.raises(JetlinkError) as e:
+        _ = dd.open("local").conn
+    dd.close()
+    assert str(e.value) == (
+        f"cluster local: {jl.data / 'local.db'} has schema version {SCHEMA_VERSION + 1}, "
+        f"written by a newer jetlink; this version reads up to {SCHEMA_VERSION}: upgrade "
+        "jetlink")
+    r = jl("stream", "ls")
+    assert r.exit_code == 1 and "written by a newer jetlink" in r.stderr
+    assert "Traceback" not in r.output and r.stdout == ""
+
+
 def test_component_schema_applied_once(dd):
     c = dd.open()
     steps = [["CREATE TABLE t1 (a INTEGER)"], ["ALTER TABLE t1 ADD COLUMN b TEXT"]]

@@ -204,6 +204,13 @@ class Cluster:
             ro = not writable(self.path)
             try:
                 conn = connect(self.path, readonly=ro)
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                if version > SCHEMA_VERSION:
+                    conn.close()
+                    raise JetlinkError(
+                        f"cluster {self.name}: {self.path} has schema version {version}, "
+                        f"written by a newer jetlink; this version reads up to "
+                        f"{SCHEMA_VERSION}: upgrade jetlink")
                 if ro:
                     version = conn.execute("PRAGMA user_version").fetchone()[0]
                     if version < SCHEMA_VERSION:

@@ -22,6 +22,13 @@ Table notes (see docs/engine.md "Storage layout"):
   header block exactly as the server stores it (NULL when the message has none). A message's
   accounted size is derived, never stored: ``base + length(subject) + length(data) +
   (4 + length(hdr) if hdr)`` for file storage, ``16 + subject + hdr + data`` for memory.
+- ``src_hdrs`` (v2): a message copied by a source's bulk catch-up (core/replication.py, the
+  SQL path) whose only header is its ``Nats-Stream-Source`` line stores in ``hdr`` not the
+  block but an INTEGER ``(ref << 40) | origin_seq``: the block is ``head || origin_seq ||
+  tail`` of ``src_hdrs`` row ``ref`` (``size`` = the bytes of head and tail), the same bytes
+  as the server's. Readers never see the integer: ``streams.hdr_sql`` expands it in the
+  query and ``streams.payload_sql`` counts its size (one definition each). Rows of
+  ``src_hdrs`` are never removed (a few per source and subject).
 - ``msg_ttl`` holds the expiry (ns; -1 for ``never``) of messages with a Nats-TTL header only,
   keyed by the same ``id``: ordinary messages pay nothing for TTL support.
 - ``core_msgs`` / ``core_subs``: core NATS pub/sub across processes. A subscriber registers
@@ -101,6 +108,16 @@ MIGRATIONS: list[list[str]] = [
             pid        INTEGER NOT NULL,
             expires_ns INTEGER NOT NULL
         )""",
+    ],
+    # v2: source headers by reference (see ``src_hdrs`` in the table notes).
+    [
+        """CREATE TABLE src_hdrs (
+            id   INTEGER PRIMARY KEY,
+            head TEXT NOT NULL,
+            tail TEXT NOT NULL,
+            size INTEGER NOT NULL
+        )""",
+        "CREATE UNIQUE INDEX src_hdrs_by_text ON src_hdrs(head, tail)",
     ],
 ]
 
