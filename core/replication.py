@@ -1378,11 +1378,21 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
     if split is not None:
         split.start()  # the later parts' stats, read on another thread during the INSERT
     if a.kind == "mirror":
+        # A source header stored by reference (store/schema.py src_hdrs) is copied as one:
+        # the same reference in the same database, else the target's for the same text.
+        if a.same_db:
+            ref = "m.hdr"
+        elif _mirror_refs(conn, o, base_o | lo, base_o | hi):
+            ref = (f"((SELECT x.tid FROM temp.repl_refs x WHERE x.oid = m.hdr >> "
+                   f"{S.SEQ_BITS}) << {S.SEQ_BITS}) | (m.hdr & {_SQL_MASK})")
+        else:
+            ref = S.hdr_sql("m.", o + ".")
         if not _guarded(conn, scan,
                         f"INSERT INTO main.msgs(id, subject_id, ts, prev, next, hdr, data) "
                         f"SELECT ? | (m.id & {_SQL_MASK}), r.tsid, m.ts, m.prev, m.next, "
-                        f"CASE WHEN m.hdr IS NULL THEN NULL WHEN {unsafe_hdr('m.hdr')} "
-                        f"THEN jetlink_refuse(m.id) ELSE {S.hdr_sql('m.', o + '.')} END, m.data "
+                        "CASE WHEN m.hdr IS NULL THEN NULL WHEN typeof(m.hdr) = 'integer' "
+                        f"THEN {ref} WHEN {unsafe_hdr('m.hdr')} "
+                        "THEN jetlink_refuse(m.id) ELSE m.hdr END, m.data "
                         f"FROM {o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
                         "WHERE m.id BETWEEN ? AND ?", (tb, base_o | lo, base_o | hi)):
             if split is not None:
@@ -1399,15 +1409,15 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
                                   (tb | lo, tb | hi)).fetchone()[0] & _MASK
             size = known_obytes
         else:
-            first_c, last_c, nb_data, nb_hdr, n_hdr = conn.execute(
-                "SELECT min(id), max(id), total(length(data)), total(length(hdr)), count(hdr) "
+            first_c, last_c, nb = conn.execute(
+                f"SELECT min(id), max(id), total({d.payload_sql}) "
                 "FROM main.msgs WHERE id BETWEEN ? AND ?", (tb | lo, tb | hi)).fetchone()
             first_c &= _MASK
             last_c &= _MASK
-            size = (d.base_size * n_total + int(nb_data) + int(nb_hdr) + d.hdr_extra * n_hdr
+            size = (d.base_size * n_total + int(nb)
                     + sum(stats[sid][0] * S._blen(tsubj[sid]) for sid in stats))
-        new_last_ts, last_hdr = conn.execute("SELECT ts, hdr FROM main.msgs WHERE id = ?",
-                                             (tb | last_c,)).fetchone()
+        new_last_ts, last_hdr = conn.execute(f"SELECT ts, {S.hdr_sql()} FROM main.msgs "
+                                             "WHERE id = ?", (tb | last_c,)).fetchone()
         last_msg_id = (H.header_value(last_hdr, H.MSG_ID) or "") if last_hdr else ""
     else:
         # The header by reference: (ref << SEQ_BITS) | origin seq (store/schema.py src_hdrs).
@@ -1527,9 +1537,8 @@ class _TailScan:
         self._thread: Any = None
         self._rows: list[tuple] | None = None
 
-    _SQL = ("SELECT subject_id, {part}, 1, id, id, prev, length(data) + CASE WHEN hdr IS NULL "
-            "THEN 0 ELSE length(hdr) + ? END FROM {o}.msgs WHERE id BETWEEN ? AND ? "
-            "ORDER BY id ON CONFLICT(sid, part) DO UPDATE SET n = n + 1, "
+    _SQL = ("SELECT subject_id, {part}, 1, id, id, prev, {size} FROM {o}.msgs WHERE id "
+            "BETWEEN ? AND ? ORDER BY id ON CONFLICT(sid, part) DO UPDATE SET n = n + 1, "
             "last = excluded.last, nb = nb + excluded.nb")
 
     def _scan(self, conn: sqlite3.Connection, o: str) -> list[tuple]:
@@ -1544,9 +1553,10 @@ class _TailScan:
             part = "CASE " + " ".join(f"WHEN id <= {base | b[1]} THEN {i}"
                                       for i, b in enumerate(later[:-1]))
             part += f" ELSE {len(later) - 1} END"
-        extra = self.a.od.hdr_extra  # type: ignore[union-attr]
-        conn.execute("INSERT INTO temp.repl_parts " + self._SQL.format(part=part, o=o),
-                     (extra, base | later[0][0], base | later[-1][1]))
+        size = S.payload_sql(self.a.od.file, "", o + ".")  # type: ignore[union-attr]
+        conn.execute("INSERT INTO temp.repl_parts " + self._SQL.format(part=part, o=o,
+                                                                       size=size),
+                     (base | later[0][0], base | later[-1][1]))
         return conn.execute("SELECT sid, part, n, first, last, prev, nb FROM temp.repl_parts "
                             "ORDER BY part").fetchall()
 
@@ -1619,9 +1629,33 @@ class _TailScan:
 MAX_SRC_REF = (1 << (63 - S.SEQ_BITS)) - 1
 
 
+def _mirror_refs(conn: sqlite3.Connection, o: str, lo: int, hi: int) -> bool:
+    """A mirror of a stream in another database: ``temp.repl_refs`` maps each ``src_hdrs``
+    id of the origin used by its messages ``lo``..``hi`` (keys) to the target's id of the
+    same text. False when the origin database holds no references, or the target has no
+    room for them (then the SQL rebuilds the blocks)."""
+    if conn.execute(f"SELECT 1 FROM {o}.src_hdrs LIMIT 1").fetchone() is None:
+        return False
+    by_head: dict[str, dict[int, str]] = {}
+    for oid, head, tail in conn.execute(
+            f"SELECT x.id, x.head, x.tail FROM {o}.src_hdrs x WHERE x.id IN (SELECT DISTINCT "
+            f"m.hdr >> {S.SEQ_BITS} FROM {o}.msgs m WHERE m.id BETWEEN ? AND ? AND "
+            "typeof(m.hdr) = 'integer')", (lo, hi)):
+        by_head.setdefault(head, {})[oid] = tail
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS repl_refs (oid INTEGER PRIMARY KEY, "
+                 "tid INTEGER NOT NULL)")
+    conn.execute("DELETE FROM temp.repl_refs")
+    for head, tails in by_head.items():
+        found = _src_refs(conn, head, tails)
+        if found is None:
+            return False
+        conn.executemany("INSERT INTO temp.repl_refs(oid, tid) VALUES (?, ?)", found.items())
+    return True
+
+
 def _src_refs(conn: sqlite3.Connection, head: str, tails: dict[int, str]
               ) -> dict[int, int] | None:
-    """The ``src_hdrs`` id of each origin subject's header text (``head`` + seq + its tail),
+    """The ``src_hdrs`` id of each header text (``head`` + seq + ``tails[k]``) by key ``k``,
     added where missing (in the caller's transaction). None when the ids would pass
     MAX_SRC_REF."""
     known = dict(conn.execute("SELECT tail, id FROM src_hdrs WHERE head = ?", (head,)))

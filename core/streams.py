@@ -218,12 +218,13 @@ def hdr_sql(alias: str = "", schema: str = "") -> str:
             f"ELSE {h} END)")
 
 
-def payload_sql(file_storage: bool, alias: str = "") -> str:
-    """SQL for a stored row's size without the fixed part and the subject (see msg_size)."""
+def payload_sql(file_storage: bool, alias: str = "", schema: str = "") -> str:
+    """SQL for a stored row's size without the fixed part and the subject (see msg_size);
+    ``schema`` as for :func:`hdr_sql`."""
     extra = FILE_HEADER_OVERHEAD if file_storage else 0
     h = f"{alias}hdr"
     return (f"(length({alias}data) + CASE WHEN {h} IS NULL THEN 0 "
-            f"WHEN typeof({h}) = 'integer' THEN (SELECT x.size FROM src_hdrs x WHERE x.id = "
+            f"WHEN typeof({h}) = 'integer' THEN (SELECT x.size FROM {schema}src_hdrs x WHERE x.id = "
             f"{h} >> {SEQ_BITS}) + length({h} & {_MASK}) + {extra} "
             f"ELSE length({h}) + {extra} END)")
 

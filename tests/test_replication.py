@@ -836,13 +836,27 @@ def _lake_rows(w, cluster, name):
             for r in b.to_pylist()]
 
 
-def test_source_headers_stored_by_reference_read_as_the_server_stores_them(tmp_path):
+@pytest.mark.parametrize("split", [False, True])
+def test_source_headers_stored_by_reference_read_as_the_server_stores_them(
+        tmp_path, monkeypatch, split):
     """The SQL path stores a sourced message's Nats-Stream-Source header as a reference
     (store/schema.py ``src_hdrs``). Everything that reads it sees the server's block, and
-    every size counts its bytes: stream reads, a mirror of the sourced stream in the same
-    and in another cluster (the SQL mirror path rebuilds it), a source of it (per-message
-    path), deletes and purges, a lake export, the source removed and added again (its start
-    found from the newest header), and a repair. The per-message path is the reference."""
+    every size counts its bytes: stream reads, mirrors of the sourced stream in the same
+    cluster (the same reference) and in another (the reference mapped to that database's,
+    and back again from there), a source of it (per-message path), deletes and purges, a
+    lake export, the source removed and added again (its start found from the newest
+    header), and a repair. The per-message path is the reference. ``split``: every whole
+    catch-up in three transactions (the later parts' sizes read from the origin)."""
+    if split:
+        monkeypatch.setattr(R, "SPLIT_MIN", 4)
+    transaction = R._transaction
+
+    def checked(js, name, *args):  # every transaction leaves its target consistent
+        moved = transaction(js, name, *args)
+        consistent(js, name)
+        return moved
+
+    monkeypatch.setattr(R, "_transaction", checked)
     snaps, lakes = [], []
     for bulk in (True, False):
         w = World(tmp_path / str(bulk), bulk=bulk)
@@ -856,11 +870,18 @@ def test_source_headers_stored_by_reference_read_as_the_server_stores_them(tmp_p
         w.pump()
         types = _raw_hdr_types(js, "A")
         assert types == ({"integer": 200} if bulk else {"blob": 200})
+        w.js("east").add_stream({"name": "EB", "subjects": ["eb.>"], "sources": [
+            {"name": "ORDERS", "external": {"api": "$JS.local.API"}}]})  # east's own refs
+        w.pump()  # (so that A's have other ids there)
         js.add_stream(mirror("MA", of="A"))
         w.js("east").add_stream(mirror("EA", of="A", external={"api": "$JS.local.API"}))
         js.add_stream({"name": "B", "sources": [{"name": "A"}]})
         w.pump()
-        assert _raw_hdr_types(js, "MA") == _raw_hdr_types(w.js("east"), "EA") == {"blob": 200}
+        js.add_stream(mirror("LA", of="EA", external={"api": "$JS.east.API"}))  # and back
+        w.pump()
+        assert _raw_hdr_types(js, "MA") == _raw_hdr_types(w.js("east"), "EA") == \
+            _raw_hdr_types(js, "LA") == types
+        assert _raw_hdr_types(js, "B") == {"blob": 200}
         js.delete_msg("A", 5)
         js.purge_stream("A", subject="archive.1.*")
         js.purge_stream("A", seq=20)
@@ -874,11 +895,12 @@ def test_source_headers_stored_by_reference_read_as_the_server_stores_them(tmp_p
         w.pump()
         # It resumes after origin seq 200, the newest in A's headers (by time: nothing).
         assert state(js, "A")["last_seq"] == 241
-        for name in ("A", "MA", "B"):
+        for name in ("A", "MA", "B", "LA"):
             consistent(js, name)
-        consistent(w.js("east"), "EA")
-        snaps.append([_snapshot(js, name) for name in ("A", "MA", "B")]
-                     + [_snapshot(w.js("east"), "EA")])
+        for name in ("EA", "EB"):
+            consistent(w.js("east"), name)
+        snaps.append([_snapshot(js, name) for name in ("A", "MA", "B", "LA")]
+                     + [_snapshot(w.js("east"), name) for name in ("EA", "EB")])
         lakes.append(_lake_rows(w, "local", "A"))
         w.dd.close()
     assert snaps[0] == snaps[1]
@@ -897,13 +919,16 @@ def test_source_headers_stored_by_reference_read_as_the_server_stores_them(tmp_p
     assert [_snapshot(w.js(), "A")] == before
     consistent(w.js(), "A")
     with w.js().cluster.transaction() as conn:
+        (lost,) = conn.execute("SELECT count(*) FROM msgs WHERE typeof(hdr) = 'integer' AND "
+                               "hdr >> 40 = (SELECT min(id) FROM src_hdrs)").fetchone()
         conn.execute("DELETE FROM src_hdrs WHERE id = (SELECT min(id) FROM src_hdrs)")
     w.dd.close()
     report = repair(DataDir(tmp_path / "True"), "local")
-    assert report.dropped > 0
+    assert report.dropped == lost > 0
     w = World(tmp_path / "True")
-    consistent(w.js(), "A")
-    assert state(w.js(), "A")["messages"] == before[0][0][3] - report.dropped
+    for name in ("A", "MA", "B", "LA"):
+        consistent(w.js(), name)
+    assert state(w.js(), "A")["messages"] < before[0][0][3]
     w.dd.close()
 
 
