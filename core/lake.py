@@ -113,8 +113,12 @@ def iter_stream_batches(db_path: str, stream: str, lo: int, hi: int, *,
             return
         base, top = key_range(found)
         k_lo, k_hi = base | max(lo, 0), base | min(max(hi, 0), MAX_SEQ)
+        # (a database of schema v1, not yet opened by this version, holds no references)
+        refs = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                            "name = 'src_hdrs'").fetchone()
         cur = conn.execute(
-            f"SELECT m.id, s.subject, m.ts, {hdr_sql('m.')}, m.data FROM msgs m JOIN subjects s "
+            f"SELECT m.id, s.subject, m.ts, {hdr_sql('m.') if refs else 'm.hdr'}, m.data "
+            "FROM msgs m JOIN subjects s "
             "ON s.id = m.subject_id WHERE m.id BETWEEN ? AND ? ORDER BY m.id", (k_lo, k_hi))
         while True:
             rows = cur.fetchmany(batch_rows)

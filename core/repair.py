@@ -26,6 +26,7 @@ from typing import Any
 from .store import DataDir
 from .store import health
 from .store.datadir import connect
+from .store.schema import MIGRATIONS, SCHEMA_VERSION
 from .streams import FILE_RECORD_OVERHEAD, MEM_RECORD_OVERHEAD, SEQ_BITS, payload_sql
 
 BATCH = 1_000
@@ -273,6 +274,11 @@ def _repair(dd: DataDir, name: str) -> RepairReport:
             for kind, tname, sql in schema:
                 if kind in ("index", "trigger", "view") and not tname.startswith("sqlite_"):
                     dst.execute(sql)
+            if 1 <= int(version) < SCHEMA_VERSION:  # the copy brought to this version's
+                for step in MIGRATIONS[int(version):]:  # schema
+                    for stmt in step:
+                        dst.execute(stmt)
+                version = SCHEMA_VERSION
             _rebuild_streams(dst, report)
             dst.execute(f"PRAGMA user_version={int(version)}")
             dst.execute("COMMIT")

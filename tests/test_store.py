@@ -155,6 +155,45 @@ def test_a_v1_database_is_brought_to_v2_with_its_messages(tmp_path):
     dd.close()
 
 
+def _as_v1(path) -> None:
+    """A database of this version without references, turned back into schema v1."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert conn.execute("SELECT count(*) FROM src_hdrs").fetchone()[0] == 0
+    conn.execute("DROP TABLE src_hdrs")
+    conn.execute("PRAGMA user_version=1")
+    conn.close()
+
+
+def test_a_v1_database_read_by_the_lake_and_repaired(tmp_path):
+    """A v1 database not yet opened by this version: the lake reads it as it is (no
+    references there), and a repair copies it into a database of this version."""
+    from jetlink.core import lake
+    from jetlink.core.clock import ManualClock
+    from jetlink.core.jetstream import JetStream
+    from jetlink.core.repair import repair
+
+    dd = DataDir(tmp_path)
+    js = JetStream(dd.open("local"), ManualClock())
+    js.add_stream({"name": "S", "subjects": ["s.>"]})
+    js.publish("s.a", b"x", {"K": "v"})
+    js.publish("s.b", b"y")
+    dd.close()
+    _as_v1(tmp_path / "local.db")
+    got = [(r["seq"], r["headers"], r["data"]) for b in lake.iter_stream_batches(
+        str(tmp_path / "local.db"), "S", 0, 1 << 40) for r in b.to_pylist()]
+    assert got == [(1, b"NATS/1.0\r\nK: v\r\n\r\n", b"x"), (2, None, b"y")]
+    report = repair(DataDir(tmp_path), "local")
+    assert report.dropped == 0 and report.messages_after == 2
+    conn = sqlite3.connect(tmp_path / "local.db")
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert conn.execute("SELECT count(*) FROM src_hdrs").fetchone()[0] == 0
+    conn.close()
+    dd = DataDir(tmp_path)
+    js = JetStream(dd.open("local"), ManualClock())
+    assert [(m.seq, m.data) for m in js.messages("S")] == [(1, b"x"), (2, b"y")]
+    dd.close()
+
+
 def test_a_database_of_a_newer_jetlink_is_refused(jl):
     assert jl("stream", "ls").exit_code == 0  # the default cluster created
     conn = sqlite3.connect(jl.data / "local.db", isolation_level=None)

@@ -212,7 +212,6 @@ class Cluster:
                         f"written by a newer jetlink; this version reads up to "
                         f"{SCHEMA_VERSION}: upgrade jetlink")
                 if ro:
-                    version = conn.execute("PRAGMA user_version").fetchone()[0]
                     if version < SCHEMA_VERSION:
                         conn.close()
                         raise readonly_error(
