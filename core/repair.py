@@ -27,7 +27,8 @@ from .store import DataDir
 from .store import health
 from .store.datadir import connect
 from .store.schema import MIGRATIONS, SCHEMA_VERSION
-from .streams import FILE_RECORD_OVERHEAD, MEM_RECORD_OVERHEAD, SEQ_BITS, payload_sql
+from .streams import (FILE_RECORD_OVERHEAD, MEM_RECORD_OVERHEAD, SEQ_BITS, is_src_ref_sql,
+                      payload_sql, src_ref_id_sql)
 
 BATCH = 1_000
 
@@ -173,7 +174,7 @@ def _rebuild_streams(conn: sqlite3.Connection, report: RepairReport) -> None:
     mask = shift - 1
     # Messages whose stream or subject row was lost cannot be told apart any more, nor those
     # whose source header (a reference, see store/schema.py src_hdrs) was lost.
-    lost_hdr = (f" OR (typeof(hdr) = 'integer' AND (hdr >> {SEQ_BITS}) NOT IN "
+    lost_hdr = (f" OR ({is_src_ref_sql('hdr')} AND {src_ref_id_sql('hdr')} NOT IN "
                 "(SELECT id FROM src_hdrs))") if "src_hdrs" in tables else ""
     report.dropped = conn.execute(
         f"DELETE FROM msgs WHERE (id / {shift}) NOT IN (SELECT id FROM streams) "

@@ -1383,14 +1383,14 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
         if a.same_db:
             ref = "m.hdr"
         elif _mirror_refs(conn, o, base_o | lo, base_o | hi):
-            ref = (f"((SELECT x.tid FROM temp.repl_refs x WHERE x.oid = m.hdr >> "
-                   f"{S.SEQ_BITS}) << {S.SEQ_BITS}) | (m.hdr & {_SQL_MASK})")
+            ref = S.src_ref_sql(f"(SELECT x.tid FROM temp.repl_refs x WHERE x.oid = "
+                                f"{S.src_ref_id_sql('m.hdr')})", "m.hdr")
         else:
             ref = S.hdr_sql("m.", o + ".")
         if not _guarded(conn, scan,
                         f"INSERT INTO main.msgs(id, subject_id, ts, prev, next, hdr, data) "
                         f"SELECT ? | (m.id & {_SQL_MASK}), r.tsid, m.ts, m.prev, m.next, "
-                        "CASE WHEN m.hdr IS NULL THEN NULL WHEN typeof(m.hdr) = 'integer' "
+                        f"CASE WHEN m.hdr IS NULL THEN NULL WHEN {S.is_src_ref_sql('m.hdr')} "
                         f"THEN {ref} WHEN {unsafe_hdr('m.hdr')} "
                         "THEN jetlink_refuse(m.id) ELSE m.hdr END, m.data "
                         f"FROM {o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
@@ -1420,14 +1420,14 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
                                              "WHERE id = ?", (tb | last_c,)).fetchone()
         last_msg_id = (H.header_value(last_hdr, H.MSG_ID) or "") if last_hdr else ""
     else:
-        # The header by reference: (ref << SEQ_BITS) | origin seq (store/schema.py src_hdrs).
+        # The header by reference to its text (store/schema.py src_hdrs).
         if not _guarded(conn, scan,
                         f"INSERT INTO main.msgs(id, subject_id, ts, prev, next, hdr, data) "
                         f"SELECT ? | ((m.id & {_SQL_MASK}) + ?), r.tsid, ?, "
                         "CASE WHEN m.prev >= ? AND m.prev <= ? THEN m.prev + ? ELSE 0 END, "
                         "CASE WHEN m.next >= ? AND m.next <= ? THEN m.next + ? ELSE 0 END, "
                         "CASE WHEN m.hdr IS NULL THEN "
-                        f"(r.ref << {S.SEQ_BITS}) | (m.id & {_SQL_MASK}) "
+                        f"{S.src_ref_sql('r.ref', 'm.id')} "
                         "ELSE jetlink_refuse(m.id) END, m.data "
                         f"FROM {o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
                         "WHERE m.id BETWEEN ? AND ?",
@@ -1625,10 +1625,6 @@ class _TailScan:
         return first, obytes - sum(p[4] for p in later)
 
 
-# The largest ``src_hdrs`` id: ``(ref << SEQ_BITS) | seq`` stays a positive 64-bit integer.
-MAX_SRC_REF = (1 << (63 - S.SEQ_BITS)) - 1
-
-
 def _mirror_refs(conn: sqlite3.Connection, o: str, lo: int, hi: int) -> bool:
     """A mirror of a stream in another database: ``temp.repl_refs`` maps each ``src_hdrs``
     id of the origin used by its messages ``lo``..``hi`` (keys) to the target's id of the
@@ -1639,8 +1635,8 @@ def _mirror_refs(conn: sqlite3.Connection, o: str, lo: int, hi: int) -> bool:
     by_head: dict[str, dict[int, str]] = {}
     for oid, head, tail in conn.execute(
             f"SELECT x.id, x.head, x.tail FROM {o}.src_hdrs x WHERE x.id IN (SELECT DISTINCT "
-            f"m.hdr >> {S.SEQ_BITS} FROM {o}.msgs m WHERE m.id BETWEEN ? AND ? AND "
-            "typeof(m.hdr) = 'integer')", (lo, hi)):
+            f"{S.src_ref_id_sql('m.hdr')} FROM {o}.msgs m WHERE m.id BETWEEN ? AND ? AND "
+            f"{S.is_src_ref_sql('m.hdr')})", (lo, hi)):
         by_head.setdefault(head, {})[oid] = tail
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS repl_refs (oid INTEGER PRIMARY KEY, "
                  "tid INTEGER NOT NULL)")
@@ -1657,12 +1653,12 @@ def _src_refs(conn: sqlite3.Connection, head: str, tails: dict[int, str]
               ) -> dict[int, int] | None:
     """The ``src_hdrs`` id of each header text (``head`` + seq + ``tails[k]``) by key ``k``,
     added where missing (in the caller's transaction). None when the ids would pass
-    MAX_SRC_REF."""
+    ``streams.max_src_ref()``."""
     known = dict(conn.execute("SELECT tail, id FROM src_hdrs WHERE head = ?", (head,)))
     new = sorted({t for t in tails.values() if t not in known})
     if new:
         top = conn.execute("SELECT coalesce(max(id), 0) FROM src_hdrs").fetchone()[0]
-        if top + len(new) > MAX_SRC_REF:
+        if top + len(new) > S.max_src_ref():
             return None
         hsize = len(head.encode())
         rows = [(top + i + 1, head, t, hsize + len(t.encode())) for i, t in enumerate(new)]

@@ -208,13 +208,35 @@ class NoConsumers:
         return None
 
 
+# A source header stored by reference (``src_hdrs`` in store/schema.py): ``msgs.hdr`` holds
+# the INTEGER ``(ref << SEQ_BITS) | origin_seq``. These are the rule's only definitions.
+def max_src_ref() -> int:
+    """The largest ``src_hdrs`` id: a reference stays a positive 64-bit integer."""
+    return (1 << (63 - SEQ_BITS)) - 1
+
+
+def is_src_ref_sql(h: str) -> str:
+    """SQL: the header column ``h`` holds a reference."""
+    return f"typeof({h}) = 'integer'"
+
+
+def src_ref_id_sql(h: str) -> str:
+    """SQL: the ``src_hdrs`` id of the reference in ``h``."""
+    return f"({h} >> {SEQ_BITS})"
+
+
+def src_ref_sql(ref: str, seq: str) -> str:
+    """SQL: the reference to row ``ref`` for origin sequence ``seq``."""
+    return f"(({ref} << {SEQ_BITS}) | ({seq} & {_MASK}))"
+
+
 def hdr_sql(alias: str = "", schema: str = "") -> str:
     """SQL for a stored row's header block as the server stores it: ``hdr``, or, when it
-    holds a source header by reference (an INTEGER, see ``src_hdrs`` in store/schema.py),
-    that block rebuilt. ``schema`` qualifies ``src_hdrs`` (``"o."``) as ``msgs`` is."""
+    holds a source header by reference, that block rebuilt. ``schema`` qualifies
+    ``src_hdrs`` (``"o."``) as ``msgs`` is."""
     h = f"{alias}hdr"
-    return (f"(CASE WHEN typeof({h}) = 'integer' THEN (SELECT CAST(x.head || ({h} & {_MASK}) "
-            f"|| x.tail AS BLOB) FROM {schema}src_hdrs x WHERE x.id = {h} >> {SEQ_BITS}) "
+    return (f"(CASE WHEN {is_src_ref_sql(h)} THEN (SELECT CAST(x.head || ({h} & {_MASK}) "
+            f"|| x.tail AS BLOB) FROM {schema}src_hdrs x WHERE x.id = {src_ref_id_sql(h)}) "
             f"ELSE {h} END)")
 
 
@@ -224,8 +246,8 @@ def payload_sql(file_storage: bool, alias: str = "", schema: str = "") -> str:
     extra = FILE_HEADER_OVERHEAD if file_storage else 0
     h = f"{alias}hdr"
     return (f"(length({alias}data) + CASE WHEN {h} IS NULL THEN 0 "
-            f"WHEN typeof({h}) = 'integer' THEN (SELECT x.size FROM {schema}src_hdrs x WHERE x.id = "
-            f"{h} >> {SEQ_BITS}) + length({h} & {_MASK}) + {extra} "
+            f"WHEN {is_src_ref_sql(h)} THEN (SELECT x.size FROM {schema}src_hdrs x WHERE "
+            f"x.id = {src_ref_id_sql(h)}) + length({h} & {_MASK}) + {extra} "
             f"ELSE length({h}) + {extra} END)")
 
 
