@@ -126,6 +126,20 @@ def _strip_prefixes(hdr: bytes | None, prefixes: Sequence[bytes]) -> bytes | Non
     return None if len(out) <= len(H.HDR_LINE) + 2 else out
 
 
+def target_subject(subject: str, transforms: Sequence[Any], stream_transform: Any) -> str:
+    """The subject a mirrored or sourced message is stored under: the first of the
+    agreement's ``transforms`` that matches (an empty result keeps the subject), then the
+    target stream's own transform. The pump, its SQL path and the Spark jobs' plans use it."""
+    t = subject
+    for tr in transforms:
+        if tr.matches(subject):
+            t = tr.apply(subject) or subject
+            break
+    if stream_transform is not None:
+        t = stream_transform.apply(t) or t
+    return t
+
+
 _MIRROR_STRIP = (b"Nats-Expected-", b"Nats-Batch-")
 _SOURCE_STRIP = (b"Nats-Stream-Source:", b"Nats-Expected-", b"Nats-Batch-")
 
@@ -1035,13 +1049,7 @@ def _store_all(txn: Any, st: Any, d: S.StreamDef, order: Iterable[tuple],
         ss_head, ss_name, ss_mid, ss_ident, cache = consts[id(a)]
         hit = cache.get(subject)
         if hit is None:
-            tsubj = subject
-            for tr in a.transforms:
-                if tr.matches(subject):
-                    tsubj = tr.apply(subject) or subject
-                    break
-            if dt is not None:
-                tsubj = dt.apply(tsubj) or tsubj
+            tsubj = target_subject(subject, a.transforms, dt)
             tail = f"{ss_mid}{subject}{ss_ident}"
             hit = cache[subject] = (tsubj, tail, (tail + "\r\n\r\n").encode())
         tsubj = hit[0]
@@ -1326,14 +1334,7 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
             del stats[sid]
             every = False
             continue
-        t = subject
-        for tr in a.transforms:
-            if tr.matches(subject):
-                t = tr.apply(subject) or subject
-                break
-        if d.transform is not None:
-            t = d.transform.apply(t) or t
-        tsubj[sid] = t
+        tsubj[sid] = target_subject(subject, a.transforms, d.transform)
     if not stats:
         return None
     if a.kind == "source" and len(set(tsubj.values())) != len(tsubj):

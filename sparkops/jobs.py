@@ -233,6 +233,10 @@ def source(origins: Sequence[Origin], target: StreamConfig, *, now_ns: int,
     d = target_def(target)
     check_target(d)
     if not d.allow_rollup_purge and not d.max_msgs and not d.max_bytes:
+        out = _source_planned(origins, d, target.name, now_ns=now_ns, first_seq=first_seq,
+                              ordered=ordered)
+        if out is not None:
+            return out
         out = _source_fast(origins, d, target.name, now_ns=now_ns, first_seq=first_seq,
                            ordered=ordered)
         if out is not None:
@@ -539,6 +543,30 @@ def _cut_condition(cut: Any, key: Sequence[str]) -> Any:
         c = F.struct(*key) <= ck
         case = F.when(subj == name, c) if case is None else case.when(subj == name, c)
     return F.coalesce(subj.isin([n for n, _r in rows]) & case, F.lit(False))
+
+
+def _source_planned(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: int,
+                    first_seq: int, ordered: bool) -> Any:
+    """``source`` planned on the driver from the origins' Parquet columns
+    (sparkops/planned.py), when they are local Parquet datasets; else None."""
+    from pyspark.sql import functions as F
+
+    from . import planned
+
+    def header(k: int, seq: Any, subj: Any, hb: Any, strip: bool) -> Any:
+        o = origins[k]
+        oname, flt, dest = iname_of(o.src).split(" ")
+        value = F.concat(_blit(f"{oname} "), seq.cast("string").cast("binary"),
+                         _blit(f" {flt} {dest} "), subj.cast("binary"),
+                         _blit(f" {o.identity}"))
+        return _source_header(hb, value, strip)
+
+    try:
+        got = planned.run_source(origins, d, name, now_ns=now_ns, first_seq=first_seq,
+                                 ordered=ordered, header=header)
+    except planned.Refused as e:
+        raise L.LimitError(str(e)) from None
+    return None if got is None else got[0]
 
 
 def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: int,

@@ -220,6 +220,53 @@ def test_source_into_a_target_with_first_seq(jl):
     assert [r[0] for r in rows(jl.data, "local", "T")][-1] == 104
 
 
+def test_source_from_a_lake_export_planned_on_the_driver(jl, cli_clock, monkeypatch):
+    """`spark source --from parquet:PATH` (a `stream export`): planned on the driver from
+    the Parquet columns (the Spark-planned job would fail this test), the rows the pump
+    stores from the same origin; then the pump carries on from the export's cut."""
+    from jetlink.sparkops import jobs
+
+    def no(*_a, **_k):
+        raise AssertionError("planned by Spark")
+
+    monkeypatch.setattr(jobs, "_source_fast", no)
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 40, ids=True)
+    cli_clock.advance(300 * 10**9)  # past ORDERS' duplicate window: it stores them again
+    publish(jl, "orders", 10, start=20, ids=True)  # ids 20..29 again: duplicates
+    ok(jl("stream", "rmm", "ORDERS", "7", "-f"))
+    lake_path = jl.tmp / "lake"
+    ok(jl("stream", "export", "ORDERS", f"parquet:{lake_path}"))
+    (jl.tmp / "t.json").write_text(json.dumps({"duplicate_window": 120_000_000_000,
+                                               "max_msgs_per_subject": 6}))
+    summary = doc(jl("spark", "source", "store:ALL", "--from", f"parquet:{lake_path}",
+                     "--transform", "orders.*=all.{{wildcard(1)}}", "--config",
+                     str(jl.tmp / "t.json"), "-j"))
+    assert (summary["rows_in"], summary["rows_out"]) == (49, 30)
+    cfg = doc(jl("stream", "info", "ALL", "-j"))["config"]
+    cfg["name"] = "REF"
+    (jl.tmp / "ref.json").write_text(json.dumps(cfg))
+    ok(jl("stream", "add", "REF", "--config", str(jl.tmp / "ref.json")))
+    ok(jl("replicate"))
+    assert rows(jl.data, "local", "ALL") == rows(jl.data, "local", "REF")
+    assert rows(jl.data, "local", "ALL")[0][1] == "all.0"
+    publish(jl, "orders", 5, start=100, ids=True)
+    ok(jl("replicate"))
+    assert rows(jl.data, "local", "ALL") == rows(jl.data, "local", "REF")
+    # a message the pump would stall on: the same one line as the Spark-planned job's
+    ok(jl("stream", "add", "LATE", "--subjects", "late.>", "--allow-msg-ttl", "--defaults"))
+    publish(jl, "late", 3)
+    ok(jl("pub", "late.1", "late", "-H", "Nats-TTL:5s"))
+    publish(jl, "late", 2, start=4)
+    ttl_lake = jl.tmp / "lake-ttl"
+    ok(jl("stream", "export", "LATE", f"parquet:{ttl_lake}"))
+    r = jl("spark", "source", "store:TTL", "--from", f"parquet:{ttl_lake}")
+    assert r.exit_code == 1, r.output
+    assert r.stderr.strip().splitlines() == [
+        "jetlink: error: message 4 of LATE carries Nats-TTL (per-message TTLs are not "
+        "carried by bulk jobs)"]
+
+
 def test_a_job_failing_in_the_jvm_is_one_error_line(jl):
     """A failure inside Spark (here a Parquet file of the lake overwritten with garbage)
     ends the command with one line naming the cause and Spark's log, never a traceback."""
