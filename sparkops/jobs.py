@@ -301,11 +301,20 @@ def _needs_strip(hb: Any) -> Any:
     return needs
 
 
-def _source_header(hb: Any, value: Any, strip: bool = True) -> Any:
+def _source_value(src: StreamSource, identity: str, seq: Any, subj: Any) -> list[Any]:
+    """The ``Nats-Stream-Source`` value of an agreement's message (origin sequence ``seq``,
+    origin subject ``subj``), as pieces: text, and bytes columns."""
+    oname, flt, dest = iname_of(src).split(" ")
+    return [f"{oname} ", seq.cast("string").cast("binary"), f" {flt} {dest} ",
+            subj.cast("binary"), f" {identity}"]
+
+
+def _source_header(hb: Any, value: list[Any], strip: bool = True) -> Any:
     """The header block ``_store_all`` writes for a sourced message, on the bytes: the
     origin's block without ``Nats-Stream-Source`` / ``Nats-Expected-*`` / ``Nats-Batch-*``
-    lines, then ``Nats-Stream-Source: value``. Blocks holding none of those lines (nearly all)
-    are cut and joined as bytes; only the others go through the line rules on latin-1 text."""
+    lines, then ``Nats-Stream-Source: value`` (pieces: text, bytes columns). Blocks holding
+    none of those lines (nearly all) are cut and joined as bytes; only the others go through
+    the line rules on latin-1 text."""
     from pyspark.sql import functions as F
 
     fast = F.when(hb.isNull() | (F.octet_length(hb) <= 2), _blit("NATS/1.0\r\n")) \
@@ -317,7 +326,13 @@ def _source_header(hb: Any, value: Any, strip: bool = True) -> Any:
     slow = F.encode(F.when(F.length(out) <= 12, F.lit("NATS/1.0\r\n"))
                     .otherwise(F.substring(out, F.lit(1), F.length(out) - 2)), LATIN1)
     base = F.when(_needs_strip(hb), slow).otherwise(fast) if strip else fast
-    return F.concat(base, _blit("Nats-Stream-Source: "), value, _blit("\r\n\r\n"))
+    pieces: list[Any] = []
+    for p in ["Nats-Stream-Source: ", *value, "\r\n\r\n"]:  # adjacent texts as one
+        if isinstance(p, str) and pieces and isinstance(pieces[-1], str):
+            pieces[-1] += p
+        else:
+            pieces.append(p)
+    return F.concat(base, *[_blit(p) if isinstance(p, str) else p for p in pieces])
 
 
 def _msg_id(hb: Any) -> Any:
@@ -390,10 +405,7 @@ def _plan_origin(o: Origin, k: int, d: StreamDef) -> _Part | None:
     strips = [True]  # whether any kept message has a line to strip (from the first pass)
 
     def header(seq: Any, subj: Any, hb: Any) -> Any:
-        value = F.concat(_blit(f"{oname} "), seq.cast("string").cast("binary"),
-                         _blit(f" {flt} {dest} "), subj.cast("binary"),
-                         _blit(f" {o.identity}"))
-        return _source_header(hb, value, strips[0])
+        return _source_header(hb, _source_value(src, o.identity, seq, subj), strips[0])
 
     slack = len(f"NATS/1.0\r\nNats-Stream-Source: {oname}  {flt} {dest}  {o.identity}"
                 "\r\n\r\n".encode()) + 24
@@ -549,17 +561,11 @@ def _source_planned(origins: Sequence[Origin], d: StreamDef, name: str, *, now_n
                     first_seq: int, ordered: bool) -> Any:
     """``source`` planned on the driver from the origins' Parquet columns
     (sparkops/planned.py), when they are local Parquet datasets; else None."""
-    from pyspark.sql import functions as F
-
     from . import planned
 
     def header(k: int, seq: Any, subj: Any, hb: Any, strip: bool) -> Any:
         o = origins[k]
-        oname, flt, dest = iname_of(o.src).split(" ")
-        value = F.concat(_blit(f"{oname} "), seq.cast("string").cast("binary"),
-                         _blit(f" {flt} {dest} "), subj.cast("binary"),
-                         _blit(f" {o.identity}"))
-        return _source_header(hb, value, strip)
+        return _source_header(hb, _source_value(o.src, o.identity, seq, subj), strip)
 
     try:
         got = planned.run_source(origins, d, name, now_ns=now_ns, first_seq=first_seq,

@@ -265,17 +265,17 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
             p_origin.append(k)
             if tb is None or not tb.num_rows:
                 p_tables.append(None)
-                p_tid.append(np.empty(0, np.int64))
+                p_tid.append(np.empty(0, np.int32))
                 continue
             col = tb.column("subject")
             dictionary = col.chunk(0).dictionary if col.num_chunks else None
-            codes = (col.chunk(0).indices.to_numpy(zero_copy_only=False).astype(np.int64)
-                     if col.num_chunks else np.empty(0, np.int64))
+            sidx = (col.chunk(0).indices.to_numpy(zero_copy_only=False)
+                    if col.num_chunks else np.empty(0, np.int32))
             try:
                 names = dictionary.to_pylist()
             except UnicodeDecodeError:
                 return None
-            lut = np.empty(len(names), np.int64)
+            lut = np.empty(len(names), np.int32)
             for i, s in enumerate(names):
                 t = cache.get(s)
                 if t is None:
@@ -287,7 +287,7 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
                         t = tnames.setdefault(tsubj, len(tnames))
                     cache[s] = t
                 lut[i] = t
-            tid = lut[codes] if len(codes) else codes
+            tid = lut[sidx] if len(sidx) else sidx.astype(np.int32)
             if col.null_count:
                 tid = np.where(col.chunk(0).is_null().to_numpy(zero_copy_only=False), -1, tid)
             if start_seq:
@@ -355,29 +355,27 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
         """The merge position of rows (indexes): partitions are runs of the merge order."""
         return rows + f_shift[part_of(rows)]
 
+    # the rows with a header block, and their blocks (few, usually): every header rule
+    # below reads only these
+    blocks = []
+    for p, tb in enumerate(p_tables):
+        col = tb.column("headers") if sizes[p] else None
+        if col is None or col.null_count == sizes[p]:
+            continue
+        w = np.nonzero(col.is_valid().to_numpy(zero_copy_only=False))[0]
+        blocks.append((bases[p] + w, col.take(pa.array(w)).combine_chunks()))
+    b_rows = np.concatenate([r for r, _h in blocks]) if blocks else np.empty(0, np.int64)
+    b_hdrs = pa.concat_arrays([h for _r, h in blocks]) if blocks else pa.array([], pa.binary())
+
     def hdr_rows(needle: bytes | tuple[bytes, ...]) -> tuple[Any, Any]:
         """The rows stored (indexes) whose header holds ``needle`` (or one of them), and
         their headers."""
-        idx, hs = [], []
-        for p, tb in enumerate(p_tables):
-            if not sizes[p]:
-                continue
-            col = tb.column("headers")
-            if col.null_count == sizes[p]:
-                continue
-            hit = None
-            for n in (needle,) if isinstance(needle, bytes) else needle:
-                h = pc.match_substring(col, n.decode())  # (a regex: 10x slower)
-                hit = h if hit is None else pc.or_(hit, h)
-            hit = pc.fill_null(hit, False)
-            w = np.nonzero(hit.to_numpy(zero_copy_only=False))[0]
-            if len(w):
-                w = w[codes[bases[p] + w] == KEEP]
-            if len(w):
-                idx.append(bases[p] + w)
-                hs.append(col.take(pa.array(w)).combine_chunks())
-        return (np.concatenate(idx) if idx else np.empty(0, np.int64),
-                pa.concat_arrays(hs) if hs else pa.array([], pa.binary()))
+        hit = pa.array(np.zeros(len(b_hdrs), bool))
+        for n in (needle,) if isinstance(needle, bytes) else needle:
+            hit = pc.or_(hit, pc.match_substring(b_hdrs, n.decode()))  # (a regex: 10x slower)
+        w = np.nonzero(hit.to_numpy(zero_copy_only=False))[0]
+        w = w[codes[b_rows[w]] == KEEP]
+        return b_rows[w], b_hdrs.take(pa.array(w, pa.int64()))
 
     # duplicates: the first message of each id in the merge order is kept
     if d.dup_window:
@@ -465,12 +463,12 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
     # the per-subject limit: per target subject, all but its newest max_per stored messages
     cut = False
     if d.max_per:
-        live = np.nonzero(stored)[0]
-        counts = np.bincount(tid_all[live], minlength=len(tnames)) if len(live) else \
-            np.zeros(len(tnames), np.int64)
+        nt = len(tnames)
+        t_stored = np.where(stored, tid_all, nt)  # nt: not stored
+        counts = np.bincount(t_stored, minlength=nt + 1)[:nt]
         hot = counts > d.max_per
         if hot.any():
-            rows = live[hot[tid_all[live]]]
+            rows = np.nonzero(np.append(hot, False)[t_stored])[0]
             t = tid_all[rows]
             order = np.lexsort((mpos_of(rows), t))
             rows, t = rows[order], t[order]
