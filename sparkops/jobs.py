@@ -220,12 +220,15 @@ def mirror(df: Any, target: StreamConfig, *, now_ns: int) -> Any:
 # source
 # --------------------------------------------------------------------------------------------
 def source(origins: Sequence[Origin], target: StreamConfig, *, now_ns: int,
-           first_seq: int = 1, ordered: bool = True) -> Any:
+           first_seq: int = 1, ordered: bool = True,
+           facts: dict[str, Any] | None = None) -> Any:
     """The source job over one or more origins (each a StreamSource of the target): what the
     target (never written: every message is stamped ``now_ns``) stores when its next sequence
     is ``first_seq`` (lake schema, in sequence order; with ``ordered=False`` each partition is
     in sequence order and the partitions hold disjoint ranges, but the partitions may come in
-    any order: enough for a Parquet dataset, whose files have no order anyway)."""
+    any order: enough for a Parquet dataset, whose files have no order anyway). When the job
+    was planned on the driver, ``facts`` (a dict) receives ``rows_out`` and ``last_seq`` (the
+    output's count and last sequence, None when empty): the caller need not count."""
     from pyspark.sql import functions as F
 
     if not origins:
@@ -233,9 +236,13 @@ def source(origins: Sequence[Origin], target: StreamConfig, *, now_ns: int,
     d = target_def(target)
     check_target(d)
     if not d.allow_rollup_purge and not d.max_msgs and not d.max_bytes:
-        out = _source_planned(origins, d, target.name, now_ns=now_ns, first_seq=first_seq,
+        got = _source_planned(origins, d, target.name, now_ns=now_ns, first_seq=first_seq,
                               ordered=ordered)
-        if out is not None:
+        if got is not None:
+            out, plan = got
+            if facts is not None:
+                facts.update(rows_out=plan.rows_out,
+                             last_seq=first_seq + plan.stored - 1 if plan.rows_out else None)
             return out
         out = _source_fast(origins, d, target.name, now_ns=now_ns, first_seq=first_seq,
                            ordered=ordered)
@@ -560,7 +567,7 @@ def _cut_condition(cut: Any, key: Sequence[str]) -> Any:
 def _source_planned(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: int,
                     first_seq: int, ordered: bool) -> Any:
     """``source`` planned on the driver from the origins' Parquet columns
-    (sparkops/planned.py), when they are local Parquet datasets; else None."""
+    (sparkops/planned.py), when they are local Parquet datasets: (rows, plan); else None."""
     from . import planned
 
     def header(k: int, seq: Any, subj: Any, hb: Any, strip: bool) -> Any:
@@ -572,7 +579,7 @@ def _source_planned(origins: Sequence[Origin], d: StreamDef, name: str, *, now_n
                                  ordered=ordered, header=header)
     except planned.Refused as e:
         raise L.LimitError(str(e)) from None
-    return None if got is None else got[0]
+    return got
 
 
 def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: int,

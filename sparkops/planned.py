@@ -124,6 +124,7 @@ class Plan:
     strip: bool  # a stored message's header holds a line the source rules remove
     origins: list[_Origin]
     rows_out: int  # messages written
+    stored: int  # messages given a sequence (written, or cut by the per-subject limit)
     gone: bool  # some rows are never stored
     cut: bool  # some rows are cut by the per-subject limit
 
@@ -487,7 +488,7 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
             ranges.append((p_origin[p], 1, 0))
     rows_out = n_stored - int(np.count_nonzero(codes == CUT))
     return Plan(codes.tobytes() if (gone or cut) else None, bases, offsets, ranges,
-                in_order, strip, planned, rows_out, gone, cut)
+                in_order, strip, planned, rows_out, n_stored, gone, cut)
 
 
 # --------------------------------------------------------------------------------------------

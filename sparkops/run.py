@@ -226,6 +226,7 @@ class Runner:
         """Run the mirror or source job ``cfg`` calls for over ``pairs`` (its agreements
         and their inputs), then write the result (:meth:`_finish`)."""
         now = self.clock.now_ns()
+        facts: dict[str, Any] = {}  # the output's count and last sequence, when planned
         try:
             if cfg.mirror is not None:
                 df = J.mirror(pairs[0][2].df, cfg, now_ns=now)
@@ -233,12 +234,12 @@ class Runner:
                 # a Parquet dataset's files have no order: partitions in order are enough
                 df = J.source([J.Origin(o.df, s, o.identity) for _k, s, o in pairs], cfg,
                               now_ns=now, first_seq=first_seq,
-                              ordered=target.kind != "parquet")
+                              ordered=target.kind != "parquet", facts=facts)
         except Exception as e:  # noqa: BLE001 - job refusals carry the rule
             raise _job_error(e) from None
         inputs = {id(o): o for _k, _s, o in pairs}
         summary = Summary(job, str(target), rows_in=sum(o.msgs for o in inputs.values()))
-        self._finish(summary, df, cfg, target, now, pairs, progress)
+        self._finish(summary, df, cfg, target, now, pairs, progress, facts)
         summary.seconds = time.perf_counter() - t0
         return summary
 
@@ -256,15 +257,21 @@ class Runner:
     # -- writing ---------------------------------------------------------------------------
     def _finish(self, summary: Summary, df: Any, cfg: StreamConfig, target: io.Address,
                 now: int, pairs: list[tuple[str, StreamSource, Input]],
-                progress: Callable[[str], None] | None) -> None:
+                progress: Callable[[str], None] | None,
+                facts: dict[str, Any] | None = None) -> None:
         from pyspark import StorageLevel
 
         from jetlink.core.replication import prepare_seed, seed_agreement
 
-        df = df.persist(StorageLevel.MEMORY_AND_DISK)
+        known = bool(facts)  # counted by the job's plan: the rows are read once, no cache
+        if not known:
+            df = df.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            agg = df.selectExpr("count(1) AS n", "max(seq) AS last").first()
-            summary.rows_out, final_last = int(agg["n"]), agg["last"]
+            if known:
+                summary.rows_out, final_last = facts["rows_out"], facts["last_seq"]
+            else:
+                agg = df.selectExpr("count(1) AS n", "max(seq) AS last").first()
+                summary.rows_out, final_last = int(agg["n"]), agg["last"]
             if target.kind == "parquet":
                 meta = {"kind": "stream", "name": cfg.name, "cluster": "",
                         "config": cfg.to_json(), "created": format_rfc3339_nano(now),
@@ -301,7 +308,8 @@ class Runner:
             summary.cursors = [{"origin": o.name, "agreement": iname_of(src), "kind": kind,
                                 "cursor": o.last_seq} for kind, src, o in pairs]
         finally:
-            df.unpersist()
+            if not known:
+                df.unpersist()
 
 
 def _job_error(e: BaseException) -> SparkJobError:

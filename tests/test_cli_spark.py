@@ -242,8 +242,11 @@ def test_source_from_a_lake_export_planned_on_the_driver(jl, cli_clock, monkeypa
     summary = doc(jl("spark", "source", "store:ALL", "--from", f"parquet:{lake_path}",
                      "--transform", "orders.*=all.{{wildcard(1)}}", "--config",
                      str(jl.tmp / "t.json"), "-j"))
-    assert (summary["rows_in"], summary["rows_out"]) == (49, 30)
-    cfg = doc(jl("stream", "info", "ALL", "-j"))["config"]
+    assert (summary["rows_in"], summary["rows_out"]) == (49, 30)  # counted by the plan
+    assert summary["cursors"][0]["cursor"] == 50
+    info = doc(jl("stream", "info", "ALL", "-j"))
+    assert info["sources"][0]["lag"] == 0  # the cursor was set with the last write
+    cfg = info["config"]
     cfg["name"] = "REF"
     (jl.tmp / "ref.json").write_text(json.dumps(cfg))
     ok(jl("stream", "add", "REF", "--config", str(jl.tmp / "ref.json")))

@@ -159,7 +159,10 @@ def test_planned_on_the_driver_equals_pump(spark, dd, origin, clock, tmp_path, p
 
     cfg, want, created = _pumped(dd, origin, clock, PARQUET_CASES[case])
     origins = _parquet_origins(spark, dd, tmp_path, cfg, created)
-    assert _spark_rows(jobs.source(origins, cfg, now_ns=clock.now_ns())) == want
+    facts: dict = {}
+    assert _spark_rows(jobs.source(origins, cfg, now_ns=clock.now_ns(), facts=facts)) == want
+    # the plan's count and last sequence: what the caller writes without counting
+    assert facts == {"rows_out": len(want), "last_seq": want[-1][0]}
     out = jobs.source(origins, cfg, now_ns=clock.now_ns(), ordered=False)
     assert sorted(_spark_rows(out)) == want
     parts = out.rdd.glom().map(lambda rows: [r["seq"] for r in rows]).collect()
