@@ -539,12 +539,12 @@ def run_source(origins: Sequence[Any], d: StreamDef, name: str, *, now_ns: int,
     splits = [scan_splits(df) for df in dfs]
     if any(s is None for s in splits):
         return None
-    import pyarrow as pa
-
     try:
         plan = plan_source(origins, splits, d, max_msg_size=d.max_msg_size >= 0)
-    except (pa.ArrowException, OSError, UnicodeDecodeError, ValueError):
-        return None  # files pyarrow cannot read as the lake schema: Spark's reader says why
+    except Refused:
+        raise
+    except Exception:  # noqa: BLE001 - files pyarrow cannot read as the lake schema (a
+        return None  # column missing, another type, a damaged file): Spark plans and reads
     if plan is None:
         return None
     multi = len(origins) > 1

@@ -306,3 +306,29 @@ def test_max_msg_size_at_the_boundary(spark, tmp_path, monkeypatch, over):
     want = None if not over else f"message {first} of O exceeds the target's max_msg_size " \
         f"{top - 1}"
     assert errors == [want, want]
+
+
+def test_files_pyarrow_cannot_plan_go_to_spark(spark, tmp_path):
+    """A dataset whose files lack a column the plan reads (Spark reads it as null) is
+    planned by Spark instead: the job still runs, with the pump's rules."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from jetlink.sparkops import io, jobs, planned
+
+    n = 6
+    table = pa.table({"stream": ["O"] * n, "partition": [0] * n, "seq": list(range(1, n + 1)),
+                      "subject": [f"o.{i % 2}" for i in range(n)], "key": [None] * n,
+                      "ts": [1000 * (i + 1) for i in range(n)],
+                      "data": [b"x"] * n})  # no headers column
+    (tmp_path / "in").mkdir()
+    pq.write_table(table, str(tmp_path / "in" / "part-0.parquet"))
+    cfg = _target("T", "source", {"sources": [{"name": "O"}], "max_msgs_per_subject": 2,
+                                  "duplicate_window": 120_000_000_000})
+    o = jobs.Origin(io.read_parquet(spark, str(tmp_path / "in")), cfg.sources[0], "abc")
+    assert planned.run_source([o], jobs.target_def(cfg), "T", now_ns=1, first_seq=1,
+                              ordered=True, header=None) is None
+    got = jobs.source([o], cfg, now_ns=10**12).collect()
+    assert [(r["seq"], r["subject"]) for r in got] == [
+        (3, "o.0"), (4, "o.1"), (5, "o.0"), (6, "o.1")]
+    assert all(r["headers"].startswith(b"NATS/1.0\r\nNats-Stream-Source: O ") for r in got)
