@@ -77,15 +77,9 @@ def core_first(transforms: Sequence[SubjectTransform], subject: str) -> str | No
 
 
 def core_pump(transforms, dt, subject: str) -> str:
-    # core/replication.py _store_all, line for line.
-    tsubj = subject
-    for tr in transforms:
-        if tr.matches(subject):
-            tsubj = tr.apply(subject) or subject
-            break
-    if dt is not None:
-        tsubj = dt.apply(tsubj) or tsubj
-    return tsubj
+    from jetlink.core.replication import target_subject
+
+    return target_subject(subject, transforms, dt)  # the pump's rule
 
 
 def check_filters(spark, filter_sets: list[list[str]], subjects: list[str]) -> None:
