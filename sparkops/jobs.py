@@ -169,15 +169,15 @@ def _checks(d: StreamDef) -> list[tuple[str, Any]]:
     h = F.col("h")
     hlen = F.coalesce(F.length(h), F.lit(0))
     mlen = F.coalesce(F.octet_length("data"), F.lit(0))
-    out = [("carries Nats-TTL (per-message TTLs are not carried by bulk jobs)",
+    out = [(L.REFUSED_TTL,
             first_value(h, "Nats-TTL").isNotNull()),
-           ("has headers over 65535 bytes", hlen > MAX_HEADER_SIZE)]
+           (L.REFUSED_HEADERS, hlen > MAX_HEADER_SIZE)]
     if d.allow_rollup_purge:
         roll = F.lower(first_value(h, "Nats-Rollup"))
         out.append(("has an invalid Nats-Rollup value",
                     roll.isNotNull() & (roll != "") & ~roll.isin("sub", "all")))
     if d.max_msg_size >= 0:
-        out.append((f"exceeds the target's max_msg_size {d.max_msg_size}",
+        out.append((L.refused_size(d.max_msg_size),
                     (hlen > d.max_msg_size) | (mlen > F.lit(d.max_msg_size) - hlen)))
     return out
 
@@ -354,15 +354,15 @@ def _fast_checks(d: StreamDef, hb: Any, h: Any, hmax: Any, data: Any) -> list[tu
     writes: computed only where a limit may be near), ``hmax`` (a bound of its length)."""
     from pyspark.sql import functions as F
 
-    out = [("carries Nats-TTL (per-message TTLs are not carried by bulk jobs)",
+    out = [(L.REFUSED_TTL,
             F.coalesce(hb.contains(_blit("\r\nNats-TTL:")), F.lit(False))),
-           ("has headers over 65535 bytes",
+           (L.REFUSED_HEADERS,
             F.when(hmax > MAX_HEADER_SIZE, F.octet_length(h) > MAX_HEADER_SIZE)
             .otherwise(F.lit(False)))]
     if d.max_msg_size >= 0:
         hlen = F.octet_length(h)
         mlen = F.coalesce(F.octet_length(data), F.lit(0))
-        out.append((f"exceeds the target's max_msg_size {d.max_msg_size}",
+        out.append((L.refused_size(d.max_msg_size),
                     (hlen > d.max_msg_size) | (mlen > F.lit(d.max_msg_size) - hlen)))
     return out
 
@@ -574,12 +574,8 @@ def _source_planned(origins: Sequence[Origin], d: StreamDef, name: str, *, now_n
         o = origins[k]
         return _source_header(hb, _source_value(o.src, o.identity, seq, subj), strip)
 
-    try:
-        got = planned.run_source(origins, d, name, now_ns=now_ns, first_seq=first_seq,
-                                 ordered=ordered, header=header)
-    except planned.Refused as e:
-        raise L.LimitError(str(e)) from None
-    return got
+    return planned.run_source(origins, d, name, now_ns=now_ns, first_seq=first_seq,
+                              ordered=ordered, header=header)
 
 
 def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: int,

@@ -43,16 +43,15 @@ from jetlink.core.clock import parse_rfc3339_nano
 from jetlink.core.subjects import SubjectFilter
 from jetlink.core.transform import compile_transform
 
+from .limits import _SHIFT, REFUSED_HEADERS, REFUSED_TTL, LimitError, refused_size
+
 MAX_ROWS = 32_000_000  # rows planned on the driver at most (one byte each goes into the plan)
-_SHIFT = 33  # monotonically_increasing_id: partition index << 33 | row number in partition
 KEEP, GONE, CUT = 0, 1, 2  # a row: stored / never stored / stored, then cut by the limit
 _MSG_ID = b"\r\nNats-Msg-Id:"
 _TTL = b"\r\nNats-TTL:"
 _STRIP = tuple(b"\r\n" + p for p in _SOURCE_STRIP)
 _SS = "Nats-Stream-Source"
 _SS_LINE = len(f"{_SS}: ".encode()) + 2  # the line's name and its CRLF
-_CHECKS = ("carries Nats-TTL (per-message TTLs are not carried by bulk jobs)",
-           "has headers over 65535 bytes")
 
 
 # --------------------------------------------------------------------------------------------
@@ -127,11 +126,6 @@ class Plan:
     stored: int  # messages given a sequence (written, or cut by the per-subject limit)
     gone: bool  # some rows are never stored
     cut: bool  # some rows are cut by the per-subject limit
-
-
-class Refused(Exception):
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
 
 
 def _read(splits: list[list[tuple[str, int, int]]], columns: list[str]) -> list[Any] | None:
@@ -230,7 +224,7 @@ def msg_ids(hdrs: Any) -> Any:
 def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, int]]]],
                 d: StreamDef, *, max_msg_size: bool) -> Plan | None:
     """The plan of a source job over ``origins`` (jobs.Origin) whose partitions read
-    ``splits`` (per origin, ``scan_splits``); raises jobs.LimitError-like ``Refused`` for a
+    ``splits`` (per origin, ``scan_splits``); raises ``LimitError`` for a
     message the pump would stall on. None: not plannable here (see the module doc)."""
     import numpy as np
     import pyarrow as pa
@@ -400,11 +394,11 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
         r = int(rows[np.argmin(mpos_of(rows))])
         p = filled[int(part_of(np.array([r]))[0])]
         seq = int(p_tables[p].column("seq")[r - bases[p]].as_py())
-        raise Refused(f"message {seq} of {planned[p_origin[p]].name} {what}")
+        raise LimitError(f"message {seq} of {planned[p_origin[p]].name} {what}")
 
     idx, _hs = hdr_rows(_TTL)
     if len(idx):
-        refuse(idx, _CHECKS[0])
+        refuse(idx, REFUSED_TTL)
 
     odd, _h = hdr_rows(_STRIP)  # stored messages with a line the source rules remove
     strip = bool(len(odd))
@@ -446,8 +440,7 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
                 zero_copy_only=False)
             bad.append(bases[p] + np.nonzero(stored_here & (
                 (hlen > d.max_msg_size) | (ml > d.max_msg_size - hlen)))[0])
-    for what, rows in ((_CHECKS[1], big),
-                       (f"exceeds the target's max_msg_size {d.max_msg_size}", bad)):
+    for what, rows in ((REFUSED_HEADERS, big), (refused_size(d.max_msg_size), bad)):
         rows = np.concatenate(rows) if rows else np.empty(0, np.int64)
         if len(rows):
             refuse(rows, what)
@@ -541,7 +534,7 @@ def run_source(origins: Sequence[Any], d: StreamDef, name: str, *, now_ns: int,
         return None
     try:
         plan = plan_source(origins, splits, d, max_msg_size=d.max_msg_size >= 0)
-    except Refused:
+    except LimitError:
         raise
     except Exception:  # noqa: BLE001 - files pyarrow cannot read as the lake schema (a
         return None  # column missing, another type, a damaged file): Spark plans and reads
