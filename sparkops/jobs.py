@@ -19,7 +19,10 @@ same input, with the rules compiled from core: subject filters and transforms
 
 How a source job runs: a target with rollups, max_msgs or max_bytes goes through
 ``limits.apply`` (one range sort of every row, windows); any other (a per-subject limit,
-max_age, a duplicate window: the usual source target) through ``_source_fast``: one narrow pass
+max_age, a duplicate window: the usual source target) is planned on the driver from the
+origins' Parquet columns when they are local Parquet files in sequence order
+(sparkops/planned.py: one Spark pass over the rows, nothing else), else through
+``_source_fast``: one narrow pass
 over (partition, subject, Nats-Msg-Id) groups planned on the driver (each subject's filter and
 transforms evaluated once, duplicates found among the groups with an id, per-partition counts
 and ranges, the refusal checks), one narrow pass over the subjects with more messages than the
