@@ -161,22 +161,10 @@ def _read(splits: list[list[tuple[str, int, int]]], columns: list[str]) -> list[
     return [pa.concat_tables(t).combine_chunks() if t else schema.empty_table() for t in out]
 
 
-def _first_line_values(hdrs: list[bytes | None], key: bytes) -> list[bytes | None]:
-    """The value of the first line ``key`` (CRLF, the name, the colon) starts, in each header
-    block (None: no block, or no such line): the rule of core.headers
-    ``first_values`` (a line named exactly so, spaces before the value skipped, to the end
-    of the line), on bytes (equal bytes, equal values)."""
-    out: list[bytes | None] = []
-    n = len(key)
-    for h in hdrs:
-        i = -1 if h is None else h.find(key)
-        if i < 0:
-            out.append(None)
-            continue
-        i += n
-        e = h.find(b"\r\n", i)
-        out.append(h[i:e if e >= 0 else len(h)].lstrip(b" "))
-    return out
+def _core_msg_id(hdr: bytes) -> bytes | None:
+    """core.headers' ``Nats-Msg-Id`` of a block, as bytes (None: none, or empty)."""
+    v = H.header_value(hdr, H.MSG_ID)
+    return v.encode("utf-8", "surrogateescape") if v else None
 
 
 _ID_BLOCK = "NATS/1.0\r\nNats-Msg-Id: "
@@ -185,17 +173,16 @@ _ID_RE = "\r\nNats-Msg-Id: *(?P<v>[^\r\n]*)"
 
 def msg_ids(hdrs: Any) -> Any:
     """The ``Nats-Msg-Id`` of each header block (pyarrow binary array) as a binary array
-    (null: none, or empty), by ``_first_line_values``' rule. Blocks of that one line
-    (``NATS/1.0``, the id line, the blank line) are cut by pyarrow; blocks whose CR and LF
-    come only as line ends go through one regular expression (the first match is the first
-    such line); only the others (a CR or LF inside a value) through Python."""
+    (null: none, or empty), by core.headers' rule (the first line named so, spaces before
+    the value skipped, to the end of the line). Blocks of that one line (``NATS/1.0``, the id
+    line, the blank line) are cut by pyarrow; blocks whose CR and LF come only as line ends
+    go through one regular expression (the first match is the first such line); only the
+    others (a CR or LF inside a value) through core itself."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    def count(h: Any, text: str) -> Any:
-        return pc.count_substring(h, text)
-
+    count = pc.count_substring
     n = len(_ID_BLOCK)
     lone = pc.fill_null(pc.and_(pc.and_(
         pc.starts_with(hdrs, _ID_BLOCK), pc.ends_with(hdrs, "\r\n\r\n")), pc.and_(
@@ -212,7 +199,7 @@ def msg_ids(hdrs: Any) -> Any:
         got[clean] = pc.extract_regex(others.filter(pa.array(clean)), _ID_RE).field(
             "v").to_pylist()
         odd = np.nonzero(~clean)[0]
-        got[odd] = _first_line_values(others.take(pa.array(odd)).to_pylist(), _MSG_ID)
+        got[odd] = [_core_msg_id(h) for h in others.take(pa.array(odd)).to_pylist()]
         mask = np.zeros(len(hdrs), bool)
         mask[rest] = True
         filled = np.empty(len(hdrs), object)
@@ -405,8 +392,10 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
     # the written header's length: the origin's block without its last CRLF (or NATS/1.0 and
     # CRLF), then "Nats-Stream-Source: <value>" and two CRLF; where a line is removed, the
     # exact block (core's rules)
-    fixed = [len(f"{o.name}  {o.iname.split(' ', 1)[1]}  {o.identity}".encode()) + _SS_LINE + 2
-             for o in planned]
+    def value(o: _Origin, seq: Any, subj: Any) -> str:  # what Nats-Stream-Source says
+        return f"{o.name} {seq} {o.iname.split(' ', 1)[1]} {subj} {o.identity}"
+
+    fixed = [len(value(o, "", "").encode()) + _SS_LINE + 2 for o in planned]
     limit = min(MAX_HEADER_SIZE, d.max_msg_size) if max_msg_size else MAX_HEADER_SIZE
     powers = np.array([10 ** i for i in range(1, 19)], np.int64)
     big, bad = [], []
@@ -431,8 +420,8 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
             for r, subj, hb, sq in zip(mine, sub.column("subject").to_pylist(),
                                        sub.column("headers").to_pylist(),
                                        sub.column("seq").to_pylist()):
-                value = f"{o.name} {sq} {o.iname.split(' ', 1)[1]} {subj} {o.identity}"
-                hlen[r] = len(H.append_header(_strip_prefixes(hb, _SOURCE_STRIP), _SS, value))
+                hlen[r] = len(H.append_header(_strip_prefixes(hb, _SOURCE_STRIP), _SS,
+                                              value(o, sq, subj)))
         stored_here = codes[bases[p]:bases[p] + sizes[p]] == KEEP
         big.append(bases[p] + np.nonzero(stored_here & (hlen > MAX_HEADER_SIZE))[0])
         if max_msg_size:
