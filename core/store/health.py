@@ -27,6 +27,7 @@ import json
 import os
 import shutil
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -64,11 +65,11 @@ def file_problem(path: Path) -> str | None:
     """What is wrong with ``path`` as a SQLite database, seen without opening it (None: the
     file looks like one). A missing file is not this function's business (None)."""
     try:
-        size = os.stat(path).st_size
-        if size == 0:
+        st = os.stat(path)
+        if st.st_size == 0:
             return "is empty (0 bytes): the file was emptied or replaced"
-        with open(path, "rb") as f:
-            head = f.read(100)
+        size = st.st_size
+        head = read_head(path, st)
     except FileNotFoundError:
         return None
     except PermissionError:
@@ -92,6 +93,57 @@ def file_problem(path: Path) -> str | None:
     if pages and head[24:28] == head[92:96] and size < pages * page:
         return f"is truncated ({size:,} bytes; its header says {pages * page:,})"
     return None
+
+
+# SQLite locks a database with POSIX advisory locks, which belong to the process, and the
+# operating system releases all of a process's locks on a file when ANY descriptor of that
+# file is closed (SQLite's "How To Corrupt An SQLite Database File", section 2.2). Opening
+# the database to read its header and closing it again would therefore drop the locks of
+# every other connection of this process (the dashboard's follow thread, a helper thread of
+# the copy, serve's other requests): another process would then checkpoint into pages they
+# read, or delete the write-ahead log under them. So the header is read through one
+# descriptor per file (device and inode) that stays open while the file exists: no close,
+# no lost lock. Only the descriptors of files deleted meanwhile (no name left: nothing new
+# can open them) are closed, when more than _HEAD_FDS_KEPT are open. SQLite's own
+# descriptors are safe: it defers their close while a lock is held.
+_HEAD_FDS: dict[tuple[int, int], int] = {}
+_HEAD_LOCK = threading.Lock()
+_HEAD_FDS_KEPT = 64
+
+
+def _prune_heads() -> None:
+    for key, fd in list(_HEAD_FDS.items()):
+        try:
+            gone = os.fstat(fd).st_nlink == 0
+        except OSError:
+            gone = True
+        if gone:
+            del _HEAD_FDS[key]
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def read_head(path: Path | str, st: os.stat_result | None = None, n: int = 100) -> bytes:
+    """The first ``n`` bytes of the database at ``path``, read without ever closing a
+    descriptor of it (see above). ``st``: ``os.stat(path)`` when the caller has it."""
+    if st is None:
+        st = os.stat(path)
+    key = (st.st_dev, st.st_ino)
+    with _HEAD_LOCK:
+        fd = _HEAD_FDS.get(key)
+        if fd is None:
+            if len(_HEAD_FDS) >= _HEAD_FDS_KEPT:
+                _prune_heads()
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            opened = os.fstat(fd)
+            # Kept under the inode it really has (the path may have been replaced between
+            # the stat and the open): it is never closed either way.
+            _HEAD_FDS.setdefault((opened.st_dev, opened.st_ino), fd)
+            if (opened.st_dev, opened.st_ino) != key:
+                return os.pread(fd, n, 0)
+    return os.pread(fd, n, 0)
 
 
 def writable(path: Path) -> bool:

@@ -1,0 +1,72 @@
+"""One data directory shared by many processes and threads.
+
+SQLite's locks are POSIX advisory locks: they belong to the process, and closing any
+descriptor of a database file releases every lock the process holds on it (SQLite's "How To
+Corrupt An SQLite Database File", 2.2). jetlink reads a database's header before it opens it
+(core/store/health.py ``file_problem``); these tests pin that this read never costs another
+connection of the same process its locks, which once let another process checkpoint under a
+reader and delete the write-ahead log of a follower (the dashboard's "disk I/O error" and
+"database disk image is malformed" with a sound file, and real damage).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+from jetlink.core.store import DataDir
+from jetlink.core.store import health
+
+
+def _write_in_another_process(path) -> None:
+    """Another process opens the database, commits a row and closes. A closing connection
+    that believes it is the database's last one checkpoints and deletes the log."""
+    code = textwrap.dedent(f"""
+        import sqlite3
+        c = sqlite3.connect({str(path)!r}, isolation_level=None)
+        c.execute("PRAGMA journal_mode=WAL")
+        c.execute("CREATE TABLE IF NOT EXISTS t(x)")
+        c.execute("INSERT INTO t VALUES (1)")
+        c.close()
+    """)
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_reading_the_header_keeps_this_process_locks(tmp_path):
+    dd = DataDir(tmp_path)
+    cluster = dd.open()
+    with cluster.read() as conn:
+        conn.execute("SELECT count(*) FROM meta").fetchone()
+    wal = f"{cluster.path}-wal"
+    # A second user in this process (the dashboard's loader beside its follower) checks
+    # the file again and again.
+    for _ in range(3):
+        assert health.file_problem(cluster.path) is None
+        assert DataDir(tmp_path).open().conn is not None
+    _write_in_another_process(cluster.path)
+    # This process still holds its connection: the other process was not the last one,
+    # so it left the log in place for this process's connection.
+    assert os.path.exists(wal)
+    with cluster.read() as conn:
+        assert conn.execute("SELECT count(*) FROM t").fetchone() == (1,)
+    dd.close()
+
+
+def test_header_descriptors_are_kept_per_file_and_pruned_when_deleted(tmp_path):
+    paths = []
+    for i in range(3):
+        p = tmp_path / f"c{i}.db"
+        DataDir(tmp_path).add_cluster(f"c{i}")
+        assert health.file_problem(p) is None
+        paths.append(p)
+    st = os.stat(paths[0])
+    fd = health._HEAD_FDS[(st.st_dev, st.st_ino)]
+    assert health.file_problem(paths[0]) is None
+    assert health._HEAD_FDS[(st.st_dev, st.st_ino)] == fd  # the same descriptor again
+    os.remove(paths[0])
+    health._prune_heads()
+    assert (st.st_dev, st.st_ino) not in health._HEAD_FDS
+    with __import__("pytest").raises(OSError):
+        os.fstat(fd)
