@@ -129,11 +129,11 @@ class JetlinkGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except Exception as exc:  # noqa: BLE001 - sorted below: ours, the storage's, a bug
+            app = App.of(ctx)
             err = exc if isinstance(exc, JetlinkError) else (
-                _storage_error(exc) or _spark_error(exc))
+                _storage_error(exc, app.data_dir) or _spark_error(exc))
             if err is None:
                 raise
-            app = App.of(ctx)
             # Raised by the root callback (e.g. an unknown context), before the command's
             # -j/--json was parsed: look for it as run() does for usage errors.
             if not app.json and _wants_json(args):
@@ -141,10 +141,10 @@ class JetlinkGroup(TyperGroup):
             app.fail(err)
 
 
-def _storage_error(exc: BaseException) -> Any:
+def _storage_error(exc: BaseException, directory: Any) -> Any:
     """A storage fault that escaped the store's own wrapping (store/health.py), as one
-    error line: SQLite's, and the OS refusing a write (read-only, no permission, no space);
-    None for anything else."""
+    error line: SQLite's (damage only when ``cluster check``'s checks agree), and the OS
+    refusing a write (read-only, no permission, no space); None for anything else."""
     import errno
 
     if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM,
@@ -155,9 +155,10 @@ def _storage_error(exc: BaseException) -> Any:
         return JetlinkError(f"cannot write{what}: {exc.strerror or exc}")
     if type(exc).__module__ != "sqlite3":
         return None
-    from jetlink.core.store.health import storage_error
+    from jetlink.core.store.health import confirmed_in, storage_error
 
-    return storage_error(exc)
+    err = storage_error(exc)
+    return None if err is None else confirmed_in(err, exc, directory)
 
 
 def _spark_error(exc: BaseException) -> Any:

@@ -19,6 +19,9 @@ class JetlinkError(Exception):
 
     exit_code = 1
     title = "error"
+    # A condition that passes by itself (a database changed under a read, a disk full, a
+    # server that does not answer for now): a follow loop retries it and says so once.
+    transient = False
 
     def __init__(self, description: str, *, field: str | None = None) -> None:
         super().__init__(description)

@@ -83,19 +83,7 @@ def check(dd: DataDir, names: list[str] | None = None) -> list[CheckReport]:
     out = []
     for name in _names(dd, names):
         path = dd.cluster_path(name)
-        problem = health.file_problem(path)
-        if problem:
-            out.append(CheckReport(name, str(path), False, [f"the file {problem}"]))
-            continue
-        try:
-            conn = _read_only(path)
-        except (sqlite3.Error, health.StorageError) as err:
-            out.append(CheckReport(name, str(path), False, [str(err)]))
-            continue
-        try:
-            problems = health.check(conn, full=True)
-        finally:
-            conn.close()
+        problems = health.integrity(path)
         out.append(CheckReport(name, str(path), not problems, problems))
     return out
 

@@ -33,7 +33,7 @@ from .clock import Clock, format_rfc3339_nano, parse_rfc3339_nano
 from .config.stream import StreamConfig, StreamSource
 from .errors import ApiError, JetlinkError, nats_error
 from .store import Cluster, DataDir, connect
-from .store.health import StorageError, storage_error
+from .store.health import StorageError
 from .startseq import deliver_all_start
 from .subjects import SubjectFilter
 from .transform import compile_transform
@@ -843,7 +843,7 @@ def _step(js: Any, name: str, plans: list[_Agreement], budget: dict[int, int | N
         except BaseException as exc:
             if tconn.in_transaction:
                 tconn.execute("ROLLBACK")
-            converted = storage_error(exc, js.cluster.name, js.cluster.path)
+            converted = js.cluster.storage_error(exc)
             if converted is not None:
                 raise converted from exc
             raise

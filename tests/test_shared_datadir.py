@@ -12,10 +12,14 @@ reader and delete the write-ahead log of a follower (the dashboard's "disk I/O e
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
 
+import pytest
+
+from jetlink.core.repair import check
 from jetlink.core.store import DataDir
 from jetlink.core.store import health
 
@@ -68,5 +72,70 @@ def test_header_descriptors_are_kept_per_file_and_pruned_when_deleted(tmp_path):
     os.remove(paths[0])
     health._prune_heads()
     assert (st.st_dev, st.st_ino) not in health._HEAD_FDS
-    with __import__("pytest").raises(OSError):
+    with pytest.raises(OSError):
         os.fstat(fd)
+
+
+def _sqlite_error(kind, text: str, code: str):
+    err = kind(text)
+    err.sqlite_errorname = code
+    return err
+
+
+@pytest.mark.parametrize("kind,text,code", [
+    (sqlite3.DatabaseError, "database disk image is malformed", "SQLITE_CORRUPT"),
+    (sqlite3.DatabaseError, "file is not a database", "SQLITE_NOTADB"),
+    (sqlite3.OperationalError, "disk I/O error", "SQLITE_IOERR_SHORT_READ"),
+])
+def test_damage_is_reported_only_when_cluster_check_agrees(tmp_path, kind, text, code):
+    dd = DataDir(tmp_path)
+    cluster = dd.open()
+    err = cluster.storage_error(_sqlite_error(kind, text, code))
+    # The database is sound: the files changed under the read; the connection is let go.
+    assert isinstance(err, health.ChangedError) and err.transient
+    assert not isinstance(err, health.DamagedError)
+    assert f"cluster local: {cluster.path} changed while it was read ({text})" in str(err)
+    assert cluster._conn is None
+    assert all(r.ok for r in check(dd))
+    dd.close()
+
+
+def test_a_damaged_file_is_reported_as_damage_never_as_a_change(tmp_path):
+    dd = DataDir(tmp_path)
+    cluster = dd.open()
+    with cluster.transaction() as conn:
+        conn.execute("CREATE TABLE filler(x)")
+        conn.executemany("INSERT INTO filler VALUES (?)", [("x" * 500,)] * 400)
+    dd.close()
+    size = os.path.getsize(cluster.path)
+    with open(cluster.path, "r+b") as f:
+        f.seek((size // 8192 // 2) * 8192)
+        f.write(os.urandom(8192))
+    assert not all(r.ok for r in check(DataDir(tmp_path)))
+    dd2 = DataDir(tmp_path)
+    c2 = dd2.open()
+    err = c2.storage_error(_sqlite_error(sqlite3.DatabaseError,
+                                         "database disk image is malformed", "SQLITE_CORRUPT"))
+    assert isinstance(err, health.DamagedError) and not err.transient
+    err = c2.storage_error(_sqlite_error(sqlite3.OperationalError, "disk I/O error",
+                                         "SQLITE_IOERR"))
+    assert not err.transient and "'jetlink cluster check local' finds:" in str(err)
+    # Not known which database: every one of the directory is checked, the damaged named.
+    err = health.confirmed_in(health.storage_error(_sqlite_error(
+        sqlite3.DatabaseError, "database disk image is malformed", "SQLITE_CORRUPT")),
+        RuntimeError("x"), tmp_path)
+    assert isinstance(err, health.DamagedError) and "cluster local:" in str(err)
+    dd2.close()
+
+
+def test_a_full_disk_and_a_read_only_directory_are_not_checked(tmp_path):
+    dd = DataDir(tmp_path)
+    cluster = dd.open()
+    full = cluster.storage_error(_sqlite_error(sqlite3.OperationalError,
+                                               "database or disk is full", "SQLITE_FULL"))
+    assert isinstance(full, health.DiskFullError) and full.transient
+    ro = cluster.storage_error(_sqlite_error(sqlite3.OperationalError,
+                                             "attempt to write a readonly database",
+                                             "SQLITE_READONLY"))
+    assert isinstance(ro, health.ReadOnlyError) and not ro.transient
+    dd.close()

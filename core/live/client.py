@@ -84,6 +84,12 @@ def _file(path: str | None, flag: str) -> str | None:
     return full
 
 
+def _passing(err: LiveError) -> LiveError:
+    """``err`` marked transient: a server that does not answer now may answer soon."""
+    err.transient = True
+    return err
+
+
 def describe(exc: BaseException, target: ServerTarget, doing: str = "") -> LiveError:
     """One line for a nats-py (or socket / TLS) failure: what failed, where, why."""
     import nats.errors as ne
@@ -102,18 +108,19 @@ def describe(exc: BaseException, target: ServerTarget, doing: str = "") -> LiveE
     if isinstance(exc, ne.SecureConnWantedError):
         return LiveError(f"{what}{where} does not offer TLS: leave out the TLS options")
     if isinstance(exc, ne.NoRespondersError):
-        return LiveError(f"{what}no responders on {where}")
+        return _passing(LiveError(f"{what}no responders on {where}"))
     if isinstance(exc, (ne.TimeoutError, asyncio.TimeoutError, TimeoutError)):
-        return LiveError(f"{what}timed out after {target.timeout:g}s waiting for {where}")
+        return _passing(LiveError(
+            f"{what}timed out after {target.timeout:g}s waiting for {where}"))
     if isinstance(exc, (ne.ConnectionClosedError, ne.StaleConnectionError, ne.UnexpectedEOF)):
-        return LiveError(f"{what}lost the connection to {where}")
+        return _passing(LiveError(f"{what}lost the connection to {where}"))
     if isinstance(exc, ConnectionRefusedError):
-        return LiveError(f"{what}could not connect to {where}: connection refused")
+        return _passing(LiveError(f"{what}could not connect to {where}: connection refused"))
     if isinstance(exc, ne.NoServersError):
-        return LiveError(f"{what}could not connect to {where}: no server answered")
+        return _passing(LiveError(f"{what}could not connect to {where}: no server answered"))
     if isinstance(exc, OSError):
         reason = exc.strerror or str(exc) or type(exc).__name__
-        return LiveError(f"{what}could not connect to {where}: {reason}")
+        return _passing(LiveError(f"{what}could not connect to {where}: {reason}"))
     text = str(exc) or type(exc).__name__
     return LiveError(f"{what}{where}: {text}")
 

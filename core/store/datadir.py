@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..errors import JetlinkError, NotFoundError
-from .health import (damaged, file_problem, forget, os_error, record, storage_error, unreadable,
-                     verify, writable)
+from .health import (confirmed, damaged, file_problem, forget, os_error, record, storage_error,
+                     unreadable, verify, writable)
 from .health import readonly as readonly_error
 from .schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -227,10 +227,33 @@ class Cluster:
 
     def error(self, err: sqlite3.Error) -> JetlinkError:
         """``err`` as one line naming this cluster's file (store/health.py)."""
-        converted = storage_error(err, self.name, self.path)
+        converted = self.storage_error(err)
         if converted is not None:
             return converted
         return JetlinkError(f"cluster {self.name}: {self.path} is not a usable database ({err})")
+
+    def storage_error(self, err: BaseException) -> JetlinkError | None:
+        """A fault of this cluster's storage as one line (None: not one). Damage and I/O
+        errors are confirmed by ``cluster check``'s own checks first (store/health.py
+        ``confirmed``): when the database checks sound, the files changed under this
+        connection, which is then closed so that the next use opens them anew."""
+        converted = storage_error(err, self.name, self.path)
+        if converted is None:
+            return None
+        converted = confirmed(converted, err, self.name, self.path)
+        if converted.transient and self._conn is not None \
+                and not self._conn.in_transaction:
+            self._drop()
+        return converted
+
+    def _drop(self) -> None:
+        """Forget this connection (closed) and what was cached with it."""
+        conn, self._conn = self._conn, None
+        self.cache.clear()
+        self._components.clear()
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
 
     def check_writable(self) -> None:
         """Before a write: ReadOnlyError for a directory this process cannot write,
@@ -313,12 +336,12 @@ class Cluster:
                 conn.execute("COMMIT")
                 self.committed()
         except sqlite3.Error as err:
-            converted = storage_error(err, self.name, self.path)
-            if converted is None:
+            if storage_error(err, self.name, self.path) is None:
                 raise
             if conn.in_transaction:  # a failed COMMIT (disk full) leaves it open
-                conn.execute("ROLLBACK")
-            raise converted from err
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+            raise self.error(err) from err
 
     @contextlib.contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -335,10 +358,9 @@ class Cluster:
                 if conn.in_transaction:
                     conn.execute("COMMIT")
         except sqlite3.Error as err:
-            converted = storage_error(err, self.name, self.path)
-            if converted is None:
+            if storage_error(err, self.name, self.path) is None:
                 raise
-            raise converted from err
+            raise self.error(err) from err
 
     # --- meta -----------------------------------------------------------------------------
     def meta_get(self, key: str, default: Any = None) -> Any:
