@@ -92,6 +92,7 @@ def sync(
     """
     from jetlink.cli.stream_flags import parse_duration_flag
     from jetlink.core.positions import sync as sync_positions
+    from jetlink.core.retry import Retries
 
     app = App.of(ctx)
     pause = parse_duration_flag(interval, flag="--interval", wait=True) / 1e9
@@ -102,8 +103,25 @@ def sync(
     site = common.open_site(app)
     store = common.open_positions(app)
     passes = 0
+    retries = Retries()
     while True:
-        results = sync_positions(site, store, mirrors or ())
+        if not follow:
+            results = sync_positions(site, store, mirrors or ())
+        else:
+            try:
+                results = sync_positions(site, store, mirrors or ())
+            except Exception as err:  # noqa: BLE001 - retried when it passes, else raised
+                said = retries.failed(err)
+                if said:
+                    output.notice(app, f"jetlink: warning: positions sync failed: {said}")
+                passes += 1
+                if count is not None and passes >= count:
+                    raise
+                sleep(pause)
+                continue
+            said = retries.succeeded()
+            if said:
+                output.notice(app, f"jetlink: {said}")
         doc = {"mirrors": [r.to_json() for r in results]}
         if follow and app.json:
             from jetlink.core.clock import format_rfc3339_nano

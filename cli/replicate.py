@@ -369,6 +369,7 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
     from jetlink.core.clock import format_rfc3339_nano
     from jetlink.core.kafka.mirrors import pump_links
     from jetlink.core.replication import pump
+    from jetlink.core.retry import Retries
 
     state = Follower()
     live = None
@@ -378,20 +379,32 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
         live = Live(console=app.out, auto_refresh=False, transient=False)
         live.start()
     output.notice(app, f"Replicating every {_interval_text(pause)}; Ctrl-C to stop")
+    retries = Retries()
     try:
         warned: set[str] = set()
         while True:
             broken: list[Any] = []
-            reports = pump(store, clock, max_msgs=FOLLOW_STEP_MAX_MSGS, broken=broken)
+            try:
+                reports = pump(store, clock, max_msgs=FOLLOW_STEP_MAX_MSGS, broken=broken)
+                link_reports = pump_links(store, clock, max_records=FOLLOW_STEP_MAX_MSGS,
+                                          on_error=lambda c, e: output.notice(
+                                              app, f"jetlink: warning: links of {c}: {e}"))
+            except Exception as err:  # noqa: BLE001 - retried when it passes, else raised
+                store.close()  # the next step opens the files anew
+                said = retries.failed(err)
+                if said:
+                    output.notice(app, f"jetlink: warning: replication step failed: {said}")
+                sleep(pause)
+                continue
+            said = retries.succeeded()
+            if said:
+                output.notice(app, f"jetlink: {said}")
             for name, err in broken:  # once per cluster while it stays unusable
                 if name not in warned:
                     output.notice(app, output.format_error(err).replace(
                         "jetlink: error:", "jetlink: warning:", 1))
             warned = {name for name, _err in broken}
             active = state.step(reports)
-            link_reports = pump_links(store, clock, max_records=FOLLOW_STEP_MAX_MSGS,
-                                      on_error=lambda c, e: output.notice(
-                                          app, f"jetlink: warning: links of {c}: {e}"))
             link_active = [r for r in link_reports if r.moved or r.errors]
             now = format_rfc3339_nano(clock.now_ns())
             for r in link_active:

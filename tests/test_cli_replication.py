@@ -949,3 +949,83 @@ def test_lag_agrees_across_views_at_every_moment_of_an_outage(jl, monkeypatch):
     ok(jl("cluster", "up", "west"))
     ok(jl("replicate"))
     assert _lags(jl, replicate=True) == ({"info": 0, "report": 0, "dry_run": 0, "replicate": 0}, 0)
+
+
+def test_follow_retries_a_transient_failure_and_says_so_once(jl, monkeypatch):
+    from jetlink.core import replication
+    from jetlink.core.store.health import ChangedError
+
+    west_orders(jl)
+    backup(jl)
+    jl.js("west").publish_batch([("orders.new", b"x", None)] * 2)
+    real = replication.pump
+    fails = [ChangedError("cluster local: /d/local.db changed while it was read (x)")] * 3
+
+    def pump(*a, **kw):
+        if fails:
+            raise fails.pop()
+        return real(*a, **kw)
+
+    monkeypatch.setattr(replication, "pump", pump)
+    script = Script(jl, *([lambda: None] * 4))
+    monkeypatch.setattr("jetlink.cli.replicate.sleep", script)
+    result = jl("replicate", "--follow")
+    assert result.exit_code == 130
+    warnings = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert warnings == ["jetlink: warning: replication step failed: cluster local: "
+                        "/d/local.db changed while it was read (x) (retrying at the next "
+                        "pass)"]
+    assert "jetlink: the last pass succeeded: following again" in result.stderr
+    assert "copied 2" in result.stdout
+
+
+def test_follow_stops_on_a_lasting_failure_saying_why(jl, monkeypatch):
+    from jetlink.core import replication
+    from jetlink.core.store.health import DamagedError
+
+    west_orders(jl)
+    backup(jl)
+
+    def pump(*a, **kw):
+        raise DamagedError("cluster local: /d/local.db is damaged (x); nothing was written.")
+
+    monkeypatch.setattr(replication, "pump", pump)
+    monkeypatch.setattr("jetlink.cli.replicate.sleep", Script(jl))
+    result = jl("replicate", "--follow")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1] == (
+        "jetlink: error: cluster local: /d/local.db is damaged (x); nothing was written.")
+
+
+def test_positions_sync_follow_retries_a_server_that_does_not_answer(jl, monkeypatch):
+    from jetlink.core import positions
+    from jetlink.core.live.client import LiveError
+
+    west_orders(jl)
+    backup(jl)
+    real = positions.sync
+    calls = []
+
+    def sync(*a, **kw):
+        calls.append(1)
+        if len(calls) in (2, 3):
+            err = LiveError("timed out after 5s waiting for nats://127.0.0.1:4222")
+            err.transient = True
+            raise err
+        return real(*a, **kw)
+
+    monkeypatch.setattr(positions, "sync", sync)
+    monkeypatch.setattr("jetlink.cli.positions.sleep", lambda s: None)
+    result = jl("positions", "sync", "--follow", "--interval", "1s", "--count", "5", "-j")
+    assert result.exit_code == 0, result.stderr
+    assert len(calls) == 5
+    assert len(result.stdout.splitlines()) == 3  # one JSON line per pass that succeeded
+    assert result.stderr.count("positions sync failed") == 1
+    assert result.stderr.count("following again") == 1
+    # A lasting failure is not retried: it ends the command with its reason.
+    monkeypatch.setattr(positions, "sync", lambda *a, **kw: (_ for _ in ()).throw(
+        LiveError("authorization violation on nats://127.0.0.1:4222")))
+    result = jl("positions", "sync", "--follow", "--interval", "1s", "--count", "5")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "jetlink: error: authorization violation on nats://127.0.0.1:4222")

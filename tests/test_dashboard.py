@@ -739,3 +739,46 @@ def test_the_step_key_runs_one_replication_step(demo, monkeypatch):
 
     assert "Replication step: 24 messages copied" in drive(app, step)
     assert len(calls) == 1
+
+
+def test_following_survives_a_failing_step_and_says_so_once(demo, monkeypatch):
+    from jetlink.cli import common
+
+    path, clock = demo
+    dd = DataDir(path)
+    dd.set_down("west", False)
+    real = common.bounded_step
+    calls = []
+
+    def step(*a, **kw):
+        calls.append(1)
+        if 2 <= len(calls) <= 4:
+            raise RuntimeError("a bug in one step")
+        return real(*a, **kw)
+
+    monkeypatch.setattr(common, "bounded_step", step)
+    app = make_app(demo, refresh=1)
+    app.refresh_seconds = 0.05  # steps at once: the loop is what is tested
+    seen = []
+
+    async def steps(pilot):
+        JetStream(dd.open("west"), clock).publish("orders.eu.x", b"while following")
+        await pilot.press("f")
+        for _ in range(600):
+            await pilot.pause(0.05)
+            seen.append(app.message)
+            if len(calls) >= 6 and app.followed:
+                break
+        result = status(app), app.following
+        await pilot.press("f")
+        await settle(pilot)
+        return result
+
+    try:
+        final, following = drive(app, steps)
+    finally:
+        dd.close()
+    assert following and f"following: {app.followed:,} copied" in final and app.followed
+    failed = [m for m in dict.fromkeys(seen) if "step failed" in m]
+    assert failed == ["Following: step failed, retrying: RuntimeError: a bug in one step"]
+    assert "Following: replicating again" in seen

@@ -234,6 +234,7 @@ class Dashboard(App[None]):
         self.problem = ""  # why the tables may be stale (slow or locked database)
         self.following = False
         self.followed = 0  # messages + records copied while following
+        self._follow_failure = ""  # the failure of the last step of following, said once
         self._rows: dict[str, list[Any]] = {name: [] for name in COLUMNS}
         self._loading_since: float | None = None  # the running load's start
         self._last_load: float | None = None  # when the last load started
@@ -316,11 +317,19 @@ class Dashboard(App[None]):
 
     @work(thread=True, group="load", exit_on_error=False)
     def _load(self) -> None:
+        from jetlink.core.errors import JetlinkError
+
         try:
             snap = self.loader(self.data_dir, self.clock)
         except sqlite3.OperationalError as err:
             self._from_thread(self._load_failed, f"cannot read the data directory ({err}): "
                                                  "retrying; the tables show the last snapshot")
+        except JetlinkError as err:
+            if err.transient:
+                self._from_thread(self._load_failed, f"{err}: retrying; the tables show "
+                                                     "the last snapshot")
+            else:
+                self._from_thread(self._load_failed, f"cannot read the data directory: {err}")
         except Exception as err:  # noqa: BLE001 - shown, never raised into the UI
             self._from_thread(self._load_failed, f"cannot read the data directory: {err}")
         else:
@@ -763,6 +772,7 @@ class Dashboard(App[None]):
         else:
             self.following = True
             self.followed = 0
+            self._follow_failure = ""
             self.message = "Following: replicating continuously"
             self._follow()
         self._render_status()
@@ -778,8 +788,15 @@ class Dashboard(App[None]):
         try:
             while not worker.is_cancelled:
                 failures: list[str] = []
-                reports, links = bounded_step(dd, self.clock, lambda e: failures.append(str(e)),
-                                              max_msgs=FOLLOW_STEP_MAX_MSGS)
+                try:
+                    reports, links = bounded_step(dd, self.clock,
+                                                  lambda e: failures.append(str(e)),
+                                                  max_msgs=FOLLOW_STEP_MAX_MSGS)
+                except Exception as err:  # noqa: BLE001 - shown; following goes on
+                    reports, links = [], []
+                    failures.append(f"{type(err).__name__}: {err}")
+                if failures:
+                    dd.close()  # the next step opens the files anew
                 copied = sum(r.copied for r in reports) + sum(r.copied for r in links)
                 self._from_thread(self._followed, copied, failures)
                 if copied:
@@ -791,11 +808,18 @@ class Dashboard(App[None]):
             dd.close()
 
     def _followed(self, copied: int, failures: list[str]) -> None:
+        """One step of following: its count, and its failure said once (retried at the next
+        step: following never stops by itself) until a step succeeds again."""
         if not self.following:
             return
         self.followed += copied
-        if failures:
-            self.message = f"Following: step failed: {failures[0]}"
+        failure = failures[0] if failures else ""
+        if failure != self._follow_failure:
+            if failure:
+                self.message = f"Following: step failed, retrying: {failure}"
+            elif self._follow_failure:
+                self.message = "Following: replicating again"
+            self._follow_failure = failure
         self._render_status()
 
     # -- the live feed ------------------------------------------------------------------------

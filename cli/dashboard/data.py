@@ -310,33 +310,63 @@ def _load_kafka(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> N
 def load(path: Path, clock: Clock, *, clusters: Container[str] | None = None) -> Snapshot:
     """A snapshot of the data directory at ``path`` (nothing is created when it does not
     exist), of the clusters named in ``clusters`` (None: every one). A cluster that cannot be
-    read gets its ``error``; sqlite3.OperationalError (a locked or busy database) is raised
-    for the caller to report."""
+    read gets its ``error``; sqlite3.OperationalError (a locked or busy database) and a
+    transient JetlinkError (a database that changed under the read, store/health.py) are
+    raised for the caller to report and retry."""
     from jetlink.core.errors import JetlinkError
     from jetlink.core.store import DataDir
+    from jetlink.core.store.health import storage_error
 
     snap = Snapshot(taken_ns=clock.now_ns())
     if not path.is_dir():
         return snap
     dd = DataDir(path)
     try:
-        for info in dd.clusters(create_local=False):
-            if clusters is not None and info.name not in clusters:
+        broken: list[tuple[str, JetlinkError]] = []
+        infos = dd.clusters(create_local=False, broken=broken)
+        for _name, err in broken:
+            if err.transient:
+                raise err  # a database that changed under the read: the caller retries
+        rows = [ClusterRow(info.name, info.kind, info.down, doc=info.to_json())
+                for info in infos]
+        rows += [ClusterRow(name, "", False, error=str(err)) for name, err in broken]
+        for row in sorted(rows, key=lambda r: r.name):
+            if clusters is not None and row.name not in clusters:
                 continue
-            row = ClusterRow(info.name, info.kind, info.down, doc=info.to_json())
             snap.clusters.append(row)
+            if row.error:
+                continue
             try:
                 _load_nats(dd, row, clock, snap)
                 _load_kafka(dd, row, clock, snap)
             except JetlinkError as err:
+                if err.transient:
+                    raise
                 row.error = str(err)
-            except sqlite3.OperationalError:
-                raise  # locked or busy: the caller reports it and tries again
+            except sqlite3.OperationalError as err:
+                if storage_error(err) is None:
+                    raise  # locked or busy: the caller reports it and tries again
+                row.error = str(_confirmed(dd, row.name, err))
             except sqlite3.DatabaseError as err:
-                row.error = f"not a usable database ({err})"
+                row.error = str(_confirmed(dd, row.name, err))
     finally:
         dd.close()
     return snap
+
+
+def _confirmed(dd: DataDir, name: str, err: sqlite3.Error) -> Exception:
+    """An SQLite error of cluster ``name`` that escaped the store's wrapping, as the store
+    reports it (damage only when ``cluster check`` agrees); a transient one is raised."""
+    from jetlink.core.store.health import confirmed, storage_error
+
+    path = dd.cluster_path(name)
+    converted = storage_error(err, name, path)
+    if converted is None:
+        return Exception(f"not a usable database ({err})")
+    converted = confirmed(converted, err, name, path)
+    if converted.transient:
+        raise converted from err
+    return converted
 
 
 # -- rates ----------------------------------------------------------------------------------
