@@ -2,6 +2,8 @@
 #
 #   make demo        create .venv if missing, install jetlink, run the drill (jetlink demo)
 #   make test        create .venv if missing, install jetlink[test], run the whole test suite
+#   make soak        the five-minute soak of one shared data directory (tests/test_soak.py;
+#                    the suite runs it for 30 s), its figures in .venv/soak.json
 #   make generated   rewrite completions/, man/ and docs/cli.md from the Typer app (commit the result)
 #
 # Installs are stamped with a hash of pyproject.toml (.venv/.installed-<hash>), so repeated
@@ -16,7 +18,7 @@ PYPROJECT_HASH := $(shell cat pyproject.toml constraints.txt | cksum | cut -d' '
 STAMP := $(VENV)/.installed-$(PYPROJECT_HASH)
 TEST_STAMP := $(VENV)/.installed-test-$(PYPROJECT_HASH)
 
-.PHONY: demo test generated clean-venv
+.PHONY: demo test soak generated clean-venv
 
 $(VENV_PY):
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +40,11 @@ demo: $(STAMP)
 
 test: $(TEST_STAMP)
 	$(VENV_PY) -m pytest
+
+soak: $(TEST_STAMP)
+	JETLINK_SOAK_SECONDS=300 JETLINK_SOAK_REPORT=$(VENV)/soak.json $(VENV_PY) -m pytest \
+		tests/test_soak.py -k every_kind
+	cat $(VENV)/soak.json
 
 generated: $(STAMP)
 	$(VENV_PY) scripts/generate.py
