@@ -84,6 +84,28 @@ def _file(path: str | None, flag: str) -> str | None:
     return full
 
 
+def _tls_only_client() -> Any:
+    """A nats-py client that never talks without TLS once TLS was asked for (a ``tls://``
+    URL, ``--tlsca``, ``--tlscert``, a context with TLS settings). nats-py upgrades only
+    when the server's INFO says ``tls_required``: against a server that does not, it would
+    send CONNECT, password included, in clear. As nats.go's ``checkForSecure``: a server
+    that offers TLS (``tls_available``) is upgraded to, one that does not is refused
+    (SecureConnWantedError) before anything is sent; on every connect, reconnects too."""
+    import nats.errors as ne
+    from nats.aio.client import Client
+
+    class TLSOnlyClient(Client):  # type: ignore[misc]
+        async def _process_info(self, info: dict[str, Any],
+                                initial_connection: bool = False) -> None:
+            if initial_connection and not info.get("tls_required"):
+                if not info.get("tls_available"):
+                    raise ne.SecureConnWantedError()
+                info["tls_required"] = True  # nats-py upgrades the connection then
+            await super()._process_info(info, initial_connection)
+
+    return TLSOnlyClient()
+
+
 def _passing(err: LiveError) -> LiveError:
     """``err`` marked transient: a server that does not answer now may answer soon."""
     err.transient = True
@@ -106,7 +128,9 @@ def describe(exc: BaseException, target: ServerTarget, doing: str = "") -> LiveE
     if isinstance(exc, ne.SecureConnRequiredError):
         return LiveError(f"{what}{where} requires TLS: use a tls:// URL or --tlsca")
     if isinstance(exc, ne.SecureConnWantedError):
-        return LiveError(f"{what}{where} does not offer TLS: leave out the TLS options")
+        return LiveError(f"{what}{where} does not offer TLS, which this connection asks for "
+                         "(a tls:// URL, --tlsca, --tlscert or a context's TLS settings): "
+                         "refused before anything was sent")
     if isinstance(exc, ne.NoRespondersError):
         return _passing(LiveError(f"{what}no responders on {where}"))
     if isinstance(exc, (ne.TimeoutError, asyncio.TimeoutError, TimeoutError)):
@@ -210,6 +234,10 @@ class LiveConnection:
                 kw["tls_handshake_first"] = True
         if t.inbox_prefix:
             kw["inbox_prefix"] = t.inbox_prefix
+        if tls is not None and not t.tls_first:
+            nc = _tls_only_client()
+            await nc.connect(**kw)
+            return nc
         return await nats.connect(**kw)
 
     # -- requests --------------------------------------------------------------------------
