@@ -674,7 +674,9 @@ def _apply_one(dd: DataDir, clock: Clock, c: Change) -> None:
 
             create_schema(dd.open(c.name, create_local=False))
         return
-    cl = dd.open(c.cluster, create_local=False)
+    # The default cluster (``local``) is made by the first write to it, as every command
+    # does: a file without a [clusters] table applies to a fresh data directory.
+    cl = dd.open(c.cluster)
     if c.kind in NATS_KINDS:
         _apply_nats(JetStream(cl, clock), KV(dd, c.cluster, clock), c)
     elif c.kind == "topic":

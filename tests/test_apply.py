@@ -347,3 +347,15 @@ def test_validate_live_needs_something_bound(jl, tmp_path):
     result = jl("validate", write(tmp_path, BASE), "--live")
     assert result.exit_code == 2
     assert "--live needs a file whose clusters are bound to servers" in result.stderr
+
+
+def test_a_file_without_clusters_applies_to_a_fresh_data_directory(jl, tmp_path):
+    path = write(tmp_path, 'version = 1\n[streams.A]\nsubjects = ["a.>"]\n')
+    assert not (jl.data / "local.db").exists()
+    assert doc(jl("apply", str(path), "--dry-run", "-j"))["plan"]["changes"] == [
+        {"action": "create", "kind": "stream", "cluster": "local", "name": "A"}]
+    assert not (jl.data / "local.db").exists()  # a dry run makes nothing, not even local
+    result = ok(jl("apply", str(path), "-f"))
+    assert "Applied: create stream A in cluster local" in result.stdout
+    assert doc(jl("stream", "info", "A", "-j"))["config"]["subjects"] == ["a.>"]
+    assert "No changes" in ok(jl("apply", str(path), "-f")).stdout
