@@ -709,6 +709,49 @@ def import_stream(js, name: str, path: str, *, txn_rows: int = 100_000,  # type:
     return import_stream_api(js, name, path, on_total=on_total, on_rows=on_rows)
 
 
+# An embedded import in progress is marked in its cluster's meta table (key IMPORT_MARK +
+# stream, value: what identifies the dataset); the mark goes with the import's last
+# transaction. A run that finds the stream holding messages and the mark of the same dataset
+# continues after the stream's last sequence: each transaction of rows is whole, so the rows
+# stored are exactly those up to it.
+IMPORT_MARK = "lake.import."
+
+
+def _import_mark(path: str, fragments: Any, meta: dict[str, Any] | None) -> str:
+    """What identifies the dataset an import reads: its place, its files (name, size,
+    modification time) and its metadata document."""
+    import hashlib
+    import json
+    import os
+
+    h = hashlib.sha256()
+    h.update(os.path.abspath(path).encode())
+    for frag in fragments:
+        where = getattr(frag, "path", str(frag))
+        try:
+            st = os.stat(where)
+            h.update(f"{where}:{st.st_size}:{st.st_mtime_ns}".encode())
+        except OSError:
+            h.update(str(where).encode())
+    h.update(json.dumps(meta, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+def _after(batches: Iterable[Any], after: int,
+           on_rows: Callable[[int], None] | None) -> Iterator[Any]:
+    """The rows of ``batches`` after sequence ``after`` (those up to it were stored by the
+    import that was cut short; ``on_rows`` counts them as done)."""
+    import pyarrow.compute as pc
+
+    for batch in batches:
+        keep = pc.greater(batch.column("seq"), after)
+        kept = batch.filter(keep)
+        if on_rows is not None and kept.num_rows < batch.num_rows:
+            on_rows(batch.num_rows - kept.num_rows)
+        if kept.num_rows:
+            yield kept
+
+
 def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,  # type: ignore[no-untyped-def]
                      on_total: Callable[[int], None] | None = None,
                      on_rows: Callable[[int], None] | None = None) -> dict[str, Any]:
@@ -725,16 +768,21 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,  # ty
     ``on_total`` / ``on_rows``: as :func:`import_stream`.
     """
     fragments, schema, ordered, meta = _open_stream_dataset(path, on_total)
+    mark = _import_mark(path, fragments, meta)
+    key = IMPORT_MARK + name
 
     created = False
+    after = 0  # rows at or below this sequence are stored already (a resumed import)
     if name in js.stream_names():
         from .streams import empty_last_seq
 
         info = js.stream_info(name)
         if info.state.last_seq != empty_last_seq(info.config):
-            raise LakeError(f"stream {name} has stored messages (last sequence "
-                            f"{info.state.last_seq}): an import keeps the sequences, so it "
-                            "goes into a new stream or one that never stored anything")
+            if js.cluster.meta_get(key) != mark:
+                raise LakeError(f"stream {name} has stored messages (last sequence "
+                                f"{info.state.last_seq}): an import keeps the sequences, so "
+                                "it goes into a new stream or one that never stored anything")
+            after = info.state.last_seq  # an import of this dataset cut short: continue
     else:
         if meta is None or not isinstance(meta.get("config"), dict):
             raise LakeError(f"stream {name} does not exist and {path} has no {META_FILE} "
@@ -744,10 +792,13 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,  # ty
         doc["name"] = name
         _create_from_meta(js, name, doc, path)
         created = True
+    js.cluster.meta_set(key, mark)
 
     target = arrow_schema()
     batches = (_conform(b, target) for b in _iter_dataset(fragments, schema)) if ordered \
         else _sorted_rows(fragments, schema, path)
+    if after:
+        batches = _after(batches, after, on_rows)
     try:
         res = write_stream_rows(js, name, batches, txn_rows=txn_rows, on_rows=on_rows)
         end = (meta or {}).get("state", {}).get("last_seq")
@@ -758,10 +809,16 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,  # ty
                     st = txn.stream(d)
                     st.skip_to(end)
                     st.flush()
+                txn.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+        else:
+            with js.write() as txn:
+                txn.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
     except BaseException:
         if created:
             try:
                 js.delete_stream(name)
+                with js.write() as txn:
+                    txn.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
             except JetlinkError:  # pragma: no cover - the original error matters
                 pass
         raise

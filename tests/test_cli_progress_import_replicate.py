@@ -276,3 +276,49 @@ def test_an_estimated_total_that_proves_short_turns_indeterminate(monkeypatch):
         bar.advance(8)  # more than the estimate: 16 of an unknown total, not 16/10
     assert "Replicating" in tty.getvalue()
     assert "16/10" not in tty.getvalue()
+
+
+def test_an_import_killed_part_way_continues_when_run_again(jl):
+    """SIGKILL after some transactions of an embedded import: the stream holds a whole
+    prefix of the dataset; the same import run again continues after it (no refusal, no
+    row twice), and ends equal to an import that was never cut."""
+    import subprocess
+    import sys
+    import textwrap
+
+    out = _cli_dataset(jl, n=5000)
+    other = jl.tmp / "killed"
+    code = textwrap.dedent(f"""
+        import os, signal
+        from jetlink.core.clock import SystemClock
+        from jetlink.core.jetstream import JetStream
+        from jetlink.core.lake import import_stream
+        from jetlink.core.store import DataDir
+        js = JetStream(DataDir({str(other)!r}).open(), SystemClock())
+        seen = []
+        def on_rows(n):
+            seen.append(n)
+            if len(seen) == 3:
+                os.kill(os.getpid(), signal.SIGKILL)
+        import_stream(js, "COPY", {str(out)!r}, txn_rows=700, on_rows=on_rows)
+    """)
+    killed = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+    assert killed.returncode == -9, killed.stderr
+    part = doc(jl("--data-dir", str(other), "stream", "info", "COPY", "-j"))["state"]
+    assert (part["messages"], part["last_seq"]) == (2100, 2100)
+    result = ok(jl("--data-dir", str(other), "stream", "import", "COPY", f"parquet:{out}",
+                   "-j"))
+    assert doc(result)["messages"] == 2900  # the rest, once
+    whole = jl.tmp / "whole"
+    ok(jl("--data-dir", str(whole), "stream", "import", "COPY", f"parquet:{out}"))
+
+    def view(data):
+        return doc(jl("--data-dir", str(data), "stream", "view", "COPY", "--all", "-j"))
+
+    assert view(other) == view(whole)
+    for data in (other, whole):
+        state = doc(jl("--data-dir", str(data), "stream", "info", "COPY", "-j"))["state"]
+        assert (state["messages"], state["first_seq"], state["last_seq"]) == (5000, 1, 5000)
+    # Done: a third run is refused as before (the stream holds what it imported).
+    again = jl("--data-dir", str(other), "stream", "import", "COPY", f"parquet:{out}")
+    assert again.exit_code == 1 and "has stored messages" in again.stderr
