@@ -231,11 +231,30 @@ def pub(
         streams: set[str] = set()
         stored = 0
         first_seq = last_seq = 0
+        in_flight = 0  # messages sent without an acknowledgement: maybe stored
+        sending = 0  # the chunk being published
+
+        def kept(when: str = "") -> str:
+            """What the server acknowledged (``when``), and what was sent and may be
+            stored too."""
+            text = (f"{output.comma(stored)} of {output.comma(count)} messages were "
+                    f"stored (acknowledged; sequences {output.comma(first_seq)}.."
+                    f"{output.comma(last_seq)}){when}" if stored else
+                    f"none of {output.comma(count)} messages was acknowledged{when}")
+            if in_flight:
+                text += (f"; {output.comma(in_flight)} more were sent without an "
+                         "acknowledgement: they may or may not be stored")
+            return text
+
         try:
             with output.progress(app, "Publishing", count, enabled=not per_message) as bar:
                 for start in range(1, count + 1, PUBLISH_CHUNK):
                     stop = min(count + 1, start + PUBLISH_CHUNK)
+                    sending = stop - start
                     acks = _publish(js, [message(n) for n in range(start, stop)])
+                    sending = 0
+                    if acks and isinstance(acks[-1], Exception):
+                        in_flight = getattr(acks[-1], "unacknowledged", 0)
                     bar.advance(len(acks))
                     before = len(results)
                     try:
@@ -249,14 +268,20 @@ def pub(
                         streams.update(r["stream"] for r in results)
                         del results[1:-1]
         except JetlinkError as err:
-            if stored and not per_message:  # acknowledged, and kept: say which
-                text = (f"{output.comma(stored)} of {output.comma(count)} messages were "
-                        f"stored (sequences {output.comma(first_seq)}.."
-                        f"{output.comma(last_seq)}) before the error")
+            # A publish cut short (a connection lost) says how many it had sent unanswered;
+            # one refused (a full disk, a limit) stored nothing of its chunk.
+            in_flight = in_flight or getattr(err, "unacknowledged", 0)
+            if (stored or in_flight) and not per_message:  # acknowledged or maybe: say so
+                text = kept(" before the error")
                 if app.json:  # the error document stays the server's: this goes to stderr
                     output.notice(app, f"jetlink: {text}")
                 else:  # one line: the error, then what was kept
                     err.detail = f"{err.detail}; {text}" if err.detail else text
+            raise
+        except KeyboardInterrupt:
+            in_flight = in_flight or sending
+            if stored or in_flight:
+                output.notice(app, f"jetlink: interrupted: {kept()}")
             raise
 
     if app.json:

@@ -403,8 +403,8 @@ def test_a_count_cut_short_by_a_full_disk_says_what_was_stored(jl, monkeypatch):
     stored = doc(jl("stream", "info", "BIG", "--json"))["state"]["messages"]
     assert 0 < stored < 5000 and stored % 1000 == 0
     (line,) = r.stderr.strip().splitlines()  # one line: the error, then what was kept
-    assert line.endswith(f": {stored:,} of 5,000 messages were stored (sequences "
-                         f"1..{stored:,}) before the error")
+    assert line.endswith(f": {stored:,} of 5,000 messages were stored (acknowledged; "
+                         f"sequences 1..{stored:,}) before the error")
     ok(jl("stream", "purge", "BIG", "-f"))  # pages free again: some chunks fit
     r = jl("pub", "big.a", "--count", "5000", "x" * 500, "--json")
     assert r.exit_code == 1 and "database or disk is full" in json.loads(r.stdout)[

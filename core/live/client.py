@@ -106,7 +106,7 @@ def _tls_only_client() -> Any:
     return TLSOnlyClient()
 
 
-def _passing(err: LiveError) -> LiveError:
+def passing(err: LiveError) -> LiveError:
     """``err`` marked transient: a server that does not answer now may answer soon."""
     err.transient = True
     return err
@@ -132,19 +132,19 @@ def describe(exc: BaseException, target: ServerTarget, doing: str = "") -> LiveE
                          "(a tls:// URL, --tlsca, --tlscert or a context's TLS settings): "
                          "refused before anything was sent")
     if isinstance(exc, ne.NoRespondersError):
-        return _passing(LiveError(f"{what}no responders on {where}"))
+        return passing(LiveError(f"{what}no responders on {where}"))
     if isinstance(exc, (ne.TimeoutError, asyncio.TimeoutError, TimeoutError)):
-        return _passing(LiveError(
+        return passing(LiveError(
             f"{what}timed out after {target.timeout:g}s waiting for {where}"))
     if isinstance(exc, (ne.ConnectionClosedError, ne.StaleConnectionError, ne.UnexpectedEOF)):
-        return _passing(LiveError(f"{what}lost the connection to {where}"))
+        return passing(LiveError(f"{what}lost the connection to {where}"))
     if isinstance(exc, ConnectionRefusedError):
-        return _passing(LiveError(f"{what}could not connect to {where}: connection refused"))
+        return passing(LiveError(f"{what}could not connect to {where}: connection refused"))
     if isinstance(exc, ne.NoServersError):
-        return _passing(LiveError(f"{what}could not connect to {where}: no server answered"))
+        return passing(LiveError(f"{what}could not connect to {where}: no server answered"))
     if isinstance(exc, OSError):
         reason = exc.strerror or str(exc) or type(exc).__name__
-        return _passing(LiveError(f"{what}could not connect to {where}: {reason}"))
+        return passing(LiveError(f"{what}could not connect to {where}: {reason}"))
     text = str(exc) or type(exc).__name__
     return LiveError(f"{what}{where}: {text}")
 
@@ -191,6 +191,16 @@ class LiveConnection:
 
         if isinstance(exc, (ne.NoServersError, ne.ConnectionClosedError)) and self._errors:
             exc = self._errors[-1]
+        if self.nc is not None and isinstance(exc, (OSError, ne.ConnectionClosedError,
+                                                    ne.StaleConnectionError, ne.UnexpectedEOF,
+                                                    ne.NoServersError)) \
+                and not isinstance(exc, (TimeoutError, ssl.SSLError)):
+            # Connected once: a reset, a closed socket or no server to reconnect to is a
+            # connection lost in the middle of the command, not one that never was made.
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else ""
+            what = f"{doing}: " if doing else ""
+            return passing(LiveError(f"{what}lost the connection to {self.target.url}"
+                                      + (f" ({reason})" if reason else "")))
         return describe(exc, self.target, doing)
 
     async def _connect(self) -> Any:

@@ -26,7 +26,7 @@ from .. import limits as L
 from ..config.stream import StreamConfig
 from ..errors import ApiError, JetlinkError, NoStreamError, client_error, clip
 from ..messages import PubAck, StoredMsg, StreamState
-from .client import LiveConnection, LiveError, RawMsg, without_envelope
+from .client import LiveConnection, LiveError, RawMsg, passing, without_envelope
 from .target import api_prefix_for
 from .wire import _name, _ts, encode_hdrs, flat_headers
 from .consumers import LiveConsumers
@@ -36,6 +36,7 @@ __all__ = ["LiveJetStream", "LiveStreamInfo", "LiveMsg"]
 PAGE = 256  # STREAM.LIST / NAMES page size (the server's)
 DIRECT_BATCH = 1000  # messages per batched direct get
 PUB_WINDOW = 1024  # outstanding publishes awaiting their acks
+PUB_RETRY_WAIT = 0.25  # a publish that met no responders is sent again after this (nats.go)
 MULTI_LAST_MAX = 100_000  # messages one multi_last direct get may return
 TAIL_HEARTBEAT_NS = 5_000_000_000
 TAIL_INACTIVE_NS = 300_000_000_000
@@ -567,23 +568,75 @@ class LiveJetStream(LiveConsumers):
             all_in = asyncio.Event()
             loop = asyncio.get_running_loop()
 
-            async def cb(msg: Any) -> None:
+            sent_at = [0.0] * len(msgs)
+            known: dict[str, bool | None] = {}  # subject -> a stream captures it (None: ?)
+            probing: dict[str, asyncio.Future[bool | None]] = {}
+            probe_slots = asyncio.Semaphore(16)
+
+            def finish(i: int, result: PubAck | JetlinkError | None) -> None:
                 nonlocal outstanding
-                i = int(msg.subject.rsplit(".", 1)[1])
-                if done[i]:
-                    return
                 done[i] = True
-                h = msg.headers or {}
-                if h.get("Status") == "503":
-                    results[i] = NoStreamError(msgs[i][0])
-                else:
-                    results[i] = _ack_of(msg.data, msgs[i][0])
-                if isinstance(results[i], Exception):
+                results[i] = result
+                if isinstance(result, Exception):
                     failed.set()
                 outstanding -= 1
                 window.release()
                 if outstanding == 0:
                     all_in.set()
+
+            async def probe(subject: str) -> bool | None:
+                """Whether a stream captures ``subject`` (STREAM.NAMES; None: no answer,
+                as while the cluster elects its leaders)."""
+                async with probe_slots:
+                    try:
+                        reply = await nc.request(f"{self.api_prefix}.STREAM.NAMES",
+                                                 json.dumps({"subject": subject}).encode(),
+                                                 timeout=min(timeout, 1.0))
+                        doc = json.loads(reply.data)
+                        found = None if "error" in doc else bool(doc.get("streams"))
+                    except Exception:  # noqa: BLE001 - no answer: not known
+                        found = None
+                known[subject] = found
+                probing.pop(subject, None)
+                return found
+
+            async def captured(subject: str) -> bool | None:
+                if known.get(subject) is not None:
+                    return known[subject]
+                if subject not in probing:
+                    probing[subject] = asyncio.ensure_future(probe(subject))
+                return await probing[subject]
+
+            async def again(i: int) -> None:
+                """A publish that met no responders: no stream captures the subject, or
+                its stream has no leader for now (an election after a server went
+                away). Nothing was stored. Unless the server says no stream captures the
+                subject, it is sent again every PUB_RETRY_WAIT while the timeout lasts
+                (as nats.go's JetStream publish retries); :meth:`_no_responders` then
+                names the cause."""
+                subject, data, headers = msgs[i]
+                exists = await captured(subject)
+                if done[i]:
+                    return
+                if exists is False or loop.time() + PUB_RETRY_WAIT - sent_at[i] >= timeout:
+                    finish(i, NoStreamError(subject))
+                    return
+                await asyncio.sleep(PUB_RETRY_WAIT)
+                try:
+                    await nc.publish(subject, bytes(data), reply=f"{prefix}.{i}",
+                                     headers=flat_headers(headers))
+                except Exception as err:  # noqa: BLE001 - the connection's own error
+                    finish(i, LiveError(f"publish to {clip(subject)}: {err}"))
+
+            async def cb(msg: Any) -> None:
+                i = int(msg.subject.rsplit(".", 1)[1])
+                if done[i]:
+                    return
+                h = msg.headers or {}
+                if h.get("Status") == "503":
+                    asyncio.ensure_future(again(i))
+                    return
+                finish(i, _ack_of(msg.data, msgs[i][0]))
 
             sub = await nc.subscribe(prefix + ".*", cb=cb, pending_msgs_limit=1_000_000,
                                      pending_bytes_limit=256 * 1024 * 1024)
@@ -601,6 +654,7 @@ class LiveJetStream(LiveConsumers):
                         await window.acquire()
                     outstanding += 1
                     all_in.clear()
+                    sent_at[i] = loop.time()
                     await nc.publish(subject, bytes(data), reply=f"{prefix}.{i}",
                                      headers=flat_headers(headers))
                     sent = i + 1
@@ -623,14 +677,47 @@ class LiveJetStream(LiveConsumers):
             if stop_at_error:
                 for i, res in enumerate(out):
                     if isinstance(res, Exception):
-                        return out[: i + 1]
+                        out = out[: i + 1]
+                        break
+            # Sent, never acknowledged: the server may have stored them. The caller says
+            # so (the error that ends the list carries how many).
+            unacked = sum(1 for i in range(sent) if not done[i])
+            if unacked and out and isinstance(out[-1], Exception):
+                out[-1].unacknowledged = unacked  # type: ignore[union-attr]
             return out
 
-        out = self.conn.call(go, timeout=None if len(msgs) > 1000 else timeout * 2 + 5,
-                             doing="publishing")
+        try:
+            out = self.conn.call(go, timeout=None if len(msgs) > 1000 else timeout * 2 + 5,
+                                 doing="publishing")
+        except LiveError as err:  # the connection lost: what was sent may be stored
+            err.unacknowledged = len(msgs)  # type: ignore[attr-defined]
+            raise
+        out = self._no_responders(out)
         if refused is not None and len(out) == len(msgs) and not any(
                 isinstance(res, Exception) for res in out):
             out.append(refused)
+        return out
+
+    def _no_responders(self, out: list[PubAck | JetlinkError | None]
+                       ) -> list[PubAck | JetlinkError | None]:
+        """Publishes that met no responders for the whole timeout: NoStreamError when no
+        stream captures the subject, else a LiveError naming the stream that did not answer
+        (it has no leader: an election, or too few of its servers up)."""
+        seen: dict[str, JetlinkError] = {}
+        for i, res in enumerate(out):
+            if not isinstance(res, NoStreamError):
+                continue
+            subject = res.subject
+            if subject not in seen:
+                try:
+                    names = self.stream_names(subject)
+                except JetlinkError:
+                    names = []
+                seen[subject] = res if not names else passing(LiveError(
+                    f"publish to {clip(subject)}: stream {names[0]} did not answer within "
+                    f"{self.conn.timeout:g}s (no responders): it has no leader now, an "
+                    "election or too few of its servers up; nothing was stored"))
+            out[i] = seen[subject]
         return out
 
     def publish_core(self, subject: str, data: bytes = b"",

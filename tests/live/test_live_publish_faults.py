@@ -1,0 +1,58 @@
+"""Publishes while a stream's servers go away (a real three-node cluster): a stream with no
+leader answers "no responders" (503), which is not "no stream matches". The publish is
+tried again while the timeout lasts, as nats.go does; when the stream stays without a leader
+the error names the stream and the cause; a subject no stream captures still fails at once
+with "no stream matches"."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .servers import wait_until
+
+JETLINK = str(Path(sys.executable).with_name("jetlink"))
+
+
+def _jetlink(tmp_path, url: str, *args: str) -> subprocess.CompletedProcess:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"),
+           "JETLINK_DATA_DIR": str(tmp_path / "data")}
+    return subprocess.run([JETLINK, "-s", url, *args], capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
+def test_a_stream_without_a_leader_is_not_a_missing_stream(live_cluster, tmp_path):
+    cfg = {"name": "R3P", "subjects": ["r3p.>"], "num_replicas": 3}
+    wait_until(lambda: "error" not in live_cluster.client().stream_create(cfg), timeout=15,
+               message="R3 create")
+    leader = live_cluster.meta_leader()
+    survivor = next(n for n in live_cluster.nodes if n.name != leader)
+    # No stream captures the subject: said at once, not after the timeout.
+    began = time.monotonic()
+    r = _jetlink(tmp_path, survivor.url, "--timeout", "5s", "pub", "nowhere.x", "m")
+    assert r.returncode == 1
+    assert r.stderr.startswith("jetlink: error: no stream matches subject nowhere.x")
+    assert time.monotonic() - began < 4
+    # The stream's leader dies: until the others elect one, publishes meet no responders.
+    # Each is tried again within the timeout: every message is stored, none twice.
+    stream_leader = live_cluster.stream_leader("R3P")
+    victim = live_cluster.node(stream_leader)
+    other = next(n for n in live_cluster.nodes if n is not victim)
+    victim.kill()
+    # Within a timeout shorter than the election: the cause, not a missing stream.
+    r = _jetlink(tmp_path, other.url, "--timeout", "500ms", "pub", "r3p.early", "m")
+    assert r.returncode == 0 or r.stderr.strip() == (
+        "jetlink: error: publish to r3p.early: stream R3P did not answer within 0.5s (no "
+        "responders): it has no leader now, an election or too few of its servers up; "
+        "nothing was stored"), r.stderr
+    early = int(r.returncode == 0)
+    r = _jetlink(tmp_path, other.url, "--timeout", "10s", "pub", "r3p.{{Count}}", "m",
+                 "--count", "3000", "-j")
+    assert r.returncode == 0, r.stderr
+    assert "no stream matches" not in r.stderr
+    state = wait_until(lambda: live_cluster.api("STREAM.INFO.R3P").get("state"), timeout=15)
+    assert (state["messages"], state["num_subjects"]) == (3000 + early, 3000 + early)
+    victim.restart()
