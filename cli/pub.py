@@ -81,6 +81,7 @@ def _random_text(rng: random.Random, low: int, high: int) -> str:
     )
 
 
+RANDOM_MAX = 64 * 1024 * 1024  # nats-server refuses a max_payload over 64 MiB
 _RNG = random.Random()  # seeded once: seeding per message costs more than the publish
 
 
@@ -123,6 +124,10 @@ def expand(text: str, count: int, now_ns: int, rng: random.Random | None = None)
         if name == "Random":
             if len(args) != 2 or not all(re.fullmatch(r"\d+", x) for x in args):
                 raise TemplateError("Random takes two numbers: {{Random min max}}")
+            if max(int(x) for x in args) > RANDOM_MAX:
+                # checked before the text is built: a message is never larger
+                raise TemplateError(f"Random {args[0]} {args[1]}: at most {RANDOM_MAX:,} "
+                                    "characters (nats-server's largest max_payload)")
         elif args:
             raise TemplateError(f"{name} takes no arguments")
         return fn(args)

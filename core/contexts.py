@@ -243,6 +243,10 @@ class ContextStore:
             doc = tomllib.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
             raise JetlinkError(f"{path}: not a valid TOML file: {err}") from None
+        except RecursionError:
+            from .errors import TOO_DEEP
+
+            raise JetlinkError(f"{path}: not a valid TOML file: {TOO_DEEP}") from None
         return Context.from_toml(name, doc, source=str(path))
 
     def selected(self) -> str | None:

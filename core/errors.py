@@ -14,6 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 
+# A document nested deeper than Python's readers recurse (hundreds of levels): refused as
+# invalid with this reason, never a RecursionError.
+TOO_DEEP = "nested too deeply (more levels than a configuration ever has)"
+
+
 class JetlinkError(Exception):
     """Base of every error jetlink reports to a user. Exit code 1 unless said otherwise."""
 

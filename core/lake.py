@@ -462,15 +462,28 @@ def export_stream(js, name: str, path: str, *, batch_rows: int = 65_536,  # type
     (:func:`_export_embedded`); any other implementation, a live server's, over the
     interface, resumably (:func:`export_stream_api`: ``on_resume`` / ``on_file`` are its).
     ``on_rows(n)``: after each batch of ``n`` messages read (a progress bar)."""
-    if _is_embedded(js):
-        return _export_embedded(js, name, path, batch_rows=batch_rows,
-                                row_group_rows=row_group_rows,
-                                file_rows=file_rows or 1_048_576, force=force,
-                                on_rows=on_rows)
-    return export_stream_api(js, name, path, batch_rows=batch_rows,
-                             row_group_rows=row_group_rows,
-                             file_rows=file_rows or API_FILE_ROWS, force=force,
-                             on_resume=on_resume, on_file=on_file, on_rows=on_rows)
+    try:
+        if _is_embedded(js):
+            return _export_embedded(js, name, path, batch_rows=batch_rows,
+                                    row_group_rows=row_group_rows,
+                                    file_rows=file_rows or 1_048_576, force=force,
+                                    on_rows=on_rows)
+        return export_stream_api(js, name, path, batch_rows=batch_rows,
+                                 row_group_rows=row_group_rows,
+                                 file_rows=file_rows or API_FILE_ROWS, force=force,
+                                 on_resume=on_resume, on_file=on_file, on_rows=on_rows)
+    except OSError as exc:  # pyarrow's filesystem errors: a path that cannot be written
+        raise _os_error(exc, path, "cannot write the dataset") from None
+
+
+def _os_error(exc: OSError, path: str, what: str) -> LakeError:
+    """An OSError of the filesystem under ``path`` as one line (pyarrow's texts carry
+    "[Errno N]" and a "Detail:" of their own)."""
+    import re
+
+    text = re.sub(r"^\[Errno \d+\] ", "", str(exc) or exc.strerror or type(exc).__name__)
+    text = re.sub(r"\. Detail: \[errno \d+\] ", ": ", text)
+    return LakeError(f"{path}: {what}: {text}")
 
 
 def _export_embedded(js, name: str, path: str, *, batch_rows: int = 65_536,  # type: ignore[no-untyped-def]
@@ -703,10 +716,13 @@ def import_stream(js, name: str, path: str, *, txn_rows: int = 100_000,  # type:
     ``on_total(rows)``: the rows of the dataset, once counted (before anything is written);
     ``on_rows(n)``: after each transaction or pipelined batch of ``n`` rows (a progress
     bar; the ``n`` add up to the rows of the dataset)."""
-    if _is_embedded(js):
-        return _import_embedded(js, name, path, txn_rows=txn_rows, on_total=on_total,
-                                on_rows=on_rows)
-    return import_stream_api(js, name, path, on_total=on_total, on_rows=on_rows)
+    try:
+        if _is_embedded(js):
+            return _import_embedded(js, name, path, txn_rows=txn_rows, on_total=on_total,
+                                    on_rows=on_rows)
+        return import_stream_api(js, name, path, on_total=on_total, on_rows=on_rows)
+    except OSError as exc:  # pyarrow's filesystem errors: a path that cannot be read
+        raise _os_error(exc, path, "cannot read the dataset") from None
 
 
 # An embedded import in progress is marked in its cluster's meta table (key IMPORT_MARK +

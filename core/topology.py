@@ -89,7 +89,7 @@ from .config.stream import (
 )
 from .config.validate import check_stream_config, missing_origin_text, stream_config_problems
 from .durations import DurationError, format_duration, parse_duration
-from .errors import ApiError, JetlinkError, NATS_ERRORS
+from .errors import NATS_ERRORS, TOO_DEEP, ApiError, JetlinkError
 from .subjects import overlaps
 
 # The KV rules (config/kv.py) and the Kafka rules (core/kafka/) are imported by the
@@ -349,16 +349,24 @@ class Topology:
                 doc = json.loads(text)
                 fmt = "json"
             except json.JSONDecodeError:
-                fmt = "json" if text.lstrip()[:1] == "{" else "toml"
+                fmt = "json" if text.lstrip()[:1] in ("{", "[") else "toml"
+            except RecursionError:
+                fmt = "json"
         if fmt == "toml":
             try:
                 doc = tomllib.loads(text)
             except tomllib.TOMLDecodeError as exc:
                 self._problem(path, None, None, 0, f"invalid TOML: {exc}", fpos)
                 return
+            except RecursionError:
+                self._problem(path, None, None, 0, f"invalid TOML: {TOO_DEEP}", fpos)
+                return
         else:
             try:
                 doc = json.loads(text)
+            except RecursionError:
+                self._problem(path, None, None, 0, f"invalid JSON: {TOO_DEEP}", fpos)
+                return
             except json.JSONDecodeError as exc:
                 self._problem(
                     path, None, None, 0,

@@ -388,3 +388,56 @@ def test_apply_adds_a_kafka_cluster_with_its_tables(jl):
     assert r.exit_code == 0, r.output
     assert {"topics", "links", "mirrors"} <= tables(jl.data, "kw")
     assert "topics" not in tables(jl.data, "nw")
+
+
+# -- hostile files and values: one line, never a traceback -----------------------------------------
+
+def _one_line(result, code, text):
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stdout + result.stderr
+    assert text in result.stdout + result.stderr, (result.stdout, result.stderr)
+
+
+@pytest.mark.parametrize("name,body", [
+    ("deep.json", "[" * 100_000),
+    ("deep.toml", "a = " + "[" * 100_000),
+    ("deep", "{" + '"a":{' * 100_000),
+])
+@pytest.mark.parametrize("verb", ["validate", "apply"])
+def test_a_document_nested_too_deeply_is_invalid_not_a_crash(jl, name, body, verb):
+    path = jl.tmp / name
+    path.write_text(body)
+    kind = "TOML" if name.endswith(".toml") else "JSON"
+    r = jl(verb, str(path))
+    _one_line(r, 3, f"{path}: invalid {kind}: nested too deeply")
+
+
+@pytest.mark.parametrize("content", [bytes(range(256)) * 4, b'{"url":' * 100_000])
+def test_a_broken_natscli_context_is_one_line(jl, content, monkeypatch):
+    ctx_dir = jl.tmp / "nats-config" / "nats" / "context"
+    ctx_dir.mkdir(parents=True)
+    (ctx_dir / "bad.json").write_bytes(content)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(jl.tmp / "nats-config"))
+    r = jl("--nats-context", "bad", "stream", "ls")
+    _one_line(r, 1, f"natscli context {ctx_dir / 'bad.json'} is not ")
+
+
+def test_an_export_to_a_place_that_cannot_hold_it_is_one_line(jl):
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    ok(jl("pub", "orders.a", "x"))
+    r = jl("stream", "export", "ORDERS", "parquet:/proc/jetlink-nowhere")
+    _one_line(r, 1, "/proc/jetlink-nowhere: cannot write the dataset: Cannot create "
+                    "directory")
+    r = jl("stream", "import", "COPY", "parquet:/proc/jetlink-nowhere")
+    assert r.exit_code == 1 and "Traceback" not in r.stderr
+
+
+def test_a_huge_random_template_is_refused_before_it_is_built(jl):
+    import time
+
+    ok(jl("stream", "add", "T", "--subjects", "t.>", "--defaults"))
+    began = time.monotonic()
+    r = jl("pub", "t.x", "{{Random 99999999999 99999999999}}", "-j")
+    assert time.monotonic() - began < 5
+    assert "Random 99999999999 99999999999: at most 67,108,864 characters" in r.stderr
+    assert "Traceback" not in r.stderr

@@ -157,9 +157,15 @@ class Proc:
         try:
             return self.p.wait(timeout)
         except subprocess.TimeoutExpired:
-            self.p.kill()
-            self.p.wait()
-            raise
+            # Where it hangs: PYTHONFAULTHANDLER makes SIGABRT print every thread's stack.
+            self.p.send_signal(signal.SIGABRT)
+            try:
+                self.p.wait(10)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+            raise AssertionError(f"{self.name} did not end within {timeout}s of Ctrl-C:\n"
+                                 f"{self.err.read_text(errors='replace')[-6000:]}") from None
 
     def text(self) -> str:
         return self.out.read_text(errors="replace") + self.err.read_text(errors="replace")
@@ -320,7 +326,7 @@ def test_one_data_directory_shared_by_every_kind_of_process(tmp_path):
     data = tmp_path / "data"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JETLINK_", "NATS_"))}
     env.update(JETLINK_DATA_DIR=str(data), XDG_CONFIG_HOME=str(tmp_path / "config"),
-               NO_COLOR="1", PYTHONUNBUFFERED="1")
+               NO_COLOR="1", PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
     topo = tmp_path / "soak.toml"
     topo.write_text(TOPOLOGY)
     _ok(["apply", str(topo), "-f"], env)

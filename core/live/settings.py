@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import JetlinkError, UsageError
+from ..errors import TOO_DEEP, JetlinkError, UsageError
 from .target import DEFAULT_TIMEOUT, ServerTarget
 
 __all__ = [
@@ -143,10 +143,13 @@ def read_nats_context(name: str, environ: Mapping[str, str] | None = None) -> Na
     directory = nats_context_dir(environ)
     path = directory / f"{name}.json"
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise JetlinkError(f"natscli context {name} not found in {directory}",
                            field="nats_context") from None
+    except UnicodeDecodeError as exc:
+        raise JetlinkError(f"natscli context {path} is not UTF-8 text (byte {exc.start}): "
+                           "a context is a JSON file", field="nats_context") from None
     except OSError as exc:
         raise JetlinkError(f"can not read natscli context {path}: {exc.strerror}",
                            field="nats_context") from None
@@ -154,6 +157,9 @@ def read_nats_context(name: str, environ: Mapping[str, str] | None = None) -> Na
         doc = json.loads(text)
     except ValueError as exc:
         raise JetlinkError(f"natscli context {path} is not valid JSON: {exc}",
+                           field="nats_context") from None
+    except RecursionError:
+        raise JetlinkError(f"natscli context {path} is not valid JSON: {TOO_DEEP}",
                            field="nats_context") from None
     if not isinstance(doc, dict):
         raise JetlinkError(f"natscli context {path} is not a JSON object", field="nats_context")
