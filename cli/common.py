@@ -85,7 +85,7 @@ def data_dir(app: App, *, step: bool = True) -> DataDir:
         meta[_NO_STEP_KEY] = True
     store = meta.get(_STORE_KEY)
     if store is None or store.path != app.data_dir:
-        store = DataDir(app.data_dir)
+        store = DataDir(app.data_dir, create=not reads_only(ctx))
         meta[_STORE_KEY] = store
         ctx.call_on_close(store.close)  # close callbacks run last-in first-out:
 
@@ -95,6 +95,17 @@ def data_dir(app: App, *, step: bool = True) -> DataDir:
 
         ctx.call_on_close(step_at_close)
     return store
+
+
+# Verbs that only read (their last word): their data directory creates nothing, not the
+# directory, not the default cluster (core/store/datadir.py DataDir ``create``).
+READ_VERBS = frozenset({"ls", "info", "report", "get", "view", "subjects", "history", "keys",
+                        "watch", "describe", "show", "sub", "export"})
+
+
+def reads_only(ctx: Any) -> bool:
+    """Whether the command of ``ctx`` only reads the data directory."""
+    return ctx is not None and ctx.info_name in READ_VERBS
 
 
 def check_write_count(app: App, count: int, msg_bytes: int) -> None:
@@ -139,7 +150,7 @@ def embedded_jetstream(app: App) -> JetStream:
     snapshot); refused with a sentence when a live server is in force (:func:`data_dir`)."""
     from jetlink.core.jetstream import JetStream
 
-    return JetStream(data_dir(app).open(app.cluster), make_clock())
+    return JetStream(data_dir(app).open_kind(app.cluster, "nats", "streams"), make_clock())
 
 
 def embedded_data_dir(app: App) -> Path:
@@ -162,7 +173,9 @@ def open_kv(app: App) -> Any:
 
         return KV.over(LiveDomains(live_jetstream(app)), app.target.js_domain or "")
     # make_clock looked up at each call: tests replace it with a manual clock
-    return KV(data_dir(app), app.cluster, make_clock())
+    store = data_dir(app)
+    store.open_kind(app.cluster, "nats", "Key-Value buckets")
+    return KV(store, app.cluster, make_clock())
 
 
 _LIVE_KEY = "jetlink.live"

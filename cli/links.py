@@ -101,7 +101,9 @@ def _links(app: App) -> Links:
         return RestLinks(open_client(app, rest))  # type: ignore[return-value]  # duck-typed
     from jetlink.core.kafka.links import Links
 
-    return Links.open(data_dir(app), app.cluster, common.make_clock())
+    store = data_dir(app)
+    store.open_kind(app.cluster, "kafka", "cluster links")
+    return Links.open(store, app.cluster, common.make_clock())
 
 
 def _read_text(path: Path) -> str:

@@ -158,7 +158,19 @@ def _storage_error(exc: BaseException, directory: Any) -> Any:
     from jetlink.core.store.health import confirmed_in, storage_error
 
     err = storage_error(exc)
-    return None if err is None else confirmed_in(err, exc, directory)
+    if err is None:
+        from jetlink.core.retry import passes
+
+        if passes(exc):  # busy or locked past the busy timeout: not a crash, not damage
+            from jetlink.core.store.health import StorageError
+
+            busy = StorageError(f"data directory {directory}: a database stayed busy ({exc}): "
+                                "another process held it; nothing was written, run the "
+                                "command again")
+            busy.transient = True
+            return busy
+        return None
+    return confirmed_in(err, exc, directory)
 
 
 def _spark_error(exc: BaseException) -> Any:

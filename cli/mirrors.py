@@ -61,7 +61,9 @@ def _mirrors(app: App, *, wait_seconds: float | None = None) -> Any:
                            else wait_seconds)
     from jetlink.core.kafka.mirrors import Mirrors
 
-    return Mirrors(data_dir(app), app.cluster, common.make_clock())
+    store = data_dir(app)
+    store.open_kind(app.cluster, "kafka", "mirror topics")
+    return Mirrors(store, app.cluster, common.make_clock())
 
 
 def _configs(pairs: list[str] | None) -> dict[str, str]:

@@ -69,7 +69,8 @@ def open_kafka(app: App) -> Kafka:
     from jetlink.core.kafka.topics import Kafka
 
     # common.make_clock looked up at call time: tests replace it
-    return Kafka(data_dir(app).open(app.cluster), common.make_clock())
+    return Kafka(data_dir(app).open_kind(app.cluster, "kafka", "topics"),
+                 common.make_clock())
 
 
 def parse_configs(values: list[str] | None) -> dict[str, str]:

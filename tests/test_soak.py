@@ -415,7 +415,9 @@ def test_one_data_directory_shared_by_every_kind_of_process(tmp_path):
     outputs["terminal dashboard"] = term.text()
     outputs["pilot dashboard status"] = "\n".join(pilot_doc["status"])
     outputs["writers"] = "\n".join(writers.outputs + writers.failures)
-    bad = {name: BAD.findall(text)[:3] for name, text in outputs.items() if BAD.search(text)}
+    bad = {name: [text[max(0, m.start() - 300):m.end() + 3000] for m in
+                  list(BAD.finditer(text))[:2]]
+           for name, text in outputs.items() if BAD.search(text)}
     report = {
         "seconds": round(elapsed, 1),
         "operations": writers.ops,
@@ -429,8 +431,8 @@ def test_one_data_directory_shared_by_every_kind_of_process(tmp_path):
     }
     if os.environ.get("JETLINK_SOAK_REPORT"):
         Path(os.environ["JETLINK_SOAK_REPORT"]).write_text(json.dumps(report, indent=2) + "\n")
-    assert not bad, bad
     assert writers.failures == [], writers.failures[:5]
+    assert not bad, bad
     assert threads_doc["error_count"] == 0, threads_doc["errors"]
     assert pilot_doc["following"] and following_seen
     assert min(writers.ops.values()) > 0, writers.ops

@@ -496,12 +496,54 @@ class Checkpointer:
         self._thread = None
 
 
-class DataDir:
-    """A jetlink data directory: ``<path>/<cluster>.db`` per cluster."""
+class _Absent(Cluster):
+    """The default cluster of a data directory that has none yet, as a read sees it: empty,
+    in memory, never a file (a read creates nothing)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            _migrate(conn)
+            for key, value in (("kind", "nats"), ("down", 0), ("created_ns", 0),
+                               ("config_gen", 0)):
+                conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
+                             (key, value))
+            self._conn = conn
+            self._verified = True
+        return self._conn
+
+    def committed(self) -> None:
+        pass  # no file, no record
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    @property
+    def changes(self) -> int:
+        return 0
+
+
+class DataDir:
+    """A jetlink data directory: ``<path>/<cluster>.db`` per cluster.
+
+    ``create=False`` (the CLI's reads): nothing is ever created, not the directory (a
+    directory that does not exist is a NotFoundError naming it), not the default cluster
+    (``local`` without a file reads as an empty cluster)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *,
+                 create: bool = True) -> None:
         self.path = Path(path) if path is not None else default_data_dir()
+        self.create = create
         self._open: dict[str, Cluster] = {}
+
+    def _exists(self) -> None:
+        """NotFoundError when the directory does not exist (for a read: nothing to read)."""
+        if not self.path.is_dir():
+            raise NotFoundError(f"data directory {self.path} does not exist (a read creates "
+                                "nothing: the first command that writes makes it)")
 
     def __repr__(self) -> str:
         return f"DataDir({str(self.path)!r})"
@@ -563,6 +605,8 @@ class DataDir:
     def _ensure_local(self) -> None:
         import time
 
+        if not self.create:
+            return
         if not self.cluster_path(LOCAL).exists():
             self._create(LOCAL, "nats", time.time_ns())
 
@@ -587,6 +631,8 @@ class DataDir:
         database cannot be used (damaged, emptied: store/health.py) raises its error, or,
         given a ``broken`` list, is left out and appended there as (name, error): the
         others are still served."""
+        if not self.create:
+            self._exists()
         if create_local:
             self._ensure_local()
         out = []
@@ -629,12 +675,17 @@ class DataDir:
         """The cluster ``name``; ``local`` is created on first use, others must exist."""
         validate_cluster_name(name)
         cached = self._open.get(name)
-        if cached is not None and cached.path.exists():
+        if cached is not None and (cached.path.exists() or isinstance(cached, _Absent)):
             return cached
         if name == LOCAL and create_local:
             self._ensure_local()
         path = self.cluster_path(name)
         if not path.exists():
+            if not self.create:
+                self._exists()
+                if name == LOCAL and create_local:
+                    absent = self._open[name] = _Absent(name, path)
+                    return absent
             raise NotFoundError(f"cluster {name} not found")
         cluster = Cluster(name, path)
         try:
@@ -643,6 +694,20 @@ class DataDir:
             cluster.close()
             raise
         self._open[name] = cluster
+        return cluster
+
+    def open_kind(self, name: str, kind: str, what: str) -> Cluster:
+        """The cluster ``name`` for ``what`` (a verb family: "streams", "topics" ...), which
+        needs a cluster of ``kind``: JetlinkError naming the cluster and its kind when it is
+        of the other kind. The default cluster (``local``) takes both, so that the first
+        commands need no ``cluster add``."""
+        cluster = self.open(name)
+        if name != LOCAL and cluster.kind != kind:
+            label = {"nats": "NATS", "kafka": "Kafka"}
+            raise JetlinkError(
+                f"cluster {name} is a {label.get(cluster.kind, cluster.kind)} cluster: "
+                f"{what} live in a {label[kind]} cluster (cluster add NAME --kind {kind})",
+                field="cluster")
         return cluster
 
     def remove_cluster(self, name: str) -> None:
