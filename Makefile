@@ -23,13 +23,19 @@ TEST_STAMP := $(VENV)/.installed-test-$(PYPROJECT_HASH)
 $(VENV_PY):
 	$(PYTHON) -m venv $(VENV)
 
+# An editable install leaves out data files: the man pages are linked into the environment
+# where man finds them from its bin/ on PATH (share/man/man1), as a wheel installs them.
+MAN_LINKS = mkdir -p $(VENV)/share/man/man1 && ln -sf $(CURDIR)/man/*.1 $(VENV)/share/man/man1/
+
 $(STAMP): | $(VENV_PY)
 	$(VENV_PY) -m pip install --quiet -c constraints.txt -e '.[spark,live]'
+	$(MAN_LINKS)
 	rm -f $(VENV)/.installed-*
 	touch $@
 
 $(TEST_STAMP): | $(VENV_PY)
 	$(VENV_PY) -m pip install --quiet -c constraints.txt -e '.[spark,live,test]'
+	$(MAN_LINKS)
 	rm -f $(VENV)/.installed-*
 	touch $@ $(STAMP)
 

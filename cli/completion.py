@@ -1,12 +1,16 @@
-"""Shell completion of names: streams, consumers, buckets, topics, links, groups, clusters.
+"""Shell completion of names: streams, consumers, buckets, topics, links, groups, mirror
+topics, clusters.
 
-Each function is a Typer ``autocompletion`` callback: it reads the data directory in force
-(``--data-dir`` or JETLINK_DATA_DIR as typed so far, else the default one) and the cluster
-(``--cluster``, else ``local``) and returns the names starting with what was typed. It never
-creates anything (a data directory or cluster that does not exist completes nothing), never
-connects to a server, and never fails: a completion that cannot be read offers nothing.
-Works for bash, zsh and fish alike (click's completion protocol; completions/ holds the
-scripts).
+Each function is a Typer ``autocompletion`` callback. It follows the target of the command
+line as typed so far: with a live server in force (``-s``, ``--nats-context``, NATS_URL, a
+context: the same resolution as the command's own), the stream, consumer and bucket names
+are the server's, read with a short timeout (:data:`LIVE_TIMEOUT`); else it reads the data
+directory in force (``--data-dir`` or JETLINK_DATA_DIR, else the default one) and the cluster
+(``--cluster``, else ``local``). It returns the names starting with what was typed, never
+creates anything (a data directory or cluster that does not exist completes nothing), and
+never fails: a completion that cannot be read (a server that does not answer) offers
+nothing. Works for bash, zsh and fish alike (click's completion protocol; completions/ holds
+the scripts).
 """
 
 from collections.abc import Callable, Iterator
@@ -45,9 +49,62 @@ def _cluster(ctx: Any) -> Iterator[Any]:
         dd.close()
 
 
-def _offer(names: Callable[[Any], list[str]]) -> Callable[[typer.Context, str], list[str]]:
+LIVE_TIMEOUT = 2.0  # seconds a completion waits for a server at most
+
+
+def _target(ctx: Any) -> Any:
+    """The live server the command line puts in force (None: the embedded engine), as the
+    root callback resolves it (core/live/settings.py)."""
+    import os
+
+    from jetlink.cli.common import context_in_force
+    from jetlink.core.live.settings import resolve_target
+
+    p = ctx.find_root().params
+    options = {"servers": p.get("server"), "creds": p.get("creds"), "nkey": p.get("nkey"),
+               "user": p.get("user"), "password": p.get("password"),
+               "tls_cert": p.get("tlscert"), "tls_key": p.get("tlskey"),
+               "tls_ca": p.get("tlsca"), "tls_first": p.get("tlsfirst"),
+               "js_domain": p.get("js_domain"), "js_api_prefix": p.get("js_api_prefix"),
+               "inbox_prefix": p.get("inbox_prefix"), "timeout": p.get("timeout")}
+    return resolve_target(options, os.environ, context_in_force(ctx.find_root()),
+                          p.get("nats_context"))
+
+
+def _live_names(target: Any, what: str, ctx: Any) -> list[str]:
+    """The server's names of ``what`` (streams, consumers of the typed stream, buckets)."""
+    import dataclasses
+
+    from jetlink.core.live.client import connect
+    from jetlink.core.live.jetstream import LiveJetStream
+
+    js = LiveJetStream(connect(dataclasses.replace(
+        target, timeout=min(float(target.timeout), LIVE_TIMEOUT))))
+    try:
+        if what == "streams":
+            return js.stream_names()
+        if what == "consumers":
+            stream = ctx.params.get("stream")
+            return js.consumer_names(stream) if stream else []
+        if what == "buckets":
+            from jetlink.core.kv import kv_statuses
+
+            return [st.bucket for st in kv_statuses(js.streams())]
+        return []  # topics, links, groups: the embedded engine's only
+    finally:
+        js.close()
+
+
+def _offer(names: Callable[[Any], list[str]], live: str | None = None
+           ) -> Callable[[typer.Context, str], list[str]]:
     def complete(ctx: typer.Context, incomplete: str) -> list[str]:
         try:
+            target = _target(ctx)
+            if target is not None:
+                if live is None:
+                    return []
+                return sorted(n for n in _live_names(target, live, ctx)
+                              if n.startswith(incomplete))
             with _cluster(ctx) as found:
                 if found is None:
                     return []
@@ -110,12 +167,24 @@ def _links(found: Any) -> list[str]:
     return [li.name for li in Links.open(dd, cl, SystemClock()).list()]
 
 
-streams = _offer(_streams)
-consumers = _offer(_consumers)
-buckets = _offer(_buckets)
+def _mirror_topics(found: Any) -> list[str]:
+    from jetlink.core.clock import SystemClock
+    from jetlink.core.kafka.mirrors import Mirrors
+
+    ctx, dd, cl = found
+    if "links" not in cl.table_names():
+        return []
+    link = ctx.params.get("link")
+    return [m.mirror_topic_name for m in Mirrors(dd, cl.name, SystemClock()).list(link, None)]
+
+
+streams = _offer(_streams, "streams")
+consumers = _offer(_consumers, "consumers")
+buckets = _offer(_buckets, "buckets")
 topics = _offer(_topics)
 groups = _offer(_groups)
 links = _offer(_links)
+mirror_topics = _offer(_mirror_topics)
 
 
 def clusters(ctx: typer.Context, incomplete: str) -> list[str]:

@@ -320,16 +320,18 @@ def parse_source(text: str) -> Any:
 
 
 def read_value(value: str | None) -> tuple[bytes, str]:
-    """(the value to store, what ``put`` echoes): VALUE as given, else all of stdin (echoed
-    as an empty line, as natscli)."""
+    """(the value to store, what ``put`` echoes): VALUE as given, else all of stdin, echoed
+    as natscli's ``kv put`` prints it (the value read, its last newline left to the line's
+    own)."""
     if value is not None:
         return value.encode("utf-8", "surrogateescape"), value
     isatty = getattr(sys.stdin, "isatty", None)
     if isatty is not None and isatty():
         raise usage("missing argument VALUE: give it, or pipe the value on stdin")
     stream = getattr(sys.stdin, "buffer", None)
-    data = stream.read() if stream is not None else sys.stdin.read().encode()
-    return bytes(data), ""
+    data = bytes(stream.read() if stream is not None else sys.stdin.read().encode())
+    text = data.decode("utf-8", "replace")
+    return data, text[:-1] if text.endswith("\n") else text
 
 
 # -- add / edit ---------------------------------------------------------------------------------

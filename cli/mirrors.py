@@ -17,6 +17,7 @@ import typer
 from jetlink.cli import output
 from jetlink.cli.app import App
 from jetlink.cli import common
+from jetlink.cli import completion
 from jetlink.cli.common import data_dir
 from jetlink.cli.options import JsonOption, rest_callback
 
@@ -35,7 +36,8 @@ RestUrlOpt = Annotated[str | None, common.rest_url_option()]
 LinkOpt = Annotated[str, typer.Option("--link", "-l", metavar="LINK", help="The cluster link.")]
 TopicsArg = Annotated[
     list[str] | None,
-    typer.Argument(metavar="[TOPIC]...", help="Mirror topics (none: every mirror of --link)."),
+    typer.Argument(metavar="[TOPIC]...", help="Mirror topics (none: every mirror of --link).",
+                   autocompletion=completion.mirror_topics),
 ]
 DryRunOpt = Annotated[
     bool, typer.Option("--dry-run", help="Report what would happen; change nothing.")
@@ -221,12 +223,13 @@ def describe(
             for p in i.mirror_lags:
                 hw = -1 if stopped else p.source_hw
                 lag = -1 if stopped else p.lag
-                since = max(now - p.last_fetch_ms, 0) if p.last_fetch_ms else -1
-                output.line(a, "\t".join([
-                    f"\tPartition: {p.partition}", f"State: {i.mirror_status}",
-                    f"LocalLogEndOffset: {p.log_end}",
-                    f"LastFetchSourceHighWatermark: {hw}", f"Lag: {lag}",
-                    f"TimeSinceLastFetchMs: {since}"]))
+                fields = [f"\tPartition: {p.partition}", f"State: {i.mirror_status}",
+                          f"LocalLogEndOffset: {p.log_end}",
+                          f"LastFetchSourceHighWatermark: {hw}", f"Lag: {lag}"]
+                if p.last_fetch_ms is not None:  # None: the REST answer does not carry it
+                    since = max(now - p.last_fetch_ms, 0) if p.last_fetch_ms else -1
+                    fields.append(f"TimeSinceLastFetchMs: {since}")
+                output.line(a, "\t".join(fields))
 
     app.emit([i.to_json() for i in infos], human=human)
 

@@ -1024,6 +1024,12 @@ def promote_mirror(
                 force=force,
                 action=f"{verb} {what} {shown or name}",
             )
+    # The report names what the user named: a KV bucket, not its stream KV_<bucket>.
+    label = f"KV bucket {shown}" if verb_name == "kv" and shown else None
+
+    def render(a: App, d: dict[str, Any]) -> None:
+        render_promotion(a, d, label=label)
+
     try:
         report = core.promote(site, name, subjects=wanted, failover=failover, dry_run=dry_run,
                               positions=positions, transfer=not no_consumers, adjust=adjust)
@@ -1041,9 +1047,9 @@ def promote_mirror(
         ) from None
     except core.PartialPromotion as err:
         if not app.json:  # with --json the error's document holds the report
-            render_promotion(app, err.report.to_json())
+            render(app, err.report.to_json())
         raise
-    app.emit(report.to_json(), human=render_promotion)
+    app.emit(report.to_json(), human=render)
 
 
 def _origin_phrase(facts: Any, lag: int | None) -> str:
@@ -1067,19 +1073,21 @@ def _where(origin: dict[str, Any]) -> tuple[str, str]:
     return f"{origin['stream']}@{place}", f"{kind} {place}"
 
 
-def render_promotion(app: App, doc: dict[str, Any]) -> None:
+def render_promotion(app: App, doc: dict[str, Any], *, label: str | None = None) -> None:
     """The promotion report: what the origin and the mirror held, the subjects, the
-    consumers placed and the clamps."""
+    consumers placed and the clamps. ``label``: what was promoted as the user named it
+    (default ``Stream NAME``; ``KV bucket NAME`` for kv promote / failover)."""
     name, origin = doc["stream"], doc["origin"]
     where, scope = _where(origin)
+    what = label or f"Stream {name}"
     how = " (failover)" if doc["action"] == "failover" else ""
     dry = doc.get("dry_run", False)
     if dry:
-        head = f"Stream {name} would be promoted{how} (dry run): it would stop mirroring {where}"
+        head = f"{what} would be promoted{how} (dry run): it would stop mirroring {where}"
     elif doc.get("resumed"):
-        head = f"Stream {name} was promoted before{how}: placing the consumers not yet placed"
+        head = f"{what} was promoted before{how}: placing the consumers not yet placed"
     else:
-        head = f"Stream {name} was promoted{how}: it no longer mirrors {where}"
+        head = f"{what} was promoted{how}: it no longer mirrors {where}"
     cols = output.Columns(head)
 
     def seq(value: Any) -> str:

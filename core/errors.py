@@ -316,3 +316,18 @@ class NoStreamError(JetlinkError):
     def __init__(self, subject: str) -> None:
         super().__init__(f"no stream matches subject {clip(subject)}", field="subject")
         self.subject = subject
+
+
+def not_found(err: JetlinkError, name: str, names: Any) -> JetlinkError:
+    """``err`` (a not-found error, its description the real system's) with the name that
+    was not found as its detail for people, and the closest of ``names`` when one is close
+    ("did you mean ..."); the JSON document stays the server's."""
+    import difflib
+
+    close = difflib.get_close_matches(name, [str(n) for n in names], n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}?" if close else None
+    if name in err.description:  # already named ("cluster wset not found")
+        err.detail = hint
+    else:
+        err.detail = f"{name}; {hint}" if hint else name
+    return err

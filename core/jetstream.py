@@ -28,7 +28,7 @@ from . import streams as S
 from .clock import Clock, SystemClock, format_rfc3339_nano
 from .config.codec import given_empty
 from .config.stream import StreamConfig
-from .errors import ApiError, JetlinkError, client_error, nats_error
+from .errors import ApiError, JetlinkError, client_error, nats_error, not_found
 from .messages import PubAck, StoredMsg, StreamInfo, StreamState
 from .fanout import CoreFanout
 from .store import Cluster
@@ -164,7 +164,7 @@ class JetStream:
     def _find(catalog: S.Catalog, name: str) -> S.StreamDef:
         d = catalog.by_name.get(name)
         if d is None:
-            raise nats_error("StreamNotFound")
+            raise not_found(nats_error("StreamNotFound"), name, catalog.by_name)
         return d
 
     # --- streams ----------------------------------------------------------------------------
@@ -204,7 +204,7 @@ class JetStream:
         with self.write() as txn:
             old = txn.catalog.by_name.get(cfg.name)
             if old is None:
-                raise nats_error("StreamNotFound")
+                raise not_found(nats_error("StreamNotFound"), cfg.name, txn.catalog.by_name)
             existing = {d.name: d.cfg for d in txn.catalog.by_id.values()}
             final = check_stream_update(old.cfg, cfg, existing)
             txn.flush()

@@ -11,13 +11,26 @@ def _without_created(docs):
     return [{k: v for k, v in d.items() if k != "created"} for d in docs]
 
 
-def test_local_is_created_on_first_use(jl):
-    result = jl("cluster", "ls", "--json")
+def test_local_is_created_by_the_first_write_never_by_a_read(jl):
+    assert not jl.data.exists()
+    for args in (["cluster", "ls"], ["stream", "ls"], ["kv", "ls"], ["stream", "info", "X"]):
+        result = jl(*args)
+        assert result.exit_code == 1, (args, result.output)
+        assert result.stderr == (f"jetlink: error: data directory {jl.data} does not exist (a "
+                                 "read creates nothing: the first command that writes makes "
+                                 "it)\n")
+    assert not jl.data.exists()
+    jl.data.mkdir(mode=0o700)
+    # An existing directory without the default cluster: read as an empty one, not made.
+    assert jl("stream", "ls").stdout == "No Streams defined\n"
+    assert json.loads(jl("cluster", "ls", "-j").stdout) == []
+    assert not (jl.data / "local.db").exists()
+    jl.data.rmdir()
+    result = jl("stream", "add", "S", "--subjects", "s.>", "--defaults")
     assert result.exit_code == 0, result.output
-    assert _without_created(json.loads(result.stdout)) == [
+    assert _without_created(json.loads(jl("cluster", "ls", "--json").stdout)) == [
         {"name": "local", "kind": "nats", "down": False, "path": str(jl.data / "local.db")}
     ]
-    assert (jl.data / "local.db").exists()
     assert oct(jl.data.stat().st_mode & 0o777) == "0o700"
 
 
@@ -29,12 +42,12 @@ def test_add_ls_rm(jl):
     assert (doc["name"], doc["kind"], doc["down"]) == ("east", "nats", False)
 
     assert jl("cluster", "add", "links", "--kind", "kafka").stdout == "Cluster links was created\n"
-    assert jl("cluster", "ls", "--names").stdout == "east\nlinks\nlocal\n"
+    # local is made by the first write to it (a read creates nothing)
+    assert jl("cluster", "ls", "--names").stdout == "east\nlinks\n"
     listed = _without_created(json.loads(jl("cluster", "ls", "-j").stdout))
     assert [(c["name"], c["kind"]) for c in listed] == [
         ("east", "nats"),
         ("links", "kafka"),
-        ("local", "nats"),
     ]
 
     human = jl("cluster", "ls")
@@ -45,7 +58,7 @@ def test_add_ls_rm(jl):
     assert (removed.exit_code, json.loads(removed.stdout)) == (0, {"success": True})
     assert not (jl.data / "east.db").exists()
     assert jl("cluster", "rm", "links", "--force").stdout == "Cluster links was removed\n"
-    assert jl("cluster", "ls", "-n").stdout == "local\n"
+    assert jl("cluster", "ls", "-n").stdout == ""
 
 
 def test_add_twice_is_an_error(jl):
@@ -114,6 +127,7 @@ def test_rm_unknown_cluster(jl):
 
 
 def test_global_cluster_option_addresses_another_database(jl):
+    jl.data.mkdir()
     unknown = jl("--cluster", "east", "stream", "ls", "-j")
     assert unknown.exit_code == 1
     assert json.loads(unknown.stdout) == {"error": {"description": "cluster east not found"}}

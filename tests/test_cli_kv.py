@@ -237,7 +237,8 @@ def test_put_echoes_the_value_and_get_shows_natscli_layout(jl):
 def test_values_from_stdin_raw_and_not_printable(jl):
     ok(jl("kv", "add", "CFG"))
     result = ok(jl("kv", "put", "CFG", "bin", input=b"\x00\x01\xff"))
-    assert result.stdout == "\n"  # natscli echoes the (empty) argument
+    assert result.stdout == "\x00\x01\ufffd\n"  # the value stored, as natscli prints it
+    assert ok(jl("kv", "put", "CFG", "piped", input="v\n")).stdout == "v\n"
     assert ok(jl("kv", "get", "CFG", "bin", "--raw")).stdout_bytes == b"\x00\x01\xff"
     assert ok(jl("kv", "get", "CFG", "bin")).stdout.splitlines()[2] == "AAH/"  # base64
     ok(jl("kv", "put", "CFG", "long", "x" * 130))
@@ -325,7 +326,8 @@ def test_create_update_revert(jl):
         "revision": 4,
         "operation": "PUT",
     }
-    assert ok(jl("kv", "update", "CFG", "k", "", "4", input="from stdin")).stdout == "\n"
+    assert ok(jl("kv", "update", "CFG", "k", "", "4", input="from stdin")).stdout == (
+        "from stdin\n")
     assert doc(jl("kv", "get", "CFG", "k", "-j"))["value"] == "ZnJvbSBzdGRpbg=="
     refused = jl("kv", "revert", "CFG", "k", "1")
     assert refused.exit_code == 2
@@ -674,3 +676,19 @@ def test_watch_ctrl_c_exits_130(jl, monkeypatch):
 
     monkeypatch.setattr("jetlink.core.kv.Watcher.next", interrupted)
     assert jl("kv", "watch", "CFG").exit_code == 130
+
+
+def test_kv_failover_names_the_bucket_not_its_stream(jl):
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(jl("--cluster", "west", "kv", "add", "CONFIG"))
+    ok(jl("--cluster", "west", "kv", "put", "CONFIG", "a", "1"))
+    ok(jl("--cluster", "east", "kv", "add", "KV_CONFIG", "--mirror", "CONFIG@west"))
+    ok(jl("replicate"))
+    dry = ok(jl("--cluster", "east", "kv", "failover", "CONFIG", "--dry-run"))
+    assert dry.stdout.splitlines()[0] == (
+        "KV bucket CONFIG would be promoted (failover) (dry run): it would stop mirroring "
+        "KV_CONFIG@west")
+    done = ok(jl("--cluster", "east", "kv", "failover", "CONFIG", "-f"))
+    assert done.stdout.splitlines()[0] == (
+        "KV bucket CONFIG was promoted (failover): it no longer mirrors KV_CONFIG@west")

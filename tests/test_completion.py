@@ -32,6 +32,9 @@ def data(tmp_path_factory):
     jl("--cluster", "kwest", "topic", "produce", "orders", "x")
     jl("--cluster", "kwest", "topic", "consume", "orders", "--group", "billing",
        "--from-beginning", "--max", "1")
+    jl("cluster", "add", "keast", "--kind", "kafka")
+    jl("--cluster", "keast", "links", "create", "L", "--source-cluster", "kwest")
+    jl("--cluster", "keast", "mirrors", "create", "orders", "--link", "L")
     return d
 
 
@@ -52,7 +55,10 @@ def bash(line):
     ("kv get ", ["CONFIG"]),
     ("--cluster kwest topic describe ", ["orders", "returns"]),
     ("--cluster kwest group describe ", ["billing"]),
-    ("--cluster ", ["kwest", "local", "west"]),
+    ("--cluster ", ["keast", "kwest", "local", "west"]),
+    ("--cluster keast mirrors describe ", ["orders"]),
+    ("--cluster keast mirrors pause --link L o", ["orders"]),
+    ("--cluster keast links describe ", ["L"]),
     ("cluster down w", ["west"]),
 ])
 def test_bash_completes_names(data, line, expected):

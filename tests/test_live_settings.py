@@ -132,16 +132,21 @@ def test_bad_servers(text, message):
     assert err.value.exit_code == 2 and err.value.field == "server"
 
 
-@pytest.mark.parametrize("value,seconds", [("5", 5.0), ("1.5", 1.5), ("500ms", 0.5),
-                                           ("2s", 2.0), ("1m", 60.0), (3, 3.0)])
+@pytest.mark.parametrize("value,seconds", [("500ms", 0.5), ("1.5s", 1.5), ("2s", 2.0),
+                                           ("1m", 60.0), (3, 3.0), (1.5, 1.5)])
 def test_timeouts(value, seconds):
     assert parse_timeout(value, "--timeout") == seconds
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "soon", "2h"])
-def test_bad_timeouts(value):
-    with pytest.raises(UsageError, match="invalid timeout"):
+@pytest.mark.parametrize("value,why", [("0s", "more than 0"), ("-1s", "more than 0"),
+                                       ("soon", "give a duration"), ("2h", "at most 1h"),
+                                       ("5", "missing unit"), ("1.5", "missing unit"),
+                                       ("0", "missing unit"), ("-1", "missing unit")])
+def test_bad_timeouts(value, why):
+    """natscli's rule, the one of every jetlink duration: a unit is required."""
+    with pytest.raises(UsageError, match="invalid timeout") as err:
         parse_timeout(value, "--timeout")
+    assert why in str(err.value)
 
 
 # -- through the CLI -------------------------------------------------------------------------

@@ -66,3 +66,26 @@ def test_dependencies_are_ranges_and_the_constraints_pin_them():
     makefile = (ROOT / "Makefile").read_text()
     assert "-c constraints.txt -e '.[spark,live]'" in makefile
     assert "-c constraints.txt -e '.[spark,live,test]'" in makefile
+
+
+def test_man_finds_the_pages_in_the_environment_make_built():
+    """`make demo` / `make test` install jetlink editable, which leaves data files out: the
+    Makefile links the pages into the environment's share/man/man1, where man looks from
+    the environment's bin/ on PATH."""
+    import os
+    import shutil
+
+    import pytest
+
+    if Path(sys.prefix).resolve() != (ROOT / ".venv").resolve():
+        pytest.skip("not the environment `make test` builds")
+    pages = Path(sys.prefix) / "share" / "man" / "man1"
+    assert sorted(p.name for p in pages.glob("*.1")) == sorted(
+        p.name for p in (ROOT / "man").glob("*.1"))
+    if shutil.which("man") is None:
+        pytest.skip("no man command on this machine")
+    env = {**os.environ, "PATH": f"{Path(sys.prefix) / 'bin'}:/usr/bin:/bin"}
+    env.pop("MANPATH", None)
+    found = subprocess.run(["man", "-w", "jetlink"], capture_output=True, text=True, env=env)
+    assert found.returncode == 0, found.stderr
+    assert Path(found.stdout.strip()).resolve() == (ROOT / "man" / "jetlink.1").resolve()

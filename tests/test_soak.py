@@ -32,6 +32,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 SECONDS = float(os.environ.get("JETLINK_SOAK_SECONDS", "30"))
 JETLINK = str(Path(sys.executable).with_name("jetlink"))
 # What no process may ever print: the store reported damaged or failing, or a crash.
@@ -141,6 +143,19 @@ THREADS = textwrap.dedent("""
 """)
 
 
+_STARTED: list[subprocess.Popen] = []  # every process a test started, killed at its end
+
+
+@pytest.fixture(autouse=True)
+def _reap():
+    yield
+    while _STARTED:
+        p = _STARTED.pop()
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 class Proc:
     """A jetlink process whose output is collected in files."""
 
@@ -150,6 +165,7 @@ class Proc:
         self.err = tmp / f"{name}.err"
         self.p = subprocess.Popen(args, stdout=open(self.out, "wb"), stderr=open(self.err, "wb"),
                                   stdin=subprocess.DEVNULL, env=env)
+        _STARTED.append(self.p)
 
     def interrupt(self, timeout: float = 60) -> int:
         if self.p.poll() is None:
@@ -185,6 +201,7 @@ class Terminal:
                                   stdout=slave, stderr=slave, env={**env,
                                                                    "TERM": "xterm-256color"},
                                   start_new_session=True)
+        _STARTED.append(self.p)
         os.close(slave)
         self.output = bytearray()
         self._stop = False

@@ -571,6 +571,8 @@ class Dashboard(App[None]):
             return isinstance(item, StreamRow) and table == "streams"
         if action == "filter":
             return self.active_tab != "feed"
+        if action in ("step", "follow"):  # the embedded engine's replication only: a live
+            return bool(self.source.replicates)  # server replicates by itself
         return True
 
     # -- navigation ---------------------------------------------------------------------------

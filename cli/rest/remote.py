@@ -14,8 +14,9 @@ REST endpoint"):
   other writes; a stopped mirror that took writes since shows where mirroring ended);
 - the source's high watermark at the last fetch (``LastFetchSourceHighWatermark``):
   ``last_source_fetch_offset + lag``, the source's log end now;
-- the time of the last fetch (``TimeSinceLastFetchMs``): unknown, printed -1 (kafka-mirrors'
-  "not known");
+- the time of the last fetch (``TimeSinceLastFetchMs``): REST v3's ``mirror_lags`` do not
+  carry it, so the field is left out of the line, as Confluent leaves it out of its data
+  (a -1 would read as "never fetched");
 - ``StoppedSequenceNumber``: 0 (jetlink's engine numbers stopped mirrors; REST does not say);
 - ``remote cluster available`` of ``links ls``: derived from ``link_error``
   (SOURCE_CLUSTER_NOT_FOUND / SOURCE_CLUSTER_UNAVAILABLE mean not available), as the engine
@@ -204,7 +205,7 @@ def partition_lag(data: Mapping[str, Any]) -> PartitionLag:
     lag = _int(data.get("lag"))
     return PartitionLag(partition=_int(data.get("partition")), lag=lag,
                         last_source_fetch_offset=fetched, log_end=fetched,
-                        source_hw=fetched + max(lag, 0), last_fetch_ms=0)
+                        source_hw=fetched + max(lag, 0), last_fetch_ms=None)
 
 
 def mirror_info(data: Mapping[str, Any]) -> MirrorInfo:

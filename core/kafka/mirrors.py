@@ -218,7 +218,7 @@ class PartitionLag:
     last_source_fetch_offset: int
     log_end: int = 0
     source_hw: int = 0
-    last_fetch_ms: int = 0
+    last_fetch_ms: int | None = 0  # 0: never fetched; None: not known (a REST v3 answer)
 
     def to_json(self) -> dict[str, Any]:
         return {"partition": self.partition, "lag": self.lag,

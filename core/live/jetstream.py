@@ -24,7 +24,7 @@ from typing import Any
 from .. import headers as H
 from .. import limits as L
 from ..config.stream import StreamConfig
-from ..errors import ApiError, JetlinkError, NoStreamError, client_error, clip
+from ..errors import ApiError, JetlinkError, NoStreamError, client_error, clip, not_found
 from ..messages import PubAck, StoredMsg, StreamState
 from .client import LiveConnection, LiveError, RawMsg, passing, without_envelope
 from .target import api_prefix_for
@@ -216,7 +216,16 @@ class LiveJetStream(LiveConsumers):
             req["subjects_filter"] = subjects_filter
         if deleted_details:
             req["deleted_details"] = True
-        doc = self.api(f"STREAM.INFO.{_name(name)}", req or None)
+        try:
+            doc = self.api(f"STREAM.INFO.{_name(name)}", req or None)
+        except ApiError as err:
+            if err.err_code == 10059:
+                try:
+                    names = self.stream_names()
+                except JetlinkError:
+                    names = []
+                raise not_found(err, name, names) from None
+            raise
         if subjects_filter:  # the server pages subjects (100,000 a page)
             subjects = dict((doc.get("state") or {}).get("subjects") or {})
             total = int(doc.get("total", len(subjects)))

@@ -214,21 +214,25 @@ def parse_servers(text: str, where: str) -> tuple[str, ...]:
 
 
 def parse_timeout(value: Any, where: str) -> float:
-    """Seconds (a number) or a duration (5s, 1m, 500ms): more than zero."""
+    """A duration with its unit (5s, 1m, 500ms), as every duration of jetlink and natscli
+    (a bare number is refused: "missing unit"); a number typed in a TOML file is seconds.
+    More than zero."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         seconds = float(value)
     else:
-        text = str(value).strip()
-        try:
-            seconds = float(text)
-        except ValueError:
-            from ..durations import parse_duration
+        import re
 
-            try:
-                seconds = parse_duration(text) / 1e9
-            except (ValueError, JetlinkError):
-                raise UsageError(f"invalid timeout {text!r} ({where}): give seconds or a "
-                                   "duration such as 5s or 500ms", field="timeout") from None
+        from ..durations import parse_duration
+
+        text = str(value).strip()
+        if re.fullmatch(r"[-+]?\d+(\.\d*)?", text):
+            raise UsageError(f"invalid timeout {text!r} ({where}): missing unit, e.g. 5s, "
+                             "500ms, 1m", field="timeout")
+        try:
+            seconds = parse_duration(text) / 1e9
+        except (ValueError, JetlinkError):
+            raise UsageError(f"invalid timeout {text!r} ({where}): give a duration such as "
+                             "5s or 500ms", field="timeout") from None
     if not seconds > 0 or seconds > 3600:
         raise UsageError(f"invalid timeout {value!r} ({where}): must be more than 0 and at "
                            "most 1h", field="timeout")

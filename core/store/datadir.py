@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from ..errors import JetlinkError, NotFoundError
+from ..errors import JetlinkError, NotFoundError, not_found
 from .health import (confirmed, damaged, file_problem, forget, os_error, record, storage_error,
                      unreadable, verify, writable)
 from .health import readonly as readonly_error
@@ -686,7 +686,8 @@ class DataDir:
                 if name == LOCAL and create_local:
                     absent = self._open[name] = _Absent(name, path)
                     return absent
-            raise NotFoundError(f"cluster {name} not found")
+            raise not_found(NotFoundError(f"cluster {name} not found", field="cluster"),
+                            name, self.cluster_names())
         cluster = Cluster(name, path)
         try:
             cluster.conn  # open and migrate now: errors surface here

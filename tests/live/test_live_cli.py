@@ -27,6 +27,11 @@ def jl(server, *args):
     return runner.invoke(app, ["--server", server, *args], prog_name="jetlink")
 
 
+def jl_data(data, *args):
+    """The embedded engine on the data directory ``data``."""
+    return runner.invoke(app, ["--data-dir", str(data), *args], prog_name="jetlink")
+
+
 def one_line_error(res, pattern):
     import re
 
@@ -264,3 +269,43 @@ def test_client_certificate(nats_tls_verify):
     res = runner.invoke(app, ["--server", srv.url, "--tlsca", srv.ca_file, "--tlscert",
                               srv.cert_file, "stream", "ls"], prog_name="jetlink")
     one_line_error(res, r"a client certificate needs both --tlscert and --tlskey")
+
+
+def test_completion_follows_the_live_target(live, tmp_path):
+    """With -s (or --nats-context) in force, names complete from the server, not from the
+    data directory; a server that does not answer completes nothing, quickly."""
+    import os
+    import socket
+
+    c = live.client()
+    c.stream_create({"name": "SRV_ORDERS", "subjects": ["srv.>"]})
+    c.stream_create({"name": "SRV_OTHER", "subjects": ["oth.>"]})
+    c.api("CONSUMER.CREATE.SRV_ORDERS.srvbill", {"stream_name": "SRV_ORDERS", "config": {
+        "durable_name": "srvbill", "ack_policy": "explicit"}})
+    data = tmp_path / "data"
+    ok(jl_data(data, "stream", "add", "EMBEDDED", "--subjects", "e.>", "--defaults"))
+
+    def bash(line):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("JETLINK_", "NATS_"))}
+        env.update({"_JETLINK_COMPLETE": "complete_bash", "COMP_WORDS": line,
+                    "COMP_CWORD": str(len(line.split(" ")) - 1),
+                    "XDG_CONFIG_HOME": str(tmp_path / "config")})
+        return subprocess.run([sys.executable, "-m", "jetlink.cli.main"], env=env,
+                              capture_output=True, text=True, timeout=60).stdout.split()
+
+    base = f"jetlink --data-dir {data}"
+    assert bash(f"{base} stream info ") == ["EMBEDDED"]
+    assert bash(f"{base} -s {live.url} stream info ") == ["SRV_ORDERS", "SRV_OTHER"]
+    assert bash(f"{base} -s {live.url} stream info SRV_O") == ["SRV_ORDERS", "SRV_OTHER"]
+    assert bash(f"{base} -s {live.url} consumer info SRV_ORDERS ") == ["srvbill"]
+    ctx_dir = tmp_path / "config" / "nats" / "context"
+    ctx_dir.mkdir(parents=True)
+    (ctx_dir / "here.json").write_text(json.dumps({"url": live.url}))
+    assert bash(f"{base} --nats-context here stream info ") == ["SRV_ORDERS", "SRV_OTHER"]
+    with socket.socket() as s:  # a port nobody answers on
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    began = time.monotonic()
+    assert bash(f"{base} -s nats://127.0.0.1:{dead} stream info ") == []
+    assert time.monotonic() - began < 15

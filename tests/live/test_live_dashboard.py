@@ -65,17 +65,21 @@ def test_failover_key_acts_on_the_live_server(live_domains):
         shown = list(dash.screen.lines)
         await pilot.press("y")
         await settle(pilot)
-        await pilot.press("s")  # the embedded engine's step: said to be absent here
+        # The embedded engine's step and follow do not apply to a server: not offered.
+        offered = {b.binding.key for b in dash.active_bindings.values() if b.enabled}
+        gated = (dash.check_action("step", ()), dash.check_action("follow", ()))
+        await pilot.press("s")  # not bound here: nothing happens
         await settle(pilot)
-        return rows, shown, status(dash)
+        return rows, shown, status(dash), offered, gated
 
-    rows, shown, said = drive(dash, steps)
+    rows, shown, said, offered, gated = drive(dash, steps)
+    assert gated == (False, False) and not {"s", "f"} & offered
     assert rows == [["ORDERS_EAST@east (mirror)", "20", "", "", rows[0][4], "1..20", "0",
                      "-"]]
     assert shown == ["ORDERS_EAST@east can be failed over", "Origin ORDERS@west: reachable",
                      "Mirror last sequence 20, lag 0", "Subjects: orders.>",
                      "Would place consumer billing at 8", "No consumer to clamp"]
-    assert "a live server replicates by itself" in said
+    assert "Step" not in said and "replication step" not in said
     info = c.stream_info("ORDERS_EAST", domain="east")
     assert "mirror" not in info["config"]
     placed = c.api("CONSUMER.INFO.ORDERS_EAST.billing", domain="east")
