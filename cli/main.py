@@ -155,7 +155,8 @@ def _storage_error(exc: BaseException, directory: Any) -> Any:
         return JetlinkError(f"cannot write{what}: {exc.strerror or exc}")
     if type(exc).__module__ != "sqlite3":
         return None
-    from jetlink.core.store.health import confirmed_in, storage_error
+    from jetlink.core.store.datadir import confirmed_in
+    from jetlink.core.store.health import storage_error
 
     err = storage_error(exc)
     if err is None:

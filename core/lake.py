@@ -473,17 +473,18 @@ def export_stream(js, name: str, path: str, *, batch_rows: int = 65_536,  # type
                                  file_rows=file_rows or API_FILE_ROWS, force=force,
                                  on_resume=on_resume, on_file=on_file, on_rows=on_rows)
     except OSError as exc:  # pyarrow's filesystem errors: a path that cannot be written
-        raise _os_error(exc, path, "cannot write the dataset") from None
+        raise _os_error(exc, path, "cannot write") from None
 
 
 def _os_error(exc: OSError, path: str, what: str) -> LakeError:
-    """An OSError of the filesystem under ``path`` as one line (pyarrow's texts carry
-    "[Errno N]" and a "Detail:" of their own)."""
+    """An OSError of the filesystem under ``path`` as one line, ``WHAT PATH: REASON`` as the
+    CLI words the operating system's refusals (pyarrow's texts carry "[Errno N]" and a
+    "Detail:" of their own, left out)."""
     import re
 
     text = re.sub(r"^\[Errno \d+\] ", "", str(exc) or exc.strerror or type(exc).__name__)
     text = re.sub(r"\. Detail: \[errno \d+\] ", ": ", text)
-    return LakeError(f"{path}: {what}: {text}")
+    return LakeError(f"{what} {path}: {text}")
 
 
 def _export_embedded(js, name: str, path: str, *, batch_rows: int = 65_536,  # type: ignore[no-untyped-def]
@@ -722,7 +723,7 @@ def import_stream(js, name: str, path: str, *, txn_rows: int = 100_000,  # type:
                                     on_rows=on_rows)
         return import_stream_api(js, name, path, on_total=on_total, on_rows=on_rows)
     except OSError as exc:  # pyarrow's filesystem errors: a path that cannot be read
-        raise _os_error(exc, path, "cannot read the dataset") from None
+        raise _os_error(exc, path, "cannot read") from None
 
 
 # An embedded import in progress is marked in its cluster's meta table (key IMPORT_MARK +

@@ -25,7 +25,7 @@ from typing import Any
 
 from .store import DataDir
 from .store import health
-from .store.datadir import connect
+from .store.datadir import connect, integrity
 from .store.schema import MIGRATIONS, SCHEMA_VERSION
 from .streams import (FILE_RECORD_OVERHEAD, MEM_RECORD_OVERHEAD, SEQ_BITS, is_src_ref_sql,
                       payload_sql, src_ref_id_sql)
@@ -83,7 +83,7 @@ def check(dd: DataDir, names: list[str] | None = None) -> list[CheckReport]:
     out = []
     for name in _names(dd, names):
         path = dd.cluster_path(name)
-        problems = health.integrity(path)
+        problems = integrity(path)
         out.append(CheckReport(name, str(path), not problems, problems))
     return out
 

@@ -349,7 +349,7 @@ class Topology:
                 doc = json.loads(text)
                 fmt = "json"
             except json.JSONDecodeError:
-                fmt = "json" if text.lstrip()[:1] in ("{", "[") else "toml"
+                fmt = "json" if text.lstrip()[:1] == "{" else "toml"
             except RecursionError:
                 fmt = "json"
         if fmt == "toml":

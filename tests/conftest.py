@@ -65,7 +65,10 @@ def jl(tmp_path, monkeypatch):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+    # An existing, empty data directory, as a machine has after jetlink's first use: a read
+    # there works (empty) and creates nothing; the first write makes the default cluster.
     data = tmp_path / "data"
+    data.mkdir(mode=0o700, exist_ok=True)
 
     def run(*args, input=None):
         return runner.invoke(

@@ -12,7 +12,7 @@ def _without_created(docs):
 
 
 def test_local_is_created_by_the_first_write_never_by_a_read(jl):
-    assert not jl.data.exists()
+    jl.data.rmdir()
     for args in (["cluster", "ls"], ["stream", "ls"], ["kv", "ls"], ["stream", "info", "X"]):
         result = jl(*args)
         assert result.exit_code == 1, (args, result.output)
@@ -20,7 +20,7 @@ def test_local_is_created_by_the_first_write_never_by_a_read(jl):
                                  "read creates nothing: the first command that writes makes "
                                  "it)\n")
     assert not jl.data.exists()
-    jl.data.mkdir(mode=0o700)
+    jl.data.mkdir()
     # An existing directory without the default cluster: read as an empty one, not made.
     assert jl("stream", "ls").stdout == "No Streams defined\n"
     assert json.loads(jl("cluster", "ls", "-j").stdout) == []
@@ -127,7 +127,6 @@ def test_rm_unknown_cluster(jl):
 
 
 def test_global_cluster_option_addresses_another_database(jl):
-    jl.data.mkdir()
     unknown = jl("--cluster", "east", "stream", "ls", "-j")
     assert unknown.exit_code == 1
     assert json.loads(unknown.stdout) == {"error": {"description": "cluster east not found"}}

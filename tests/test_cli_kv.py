@@ -430,7 +430,7 @@ def errors_data(tmp_path_factory):
 
 @pytest.mark.parametrize(("args", "code", "message"), ERRORS, ids=[" ".join(e[0][1:]) for e in ERRORS])
 def test_errors(jl, errors_data, args, code, message):
-    shutil.copytree(errors_data, jl.data)
+    shutil.copytree(errors_data, jl.data, dirs_exist_ok=True)
     result = jl(*args)
     assert result.exit_code == code, (result.stdout, result.stderr)
     assert result.stdout == ""

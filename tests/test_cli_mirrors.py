@@ -18,8 +18,8 @@ def world(jl, cli_clock):
     """west holds topic `orders` (2 partitions, 5 + 3 records, group G at 4 on partition 0);
     east holds link L (west -> east) with offset sync on for every group."""
     dd = DataDir(jl.data)
-    dd.add_cluster("west")
-    dd.add_cluster("east")
+    dd.add_cluster("west", "kafka")
+    dd.add_cluster("east", "kafka")
     west = Kafka(dd.open("west"), cli_clock)
     west.create_topic("orders", 2)
     west.produce("orders", [(None, f"a{i}".encode()) for i in range(5)], partition=0)

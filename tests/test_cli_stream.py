@@ -892,7 +892,8 @@ def test_rmm_rm_seal(jl):
     )
     assert doc(jl("stream", "rm", "ORDERS", "-f", "-j")) == {"success": True}
     gone = jl("stream", "rm", "ORDERS", "-f")
-    assert (gone.exit_code, gone.stderr) == (1, "jetlink: error: stream not found (10059)\n")
+    assert (gone.exit_code, gone.stderr) == (
+        1, "jetlink: error: stream not found (10059): ORDERS\n")  # named, nothing close
 
 
 EDIT_DIFF = """\

@@ -24,8 +24,7 @@ def jl(jl, cli_clock):
 @pytest.fixture
 def engine(jl, cli_clock):
     """The Kafka API of the CLI's cluster `local`, on the CLI's clock."""
-    ok(jl("topic", "ls"))  # creates the data directory and `local`
-    d = DataDir(jl.data)
+    d = DataDir(jl.data)  # creates the data directory and `local`
     yield Kafka(d.open(), cli_clock)
     d.close()
 

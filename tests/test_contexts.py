@@ -42,6 +42,8 @@ def jc(env, tmp_path):
         return runner.invoke(app, list(args), input=input, prog_name="jetlink")
 
     run.tmp = tmp_path
+    # the default data directory exists (empty): a read there works and creates nothing
+    (tmp_path / "xdg-data" / "jetlink").mkdir(parents=True)
     run.config = tmp_path / "config" / "jetlink"
     run.store = ContextStore(run.config)
     return run
@@ -120,7 +122,8 @@ def test_precedence(jc, env, dir_layers, cluster_layers, contexts, winners):
 
     want_dir, want_cluster = winners
     data = tmp / "xdg-data" / "jetlink" if want_dir == "default" else tmp / want_dir
-    # the data directory: where the clusters `cluster ls` lists live
+    # the data directory: where a write makes the cluster that `cluster ls` then lists
+    ok(jc(*args, "cluster", "add", "probe"))
     paths = {d["path"] for d in doc(jc(*args, "cluster", "ls", "-j"))}
     assert paths and {os.path.dirname(p) for p in paths} == {str(data)}
     # the cluster: `stream ls` of the default cluster works, another one does not exist yet

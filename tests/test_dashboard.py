@@ -55,7 +55,7 @@ def demo(template, tmp_path):
     """(data directory, clock at the data set's time) of a fresh copy of the demo data."""
     src, now = template
     path = tmp_path / "data"
-    shutil.copytree(src, path)
+    shutil.copytree(src, path, dirs_exist_ok=True)
     return path, ManualClock(now)
 
 
@@ -231,7 +231,7 @@ def test_rates_from_successive_snapshots():
 def test_an_engine_error_is_a_failed_outcome(demo):
     path, clock = demo
     out = actions.run(path, clock, actions.purge_stream("east", "NOPE"))
-    assert out.ok is False and out.message == "jetlink: error: stream not found (10059)"
+    assert out.ok is False and out.message == "jetlink: error: stream not found (10059): NOPE"
 
 
 def test_step_reports_what_moved(demo):

@@ -426,7 +426,7 @@ def test_an_export_to_a_place_that_cannot_hold_it_is_one_line(jl):
     ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
     ok(jl("pub", "orders.a", "x"))
     r = jl("stream", "export", "ORDERS", "parquet:/proc/jetlink-nowhere")
-    _one_line(r, 1, "/proc/jetlink-nowhere: cannot write the dataset: Cannot create "
+    _one_line(r, 1, "jetlink: error: cannot write /proc/jetlink-nowhere: Cannot create "
                     "directory")
     r = jl("stream", "import", "COPY", "parquet:/proc/jetlink-nowhere")
     assert r.exit_code == 1 and "Traceback" not in r.stderr

@@ -35,8 +35,8 @@ def worlds(tmp_path, monkeypatch, cli_clock):
         data = tmp_path / name
         dd = DataDir(data)
         opened.append(dd)
-        dd.add_cluster("west")
-        dd.add_cluster("east")
+        dd.add_cluster("west", "kafka")
+        dd.add_cluster("east", "kafka")
         west = Kafka(dd.open("west"), cli_clock)
         west.create_topic("orders", 2)
         west.create_topic("payments", 1)

@@ -21,6 +21,7 @@ import pytest
 
 from jetlink.core.repair import check
 from jetlink.core.store import DataDir
+from jetlink.core.store.datadir import confirmed_in
 from jetlink.core.store import health
 
 
@@ -121,7 +122,7 @@ def test_a_damaged_file_is_reported_as_damage_never_as_a_change(tmp_path):
                                          "SQLITE_IOERR"))
     assert not err.transient and "'jetlink cluster check local' finds:" in str(err)
     # Not known which database: every one of the directory is checked, the damaged named.
-    err = health.confirmed_in(health.storage_error(_sqlite_error(
+    err = confirmed_in(health.storage_error(_sqlite_error(
         sqlite3.DatabaseError, "database disk image is malformed", "SQLITE_CORRUPT")),
         RuntimeError("x"), tmp_path)
     assert isinstance(err, health.DamagedError) and "cluster local:" in str(err)

@@ -220,8 +220,8 @@ def test_store_topics_a_mirror_topic_and_its_source(jl, spark, cli_clock):
 
     ok = lambda r: (r.exit_code == 0) or pytest.fail(r.output)  # noqa: E731
     dd = DataDir(jl.data)
-    dd.add_cluster("src")
-    dd.add_cluster("dst")
+    dd.add_cluster("src", "kafka")
+    dd.add_cluster("dst", "kafka")
     src = Kafka(dd.open("src"), cli_clock)
     src.create_topic("T", 3)
     for p in range(3):

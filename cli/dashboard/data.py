@@ -357,7 +357,8 @@ def load(path: Path, clock: Clock, *, clusters: Container[str] | None = None) ->
 def _confirmed(dd: DataDir, name: str, err: sqlite3.Error) -> Exception:
     """An SQLite error of cluster ``name`` that escaped the store's wrapping, as the store
     reports it (damage only when ``cluster check`` agrees); a transient one is raised."""
-    from jetlink.core.store.health import confirmed, storage_error
+    from jetlink.core.store.datadir import confirmed
+    from jetlink.core.store.health import storage_error
 
     path = dd.cluster_path(name)
     converted = storage_error(err, name, path)

@@ -169,7 +169,19 @@ class LiveJetStream(LiveConsumers):
         return self.conn.target.url
 
     def api(self, verb: str, doc: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        return self.conn.api(verb, doc, prefix=self.api_prefix)
+        try:
+            return self.conn.api(verb, doc, prefix=self.api_prefix)
+        except ApiError as err:
+            # "stream not found" names the stream, and the closest one (as the engine's)
+            if err.err_code == 10059 and verb.startswith("STREAM.") and err.detail is None:
+                name = verb.rsplit(".", 1)[1]  # STREAM.<VERB...>.<stream>
+                if verb.count(".") >= 2:
+                    try:
+                        names = self.stream_names()
+                    except JetlinkError:
+                        names = []
+                    raise not_found(err, name, names) from None
+            raise
 
     def close(self) -> None:
         """Flush what core publishes left in the client's buffer, then close."""
@@ -216,16 +228,7 @@ class LiveJetStream(LiveConsumers):
             req["subjects_filter"] = subjects_filter
         if deleted_details:
             req["deleted_details"] = True
-        try:
-            doc = self.api(f"STREAM.INFO.{_name(name)}", req or None)
-        except ApiError as err:
-            if err.err_code == 10059:
-                try:
-                    names = self.stream_names()
-                except JetlinkError:
-                    names = []
-                raise not_found(err, name, names) from None
-            raise
+        doc = self.api(f"STREAM.INFO.{_name(name)}", req or None)
         if subjects_filter:  # the server pages subjects (100,000 a page)
             subjects = dict((doc.get("state") or {}).get("subjects") or {})
             total = int(doc.get("total", len(subjects)))

@@ -244,68 +244,6 @@ def storage_error(err: BaseException, name: str | None = None,
     return None
 
 
-def confirmed(err: JetlinkError, cause: BaseException, name: str,
-              path: Path | str) -> JetlinkError:
-    """``err`` (the :func:`storage_error` of ``cause``, on a database in use) as what the database says it
-    is: damage or an I/O error is reported only when the checks of ``jetlink cluster
-    check`` (the file checks and ``PRAGMA integrity_check``, on a connection of its own)
-    find a problem too; when they find the database sound, it is a :class:`ChangedError`.
-    Other errors (a full disk, a read-only directory) are returned as they are."""
-    if isinstance(err, (DiskFullError, ReadOnlyError, ChangedError)):
-        return err
-    problems = integrity(Path(path))
-    if problems:
-        if isinstance(err, DamagedError):
-            return err
-        return StorageError(f"{err.description}; 'jetlink cluster check {name}' finds: "
-                            f"{problems[0]}")
-    return ChangedError(f"cluster {name}: {path} changed while it was read ({cause}); it "
-                        "checks sound: nothing was written, the next try reads it anew")
-
-
-def confirmed_in(err: JetlinkError, cause: BaseException,
-                 directory: Path | str) -> JetlinkError:
-    """:func:`confirmed` when the database is not known (an SQLite error that escaped the
-    store's own wrapping): damage or an I/O error is reported when the checks find a
-    problem in one of the data directory's databases, naming it; else the files changed."""
-    if isinstance(err, (DiskFullError, ReadOnlyError, ChangedError)):
-        return err
-    directory = Path(directory)
-    try:
-        names = sorted(e for e in os.listdir(directory) if e.endswith(".db"))
-    except OSError:
-        return err
-    for entry in names:
-        name = entry[:-3]
-        problems = integrity(directory / entry)
-        if problems:
-            if isinstance(err, DamagedError):
-                return damaged(name, directory / entry, f"is damaged ({problems[0]})")
-            return StorageError(f"{err.description}; 'jetlink cluster check {name}' finds: "
-                                f"{problems[0]}")
-    return ChangedError(f"data directory {directory}: a database changed while it was read "
-                        f"({cause}); every one checks sound: nothing was written, the next "
-                        "try reads them anew")
-
-
-def integrity(path: Path) -> list[str]:
-    """What ``jetlink cluster check`` finds wrong with the database at ``path`` ([]: sound):
-    the file checks, then ``PRAGMA integrity_check`` on a read-only connection."""
-    from .datadir import connect
-
-    problem = file_problem(path)
-    if problem:
-        return [f"the file {problem}"]
-    try:
-        conn = connect(path, readonly=True)
-    except (sqlite3.Error, StorageError) as err:
-        return [str(err)]
-    try:
-        return check(conn, full=True)
-    finally:
-        conn.close()
-
-
 # -- the record of the last verified state --------------------------------------------------
 
 def _stamp_path(path: Path) -> Path:
