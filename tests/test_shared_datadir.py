@@ -59,20 +59,32 @@ def test_reading_the_header_keeps_this_process_locks(tmp_path):
     dd.close()
 
 
-def test_header_descriptors_are_kept_per_file_and_pruned_when_deleted(tmp_path):
-    paths = []
-    for i in range(3):
-        p = tmp_path / f"c{i}.db"
-        DataDir(tmp_path).add_cluster(f"c{i}")
+def test_header_descriptors_are_closed_only_when_nothing_else_holds_the_file(tmp_path):
+    dd = DataDir(tmp_path)
+    held = dd.open()  # a connection of this process: SQLite holds the file
+    for name in ("c0", "c1"):
+        other = DataDir(tmp_path)
+        other.add_cluster(name)
+        other.close()
+    paths = [held.path, tmp_path / "c0.db", tmp_path / "c1.db"]
+    keys = []
+    for p in paths:
         assert health.file_problem(p) is None
-        paths.append(p)
-    st = os.stat(paths[0])
-    fd = health._HEAD_FDS[(st.st_dev, st.st_ino)]
+        st = os.stat(p)
+        keys.append((st.st_dev, st.st_ino))
+    fd = health._HEAD_FDS[keys[0]]
     assert health.file_problem(paths[0]) is None
-    assert health._HEAD_FDS[(st.st_dev, st.st_ino)] == fd  # the same descriptor again
-    os.remove(paths[0])
-    health._prune_heads()
-    assert (st.st_dev, st.st_ino) not in health._HEAD_FDS
+    assert health._HEAD_FDS[keys[0]] == fd  # the same descriptor again
+    with health.HEAD_LOCK:
+        health._prune_heads()
+    # local.db is held by a connection: its descriptor stays (closing it would drop the
+    # connection's locks); c0 and c1 are held by nothing else: closed
+    assert keys[0] in health._HEAD_FDS and os.fstat(fd)
+    assert keys[1] not in health._HEAD_FDS and keys[2] not in health._HEAD_FDS
+    dd.close()
+    with health.HEAD_LOCK:
+        health._prune_heads()
+    assert keys[0] not in health._HEAD_FDS
     with pytest.raises(OSError):
         os.fstat(fd)
 

@@ -209,9 +209,10 @@ class Terminal:
         self.reader.start()
 
     def _read(self) -> None:
+        poller = select.poll()  # not select(): a descriptor may be above 1024 in the suite
+        poller.register(self.master, select.POLLIN)
         while not self._stop:
-            ready, _, _ = select.select([self.master], [], [], 0.2)
-            if ready:
+            if poller.poll(200):
                 try:
                     data = os.read(self.master, 65536)
                 except OSError:

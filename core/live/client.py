@@ -155,11 +155,17 @@ class LiveConnection:
     def __init__(self, target: ServerTarget) -> None:
         self.target = target
         self.timeout = float(target.timeout)
+        self._errors: list[BaseException] = []
         self._loop = asyncio.new_event_loop()
+        # nats-py's background tasks (the read loop, the flusher) may end with an error
+        # nobody awaits when the server goes away mid-command; asyncio would print it with
+        # a traceback. The command reports the failure itself (one line): keep the error.
+        self._loop.set_exception_handler(
+            lambda _loop, context: self._errors.append(
+                context.get("exception") or RuntimeError(str(context.get("message")))))
         self._thread = threading.Thread(target=self._loop.run_forever,
                                         name="jetlink-nats", daemon=True)
         self._thread.start()
-        self._errors: list[BaseException] = []
         self.nc: Any = None
         try:
             self.nc = self.run(self._connect(), timeout=self.timeout + _GRACE,

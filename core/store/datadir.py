@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..errors import JetlinkError, NotFoundError, not_found
-from .health import (ChangedError, DamagedError, DiskFullError, StorageError, check, damaged,
-                     file_problem, forget, os_error, record, storage_error, unreadable, verify,
-                     writable)
+from .health import (HEAD_LOCK, ChangedError, DamagedError, DiskFullError, StorageError, check,
+                     damaged, file_problem, forget, os_error, record, storage_error, unreadable,
+                     verify, writable)
 from .health import ReadOnlyError as ReadOnlyError_
 from .health import readonly as readonly_error
 from .schema import MIGRATIONS, SCHEMA_VERSION
@@ -84,14 +84,17 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = False) -> sqlite3.
     ``readonly``: for a data directory this process cannot write (SQLite ``mode=ro``; when
     the directory cannot even hold the shared-memory file of the write-ahead log, the file
     is opened ``immutable``, which is right only while no write-ahead log is pending)."""
-    if readonly:
-        return _connect_readonly(Path(path))
-    conn = sqlite3.connect(
-        os.fspath(path),
-        isolation_level=None,
-        timeout=BUSY_TIMEOUT_MS / 1000,
-        check_same_thread=False,
-    )
+    # Opened under HEAD_LOCK: a header descriptor is never closed while a connection to its
+    # file is being made (store/health.py read_head).
+    with HEAD_LOCK:
+        if readonly:
+            return _connect_readonly(Path(path))
+        conn = sqlite3.connect(
+            os.fspath(path),
+            isolation_level=None,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            check_same_thread=False,
+        )
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new database's; a no-op on others
     mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]

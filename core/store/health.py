@@ -112,48 +112,69 @@ def file_problem(path: Path) -> str | None:
 # every other connection of this process (the dashboard's follow thread, a helper thread of
 # the copy, serve's other requests): another process would then checkpoint into pages they
 # read, or delete the write-ahead log under them. So the header is read through one
-# descriptor per file (device and inode) that stays open while the file exists: no close,
-# no lost lock. Only the descriptors of files deleted meanwhile (no name left: nothing new
-# can open them) are closed, when more than _HEAD_FDS_KEPT are open. SQLite's own
-# descriptors are safe: it defers their close while a lock is held.
+# descriptor per file (device and inode) that stays open while anything else of this process
+# may hold the file. It is closed only when it is the process's last descriptor of that file
+# (no SQLite connection has it open, so no lock can be lost: checked in /proc/self/fd),
+# once more than HEAD_FDS_KEPT are open; where /proc/self/fd cannot be read, they stay open.
+# Connections are opened under HEAD_LOCK (store/datadir.py ``connect``), so none appears
+# between that check and the close. SQLite's own descriptors are safe: it defers their
+# close while a lock is held.
 _HEAD_FDS: dict[tuple[int, int], int] = {}
-_HEAD_LOCK = threading.Lock()
-_HEAD_FDS_KEPT = 64
+_SPARE_FDS: list[tuple[tuple[int, int], int]] = []
+HEAD_LOCK = threading.RLock()
+HEAD_FDS_KEPT = 64
 
 
 def _prune_heads() -> None:
-    for key, fd in list(_HEAD_FDS.items()):
+    """Close the header descriptors no other descriptor of this process shares a file with
+    (called under HEAD_LOCK)."""
+    try:
+        entries = os.listdir("/proc/self/fd")
+    except OSError:
+        return  # no way to tell: keep them all
+    ours = set(_HEAD_FDS.values()) | {fd for _key, fd in _SPARE_FDS}
+    shared: set[tuple[int, int]] = set()
+    for entry in entries:
         try:
-            gone = os.fstat(fd).st_nlink == 0
-        except OSError:
-            gone = True
-        if gone:
+            fd = int(entry)
+            if fd in ours:
+                continue
+            st = os.stat(f"/proc/self/fd/{entry}")
+        except (ValueError, OSError):
+            continue
+        shared.add((st.st_dev, st.st_ino))
+    closing = [(key, fd) for key, fd in _HEAD_FDS.items() if key not in shared]
+    closing += [(key, fd) for key, fd in _SPARE_FDS if key not in shared]
+    for key, fd in closing:  # no SQLite connection has the file open: no lock to lose
+        if _HEAD_FDS.get(key) == fd:
             del _HEAD_FDS[key]
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _SPARE_FDS[:] = [(key, fd) for key, fd in _SPARE_FDS if key in shared]
 
 
 def read_head(path: Path | str, st: os.stat_result | None = None, n: int = 100) -> bytes:
-    """The first ``n`` bytes of the database at ``path``, read without ever closing a
-    descriptor of it (see above). ``st``: ``os.stat(path)`` when the caller has it."""
+    """The first ``n`` bytes of the database at ``path``, read without closing a
+    descriptor that could drop this process's locks (see above). ``st``: ``os.stat(path)``
+    when the caller has it."""
     if st is None:
         st = os.stat(path)
     key = (st.st_dev, st.st_ino)
-    with _HEAD_LOCK:
+    with HEAD_LOCK:
         fd = _HEAD_FDS.get(key)
         if fd is None:
-            if len(_HEAD_FDS) >= _HEAD_FDS_KEPT:
+            if len(_HEAD_FDS) >= HEAD_FDS_KEPT:
                 _prune_heads()
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
             opened = os.fstat(fd)
             # Kept under the inode it really has (the path may have been replaced between
-            # the stat and the open): it is never closed either way.
-            _HEAD_FDS.setdefault((opened.st_dev, opened.st_ino), fd)
-            if (opened.st_dev, opened.st_ino) != key:
-                return os.pread(fd, n, 0)
-    return os.pread(fd, n, 0)
+            # the stat and the open).
+            okey = (opened.st_dev, opened.st_ino)
+            if _HEAD_FDS.setdefault(okey, fd) != fd:  # one kept for that file already
+                _SPARE_FDS.append((okey, fd))  # closed by a prune, as the others
+        return os.pread(fd, n, 0)
 
 
 def writable(path: Path) -> bool:
