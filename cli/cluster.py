@@ -1,7 +1,8 @@
 """``jetlink cluster add|ls|rm|down|up|check``: the clusters of a data directory.
 
 A data directory (``--data-dir``) holds one SQLite database per cluster; the cluster
-``local`` is created on first use, any other is added with ``cluster add``. ``down`` and
+``local`` is created by the first command that writes to it (a read creates nothing), any
+other is added with ``cluster add``. ``down`` and
 ``up`` mark a cluster unreachable and reachable again (a simulated outage: mirrors and
 sources whose origin lives there report it and resume on ``up`` without loss). The store is
 ``jetlink.core.store.DataDir`` (opened by cli/common.py ``data_dir``); this module parses,
@@ -21,8 +22,9 @@ from jetlink.cli.output import to_doc
 cluster_app = typer.Typer(
     name="cluster",
     help="Manage the clusters of the data directory.\n\nEach cluster is one SQLite database "
-    "(<data-dir>/<name>.db). The cluster 'local' is created on first use; address another "
-    "one with the global option --cluster NAME.",
+    "(<data-dir>/<name>.db). The cluster 'local' is created by the first command that "
+    "writes to it (a read creates nothing); address another one with the global option "
+    "--cluster NAME.",
     no_args_is_help=True,
 )
 

@@ -767,7 +767,7 @@ def test_following_survives_a_failing_step_and_says_so_once(demo, monkeypatch):
         for _ in range(600):
             await pilot.pause(0.05)
             seen.append(app.message)
-            if len(calls) >= 6 and app.followed:
+            if len(calls) >= 5 and app.followed:
                 break
         result = status(app), app.following
         await pilot.press("f")

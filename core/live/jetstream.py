@@ -581,6 +581,9 @@ class LiveJetStream(LiveConsumers):
             loop = asyncio.get_running_loop()
 
             sent_at = [0.0] * len(msgs)
+            # its last send met no responders (so that send stored nothing) and was not sent
+            # again since
+            refused = [False] * len(msgs)
             known: dict[str, bool | None] = {}  # subject -> a stream captures it (None: ?)
             probing: dict[str, asyncio.Future[bool | None]] = {}
             probe_slots = asyncio.Semaphore(16)
@@ -634,6 +637,9 @@ class LiveJetStream(LiveConsumers):
                     finish(i, NoStreamError(subject))
                     return
                 await asyncio.sleep(PUB_RETRY_WAIT)
+                if done[i]:
+                    return
+                refused[i] = False  # sent again: its fate is unknown until answered
                 try:
                     await nc.publish(subject, bytes(data), reply=f"{prefix}.{i}",
                                      headers=flat_headers(headers))
@@ -646,6 +652,7 @@ class LiveJetStream(LiveConsumers):
                     return
                 h = msg.headers or {}
                 if h.get("Status") == "503":
+                    refused[i] = True
                     asyncio.ensure_future(again(i))
                     return
                 finish(i, _ack_of(msg.data, msgs[i][0]))
@@ -681,7 +688,10 @@ class LiveJetStream(LiveConsumers):
             finally:
                 await sub.unsubscribe()
             for i in range(sent):
-                if not done[i]:
+                if not done[i] and refused[i]:  # its last send met no responders: not stored
+                    done[i] = True
+                    results[i] = NoStreamError(msgs[i][0])
+                elif not done[i]:
                     results[i] = LiveError(f"publish to {clip(msgs[i][0])}: no "
                                            f"acknowledgement within {timeout:g}s from "
                                            f"{self.where}")

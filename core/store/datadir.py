@@ -156,19 +156,17 @@ def _migrate(conn: sqlite3.Connection) -> None:
 
 def confirmed(err: JetlinkError, cause: BaseException, name: str,
               path: Path | str) -> JetlinkError:
-    """``err`` (the :func:`storage_error` of ``cause``, on a database in use) as what the database says it
-    is: damage or an I/O error is reported only when the checks of ``jetlink cluster
-    check`` (the file checks and ``PRAGMA integrity_check``, on a connection of its own)
-    find a problem too; when they find the database sound, it is a :class:`ChangedError`.
-    Other errors (a full disk, a read-only directory) are returned as they are."""
+    """``err`` (the :func:`storage_error` of ``cause``, on a database in use) as what the
+    database says it is: damage or an I/O error is reported only when the checks of
+    ``jetlink cluster check`` (the file checks and ``PRAGMA integrity_check``, on a
+    connection of their own) find a problem too; when they find the database sound, it is
+    a :class:`ChangedError`. Other errors (a full disk, a read-only directory) are returned
+    as they are."""
     if isinstance(err, (DiskFullError, ReadOnlyError_, ChangedError)):
         return err
     problems = integrity(Path(path))
     if problems:
-        if isinstance(err, DamagedError):
-            return err
-        return StorageError(f"{err.description}; 'jetlink cluster check {name}' finds: "
-                            f"{problems[0]}")
+        return _as_found(err, name, Path(path), problems)
     return ChangedError(f"cluster {name}: {path} changed while it was read ({cause}); it "
                         "checks sound: nothing was written, the next try reads it anew")
 
@@ -176,26 +174,30 @@ def confirmed(err: JetlinkError, cause: BaseException, name: str,
 def confirmed_in(err: JetlinkError, cause: BaseException,
                  directory: Path | str) -> JetlinkError:
     """:func:`confirmed` when the database is not known (an SQLite error that escaped the
-    store's own wrapping): damage or an I/O error is reported when the checks find a
-    problem in one of the data directory's databases, naming it; else the files changed."""
+    store's own wrapping): every database of the data directory is checked, and the first
+    with a problem is named; when all are sound, the files changed."""
     if isinstance(err, (DiskFullError, ReadOnlyError_, ChangedError)):
         return err
     directory = Path(directory)
     try:
-        names = sorted(e for e in os.listdir(directory) if e.endswith(".db"))
+        entries = sorted(e for e in os.listdir(directory) if e.endswith(DB_SUFFIX))
     except OSError:
         return err
-    for entry in names:
-        name = entry[:-3]
+    for entry in entries:
         problems = integrity(directory / entry)
         if problems:
-            if isinstance(err, DamagedError):
-                return damaged(name, directory / entry, f"is damaged ({problems[0]})")
-            return StorageError(f"{err.description}; 'jetlink cluster check {name}' finds: "
-                                f"{problems[0]}")
+            return _as_found(err, entry[: -len(DB_SUFFIX)], directory / entry, problems)
     return ChangedError(f"data directory {directory}: a database changed while it was read "
                         f"({cause}); every one checks sound: nothing was written, the next "
                         "try reads them anew")
+
+
+def _as_found(err: JetlinkError, name: str, path: Path, problems: list[str]) -> JetlinkError:
+    """``err`` once the checks found ``problems`` in cluster ``name``'s database."""
+    if isinstance(err, DamagedError):
+        return damaged(name, path, f"is damaged ({problems[0]})")
+    return StorageError(f"{err.description}; 'jetlink cluster check {name}' finds: "
+                        f"{problems[0]}")
 
 
 def integrity(path: Path) -> list[str]:

@@ -42,17 +42,23 @@ def test_a_stream_without_a_leader_is_not_a_missing_stream(live_cluster, tmp_pat
     victim = live_cluster.node(stream_leader)
     other = next(n for n in live_cluster.nodes if n is not victim)
     victim.kill()
-    # Within a timeout shorter than the election: the cause, not a missing stream.
+    # Within a timeout shorter than the election: the cause, never a missing stream (a
+    # resend may also go unanswered while the routes learn the node is gone).
     r = _jetlink(tmp_path, other.url, "--timeout", "500ms", "pub", "r3p.early", "m")
-    assert r.returncode == 0 or r.stderr.strip() == (
+    assert "no stream matches" not in r.stderr
+    assert r.returncode == 0 or r.stderr.strip() in (
         "jetlink: error: publish to r3p.early: stream R3P did not answer within 0.5s (no "
         "responders): it has no leader now, an election or too few of its servers up; "
-        "nothing was stored"), r.stderr
-    early = int(r.returncode == 0)
+        "nothing was stored",
+        f"jetlink: error: publish to r3p.early: no acknowledgement within 0.5s from "
+        f"{other.url}"), r.stderr
+    # the early message: stored (acknowledged), not stored (no responders), or unknown
+    early = {1} if r.returncode == 0 else {0, 1} if "no acknowledgement" in r.stderr else {0}
     r = _jetlink(tmp_path, other.url, "--timeout", "10s", "pub", "r3p.{{Count}}", "m",
                  "--count", "3000", "-j")
     assert r.returncode == 0, r.stderr
     assert "no stream matches" not in r.stderr
     state = wait_until(lambda: live_cluster.api("STREAM.INFO.R3P").get("state"), timeout=15)
-    assert (state["messages"], state["num_subjects"]) == (3000 + early, 3000 + early)
+    assert state["messages"] == state["num_subjects"]  # none twice
+    assert state["messages"] - 3000 in early
     victim.restart()
