@@ -441,3 +441,17 @@ def test_a_huge_random_template_is_refused_before_it_is_built(jl):
     assert time.monotonic() - began < 5
     assert "Random 99999999999 99999999999: at most 67,108,864 characters" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["--timeout", "5", "-s", "nats://127.0.0.1:4222", "stream", "ls"],
+    ["kv", "watch", "CFG", "--timeout", "1"],
+    ["positions", "sync", "--follow", "--interval", "5"],
+    ["replicate", "--follow", "--interval", "5"],
+    ["dashboard", "--refresh", "2", "--json"],
+])
+def test_every_duration_needs_its_unit(jl, args):
+    """natscli's rule, one for every duration flag (README "Durations")."""
+    r = jl(*args)
+    assert r.exit_code == 2, (args, r.stdout, r.stderr)
+    assert "missing unit" in r.stdout + r.stderr

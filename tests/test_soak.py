@@ -143,6 +143,12 @@ THREADS = textwrap.dedent("""
 """)
 
 
+def _ctrl_c() -> None:
+    """In the child before it runs: Ctrl-C (SIGINT) does what it does on a terminal. A
+    shell's background job (`make soak &`) ignores it, and its children would inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 _STARTED: list[subprocess.Popen] = []  # every process a test started, killed at its end
 
 
@@ -164,7 +170,7 @@ class Proc:
         self.out = tmp / f"{name}.out"
         self.err = tmp / f"{name}.err"
         self.p = subprocess.Popen(args, stdout=open(self.out, "wb"), stderr=open(self.err, "wb"),
-                                  stdin=subprocess.DEVNULL, env=env)
+                                  stdin=subprocess.DEVNULL, env=env, preexec_fn=_ctrl_c)
         _STARTED.append(self.p)
 
     def interrupt(self, timeout: float = 60) -> int:
