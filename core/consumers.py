@@ -46,7 +46,7 @@ from .config.consumer import (
     with_response_metadata,
 )
 from .config.stream import StreamConfig
-from .errors import ApiError, nats_error
+from .errors import ApiError, nats_error, not_found
 from .headers import append_header
 from .messages import StoredMsg
 from .startseq import clamp_start
@@ -1008,7 +1008,7 @@ class _Session:
     def get(self, name: str) -> ConsumerRecord:
         rec = self.recs.get(name)
         if rec is None:
-            raise _not_found()
+            raise not_found(_not_found(), name, self.recs)
         return rec
 
     def save(self) -> None:

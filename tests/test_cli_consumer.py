@@ -242,8 +242,14 @@ def test_engine_errors(jl):
     missing = jl("consumer", "info", "ORDERS", "NOPE")
     assert (missing.exit_code, missing.stderr) == (
         1,
-        "jetlink: error: consumer not found (10014)\n",
+        "jetlink: error: consumer not found (10014): NOPE\n",
     )
+    ok(jl("consumer", "add", "ORDERS", "billing", "--pull", "--defaults"))
+    close = jl("consumer", "info", "ORDERS", "biling")
+    assert close.stderr == "jetlink: error: consumer not found (10014): biling; did you mean " \
+        "billing?\n"
+    assert json.loads(jl("consumer", "info", "ORDERS", "biling", "-j").stdout) == {
+        "error": {"code": 404, "err_code": 10014, "description": "consumer not found"}}
     no_stream = jl("consumer", "ls", "NOPE", "-j")
     assert no_stream.exit_code == 1 and json.loads(no_stream.stdout)["error"]["err_code"] == 10059
 

@@ -173,14 +173,20 @@ class LiveJetStream(LiveConsumers):
             return self.conn.api(verb, doc, prefix=self.api_prefix)
         except ApiError as err:
             # "stream not found" names the stream, and the closest one (as the engine's)
-            if err.err_code == 10059 and verb.startswith("STREAM.") and err.detail is None:
-                name = verb.rsplit(".", 1)[1]  # STREAM.<VERB...>.<stream>
-                if verb.count(".") >= 2:
+            if err.detail is None and verb.count(".") >= 2:
+                parts = verb.split(".")
+                lister = None
+                if err.err_code == 10059 and parts[0] == "STREAM":  # STREAM.<VERB>.<stream>
+                    lister = self.stream_names
+                elif err.err_code == 10014 and parts[0] == "CONSUMER" and len(parts) >= 4:
+                    # CONSUMER.<VERB>.<stream>.<consumer>
+                    lister = lambda: self.consumer_names(parts[-2])  # noqa: E731
+                if lister is not None:
                     try:
-                        names = self.stream_names()
+                        names = lister()
                     except JetlinkError:
                         names = []
-                    raise not_found(err, name, names) from None
+                    raise not_found(err, parts[-1], names) from None
             raise
 
     def close(self) -> None:
