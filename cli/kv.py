@@ -2,7 +2,7 @@
 
 Parsing and rendering only: every verb calls ``jetlink.core.kv`` (``KV`` for the buckets of
 the addressed cluster, ``KeyValue`` for the keys of one bucket), which owns the rules (ADR-8,
-seed 002): what a name opens (a bucket, a KV mirror, the bucket seen through a read replica
+ADR-8): what a name opens (a bucket, a KV mirror, the bucket seen through a read replica
 of it), read-only handles, revisions, the watcher's end of initial data.
 
 - ``add`` creates a bucket; with ``--mirror ORIGIN`` a read-only KV mirror named BUCKET

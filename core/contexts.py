@@ -1,7 +1,7 @@
 """Contexts (like ``nats context``): named sets of defaults for the global options.
 
-A context names a data directory, a cluster (and, for issue 10, a REST URL) plus a
-description. The files live in the XDG config directory (:func:`config_dir`)::
+A context names a data directory, a cluster (and a REST URL for the ``links`` / ``mirrors``
+verbs) plus a description. The files live in the XDG config directory (:func:`config_dir`)::
 
     <config>/context/<NAME>.toml   one file per context (keys: description, data_dir,
                                    cluster, rest_url; each optional)

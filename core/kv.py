@@ -1,4 +1,4 @@
-"""Key-Value buckets on the engine: ADR-8 (seed 002) over the JetStream API of a cluster.
+"""Key-Value buckets on the engine: ADR-8 over the JetStream API of a cluster.
 
 A bucket ``B`` is the stream ``KV_B`` with subjects ``$KV.B.>``, built by
 ``config.kv.KeyValueConfig`` exactly as the clients build it; every key operation is a
@@ -21,17 +21,17 @@ What a name opens (``KV.open``), in order:
 1. ``KV_<name>`` in the addressed cluster: the bucket itself. A read-only aggregate (sources,
    no subjects) refuses writes; a writable aggregate is a normal bucket with sources.
 2. A stream ``<name>`` in the addressed cluster that mirrors a bucket (``mirror.name`` =
-   ``KV_<origin>``): the read-only handle of seed 002's RoKV (get, history, keys, watch,
+   ``KV_<origin>``): the read-only handle of ADR-8's RoKV (get, history, keys, watch,
    status work; put, create, update, delete, purge and revert are refused).
 3. A stream of the addressed cluster mirroring ``KV_<name>`` (a KV read replica, for
    example after ``kv add MIRROR --mirror name --mirror-domain west``): the bucket ``<name>``
    as seen from here. ``get`` is served by the mirror when the key is inside the mirror's
    key filter (``Entry.served_by`` names the stream that answered); writes, watches, history
-   and keys go to the origin bucket in its own cluster (seed 002: "Writes and Watchers are
+   and keys go to the origin bucket in its own cluster (ADR-8: "Writes and Watchers are
    transparently sent to the origin bucket").
 4. Otherwise: 404/10059 ``bucket not found``.
 
-Operations (seed 002):
+Operations (ADR-8):
 
 - ``put``: a publish to ``$KV.<bucket>.<key>``. ``create``: expected last subject sequence 0;
   when that fails because the key exists, the latest entry is read and, if it is a DEL or
@@ -146,7 +146,7 @@ def operation_of(hdr: bytes | None) -> str:
 
 @dataclass(frozen=True)
 class Entry:
-    """One revision of a key (seed 002 "Entry"). ``created`` in ns since the epoch."""
+    """One revision of a key (ADR-8 "Entry"). ``created`` in ns since the epoch."""
 
     bucket: str
     key: str
@@ -181,7 +181,7 @@ END_OF_INITIAL_DATA = _EndOfInitialData()
 
 @dataclass
 class KVStatus:
-    """A bucket's status (seed 002 "Status"), with the stream behind it."""
+    """A bucket's status (ADR-8 "Status"), with the stream behind it."""
 
     bucket: str
     values: int
@@ -399,7 +399,7 @@ class KV:
 
     def create_mirror(self, cfg: KVMirrorConfig) -> KVStatus:
         """A read-only mirror of a bucket, after confirming the origin exists and has
-        allow_direct (seed 002 "Creation of Mirrors")."""
+        allow_direct (ADR-8 "Creation of Mirrors")."""
         src = cfg.filter_source()
         ocluster = _origin_cluster(src, self.cluster)
         if not self.clusters.has_cluster(ocluster):
@@ -419,7 +419,7 @@ class KV:
         return _status(cfg.bucket, info)
 
     def add_aggregate_origin(self, bucket: str, origin: KVAggregateOrigin) -> KVStatus:
-        """Add one origin to an aggregate (seed 002 ``AddAggregateOrigin``)."""
+        """Add one origin to an aggregate (ADR-8 ``AddAggregateOrigin``)."""
         info = self._stream_of_bucket(bucket)
         cfg = info.config
         if not cfg.sources or cfg.mirror is not None:

@@ -22,8 +22,12 @@ state); an export over the interface (a live server's stream) still running or i
 keeps ``_jetlink_progress.json`` and ``_tmp-part-*`` files there instead; Spark and Parquet
 readers skip files whose names start with ``_``.
 
-This module holds the definition only; the readers and writers (pyarrow, Spark) build their
-schema objects from ``COLUMNS``.
+This module holds that definition (``COLUMNS``, from which pyarrow and Spark build their
+schema objects) and what moves rows through it without Spark: the store's readers
+(:func:`iter_stream_batches`, :func:`iter_topic_batches`), the writers into the store
+(:func:`write_stream_rows`, :func:`write_topic_rows`), ``stream export`` and ``stream import``
+on the embedded engine and over the JetStream API of a live server (resumable), and the
+dataset metadata (``_jetlink.json``).
 """
 
 from __future__ import annotations

@@ -108,9 +108,9 @@ _REQUIRES_ACK_FC = {
     "source": (400, 10217, "stream source consumer requires flow control ack policy"),
 }
 # nats-server 2.15.1 reports a mirror stalled by the target's limits with no error (only its
-# log says why). jetlink follows issue 4 ("a mirror stalls with an error in its mirror info and
-# lag growing") and shows the refusal in StreamInfo too; the conformance suite records this as
-# a documented divergence (mirror/discard-new-stalls).
+# log says why). jetlink shows the refusal in StreamInfo too, so that a stalled mirror is seen
+# where an operator looks (its mirror info carries the error while its lag grows); the
+# conformance suite records this as a documented divergence (mirror/discard-new-stalls).
 STALL_ERROR_IN_INFO = True
 
 

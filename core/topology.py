@@ -50,8 +50,8 @@ Checks, in this order (problems are then sorted by file and object):
    - a mirror (10030) or source (10046) with a max_msg_size smaller than its origin's;
    - subjects of two streams of one cluster overlapping: 10065 on the later object;
    - mirror/source cycles: 10052 ``detected cycle: A -> B -> A`` on each stream of the cycle;
-   - RePublish loops (seed 003 "Loop Prevention" caution): stream X republishes into subjects
-     stored by stream Y, and so on back to X: 10052 ``stream configuration for republish
+   - RePublish loops (ADR-28's "Loop Prevention" caution): stream X republishes into
+     subjects stored by stream Y, and so on back to X: 10052 ``stream configuration for republish
      destination forms a cycle: X -> Y -> X (...)`` on each stream of the loop;
    - Kafka: a link's source cluster must be declared; a mirror topic's link must be declared
      in its cluster, in DESTINATION mode; its name is the link's prefix + the source topic,
@@ -1953,7 +1953,7 @@ def republish_image(dest: str) -> str:
 
 
 def _check_republish_loops(topo: Topology, add) -> None:
-    """Streams republishing into each other's subjects in a loop (seed 003 caution): 10052."""
+    """Streams republishing into each other's subjects in a loop (ADR-28's caution): 10052."""
     indexes: dict[str, SubjectIndex] = getattr(topo, "_subject_indexes", {})
     by_index = {obj.index: obj for obj in topo.objects}
     edges: dict[int, list[int]] = {}

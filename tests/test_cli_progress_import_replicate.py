@@ -1,4 +1,4 @@
-"""Progress bars of ``jetlink stream import`` and ``jetlink replicate`` (issue 20): the core
+"""Progress bars of ``jetlink stream import`` and ``jetlink replicate``: the core
 callbacks they are drawn from (core/lake.py ``import_stream(on_total=, on_rows=)``,
 core/replication.py ``pump_until_idle(on_moved=)``), and the bars themselves: the one helper
 cli/output.py ``progress``, on stderr, only on a terminal, never with --json, never with

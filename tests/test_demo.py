@@ -186,7 +186,7 @@ def test_the_commands_do_not_see_the_callers_jetlink_variables(env, monkeypatch,
 
 def test_the_commands_never_go_to_the_callers_live_server(env, monkeypatch, tmp_path):
     """NATS_URL, NATS_CONTEXT or a selected context with a server must not send the drill's
-    commands to a live server (issue 18): the drill is the embedded engine's."""
+    commands to a live server: the drill is the embedded engine's."""
     import os
 
     config = tmp_path / "caller-config"

@@ -5,7 +5,7 @@
   within its 250 ms budget; Rich is imported by cli/output.py when a table is printed);
 - core/ imports no CLI, TUI, HTTP or Spark library (docs/architecture.md "Layering");
 - ``jetlink kv get`` and ``jetlink validate FILE`` (streams only) import only the modules they
-  use (issue 21): the module sets are asserted, not times (docs/startup-figures.md).
+  use: the module sets are asserted, not times (docs/startup-figures.md).
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def test_root_help_imports_no_command_module():
 )
 def test_embedded_verbs_never_import_the_live_client(argv, tmp_path):
     # nats-py is imported only when a server is in force: the embedded engine's verbs pay
-    # nothing for the live client (issue 18).
+    # nothing for the live client.
     env_free = ["-c", "import os, sys; [os.environ.pop(k, None) for k in list(os.environ) "
                 "if k.startswith(('NATS_', 'JETLINK_'))]; sys.argv = ['jetlink', '--data-dir', "
                 f"{str(tmp_path)!r}, *{argv!r}]; from jetlink.cli.main import run; run()"]
@@ -126,7 +126,7 @@ def test_a_server_in_force_imports_the_live_client():
     assert "nats" in names and "jetlink.core.live.client" in names
 
 
-# -- issue 21: `jetlink kv get` and `jetlink validate FILE` import only what they use -------
+# -- `jetlink kv get` and `jetlink validate FILE` import only what they use ----------------
 
 # Every jetlink module `jetlink kv get BUCKET KEY` may import: the CLI's root, the kv group,
 # the engine's read path (kv -> jetstream -> streams -> store). Not the config checks (only

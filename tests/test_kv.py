@@ -1,4 +1,4 @@
-"""The KV engine (core/kv.py): seed 002's operations, topologies and watchers."""
+"""The KV engine (core/kv.py): ADR-8's operations, topologies and watchers."""
 
 from __future__ import annotations
 

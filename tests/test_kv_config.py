@@ -1,4 +1,4 @@
-"""KV buckets, mirrors and aggregates as streams (seed 002 / ADR-8), names and keys."""
+"""KV buckets, mirrors and aggregates as streams (ADR-8), names and keys."""
 
 from __future__ import annotations
 
@@ -138,7 +138,7 @@ def test_invalid_key_filters(key, rule):
 
 # --------------------------------------------------------------------------- buckets
 
-# Seed 002 "Buckets": the full example of the CONFIGURATION bucket with compression. The
+# ADR-8 "Buckets": the full example of the CONFIGURATION bucket with compression. The
 # seed writes "rollup_hdrs" (ADR-8's name); the real JSON field is "allow_rollup_hdrs".
 SEED_CONFIGURATION = {
     "name": "KV_CONFIGURATION",
@@ -473,12 +473,12 @@ def test_check_kv_mirror_refuses_origin_without_allow_direct():
 
 # --------------------------------------------------------------------------- aggregates
 
-# Seed 002 "Creation of Aggregates": NEW_ORDERS copies keys NEW.> of ORDERS, read-only.
+# ADR-8 "Creation of Aggregates": NEW_ORDERS copies keys NEW.> of ORDERS, read-only.
 SEED_NEW_ORDERS_SOURCES = [
     {
         "name": "KV_ORDERS",
         # the seed writes "dest": "$KV.NEW_ORDERS.>" (keys renamed: NEW.1 -> 1); jetlink keeps
-        # the keys, as nats.go's KV sources do and issue 20 asks
+        # the keys, as nats.go's KV sources do
         "subject_transforms": [{"src": "$KV.ORDERS.NEW.>", "dest": "$KV.NEW_ORDERS.NEW.>"}],
     }
 ]
@@ -508,7 +508,7 @@ def test_seed_new_orders_aggregate_exactly():
 
 
 def test_seed_new_orders_keeps_keys():
-    """A filter selects keys, never renames them (issue 20; nats.go keeps keys too): the
+    """A filter selects keys, never renames them (nats.go keeps keys too): the
     seed's example would store NEW.123 as 123, jetlink stores NEW.123."""
     tr = seed_aggregate().to_stream_config().sources[0].subject_transforms[0]
     t = compile_transform(tr.src, tr.dest)

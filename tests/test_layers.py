@@ -100,3 +100,19 @@ def test_core_has_no_import_cycle():
 
 def test_a_cycle_is_found():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_code_names_rules_and_documents_not_issue_or_seed_numbers():
+    """A reader of the code cannot open "issue 20" or "seed 002": comments and docstrings
+    name the rule, the ADR, the server function or the document instead."""
+    import re
+
+    root = CORE.parent
+    pattern = re.compile(r"\b[Ii]ssues? #?\d+\b|\b[Ss]eeds? 0\d\d\b")
+    found = []
+    for top in ("core", "cli", "sparkops", "tests"):
+        for path in (root / top).rglob("*.py"):
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if pattern.search(line) and "pattern = re.compile" not in line:
+                    found.append(f"{path.relative_to(root)}:{n}: {line.strip()}")
+    assert found == []

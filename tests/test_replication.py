@@ -262,7 +262,7 @@ def test_mirror_stall_at_discard_new_then_resume(world):
     assert (st["messages"], st["last_seq"]) == (2, 2)
     info = js.stream_info("M").to_json()["mirror"]
     # the server's lag: pending after the message it could not store (3), minus one
-    # issue 4: the stall shows as an error in the mirror info (the server only logs it)
+    # the stall shows as an error in the mirror info (the server only logs it)
     assert info["lag"] == 1
     assert info["error"] == {
         "code": 503, "err_code": 10077, "description": "maximum messages exceeded"

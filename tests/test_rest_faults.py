@@ -1,4 +1,4 @@
-"""Faults of ``jetlink serve`` (issue 22, docs/faults.md "jetlink serve"): oversize bodies
+"""Faults of ``jetlink serve`` (docs/faults.md "jetlink serve"): oversize bodies
 (Content-Length or chunked) are 413, deeply nested JSON is 400 before the parser recurses,
 wrong content types 415 and malformed JSON 400, server faults 500 with a body that names no
 path and no traceback (the details on stderr only), and a deterministic fuzz run over the

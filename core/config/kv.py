@@ -1,4 +1,4 @@
-"""KV buckets, KV mirrors and KV aggregates, as the NATS clients build them (ADR-8, seed 002).
+"""KV buckets, KV mirrors and KV aggregates, as the NATS clients build them (ADR-8).
 
 A bucket is a stream; every class here maps to the ``StreamConfig`` the real clients would
 send, so every stream rule (``config.validate``) and every topology rule applies to buckets
@@ -10,7 +10,7 @@ unchanged.
 ``KVAggregateConfig`` -> ``KV_<bucket>`` sourcing one or more buckets with subject transforms
                          ("Creation of Aggregates").
 
-Choices where the seed leaves room (documented in docs/topology.md too):
+Choices where ADR-8 leaves room (documented in docs/topology.md too):
 
 * KV mirror key filters: no keys (or the single key ``>``) mirror the whole bucket; ONE key
   becomes ``mirror.filter_subject = "$KV.<origin>.<key>"``; SEVERAL keys become
@@ -21,10 +21,11 @@ Choices where the seed leaves room (documented in docs/topology.md too):
   bucket's subject space onto the aggregate's and keeps every token of the key
   (``$KV.CFG.app.>`` -> ``$KV.AGG.app.>``, ``NEW.*.items`` ->
   ``NEW.{{wildcard(1)}}.items``), so ``app.other`` in CFG is ``app.other`` in AGG. This is
-  what nats.go does for a KV source (``$KV.<origin>.>`` -> ``$KV.<bucket>.>``) and what the
-  project's issue 20 asks. Seed 002's own example (``$KV.ORDERS.NEW.>`` -> ``$KV.NEW_ORDERS.>``)
-  drops the filtered prefix; jetlink does not follow that example (docs/topology.md says why).
-* A read-only aggregate has ``deny_purge`` (seed) and therefore ``allow_rollup_hdrs = false``
+  what nats.go does for a KV source (``$KV.<origin>.>`` -> ``$KV.<bucket>.>``), so that a
+  key reads the same in both buckets. ADR-8's own example (``$KV.ORDERS.NEW.>`` ->
+  ``$KV.NEW_ORDERS.>``) drops the filtered prefix; jetlink does not follow that example
+  (docs/topology.md says why).
+* A read-only aggregate has ``deny_purge`` (ADR-8) and therefore ``allow_rollup_hdrs = false``
   (the server refuses "roll-ups require the purge permission"); a writable one is a normal
   bucket (rollups on, purge allowed) with sources.
 * A KV mirror is read-only: no subjects, ``mirror_direct`` true, ``deny_delete`` and
@@ -189,7 +190,7 @@ def bucket_of_stream(stream: str) -> str | None:
 
 
 def kv_duplicate_window(ttl: int) -> int:
-    """Seed 002: TTL > 2m -> 2m; 0 < TTL <= 2m -> TTL; no TTL -> 0 (unset, server uses 2m)."""
+    """ADR-8: TTL > 2m -> 2m; 0 < TTL <= 2m -> TTL; no TTL -> 0 (unset, server uses 2m)."""
     if ttl <= 0:
         return 0
     return min(ttl, DUPLICATE_WINDOW_MAX)
@@ -227,7 +228,7 @@ def _limit_markers(limit_marker_ttl: int) -> tuple[bool, int]:
             "subject delete marker TTL must not be negative", field="limit_marker_ttl"
         )
     if limit_marker_ttl < SECOND:
-        # The server's rule and text (seed 002: "must be a duration longer than a second").
+        # The server's rule and text (ADR-8: "must be a duration longer than a second").
         raise invalid_config(
             "subject delete marker TTL must be at least 1 second", field="limit_marker_ttl"
         )
@@ -258,7 +259,7 @@ def _copy(value: Any) -> Any:
 class KeyValueConfig:
     """A KV bucket (nats.go ``jetstream.KeyValueConfig``). Durations are nanoseconds.
 
-    ``allow_direct`` is not a client option: buckets always get it (seed 002); it is kept
+    ``allow_direct`` is not a client option: buckets always get it (ADR-8); it is kept
     here so a bucket whose stream was changed out of band (or created by a client that leaves
     it off, like nats-py) can be read back and described.
     """
@@ -285,7 +286,7 @@ class KeyValueConfig:
         return kv_stream_name(self.bucket)
 
     def to_stream_config(self) -> StreamConfig:
-        """The stream the clients create for this bucket (seed 002 "Buckets")."""
+        """The stream the clients create for this bucket (ADR-8 "Buckets")."""
         cfg = _bucket_stream(self, allow_direct=self.allow_direct)
         if self.mirror is not None:
             # nats.go: the mirror is named by bucket or stream; KV_ is added when missing.
@@ -351,7 +352,7 @@ class KeyValueConfig:
 
 @dataclass
 class KVMirrorConfig:
-    """A read-only mirror of one bucket (seed 002 "Creation of Mirrors").
+    """A read-only mirror of one bucket (ADR-8 "Creation of Mirrors").
 
     ``name`` is a stream name, not a bucket: no ``KV_`` prefix is added or required.
     ``history`` 0 keeps every revision the origin sends; ``keys`` empty mirrors all keys.
@@ -484,7 +485,7 @@ def aggregate_transform(origin_bucket: str, key: str, bucket: str) -> SubjectTra
 
 @dataclass
 class KVAggregateConfig:
-    """A bucket sourcing other buckets (seed 002 "Creation of Aggregates")."""
+    """A bucket sourcing other buckets (ADR-8 "Creation of Aggregates")."""
 
     bucket: str
     writable: bool = False
@@ -580,7 +581,7 @@ def _kv_stream(
 def _bucket_stream(
     kv: KeyValueConfig | KVAggregateConfig, *, allow_direct: bool = True
 ) -> StreamConfig:
-    """A bucket's stream (seed 002 "Buckets") before its mirror, sources and subjects: the
+    """A bucket's stream (ADR-8 "Buckets") before its mirror, sources and subjects: the
     settings buckets and aggregates share."""
     validate_bucket_name(kv.bucket)
     history = _history(kv.history, f'bucket "{kv.bucket}"')

@@ -226,7 +226,8 @@ def parse_time(text: str) -> datetime:
     return dt
 
 
-# Which fields `stream edit` may change, from the seed's "Editable" column.
+# Which fields `stream edit` may change, from the "Editable" column of the NATS documentation's
+# stream configuration table.
 # "once" = only from false to true (sealed, allow_msg_ttl, allow_msg_schedules).
 EDITABLE: dict[str, str] = {
     "name": "no",

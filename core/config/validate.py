@@ -10,7 +10,7 @@ Three entry points:
 
 - :func:`check_stream_config` - the shared checks and defaults (used by create and update).
 - :func:`check_stream_create` - what a ``STREAM.CREATE`` request adds around them.
-- :func:`check_stream_update` - what a ``STREAM.UPDATE`` request adds, plus the seed's
+- :func:`check_stream_update` - what a ``STREAM.UPDATE`` request adds, plus the NATS documentation's
   "Editable" column where the server itself has no rule (see :data:`DIVERGENCES`).
 
 Server metadata: on create and update the server stores ``_nats.req.level`` (the API level
@@ -114,10 +114,11 @@ def with_user_metadata(current: Mapping[str, str] | None,
     return {**reserved, **user}
 
 
-# --- seed-only update rules ---------------------------------------------------------------
-# Fields the seed's "Editable" column declares not editable although nats-server 2.15 accepts
-# the change. jetlink refuses them (10052 "stream configuration update can not change <f>"),
-# AFTER every rule of the server, so any config the server refuses gets the server's error.
+# --- update rules of the documentation only ------------------------------------------------
+# Fields the NATS documentation's "Editable" column declares not editable although
+# nats-server 2.15 accepts the change. jetlink refuses them (10052 "stream configuration
+# update can not change <f>"), AFTER every rule of the server, so any config the server
+# refuses gets the server's error.
 DIVERGENCES: tuple[str, ...] = (
     "max_consumers",
     "first_seq",
@@ -1063,7 +1064,7 @@ def _check_stream_update(
 
     ``existing`` holds every stream (the one updated included, under its name). Returns the
     configuration the stream gets (defaults, sealing adjustments, ``_nats.req.level``) or
-    raises the first error: the server's rules in its order, then the seed's non-editable
+    raises the first error: the server's rules in its order, then the documentation's non-editable
     fields the server would accept (:data:`DIVERGENCES`).
     """
     find = existing if callable(existing) else _lookup_in(existing)
@@ -1130,7 +1131,7 @@ def _check_stream_update(
     if clash:
         raise _overlap_error(clash)
 
-    # The seed's "Editable" column where the server has no rule of its own.
+    # The documentation's "Editable" column where the server has no rule of its own.
     if requested.max_consumers != old.max_consumers:
         raise _not_editable("max_consumers")
     if requested.first_seq != old.first_seq:

@@ -12,6 +12,6 @@ schema components ``kafka``, ``kafka_links`` and ``kafka_mirrors``). Modules:
 - :mod:`.schema`: who makes the components' tables and when (``create_schema``; a refused
   write or a viewer makes none); :mod:`.tables`: the API objects' side of it.
 
-Specification: seed 004 (Confluent's "Mirror Topics") and shared/reference/
+Specification: Confluent's "Mirror Topics" documentation and shared/reference/
 kafka-cluster-linking.md; decisions in docs/kafka.md.
 """

@@ -15,11 +15,11 @@ of a create or an alter):
   ``acl.sync.enable=true`` needs ``acl.filters`` (Kafka's own rule and text),
   ``auto.create.mirror.topics.enable=true`` needs ``auto.create.mirror.topics.filters``;
 - setting ``auto.create.mirror.topics.enable=false`` (or deleting it) clears the topic
-  filters (seed: "Setting this option to false disables mirror topic creation and clears any
-  existing filters");
+  filters (Confluent's documentation: "Setting this option to false disables mirror topic
+  creation and clears any existing filters");
 - ``cluster.link.prefix``: at most 12 characters of topic names, set only at creation;
 - ``link.mode`` SOURCE / BIDIRECTIONAL and ``connection.mode=INBOUND`` are accepted (they are
-  valid Confluent values and the seed's mirror-creation rule "the link's link.mode must be
+  valid Confluent values and Confluent's mirror-creation rule "the link's link.mode must be
   DESTINATION" needs such links to exist) but reported by :meth:`LinkConfig.warnings`:
   jetlink runs destination links only, so such a link copies nothing and its tasks are
   IN_ERROR with ``UNSUPPORTED_LINK_MODE``. ``connection.mode`` has no effect (no network).
@@ -582,7 +582,7 @@ class LinkConfig:
                     f"{auto}=false clears {topic_filters}: do not set both in one request",
                     field=topic_filters,
                 )
-            values.pop(topic_filters, None)  # the seed: false clears any existing filters
+            values.pop(topic_filters, None)  # Confluent: false clears any existing filters
         cfg = cls(values)
         cfg._check_rules()
         return cfg

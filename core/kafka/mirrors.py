@@ -1,4 +1,5 @@
-"""Mirror topics: byte-for-byte, offset-preserving copies owned by a cluster link (seed 004).
+"""Mirror topics: byte-for-byte, offset-preserving copies owned by a cluster link (Confluent's
+Mirror Topics documentation).
 
 A mirror topic lives in the link's DESTINATION cluster (the cluster the link is stored in); its
 source topic, ``source_topic``, lives in the link's source cluster. The mirror's name is the
@@ -13,7 +14,7 @@ that wrote), one destination transaction per link step:
    ``status_time_ms`` changes on every transition;
 2. auto-create (``auto.create.mirror.topics.enable`` + topic filters; EXCLUDE wins; with a
    prefix a source topic that is itself a mirror is not chained);
-3. config sync every ``topic.config.sync.ms``: the synced configurations of the seed's list
+3. config sync every ``topic.config.sync.ms``: the synced configurations of Confluent's list
    and the partition count (partitions added on the source are added to the mirror);
 4. data: per partition, records at offsets [mirror log end, source log end) copied with
    ``INSERT ... SELECT`` from the attached source database (same offsets, timestamps, keys,
@@ -29,10 +30,11 @@ that wrote), one destination transaction per link step:
 
 Promote refuses (per topic, in its result) while the source is unreachable, a partition lags,
 a synced config differs, or a synced group offset differs; failover never refuses. Clamping
-(seed: "Why consumer offsets may be clamped"): every consumer group offset the link synced for
-the topic (a group the offset sync ever wrote for that topic, any partition) that is beyond the mirror partition's log end offset is reset to it; each clamp is
-reported (group, topic, partition, from, to). ``dry_run`` computes the same results and clamps
-and changes nothing.
+(Confluent's Mirror Topics documentation: "Why consumer offsets may be clamped"): every
+consumer group offset the link synced for the topic (a group the offset sync ever wrote for
+that topic, any partition) that is beyond the mirror partition's log end offset is reset to
+it; each clamp is reported (group, topic, partition, from, to). ``dry_run`` computes the same
+results and clamps and changes nothing.
 
 Failing back: ``truncate_and_restore`` (on the ORIGINAL cluster, through a link pointing to the
 cluster that took over): the local topic is truncated per partition to the log end offsets at
@@ -93,8 +95,9 @@ NO_ERROR = "NO_ERROR"
 SOURCE_TOPIC_MAY_BE_DELETED = "SOURCE_TOPIC_MAY_BE_DELETED"
 SOURCE_PARTITIONS_DECREASED = "SOURCE_PARTITIONS_DECREASED"
 
-# Always synced from the source topic (seed 004, "Synced Mirror Topic Configurations"); one
-# definition, in topics.py, where altering them on a mirror is refused.
+# Always synced from the source topic (Confluent's Mirror Topics documentation, "Synced Mirror
+# Topic Configurations"); one definition, in topics.py, where altering them on a mirror is
+# refused.
 SYNCED_CONFIGS = MIRROR_SYNCED_CONFIGS
 START_OFFSET_SPEC = "mirror.start.offset.spec"  # a mirror topic's own config (not a topic's)
 
@@ -479,8 +482,9 @@ class Mirrors:
     def create(self, topic: str, link: str, *, source_topic: str | None = None,
                configs: dict[str, str] | None = None, validate_only: bool = False,
                auto_created: bool = False, paused: bool = False) -> MirrorInfo:
-        """A new mirror topic (every creation condition of seed 004). ``paused``: the mirror
-        is born paused (the pump copies nothing into it until it is resumed; the bulk copy
+        """A new mirror topic (every creation condition of Confluent's Mirror Topics
+        documentation). ``paused``: the mirror is born paused (the pump copies nothing into
+        it until it is resumed; the bulk copy
         creates its mirror so, :meth:`bulk_begin`)."""
         info = self._active_destination(  # exactly one link, stored in this cluster
             link, "mirror topics are created on a link's destination cluster",
@@ -1010,7 +1014,8 @@ class Mirrors:
             if not filter_selects(filters, t.name):
                 continue
             if prefix and t.mirror_link:
-                continue  # no chaining with a prefix and auto-create (seed)
+                # no chaining with a prefix and auto-create (Confluent's Mirror Topics docs)
+                continue
             name = prefix + t.name
             if name in existing:
                 continue

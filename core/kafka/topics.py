@@ -537,7 +537,8 @@ _CONFIG_DEFS: dict[str, tuple[str, str, Any]] = {
 TOPIC_CONFIG_DEFAULTS: dict[str, str] = {name: d[1] for name, d in _CONFIG_DEFS.items()}
 
 # Configurations a mirror topic always takes from its source topic (with the partition
-# count): users cannot alter them while the topic is a mirror (seed 004, Confluent's list).
+# count): users cannot alter them while the topic is a mirror (Confluent's list, in its
+# Mirror Topics documentation).
 MIRROR_SYNCED_CONFIGS: tuple[str, ...] = (
     "max.message.bytes",
     "cleanup.policy",

@@ -660,7 +660,7 @@ SCENARIOS: list[Scenario] = [
        status(kv="AGG")),
     sc("aggregate/key-subset-kept",
        # ADR-8's example: ORDERS keys NEW.> copied into NEW_ORDERS. A filter selects keys and
-       # never renames them (issue 20; nats.go's KV sources keep keys): NEW.1 stays NEW.1.
+       # never renames them (nats.go's KV sources keep keys): NEW.1 stays NEW.1.
        bucket("ORDERS"),
        put("NEW.1", "n1"), put("OLD.1", "o1"), put("NEW.2", "n2"),
        kv_aggregate(bucket="NEW_ORDERS", origins=[{"bucket": "ORDERS", "keys": ["NEW.>"]}],

@@ -457,7 +457,7 @@ SCENARIOS: list[Scenario] = [
        sync("M", messages=2),
        settle(0.3),
        # nats-server 2.15.1 reports neither lag nor an error for a stalled mirror (only its log
-       # says why). Documented divergence (issue 4: "a mirror stalls with an error in its
+       # says why). Documented divergence ("a mirror stalls with an error in its
        # mirror info and lag growing"): jetlink shows the refusal and a growing lag.
        info(stream="M", expect=STATE(messages=2, last_seq=2)),
        src_info("M", expect={"mirror": {"name": "O", "lag": 0}, "sources": []},
