@@ -103,8 +103,9 @@ def test_a_cycle_is_found():
 
 
 def test_code_names_rules_and_documents_not_issue_or_seed_numbers():
-    """A reader of the code cannot open "issue 20" or "seed 002": comments and docstrings
-    name the rule, the ADR, the server function or the document instead."""
+    """A reader of the code cannot open the project's issue tracker or its seed documents by
+    number: comments and docstrings name the rule, the ADR, the server function or the
+    document instead."""
     import re
 
     root = CORE.parent
