@@ -59,10 +59,6 @@ def now_ns() -> int:
     return make_clock().now_ns()
 
 
-# The most messages one agreement copies in the step a mutating command ends with (a backlog
-# bigger than this is left to `jetlink replicate`).
-STEP_MAX_MSGS = 1000
-
 _STORE_KEY = "jetlink.data_dir"
 _NO_STEP_KEY = "jetlink.no_replicate_step"
 
@@ -201,43 +197,14 @@ def live_jetstream(app: App) -> JetStreamAPI:
 
 
 def replicate_step(app: App, store: DataDir) -> list[Any]:
-    """One bounded replication step (:data:`STEP_MAX_MSGS` per agreement) over every
-    agreement of the data directory (the pump skips clusters that are down), then one step of
-    every cluster link (mirror topics, config and offset sync; at most STEP_MAX_MSGS records
-    per mirror topic), when the command wrote anything; returns the pump's AgreementReports. A failing step never fails
-    the command: it is reported on stderr (``jetlink replicate`` shows the details)."""
+    """One bounded replication step (core/step.py ``bounded_step``) when the command wrote
+    anything; returns the pump's AgreementReports. A failing step never fails the command:
+    it is reported on stderr (``jetlink replicate`` shows the details)."""
     if not store.wrote():
         return []
+    from jetlink.core.step import bounded_step  # only after a write: reads import no pump
+
     return bounded_step(store, make_clock(), lambda err: notice_step_error(app, err))[0]
-
-
-def bounded_step(store: DataDir, clock: Clock, on_error: Any, *,
-                 max_msgs: int | None = None) -> tuple[list[Any], list[Any]]:
-    """The step of :func:`replicate_step` (the dashboard's step and follow run it too):
-    ``(the pump's AgreementReports, the links' LinkReports)``, at most ``max_msgs`` messages
-    per agreement and records per mirror topic (default :data:`STEP_MAX_MSGS`); a failure
-    goes to ``on_error(err)``, never raised."""
-    import sqlite3
-
-    from jetlink.core.errors import JetlinkError
-
-    if max_msgs is None:
-        max_msgs = STEP_MAX_MSGS  # looked up now: tests lower it
-    reports: list[Any] = []
-    try:
-        from jetlink.core import replication
-        from jetlink.core.kafka.mirrors import pump_links
-
-        broken: list[Any] = []  # clusters that cannot be used: the others still run
-        reports = list(replication.pump(store, clock, max_msgs=max_msgs, broken=broken))
-        links = pump_links(store, clock, max_records=max_msgs,
-                           on_error=lambda cluster, err: on_error(err))
-        for _name, err in broken:
-            on_error(err)
-        return reports, links
-    except (JetlinkError, sqlite3.Error) as err:
-        on_error(err)
-        return reports, []
 
 
 def step_error_text(err: Exception) -> str:

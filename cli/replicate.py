@@ -32,10 +32,6 @@ from jetlink.cli.options import JsonOption
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.replication import AgreementReport
 
-# The most messages one agreement copies per step in --follow mode, so that Ctrl-C and the
-# display stay responsive during a large backlog (the next step follows at once).
-FOLLOW_STEP_MAX_MSGS = 10_000
-
 # messages: a catch-up expected to copy more (the lag its agreements report), or one that has
 # copied more so far, shows a progress bar (on a terminal, without --json; not --follow).
 PROGRESS_MIN = 100_000
@@ -98,6 +94,7 @@ def replicate(
         _follow(app, store, clock, pause)
         return
     from jetlink.core.replication import pump_until_idle
+    from jetlink.core.step import links_until_idle
 
     bar_possible = not app.json and output.stderr_is_terminal()
     broken: list[Any] = []  # clusters whose database cannot be used: the others still run
@@ -171,31 +168,6 @@ class CatchUpBar:
 
 
 # -- cluster links -----------------------------------------------------------------------------
-
-# Link steps `jetlink replicate` runs at most before it reports (a link that keeps finding
-# records, because something keeps producing, would otherwise never let it end).
-LINK_ROUNDS = 100
-
-
-def links_until_idle(store: Any, clock: Any) -> list[Any]:
-    """Cluster link steps (mirror topics, config and offset sync) until one moves nothing;
-    the last step's reports with the records copied over all steps."""
-    from jetlink.core.kafka.mirrors import pump_links
-
-    totals: dict[tuple[str, str], list[int]] = {}
-    reports: list[Any] = []
-    for _ in range(LINK_ROUNDS):
-        reports = pump_links(store, clock)
-        for r in reports:
-            t = totals.setdefault((r.cluster, r.link), [0, 0])
-            t[0] += r.copied
-            t[1] += r.offsets_synced
-        if not any(r.moved for r in reports):
-            break
-    for r in reports:
-        r.copied, r.offsets_synced = totals.get((r.cluster, r.link), [0, 0])
-    return reports
-
 
 def links_table(app: App, docs: list[dict[str, Any]], *, title: str) -> None:
     rows = [
@@ -370,6 +342,7 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
     from jetlink.core.kafka.mirrors import pump_links
     from jetlink.core.replication import pump
     from jetlink.core.retry import Retries
+    from jetlink.core.step import FOLLOW_STEP_MAX_MSGS
 
     state = Follower()
     live = None

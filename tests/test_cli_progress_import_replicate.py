@@ -193,7 +193,7 @@ def _backlog(jl, monkeypatch, n):
     as the server's)."""
     ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
     ok(jl("stream", "add", "BACKUP", "--mirror", "ORDERS", "--defaults"))
-    monkeypatch.setattr("jetlink.cli.common.STEP_MAX_MSGS", 2)
+    monkeypatch.setattr("jetlink.core.step.STEP_MAX_MSGS", 2)
     ok(jl("pub", "orders.new", "m", "--count", str(n + 2), "-j"))
     lag = doc(jl("stream", "info", "BACKUP", "-j"))["mirror"]["lag"]
     assert n - 2 <= lag <= n

@@ -223,7 +223,7 @@ def test_reads_do_not_replicate_writes_do(jl):
 
 
 def test_the_step_is_bounded(jl, monkeypatch):
-    monkeypatch.setattr("jetlink.cli.common.STEP_MAX_MSGS", 2)
+    monkeypatch.setattr("jetlink.core.step.STEP_MAX_MSGS", 2)
     west_orders(jl)
     backup(jl)
     jl.js("west").publish_batch([("orders.new", b"x", None)] * 5)
@@ -930,7 +930,7 @@ def test_lag_agrees_across_views_at_every_moment_of_an_outage(jl, monkeypatch):
     """replicate, stream info, stream report and failover --dry-run show one lag (the
     mirror's, as the server reports it); the dry run's origin_pending is counted at the
     origin while it answers, and unknown while it does not."""
-    monkeypatch.setattr("jetlink.cli.common.STEP_MAX_MSGS", 3)  # a command copies 3 at most
+    monkeypatch.setattr("jetlink.core.step.STEP_MAX_MSGS", 3)  # a command copies 3 at most
     west_orders(jl)
     backup(jl)
     ok(jl("--cluster", "west", "pub", "orders.new", "x", "--count", "10"))

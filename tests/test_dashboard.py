@@ -716,7 +716,7 @@ def test_docs_screenshot_is_current(tmp_path):
 def test_the_step_key_runs_one_replication_step(demo, monkeypatch):
     """s is one bounded step (the action's own), not that step and the one every other
     action is followed by."""
-    from jetlink.cli import common
+    from jetlink.core import step as common
 
     calls = []
     real = common.bounded_step
@@ -742,7 +742,7 @@ def test_the_step_key_runs_one_replication_step(demo, monkeypatch):
 
 
 def test_following_survives_a_failing_step_and_says_so_once(demo, monkeypatch):
-    from jetlink.cli import common
+    from jetlink.core import step as common
 
     path, clock = demo
     dd = DataDir(path)

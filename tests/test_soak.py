@@ -104,7 +104,7 @@ DASHBOARD = textwrap.dedent("""
 THREADS = textwrap.dedent("""
     import json, sys, threading, time
     from pathlib import Path
-    from jetlink.cli.common import bounded_step
+    from jetlink.core.step import bounded_step
     from jetlink.cli.dashboard.data import load
     from jetlink.core.clock import SystemClock
     from jetlink.core.store import DataDir

@@ -3,7 +3,7 @@
 Each action runs in a worker thread on a :class:`Place`: the embedded engine's data
 directory (:func:`run` opens and closes a DataDir) or a live server (:class:`LiveSource` makes
 one connection per action). On the embedded engine an action, like a mutating CLI command,
-ends with one bounded replication step when it wrote anything (cli/common.py ``bounded_step``; not after :func:`step`, which is that step). It
+ends with one bounded replication step when it wrote anything (core/step.py ``bounded_step``; not after :func:`step`, which is that step). It
 returns an :class:`Outcome`: a one-line message for the status line and the detail lines
 (clamps) the operator should see. An engine error becomes a failed Outcome with the error
 text the CLI prints; nothing is raised to the UI.
@@ -50,7 +50,7 @@ def run(path: Path, clock: Clock, action: Callable[[Any, Clock], Outcome], *,
     JetlinkError (or a database error) becomes a failed Outcome."""
     import sqlite3
 
-    from jetlink.cli.common import bounded_step
+    from jetlink.core.step import bounded_step
     from jetlink.cli.output import format_error
     from jetlink.core.errors import JetlinkError
     from jetlink.core.store import DataDir
@@ -216,7 +216,7 @@ def step(max_msgs: int | None = None) -> Callable[[Any, Clock], Outcome]:
     """One replication step of every agreement and link (``jetlink replicate``'s step)."""
 
     def act(place: Any, clock: Clock) -> Outcome:
-        from jetlink.cli.common import bounded_step
+        from jetlink.core.step import bounded_step
 
         dd = place.datadir()
         failures: list[str] = []

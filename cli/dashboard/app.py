@@ -781,8 +781,7 @@ class Dashboard(App[None]):
 
     @work(thread=True, group="follow", exit_on_error=False)
     def _follow(self) -> None:
-        from jetlink.cli.common import bounded_step
-        from jetlink.cli.replicate import FOLLOW_STEP_MAX_MSGS  # as replicate --follow
+        from jetlink.core.step import FOLLOW_STEP_MAX_MSGS, bounded_step  # as --follow
         from jetlink.core.store import DataDir
 
         worker = get_current_worker()

@@ -90,7 +90,7 @@ clamped: ``{group, topic, partition, from, to}``; no Confluent field has that na
 
 Requests: one DataDir per request, opened and closed by the worker thread that runs the
 engine; a request that changed the store ends with the one bounded replication step every
-mutating CLI command runs (``jetlink.cli.common.bounded_step``). A request body must be
+mutating CLI command runs (``jetlink.core.step.bounded_step``). A request body must be
 JSON with ``Content-Type: application/json`` (415 otherwise: a browser cannot send that
 cross-origin without a CORS preflight, which this server never grants).
 
@@ -855,7 +855,7 @@ def _run(handler: Handler, data_dir: Path, clock_factory: Callable[[], Any],
          mutating: bool) -> tuple[int, Any]:
     """``handler`` on a DataDir opened for this request (in a worker thread); a request
     that changed the store ends with one bounded replication step."""
-    from jetlink.cli.common import bounded_step
+    from jetlink.core.step import bounded_step
     from jetlink.core.store import DataDir
     from jetlink.core.store.datadir import NAME_RE
 
