@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import sys
 import time
-import uuid
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -47,9 +46,6 @@ topic_app = typer.Typer(
 
 # How long one poll of `topic consume --follow` waits when there is nothing to read.
 POLL_SECONDS = 0.2
-# Records fetched per partition and poll.
-FETCH_MAX = 500
-CLIENT_ID = "jetlink-consumer"
 
 TopicArg = Annotated[str, typer.Argument(metavar="TOPIC", help="Topic name.", show_default=False,
                                          autocompletion=completion.topics)]
@@ -485,7 +481,7 @@ def consume(
     messages" on stderr. With --json a list of records (JSON lines with --follow).
     """
     from jetlink.cli.stream_flags import parse_duration_flag
-    from jetlink.core.kafka.errors import KafkaError
+    from jetlink.core.kafka.consumer import TopicConsumer
 
     app = App.of(ctx)
     if timeout is not None and not follow:
@@ -496,24 +492,8 @@ def consume(
     kafka = open_kafka(app)
     info = kafka.describe_topic(topic)
     ts_type = info.effective_configs()["message.timestamp.type"]
-    member = f"{CLIENT_ID}-{uuid.uuid4()}"
-    if group is not None:
-        kafka.join(group, member, [topic], session_timeout_ms=session_ms, client_id=CLIENT_ID)
-    positions: dict[int, int] = {}
     got: list[dict[str, Any]] = []
     received = 0
-
-    def assigned() -> list[int]:
-        if group is None:
-            return list(range(kafka.describe_topic(topic).partition_count))
-        return [p for t, p in kafka.assignment(group, member) if t == topic]
-
-    def start_of(p: int, committed: dict[tuple[str, int], int]) -> int:
-        part = kafka.describe_topic(topic).partitions[p]
-        off = committed.get((topic, p))
-        if off is not None and part.log_start <= off <= part.log_end:
-            return off
-        return part.log_start if from_beginning else part.log_end
 
     def emit(record: Record) -> None:
         if app.json:
@@ -533,41 +513,12 @@ def consume(
             )
 
     last = time.monotonic_ns()
-    try:
+    with TopicConsumer(kafka, topic, group=group, from_beginning=from_beginning,
+                       session_timeout_ms=session_ms) as consumer:
         while max_records is None or received < max_records:
-            if group is not None:
-                try:
-                    kafka.heartbeat(group, member)
-                except KafkaError as err:
-                    if err.name != "UNKNOWN_MEMBER_ID":
-                        raise
-                    kafka.join(group, member, [topic], session_timeout_ms=session_ms,
-                               client_id=CLIENT_ID)
-            mine = assigned()
-            committed = kafka.committed(group) if group is not None else {}
-            positions = {p: positions[p] if p in positions else start_of(p, committed)
-                         for p in mine}
-            fetched = 0
-            for p in mine:
-                want = FETCH_MAX if max_records is None else min(FETCH_MAX, max_records - received)
-                if want <= 0:
-                    break
-                try:
-                    batch = kafka.fetch(topic, p, positions[p], want)
-                except KafkaError as err:
-                    if err.name != "OFFSET_OUT_OF_RANGE":
-                        raise
-                    positions[p] = start_of(p, {})
-                    batch = kafka.fetch(topic, p, positions[p], want)
-                if not batch:
-                    continue
-                for record in batch:
-                    emit(record)
-                received += len(batch)
-                fetched += len(batch)
-                positions[p] = batch[-1].offset + 1
-                if group is not None:
-                    kafka.commit(group, {(topic, p): positions[p]}, member=member)
+            fetched = consumer.poll(None if max_records is None else max_records - received,
+                                    emit)
+            received += fetched
             if fetched:
                 last = time.monotonic_ns()
                 continue
@@ -576,9 +527,6 @@ def consume(
             if idle_ns is not None and time.monotonic_ns() - last >= idle_ns:
                 break
             time.sleep(POLL_SECONDS)
-    finally:
-        if group is not None:
-            kafka.leave(group, member)
     if app.json and not follow:
         output.print_json(got)
     output.notice(app, f"Processed a total of {received} messages")

@@ -711,3 +711,36 @@ def test_topics_live_beside_streams_in_any_cluster(dd, clock):
         row = conn.execute("SELECT version FROM schema_components WHERE component = 'kafka'")
         assert row.fetchone()[0] == 1
     assert json.loads(json.dumps(k.describe_topic("t").to_json()))["topic_name"] == "t"
+
+
+# -- the console consumer (core/kafka/consumer.py) ---------------------------------------------
+
+def test_a_group_consumer_resumes_from_its_commits_and_resets_an_offset_out_of_range(kafka):
+    from jetlink.core.kafka.consumer import TopicConsumer
+
+    kafka.create_topic("t", 2)
+    kafka.produce("t", [(None, b"a%d" % i) for i in range(4)], partition=0)
+    kafka.produce("t", [(None, b"b%d" % i) for i in range(3)], partition=1)
+    seen = []
+    with TopicConsumer(kafka, "t", group="G", from_beginning=True) as c:
+        assert c.assigned() == [0, 1]
+        assert c.poll(5, seen.append) == 5  # partition 0's 4, then 1 of partition 1
+        assert c.poll(None, seen.append) == 2
+        assert c.poll(None, seen.append) == 0
+    assert [r.value for r in seen] == [b"a0", b"a1", b"a2", b"a3", b"b0", b"b1", b"b2"]
+    assert kafka.committed("G") == {("t", 0): 4, ("t", 1): 3}
+    kafka.produce("t", [(None, b"a4")], partition=0)
+    again = []
+    with TopicConsumer(kafka, "t", group="G") as c:  # resumes at the commits
+        assert c.poll(None, again.append) == 1
+    assert [r.value for r in again] == [b"a4"]
+    # a committed offset beyond the log: read from the start (from_beginning), else the end
+    kafka.commit("G", {("t", 1): 99})
+    late = []
+    with TopicConsumer(kafka, "t", group="G", from_beginning=True) as c:
+        c.poll(None, late.append)
+    assert [r.value for r in late] == [b"b0", b"b1", b"b2"]
+    # without a group: every partition, nothing committed
+    with TopicConsumer(kafka, "t", from_beginning=True) as c:
+        assert c.poll(None, lambda r: None) == 8
+    assert kafka.committed("G") == {("t", 0): 5, ("t", 1): 3}

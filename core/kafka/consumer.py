@@ -1,0 +1,109 @@
+"""A console consumer of one topic on the engine: the consumer-group protocol the way
+``kafka-console-consumer`` runs it (``jetlink topic consume``).
+
+:class:`TopicConsumer` joins the group (when it has one) as a member of its own, and each
+:meth:`TopicConsumer.poll` is one pass: a heartbeat (joining again when the group evicted the
+member), the partitions assigned to it, each read from its position (the group's committed
+offset when it lies in the log, else the log start with ``from_beginning``, else the log
+end; an offset that fell out of range is reset the same way), at most :data:`FETCH_MAX`
+records per partition, handed over, then committed. :meth:`TopicConsumer.close` leaves the
+group. Without a group every partition is read and nothing is committed.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .errors import KafkaError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .topics import Kafka, Record
+
+__all__ = ["CLIENT_ID", "FETCH_MAX", "TopicConsumer"]
+
+FETCH_MAX = 500  # records fetched per partition and pass
+CLIENT_ID = "jetlink-consumer"
+
+
+class TopicConsumer:
+    """One member reading ``topic`` (see the module docstring)."""
+
+    def __init__(self, kafka: Kafka, topic: str, *, group: str | None = None,
+                 from_beginning: bool = False, session_timeout_ms: int = 45_000,
+                 client_id: str = CLIENT_ID) -> None:
+        self.kafka, self.topic, self.group = kafka, topic, group
+        self.from_beginning = from_beginning
+        self.session_timeout_ms = session_timeout_ms
+        self.client_id = client_id
+        self.member = f"{client_id}-{uuid.uuid4()}"
+        self.positions: dict[int, int] = {}
+        if group is not None:
+            self._join()
+
+    def _join(self) -> None:
+        assert self.group is not None
+        self.kafka.join(self.group, self.member, [self.topic],
+                        session_timeout_ms=self.session_timeout_ms, client_id=self.client_id)
+
+    def assigned(self) -> list[int]:
+        """The partitions this member reads (every one without a group)."""
+        if self.group is None:
+            return list(range(self.kafka.describe_topic(self.topic).partition_count))
+        return [p for t, p in self.kafka.assignment(self.group, self.member) if t == self.topic]
+
+    def _start_of(self, p: int, committed: dict[tuple[str, int], int]) -> int:
+        part = self.kafka.describe_topic(self.topic).partitions[p]
+        off = committed.get((self.topic, p))
+        if off is not None and part.log_start <= off <= part.log_end:
+            return off
+        return part.log_start if self.from_beginning else part.log_end
+
+    def poll(self, limit: int | None, handle: Callable[[Record], Any]) -> int:
+        """One pass: at most ``limit`` records (None: :data:`FETCH_MAX` per partition), each
+        given to ``handle`` before its batch is committed; how many were read."""
+        kafka, topic, group = self.kafka, self.topic, self.group
+        if group is not None:
+            try:
+                kafka.heartbeat(group, self.member)
+            except KafkaError as err:
+                if err.name != "UNKNOWN_MEMBER_ID":
+                    raise
+                self._join()  # evicted (the session timed out): a member again
+        mine = self.assigned()
+        committed = kafka.committed(group) if group is not None else {}
+        self.positions = {p: self.positions[p] if p in self.positions
+                          else self._start_of(p, committed) for p in mine}
+        read = 0
+        for p in mine:
+            want = FETCH_MAX if limit is None else min(FETCH_MAX, limit - read)
+            if want <= 0:
+                break
+            try:
+                batch = kafka.fetch(topic, p, self.positions[p], want)
+            except KafkaError as err:
+                if err.name != "OFFSET_OUT_OF_RANGE":
+                    raise
+                self.positions[p] = self._start_of(p, {})
+                batch = kafka.fetch(topic, p, self.positions[p], want)
+            if not batch:
+                continue
+            for record in batch:
+                handle(record)
+            read += len(batch)
+            self.positions[p] = batch[-1].offset + 1
+            if group is not None:
+                kafka.commit(group, {(topic, p): self.positions[p]}, member=self.member)
+        return read
+
+    def close(self) -> None:
+        """Leave the group (nothing without one)."""
+        if self.group is not None:
+            self.kafka.leave(self.group, self.member)
+
+    def __enter__(self) -> TopicConsumer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
