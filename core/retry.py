@@ -30,10 +30,11 @@ class Retries:
         self.failing = ""  # the text of the failure being retried ("" while passes succeed)
         self.count = 0  # passes that failed and were retried
 
-    def failed(self, err: BaseException) -> str | None:
-        """A pass failed with ``err``: raises it when it is not retried; else the notice to
-        print (None: this failure was already said)."""
-        if not passes(err):
+    def failed(self, err: BaseException, *, always: bool = False) -> str | None:
+        """A pass failed with ``err``: raises it when it is not retried (``always``: every
+        failure is retried, as the dashboard's following, which never ends by itself); else
+        the notice to print (None: this failure was already said)."""
+        if not always and not passes(err):
             raise err
         self.count += 1
         text = str(err)

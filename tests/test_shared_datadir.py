@@ -152,3 +152,34 @@ def test_a_full_disk_and_a_read_only_directory_are_not_checked(tmp_path):
                                              "SQLITE_READONLY"))
     assert isinstance(ro, health.ReadOnlyError) and not ro.transient
     dd.close()
+
+
+def test_a_damaged_file_is_checked_again_only_when_it_changed(tmp_path, monkeypatch):
+    """A loop that meets the same damaged file (the dashboard's following) does not run
+    integrity_check over the whole file at every pass."""
+    from jetlink.core.store import datadir
+
+    dd = DataDir(tmp_path)
+    cluster = dd.open()
+    with cluster.transaction() as conn:
+        conn.execute("CREATE TABLE filler(x)")
+        conn.executemany("INSERT INTO filler VALUES (?)", [("x" * 500,)] * 400)
+    dd.close()
+    size = os.path.getsize(cluster.path)
+    with open(cluster.path, "r+b") as f:
+        f.seek((size // 8192 // 2) * 8192)
+        f.write(os.urandom(8192))
+    checks = []
+    real = datadir.integrity
+    monkeypatch.setattr(datadir, "integrity", lambda p: checks.append(p) or real(p))
+    corrupt = _sqlite_error(sqlite3.DatabaseError, "database disk image is malformed",
+                            "SQLITE_CORRUPT")
+    for _ in range(3):
+        err = datadir.confirmed(health.storage_error(corrupt, "local", cluster.path), corrupt,
+                                "local", cluster.path)
+        assert isinstance(err, health.DamagedError)
+    assert len(checks) == 1
+    os.utime(cluster.path, ns=(1, 1))  # changed: checked again
+    datadir.confirmed(health.storage_error(corrupt, "local", cluster.path), corrupt, "local",
+                      cluster.path)
+    assert len(checks) == 2

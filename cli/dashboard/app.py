@@ -54,6 +54,7 @@ from jetlink.cli.dashboard.data import (
     rate_text,
 )
 from jetlink.core.clock import Clock
+from jetlink.core.retry import Retries
 from jetlink.core.kafka.links import ACTIVE as LINK_ACTIVE
 from jetlink.core.kafka.links import PAUSED as LINK_PAUSED
 from jetlink.core.kafka.mirrors import ACTIVE, PAUSED, PENDING_STOPPED, STOPPED
@@ -234,7 +235,7 @@ class Dashboard(App[None]):
         self.problem = ""  # why the tables may be stale (slow or locked database)
         self.following = False
         self.followed = 0  # messages + records copied while following
-        self._follow_failure = ""  # the failure of the last step of following, said once
+        self._follow_retries = Retries()  # the failures of following, each said once
         self._rows: dict[str, list[Any]] = {name: [] for name in COLUMNS}
         self._loading_since: float | None = None  # the running load's start
         self._last_load: float | None = None  # when the last load started
@@ -774,7 +775,7 @@ class Dashboard(App[None]):
         else:
             self.following = True
             self.followed = 0
-            self._follow_failure = ""
+            self._follow_retries = Retries()
             self.message = "Following: replicating continuously"
             self._follow()
         self._render_status()
@@ -809,18 +810,18 @@ class Dashboard(App[None]):
             dd.close()
 
     def _followed(self, copied: int, failures: list[str]) -> None:
-        """One step of following: its count, and its failure said once (retried at the next
-        step: following never stops by itself) until a step succeeds again."""
+        """One step of following: its count, and its failure said once (core/retry.py;
+        retried at the next step: following never stops by itself) until a step succeeds
+        again."""
         if not self.following:
             return
         self.followed += copied
-        failure = failures[0] if failures else ""
-        if failure != self._follow_failure:
-            if failure:
-                self.message = f"Following: step failed, retrying: {failure}"
-            elif self._follow_failure:
-                self.message = "Following: replicating again"
-            self._follow_failure = failure
+        if failures:
+            said = self._follow_retries.failed(RuntimeError(failures[0]), always=True)
+            if said:
+                self.message = f"Following: step failed, retrying: {failures[0]}"
+        elif self._follow_retries.succeeded():
+            self.message = "Following: replicating again"
         self._render_status()
 
     # -- the live feed ------------------------------------------------------------------------

@@ -23,8 +23,8 @@ from typing import Any, Iterator, Sequence
 
 from ..errors import JetlinkError, NotFoundError, not_found
 from .health import (HEAD_LOCK, ChangedError, DamagedError, DiskFullError, StorageError, check,
-                     damaged, file_problem, forget, os_error, record, storage_error, unreadable,
-                     verify, writable)
+                     damaged, file_problem, forget, os_error, record, stamp, storage_error,
+                     unreadable, verify, writable)
 from .health import ReadOnlyError as ReadOnlyError_
 from .health import readonly as readonly_error
 from .schema import MIGRATIONS, SCHEMA_VERSION
@@ -164,7 +164,7 @@ def confirmed(err: JetlinkError, cause: BaseException, name: str,
     as they are."""
     if isinstance(err, (DiskFullError, ReadOnlyError_, ChangedError)):
         return err
-    problems = integrity(Path(path))
+    problems = _problems(Path(path))
     if problems:
         return _as_found(err, name, Path(path), problems)
     return ChangedError(f"cluster {name}: {path} changed while it was read ({cause}); it "
@@ -184,7 +184,7 @@ def confirmed_in(err: JetlinkError, cause: BaseException,
     except OSError:
         return err
     for entry in entries:
-        problems = integrity(directory / entry)
+        problems = _problems(directory / entry)
         if problems:
             return _as_found(err, entry[: -len(DB_SUFFIX)], directory / entry, problems)
     return ChangedError(f"data directory {directory}: a database changed while it was read "
@@ -198,6 +198,27 @@ def _as_found(err: JetlinkError, name: str, path: Path, problems: list[str]) -> 
         return damaged(name, path, f"is damaged ({problems[0]})")
     return StorageError(f"{err.description}; 'jetlink cluster check {name}' finds: "
                         f"{problems[0]}")
+
+
+# The last problems :func:`confirmed` found per database, with the files' stamp then: a loop
+# that meets the same damaged file again (the dashboard's following) does not check the whole
+# file again while nothing changed it.
+_VERDICTS: dict[str, tuple[list[Any], list[str]]] = {}
+
+
+def _problems(path: Path) -> list[str]:
+    """:func:`integrity`, remembered while the files stay as they were."""
+    key = os.fspath(path)
+    seen = _VERDICTS.get(key)
+    now = stamp(path)
+    if seen is not None and seen[0] == now:
+        return seen[1]
+    problems = integrity(path)
+    if problems:
+        _VERDICTS[key] = (now, problems)
+    else:
+        _VERDICTS.pop(key, None)
+    return problems
 
 
 def integrity(path: Path) -> list[str]:

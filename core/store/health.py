@@ -271,7 +271,7 @@ def _stamp_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.checked")
 
 
-def _stamp(path: Path) -> list[Any]:
+def stamp(path: Path) -> list[Any]:
     """Inode, size and modification time of the database and of a write-ahead log that
     holds anything (an empty log, as each connection makes one, counts as none)."""
     out: list[Any] = []
@@ -291,7 +291,7 @@ def trusted(path: Path) -> bool:
     use (then nothing else has touched them since)."""
     try:
         with open(_stamp_path(path), encoding="utf-8") as f:
-            return json.load(f) == _stamp(path)
+            return json.load(f) == stamp(path)
     except (OSError, ValueError):
         return False
 
@@ -304,7 +304,7 @@ def record(path: Path) -> None:
     try:
         fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(_stamp(path), f)
+            json.dump(stamp(path), f)
         os.replace(tmp, target)
     except OSError:
         try:
