@@ -152,7 +152,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
             raise
 
 
-# -- what an error of a database in use really is (store/health.py classifies it) ----
+# -- what an error of a database in use really is (store/health.py classifies it) ------
 
 def confirmed(err: JetlinkError, cause: BaseException, name: str,
               path: Path | str) -> JetlinkError:
@@ -325,8 +325,8 @@ class Cluster:
 
     def storage_error(self, err: BaseException) -> JetlinkError | None:
         """A fault of this cluster's storage as one line (None: not one). Damage and I/O
-        errors are confirmed by ``cluster check``'s own checks first (store/health.py
-        ``confirmed``): when the database checks sound, the files changed under this
+        errors are confirmed by ``cluster check``'s own checks first (:func:`confirmed`):
+        when the database checks sound, the files changed under this
         connection, which is then closed so that the next use opens them anew."""
         converted = storage_error(err, self.name, self.path)
         if converted is None:
