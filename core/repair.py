@@ -64,12 +64,14 @@ class RepairReport:
 
 
 def _names(dd: DataDir, names: list[str] | None) -> list[str]:
-    from .errors import NotFoundError
+    from .errors import NotFoundError, not_found
 
+    dd.check_exists()  # a check only reads: a directory that does not exist is said
     if names:
         for n in names:
             if not dd.cluster_path(n).exists():
-                raise NotFoundError(f"cluster {n} not found")
+                raise not_found(NotFoundError(f"cluster {n} not found"), n,
+                                dd.cluster_names())
         return list(dict.fromkeys(names))
     return dd.cluster_names()
 

@@ -13,7 +13,8 @@ def _without_created(docs):
 
 def test_local_is_created_by_the_first_write_never_by_a_read(jl):
     jl.data.rmdir()
-    for args in (["cluster", "ls"], ["stream", "ls"], ["kv", "ls"], ["stream", "info", "X"]):
+    for args in (["cluster", "ls"], ["stream", "ls"], ["kv", "ls"], ["stream", "info", "X"],
+                 ["cluster", "check"]):
         result = jl(*args)
         assert result.exit_code == 1, (args, result.output)
         assert result.stderr == (f"jetlink: error: data directory {jl.data} does not exist (a "
@@ -32,6 +33,9 @@ def test_local_is_created_by_the_first_write_never_by_a_read(jl):
         {"name": "local", "kind": "nats", "down": False, "path": str(jl.data / "local.db")}
     ]
     assert oct(jl.data.stat().st_mode & 0o777) == "0o700"
+    typo = jl("cluster", "check", "lcal")
+    assert (typo.exit_code, typo.stderr) == (
+        1, "jetlink: error: cluster lcal not found: did you mean local?\n")
 
 
 def test_add_ls_rm(jl):

@@ -630,7 +630,7 @@ class DataDir:
         self.create = create
         self._open: dict[str, Cluster] = {}
 
-    def _exists(self) -> None:
+    def check_exists(self) -> None:
         """NotFoundError when the directory does not exist (for a read: nothing to read)."""
         if not self.path.is_dir():
             raise NotFoundError(f"data directory {self.path} does not exist (a read creates "
@@ -723,7 +723,7 @@ class DataDir:
         given a ``broken`` list, is left out and appended there as (name, error): the
         others are still served."""
         if not self.create:
-            self._exists()
+            self.check_exists()
         if create_local:
             self._ensure_local()
         out = []
@@ -773,7 +773,7 @@ class DataDir:
         path = self.cluster_path(name)
         if not path.exists():
             if not self.create:
-                self._exists()
+                self.check_exists()
                 if name == LOCAL and create_local:
                     absent = self._open[name] = _Absent(name, path)
                     return absent
