@@ -576,7 +576,8 @@ class LiveJetStream(LiveConsumers):
             return [refused] if refused is not None else []
         timeout = self.conn.timeout
 
-        async def go(nc: Any) -> list[PubAck | JetlinkError | None]:
+        async def go(nc: Any) -> tuple[list[PubAck | JetlinkError | None],
+                                       dict[str, list[str] | None]]:
             prefix = nc.new_inbox()
             results: list[PubAck | JetlinkError | None] = [None] * len(msgs)
             done = [False] * len(msgs)
@@ -590,8 +591,9 @@ class LiveJetStream(LiveConsumers):
             # its last send met no responders (so that send stored nothing) and was not sent
             # again since
             refused = [False] * len(msgs)
-            known: dict[str, bool | None] = {}  # subject -> a stream captures it (None: ?)
-            probing: dict[str, asyncio.Future[bool | None]] = {}
+            # subject -> the streams that capture it, as the server answered (None: no answer)
+            known: dict[str, list[str] | None] = {}
+            probing: dict[str, asyncio.Future[list[str] | None]] = {}
             probe_slots = asyncio.Semaphore(16)
 
             def finish(i: int, result: PubAck | JetlinkError | None) -> None:
@@ -605,23 +607,24 @@ class LiveJetStream(LiveConsumers):
                 if outstanding == 0:
                     all_in.set()
 
-            async def probe(subject: str) -> bool | None:
-                """Whether a stream captures ``subject`` (STREAM.NAMES; None: no answer,
-                as while the cluster elects its leaders)."""
+            async def probe(subject: str) -> list[str] | None:
+                """The streams that capture ``subject`` (STREAM.NAMES; None: no answer, as
+                while the cluster elects its leaders)."""
                 async with probe_slots:
                     try:
                         reply = await nc.request(f"{self.api_prefix}.STREAM.NAMES",
                                                  json.dumps({"subject": subject}).encode(),
                                                  timeout=min(timeout, 1.0))
                         doc = json.loads(reply.data)
-                        found = None if "error" in doc else bool(doc.get("streams"))
+                        found = None if "error" in doc else list(doc.get("streams") or [])
                     except Exception:  # noqa: BLE001 - no answer: not known
                         found = None
-                known[subject] = found
+                if found is not None or subject not in known:
+                    known[subject] = found
                 probing.pop(subject, None)
                 return found
 
-            async def captured(subject: str) -> bool | None:
+            async def captured(subject: str) -> list[str] | None:
                 if known.get(subject) is not None:
                     return known[subject]
                 if subject not in probing:
@@ -639,7 +642,7 @@ class LiveJetStream(LiveConsumers):
                 exists = await captured(subject)
                 if done[i]:
                     return
-                if exists is False or loop.time() + PUB_RETRY_WAIT - sent_at[i] >= timeout:
+                if exists == [] or loop.time() + PUB_RETRY_WAIT - sent_at[i] >= timeout:
                     finish(i, NoStreamError(subject))
                     return
                 await asyncio.sleep(PUB_RETRY_WAIT)
@@ -712,39 +715,53 @@ class LiveJetStream(LiveConsumers):
             unacked = sum(1 for i in range(sent) if not done[i])
             if unacked and out and isinstance(out[-1], Exception):
                 out[-1].unacknowledged = unacked  # type: ignore[union-attr]
-            return out
+            return out, known
 
         try:
-            out = self.conn.call(go, timeout=None if len(msgs) > 1000 else timeout * 2 + 5,
-                                 doing="publishing")
+            out, known = self.conn.call(
+                go, timeout=None if len(msgs) > 1000 else timeout * 2 + 5, doing="publishing")
         except LiveError as err:  # the connection lost: what was sent may be stored
             err.unacknowledged = len(msgs)  # type: ignore[attr-defined]
             raise
-        out = self._no_responders(out)
+        out = self._no_responders(out, known)
         if refused is not None and len(out) == len(msgs) and not any(
                 isinstance(res, Exception) for res in out):
             out.append(refused)
         return out
 
-    def _no_responders(self, out: list[PubAck | JetlinkError | None]
+    def _no_responders(self, out: list[PubAck | JetlinkError | None],
+                       known: dict[str, list[str] | None]
                        ) -> list[PubAck | JetlinkError | None]:
-        """Publishes that met no responders for the whole timeout: NoStreamError when no
-        stream captures the subject, else a LiveError naming the stream that did not answer
-        (it has no leader: an election, or too few of its servers up)."""
+        """Publishes that met no responders: NoStreamError only when the server said no
+        stream captures the subject; a LiveError naming the stream that did not answer when
+        one does (it has no leader: an election, or too few of its servers up); and when the
+        server did not say (its JetStream API did not answer either), that, never "no stream
+        matches". ``known``: what the publishes' probes learnt (subject -> streams)."""
         seen: dict[str, JetlinkError] = {}
+        wait = f"{self.conn.timeout:g}s"
         for i, res in enumerate(out):
             if not isinstance(res, NoStreamError):
                 continue
             subject = res.subject
             if subject not in seen:
-                try:
-                    names = self.stream_names(subject)
-                except JetlinkError:
-                    names = []
-                seen[subject] = res if not names else passing(LiveError(
-                    f"publish to {clip(subject)}: stream {names[0]} did not answer within "
-                    f"{self.conn.timeout:g}s (no responders): it has no leader now, an "
-                    "election or too few of its servers up; nothing was stored"))
+                names = known.get(subject)
+                if names is None:
+                    try:
+                        names = self.stream_names(subject)
+                    except JetlinkError:
+                        names = None
+                if names == []:
+                    seen[subject] = res
+                elif names:
+                    seen[subject] = passing(LiveError(
+                        f"publish to {clip(subject)}: stream {names[0]} did not answer within "
+                        f"{wait} (no responders): it has no leader now, an election or too "
+                        "few of its servers up; nothing was stored"))
+                else:
+                    seen[subject] = passing(LiveError(
+                        f"publish to {clip(subject)}: no responders within {wait}, and "
+                        "JetStream did not answer whether a stream captures the subject "
+                        "(its leaders may be being elected); nothing was stored"))
             out[i] = seen[subject]
         return out
 
