@@ -113,7 +113,9 @@ def test_damage_is_reported_only_when_cluster_check_agrees(tmp_path, kind, text,
     dd.close()
 
 
-def test_a_damaged_file_is_reported_as_damage_never_as_a_change(tmp_path):
+def _damaged(tmp_path):
+    """The default cluster of a data directory in ``tmp_path``, closed, with random bytes
+    over a page in the middle of its file."""
     dd = DataDir(tmp_path)
     cluster = dd.open()
     with cluster.transaction() as conn:
@@ -124,6 +126,11 @@ def test_a_damaged_file_is_reported_as_damage_never_as_a_change(tmp_path):
     with open(cluster.path, "r+b") as f:
         f.seek((size // 8192 // 2) * 8192)
         f.write(os.urandom(8192))
+    return cluster
+
+
+def test_a_damaged_file_is_reported_as_damage_never_as_a_change(tmp_path):
+    cluster = _damaged(tmp_path)
     assert not all(r.ok for r in check(DataDir(tmp_path)))
     dd2 = DataDir(tmp_path)
     c2 = dd2.open()
@@ -159,16 +166,7 @@ def test_a_damaged_file_is_checked_again_only_when_it_changed(tmp_path, monkeypa
     integrity_check over the whole file at every pass."""
     from jetlink.core.store import datadir
 
-    dd = DataDir(tmp_path)
-    cluster = dd.open()
-    with cluster.transaction() as conn:
-        conn.execute("CREATE TABLE filler(x)")
-        conn.executemany("INSERT INTO filler VALUES (?)", [("x" * 500,)] * 400)
-    dd.close()
-    size = os.path.getsize(cluster.path)
-    with open(cluster.path, "r+b") as f:
-        f.seek((size // 8192 // 2) * 8192)
-        f.write(os.urandom(8192))
+    cluster = _damaged(tmp_path)
     checks = []
     real = datadir.integrity
     monkeypatch.setattr(datadir, "integrity", lambda p: checks.append(p) or real(p))
