@@ -84,6 +84,12 @@ class App:
     # Set by every command's -j/--json option (cli/options.py) before the command body runs,
     # so an error raised by the body is rendered as JSON too.
     json: bool = False
+    # What the command acts on (core/backend.py Backend): opened by the root callback as a
+    # resource of the invocation (closed when it ends), used through cli/common.py.
+    backend: Any = None
+    # The context of the command running (recorded by :meth:`of`): its name tells whether it
+    # only reads, its close callbacks end with it.
+    ctx: Any = None
     _out: Console | None = field(default=None, init=False, repr=False, compare=False)
     _err: Console | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -91,11 +97,13 @@ class App:
 
     @classmethod
     def of(cls, ctx: typer.Context) -> App:
-        """The App of this invocation (the one the root callback stored in ctx.obj)."""
+        """The App of this invocation (the one the root callback stored in ctx.obj); records
+        ``ctx`` as the context of the command running."""
         app = ctx.find_object(cls)
         if app is None:  # a command run without the root group (e.g. a sub-app in a test)
             app = cls()
             ctx.obj = app
+        app.ctx = ctx
         return app
 
     # -- output streams -------------------------------------------------------------------

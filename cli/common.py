@@ -36,11 +36,14 @@ if TYPE_CHECKING:  # pragma: no cover
     import typer
 
     from jetlink.cli.app import App
+    from jetlink.core.api import JetStreamAPI
+    from jetlink.core.backend import Backend
     from jetlink.core.clock import Clock
     from jetlink.core.contexts import Context
-    from jetlink.core.api import JetStreamAPI
-    from jetlink.core.errors import JetlinkError, UsageError
+    from jetlink.core.dr.positions import PositionStore
+    from jetlink.core.errors import UsageError
     from jetlink.core.jetstream import JetStream
+    from jetlink.core.kv import KV
     from jetlink.core.store import DataDir
 
 
@@ -59,38 +62,48 @@ def now_ns() -> int:
     return make_clock().now_ns()
 
 
-_STORE_KEY = "jetlink.data_dir"
-_NO_STEP_KEY = "jetlink.no_replicate_step"
+def open_backend(app: App) -> Backend:
+    """What the invocation acts on (core/backend.py): the live server in force
+    (``--server``, ``NATS_URL``, a context: ``app.target``), else the data directory of
+    ``--data-dir`` with the cluster of ``--cluster`` addressed. Nothing is opened before a
+    command uses it; a command that only reads creates nothing (:data:`READ_VERBS`); a
+    command that wrote ends with one bounded replication step, whose failure is a warning
+    on stderr, never the command's failure."""
+    from jetlink.core.backend import open_backend as core_open
+
+    return core_open(app.target, app.data_dir, app.cluster, lambda: make_clock(),
+                     create=lambda: not reads_only(app.ctx),
+                     on_step_error=lambda err: notice_step_error(app, err))
+
+
+def backend(app: App) -> Backend:
+    """The invocation's backend (opened by the root callback; a command run without the
+    root, in a test, opens one here, closed with its command)."""
+    if app.backend is None:
+        app.backend = open_backend(app)
+        if app.ctx is not None:
+            app.ctx.call_on_close(app.backend.close)
+    found: Backend = app.backend
+    return found
+
+
+def address_cluster(app: App, name: str) -> None:
+    """Address the cluster ``name`` from now on (a Kafka tool's ``--bootstrap-server``
+    naming a cluster of the data directory)."""
+    app.cluster = name
+    backend(app).address(name)
 
 
 def data_dir(app: App, *, step: bool = True) -> DataDir:
-    """The data directory of ``--data-dir``: one DataDir per command (every call of one
-    command returns the same), closed when the command ends, after :func:`replicate_step`
-    (``step=False``: none, for ``jetlink replicate`` which pumps itself)."""
-    from typer._click.globals import get_current_context
+    """The data directory of ``--data-dir``, for the verbs that work on the embedded engine
+    only (refused with a sentence when a live server is in force); ``step=False``: no
+    replication step when the command ends (``jetlink replicate`` pumps itself)."""
+    return backend(app).data_dir(_verb(app), step=step)
 
-    from jetlink.core.store import DataDir
 
-    ctx = get_current_context(silent=True)
-    if getattr(app, "target", None) is not None:
-        raise embedded_only(app, ctx)
-    if ctx is None:  # called outside a command (a test): the caller closes it
-        return DataDir(app.data_dir)
-    meta = ctx.meta  # shared by every context of this invocation
-    if not step:
-        meta[_NO_STEP_KEY] = True
-    store = meta.get(_STORE_KEY)
-    if store is None or store.path != app.data_dir:
-        store = DataDir(app.data_dir, create=not reads_only(ctx))
-        meta[_STORE_KEY] = store
-        ctx.call_on_close(store.close)  # close callbacks run last-in first-out:
-
-        def step_at_close() -> None:  # ... so the step runs first
-            if not meta.get(_NO_STEP_KEY):
-                replicate_step(app, store)
-
-        ctx.call_on_close(step_at_close)
-    return store
+def _verb(app: App) -> str:
+    ctx = app.ctx
+    return ctx.command_path if ctx is not None else "this command"
 
 
 # Verbs that only read (their last word): their data directory creates nothing, not the
@@ -106,105 +119,46 @@ def reads_only(ctx: Any) -> bool:
 
 def check_write_count(app: App, count: int, msg_bytes: int) -> None:
     """Refuse ``--count`` before anything is written (core/counts.py): more than the
-    maximum per command (exit 2), or, on the embedded engine, more than the data
-    directory's filesystem has room for (exit 1)."""
-    from jetlink.core.counts import check_count, check_space
+    maximum per command (exit 2), or more than the backend's store has room for (exit 1)."""
+    from jetlink.core.counts import check_count
 
     check_count(count)
-    if getattr(app, "target", None) is None:
-        check_space(count, msg_bytes, app.data_dir)
-
-
-def embedded_only(app: App, ctx: Any) -> JetlinkError:
-    """The refusal of a verb that works on the embedded engine's data directory only, when
-    a live server is in force."""
-    from jetlink.core.errors import JetlinkError
-
-    verb = ctx.command_path if ctx is not None else "this command"
-    target = app.target
-    return JetlinkError(
-        f"{verb} works on the embedded engine's data directory: it is not available with a "
-        f"live server ({target.url} from {target.origin}); leave out the server settings to "
-        "use the embedded engine", field="server")
+    backend(app).check_space(count, msg_bytes)
 
 
 def open_jetstream(app: App) -> JetStreamAPI:
-    """The JetStream API the command acts on (core/api.py), chosen once per invocation: the
-    live server in force (``--server``, ``NATS_URL``, a context: ``app.target``), else the
-    embedded engine's cluster named by ``--cluster`` (``local`` is created on first use;
+    """The JetStream API the command acts on (core/api.py): the live server in force, else
+    the embedded engine's cluster named by ``--cluster`` (``local`` is created on first use;
     another name must have been added with ``jetlink cluster add``). A cluster taken down
     with ``jetlink cluster down`` still serves its own clients: the drill cuts the
     replication paths out of it (a partition), so its lag keeps growing."""
-    if getattr(app, "target", None) is not None:
-        return live_jetstream(app)
-    return embedded_jetstream(app)
+    return backend(app).jetstream()
 
 
 def embedded_jetstream(app: App) -> JetStream:
-    """The embedded engine's JetStream API of ``--cluster``, for the verbs that work on the
-    data directory itself (stream export / import read and write its store in one
-    snapshot); refused with a sentence when a live server is in force (:func:`data_dir`)."""
+    """The embedded engine's JetStream of ``--cluster``, for the verbs that work on the data
+    directory itself (stream export / import read and write its store in one snapshot);
+    refused with a sentence when a live server is in force (:func:`data_dir`)."""
     from jetlink.core.jetstream import JetStream
 
     return JetStream(data_dir(app).open_kind(app.cluster, "nats", "streams"), make_clock())
 
 
 def embedded_data_dir(app: App) -> Path:
-    """``--data-dir`` for the verbs that open it themselves (dashboard, serve); refused
-    with a sentence when a live server is in force."""
-    if getattr(app, "target", None) is not None:
-        from typer._click.globals import get_current_context
-
-        raise embedded_only(app, get_current_context(silent=True))
-    return app.data_dir
+    """``--data-dir`` for the verbs that open it themselves (serve); refused with a
+    sentence when a live server is in force."""
+    return data_dir(app).path
 
 
-def open_kv(app: App) -> Any:
-    """The KV API (core/kv.py KV) over the same choice as :func:`open_jetstream`: the live
-    server's domains, else the data directory's clusters addressed from ``--cluster``."""
-    from jetlink.core.kv import KV
-
-    if getattr(app, "target", None) is not None:
-        from jetlink.core.live.jetstream import LiveDomains
-
-        return KV.over(LiveDomains(live_jetstream(app)), app.target.js_domain or "")
-    # make_clock looked up at each call: tests replace it with a manual clock
-    store = data_dir(app)
-    store.open_kind(app.cluster, "nats", "Key-Value buckets")
-    return KV(store, app.cluster, make_clock())
+def open_kv(app: App) -> KV:
+    """The KV API (core/kv.py KV) over the same choice as :func:`open_jetstream`."""
+    return backend(app).kv()
 
 
-_LIVE_KEY = "jetlink.live"
-
-
-def live_jetstream(app: App) -> JetStreamAPI:
-    """The live server's JetStream API: one connection per command (every call of one
-    command returns the same), closed when the command ends. nats-py is imported here,
-    only when a server is in force."""
-    from typer._click.globals import get_current_context
-
-    from jetlink.core.live.client import connect
-    from jetlink.core.live.jetstream import LiveJetStream
-
-    ctx = get_current_context(silent=True)
-    if ctx is None:  # outside a command (a test): the caller closes it
-        return LiveJetStream(connect(app.target))
-    js = ctx.meta.get(_LIVE_KEY)
-    if js is None:
-        js = ctx.meta[_LIVE_KEY] = LiveJetStream(connect(app.target))
-        ctx.call_on_close(js.close)
-    return js
-
-
-def replicate_step(app: App, store: DataDir) -> list[Any]:
-    """One bounded replication step (core/step.py ``bounded_step``) when the command wrote
-    anything; returns the pump's AgreementReports. A failing step never fails the command:
-    it is reported on stderr (``jetlink replicate`` shows the details)."""
-    if not store.wrote():
-        return []
-    from jetlink.core.step import bounded_step  # only after a write: reads import no pump
-
-    return bounded_step(store, make_clock(), lambda err: notice_step_error(app, err))[0]
+def replicate_step(app: App) -> list[Any]:
+    """The post-write replication step now (core/backend.py ``Backend.step``): the pump's
+    AgreementReports; a failing step never fails the command, it is reported on stderr."""
+    return backend(app).step()
 
 
 def step_error_text(err: Exception) -> str:
@@ -229,15 +183,27 @@ def named_context(ctx: typer.Context) -> tuple[str | None, str]:
     without the root, in tests: then JETLINK_CONTEXT is read here)."""
     import os
 
-    from typer._click.core import ParameterSource
-
     from jetlink.cli.app import ENV_CONTEXT
 
     root = ctx.find_root()
     if "context" not in root.params:
         return os.environ.get(ENV_CONTEXT, "") or None, ENV_CONTEXT
-    from_cli = root.get_parameter_source("context") == ParameterSource.COMMANDLINE
+    from_cli = parameter_source(root, "context") == "COMMANDLINE"
     return root.params["context"], "--context" if from_cli else ENV_CONTEXT
+
+
+def parameter_source(ctx: typer.Context, name: str) -> str | None:
+    """Where the value of the parameter ``name`` of ``ctx`` came from, by the name of
+    Click's ParameterSource: COMMANDLINE, ENVIRONMENT, DEFAULT, DEFAULT_MAP or PROMPT (None:
+    not set)."""
+    source = ctx.get_parameter_source(name)
+    return None if source is None else str(source.name)
+
+
+def given(ctx: typer.Context, name: str) -> bool:
+    """Whether the user gave the parameter ``name`` (command line, environment, prompt),
+    rather than leaving its default."""
+    return parameter_source(ctx, name) not in (None, "DEFAULT", "DEFAULT_MAP")
 
 
 def context_in_force(ctx: typer.Context) -> Context | None:
@@ -338,13 +304,11 @@ def rest_settings(app: App) -> RestSettings | None:
 
     The URL is ``--rest-url`` (or JETLINK_REST_URL), else the ``rest_url`` of the context in
     force (``--context NAME``, JETLINK_CONTEXT, else the selected one), else none."""
-    from typer._click.globals import get_current_context
-
-    ctx = get_current_context(silent=True)
+    ctx = app.ctx
     if ctx is None:
         return None
-    given = ctx.meta.get(REST_KEY)
-    settings = given if isinstance(given, RestSettings) else RestSettings()
+    found_settings = ctx.meta.get(REST_KEY)
+    settings = found_settings if isinstance(found_settings, RestSettings) else RestSettings()
     if settings.url:
         return settings
     if "context" not in ctx.find_root().params:  # a group run without the root (a test)
@@ -412,22 +376,13 @@ def follow(next_item: Any, idle_ns: int | None, poll_seconds: float) -> Any:
 
 
 def open_site(app: App) -> Any:
-    """Where a mirror is promoted (core/failover.py ``Site``): the live server in force,
-    else the embedded engine's ``--cluster``."""
-    if getattr(app, "target", None) is not None:
-        from jetlink.core.live.promote import LiveSite
-
-        return LiveSite(live_jetstream(app))
-    from jetlink.core.promote import EmbeddedSite
-
-    return EmbeddedSite(data_dir(app), app.cluster, make_clock())
+    """Where a mirror is promoted (core/dr/rules.py ``Site``) on the backend in force."""
+    return backend(app).site()
 
 
-def open_positions(app: App) -> Any:
-    """The consumer positions bucket of the addressed side (core/positions.py)."""
-    from jetlink.core.positions import PositionStore
-
-    return PositionStore(open_kv(app))
+def open_positions(app: App) -> PositionStore:
+    """The consumer positions bucket of the addressed side (core/dr/positions.py)."""
+    return backend(app).positions()
 
 
 # -- topology as code: the data directory or the live servers a file binds ------------------
@@ -436,25 +391,15 @@ def open_positions(app: App) -> Any:
 def topology_backend(app: App, topo: Any, *, live_only: bool = False
                      ) -> tuple[Any, list[Any]]:
     """Where ``jetlink apply`` and ``jetlink validate --live`` plan a topology file
-    (core/topology_apply.py): the live servers when the file binds a cluster (``server =`` /
-    ``context =``) or a server is in force (``app.target``: the file's unbound clusters go
-    to it), else the data directory (``live_only``: a usage error instead). Returns
-    ``(backend, problems)``: the bindings' problems with backend None (nothing connected).
-    The connections close when the command ends; a server that does not answer is a
-    LiveError (one line, exit status 1)."""
-    from jetlink.core import topology_apply as core
-
-    target = getattr(app, "target", None)
-    if target is None and not core.is_live(topo):
-        if live_only:
-            raise usage("--live needs a file whose clusters are bound to servers (server = "
-                        '"nats://..." or context = "NAME" in [clusters.<name>]) or a server '
-                        "in force (--server, NATS_URL, a context)")
-        return core.EmbeddedBackend(data_dir(app), make_clock()), []
-    backend, problems = core.open_live(topo, target)
-    if backend is not None:
-        _close_at_end(backend)
-    return backend, problems
+    (core/backend.py ``Backend.planner``): the file's bound servers, the server in force, else
+    the data directory (``live_only``: a usage error instead). Returns ``(planner,
+    problems)``: the bindings' problems with planner None (nothing connected). The
+    connections close when the command ends; a server that does not answer is a LiveError
+    (one line, exit status 1)."""
+    planner, problems = backend(app).planner(topo, live_only=live_only)
+    if planner is not None:
+        _close_at_end(app, planner)
+    return planner, problems
 
 
 def live_export_backend(app: App, domains: list[str] | None, source: Path | None) -> Any:
@@ -479,22 +424,19 @@ def live_export_backend(app: App, domains: list[str] | None, source: Path | None
             raise usage(f"{source} binds no cluster{' of those names' if domains else ''} to a "
                         'server (server = "nats://..." or context = "NAME" in '
                         "[clusters.<name>]): nothing to export from")
-        backend = core.LiveBackend.connect(bindings)
+        found = core.LiveBackend.connect(bindings)
     else:
-        target = getattr(app, "target", None)
-        if target is None:
+        found = backend(app).export_source(domains or ())
+        if found is None:
             return None
-        backend = core.LiveBackend.for_target(target, domains or ())
-    _close_at_end(backend)
-    return backend
+    _close_at_end(app, found)
+    return found
 
 
-def _close_at_end(backend: Any) -> None:
-    from typer._click.globals import get_current_context
-
-    ctx = get_current_context(silent=True)
-    if ctx is not None:
-        ctx.call_on_close(backend.close)
+def _close_at_end(app: App, resource: Any) -> None:
+    """Close ``resource`` when the command ends (a test without a command closes it)."""
+    if app.ctx is not None:
+        app.ctx.call_on_close(resource.close)
 
 
 # -- optional parts of the installation -------------------------------------------------------

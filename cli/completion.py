@@ -13,8 +13,7 @@ nothing. Works for bash, zsh and fish alike (click's completion protocol; comple
 the scripts).
 """
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,82 +32,55 @@ def _where(ctx: Any) -> tuple[Path, str]:
     return Path(path).expanduser(), cluster
 
 
-@contextmanager
-def _cluster(ctx: Any) -> Iterator[Any]:
-    """(DataDir, Cluster) of the command line, or nothing to offer."""
-    from jetlink.core.store import DataDir
-
-    path, name = _where(ctx)
-    if not (path / f"{name}.db").is_file():
-        yield None
-        return
-    dd = DataDir(path)
-    try:
-        yield dd, dd.open(name, create_local=False)
-    finally:
-        dd.close()
-
-
 LIVE_TIMEOUT = 2.0  # seconds a completion waits for a server at most
 
 
-def _target(ctx: Any) -> Any:
-    """The live server the command line puts in force (None: the embedded engine), as the
-    root callback resolves it (core/live/settings.py)."""
-    import os
-
-    from jetlink.cli.common import context_in_force
-    from jetlink.core.live.settings import resolve_target
-
-    p = ctx.find_root().params
-    options = {"servers": p.get("server"), "creds": p.get("creds"), "nkey": p.get("nkey"),
-               "user": p.get("user"), "password": p.get("password"),
-               "tls_cert": p.get("tlscert"), "tls_key": p.get("tlskey"),
-               "tls_ca": p.get("tlsca"), "tls_first": p.get("tlsfirst"),
-               "js_domain": p.get("js_domain"), "js_api_prefix": p.get("js_api_prefix"),
-               "inbox_prefix": p.get("inbox_prefix"), "timeout": p.get("timeout")}
-    return resolve_target(options, os.environ, context_in_force(ctx.find_root()),
-                          p.get("nats_context"))
-
-
-def _live_names(target: Any, what: str, ctx: Any) -> list[str]:
-    """The server's names of ``what`` (streams, consumers of the typed stream, buckets)."""
+def _backend(ctx: Any) -> Any:
+    """The backend of the command line as typed so far (core/backend.py), creating
+    nothing, a live server waited for :data:`LIVE_TIMEOUT` at most."""
     import dataclasses
 
-    from jetlink.core.live.client import connect
-    from jetlink.core.live.jetstream import LiveJetStream
+    from jetlink.cli.main import target_in_force
+    from jetlink.core.backend import open_backend
+    from jetlink.core.clock import SystemClock
 
-    js = LiveJetStream(connect(dataclasses.replace(
-        target, timeout=min(float(target.timeout), LIVE_TIMEOUT))))
-    try:
-        if what == "streams":
-            return js.stream_names()
-        if what == "consumers":
-            stream = ctx.params.get("stream")
-            return js.consumer_names(stream) if stream else []
-        if what == "buckets":
-            from jetlink.core.kv import kv_statuses
+    target = target_in_force(ctx)
+    if target is not None:
+        target = dataclasses.replace(target, timeout=min(float(target.timeout), LIVE_TIMEOUT))
+    path, cluster = _where(ctx)
+    return open_backend(target, path, cluster, SystemClock, create=False, step=False)
 
-            return [st.bucket for st in kv_statuses(js.streams())]
-        return []  # topics, links, groups: the embedded engine's only
-    finally:
-        js.close()
+
+def _in_data_dir(ctx: Any, dd: Any, names: Callable[[Any], list[str]]) -> list[str]:
+    _path, name = _where(ctx)
+    if not dd.has_cluster(name):
+        return []
+    return names((ctx, dd, dd.open(name, create_local=False)))
+
+
+def _on_server(js: Any, what: str | None, ctx: Any) -> list[str]:
+    """The server's names of ``what`` (streams, consumers of the typed stream, buckets);
+    topics, links and groups are the embedded engine's only."""
+    if what == "streams":
+        return js.stream_names()
+    if what == "consumers":
+        stream = ctx.params.get("stream")
+        return js.consumer_names(stream) if stream else []
+    if what == "buckets":
+        from jetlink.core.kv import kv_statuses
+
+        return [st.bucket for st in kv_statuses(js.streams())]
+    return []
 
 
 def _offer(names: Callable[[Any], list[str]], live: str | None = None
            ) -> Callable[[typer.Context, str], list[str]]:
     def complete(ctx: typer.Context, incomplete: str) -> list[str]:
         try:
-            target = _target(ctx)
-            if target is not None:
-                if live is None:
-                    return []
-                return sorted(n for n in _live_names(target, live, ctx)
-                              if n.startswith(incomplete))
-            with _cluster(ctx) as found:
-                if found is None:
-                    return []
-                return sorted(n for n in names((ctx, *found)) if n.startswith(incomplete))
+            with _backend(ctx) as backend:
+                found = backend.either(data_dir=lambda dd: _in_data_dir(ctx, dd, names),
+                                       server=lambda js: _on_server(js, live, ctx))
+            return sorted(n for n in found if n.startswith(incomplete))
         except Exception:  # noqa: BLE001 - completion offers nothing rather than fail
             return []
 

@@ -94,33 +94,22 @@ def target_doc(ctx: typer.Context) -> dict[str, Any]:
     """Which target the invocation's settings put in force (cli/main.py resolves them the
     same way for every other verb), and why: {"kind": "live", ...} or {"kind":
     "embedded", "data_dir"}; a setting that can not be used: {"kind": "error", "error"}."""
-    from jetlink.cli.main import _live_target
+    from jetlink.cli.main import target_in_force
     from jetlink.core.errors import JetlinkError
     from jetlink.core.live.settings import selected_nats_context
 
     app = App.of(ctx)
-    params = ctx.find_root().params
-    options = {"servers": params.get("server"), "creds": params.get("creds"),
-               "nkey": params.get("nkey"), "user": params.get("user"),
-               "password": params.get("password"), "tls_cert": params.get("tlscert"),
-               "tls_key": params.get("tlskey"), "tls_ca": params.get("tlsca"),
-               "tls_first": params.get("tlsfirst"), "js_domain": params.get("js_domain"),
-               "js_api_prefix": params.get("js_api_prefix"),
-               "inbox_prefix": params.get("inbox_prefix"), "timeout": params.get("timeout")}
     try:
-        target = _live_target(ctx, options, params.get("nats_context"))
+        target = target_in_force(ctx)
     except JetlinkError as err:
         return {"kind": "error", "error": err.description}
     if target is not None:
         doc: dict[str, Any] = {"kind": "live", **target.to_dict()}
     else:
-        from typer._click.core import ParameterSource
-
-        from jetlink.cli.common import context_in_force
+        from jetlink.cli.common import context_in_force, given
 
         data = app.data_dir  # the context verbs skip _apply_context: apply it here
-        if ctx.find_root().get_parameter_source("data_dir") in (
-                None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP):
+        if not given(ctx.find_root(), "data_dir"):
             found = context_in_force(ctx)
             if found is not None and found.data_dir:
                 data = Path(found.data_dir).expanduser()

@@ -136,10 +136,7 @@ class Drill:
     def invoke(self, args: Sequence[str]) -> Ran:
         """Run ``jetlink --data-dir DIR ARGS`` in this process; its stdout and stderr
         captured."""
-        from typer._click.exceptions import ClickException
-        from typer.main import get_command
-
-        from jetlink.cli.main import app
+        from jetlink.cli.main import run
 
         out, err = io.StringIO(), io.StringIO()
         argv = ["--data-dir", str(self.data_dir), *args]
@@ -149,11 +146,8 @@ class Drill:
         with _isolated_env(self.width, config_home), redirect_stdout(out), \
                 redirect_stderr(err):
             try:
-                rv = get_command(app).main(args=argv, prog_name=PROG, standalone_mode=False)
-                code = rv if isinstance(rv, int) else 0
-            except ClickException as exc:
-                exc.show(file=err)
-                code = exc.exit_code
+                run(argv)  # always ends with SystemExit
+                code = 0
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else 1
         return Ran(code, out.getvalue(), err.getvalue(), time.perf_counter() - started)

@@ -83,21 +83,17 @@ def select_cluster(app: App, bootstrap_server: str | None, command_config: str |
 
     chosen = None
     if bootstrap_server:
-        from jetlink.core.store import DataDir
         from jetlink.core.store.datadir import NAME_RE
 
         first = bootstrap_server.split(",")[0].strip()
         host = first.rsplit(":", 1)[0] if ":" in first else first
-        store = DataDir(common.embedded_data_dir(app))
-        try:
-            for name in dict.fromkeys((first, host.strip("[]"))):
-                if NAME_RE.fullmatch(name) and store.has_cluster(name):
-                    chosen = name
-                    break
-        finally:
-            store.close()
+        store = common.data_dir(app)
+        for name in dict.fromkeys((first, host.strip("[]"))):
+            if NAME_RE.fullmatch(name) and store.has_cluster(name):
+                chosen = name
+                break
     if chosen is not None:
-        app.cluster = chosen
+        common.address_cluster(app, chosen)
         output.notice(app, f"jetlink: notice: --bootstrap-server {bootstrap_server} selects "
                            f"cluster {chosen}; --bootstrap-server and --command-config are "
                            "otherwise ignored")

@@ -718,7 +718,7 @@ def _silent(app: App, data: Any) -> None:
 def _kv_promote(ctx: typer.Context, bucket: str, *, force: bool, failover: bool,
                 dry_run: bool, no_consumers: bool) -> None:
     from jetlink.cli.stream import promote_mirror
-    from jetlink.core.failover import kv_adjust, kv_mirror_stream
+    from jetlink.core.dr import kv_adjust, kv_mirror_stream
 
     app = App.of(ctx)
     stream, origin = kv_mirror_stream(common.open_jetstream(app), bucket)

@@ -449,14 +449,12 @@ def _root(
         and not _has_flag(ctx.meta.get(ARGS_KEY, ()), ("-h", "--help"))
     ):
         _apply_context(ctx, app, context)
-        app.target = _live_target(
-            ctx,
-            {"servers": server, "creds": creds, "nkey": nkey, "user": user,
-             "password": password, "tls_cert": tlscert, "tls_key": tlskey, "tls_ca": tlsca,
-             "tls_first": tlsfirst, "js_domain": js_domain, "js_api_prefix": js_api_prefix,
-             "inbox_prefix": inbox_prefix, "timeout": timeout},
-            nats_context,
-        )
+        app.target = target_in_force(ctx)
+    # What the command acts on, opened on first use and closed (after the post-write
+    # replication step) when the invocation ends.
+    from jetlink.cli.common import open_backend
+
+    app.backend = ctx.with_resource(open_backend(app))
 
 
 def _apply_context(ctx: typer.Context, app: App, name: str | None) -> None:
@@ -466,11 +464,10 @@ def _apply_context(ctx: typer.Context, app: App, name: str | None) -> None:
     The context in force is --context NAME, else $JETLINK_CONTEXT, else the selected one
     (``jetlink context select``), else none. Its files are read only when a value is still
     unset or a context was named (so a mistyped name is reported even then)."""
-    from typer._click.core import ParameterSource
+    from jetlink.cli.common import given
 
-    unset = (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
-    need_dir = ctx.get_parameter_source("data_dir") in unset
-    need_cluster = ctx.get_parameter_source("cluster") in unset
+    need_dir = not given(ctx, "data_dir")
+    need_cluster = not given(ctx, "cluster")
     if name is None and not (need_dir or need_cluster):
         return
     from jetlink.cli.common import context_in_force
@@ -484,15 +481,24 @@ def _apply_context(ctx: typer.Context, app: App, name: str | None) -> None:
         app.cluster = found.cluster
 
 
-def _live_target(ctx: typer.Context, options: dict[str, Any], nats_context: str | None) -> Any:
-    """The live server in force (core/live/settings.py: option > environment > jetlink
-    context > natscli context), or None: the embedded engine. No nats-py import here."""
+def target_in_force(ctx: typer.Context) -> Any:
+    """The live server the invocation's settings put in force (core/live/settings.py:
+    option > environment > jetlink context > natscli context), or None: the embedded
+    engine. Read from the root's options; no nats-py import here."""
     import os
 
     from jetlink.cli.common import context_in_force
     from jetlink.core.live.settings import resolve_target
 
-    return resolve_target(options, os.environ, context_in_force(ctx), nats_context)
+    root = ctx.find_root()
+    p = root.params
+    options = {"servers": p.get("server"), "creds": p.get("creds"), "nkey": p.get("nkey"),
+               "user": p.get("user"), "password": p.get("password"),
+               "tls_cert": p.get("tlscert"), "tls_key": p.get("tlskey"),
+               "tls_ca": p.get("tlsca"), "tls_first": p.get("tlsfirst"),
+               "js_domain": p.get("js_domain"), "js_api_prefix": p.get("js_api_prefix"),
+               "inbox_prefix": p.get("inbox_prefix"), "timeout": p.get("timeout")}
+    return resolve_target(options, os.environ, context_in_force(root), p.get("nats_context"))
 
 
 def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
@@ -545,14 +551,23 @@ def _show_click_error(exc: Any) -> None:
         print(f"Try '{ctx.command_path} -h' for help.", file=sys.stderr)
 
 
+def click_exception() -> type[Exception]:
+    """Click's ClickException: the base of the command-line errors (bad option, missing
+    argument, ...) the parser raises. Typer ships its own copy of Click and exports some of
+    its exceptions (BadParameter): the base is found among BadParameter's."""
+    found: type[Exception] = next(c for c in typer.BadParameter.__mro__
+                                  if c.__name__ == "ClickException")
+    return found
+
+
 def run(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point (``jetlink``), also ``python -m jetlink.cli.main``."""
-    from typer._click.exceptions import ClickException
     from typer.exceptions import Abort
     from typer.main import get_command
 
     from jetlink.core.errors import JetlinkError, UsageError
 
+    ClickException = click_exception()
     args = list(sys.argv[1:] if argv is None else argv)
     command = get_command(app)
     try:

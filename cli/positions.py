@@ -5,7 +5,7 @@ reads the durable consumers of every mirror's origin (configs, ack floors) and w
 to the KV bucket JETLINK_POSITIONS of the side the command addresses (the mirror's), once
 or every --interval with --follow; ``stream|kv failover`` places the consumers from there
 when the origin is gone, and says how old the positions are. ``positions ls`` shows what is
-kept. The rules are core/positions.py's, over the same interface on the embedded engine and
+kept. The rules are core/dr/positions.py's, over the same interface on the embedded engine and
 on a live server.
 """
 
@@ -91,7 +91,7 @@ def sync(
     [{"mirror", "origin", "status", "consumers", "synced" | "last_synced", "error"}]}.
     """
     from jetlink.cli.stream_flags import parse_duration_flag
-    from jetlink.core.positions import sync as sync_positions
+    from jetlink.core.dr.positions import sync as sync_positions
     from jetlink.core.retry import Retries
 
     app = App.of(ctx)

@@ -123,18 +123,20 @@ def register_commands(spark_app: typer.Typer) -> None:
         """
         from jetlink.sparkops.verify import verify as run_verify
 
+        from jetlink.cli.common import backend, make_clock
+
         app = App.of(ctx)
-        live = None
-        if getattr(app, "target", None) is not None:  # streams of the live server in force
-            from jetlink.cli.common import make_clock, open_jetstream
+
+        def on_server(js: Any) -> tuple[Any, Any]:  # streams of the live server in force
             from jetlink.cli.spark import session
             from jetlink.sparkops.run import Runner
 
-            live = open_jetstream(app)
-            runner = Runner(session(master, conf, properties_file), None, make_clock(),
-                            app.cluster)
-        else:
-            runner = _runner(app, master, conf, properties_file)
+            return js, Runner(session(master, conf, properties_file), None, make_clock(),
+                              app.cluster)
+
+        live, runner = backend(app).either(
+            data_dir=lambda _dd: (None, _runner(app, master, conf, properties_file)),
+            server=on_server)
 
         def job() -> dict[str, Any]:
             return run_verify(runner, a, b, ignore_time=ignore_time, limit=limit, live=live)

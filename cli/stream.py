@@ -998,57 +998,43 @@ def promote_mirror(
     dry_run: bool = False, no_consumers: bool = False, what: str = "mirror",
     verb_name: str = "stream", adjust: Any = None, shown: str | None = None,
 ) -> None:
-    """``stream|kv promote|failover``: the same promotion (core/failover.py) on the site
+    """``stream|kv promote|failover``: the same promotion (core/dr/rules.py) on the site
     in force, rendered; exit status 1 with the report when it stopped part-way."""
-    from jetlink.core import failover as core
-    from jetlink.core.errors import JetlinkError
+    from jetlink.core import dr
 
     site = common.open_site(app)
     positions = None if no_consumers else common.open_positions(app)
-    info = site.js.stream_info(name)
-    if info.config.mirror is None and core.PROMOTED_KEY not in (info.config.metadata or {}):
-        raise JetlinkError(f"stream {name} is not a mirror")
     wanted = None if subjects is None else split_subjects(subjects)
-    if info.config.mirror is not None and not dry_run:
-        from jetlink.core.failover import mirror_lag
-
-        facts, _ = site.origin(info.config, info.state.last_seq)
-        refused = not failover and facts.reachable and bool(facts.pending)
-        if not refused:  # a promotion that will be refused is not worth a question
-            verb = "fail over to" if failover else "promote"
-            output.confirm(
-                app,
-                f"Really {verb} {what} {shown or name} ({_origin_phrase(facts, mirror_lag(info))}): "
-                "it stops "
-                "mirroring and becomes a normal stream",
-                force=force,
-                action=f"{verb} {what} {shown or name}",
-            )
+    naming = dr.Naming(what=what, shown=shown, instead=(
+        f"promote it anyway (jetlink {verb_name} failover {shown or name})"))
+    promotion = dr.prepare(site, name, subjects=wanted, force=force, failover=failover,
+                           positions=positions, transfer=not no_consumers, adjust=adjust,
+                           naming=naming)
+    if not dry_run and not promotion.resumed:
+        verb = "fail over to" if failover else "promote"
+        output.confirm(
+            app,
+            f"Really {verb} {what} {shown or name} "
+            f"({_origin_phrase(promotion.facts, promotion.lag)}): it stops mirroring and "
+            "becomes a normal stream",
+            force=force,
+            action=f"{verb} {what} {shown or name}",
+        )
     # The report names what the user named: a KV bucket, not its stream KV_<bucket>.
     label = f"KV bucket {shown}" if verb_name == "kv" and shown else None
 
     def render(a: App, d: dict[str, Any]) -> None:
         render_promotion(a, d, label=label)
 
-    try:
-        report = core.promote(site, name, subjects=wanted, failover=failover, dry_run=dry_run,
-                              positions=positions, transfer=not no_consumers, adjust=adjust)
-    except core.PromoteRefused as err:
-        behind = f"{err.pending} message{'s' if err.pending != 1 else ''}"
-        raise core.PromoteRefused(
-            f"{what} {shown or name} is {behind} behind its origin {err.origin}, last "
-            f"sequence {err.origin_last_seq}; mirror at {err.mirror_last_seq}): let it catch "
-            f"up ({site.catch_up}) or promote it anyway (jetlink {verb_name} failover "
-            f"{shown or name})",
-            pending=err.pending,
-            mirror_last_seq=err.mirror_last_seq,
-            origin_last_seq=err.origin_last_seq,
-            origin=err.origin,
-        ) from None
-    except core.PartialPromotion as err:
-        if not app.json:  # with --json the error's document holds the report
-            render(app, err.report.to_json())
-        raise
+    if dry_run:
+        report = promotion.preview()
+    else:
+        try:
+            report = promotion.carry_out()
+        except dr.PartialPromotion as err:
+            if not app.json:  # with --json the error's document holds the report
+                render(app, err.report.to_json())
+            raise
     app.emit(report.to_json(), human=render)
 
 

@@ -818,11 +818,6 @@ class Binding:
         return self.target.url + (f", JetStream domain {d}" if d else "")
 
 
-def is_live(topo: Topology) -> bool:
-    """Does the topology bind any cluster to a live server (``server`` / ``context``)?"""
-    return any(c.bound for c in topo.clusters.values())
-
-
 def _binding_env(environ: Any) -> dict[str, str]:
     """The environment a file's binding is resolved in: natscli's variables (NATS_URL,
     NATS_CONTEXT, NATS_USER...) left out, so the file alone says where each cluster is."""

@@ -998,7 +998,7 @@ def test_follow_stops_on_a_lasting_failure_saying_why(jl, monkeypatch):
 
 
 def test_positions_sync_follow_retries_a_server_that_does_not_answer(jl, monkeypatch):
-    from jetlink.core import positions
+    from jetlink.core.dr import positions
     from jetlink.core.live.client import LiveError
 
     west_orders(jl)

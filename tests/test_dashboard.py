@@ -230,7 +230,7 @@ def test_rates_from_successive_snapshots():
 
 def test_an_engine_error_is_a_failed_outcome(demo):
     path, clock = demo
-    out = actions.run(path, clock, actions.purge_stream("east", "NOPE"))
+    out = actions.Source(path).run(clock, actions.purge_stream("east", "NOPE"))
     assert out.ok is False and out.message == "jetlink: error: stream not found (10059): NOPE"
 
 
@@ -239,7 +239,7 @@ def test_step_reports_what_moved(demo):
     dd = DataDir(path)
     dd.set_down("west", False)
     dd.close()
-    out = actions.run(path, clock, actions.step())
+    out = actions.Source(path).run(clock, actions.step())
     assert out.ok and out.message == "Replication step: 24 messages copied, 5 records mirrored"
 
 

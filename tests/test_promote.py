@@ -1,4 +1,4 @@
-"""Promote / fail over a mirror (core/promote.py).
+"""Promote / fail over a mirror (core/dr: the rules and the embedded site).
 
 Server behaviour the tests rely on, checked on nats-server 2.15.1: an update without
 ``mirror`` promotes a mirror (messages kept, the next publish gets last_seq + 1); without
@@ -19,9 +19,16 @@ import pytest
 
 from jetlink.core.errors import ApiError, JetlinkError, NotFoundError
 from jetlink.core.jetstream import JetStream
-from jetlink.core.promote import PromoteRefused, promote
+from jetlink.core.dr import PromoteRefused
+from jetlink.core.dr import promote as promote_at
+from jetlink.core.dr.embedded import EmbeddedSite
 
 SEC = 1_000_000_000
+
+
+def promote(dd, cluster, stream, clock, **kw):
+    """core/dr ``promote`` at the embedded site of ``cluster``."""
+    return promote_at(EmbeddedSite(dd, cluster, clock), stream, **kw)
 
 
 @pytest.fixture
@@ -273,7 +280,7 @@ def test_failed_update_changes_nothing(dd, clock, env):
     assert east.consumer_info("M", "far").to_json()["delivered"]["stream_seq"] == 99
 
 
-# --- the origin's consumers placed on the promoted stream (core/failover.py) -----------------
+# --- the origin's consumers placed on the promoted stream (core/dr/rules.py) -----------------
 def _acked(js: JetStream, stream: str, name: str, upto: int, **cfg) -> None:
     js.add_consumer(stream, {"durable_name": name, "ack_policy": "explicit", **cfg})
     for m in js.fetch(stream, name, upto):
@@ -321,8 +328,7 @@ def test_ack_floor_beyond_the_mirror_is_clamped(dd, clock, env):
 
 def test_failover_with_the_origin_down_uses_synced_positions(dd, clock, env):
     from jetlink.core.kv import KV
-    from jetlink.core.positions import PositionStore, sync
-    from jetlink.core.promote import EmbeddedSite
+    from jetlink.core.dr.positions import PositionStore, sync
 
     west, east = env
     _acked(west, "O", "billing", 4)
@@ -347,7 +353,7 @@ def test_failover_with_the_origin_down_uses_synced_positions(dd, clock, env):
 
 def test_no_positions_no_consumers_and_said_so(dd, clock, env):
     from jetlink.core.kv import KV
-    from jetlink.core.positions import PositionStore
+    from jetlink.core.dr.positions import PositionStore
 
     west, east = env
     _acked(west, "O", "billing", 4)
@@ -360,7 +366,7 @@ def test_no_positions_no_consumers_and_said_so(dd, clock, env):
 
 def test_a_consumer_the_promoted_stream_refuses_is_reported_and_the_rerun_finishes(
         dd, clock, env):
-    from jetlink.core.failover import PartialPromotion
+    from jetlink.core.dr import PartialPromotion
 
     west, east = env
     east.add_stream({"name": "M1", "max_consumers": 1, "mirror": {

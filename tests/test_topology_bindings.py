@@ -8,13 +8,13 @@ import textwrap
 
 import pytest
 
+from jetlink.core.backend import topo_binds_servers
 from jetlink.core.config.stream import StreamConfig
 from jetlink.core.live.target import ServerTarget
 from jetlink.core.topology import Topology
 from jetlink.core.topology_apply import (
     Binding,
     LiveBackend,
-    is_live,
     live_bindings,
     resolve_binding,
     target_table,
@@ -34,8 +34,8 @@ def brief(problems):
 
 
 def test_a_file_binding_no_cluster_is_not_live():
-    assert not is_live(topo_of('[clusters.west]\n[streams.S]\ncluster = "west"\n'))
-    assert is_live(topo_of('[clusters.west]\nserver = "nats://h:4222"\n'))
+    assert not topo_binds_servers(topo_of('[clusters.west]\n[streams.S]\ncluster = "west"\n'))
+    assert topo_binds_servers(topo_of('[clusters.west]\nserver = "nats://h:4222"\n'))
 
 
 def test_bindings_of_two_domains_on_one_server():

@@ -50,9 +50,8 @@ def dashboard(
     error), consumers, KV buckets, the feed; P/F promote / fail over a mirror there
     (consumers placed, clamps shown in the dry run) and x purges a stream there.
     """
-    from typer._click.core import ParameterSource
-
     from jetlink.cli import common
+    from jetlink.cli.dashboard.actions import Source
     from jetlink.cli.stream_flags import parse_duration_flag
     from jetlink.core.errors import JetlinkError
 
@@ -61,26 +60,12 @@ def dashboard(
     if interval < 1:
         raise common.usage(f"--refresh {refresh}: the dashboard refreshes at most once a "
                            "second (give 1s or more)")
-    root = ctx.find_root()
-    given = root.get_parameter_source("cluster") in (ParameterSource.COMMANDLINE,
-                                                     ParameterSource.ENVIRONMENT)
-    scope = app.cluster if given else None
+    scope = app.cluster if common.given(ctx.find_root(), "cluster") else None
     clock = common.make_clock()
-    source = loader = label = None
     data = app.data_dir
-    if getattr(app, "target", None) is not None:  # a live server: its JetStream domain
-        from jetlink.cli.dashboard.actions import LiveSource
-
-        source = LiveSource(app.target)
-        label = app.target.url
-
-        def loader(_path: Any, clk: Any) -> Any:
-            return source.load(clk)
+    source = Source(data, app.target)  # a live server: its JetStream domain
     if app.json:
-        from jetlink.cli.dashboard.data import load
-
-        snap = (loader(data, clock) if loader is not None else
-                load(data, clock, clusters=None if scope is None else (scope,)))
+        snap = source.load(data, clock, clusters=None if scope is None else (scope,))
         app.emit(snap.to_json())
         return
     from jetlink.cli import output
@@ -91,7 +76,8 @@ def dashboard(
     from jetlink.cli.dashboard.app import create_app
 
     create_app(data, clock=clock, scope=scope, refresh=interval, feed=feed,
-               feed_cluster=app.cluster, source=source, loader=loader, label=label).run()
+               feed_cluster=app.cluster, source=source, loader=source.load,
+               label=source.label).run()
 
 
 def register(app: typer.Typer) -> None:

@@ -1,9 +1,10 @@
 """What the dashboard's keys do: the core calls the CLI verbs make, one per action.
 
-Each action runs in a worker thread on a :class:`Place`: the embedded engine's data
-directory (:func:`run` opens and closes a DataDir) or a live server (:class:`LiveSource` makes
-one connection per action). On the embedded engine an action, like a mutating CLI command,
-ends with one bounded replication step when it wrote anything (core/step.py ``bounded_step``; not after :func:`step`, which is that step). It
+Each action runs in a worker thread on a backend (core/backend.py) that :class:`Source`
+opens for it: the embedded engine's data directory or a live server (one connection per
+action). On the embedded engine an action, like a mutating CLI command, ends with one
+bounded replication step when it wrote anything (core/step.py ``bounded_step``; not after
+:func:`step`, which is that step). It
 returns an :class:`Outcome`: a one-line message for the status line and the detail lines
 (clamps) the operator should see. An engine error becomes a failed Outcome with the error
 text the CLI prints; nothing is raised to the UI.
@@ -32,8 +33,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
+    from jetlink.core.backend import Backend
     from jetlink.core.clock import Clock
-    from jetlink.core.store import DataDir
 
 
 @dataclass
@@ -43,155 +44,76 @@ class Outcome:
     details: list[str] = field(default_factory=list)
 
 
-def run(path: Path, clock: Clock, action: Callable[[Any, Clock], Outcome], *,
-        step_after: bool = True) -> Outcome:
-    """``action`` on a DataDir of ``path``, then one bounded replication step when it wrote
-    (``step_after=False``: none, for :func:`step`, whose writes are that step's copies); a
-    JetlinkError (or a database error) becomes a failed Outcome."""
-    import sqlite3
+class Source:
+    """Where the dashboard's actions, feed and snapshots act: the backend (core/backend.py)
+    of the invocation's settings (``target``: the live server in force, else the data
+    directory at ``path``), opened anew for each action in its worker thread and closed
+    after it."""
 
-    from jetlink.core.step import bounded_step
-    from jetlink.cli.output import format_error
-    from jetlink.core.errors import JetlinkError
-    from jetlink.core.store import DataDir
+    def __init__(self, path: Path, target: Any = None) -> None:
+        from jetlink.core.clock import SystemClock
 
-    dd = DataDir(path)
-    try:
+        self.path = path
+        self.target = target
+        unopened = self.open(SystemClock())  # a backend opens nothing before it is used
+        # jetlink's replication runs here (s, f); a live server replicates by itself
+        self.replicates = unopened.replicates
+        self.label = unopened.label
+
+    def open(self, clock: Clock, *, step: bool = True,
+             on_step_error: Callable[[Exception], Any] | None = None) -> Backend:
+        from jetlink.core.backend import open_backend
+        from jetlink.core.store.datadir import LOCAL
+
+        return open_backend(self.target, self.path, LOCAL, lambda: clock, step=step,
+                            on_step_error=on_step_error)
+
+    def load(self, path: Path, clock: Clock, *, clusters: Any = None) -> Any:
+        """A snapshot (cli/dashboard/data.py): every cluster of a data directory, or the
+        live server's JetStream domain."""
+        from jetlink.cli.dashboard.data import load, load_live
+
+        with self.open(clock, step=False) as backend:
+            return backend.either(
+                data_dir=lambda dd: load(dd.path, clock, clusters=clusters),
+                server=lambda js: load_live(js, clock))
+
+    def run(self, clock: Clock, action: Callable[[Any, Clock], Outcome], *,
+            step_after: bool = True) -> Outcome:
+        """``action`` on a fresh backend, then (embedded) one bounded replication step when
+        it wrote (``step_after=False``: none, for :func:`step`, whose writes are that step's
+        copies); a JetlinkError (or a database error) becomes a failed Outcome."""
+        import sqlite3
+
+        from jetlink.cli.output import format_error
+        from jetlink.core.errors import JetlinkError
+
+        failures: list[str] = []
+        backend = self.open(clock, step=step_after,
+                            on_step_error=lambda err: failures.append(str(err)))
         try:
-            outcome = action(EmbeddedPlace(dd, clock), clock)
+            try:
+                outcome = action(backend, clock)
+            except BaseException:
+                backend.close(step=False)  # a failed action gets no step
+                raise
+            backend.close()
         except JetlinkError as err:
             return Outcome(False, format_error(err))
         except sqlite3.Error as err:
             return Outcome(False, f"jetlink: error: {err}")
-        if step_after and dd.wrote():
-            failures: list[str] = []
-            bounded_step(dd, clock, lambda err: failures.append(str(err)))
-            outcome.details += [f"replication step failed: {f}" for f in failures]
+        outcome.details += [f"replication step failed: {f}" for f in failures]
         return outcome
-    finally:
-        dd.close()
-
-
-class EmbeddedPlace:
-    """What an action acts on, on the embedded engine: a DataDir's clusters."""
-
-    def __init__(self, dd: DataDir, clock: Clock) -> None:
-        self.dd = dd
-        self.clock = clock
-
-    def datadir(self) -> DataDir:
-        return self.dd
-
-    def jetstream(self, cluster: str) -> Any:
-        from jetlink.core.jetstream import JetStream
-
-        return JetStream(self.dd.open(cluster, create_local=False), self.clock)
-
-    def site(self, cluster: str) -> Any:
-        from jetlink.core.promote import EmbeddedSite
-
-        return EmbeddedSite(self.dd, cluster, self.clock)
-
-    def positions(self, cluster: str) -> Any:
-        from jetlink.core.kv import KV
-        from jetlink.core.positions import PositionStore
-
-        return PositionStore(KV(self.dd, cluster, self.clock))
-
-
-class LivePlace:
-    """What an action acts on, on a live server: one connection's JetStream API."""
-
-    def __init__(self, js: Any) -> None:
-        self.js = js
-
-    def datadir(self) -> DataDir:
-        from jetlink.core.errors import JetlinkError
-
-        raise JetlinkError(
-            "this key works on the embedded engine's data directory (links, mirror topics, "
-            "cluster down/up, replication steps): a live server replicates by itself")
-
-    def jetstream(self, cluster: str) -> Any:
-        return self.js
-
-    def site(self, cluster: str) -> Any:
-        from jetlink.core.live.promote import LiveSite
-
-        return LiveSite(self.js)
-
-    def positions(self, cluster: str) -> Any:
-        from jetlink.core.kv import KV
-        from jetlink.core.live.jetstream import LiveDomains
-        from jetlink.core.positions import PositionStore
-
-        return PositionStore(KV.over(LiveDomains(self.js), self.js.conn.target.js_domain or ""))
-
-
-class EmbeddedSource:
-    """The dashboard's data on the embedded engine: a data directory."""
-
-    replicates = True  # jetlink's replication runs here (s, f)
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def run(self, clock: Clock, action: Callable[[Any, Clock], Outcome], *,
-            step_after: bool = True) -> Outcome:
-        return run(self.path, clock, action, step_after=step_after)
 
     @contextmanager
     def jetstream(self, cluster: str, clock: Clock) -> Iterator[Any]:
-        from jetlink.core.jetstream import JetStream
-        from jetlink.core.store import DataDir
-
-        dd = DataDir(self.path)
-        try:
-            yield JetStream(dd.open(cluster, create_local=False), clock)
-        finally:
-            dd.close()
+        with self.open(clock, step=False) as backend:
+            yield backend.jetstream(cluster)
 
 
-class LiveSource:
-    """The dashboard's data on a live server (``target``: core/live/target.py)."""
-
-    replicates = False  # the server replicates by itself
-
-    def __init__(self, target: Any) -> None:
-        self.target = target
-
-    @contextmanager
-    def connection(self) -> Iterator[Any]:
-        from jetlink.core.live.client import connect
-        from jetlink.core.live.jetstream import LiveJetStream
-
-        js = LiveJetStream(connect(self.target))
-        try:
-            yield js
-        finally:
-            js.close()
-
-    def load(self, clock: Clock) -> Any:
-        from jetlink.cli.dashboard.data import load_live
-
-        with self.connection() as js:
-            return load_live(js, clock)
-
-    def run(self, clock: Clock, action: Callable[[Any, Clock], Outcome], *,
-            step_after: bool = True) -> Outcome:
-        from jetlink.cli.output import format_error
-        from jetlink.core.errors import JetlinkError
-
-        try:
-            with self.connection() as js:
-                return action(LivePlace(js), clock)
-        except JetlinkError as err:
-            return Outcome(False, format_error(err))
-
-    @contextmanager
-    def jetstream(self, cluster: str, clock: Clock) -> Iterator[Any]:
-        with self.connection() as js:
-            yield js
+# Said by a key that works on the data directory only, when a live server is in force.
+EMBEDDED_KEY = ("this key (links, mirror topics, cluster down/up, replication steps; a live "
+                "server replicates by itself)")
 
 
 def _plural(n: int, word: str) -> str:
@@ -203,7 +125,7 @@ def _plural(n: int, word: str) -> str:
 
 def set_down(name: str, down: bool) -> Callable[[Any, Clock], Outcome]:
     def act(place: Any, clock: Clock) -> Outcome:
-        place.datadir().set_down(name, down)
+        place.data_dir(EMBEDDED_KEY).set_down(name, down)
         return Outcome(True, f"Cluster {name} is {'down' if down else 'up'}")
 
     return act
@@ -218,7 +140,7 @@ def step(max_msgs: int | None = None) -> Callable[[Any, Clock], Outcome]:
     def act(place: Any, clock: Clock) -> Outcome:
         from jetlink.core.step import bounded_step
 
-        dd = place.datadir()
+        dd = place.data_dir(EMBEDDED_KEY)
         failures: list[str] = []
         reports, links = bounded_step(dd, clock, lambda err: failures.append(str(err)),
                                       max_msgs=max_msgs)
@@ -250,9 +172,9 @@ def promote_stream(cluster: str, stream: str, *, failover: bool, dry_run: bool
     """``stream promote|failover`` of a NATS mirror (``dry_run``: the report, nothing done)."""
 
     def act(place: Any, clock: Clock) -> Outcome:
-        from jetlink.core import failover as core
+        from jetlink.core import dr
 
-        report = core.promote(place.site(cluster), stream, failover=failover, dry_run=dry_run,
+        report = dr.promote(place.site(cluster), stream, failover=failover, dry_run=dry_run,
                               positions=place.positions(cluster))
         origin = f"{report.origin.stream}@{report.origin.cluster}"
         state = "reachable" if report.origin.reachable else report.origin.error
@@ -289,7 +211,7 @@ def pause_link(cluster: str, link: str, paused: bool) -> Callable[[Any, Clock], 
     def act(place: Any, clock: Clock) -> Outcome:
         from jetlink.core.kafka.links import Links
 
-        links = Links.open(place.datadir(), cluster, clock)
+        links = Links.open(place.data_dir(EMBEDDED_KEY), cluster, clock)
         links.pause(link) if paused else links.resume(link)
         return Outcome(True, f"Link {link}@{cluster} {'paused' if paused else 'resumed'}")
 
@@ -303,7 +225,7 @@ def alter_mirror(cluster: str, link: str, topic: str, how: str, *, dry_run: bool
     def act(place: Any, clock: Clock) -> Outcome:
         from jetlink.core.kafka.mirrors import Mirrors
 
-        results = getattr(Mirrors(place.datadir(), cluster, clock), how)([topic], link, dry_run=dry_run)
+        results = getattr(Mirrors(place.data_dir(EMBEDDED_KEY), cluster, clock), how)([topic], link, dry_run=dry_run)
         res = results[0]
         verb = {"pause": "paused", "resume": "resumed", "promote": "promoted",
                 "failover": "failed over"}[how]

@@ -218,7 +218,7 @@ class Dashboard(App[None]):
                  min_interval: float = MIN_REFRESH, source: Any = None) -> None:
         super().__init__()
         # where actions and the feed act: the data directory, or a live server
-        self.source = source if source is not None else actions.EmbeddedSource(data_dir)
+        self.source = source if source is not None else actions.Source(data_dir)
         self.min_interval = min_interval
         self.data_dir = data_dir
         self.clock = clock

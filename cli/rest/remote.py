@@ -89,8 +89,6 @@ STOPPED, FAILED = "STOPPED", "FAILED"
 def open_client(app: App, settings: RestSettings) -> RestClient:
     """A RestClient for ``settings`` and the cluster of ``--cluster`` (or the one the URL
     names: ``.../v3/clusters/C``), closed when the command ends."""
-    from typer._click.globals import get_current_context
-
     from jetlink.cli.common import rest_url_cluster
     from jetlink.cli.rest.client import RestClient
 
@@ -102,9 +100,8 @@ def open_client(app: App, settings: RestSettings) -> RestClient:
         api_secret=settings.api_secret,
         verify=not settings.insecure,
     )
-    ctx = get_current_context(silent=True)
-    if ctx is not None:
-        ctx.call_on_close(client.close)
+    if app.ctx is not None:
+        app.ctx.call_on_close(client.close)
     return client
 
 

@@ -1,4 +1,4 @@
-"""A live server as the place a mirror is promoted (core/failover.py ``Site``).
+"""A live server as the place a mirror is promoted (core/dr/rules.py ``Site``).
 
 - The origin is found the way the server finds it: ``mirror.external.api`` (another
   JetStream domain, e.g. ``$JS.west.API`` over a leafnode) or the mirror's own API. It is
@@ -21,7 +21,7 @@ from typing import Any
 
 from ..config.stream import StreamConfig
 from ..errors import ApiError, JetlinkError
-from ..failover import (
+from .rules import (
     Clamp,
     OriginFacts,
     beyond_position,
@@ -30,7 +30,7 @@ from ..failover import (
     mirror_filters,
     one_line,
 )
-from .jetstream import LiveJetStream
+from ..live.jetstream import LiveJetStream
 
 __all__ = ["LiveSite"]
 

@@ -1,10 +1,11 @@
-"""Promote and fail over a mirror of the embedded engine: :class:`EmbeddedSite`, the
-embedded side of core/failover.py (whose module doc has the rules: refusal, subjects,
-consumer placement, clamps), and :func:`promote`, that promotion for a data directory.
+"""The embedded engine as the place a mirror is promoted: :class:`EmbeddedSite`, a cluster
+of a data directory as core/dr/rules.py's ``Site`` (that module's opening has the rules:
+refusal, subjects, consumer placement, clamps; its ``promote`` is the one entry point).
 
 Since nats-server 2.12 a stream update that REMOVES ``mirror`` promotes the mirror (the server
 stops its mirror consumer; the messages stay at their sequences; the next publish gets
-last_seq + 1). :func:`promote` does that update, with the checks an operator wants first:
+last_seq + 1). A promotion at this site does that update, with the checks an operator wants
+first:
 
 - ``promote``: refused (:class:`PromoteRefused`) while the origin is reachable and the mirror
   lags behind it (lag > 0), unless ``force``.
@@ -42,29 +43,24 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator
 
-from . import streams as S
-from .clock import Clock, parse_rfc3339_nano
-from .config.stream import StreamConfig
-from .errors import JetlinkError, NotFoundError, nats_error
-from .messages import StreamInfo
-from .store import Cluster, DataDir
+from .. import streams as S
+from ..clock import Clock, parse_rfc3339_nano
+from ..config.stream import StreamConfig
+from ..errors import JetlinkError, NotFoundError, nats_error
+from ..messages import StreamInfo
+from ..store import Cluster, DataDir
 
-from .failover import (
+from .rules import (
     Clamp,
     OriginFacts,
-    PartialPromotion,
-    PromoteRefused,
-    PromoteReport,
     beyond_position,
     lag_start,
     mirror_filters,
 )
-from .failover import promote as promote_site
 
-__all__ = ["Clamp", "EmbeddedSite", "OriginFacts", "PartialPromotion", "PromoteRefused",
-           "PromoteReport", "origin_facts", "promote"]
+__all__ = ["EmbeddedSite", "origin_facts"]
 
 
 # --- the origin -------------------------------------------------------------------------------
@@ -72,7 +68,7 @@ __all__ = ["Clamp", "EmbeddedSite", "OriginFacts", "PartialPromotion", "PromoteR
 def _origin_snapshot(cluster: Cluster, clock: Clock
                      ) -> Iterator[tuple[sqlite3.Connection, S.Catalog]]:
     # Like any call on a live cluster: due expiry applied first.
-    from .jetstream import JetStream
+    from ..jetstream import JetStream
 
     with JetStream(cluster, clock).read() as snap:
         yield snap
@@ -117,7 +113,7 @@ def _clamp_consumers(txn: S.Txn, stream: str, last: int, *, apply: bool = True
                      ) -> list[Clamp]:
     """The consumers of ``stream`` positioned beyond ``last``, moved back to it (``apply``:
     else only reported)."""
-    from .consumer_store import StoreBackend
+    from ..consumer_store import StoreBackend
 
     backend = StoreBackend(txn)
     out: list[Clamp] = []
@@ -147,7 +143,7 @@ def _clamp_consumers(txn: S.Txn, stream: str, last: int, *, apply: bool = True
 
 # --- the site -----------------------------------------------------------------------------------
 class EmbeddedSite:
-    """A cluster of a data directory as the place a mirror is promoted (core/failover.py
+    """A cluster of a data directory as the place a mirror is promoted (core/dr/rules.py
     ``Site``): the origin is read from its cluster's database (a cluster marked down is not
     reachable; its last sequence is still reported, as last known), and the update and the
     clamps of the mirror's own consumers are one transaction."""
@@ -155,7 +151,7 @@ class EmbeddedSite:
     catch_up = "jetlink replicate"
 
     def __init__(self, datadir: DataDir, cluster: str, clock: Clock) -> None:
-        from .jetstream import JetStream
+        from ..jetstream import JetStream
 
         if not datadir.has_cluster(cluster) and cluster != "local":
             raise NotFoundError(f"cluster {cluster} not found")
@@ -170,7 +166,7 @@ class EmbeddedSite:
 
     def origin(self, cfg: StreamConfig, mirror_last: int, *, count_pending: bool = True
                ) -> tuple[OriginFacts, Any]:
-        from .jetstream import JetStream
+        from ..jetstream import JetStream
 
         facts = origin_facts(self.datadir, self.cluster, cfg, mirror_last, self.clock,
                              count_pending=count_pending)
@@ -192,18 +188,3 @@ class EmbeddedSite:
                 clamps = _clamp_consumers(txn, cfg.name, int(promoted.state.last_seq))
         return self.js.stream_info(cfg.name), clamps
 
-
-def promote(datadir: DataDir, cluster: str, stream: str, clock: Clock, *,
-            subjects: Sequence[str] | None = None, force: bool = False,
-            failover: bool = False, dry_run: bool = False, positions: Any = None,
-            transfer: bool = True) -> PromoteReport:
-    """Promote the mirror ``stream`` of ``cluster`` (core/failover.py ``promote``).
-
-    Raises NotFoundError (cluster), ApiError 10059 (stream), JetlinkError (not a mirror;
-    subjects needed), :class:`PromoteRefused`, the update's ApiError (e.g. 10065).
-    """
-    if not datadir.has_cluster(cluster):
-        raise NotFoundError(f"cluster {cluster} not found")
-    return promote_site(EmbeddedSite(datadir, cluster, clock), stream, subjects=subjects,
-                        force=force, failover=failover, dry_run=dry_run, positions=positions,
-                        transfer=transfer)

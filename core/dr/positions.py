@@ -5,7 +5,7 @@ origin's consumers on a promoted mirror after the origin is gone, their configs 
 positions must have been copied before: :func:`sync` reads every durable consumer of each
 mirror's origin and writes them, with the time of the reading, to the Key-Value bucket
 :data:`BUCKET` of the mirror's side (one key per mirror: the mirror's name, or ``=`` and
-its URL-safe base64 for a name a key cannot hold). core/failover.py uses the newest record
+its URL-safe base64 for a name a key cannot hold). core/dr/rules.py uses the newest record
 when the origin does not answer, and reports its age.
 
 One document per mirror (JSON)::
@@ -29,9 +29,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .clock import format_rfc3339_nano, parse_rfc3339_nano
-from .errors import ApiError, JetlinkError
-from .failover import Position, is_durable, one_line
+from ..clock import format_rfc3339_nano, parse_rfc3339_nano
+from ..errors import ApiError, JetlinkError
+from .rules import Position, is_durable, one_line
 
 __all__ = ["BUCKET", "MirrorPositions", "PositionStore", "SyncResult", "key_for", "sync"]
 
@@ -99,7 +99,7 @@ class PositionStore:
             except ApiError as err:
                 if not create or err.err_code not in (10059, 10058):
                     raise
-                from .config.kv import KeyValueConfig
+                from ..config.kv import KeyValueConfig
 
                 self.kv.create_bucket(KeyValueConfig(
                     bucket=BUCKET, description="jetlink: consumer positions of mirrors' "
@@ -170,7 +170,7 @@ class SyncResult:
 
 def sync(site: Any, store: PositionStore, mirrors: Sequence[str] = ()) -> list[SyncResult]:
     """Read the durable consumers of every mirror's origin (of ``mirrors``: only those) on
-    ``site`` (core/failover.py Site) and write them to ``store``."""
+    ``site`` (core/dr/rules.py Site) and write them to ``store``."""
     js = site.js
     infos = [i for i in js.streams() if i.config.mirror is not None
              and i.config.name != f"KV_{BUCKET}"]

@@ -4,8 +4,8 @@ One implementation over the JetStream interface (core/api.py), for the embedded 
 for live servers alike. What differs between them is a :class:`Site`: where the mirror's
 origin is and what it holds (:meth:`Site.origin`), and how the update that removes
 ``mirror`` is made together with the clamps of the mirror's own consumers
-(:meth:`Site.promote_update`). The embedded site is core/promote.py ``EmbeddedSite`` (one
-transaction of the mirror's cluster); the live one is core/live/promote.py ``LiveSite``.
+(:meth:`Site.promote_update`). The embedded site is core/dr/embedded.py ``EmbeddedSite`` (one
+transaction of the mirror's cluster); the live one is core/dr/live.py ``LiveSite``.
 
 The rules, defined here once:
 
@@ -28,7 +28,7 @@ The rules, defined here once:
   L + 1, the first message published after the promotion), and the clamp is reported: the
   way Confluent clamps a consumer group's offsets to a mirror topic's end on failover.
   The origin's consumers are read live when the origin answers; otherwise from the positions
-  synced to the mirror's side (core/positions.py), and the report says how old they are.
+  synced to the mirror's side (core/dr/positions.py), and the report says how old they are.
   A consumer of that name that already exists on the promoted stream is left as it is.
 - **Own consumers.** Consumers of the mirror itself positioned beyond L are moved back to L
   (a real server would otherwise skip the messages published at L + 1 .. their position).
@@ -43,14 +43,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
-from .config.consumer import ConsumerConfig
-from .config.stream import StreamConfig
-from .errors import ApiError, JetlinkError
+from ..config.consumer import ConsumerConfig
+from ..config.stream import StreamConfig
+from ..errors import ApiError, JetlinkError
 
 __all__ = [
     "Clamp", "OriginFacts", "PartialPromotion", "Placement", "PositionsUsed", "PromoteRefused",
     "PromoteReport", "Site", "beyond_position", "mirror_filters", "one_line", "place",
-    "promote",
+    "Naming", "Promotion", "prepare", "promote",
 ]
 
 
@@ -140,7 +140,7 @@ class PositionsUsed:
     note: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        from .clock import format_rfc3339_nano
+        from ..clock import format_rfc3339_nano
 
         out: dict[str, Any] = {"source": self.source}
         if self.synced_ns is not None:
@@ -347,91 +347,101 @@ def choose_subjects(cfg: StreamConfig, facts: OriginFacts,
     return list(facts.subjects), True
 
 
-def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
-            force: bool = False, failover: bool = False, dry_run: bool = False,
-            positions: Any = None, transfer: bool = True,
-            adjust: Callable[[StreamConfig], None] | None = None) -> PromoteReport:
-    """Turn the mirror ``stream`` into a normal stream and place its origin's consumers on it.
+@dataclass
+class Naming:
+    """The words a promotion's refusal uses for what is promoted: ``what`` ("mirror", "KV
+    mirror"), ``shown`` (the name the user gave, e.g. a KV bucket; default the stream's) and
+    ``instead``, what to do rather than wait (a command that fails over)."""
 
-    ``positions``: a core/positions.py ``PositionStore`` of the mirror's side (the consumer
-    positions synced there), used when the origin does not answer; None: none kept.
-    ``transfer=False``: no consumer of the origin is placed. ``adjust``: changes to the
-    promoted config besides removing ``mirror`` (a KV mirror becoming its bucket). Raises ApiError 10059 (stream),
-    JetlinkError (not a mirror; subjects needed), :class:`PromoteRefused`, the update's
-    ApiError (nothing changed), :class:`PartialPromotion` (updated, not every consumer
-    placed).
-    """
-    js = site.js
-    info = js.stream_info(stream)
-    cfg = info.config
-    mirror_last = int(info.state.last_seq)
-    resumed = False
-    if cfg.mirror is None:
-        was = _was_mirror(cfg)  # promoted before, consumers not all placed: finish that
-        if was is None:
-            raise JetlinkError(f"stream {stream} is not a mirror")
-        (cfg, mirror_last), resumed = was, True
-    facts, origin_js = site.origin(cfg, mirror_last)
-    synced = positions.read(stream) if positions is not None else None
-    if not facts.reachable and synced is not None and synced.origin_last_seq is not None \
-            and facts.last_seq is None:
-        # as last synced; the mirror's own sequences are the origin's, so the origin held at
-        # least what the mirror copied since
-        facts.last_seq = max(synced.origin_last_seq, mirror_last)
-        facts.known_from = "positions"
-        if facts.subjects is None and synced.origin_subjects is not None:
-            facts.subjects = list(synced.origin_subjects)
-    if facts.reachable and facts.pending and not (force or failover or resumed):
-        raise PromoteRefused(
-            f"mirror {stream} is {facts.pending} message{'s' if facts.pending != 1 else ''} "
-            f"behind its origin {facts.stream} ({facts.where}, last sequence {facts.last_seq}; "
-            f"mirror at {mirror_last}): let it catch up, or force the promotion",
-            pending=facts.pending, mirror_last_seq=mirror_last, origin_last_seq=facts.last_seq,
-            origin=f"{facts.stream} ({facts.where}")
-    new_subjects, from_origin = choose_subjects(cfg, facts, subjects)
-    action = "failover" if failover else "promote"
-    forced = bool(force or failover) and bool(facts.reachable and facts.pending)
-    report = PromoteReport(cluster=site.label, stream=stream, action=action, forced=forced,
-                           origin=facts, mirror_last_seq=mirror_last, lag=mirror_lag(info),
-                           subjects=new_subjects or [stream], info=info, dry_run=dry_run,
-                           resumed=resumed)
+    what: str = "mirror"
+    shown: str | None = None
+    instead: str = "force the promotion"
 
-    # the origin's consumers: read live, else as last synced
-    found: list[Position] = []
-    if transfer:
-        found, report.positions = _positions(site, facts, origin_js, synced)
-    existing = set(js.consumer_names(stream))
-    for pos in found:
-        p = place(pos, mirror_last)
-        if pos.consumer in existing:
-            p.status = "exists"
-        report.consumers.append(p)
-    if dry_run:
-        report.clamps = site.own_clamps(stream, mirror_last) + _transfer_clamps(report)
+
+class Promotion:
+    """A promotion read and checked, not made yet (:func:`prepare`): the mirror's info and
+    its origin's facts, each read once; :meth:`preview` is the dry run's report,
+    :meth:`carry_out` makes it. A caller that asks the operator first shows
+    :attr:`facts` and :attr:`lag` (nothing is read again)."""
+
+    def __init__(self, site: Site, stream: str, info: Any, cfg: StreamConfig,
+                 mirror_last: int, resumed: bool, facts: OriginFacts, origin_js: Any,
+                 synced: Any, subjects: Sequence[str] | None, force: bool, failover: bool,
+                 transfer: bool, adjust: Callable[[StreamConfig], None] | None) -> None:
+        self.site, self.stream, self.info, self.cfg = site, stream, info, cfg
+        self.mirror_last, self.resumed, self.facts = mirror_last, resumed, facts
+        self._origin_js, self._synced, self._subjects = origin_js, synced, subjects
+        self.force, self.failover, self.transfer, self.adjust = force, failover, transfer, adjust
+        self.lag = mirror_lag(info)
+
+    def _report(self, dry_run: bool) -> tuple[PromoteReport, list[Position], bool, list[str]]:
+        site, stream, facts, js = self.site, self.stream, self.facts, self.site.js
+        new_subjects, from_origin = choose_subjects(self.cfg, facts, self._subjects)
+        action = "failover" if self.failover else "promote"
+        forced = bool(self.force or self.failover) and bool(facts.reachable and facts.pending)
+        report = PromoteReport(cluster=site.label, stream=stream, action=action, forced=forced,
+                               origin=facts, mirror_last_seq=self.mirror_last, lag=self.lag,
+                               subjects=new_subjects or [stream], info=self.info,
+                               dry_run=dry_run, resumed=self.resumed)
+        # the origin's consumers: read live, else as last synced
+        found: list[Position] = []
+        if self.transfer:
+            found, report.positions = _positions(site, facts, self._origin_js, self._synced)
+        existing = set(js.consumer_names(stream))
+        for pos in found:
+            p = place(pos, self.mirror_last)
+            if pos.consumer in existing:
+                p.status = "exists"
+            report.consumers.append(p)
+        return report, found, from_origin, new_subjects
+
+    def preview(self) -> PromoteReport:
+        """What :meth:`carry_out` would do (nothing changed)."""
+        report, _found, _from_origin, _subjects = self._report(True)
+        report.clamps = (self.site.own_clamps(self.stream, self.mirror_last)
+                         + _transfer_clamps(report))
         return report
 
-    if resumed:
-        promoted, own = info, []
-    else:
-        new_cfg = cfg.copy()
-        new_cfg.mirror = None
-        new_cfg.subjects = new_subjects
-        if adjust is not None:
-            adjust(new_cfg)
-        _promoted_config(new_cfg, cfg.mirror, mirror_last)
+    def carry_out(self) -> PromoteReport:
+        """Update the stream without ``mirror``, clamp its own consumers, place the
+        origin's (:func:`promote` has the errors)."""
+        site, stream, js, cfg = self.site, self.stream, self.site.js, self.cfg
+        mirror_last = self.mirror_last
+        report, found, from_origin, new_subjects = self._report(False)
+        if self.resumed:
+            promoted, own = self.info, []
+        else:
+            new_cfg = cfg.copy()
+            new_cfg.mirror = None
+            new_cfg.subjects = new_subjects
+            if self.adjust is not None:
+                self.adjust(new_cfg)
+            _promoted_config(new_cfg, cfg.mirror, mirror_last)
+            try:
+                promoted, own = site.promote_update(new_cfg, mirror_last)
+            except ApiError as err:
+                if from_origin and err.err_code == 10065:
+                    raise JetlinkError(
+                        f"the origin's subjects {', '.join(new_subjects)} overlap with another "
+                        f"stream of {site.label or 'the server'}: give the promoted stream's "
+                        "subjects", field="subjects") from err
+                raise
+        report.promoted = True
+        report.info = promoted
+        report.subjects = list(promoted.config.subjects) or [stream]
+        report.clamps = [*own]
+        _place_consumers(js, stream, report, found)
         try:
-            promoted, own = site.promote_update(new_cfg, mirror_last)
-        except ApiError as err:
-            if from_origin and err.err_code == 10065:
-                raise JetlinkError(
-                    f"the origin's subjects {', '.join(new_subjects)} overlap with another "
-                    f"stream of {site.label or 'the server'}: give the promoted stream's "
-                    "subjects", field="subjects") from err
-            raise
-    report.promoted = True
-    report.info = promoted
-    report.subjects = list(promoted.config.subjects) or [stream]
-    report.clamps = [*own]
+            report.info = js.stream_info(stream)
+        except JetlinkError:  # pragma: no cover - the report holds the update's answer
+            pass
+        return report
+
+
+def _place_consumers(js: Any, stream: str, report: PromoteReport, found: list[Position]
+                     ) -> None:
+    """Create the origin's consumers planned in ``report`` on the promoted stream, one by
+    one; :class:`PartialPromotion` when one could not be placed."""
     by_name = {x.consumer: x for x in found}
     failure: Exception | None = None
     for p in report.consumers:
@@ -464,11 +474,66 @@ def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
             f"{failed[0].error or 'not tried'}. Run the same command again {when}: it "
             "places what is missing and leaves the consumers already placed as they are",
             report)
-    try:
-        report.info = js.stream_info(stream)
-    except JetlinkError:  # pragma: no cover - the report holds the update's answer
-        pass
-    return report
+
+
+def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
+            force: bool = False, failover: bool = False, positions: Any = None,
+            transfer: bool = True, adjust: Callable[[StreamConfig], None] | None = None,
+            naming: Naming | None = None) -> Promotion:
+    """Read and check the promotion of the mirror ``stream`` (:func:`promote` has the
+    arguments): the mirror and its origin are read once here; :class:`PromoteRefused`
+    (worded by ``naming``) when it must not go ahead."""
+    naming = naming or Naming()
+    js = site.js
+    info = js.stream_info(stream)
+    cfg = info.config
+    mirror_last = int(info.state.last_seq)
+    resumed = False
+    if cfg.mirror is None:
+        was = _was_mirror(cfg)  # promoted before, consumers not all placed: finish that
+        if was is None:
+            raise JetlinkError(f"stream {stream} is not a mirror")
+        (cfg, mirror_last), resumed = was, True
+    facts, origin_js = site.origin(cfg, mirror_last)
+    synced = positions.read(stream) if positions is not None else None
+    if not facts.reachable and synced is not None and synced.origin_last_seq is not None \
+            and facts.last_seq is None:
+        # as last synced; the mirror's own sequences are the origin's, so the origin held at
+        # least what the mirror copied since
+        facts.last_seq = max(synced.origin_last_seq, mirror_last)
+        facts.known_from = "positions"
+        if facts.subjects is None and synced.origin_subjects is not None:
+            facts.subjects = list(synced.origin_subjects)
+    if facts.reachable and facts.pending and not (force or failover or resumed):
+        behind = f"{facts.pending} message{'s' if facts.pending != 1 else ''}"
+        raise PromoteRefused(
+            f"{naming.what} {naming.shown or stream} is {behind} behind its origin "
+            f"{facts.stream} ({facts.where}, last sequence {facts.last_seq}; mirror at "
+            f"{mirror_last}): let it catch up ({site.catch_up}) or {naming.instead}",
+            pending=facts.pending, mirror_last_seq=mirror_last, origin_last_seq=facts.last_seq,
+            origin=f"{facts.stream} ({facts.where})")
+    return Promotion(site, stream, info, cfg, mirror_last, resumed, facts, origin_js, synced,
+                     subjects, bool(force), bool(failover), transfer, adjust)
+
+
+def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
+            force: bool = False, failover: bool = False, dry_run: bool = False,
+            positions: Any = None, transfer: bool = True,
+            adjust: Callable[[StreamConfig], None] | None = None,
+            naming: Naming | None = None) -> PromoteReport:
+    """Turn the mirror ``stream`` into a normal stream and place its origin's consumers on it.
+
+    ``positions``: a core/dr/positions.py ``PositionStore`` of the mirror's side (the consumer
+    positions synced there), used when the origin does not answer; None: none kept.
+    ``transfer=False``: no consumer of the origin is placed. ``adjust``: changes to the
+    promoted config besides removing ``mirror`` (a KV mirror becoming its bucket).
+    ``naming``: the words of the refusal. Raises ApiError 10059 (stream), JetlinkError (not
+    a mirror; subjects needed), :class:`PromoteRefused`, the update's ApiError (nothing
+    changed), :class:`PartialPromotion` (updated, not every consumer placed).
+    """
+    promotion = prepare(site, stream, subjects=subjects, force=force, failover=failover,
+                        positions=positions, transfer=transfer, adjust=adjust, naming=naming)
+    return promotion.preview() if dry_run else promotion.carry_out()
 
 
 PROMOTED_KEY = "jetlink.promoted_mirror"
@@ -491,7 +556,7 @@ def _was_mirror(cfg: StreamConfig) -> tuple[StreamConfig, int] | None:
     not promoted by jetlink)."""
     import json
 
-    from .config.stream import StreamSource
+    from ..config.stream import StreamSource
 
     text = (cfg.metadata or {}).get(PROMOTED_KEY)
     if not text:
@@ -580,7 +645,7 @@ def kv_mirror_stream(js: Any, bucket: str) -> tuple[str, str]:
     if mirror is None:
         text = (cfg.metadata or {}).get(PROMOTED_KEY)
         if text:
-            from .config.stream import StreamSource
+            from ..config.stream import StreamSource
 
             mirror = StreamSource.from_json(json.loads(text)["mirror"], strict=False)
     m = _KV_STREAM.match(mirror.name) if mirror is not None else None

@@ -1,0 +1,316 @@
+"""What a command acts on: the embedded engine's data directory or a live nats-server.
+
+:class:`Backend` is the one seam between the commands (the CLI, the dashboard, ``serve``,
+``apply``) and the two implementations of JetStream: :class:`EmbeddedBackend` (the clusters of
+a data directory, core/store) and :class:`LiveBackend` (one connection to a nats-server, its
+JetStream domains, core/live). It hands out the JetStream API (core/api.py), Key-Value
+(core/kv.py), the place a mirror is promoted (core/dr ``Site``) and its consumer positions, the
+data directory itself for the verbs that only exist on the embedded engine, and the planner of
+a topology file (core/topology_apply.py). It owns what it opened: :meth:`Backend.close` ends
+the command, after the post-write replication step on the embedded engine (core/step.py
+``bounded_step``: a message published to an origin is in its mirrors when the command
+returns; a live server replicates by itself).
+
+This is the only module that knows which of the two it is; every caller asks the backend.
+Nothing is opened before it is used: a backend costs nothing until a command calls it, and
+nats-py is imported only when a live server is in force.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .errors import JetlinkError, UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .api import JetStreamAPI
+    from .clock import Clock
+    from .dr.positions import PositionStore
+    from .kv import KV
+    from .store import DataDir
+    from .topology import Topology
+
+__all__ = ["Backend", "EmbeddedBackend", "LiveBackend", "open_backend", "topo_binds_servers"]
+
+T = TypeVar("T")
+
+
+class Backend(ABC):
+    """One command's view of JetStream: embedded or live (this module's opening)."""
+
+    #: jetlink's own replication runs here (a live server replicates by itself)
+    replicates: bool
+    #: where the command acts, for messages (the data directory or the server URL)
+    label: str
+
+    @abstractmethod
+    def jetstream(self, cluster: str | None = None) -> JetStreamAPI:
+        """The JetStream API of ``cluster`` (embedded: a cluster of the data directory,
+        default the addressed one; live: the server's own domain, ``cluster`` ignored)."""
+
+    @abstractmethod
+    def kv(self, cluster: str | None = None) -> KV:
+        """Key-Value over the same choice as :meth:`jetstream`."""
+
+    @abstractmethod
+    def site(self, cluster: str | None = None) -> Any:
+        """Where a mirror of ``cluster`` is promoted (core/dr/rules.py ``Site``)."""
+
+    def positions(self, cluster: str | None = None) -> PositionStore:
+        """The consumer positions bucket of the addressed side (core/dr/positions.py)."""
+        from .dr.positions import PositionStore
+
+        return PositionStore(self.kv(cluster))
+
+    @abstractmethod
+    def data_dir(self, what: str, *, step: bool = True) -> DataDir:
+        """The data directory, for ``what`` (a verb, a key of the dashboard) that works on
+        the embedded engine only: a live backend refuses with a sentence naming ``what``.
+        ``step=False``: no post-write step at :meth:`close` (the caller pumps itself)."""
+
+    @abstractmethod
+    def check_space(self, count: int, msg_bytes: int) -> None:
+        """Refuse ``count`` messages of ``msg_bytes`` the store has no room for (embedded
+        only: a server answers for its own storage)."""
+
+    @abstractmethod
+    def planner(self, topo: Topology, *, live_only: bool = False) -> tuple[Any, list[Any]]:
+        """Where a topology file is planned and applied (core/topology_apply.py): the
+        file's bound servers, the server in force, else the data directory (``live_only``:
+        a UsageError instead). Returns ``(planner, problems)``; with problems the planner
+        is None (nothing connected)."""
+
+    @abstractmethod
+    def export_source(self, domains: Sequence[str]) -> Any:
+        """What ``jetlink export`` reads from a server in force (its JetStream, or the
+        JetStream domains ``domains`` as clusters); None on the embedded engine (the data
+        directory is read instead)."""
+
+    def address(self, cluster: str) -> None:
+        """Address ``cluster`` from now on (embedded: a cluster of the data directory; a
+        live server has one JetStream domain in force: nothing changes)."""
+        return None
+
+    @abstractmethod
+    def either(self, *, data_dir: Callable[[DataDir], T], server: Callable[[JetStreamAPI], T]
+               ) -> T:
+        """``data_dir(the data directory)`` on the embedded engine, ``server(its JetStream
+        API)`` on a live server: for a view whose shape differs between the two (the
+        dashboard's snapshot: every cluster of a directory, or one server's domain)."""
+
+    def step(self) -> list[Any]:
+        """The post-write replication step (embedded: one bounded step of every agreement
+        and link when the command wrote; its AgreementReports). A live server replicates by
+        itself: nothing."""
+        return []
+
+    @abstractmethod
+    def close(self, *, step: bool = True) -> None:
+        """Run the post-write step (when enabled and ``step``) and release everything
+        opened."""
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()  # a command that wrote and then failed still ends with the step
+
+
+class EmbeddedBackend(Backend):
+    """The clusters of a data directory (core/store DataDir), opened on first use.
+
+    ``cluster`` is the addressed one (``--cluster``); ``clock`` is called for the clock of
+    each engine call (tests give a manual one); ``create=False`` (or a callable answering
+    it when the directory is first opened) for a command that only reads: opening creates
+    neither the directory nor the default cluster;
+    ``on_step_error`` receives a failure of the post-write step (which never fails the
+    command); ``step=False``: no post-write step (``jetlink replicate`` pumps itself, the
+    dashboard's step action is that step)."""
+
+    replicates = True
+
+    def __init__(self, path: Path, cluster: str, clock: Callable[[], Clock], *,
+                 create: bool | Callable[[], bool] = True, step: bool = True,
+                 on_step_error: Callable[[Exception], Any] | None = None,
+                 store: DataDir | None = None) -> None:
+        self.path = Path(path)
+        self.label = str(self.path)
+        self.cluster = cluster
+        self._clock = clock
+        self.create = create
+        self.step_enabled = step
+        self.on_step_error = on_step_error
+        self._store = store
+
+    # -- the data directory ------------------------------------------------------------------
+    @property
+    def store(self) -> DataDir:
+        if self._store is None:
+            from .store import DataDir
+
+            create = self.create() if callable(self.create) else self.create
+            self._store = DataDir(self.path, create=create)
+        return self._store
+
+    def address(self, cluster: str) -> None:
+        self.cluster = cluster
+
+    def either(self, *, data_dir: Callable[[DataDir], T], server: Callable[[JetStreamAPI], T]
+               ) -> T:
+        return data_dir(self.store)
+
+    def data_dir(self, what: str = "", *, step: bool = True) -> DataDir:
+        if not step:
+            self.step_enabled = False
+        return self.store
+
+    def check_space(self, count: int, msg_bytes: int) -> None:
+        from .counts import check_space
+
+        check_space(count, msg_bytes, self.path)
+
+    # -- the APIs ----------------------------------------------------------------------------
+    def jetstream(self, cluster: str | None = None) -> JetStreamAPI:
+        from .jetstream import JetStream
+
+        name = self.cluster if cluster is None else cluster
+        return JetStream(self.store.open_kind(name, "nats", "streams"), self._clock())
+
+    def kv(self, cluster: str | None = None) -> KV:
+        from .kv import KV
+
+        name = self.cluster if cluster is None else cluster
+        self.store.open_kind(name, "nats", "Key-Value buckets")
+        return KV(self.store, name, self._clock())
+
+    def site(self, cluster: str | None = None) -> Any:
+        from .dr.embedded import EmbeddedSite
+
+        return EmbeddedSite(self.store, self.cluster if cluster is None else cluster,
+                            self._clock())
+
+    def planner(self, topo: Topology, *, live_only: bool = False) -> tuple[Any, list[Any]]:
+        from . import topology_apply as plan
+
+        if topo_binds_servers(topo):
+            return plan.open_live(topo, None)
+        if live_only:
+            raise UsageError(
+                "--live needs a file whose clusters are bound to servers (server = "
+                '"nats://..." or context = "NAME" in [clusters.<name>]) or a server in force '
+                "(--server, NATS_URL, a context)")
+        return plan.EmbeddedBackend(self.store, self._clock()), []
+
+    def export_source(self, domains: Sequence[str]) -> Any:
+        return None
+
+    # -- the end of a command ----------------------------------------------------------------
+    def step(self) -> list[Any]:
+        if self._store is None or not self._store.wrote():
+            return []
+        from .step import bounded_step  # only after a write: reads import no pump
+
+        def on_error(err: Exception) -> None:
+            if self.on_step_error is not None:
+                self.on_step_error(err)
+
+        return bounded_step(self._store, self._clock(), on_error)[0]
+
+    def close(self, *, step: bool = True) -> None:
+        store, self._store = self._store, None
+        if store is None:
+            return
+        try:
+            if self.step_enabled and step:
+                self._store = store
+                try:
+                    self.step()
+                finally:
+                    self._store = None
+        finally:
+            store.close()
+
+
+class LiveBackend(Backend):
+    """A nats-server (core/live/target.py ServerTarget): one connection, made on first
+    use (a LiveError, one line, when the server does not answer) and closed by
+    :meth:`close`."""
+
+    replicates = False
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+        self.label = target.url
+        self._js: Any = None
+
+    def _live(self) -> Any:
+        if self._js is None:
+            from .live.client import connect
+            from .live.jetstream import LiveJetStream
+
+            self._js = LiveJetStream(connect(self.target))
+        return self._js
+
+    def jetstream(self, cluster: str | None = None) -> JetStreamAPI:
+        js: JetStreamAPI = self._live()
+        return js
+
+    def kv(self, cluster: str | None = None) -> KV:
+        from .kv import KV
+        from .live.jetstream import LiveDomains
+
+        return KV.over(LiveDomains(self._live()), self.target.js_domain or "")
+
+    def site(self, cluster: str | None = None) -> Any:
+        from .dr.live import LiveSite
+
+        return LiveSite(self._live())
+
+    def data_dir(self, what: str, *, step: bool = True) -> DataDir:
+        raise JetlinkError(
+            f"{what} works on the embedded engine's data directory: it is not available with "
+            f"a live server ({self.target.url} from {self.target.origin}); leave out the "
+            "server settings to use the embedded engine", field="server")
+
+    def check_space(self, count: int, msg_bytes: int) -> None:
+        return None  # the server answers for its own storage
+
+    def either(self, *, data_dir: Callable[[DataDir], T], server: Callable[[JetStreamAPI], T]
+               ) -> T:
+        return server(self.jetstream())
+
+    def planner(self, topo: Topology, *, live_only: bool = False) -> tuple[Any, list[Any]]:
+        from . import topology_apply as plan
+
+        return plan.open_live(topo, self.target)
+
+    def export_source(self, domains: Sequence[str]) -> Any:
+        from . import topology_apply as plan
+
+        return plan.LiveBackend.for_target(self.target, domains)
+
+    def close(self, *, step: bool = True) -> None:
+        js, self._js = self._js, None
+        if js is not None:
+            js.close()
+
+
+def topo_binds_servers(topo: Topology) -> bool:
+    """Does the topology file bind any cluster to a live server (``server`` / ``context``
+    in ``[clusters.<name>]``)? Its clusters are then planned on those servers."""
+    return any(c.bound for c in topo.clusters.values())
+
+
+def open_backend(target: Any, path: Path, cluster: str, clock: Callable[[], Clock], *,
+                 create: bool | Callable[[], bool] = True, step: bool = True,
+                 on_step_error: Callable[[Exception], Any] | None = None) -> Backend:
+    """The backend of a server in force (``target``, core/live/settings.py
+    ``resolve_target``), else of the data directory ``path`` (addressed cluster
+    ``cluster``); nothing is opened yet."""
+    if target is not None:
+        return LiveBackend(target)
+    return EmbeddedBackend(path, cluster, clock, create=create, step=step,
+                           on_step_error=on_step_error)

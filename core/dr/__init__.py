@@ -1,0 +1,36 @@
+"""Disaster recovery: promoting and failing over a mirror, and what a failover needs.
+
+- core/dr/rules.py: the rules, defined once over the JetStream interface (refusal, lag and
+  ``origin_pending``, subjects, consumer placement and clamps, partial results) and their
+  entry points: :func:`prepare` (read and check once: a :class:`Promotion` to preview or
+  carry out, for a caller that asks the operator in between) and :func:`promote` (both in
+  one call); a :class:`Site` is where a mirror is promoted.
+- core/dr/embedded.py: ``EmbeddedSite``, a cluster of a data directory as a site.
+- core/dr/live.py: ``LiveSite``, a live server's JetStream domain as a site.
+- core/dr/positions.py: the origin's consumer positions kept on the mirror's side (the
+  ``JETLINK_POSITIONS`` bucket) and their ``sync``.
+
+Callers get their site and positions bucket from their backend (core/backend.py
+``Backend.site()`` / ``Backend.positions()``); only core/backend.py chooses between the two
+sites. The Kafka side's promote / failover (mirror topics) is core/kafka/mirrors.py's.
+"""
+
+from .rules import (
+    Clamp,
+    Naming,
+    OriginFacts,
+    PartialPromotion,
+    PromoteRefused,
+    PromoteReport,
+    Promotion,
+    Site,
+    kv_adjust,
+    kv_mirror_stream,
+    mirror_lag,
+    prepare,
+    promote,
+)
+
+__all__ = ["Clamp", "Naming", "OriginFacts", "PartialPromotion", "PromoteRefused",
+           "PromoteReport", "Promotion", "Site", "kv_adjust", "kv_mirror_stream", "mirror_lag",
+           "prepare", "promote"]
