@@ -19,7 +19,7 @@ import asyncio
 import base64
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import headers as H
 from .. import limits as L
@@ -1123,3 +1123,10 @@ def _request_config(cfg: StreamConfig) -> dict[str, Any]:
     its defaults and answers with the complete config)."""
     return cfg.to_json()
 
+
+
+if TYPE_CHECKING:  # mypy checks that the live client implements the seam (core/api.py)
+    from ..api import JetStreamAPI, SubscriptionAPI
+
+    _JETSTREAM_API: type[JetStreamAPI] = LiveJetStream
+    _SUBSCRIPTION_API: type[SubscriptionAPI] = LiveCoreSubscription
