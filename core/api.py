@@ -13,9 +13,9 @@ Values crossing the seam are described here as protocols (``StreamInfoAPI``, ``S
 result types (jetlink.core.messages, jetlink.core.consumers) and the live client's, each with
 ``to_json()`` giving the NATS API's document. Policies are ``Literal`` types, named as nats.py
 names its enums (``RetentionPolicy``, ``DiscardPolicy``, ``StorageType``, ``DeliverPolicy``,
-``AckPolicy``, ``ReplayPolicy``; defined with the configs in jetlink.core.config). The live client's ``to_json()`` returns the
-document exactly as the server sent it; ``.config`` / ``.state`` are parsed from it for the
-rules and the renderers. Errors are :class:`~jetlink.core.errors.ApiError` with the server's
+``AckPolicy``, ``ReplayPolicy``; defined with the configs in jetlink.core.config). The live
+client's ``to_json()`` returns the document exactly as the server sent it; ``.config`` /
+``.state`` are parsed from it for the rules and the renderers. Errors are :class:`~jetlink.core.errors.ApiError` with the server's
 codes (the engine's own, or the live server's as it answered) and
 :class:`~jetlink.core.errors.JetlinkError` for everything else.
 """
