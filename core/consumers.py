@@ -62,6 +62,7 @@ __all__ = [
     "Delivery",
     "MemoryBackend",
     "MemoryStream",
+    "MessageView",
     "SequenceInfo",
     "StoredMessage",
     "StreamView",
@@ -102,6 +103,26 @@ class StoredMessage:
     data: bytes
 
 
+class MessageView(Protocol):
+    """A stored message as the consumer rules read it: the memory stream's
+    :class:`StoredMessage`, the store's :class:`~jetlink.core.messages.StoredMsg`."""
+
+    @property
+    def seq(self) -> int: ...
+
+    @property
+    def subject(self) -> str: ...
+
+    @property
+    def ts(self) -> int: ...
+
+    @property
+    def hdr(self) -> bytes | None: ...
+
+    @property
+    def data(self) -> bytes: ...
+
+
 class StreamView(Protocol):
     """What the consumer rules read from a stream (the server's ``StreamStore`` calls)."""
 
@@ -114,10 +135,11 @@ class StreamView(Protocol):
     @property
     def msgs(self) -> int: ...
 
-    def load(self, seq: int) -> StoredMessage | None:
+    def load(self, seq: int) -> MessageView | None:
         """The message at ``seq``, None when there is none (never stored or removed)."""
 
-    def next_msgs(self, start: int, filters: Sequence[str], limit: int) -> list[StoredMessage]:
+    def next_msgs(self, start: int, filters: Sequence[str], limit: int
+                  ) -> Sequence[MessageView]:
         """Up to ``limit`` messages at or after ``start`` matching any filter (none: all)."""
 
     def count(self, start: int, filters: Sequence[str]) -> int:
@@ -514,7 +536,7 @@ def check_pending(st: ConsumerState, cfg: ConsumerConfig, view: StreamView, now:
 class Delivery:
     """One message handed to a pull request."""
 
-    msg: StoredMessage
+    msg: MessageView
     dseq: int
     num_delivered: int
     num_pending: int
@@ -552,7 +574,7 @@ def deliver(st: ConsumerState, cfg: ConsumerConfig, view: StreamView, now: int,
     # The server's running num-pending counter: one less for each first delivery.
     pending_count = num_pending(st, cfg, view)
 
-    def record(msg: StoredMessage, dc: int) -> None:
+    def record(msg: MessageView, dc: int) -> None:
         nonlocal pending_count
         dseq = st.dseq
         st.dseq += 1

@@ -27,6 +27,9 @@ class JetlinkError(Exception):
     # A condition that passes by itself (a database changed under a read, a disk full, a
     # server that does not answer for now): a follow loop retries it and says so once.
     transient = False
+    # Ending a pipeline of publishes (a live server's): how many of them were sent and
+    # never acknowledged, which the server may have stored.
+    unacknowledged = 0
 
     def __init__(self, description: str, *, field: str | None = None) -> None:
         super().__init__(description)

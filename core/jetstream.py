@@ -14,13 +14,15 @@ Errors are values: ``ApiError`` with the server's codes and texts; client-side r
 from __future__ import annotations
 
 import contextlib
+import enum
 import gc
 import json
 import os
 import sqlite3
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from . import headers as H
 from . import limits as L
@@ -34,9 +36,16 @@ from .fanout import CoreFanout
 from .store import Cluster
 from .subjects import SubjectFilter, is_valid_subject, overlaps
 
+if TYPE_CHECKING:
+    from .config.consumer import ConsumerConfig
+    from .consumers import ConsumerEngine, ConsumerInfo, DeliveredMsg
+
 __all__ = ["CoreMsg", "JetStream", "Subscription"]
 
 Headers = H.Headers
+# A publish as the batch takes it: (subject, data, headers) or (subject, data)
+Outgoing = tuple[str, bytes, H.HeadersIn | None]
+BatchItem = Outgoing | tuple[str, bytes]
 
 SUB_LEASE_NS = 30 * 1_000_000_000  # a subscription is live this long after its last poll
 
@@ -249,7 +258,8 @@ class JetStream:
               subjects_filter: str | None = None, deleted_details: bool = False) -> StreamInfo:
         state = S.stream_state(conn, d, consumer_count=self.hooks.consumer_count(conn, d.name),
                                subjects_filter=subjects_filter, deleted_details=deleted_details)
-        mirror, sources = None, []
+        mirror: dict[str, Any] | None = None
+        sources: list[dict[str, Any]] = []
         if d.cfg.mirror is not None or d.cfg.sources:
             from .agreements import stream_source_infos  # StreamSourceInfo of its agreements
 
@@ -404,7 +414,7 @@ class JetStream:
 
     # --- publish ----------------------------------------------------------------------------
     def publish(self, subject: str, data: bytes = b"",
-                headers: Mapping[str, Any] | None = None) -> PubAck | None:
+                headers: H.HeadersIn | None = None) -> PubAck | None:
         """A JetStream publish: the PubAck, or raise the server's ApiError (nothing stored),
         :class:`NoStreamError` when no stream captures ``subject``. A ``no_ack`` stream
         answers nothing, as the server: the message is handled (stored or refused) and the
@@ -418,7 +428,7 @@ class JetStream:
             raise result
         return result
 
-    def publish_many(self, msgs: Iterable[tuple[str, bytes, Mapping[str, Any] | None]]
+    def publish_many(self, msgs: Iterable[Outgoing]
                      ) -> list[PubAck | JetlinkError | None]:
         """Publish messages one after the other, exactly as that many :meth:`publish` calls
         would (client checks, routing, limits, duplicates, per message), in ONE transaction;
@@ -454,7 +464,7 @@ class JetStream:
         d = txn.catalog.route(subject)
         return d is not None and d.no_ack
 
-    def publish_batch(self, msgs: Iterable[tuple[str, bytes, Mapping[str, Any] | None]]
+    def publish_batch(self, msgs: Iterable[BatchItem]
                       ) -> list[PubAck | ApiError | JetlinkError | None]:
         """Publish many messages in ONE transaction; one result per message, in order (a
         refused message is its error, the others are stored; None for a ``no_ack`` stream).
@@ -468,7 +478,7 @@ class JetStream:
             if gc_enabled:
                 gc.enable()
 
-    def _publish_batch(self, msgs: Iterable[tuple]
+    def _publish_batch(self, msgs: Iterable[BatchItem]
                        ) -> list[PubAck | ApiError | JetlinkError | None]:
         valid = self._valid_subjects
         max_payload = S.MAX_PAYLOAD
@@ -480,19 +490,22 @@ class JetStream:
             catalog = txn.catalog
             routes = catalog._routes
             route = catalog.route
-            work: list[tuple] = []  # (stream, [(subject, data)]) runs or single messages
+            work: list[_Work] = []
             touched: dict[int, set[str]] = {}
             ids: dict[int, list[str]] = {}
-            run_d = None
+            run_d: S.StreamDef | None = None
             run: list[tuple[str, bytes]] = []
             run_subjects: set[str] = set()
             for i, item in enumerate(msgs):
+                headers: H.HeadersIn | None
                 if len(item) == 3:
                     subject, data, headers = item
                 else:
                     (subject, data), headers = item, None
                 if type(data) is not bytes:
                     data = bytes(data)
+                hdr: bytes | None
+                fv: dict[str, str] | None
                 if headers:
                     hdr, fv = H.encode_headers_fv(headers)
                 else:
@@ -504,12 +517,11 @@ class JetStream:
                         valid.add(subject)
                 if core.active:
                     core.add(subject, hdr, data)
-                d = routes.get(subject, _MISSING)
-                if d is _MISSING:
-                    d = route(subject)
+                found = routes.get(subject, _MISSING)
+                d = route(subject) if found is _MISSING else found
                 if d is None:
                     run_d = None
-                    work.append((None, subject))
+                    work.append((subject,))
                     continue
                 if d.transform is not None:
                     mapped = d.transform.apply(subject)
@@ -536,14 +548,15 @@ class JetStream:
                 streams[sid].prefetch_msg_ids(mids)
             append = out.append
             for w in work:
-                d = w[0]
-                if d is None:
-                    append(S.NoStreamError(w[1]))
-                elif len(w) == 2:  # a run of header-less messages: the batch hot path
-                    acks = streams[d.id].append_plain(w[1])
+                if len(w) == 2:  # a run of header-less messages: the batch hot path
+                    d, items = w
+                    acks = streams[d.id].append_plain(items)
                     out.extend([None] * len(acks) if d.no_ack else acks)
+                elif len(w) == 1:
+                    append(S.NoStreamError(w[0]))
                 else:
-                    r = streams[d.id].append(w[1], w[2], w[3], fv=w[4])
+                    d, subject, hdr, data, fv = w
+                    r = streams[d.id].append(subject, hdr, data, fv=fv)
                     append(None if d.no_ack else r)
             core.flush()
         return out
@@ -566,7 +579,7 @@ class JetStream:
 
     # --- core pub/sub -------------------------------------------------------------------------
     def publish_core(self, subject: str, data: bytes = b"",
-                     headers: Mapping[str, Any] | None = None) -> None:
+                     headers: H.HeadersIn | None = None) -> None:
         """A core NATS publish (no ack, at most once): live subscribers see it, and a stream
         that captures the subject stores it (its refusal is silent, as on a server)."""
         data = bytes(data)
@@ -584,15 +597,15 @@ class JetStream:
 
     # --- consumers (rules: core/consumers.py; storage: core/consumer_store.py) -----------
     @contextlib.contextmanager
-    def _consumers(self) -> Iterator[Any]:
+    def _consumers(self) -> Iterator[ConsumerEngine]:
         from .consumer_store import StoreBackend
         from .consumers import ConsumerEngine
 
         with self.write() as txn:
             yield ConsumerEngine(StoreBackend(txn), txn.now)
 
-    def add_consumer(self, stream: str, config: Any, *, action: str = "",
-                     pedantic: bool = False) -> Any:
+    def add_consumer(self, stream: str, config: ConsumerConfig | Mapping[str, Any], *,
+                     action: str = "", pedantic: bool = False) -> ConsumerInfo:
         """CONSUMER.CREATE (a ConsumerConfig or its JSON); same name again: an update."""
         from .config.consumer import ConsumerConfig
 
@@ -601,11 +614,11 @@ class JetStream:
         with self._consumers() as eng:
             return eng.add(stream, config, action=action, pedantic=pedantic)
 
-    def consumer_info(self, stream: str, name: str) -> Any:
+    def consumer_info(self, stream: str, name: str) -> ConsumerInfo:
         with self._consumers() as eng:
             return eng.info(stream, name)
 
-    def consumers(self, stream: str) -> list[Any]:
+    def consumers(self, stream: str) -> list[ConsumerInfo]:
         with self._consumers() as eng:
             return eng.infos(stream)
 
@@ -617,7 +630,7 @@ class JetStream:
         with self._consumers() as eng:
             eng.delete(stream, name)
 
-    def fetch(self, stream: str, consumer: str, batch: int = 1) -> list[Any]:
+    def fetch(self, stream: str, consumer: str, batch: int = 1) -> list[DeliveredMsg]:
         """One pull request answered at once: up to ``batch`` DeliveredMsg."""
         with self._consumers() as eng:
             return eng.fetch(stream, consumer, batch)
@@ -640,7 +653,19 @@ class JetStream:
             return eng.in_progress(stream, consumer, seq)
 
 
-_MISSING = object()
+# Work of one batch, in order: (subject,) that no stream captures; (stream, [(subject, data)])
+# a run of header-less messages; (stream, subject, header block, data, first header values)
+_Work = (tuple[str] | tuple[S.StreamDef, list[tuple[str, bytes]]]
+         | tuple[S.StreamDef, str, bytes | None, bytes, dict[str, str] | None])
+
+
+class _Missing(enum.Enum):
+    """Not in the route cache (None there is a subject no stream captures)."""
+
+    MISSING = enum.auto()
+
+
+_MISSING: Final = _Missing.MISSING
 # a subject this long (characters; up to 4 bytes each) fits a protocol line whatever its
 # reply and sizes: the batch path checks it once, then trusts it
 _CACHED_SUBJECT_MAX = (L.MAX_CONTROL_LINE - 128) // 4
@@ -769,3 +794,10 @@ class Subscription:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+if TYPE_CHECKING:  # mypy checks that the engine implements the seam (core/api.py)
+    from .api import JetStreamAPI, SubscriptionAPI
+
+    _JETSTREAM_API: type[JetStreamAPI] = JetStream
+    _SUBSCRIPTION_API: type[SubscriptionAPI] = Subscription

@@ -320,7 +320,11 @@ class KV:
         self.datadir = datadir
         self.cluster = cluster
         self.clock: Clock = clock or SystemClock()
-        self.clusters = clusters if clusters is not None else Clusters(datadir, self.clock)
+        if clusters is None:
+            if datadir is None:
+                raise TypeError("KV needs a data directory, or the clusters to act on (KV.over)")
+            clusters = Clusters(datadir, self.clock)
+        self.clusters = clusters
         self._js: dict[str, Any] = {}
 
     @classmethod

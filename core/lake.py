@@ -47,7 +47,7 @@ NAMES = tuple(c[0] for c in COLUMNS)
 META_FILE = "_jetlink.json"
 
 
-def arrow_schema():  # type: ignore[no-untyped-def]
+def arrow_schema():
     """The schema as a pyarrow.Schema (pyarrow imported here, not at module import)."""
     import pyarrow as pa
 
@@ -65,7 +65,7 @@ def spark_ddl() -> str:
 # --------------------------------------------------------------------------------------------
 # Reading a stream of the embedded store as Arrow batches
 # --------------------------------------------------------------------------------------------
-def open_readonly(db_path: str):  # type: ignore[no-untyped-def]
+def open_readonly(db_path: str):
     """A read-only connection to a cluster database (executors of a local master open the
     file themselves; nothing they do can write to it)."""
     import sqlite3
@@ -77,13 +77,13 @@ def open_readonly(db_path: str):  # type: ignore[no-untyped-def]
     return conn
 
 
-def stream_id(conn, stream: str) -> int | None:  # type: ignore[no-untyped-def]
+def stream_id(conn, stream: str) -> int | None:
     row = conn.execute("SELECT id FROM streams WHERE name = ?", (stream,)).fetchone()
     return row[0] if row else None
 
 
 def lake_batch(name: str, partitions: Any, seqs: Any, subjects: Any, keys: Any, tss: Any,
-               headers: Any, datas: Any):  # type: ignore[no-untyped-def]
+               headers: Any, datas: Any):
     """One RecordBatch of the lake schema from column values (``subjects`` / ``keys`` None:
     all null)."""
     import pyarrow as pa
@@ -102,7 +102,7 @@ def lake_batch(name: str, partitions: Any, seqs: Any, subjects: Any, keys: Any, 
 
 
 def iter_stream_batches(db_path: str, stream: str, lo: int, hi: int, *,
-                        batch_rows: int = 65_536, sid: int | None = None):  # type: ignore[no-untyped-def]
+                        batch_rows: int = 65_536, sid: int | None = None):
     """The stored messages of ``stream`` with ``lo <= seq <= hi``, in sequence order, as
     pyarrow RecordBatches of the lake schema (one read snapshot for the whole range).
     ``sid`` pins the stream's row id (a stream deleted and created again between planning and
@@ -143,7 +143,7 @@ def iter_stream_batches(db_path: str, stream: str, lo: int, hi: int, *,
 # with ``_jetlink.json`` beside them. Paths are local paths, ``file://`` URIs, or any URI
 # pyarrow.fs knows (``s3://``, ``gs://``, ``hdfs://`` ... when pyarrow was built with them).
 # (imported here rather than at the top: the definitions above stay import-free)
-from collections.abc import Callable, Iterable, Iterator  # noqa: E402
+from collections.abc import Callable, Generator, Iterable, Iterator  # noqa: E402
 from typing import Any  # noqa: E402
 
 from .errors import JetlinkError  # noqa: E402
@@ -162,7 +162,7 @@ class LakeExistsError(LakeError):
     """The export's directory already holds files (``force`` replaces the dataset)."""
 
 
-def lake_filesystem(path: str):  # type: ignore[no-untyped-def]
+def lake_filesystem(path: str):
     """``(pyarrow FileSystem, path inside it)`` for a local path, a ``file://`` URI or another
     URI pyarrow.fs understands."""
     import os
@@ -189,7 +189,7 @@ def _join(base: str, name: str) -> str:
     return base.rstrip("/") + "/" + name
 
 
-def _meta_location(path: str):  # type: ignore[no-untyped-def]
+def _meta_location(path: str):
     fs, base = lake_filesystem(path)
     return fs, _join(base, META_FILE)
 
@@ -237,13 +237,13 @@ def write_meta(path: str, doc: dict[str, Any]) -> None:
         f.write(meta_bytes(doc))
 
 
-def stream_meta(js, name: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def stream_meta(js, name: str) -> dict[str, Any]:
     """The ``_jetlink.json`` document of stream ``name`` of the engine ``js`` (a JetStream):
     its config as the API gives it, creation time and identity, and state."""
     return _meta_of(js, js.stream_info(name))
 
 
-def _meta_of(js, info) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def _meta_of(js, info) -> dict[str, Any]:
     from .replication import identity
 
     doc = info.to_json()
@@ -262,7 +262,7 @@ def _meta_of(js, info) -> dict[str, Any]:  # type: ignore[no-untyped-def]
 
 
 # -- writing rows into a stream ---------------------------------------------------------------
-def _check_stream_rows(batch, where: str) -> None:  # type: ignore[no-untyped-def]
+def _check_stream_rows(batch, where: str) -> None:
     """Refuse rows of a topic (partition != 0, a key, no subject): a stream has none."""
     import pyarrow.compute as pc
 
@@ -309,7 +309,7 @@ def _rows(batches: Iterable[Any]) -> Iterator[tuple]:
         yield from zip(*cols)
 
 
-def write_stream_rows(js, stream: str, batches: Iterable[Any], *,  # type: ignore[no-untyped-def]
+def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
                       txn_rows: int = 100_000,
                       on_txn: Callable[[Any, Any, int], None] | None = None,
                       on_rows: Callable[[int], None] | None = None) -> dict[str, Any]:
@@ -424,7 +424,7 @@ def _replaceable(name: str) -> bool:
             or (name.startswith(".") and name.endswith(".crc")))
 
 
-def _prepare_dir(fs, base: str, where: str, force: bool) -> None:  # type: ignore[no-untyped-def]
+def _prepare_dir(fs, base: str, where: str, force: bool) -> None:
     from pyarrow import fs as pafs
 
     info = fs.get_file_info(base)
@@ -449,13 +449,13 @@ def _prepare_dir(fs, base: str, where: str, force: bool) -> None:  # type: ignor
         fs.delete_file(e.path)
 
 
-def _is_embedded(js) -> bool:  # type: ignore[no-untyped-def]
+def _is_embedded(js) -> bool:
     from .jetstream import JetStream
 
     return isinstance(js, JetStream)
 
 
-def export_stream(js, name: str, path: str, *, batch_rows: int = 65_536,  # type: ignore[no-untyped-def]
+def export_stream(js, name: str, path: str, *, batch_rows: int = 65_536,
                   row_group_rows: int = 131_072, file_rows: int | None = None,
                   force: bool = False,
                   on_resume: Callable[[dict[str, Any]], None] | None = None,
@@ -491,7 +491,7 @@ def _os_error(exc: OSError, path: str, what: str) -> LakeError:
     return LakeError(f"{what} {path}: {text}")
 
 
-def _export_embedded(js, name: str, path: str, *, batch_rows: int = 65_536,  # type: ignore[no-untyped-def]
+def _export_embedded(js, name: str, path: str, *, batch_rows: int = 65_536,
                      row_group_rows: int = 131_072, file_rows: int = 1_048_576,
                      force: bool = False,
                      on_rows: Callable[[int], None] | None = None) -> dict[str, Any]:
@@ -520,12 +520,12 @@ def _export_embedded(js, name: str, path: str, *, batch_rows: int = 65_536,  # t
     schema = arrow_schema()
     files: list[str] = []
     written = messages = first = last = 0
-    writer = None
+    writer: Any = None  # a pq.ParquetWriter while a part file is open
     in_file = 0
     pending: list[Any] = []
     pending_rows = 0
 
-    def open_next():  # type: ignore[no-untyped-def]
+    def open_next():
         fname = PART_FORMAT.format(len(files))
         files.append(fname)
         return pq.ParquetWriter(_join(base, fname), schema, filesystem=fs)
@@ -533,7 +533,7 @@ def _export_embedded(js, name: str, path: str, *, batch_rows: int = 65_536,  # t
     def flush_group() -> None:
         nonlocal pending, pending_rows
         if pending:
-            writer.write_table(pa.Table.from_batches(pending, schema),  # type: ignore[union-attr]
+            writer.write_table(pa.Table.from_batches(pending, schema),
                                row_group_size=row_group_rows)
             pending, pending_rows = [], 0
 
@@ -578,7 +578,7 @@ def _export_embedded(js, name: str, path: str, *, batch_rows: int = 65_536,  # t
 
 
 # -- import -----------------------------------------------------------------------------------
-def _dataset(path: str):  # type: ignore[no-untyped-def]
+def _dataset(path: str):
     """``(fragments in path order, dataset schema)`` of the Parquet files at ``path`` (a
     directory, searched recursively, hive partitions read as columns; or one file)."""
     import pyarrow.dataset as ds
@@ -603,12 +603,12 @@ def _dataset(path: str):  # type: ignore[no-untyped-def]
     return fragments, dataset.schema
 
 
-def _iter_dataset(fragments, schema, columns=None):  # type: ignore[no-untyped-def]
+def _iter_dataset(fragments, schema, columns=None):
     for frag in fragments:
         yield from frag.to_batches(schema=schema, columns=columns)
 
 
-def _conform(batch, target):  # type: ignore[no-untyped-def]
+def _conform(batch, target):
     """``batch`` with the lake schema's columns, in its order and types."""
     import pyarrow as pa
 
@@ -621,7 +621,7 @@ def _conform(batch, target):  # type: ignore[no-untyped-def]
     return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
-def _scan_order(fragments, schema, path: str) -> tuple[int, bool]:  # type: ignore[no-untyped-def]
+def _scan_order(fragments, schema, path: str) -> tuple[int, bool]:
     """Check every row is a stream message and the sequences are distinct: ``(rows, sorted)``."""
     import pyarrow.compute as pc
 
@@ -659,7 +659,7 @@ def _duplicate(path: str, seq: int) -> LakeError:
                      "message per sequence)")
 
 
-def _sorted_rows(fragments, schema, path: str):  # type: ignore[no-untyped-def]
+def _sorted_rows(fragments, schema, path: str):
     """The whole dataset in memory, sorted by sequence (datasets not written in order)."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -678,7 +678,7 @@ def _sorted_rows(fragments, schema, path: str):  # type: ignore[no-untyped-def]
 
 
 
-def _open_stream_dataset(path: str,  # type: ignore[no-untyped-def]
+def _open_stream_dataset(path: str,
                          on_total: Callable[[int], None] | None = None):
     """(fragments, schema, in sequence order?, metadata or None) of a dataset an import
     reads; a dataset of a topic is refused. ``on_total(rows)``: the rows the dataset holds,
@@ -692,7 +692,7 @@ def _open_stream_dataset(path: str,  # type: ignore[no-untyped-def]
         on_total(count)
     return fragments, schema, ordered, meta
 
-def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> None:  # type: ignore[no-untyped-def]
+def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> None:
     """Create stream ``name`` from a dataset's recorded config ``doc`` (the metadata the
     server manages left out); a refusal is a LakeError saying what to do."""
     from .config.stream import StreamConfig
@@ -711,7 +711,7 @@ def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> None:  #
                         f"{err.description} ({err.err_code}); create the stream yourself "
                         "(jetlink stream add) and import into it") from err
 
-def import_stream(js, name: str, path: str, *, txn_rows: int = 100_000,  # type: ignore[no-untyped-def]
+def import_stream(js, name: str, path: str, *, txn_rows: int = 100_000,
                   on_total: Callable[[int], None] | None = None,
                   on_rows: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Import the Parquet dataset at ``path`` into stream ``name`` of ``js`` (any
@@ -773,7 +773,7 @@ def _after(batches: Iterable[Any], after: int,
             yield kept
 
 
-def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,  # type: ignore[no-untyped-def]
+def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,
                      on_total: Callable[[int], None] | None = None,
                      on_rows: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Store the Parquet dataset at ``path`` (lake schema) into stream ``name``, every message
@@ -897,8 +897,8 @@ def message_columns(msgs: Iterable[Any], last_seq: int, batch: int = 65_536
         yield out()
 
 
-def iter_api_batches(js, name: str, lo: int, hi: int, *,  # type: ignore[no-untyped-def]
-                     batch_rows: int = 65_536) -> Iterator[Any]:
+def iter_api_batches(js, name: str, lo: int, hi: int, *,
+                     batch_rows: int = 65_536) -> Generator[Any, None, None]:
     """The stored messages of stream ``name`` of ``js`` (any JetStreamAPI) with
     ``lo <= seq <= hi``, in sequence order, as RecordBatches of the lake schema. Uses the
     implementation's column reader when it has one (``stored_columns``: a live server's,
@@ -927,7 +927,7 @@ def iter_api_batches(js, name: str, lo: int, hi: int, *,  # type: ignore[no-unty
             close()
 
 
-def api_stream_meta(js, info) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def api_stream_meta(js, info) -> dict[str, Any]:
     """The ``_jetlink.json`` document of a stream of any JetStreamAPI from its StreamInfo:
     config, creation time and state as the server reported them, its identity, and where
     it was read (``server``: ``js.where``)."""
@@ -949,7 +949,7 @@ def api_stream_meta(js, info) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     }
 
 
-def _read_json_file(fs, where: str) -> dict[str, Any] | None:  # type: ignore[no-untyped-def]
+def _read_json_file(fs, where: str) -> dict[str, Any] | None:
     from pyarrow import fs as pafs
 
     if fs.get_file_info(where).type != pafs.FileType.File:
@@ -961,14 +961,14 @@ def _read_json_file(fs, where: str) -> dict[str, Any] | None:  # type: ignore[no
         return None  # a torn or foreign file: not a progress record of ours
 
 
-def _write_json_atomically(fs, base: str, fname: str, doc: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+def _write_json_atomically(fs, base: str, fname: str, doc: dict[str, Any]) -> None:
     tmp = _join(base, fname + ".tmp")
     with fs.open_output_stream(tmp) as f:
         f.write(meta_bytes(doc))
     fs.move(tmp, _join(base, fname))
 
 
-def _clean_partial(fs, base: str, progress: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+def _clean_partial(fs, base: str, progress: dict[str, Any]) -> None:
     """Delete what an interrupted run left beside its complete part files: a part file
     being written, a part renamed but not recorded, a progress file written aside."""
     from pyarrow import fs as pafs
@@ -990,7 +990,7 @@ def _progress_matches(progress: dict[str, Any] | None, name: str, ident: str) ->
             and isinstance(progress.get("cut"), int) and isinstance(progress.get("through"), int))
 
 
-def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,  # type: ignore[no-untyped-def]
+def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,
                       row_group_rows: int = 131_072, file_rows: int = API_FILE_ROWS,
                       force: bool = False,
                       on_resume: Callable[[dict[str, Any]], None] | None = None,
@@ -1136,7 +1136,7 @@ def import_msg_id(stream: str, identity: str, seq: int) -> str:
     return f"{stream}:{identity}:{seq}" if identity else f"{stream}:{seq}"
 
 
-def import_stream_api(js, name: str, path: str, *, chunk: int = IMPORT_CHUNK,  # type: ignore[no-untyped-def]
+def import_stream_api(js, name: str, path: str, *, chunk: int = IMPORT_CHUNK,
                       on_total: Callable[[int], None] | None = None,
                       on_rows: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Publish the rows of the Parquet dataset at ``path`` (lake schema) to stream ``name``
@@ -1260,7 +1260,7 @@ def import_stream_api(js, name: str, path: str, *, chunk: int = IMPORT_CHUNK,  #
 # (``jetlink spark mirror-topic``)
 # --------------------------------------------------------------------------------------------
 def iter_topic_batches(db_path: str, topic: str, lo: int, hi: int, *, tid: int,
-                       batch_rows: int = 65_536):  # type: ignore[no-untyped-def]
+                       batch_rows: int = 65_536):
     """The records of ``topic`` whose record keys (core/kafka/topics.py ``record_key``) are
     ``lo <= id < hi`` (half-open, like ``partition_range``), in key order (partition, then
     offset), as pyarrow RecordBatches of the lake schema: ``stream`` the topic, ``seq`` the
@@ -1281,7 +1281,7 @@ def iter_topic_batches(db_path: str, topic: str, lo: int, hi: int, *, tid: int,
         cur = conn.execute("SELECT id, ts, key, value, headers FROM records "
                            "WHERE id >= ? AND id < ? ORDER BY id", (k_lo, k_hi))
 
-        def as_bytes(v):  # type: ignore[no-untyped-def]
+        def as_bytes(v):
             return v.encode("utf-8") if isinstance(v, str) else v
 
         while True:
@@ -1317,7 +1317,7 @@ def _topic_rows(batches: Iterable[Any]) -> Iterator[tuple]:
                    None if hdr is None else bytes(hdr).decode("utf-8"))
 
 
-def write_topic_rows(mirrors, plan, batches: Iterable[Any], *,  # type: ignore[no-untyped-def]
+def write_topic_rows(mirrors, plan, batches: Iterable[Any], *,
                      txn_rows: int = 100_000,
                      on_txn: Callable[[int], None] | None = None) -> int:
     """Write rows of the lake schema (pyarrow RecordBatches or Tables; offsets increasing

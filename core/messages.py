@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .clock import format_rfc3339_nano
 from .headers import Headers, decode_headers
+
+if TYPE_CHECKING:
+    from .config.stream import StreamConfig
 
 __all__ = ["PubAck", "StoredMsg", "StreamState", "StreamInfo"]
 
@@ -132,7 +135,7 @@ class StreamInfo:
     StreamSourceInfo documents filled in by the replication layer (None / [] otherwise).
     """
 
-    config: Any  # StreamConfig
+    config: StreamConfig
     created_ns: int
     state: StreamState
     ts_ns: int

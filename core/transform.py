@@ -259,7 +259,7 @@ def _split_token(tok: str, delim: str) -> str:
     # delimiters keeps one leading separator ("--a" -> ".a"). An empty delimiter splits
     # into characters.
     parts = tok.split(delim) if delim else list(tok)
-    out = []
+    out: list[str] = []
     for k, part in enumerate(parts):
         if part:
             if out or k > 1:

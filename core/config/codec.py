@@ -11,9 +11,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import typing
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from ..errors import ApiError, nats_error
+
+T = TypeVar("T")
 
 # Go integer ranges by type name.
 _INT_RANGES = {
@@ -165,7 +167,8 @@ def _specs(cls: type) -> dict[str, tuple[str, str, Any, Any]]:
     return spec
 
 
-def decode(cls: type, doc: Any, *, strict: bool = False, struct: str | None = None, prefix: str = ""):
+def decode(cls: type[T], doc: Any, *, strict: bool = False, struct: str | None = None,
+           prefix: str = "") -> T:
     """Build ``cls`` from a JSON object. ``strict`` refuses unknown fields (server strict mode)."""
     struct = struct or cls.__name__
     if not isinstance(doc, dict):

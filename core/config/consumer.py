@@ -33,7 +33,7 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from ..durations import format_duration
 from ..errors import ApiError, invalid_config, nats_error
@@ -49,10 +49,13 @@ from .validate import (
 
 __all__ = [
     "ACK_POLICIES",
+    "AckPolicy",
     "ConsumerConfig",
     "DELIVER_POLICIES",
+    "DeliverPolicy",
     "PRIORITY_POLICIES",
     "REPLAY_POLICIES",
+    "ReplayPolicy",
     "check_consumer_config",
     "check_consumer_create",
     "filters_of",
@@ -60,9 +63,16 @@ __all__ = [
     "with_response_metadata",
 ]
 
-DELIVER_POLICIES = ("all", "last", "new", "by_start_sequence", "by_start_time", "last_per_subject")
-ACK_POLICIES = ("none", "all", "explicit", "flow_control")
-REPLAY_POLICIES = ("instant", "original")
+# The policies' JSON values, as Literal types (nats.py's DeliverPolicy, AckPolicy and
+# ReplayPolicy enums) and as the tuples the decoder and the checks test values against. The
+# server also decodes deliver_policy "undefined" (its DeliverUndefined).
+DeliverPolicy = Literal[
+    "all", "last", "new", "by_start_sequence", "by_start_time", "last_per_subject"]
+AckPolicy = Literal["none", "all", "explicit", "flow_control"]
+ReplayPolicy = Literal["instant", "original"]
+DELIVER_POLICIES: tuple[DeliverPolicy, ...] = get_args(DeliverPolicy)
+ACK_POLICIES: tuple[AckPolicy, ...] = get_args(AckPolicy)
+REPLAY_POLICIES: tuple[ReplayPolicy, ...] = get_args(ReplayPolicy)
 PRIORITY_POLICIES = ("none", "overflow", "pinned_client", "prioritized")
 ACTIONS = ("", "create", "update")
 
@@ -101,18 +111,18 @@ class ConsumerConfig(_JsonMixin):
     durable_name: str = jfield("durable_name", "string", "", omitempty=True)
     name: str = jfield("name", "string", "", omitempty=True)
     description: str = jfield("description", "string", "", omitempty=True)
-    deliver_policy: str = jfield(
+    deliver_policy: DeliverPolicy | Literal["undefined"] = jfield(
         "deliver_policy", "enum", "all", enum=DELIVER_POLICIES + ("undefined",))
     opt_start_seq: int = jfield("opt_start_seq", "uint64", 0, omitempty=True)
     opt_start_time: str = jfield("opt_start_time", "time.Time", "", omitempty=True)
-    ack_policy: str = jfield("ack_policy", "enum", "none", enum=ACK_POLICIES)
+    ack_policy: AckPolicy = jfield("ack_policy", "enum", "none", enum=ACK_POLICIES)
     ack_wait: int = jfield("ack_wait", "time.Duration", 0, omitempty=True)
     max_deliver: int = jfield("max_deliver", "int", 0, omitempty=True)
     backoff: list[int] = jfield("backoff", "[]time.Duration", omitempty=True, factory=list)
     filter_subject: str = jfield("filter_subject", "string", "", omitempty=True)
     filter_subjects: list[str] = jfield(
         "filter_subjects", "[]string", omitempty=True, factory=list)
-    replay_policy: str = jfield("replay_policy", "enum", "instant", enum=REPLAY_POLICIES)
+    replay_policy: ReplayPolicy = jfield("replay_policy", "enum", "instant", enum=REPLAY_POLICIES)
     rate_limit_bps: int = jfield("rate_limit_bps", "uint64", 0, omitempty=True)
     sample_freq: str = jfield("sample_freq", "string", "", omitempty=True)
     max_waiting: int = jfield("max_waiting", "int", 0, omitempty=True)

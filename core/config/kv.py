@@ -47,9 +47,11 @@ from .stream import (
     ExternalStream,
     Placement,
     RePublish,
+    StorageType,
     StreamConfig,
     StreamSource,
     SubjectTransformConfig,
+    _JsonMixin,
 )
 
 __all__ = [
@@ -270,7 +272,7 @@ class KeyValueConfig:
     history: int = 1
     ttl: int = 0
     max_bytes: int = 0  # 0 = unlimited (-1 in the stream)
-    storage: str = "file"
+    storage: StorageType = "file"
     replicas: int = 1
     placement: Placement | None = None
     republish: RePublish | None = None
@@ -367,7 +369,7 @@ class KVMirrorConfig:
     ttl: int = 0
     max_bytes: int = 0
     max_value_size: int = 0
-    storage: str = "file"
+    storage: StorageType = "file"
     placement: Placement | None = None
     keys: list[str] = field(default_factory=list)
     external: ExternalStream | None = None
@@ -452,7 +454,7 @@ class KVAggregateOrigin:
         where = f"origins[{index}]"
         stream, bucket = self.stream, self.bucket
         if not bucket:
-            bucket = bucket_of_stream(stream) if stream else ""
+            bucket = (bucket_of_stream(stream) if stream else None) or ""
             if not bucket:
                 raise client_error(
                     f'aggregate origin stream "{stream}" is not named KV_<bucket>: give the '
@@ -495,7 +497,7 @@ class KVAggregateConfig:
     history: int = 1
     ttl: int = 0
     max_bytes: int = 0
-    storage: str = "file"
+    storage: StorageType = "file"
     placement: Placement | None = None
     republish: RePublish | None = None
     origins: list[KVAggregateOrigin] = field(default_factory=list)
@@ -644,7 +646,7 @@ def schema_keys(cls: type) -> tuple[str, ...]:
     return tuple(_SCHEMAS[cls])
 
 
-def _format_error(description: str, field: str) -> JetlinkError:
+def _format_error(description: str, field: str | None) -> JetlinkError:
     return JetlinkError(description, field=field)
 
 
@@ -688,7 +690,7 @@ def _decode(kind: str, value: Any, path: str) -> Any:
             _from_dict(KVAggregateOrigin, v, {}, prefix=f"{path}[{i}]")
             for i, v in enumerate(value)
         ]
-    cls = {
+    cls: type[_JsonMixin] | None = {
         "placement": Placement,
         "republish": RePublish,
         "external": ExternalStream,

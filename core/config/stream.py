@@ -10,26 +10,31 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, Self, get_args
 
 from .codec import decode, encode, invalid_json, jfield
 
-RETENTION = ("limits", "interest", "workqueue")
-DISCARD = ("old", "new")
-STORAGE = ("file", "memory")
+# The policies' JSON values, as Literal types (nats.py's RetentionPolicy, DiscardPolicy and
+# StorageType enums) and as the tuples the decoder and the checks test values against.
+RetentionPolicy = Literal["limits", "interest", "workqueue"]
+DiscardPolicy = Literal["old", "new"]
+StorageType = Literal["file", "memory"]
+RETENTION: tuple[RetentionPolicy, ...] = get_args(RetentionPolicy)
+DISCARD: tuple[DiscardPolicy, ...] = get_args(DiscardPolicy)
+STORAGE: tuple[StorageType, ...] = get_args(StorageType)
 COMPRESSION = ("none", "s2")
 PERSIST_MODE = ("default", "async")
 
 
 class _JsonMixin:
     @classmethod
-    def from_json(cls, doc: Any, *, strict: bool = True):
+    def from_json(cls, doc: Any, *, strict: bool = True) -> Self:
         return decode(cls, doc, strict=strict)
 
     def to_json(self) -> dict[str, Any]:
         return encode(self)
 
-    def copy(self):
+    def copy(self) -> Self:
         """A deep copy: lists, dicts and nested configs are new objects (fast, no deepcopy).
 
         Every attribute is copied, ``_given_empty`` too (what ``copy.copy`` copies), without
@@ -133,15 +138,15 @@ class StreamConfig(_JsonMixin):
     name: str = jfield("name", "string", "")
     description: str = jfield("description", "string", "", omitempty=True)
     subjects: list[str] = jfield("subjects", "[]string", omitempty=True, factory=list)
-    retention: str = jfield("retention", "enum", "limits", enum=RETENTION)
+    retention: RetentionPolicy = jfield("retention", "enum", "limits", enum=RETENTION)
     max_consumers: int = jfield("max_consumers", "int", 0)
     max_msgs: int = jfield("max_msgs", "int64", 0)
     max_bytes: int = jfield("max_bytes", "int64", 0)
     max_age: int = jfield("max_age", "time.Duration", 0)
     max_msgs_per_subject: int = jfield("max_msgs_per_subject", "int64", 0)
     max_msg_size: int = jfield("max_msg_size", "int32", 0, omitempty=True)
-    discard: str = jfield("discard", "enum", "old", enum=DISCARD)
-    storage: str = jfield("storage", "enum", "file", enum=STORAGE)
+    discard: DiscardPolicy = jfield("discard", "enum", "old", enum=DISCARD)
+    storage: StorageType = jfield("storage", "enum", "file", enum=STORAGE)
     num_replicas: int = jfield("num_replicas", "int", 0)
     no_ack: bool = jfield("no_ack", "bool", False, omitempty=True)
     duplicate_window: int = jfield("duplicate_window", "time.Duration", 0, omitempty=True)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Protocol, Self, TypeVar
 
 from ..errors import ApiError, JetlinkError, invalid_config, nats_error
 from .codec import given_empty
@@ -49,7 +49,6 @@ from .stream import (
     STORAGE,
     StreamConfig,
     StreamSource,
-    _JsonMixin,
 )
 
 __all__ = [
@@ -65,8 +64,17 @@ __all__ = [
 ]
 
 Lookup = Callable[[str], "StreamConfig | None"]
+
+
+class _WithMetadata(Protocol):
+    metadata: dict[str, str]
+
+    def copy(self) -> Self: ...
+
+
 # A StreamConfig or a ConsumerConfig: both carry the server-managed metadata keys.
-_Config = TypeVar("_Config", bound=_JsonMixin)
+_Config = TypeVar("_Config", bound=_WithMetadata)
+_Error = TypeVar("_Error", bound=JetlinkError)
 
 # --- the server's constants -------------------------------------------------------------
 MS = 1_000_000
@@ -786,7 +794,7 @@ _DURATION_FIELDS = ("max_age", "duplicate_window", "subject_delete_marker_ttl",
                     "max_expires", "idle_heartbeat")
 
 
-def explain(err: JetlinkError, cfg: Any) -> JetlinkError:
+def explain(err: _Error, cfg: Any) -> _Error:
     """Give ``err`` (raised by the checks of ``cfg``, a stream or consumer config) its detail
     for people: the field and the offending value (the first invalid subject of a list, a
     duration as a duration). Returns ``err``; one that has a detail already keeps it."""

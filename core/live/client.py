@@ -20,7 +20,7 @@ import json
 import os
 import ssl
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -94,7 +94,7 @@ def _tls_only_client() -> Any:
     import nats.errors as ne
     from nats.aio.client import Client
 
-    class TLSOnlyClient(Client):  # type: ignore[misc]
+    class TLSOnlyClient(Client):
         async def _process_info(self, info: dict[str, Any],
                                 initial_connection: bool = False) -> None:
             if initial_connection and not info.get("tls_required"):
@@ -175,10 +175,11 @@ class LiveConnection:
             raise
 
     # -- the loop --------------------------------------------------------------------------
-    def run(self, coro: Awaitable[T], *, timeout: float | None = None, doing: str = "") -> T:
+    def run(self, coro: Coroutine[Any, Any, T], *, timeout: float | None = None,
+            doing: str = "") -> T:
         """Run ``coro`` on the connection's loop and return its result; nats-py failures
         become :class:`LiveError` (ApiError and other JetlinkErrors pass unchanged)."""
-        fut = asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
+        fut = asyncio.run_coroutine_threadsafe(coro, self._loop)
         try:
             return fut.result(timeout if timeout is not None else self.timeout + _GRACE)
         except JetlinkError:
@@ -355,7 +356,7 @@ class LiveConnection:
         wait = self.timeout if timeout is None else timeout
         self.run(self.nc.flush(timeout=wait), timeout=wait + _GRACE, doing="flushing")
 
-    def call(self, fn: Callable[[Any], Awaitable[T]], *, timeout: float | None = None,
+    def call(self, fn: Callable[[Any], Coroutine[Any, Any, T]], *, timeout: float | None = None,
              doing: str = "") -> T:
         """Run ``fn(nc)`` (a coroutine function over the nats-py client) on the loop: the
         hot paths (pipelined publishes, batched gets) run whole inside the loop."""
@@ -454,7 +455,7 @@ class LiveSubscription:
         q = self._queue
 
         async def drain() -> list[RawMsg]:
-            more = []
+            more: list[RawMsg] = []
             while len(more) < limit - 1 and not q.empty():
                 more.append(q.get_nowait())
             return more

@@ -29,6 +29,10 @@ from ..config.consumer import ConsumerConfig
 from ..consumers import ConsumerInfo, DeliveredMsg, SequenceInfo
 from ..errors import ApiError, JetlinkError
 from .client import without_envelope
+
+if TYPE_CHECKING:
+    from .client import LiveConnection
+    from .jetstream import LiveStreamInfo
 from .wire import _name, _ts, encode_hdrs
 
 __all__ = ["LiveConsumers", "LiveConsumerInfo", "LiveDeliveredMsg", "ack_metadata"]
@@ -83,7 +87,7 @@ class LiveDeliveredMsg(DeliveredMsg):
     ack_subject: str = ""
 
     @property
-    def reply(self) -> str:  # type: ignore[override]
+    def reply(self) -> str:
         return self.ack_subject
 
 
@@ -145,12 +149,13 @@ class LiveConsumers:
     """Consumer verbs over ``self.api`` / ``self.conn`` (LiveJetStream provides them)."""
 
     if TYPE_CHECKING:  # LiveJetStream's
-        conn: Any
+        conn: LiveConnection
         api_prefix: str
 
         def api(self, verb: str, doc: Mapping[str, Any] | None = None) -> dict[str, Any]: ...
 
-        def stream_info(self, name: str, **kw: Any) -> Any: ...
+        def stream_info(self, name: str, *, subjects_filter: str | None = None,
+                        deleted_details: bool = False) -> LiveStreamInfo: ...
 
         def _paged(self, verb: str, key: str, subject: str | None) -> list[Any]: ...
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .. import headers as H
 from .. import limits as L
@@ -175,7 +175,7 @@ class LiveJetStream(LiveConsumers):
             # "stream not found" names the stream, and the closest one (as the engine's)
             if err.detail is None and verb.count(".") >= 2:
                 parts = verb.split(".")
-                lister = None
+                lister: Callable[[], list[str]] | None = None
                 if err.err_code == 10059 and parts[0] == "STREAM":  # STREAM.<VERB>.<stream>
                     lister = self.stream_names
                 elif err.err_code == 10014 and parts[0] == "CONSUMER" and len(parts) >= 4:
@@ -714,14 +714,14 @@ class LiveJetStream(LiveConsumers):
             # so (the error that ends the list carries how many).
             unacked = sum(1 for i in range(sent) if not done[i])
             if unacked and out and isinstance(out[-1], Exception):
-                out[-1].unacknowledged = unacked  # type: ignore[union-attr]
+                out[-1].unacknowledged = unacked
             return out, known
 
         try:
             out, known = self.conn.call(
                 go, timeout=None if len(msgs) > 1000 else timeout * 2 + 5, doing="publishing")
         except LiveError as err:  # the connection lost: what was sent may be stored
-            err.unacknowledged = len(msgs)  # type: ignore[attr-defined]
+            err.unacknowledged = len(msgs)
             raise
         out = self._no_responders(out, known)
         if refused is not None and len(out) == len(msgs) and not any(
@@ -863,7 +863,7 @@ def _raw_handlers(nc: Any) -> dict[int, Any]:
 
         async def process_msg(sid: int, subject: bytes, reply: bytes, data: bytes,
                               headers: bytes | None) -> None:
-            handler = table.get(sid)  # type: ignore[union-attr]
+            handler = table.get(sid)
             if handler is None:
                 await original(sid, subject, reply, data, headers)
             else:
@@ -1123,3 +1123,10 @@ def _request_config(cfg: StreamConfig) -> dict[str, Any]:
     its defaults and answers with the complete config)."""
     return cfg.to_json()
 
+
+
+if TYPE_CHECKING:  # mypy checks that the live client implements the seam (core/api.py)
+    from ..api import JetStreamAPI, SubscriptionAPI
+
+    _JETSTREAM_API: type[JetStreamAPI] = LiveJetStream
+    _SUBSCRIPTION_API: type[SubscriptionAPI] = LiveCoreSubscription

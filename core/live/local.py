@@ -50,7 +50,7 @@ class LocalServer:
     port: int
     config: Path
     log: Path
-    proc: subprocess.Popen | None = None
+    proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
