@@ -27,11 +27,14 @@ import base64
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..clock import format_rfc3339_nano, parse_rfc3339_nano
 from ..errors import ApiError, JetlinkError
 from .rules import Position, is_durable, one_line
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kv import KV, KeyValue
 
 __all__ = ["BUCKET", "MirrorPositions", "PositionStore", "SyncResult", "key_for", "sync"]
 
@@ -88,11 +91,11 @@ class MirrorPositions:
 class PositionStore:
     """The positions bucket of one side, over core/kv.py's KV (either backend)."""
 
-    def __init__(self, kv: Any) -> None:
+    def __init__(self, kv: KV) -> None:
         self.kv = kv
-        self._bucket: Any = None
+        self._bucket: KeyValue | None = None
 
-    def _open(self, create: bool) -> Any:
+    def _open(self, create: bool) -> KeyValue:
         if self._bucket is None:
             try:
                 self._bucket = self.kv.open(BUCKET)
@@ -141,7 +144,8 @@ class PositionStore:
 
     def write(self, rec: MirrorPositions) -> int:
         data = json.dumps(rec.to_json(), separators=(",", ":")).encode()
-        return self._open(True).put(key_for(rec.mirror), data)
+        revision: int = self._open(True).put(key_for(rec.mirror), data)
+        return revision
 
 
 @dataclass

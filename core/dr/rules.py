@@ -43,6 +43,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
+from ..api import JetStreamAPI
 from ..config.consumer import ConsumerConfig
 from ..config.stream import StreamConfig
 from ..errors import ApiError, JetlinkError
@@ -239,7 +240,7 @@ class PartialPromotion(JetlinkError):
 class Site(Protocol):
     """Where a mirror is promoted: its JetStream API and the backend-specific steps."""
 
-    js: Any  # JetStreamAPI of the mirror's side
+    js: JetStreamAPI  # of the mirror's side
     label: str  # the mirror's cluster / domain, for the report
     catch_up: str  # how a lagging mirror catches up, for the refusal
 
@@ -408,8 +409,9 @@ class Promotion:
         site, stream, js, cfg = self.site, self.stream, self.site.js, self.cfg
         mirror_last = self.mirror_last
         report, found, from_origin, new_subjects = self._report(False)
+        own: list[Clamp] = []
         if self.resumed:
-            promoted, own = self.info, []
+            promoted = self.info
         else:
             new_cfg = cfg.copy()
             new_cfg.mirror = None
