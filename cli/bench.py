@@ -2,9 +2,9 @@
 
 Benchmarks print what they measured and assert nothing. The measuring code is in core
 (``bench_transform`` in jetlink.core.transform, ``bench_validate`` in jetlink.core.topology,
-``bench_pub``, ``bench_replicate``, ``bench_kv`` and ``bench_link`` in jetlink.core.bench;
-``bench_spark`` in jetlink.sparkops.bench, imported inside its command only); this module
-calls it and renders the returned dict.
+``bench_pub``, ``bench_replicate``, ``bench_kv`` and ``bench_link`` in
+jetlink.core.bench.engine; ``bench_spark`` in jetlink.sparkops.bench, imported inside its
+command only); this module calls it and renders the returned dict.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def validate(
     the whole `jetlink validate FILE` command on a file of N streams (median of --runs).
     """
     if process:
-        from jetlink.core.bench import bench_validate_process
+        from jetlink.core.bench.engine import bench_validate_process
 
         App.of(ctx).emit(bench_validate_process(count, runs), human=render)
         return
@@ -90,7 +90,7 @@ def pub(
     Publishes N messages of --size bytes into a scratch stream of the embedded store (like
     nats bench pub) and reports messages and megabytes per second.
     """
-    from jetlink.core.bench import bench_pub
+    from jetlink.core.bench.engine import bench_pub
 
     App.of(ctx).emit(bench_pub(count, size), human=render)
 
@@ -117,7 +117,7 @@ def replicate(
     same --count) in the same run: the two sides alternate run by run (--runs), each
     asserts the messages it moved, and the per-pair ratios and their median are printed.
     """
-    from jetlink.core.bench import bench_replicate_pairs
+    from jetlink.core.bench.engine import bench_replicate_pairs
 
     App.of(ctx).emit(bench_replicate_pairs(count, runs, server=server), human=render)
 
@@ -135,7 +135,7 @@ def startup(
     run: `jetlink --help`, `jetlink kv get` of a one-key bucket, `jetlink validate FILE` of
     one stream. Prints each run's milliseconds and the medians.
     """
-    from jetlink.core.bench import bench_startup
+    from jetlink.core.bench.engine import bench_startup
 
     App.of(ctx).emit(bench_startup(runs), human=render)
 
@@ -164,10 +164,10 @@ def all_(
     import json
     import sys
 
-    from jetlink.core.bench import _jetlink_command
-    from jetlink.core.bench_all import BENCHES, bench_all
+    from jetlink.core.bench.engine import _jetlink_command
+    from jetlink.core.bench.suite import BENCHES, bench_all
     from jetlink.core.errors import UsageError
-    from jetlink.core.server_bench import server_available
+    from jetlink.core.bench.server import server_available
 
     app = App.of(ctx)
     for name in [*(only or []), *(skip or [])]:
@@ -199,7 +199,7 @@ def render_all(app: App, doc: dict[str, Any]) -> None:
             verdict, figure = "not measured", g.get("note", "")
         else:
             verdict = "met" if g["met"] else "NOT met"
-            from jetlink.core.bench_all import figure_text
+            from jetlink.core.bench.suite import figure_text
 
             figure = figure_text(g["measured"], g["unit"])
         output.line(app, f"  {g['bench']:<16} {g['what']}: {figure} (goal {g['goal']}): "
@@ -237,7 +237,7 @@ def kv(
     import shutil
     import tempfile
 
-    from jetlink.core.bench import bench_kv
+    from jetlink.core.bench.engine import bench_kv
 
     tmp = tempfile.mkdtemp(prefix="jetlink-bench-kv-")
     try:
@@ -272,7 +272,7 @@ def link(
     median), then one offset sync of --groups groups on every partition followed by a
     failover that clamps half of them.
     """
-    from jetlink.core.bench import bench_link
+    from jetlink.core.bench.engine import bench_link
 
     App.of(ctx).emit(bench_link(count, partitions, groups=groups, runs=runs), human=render)
 

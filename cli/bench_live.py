@@ -80,7 +80,7 @@ def _timed(cmd: list[str]) -> tuple[float, bytes]:
 
 def _pairs(runs: int, jl: Any, ref: Any) -> dict[str, Any]:
     """Alternate the sides; per-pair ratios (ref / jetlink) and their median."""
-    from jetlink.core.bench import pairs as alternate
+    from jetlink.core.bench.engine import pairs as alternate
 
     pairs = [{"jetlink_s": round(a, 3), "reference_s": round(b, 3), "ratio": round(b / a, 3)}
              for a, b in alternate(runs, jl, ref)]
@@ -98,7 +98,7 @@ def bench_live(url: str | None, *, pub_count: int = 200_000, read_count: int = 1
     from jetlink.core.live.client import connect
     from jetlink.core.live.jetstream import LiveJetStream
     from jetlink.core.live.target import ServerTarget
-    from jetlink.core.server_bench import start_server, stop_server
+    from jetlink.core.bench.server import start_server, stop_server
 
     server = None
     tmp = tempfile.TemporaryDirectory(prefix="jetlink-bench-live-")

@@ -99,7 +99,7 @@ def bench_live_export(url: str | None, *, messages: int = 1_000_000, runs: int =
     from jetlink.core.live.client import connect
     from jetlink.core.live.jetstream import LiveJetStream
     from jetlink.core.live.target import ServerTarget
-    from jetlink.core.server_bench import start_server, stop_server
+    from jetlink.core.bench.server import start_server, stop_server
 
     server = None
     tmp = tempfile.TemporaryDirectory(prefix="jetlink-bench-live-export-")
@@ -135,7 +135,7 @@ def bench_live_export(url: str | None, *, messages: int = 1_000_000, runs: int =
                 assert got == messages, (got, messages)
                 return s
 
-            from jetlink.core.bench import pairs as alternate
+            from jetlink.core.bench.engine import pairs as alternate
 
             pairs = [{"jetlink_s": round(a, 3), "reference_s": round(b, 3),
                       "jetlink_msgs_per_s": round(messages / a),

@@ -23,7 +23,7 @@ END = "<!-- bench all: end -->"
 
 
 def render(doc: dict) -> str:
-    from jetlink.core.bench_all import BENCHES, figure_text, judge
+    from jetlink.core.bench.suite import BENCHES, figure_text, judge
 
     doc = {**doc, "goals": judge(doc["benchmarks"])}  # the goals as defined now
     m = doc["machine"]

@@ -13,7 +13,7 @@ In one run, on one session:
    comparison as tests/test_spark_jobs.py); its row count and content digest
    (``digest``: sequence, subject, headers, payload of every row) are what every job run
    must write;
-3. ``runs`` pairs, the side going first alternating pair by pair (core/bench.py ``pairs``):
+3. ``runs`` pairs, the side going first alternating pair by pair (core/bench/engine.py ``pairs``):
    (a) a plain Spark Parquet -> Parquet copy of that data (read + write: what Spark itself
    needs to move these bytes here) and (b) the source job (sparkops.jobs.source) into
    SHIPPING: transform ``orders.*.>`` -> ``shipping.{{wildcard(1)}}.>``,
@@ -290,7 +290,7 @@ def bench_spark(messages: int = 5_000_000, *, runs: int = 1, subjects: int = 10_
         out["reference_seconds"] = round(time.perf_counter() - t0, 2)
         out["rows_out_reference"] = want["rows"]
         out["digest_reference"] = want["digest"]
-        from jetlink.core.bench import pairs
+        from jetlink.core.bench.engine import pairs
 
         count = [0, 0]
 

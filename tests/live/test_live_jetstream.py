@@ -65,7 +65,7 @@ def test_tls_only_server(live_tls):
 
 
 def test_jetstream_not_enabled(tmp_path):
-    from jetlink.core.server_bench import _free_port, find_nats_server, stop_server
+    from jetlink.core.bench.server import _free_port, find_nats_server, stop_server
     import subprocess
 
     port = _free_port()

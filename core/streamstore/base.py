@@ -1,0 +1,242 @@
+"""The stored form of a stream, shared by core/streams.py and the write engine beside it.
+
+- keys: a message's ``msgs.id`` is ``(stream_id << SEQ_BITS) | seq`` (:func:`msg_key`,
+  :func:`key_range`);
+- byte accounting: what the server reports as ``state.bytes`` (:func:`msg_size`; sizes are
+  not stored, :func:`payload_sql` computes them);
+- source headers stored by reference (``src_hdrs`` in store/schema.py): the SQL rules;
+- :func:`parse_msg_ttl` and the server's integer parse (``parseInt64``): rules of the publish
+  path that core/streams.py exports;
+- the reads the engine shares with the readers of core/streams.py (:func:`matching_subjects`,
+  :func:`load_msg`, a subject's chain) and the expiry check (:func:`expiry_due`);
+- :func:`republish_module`: core/republish.py, imported when a stream republishes.
+
+core/streams.py re-exports the public names (their import path stays ``jetlink.core.streams``);
+the underscore names are for core/streams.py and core/streamstore/ only.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING, Any, Iterator
+
+from ..errors import ApiError, JetlinkError, nats_error
+from ..messages import StoredMsg
+from ..subjects import SubjectFilter, has_wildcard
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..streams import StreamDef
+
+_RP: Any = None  # core/republish.py once a stream republishes
+
+
+def republish_module() -> Any:
+    """core/republish.py, imported on first use (a read such as `jetlink kv get` needs none)."""
+    global _RP
+    if _RP is None:
+        from .. import republish
+
+        _RP = republish
+    return _RP
+
+
+# --- keys -----------------------------------------------------------------------------------
+SEQ_BITS = 40
+MAX_SEQ = (1 << SEQ_BITS) - 1  # jetlink's largest sequence (first_seq above it is refused)
+_MASK = MAX_SEQ
+
+
+def msg_key(stream_id: int, seq: int) -> int:
+    """The ``msgs.id`` of ``seq`` in stream ``stream_id``."""
+    return (stream_id << SEQ_BITS) | seq
+
+
+def key_range(stream_id: int) -> tuple[int, int]:
+    base = stream_id << SEQ_BITS
+    return base, base | MAX_SEQ
+
+
+# --- byte accounting (what the server reports as state.bytes) -----------------------------
+# file store: record length(4) + seq(8) + ts(8) + subject length(2) + subject + message + hash(8)
+#             and, when there are headers, header length(4) + headers.
+# memory store: subject + headers + message + 16 (seq + timestamp).
+FILE_RECORD_OVERHEAD = 30
+FILE_HEADER_OVERHEAD = 4
+MEM_RECORD_OVERHEAD = 16
+MAX_HEADER_SIZE = 65535  # math.MaxUint16
+_UINT64_MAX = (1 << 64) - 1
+_SECOND = 1_000_000_000
+
+
+def msg_size(file_storage: bool, slen: int, hlen: int, mlen: int) -> int:
+    if file_storage:
+        return FILE_RECORD_OVERHEAD + slen + mlen + (FILE_HEADER_OVERHEAD + hlen if hlen else 0)
+    return MEM_RECORD_OVERHEAD + slen + hlen + mlen
+
+
+def _blen(subject: str) -> int:
+    """A subject's length in bytes (UTF-8), as Go's len(string)."""
+    return len(subject) if subject.isascii() else len(subject.encode())
+
+
+# --- the parse rules of the publish headers -----------------------------------------------
+def _parse_int64(text: str) -> int:
+    """The server's parseInt64: decimal digits only, else -1."""
+    if not text or not text.isascii() or not text.isdigit():
+        return -1
+    return int(text)
+
+
+def _as_uint64(text: str) -> int:
+    """``uint64(parseInt64(text))`` (a bad number becomes 2^64-1 and never matches)."""
+    n = _parse_int64(text)
+    return _UINT64_MAX if n < 0 else n & _UINT64_MAX
+
+
+def _go_parse_duration(text: str) -> int | None:
+    """Go's ``time.ParseDuration`` (None when it fails)."""
+    from ..durations import DurationError, parse_go_duration
+
+    try:
+        return parse_go_duration(text)
+    except DurationError:
+        return None
+
+
+def parse_msg_ttl(text: str | None) -> tuple[int, ApiError | None]:
+    """The server's ``parseMessageTTL``: seconds (>0), -1 for ``never``, 0 when absent.
+
+    A Go duration (``30s``, ``1h``; at least 1s) or a plain number of seconds; anything else
+    is 10165 ``invalid per-message TTL``.
+    """
+    if not text:
+        return 0, None
+    if text.lower() == "never":
+        return -1, None
+    dur = _go_parse_duration(text)
+    if dur is not None:
+        if dur < _SECOND:
+            return 0, nats_error("MessageTTLInvalid")
+        return dur // _SECOND, None
+    n = _parse_int64(text)
+    if n < 0:
+        return 0, nats_error("MessageTTLInvalid")
+    return n, None
+
+
+# A source header stored by reference (``src_hdrs`` in store/schema.py): ``msgs.hdr`` holds
+# the INTEGER ``(ref << SEQ_BITS) | origin_seq``. These are the rule's only definitions.
+def max_src_ref() -> int:
+    """The largest ``src_hdrs`` id: a reference stays a positive 64-bit integer."""
+    return (1 << (63 - SEQ_BITS)) - 1
+
+
+def is_src_ref_sql(h: str) -> str:
+    """SQL: the header column ``h`` holds a reference."""
+    return f"typeof({h}) = 'integer'"
+
+
+def src_ref_id_sql(h: str) -> str:
+    """SQL: the ``src_hdrs`` id of the reference in ``h``."""
+    return f"({h} >> {SEQ_BITS})"
+
+
+def src_ref_sql(ref: str, seq: str) -> str:
+    """SQL: the reference to row ``ref`` for origin sequence ``seq``."""
+    return f"(({ref} << {SEQ_BITS}) | ({seq} & {_MASK}))"
+
+
+def hdr_sql(alias: str = "", schema: str = "") -> str:
+    """SQL for a stored row's header block as the server stores it: ``hdr``, or, when it
+    holds a source header by reference, that block rebuilt. ``schema`` qualifies
+    ``src_hdrs`` (``"o."``) as ``msgs`` is."""
+    h = f"{alias}hdr"
+    return (f"(CASE WHEN {is_src_ref_sql(h)} THEN (SELECT CAST(x.head || ({h} & {_MASK}) "
+            f"|| x.tail AS BLOB) FROM {schema}src_hdrs x WHERE x.id = {src_ref_id_sql(h)}) "
+            f"ELSE {h} END)")
+
+
+def payload_sql(file_storage: bool, alias: str = "", schema: str = "") -> str:
+    """SQL for a stored row's size without the fixed part and the subject (see msg_size);
+    ``schema`` as for :func:`hdr_sql`."""
+    extra = FILE_HEADER_OVERHEAD if file_storage else 0
+    h = f"{alias}hdr"
+    return (f"(length({alias}data) + CASE WHEN {h} IS NULL THEN 0 "
+            f"WHEN {is_src_ref_sql(h)} THEN (SELECT x.size FROM {schema}src_hdrs x WHERE "
+            f"x.id = {src_ref_id_sql(h)}) + length({h} & {_MASK}) + {extra} "
+            f"ELSE length({h}) + {extra} END)")
+
+
+# --- reads shared with core/streams.py -------------------------------------------------------
+def matching_subjects(conn: sqlite3.Connection, stream_id: int,
+                      pattern: str) -> Iterator[tuple[int, int, int, int, str]]:
+    """(id, msgs, first_seq, last_seq, subject) of the stream's subjects matching
+    ``pattern``."""
+    cols = "id, msgs, first_seq, last_seq, subject"
+    if pattern in ("", ">"):
+        yield from conn.execute(f"SELECT {cols} FROM subjects WHERE stream_id = ?",
+                                (stream_id,))
+        return
+    if not has_wildcard(pattern):
+        row = conn.execute(f"SELECT {cols} FROM subjects WHERE stream_id = ? AND subject = ?",
+                           (stream_id, pattern)).fetchone()
+        if row:
+            yield row
+        return
+    flt = SubjectFilter([pattern])
+    for row in conn.execute(f"SELECT {cols} FROM subjects WHERE stream_id = ?", (stream_id,)):
+        if flt.matches(row[4]):
+            yield row
+
+
+def _chain_from(conn: sqlite3.Connection, base: int, seq: int, last: int,
+                payload: str = "0") -> Iterator[tuple[int, int, int]]:
+    """(seq, payload size, next) along a subject's chain from ``seq`` up to its ``last``."""
+    while seq and seq <= last:
+        row = conn.execute(f"SELECT {payload}, next FROM msgs WHERE id = ?",
+                           (base | seq,)).fetchone()
+        if row is None:  # pragma: no cover - chains are always complete
+            raise JetlinkError(f"store inconsistency: broken subject chain at {seq}")
+        yield seq, row[0], row[1]
+        if seq == last:
+            return
+        seq = row[1]
+
+
+_MSG_COLS = f"m.id, s.subject, m.ts, {hdr_sql('m.')}, m.data"
+_MSG_FROM = "FROM msgs m JOIN subjects s ON s.id = m.subject_id"
+
+
+def _stored(row: tuple) -> StoredMsg:
+    key, subject, ts, hdr, data = row[:5]
+    return StoredMsg(subject=subject, seq=key & _MASK, ts=ts, hdr=hdr, data=data)
+
+
+def load_msg(conn: sqlite3.Connection, stream_id: int, seq: int) -> StoredMsg | None:
+    if not 0 < seq <= MAX_SEQ:
+        return None
+    row = conn.execute(f"SELECT {_MSG_COLS} {_MSG_FROM} WHERE m.id = ?",
+                       (msg_key(stream_id, seq),)).fetchone()
+    return _stored(row) if row else None
+
+
+def expiry_due(conn: sqlite3.Connection, d: StreamDef, now: int) -> bool:
+    base, top = key_range(d.id)
+    if d.max_age:
+        cutoff = now - d.max_age
+        for ts, expires in conn.execute(
+            "SELECT m.ts, t.expires FROM msgs m LEFT JOIN msg_ttl t ON t.id = m.id "
+            "WHERE m.id BETWEEN ? AND ? ORDER BY m.id" if d.allow_ttl else
+            "SELECT ts, NULL FROM msgs WHERE id BETWEEN ? AND ? ORDER BY id", (base, top)
+        ):
+            if ts > cutoff:
+                break
+            if expires != -1:
+                return True
+    if not d.allow_ttl:
+        return False
+    row = conn.execute(
+        "SELECT 1 FROM msg_ttl WHERE expires > 0 AND expires <= ? AND id BETWEEN ? AND ? "
+        "LIMIT 1", (now, base, top),
+    ).fetchone()
+    return row is not None

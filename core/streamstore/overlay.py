@@ -1,0 +1,356 @@
+"""The shared core of :class:`~jetlink.core.streamstore.txn.StreamTxn`: one stream's in-memory
+overlay inside one write transaction, and its bookkeeping.
+
+The overlay holds pending rows (lists, so a later append can still set their ``next``
+pointer), removed sequences, pointer changes of stored rows, subject states (:class:`_Subj`,
+``count`` including pending appends) and the stream's counters. Every message is a node of its
+subject's doubly linked chain (``msgs.prev`` / ``msgs.next``); :meth:`StreamOverlay._remove`
+unlinks one keeping chains and counters right, :meth:`StreamOverlay.flush` writes everything
+back with a few ``executemany`` statements. The appending (append.py), limits (limits.py) and
+purge (purge.py) collaborators all work through these methods.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Iterable
+
+from ..errors import JetlinkError, nats_error
+from ..subjects import has_wildcard
+from .base import MAX_SEQ, SEQ_BITS, _MASK, matching_subjects
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..streams import StreamDef, Txn
+
+
+class _Subj:
+    """A subject of one stream inside a transaction (``count`` includes pending appends)."""
+
+    __slots__ = ("id", "subject", "slen", "count", "first", "last", "orig", "new", "touched")
+
+    def __init__(self, sid: int, subject: str, count: int, first: int, last: int,
+                 new: bool) -> None:
+        self.id = sid
+        self.subject = subject
+        self.slen = len(subject) if subject.isascii() else len(subject.encode())
+        self.count = count
+        self.first = first
+        self.last = last
+        self.orig = (count, first, last)
+        self.new = new
+        self.touched = False
+
+
+# A pending row is a list: [id, subject_id, ts, prev, next, hdr, data]
+_K, _SID, _TS, _PREV, _NEXT, _HDR, _DATA = range(7)
+_READ_AHEAD_MIN = 8  # rows the first read-ahead of a transaction loads
+_READ_AHEAD_MAX = 2048
+_INSERT = "INSERT INTO msgs(id, subject_id, ts, prev, next, hdr, data) VALUES (?, ?, ?, ?, ?, ?, ?)"
+
+
+def _runs(seqs: list[int]) -> list[tuple[int, int]]:
+    """Sorted sequences as (first, last) runs of consecutive numbers."""
+    out: list[tuple[int, int]] = []
+    if not seqs:
+        return out
+    lo = hi = seqs[0]
+    for x in seqs[1:]:
+        if x == hi + 1:
+            hi = x
+        else:
+            out.append((lo, hi))
+            lo = hi = x
+    out.append((lo, hi))
+    return out
+
+
+class StreamOverlay:
+    """One stream inside one write transaction: the overlay and its bookkeeping (subjects,
+    chain nodes, removal, read-ahead of stored rows, ``flush()``)."""
+
+    def __init__(self, txn: Txn, d: StreamDef) -> None:
+        self.txn = txn
+        self.conn = txn.conn
+        self.d = d
+        self.base = d.id << SEQ_BITS
+        row = self.conn.execute(
+            "SELECT first_seq, last_seq, last_ts, msgs, bytes, last_msg_id, dedupe_pruned_ns "
+            "FROM streams WHERE id = ?", (d.id,)
+        ).fetchone()
+        if row is None:  # pragma: no cover - the catalog is loaded in the same transaction
+            raise nats_error("StreamNotFound")
+        (self.first_seq, self.last_seq, self.last_ts, self.msgs, self.bytes,
+         self.last_msg_id, self._dedupe_pruned) = row
+        self._dirty = False
+        self.wrote = False  # rows changed in this transaction (flush), e.g. a message stored
+        self._subj: dict[str, _Subj] = {}
+        self._subj_by_id: dict[int, _Subj] = {}
+        self._clear_overlay()
+
+    def _clear_overlay(self) -> None:
+        self._rows: list[list] = []
+        self._row_pos: dict[int, int] = {}
+        self._dead: set[int] = set()
+        self._db_deletes: list[int] = []
+        self._ptr_next: dict[int, int] = {}
+        self._ptr_prev: dict[int, int] = {}
+        self._ttl: dict[int, int] = {}  # pending seq -> expires (Nats-TTL messages only)
+        self._pend_alive = 0
+        self._pend_head = 0
+        self._touched: list[_Subj] = []
+        self._dedupe: dict[str, tuple[int, int]] = {}
+        self._gq: deque[int] = deque()
+        self._gcur = -1
+        self._first_dirty = False
+        # stored rows read ahead by the limit paths: seq -> (subject_id, payload, prev, next)
+        self._window: dict[int, tuple[int, int, int, int]] = {}
+        self._ahead = _READ_AHEAD_MIN  # rows the next read-ahead loads (doubles per use)
+        self._dd_known: dict[str, tuple[int, int] | None] = {}  # prefetched dedupe entries
+
+    # --- subjects ------------------------------------------------------------------------
+    def _subject(self, subject: str) -> _Subj:
+        s = self._subj.get(subject)
+        if s is not None:
+            return s
+        row = self.conn.execute(
+            "SELECT id, msgs, first_seq, last_seq FROM subjects WHERE stream_id = ? "
+            "AND subject = ?", (self.d.id, subject),
+        ).fetchone()
+        if row is None:
+            s = _Subj(self.txn.alloc_subject_id(), subject, 0, 0, 0, True)
+        else:
+            s = _Subj(row[0], subject, row[1], row[2], row[3], False)
+        self._subj[subject] = s
+        self._subj_by_id[s.id] = s
+        return s
+
+    def prefetch_subjects(self, subjects: Iterable[str]) -> None:
+        """Load many subjects' states with a few queries (publish_batch calls this)."""
+        missing = [x for x in set(subjects) if x not in self._subj]
+        for i in range(0, len(missing), 500):
+            chunk = missing[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for sid, subject, n, first, last in self.conn.execute(
+                f"SELECT id, subject, msgs, first_seq, last_seq FROM subjects "
+                f"WHERE stream_id = ? AND subject IN ({marks})", (self.d.id, *chunk)
+            ):
+                s = _Subj(sid, subject, n, first, last, False)
+                self._subj[subject] = s
+                self._subj_by_id[sid] = s
+
+    def _subject_by_id(self, sid: int) -> _Subj:
+        s = self._subj_by_id.get(sid)
+        if s is not None:
+            return s
+        row = self.conn.execute(
+            "SELECT subject, msgs, first_seq, last_seq FROM subjects WHERE id = ?", (sid,)
+        ).fetchone()
+        if row is None:  # pragma: no cover - counters and rows always agree
+            raise JetlinkError(f"store inconsistency: subject id {sid} missing")
+        s = _Subj(sid, row[0], row[1], row[2], row[3], False)
+        self._subj[row[0]] = s
+        self._subj_by_id[sid] = s
+        return s
+
+    def _touch(self, s: _Subj) -> None:
+        if not s.touched:
+            s.touched = True
+            self._touched.append(s)
+
+    # --- nodes and chains --------------------------------------------------------------------
+    def _node(self, seq: int) -> tuple[int, int, int, int] | None:
+        """(subject_id, size, prev, next) of a live message, pending or stored."""
+        if seq in self._dead:
+            return None
+        d = self.d
+        pos = self._row_pos.get(seq)
+        if pos is not None:
+            r = self._rows[pos]
+            hdr = r[_HDR]
+            size = (d.base_size + self._subject_by_id(r[_SID]).slen + len(r[_DATA])
+                    + (d.hdr_extra + len(hdr) if hdr else 0))
+            return r[_SID], size, r[_PREV], r[_NEXT]
+        row = self._window.get(seq)
+        if row is None:
+            row = self.conn.execute(
+                f"SELECT subject_id, {d.payload_sql}, prev, next FROM msgs WHERE id = ?",
+                (self.base | seq,)
+            ).fetchone()
+            if row is None:
+                return None
+        sid, payload, prev, nxt = row
+        size = d.base_size + self._subject_by_id(sid).slen + payload
+        return (sid, size, self._ptr_prev.get(seq, prev), self._ptr_next.get(seq, nxt))
+
+    def _set_next(self, seq: int, value: int) -> None:
+        pos = self._row_pos.get(seq)
+        if pos is not None:
+            self._rows[pos][_NEXT] = value
+        else:
+            self._ptr_next[seq] = value
+
+    def _set_prev(self, seq: int, value: int) -> None:
+        pos = self._row_pos.get(seq)
+        if pos is not None:
+            self._rows[pos][_PREV] = value
+        else:
+            self._ptr_prev[seq] = value
+
+    def _remove(self, seq: int) -> bool:
+        """Remove one live message (pending or stored), keeping chains and counters right."""
+        node = self._node(seq)
+        if node is None:
+            return False
+        sid, size, prev, nxt = node
+        s = self._subject_by_id(sid)
+        if s.count <= 1:
+            s.first = s.last = 0
+        elif seq == s.first:
+            s.first = nxt
+        elif seq == s.last:
+            s.last = prev
+        else:
+            self._set_next(prev, nxt)
+            self._set_prev(nxt, prev)
+        s.count -= 1
+        self._touch(s)
+        self._dead.add(seq)
+        if seq in self._row_pos:
+            self._pend_alive -= 1
+        else:
+            self._db_deletes.append(seq)
+        self.msgs -= 1
+        self.bytes -= size
+        if seq == self.first_seq:
+            self._first_dirty = True
+        return True
+
+    def _read_ahead(self, seq: int) -> None:
+        """Load the stored rows from ``seq`` on into the window: limits remove oldest
+        messages, and the next ones to go are usually near."""
+        if seq in self._window or seq in self._row_pos or seq in self._dead:
+            return
+        if len(self._window) > 200_000:
+            self._window.clear()
+        # A transaction removing one message (one KV put on a full key) reads a few rows; one
+        # removing many (a bulk publish at a limit) reads ever larger chunks.
+        ahead = self._ahead
+        self._ahead = min(ahead * 2, _READ_AHEAD_MAX)
+        for key, sid, payload, prev, nxt in self.conn.execute(
+            f"SELECT id, subject_id, {self.d.payload_sql}, prev, next FROM msgs "
+            "WHERE id >= ? AND id <= ? ORDER BY id LIMIT ?",
+            (self.base | seq, self.base | MAX_SEQ, ahead),
+        ):
+            self._window[key & _MASK] = (sid, payload, prev, nxt)
+
+    # --- flushing --------------------------------------------------------------------------
+    def flush(self) -> None:
+        """Write pending rows, deletes, pointer changes, subject states, stream counters."""
+        conn = self.conn
+        sid = self.d.id
+        dead = self._dead
+        if self._rows:
+            rows = self._rows
+            if dead:
+                rows = [r for r in rows if (r[_K] & _MASK) not in dead]
+            conn.executemany(_INSERT, rows)
+        if self._ttl:
+            base = self.base
+            conn.executemany("INSERT INTO msg_ttl(id, expires) VALUES (?, ?)",
+                             [(base | k, v) for k, v in self._ttl.items() if k not in dead])
+        if self._db_deletes:
+            base = self.base
+            ranges = _runs(sorted(self._db_deletes))
+            singles = [(base | lo,) for lo, hi in ranges if lo == hi]
+            spans = [(base | lo, base | hi) for lo, hi in ranges if lo != hi]
+            if singles:
+                conn.executemany("DELETE FROM msgs WHERE id = ?", singles)
+            if spans:
+                conn.executemany("DELETE FROM msgs WHERE id BETWEEN ? AND ?", spans)
+            if self.d.allow_ttl:
+                conn.executemany("DELETE FROM msg_ttl WHERE id = ?", singles)
+                conn.executemany("DELETE FROM msg_ttl WHERE id BETWEEN ? AND ?", spans)
+        if self._ptr_next:
+            base = self.base
+            conn.executemany("UPDATE msgs SET next = ? WHERE id = ?",
+                             [(v, base | k) for k, v in self._ptr_next.items() if k not in dead])
+        if self._ptr_prev:
+            base = self.base
+            conn.executemany("UPDATE msgs SET prev = ? WHERE id = ?",
+                             [(v, base | k) for k, v in self._ptr_prev.items() if k not in dead])
+        if self._touched:
+            ins, upd, dele = [], [], []
+            for s in self._touched:
+                state = (s.count, s.first, s.last)
+                if s.count > 0:
+                    if s.new:
+                        ins.append((s.id, sid, s.subject, s.count, s.first, s.last))
+                        s.new = False
+                    elif state != s.orig:
+                        upd.append((s.count, s.first, s.last, s.id))
+                elif not s.new:
+                    dele.append((s.id,))
+                    s.new = True
+                s.orig = state
+                s.touched = False
+            if ins:
+                conn.executemany("INSERT INTO subjects(id, stream_id, subject, msgs, first_seq, "
+                                 "last_seq) VALUES (?, ?, ?, ?, ?, ?)", ins)
+            if upd:
+                conn.executemany("UPDATE subjects SET msgs = ?, first_seq = ?, last_seq = ? "
+                                 "WHERE id = ?", upd)
+            if dele:
+                conn.executemany("DELETE FROM subjects WHERE id = ?", dele)
+        if self._dedupe:
+            conn.executemany(
+                "INSERT INTO dedupe(stream_id, msg_id, seq, ts) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(stream_id, msg_id) DO UPDATE SET seq = excluded.seq, "
+                "ts = excluded.ts",
+                [(sid, k, v[0], v[1]) for k, v in self._dedupe.items()],
+            )
+        changed = self._dirty or self._rows or self._db_deletes or self._first_dirty
+        if self.msgs <= 0:
+            self.msgs = 0
+            self.bytes = 0
+            if self.first_seq or self.last_seq:  # a stream never written keeps 0 (server)
+                self.first_seq = self.last_seq + 1
+        elif self._first_dirty:
+            self.first_seq = self._min_stored_seq(self.first_seq)
+        if changed:
+            conn.execute(
+                "UPDATE streams SET first_seq = ?, last_seq = ?, last_ts = ?, msgs = ?, "
+                "bytes = ?, last_msg_id = ? WHERE id = ?",
+                (self.first_seq, self.last_seq, self.last_ts, self.msgs, self.bytes,
+                 self.last_msg_id, sid),
+            )
+        if changed:
+            self.wrote = True
+        self._dirty = False
+        self._clear_overlay()
+
+    def _min_stored_seq(self, from_seq: int) -> int:
+        row = self.conn.execute(
+            "SELECT id FROM msgs WHERE id >= ? AND id <= ? ORDER BY id LIMIT 1",
+            (self.base | max(from_seq, 0), self.base | MAX_SEQ)).fetchone()
+        return (row[0] & _MASK) if row else self.last_seq + 1
+
+    def _sql_mode(self) -> None:
+        """Before set-based SQL: flush, and forget cached subject states afterwards."""
+        self.flush()
+        self._subj = {}
+        self._subj_by_id = {}
+        self._dirty = True
+
+    # --- reads inside the transaction ----------------------------------------------------------
+    def last_seq_for(self, subject: str) -> int:
+        """``LoadLastMsg(subject)``'s sequence, 0 when none (wildcards allowed)."""
+        if subject in ("", ">"):
+            return self.last_seq if self._node(self.last_seq) is not None else 0
+        if not has_wildcard(subject):
+            s = self._subject(subject)
+            return s.last if s.count > 0 else 0
+        self._sql_mode()
+        best = 0
+        for row in matching_subjects(self.conn, self.d.id, subject):
+            best = max(best, row[3])
+        return best
