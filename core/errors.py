@@ -152,7 +152,7 @@ NATS_ERRORS: dict[str, tuple[int, int, str]] = {
         10216,
         "duplicate stream source consumer detected",
     ),
-    # the publish, purge and delete paths (core/streams.py, core/jetstream.py)
+    # the publish, purge and delete paths (core/streamstore/, core/jetstream.py)
     "BadRequest": (400, 10003, "bad request"),
     "InvalidJSON": (400, 10025, "invalid JSON: {err}"),
     "StreamNotMatch": (400, 10060, "expected stream does not match"),

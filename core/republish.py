@@ -23,7 +23,7 @@ The republished message is a core publish of the same cluster: ``jetlink sub`` f
 publish (its checks apply; a refusal is silent: e.g. a sourced message keeps its
 ``Nats-Stream-Source`` header, which a capturing stream refuses with 10227, as the server does).
 
-How it runs here: ``streams.StreamTxn._store`` calls :func:`after_store`, which queues the
+How it runs here: ``StreamTxn._store`` (core/streamstore/append.py) calls :func:`after_store`, which queues the
 republish on the transaction; ``streams.Txn.flush`` calls :func:`deliver` before writing the
 streams back, so the republish commits (or rolls back) with the message that caused it.
 

@@ -1,5 +1,5 @@
 """A target's limits over a whole job at once, with the result the engine reaches applying
-them message by message (core/streams.py ``StreamTxn._store``, discard old).
+them message by message (core/streamstore/append.py ``StreamTxn._store``, discard old).
 
 Per message the engine stores, then removes the subject's oldest beyond
 ``max_msgs_per_subject``, then the stream's oldest while over ``max_msgs`` or ``max_bytes``,
