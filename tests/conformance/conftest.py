@@ -26,7 +26,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from jetlink.core.bench.server import start_server, stop_server
+from jetlink.core.live.server import start_server, stop_server
 
 REQUEST_TIMEOUT = 5.0  # seconds for one JetStream API request
 TRANSIENT_STORE_ERROR = "error creating store for stream"

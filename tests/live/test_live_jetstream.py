@@ -65,10 +65,10 @@ def test_tls_only_server(live_tls):
 
 
 def test_jetstream_not_enabled(tmp_path):
-    from jetlink.core.bench.server import _free_port, find_nats_server, stop_server
+    from jetlink.core.live.server import find_nats_server, free_port, stop_server
     import subprocess
 
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([find_nats_server(), "-a", "127.0.0.1", "-p", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
