@@ -200,12 +200,6 @@ class CopyRules:
     max_per: int  # per target subject, the newest max_per stay (0: no limit)
 
     @property
-    def origin(self) -> str:
-        """The origin's name as ``Nats-Stream-Source`` carries it (the iname's first part:
-        ``<stream>[:<hash(api)>][:C=<hash(consumer)>]``)."""
-        return self.iname.split(" ", 1)[0]
-
-    @property
     def strip(self) -> tuple[str, ...]:
         """The header line prefixes stripped (``MIRROR_STRIP`` / ``SOURCE_STRIP``)."""
         return MIRROR_STRIP if self.kind == "mirror" else SOURCE_STRIP
@@ -213,16 +207,6 @@ class CopyRules:
     @property
     def strip_bytes(self) -> tuple[bytes, ...]:
         return _MIRROR_STRIP_B if self.kind == "mirror" else _SOURCE_STRIP_B
-
-    @property
-    def adds_source(self) -> bool:
-        """Whether ``Nats-Stream-Source`` is added (sources)."""
-        return self.kind == "source"
-
-    @property
-    def keeps_position(self) -> bool:
-        """Whether messages keep the origin's sequence and time (mirrors)."""
-        return self.kind == "mirror"
 
     def target_subject(self, subject: str) -> str:
         return target_subject(subject, self.transforms, self.stream_transform)
@@ -233,24 +217,15 @@ class CopyRules:
     def source_value(self, seq: int | str, subject: str, identity: str) -> str:
         return source_value(self.iname, seq, subject, identity)
 
-    def header(self, hdr: bytes | None, seq: int, subject: str, identity: str
-               ) -> bytes | None:
-        """The header block stored for origin message ``seq`` on ``subject`` with ``hdr``."""
-        if self.kind == "mirror":
-            return strip_lines(hdr, _MIRROR_STRIP_B)
-        return source_header(hdr, self.source_value(seq, subject, identity))
 
-
-def copy_rules(kind: Kind, src: StreamSource, target: StreamDef | None, *,
+def copy_rules(kind: Kind, src: StreamSource, target: StreamDef, *,
                transforms: Sequence[Any] | None = None) -> CopyRules:
     """The copy rules of agreement ``(kind, src)`` into ``target`` (the target's compiled
-    config; None: no transform, no window, no limit). ``transforms``: the agreement's
-    transforms already compiled (else compiled here)."""
+    config). ``transforms``: the agreement's transforms already compiled (else compiled
+    here)."""
     if transforms is None:
         transforms = [compile_transform(t.src or ">", t.dest) for t in src.subject_transforms]
     return CopyRules(
         kind=kind, iname=iname_of(src), filters=tuple(source_filters(src)),
-        transforms=tuple(transforms),
-        stream_transform=target.transform if target is not None else None,
-        dedupe=kind == "source" and bool(target is not None and target.dup_window),
-        max_per=target.max_per if target is not None else 0)
+        transforms=tuple(transforms), stream_transform=target.transform,
+        dedupe=kind == "source" and bool(target.dup_window), max_per=target.max_per)
