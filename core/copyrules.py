@@ -37,8 +37,9 @@ driver-planned source job (sparkops/planned.py). The rules are nats-server 2.15'
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import headers as H
 from .agreements import iname_of, source_filters

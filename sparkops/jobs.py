@@ -433,7 +433,8 @@ def _plan_origin(o: Origin, k: int, d: StreamDef) -> _Part | None:
         F.sum(F.when(_needs_strip(hb), F.lit(1)).otherwise(F.lit(0))).alias("strip"))
     keep = F.lit(True) if every else R.subject_filter(F.col("subject"), filters)
     cols = [F.col("_pid"), F.col("subject").cast("binary").alias("subject"),
-            _target_subject(F.col("subject"), rules).cast("binary").alias("_tsubj"), keep.alias("_keep"), "n", "tlo", "thi", "slo", "shi",
+            _target_subject(F.col("subject"), rules).cast("binary").alias("_tsubj"),
+            keep.alias("_keep"), "n", "tlo", "thi", "slo", "shi",
             *[f"bad{i}" for i in range(nbad)], "strip"]
     if rules.dedupe:
         cols.append(F.col("_msgid").cast("binary").alias("_msgid"))

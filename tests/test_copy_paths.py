@@ -18,14 +18,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from test_spark_jobs import _rows, _spark_rows, _store_input
 
 from jetlink.core import replication as RP
 from jetlink.core.clock import ManualClock
 from jetlink.core.config.stream import StreamConfig
 from jetlink.core.jetstream import JetStream
 from jetlink.core.store import DataDir
-
-from test_spark_jobs import _rows, _spark_rows, _store_input
 
 pytestmark = pytest.mark.spark
 
@@ -241,5 +240,5 @@ def test_every_copy_path_stores_the_same_messages(spark, world):
             dd.close()
     for path, got in paths.items():
         assert len(got) == len(want), path
-        for g, w in zip(got, want):
+        for g, w in zip(got, want, strict=True):
             assert g == w, f"{path}: {g} != {w} (per-message path)"
