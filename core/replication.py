@@ -15,7 +15,8 @@ messages AND every cursor that moved, so a crash at any point loses and duplicat
 Two ways to copy, same result (tests compare them): the per-message path (every rule of the
 publish path, ``StreamTxn.append``), and for mirrors whose batch needs none of those rules
 the SQL path: the origin database ``ATTACH``ed and ``INSERT ... SELECT`` in large batches,
-subject chains and counters computed in SQL.
+subject chains and counters computed in SQL. Both read the agreement's copy rules (headers
+stripped and added, dedupe, target subject: core/copyrules.py), as the Spark jobs do.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
+from . import copyrules as C
 from . import headers as H
 from . import streams as S
 from .clock import Clock, format_rfc3339_nano, parse_rfc3339_nano
@@ -97,8 +99,9 @@ SPLIT_PARTS = (60, 28, 12)
 CHECKPOINT_AFTER = 10_000  # a step that moved this many messages asks for a checkpoint
 MAX_ROUNDS = 100_000  # pump_until_idle's guard against endless cross-cluster loops
 _MASK = S.MAX_SEQ
-# Headers the SQL path can not copy verbatim (the per-message path strips or acts on them).
-_SQL_UNSAFE = ("Nats-Expected-", "Nats-Batch-", "Nats-TTL", "Nats-Rollup")
+# Headers the SQL path can not copy verbatim (the per-message path strips or acts on them):
+# the mirror's stripped lines, and what the target's publish path acts on.
+_SQL_UNSAFE = (*C.MIRROR_STRIP, H.MSG_TTL, H.ROLLUP)
 
 # Errors of the agreement itself (the server's consumer setup failures; jetlink's own texts
 # for what a real server can not see: a down or unknown cluster).
@@ -112,36 +115,6 @@ _REQUIRES_ACK_FC = {
 # where an operator looks (its mirror info carries the error while its lag grows); the
 # conformance suite records this as a documented divergence (mirror/discard-new-stalls).
 STALL_ERROR_IN_INFO = True
-
-
-def _strip_prefixes(hdr: bytes | None, prefixes: Sequence[bytes]) -> bytes | None:
-    """Drop header lines whose name starts with one of ``prefixes`` (None if none remain)."""
-    if not hdr or b"Nats-" not in hdr:
-        return hdr
-    lines = hdr.split(b"\r\n")
-    kept = [lines[0]] + [ln for ln in lines[1:] if not ln.startswith(tuple(prefixes))]
-    if len(kept) == len(lines):
-        return hdr
-    out = b"\r\n".join(kept)
-    return None if len(out) <= len(H.HDR_LINE) + 2 else out
-
-
-def target_subject(subject: str, transforms: Sequence[Any], stream_transform: Any) -> str:
-    """The subject a mirrored or sourced message is stored under: the first of the
-    agreement's ``transforms`` that matches (an empty result keeps the subject), then the
-    target stream's own transform. The pump, its SQL path and the Spark jobs' plans use it."""
-    t = subject
-    for tr in transforms:
-        if tr.matches(subject):
-            t = tr.apply(subject) or subject
-            break
-    if stream_transform is not None:
-        t = stream_transform.apply(t) or t
-    return t
-
-
-_MIRROR_STRIP = (b"Nats-Expected-", b"Nats-Batch-")
-_SOURCE_STRIP = (b"Nats-Stream-Source:", b"Nats-Expected-", b"Nats-Batch-")
 
 
 def _error_doc(err: ApiError | None) -> str | None:
@@ -312,6 +285,7 @@ class _Agreement:
     filters: list[str]
     transforms: list[Any]  # compiled, first match wins
     error: ApiError | None = None
+    rules: C.CopyRules | None = None  # the copy rules into the target (set by ``_open``)
     ocl: Cluster | None = None  # the origin's cluster (None: unreachable)
     same_db: bool = False
     consumer: str = ""  # durable consumer on the origin ('' when none)
@@ -755,11 +729,10 @@ def _scan_source_headers(conn: sqlite3.Connection, d: S.StreamDef, iname: str) -
     ):
         if b"Nats-Stream-Source" not in hdr:
             continue
-        value = H.header_value(hdr, SS) or ""
-        tokens = value.split(" ")
-        if len(tokens) >= 5 and f"{tokens[0]} {tokens[2]} {tokens[3]}" == iname:
+        got = C.parse_source_value(H.header_value(hdr, SS) or "")
+        if got is not None and got[0] == iname:
             try:
-                return int(tokens[1])
+                return int(got[1])
             except ValueError:
                 return 0
     return 0
@@ -917,6 +890,7 @@ def _open(txn: Any, d: S.StreamDef, a: _Agreement) -> None:
     a.msgs, a.truncated, a.stalled, a.last_attempt, a.read = [], False, None, 0, False
     a.got = False
     a.oconn, a.od, a.oview = None, None, None
+    a.rules = C.copy_rules(a.kind, a.src, d, transforms=a.transforms)  # type: ignore[arg-type]
     a.row = _load_row(txn.conn, d, a)
     a.saved = list(a.row) if a.row is not None else None
     if a.error is not None or a.ocl is None:
@@ -1004,7 +978,8 @@ def _apply(txn: Any, d: S.StreamDef, plans: list[_Agreement], limits: dict[int, 
     if len(live) == 1:
         order: Iterable[tuple] = ((m, live[0]) for m in live[0].msgs)
     else:
-        runs = [[((m[2], a.origin, a.iname, m[0]), m, a) for m in a.msgs] for a in live]
+        runs = [[(C.merge_key(m[2], a.origin, a.iname, m[0]), m, a) for m in a.msgs]
+                for a in live]
         cut = min((r[-1][0] for r, a in zip(runs, live) if a.truncated and r), default=None)
         if cut is not None:
             for a in live:
@@ -1014,49 +989,48 @@ def _apply(txn: Any, d: S.StreamDef, plans: list[_Agreement], limits: dict[int, 
     return _store_all(txn, st, d, order, live)
 
 
-_LEAN_UNSAFE = (b"Nats-Msg-Id", b"Nats-TTL", b"Nats-Rollup", b"Nats-Incr")
+# Headers the target's publish path acts on: a message carrying one is appended alone.
+_LEAN_UNSAFE = tuple(n.encode() for n in (H.MSG_ID, H.MSG_TTL, H.ROLLUP, H.INCR))
 
 
 def _store_all(txn: Any, st: Any, d: S.StreamDef, order: Iterable[tuple],
                live: list[_Agreement]) -> bool:
     moved = False
-    dt = d.transform
-    if d.dup_window:
-        ids = []
-        for a in live:
-            if a.kind == "source":
-                for m in a.msgs:
-                    if m[3] and b"Nats-Msg-Id" in m[3]:
-                        mid = H.header_value(m[3], H.MSG_ID)
-                        if mid:
-                            ids.append(mid)
-        if ids:
-            st.prefetch_msg_ids(ids)
+    ids = []
+    for a in live:
+        if a.rules.dedupe:  # type: ignore[union-attr]
+            for m in a.msgs:
+                if m[3] and b"Nats-Msg-Id" in m[3]:
+                    mid = C.dedupe_id(m[3])
+                    if mid:
+                        ids.append(mid)
+    if ids:
+        st.prefetch_msg_ids(ids)
     lean = st.sourced_fast
     run: list[tuple] = []  # (subject, hdr, data, agreement, origin seq) for append_sourced
     consts = {}
     for a in live:
-        parts = a.iname.split(" ")
-        consts[id(a)] = (f"NATS/1.0\r\nNats-Stream-Source: {parts[0]} ".encode(),
-                         f"{parts[0]} ", f" {parts[1]} {parts[2]} ", f" {a.row[_R_IDENT]}",
-                         {})  # type: ignore[index]
+        rules = a.rules
+        assert rules is not None
+        head, mid, tail = rules.source_value_parts(a.row[_R_IDENT])  # type: ignore[index]
+        consts[id(a)] = ((C.SOURCE_BLOCK + head).encode(), head, mid, tail, {}, rules)
     for m, a in order:
         if a.stalled is not None:
             continue
         seq, subject, ts, hdr, data = m
         row = a.row
         a.last_attempt = seq
-        ss_head, ss_name, ss_mid, ss_ident, cache = consts[id(a)]
+        ss_head, ss_name, ss_mid, ss_ident, cache, rules = consts[id(a)]
         hit = cache.get(subject)
         if hit is None:
-            tsubj = target_subject(subject, a.transforms, dt)
+            tsubj = rules.target_subject(subject)
             tail = f"{ss_mid}{subject}{ss_ident}"
             hit = cache[subject] = (tsubj, tail, (tail + "\r\n\r\n").encode())
         tsubj = hit[0]
         if a.kind == "mirror":
             if seq <= (run[-1][4] if run else st.last_seq):
                 continue
-            hdr = _strip_prefixes(hdr, _MIRROR_STRIP)
+            hdr = C.strip_lines(hdr, rules.strip_bytes)
             if lean and (hdr is None or not any(k in hdr for k in _LEAN_UNSAFE)):
                 run.append((tsubj, hdr, data, a, seq, ts))
                 continue
@@ -1090,7 +1064,7 @@ def _store_all(txn: Any, st: Any, d: S.StreamDef, order: Iterable[tuple],
             fv = {SS: value}
         else:
             value = f"{ss_name}{seq}{hit[1]}"
-            hdr = H.append_header(_strip_prefixes(hdr, _SOURCE_STRIP), SS, value)
+            hdr = C.source_header(hdr, value)
             if lean and not any(k in hdr for k in _LEAN_UNSAFE):
                 run.append((tsubj, hdr, data, a, seq))
                 continue
@@ -1232,7 +1206,9 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
     """
     if not _sql_ok_target(d) or limit <= 0 or a.od is None:
         return None
-    if a.kind == "mirror" and (a.transforms or d.transform is not None):
+    rules = a.rules
+    assert rules is not None
+    if a.kind == "mirror" and (rules.transforms or rules.stream_transform is not None):
         return None
     conn = txn.conn
     oid = a.od.id
@@ -1262,7 +1238,7 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
         r = conn.execute(f"SELECT id FROM {o}.msgs WHERE id >= ? AND id <= ? ORDER BY id "
                          "LIMIT 1 OFFSET ?", (base_o | lo, top_o, limit - 1)).fetchone()
         hi = (r[0] & _MASK) if r else olast
-    unsafe = list(_SQL_UNSAFE) + (["Nats-Msg-Id"] if d.dup_window else [])
+    unsafe = list(_SQL_UNSAFE) + ([H.MSG_ID] if d.dup_window else [])
 
     def unsafe_hdr(col: str) -> str:
         """SQL: the header block in ``col`` holds one the SQL path can not copy (sources:
@@ -1334,7 +1310,7 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
             del stats[sid]
             every = False
             continue
-        tsubj[sid] = target_subject(subject, a.transforms, d.transform)
+        tsubj[sid] = rules.target_subject(subject)
     if not stats:
         return None
     if a.kind == "source" and len(set(tsubj.values())) != len(tsubj):
@@ -1355,13 +1331,12 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
     n_total = sum(v[0] for v in stats.values())
     D = 0 if a.kind == "mirror" else t_last - lo + 1  # target seq = origin seq + D
     tb = d.id << S.SEQ_BITS
-    ident = row[_R_IDENT]
-    parts = a.iname.split(" ")
-    mid = f" {parts[1]} {parts[2]} "
-    head = f"NATS/1.0\r\nNats-Stream-Source: {parts[0]} "
+    # a sourced message's block: head, the origin sequence, its subject's tail
+    vhead, vmid, vtail = rules.source_value_parts(row[_R_IDENT])
+    head = C.SOURCE_BLOCK + vhead
     tails: dict[int, str | None] = {
-        sid: (f"{mid}{snames[sid]}{' ' + ident if ident else ''}\r\n\r\n"
-              if a.kind == "source" else None) for sid in stats}
+        sid: (f"{vmid}{snames[sid]}{vtail}\r\n\r\n" if a.kind == "source" else None)
+        for sid in stats}
     refs: dict[int, int | None] = dict.fromkeys(stats)
     if a.kind == "source":
         found = _src_refs(conn, head, tails)  # type: ignore[arg-type]

@@ -1,9 +1,10 @@
 """The bulk jobs: functions DataFrame -> DataFrame over the lake schema (core/lake.py).
 
 Each job produces exactly what the engine's pump (core/replication.py) would store from the
-same input, with the rules compiled from core: subject filters and transforms
-(sparkops/rules.py), the header rules of ``_store_all``, the target's limits as
-``StreamTxn._store`` applies them message by message (sparkops/limits.py).
+same input, with the rules compiled from core: the agreement's copy rules (core/copyrules.py:
+headers stripped and added, dedupe, target subject, refusals), subject filters and
+transforms (sparkops/rules.py), the target's limits as ``StreamTxn._store`` applies them
+message by message (sparkops/limits.py).
 
 - ``mirror``: origin sequences and timestamps kept (a stored time never goes back: the pump
   stores at ``max(origin time, last stored time)``), gaps kept, ``Nats-Expected-*`` and
@@ -45,19 +46,18 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from jetlink.core import copyrules as C
+from jetlink.core import headers as H
 from jetlink.core.config.stream import StreamConfig, StreamSource
-from jetlink.core.replication import iname_of, source_filters
 from jetlink.core.streams import (FILE_HEADER_OVERHEAD, FILE_RECORD_OVERHEAD,
                                   MAX_HEADER_SIZE, MEM_RECORD_OVERHEAD, StreamDef)
 from jetlink.core.clock import parse_rfc3339_nano
-from jetlink.core.transform import compile_transform
 
 from . import limits as L
 from . import rules as R
 
 LATIN1 = "ISO-8859-1"  # bytes <-> characters one to one: header rules run on strings
-_MIRROR_STRIP = ("Nats-Expected-", "Nats-Batch-")
-_SOURCE_STRIP = ("Nats-Stream-Source:", "Nats-Expected-", "Nats-Batch-")
+_BLOCK_END = "\r\n\r\n"  # the last header line's CRLF and the blank line
 
 
 class JobError(Exception):
@@ -80,20 +80,11 @@ def target_def(cfg: StreamConfig) -> StreamDef:
 
 
 def check_target(d: StreamDef) -> None:
-    """Targets whose rules need the pump's per-message state are refused."""
-    why = None
-    if d.sealed:
-        why = "the target is sealed"
-    elif d.discard_new and (d.max_msgs or d.max_bytes or (d.max_per and d.discard_new_per)):
-        why = "the target's limits discard new messages (the pump stalls instead)"
-    elif d.retention != "limits":
-        why = f"the target's retention is {d.retention} (consumer interest decides storage)"
-    elif d.allow_counter:
-        why = "the target is a counter stream"
-    elif d.sdm_ttl_s:
-        why = "the target writes subject delete markers"
+    """Targets whose rules need the pump's per-message state are refused
+    (core.copyrules ``bulk_target_refusal``)."""
+    why = C.bulk_target_refusal(d)
     if why:
-        raise JobError(f"bulk jobs cannot fill this target: {why}; use `jetlink replicate`")
+        raise JobError(why)
 
 
 # --------------------------------------------------------------------------------------------
@@ -106,8 +97,8 @@ def _hstr(col: Any) -> Any:
 
 
 def strip_headers(h: Any, prefixes: Sequence[str]) -> Any:
-    """``_strip_prefixes``: drop the lines starting with a prefix; a block left with no line
-    becomes null (unchanged when nothing was dropped)."""
+    """core.copyrules ``strip_lines``: drop the lines starting with a prefix; a block left
+    with no line becomes null (unchanged when nothing was dropped)."""
     import re
 
     from pyspark.sql import functions as F
@@ -172,15 +163,15 @@ def _checks(d: StreamDef) -> list[tuple[str, Any]]:
     h = F.col("h")
     hlen = F.coalesce(F.length(h), F.lit(0))
     mlen = F.coalesce(F.octet_length("data"), F.lit(0))
-    out = [(L.REFUSED_TTL,
-            first_value(h, "Nats-TTL").isNotNull()),
-           (L.REFUSED_HEADERS, hlen > MAX_HEADER_SIZE)]
+    out = [(C.REFUSED_TTL,
+            first_value(h, H.MSG_TTL).isNotNull()),
+           (C.REFUSED_HEADERS, hlen > MAX_HEADER_SIZE)]
     if d.allow_rollup_purge:
-        roll = F.lower(first_value(h, "Nats-Rollup"))
-        out.append(("has an invalid Nats-Rollup value",
+        roll = F.lower(first_value(h, H.ROLLUP))
+        out.append((C.REFUSED_ROLLUP,
                     roll.isNotNull() & (roll != "") & ~roll.isin("sub", "all")))
     if d.max_msg_size >= 0:
-        out.append((L.refused_size(d.max_msg_size),
+        out.append((C.refused_size(d.max_msg_size),
                     (hlen > d.max_msg_size) | (mlen > F.lit(d.max_msg_size) - hlen)))
     return out
 
@@ -190,7 +181,7 @@ def _rollup_col(d: StreamDef) -> Any:
 
     if not d.allow_rollup_purge:
         return F.lit(None).cast("string")
-    roll = F.lower(first_value(F.col("h"), "Nats-Rollup"))
+    roll = F.lower(first_value(F.col("h"), H.ROLLUP))
     return F.when(roll.isin("sub", "all"), roll)
 
 
@@ -207,12 +198,12 @@ def mirror(df: Any, target: StreamConfig, *, now_ns: int) -> Any:
         raise JobError(f"stream {target.name} is not a mirror")
     d = target_def(target)
     check_target(d)
-    trs = [compile_transform(t.src or ">", t.dest) for t in src.subject_transforms]
-    rows = _start_cut(df, src).where(R.subject_filter(F.col("subject"), source_filters(src)))
-    h = strip_headers(_hstr(F.col("headers")), _MIRROR_STRIP)
+    rules = C.copy_rules("mirror", src, d)
+    rows = _start_cut(df, src).where(R.subject_filter(F.col("subject"), rules.filters))
+    h = strip_headers(_hstr(F.col("headers")), rules.strip)
     rows = rows.select(
         F.col("seq"), F.col("ts").alias("ots"),
-        R.apply_like_pump(F.col("subject"), trs, d.transform).alias("subject"),
+        _target_subject(F.col("subject"), rules).alias("subject"),
         h.alias("h"), F.col("data"))
     out = L.apply(rows, d, _checks(d), _rollup_col(d), now_ns=now_ns, mode="mirror",
                   size=lambda c: _size(d, c["subject"], c["h"], c["data"]))
@@ -254,30 +245,28 @@ def source(origins: Sequence[Origin], target: StreamConfig, *, now_ns: int,
     parts = []
     for o in origins:
         src = o.src
-        iname = iname_of(src)
-        name, flt, dest = iname.split(" ")
-        trs = [compile_transform(t.src or ">", t.dest) for t in src.subject_transforms]
-        rows = _start_cut(o.df, src).where(
-            R.subject_filter(F.col("subject"), source_filters(src)))
-        stripped = strip_headers(_hstr(F.col("headers")), _SOURCE_STRIP)
-        value = _utf8_as_latin1(F.concat(F.lit(f"{name} "), F.col("seq").cast("string"),
-                                         F.lit(f" {flt} {dest} "), F.col("subject"),
-                                         F.lit(f" {o.identity}")))
-        base = F.when(stripped.isNull() | (F.length(stripped) <= 2), F.lit("NATS/1.0\r\n")) \
+        rules = C.copy_rules("source", src, d)
+        head, mid, tail = rules.source_value_parts(o.identity)
+        rows = _start_cut(o.df, src).where(R.subject_filter(F.col("subject"), rules.filters))
+        stripped = strip_headers(_hstr(F.col("headers")), rules.strip)
+        value = _utf8_as_latin1(F.concat(F.lit(head), F.col("seq").cast("string"),
+                                         F.lit(mid), F.col("subject"), F.lit(tail)))
+        base = F.when(stripped.isNull() | (F.length(stripped) <= 2),
+                      F.lit(H.HDR_LINE.decode())) \
             .otherwise(F.expr("substring(_s, 1, length(_s) - 2)"))
         rows = (rows.withColumn("_s", stripped)
                 .select(F.col("ts").alias("ots"), F.lit(src.name).alias("_origin"),
-                        F.lit(iname).alias("_iname"), F.col("seq").alias("_oseq"),
-                        R.apply_like_pump(F.col("subject"), trs, d.transform).alias("subject"),
-                        F.concat(base, F.lit("Nats-Stream-Source: "), value,
-                                 F.lit("\r\n\r\n")).alias("h"),
+                        F.lit(rules.iname).alias("_iname"), F.col("seq").alias("_oseq"),
+                        _target_subject(F.col("subject"), rules).alias("subject"),
+                        F.concat(base, F.lit(C.SOURCE_LINE), value,
+                                 F.lit(_BLOCK_END)).alias("h"),
                         F.col("data")))
         parts.append(rows)
     rows = parts[0]
     for p in parts[1:]:
         rows = rows.unionByName(p)
-    if d.dup_window:
-        mid = first_value(F.col("h"), "Nats-Msg-Id")
+    if rules.dedupe:  # (every origin's: the target's duplicate window)
+        mid = first_value(F.col("h"), H.MSG_ID)
         rows = L.drop_duplicate_ids(rows, mid, ["ots", "_origin", "_iname", "_oseq"])
     out = L.apply(rows, d, _checks(d), _rollup_col(d), now_ns=now_ns, mode="source",
                   size=lambda c: _size(d, c["subject"], c["h"], c["data"]),
@@ -302,21 +291,25 @@ def _blit(text: str) -> Any:
     return F.lit(bytearray(text.encode("utf-8")))
 
 
+def _target_subject(col: Any, rules: C.CopyRules) -> Any:
+    """core.copyrules ``target_subject`` of ``col`` (sparkops.rules ``apply_like_pump``)."""
+    return R.apply_like_pump(col, list(rules.transforms), rules.stream_transform)
+
+
 def _needs_strip(hb: Any) -> Any:
     """The header block holds a line the source rules remove (null: no block)."""
     needs = None
-    for p in _SOURCE_STRIP:
+    for p in C.SOURCE_STRIP:
         c = hb.contains(_blit("\r\n" + p))
         needs = c if needs is None else needs | c
     return needs
 
 
-def _source_value(src: StreamSource, identity: str, seq: Any, subj: Any) -> list[Any]:
+def _source_value(rules: C.CopyRules, identity: str, seq: Any, subj: Any) -> list[Any]:
     """The ``Nats-Stream-Source`` value of an agreement's message (origin sequence ``seq``,
     origin subject ``subj``), as pieces: text, and bytes columns."""
-    oname, flt, dest = iname_of(src).split(" ")
-    return [f"{oname} ", seq.cast("string").cast("binary"), f" {flt} {dest} ",
-            subj.cast("binary"), f" {identity}"]
+    head, mid, tail = rules.source_value_parts(identity)
+    return [head, seq.cast("string").cast("binary"), mid, subj.cast("binary"), tail]
 
 
 def _source_header(hb: Any, value: list[Any], strip: bool = True) -> Any:
@@ -327,17 +320,18 @@ def _source_header(hb: Any, value: list[Any], strip: bool = True) -> Any:
     the line rules on latin-1 text."""
     from pyspark.sql import functions as F
 
-    fast = F.when(hb.isNull() | (F.octet_length(hb) <= 2), _blit("NATS/1.0\r\n")) \
+    start = H.HDR_LINE.decode()
+    fast = F.when(hb.isNull() | (F.octet_length(hb) <= 2), _blit(start)) \
         .otherwise(F.substring(hb, F.lit(1), F.octet_length(hb) - 2))
     # where one of the lines is there, strip_headers removes something: its result is the
     # block without it, or null when no line is left (12 bytes: "NATS/1.0\r\n\r\n" or less)
-    alt = "|".join(re.escape(p) for p in _SOURCE_STRIP)
+    alt = "|".join(re.escape(p) for p in C.SOURCE_STRIP)
     out = F.regexp_replace(_hstr(hb), rf"(?s)\r\n(?:{alt})(?:(?!\r\n).)*", "")
-    slow = F.encode(F.when(F.length(out) <= 12, F.lit("NATS/1.0\r\n"))
+    slow = F.encode(F.when(F.length(out) <= 12, F.lit(start))
                     .otherwise(F.substring(out, F.lit(1), F.length(out) - 2)), LATIN1)
     base = F.when(_needs_strip(hb), slow).otherwise(fast) if strip else fast
     pieces: list[Any] = []
-    for p in ["Nats-Stream-Source: ", *value, "\r\n\r\n"]:  # adjacent texts as one
+    for p in [C.SOURCE_LINE, *value, _BLOCK_END]:  # adjacent texts as one
         if isinstance(p, str) and pieces and isinstance(pieces[-1], str):
             pieces[-1] += p
         else:
@@ -349,7 +343,7 @@ def _msg_id(hb: Any) -> Any:
     """The ``Nats-Msg-Id`` of a header block (bytes), null when it has none."""
     from pyspark.sql import functions as F
 
-    return F.when(hb.contains(_blit("Nats-Msg-Id")), first_value(_hstr(hb), "Nats-Msg-Id"))
+    return F.when(hb.contains(_blit(H.MSG_ID)), first_value(_hstr(hb), H.MSG_ID))
 
 
 def _fast_checks(d: StreamDef, hb: Any, h: Any, hmax: Any, data: Any) -> list[tuple[str, Any]]:
@@ -357,15 +351,15 @@ def _fast_checks(d: StreamDef, hb: Any, h: Any, hmax: Any, data: Any) -> list[tu
     writes: computed only where a limit may be near), ``hmax`` (a bound of its length)."""
     from pyspark.sql import functions as F
 
-    out = [(L.REFUSED_TTL,
-            F.coalesce(hb.contains(_blit("\r\nNats-TTL:")), F.lit(False))),
-           (L.REFUSED_HEADERS,
+    out = [(C.REFUSED_TTL,
+            F.coalesce(hb.contains(_blit(f"\r\n{H.MSG_TTL}:")), F.lit(False))),
+           (C.REFUSED_HEADERS,
             F.when(hmax > MAX_HEADER_SIZE, F.octet_length(h) > MAX_HEADER_SIZE)
             .otherwise(F.lit(False)))]
     if d.max_msg_size >= 0:
         hlen = F.octet_length(h)
         mlen = F.coalesce(F.octet_length(data), F.lit(0))
-        out.append((L.refused_size(d.max_msg_size),
+        out.append((C.refused_size(d.max_msg_size),
                     (hlen > d.max_msg_size) | (mlen > F.lit(d.max_msg_size) - hlen)))
     return out
 
@@ -385,6 +379,7 @@ class _Part:
     mapping: Any  # pandas (subject, _tsubj): each kept origin subject and its target subject
     origin: str  # the origin stream's name
     iname: str  # the agreement's index name
+    rules: C.CopyRules  # the agreement's copy rules into the target
 
 
 def _stable(df: Any) -> bool:
@@ -405,26 +400,26 @@ def _plan_origin(o: Origin, k: int, d: StreamDef) -> _Part | None:
     from pyspark.sql import functions as F
 
     src = o.src
-    iname = iname_of(src)
-    oname, flt, dest = iname.split(" ")
-    trs = [compile_transform(t.src or ">", t.dest) for t in src.subject_transforms]
-    filters = list(source_filters(src))
+    rules = C.copy_rules("source", src, d)
+    iname = rules.iname
+    filters = list(rules.filters)
     every = not filters or ">" in filters
     base = _start_cut(o.df, src)
 
     strips = [True]  # whether any kept message has a line to strip (from the first pass)
 
     def header(seq: Any, subj: Any, hb: Any) -> Any:
-        return _source_header(hb, _source_value(src, o.identity, seq, subj), strips[0])
+        return _source_header(hb, _source_value(rules, o.identity, seq, subj), strips[0])
 
-    slack = len(f"NATS/1.0\r\nNats-Stream-Source: {oname}  {flt} {dest}  {o.identity}"
-                "\r\n\r\n".encode()) + 24
+    # the written block but the origin sequence and subject, and room for them
+    slack = len((C.SOURCE_BLOCK + "".join(rules.source_value_parts(o.identity))
+                 + _BLOCK_END).encode()) + 24
     hb = F.col("headers")
     hmax = F.coalesce(F.octet_length(hb), F.lit(0)) + F.octet_length("subject") + F.lit(slack)
     checks = _fast_checks(d, hb, header(F.col("seq"), F.col("subject"), hb), hmax,
                           F.col("data"))
     keys = [F.spark_partition_id().alias("_pid"), F.col("subject")]
-    if d.dup_window:  # messages with an id are groups of their own (the rest: id null)
+    if rules.dedupe:  # messages with an id are groups of their own (the rest: id null)
         keys.append(_msg_id(hb).alias("_msgid"))
     nbad = len(checks)
     # one narrow pass: the groups, each group's subject filtered and transformed (once per
@@ -438,10 +433,10 @@ def _plan_origin(o: Origin, k: int, d: StreamDef) -> _Part | None:
         F.sum(F.when(_needs_strip(hb), F.lit(1)).otherwise(F.lit(0))).alias("strip"))
     keep = F.lit(True) if every else R.subject_filter(F.col("subject"), filters)
     cols = [F.col("_pid"), F.col("subject").cast("binary").alias("subject"),
-            R.apply_like_pump(F.col("subject"), trs, d.transform).cast("binary")
-            .alias("_tsubj"), keep.alias("_keep"), "n", "tlo", "thi", "slo", "shi",
+            _target_subject(F.col("subject"), rules).cast("binary").alias("_tsubj"),
+            keep.alias("_keep"), "n", "tlo", "thi", "slo", "shi",
             *[f"bad{i}" for i in range(nbad)], "strip"]
-    if d.dup_window:
+    if rules.dedupe:
         cols.append(F.col("_msgid").cast("binary").alias("_msgid"))
     table = groups.select(*cols).limit(_DRIVER_GROUPS + 1).toArrow()
     if table.num_rows > _DRIVER_GROUPS:
@@ -455,13 +450,13 @@ def _plan_origin(o: Origin, k: int, d: StreamDef) -> _Part | None:
              for pid, r in pdf.groupby("_pid").agg(aggs).iterrows()]
     tally = pdf.groupby("_tsubj")["n"].sum()
     ided = None
-    if d.dup_window:
+    if rules.dedupe:
         ided = pdf[pdf["_msgid"].notna()]
         ided = ided[ided["_msgid"].map(len) > 0]
         ided = ided[["_msgid", "tlo", "slo", "_pid", "n", "subject"]].rename(
             columns={"tlo": "ots", "slo": "_oseq"})
         ided = ided.assign(_origin=src.name, _iname=iname)
-    identity_map = every and not trs and d.transform is None
+    identity_map = every and not rules.transforms and rules.stream_transform is None
     spark = base.sparkSession
     if identity_map:
         rows = base.withColumn("_tsubj", F.col("subject"))
@@ -478,14 +473,14 @@ def _plan_origin(o: Origin, k: int, d: StreamDef) -> _Part | None:
             rows = base.join(F.broadcast(m), base["subject"] == m["_msubj"], "inner")
         else:
             rows = (base if every else base.where(R.subject_filter(F.col("subject"), filters))) \
-                .withColumn("_tsubj", R.apply_like_pump(F.col("subject"), trs, d.transform))
+                .withColumn("_tsubj", _target_subject(F.col("subject"), rules))
     rows = rows.select(
         F.col("ts").alias("ots"), F.lit(src.name).alias("_origin"),
         F.lit(iname).alias("_iname"), F.col("seq").alias("_oseq"),
         F.col("_tsubj").alias("subject"), F.col("subject").alias("_osubj"),
         F.col("headers").alias("_hb"), F.col("data"), F.lit(k).alias("_oi"))
     return _Part(rows, header, stats, tally, _stable(base), ided, base,
-                 pdf[["subject", "_tsubj"]].drop_duplicates("subject"), src.name, iname)
+                 pdf[["subject", "_tsubj"]].drop_duplicates("subject"), src.name, iname, rules)
 
 
 _HOT_ORIGIN_SUBJECTS = 64  # origin subjects of the hot subjects read by a literal list
@@ -573,9 +568,11 @@ def _source_planned(origins: Sequence[Origin], d: StreamDef, name: str, *, now_n
     (sparkops/planned.py), when they are local Parquet datasets: (rows, plan); else None."""
     from . import planned
 
+    rules = [C.copy_rules("source", o.src, d) for o in origins]
+
     def header(k: int, seq: Any, subj: Any, hb: Any, strip: bool) -> Any:
-        o = origins[k]
-        return _source_header(hb, _source_value(o.src, o.identity, seq, subj), strip)
+        value = _source_value(rules[k], origins[k].identity, seq, subj)
+        return _source_header(hb, value, strip)
 
     return planned.run_source(origins, d, name, now_ns=now_ns, first_seq=first_seq,
                               ordered=ordered, header=header)
@@ -608,6 +605,7 @@ def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: 
     if any(p is None for p in planned):
         return None  # too many groups to plan on the driver
     parts: list[_Part] = planned  # type: ignore[assignment]
+    rules = parts[0].rules  # (dedupe and the per-subject limit: the target's, every origin's)
     spark = parts[0].rows.sparkSession
     rows = parts[0].rows
     for p in parts[1:]:
@@ -623,7 +621,7 @@ def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: 
         starts.append(at)
         for r in p.stats:
             spans.append({**r, "_pid": at + r["_pid"], "k": k,
-                          "o": (origins[k].src.name, iname_of(origins[k].src))})
+                          "o": (p.origin, p.iname)})
         at += p.rows.rdd.getNumPartitions() if multi else 0
     # (a driver-side input's partitions differ from query to query: no per-partition plan)
     concatenated = all(p.stable for p in parts) and (
@@ -633,7 +631,7 @@ def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: 
     dropped: dict[int, int] = {}
     lost = None  # the duplicates dropped (pandas), when found on the driver
     losers_known = True
-    if d.dup_window:
+    if rules.dedupe:
         import pandas as pd
         import pyarrow as pa
 
@@ -684,13 +682,13 @@ def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: 
     # per-subject cut-offs: the key of each subject's (max_per + 1)-th newest message, over
     # the subjects with more messages than that only
     cut = kill = None
-    if d.max_per:
+    if rules.max_per:
         import pandas as pd
         import pyarrow as pa
 
         w = Window.partitionBy("subject").orderBy(*[F.desc(k) for k in key])
         tally = pd.concat([p.tally for p in parts]).groupby(level=0).sum()
-        hot = [bytes(b) for b in tally[tally > d.max_per].index]
+        hot = [bytes(b) for b in tally[tally > rules.max_per].index]
         if hot:
             many = _hot_rows(parts, hot, lost, key, multi) if losers_known else None
             if many is None:
@@ -698,7 +696,8 @@ def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: 
                     .select(F.col("_hsubj").cast("string").alias("_hsubj"))
                 many = rows.join(F.broadcast(h), rows["subject"] == h["_hsubj"], "left_semi")
             cut = (many.select("subject", *key).withColumn("_rn", F.row_number().over(w))
-                   .where(F.col("_rn") <= d.max_per + 1).where(F.col("_rn") == d.max_per + 1)
+                   .where(F.col("_rn") <= rules.max_per + 1)
+                   .where(F.col("_rn") == rules.max_per + 1)
                    .select(F.col("subject").cast("binary").alias("_csubj"), *key).toArrow())
             ncut = cut.num_rows
             kill = _cut_condition(cut, key) if ncut else None

@@ -38,16 +38,8 @@ _BROADCAST_CUTS = 200_000  # per-subject cut-offs joined back by broadcast (abou
 
 
 class LimitError(Exception):
-    """Input the pump would stall on (the message names the rule and the first message)."""
-
-
-# Why a bulk job refuses a message: "message SEQ of ORIGIN <why>".
-REFUSED_TTL = "carries Nats-TTL (per-message TTLs are not carried by bulk jobs)"
-REFUSED_HEADERS = "has headers over 65535 bytes"
-
-
-def refused_size(max_msg_size: int) -> str:
-    return f"exceeds the target's max_msg_size {max_msg_size}"
+    """Input the pump would stall on (the message names the rule and the first message):
+    ``message <seq> of <origin> <why>``, the texts of core/copyrules.py."""
 
 
 def drop_duplicate_ids(rows: Any, msg_id: Any, order: Sequence[str]) -> Any:

@@ -4,14 +4,16 @@ When every origin of a source job is a Parquet dataset on the local filesystem (
 with a ``file:`` path) and the target's limits need only whether a message dies (the targets
 ``jobs._source_fast`` takes), the driver reads the narrow columns the rules look at (seq, ts,
 subject, headers; the payload's lengths only under max_msg_size) with pyarrow, partition by
-partition as Spark will read them, and decides every row with core's own definitions:
+partition as Spark will read them, and decides every row with core's own definitions (the
+agreement's copy rules, core/copyrules.py):
 
 - the agreement's start options and subject filters (core ``SubjectFilter``), the target
-  subject (core.replication ``target_subject``, once per distinct subject);
-- the ``Nats-Msg-Id`` duplicates (core.headers ``first_values``' rule: the first line named
+  subject (core.copyrules ``target_subject``, once per distinct subject);
+- the ``Nats-Msg-Id`` duplicates (core.copyrules ``dedupe_id``: the first line named
   ``Nats-Msg-Id``; the first message of each id in the merge order is kept);
 - the refusals (``Nats-TTL``, headers over 64 KiB, max_msg_size: the first offending message
-  in the merge order is named, as ``_source_fast`` does);
+  in the merge order is named, as ``_source_fast`` does; the written header's length from
+  core.copyrules ``source_header`` where a line is stripped);
 - the per-subject limit: per target subject, all but the newest ``max_msgs_per_subject``
   stored messages die.
 
@@ -34,24 +36,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from jetlink.core import copyrules as C
 from jetlink.core import headers as H
-from jetlink.core.config.stream import StreamSource
-from jetlink.core.replication import (_SOURCE_STRIP, _strip_prefixes, iname_of,
-                                      source_filters, target_subject)
 from jetlink.core.streams import MAX_HEADER_SIZE, StreamDef
 from jetlink.core.clock import parse_rfc3339_nano
 from jetlink.core.subjects import SubjectFilter
-from jetlink.core.transform import compile_transform
 
-from .limits import _SHIFT, REFUSED_HEADERS, REFUSED_TTL, LimitError, refused_size
+from .limits import _SHIFT, LimitError
 
 MAX_ROWS = 32_000_000  # rows planned on the driver at most (one byte each goes into the plan)
 KEEP, GONE, CUT = 0, 1, 2  # a row: stored / never stored / stored, then cut by the limit
-_MSG_ID = b"\r\nNats-Msg-Id:"
-_TTL = b"\r\nNats-TTL:"
-_STRIP = tuple(b"\r\n" + p for p in _SOURCE_STRIP)
-_SS = "Nats-Stream-Source"
-_SS_LINE = len(f"{_SS}: ".encode()) + 2  # the line's name and its CRLF
+_MSG_ID = f"\r\n{H.MSG_ID}:".encode()
+_TTL = f"\r\n{H.MSG_TTL}:".encode()
+_STRIP = tuple(f"\r\n{p}".encode() for p in C.SOURCE_STRIP)
+_SS_LINE = len(C.SOURCE_LINE.encode()) + 2  # the line's name and its CRLF
 
 
 # --------------------------------------------------------------------------------------------
@@ -105,10 +103,17 @@ class _Origin:
 
     k: int
     name: str
-    iname: str
     identity: str
-    transforms: list[Any]
+    rules: C.CopyRules  # the agreement's copy rules into the target
     pairs: dict[str, str] = field(default_factory=dict)  # kept origin subject -> target
+
+    @property
+    def iname(self) -> str:
+        return self.rules.iname
+
+    @property
+    def transforms(self) -> list[Any]:
+        return list(self.rules.transforms)
 
 
 @dataclass
@@ -162,13 +167,13 @@ def _read(splits: list[list[tuple[str, int, int]]], columns: list[str]) -> list[
 
 
 def _core_msg_id(hdr: bytes) -> bytes | None:
-    """core.headers' ``Nats-Msg-Id`` of a block, as bytes (None: none, or empty)."""
-    v = H.header_value(hdr, H.MSG_ID)
+    """core.copyrules' ``dedupe_id`` of a block, as bytes (None: none, or empty)."""
+    v = C.dedupe_id(hdr)
     return v.encode("utf-8", "surrogateescape") if v else None
 
 
-_ID_BLOCK = "NATS/1.0\r\nNats-Msg-Id: "
-_ID_RE = "\r\nNats-Msg-Id: *(?P<v>[^\r\n]*)"
+_ID_BLOCK = f"{H.HDR_LINE.decode()}{H.MSG_ID}: "
+_ID_RE = f"\r\n{H.MSG_ID}: *(?P<v>[^\r\n]*)"
 
 
 def msg_ids(hdrs: Any) -> Any:
@@ -225,15 +230,14 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
     tnames: dict[str, int] = {}  # target subject -> id
     p_tid: list[Any] = []  # per partition: target subject id per row (-1: not kept)
     for k, o in enumerate(origins):
-        src: StreamSource = o.src
+        src = o.src
         tables = _read(splits[k], columns)
         if tables is None:
             return None
-        iname = iname_of(src)
-        og = _Origin(k, src.name, iname, o.identity,
-                     [compile_transform(t.src or ">", t.dest) for t in src.subject_transforms])
+        rules = C.copy_rules("source", src, d)
+        og = _Origin(k, src.name, o.identity, rules)
         planned.append(og)
-        filters = list(source_filters(src))
+        filters = list(rules.filters)
         match = None if not filters or ">" in filters else SubjectFilter(filters).matches
         start_seq = src.opt_start_seq if src.opt_start_seq > 0 else 0
         if not start_seq and src.opt_start_time:
@@ -264,7 +268,7 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
                     if s is None or (match is not None and not match(s)):
                         t = -1
                     else:
-                        tsubj = target_subject(s, og.transforms, d.transform)
+                        tsubj = rules.target_subject(s)
                         og.pairs[s] = tsubj
                         t = tnames.setdefault(tsubj, len(tnames))
                     cache[s] = t
@@ -360,7 +364,7 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
         return b_rows[w], b_hdrs.take(pa.array(w, pa.int64()))
 
     # duplicates: the first message of each id in the merge order is kept
-    if d.dup_window:
+    if planned[0].rules.dedupe:  # (every origin's: the target's duplicate window)
         idx, hs = hdr_rows(_MSG_ID)
         if len(idx):
             order = np.argsort(mpos_of(idx), kind="stable")
@@ -385,7 +389,7 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
 
     idx, _hs = hdr_rows(_TTL)
     if len(idx):
-        refuse(idx, REFUSED_TTL)
+        refuse(idx, C.REFUSED_TTL)
 
     odd, _h = hdr_rows(_STRIP)  # stored messages with a line the source rules remove
     strip = bool(len(odd))
@@ -393,7 +397,7 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
     # CRLF), then "Nats-Stream-Source: <value>" and two CRLF; where a line is removed, the
     # exact block (core's rules)
     def value(o: _Origin, seq: Any, subj: Any) -> str:  # what Nats-Stream-Source says
-        return f"{o.name} {seq} {o.iname.split(' ', 1)[1]} {subj} {o.identity}"
+        return o.rules.source_value(seq, subj, o.identity)
 
     fixed = [len(value(o, "", "").encode()) + _SS_LINE + 2 for o in planned]
     limit = min(MAX_HEADER_SIZE, d.max_msg_size) if max_msg_size else MAX_HEADER_SIZE
@@ -420,8 +424,7 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
             for r, subj, hb, sq in zip(mine, sub.column("subject").to_pylist(),
                                        sub.column("headers").to_pylist(),
                                        sub.column("seq").to_pylist()):
-                hlen[r] = len(H.append_header(_strip_prefixes(hb, _SOURCE_STRIP), _SS,
-                                              value(o, sq, subj)))
+                hlen[r] = len(C.source_header(hb, value(o, sq, subj)))
         stored_here = codes[bases[p]:bases[p] + sizes[p]] == KEEP
         big.append(bases[p] + np.nonzero(stored_here & (hlen > MAX_HEADER_SIZE))[0])
         if max_msg_size:
@@ -429,7 +432,7 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
                 zero_copy_only=False)
             bad.append(bases[p] + np.nonzero(stored_here & (
                 (hlen > d.max_msg_size) | (ml > d.max_msg_size - hlen)))[0])
-    for what, rows in ((REFUSED_HEADERS, big), (refused_size(d.max_msg_size), bad)):
+    for what, rows in ((C.REFUSED_HEADERS, big), (C.refused_size(d.max_msg_size), bad)):
         rows = np.concatenate(rows) if rows else np.empty(0, np.int64)
         if len(rows):
             refuse(rows, what)
@@ -445,11 +448,12 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
 
     # the per-subject limit: per target subject, all but its newest max_per stored messages
     cut = False
-    if d.max_per:
+    max_per = planned[0].rules.max_per
+    if max_per:
         nt = len(tnames)
         t_stored = np.where(stored, tid_all, nt)  # nt: not stored
         counts = np.bincount(t_stored, minlength=nt + 1)[:nt]
-        hot = counts > d.max_per
+        hot = counts > max_per
         if hot.any():
             rows = np.nonzero(np.append(hot, False)[t_stored])[0]
             t = tid_all[rows]
@@ -457,7 +461,7 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
             rows, t = rows[order], t[order]
             first = np.searchsorted(t, t, side="left")
             rank = np.arange(len(rows)) - first
-            dies = rank < (counts[t] - d.max_per)
+            dies = rank < (counts[t] - max_per)
             codes[rows[dies]] = CUT
             cut = bool(dies.any())
     gone = bool((codes == GONE).any())
@@ -572,7 +576,8 @@ def run_source(origins: Sequence[Any], d: StreamDef, name: str, *, now_ns: int,
     out = rows.select(
         F.lit(name).alias("stream"), F.lit(0).cast("int").alias("partition"),
         seq.alias("seq"),
-        per_origin(lambda o: subject_expr(subj, o.pairs, o.transforms, d.transform))
+        per_origin(lambda o: subject_expr(subj, o.pairs, o.transforms,
+                                          o.rules.stream_transform))
         .alias("subject"),
         F.lit(None).cast("binary").alias("key"), F.lit(now_ns).cast("long").alias("ts"),
         per_origin(lambda o: header(o.k, F.col("seq"), subj, F.col("headers"), plan.strip))

@@ -479,7 +479,8 @@ def apply_like_pump(
     transforms: Sequence[SubjectTransform],
     stream_transform: SubjectTransform | None = None,
 ) -> Column:
-    """The target subject as core/replication.py ``_store_all`` computes it.
+    """The target subject as core/copyrules.py ``target_subject`` computes it (every copy
+    path's rule).
 
     ``tsubj = tr.apply(subject) or subject`` for the first ``tr`` of ``transforms`` that
     matches (else the subject), then, with a ``stream_transform`` (the target stream's own),

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jetlink.core import copyrules as C
 from jetlink.core import headers as H
 from jetlink.core import replication as RP
 from jetlink.core.transform import compile_transform
@@ -97,7 +98,7 @@ def test_subject_expr_equals_core(spark, src, dest, subjects, kind):
     from jetlink.sparkops.planned import subject_expr
 
     trs = [compile_transform(src, dest)]
-    pairs = {s: RP.target_subject(s, trs, None) for s in subjects}
+    pairs = {s: C.target_subject(s, trs, None) for s in subjects}
     expr = subject_expr(F.col("s"), pairs, trs, None)
     got = [r[0] for r in spark.createDataFrame([(s,) for s in subjects], "s string")
            .select(expr).collect()]
@@ -286,8 +287,7 @@ def test_max_msg_size_at_the_boundary(spark, tmp_path, monkeypatch, over):
                       "data": data}, schema=lake.arrow_schema())
     (tmp_path / "in").mkdir()
     pq.write_table(table, str(tmp_path / "in" / "part-0.parquet"))
-    sizes = [len(H.append_header(RP._strip_prefixes(b, RP._SOURCE_STRIP), "Nats-Stream-Source",
-                                 f"O {7 + i} > > {subjects[i]} ident")) + len(data[i])
+    sizes = [len(C.source_header(b, f"O {7 + i} > > {subjects[i]} ident")) + len(data[i])
              for i, b in enumerate(blocks)]
     top = max(sizes)
     cfg = _target("T", "source", {"sources": [{"name": "O"}], "max_msg_size": top - over})

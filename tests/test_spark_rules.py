@@ -77,7 +77,7 @@ def core_first(transforms: Sequence[SubjectTransform], subject: str) -> str | No
 
 
 def core_pump(transforms, dt, subject: str) -> str:
-    from jetlink.core.replication import target_subject
+    from jetlink.core.copyrules import target_subject
 
     return target_subject(subject, transforms, dt)  # the pump's rule
 
