@@ -184,7 +184,7 @@ def bulk_write(m: Mirrors, plan: BulkPlan, rows: Iterable[tuple[int, int, int, A
                *, txn_rows: int = 100_000,
                on_txn: Callable[[int], None] | None = None) -> int:
     """Append ``(partition, offset, timestamp_ms, key, value, headers)`` rows (headers in
-    the stored form, topics.py ``encode_headers``) at their offsets, offsets increasing
+    the stored form, topic_records.py ``encode_headers``) at their offsets, offsets increasing
     per partition and inside the plan's ranges; one destination transaction per
     ``txn_rows`` rows, each also moving the partitions' log end offsets, sizes and fetch
     positions (a prefix a bounded pump step could have stored). ``on_txn(rows so far)``

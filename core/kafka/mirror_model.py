@@ -16,7 +16,7 @@ from typing import Any
 from ..clock import Clock
 from .errors import KafkaError
 from .links import parse_start_offset_spec
-from .topics import MIRROR_SYNCED_CONFIGS, validate_topic_configs
+from .topic_configs import MIRROR_SYNCED_CONFIGS, validate_topic_configs
 
 ACTIVE, PAUSED, PENDING_STOPPED, STOPPED = "ACTIVE", "PAUSED", "PENDING_STOPPED", "STOPPED"
 SOURCE_UNAVAILABLE, LINK_FAILED, FAILED = "SOURCE_UNAVAILABLE", "LINK_FAILED", "FAILED"
@@ -26,8 +26,8 @@ SOURCE_TOPIC_MAY_BE_DELETED = "SOURCE_TOPIC_MAY_BE_DELETED"
 SOURCE_PARTITIONS_DECREASED = "SOURCE_PARTITIONS_DECREASED"
 
 # Always synced from the source topic (Confluent's Mirror Topics documentation, "Synced Mirror
-# Topic Configurations"); one definition, in topics.py, where altering them on a mirror is
-# refused.
+# Topic Configurations"); one definition, in topic_configs.py, where altering them on a mirror
+# is refused (topics.py re-exports it).
 SYNCED_CONFIGS = MIRROR_SYNCED_CONFIGS
 START_OFFSET_SPEC = "mirror.start.offset.spec"  # a mirror topic's own config (not a topic's)
 
@@ -328,7 +328,7 @@ class BulkPlan:
         return sum(p.rows for p in self.partitions)
 
     def key_ranges(self, rows_per_range: int = 250_000) -> list[tuple[int, int]]:
-        """The source record keys to read (topics.py ``record_key``), as ``(lo, hi)`` pairs,
+        """The source record keys to read (topic_records.py ``record_key``), as ``(lo, hi)`` pairs,
         ``lo <= id < hi``, each inside one partition, at most ``rows_per_range`` offsets
         each; partition order, then offset order."""
         from .topics import record_key

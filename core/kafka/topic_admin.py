@@ -161,7 +161,7 @@ def alter_topic(kafka: Kafka, name: str, *, configs: Mapping[str, Any] | None = 
     partition count to ``partitions`` (increase only: INVALID_PARTITIONS otherwise).
     On a mirror topic a user (``internal=False``) cannot change the synced configs
     (:data:`MIRROR_SYNCED_CONFIGS`) nor the partition count: INVALID_CONFIG /
-    INVALID_REQUEST naming them; mirrors.py passes ``internal=True`` for config sync."""
+    INVALID_REQUEST naming them; mirror_copy.py passes ``internal=True`` for config sync."""
     configs = dict(configs or {})
     delete = list(delete)
     for key in delete:

@@ -149,7 +149,7 @@ def committed_all(kafka: Kafka, topic: str | None = None) -> dict[str, dict[tupl
 def write_offsets_internal(kafka: Kafka, group: str, offsets: Mapping[tuple[str, int], int], *,
                            metadata: str = "") -> int:
     """Write committed offsets with no membership or topic checks (consumer offset sync
-    and clamping in mirrors.py); unchanged offsets are not rewritten. Returns how many
+    and clamping of mirror topics); unchanged offsets are not rewritten. Returns how many
     offsets changed. Joins an open transaction of the cluster."""
     return write_group_offsets(
         kafka, ((group, t, p, o) for (t, p), o in offsets.items()), metadata=metadata)
