@@ -155,7 +155,8 @@ class Mirrors:
         self.cl: Cluster = datadir.open(cluster)
         self.kafka = Kafka(self.cl, self.clock)
         self.links = Links(datadir, cluster, self.clock)
-        from . import links as links_module, topics as topics_module
+        from . import links as links_module
+        from . import topics as topics_module
         from .tables import KafkaSchema
 
         # the tables: made by the first write when missing (a refused one makes nothing)

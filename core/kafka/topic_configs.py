@@ -46,9 +46,11 @@ def validate_topic_name(name: Any) -> str:
     elif len(name) > MAX_TOPIC_NAME:
         reason = f"the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME}"
     elif not _TOPIC_NAME_RE.fullmatch(name):
-        reason = f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+        reason = (f"'{name}' contains one or more characters other than ASCII alphanumerics, "
+                  "'.', '_' and '-'")
     if reason:
-        raise KafkaError("INVALID_TOPIC_EXCEPTION", f"Topic name is invalid: {reason}", field="name")
+        raise KafkaError("INVALID_TOPIC_EXCEPTION", f"Topic name is invalid: {reason}",
+                         field="name")
     return name
 
 
@@ -236,7 +238,7 @@ class Policy:
     delete_retention_ms: int
 
     @classmethod
-    def of(cls, configs: Mapping[str, str]) -> "Policy":
+    def of(cls, configs: Mapping[str, str]) -> Policy:
         c = {**TOPIC_CONFIG_DEFAULTS, **configs}
         policy = {p for p in re.split(r"\s*,\s*", c["cleanup.policy"].strip()) if p}
         diff = int(c["message.timestamp.difference.max.ms"])

@@ -148,7 +148,8 @@ def decode_headers(stored: Any) -> list[tuple[str, bytes | None]]:
         return []
     if isinstance(stored, bytes):
         stored = stored.decode("utf-8")
-    return [(name, None if val is None else base64.b64decode(val)) for name, val in json.loads(stored)]
+    return [(name, None if val is None else base64.b64decode(val))
+            for name, val in json.loads(stored)]
 
 
 def as_bytes(value: Any, what: str) -> bytes | None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ..config.validate import missing_origin_text, stream_config_problems
 from ..errors import JetlinkError

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..config.stream import (
     ExternalStream,
@@ -343,7 +344,7 @@ def _kv_aggregate_spec(doc: dict[str, Any], key: str, cluster: str) -> KVAggrega
                 origin_clusters.append(None)
             doc["origins"].append(item)
     spec = KVAggregateConfig.from_dict(doc, bucket=key)
-    for i, (origin, oc) in enumerate(zip(spec.origins, origin_clusters)):
+    for i, (origin, oc) in enumerate(zip(spec.origins, origin_clusters, strict=False)):
         where = _origin_location(
             cluster, oc, origin.domain, origin.external,
             f"origins[{i}].cluster", f"origins[{i}].domain",

@@ -8,7 +8,8 @@ name and number.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..errors import JetlinkError
 from .model import _NAME_RE, LinkSpec, MirrorTopicSpec, Problem, TopicSpec

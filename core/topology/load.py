@@ -9,7 +9,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import tomllib
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..errors import TOO_DEEP, JetlinkError
 from .decode import (
