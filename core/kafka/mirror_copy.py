@@ -1,0 +1,326 @@
+"""The link step of mirror topics (``Mirrors.step``, driven by ``pump_links``): per link, in
+one destination transaction each, states and auto-create first, then
+
+- config sync (``topic.config.sync.ms``): the synced configurations and the partition count
+  of each mirror follow its source topic;
+- the record copy: per partition, records at offsets [mirror log end, source log end) copied
+  with ``INSERT ... SELECT`` from the source database attached to the destination
+  connection (same offsets, timestamps, keys, values, headers); the mirror's log start
+  follows the source's (retention); a mirror that fell behind the source's log start jumps
+  to it; a partition that never fetched starts at ``mirror.start.offset.spec``
+  (:func:`initial_offset`, also the bulk copy's rule);
+- consumer offset sync (``consumer.offset.sync.ms``, when enabled): the committed offsets of
+  the source's groups the link's group filters select, for ACTIVE mirrors, for groups not
+  live on the destination, unchanged offsets skipped; each written (group, topic) recorded
+  as synced by the link (what clamping looks at). :func:`offsets_to_sync` is the one
+  definition of which offsets: the sync writes them, promote's check reads them.
+
+Functions of the :class:`~jetlink.core.kafka.mirrors.Mirrors` facade (their first argument).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .errors import KafkaError
+from .links import parse_start_offset_spec
+from .mirror_create import auto_create
+from .mirror_model import (
+    ACTIVE,
+    ATTACHED,
+    PAUSED,
+    PENDING_STOPPED,
+    SYNCED_CONFIGS,
+    LinkReport,
+    now_ms,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .mirrors import Mirrors
+
+__all__ = [
+    "attached",
+    "copy_records",
+    "initial_offset",
+    "offsets_to_sync",
+    "pending_offsets",
+    "step",
+    "step_link",
+    "sync_configs",
+    "sync_offsets",
+    "write_offsets",
+]
+
+
+def step(m: Mirrors, *, max_records: int | None = None, links: Iterable[str] | None = None
+         ) -> list[LinkReport]:
+    """One step of every link stored in this cluster (module doc)."""
+    reports = []
+    wanted = None if links is None else set(links)
+    for li in m.links.list():
+        if wanted is not None and li.name not in wanted:
+            continue
+        reports.append(step_link(m, li, max_records))
+    return reports
+
+
+def step_link(m: Mirrors, li: Any, max_records: int | None) -> LinkReport:
+    """One step of link ``li`` (module doc, steps 1 to 6)."""
+    state = m._state(li.name)
+    rep = LinkReport(m.cluster, li.name, state)
+    rep.stopped = [r[0] for r in m._rows(li.name) if r[3] == PENDING_STOPPED]
+    rep.clamps = m.finish_pending(li.name)
+    m.refresh()
+    _li, src = m._source(li.name)
+    if src is None or state in ("UNAVAILABLE", "FAILED"):
+        rows = m._rows(li.name)
+        rep.mirrors = len(rows)
+        rep.lag = sum(m._info(r, None).max_per_partition_mirror_lag for r in rows)
+        if src is None:
+            rep.errors.append(f"source cluster {li.source_cluster} is unavailable")
+        return rep
+    if state != PAUSED:
+        rep.created = auto_create(m, li, src)
+    rows = m._rows(li.name)
+    rep.mirrors = len(rows)
+    now = now_ms(m.clock)
+    active = [r for r in rows if r[3] == ACTIVE]
+    if li.due("TopicConfigsSync", now):
+        rep.configs_synced = sync_configs(m, li, src, active)
+        m.links.record_run(li.name, "TopicConfigsSync", now)
+    for r in active:
+        try:
+            rep.copied += copy_records(m, li, src, r, max_records)
+        except (KafkaError, sqlite3.Error) as err:
+            rep.errors.append(f"{r[0]}: {err}")
+    if li.config.consumer_offset_sync_enable and li.due("ConsumerOffsetSync", now):
+        live = {r[0]: r[2] for r in m._rows(li.name) if r[3] == ACTIVE}
+        if live:  # the period starts with the first mirror to sync offsets for
+            rep.offsets_synced = write_offsets(m, li, live)
+            m.links.record_run(li.name, "ConsumerOffsetSync", now)
+    for r in m._rows(li.name):
+        rep.lag += m._info(r, src).max_per_partition_mirror_lag
+    return rep
+
+
+def sync_configs(m: Mirrors, li: Any, src: Any, rows: Sequence[tuple]) -> int:
+    """Synced configs and partition count of each mirror follow its source topic."""
+    n = 0
+    for r in rows:
+        try:
+            s = src.describe_topic(r[2])
+            mine = m.kafka.describe_topic(r[0])
+        except KafkaError:
+            continue
+        want = {k: v for k, v in s.configs.items() if k in SYNCED_CONFIGS}
+        have = {k: v for k, v in mine.configs.items() if k in SYNCED_CONFIGS}
+        drop = [k for k in have if k not in want]
+        parts = len(s.partitions) if len(s.partitions) > len(mine.partitions) else None
+        if want != have or parts:
+            m.kafka.alter_topic(r[0], configs=want, delete=drop, partitions=parts,
+                                internal=True)
+            if parts:
+                with m._schema.write() as conn:
+                    conn.executemany(
+                        "INSERT OR IGNORE INTO mirror_partitions(topic, partition) "
+                        "VALUES (?, ?)", [(r[0], p) for p in range(parts)])
+            n += 1
+    return n
+
+
+def offsets_to_sync(m: Mirrors, li: Any, mirror: str, source: str) -> tuple[str, list[Any]]:
+    """``FROM ... WHERE ...`` selecting, in the source database attached as ``kl_src``,
+    the committed offsets the offset sync writes for ``mirror`` (from ``source``): groups
+    the link's group filters select, not live on this cluster, whose offset here is
+    missing or different. The one definition of the rule: the sync writes these rows and
+    promote's "pending offset sync" check reads them."""
+    from .links import filters_sql, group_filters
+    from .topics import LIVE_MEMBER_SQL
+
+    cond, cond_args = filters_sql(group_filters(li.configs), "s.grp")
+    sql = (f"FROM {ATTACHED}.group_offsets s LEFT JOIN main.group_offsets d "
+           "ON d.grp = s.grp AND d.topic = ? AND d.partition = s.partition "
+           f"WHERE s.topic = ? AND ({cond}) AND (d.committed IS NULL OR "
+           "d.committed != s.committed) AND s.grp NOT IN (SELECT grp FROM "
+           f"main.group_members WHERE {LIVE_MEMBER_SQL})")
+    return sql, [mirror, source, *cond_args, now_ms(m.clock)]
+
+
+def pending_offsets(m: Mirrors, li: Any, topics: dict[str, str]
+                    ) -> list[tuple[str, str, int, int]]:
+    """(group, mirror topic, partition, source offset) the offset sync would write now
+    for ``topics`` (mirror -> source topic)."""
+    if not topics or not li.config.consumer_offset_sync_enable:
+        return []
+    out: list[tuple[str, str, int, int]] = []
+    with attached(m, li.source_cluster):
+        with m._schema.read() as conn:
+            for mirror, source in topics.items():
+                picked, args = offsets_to_sync(m, li, mirror, source)
+                out += [(g, mirror, p, off) for g, p, off in conn.execute(
+                    f"SELECT s.grp, s.partition, s.committed {picked}", args)]
+    return out
+
+
+def sync_offsets(m: Mirrors, link: str) -> int:
+    """Run the link's consumer offset sync now, whatever its schedule, for its ACTIVE
+    mirrors; the offsets changed."""
+    li = m.links.get(link)
+    m.refresh()
+    return write_offsets(m, li, {r[0]: r[2] for r in m._rows(link) if r[3] == ACTIVE})
+
+
+def write_offsets(m: Mirrors, li: Any, topics: dict[str, str]) -> int:
+    """Write what :func:`pending_offsets` lists (one destination transaction, the
+    source database attached) and note the (group, topic) pairs as synced by the link;
+    the offsets changed."""
+    if not topics or not li.config.consumer_offset_sync_enable:
+        return 0
+    now = now_ms(m.clock)
+    conn = m.cl.conn
+    changed = 0
+    with attached(m, li.source_cluster):
+        conn.execute("BEGIN")
+        try:
+            conn.execute("DELETE FROM main.mirrors WHERE 0")  # the destination's lock
+            for mirror, source in topics.items():
+                picked, args = offsets_to_sync(m, li, mirror, source)
+                conn.execute(
+                    "INSERT INTO main.synced_offsets(link, grp, topic, synced_ms) "
+                    f"SELECT DISTINCT ?, s.grp, ?, ? {picked} "
+                    "ON CONFLICT(link, grp, topic) DO UPDATE SET synced_ms = "
+                    "excluded.synced_ms", [li.name, mirror, now, *args])
+                mark = conn.total_changes
+                conn.execute(
+                    "INSERT INTO main.group_offsets(grp, topic, partition, committed, "
+                    f"metadata, commit_ms) SELECT s.grp, ?, s.partition, s.committed, '', ? "
+                    f"{picked} ON CONFLICT(grp, topic, partition) DO UPDATE SET "
+                    "committed = excluded.committed, commit_ms = excluded.commit_ms",
+                    [mirror, now, *args])
+                changed += conn.total_changes - mark
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    return changed
+
+
+@contextlib.contextmanager
+def attached(m: Mirrors, cluster: str) -> Iterator[None]:
+    """The database of ``cluster`` attached to this cluster's connection as
+    ``kl_src`` (outside any transaction: SQLite attaches only then)."""
+    conn = m.cl.conn
+    if any(r[1] == ATTACHED for r in conn.execute("PRAGMA database_list")):
+        conn.execute(f"DETACH DATABASE {ATTACHED}")
+    conn.execute(f"ATTACH DATABASE ? AS {ATTACHED}",
+                 (str(m.datadir.cluster_path(cluster)),))
+    try:
+        yield
+    finally:
+        try:
+            conn.execute(f"DETACH DATABASE {ATTACHED}")
+        except sqlite3.Error:
+            pass
+
+
+def initial_offset(src: Any, source_topic: str, partition: int, start: str | int,
+                    s_start: int, s_end: int) -> int:
+    """Where a mirror partition that never fetched starts (``mirror.start.offset.spec``
+    parsed): ``earliest`` the source's log start, ``latest`` its log end, a time the first
+    offset with a timestamp at or after it. One rule for the pump and the bulk copy."""
+    if start == "earliest":
+        return s_start
+    if start == "latest":
+        return s_end
+    return src.offset_for_timestamp(source_topic, partition, int(start))
+
+
+def copy_records(m: Mirrors, li: Any, src: Any, row: tuple, max_records: int | None) -> int:
+    """Copy what the source partitions have beyond the mirror's log end (one
+    transaction of the destination, the source database attached)."""
+    from .topics import partition_range, record_key, records_bytes
+
+    topic, source_topic, spec, started = row[0], row[2], row[11], row[12]
+    conn = m.cl.conn
+    copied = 0
+    with attached(m, li.source_cluster):
+        conn.execute("BEGIN")
+        try:
+            conn.execute("DELETE FROM main.mirrors WHERE 0")  # the destination's lock only
+            try:
+                s_id = m._topic_rowid(source_topic, ATTACHED, conn)
+            except KafkaError:
+                conn.execute("COMMIT")
+                return 0
+            d_id = m._topic_rowid(topic, "main", conn)
+            s_parts = {p: (a, b) for p, a, b in conn.execute(
+                f"SELECT partition, log_start, log_end FROM {ATTACHED}.partitions "
+                "WHERE topic = ?", (s_id,))}
+            d_parts = {p: (a, b, n) for p, a, b, n in conn.execute(
+                "SELECT partition, log_start, log_end, bytes FROM main.partitions "
+                "WHERE topic = ?", (d_id,))}
+            now = now_ms(m.clock)
+            start = parse_start_offset_spec(spec) if not started else None
+            budget = max_records
+            fetch_rows = []
+            for p in sorted(d_parts):
+                if p not in s_parts:
+                    continue
+                s_start, s_end = s_parts[p]
+                m_start, m_end, m_bytes = d_parts[p]
+                base_s, _t = partition_range(s_id, p)
+                base_d, _t = partition_range(d_id, p)
+                if start is not None and m_end == 0 and m_start == 0:
+                    m_start = m_end = initial_offset(src, source_topic, p, start,
+                                                     s_start, s_end)
+                if m_end < s_start:  # the source's retention went past the mirror
+                    conn.execute("DELETE FROM main.records WHERE id >= ? AND id < ?",
+                                 (base_d, record_key(d_id, p, s_start)))
+                    m_start = m_end = s_start
+                    m_bytes = 0
+                hi = s_end
+                if budget is not None:
+                    hi = min(hi, m_end + max(budget, 0))
+                added = 0
+                if hi > m_end:
+                    cur = conn.execute(
+                        f"INSERT INTO main.records(id, ts, key, value, headers) "
+                        f"SELECT id - ? + ?, ts, key, value, headers FROM "
+                        f"{ATTACHED}.records WHERE id >= ? AND id < ?",
+                        (base_s, base_d, record_key(s_id, p, m_end),
+                         record_key(s_id, p, hi)))
+                    n = cur.rowcount if cur.rowcount is not None else 0
+                    copied += n
+                    if budget is not None:
+                        budget -= hi - m_end
+                    added = records_bytes(conn, record_key(d_id, p, m_end),
+                                          record_key(d_id, p, hi))
+                    m_end = hi
+                removed = 0
+                if s_start > m_start:  # the log start follows the source's
+                    removed = records_bytes(conn, base_d, record_key(d_id, p, s_start))
+                    conn.execute("DELETE FROM main.records WHERE id >= ? AND id < ?",
+                                 (base_d, record_key(d_id, p, s_start)))
+                    m_start = min(s_start, m_end)
+                conn.execute(
+                    "UPDATE main.partitions SET log_start = ?, log_end = ?, bytes = ?, "
+                    "cleaned = max(cleaned, ?), clean_bytes = CASE WHEN cleaned < ? "
+                    "THEN 0 ELSE clean_bytes END WHERE topic = ? AND partition = ?",
+                    (m_start, m_end, max(m_bytes + added - removed, 0), m_start, m_start,
+                     d_id, p))
+                fetch_rows.append((m_end, s_end, now, topic, p))
+            conn.executemany(
+                "UPDATE main.mirror_partitions SET last_fetch_offset = ?, source_hw = ?, "
+                "last_fetch_ms = ? WHERE topic = ? AND partition = ?", fetch_rows)
+            if not started:
+                conn.execute("UPDATE main.mirrors SET started = 1 WHERE topic = ?", (topic,))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    return copied

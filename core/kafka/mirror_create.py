@@ -1,0 +1,132 @@
+"""Creating mirror topics: ``Mirrors.create`` with every creation condition of Confluent's
+Mirror Topics documentation (a link of this cluster in DESTINATION mode and ACTIVE, the
+name the link's prefix + the source topic's, a new topic, the source topic reachable and
+present, the configs a mirror topic may be given), and the link step's auto-create
+(``auto.create.mirror.topics.enable`` + the link's topic filters; EXCLUDE wins; with a prefix
+a source topic that is itself a mirror is not chained).
+
+Functions of the :class:`~jetlink.core.kafka.mirrors.Mirrors` facade (their first argument).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .errors import KafkaError
+from .links import parse_start_offset_spec
+from .mirror_model import (
+    ACTIVE,
+    NO_ERROR,
+    PAUSED,
+    START_OFFSET_SPEC,
+    SYNCED_CONFIGS,
+    MirrorInfo,
+    PartitionLag,
+    check_mirror_topic_configs,
+    mirror_source_topic,
+    mirror_topic_exists,
+    now_ms,
+    unknown_source_topic,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .mirrors import Mirrors
+
+__all__ = ["active_destination", "auto_create", "create"]
+
+
+def active_destination(m: Mirrors, link: str, where: str, why_active: str) -> Any:
+    """Link ``link`` of this cluster, in DESTINATION mode and ACTIVE (else the error says
+    ``where`` / ``why_active``)."""
+    info = m.links.get(link)
+    if not info.is_destination:
+        raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}' is not in DESTINATION "
+                         f"mode: {where}", field="link")
+    state = m._state(link)
+    if state != ACTIVE:
+        raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}' is {state}, not "
+                         f"ACTIVE: {why_active}", field="link")
+    return info
+
+
+def create(m: Mirrors, topic: str, link: str, *, source_topic: str | None = None,
+           configs: dict[str, str] | None = None, validate_only: bool = False,
+           auto_created: bool = False, paused: bool = False) -> MirrorInfo:
+    """A new mirror topic (every creation condition of Confluent's Mirror Topics
+    documentation). ``paused``: the mirror is born paused (the pump copies nothing into
+    it until it is resumed; the bulk copy
+    creates its mirror so, :meth:`bulk_begin`)."""
+    info = active_destination(  # exactly one link, stored in this cluster
+        m, link, "mirror topics are created on a link's destination cluster",
+        "mirror topics can only be created on an active link")
+    cfg = info.configs
+    source_topic = mirror_source_topic(topic, info.config.prefix, source_topic)
+    if any(t.name == topic for t in m.kafka.topics()):
+        raise mirror_topic_exists(topic)
+    _info, src = m._source(link)
+    if src is None:
+        raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}': the source cluster "
+                         f"{info.source_cluster} can not be reached", field="link")
+    try:
+        stopic = src.describe_topic(source_topic)
+    except KafkaError:
+        raise unknown_source_topic(source_topic, info.source_cluster, link) from None
+    given = configs or {}
+    spec = given.get(START_OFFSET_SPEC, cfg.get(START_OFFSET_SPEC, "earliest"))
+    if START_OFFSET_SPEC not in given:  # a given spec: check_mirror_topic_configs parses it
+        parse_start_offset_spec(spec)
+    own = {k: v for k, v in check_mirror_topic_configs(configs).items()
+           if k != START_OFFSET_SPEC}
+    synced = {k: v for k, v in stopic.configs.items() if k in SYNCED_CONFIGS}
+    if validate_only:
+        m.kafka.create_topic(topic, len(stopic.partitions), {**synced, **own},
+                             validate_only=True)
+        return _planned(m, topic, link, source_topic, len(stopic.partitions))
+    now = now_ms(m.clock)
+    m.kafka.create_topic(topic, len(stopic.partitions), {**synced, **own},
+                         mirror_link=link)
+    with m._schema.write() as conn:
+        conn.execute(
+            "INSERT INTO mirrors(topic, link, source_topic, status, status_time_ms, "
+            "created_ms, auto_created, start_spec, paused) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (topic, link, source_topic, PAUSED if paused else ACTIVE, now, now,
+             int(auto_created), spec, int(paused)))
+        conn.executemany(
+            "INSERT INTO mirror_partitions(topic, partition) VALUES (?, ?)",
+            [(topic, p.partition) for p in stopic.partitions])
+    return m.describe(topic, link)
+
+
+def _planned(m: Mirrors, topic: str, link: str, source: str, n: int) -> MirrorInfo:
+    return MirrorInfo(link, topic, source, ACTIVE, NO_ERROR, now_ms(m.clock), n,
+                      [PartitionLag(p, 0, 0) for p in range(n)])
+
+
+def auto_create(m: Mirrors, li: Any, src: Any) -> list[str]:
+    """The link step's auto-create: a mirror topic for every source topic the link's topic
+    filters select that has none yet; the names created."""
+    from .links import filter_selects, topic_filters
+
+    if not li.config.auto_create_enable:
+        return []
+    filters = topic_filters(li.configs)
+    if not filters:
+        return []
+    prefix = li.config.prefix
+    existing = {t.name for t in m.kafka.topics()}
+    made = []
+    for t in src.topics():
+        if not filter_selects(filters, t.name):
+            continue
+        if prefix and t.mirror_link:
+            # no chaining with a prefix and auto-create (Confluent's Mirror Topics docs)
+            continue
+        name = prefix + t.name
+        if name in existing:
+            continue
+        try:
+            m.create(name, li.name, source_topic=t.name, auto_created=True)
+            made.append(name)
+        except KafkaError:
+            continue
+    return made

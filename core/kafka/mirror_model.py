@@ -1,0 +1,367 @@
+"""What every part of the mirror topics shares: the statuses, the ``kafka_mirrors`` tables,
+the result objects (MirrorInfo, AlterResult, Clamp, LinkReport, the bulk copy's plan and
+result), and the naming and config rules of a new mirror topic that ``Mirrors.create`` and
+``jetlink validate`` both apply (Confluent's Mirror Topics documentation).
+
+The engine that uses them is :class:`~jetlink.core.kafka.mirrors.Mirrors`; its parts live in
+:mod:`.mirror_create`, :mod:`.mirror_copy`, :mod:`.mirror_bulk` and :mod:`.mirror_promote`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..clock import Clock
+from .errors import KafkaError
+from .links import parse_start_offset_spec
+from .topic_configs import MIRROR_SYNCED_CONFIGS, validate_topic_configs
+
+ACTIVE, PAUSED, PENDING_STOPPED, STOPPED = "ACTIVE", "PAUSED", "PENDING_STOPPED", "STOPPED"
+SOURCE_UNAVAILABLE, LINK_FAILED, FAILED = "SOURCE_UNAVAILABLE", "LINK_FAILED", "FAILED"
+STATUSES = (ACTIVE, PAUSED, PENDING_STOPPED, STOPPED, SOURCE_UNAVAILABLE, LINK_FAILED, FAILED)
+NO_ERROR = "NO_ERROR"
+SOURCE_TOPIC_MAY_BE_DELETED = "SOURCE_TOPIC_MAY_BE_DELETED"
+SOURCE_PARTITIONS_DECREASED = "SOURCE_PARTITIONS_DECREASED"
+
+# Always synced from the source topic (Confluent's Mirror Topics documentation, "Synced Mirror
+# Topic Configurations"); one definition, in topic_configs.py, where altering them on a mirror
+# is refused (topics.py re-exports it).
+SYNCED_CONFIGS = MIRROR_SYNCED_CONFIGS
+START_OFFSET_SPEC = "mirror.start.offset.spec"  # a mirror topic's own config (not a topic's)
+
+
+def mirror_source_topic(topic: str, prefix: str, source_topic: str | None = None) -> str:
+    """The source topic of mirror topic ``topic`` on a link whose ``cluster.link.prefix`` is
+    ``prefix`` ("" for none): ``source_topic`` when given (``topic`` must then be the prefix
+    plus it), else ``topic`` without the prefix (which it must start with). KafkaError
+    INVALID_REQUEST otherwise (:meth:`Mirrors.create`'s rule, also ``jetlink validate``'s)."""
+    if source_topic is None:
+        if not prefix:
+            return topic
+        if not topic.startswith(prefix):
+            raise KafkaError("INVALID_REQUEST", f"Mirror topic name '{topic}' must "
+                             f"start with the link's prefix '{prefix}'", field="topic")
+        return topic[len(prefix):]
+    if topic != prefix + source_topic:
+        raise KafkaError("INVALID_REQUEST", f"Mirror topic name '{topic}' must be the "
+                         f"source topic's name '{source_topic}' with the link's prefix "
+                         f"'{prefix}'" if prefix else f"Mirror topic name '{topic}' must "
+                         f"be the source topic's name '{source_topic}'", field="topic")
+    return source_topic
+
+
+def not_mirrored_message(topic: str) -> str:
+    """The error message of a topic that is no mirror topic (AlterResult ``not_mirrored``;
+    the REST client recognises the engine's results by it)."""
+    return f"Topic '{topic}' is not mirrored"
+
+
+def already_stopped_message(topic: str, link: str) -> str:
+    """The error message of a mirror of ``link`` already STOPPED (AlterResult
+    ``already_stopped``; the REST client recognises the engine's results by it)."""
+    return f"Topic '{topic}' has already stopped its mirror from '{link}'"
+
+
+def mirror_topic_exists(topic: str) -> KafkaError:
+    """A mirror topic is always a new topic: TOPIC_ALREADY_EXISTS when ``topic`` exists."""
+    return KafkaError("TOPIC_ALREADY_EXISTS", f"Topic '{topic}' already exists: a mirror "
+                      "topic is always created as a new topic (an existing topic can "
+                      "not be converted)", field="topic")
+
+
+def unknown_source_topic(source_topic: str, source_cluster: str, link: str) -> KafkaError:
+    """UNKNOWN_TOPIC_OR_PARTITION: a mirror's source topic missing on the link's source."""
+    return KafkaError("UNKNOWN_TOPIC_OR_PARTITION", f"Topic '{source_topic}' does not "
+                      f"exist on the source cluster {source_cluster} of link "
+                      f"'{link}'", field="source_topic")
+
+
+def check_mirror_topic_configs(configs: Mapping[str, Any] | None) -> dict[str, str]:
+    """The configs a new mirror topic may be given (:meth:`Mirrors.create`'s rules, also used
+    by ``jetlink validate`` on topology files): ``mirror.start.offset.spec`` (earliest,
+    latest or a timestamp) and topic configs that are not synced from the source topic. A
+    synced one is KafkaError INVALID_CONFIG ``Configuration K of a mirror topic is synced
+    from its source topic and can not be set``; the others follow the topic config rules
+    (:func:`validate_topic_configs`). Returns the configs validated, as text."""
+    configs = dict(configs or {})
+    out: dict[str, str] = {}
+    if START_OFFSET_SPEC in configs:
+        value = configs.pop(START_OFFSET_SPEC)
+        text = value if isinstance(value, str) else str(value)
+        parse_start_offset_spec(text)
+        out[START_OFFSET_SPEC] = text
+    for key in configs:
+        if key in SYNCED_CONFIGS:
+            raise KafkaError("INVALID_CONFIG", f"Configuration {key} of a mirror topic is "
+                             "synced from its source topic and can not be set",
+                             field=f"config.{key}")
+    out.update(validate_topic_configs(configs))
+    return out
+
+
+COMPONENT = "kafka_mirrors"
+SCHEMA_STEPS: list[list[str]] = [
+    [
+        """CREATE TABLE mirrors (
+            topic TEXT PRIMARY KEY,
+            link TEXT NOT NULL,
+            source_topic TEXT NOT NULL,
+            status TEXT NOT NULL,
+            error TEXT NOT NULL DEFAULT 'NO_ERROR',
+            status_time_ms INTEGER NOT NULL,
+            created_ms INTEGER NOT NULL,
+            auto_created INTEGER NOT NULL DEFAULT 0,
+            paused INTEGER NOT NULL DEFAULT 0,
+            pending TEXT,
+            trouble_since_ms INTEGER,
+            stopped_seq INTEGER NOT NULL DEFAULT 0,
+            start_spec TEXT NOT NULL DEFAULT 'earliest',
+            started INTEGER NOT NULL DEFAULT 0
+        )""",
+        """CREATE TABLE mirror_partitions (
+            topic TEXT NOT NULL,
+            partition INTEGER NOT NULL,
+            last_fetch_offset INTEGER NOT NULL DEFAULT 0,
+            source_hw INTEGER NOT NULL DEFAULT 0,
+            last_fetch_ms INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (topic, partition)
+        ) WITHOUT ROWID""",
+        # The (group, mirror topic) pairs whose offsets the link wrote: what clamping covers.
+        """CREATE TABLE synced_offsets (
+            link TEXT NOT NULL,
+            grp TEXT NOT NULL,
+            topic TEXT NOT NULL,
+            synced_ms INTEGER NOT NULL,
+            PRIMARY KEY (link, grp, topic)
+        ) WITHOUT ROWID""",
+    ],
+]
+
+# the source database's name on the destination connection while records or offsets are copied
+# from it
+ATTACHED = "kl_src"
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass
+class PartitionLag:
+    partition: int
+    lag: int
+    last_source_fetch_offset: int
+    log_end: int = 0
+    source_hw: int = 0
+    last_fetch_ms: int | None = 0  # 0: never fetched; None: not known (a REST v3 answer)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"partition": self.partition, "lag": self.lag,
+                "last_source_fetch_offset": self.last_source_fetch_offset}
+
+
+@dataclass
+class MirrorInfo:
+    link_name: str
+    mirror_topic_name: str
+    source_topic_name: str
+    mirror_status: str
+    mirror_topic_error: str
+    status_time_ms: int
+    num_partitions: int
+    mirror_lags: list[PartitionLag]
+    auto_created: bool = False
+    stopped_seq: int = 0
+
+    @property
+    def max_per_partition_mirror_lag(self) -> int:
+        return max((p.lag for p in self.mirror_lags), default=0)
+
+    def to_json(self) -> dict[str, Any]:
+        """REST v3 mirror data (``link_name``, ``mirror_topic_name``, ...)."""
+        return {
+            "link_name": self.link_name,
+            "mirror_topic_name": self.mirror_topic_name,
+            "source_topic_name": self.source_topic_name,
+            "num_partitions": self.num_partitions,
+            "mirror_lags": [p.to_json() for p in self.mirror_lags],
+            "mirror_status": self.mirror_status,
+            "mirror_topic_error": self.mirror_topic_error,
+            "state_time_ms": self.status_time_ms,
+        }
+
+
+@dataclass(frozen=True)
+class Clamp:
+    group: str
+    topic: str
+    partition: int
+    from_offset: int
+    to_offset: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"group": self.group, "topic": self.topic, "partition": self.partition,
+                "from": self.from_offset, "to": self.to_offset}
+
+
+@dataclass
+class AlterResult:
+    """One topic's result of promote / failover / pause / resume (REST: ``data[]``)."""
+
+    mirror_topic_name: str
+    error_code: int = 0
+    error_message: str = ""
+    mirror_lags: list[PartitionLag] = field(default_factory=list)
+    clamps: list[Clamp] = field(default_factory=list)
+    already_stopped: bool = False
+    not_mirrored: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error_code == 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mirror_topic_name": self.mirror_topic_name,
+            "error_code": self.error_code,
+            "error_message": self.error_message or None,
+            "mirror_lags": [p.to_json() for p in self.mirror_lags],
+            "clamps": [c.to_json() for c in self.clamps],
+        }
+
+
+@dataclass
+class TruncateResult:
+    mirror_topic_name: str
+    partitions: list[dict[str, int]]  # {partition, messages_truncated, offset_truncated_to}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mirror_topic_name": self.mirror_topic_name, "partitions": self.partitions}
+
+
+@dataclass
+class LinkReport:
+    """What one link step did (``jetlink replicate``)."""
+
+    cluster: str
+    link: str
+    state: str
+    copied: int = 0
+    lag: int = 0
+    mirrors: int = 0
+    created: list[str] = field(default_factory=list)
+    offsets_synced: int = 0
+    configs_synced: int = 0
+    stopped: list[str] = field(default_factory=list)
+    clamps: list[Clamp] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def moved(self) -> bool:
+        return bool(self.copied or self.created or self.offsets_synced or self.stopped)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "cluster": self.cluster, "link": self.link, "state": self.state,
+            "mirrors": self.mirrors, "copied": self.copied, "lag": self.lag,
+            "offsets_synced": self.offsets_synced, "configs_synced": self.configs_synced,
+        }
+        if self.created:
+            out["created"] = self.created
+        if self.stopped:
+            out["stopped"] = self.stopped
+        if self.clamps:
+            out["clamps"] = [c.to_json() for c in self.clamps]
+        if self.errors:
+            out["errors"] = self.errors
+        return out
+
+
+@dataclass
+class BulkPartition:
+    """One partition of a bulk copy (:meth:`Mirrors.bulk_begin`): the offsets
+    ``first <= offset < end`` of the source partition are copied (``end``: the source's log
+    end offset when the job read it, its cut); ``records`` the source records in that range
+    then. ``written`` is the mirror's log end so far (``first`` before anything is written)."""
+
+    partition: int
+    first: int
+    end: int
+    records: int = 0
+    written: int = 0
+    rows: int = 0
+
+    @property
+    def cursor(self) -> int:
+        """The mirror's log end offset once the copy is done: where the pump continues."""
+        return max(self.first, self.end)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"partition": self.partition, "first": self.first, "cursor": self.cursor,
+                "records": self.rows}
+
+
+@dataclass
+class BulkPlan:
+    """A bulk copy of ``source_topic`` (cluster ``source_cluster``, topic rowid
+    ``source_rowid``) into mirror topic ``topic`` (rowid ``mirror_rowid``) of link ``link``;
+    the mirror is held (paused) until :meth:`Mirrors.bulk_finish` or
+    :meth:`Mirrors.bulk_release`."""
+
+    topic: str
+    link: str
+    source_cluster: str
+    source_topic: str
+    source_rowid: int
+    mirror_rowid: int
+    created: bool
+    partitions: list[BulkPartition]
+    transactions: int = 0
+
+    @property
+    def rows_in(self) -> int:
+        return sum(p.records for p in self.partitions)
+
+    @property
+    def rows_out(self) -> int:
+        return sum(p.rows for p in self.partitions)
+
+    def key_ranges(self, rows_per_range: int = 250_000) -> list[tuple[int, int]]:
+        """The source record keys to read (topic_records.py ``record_key``), as ``(lo, hi)`` pairs,
+        ``lo <= id < hi``, each inside one partition, at most ``rows_per_range`` offsets
+        each; partition order, then offset order."""
+        from .topics import record_key
+
+        step = max(1, int(rows_per_range))
+        out = []
+        for bp in self.partitions:
+            for lo in range(bp.first, bp.end, step):
+                out.append((record_key(self.source_rowid, bp.partition, lo),
+                            record_key(self.source_rowid, bp.partition, min(lo + step, bp.end))))
+        return out
+
+
+@dataclass
+class BulkResult:
+    """What :meth:`Mirrors.bulk_finish` did."""
+
+    plan: BulkPlan
+    status: str
+    offsets_synced: int = 0
+    clamps: list[Clamp] = field(default_factory=list)
+    failover: AlterResult | None = None
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def now_ms(clock: Clock) -> int:
+    return clock.now_ns() // 1_000_000
+
+
+def code_of(name: str) -> int:
+    """Kafka's number of error ``name`` (an AlterResult's ``error_code``)."""
+    from .errors import ERROR_CODES
+
+    return int(ERROR_CODES.get(name, -1))

@@ -1,0 +1,336 @@
+"""State changes of mirror topics an operator asks for: pause / resume, promote / failover
+with offset clamping, and failing back (``truncate_and_restore``, ``reverse_and_start``).
+
+Promote refuses (per topic, in its result) while the source is unreachable, a partition lags,
+a synced config differs, or a synced group offset differs; failover never refuses. Both set
+the mirror PENDING_STOPPED; :func:`finish_pending` then (promote: after a final config and
+offset sync) clamps and stops it. Clamping (Confluent's Mirror Topics documentation: "Why
+consumer offsets may be clamped"): every consumer group offset the link synced for the topic
+(a group the offset sync ever wrote for that topic, any partition) that is beyond the mirror
+partition's log end offset is reset to it; each clamp is reported (group, topic, partition,
+from, to). ``dry_run`` computes the same results and clamps and changes nothing.
+
+Functions of the :class:`~jetlink.core.kafka.mirrors.Mirrors` facade (their first argument).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .errors import KafkaError
+from .mirror_copy import pending_offsets, sync_configs, write_offsets
+from .mirror_model import (
+    ACTIVE,
+    FAILED,
+    NO_ERROR,
+    PENDING_STOPPED,
+    STOPPED,
+    SYNCED_CONFIGS,
+    AlterResult,
+    Clamp,
+    MirrorInfo,
+    TruncateResult,
+    already_stopped_message,
+    code_of,
+    not_mirrored_message,
+    now_ms,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .mirrors import Mirrors
+
+__all__ = [
+    "failover",
+    "finish_pending",
+    "pause",
+    "promote",
+    "resume",
+    "reverse_and_start",
+    "truncate_and_restore",
+]
+
+
+def _select(m: Mirrors, topics: Sequence[str], link: str) -> list[tuple[str, tuple | None]]:
+    m.links.get(link)
+    m.refresh()
+    rows = {r[0]: r for r in m._rows(link)}
+    names = list(topics) if topics else list(rows)
+    return [(t, rows.get(t)) for t in names]
+
+
+def pause(m: Mirrors, topics: Sequence[str], link: str, *, dry_run: bool = False
+          ) -> list[AlterResult]:
+    return _set_paused(m, topics, link, True, dry_run)
+
+
+def resume(m: Mirrors, topics: Sequence[str], link: str, *, dry_run: bool = False
+           ) -> list[AlterResult]:
+    return _set_paused(m, topics, link, False, dry_run)
+
+
+def _set_paused(m: Mirrors, topics: Sequence[str], link: str, paused: bool, dry_run: bool
+                ) -> list[AlterResult]:
+    out = []
+    for name, row in _select(m, topics, link):
+        res = AlterResult(name)
+        if row is None:
+            res.error_code, res.error_message = code_of("INVALID_REQUEST"), \
+                not_mirrored_message(name)
+            res.not_mirrored = True
+        elif row[3] in (STOPPED, PENDING_STOPPED, FAILED):
+            res.error_code = code_of("INVALID_REQUEST")
+            res.error_message = (f"Topic '{name}' is {row[3]}: only an active or paused "
+                                 "mirror can be paused or resumed")
+        elif not dry_run:
+            with m._schema.write() as conn:
+                conn.execute("UPDATE mirrors SET paused = ? WHERE topic = ?",
+                             (int(paused), name))
+        out.append(res)
+    if not dry_run:
+        m.refresh()
+    for res in out:
+        if res.ok:
+            res.mirror_lags = m.describe(res.mirror_topic_name, link).mirror_lags
+    return out
+
+
+def promote(m: Mirrors, topics: Sequence[str], link: str, *, dry_run: bool = False
+            ) -> list[AlterResult]:
+    return _stop(m, topics, link, "promote", dry_run)
+
+
+def failover(m: Mirrors, topics: Sequence[str], link: str, *, dry_run: bool = False
+             ) -> list[AlterResult]:
+    return _stop(m, topics, link, "failover", dry_run)
+
+
+def _stop(m: Mirrors, topics: Sequence[str], link: str, how: str, dry_run: bool
+          ) -> list[AlterResult]:
+    li, src = m._source(link)
+    out = []
+    for name, row in _select(m, topics, link):
+        res = AlterResult(name)
+        out.append(res)
+        if row is None:
+            res.not_mirrored = True
+            res.error_code = code_of("INVALID_REQUEST")
+            res.error_message = not_mirrored_message(name)
+            continue
+        if row[3] == STOPPED:
+            res.already_stopped = True
+            res.error_code = code_of("INVALID_REQUEST")
+            res.error_message = already_stopped_message(name, link)
+            continue
+        info = m._info(row, src)
+        res.mirror_lags = info.mirror_lags
+        if how == "promote" and row[3] != PENDING_STOPPED:
+            problem = _promote_problem(m, li, row, src, info)
+            if problem:
+                res.error_code = code_of("INVALID_REQUEST")
+                res.error_message = problem
+                continue
+        if dry_run:  # the clamps stopping it would make (else: made when it stops)
+            res.clamps = _clamps(m, link, name, include_pending_sync=(how == "promote"),
+                                 src=src, li=li)
+            continue
+        with m._schema.write() as conn:
+            conn.execute(
+                "UPDATE mirrors SET status = ?, pending = ?, status_time_ms = ? "
+                "WHERE topic = ?", (PENDING_STOPPED, how, now_ms(m.clock), name))
+    if not dry_run:
+        done = m.finish_pending(link)
+        by_topic: dict[str, list[Clamp]] = {}
+        for c in done:
+            by_topic.setdefault(c.topic, []).append(c)
+        for res in out:
+            if res.ok:
+                res.clamps = by_topic.get(res.mirror_topic_name, [])
+    return out
+
+
+def _promote_problem(m: Mirrors, li: Any, row: tuple, src: Any, info: MirrorInfo) -> str | None:
+    name = row[0]
+    if src is None or m._state(li.name) in ("UNAVAILABLE", "FAILED"):
+        return (f"Topic '{name}' can not be promoted: the source cluster "
+                f"{li.source_cluster} is not reachable (failover stops the mirror "
+                "regardless)")
+    lagging = [p for p in info.mirror_lags if p.lag > 0]
+    if lagging:
+        parts = ", ".join(f"partition {p.partition}: {p.lag}" for p in lagging)
+        return (f"Topic '{name}' can not be promoted: it has mirroring lag ({parts}); "
+                "wait for it to catch up, or use failover")
+    try:
+        scfg = src.describe_topic(row[2])
+    except KafkaError:
+        return f"Topic '{name}' can not be promoted: its source topic is gone"
+    mine = m.kafka.describe_topic(name)
+    diff = [k for k in SYNCED_CONFIGS
+            if scfg.effective_configs().get(k) != mine.effective_configs().get(k)]
+    if diff or len(scfg.partitions) != len(mine.partitions):
+        what = ", ".join(diff) or "number of partitions"
+        return f"Topic '{name}' can not be promoted: config sync is pending ({what})"
+    pending = pending_offsets(m, li, {name: row[2]})
+    if pending:
+        groups = ", ".join(sorted({g for g, _t, _p, _o in pending}))
+        return (f"Topic '{name}' can not be promoted: consumer offset sync is pending "
+                f"(groups {groups})")
+    return None
+
+
+def _clamps(m: Mirrors, link: str, topic: str, *, include_pending_sync: bool, src: Any,
+            li: Any) -> list[Clamp]:
+    """The clamps stopping ``topic`` would make now (after a promote's final offset sync
+    when ``include_pending_sync``): synced group offsets beyond the log end offsets."""
+    ends = {p.partition: p.log_end for p in m.kafka.offsets(topic)}
+    end_sql = "CASE g.partition " + " ".join(
+        f"WHEN {int(p)} THEN {int(e)}" for p, e in ends.items()) + " ELSE 0 END" \
+        if ends else "0"
+    with m._schema.read() as conn:
+        current = {(g, p): off for g, p, off in conn.execute(
+            "SELECT g.grp, g.partition, g.committed FROM synced_offsets s JOIN "
+            "group_offsets g ON g.grp = s.grp AND g.topic = s.topic "
+            f"WHERE s.link = ? AND s.topic = ? AND g.committed > ({end_sql})",
+            (link, topic))}
+    if include_pending_sync and src is not None:
+        with m._schema.read() as conn:
+            row = conn.execute("SELECT source_topic FROM mirrors WHERE topic = ?",
+                               (topic,)).fetchone()
+        if row:
+            for g, _t, p, off in pending_offsets(m, li, {topic: row[0]}):
+                current[(g, p)] = off
+    return [Clamp(g, topic, p, off, ends.get(p, 0))
+            for (g, p), off in sorted(current.items()) if off > ends.get(p, 0)]
+
+
+def finish_pending(m: Mirrors, link: str | None = None) -> list[Clamp]:
+    """PENDING_STOPPED mirrors -> STOPPED (promote: final config and offset sync first),
+    clamping synced group offsets; returns the clamps made."""
+    clamps: list[Clamp] = []
+    for row in m._rows(link):
+        if row[3] != PENDING_STOPPED:
+            continue
+        topic, lname, how = row[0], row[1], row[8]
+        try:
+            li, src = m._source(lname)
+        except KafkaError:
+            li, src = None, None
+        if how == "promote" and src is not None and li is not None:
+            sync_configs(m, li, src, [row])
+            write_offsets(m, li, {topic: row[2]})
+        made = _clamps(m, lname, topic, include_pending_sync=False, src=None, li=li)
+        now = now_ms(m.clock)
+        with m._schema.write() as conn:
+            seq = conn.execute("SELECT coalesce(max(stopped_seq), 0) + 1 FROM mirrors"
+                               ).fetchone()[0]
+            conn.execute("UPDATE mirrors SET status = ?, pending = NULL, error = ?, "
+                         "status_time_ms = ?, stopped_seq = ? WHERE topic = ?",
+                         (STOPPED, NO_ERROR, now, seq, topic))
+        if made:
+            ends = {p.partition: p.log_end for p in m.kafka.offsets(topic)}
+            end_sql = "CASE partition " + " ".join(
+                f"WHEN {int(p)} THEN {int(e)}" for p, e in ends.items()) + " ELSE 0 END"
+            with m._schema.write() as conn:
+                conn.execute(
+                    f"UPDATE group_offsets SET committed = ({end_sql}), commit_ms = ? "
+                    f"WHERE topic = ? AND committed > ({end_sql}) AND grp IN (SELECT grp "
+                    "FROM synced_offsets WHERE link = ? AND topic = ?)",
+                    (now_ms(m.clock), topic, lname, topic))
+            clamps += made
+        m.kafka.set_mirror_link(topic, None)
+    return clamps
+
+
+def truncate_and_restore(m: Mirrors, topic: str, link: str, *, dry_run: bool = False
+                         ) -> TruncateResult:
+    """Make local ``topic`` a mirror (through ``link``) of the other side's topic that
+    failed over: truncate it per partition to the log end offsets at which that mirror
+    stopped, then resume mirroring from there."""
+    from .topics import record_key, records_bytes
+
+    li, src = m._source(link)
+    if src is None:
+        raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}': the source cluster "
+                         f"{li.source_cluster} can not be reached", field="link")
+    prefix = li.config.prefix
+    if prefix and not topic.startswith(prefix):
+        raise KafkaError("INVALID_REQUEST", f"Topic '{topic}' does not carry the link's "
+                         f"prefix '{prefix}'", field="topic")
+    source_topic = topic[len(prefix):] if prefix else topic
+    other = type(m)(m.datadir, li.source_cluster, m.clock)
+    rows = [r for r in other._rows(topic=source_topic) if r[3] == STOPPED]
+    if not rows:
+        raise KafkaError("INVALID_REQUEST", f"Topic '{source_topic}' on cluster "
+                         f"{li.source_cluster} is not a stopped mirror: truncate-and-restore "
+                         "fails back to a topic that was failed over or promoted",
+                         field="topic")
+    # Where that mirror stopped: its log end at its last fetch (it took writes since).
+    stopped = {p.partition: p.last_source_fetch_offset for p in other._lags(rows[0], None)}
+    mine = m.kafka.describe_topic(topic)
+    if mine.mirror_link:
+        raise KafkaError("INVALID_REQUEST", f"Topic '{topic}' is already a mirror topic",
+                         field="topic")
+    parts = []
+    t_id = m._topic_rowid(topic)
+    for p in mine.partitions:
+        to = stopped.get(p.partition, 0)
+        cut = max(p.log_end - max(to, p.log_start), 0)
+        parts.append({"partition": p.partition, "messages_truncated": cut,
+                      "offset_truncated_to": min(to, p.log_end)})
+    if dry_run:
+        return TruncateResult(topic, parts)
+    now = now_ms(m.clock)
+    with m._schema.write() as conn:
+        for p in parts:
+            to = p["offset_truncated_to"]
+            lo, hi = (record_key(t_id, p["partition"], to),
+                      record_key(t_id, p["partition"] + 1, 0))
+            cnt = (conn.execute("SELECT count(*) FROM records WHERE id >= ? AND id < ?",
+                                (lo, hi)).fetchone()[0], records_bytes(conn, lo, hi))
+            p["messages_truncated"] = cnt[0]
+            conn.execute("DELETE FROM records WHERE id >= ? AND id < ?",
+                         (record_key(t_id, p["partition"], to),
+                          record_key(t_id, p["partition"] + 1, 0)))
+            conn.execute("UPDATE partitions SET log_end = ?, log_start = min(log_start, ?),"
+                         " bytes = max(bytes - ?, 0), cleaned = min(log_start, ?), "
+                         "clean_bytes = 0 WHERE topic = ? AND partition = ?",
+                         (to, to, cnt[1], to, t_id, p["partition"]))
+        conn.execute("DELETE FROM mirrors WHERE topic = ?", (topic,))
+        conn.execute("DELETE FROM mirror_partitions WHERE topic = ?", (topic,))
+        conn.execute(
+            "INSERT INTO mirrors(topic, link, source_topic, status, status_time_ms, "
+            "created_ms, start_spec, started) VALUES (?, ?, ?, ?, ?, ?, 'earliest', 1)",
+            (topic, link, source_topic, ACTIVE, now, now))
+        conn.executemany(
+            "INSERT INTO mirror_partitions(topic, partition, last_fetch_offset) "
+            "VALUES (?, ?, ?)",
+            [(topic, p["partition"], p["offset_truncated_to"]) for p in parts])
+    m.kafka.set_mirror_link(topic, link)
+    return TruncateResult(topic, parts)
+
+
+def reverse_and_start(m: Mirrors, topic: str, link: str, *, dry_run: bool = False
+                      ) -> tuple[AlterResult, TruncateResult]:
+    """Stop this cluster's mirror ``topic`` (as failover) and make its source topic a
+    mirror of it through the link of the same name on the source cluster."""
+    li, _src = m._source(link)
+    other = type(m)(m.datadir, li.source_cluster, m.clock)
+    rev = other.links.get(link)  # the reverse link must exist on the source cluster
+    if rev.source_cluster != m.cluster:
+        raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}' on cluster "
+                         f"{li.source_cluster} does not point back to {m.cluster}: "
+                         "reverse-and-start needs the reverse link", field="link")
+    res = m.failover([topic], link, dry_run=dry_run)[0]
+    if not res.ok:
+        raise KafkaError("INVALID_REQUEST", res.error_message, field="topic")
+    prefix = li.config.prefix
+    source_topic = topic[len(prefix):] if prefix and topic.startswith(prefix) else topic
+    if dry_run:
+        mine = {p.partition: p.log_end for p in m.kafka.offsets(topic)}
+        theirs = other.kafka.describe_topic(source_topic)
+        parts = [{"partition": p.partition,
+                  "messages_truncated": max(p.log_end - mine.get(p.partition, 0), 0),
+                  "offset_truncated_to": min(mine.get(p.partition, 0), p.log_end)}
+                 for p in theirs.partitions]
+        return res, TruncateResult(source_topic, parts)
+    return res, other.truncate_and_restore(source_topic, link)

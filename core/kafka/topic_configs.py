@@ -1,0 +1,258 @@
+"""Kafka's rules for topic names, partition counts and topic configurations (Kafka's
+``Topic.validate``, CreateTopics' checks, ``LogConfig``'s definitions and texts), the
+defaults of every topic config, the configs a mirror topic takes from its source topic, and
+:class:`Policy`: the effective configs the engine acts on, parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import KafkaError
+from .topic_records import MAX_PARTITIONS
+
+__all__ = [
+    "CONFIG_DEFS",
+    "LONG_MAX",
+    "MAX_TOPIC_NAME",
+    "MIRROR_SYNCED_CONFIGS",
+    "TOPIC_CONFIG_DEFAULTS",
+    "Policy",
+    "check_topic_collision",
+    "validate_partitions",
+    "validate_topic_config",
+    "validate_topic_configs",
+    "validate_topic_name",
+]
+
+_TOPIC_NAME_RE = re.compile(r"[a-zA-Z0-9._-]+")
+MAX_TOPIC_NAME = 249
+
+
+def validate_topic_name(name: Any) -> str:
+    """Kafka's ``Topic.validate``: ``[a-zA-Z0-9._-]``, 1..249 characters, not ``.`` / ``..``.
+    KafkaError INVALID_TOPIC_EXCEPTION ``Topic name is invalid: ...`` otherwise."""
+    reason = None
+    if not isinstance(name, str) or name == "":
+        reason = "the empty string is not allowed"
+    elif name == ".":
+        reason = "'.' is not allowed"
+    elif name == "..":
+        reason = "'..' is not allowed"
+    elif len(name) > MAX_TOPIC_NAME:
+        reason = f"the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME}"
+    elif not _TOPIC_NAME_RE.fullmatch(name):
+        reason = (f"'{name}' contains one or more characters other than ASCII alphanumerics, "
+                  "'.', '_' and '-'")
+    if reason:
+        raise KafkaError("INVALID_TOPIC_EXCEPTION", f"Topic name is invalid: {reason}",
+                         field="name")
+    return name
+
+
+def check_topic_collision(name: str, others: Iterable[str]) -> None:
+    """Kafka's rule that topic names differing only in '.' versus '_' collide (their metric
+    names would be the same): KafkaError INVALID_TOPIC_EXCEPTION ``Topic 'a.b' collides with
+    existing topic: a_b`` for the first of ``others`` that collides with ``name``."""
+    if "." not in name and "_" not in name:
+        return
+    unified = name.replace(".", "_")
+    for other in others:
+        if other != name and other.replace(".", "_") == unified:
+            raise KafkaError("INVALID_TOPIC_EXCEPTION",
+                             f"Topic '{name}' collides with existing topic: {other}", field="name")
+
+
+def validate_partitions(partitions: Any) -> int:
+    """A new topic's partition count: at least 1 (Kafka's INVALID_PARTITIONS text) and at
+    most :data:`MAX_PARTITIONS` (jetlink's limit); KafkaError INVALID_PARTITIONS otherwise."""
+    if not isinstance(partitions, int) or isinstance(partitions, bool) or partitions <= 0:
+        raise KafkaError("INVALID_PARTITIONS",
+                         "Number of partitions was set to an invalid non-positive value.",
+                         field="partitions")
+    if partitions > MAX_PARTITIONS:
+        raise KafkaError("INVALID_PARTITIONS",
+                         f"Number of partitions {partitions} is above jetlink's limit of "
+                         f"{MAX_PARTITIONS} per topic.", field="partitions")
+    return partitions
+
+
+LONG_MAX = 9223372036854775807
+_INT_MAX = 2147483647
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+
+# name -> (type, default, rule); rule: (min, max) for numbers, a tuple of choices for
+# strings / lists, None for anything; "json" for JSON text.
+CONFIG_DEFS: dict[str, tuple[str, str, Any]] = {
+    "cleanup.policy": ("list", "delete", ("compact", "delete")),
+    "compression.gzip.level": ("int", "-1", "gzip"),
+    "compression.lz4.level": ("int", "9", (1, 17)),
+    "compression.type": ("string", "producer",
+                         ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")),
+    "compression.zstd.level": ("int", "3", (-131072, 22)),
+    "confluent.placement.constraints": ("json", "", None),
+    "delete.retention.ms": ("long", "86400000", (0, None)),
+    "file.delete.delay.ms": ("long", "60000", (0, None)),
+    "flush.messages": ("long", str(LONG_MAX), (1, None)),
+    "flush.ms": ("long", str(LONG_MAX), (0, None)),
+    "index.interval.bytes": ("int", "4096", (0, None)),
+    "local.retention.bytes": ("long", "-2", (-2, None)),
+    "local.retention.ms": ("long", "-2", (-2, None)),
+    "max.compaction.lag.ms": ("long", str(LONG_MAX), (1, None)),
+    "max.message.bytes": ("int", "1048588", (0, None)),
+    "message.timestamp.after.max.ms": ("long", str(LONG_MAX), (0, None)),
+    "message.timestamp.before.max.ms": ("long", str(LONG_MAX), (0, None)),
+    "message.timestamp.difference.max.ms": ("long", str(LONG_MAX), (0, None)),
+    "message.timestamp.type": ("string", "CreateTime", ("CreateTime", "LogAppendTime")),
+    "min.cleanable.dirty.ratio": ("double", "0.5", (0.0, 1.0)),
+    "min.compaction.lag.ms": ("long", "0", (0, None)),
+    "min.insync.replicas": ("int", "1", (1, None)),
+    "preallocate": ("boolean", "false", None),
+    "remote.storage.enable": ("boolean", "false", None),
+    "retention.bytes": ("long", "-1", (None, None)),
+    "retention.ms": ("long", "604800000", (-1, None)),
+    "segment.bytes": ("int", "1073741824", (14, None)),
+    "segment.index.bytes": ("int", "10485760", (4, None)),
+    "segment.jitter.ms": ("long", "0", (0, None)),
+    "segment.ms": ("long", "604800000", (1, None)),
+    "unclean.leader.election.enable": ("boolean", "false", None),
+}
+
+TOPIC_CONFIG_DEFAULTS: dict[str, str] = {name: d[1] for name, d in CONFIG_DEFS.items()}
+
+# Configurations a mirror topic always takes from its source topic (with the partition
+# count): users cannot alter them while the topic is a mirror (Confluent's list, in its
+# Mirror Topics documentation).
+MIRROR_SYNCED_CONFIGS: tuple[str, ...] = (
+    "max.message.bytes",
+    "cleanup.policy",
+    "retention.bytes",
+    "retention.ms",
+    "delete.retention.ms",
+    "min.compaction.lag.ms",
+    "max.compaction.lag.ms",
+    "message.timestamp.type",
+    "message.timestamp.difference.max.ms",
+)
+
+
+def _invalid(key: str, value: Any, rule: str) -> KafkaError:
+    # Kafka's ConfigException text: "Invalid value V for configuration K: RULE"
+    return KafkaError("INVALID_CONFIG", f"Invalid value {value} for configuration {key}: {rule}",
+                      field=key)
+
+
+def validate_topic_config(key: Any, value: Any) -> str:
+    """The value to store for topic config ``key`` (the given text, trimmed), or KafkaError
+    INVALID_CONFIG naming the key and the rule (Kafka's texts: ``Unknown topic config name:
+    k``, ``Invalid value v for configuration k: Value must be at least 0`` ...)."""
+    if not isinstance(key, str) or key not in CONFIG_DEFS:
+        raise KafkaError("INVALID_CONFIG", f"Unknown topic config name: {key}", field=str(key))
+    kind, _default, rule = CONFIG_DEFS[key]
+    if value is None:
+        raise _invalid(key, value, "Value must be non-null")
+    if isinstance(value, bool):
+        value = "true" if value else "false"
+    text = str(value).strip()
+    if kind in ("int", "long"):
+        if not _INT_RE.fullmatch(text):
+            raise _invalid(key, value, f"Not a number of type {kind.upper()}")
+        n = int(text)
+        limit = _INT_MAX if kind == "int" else LONG_MAX
+        if not -limit - 1 <= n <= limit:
+            raise _invalid(key, value, f"Not a number of type {kind.upper()}")
+        if rule == "gzip":
+            if n > 9 or (n < 1 and n != -1):
+                raise _invalid(key, value, "Value must be between 1 and 9 or equal to -1")
+        elif rule is not None:
+            low, high = rule
+            if low is not None and n < low:
+                raise _invalid(key, value, f"Value must be at least {low}")
+            if high is not None and n > high:
+                raise _invalid(key, value, f"Value must be no more than {high}")
+    elif kind == "double":
+        try:
+            x = float(text)
+        except ValueError:
+            raise _invalid(key, value, "Not a number of type DOUBLE") from None
+        low, high = rule
+        if not x >= low:
+            raise _invalid(key, value, f"Value must be at least {low}")
+        if not x <= high:
+            raise _invalid(key, value, f"Value must be no more than {high}")
+    elif kind == "boolean":
+        if text.lower() not in ("true", "false"):
+            raise _invalid(key, value, "Expected value to be either true or false")
+    elif kind == "string":
+        if text not in rule:
+            raise _invalid(key, value, f"String must be one of: {', '.join(rule)}")
+    elif kind == "list":
+        items = [] if text == "" else re.split(r"\s*,\s*", text)
+        for item in items:
+            if item not in rule:
+                raise _invalid(key, value, f"String must be one of: {', '.join(rule)}")
+    elif kind == "json":
+        if text:
+            try:
+                json.loads(text)
+            except ValueError as exc:
+                raise _invalid(key, value, f"Value must be JSON text ({exc})") from None
+    return text
+
+
+def validate_topic_configs(configs: Mapping[str, Any] | None,
+                           base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Every config of ``configs`` validated (:func:`validate_topic_config`), then the
+    cross-config rule of Kafka's ``LogConfig.validateValues`` over ``base`` + ``configs``
+    (``min.compaction.lag.ms`` <= ``max.compaction.lag.ms``). Returns the validated ones."""
+    out = {key: validate_topic_config(key, value) for key, value in (configs or {}).items()}
+    merged = {**TOPIC_CONFIG_DEFAULTS, **(base or {}), **out}
+    lo, hi = int(merged["min.compaction.lag.ms"]), int(merged["max.compaction.lag.ms"])
+    if lo > hi:
+        raise KafkaError(
+            "INVALID_CONFIG",
+            f"conflict topic config setting min.compaction.lag.ms ({lo}) > "
+            f"max.compaction.lag.ms ({hi})", field="min.compaction.lag.ms")
+    return out
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The effective configs the engine acts on, parsed."""
+
+    delete: bool
+    compact: bool
+    retention_ms: int
+    retention_bytes: int
+    max_message_bytes: int
+    log_append_time: bool
+    ts_before_ms: int
+    ts_after_ms: int
+    min_lag_ms: int
+    max_lag_ms: int
+    dirty_ratio: float
+    delete_retention_ms: int
+
+    @classmethod
+    def of(cls, configs: Mapping[str, str]) -> Policy:
+        c = {**TOPIC_CONFIG_DEFAULTS, **configs}
+        policy = {p for p in re.split(r"\s*,\s*", c["cleanup.policy"].strip()) if p}
+        diff = int(c["message.timestamp.difference.max.ms"])
+        return cls(
+            delete="delete" in policy,
+            compact="compact" in policy,
+            retention_ms=int(c["retention.ms"]),
+            retention_bytes=int(c["retention.bytes"]),
+            max_message_bytes=int(c["max.message.bytes"]),
+            log_append_time=c["message.timestamp.type"] == "LogAppendTime",
+            ts_before_ms=min(int(c["message.timestamp.before.max.ms"]), diff),
+            ts_after_ms=min(int(c["message.timestamp.after.max.ms"]), diff),
+            min_lag_ms=int(c["min.compaction.lag.ms"]),
+            max_lag_ms=int(c["max.compaction.lag.ms"]),
+            dirty_ratio=float(c["min.cleanable.dirty.ratio"]),
+            delete_retention_ms=int(c["delete.retention.ms"]),
+        )

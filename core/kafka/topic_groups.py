@@ -1,0 +1,384 @@
+"""Consumer groups of the Kafka engine: members (join, heartbeat, leave; a member is gone
+once its session timeout passed), Kafka's RangeAssignor, committed offsets (commit with
+Kafka's OffsetCommit membership rule, the internal writes of the mirrors' offset sync and
+clamping), describe with lags, ``--reset-offsets`` and delete.
+
+Functions of the :class:`~jetlink.core.kafka.topics.Kafka` facade take it as their first
+argument; it binds them as its methods.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .errors import KafkaError
+from .topic_retention import maintain
+from .topic_types import GroupInfo, GroupMember, GroupOffset, get_topic, unknown_topic
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .topics import Kafka
+
+__all__ = [
+    "DEFAULT_SESSION_TIMEOUT_MS",
+    "LIVE_MEMBER_SQL",
+    "MAX_SESSION_TIMEOUT_MS",
+    "MIN_SESSION_TIMEOUT_MS",
+    "assignment",
+    "commit",
+    "committed",
+    "committed_all",
+    "delete_group",
+    "describe_group",
+    "group_active",
+    "groups",
+    "heartbeat",
+    "join",
+    "leave",
+    "set_offsets",
+    "write_group_offsets",
+    "write_offsets_internal",
+]
+
+# Kafka's broker defaults group.min.session.timeout.ms / group.max.session.timeout.ms.
+MIN_SESSION_TIMEOUT_MS = 6_000
+MAX_SESSION_TIMEOUT_MS = 1_800_000
+DEFAULT_SESSION_TIMEOUT_MS = 45_000
+
+# A group member is live while its last heartbeat is within its session timeout (parameter:
+# now in ms); the one definition of "active" for groups, also used by the offset sync.
+LIVE_MEMBER_SQL = "heartbeat_ms + session_timeout_ms >= ?"
+
+
+def _check_group(group: Any) -> str:
+    if not isinstance(group, str) or not group:
+        raise KafkaError("INVALID_GROUP_ID", "The configured groupId is invalid.",
+                         field="group")
+    return group
+
+
+def _expire_members(conn: Any, now: int) -> None:
+    conn.execute(f"DELETE FROM group_members WHERE NOT ({LIVE_MEMBER_SQL})", (now,))
+
+
+def _live(conn: Any, group: str, now: int) -> list[tuple[Any, ...]]:
+    return conn.execute(
+        "SELECT member, client_id, topics, joined_ms, heartbeat_ms, session_timeout_ms "
+        f"FROM group_members WHERE grp = ? AND {LIVE_MEMBER_SQL} "
+        "ORDER BY member", (group, now)).fetchall()
+
+
+def group_active(kafka: Kafka, group: str) -> bool:
+    """Whether the group has a live member (its state is Stable)."""
+    now = kafka.now_ms()
+    with kafka._schema.read() as conn:
+        return bool(_live(conn, group, now))
+
+
+def _validate_offsets(conn: Any, offsets: Mapping[tuple[str, int], int]) -> list[Any]:
+    counts: dict[str, int] = {}
+    rows = []
+    for (topic, part), off in offsets.items():
+        if topic not in counts:
+            row = conn.execute("SELECT partitions FROM topics WHERE name = ?",
+                               (topic,)).fetchone()
+            if row is None:
+                raise unknown_topic(topic)
+            counts[topic] = row[0]
+        if not isinstance(part, int) or not 0 <= part < counts[topic]:
+            raise KafkaError("UNKNOWN_TOPIC_OR_PARTITION",
+                             "This server does not host this topic-partition.",
+                             field="partition")
+        if not isinstance(off, int) or off < 0:
+            raise KafkaError("INVALID_REQUEST", f"Invalid negative offset {off}",
+                             field="offset")
+        rows.append((topic, part, off))
+    return rows
+
+
+def commit(kafka: Kafka, group: str, offsets: Mapping[tuple[str, int], int], *, metadata: str = "",
+           member: str | None = None) -> None:
+    """Commit ``{(topic, partition): offset}`` for ``group`` (the next offset to read).
+    A live group (with members) takes commits only from its members: UNKNOWN_MEMBER_ID
+    otherwise (Kafka's OffsetCommit rule); an Empty group takes anyone's."""
+    _check_group(group)
+    now = kafka.now_ms()
+    with kafka._schema.write() as conn:
+        _expire_members(conn, now)
+        live = {row[0] for row in _live(conn, group, now)}
+        if live and member not in live:
+            raise KafkaError("UNKNOWN_MEMBER_ID",
+                             "The coordinator is not aware of this member.", field="member")
+        if member is not None and not live:
+            raise KafkaError("UNKNOWN_MEMBER_ID",
+                             "The coordinator is not aware of this member.", field="member")
+        rows = _validate_offsets(conn, offsets)
+        conn.executemany(
+            "INSERT INTO group_offsets(grp, topic, partition, committed, metadata, commit_ms) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(grp, topic, partition) DO UPDATE SET "
+            "committed = excluded.committed, metadata = excluded.metadata, "
+            "commit_ms = excluded.commit_ms",
+            [(group, t, p, o, metadata, now) for t, p, o in rows])
+
+
+def committed(kafka: Kafka, group: str) -> dict[tuple[str, int], int]:
+    """``{(topic, partition): committed offset}`` of the group (empty when it has none)."""
+    with kafka._schema.read() as conn:
+        return {
+            (t, p): o for t, p, o in conn.execute(
+                "SELECT topic, partition, committed FROM group_offsets WHERE grp = ? "
+                "ORDER BY topic, partition", (group,))
+        }
+
+
+def committed_all(kafka: Kafka, topic: str | None = None) -> dict[str, dict[tuple[str, int], int]]:
+    """Every group's committed offsets (of ``topic`` only when given), by group."""
+    out: dict[str, dict[tuple[str, int], int]] = {}
+    sql = "SELECT grp, topic, partition, committed FROM group_offsets"
+    params: tuple[Any, ...] = ()
+    if topic is not None:
+        sql += " WHERE topic = ?"
+        params = (topic,)
+    with kafka._schema.read() as conn:
+        for g, t, p, o in conn.execute(sql + " ORDER BY grp, topic, partition", params):
+            out.setdefault(g, {})[(t, p)] = o
+    return out
+
+
+def write_offsets_internal(kafka: Kafka, group: str, offsets: Mapping[tuple[str, int], int], *,
+                           metadata: str = "") -> int:
+    """Write committed offsets with no membership or topic checks (consumer offset sync
+    and clamping of mirror topics); unchanged offsets are not rewritten. Returns how many
+    offsets changed. Joins an open transaction of the cluster."""
+    return write_group_offsets(
+        kafka, ((group, t, p, o) for (t, p), o in offsets.items()), metadata=metadata)
+
+
+def write_group_offsets(kafka: Kafka, rows: Iterable[tuple[str, str, int, int]], *,
+                        metadata: str = "") -> int:
+    """Bulk form of :meth:`write_offsets_internal`: ``(group, topic, partition, offset)``
+    rows, one executemany. Returns how many offsets changed."""
+    now = kafka.now_ms()
+    with kafka._schema.write() as conn:
+        before = conn.total_changes
+        conn.executemany(
+            "INSERT INTO group_offsets(grp, topic, partition, committed, metadata, commit_ms) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(grp, topic, partition) DO UPDATE SET "
+            "committed = excluded.committed, metadata = excluded.metadata, "
+            "commit_ms = excluded.commit_ms WHERE committed != excluded.committed",
+            ((g, t, p, o, metadata, now) for g, t, p, o in rows))
+        return conn.total_changes - before
+
+
+def join(kafka: Kafka, group: str, member: str, topics: Iterable[str], *,
+         session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS, client_id: str = "") -> None:
+    """``member`` joins ``group`` subscribed to ``topics`` (rejoining refreshes it). The
+    session timeout must be within Kafka's broker defaults 6000..1800000 ms
+    (INVALID_SESSION_TIMEOUT)."""
+    _check_group(group)
+    if not isinstance(member, str) or not member:
+        raise KafkaError("MEMBER_ID_REQUIRED", field="member")
+    if not MIN_SESSION_TIMEOUT_MS <= session_timeout_ms <= MAX_SESSION_TIMEOUT_MS:
+        raise KafkaError("INVALID_SESSION_TIMEOUT", field="session_timeout_ms")
+    names = sorted(set(topics))
+    now = kafka.now_ms()
+    with kafka._schema.write() as conn:
+        _expire_members(conn, now)
+        for name in names:
+            get_topic(conn, name)
+        conn.execute(
+            "INSERT INTO group_members(grp, member, client_id, topics, joined_ms, "
+            "heartbeat_ms, session_timeout_ms) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(grp, member) DO UPDATE SET client_id = excluded.client_id, "
+            "topics = excluded.topics, heartbeat_ms = excluded.heartbeat_ms, "
+            "session_timeout_ms = excluded.session_timeout_ms",
+            (group, member, client_id, json.dumps(names), now, now, session_timeout_ms))
+
+
+def heartbeat(kafka: Kafka, group: str, member: str) -> None:
+    """Keep ``member`` alive; UNKNOWN_MEMBER_ID when its session already expired."""
+    now = kafka.now_ms()
+    with kafka._schema.write() as conn:
+        _expire_members(conn, now)
+        n = conn.execute("UPDATE group_members SET heartbeat_ms = ? WHERE grp = ? AND member = ?",
+                         (now, group, member)).rowcount
+        if not n:
+            raise KafkaError("UNKNOWN_MEMBER_ID", "The coordinator is not aware of this member.",
+                             field="member")
+
+
+def leave(kafka: Kafka, group: str, member: str) -> None:
+    """``member`` leaves ``group`` (no error when it is already gone)."""
+    with kafka._schema.write() as conn:
+        conn.execute("DELETE FROM group_members WHERE grp = ? AND member = ?", (group, member))
+
+
+def _assign(members: list[tuple[str, list[str]]],
+            counts: Mapping[str, int]) -> dict[str, list[tuple[str, int]]]:
+    """Kafka's RangeAssignor: per topic, the subscribed members sorted by id get
+    consecutive ranges; the first ``n % m`` get one partition more."""
+    out: dict[str, list[tuple[str, int]]] = {m: [] for m, _ in members}
+    for topic in sorted({t for _, ts in members for t in ts}):
+        n = counts.get(topic)
+        if not n:
+            continue
+        subs = sorted(m for m, ts in members if topic in ts)
+        per, extra = divmod(n, len(subs))
+        for i, m in enumerate(subs):
+            first = i * per + min(i, extra)
+            length = per + (1 if i < extra else 0)
+            out[m].extend((topic, p) for p in range(first, first + length))
+    return out
+
+
+def _catalog(conn: Any) -> tuple[dict[str, int], dict[tuple[str, int], int]]:
+    """Partition counts by topic name and log end offsets by (topic, partition)."""
+    counts = {name: n for name, n in conn.execute("SELECT name, partitions FROM topics")}
+    ends = {
+        (name, p): end for name, p, end in conn.execute(
+            "SELECT t.name, p.partition, p.log_end FROM partitions p JOIN topics t "
+            "ON t.id = p.topic")
+    }
+    return counts, ends
+
+
+def _group(conn: Any, group: str, now: int,
+           catalog: tuple[dict[str, int], dict[tuple[str, int], int]] | None = None
+           ) -> GroupInfo | None:
+    live = _live(conn, group, now)
+    committed = conn.execute(
+        "SELECT topic, partition, committed, metadata FROM group_offsets WHERE grp = ? "
+        "ORDER BY topic, partition", (group,)).fetchall()
+    if not live and not committed:
+        return None
+    subs = [(m, json.loads(ts)) for m, _c, ts, *_ in live]
+    counts, ends = catalog if catalog is not None else _catalog(conn)
+    assignment = _assign(subs, counts)
+    members = [
+        GroupMember(m, c, json.loads(ts), j, hb, st, assignment.get(m, []))
+        for m, c, ts, j, hb, st in live
+    ]
+    owner = {tp: mem for mem in members for tp in mem.assignment}
+    rows: dict[tuple[str, int], GroupOffset] = {}
+    for t, p, off, meta in committed:
+        end = ends.get((t, p))
+        rows[(t, p)] = GroupOffset(t, p, off, end, None if end is None else end - off,
+                                   metadata=meta)
+    for tp, mem in owner.items():
+        if tp not in rows:
+            end = ends.get(tp)
+            rows[tp] = GroupOffset(tp[0], tp[1], None, end, None)
+        rows[tp].member, rows[tp].client_id, rows[tp].host = mem.member, mem.client_id, mem.host
+    offsets = [rows[k] for k in sorted(rows)]
+    return GroupInfo(group, "Stable" if live else "Empty", members, offsets)
+
+
+def describe_group(kafka: Kafka, group: str) -> GroupInfo:
+    """State (Stable: a live member; Empty), members with their RangeAssignor partitions,
+    and per partition the committed offset, log end offset and lag (like
+    ``kafka-consumer-groups --describe``). GROUP_ID_NOT_FOUND for an unknown group."""
+    now = kafka.now_ms()
+    with kafka._schema.read() as conn:
+        info = _group(conn, group, now)
+    if info is None:
+        raise KafkaError("GROUP_ID_NOT_FOUND", f"Consumer group '{group}' does not exist.",
+                         field="group")
+    return info
+
+
+def groups(kafka: Kafka) -> list[GroupInfo]:
+    """Every group with committed offsets or live members, by name."""
+    now = kafka.now_ms()
+    with kafka._schema.read() as conn:
+        names = sorted({g for (g,) in conn.execute("SELECT DISTINCT grp FROM group_offsets")}
+                       | {g for (g,) in conn.execute(
+                           f"SELECT DISTINCT grp FROM group_members WHERE "
+                           f"{LIVE_MEMBER_SQL}", (now,))})
+        out = []
+        catalog = _catalog(conn)
+        for name in names:
+            info = _group(conn, name, now, catalog)
+            if info is not None:
+                out.append(info)
+        return out
+
+
+def assignment(kafka: Kafka, group: str, member: str) -> list[tuple[str, int]]:
+    """The partitions the RangeAssignor gives ``member`` among the live members."""
+    now = kafka.now_ms()
+    with kafka._schema.read() as conn:
+        info = _group(conn, group, now)
+    if info is None:
+        return []
+    for m in info.members:
+        if m.member == member:
+            return list(m.assignment)
+    return []
+
+
+def set_offsets(kafka: Kafka, group: str, topic: str, *, partition: int | None = None,
+                to_offset: int | None = None, to_earliest: bool = False,
+                to_latest: bool = False, dry_run: bool = False
+                ) -> list[tuple[str, int, int | None, int]]:
+    """``kafka-consumer-groups --reset-offsets``: every partition of ``topic`` (or
+    ``partition``) to ``to_offset`` (clamped into [log start, log end], as the tool
+    does), the log start or the log end. Refused while the group is active (NON_EMPTY_GROUP
+    with the tool's text). Returns ``(topic, partition, old or None, new)`` rows;
+    ``dry_run`` writes nothing."""
+    _check_group(group)
+    chosen = sum(1 for x in (to_offset is not None, to_earliest, to_latest) if x)
+    if chosen != 1:
+        raise KafkaError("INVALID_REQUEST",
+                         "Exactly one of to_offset, to_earliest, to_latest must be given.")
+    maintain(kafka, topic)
+    now = kafka.now_ms()
+    with kafka._schema.write() as conn:
+        _expire_members(conn, now)
+        if _live(conn, group, now):
+            raise KafkaError(
+                "NON_EMPTY_GROUP",
+                f"Assignments can only be reset if the group '{group}' is inactive, but "
+                "the current state is Stable.", field="group")
+        t = get_topic(conn, topic)
+        if partition is not None and not 0 <= partition < t.partitions:
+            raise KafkaError("UNKNOWN_TOPIC_OR_PARTITION",
+                             "This server does not host this topic-partition.",
+                             field="partition")
+        old = {p: o for p, o in conn.execute(
+            "SELECT partition, committed FROM group_offsets WHERE grp = ? AND topic = ?",
+            (group, topic))}
+        result = []
+        for p, start, end in conn.execute(
+                "SELECT partition, log_start, log_end FROM partitions WHERE topic = ? "
+                "ORDER BY partition", (t.rowid,)).fetchall():
+            if partition is not None and p != partition:
+                continue
+            if to_earliest:
+                new = start
+            elif to_latest:
+                new = end
+            else:
+                new = min(max(int(to_offset), start), end)  # type: ignore[arg-type]
+            result.append((topic, p, old.get(p), new))
+        if not dry_run:
+            conn.executemany(
+                "INSERT INTO group_offsets(grp, topic, partition, committed, metadata, "
+                "commit_ms) VALUES (?, ?, ?, ?, '', ?) ON CONFLICT(grp, topic, partition) "
+                "DO UPDATE SET committed = excluded.committed, commit_ms = excluded.commit_ms",
+                [(group, tp, p, new, now) for tp, p, _o, new in result])
+        return result
+
+
+def delete_group(kafka: Kafka, group: str) -> None:
+    """Delete the group's committed offsets: NON_EMPTY_GROUP while it has live members,
+    GROUP_ID_NOT_FOUND when it has nothing."""
+    now = kafka.now_ms()
+    with kafka._schema.write() as conn:
+        _expire_members(conn, now)
+        if _live(conn, group, now):
+            raise KafkaError("NON_EMPTY_GROUP", "The group is not empty.", field="group")
+        n = conn.execute("DELETE FROM group_offsets WHERE grp = ?", (group,)).rowcount
+        if not n:
+            raise KafkaError("GROUP_ID_NOT_FOUND", f"Consumer group '{group}' does not exist.",
+                             field="group")

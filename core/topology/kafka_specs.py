@@ -1,0 +1,204 @@
+"""The Kafka objects of topology files (``[topics]``, ``[links]``, ``[mirror_topics]``) as
+:class:`TopicSpec`, :class:`LinkSpec` and :class:`MirrorTopicSpec`, checked by the engine's
+own rules (core/kafka: topic names, partitions and configs; ``LinkConfig.build``; the mirror
+topic rules of ``Mirrors.create``), every problem of an object reported, with Kafka's error
+name and number.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import JetlinkError
+from .model import _NAME_RE, LinkSpec, MirrorTopicSpec, Problem, TopicSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .model import TopologyObject
+
+# Kafka table -> its keys, in the order the docs list them.
+_KAFKA_KEYS: dict[str, tuple[str, ...]] = {
+    "topics": ("cluster", "name", "partitions", "configs"),
+    "links": (
+        "cluster", "name", "source_cluster", "configs", "consumer_group_filters", "topic_filters",
+    ),
+    "mirror_topics": ("cluster", "name", "link", "source_topic", "configs"),
+}
+# link table array -> the link configuration it stands for
+_FILTER_FIELDS: dict[str, str] = {
+    "consumer_group_filters": "consumer.offset.group.filters",
+    "topic_filters": "auto.create.mirror.topics.filters",
+}
+_FIELD_OF_FILTER = {key: fld for fld, key in _FILTER_FIELDS.items()}
+
+
+def _kafka_problem(obj: TopologyObject, exc: JetlinkError, fld: str | None = None) -> Problem:
+    """A Problem for a Kafka-side error: err_code 0 (the field holds NATS numbers), the Kafka
+    error's name and number after its text, as jetlink prints engine errors:
+    ``... (INVALID_CONFIG 40)``."""
+    from ..kafka.errors import KafkaError
+
+    text = exc.description
+    if isinstance(exc, KafkaError):
+        text = f"{text} ({exc.name} {exc.error_code})"
+    return Problem(obj.file, obj.label, fld if fld is not None else exc.field, 0, text)
+
+
+def _refield(exc: JetlinkError, fld: str | None) -> JetlinkError:
+    exc.field = fld
+    return exc
+
+
+def _configs_field(key: str) -> str:
+    """The problem field of config ``key`` (the engine names ``key`` or ``config.key``)."""
+    if key.startswith("config."):
+        key = key[len("config."):]
+    return f"configs.{key}"
+
+
+def _config_table(body: dict[str, Any], errors: list[JetlinkError], *,
+                  scalars_only: bool = True) -> dict[str, Any]:
+    """``configs`` of a Kafka object: a table of config names to values (strings; integers,
+    floats and booleans are the engine's to turn into Kafka's text)."""
+    value = body.get("configs", {})
+    if not isinstance(value, dict):
+        errors.append(JetlinkError(
+            "configs must be a table of configuration names and values", field="configs"))
+        return {}
+    out: dict[str, Any] = {}
+    for key, v in value.items():
+        if scalars_only and (not isinstance(v, (str, int, float)) or v is None):
+            errors.append(JetlinkError(
+                f'configs."{key}": a configuration value must be a string, a number or a '
+                "boolean", field=_configs_field(key)))
+            continue
+        out[key] = v
+    return out
+
+
+def _checked_configs(body: dict[str, Any], errors: list[JetlinkError],
+                     check: Callable[[dict[str, Any]], dict[str, str]]) -> dict[str, str]:
+    """``configs`` of a topic or mirror topic through the engine's ``check`` ({} and the
+    problem, named ``configs.<name>``, when it refuses one)."""
+    from ..kafka.errors import KafkaError
+
+    configs = _config_table(body, errors)
+    try:
+        return check(configs)
+    except KafkaError as exc:
+        errors.append(_refield(exc, _configs_field(exc.field or "")))
+        return {}
+
+
+def _topic_spec(body: dict[str, Any], name: str, cluster: str,
+                errors: list[JetlinkError]) -> TopicSpec | None:
+    from ..kafka.errors import KafkaError
+    from ..kafka.topics import validate_partitions, validate_topic_configs, validate_topic_name
+
+    try:
+        validate_topic_name(name)
+    except KafkaError as exc:
+        errors.append(_refield(exc, "name"))
+    partitions = body.get("partitions", 1)
+    if not isinstance(partitions, int) or isinstance(partitions, bool):
+        errors.append(JetlinkError(
+            "partitions must be an integer (the number of partitions)", field="partitions"))
+    else:
+        try:
+            validate_partitions(partitions)
+        except KafkaError as exc:
+            errors.append(_refield(exc, "partitions"))
+    checked = _checked_configs(body, errors, validate_topic_configs)
+    if errors:
+        return None
+    return TopicSpec(name, partitions, dict(sorted(checked.items())))
+
+
+def _link_spec(body: dict[str, Any], name: str, cluster: str,
+               errors: list[JetlinkError]) -> LinkSpec | None:
+    from ..kafka.errors import KafkaError
+    from ..kafka.links import FILTER_KEYS, LinkConfig, link_to_self, validate_link_name
+
+    try:
+        validate_link_name(name)
+    except KafkaError as exc:
+        errors.append(_refield(exc, "name"))
+    source = body.get("source_cluster")
+    if source is None:
+        errors.append(JetlinkError(
+            "source_cluster is required: the cluster the link copies from (the link itself "
+            "lives on its destination cluster, cluster)", field="source_cluster"))
+    elif not isinstance(source, str) or not _NAME_RE.fullmatch(source):
+        errors.append(JetlinkError(
+            f'invalid cluster name {source!r}: cluster names may contain only letters, '
+            'digits, "_" and "-"', field="source_cluster"))
+    elif source == cluster:
+        errors.append(link_to_self(cluster))
+    configs = _config_table(body, errors, scalars_only=False)
+    given_in_configs = set(configs)
+    for fld, key in _FILTER_FIELDS.items():
+        if fld not in body:
+            continue
+        if key in configs:
+            errors.append(JetlinkError(
+                f"{key} is given twice: by {fld} and by configs", field=fld))
+            continue
+        items = body[fld]
+        if not isinstance(items, list):
+            errors.append(JetlinkError(
+                f"{fld} must be an array of filters: "
+                '[{ name = "...", patternType = "LITERAL", filterType = "INCLUDE" }, ...]',
+                field=fld))
+            continue
+        configs[key] = json.dumps({FILTER_KEYS[key]: items})
+    try:
+        cfg = LinkConfig.build(configs, creating=True)
+    except KafkaError as exc:
+        key = exc.field or ""
+        if key in _FIELD_OF_FILTER and key not in given_in_configs:
+            fld = _FIELD_OF_FILTER[key]
+        else:
+            fld = _configs_field(key)
+        errors.append(_refield(exc, fld))
+        return None
+    if errors:
+        return None
+    return LinkSpec(name, source, cfg.to_json())
+
+
+def _mirror_topic_spec(body: dict[str, Any], name: str, cluster: str,
+                       errors: list[JetlinkError]) -> MirrorTopicSpec | None:
+    from ..kafka.errors import KafkaError
+    from ..kafka.mirrors import check_mirror_topic_configs
+    from ..kafka.topics import validate_topic_name
+
+    try:
+        validate_topic_name(name)
+    except KafkaError as exc:
+        errors.append(_refield(exc, "name"))
+    link = body.get("link")
+    if link is None:
+        errors.append(JetlinkError(
+            "link is required: the cluster link (declared in the same cluster) the topic "
+            "mirrors through", field="link"))
+    elif not isinstance(link, str) or not link:
+        errors.append(JetlinkError("link must be a link name", field="link"))
+    source = body.get("source_topic")
+    if source is not None:
+        try:
+            validate_topic_name(source)
+        except KafkaError as exc:
+            errors.append(_refield(exc, "source_topic"))
+    checked = _checked_configs(body, errors, check_mirror_topic_configs)
+    if errors:
+        return None
+    return MirrorTopicSpec(name, link, source or name, dict(sorted(checked.items())))
+
+
+# Kafka table -> its spec decoder, in the order the tables are read.
+_KAFKA_TABLES: dict[str, Callable[..., Any]] = {
+    "topics": _topic_spec,
+    "links": _link_spec,
+    "mirror_topics": _mirror_topic_spec,
+}

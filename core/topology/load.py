@@ -1,0 +1,443 @@
+"""Loading topology files into ONE :class:`Topology`: reading each file (TOML, JSON, a JSON
+StreamConfig or StreamInfo, an array of those), the top-level tables, clusters, streams, KV
+and Kafka objects (decoded by :mod:`.decode` and :mod:`.kafka_specs`); problems are
+collected, never raised. :func:`load_topology` and :func:`load_files`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import tomllib
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import TOO_DEEP, JetlinkError
+from .decode import (
+    _KV_TABLES,
+    _binding,
+    _cluster_of,
+    _decode_stream,
+    _format_of,
+    _plain,
+    _plain_table,
+    _stream_origins,
+    is_topology_document,
+)
+from .export import to_document
+from .kafka_specs import _KAFKA_KEYS, _KAFKA_TABLES, _kafka_problem
+from .model import (
+    _NAME_RE,
+    CLUSTER_KEYS,
+    CLUSTER_KINDS,
+    DEFAULT_CLUSTER,
+    FORMAT_VERSION,
+    KAFKA_KINDS,
+    KIND_OF_TABLE,
+    OBJECT_TABLES,
+    TOP_LEVEL,
+    Cluster,
+    Problem,
+    TopologyObject,
+    _FileEntry,
+    _problem_for,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..config.stream import StreamConfig
+
+__all__ = ["Topology", "load_files", "load_topology"]
+
+class Topology:
+    """Everything the given files declare. Streams are keyed by (cluster, stream name); Kafka
+    objects by (kind, cluster, name), kind "topic", "link" or "mirror_topic"."""
+
+    def __init__(self) -> None:
+        self.files: list[str] = []
+        self.clusters: dict[str, Cluster] = {}
+        self.objects: list[TopologyObject] = []
+        self.problems: list[Problem] = []  # found while loading
+        # what the server accepts but is likely a mistake (a mirror or source whose origin
+        # is not there): filled by validate_topology, never a reason to fail
+        self.warnings: list[Problem] = []
+        self.streams: dict[tuple[str, str], TopologyObject] = {}
+        self.kafka: dict[tuple[str, str, str], TopologyObject] = {}
+        self._sort: dict[int, tuple[int, int]] = {}  # id(problem or object) -> sort key
+        self._counter = 0
+
+    # ----------------------------------------------------------------- loading
+    def add_file(self, path: str) -> None:
+        """Read one file (any kind) into the topology; problems are collected, not raised."""
+        fpos = len(self.files)
+        self.files.append(path)
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except FileNotFoundError:
+            self._problem(path, None, None, 0, "file not found", fpos)
+            return
+        except IsADirectoryError:
+            self._problem(path, None, None, 0, "is a directory, not a file", fpos)
+            return
+        except OSError as exc:
+            self._problem(path, None, None, 0, f"can not read file: {exc.strerror}", fpos)
+            return
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self._problem(path, None, None, 0, f"file is not UTF-8 text: {exc}", fpos)
+            return
+        fmt = _format_of(path, text)
+        if fmt == "sniff":  # no telling extension: JSON if it parses as JSON, else TOML
+            try:
+                doc = json.loads(text)
+                fmt = "json"
+            except json.JSONDecodeError:
+                fmt = "json" if text.lstrip()[:1] == "{" else "toml"
+            except RecursionError:
+                fmt = "json"
+        if fmt == "toml":
+            try:
+                doc = tomllib.loads(text)
+            except tomllib.TOMLDecodeError as exc:
+                self._problem(path, None, None, 0, f"invalid TOML: {exc}", fpos)
+                return
+            except RecursionError:
+                self._problem(path, None, None, 0, f"invalid TOML: {TOO_DEEP}", fpos)
+                return
+        else:
+            try:
+                doc = json.loads(text)
+            except RecursionError:
+                self._problem(path, None, None, 0, f"invalid JSON: {TOO_DEEP}", fpos)
+                return
+            except json.JSONDecodeError as exc:
+                self._problem(
+                    path, None, None, 0,
+                    f"invalid JSON: {exc.msg} (at line {exc.lineno}, column {exc.colno})", fpos,
+                )
+                return
+        self.add_document(doc, path, fmt=fmt, _fpos=fpos)
+
+    def add_document(
+        self, doc: Any, file: str = "<memory>", *, fmt: str = "json", _fpos: int | None = None
+    ) -> None:
+        """Add a parsed document (what ``tomllib``/``json`` returned) from ``file``."""
+        if _fpos is None:
+            _fpos = len(self.files)
+            self.files.append(file)
+        f = _FileEntry(file, _fpos)
+        if fmt == "toml" or is_topology_document(doc):
+            if not isinstance(doc, dict):
+                self._problem(file, None, None, 0, "a topology must be an object/table", _fpos)
+                return
+            self._add_topology(doc, f)
+        elif isinstance(doc, list):
+            for i, item in enumerate(doc):
+                self._add_stream_json(item, f, where=f"[{i}]")
+        elif isinstance(doc, dict):
+            self._add_stream_json(doc, f)
+        else:
+            self._problem(
+                file, None, None, 0,
+                "expected a JSON object: a StreamConfig, a StreamInfo or a topology", _fpos,
+            )
+
+    def _add_stream_json(self, doc: Any, f: _FileEntry, where: str = "") -> None:
+        if not isinstance(doc, dict):
+            self._problem(
+                f.path, None, where or None, 0, "expected a StreamConfig object", f.position
+            )
+            return
+        cfg_doc = doc
+        if isinstance(doc.get("config"), dict) and (
+            "state" in doc or "created" in doc or "name" not in doc
+        ):
+            cfg_doc = doc["config"]  # a StreamInfo
+        name = cfg_doc.get("name") if isinstance(cfg_doc.get("name"), str) else ""
+        obj = self._new_object("stream", name or "?", DEFAULT_CLUSTER, name, f)
+        decoded = self._decode_all(obj, cfg_doc, name, allow_cluster=False)
+        if decoded is None:
+            return
+        cfg = decoded[1]
+        obj.spec = obj.config = cfg
+        obj.origins = _stream_origins(cfg, obj.cluster)
+
+    def _add_topology(self, doc: dict[str, Any], f: _FileEntry) -> None:
+        for key in doc:
+            if key not in TOP_LEVEL:
+                self._problem(
+                    f.path, None, key, 0,
+                    f'unknown top-level key "{key}" (allowed: {", ".join(TOP_LEVEL)})',
+                    f.position,
+                )
+        version = doc.get("version", FORMAT_VERSION)
+        if version != FORMAT_VERSION or isinstance(version, bool):
+            self._problem(
+                f.path, None, "version", 0,
+                f"unsupported topology version {version!r}: this jetlink reads version "
+                f"{FORMAT_VERSION}",
+                f.position,
+            )
+        tables: dict[str, dict[str, Any]] = {}
+        for table in ("clusters",) + OBJECT_TABLES:
+            value = doc.get(table, {})
+            if not isinstance(value, dict):
+                self._problem(
+                    f.path, None, table, 0,
+                    f'"{table}" must be a table of named objects ([{table}.<name>])',
+                    f.position,
+                )
+                value = {}
+            tables[table] = value
+        for name, body in tables["clusters"].items():
+            self._add_cluster(name, body, f)
+        for key, body in tables["streams"].items():
+            self._add_stream_table(key, body, f)
+        for table in _KV_TABLES:
+            for key, body in tables[table].items():
+                self._add_kv_table(table, key, body, f)
+        for table in _KAFKA_TABLES:
+            for key, body in tables[table].items():
+                self._add_kafka_table(table, key, body, f)
+        self.resolve_mirror_sources()
+
+    def _add_cluster(self, name: str, body: Any, f: _FileEntry) -> None:
+        label = f"cluster {name}"
+        index = self._next_index()
+
+        def problem(fld: str | None, text: str) -> None:
+            p = Problem(f.path, label, fld, 0, text)
+            self.problems.append(p)
+            self._sort[id(p)] = (f.position, index)
+
+        if not _NAME_RE.fullmatch(name):
+            problem(None, f'invalid cluster name "{name}": cluster names may contain only '
+                    'letters, digits, "_" and "-"')
+            return
+        if not isinstance(body, dict):
+            problem(None, f"[clusters.{name}] must be a table")
+            return
+        for key in body:
+            if key not in CLUSTER_KEYS:
+                problem(
+                    key, f'unknown key "{key}" in [clusters.{name}] (allowed: '
+                    f'{", ".join(CLUSTER_KEYS)})'
+                )
+        kind = body.get("kind", "nats")
+        if kind not in CLUSTER_KINDS:
+            problem("kind", f'invalid cluster kind {kind!r}: kind must be "nats" or "kafka"')
+            kind = "nats"
+        description = body.get("description", "")
+        if not isinstance(description, str):
+            problem("description", "description must be a string")
+            description = ""
+        binding = _binding(name, body, problem)
+        if binding and kind == "kafka" and ("server" in binding or "context" in binding):
+            problem("kind", f'cluster "{name}" is bound to a NATS server (server / context): '
+                    'its kind must be "nats", not "kafka"')
+        cluster = Cluster(name, kind, description, f.path, binding)
+        old = self.clusters.get(name)
+        if old is None:
+            self.clusters[name] = cluster
+        elif (old.kind, old.description, old.binding) != (kind, description, binding):
+            problem(None, f'cluster "{name}" is declared again with a different kind, '
+                    f"description or server binding (first declared in {old.file})")
+
+    def _add_stream_table(self, key: str, body: Any, f: _FileEntry) -> None:
+        name = body.get("name", key) if isinstance(body, dict) else key
+        cluster, explicit = _cluster_of(body)
+        obj = self._new_object("stream", key, cluster, name if isinstance(name, str) else key, f)
+        obj.explicit_cluster = explicit
+        decoded = self._decode_all(obj, body, key, allow_cluster=True)
+        if decoded is None:
+            return
+        cluster, cfg = decoded
+        obj.spec = obj.config = cfg
+        obj.origins = _stream_origins(cfg, cluster)
+
+    def _add_kv_table(self, table: str, key: str, body: Any, f: _FileEntry) -> None:
+        """An entry of ``[kv]``, ``[kv_mirrors]`` or ``[kv_aggregates]``: the object under its
+        stream name, its spec decoded from a copy of the table, then the spec's stream."""
+        name_key, stream_name, decode = _KV_TABLES[table]
+        cluster, explicit = _cluster_of(body)
+        name = body.get(name_key, key) if isinstance(body, dict) else key
+        obj = self._new_object(KIND_OF_TABLE[table], key, cluster, stream_name(str(name)), f)
+        obj.explicit_cluster = explicit
+        try:
+            doc = _plain_table(body, f"[{table}.{key}]")
+            doc.pop("cluster", None)
+            spec = decode(doc, key, cluster)
+            cfg = spec.to_stream_config()
+        except JetlinkError as exc:
+            self._object_problem(obj, exc)
+            return
+        obj.spec, obj.config = spec, cfg
+        obj.origins = _stream_origins(cfg, cluster)
+
+    def _add_kafka_table(self, table: str, key: str, body: Any, f: _FileEntry) -> None:
+        """An entry of ``[topics]``, ``[links]`` or ``[mirror_topics]``: the object, its own
+        rules checked (every problem found), its spec when it has none."""
+        kind = KIND_OF_TABLE[table]
+        cluster, explicit = _cluster_of(body)
+        name = body.get("name", key) if isinstance(body, dict) else key
+        obj = self._new_object(kind, key, cluster, name if isinstance(name, str) else key, f)
+        obj.explicit_cluster = explicit
+        if not isinstance(body, dict):
+            self._object_problem(obj, JetlinkError(f"[{table}.{key}] must be a table"))
+            return
+        errors: list[JetlinkError] = []
+        allowed = _KAFKA_KEYS[table]
+        for k in body:
+            if k not in allowed:
+                errors.append(JetlinkError(
+                    f'unknown key "{k}" in [{table}.{key}] (allowed: {", ".join(allowed)})',
+                    field=k,
+                ))
+        if not isinstance(name, str):
+            errors.append(JetlinkError("name must be a string", field="name"))
+        decode = _KAFKA_TABLES[table]
+        spec = decode(_plain(body), name if isinstance(name, str) else key, cluster, errors)
+        for exc in errors:
+            p = _kafka_problem(obj, exc)
+            self.problems.append(p)
+            self._sort[id(p)] = self._sort[id(obj)]
+        if errors:
+            return
+        obj.spec = spec
+        if kind == "mirror_topic":
+            given = body.get("source_topic")
+            obj.given_source_topic = given if isinstance(given, str) else None
+
+    def resolve_mirror_sources(self) -> None:
+        """Each mirror topic declared without ``source_topic``: its name without the prefix
+        of its link (declared in this or another file), or its name."""
+        for obj in self.objects:
+            if obj.kind != "mirror_topic" or obj.spec is None:
+                continue
+            if obj.given_source_topic is not None:
+                continue
+            from ..kafka.errors import KafkaError
+            from ..kafka.mirrors import mirror_source_topic
+
+            link = self.kafka.get(("link", obj.cluster, obj.spec.link))
+            prefix = link.spec.config.prefix if link is not None and link.spec else ""
+            try:
+                source = mirror_source_topic(obj.spec.name, prefix)
+            except KafkaError:  # not under the prefix: its own name
+                source = obj.spec.name
+            if source != obj.spec.source_topic:
+                obj.spec = dataclasses.replace(obj.spec, source_topic=source)
+
+    def adopt(self, obj: TopologyObject) -> TopologyObject:
+        """Add a copy of an object of another Topology (its file, kind, spec and config kept;
+        a new index here, sorted after what this topology holds from that file). Returns the
+        copy; validation state (``effective``, duplicates) is recomputed by validate."""
+        copy = dataclasses.replace(obj, effective=None, origins=list(obj.origins))
+        if obj.file in self.files:
+            fpos = self.files.index(obj.file)
+        else:
+            fpos = len(self.files)
+            self.files.append(obj.file)
+        copy.index = self._next_index()
+        self._sort[id(copy)] = (fpos, copy.index)
+        self.objects.append(copy)
+        if copy.kind in KAFKA_KINDS:
+            self.kafka.setdefault((copy.kind, copy.cluster, copy.name), copy)
+        else:
+            self.streams.setdefault((copy.cluster, copy.name), copy)
+        return copy
+
+    # ----------------------------------------------------------------- bookkeeping
+    def _next_index(self) -> int:
+        self._counter += 1
+        return self._counter
+
+    def _new_object(
+        self, kind: str, key: str, cluster: str, name: str, f: _FileEntry
+    ) -> TopologyObject:
+        obj = TopologyObject(kind=kind, key=key, cluster=cluster, name=name, file=f.path)
+        obj.index = self._next_index()
+        self._sort[id(obj)] = (f.position, obj.index)
+        self.objects.append(obj)
+        # re-indexed (with problems) by validate
+        if kind in KAFKA_KINDS:
+            self.kafka.setdefault((kind, cluster, name), obj)
+        else:
+            self.streams.setdefault((cluster, name), obj)
+        return obj
+
+    def _problem(
+        self, file: str, obj: str | None, fld: str | None, err_code: int, text: str, fpos: int
+    ) -> None:
+        p = Problem(file, obj, fld, err_code, text)
+        self.problems.append(p)
+        self._sort[id(p)] = (fpos, 0)
+
+    def _decode_all(self, obj: TopologyObject, body: Any, key: str, *, allow_cluster: bool
+                    ) -> tuple[str, StreamConfig] | None:
+        """Decode a stream, reporting every field that does not decode (not only the first):
+        each one is set aside and the rest decoded again, so the object's own rules still
+        run on what is left. None: it does not decode at all."""
+        import copy
+
+        from ..config.validate import MAX_PROBLEMS, drop_path
+
+        doc = body
+        seen: set[str] = set()
+        for _ in range(MAX_PROBLEMS):
+            try:
+                return _decode_stream(doc, key, allow_cluster=allow_cluster)
+            except JetlinkError as exc:
+                self._object_problem(obj, exc)
+                fld = exc.field
+                if not fld or fld in seen or not isinstance(doc, dict):
+                    return None
+                seen.add(fld)
+                doc = copy.deepcopy(doc)
+                if not drop_path(doc, fld):
+                    return None
+        return None
+
+    def _object_problem(self, obj: TopologyObject, exc: JetlinkError) -> None:
+        p = _problem_for(obj, exc)
+        self.problems.append(p)
+        self._sort[id(p)] = self._sort[id(obj)]
+
+    def sort_key(self, obj: TopologyObject) -> tuple[int, int]:
+        return self._sort[id(obj)]
+
+    # ----------------------------------------------------------------- access
+    def stream(self, cluster: str, name: str) -> TopologyObject | None:
+        """The object declaring stream ``name`` in ``cluster`` (the first one, when a stream
+        is declared twice), or None."""
+        return self.streams.get((cluster, name))
+
+    def stream_configs(self) -> dict[tuple[str, str], StreamConfig]:
+        """(cluster, name) -> the stream config (with defaults when valid) of every object."""
+        out = {}
+        for key, obj in self.streams.items():
+            cfg = obj.effective or obj.config
+            if cfg is not None:
+                out[key] = cfg
+        return out
+
+    def to_document(self) -> dict[str, Any]:
+        """The topology as a document in the topology format (what ``jetlink export`` writes
+        with tomli-w): durations as human strings, fields at their defaults left out."""
+        return to_document(self)
+
+
+def load_topology(path: str) -> Topology:
+    """Read one file into a Topology (load problems in ``.problems``; not validated yet)."""
+    topo = Topology()
+    topo.add_file(path)
+    return topo
+
+
+def load_files(paths: Iterable[str]) -> Topology:
+    """Read several files into ONE Topology (objects of all files reference each other)."""
+    topo = Topology()
+    for path in paths:
+        topo.add_file(str(path))
+    return topo
