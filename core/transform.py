@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import random as _random
 import re
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -35,7 +34,6 @@ from .subjects import _is_subset_tokens
 __all__ = [
     "SubjectTransform",
     "TransformError",
-    "bench_transform",
     "compile_transform",
     "fnv1a_32",
     "validate_mapping",
@@ -661,37 +659,3 @@ def validate_mapping(src: str, dest: str) -> None:
         elif " " in t or "\t" in t or "\n" in t or "\r" in t or "\f" in t:
             raise TransformError(ERR_INVALID_DEST_SUBJECT)
     compile_transform(src, dest)
-
-
-# --- benchmark --------------------------------------------------------------------------
-
-BENCH_SRC = "orders.*.>"
-BENCH_DEST = "ship.{{wildcard(1)}}.{{partition(8,1)}}.>"
-
-
-def bench_transform(n: int = 1_000_000) -> dict[str, Any]:
-    """Time ``apply`` of the reference transform over ``n`` varied subjects.
-
-    Subjects look like ``orders.<id>.<a>.<b>`` with ids of varying length; building them is
-    not timed. Returns ``{"subjects", "seconds", "subjects_per_sec", "src", "dest"}``.
-    """
-    tr = compile_transform(BENCH_SRC, BENCH_DEST)
-    kinds = ("created", "paid", "shipped", "cancelled")
-    regions = ("eu", "us", "apac")
-    subjects = [
-        f"orders.{(i * 2654435761) % 10_000_019:x}{i}.{kinds[i % 4]}.{regions[i % 3]}"
-        for i in range(n)
-    ]
-    tr.apply(subjects[0])  # generates the fast function once, outside the timed loop
-    apply = tr.apply
-    t0 = time.perf_counter()
-    for s in subjects:
-        apply(s)
-    seconds = time.perf_counter() - t0
-    return {
-        "subjects": n,
-        "seconds": seconds,
-        "subjects_per_sec": n / seconds if seconds > 0 else float("inf"),
-        "src": BENCH_SRC,
-        "dest": BENCH_DEST,
-    }

@@ -1,7 +1,7 @@
 """The bulk copy of a topic into its mirror topic (``jetlink spark mirror-topic``).
 
-What the link's pump (core/kafka/mirrors.py ``_copy``) does record by record, done for a
-whole history at once, with the same result:
+What the link's pump (core/kafka/mirror_copy.py ``copy_records``) does record by record,
+done for a whole history at once, with the same result:
 
 - the job (:func:`mirror_topic`, DataFrame -> DataFrame over the lake schema): per partition,
   the source records at offsets ``first <= offset < end`` of the plan, each at its own offset,

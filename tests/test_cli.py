@@ -366,8 +366,10 @@ def fake_topology(monkeypatch):
 
     module.validate_files = validate_files
     module.check_files = check_files
-    module.bench_validate = bench_validate
+    bench = types.ModuleType("jetlink.core.bench.validate")
+    bench.bench_validate = bench_validate
     monkeypatch.setitem(sys.modules, "jetlink.core.topology", module)
+    monkeypatch.setitem(sys.modules, "jetlink.core.bench.validate", bench)
     return module
 
 
@@ -502,7 +504,7 @@ def test_validate_needs_a_file(fake_topology):
 
 @pytest.fixture
 def fake_transform(monkeypatch):
-    module = types.ModuleType("jetlink.core.transform")
+    module = types.ModuleType("jetlink.core.bench.transform")
 
     def bench_transform(n):
         return {
@@ -514,7 +516,7 @@ def fake_transform(monkeypatch):
         }
 
     module.bench_transform = bench_transform
-    monkeypatch.setitem(sys.modules, "jetlink.core.transform", module)
+    monkeypatch.setitem(sys.modules, "jetlink.core.bench.transform", module)
     return module
 
 

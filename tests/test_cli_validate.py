@@ -1,7 +1,7 @@
 """``jetlink validate`` and ``jetlink bench validate`` against the real engine.
 
-Written against the documented contract of core/topology.py (docs/architecture.md,
-"core/topology.py"): ``validate_files(paths) -> list[Problem]``, Problem(file, object, field,
+Written against the documented contract of core/topology/ (docs/architecture.md,
+"core/topology/"): ``validate_files(paths) -> list[Problem]``, Problem(file, object, field,
 err_code, description) with ``to_dict()``; a missing or unparsable file is a problem with
 err_code 0 and field null; ``bench_validate(n)`` returns configs, seconds, configs_per_sec.
 The CLI's rendering is pinned exactly by tests/test_cli.py with a stand-in core module; this

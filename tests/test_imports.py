@@ -156,7 +156,7 @@ VALIDATE_MODULES = {
     "jetlink.core.config.stream", "jetlink.core.config.validate", "jetlink.core.contexts",
     "jetlink.core.durations", "jetlink.core.errors", "jetlink.core.live",
     "jetlink.core.live.settings", "jetlink.core.live.target", "jetlink.core.subjects",
-    "jetlink.core.topology", "jetlink.core.topology.bench", "jetlink.core.topology.checks",
+    "jetlink.core.topology", "jetlink.core.topology.checks",
     "jetlink.core.topology.decode", "jetlink.core.topology.export",
     "jetlink.core.topology.kafka_specs", "jetlink.core.topology.load",
     "jetlink.core.topology.model", "jetlink.core.topology.subject_index", "jetlink.core.xdg",

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from jetlink.core.bench.validate import bench_validate
 from jetlink.core.config.stream import StreamConfig
 from jetlink.core.subjects import overlaps
 from jetlink.core.topology import (
     Problem,
     SubjectIndex,
     Topology,
-    bench_validate,
     kv_field,
     load_files,
     load_topology,

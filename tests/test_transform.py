@@ -6,11 +6,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from jetlink.core.bench.transform import bench_transform
 from jetlink.core.subjects import is_valid_literal_subject, matches
 from jetlink.core.transform import (
     SubjectTransform,
     TransformError,
-    bench_transform,
     compile_transform,
     fnv1a_32,
     validate_mapping,

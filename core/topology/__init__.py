@@ -73,7 +73,6 @@ This module re-exports their public names.
 
 from __future__ import annotations
 
-from .bench import bench_document, bench_validate
 from .checks import check_files, republish_image, validate_files, validate_topology
 from .decode import is_topology_document
 from .export import kv_table, object_table, stream_table, to_document
@@ -122,8 +121,6 @@ __all__ = [
     "TopicSpec",
     "Topology",
     "TopologyObject",
-    "bench_document",
-    "bench_validate",
     "check_files",
     "is_topology_document",
     "kv_field",

@@ -1,5 +1,5 @@
 """``jetlink bench validate``: a generated topology of many varied streams, validated and
-timed.
+timed (the topology rules are core/topology/'s).
 """
 
 from __future__ import annotations
@@ -7,9 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .checks import validate_topology
-from .load import Topology
-from .model import FORMAT_VERSION
+from ..topology import FORMAT_VERSION, Topology, validate_topology
 
 __all__ = ["bench_document", "bench_validate"]
 
