@@ -97,8 +97,8 @@ def bench_live(url: str | None, *, pub_count: int = 200_000, read_count: int = 1
     """Measure (module doc); ``url`` None starts a private server."""
     from jetlink.core.live.client import connect
     from jetlink.core.live.jetstream import LiveJetStream
-    from jetlink.core.live.target import ServerTarget
     from jetlink.core.live.server import start_server, stop_server
+    from jetlink.core.live.target import ServerTarget
 
     server = None
     tmp = tempfile.TemporaryDirectory(prefix="jetlink-bench-live-")

@@ -98,8 +98,8 @@ def bench_live_export(url: str | None, *, messages: int = 1_000_000, runs: int =
     """Measure (module doc); ``url`` None starts a private server."""
     from jetlink.core.live.client import connect
     from jetlink.core.live.jetstream import LiveJetStream
-    from jetlink.core.live.target import ServerTarget
     from jetlink.core.live.server import start_server, stop_server
+    from jetlink.core.live.target import ServerTarget
 
     server = None
     tmp = tempfile.TemporaryDirectory(prefix="jetlink-bench-live-export-")

@@ -329,7 +329,6 @@ def show(
     object: variable -> value).
     """
     from jetlink.cli.common import context_in_force, named_context
-    from jetlink.core.errors import NotFoundError
 
     app = App.of(ctx)
     store = _store()

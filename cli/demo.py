@@ -479,9 +479,9 @@ def _committed(doc: Any) -> dict[str, int]:
 
 
 def _rest(d: Drill, keast: tuple[str, str]) -> None:
-    import httpx
-
     import select
+
+    import httpx
 
     args = ["serve", "--port", "0", "--json"]
     cmd = [sys.executable, "-m", "jetlink.cli.main", "--data-dir", str(d.data_dir), *args]

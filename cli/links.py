@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from jetlink.cli import completion, output
+from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
-from jetlink.cli import common
 from jetlink.cli.common import data_dir, usage
 from jetlink.cli.options import JsonOption, force_option, rest_callback
 

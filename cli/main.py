@@ -45,6 +45,7 @@ from jetlink.cli.app import (
     default_data_dir,
 )
 
+
 def _complete_clusters(ctx: typer.Context, incomplete: str) -> list[str]:
     from jetlink.cli.completion import clusters
 

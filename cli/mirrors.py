@@ -14,10 +14,8 @@ from typing import Annotated, Any
 
 import typer
 
-from jetlink.cli import output
+from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
-from jetlink.cli import common
-from jetlink.cli import completion
 from jetlink.cli.common import data_dir
 from jetlink.cli.options import JsonOption, rest_callback
 

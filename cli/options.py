@@ -19,7 +19,6 @@ from typing import Annotated, Any
 import typer
 
 from jetlink.cli import completion
-
 from jetlink.cli.app import App
 
 

@@ -16,7 +16,7 @@ import dataclasses
 import json
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from enum import Enum
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
@@ -395,8 +395,13 @@ class progress:
     def __enter__(self) -> Any:
         if not self._on:
             return _NoBar()
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-        from rich.progress import TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
         from jetlink.cli.app import make_console
 
@@ -575,10 +580,10 @@ def rfc3339_ns(text: str | None) -> int:
 def go_time_utc(ns: int) -> str:
     """A UTC time as Go's ``time.Time.String()`` prints it:
     ``2025-01-02 03:04:05.123456789 +0000 UTC`` (trailing zeros of the fraction dropped)."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     secs, frac = divmod(ns, 1_000_000_000)
-    base = datetime.fromtimestamp(secs, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    base = datetime.fromtimestamp(secs, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
     fraction = f".{frac:09d}".rstrip("0") if frac else ""
     return f"{base}{fraction} +0000 UTC"
 

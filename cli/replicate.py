@@ -23,9 +23,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from jetlink.cli import output
+from jetlink.cli import common, output
 from jetlink.cli.app import App, ExitCode
-from jetlink.cli import common
 from jetlink.cli.common import data_dir, usage
 from jetlink.cli.options import JsonOption
 

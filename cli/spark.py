@@ -98,12 +98,12 @@ def _run(app: App, job: Any) -> None:
 
 def _with_progress(job: Any) -> Any:
     """``job()`` under a progress bar on stderr (tasks of the running Spark stages)."""
+    import sys
+
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from jetlink.cli.app import make_console
     from jetlink.sparkops.progress import watch
-
-    import sys
 
     console = make_console(sys.stderr)
     with Progress(TextColumn("{task.description}"), BarColumn(),

@@ -121,9 +121,8 @@ def register_commands(spark_app: typer.Typer) -> None:
         which the job reads (a local master, or executors sharing this filesystem), so a
         live mirror is compared with its live origin.
         """
-        from jetlink.sparkops.verify import verify as run_verify
-
         from jetlink.cli.common import backend, make_clock
+        from jetlink.sparkops.verify import verify as run_verify
 
         app = App.of(ctx)
 

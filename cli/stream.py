@@ -29,7 +29,6 @@ import typer
 from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import (
-    data_dir,
     now_ns,
     open_jetstream,
     read_json_file,

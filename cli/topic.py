@@ -27,9 +27,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from jetlink.cli import completion, output
+from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
-from jetlink.cli import common
 from jetlink.cli.common import data_dir, usage
 from jetlink.cli.options import JsonOption, force_option
 
@@ -299,8 +298,8 @@ def produce(
     {{TimeStamp}} ...). A mirror topic refuses records. With --json a list of {"partition",
     "offset"}.
     """
-    from jetlink.cli.pub import _expand_or_warn, parse_headers
     from jetlink.cli.common import now_ns
+    from jetlink.cli.pub import _expand_or_warn, parse_headers
 
     app = App.of(ctx)
     pairs = parse_headers(header or [])

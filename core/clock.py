@@ -10,7 +10,7 @@ Times are integers: nanoseconds since the Unix epoch, UTC (Go's ``time.Now().Uni
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
 __all__ = ["Clock", "SystemClock", "ManualClock", "format_rfc3339_nano", "ZERO_TIME"]
@@ -77,7 +77,7 @@ def format_rfc3339_nano(ns: int) -> str:
     if not ns:
         return ZERO_TIME
     secs, frac = divmod(ns, 1_000_000_000)
-    base = datetime.fromtimestamp(secs, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    base = datetime.fromtimestamp(secs, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
     if frac:
         return f"{base}.{frac:09d}".rstrip("0") + "Z"
     return base + "Z"

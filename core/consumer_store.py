@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from . import streams as S
 from .config.stream import StreamConfig

@@ -35,8 +35,9 @@ Standard library only.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Protocol, Sequence
+from typing import Any, Protocol
 
 from .clock import format_rfc3339_nano, parse_rfc3339_nano
 from .config.consumer import (
@@ -294,7 +295,7 @@ class ConsumerState:
         }
 
     @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> "ConsumerState":
+    def from_json(cls, doc: dict[str, Any]) -> ConsumerState:
         p, r = doc["pending"], doc["rdc"]
         return cls(
             sseq=doc["sseq"], dseq=doc["dseq"], adflr=doc["adflr"], asflr=doc["asflr"],
@@ -309,7 +310,7 @@ class ConsumerState:
     def dumps(self) -> str:
         return json.dumps(self.to_json(), separators=(",", ":"))
 
-    def clone(self) -> "ConsumerState":
+    def clone(self) -> ConsumerState:
         """A copy that shares nothing mutable with this one."""
         out = ConsumerState(**{k: v for k, v in vars(self).items()
                                if k not in ("pending", "rdc", "rdq", "lss")})
@@ -320,7 +321,7 @@ class ConsumerState:
         return out
 
     @classmethod
-    def loads(cls, text: str) -> "ConsumerState":
+    def loads(cls, text: str) -> ConsumerState:
         return cls.from_json(json.loads(text))
 
     # The server writes its delivery view into the store on some events (writeStoreState).
@@ -974,7 +975,7 @@ class ConsumerRecord:
     created: int
     state: ConsumerState
 
-    def copy(self) -> "ConsumerRecord":
+    def copy(self) -> ConsumerRecord:
         return ConsumerRecord(self.name, self.config.copy(), self.created, self.state.clone())
 
 

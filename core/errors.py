@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 # A document nested deeper than Python's readers recurse (hundreds of levels): refused as
 # invalid with this reason, never a RecursionError.
 TOO_DEEP = "nested too deeply (more levels than a configuration ever has)"

@@ -32,7 +32,7 @@ class CoreFanout:
         self.active = flt is not None
 
     @classmethod
-    def load(cls, txn: S.Txn) -> "CoreFanout":
+    def load(cls, txn: S.Txn) -> CoreFanout:
         now = time.time_ns()
         filters = [r[0] for r in txn.conn.execute(
             "SELECT DISTINCT filter FROM core_subs WHERE expires_ns > ?", (now,))]

@@ -12,7 +12,7 @@ stripped and CR/LF become spaces; each value is one ``Name: value`` line.
 from __future__ import annotations
 
 import re
-from typing import Mapping, Sequence, Union
+from collections.abc import Mapping, Sequence
 
 from .errors import client_error
 
@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 Headers = dict[str, list[str]]
-HeadersIn = Mapping[str, Union[str, Sequence[str]]]
+HeadersIn = Mapping[str, str | Sequence[str]]
 
 HDR_LINE = b"NATS/1.0\r\n"
 CRLF = b"\r\n"

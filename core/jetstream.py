@@ -20,8 +20,8 @@ import json
 import os
 import sqlite3
 import time
-from dataclasses import dataclass
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from . import headers as H
@@ -31,8 +31,8 @@ from .clock import Clock, SystemClock, format_rfc3339_nano
 from .config.codec import given_empty
 from .config.stream import StreamConfig
 from .errors import ApiError, JetlinkError, client_error, nats_error, not_found
-from .messages import PubAck, StoredMsg, StreamInfo, StreamState
 from .fanout import CoreFanout
+from .messages import PubAck, StoredMsg, StreamInfo, StreamState
 from .store import Cluster
 from .subjects import SubjectFilter, is_valid_subject, overlaps
 
@@ -405,7 +405,7 @@ class JetStream:
             msgs = [S.load_msg(conn, d.id, seq) for seq in sorted(seqs)]
         return [m for m in msgs if m is not None]
 
-    def tail(self, name: str, patterns: Sequence[str], after_seq: int) -> "Tail":
+    def tail(self, name: str, patterns: Sequence[str], after_seq: int) -> Tail:
         """New messages of ``name`` matching ``patterns`` stored after ``after_seq``, as they
         come (KV watchers): ``next(timeout)``, ``close()``."""
         with self.read() as (_conn, catalog):
@@ -588,7 +588,7 @@ class JetStream:
         with self.write() as txn:
             self._publish_one(txn, subject, hdr, data, core=True)
 
-    def subscribe(self, subject: str) -> "Subscription":
+    def subscribe(self, subject: str) -> Subscription:
         """Follow core messages on ``subject`` (wildcards) published from now on, by any
         process sharing the data directory."""
         if not isinstance(subject, str) or not is_valid_subject(subject):
@@ -789,7 +789,7 @@ class Subscription:
             with self.cluster.transaction() as conn:
                 conn.execute("DELETE FROM core_subs WHERE id = ?", (self._id,))
 
-    def __enter__(self) -> "Subscription":
+    def __enter__(self) -> Subscription:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -70,10 +70,10 @@ from . import limits as L
 from .clock import Clock, SystemClock
 from .config.kv import (
     KV_STREAM_PREFIX,
+    KeyValueConfig,
     KVAggregateConfig,
     KVAggregateOrigin,
     KVMirrorConfig,
-    KeyValueConfig,
     bucket_of_stream,
     check_kv_mirror,
     kv_stream_name,

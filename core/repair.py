@@ -23,12 +23,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .store import DataDir
-from .store import health
+from .store import DataDir, health
 from .store.datadir import connect, integrity
 from .store.schema import MIGRATIONS, SCHEMA_VERSION
-from .streams import (FILE_RECORD_OVERHEAD, MEM_RECORD_OVERHEAD, SEQ_BITS, is_src_ref_sql,
-                      payload_sql, src_ref_id_sql)
+from .streams import (
+    FILE_RECORD_OVERHEAD,
+    MEM_RECORD_OVERHEAD,
+    SEQ_BITS,
+    is_src_ref_sql,
+    payload_sql,
+    src_ref_id_sql,
+)
 
 BATCH = 1_000
 

@@ -25,20 +25,13 @@ import gc
 import heapq
 import json
 import sqlite3
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from . import copyrules as C
 from . import headers as H
 from . import streams as S
-from .clock import Clock, format_rfc3339_nano, parse_rfc3339_nano
-from .config.stream import StreamConfig, StreamSource
-from .errors import ApiError, JetlinkError, nats_error
-from .store import Cluster, DataDir, connect
-from .store.health import StorageError
-from .startseq import deliver_all_start
-from .subjects import SubjectFilter
-from .transform import compile_transform
 from .agreements import (  # noqa: F401 - part of this module's API
     COMPONENT,
     _has_table,
@@ -48,6 +41,14 @@ from .agreements import (  # noqa: F401 - part of this module's API
     source_filters,
     stream_source_infos,
 )
+from .clock import Clock, format_rfc3339_nano, parse_rfc3339_nano
+from .config.stream import StreamConfig, StreamSource
+from .errors import ApiError, JetlinkError, nats_error
+from .startseq import deliver_all_start
+from .store import Cluster, DataDir, connect
+from .store.health import StorageError
+from .subjects import SubjectFilter
+from .transform import compile_transform
 
 __all__ = [
     "AgreementReport",

@@ -91,7 +91,7 @@ class RePublishRule:
                 f"{self.transform.dest!r}, headers_only={self.headers_only})")
 
 
-def compile_rule(cfg: "StreamConfig") -> RePublishRule | None:
+def compile_rule(cfg: StreamConfig) -> RePublishRule | None:
     """The stream's rule, or None when it does not republish.
 
     An empty ``src`` is ``>``. An empty ``dest`` republishes nothing (the server builds no
@@ -121,7 +121,7 @@ def republish_header(hdr: bytes | None, stream: str, subject: str, seq: int, ts:
     return base + extra.encode() + b"\r\n"
 
 
-def after_store(st: "StreamTxn", subject: str, hdr: bytes | None, data: bytes, seq: int,
+def after_store(st: StreamTxn, subject: str, hdr: bytes | None, data: bytes, seq: int,
                 ts: int, last_seq: int) -> None:
     """Queue the republish of a message just stored by ``st`` (a stream with a rule).
 
@@ -154,7 +154,7 @@ def after_store(st: "StreamTxn", subject: str, hdr: bytes | None, data: bytes, s
     pending.append((hop, target, rhdr, body))
 
 
-def deliver(txn: "Txn") -> int:
+def deliver(txn: Txn) -> int:
     """Publish the queued republishes (``Txn.flush`` calls this): core followers first, then
     the stream capturing each subject (refusals are silent). Messages stored on the way may
     queue more (a chain), delivered in the next round. Returns how many were published."""

@@ -29,20 +29,42 @@ from __future__ import annotations
 import heapq
 import json
 import sqlite3
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Protocol
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import limits as L
 from .config.stream import StreamConfig
 from .errors import NoStreamError, client_error, nats_error
 from .messages import StoredMsg, StreamState
-from .streamstore.base import (_MASK, _MSG_COLS, _MSG_FROM, _SECOND, FILE_HEADER_OVERHEAD,
-                               FILE_RECORD_OVERHEAD, MAX_HEADER_SIZE, MAX_SEQ,
-                               MEM_RECORD_OVERHEAD, SEQ_BITS, _chain_from, _stored,
-                               expiry_due, hdr_sql, is_src_ref_sql, key_range, load_msg,
-                               matching_subjects, max_src_ref, msg_key, msg_size,
-                               parse_msg_ttl, payload_sql, republish_module, src_ref_id_sql,
-                               src_ref_sql)
-from .streamstore.base import _blen  # noqa: F401 - core/replication.py counts with S._blen
+from .streamstore.base import (
+    _MASK,
+    _MSG_COLS,
+    _MSG_FROM,
+    _SECOND,
+    FILE_HEADER_OVERHEAD,
+    FILE_RECORD_OVERHEAD,
+    MAX_HEADER_SIZE,
+    MAX_SEQ,
+    MEM_RECORD_OVERHEAD,
+    SEQ_BITS,
+    _blen,  # noqa: F401 - core/replication.py counts with S._blen
+    _chain_from,
+    _stored,
+    expiry_due,
+    hdr_sql,
+    is_src_ref_sql,
+    key_range,
+    load_msg,
+    matching_subjects,
+    max_src_ref,
+    msg_key,
+    msg_size,
+    parse_msg_ttl,
+    payload_sql,
+    republish_module,
+    src_ref_id_sql,
+    src_ref_sql,
+)
 from .subjects import SubjectFilter, has_wildcard, is_valid_publish_subject
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -131,33 +153,33 @@ class RetentionHooks(Protocol):
     the write transaction (``txn.conn``, ``txn.now``, ``txn.cache`` for per-call caching).
     """
 
-    def has_interest(self, txn: "Txn", stream: str, subject: str) -> bool: ...
+    def has_interest(self, txn: Txn, stream: str, subject: str) -> bool: ...
 
     def consumer_count(self, conn: sqlite3.Connection, stream: str) -> int: ...
 
-    def on_purge(self, txn: "Txn", stream: str, subject: str | None) -> None: ...
+    def on_purge(self, txn: Txn, stream: str, subject: str | None) -> None: ...
 
-    def on_stream_deleted(self, txn: "Txn", stream: str) -> None: ...
+    def on_stream_deleted(self, txn: Txn, stream: str) -> None: ...
 
-    def on_retention_changed(self, txn: "Txn", stream: str) -> None: ...
+    def on_retention_changed(self, txn: Txn, stream: str) -> None: ...
 
 
 class NoConsumers:
     """Hooks for a store without consumers: nobody is interested, nothing to tell."""
 
-    def has_interest(self, txn: "Txn", stream: str, subject: str) -> bool:
+    def has_interest(self, txn: Txn, stream: str, subject: str) -> bool:
         return False
 
     def consumer_count(self, conn: sqlite3.Connection, stream: str) -> int:
         return 0
 
-    def on_purge(self, txn: "Txn", stream: str, subject: str | None) -> None:
+    def on_purge(self, txn: Txn, stream: str, subject: str | None) -> None:
         return None
 
-    def on_stream_deleted(self, txn: "Txn", stream: str) -> None:
+    def on_stream_deleted(self, txn: Txn, stream: str) -> None:
         return None
 
-    def on_retention_changed(self, txn: "Txn", stream: str) -> None:
+    def on_retention_changed(self, txn: Txn, stream: str) -> None:
         return None
 
 
@@ -235,7 +257,7 @@ class Catalog:
         self.gen = gen
         self.by_name = {d.name: d for d in defs}
         self.by_id = {d.id: d for d in defs}
-        self._routes: dict[str, Optional[StreamDef]] = {}
+        self._routes: dict[str, StreamDef | None] = {}
 
     def route(self, subject: str) -> StreamDef | None:
         """The stream whose subjects capture ``subject`` (subjects never overlap: at most one)."""
@@ -259,7 +281,7 @@ class Catalog:
         return int(row[0]) if row and row[0] is not None else 0
 
     @classmethod
-    def load(cls, conn: sqlite3.Connection, cache: dict[str, Any]) -> "Catalog":
+    def load(cls, conn: sqlite3.Connection, cache: dict[str, Any]) -> Catalog:
         gen = cls.config_gen(conn)
         cat: Catalog | None = cache.get("catalog")
         if cat is not None and cat.gen == gen:
@@ -301,7 +323,7 @@ class Txn:
         self.cache: dict[Any, Any] = {}  # per-transaction scratch space for hooks
         self._next_subject_id: int | None = None
 
-    def stream(self, d: StreamDef) -> "StreamTxn":
+    def stream(self, d: StreamDef) -> StreamTxn:
         st = self.streams.get(d.id)
         if st is None:
             st = self.streams[d.id] = _stream_txn()(self, d)

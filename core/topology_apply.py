@@ -43,8 +43,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from .clock import Clock
 from .errors import JetlinkError

@@ -29,8 +29,12 @@ SEC = 1_000_000_000
 def build(path: Path, clock) -> None:
     """The demo data set in the data directory ``path`` (created), time from ``clock``
     (a ManualClock: it is advanced as the data is made)."""
-    from jetlink.core.config.kv import KVAggregateConfig, KVAggregateOrigin, KeyValueConfig
-    from jetlink.core.config.kv import KVMirrorConfig
+    from jetlink.core.config.kv import (
+        KeyValueConfig,
+        KVAggregateConfig,
+        KVAggregateOrigin,
+        KVMirrorConfig,
+    )
     from jetlink.core.jetstream import JetStream
     from jetlink.core.kafka.links import Links
     from jetlink.core.kafka.mirrors import Mirrors, pump_links
@@ -116,7 +120,6 @@ def build(path: Path, clock) -> None:
 
 async def _shoot(path: Path, clock, out: Path, tab: str, size: tuple[int, int]) -> None:
     from jetlink.cli.dashboard.app import create_app
-
     from jetlink.core.jetstream import JetStream
     from jetlink.core.store import DataDir
 

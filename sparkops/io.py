@@ -17,8 +17,9 @@ the engine, in large transactions (core/lake.py ``write_stream_rows``).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from jetlink.core import lake
 

@@ -43,15 +43,21 @@ over the target's max_msg_size or with headers over 64 KiB.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from jetlink.core import copyrules as C
 from jetlink.core import headers as H
-from jetlink.core.config.stream import StreamConfig, StreamSource
-from jetlink.core.streams import (FILE_HEADER_OVERHEAD, FILE_RECORD_OVERHEAD,
-                                  MAX_HEADER_SIZE, MEM_RECORD_OVERHEAD, StreamDef)
 from jetlink.core.clock import parse_rfc3339_nano
+from jetlink.core.config.stream import StreamConfig, StreamSource
+from jetlink.core.streams import (
+    FILE_HEADER_OVERHEAD,
+    FILE_RECORD_OVERHEAD,
+    MAX_HEADER_SIZE,
+    MEM_RECORD_OVERHEAD,
+    StreamDef,
+)
 
 from . import limits as L
 from . import rules as R

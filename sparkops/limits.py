@@ -29,7 +29,8 @@ are not sorted again.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from jetlink.core.streams import StreamDef
 

@@ -33,13 +33,14 @@ and, inside a split, the row groups whose midpoint falls in it (Parquet's rule).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from jetlink.core import copyrules as C
 from jetlink.core import headers as H
-from jetlink.core.streams import MAX_HEADER_SIZE, StreamDef
 from jetlink.core.clock import parse_rfc3339_nano
+from jetlink.core.streams import MAX_HEADER_SIZE, StreamDef
 from jetlink.core.subjects import SubjectFilter
 
 from .limits import _SHIFT, LimitError

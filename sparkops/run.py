@@ -12,8 +12,9 @@ the pump resumes like one it filled itself.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from jetlink.core import lake
 from jetlink.core.clock import Clock, format_rfc3339_nano

@@ -466,14 +466,14 @@ class ClassDataSharing:
     launcher_tmp: Path | None = None
 
     @classmethod
-    def plan(cls) -> "ClassDataSharing | None":
+    def plan(cls) -> ClassDataSharing | None:
         try:
             return cls._plan()
         except (OSError, ValueError, ImportError):
             return None
 
     @classmethod
-    def _plan(cls) -> "ClassDataSharing | None":
+    def _plan(cls) -> ClassDataSharing | None:
         import hashlib
 
         from pyspark import __version__ as pyspark_version

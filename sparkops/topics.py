@@ -25,8 +25,9 @@ done for a whole history at once, with the same result:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from jetlink.core import lake
 from jetlink.core.clock import Clock

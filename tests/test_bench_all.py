@@ -12,8 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from jetlink.cli.main import build_app
-from jetlink.core.bench.engine import (bench_link, bench_startup, bench_validate_process,
-                                       pairs)
+from jetlink.core.bench.engine import bench_link, bench_startup, bench_validate_process, pairs
 from jetlink.core.bench.suite import GOALS, judge
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -5,7 +5,6 @@ codes against the embedded engine, and a cross-process ``sub`` follower.
 from __future__ import annotations
 
 import base64
-
 import json
 import os
 import random

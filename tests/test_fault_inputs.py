@@ -19,14 +19,17 @@ from collections import namedtuple
 from pathlib import Path
 
 import pytest
-
 from helpers import doc, ok
 
 from jetlink.core import counts
-from jetlink.core.store import DataDir
 from jetlink.core.durations import (
-    MAX_DURATION, MAX_WAIT, YEAR, DurationError, check_wait, format_duration,
+    MAX_DURATION,
+    MAX_WAIT,
+    YEAR,
+    DurationError,
+    check_wait,
 )
+from jetlink.core.store import DataDir
 
 BIG = "9223372036854775808"  # 2**63: one more than natscli's int64 --count
 

@@ -12,7 +12,6 @@ import sqlite3
 import subprocess
 
 import pytest
-
 from helpers import doc, ok
 
 from jetlink.core.store import DataDir, health

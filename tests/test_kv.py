@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from jetlink.core.config.kv import (
+    KeyValueConfig,
     KVAggregateConfig,
     KVAggregateOrigin,
-    KeyValueConfig,
     KVMirrorConfig,
 )
 from jetlink.core.errors import ApiError, JetlinkError
+from jetlink.core.headers import encode_headers
 from jetlink.core.kv import (
     DEL,
     END_OF_INITIAL_DATA,
@@ -20,7 +21,6 @@ from jetlink.core.kv import (
     ReadOnlyError,
     operation_of,
 )
-from jetlink.core.headers import encode_headers
 from jetlink.core.replication import pump_until_idle
 
 SECOND = 1_000_000_000

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from jetlink.core.config.kv import (
+    KeyValueConfig,
     KVAggregateConfig,
     KVAggregateOrigin,
     KVMirrorConfig,
-    KeyValueConfig,
     aggregate_transform,
     bucket_of_stream,
     check_kv_mirror,

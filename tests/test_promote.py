@@ -17,11 +17,11 @@ import json
 
 import pytest
 
-from jetlink.core.errors import ApiError, JetlinkError, NotFoundError
-from jetlink.core.jetstream import JetStream
 from jetlink.core.dr import PromoteRefused
 from jetlink.core.dr import promote as promote_at
 from jetlink.core.dr.embedded import EmbeddedSite
+from jetlink.core.errors import ApiError, JetlinkError, NotFoundError
+from jetlink.core.jetstream import JetStream
 
 SEC = 1_000_000_000
 
@@ -327,8 +327,8 @@ def test_ack_floor_beyond_the_mirror_is_clamped(dd, clock, env):
 
 
 def test_failover_with_the_origin_down_uses_synced_positions(dd, clock, env):
-    from jetlink.core.kv import KV
     from jetlink.core.dr.positions import PositionStore, sync
+    from jetlink.core.kv import KV
 
     west, east = env
     _acked(west, "O", "billing", 4)
@@ -352,8 +352,8 @@ def test_failover_with_the_origin_down_uses_synced_positions(dd, clock, env):
 
 
 def test_no_positions_no_consumers_and_said_so(dd, clock, env):
-    from jetlink.core.kv import KV
     from jetlink.core.dr.positions import PositionStore
+    from jetlink.core.kv import KV
 
     west, east = env
     _acked(west, "O", "billing", 4)

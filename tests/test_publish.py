@@ -11,7 +11,6 @@ import hashlib
 import json
 
 import pytest
-
 from helpers import cfg, state
 
 from jetlink.core import streams as S

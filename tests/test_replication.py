@@ -16,10 +16,10 @@ import pytest
 
 from jetlink.core import lake
 from jetlink.core import replication as R
-from jetlink.core.repair import repair
 from jetlink.core.clock import ManualClock
 from jetlink.core.errors import ApiError
 from jetlink.core.jetstream import JetStream
+from jetlink.core.repair import repair
 from jetlink.core.store import DataDir
 from jetlink.core.streams import recount
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 
 import pytest
-
 from helpers import cfg
 
 from jetlink.core import republish as RP

@@ -112,7 +112,7 @@ def _read_response(sock: socket.socket, head_only: bool = False) -> Raw:
     while b"\r\n\r\n" not in buf:
         try:
             chunk = sock.recv(65536)
-        except (ConnectionResetError, TimeoutError, socket.timeout):
+        except (ConnectionResetError, TimeoutError):
             chunk = b""
         if not chunk:
             return Raw(None)
@@ -135,7 +135,7 @@ def _read_response(sock: socket.socket, head_only: bool = False) -> Raw:
     while length is None or len(rest) < length:
         try:
             chunk = sock.recv(65536)
-        except (ConnectionResetError, TimeoutError, socket.timeout):
+        except (ConnectionResetError, TimeoutError):
             break
         if not chunk:
             break

@@ -20,9 +20,8 @@ import textwrap
 import pytest
 
 from jetlink.core.repair import check
-from jetlink.core.store import DataDir
+from jetlink.core.store import DataDir, health
 from jetlink.core.store.datadir import confirmed_in
-from jetlink.core.store import health
 
 
 def _write_in_another_process(path) -> None:

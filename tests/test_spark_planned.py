@@ -8,15 +8,21 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_spark_jobs import (
+    PARQUET_CASES,
+    SUBJECTS,
+    _fill,
+    _rows,
+    _spark_rows,
+    _store_input,
+    _target,
+    origin,  # noqa: F401 - the fixture
+)
 
 from jetlink.core import copyrules as C
 from jetlink.core import headers as H
 from jetlink.core import replication as RP
 from jetlink.core.transform import compile_transform
-
-from test_spark_jobs import origin  # noqa: F401 - the fixture
-from test_spark_jobs import (PARQUET_CASES, SUBJECTS, _fill, _rows, _spark_rows, _store_input,
-                             _target)
 
 # --------------------------------------------------------------------------------------------
 # Nats-Msg-Id on bytes: the rule of core.headers (first_values)
@@ -201,9 +207,9 @@ def test_files_split_by_row_groups_equals_pump(spark, dd, origin, clock, tmp_pat
 def test_not_planned_on_the_driver_out_of_order(spark, dd, origin, clock, tmp_path, layout):
     """Partitions not in the merge order (rows shuffled, ranges overlapping): no plan, and
     the Spark-planned job gives the pump's rows."""
-    from jetlink.sparkops import io, jobs, planned
-
     from test_spark_jobs import _to_parquet
+
+    from jetlink.sparkops import io, jobs, planned
 
     cfg, want, created = _pumped(dd, origin, clock, PARQUET_CASES["keep_last_dedupe"])
     path = str(tmp_path / "in")
@@ -241,7 +247,8 @@ def test_refusals_name_the_first_message(spark, tmp_path, monkeypatch, headers, 
     import pyarrow.parquet as pq
 
     from jetlink.core import lake
-    from jetlink.sparkops import io, jobs, limits as L
+    from jetlink.sparkops import io, jobs
+    from jetlink.sparkops import limits as L
 
     hdr = H.encode_headers(headers)
     n = 30
@@ -273,7 +280,8 @@ def test_max_msg_size_at_the_boundary(spark, tmp_path, monkeypatch, over):
     import pyarrow.parquet as pq
 
     from jetlink.core import lake
-    from jetlink.sparkops import io, jobs, limits as L
+    from jetlink.sparkops import io, jobs
+    from jetlink.sparkops import limits as L
 
     blocks = [None, H.encode_headers({"X-A": "1"}), b"NATS/1.0\r\n\r\n",
               H.encode_headers({"Nats-Expected-Stream": "O", "X-B": "22"}),

@@ -192,7 +192,6 @@ def test_cds_archives_are_checked(monkeypatch, tmp_path):
 def test_archives_of_other_installations_are_not_kept_forever(tmp_path):
     """Each set of archives is about 200 MB: besides the current installation's, only the
     most recently written other set stays."""
-    import os
 
     from jetlink.sparkops import session as S
 

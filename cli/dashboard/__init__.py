@@ -14,6 +14,7 @@ import typer
 from jetlink.cli.app import App
 from jetlink.cli.options import JsonOption
 
+
 def dashboard(
     ctx: typer.Context,
     refresh: Annotated[

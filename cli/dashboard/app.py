@@ -15,6 +15,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -54,10 +55,10 @@ from jetlink.cli.dashboard.data import (
     rate_text,
 )
 from jetlink.core.clock import Clock
-from jetlink.core.retry import Retries
 from jetlink.core.kafka.links import ACTIVE as LINK_ACTIVE
 from jetlink.core.kafka.links import PAUSED as LINK_PAUSED
 from jetlink.core.kafka.mirrors import ACTIVE, PAUSED, PENDING_STOPPED, STOPPED
+from jetlink.core.retry import Retries
 
 MIN_REFRESH = 1.0  # seconds: the tables refresh at most once a second
 WIDE = 150  # columns from which the detail pane shows beside the tables
@@ -465,9 +466,9 @@ class Dashboard(App[None]):
         if self.filter_text:
             parts.append(f"filter {self.filter_text!r}")
         if self.snapshot is not None:
-            from datetime import datetime, timezone
+            from datetime import datetime
 
-            when = datetime.fromtimestamp(self.snapshot.taken_ns / 1e9, timezone.utc)
+            when = datetime.fromtimestamp(self.snapshot.taken_ns / 1e9, UTC)
             parts.append(f"updated {when:%H:%M:%S}Z")
         if self.following:
             parts.append(f"following: {self.followed:,} copied")

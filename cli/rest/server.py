@@ -111,8 +111,8 @@ from __future__ import annotations
 
 import base64
 import hmac
-import itertools
 import ipaddress
+import itertools
 import json
 import re
 import sqlite3

@@ -18,8 +18,9 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["BENCHES", "GOALS", "Goal", "bench_all", "figure_text", "judge", "machine"]
 

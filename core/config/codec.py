@@ -11,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import typing
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ..errors import ApiError, nats_error
 

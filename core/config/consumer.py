@@ -150,7 +150,7 @@ class ConsumerConfig(_JsonMixin):
 
     # -- JSON ---------------------------------------------------------------------------
     @classmethod
-    def from_json(cls, doc: Any, *, strict: bool = True) -> "ConsumerConfig":
+    def from_json(cls, doc: Any, *, strict: bool = True) -> ConsumerConfig:
         """Decode the ``config`` of a ``CONSUMER.CREATE`` request like the server.
 
         ``None`` (JSON null) is the zero configuration, as in Go.
@@ -213,7 +213,7 @@ class ConsumerConfig(_JsonMixin):
         return out
 
     @classmethod
-    def from_any(cls, doc: Any, *, strict: bool = True) -> "ConsumerConfig":
+    def from_any(cls, doc: Any, *, strict: bool = True) -> ConsumerConfig:
         """A ConsumerConfig document, or a ConsumerInfo / create request holding one."""
         if isinstance(doc, dict) and isinstance(doc.get("config"), dict) and (
             "stream_name" in doc or "delivered" in doc or "action" in doc
@@ -240,7 +240,7 @@ class ConsumerConfig(_JsonMixin):
         """The subject filters (``filter_subject`` and ``filter_subjects`` together)."""
         return filters_of(self)
 
-    def replace(self, **changes: Any) -> "ConsumerConfig":
+    def replace(self, **changes: Any) -> ConsumerConfig:
         return dataclasses.replace(self.copy(), **changes)
 
 

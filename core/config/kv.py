@@ -40,7 +40,7 @@ import re
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
-from ..durations import DurationError, MINUTE, SECOND, parse_duration
+from ..durations import MINUTE, SECOND, DurationError, parse_duration
 from ..errors import ApiError, JetlinkError, client_error, invalid_config
 from .stream import (
     STORAGE,
@@ -315,7 +315,7 @@ class KeyValueConfig:
         return cfg
 
     @classmethod
-    def from_stream_config(cls, cfg: StreamConfig) -> "KeyValueConfig":
+    def from_stream_config(cls, cfg: StreamConfig) -> KeyValueConfig:
         """Read a bucket back from its stream (``KV_<bucket>``). Unlimited sizes read as 0."""
         bucket = bucket_of_stream(cfg.name)
         if bucket is None:
@@ -344,7 +344,7 @@ class KeyValueConfig:
         )
 
     @classmethod
-    def from_dict(cls, doc: Any, *, bucket: str | None = None) -> "KeyValueConfig":
+    def from_dict(cls, doc: Any, *, bucket: str | None = None) -> KeyValueConfig:
         """From a topology table (durations as ns or ``"24h"``); unknown keys are refused."""
         return _from_dict(cls, doc, {"bucket": bucket} if bucket is not None else {})
 
@@ -413,7 +413,7 @@ class KVMirrorConfig:
         )
 
     @classmethod
-    def from_dict(cls, doc: Any, *, name: str | None = None) -> "KVMirrorConfig":
+    def from_dict(cls, doc: Any, *, name: str | None = None) -> KVMirrorConfig:
         return _from_dict(cls, doc, {"name": name} if name is not None else {})
 
 
@@ -544,7 +544,7 @@ class KVAggregateConfig:
         return base
 
     @classmethod
-    def from_dict(cls, doc: Any, *, bucket: str | None = None) -> "KVAggregateConfig":
+    def from_dict(cls, doc: Any, *, bucket: str | None = None) -> KVAggregateConfig:
         return _from_dict(cls, doc, {"bucket": bucket} if bucket is not None else {})
 
 

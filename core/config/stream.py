@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Self, get_args
 
-from .codec import decode, encode, invalid_json, jfield
+from .codec import decode, encode, jfield
 
 # The policies' JSON values, as Literal types (nats.py's RetentionPolicy, DiscardPolicy and
 # StorageType enums) and as the tuples the decoder and the checks test values against.
@@ -183,7 +183,7 @@ class StreamConfig(_JsonMixin):
     metadata: dict[str, str] = jfield("metadata", "map[string]string", omitempty=True, factory=dict)
 
     @classmethod
-    def from_json(cls, doc: Any, *, strict: bool = True) -> "StreamConfig":
+    def from_json(cls, doc: Any, *, strict: bool = True) -> StreamConfig:
         """Decode like the server's API (strict mode, its default: unknown fields refused)."""
         cfg = decode(cls, doc, strict=strict, struct="StreamConfigRequest")
         if cfg.persist_mode == "default":
@@ -191,7 +191,7 @@ class StreamConfig(_JsonMixin):
         return cfg
 
     @classmethod
-    def from_any(cls, doc: Any, *, strict: bool = True) -> "StreamConfig":
+    def from_any(cls, doc: Any, *, strict: bool = True) -> StreamConfig:
         """A StreamConfig document, or a StreamInfo (``nats stream info --json``) holding one."""
         if isinstance(doc, dict) and isinstance(doc.get("config"), dict) and (
             "state" in doc or "created" in doc or "name" not in doc
@@ -207,7 +207,7 @@ class StreamConfig(_JsonMixin):
         """The mirror, or the sources: the agreements this stream pulls from."""
         return [self.mirror] if self.mirror else list(self.sources)
 
-    def replace(self, **changes: Any) -> "StreamConfig":
+    def replace(self, **changes: Any) -> StreamConfig:
         return dataclasses.replace(self.copy(), **changes)
 
 

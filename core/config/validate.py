@@ -34,7 +34,6 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol, Self, TypeVar
 
 from ..errors import ApiError, JetlinkError, invalid_config, nats_error
-from .codec import given_empty
 from ..subjects import (
     is_subset,
     is_valid_literal_subject,
@@ -42,6 +41,7 @@ from ..subjects import (
     is_valid_subject,
     overlaps,
 )
+from .codec import given_empty
 from .stream import (
     COMPRESSION,
     DISCARD,

@@ -43,7 +43,8 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .. import streams as S
 from ..clock import Clock, parse_rfc3339_nano
@@ -51,7 +52,6 @@ from ..config.stream import StreamConfig
 from ..errors import JetlinkError, NotFoundError, nats_error
 from ..messages import StreamInfo
 from ..store import Cluster, DataDir
-
 from .rules import (
     Clamp,
     OriginFacts,

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..config.stream import StreamConfig
 from ..errors import ApiError, JetlinkError
+from ..live.jetstream import LiveJetStream
 from .rules import (
     Clamp,
     OriginFacts,
@@ -30,7 +31,6 @@ from .rules import (
     mirror_filters,
     one_line,
 )
-from ..live.jetstream import LiveJetStream
 
 __all__ = ["LiveSite"]
 

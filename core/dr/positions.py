@@ -26,8 +26,9 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..clock import format_rfc3339_nano, parse_rfc3339_nano
 from ..errors import ApiError, JetlinkError

@@ -40,8 +40,9 @@ The rules, defined here once:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Protocol, Sequence
+from typing import Any, Protocol
 
 from ..api import JetStreamAPI
 from ..config.consumer import ConsumerConfig

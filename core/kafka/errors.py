@@ -199,7 +199,7 @@ class KafkaError(JetlinkError):
         }
 
     @classmethod
-    def from_code(cls, code: int, message: str = "") -> "KafkaError":
+    def from_code(cls, code: int, message: str = "") -> KafkaError:
         """The error with Kafka number ``code`` (UNKNOWN_SERVER_ERROR when unknown)."""
         return cls(_BY_CODE.get(code, "UNKNOWN_SERVER_ERROR"), message)
 

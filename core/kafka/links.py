@@ -68,7 +68,7 @@ import sqlite3
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from .errors import KafkaError
@@ -255,7 +255,7 @@ def parse_start_offset_spec(text: str, key: str = "mirror.start.offset.spec") ->
             "use earliest, latest or an ISO-8601 timestamp such as 2021-12-31T23:59:59.999Z",
         ) from None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return int(when.timestamp() * 1000)
 
 

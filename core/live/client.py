@@ -331,7 +331,7 @@ class LiveConnection:
                 await nc.publish(subject, payload, reply=inbox)
                 try:
                     await asyncio.wait_for(ended, wait)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     if quiet_end:
                         return list(out)
                     raise
@@ -435,7 +435,7 @@ class LiveSubscription:
                 raise ne.ConnectionClosedError
             try:
                 return await asyncio.wait_for(self._queue.get(), timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 if self._conn.nc.is_closed:
                     import nats.errors as ne
 

@@ -22,8 +22,9 @@ server's document as received) and :class:`LiveDeliveredMsg` (the engine's Deliv
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..config.consumer import ConsumerConfig
 from ..consumers import ConsumerInfo, DeliveredMsg, SequenceInfo

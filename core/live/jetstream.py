@@ -27,9 +27,9 @@ from ..config.stream import StreamConfig
 from ..errors import ApiError, JetlinkError, NoStreamError, client_error, clip, not_found
 from ..messages import PubAck, StoredMsg, StreamState
 from .client import LiveConnection, LiveError, RawMsg, passing, without_envelope
+from .consumers import LiveConsumers
 from .target import api_prefix_for
 from .wire import _name, _ts, encode_hdrs, flat_headers
-from .consumers import LiveConsumers
 
 __all__ = ["LiveJetStream", "LiveStreamInfo", "LiveMsg"]
 
@@ -676,7 +676,7 @@ class LiveJetStream(LiveConsumers):
                     if window.locked():  # a window full of unanswered publishes ...
                         try:  # ... for `timeout`: give up
                             await asyncio.wait_for(window.acquire(), timeout)
-                        except asyncio.TimeoutError:
+                        except TimeoutError:
                             break
                     else:  # room: no timer, no task per message
                         await window.acquire()
@@ -692,7 +692,7 @@ class LiveJetStream(LiveConsumers):
                         try:
                             await asyncio.wait_for(all_in.wait(),
                                                    max(0.01, deadline - loop.time()))
-                        except asyncio.TimeoutError:
+                        except TimeoutError:
                             break
             finally:
                 await sub.unsubscribe()

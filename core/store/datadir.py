@@ -17,14 +17,30 @@ import os
 import re
 import sqlite3
 import stat
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from ..errors import JetlinkError, NotFoundError, not_found
-from .health import (HEAD_LOCK, ChangedError, DamagedError, DiskFullError, StorageError, check,
-                     damaged, file_problem, forget, os_error, record, stamp, storage_error,
-                     unreadable, verify, writable)
+from .health import (
+    HEAD_LOCK,
+    ChangedError,
+    DamagedError,
+    DiskFullError,
+    StorageError,
+    check,
+    damaged,
+    file_problem,
+    forget,
+    os_error,
+    record,
+    stamp,
+    storage_error,
+    unreadable,
+    verify,
+    writable,
+)
 from .health import ReadOnlyError as ReadOnlyError_
 from .health import readonly as readonly_error
 from .schema import MIGRATIONS, SCHEMA_VERSION
@@ -364,7 +380,7 @@ class Cluster:
             record(self.path)
 
     @contextlib.contextmanager
-    def checkpoints_aside(self) -> Iterator["Checkpointer"]:
+    def checkpoints_aside(self) -> Iterator[Checkpointer]:
         """A long run of large write transactions (a replication catch-up): inside, this
         connection's commits do not copy the write-ahead log into the database themselves;
         the :class:`Checkpointer` does that on a second connection and thread while the next
@@ -401,7 +417,7 @@ class Cluster:
         self.cache.clear()
         self._components.clear()
 
-    def __enter__(self) -> "Cluster":
+    def __enter__(self) -> Cluster:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -21,13 +21,22 @@ the limits a store enforces) and ``purge`` / ``notify_purge`` (purge.py, a rollu
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from collections.abc import Iterable
 
 from .. import headers as H
 from ..errors import ApiError, clip, nats_error
 from ..messages import PubAck
-from .base import (_SECOND, MAX_HEADER_SIZE, MAX_SEQ, _as_uint64, _blen, load_msg, msg_size,
-                   parse_msg_ttl, republish_module)
+from .base import (
+    _SECOND,
+    MAX_HEADER_SIZE,
+    MAX_SEQ,
+    _as_uint64,
+    _blen,
+    load_msg,
+    msg_size,
+    parse_msg_ttl,
+    republish_module,
+)
 from .overlay import _NEXT, StreamOverlay
 
 _INT64_MAX = (1 << 63) - 1

@@ -18,7 +18,8 @@ the underscore names are for core/streams.py and core/streamstore/ only.
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ApiError, JetlinkError, nats_error
 from ..messages import StoredMsg

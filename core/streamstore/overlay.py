@@ -13,11 +13,12 @@ purge (purge.py) collaborators all work through these methods.
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ..errors import JetlinkError, nats_error
 from ..subjects import has_wildcard
-from .base import MAX_SEQ, SEQ_BITS, _MASK, matching_subjects
+from .base import _MASK, MAX_SEQ, SEQ_BITS, matching_subjects
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..streams import StreamDef, Txn

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 import sqlite3
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..errors import JetlinkError
 from .base import _MASK, MAX_SEQ, _blen, _chain_from, matching_subjects

@@ -71,7 +71,7 @@ class ServerSide:
             while len(out) < batch:
                 try:
                     m = await asyncio.wait_for(queue.get(), max(0.01, deadline - time.monotonic()))
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     break
                 if m.headers and m.headers.get("Status"):
                     break

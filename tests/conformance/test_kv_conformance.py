@@ -83,7 +83,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pytest
-
 from test_publish_conformance import (
     MS,
     NO_RESPONDERS,
@@ -92,7 +91,6 @@ from test_publish_conformance import (
     clean_headers,
     decode_data,
     error_result,
-    matches,
     strip,
 )
 from test_replication_conformance import (  # the shared scenario table and checks

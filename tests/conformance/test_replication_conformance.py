@@ -73,7 +73,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pytest
-
 from test_publish_conformance import (  # the shared scenario language and executors
     ACK,
     ERR,
@@ -88,13 +87,18 @@ from test_publish_conformance import (  # the shared scenario language and execu
     _json_of,
     _op,
     decode_data,
+    get,
+    info,
     jetlink_modules,
     matches,
     norm_state,
+    purge,
+    rmm,
+    sleep,
     strip,
+    update,
 )
 from test_publish_conformance import create as _create
-from test_publish_conformance import get, info, purge, rmm, sleep, update
 from test_publish_conformance import msgs as _msgs
 from test_publish_conformance import pub as _pub
 

@@ -27,10 +27,12 @@ not come up fails the test (pytest.fail with the server log's tail); they do not
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import TypeVar
 
 import pytest
+
 from live.servers import (
     LiveCluster,
     LiveDomains,

@@ -40,9 +40,10 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from jetlink.core.live.server import find_nats_server, stop_server
 
@@ -355,7 +356,7 @@ class ServerAPI:
                 pass
         self._stop_loop()
 
-    def __enter__(self) -> "ServerAPI":
+    def __enter__(self) -> ServerAPI:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -472,7 +473,7 @@ class LiveServer:
         raise ServerStartError(f"nats-server {self.name} not ready within {timeout}s "
                                f"({last}).\nServer log ({self.log_file}):\n{self.log_tail()}")
 
-    def start(self, timeout: float = READY_TIMEOUT, healthz: str = "/healthz") -> "LiveServer":
+    def start(self, timeout: float = READY_TIMEOUT, healthz: str = "/healthz") -> LiveServer:
         t0 = time.monotonic()
         self.launch()
         try:
@@ -498,7 +499,7 @@ class LiveServer:
             self.proc.wait(timeout=5)
 
     def restart(self, timeout: float = READY_TIMEOUT, healthz: str = "/healthz"
-                ) -> "LiveServer":
+                ) -> LiveServer:
         """Stop if running, start again (same config: same ports, same store), wait ready."""
         self.stop()
         return self.start(timeout, healthz)
@@ -582,7 +583,7 @@ class LiveServer:
                    message=lambda: f"{self.name}: stream directories gone "
                                    f"({self.stream_dirs()})")
 
-    def reset(self) -> "LiveServer":
+    def reset(self) -> LiveServer:
         """Running (restarted if stopped or killed), with no stream in the account."""
         self.ensure_running()
         if self.jetstream:
@@ -738,7 +739,7 @@ class LiveCluster:
         if down:
             self.wait_ready()
 
-    def reset(self) -> "LiveCluster":
+    def reset(self) -> LiveCluster:
         """All nodes running, no stream in the account (directories gone on every node)."""
         self.ensure_running()
         self.client().delete_all_streams()
@@ -840,7 +841,7 @@ class LiveDomains:
         if down:
             self.wait_ready()
 
-    def reset(self) -> "LiveDomains":
+    def reset(self) -> LiveDomains:
         """Both running and joined, no stream in either domain."""
         self.ensure_running()
         c = self.client()

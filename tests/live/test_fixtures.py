@@ -8,6 +8,7 @@ import socket
 import ssl
 
 import pytest
+
 from live.servers import LiveServer, ServerAPI, wait_until
 
 pytestmark = pytest.mark.live

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 from helpers import ENV_VARS, runner
-from live.servers import LiveServer
 
 from jetlink.cli.main import app
+from live.servers import LiveServer
 
 pytestmark = pytest.mark.live
 

@@ -65,8 +65,9 @@ def test_tls_only_server(live_tls):
 
 
 def test_jetstream_not_enabled(tmp_path):
-    from jetlink.core.live.server import find_nats_server, free_port, stop_server
     import subprocess
+
+    from jetlink.core.live.server import find_nats_server, free_port, stop_server
 
     port = free_port()
     proc = subprocess.Popen([find_nats_server(), "-a", "127.0.0.1", "-p", str(port)],
