@@ -413,11 +413,12 @@ def scenario(d: Drill, examples: Path, messages: int) -> None:
           "offsets beyond its log end are clamped to it (each clamp printed).")
     fo = d.query(*keast, "mirrors", "failover", "orders", "--link", "dr", "--dry-run")
     d.run(*keast, "mirrors", "failover", "orders", "--link", "dr")
-    d.say("Promote the NATS mirror: it stops mirroring and takes the orders.> publishes; "
-          "west's consumers are placed on it from the synced positions, after their ack "
-          "floors (the mirror's sequences being the origin's).")
-    promo = d.query(*east, "stream", "promote", "ORDERS_EAST", "--dry-run")
-    d.run(*east, "stream", "promote", "ORDERS_EAST", "-f", head=40)
+    d.say("Fail the NATS mirror over (promote needs its origin reachable): it stops "
+          "mirroring and takes the orders.> publishes, the subjects west had when the "
+          "positions were synced; west's consumers are placed on it from the synced "
+          "positions, after their ack floors (the mirror's sequences being the origin's).")
+    promo = d.query(*east, "stream", "failover", "ORDERS_EAST", "--dry-run")
+    d.run(*east, "stream", "failover", "ORDERS_EAST", "-f", head=40)
     promoted = d.query(*east, "stream", "info", "ORDERS_EAST")["state"]["messages"]
     d.say(f"shipping had acknowledged up to sequence {floor:,} in west: it resumes in east "
           f"at {floor + 1:,}.")
@@ -439,7 +440,7 @@ def scenario(d: Drill, examples: Path, messages: int) -> None:
     # what west held that east never copied: the narrator read west before the outage (the
     # promotion cannot see into a down origin; it reports the mirror's last lag)
     d.moved("west ORDERS -> east ORDERS_EAST", promoted, "messages",
-            how="mirror; promoted",
+            how="mirror; failed over",
             left=f"{west_last - promo['mirror_last_seq']:,} messages")
     d.moved("kwest orders -> keast orders", failed_over, "records",
             how="link dr; failed over",
@@ -620,7 +621,7 @@ def demo(
     transforms and RePublish; a KV bucket with a mirror and an aggregate; a topic with
     consumer groups and a cluster link with offset sync; a Spark seed of a new mirror checked
     with spark verify; then region west goes down: lag and SOURCE_UNAVAILABLE, failover of
-    the mirror topic (clamps printed), promotion of the NATS mirror, consumers resuming in
+    the mirror topic (clamps printed), failover of the NATS mirror, consumers resuming in
     east; the mirror status read through jetlink serve and --rest-url; a summary of what
     moved, how fast and what was clamped. Each step prints the jetlink commands it runs and
     their output. The global --data-dir is not used: the drill never touches your data.

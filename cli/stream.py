@@ -929,6 +929,16 @@ NoConsumersOption = Annotated[
         help="Do not place the origin's durable consumers on the promoted stream.",
     ),
 ]
+TopologyOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--topology",
+        metavar="FILE",
+        help="A topology file declaring the origin's stream: its subjects, when the origin "
+        "does not answer and no positions were synced.",
+        show_default=False,
+    ),
+]
 
 
 @stream_app.command("promote")
@@ -944,9 +954,10 @@ def promote(
     """Turn a caught-up mirror into a normal stream.
 
     The mirror stops mirroring and takes publishes on the origin's subjects (or --subjects);
-    its messages stay at their sequences and the next publish gets the next one. Refused
-    (exit status 1, nothing changed) while the origin is reachable and the mirror lags
-    behind it: let it catch up, or use stream failover. Each durable consumer of the origin
+    its messages stay at their sequences and the next publish gets the next one. Needs the
+    origin reachable and the mirror caught up (Confluent's promote): refused otherwise (exit
+    status 1, nothing changed), saying which; let it catch up, or use stream failover (-f
+    only skips the question). Each durable consumer of the origin
     is recreated on the promoted stream with its config, starting after its ack floor (read
     from the origin, or as jetlink positions sync last copied it); an ack floor beyond the
     mirror's last message is clamped to it, and so are the mirror's own consumers
@@ -955,10 +966,10 @@ def promote(
     -f/--force is required. Exit status 1 when the promotion stopped part-way (the report
     says what was done; running it again finishes it). With --json: the promotion report
     (stream, cluster, action, dry_run, forced, origin, mirror_last_seq, origin_last_seq,
-    lag, subjects, clamps, consumers, positions, complete, resumed).
+    lag, subjects, subjects_from, clamps, consumers, positions, complete, resumed).
     """
-    _promote(ctx, name, subjects, force=force, failover=False, dry_run=dry_run,
-             no_consumers=no_consumers)
+    promote_mirror(App.of(ctx), name, subjects, force=force, failover=False,
+                   dry_run=dry_run, no_consumers=no_consumers)
 
 
 @stream_app.command("failover")
@@ -969,33 +980,30 @@ def failover(
     force: Annotated[bool, force_option("Fail over")] = False,
     dry_run: PromoteDryRunOption = False,
     no_consumers: NoConsumersOption = False,
+    topology: TopologyOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Promote a mirror whatever its lag or origin.
 
-    As stream promote, but never refused: the origin may be down, removed or ahead of the
-    mirror (what the mirror has not copied stays behind). When the origin does not answer,
-    its consumers are placed from the positions jetlink positions sync copied to this side,
-    and the report says how old they are. Asks for confirmation on a terminal; without one,
-    -f/--force is required. With --json: the promotion report, with "forced": true when a
-    reachable origin was ahead.
+    As stream promote, but not refused for the origin: it may be down, removed or ahead of
+    the mirror (what the mirror has not copied stays behind). When the origin does not
+    answer, its consumers are placed from the positions jetlink positions sync copied to
+    this side, and the report says how old they are; the promoted stream's subjects are
+    the origin's as last synced, else those of the origin's stream in --topology FILE, else
+    refused (exit status 2) until --subjects gives them: it never takes its own name
+    silently. Asks for confirmation on a terminal; without one, -f/--force is required.
+    With --json: the promotion report, with "forced": true when a reachable origin was
+    ahead and "subjects_from" saying where the subjects came from.
     """
-    _promote(ctx, name, subjects, force=force, failover=True, dry_run=dry_run,
-             no_consumers=no_consumers)
-
-
-def _promote(
-    ctx: typer.Context, name: str, subjects: list[str] | None, *, force: bool, failover: bool,
-    dry_run: bool = False, no_consumers: bool = False,
-) -> None:
-    promote_mirror(App.of(ctx), name, subjects, force=force, failover=failover,
-                   dry_run=dry_run, no_consumers=no_consumers)
+    promote_mirror(App.of(ctx), name, subjects, force=force, failover=True,
+                   dry_run=dry_run, no_consumers=no_consumers, topology=topology)
 
 
 def promote_mirror(
     app: App, name: str, subjects: list[str] | None, *, force: bool, failover: bool,
     dry_run: bool = False, no_consumers: bool = False, what: str = "mirror",
     verb_name: str = "stream", adjust: Any = None, shown: str | None = None,
+    topology: Path | None = None,
 ) -> None:
     """``stream|kv promote|failover``: the same promotion (core/dr/rules.py) on the site
     in force, rendered; exit status 1 with the report when it stopped part-way."""
@@ -1005,10 +1013,10 @@ def promote_mirror(
     positions = None if no_consumers else common.open_positions(app)
     wanted = None if subjects is None else split_subjects(subjects)
     naming = dr.Naming(what=what, shown=shown, instead=(
-        f"promote it anyway (jetlink {verb_name} failover {shown or name})"))
-    promotion = dr.prepare(site, name, subjects=wanted, force=force, failover=failover,
+        f"fail over instead (jetlink {verb_name} failover {shown or name})"))
+    promotion = dr.prepare(site, name, subjects=wanted, failover=failover,
                            positions=positions, transfer=not no_consumers, adjust=adjust,
-                           naming=naming)
+                           naming=naming, topology=_topology(topology))
     if not dry_run and not promotion.resumed:
         verb = "fail over to" if failover else "promote"
         output.confirm(
@@ -1023,6 +1031,8 @@ def promote_mirror(
     label = f"KV bucket {shown}" if verb_name == "kv" and shown else None
 
     def render(a: App, d: dict[str, Any]) -> None:
+        from jetlink.cli.promotion import render_promotion
+
         render_promotion(a, d, label=label)
 
     if dry_run:
@@ -1037,6 +1047,21 @@ def promote_mirror(
     app.emit(report.to_json(), human=render)
 
 
+def _topology(path: Path | None) -> Any:
+    """The topology file of --topology, loaded (its problems are not this command's: only
+    its streams' subjects are read)."""
+    if path is None:
+        return None
+    from jetlink.core.errors import JetlinkError
+    from jetlink.core.topology import Topology
+
+    if not path.is_file():
+        raise JetlinkError(f"--topology {path}: no such file", field="topology")
+    topo = Topology()
+    topo.add_file(str(path))
+    return topo
+
+
 def _origin_phrase(facts: Any, lag: int | None) -> str:
     text = f"origin {facts.stream} in {facts.where}"
     if not facts.reachable:
@@ -1047,85 +1072,6 @@ def _origin_phrase(facts: Any, lag: int | None) -> str:
         text += (f", {output.comma(facts.pending)} message{'s' if facts.pending != 1 else ''} "
                  "not copied")
     return text
-
-
-def _where(origin: dict[str, Any]) -> tuple[str, str]:
-    """(``ORDERS@west``, ``cluster west`` / ``domain west``) of a report's origin."""
-    kind = "domain" if "domain" in origin else "cluster"
-    place = origin.get(kind, "")
-    if not place:
-        return origin["stream"], "the mirror's own domain"
-    return f"{origin['stream']}@{place}", f"{kind} {place}"
-
-
-def render_promotion(app: App, doc: dict[str, Any], *, label: str | None = None) -> None:
-    """The promotion report: what the origin and the mirror held, the subjects, the
-    consumers placed and the clamps. ``label``: what was promoted as the user named it
-    (default ``Stream NAME``; ``KV bucket NAME`` for kv promote / failover)."""
-    name, origin = doc["stream"], doc["origin"]
-    where, scope = _where(origin)
-    what = label or f"Stream {name}"
-    how = " (failover)" if doc["action"] == "failover" else ""
-    dry = doc.get("dry_run", False)
-    if dry:
-        head = f"{what} would be promoted{how} (dry run): it would stop mirroring {where}"
-    elif doc.get("resumed"):
-        head = f"{what} was promoted before{how}: placing the consumers not yet placed"
-    else:
-        head = f"{what} was promoted{how}: it no longer mirrors {where}"
-    cols = output.Columns(head)
-
-    def seq(value: Any) -> str:
-        return "unknown" if value is None else output.comma(value)
-
-    cols.title("Promotion")
-    cols.row("Action", doc["action"])
-    cols.row("Origin", f"{origin['stream']} in {scope}")
-    cols.row("Origin State", "reachable" if origin["reachable"] else origin.get("error", ""))
-    last = seq(doc["origin_last_seq"])
-    if not origin["reachable"] and doc["origin_last_seq"] is not None:
-        last += " (last known)"
-    cols.row("Origin Last Sequence", last)
-    cols.row("Mirror Last Sequence", seq(doc["mirror_last_seq"]))
-    lag = seq(doc["lag"])
-    if doc["lag"] is not None and not origin["reachable"]:
-        lag += " (last reported)"
-    cols.row("Lag", lag)
-    pending = doc.get("origin_pending")
-    if pending is None:
-        cols.row("Not Copied", "unknown (the origin does not answer)"
-                 if not origin["reachable"] else "unknown")
-    else:
-        cols.row("Not Copied", f"{output.comma(pending)} (forced)" if doc["forced"]
-                 else output.comma(pending))
-    cols.row("Subjects", ", ".join(doc["subjects"]))
-    pos = doc.get("positions") or {"source": "none"}
-    placed = doc.get("consumers") or []
-    source = {"origin": "read from the origin now",
-              "synced": "as synced to this side",
-              "none": "none"}[pos["source"]]
-    if pos.get("synced"):
-        source += f" at {pos['synced']} ({output.since(pos['age_ms'] * 1_000_000)} ago)"
-    cols.row("Consumer Positions", source)
-    if pos.get("note"):
-        cols.row("Note", pos["note"])
-    clamped = "Consumers To Clamp" if dry else "Clamped Consumers"
-    cols.row(clamped, "none", not doc["clamps"])
-    if placed:
-        cols.title("Consumers To Place" if dry else "Consumers Placed")
-        for p in placed:
-            state = "" if dry and p["status"] == "planned" else f" ({p['status']})"
-            if p.get("error"):
-                state = f" ({p['status']}: {p['error']})"
-            clamp = ", clamped" if p["clamped"] else ""
-            cols.row(p["consumer"], f"ack floor {seq(p['ack_floor'])} on the origin, starts at "
-                                    f"{seq(p['start_seq'])}{clamp}{state}")
-    if doc["clamps"]:
-        cols.title(clamped)
-        for clamp in doc["clamps"]:
-            cols.row(f"{clamp.get('stream') or name} > {clamp['consumer']}",
-                     f"from {seq(clamp['from'])} to {seq(clamp['to'])}")
-    cols.render(app)
 
 
 # -- export / import: a stream to and from a lake (Parquet) -----------------------------------

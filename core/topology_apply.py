@@ -213,8 +213,11 @@ class _Document:
         """A stream as the engine or server stores it: a KV table when it is exactly what
         one makes, else a stream table (the shortest one with ``minimal``: what export
         writes; the plain one reads back the same and is quicker, for a plan)."""
+        from .dr.positions import is_jetlink_own
         from .topology import stream_table
 
+        if is_jetlink_own(stored.name):
+            return  # jetlink's own record (the positions bucket), not the user's
         cfg = _user_config(stored)
         kv = _kv_table(cfg)
         if kv is not None:

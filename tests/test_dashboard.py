@@ -425,7 +425,27 @@ def test_a_refused_promotion_shows_the_error_text(demo):
 
 
 def test_promote_a_nats_mirror(demo):
-    path, _ = demo
+    """P needs the origin reachable: west is down, so it is refused, pointing to F. F with
+    the positions synced shows the CLI's dry run in its dialog, line by line, then fails
+    over with the subjects west had when they were synced."""
+    from jetlink.cli.promotion import promotion_columns
+    from jetlink.core import dr
+    from jetlink.core.backend import EmbeddedBackend
+    from jetlink.core.dr.positions import sync
+
+    path, clock = demo
+    dd = DataDir(path)
+    dd.set_down("west", False)  # the positions of west's consumers, synced while it was up
+    with EmbeddedBackend(path, "east", lambda: clock, step=False) as backend:
+        sync(backend.site(), backend.positions())
+    dd.set_down("west", True)
+    dd.close()
+    with EmbeddedBackend(path, "east", lambda: clock, step=False) as backend:
+        dry = dr.promote(backend.site(), "BACKUP", failover=True, dry_run=True,
+                         positions=backend.positions())
+    columns = promotion_columns(dry.to_json(), label="Stream BACKUP@east")
+    columns.heading = None
+    expected = ["BACKUP@east can be failed over", *(t.rstrip() for t in columns.lines())]
     app = make_app(demo)
 
     async def steps(pilot):
@@ -435,22 +455,23 @@ def test_promote_a_nats_mirror(demo):
         await select(pilot, "streams", "BACKUP")
         await pilot.press("P")
         await settle(pilot)
+        refused = (status(app), isinstance(app.screen, ConfirmScreen))
+        await pilot.press("F")
+        await settle(pilot)
         assert isinstance(app.screen, ConfirmScreen)
         shown = list(app.screen.lines)
         await pilot.press("y")
         await settle(pilot)
-        return shown, status(app)
+        return refused, shown, status(app)
 
-    shown, said = drive(app, steps)
-    assert shown == [
-        "BACKUP@east can be promoted", "Origin ORDERS@west: cluster west is down",
-        "Mirror last sequence 40, lag 0 (last reported)", "Subjects: BACKUP",
-        "No consumer to clamp"]
-    assert "Stream BACKUP@east was promoted: it no longer mirrors ORDERS@west" in said
-    # west is down and no positions were synced: its subjects are unknown from east, so the
-    # promoted stream takes the server's default, its name (as on a live server)
+    refused, shown, said = drive(app, steps)
+    assert refused[1] is False and "cannot be promoted" in refused[0]
+    assert "fail over instead" in refused[0]
+    assert shown == expected
+    assert "Subjects: orders.> (the origin's, as last synced)" in [t.strip() for t in shown]
+    assert "Stream BACKUP@east was failed over: it no longer mirrors ORDERS@west" in said
     info = stream_info(path, "east", "BACKUP")
-    assert "mirror" not in info["config"] and info["config"]["subjects"] == ["BACKUP"]
+    assert "mirror" not in info["config"] and info["config"]["subjects"] == ["orders.>"]
 
 
 def test_cluster_down_confirms_and_up_does_not(demo):

@@ -77,7 +77,7 @@ def test_the_drill_as_json(env, spark):
     ]
     assert summary["spark"]["rows_in"] == summary["spark"]["rows_out"] == 1000
     assert summary["pump"]["copied"] == 28_006 and summary["link"]["copied"] == 19_000
-    # shipping acknowledged 250 in west, then read 251 and 252 from the promoted mirror
+    # shipping acknowledged 250 in west, then read 251 and 252 from the failed-over mirror
     assert summary["resume"]["shipping"] == {"acked_in_west": 250, "placed_at": 251,
                                              "delivered_in_east": 252}
     assert summary["resume"]["analytics"] == {"0": 2000, "1": 2000, "2": 2000}
@@ -107,7 +107,7 @@ def test_the_drill_narrated_and_kept(env, spark):
         "State: SOURCE_UNAVAILABLE",
         "Error: origin cluster west is down",
         "  Clamped consumer group billing on orders partition 1: offset 8418 -> 8056",
-        "Stream ORDERS_EAST was promoted: it no longer mirrors ORDERS@west",
+        "Stream ORDERS_EAST was promoted (failover): it no longer mirrors ORDERS@west",
         "subj: orders.251.created",
         "mirrors --rest-url http://127.0.0.1:",
         '"mirror_status": "STOPPED"',

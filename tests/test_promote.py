@@ -66,7 +66,8 @@ def test_promote_caught_up_mirror(dd, clock, env):
         "forced": False,
         "origin": {"stream": "O", "cluster": "west", "reachable": True},
         "mirror_last_seq": 5, "origin_last_seq": 5, "lag": 0,
-        "origin_pending": 0, "subjects": ["o.>"], "clamps": [], "consumers": [],
+        "origin_pending": 0, "subjects": ["o.>"], "subjects_from": "origin", "clamps": [],
+        "consumers": [],
         "positions": {"source": "origin"}, "complete": True, "resumed": False,
     }
     json.dumps(report.to_json())
@@ -79,9 +80,7 @@ def test_promote_caught_up_mirror(dd, clock, env):
 
 @pytest.mark.parametrize("kw,outcome", [
     ({}, "refused"),
-    ({"force": True}, ("promote", True)),
     ({"failover": True}, ("failover", True)),
-    ({"failover": True, "force": True}, ("failover", True)),
 ])
 def test_lag_with_a_reachable_origin(dd, clock, env, kw, outcome):
     west, east = env
@@ -101,13 +100,26 @@ def test_lag_with_a_reachable_origin(dd, clock, env, kw, outcome):
     assert east.stream_info("M").config.mirror is None
 
 
-@pytest.mark.parametrize("failover", [False, True])
-def test_origin_cluster_down(dd, clock, env, failover):
+def test_promote_needs_the_origin_reachable(dd, clock, env):
+    """Confluent's promote: an origin that does not answer refuses it, pointing to failover;
+    nothing changes."""
+    west, east = env
+    dd.open("west").set_down(True)
+    with pytest.raises(PromoteRefused) as exc:
+        promote(dd, "east", "M", clock)
+    assert exc.value.description == (
+        "mirror M cannot be promoted: its origin O (cluster west) is not reachable (cluster "
+        "west is down); promote needs the origin reachable and caught up: fail over instead")
+    assert exc.value.pending is None
+    assert east.stream_info("M").config.mirror is not None
+
+
+def test_origin_cluster_down_fails_over_with_the_subjects_given(dd, clock, env):
     west, east = env
     west.publish("o.1", b"late")
     dd.open("west").set_down(True)
     reported = east.stream_info("M").mirror["lag"]
-    report = promote(dd, "east", "M", clock, failover=failover)  # unreachable: no refusal
+    report = promote(dd, "east", "M", clock, failover=True, subjects=["o.>"])
     doc = report.to_json()
     assert doc["origin"] == {"stream": "O", "cluster": "west", "reachable": False,
                              "error": "cluster west is down"}
@@ -116,24 +128,57 @@ def test_origin_cluster_down(dd, clock, env, failover):
     assert (doc["mirror_last_seq"], doc["origin_last_seq"], doc["origin_pending"]) == \
         (5, None, None)
     assert doc["lag"] == reported
-    assert doc["forced"] is False and doc["subjects"] == ["M"]  # unknown: the server's default
-    assert doc["action"] == ("failover" if failover else "promote")
+    assert doc["forced"] is False and doc["action"] == "failover"
+    assert (doc["subjects"], doc["subjects_from"]) == (["o.>"], "given")
+
+
+def test_unknown_subjects_refuse_the_failover_naming_the_flag(dd, clock, env):
+    """Nothing knows the origin's subjects (down, no positions synced, no topology file):
+    the promoted stream never takes its own name silently."""
+    from jetlink.core.errors import UsageError
+
+    west, east = env
+    dd.open("west").set_down(True)
+    for dry_run in (True, False):
+        with pytest.raises(UsageError) as exc:
+            promote(dd, "east", "M", clock, failover=True, dry_run=dry_run)
+        assert exc.value.field == "subjects" and exc.value.exit_code == 2
+        assert exc.value.description.startswith(
+            "the subjects of the promoted stream M are unknown: its origin O (cluster west) "
+            "is not reachable and no positions were synced (jetlink positions sync): give "
+            "them with --subjects")
+    assert east.stream_info("M").config.mirror is not None  # unchanged
+
+
+def test_subjects_from_the_topology_file(dd, clock, env, tmp_path):
+    from jetlink.core.topology import Topology
+
+    west, east = env
+    dd.open("west").set_down(True)
+    path = tmp_path / "topo.toml"
+    path.write_text('[clusters.west]\n[clusters.east]\n'
+                    '[streams.O]\ncluster = "west"\nsubjects = ["o.>"]\n')
+    topo = Topology()
+    topo.add_file(str(path))
+    report = promote(dd, "east", "M", clock, failover=True, topology=topo)
+    assert (report.subjects, report.subjects_from) == (["o.>"], "topology")
+    assert east.stream_info("M").config.subjects == ["o.>"]
 
 
 def test_origin_cluster_removed(dd, clock, env):
     dd.remove_cluster("west")
-    report = promote(dd, "east", "M", clock, failover=True)
+    report = promote(dd, "east", "M", clock, failover=True, subjects=[])
     doc = report.to_json()
     assert doc["origin"] == {"stream": "O", "cluster": "west", "reachable": False,
                              "error": "cluster west not found"}
     assert (doc["origin_last_seq"], doc["origin_pending"]) == (None, None)
-    assert doc["subjects"] == ["M"]  # origin unknown: the server's default
+    assert doc["subjects"] == ["M"]  # '' given: the server's default, the stream's name
 
 
 def test_origin_stream_deleted(dd, clock, env):
     west, east = env
     west.delete_stream("O")
-    report = promote(dd, "east", "M", clock, subjects=["m.>"])
+    report = promote(dd, "east", "M", clock, subjects=["m.>"], failover=True)
     assert report.origin.error == "stream O not found in cluster west"
     assert report.subjects == ["m.>"]
 
@@ -358,7 +403,7 @@ def test_no_positions_no_consumers_and_said_so(dd, clock, env):
     west, east = env
     _acked(west, "O", "billing", 4)
     dd.set_down("west", True)
-    report = promote(dd, "east", "M", clock, failover=True,
+    report = promote(dd, "east", "M", clock, failover=True, subjects=["o.>"],
                      positions=PositionStore(KV(dd, "east", clock)))
     assert report.consumers == [] and report.positions.source == "none"
     assert "no consumer positions were synced" in report.positions.note

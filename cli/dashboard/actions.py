@@ -172,30 +172,16 @@ def promote_stream(cluster: str, stream: str, *, failover: bool, dry_run: bool
     """``stream promote|failover`` of a NATS mirror (``dry_run``: the report, nothing done)."""
 
     def act(place: Any, clock: Clock) -> Outcome:
+        from jetlink.cli.promotion import promotion_columns
         from jetlink.core import dr
 
         report = dr.promote(place.site(cluster), stream, failover=failover, dry_run=dry_run,
-                              positions=place.positions(cluster))
+                            positions=place.positions(cluster))
         origin = f"{report.origin.stream}@{report.origin.cluster}"
-        state = "reachable" if report.origin.reachable else report.origin.error
-        lag = "unknown" if report.lag is None else f"{report.lag:,}"
-        if report.lag is not None and not report.origin.reachable:
-            lag += " (last reported)"
-        pending = report.origin_pending
-        details = [f"Origin {origin}: {state}",
-                   f"Mirror last sequence {report.mirror_last_seq:,}, lag {lag}"
-                   + (f", {pending:,} not copied" if pending else "")
-                   + (" (forced)" if report.forced else ""),
-                   f"Subjects: {', '.join(report.subjects)}"]
-        place_verb = "Would place" if dry_run else "Placed"
-        details += [f"{place_verb} consumer {p.consumer} at {p.start_seq:,}"
-                    + (" (clamped)" if p.clamped else "") for p in report.consumers
-                    if p.status in ("planned", "created")]
-        verb = "Would clamp" if dry_run else "Clamped"
-        details += [f"{verb} consumer {c.consumer}: from {c.from_seq:,} to {c.to_seq:,}"
-                    for c in report.clamps]
-        if not report.clamps:
-            details.append("No consumer to clamp" if dry_run else "No consumer clamped")
+        # the CLI's report, line by line (its heading is the message)
+        columns = promotion_columns(report.to_json(), label=f"Stream {stream}@{cluster}")
+        columns.heading = None
+        details = [text.rstrip() for text in columns.lines()]
         how = "failed over" if failover else "promoted"
         message = (f"{stream}@{cluster} can be {how}" if dry_run
                    else f"Stream {stream}@{cluster} was {how}: it no longer mirrors {origin}")

@@ -55,6 +55,7 @@ from ..store import Cluster, DataDir
 from .rules import (
     Clamp,
     OriginFacts,
+    OwnConsumer,
     beyond_position,
     lag_start,
     mirror_filters,
@@ -178,6 +179,12 @@ class EmbeddedSite:
     def own_clamps(self, stream: str, last: int) -> list[Clamp]:
         with self.js.write() as txn:
             return _clamp_consumers(txn, stream, last, apply=False)
+
+    def own_plan(self, stream: str, last: int) -> list[OwnConsumer]:
+        return []  # the update and the clamps are one transaction: nothing is left half done
+
+    def finish_own(self, stream: str, last: int, plan: Sequence[OwnConsumer]) -> list[Clamp]:
+        return []
 
     def promote_update(self, cfg: StreamConfig, last: int) -> tuple[StreamInfo, list[Clamp]]:
         with self._tc.transaction():

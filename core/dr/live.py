@@ -17,14 +17,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from ..config.consumer import ConsumerConfig
 from ..config.stream import StreamConfig
 from ..errors import ApiError, JetlinkError
 from ..live.jetstream import LiveJetStream
 from .rules import (
     Clamp,
     OriginFacts,
+    OwnConsumer,
     beyond_position,
     count_pending,
     lag_start,
@@ -123,17 +126,43 @@ class LiveSite:
     def own_clamps(self, stream: str, last: int) -> list[Clamp]:
         return [Clamp(i.name, pos, last, stream) for i, pos in self._beyond(stream, last)]
 
+    def own_plan(self, stream: str, last: int) -> list[OwnConsumer]:
+        return [OwnConsumer(info.name, info.config.to_json(), pos)
+                for info, pos in self._beyond(stream, last)]
+
+    def _place(self, stream: str, config: ConsumerConfig, last: int, *, delete: bool) -> None:
+        """Recreate a consumer of ``stream`` delivering from ``last + 1`` (a server cannot
+        move a consumer back: it is deleted and created again with its config)."""
+        new = config.copy()
+        new.deliver_policy = "by_start_sequence"
+        new.opt_start_seq = last + 1
+        new.opt_start_time = ""
+        if delete:
+            try:
+                self.js.delete_consumer(stream, config.name or config.durable_name or "")
+            except ApiError as err:
+                if err.err_code != 10014:  # consumer not found: deleted by the earlier run
+                    raise
+        self.js.add_consumer(stream, new, action="create")
+
     def promote_update(self, cfg: StreamConfig, last: int) -> tuple[Any, list[Clamp]]:
         beyond = self._beyond(cfg.name, last)
         promoted = self.js.update_stream(cfg)
         last = int(promoted.state.last_seq)
         clamps = []
         for info, pos in beyond:
-            new = info.config.copy()
-            new.deliver_policy = "by_start_sequence"
-            new.opt_start_seq = last + 1
-            new.opt_start_time = ""
-            self.js.delete_consumer(cfg.name, info.name)
-            self.js.add_consumer(cfg.name, new, action="create")
+            self._place(cfg.name, info.config, last, delete=True)
             clamps.append(Clamp(info.name, pos, last, cfg.name))
         return promoted, clamps
+
+    def finish_own(self, stream: str, last: int, plan: Sequence[OwnConsumer]) -> list[Clamp]:
+        existing = set(self.js.consumer_names(stream))
+        still = {info.name for info, _pos in self._beyond(stream, last)}
+        clamps = []
+        for own in plan:
+            if own.name in existing and own.name not in still:
+                continue  # placed by the earlier run
+            config = ConsumerConfig.from_json(own.config, strict=False)
+            self._place(stream, config, last, delete=own.name in existing)
+            clamps.append(Clamp(own.name, own.position, last, stream))
+        return clamps

@@ -37,9 +37,18 @@ from .rules import Position, is_durable, one_line
 if TYPE_CHECKING:  # pragma: no cover
     from ..kv import KV, KeyValue
 
-__all__ = ["BUCKET", "MirrorPositions", "PositionStore", "SyncResult", "key_for", "sync"]
+__all__ = ["BUCKET", "OWN_STREAMS", "MirrorPositions", "PositionStore", "SyncResult",
+           "is_jetlink_own", "key_for", "sync"]
 
 BUCKET = "JETLINK_POSITIONS"
+# jetlink's own streams on a server or in a data directory: the record a failover needs, not
+# the user's; never exported, planned, pruned or diffed as a user object (core/topology_apply.py)
+OWN_STREAMS = frozenset({f"KV_{BUCKET}"})
+
+
+def is_jetlink_own(stream: str) -> bool:
+    """Whether ``stream`` is one of jetlink's own (:data:`OWN_STREAMS`)."""
+    return stream in OWN_STREAMS
 _PLAIN = re.compile(r"^[-_=A-Za-z0-9]+$")
 
 

@@ -47,7 +47,7 @@ from typing import Any, Protocol
 from ..api import JetStreamAPI
 from ..config.consumer import ConsumerConfig
 from ..config.stream import StreamConfig
-from ..errors import ApiError, JetlinkError
+from ..errors import ApiError, JetlinkError, UsageError
 
 __all__ = [
     "Clamp", "OriginFacts", "PartialPromotion", "Placement", "PositionsUsed", "PromoteRefused",
@@ -57,14 +57,16 @@ __all__ = [
 
 
 class PromoteRefused(JetlinkError):
-    """Promotion refused: the origin is reachable and the mirror lags behind it."""
+    """Promotion refused: the origin does not answer, or the mirror lags behind it (promote
+    needs both; failover does not)."""
 
     title = "promote refused"
 
-    def __init__(self, description: str, *, pending: int, mirror_last_seq: int,
+    def __init__(self, description: str, *, pending: int | None, mirror_last_seq: int,
                  origin_last_seq: int | None, origin: str = "") -> None:
         super().__init__(description)
-        self.pending = pending  # the origin's messages the mirror has not copied
+        # the origin's messages the mirror has not copied (None: the origin does not answer)
+        self.pending = pending
         self.mirror_last_seq = mirror_last_seq
         self.origin_last_seq = origin_last_seq
         self.origin = origin  # "ORDERS (cluster west"
@@ -83,6 +85,23 @@ class Clamp:
     def to_json(self) -> dict[str, Any]:
         return {"stream": self.stream, "consumer": self.consumer, "from": self.from_seq,
                 "to": self.to_seq}
+
+
+@dataclass
+class OwnConsumer:
+    """A consumer of the mirror itself positioned beyond its last sequence: recreated from
+    ``config`` (its JSON document) at the promoted stream's last sequence + 1."""
+
+    name: str
+    config: dict[str, Any]
+    position: int  # the last stream sequence it had been delivered or started beyond
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "config": self.config, "position": self.position}
+
+    @classmethod
+    def from_json(cls, doc: Any) -> OwnConsumer:
+        return cls(str(doc["name"]), dict(doc["config"]), int(doc["position"]))
 
 
 @dataclass
@@ -184,6 +203,9 @@ class PromoteReport:
     origin: OriginFacts
     mirror_last_seq: int
     subjects: list[str]
+    # where the subjects come from: "given", "origin", "positions" (as last synced),
+    # "topology" (the topology file), "promoted" (an earlier run's update)
+    subjects_from: str = "origin"
     lag: int | None = None  # the mirror's lag as the server reports it (None: not a mirror now)
     clamps: list[Clamp] = field(default_factory=list)
     consumers: list[Placement] = field(default_factory=list)
@@ -215,6 +237,7 @@ class PromoteReport:
             "lag": self.lag,
             "origin_pending": self.origin.pending,
             "subjects": list(self.subjects),
+            "subjects_from": self.subjects_from,
             "clamps": [c.to_json() for c in self.clamps],
             "consumers": [p.to_json() for p in self.consumers],
             "positions": self.positions.to_json(),
@@ -254,6 +277,16 @@ class Site(Protocol):
 
     def own_clamps(self, stream: str, last: int) -> list[Clamp]:
         """The clamps :meth:`promote_update` would make (nothing changed)."""
+
+    def own_plan(self, stream: str, last: int) -> list[OwnConsumer]:
+        """The mirror's own consumers :meth:`promote_update` will recreate one by one
+        (recorded in the promoted stream's metadata first, so that a run stopped between
+        them is finished by :meth:`finish_own`); none where the update and the clamps are
+        one transaction."""
+
+    def finish_own(self, stream: str, last: int, plan: Sequence[OwnConsumer]) -> list[Clamp]:
+        """After a promotion stopped part-way: every consumer of ``plan`` that is missing
+        or still beyond ``last`` placed at ``last + 1``; the clamps made now."""
 
     def now_ns(self) -> int: ...
 
@@ -334,30 +367,52 @@ def one_line(err: Exception) -> str:
 
 
 # --- promote ----------------------------------------------------------------------------------
-def choose_subjects(cfg: StreamConfig, facts: OriginFacts,
-                    subjects: Sequence[str] | None) -> tuple[list[str], bool]:
-    """(subjects for the update, taken from the origin?)."""
+def choose_subjects(cfg: StreamConfig, facts: OriginFacts, subjects: Sequence[str] | None,
+                    topology: Any = None) -> tuple[list[str] | None, str]:
+    """The promoted stream's subjects and where they come from: given, else the origin's
+    (read now, or as last synced: ``facts.known_from``), else the topology file's stream of
+    the origin's name (``topology``: a core/topology Topology); ``(None, "unknown")`` when
+    nothing knows them. A mirror that transforms its origin's subjects needs them given."""
     if subjects is not None:
-        return [s for s in subjects if s], False
+        return [s for s in subjects if s], "given"
     m = cfg.mirror
     if m is not None and m.subject_transforms:
-        raise JetlinkError(
+        raise UsageError(
             f"mirror {cfg.name} transforms its origin's subjects: give the promoted stream's "
-            "subjects", field="subjects")
-    if facts.subjects is None:
-        return [], False
-    return list(facts.subjects), True
+            "subjects (--subjects)", field="subjects")
+    if facts.subjects is not None:
+        return list(facts.subjects), facts.known_from
+    found = topology_subjects(topology, facts)
+    if found is not None:
+        return found, "topology"
+    return None, "unknown"
+
+
+def topology_subjects(topology: Any, facts: OriginFacts) -> list[str] | None:
+    """The subjects a topology file gives the origin's stream: the stream of that name in
+    the origin's cluster, else the only stream of that name in the file (None: none, or
+    several in other clusters)."""
+    if topology is None:
+        return None
+    found = {cluster: cfg for (cluster, name), cfg in topology.stream_configs().items()
+             if name == facts.stream}
+    exact = [found[facts.cluster]] if facts.cluster in found else []
+    only = list(found.values()) if len(found) == 1 else []
+    pick = exact or only
+    if not pick or not pick[0].subjects:
+        return None
+    return list(pick[0].subjects)
 
 
 @dataclass
 class Naming:
     """The words a promotion's refusal uses for what is promoted: ``what`` ("mirror", "KV
     mirror"), ``shown`` (the name the user gave, e.g. a KV bucket; default the stream's) and
-    ``instead``, what to do rather than wait (a command that fails over)."""
+    ``instead``, what to do rather than promote (the command that fails over)."""
 
     what: str = "mirror"
     shown: str | None = None
-    instead: str = "force the promotion"
+    instead: str = "fail over instead"
 
 
 class Promotion:
@@ -368,22 +423,27 @@ class Promotion:
 
     def __init__(self, site: Site, stream: str, info: Any, cfg: StreamConfig,
                  mirror_last: int, resumed: bool, facts: OriginFacts, origin_js: Any,
-                 synced: Any, subjects: Sequence[str] | None, force: bool, failover: bool,
-                 transfer: bool, adjust: Callable[[StreamConfig], None] | None) -> None:
+                 synced: Any, subjects: list[str], subjects_from: str, failover: bool,
+                 transfer: bool, adjust: Callable[[StreamConfig], None] | None,
+                 own_plan: Sequence[OwnConsumer] = ()) -> None:
         self.site, self.stream, self.info, self.cfg = site, stream, info, cfg
         self.mirror_last, self.resumed, self.facts = mirror_last, resumed, facts
-        self._origin_js, self._synced, self._subjects = origin_js, synced, subjects
-        self.force, self.failover, self.transfer, self.adjust = force, failover, transfer, adjust
+        self._origin_js, self._synced = origin_js, synced
+        self.subjects, self.subjects_from = subjects, subjects_from
+        self.failover, self.transfer, self.adjust = failover, transfer, adjust
+        self.own_plan = list(own_plan)
         self.lag = mirror_lag(info)
 
     def _report(self, dry_run: bool) -> tuple[PromoteReport, list[Position], bool, list[str]]:
         site, stream, facts, js = self.site, self.stream, self.facts, self.site.js
-        new_subjects, from_origin = choose_subjects(self.cfg, facts, self._subjects)
+        new_subjects = self.subjects
+        from_origin = self.subjects_from in ("origin", "positions", "topology")
         action = "failover" if self.failover else "promote"
-        forced = bool(self.force or self.failover) and bool(facts.reachable and facts.pending)
+        forced = self.failover and bool(facts.reachable and facts.pending)
         report = PromoteReport(cluster=site.label, stream=stream, action=action, forced=forced,
-                               origin=facts, mirror_last_seq=self.mirror_last, lag=self.lag,
-                               subjects=new_subjects or [stream], info=self.info,
+                               origin=facts, mirror_last_seq=self.mirror_last,
+                               subjects=new_subjects or [stream],
+                               subjects_from=self.subjects_from, lag=self.lag, info=self.info,
                                dry_run=dry_run, resumed=self.resumed)
         # the origin's consumers: read live, else as last synced
         found: list[Position] = []
@@ -413,13 +473,15 @@ class Promotion:
         own: list[Clamp] = []
         if self.resumed:
             promoted = self.info
+            own = site.finish_own(stream, mirror_last, self.own_plan)
         else:
             new_cfg = cfg.copy()
             new_cfg.mirror = None
             new_cfg.subjects = new_subjects
             if self.adjust is not None:
                 self.adjust(new_cfg)
-            _promoted_config(new_cfg, cfg.mirror, mirror_last)
+            _promoted_config(new_cfg, cfg.mirror, mirror_last,
+                             site.own_plan(stream, mirror_last))
             try:
                 promoted, own = site.promote_update(new_cfg, mirror_last)
             except ApiError as err:
@@ -480,23 +542,26 @@ def _place_consumers(js: Any, stream: str, report: PromoteReport, found: list[Po
 
 
 def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
-            force: bool = False, failover: bool = False, positions: Any = None,
-            transfer: bool = True, adjust: Callable[[StreamConfig], None] | None = None,
-            naming: Naming | None = None) -> Promotion:
+            failover: bool = False, positions: Any = None, transfer: bool = True,
+            adjust: Callable[[StreamConfig], None] | None = None,
+            naming: Naming | None = None, topology: Any = None) -> Promotion:
     """Read and check the promotion of the mirror ``stream`` (:func:`promote` has the
     arguments): the mirror and its origin are read once here; :class:`PromoteRefused`
-    (worded by ``naming``) when it must not go ahead."""
+    (worded by ``naming``) when it must not go ahead, a UsageError (``subjects``) when the
+    promoted stream's subjects are unknown."""
     naming = naming or Naming()
+    shown = naming.shown or stream
     js = site.js
     info = js.stream_info(stream)
     cfg = info.config
     mirror_last = int(info.state.last_seq)
     resumed = False
+    own_plan: list[OwnConsumer] = []
     if cfg.mirror is None:
         was = _was_mirror(cfg)  # promoted before, consumers not all placed: finish that
         if was is None:
             raise JetlinkError(f"stream {stream} is not a mirror")
-        (cfg, mirror_last), resumed = was, True
+        (cfg, mirror_last, own_plan), resumed = was, True
     facts, origin_js = site.origin(cfg, mirror_last)
     synced = positions.read(stream) if positions is not None else None
     if not facts.reachable and synced is not None and synced.origin_last_seq is not None \
@@ -507,56 +572,88 @@ def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
         facts.known_from = "positions"
         if facts.subjects is None and synced.origin_subjects is not None:
             facts.subjects = list(synced.origin_subjects)
-    if facts.reachable and facts.pending and not (force or failover or resumed):
-        behind = f"{facts.pending} message{'s' if facts.pending != 1 else ''}"
-        raise PromoteRefused(
-            f"{naming.what} {naming.shown or stream} is {behind} behind its origin "
-            f"{facts.stream} ({facts.where}, last sequence {facts.last_seq}; mirror at "
-            f"{mirror_last}): let it catch up ({site.catch_up}) or {naming.instead}",
-            pending=facts.pending, mirror_last_seq=mirror_last, origin_last_seq=facts.last_seq,
-            origin=f"{facts.stream} ({facts.where})")
+    if not (failover or resumed):
+        # promote, as Confluent's: the origin reachable and the mirror caught up
+        if not facts.reachable:
+            raise PromoteRefused(
+                f"{naming.what} {shown} cannot be promoted: its origin {facts.stream} "
+                f"({facts.where}) is not reachable ({facts.error}); promote needs the origin "
+                f"reachable and caught up: {naming.instead}",
+                pending=None, mirror_last_seq=mirror_last, origin_last_seq=facts.last_seq,
+                origin=f"{facts.stream} ({facts.where})")
+        if facts.pending:
+            behind = f"{facts.pending} message{'s' if facts.pending != 1 else ''}"
+            raise PromoteRefused(
+                f"{naming.what} {shown} is {behind} behind its origin {facts.stream} "
+                f"({facts.where}, last sequence {facts.last_seq}; mirror at {mirror_last}): "
+                f"let it catch up ({site.catch_up}) or {naming.instead}",
+                pending=facts.pending, mirror_last_seq=mirror_last,
+                origin_last_seq=facts.last_seq, origin=f"{facts.stream} ({facts.where})")
+    if resumed:
+        chosen, source = list(info.config.subjects), "promoted"
+    else:
+        found, source = choose_subjects(cfg, facts, subjects, topology)
+        if found is None:
+            nothing = ["no positions were synced (jetlink positions sync)" if synced is None
+                       else "the synced positions hold none"]
+            if topology is not None:
+                nothing.append(f"the topology file has no stream {facts.stream}")
+            raise UsageError(
+                f"the subjects of the promoted stream {shown} are unknown: its origin "
+                f"{facts.stream} ({facts.where}) is not reachable and {' and '.join(nothing)}: "
+                "give them with --subjects (what the producers publish to), or --topology "
+                "FILE naming the origin's stream", field="subjects")
+        chosen = found
     return Promotion(site, stream, info, cfg, mirror_last, resumed, facts, origin_js, synced,
-                     subjects, bool(force), bool(failover), transfer, adjust)
+                     chosen, source, bool(failover), transfer, adjust, own_plan)
 
 
 def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
-            force: bool = False, failover: bool = False, dry_run: bool = False,
-            positions: Any = None, transfer: bool = True,
-            adjust: Callable[[StreamConfig], None] | None = None,
-            naming: Naming | None = None) -> PromoteReport:
+            failover: bool = False, dry_run: bool = False, positions: Any = None,
+            transfer: bool = True, adjust: Callable[[StreamConfig], None] | None = None,
+            naming: Naming | None = None, topology: Any = None) -> PromoteReport:
     """Turn the mirror ``stream`` into a normal stream and place its origin's consumers on it.
 
-    ``positions``: a core/dr/positions.py ``PositionStore`` of the mirror's side (the consumer
-    positions synced there), used when the origin does not answer; None: none kept.
+    ``promote`` (``failover=False``) needs the origin reachable and caught up;
+    ``failover=True`` goes ahead whatever the origin's state (Confluent's meanings).
+    ``subjects``: the promoted stream's (default: the origin's, read now or as last synced,
+    else the stream of the origin's name in ``topology``). ``positions``: a
+    core/dr/positions.py ``PositionStore`` of the mirror's side (the consumer positions
+    synced there), used when the origin does not answer; None: none kept.
     ``transfer=False``: no consumer of the origin is placed. ``adjust``: changes to the
     promoted config besides removing ``mirror`` (a KV mirror becoming its bucket).
     ``naming``: the words of the refusal. Raises ApiError 10059 (stream), JetlinkError (not
-    a mirror; subjects needed), :class:`PromoteRefused`, the update's ApiError (nothing
-    changed), :class:`PartialPromotion` (updated, not every consumer placed).
+    a mirror), UsageError (subjects unknown or needed), :class:`PromoteRefused`, the
+    update's ApiError (nothing changed), :class:`PartialPromotion` (updated, not every
+    consumer placed).
     """
-    promotion = prepare(site, stream, subjects=subjects, force=force, failover=failover,
-                        positions=positions, transfer=transfer, adjust=adjust, naming=naming)
+    promotion = prepare(site, stream, subjects=subjects, failover=failover,
+                        positions=positions, transfer=transfer, adjust=adjust, naming=naming,
+                        topology=topology)
     return promotion.preview() if dry_run else promotion.carry_out()
 
 
 PROMOTED_KEY = "jetlink.promoted_mirror"
 
 
-def _promoted_config(cfg: StreamConfig, mirror: Any, last: int) -> None:
+def _promoted_config(cfg: StreamConfig, mirror: Any, last: int,
+                     own: Sequence[OwnConsumer] = ()) -> None:
     """The promoted stream's config: the mirror it was in its metadata
-    (:data:`PROMOTED_KEY`), so that a promotion stopped before every consumer was placed
-    can be finished by running it again (``mirror_direct`` is kept, as the server keeps
-    it)."""
+    (:data:`PROMOTED_KEY`), with the own consumers still to be recreated, so that a
+    promotion stopped before every consumer was placed can be finished by running it again
+    (``mirror_direct`` is kept, as the server keeps it)."""
     import json
 
-    doc = {"mirror": mirror.to_json(), "last_seq": last}
+    doc: dict[str, Any] = {"mirror": mirror.to_json(), "last_seq": last}
+    if own:
+        doc["own"] = [o.to_json() for o in own]
     cfg.metadata = {**(cfg.metadata or {}),
                     PROMOTED_KEY: json.dumps(doc, separators=(",", ":"))}
 
 
-def _was_mirror(cfg: StreamConfig) -> tuple[StreamConfig, int] | None:
-    """A promoted stream's config with the mirror it was, and its last sequence then (None:
-    not promoted by jetlink)."""
+def _was_mirror(cfg: StreamConfig) -> tuple[StreamConfig, int, list[OwnConsumer]] | None:
+    """A promoted stream's config with the mirror it was, its last sequence then and the
+    own consumers it was to recreate (None: not promoted by jetlink)."""
     import json
 
     from ..config.stream import StreamSource
@@ -568,11 +665,12 @@ def _was_mirror(cfg: StreamConfig) -> tuple[StreamConfig, int] | None:
         doc = json.loads(text)
         mirror = StreamSource.from_json(doc["mirror"], strict=False)
         last = int(doc["last_seq"])
+        own = [OwnConsumer.from_json(o) for o in doc.get("own") or []]
     except (ValueError, KeyError, TypeError, JetlinkError):
         return None
     out = cfg.copy()
     out.mirror = mirror
-    return out, last
+    return out, last, own
 
 
 def _transfer_clamps(report: PromoteReport) -> list[Clamp]:

@@ -114,7 +114,7 @@ def test_promote_refused_while_the_mirror_lags(east):
     assert err["description"] == (
         "mirror ORDERS_EAST is 3 messages behind its origin ORDERS (domain west, last "
         "sequence 8; mirror at 5): let it catch up (the server copies it by itself: wait) or "
-        "promote it anyway (jetlink stream failover ORDERS_EAST)")
+        "fail over instead (jetlink stream failover ORDERS_EAST)")
     assert "mirror" in c.stream_info("ORDERS_EAST", domain="east")["config"]
     plan = doc(east("stream", "failover", "ORDERS_EAST", "--dry-run", "-j"))
     assert (plan["origin_pending"], plan["forced"], plan["origin_last_seq"]) == (3, True, 8)
