@@ -15,8 +15,9 @@ result types (jetlink.core.messages, jetlink.core.consumers) and the live client
 names its enums (``RetentionPolicy``, ``DiscardPolicy``, ``StorageType``, ``DeliverPolicy``,
 ``AckPolicy``, ``ReplayPolicy``; defined with the configs in jetlink.core.config). The live
 client's ``to_json()`` returns the document exactly as the server sent it; ``.config`` /
-``.state`` are parsed from it for the rules and the renderers. Errors are :class:`~jetlink.core.errors.ApiError` with the server's
-codes (the engine's own, or the live server's as it answered) and
+``.state`` are parsed from it for the rules and the renderers. Errors are
+:class:`~jetlink.core.errors.ApiError` with the server's codes (the engine's own, or the live
+server's as it answered) and
 :class:`~jetlink.core.errors.JetlinkError` for everything else.
 """
 

@@ -105,7 +105,11 @@ NATS_ERRORS: dict[str, tuple[int, int, str]] = {
     "MirrorInvalidTransformDestination": (400, 10154, "mirror transform: {err}"),
     "MirrorOverlappingSubjectFilters": (400, 10152, "mirror subject filters can not overlap"),
     "MirrorInvalidStreamName": (400, 10142, "mirrored stream name is invalid"),
-    "MirrorMaxMessageSizeTooBig": (400, 10030, "stream mirror must have max message size >= source"),
+    "MirrorMaxMessageSizeTooBig": (
+        400,
+        10030,
+        "stream mirror must have max message size >= source",
+    ),
     "SourceDuplicateDetected": (400, 10140, "duplicate source configuration detected"),
     "SourceInvalidStreamName": (400, 10141, "sourced stream name is invalid"),
     "SourceMultipleFiltersNotAllowed": (
@@ -116,7 +120,11 @@ NATS_ERRORS: dict[str, tuple[int, int, str]] = {
     "SourceInvalidSubjectFilter": (400, 10145, "source transform source: {err}"),
     "SourceInvalidTransformDestination": (400, 10146, "source transform: {err}"),
     "SourceOverlappingSubjectFilters": (400, 10147, "source filters can not overlap"),
-    "SourceMaxMessageSizeTooBig": (400, 10046, "stream source must have max message size >= target"),
+    "SourceMaxMessageSizeTooBig": (
+        400,
+        10046,
+        "stream source must have max message size >= target",
+    ),
     "StreamInvalidExternalDeliverySubj": (
         400,
         10024,

@@ -387,7 +387,7 @@ class JetStream:
                                               limit=chunk))
             if not batch:
                 return
-            for msg, last in batch:
+            for msg, _seq in batch:
                 if msg is not None:
                     yield msg
             cursor = batch[-1][1] + 1

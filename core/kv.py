@@ -11,8 +11,9 @@ are the KV rules. Entry points:
   ``add_aggregate_origin``, ``statuses`` (the buckets of the cluster), ``status(name)``,
   ``open(name)`` -> :class:`KeyValue`; :func:`kv_statuses` (the same from StreamInfos read
   already).
-- :class:`KeyValue`: ``put``, ``put_many`` (one transaction, like pipelined puts), ``create``, ``update``, ``delete``, ``purge``, ``get``,
-  ``history``, ``keys``, ``watch``, ``revert``, ``status``.
+- :class:`KeyValue`: ``put``, ``put_many`` (one transaction, like pipelined puts), ``create``,
+  ``update``, ``delete``, ``purge``, ``get``, ``history``, ``keys``, ``watch``, ``revert``,
+  ``status``.
 - :class:`Entry` (``to_json``: ``{"bucket", "key", "value" (base64), "revision", "created",
   "delta", "operation"}``), :class:`KVStatus`, :class:`Watcher`, :data:`END_OF_INITIAL_DATA`.
 
@@ -635,7 +636,8 @@ class KeyValue:
     def _last(self, key: str, js: JetStream | None = None, stream: str | None = None
               ) -> StoredMsg | None:
         try:
-            return (js if js is not None else self.js).get_msg(stream or self.stream, last_by_subj=self.subject(key))
+            return (js if js is not None else self.js).get_msg(
+                stream or self.stream, last_by_subj=self.subject(key))
         except ApiError as err:
             if err.err_code == 10037:
                 return None

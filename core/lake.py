@@ -128,7 +128,7 @@ def iter_stream_batches(db_path: str, stream: str, lo: int, hi: int, *,
             rows = cur.fetchmany(batch_rows)
             if not rows:
                 break
-            keys, subjects, tss, hdrs, datas = zip(*rows)
+            keys, subjects, tss, hdrs, datas = zip(*rows, strict=True)
             yield lake_batch(stream, [0] * len(rows), [k & MAX_SEQ for k in keys], subjects,
                              None, tss, hdrs, datas)
         conn.execute("COMMIT")
@@ -306,7 +306,7 @@ def _rows(batches: Iterable[Any]) -> Iterator[tuple]:
                 cols.append(batch.column(col).to_pylist())
             except KeyError:
                 raise LakeError(f"rows without a {col} column: not the lake schema") from None
-        yield from zip(*cols)
+        yield from zip(*cols, strict=True)
 
 
 def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
@@ -353,14 +353,16 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
             top = st.last_seq
             n = 0
 
+            # called in this transaction's iteration only: the loop's st, items and at are
+            # the ones it means (B023 has no late binding to warn of here)
             def store_run() -> None:
-                done, err = st.append_sourced(items, at)
+                done, err = st.append_sourced(items, at)  # noqa: B023
                 if err is not None:
-                    raise LakeError(f"message {at[done][0]} on {items[done][0]} refused by "
-                                    f"stream {stream}: {err.description} ({err.err_code})"
-                                    ) from err
-                items.clear()
-                at.clear()
+                    raise LakeError(f"message {at[done][0]} on {items[done][0]} "  # noqa: B023
+                                    f"refused by stream {stream}: {err.description} "
+                                    f"({err.err_code})") from err
+                items.clear()  # noqa: B023
+                at.clear()  # noqa: B023
 
             try:
                 while row is not None and n < txn_rows:
@@ -888,7 +890,8 @@ def message_columns(msgs: Iterable[Any], last_seq: int, batch: int = 65_536
     for m in msgs:
         if m.seq > last_seq:
             break
-        for col, v in zip(cols, (m.seq, m.subject, m.ts, m.hdr or None, bytes(m.data))):
+        for col, v in zip(cols, (m.seq, m.subject, m.ts, m.hdr or None, bytes(m.data)),
+                          strict=True):
             col.append(v)
         if len(cols[0]) >= batch:
             yield out()
@@ -1217,7 +1220,8 @@ def import_stream_api(js, name: str, path: str, *, chunk: int = IMPORT_CHUNK,
                 for origin, seq, subject, hdr, data in rows]
         results = js.publish_many(msgs)
         calls += 1
-        for (_o, seq, subject, _h, _d), res in zip(rows, results):
+        # publish_many stops at the first refusal: fewer results than rows (checked below)
+        for (_o, seq, subject, _h, _d), res in zip(rows, results, strict=False):
             if isinstance(res, ApiError):
                 raise refused(seq, subject, f"{res.description} ({res.err_code})")
             if isinstance(res, Exception):
@@ -1244,7 +1248,7 @@ def import_stream_api(js, name: str, path: str, *, chunk: int = IMPORT_CHUNK,
             continue
         cols = [batch.column(c).to_pylist() for c in ("stream", "seq", "subject", "headers",
                                                       "data")]
-        for row in zip(*cols):
+        for row in zip(*cols, strict=True):
             pending.append(row)
             if len(pending) >= chunk:
                 send(pending)
@@ -1288,7 +1292,7 @@ def iter_topic_batches(db_path: str, topic: str, lo: int, hi: int, *, tid: int,
             rows = cur.fetchmany(batch_rows)
             if not rows:
                 break
-            keys, tss, ks, vs, hdrs = zip(*rows)
+            keys, tss, ks, vs, hdrs = zip(*rows, strict=True)
             yield lake_batch(topic, [(k >> OFFSET_BITS) & (MAX_PARTITIONS - 1) for k in keys],
                              [k & MAX_OFFSET for k in keys], None, [as_bytes(k) for k in ks],
                              [t * 1_000_000 for t in tss], [as_bytes(h) for h in hdrs],
@@ -1312,7 +1316,7 @@ def _topic_rows(batches: Iterable[Any]) -> Iterator[tuple]:
         if "subject" in names and batch.column("subject").null_count != batch.num_rows:
             raise LakeError("rows of a stream (a subject): only topic records go into a topic")
         cols = [batch.column(c).to_pylist() for c in want]
-        for p, off, ts, key, data, hdr in zip(*cols):
+        for p, off, ts, key, data, hdr in zip(*cols, strict=True):
             yield (p, off, ts // 1_000_000, key, data,
                    None if hdr is None else bytes(hdr).decode("utf-8"))
 

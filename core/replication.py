@@ -25,7 +25,7 @@ import gc
 import heapq
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -261,9 +261,9 @@ def _read(conn: sqlite3.Connection, oid: int, start: int, filters: list[str],
                             "WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ?",
                             (lo, top, chunk)).fetchall()
         for k, sid, ts, hdr, data in rows:
-            subject = get(sid)
-            if subject is not None:
-                out.append((k & _MASK, subject, ts, hdr, data))
+            selected = get(sid)
+            if selected is not None:
+                out.append((k & _MASK, selected, ts, hdr, data))
                 if len(out) >= limit:
                     break
         if len(rows) < chunk:
@@ -589,12 +589,18 @@ def pump_until_idle(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] |
         if not moved:
             break
     for r in reports:
-        t = totals.get((r.target_cluster, r.target, r.kind, r.origin_cluster, r.origin))
-        if t:
-            r.copied, r.skipped = t
+        total = totals.get((r.target_cluster, r.target, r.kind, r.origin_cluster, r.origin))
+        if total:
+            r.copied, r.skipped = total
     if broken is None and found:
         raise found[0][1]  # the others settled first
     return reports
+
+
+def _counted(a: _Agreement) -> int:
+    """The messages ``a`` copied or skipped so far (its report counts them)."""
+    assert a.report is not None, "_pump_target gives every agreement its report first"
+    return a.report.copied + a.report.skipped
 
 
 def _pump_target(dd: DataDir, clock: Clock, cl: Cluster, name: str, max_msgs: int | None,
@@ -629,14 +635,15 @@ def _pump_target(dd: DataDir, clock: Clock, cl: Cluster, name: str, max_msgs: in
         while True:
             if all(v is not None and v <= 0 for v in budget.values()):
                 break
-            before = {id(a): a.report.copied + a.report.skipped for a in plans}  # type: ignore
+            before = {id(a): _counted(a) for a in plans}
             moved = _step(js, name, plans, budget, bulk, batch)
             step_moved = 0
             for a in plans:
-                n = a.report.copied + a.report.skipped - before[id(a)]  # type: ignore
+                n = _counted(a) - before[id(a)]
                 step_moved += n
-                if budget[id(a)] is not None:
-                    budget[id(a)] -= n
+                left = budget[id(a)]
+                if left is not None:
+                    budget[id(a)] = left - n
                 if a.consumer and a.row is not None and a.error is None:
                     try:
                         _settle(a, clock, a.row[_R_CURSOR])
@@ -795,7 +802,9 @@ def _step(js: Any, name: str, plans: list[_Agreement], budget: dict[int, int | N
         try:
             if any(r[1] == "repl_o" for r in tconn.execute("PRAGMA database_list")):
                 tconn.execute("DETACH DATABASE repl_o")  # left over by an interrupted step
-            tconn.execute("ATTACH DATABASE ? AS repl_o", (str(plans[0].ocl.path),))  # type: ignore
+            ocl = plans[0].ocl
+            assert ocl is not None, "_worth_sql: the origin's cluster is reachable"
+            tconn.execute("ATTACH DATABASE ? AS repl_o", (str(ocl.path),))
             sql_a = plans[0]
         except sqlite3.Error:
             sql_a = None
@@ -970,7 +979,9 @@ def _apply(txn: Any, d: S.StreamDef, plans: list[_Agreement], limits: dict[int, 
     for a in live:
         limit = limits[id(a)]
         flt = a.consumer_filters if a.consumer_filters is not None else a.filters
-        a.msgs = _read(a.oconn, a.od.id, a.row[_R_CURSOR] + 1, flt, limit)  # type: ignore
+        oconn, od, row = a.oconn, a.od, a.row
+        assert oconn is not None and od is not None and row is not None, "_open read it"
+        a.msgs = _read(oconn, od.id, row[_R_CURSOR] + 1, flt, limit)
         a.truncated = len(a.msgs) >= limit > 0
         a.got = bool(a.msgs)
     if not any(a.msgs for a in live):
@@ -981,7 +992,8 @@ def _apply(txn: Any, d: S.StreamDef, plans: list[_Agreement], limits: dict[int, 
     else:
         runs = [[(C.merge_key(m[2], a.origin, a.iname, m[0]), m, a) for m in a.msgs]
                 for a in live]
-        cut = min((r[-1][0] for r, a in zip(runs, live) if a.truncated and r), default=None)
+        cut = min((r[-1][0] for r, a in zip(runs, live, strict=True) if a.truncated and r),
+                  default=None)
         if cut is not None:
             for a in live:
                 a.truncated = True
@@ -1009,7 +1021,10 @@ def _store_all(txn: Any, st: Any, d: S.StreamDef, order: Iterable[tuple],
         st.prefetch_msg_ids(ids)
     lean = st.sourced_fast
     run: list[tuple] = []  # (subject, hdr, data, agreement, origin seq) for append_sourced
-    consts = {}
+    # per agreement: the source header's start (bytes, then its value's), the value's middle
+    # and end, target subject -> (subject, value tail, header tail), the copy rules
+    consts: dict[int, tuple[bytes, str, str, str, dict[str, tuple[str, str, bytes]],
+                            C.CopyRules]] = {}
     for a in live:
         rules = a.rules
         assert rules is not None
@@ -1049,10 +1064,10 @@ def _store_all(txn: Any, st: Any, d: S.StreamDef, order: Iterable[tuple],
                 txn.now = saved
             if isinstance(r, ApiError):
                 a.stalled = r
-                row[_R_CURSOR] = st.last_seq  # type: ignore[index]
+                row[_R_CURSOR] = st.last_seq
                 continue
-            a.report.copied += 1  # type: ignore[union-attr]
-            row[_R_CURSOR] = seq  # type: ignore[index]
+            a.report.copied += 1
+            row[_R_CURSOR] = seq
             moved = True
             continue
         # A sourced message: Nats-Stream-Source (replacing one already there) last.
@@ -1080,10 +1095,10 @@ def _store_all(txn: Any, st: Any, d: S.StreamDef, order: Iterable[tuple],
             a.stalled = r
             continue
         if r.duplicate:
-            a.report.skipped += 1  # type: ignore[union-attr]
+            a.report.skipped += 1
         else:
-            a.report.copied += 1  # type: ignore[union-attr]
-        row[_R_CURSOR] = row[_R_SEQ] = seq  # type: ignore[index]
+            a.report.copied += 1
+        row[_R_CURSOR] = row[_R_SEQ] = seq
         moved = True
     if run:
         moved = _flush_run(st, run) or moved
@@ -1265,10 +1280,10 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
     carried, a.parts = a.parts, None
     split: _TailScan | None = None
     if whole:
-        for sid, subject, n, f, l in conn.execute(
+        for sid, subject, n, f, last in conn.execute(
                 f"SELECT id, subject, msgs, first_seq, last_seq FROM {o}.subjects "
                 "WHERE stream_id = ?", (oid,)):
-            stats[sid] = (n, f, l)
+            stats[sid] = (n, f, last)
             snames[sid] = subject
         known_obytes = obytes
         if not scan and hi - lo + 1 >= SPLIT_MIN and a.ocl is not None:
@@ -1291,8 +1306,8 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
             f"INSERT INTO temp.repl_stats SELECT subject_id, 1, id, id FROM {o}.msgs "
             "WHERE id BETWEEN ? AND ? ORDER BY id ON CONFLICT(sid) DO UPDATE SET "
             "n = n + 1, last = excluded.last", (base_o | lo, base_o | hi))
-        for sid, n, f, l in conn.execute("SELECT sid, n, first, last FROM temp.repl_stats"):
-            stats[sid] = (n, f & _MASK, l & _MASK)
+        for sid, n, f, last in conn.execute("SELECT sid, n, first, last FROM temp.repl_stats"):
+            stats[sid] = (n, f & _MASK, last & _MASK)
         ids = list(stats)
         for i in range(0, len(ids), 500):
             chunk = ids[i:i + 500]
@@ -1320,11 +1335,11 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
     names = sorted({tsubj[sid] for sid in stats})
     tstate: dict[str, list[int]] = {}
     for i in range(0, len(names), 500):
-        chunk = names[i:i + 500]
-        for tid, subject, n, f, l in conn.execute(
+        name_chunk = names[i:i + 500]
+        for tid, subject, n, f, last in conn.execute(
             f"SELECT id, subject, msgs, first_seq, last_seq FROM subjects WHERE stream_id = ? "
-            f"AND subject IN ({','.join('?' * len(chunk))})", (d.id, *chunk)):
-            tstate[subject] = [tid, n, f, l]
+            f"AND subject IN ({','.join('?' * len(name_chunk))})", (d.id, *name_chunk)):
+            tstate[subject] = [tid, n, f, last]
     for name in names:
         if name not in tstate:
             tstate[name] = [txn.alloc_subject_id(), 0, 0, 0]
@@ -1335,12 +1350,11 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
     # a sourced message's block: head, the origin sequence, its subject's tail
     vhead, vmid, vtail = rules.source_value_parts(row[_R_IDENT])
     head = C.SOURCE_BLOCK + vhead
-    tails: dict[int, str | None] = {
-        sid: (f"{vmid}{snames[sid]}{vtail}\r\n\r\n" if a.kind == "source" else None)
-        for sid in stats}
-    refs: dict[int, int | None] = dict.fromkeys(stats)
+    tails: dict[int, str] = {}  # a source's: each subject's tail of the header text
+    refs: Mapping[int, int | None] = dict.fromkeys(stats)
     if a.kind == "source":
-        found = _src_refs(conn, head, tails)  # type: ignore[arg-type]
+        tails = {sid: f"{vmid}{snames[sid]}{vtail}\r\n\r\n" for sid in stats}
+        found = _src_refs(conn, head, tails)
         if found is None:
             return None  # no room for more references: the per-message path
         refs = found
@@ -1429,21 +1443,21 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
         # header: head + digits of the origin seq + tail; 4 bytes of header length (file)
         hsize = n_total * (len(head.encode()) + d.hdr_extra) + _digits_sum(lo, hi)
         for sid, (n, _f, _l) in stats.items():
-            hsize += n * (len(tails[sid].encode()) + S._blen(tsubj[sid]))  # type: ignore
+            hsize += n * (len(tails[sid].encode()) + S._blen(tsubj[sid]))
         size = d.base_size * n_total + int(nb_data) + hsize
     # Subject chains: link each subject's first copied message to what the target had.
     sub_ins, sub_upd, fix_prev, fix_next = [], [], [], []
-    for sid, (n, f, l) in stats.items():
+    for sid, (n, f, last) in stats.items():
         t = tstate[tsubj[sid]]
         tid, tn, tf, tl = t
-        f, l = f + D, l + D
+        f, last = f + D, last + D
         if tn > 0:
             fix_prev.append((tl, tb | f))
             fix_next.append((f, tb | tl))
-            sub_upd.append((tn + n, tf, l, tid))
+            sub_upd.append((tn + n, tf, last, tid))
         else:
-            sub_ins.append((tid, d.id, tsubj[sid], n, f, l))
-        t[1], t[2], t[3] = tn + n, (tf if tn else f), l
+            sub_ins.append((tid, d.id, tsubj[sid], n, f, last))
+        t[1], t[2], t[3] = tn + n, (tf if tn else f), last
     if fix_prev:
         conn.executemany("UPDATE msgs SET prev = ? WHERE id = ?", fix_prev)
         conn.executemany("UPDATE msgs SET next = ? WHERE id = ?", fix_next)
@@ -1590,10 +1604,10 @@ class _TailScan:
             later[part] = (lo, hi, pstats, pnames, pbytes + n2 * (base + S._blen(subject)) + nb)
             prevs.setdefault(sid, prev)  # the first later part holding the subject
             if sid in first:
-                n, f, l = first[sid]
-                first[sid] = (n - n2, f, l)
+                n, f, last = first[sid]
+                first[sid] = (n - n2, f, last)
         for sid in list(first):
-            n, f, l = first[sid]
+            n, f, last = first[sid]
             if n <= 0:
                 del first[sid]
             elif sid in prevs:

@@ -23,9 +23,10 @@ The republished message is a core publish of the same cluster: ``jetlink sub`` f
 publish (its checks apply; a refusal is silent: e.g. a sourced message keeps its
 ``Nats-Stream-Source`` header, which a capturing stream refuses with 10227, as the server does).
 
-How it runs here: ``StreamTxn._store`` (core/streamstore/append.py) calls :func:`after_store`, which queues the
-republish on the transaction; ``streams.Txn.flush`` calls :func:`deliver` before writing the
-streams back, so the republish commits (or rolls back) with the message that caused it.
+How it runs here: ``StreamTxn._store`` (core/streamstore/append.py) calls :func:`after_store`,
+which queues the republish on the transaction; ``streams.Txn.flush`` calls :func:`deliver`
+before writing the streams back, so the republish commits (or rolls back) with the message
+that caused it.
 
 Chains and loops: ``jetlink validate`` refuses republish loops between streams. At run time a
 chain (stream A republishes into B, which republishes into C, ...) stops after

@@ -69,6 +69,7 @@ from .subjects import SubjectFilter, has_wildcard, is_valid_publish_subject
 
 if TYPE_CHECKING:  # pragma: no cover
     from .streamstore.txn import StreamTxn
+    from .transform import SubjectTransform
 
 # core/republish.py and core/transform.py are imported when a stream has a transform or a
 # RePublish (a read such as `jetlink kv get` needs neither). republish.PENDING's value:
@@ -204,6 +205,7 @@ class StreamDef:
         self.config_json = config_json
         self.filter = SubjectFilter(cfg.subjects)
         st = cfg.subject_transform
+        self.transform: SubjectTransform | None
         if st is not None and st.dest:
             from .transform import compile_transform
 
@@ -548,11 +550,15 @@ def seq_for_time(conn: sqlite3.Connection, stream_id: int, ts_ns: int) -> int:
     a, b = lo + 1, hi
     while a < b:
         mid = (a + b) // 2
-        if at_or_after(mid)[1] >= ts_ns:
+        row = at_or_after(mid)
+        assert row is not None, "mid <= hi: the row at hi is at or after it"
+        if row[1] >= ts_ns:
             b = mid
         else:
             a = mid + 1
-    return at_or_after(a)[0] & _MASK
+    row = at_or_after(a)
+    assert row is not None, "a <= hi: the row at hi is at or after it"
+    return row[0] & _MASK
 
 
 def stream_state(conn: sqlite3.Connection, d: StreamDef, *, consumer_count: int = 0,
@@ -595,7 +601,7 @@ def subject_counts(conn: sqlite3.Connection, stream_id: int, flt: str = ">") -> 
 
 
 def deleted_seqs(conn: sqlite3.Connection, stream_id: int, first: int, last: int) -> list[int]:
-    out = []
+    out: list[int] = []
     expect = first
     for (key,) in conn.execute(
         "SELECT id FROM msgs WHERE id BETWEEN ? AND ? ORDER BY id",
@@ -631,9 +637,10 @@ def recount(conn: sqlite3.Connection, stream_id: int) -> dict[str, Any]:
         "WHERE m.id BETWEEN ? AND ? ORDER BY m.id", (base, top)
     ):
         rows_by_subject.setdefault(subject, []).append(key & _MASK)
-    errors = []
+    # (subject, walked, expected) or (subject, "prev", seq, its prev, the expected prev)
+    errors: list[tuple[str, list[int], list[int]] | tuple[str, str, int, int, int]] = []
     table = {}
-    for sid, subject, n, sfirst, slast in conn.execute(
+    for _sid, subject, n, sfirst, slast in conn.execute(
         "SELECT id, subject, msgs, first_seq, last_seq FROM subjects WHERE stream_id = ?",
         (stream_id,)
     ):
@@ -642,7 +649,7 @@ def recount(conn: sqlite3.Connection, stream_id: int) -> dict[str, Any]:
         walked = [seq for seq, _size, _nxt in _chain_from(conn, base, sfirst, slast)]
         if walked != expected or (expected and (sfirst, slast) != (expected[0], expected[-1])):
             errors.append((subject, walked[:10], expected[:10]))
-        for a, b in zip(expected, expected[1:]):  # interior prev pointers
+        for a, b in zip(expected, expected[1:], strict=False):  # interior prev pointers
             prev = conn.execute("SELECT prev FROM msgs WHERE id = ?", (base | b,)).fetchone()[0]
             if prev != a:
                 errors.append((subject, "prev", b, prev, a))

@@ -169,7 +169,7 @@ def overlaps(a: str, b: str) -> bool:
         # The shorter side needs a '>' to reach the longer one.
         if (n1 < n2 and not fwc1) or (n2 < n1 and not fwc2):
             return False
-    for t1, t2 in zip(toks1, toks2):
+    for t1, t2 in zip(toks1, toks2, strict=False):  # the shorter side ends in '>' (above)
         if not _tokens_can_match(t1, t2):
             return False
     return True

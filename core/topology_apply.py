@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .clock import Clock
-from .errors import JetlinkError
+from .errors import ApiError, JetlinkError
 from .store import DataDir
 from .topology import Problem, Topology, TopologyObject, object_table, validate_topology
 
@@ -125,6 +125,7 @@ def _kv_mirror_spec(cfg: Any) -> Any:
     from .config.kv import KVMirrorConfig, bucket_of_stream
 
     origin = bucket_of_stream(cfg.mirror.name)
+    assert origin is not None, "only a mirror of a KV_ stream is a KV mirror"
     external, domain = _domain(cfg.mirror)
     return KVMirrorConfig(
         name=cfg.name, origin_bucket=origin, description=cfg.description,
@@ -314,6 +315,18 @@ class Change:
     config: Any = None  # a stream update: the complete config sent (declared + defaults)
 
     @property
+    def desired(self) -> TopologyObject:
+        """``obj`` of a create or an update (which always carry it)."""
+        assert self.obj is not None, f"a {self.action} carries the desired object"
+        return self.obj
+
+    @property
+    def existing(self) -> TopologyObject:
+        """``current`` of an update or a delete (which always carry it)."""
+        assert self.current is not None, f"a {self.action} carries the existing object"
+        return self.current
+
+    @property
     def shown(self) -> str:
         """The name as the file writes it: a bucket's name, not its KV_ stream's."""
         obj = self.obj or self.current
@@ -369,10 +382,12 @@ def _effective(obj: TopologyObject, state: Topology) -> Any:
         other = state.streams.get((obj.cluster, name))
         return other.config if other is not None else None
 
+    cfg = obj.config
+    assert cfg is not None, "called for objects that decoded (_effective_table)"
     try:
-        return _user_config(check_stream_config(obj.config, lookup))
+        return _user_config(check_stream_config(cfg, lookup))
     except JetlinkError:
-        return _user_config(obj.config)
+        return _user_config(cfg)
 
 
 def _declared(obj: TopologyObject) -> Any:
@@ -560,7 +575,7 @@ def _engine_limits(changes: list[Change]) -> list[Problem]:
             continue
         try:
             check_single_server(obj.config)
-        except JetlinkError as err:
+        except ApiError as err:
             fld = "num_replicas" if obj.kind == "stream" else "replicas"
             out.append(Problem(obj.file, obj.label, fld, err.err_code,
                                f"{c.label}: {err.description} (the embedded engine is a "
@@ -602,8 +617,8 @@ def _ordered(changes: list[Change], state: Topology) -> list[Change]:
         return d
 
     def sort_key(c: Change) -> tuple:
-        d = depth(c.cluster, (c.obj or c.current).name) if c.kind in NATS_KINDS and (
-            c.obj or c.current) else 0
+        obj = c.obj or c.current
+        d = depth(c.cluster, obj.name) if c.kind in NATS_KINDS and obj else 0
         if c.action == "delete":
             return (1, -ORDER[c.kind], -d, c.cluster, c.name)
         return (0, ORDER[c.kind], d, c.cluster, c.name)
@@ -649,7 +664,7 @@ def _apply_nats(js: Any, kv: Any, c: Change) -> None:
     through core/kv.py KV (the bucket, mirror or aggregate it declares), updated with its
     complete stream config, deleted as its stream."""
     if c.action == "create":
-        spec = c.obj.spec
+        spec = c.desired.spec
         if c.kind == "kv":
             kv.create_bucket(spec)
         elif c.kind == "kv_mirror":
@@ -657,11 +672,11 @@ def _apply_nats(js: Any, kv: Any, c: Change) -> None:
         elif c.kind == "kv_aggregate":
             kv.create_aggregate(spec)
         else:
-            js.add_stream(c.obj.config)
+            js.add_stream(c.desired.config)
     elif c.action == "update":
         js.update_stream(c.config)
     else:
-        js.delete_stream(c.current.name)
+        js.delete_stream(c.existing.name)
 
 
 def _apply_one(dd: DataDir, clock: Clock, c: Change) -> None:
@@ -686,29 +701,29 @@ def _apply_one(dd: DataDir, clock: Clock, c: Change) -> None:
     elif c.kind == "topic":
         kafka = Kafka(cl, clock)
         if c.action == "create":
-            kafka.create_topic(c.name, c.obj.spec.partitions, c.obj.spec.configs)
+            kafka.create_topic(c.name, c.desired.spec.partitions, c.desired.spec.configs)
         elif c.action == "update":
-            configs, delete = _config_delta(c.current.spec.configs, c.obj.spec.configs)
+            configs, delete = _config_delta(c.existing.spec.configs, c.desired.spec.configs)
             kafka.alter_topic(
                 c.name, configs=configs, delete=delete,
-                partitions=c.obj.spec.partitions
-                if c.obj.spec.partitions != c.current.spec.partitions else None)
+                partitions=c.desired.spec.partitions
+                if c.desired.spec.partitions != c.existing.spec.partitions else None)
         else:
             kafka.delete_topic(c.name)
     elif c.kind == "link":
         links = Links.open(dd, cl, clock)
         if c.action == "create":
-            links.create(c.name, c.obj.spec.source_cluster, c.obj.spec.configs)
+            links.create(c.name, c.desired.spec.source_cluster, c.desired.spec.configs)
         elif c.action == "update":
-            configs, delete = _config_delta(c.current.spec.configs, c.obj.spec.configs)
+            configs, delete = _config_delta(c.existing.spec.configs, c.desired.spec.configs)
             links.alter(c.name, configs, delete=delete)
         else:
             links.delete(c.name, force=True)
     elif c.kind == "mirror_topic":
         if c.action == "create":
             Mirrors(dd, c.cluster, clock).create(
-                c.name, c.obj.spec.link, source_topic=c.obj.spec.source_topic,
-                configs=c.obj.spec.configs or None)
+                c.name, c.desired.spec.link, source_topic=c.desired.spec.source_topic,
+                configs=c.desired.spec.configs or None)
         else:
             Kafka(cl, clock).delete_topic(c.name)
 
@@ -918,8 +933,8 @@ def live_bindings(topo: Topology, default: Any = None, environ: Any = None
 
     problems: list[Problem] = []
     used: dict[str, str] = {}  # cluster -> the file naming it first
-    for name, c in topo.clusters.items():
-        used.setdefault(name, c.file)
+    for name, declared in topo.clusters.items():
+        used.setdefault(name, declared.file)
     for obj in topo.objects:
         used.setdefault(obj.cluster, obj.file)
     bindings: dict[str, Binding] = {}
@@ -981,14 +996,14 @@ def live_bindings(topo: Topology, default: Any = None, environ: Any = None
         for origin in obj.origins:
             if origin.cluster is None or origin.cluster == obj.cluster:
                 continue
-            b = bindings.get(origin.cluster)
-            if b is None or b.domain is not None:
+            bound = bindings.get(origin.cluster)
+            if bound is None or bound.domain is not None:
                 continue
             fld = (f"{origin.field}.domain" if obj.kind == "stream"
                    else kv_field(obj.kind, f"{origin.field}.external"))
             problems.append(Problem(obj.file, obj.label, fld, 0,
                                     f'origin "{origin.name}" in cluster "{origin.cluster}": '
-                                    f"that cluster is bound to {b.target.url} without a "
+                                    f"that cluster is bound to {bound.target.url} without a "
                                     f'JetStream domain, so a stream of cluster "{obj.cluster}" '
                                     "can not reach it (set js_domain in "
                                     f"[clusters.{origin.cluster}])"))
@@ -1232,8 +1247,10 @@ class LiveBackend:
                 continue
             for origin in obj.origins:
                 oc = origin.cluster
+                if oc is None or oc in self.bindings:
+                    continue
                 key = (oc, origin.name)
-                if oc is None or oc in self.bindings or key in state.streams or key in looked:
+                if key in state.streams or key in looked:
                     continue
                 looked.add(key)
                 js = _FileSpace(self, self.raw(obj.cluster).in_domain(oc), obj.cluster)

@@ -363,7 +363,8 @@ class SubjectTransform:
 
     def _generate(self) -> tuple[Callable[[str], bool], Callable[[str], str | None]]:
         if self._built is None:
-            self._built = _build(self.src, self.src.split("."), self.dest, self.plan, self.rest_from)
+            self._built = _build(self.src, self.src.split("."), self.dest, self.plan,
+                                 self.rest_from)
             self.matches, self.apply = self._built
         return self._built
 

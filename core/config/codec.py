@@ -100,7 +100,8 @@ def _decode_value(value: Any, go: str, hint: Any, struct: str, path: str, enum: 
     if go == "compression":
         if not isinstance(value, str):
             raise invalid_json(
-                f"json: cannot unmarshal {_json_kind(value)} into Go value of type string", field=path
+                f"json: cannot unmarshal {_json_kind(value)} into Go value of type string",
+                field=path,
             )
         if value not in enum:
             raise invalid_json("unknown compression algorithm", field=path)
@@ -116,7 +117,8 @@ def _decode_value(value: Any, go: str, hint: Any, struct: str, path: str, enum: 
         return value
     if go == "[]string":
         if not isinstance(value, list) or any(not isinstance(v, str) for v in value):
-            bad = value if not isinstance(value, list) else next(v for v in value if not isinstance(v, str))
+            bad = (value if not isinstance(value, list)
+                   else next(v for v in value if not isinstance(v, str)))
             raise _type_error(bad, struct, path, go if not isinstance(value, list) else "string")
         return list(value)
     if go == "map[string]string":
@@ -161,7 +163,8 @@ def _specs(cls: type) -> dict[str, tuple[str, str, Any, Any]]:
     if spec is None:
         hints = typing.get_type_hints(cls)
         spec = {
-            f.metadata["json"]: (f.name, f.metadata["go"], _inner_class(hints[f.name]), f.metadata["enum"])
+            f.metadata["json"]: (f.name, f.metadata["go"], _inner_class(hints[f.name]),
+                                 f.metadata["enum"])
             for f in dataclasses.fields(cls)
         }
         _SPECS[cls] = spec
@@ -182,7 +185,8 @@ def decode(cls: type[T], doc: Any, *, strict: bool = False, struct: str | None =
         spec = by_json.get(key)
         if spec is None:
             if strict:
-                raise invalid_json(f'json: unknown field "{key}"', field=f"{prefix}.{key}".lstrip("."))
+                raise invalid_json(f'json: unknown field "{key}"',
+                                   field=f"{prefix}.{key}".lstrip("."))
             continue
         if value is None:
             continue

@@ -19,9 +19,9 @@ The checks reproduce nats-server 2.15.1 for a single, non-clustered server, in i
 
 Facts checked against the real server (see tests/test_consumer_config.py): the JSON default
 ``ack_policy`` is ``none`` (Go's zero value; nats-py and natscli send ``explicit``); a filter
-that matches none of the stream's subjects is ACCEPTED (10093 is no longer raised); ``max_ack_pending``
-with ``ack_policy: none`` is refused only for push consumers; ``deliver_policy: "undefined"``
-reads as ``all``.
+that matches none of the stream's subjects is ACCEPTED (10093 is no longer raised);
+``max_ack_pending`` with ``ack_policy: none`` is refused only for push consumers;
+``deliver_policy: "undefined"`` reads as ``all``.
 
 Standard library only.
 """

@@ -94,7 +94,8 @@ class StreamSource(_JsonMixin):
     @property
     def domain(self) -> str | None:
         """The JetStream domain (cluster) named by ``external.api = "$JS.<d>.API"``, if any."""
-        if self.external and self.external.api.startswith("$JS.") and self.external.api.endswith(".API"):
+        if (self.external and self.external.api.startswith("$JS.")
+                and self.external.api.endswith(".API")):
             inner = self.external.api[len("$JS.") : -len(".API")]
             return inner or None
         return None

@@ -61,6 +61,7 @@ function exists; ``Links(...)`` itself uses the fallbacks (the ``topics.mirror_l
 from __future__ import annotations
 
 import base64
+import builtins
 import difflib
 import json
 import re
@@ -346,7 +347,7 @@ def filters_sql(filters: Iterable[LinkFilter | Mapping[str, Any]], column: str
             cond = f"substr({column}, 1, ?) = ?"
             args = [len(flt.name), flt.name]
         elif flt.name == "*":
-            cond, args = "1", []  # noqa: the wildcard name
+            cond, args = "1", []  # the wildcard name
         else:
             cond, args = f"{column} = ?", [flt.name]
         if flt.filter_type == "EXCLUDE":
@@ -1148,7 +1149,7 @@ class Links:
             rows = conn.execute(f"SELECT {_COLUMNS} FROM links ORDER BY name").fetchall()
         return [self._info(r, with_topics=with_topics) for r in rows]
 
-    def names(self) -> list[str]:
+    def names(self) -> builtins.list[str]:
         with self._schema.read() as conn:
             return [r[0] for r in conn.execute("SELECT name FROM links ORDER BY name")]
 
@@ -1156,7 +1157,7 @@ class Links:
         """ACTIVE, UNAVAILABLE, PAUSED or FAILED (module docstring)."""
         return self.get(name, with_topics=False).state
 
-    def tasks(self, name: str) -> list[TaskInfo]:
+    def tasks(self, name: str) -> builtins.list[TaskInfo]:
         return self.get(name, with_topics=False).tasks
 
     # -- writing ---------------------------------------------------------------------------
@@ -1261,9 +1262,9 @@ class Links:
         *,
         force: bool = False,
         validate_only: bool = False,
-        in_use: Callable[[str], list[str]] | None = None,
-        on_force: Callable[[str, list[str]], None] | None = None,
-    ) -> list[str]:
+        in_use: Callable[[str], builtins.list[str]] | None = None,
+        on_force: Callable[[str, builtins.list[str]], None] | None = None,
+    ) -> builtins.list[str]:
         """Delete link ``name``; returns the mirror topics that were using it (only possible
         with ``force``). Without ``force`` a link with mirror topics in use is refused with
         CLUSTER_LINK_IN_USE; with ``force`` ``on_force(name, topics)`` (else the hooks') runs
@@ -1291,7 +1292,7 @@ class Links:
             conn.execute("DELETE FROM links WHERE name = ?", (name,))
         return topics
 
-    def _detach(self, link: str, topics: list[str]) -> None:
+    def _detach(self, link: str, topics: builtins.list[str]) -> None:
         """The fallback of a forced delete: the link's mirror topics become normal topics."""
         with self._schema.write() as conn:
             try:

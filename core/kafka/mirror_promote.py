@@ -270,7 +270,7 @@ def truncate_and_restore(m: Mirrors, topic: str, link: str, *, dry_run: bool = F
     if mine.mirror_link:
         raise KafkaError("INVALID_REQUEST", f"Topic '{topic}' is already a mirror topic",
                          field="topic")
-    parts = []
+    parts: list[dict[str, int]] = []
     t_id = m._topic_rowid(topic)
     for p in mine.partitions:
         to = stopped.get(p.partition, 0)
@@ -281,20 +281,20 @@ def truncate_and_restore(m: Mirrors, topic: str, link: str, *, dry_run: bool = F
         return TruncateResult(topic, parts)
     now = now_ms(m.clock)
     with m._schema.write() as conn:
-        for p in parts:
-            to = p["offset_truncated_to"]
-            lo, hi = (record_key(t_id, p["partition"], to),
-                      record_key(t_id, p["partition"] + 1, 0))
+        for part in parts:
+            to = part["offset_truncated_to"]
+            lo, hi = (record_key(t_id, part["partition"], to),
+                      record_key(t_id, part["partition"] + 1, 0))
             cnt = (conn.execute("SELECT count(*) FROM records WHERE id >= ? AND id < ?",
                                 (lo, hi)).fetchone()[0], records_bytes(conn, lo, hi))
-            p["messages_truncated"] = cnt[0]
+            part["messages_truncated"] = cnt[0]
             conn.execute("DELETE FROM records WHERE id >= ? AND id < ?",
-                         (record_key(t_id, p["partition"], to),
-                          record_key(t_id, p["partition"] + 1, 0)))
+                         (record_key(t_id, part["partition"], to),
+                          record_key(t_id, part["partition"] + 1, 0)))
             conn.execute("UPDATE partitions SET log_end = ?, log_start = min(log_start, ?),"
                          " bytes = max(bytes - ?, 0), cleaned = min(log_start, ?), "
                          "clean_bytes = 0 WHERE topic = ? AND partition = ?",
-                         (to, to, cnt[1], to, t_id, p["partition"]))
+                         (to, to, cnt[1], to, t_id, part["partition"]))
         conn.execute("DELETE FROM mirrors WHERE topic = ?", (topic,))
         conn.execute("DELETE FROM mirror_partitions WHERE topic = ?", (topic,))
         conn.execute(

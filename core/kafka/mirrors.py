@@ -54,6 +54,7 @@ result objects and naming rules are in :mod:`.mirror_model`, re-exported here.
 
 from __future__ import annotations
 
+import builtins
 import sqlite3
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -258,7 +259,7 @@ class Mirrors:
             out.append(self._info(row))
         return out
 
-    def topics_of(self, link: str, *, live_only: bool = False) -> list[str]:
+    def topics_of(self, link: str, *, live_only: bool = False) -> builtins.list[str]:
         """Mirror topics of a link (``live_only``: not STOPPED)."""
         return [r[0] for r in self._rows(link) if not live_only or r[3] != STOPPED]
 

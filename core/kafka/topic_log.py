@@ -254,8 +254,9 @@ def _unpack(rec: Any, partition: int | None, default_headers: list[Any],
         raise KafkaError("UNKNOWN_TOPIC_OR_PARTITION",
                          f"Invalid partition given with record: {p} is not in the range "
                          f"[0...{n}).", field="partition")
-    own_ts = given_ts is not None and not pol.log_append_time
-    if own_ts:
+    own_ts = False
+    if given_ts is not None and not pol.log_append_time:
+        own_ts = True
         ts = int(given_ts)
     return key, value, p, hdrs, hdr_json, ts, own_ts
 

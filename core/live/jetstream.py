@@ -1054,8 +1054,8 @@ class _ColumnReader:
             parts = pc.split_pattern(pa.array(replies, pa.binary()).cast(pa.string()), ".")
             base = 2 if v1 else 4
 
-            def token(i: int) -> Any:
-                return pc.cast(pc.list_element(parts, base + i), pa.int64())
+            def token(i: int) -> Any:  # called in this iteration only (no late binding)
+                return pc.cast(pc.list_element(parts, base + i), pa.int64())  # noqa: B023
 
             dseq = token(4)
             n = len(subjects)

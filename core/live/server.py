@@ -52,7 +52,8 @@ def find_nats_server() -> str:
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]  # an AF_INET address is (host, port)
+        return port
 
 
 def _port_open(port: int) -> bool:
@@ -63,7 +64,7 @@ def _port_open(port: int) -> bool:
         return False
 
 
-def stop_server(proc: subprocess.Popen) -> None:
+def stop_server(proc: subprocess.Popen[bytes]) -> None:
     """Stop a server by its PID: SIGTERM, wait, SIGKILL as a last resort."""
     if proc.poll() is not None:
         return
@@ -84,7 +85,7 @@ def stop_server(proc: subprocess.Popen) -> None:
 class Server:
     """A nats-server started by :func:`start_server` (JetStream on, 127.0.0.1)."""
 
-    proc: subprocess.Popen
+    proc: subprocess.Popen[bytes]
     url: str
     port: int
     binary: str

@@ -1,6 +1,5 @@
 """The embedded store: a data directory with one SQLite database per cluster."""
 
-from . import datadir
 from .datadir import (
     BUSY_TIMEOUT_MS,
     KINDS,
@@ -14,5 +13,17 @@ from .datadir import (
 )
 from .schema import MIGRATIONS, SCHEMA_VERSION
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
-__all__ += datadir.__all__
+# the schema's version and migrations, then the data directory's names (datadir.__all__)
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "BUSY_TIMEOUT_MS",
+    "KINDS",
+    "LOCAL",
+    "Cluster",
+    "ClusterInfo",
+    "DataDir",
+    "connect",
+    "default_data_dir",
+    "validate_cluster_name",
+]

@@ -797,7 +797,7 @@ class DataDir:
                             name, self.cluster_names())
         cluster = Cluster(name, path)
         try:
-            cluster.conn  # open and migrate now: errors surface here
+            _ = cluster.conn  # open and migrate now: errors surface here
         except JetlinkError:
             cluster.close()
             raise

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from .. import headers as H
 from ..errors import ApiError, clip, nats_error
@@ -39,11 +40,21 @@ from .base import (
 )
 from .overlay import _NEXT, StreamOverlay
 
+if TYPE_CHECKING:  # pragma: no cover
+    from .overlay import _Subj
+
 _INT64_MAX = (1 << 63) - 1
 
 
 class StreamAppend(StreamOverlay):
     """The publish path, the duplicate window and rollups of one stream in one transaction."""
+
+    if TYPE_CHECKING:  # the siblings' methods it calls, composed with it in StreamTxn
+        def _remove_oldest_of(self, s: _Subj) -> bool: ...  # limits.py
+        def _remove_first(self) -> bool: ...  # limits.py
+        def purge(self, subject: str | None = None, seq: int = 0,
+                  keep: int = 0) -> int: ...  # purge.py
+        def notify_purge(self, subject: str | None) -> None: ...  # purge.py
 
     def append(self, subject: str, hdr: bytes | None, data: bytes, *,
                sourced: bool = False, fv: dict[str, str] | None = None) -> PubAck | ApiError:
@@ -128,8 +139,8 @@ class StreamAppend(StreamOverlay):
         done = 0
         err: ApiError | None = None
         for item in items:
-            if add is not None:
-                subject, data = item  # a publish: no headers
+            if len(item) == 2:
+                subject, data = item  # a publish (add is set): no headers
             else:
                 subject, hdr, data = item
             if at_next is not None:
@@ -374,7 +385,9 @@ class StreamAppend(StreamOverlay):
                                  f"max_msgs = {d.max_msgs:,} (discard new): the stream holds "
                                  f"{self.msgs:,}")
             if d.max_bytes and self.bytes + size > d.max_bytes:
-                if not asl or self._node(s.first)[1] < size:
+                # asl: the subject holds messages, its oldest is live
+                oldest = self._node(s.first) if asl else None
+                if oldest is None or oldest[1] < size:
                     return _detailed(
                         nats_error("StreamStoreFailed", err="maximum bytes exceeded"),
                         f"max_bytes = {d.max_bytes:,} (discard new): the stream holds "

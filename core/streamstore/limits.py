@@ -24,6 +24,7 @@ from .base import _MASK, _SECOND, MAX_SEQ, expiry_due, hdr_sql, payload_sql
 from .overlay import _K, StreamOverlay, _Subj
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..errors import ApiError
     from ..streams import StreamDef
 
 _LOAD_CHUNK = 512  # stored keys _remove_first reads at a time
@@ -31,6 +32,12 @@ _LOAD_CHUNK = 512  # stored keys _remove_first reads at a time
 
 class StreamLimits(StreamOverlay):
     """The limits that remove messages: discard old while storing, expiry, a config update."""
+
+    if TYPE_CHECKING:  # the siblings' methods it calls, composed with it in StreamTxn
+        def _remove_below(self, upto: int) -> int: ...  # purge.py
+        def append(self, subject: str, hdr: bytes | None, data: bytes, *,
+                   sourced: bool = False,
+                   fv: dict[str, str] | None = None) -> PubAck | ApiError: ...  # append.py
 
     # --- while storing (discard old) ----------------------------------------------------------
     def _remove_oldest_of(self, s: _Subj) -> bool:

@@ -69,7 +69,7 @@ class StreamPurge(StreamOverlay):
         per: dict[int, list[int]] = {}
         total_size = 0
         fixed = {r[0]: self.d.base_size + _blen(r[4]) for r in subjects}
-        for vseq, sid, size, nxt in victims:
+        for _vseq, sid, size, nxt in victims:
             total_size += size + fixed[sid]
             p = per.get(sid)
             if p is None:

@@ -38,7 +38,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..config.stream import StreamConfig
     from .load import Topology
     from .model import Cluster, MirrorTopicSpec, Origin, TopologyObject
-    from .subject_index import SubjectIndex
 
 __all__ = ["check_files", "republish_image", "validate_files", "validate_topology"]
 
@@ -306,9 +305,9 @@ def _describe_origin(obj: TopologyObject, origin: Origin) -> str:
         bucket = bucket_of_stream(origin.name) or origin.name
         return f'origin bucket "{bucket}" (stream {origin.name})'
     if obj.kind == "kv_aggregate":
-        bucket = bucket_of_stream(origin.name)
-        if bucket:
-            return f'aggregate origin bucket "{bucket}" (stream {origin.name})'
+        origin_bucket = bucket_of_stream(origin.name)
+        if origin_bucket:
+            return f'aggregate origin bucket "{origin_bucket}" (stream {origin.name})'
         return f'aggregate origin stream "{origin.name}"'
     return f'{"mirror origin" if origin.is_mirror else "source"} "{origin.name}"'
 
@@ -535,7 +534,7 @@ def republish_image(dest: str) -> str:
 
 def _check_republish_loops(topo: Topology, add) -> None:
     """Streams republishing into each other's subjects in a loop (ADR-28's caution): 10052."""
-    indexes: dict[str, SubjectIndex] = getattr(topo, "_subject_indexes", {})
+    indexes = topo._subject_indexes
     by_index = {obj.index: obj for obj in topo.objects}
     edges: dict[int, list[int]] = {}
     detail: dict[tuple[int, int], str] = {}

@@ -193,8 +193,7 @@ def _check_keys(cls: type, doc: Any, path: str) -> None:
     for key, value in doc.items():
         here = f"{path}.{key}" if path else key
         if key not in allowed and key not in extra:
-            what = {StreamConfig: "StreamConfig"}.get(cls, cls.__name__)
-            raise JetlinkError(f'unknown key "{key}": not a {what} field', field=here)
+            raise JetlinkError(f'unknown key "{key}": not a {cls.__name__} field', field=here)
         sub = nested.get(key)
         if sub is not None and value is not None:
             sub_cls, is_list = sub

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from ..config.stream import StreamConfig
+from ..config.stream import StreamConfig, _JsonMixin
 from ..durations import format_duration
 from .decode import _DURATIONS
 from .kafka_specs import _FIELD_OF_FILTER
@@ -84,10 +84,10 @@ def _spec_table(
             value = format_duration(value)
         elif f.name == "origins":
             value = [_spec_table(o, "", "", "", False) for o in value]
-        elif dataclasses.is_dataclass(value):
+        elif isinstance(value, _JsonMixin):  # the nested configs (Placement, StreamSource, ...)
             value = value.to_json()
         elif isinstance(value, list):
-            value = [v.to_json() if dataclasses.is_dataclass(v) else v for v in value]
+            value = [v.to_json() if isinstance(v, _JsonMixin) else v for v in value]
         out[f.name] = value
     return out
 
@@ -167,7 +167,7 @@ def to_document(topo: Topology) -> dict[str, Any]:
     doc: dict[str, Any] = {"version": FORMAT_VERSION}
     if topo.clusters:
         doc["clusters"] = {c.name: c.to_table() for c in topo.clusters.values()}
-    tables = {t: {} for t in OBJECT_TABLES}
+    tables: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in OBJECT_TABLES}
     for obj in topo.objects:
         if obj.spec is None or _is_duplicate(obj):
             continue

@@ -164,6 +164,7 @@ def _link_spec(body: dict[str, Any], name: str, cluster: str,
         return None
     if errors:
         return None
+    assert isinstance(source, str), "a missing or non-string source_cluster is in errors"
     return LinkSpec(name, source, cfg.to_json())
 
 
@@ -193,6 +194,7 @@ def _mirror_topic_spec(body: dict[str, Any], name: str, cluster: str,
     checked = _checked_configs(body, errors, check_mirror_topic_configs)
     if errors:
         return None
+    assert isinstance(link, str), "a missing or non-string link is in errors"
     return MirrorTopicSpec(name, link, source or name, dict(sorted(checked.items())))
 
 

@@ -45,6 +45,7 @@ from .model import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config.stream import StreamConfig
+    from .subject_index import SubjectIndex
 
 __all__ = ["Topology", "load_files", "load_topology"]
 
@@ -64,6 +65,9 @@ class Topology:
         self.kafka: dict[tuple[str, str, str], TopologyObject] = {}
         self._sort: dict[int, tuple[int, int]] = {}  # id(problem or object) -> sort key
         self._counter = 0
+        # cluster -> its streams' subjects: built by the overlap check, reused by the
+        # republish loop check (core/topology/subject_index.py, checks.py)
+        self._subject_indexes: dict[str, SubjectIndex] = {}
 
     # ----------------------------------------------------------------- loading
     def add_file(self, path: str) -> None:
@@ -154,7 +158,8 @@ class Topology:
             "state" in doc or "created" in doc or "name" not in doc
         ):
             cfg_doc = doc["config"]  # a StreamInfo
-        name = cfg_doc.get("name") if isinstance(cfg_doc.get("name"), str) else ""
+        given_name = cfg_doc.get("name")
+        name = given_name if isinstance(given_name, str) else ""
         obj = self._new_object("stream", name or "?", DEFAULT_CLUSTER, name, f)
         decoded = self._decode_all(obj, cfg_doc, name, allow_cluster=False)
         if decoded is None:

@@ -92,9 +92,9 @@ class SubjectIndex:
             if t == "*":
                 stack.extend((child, i + 1) for child in node.lit.values())
             else:
-                child = node.lit.get(t)
-                if child is not None:
-                    stack.append((child, i + 1))
+                step = node.lit.get(t)
+                if step is not None:
+                    stack.append((step, i + 1))
             if node.pwc is not None:
                 stack.append((node.pwc, i + 1))
         if self.odd:
@@ -144,4 +144,4 @@ def _check_overlaps(topo: Topology, add) -> None:
                 obj.file, obj.label, kv_field(obj.kind, "subjects"), err_code,
                 f"{text}: " + "; ".join(clashes[:3]) + more,
             ))
-    topo._subject_indexes = indexes  # type: ignore[attr-defined]  (reused by republish loops)
+    topo._subject_indexes = indexes  # reused by the republish loop check
