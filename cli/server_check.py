@@ -31,7 +31,7 @@ from jetlink.cli.options import JsonOption
 
 server_app = typer.Typer(
     name="server",
-    help="Check streams, consumers and buckets (natscli's server check).\n\nnatscli's "
+    help="Check streams, consumers, buckets (natscli).\n\nnatscli's "
     "nats server check for streams, consumers and Key-Value buckets: a Nagios line, JSON, "
     "Prometheus metrics or text, and the Nagios exit status (0 OK, 1 WARNING, 2 CRITICAL, "
     "3 UNKNOWN).",
@@ -154,7 +154,10 @@ def check_stream(
     outfile: OutfileOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Check a mirror's or sources' lag and activity, sizes, and peers."""
+    """Check a stream: mirror, sources, peers.
+
+    natscli's nats server check stream: the lag and last activity of its mirror or sources,
+    how many sources, messages and subjects it holds, its cluster peers."""
     from jetlink.core.monitor import check_stream as run_check
 
     app = App.of(ctx)
@@ -193,7 +196,10 @@ def check_consumer(
     outfile: OutfileOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Check a consumer's acks, pulls, backlog, redeliveries and activity."""
+    """Check a consumer: acks, pulls, backlog.
+
+    natscli's nats server check consumer: outstanding acks, waiting pulls, unprocessed
+    messages, redeliveries, time since the last delivery and ack, pinned clients."""
     from jetlink.core.monitor import check_consumer as run_check
 
     app = App.of(ctx)
@@ -226,7 +232,10 @@ def check_kv(
     outfile: OutfileOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Check that a bucket (and a key) exists and how many values it holds."""
+    """Check a Key-Value bucket and a key.
+
+    natscli's nats server check kv: the bucket exists, how many values it holds, and
+    --key holds a value."""
     from jetlink.core.monitor import check_kv as run_check
 
     app = App.of(ctx)
