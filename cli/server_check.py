@@ -1,0 +1,248 @@
+"""``jetlink server check stream|consumer|kv``: natscli's ``nats server check`` for streams,
+consumers and Key-Value buckets, on the embedded engine or a live nats-server.
+
+Parsing and rendering only: the checks and their renderings are jetlink.core.monitor; the
+JetStream API comes from cli/common.py ``open_jetstream`` and KV from ``open_kv`` (whichever
+backend is in force). The flags are natscli's; a threshold flag not given is taken from the
+stream's or consumer's metadata (``io.nats.monitor.<flag>``), else it is off.
+
+Output: ``--format nagios`` (default), ``json`` (also ``-j/--json``), ``prometheus`` (metric
+names prefixed by ``--namespace``) or ``text``, on stdout or into ``--outfile`` (written to a
+temporary file beside it, mode 0600, then renamed into place). The exit status is the check's:
+0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN; with ``--format prometheus`` it is 0, as natscli
+exits (a scrape reads the status gauge). A command line jetlink cannot parse is a usage error
+(2) and checks nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from jetlink.cli import common
+from jetlink.cli.app import App
+from jetlink.cli.options import JsonOption
+
+server_app = typer.Typer(
+    name="server",
+    help="Check streams, consumers, buckets (natscli).\n\nnatscli's "
+    "nats server check for streams, consumers and Key-Value buckets: a Nagios line, JSON, "
+    "Prometheus metrics or text, and the Nagios exit status (0 OK, 1 WARNING, 2 CRITICAL, "
+    "3 UNKNOWN).",
+    no_args_is_help=True,
+)
+check_app = typer.Typer(
+    name="check",
+    help="Health checks (natscli's nats server check).\n\nThresholds not given as flags come "
+    "from the stream's or consumer's metadata, io.nats.monitor.<flag> (e.g. "
+    "io.nats.monitor.lag-critical: 200); flags override it.",
+    no_args_is_help=True,
+)
+server_app.add_typer(check_app)
+
+
+class Format(StrEnum):
+    nagios = "nagios"
+    json = "json"
+    prometheus = "prometheus"
+    text = "text"
+
+
+def _duration(value: str | None) -> int | None:
+    if value is None:
+        return None
+    from jetlink.core.durations import DurationError, parse_duration
+
+    try:
+        return parse_duration(value)
+    except DurationError as err:
+        raise typer.BadParameter(str(err)) from None
+
+
+FormatOption = Annotated[Format, typer.Option(
+    "--format", help="Render the check as nagios, json, prometheus or text.")]
+NamespaceOption = Annotated[str, typer.Option(
+    "--namespace", metavar="NAME", help="The Prometheus namespace (metric name prefix).")]
+OutfileOption = Annotated[Path | None, typer.Option(
+    "--outfile", metavar="FILE", dir_okay=False, show_default=False,
+    help="Write the check to FILE (replaced atomically) instead of stdout.")]
+StreamOption = Annotated[str, typer.Option(
+    "--stream", metavar="STREAM", help="The stream to check.", show_default=False)]
+
+
+def _count(help: str, metavar: str, *, minimum: int | None = None) -> Any:
+    return typer.Option(metavar=metavar, help=help, min=minimum, show_default=False)
+
+
+def _span(help: str) -> Any:
+    return typer.Option(metavar="DURATION", help=help, callback=_duration, show_default=False)
+
+
+def _finish(ctx: typer.Context, result: Any, fmt: Format, namespace: str,
+            outfile: Path | None) -> None:
+    """Print or write ``result`` in ``fmt``; exit with its status code."""
+    from jetlink.core.monitor import render
+
+    app = App.of(ctx)
+    chosen = Format.json if app.json else fmt
+    body = render(result, chosen.value, namespace) + "\n"
+    if outfile is None:
+        sys.stdout.write(body)
+        sys.stdout.flush()
+    else:
+        _write_atomically(outfile, body)
+    code = 0 if chosen is Format.prometheus else result.exit_code
+    if code:
+        raise typer.Exit(code)
+
+
+def _write_atomically(path: Path, body: str) -> None:
+    from jetlink.core.errors import JetlinkError
+
+    directory = path.parent if str(path.parent) else Path(".")
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.")
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(body)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except OSError as err:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+        raise JetlinkError(f"cannot write {path}: {err.strerror or err}") from None
+
+
+@check_app.command("stream")
+def check_stream(
+    ctx: typer.Context,
+    stream: StreamOption,
+    lag_critical: Annotated[int | None, _count(
+        "Critical threshold to allow for lag on any source or mirror.", "MSGS", minimum=0)
+    ] = None,
+    seen_critical: Annotated[str | None, _span(
+        "Critical threshold for how long ago the source or mirror should have been seen.")
+    ] = None,
+    min_sources: Annotated[int | None, _count(
+        "Minimum number of sources to expect.", "SOURCES")] = None,
+    max_sources: Annotated[int | None, _count(
+        "Maximum number of sources to expect.", "SOURCES")] = None,
+    peer_expect: Annotated[int | None, _count(
+        "Number of cluster replicas to expect.", "SERVERS")] = None,
+    peer_lag_critical: Annotated[int | None, _count(
+        "Critical threshold to allow for cluster peer lag.", "OPS", minimum=0)] = None,
+    peer_seen_critical: Annotated[str | None, _span(
+        "Critical threshold for how long ago a cluster peer should have been seen.")] = None,
+    msgs_warn: Annotated[int | None, _count(
+        "Warn if there are this many messages in the stream or fewer.", "MSGS", minimum=0)
+    ] = None,
+    msgs_critical: Annotated[int | None, _count(
+        "Critical if there are this many messages in the stream or fewer.", "MSGS",
+        minimum=0)] = None,
+    subjects_warn: Annotated[int | None, _count(
+        "Warning threshold for subjects in the stream.", "SUBJECTS")] = None,
+    subjects_critical: Annotated[int | None, _count(
+        "Critical threshold for subjects in the stream.", "SUBJECTS")] = None,
+    fmt: FormatOption = Format.nagios,
+    namespace: NamespaceOption = "nats_server_check",
+    outfile: OutfileOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Check a stream: mirror, sources, peers.
+
+    natscli's nats server check stream: the lag and last activity of its mirror or sources,
+    how many sources, messages and subjects it holds, its cluster peers."""
+    from jetlink.core.monitor import check_stream as run_check
+
+    app = App.of(ctx)
+    flags = {"lag_critical": lag_critical, "seen_critical": seen_critical,
+             "min_sources": min_sources, "max_sources": max_sources,
+             "peer_expect": peer_expect, "peer_lag_critical": peer_lag_critical,
+             "peer_seen_critical": peer_seen_critical, "msgs_warn": msgs_warn,
+             "msgs_critical": msgs_critical, "subjects_warn": subjects_warn,
+             "subjects_critical": subjects_critical}
+    result = run_check(lambda: common.open_jetstream(app), stream, flags)
+    _finish(ctx, result, fmt, namespace, outfile)
+
+
+@check_app.command("consumer")
+def check_consumer(
+    ctx: typer.Context,
+    stream: StreamOption,
+    consumer: Annotated[str, typer.Option(
+        "--consumer", metavar="CONSUMER", help="The consumer to check.", show_default=False)],
+    outstanding_ack_critical: Annotated[int | None, _count(
+        "Maximum number of outstanding acks to allow.", "ACKS")] = None,
+    waiting_critical: Annotated[int | None, _count(
+        "Maximum number of waiting pulls to allow.", "PULLS")] = None,
+    unprocessed_critical: Annotated[int | None, _count(
+        "Maximum number of unprocessed messages to allow.", "MSGS")] = None,
+    last_delivery_critical: Annotated[str | None, _span(
+        "Time to allow since the last delivery.")] = None,
+    last_ack_critical: Annotated[str | None, _span("Time to allow since the last ack.")] = None,
+    redelivery_critical: Annotated[int | None, _count(
+        "Maximum number of redeliveries to allow.", "MSGS")] = None,
+    pinned: Annotated[bool, typer.Option(
+        "--pinned", help="Require the pinned_client priority policy with a pinned client in "
+        "every group.")] = False,
+    fmt: FormatOption = Format.nagios,
+    namespace: NamespaceOption = "nats_server_check",
+    outfile: OutfileOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Check a consumer: acks, pulls, backlog.
+
+    natscli's nats server check consumer: outstanding acks, waiting pulls, unprocessed
+    messages, redeliveries, time since the last delivery and ack, pinned clients."""
+    from jetlink.core.monitor import check_consumer as run_check
+
+    app = App.of(ctx)
+    flags = {"outstanding_ack_critical": outstanding_ack_critical,
+             "waiting_critical": waiting_critical,
+             "unprocessed_critical": unprocessed_critical,
+             "last_delivery_critical": last_delivery_critical,
+             "last_ack_critical": last_ack_critical,
+             "redelivery_critical": redelivery_critical, "pinned": True if pinned else None}
+    result = run_check(lambda: common.open_jetstream(app), stream, consumer, flags,
+                       common.now_ns())
+    _finish(ctx, result, fmt, namespace, outfile)
+
+
+@check_app.command("kv")
+def check_kv(
+    ctx: typer.Context,
+    bucket: Annotated[str, typer.Option(
+        "--bucket", metavar="BUCKET", help="The bucket to check.", show_default=False)],
+    values_critical: Annotated[int, typer.Option(
+        metavar="VALUES", help="Critical threshold for the number of values in the bucket "
+        "(-1: none).")] = -1,
+    values_warn: Annotated[int, typer.Option(
+        metavar="VALUES", help="Warning threshold for the number of values in the bucket "
+        "(-1: none).")] = -1,
+    key: Annotated[str, typer.Option(
+        metavar="KEY", help="Require this key to hold a value.", show_default=False)] = "",
+    fmt: FormatOption = Format.nagios,
+    namespace: NamespaceOption = "nats_server_check",
+    outfile: OutfileOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Check a Key-Value bucket and a key.
+
+    natscli's nats server check kv: the bucket exists, how many values it holds, and
+    --key holds a value."""
+    from jetlink.core.monitor import check_kv as run_check
+
+    app = App.of(ctx)
+    result = run_check(lambda: common.open_kv(app), bucket, key=key,
+                       values_warn=values_warn, values_critical=values_critical)
+    _finish(ctx, result, fmt, namespace, outfile)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(server_app, name="server")

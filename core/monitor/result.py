@@ -1,0 +1,90 @@
+"""The outcome of one monitoring check (natscli's ``nats server check``, jsm.go's ``monitor``
+Result): a name, the kind of check, the OK / warning / critical messages and the perf data.
+
+The status is derived, never set: CRITICAL when any critical message was recorded, else
+WARNING when any warning was, else OK (jsm.go's ``prepare``). Exit codes are Nagios's: 0 OK,
+1 WARNING, 2 CRITICAL, 3 UNKNOWN; as in natscli, the stream, consumer and KV checks never end
+UNKNOWN: a stream that cannot be loaded, or a server that cannot be reached, is a critical.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+__all__ = ["DEFAULT_NAMESPACE", "EXIT_CODES", "PerfDataItem", "Result", "Status", "reason"]
+
+#: natscli's default Prometheus namespace for ``server check`` (its ``--namespace``)
+DEFAULT_NAMESPACE = "nats_server_check"
+
+
+class Status(StrEnum):
+    OK = "OK"
+    WARNING = "WARNING"
+    CRITICAL = "CRITICAL"
+    UNKNOWN = "UNKNOWN"
+
+
+EXIT_CODES: dict[Status, int] = {Status.OK: 0, Status.WARNING: 1, Status.CRITICAL: 2,
+                                 Status.UNKNOWN: 3}
+
+
+@dataclass
+class PerfDataItem:
+    """One measured value with its thresholds (0: none) and unit (``s``, ``B`` or none);
+    ``help`` describes it for Prometheus and the text table."""
+
+    name: str
+    value: float
+    warn: float = 0.0
+    crit: float = 0.0
+    unit: str = ""
+    help: str = ""
+
+
+@dataclass
+class Result:
+    """One check's outcome; ``check`` is the kind (``stream``, ``consumer``, ``kv``)."""
+
+    name: str
+    check: str
+    oks: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    criticals: list[str] = field(default_factory=list)
+    perf_data: list[PerfDataItem] = field(default_factory=list)
+
+    def ok(self, msg: str) -> None:
+        self.oks.append(msg)
+
+    def warn(self, msg: str) -> None:
+        self.warnings.append(msg)
+
+    def critical(self, msg: str) -> None:
+        self.criticals.append(msg)
+
+    def pd(self, *items: PerfDataItem) -> None:
+        self.perf_data.extend(items)
+
+    @property
+    def status(self) -> Status:
+        if self.criticals:
+            return Status.CRITICAL
+        if self.warnings:
+            return Status.WARNING
+        return Status.OK
+
+    @property
+    def exit_code(self) -> int:
+        """The Nagios code of :attr:`status` (natscli exits 0 for the Prometheus format:
+        the CLI decides, see cli/server_check.py)."""
+        return EXIT_CODES[self.status]
+
+
+def reason(err: Exception) -> str:
+    """An error as the checks quote it: a JetStream API error as jsm.go prints one
+    (``stream not found (10059)``), anything else by its message."""
+    from ..errors import ApiError
+
+    if isinstance(err, ApiError):
+        return f"{err.description} ({err.err_code})"
+    return str(err)

@@ -1,0 +1,347 @@
+"""``jetlink server check stream|consumer|kv`` on the embedded engine (natscli's ``nats server
+check``): exact Nagios lines and exit codes, thresholds from flags and from metadata, and
+every format (the Nagios line against its grammar, the Prometheus text through
+prometheus_client's parser, the JSON document field by field, the text tables).
+
+The engine runs with a manual clock (cli/common.py ``make_clock``) so "seconds since" values
+are fixed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import stat
+
+import pytest
+from helpers import ok
+from prometheus_client.parser import text_string_to_metric_families
+
+from jetlink.core.monitor import PerfDataItem, Result, render
+from jetlink.core.monitor.render import go_g, go_json_number, perf_item
+from jetlink.core.monitor.thresholds import StreamThresholds, ThresholdError
+
+SECOND = 1_000_000_000
+BIG = "y" * 50  # larger than the mirror's max_msg_size: the mirror stalls on it
+
+# Nagios plugin output: STATUS, the check's name and messages, then perf data after " | ":
+# label=value[UOM][;warn[;crit]] separated by spaces.
+NUM = r"-?\d+(?:\.\d+)?"
+PERF = rf"(?:'[^']+'|[^\s=']+)={NUM}(?:s|B)?(?:;(?:{NUM})?)?(?:;{NUM})?"
+NAGIOS = re.compile(rf"^(OK|WARNING|CRITICAL|UNKNOWN) (\S+)((?: (?:Crit|Warn|OK):[^|]*?)*)"
+                    rf"(?: \| ({PERF}(?: {PERF})*))?$")
+
+
+@pytest.fixture
+def jl(jl, cli_clock, utc):
+    jl.clock = cli_clock
+    return jl
+
+
+def check(jl, *args):
+    return jl("server", "check", *args)
+
+
+def nagios(res):
+    """The Nagios line of a run, checked against the grammar: (status, perf items)."""
+    line = res.stdout
+    assert line.endswith("\n") and line.count("\n") == 1, line
+    m = NAGIOS.match(line.rstrip("\n"))
+    assert m, line
+    return m.group(1), (m.group(4) or "").split()
+
+
+def lagging_mirror(jl):
+    """ORIG holds 5 messages; its mirror MIR stored the first and stalls on the second (too
+    large for it): lag 2 (the figure a nats-server reports for it too)."""
+    ok(jl("stream", "add", "ORIG", "--subjects", "orig.>", "--defaults"))
+    ok(jl("stream", "add", "MIR", "--mirror", "ORIG", "--max-msg-size", "10", "--defaults"))
+    ok(jl("pub", "orig.a", "small"))
+    ok(jl("pub", "orig.b", BIG))
+    for _ in range(3):
+        ok(jl("pub", "orig.a", "x"))
+    jl.clock.advance(5 * SECOND)
+
+
+# -- stream ---------------------------------------------------------------------------------------
+
+def test_mirror_lag_critical(jl):
+    lagging_mirror(jl)
+    res = check(jl, "stream", "--stream", "MIR", "--lag-critical", "2")
+    assert res.stdout == (
+        "CRITICAL MIR Crit:Mirror Lag 2 OK:0 sources OK:0 sources current OK:0 sources active"
+        " | sources=0 sources_lagged=0 sources_inactive=0 lag=2;;2 active=5.0000s\n")
+    assert res.exit_code == 2
+    assert nagios(res)[0] == "CRITICAL"
+
+
+@pytest.mark.parametrize(("flags", "status", "code", "messages"), [
+    (("--lag-critical", "3"), "OK", 0, "OK:0 sources OK:0 sources current OK:0 sources active "
+     "OK:Mirror ORIG"),
+    (("--seen-critical", "5s"), "CRITICAL", 2, "Crit:Mirror Seen 5s OK:0 sources "
+     "OK:0 sources current OK:0 sources active"),
+    (("--seen-critical", "1m"), "OK", 0, "OK:0 sources OK:0 sources current "
+     "OK:0 sources active OK:Mirror ORIG"),
+    (("--lag-critical", "1", "--seen-critical", "1s"), "CRITICAL", 2,
+     "Crit:Mirror Lag 2 Crit:Mirror Seen 5s OK:0 sources OK:0 sources current "
+     "OK:0 sources active"),
+    (("--min-sources", "1"), "CRITICAL", 2, "Crit:0 sources"),
+    # natscli: that many messages or fewer
+    (("--msgs-warn", "1"), "WARNING", 1, "Warn:1 messages OK:0 sources"),
+    (("--msgs-critical", "1", "--msgs-warn", "5"), "CRITICAL", 2, "Crit:1 messages OK:0 sources"),
+    (("--subjects-warn", "1", "--subjects-critical", "3"), "WARNING", 1,
+     "Warn:1 subjects OK:0 sources"),
+    (("--subjects-warn", "2", "--subjects-critical", "3"), "OK", 0,
+     "OK:1 subjects OK:0 sources"),
+    # inverted: critical below warn means "this many or fewer"
+    (("--subjects-warn", "3", "--subjects-critical", "1"), "CRITICAL", 2,
+     "Crit:1 subjects OK:0 sources"),
+    (("--peer-expect", "3"), "CRITICAL", 2, "Crit:Stream is not clustered OK:0 sources"),
+])
+def test_stream_thresholds(jl, flags, status, code, messages):
+    lagging_mirror(jl)
+    res = check(jl, "stream", "--stream", "MIR", *flags)
+    assert res.exit_code == code, res.stdout
+    got_status, _ = nagios(res)
+    assert got_status == status
+    assert res.stdout.split(" | ")[0].rstrip("\n") == f"{status} MIR {messages}"
+
+
+def test_sources_lag_and_counts(jl):
+    ok(jl("stream", "add", "A", "--subjects", "a.>", "--defaults"))
+    ok(jl("stream", "add", "B", "--subjects", "b.>", "--defaults"))
+    ok(jl("stream", "add", "AGG", "--source", "A", "--source", "B", "--defaults"))
+    ok(jl("pub", "a.1", "x"))
+    res = check(jl, "stream", "--stream", "AGG", "--lag-critical", "1", "--max-sources", "1")
+    assert res.exit_code == 2
+    assert res.stdout == (
+        "CRITICAL AGG Crit:2 sources OK:2 sources current OK:2 sources active"
+        " | sources=2;;1 sources_lagged=0 sources_inactive=0\n")
+    res = check(jl, "stream", "--stream", "AGG", "--min-sources", "2", "--max-sources", "2")
+    assert (res.exit_code, res.stdout) == (0, "OK AGG OK:2 sources | sources=2;2;2\n")
+
+
+def test_missing_stream_and_not_a_mirror(jl):
+    res = check(jl, "stream", "--stream", "NOPE")
+    assert (res.exit_code, res.stdout) == (
+        2, "CRITICAL NOPE Crit:could not load info: stream not found (10059)\n")
+    ok(jl("stream", "add", "ORIG", "--subjects", "orig.>", "--defaults"))
+    res = check(jl, "stream", "--stream", "ORIG", "--lag-critical", "5")
+    assert (res.exit_code, res.stdout) == (
+        2, "CRITICAL ORIG Crit:not mirrored OK:0 sources OK:0 sources current "
+           "OK:0 sources active | sources=0 sources_lagged=0 sources_inactive=0\n")
+
+
+def test_stream_metadata_thresholds_and_flags_override(jl):
+    lagging_mirror(jl)
+    ok(jl("stream", "edit", "MIR", "--metadata", "io.nats.monitor.lag-critical=2",
+          "--metadata", "io.nats.monitor.seen-critical=1m", "-f"))
+    jl.clock.advance(5 * SECOND)  # the edit's replication step saw the origin again
+    res = check(jl, "stream", "--stream", "MIR")
+    assert res.exit_code == 2
+    assert res.stdout.startswith("CRITICAL MIR Crit:Mirror Lag 2 OK:0 sources")
+    assert res.stdout.endswith(" lag=2;;2 active=5.0000s;;60.0000\n")
+    # a flag wins over the metadata
+    res = check(jl, "stream", "--stream", "MIR", "--lag-critical", "3")
+    assert res.exit_code == 0
+    assert res.stdout.endswith(" lag=2;;3 active=5.0000s;;60.0000\n")
+    ok(jl("stream", "edit", "MIR", "--metadata", "io.nats.monitor.lag-critical=lots", "-f"))
+    res = check(jl, "stream", "--stream", "MIR")
+    assert (res.exit_code, res.stdout) == (
+        2, "CRITICAL MIR Crit:could not configure based on metadata: "
+           "io.nats.monitor.lag-critical: 'lots' is not a whole number of 0 or more\n")
+
+
+# -- consumer -------------------------------------------------------------------------------------
+
+def orders_with_consumer(jl, *flags):
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    for i in range(4):
+        ok(jl("pub", f"orders.{i}", "x"))
+    ok(jl("consumer", "add", "ORDERS", "C", "--pull", "--defaults", *flags))
+
+
+def test_consumer_thresholds(jl):
+    orders_with_consumer(jl)
+    res = check(jl, "consumer", "--stream", "ORDERS", "--consumer", "C")
+    assert (res.exit_code, res.stdout) == (
+        0, "OK ORDERS_C | ack_pending=0 pull_waiting=0 pending=4 redelivered=0\n")
+    ok(jl("consumer", "next", "ORDERS", "C", "--count", "2", "--no-ack"))
+    jl.clock.advance(90 * SECOND)
+    res = check(jl, "consumer", "--stream", "ORDERS", "--consumer", "C",
+                "--outstanding-ack-critical", "2", "--unprocessed-critical", "3",
+                "--waiting-critical", "1", "--redelivery-critical", "1",
+                "--last-delivery-critical", "1m", "--last-ack-critical", "1h")
+    assert res.exit_code == 2
+    assert res.stdout == (
+        "CRITICAL ORDERS_C Crit:Ack Pending: 2 Crit:Last delivery 1m30s ago Crit:No acks "
+        "OK:Waiting Pulls: 0 OK:Unprocessed Messages: 2 OK:Redelivered: 0"
+        " | ack_pending=2;;2 pull_waiting=0;;1 pending=2;;3 redelivered=0;;1"
+        " last_delivery=90.0000s;;60.0000\n")
+    nagios(res)
+
+
+def test_consumer_metadata_and_pinned(jl):
+    orders_with_consumer(jl, "--metadata", "io.nats.monitor.unprocessed-critical=4",
+                         "--metadata", "io.nats.monitor.pinned=true")
+    res = check(jl, "consumer", "--stream", "ORDERS", "--consumer", "C")
+    assert (res.exit_code, res.stdout) == (
+        2, "CRITICAL ORDERS_C Crit:Unprocessed Messages: 4 Crit:Not pinned client priority mode"
+           " | ack_pending=0 pull_waiting=0 pending=4;;4 redelivered=0\n")
+    res = check(jl, "consumer", "--stream", "ORDERS", "--consumer", "C",
+                "--unprocessed-critical", "5")
+    assert res.stdout.startswith("CRITICAL ORDERS_C Crit:Not pinned client priority mode "
+                                 "OK:Unprocessed Messages: 4 |")
+    res = check(jl, "consumer", "--stream", "ORDERS", "--consumer", "NOPE")
+    assert (res.exit_code, res.stdout) == (
+        2, "CRITICAL ORDERS_NOPE Crit:could not load info: consumer not found (10014)\n")
+
+
+# -- kv -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("flags", "code", "line"), [
+    ((), 0, "OK CFG OK:bucket CFG | values=2 bytes={b}B replicas=1"),
+    (("--key", "a"), 0, "OK CFG OK:bucket CFG OK:key a found | values=2 bytes={b}B replicas=1"),
+    (("--key", "gone"), 2, "CRITICAL CFG Crit:key gone not found OK:bucket CFG"
+     " | values=2 bytes={b}B replicas=1"),
+    (("--values-warn", "2", "--values-critical", "5"), 1,
+     "WARNING CFG Warn:2 values OK:bucket CFG | values=2;2;5 bytes={b}B replicas=1"),
+    (("--values-warn", "3", "--values-critical", "2"), 2,
+     "CRITICAL CFG Crit:2 values OK:bucket CFG | values=2;3;2 bytes={b}B replicas=1"),
+    (("--values-critical", "10"), 0,
+     "OK CFG OK:bucket CFG OK:2 values | values=2;;10 bytes={b}B replicas=1"),
+])
+def test_kv(jl, flags, code, line):
+    ok(jl("kv", "add", "CFG"))
+    ok(jl("kv", "put", "CFG", "a", "1"))
+    ok(jl("kv", "put", "CFG", "gone", "2"))
+    ok(jl("kv", "del", "CFG", "gone", "-f"))
+    size = json.loads(ok(jl("kv", "info", "CFG", "-j")).stdout)["bytes"]
+    res = check(jl, "kv", "--bucket", "CFG", *flags)
+    assert (res.exit_code, res.stdout) == (code, line.format(b=size) + "\n")
+    nagios(res)
+
+
+def test_kv_missing_bucket(jl):
+    res = check(jl, "kv", "--bucket", "NOPE")
+    assert (res.exit_code, res.stdout) == (2, "CRITICAL NOPE Crit:bucket NOPE not found\n")
+
+
+# -- formats --------------------------------------------------------------------------------------
+
+def test_prometheus_format_parses_and_exits_0(jl):
+    lagging_mirror(jl)
+    res = check(jl, "stream", "--stream", "MIR", "--lag-critical", "2", "--format", "prometheus",
+                "--namespace", "ops")
+    assert res.exit_code == 0  # as natscli: a scrape reads the status gauge
+    families = {f.name: f for f in text_string_to_metric_families(res.stdout)}
+    assert sorted(families) == sorted(
+        f"ops_stream_{n}" for n in ("active", "lag", "sources", "sources_inactive",
+                                    "sources_lagged", "status_code"))
+    assert {f.type for f in families.values()} == {"gauge"}
+    samples = {f.name: f.samples[0] for f in families.values()}
+    assert samples["ops_stream_lag"].value == 2
+    assert samples["ops_stream_lag"].labels == {"item": "MIR"}
+    assert samples["ops_stream_active"].value == 5
+    status = samples["ops_stream_status_code"]
+    assert (status.value, status.labels) == (2, {"item": "MIR", "status": "CRITICAL"})
+    assert families["ops_stream_lag"].documentation == (
+        "Number of operations this peer is behind its origin")
+    assert res.stdout.splitlines()[:3] == [
+        "# HELP ops_stream_active Indicates if this peer is active and catching up if lagged",
+        "# TYPE ops_stream_active gauge",
+        'ops_stream_active{item="MIR"} 5']
+    default = check(jl, "stream", "--stream", "MIR", "--format", "prometheus")
+    assert 'nats_server_check_stream_status_code{item="MIR",status="OK"} 0\n' in default.stdout
+
+
+def test_json_format_field_by_field(jl):
+    lagging_mirror(jl)
+    for args in (("--format", "json"), ("-j",)):
+        res = check(jl, "stream", "--stream", "MIR", "--lag-critical", "2", *args)
+        assert res.exit_code == 2
+        d = json.loads(res.stdout)
+        assert list(d) == ["status", "check_suite", "check_name", "critical", "ok", "perf_data"]
+        assert d["status"] == "CRITICAL"
+        assert d["check_suite"] == "stream"
+        assert d["check_name"] == "MIR"
+        assert d["critical"] == ["Mirror Lag 2"]
+        assert d["ok"] == ["0 sources", "0 sources current", "0 sources active"]
+        assert d["perf_data"][3] == {"name": "lag", "value": 2, "warning": 0, "critical": 2}
+        assert d["perf_data"][4] == {"name": "active", "value": 5, "warning": 0, "critical": 0,
+                                     "unit": "s"}
+        assert '"value": 5,' in res.stdout and res.stdout.startswith('{\n  "status": ')
+
+
+def test_text_format(jl):
+    ok(jl("stream", "add", "ORIG", "--subjects", "orig.>", "--defaults"))
+    ok(jl("pub", "orig.a", "x"))
+    res = check(jl, "stream", "--stream", "ORIG", "--msgs-warn", "1", "--format", "text")
+    assert res.exit_code == 1
+    lines = res.stdout.split("\n")
+    assert lines[:4] == ["ORIG: WARNING", "", "Status Detail", ""]
+    assert lines[4:9] == ["╭─────────┬────────────╮", "│ Status  │ Message    │",
+                          "├─────────┼────────────┤", "│ OK      │ 0 sources  │",
+                          "│ Warning │ 1 messages │"]
+    assert lines[10:13] == ["", "Check Metrics", ""]
+    assert lines[14].startswith("│ Metric   │ Value │ Unit │ Critical Threshold │")
+    assert lines[16].startswith("│ messages │ 1     │      │ 0                  │ 1  ")
+    assert res.stdout.endswith("╯\n\n")
+
+
+def test_outfile(jl):
+    ok(jl("stream", "add", "ORIG", "--subjects", "orig.>", "--defaults"))
+    target = jl.tmp / "check.txt"
+    res = check(jl, "stream", "--stream", "ORIG", "--outfile", str(target))
+    assert (res.exit_code, res.stdout) == (0, "")
+    assert target.read_text() == "OK ORIG OK:0 sources | sources=0\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert [p.name for p in jl.tmp.iterdir() if p.name.startswith(".check")] == []
+
+
+def test_bad_duration_is_a_usage_error(jl):
+    res = check(jl, "stream", "--stream", "S", "--seen-critical", "soon")
+    assert res.exit_code == 2 and res.stdout == ""
+
+
+# -- the core pieces ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("item", "text"), [
+    (PerfDataItem("lag", 2, crit=5), "lag=2;;5"),
+    (PerfDataItem("sources", 2, 1, 3), "sources=2;1;3"),
+    (PerfDataItem("sources", 2, 1), "sources=2;1"),
+    (PerfDataItem("active", 1.23456, crit=60, unit="s"), "active=1.2346s;;60.0000"),
+    (PerfDataItem("bytes", 1024, unit="B"), "bytes=1024B"),
+    (PerfDataItem("two words", 1), "'two words'=1"),
+])
+def test_perf_items(item, text):
+    assert perf_item(item) == text
+
+
+@pytest.mark.parametrize(("value", "g", "js"), [
+    (0.0, "0", "0"), (1.0, "1", "1"), (0.5, "0.5", "0.5"), (123456.0, "123456", "123456"),
+    (1234567.0, "1.234567e+06", "1234567"), (1e-5, "1e-05", "0.00001"), (1e-7, "1e-07", "1e-7"),
+    (1e21, "1e+21", "1e+21"), (-2.5, "-2.5", "-2.5"),
+])
+def test_numbers_as_go_writes_them(value, g, js):
+    assert (go_g(value), go_json_number(value)) == (g, js)
+
+
+def test_status_and_exit_codes():
+    r = Result("X", "stream")
+    assert (r.status, r.exit_code, render(r)) == ("OK", 0, "OK X")
+    r.warn("w")
+    assert (r.status, r.exit_code) == ("WARNING", 1)
+    r.critical("c")
+    assert (r.status, r.exit_code, render(r)) == ("CRITICAL", 2, "CRITICAL X Crit:c Warn:w")
+
+
+def test_metadata_kinds():
+    t = StreamThresholds.resolve({"lag_critical": None, "max_sources": 4},
+                                 {"io.nats.monitor.seen-critical": "1.5d",
+                                  "io.nats.monitor.max-sources": "9",
+                                  "io.nats.monitor.subjects-warn": "-1"})
+    assert (t.seen_critical, t.max_sources, t.subjects_warn, t.lag_critical) == (
+        36 * 3600 * SECOND, 4, -1, 0)
+    with pytest.raises(ThresholdError, match="peer-seen-critical"):
+        StreamThresholds.resolve({}, {"io.nats.monitor.peer-seen-critical": "later"})
