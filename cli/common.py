@@ -112,9 +112,17 @@ READ_VERBS = frozenset({"ls", "info", "report", "get", "view", "subjects", "hist
                         "watch", "describe", "show", "sub", "export"})
 
 
+# Groups whose every verb only reads (``server check stream|consumer|kv``).
+READ_GROUPS = frozenset({"check"})
+
+
 def reads_only(ctx: Any) -> bool:
     """Whether the command of ``ctx`` only reads the data directory."""
-    return ctx is not None and ctx.info_name in READ_VERBS
+    if ctx is None:
+        return False
+    parent = ctx.parent
+    return ctx.info_name in READ_VERBS or (parent is not None
+                                           and parent.info_name in READ_GROUPS)
 
 
 def check_write_count(app: App, count: int, msg_bytes: int) -> None:

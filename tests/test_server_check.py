@@ -345,3 +345,11 @@ def test_metadata_kinds():
         36 * 3600 * SECOND, 4, -1, 0)
     with pytest.raises(ThresholdError, match="peer-seen-critical"):
         StreamThresholds.resolve({}, {"io.nats.monitor.peer-seen-critical": "later"})
+
+
+def test_a_check_only_reads(jl):
+    """A check creates nothing: not the default cluster of an empty data directory."""
+    result = jl("server", "check", "stream", "--stream", "X")
+    assert result.exit_code == 2
+    assert result.stdout.startswith("CRITICAL X ")
+    assert list(jl.data.iterdir()) == []
