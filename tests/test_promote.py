@@ -438,3 +438,90 @@ def test_a_consumer_the_promoted_stream_refuses_is_reported_and_the_rerun_finish
     assert again.resumed and again.subjects == ["m1.>"]
     assert [(p.consumer, p.status) for p in again.consumers] == [("all", "exists"),
                                                                   ("more", "failed")]
+
+
+# --- a failover killed part-way (SIGKILL), finished by the rerun ------------------------------
+
+
+@pytest.mark.parametrize("kill_after", [0, 10, 20])
+def test_a_failover_killed_part_way_is_finished_by_the_rerun(tmp_path, kill_after):
+    """The update and the own consumers' clamps are one transaction; the origin's consumers
+    are placed one by one after it. `jetlink stream failover` (a real process) is killed
+    right after the update and with part of them placed, observed in the store; the rerun
+    places the rest and leaves the placed ones as they are."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from jetlink.core.clock import SystemClock
+    from jetlink.core.store import DataDir
+
+    path = tmp_path / "data"
+    clock = SystemClock()
+    dd = DataDir(path)
+    dd.add_cluster("west")
+    dd.add_cluster("east")
+    west, east = JetStream(dd.open("west"), clock), JetStream(dd.open("east"), clock)
+    west.add_stream({"name": "O", "subjects": ["o.>"]})
+    for i in range(40):
+        west.publish(f"o.{i % 2}", b"x%d" % i)
+    east.add_stream({"name": "M", "mirror": {"name": "O", "external": {"api": "$JS.west.API"}}})
+    copy(west, "O", east, "M")
+    for i in range(30):
+        _acked(west, "O", f"c{i:02d}", 1 + i % 40)
+    for i in range(5):
+        east.add_consumer("M", {"durable_name": f"own{i}", "ack_policy": "explicit",
+                                "deliver_policy": "by_start_sequence", "opt_start_seq": 99})
+    dd.close()
+
+    def placed() -> set[str]:
+        store = DataDir(path, create=False)
+        try:
+            js = JetStream(store.open("east"), clock)
+            if js.stream_info("M").config.mirror is not None:
+                return set()
+            return {n for n in js.consumer_names("M") if n.startswith("c")} | {"updated"}
+        finally:
+            store.close()
+
+    script = Path(sys.executable).with_name("jetlink")
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "jetlink.cli.main"]
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    proc = subprocess.Popen([*cmd, "--data-dir", str(path), "--cluster", "east", "stream",
+                             "failover", "M", "-f"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, start_new_session=True)
+    killed = False
+    try:
+        while proc.poll() is None:
+            now = placed()
+            if "updated" in now and len(now) - 1 >= kill_after:
+                os.killpg(proc.pid, signal.SIGKILL)
+                killed = True
+                break
+    finally:
+        proc.wait(timeout=30)
+    before = placed()
+    rerun = subprocess.run([*cmd, "--data-dir", str(path), "--cluster", "east", "stream",
+                            "failover", "M", "-f", "-j"], capture_output=True, text=True,
+                           env=env, timeout=60)
+    assert rerun.returncode == 0, rerun.stderr
+    report = json.loads(rerun.stdout)
+    assert report["complete"] is True
+    if killed and "updated" in before:
+        assert report["resumed"] is True
+        created = [p["consumer"] for p in report["consumers"] if p["status"] == "created"]
+        assert sorted(created) == sorted({f"c{i:02d}" for i in range(30)} - before)
+    store = DataDir(path, create=False)
+    try:
+        js = JetStream(store.open("east"), clock)
+        names = set(js.consumer_names("M"))
+        assert {f"c{i:02d}" for i in range(30)} <= names
+        for i in range(30):  # each starts after its ack floor on the origin
+            info = js.consumer_info("M", f"c{i:02d}")
+            assert info.config.opt_start_seq == 2 + i % 40
+        for i in range(5):  # the mirror's own consumers, moved back to its last sequence
+            assert js.consumer_info("M", f"own{i}").delivered.stream_seq <= 40
+    finally:
+        store.close()
