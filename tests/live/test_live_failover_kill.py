@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from live.clihelp import doc
 from live.servers import wait_until
 from live.test_live_failover import _setup, east  # noqa: F401 - the fixture
@@ -57,7 +58,7 @@ def _promoted(c) -> bool:
 
 
 @pytest.mark.parametrize("kill_after", [0, 15, 40])
-def test_a_failover_killed_part_way_is_finished_by_the_rerun(east, tmp_path, kill_after):
+def test_a_failover_killed_part_way_is_finished_by_the_rerun(east, tmp_path, kill_after):  # noqa: F811
     d = east.domains
     c = _setup(d, msgs=LAST)
     _own_consumers(c)
