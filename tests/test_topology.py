@@ -49,7 +49,7 @@ def brief(problems: list[Problem]) -> list[tuple]:
 def assert_problems(problems: list[Problem], expected: list[tuple]) -> None:
     """``expected``: one (object, field, err_code, text in the description) per problem."""
     assert brief(problems) == [e[:3] for e in expected], [p.description for p in problems]
-    for p, (*_, text_part) in zip(problems, expected):
+    for p, (*_, text_part) in zip(problems, expected, strict=True):
         assert text_part in p.description, p.description
 
 

@@ -124,7 +124,7 @@ def update(id: str, old: Mapping[str, Any], new: Mapping[str, Any], expect: Expe
     return Case(id, steps, expect, divergence)
 
 
-O = {"name": "O", "subjects": ["o.>"]}  # a plain origin stream
+O = {"name": "O", "subjects": ["o.>"]}  # noqa: E741 - a plain origin stream, named O
 NAME_ERR = "stream name is required and can not contain '.', '*', '>', '\\', '/'"
 PATH_SEP = ERR(400, 10128, "Stream name can not contain path separators")
 NOT_CLUSTERED = ERR(500, 10074, "replicas > 1 not supported in non-clustered mode")
