@@ -25,9 +25,9 @@ stream op to the cluster the stream was created in, a ``pub`` / ``sub`` to ``clu
                    StreamSourceInfo's ``name, lag, seq`` (2.15.1: a source's highest origin
                    sequence stored; omitted when 0), ``error, filter_subject,
                    subject_transforms``. ``active`` (a duration) and ``external`` are left out.
-``info``           As in the publish file; ``ts_bytes=True`` (also on ``sync``) subtracts from ``bytes`` the
-                   length of each stored Nats-Time-Stamp value (its text is 20 to 30 bytes,
-                   as Go trims trailing zeros of the nanoseconds).
+``info``           As in the publish file; ``ts_bytes=True`` (also on ``sync``) subtracts from
+                   ``bytes`` the length of each stored Nats-Time-Stamp value (its text is 20
+                   to 30 bytes, as Go trims trailing zeros of the nanoseconds).
 ``msgs``           As in the publish file, with normalised headers (below); ``by_origin=True``
                    groups them by the origin named in Nats-Stream-Source (``""``: local
                    publishes) as ``[subject, headers, data]`` in stored order: the per-origin
