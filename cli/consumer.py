@@ -25,8 +25,8 @@ from jetlink.cli.output import to_doc
 
 consumer_app = typer.Typer(
     name="consumer",
-    help="Manage durable pull consumers.\n\nLike natscli's nats consumer. A consumer is a cursor over "
-    "a stream: next fetches the messages it has not delivered yet, ack acknowledges them; "
+    help="Manage durable pull consumers.\n\nLike natscli's nats consumer. A consumer is a cursor "
+    "over a stream: next fetches the messages it has not delivered yet, ack acknowledges them; "
     "unacknowledged messages are redelivered after the ack wait.",
     no_args_is_help=True,
 )

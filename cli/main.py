@@ -400,7 +400,8 @@ def _root(
     ] = None,
     tlsfirst: Annotated[
         bool,
-        typer.Option("--tlsfirst", help="Perform the TLS handshake first (server tls handshake_first)."),
+        typer.Option("--tlsfirst",
+                     help="Perform the TLS handshake first (server tls handshake_first)."),
     ] = False,
     js_domain: Annotated[
         str | None,

@@ -104,9 +104,9 @@ def create(
 ) -> None:
     """Create a mirror topic.
 
-    Like kafka-mirrors --create. The link must be stored in this cluster, ACTIVE and in DESTINATION mode; the source
-    topic must exist on the link's source cluster under the same name (after the link's
-    prefix), and no topic of that name may exist here.
+    Like kafka-mirrors --create. The link must be stored in this cluster, ACTIVE and in
+    DESTINATION mode; the source topic must exist on the link's source cluster under the same
+    name (after the link's prefix), and no topic of that name may exist here.
     """
     app = App.of(ctx)
     info = _mirrors(app).create(topic, link, source_topic=source_topic,

@@ -247,7 +247,8 @@ _IEC = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 
 
 def ibytes(n: int) -> str:
-    """A byte count in IEC units like go-humanize's ``IBytes`` (``0 B``, ``1.5 KiB``, ``10 MiB``)."""
+    """A byte count in IEC units like go-humanize's ``IBytes`` (``0 B``, ``1.5 KiB``,
+    ``10 MiB``)."""
     n = int(n)
     if n < 10:
         return f"{n} B"

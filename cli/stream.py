@@ -1289,7 +1289,8 @@ def render_get(app: App, stream: str, msg: dict[str, Any]) -> None:
     ago = output.since(max(now_ns() - ns, 0))
     output.line(
         app,
-        f"Item: {stream}#{msg['seq']} received {output.go_time_utc(ns)} ({ago}) on Subject {msg['subject']}",
+        f"Item: {stream}#{msg['seq']} received {output.go_time_utc(ns)} ({ago}) "
+        f"on Subject {msg['subject']}",
     )
     output.line(app)
     if msg.get("headers"):

@@ -283,7 +283,8 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
             _opt(
                 "--subjects",
                 metavar="SUBJECTS",
-                help="Subjects that are consumed by the stream (repeatable; commas or spaces separate several).",
+                help="Subjects that are consumed by the stream "
+                "(repeatable; commas or spaces separate several).",
             ),
         ],
         _ALL,
@@ -357,7 +358,8 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
             _opt(
                 "--cluster-placement",
                 metavar="NAME",
-                help="Place the stream on a specific cluster (natscli's --cluster; --cluster is jetlink's global option).",
+                help="Place the stream on a specific cluster "
+                "(natscli's --cluster; --cluster is jetlink's global option).",
             ),
         ],
         _ALL,

@@ -517,7 +517,7 @@ def _hot_rows(parts: Sequence[_Part], hot: Sequence[bytes], lost: Any, key: Sequ
             continue
         try:
             pairs = [(bytes(o).decode("utf-8"), bytes(t))
-                     for o, t in zip(m["subject"], m["_tsubj"])]
+                     for o, t in zip(m["subject"], m["_tsubj"], strict=True)]
         except UnicodeDecodeError:
             return None
         names = [o for o, _t in pairs]
@@ -642,7 +642,8 @@ def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: 
         import pyarrow as pa
 
         ided = pd.concat([p.ided.assign(_pid=p.ided["_pid"] + st)
-                          for p, st in zip(parts, starts)], ignore_index=True)
+                          for p, st in zip(parts, starts, strict=True)],
+                         ignore_index=True)
         if not len(ided) or (ided["n"] <= 1).all():  # each group one message
             ided = ided.sort_values(key)
             lost = ided[ided.duplicated("_msgid", keep="first")]
@@ -723,7 +724,7 @@ def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: 
             return a["o"] < b["o"]
         return a["shi"] < b["slo"]
 
-    disjoint = concatenated and all(before(a, b) for a, b in zip(spans, spans[1:]))
+    disjoint = concatenated and all(before(a, b) for a, b in zip(spans, spans[1:], strict=False))
     if disjoint:
         offsets, total = {}, 0
         for r in spans:

@@ -314,7 +314,7 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
         keys.append(((int(ts[0]), o.name, o.iname, int(seq[0])),
                      (int(ts[-1]), o.name, o.iname, int(seq[-1])), p))
     keys.sort()
-    for a, b in zip(keys, keys[1:]):
+    for a, b in zip(keys, keys[1:], strict=False):
         if not a[1] < b[0]:
             return None  # partitions overlap in the merge order: Spark plans (a sort)
     porder = [p for _lo, _hi, p in keys]
@@ -424,7 +424,7 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
             sub = tb.take(pa.array(mine))
             for r, subj, hb, sq in zip(mine, sub.column("subject").to_pylist(),
                                        sub.column("headers").to_pylist(),
-                                       sub.column("seq").to_pylist()):
+                                       sub.column("seq").to_pylist(), strict=True):
                 hlen[r] = len(C.source_header(hb, value(o, sq, subj)))
         stored_here = codes[bases[p]:bases[p] + sizes[p]] == KEEP
         big.append(bases[p] + np.nonzero(stored_here & (hlen > MAX_HEADER_SIZE))[0])

@@ -235,7 +235,7 @@ def _unhex(h: Column) -> Column:
 
 def _hex_chunks(size: int) -> str:
     # Up to `size` bytes; matches run from the start, so they stay on byte boundaries.
-    return "[0-9A-F]{1,%d}" % min(2 * size, _MAX_LEN)
+    return f"[0-9A-F]{{1,{min(2 * size, _MAX_LEN)}}}"
 
 
 def _slice_from_left(tok: Column, size: int) -> Column:

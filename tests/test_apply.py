@@ -147,7 +147,8 @@ def test_plan_with_every_kind_of_change(jl, tmp_path):
     assert kinds[0] == ("update", "topic") and kinds[-2:] == [("update", "link"),
                                                                ("delete", "stream")]
     human = ok(jl("apply", write(tmp_path, changed, "c.toml"), "--prune", "--dry-run")).stdout
-    assert "  ~ update stream ORDERS in cluster west\n      max_age: 720h0m0s -> 1440h0m0s\n" in human
+    assert ("  ~ update stream ORDERS in cluster west\n"
+            "      max_age: 720h0m0s -> 1440h0m0s\n") in human
     assert "  - delete stream BACKUP in cluster east\n" in human
     done = doc(ok(jl("apply", str(tmp_path / "c.toml"), "--prune", "-f", "-j")))
     assert len(done["result"]["applied"]) == 6 and "failed" not in done["result"]

@@ -403,7 +403,8 @@ def test_validate_clean_json(fake_topology):
     result = invoke(["validate", "--json", "topology.toml"])
     assert result.exit_code == 0
     assert result.stdout == (
-        '{\n  "files": [\n    "topology.toml"\n  ],\n  "problems": [],\n  "warnings": [],\n  "valid": true\n}\n'
+        '{\n  "files": [\n    "topology.toml"\n  ],\n'
+        '  "problems": [],\n  "warnings": [],\n  "valid": true\n}\n'
     )
 
 

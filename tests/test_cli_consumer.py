@@ -163,7 +163,8 @@ def test_add_never_prompts_without_a_terminal(jl):
     assert result.exit_code == 2
     assert result.stderr == (
         "jetlink: error: no terminal to ask on: give --deliver, --filter, --max-deliver, "
-        "--max-pending, --headers-only (or --defaults to take natscli's defaults), or --config FILE\n"
+        "--max-pending, --headers-only (or --defaults to take natscli's defaults), "
+        "or --config FILE\n"
     )
     nameless = jl("consumer", "add", "ORDERS", "--defaults", "-j")
     assert nameless.exit_code == 2
@@ -376,7 +377,8 @@ def test_rm(jl):
     assert refused.exit_code == 2
     assert (
         refused.stderr
-        == "jetlink: error: no terminal to confirm on: pass -f/--force to delete consumer ORDERS > GONE\n"
+        == "jetlink: error: no terminal to confirm on: pass -f/--force to delete consumer "
+        "ORDERS > GONE\n"
     )
     assert doc(jl("consumer", "rm", "ORDERS", "GONE", "-f", "-j")) == {"success": True}
     assert doc(jl("consumer", "ls", "ORDERS", "-j")) == []

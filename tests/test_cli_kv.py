@@ -151,7 +151,8 @@ def test_add_value_flags_reach_the_stream(jl):
 
 def test_edit_changes_only_the_given_values(jl):
     cfg_bucket(jl, "--description", "app config", "--metadata", "team=ops")
-    status = doc(jl("kv", "edit", "CFG", "--history", "10", "--ttl", "1h", "--metadata", "a=b", "-j"))
+    status = doc(jl("kv", "edit", "CFG", "--history", "10", "--ttl", "1h", "--metadata", "a=b",
+                    "-j"))
     cfg = status["stream_info"]["config"]
     assert status["history"] == 10 and status["ttl"] == 3600 * SECOND
     assert cfg["description"] == "app config"
@@ -203,7 +204,7 @@ def test_rm_destroys_the_bucket(jl):
     }
 
 
-# -- keys: put / get / history / keys / del / purge / create / update / revert -----------------------
+# -- keys: put / get / history / keys / del / purge / create / update / revert ---------------------
 
 
 def test_put_echoes_the_value_and_get_shows_natscli_layout(jl):
@@ -428,7 +429,8 @@ def errors_data(tmp_path_factory):
     return path
 
 
-@pytest.mark.parametrize(("args", "code", "message"), ERRORS, ids=[" ".join(e[0][1:]) for e in ERRORS])
+@pytest.mark.parametrize(("args", "code", "message"), ERRORS,
+                         ids=[" ".join(e[0][1:]) for e in ERRORS])
 def test_errors(jl, errors_data, args, code, message):
     shutil.copytree(errors_data, jl.data, dirs_exist_ok=True)
     result = jl(*args)
@@ -459,7 +461,8 @@ def test_errors_as_json(jl):
 
 def test_kv_mirror_across_clusters_serves_gets(jl):
     west_config(jl)
-    status = doc(jl("kv", "add", "CONFIG_EAST", "--mirror", "CONFIG", "--mirror-domain", "west", "-j"))
+    status = doc(jl("kv", "add", "CONFIG_EAST", "--mirror", "CONFIG", "--mirror-domain", "west",
+                    "-j"))
     assert (status["kind"], status["read_only"], status["history"]) == ("mirror", True, -1)
     assert status["stream_info"]["config"]["mirror"] == {
         "name": "KV_CONFIG",
@@ -556,12 +559,13 @@ def test_aggregate_with_key_filter(jl):
 
 def test_writable_aggregate_takes_writes(jl):
     west_config(jl)
-    ok(jl("kv", "add", "ALL", "--source", "CONFIG@west", "--source", "CONFIG:flags.*@west", "--writable"))
+    ok(jl("kv", "add", "ALL", "--source", "CONFIG@west", "--source", "CONFIG:flags.*@west",
+          "--writable"))
     assert doc(jl("kv", "put", "ALL", "mine", "1", "-j"))["operation"] == "PUT"
     assert doc(jl("kv", "keys", "ALL", "-j")) == ["features.dark", "flags.beta", "mine"]
 
 
-# -- watch -------------------------------------------------------------------------------------------
+# -- watch -----------------------------------------------------------------------------------------
 
 
 def test_watch_initial_data_marker_and_timeout(jl):

@@ -109,7 +109,7 @@ def test_pump_reports_the_messages_moved_per_transaction(dd, js, clock):
     assert moved == []
 
 
-# -- the bars ---------------------------------------------------------------------------------------
+# -- the bars --------------------------------------------------------------------------------------
 
 
 @pytest.fixture

@@ -175,7 +175,8 @@ def test_pub_without_stream(jl):
     assert as_json.exit_code == 1
     assert json.loads(as_json.stdout) == {
         "error": {
-            "description": "no stream matches subject nowhere.x (use --core for a core NATS publish, without a stream)"
+            "description": "no stream matches subject nowhere.x "
+            "(use --core for a core NATS publish, without a stream)"
         }
     }
     core = ok(jl("pub", "nowhere.x", "lost", "--core"))
@@ -247,7 +248,8 @@ def test_sub_human_output_and_wait(jl):
     assert follower.returncode == 0, err
     assert (
         out
-        == '[#1] Received on "orders.new"\nK: v\n\nhello\n\n[#2] Received on "orders.new"\nnil body\n\n'
+        == '[#1] Received on "orders.new"\nK: v\n\nhello\n\n'
+        '[#2] Received on "orders.new"\nnil body\n\n'
     )
 
 

@@ -904,8 +904,9 @@ def test_bench_replicate_same_count_on_both_sides_alternating():
     for kind in ("mirror", "source"):
         mine, theirs = doc[f"{kind}_msgs_per_sec"], doc[f"server_{kind}_msgs_per_sec"]
         assert len(mine) == len(theirs) == len(doc[f"{kind}_vs_server"]) == 2
-        assert doc[f"{kind}_vs_server"] == [round(a / b, 2) for a, b in zip(mine, theirs)] or \
-            all(abs(r - a / b) < 0.02 for r, a, b in zip(doc[f"{kind}_vs_server"], mine, theirs))
+        ratios = doc[f"{kind}_vs_server"]
+        assert ratios == [round(a / b, 2) for a, b in zip(mine, theirs, strict=True)] or \
+            all(abs(r - a / b) < 0.02 for r, a, b in zip(ratios, mine, theirs, strict=True))
 
 
 def test_server_available_names_what_is_missing(monkeypatch):

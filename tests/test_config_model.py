@@ -117,7 +117,8 @@ def test_start_time_errors_are_go_time_parse_errors(value, message):
 def test_compression_must_be_none_or_s2():
     with pytest.raises(ApiError) as exc:
         StreamConfig.from_json({"name": "x", "compression": ""})
-    assert (exc.value.err_code, exc.value.description) == (10025, "invalid JSON: unknown compression algorithm")
+    assert (exc.value.err_code, exc.value.description) == (
+        10025, "invalid JSON: unknown compression algorithm")
 
 
 def test_null_leaves_the_zero_value_as_go_does():
@@ -136,33 +137,40 @@ def test_domain_shorthand_is_read_from_external_api():
     [
         (
             {"name": "x", "max_msgs": "a"},
-            "invalid JSON: json: cannot unmarshal string into Go struct field StreamConfigRequest.max_msgs of type int64",
+            "invalid JSON: json: cannot unmarshal string into Go struct field "
+            "StreamConfigRequest.max_msgs of type int64",
             "max_msgs",
         ),
         (
             {"name": "x", "max_msg_size": 2**31},
-            "invalid JSON: json: cannot unmarshal number 2147483648 into Go struct field StreamConfigRequest.max_msg_size of type int32",
+            "invalid JSON: json: cannot unmarshal number 2147483648 into Go struct field "
+            "StreamConfigRequest.max_msg_size of type int32",
             "max_msg_size",
         ),
         (
             {"name": "x", "no_ack": 1},
-            "invalid JSON: json: cannot unmarshal number into Go struct field StreamConfigRequest.no_ack of type bool",
+            "invalid JSON: json: cannot unmarshal number into Go struct field "
+            "StreamConfigRequest.no_ack of type bool",
             "no_ack",
         ),
-        ({"name": "x", "retention": "foo"}, 'invalid JSON: can not unmarshal "\\"foo\\""', "retention"),
+        ({"name": "x", "retention": "foo"}, 'invalid JSON: can not unmarshal "\\"foo\\""',
+         "retention"),
         (
             {"name": "x", "subjects": "a.b"},
-            "invalid JSON: json: cannot unmarshal string into Go struct field StreamConfigRequest.subjects of type []string",
+            "invalid JSON: json: cannot unmarshal string into Go struct field "
+            "StreamConfigRequest.subjects of type []string",
             "subjects",
         ),
         (
             {"name": "x", "mirror": {"name": 5}},
-            "invalid JSON: json: cannot unmarshal number into Go struct field StreamConfigRequest.mirror.name of type string",
+            "invalid JSON: json: cannot unmarshal number into Go struct field "
+            "StreamConfigRequest.mirror.name of type string",
             "mirror.name",
         ),
         (
             {"name": "x", "sources": [{"name": "a", "opt_start_time": "yesterday"}]},
-            'invalid JSON: parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"',
+            'invalid JSON: parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": '
+            'cannot parse "yesterday" as "2006"',
             "sources.opt_start_time",
         ),
     ],

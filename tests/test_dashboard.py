@@ -318,8 +318,8 @@ def test_footer_shows_only_the_keys_that_apply(demo):
     async def steps(pilot):
         def keys():
             return {b.binding.action for b in app.active_bindings.values()
-                    if app.check_action(b.binding.action, ())} & {"down", "up", "purge", "pause", "resume",
-                                           "promote", "failover"}
+                    if app.check_action(b.binding.action, ())} & {
+                        "down", "up", "purge", "pause", "resume", "promote", "failover"}
 
         out = [keys()]  # east: up
         await select(pilot, "clusters", "west")

@@ -69,7 +69,8 @@ def test_format_then_parse_round_trips(ns):
 
 
 @pytest.mark.parametrize(
-    "ns,text", [(0, "forever"), (HOUR, "1h"), (26 * HOUR + 5 * MINUTE, "1d2h"), (90 * SECOND, "1m30s")]
+    "ns,text",
+    [(0, "forever"), (HOUR, "1h"), (26 * HOUR + 5 * MINUTE, "1d2h"), (90 * SECOND, "1m30s")],
 )
 def test_humanize(ns, text):
     assert humanize(ns) == text
@@ -139,7 +140,8 @@ _LONG = {"d": 24, "D": 24, "w": 168, "W": 168, "M": 720, "y": 8760, "Y": 8760}
 
 @given(
     st.lists(
-        st.tuples(st.integers(0, 500), st.integers(0, 999), st.sampled_from(sorted(_GO) + sorted(_LONG))),
+        st.tuples(st.integers(0, 500), st.integers(0, 999),
+                  st.sampled_from(sorted(_GO) + sorted(_LONG))),
         min_size=1,
         max_size=4,
     )

@@ -162,7 +162,8 @@ def test_cli_doc_lists_every_command_parameter_and_default():
                 names = tuple(sorted([*param.opts, *param.secondary_opts]))
             assert names in rows, f"{title}: no row for {names}"
             _, _, default, help_cell = rows[names]
-            assert _plain(help_cell, spans=True).startswith(" ".join((param.help or "").split())), title
+            assert _plain(help_cell, spans=True).startswith(
+                " ".join((param.help or "").split())), title
             # --help: "HELP  [env var: X; default: Y; required]"
             extras = record[1].rpartition("  [")[2][:-1].split("; ")
             shown = [e.removeprefix("default: ") for e in extras if e.startswith("default: ")]

@@ -116,7 +116,8 @@ def test_embedded_verbs_never_import_the_live_client(argv, tmp_path):
                 f"{str(tmp_path)!r}, *{argv!r}]; from jetlink.cli.main import run; run()"]
     names, proc = imported_modules(env_free)
     assert "jetlink.cli.main" in names  # the measurement itself works
-    assert offenders(names, ("nats", "jetlink.core.live.client", "jetlink.core.live.jetstream")) == []
+    assert offenders(names, ("nats", "jetlink.core.live.client",
+                             "jetlink.core.live.jetstream")) == []
 
 
 def test_a_server_in_force_imports_the_live_client():
@@ -137,7 +138,8 @@ def test_a_server_in_force_imports_the_live_client():
 KV_GET_MODULES = {
     "jetlink", "jetlink.cli", "jetlink.cli.app", "jetlink.cli.common", "jetlink.cli.completion",
     "jetlink.cli.kv", "jetlink.cli.main", "jetlink.cli.options", "jetlink.cli.output",
-    "jetlink.core", "jetlink.core.backend", "jetlink.core.clock", "jetlink.core.config", "jetlink.core.config.codec",
+    "jetlink.core", "jetlink.core.backend", "jetlink.core.clock", "jetlink.core.config",
+    "jetlink.core.config.codec",
     "jetlink.core.config.kv", "jetlink.core.config.stream", "jetlink.core.consumer_store",
     "jetlink.core.contexts", "jetlink.core.durations", "jetlink.core.errors",
     "jetlink.core.fanout", "jetlink.core.headers", "jetlink.core.jetstream", "jetlink.core.kv",
@@ -168,7 +170,8 @@ def _modules_of_run(argv: list[str], tmp_path: Path) -> tuple[set[str], str, int
     status), with no context, server or JETLINK_* setting from the environment."""
     code = (
         "import json, os, sys\n"
-        "[os.environ.pop(k, None) for k in list(os.environ) if k.startswith(('NATS_', 'JETLINK_'))]\n"
+        "[os.environ.pop(k, None) for k in list(os.environ)"
+        " if k.startswith(('NATS_', 'JETLINK_'))]\n"
         f"os.environ['XDG_CONFIG_HOME'] = {str(tmp_path / 'config')!r}\n"
         f"sys.argv = ['jetlink', '--data-dir', {str(tmp_path / 'data')!r}, *{argv!r}]\n"
         "from jetlink.cli.main import run\n"

@@ -342,7 +342,7 @@ def test_dr_drill_consumers_resume_without_a_gap(world):
     assert [(c.partition, c.from_offset, c.to_offset) for c in res.clamps] == [
         (0, 55, 50), (1, 60, 50)]
     ends = {p.partition: p.log_end for p in east.offsets("t")}
-    for (topic, p), off in east.committed("billing").items():
+    for (_topic, p), off in east.committed("billing").items():
         assert off <= ends[p]
     east.produce("t", [(None, b"new-0")], partition=0)
     nxt = east.fetch("t", 0, east.committed("billing")[("t", 0)], 10)

@@ -123,8 +123,10 @@ def test_kafka_error_document_and_aliases():
     (".", "'.' is not allowed"),
     ("..", "'..' is not allowed"),
     ("a" * 250, f"the length of '{'a' * 250}' is longer than the max allowed length 249"),
-    ("a b", "'a b' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"),
-    ("ördër", "'ördër' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"),
+    ("a b",
+     "'a b' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"),
+    ("ördër",
+     "'ördër' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"),
 ])
 def test_invalid_topic_names(name, reason):
     with pytest.raises(KafkaError) as exc:
@@ -139,32 +141,47 @@ def test_valid_topic_names(name):
 
 CONFIG_REFUSALS = [
     ("foo.bar", "1", "Unknown topic config name: foo.bar"),
-    ("retention.ms", "abc", "Invalid value abc for configuration retention.ms: Not a number of type LONG"),
-    ("retention.ms", "-2", "Invalid value -2 for configuration retention.ms: Value must be at least -1"),
-    ("retention.ms", "1.5", "Invalid value 1.5 for configuration retention.ms: Not a number of type LONG"),
+    ("retention.ms", "abc",
+     "Invalid value abc for configuration retention.ms: Not a number of type LONG"),
+    ("retention.ms", "-2",
+     "Invalid value -2 for configuration retention.ms: Value must be at least -1"),
+    ("retention.ms", "1.5",
+     "Invalid value 1.5 for configuration retention.ms: Not a number of type LONG"),
     ("max.message.bytes", "2147483648",
      "Invalid value 2147483648 for configuration max.message.bytes: Not a number of type INT"),
-    ("max.message.bytes", "-1", "Invalid value -1 for configuration max.message.bytes: Value must be at least 0"),
-    ("min.insync.replicas", "0", "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1"),
+    ("max.message.bytes", "-1",
+     "Invalid value -1 for configuration max.message.bytes: Value must be at least 0"),
+    ("min.insync.replicas", "0",
+     "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1"),
     ("cleanup.policy", "compact,remove",
-     "Invalid value compact,remove for configuration cleanup.policy: String must be one of: compact, delete"),
+     "Invalid value compact,remove for configuration cleanup.policy: "
+     "String must be one of: compact, delete"),
     ("compression.type", "brotli",
-     "Invalid value brotli for configuration compression.type: String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer"),
+     "Invalid value brotli for configuration compression.type: "
+     "String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer"),
     ("message.timestamp.type", "createtime",
-     "Invalid value createtime for configuration message.timestamp.type: String must be one of: CreateTime, LogAppendTime"),
+     "Invalid value createtime for configuration message.timestamp.type: "
+     "String must be one of: CreateTime, LogAppendTime"),
     ("unclean.leader.election.enable", "yes",
-     "Invalid value yes for configuration unclean.leader.election.enable: Expected value to be either true or false"),
-    ("segment.bytes", "13", "Invalid value 13 for configuration segment.bytes: Value must be at least 14"),
+     "Invalid value yes for configuration unclean.leader.election.enable: "
+     "Expected value to be either true or false"),
+    ("segment.bytes", "13",
+     "Invalid value 13 for configuration segment.bytes: Value must be at least 14"),
     ("segment.ms", "0", "Invalid value 0 for configuration segment.ms: Value must be at least 1"),
-    ("max.compaction.lag.ms", "0", "Invalid value 0 for configuration max.compaction.lag.ms: Value must be at least 1"),
+    ("max.compaction.lag.ms", "0",
+     "Invalid value 0 for configuration max.compaction.lag.ms: Value must be at least 1"),
     ("min.cleanable.dirty.ratio", "1.5",
-     "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: Value must be no more than 1.0"),
+     "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: "
+     "Value must be no more than 1.0"),
     ("compression.gzip.level", "0",
-     "Invalid value 0 for configuration compression.gzip.level: Value must be between 1 and 9 or equal to -1"),
+     "Invalid value 0 for configuration compression.gzip.level: "
+     "Value must be between 1 and 9 or equal to -1"),
     ("compression.lz4.level", "18",
      "Invalid value 18 for configuration compression.lz4.level: Value must be no more than 17"),
     ("confluent.placement.constraints", "{not json",
-     "Invalid value {not json for configuration confluent.placement.constraints: Value must be JSON text (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
+     "Invalid value {not json for configuration confluent.placement.constraints: "
+     "Value must be JSON text "
+     "(Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
 ]
 
 
@@ -231,7 +248,8 @@ def test_min_compaction_lag_above_max_is_refused(kafka):
 
 def test_create_describe_list_delete(kafka, clock):
     info = kafka.create_topic("orders", 3, {"retention.ms": "60000"})
-    assert (info.name, info.partition_count, info.configs) == ("orders", 3, {"retention.ms": "60000"})
+    assert (info.name, info.partition_count, info.configs) == (
+        "orders", 3, {"retention.ms": "60000"})
     assert len(info.topic_id) == 22 and not info.topic_id.startswith("-")
     assert info.created_ms == clock.now_ns() // 1_000_000
     again = kafka.describe_topic("orders")

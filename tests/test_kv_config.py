@@ -283,7 +283,8 @@ def test_limit_markers(marker_ttl, allow, stored, error):
 
 @pytest.mark.parametrize("history,stored", [(0, 1), (1, 1), (5, 5), (64, 64)])
 def test_history(history, stored):
-    assert KeyValueConfig(bucket="B", history=history).to_stream_config().max_msgs_per_subject == stored
+    assert (KeyValueConfig(bucket="B", history=history).to_stream_config().max_msgs_per_subject
+            == stored)
 
 
 @pytest.mark.parametrize(
@@ -322,7 +323,8 @@ def test_legacy_mirror_and_sources_like_nats_go():
             # same bucket name in another domain: no transform needed (nats.go)
             StreamSource(name="B", external=ExternalStream(api="$JS.hub.API")),
             # transforms given: used as is
-            StreamSource(name="RAW", subject_transforms=[SubjectTransformConfig(src="x.>", dest="$KV.B.x.>")]),
+            StreamSource(name="RAW", subject_transforms=[
+                SubjectTransformConfig(src="x.>", dest="$KV.B.x.>")]),
         ],
     ).to_stream_config()
     assert s.subjects == ["$KV.B.>"]
@@ -350,7 +352,8 @@ def test_read_bucket_back_from_stream(kv):
     assert back.bucket == kv.bucket
     assert back.to_stream_config() == cfg
     # and from what the server stores (defaults filled in)
-    assert KeyValueConfig.from_stream_config(check_stream_config(cfg)).history == cfg.max_msgs_per_subject
+    assert (KeyValueConfig.from_stream_config(check_stream_config(cfg)).history
+            == cfg.max_msgs_per_subject)
 
 
 def test_read_back_refuses_non_bucket_stream():
@@ -396,7 +399,8 @@ def test_kv_mirror_mapping():
     assert cfg.mirror.to_json() == {"name": "KV_ORDERS"}
     assert (cfg.mirror_direct, cfg.deny_delete, cfg.deny_purge) == (True, True, True)
     assert (cfg.allow_rollup_hdrs, cfg.allow_direct, cfg.discard) == (False, False, "old")
-    assert (cfg.max_msgs_per_subject, cfg.max_age, cfg.num_replicas, cfg.max_bytes) == (5, SECOND, 3, 100)
+    assert (cfg.max_msgs_per_subject, cfg.max_age, cfg.num_replicas, cfg.max_bytes) == (
+        5, SECOND, 3, 100)
     assert (cfg.storage, cfg.description, cfg.placement.cluster) == ("memory", "nyc", "nyc")
     origin = KeyValueConfig(bucket="ORDERS").to_stream_config()
     checked = check_stream_config(cfg, {"KV_ORDERS": origin}.get)

@@ -263,7 +263,7 @@ def test_export_refuses_a_non_empty_directory_unless_forced(js, clock, tmp_path)
         lake.export_stream(js, "ORDERS", str(afile))
 
 
-# -- write_stream_rows ------------------------------------------------------------------------------
+# -- write_stream_rows -----------------------------------------------------------------------------
 
 
 def test_write_stream_rows_rolls_back_the_transaction_of_a_bad_row(js):
@@ -328,7 +328,7 @@ def test_an_on_txn_error_rolls_the_transaction_back(js):
     assert [m[0] for m in msgs(js, "S")] == [1, 2]
 
 
-# -- the CLI ----------------------------------------------------------------------------------------
+# -- the CLI ---------------------------------------------------------------------------------------
 
 
 def _published(jl):

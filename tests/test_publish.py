@@ -346,7 +346,8 @@ def test_duplicates_survive_purge_and_batches(js):
     js.publish("s.a", b"x", {"Nats-Msg-Id": "a"})
     js.purge_stream("S")
     assert outcome(js, "s.a", headers={"Nats-Msg-Id": "a"}) == ("dup", 1)
-    acks = js.publish_batch([("s.a", b"1", {"Nats-Msg-Id": "b"}), ("s.a", b"2", {"Nats-Msg-Id": "b"})])
+    acks = js.publish_batch([("s.a", b"1", {"Nats-Msg-Id": "b"}),
+                             ("s.a", b"2", {"Nats-Msg-Id": "b"})])
     assert [(a.seq, a.duplicate) for a in acks] == [(2, False), (2, True)]
 
 
@@ -368,7 +369,7 @@ def test_no_dedupe_without_window_on_sources(js):
     assert outcome(js, "agg.a", headers={"Nats-Msg-Id": "a"}) == 2
 
 
-# --- max_age, TTL, subject delete markers -----------------------------------------------------------
+# --- max_age, TTL, subject delete markers ---------------------------------------------------------
 def test_max_age(js, clock):
     js.add_stream(cfg(max_age=SEC))
     js.publish("s.a", b"1"), js.publish("s.b", b"2")
@@ -419,7 +420,8 @@ def test_subject_delete_markers(js, clock):
         2, 4, 6, [5], {"s.a": 1, "s.c": 1})
     m = js.get_msg("S", 6)
     assert m.subject == "s.a" and m.data == b""
-    assert m.hdr == b"NATS/1.0\r\nNats-Marker-Reason: MaxAge\r\nNats-TTL: 1s\r\nNats-Rollup: sub\r\n\r\n"
+    assert m.hdr == (b"NATS/1.0\r\nNats-Marker-Reason: MaxAge\r\nNats-TTL: 1s\r\n"
+                     b"Nats-Rollup: sub\r\n\r\n")
     assert m.ts == t0 + 1_500_000_000  # stamped when the server's timer would have fired
     assert st["bytes"] == 109 + 67  # marker: 34+3+72 header bytes; s.c: 34+3+29+1
     clock.advance(1_600_000_000)
@@ -445,7 +447,7 @@ def test_markers_never_leave_markers(js, clock):
     assert (st["messages"], st["subjects"], st["last_seq"]) == (1, {"s.c": 1}, 4)
 
 
-# --- counters ----------------------------------------------------------------------------------------
+# --- counters -------------------------------------------------------------------------------------
 def test_counter_stream(js):
     js.add_stream(cfg(allow_msg_counter=True))
     assert js.publish("s.a", b"", {"Nats-Incr": "5"}).val == "5"
@@ -457,7 +459,7 @@ def test_counter_stream(js):
     assert js.get_msg("S", 2).data == b'{"val":"3"}'
 
 
-# --- retention hooks ----------------------------------------------------------------------------------
+# --- retention hooks ------------------------------------------------------------------------------
 class Interested(S.NoConsumers):
     def __init__(self, subjects):
         self.subjects = subjects
@@ -512,7 +514,7 @@ def test_workqueue_ack_removes_through_the_consumer_engine(js):
     assert (st["messages"], st["first_seq"], st["consumer_count"]) == (1, 2, 1)
 
 
-# --- batches ---------------------------------------------------------------------------------------------
+# --- batches --------------------------------------------------------------------------------------
 def test_publish_batch_mixes_results(js):
     js.add_stream(cfg(max_msgs=3, discard="new"))
     out = js.publish_batch([
@@ -539,7 +541,7 @@ def test_publish_batch_keeps_the_order_across_streams(js):
     assert [m.data for m in js.messages("S")] == [b"1", b"2", b"4", b"6"]
 
 
-# --- core pub/sub -----------------------------------------------------------------------------------------
+# --- core pub/sub ---------------------------------------------------------------------------------
 def test_core_publish_and_subscribe(js):
     js.add_stream(cfg())
     sub = js.subscribe("s.*")
@@ -574,7 +576,7 @@ def test_core_publish_refusal_is_silent(js):
     assert state(js)["messages"] == 1
 
 
-# --- bad input never corrupts -------------------------------------------------------------------------------
+# --- bad input never corrupts ---------------------------------------------------------------------
 def _dump(js) -> str:
     conn = js.cluster.conn
     h = hashlib.sha256()
@@ -593,7 +595,8 @@ def test_bad_input_leaves_the_store_unchanged(js):
     info_before = js.stream_info("S").to_json()
     bad_configs = [
         {"name": "a.b"}, {"name": "X", "subjects": ["s.>"]}, {"name": "X", "max_age": -1},
-        {"name": "S", "max_msgs": 1}, {"name": "X", "bogus": True}, {"name": "X", "storage": "tape"},
+        {"name": "S", "max_msgs": 1}, {"name": "X", "bogus": True},
+        {"name": "X", "storage": "tape"},
     ]
     for doc in bad_configs:
         with pytest.raises(JetlinkError):

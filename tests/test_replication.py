@@ -123,7 +123,7 @@ def mirror(name="M", of="O", **kw):
     return {"name": name, "mirror": {"name": of, **src}, **rest}
 
 
-O = {"name": "O", "subjects": ["o.>"]}
+O = {"name": "O", "subjects": ["o.>"]}  # noqa: E741 - named after the stream it configures
 PUB5 = [("pub", "o.a", "1"), ("pub", "o.b", "2"), ("pub", "o.a", "3"), ("pub", "o.b", "4"),
         ("pub", "o.c", "5")]
 

@@ -570,10 +570,10 @@ def start_server(root: Path, data: Path, *, token: str | None = TOKEN) -> Served
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 break
-        except OSError:
+        except OSError as err:
             if time.monotonic() > deadline:
                 os.kill(proc.pid, signal.SIGKILL)
-                raise AssertionError(f"jetlink serve did not listen: {log.read_text()}")
+                raise AssertionError(f"jetlink serve did not listen: {log.read_text()}") from err
             time.sleep(0.05)
     return Served(f"http://127.0.0.1:{port}", data, proc, log)
 

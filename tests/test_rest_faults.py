@@ -268,7 +268,7 @@ def test_nesting_up_to_the_limit_and_brackets_in_strings_are_parsed(app_client):
     # 100,000 brackets inside a string (escaped quotes included) are not nesting
     text = '\\"[{' * 100_000
     r = app_client.post(links_post("y"), headers=JSON,
-                        content='{"source_cluster_id": "west", "note": "%s"}' % text)
+                        content=f'{{"source_cluster_id": "west", "note": "{text}"}}')
     assert r.status_code == 204, r.text
 
 

@@ -129,7 +129,7 @@ def _damaged(tmp_path):
 
 
 def test_a_damaged_file_is_reported_as_damage_never_as_a_change(tmp_path):
-    cluster = _damaged(tmp_path)
+    _damaged(tmp_path)
     assert not all(r.ok for r in check(DataDir(tmp_path)))
     dd2 = DataDir(tmp_path)
     c2 = dd2.open()

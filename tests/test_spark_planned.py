@@ -16,7 +16,7 @@ from test_spark_jobs import (
     _spark_rows,
     _store_input,
     _target,
-    origin,  # noqa: F401 - the fixture
+    origin,  # noqa: F401 - the fixture (the tests take it as a parameter)
 )
 
 from jetlink.core import copyrules as C
@@ -117,10 +117,10 @@ def test_subject_expr_equals_core(spark, src, dest, subjects, kind):
 # --------------------------------------------------------------------------------------------
 # the job against the pump
 # --------------------------------------------------------------------------------------------
-def _pumped(dd, origin, clock, extra):
-    _fill(origin, clock, "P", SUBJECTS[:8], 150, seed=11)
+def _pumped(dd, js, clock, extra):
+    _fill(js, clock, "P", SUBJECTS[:8], 150, seed=11)
     cfg = _target("T", "source", extra)
-    origin.add_stream(cfg.to_json())
+    js.add_stream(cfg.to_json())
     RP.pump_until_idle(dd, clock)
     with dd.open("local").read() as conn:
         created = {n: c for n, c in conn.execute("SELECT name, created_ns FROM streams")}
@@ -160,8 +160,8 @@ def planned_only(monkeypatch):
 
 
 @pytest.mark.parametrize("case", list(PARQUET_CASES))
-def test_planned_on_the_driver_equals_pump(spark, dd, origin, clock, tmp_path, planned_only,
-                                           case):
+def test_planned_on_the_driver_equals_pump(spark, dd, origin,  # noqa: F811 - the fixture
+                                           clock, tmp_path, planned_only, case):
     from jetlink.sparkops import jobs
 
     cfg, want, created = _pumped(dd, origin, clock, PARQUET_CASES[case])
@@ -177,8 +177,8 @@ def test_planned_on_the_driver_equals_pump(spark, dd, origin, clock, tmp_path, p
     assert want
 
 
-def test_files_split_by_row_groups_equals_pump(spark, dd, origin, clock, tmp_path,
-                                               planned_only):
+def test_files_split_by_row_groups_equals_pump(spark, dd, origin,  # noqa: F811 - the fixture
+                                               clock, tmp_path, planned_only):
     """Files of many row groups read in several splits each: the driver reads each split's
     row groups by Parquet's midpoint rule, as Spark's reader does (a wrong guess fails the
     job's partition check or the comparison)."""
@@ -204,7 +204,8 @@ def test_files_split_by_row_groups_equals_pump(spark, dd, origin, clock, tmp_pat
 
 
 @pytest.mark.parametrize("layout", ["shuffled_within", "overlapping"])
-def test_not_planned_on_the_driver_out_of_order(spark, dd, origin, clock, tmp_path, layout):
+def test_not_planned_on_the_driver_out_of_order(spark, dd, origin,  # noqa: F811 - the fixture
+                                                clock, tmp_path, layout):
     """Partitions not in the merge order (rows shuffled, ranges overlapping): no plan, and
     the Spark-planned job gives the pump's rows."""
     from test_spark_jobs import _to_parquet
@@ -220,7 +221,7 @@ def test_not_planned_on_the_driver_out_of_order(spark, dd, origin, clock, tmp_pa
     assert _spark_rows(jobs.source([o], cfg, now_ns=clock.now_ns())) == want
 
 
-def test_not_a_bare_file_scan(spark, dd, origin, clock):
+def test_not_a_bare_file_scan(spark, dd, origin, clock):  # noqa: F811 - the fixture
     from pyspark.sql import functions as F
 
     from jetlink.sparkops import planned

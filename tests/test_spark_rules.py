@@ -169,7 +169,8 @@ def test_subject_filter_null_subject_and_type(spark):
 
 MAPPINGS = [
     # wildcards, legacy $N, literal runs, the trailing '>'
-    ("a.*", "{{wildcard(1)}}"), ("a.*.*", "x.$2.$1.y.z"), ("*.*", "{{ Wildcard( 2 ) }}.{{wildcard(1)}}"),
+    ("a.*", "{{wildcard(1)}}"), ("a.*.*", "x.$2.$1.y.z"),
+    ("*.*", "{{ Wildcard( 2 ) }}.{{wildcard(1)}}"),
     ("orders.*.>", "ship.{{wildcard(1)}}.{{partition(8,1)}}.>"), ("a.>", "b.>"), (">", "x.>"),
     ("*.>", "{{wildcard(1)}}.>"), ("a.*.>", ">"), ("*.*.>", "$2.$1.>"), ("*", "$0"),
     ("*", "{{wildcard(0)}}.lit"), ("a.>", "{{wildcard(0)}}.>"), ("*.*", "$x.{{wildcard(2)}}.$"),
@@ -305,7 +306,8 @@ LIST_CASES = [
      compile_transform("all.>", "")),
     ([compile_transform("a..b", "")], compile_transform(">", ">")),
     # partition (Python) in both steps, and under the regular-expression functions
-    ([compile_transform("*.*", "{{partition(5,1)}}.$2"), compile_transform("*", "$1.{{partition(3)}}")],
+    ([compile_transform("*.*", "{{partition(5,1)}}.$2"),
+      compile_transform("*", "$1.{{partition(3)}}")],
      compile_transform("*.*", "{{partition(7,1)}}.{{split(2,-)}}.{{sliceFromLeft(2,2)}}")),
 ]
 

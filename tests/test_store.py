@@ -118,7 +118,8 @@ def test_wal_busy_timeout_and_schema_version(dd):
             "core_subs", "schema_components"} <= tables
     # msgs has no index on subjects (the per-subject chains replace it)
     indexes = {r[0] for r in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type='index' AND tbl_name='msgs' AND sql IS NOT NULL")}
+        "SELECT name FROM sqlite_master"
+        " WHERE type='index' AND tbl_name='msgs' AND sql IS NOT NULL")}
     assert indexes == set()
 
 

@@ -280,7 +280,7 @@ def test_prop_wildcards_make_patterns(tokens, data):
     # Replacing tokens by '*' and the tail by '>' keeps it valid and matching the original.
     subject = ".".join(tokens)
     stars = data.draw(st.lists(st.booleans(), min_size=len(tokens), max_size=len(tokens)))
-    pattern_tokens = ["*" if s else t for s, t in zip(stars, tokens)]
+    pattern_tokens = ["*" if s else t for s, t in zip(stars, tokens, strict=True)]
     cut = data.draw(st.integers(0, len(tokens)))
     if cut < len(tokens):
         pattern_tokens = pattern_tokens[:cut] + [">"]
@@ -341,7 +341,7 @@ def test_prop_two_generalisations_of_one_subject_overlap(s, data):
     def generalise() -> str:
         toks = s.split(".")
         stars = data.draw(st.lists(st.booleans(), min_size=len(toks), max_size=len(toks)))
-        out = ["*" if star else t for star, t in zip(stars, toks)]
+        out = ["*" if star else t for star, t in zip(stars, toks, strict=True)]
         cut = data.draw(st.integers(0, len(toks)))
         return ".".join(out[:cut] + [">"]) if cut < len(toks) else ".".join(out)
 

@@ -49,7 +49,7 @@ def brief(problems: list[Problem]) -> list[tuple]:
 def assert_problems(problems: list[Problem], expected: list[tuple]) -> None:
     """``expected``: one (object, field, err_code, text in the description) per problem."""
     assert brief(problems) == [e[:3] for e in expected], [p.description for p in problems]
-    for p, (*_, text_part) in zip(problems, expected):
+    for p, (*_, text_part) in zip(problems, expected, strict=True):
         assert text_part in p.description, p.description
 
 
@@ -68,7 +68,8 @@ ROWS = [
         subjects = ["x", "orders.eu.*"]
         """,
         [("stream B", "subjects", 10065,
-          'subjects overlap with an existing stream: "orders.eu.*" overlaps "orders.>" of stream A')],
+          'subjects overlap with an existing stream: '
+          '"orders.eu.*" overlaps "orders.>" of stream A')],
     ),
     (
         "overlap-other-cluster-is-fine",
@@ -98,7 +99,8 @@ ROWS = [
         subjects = ["$KV.CONFIG.secrets.>"]
         [kv.CONFIG]
         """,
-        [("kv CONFIG", "bucket", 10065, '"$KV.CONFIG.>" overlaps "$KV.CONFIG.secrets.>" of stream SPY')],
+        [("kv CONFIG", "bucket", 10065,
+          '"$KV.CONFIG.>" overlaps "$KV.CONFIG.secrets.>" of stream SPY')],
     ),
     (
         "missing-mirror-origin",
@@ -287,7 +289,8 @@ ROWS = [
         origin_bucket = "NOPE"
         """,
         [("kv_mirror COPY", "origin_bucket", 10059,
-          'stream not found: origin bucket "NOPE" (stream KV_NOPE) does not exist in cluster "local"')],
+          'stream not found: origin bucket "NOPE" (stream KV_NOPE) '
+          'does not exist in cluster "local"')],
     ),
     (
         "mirror-max-msg-size-local",  # the server's own check, with the detail added
@@ -367,7 +370,8 @@ ROWS = [
         cluster = "north"
         subjects = ["a"]
         """,
-        [("stream A", "cluster", 0, 'cluster "north" is not declared (declared clusters: east, west)')],
+        [("stream A", "cluster", 0,
+          'cluster "north" is not declared (declared clusters: east, west)')],
     ),
     (
         "kafka-cluster-holds-no-streams",
@@ -456,7 +460,8 @@ OBJECT_ROWS = [
             ("stream B", "max_age", 10052, "max age needs to be >= 100ms"),
             ("kv K", "history", 0, "nats: history limited to a max of 64"),
             ("kv T", "ttl", 10052, "max age needs to be >= 100ms"),
-            ("kv M", "limit_marker_ttl", 10052, "subject delete marker TTL must be at least 1 second"),
+            ("kv M", "limit_marker_ttl", 10052,
+             "subject delete marker TTL must be at least 1 second"),
             ("kv_mirror KM", "keys[0]", 0, "nats: invalid key"),
             ("kv_aggregate AG", "origins[0].keys[0]", 10147, "source filters can not overlap"),
         ],
@@ -489,10 +494,12 @@ OBJECT_ROWS = [
             ("stream C", "placement.zone", 0, 'unknown key "zone"'),
             ("stream D", "max_age", 0, "invalid duration 'soon'"),
             ("stream E", "max_msgs", 10025, "json: cannot unmarshal string into Go struct field"),
-            ("stream F", "mirror.domain", 0, 'domain "west" contradicts external.api "$JS.east.API"'),
+            ("stream F", "mirror.domain", 0,
+             'domain "west" contradicts external.api "$JS.east.API"'),
             ("kv K", "ttl_seconds", 0, 'unknown key "ttl_seconds"'),
             # the rest of F, its domain set aside, checked all the same: a warning
-            ("stream F", "mirror.name", 10059, 'mirror origin "A" does not exist in cluster "east"'),
+            ("stream F", "mirror.name", 10059,
+             'mirror origin "A" does not exist in cluster "east"'),
         ],
     ),
     (
@@ -503,7 +510,8 @@ OBJECT_ROWS = [
         [streams.ORIGIN]
         subjects = ["o"]
         """,
-        [("stream MIRROR_WITH_SUBJECTS", "subjects", 10034, "stream mirrors can not contain subjects")],
+        [("stream MIRROR_WITH_SUBJECTS", "subjects", 10034,
+          "stream mirrors can not contain subjects")],
     ),
 ]
 

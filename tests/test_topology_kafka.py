@@ -70,7 +70,7 @@ configs = { "mirror.start.offset.spec" = "latest", "compression.type" = "zstd" }
 cluster = "keast"
 link = "prefixed"
 name = "west.payments"
-"""
+"""  # noqa: E501 - a TOML inline table (links.dr configs) stays on one line
 
 GROUPS = ('{"groupFilters":[{"name":"*","patternType":"LITERAL","filterType":"INCLUDE"},'
           '{"name":"tmp-","patternType":"PREFIXED","filterType":"EXCLUDE"}]}')

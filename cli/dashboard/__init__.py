@@ -7,7 +7,7 @@ cli/dashboard/data.py, its actions cli/dashboard/actions.py.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 

@@ -211,7 +211,8 @@ def alter_mirror(cluster: str, link: str, topic: str, how: str, *, dry_run: bool
     def act(place: Any, clock: Clock) -> Outcome:
         from jetlink.core.kafka.mirrors import Mirrors
 
-        results = getattr(Mirrors(place.data_dir(EMBEDDED_KEY), cluster, clock), how)([topic], link, dry_run=dry_run)
+        mirrors = Mirrors(place.data_dir(EMBEDDED_KEY), cluster, clock)
+        results = getattr(mirrors, how)([topic], link, dry_run=dry_run)
         res = results[0]
         verb = {"pause": "paused", "resume": "resumed", "promote": "promoted",
                 "failover": "failed over"}[how]

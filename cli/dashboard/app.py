@@ -792,9 +792,10 @@ class Dashboard(App[None]):
             while not worker.is_cancelled:
                 failures: list[str] = []
                 try:
-                    reports, links = bounded_step(dd, self.clock,
-                                                  lambda e: failures.append(str(e)),
-                                                  max_msgs=FOLLOW_STEP_MAX_MSGS)
+                    # the callback runs before bounded_step returns, within this iteration
+                    reports, links = bounded_step(
+                        dd, self.clock, lambda e: failures.append(str(e)),  # noqa: B023
+                        max_msgs=FOLLOW_STEP_MAX_MSGS)
                 except Exception as err:  # noqa: BLE001 - shown; following goes on
                     reports, links = [], []
                     failures.append(f"{type(err).__name__}: {err}")

@@ -229,7 +229,8 @@ def _add_streams(row: ClusterRow, infos: list[Any], snap: Snapshot) -> None:
             st.get("bytes", 0), st.get("first_seq", 0), st.get("last_seq", 0), role, doc,
             st.get("consumer_count", 0)))
         kind = "mirror" if mirror else "source"
-        for src, src_info in zip(_origins(info.config), [mirror] if mirror else sources):
+        for src, src_info in zip(_origins(info.config), [mirror] if mirror else sources,
+                                 strict=False):  # a StreamInfo may lack them (None / [])
             snap.agreements.append(AgreementRow(
                 row.name, cfg["name"], kind, _origin(src), src_info.get("lag", 0),
                 src_info.get("active", -1), _error_text(src_info.get("error"))))

@@ -1218,7 +1218,7 @@ class JetlinkKVRunner:
 
 def mismatches(scenario: Scenario, server: list[Any], mine: list[Any]) -> list[str]:
     out = []
-    for i, (op, a, b) in enumerate(zip(scenario.ops, server, mine)):
+    for i, (op, a, b) in enumerate(zip(scenario.ops, server, mine, strict=True)):
         where = f"op {i} {json.dumps(strip(op))}"
         if "diverge" in op:
             want = DIVERGENCES[op["diverge"]][1](a)

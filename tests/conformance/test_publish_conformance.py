@@ -1673,7 +1673,7 @@ def strip(op: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def check_server_expectations(scenario: Scenario, results: list[Any]) -> None:
-    for i, (op, got) in enumerate(zip(scenario.ops, results)):
+    for i, (op, got) in enumerate(zip(scenario.ops, results, strict=True)):
         if "expect" in op and not matches(op["expect"], got):
             pytest.fail(f"[{scenario.id}] op {i} {strip(op)}: the scenario expects the server to "
                         f"answer {op['expect']!r}, it answered {got!r}", pytrace=False)
@@ -1681,7 +1681,7 @@ def check_server_expectations(scenario: Scenario, results: list[Any]) -> None:
 
 def mismatches(scenario: Scenario, server: list[Any], mine: list[Any]) -> list[str]:
     out = []
-    for i, (op, a, b) in enumerate(zip(scenario.ops, server, mine)):
+    for i, (op, a, b) in enumerate(zip(scenario.ops, server, mine, strict=True)):
         if a != b:
             out.append(f"op {i} {json.dumps(strip(op))}\n      server:  {json.dumps(a)}\n"
                        f"      jetlink: {json.dumps(b)}")

@@ -25,9 +25,9 @@ stream op to the cluster the stream was created in, a ``pub`` / ``sub`` to ``clu
                    StreamSourceInfo's ``name, lag, seq`` (2.15.1: a source's highest origin
                    sequence stored; omitted when 0), ``error, filter_subject,
                    subject_transforms``. ``active`` (a duration) and ``external`` are left out.
-``info``           As in the publish file; ``ts_bytes=True`` (also on ``sync``) subtracts from ``bytes`` the
-                   length of each stored Nats-Time-Stamp value (its text is 20 to 30 bytes,
-                   as Go trims trailing zeros of the nanoseconds).
+``info``           As in the publish file; ``ts_bytes=True`` (also on ``sync``) subtracts from
+                   ``bytes`` the length of each stored Nats-Time-Stamp value (its text is 20
+                   to 30 bytes, as Go trims trailing zeros of the nanoseconds).
 ``msgs``           As in the publish file, with normalised headers (below); ``by_origin=True``
                    groups them by the origin named in Nats-Stream-Source (``""``: local
                    publishes) as ``[subject, headers, data]`` in stored order: the per-origin
@@ -236,7 +236,7 @@ def RP(stream: str, subject: str, seq: int, last: int) -> dict[str, list[str]]:
             "Nats-Time-Stamp": [f"<time of {stream} {seq}>"], "Nats-Last-Sequence": [str(last)]}
 
 
-O = {"name": "O", "subjects": ["o.>"]}
+O = {"name": "O", "subjects": ["o.>"]}  # noqa: E741 - named after the stream it configures
 A = {"name": "A", "subjects": ["a.>"]}
 B = {"name": "B", "subjects": ["b.>"]}
 
@@ -1276,7 +1276,7 @@ class ReplJetlinkRunner(JetlinkRunner):
 
 
 def check_server_expectations(scenario: Scenario, results: list[Any]) -> None:
-    for i, (op, got) in enumerate(zip(scenario.ops, results)):
+    for i, (op, got) in enumerate(zip(scenario.ops, results, strict=True)):
         if "expect" in op and not matches(op["expect"], got):
             pytest.fail(f"[{scenario.id}] op {i} {json.dumps(strip(op))}: the scenario expects "
                         f"the server to answer {op['expect']!r}, it answered {got!r}",
@@ -1285,7 +1285,7 @@ def check_server_expectations(scenario: Scenario, results: list[Any]) -> None:
 
 def mismatches(scenario: Scenario, server: list[Any], mine: list[Any]) -> list[str]:
     out = []
-    for i, (op, a, b) in enumerate(zip(scenario.ops, server, mine)):
+    for i, (op, a, b) in enumerate(zip(scenario.ops, server, mine, strict=True)):
         if "jetlink" in op:  # a documented divergence: jetlink must give its own answer
             if b != op["jetlink"]:
                 out.append(f"op {i} {json.dumps(strip(op))} (documented divergence)\n"

@@ -124,7 +124,7 @@ def update(id: str, old: Mapping[str, Any], new: Mapping[str, Any], expect: Expe
     return Case(id, steps, expect, divergence)
 
 
-O = {"name": "O", "subjects": ["o.>"]}  # a plain origin stream
+O = {"name": "O", "subjects": ["o.>"]}  # noqa: E741 - a plain origin stream, named O
 NAME_ERR = "stream name is required and can not contain '.', '*', '>', '\\', '/'"
 PATH_SEP = ERR(400, 10128, "Stream name can not contain path separators")
 NOT_CLUSTERED = ERR(500, 10074, "replicas > 1 not supported in non-clustered mode")
@@ -259,7 +259,8 @@ CASES: list[Case] = [
     create("json/negative-uint64", {"name": "J", "first_seq": -1},
            ERR(400, 10025, "invalid JSON: json: cannot unmarshal number -1 into Go struct field "
                            "StreamConfigRequest.first_seq of type uint64")),
-    create("json/bad-start-time", {"name": "S", "sources": [{"name": "O", "opt_start_time": "yesterday"}]},
+    create("json/bad-start-time",
+           {"name": "S", "sources": [{"name": "O", "opt_start_time": "yesterday"}]},
            ERR(400, 10025, 'invalid JSON: parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": '
                            'cannot parse "yesterday" as "2006"')),
     create("json/null-source-entry", {"name": "S", "sources": [None]},
@@ -421,7 +422,8 @@ CASES: list[Case] = [
            EINVAL("stream has no mirror but does have mirror direct")),
     # ---- mirrors ---------------------------------------------------------------------------
     create("mirror/first-seq", {"name": "M", "mirror": {"name": "O"}, "first_seq": 5},
-           setup=[O], expect=ERR(400, 10143, "stream mirrors can not have first sequence configured")),
+           setup=[O],
+           expect=ERR(400, 10143, "stream mirrors can not have first sequence configured")),
     create("mirror/subjects", {"name": "M", "mirror": {"name": "O"}, "subjects": ["m"]},
            setup=[O], expect=ERR(400, 10034, "stream mirrors can not contain subjects")),
     create("mirror/sources", {"name": "M", "mirror": {"name": "O"}, "sources": [{"name": "O"}]},
@@ -445,7 +447,8 @@ CASES: list[Case] = [
            setup=[O], expect=ERR(400, 10150, "mirror with multiple subject transforms cannot "
                                              "also have a single subject filter")),
     create("mirror/invalid-transform-source",
-           {"name": "M", "mirror": {"name": "O", "subject_transforms": [{"src": "o..b", "dest": "x"}]}},
+           {"name": "M", "mirror": {"name": "O",
+                                    "subject_transforms": [{"src": "o..b", "dest": "x"}]}},
            setup=[O], expect=ERR(400, 10151, "mirror transform source: invalid subject o..b")),
     create("mirror/invalid-destination-function",
            {"name": "M", "mirror": {"name": "O", "subject_transforms": [
@@ -461,7 +464,8 @@ CASES: list[Case] = [
                {"src": "o.a", "dest": ""}, {"src": "o.b", "dest": "x.b"}]}},
            setup=[O], expect=OK()),
     create("mirror/transform-empty-source",
-           {"name": "M", "mirror": {"name": "O", "subject_transforms": [{"src": "", "dest": "x.>"}]}},
+           {"name": "M", "mirror": {"name": "O",
+                                    "subject_transforms": [{"src": "", "dest": "x.>"}]}},
            setup=[O], expect=OK()),
     create("mirror/max-msg-size-smaller-than-origin",
            {"name": "M", "mirror": {"name": "O"}, "max_msg_size": 512},
@@ -498,17 +502,21 @@ CASES: list[Case] = [
            setup=[O], expect=EINVAL("subject delete markers forbidden on mirrors")),
     create("mirror/msg-ttl-allowed", {"name": "M", "mirror": {"name": "O"}, "allow_msg_ttl": True},
            setup=[O], expect=OK(allow_msg_ttl=True)),
-    create("mirror/external", {"name": "M", "mirror": {"name": "O", "external": ext("$JS.hub.API", "dlv")}},
+    create("mirror/external",
+           {"name": "M", "mirror": {"name": "O", "external": ext("$JS.hub.API", "dlv")}},
            OK(mirror={"name": "O", "external": {"api": "$JS.hub.API", "deliver": "dlv"}})),
     create("mirror/durable-consumer",
-           {"name": "M", "mirror": {"name": "O", "consumer": {"name": "c", "deliver_subject": "d.x"}}},
+           {"name": "M", "mirror": {"name": "O",
+                                    "consumer": {"name": "c", "deliver_subject": "d.x"}}},
            setup=[O], expect=OK(mirror={"name": "O", "consumer": {"name": "c",
                                                                   "deliver_subject": "d.x"}})),
     create("mirror/durable-consumer-bad-name",
-           {"name": "M", "mirror": {"name": "O", "consumer": {"name": "c.x", "deliver_subject": "d"}}},
+           {"name": "M", "mirror": {"name": "O",
+                                    "consumer": {"name": "c.x", "deliver_subject": "d"}}},
            setup=[O], expect=ERR(400, 10213, "stream mirror consumer config is invalid")),
     create("mirror/durable-consumer-wildcard-deliver",
-           {"name": "M", "mirror": {"name": "O", "consumer": {"name": "c", "deliver_subject": "d.*"}}},
+           {"name": "M", "mirror": {"name": "O",
+                                    "consumer": {"name": "c", "deliver_subject": "d.*"}}},
            setup=[O], expect=ERR(400, 10213, "stream mirror consumer config is invalid")),
     create("mirror/durable-consumer-with-filter",
            {"name": "M", "mirror": {"name": "O", "filter_subject": "o.a",
@@ -601,7 +609,8 @@ CASES: list[Case] = [
                {"name": "P", "filter_subject": "p.a", "opt_start_seq": 3}]},
            setup=[O, {"name": "P", "subjects": ["p.*"]}], expect=OK()),
     create("sources/durable-consumer",
-           {"name": "S", "sources": [{"name": "O", "consumer": {"name": "c", "deliver_subject": "d"}}]},
+           {"name": "S", "sources": [{"name": "O",
+                                      "consumer": {"name": "c", "deliver_subject": "d"}}]},
            setup=[O], expect=OK()),
     create("sources/durable-consumer-reused",
            {"name": "S", "sources": [
@@ -712,12 +721,14 @@ CASES: list[Case] = [
            OK(republish={"src": "r.*", "dest": ""})),
     # '>' to '>' with a transform of the only subject is rewritten to the transform's destination.
     create("republish/implicit-from-subject-transform",
-           {"name": "R", "subjects": ["in.*"], "subject_transform": {"src": "in.*", "dest": "out.$1"},
+           {"name": "R", "subjects": ["in.*"],
+            "subject_transform": {"src": "in.*", "dest": "out.$1"},
             "republish": {"src": ">", "dest": ">"}},
            EINVAL("stream configuration for republish with transform from 'out.$1' to 'out.$1' "
                   "not valid")),
     create("republish/implicit-from-subject-transform-empty-src",
-           {"name": "R", "subjects": ["in.*"], "subject_transform": {"src": "in.*", "dest": "out.$1"},
+           {"name": "R", "subjects": ["in.*"],
+            "subject_transform": {"src": "in.*", "dest": "out.$1"},
             "republish": {"dest": ">"}},
            EINVAL("stream configuration for republish with transform from 'out.$1' to 'out.$1' "
                   "not valid")),
@@ -733,12 +744,15 @@ CASES: list[Case] = [
            ERR(400, 10156, "stream transform: invalid mapping destination: wildcard index out "
                            "of range in {{wildcard(3)}}: [3]")),
     create("subject-transform/valid",
-           {"name": "T", "subjects": ["t.>"], "subject_transform": {"src": "t.*.*", "dest": "x.$2.$1"}},
+           {"name": "T", "subjects": ["t.>"],
+            "subject_transform": {"src": "t.*.*", "dest": "x.$2.$1"}},
            OK(subject_transform={"src": "t.*.*", "dest": "x.$2.$1"})),
     create("subject-transform/empty-destination",
-           {"name": "T", "subjects": ["t.>"], "subject_transform": {"src": "t.*", "dest": ""}}, OK()),
+           {"name": "T", "subjects": ["t.>"], "subject_transform": {"src": "t.*", "dest": ""}},
+           OK()),
     create("subject-transform/empty-source",
-           {"name": "T", "subjects": ["t.>"], "subject_transform": {"src": "", "dest": "x.>"}}, OK()),
+           {"name": "T", "subjects": ["t.>"], "subject_transform": {"src": "", "dest": "x.>"}},
+           OK()),
     create("subject-transform/source-outside-subjects",
            {"name": "T", "subjects": ["t.>"], "subject_transform": {"src": "q.*", "dest": "x.$1"}},
            OK()),
@@ -814,7 +828,8 @@ CASES: list[Case] = [
     update("update/marker-ttl-would-cancel-deny-purge", {"name": "V", "deny_purge": True},
            {"name": "V", "deny_purge": True, "subject_delete_marker_ttl": SEC},
            EINVAL("stream configuration update can not cancel deny purge")),
-    update("update/marker-ttl-enable", {"name": "V"}, {"name": "V", "subject_delete_marker_ttl": SEC},
+    update("update/marker-ttl-enable", {"name": "V"},
+           {"name": "V", "subject_delete_marker_ttl": SEC},
            OK(allow_msg_ttl=True, allow_rollup_hdrs=True, subject_delete_marker_ttl=SEC)),
     update("update/seal-adjusts-config",
            {"name": "V", "max_age": HOUR, "allow_rollup_hdrs": True},
@@ -834,13 +849,15 @@ CASES: list[Case] = [
           upd({"name": "V", "sealed": True, "deny_delete": True, "deny_purge": True,
                "discard": "new", "max_msgs": 5})),
          OK(sealed=True, max_msgs=5)),
-    update("update/remove-marker-ttl-disables-msg-ttl", {"name": "V", "subject_delete_marker_ttl": SEC},
+    update("update/remove-marker-ttl-disables-msg-ttl",
+           {"name": "V", "subject_delete_marker_ttl": SEC},
            {"name": "V"}, EINVAL("message TTL status can not be disabled")),
     update("update/remove-marker-ttl-keep-msg-ttl", {"name": "V", "subject_delete_marker_ttl": SEC},
            {"name": "V", "allow_msg_ttl": True},
            OK(allow_msg_ttl=True, allow_rollup_hdrs=False, subject_delete_marker_ttl=ABSENT)),
     update("update/seal-mirror", {"name": "M", "mirror": {"name": "O"}},
-           {"name": "M", "mirror": {"name": "O"}, "sealed": True}, setup=[O], expect=OK(sealed=True)),
+           {"name": "M", "mirror": {"name": "O"}, "sealed": True}, setup=[O],
+           expect=OK(sealed=True)),
     update("update/seal-counter", {"name": "V", "allow_msg_counter": True},
            {"name": "V", "allow_msg_counter": True, "sealed": True}, OK(sealed=True)),
     update("update/seal-schedules-drops-rollup", {"name": "V", "allow_msg_schedules": True},
@@ -872,7 +889,8 @@ CASES: list[Case] = [
     update("update/promote-mirror-with-subjects", {"name": "M", "mirror": {"name": "O"}},
            {"name": "M", "subjects": ["m"]}, setup=[O], expect=OK(subjects=["m"])),
     update("update/add-mirror-durable-consumer", {"name": "M", "mirror": {"name": "O"}},
-           {"name": "M", "mirror": {"name": "O", "consumer": {"name": "c", "deliver_subject": "d"}}},
+           {"name": "M", "mirror": {"name": "O",
+                                    "consumer": {"name": "c", "deliver_subject": "d"}}},
            setup=[O], expect=MIRROR_NOT_UPDATABLE),
     update("update/disable-msg-ttl", {"name": "V", "allow_msg_ttl": True}, {"name": "V"},
            EINVAL("message TTL status can not be disabled")),
@@ -1018,7 +1036,8 @@ def check_server_expectation(case: Case, resp: Mapping[str, Any]) -> None:
             f"{exp.code}/{exp.err_code} {exp.description!r}")
         return
     assert "error" not in resp, (
-        f"[{case.id}] the table expects success, the server answered {describe_error(resp['error'])}")
+        f"[{case.id}] the table expects success, "
+        f"the server answered {describe_error(resp['error'])}")
     config = resp["config"]
     for key, want in exp.fields.items():
         if want is ABSENT:

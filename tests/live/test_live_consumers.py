@@ -421,7 +421,7 @@ def test_same_output_as_the_embedded_engine(live: LiveServer, tmp_path, monkeypa
 
     embedded = script(["--data-dir", str(tmp_path / "embedded")])
     on_live = script(["--server", live.url, "--data-dir", str(tmp_path / "unused")])
-    for step, e, lv in zip(SAME, embedded, on_live):
+    for step, e, lv in zip(SAME, embedded, on_live, strict=True):
         assert lv == e, step
 
 

@@ -34,7 +34,8 @@ def test_refused_is_one_line_and_fast():
     with pytest.raises(LiveError) as err:
         connect(ServerTarget(("nats://127.0.0.1:1",)))
     assert time.monotonic() - t0 < 3
-    assert str(err.value) == "connecting: could not connect to nats://127.0.0.1:1: connection refused"
+    assert str(err.value) == (
+        "connecting: could not connect to nats://127.0.0.1:1: connection refused")
     assert err.value.exit_code == 1
 
 

@@ -365,7 +365,8 @@ mirror = {{ name = "ORDERS", domain = "west" }}
     assert warnings_of(jl("validate", path, "--live", "-j")) == []
     # and in the same cluster: a source of a stream only the server holds is fine
     live_domains.client().stream_create({"name": "LOCAL", "subjects": ["l.>"]}, domain="east")
-    more = east_only + '\n[streams.AGG]\ncluster = "east"\nsubjects = ["agg.>"]\nsources = [{ name = "LOCAL" }, { name = "NOPE" }]\n'
+    more = east_only + ('\n[streams.AGG]\ncluster = "east"\nsubjects = ["agg.>"]\n'
+                        'sources = [{ name = "LOCAL" }, { name = "NOPE" }]\n')
     found = warnings_of(jl("validate", write(tmp_path, more, "m.toml"), "--live", "-j"))
     assert [(w["object"], w["field"], w["err_code"]) for w in found] == [
         ("stream AGG", "sources[1].name", 10059)]
