@@ -166,3 +166,35 @@ class LiveSite:
             self._place(stream, config, last, delete=own.name in existing)
             clamps.append(Clamp(own.name, own.position, last, stream))
         return clamps
+
+    # -- failback (core/dr/failback.py) --------------------------------------------------------
+    def side(self, cfg: StreamConfig) -> LiveSite:
+        if cfg.mirror is None:
+            raise JetlinkError(f"stream {cfg.name} is not a mirror")
+        ojs, domain = self._origin_js(cfg)
+        if ojs is self.js:
+            return self
+        site = LiveSite(ojs)
+        site._label = cfg.mirror.domain or domain
+        return site
+
+    def source_for(self, stream: str, at: Any) -> dict[str, Any]:
+        if not self.label or getattr(at, "label", None) == self.label:
+            return {"name": stream}
+        return {"name": stream, "external": {"api": f"$JS.{self.label}.API"}}
+
+    def kv(self) -> Any:
+        from ..kv import KV
+        from ..live.jetstream import LiveDomains
+
+        return KV.over(LiveDomains(self.js), self.label)
+
+    def settle(self, stream: str, upto: int, timeout: float) -> int:
+        import time
+
+        deadline = time.monotonic() + timeout
+        while True:
+            last = int(self.js.stream_info(stream).state.last_seq)
+            if last >= upto or time.monotonic() >= deadline:
+                return last
+            time.sleep(0.05)
