@@ -338,11 +338,11 @@ def _read_tail(js: Any, stream: str, lo: int, hi: int, tail: TailReport) -> None
             tail.subjects[subj or ""] = tail.subjects.get(subj or "", 0) + 1
 
 
-def _save_tail(js: Any, stream: str, tail: TailReport, cut: int, saved_cut: int | None
-               ) -> None:
+def _save_tail(js: Any, stream: str, tail: TailReport, cut: int, ours: bool) -> None:
     """Save ``stream``'s messages ``tail.from_seq .. cut`` to ``tail.path`` and verify the
-    dataset holds exactly them (a dataset an earlier run finished with the same cut is
-    verified again, not written again)."""
+    dataset holds exactly them. A dataset of that cut already there (an earlier run's) is
+    verified again, not written again; ``ours``: an earlier run wrote there (its dataset of
+    another cut is replaced; anything else there is refused)."""
     from .. import lake
 
     def export(force: bool) -> None:
@@ -355,8 +355,8 @@ def _save_tail(js: Any, stream: str, tail: TailReport, cut: int, saved_cut: int 
         meta = lake.read_meta(tail.path)
         return None if meta is None else int(meta["state"]["last_seq"])
 
-    if saved_cut != cut or cut_of() != cut:
-        export(force=saved_cut is not None)  # an unfinished export of this run resumes
+    if cut_of() != cut:
+        export(force=ours)  # an unfinished export of an earlier run resumes
         if cut_of() != cut:  # resumed one made with an older cut: written again
             export(force=True)
     expected = count_pending(js, stream, tail.from_seq, None, [])
@@ -446,7 +446,7 @@ def failback(site: Site, stream: str, *, tail: str | None = None, switch: bool =
         save(rec)
         done("record", f"the plan, in bucket {BUCKET} of {site.label or 'this server'}")
     elif tail and _abs(tail) != rec["tail"]["path"]:
-        if "cut" in rec["tail"]:
+        if rec["tail"].get("writing"):
             report.step("record", "skipped", f"resumed: the tail is in {rec['tail']['path']}, "
                         "as the first run recorded (--tail is ignored)")
         else:  # nothing saved yet: the new place is taken
@@ -517,12 +517,16 @@ def _to_mirror(site: Site, osite: Site, ojs: Any, stream: str, origin_name: str,
             done("save-tail", f"{tail.messages} messages ({tail.first_seq}..{tail.last_seq}) "
                  f"to parquet:{tail.path}")
         else:
+            ours = bool(rec["tail"].get("writing"))
+            if not ours:
+                rec["tail"]["writing"] = True  # from now on the dataset there is this run's
+                save(rec)
             try:
-                _save_tail(ojs, origin_name, tail, cut, rec["tail"].get("cut"))
+                _save_tail(ojs, origin_name, tail, cut, ours)
             except _Grew:
-                rec["tail"]["cut"] = -1  # written again with the new cut
                 continue
-            rec["tail"] = {**tail.to_json(), "subjects": tail.subjects, "cut": cut}
+            rec["tail"] = {**tail.to_json(), "subjects": tail.subjects, "cut": cut,
+                           "writing": True}
             done("save-tail", f"{tail.messages} messages ({tail.first_seq}..{tail.last_seq}) "
                  f"saved to parquet:{tail.path} and counted there")
         if tail.note:
