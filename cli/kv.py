@@ -791,7 +791,7 @@ def failback(
         "--dry-run", help="Show every step; change nothing.")] = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Fail back a KV bucket after kv failover, once the old origin is back.
+    """Fail back a bucket once its origin is back.
 
     As stream failback, for the bucket's stream KV_<bucket>: the old origin bucket's
     revisions written after the failover's last copied one are saved to a Parquet dataset

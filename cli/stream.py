@@ -1092,7 +1092,7 @@ def failback(
     dry_run: FailbackDryRunOption = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Fail back after a failover, once the old origin is back.
+    """Fail back once the old origin is back.
 
     Run against the promoted stream (on its side). The old origin is found from the
     promotion record. Its divergent tail, the messages it took after the last one the mirror

@@ -203,7 +203,7 @@ class EmbeddedSite:
         ocluster = m.domain or self.cluster
         if not self.datadir.has_cluster(ocluster):
             raise NotFoundError(f"cluster {ocluster} not found")
-        return EmbeddedSite(self.datadir, ocluster, self.clock)
+        return type(self)(self.datadir, ocluster, self.clock)
 
     def source_for(self, stream: str, at: Any) -> dict[str, Any]:
         if getattr(at, "cluster", None) == self.cluster:

@@ -67,6 +67,7 @@ from .rules import (
     _was_mirror,
     count_pending,
     is_durable,
+    one_line,
     place,
     placed_config,
     prepare,
@@ -570,6 +571,24 @@ def _to_mirror(site: Site, osite: Site, ojs: Any, stream: str, origin_name: str,
     return planned
 
 
+def _sync(osite: Site, mirror: str) -> str:
+    """Sync the promoted stream's consumer positions to the old origin's side
+    (core/dr/positions.py); the words for the report. A bucket just created in another
+    domain may take a moment before its subjects answer across a leafnode: tried three
+    times. The switch does not depend on it (the failback record holds the positions)."""
+    err: JetlinkError | None = None
+    for attempt in range(3):
+        try:
+            sync_positions(osite, PositionStore(osite.kv()), [mirror])
+            return f"; positions synced to {mirror}'s side"
+        except JetlinkError as exc:
+            err = exc
+            time.sleep(0.2 * (attempt + 1))
+    assert err is not None
+    return (f"; positions not synced to {mirror}'s side ({one_line(err)}): they are in the "
+            "failback record")
+
+
 def _switch(site: Site, osite: Site, stream: str, origin_name: str, info: Any,
             rec: dict[str, Any], report: FailbackReport, save: Callable[..., None],
             done: Callable[..., None], store: FailbackStore, dry_run: bool,
@@ -593,12 +612,13 @@ def _switch(site: Site, osite: Site, stream: str, origin_name: str, info: Any,
         rec["stream_config"] = _cfg_doc(info.config)
         rec["stream_consumers"] = _positions(js.consumers(stream))
         rec["phase"] = "switch"
+        synced = f"; positions synced to {origin_name}'s side"
         if not dry_run and oinfo is not None and oinfo.config.mirror is not None:
-            sync_positions(osite, PositionStore(osite.kv()), [origin_name])
+            synced = _sync(osite, origin_name)
         save(rec)
         done("record-consumers", f"{len(rec['stream_consumers'])} durable consumers of "
              f"{stream}: " + (", ".join(c["name"] for c in rec["stream_consumers"]) or "none")
-             + f"; positions synced to {origin_name}'s side")
+             + synced)
     info = _stream(js, stream)
     if info is not None and info.config.mirror is None and not info.config.sealed:
         if not dry_run:

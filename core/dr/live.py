@@ -17,7 +17,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..config.consumer import ConsumerConfig
@@ -43,9 +43,12 @@ class LiveSite:
 
     catch_up = "the server copies it by itself: wait"
 
-    def __init__(self, js: LiveJetStream) -> None:
+    def __init__(self, js: LiveJetStream,
+                 kv: Callable[[LiveJetStream, str], Any] | None = None) -> None:
         self.js = js
         self._label: str | None = None
+        # Key-Value of a domain (core/backend.py gives it: KV over the server's domains)
+        self._kv_of = kv
 
     @property
     def label(self) -> str:
@@ -174,7 +177,7 @@ class LiveSite:
         ojs, domain = self._origin_js(cfg)
         if ojs is self.js:
             return self
-        site = LiveSite(ojs)
+        site = type(self)(ojs, kv=self._kv_of)
         site._label = cfg.mirror.domain or domain
         return site
 
@@ -184,10 +187,10 @@ class LiveSite:
         return {"name": stream, "external": {"api": f"$JS.{self.label}.API"}}
 
     def kv(self) -> Any:
-        from ..kv import KV
-        from ..live.jetstream import LiveDomains
-
-        return KV.over(LiveDomains(self.js), self.label)
+        if self._kv_of is None:
+            raise JetlinkError("this site was opened without Key-Value (core/backend.py "
+                               "LiveBackend.site gives it)")
+        return self._kv_of(self.js, self.label)
 
     def settle(self, stream: str, upto: int, timeout: float) -> int:
         import time
