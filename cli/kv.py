@@ -775,6 +775,40 @@ def failover(
                 no_consumers=no_consumers)
 
 
+@kv_app.command("failback")
+def failback(
+    ctx: typer.Context,
+    bucket: BucketArg,
+    tail: Annotated[str | None, typer.Option(
+        "--tail", metavar="parquet:PATH", help="The Parquet dataset the divergent tail is "
+        "saved to. Default: ./failback-KV_<bucket>-<UTC time>, as the first run recorded it.",
+        show_default=False)] = None,
+    switch: Annotated[bool, typer.Option(
+        "--switch", help="Also switch back once the old origin caught up: its bucket becomes "
+        "the primary again and this one its mirror.")] = False,
+    force: Annotated[bool, force_option("Fail back")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Show every step; change nothing.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Fail back a bucket once its origin is back.
+
+    As stream failback, for the bucket's stream KV_<bucket>: the old origin bucket's
+    revisions written after the failover's last copied one are saved to a Parquet dataset
+    and counted there, the old bucket is created again as a mirror of this one and catches
+    up; with --switch it becomes the writable bucket again and this one its mirror. A run
+    stopped part-way is finished by running it again. Asks for confirmation on a terminal;
+    without one, -f/--force is required. With --json: the failback report, as stream
+    failback prints it.
+    """
+    from jetlink.cli.stream import _parquet_path, fail_back
+
+    app = App.of(ctx)
+    stream = f"KV_{bucket}"
+    fail_back(app, stream, tail=None if tail is None else _parquet_path(tail), switch=switch,
+              force=force, dry_run=dry_run, kind="kv", shown=bucket)
+
+
 # -- writes -------------------------------------------------------------------------------------
 
 

@@ -3,8 +3,8 @@
 ``add``, ``edit``, ``copy`` take natscli's stream flags (cli/stream_flags.py) or
 ``--config FILE`` (a StreamConfig, or the StreamInfo ``stream info --json`` prints); ``info``,
 ``ls``, ``report``, ``subjects``, ``get`` and ``view`` read; ``rm``, ``purge``, ``rmm``,
-``seal``, ``promote`` and ``failover`` change data and ask for confirmation on a terminal
-(``-f/--force`` skips it; without a terminal and without --force they refuse with exit
+``seal``, ``promote``, ``failover`` and ``failback`` change data and ask for confirmation on a
+terminal (``-f/--force`` skips it; without a terminal and without --force they refuse with exit
 status 2).
 
 ``promote`` and ``failover`` turn a mirror into a normal stream (jetlink.core.promote):
@@ -1045,6 +1045,146 @@ def promote_mirror(
                 render(app, err.report.to_json())
             raise
     app.emit(report.to_json(), human=render)
+
+
+# -- failback --------------------------------------------------------------------------------
+
+def _tail_path(value: str | None) -> str | None:
+    return None if value is None else _parquet_path(value)
+
+
+FailbackTailOption = Annotated[
+    str | None,
+    typer.Option(
+        "--tail",
+        metavar="parquet:PATH",
+        help="The Parquet dataset the divergent tail is saved to. Default: "
+        "./failback-<old origin's stream>-<UTC time> (e.g. failback-ORDERS-20261127T043000Z), "
+        "as the first run recorded it.",
+        callback=_tail_path,
+        show_default=False,
+    ),
+]
+FailbackSwitchOption = Annotated[
+    bool,
+    typer.Option(
+        "--switch",
+        help="Also switch back once the old origin caught up: it becomes the primary again, "
+        "with the consumers, and this stream its mirror.",
+    ),
+]
+FailbackDryRunOption = Annotated[
+    bool,
+    typer.Option("--dry-run", help="Show every step (the tail counted, what is deleted and "
+                 "created, the consumers recorded); change nothing."),
+]
+
+
+@stream_app.command("failback")
+def failback(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="STREAM", help="The stream a failover "
+                                        "promoted.", show_default=False,
+                                        autocompletion=completion.streams)],
+    tail: FailbackTailOption = None,
+    switch: FailbackSwitchOption = False,
+    force: Annotated[bool, force_option("Fail back")] = False,
+    dry_run: FailbackDryRunOption = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Fail back once the old origin is back.
+
+    Run against the promoted stream (on its side). The old origin is found from the
+    promotion record. Its divergent tail, the messages it took after the last one the mirror
+    had copied, is saved whole (sequence, subject, headers, data, time) to a Parquet dataset
+    in the lake schema, counted there before anything is removed, and listed (count, first
+    and last sequence, per subject). The old origin's consumers are recorded, its stream is
+    deleted and created again as a mirror of this one (NATS cannot add a mirror to a
+    stream), and it catches up. With --switch, once it has caught up: this stream is sealed,
+    the old origin is promoted (as stream promote: caught up and reachable) with its config
+    and the consumers placed at their positions here, and this stream becomes the mirror it
+    was, its own consumers recreated. A run stopped at any point is finished by running the
+    same command again (the plan is kept in jetlink's bucket JETLINK_FAILBACK). Asks for
+    confirmation on a terminal; without one, -f/--force is required. With --json: the
+    failback report (stream, cluster, kind, dry_run, switch, resumed, origin,
+    promoted_last_seq, tail, origin_consumers, mirror, placed, restored, steps, state,
+    complete).
+    """
+    fail_back(App.of(ctx), name, tail=tail, switch=switch, force=force, dry_run=dry_run)
+
+
+def fail_back(app: App, name: str, *, tail: str | None, switch: bool, force: bool,
+              dry_run: bool, kind: str = "stream", shown: str | None = None) -> None:
+    """``stream|kv failback``: core/dr/failback.py on the site in force, rendered."""
+    from jetlink.core import dr
+
+    what = f"KV bucket {shown}" if kind == "kv" and shown else f"stream {name}"
+    if not dry_run:
+        output.confirm(
+            app,
+            f"Really fail back {what}: its old origin's stream is deleted once its divergent "
+            f"tail is saved, and created again as a mirror"
+            + (f"; then {what} is sealed, deleted and created again as a mirror" if switch
+               else ""),
+            force=force,
+            action=f"fail back {what}",
+        )
+    report = dr.failback(common.open_site(app), name, tail=tail, switch=switch,
+                         dry_run=dry_run, kind=kind)
+    app.emit(report.to_json(), human=lambda a, d: render_failback(a, d, what=what))
+
+
+def render_failback(app: App, doc: dict[str, Any], *, what: str) -> None:
+    """The failback report: the old origin, the tail, the steps, the consumers."""
+    origin = doc["origin"]
+    kind = "domain" if "domain" in origin else "cluster"
+    where = f"{origin['stream']} in {kind} {origin.get(kind) or 'of this side'}"
+    dry = doc["dry_run"]
+    if dry:
+        head = f"Failback of {what} (dry run): nothing changed"
+    elif doc["state"] == "switched":
+        head = f"{what[0].upper()}{what[1:]} failed back: {origin['stream']} is the primary again"
+    else:
+        head = f"{what[0].upper()}{what[1:]}: {origin['stream']} mirrors it again"
+    cols = output.Columns(head)
+    cols.title("Failback")
+    cols.row("Old Origin", where)
+    cols.row("Promoted At", f"sequence {output.comma(doc['promoted_last_seq'])}")
+    if doc["resumed"]:
+        cols.row("Resumed", "an earlier run had begun it")
+    t = doc.get("tail")
+    if t:
+        cols.title("Divergent Tail")
+        if t.get("note"):
+            cols.row("Messages", t["note"])
+        else:
+            cols.row("Messages", f"{output.comma(t['messages'])} (sequences "
+                     f"{output.comma(t['first_seq'])}..{output.comma(t['last_seq'])})")
+            cols.row("Dataset", f"parquet:{t['path']}"
+                     + (" (saved, counted there)" if t["verified"] else
+                        " (would be saved)" if dry else ""))
+            for subj, n in list(t["subjects"].items())[:20]:
+                cols.row(subj, output.comma(n))
+            more = t["subjects_total"] - min(len(t["subjects"]), 20)
+            cols.row("Other Subjects", str(more), more > 0)
+    m = doc.get("mirror") or {}
+    if m:
+        cols.title("Mirror")
+        cols.row(m["stream"], f"at sequence {output.comma(m['last_seq'])}, "
+                 + ("caught up" if m["caught_up"] else
+                    f"{output.comma(m['behind'])} behind"))
+    cols.title("Steps")
+    for s in doc["steps"]:
+        cols.row(s["step"], f"{s['status']}: {s['detail']}" if s["detail"] else s["status"])
+    for title, items in (("Consumers On The Primary", doc["placed"]),
+                         ("Consumers On The Mirror", doc["restored"])):
+        if items:
+            cols.title(title)
+            for p in items:
+                clamp = ", clamped" if p["clamped"] else ""
+                cols.row(p["consumer"], f"starts at {output.comma(p['start_seq'])}{clamp} "
+                         f"({p['status']})")
+    cols.render(app)
 
 
 def _topology(path: Path | None) -> Any:

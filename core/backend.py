@@ -267,7 +267,7 @@ class LiveBackend(Backend):
     def site(self, cluster: str | None = None) -> Any:
         from .dr.live import LiveSite
 
-        return LiveSite(self._live())
+        return LiveSite(self._live(), kv=_domain_kv)
 
     def data_dir(self, what: str, *, step: bool = True) -> DataDir:
         raise JetlinkError(
@@ -296,6 +296,15 @@ class LiveBackend(Backend):
         js, self._js = self._js, None
         if js is not None:
             js.close()
+
+
+def _domain_kv(js: Any, domain: str) -> KV:
+    """Key-Value of the JetStream domain ``domain`` whose API is ``js`` (a live site's
+    ``kv``: jetlink's own records on either side of a failback)."""
+    from .kv import KV
+    from .live.jetstream import LiveDomains
+
+    return KV.over(LiveDomains(js), domain)
 
 
 def topo_binds_servers(topo: Topology) -> bool:

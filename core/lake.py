@@ -986,9 +986,11 @@ def _clean_partial(fs, base: str, progress: dict[str, Any]) -> None:
             fs.delete_file(e.path)
 
 
-def _progress_matches(progress: dict[str, Any] | None, name: str, ident: str) -> bool:
+def _progress_matches(progress: dict[str, Any] | None, name: str, ident: str,
+                      start_seq: int = 1) -> bool:
     return (isinstance(progress, dict) and progress.get("stream") == name
-            and progress.get("identity") == ident and isinstance(progress.get("files"), list)
+            and progress.get("identity") == ident and progress.get("from", 1) == start_seq
+            and isinstance(progress.get("files"), list)
             and isinstance(progress.get("meta"), dict)
             and isinstance(progress.get("cut"), int) and isinstance(progress.get("through"), int))
 
@@ -998,8 +1000,8 @@ def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,
                       force: bool = False,
                       on_resume: Callable[[dict[str, Any]], None] | None = None,
                       on_file: Callable[[dict[str, Any]], None] | None = None,
-                      on_rows: Callable[[int], None] | None = None
-                      ) -> dict[str, Any]:
+                      on_rows: Callable[[int], None] | None = None,
+                      start_seq: int = 1) -> dict[str, Any]:
     """Write stream ``name`` of ``js`` (any JetStreamAPI; a live server's) as a Parquet
     dataset in the directory ``path``, in the lake schema (partition 0, key null, ``ts`` the
     stored time in ns, ``headers`` the header block as stored), with ``_jetlink.json`` as
@@ -1013,7 +1015,9 @@ def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,
     dataset is. ``on_file(progress)`` runs after each part file is recorded. Returns
     ``{"stream", "path", "messages", "bytes_written", "first_seq", "last_seq", "files",
     "resumed_from"}`` (``resumed_from``: the last sequence an earlier run had written, or
-    None; the counts cover the whole dataset)."""
+    None; the counts cover the whole dataset). ``start_seq``: the first sequence written
+    (a range ``start_seq`` .. the cut: the divergent tail failback saves); a run resumed
+    must ask for the same start."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -1028,7 +1032,8 @@ def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,
     found = _read_json_file(fs, _join(base, PROGRESS_FILE)) \
         if kind == pafs.FileType.Directory else None
     resumed_from = None
-    if _progress_matches(found, name, meta["identity"]):
+    start_seq = max(int(start_seq), 1)
+    if _progress_matches(found, name, meta["identity"], start_seq):
         progress = found
         assert progress is not None
         _clean_partial(fs, base, progress)
@@ -1038,8 +1043,11 @@ def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,
     else:
         _prepare_dir(fs, base, path, force)
         progress = {"kind": "stream-export", "stream": name, "identity": meta["identity"],
-                    "cut": info.state.last_seq, "through": 0, "messages": 0, "first_seq": 0,
+                    "cut": info.state.last_seq, "through": start_seq - 1, "messages": 0,
+                    "first_seq": 0,
                     "last_seq": 0, "bytes": 0, "files": [], "meta": meta}
+        if start_seq > 1:
+            progress["from"] = start_seq
         _write_json_atomically(fs, base, PROGRESS_FILE, progress)
 
     schema = arrow_schema()

@@ -9,12 +9,15 @@
 - core/dr/live.py: ``LiveSite``, a live server's JetStream domain as a site.
 - core/dr/positions.py: the origin's consumer positions kept on the mirror's side (the
   ``JETLINK_POSITIONS`` bucket) and their ``sync``.
+- core/dr/failback.py: :func:`failback`, the way back after a failover (the divergent tail
+  saved, the old origin a mirror of the promoted stream, then the switch back).
 
 Callers get their site and positions bucket from their backend (core/backend.py
 ``Backend.site()`` / ``Backend.positions()``); only core/backend.py chooses between the two
 sites. The Kafka side's promote / failover (mirror topics) is core/kafka/mirrors.py's.
 """
 
+from .failback import FailbackReport, failback
 from .rules import (
     Clamp,
     Naming,
@@ -31,6 +34,6 @@ from .rules import (
     promote,
 )
 
-__all__ = ["Clamp", "Naming", "OriginFacts", "PartialPromotion", "PromoteRefused",
+__all__ = ["Clamp", "FailbackReport", "Naming", "OriginFacts", "PartialPromotion", "PromoteRefused",
            "PromoteReport", "Promotion", "Site", "kv_adjust", "kv_mirror_stream", "mirror_lag",
-           "prepare", "promote"]
+           "failback", "prepare", "promote"]

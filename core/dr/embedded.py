@@ -195,3 +195,28 @@ class EmbeddedSite:
                 clamps = _clamp_consumers(txn, cfg.name, int(promoted.state.last_seq))
         return self.js.stream_info(cfg.name), clamps
 
+    # -- failback (core/dr/failback.py) --------------------------------------------------------
+    def side(self, cfg: StreamConfig) -> EmbeddedSite:
+        m = cfg.mirror
+        if m is None:
+            raise JetlinkError(f"stream {cfg.name} is not a mirror")
+        ocluster = m.domain or self.cluster
+        if not self.datadir.has_cluster(ocluster):
+            raise NotFoundError(f"cluster {ocluster} not found")
+        return type(self)(self.datadir, ocluster, self.clock)
+
+    def source_for(self, stream: str, at: Any) -> dict[str, Any]:
+        if getattr(at, "cluster", None) == self.cluster:
+            return {"name": stream}
+        return {"name": stream, "external": {"api": f"$JS.{self.cluster}.API"}}
+
+    def kv(self) -> Any:
+        from ..kv import KV
+
+        return KV(self.datadir, self.cluster, self.clock)
+
+    def settle(self, stream: str, upto: int, timeout: float) -> int:
+        from ..replication import pump_until_idle
+
+        pump_until_idle(self.datadir, self.clock, clusters=[self.cluster])
+        return int(self.js.stream_info(stream).state.last_seq)

@@ -17,7 +17,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..config.consumer import ConsumerConfig
@@ -43,9 +43,12 @@ class LiveSite:
 
     catch_up = "the server copies it by itself: wait"
 
-    def __init__(self, js: LiveJetStream) -> None:
+    def __init__(self, js: LiveJetStream,
+                 kv: Callable[[LiveJetStream, str], Any] | None = None) -> None:
         self.js = js
         self._label: str | None = None
+        # Key-Value of a domain (core/backend.py gives it: KV over the server's domains)
+        self._kv_of = kv
 
     @property
     def label(self) -> str:
@@ -166,3 +169,35 @@ class LiveSite:
             self._place(stream, config, last, delete=own.name in existing)
             clamps.append(Clamp(own.name, own.position, last, stream))
         return clamps
+
+    # -- failback (core/dr/failback.py) --------------------------------------------------------
+    def side(self, cfg: StreamConfig) -> LiveSite:
+        if cfg.mirror is None:
+            raise JetlinkError(f"stream {cfg.name} is not a mirror")
+        ojs, domain = self._origin_js(cfg)
+        if ojs is self.js:
+            return self
+        site = type(self)(ojs, kv=self._kv_of)
+        site._label = cfg.mirror.domain or domain
+        return site
+
+    def source_for(self, stream: str, at: Any) -> dict[str, Any]:
+        if not self.label or getattr(at, "label", None) == self.label:
+            return {"name": stream}
+        return {"name": stream, "external": {"api": f"$JS.{self.label}.API"}}
+
+    def kv(self) -> Any:
+        if self._kv_of is None:
+            raise JetlinkError("this site was opened without Key-Value (core/backend.py "
+                               "LiveBackend.site gives it)")
+        return self._kv_of(self.js, self.label)
+
+    def settle(self, stream: str, upto: int, timeout: float) -> int:
+        import time
+
+        deadline = time.monotonic() + timeout
+        while True:
+            last = int(self.js.stream_info(stream).state.last_seq)
+            if last >= upto or time.monotonic() >= deadline:
+                return last
+            time.sleep(0.05)

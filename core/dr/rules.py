@@ -290,6 +290,23 @@ class Site(Protocol):
 
     def now_ns(self) -> int: ...
 
+    # -- failback (core/dr/failback.py) --------------------------------------------------------
+    def side(self, cfg: StreamConfig) -> Site:
+        """The site of the origin of ``cfg`` (a mirror's config, or a promoted stream's with
+        the mirror it was): where failback works on the old origin."""
+
+    def source_for(self, stream: str, at: Site) -> dict[str, Any]:
+        """The ``mirror`` document by which a stream at ``at`` mirrors ``stream`` of this
+        site (its name, and the external API of this site's domain / cluster)."""
+
+    def kv(self) -> Any:
+        """Key-Value of this site (core/kv.py KV): jetlink's own records live there."""
+
+    def settle(self, stream: str, upto: int, timeout: float) -> int:
+        """Let the mirror ``stream`` of this site copy up to sequence ``upto`` (embedded:
+        the replication pump; live: the server copies, this waits at most ``timeout``
+        seconds); its last sequence then."""
+
 
 # --- rules ------------------------------------------------------------------------------------
 def mirror_filters(cfg: StreamConfig) -> list[str]:

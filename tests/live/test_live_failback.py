@@ -1,0 +1,219 @@
+"""Failback on real nats-servers: two JetStream domains joined by a leafnode (west the hub,
+east the leaf). jetlink talks to east, the side the failover promoted.
+
+The scenario: west's ORDERS (orders.>, 10 messages; billing acked to 6, shipping to 2),
+east's mirror ORDERS_EAST. East fails over (its subjects east.orders.>: a leafnode shares
+the account's subjects, so a publish on the hub would otherwise be stored by both domains),
+takes 4 messages (11..14), billing acks up to 12 there, and east gets a consumer of its own
+(audit, acked to 3). West takes 3 messages the mirror never copied (the divergent tail,
+11..13, with headers). Then failback, the switch, and the original topology with every
+consumer in place; and a failback killed with SIGKILL part-way, finished by a re-run.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from helpers import runner
+
+from jetlink.cli.main import app
+from jetlink.core.clock import parse_rfc3339_nano
+from live.clihelp import doc
+from live.servers import wait_until
+
+JETLINK = str(Path(sys.executable).with_name("jetlink"))
+
+
+@pytest.fixture
+def east(live_domains, monkeypatch):
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+    d = live_domains
+
+    def run(*args):
+        return runner.invoke(app, ["--server", d.leaf.url, *args], prog_name="jetlink")
+
+    run.domains = d
+    return run
+
+
+def _ack(c, stream, name, upto, *, domain):
+    c.api(f"CONSUMER.CREATE.{stream}.{name}", {"stream_name": stream, "config": {
+        "durable_name": name, "ack_policy": "explicit"}}, domain=domain)
+    got = 0
+    while got < upto:
+        n = c.fetch_ack(stream, name, upto - got, domain=domain)
+        assert n, "nothing to fetch"
+        got += n
+
+
+def _scenario(east):
+    d = east.domains
+    c = d.client()
+    c.stream_create({"name": "ORDERS", "subjects": ["orders.>"], "description": "orders"},
+                    domain="west")
+    for i in range(10):
+        c.js_publish(f"orders.{('eu', 'us')[i % 2]}", b"m%d" % (i + 1))
+    _ack(c, "ORDERS", "billing", 6, domain="west")
+    _ack(c, "ORDERS", "shipping", 2, domain="west")
+    c.stream_create({"name": "ORDERS_EAST", "mirror": {
+        "name": "ORDERS", "external": {"api": "$JS.west.API"}}}, domain="east")
+    wait_until(lambda: c.stream_info("ORDERS_EAST", domain="east")["state"]["last_seq"] == 10,
+               timeout=10, message="the mirror caught up")
+    rep = doc(east("stream", "failover", "ORDERS_EAST", "--subjects", "east.orders.>", "-f",
+                   "-j"))
+    assert [(p["consumer"], p["start_seq"]) for p in rep["consumers"]] == [
+        ("billing", 7), ("shipping", 3)]
+    for i in range(4):
+        assert c.js_publish("east.orders.eu", b"east%d" % (i + 1))["seq"] == 11 + i
+    assert c.fetch_ack("ORDERS_EAST", "billing", 6, domain="east") == 6  # 7..12
+    _ack(c, "ORDERS_EAST", "audit", 3, domain="east")
+    for i in range(3):
+        ack = c.js_publish("orders.us", b"tail%d" % (i + 1), headers={"Tail": str(i)})
+        assert (ack["stream"], ack["seq"]) == ("ORDERS", 11 + i)
+    tail = []
+    for seq in (11, 12, 13):
+        m = c.api("STREAM.MSG.GET.ORDERS", {"seq": seq}, domain="west")["message"]
+        tail.append((seq, m["subject"], base64.b64decode(m["hdrs"]),
+                     base64.b64decode(m["data"]), parse_rfc3339_nano(m["time"])))
+    return c, tail
+
+
+def _state(c):
+    out = {}
+    for domain in ("west", "east"):
+        for name in c.api("STREAM.NAMES", {}, domain=domain).get("streams") or []:
+            info = c.api(f"STREAM.INFO.{name}", domain=domain)
+            cons = c.api(f"CONSUMER.LIST.{name}", {}, domain=domain).get("consumers") or []
+            out[(domain, name)] = (
+                info["config"], info["state"]["messages"], info["state"]["last_seq"],
+                sorted((x["name"], x["ack_floor"]["stream_seq"], x["delivered"]["stream_seq"])
+                       for x in cons))
+    return out
+
+
+def _rows(path):
+    table = pq.read_table(path, columns=["seq", "subject", "headers", "data", "ts"])
+    return sorted(zip(*(table.column(x).to_pylist()
+                        for x in ("seq", "subject", "headers", "data", "ts")), strict=True))
+
+
+def _check_round_trip(c, tail_path, tail):
+    assert _rows(tail_path) == tail  # byte for byte, times to the nanosecond
+    o = c.stream_info("ORDERS", domain="west")
+    assert "mirror" not in o["config"] and o["config"]["subjects"] == ["orders.>"]
+    assert o["config"]["description"] == "orders" and not o["config"].get("sealed")
+    assert "jetlink.promoted_mirror" not in (o["config"].get("metadata") or {})
+    assert o["state"]["last_seq"] == 14
+    wait_until(lambda: c.stream_info("ORDERS_EAST", domain="east")["state"]["last_seq"] == 14,
+               timeout=10, message="east's mirror caught up")
+    m = c.stream_info("ORDERS_EAST", domain="east")["config"]
+    assert m["mirror"]["name"] == "ORDERS" and m["mirror"]["external"]["api"] == "$JS.west.API"
+    names = lambda s, dom: sorted(  # noqa: E731
+        x["name"] for x in c.api(f"CONSUMER.LIST.{s}", {}, domain=dom)["consumers"] or [])
+    assert names("ORDERS", "west") == ["billing", "shipping"]
+    assert names("ORDERS_EAST", "east") == ["audit"]
+    assert c.fetch_seqs("ORDERS", "billing", 2, domain="west") == [13, 14]
+    assert c.fetch_seqs("ORDERS", "shipping", 1, domain="west") == [3]
+    assert c.fetch_seqs("ORDERS_EAST", "audit", 1, domain="east") == [4]
+    # west takes the producers' messages again, and east mirrors them
+    assert c.js_publish("orders.eu", b"after")["seq"] == 15
+    wait_until(lambda: c.stream_info("ORDERS_EAST", domain="east")["state"]["last_seq"] == 15,
+               timeout=10, message="the mirror copied the message after the switch")
+
+
+def test_round_trip(east, tmp_path):
+    c, tail = _scenario(east)
+    tail_path = str(tmp_path / "tail")
+    before = _state(c)
+    plan = doc(east("stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}",
+                    "--switch", "--dry-run", "-j"))
+    assert _state(c) == before and not os.path.exists(tail_path)
+    assert plan["origin"] == {"stream": "ORDERS", "domain": "west", "reachable": True}
+    assert plan["cluster"] == "east" and plan["promoted_last_seq"] == 10
+    assert (plan["tail"]["messages"], plan["tail"]["first_seq"], plan["tail"]["last_seq"],
+            plan["tail"]["subjects"]) == (3, 11, 13, {"orders.us": 3})
+    assert [s["step"] for s in plan["steps"]] == [
+        "record", "save-tail", "record-consumers", "delete-origin", "create-mirror",
+        "record-consumers", "seal", "promote-origin", "place-consumers", "delete-promoted",
+        "create-mirror-back", "restore-consumers", "finish"]
+
+    rep = doc(east("stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}",
+                   "-f", "-j"))
+    assert rep["state"] == "mirroring" and rep["tail"]["verified"] is True
+    assert rep["tail"]["messages"] == 3
+    o = c.stream_info("ORDERS", domain="west")["config"]
+    assert o["mirror"] == {"name": "ORDERS_EAST", "external": {"api": "$JS.east.API"}} or \
+        (o["mirror"]["name"], o["mirror"]["external"]["api"]) == ("ORDERS_EAST",
+                                                                   "$JS.east.API")
+    wait_until(lambda: c.stream_info("ORDERS", domain="west")["state"]["last_seq"] == 14,
+               timeout=10, message="west's mirror caught up")
+    rep = doc(east("stream", "failback", "ORDERS_EAST", "--switch", "-f", "-j"))
+    assert rep["state"] == "switched" and rep["complete"] is True
+    assert [(p["consumer"], p["start_seq"], p["status"]) for p in rep["placed"]] == [
+        ("billing", 13, "created"), ("shipping", 3, "created")]
+    assert [(p["consumer"], p["start_seq"]) for p in rep["restored"]] == [("audit", 4)]
+    _check_round_trip(c, tail_path, tail)
+
+
+def _cli(d, *args, pause):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "JETLINK_"))}
+    env["JETLINK_FAILBACK_PAUSE"] = pause  # the documented seam: it stops after that step
+    return subprocess.Popen([JETLINK, "--server", d.leaf.url, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _kill_after(proc, step, seen):
+    """SIGKILL ``proc`` once it reports ``step`` done, checking ``seen()`` on the servers
+    (the state that step leaves) first."""
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            assert line, (step, proc.communicate())
+            if line.strip() == f"failback step: {step}":
+                break
+        assert seen(), step
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    assert proc.returncode == -signal.SIGKILL
+
+
+def test_killed_part_way_and_run_again(east, tmp_path):
+    d = east.domains
+    c, tail = _scenario(east)
+    tail_path = str(tmp_path / "tail")
+    args = ("stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}", "-f",
+            "-j")
+
+    def gone(name, domain):
+        return lambda: c.api(f"STREAM.INFO.{name}", domain=domain).get("error", {}).get(
+            "err_code") == 10059
+
+    # killed with west's ORDERS deleted and not yet created again as a mirror
+    _kill_after(_cli(d, *args, pause="delete-origin"), "delete-origin", gone("ORDERS", "west"))
+    rep = doc(east(*args))
+    assert rep["resumed"] is True and rep["tail"]["messages"] == 3
+    assert [s["step"] for s in rep["steps"]] == ["create-mirror", "switch"]
+    wait_until(lambda: c.stream_info("ORDERS", domain="west")["state"]["last_seq"] == 14,
+               timeout=10, message="west's mirror caught up")
+    # killed with east's ORDERS_EAST deleted and not yet created again as a mirror
+    _kill_after(_cli(d, *args, "--switch", pause="delete-promoted"), "delete-promoted",
+                gone("ORDERS_EAST", "east"))
+    rep = doc(east(*args, "--switch"))
+    assert rep["state"] == "switched" and rep["resumed"] is True
+    assert [s["step"] for s in rep["steps"]] == [
+        "place-consumers", "create-mirror-back", "restore-consumers", "finish"]
+    assert [p["status"] for p in rep["placed"]] == ["exists", "exists"]
+    _check_round_trip(c, tail_path, tail)

@@ -1,0 +1,363 @@
+"""Failback after a failover on the embedded engine (core/dr/failback.py, ``stream failback``
+and ``kv failback``): the divergent tail saved exactly, the old origin a mirror of the
+promoted stream, the switch back to the original topology with every consumer in place, dry
+runs that change nothing, and runs killed with SIGKILL after each step and finished by a
+re-run (a real ``jetlink`` subprocess; the documented seam JETLINK_FAILBACK_PAUSE=STEP makes
+it stop right after STEP, where the test kills it).
+
+The scenario: west holds ORDERS (orders.>, 10 messages; consumers billing acked to 6 and
+shipping acked to 2), east its mirror ORDERS_EAST. Positions synced, west goes down, east
+fails over (billing and shipping placed on east), east takes 4 new messages (11..14) and
+billing acks up to 12 there, east gets a consumer of its own (audit, acked to 3). West comes
+back having taken 3 messages after east's last copy (the tail, 11..13, with headers).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from helpers import doc
+
+from jetlink.core.clock import SystemClock
+from jetlink.core.jetstream import JetStream
+from jetlink.core.store import DataDir
+
+JETLINK = str(Path(sys.executable).with_name("jetlink"))
+
+
+def _acked(js: JetStream, stream: str, name: str, upto: int) -> None:
+    try:
+        js.add_consumer(stream, {"durable_name": name, "ack_policy": "explicit"})
+    except Exception:  # noqa: BLE001 - placed already
+        pass
+    for m in js.fetch(stream, name, upto):
+        js.ack(stream, name, m.seq)
+
+
+def scenario(path: Path, *, kv: bool = False) -> dict:
+    """Build the module's scenario in the data directory ``path`` (its docstring); returns
+    the tail as west holds it: [(seq, subject, headers, data, ts)]."""
+    from jetlink.core.dr import promote
+    from jetlink.core.dr.embedded import EmbeddedSite
+    from jetlink.core.dr.positions import PositionStore, sync
+    from jetlink.core.kv import KV
+    from jetlink.core.replication import pump_until_idle
+
+    clock = SystemClock()
+    dd = DataDir(path)
+    dd.add_cluster("west")
+    dd.add_cluster("east")
+    west, east = JetStream(dd.open("west"), clock), JetStream(dd.open("east"), clock)
+    if kv:
+        from jetlink.core.config.kv import KeyValueConfig
+
+        KV(dd, "west", clock).create_bucket(KeyValueConfig(bucket="CFG", history=5))
+        b = KV(dd, "west", clock).open("CFG")
+        for i in range(10):
+            b.put(f"k{i % 4}", b"v%d" % i)
+        east.add_stream({"name": "KV_CFG", "mirror": {
+            "name": "KV_CFG", "external": {"api": "$JS.west.API"}}})
+        origin, mirror = "KV_CFG", "KV_CFG"
+    else:
+        west.add_stream({"name": "ORDERS", "subjects": ["orders.>"], "description": "orders"})
+        for i in range(10):
+            west.publish(f"orders.{('eu', 'us')[i % 2]}", b"m%d" % (i + 1))
+        east.add_stream({"name": "ORDERS_EAST", "mirror": {
+            "name": "ORDERS", "external": {"api": "$JS.west.API"}}})
+        origin, mirror = "ORDERS", "ORDERS_EAST"
+        _acked(west, origin, "billing", 6)
+        _acked(west, origin, "shipping", 2)
+    pump_until_idle(dd, clock)
+    site = EmbeddedSite(dd, "east", clock)
+    sync(site, PositionStore(KV(dd, "east", clock)))
+    dd.set_down("west", True)
+    subjects = ["$KV.CFG.>"] if kv else None
+    promote(site, mirror, failover=True, subjects=subjects,
+            positions=PositionStore(KV(dd, "east", clock)))
+    if kv:
+        b = KV(dd, "east", clock).open("CFG")
+        for i in range(4):
+            b.put("k9", b"east%d" % i)
+    else:
+        for i in range(4):
+            east.publish("orders.eu", b"east%d" % (i + 1))
+        _acked(east, mirror, "billing", 6)  # 7..12
+        _acked(east, mirror, "audit", 3)
+    dd.set_down("west", False)
+    if kv:
+        b = KV(dd, "west", clock).open("CFG")
+        for i in range(3):
+            b.put("k1", b"west-only%d" % i)
+    else:
+        for i in range(3):
+            west.publish("orders.us", b"tail%d" % (i + 1), headers={"Tail": str(i)})
+    tail = [(m.seq, m.subject, m.hdr or None, bytes(m.data), m.ts)
+            for m in west.messages(origin, start_seq=11)]
+    dd.close()
+    return {"tail": tail}
+
+
+def state(path: Path) -> dict:
+    """Every stream of both clusters: config, state, consumers and their positions."""
+    dd = DataDir(path)
+    out = {}
+    try:
+        for cluster in ("west", "east"):
+            js = JetStream(dd.open(cluster), SystemClock())
+            for info in js.streams():
+                cons = {c.name: (c.config.to_json(), c.delivered.stream_seq,
+                                 c.ack_floor.stream_seq)
+                        for c in js.consumers(info.config.name)}
+                st = info.state
+                out[(cluster, info.config.name)] = (
+                    info.config.to_json(), st.messages, st.first_seq, st.last_seq, cons)
+    finally:
+        dd.close()
+    return out
+
+
+@pytest.fixture
+def world(jl):
+    built = scenario(jl.data)
+
+    def east(*args):
+        return jl("--cluster", "east", *args)
+
+    east.data, east.tail, east.tmp = jl.data, built["tail"], jl.tmp
+    return east
+
+
+def _js(path: Path, cluster: str) -> tuple[DataDir, JetStream]:
+    dd = DataDir(path)
+    return dd, JetStream(dd.open(cluster), SystemClock())
+
+
+def _rows(path: str) -> list[tuple]:
+    table = pq.read_table(path, columns=["seq", "subject", "headers", "data", "ts"])
+    return sorted(zip(*(table.column(c).to_pylist()
+                        for c in ("seq", "subject", "headers", "data", "ts")), strict=True))
+
+
+def check_round_trip(path: Path, tail_path: str, tail: list) -> None:
+    """The original topology back, every consumer in place, the tail saved exactly."""
+    assert _rows(tail_path) == sorted(tail)
+    dd, west = _js(path, "west")
+    east = JetStream(dd.open("east"), SystemClock())
+    try:
+        o = west.stream_info("ORDERS")
+        assert o.config.mirror is None and o.config.subjects == ["orders.>"]
+        assert o.config.description == "orders" and not o.config.sealed
+        assert "jetlink.promoted_mirror" not in (o.config.metadata or {})
+        assert o.state.last_seq == 14
+        m = east.stream_info("ORDERS_EAST")
+        assert m.config.mirror.name == "ORDERS" and m.config.mirror.external.api == \
+            "$JS.west.API"
+        assert m.config.subjects == [] and m.state.last_seq == 14
+        assert sorted(west.consumer_names("ORDERS")) == ["billing", "shipping"]
+        assert east.consumer_names("ORDERS_EAST") == ["audit"]
+        # each consumer goes on where it stood
+        assert [x.seq for x in west.fetch("ORDERS", "billing", 10)] == [13, 14]
+        assert [x.seq for x in west.fetch("ORDERS", "shipping", 1)] == [3]
+        assert [x.seq for x in east.fetch("ORDERS_EAST", "audit", 1)] == [4]
+        from jetlink.core.dr.failback import FailbackStore
+        from jetlink.core.kv import KV
+
+        # the record of the failback in progress is gone
+        assert FailbackStore(KV(dd, "east", SystemClock())).read("ORDERS_EAST") is None
+    finally:
+        dd.close()
+
+
+def test_round_trip(world):
+    before = state(world.data)
+    tail_path = str(world.tmp / "tail")
+    plan = doc(world("stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}",
+                     "--switch", "--dry-run", "-j"))
+    assert state(world.data) == before and not os.path.exists(tail_path)
+    assert plan["dry_run"] is True and plan["complete"] is False
+    assert plan["origin"] == {"stream": "ORDERS", "cluster": "west", "reachable": True}
+    assert plan["tail"] == {"path": tail_path, "from_seq": 11, "messages": 3, "first_seq": 11,
+                            "last_seq": 13, "subjects": {"orders.us": 3}, "subjects_total": 1,
+                            "saved": False, "verified": False}
+    assert [(s["step"], s["status"]) for s in plan["steps"]] == [
+        ("record", "planned"), ("save-tail", "planned"), ("record-consumers", "planned"),
+        ("delete-origin", "planned"), ("create-mirror", "planned"),
+        ("record-consumers", "planned"), ("seal", "planned"), ("promote-origin", "planned"),
+        ("place-consumers", "planned"), ("delete-promoted", "planned"),
+        ("create-mirror-back", "planned"), ("restore-consumers", "planned"),
+        ("finish", "planned")]
+    assert [(p["consumer"], p["start_seq"]) for p in plan["placed"]] == [
+        ("billing", 13), ("shipping", 3)]
+    assert [(p["consumer"], p["start_seq"]) for p in plan["restored"]] == [("audit", 4)]
+
+    rep = doc(world("stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}",
+                    "-f", "-j"))
+    assert rep["state"] == "mirroring" and rep["complete"] is True
+    assert rep["tail"]["saved"] is rep["tail"]["verified"] is True
+    assert rep["mirror"] == {"stream": "ORDERS", "last_seq": 14, "behind": 0,
+                             "caught_up": True}
+    assert [(c["name"], c["ack_floor"]) for c in rep["origin_consumers"]] == [
+        ("billing", 6), ("shipping", 2)]
+    dd, west = _js(world.data, "west")
+    try:
+        cfg = west.stream_info("ORDERS").config
+        assert cfg.mirror.name == "ORDERS_EAST" and cfg.mirror.external.api == "$JS.east.API"
+        assert west.consumer_names("ORDERS") == []  # they come back with the switch
+    finally:
+        dd.close()
+    out = world("stream", "failback", "ORDERS_EAST", "--switch", "-f")
+    assert out.exit_code == 0, out.output
+    assert "Stream ORDERS_EAST failed back: ORDERS is the primary again" in out.stdout
+    assert "billing: starts at 13 (created)" in out.stdout
+    check_round_trip(world.data, tail_path, world.tail)
+
+
+def test_human_report_lists_the_tail(world):
+    tail_path = str(world.tmp / "t")
+    out = world("stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}", "-f")
+    assert out.exit_code == 0, out.output
+    assert "Messages: 3 (sequences 11..13)" in out.stdout
+    assert f"Dataset: parquet:{tail_path} (saved, counted there)" in out.stdout
+    assert "orders.us: 3" in out.stdout
+
+
+def test_default_tail_path_is_dated_and_kept_across_runs(world, monkeypatch):
+    monkeypatch.chdir(world.tmp)
+    rep = doc(world("stream", "failback", "ORDERS_EAST", "-f", "-j"))
+    name = os.path.basename(rep["tail"]["path"])
+    assert name.startswith("failback-ORDERS-") and name.endswith("Z")
+    assert os.path.dirname(rep["tail"]["path"]) == str(world.tmp)
+    again = doc(world("stream", "failback", "ORDERS_EAST", "-f", "-j"))
+    assert again["resumed"] is True and again["tail"]["path"] == rep["tail"]["path"]
+
+
+def test_empty_tail_saves_nothing_and_says_so(jl):
+    from jetlink.core.dr import promote
+    from jetlink.core.dr.embedded import EmbeddedSite
+
+    dd = DataDir(jl.data)
+    dd.add_cluster("west")
+    dd.add_cluster("east")
+    clock = SystemClock()
+    west, east = JetStream(dd.open("west"), clock), JetStream(dd.open("east"), clock)
+    west.add_stream({"name": "O", "subjects": ["o.>"]})
+    west.publish("o.a", b"1")
+    east.add_stream({"name": "M", "mirror": {"name": "O", "external": {"api": "$JS.west.API"}}})
+    from jetlink.core.replication import pump_until_idle
+
+    pump_until_idle(dd, clock)
+    promote(EmbeddedSite(dd, "east", clock), "M")
+    dd.close()
+    tail_path = jl.tmp / "none"
+    rep = doc(jl("--cluster", "east", "stream", "failback", "M", "--tail",
+                 f"parquet:{tail_path}", "--switch", "-f", "-j"))
+    assert rep["tail"]["messages"] == 0 and rep["tail"]["note"] == (
+        "no message after the promoted last sequence: nothing to save")
+    assert not tail_path.exists() and rep["state"] == "switched"
+
+
+def test_refusals(world):
+    res = world("stream", "failback", "ORDERS_EAST")  # no terminal, no -f
+    assert res.exit_code == 2 and "--force" in res.output
+    dd = DataDir(world.data)
+    JetStream(dd.open("east"), SystemClock()).add_stream({"name": "PLAIN", "subjects": ["p"]})
+    dd.set_down("west", True)
+    dd.close()
+    res = world("stream", "failback", "PLAIN", "-f", "-j")
+    assert res.exit_code == 1
+    assert json.loads(res.stdout)["error"]["description"] == (
+        "stream PLAIN was not promoted by jetlink (its metadata holds no "
+        "jetlink.promoted_mirror): there is nothing to fail back")
+    before = state(world.data)
+    res = world("stream", "failback", "ORDERS_EAST", "-f", "-j")
+    assert res.exit_code == 1
+    assert json.loads(res.stdout)["error"]["description"] == (
+        "the old origin ORDERS (cluster west) does not answer (cluster west is down): "
+        "failback needs it back; run the same command again once it is")
+    assert state(world.data) == before
+    res = world("stream", "failback", "ORDERS_EAST", "--tail", "nope", "-f")
+    assert res.exit_code == 2 and "parquet:PATH" in res.output
+
+
+def test_kv_failback_round_trip(jl):
+    built = scenario(jl.data, kv=True)
+    tail_path = str(jl.tmp / "kvtail")
+    rep = doc(jl("--cluster", "east", "kv", "failback", "CFG", "--tail",
+                 f"parquet:{tail_path}", "--switch", "-f", "-j"))
+    assert rep["kind"] == "kv" and rep["state"] == "switched"
+    assert (rep["tail"]["messages"], rep["tail"]["subjects"]) == (3, {"$KV.CFG.k1": 3})
+    assert _rows(tail_path) == sorted(built["tail"])
+    west = doc(jl("--cluster", "west", "kv", "get", "CFG", "k9", "-j"))
+    assert west["value"] in ("ZWFzdDM=", "east3")
+    info = doc(jl("--cluster", "east", "stream", "info", "KV_CFG", "-j"))
+    assert info["config"]["mirror"]["name"] == "KV_CFG"
+    assert doc(jl("--cluster", "west", "kv", "put", "CFG", "k0", "back", "-j"))["revision"] == 15
+
+
+# --- SIGKILL after each step, then the same command again -----------------------------------
+MIRROR_STEPS = ["record", "save-tail", "record-consumers", "delete-origin", "create-mirror"]
+SWITCH_STEPS = ["record-consumers", "seal", "promote-origin", "place-consumers",
+                "delete-promoted", "create-mirror-back", "restore-consumers"]
+
+
+def _cli(path: Path, *args: str, pause: str | None = None) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "JETLINK_"))}
+    if pause:
+        env["JETLINK_FAILBACK_PAUSE"] = pause
+    return subprocess.Popen([JETLINK, "--data-dir", str(path), "--cluster", "east", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _killed_at(path: Path, step: str, *args: str) -> None:
+    proc = _cli(path, *args, pause=step)
+    try:
+        assert proc.stderr is not None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            if not line:
+                raise AssertionError(f"ended before step {step}: {proc.communicate()}")
+            if line.strip() == f"failback step: {step}":
+                break
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    assert proc.returncode == -signal.SIGKILL
+
+
+def _done(path: Path, *args: str) -> dict:
+    proc = _cli(path, *args, "-f", "-j")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, (out, err)
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("phase,step", [("mirror", s) for s in MIRROR_STEPS]
+                         + [("switch", s) for s in SWITCH_STEPS])
+def test_killed_after_each_step_and_run_again(tmp_path, phase, step):
+    path = tmp_path / "data"
+    built = scenario(path)
+    tail_path = str(tmp_path / "tail")
+    base = ["stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}"]
+    if phase == "switch":
+        _done(path, *base)
+        _killed_at(path, step, *base, "--switch", "-f")
+    else:
+        _killed_at(path, step, *base, "-f")
+        rep = _done(path, *base)
+        assert rep["resumed"] is True and rep["state"] == "mirroring"
+        assert rep["tail"]["messages"] == 3 and rep["tail"]["verified"] is True
+    rep = _done(path, *base, "--switch")
+    assert rep["state"] == "switched" and rep["complete"] is True
+    check_round_trip(path, tail_path, built["tail"])
