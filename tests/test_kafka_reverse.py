@@ -542,3 +542,77 @@ def test_serve_round_trip_through_the_rest_client(server, served_world, tmp_path
     assert a.exit_code == b.exit_code == 1
     assert a.stderr.rsplit(" (", 1)[0] == b.stderr.rsplit(" (", 1)[0] == \
         "jetlink: error: Cluster link 'NOPE' not found"
+
+
+# == SIGKILL at each step, then the same command again ============================================
+
+KILLED = """
+import os, signal, sys
+from jetlink.core.kafka import mirror_promote
+
+point = sys.argv[1]
+
+def die(*_a, **_k):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+if point == "mid-stop":  # PENDING_STOPPED written, not yet STOPPED
+    mirror_promote.finish_pending = die
+    from jetlink.core.kafka.mirrors import Mirrors
+    Mirrors.finish_pending = die
+elif point == "after-stop":  # this database done, the other not touched
+    mirror_promote.truncate_and_restore = die
+elif point == "after-restore":  # both written, the mark not yet cleared
+    real = mirror_promote.truncate_and_restore
+
+    def restore_then_die(*a, **k):
+        real(*a, **k)
+        die()
+
+    mirror_promote.truncate_and_restore = restore_then_die
+from jetlink.cli import common
+from jetlink.core.clock import ManualClock
+common.make_clock = ManualClock  # the tests' time (cli_clock): no retention runs on the world
+from jetlink.cli.main import run
+sys.argv = ["jetlink", *sys.argv[2:]]
+run()
+"""
+
+
+@pytest.mark.parametrize("point", ["mid-stop", "after-stop", "after-restore"])
+def test_a_reverse_killed_at_each_step_is_finished_by_running_it_again(cli, point):
+    import subprocess
+    import sys
+
+    args = ["--data-dir", str(cli.data), "--cluster", "east", "mirrors", "reverse-and-pause",
+            "orders", "--link", "L"]
+    proc = subprocess.run([sys.executable, "-c", KILLED, point, *args], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == -9, (proc.returncode, proc.stdout, proc.stderr)
+    with sqlite3.connect(cli.data / "east.db") as conn:  # where the kill left it
+        assert conn.execute("SELECT status, pending FROM mirrors").fetchall() == [
+            ("PENDING_STOPPED" if point == "mid-stop" else STOPPED, "reverse")]
+    with sqlite3.connect(cli.data / "west.db") as conn:  # the old source: restored or not
+        assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'mirrors'"
+                            ).fetchone() == ((1,) if point == "after-restore" else (0,))
+    r = ok(cli(*args[2:]))  # the same command again
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("Topic orders: mirror stopped; orders on the source cluster "
+                               "mirrors it from now on, paused")
+    # what the killed run had done is not done twice
+    truncated = {"after-restore": "0 messages truncated"}.get(point, "2 messages truncated")
+    assert f"Topic orders partition 0: {truncated}, log end offset 5" in lines
+    with sqlite3.connect(cli.data / "east.db") as conn:
+        assert conn.execute("SELECT status, pending FROM mirrors").fetchall() == [
+            (STOPPED, None)]
+        assert conn.execute("SELECT committed FROM group_offsets WHERE grp = 'G' AND "
+                            "partition = 0").fetchone() == (5,)
+    listed = doc(cli("--cluster", "west", "mirrors", "ls", "-j"))
+    assert [(d["mirror_topic_name"], d["mirror_status"]) for d in listed] == [
+        ("orders", PAUSED)]
+    ok(cli("--cluster", "east", "topic", "produce", "orders", "e0", "-p", "0"))
+    ok(cli("--cluster", "west", "mirrors", "resume", "orders", "--link", "L"))
+    assert _consume(cli, "west") == _consume(cli, "east")
+    assert [v for p, _o, v in _consume(cli, "west") if p == 0] == [
+        "a0", "a1", "a2", "a3", "a4", "e0"]
+    again = cli(*args[2:])  # and once finished, it is done: refused
+    assert again.exit_code == 1 and "has already stopped its mirror" in again.stderr
