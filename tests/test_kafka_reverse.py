@@ -198,7 +198,10 @@ def test_a_reverse_killed_after_the_stop_is_finished_by_a_rerun(world):
     mirror_promote._stop(m, ["orders"], "L", "failover", False, mark=mirror_promote.REVERSING)
     assert m.describe("orders", "L").mirror_status == STOPPED
     assert west.describe_topic("orders").mirror_link is None  # not restored yet
+    Kafka(dd.open("east"), clock).produce("orders", [(None, b"e0")], partition=0)  # writable
+    dry = m.reverse_and_pause("orders", "L", dry_run=True)[1].to_json()
     res, trunc = m.reverse_and_pause("orders", "L")
+    assert trunc.to_json() == dry  # truncated to where the mirror stopped, not to e0's end
     assert res.ok and res.clamps == []  # the killed run made them
     assert trunc.to_json()["partitions"][0] == {
         "partition": 0, "messages_truncated": 2, "offset_truncated_to": 5}
@@ -214,7 +217,9 @@ def test_a_reverse_killed_after_the_restore_is_finished_by_a_rerun(world):
     m = Mirrors(dd, "east", clock)
     mirror_promote._stop(m, ["orders"], "L", "failover", False, mark=mirror_promote.REVERSING)
     mirror_promote.truncate_and_restore(Mirrors(dd, "west", clock), "orders", "L")
+    dry = m.reverse_and_pause("orders", "L", dry_run=True)[1].to_json()
     res, trunc = m.reverse_and_pause("orders", "L")  # the start's killed run, paused now
+    assert trunc.to_json() == dry
     assert res.ok
     assert trunc.to_json() == {
         "mirror_topic_name": "orders",

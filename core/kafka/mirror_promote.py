@@ -424,19 +424,20 @@ def _reverse(m: Mirrors, topic: str, link: str, *, paused: bool, dry_run: bool
         res = _stop(m, [topic], link, "failover", dry_run, mark=REVERSING)[0]
         if not res.ok:  # pragma: no cover - _reverse_check refused what failover refuses
             raise KafkaError("INVALID_REQUEST", res.error_message, field="topic")
-    if dry_run:  # truncated to where the mirror stops now: its log end offsets
-        stopped = {p.partition: p.log_end for p in m.kafka.offsets(topic)}
-        return res, TruncateResult(source_topic, _truncation(other, source_topic, stopped),
-                                   status)
-    if other.kafka.describe_topic(source_topic).mirror_link == link:
-        # the killed run had restored it: only its paused flag and the mark are left
-        stopped = {p.partition: p.last_source_fetch_offset for p in m._lags(row, None)}
+    # Truncated to where the mirror stopped (or stops now): its last fetch offsets, what
+    # truncate_and_restore reads from the stopped mirror.
+    stopped = {p.partition: p.last_source_fetch_offset for p in m._lags(row, None)}
+    restored = other.kafka.describe_topic(source_topic).mirror_link == link
+    parts = _truncation(other, source_topic, stopped)
+    if restored:  # by the killed run: what it truncated is gone, nothing more is
+        parts = [dict(p, messages_truncated=0) for p in parts]
+    if dry_run:
+        return res, TruncateResult(source_topic, parts, status)
+    if restored:  # only the new mirror's paused flag and the mark are left
         with other._schema.write() as conn:
             conn.execute("UPDATE mirrors SET paused = ? WHERE topic = ?",
                          (int(paused), source_topic))
-        trunc = TruncateResult(source_topic, [
-            dict(p, messages_truncated=0)
-            for p in _truncation(other, source_topic, stopped)])
+        trunc = TruncateResult(source_topic, parts)
     else:
         trunc = truncate_and_restore(other, source_topic, link, paused=paused)
     with m._schema.write() as conn:
