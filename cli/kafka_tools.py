@@ -127,11 +127,12 @@ def kafka_mirrors(
         bool, _flag("Fail back one topic (mirrors truncate-and-restore).",
                     "--truncate-and-restore")] = False,
     reverse_and_start: Annotated[
-        bool, _flag("Reverse one mirror (mirrors reverse-and-start).",
-                    "--reverse-and-start")] = False,
+        bool, typer.Option("--reverse-and-start", "--reverse-and-start-mirror",
+                           help="Reverse one mirror (mirrors reverse-and-start).")] = False,
     reverse_and_pause: Annotated[
-        bool, _flag("Reverse one mirror, paused (not supported: refused).",
-                    "--reverse-and-pause")] = False,
+        bool, typer.Option("--reverse-and-pause", "--reverse-and-pause-mirror",
+                           help="Reverse one mirror, the new one paused (mirrors "
+                           "reverse-and-pause).")] = False,
     topics: Annotated[
         list[str] | None,
         typer.Option("--topics", metavar="TOPIC[,TOPIC...]",
@@ -180,9 +181,10 @@ def kafka_mirrors(
     """Mirror topics, kafka-mirrors syntax.
 
     Exactly one action: --describe, --list, --create, --promote, --failover, --pause,
-    --unpause, --truncate-and-restore, --reverse-and-start (--reverse-and-pause is refused).
-    Runs the jetlink mirrors verb of the same name, on the destination cluster, with the
-    same output and exit status.
+    --unpause, --truncate-and-restore, --reverse-and-start, --reverse-and-pause (each
+    reverse action also spelled with -mirror, as the REST operations). Runs the jetlink
+    mirrors verb of the same name, on the destination cluster, with the same output and
+    exit status.
     """
     from jetlink.cli import mirrors
 
@@ -227,14 +229,9 @@ def kafka_mirrors(
     else:
         if len(names) != 1:
             raise usage(f"{action} needs exactly one topic: --topics TOPIC")
-        if action == "--reverse-and-pause":
-            from jetlink.core.errors import JetlinkError
-
-            raise JetlinkError("--reverse-and-pause is not supported by jetlink: run "
-                               "--reverse-and-start, then --pause the new mirror on the "
-                               "source cluster")
-        verb = (mirrors.truncate_and_restore if action == "--truncate-and-restore"
-                else mirrors.reverse_and_start)
+        verb = {"--truncate-and-restore": mirrors.truncate_and_restore,
+                "--reverse-and-start": mirrors.reverse_and_start,
+                "--reverse-and-pause": mirrors.reverse_and_pause}[action]
         verb(ctx, names[0], link, dry_run=dry_run)
 
 

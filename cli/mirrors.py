@@ -25,7 +25,7 @@ mirrors_app = typer.Typer(
     "destination cluster (--cluster), where the link and its mirror topics live.\n\nWith "
     "--rest-url URL (before or after the verb; or a context's rest_url) the verbs call that "
     "REST API v3 endpoint, cluster ID --cluster, and print the same output "
-    "(truncate-and-restore and reverse-and-start have no REST endpoint).",
+    "(truncate-and-restore has no REST endpoint here).",
     no_args_is_help=True,
 )
 mirrors_app.callback()(rest_callback)
@@ -105,8 +105,8 @@ def create(
     """Create a mirror topic.
 
     Like kafka-mirrors --create. The link must be stored in this cluster, ACTIVE and in
-    DESTINATION mode; the source topic must exist on the link's source cluster under the same
-    name (after the link's prefix), and no topic of that name may exist here.
+    DESTINATION mode; the source topic must exist on the link's source cluster under the
+    same name (after the link's prefix), and no topic of that name may exist here.
     """
     app = App.of(ctx)
     info = _mirrors(app).create(topic, link, source_topic=source_topic,
@@ -372,7 +372,49 @@ def truncate_and_restore(
     app.emit(res.to_json(), human=lambda a, _d: _render_truncate(a, res, dry_run))
 
 
-@mirrors_app.command("reverse-and-start")
+def _reverse(ctx: typer.Context, topic: str, link: str, dry_run: bool, *, paused: bool
+             ) -> None:
+    app = App.of(ctx)
+    m = _mirrors(app)
+    verb = m.reverse_and_pause if paused else m.reverse_and_start
+    res, trunc = verb(topic, link, dry_run=dry_run)
+
+    def human(a: App, _d: Any) -> None:
+        stop, mirrors = ("would stop", "would mirror") if dry_run else ("stopped", "mirrors")
+        line = (f"Topic {topic}: mirror {stop}; {trunc.mirror_topic_name} on the source "
+                f"cluster {mirrors} it from now on")
+        if paused:
+            line += (f", paused (mirrors resume {trunc.mirror_topic_name} --link {link} on "
+                     "that cluster starts it)")
+        elif trunc.mirror_status == "PAUSED":
+            line += ", paused (its link there is paused)"
+        output.line(a, line)
+        for c in res.clamps:
+            output.line(a, f"  {'Would clamp' if dry_run else 'Clamped'} consumer group "
+                           f"{c.group} on {c.topic} partition {c.partition}: offset "
+                           f"{c.from_offset} -> {c.to_offset}")
+        _render_truncate(a, trunc, dry_run)
+
+    app.emit({"dry_run": dry_run, "stopped": res.to_json(), "restored": trunc.to_json()},
+             human=human)
+
+
+_REVERSE_RULES = """Run on the cluster holding the mirror, on a bidirectional link (the link
+    of the same name on the source cluster points back here) with both clusters up; refused
+    otherwise, naming what is missing, before anything changes. The mirror stops as in
+    failover (clamps printed) and its source topic is truncated to where it stopped (the
+    records it never copied are counted per partition) and mirrors it through that link.
+    A run killed part-way is finished by running it again."""
+
+
+@mirrors_app.command("reverse-and-start", help=f"""Reverse a mirror's direction.
+
+    This topic becomes writable, its source becomes its mirror and starts mirroring.
+
+    Like confluent kafka mirror reverse-and-start (REST mirrors:reverse-and-start-mirror).
+
+    {_REVERSE_RULES}
+    """)
 def reverse_and_start(
     ctx: typer.Context,
     topic: Annotated[str, typer.Argument(metavar="TOPIC", help="The mirror topic here.")],
@@ -381,26 +423,27 @@ def reverse_and_start(
     rest_url: RestUrlOpt = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Reverse a mirror's direction.
+    _reverse(ctx, topic, link, dry_run, paused=False)
 
-    This topic becomes writable, its source becomes its mirror.
 
-    Stops the mirror here (as failover, clamps printed) and runs truncate-and-restore on the
-    source cluster through the link of the same name there (the reverse link).
-    """
-    app = App.of(ctx)
-    res, trunc = _mirrors(app).reverse_and_start(topic, link, dry_run=dry_run)
+@mirrors_app.command("reverse-and-pause", help=f"""Reverse a mirror's direction, paused.
 
-    def human(a: App, _d: Any) -> None:
-        verb = "would stop" if dry_run else "stopped"
-        output.line(a, f"Topic {topic}: mirror {verb}; {trunc.mirror_topic_name} on the source "
-                       "cluster mirrors it from now on")
-        for c in res.clamps:
-            output.line(a, f"  Clamped consumer group {c.group} on {c.topic} partition "
-                           f"{c.partition}: offset {c.from_offset} -> {c.to_offset}")
-        _render_truncate(a, trunc, dry_run)
+    As reverse-and-start, but the new mirror on the source cluster is left PAUSED: mirrors
+    resume there starts it.
 
-    app.emit({"stopped": res.to_json(), "restored": trunc.to_json()}, human=human)
+    Like confluent kafka mirror reverse-and-pause (REST mirrors:reverse-and-pause-mirror).
+
+    {_REVERSE_RULES}
+    """)
+def reverse_and_pause(
+    ctx: typer.Context,
+    topic: Annotated[str, typer.Argument(metavar="TOPIC", help="The mirror topic here.")],
+    link: LinkOpt,
+    dry_run: DryRunOpt = False,
+    rest_url: RestUrlOpt = None,
+    json_output: JsonOption = False,
+) -> None:
+    _reverse(ctx, topic, link, dry_run, paused=True)
 
 
 def register(app: typer.Typer) -> None:

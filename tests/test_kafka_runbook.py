@@ -159,12 +159,16 @@ def test_truncate_and_reverse_run_the_mirrors_verbs(worlds):
                      worlds.run(two, "--cluster", cluster, "mirrors", *verb, *j))
 
 
-def test_reverse_and_pause_is_refused_with_a_sentence(worlds):
-    data = worlds("w")
-    r = worlds.run(data, "--cluster", "east", "kafka-mirrors", "--reverse-and-pause",
-                   "--topics", "orders", "--link", "L")
-    assert r.exit_code == 1
-    assert "--reverse-and-pause is not supported" in r.stderr
+def test_reverse_and_pause_runs_the_mirrors_verb(worlds):
+    # without the link L on west the reverse is refused: the same sentence either way
+    one, two = worlds("one"), worlds("two")
+    for j in ([], ["-j"]):
+        a = same(worlds.run(one, "--cluster", "east", "kafka-mirrors", "--reverse-and-pause",
+                            "--topics", "orders", "--link", "L", *j),
+                 worlds.run(two, "--cluster", "east", "mirrors", "reverse-and-pause",
+                            "orders", "--link", "L", *j))
+        assert a.exit_code == 1
+    assert "Cluster link 'L' is not bidirectional" in a.stdout
 
 
 # -- usage errors ---------------------------------------------------------------------------

@@ -489,7 +489,7 @@ def test_env_rest_url(jl, nobody, monkeypatch):
     assert result.exit_code == 1 and nobody in result.stderr
 
 
-@pytest.mark.parametrize("verb", ["truncate-and-restore", "reverse-and-start"])
+@pytest.mark.parametrize("verb", ["truncate-and-restore"])
 def test_verbs_without_a_rest_endpoint_are_refused(jl, nobody, verb):
     result = jl("mirrors", "--rest-url", nobody, verb, "t", "--link", "L")
     assert result.exit_code == 2

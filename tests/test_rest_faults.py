@@ -423,7 +423,8 @@ ROUTES = [
     ("GET", "/links/L/mirrors"), ("GET", "/links/-/mirrors"), ("POST", "/links/L/mirrors"),
     ("GET", "/links/L/mirrors/orders"), ("POST", "/links/L/mirrors:promote"),
     ("POST", "/links/L/mirrors:failover"), ("POST", "/links/L/mirrors:pause"),
-    ("POST", "/links/L/mirrors:resume"),
+    ("POST", "/links/L/mirrors:resume"), ("POST", "/links/L/mirrors:reverse-and-start-mirror"),
+    ("POST", "/links/L/mirrors:reverse-and-pause-mirror"),
 ]
 VALID_BODIES = [
     {"source_cluster_id": "west", "configs": [{"name": "consumer.offset.sync.ms",

@@ -53,6 +53,10 @@ MAX_PAGES = 1000  # a list that keeps naming a next page is cut here
 
 _KAFKA_CODES = {code for name, code in ERROR_CODES.items() if name != "NONE"}
 
+# The POST /links/{link}/mirrors:{action} operations of REST v3 that alter_mirrors sends.
+MIRROR_ACTIONS = ("promote", "failover", "pause", "resume", "reverse-and-start-mirror",
+                  "reverse-and-pause-mirror")
+
 
 class RestError(JetlinkError):
     """The REST API could not be used: unreachable, authentication, a server error, an answer
@@ -362,9 +366,10 @@ class RestClient:
     def alter_mirrors(
         self, link: str, action: str, topics: Iterable[str], *, validate_only: bool = False
     ) -> list[dict[str, Any]]:
-        """POST /links/{link}/mirrors:{promote|failover|pause|resume} with
+        """POST /links/{link}/mirrors:{action} (promote, failover, pause, resume,
+        reverse-and-start-mirror, reverse-and-pause-mirror) with
         ``{"mirror_topic_names": [...]}``: the ``data`` of the answer."""
-        if action not in ("promote", "failover", "pause", "resume"):
+        if action not in MIRROR_ACTIONS:
             raise ValueError(f"unknown mirror action {action!r}")
         doc = self.request(
             "POST",

@@ -29,8 +29,15 @@ REST endpoint"):
 Promote and failover are asynchronous in REST (PENDING_STOPPED, then STOPPED): after the
 request, each accepted mirror is polled every :data:`POLL_SECONDS` until STOPPED (or FAILED,
 reported as that topic's error), with a spinner on stderr when it is a terminal, for at most
-the ``--timeout`` (then an error naming each mirror's last state). truncate-and-restore and
-reverse-and-start have no REST v3 endpoint and are refused.
+the ``--timeout`` (then an error naming each mirror's last state).
+
+reverse-and-start and reverse-and-pause are REST v3's ``mirrors:reverse-and-start-mirror`` /
+``:reverse-and-pause-mirror``, one topic per request: the answer's entry gives the stop (lags,
+clamps) and the truncation of the old source (``partition_level_truncation_data``; a server that
+leaves it out shows no partition lines); the new mirror's status is the answer's
+``restored_mirror_status`` (``jetlink serve``) or the verb's own (ACTIVE, PAUSED). A refused
+topic is the error of the command, with the server's text. truncate-and-restore is not sent
+(refused with a sentence).
 """
 
 from __future__ import annotations
@@ -52,10 +59,13 @@ from jetlink.core.kafka.links import (
     compute_tasks,
 )
 from jetlink.core.kafka.mirrors import (
+    ACTIVE,
+    PAUSED,
     AlterResult,
     Clamp,
     MirrorInfo,
     PartitionLag,
+    TruncateResult,
     already_stopped_message,
     mirror_source_topic,
     not_mirrored_message,
@@ -439,13 +449,40 @@ class RestMirrors:
                     f"{n} {last.get(n, '?')}" for n in pending))
                 self._sleep(POLL_SECONDS)
 
-    # -- failing back: no REST endpoint ----------------------------------------------------
+    # -- failing back ----------------------------------------------------------------------
 
     def truncate_and_restore(self, topic: str, link: str, *, dry_run: bool = False) -> Any:
         raise _no_endpoint("truncate-and-restore")
 
-    def reverse_and_start(self, topic: str, link: str, *, dry_run: bool = False) -> Any:
-        raise _no_endpoint("reverse-and-start")
+    def reverse_and_start(self, topic: str, link: str, *, dry_run: bool = False
+                          ) -> tuple[AlterResult, TruncateResult]:
+        return self._reverse("reverse-and-start-mirror", topic, link, dry_run, ACTIVE)
+
+    def reverse_and_pause(self, topic: str, link: str, *, dry_run: bool = False
+                          ) -> tuple[AlterResult, TruncateResult]:
+        return self._reverse("reverse-and-pause-mirror", topic, link, dry_run, PAUSED)
+
+    def _reverse(self, action: str, topic: str, link: str, dry_run: bool, status: str
+                 ) -> tuple[AlterResult, TruncateResult]:
+        from jetlink.cli.rest.client import RestApiError, RestError
+
+        data = self.client.alter_mirrors(link, action, [topic], validate_only=dry_run)
+        entry = next((d for d in data if d.get("mirror_topic_name") == topic), None)
+        if entry is None:
+            raise RestError(f"REST API at {self.client.base_url}: mirrors:{action} answered "
+                            f"no result for topic '{topic}'")
+        res = alter_result(entry, link)
+        if not res.ok:
+            raise RestApiError(res.error_code, res.error_code, res.error_message)
+        parts = [{"partition": _int(p.get("partition_id")),
+                  "messages_truncated": _int(p.get("messages_truncated")),
+                  "offset_truncated_to": _int(p.get("offset_truncated_to"))}
+                 for p in entry.get("partition_level_truncation_data") or []
+                 if isinstance(p, Mapping)]
+        # Reversing needs the same name on both sides (no link prefix): the old source
+        # topic, now the mirror, is named as this one.
+        return res, TruncateResult(topic, parts,
+                                   str(entry.get("restored_mirror_status") or status))
 
 
 def spinner(app: App) -> Callable[[str], contextlib.AbstractContextManager[Callable[[str], None]]]:

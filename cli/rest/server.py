@@ -20,6 +20,12 @@ link's DESTINATION cluster as with ``jetlink --cluster C links ...``):
 - ``GET /links/{link}/mirrors/{topic}`` -> 200 KafkaMirrorData
 - ``POST /links/{link}/mirrors:promote`` (``:failover``, ``:pause``, ``:resume``)
   ``?validate_only=`` -> 200 KafkaPromoteMirror, a list of AlterMirrorsData
+- ``POST /links/{link}/mirrors:reverse-and-start-mirror`` (``:reverse-and-pause-mirror``)
+  ``?validate_only=`` -> 200 KafkaPromoteMirror, a list of AlterMirrorsData with
+  ``messages_truncated`` and ``partition_level_truncation_data`` (the records of the old
+  source beyond where the mirror stopped); a topic the engine refuses (link not
+  bidirectional, source cluster down, ...) is an entry with ``error_code`` 400 and the
+  engine's text, as a refused promote
 
 Errors are Confluent's error bodies ``{"error_code": N, "message": "..."}`` with the HTTP
 status of :func:`rest_error` (the one place engine errors become HTTP ones).
@@ -45,7 +51,13 @@ link config fields                       cluster_id, name, value, is_default,   
                                          sensitive; jetlink follows O)
 mirror kinds                             KafkaMirrorDataList / KafkaMirrorData             O P
 promote/failover/pause/resume kinds      KafkaPromoteMirror / AlterMirrorsData (the        O P
-                                         examples use these for all four verbs)
+                                         examples use these for all four verbs; jetlink
+                                         answers the reverse verbs the same way)
+reverse paths                            mirrors:reverse-and-start-mirror,                 O P
+                                         mirrors:reverse-and-pause-mirror; validate_only;
+                                         body AlterMirrorsRequestData
+truncation data                          partition_level_truncation_data: [{partition_id,  O
+                                         offset_truncated_to, messages_truncated}]
 alter result fields                      mirror_topic_name, error_code, error_message,     O
                                          mirror_lags, messages_truncated,
                                          partition_level_truncation_data
@@ -85,7 +97,9 @@ stored in (Confluent's examples leave it null or out for a link at its destinati
 ``links ls --json``;
 ``link_id`` is the UUID form of ``cluster_link_id`` (Confluent's relation between the two);
 an alter result carries an extra ``clamps`` list (the consumer offsets promote / failover
-clamped: ``{group, topic, partition, from, to}``; no Confluent field has that name).
+clamped: ``{group, topic, partition, from, to}``; no Confluent field has that name), and a
+reverse result an extra ``restored_mirror_status`` (ACTIVE, or PAUSED: the new mirror's status
+on the other cluster, which this cluster's answer does not otherwise show).
 ``validate_only`` is also accepted when creating a mirror topic.
 
 Requests: one DataDir per request, opened and closed by the worker thread that runs the
@@ -391,6 +405,19 @@ def alter_data(base: str, link: str, result: Any) -> dict[str, Any]:
                         "partition_level_truncation_data": [],
                         "clamps": [c.to_json() for c in result.clamps],
                     })
+
+
+def reverse_data(base: str, link: str, result: Any, restored: Any) -> dict[str, Any]:
+    """AlterMirrorsData of a reverse (an AlterResult and the TruncateResult of the other
+    side): the stop's fields, the truncation per partition and in all, and the new mirror's
+    status."""
+    doc = alter_data(base, link, result)
+    doc["messages_truncated"] = restored.messages_truncated
+    doc["partition_level_truncation_data"] = [
+        {"partition_id": p["partition"], "offset_truncated_to": p["offset_truncated_to"],
+         "messages_truncated": p["messages_truncated"]} for p in restored.partitions]
+    doc["restored_mirror_status"] = restored.mirror_status
+    return doc
 
 
 def cluster_data(base: str, cluster: str) -> dict[str, Any]:
@@ -804,39 +831,77 @@ def get_mirror(call: Call) -> tuple[int, Any]:
     return 200, mirror_data(call.base, info)
 
 
+def _selected_mirrors(call: Call, m: Any, link: str) -> list[str]:
+    """The topics of an AlterMirrorsRequestData body: ``mirror_topic_names``, or the mirrors
+    of the link matching ``mirror_topic_name_pattern``."""
+    body = _body_object(call)
+    names = body.get("mirror_topic_names")
+    pattern = body.get("mirror_topic_name_pattern")
+    m.links.get(link, with_topics=False)
+    if names is not None:
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise RestError(400, 400, "mirror_topic_names must be a list of topic names")
+        return names
+    if isinstance(pattern, str):
+        try:
+            rx = re.compile(pattern)
+        except re.error as exc:
+            raise RestError(400, BAD_REQUEST, f"mirror_topic_name_pattern {pattern!r}: "
+                                              f"{exc}") from None
+        return [t for t in m.topics_of(link) if rx.fullmatch(t)]
+    raise RestError(400, 400, "mirror_topic_names or mirror_topic_name_pattern is required")
+
+
+def _alter_answer(call: Call, link: str, data: list[dict[str, Any]]) -> tuple[int, Any]:
+    return 200, {
+        "kind": "KafkaPromoteMirror",
+        "metadata": {"self": f"{call.base}/links/{_q(link)}/mirrors", "resource_name": None},
+        "data": data,
+    }
+
+
 def _alter_mirrors(how: str) -> Handler:
     def handler(call: Call) -> tuple[int, Any]:
         link = call.params["link"]
-        body = _body_object(call)
-        names = body.get("mirror_topic_names")
-        pattern = body.get("mirror_topic_name_pattern")
         m = call.mirrors()
-        m.links.get(link, with_topics=False)
-        if names is not None:
-            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-                raise RestError(400, 400, "mirror_topic_names must be a list of topic names")
-        elif isinstance(pattern, str):
-            try:
-                rx = re.compile(pattern)
-            except re.error as exc:
-                raise RestError(400, BAD_REQUEST, f"mirror_topic_name_pattern {pattern!r}: "
-                                                  f"{exc}") from None
-            names = [t for t in m.topics_of(link) if rx.fullmatch(t)]
-        else:
-            raise RestError(400, 400, "mirror_topic_names or mirror_topic_name_pattern is "
-                                      "required")
+        names = _selected_mirrors(call, m, link)
         dry_run = call.flag("validate_only")
         call.dry = dry_run
         # The engine reads no topic as "every mirror of the link": an empty selection is none.
         results = getattr(m, how)(names, link, dry_run=dry_run) if names else []
-        return 200, {
-            "kind": "KafkaPromoteMirror",
-            "metadata": {"self": f"{call.base}/links/{_q(link)}/mirrors",
-                         "resource_name": None},
-            "data": [alter_data(call.base, link, r) for r in results],
-        }
+        return _alter_answer(call, link, [alter_data(call.base, link, r) for r in results])
 
     handler.__name__ = f"{how}_mirrors"
+    return handler
+
+
+def _reverse_mirrors(paused: bool) -> Handler:
+    """``mirrors:reverse-and-start-mirror`` / ``:reverse-and-pause-mirror``: each topic
+    reversed by the engine; a topic it refuses is an entry with its error."""
+
+    def handler(call: Call) -> tuple[int, Any]:
+        from jetlink.core.kafka.errors import KafkaError
+        from jetlink.core.kafka.mirrors import AlterResult
+
+        link = call.params["link"]
+        m = call.mirrors()
+        names = _selected_mirrors(call, m, link)
+        dry_run = call.flag("validate_only")
+        call.dry = dry_run
+        verb = m.reverse_and_pause if paused else m.reverse_and_start
+        data = []
+        for name in names:
+            try:
+                res, restored = verb(name, link, dry_run=dry_run)
+            except KafkaError as err:
+                refused = AlterResult(name, error_code=err.error_code,
+                                      error_message=err.description)
+                data.append(alter_data(call.base, link, refused))
+                continue
+            data.append(reverse_data(call.base, link, res, restored))
+        return _alter_answer(call, link, data)
+
+    handler.__name__ = f"reverse_and_{'pause' if paused else 'start'}_mirrors"
     return handler
 
 
@@ -983,6 +1048,8 @@ def create_app(data_dir: Path, *, clock_factory: Callable[[], Any] | None = None
         "/links/{link}/mirrors": {"GET": list_mirrors, "POST": create_mirror},
         **{f"/links/{{link}}/mirrors:{how}": {"POST": _alter_mirrors(how)}
            for how in ("promote", "failover", "pause", "resume")},
+        "/links/{link}/mirrors:reverse-and-start-mirror": {"POST": _reverse_mirrors(False)},
+        "/links/{link}/mirrors:reverse-and-pause-mirror": {"POST": _reverse_mirrors(True)},
         "/links/{link}/mirrors/{topic}": {"GET": get_mirror},
     }
     routes = [Route(BASE_PATH + "/{cluster_id}" + path,

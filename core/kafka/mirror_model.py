@@ -233,11 +233,24 @@ class AlterResult:
 
 @dataclass
 class TruncateResult:
+    """A topic truncated and made a mirror again (truncate-and-restore; the restored side of
+    a reverse). ``mirror_status``: the new mirror's status, set by the reverse verbs (ACTIVE,
+    or PAUSED after reverse-and-pause) and then in the JSON."""
+
     mirror_topic_name: str
     partitions: list[dict[str, int]]  # {partition, messages_truncated, offset_truncated_to}
+    mirror_status: str | None = None
+
+    @property
+    def messages_truncated(self) -> int:
+        return sum(p["messages_truncated"] for p in self.partitions)
 
     def to_json(self) -> dict[str, Any]:
-        return {"mirror_topic_name": self.mirror_topic_name, "partitions": self.partitions}
+        out: dict[str, Any] = {"mirror_topic_name": self.mirror_topic_name,
+                               "partitions": self.partitions}
+        if self.mirror_status is not None:
+            out["mirror_status"] = self.mirror_status
+        return out
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """State changes of mirror topics an operator asks for: pause / resume, promote / failover
-with offset clamping, and failing back (``truncate_and_restore``, ``reverse_and_start``).
+with offset clamping, and failing back (``truncate_and_restore``, ``reverse_and_start``,
+``reverse_and_pause``).
 
 Promote refuses (per topic, in its result) while the source is unreachable, a partition lags,
 a synced config differs, or a synced group offset differs; failover never refuses. Both set
@@ -9,6 +10,18 @@ consumer offsets may be clamped"): every consumer group offset the link synced f
 (a group the offset sync ever wrote for that topic, any partition) that is beyond the mirror
 partition's log end offset is reset to it; each clamp is reported (group, topic, partition,
 from, to). ``dry_run`` computes the same results and clamps and changes nothing.
+
+Reversing (Confluent's ``reverse-and-start-mirror`` / ``reverse-and-pause-mirror``; the rules
+are :func:`_reverse_check`, one definition for both verbs): run on the cluster holding the
+mirror, on a bidirectional link (jetlink's form: a destination link of the same name on each
+cluster, each pointing at the other) with both clusters up. The mirror stops as in failover
+(clamps made and reported) and its source topic becomes a mirror of it through the link of
+the same name on the source cluster, truncated to where this mirror stopped (the records the
+mirror never copied are counted per partition, as truncate-and-restore counts them);
+reverse-and-pause leaves that new mirror PAUSED (``resume`` starts it). Every condition is
+checked before anything changes. The two clusters are two databases: the stop is marked
+(``pending = 'reverse'`` on the stopped row) until the restore is written, so a run killed in
+between is finished by running the same verb again.
 
 Functions of the :class:`~jetlink.core.kafka.mirrors.Mirrors` facade (their first argument).
 """
@@ -24,6 +37,7 @@ from .mirror_model import (
     ACTIVE,
     FAILED,
     NO_ERROR,
+    PAUSED,
     PENDING_STOPPED,
     STOPPED,
     SYNCED_CONFIGS,
@@ -46,9 +60,14 @@ __all__ = [
     "pause",
     "promote",
     "resume",
+    "reverse_and_pause",
     "reverse_and_start",
     "truncate_and_restore",
 ]
+
+# The mark a reverse leaves on the mirror it stopped until its source is restored as the
+# mirror (``mirrors.pending`` of a STOPPED row): a killed reverse is finished by a re-run.
+REVERSING = "reverse"
 
 
 def _select(m: Mirrors, topics: Sequence[str], link: str) -> list[tuple[str, tuple | None]]:
@@ -105,8 +124,8 @@ def failover(m: Mirrors, topics: Sequence[str], link: str, *, dry_run: bool = Fa
     return _stop(m, topics, link, "failover", dry_run)
 
 
-def _stop(m: Mirrors, topics: Sequence[str], link: str, how: str, dry_run: bool
-          ) -> list[AlterResult]:
+def _stop(m: Mirrors, topics: Sequence[str], link: str, how: str, dry_run: bool,
+          mark: str | None = None) -> list[AlterResult]:
     li, src = m._source(link)
     out = []
     for name, row in _select(m, topics, link):
@@ -137,7 +156,7 @@ def _stop(m: Mirrors, topics: Sequence[str], link: str, how: str, dry_run: bool
         with m._schema.write() as conn:
             conn.execute(
                 "UPDATE mirrors SET status = ?, pending = ?, status_time_ms = ? "
-                "WHERE topic = ?", (PENDING_STOPPED, how, now_ms(m.clock), name))
+                "WHERE topic = ?", (PENDING_STOPPED, mark or how, now_ms(m.clock), name))
     if not dry_run:
         done = m.finish_pending(link)
         by_topic: dict[str, list[Clamp]] = {}
@@ -223,9 +242,10 @@ def finish_pending(m: Mirrors, link: str | None = None) -> list[Clamp]:
         with m._schema.write() as conn:
             seq = conn.execute("SELECT coalesce(max(stopped_seq), 0) + 1 FROM mirrors"
                                ).fetchone()[0]
-            conn.execute("UPDATE mirrors SET status = ?, pending = NULL, error = ?, "
+            conn.execute("UPDATE mirrors SET status = ?, pending = ?, error = ?, "
                          "status_time_ms = ?, stopped_seq = ? WHERE topic = ?",
-                         (STOPPED, NO_ERROR, now, seq, topic))
+                         (STOPPED, REVERSING if how == REVERSING else None, NO_ERROR, now,
+                          seq, topic))
         if made:
             ends = {p.partition: p.log_end for p in m.kafka.offsets(topic)}
             end_sql = "CASE partition " + " ".join(
@@ -241,17 +261,38 @@ def finish_pending(m: Mirrors, link: str | None = None) -> list[Clamp]:
     return clamps
 
 
-def truncate_and_restore(m: Mirrors, topic: str, link: str, *, dry_run: bool = False
-                         ) -> TruncateResult:
+def _unreachable(li: Any, link: str, rule: str = "") -> KafkaError:
+    """The source cluster of ``link`` cannot be reached (down, removed, or the link FAILED):
+    the refusal of the verbs that need both clusters up, ``rule`` saying why."""
+    return KafkaError("INVALID_REQUEST", f"Cluster link '{link}': the source cluster "
+                      f"{li.source_cluster} can not be reached" + (f": {rule}" if rule else ""),
+                      field="link")
+
+
+def _truncation(m: Mirrors, topic: str, stopped: dict[int, int]) -> list[dict[str, int]]:
+    """Per partition of local ``topic``: where it is truncated to (the other side's mirror
+    stopped at ``stopped``) and how many records lie beyond (the records that mirror never
+    copied)."""
+    parts = []
+    for p in m.kafka.describe_topic(topic).partitions:
+        to = stopped.get(p.partition, 0)
+        parts.append({"partition": p.partition,
+                      "messages_truncated": max(p.log_end - max(to, p.log_start), 0),
+                      "offset_truncated_to": min(to, p.log_end)})
+    return parts
+
+
+def truncate_and_restore(m: Mirrors, topic: str, link: str, *, dry_run: bool = False,
+                         paused: bool = False) -> TruncateResult:
     """Make local ``topic`` a mirror (through ``link``) of the other side's topic that
     failed over: truncate it per partition to the log end offsets at which that mirror
-    stopped, then resume mirroring from there."""
+    stopped, then resume mirroring from there (``paused``: the new mirror starts PAUSED,
+    in the same transaction)."""
     from .topics import record_key, records_bytes
 
     li, src = m._source(link)
     if src is None:
-        raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}': the source cluster "
-                         f"{li.source_cluster} can not be reached", field="link")
+        raise _unreachable(li, link)
     prefix = li.config.prefix
     if prefix and not topic.startswith(prefix):
         raise KafkaError("INVALID_REQUEST", f"Topic '{topic}' does not carry the link's "
@@ -270,15 +311,10 @@ def truncate_and_restore(m: Mirrors, topic: str, link: str, *, dry_run: bool = F
     if mine.mirror_link:
         raise KafkaError("INVALID_REQUEST", f"Topic '{topic}' is already a mirror topic",
                          field="topic")
-    parts: list[dict[str, int]] = []
-    t_id = m._topic_rowid(topic)
-    for p in mine.partitions:
-        to = stopped.get(p.partition, 0)
-        cut = max(p.log_end - max(to, p.log_start), 0)
-        parts.append({"partition": p.partition, "messages_truncated": cut,
-                      "offset_truncated_to": min(to, p.log_end)})
+    parts = _truncation(m, topic, stopped)
     if dry_run:
         return TruncateResult(topic, parts)
+    t_id = m._topic_rowid(topic)
     now = now_ms(m.clock)
     with m._schema.write() as conn:
         for part in parts:
@@ -288,9 +324,7 @@ def truncate_and_restore(m: Mirrors, topic: str, link: str, *, dry_run: bool = F
             cnt = (conn.execute("SELECT count(*) FROM records WHERE id >= ? AND id < ?",
                                 (lo, hi)).fetchone()[0], records_bytes(conn, lo, hi))
             part["messages_truncated"] = cnt[0]
-            conn.execute("DELETE FROM records WHERE id >= ? AND id < ?",
-                         (record_key(t_id, part["partition"], to),
-                          record_key(t_id, part["partition"] + 1, 0)))
+            conn.execute("DELETE FROM records WHERE id >= ? AND id < ?", (lo, hi))
             conn.execute("UPDATE partitions SET log_end = ?, log_start = min(log_start, ?),"
                          " bytes = max(bytes - ?, 0), cleaned = min(log_start, ?), "
                          "clean_bytes = 0 WHERE topic = ? AND partition = ?",
@@ -299,8 +333,9 @@ def truncate_and_restore(m: Mirrors, topic: str, link: str, *, dry_run: bool = F
         conn.execute("DELETE FROM mirror_partitions WHERE topic = ?", (topic,))
         conn.execute(
             "INSERT INTO mirrors(topic, link, source_topic, status, status_time_ms, "
-            "created_ms, start_spec, started) VALUES (?, ?, ?, ?, ?, ?, 'earliest', 1)",
-            (topic, link, source_topic, ACTIVE, now, now))
+            "created_ms, start_spec, started, paused) "
+            "VALUES (?, ?, ?, ?, ?, ?, 'earliest', 1, ?)",
+            (topic, link, source_topic, PAUSED if paused else ACTIVE, now, now, int(paused)))
         conn.executemany(
             "INSERT INTO mirror_partitions(topic, partition, last_fetch_offset) "
             "VALUES (?, ?, ?)",
@@ -311,26 +346,102 @@ def truncate_and_restore(m: Mirrors, topic: str, link: str, *, dry_run: bool = F
 
 def reverse_and_start(m: Mirrors, topic: str, link: str, *, dry_run: bool = False
                       ) -> tuple[AlterResult, TruncateResult]:
-    """Stop this cluster's mirror ``topic`` (as failover) and make its source topic a
-    mirror of it through the link of the same name on the source cluster."""
-    li, _src = m._source(link)
+    """Reverse this cluster's mirror ``topic``: it stops (as failover) and its source topic
+    becomes a mirror of it through the link of the same name on the source cluster, mirroring
+    at once (module docstring)."""
+    return _reverse(m, topic, link, paused=False, dry_run=dry_run)
+
+
+def reverse_and_pause(m: Mirrors, topic: str, link: str, *, dry_run: bool = False
+                      ) -> tuple[AlterResult, TruncateResult]:
+    """:func:`reverse_and_start`, leaving the new mirror on the source cluster PAUSED (its
+    ``resume`` starts it)."""
+    return _reverse(m, topic, link, paused=True, dry_run=dry_run)
+
+
+def _reverse_check(m: Mirrors, topic: str, link: str, verb: str
+                   ) -> tuple[Any, Mirrors, tuple, str]:
+    """The conditions of both reverse verbs, checked before anything changes: (the link, the
+    source cluster's Mirrors, the mirror's row, the source topic) or a KafkaError
+    INVALID_REQUEST naming what is missing."""
+    li, src = m._source(link)  # CLUSTER_LINK_NOT_FOUND when the link is not here
+    if src is None or m._state(link) in ("UNAVAILABLE", "FAILED"):
+        raise _unreachable(li, link, f"{verb} needs both clusters up (failover stops the "
+                           "mirror whatever the source's state)")
     other = type(m)(m.datadir, li.source_cluster, m.clock)
-    rev = other.links.get(link)  # the reverse link must exist on the source cluster
+    back = f"{verb} needs the link on both clusters, each pointing at the other"
+    try:
+        rev = other.links.get(link, with_topics=False)
+    except KafkaError as err:
+        if err.name != "CLUSTER_LINK_NOT_FOUND":
+            raise
+        raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}' is not bidirectional: "
+                         f"cluster {li.source_cluster} has no link '{link}' back to "
+                         f"{m.cluster} ({back})", field="link") from None
     if rev.source_cluster != m.cluster:
+        raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}' is not bidirectional: "
+                         f"on cluster {li.source_cluster} it points to {rev.source_cluster}, "
+                         f"not back to {m.cluster} ({back})", field="link")
+    if not rev.config.is_destination:
         raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}' on cluster "
-                         f"{li.source_cluster} does not point back to {m.cluster}: "
-                         "reverse-and-start needs the reverse link", field="link")
-    res = m.failover([topic], link, dry_run=dry_run)[0]
-    if not res.ok:
-        raise KafkaError("INVALID_REQUEST", res.error_message, field="topic")
-    prefix = li.config.prefix
-    source_topic = topic[len(prefix):] if prefix and topic.startswith(prefix) else topic
+                         f"{li.source_cluster} has link.mode={rev.config.link_mode}: jetlink "
+                         "runs destination links only, and the reversed mirror needs one",
+                         field="link")
+    rows = m._rows(link, topic)
+    if not rows:
+        raise KafkaError("INVALID_REQUEST", f"{not_mirrored_message(topic)} by link "
+                         f"'{link}'", field="topic")
+    row = rows[0]
+    if row[3] == STOPPED and row[8] != REVERSING:
+        raise KafkaError("INVALID_REQUEST", f"{already_stopped_message(topic, link)}: {verb} "
+                         "reverses a mirror that is still mirroring (after a failover, "
+                         f"truncate-and-restore on cluster {li.source_cluster} fails back)",
+                         field="topic")
+    source_topic = row[2]
+    if source_topic != rev.config.prefix + topic:
+        raise KafkaError("INVALID_REQUEST", f"Topic '{source_topic}' on cluster "
+                         f"{li.source_cluster} can not mirror '{topic}' through link "
+                         f"'{link}' there: a mirror topic's name is the link's prefix "
+                         f"'{rev.config.prefix}' followed by its source topic's name",
+                         field="topic")
+    theirs = other.kafka.describe_topic(source_topic)
+    if theirs.mirror_link and not (row[3] == STOPPED and theirs.mirror_link == link):
+        raise KafkaError("INVALID_REQUEST", f"Topic '{source_topic}' on cluster "
+                         f"{li.source_cluster} is itself a mirror topic (of link "
+                         f"'{theirs.mirror_link}'): only a writable source can be reversed",
+                         field="topic")
+    return li, other, row, source_topic
+
+
+def _reverse(m: Mirrors, topic: str, link: str, *, paused: bool, dry_run: bool
+             ) -> tuple[AlterResult, TruncateResult]:
+    verb = "reverse-and-pause" if paused else "reverse-and-start"
+    li, other, row, source_topic = _reverse_check(m, topic, link, verb)
+    status = PAUSED if paused or other.links.get(link, with_topics=False).paused else ACTIVE
+    if row[3] == STOPPED:  # a reverse stopped it and was killed before the restore
+        res = AlterResult(topic, mirror_lags=m._info(row, None).mirror_lags)
+    else:
+        res = _stop(m, [topic], link, "failover", dry_run, mark=REVERSING)[0]
+        if not res.ok:  # pragma: no cover - _reverse_check refused what failover refuses
+            raise KafkaError("INVALID_REQUEST", res.error_message, field="topic")
+    # Truncated to where the mirror stopped (or stops now): its last fetch offsets, what
+    # truncate_and_restore reads from the stopped mirror.
+    stopped = {p.partition: p.last_source_fetch_offset for p in m._lags(row, None)}
+    restored = other.kafka.describe_topic(source_topic).mirror_link == link
+    parts = _truncation(other, source_topic, stopped)
+    if restored:  # by the killed run: what it truncated is gone, nothing more is
+        parts = [dict(p, messages_truncated=0) for p in parts]
     if dry_run:
-        mine = {p.partition: p.log_end for p in m.kafka.offsets(topic)}
-        theirs = other.kafka.describe_topic(source_topic)
-        parts = [{"partition": p.partition,
-                  "messages_truncated": max(p.log_end - mine.get(p.partition, 0), 0),
-                  "offset_truncated_to": min(mine.get(p.partition, 0), p.log_end)}
-                 for p in theirs.partitions]
-        return res, TruncateResult(source_topic, parts)
-    return res, other.truncate_and_restore(source_topic, link)
+        return res, TruncateResult(source_topic, parts, status)
+    if restored:  # only the new mirror's paused flag and the mark are left
+        with other._schema.write() as conn:
+            conn.execute("UPDATE mirrors SET paused = ? WHERE topic = ?",
+                         (int(paused), source_topic))
+        trunc = TruncateResult(source_topic, parts)
+    else:
+        trunc = truncate_and_restore(other, source_topic, link, paused=paused)
+    with m._schema.write() as conn:
+        conn.execute("UPDATE mirrors SET pending = NULL WHERE topic = ? AND pending = ?",
+                     (topic, REVERSING))
+    trunc.mirror_status = other.describe(source_topic, link).mirror_status
+    return res, trunc

@@ -39,9 +39,11 @@ results and clamps and changes nothing.
 Failing back: ``truncate_and_restore`` (on the ORIGINAL cluster, through a link pointing to the
 cluster that took over): the local topic is truncated per partition to the log end offsets at
 which the other side's mirror stopped and becomes a mirror of the other side's topic again,
-reporting messages truncated per partition. ``reverse_and_start`` (on the cluster holding the
-mirror): stops the mirror (as failover) and runs ``truncate_and_restore`` on the source side
-through the link of the same name there (the reverse link), so the source becomes the mirror.
+reporting messages truncated per partition. ``reverse_and_start`` / ``reverse_and_pause``
+(on the cluster holding the mirror, both clusters up, the link of the same name on the source
+cluster pointing back): stops the mirror (as failover) and runs ``truncate_and_restore`` on the
+source side through that reverse link, so the source becomes the mirror (left PAUSED by
+``reverse_and_pause``); a run killed between the two databases is finished by a re-run.
 
 This module holds the :class:`Mirrors` facade (its state: the reads and the status
 recomputation; the cleanup) and :func:`pump_links`. Its other methods are functions of the
@@ -326,6 +328,7 @@ class Mirrors:
     finish_pending = mirror_promote.finish_pending
     truncate_and_restore = mirror_promote.truncate_and_restore
     reverse_and_start = mirror_promote.reverse_and_start
+    reverse_and_pause = mirror_promote.reverse_and_pause
 
     # -- the link step (mirror_copy) --------------------------------------------------------
     step = mirror_copy.step
