@@ -9,12 +9,15 @@
 - core/dr/live.py: ``LiveSite``, a live server's JetStream domain as a site.
 - core/dr/positions.py: the origin's consumer positions kept on the mirror's side (the
   ``JETLINK_POSITIONS`` bucket) and their ``sync``.
+- core/dr/readiness.py: ``check_readiness``, every mirror's readiness for a failover now
+  (``jetlink dr check``, the dashboard's readiness column), built on ``prepare`` / ``preview``.
 
 Callers get their site and positions bucket from their backend (core/backend.py
 ``Backend.site()`` / ``Backend.positions()``); only core/backend.py chooses between the two
 sites. The Kafka side's promote / failover (mirror topics) is core/kafka/mirrors.py's.
 """
 
+from .readiness import DrThresholds, MirrorReadiness, Readiness, check_readiness
 from .rules import (
     Clamp,
     Naming,
@@ -31,6 +34,7 @@ from .rules import (
     promote,
 )
 
-__all__ = ["Clamp", "Naming", "OriginFacts", "PartialPromotion", "PromoteRefused",
-           "PromoteReport", "Promotion", "Site", "kv_adjust", "kv_mirror_stream", "mirror_lag",
-           "prepare", "promote"]
+__all__ = ["Clamp", "DrThresholds", "MirrorReadiness", "Naming", "OriginFacts",
+           "PartialPromotion", "PromoteRefused", "PromoteReport", "Promotion", "Readiness",
+           "Site", "check_readiness", "kv_adjust", "kv_mirror_stream", "mirror_lag", "prepare",
+           "promote"]
