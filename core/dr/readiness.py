@@ -289,8 +289,9 @@ class _OnceSite:
 
 
 def _is_kv_mirror(cfg: Any) -> bool:
+    """A mirror of a bucket (``mirror.name`` = ``KV_<bucket>``), as core/kv.py lists one."""
     m = cfg.mirror
-    return m is not None and cfg.name.startswith("KV_") and m.name.startswith("KV_")
+    return m is not None and m.name.startswith("KV_")
 
 
 def _check_nats(site: Any, info: Any, shown: str, kind: str, cluster: str,
@@ -446,6 +447,7 @@ def _check_nats(site: Any, info: Any, shown: str, kind: str, cluster: str,
 
 def _nats_mirrors(backend: Backend, cluster: str | None, label: str, names: _Names,
                   topology: Any, flags: Mapping[str, Any]) -> list[MirrorReadiness]:
+    from ..kv import bucket_of_stream
     from .positions import is_jetlink_own
 
     site = _OnceSite(backend.site(cluster))
@@ -458,7 +460,10 @@ def _nats_mirrors(backend: Backend, cluster: str | None, label: str, names: _Nam
         if cfg.mirror is None or is_jetlink_own(cfg.name):
             continue
         kind = "kv" if _is_kv_mirror(cfg) else "stream"
-        shown = (cfg.name[3:] if kind == "kv" else cfg.name) + suffix
+        shown = cfg.name
+        if kind == "kv":
+            shown = bucket_of_stream(cfg.name) or cfg.name
+        shown += suffix
         if not names.wanted(shown, cfg.name + suffix):
             continue
         out.append(_check_nats(site, info, shown, kind, label, records, topology, flags))
@@ -647,6 +652,9 @@ def check_readiness(backend: Backend, names: Sequence[str] = (), *,
     wanted = _Names(names)
 
     def data_dir(dd: DataDir) -> list[tuple[str | None, str, str, bool]]:
+        # a check copies nothing: no replication step when the command ends (the engine's
+        # reads of consumers are write transactions, which would otherwise ask for one)
+        backend.data_dir("dr check", step=False)
         infos = dd.clusters(create_local=False, broken=[])
         chosen = [i for i in infos if clusters is None or i.name in clusters]
         out: list[tuple[str | None, str, str, bool]] = []
