@@ -78,7 +78,7 @@ def check(
     outfile: OutfileOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Check every mirror's readiness for a failover.
+    """Check each mirror's failover readiness.
 
     Per mirror: the recovery point (messages behind, time since it last heard from its
     origin, whether the origin answers), the consumer positions (age of the last sync, the

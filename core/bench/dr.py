@@ -43,15 +43,13 @@ def _timed(check: Any, runs: int, mirrors: int) -> dict[str, Any]:
 def bench_dr_check(mirrors: int = 1000, *, messages: int = 1000, consumers: int = 10,
                    runs: int = 3, data_dir: str | None = None) -> dict[str, Any]:
     """``dr check`` of ``mirrors`` mirrors on the embedded engine (module doc)."""
-    from ..backend import EmbeddedBackend
+    from ..backend import open_backend
     from ..clock import SystemClock
     from ..config.consumer import ConsumerConfig
     from ..config.stream import StreamConfig
-    from ..dr.embedded import EmbeddedSite
-    from ..dr.positions import PositionStore, sync
+    from ..dr.positions import sync
     from ..dr.readiness import check_readiness
     from ..jetstream import JetStream
-    from ..kv import KV
     from ..replication import pump_until_idle
     from ..store import DataDir
 
@@ -75,13 +73,15 @@ def bench_dr_check(mirrors: int = 1000, *, messages: int = 1000, consumers: int 
             east.add_stream(StreamConfig.from_json({"name": f"M{i:05d}", "mirror": {
                 "name": ORIGIN, "external": {"api": "$JS.west.API"}}}))
         pump_until_idle(dd, clock)
-        sync(EmbeddedSite(dd, "east", clock), PositionStore(KV(dd, "east", clock)))
         dd.close()
+        with open_backend(None, Path(f"{tmp}/data"), "east", lambda: clock,
+                          step=False) as backend:
+            sync(backend.site(), backend.positions())
         built = time.perf_counter() - t0
 
         def check() -> Any:
-            with EmbeddedBackend(Path(f"{tmp}/data"), "east",
-                                 lambda: clock, create=False, step=False) as backend:
+            with open_backend(None, Path(f"{tmp}/data"), "east", lambda: clock,
+                              create=False, step=False) as backend:
                 return check_readiness(backend, clusters=["east"], clock=clock)
 
         out = {"backend": "embedded", **_timed(check, runs, mirrors),
