@@ -109,7 +109,7 @@ def _verb(app: App) -> str:
 # Verbs that only read (their last word): their data directory creates nothing, not the
 # directory, not the default cluster (core/store/datadir.py DataDir ``create``).
 READ_VERBS = frozenset({"ls", "info", "report", "get", "view", "subjects", "history", "keys",
-                        "watch", "describe", "show", "sub", "export"})
+                        "watch", "describe", "show", "sub", "export", "check"})
 
 
 # Groups whose every verb only reads (``server check stream|consumer|kv``).

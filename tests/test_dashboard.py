@@ -261,7 +261,8 @@ def test_tabs_tables_and_detail_view(demo):
         assert cells(app, "streams")[1] == [
             "BACKUP@east (mirror)", "40", "", "", "2.0 KiB", "1..40", "0", "-"]
         assert cells(app, "agreements")[1] == [
-            "BACKUP@east", "mirror", "ORDERS@west", "0", "16s", "origin cluster west is down"]
+            "BACKUP@east", "mirror", "ORDERS@west", "0", "16s", "origin cluster west is down",
+        "CRITICAL: Subjects unknown: give --subjects (a failover now would be refused)"]
         await pilot.press("down", "enter")
         assert isinstance(app.screen, DetailScreen)
         assert app.screen.title_text == "StreamInfo BACKUP@east"
@@ -270,9 +271,9 @@ def test_tabs_tables_and_detail_view(demo):
         assert not isinstance(app.screen, DetailScreen)
         await pilot.press("4")
         assert cells(app, "mirrors") == [
-            ["orders@keast", "dr", "ACTIVE", "0", "0", "10", "15s"],
-            ["", "", "ACTIVE", "1", "5", "16", "15s"],
-            ["", "", "ACTIVE", "2", "0", "20", "15s"]]
+            ["orders@keast", "dr", "ACTIVE", "0", "0", "10", "15s", "OK"],
+            ["", "", "ACTIVE", "1", "5", "16", "15s", ""],
+            ["", "", "ACTIVE", "2", "0", "20", "15s", ""]]
         await pilot.press("5")
         assert cells(app, "groups")[0] == ["audit@keast", "Empty", "orders", "0", "4", "10",
                                            "6"]

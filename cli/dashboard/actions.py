@@ -71,12 +71,12 @@ class Source:
     def load(self, path: Path, clock: Clock, *, clusters: Any = None) -> Any:
         """A snapshot (cli/dashboard/data.py): every cluster of a data directory, or the
         live server's JetStream domain."""
-        from jetlink.cli.dashboard.data import load, load_live
+        from jetlink.cli.dashboard.data import add_readiness, load, load_live
 
         with self.open(clock, step=False) as backend:
             return backend.either(
                 data_dir=lambda dd: load(dd.path, clock, clusters=clusters),
-                server=lambda js: load_live(js, clock))
+                server=lambda js: add_readiness(load_live(js, clock), backend, clock))
 
     def run(self, clock: Clock, action: Callable[[Any, Clock], Outcome], *,
             step_after: bool = True) -> Outcome:

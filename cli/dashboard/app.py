@@ -86,6 +86,13 @@ def _ttl(ns: int) -> str:
     return format_duration(ns)
 
 
+def _ready(text: str) -> Text:
+    """A mirror's readiness cell (``dr check``'s status and first reason), coloured."""
+    style = {"OK": "green", "WARNING": "yellow", "CRITICAL": "bold red"}.get(
+        text.split(":")[0], "")
+    return Text(text, style=style)
+
+
 def _num(n: int | None) -> str:
     return "-" if n is None else output.comma(n)
 
@@ -96,10 +103,11 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "clusters": ("Cluster", "Kind", "State", "Streams", "Buckets", "Topics", "Links", "Error"),
     "streams": ("Stream", "Messages", "Rate", "Trend", "Bytes", "Sequences", "Consumers",
                 "Subjects"),
-    "agreements": ("Target", "Kind", "Origin", "Lag", "Active", "Error"),
+    "agreements": ("Target", "Kind", "Origin", "Lag", "Active", "Error", "Failover Ready"),
     "kv": ("Bucket", "Kind", "Values", "History", "TTL", "Origins"),
     "links": ("Link", "Source", "State", "Mirrors", "Error"),
-    "mirrors": ("Mirror Topic", "Link", "Status", "Part", "Lag", "Last Fetch", "Since"),
+    "mirrors": ("Mirror Topic", "Link", "Status", "Part", "Lag", "Last Fetch", "Since",
+                "Failover Ready"),
     "groups": ("Group", "State", "Topic", "Part", "Offset", "Log End", "Lag"),
 }
 TABLE_TAB = {"clusters": "clusters", "streams": "streams", "agreements": "streams",
@@ -393,8 +401,11 @@ class Dashboard(App[None]):
             for a in snap.agreements:
                 if self._wanted(a.cluster, a.stream, a.origin):
                     lag = Text(output.comma(a.lag), style="yellow" if a.lag else "")
+                    ready = snap.readiness.get((a.cluster, a.stream), "") \
+                        if a.kind == "mirror" else ""
                     rows.append((a, (_at(a.stream, a.cluster), a.kind, a.origin, lag,
-                                     _ns(a.active_ns), Text(a.error, style="red"))))
+                                     _ns(a.active_ns), Text(a.error, style="red"),
+                                     _ready(ready))))
         elif table == "kv":
             for b in snap.buckets:
                 if self._wanted(b.cluster, b.bucket, *b.origins):
@@ -419,7 +430,9 @@ class Dashboard(App[None]):
                     rows.append((m, (_at(m.topic, m.cluster) if first else "",
                                      m.link if first else "", Text(status, style=style),
                                      str(m.partition), output.comma(m.lag),
-                                     output.comma(m.last_fetch_offset), since)))
+                                     output.comma(m.last_fetch_offset), since,
+                                     _ready(snap.readiness.get((m.cluster, m.topic), "")
+                                            if first else ""))))
         elif table == "groups":
             previous = None
             for g in snap.groups:

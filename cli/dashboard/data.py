@@ -162,6 +162,9 @@ class Snapshot:
     links: list[LinkRow] = field(default_factory=list)
     mirrors: list[MirrorRow] = field(default_factory=list)
     groups: list[GroupRow] = field(default_factory=list)
+    # each mirror's readiness for a failover now (core/dr/readiness.py, as `dr check`):
+    # (cluster, stream or mirror topic) -> "STATUS" or "STATUS: first reason"
+    readiness: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The documents behind the tables (``dashboard --json``), per cluster."""
@@ -308,6 +311,26 @@ def _load_kafka(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> N
                                         o.committed, o.log_end, o.lag, doc))
 
 
+def add_readiness(snap: Snapshot, backend: Any, clock: Clock) -> Snapshot:
+    """Each mirror's readiness (core/dr/readiness.py ``check_readiness``, what ``dr check``
+    prints) into ``snap.readiness``; a check that fails leaves the column empty."""
+    import sqlite3
+
+    from jetlink.core.dr import check_readiness
+    from jetlink.core.errors import JetlinkError
+
+    try:
+        found = check_readiness(backend, clock=clock)
+    except (JetlinkError, sqlite3.Error):
+        return snap
+    only = snap.clusters[0].name if len(snap.clusters) == 1 else ""
+    for m in found.mirrors:
+        name = m.facts.get("stream") or m.facts.get("topic")
+        if name:
+            snap.readiness[(m.cluster or only, name)] = m.summary()
+    return snap
+
+
 def load(path: Path, clock: Clock, *, clusters: Container[str] | None = None) -> Snapshot:
     """A snapshot of the data directory at ``path`` (nothing is created when it does not
     exist), of the clusters named in ``clusters`` (None: every one). A cluster that cannot be
@@ -352,6 +375,12 @@ def load(path: Path, clock: Clock, *, clusters: Container[str] | None = None) ->
                 row.error = str(_confirmed(dd, row.name, err))
     finally:
         dd.close()
+    if any(s.role == "mirror" for s in snap.streams) or snap.mirrors:
+        from jetlink.core.backend import open_backend
+
+        with open_backend(None, path, "local", lambda: clock, create=False,
+                          step=False) as backend:
+            add_readiness(snap, backend, clock)
     return snap
 
 

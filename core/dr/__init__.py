@@ -11,6 +11,8 @@
   ``JETLINK_POSITIONS`` bucket) and their ``sync``.
 - core/dr/failback.py: :func:`failback`, the way back after a failover (the divergent tail
   saved, the old origin a mirror of the promoted stream, then the switch back).
+- core/dr/readiness.py: ``check_readiness``, every mirror's readiness for a failover now
+  (``jetlink dr check``, the dashboard's readiness column), built on ``prepare`` / ``preview``.
 
 Callers get their site and positions bucket from their backend (core/backend.py
 ``Backend.site()`` / ``Backend.positions()``); only core/backend.py chooses between the two
@@ -18,6 +20,7 @@ sites. The Kafka side's promote / failover (mirror topics) is core/kafka/mirrors
 """
 
 from .failback import FailbackReport, failback
+from .readiness import DrThresholds, MirrorReadiness, Readiness, check_readiness
 from .rules import (
     Clamp,
     Naming,
@@ -34,6 +37,7 @@ from .rules import (
     promote,
 )
 
-__all__ = ["Clamp", "FailbackReport", "Naming", "OriginFacts", "PartialPromotion", "PromoteRefused",
-           "PromoteReport", "Promotion", "Site", "kv_adjust", "kv_mirror_stream", "mirror_lag",
-           "failback", "prepare", "promote"]
+__all__ = ["Clamp", "DrThresholds", "FailbackReport", "MirrorReadiness", "Naming",
+           "OriginFacts", "PartialPromotion", "PromoteRefused", "PromoteReport", "Promotion",
+           "Readiness", "Site", "check_readiness", "failback", "kv_adjust", "kv_mirror_stream",
+           "mirror_lag", "prepare", "promote"]

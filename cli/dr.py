@@ -1,0 +1,115 @@
+"""``jetlink dr check [NAME...]``: the readiness of every mirror for a failover now.
+
+Parsing and rendering only: the check is jetlink.core.dr.readiness ``check_readiness`` over
+the backend in force (cli/common.py ``backend``): on the embedded engine every cluster of
+the data directory (only ``--cluster`` when given) with its NATS mirrors, KV mirrors and the
+mirror topics of its links; on a live server the mirrors of its JetStream domain. The formats,
+``--namespace``, ``--outfile`` and the exit status are ``server check``'s (cli/server_check.py):
+0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (no mirror found), 0 with ``--format prometheus``.
+A NAME that is no mirror is a CRITICAL result of its own, as natscli reports a stream it
+cannot load (exit 2); a command line that does not parse is a usage error (2).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from jetlink.cli import common
+from jetlink.cli.app import App
+from jetlink.cli.options import JsonOption
+from jetlink.cli.server_check import (
+    Format,
+    FormatOption,
+    OutfileOption,
+    _duration,
+    _write_atomically,
+)
+
+dr_app = typer.Typer(
+    name="dr",
+    help="Check mirrors' readiness for a failover.\n\nWhat a failover made now would lose "
+    "or break, per mirror (NATS streams, KV buckets, mirror topics), in natscli's server "
+    "check formats and exit codes (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN).",
+    no_args_is_help=True,
+)
+
+
+def _span(help: str) -> Any:
+    return typer.Option(metavar="DURATION", help=help, callback=_duration, show_default=False)
+
+
+def _msgs(help: str) -> Any:
+    return typer.Option(metavar="MSGS", help=help, min=0, show_default=False)
+
+
+@dr_app.command("check")
+def check(
+    ctx: typer.Context,
+    names: Annotated[list[str] | None, typer.Argument(
+        metavar="[NAME]...", help="Only these mirrors: STREAM, BUCKET (a KV mirror), "
+        "LINK/TOPIC or TOPIC (a mirror topic); NAME@CLUSTER on the embedded engine.",
+        show_default=False)] = None,
+    lag_warn: Annotated[int | None, _msgs(
+        "Warn when the mirror is this many messages behind its origin or more.")] = None,
+    lag_critical: Annotated[int | None, _msgs(
+        "Critical when the mirror is this many messages behind its origin or more.")] = None,
+    seen_warn: Annotated[str | None, _span(
+        "Warn when the mirror last heard from its origin this long ago or more.")] = None,
+    seen_critical: Annotated[str | None, _span(
+        "Critical when the mirror last heard from its origin this long ago or more.")
+    ] = None,
+    positions_warn: Annotated[str | None, _span(
+        "Warn when the consumer positions were synced this long ago or more.")] = None,
+    positions_critical: Annotated[str | None, _span(
+        "Critical when the consumer positions were synced this long ago or more (or "
+        "never).")] = None,
+    topology: Annotated[Path | None, typer.Option(
+        "--topology", metavar="FILE", dir_okay=False, show_default=False,
+        help="A topology file naming the origins' streams: their subjects, for a failover "
+        "whose origin is gone.")] = None,
+    fmt: FormatOption = Format.nagios,
+    namespace: Annotated[str, typer.Option(
+        "--namespace", metavar="NAME", help="The Prometheus namespace (metric name prefix).")
+    ] = "jetlink",
+    outfile: OutfileOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Check each mirror's failover readiness.
+
+    Per mirror: the recovery point (messages behind, time since it last heard from its
+    origin, whether the origin answers), the consumer positions (age of the last sync, the
+    origin's durable consumers without a synced position), the subjects the promoted stream
+    would take and where they come from (or unknown: give --subjects, critical), the clamps
+    a failover now would print, and what blocks it (a failing or paused mirror, the
+    thresholds). Thresholds not given come from the mirror stream's metadata,
+    io.nats.monitor.<flag> (e.g. io.nats.monitor.lag-critical: 100).
+    """
+    from jetlink.cli.stream import _topology
+    from jetlink.core.dr import check_readiness
+
+    app = App.of(ctx)
+    flags = {"lag_warn": lag_warn, "lag_critical": lag_critical, "seen_warn": seen_warn,
+             "seen_critical": seen_critical, "positions_warn": positions_warn,
+             "positions_critical": positions_critical}
+    clusters = [app.cluster] if common.given(ctx.find_root(), "cluster") else None
+    readiness = check_readiness(common.backend(app), names or (), flags=flags,
+                                topology=_topology(topology), clusters=clusters,
+                                clock=common.make_clock())
+    chosen = Format.json if app.json else fmt
+    body = readiness.render(chosen.value, namespace) + "\n"
+    if outfile is None:
+        sys.stdout.write(body)
+        sys.stdout.flush()
+    else:
+        _write_atomically(outfile, body)
+    code = 0 if chosen is Format.prometheus else readiness.exit_code
+    if code:
+        raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(dr_app, name="dr")

@@ -1,0 +1,683 @@
+"""Readiness for a failover now: ``jetlink dr check`` and the dashboard's readiness column.
+
+For every mirror a failover could promote (a NATS mirror stream, a KV mirror bucket, a Kafka
+mirror topic of the embedded engine's links) one check :class:`~jetlink.core.monitor.Result`
+(check kind ``dr``), built from what a failover made now would do. Nothing is derived twice:
+a NATS mirror is read by core/dr/rules.py :func:`~jetlink.core.dr.rules.prepare` (failover,
+with the positions bucket and the topology file) and its
+:meth:`~jetlink.core.dr.rules.Promotion.preview`, the failover's own dry run; a mirror topic
+by core/kafka/mirrors.py (``Mirrors.list``, the failover's dry run for its clamps, and the
+offset sync's pending groups, core/kafka/mirror_copy.py ``pending_offsets``).
+
+Per mirror:
+
+- **recovery point**: the messages behind (``origin_pending`` counted at the origin when it
+  answers, else the mirror's lag as last reported; a topic's lag summed over its
+  partitions) and the time since the mirror last heard from its origin (StreamInfo
+  ``mirror.active``; a topic's newest partition fetch), and whether the origin answers (one
+  that does not is a warning: promote would be refused, failover goes ahead and loses what
+  was not copied);
+- **consumer positions**: the age of the last sync (the positions bucket's record; a link's
+  last ConsumerOffsetSync run) and the origin's durable consumers without a synced position
+  (when the origin answers: its consumers against the record; a topic: the groups whose
+  offsets the sync has not written yet). No record at all is a warning;
+- **subjects** the promoted stream would take and where they come from (``origin``,
+  ``positions`` as last synced, ``topology``); "unknown: give --subjects" is critical (a
+  failover now would be refused). Subjects known from the origin only (no record holds them,
+  no topology file names the stream) are a warning: once the origin is gone they are unknown;
+- **clamps** the failover would print (listed; informational);
+- **blockers**: a failing mirror (its error), a failed or paused mirror topic, and the
+  thresholds: ``lag`` (messages behind, at or above), ``seen`` (time since last contact, at
+  or above), ``positions`` (age of the last sync, at or above; no sync at all reaches
+  them), each ``-warn`` and ``-critical``, from flags else from the mirror stream's metadata
+  ``io.nats.monitor.<flag>`` (core/monitor/thresholds.py, natscli's rule).
+
+:class:`Readiness` holds the results; its status is the worst mirror's (UNKNOWN when there
+is no mirror to check). Its renderings (:meth:`Readiness.render`) are natscli's four: one
+Nagios line whose messages and perf data carry the mirror's name (``NAME: message``,
+``NAME.lag=..``), a JSON document (natscli's Result fields for the whole, and ``mirrors``,
+one Result document each with its ``readiness`` facts), Prometheus gauges per mirror
+(``<namespace>_dr_<item>{item="NAME"}``) and text (a summary, then natscli's text of each
+mirror). A NAME asked for that is no mirror is a critical result of that name, as natscli
+reports a stream it cannot load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..durations import MS, SECOND, format_duration
+from ..errors import JetlinkError, UsageError
+from ..monitor.render import FORMATS, nagios, prometheus, render_json, text
+from ..monitor.result import EXIT_CODES, PerfDataItem, Result, Status, reason
+from ..monitor.thresholds import ThresholdError, _kind, _Thresholds
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..backend import Backend
+    from ..clock import Clock
+    from ..store import DataDir
+    from .positions import MirrorPositions, PositionStore
+
+__all__ = ["CHECK", "DEFAULT_NAMESPACE", "DrThresholds", "MirrorReadiness", "Readiness",
+           "check_readiness", "check_topics"]
+
+CHECK = "dr"
+#: the Prometheus namespace of ``dr check`` (its ``--namespace``)
+DEFAULT_NAMESPACE = "jetlink"
+
+
+@dataclass
+class DrThresholds(_Thresholds):
+    """``dr check``: messages, and durations in nanoseconds; 0 = not checked."""
+
+    lag_warn: int = _kind("uint")
+    lag_critical: int = _kind("uint")
+    seen_warn: int = _kind("duration")
+    seen_critical: int = _kind("duration")
+    positions_warn: int = _kind("duration")
+    positions_critical: int = _kind("duration")
+
+
+def _ago(ns: int) -> str:
+    """A duration rounded for a message: whole seconds from 1s, milliseconds below."""
+    unit = SECOND if ns >= SECOND else MS
+    return format_duration(max((ns + unit // 2) // unit * unit, 0))
+
+
+def _grade(result: Result, value: float, warn: float, crit: float, bad: str, good: str
+           ) -> None:
+    """``bad`` as a critical / warning when ``value`` is at or above ``crit`` / ``warn``
+    (each > 0), else ``good`` as OK."""
+    if crit > 0 and value >= crit:
+        result.critical(bad)
+    elif warn > 0 and value >= warn:
+        result.warn(bad)
+    else:
+        result.ok(good)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+@dataclass
+class MirrorReadiness:
+    """One mirror's readiness: its check result and the facts behind it."""
+
+    name: str  # as asked for and shown: STREAM, BUCKET or LINK/TOPIC (+ @CLUSTER embedded)
+    kind: str  # "stream" | "kv" | "topic" | "" (a name that is no mirror)
+    cluster: str  # the embedded cluster, or the live server's JetStream domain
+    result: Result
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def status(self) -> Status:
+        return self.result.status
+
+    def to_json(self) -> dict[str, Any]:
+        import json
+
+        doc: dict[str, Any] = json.loads(render_json(self.result))
+        doc["kind"] = self.kind
+        doc["cluster"] = self.cluster
+        doc["readiness"] = self.facts
+        return doc
+
+    def summary(self) -> str:
+        """One line for a table cell: the status and its first reason."""
+        r = self.result
+        first = (r.criticals or r.warnings or [""])[0]
+        return f"{r.status.value}{': ' + first if first else ''}"
+
+
+_ORDER = {Status.OK: 0, Status.UNKNOWN: 1, Status.WARNING: 2, Status.CRITICAL: 3}
+
+
+@dataclass
+class Readiness:
+    """Every mirror checked (:func:`check_readiness`)."""
+
+    mirrors: list[MirrorReadiness]
+    where: str = ""  # what was looked at (the data directory or the server)
+
+    @property
+    def status(self) -> Status:
+        """The worst mirror's; UNKNOWN when there was no mirror to check."""
+        if not self.mirrors:
+            return Status.UNKNOWN
+        return max((m.status for m in self.mirrors), key=lambda s: _ORDER[s])
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+    def counts(self) -> dict[str, int]:
+        out = {s.value: 0 for s in (Status.OK, Status.WARNING, Status.CRITICAL)}
+        for m in self.mirrors:
+            out[m.status.value] = out.get(m.status.value, 0) + 1
+        return out
+
+    def combined(self) -> Result:
+        """The whole as one natscli Result: every mirror's messages as ``NAME: message``,
+        its perf data as ``NAME.item``, then the counts."""
+        out = Result(name=CHECK, check=CHECK)
+        for m in self.mirrors:
+            out.criticals += [f"{m.name}: {c}" for c in m.result.criticals]
+            out.warnings += [f"{m.name}: {w}" for w in m.result.warnings]
+            out.oks += [f"{m.name}: {o}" for o in m.result.oks]
+            out.perf_data += [PerfDataItem(f"{m.name}.{p.name}", p.value, p.warn, p.crit,
+                                           p.unit, p.help) for p in m.result.perf_data]
+        if not self.mirrors:
+            where = f" in {self.where}" if self.where else ""
+            out.oks.append(f"no mirrors{where}")
+        counts = self.counts()
+        out.perf_data += [
+            PerfDataItem("mirrors", len(self.mirrors), help="Mirrors checked"),
+            PerfDataItem("mirrors_critical", counts["CRITICAL"],
+                         help="Mirrors a failover now would not be ready for"),
+            PerfDataItem("mirrors_warning", counts["WARNING"],
+                         help="Mirrors with a warning for a failover now")]
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        import json
+
+        doc: dict[str, Any] = json.loads(render_json(self.combined()))
+        doc["status"] = self.status.value
+        doc["mirrors"] = [m.to_json() for m in self.mirrors]
+        return doc
+
+    def render(self, fmt: str = "nagios", namespace: str = DEFAULT_NAMESPACE) -> str:
+        """The check in ``fmt`` (one of core/monitor ``FORMATS``), as natscli prints one,
+        without the final newline."""
+        if fmt not in FORMATS:
+            raise UsageError(f"--format {fmt}: one of {', '.join(FORMATS)}", field="format")
+        if fmt == "json":
+            from ..monitor.render import _encode
+
+            return _encode(self.to_json(), "")
+        if fmt == "prometheus":
+            return self._prometheus(namespace)
+        if fmt == "text":
+            counts = self.counts()
+            head = (f"{CHECK}: {self.status.value} ({_plural(len(self.mirrors), 'mirror')}: "
+                    f"{counts['OK']} ok, {counts['WARNING']} warning, "
+                    f"{counts['CRITICAL']} critical)")
+            if not self.mirrors:
+                return head + f"\n\nno mirrors{' in ' + self.where if self.where else ''}\n"
+            return head + "\n\n" + "\n".join(text(m.result) for m in self.mirrors)
+        line = nagios(self.combined())
+        if self.status is Status.UNKNOWN:
+            line = Status.UNKNOWN.value + line[line.index(" "):]
+        return line
+
+    def _prometheus(self, namespace: str) -> str:
+        """Each mirror's gauges (item = its name), merged into one family per metric."""
+        families: dict[str, tuple[str, list[str]]] = {}
+        for m in self.mirrors:
+            for block in prometheus(m.result, namespace).split("\n# HELP ")[0:]:
+                lines = block.removeprefix("# HELP ").split("\n")
+                name, _, help_text = lines[0].partition(" ")
+                fam = families.setdefault(name, (help_text, []))
+                fam[1].extend(ln for ln in lines[2:] if ln)
+        total = f"{namespace}_{CHECK}_mirrors" if namespace else f"{CHECK}_mirrors"
+        families[total] = ("Mirrors checked, by status", [
+            f'{total}{{status="{s}"}} {n}' for s, n in self.counts().items()])
+        overall = f"{namespace}_{CHECK}_overall_status_code" if namespace else \
+            f"{CHECK}_overall_status_code"
+        families[overall] = ("Nagios compatible status code of the worst mirror", [
+            f'{overall}{{status="{self.status.value}"}} {self.exit_code}'])
+        out = []
+        for name in sorted(families):
+            help_text, samples = families[name]
+            out += [f"# HELP {name} {help_text}", f"# TYPE {name} gauge", *samples]
+        return "\n".join(out)
+
+
+# --- NATS mirrors (streams and KV buckets) ------------------------------------------------------
+class _Records:
+    """The positions bucket's records of one side, read once (``read`` as PositionStore's)."""
+
+    def __init__(self, store: PositionStore) -> None:
+        self.store = store
+        self._all: dict[str, MirrorPositions] | None = None
+        try:
+            self._all = {r.mirror: r for r in store.records()}
+        except (JetlinkError, ValueError, KeyError, TypeError):
+            self._all = None  # one record that does not read: each is read on its own
+
+    def read(self, mirror: str) -> MirrorPositions | None:
+        if self._all is not None:
+            return self._all.get(mirror)
+        return self.store.read(mirror)
+
+
+class _OnceJS:
+    """An origin's JetStream API whose consumer lists are read once per check (several
+    mirrors of one origin need the same list)."""
+
+    def __init__(self, js: Any, cache: dict[tuple[str, str], Any], where: str) -> None:
+        self._js, self._cache, self._where = js, cache, where
+
+    def consumers(self, stream: str) -> Any:
+        key = (self._where, stream)
+        if key not in self._cache:
+            self._cache[key] = self._js.consumers(stream)
+        return self._cache[key]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._js, name)
+
+
+class _OnceSite:
+    """A core/dr/rules.py ``Site`` for one check: the origins' consumers read once."""
+
+    def __init__(self, site: Any) -> None:
+        self._site = site
+        self._cache: dict[tuple[str, str], Any] = {}
+
+    def origin(self, cfg: Any, mirror_last: int) -> tuple[Any, Any]:
+        facts, ojs = self._site.origin(cfg, mirror_last)
+        if ojs is not None:
+            ojs = _OnceJS(ojs, self._cache, f"{facts.kind} {facts.cluster}")
+        return facts, ojs
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._site, name)
+
+
+def _is_kv_mirror(cfg: Any) -> bool:
+    """A mirror of a bucket (``mirror.name`` = ``KV_<bucket>``), as core/kv.py lists one."""
+    m = cfg.mirror
+    return m is not None and m.name.startswith("KV_")
+
+
+def _check_nats(site: Any, info: Any, shown: str, kind: str, cluster: str,
+                records: _Records, topology: Any, flags: Mapping[str, Any]
+                ) -> MirrorReadiness:
+    from .rules import kv_adjust, kv_mirror_stream, prepare, topology_subjects
+
+    cfg = info.config
+    stream = cfg.name
+    result = Result(name=shown, check=CHECK)
+    out = MirrorReadiness(shown, kind, cluster, result, {"stream": stream})
+    try:
+        t = DrThresholds.resolve(flags, cfg.metadata)
+    except ThresholdError as err:
+        result.critical(f"could not configure based on metadata: {err}")
+        return out
+    state = info.mirror or {}
+    error = state.get("error")
+    failing = ""
+    if error:
+        failing = error.get("description", str(error)) if isinstance(error, dict) \
+            else str(error)
+        out.facts["error"] = failing
+    if kind == "kv":
+        try:
+            kv_mirror_stream(site.js, shown.split("@")[0])
+        except JetlinkError as err:
+            result.critical(f"Not promotable: {reason(err)}")
+    record = records.read(stream)
+    unknown_subjects: str | None = None
+    adjust = kv_adjust if kind == "kv" else None
+    try:
+        try:
+            promotion = prepare(site, stream, failover=True, positions=records,
+                                topology=topology, adjust=adjust)
+        except UsageError as err:
+            if err.field != "subjects":
+                raise
+            unknown_subjects = str(err)
+            # the rest of the dry run, with the subjects left open
+            promotion = prepare(site, stream, subjects=[], failover=True, positions=records,
+                                topology=topology, adjust=adjust)
+        report = promotion.preview()
+    except JetlinkError as err:
+        result.critical(f"could not prepare a failover: {reason(err)}")
+        return out
+    facts = report.origin
+    now = site.now_ns()
+
+    # -- the origin and the recovery point
+    origin = f"Origin {facts.stream} in {facts.where}"
+    if facts.reachable:
+        result.ok(f"{origin} answers")
+        if failing:  # the origin answers and the mirror does not copy: stalled
+            result.critical(f"Mirror failing: {failing}")
+    else:
+        result.warn(f"{origin} does not answer ({facts.error}): promote would be refused, "
+                    "failover would go ahead")
+    lag = report.lag or 0
+    behind = facts.pending if facts.pending is not None else lag
+    active = int(state.get("active", -1))
+    result.pd(PerfDataItem("lag", behind, t.lag_warn, t.lag_critical,
+                           help="Messages the mirror has not copied from its origin"))
+    _grade(result, behind, t.lag_warn, t.lag_critical, f"Lag {behind}", f"Lag {behind}")
+    if active >= 0:
+        result.pd(PerfDataItem("active", active / SECOND, t.seen_warn / SECOND,
+                               t.seen_critical / SECOND, unit="s",
+                               help="Seconds since the mirror last heard from its origin"))
+        _grade(result, active, t.seen_warn, t.seen_critical,
+               f"Last seen {_ago(active)} ago", f"Last seen {_ago(active)} ago")
+    elif t.seen_critical > 0 or t.seen_warn > 0:
+        (result.critical if t.seen_critical > 0 else result.warn)("Never seen")
+    else:
+        result.ok("Never seen")
+
+    # -- consumer positions
+    synced: dict[str, Any] = {"synced": None, "age_ms": None, "consumers": 0, "unsynced": []}
+    if record is None:
+        text_ = "No positions synced (jetlink positions sync)"
+        if t.positions_critical > 0:
+            result.critical(text_)
+        else:
+            result.warn(text_)
+    else:
+        from ..clock import format_rfc3339_nano
+
+        age = max(now - record.synced_ns, 0)
+        synced.update(synced=format_rfc3339_nano(record.synced_ns), age_ms=age // MS,
+                      consumers=len(record.positions))
+        result.pd(PerfDataItem("positions_age", age / SECOND, t.positions_warn / SECOND,
+                               t.positions_critical / SECOND, unit="s",
+                               help="Seconds since the origin's consumer positions were "
+                               "synced"))
+        _grade(result, age, t.positions_warn, t.positions_critical,
+               f"Positions synced {_ago(age)} ago",
+               f"Positions synced {_ago(age)} ago "
+               f"({_plural(len(record.positions), 'consumer')})")
+    if facts.reachable and report.positions.source == "origin":
+        have = {p.consumer for p in record.positions} if record is not None else set()
+        missing = [p.consumer for p in report.consumers if p.consumer not in have]
+        synced["unsynced"] = missing
+        result.pd(PerfDataItem("consumers_unsynced", len(missing),
+                               help="Durable consumers of the origin without a synced "
+                               "position"))
+        if missing:
+            result.warn(f"{_plural(len(missing), 'consumer')} of the origin without a synced "
+                        f"position: {', '.join(missing)}")
+    elif report.positions.note:
+        synced["note"] = report.positions.note
+    out.facts["positions"] = synced
+
+    # -- subjects
+    if unknown_subjects is not None:
+        result.critical("Subjects unknown: give --subjects (a failover now would be refused)")
+        out.facts.update(subjects=None, subjects_from="unknown", subjects_why=unknown_subjects)
+    else:
+        subjects, source = list(report.subjects), report.subjects_from
+        result.ok(f"Subjects {', '.join(subjects)} (from {source})")
+        out.facts.update(subjects=subjects, subjects_from=source)
+        if source == "origin":
+            kept = record.origin_subjects if record is not None else None
+            kept_from = "positions"
+            if kept is None:
+                kept, kept_from = topology_subjects(topology, facts), "topology"
+            if kept is None:
+                result.warn("Subjects known only from the origin: once it is gone a failover "
+                            "needs --subjects (jetlink positions sync, or --topology FILE)")
+            elif sorted(kept) != sorted(subjects):
+                result.warn(f"Subjects as last known ({kept_from}: {', '.join(kept)}) differ "
+                            f"from the origin's: sync the positions again")
+            out.facts["subjects_if_origin_lost"] = kept
+            out.facts["subjects_if_origin_lost_from"] = kept_from if kept is not None \
+                else "unknown"
+
+    # -- clamps the failover would print
+    result.pd(PerfDataItem("clamps", len(report.clamps),
+                           help="Consumers a failover now would clamp"))
+    for c in report.clamps:
+        result.ok(f"Clamp {c.consumer}: {c.from_seq} -> {c.to_seq}")
+
+    out.facts.update(
+        origin=facts.to_json(),
+        recovery_point={"messages": behind, "lag": report.lag,
+                        "origin_pending": facts.pending,
+                        "last_seen_ms": active // MS if active >= 0 else None,
+                        "mirror_last_seq": report.mirror_last_seq,
+                        "origin_last_seq": facts.last_seq, "known_from": facts.known_from},
+        clamps=[c.to_json() for c in report.clamps],
+        consumers=[p.to_json() for p in report.consumers],
+        failover=report.to_json())
+    return out
+
+
+def _nats_mirrors(backend: Backend, cluster: str | None, label: str, names: _Names,
+                  topology: Any, flags: Mapping[str, Any]) -> list[MirrorReadiness]:
+    from ..kv import bucket_of_stream
+    from .positions import is_jetlink_own
+
+    site = _OnceSite(backend.site(cluster))
+    records = _Records(backend.positions(cluster))
+    suffix = f"@{label}" if cluster is not None else ""
+    out = []
+    for info in site.js.streams():
+        cfg = info.config
+        names.seen_stream(cfg.name, suffix)
+        if cfg.mirror is None or is_jetlink_own(cfg.name):
+            continue
+        kind = "kv" if _is_kv_mirror(cfg) else "stream"
+        shown = cfg.name
+        if kind == "kv":
+            shown = bucket_of_stream(cfg.name) or cfg.name
+        shown += suffix
+        if not names.wanted(shown, cfg.name + suffix):
+            continue
+        out.append(_check_nats(site, info, shown, kind, label, records, topology, flags))
+    return out
+
+
+# --- Kafka mirror topics (the embedded engine's links) -----------------------------------------
+def check_topics(dd: DataDir, cluster: str, clock: Clock, flags: Mapping[str, Any],
+                 wanted: Callable[[str, str], bool] = lambda shown, alt: True,
+                 suffix: str = "") -> list[MirrorReadiness]:
+    """The mirror topics of the links stored in ``cluster`` (STOPPED ones are no mirrors)."""
+    from ..kafka import mirror_model as mm
+    from ..kafka.mirror_copy import pending_offsets
+    from ..kafka.mirrors import Mirrors
+
+    m = Mirrors(dd, cluster, clock)
+    out = []
+    t = DrThresholds.resolve(flags, None)
+    now_ms = clock.now_ns() // MS
+    links: dict[str, Any] = {}
+    for info in m.list():
+        if info.mirror_status == mm.STOPPED:
+            continue
+        shown = f"{info.link_name}/{info.mirror_topic_name}{suffix}"
+        if not wanted(shown, info.mirror_topic_name + suffix):
+            continue
+        result = Result(name=shown, check=CHECK)
+        status = info.mirror_status
+        if info.link_name not in links:
+            links[info.link_name] = m.links.get(info.link_name)
+        li = links[info.link_name]
+        if status == mm.FAILED:
+            result.critical(f"Mirror failing: {info.mirror_topic_error}")
+        elif status == mm.LINK_FAILED:
+            result.critical(f"Link {li.name} failed"
+                            f"{': ' + li.link_error_message if li.link_error_message else ''}")
+        elif status == mm.PAUSED:
+            result.warn("Mirror paused: it copies nothing until resumed")
+        elif status == mm.PENDING_STOPPED:
+            result.warn("Mirror being stopped (a promote or failover is under way)")
+        source = f"Source {info.source_topic_name} in cluster {li.source_cluster}"
+        reachable = status not in (mm.SOURCE_UNAVAILABLE, mm.LINK_FAILED)
+        if status == mm.SOURCE_UNAVAILABLE:
+            result.warn(f"{source} does not answer: promote would be refused, failover "
+                        "would go ahead")
+        elif reachable:
+            result.ok(f"{source} answers")
+        behind = sum(p.lag for p in info.mirror_lags)
+        result.pd(PerfDataItem("lag", behind, t.lag_warn, t.lag_critical,
+                               help="Messages the mirror has not copied from its origin"))
+        _grade(result, behind, t.lag_warn, t.lag_critical, f"Lag {behind}", f"Lag {behind}")
+        fetched = max((p.last_fetch_ms or 0 for p in info.mirror_lags), default=0)
+        active = (now_ms - fetched) * MS if fetched else -1
+        if active >= 0:
+            result.pd(PerfDataItem("active", active / SECOND, t.seen_warn / SECOND,
+                                   t.seen_critical / SECOND, unit="s",
+                                   help="Seconds since the mirror last heard from its origin"))
+            _grade(result, active, t.seen_warn, t.seen_critical,
+                   f"Last seen {_ago(active)} ago", f"Last seen {_ago(active)} ago")
+        elif t.seen_critical > 0 or t.seen_warn > 0:
+            (result.critical if t.seen_critical > 0 else result.warn)("Never seen")
+        else:
+            result.ok("Never seen")
+        positions: dict[str, Any] = {"offset_sync": li.config.consumer_offset_sync_enable}
+        if not li.config.consumer_offset_sync_enable:
+            result.warn("Consumer offset sync disabled: a failover keeps no group offsets "
+                        "(consumer.offset.sync.enable)")
+        else:
+            last = li.last_runs.get("ConsumerOffsetSync", 0)
+            age = (now_ms - last) * MS if last else -1
+            positions["age_ms"] = age // MS if age >= 0 else None
+            if age < 0:
+                (result.critical if t.positions_critical > 0 else result.warn)(
+                    "Consumer offsets never synced")
+            else:
+                result.pd(PerfDataItem("positions_age", age / SECOND,
+                                       t.positions_warn / SECOND,
+                                       t.positions_critical / SECOND, unit="s",
+                                       help="Seconds since the consumer offsets were synced"))
+                _grade(result, age, t.positions_warn, t.positions_critical,
+                       f"Consumer offsets synced {_ago(age)} ago",
+                       f"Consumer offsets synced {_ago(age)} ago")
+            if reachable:
+                try:
+                    pending = pending_offsets(m, li, {info.mirror_topic_name:
+                                                      info.source_topic_name})
+                except JetlinkError:
+                    pending = []
+                groups = sorted({g for g, _t, _p, _o in pending})
+                positions["unsynced"] = groups
+                result.pd(PerfDataItem("consumers_unsynced", len(groups),
+                                       help="Groups of the source whose offsets are not "
+                                       "synced yet"))
+                if groups:
+                    result.warn(f"{_plural(len(groups), 'group')} of the source without synced "
+                                f"offsets: {', '.join(groups)}")
+        dry = m.failover([info.mirror_topic_name], info.link_name, dry_run=True)[0]
+        result.pd(PerfDataItem("clamps", len(dry.clamps),
+                               help="Consumers a failover now would clamp"))
+        for c in dry.clamps:
+            result.ok(f"Clamp {c.group} partition {c.partition}: {c.from_offset} -> "
+                      f"{c.to_offset}")
+        out.append(MirrorReadiness(shown, "topic", cluster, result, {
+            "link": info.link_name, "topic": info.mirror_topic_name,
+            "source": {"topic": info.source_topic_name, "cluster": li.source_cluster,
+                       "reachable": reachable},
+            "status": status, "error": info.mirror_topic_error,
+            "recovery_point": {"messages": behind,
+                               "last_seen_ms": active // MS if active >= 0 else None,
+                               "partitions": [{**p.to_json(), "log_end": p.log_end}
+                                              for p in info.mirror_lags]},
+            "positions": positions,
+            "clamps": [c.to_json() for c in dry.clamps]}))
+    return out
+
+
+# --- the whole ---------------------------------------------------------------------------------
+class _Names:
+    """The NAME... asked for: which mirrors are wanted, and which names found none."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = list(dict.fromkeys(names))
+        self.found: set[str] = set()
+        self.streams: set[str] = set()  # streams seen (a name that is one, not a mirror)
+
+    def seen_stream(self, name: str, suffix: str) -> None:
+        if self.names:
+            self.streams.update((name, name + suffix))
+
+    def wanted(self, *aliases: str) -> bool:
+        if not self.names:
+            return True
+        forms = set(aliases)
+        for a in aliases:  # NAME@CLUSTER also answers to NAME; LINK/TOPIC to TOPIC
+            forms.add(a.split("@")[0])
+            if "/" in a:
+                forms.add(a.split("/", 1)[1])
+                forms.add(a.split("/", 1)[1].split("@")[0])
+        hit = [n for n in self.names if n in forms]
+        self.found.update(hit)
+        return bool(hit)
+
+    def missing(self) -> list[MirrorReadiness]:
+        out = []
+        for name in self.names:
+            if name in self.found:
+                continue
+            result = Result(name=name, check=CHECK)
+            if name in self.streams:
+                result.critical("not mirrored")
+            else:
+                result.critical(f"no mirror named {name} (no mirror stream, KV mirror bucket "
+                                "or mirror topic of that name)")
+            out.append(MirrorReadiness(name, "", "", result))
+        return out
+
+
+def _topics_of(cluster: str, clock: Clock, flags: Mapping[str, Any], wanted: _Names
+               ) -> Callable[[DataDir], list[MirrorReadiness]]:
+    def topics(dd: DataDir) -> list[MirrorReadiness]:
+        return check_topics(dd, cluster, clock, flags, wanted.wanted, f"@{cluster}")
+
+    return topics
+
+
+def _no_topics(js: Any) -> list[MirrorReadiness]:
+    return []  # a live server has no cluster links
+
+
+def check_readiness(backend: Backend, names: Sequence[str] = (), *,
+                    flags: Mapping[str, Any] | None = None, topology: Any = None,
+                    clusters: Sequence[str] | None = None, clock: Clock | None = None
+                    ) -> Readiness:
+    """The readiness of every mirror on ``backend`` for a failover now (this module's
+    opening). ``names``: only those mirrors (STREAM, BUCKET, LINK/TOPIC or TOPIC, each also
+    as NAME@CLUSTER on the embedded engine); one that is no mirror is a critical result of
+    its own. ``flags``: :class:`DrThresholds` field -> the flag's value, None when not given
+    (the mirror's metadata fills those in). ``topology``: a core/topology Topology (the
+    subjects of a failover whose origin is gone). ``clusters``: on the embedded engine the
+    clusters looked at (None: every one of the data directory; a live server has its one
+    JetStream domain). ``clock``: for the mirror topics' ages (default the system's)."""
+    from ..clock import SystemClock
+
+    flags = dict(flags or {})
+    clock = clock or SystemClock()
+    wanted = _Names(names)
+
+    def data_dir(dd: DataDir) -> list[tuple[str | None, str, str, bool]]:
+        # a check copies nothing: no replication step when the command ends (the engine's
+        # reads of consumers are write transactions, which would otherwise ask for one)
+        backend.data_dir("dr check", step=False)
+        infos = dd.clusters(create_local=False, broken=[])
+        chosen = [i for i in infos if clusters is None or i.name in clusters]
+        out: list[tuple[str | None, str, str, bool]] = []
+        for i in chosen:
+            links = "links" in dd.open(i.name, create_local=False).table_names()
+            out.append((i.name, i.name, i.kind, links))
+        return out
+
+    def server(js: Any) -> list[tuple[str | None, str, str, bool]]:
+        label = ""
+        try:
+            label = str(js.api("INFO").get("domain", "") or "")
+        except (JetlinkError, AttributeError):
+            pass
+        return [(None, label, "nats", False)]
+
+    places = backend.either(data_dir=data_dir, server=server)
+    mirrors: list[MirrorReadiness] = []
+    for cluster, label, kind, links in places:
+        if kind == "nats":
+            mirrors += _nats_mirrors(backend, cluster, label, wanted, topology, flags)
+        if links and cluster is not None:
+            mirrors += backend.either(data_dir=_topics_of(cluster, clock, flags, wanted),
+                                      server=_no_topics)
+    mirrors += wanted.missing()
+    return Readiness(mirrors, where=backend.label)

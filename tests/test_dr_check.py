@@ -1,0 +1,328 @@
+"""`jetlink dr check`: every mirror's readiness for a failover now, on the embedded engine
+(core/dr/readiness.py): the four formats (Prometheus read by prometheus_client's parser, the
+Nagios line by its grammar), exit codes, thresholds from flags and from io.nats.monitor.*
+metadata, unknown subjects, positions age, clamps, a stalled mirror, KV mirrors and Kafka
+mirror topics. The clock is a manual one: ages are exact."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from helpers import doc, ok
+from prometheus_client.parser import text_string_to_metric_families
+
+from jetlink.core.jetstream import JetStream
+from jetlink.core.store import DataDir
+
+SECOND = 1_000_000_000
+
+
+@pytest.fixture
+def jl(jl, cli_clock, utc):
+    jl.clock = cli_clock
+    stores: list[DataDir] = []
+
+    def js(cluster: str = "east") -> JetStream:
+        store = DataDir(jl.data)
+        stores.append(store)
+        return JetStream(store.open(cluster), cli_clock)
+
+    jl.js = js
+    yield jl
+    for store in stores:
+        store.close()
+
+
+def east(jl, *args):
+    return jl("--cluster", "east", *args)
+
+
+@pytest.fixture
+def world(jl):
+    """west: ORDERS on orders.> with 2 messages and the durable consumer billing (acked up
+    to 2); east: BACKUP, a mirror of it, caught up. The clock stands 5s later."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(jl("--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>",
+          "--defaults"))
+    ok(east(jl, "stream", "add", "BACKUP", "--mirror", "ORDERS@west", "--defaults"))
+    ok(jl("--cluster", "west", "pub", "orders.new", "one"))
+    ok(jl("--cluster", "west", "pub", "orders.new", "two"))
+    ok(jl("--cluster", "west", "consumer", "add", "ORDERS", "billing", "--defaults"))
+    jl.clock.advance(5 * SECOND)
+    return jl
+
+
+NAGIOS = re.compile(  # a plugin's first line: TEXT [| PERFDATA]
+    r"^(OK|WARNING|CRITICAL|UNKNOWN) [^|\n]*( \| (('[^'=]+'|[^' =]+)=-?[0-9.]+[a-zA-Z%]*"
+    r"(;-?[0-9.]*){0,4} ?)+)?$")
+
+
+def nagios(result, code):
+    assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr)
+    line = result.stdout.rstrip("\n")
+    assert "\n" not in line and NAGIOS.match(line), line
+    return line
+
+
+def test_no_mirror_is_unknown_and_creates_nothing(jl):
+    assert nagios(jl("dr", "check"), 3) == (
+        f"UNKNOWN dr OK:no mirrors in {jl.data} | mirrors=0 mirrors_critical=0 "
+        "mirrors_warning=0")
+    assert list(jl.data.iterdir()) == []
+
+
+def test_a_mirror_without_synced_positions_warns(world):
+    assert nagios(world("dr", "check"), 1) == (
+        "WARNING dr Warn:BACKUP@east: No positions synced (jetlink positions sync) "
+        "Warn:BACKUP@east: 1 consumer of the origin without a synced position: billing "
+        "Warn:BACKUP@east: Subjects known only from the origin: once it is gone a failover "
+        "needs --subjects (jetlink positions sync, or --topology FILE) "
+        "OK:BACKUP@east: Origin ORDERS in cluster west answers OK:BACKUP@east: Lag 0 "
+        "OK:BACKUP@east: Last seen 5s ago OK:BACKUP@east: Subjects orders.> (from origin) "
+        "| BACKUP@east.lag=0 BACKUP@east.active=5.0000s BACKUP@east.consumers_unsynced=1 "
+        "BACKUP@east.clamps=0 mirrors=1 mirrors_critical=0 mirrors_warning=1")
+
+
+def test_a_ready_mirror_in_every_format(world):
+    ok(east(world, "positions", "sync"))
+    world.clock.advance(2 * SECOND)
+    assert nagios(world("dr", "check"), 0) == (
+        "OK dr OK:BACKUP@east: Origin ORDERS in cluster west answers OK:BACKUP@east: Lag 0 "
+        "OK:BACKUP@east: Last seen 2s ago OK:BACKUP@east: Positions synced 2s ago "
+        "(1 consumer) OK:BACKUP@east: Subjects orders.> (from origin) | BACKUP@east.lag=0 "
+        "BACKUP@east.active=2.0000s BACKUP@east.positions_age=2.0000s "
+        "BACKUP@east.consumers_unsynced=0 BACKUP@east.clamps=0 mirrors=1 mirrors_critical=0 "
+        "mirrors_warning=0")
+    # JSON (also -j): natscli's Result fields for the whole, one document per mirror
+    got = doc(world("dr", "check", "-j"))
+    assert got == doc(world("dr", "check", "--format", "json"))
+    assert {k: got[k] for k in ("status", "check_suite", "check_name")} == {
+        "status": "OK", "check_suite": "dr", "check_name": "dr"}
+    [mirror] = got["mirrors"]
+    facts = mirror.pop("readiness")
+    assert mirror == {
+        "status": "OK", "check_suite": "dr", "check_name": "BACKUP@east",
+        "ok": ["Origin ORDERS in cluster west answers", "Lag 0", "Last seen 2s ago",
+               "Positions synced 2s ago (1 consumer)", "Subjects orders.> (from origin)"],
+        "perf_data": [
+            {"name": "lag", "value": 0, "warning": 0, "critical": 0},
+            {"name": "active", "value": 2, "warning": 0, "critical": 0, "unit": "s"},
+            {"name": "positions_age", "value": 2, "warning": 0, "critical": 0, "unit": "s"},
+            {"name": "consumers_unsynced", "value": 0, "warning": 0, "critical": 0},
+            {"name": "clamps", "value": 0, "warning": 0, "critical": 0}],
+        "kind": "stream", "cluster": "east"}
+    assert facts["origin"] == {"stream": "ORDERS", "cluster": "west", "reachable": True}
+    assert facts["recovery_point"] == {
+        "messages": 0, "lag": 0, "origin_pending": 0, "last_seen_ms": 2000,
+        "mirror_last_seq": 2, "origin_last_seq": 2, "known_from": "origin"}
+    assert facts["positions"] == {"synced": "2026-01-01T00:00:05Z", "age_ms": 2000,
+                                  "consumers": 1, "unsynced": []}
+    assert (facts["subjects"], facts["subjects_from"], facts["subjects_if_origin_lost"],
+            facts["subjects_if_origin_lost_from"]) == (
+        ["orders.>"], "origin", ["orders.>"], "positions")
+    assert facts["consumers"] == [{"consumer": "billing", "ack_floor": 0, "start_seq": 1,
+                                   "clamped": False, "status": "planned"}]
+    assert facts["failover"]["action"] == "failover" and facts["failover"]["dry_run"]
+    # Prometheus: exit 0 whatever the status (natscli), read by a real parser
+    prom = ok(world("dr", "check", "--format", "prometheus", "--namespace", "ops"))
+    families = {f.name: f for f in text_string_to_metric_families(prom.stdout)}
+    assert sorted(families) == [
+        "ops_dr_active", "ops_dr_clamps", "ops_dr_consumers_unsynced", "ops_dr_lag",
+        "ops_dr_mirrors", "ops_dr_overall_status_code", "ops_dr_positions_age",
+        "ops_dr_status_code"]
+    [status] = families["ops_dr_status_code"].samples
+    assert (status.labels, status.value) == ({"item": "BACKUP@east", "status": "OK"}, 0)
+    assert families["ops_dr_active"].samples[0].value == 2
+    assert {s.labels["status"]: s.value for s in families["ops_dr_mirrors"].samples} == {
+        "OK": 1, "WARNING": 0, "CRITICAL": 0}
+    # text: a summary, then natscli's text of each mirror
+    text = ok(world("dr", "check", "--format", "text")).stdout
+    assert text.startswith("dr: OK (1 mirror: 1 ok, 0 warning, 0 critical)\n\n"
+                           "BACKUP@east: OK\n\nStatus Detail\n")
+    assert "│ OK     │ Positions synced 2s ago (1 consumer)" in text
+
+
+def test_outfile_and_names(world, tmp_path):
+    out = tmp_path / "dr.prom"
+    result = world("dr", "check", "BACKUP", "--format", "prometheus", "--outfile", str(out))
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert 'jetlink_dr_status_code{item="BACKUP@east",status="WARNING"} 1' in out.read_text()
+    assert doc_status(world("dr", "check", "BACKUP@east", "-j")) == ("WARNING", ["BACKUP@east"])
+
+
+def doc_status(result):
+    got = json.loads(result.stdout)
+    return got["status"], [m["check_name"] for m in got["mirrors"]]
+
+
+def test_a_name_that_is_no_mirror_is_critical_as_natscli_reports_a_missing_stream(world):
+    assert nagios(world("dr", "check", "ORDERS", "NOPE"), 2) == (
+        "CRITICAL dr Crit:ORDERS: not mirrored Crit:NOPE: no mirror named NOPE (no mirror "
+        "stream, KV mirror bucket or mirror topic of that name) | mirrors=2 "
+        "mirrors_critical=2 mirrors_warning=0")
+
+
+def test_lag_thresholds_from_flags_and_from_metadata(world):
+    ok(east(world, "positions", "sync"))
+    world.js("west").publish("orders.new", b"three")  # not copied: no replication step
+    world.js("west").publish("orders.new", b"four")
+    assert "BACKUP@east.lag=2;1;3 " in nagios(
+        world("dr", "check", "--lag-warn", "1", "--lag-critical", "3"), 1)
+    line = nagios(world("dr", "check", "--lag-critical", "2"), 2)
+    assert "Crit:BACKUP@east: Lag 2 " in line
+    # the mirror's metadata, as natscli reads it; a flag overrides it (the mirror's stream
+    # is edited in place: no replication step runs)
+    meta = {"io.nats.monitor.lag-critical": "2", "io.nats.monitor.seen-warn": "1s"}
+    mirror = world.js("east")
+    cfg = mirror.stream_info("BACKUP").config
+    cfg.metadata = {**(cfg.metadata or {}), **meta}
+    mirror.update_stream(cfg)
+    world.clock.advance(3 * SECOND)
+    line = nagios(world("dr", "check"), 2)
+    assert "Crit:BACKUP@east: Lag 2 " in line and "Warn:BACKUP@east: Last seen 3s ago" in line
+    assert "BACKUP@east.lag=2;;2 " in line and "BACKUP@east.active=3.0000s;1.0000 " in line
+    line = nagios(world("dr", "check", "--lag-critical", "5", "--seen-warn", "1h"), 0)
+    assert "BACKUP@east.lag=2;;5 " in line
+    cfg.metadata["io.nats.monitor.lag-critical"] = "x"
+    mirror.update_stream(cfg)
+    line = nagios(world("dr", "check"), 2)
+    assert line.startswith(
+        "CRITICAL dr Crit:BACKUP@east: could not configure based on metadata: "
+        "io.nats.monitor.lag-critical: 'x' is not a whole number of 0 or more ")
+
+
+def test_origin_down_seen_and_positions_age(world):
+    ok(east(world, "positions", "sync"))
+    ok(world("cluster", "down", "west"))
+    world.clock.advance(2 * 3600 * SECOND)
+    line = nagios(world("dr", "check", "--seen-critical", "1h", "--positions-warn", "1h"), 2)
+    assert line.startswith(
+        "CRITICAL dr Crit:BACKUP@east: Last seen 2h0m0s ago Warn:BACKUP@east: Origin ORDERS "
+        "in cluster west does not answer (cluster west is down): promote would be refused, "
+        "failover would go ahead Warn:BACKUP@east: Positions synced 2h0m0s ago "
+        "OK:BACKUP@east: Lag 0 OK:BACKUP@east: Subjects orders.> (from positions) |")
+    assert "Crit:BACKUP@east: Positions synced 2h0m0s ago" in nagios(
+        world("dr", "check", "--positions-critical", "2h"), 2)
+    assert nagios(world("dr", "check"), 1).startswith("WARNING dr Warn:BACKUP@east: Origin")
+
+
+def test_unknown_subjects_are_critical_and_a_topology_file_knows_them(world, tmp_path):
+    ok(world("cluster", "down", "west"))  # and no positions were ever synced
+    line = nagios(world("dr", "check"), 2)
+    assert line.startswith(
+        "CRITICAL dr Crit:BACKUP@east: Subjects unknown: give --subjects (a failover now "
+        "would be refused) Warn:BACKUP@east: Origin ORDERS in cluster west does not answer "
+        "(cluster west is down): promote would be refused, failover would go ahead "
+        "Warn:BACKUP@east: No positions synced (jetlink positions sync) ")
+    facts = json.loads(world("dr", "check", "-j").stdout)["mirrors"][0]["readiness"]
+    assert (facts["subjects"], facts["subjects_from"]) == (None, "unknown")
+    assert facts["subjects_why"].startswith("the subjects of the promoted stream BACKUP are "
+                                            "unknown")
+    topo = tmp_path / "topo.toml"
+    topo.write_text('[clusters.west]\n[clusters.east]\n'
+                    '[streams.ORDERS]\ncluster = "west"\nsubjects = ["orders.>"]\n')
+    line = nagios(world("dr", "check", "--topology", str(topo)), 1)
+    assert "OK:BACKUP@east: Subjects orders.> (from topology)" in line
+
+
+def test_the_clamps_a_failover_would_make_are_listed(world):
+    ok(east(world, "consumer", "add", "BACKUP", "far", "--deliver", "99", "--defaults"))
+    ok(east(world, "positions", "sync"))
+    got = json.loads(world("dr", "check", "-j").stdout)["mirrors"][0]
+    assert "Clamp far: 98 -> 2" in got["ok"]
+    assert got["readiness"]["clamps"] == [{"stream": "BACKUP", "consumer": "far", "from": 98,
+                                           "to": 2}]
+    assert {"name": "clamps", "value": 1, "warning": 0, "critical": 0} in got["perf_data"]
+    # nothing changed: the consumer is where it was
+    assert doc(east(world, "consumer", "info", "BACKUP", "far", "-j"))["delivered"][
+        "stream_seq"] == 98
+
+
+def test_a_stalled_mirror_is_critical_with_its_error(world):
+    ok(east(world, "stream", "add", "SMALL", "--mirror", "ORDERS@west", "--defaults",
+            "--max-msgs", "1", "--discard", "new"))
+    ok(world("--cluster", "west", "pub", "orders.new", "three"))
+    line = nagios(world("dr", "check", "SMALL"), 2)
+    assert line.startswith("CRITICAL dr Crit:SMALL@east: Mirror failing: maximum messages "
+                           "exceeded Warn:")
+    assert "OK:SMALL@east: Origin ORDERS in cluster west answers" in line
+
+
+def test_kv_mirrors_by_their_bucket_names(jl):
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(jl("--cluster", "west", "kv", "add", "CONFIG"))
+    ok(jl("--cluster", "west", "kv", "put", "CONFIG", "a", "1"))
+    ok(east(jl, "kv", "add", "KV_CONFIG", "--mirror", "CONFIG@west"))
+    ok(east(jl, "kv", "add", "OTHER", "--mirror", "CONFIG@west"))
+    ok(east(jl, "positions", "sync"))
+    got = json.loads(jl("dr", "check", "CONFIG", "-j").stdout)
+    [m] = got["mirrors"]
+    assert (got["status"], m["check_name"], m["kind"], m["readiness"]["stream"]) == (
+        "OK", "CONFIG@east", "kv", "KV_CONFIG")
+    assert "Subjects $KV.CONFIG.> (from origin)" in m["ok"]
+    # a KV mirror under another name: kv failover would refuse it
+    line = nagios(jl("dr", "check", "OTHER"), 2)
+    assert line.startswith(
+        "CRITICAL dr Crit:OTHER@east: Not promotable: KV mirror OTHER mirrors bucket CONFIG "
+        "under another name")
+
+
+@pytest.fixture
+def links(jl):
+    """Kafka: west holds topic orders (5 records), group G at 4; east holds link L
+    (west -> east, offset sync for every group) and the mirror topic orders, caught up."""
+    from jetlink.core.kafka.links import Links
+    from jetlink.core.kafka.topics import Kafka
+
+    dd = DataDir(jl.data)
+    dd.add_cluster("west", "kafka")
+    dd.add_cluster("east", "kafka")
+    west = Kafka(dd.open("west"), jl.clock)
+    west.create_topic("orders", 1)
+    west.produce("orders", [(None, f"a{i}".encode()) for i in range(5)], partition=0)
+    west.commit("G", {("orders", 0): 4})
+    Links(dd, "east", jl.clock).create("L", "west", {
+        "consumer.offset.sync.enable": "true",
+        "consumer.offset.group.filters": json.dumps({"groupFilters": [
+            {"name": "*", "patternType": "LITERAL", "filterType": "INCLUDE"}]})})
+    ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
+    ok(east(jl, "replicate"))
+    yield dd, west
+    dd.close()
+
+
+def test_kafka_mirror_topics(jl, links):
+    dd, west = links
+    jl.clock.advance(3 * SECOND)
+    assert nagios(jl("dr", "check"), 0) == (
+        "OK dr OK:L/orders@east: Source orders in cluster west answers OK:L/orders@east: "
+        "Lag 0 OK:L/orders@east: Last seen 3s ago OK:L/orders@east: Consumer offsets synced "
+        "3s ago | L/orders@east.lag=0 L/orders@east.active=3.0000s "
+        "L/orders@east.positions_age=3.0000s L/orders@east.consumers_unsynced=0 "
+        "L/orders@east.clamps=0 mirrors=1 mirrors_critical=0 mirrors_warning=0")
+    # the source moves on: new records and G at 7, then west goes away
+    west.produce("orders", [(None, b"x"), (None, b"y")], partition=0)
+    west.commit("G", {("orders", 0): 7})
+    from jetlink.core.kafka.mirrors import Mirrors
+
+    Mirrors(dd, "east", jl.clock).sync_offsets("L")  # only the offset moved
+    ok(jl("cluster", "down", "west"))
+    got = json.loads(jl("dr", "check", "orders", "--lag-critical", "1", "-j").stdout)
+    [m] = got["mirrors"]
+    assert (got["status"], m["status"]) == ("WARNING", "WARNING")
+    assert m["warning"] == ["Source orders in cluster west does not answer: promote would be "
+                            "refused, failover would go ahead"]
+    assert "Clamp G partition 0: 7 -> 5" in m["ok"]
+    assert m["readiness"]["clamps"] == [{"group": "G", "topic": "orders", "partition": 0,
+                                         "from": 7, "to": 5}]
+    assert m["readiness"]["source"] == {"topic": "orders", "cluster": "west",
+                                        "reachable": False}
+    ok(jl("cluster", "up", "west"))
+    ok(east(jl, "mirrors", "pause", "orders", "--link", "L"))
+    west.produce("orders", [(None, b"z"), (None, b"w")], partition=0)
+    line = nagios(jl("dr", "check", "L/orders", "--lag-critical", "1"), 2)
+    assert "Crit:L/orders@east: Lag 2 Warn:L/orders@east: Mirror paused" in line
