@@ -361,3 +361,33 @@ def test_killed_after_each_step_and_run_again(tmp_path, phase, step):
     rep = _done(path, *base, "--switch")
     assert rep["state"] == "switched" and rep["complete"] is True
     check_round_trip(path, tail_path, built["tail"])
+
+
+def test_a_filtered_mirror_is_not_failed_back(jl):
+    """A filtered mirror never held the origin's other messages, below the promoted
+    sequence too: making the old origin a mirror would remove them. Refused, nothing
+    changed."""
+    from jetlink.core.dr import promote
+    from jetlink.core.dr.embedded import EmbeddedSite
+    from jetlink.core.replication import pump_until_idle
+
+    dd = DataDir(jl.data)
+    dd.add_cluster("west")
+    dd.add_cluster("east")
+    clock = SystemClock()
+    west, east = JetStream(dd.open("west"), clock), JetStream(dd.open("east"), clock)
+    west.add_stream({"name": "O", "subjects": ["o.>"]})
+    west.publish("o.a", b"1")
+    west.publish("o.b", b"2")  # never mirrored: the mirror copies o.a only
+    east.add_stream({"name": "M", "mirror": {"name": "O", "filter_subject": "o.a",
+                                             "external": {"api": "$JS.west.API"}}})
+    pump_until_idle(dd, clock)
+    promote(EmbeddedSite(dd, "east", clock), "M", subjects=["m.>"], failover=True)
+    dd.close()
+    before = state(jl.data)
+    res = jl("--cluster", "east", "stream", "failback", "M", "-f", "-j")
+    assert res.exit_code == 1
+    assert json.loads(res.stdout)["error"]["description"].startswith(
+        "stream M mirrored only part of O (a filter or subject transforms): failback would "
+        "remove O's messages the mirror never held")
+    assert state(jl.data) == before

@@ -409,6 +409,16 @@ def failback(site: Site, stream: str, *, tail: str | None = None, switch: bool =
                            f"{PROMOTED_KEY}): there is nothing to fail back", field="stream")
     origin_name = str(mirror_doc["name"])
     probe = StreamConfig.from_json({"name": stream, "mirror": mirror_doc}, strict=False)
+    if rec is None and probe.mirror is not None and (
+            probe.mirror.filter_subject or probe.mirror.subject_transforms):
+        # The old origin's messages the mirror never copied are not only its tail: those the
+        # filter left out sit below the promoted sequence too, and would be removed with the
+        # old stream when it is made a mirror.
+        raise JetlinkError(
+            f"stream {stream} mirrored only part of {origin_name} (a filter or subject "
+            f"transforms): failback would remove {origin_name}'s messages the mirror never "
+            "held, below the promoted sequence as well as after it; fail back an unfiltered "
+            "mirror, or move those messages yourself (stream export) first", field="stream")
     both: Any = site  # each site's origin() counts nothing when asked not to
     facts, _ojs = both.origin(probe, last, count_pending=False)
     missing = not facts.reachable and (facts.error or "").startswith(
