@@ -666,7 +666,8 @@ def demo(
     with the divergent tail saved and counted, and the switch back; the mirror status read
     through jetlink serve and --rest-url; a summary of what moved, how fast, what was
     clamped and the recovery point predicted beside the one produced. Each step prints the
-    jetlink commands it runs and their output. The global --data-dir is not used: the drill never touches your data.
+    jetlink commands it runs and their output. The global --data-dir is not used: the drill
+    never touches your data.
     With --json: only the summary, one JSON document (progress on stderr).
 
     --live runs the drill on two real nats-server processes it starts in a temporary
