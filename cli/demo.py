@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -33,7 +34,7 @@ import typer
 from jetlink.cli.app import PROG, App
 from jetlink.cli.options import JsonOption
 
-STEPS = 8
+STEPS = 9
 TOPOLOGY = "dr-drill.toml"
 LINK_FILES = ("dr-link.properties", "dr-group-filters.json", "dr-topic-filters.json")
 # The broken copy of the topology (step 1): (text of the shipped file, its replacement, what
@@ -405,6 +406,15 @@ def scenario(d: Drill, examples: Path, messages: int) -> None:
           select=lambda ls: ls[-1:])
     d.run(*west, "pub", "orders.{{Count}}.shipped", "--count", "3000", "shipped")
     west_last = d.query(*west, "stream", "info", "ORDERS")["state"]["last_seq"]
+    d.say("Before the outage: what would a failover lose now? dr check answers for every "
+          "mirror, in natscli's server check formats and exit codes (0 OK, 1 WARNING, "
+          "2 CRITICAL); here CRITICAL: ORDERS_EAST is more than 1,000 messages behind.")
+    gate = ("--lag-critical", "1000")
+    d.run(*east, "dr", "check", "ORDERS_EAST", *gate, expect=2, head=3)
+    check = d.run(*east, "dr", "check", "ORDERS_EAST", *gate, "--format", "json", expect=2,
+                  show=False).doc()
+    predicted = next(int(p["value"]) for p in check["perf_data"]
+                     if p["name"].endswith(".lag"))
     d.run("cluster", "down", "west", "kwest", note="the outage: region west is unreachable")
     d.run("replicate", expect=1, note="exit status 1: agreements in error while west is down")
     d.run(*east, "stream", "info", "ORDERS_EAST", select=_section("Mirror Information:"))
@@ -454,11 +464,34 @@ def scenario(d: Drill, examples: Path, messages: int) -> None:
     }
 
     # 7 ------------------------------------------------------------------------------------
-    d.step(7, "Mirror status over Confluent's REST API v3",
+    d.step(7, "West comes back: failback",
+           "What west took after east's last copy (the divergent tail) exists only in west: "
+           "failback saves it to a Parquet dataset and counts it there before west's ORDERS "
+           "becomes a mirror of ORDERS_EAST; --switch then makes west the primary again, its "
+           "consumers in place, and ORDERS_EAST its mirror.")
+    d.run("cluster", "up", "west", "kwest")
+    tail_path = d.work / "orders-tail"
+    fb = d.run(*east, "stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}",
+               "-f", select=lambda lines: _section("Divergent Tail:")(lines)[:5])
+    saved = re.search(r"Messages: ([\d,]+)", fb.out)
+    tail = int(saved.group(1).replace(",", "")) if saved else 0
+    d.run(*east, "stream", "failback", "ORDERS_EAST", "--switch", "-f", head=1)
+    back = d.query(*west, "stream", "info", "ORDERS")
+    again = d.query(*east, "stream", "info", "ORDERS_EAST")
+    if "mirror" in back["config"] or "mirror" not in again["config"]:
+        raise DemoFailed("failback --switch did not make west the primary again")
+    d.run(*west, "consumer", "info", "ORDERS", "shipping", select=_section("State:"))
+    d.summary.facts["recovery_point"] = {
+        "predicted": predicted, "tail_saved": tail, "dataset": str(tail_path),
+        "west_primary": True}
+
+    # 8 ------------------------------------------------------------------------------------
+    d.step(8, "Mirror status over Confluent's REST API v3",
            "jetlink serve answers Confluent's REST paths over the same data directory; the "
            "mirrors and links verbs with --rest-url are scripts' view of it.")
     _rest(d, keast)
-    d.step(8, "Summary", "What moved, how fast, and what the failover clamped.")
+    d.step(9, "Summary", "What moved, how fast, what the failover clamped, and the recovery "
+           "point the check predicted beside the one the outage produced.")
     d.finish()
 
 
@@ -572,6 +605,13 @@ def _render_summary(console: Any, doc: dict[str, Any]) -> None:
             clamps.add_row(c["group"], c["topic"], str(c["partition"]), f"{c['from']:,}",
                            f"{c['to']:,}")
         console.print(clamps)
+    point = doc.get("recovery_point")
+    if point:
+        console.print(
+            f"Recovery point: before the outage dr check said ORDERS_EAST was "
+            f"{point['predicted']:,} messages behind; the outage left "
+            f"{point['tail_saved']:,} in west (the divergent tail), saved by failback and "
+            "counted in its dataset before west became a mirror; west is the primary again.")
     console.print(f"The drill took {doc['seconds']:.1f}s.")
 
 
@@ -620,11 +660,14 @@ def demo(
     examples/dr-drill.toml with validate and apply; streams with a mirror, a source with
     transforms and RePublish; a KV bucket with a mirror and an aggregate; a topic with
     consumer groups and a cluster link with offset sync; a Spark seed of a new mirror checked
-    with spark verify; then region west goes down: lag and SOURCE_UNAVAILABLE, failover of
-    the mirror topic (clamps printed), failover of the NATS mirror, consumers resuming in
-    east; the mirror status read through jetlink serve and --rest-url; a summary of what
-    moved, how fast and what was clamped. Each step prints the jetlink commands it runs and
-    their output. The global --data-dir is not used: the drill never touches your data.
+    with spark verify; dr check before the outage (what a failover would lose); then region
+    west goes down: lag and SOURCE_UNAVAILABLE, failover of the mirror topic (clamps
+    printed), failover of the NATS mirror, consumers resuming in east; west back: failback
+    with the divergent tail saved and counted, and the switch back; the mirror status read
+    through jetlink serve and --rest-url; a summary of what moved, how fast, what was
+    clamped and the recovery point predicted beside the one produced. Each step prints the
+    jetlink commands it runs and their output. The global --data-dir is not used: the drill
+    never touches your data.
     With --json: only the summary, one JSON document (progress on stderr).
 
     --live runs the drill on two real nats-server processes it starts in a temporary

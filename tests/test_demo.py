@@ -51,7 +51,7 @@ def test_the_drill_as_json(env, spark):
     summary = json.loads(result.stdout)
     assert not target.exists()  # removed: no --keep
     assert not list(env.glob("jetlink-demo-*"))  # nor the scratch directory
-    assert [s["step"] for s in summary["steps"]] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert [s["step"] for s in summary["steps"]] == [1, 2, 3, 4, 5, 6, 7, 8, 9]
     assert all(s["seconds"] >= 0 for s in summary["steps"])
     assert summary["kept"] is False and summary["data_dir"] == str(target.resolve())
     rows = [(m["what"], m.get("messages", m.get("records", m.get("values"))), m.get("left", ""))
@@ -83,7 +83,11 @@ def test_the_drill_as_json(env, spark):
     assert summary["resume"]["analytics"] == {"0": 2000, "1": 2000, "2": 2000}
     assert summary["rest"]["status"] == 200 and summary["rest"]["mirror_status"] == "STOPPED"
     assert summary["seconds"] < 180
-    assert "jetlink demo: step 6/8: The drill: region west goes down" in result.stderr
+    assert "jetlink demo: step 6/9: The drill: region west goes down" in result.stderr
+    # the readiness check before the outage predicted the recovery point the outage produced:
+    # the divergent tail failback saved (the 2,000 orders west took after the last step)
+    point = summary["recovery_point"]
+    assert (point["predicted"], point["tail_saved"], point["west_primary"]) == (2000, 2000, True)
 
 
 @pytest.mark.spark
@@ -94,8 +98,9 @@ def test_the_drill_narrated_and_kept(env, spark):
     for n, title in enumerate(("Two regions, one topology file", "JetStream: ORDERS",
                                "Key-Value: CONFIG", "Kafka: topic orders",
                                "Spark: seed a new mirror", "The drill: region west goes down",
+                               "West comes back: failback",
                                "Mirror status over Confluent's REST API v3", "Summary"), 1):
-        assert re.search(rf"^ {n}/8  {re.escape(title)}", out, re.M), title
+        assert re.search(rf"^ {n}/9  {re.escape(title)}", out, re.M), title
     # each step shows the commands it runs and what they printed
     for line in (
         "$ jetlink validate ",
@@ -108,6 +113,11 @@ def test_the_drill_narrated_and_kept(env, spark):
         "Error: origin cluster west is down",
         "  Clamped consumer group billing on orders partition 1: offset 8418 -> 8056",
         "Stream ORDERS_EAST was promoted (failover): it no longer mirrors ORDERS@west",
+        "CRITICAL dr Crit:ORDERS_EAST@east: Lag 2000",
+        "[exit status 2]",
+        "Messages: 2,000 (sequences 29,510..31,509)",
+        "Stream ORDERS_EAST failed back: ORDERS is the primary again",
+        "Recovery point: before the outage dr check said ORDERS_EAST was 2,000 messages",
         "subj: orders.251.created",
         "mirrors --rest-url http://127.0.0.1:",
         '"mirror_status": "STOPPED"',
@@ -133,8 +143,12 @@ def test_the_drill_narrated_and_kept(env, spark):
     mirrors = doc(invoke("--data-dir", str(target), "--cluster", "keast", "mirrors", "ls", "-j"))
     assert [(m["mirror_topic_name"], m["mirror_status"]) for m in mirrors] == [
         ("orders", "STOPPED")]
+    # after the failback's switch: west's ORDERS the primary again, ORDERS_EAST its mirror
     info = doc(invoke("--data-dir", str(target), "--cluster", "east", "stream", "info",
                       "ORDERS_EAST", "-j"))
+    assert info["config"]["mirror"]["name"] == "ORDERS"
+    info = doc(invoke("--data-dir", str(target), "--cluster", "west", "stream", "info",
+                      "ORDERS", "-j"))
     assert "mirror" not in info["config"] and info["config"]["subjects"] == ["orders.>"]
 
 
