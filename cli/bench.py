@@ -459,20 +459,46 @@ def dr(
         int, typer.Option("--consumers", min=0, metavar="N",
                           help="Durable consumers of their origin.")
     ] = 10,
-    runs: Annotated[int, typer.Option("--runs", min=1, metavar="N", help="Timed checks.")] = 3,
+    runs: Annotated[int, typer.Option("--runs", min=1, metavar="N",
+                                      help="Timed checks, and failback / copy pairs.")] = 3,
+    streams: Annotated[
+        int, typer.Option("--streams", min=0, metavar="N",
+                          help="Promoted streams failed back (0: no failback part).")
+    ] = 100,
+    messages: Annotated[
+        int, typer.Option("--messages", min=1, metavar="N",
+                          help="Messages in the failed-back streams, in all.")
+    ] = 1_000_000,
     json_output: JsonOption = False,
 ) -> None:
-    """Time dr check over many mirrors.
+    """Time dr check over many mirrors, and failback of many streams.
 
-    Builds a data directory (in a temporary directory) with cluster west holding the origin
-    ORDERS and its durable consumers, and cluster east holding --mirrors mirrors of it,
-    caught up, their positions synced; then times the readiness check of every mirror
-    (core/dr/readiness.py, what jetlink dr check runs) --runs times (goal for 1,000
+    dr check: builds a data directory (in a temporary directory) with cluster west holding
+    the origin ORDERS and its durable consumers, and cluster east holding --mirrors mirrors
+    of it, caught up, their positions synced; then times the readiness check of every
+    mirror (core/dr/readiness.py, what jetlink dr check runs) --runs times (goal for 1,000
     mirrors: under 2 s). The count of mirrors checked is asserted; building is not timed.
-    """
-    from jetlink.core.bench.dr import bench_dr_check
 
-    App.of(ctx).emit(bench_dr_check(mirrors, consumers=consumers, runs=runs), human=render)
+    failback: --streams streams holding --messages messages in all, mirrored to east and
+    failed over while west took 10 more each (the divergent tail); then, pair by pair on
+    copies of that world with the order alternating, the failback of every stream (tail
+    saved, west made a mirror and caught up; no switch) against a plain copy of the same
+    data (fresh mirrors of the promoted streams caught up by the pump). The messages each
+    side moved are asserted equal; the ratios failback / copy and their median printed.
+    """
+    from jetlink.core.bench.dr import bench_dr_check, bench_failback
+
+    doc: dict[str, Any] = {"check": bench_dr_check(mirrors, consumers=consumers, runs=runs)}
+    if streams:
+        doc["failback"] = bench_failback(streams, messages, runs=runs)
+
+    def human(a: App, d: dict[str, Any]) -> None:
+        for part, title in (("check", "dr check"), ("failback", "failback")):
+            if part in d:
+                output.line(a, f"{title}:")
+                output.kv_block(a, d[part])
+
+    App.of(ctx).emit(doc, human=human)
 
 
 @bench_app.command("live-export")

@@ -91,3 +91,17 @@ def test_docs_summary_is_the_recorded_run():
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "benchmarks_md.py"),
                            "--check"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_bench_dr_checks_and_fails_back_against_a_copy_and_counts():
+    result = CliRunner().invoke(build_app(), ["bench", "dr", "--mirrors", "12", "--streams", "3",
+                                              "--messages", "300", "--runs", "2", "-j"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert (doc["check"]["mirrors"], doc["check"]["status"]) == (12, "OK")
+    fb = doc["failback"]
+    assert (fb["streams"], fb["messages"], fb["tail_per_stream"], fb["runs"]) == (3, 300, 10, 2)
+    assert len(fb["failback_s"]) == len(fb["copy_s"]) == len(fb["ratios"]) == 2
+    # each ratio is its pair's failback / copy (the times are printed rounded to 1 ms)
+    for r, a, b in zip(fb["ratios"], fb["failback_s"], fb["copy_s"], strict=True):
+        assert (a - 0.0005) / (b + 0.0005) - 0.005 <= r <= (a + 0.0005) / (b - 0.0005) + 0.005

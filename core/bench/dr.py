@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["bench_dr_check"]
+__all__ = ["bench_dr_check", "bench_failback"]
 
 ORIGIN = "ORDERS"
 
@@ -87,5 +87,131 @@ def bench_dr_check(mirrors: int = 1000, *, messages: int = 1000, consumers: int 
         out = {"backend": "embedded", **_timed(check, runs, mirrors),
                "goal_s": 2.0, "build_s": round(built, 1)}
         return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# -- failback: the way back of many promoted streams, against a plain copy ---------------------
+
+
+def _failback_world(root: Path, streams: int, messages: int, tail: int) -> None:
+    """West holding ``streams`` origins O<i> (``messages`` in all), east their mirrors M<i>
+    caught up, then failed over (west down); west took ``tail`` more messages per stream
+    meanwhile (the divergent tail). West is up again at the end."""
+    from ..clock import SystemClock
+    from ..config.stream import StreamConfig
+    from ..dr import promote
+    from ..dr.embedded import EmbeddedSite
+    from ..jetstream import JetStream
+    from ..replication import pump_until_idle
+    from ..store import DataDir
+
+    clock = SystemClock()
+    dd = DataDir(root)
+    try:
+        dd.add_cluster("west", "nats")
+        dd.add_cluster("east", "nats")
+        west, east = JetStream(dd.open("west"), clock), JetStream(dd.open("east"), clock)
+        per = messages // streams
+        for i in range(streams):
+            west.add_stream(StreamConfig.from_json({"name": f"O{i:03d}",
+                                                    "subjects": [f"o{i}.>"]}))
+            west.publish_batch([(f"o{i}.{k % 50}", b"x" * 64) for k in range(per)])
+            east.add_stream(StreamConfig.from_json({"name": f"M{i:03d}", "mirror": {
+                "name": f"O{i:03d}", "external": {"api": "$JS.west.API"}}}))
+        pump_until_idle(dd, clock)
+        dd.set_down("west", True)
+        site = EmbeddedSite(dd, "east", clock)
+        for i in range(streams):
+            west.publish_batch([(f"o{i}.tail", b"t" * 64) for _ in range(tail)])
+            promote(site, f"M{i:03d}", failover=True, subjects=[f"m{i}.>"])
+        dd.set_down("west", False)
+    finally:
+        dd.close()
+
+
+def _run_failback(root: Path, streams: int, tails: Path) -> int:
+    """Fail back every promoted stream (core/dr/failback.py, no switch); the messages now
+    in west's mirrors."""
+    from ..clock import SystemClock
+    from ..dr import failback
+    from ..dr.embedded import EmbeddedSite
+    from ..jetstream import JetStream
+    from ..store import DataDir
+
+    clock = SystemClock()
+    dd = DataDir(root)
+    try:
+        site = EmbeddedSite(dd, "east", clock)
+        for i in range(streams):
+            failback(site, f"M{i:03d}", tail=str(tails / f"M{i:03d}"))
+        west = JetStream(dd.open("west"), clock)
+        return sum(int(west.stream_info(f"O{i:03d}").state.messages) for i in range(streams))
+    finally:
+        dd.close()
+
+
+def _run_copy(root: Path, streams: int) -> int:
+    """The plain copy of the same data: a fresh mirror in west of every promoted stream,
+    caught up by the replication pump (what failback's catch-up amounts to)."""
+    from ..clock import SystemClock
+    from ..config.stream import StreamConfig
+    from ..jetstream import JetStream
+    from ..replication import pump_until_idle
+    from ..store import DataDir
+
+    clock = SystemClock()
+    dd = DataDir(root)
+    try:
+        west = JetStream(dd.open("west"), clock)
+        for i in range(streams):
+            west.add_stream(StreamConfig.from_json({"name": f"C{i:03d}", "mirror": {
+                "name": f"M{i:03d}", "external": {"api": "$JS.east.API"}}}))
+        pump_until_idle(dd, clock)
+        return sum(int(west.stream_info(f"C{i:03d}").state.messages) for i in range(streams))
+    finally:
+        dd.close()
+
+
+def bench_failback(streams: int = 100, messages: int = 1_000_000, *, tail: int = 10,
+                   runs: int = 3, data_dir: str | None = None) -> dict[str, Any]:
+    """Failback of ``streams`` promoted streams holding ``messages`` in all, each with a
+    divergent tail of ``tail`` messages saved to a dataset, against a plain copy of the same
+    data (fresh mirrors of the promoted streams, caught up by the pump): the world is built
+    once (not timed), each side runs on its own copy of it, sides alternating pair by pair;
+    the messages each side moved are asserted equal."""
+    if streams <= 0 or messages < streams or runs <= 0:
+        raise ValueError("streams and runs must be positive, messages at least streams")
+    tmp = Path(tempfile.mkdtemp(prefix="jetlink-bench-failback-", dir=data_dir))
+    try:
+        t0 = time.perf_counter()
+        world = tmp / "world"
+        _failback_world(world, streams, messages, tail)
+        built = time.perf_counter() - t0
+        expected = (messages // streams) * streams
+        pairs = []
+        for run in range(runs):
+            times: dict[str, float] = {}
+            for side in (("failback", "copy") if run % 2 == 0 else ("copy", "failback")):
+                root = tmp / f"{side}-{run}"
+                shutil.copytree(world, root)
+                t1 = time.perf_counter()
+                moved = (_run_failback(root, streams, tmp / f"tails-{run}") if side == "failback"
+                         else _run_copy(root, streams))
+                times[side] = time.perf_counter() - t1
+                if moved != expected:
+                    raise RuntimeError(f"{side} moved {moved} messages, expected {expected}")
+                shutil.rmtree(root, ignore_errors=True)
+            pairs.append(times)
+        ratios = [p["failback"] / p["copy"] for p in pairs]
+        failback_s = statistics.median(p["failback"] for p in pairs)
+        return {"backend": "embedded", "streams": streams, "messages": expected,
+                "tail_per_stream": tail, "runs": runs,
+                "failback_s": [round(p["failback"], 3) for p in pairs],
+                "copy_s": [round(p["copy"], 3) for p in pairs],
+                "ratios": [round(r, 2) for r in ratios],
+                "ratio_median": round(statistics.median(ratios), 2),
+                "failback_median_s": round(failback_s, 3),
+                "messages_per_s": round(expected / failback_s), "build_s": round(built, 1)}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

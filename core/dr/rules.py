@@ -264,7 +264,9 @@ class PartialPromotion(JetlinkError):
 class Site(Protocol):
     """Where a mirror is promoted: its JetStream API and the backend-specific steps."""
 
-    js: JetStreamAPI  # of the mirror's side
+    @property
+    def js(self) -> JetStreamAPI:
+        """The JetStream API of the mirror's side."""
     label: str  # the mirror's cluster / domain, for the report
     catch_up: str  # how a lagging mirror catches up, for the refusal
 
