@@ -471,7 +471,7 @@ def dr(
     ] = 1_000_000,
     json_output: JsonOption = False,
 ) -> None:
-    """Time dr check over many mirrors, and failback of many streams.
+    """Time dr check and failback at scale.
 
     dr check: builds a data directory (in a temporary directory) with cluster west holding
     the origin ORDERS and its durable consumers, and cluster east holding --mirrors mirrors

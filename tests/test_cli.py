@@ -329,7 +329,7 @@ def test_shell_completion_through_the_entry_point():
         },
     )
     assert proc.stdout.split() == ["transform", "validate", "pub", "replicate", "startup",
-                                   "all", "kv", "link", "spark", "live", "live-dr",
+                                   "all", "kv", "link", "spark", "live", "live-dr", "dr",
                                    "live-export"]
 
 

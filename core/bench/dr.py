@@ -98,10 +98,10 @@ def _failback_world(root: Path, streams: int, messages: int, tail: int) -> None:
     """West holding ``streams`` origins O<i> (``messages`` in all), east their mirrors M<i>
     caught up, then failed over (west down); west took ``tail`` more messages per stream
     meanwhile (the divergent tail). West is up again at the end."""
+    from ..backend import EmbeddedBackend
     from ..clock import SystemClock
     from ..config.stream import StreamConfig
     from ..dr import promote
-    from ..dr.embedded import EmbeddedSite
     from ..jetstream import JetStream
     from ..replication import pump_until_idle
     from ..store import DataDir
@@ -121,7 +121,7 @@ def _failback_world(root: Path, streams: int, messages: int, tail: int) -> None:
                 "name": f"O{i:03d}", "external": {"api": "$JS.west.API"}}}))
         pump_until_idle(dd, clock)
         dd.set_down("west", True)
-        site = EmbeddedSite(dd, "east", clock)
+        site = EmbeddedBackend(root, "east", lambda: clock, store=dd, step=False).site()
         for i in range(streams):
             west.publish_batch([(f"o{i}.tail", b"t" * 64) for _ in range(tail)])
             promote(site, f"M{i:03d}", failover=True, subjects=[f"m{i}.>"])
@@ -133,16 +133,16 @@ def _failback_world(root: Path, streams: int, messages: int, tail: int) -> None:
 def _run_failback(root: Path, streams: int, tails: Path) -> int:
     """Fail back every promoted stream (core/dr/failback.py, no switch); the messages now
     in west's mirrors."""
+    from ..backend import EmbeddedBackend
     from ..clock import SystemClock
     from ..dr import failback
-    from ..dr.embedded import EmbeddedSite
     from ..jetstream import JetStream
     from ..store import DataDir
 
     clock = SystemClock()
     dd = DataDir(root)
     try:
-        site = EmbeddedSite(dd, "east", clock)
+        site = EmbeddedBackend(root, "east", lambda: clock, store=dd, step=False).site()
         for i in range(streams):
             failback(site, f"M{i:03d}", tail=str(tails / f"M{i:03d}"))
         west = JetStream(dd.open("west"), clock)
