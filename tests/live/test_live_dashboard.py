@@ -42,16 +42,25 @@ def test_the_snapshot_of_a_live_domain(live_domains):
 
 
 def test_failover_key_acts_on_the_live_server(live_domains):
-    from jetlink.cli.dashboard.actions import LiveSource
+    from jetlink.cli.dashboard.actions import Source
     from jetlink.cli.dashboard.app import ConfirmScreen, create_app
+    from jetlink.cli.promotion import promotion_columns
+    from jetlink.core import dr
+    from jetlink.core.backend import LiveBackend
     from jetlink.core.clock import SystemClock
     from jetlink.core.live.target import ServerTarget
 
     d = live_domains
     c = _setup(d)
-    source = LiveSource(ServerTarget((d.leaf.url,), origin="test"))
+    target = ServerTarget((d.leaf.url,), origin="test")
+    source = Source(None, target)
     dash = create_app(None, clock=SystemClock(), refresh=3600, label=d.leaf.url,
-                      source=source, loader=lambda _p, clk: source.load(clk))
+                      source=source, loader=source.load)
+    with LiveBackend(target) as backend:  # the CLI's dry run: the dialog shows its lines
+        dry = dr.promote(backend.site(), "ORDERS_EAST", failover=True, dry_run=True,
+                         positions=backend.positions())
+    columns = promotion_columns(dry.to_json(), label="Stream ORDERS_EAST@east")
+    columns.heading = None
 
     async def steps(pilot):
         await settle(pilot)
@@ -76,9 +85,10 @@ def test_failover_key_acts_on_the_live_server(live_domains):
     assert gated == (False, False) and not {"s", "f"} & offered
     assert rows == [["ORDERS_EAST@east (mirror)", "20", "", "", rows[0][4], "1..20", "0",
                      "-"]]
-    assert shown == ["ORDERS_EAST@east can be failed over", "Origin ORDERS@west: reachable",
-                     "Mirror last sequence 20, lag 0", "Subjects: orders.>",
-                     "Would place consumer billing at 8", "No consumer to clamp"]
+    assert shown == ["ORDERS_EAST@east can be failed over",
+                     *(t.rstrip() for t in columns.lines())]
+    assert "Subjects: orders.> (the origin's)" in [t.strip() for t in shown]
+    assert "billing: ack floor 7 on the origin, starts at 8" in [t.strip() for t in shown]
     assert "Step" not in said and "replication step" not in said
     info = c.stream_info("ORDERS_EAST", domain="east")
     assert "mirror" not in info["config"]
