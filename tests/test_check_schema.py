@@ -1,0 +1,86 @@
+"""Every check's JSON document (`server check --format json`, `dr check --format json`) is
+valid against one JSON Schema of natscli's check result (tests/schemas/check-result.json,
+the shape jsm.go's monitor.Result marshals), in every status."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from helpers import ok
+from test_server_check import lagging_mirror
+
+SCHEMA = json.loads((Path(__file__).parent / "schemas" / "check-result.json").read_text())
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+# dr check: natscli's result for the whole check, plus ``mirrors``, one result per mirror
+# (the same shape, with jetlink's kind, cluster and readiness document beside it)
+DR_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "https://jetlink.invalid/schemas/dr-check.json",
+    "type": "object",
+    "required": ["status", "check_suite", "check_name"],
+    "additionalProperties": False,
+    "properties": {
+        **SCHEMA["properties"],
+        "mirrors": {"type": "array", "items": {
+            "type": "object", "required": ["status", "check_suite", "check_name", "kind",
+                                           "readiness"],
+            "properties": {**SCHEMA["properties"], "kind": {"type": "string"},
+                           "cluster": {"type": "string"}, "readiness": {"type": "object"}},
+            "additionalProperties": False}},
+    },
+    "$defs": SCHEMA["$defs"],
+}
+DR_VALIDATOR = jsonschema.Draft202012Validator(DR_SCHEMA)
+
+
+@pytest.fixture
+def jl(jl, cli_clock, utc):
+    jl.clock = cli_clock
+    return jl
+
+
+def valid(result, code, validator=VALIDATOR):
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    doc = json.loads(result.stdout)
+    validator.validate(doc)
+    return doc
+
+
+def test_the_schema_is_a_valid_schema_and_bites():
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    for bad in ({"status": "FINE", "check_suite": "stream", "check_name": "S"},
+                {"status": "OK", "check_suite": "stream"},
+                {"status": "OK", "check_suite": "stream", "check_name": "S",
+                 "perf_data": [{"name": "lag", "value": "2"}]},
+                {"status": "OK", "check_suite": "stream", "check_name": "S", "extra": 1}):
+        assert not VALIDATOR.is_valid(bad), bad
+
+
+def test_server_check_documents(jl):
+    lagging_mirror(jl)
+    for args, code in ((("stream", "--stream", "MIR", "--lag-critical", "2"), 2),
+                       (("stream", "--stream", "MIR"), 0),
+                       (("stream", "--stream", "NOPE"), 2),
+                       (("stream", "--stream", "ORIG", "--msgs-warn", "9"), 1)):
+        valid(jl("server", "check", *args, "--format", "json"), code)
+    ok(jl("consumer", "add", "ORIG", "C", "--pull", "--defaults"))
+    valid(jl("server", "check", "consumer", "--stream", "ORIG", "--consumer", "C",
+             "--unprocessed-critical", "1", "-j"), 2)
+    ok(jl("kv", "add", "CFG"))
+    ok(jl("kv", "put", "CFG", "a", "1"))
+    valid(jl("server", "check", "kv", "--bucket", "CFG", "--key", "a", "-j"), 0)
+    valid(jl("server", "check", "kv", "--bucket", "CFG", "--key", "b", "-j"), 2)
+
+
+def test_dr_check_documents(jl):
+    valid(jl("dr", "check", "-j"), 3, DR_VALIDATOR)  # no mirror at all: UNKNOWN
+    lagging_mirror(jl)
+    doc = valid(jl("dr", "check", "-j"), 2, DR_VALIDATOR)  # a stalled mirror
+    assert doc["check_suite"] == "dr" and doc["mirrors"]
+    ok(jl("stream", "add", "ORIG2", "--subjects", "orig2.>", "--defaults"))
+    ok(jl("stream", "add", "MIR2", "--mirror", "ORIG2", "--defaults"))
+    valid(jl("dr", "check", "MIR2", "-j"), 1, DR_VALIDATOR)  # no positions synced: a warning
+    assert not DR_VALIDATOR.is_valid({**doc, "mirrors": [{"status": "OK"}]})
