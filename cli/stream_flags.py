@@ -247,6 +247,10 @@ class StreamFlags:
     allow_direct: bool | None = None
     allow_mirror_direct: bool | None = None
     allow_msg_ttl: bool | None = None
+    allow_counter: bool | None = None
+    allow_batch: bool | None = None
+    allow_fast: bool | None = None
+    allow_schedules: bool | None = None
     subject_del_markers_ttl: str | None = None
     transform_source: str | None = None
     transform_destination: str | None = None
@@ -589,6 +593,45 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
         _ALL,
     ),
     (
+        "allow_counter",
+        Annotated[
+            bool | None,
+            _opt(
+                "--allow-counter",
+                help="Allows the stream to be used as a counter (Nats-Incr); cannot be changed "
+                "after creation.",
+            ),
+        ],
+        _ALL,
+    ),
+    (
+        "allow_batch",
+        Annotated[
+            bool | None,
+            _flag("allow-batch", "Allows atomic batch publishing (Nats-Batch-Id)."),
+        ],
+        _ALL,
+    ),
+    (
+        "allow_fast",
+        Annotated[
+            bool | None,
+            _flag("allow-fast", "Allows fast batch publishing (flow-controlled batches)."),
+        ],
+        _ALL,
+    ),
+    (
+        "allow_schedules",
+        Annotated[
+            bool | None,
+            _opt(
+                "--allow-schedules",
+                help="Allows message schedules (Nats-Schedule); cannot be turned off.",
+            ),
+        ],
+        _ALL,
+    ),
+    (
         "subject_del_markers_ttl",
         Annotated[
             str | None,
@@ -823,6 +866,14 @@ def apply_flags(cfg: "StreamConfig", flags: StreamFlags) -> "StreamConfig":
         new.mirror_direct = f.allow_mirror_direct
     if f.allow_msg_ttl:
         new.allow_msg_ttl = True
+    if f.allow_counter:
+        new.allow_msg_counter = True
+    if f.allow_batch is not None:
+        new.allow_atomic = f.allow_batch
+    if f.allow_fast is not None:
+        new.allow_batched = f.allow_fast
+    if f.allow_schedules:
+        new.allow_msg_schedules = True
     if f.subject_del_markers_ttl is not None:
         new.subject_delete_marker_ttl = parse_duration_flag(
             f.subject_del_markers_ttl, flag="--subject-del-markers-ttl"

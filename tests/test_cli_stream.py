@@ -1107,3 +1107,28 @@ def test_publish_refusals_name_the_limit_and_its_value(jl, flags, subject, body,
     assert result.stderr == line + "\n"
     as_json = json.loads(jl("pub", subject, body, "-j").stdout)
     assert set(as_json["error"]) == {"code", "err_code", "description"}
+
+
+def test_natscli_runtime_feature_flags_set_their_fields(jl):
+    """--allow-counter / --allow-batch / --allow-fast / --allow-schedules (natscli's flags)
+    set allow_msg_counter / allow_atomic / allow_batched / allow_msg_schedules; the server's
+    rules on them apply (a counter stream cannot change its setting: 10052)."""
+    def fields(result):
+        cfg = json.loads(result.stdout)["config"]
+        return {k: cfg.get(k, False) for k in ("allow_msg_counter", "allow_atomic",
+                                                "allow_batched", "allow_msg_schedules")}
+
+    assert fields(jl("stream", "add", "CNT", "--subjects", "cnt.>", "--allow-counter",
+                     "--defaults", "-j")) == {"allow_msg_counter": True, "allow_atomic": False,
+                                              "allow_batched": False,
+                                              "allow_msg_schedules": False}
+    assert fields(jl("stream", "add", "B", "--subjects", "b.>", "--allow-batch",
+                     "--allow-schedules", "--defaults", "-j")) == {
+        "allow_msg_counter": False, "allow_atomic": True, "allow_batched": False,
+        "allow_msg_schedules": True}
+    assert fields(jl("stream", "edit", "B", "--no-allow-batch", "--allow-fast", "-f",
+                     "-j")) == {"allow_msg_counter": False, "allow_atomic": False,
+                                "allow_batched": True, "allow_msg_schedules": True}
+    refused = jl("stream", "edit", "B", "--allow-counter", "-f", "-j")
+    assert refused.exit_code == 1
+    assert json.loads(refused.stdout)["error"]["err_code"] == 10052
