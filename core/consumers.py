@@ -44,12 +44,23 @@ from .config.consumer import (
     ConsumerConfig,
     check_consumer_create,
     filters_of,
+    valid_group_name,
     with_response_metadata,
 )
 from .config.stream import StreamConfig
 from .errors import ApiError, nats_error, not_found
 from .headers import append_header
 from .messages import StoredMsg
+from .priority import (
+    PIN_HEADER,
+    PullPriority,
+    check_request,
+    claim_pin,
+    expire_pin,
+    group_states,
+    overflow_allows,
+    unpin,
+)
 from .startseq import clamp_start
 from .subjects import SubjectFilter, is_subset
 
@@ -274,6 +285,11 @@ class ConsumerState:
     ldt: int = 0
     lat: int = 0
     last_req: int = 0
+    # priority groups (core/priority.py): the pinned client's id, when it was pinned, when
+    # the pin lapses
+    pin_id: str = ""
+    pinned_ts: int = 0
+    pin_deadline: int = 0
 
     def to_json(self) -> dict[str, Any]:
         pending: list[int] = []
@@ -292,11 +308,13 @@ class ConsumerState:
             "delivered": [self.delivered_c, self.delivered_s],
             "ack_floor": [self.ack_floor_c, self.ack_floor_s],
             "ldt": self.ldt, "lat": self.lat, "last_req": self.last_req,
+            "pin": [self.pin_id, self.pinned_ts, self.pin_deadline],
         }
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> ConsumerState:
         p, r = doc["pending"], doc["rdc"]
+        pin = doc.get("pin") or ["", 0, 0]
         return cls(
             sseq=doc["sseq"], dseq=doc["dseq"], adflr=doc["adflr"], asflr=doc["asflr"],
             pending={p[i]: [p[i + 1], p[i + 2], p[i + 3]] for i in range(0, len(p), 4)},
@@ -305,6 +323,8 @@ class ConsumerState:
             delivered_c=doc["delivered"][0], delivered_s=doc["delivered"][1],
             ack_floor_c=doc["ack_floor"][0], ack_floor_s=doc["ack_floor"][1],
             ldt=doc["ldt"], lat=doc["lat"], last_req=doc["last_req"],
+            # states stored before priority groups have no pin
+            pin_id=pin[0], pinned_ts=pin[1], pin_deadline=pin[2],
         )
 
     def dumps(self) -> str:
@@ -557,10 +577,13 @@ def num_pending(st: ConsumerState, cfg: ConsumerConfig, view: StreamView) -> int
 
 
 def deliver(st: ConsumerState, cfg: ConsumerConfig, view: StreamView, now: int,
-            batch: int) -> tuple[list[Delivery], list[int]]:
+            batch: int, gate: Callable[[int, int], bool] | None = None
+            ) -> tuple[list[Delivery], list[int]]:
     """Serve one pull request of ``batch`` messages (``getNextMsg`` + ``deliverMsg``).
 
-    Redeliveries come first, then new messages while ``max_ack_pending`` allows. Returns
+    Redeliveries come first, then new messages while ``max_ack_pending`` allows. ``gate``
+    (an overflow request's minimums, core/priority.py) is asked before each message with
+    the messages pending counting that one and the messages awaiting acks. Returns
     the deliveries and, for ``ack_policy: none``, the stream sequences now acknowledged
     (which interest and work-queue streams may remove).
     """
@@ -596,6 +619,9 @@ def deliver(st: ConsumerState, cfg: ConsumerConfig, view: StreamView, now: int,
         out.append(Delivery(msg, dseq, dc, max(pending_count, 0)))
 
     while len(out) < batch:
+        if gate is not None and not gate(pending_count + (1 if st.rdq else 0),
+                                         len(st.pending)):
+            break
         # Redeliveries first.
         if st.rdq:
             seq = st.rdq.pop(0)
@@ -874,6 +900,7 @@ class ConsumerInfo:
     ts: int
     paused: bool = False
     pause_remaining: int = 0
+    priority_groups: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -892,6 +919,8 @@ class ConsumerInfo:
             out["paused"] = True
             out["pause_remaining"] = self.pause_remaining
         out["ts"] = format_rfc3339_nano(self.ts)
+        if self.priority_groups:
+            out["priority_groups"] = [dict(g) for g in self.priority_groups]
         return out
 
 
@@ -915,6 +944,7 @@ def make_info(stream: str, name: str, created: int, cfg: ConsumerConfig, st: Con
         ts=now,
         paused=paused,
         pause_remaining=pause_until - now if paused else 0,
+        priority_groups=group_states(cfg, st),
     )
 
 
@@ -951,13 +981,17 @@ class DeliveredMsg(StoredMsg):
         }
 
 
-def delivered_msg(stream: str, consumer: str, cfg: ConsumerConfig, d: Delivery) -> DeliveredMsg:
+def delivered_msg(stream: str, consumer: str, cfg: ConsumerConfig, d: Delivery,
+                  pin: str | None = None) -> DeliveredMsg:
     """The message as the pull request receives it (``headers_only``: no body, the size in
-    a ``Nats-Msg-Size`` header, as the server's ``convertToHeadersOnly``)."""
+    a ``Nats-Msg-Size`` header, as the server's ``convertToHeadersOnly``; a pinned client's
+    messages then carry the pin id in ``Nats-Pin-Id``)."""
     hdr, data = d.msg.hdr, d.msg.data
     if cfg.headers_only:
         hdr = append_header(hdr, "Nats-Msg-Size", str(len(data)))
         data = b""
+    if pin:
+        hdr = append_header(hdr, PIN_HEADER, pin)
     return DeliveredMsg(d.msg.subject, d.msg.seq, d.msg.ts, hdr, data, stream=stream,
                         consumer=consumer, consumer_seq=d.dseq, num_delivered=d.num_delivered,
                         num_pending=d.num_pending)
@@ -1027,6 +1061,7 @@ class _Session:
             if reconcile:
                 reconcile_removed(rec.state, rec.config, self.view, self.now)
             check_pending(rec.state, rec.config, self.view, self.now)
+            expire_pin(rec.state, rec.config, self.now)
 
     def get(self, name: str) -> ConsumerRecord:
         rec = self.recs.get(name)
@@ -1157,28 +1192,117 @@ class ConsumerEngine:
         s.delete(name)
         s.save()
 
-    def fetch(self, stream: str, name: str, batch: int = 1) -> list[DeliveredMsg]:
-        """One pull request for up to ``batch`` messages, answered at once (no waiting)."""
+    def fetch(self, stream: str, name: str, batch: int = 1,
+              priority: PullPriority | None = None) -> list[DeliveredMsg]:
+        """One pull request for up to ``batch`` messages, answered at once (no waiting);
+        ``priority``: the request's priority group fields (core/priority.py)."""
         s = self._session(stream)
         rec = s.get(name)
         cfg = rec.config
-        # A pull request the server refuses answers with a status (no err_code).
-        if cfg.deliver_subject:
+        req = priority or PullPriority()
+        # A pull request the server refuses answers with a status (no err_code), in the
+        # order of the server's processNextMsgRequest.
+        try:
+            if cfg.deliver_subject:
+                raise ApiError(409, 0, "Consumer is push based")
+            if cfg.max_batch > 0 and batch > cfg.max_batch:
+                raise ApiError(409, 0, f"Exceeded MaxRequestBatch of {cfg.max_batch}")
+            check_request(rec.state, cfg, req, self.now)
+        except ApiError:
             s.save()
-            raise ApiError(409, 0, "Consumer is push based")
-        if cfg.max_batch > 0 and batch > cfg.max_batch:
-            s.save()
-            raise ApiError(409, 0, f"Exceeded MaxRequestBatch of {cfg.max_batch}")
+            raise
         pause_until = _time_ns(cfg.pause_until)
         if pause_until and self.now < pause_until:
             rec.state.last_req = self.now
             s.save()
             return []
-        deliveries, auto_acked = deliver(rec.state, cfg, s.view, self.now, batch)
-        msgs = [delivered_msg(stream, rec.name, cfg, d) for d in deliveries]
+        pin: str | None = None
+        if cfg.priority_policy == "pinned_client" and _deliverable(rec.state, cfg, s.view):
+            try:
+                pin = claim_pin(rec.state, cfg, req, self.now)
+            except ApiError:
+                s.save()
+                raise
+            if pin is None:  # another client is pinned: this request waits, gets nothing
+                rec.state.last_req = self.now
+                s.save()
+                return []
+        gate = None
+        if cfg.priority_policy == "overflow" and (req.min_pending or req.min_ack_pending):
+            def gate(npc: int, ack_pending: int) -> bool:
+                return overflow_allows(req, npc, ack_pending)
+        deliveries, auto_acked = deliver(rec.state, cfg, s.view, self.now, batch, gate)
+        msgs = [delivered_msg(stream, rec.name, cfg, d, pin) for d in deliveries]
         s.save()
         s.acked(auto_acked)
         return msgs
+
+    def unpin(self, stream: str, name: str, group: str) -> None:
+        """``CONSUMER.UNPIN``: the pinned client of ``group`` loses its pin (the server's
+        jsConsumerUnpinRequest checks, in its order)."""
+        if not group:
+            raise nats_error("InvalidJSON", err="consumer group not specified")
+        if not valid_group_name(group):
+            raise nats_error("ConsumerInvalidGroupName")
+        s = self._session(stream)
+        rec = s.get(name)
+        if group not in rec.config.priority_groups:
+            s.save()
+            raise nats_error("ConsumerInvalidPriorityGroup")
+        unpin(rec.state)
+        s.save()
+
+    def pause(self, stream: str, name: str, until: int) -> dict[str, Any]:
+        """``CONSUMER.PAUSE``: deliver nothing until ``until`` (ns; 0 resumes). The answer:
+        ``paused``, ``pause_until`` and, while paused, ``pause_remaining``."""
+        s = self._session(stream)
+        rec = s.get(name)
+        rec.config = rec.config.replace(
+            pause_until=format_rfc3339_nano(until) if until else "")
+        s.changed.add(name)
+        s.save()
+        out: dict[str, Any] = {"paused": self.now < until,
+                               "pause_until": format_rfc3339_nano(until)}
+        if out["paused"]:
+            out["pause_remaining"] = until - self.now
+        return out
+
+    def reset(self, stream: str, name: str, seq: int = 0) -> tuple[ConsumerInfo, int]:
+        """``CONSUMER.RESET`` (2.14): the consumer starts again at stream sequence ``seq``
+        (0: just after its ack floor), with nothing pending (the server's
+        ``resetStartingSeqLocked``). Returns the info and the sequence reset to."""
+        s = self._session(stream)
+        rec = s.get(name)
+        cfg, st = rec.config, rec.state
+        if seq == 0:
+            seq = st.asflr + 1
+        elif cfg.deliver_policy in ("all", "undefined"):
+            pass
+        elif cfg.deliver_policy == "by_start_sequence":
+            if seq < cfg.opt_start_seq:
+                s.save()
+                raise nats_error("ConsumerInvalidReset", err="below start seq")
+        elif cfg.deliver_policy == "by_start_time":
+            if seq < s.view.seq_from_time(_time_ns(cfg.opt_start_time)):
+                s.save()
+                raise nats_error("ConsumerInvalidReset", err="below start time")
+        else:
+            s.save()
+            raise nats_error("ConsumerInvalidReset", err="not allowed")
+        seq = max(seq, 1)
+        st.pending, st.rdc, st.rdq = {}, {}, []
+        st.sseq, st.dseq = seq, 1
+        st.adflr, st.asflr = 0, seq - 1
+        st.ldt = st.lat = 0
+        # the consumer store's Reset: an empty state started at seq - 1
+        st.delivered_c = st.ack_floor_c = 0
+        st.delivered_s = st.ack_floor_s = seq - 1
+        s.changed.add(name)
+        s.save()
+        if s.config.retention == "interest":
+            # messages that lost their interest go (checkStateForInterestStream)
+            s.acked(range(s.view.first_seq, min(seq - 1, s.view.last_seq) + 1))
+        return s.info(rec), seq
 
     def _on_msg(self, stream: str, name: str,
                 fn: Callable[[ConsumerState, ConsumerConfig], Any]) -> Any:
@@ -1240,6 +1364,19 @@ class ConsumerEngine:
             present = (lambda seq: view.load(seq) is not None) if wider else None
             purge_state(rec.state, rec.config, start, self.now, wider=wider, present=present)
         s.save()
+
+
+def _deliverable(st: ConsumerState, cfg: ConsumerConfig, view: StreamView) -> bool:
+    """Whether a pull request would get a message now (a redelivery, or a new message that
+    max_ack_pending lets through)."""
+    if st.rdq:
+        return True
+    maxp = cfg.max_ack_pending if cfg.ack_policy != "none" else 0
+    if maxp > 0 and len(st.pending) >= maxp:
+        return False
+    if st.lss:
+        return True
+    return bool(view.next_msgs(st.sseq, filters_of(cfg), 1))
 
 
 def interest_in(configs: Iterable[ConsumerConfig]) -> Callable[[str], bool]:

@@ -252,6 +252,10 @@ NATS_ERRORS: dict[str, tuple[int, int, str]] = {
     "ConsumerPriorityPolicyWithoutGroup": (
         400, 10159, "Setting PriorityPolicy requires at least one PriorityGroup to be set"),
     "ConsumerEmptyGroupName": (400, 10161, "Group name cannot be an empty string"),
+    # priority groups, pause and reset (core/priority.py, core/consumers.py)
+    "ConsumerInvalidPriorityGroup": (
+        400, 10160, "Provided priority group does not exist for this consumer"),
+    "ConsumerInvalidReset": (400, 10204, "invalid reset: {err}"),
     "ConsumerInvalidGroupName": (
         400, 10162,
         "Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and may not exceed 16 "

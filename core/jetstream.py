@@ -39,6 +39,7 @@ from .subjects import SubjectFilter, is_valid_subject, overlaps
 if TYPE_CHECKING:
     from .config.consumer import ConsumerConfig
     from .consumers import ConsumerEngine, ConsumerInfo, DeliveredMsg
+    from .priority import PullPriority
 
 __all__ = ["CoreMsg", "JetStream", "Subscription"]
 
@@ -630,10 +631,29 @@ class JetStream:
         with self._consumers() as eng:
             eng.delete(stream, name)
 
-    def fetch(self, stream: str, consumer: str, batch: int = 1) -> list[DeliveredMsg]:
-        """One pull request answered at once: up to ``batch`` DeliveredMsg."""
+    def fetch(self, stream: str, consumer: str, batch: int = 1,
+              priority: PullPriority | None = None) -> list[DeliveredMsg]:
+        """One pull request answered at once: up to ``batch`` DeliveredMsg (``priority``:
+        the request's priority group fields, core/priority.py)."""
         with self._consumers() as eng:
-            return eng.fetch(stream, consumer, batch)
+            return eng.fetch(stream, consumer, batch, priority)
+
+    def unpin_consumer(self, stream: str, consumer: str, group: str) -> None:
+        """CONSUMER.UNPIN: the pinned client of ``group`` loses its pin."""
+        with self._consumers() as eng:
+            eng.unpin(stream, consumer, group)
+
+    def pause_consumer(self, stream: str, consumer: str, until: int) -> dict[str, Any]:
+        """CONSUMER.PAUSE until ``until`` (ns; 0 resumes): ``paused``, ``pause_until``,
+        ``pause_remaining``."""
+        with self._consumers() as eng:
+            return eng.pause(stream, consumer, until)
+
+    def reset_consumer(self, stream: str, consumer: str, seq: int = 0
+                       ) -> tuple[ConsumerInfo, int]:
+        """CONSUMER.RESET to stream sequence ``seq`` (0: the ack floor's next)."""
+        with self._consumers() as eng:
+            return eng.reset(stream, consumer, seq)
 
     def ack(self, stream: str, consumer: str, seq: int, consumer_seq: int | None = None) -> bool:
         with self._consumers() as eng:

@@ -91,6 +91,11 @@ MAX_METADATA_LEN = 128 * 1024
 _GROUP_NAME = re.compile(r"[a-zA-Z0-9/_=-]{1,16}")
 
 
+def valid_group_name(name: str) -> bool:
+    """A priority group name as the server takes it (``validGroupName``)."""
+    return _GROUP_NAME.fullmatch(name) is not None
+
+
 def _blen(s: str) -> int:
     return len(s.encode("utf-8", "surrogatepass"))
 

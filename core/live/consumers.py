@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..config.consumer import ConsumerConfig
 from ..consumers import ConsumerInfo, DeliveredMsg, SequenceInfo
 from ..errors import ApiError, JetlinkError
+from ..priority import PullPriority
 from .client import without_envelope
 
 if TYPE_CHECKING:
@@ -71,6 +72,8 @@ class LiveConsumerInfo(ConsumerInfo):
             ts=_ts(doc.get("ts")),
             paused=bool(doc.get("paused", False)),
             pause_remaining=int(doc.get("pause_remaining", 0)),
+            priority_groups=[dict(g) for g in doc.get("priority_groups") or []
+                             if isinstance(g, dict)],
         )
         self.doc = doc
         cluster = doc.get("cluster")
@@ -240,14 +243,18 @@ class LiveConsumers:
         self.api(f"CONSUMER.DELETE.{_name(stream)}.{_consumer_name(name)}")
 
     # -- pull ------------------------------------------------------------------------------
-    def fetch(self, stream: str, consumer: str, batch: int = 1) -> list[LiveDeliveredMsg]:
+    def fetch(self, stream: str, consumer: str, batch: int = 1,
+              priority: PullPriority | None = None) -> list[LiveDeliveredMsg]:
         """One pull request for up to ``batch`` messages, answered at once (what is
-        deliverable now; never waits for new messages)."""
+        deliverable now; never waits for new messages); ``priority``: the request's
+        priority group fields."""
 
         _name(stream)
         _consumer_name(consumer)
         req: dict[str, Any] = {"batch": max(1, int(batch)), "no_wait": True,
                                "expires": PULL_EXPIRES}
+        if priority is not None:
+            req.update(priority.to_json())
         kind, got = self._pull(stream, consumer, req)
         if kind == "409" and "MaxRequestExpires" in str(got):
             # The consumer caps pull expiry below ours: ask with its cap.
@@ -301,6 +308,30 @@ class LiveConsumers:
             return end.status, _description(end.headers or {}) or \
                 f"pull request failed ({end.status})"
         return "ok", msgs
+
+    # -- priority groups, pause, reset ------------------------------------------------------
+    def unpin_consumer(self, stream: str, consumer: str, group: str) -> None:
+        """``CONSUMER.UNPIN`` of ``group``."""
+        self.api(f"CONSUMER.UNPIN.{_name(stream)}.{_consumer_name(consumer)}",
+                 {"group": group})
+
+    def pause_consumer(self, stream: str, consumer: str, until: int) -> dict[str, Any]:
+        """``CONSUMER.PAUSE`` until ``until`` (ns; 0 resumes)."""
+        from ..clock import format_rfc3339_nano
+
+        req = {"pause_until": format_rfc3339_nano(until)} if until else {}
+        doc = without_envelope(self.api(
+            f"CONSUMER.PAUSE.{_name(stream)}.{_consumer_name(consumer)}", req))
+        return {k: v for k, v in doc.items() if k != "type"}
+
+    def reset_consumer(self, stream: str, consumer: str, seq: int = 0
+                       ) -> tuple[LiveConsumerInfo, int]:
+        """``CONSUMER.RESET`` to stream sequence ``seq`` (0: the ack floor's next)."""
+        doc = dict(without_envelope(self.api(
+            f"CONSUMER.RESET.{_name(stream)}.{_consumer_name(consumer)}",
+            {"seq": int(seq)} if seq else None)))
+        reset_seq = int(doc.pop("reset_seq", 0))
+        return LiveConsumerInfo(doc), reset_seq
 
     # -- acknowledgements ------------------------------------------------------------------
     def _reply_to(self, stream: str, consumer: str, seq: int, body: bytes) -> bool:
