@@ -152,7 +152,56 @@ def build_config(name: str, values: dict[str, Any], now_ns: int) -> dict[str, An
         doc["mem_storage"] = True
     if values.get("metadata"):
         doc["metadata"] = parse_metadata(values["metadata"])
+    doc.update(_backoff_doc(values))
+    if values.get("pause"):
+        doc["pause_until"] = _rfc3339(parse_pause_until(values["pause"], now_ns))
+    doc.update(_priority_doc(values))
     return doc
+
+
+def _priority_doc(values: dict[str, Any]) -> dict[str, Any]:
+    """natscli's --pinned-groups / --overflow-groups / --prioritized-groups (one policy) and
+    --pinned-ttl."""
+    from jetlink.cli.stream_flags import parse_duration_flag, split_subjects
+
+    pinned = split_subjects(values.get("pinned_groups") or [])
+    overflow = split_subjects(values.get("overflow_groups") or [])
+    prioritized = split_subjects(values.get("prioritized_groups") or [])
+    if pinned and overflow:
+        raise usage("setting both overflow and pinned groups are not supported")
+    doc: dict[str, Any] = {}
+    if pinned:
+        doc = {"priority_groups": pinned, "priority_policy": "pinned_client"}
+        if values.get("pinned_ttl"):
+            doc["priority_timeout"] = parse_duration_flag(values["pinned_ttl"],
+                                                          flag="--pinned-ttl")
+    elif overflow:
+        doc = {"priority_groups": overflow, "priority_policy": "overflow"}
+    elif prioritized:
+        doc = {"priority_groups": prioritized, "priority_policy": "prioritized"}
+    return doc
+
+
+def _backoff_doc(values: dict[str, Any]) -> dict[str, Any]:
+    """natscli's --backoff linear|none with --backoff-steps / -min / -max: ``steps`` periods
+    from min growing by (max - min) / steps (jsm.go's LinearBackoffPeriods)."""
+    from jetlink.cli.stream_flags import parse_duration_flag
+
+    mode = values.get("backoff")
+    if not mode or mode == "none":
+        return {}
+    steps = int(values.get("backoff_steps") or 10)
+    low = parse_duration_flag(values.get("backoff_min") or "1m", flag="--backoff-min")
+    high = parse_duration_flag(values.get("backoff_max") or "20m", flag="--backoff-max")
+    if steps <= 0 or low == 0 or high == 0:
+        raise usage("--backoff-steps, --backoff-min and --backoff-max must be more than 0")
+    if high < low:
+        low, high = high, low
+    step = (high - low) // steps
+    if high != low and step == 0:
+        raise usage(f"step range between {low} and {high} is too small for {steps} steps")
+    ms = 1_000_000
+    return {"backoff": [low + (i * step + ms // 2) // ms * ms for i in range(steps)]}
 
 
 def consumer_config(doc: dict[str, Any]) -> Any:
@@ -325,6 +374,48 @@ def add(
             "--defaults", help="Accept natscli's default values for everything not given."
         ),
     ] = False,
+    backoff: Annotated[
+        Literal["linear", "none"] | None,
+        typer.Option("--backoff", metavar="MODE",
+                     help="Creates a backoff policy using an algorithm (none, linear)."),
+    ] = None,
+    backoff_steps: Annotated[
+        int, typer.Option("--backoff-steps", metavar="N",
+                          help="Number of steps of the backoff policy.")
+    ] = 10,
+    backoff_min: Annotated[
+        str, typer.Option("--backoff-min", metavar="DURATION",
+                          help="The shortest backoff period.")
+    ] = "1m",
+    backoff_max: Annotated[
+        str, typer.Option("--backoff-max", metavar="DURATION",
+                          help="The longest backoff period.")
+    ] = "20m",
+    pause: Annotated[
+        str | None,
+        typer.Option("--pause", metavar="UNTIL",
+                     help="Pause the consumer for a duration or until a time (UTC)."),
+    ] = None,
+    pinned_groups: Annotated[
+        list[str] | None,
+        typer.Option("--pinned-groups", metavar="GROUPS",
+                     help="Create a Pinned Client consumer based on these groups."),
+    ] = None,
+    pinned_ttl: Annotated[
+        str | None,
+        typer.Option("--pinned-ttl", metavar="TTL",
+                     help="How long a pinned client may go without pulling."),
+    ] = None,
+    overflow_groups: Annotated[
+        list[str] | None,
+        typer.Option("--overflow-groups", metavar="GROUPS",
+                     help="Create an Overflow consumer based on these groups."),
+    ] = None,
+    prioritized_groups: Annotated[
+        list[str] | None,
+        typer.Option("--prioritized-groups", metavar="GROUPS",
+                     help="Create a Prioritized consumer based on these groups."),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Create a durable pull consumer.
@@ -359,6 +450,15 @@ def add(
             "replicas": replicas,
             "memory": memory,
             "metadata": metadata,
+            "backoff": backoff,
+            "backoff_steps": backoff_steps,
+            "backoff_min": backoff_min,
+            "backoff_max": backoff_max,
+            "pause": pause,
+            "pinned_groups": pinned_groups,
+            "pinned_ttl": pinned_ttl,
+            "overflow_groups": overflow_groups,
+            "prioritized_groups": prioritized_groups,
         }
         name = output.name_or_ask(
             name, "Consumer name", argument="CONSUMER", what="the consumer name"
@@ -684,8 +784,23 @@ def render_info(app: App, doc: dict[str, Any], *, state_only: bool = False) -> N
         cols.row(
             "Max Pull Batch", output.comma(cfg.get("max_batch", 0)), cfg.get("max_batch", 0) > 0
         )
+        backoff = cfg.get("backoff") or []
+        cols.row("Backoff", _render_backoff(backoff), bool(backoff))
         cols.row("Replicas", cfg.get("num_replicas", 0), cfg.get("num_replicas", 0) > 0)
         cols.row("Memory Storage", True, bool(cfg.get("mem_storage")))
+        pause_until = output.rfc3339_ns(cfg.get("pause_until"))
+        if doc.get("paused"):
+            cols.row("Paused Until Deadline", f"{output.local_ns(pause_until)} "
+                     f"({output.since(doc.get('pause_remaining', 0))} remaining)")
+        else:
+            cols.row("Paused Until Deadline", f"{output.local_ns(pause_until)} (passed)",
+                     bool(pause_until))
+        policy = cfg.get("priority_policy", "none")
+        if policy != "none":
+            cols.row("Priority Policy", policy)
+            cols.row("Priority Groups", ", ".join(cfg.get("priority_groups") or []))
+            cols.row("Pinned TTL", _go_duration(cfg.get("priority_timeout", 0)),
+                     policy == "pinned_client")
         cols.metadata(cfg.get("metadata"))
     now = output.now_of(doc)
 
@@ -718,7 +833,31 @@ def render_info(app: App, doc: dict[str, Any], *, state_only: bool = False) -> N
         cols.row("Waiting Pulls", f"{waiting} of maximum {output.comma(cfg['max_waiting'])}")
     else:
         cols.row("Waiting Pulls", f"{waiting} of unlimited")
+    if doc.get("paused"):
+        remaining = int(doc.get("pause_remaining", 0))
+        cols.row("Paused Until", f"{output.local_ns(now + remaining)} "
+                 f"({output.since(remaining)} remaining)")
+    if doc.get("priority_groups") and cfg.get("priority_policy") == "pinned_client":
+        for group in doc["priority_groups"]:
+            pin = group.get("pinned_client_id", "")
+            when = output.local_ns(output.rfc3339_ns(group.get("pinned_ts")))
+            cols.row(f"Priority Group {group.get('group', '')}",
+                     f"pinned {pin} at {when}" if pin else "No client")
     cols.render(app)
+
+
+def _go_duration(ns: int) -> str:
+    from jetlink.core.durations import format_duration
+
+    return format_duration(int(ns))
+
+
+def _render_backoff(backoff: list[int]) -> str:
+    """natscli's backoff row: every step, or the first and last five of more than 15."""
+    steps = [_go_duration(d) for d in backoff]
+    if len(steps) > 15:
+        return ", ".join([*steps[:5], "...", *steps[-5:]]) + f" ({len(steps)} total)"
+    return ", ".join(steps)
 
 
 @consumer_app.command("next")
@@ -736,6 +875,28 @@ def next_(
         ),
     ] = True,
     raw: Annotated[bool, typer.Option("--raw", "-r", help="Show only the message bodies.")] = False,
+    group: Annotated[
+        str | None,
+        typer.Option("--group", metavar="GROUP",
+                     help="Priority group of the pull requests (required by priority consumers)."),
+    ] = None,
+    pin_id: Annotated[
+        str | None,
+        typer.Option("--pin-id", metavar="ID",
+                     help="Pin id of a pinned client (its messages' Nats-Pin-Id)."),
+    ] = None,
+    min_pending: Annotated[
+        int, typer.Option("--min-pending", metavar="N", min=0,
+                          help="Overflow: only when at least N messages are pending.")
+    ] = 0,
+    min_ack_pending: Annotated[
+        int, typer.Option("--min-ack-pending", metavar="N", min=0,
+                          help="Overflow: only when at least N acks are outstanding.")
+    ] = 0,
+    priority: Annotated[
+        int, typer.Option("--priority", metavar="N",
+                          help="Prioritized: the request's priority (0 highest .. 9).")
+    ] = 0,
     json_output: JsonOption = False,
 ) -> None:
     """Fetch the next messages of a pull consumer.
@@ -745,17 +906,36 @@ def next_(
     while the consumer's max_ack_pending holds back the rest. With --json:
     a list of messages ({"subject", "seq", "time", "headers", "data": base64} plus the
     delivery metadata); an empty list when nothing is pending.
+
+    A priority group consumer (ADR-42) takes only requests naming one of its groups
+    (--group); a pinned client passes its pin (--pin-id, the Nats-Pin-Id of the messages
+    it got), an overflow request its minimums, a prioritized one its priority.
     """
+    from jetlink.core.priority import PullPriority
+
     app = App.of(ctx)
     js = open_jetstream(app)
+    req = None
+    if group is not None or pin_id or min_pending or min_ack_pending or priority:
+        req = PullPriority(group=group or "", min_pending=min_pending,
+                           min_ack_pending=min_ack_pending, id=pin_id or "",
+                           priority=priority)
     msgs: list[dict[str, Any]] = []
     # Pull requests until --count messages came or nothing more is deliverable: one request
     # gives at most max_ack_pending unacknowledged messages (1,000 by default), as natscli
     # keeps asking until it has --count.
     while len(msgs) < count:
-        got = [to_doc(m) for m in js.fetch(stream, name, batch=count - len(msgs))]
+        got = [to_doc(m) for m in js.fetch(stream, name, batch=count - len(msgs),
+                                           priority=req)]
         if not got:
             break
+        if req is not None and not req.id:
+            # a pinned client keeps asking with the pin its first messages carry
+            pins = (got[0].get("headers") or {}).get("Nats-Pin-Id")
+            if pins:
+                req = PullPriority(group=req.group, min_pending=req.min_pending,
+                                   min_ack_pending=req.min_ack_pending, id=pins[0],
+                                   priority=req.priority)
         if ack:
             for msg in got:
                 js.ack(stream, name, msg["seq"])
@@ -840,6 +1020,160 @@ def rm(
     )
     js.delete_consumer(stream, name)
     output.success(app, f"Consumer {stream} > {name} was deleted")
+
+
+def parse_pause_until(text: str, now: int) -> int:
+    """natscli's pause time: ``2006-01-02 15:04:05`` (UTC) or a duration from now."""
+    from datetime import UTC, datetime
+
+    from jetlink.cli.stream_flags import parse_duration_flag
+
+    try:
+        when = datetime.strptime(text.strip(), "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
+        return int(when.timestamp()) * 1_000_000_000
+    except ValueError:
+        pass
+    try:
+        return now + parse_duration_flag(text, flag="UNTIL")
+    except Exception:
+        from jetlink.core.errors import UsageError
+
+        raise UsageError(
+            f"invalid value for UNTIL: {text!r} (a time like 2006-01-02 15:04:05, UTC, or a "
+            "duration like 1h30m)", field="until") from None
+
+
+@consumer_app.command("unpin")
+def unpin(
+    ctx: typer.Context,
+    stream: StreamArg,
+    name: ConsumerArg,
+    group: Annotated[
+        str, typer.Argument(metavar="GROUP", help="The group to unpin.", show_default=False)
+    ],
+    force: Annotated[bool, force_option("Unpin")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Unpin the pinned client of a priority group.
+
+    The next pull request of the group gets a new pin (ADR-42). With --json:
+    {"success": true}.
+    """
+    from jetlink.core.errors import JetlinkError
+
+    app = App.of(ctx)
+    js = open_jetstream(app)
+    info = to_doc(js.consumer_info(stream, name))
+    if (info.get("config") or {}).get("priority_policy") != "pinned_client":
+        raise JetlinkError("consumer is not a pinned priority consumer")
+    pins = {g.get("group"): g.get("pinned_client_id", "")
+            for g in info.get("priority_groups") or []}
+    output.confirm(app, f"Really unpin client from group {stream} > {name} > {group}",
+                   force=force, action=f"unpin group {group} of consumer {stream} > {name}")
+    js.unpin_consumer(stream, name, group)
+    pin = pins.get(group) or ""
+    output.success(app, f"Unpinned client {pin} from Priority Group {stream} > {name} > "
+                   f"{group}".replace("client  from", "client from"))
+
+
+def _render_pause(app: App, doc: dict[str, Any], stream: str, name: str) -> None:
+    until = output.rfc3339_ns(doc.get("pause_until"))
+    output.line(app, f"Paused {stream} > {name} until {output.local_ns(until)} "
+                f"({output.since(doc.get('pause_remaining', 0))})")
+
+
+@consumer_app.command("pause")
+def pause(
+    ctx: typer.Context,
+    stream: StreamArg,
+    name: ConsumerArg,
+    until: Annotated[
+        str | None,
+        typer.Argument(metavar="[UNTIL]", show_default=False,
+                       help="Pause until a time (2006-01-02 15:04:05, UTC) or for a duration."),
+    ] = None,
+    force: Annotated[bool, force_option("Pause")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Pause a consumer until a later time.
+
+    A paused consumer delivers nothing until then (nats-server 2.11, pause_until). With
+    --json: the server's answer {"paused", "pause_until", "pause_remaining"}.
+    """
+    from jetlink.core.errors import JetlinkError
+
+    app = App.of(ctx)
+    now = now_ns()
+    if until is None:
+        if not output.is_interactive():
+            raise usage("no terminal to ask on: give UNTIL (a time or a duration)")
+        until = str(output.ask("Pause until (time or duration)", "1h"))
+    ts = parse_pause_until(until, now)
+    js = open_jetstream(app)
+    output.confirm(app, f"Really pause Consumer {stream} > {name} until "
+                   f"{output.local_ns(ts)}", force=force,
+                   action=f"pause consumer {stream} > {name}")
+    doc = js.pause_consumer(stream, name, ts)
+    if not doc.get("paused"):
+        raise JetlinkError("consumer failed to pause, perhaps a time in the past was given")
+    app.emit(doc, human=lambda a, d: _render_pause(a, d, stream, name))
+
+
+@consumer_app.command("resume")
+def resume(
+    ctx: typer.Context,
+    stream: StreamArg,
+    name: ConsumerArg,
+    force: Annotated[bool, force_option("Resume")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Resume a paused consumer.
+
+    With --json: the server's answer {"paused": false, "pause_until": ...}.
+    """
+    from jetlink.core.errors import JetlinkError
+
+    app = App.of(ctx)
+    js = open_jetstream(app)
+    info = to_doc(js.consumer_info(stream, name))
+    if not info.get("paused"):
+        raise JetlinkError("consumer is not paused")
+    output.confirm(app, f"Really resume Consumer {stream} > {name}", force=force,
+                   action=f"resume consumer {stream} > {name}")
+    doc = js.pause_consumer(stream, name, 0)
+    was = output.rfc3339_ns(info.get("ts")) + int(info.get("pause_remaining", 0))
+    app.emit(doc, human=lambda a, d: output.line(
+        a, f"Consumer {stream} > {name} was resumed while previously paused until "
+        f"{output.local_ns(was)}"))
+
+
+@consumer_app.command("reset")
+def reset(
+    ctx: typer.Context,
+    stream: StreamArg,
+    name: ConsumerArg,
+    sequence: Annotated[
+        int | None,
+        typer.Option("--sequence", metavar="SEQ", min=1,
+                     help="Stream sequence to reset to (default: just after the ack floor)."),
+    ] = None,
+    force: Annotated[bool, force_option("Reset")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Reset a consumer to a stream sequence.
+
+    The consumer forgets what it delivered and starts again at --sequence (by default
+    just after its acknowledgment floor), as CONSUMER.RESET (nats-server 2.14) does; a
+    consumer that starts at a sequence or time can not go below it. With --json: the
+    ConsumerInfo and "reset_seq".
+    """
+    app = App.of(ctx)
+    js = open_jetstream(app)
+    output.confirm(app, "Really reset the consumer", force=force,
+                   action=f"reset consumer {stream} > {name}")
+    info, seq = js.reset_consumer(stream, name, sequence or 0)
+    doc = {**to_doc(info), "reset_seq": seq}
+    app.emit(doc, human=lambda a, d: render_info(a, d, state_only=True))
 
 
 def register(app: typer.Typer) -> None:
