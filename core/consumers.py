@@ -670,6 +670,8 @@ def deliver(st: ConsumerState, cfg: ConsumerConfig, view: StreamView, now: int,
         for msg in found:
             if len(out) >= batch or (maxp > 0 and len(st.pending) >= maxp):
                 break
+            if gate is not None and not gate(pending_count, len(st.pending)):
+                break
             if msg.seq >= st.sseq:
                 st.sseq = msg.seq + 1
             record(msg, 1)
