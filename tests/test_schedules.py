@@ -8,6 +8,8 @@ test_parity_schedules.py runs the same refusals and a firing on nats-server 2.15
 
 from __future__ import annotations
 
+import base64
+import json
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
@@ -351,3 +353,62 @@ def test_parse_cron_time_zone():
     assert SCH.parse_schedule("0 0 9 * * *", ams, ts, ts) == (
         ns(2026, 7, 1, 9, tz=ams), True, "2026-07-01T09:00:00+02:00")
     assert SCH.parse_schedule("* * * * * *", ams, ts, ts)[2] == "2026-07-01T02:00:01+02:00"
+
+
+# --- the CLI: natscli's schedule flags of `pub` ------------------------------------------------
+@pytest.fixture
+def sjl(jl, clock, monkeypatch):
+    monkeypatch.setattr("jetlink.cli.common.make_clock", lambda: clock)
+    assert jl("stream", "add", "S", "--subjects", "s.>", "--allow-schedules", "--allow-rollup",
+              "--allow-msg-ttl", "--defaults", "-j").exit_code == 0
+    return jl
+
+
+def _hdrs(res):
+    return base64.b64decode(json.loads(res.stdout)["hdrs"]).decode()
+
+
+@pytest.mark.parametrize("flags,expected", [
+    (["--schedule-after", "2s"], "Nats-Schedule: @at 2026-01-01T00:00:02Z\r\n"),
+    (["--schedule-at", "2026-01-01T02:00:00.5+01:00"],
+     "Nats-Schedule: @at 2026-01-01T01:00:00Z\r\n"),
+    (["--schedule-every", "90s", "--schedule-ttl", "1m"],
+     "Nats-Schedule: @every 1m30s\r\nNats-Schedule-TTL: 1m0s\r\n"),
+    (["--schedule-cron", "0 0 9 * * *", "--schedule-source", "s.src"],
+     "Nats-Schedule: 0 0 9 * * *\r\nNats-Schedule-Source: s.src\r\n"),
+])
+def test_cli_schedule_flags(sjl, flags, expected):
+    res = sjl("pub", "s.sched", "hi", "--schedule-dest", "s.t", *flags, "-j")
+    assert res.exit_code == 0, res.stderr
+    got = _hdrs(sjl("stream", "get", "S", "--last-for", "s.sched", "-j"))
+    assert got == ("NATS/1.0\r\nNats-Schedule-Target: s.t\r\n" + expected
+                   + "Nats-Rollup: sub\r\n\r\n")
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--schedule-every", "5s"], "schedule destination is required when setting schedule "
+                                 "properties"),
+    (["--schedule-dest", "s.t", "--schedule-at", "2026-01-01T00:00:00Z", "--schedule-after",
+      "1s"], "--schedule-at and --schedule-after are mutually exclusive"),
+    (["--schedule-dest", "s.t", "--schedule-every", "1s", "--schedule-after", "1s"],
+     "--schedule-every may not be used with --schedule-at or --schedule-after"),
+    (["--schedule-dest", "s.t", "--schedule-cron", "* * * * * *", "--schedule-every", "1s"],
+     "--schedule-at, --schedule-every and --schedule-after may not be used with "
+     "--schedule-cron"),
+])
+def test_cli_schedule_flag_refusals(sjl, flags, message):
+    res = sjl("pub", "s.sched", "hi", *flags)
+    assert res.exit_code == 2
+    assert message in res.stderr
+    info = sjl("stream", "info", "S", "-j")
+    assert json.loads(info.stdout)["state"]["messages"] == 0
+
+
+def test_cli_schedule_fires_at_the_next_command(sjl, clock):
+    assert sjl("pub", "s.sched", "hi", "--schedule-dest", "s.t", "--schedule-after", "1s",
+               "-j").exit_code == 0
+    assert sjl("stream", "get", "S", "--last-for", "s.t", "-j").exit_code == 1
+    clock.advance_s(1)
+    res = sjl("stream", "get", "S", "--last-for", "s.t", "-j")
+    assert res.exit_code == 0
+    assert _hdrs(res) == "NATS/1.0\r\nNats-Scheduler: s.sched\r\nNats-Schedule-Next: purge\r\n\r\n"
