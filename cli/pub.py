@@ -23,6 +23,7 @@ from typing import Annotated, Any
 import typer
 
 from jetlink.cli import output
+from jetlink.cli import pub_schedule as PS
 from jetlink.cli.app import App
 from jetlink.cli.common import check_write_count, now_ns, open_jetstream, usage
 from jetlink.cli.options import JsonOption
@@ -192,10 +193,28 @@ def pub(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print nothing on success (errors still).")
     ] = False,
+    # natscli's schedule flags (ADR-51): cli/pub_schedule.py
+    schedule_at: Annotated[str | None, typer.Option(
+        "--schedule-at", metavar="TIME", help=PS.AT_HELP, show_default=False)] = None,
+    schedule_after: Annotated[str | None, typer.Option(
+        "--schedule-after", metavar="DURATION", help=PS.AFTER_HELP, show_default=False)] = None,
+    schedule_cron: Annotated[str | None, typer.Option(
+        "--schedule-cron", metavar="CRON", help=PS.CRON_HELP, show_default=False)] = None,
+    schedule_dest: Annotated[str | None, typer.Option(
+        "--schedule-dest", metavar="SUBJECT", help=PS.DEST_HELP, show_default=False)] = None,
+    schedule_every: Annotated[str | None, typer.Option(
+        "--schedule-every", metavar="DURATION", help=PS.EVERY_HELP, show_default=False)] = None,
+    schedule_source: Annotated[str | None, typer.Option(
+        "--schedule-source", metavar="SUBJECT", help=PS.SOURCE_HELP, show_default=False)] = None,
+    schedule_ttl: Annotated[str | None, typer.Option(
+        "--schedule-ttl", metavar="DURATION", help=PS.TTL_HELP, show_default=False)] = None,
     json_output: JsonOption = False,
 ) -> None:
     app = App.of(ctx)
     pairs = parse_headers(header or [])
+    pairs += PS.schedule_headers(PS.ScheduleFlags(
+        schedule_at, schedule_after, schedule_every, schedule_cron, schedule_dest,
+        schedule_source, schedule_ttl), now_ns())
     if body is None:
         if output.is_interactive():
             output.notice(app, "Reading payload from STDIN")

@@ -93,6 +93,13 @@ class CoreMsg:
         }
 
 
+def _schedules() -> Any:
+    """core/streamstore/schedules.py, imported when a stream allows message schedules."""
+    from .streamstore import schedules
+
+    return schedules
+
+
 class JetStream:
     """JetStream on one cluster database (see docs/engine.md)."""
 
@@ -142,13 +149,18 @@ class JetStream:
 
     @staticmethod
     def _due(conn: sqlite3.Connection, catalog: S.Catalog, now: int) -> bool:
-        return any((d.max_age or d.allow_ttl or d.sdm_ttl_s) and S.expiry_due(conn, d, now)
+        return any(((d.max_age or d.allow_ttl or d.sdm_ttl_s) and S.expiry_due(conn, d, now))
+                   or (d.allow_schedules and _schedules().due(conn, d, now))
                    for d in catalog.by_id.values())
 
     def _expire(self, txn: S.Txn) -> None:
+        """The due work: expiry, then message schedules that are due (ADR-51: fired at the
+        first engine call at or after their time, core/streamstore/schedules.py)."""
         for d in txn.catalog.by_id.values():
             if (d.max_age or d.allow_ttl or d.sdm_ttl_s) and S.expiry_due(txn.conn, d, txn.now):
                 txn.stream(d).expire()
+            if d.allow_schedules and _schedules().due(txn.conn, d, txn.now):
+                _schedules().fire(txn.stream(d))
 
     def _expire_if_due(self) -> None:
         now = self.clock.now_ns()
@@ -243,6 +255,7 @@ class JetStream:
             conn.execute("DELETE FROM msg_ttl WHERE id BETWEEN ? AND ?", S.key_range(d.id))
             conn.execute("DELETE FROM subjects WHERE stream_id = ?", (d.id,))
             conn.execute("DELETE FROM dedupe WHERE stream_id = ?", (d.id,))
+            _schedules().forget_stream(conn, d.id)
             conn.execute("DELETE FROM streams WHERE id = ?", (d.id,))
             S.bump_config_gen(conn)
             txn.streams.pop(d.id, None)

@@ -21,6 +21,7 @@ stripped and added, dedupe, target subject: core/copyrules.py), as the Spark job
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import heapq
 import json
@@ -547,6 +548,12 @@ def pump(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = Non
         if wanted is not None and info.name not in wanted:
             continue
         cl = datadir.open(info.name)
+        # The cluster's due work (expiry, message schedules) on every step: --follow is
+        # the clock-driven loop of the embedded engine (core/streamstore/schedules.py).
+        from .jetstream import JetStream
+
+        with contextlib.suppress(JetlinkError, sqlite3.Error):
+            JetStream(cl, clock)._expire_if_due()
         names = _targets(cl)
         if names:
             cl.ensure_schema(COMPONENT, SCHEMA_STEPS)

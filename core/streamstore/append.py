@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from .. import headers as H
 from ..errors import ApiError, clip, nats_error
 from ..messages import PubAck
+from . import schedules as _sched
 from .base import (
     _SECOND,
     MAX_HEADER_SIZE,
@@ -281,8 +282,11 @@ class StreamAppend(StreamOverlay):
                 el = fv.get(H.EXPECTED_LAST_SEQ)
                 if el and _as_uint64(el) != self.last_seq:
                     return nats_error("StreamWrongLastSequence", seq=self.last_seq)
-                if fv.get(H.SCHEDULE) is not None and not d.allow_schedules:
-                    return nats_error("MessageSchedulesDisabled")
+                if not _sched.CHECKED.isdisjoint(fv):  # message schedules: schedules.py
+                    checked = _sched.check(self, subject, hdr, fv)
+                    if isinstance(checked, ApiError):
+                        return checked
+                    hdr, fv = checked
                 if fv.get(H.STREAM_SOURCE):
                     return nats_error("MessageSourceHdrNotAllowed")
             msg_id = fv.get(H.MSG_ID, "")
@@ -358,8 +362,11 @@ class StreamAppend(StreamOverlay):
                 hlen = len(hdr)
         size = msg_size(d.file, _blen(subject), hlen, mlen)
         rollup_hdr = fv.get(H.ROLLUP, "") if fv and not only_id else ""
-        return self._store(subject, hdr, data, ttl, size, msg_id, rollup_hdr, rollup,
-                           counter_val)
+        ack = self._store(subject, hdr, data, ttl, size, msg_id, rollup_hdr, rollup,
+                          counter_val)
+        if fv and (d.allow_schedules or H.SCHEDULE_NEXT in fv) and isinstance(ack, PubAck):
+            _sched.after_store(self, subject, fv, ack.seq)
+        return ack
 
     def _store(self, subject: str, hdr: bytes | None, data: bytes, ttl: int, size: int,
                msg_id: str, rollup_hdr: str, rollup: str | None,
