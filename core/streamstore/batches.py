@@ -58,6 +58,7 @@ MAX_INFLIGHT_TOTAL = 1000
 BATCH_TIMEOUT_NS = 10 * 1_000_000_000
 MAX_BATCH_ID = 64
 
+_EXPIRED = "atomic_batches.expired"  # Txn.cache key: the time idle batches were abandoned
 COMPONENT = "atomic_batches"
 SCHEMA_STEPS: list[list[str]] = [
     [
@@ -155,7 +156,9 @@ def publish(st: StreamTxn, subject: str, hdr: bytes, data: bytes
     size = seq - 1 if eob else seq  # the end-of-batch marker is not counted
 
     conn = txn.conn
-    _expire(txn)
+    if txn.cache.get(_EXPIRED) != txn.now:  # once per transaction
+        _expire(txn)
+        txn.cache[_EXPIRED] = txn.now
     row = conn.execute("SELECT last_seq FROM atomic_batches WHERE stream_id = ? AND "
                        "batch_id = ?", (d.id, batch_id)).fetchone()
     if row is None:
