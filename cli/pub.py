@@ -51,8 +51,18 @@ Templates in the body, the subject and header values (natscli's):
 Example:
   jetlink pub orders.new --count 3 'order {{Count}} at {{TimeStamp}}'
 
+With --atomic the --count messages are one atomic batch (ADR-50; the stream needs
+allow_atomic): stored all or nothing when the last one commits; --batch-size B makes
+batches of B messages instead, each committed on its own.
+
+\b
+Example:
+  jetlink pub orders.new --atomic --count 1000 --batch-size 100 'order {{Count}}'
+
 With --json: the PubAck {"stream", "seq", "duplicate"?}; a list of them with --count N > 1
-(with --core: {"subject", "bytes"} per message).
+(with --core: {"subject", "bytes"} per message; with --atomic: the commit's PubAck
+{"stream", "seq", "batch", "count"} per batch). A batch message sent without its commit
+(-H Nats-Batch-Id:...) is answered with an empty reply: null.
 """
 
 # More than this many messages: one summary line instead of one line per message (natscli
@@ -208,9 +218,27 @@ def pub(
         "--schedule-source", metavar="SUBJECT", help=PS.SOURCE_HELP, show_default=False)] = None,
     schedule_ttl: Annotated[str | None, typer.Option(
         "--schedule-ttl", metavar="DURATION", help=PS.TTL_HELP, show_default=False)] = None,
+    atomic: Annotated[
+        bool,
+        typer.Option(
+            "--atomic", help="Atomic batch publish: the messages stored all or nothing."
+        ),
+    ] = False,
+    batch_size: Annotated[
+        int | None,
+        typer.Option(
+            "--batch-size", metavar="B", min=1,
+            help="With --atomic: batches of B messages (default: one batch of --count).",
+            show_default=False,
+        ),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     app = App.of(ctx)
+    if atomic and core:
+        raise usage("--atomic: an atomic batch is a JetStream publish, not with --core")
+    if batch_size is not None and not atomic:
+        raise usage("--batch-size: only with --atomic")
     pairs = parse_headers(header or [])
     pairs += PS.schedule_headers(PS.ScheduleFlags(
         schedule_at, schedule_after, schedule_every, schedule_cron, schedule_dest,
@@ -240,6 +268,9 @@ def pub(
             )
         return subj, text.encode("utf-8", errors="surrogateescape"), headers or None
 
+    if atomic:
+        _publish_atomic(app, js, message, count, batch_size or count, quiet)
+        return
     if core:
         for n in range(1, count + 1):
             subj, payload, headers = message(n)
@@ -285,10 +316,12 @@ def pub(
                         _record(app, acks, results, per_message)
                     finally:
                         stored += len(results) - before
-                        if len(results) > before:
-                            first_seq = first_seq or results[before]["seq"]
-                            last_seq = results[-1]["seq"]
+                        acked = [r for r in results[before:] if r is not None]
+                        if acked:
+                            first_seq = first_seq or acked[0]["seq"]
+                            last_seq = acked[-1]["seq"]
                     if not app.json:  # the summary needs the streams, the first and last ack
+                        results[:] = [r for r in results if r is not None]
                         streams.update(r["stream"] for r in results)
                         del results[1:-1]
         except JetlinkError as err:
@@ -310,7 +343,7 @@ def pub(
 
     if app.json:
         output.print_json(results[0] if count == 1 else results)
-    elif not quiet and not per_message:
+    elif not quiet and not per_message and results:
         if core:
             output.line(app, f"Published {output.comma(count)} messages")
         else:
@@ -327,6 +360,12 @@ def _record(app: App, acks: list[Any], results: list[dict[str, Any]], per_messag
     for ack in acks:
         if isinstance(ack, Exception):
             raise ack
+        if ack is None:  # an empty reply: a batch message staged until its commit (ADR-50)
+            if per_message:
+                output.line(app, "Sent: no acknowledgement (an uncommitted batch message is "
+                                 "answered with an empty reply; a no_ack stream answers none)")
+            results.append(None)
+            continue
         doc = to_doc(ack)
         if per_message:
             line = f"Stored in Stream: {doc['stream']} Sequence: {output.comma(doc['seq'])}"
@@ -334,6 +373,52 @@ def _record(app: App, acks: list[Any], results: list[dict[str, Any]], per_messag
                 line += " Duplicate: true"
             output.line(app, line)
         results.append(doc)
+
+
+def _batch_id() -> str:
+    """A batch id: a unique 22-character id, as natscli's batch publisher makes (a NUID)."""
+    return _unique_id(random.Random())
+
+
+def _publish_atomic(app: App, js: Any, message: Callable[[int], Any], count: int, size: int,
+                    quiet: bool) -> None:
+    """natscli's ``nats pub --atomic``: each batch's messages carry Nats-Batch-Id and
+    Nats-Batch-Sequence, its last Nats-Batch-Commit: 1; the commit's PubAck (stream, seq,
+    batch, count) is printed per batch. A refused batch stored nothing and ends the
+    command (the batches before it are stored)."""
+    from jetlink.core.streamstore.batches import BATCH_COMMIT, BATCH_ID, BATCH_SEQ
+
+    docs: list[dict[str, Any]] = []
+    for start in range(1, count + 1, size):
+        stop = min(count + 1, start + size)
+        bid = _batch_id()
+        msgs = []
+        for k, n in enumerate(range(start, stop), 1):
+            subj, payload, headers = message(n)
+            h = dict(headers or {})
+            h[BATCH_ID] = [bid]
+            h[BATCH_SEQ] = [str(k)]
+            if n == stop - 1:
+                h[BATCH_COMMIT] = ["1"]
+            msgs.append((subj, payload, h))
+        acks = _publish(js, msgs)
+        last = acks[-1] if acks else None
+        if isinstance(last, Exception):
+            if docs:
+                last.detail = ((last.detail + "; ") if last.detail else "") + (
+                    f"{output.comma(len(docs))} batches before it were stored "
+                    f"(sequences up to {output.comma(docs[-1]['seq'])})")
+            raise last
+        if last is None or len(acks) != len(msgs):  # pragma: no cover - a no_ack stream
+            raise JetlinkError(f"batch {bid}: the commit was not acknowledged")
+        doc = to_doc(last)
+        docs.append(doc)
+        if not app.json and not quiet:
+            output.line(app, f"Wrote batch ID: {doc.get('batch', bid)} Messages: "
+                             f"{output.comma(doc.get('count', len(msgs)))} Sequence: "
+                             f"{output.comma(doc['seq'])}")
+    if app.json:
+        output.print_json(docs[0] if len(docs) == 1 else docs)
 
 
 def _publish(js: Any, msgs: list[tuple[str, bytes, dict[str, list[str]] | None]]) -> list[Any]:

@@ -190,6 +190,26 @@ NATS_ERRORS: dict[str, tuple[int, int, str]] = {
     "StreamMsgDeleteFailed": (500, 10057, "{err}"),
     "SequenceNotFound": (400, 10043, "sequence {seq} not found"),
     "StreamGeneralError": (500, 10051, "{err}"),
+    # atomic batch publish (ADR-50; nats-server's processJetStreamAtomicBatchMsg) and fast
+    # batch publish (processJetStreamFastBatchMsg): core/streamstore/batches.py
+    "AtomicPublishDisabled": (400, 10174, "atomic publish is disabled"),
+    "AtomicPublishMissingSeq": (400, 10175, "atomic publish sequence is missing"),
+    "AtomicPublishIncompleteBatch": (400, 10176, "atomic publish batch is incomplete"),
+    "AtomicPublishUnsupportedHeaderBatch": (
+        400, 10177, "atomic publish unsupported header used: {header}"),
+    "AtomicPublishInvalidBatchID": (400, 10179, "atomic publish batch ID is invalid"),
+    "AtomicPublishTooLargeBatch": (400, 10199, "atomic publish batch is too large: {size}"),
+    "AtomicPublishInvalidBatchCommit": (400, 10200, "atomic publish batch commit is invalid"),
+    "AtomicPublishContainsDuplicateMessage": (
+        400, 10201, "atomic publish batch contains duplicate message id"),
+    "AtomicPublishTooManyInflight": (429, 10210, "atomic publish too many inflight"),
+    "StreamWrongLastSequenceConstant": (400, 10164, "wrong last sequence"),
+    "StreamDuplicateMessageConflict": (409, 10158, "duplicate message id is in process"),
+    "BatchPublishDisabled": (400, 10205, "batch publish is disabled"),
+    "BatchPublishInvalidPattern": (400, 10206, "batch publish pattern is invalid"),
+    "BatchPublishInvalidBatchID": (400, 10207, "batch publish ID is invalid"),
+    "BatchPublishUnknownBatchID": (400, 10208, "batch publish ID unknown"),
+    "BatchPublishTooManyInflight": (429, 10211, "batch publish too many inflight"),
     # consumers (core/config/consumer.py, core/consumers.py)
     "ConsumerCreate": (500, 10012, "{err}"),
     "ConsumerNameExist": (400, 10013, "consumer name already in use"),

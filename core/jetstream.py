@@ -251,6 +251,9 @@ class JetStream:
             d = self._find(txn.catalog, name)
             conn = txn.conn
             self.hooks.on_stream_deleted(txn, d.name)
+            from .streamstore import batches
+
+            batches.drop_stream(txn, d.id)
             conn.execute("DELETE FROM msgs WHERE id BETWEEN ? AND ?", S.key_range(d.id))
             conn.execute("DELETE FROM msg_ttl WHERE id BETWEEN ? AND ?", S.key_range(d.id))
             conn.execute("DELETE FROM subjects WHERE stream_id = ?", (d.id,))
@@ -570,13 +573,17 @@ class JetStream:
                     append(S.NoStreamError(w[0]))
                 else:
                     d, subject, hdr, data, fv = w
-                    r = streams[d.id].append(subject, hdr, data, fv=fv)
+                    r: PubAck | JetlinkError | None
+                    if fv and "Nats-Batch-Id" in fv:  # an atomic batch message
+                        r = self._batch_msg(streams[d.id], subject, hdr or b"", data)
+                    else:
+                        r = streams[d.id].append(subject, hdr, data, fv=fv)
                     append(None if d.no_ack else r)
             core.flush()
         return out
 
     def _publish_one(self, txn: S.Txn, subject: str, hdr: bytes | None, data: bytes, *,
-                     core: bool) -> PubAck | JetlinkError:
+                     core: bool) -> PubAck | JetlinkError | None:
         if core:
             fan = CoreFanout.load(txn)
             if fan.active:
@@ -589,7 +596,20 @@ class JetStream:
             mapped = d.transform.apply(subject)
             if mapped is not None:
                 subject = mapped
+        if hdr is not None and b"Nats-Batch-" in hdr:
+            return self._batch_msg(txn.stream(d), subject, hdr, data)
         return txn.stream(d).append(subject, hdr, data)
+
+    def _batch_msg(self, st: Any, subject: str, hdr: bytes, data: bytes
+                   ) -> PubAck | JetlinkError | None:
+        """An atomic batch message (ADR-50): core/streamstore/batches.py; None when staged
+        (the server's empty reply). Anything else takes the publish path."""
+        from .streamstore import batches
+
+        if not batches.is_batch_msg(hdr):
+            return st.append(subject, hdr, data)  # type: ignore[no-any-return]
+        self.cluster.ensure_schema(batches.COMPONENT, batches.SCHEMA_STEPS)
+        return batches.publish(st, subject, hdr, data)
 
     # --- core pub/sub -------------------------------------------------------------------------
     def publish_core(self, subject: str, data: bytes = b"",

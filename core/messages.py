@@ -49,6 +49,29 @@ class PubAck:
         return f"PubAck({self.stream!r}, {self.seq}{dup})"
 
 
+class BatchPubAck(PubAck):
+    """The PubAck of an atomic batch's commit (ADR-50): ``{"stream", "seq", "batch",
+    "count"}``, ``seq`` the batch's last message, ``count`` how many it stored."""
+
+    __slots__ = ("batch", "count")
+
+    def __init__(self, stream: str, seq: int, batch: str, count: int) -> None:
+        super().__init__(stream, seq)
+        self.batch = batch
+        self.count = count
+
+    def to_json(self) -> dict[str, Any]:
+        return {"stream": self.stream, "seq": self.seq, "batch": self.batch, "count": self.count}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BatchPubAck) and (
+            self.stream, self.seq, self.batch, self.count
+        ) == (other.stream, other.seq, other.batch, other.count)
+
+    def __repr__(self) -> str:
+        return f"BatchPubAck({self.stream!r}, {self.seq}, {self.batch!r}, {self.count})"
+
+
 @dataclass
 class StoredMsg:
     """A stored message: ``{"subject", "seq", "time", "headers", "data" (base64)}``."""

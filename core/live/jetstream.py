@@ -25,7 +25,7 @@ from .. import headers as H
 from .. import limits as L
 from ..config.stream import StreamConfig
 from ..errors import ApiError, JetlinkError, NoStreamError, client_error, clip, not_found
-from ..messages import PubAck, StoredMsg, StreamState
+from ..messages import BatchPubAck, PubAck, StoredMsg, StreamState
 from .client import LiveConnection, LiveError, RawMsg, passing, without_envelope
 from .consumers import LiveConsumers
 from .target import api_prefix_for
@@ -142,7 +142,12 @@ def _msg_of_direct(raw: RawMsg) -> LiveMsg:
     )
 
 
-def _ack_of(data: bytes, subject: str) -> PubAck | JetlinkError:
+def _ack_of(data: bytes, subject: str, batch: bool = False) -> PubAck | JetlinkError | None:
+    """The server's answer to a publish. ``batch``: an atomic batch message (ADR-50), which
+    the server answers with an EMPTY reply while it stages it (None here: no PubAck yet,
+    as the embedded engine's), and whose commit's PubAck carries ``batch`` and ``count``."""
+    if batch and not data:
+        return None
     try:
         doc = json.loads(data)
     except ValueError:
@@ -152,6 +157,9 @@ def _ack_of(data: bytes, subject: str) -> PubAck | JetlinkError:
     if isinstance(err, dict):
         return ApiError(int(err.get("code", 500)), int(err.get("err_code", 0) or 0),
                         str(err.get("description", "")))
+    if "batch" in doc:
+        return BatchPubAck(doc.get("stream", ""), int(doc.get("seq", 0)),
+                           str(doc.get("batch", "")), int(doc.get("count", 0)))
     return PubAck(doc.get("stream", ""), int(doc.get("seq", 0)), bool(doc.get("duplicate")),
                   doc.get("val"))
 
@@ -664,7 +672,8 @@ class LiveJetStream(LiveConsumers):
                     refused[i] = True
                     asyncio.ensure_future(again(i))
                     return
-                finish(i, _ack_of(msg.data, msgs[i][0]))
+                hs = msgs[i][2]
+                finish(i, _ack_of(msg.data, msgs[i][0], hs is not None and "Nats-Batch-Id" in hs))
 
             sub = await nc.subscribe(prefix + ".*", cb=cb, pending_msgs_limit=1_000_000,
                                      pending_bytes_limit=256 * 1024 * 1024)

@@ -1,0 +1,285 @@
+"""Atomic batch publish (ADR-50, nats-server 2.12) on the embedded engine.
+
+A message carrying ``Nats-Batch-Id`` is a batch message (the server's ``getBatchId``); the
+server hands it to ``processJetStreamAtomicBatchMsg`` instead of the publish path. Its rules,
+in the server's order:
+
+- the stream is sealed: 10109; the message is over ``max_msg_size``: 10054;
+- the stream does not ``allow_atomic``: 10174; the batch id is longer than 64: 10179;
+- ``Nats-Batch-Sequence`` missing or not an unsigned number: 10175;
+- no batch of that id in flight: a sequence other than 1 is 10199 when it is already past
+  the largest batch (1,000; the ``eob`` marker not counted), else 10176; sequence 1 starts a
+  batch unless the stream has 50 in flight or the server 1,000 (10210);
+- ``Nats-Batch-Commit`` other than ``1`` or ``eob``: the batch is abandoned, 10200;
+- a gap in the sequence, a batch idle for longer than its timeout (10 s, the server's
+  ``streamMaxBatchTimeout``; abandoned, as the server's cleanup timer does) or ``eob`` on
+  sequence 1: abandoned, 10176; past 1,000 messages: abandoned, 10199;
+- a message that does not commit is staged (not stored) and answered with an EMPTY reply
+  (the server: "Send empty ack to let them know we've persisted the data prior to commit");
+  here :func:`publish` returns None for it;
+- the commit runs the batch checks (``checkMsgHeadersPreClusteredProposal`` with one staged
+  diff for the whole batch) and then stores every message, all or nothing: a refusal of any
+  message abandons the batch and stores none of it. Beyond the single-message rules:
+  ``Nats-Expected-Last-Msg-Id`` is refused (10177), a ``Nats-Msg-Id`` seen in the batch or
+  in the duplicate window is 10201, ``Nats-Expected-Last-Sequence`` is allowed on the first
+  message only (10164 after it), ``Nats-Expected-Last-Subject-Sequence`` on a subject the
+  batch already wrote is 10164, ``Nats-Rollup: sub`` only on a subject's first message in
+  the batch and ``all`` only on the batch's first message (10111);
+- the commit's PubAck carries ``batch`` (the id) and ``count`` (its messages; ``eob`` is an
+  end marker, not stored: the last stored message gets ``Nats-Batch-Commit: 1``).
+
+Staged messages live in the ``atomic_batches`` component tables of the cluster database, so a
+batch may be published by several processes one message each (``jetlink pub`` with the
+headers), as by several requests to a server.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import headers as H
+from ..errors import ApiError, nats_error
+from ..messages import BatchPubAck, PubAck
+from .base import _as_uint64
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..streams import Txn
+    from .txn import StreamTxn
+
+BATCH_ID = "Nats-Batch-Id"
+BATCH_SEQ = "Nats-Batch-Sequence"
+BATCH_COMMIT = "Nats-Batch-Commit"
+
+# The server's defaults (stream.go: streamDefaultMaxBatchTimeout, ...MaxAtomicBatchSize,
+# ...MaxAtomicBatchInflightPerStream, ...MaxAtomicBatchInflightTotal).
+MAX_BATCH_SIZE = 1000
+MAX_INFLIGHT_PER_STREAM = 50
+MAX_INFLIGHT_TOTAL = 1000
+BATCH_TIMEOUT_NS = 10 * 1_000_000_000
+MAX_BATCH_ID = 64
+
+_EXPIRED = "atomic_batches.expired"  # Txn.cache key: the time idle batches were abandoned
+COMPONENT = "atomic_batches"
+SCHEMA_STEPS: list[list[str]] = [
+    [
+        """CREATE TABLE atomic_batches (
+            stream_id INTEGER NOT NULL,
+            batch_id TEXT NOT NULL,
+            last_seq INTEGER NOT NULL,
+            touched_ns INTEGER NOT NULL,
+            PRIMARY KEY (stream_id, batch_id)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE atomic_batch_msgs (
+            stream_id INTEGER NOT NULL,
+            batch_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            subject TEXT NOT NULL,
+            hdr BLOB,
+            data BLOB NOT NULL,
+            PRIMARY KEY (stream_id, batch_id, seq)
+        ) WITHOUT ROWID""",
+    ],
+]
+
+
+def is_batch_msg(hdr: bytes | None) -> bool:
+    """Whether a publish is an atomic batch message (the server's ``getBatchId``)."""
+    return hdr is not None and b"Nats-Batch-Id" in hdr and bool(H.header_value(hdr, BATCH_ID))
+
+
+def _parse_uint64(text: str | None) -> int | None:
+    """Go's ``parseUint64`` as the server uses it: decimal digits only."""
+    if not text or not text.isascii() or not text.isdigit():
+        return None
+    v = int(text)
+    return v if v < (1 << 64) else None
+
+
+def _cleanup(txn: Txn, stream_id: int, batch_id: str) -> None:
+    conn = txn.conn
+    conn.execute("DELETE FROM atomic_batches WHERE stream_id = ? AND batch_id = ?",
+                 (stream_id, batch_id))
+    conn.execute("DELETE FROM atomic_batch_msgs WHERE stream_id = ? AND batch_id = ?",
+                 (stream_id, batch_id))
+
+
+def _expire(txn: Txn) -> None:
+    """Abandon batches idle for the timeout (the server's cleanup timer)."""
+    conn = txn.conn
+    cutoff = txn.now - BATCH_TIMEOUT_NS
+    stale = conn.execute("SELECT stream_id, batch_id FROM atomic_batches WHERE touched_ns <= ?",
+                         (cutoff,)).fetchall()
+    for sid, bid in stale:
+        _cleanup(txn, sid, bid)
+
+
+def drop_stream(txn: Txn, stream_id: int) -> None:
+    """A deleted stream's batches go with it (the server's ``deleteAtomicBatches``)."""
+    conn = txn.conn
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'atomic_batches'").fetchone():
+        conn.execute("DELETE FROM atomic_batches WHERE stream_id = ?", (stream_id,))
+        conn.execute("DELETE FROM atomic_batch_msgs WHERE stream_id = ?", (stream_id,))
+
+
+def inflight(txn: Txn, stream_id: int) -> dict[str, int]:
+    """The batches of a stream in flight: id -> the highest staged sequence."""
+    return dict(txn.conn.execute(
+        "SELECT batch_id, last_seq FROM atomic_batches WHERE stream_id = ? ORDER BY batch_id",
+        (stream_id,)).fetchall())
+
+
+def publish(st: StreamTxn, subject: str, hdr: bytes, data: bytes
+            ) -> PubAck | ApiError | None:
+    """One atomic batch message on stream ``st`` (``subject`` after the stream's transform):
+    None when staged (the server's empty reply), the commit's :class:`BatchPubAck`, or the
+    refusal (nothing stored). The caller made sure the component's tables exist."""
+    d = st.d
+    txn = st.txn
+    if d.sealed:
+        return nats_error("StreamSealed")
+    mms = d.max_msg_size
+    if mms >= 0 and (len(hdr) > mms or len(data) > mms - len(hdr)):
+        return nats_error("StreamMessageExceedsMaximum")
+    if not d.cfg.allow_atomic:
+        return nats_error("AtomicPublishDisabled")
+    fv = H.first_values(hdr)
+    batch_id = fv.get(BATCH_ID, "")
+    if len(batch_id) > MAX_BATCH_ID:
+        return nats_error("AtomicPublishInvalidBatchID")
+    seq = _parse_uint64(fv.get(BATCH_SEQ))
+    if seq is None:
+        return nats_error("AtomicPublishMissingSeq")
+    commit_hdr = H.header_value(hdr, BATCH_COMMIT)
+    commit = commit_hdr is not None
+    eob = commit_hdr == "eob"
+    commit_invalid = commit and not eob and commit_hdr != "1"
+    size = seq - 1 if eob else seq  # the end-of-batch marker is not counted
+
+    conn = txn.conn
+    if txn.cache.get(_EXPIRED) != txn.now:  # once per transaction
+        _expire(txn)
+        txn.cache[_EXPIRED] = txn.now
+    row = conn.execute("SELECT last_seq FROM atomic_batches WHERE stream_id = ? AND "
+                       "batch_id = ?", (d.id, batch_id)).fetchone()
+    if row is None:
+        if seq != 1:
+            if size > MAX_BATCH_SIZE:
+                return nats_error("AtomicPublishTooLargeBatch", size=MAX_BATCH_SIZE)
+            return nats_error("AtomicPublishIncompleteBatch")
+        here, total = conn.execute(
+            "SELECT count(*) FILTER (WHERE stream_id = ?), count(*) FROM atomic_batches",
+            (d.id,)).fetchone()
+        if here + 1 > MAX_INFLIGHT_PER_STREAM or total + 1 > MAX_INFLIGHT_TOTAL:
+            return nats_error("AtomicPublishTooManyInflight")
+        conn.execute("INSERT INTO atomic_batches(stream_id, batch_id, last_seq, touched_ns) "
+                     "VALUES (?, ?, 0, ?)", (d.id, batch_id, txn.now))
+        last = 0
+    else:
+        last = row[0]
+    if commit_invalid:
+        _cleanup(txn, d.id, batch_id)
+        return nats_error("AtomicPublishInvalidBatchCommit")
+    if last + 1 != seq or (seq == 1 and eob):
+        _cleanup(txn, d.id, batch_id)
+        return nats_error("AtomicPublishIncompleteBatch")
+    if size > MAX_BATCH_SIZE:
+        _cleanup(txn, d.id, batch_id)
+        return nats_error("AtomicPublishTooLargeBatch", size=MAX_BATCH_SIZE)
+    if not commit:
+        conn.execute("INSERT INTO atomic_batch_msgs(stream_id, batch_id, seq, subject, hdr, "
+                     "data) VALUES (?, ?, ?, ?, ?, ?)", (d.id, batch_id, seq, subject, hdr, data))
+        conn.execute("UPDATE atomic_batches SET last_seq = ?, touched_ns = ? WHERE "
+                     "stream_id = ? AND batch_id = ?", (seq, txn.now, d.id, batch_id))
+        return None
+    msgs: list[tuple[str, bytes | None, bytes]] = [
+        (s, h, bytes(b)) for s, h, b in conn.execute(
+            "SELECT subject, hdr, data FROM atomic_batch_msgs WHERE stream_id = ? AND "
+            "batch_id = ? ORDER BY seq", (d.id, batch_id))]
+    _cleanup(txn, d.id, batch_id)
+    if not eob:
+        msgs.append((subject, hdr, data))
+    elif msgs:  # committed by an end-of-batch marker: its last message carries the commit
+        s, h, b = msgs[-1]
+        msgs[-1] = (s, H.append_header(H.remove_header(h, BATCH_COMMIT), BATCH_COMMIT, "1"), b)
+    return _commit(st, batch_id, msgs)
+
+
+def _commit(st: StreamTxn, batch_id: str, msgs: list[tuple[str, bytes | None, bytes]]
+            ) -> PubAck | ApiError:
+    """Check and store the whole batch, or nothing of it."""
+    txn = st.txn
+    d = st.d
+    txn.flush()
+    conn = txn.conn
+    conn.execute("SAVEPOINT atomic_batch")
+    written: set[str] = set()
+    ids: set[str] = set()
+    result: PubAck | ApiError | None = None
+    try:
+        for i, (subject, hdr, data) in enumerate(msgs):
+            fv = H.first_values(hdr) if hdr else {}
+            err = _batch_rule(st, i, subject, fv, written, ids)
+            if err is not None:
+                result = err
+                break
+            r = st._append_slow(subject, hdr, data, False, fv if hdr else None)
+            if isinstance(r, ApiError):
+                result = r
+                break
+            written.add(subject)
+            result = r
+        if isinstance(result, PubAck):
+            txn.flush()
+            conn.execute("RELEASE atomic_batch")
+            return BatchPubAck(d.name, result.seq, batch_id, len(msgs))
+    except BaseException:
+        _rollback(st)
+        raise
+    _rollback(st)
+    return result if isinstance(result, ApiError) else nats_error("AtomicPublishIncompleteBatch")
+
+
+def _rollback(st: StreamTxn) -> None:
+    """Undo a batch's stores: back to the savepoint, and every stream of the transaction
+    read again from it (their in-memory overlays held the undone appends)."""
+    from ..streams import _stream_txn
+
+    txn = st.txn
+    conn = txn.conn
+    conn.execute("ROLLBACK TO atomic_batch")
+    conn.execute("RELEASE atomic_batch")
+    txn.cache.clear()
+    for sid in list(txn.streams):
+        txn.streams[sid] = _stream_txn()(txn, txn.catalog.by_id[sid])
+
+
+def _batch_rule(st: StreamTxn, i: int, subject: str, fv: dict[str, str], written: set[str],
+                ids: set[str]) -> ApiError | None:
+    """The rules a message meets in a batch beyond a single publish's (the server's
+    ``processJetStreamAtomicBatchMsg`` and ``checkMsgHeadersPreClusteredProposal``)."""
+    if not fv:
+        return None
+    if fv.get(H.EXPECTED_LAST_MSG_ID):
+        return nats_error("AtomicPublishUnsupportedHeaderBatch", header=H.EXPECTED_LAST_MSG_ID)
+    mid = fv.get(H.MSG_ID)
+    if mid:
+        if mid in ids or (not st.d.is_mirror and st._dedupe_lookup(mid)):
+            return nats_error("AtomicPublishContainsDuplicateMessage")
+        ids.add(mid)
+    if H.EXPECTED_LAST_SEQ in fv and i > 0:
+        # compared with the batch's running sequence first; equal or not, only the first
+        # message of a batch may expect a last sequence
+        if _as_uint64(fv[H.EXPECTED_LAST_SEQ]) != st.last_seq:
+            return nats_error("StreamWrongLastSequence", seq=st.last_seq)
+        return nats_error("StreamWrongLastSequenceConstant")
+    if H.EXPECTED_LAST_SUBJ_SEQ in fv:
+        seq_subj = fv.get(H.EXPECTED_LAST_SUBJ_SEQ_SUBJ) or subject
+        if seq_subj in written:
+            return nats_error("StreamWrongLastSequenceConstant")
+    rollup = fv.get(H.ROLLUP, "")
+    if rollup and st.d.allow_rollup_purge:
+        if rollup == "sub" and subject in written:
+            return nats_error("StreamRollupFailed", err="batch rollup sub invalid")
+        if rollup == "all" and i > 0:
+            return nats_error("StreamRollupFailed", err="batch rollup all invalid")
+    return None

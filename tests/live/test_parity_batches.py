@@ -1,0 +1,148 @@
+"""Parity of atomic batch publish (ADR-50): the same CLI steps on the embedded engine and on
+nats-server 2.15.1, outputs compared after masking (tests/live/test_parity.py's masks).
+
+Batch ids that ``pub --atomic`` makes are random: they are masked; ids given with -H are
+compared as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from typing import Any
+
+import pytest
+from helpers import runner
+
+from jetlink.cli.main import app
+
+pytestmark = pytest.mark.live
+
+B = "-H Nats-Batch-Id:{id} -H Nats-Batch-Sequence:{seq}"
+
+
+def _b(bid: str, seq: int | str, commit: str | None = None) -> str:
+    text = B.format(id=bid, seq=seq)
+    return text + (f" -H Nats-Batch-Commit:{commit}" if commit else "")
+
+
+SCRIPT: list[str] = [
+    "stream add PLAIN --subjects plain.> --defaults -j",
+    "stream add AT --subjects at.> --allow-batch --defaults -j",
+    # refused where the stream does not allow atomic publish (10174)
+    f"pub plain.a x {_b('b1', 1, '1')} -j",
+    f"pub plain.a x {_b('b1', 1, '1')}",
+    "stream info PLAIN -j",
+    # staged: an empty reply, nothing stored until the commit
+    f"pub at.a one {_b('s1', 1)} -j",
+    f"pub at.b two {_b('s1', 2)} -j",
+    "stream info AT -j",
+    f"pub at.c three {_b('s1', 3, '1')} -j",
+    "stream info AT -j",
+    "stream view AT -j",
+    # a batch must start at sequence 1 (10176); a gap abandons it
+    f"pub at.a x {_b('g1', 2, '1')} -j",
+    f"pub at.a x {_b('g2', 1)} -j",
+    f"pub at.a x {_b('g2', 3, '1')} -j",
+    f"pub at.a x {_b('g2', 2, '1')} -j",
+    # sequence missing or not a number (10175), bad commit value (10200), long id (10179)
+    "pub at.a x -H Nats-Batch-Id:m1 -j",
+    "pub at.a x -H Nats-Batch-Id:m1 -H Nats-Batch-Sequence:one -j",
+    f"pub at.a x {_b('c1', 1, 'yes')} -j",
+    f"pub at.a x {_b('L' * 65, 1, '1')} -j",
+    f"pub at.a x {_b('L' * 64, 1, '1')} -j",
+    # too large: a first message past 1,000 (10199); eob on sequence 1 (10176)
+    f"pub at.a x {_b('big', 1001, '1')} -j",
+    f"pub at.a x {_b('e1', 1, 'eob')} -j",
+    # committed by an end-of-batch marker: not stored, the last message carries the commit
+    f"pub at.e 1 {_b('e2', 1)} -j",
+    f"pub at.e 2 {_b('e2', 2)} -j",
+    f"pub at.e end {_b('e2', 3, 'eob')} -j",
+    "stream get AT --last-for at.e -j",
+    # rules inside a batch: unsupported header (10177), duplicate id (10201), expected
+    # last sequence only on the first message (10164); all or nothing
+    f"pub at.h x {_b('h1', 1)} -H Nats-Expected-Last-Msg-Id:z -j",
+    f"pub at.h x {_b('h1', 2, '1')} -j",
+    f"pub at.h x {_b('d1', 1)} -H Nats-Msg-Id:m -j",
+    f"pub at.h x {_b('d1', 2, '1')} -H Nats-Msg-Id:m -j",
+    f"pub at.h x {_b('x1', 1)} -H Nats-Expected-Last-Sequence:6 -j",
+    f"pub at.h x {_b('x1', 2, '1')} -H Nats-Expected-Last-Sequence:8 -j",
+    f"pub at.h x {_b('x3', 1)} -H Nats-Expected-Last-Sequence:6 -j",
+    f"pub at.h x {_b('x3', 2, '1')} -H Nats-Expected-Last-Sequence:7 -j",
+    f"pub at.h x {_b('x2', 1)} -H Nats-Expected-Last-Sequence:99 -j",
+    f"pub at.h x {_b('x2', 2, '1')} -j",
+    "stream info AT -j",
+    # natscli's --atomic, in batches
+    "pub at.n 'n {{Count}}' --atomic --count 5 --batch-size 2 -j",
+    "pub at.n 'n {{Count}}' --atomic --count 3",
+    "pub plain.n x --atomic --count 2",
+    "stream info AT -j",
+]
+
+MASKS = [
+    (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)"), "<time>"),
+    (re.compile(r"batch ID: \w+"), "batch ID: <id>"),
+]
+VOLATILE = {"created", "ts", "time", "first_ts", "last_ts"}
+
+
+def _mask(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: ("<v>" if k in VOLATILE or (k == "batch" and len(v) == 22) else _mask(v))
+                for k, v in value.items() if k != "cluster"}
+    if isinstance(value, list):
+        return [_mask(v) for v in value]
+    return value
+
+
+def _run(prefix: list[str], where: str) -> list[dict[str, Any]]:
+    out = []
+    for step in SCRIPT:
+        args = shlex.split(step)
+        res = runner.invoke(app, [*prefix, *args], prog_name="jetlink")
+        text = res.stdout.replace(where, "<where>")
+        err = res.stderr.replace(where, "<where>")
+        for pat, rep in MASKS:
+            text, err = pat.sub(rep, text), pat.sub(rep, err)
+        rec: dict[str, Any] = {"status": res.exit_code, "stdout": text, "stderr": err}
+        if "-j" in args:
+            rec["json"] = _mask(json.loads(res.stdout)) if res.stdout.strip() else None
+            rec["stdout"] = ""
+        if res.exception is not None and not isinstance(res.exception, SystemExit):
+            rec["exception"] = repr(res.exception)
+        out.append(rec)
+    return out
+
+
+@pytest.fixture(scope="module")
+def both(nats_single, tmp_path_factory):
+    from helpers import ENV_VARS
+
+    with pytest.MonkeyPatch.context() as mp:
+        for var in ENV_VARS:
+            mp.delenv(var, raising=False)
+        mp.setattr("jetlink.cli.output.is_interactive", lambda: False)
+        mp.setenv("TZ", "UTC")
+        mp.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("parity-config")))
+        nats_single.reset()
+        data = tmp_path_factory.mktemp("parity-batches") / "data"
+        embedded = _run(["--data-dir", str(data)], str(data))
+        live = _run(["--server", nats_single.url], nats_single.url)
+        nats_single.reset()
+    return embedded, live
+
+
+@pytest.mark.parametrize("i", range(len(SCRIPT)), ids=[s[:60] for s in SCRIPT])
+def test_parity_batches(both, i):
+    embedded, live = both
+    assert "exception" not in embedded[i], embedded[i]
+    assert "exception" not in live[i], live[i]
+    assert live[i] == embedded[i], SCRIPT[i]
+
+
+def test_commit_ack_fields(both):
+    """The commit's PubAck carries batch and count on both (the live client kept them)."""
+    for side in both:
+        assert side[8]["json"] == {"stream": "AT", "seq": 3, "batch": "s1", "count": 3}
+        assert side[5]["json"] is None and side[5]["status"] == 0  # the empty reply
