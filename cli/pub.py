@@ -59,7 +59,8 @@ batches of B messages instead, each committed on its own.
 Example:
   jetlink pub orders.new --atomic --count 1000 --batch-size 100 'order {{Count}}'
 
-With --json: the PubAck {"stream", "seq", "duplicate"?}; a list of them with --count N > 1
+With --json: the PubAck {"stream", "domain"?, "seq", "duplicate"?} ("domain": the server's
+JetStream domain, shown as Domain: "D" in the line too); a list of them with --count N > 1
 (with --core: {"subject", "bytes"} per message; with --atomic: the commit's PubAck
 {"stream", "seq", "batch", "count"} per batch). A batch message sent without its commit
 (-H Nats-Batch-Id:...) is answered with an empty reply: null.
@@ -369,10 +370,17 @@ def _record(app: App, acks: list[Any], results: list[dict[str, Any]], per_messag
         doc = to_doc(ack)
         if per_message:
             line = f"Stored in Stream: {doc['stream']} Sequence: {output.comma(doc['seq'])}"
+            line += _domain_part(doc)
             if doc.get("duplicate"):
                 line += " Duplicate: true"
             output.line(app, line)
         results.append(doc)
+
+
+def _domain_part(doc: dict[str, Any]) -> str:
+    """natscli's pub: ` Domain: "west"` after the sequence when the ack names a JetStream
+    domain (the server's jetstream.domain), nothing otherwise."""
+    return f' Domain: "{doc["domain"]}"' if doc.get("domain") else ""
 
 
 def _batch_id() -> str:
@@ -416,7 +424,7 @@ def _publish_atomic(app: App, js: Any, message: Callable[[int], Any], count: int
         if not app.json and not quiet:
             output.line(app, f"Wrote batch ID: {doc.get('batch', bid)} Messages: "
                              f"{output.comma(doc.get('count', len(msgs)))} Sequence: "
-                             f"{output.comma(doc['seq'])}")
+                             f"{output.comma(doc['seq'])}{_domain_part(doc)}")
     if app.json:
         output.print_json(docs[0] if len(docs) == 1 else docs)
 

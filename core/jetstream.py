@@ -435,7 +435,9 @@ class JetStream:
         """A JetStream publish: the PubAck, or raise the server's ApiError (nothing stored),
         :class:`NoStreamError` when no stream captures ``subject``. A ``no_ack`` stream
         answers nothing, as the server: the message is handled (stored or refused) and the
-        result is None."""
+        result is None. The ack has no ``domain``: the server adds one only from its
+        ``jetstream.domain`` option (stream.go's pubAck template), and a data directory's
+        cluster names itself as stream info's ``cluster.leader``, as a server's name is."""
         data = bytes(data)
         hdr = H.encode_headers(headers)
         S.check_publish_input(subject, hdr, data, reply_len=L.js_reply_len(0))

@@ -21,18 +21,29 @@ __all__ = ["PubAck", "StoredMsg", "StreamState", "StreamInfo"]
 
 
 class PubAck:
-    """``{"stream", "seq", "duplicate"?}``; ``val`` is a counter stream's new value."""
+    """``{"stream", "domain"?, "seq", "duplicate"?, "val"?}`` (the server's PubAck, in its
+    key order); ``val`` is a counter stream's new value, ``domain`` the JetStream domain of
+    the server that stored it (nats-server stream.go: only with ``jetstream.domain`` set)."""
 
-    __slots__ = ("stream", "seq", "duplicate", "val")
+    __slots__ = ("stream", "seq", "duplicate", "val", "domain")
 
-    def __init__(self, stream: str, seq: int, duplicate: bool = False, val: str | None = None):
+    def __init__(self, stream: str, seq: int, duplicate: bool = False, val: str | None = None,
+                 domain: str | None = None):
         self.stream = stream
         self.seq = seq
         self.duplicate = duplicate
         self.val = val
+        self.domain = domain or None
+
+    def _head(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"stream": self.stream}
+        if self.domain:
+            out["domain"] = self.domain
+        out["seq"] = self.seq
+        return out
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"stream": self.stream, "seq": self.seq}
+        out = self._head()
         if self.duplicate:
             out["duplicate"] = True
         if self.val is not None:
@@ -41,32 +52,34 @@ class PubAck:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, PubAck) and (
-            self.stream, self.seq, self.duplicate, self.val
-        ) == (other.stream, other.seq, other.duplicate, other.val)
+            self.stream, self.seq, self.duplicate, self.val, self.domain
+        ) == (other.stream, other.seq, other.duplicate, other.val, other.domain)
 
     def __repr__(self) -> str:
         dup = ", duplicate=True" if self.duplicate else ""
-        return f"PubAck({self.stream!r}, {self.seq}{dup})"
+        dom = f", domain={self.domain!r}" if self.domain else ""
+        return f"PubAck({self.stream!r}, {self.seq}{dup}{dom})"
 
 
 class BatchPubAck(PubAck):
-    """The PubAck of an atomic batch's commit (ADR-50): ``{"stream", "seq", "batch",
-    "count"}``, ``seq`` the batch's last message, ``count`` how many it stored."""
+    """The PubAck of an atomic batch's commit (ADR-50): ``{"stream", "domain"?, "seq",
+    "batch", "count"}``, ``seq`` the batch's last message, ``count`` how many it stored."""
 
     __slots__ = ("batch", "count")
 
-    def __init__(self, stream: str, seq: int, batch: str, count: int) -> None:
-        super().__init__(stream, seq)
+    def __init__(self, stream: str, seq: int, batch: str, count: int,
+                 domain: str | None = None) -> None:
+        super().__init__(stream, seq, domain=domain)
         self.batch = batch
         self.count = count
 
     def to_json(self) -> dict[str, Any]:
-        return {"stream": self.stream, "seq": self.seq, "batch": self.batch, "count": self.count}
+        return {**self._head(), "batch": self.batch, "count": self.count}
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, BatchPubAck) and (
-            self.stream, self.seq, self.batch, self.count
-        ) == (other.stream, other.seq, other.batch, other.count)
+            self.stream, self.seq, self.batch, self.count, self.domain
+        ) == (other.stream, other.seq, other.batch, other.count, other.domain)
 
     def __repr__(self) -> str:
         return f"BatchPubAck({self.stream!r}, {self.seq}, {self.batch!r}, {self.count})"

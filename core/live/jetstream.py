@@ -157,11 +157,12 @@ def _ack_of(data: bytes, subject: str, batch: bool = False) -> PubAck | JetlinkE
     if isinstance(err, dict):
         return ApiError(int(err.get("code", 500)), int(err.get("err_code", 0) or 0),
                         str(err.get("description", "")))
+    domain = str(doc.get("domain") or "") or None  # set with jetstream.domain (stream.go)
     if "batch" in doc:
         return BatchPubAck(doc.get("stream", ""), int(doc.get("seq", 0)),
-                           str(doc.get("batch", "")), int(doc.get("count", 0)))
+                           str(doc.get("batch", "")), int(doc.get("count", 0)), domain=domain)
     return PubAck(doc.get("stream", ""), int(doc.get("seq", 0)), bool(doc.get("duplicate")),
-                  doc.get("val"))
+                  doc.get("val"), domain=domain)
 
 
 class LiveJetStream(LiveConsumers):
