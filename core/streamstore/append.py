@@ -20,13 +20,13 @@ the limits a store enforces) and ``purge`` / ``notify_purge`` (purge.py, a rollu
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from .. import headers as H
 from ..errors import ApiError, clip, nats_error
-from ..messages import PubAck
+from ..messages import PubAck, StoredMsg
+from . import counters
 from . import schedules as _sched
 from .base import (
     _SECOND,
@@ -247,22 +247,11 @@ class StreamAppend(StreamOverlay):
                 fv = H.first_values(hdr)
             # A lone Nats-Msg-Id (the common case) needs none of the other header rules.
             only_id = len(fv) == 1 and H.MSG_ID in fv
+            if H.INCR in fv:  # counters (ADR-49): counters.py
+                incr, refusal = counters.incr_of(fv, data, d.allow_counter, sourced)
+                if refusal is not None:
+                    return refusal
             if not sourced and not only_id:
-                # Counter increments (Nats-Incr): only on counter streams, with no payload.
-                incr_text = fv.get(H.INCR)
-                if incr_text:
-                    incr = _parse_big_int(incr_text)
-                    if incr is None:
-                        return nats_error("MessageIncrInvalid")
-                    if not d.allow_counter:
-                        return nats_error("MessageIncrDisabled")
-                    if data:
-                        return nats_error("MessageIncrPayload")
-                    if (fv.get(H.ROLLUP) or fv.get(H.EXPECTED_STREAM)
-                            or fv.get(H.EXPECTED_LAST_MSG_ID)
-                            or fv.get(H.EXPECTED_LAST_SUBJ_SEQ_SUBJ)
-                            or fv.get(H.EXPECTED_LAST_SEQ) or fv.get(H.EXPECTED_LAST_SUBJ_SEQ)):
-                        return nats_error("MessageIncrInvalid")
                 expected = fv.get(H.EXPECTED_STREAM)
                 if expected and expected != name:
                     return nats_error("StreamNotMatch")
@@ -305,26 +294,12 @@ class StreamAppend(StreamOverlay):
                     return nats_error("StreamRollupFailed",
                                       err=f"rollup value invalid: {_go_quote(rollup)}")
         counter_val: str | None = None
-        if d.allow_counter and not sourced:
-            if incr is None:
-                return nats_error("MessageIncrMissing")
-            prev = self.last_seq_for(subject)
-            initial = 0
-            if prev:
-                self.flush()
-                m = load_msg(self.conn, d.id, prev)
-                try:
-                    doc = json.loads(m.data) if m is not None else {}
-                    if not isinstance(doc, dict):
-                        raise ValueError("not an object")
-                    val = doc.get("val", "")
-                    if not isinstance(val, str):
-                        raise ValueError("not a string")
-                    initial = int(val) if val else 0
-                except ValueError:
-                    return nats_error("MessageCounterBroken")
-            counter_val = str(initial + incr)
-            data = json.dumps({"val": counter_val}, separators=(",", ":")).encode()
+        if d.allow_counter:  # counters (ADR-49): counters.py
+            applied = counters.apply(subject, hdr, data, incr, fv, sourced,
+                                     lambda: self._last_msg(subject))
+            if isinstance(applied, ApiError):
+                return applied
+            hdr, data, counter_val = applied
         hlen = len(hdr) if hdr else 0
         mlen = len(data)
         mms = d.max_msg_size
@@ -455,6 +430,14 @@ class StreamAppend(StreamOverlay):
             republish_module().after_store(self, subject, hdr, data, seq, ts, prev)
         return PubAck(d.name, seq, val=counter_val)
 
+    def _last_msg(self, subject: str) -> StoredMsg | None:
+        """``LoadLastMsg(subject)`` (counters.py reads the counter's last value)."""
+        seq = self.last_seq_for(subject)
+        if not seq:
+            return None
+        self.flush()
+        return load_msg(self.conn, self.d.id, seq)
+
     def _rollup(self, subject: str, rollup: str, keep: int) -> None:
         """The server's ``processJetStreamMsgWithRollup``: a purge (consumers told too)."""
         if rollup == "sub":
@@ -518,16 +501,6 @@ def _go_quote(s: str) -> str:
     from ..config.validate import go_quote
 
     return go_quote(s)
-
-
-def _parse_big_int(text: str) -> int | None:
-    """Go's ``big.Int.SetString(s, 10)``: optional sign, decimal digits."""
-    t = text
-    if t[:1] in "+-":
-        t = t[1:]
-    if not t or not t.isascii() or not t.isdigit():
-        return None
-    return int(text)
 
 
 def _detailed(err: ApiError, detail: str) -> ApiError:
