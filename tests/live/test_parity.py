@@ -228,23 +228,16 @@ def _run_script(prefix: list[str], where: str, tmp: Any) -> list[dict[str, Any]]
 def both(request, tmp_path_factory):
     """The script's records on the embedded engine and on a live target: a single server,
     and a three-node cluster (R1 streams placed by its meta leader)."""
-    from helpers import ENV_VARS
+    from live.parity import parity_env
 
     server = request.getfixturevalue("nats_single" if request.param == "single"
                                      else "nats_cluster3")
-    with pytest.MonkeyPatch.context() as mp:
-        for var in ENV_VARS:
-            mp.delenv(var, raising=False)
-        mp.setattr("jetlink.cli.output.is_interactive", lambda: False)
-        mp.setenv("TZ", "UTC")
-        mp.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("parity-config")))
-        server.reset()
+    with parity_env(tmp_path_factory, server):
         embedded_tmp = tmp_path_factory.mktemp("parity-embedded")
         data = embedded_tmp / "data"
         embedded = _run_script(["--data-dir", str(data)], str(data), embedded_tmp)
         live_tmp = tmp_path_factory.mktemp("parity-live")
         live = _run_script(["--server", server.url], server.url, live_tmp)
-        server.reset()
     return embedded, live
 
 

@@ -7,15 +7,13 @@ compared as they are.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from typing import Any
 
 import pytest
-from helpers import runner
 
-from jetlink.cli.main import app
+from live.parity import parity_env, step
 
 pytestmark = pytest.mark.live
 
@@ -97,39 +95,21 @@ def _mask(value: Any) -> Any:
 
 
 def _run(prefix: list[str], where: str) -> list[dict[str, Any]]:
-    out = []
-    for step in SCRIPT:
-        args = shlex.split(step)
-        res = runner.invoke(app, [*prefix, *args], prog_name="jetlink")
-        text = res.stdout.replace(where, "<where>")
-        err = res.stderr.replace(where, "<where>")
+    def text(t: str) -> str:
+        t = t.replace(where, "<where>")
         for pat, rep in MASKS:
-            text, err = pat.sub(rep, text), pat.sub(rep, err)
-        rec: dict[str, Any] = {"status": res.exit_code, "stdout": text, "stderr": err}
-        if "-j" in args:
-            rec["json"] = _mask(json.loads(res.stdout)) if res.stdout.strip() else None
-            rec["stdout"] = ""
-        if res.exception is not None and not isinstance(res.exception, SystemExit):
-            rec["exception"] = repr(res.exception)
-        out.append(rec)
-    return out
+            t = pat.sub(rep, t)
+        return t
+
+    return [step(prefix, shlex.split(s), text=text, doc=_mask) for s in SCRIPT]
 
 
 @pytest.fixture(scope="module")
 def both(nats_single, tmp_path_factory):
-    from helpers import ENV_VARS
-
-    with pytest.MonkeyPatch.context() as mp:
-        for var in ENV_VARS:
-            mp.delenv(var, raising=False)
-        mp.setattr("jetlink.cli.output.is_interactive", lambda: False)
-        mp.setenv("TZ", "UTC")
-        mp.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("parity-config")))
-        nats_single.reset()
+    with parity_env(tmp_path_factory, nats_single):
         data = tmp_path_factory.mktemp("parity-batches") / "data"
         embedded = _run(["--data-dir", str(data)], str(data))
         live = _run(["--server", nats_single.url], nats_single.url)
-        nats_single.reset()
     return embedded, live
 
 

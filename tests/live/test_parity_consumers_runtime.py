@@ -10,10 +10,8 @@ import shlex
 from typing import Any
 
 import pytest
-from helpers import runner
 
-from jetlink.cli.main import app
-
+from .parity import parity_env, step
 from .test_parity import _mask_doc, _mask_text
 
 pytestmark = pytest.mark.live
@@ -79,41 +77,22 @@ def _mask(value: Any) -> Any:
 
 def _run(prefix: list[str], where: str) -> list[dict[str, Any]]:
     out = []
-    for step in SCRIPT:
-        args = shlex.split(step)
+    for s in SCRIPT:
+        args = shlex.split(s)
         if args[:2] == ["consumer", "pause"] and len(args) > 5 and args[4] == "2020-01-01":
             args[4:6] = ["2020-01-01 00:00:00"]
-        res = runner.invoke(app, [*prefix, *args], prog_name="jetlink")
-        rec: dict[str, Any] = {"status": res.exit_code,
-                               "stdout": _PIN.sub("<pin>", _mask_text(res.stdout, where)),
-                               "stderr": _mask_text(res.stderr, where)}
-        if "-j" in args:
-            try:
-                rec["json"] = _mask(_mask_doc(json.loads(res.stdout)))
-                rec["stdout"] = ""
-            except ValueError:
-                rec["json"] = None
-        if res.exception is not None and not isinstance(res.exception, SystemExit):
-            rec["exception"] = repr(res.exception)
-        out.append(rec)
+        out.append(step(prefix, args, text=lambda t: _mask_text(t, where),
+                        out=lambda t: _PIN.sub("<pin>", t),
+                        doc=lambda d: _mask(_mask_doc(d))))
     return out
 
 
 @pytest.fixture(scope="module")
 def both(tmp_path_factory, nats_single):
-    from helpers import ENV_VARS
-
-    with pytest.MonkeyPatch.context() as mp:
-        for var in ENV_VARS:
-            mp.delenv(var, raising=False)
-        mp.setattr("jetlink.cli.output.is_interactive", lambda: False)
-        mp.setenv("TZ", "UTC")
-        mp.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("prio-config")))
-        nats_single.reset()
+    with parity_env(tmp_path_factory, nats_single, "prio"):
         data = tmp_path_factory.mktemp("prio-embedded") / "data"
         embedded = _run(["--data-dir", str(data)], str(data))
         live = _run(["--server", nats_single.url], nats_single.url)
-        nats_single.reset()
     return embedded, live
 
 

@@ -21,6 +21,7 @@ import pytest
 from helpers import runner
 
 from jetlink.cli.main import app
+from live.parity import parity_env, step
 from live.test_parity import _mask_doc, _mask_text
 
 pytestmark = pytest.mark.live
@@ -117,9 +118,9 @@ def _settle(prefix: list[str], stream: str, n: int) -> None:
 
 def _run(prefix: list[str], where: str, tmp: Any) -> list[dict[str, Any]]:
     (tmp / "agg.json").write_text(json.dumps(AGG))
-    out = []
-    for step in SCRIPT:
-        args = [a.replace("{tmp}", str(tmp)) for a in shlex.split(step)]
+    out: list[dict[str, Any]] = []
+    for s in SCRIPT:
+        args = [a.replace("{tmp}", str(tmp)) for a in shlex.split(s)]
         if args[0] == "@settle":
             _settle(prefix, args[1], int(args[2]))
             out.append({})
@@ -127,41 +128,21 @@ def _run(prefix: list[str], where: str, tmp: Any) -> list[dict[str, Any]]:
         config_only = args[0] == "@config"
         if config_only:
             args = args[1:]
-        res = runner.invoke(app, [*prefix, *args], prog_name="jetlink")
-        rec: dict[str, Any] = {"status": res.exit_code,
-                               "stdout": _mask_text(res.stdout, where),
-                               "stderr": _mask_text(res.stderr, where)}
-        if "-j" in args:
-            try:
-                rec["json"] = _mask_doc(json.loads(res.stdout))
-                if config_only:
-                    rec["json"] = rec["json"]["config"]
-                rec["stdout"] = ""
-            except ValueError:
-                rec["json"] = None
-        if res.exception is not None and not isinstance(res.exception, SystemExit):
-            rec["exception"] = repr(res.exception)
+        rec = step(prefix, args, text=lambda t: _mask_text(t, where), doc=_mask_doc)
+        if config_only and rec.get("json") is not None:
+            rec["json"] = rec["json"]["config"]
         out.append(rec)
     return out
 
 
 @pytest.fixture(scope="module")
 def both(nats_single, tmp_path_factory):
-    from helpers import ENV_VARS
-
-    with pytest.MonkeyPatch.context() as mp:
-        for var in ENV_VARS:
-            mp.delenv(var, raising=False)
-        mp.setattr("jetlink.cli.output.is_interactive", lambda: False)
-        mp.setenv("TZ", "UTC")
-        mp.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("parity-config")))
-        nats_single.reset()
+    with parity_env(tmp_path_factory, nats_single):
         etmp = tmp_path_factory.mktemp("parity-counters-embedded")
         data = etmp / "data"
         embedded = _run(["--data-dir", str(data)], str(data), etmp)
         ltmp = tmp_path_factory.mktemp("parity-counters-live")
         live = _run(["--server", nats_single.url], nats_single.url, ltmp)
-        nats_single.reset()
     return embedded, live
 
 

@@ -1,0 +1,64 @@
+"""What the parity files share (tests/live/test_parity*.py): a CLI script run on the embedded
+engine and on a live nats-server, step by step, and the records compared.
+
+- :func:`parity_env`: the environment a script runs in on both sides (no JETLINK_* / NATS_*
+  setting, no terminal, UTC, a config home of its own), the server reset before and after;
+- :func:`step`: one step run and recorded (exit status, stdout, stderr, the JSON document of a
+  ``-j`` step, an exception that escaped), with the file's own masks for what differs by
+  nature between the two sides (times, ids, the data directory or the server URL).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from helpers import ENV_VARS, runner
+
+from jetlink.cli.main import app
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+@contextmanager
+def parity_env(tmp_path_factory: Any, server: Any, name: str = "parity"
+               ) -> Iterator[pytest.MonkeyPatch]:
+    """The monkeypatch of the script's environment, the server reset around it."""
+    with pytest.MonkeyPatch.context() as mp:
+        for var in ENV_VARS:
+            mp.delenv(var, raising=False)
+        mp.setattr("jetlink.cli.output.is_interactive", lambda: False)
+        mp.setenv("TZ", "UTC")
+        mp.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp(f"{name}-config")))
+        server.reset()
+        try:
+            yield mp
+        finally:
+            server.reset()
+
+
+def step(prefix: Sequence[str], args: Sequence[str], *,
+         text: Callable[[str], str] = _same, out: Callable[[str], str] | None = None,
+         doc: Callable[[Any], Any] = _same) -> dict[str, Any]:
+    """Run ``jetlink PREFIX ARGS`` and record it: ``text`` masks stdout and stderr (``out``
+    stdout only, after ``text``), ``doc`` masks a ``-j`` step's document (then stdout is
+    left out; an empty or unparsable stdout records ``json: None``)."""
+    res = runner.invoke(app, [*prefix, *args], prog_name="jetlink")
+    stdout = text(res.stdout)
+    rec: dict[str, Any] = {"status": res.exit_code,
+                           "stdout": out(stdout) if out is not None else stdout,
+                           "stderr": text(res.stderr)}
+    if "-j" in args:
+        try:
+            rec["json"] = doc(json.loads(res.stdout)) if res.stdout.strip() else None
+            rec["stdout"] = ""
+        except ValueError:
+            rec["json"] = None
+    if res.exception is not None and not isinstance(res.exception, SystemExit):
+        rec["exception"] = repr(res.exception)
+    return rec
