@@ -59,8 +59,17 @@ def _fill(js: JetStream, clock, name: str, subjects: list[str], n: int, seed: in
         if "Nats-Stream-Source" in headers:
             # a client may not publish it: stored as if it came from a source
             headers.pop("Nats-Stream-Source")
-        js.publish(subject, f"payload {i} {'x' * rnd.randint(0, 40)}".encode(),
-                   headers=headers or None)
+        body = f"payload {i} {'x' * rnd.randint(0, 40)}".encode()
+        if "Nats-Batch-Id" in headers:
+            # a committed atomic batch's message keeps its Nats-Batch-* headers in the store;
+            # a lone one is refused at publish (10174): written as the store holds it
+            from jetlink.core.headers import encode_headers
+
+            with js.write() as txn:
+                txn.stream(txn.catalog.by_name[name]).append(
+                    subject, encode_headers(headers), body, sourced=True)
+        else:
+            js.publish(subject, body, headers=headers or None)
         clock.advance(rnd.choice([0, 0, step_ns, 3 * step_ns]))
     info = js.stream_info(name)
     last = info.state.last_seq if hasattr(info, "state") else info.to_json()["state"]["last_seq"]
