@@ -328,9 +328,9 @@ def test_shell_completion_through_the_entry_point():
             "COMP_CWORD": "2",
         },
     )
-    assert proc.stdout.split() == ["transform", "validate", "pub", "replicate", "startup",
-                                   "all", "kv", "link", "spark", "live", "live-dr", "dr",
-                                   "live-export"]
+    assert proc.stdout.split() == ["transform", "validate", "pub", "replicate", "batch",
+                                   "startup", "all", "kv", "link", "spark", "live", "live-dr",
+                                   "dr", "live-export"]
 
 
 # -- validate, against a stand-in core.topology ----------------------------------------
