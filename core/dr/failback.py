@@ -55,7 +55,7 @@ from typing import Any
 
 from ..config.stream import StreamConfig, StreamSource
 from ..errors import ApiError, JetlinkError
-from .positions import PositionStore, key_for
+from .positions import PositionStore, key_for, open_own_bucket
 from .positions import sync as sync_positions
 from .rules import (
     PROMOTED_KEY,
@@ -98,17 +98,9 @@ class FailbackStore:
 
     def _open(self, create: bool) -> Any:
         if self._bucket is None:
-            try:
-                self._bucket = self.kv.open(BUCKET)
-            except ApiError as err:
-                if not create or err.err_code not in (10059, 10058):
-                    raise
-                from ..config.kv import KeyValueConfig
-
-                self.kv.create_bucket(KeyValueConfig(
-                    bucket=BUCKET, description="jetlink: failbacks in progress (jetlink "
-                    "stream failback)", history=1))
-                self._bucket = self.kv.open(BUCKET)
+            self._bucket = open_own_bucket(
+                self.kv, BUCKET, "jetlink: failbacks in progress (jetlink stream failback)",
+                create=create)
         return self._bucket
 
     def read(self, stream: str) -> dict[str, Any] | None:

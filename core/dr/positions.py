@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..kv import KV, KeyValue
 
 __all__ = ["BUCKET", "OWN_STREAMS", "MirrorPositions", "PositionStore", "SyncResult",
-           "is_jetlink_own", "key_for", "sync"]
+           "is_jetlink_own", "key_for", "open_own_bucket", "sync"]
 
 BUCKET = "JETLINK_POSITIONS"
 # jetlink's own streams on a server or in a data directory: the record a failover needs, not
@@ -99,6 +99,20 @@ class MirrorPositions:
                        for c in doc.get("consumers", [])])
 
 
+def open_own_bucket(kv: KV, bucket: str, description: str, *, create: bool) -> KeyValue:
+    """One of jetlink's own buckets (:data:`OWN_STREAMS`, history 1) of a side, made on first
+    use when ``create`` (else the KV's not-found error is raised)."""
+    try:
+        return kv.open(bucket)
+    except ApiError as err:
+        if not create or err.err_code not in (10059, 10058):
+            raise
+    from ..config.kv import KeyValueConfig
+
+    kv.create_bucket(KeyValueConfig(bucket=bucket, description=description, history=1))
+    return kv.open(bucket)
+
+
 class PositionStore:
     """The positions bucket of one side, over core/kv.py's KV (either backend)."""
 
@@ -108,17 +122,9 @@ class PositionStore:
 
     def _open(self, create: bool) -> KeyValue:
         if self._bucket is None:
-            try:
-                self._bucket = self.kv.open(BUCKET)
-            except ApiError as err:
-                if not create or err.err_code not in (10059, 10058):
-                    raise
-                from ..config.kv import KeyValueConfig
-
-                self.kv.create_bucket(KeyValueConfig(
-                    bucket=BUCKET, description="jetlink: consumer positions of mirrors' "
-                    "origins (jetlink positions sync)", history=1))
-                self._bucket = self.kv.open(BUCKET)
+            self._bucket = open_own_bucket(
+                self.kv, BUCKET, "jetlink: consumer positions of mirrors' origins (jetlink "
+                "positions sync)", create=create)
         return self._bucket
 
     def read(self, mirror: str) -> MirrorPositions | None:
