@@ -230,6 +230,10 @@ class JetStream:
             existing = {d.name: d.cfg for d in txn.catalog.by_id.values()}
             final = check_stream_update(old.cfg, cfg, existing)
             txn.flush()
+            if old.cfg.allow_batched and not final.allow_batched:
+                from .streamstore import fastbatch  # the server's deleteFastBatches
+
+                fastbatch.drop_stream(txn, old.id)
             txn.conn.execute("UPDATE streams SET config = ? WHERE id = ?",
                              (_config_doc(final), old.id))
             S.bump_config_gen(txn.conn)
@@ -251,9 +255,10 @@ class JetStream:
             d = self._find(txn.catalog, name)
             conn = txn.conn
             self.hooks.on_stream_deleted(txn, d.name)
-            from .streamstore import batches
+            from .streamstore import batches, fastbatch
 
             batches.drop_stream(txn, d.id)
+            fastbatch.drop_stream(txn, d.id)
             conn.execute("DELETE FROM msgs WHERE id BETWEEN ? AND ?", S.key_range(d.id))
             conn.execute("DELETE FROM msg_ttl WHERE id BETWEEN ? AND ?", S.key_range(d.id))
             conn.execute("DELETE FROM subjects WHERE stream_id = ?", (d.id,))
@@ -612,6 +617,87 @@ class JetStream:
             return st.append(subject, hdr, data)  # type: ignore[no-any-return]
         self.cluster.ensure_schema(batches.COMPONENT, batches.SCHEMA_STEPS)
         return batches.publish(st, subject, hdr, data)
+
+    # --- fast batch publish (ADR-50, 2.14): core/streamstore/fastbatch.py, core/fastpublish.py
+    def publish_fast_msg(self, subject: str, data: bytes = b"",
+                         headers: H.HeadersIn | None = None, *, reply: str
+                         ) -> list[dict[str, Any]]:
+        """One message with a fast batch reply subject (``...$FI``): the documents the
+        server sends back to ``reply``, in order. :class:`NoStreamError` when no stream
+        captures ``subject`` (a server's "no responders")."""
+        from .streamstore import fastbatch
+
+        fb = fastbatch.parse_reply(reply)
+        if fb is None:
+            raise client_error(f"reply {reply!r}: not a fast batch reply subject (…$FI)")
+        data = bytes(data)
+        hdr = H.encode_headers(headers)
+        S.check_publish_input(subject, hdr, data, reply_len=len(reply))
+        with self.write() as txn:
+            out = self._fast_msg(txn, subject, hdr, data, fb)
+        if isinstance(out, S.NoStreamError):
+            raise out
+        return out
+
+    def _fast_msg(self, txn: S.Txn, subject: str, hdr: bytes | None, data: bytes, fb: Any
+                  ) -> list[dict[str, Any]] | S.NoStreamError:
+        from .streamstore import fastbatch
+
+        fan = CoreFanout.load(txn)
+        if fan.active:
+            fan.add(subject, hdr, data)
+            fan.flush()
+        d = txn.catalog.route(subject)
+        if d is None:
+            return S.NoStreamError(subject)
+        if d.transform is not None:
+            mapped = d.transform.apply(subject)
+            if mapped is not None:
+                subject = mapped
+        self.cluster.ensure_schema(fastbatch.COMPONENT, fastbatch.SCHEMA_STEPS)
+        return fastbatch.process(txn.stream(d), subject, fb, hdr, data)
+
+    def publish_fast_batch(self, msgs: Iterable[Outgoing], *, batch_id: str,
+                           flow: int = 100, gap_ok: bool = False, max_outstanding: int = 2
+                           ) -> Any:
+        """One fast batch of ``msgs`` (the last one commits), driven as a client does
+        (core/fastpublish.py): a :class:`~jetlink.core.fastpublish.FastBatchResult`.
+        Messages go in transactions of 1,000; the batch's state is kept between them."""
+        from .fastpublish import FastPublisher
+        from .streamstore import fastbatch
+
+        items = list(msgs)
+        if not items:
+            raise client_error("a fast batch needs at least one message")
+        pub = FastPublisher(batch_id, flow=flow, gap_ok=gap_ok,
+                            max_outstanding=max_outstanding)
+        encoded = []
+        for subject, data, headers in items:
+            hdr = H.encode_headers(headers)
+            data = bytes(data)
+            S.check_publish_input(subject, hdr, data, reply_len=len(pub.ping()) + 8)
+            encoded.append((subject, hdr, data))
+        for start in range(0, len(encoded), 1000):
+            with self.write() as txn:
+                for i in range(start, min(start + 1000, len(encoded))):
+                    if pub.done or pub.stopped:
+                        break
+                    subject, hdr, data = encoded[i]
+                    reply = pub.reply(last=i == len(encoded) - 1)
+                    out = self._fast_msg(txn, subject, hdr, data, fastbatch.parse_reply(reply))
+                    if isinstance(out, S.NoStreamError):
+                        raise out
+                    for doc in out:
+                        pub.take(doc)
+                    if pub.must_wait:  # nothing more will come: ask for the last flow ack
+                        for doc in self._fast_msg(txn, subject, None, b"",
+                                                  fastbatch.parse_reply(pub.ping())):
+                            pub.take(doc)
+                    if pub.must_wait:  # pragma: no cover - the engine answers at once
+                        raise JetlinkError(f"fast batch {batch_id}: no flow acknowledgement")
+            if pub.done or pub.stopped:
+                break
+        return pub.result
 
     # --- core pub/sub -------------------------------------------------------------------------
     def publish_core(self, subject: str, data: bytes = b"",
