@@ -23,6 +23,7 @@ from typing import Annotated, Any
 import typer
 
 from jetlink.cli import output
+from jetlink.cli import pub_fast as PF
 from jetlink.cli import pub_schedule as PS
 from jetlink.cli.app import App
 from jetlink.cli.common import check_write_count, now_ns, open_jetstream, usage
@@ -59,11 +60,21 @@ batches of B messages instead, each committed on its own.
 Example:
   jetlink pub orders.new --atomic --count 1000 --batch-size 100 'order {{Count}}'
 
+With --fast the --count messages are one fast batch (ADR-50 fast ingest, nats-server 2.14;
+the stream needs allow_batched): stored as they come, acknowledged every --flow messages at
+most, the last one commits; not atomic. In the default gap mode a refused message ends the
+batch (an error, with what was stored); --continue-on-gap goes on past it.
+
+\b
+Example:
+  jetlink pub metrics.cpu --fast --count 10000 --flow 500 '{{Count}}'
+
 With --json: the PubAck {"stream", "domain"?, "seq", "duplicate"?} ("domain": the server's
 JetStream domain, shown as Domain: "D" in the line too); a list of them with --count N > 1
 (with --core: {"subject", "bytes"} per message; with --atomic: the commit's PubAck
-{"stream", "seq", "batch", "count"} per batch). A batch message sent without its commit
-(-H Nats-Batch-Id:...) is answered with an empty reply: null.
+{"stream", "seq", "batch", "count"} per batch; the same with --fast, as the server sent
+it). A batch message sent without its commit (-H Nats-Batch-Id:...) is answered with an
+empty reply: null.
 """
 
 # More than this many messages: one summary line instead of one line per message (natscli
@@ -229,17 +240,33 @@ def pub(
         int | None,
         typer.Option(
             "--batch-size", metavar="B", min=1,
-            help="With --atomic: batches of B messages (default: one batch of --count).",
+            help="With --atomic or --fast: batches of B messages (default: one batch of "
+                 "--count).",
             show_default=False,
         ),
     ] = None,
+    # fast batch publish (ADR-50 fast ingest, 2.14): cli/pub_fast.py
+    fast: Annotated[bool, typer.Option("--fast", help=PF.FAST_HELP)] = False,
+    flow: Annotated[int, typer.Option("--flow", metavar="N", min=1, max=65535,
+                                      help=PF.FLOW_HELP)] = 100,
+    max_outstanding: Annotated[int, typer.Option(
+        "--max-outstanding", metavar="N", min=1, help=PF.OUTSTANDING_HELP)] = 2,
+    continue_on_gap: Annotated[bool, typer.Option(
+        "--continue-on-gap", help=PF.GAP_HELP)] = False,
+    batch_id: Annotated[str | None, typer.Option(
+        "--batch-id", metavar="ID", help=PF.BATCH_ID_HELP, show_default=False)] = None,
     json_output: JsonOption = False,
 ) -> None:
     app = App.of(ctx)
     if atomic and core:
         raise usage("--atomic: an atomic batch is a JetStream publish, not with --core")
-    if batch_size is not None and not atomic:
-        raise usage("--batch-size: only with --atomic")
+    if fast and (core or atomic):
+        raise usage("--fast: a fast batch is a JetStream publish, not with --core or --atomic")
+    if batch_size is not None and not (atomic or fast):
+        raise usage("--batch-size: only with --atomic or --fast")
+    if not fast and (batch_id is not None or continue_on_gap or flow != 100
+                     or max_outstanding != 2):
+        raise usage("--flow, --max-outstanding, --continue-on-gap, --batch-id: only with --fast")
     pairs = parse_headers(header or [])
     pairs += PS.schedule_headers(PS.ScheduleFlags(
         schedule_at, schedule_after, schedule_every, schedule_cron, schedule_dest,
@@ -271,6 +298,11 @@ def pub(
 
     if atomic:
         _publish_atomic(app, js, message, count, batch_size or count, quiet)
+        return
+    if fast:
+        PF.publish_fast(app, js, message, count, batch_size or count, quiet, flow=flow,
+                        max_outstanding=max_outstanding, gap_ok=continue_on_gap,
+                        batch_id=batch_id)
         return
     if core:
         for n in range(1, count + 1):

@@ -71,9 +71,11 @@ def ack_of_doc(doc: dict[str, Any]) -> PubAck | ApiError:
 @dataclass
 class FastBatchResult:
     """A fast batch's outcome: ``doc`` the final answer as the server sent it (None: none
-    came), ``replies`` every answer received in order, ``sent`` the messages sent."""
+    came), ``replies`` every answer received in order, ``size`` the batch's messages, ``sent``
+    how many were sent (a client sees an error report after sending a few more)."""
 
     batch_id: str
+    size: int = 0
     sent: int = 0
     doc: dict[str, Any] | None = None
     replies: list[dict[str, Any]] = field(default_factory=list)
@@ -101,12 +103,12 @@ class FastBatchResult:
 class FastPublisher:
     """The client state of one fast batch (no I/O: the backends send and receive)."""
 
-    def __init__(self, batch_id: str, *, flow: int = DEFAULT_FLOW, gap_ok: bool = False,
-                 max_outstanding: int = DEFAULT_MAX_OUTSTANDING, prefix: str = "_INBOX"
-                 ) -> None:
+    def __init__(self, batch_id: str, *, size: int, flow: int = DEFAULT_FLOW,
+                 gap_ok: bool = False, max_outstanding: int = DEFAULT_MAX_OUTSTANDING,
+                 prefix: str = "_INBOX") -> None:
         check_batch_id(batch_id)
         check_flow(flow, max_outstanding)
-        self.result = FastBatchResult(batch_id)
+        self.result = FastBatchResult(batch_id, size)
         self.initial_flow = flow
         self.flow = flow
         self.gap_ok = gap_ok
@@ -177,7 +179,7 @@ def outcome(result: FastBatchResult, gap_ok: bool) -> JetlinkError | None:
     if gap_ok:
         return None
     stored = (f"the server ended the batch at message {getattr(ack, 'count', 0):,} of "
-              f"{result.sent:,} (stream sequence {ack.seq:,})")
+              f"{result.size:,} (stream sequence {ack.seq:,})")
     for r in result.replies:
         if r.get("type") == "err":
             e = r.get("error") or {}

@@ -39,6 +39,7 @@ from .subjects import SubjectFilter, is_valid_subject, overlaps
 if TYPE_CHECKING:
     from .config.consumer import ConsumerConfig
     from .consumers import ConsumerEngine, ConsumerInfo, DeliveredMsg
+    from .fastpublish import FastBatchResult
     from .priority import PullPriority
 
 __all__ = ["CoreMsg", "JetStream", "Subscription"]
@@ -659,7 +660,7 @@ class JetStream:
 
     def publish_fast_batch(self, msgs: Iterable[Outgoing], *, batch_id: str,
                            flow: int = 100, gap_ok: bool = False, max_outstanding: int = 2
-                           ) -> Any:
+                           ) -> FastBatchResult:
         """One fast batch of ``msgs`` (the last one commits), driven as a client does
         (core/fastpublish.py): a :class:`~jetlink.core.fastpublish.FastBatchResult`.
         Messages go in transactions of 1,000; the batch's state is kept between them."""
@@ -669,7 +670,7 @@ class JetStream:
         items = list(msgs)
         if not items:
             raise client_error("a fast batch needs at least one message")
-        pub = FastPublisher(batch_id, flow=flow, gap_ok=gap_ok,
+        pub = FastPublisher(batch_id, size=len(items), flow=flow, gap_ok=gap_ok,
                             max_outstanding=max_outstanding)
         encoded = []
         for subject, data, headers in items:
@@ -690,8 +691,9 @@ class JetStream:
                     for doc in out:
                         pub.take(doc)
                     if pub.must_wait:  # nothing more will come: ask for the last flow ack
-                        for doc in self._fast_msg(txn, subject, None, b"",
-                                                  fastbatch.parse_reply(pub.ping())):
+                        pinged = self._fast_msg(txn, subject, None, b"",
+                                                fastbatch.parse_reply(pub.ping()))
+                        for doc in pinged if isinstance(pinged, list) else []:
                             pub.take(doc)
                     if pub.must_wait:  # pragma: no cover - the engine answers at once
                         raise JetlinkError(f"fast batch {batch_id}: no flow acknowledgement")

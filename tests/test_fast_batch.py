@@ -3,11 +3,15 @@
 The table follows nats-server's jetstream_batching tests for fast batches
 (TestJetStreamFastBatchPublish*, the R1 cases: facts only) and getFastBatch /
 processJetStreamFastBatchMsg / checkFlowControl (server/stream.go,
-server/jetstream_batching.go); tests/live/test_parity_fast_batch.py runs the same steps on a
-server.
+server/jetstream_batching.go). Where the 2.15.1 binary differs from nats-server's main
+branch it is followed: a sequence going back is reported as a gap, and
+Nats-Expected-Last-Msg-Id is checked. tests/live/test_parity_fast_batch.py runs the table and
+the CLI steps on a server.
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -82,7 +86,7 @@ CASES = [
                     ("foo", None, r(4, 3, gap="ok"), [pub(2, "uuid", 3)])]),
     ("gap-ok-backward", {}, [("foo", None, r(1, 0, gap="ok"), [ack(0, 10)]),
                              ("foo", None, r(5, 1, gap="ok"), [gap(2, 5)]),
-                             ("foo", None, r(3, 1, gap="ok"), [pub(2, "uuid", 5)])]),
+                             ("foo", None, r(3, 1, gap="ok"), [gap(6, 3), pub(2, "uuid", 5)])]),
     ("header-error-fail", {}, [
         ("foo", None, r(1, 0), [ack(0, 10)]),
         ("foo", {"Nats-Expected-Last-Sequence": "100"}, r(2, 1),
@@ -191,12 +195,12 @@ def test_disabling_drops_batches(test_stream):
     assert js.publish_fast_msg("foo", b"x", reply=r(2, 1)) == [UNKNOWN]
 
 
-def test_expected_last_msg_id_not_checked(test_stream):
-    """checkMsgHeadersPreClusteredProposal has no Nats-Expected-Last-Msg-Id rule and the
-    store skips the consistency checks of a fast batch message."""
+def test_expected_last_msg_id_checked(test_stream):
+    """nats-server 2.15.1 checks Nats-Expected-Last-Msg-Id in a fast batch (measured on the
+    binary: tests/live/test_parity_fast_batch.py)."""
     js = test_stream({})
     assert js.publish_fast_msg("foo", b"x", {"Nats-Expected-Last-Msg-Id": "nope"},
-                               reply=r(1, 2)) == [pub(1, "uuid", 1)]
+                               reply=r(1, 2)) == [err(400, 10070, "wrong last msg ID: ")]
 
 
 @pytest.mark.parametrize("reply,want", [
@@ -246,13 +250,68 @@ def test_publish_fast_batch_refused(test_stream):
 
 def test_client_checks():
     with pytest.raises(JetlinkError):
-        FastPublisher("a.b")
+        FastPublisher("a.b", size=1)
     with pytest.raises(JetlinkError):
-        FastPublisher("ok", flow=0)
-    p = FastPublisher("id", flow=5, max_outstanding=1)
+        FastPublisher("ok", size=1, flow=0)
+    p = FastPublisher("id", size=2, flow=5, max_outstanding=1)
     assert p.reply(last=False) == "_INBOX.id.5.fail.1.0.$FI"
     assert p.must_wait
     p.take(ack(0, 2))
     assert not p.must_wait
     assert p.reply(last=True) == "_INBOX.id.5.fail.2.2.$FI"
     assert p.must_wait  # 0 + 2 * 1 <= 2
+
+
+# --- jetlink pub --fast -------------------------------------------------------------------
+def _streams(jl):
+    jl("stream", "add", "F", "--subjects", "f.>", "--allow-fast", "--defaults")
+    jl("stream", "add", "P", "--subjects", "p.>", "--defaults")
+
+
+CLI = [
+    (["f.a", "x", "--fast", "--count", "250", "--flow", "50", "--batch-id", "b1", "-j"], 0,
+     {"stream": "F", "seq": 250, "batch": "b1", "count": 250}),
+    (["f.a", "x", "--fast", "--count", "5", "--batch-size", "2", "--batch-id", "b", "-j"], 0,
+     [{"stream": "F", "seq": 2, "batch": "b", "count": 2},
+      {"stream": "F", "seq": 4, "batch": "b-2", "count": 2},
+      {"stream": "F", "seq": 5, "batch": "b-3", "count": 1}]),
+    (["p.a", "x", "--fast", "--count", "3", "-j"], 1,
+     {"error": {"code": 400, "err_code": 10205, "description": "batch publish is disabled"}}),
+    (["f.a", "x", "--fast", "--batch-id", "L" * 65, "-j"], 1,
+     {"error": {"code": 400, "err_code": 10207, "description": "batch publish ID is invalid"}}),
+    (["f.a", "x", "--fast", "--count", "2", "-H", "Nats-Expected-Last-Sequence:9", "-j"], 1,
+     {"error": {"code": 400, "err_code": 10071, "description": "wrong last sequence: 0"}}),
+    (["f.a", "x", "--fast", "--count", "3", "-H", "Nats-Expected-Last-Sequence:0",
+      "--continue-on-gap", "--batch-id", "g", "-j"], 0,
+     {"stream": "F", "seq": 1, "batch": "g", "count": 2}),  # the commit was refused
+]
+
+
+@pytest.mark.parametrize("args,status,want", CLI, ids=[" ".join(c[0][2:6]) for c in CLI])
+def test_cli_fast(jl, args, status, want):
+    _streams(jl)
+    res = jl("pub", *args)
+    assert res.exit_code == status, res.output
+    assert json.loads(res.stdout) == want
+
+
+def test_cli_fast_ended_early(jl):
+    """Gap mode fail: the refused message ends the batch; the error says what was stored."""
+    _streams(jl)
+    res = jl("pub", "f.a", "x", "--fast", "--count", "3", "-H", "Nats-Expected-Last-Sequence:0",
+             "--batch-id", "e")
+    assert res.exit_code == 1
+    assert res.stderr == ("jetlink: error: wrong last sequence: 1 (10071): message 2 of the "
+                          "batch; the server ended the batch at message 1 of 3 (stream "
+                          "sequence 1)\n")
+    res = jl("pub", "f.a", "x", "--fast", "--count", "2")
+    assert res.exit_code == 0
+    assert res.stdout.startswith("Wrote fast batch ID: ")
+    assert res.stdout.endswith(" Messages: 2 Sequence: 3 Flow acks: 1\n")
+
+
+@pytest.mark.parametrize("args", [["--fast", "--core"], ["--fast", "--atomic"], ["--flow", "5"],
+                                  ["--batch-id", "x"], ["--batch-size", "2"]])
+def test_cli_fast_usage(jl, args):
+    _streams(jl)
+    assert jl("pub", "f.a", "x", *args).exit_code == 2

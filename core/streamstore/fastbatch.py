@@ -16,12 +16,12 @@ with JSON documents (:func:`process` returns them in order):
   500; 1 when the stream has other fast batches in flight); then one every N persisted
   messages (``checkFlowControl``: a late one skips ahead; N doubles up to ``500 / batches in
   flight`` and the client's flow, or halves down to it);
-- ``{"type":"gap","last_seq":E,"seq":C}`` (``BatchFlowGap``): a sequence came that is not
-  the next one. Gap mode ``ok`` goes on from it; ``fail`` (or a sequence going back) ends the
-  batch with its PubAck;
+- ``{"type":"gap","last_seq":E,"seq":C}`` (``BatchFlowGap``): a sequence C came where E
+  was the next one (2.15.1 reports a sequence going back too). Gap mode ``ok`` goes on from a
+  forward gap; ``fail``, or a sequence going back, ends the batch with its PubAck;
 - ``{"type":"err","seq":S,"error":{...}}`` (``BatchFlowErr``): message S was refused by a
-  header check (``checkMsgHeadersPreClusteredProposal``: the single publish's rules, except
-  that ``Nats-Expected-Last-Msg-Id`` is not checked); gap mode ``ok`` goes on, ``fail`` ends
+  header check (the single publish's rules, ``checkMsgHeadersPreClusteredProposal``; the
+  2.15.1 binary checks ``Nats-Expected-Last-Msg-Id`` too); gap mode ``ok`` goes on, ``fail`` ends
   the batch with the PubAck of what was stored before it. A refused FIRST message in gap mode
   ``fail`` gets the single publish's answer instead (the error, or the duplicate's PubAck);
   a duplicate ``Nats-Msg-Id`` is skipped without an answer;
@@ -46,7 +46,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import headers as H
 from ..errors import ApiError, nats_error
 from ..messages import PubAck
 from .batches import BATCH_TIMEOUT_NS, MAX_BATCH_ID, _parse_uint64
@@ -288,7 +287,8 @@ class _Processor:
                        fb.flow, fb.gap_ok)
             self._save(b, txn.now)
         else:
-            b = _Batch(fb.id, *row[:6], bool(row[6]))
+            lseq, pseq, fseq, sseq, ack, max_ack, gap_ok = row
+            b = _Batch(fb.id, lseq, pseq, fseq, sseq, ack, max_ack, bool(gap_ok))
         return self._message(b, subject, fb, hdr, data, can_respond)
 
     def _message(self, b: _Batch, subject: str, fb: FastBatchReply, hdr: bytes | None,
@@ -311,8 +311,9 @@ class _Processor:
             return out
         b.lseq += 1
         if b.lseq != fb.seq:
-            if fb.seq > b.lseq:
-                out.append({"type": "gap", "last_seq": b.lseq, "seq": fb.seq})
+            # nats-server 2.15.1 reports a sequence going back as a gap too (its main branch
+            # since reports forward gaps only); either way the batch ends on it
+            out.append({"type": "gap", "last_seq": b.lseq, "seq": fb.seq})
             if b.gap_ok and fb.seq > b.lseq:
                 b.lseq = fb.seq
             else:  # a sequence going back, or a gap in mode fail: the batch ends here
@@ -326,10 +327,7 @@ class _Processor:
             return out
         if fb.seq == 1 and can_respond and not fb.commit:
             out.append(flow_ack(0, b.ack))
-        fv = H.first_values(hdr) if hdr else None
-        if fv and H.EXPECTED_LAST_MSG_ID in fv:  # not among the pre-proposal checks
-            fv = {k: v for k, v in fv.items() if k != H.EXPECTED_LAST_MSG_ID}
-        r = self.st.append(subject, hdr, data, fv=fv)
+        r = self.st.append(subject, hdr, data)
         dup = isinstance(r, PubAck) and r.duplicate
         if isinstance(r, ApiError) or dup:
             if dup:
