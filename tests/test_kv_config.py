@@ -394,7 +394,7 @@ def test_kv_mirror_mapping():
                        replicas=3, max_bytes=100, storage="memory", description="nyc",
                        placement=Placement(cluster="nyc"))
     cfg = m.to_stream_config()
-    assert cfg.name == "MIRROR_ORDERS_NYC"  # a name, not a bucket: no KV_ prefix
+    assert cfg.name == "KV_MIRROR_ORDERS_NYC"  # ADR-57 and nats.go: KV_<mirror bucket>
     assert cfg.subjects == []
     assert cfg.mirror.to_json() == {"name": "KV_ORDERS"}
     assert (cfg.mirror_direct, cfg.deny_delete, cfg.deny_purge) == (True, True, True)

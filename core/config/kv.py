@@ -356,7 +356,11 @@ class KeyValueConfig:
 class KVMirrorConfig:
     """A read-only mirror of one bucket (ADR-8 "Creation of Mirrors").
 
-    ``name`` is a stream name, not a bucket: no ``KV_`` prefix is added or required.
+    ``name`` is the mirror bucket's name: its stream is ``KV_<name>`` (ADR-57; nats.go's
+    CreateKeyValue with ``Mirror`` names the stream ``KV_<bucket>``, the mirror
+    ``KV_<origin>``, sets ``mirror_direct`` and no subjects). A name given with the ``KV_``
+    prefix is the stream's name as is. A KV mirror made before this rule is a stream named
+    ``<name>`` itself; ``jetlink.core.kv`` still opens, lists and promotes it.
     ``history`` 0 keeps every revision the origin sends; ``keys`` empty mirrors all keys.
     ``domain`` is shorthand for ``external = ExternalStream(api="$JS.<domain>.API")``.
     """
@@ -394,14 +398,24 @@ class KVMirrorConfig:
             src.subject_transforms = [SubjectTransformConfig(src=prefix + k, dest="") for k in keys]
         return src
 
-    def to_stream_config(self) -> StreamConfig:
+    @property
+    def stream_name(self) -> str:
+        """``KV_<name>`` (ADR-57), or ``name`` when it has the ``KV_`` prefix already."""
         if not isinstance(self.name, str) or not self.name:
-            raise client_error("a KV mirror needs a name (the mirror stream's name)", field="name")
+            raise client_error("a KV mirror needs a name (the mirror bucket's name)",
+                               field="name")
+        if bucket_of_stream(self.name) is not None:
+            return self.name
+        validate_bucket_name(self.name, field="name")
+        return kv_stream_name(self.name)
+
+    def to_stream_config(self) -> StreamConfig:
+        stream = self.stream_name
         mirror = self.filter_source()
         history = _history(self.history, f'KV mirror "{self.name}"', allow_unset=True)
         return _kv_stream(
             self,
-            self.name,
+            stream,
             history,
             discard="old",
             mirror=mirror,
