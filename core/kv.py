@@ -22,9 +22,9 @@ What a name opens (``KV.open``), in order:
 1. ``KV_<name>`` in the addressed cluster: the bucket itself. A read-only aggregate (sources,
    no subjects) refuses writes; a writable aggregate is a normal bucket with sources. When
    ``KV_<name>`` mirrors a bucket (``mirror.name`` = ``KV_<origin>``: a KV mirror named as
-   ADR-57 and nats.go name it), the read-only handle of rule 2.
+   nats.go's CreateKeyValue names it), the read-only handle of rule 2.
 2. A stream ``<name>`` in the addressed cluster that mirrors a bucket (a KV mirror made
-   before ADR-57's ``KV_<name>`` naming): the read-only handle of ADR-8's RoKV (get,
+   before jetlink followed nats.go's ``KV_<name>``): the read-only handle of ADR-8's RoKV (get,
    history, keys, watch, status work; put, create, update, delete, purge and revert are
    refused).
 3. A stream of the addressed cluster mirroring ``KV_<name>`` (a KV read replica, for
@@ -396,14 +396,14 @@ class KV:
         return KeyValueConfig.from_stream_config(self._stream_of_bucket(bucket).config)
 
     def delete_bucket(self, name: str) -> None:
-        """Destroy a bucket or a KV mirror (``KV_<name>``; a KV mirror made before ADR-57's
-        naming: ``<name>``)."""
+        """Destroy a bucket or a KV mirror (``KV_<name>``; a KV mirror made before jetlink followed
+        nats.go's naming: ``<name>``)."""
         stream = self._own_stream(name)
         self.js().delete_stream(stream)
 
     def create_mirror(self, cfg: KVMirrorConfig) -> KVStatus:
         """A read-only mirror of a bucket, after confirming the origin exists and has
-        allow_direct (ADR-8 "Creation of Mirrors"). Its stream is ``KV_<name>`` (ADR-57);
+        allow_direct (ADR-8 "Creation of Mirrors"). Its stream is ``KV_<name>`` (nats.go's CreateKeyValue);
         a KV mirror of that name made the old way (a stream ``<name>``) is refused, not
         doubled."""
         src = cfg.filter_source()
@@ -412,7 +412,7 @@ class KV:
         if stream != cfg.name and cfg.name in set(js.stream_names()) and _mirrored_bucket(
                 js.stream_info(cfg.name).config) is not None:
             raise ApiError(400, 10058, f"KV mirror {cfg.name} exists already (the stream "
-                                       f"{cfg.name}, named before ADR-57's KV_<bucket>)",
+                                       f"{cfg.name}, named the old way, before KV_<bucket>)",
                            field="name")
         ocluster = _origin_cluster(src, self.cluster)
         if not self.clusters.has_cluster(ocluster):
@@ -486,7 +486,7 @@ class KV:
             validate_bucket_name(name)
             cfg = js.stream_info(stream).config
             origin = _mirrored_bucket(cfg)
-            if origin is not None:  # a KV mirror named KV_<name> (ADR-57)
+            if origin is not None:  # a KV mirror named KV_<name> (as nats.go names it)
                 return KeyValue(self, origin, self.cluster, stream, kind="mirror",
                                 read_only=True, display=name)
             kind, ro = _kind(cfg)

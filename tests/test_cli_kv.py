@@ -463,7 +463,7 @@ def test_kv_mirror_across_clusters_serves_gets(jl):
     west_config(jl)
     status = doc(jl("kv", "add", "CONFIG_EAST", "--mirror", "CONFIG", "--mirror-domain", "west",
                     "-j"))
-    assert (status["kind"], status["read_only"], status["history"]) == ("mirror", True, -1)
+    assert (status["kind"], status["read_only"], status["history"]) == ("mirror", True, 1)
     assert status["stream_info"]["config"]["mirror"] == {
         "name": "KV_CONFIG",
         "external": {"api": "$JS.west.API", "deliver": ""},

@@ -750,8 +750,8 @@ def count_pending(js: Any, stream: str, start: int, start_time: str | None,
 # --- KV -----------------------------------------------------------------------------------------
 def kv_mirror_stream(js: Any, bucket: str) -> tuple[str, str]:
     """(the mirror stream, its origin bucket) that ``kv promote|failover BUCKET`` promotes:
-    ``KV_BUCKET`` (ADR-57's name for a mirror bucket), else the stream ``BUCKET`` (a KV
-    mirror made before that naming). It must be named
+    ``KV_BUCKET`` (nats.go's name for a mirror bucket), else the stream ``BUCKET`` (a KV
+    mirror jetlink made before that naming). It must be named
     ``KV_<origin bucket>``: its keys are stored under the origin's subjects
     (``$KV.<origin>.<key>``), so only as that bucket can they be read and written after
     the promotion. A stream promoted by jetlink before (a re-run) is found the same way."""
