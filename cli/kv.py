@@ -513,7 +513,7 @@ def edit(
                     field="bucket",
                 )
             status = kv.update_mirror(
-                handle.stream,
+                handle.name,
                 description=values.get("description"),
                 history=values.get("history"),
                 ttl=values.get("ttl"),
