@@ -361,7 +361,7 @@ def add(
         _opt(
             "--mirror",
             metavar="ORIGIN[@CLUSTER]",
-            help="Create a read-only KV mirror named BUCKET of bucket ORIGIN.",
+            help="Create a read-only KV mirror named BUCKET (stream KV_BUCKET) of bucket ORIGIN.",
         ),
     ] = None,
     mirror_domain: Annotated[
@@ -513,7 +513,7 @@ def edit(
                     field="bucket",
                 )
             status = kv.update_mirror(
-                handle.stream,
+                handle.name,
                 description=values.get("description"),
                 history=values.get("history"),
                 ttl=values.get("ttl"),

@@ -20,10 +20,13 @@ are the KV rules. Entry points:
 What a name opens (``KV.open``), in order:
 
 1. ``KV_<name>`` in the addressed cluster: the bucket itself. A read-only aggregate (sources,
-   no subjects) refuses writes; a writable aggregate is a normal bucket with sources.
-2. A stream ``<name>`` in the addressed cluster that mirrors a bucket (``mirror.name`` =
-   ``KV_<origin>``): the read-only handle of ADR-8's RoKV (get, history, keys, watch,
-   status work; put, create, update, delete, purge and revert are refused).
+   no subjects) refuses writes; a writable aggregate is a normal bucket with sources. When
+   ``KV_<name>`` mirrors a bucket (``mirror.name`` = ``KV_<origin>``: a KV mirror named as
+   nats.go's CreateKeyValue names it), the read-only handle of rule 2.
+2. A stream ``<name>`` in the addressed cluster that mirrors a bucket (a KV mirror made
+   before jetlink followed nats.go's ``KV_<name>``): the read-only handle of ADR-8's RoKV (get,
+   history, keys, watch, status work; put, create, update, delete, purge and revert are
+   refused).
 3. A stream of the addressed cluster mirroring ``KV_<name>`` (a KV read replica, for
    example after ``kv add MIRROR --mirror name --mirror-domain west``): the bucket ``<name>``
    as seen from here. ``get`` is served by the mirror when the key is inside the mirror's
@@ -369,12 +372,7 @@ class KV:
                       metadata: dict[str, str] | None = None) -> KVStatus:
         """Change a KV mirror's own settings (its origin and key filter stay)."""
         js = self.js()
-        try:
-            cfg = js.stream_info(name).config.copy()
-        except ApiError as err:
-            if err.err_code == 10059:
-                raise bucket_not_found(name) from None
-            raise
+        cfg = js.stream_info(self._own_stream(name)).config.copy()
         if _mirrored_bucket(cfg) is None:
             raise JetlinkError(f"{name} is not a KV mirror", field="name")
         if description is not None:
@@ -398,14 +396,24 @@ class KV:
         return KeyValueConfig.from_stream_config(self._stream_of_bucket(bucket).config)
 
     def delete_bucket(self, name: str) -> None:
-        """Destroy a bucket (``KV_<name>``) or a KV mirror (``<name>``)."""
+        """Destroy a bucket or a KV mirror (``KV_<name>``; a KV mirror made before jetlink followed
+        nats.go's naming: ``<name>``)."""
         stream = self._own_stream(name)
         self.js().delete_stream(stream)
 
     def create_mirror(self, cfg: KVMirrorConfig) -> KVStatus:
         """A read-only mirror of a bucket, after confirming the origin exists and has
-        allow_direct (ADR-8 "Creation of Mirrors")."""
+        allow_direct (ADR-8 "Creation of Mirrors"). Its stream is ``KV_<name>`` (nats.go's CreateKeyValue);
+        a KV mirror of that name made the old way (a stream ``<name>``) is refused, not
+        doubled."""
         src = cfg.filter_source()
+        stream = cfg.stream_name
+        js = self.js()
+        if stream != cfg.name and cfg.name in set(js.stream_names()) and _mirrored_bucket(
+                js.stream_info(cfg.name).config) is not None:
+            raise ApiError(400, 10058, f"KV mirror {cfg.name} exists already (the stream "
+                                       f"{cfg.name}, named the old way, before KV_<bucket>)",
+                           field="name")
         ocluster = _origin_cluster(src, self.cluster)
         if not self.clusters.has_cluster(ocluster):
             raise JetlinkError(f"cluster {ocluster} not found", field="mirror_domain")
@@ -477,6 +485,10 @@ class KV:
         if stream in names:
             validate_bucket_name(name)
             cfg = js.stream_info(stream).config
+            origin = _mirrored_bucket(cfg)
+            if origin is not None:  # a KV mirror named KV_<name> (as nats.go names it)
+                return KeyValue(self, origin, self.cluster, stream, kind="mirror",
+                                read_only=True, display=name)
             kind, ro = _kind(cfg)
             return KeyValue(self, name, self.cluster, stream, kind=kind, read_only=ro)
         if name in names:

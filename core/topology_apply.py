@@ -97,7 +97,10 @@ def _kv_table(cfg: Any) -> tuple[str, str, dict[str, Any]] | None:
                 candidates.append(("kv_aggregates", bucket, _aggregate_spec(cfg, bucket)))
             candidates.append(("kv", bucket, KeyValueConfig.from_stream_config(cfg)))
         elif cfg.mirror is not None and bucket_of_stream(cfg.mirror.name) is not None:
-            candidates.append(("kv_mirrors", cfg.name, _kv_mirror_spec(cfg)))
+            spec = _kv_mirror_spec(cfg)
+            candidates.append(("kv_mirrors", spec.name, spec))
+            if bucket is not None:  # a mirror bucket with settings [kv_mirrors] lacks
+                candidates.append(("kv", bucket, KeyValueConfig.from_stream_config(cfg)))
     except (JetlinkError, ValueError, TypeError):
         return None
     for table, name, spec in candidates:
@@ -128,7 +131,7 @@ def _kv_mirror_spec(cfg: Any) -> Any:
     assert origin is not None, "only a mirror of a KV_ stream is a KV mirror"
     external, domain = _domain(cfg.mirror)
     return KVMirrorConfig(
-        name=cfg.name, origin_bucket=origin, description=cfg.description,
+        name=bucket_of_stream(cfg.name) or cfg.name, origin_bucket=origin, description=cfg.description,
         replicas=cfg.num_replicas or 1, history=max(cfg.max_msgs_per_subject, 0),
         ttl=cfg.max_age, max_bytes=max(cfg.max_bytes, 0),
         max_value_size=max(cfg.max_msg_size, 0), storage=cfg.storage,

@@ -66,7 +66,7 @@ def build(path: Path, clock) -> None:
             bucket.put(key, value)
             clock.advance(SEC)
         KV(dd, "east", clock).create_mirror(
-            KVMirrorConfig(name="CONFIG_EAST", origin_bucket="CONFIG", domain="west"))
+            KVMirrorConfig(name="CONFIG_EAST", origin_bucket="CONFIG", domain="west", history=5))
         KV(dd, "east", clock).create_aggregate(KVAggregateConfig(
             bucket="SETTINGS", origins=[KVAggregateOrigin(bucket="CONFIG", domain="west")]))
         for i in range(40):

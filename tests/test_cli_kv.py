@@ -463,7 +463,7 @@ def test_kv_mirror_across_clusters_serves_gets(jl):
     west_config(jl)
     status = doc(jl("kv", "add", "CONFIG_EAST", "--mirror", "CONFIG", "--mirror-domain", "west",
                     "-j"))
-    assert (status["kind"], status["read_only"], status["history"]) == ("mirror", True, -1)
+    assert (status["kind"], status["read_only"], status["history"]) == ("mirror", True, 1)
     assert status["stream_info"]["config"]["mirror"] == {
         "name": "KV_CONFIG",
         "external": {"api": "$JS.west.API", "deliver": ""},
@@ -478,7 +478,7 @@ def test_kv_mirror_across_clusters_serves_gets(jl):
         "created": T0,
         "delta": 0,
         "operation": "PUT",
-        "served_by": "CONFIG_EAST",
+        "served_by": "KV_CONFIG_EAST",
     }
     assert doc(jl("--cluster", "west", "kv", "get", "CONFIG", "features.dark", "-j"))[
         "served_by"
@@ -519,7 +519,7 @@ def test_kv_mirror_with_key_filter(jl):
     ok(jl("kv", "add", "FEAT", "--mirror", "CONFIG@west", "--keys", "features.>"))
     assert doc(jl("kv", "keys", "FEAT", "-j")) == ["features.dark"]
     # inside the filter the mirror answers, outside it the origin does
-    assert doc(jl("kv", "get", "CONFIG", "features.dark", "-j"))["served_by"] == "FEAT"
+    assert doc(jl("kv", "get", "CONFIG", "features.dark", "-j"))["served_by"] == "KV_FEAT"
     assert doc(jl("kv", "get", "CONFIG", "flags.beta", "-j"))["served_by"] == "KV_CONFIG"
 
 

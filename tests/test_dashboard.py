@@ -159,7 +159,7 @@ def test_load_reads_every_cluster_through_core(demo):
                for b in snap.buckets}
     assert buckets == {
         ("west", "CONFIG"): ("bucket", 3, 5, 3600 * SEC, []),
-        ("east", "CONFIG_EAST"): ("mirror", 3, -1, 0, ["KV_CONFIG@west"]),
+        ("east", "CONFIG_EAST"): ("mirror", 3, 5, 0, ["KV_CONFIG@west"]),
         ("east", "SETTINGS"): ("aggregate", 2, 1, 0, ["KV_CONFIG@west"]),
     }
     assert [(lk.name, lk.source, lk.state, lk.mirrors) for lk in snap.links] == [
@@ -179,7 +179,7 @@ def test_snapshot_json_holds_the_api_documents(demo):
     assert doc["time"] == "2026-01-01T00:00:29Z"
     east = next(c for c in doc["clusters"] if c["name"] == "east")
     assert [s["config"]["name"] for s in east["streams"]] == [
-        "ARCHIVE", "BACKUP", "CONFIG_EAST", "KV_SETTINGS"]
+        "ARCHIVE", "BACKUP", "KV_CONFIG_EAST", "KV_SETTINGS"]
     assert [b["bucket"] for b in east["kv"]] == ["CONFIG_EAST", "SETTINGS"]
     keast = next(c for c in doc["clusters"] if c["name"] == "keast")
     assert keast["links"][0]["link_name"] == "dr"

@@ -267,7 +267,7 @@ def test_kv_mirrors_by_their_bucket_names(jl):
     # a KV mirror under another name: kv failover would refuse it
     line = nagios(jl("dr", "check", "OTHER"), 2)
     assert line.startswith(
-        "CRITICAL dr Crit:OTHER@east: Not promotable: KV mirror OTHER mirrors bucket CONFIG "
+        "CRITICAL dr Crit:OTHER@east: Not promotable: KV mirror KV_OTHER mirrors bucket CONFIG "
         "under another name")
 
 

@@ -326,7 +326,7 @@ def test_kv_mirror_is_read_only_and_serves_gets(dd, clock, two):
     with pytest.raises(ReadOnlyError, match="read-only mirror of bucket ORDERS"):
         mirror.put("x", b"1")
     seen = east.open("ORDERS")  # the bucket as seen from east: reads from the mirror
-    assert seen.get("NEW.1").served_by == "ORDERS_EAST"
+    assert seen.get("NEW.1").served_by == "KV_ORDERS_EAST"  # nats.go: KV_<mirror bucket>
     seen.put("NEW.2", b"n2")  # writes go to the origin
     assert orders.get("NEW.2").value == b"n2"
     dd.set_down("west", True)

@@ -394,18 +394,20 @@ def test_kv_mirror_mapping():
                        replicas=3, max_bytes=100, storage="memory", description="nyc",
                        placement=Placement(cluster="nyc"))
     cfg = m.to_stream_config()
-    assert cfg.name == "MIRROR_ORDERS_NYC"  # a name, not a bucket: no KV_ prefix
+    assert cfg.name == "KV_MIRROR_ORDERS_NYC"  # nats.go prepareKeyValueConfig: KV_<mirror bucket>
     assert cfg.subjects == []
     assert cfg.mirror.to_json() == {"name": "KV_ORDERS"}
-    assert (cfg.mirror_direct, cfg.deny_delete, cfg.deny_purge) == (True, True, True)
-    assert (cfg.allow_rollup_hdrs, cfg.allow_direct, cfg.discard) == (False, False, "old")
+    # every bucket setting, as nats.go's prepareKeyValueConfig builds a mirror bucket
+    assert (cfg.mirror_direct, cfg.deny_delete, cfg.deny_purge) == (True, True, False)
+    assert (cfg.allow_rollup_hdrs, cfg.allow_direct, cfg.discard) == (True, True, "new")
+    assert cfg.duplicate_window == SECOND  # the TTL, shorter than 2m
     assert (cfg.max_msgs_per_subject, cfg.max_age, cfg.num_replicas, cfg.max_bytes) == (
         5, SECOND, 3, 100)
     assert (cfg.storage, cfg.description, cfg.placement.cluster) == ("memory", "nyc", "nyc")
     origin = KeyValueConfig(bucket="ORDERS").to_stream_config()
     checked = check_stream_config(cfg, {"KV_ORDERS": origin}.get)
     assert checked.mirror_direct is True
-    assert checked.duplicate_window == 0  # mirrors keep no duplicate window
+    assert checked.duplicate_window == SECOND  # kept as sent (no default for a mirror)
 
 
 @pytest.mark.parametrize(
@@ -425,7 +427,8 @@ def test_kv_mirror_mapping():
 def test_kv_mirror_keys(keys, mirror):
     cfg = KVMirrorConfig(name="M", origin_bucket="O", keys=keys).to_stream_config()
     assert cfg.mirror.to_json() == mirror
-    assert cfg.max_msgs_per_subject == -1  # history unset: keep what the origin sends
+    assert cfg.max_msgs_per_subject == 1  # history unset: nats.go's default, 1
+    assert cfg.duplicate_window == 2 * MINUTE  # nats.go sends 2m when there is no TTL
     check_stream_config(cfg)
 
 

@@ -28,10 +28,16 @@ Choices where ADR-8 leaves room (documented in docs/topology.md too):
 * A read-only aggregate has ``deny_purge`` (ADR-8) and therefore ``allow_rollup_hdrs = false``
   (the server refuses "roll-ups require the purge permission"); a writable one is a normal
   bucket (rollups on, purge allowed) with sources.
-* A KV mirror is read-only: no subjects, ``mirror_direct`` true, ``deny_delete`` and
-  ``deny_purge`` true, rollups off (same server rule), discard ``old`` (a mirror at a
-  DiscardNew limit would stall), ``allow_direct`` false (it is reached through its origin's
-  name). History unset keeps every revision the origin sends (``max_msgs_per_subject`` -1).
+* A KV mirror (``kv add KM --mirror KB``) is the stream nats.go's CreateKeyValue builds for
+  a ``KeyValueConfig`` with ``Mirror`` (jetstream/kv.go ``prepareKeyValueConfig``; natscli's
+  ``kv add --mirror`` calls it): the bucket's stream ``KV_KM`` with every bucket setting
+  (history default 1, discard ``new``, ``allow_direct``, ``allow_rollup_hdrs``,
+  ``deny_delete``, the duplicate window sent as 2m or the TTL when shorter), ``mirror`` =
+  ``KV_KB``, ``mirror_direct`` and no subjects. ADR-8's "Creation of Mirrors" sketches a
+  mirror named without the ``KV_`` prefix, with purges denied; no client builds that, and
+  jetlink made such mirrors (the stream ``KM`` itself) before following nats.go: they still
+  open, list and promote (core/kv.py). jetlink refuses writes through a mirror's name;
+  nats.go sends them to the origin's subjects.
 """
 
 from __future__ import annotations
@@ -198,14 +204,14 @@ def kv_duplicate_window(ttl: int) -> int:
     return min(ttl, DUPLICATE_WINDOW_MAX)
 
 
-def _history(history: Any, owner: str, *, allow_unset: bool = False) -> int:
+def _history(history: Any, owner: str) -> int:
     if isinstance(history, bool) or not isinstance(history, int):
         raise client_error(
             f"nats: invalid history {history!r} for {owner}: history must be an integer 1..64",
             field="history",
         )
     if history == 0:
-        return -1 if allow_unset else 1  # nats.go: 0 means the default (1)
+        return 1  # nats.go: 0 means the default (1)
     if history > KV_HISTORY_MAX:
         raise client_error(
             f"{ERR_HISTORY_TOO_LARGE}: history {history} for {owner} is out of range; "
@@ -297,6 +303,9 @@ class KeyValueConfig:
                 m.name = kv_stream_name(m.name)
             cfg.mirror = m
             cfg.mirror_direct = True
+            # nats.go sends the window (2m, or the TTL when shorter); the server fills in no
+            # default for a mirror, so it is kept as sent.
+            cfg.duplicate_window = cfg.duplicate_window or DUPLICATE_WINDOW_MAX
         else:
             for src in self.sources:
                 s = src.copy()
@@ -354,18 +363,23 @@ class KeyValueConfig:
 
 @dataclass
 class KVMirrorConfig:
-    """A read-only mirror of one bucket (ADR-8 "Creation of Mirrors").
+    """A mirror bucket of one bucket, as nats.go's CreateKeyValue with ``Mirror`` makes it.
 
-    ``name`` is a stream name, not a bucket: no ``KV_`` prefix is added or required.
-    ``history`` 0 keeps every revision the origin sends; ``keys`` empty mirrors all keys.
-    ``domain`` is shorthand for ``external = ExternalStream(api="$JS.<domain>.API")``.
+    ``name`` is the mirror bucket's name: its stream is ``KV_<name>`` (nats.go jetstream/kv.go
+    ``prepareKeyValueConfig``), the mirror ``KV_<origin_bucket>``. A name given with the
+    ``KV_`` prefix is the stream's name as is. A KV mirror made before this rule is a stream
+    named ``<name>`` itself; ``jetlink.core.kv`` still opens, lists and promotes it.
+    The stream is :meth:`KeyValueConfig.to_stream_config` of the same settings with the
+    mirror (one mapping): ``history`` 0 is nats.go's default, 1. ``keys`` empty mirrors all
+    keys (else the filter of the module doc, jetlink's addition). ``domain`` is shorthand for
+    ``external = ExternalStream(api="$JS.<domain>.API")``.
     """
 
     name: str
     origin_bucket: str
     description: str = ""
     replicas: int = 1
-    history: int = 0
+    history: int = 1  # 0 is nats.go's default too: 1
     ttl: int = 0
     max_bytes: int = 0
     max_value_size: int = 0
@@ -394,23 +408,40 @@ class KVMirrorConfig:
             src.subject_transforms = [SubjectTransformConfig(src=prefix + k, dest="") for k in keys]
         return src
 
-    def to_stream_config(self) -> StreamConfig:
+    @property
+    def stream_name(self) -> str:
+        """``KV_<name>`` (nats.go's name for a mirror bucket), or ``name`` when it has the ``KV_`` prefix already."""
         if not isinstance(self.name, str) or not self.name:
-            raise client_error("a KV mirror needs a name (the mirror stream's name)", field="name")
-        mirror = self.filter_source()
-        history = _history(self.history, f'KV mirror "{self.name}"', allow_unset=True)
-        return _kv_stream(
-            self,
-            self.name,
-            history,
-            discard="old",
-            mirror=mirror,
-            compression="none",
-            allow_direct=False,
-            mirror_direct=True,
-            deny_purge=True,
-            allow_rollup_hdrs=False,
-        )
+            raise client_error("a KV mirror needs a name (the mirror bucket's name)",
+                               field="name")
+        if bucket_of_stream(self.name) is not None:
+            return self.name
+        validate_bucket_name(self.name, field="name")
+        return kv_stream_name(self.name)
+
+    def to_stream_config(self) -> StreamConfig:
+        stream = self.stream_name
+        bucket = bucket_of_stream(stream)
+        assert bucket is not None
+        if self.storage not in STORAGE:
+            raise client_error(
+                f'invalid storage "{self.storage}" for KV mirror "{self.name}": '
+                'storage must be "file" or "memory"',
+                field="storage",
+            )
+        return KeyValueConfig(
+            bucket=bucket,
+            description=self.description,
+            max_value_size=self.max_value_size,
+            history=self.history,
+            ttl=self.ttl,
+            max_bytes=self.max_bytes,
+            storage=self.storage,
+            replicas=self.replicas,
+            placement=_copy(self.placement),
+            mirror=self.filter_source(),
+            metadata=dict(self.metadata),
+        ).to_stream_config()
 
     @classmethod
     def from_dict(cls, doc: Any, *, name: str | None = None) -> KVMirrorConfig:
@@ -552,14 +583,15 @@ class KVAggregateConfig:
 
 
 def _kv_stream(
-    kv: KeyValueConfig | KVMirrorConfig | KVAggregateConfig,
+    kv: KeyValueConfig | KVAggregateConfig,
     name: str,
     history: int,
     **rules: Any,
 ) -> StreamConfig:
     """The KV -> stream mapping every KV object shares (limits retention, no subjects,
     unlimited consumers and messages, 0 sizes as -1, history per key, no deletes); ``rules``
-    are the settings that differ between buckets and mirrors."""
+    are the bucket settings :func:`_bucket_stream` adds (a mirror bucket is a bucket with a
+    mirror: :meth:`KVMirrorConfig.to_stream_config`)."""
     return StreamConfig(
         name=name,
         description=kv.description,

@@ -750,14 +750,15 @@ def count_pending(js: Any, stream: str, start: int, start_time: str | None,
 # --- KV -----------------------------------------------------------------------------------------
 def kv_mirror_stream(js: Any, bucket: str) -> tuple[str, str]:
     """(the mirror stream, its origin bucket) that ``kv promote|failover BUCKET`` promotes:
-    the stream ``BUCKET`` when it mirrors a bucket, else ``KV_BUCKET``. It must be named
+    ``KV_BUCKET`` (nats.go's name for a mirror bucket), else the stream ``BUCKET`` (a KV
+    mirror jetlink made before that naming). It must be named
     ``KV_<origin bucket>``: its keys are stored under the origin's subjects
     (``$KV.<origin>.<key>``), so only as that bucket can they be read and written after
     the promotion. A stream promoted by jetlink before (a re-run) is found the same way."""
     import json
 
     names = set(js.stream_names())
-    stream = bucket if bucket in names else f"KV_{bucket}"
+    stream = f"KV_{bucket}" if f"KV_{bucket}" in names else bucket
     if stream not in names:
         raise ApiError(404, 10059, f"bucket not found: {bucket}", field="bucket")
     cfg = js.stream_info(stream).config

@@ -23,8 +23,9 @@ Operations (``kv`` names the handle, default: the first bucket the scenario crea
                    stored config (checks that jetlink applies the server's defaults).
 ``config``         ``stream``: the stored StreamConfig (server ``_nats.*`` metadata dropped).
 ``kv_mirror``      ``cfg`` (``KVMirrorConfig`` fields). Server: its ``to_stream_config()``
-                   JSON as a raw STREAM.CREATE (a mirror of ``KV_<origin>`` with
-                   ``mirror_direct``); jetlink: ``KV.create_mirror``. Result: the config.
+                   JSON as a raw STREAM.CREATE (the stream ``KV_<name>`` mirroring
+                   ``KV_<origin>``, as nats.go builds a mirror bucket); jetlink:
+                   ``KV.create_mirror``. Result: the config.
 ``kv_aggregate``   ``cfg`` (``KVAggregateConfig`` fields, origins as dicts). Likewise with
                    ``KV.create_aggregate``.
 ``sync``           ``stream``, ``messages``: server: poll STREAM.INFO until the target holds
@@ -595,11 +596,12 @@ SCENARIOS: list[Scenario] = [
     sc("mirror/replicates-a-bucket",
        bucket("A", history=5),
        put("a", "1"), put("b", "1"), put("a", "2"), delete("b"), put("c", "1"), purge("c"),
-       kv_mirror(name="MA", origin_bucket="A", expect={
-           "mirror": {"name": "KV_A"}, "mirror_direct": True, "deny_delete": True,
-           "deny_purge": True}),
-       sync("MA", 5),
-       msgs("MA"),
+       kv_mirror(name="MA", origin_bucket="A", history=5, expect={
+           "name": "KV_MA", "mirror": {"name": "KV_A"}, "mirror_direct": True,
+           "allow_direct": True, "deny_delete": True, "deny_purge": False,
+           "allow_rollup_hdrs": True, "discard": "new", "max_msgs_per_subject": 5}),
+       sync("KV_MA", 5),
+       msgs("KV_MA"),
        get("a", kv="MA", expect=G("a", "2", 3)),
        get("b", kv="MA", expect=KEY_NOT_FOUND),
        history("a", kv="MA", expect=[E("a", "1", 1, 1), E("a", "2", 3, 0)]),
@@ -607,7 +609,7 @@ SCENARIOS: list[Scenario] = [
        watch("W", kv="MA"),
        watch_next("W", 4, expect=[E("a", "2", 3, 2), E("b", "", 4, 1, DEL),
                                   E("c", "", 6, 0, PURGE), EOID]),
-       put("d", "1"), sync("MA", 6),
+       put("d", "1"), sync("KV_MA", 6),
        watch_next("W", 1, expect=[E("d", "1", 7, 0)]),
        watch_stop("W"),
        status(kv="MA"),
@@ -615,10 +617,11 @@ SCENARIOS: list[Scenario] = [
     sc("mirror/filtered-keys",
        bucket("A", history=2),
        put("x.1", "1"), put("y.1", "1"), put("x.2", "1"), put("x.1", "2"),
-       kv_mirror(name="MX", origin_bucket="A", keys=["x.>"],
-                 expect={"mirror": {"name": "KV_A", "filter_subject": "$KV.A.x.>"}}),
-       sync("MX", 3),
-       msgs("MX"),
+       kv_mirror(name="MX", origin_bucket="A", keys=["x.>"], history=2,
+                 expect={"name": "KV_MX",
+                         "mirror": {"name": "KV_A", "filter_subject": "$KV.A.x.>"}}),
+       sync("KV_MX", 3),
+       msgs("KV_MX"),
        keys(kv="MX", expect=["x.1", "x.2"]),
        get("y.1", kv="MX", expect=KEY_NOT_FOUND),
        get("x.1", kv="MX", expect=G("x.1", "2", 4))),
@@ -857,11 +860,12 @@ class ServerKVRunner:
         from nats.js.kv import KeyValue
 
         cfg = mirror_cfg(op["cfg"])
-        out = self._create_raw(cfg.name, cfg.to_stream_config().to_json(), None)
-        # A read-only handle over the mirror stream (ADR-8 RoKV): the origin's key prefix.
-        self.kvs[cfg.name] = KeyValue(name=cfg.origin_bucket, stream=cfg.name,
+        out = self._create_raw(cfg.stream_name, cfg.to_stream_config().to_json(), None)
+        # A handle over the mirror bucket's stream KV_<name> with the origin's key prefix and
+        # direct gets, as nats.go's mapStreamToKVS binds a bucket with a mirror.
+        self.kvs[cfg.name] = KeyValue(name=cfg.origin_bucket, stream=cfg.stream_name,
                                       pre=f"$KV.{cfg.origin_bucket}.", js=self.jsctx,
-                                      direct=False)
+                                      direct=True)
         return out
 
     def op_kv_aggregate(self, op: Mapping[str, Any]) -> Any:

@@ -114,7 +114,7 @@ def test_create_in_dependency_order_across_domains(live_domains, tmp_path):
     done = doc(jl("apply", path, "-j"))
     assert len(done["result"]["applied"]) == 6 and "failed" not in done["result"]
     assert names(live_domains, "west") == ["KV_CONFIG", "ORDERS"]
-    assert names(live_domains, "east") == ["ARCHIVE", "CONFIG_EAST", "KV_SETTINGS",
+    assert names(live_domains, "east") == ["ARCHIVE", "KV_CONFIG_EAST", "KV_SETTINGS",
                                            "ORDERS_EAST"]
     mirror = live_domains.client().stream_info("ORDERS_EAST", domain="east")["config"]
     assert mirror["mirror"]["external"]["api"] == "$JS.west.API"
@@ -200,7 +200,7 @@ cluster = "primary"
     server = live_domains.client()
     assert server.stream_info("ORDERS_DR", domain="east")["config"]["mirror"] == {
         "name": "ORDERS", "external": {"api": "$JS.west.API", "deliver": ""}}
-    assert server.stream_info("CONFIG_DR", domain="east")["config"]["mirror"]["external"][
+    assert server.stream_info("KV_CONFIG_DR", domain="east")["config"]["mirror"]["external"][
         "api"] == "$JS.west.API"
     assert ok(jl("apply", path)).stdout.startswith("No changes: ")
     exported = tomllib.loads(ok(jl("export", "--from", path)).stdout)
