@@ -403,9 +403,9 @@ class KV:
 
     def create_mirror(self, cfg: KVMirrorConfig) -> KVStatus:
         """A read-only mirror of a bucket, after confirming the origin exists and has
-        allow_direct (ADR-8 "Creation of Mirrors"). Its stream is ``KV_<name>`` (nats.go's CreateKeyValue);
-        a KV mirror of that name made the old way (a stream ``<name>``) is refused, not
-        doubled."""
+        allow_direct (ADR-8 "Creation of Mirrors"). Its stream is ``KV_<name>`` (nats.go's
+        CreateKeyValue); a KV mirror of that name made the old way (a stream ``<name>``) is
+        refused, not doubled."""
         src = cfg.filter_source()
         stream = cfg.stream_name
         js = self.js()

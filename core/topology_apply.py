@@ -131,7 +131,8 @@ def _kv_mirror_spec(cfg: Any) -> Any:
     assert origin is not None, "only a mirror of a KV_ stream is a KV mirror"
     external, domain = _domain(cfg.mirror)
     return KVMirrorConfig(
-        name=bucket_of_stream(cfg.name) or cfg.name, origin_bucket=origin, description=cfg.description,
+        name=bucket_of_stream(cfg.name) or cfg.name, origin_bucket=origin,
+        description=cfg.description,
         replicas=cfg.num_replicas or 1, history=max(cfg.max_msgs_per_subject, 0),
         ttl=cfg.max_age, max_bytes=max(cfg.max_bytes, 0),
         max_value_size=max(cfg.max_msg_size, 0), storage=cfg.storage,

@@ -410,7 +410,8 @@ class KVMirrorConfig:
 
     @property
     def stream_name(self) -> str:
-        """``KV_<name>`` (nats.go's name for a mirror bucket), or ``name`` when it has the ``KV_`` prefix already."""
+        """``KV_<name>`` (nats.go's name for a mirror bucket), or ``name`` when it has the
+        ``KV_`` prefix already."""
         if not isinstance(self.name, str) or not self.name:
             raise client_error("a KV mirror needs a name (the mirror bucket's name)",
                                field="name")
