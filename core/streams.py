@@ -239,8 +239,10 @@ class StreamDef:
         else:
             self.republish = None
         self.needs_limits = bool(self.max_msgs or self.max_bytes or self.max_per)
-        # A message without headers needs none of the header, counter or interest rules.
-        self.fast = not self.allow_counter and self.retention != "interest"
+        # A message without headers needs none of the header, counter or interest rules
+        # (on a schedules stream it still cancels a schedule on its subject: schedules.py).
+        self.fast = (not self.allow_counter and self.retention != "interest"
+                     and not self.allow_schedules)
         self.base_size = FILE_RECORD_OVERHEAD if self.file else MEM_RECORD_OVERHEAD
         self.hdr_extra = FILE_HEADER_OVERHEAD if self.file else 0
         # A stored message's size is base_size + len(subject) + this (sizes are not stored).

@@ -103,6 +103,40 @@ def test_counter_increments_and_dedupe(js):
     assert last(js, "TEST", "foo")[0] == "1"
 
 
+# --- TestJetStreamAtomicBatchPublishCounterSingleServer -------------------------------------
+# increments in one atomic batch: (batch messages as (Nats-Incr, body, extra headers), the
+# commit's result: the stored values, or the refusal's code with nothing stored)
+BATCH_COUNTERS = [
+    ([("1", b"", {}), ("2", b"", {})], ["1", "3"]),
+    ([("1", b"", {}), ("1", b"body", {})], 10170),
+    ([("1", b"", {}), ("1", b"", {"Nats-Rollup": "sub"})], 10171),
+    ([("1", b"", {}), ("x", b"", {})], 10171),
+]
+
+
+@pytest.mark.parametrize("items,expected", BATCH_COUNTERS)
+def test_counter_increments_in_a_batch(js, items, expected):
+    add(js, "TEST", ["foo"], allow_msg_counter=True, allow_atomic=True)
+    result = None
+    for n, (value, body, extra) in enumerate(items, 1):
+        h = {"Nats-Batch-Id": "uuid", "Nats-Batch-Sequence": str(n), H.INCR: value, **extra}
+        if n == len(items):
+            h["Nats-Batch-Commit"] = "1"
+        try:
+            result = js.publish("foo", body, h)
+        except ApiError as e:
+            result = e.err_code
+    if isinstance(expected, int):
+        assert result == expected
+        assert js.stream_info("TEST").state.to_json()["messages"] == 0
+        return
+    assert (result.seq, result.batch, result.count) == (len(items), "uuid", len(items))
+    for seq, total in enumerate(expected, 1):
+        assert js.get_msg("TEST", seq).data == b'{"val":"%s"}' % total.encode()
+    # the counter goes on from the batch's total
+    assert incr(js, "foo", "5").val == str(int(expected[-1]) + 5)
+
+
 def test_counter_big_values(js):
     add(js, "TEST", ["foo"], allow_msg_counter=True)
     big = "9" * 5000  # past Python's default 4,300-digit conversion limit

@@ -267,6 +267,160 @@ def test_plain_message_with_headers_cancels_a_schedule(js, clock):
     assert state(js)["messages"] == 2
 
 
+@pytest.mark.parametrize("subject,hdrs", [
+    ("s.sched", None),  # no headers (the server's TestJetStreamScheduledMessageNotDeactivated)
+    ("s.sched", {"Nats-Msg-Id": "m"}),
+])
+def test_plain_message_cancels_a_schedule(js, clock, subject, hdrs):
+    js.add_stream(sched_cfg())
+    js.publish(subject, b"1", {"Nats-Schedule": at(clock, 1), "Nats-Schedule-Target": "s.t"})
+    js.publish(subject, b"2", hdrs)
+    assert schedules(js) == []
+    clock.advance_s(5)
+    assert js.stream_info("S", subjects_filter=">").state.to_json()["subjects"] == {"s.sched": 2}
+
+
+def test_plain_messages_in_bulk_cancel_schedules(js, clock):
+    js.add_stream(sched_cfg())
+    js.publish("s.a", b"1", {"Nats-Schedule": at(clock, 1), "Nats-Schedule-Target": "s.t"})
+    js.publish("s.b", b"1", {"Nats-Schedule": at(clock, 1), "Nats-Schedule-Target": "s.t"})
+    js.publish_many([("s.a", b"2", None), ("s.c", b"3", None)])
+    assert [s for s, _q, _d in schedules(js)] == ["s.b"]
+
+
+def test_fired_message_keeps_the_target_subjects_schedule(js, clock):
+    """TestJetStreamScheduledMessageDeliveryPreservesTargetSchedule: a fired message carries
+    Nats-Scheduler, so storing it on another schedule's subject leaves that schedule."""
+    js.add_stream(sched_cfg())
+    js.publish("s.A", b"a", {"Nats-Schedule": at(clock, 0.5), "Nats-Schedule-Target": "s.B"})
+    js.publish("s.B", b"b", {"Nats-Schedule": at(clock, 2), "Nats-Schedule-Target": "s.C"})
+    clock.advance_s(1)
+    assert last(js, "s.B")[1]["Nats-Scheduler"] == ["s.A"]
+    assert [s for s, _q, _d in schedules(js)] == ["s.B"]
+    clock.advance_s(2)
+    assert last(js, "s.C")[2] == b"b"
+
+
+def test_repeating_source_with_stale_scheduler_headers_keeps_firing(js, clock):
+    """TestJetStreamClusterScheduledMessageSubjectSourcingRepeatingNotStuck: the source's
+    Nats-Scheduler / Nats-Schedule-Next are stripped (the Nats-Schedule prefix), so the fired
+    message moves its own schedule on."""
+    js.add_stream(sched_cfg())
+    js.publish("s.data", b"d", {"Nats-Schedule-Next": "purge", "Nats-Scheduler": "s.victim"})
+    js.publish("s.sb", b"", {"Nats-Schedule": "@every 1s", "Nats-Schedule-Target": "s.pub",
+                             "Nats-Schedule-Source": "s.data"})
+    for _ in range(3):
+        clock.advance_s(1)
+        state(js)
+    subjects = js.stream_info("S", subjects_filter=">").state.to_json()["subjects"]
+    assert subjects["s.pub"] == 3
+    assert last(js, "s.pub")[1] == {"Nats-Scheduler": ["s.sb"],
+                                    "Nats-Schedule-Next": ["2026-01-01T00:00:04Z"]}
+    assert last(js, "s.sb")[1]["Nats-Schedule"] == ["@every 1s"]
+
+
+def test_deleted_repeating_schedule_stops(js, clock):
+    """TestJetStreamClusterScheduledIntervalMessage: removing the schedule message stops it."""
+    js.add_stream(sched_cfg())
+    seq = js.publish("s.sched", b"", {"Nats-Schedule": "@every 1s",
+                                      "Nats-Schedule-Target": "s.t"}).seq
+    clock.advance_s(1)
+    state(js)
+    js.delete_msg("S", seq)
+    clock.advance_s(5)
+    assert js.stream_info("S", subjects_filter=">").state.to_json()["subjects"] == {"s.t": 1}
+    assert schedules(js) == []
+
+
+def test_purge_of_a_subject_without_messages_is_stored(js, clock):
+    """TestJetStreamClusterPurgeScheduleWithInvalidScheduler: a purge naming a subject with no
+    message is a no-op, kept for compatibility; an expected subject sequence can make it
+    strict."""
+    js.add_stream(sched_cfg())
+    assert outcome(js, "s.last", {"Nats-Schedule-Next": "purge",
+                                  "Nats-Scheduler": "s.none"}) == 1
+    assert outcome(js, "s.last", {"Nats-Schedule-Next": "purge", "Nats-Scheduler": "s.none",
+                                  "Nats-Expected-Last-Subject-Sequence": "1",
+                                  "Nats-Expected-Last-Subject-Sequence-Subject": "s.none"}) \
+        == (10071, "wrong last sequence: 0")
+
+
+# --- schedules in an atomic batch (ADR-50) ------------------------------------------------------
+# The msg-schedules-* cases of nats-server's TestJetStreamAtomicBatchPublishStageAndCommit (the
+# batch's checkMsgHeadersPreClusteredProposal), each batch staged and committed on a stream of
+# subjects foo, bar, baz: (name, stream config extras, [(subject, headers)], the commit's
+# result: the count of the batch or the refusal's code). The cases on the clustered server's
+# in-flight state (msg-schedules-purge-inflight-*) have no engine counterpart; a stream with
+# schedules but without roll-ups cannot be made (msg-schedules-rollup-disabled).
+AT_1970 = "@at 1970-01-01T00:00:00Z"
+BATCH_SCHEDULES = [
+    ("disabled", {"allow_msg_schedules": False},
+     [("foo", {"Nats-Schedule": AT_1970})], 10188),
+    ("disabled, invalid pattern", {"allow_msg_schedules": False},
+     [("foo", {"Nats-Schedule": "disabled"})], 10188),
+    ("ttl disabled", {}, [("foo", {"Nats-Schedule": AT_1970, "Nats-Schedule-TTL": "1s"})],
+     10166),
+    ("ttl invalid", {"allow_msg_ttl": True},
+     [("foo", {"Nats-Schedule": AT_1970, "Nats-Schedule-TTL": "invalid"})], 10191),
+    ("rollup invalid", {}, [("foo", {"Nats-Schedule": AT_1970,
+                                     "Nats-Schedule-Rollup": "invalid"})], 10192),
+    ("invalid schedule", {}, [("foo", {"Nats-Schedule": "invalid"})], 10189),
+    ("invalid time zone", {}, [("foo", {"Nats-Schedule": "0 * * * * *",
+                                        "Nats-Schedule-Time-Zone": "Not/A/Zone"})], 10223),
+    ("empty time zone", {}, [("foo", {"Nats-Schedule": "0 * * * * *",
+                                      "Nats-Schedule-Time-Zone": ""})], 10223),
+    ("target mismatch", {}, [("foo", {"Nats-Schedule": AT_1970,
+                                      "Nats-Schedule-Target": "not.matching"})], 10190),
+    ("target must be literal", {}, [("foo", {"Nats-Schedule": AT_1970,
+                                             "Nats-Schedule-Target": "foo.*"})], 10190),
+    ("target must be unique", {}, [("foo", {"Nats-Schedule": AT_1970,
+                                            "Nats-Schedule-Target": "foo"})], 10190),
+    ("schedules", {}, [("foo", {"Nats-Schedule": AT_1970, "Nats-Schedule-Target": "baz"}),
+                       ("bar", {"Nats-Schedule": AT_1970, "Nats-Schedule-Target": "baz",
+                                "Nats-Rollup": "sub"})], 2),
+    ("purge staged not schedule", {},
+     [("foo", None), ("bar", {"Nats-Schedule-Next": "purge", "Nats-Scheduler": "foo"})],
+     10212),
+    ("purge staged schedule", {},
+     [("foo", {"Nats-Schedule": AT_1970, "Nats-Schedule-Target": "baz"}),
+      ("bar", {"Nats-Schedule-Next": "purge", "Nats-Scheduler": "foo"})], 2),
+    ("purge staged overwritten", {},
+     [("foo", {"Nats-Schedule": AT_1970, "Nats-Schedule-Target": "baz"}), ("foo", None),
+      ("bar", {"Nats-Schedule-Next": "purge", "Nats-Scheduler": "foo"})], 10212),
+    # measured on nats-server 2.15.1 (tests/live/test_parity_schedules.py): a schedule's
+    # implicit Nats-Rollup: sub meets the batch's rollup rule
+    ("two schedules on one subject", {},
+     [("foo", {"Nats-Schedule": AT_1970, "Nats-Schedule-Target": "baz"}),
+      ("foo", {"Nats-Schedule": AT_1970, "Nats-Schedule-Target": "bar"})], 10111),
+    ("a schedule after a plain message", {},
+     [("foo", None), ("foo", {"Nats-Schedule": AT_1970, "Nats-Schedule-Target": "baz"})],
+     10111),
+]
+
+
+@pytest.mark.parametrize("name,extra,items,expected", BATCH_SCHEDULES,
+                         ids=[c[0] for c in BATCH_SCHEDULES])
+def test_schedules_in_a_batch(js, clock, name, extra, items, expected):
+    js.add_stream(sched_cfg(subjects=["foo", "bar", "baz"], allow_atomic=True, **extra))
+    result = None
+    for n, (subject, hdrs) in enumerate(items, 1):
+        h = {"Nats-Batch-Id": "b", "Nats-Batch-Sequence": str(n), **(hdrs or {})}
+        if n == len(items):
+            h["Nats-Batch-Commit"] = "1"
+        try:
+            result = js.publish(subject, b"", h)
+        except ApiError as e:
+            result = e.err_code
+    if expected > 1000:
+        assert result == expected
+        assert state(js)["messages"] == 0  # all or nothing
+        return
+    assert (result.batch, result.count) == ("b", expected)
+    # the committed @at 1970 schedules fire at the next call (none left after the purge)
+    subjects = js.stream_info("S", subjects_filter=">").state.to_json()["subjects"]
+    assert subjects.get("baz", 0) == (2 if name == "schedules" else 0)
+
+
 def test_client_purge_of_a_schedule(js, clock):
     js.add_stream(sched_cfg())
     js.publish("s.sched", b"1", {"Nats-Schedule": at(clock, 10), "Nats-Schedule-Target": "s.t"})
@@ -334,7 +488,8 @@ def ns(y, mo, d, h=0, mi=0, s=0, tz=UTC):
     ("*/15 * * * * *", T0 + SEC, (T0 + 15 * SEC, True, "2026-01-01T00:00:15Z")),
     ("0 0 0 1,15 * *", T0, (ns(2026, 1, 15), True, "2026-01-15T00:00:00Z")),
     ("0 0 0 31 2 *", T0, None),  # never within five years
-    ("", T0, (0, False, "")),
+    ("", T0, (None, False, "")),
+    ("@at 1970-01-01T00:00:00Z", T0, (0, False, "")),  # time 0 is a schedule (due at once)
 ])
 def test_parse_schedule(pattern, ts, expected):
     assert SCH.parse_schedule(pattern, None, ts, ts) == expected

@@ -20,7 +20,7 @@ the limits a store enforces) and ``purge`` / ``notify_purge`` (purge.py, a rollu
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from .. import headers as H
@@ -235,7 +235,12 @@ class StreamAppend(StreamOverlay):
         return not d.sealed and d.fast and d.republish is None
 
     def _append_slow(self, subject: str, hdr: bytes | None, data: bytes,
-                     sourced: bool, fv: dict[str, str] | None = None) -> PubAck | ApiError:
+                     sourced: bool, fv: dict[str, str] | None = None,
+                     batch_rollup: Callable[[str], ApiError | None] | None = None
+                     ) -> PubAck | ApiError:
+        """Every header rule, then ``_store``. ``batch_rollup``: an atomic batch's rule for
+        a permitted ``sub`` / ``all`` rollup (batches.py), checked where the server checks
+        rollups, after the schedule rules gave a schedule its implicit ``Nats-Rollup: sub``."""
         d = self.d
         name = d.name
         msg_id = ""
@@ -290,6 +295,10 @@ class StreamAppend(StreamOverlay):
             if rollup:
                 if not d.allow_rollup_purge and not sourced:
                     return nats_error("StreamRollupFailed", err="rollup not permitted")
+                if batch_rollup is not None and rollup in ("sub", "all"):
+                    refused = batch_rollup(rollup)
+                    if refused is not None:
+                        return refused
                 if rollup not in ("sub", "all"):
                     return nats_error("StreamRollupFailed",
                                       err=f"rollup value invalid: {_go_quote(rollup)}")
@@ -339,8 +348,9 @@ class StreamAppend(StreamOverlay):
         rollup_hdr = fv.get(H.ROLLUP, "") if fv and not only_id else ""
         ack = self._store(subject, hdr, data, ttl, size, msg_id, rollup_hdr, rollup,
                           counter_val)
-        if fv and (d.allow_schedules or H.SCHEDULE_NEXT in fv) and isinstance(ack, PubAck):
-            _sched.after_store(self, subject, fv, ack.seq)
+        if (d.allow_schedules or (fv and H.SCHEDULE_NEXT in fv)) and isinstance(ack, PubAck):
+            # every stored message, headers or not: a plain one cancels a schedule
+            _sched.after_store(self, subject, fv or {}, ack.seq)
         return ack
 
     def _store(self, subject: str, hdr: bytes | None, data: bytes, ttl: int, size: int,

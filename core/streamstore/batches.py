@@ -24,7 +24,11 @@ in the server's order:
   in the duplicate window is 10201, ``Nats-Expected-Last-Sequence`` is allowed on the first
   message only (10164 after it), ``Nats-Expected-Last-Subject-Sequence`` on a subject the
   batch already wrote is 10164, ``Nats-Rollup: sub`` only on a subject's first message in
-  the batch and ``all`` only on the batch's first message (10111);
+  the batch and ``all`` only on the batch's first message (10111; checked after the schedule
+  rules, so a schedule message's implicit ``Nats-Rollup: sub`` counts);
+- schedule messages (ADR-51) are checked as single publishes are (schedules.py); a purge
+  (``Nats-Schedule-Next: purge``) naming a subject the batch wrote is valid only when the
+  batch's last message on it is a schedule; a committed schedule fires as any other;
 - the commit's PubAck carries ``batch`` (the id) and ``count`` (its messages; ``eob`` is an
   end marker, not stored: the last stored message gets ``Nats-Batch-Commit: 1``).
 
@@ -35,6 +39,7 @@ headers), as by several requests to a server.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .. import headers as H
@@ -222,7 +227,8 @@ def _commit(st: StreamTxn, batch_id: str, msgs: list[tuple[str, bytes | None, by
             if err is not None:
                 result = err
                 break
-            r = st._append_slow(subject, hdr, data, False, fv if hdr else None)
+            r = st._append_slow(subject, hdr, data, False, fv if hdr else None,
+                                _rollup_rule(i, subject, written))
             if isinstance(r, ApiError):
                 result = r
                 break
@@ -276,10 +282,18 @@ def _batch_rule(st: StreamTxn, i: int, subject: str, fv: dict[str, str], written
         seq_subj = fv.get(H.EXPECTED_LAST_SUBJ_SEQ_SUBJ) or subject
         if seq_subj in written:
             return nats_error("StreamWrongLastSequenceConstant")
-    rollup = fv.get(H.ROLLUP, "")
-    if rollup and st.d.allow_rollup_purge:
+    return None
+
+
+def _rollup_rule(i: int, subject: str, written: set[str]) -> Callable[[str], ApiError | None]:
+    """The batch's rollup rule for message ``i`` (``checkMsgHeadersPreClusteredProposal``,
+    after its schedule rules: a schedule message's implicit ``Nats-Rollup: sub`` counts, so
+    a schedule on a subject the batch already wrote is refused): ``sub`` only on a subject's
+    first message in the batch, ``all`` only on the batch's first message."""
+    def rule(rollup: str) -> ApiError | None:
         if rollup == "sub" and subject in written:
             return nats_error("StreamRollupFailed", err="batch rollup sub invalid")
         if rollup == "all" and i > 0:
             return nats_error("StreamRollupFailed", err="batch rollup all invalid")
-    return None
+        return None
+    return rule

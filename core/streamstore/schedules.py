@@ -164,12 +164,14 @@ _PREDEFINED = {
 
 
 def parse_schedule(pattern: str, loc: tzinfo | None, ts: int, now: int
-                   ) -> tuple[int, bool, str] | None:
+                   ) -> tuple[int | None, bool, str] | None:
     """``parseMsgSchedule``: (next fire time in ns, repeating, that time as the server writes
-    it in ``Nats-Schedule-Next``), ``(0, False, "")`` for an empty pattern, None when the
-    pattern is invalid. ``ts`` is the time the next one is counted from, ``now`` the clock."""
+    it in ``Nats-Schedule-Next``), ``(None, False, "")`` for an empty pattern (Go's zero
+    ``time.Time``: no schedule; ``@at 1970-01-01T00:00:00Z`` is time 0, a schedule due at
+    once), None when the pattern is invalid. ``ts`` is the time the next one is counted
+    from, ``now`` the clock."""
     if not pattern:
-        return 0, False, ""
+        return None, False, ""
     try:
         if pattern.startswith("@at "):
             if loc is not None:  # no time zone for @at
@@ -360,7 +362,7 @@ def check(st: StreamAppend, subject: str, hdr: bytes | None, fv: dict[str, str]
         if not allowed:
             return nats_error("MessageSchedulesDisabled")
         return err if err is not None else nats_error("MessageSchedulesPatternInvalid")
-    if parsed[0]:
+    if parsed[0] is not None:
         if not allowed:
             return nats_error("MessageSchedulesDisabled")
         ttl = fv.get(TTL, "")
@@ -431,7 +433,10 @@ def _has_table(conn: sqlite3.Connection) -> bool:
 
 
 def after_store(st: StreamAppend, subject: str, fv: dict[str, str], seq: int) -> None:
-    """After a message with headers was stored as ``seq`` on ``subject`` (any stream)."""
+    """After a message was stored as ``seq`` on ``subject``: any message on a schedules
+    stream (``fv`` empty for one without headers, which cancels a schedule on its subject as
+    ``storeRawMsg``'s ``removeSubject`` does), or one carrying ``Nats-Schedule-Next`` on any
+    stream."""
     d = st.d
     nxt = fv.get(H.SCHEDULE_NEXT, "")
     scheduler = fv.get(H.SCHEDULER, "")
@@ -446,7 +451,7 @@ def after_store(st: StreamAppend, subject: str, fv: dict[str, str], seq: int) ->
     loc, err = load_location(fv)
     parsed = None if err is not None else parse_schedule(
         fv.get(H.SCHEDULE, ""), loc, st.last_ts, st.txn.now)
-    if parsed is not None and parsed[0]:
+    if parsed is not None and parsed[0] is not None:
         conn.execute(
             "INSERT INTO msg_schedules(stream_id, subject, seq, due) VALUES (?, ?, ?, ?) "
             "ON CONFLICT(stream_id, subject) DO UPDATE SET seq = excluded.seq, "
@@ -526,7 +531,7 @@ def fire(st: StreamAppend) -> int:
                                                              at, now)
         target = fv.get(TARGET, "")
         ttl = fv.get(TTL, "")
-        if (m is None or m.subject != subject or parsed is None or not parsed[0]
+        if (m is None or m.subject != subject or parsed is None or parsed[0] is None
                 or not target or (ttl and parse_msg_ttl(ttl)[1] is not None)):
             conn.execute("DELETE FROM msg_schedules WHERE stream_id = ? AND subject = ?",
                          (d.id, subject))

@@ -11,6 +11,7 @@ engine and on a live nats-server, step by step, and the records compared.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -62,3 +63,53 @@ def step(prefix: Sequence[str], args: Sequence[str], *,
     if res.exception is not None and not isinstance(res.exception, SystemExit):
         rec["exception"] = repr(res.exception)
     return rec
+
+
+# --- the cluster variant ------------------------------------------------------------------------
+# The parity files run their script on nats_single and on nats_cluster3. On the cluster the
+# streams get three replicas, so publishes take the clustered path (the leader's
+# checkMsgHeadersPreClusteredProposal, raft proposals, batches applied from the log, schedules
+# fired by the stream leader); the embedded engine is one node and runs the script as it is.
+TARGETS = ["single", "cluster"]
+_REPLICAS_TEXT = re.compile(r"^( +Replicas:) \d+$", re.M)
+
+
+class NoServer:
+    """``parity_env``'s server for an embedded run: nothing to reset."""
+
+    def reset(self) -> None:
+        return None
+
+
+def target(request: pytest.FixtureRequest) -> Any:
+    """The live server of a ``TARGETS`` parameter (a session fixture)."""
+    return request.getfixturevalue("nats_single" if request.param == "single"
+                                   else "nats_cluster3")
+
+
+def on_target(args: list[str], clustered: bool) -> list[str]:
+    """A step's arguments as the target runs them: ``stream add`` with ``--replicas 3`` on
+    the cluster."""
+    if clustered and args[:2] == ["stream", "add"] and "--replicas" not in args:
+        return [*args, "--replicas", "3"]
+    return args
+
+
+def mask_replicas(rec: dict[str, Any]) -> dict[str, Any]:
+    """A record with the stream's replica count masked (the cluster variant's R3 streams
+    against the engine's R1): ``num_replicas`` in the JSON document, ``Replicas:`` in text."""
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: ("<replicas>" if k == "num_replicas" and v else walk(v))
+                    for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    out = dict(rec)
+    for key in ("stdout", "stderr"):
+        if isinstance(out.get(key), str):
+            out[key] = _REPLICAS_TEXT.sub(r"\1 <n>", out[key])
+    if "json" in out:
+        out["json"] = walk(out["json"])
+    return out

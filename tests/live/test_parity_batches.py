@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from live.parity import parity_env, step
+from live.parity import TARGETS, NoServer, mask_replicas, on_target, parity_env, step, target
 
 pytestmark = pytest.mark.live
 
@@ -76,6 +76,22 @@ SCRIPT: list[str] = [
     "pub at.n 'n {{Count}}' --atomic --count 3",
     "pub plain.n x --atomic --count 2",
     "stream info AT -j",
+    # schedules and counters inside a batch are checked at the commit as single publishes
+    # are: AT allows neither (10188, 10168), and nothing of the batch is stored
+    f"pub at.s x {_b('sc', 1)} -H 'Nats-Schedule:@at 2030-01-01T00:00:00Z' "
+    "-H Nats-Schedule-Target:at.t -j",
+    f"pub at.s x {_b('sc', 2, '1')} -j",
+    f"pub at.s x {_b('sp', 1, '1')} -H Nats-Schedule-Next:purge -H Nats-Scheduler:at.a -j",
+    f"pub at.s '' {_b('ci', 1, '1')} -H Nats-Incr:1 -j",
+    # rollups: sub once per subject, all only first (10111); a lower-case value is compared
+    "stream add AR --subjects ar.> --allow-batch --allow-rollup --defaults -j",
+    f"pub ar.a x {_b('r1', 1)} -H Nats-Rollup:sub -j",
+    f"pub ar.a x {_b('r1', 2, '1')} -H Nats-Rollup:SUB -j",
+    f"pub ar.a x {_b('r2', 1)} -j",
+    f"pub ar.b x {_b('r2', 2, '1')} -H Nats-Rollup:all -j",
+    f"pub ar.a x {_b('r3', 1)} -H Nats-Rollup:ALL -j",
+    f"pub ar.b x {_b('r3', 2, '1')} -H Nats-Rollup:sub -j",
+    "stream info AR -j",
 ]
 
 MASKS = [
@@ -94,22 +110,32 @@ def _mask(value: Any) -> Any:
     return value
 
 
-def _run(prefix: list[str], where: str) -> list[dict[str, Any]]:
+def _run(prefix: list[str], where: str, clustered: bool = False) -> list[dict[str, Any]]:
     def text(t: str) -> str:
         t = t.replace(where, "<where>")
         for pat, rep in MASKS:
             t = pat.sub(rep, t)
         return t
 
-    return [step(prefix, shlex.split(s), text=text, doc=_mask) for s in SCRIPT]
+    return [step(prefix, on_target(shlex.split(s), clustered), text=text, doc=_mask)
+            for s in SCRIPT]
 
 
 @pytest.fixture(scope="module")
-def both(nats_single, tmp_path_factory):
-    with parity_env(tmp_path_factory, nats_single):
+def embedded(tmp_path_factory):
+    with parity_env(tmp_path_factory, NoServer()):
         data = tmp_path_factory.mktemp("parity-batches") / "data"
-        embedded = _run(["--data-dir", str(data)], str(data))
-        live = _run(["--server", nats_single.url], nats_single.url)
+        return _run(["--data-dir", str(data)], str(data))
+
+
+@pytest.fixture(scope="module", params=TARGETS)
+def both(request, embedded, tmp_path_factory):
+    server = target(request)
+    clustered = request.param == "cluster"
+    with parity_env(tmp_path_factory, server):
+        live = _run(["--server", server.url], server.url, clustered)
+    if clustered:
+        return [mask_replicas(r) for r in embedded], [mask_replicas(r) for r in live]
     return embedded, live
 
 
@@ -126,3 +152,4 @@ def test_commit_ack_fields(both):
     for side in both:
         assert side[8]["json"] == {"stream": "AT", "seq": 3, "batch": "s1", "count": 3}
         assert side[5]["json"] is None and side[5]["status"] == 0  # the empty reply
+

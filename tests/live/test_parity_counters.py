@@ -21,7 +21,7 @@ import pytest
 from helpers import runner
 
 from jetlink.cli.main import app
-from live.parity import parity_env, step
+from live.parity import TARGETS, NoServer, mask_replicas, on_target, parity_env, step, target
 from live.test_parity import _mask_doc, _mask_text
 
 pytestmark = pytest.mark.live
@@ -69,17 +69,17 @@ SCRIPT: list[str] = [
     "pub plain.a '' -H Nats-Incr:nope -j",
     "pub cnt.a body -H Nats-Incr:1",
     # a mirror copies as it is
-    "@settle MIR 7",
+    "@settle MIR 5",
     "stream get MIR --last-for cnt.a -j",
     # aggregation: one subject summing both streams
     "@config stream add --config {tmp}/agg.json -j",
-    "@settle AGG 7",
+    "@settle AGG 6",
     # (which of CNT and CNTB the server copies last varies: the last increment is left out)
     "counter get agg.a --stream AGG -j",
     "counter get agg.a --stream AGG",
     "counter get agg.b --stream AGG -j",
     "pub cnt.a '' -H Nats-Incr:10 -j",
-    "@settle AGG 8",
+    "@settle AGG 7",
     "counter view agg.a --stream AGG -j",
     "pub agg.a '' -H Nats-Incr:1 -j",
     "counter view agg.a --stream AGG -j",
@@ -99,6 +99,20 @@ SCRIPT: list[str] = [
     "counter incr cnt.z 1x",
     "counter ls",
     "counter ls cnt.none.>",
+    # increments in an atomic batch: each applied on the one before, stored at the commit
+    "stream add CNTAT --subjects cntat.> --allow-counter --allow-batch --defaults -j",
+    "pub cntat.a '' -H Nats-Batch-Id:c1 -H Nats-Batch-Sequence:1 -H Nats-Incr:1 -j",
+    "pub cntat.a '' -H Nats-Batch-Id:c1 -H Nats-Batch-Sequence:2 -H Nats-Incr:2 "
+    "-H Nats-Batch-Commit:1 -j",
+    "stream get CNTAT 1 -j",
+    "pub cntat.a '' -H Nats-Incr:5 -j",
+    # a refused increment abandons the whole batch
+    "pub cntat.a '' -H Nats-Batch-Id:c2 -H Nats-Batch-Sequence:1 -H Nats-Incr:1 -j",
+    "pub cntat.a body -H Nats-Batch-Id:c2 -H Nats-Batch-Sequence:2 -H Nats-Incr:1 "
+    "-H Nats-Batch-Commit:1 -j",
+    "pub cntat.b '' -H Nats-Batch-Id:c3 -H Nats-Batch-Sequence:1 -H Nats-Incr:1 "
+    "-H Nats-Rollup:sub -H Nats-Batch-Commit:1 -j",
+    "counter get cntat.a --stream CNTAT -j",
 ]
 
 
@@ -116,8 +130,10 @@ def _settle(prefix: list[str], stream: str, n: int) -> None:
         time.sleep(0.05)
 
 
-def _run(prefix: list[str], where: str, tmp: Any) -> list[dict[str, Any]]:
-    (tmp / "agg.json").write_text(json.dumps(AGG))
+def _run(prefix: list[str], where: str, tmp: Any, clustered: bool = False
+         ) -> list[dict[str, Any]]:
+    agg = {**AGG, "num_replicas": 3} if clustered else AGG
+    (tmp / "agg.json").write_text(json.dumps(agg))
     out: list[dict[str, Any]] = []
     for s in SCRIPT:
         args = [a.replace("{tmp}", str(tmp)) for a in shlex.split(s)]
@@ -128,7 +144,8 @@ def _run(prefix: list[str], where: str, tmp: Any) -> list[dict[str, Any]]:
         config_only = args[0] == "@config"
         if config_only:
             args = args[1:]
-        rec = step(prefix, args, text=lambda t: _mask_text(t, where), doc=_mask_doc)
+        rec = step(prefix, on_target(args, clustered), text=lambda t: _mask_text(t, where),
+                   doc=_mask_doc)
         if config_only and rec.get("json") is not None:
             rec["json"] = rec["json"]["config"]
         out.append(rec)
@@ -136,13 +153,22 @@ def _run(prefix: list[str], where: str, tmp: Any) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def both(nats_single, tmp_path_factory):
-    with parity_env(tmp_path_factory, nats_single):
+def embedded(tmp_path_factory):
+    with parity_env(tmp_path_factory, NoServer()):
         etmp = tmp_path_factory.mktemp("parity-counters-embedded")
         data = etmp / "data"
-        embedded = _run(["--data-dir", str(data)], str(data), etmp)
+        return _run(["--data-dir", str(data)], str(data), etmp)
+
+
+@pytest.fixture(scope="module", params=TARGETS)
+def both(request, embedded, tmp_path_factory):
+    server = target(request)
+    clustered = request.param == "cluster"
+    with parity_env(tmp_path_factory, server):
         ltmp = tmp_path_factory.mktemp("parity-counters-live")
-        live = _run(["--server", nats_single.url], nats_single.url, ltmp)
+        live = _run(["--server", server.url], server.url, ltmp, clustered)
+    if clustered:
+        return [mask_replicas(r) for r in embedded], [mask_replicas(r) for r in live]
     return embedded, live
 
 
