@@ -146,10 +146,20 @@ REFUSED = [
     ({"cluster.link.pause": "true"}, "cluster.link.pause",
      "Unknown cluster link configuration 'cluster.link.pause': did you mean "
      "'cluster.link.paused' or 'cluster.link.prefix'?"),
-    ({"bootstrap.servers": "h:9092"}, "bootstrap.servers",
-     "Unknown cluster link configuration 'bootstrap.servers': jetlink links connect clusters "
-     "of the data directory: name the source with --source-cluster NAME (client connection "
-     "settings are not used)"),
+    ({"bootstrap.server": "h:9092"}, "bootstrap.server",
+     "Unknown cluster link configuration 'bootstrap.server': did you mean "
+     "'bootstrap.servers'?"),
+    ({"sasl.mechansim": "PLAIN"}, "sasl.mechansim",
+     "Unknown cluster link configuration 'sasl.mechansim': did you mean 'sasl.mechanism'?"),
+    ({"ssl.foo": "1"}, "ssl.foo",
+     "Unknown cluster link configuration 'ssl.foo': not a Kafka client connection setting "
+     "(bootstrap.servers, client.dns.lookup, security.protocol and the SASL and SSL settings, "
+     "local.-prefixed for the local cluster)"),
+    ({"security.protocol": "TLS"}, "security.protocol",
+     "Invalid value TLS for configuration security.protocol: String must be one of: "
+     "PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"),
+    ({"sasl.jaas.config": ["u", "p"]}, "sasl.jaas.config",
+     "Invalid value [hidden] for configuration sasl.jaas.config: expected a string"),
     ({"acl.sync.enable": "yes"}, "acl.sync.enable",
      "Invalid value yes for configuration acl.sync.enable: Expected value to be either true "
      "or false"),
@@ -199,7 +209,7 @@ REFUSED = [
 
 
 @pytest.mark.parametrize(("configs", "field", "message"), REFUSED,
-                         ids=[next(iter(c)) + "=" + next(iter(c.values()))[:20]
+                         ids=[next(iter(c)) + "=" + str(next(iter(c.values())))[:20]
                               for c, _, _ in REFUSED])
 def test_refused_configurations(links, configs, field, message):
     err = refused(links.create, "L", "east", configs)

@@ -404,7 +404,6 @@ def test_clusters_endpoints(served):
         "kind": "KafkaCluster",
         "metadata": {"self": base, "resource_name": "crn:///kafka=east"},
         "cluster_id": "east",
-        "controller": None,
         "acls": {"related": f"{base}/acls"},
         "brokers": {"related": f"{base}/brokers"},
         "broker_configs": {"related": f"{base}/broker-configs"},

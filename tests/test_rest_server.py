@@ -287,7 +287,7 @@ def test_link_create_errors(rest):
     assert "cannot create cluster link to self" in error(
         create_link(rest, "l3", "M", "l3"), 400, 40002)
     error(rest.http.post("/l3/links", json={"source_cluster_id": "west"}), 400, 400,
-          "Query parameter link_name is required")
+          "Query parameter link_name of createKafkaLink is required")
     error(rest.http.post("/l3/links", params={"link_name": "M"}), 400, 400,
           "A JSON request body is required")
     error(rest.http.post("/l3/links", params={"link_name": "M"}, json={}), 400, 400,
@@ -302,7 +302,8 @@ def test_link_create_errors(rest):
                        headers={"Content-Type": "text/plain"})
     assert error(r, 415, 415).startswith("HTTP 415 Unsupported Media Type")
     error(create_link(rest, "l3", "M", "west", validate_only="maybe"), 400, 400,
-          "Query parameter validate_only must be true or false, not 'maybe'")
+          'Query parameter validate_only="maybe" of createKafkaLink: it must be a boolean, '
+          "true or false")
     error(create_link(rest, "nowhere", "M", "west"), 404, 404, "Cluster nowhere cannot be found.")
     assert [d["link_name"] for d in rest.http.get("/l3/links").json()["data"]] == ["L"]
 
@@ -328,6 +329,9 @@ def test_link_configs_list_and_alter(rest):
         "is_default": True,
         "is_read_only": False,
         "is_sensitive": False,
+        "default": True,
+        "read_only": False,
+        "sensitive": False,
         "source": "DEFAULT_CONFIG",
         "synonyms": [],
         "link_name": "C",
@@ -360,9 +364,11 @@ def test_link_configs_list_and_alter(rest):
     error(alter([{"name": "acl.sync.ms"}]), 400, 40002,
           "Config acl.sync.ms: operation SET needs a value")
     error(alter([{"name": "acl.sync.ms", "value": "1", "operation": "APPEND"}]), 400, 400,
-          "Config acl.sync.ms: unknown operation 'APPEND' (SET or DELETE)")
+          'data[0].operation in the request body of updateKafkaLinkConfigBatch is "APPEND": '
+          "it must be one of SET, DELETE")
     error(rest.http.put("/l4/links/C/configs:alter", json={}), 400, 400,
-          "data is required: a list of {name, value, operation}")
+          "data is missing in the request body of updateKafkaLinkConfigBatch: "
+          "AlterConfigBatchRequestData requires data")
     error(rest.http.put("/l4/links/X/configs:alter", json={"data": []}), 404, 404,
           "Cluster link 'X' not found")
     error(rest.http.get("/l4/links/X/configs"), 404, 404, "Cluster link 'X' not found")
@@ -417,12 +423,14 @@ def test_mirror_create_get_list(rest):
     assert rest.http.get("/m1/links/M/mirrors").json() == listing
     assert rest.http.get("/m1/links/-/mirrors").json() == dict(
         listing, metadata={"self": f"{rest.api}/m1/links/-/mirrors", "next": None})
-    for status, n in (("ACTIVE", 1), ("active", 1), ("STOPPED", 0), ("LINK_PAUSED", 0)):
+    for status, n in (("ACTIVE", 1), ("STOPPED", 0), ("LINK_PAUSED", 0)):
         for path in ("/m1/links/M/mirrors", "/m1/links/-/mirrors"):
             data = rest.http.get(path, params={"mirror_status": status}).json()["data"]
             assert len(data) == n, (path, status)
-    assert "Unknown mirror status" in error(
-        rest.http.get("/m1/links/-/mirrors", params={"mirror_status": "BOGUS"}), 400, 40002)
+    for bad in ("BOGUS", "active"):  # MirrorTopicStatus is an enum of upper-case names
+        assert error(rest.http.get("/m1/links/-/mirrors", params={"mirror_status": bad}),
+                     400, 400).startswith(f'Query parameter mirror_status="{bad}" of '
+                                          "listKafkaMirrorTopics: it must be one of ACTIVE, ")
     assert rest.http.get("/m1/links").json()["data"][0]["topic_names"] == ["orders"]
 
 
@@ -437,10 +445,12 @@ def test_mirror_errors(rest):
     error(rest.http.post("/m2/links/E/mirrors", json={"source_topic_name": "nope"}),
           404, 40403, "Topic 'nope' does not exist on the source cluster west of link 'E'")
     error(rest.http.post("/m2/links/E/mirrors", json={}), 400, 400,
-          "source_topic_name is required")
+          "source_topic_name is missing in the request body of createKafkaMirrorTopic: "
+          "CreateMirrorTopicRequestData requires source_topic_name")
     error(rest.http.post("/m2/links/E/mirrors", json={"source_topic_name": "orders",
                                                       "replication_factor": "3"}),
-          400, 400, "replication_factor must be an integer")
+          400, 400, 'replication_factor in the request body of createKafkaMirrorTopic is "3": '
+                    "it must be an integer")
     error(rest.http.post("/m2/links/X/mirrors", json={"source_topic_name": "orders"}),
           404, 404, "Cluster link 'X' not found")
     error(rest.http.get("/m2/links/E/mirrors/nope"), 404, 40403,
@@ -449,10 +459,13 @@ def test_mirror_errors(rest):
           "Topic 'local-topic' is not a mirror topic of cluster link 'E'")
     error(rest.http.get("/m2/links/X/mirrors/orders"), 404, 404, "Cluster link 'X' not found")
     error(rest.http.get("/m2/links/X/mirrors"), 404, 404, "Cluster link 'X' not found")
-    # validate_only: every check, nothing created
+    # createKafkaMirrorTopic declares no validate_only: refused, nothing created (a server
+    # that ignored it would create the mirror)
     topic(rest, "west", "vo-t")
-    created(rest.http.post("/m2/links/E/mirrors", params={"validate_only": "true"},
-                           json={"source_topic_name": "vo-t"}))
+    error(rest.http.post("/m2/links/E/mirrors", params={"validate_only": "true"},
+                         json={"source_topic_name": "vo-t"}), 400, 400,
+          "Query parameter validate_only is not a parameter of createKafkaMirrorTopic (its "
+          "parameters: none)")
     error(rest.http.get("/m2/links/E/mirrors/vo-t"), 404, 40403)
 
 
@@ -517,7 +530,8 @@ def test_pause_and_resume(rest):
     assert "mirror_topic_name_pattern" in error(
         alter(rest, "pd", "P", "pause", {"mirror_topic_name_pattern": "("}), 400, 40002)
     error(alter(rest, "pd", "P", "pause", {"mirror_topic_names": "p"}), 400, 400,
-          "mirror_topic_names must be a list of topic names")
+          'mirror_topic_names in the request body of updateKafkaMirrorTopicsPause is "p": '
+          "it must be an array")
     error(alter(rest, "pd", "X", "pause", {"mirror_topic_names": ["p"]}), 404, 404,
           "Cluster link 'X' not found")
 

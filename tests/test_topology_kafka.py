@@ -315,9 +315,9 @@ BAD = [
            '"auto.create.mirror.topics.enable" = "false"'),
      ("link dr", "topic_filters", "auto.create.mirror.topics.enable=false clears "
                                   "auto.create.mirror.topics.filters")),
-    ("link-unknown-config", _link(configs='"bootstrap.servers" = "kwest:9092"'),
-     ("link dr", "configs.bootstrap.servers",
-      "Unknown cluster link configuration 'bootstrap.servers'")),
+    ("link-unknown-config", _link(configs='"bootstrap.server" = "kwest:9092"'),
+     ("link dr", "configs.bootstrap.server",
+      "Unknown cluster link configuration 'bootstrap.server'")),
     ("link-config-typo", _link(configs='"consumer.offset.sync.msec" = "1"'),
      ("link dr", "configs.consumer.offset.sync.msec", "did you mean 'consumer.offset.sync.ms'")),
     ("link-bad-ms", _link(configs='"consumer.offset.sync.ms" = "soon"'),

@@ -166,14 +166,6 @@ MAX_BODY_BYTES = 1 << 20
 # nest 3 levels; Python's json parser recurses once per level and fails near 1,000).
 MAX_JSON_DEPTH = 64
 
-# Confluent's MirrorTopicStatus values (O): a filter jetlink's engine does not know returns no
-# mirror rather than an error.
-CONFLUENT_MIRROR_STATUSES = (
-    "ACTIVE", "FAILED", "LINK_FAILED", "LINK_PAUSED", "PAUSED", "PENDING_STOPPED",
-    "SOURCE_UNAVAILABLE", "STOPPED", "PENDING_MIRROR", "PENDING_SYNCHRONIZE",
-    "PENDING_SETUP_FOR_RESTORE", "PENDING_RESTORE",
-)
-
 # Kafka-REST's error codes (M): KAFKA_BAD_REQUEST_ERROR_CODE, KAFKA_AUTHENTICATION_ERROR_CODE,
 # KAFKA_UNKNOWN_TOPIC_PARTITION_CODE.
 BAD_REQUEST = 40002
@@ -364,7 +356,10 @@ def link_data(base: str, info: Any) -> dict[str, Any]:
 
 def link_config_data(base: str, cluster: str, link: str, entry: Mapping[str, Any]
                      ) -> dict[str, Any]:
-    """KafkaLinkConfigData of one ``LinkConfig.entries()`` entry."""
+    """KafkaLinkConfigData of one ``LinkConfig.entries()`` entry, with the flags under both
+    descriptions' names: O's ``is_default``, ``is_read_only``, ``is_sensitive`` and P's
+    ``default``, ``read_only``, ``sensitive`` (each description requires its own three; README
+    "REST API" has the evidence). A sensitive value is null."""
     return resource("KafkaLinkConfigData",
                     f"{base}/links/{_q(link)}/configs/{_q(entry['name'])}", {
                         "cluster_id": cluster,
@@ -373,6 +368,9 @@ def link_config_data(base: str, cluster: str, link: str, entry: Mapping[str, Any
                         "is_default": entry["is_default"],
                         "is_read_only": entry["is_read_only"],
                         "is_sensitive": entry["is_sensitive"],
+                        "default": entry["is_default"],
+                        "read_only": entry["is_read_only"],
+                        "sensitive": entry["is_sensitive"],
                         "source": entry["source"],
                         "synonyms": [],
                         "link_name": link,
@@ -413,11 +411,15 @@ def reverse_data(base: str, link: str, result: Any, restored: Any) -> dict[str, 
     status."""
     doc = alter_data(base, link, result)
     doc["messages_truncated"] = restored.messages_truncated
-    doc["partition_level_truncation_data"] = [
-        {"partition_id": p["partition"], "offset_truncated_to": p["offset_truncated_to"],
-         "messages_truncated": p["messages_truncated"]} for p in restored.partitions]
+    doc["partition_level_truncation_data"] = _truncation_data(restored)
     doc["restored_mirror_status"] = restored.mirror_status
     return doc
+
+
+def _truncation_data(restored: Any) -> list[dict[str, int]]:
+    """PartitionLevelTruncationData of a TruncateResult."""
+    return [{"partition_id": p["partition"], "offset_truncated_to": p["offset_truncated_to"],
+             "messages_truncated": p["messages_truncated"]} for p in restored.partitions]
 
 
 def cluster_data(base: str, cluster: str) -> dict[str, Any]:
@@ -431,7 +433,6 @@ def cluster_data(base: str, cluster: str) -> dict[str, Any]:
         "kind": "KafkaCluster",
         "metadata": {"self": base, "resource_name": f"crn:///kafka={cluster}"},
         "cluster_id": cluster,
-        "controller": None,
         "acls": related("acls"),
         "brokers": related("brokers"),
         "broker_configs": related("broker-configs"),
@@ -593,21 +594,16 @@ class Call:
     cluster: str
     clock: Any
     params: dict[str, str]
-    query: dict[str, str]
+    # the query, checked and typed by the operation's schema (cli/rest/schemas.py)
+    query: dict[str, Any]
     body: Any
     base: str
     # set by a handler that must not end with a replication step (validate_only)
     dry: bool = field(default=False)
 
     def flag(self, name: str, default: bool = False) -> bool:
-        """Boolean query parameter ``name`` (``true`` / ``false``, any case)."""
-        value = self.query.get(name)
-        if value is None or value == "":
-            return default
-        if value.lower() in ("true", "false"):
-            return value.lower() == "true"
-        raise RestError(400, 400, f"Query parameter {name} must be true or false, not "
-                                  f"{value!r}")
+        """Boolean query parameter ``name`` (its schema checked it: absent is ``default``)."""
+        return bool(self.query.get(name, default))
 
     def links(self) -> Any:
         from jetlink.core.kafka.links import Links
@@ -642,31 +638,11 @@ def _string(body: Mapping[str, Any], key: str, *, required: bool) -> str | None:
     return value
 
 
-def _config_value(value: Any, name: str) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    raise RestError(400, 400, f"The value of config {name} must be a string")
-
-
 def _configs(body: Mapping[str, Any], key: str = "configs") -> dict[str, str]:
-    """``[{name, value}]`` (ConfigData) as a dict; a null value is left out."""
-    items = body.get(key)
-    if items is None:
-        return {}
-    if not isinstance(items, list):
-        raise RestError(400, 400, f"{key} must be a list of {{name, value}} objects")
-    out: dict[str, str] = {}
-    for item in items:
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            raise RestError(400, 400, f"{key} must be a list of {{name, value}} objects")
-        value = _config_value(item.get("value"), item["name"])
-        if value is not None:
-            out[item["name"]] = value
-    return out
+    """``[{name, value}]`` (ConfigData, its types checked by the operation's schema) as a
+    dict; a null value is left out (the configuration keeps its default)."""
+    return {item["name"]: item["value"] for item in body.get(key) or ()
+            if item["value"] is not None}
 
 
 # -- handlers: clusters -------------------------------------------------------------------
@@ -688,12 +664,13 @@ def _list_clusters(data_dir: Path, root: str) -> dict[str, Any]:
                       [cluster_data(f"{root}/{_q(n)}", n) for n in names])
 
 
-def _clusters_endpoint(data_dir: Path) -> Callable[[Request], Any]:
-    """``GET /kafka/v3/clusters``: KafkaClusterList."""
+def _clusters_endpoint(data_dir: Path, operation: Any) -> Callable[[Request], Any]:
+    """``GET /kafka/v3/clusters`` (listKafkaClusters): KafkaClusterList."""
 
     async def list_clusters(request: Request) -> Response:
         root = str(request.base_url).rstrip("/") + BASE_PATH
         try:
+            checked_request(operation, request, None)
             doc = await run_in_threadpool(_list_clusters, data_dir, root)
         except Exception as exc:  # noqa: BLE001 - every failure becomes an error body
             return _failure(request.scope, exc)
@@ -712,14 +689,16 @@ def list_links(call: Call) -> tuple[int, Any]:
 
 
 def create_link(call: Call) -> tuple[int, Any]:
-    name = call.query.get("link_name")
-    if not name:
-        raise RestError(400, 400, "Query parameter link_name is required")
+    name = call.query["link_name"]
     body = _body_object(call)
     source = body.get("source_cluster_id")
     if source is None and ("destination_cluster_id" in body or "remote_cluster_id" in body):
         raise RestError(400, BAD_REQUEST, "jetlink creates destination-initiated links only: "
                                           "name the source cluster with source_cluster_id")
+    if "cluster_link_id" in body:
+        raise RestError(400, BAD_REQUEST, f"cluster_link_id {body['cluster_link_id']!r}: "
+                                          "jetlink gives each link an id of its own; a link "
+                                          "cannot be created with a given one")
     source = _string(body, "source_cluster_id", required=True)
     validate_only = call.flag("validate_only")
     call.dry = validate_only
@@ -729,19 +708,19 @@ def create_link(call: Call) -> tuple[int, Any]:
 
 
 def get_link(call: Call) -> tuple[int, Any]:
-    return 200, link_data(call.base, call.links().get(call.params["link"]))
+    return 200, link_data(call.base, call.links().get(call.params["link_name"]))
 
 
 def delete_link(call: Call) -> tuple[int, Any]:
     validate_only = call.flag("validate_only")
     call.dry = validate_only
-    call.links().delete(call.params["link"], force=call.flag("force"),
+    call.links().delete(call.params["link_name"], force=call.flag("force"),
                         validate_only=validate_only)
     return 204, None
 
 
 def list_link_configs(call: Call) -> tuple[int, Any]:
-    link = call.params["link"]
+    link = call.params["link_name"]
     info = call.links().get(link, with_topics=False)
     return 200, collection(
         "KafkaLinkConfigDataList", f"{call.base}/links/{_q(link)}/configs",
@@ -749,30 +728,57 @@ def list_link_configs(call: Call) -> tuple[int, Any]:
 
 
 def alter_link_configs(call: Call) -> tuple[int, Any]:
+    """updateKafkaLinkConfigBatch: ``data`` (SET, the default operation, or DELETE) in one
+    transaction; ``validate_only`` in the query or (O) the body."""
     body = _body_object(call)
-    items = body.get("data")
-    if not isinstance(items, list):
-        raise RestError(400, 400, "data is required: a list of {name, value, operation}")
     sets: dict[str, str] = {}
     deletes: list[str] = []
-    for item in items:
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            raise RestError(400, 400, "data must be a list of {name, value, operation}")
+    for item in body["data"]:
         name = item["name"]
-        operation = str(item.get("operation") or "SET").upper()
+        operation = (item.get("operation") or "SET").upper()
         if operation == "DELETE":
             deletes.append(name)
-        elif operation == "SET":
-            value = _config_value(item.get("value"), name)
-            if value is None:
-                raise RestError(400, BAD_REQUEST, f"Config {name}: operation SET needs a value")
-            sets[name] = value
+        elif item.get("value") is None:
+            raise RestError(400, BAD_REQUEST, f"Config {name}: operation SET needs a value")
         else:
-            raise RestError(400, 400, f"Config {name}: unknown operation {item['operation']!r}"
-                                      " (SET or DELETE)")
+            sets[name] = item["value"]
     validate_only = call.flag("validate_only") or body.get("validate_only") is True
     call.dry = validate_only
-    call.links().alter(call.params["link"], sets, delete=deletes, validate_only=validate_only)
+    call.links().alter(call.params["link_name"], sets, delete=deletes,
+                       validate_only=validate_only)
+    return 204, None
+
+
+def _known_link_config(call: Call) -> tuple[str, str]:
+    """(link, config) of a single link config path; 404 for a configuration no link has."""
+    from jetlink.core.kafka.links import CONNECTION_CONFIGS, LINK_CONFIG_DEFAULTS
+
+    link, name = call.params["link_name"], call.params["config_name"]
+    call.links().get(link, with_topics=False)  # an unknown link is 404 first
+    if name not in LINK_CONFIG_DEFAULTS and name not in CONNECTION_CONFIGS:
+        raise RestError(404, 404, f"Config {name} cannot be found for cluster link {link}.")
+    return link, name
+
+
+def get_link_config(call: Call) -> tuple[int, Any]:
+    """getKafkaLinkConfigs: one KafkaLinkConfigData (a sensitive value is null)."""
+    link, name = _known_link_config(call)
+    info = call.links().get(link, with_topics=False)
+    return 200, link_config_data(call.base, call.cluster, link, info.config.entry(name))
+
+
+def update_link_config(call: Call) -> tuple[int, Any]:
+    """updateKafkaLinkConfig: ``{"value": V}`` sets one configuration (the engine's rules:
+    an unknown name or a bad value is 400/40002)."""
+    link, name = call.params["link_name"], call.params["config_name"]
+    call.links().alter(link, {name: _body_object(call)["value"]})
+    return 204, None
+
+
+def delete_link_config(call: Call) -> tuple[int, Any]:
+    """deleteKafkaLinkConfig: the configuration reverts to its default."""
+    link, name = call.params["link_name"], call.params["config_name"]
+    call.links().alter(link, {}, delete=[name])
     return 204, None
 
 
@@ -780,13 +786,12 @@ def alter_link_configs(call: Call) -> tuple[int, Any]:
 
 
 def list_mirrors(call: Call) -> tuple[int, Any]:
-    link = call.params.get("link", "-")
-    status = call.query.get("mirror_status") or None
+    link = call.params.get("link_name", "-")
+    status = call.query.get("mirror_status")  # one of MirrorTopicStatus (the schema's rule)
     m = call.mirrors()
     from jetlink.core.kafka.mirrors import STATUSES
 
-    if status is not None and status.upper() in CONFLUENT_MIRROR_STATUSES \
-            and status.upper() not in STATUSES:
+    if status is not None and status not in STATUSES:
         if link != "-":
             m.links.get(link)  # an unknown link is still 404
         infos = []
@@ -797,27 +802,22 @@ def list_mirrors(call: Call) -> tuple[int, Any]:
 
 
 def create_mirror(call: Call) -> tuple[int, Any]:
-    link = call.params["link"]
+    """createKafkaMirrorTopic (declares no validate_only: the schema refuses one)."""
+    link = call.params["link_name"]
     body = _body_object(call)
     source = _string(body, "source_topic_name", required=True)
     topic = _string(body, "mirror_topic_name", required=False)
-    rf = body.get("replication_factor")
-    if rf is not None and (isinstance(rf, bool) or not isinstance(rf, int)):
-        raise RestError(400, 400, "replication_factor must be an integer")
     m = call.mirrors()
     if topic is None:
         topic = m.links.get(link, with_topics=False).config.prefix + source
-    validate_only = call.flag("validate_only")
-    call.dry = validate_only
-    m.create(topic, link, source_topic=source, configs=_configs(body),
-             validate_only=validate_only)
+    m.create(topic, link, source_topic=source, configs=_configs(body))
     return 204, None
 
 
 def get_mirror(call: Call) -> tuple[int, Any]:
     from jetlink.core.kafka.errors import KafkaError
 
-    link, topic = call.params["link"], call.params["topic"]
+    link, topic = call.params["link_name"], call.params["mirror_topic_name"]
     m = call.mirrors()
     m.links.get(link, with_topics=False)
     try:
@@ -828,27 +828,33 @@ def get_mirror(call: Call) -> tuple[int, Any]:
                             "This server does not host this topic-partition.") from None
         raise RestError(404, 404, f"Topic '{topic}' is not a mirror topic of cluster link "
                                   f"'{link}'") from None
-    return 200, mirror_data(call.base, info)
+    doc = mirror_data(call.base, info)
+    if call.flag("include_state_transition_errors"):
+        doc["mirror_state_transition_errors"] = []  # the engine records none
+    return 200, doc
 
 
-def _selected_mirrors(call: Call, m: Any, link: str) -> list[str]:
-    """The topics of an AlterMirrorsRequestData body: ``mirror_topic_names``, or the mirrors
-    of the link matching ``mirror_topic_name_pattern``."""
+def _selected_mirrors(call: Call, m: Any, link: str,
+                      candidates: Callable[[str], list[str]] | None = None) -> list[str]:
+    """The topics of an AlterMirrorsRequestData body: ``mirror_topic_names``, or the
+    ``candidates`` of the link (default: its mirrors) matching ``mirror_topic_name_pattern``
+    (the whole name)."""
     body = _body_object(call)
     names = body.get("mirror_topic_names")
     pattern = body.get("mirror_topic_name_pattern")
     m.links.get(link, with_topics=False)
+    if names is not None and pattern is not None:
+        raise RestError(400, 400, "Give mirror_topic_names or mirror_topic_name_pattern, not "
+                                  "both")
     if names is not None:
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            raise RestError(400, 400, "mirror_topic_names must be a list of topic names")
         return names
-    if isinstance(pattern, str):
+    if pattern is not None:
         try:
             rx = re.compile(pattern)
         except re.error as exc:
             raise RestError(400, BAD_REQUEST, f"mirror_topic_name_pattern {pattern!r}: "
                                               f"{exc}") from None
-        return [t for t in m.topics_of(link) if rx.fullmatch(t)]
+        return [t for t in (candidates or m.topics_of)(link) if rx.fullmatch(t)]
     raise RestError(400, 400, "mirror_topic_names or mirror_topic_name_pattern is required")
 
 
@@ -862,7 +868,7 @@ def _alter_answer(call: Call, link: str, data: list[dict[str, Any]]) -> tuple[in
 
 def _alter_mirrors(how: str) -> Handler:
     def handler(call: Call) -> tuple[int, Any]:
-        link = call.params["link"]
+        link = call.params["link_name"]
         m = call.mirrors()
         names = _selected_mirrors(call, m, link)
         dry_run = call.flag("validate_only")
@@ -875,20 +881,22 @@ def _alter_mirrors(how: str) -> Handler:
     return handler
 
 
-def _reverse_mirrors(paused: bool) -> Handler:
-    """``mirrors:reverse-and-start-mirror`` / ``:reverse-and-pause-mirror``: each topic
-    reversed by the engine; a topic it refuses is an entry with its error."""
+def _reverse_mirrors(how: str) -> Handler:
+    """``mirrors:reverse-and-start-mirror`` / ``:reverse-and-pause-mirror`` (O) and
+    ``mirrors:promote-local-and-start-remote-mirror`` / ``:promote-local-and-pause-remote-
+    mirror`` (P; the reversal with promote's conditions, core/kafka/mirror_promote.py): each
+    topic reversed by the engine's ``how``; a topic it refuses is an entry with its error."""
 
     def handler(call: Call) -> tuple[int, Any]:
         from jetlink.core.kafka.errors import KafkaError
         from jetlink.core.kafka.mirrors import AlterResult
 
-        link = call.params["link"]
+        link = call.params["link_name"]
         m = call.mirrors()
         names = _selected_mirrors(call, m, link)
         dry_run = call.flag("validate_only")
         call.dry = dry_run
-        verb = m.reverse_and_pause if paused else m.reverse_and_start
+        verb = getattr(m, how)
         data = []
         for name in names:
             try:
@@ -901,11 +909,74 @@ def _reverse_mirrors(paused: bool) -> Handler:
             data.append(reverse_data(call.base, link, res, restored))
         return _alter_answer(call, link, data)
 
-    handler.__name__ = f"reverse_and_{'pause' if paused else 'start'}_mirrors"
+    handler.__name__ = f"{how}_mirrors"
     return handler
 
 
+def truncate_and_restore_mirrors(call: Call) -> tuple[int, Any]:
+    """``mirrors:truncate-and-restore`` (O): each named local topic (or each local topic the
+    engine could restore through the link, ``Mirrors.restorable``, matching the pattern)
+    truncated to where the other side's mirror stopped and made a mirror again; the entry
+    has the new mirror's lags, ``messages_truncated``, and with
+    ``include_partition_level_truncation_data=true`` the truncation per partition. A topic
+    the engine refuses is an entry with its error."""
+    from jetlink.core.kafka.errors import KafkaError
+    from jetlink.core.kafka.mirrors import AlterResult
+
+    link = call.params["link_name"]
+    m = call.mirrors()
+    names = _selected_mirrors(call, m, link, m.restorable)
+    dry_run = call.flag("validate_only")
+    call.dry = dry_run
+    per_partition = call.flag("include_partition_level_truncation_data")
+    data = []
+    for name in names:
+        try:
+            restored = m.truncate_and_restore(name, link, dry_run=dry_run)
+        except KafkaError as err:
+            refused = AlterResult(name, error_code=err.error_code,
+                                  error_message=err.description)
+            data.append(alter_data(call.base, link, refused))
+            continue
+        lags = [] if dry_run else m.describe(name, link).mirror_lags
+        doc = alter_data(call.base, link, AlterResult(name, mirror_lags=lags))
+        doc["messages_truncated"] = restored.messages_truncated
+        if per_partition:
+            doc["partition_level_truncation_data"] = _truncation_data(restored)
+        data.append(doc)
+    return _alter_answer(call, link, data)
+
+
 # -- the application ----------------------------------------------------------------------
+
+# The handler of every operation (cli/rest/schemas.py OPERATIONS has their paths and rules).
+HANDLERS: dict[str, Handler] = {
+    "getKafkaCluster": get_cluster,
+    "listKafkaLinks": list_links,
+    "createKafkaLink": create_link,
+    "listKafkaMirrorTopics": list_mirrors,
+    "getKafkaLink": get_link,
+    "deleteKafkaLink": delete_link,
+    "listKafkaLinkConfigs": list_link_configs,
+    "updateKafkaLinkConfigBatch": alter_link_configs,
+    "getKafkaLinkConfigs": get_link_config,
+    "updateKafkaLinkConfig": update_link_config,
+    "deleteKafkaLinkConfig": delete_link_config,
+    "listKafkaMirrorTopicsUnderLink": list_mirrors,
+    "createKafkaMirrorTopic": create_mirror,
+    "updateKafkaMirrorTopicsPromote": _alter_mirrors("promote"),
+    "updateKafkaMirrorTopicsFailover": _alter_mirrors("failover"),
+    "updateKafkaMirrorTopicsPause": _alter_mirrors("pause"),
+    "updateKafkaMirrorTopicsResume": _alter_mirrors("resume"),
+    "updateKafkaMirrorTopicsReverseAndStartMirror": _reverse_mirrors("reverse_and_start"),
+    "updateKafkaMirrorTopicsReverseAndPauseMirror": _reverse_mirrors("reverse_and_pause"),
+    "updateKafkaMirrorTopicsTruncateAndRestoreMirror": truncate_and_restore_mirrors,
+    "updateKafkaMirrorTopicsPromoteLocalAndStartRemoteMirror":
+        _reverse_mirrors("promote_local_and_start"),
+    "updateKafkaMirrorTopicsPromoteLocalAndPauseRemoteMirror":
+        _reverse_mirrors("promote_local_and_pause"),
+    "readKafkaMirrorTopic": get_mirror,
+}
 
 
 def _step_error(err: Exception) -> None:
@@ -916,7 +987,7 @@ def _step_error(err: Exception) -> None:
 
 
 def _run(handler: Handler, data_dir: Path, clock_factory: Callable[[], Any],
-         cluster: str, params: dict[str, str], query: dict[str, str], body: Any, base: str,
+         cluster: str, params: dict[str, str], query: dict[str, Any], body: Any, base: str,
          mutating: bool) -> tuple[int, Any]:
     """``handler`` on a DataDir opened for this request (in a worker thread); a request
     that changed the store ends with one bounded replication step."""
@@ -995,28 +1066,51 @@ async def _read_json(request: Request) -> Any:
     return parse_json(raw)
 
 
-def _endpoint(handlers: Mapping[str, Handler], data_dir: Path,
+def checked_request(operation: Any, request: Request, body: Any) -> dict[str, Any]:
+    """The request's query, checked and typed, and its body checked, against
+    ``operation``'s schema (cli/rest/schemas.py); 400 with Confluent's Error body naming
+    field, value and rule otherwise (error_code 400, O's bad_request_cannot_deserialize).
+    A parameter given twice is refused too (Confluent's servers read the first, Starlette
+    the last: neither can be what the client meant)."""
+    from jetlink.cli.rest.schemas import RequestInvalid, check_request
+
+    pairs = request.query_params.multi_items()
+    try:
+        seen: set[str] = set()
+        for name, _value in pairs:
+            if name in seen:
+                raise RequestInvalid(f"Query parameter {name} of {operation.operation_id} "
+                                     "is given more than once")
+            seen.add(name)
+        return check_request(operation, dict(pairs), body)
+    except RequestInvalid as exc:
+        raise RestError(400, 400, str(exc)) from None
+
+
+def _endpoint(handlers: Mapping[str, tuple[Any, Handler]], data_dir: Path,
               clock_factory: Callable[[], Any]) -> Callable[[Request], Any]:
-    """The endpoint of one path: ``handlers`` by HTTP method (HEAD runs GET's)."""
+    """The endpoint of one path: (operation, handler) by HTTP method (HEAD runs GET's).
+    The request is checked against the operation's schema before the handler runs."""
 
     async def endpoint(request: Request) -> Response:
         method = "GET" if request.method == "HEAD" else request.method
-        handler = handlers[method]
+        operation, handler = handlers[method]
         params = dict(request.path_params)
         cluster = params.pop("cluster_id")
         base = str(request.base_url).rstrip("/") + f"{BASE_PATH}/{_q(cluster)}"
         try:
-            body = await _read_json(request) if method in ("POST", "PUT") else None
+            body = await _read_json(request) if operation.body is not None else None
+            query = checked_request(operation, request, body)
             status, doc = await run_in_threadpool(
                 _run, handler, data_dir, clock_factory, cluster, params,
-                dict(request.query_params), body, base, method != "GET")
+                query, body, base, method != "GET")
         except Exception as exc:  # noqa: BLE001 - every failure becomes an error body
             return _failure(request.scope, exc)
         if doc is None:
             return Response(status_code=status)
         return JSONResponse(doc, status_code=status)
 
-    endpoint.__name__ = "_".join(h.__name__ for h in handlers.values())
+    endpoint.__name__ = "_".join(h.__name__ for _op, h in handlers.values())
     return endpoint
 
 
@@ -1036,26 +1130,20 @@ def create_app(data_dir: Path, *, clock_factory: Callable[[], Any] | None = None
     are served)."""
     from starlette.middleware import Middleware
 
-    clocks = clock_factory or _default_clock
+    from jetlink.cli.rest.schemas import OPERATIONS
 
-    table: dict[str, dict[str, Handler]] = {
-        "": {"GET": get_cluster},
-        "/links": {"GET": list_links, "POST": create_link},
-        "/links/-/mirrors": {"GET": list_mirrors},
-        "/links/{link}": {"GET": get_link, "DELETE": delete_link},
-        "/links/{link}/configs": {"GET": list_link_configs},
-        "/links/{link}/configs:alter": {"PUT": alter_link_configs},
-        "/links/{link}/mirrors": {"GET": list_mirrors, "POST": create_mirror},
-        **{f"/links/{{link}}/mirrors:{how}": {"POST": _alter_mirrors(how)}
-           for how in ("promote", "failover", "pause", "resume")},
-        "/links/{link}/mirrors:reverse-and-start-mirror": {"POST": _reverse_mirrors(False)},
-        "/links/{link}/mirrors:reverse-and-pause-mirror": {"POST": _reverse_mirrors(True)},
-        "/links/{link}/mirrors/{topic}": {"GET": get_mirror},
-    }
-    routes = [Route(BASE_PATH + "/{cluster_id}" + path,
-                    _endpoint(handlers, Path(data_dir), clocks), methods=list(handlers))
+    clocks = clock_factory or _default_clock
+    # path -> method -> (operation, handler), in OPERATIONS' (route) order
+    table: dict[str, dict[str, tuple[Any, Handler]]] = {}
+    for op_id, op in OPERATIONS.items():
+        if op_id in HANDLERS:
+            table.setdefault(op.path, {})[op.method] = (op, HANDLERS[op_id])
+    routes = [Route("/kafka/v3" + path, _endpoint(handlers, Path(data_dir), clocks),
+                    methods=list(handlers))
               for path, handlers in table.items()]
-    routes.insert(0, Route(BASE_PATH, _clusters_endpoint(Path(data_dir)), methods=["GET"]))
+    routes.insert(0, Route(BASE_PATH, _clusters_endpoint(Path(data_dir),
+                                                         OPERATIONS["listKafkaClusters"]),
+                           methods=["GET"]))
     return Starlette(
         routes=routes,
         middleware=[Middleware(FaultMiddleware), Middleware(GuardMiddleware, token=token),

@@ -18,6 +18,11 @@ of a create or an alter):
   filters (Confluent's documentation: "Setting this option to false disables mirror topic
   creation and clears any existing filters");
 - ``cluster.link.prefix``: at most 12 characters of topic names, set only at creation;
+- connection settings (:data:`CONNECTION_CONFIGS`: ``bootstrap.servers``,
+  ``security.protocol``, ``sasl.*``, ``ssl.*``, ``local.``-prefixed ones, as a Confluent link
+  takes them) are accepted and stored, never dialled: a jetlink link reaches its source in the
+  same data directory by name. Sensitive ones (:data:`SENSITIVE_CONFIGS`, Kafka's PASSWORD
+  configs) are never shown: :meth:`LinkConfig.entries` lists them with value None;
 - ``link.mode`` SOURCE / BIDIRECTIONAL and ``connection.mode=INBOUND`` are accepted (they are
   valid Confluent values and Confluent's mirror-creation rule "the link's link.mode must be
   DESTINATION" needs such links to exist) but reported by :meth:`LinkConfig.warnings`:
@@ -81,12 +86,14 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "ACTIVE",
     "COMPONENT",
+    "CONNECTION_CONFIGS",
     "FAILED",
     "LINK_CONFIG_DEFAULTS",
     "LINK_STATES",
     "MAX_PREFIX_LENGTH",
     "PAUSED",
     "SCHEMA_STEPS",
+    "SENSITIVE_CONFIGS",
     "TASK_NAMES",
     "TASK_STATES",
     "UNAVAILABLE",
@@ -155,9 +162,52 @@ FILTER_KEYS: dict[str, str] = {  # config -> the JSON document's list field
 PREFIX_KEY = "cluster.link.prefix"
 MAX_PREFIX_LENGTH = 12
 INT_MAX = 2**31 - 1  # Kafka's INT configs
-# Client connection settings a Confluent link config file carries: jetlink links name a
-# cluster of the data directory instead.
-CONNECTION_KEY_RE = re.compile(r"(bootstrap\.servers|security\.protocol|(sasl|ssl)\..*)")
+
+# The client connection settings a Confluent link takes (the Kafka client's
+# ``bootstrap.servers``, ``client.dns.lookup``, ``security.protocol`` and its SASL and SSL
+# configurations; ``local.``-prefixed for the local cluster of a source-initiated link, as in
+# Confluent's "Link configuration"). jetlink accepts and stores them but never dials them: a
+# jetlink link reaches its source cluster in the same data directory by name. The ones Kafka
+# declares PASSWORD are sensitive: never shown (REST ``is_sensitive``, value null).
+_SASL_KEYS = (
+    "sasl.mechanism", "sasl.jaas.config", "sasl.client.callback.handler.class",
+    "sasl.login.callback.handler.class", "sasl.login.class", "sasl.kerberos.service.name",
+    "sasl.kerberos.kinit.cmd", "sasl.kerberos.ticket.renew.window.factor",
+    "sasl.kerberos.ticket.renew.jitter", "sasl.kerberos.min.time.before.relogin",
+    "sasl.login.refresh.window.factor", "sasl.login.refresh.window.jitter",
+    "sasl.login.refresh.min.period.seconds", "sasl.login.refresh.buffer.seconds",
+    "sasl.login.connect.timeout.ms", "sasl.login.read.timeout.ms",
+    "sasl.login.retry.backoff.ms", "sasl.login.retry.backoff.max.ms",
+    "sasl.oauthbearer.token.endpoint.url", "sasl.oauthbearer.scope.claim.name",
+    "sasl.oauthbearer.sub.claim.name", "sasl.oauthbearer.jwks.endpoint.url",
+    "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
+    "sasl.oauthbearer.clock.skew.seconds", "sasl.oauthbearer.expected.audience",
+    "sasl.oauthbearer.expected.issuer",
+)
+_SSL_KEYS = (
+    "ssl.protocol", "ssl.provider", "ssl.cipher.suites", "ssl.enabled.protocols",
+    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
+    "ssl.keystore.key", "ssl.keystore.certificate.chain", "ssl.truststore.type",
+    "ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.certificates",
+    "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm",
+    "ssl.endpoint.identification.algorithm", "ssl.secure.random.implementation",
+    "ssl.engine.factory.class",
+)
+_SECURITY_KEYS = ("security.protocol", *_SASL_KEYS, *_SSL_KEYS)
+CONNECTION_CONFIGS: frozenset[str] = frozenset(
+    ("bootstrap.servers", "client.dns.lookup", *_SECURITY_KEYS,
+     *(f"local.{k}" for k in _SECURITY_KEYS)))
+_PASSWORD_KEYS = ("sasl.jaas.config", "ssl.keystore.password", "ssl.key.password",
+                  "ssl.keystore.key", "ssl.keystore.certificate.chain",
+                  "ssl.truststore.password", "ssl.truststore.certificates")
+SENSITIVE_CONFIGS: frozenset[str] = frozenset(
+    (*_PASSWORD_KEYS, *(f"local.{k}" for k in _PASSWORD_KEYS)))
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+CLIENT_DNS_LOOKUPS = ("use_all_dns_ips", "resolve_canonical_bootstrap_servers_only")
+# Names that look like connection settings (the hint of an unknown one).
+CONNECTION_KEY_RE = re.compile(r"(local\.)?(bootstrap\.servers|security\.protocol|(sasl|ssl)\..*)")
 
 _NAME_CHARS_RE = re.compile(r"[A-Za-z0-9._-]*")
 _INT_RE = re.compile(r"[+-]?[0-9]+")
@@ -172,10 +222,12 @@ def _invalid(key: str, value: str, why: str) -> KafkaError:
 
 
 def _unknown_key(key: str) -> KafkaError:
-    if CONNECTION_KEY_RE.fullmatch(key):
-        hint = (
-            "jetlink links connect clusters of the data directory: name the source with "
-            "--source-cluster NAME (client connection settings are not used)"
+    close = difflib.get_close_matches(key, sorted(CONNECTION_CONFIGS), n=3, cutoff=0.85)
+    if close or CONNECTION_KEY_RE.fullmatch(key):
+        hint = ("did you mean " + " or ".join(f"'{c}'" for c in close) + "?") if close else (
+            "not a Kafka client connection setting (bootstrap.servers, client.dns.lookup, "
+            "security.protocol and the SASL and SSL settings, local.-prefixed for the local "
+            "cluster)"
         )
     else:
         close = difflib.get_close_matches(key, LINK_CONFIG_DEFAULTS, n=3, cutoff=0.6)
@@ -191,7 +243,11 @@ def _unknown_key(key: str) -> KafkaError:
 def validate_link_config(key: str, value: Any) -> str:
     """``value`` of link configuration ``key``, validated and normalised (booleans lower
     case, enums upper case, filter JSON canonical); KafkaError INVALID_CONFIG naming the key
-    and the rule otherwise. Cross-key rules are :meth:`LinkConfig.build`'s."""
+    and the rule otherwise. Cross-key rules are :meth:`LinkConfig.build`'s. A connection
+    setting (:data:`CONNECTION_CONFIGS`) is a string, stored as given (``security.protocol``
+    and ``client.dns.lookup`` checked against Kafka's values)."""
+    if key in CONNECTION_CONFIGS:
+        return _connection_value(key, value)
     if key not in LINK_CONFIG_DEFAULTS:
         raise _unknown_key(key)
     if key in FILTER_KEYS and isinstance(value, Mapping):
@@ -239,6 +295,20 @@ def validate_link_config(key: str, value: Any) -> str:
         parse_start_offset_spec(text, key)
         return text.lower() if text.lower() in ("earliest", "latest") else text
     raise AssertionError(key)  # pragma: no cover - every key is handled above
+
+
+def _connection_value(key: str, value: Any) -> str:
+    if not isinstance(value, str):
+        shown = "[hidden]" if key in SENSITIVE_CONFIGS else json.dumps(value)
+        raise _invalid(key, shown, "expected a string")
+    base = key.removeprefix("local.")
+    if base == "security.protocol":  # Kafka: case-insensitive
+        if value.strip().upper() not in SECURITY_PROTOCOLS:
+            raise _invalid(key, value, "String must be one of: " + ", ".join(SECURITY_PROTOCOLS))
+        return value.strip().upper()
+    if base == "client.dns.lookup" and value.strip() not in CLIENT_DNS_LOOKUPS:
+        raise _invalid(key, value, "String must be one of: " + ", ".join(CLIENT_DNS_LOOKUPS))
+    return value
 
 
 def parse_start_offset_spec(text: str, key: str = "mirror.start.offset.spec") -> str | int:
@@ -528,7 +598,8 @@ class LinkConfig:
 
     def __init__(self, values: Mapping[str, str] | None = None) -> None:
         self.values: dict[str, str] = {
-            k: v for k, v in (values or {}).items() if k in LINK_CONFIG_DEFAULTS
+            k: v for k, v in (values or {}).items()
+            if k in LINK_CONFIG_DEFAULTS or k in CONNECTION_CONFIGS
         }
 
     def __repr__(self) -> str:
@@ -554,7 +625,7 @@ class LinkConfig:
         configs = dict(configs or {})
         delete = list(delete)
         for key in delete:
-            if key not in LINK_CONFIG_DEFAULTS:
+            if key not in LINK_CONFIG_DEFAULTS and key not in CONNECTION_CONFIGS:
                 raise _unknown_key(key)
         new = {k: validate_link_config(k, v) for k, v in configs.items()}
         values = dict(base.values) if base is not None else {}
@@ -562,7 +633,7 @@ class LinkConfig:
         for key in delete:
             values.pop(key, None)
         for key, value in new.items():
-            if value == "" and LINK_CONFIG_DEFAULTS[key] == "":
+            if value == "" and LINK_CONFIG_DEFAULTS.get(key, "") == "":
                 values.pop(key, None)  # "" means not set
             else:
                 values[key] = value
@@ -613,7 +684,10 @@ class LinkConfig:
     # -- reading --------------------------------------------------------------------------
 
     def get(self, key: str) -> str:
-        """The effective value of ``key`` (its default when not set)."""
+        """The effective value of ``key`` (its default when not set; a connection setting
+        has none: "")."""
+        if key in CONNECTION_CONFIGS:
+            return self.values.get(key, "")
         return self.values.get(key, LINK_CONFIG_DEFAULTS[key])
 
     def is_default(self, key: str) -> bool:
@@ -629,21 +703,32 @@ class LinkConfig:
         return dict(sorted(self.values.items()))
 
     def entries(self) -> list[dict[str, Any]]:
-        """Every configuration as REST v3's link config data (sorted by name):
+        """Every configuration as REST v3's link config data (sorted by name): the link
+        configurations and the connection settings that are set,
         ``{name, value, is_default, is_read_only, is_sensitive, source}``; source is
-        ``DYNAMIC_CLUSTER_LINK_CONFIG`` when set, else ``DEFAULT_CONFIG``."""
-        return [
-            {
-                "name": key,
-                "value": self.get(key),
-                "is_default": self.is_default(key),
-                "is_read_only": key == PREFIX_KEY,
-                "is_sensitive": False,
-                "source": "DEFAULT_CONFIG" if self.is_default(key)
-                else "DYNAMIC_CLUSTER_LINK_CONFIG",
-            }
-            for key in sorted(LINK_CONFIG_DEFAULTS)
-        ]
+        ``DYNAMIC_CLUSTER_LINK_CONFIG`` when set, else ``DEFAULT_CONFIG``; a sensitive
+        setting's value is None (never shown, as Confluent Cloud lists ``sasl.jaas.config``).
+        """
+        keys = sorted({*LINK_CONFIG_DEFAULTS, *(k for k in self.values
+                                                if k in CONNECTION_CONFIGS)})
+        return [self.entry(key) for key in keys]
+
+    def entry(self, key: str) -> dict[str, Any]:
+        """The link config data of ``key`` (one of :meth:`entries`)."""
+        sensitive = key in SENSITIVE_CONFIGS
+        return {
+            "name": key,
+            "value": None if sensitive else self.get(key),
+            "is_default": self.is_default(key),
+            "is_read_only": key == PREFIX_KEY,
+            "is_sensitive": sensitive,
+            "source": "DEFAULT_CONFIG" if self.is_default(key)
+            else "DYNAMIC_CLUSTER_LINK_CONFIG",
+        }
+
+    def public_json(self) -> dict[str, str | None]:
+        """:meth:`to_json` with every sensitive value None (what may be shown)."""
+        return {k: None if k in SENSITIVE_CONFIGS else v for k, v in self.to_json().items()}
 
     def warnings(self) -> list[str]:
         """What jetlink does not implement in this configuration (said, not refused)."""

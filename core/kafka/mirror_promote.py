@@ -19,9 +19,14 @@ cluster, each pointing at the other) with both clusters up. The mirror stops as 
 the same name on the source cluster, truncated to where this mirror stopped (the records the
 mirror never copied are counted per partition, as truncate-and-restore counts them);
 reverse-and-pause leaves that new mirror PAUSED (``resume`` starts it). Every condition is
-checked before anything changes. The two clusters are two databases: the stop is marked
-(``pending = 'reverse'`` on the stopped row) until the restore is written, so a run killed in
-between is finished by running the same verb again.
+checked before anything changes. Confluent Platform's ``promote-local-and-start-remote-mirror``
+/ ``promote-local-and-pause-remote-mirror`` (:func:`promote_local_and_start`,
+:func:`promote_local_and_pause`) are the same reversal with the local mirror PROMOTED rather
+than failed over: promote's conditions (source reachable, no lag, configs and consumer offsets
+synced; :func:`_promote_problem`) are checked first, and once they hold the promote's final
+sync has nothing left to copy, so the stop is the reversal's. The two clusters are two
+databases: the stop is marked (``pending = 'reverse'`` on the stopped row) until the restore is
+written, so a run killed in between is finished by running the same verb again.
 
 Functions of the :class:`~jetlink.core.kafka.mirrors.Mirrors` facade (their first argument).
 """
@@ -59,6 +64,9 @@ __all__ = [
     "finish_pending",
     "pause",
     "promote",
+    "promote_local_and_pause",
+    "promote_local_and_start",
+    "restorable",
     "resume",
     "reverse_and_pause",
     "reverse_and_start",
@@ -359,6 +367,34 @@ def reverse_and_pause(m: Mirrors, topic: str, link: str, *, dry_run: bool = Fals
     return _reverse(m, topic, link, paused=True, dry_run=dry_run)
 
 
+def promote_local_and_start(m: Mirrors, topic: str, link: str, *, dry_run: bool = False
+                            ) -> tuple[AlterResult, TruncateResult]:
+    """:func:`reverse_and_start` with promote's conditions for the local mirror (module
+    docstring): KafkaError INVALID_REQUEST with promote's text when one does not hold."""
+    return _reverse(m, topic, link, paused=False, dry_run=dry_run, promote=True)
+
+
+def promote_local_and_pause(m: Mirrors, topic: str, link: str, *, dry_run: bool = False
+                            ) -> tuple[AlterResult, TruncateResult]:
+    """:func:`promote_local_and_start`, leaving the new remote mirror PAUSED."""
+    return _reverse(m, topic, link, paused=True, dry_run=dry_run, promote=True)
+
+
+def restorable(m: Mirrors, link: str) -> list[str]:
+    """The local topics ``truncate_and_restore`` through ``link`` could make mirrors again:
+    not mirrors themselves, carrying the link's prefix, whose counterpart on the link's source
+    cluster is a STOPPED mirror (sorted)."""
+    li, src = m._source(link)
+    if src is None:
+        return []
+    prefix = li.config.prefix
+    other = type(m)(m.datadir, li.source_cluster, m.clock)
+    stopped = {r[0] for r in other._rows() if r[3] == STOPPED}
+    return sorted(t.name for t in m.kafka.topics()
+                  if not t.mirror_link and t.name.startswith(prefix)
+                  and t.name[len(prefix):] in stopped)
+
+
 def _reverse_check(m: Mirrors, topic: str, link: str, verb: str
                    ) -> tuple[Any, Mirrors, tuple, str]:
     """The conditions of both reverse verbs, checked before anything changes: (the link, the
@@ -413,10 +449,22 @@ def _reverse_check(m: Mirrors, topic: str, link: str, verb: str
     return li, other, row, source_topic
 
 
-def _reverse(m: Mirrors, topic: str, link: str, *, paused: bool, dry_run: bool
-             ) -> tuple[AlterResult, TruncateResult]:
-    verb = "reverse-and-pause" if paused else "reverse-and-start"
+def _reverse(m: Mirrors, topic: str, link: str, *, paused: bool, dry_run: bool,
+             promote: bool = False) -> tuple[AlterResult, TruncateResult]:
+    if promote:
+        verb = ("promote-local-and-pause-remote-mirror" if paused
+                else "promote-local-and-start-remote-mirror")
+    else:
+        verb = "reverse-and-pause" if paused else "reverse-and-start"
     li, other, row, source_topic = _reverse_check(m, topic, link, verb)
+    if promote and row[3] != STOPPED:  # a killed run's stop was already checked
+        m.refresh()
+        row = m._rows(link, topic)[0]
+        _li, src = m._source(link)
+        problem = _promote_problem(m, li, row, src, m._info(row, src))
+        if problem:
+            raise KafkaError("INVALID_REQUEST", f"{problem} ({verb} promotes the local "
+                             "mirror)", field="topic")
     status = PAUSED if paused or other.links.get(link, with_topics=False).paused else ACTIVE
     if row[3] == STOPPED:  # a reverse stopped it and was killed before the restore
         res = AlterResult(topic, mirror_lags=m._info(row, None).mirror_lags)

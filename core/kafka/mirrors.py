@@ -329,6 +329,9 @@ class Mirrors:
     truncate_and_restore = mirror_promote.truncate_and_restore
     reverse_and_start = mirror_promote.reverse_and_start
     reverse_and_pause = mirror_promote.reverse_and_pause
+    promote_local_and_start = mirror_promote.promote_local_and_start
+    promote_local_and_pause = mirror_promote.promote_local_and_pause
+    restorable = mirror_promote.restorable
 
     # -- the link step (mirror_copy) --------------------------------------------------------
     step = mirror_copy.step
