@@ -7,25 +7,41 @@ link's DESTINATION cluster as with ``jetlink --cluster C links ...``):
 
 - ``GET /kafka/v3/clusters`` -> 200 KafkaClusterList (every cluster of the data directory)
 - ``GET /kafka/v3/clusters/{cluster_id}`` -> 200 KafkaCluster (``cluster_id`` and the
-  ``related`` links of Confluent's cluster resource; ``controller`` is null: no brokers)
+  ``related`` links of Confluent's cluster resource; no ``controller``: an optional,
+  non-nullable relationship, left out as there are no brokers)
 - ``GET /links`` -> 200 KafkaLinkDataList
-- ``POST /links?link_name=L&validate_only=&validate_link=`` -> 204
-- ``GET /links/{link}`` -> 200 KafkaLinkData
+- ``POST /links?link_name=L&validate_only=&validate_link=`` -> 204 (connection settings in
+  ``configs`` are stored, never dialled: core/kafka/links.py)
+- ``GET /links/{link}?include_tasks=`` -> 200 KafkaLinkData (tasks always included)
 - ``DELETE /links/{link}?force=&validate_only=`` -> 204
 - ``GET /links/{link}/configs`` -> 200 KafkaLinkConfigDataList
 - ``PUT /links/{link}/configs:alter?validate_only=`` -> 204
+- ``GET /links/{link}/configs/{name}`` -> 200 KafkaLinkConfigData (404 for a configuration
+  no link has); ``PUT`` ``{"value": V}`` -> 204; ``DELETE`` (back to the default) -> 204
 - ``GET /links/{link}/mirrors?mirror_status=`` and ``GET /links/-/mirrors?mirror_status=``
   -> 200 KafkaMirrorDataList
-- ``POST /links/{link}/mirrors?validate_only=`` -> 204
-- ``GET /links/{link}/mirrors/{topic}`` -> 200 KafkaMirrorData
+- ``POST /links/{link}/mirrors`` -> 204
+- ``GET /links/{link}/mirrors/{topic}?include_state_transition_errors=`` -> 200
+  KafkaMirrorData
 - ``POST /links/{link}/mirrors:promote`` (``:failover``, ``:pause``, ``:resume``)
   ``?validate_only=`` -> 200 KafkaPromoteMirror, a list of AlterMirrorsData
-- ``POST /links/{link}/mirrors:reverse-and-start-mirror`` (``:reverse-and-pause-mirror``)
-  ``?validate_only=`` -> 200 KafkaPromoteMirror, a list of AlterMirrorsData with
-  ``messages_truncated`` and ``partition_level_truncation_data`` (the records of the old
-  source beyond where the mirror stopped); a topic the engine refuses (link not
-  bidirectional, source cluster down, ...) is an entry with ``error_code`` 400 and the
-  engine's text, as a refused promote
+- ``POST /links/{link}/mirrors:reverse-and-start-mirror`` (``:reverse-and-pause-mirror``;
+  P's ``:promote-local-and-start-remote-mirror`` / ``:promote-local-and-pause-remote-mirror``,
+  the same reversal with promote's conditions for the local mirror) ``?validate_only=`` ->
+  200 KafkaPromoteMirror, a list of AlterMirrorsData with ``messages_truncated`` and
+  ``partition_level_truncation_data`` (the records of the old source beyond where the mirror
+  stopped); a topic the engine refuses (link not bidirectional, source cluster down, a lag
+  for the promote-local forms, ...) is an entry with ``error_code`` 400 and the engine's
+  text, as a refused promote
+- ``POST /links/{link}/mirrors:truncate-and-restore?include_partition_level_truncation_data=
+  &validate_only=`` (O) -> 200 KafkaPromoteMirror: each topic truncated to where the other
+  side's mirror stopped and mirroring again (the pattern selects the topics the engine could
+  restore), ``messages_truncated`` and, when asked, the truncation per partition
+
+Every request is first checked against its operation's rules (cli/rest/schemas.py: the query
+parameters and body fields the descriptions declare, their types, enums and required ones):
+a request they refuse is 400 ``{"error_code": 400, "message": ...}`` naming field, value and
+rule, and changes nothing.
 
 Errors are Confluent's error bodies ``{"error_code": N, "message": "..."}`` with the HTTP
 status of :func:`rest_error` (the one place engine errors become HTTP ones).
@@ -45,10 +61,12 @@ list envelope                            ``{kind, metadata: {self, next: null}, 
 item envelope                            ``{kind, metadata: {self, resource_name}, ...}``  O P
 link kinds                               KafkaLinkDataList / KafkaLinkData                 O P
 link config kinds                        KafkaLinkConfigDataList / KafkaLinkConfigData     O P
-link config fields                       cluster_id, name, value, is_default,              O
-                                         is_read_only, is_sensitive, source, synonyms,
-                                         link_name (P's older document says read_only,
-                                         sensitive; jetlink follows O)
+link config fields                       cluster_id, name, value, source, synonyms,        O P
+                                         link_name and the flags under both names: O's
+                                         is_default, is_read_only, is_sensitive and P's
+                                         default, read_only, sensitive (each requires its
+                                         own); a sensitive value is null (a Cloud listing
+                                         recorded in terraform-provider-confluent)
 mirror kinds                             KafkaMirrorDataList / KafkaMirrorData             O P
 promote/failover/pause/resume kinds      KafkaPromoteMirror / AlterMirrorsData (the        O P
                                          examples use these for all four verbs; jetlink
@@ -74,8 +92,8 @@ alter mirrors body                       {mirror_topic_names} or                
 POST links, POST mirrors,                204 No Content                                    O P
 PUT configs:alter
 DELETE link                              204 (the documents say 200 "Operation succeeded,  O P
-                                         no content in the response"; jetlink sends 204
-                                         like every other no-content answer: accept 2xx)
+                                         no content in the response"; Confluent's own
+                                         imitations of their servers answer 204: README)
 unknown cluster                          404 {404, "Cluster X cannot be found."}           O
 unknown path                             404 {404, "HTTP 404 Not Found"}                   O
 link not found                           404 {404, ...} (O's ClusterLinkNotFound           O
@@ -100,7 +118,8 @@ an alter result carries an extra ``clamps`` list (the consumer offsets promote /
 clamped: ``{group, topic, partition, from, to}``; no Confluent field has that name), and a
 reverse result an extra ``restored_mirror_status`` (ACTIVE, or PAUSED: the new mirror's status
 on the other cluster, which this cluster's answer does not otherwise show).
-``validate_only`` is also accepted when creating a mirror topic.
+A link is always described with its ``tasks`` (``include_tasks`` is accepted and changes
+nothing).
 
 Requests: one DataDir per request, opened and closed by the worker thread that runs the
 engine; a request that changed the store ends with the one bounded replication step every
