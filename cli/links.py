@@ -397,11 +397,10 @@ def delete(
 config_app = typer.Typer(
     name="config",
     help="Read, set or revert one configuration of a link.\n\nOne key at a time (links alter "
-    "changes several at once). With --rest-url: REST v3's /links/LINK/configs/KEY (GET, PUT, "
-    "DELETE).",
+    "changes several at once). With --rest-url (after links, or after the verb): REST v3's "
+    "/links/LINK/configs/KEY (GET, PUT, DELETE).",
     no_args_is_help=True,
 )
-config_app.callback()(rest_callback)
 links_app.add_typer(config_app, name="config")
 
 KeyArg = Annotated[str, typer.Argument(metavar="KEY", help="The configuration's name.")]
