@@ -396,7 +396,7 @@ def delete(
 
 config_app = typer.Typer(
     name="config",
-    help="Read, set or revert one configuration of a link.\n\nOne key at a time (links alter "
+    help="One configuration of a link.\n\nRead, set or revert one key at a time (links alter "
     "changes several at once). With --rest-url (after links, or after the verb): REST v3's "
     "/links/LINK/configs/KEY (GET, PUT, DELETE).",
     no_args_is_help=True,
@@ -446,9 +446,9 @@ def _config_line(entry: dict[str, Any]) -> str:
 @config_app.command("get")
 def config_get(ctx: typer.Context, name: LinkArg, key: KeyArg, rest_url: RestUrlOpt = None,
                json_output: JsonOption = False) -> None:
-    """Show one configuration of a link: KEY=VALUE, "(default)" when not set.
+    """Show one configuration of a link.
 
-    With --json: REST v3 link config data (name, value, is_default, is_read_only,
+    Prints KEY=VALUE, with "(default)" when it is not set. With --json: REST v3 link config data (name, value, is_default, is_read_only,
     is_sensitive, source).
     """
     app = App.of(ctx)
@@ -474,7 +474,7 @@ def config_set(ctx: typer.Context, name: LinkArg, key: KeyArg,
 @config_app.command("delete")
 def config_delete(ctx: typer.Context, name: LinkArg, key: KeyArg, rest_url: RestUrlOpt = None,
                   json_output: JsonOption = False) -> None:
-    """Revert one configuration of a link to its default.
+    """Revert one configuration to its default.
 
     As links alter --delete-config KEY. With --json: the configuration as links config get
     --json.
