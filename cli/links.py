@@ -392,5 +392,98 @@ def delete(
     )
 
 
+# -- one configuration ------------------------------------------------------------------------
+
+config_app = typer.Typer(
+    name="config",
+    help="One configuration of a link.\n\nRead, set or revert one key at a time (links alter "
+    "changes several at once). With --rest-url (after links, or after the verb): REST v3's "
+    "/links/LINK/configs/KEY (GET, PUT, DELETE).",
+    no_args_is_help=True,
+)
+links_app.add_typer(config_app, name="config")
+
+KeyArg = Annotated[str, typer.Argument(metavar="KEY", help="The configuration's name.")]
+
+
+class EngineConfigs:
+    """One configuration of a link of the embedded engine (what RestLinks does with
+    getKafkaLinkConfigs / updateKafkaLinkConfig / deleteKafkaLinkConfig): entries as
+    ``LinkConfig.entries``; an unknown key is the engine's error."""
+
+    def __init__(self, links: Links) -> None:
+        self.links = links
+
+    def get_config(self, name: str, key: str) -> dict[str, Any]:
+        from jetlink.core.kafka.links import LinkConfig
+
+        for entry in self.links.get(name, with_topics=False).config.entries():
+            if entry["name"] == key:
+                return entry
+        LinkConfig.build({key: ""})  # raises the engine's unknown-configuration error
+        raise usage(f"{key}: not a configuration of link {name}")
+
+    def set_config(self, name: str, key: str, value: str) -> dict[str, Any]:
+        self.links.alter(name, {key: value})
+        return self.get_config(name, key)
+
+    def delete_config(self, name: str, key: str) -> dict[str, Any]:
+        self.links.alter(name, {}, delete=[key])
+        return self.get_config(name, key)
+
+
+def _configs_of(app: App) -> Any:
+    links = _links(app)
+    return links if common.rest_settings(app) is not None else EngineConfigs(links)
+
+
+def _config_line(entry: dict[str, Any]) -> str:
+    value = "(sensitive)" if entry["is_sensitive"] and not entry["value"] else entry["value"]
+    default = " (default)" if entry["is_default"] else ""
+    return f"{entry['name']}={'' if value is None else value}{default}"
+
+
+@config_app.command("get")
+def config_get(ctx: typer.Context, name: LinkArg, key: KeyArg, rest_url: RestUrlOpt = None,
+               json_output: JsonOption = False) -> None:
+    """Show one configuration of a link.
+
+    Prints KEY=VALUE, with "(default)" when it is not set. With --json: REST v3 link config data (name, value, is_default, is_read_only,
+    is_sensitive, source).
+    """
+    app = App.of(ctx)
+    entry = _configs_of(app).get_config(name, key)
+    app.emit(entry, human=lambda a, _d: output.line(a, _config_line(entry)))
+
+
+@config_app.command("set")
+def config_set(ctx: typer.Context, name: LinkArg, key: KeyArg,
+               value: Annotated[str, typer.Argument(metavar="VALUE", help="The new value.")],
+               rest_url: RestUrlOpt = None, json_output: JsonOption = False) -> None:
+    """Set one configuration of a link.
+
+    The same rules as links alter --config KEY=VALUE. With --json: the configuration as
+    links config get --json.
+    """
+    app = App.of(ctx)
+    entry = _configs_of(app).set_config(name, key, value)
+    app.emit(entry, human=lambda a, _d: output.line(
+        a, f"Completed updating config {key} for cluster-link {name}."))
+
+
+@config_app.command("delete")
+def config_delete(ctx: typer.Context, name: LinkArg, key: KeyArg, rest_url: RestUrlOpt = None,
+                  json_output: JsonOption = False) -> None:
+    """Revert one configuration to its default.
+
+    As links alter --delete-config KEY. With --json: the configuration as links config get
+    --json.
+    """
+    app = App.of(ctx)
+    entry = _configs_of(app).delete_config(name, key)
+    app.emit(entry, human=lambda a, _d: output.line(
+        a, f"Completed reverting config {key} for cluster-link {name} to its default."))
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(links_app, name="links")

@@ -25,7 +25,8 @@ mirrors_app = typer.Typer(
     "destination cluster (--cluster), where the link and its mirror topics live.\n\nWith "
     "--rest-url URL (before or after the verb; or a context's rest_url) the verbs call that "
     "REST API v3 endpoint, cluster ID --cluster, and print the same output "
-    "(truncate-and-restore has no REST endpoint here).",
+    "(create --validate-only excepted: Confluent's createKafkaMirrorTopic has no validate-only "
+    "form).",
     no_args_is_help=True,
 )
 mirrors_app.callback()(rest_callback)
@@ -107,6 +108,8 @@ def create(
     Like kafka-mirrors --create. The link must be stored in this cluster, ACTIVE and in
     DESTINATION mode; the source topic must exist on the link's source cluster under the
     same name (after the link's prefix), and no topic of that name may exist here.
+    --validate-only is refused with --rest-url: Confluent's REST API cannot validate a
+    mirror topic without creating it.
     """
     app = App.of(ctx)
     info = _mirrors(app).create(topic, link, source_topic=source_topic,
@@ -365,7 +368,8 @@ def truncate_and_restore(
     Run on the original cluster with a link pointing to the cluster where the topic was
     failed over: the local topic is truncated per partition to the log end offsets at which
     that mirror stopped, then mirrors it from there. Prints the messages truncated per
-    partition.
+    partition. With --rest-url: REST mirrors:truncate-and-restore (Confluent Cloud's API;
+    Confluent Platform's has none).
     """
     app = App.of(ctx)
     res = _mirrors(app).truncate_and_restore(topic, link, dry_run=dry_run)
@@ -411,7 +415,8 @@ _REVERSE_RULES = """Run on the cluster holding the mirror, on a bidirectional li
 
     This topic becomes writable, its source becomes its mirror and starts mirroring.
 
-    Like confluent kafka mirror reverse-and-start (REST mirrors:reverse-and-start-mirror).
+    Like confluent kafka mirror reverse-and-start (REST mirrors:reverse-and-start-mirror;
+    on Confluent Platform mirrors:promote-local-and-start-remote-mirror).
 
     {_REVERSE_RULES}
     """)
@@ -431,7 +436,8 @@ def reverse_and_start(
     As reverse-and-start, but the new mirror on the source cluster is left PAUSED: mirrors
     resume there starts it.
 
-    Like confluent kafka mirror reverse-and-pause (REST mirrors:reverse-and-pause-mirror).
+    Like confluent kafka mirror reverse-and-pause (REST mirrors:reverse-and-pause-mirror;
+    on Confluent Platform mirrors:promote-local-and-pause-remote-mirror).
 
     {_REVERSE_RULES}
     """)

@@ -111,7 +111,7 @@ def test_bodies_are_confluents():
          {"source_cluster_id": "west", "configs": [{"name": "k", "value": "v"}]}),
         (f"{CLUSTER}/links/L/configs:alter", {},
          {"data": [{"name": "a", "value": "1"}, {"name": "b", "operation": "DELETE"}]}),
-        (f"{CLUSTER}/links/L/mirrors", {"validate_only": "false"},
+        (f"{CLUSTER}/links/L/mirrors", {},
          {"source_topic_name": "orders", "mirror_topic_name": "p.orders",
           "configs": [{"name": "retention.ms", "value": "1"}]}),
     ]
@@ -489,11 +489,14 @@ def test_env_rest_url(jl, nobody, monkeypatch):
     assert result.exit_code == 1 and nobody in result.stderr
 
 
-@pytest.mark.parametrize("verb", ["truncate-and-restore"])
-def test_verbs_without_a_rest_endpoint_are_refused(jl, nobody, verb):
-    result = jl("mirrors", "--rest-url", nobody, verb, "t", "--link", "L")
+def test_mirror_create_validate_only_is_refused_before_any_request(jl, nobody):
+    # createKafkaMirrorTopic declares no validate_only: a server would create the mirror.
+    result = jl("mirrors", "--rest-url", nobody, "create", "t", "--link", "L",
+                "--validate-only")
     assert result.exit_code == 2
-    assert f"mirrors {verb} has no REST API v3 endpoint" in result.stderr
+    assert "createKafkaMirrorTopic" in result.stderr
+    assert "declares no validate_only" in result.stderr
+    assert "cannot reach" not in result.stderr
 
 
 def test_bad_rest_options_are_usage_errors(jl):
@@ -806,9 +809,11 @@ def test_e2e_mirrors_create(world, both):
         d.pop("mirror_lags")
     assert docs[0] == docs[1]
     w = world(mirror=False)
-    assert ok(same(*both(w, "mirrors", "create", "orders", "--link", "L",
-                         "--validate-only"))).stdout == \
+    local, remote = both(w, "mirrors", "create", "orders", "--link", "L", "--validate-only")
+    assert ok(local).stdout == \
         "Topic orders can be created as a mirror of orders through link L.\n"
+    # createKafkaMirrorTopic has no validate-only form: refused before any request
+    assert remote.exit_code == 2 and "declares no validate_only" in remote.stderr
     local, remote = both(w, "mirrors", "create", "nope", "--link", "L")
     assert local.exit_code == remote.exit_code == 1
     assert local.stderr.rsplit(" (", 1)[0] == remote.stderr.rsplit(" (", 1)[0] == \

@@ -53,9 +53,22 @@ MAX_PAGES = 1000  # a list that keeps naming a next page is cut here
 
 _KAFKA_CODES = {code for name, code in ERROR_CODES.items() if name != "NONE"}
 
-# The POST /links/{link}/mirrors:{action} operations of REST v3 that alter_mirrors sends.
+# The POST /links/{link}/mirrors:{action} operations of REST v3 that alter_mirrors sends:
+# promote, failover, pause, resume (Cloud and Platform); reverse-and-start-mirror,
+# reverse-and-pause-mirror, truncate-and-restore (Cloud's description only);
+# promote-local-and-start-remote-mirror, promote-local-and-pause-remote-mirror (the Platform's
+# description only). Every one declares validate_only; truncate-and-restore also
+# include_partition_level_truncation_data.
 MIRROR_ACTIONS = ("promote", "failover", "pause", "resume", "reverse-and-start-mirror",
-                  "reverse-and-pause-mirror")
+                  "reverse-and-pause-mirror", "truncate-and-restore",
+                  "promote-local-and-start-remote-mirror",
+                  "promote-local-and-pause-remote-mirror")
+
+# mirror_status values of listKafkaMirrorTopics / listKafkaMirrorTopicsUnderLink: Cloud's
+# MirrorTopicStatus enum (the Platform's is a subset of it).
+MIRROR_STATUSES = ("ACTIVE", "FAILED", "LINK_FAILED", "LINK_PAUSED", "PAUSED",
+                   "PENDING_STOPPED", "SOURCE_UNAVAILABLE", "STOPPED", "PENDING_MIRROR",
+                   "PENDING_SYNCHRONIZE", "PENDING_SETUP_FOR_RESTORE", "PENDING_RESTORE")
 
 
 class RestError(JetlinkError):
@@ -311,6 +324,23 @@ class RestClient:
             body=body,
         )
 
+    def get_link_config(self, link: str, name: str) -> dict[str, Any]:
+        """GET /links/{link}/configs/{name} (getKafkaLinkConfigs)."""
+        return self._object(
+            self.request("GET", f"/links/{_seg(link)}/configs/{_seg(name)}"),
+            f"config {name} of link {link}",
+        )
+
+    def update_link_config(self, link: str, name: str, value: str) -> Any:
+        """PUT /links/{link}/configs/{name} with ``{"value": V}`` (updateKafkaLinkConfig)."""
+        return self.request("PUT", f"/links/{_seg(link)}/configs/{_seg(name)}",
+                            body={"value": value})
+
+    def delete_link_config(self, link: str, name: str) -> Any:
+        """DELETE /links/{link}/configs/{name} (deleteKafkaLinkConfig): back to the
+        default."""
+        return self.request("DELETE", f"/links/{_seg(link)}/configs/{_seg(name)}")
+
     def alter_link_configs(
         self, link: str, configs: Mapping[str, str] | None = None, delete: Iterable[str] = ()
     ) -> Any:
@@ -329,8 +359,15 @@ class RestClient:
     def list_mirrors(
         self, link: str | None = None, mirror_status: str | None = None
     ) -> list[dict[str, Any]]:
-        """GET /links/{link}/mirrors, or /links/-/mirrors (every link), ?mirror_status=."""
-        params = {"mirror_status": mirror_status} if mirror_status else None
+        """GET /links/{link}/mirrors, or /links/-/mirrors (every link), ?mirror_status=
+        (upper case, one of :data:`MIRROR_STATUSES`: the parameter is an enum)."""
+        params = None
+        if mirror_status:
+            status = mirror_status.upper()
+            if status not in MIRROR_STATUSES:
+                raise KafkaError("INVALID_REQUEST", f"Unknown mirror status {mirror_status}: "
+                                 f"one of {', '.join(MIRROR_STATUSES)}", field="mirror_status")
+            params = {"mirror_status": status}
         return self._list(f"/links/{_seg(link) if link else '-'}/mirrors", params)
 
     def get_mirror(self, link: str, topic: str) -> dict[str, Any]:
@@ -346,35 +383,33 @@ class RestClient:
         source_topic_name: str,
         mirror_topic_name: str | None = None,
         configs: Mapping[str, str] | None = None,
-        *,
-        validate_only: bool = False,
     ) -> Any:
         """POST /links/{link}/mirrors with ``{source_topic_name, mirror_topic_name,
-        configs}``: the answer's document, if any."""
+        configs}`` (createKafkaMirrorTopic): the answer's document, if any. The operation
+        declares no query parameter: there is no validate-only form of it."""
         body: dict[str, Any] = {"source_topic_name": source_topic_name}
         if mirror_topic_name is not None:
             body["mirror_topic_name"] = mirror_topic_name
         if configs:
             body["configs"] = [{"name": k, "value": v} for k, v in configs.items()]
-        return self.request(
-            "POST",
-            f"/links/{_seg(link)}/mirrors",
-            params={"validate_only": _flag(validate_only)},
-            body=body,
-        )
+        return self.request("POST", f"/links/{_seg(link)}/mirrors", body=body)
 
     def alter_mirrors(
         self, link: str, action: str, topics: Iterable[str], *, validate_only: bool = False
     ) -> list[dict[str, Any]]:
-        """POST /links/{link}/mirrors:{action} (promote, failover, pause, resume,
-        reverse-and-start-mirror, reverse-and-pause-mirror) with
-        ``{"mirror_topic_names": [...]}``: the ``data`` of the answer."""
+        """POST /links/{link}/mirrors:{action} (one of :data:`MIRROR_ACTIONS`) with
+        ``{"mirror_topic_names": [...]}`` (the body both descriptions accept):
+        the ``data`` of the answer. truncate-and-restore also asks for the per-partition
+        truncation data."""
         if action not in MIRROR_ACTIONS:
             raise ValueError(f"unknown mirror action {action!r}")
+        params = {"validate_only": _flag(validate_only)}
+        if action == "truncate-and-restore":
+            params["include_partition_level_truncation_data"] = "true"
         doc = self.request(
             "POST",
             f"/links/{_seg(link)}/mirrors:{action}",
-            params={"validate_only": _flag(validate_only)},
+            params=params,
             body={"mirror_topic_names": list(topics)},
         )
         if doc is None:

@@ -36,8 +36,22 @@ reverse-and-start and reverse-and-pause are REST v3's ``mirrors:reverse-and-star
 clamps) and the truncation of the old source (``partition_level_truncation_data``; a server that
 leaves it out shows no partition lines); the new mirror's status is the answer's
 ``restored_mirror_status`` (``jetlink serve``) or the verb's own (ACTIVE, PAUSED). A refused
-topic is the error of the command, with the server's text. truncate-and-restore is not sent
-(refused with a sentence).
+topic is the error of the command, with the server's text. Those two paths are Cloud's
+description's; the Platform's names the same actions ``mirrors:promote-local-and-start-remote-
+mirror`` / ``:promote-local-and-pause-remote-mirror``: when the server answers 404 for Cloud's
+path while the link exists (GET /links/{link} answers), the Platform's path is sent instead.
+truncate-and-restore is Cloud's ``mirrors:truncate-and-restore`` (with
+``include_partition_level_truncation_data=true``); the Platform's description has no such
+operation, and a server that does not know the path gets an error saying so.
+
+``mirrors create --validate-only`` is refused before any request: createKafkaMirrorTopic
+declares no ``validate_only`` (neither description; Confluent's CLI has no dry run for
+``kafka mirror create`` either), so a server that follows the description would create the
+mirror topic.
+
+Link configurations are read in either description's field names: Cloud's ``is_default``,
+``is_read_only``, ``is_sensitive`` and the Platform's ``default``, ``read_only``,
+``sensitive`` (:func:`config_entry`).
 """
 
 from __future__ import annotations
@@ -118,6 +132,39 @@ def open_client(app: App, settings: RestSettings) -> RestClient:
 # -- adapters: REST v3 documents -> the engine's objects -------------------------------------
 
 
+def _flag_of(doc: Mapping[str, Any], cloud: str, platform: str) -> bool | None:
+    """A link config flag under Cloud's name or the Platform's; None when neither is there."""
+    for key in (cloud, platform):
+        if isinstance(doc.get(key), bool):
+            return bool(doc[key])
+    return None
+
+
+def config_entry(doc: Mapping[str, Any]) -> dict[str, Any] | None:
+    """One REST v3 link config document (getKafkaLinkConfigs, or an entry of
+    listKafkaLinkConfigs) as jetlink's ``{name, value, is_default, is_read_only,
+    is_sensitive, source}``, reading Cloud's field names (``is_default``, ``is_read_only``,
+    ``is_sensitive``) or the Platform's (``default``, ``read_only``, ``sensitive``); a
+    missing ``is_default`` is derived from ``source``. None: not a config document."""
+    name = doc.get("name")
+    if not isinstance(name, str):
+        return None
+    default = _flag_of(doc, "is_default", "default")
+    if default is None:
+        default = doc.get("source") in (None, "DEFAULT_CONFIG")
+    read_only = _flag_of(doc, "is_read_only", "read_only")
+    sensitive = _flag_of(doc, "is_sensitive", "sensitive")
+    return {
+        "name": name,
+        "value": doc.get("value"),
+        "is_default": default,
+        "is_read_only": name == PREFIX_KEY if read_only is None else read_only,
+        "is_sensitive": bool(sensitive),
+        "source": doc.get("source") or ("DEFAULT_CONFIG" if default
+                                        else "DYNAMIC_CLUSTER_LINK_CONFIG"),
+    }
+
+
 class RemoteConfig(LinkConfig):
     """A link's configuration as REST v3 lists it (``GET /links/L/configs``): a
     :class:`LinkConfig` (``to_json``, ``is_default``, ``prefix``, ``paused`` are its own)
@@ -132,24 +179,7 @@ class RemoteConfig(LinkConfig):
 
     def __init__(self, entries: Iterable[Mapping[str, Any]] = ()) -> None:
         # Not LinkConfig.__init__: that one keeps only the keys jetlink knows.
-        rows = []
-        for e in entries:
-            name = e.get("name")
-            if not isinstance(name, str):
-                continue
-            if "is_default" in e:
-                default = bool(e.get("is_default"))
-            else:
-                default = e.get("source") in (None, "DEFAULT_CONFIG")
-            rows.append({
-                "name": name,
-                "value": e.get("value"),
-                "is_default": default,
-                "is_read_only": bool(e.get("is_read_only", name == PREFIX_KEY)),
-                "is_sensitive": bool(e.get("is_sensitive", False)),
-                "source": e.get("source") or ("DEFAULT_CONFIG" if default
-                                              else "DYNAMIC_CLUSTER_LINK_CONFIG"),
-            })
+        rows = [r for r in (config_entry(e) for e in entries) if r is not None]
         self._entries = sorted(rows, key=lambda r: r["name"])
         self.values = {r["name"]: r["value"] for r in self._entries if not r["is_default"]}
 
@@ -254,13 +284,6 @@ def alter_result(data: Mapping[str, Any], link: str) -> AlterResult:
     )
 
 
-def _no_endpoint(verb: str) -> UsageError:
-    return UsageError(
-        f"mirrors {verb} has no REST API v3 endpoint: run it on the data directory, without "
-        "--rest-url (and without a context that sets rest_url)"
-    )
-
-
 # -- links -----------------------------------------------------------------------------------
 
 
@@ -299,6 +322,27 @@ class RestLinks:
               delete: Iterable[str] = ()) -> LinkInfo:
         self.client.alter_link_configs(name, dict(configs or {}), list(delete))
         return self.get(name)
+
+    def get_config(self, name: str, key: str) -> dict[str, Any]:
+        """One configuration of the link (getKafkaLinkConfigs), as :func:`config_entry`."""
+        from jetlink.cli.rest.client import RestError
+
+        entry = config_entry(self.client.get_link_config(name, key))
+        if entry is None:
+            raise RestError(f"REST API at {self.client.base_url}: config {key} of link "
+                            f"{name}: not a REST v3 link config")
+        return entry
+
+    def set_config(self, name: str, key: str, value: str) -> dict[str, Any]:
+        """Set one configuration (updateKafkaLinkConfig); returns it as read back."""
+        self.client.update_link_config(name, key, value)
+        return self.get_config(name, key)
+
+    def delete_config(self, name: str, key: str) -> dict[str, Any]:
+        """Revert one configuration to its default (deleteKafkaLinkConfig); returns it as
+        read back."""
+        self.client.delete_link_config(name, key)
+        return self.get_config(name, key)
 
     def in_use(self, name: str) -> list[str]:
         """The mirror topics of the link that are not STOPPED (what keeps it from being
@@ -351,16 +395,18 @@ class RestMirrors:
     def create(self, topic: str, link: str, *, source_topic: str | None = None,
                configs: Mapping[str, str] | None = None, validate_only: bool = False
                ) -> MirrorInfo:
+        if validate_only:
+            raise UsageError(
+                "mirrors create --validate-only cannot be sent to a REST API: "
+                "createKafkaMirrorTopic (POST /links/{link}/mirrors) declares no validate_only "
+                "parameter, so a Confluent server would create the mirror topic; check it on "
+                "the data directory instead (without --rest-url)")
         if source_topic is None:
             prefix = RemoteConfig(self.client.link_configs(link)).prefix
             source_topic = mirror_source_topic(topic, prefix)
-        doc = self.client.create_mirror(link, source_topic, topic, dict(configs or {}),
-                                        validate_only=validate_only)
+        doc = self.client.create_mirror(link, source_topic, topic, dict(configs or {}))
         if isinstance(doc, Mapping) and doc.get("mirror_topic_name") == topic:
             return mirror_info(doc)
-        if validate_only:  # nothing to read back; the partitions are not known
-            return MirrorInfo(link, topic, source_topic, "ACTIVE", "NO_ERROR",
-                              int(time.time() * 1000), 0, [])
         return mirror_info(self.client.get_mirror(link, topic))
 
     def describe(self, topic: str, link: str | None = None) -> MirrorInfo:
@@ -451,22 +497,48 @@ class RestMirrors:
 
     # -- failing back ----------------------------------------------------------------------
 
-    def truncate_and_restore(self, topic: str, link: str, *, dry_run: bool = False) -> Any:
-        raise _no_endpoint("truncate-and-restore")
+    def truncate_and_restore(self, topic: str, link: str, *, dry_run: bool = False
+                             ) -> TruncateResult:
+        """mirrors:truncate-and-restore (Cloud's description; the Platform's has none)."""
+        entry, _res = self._one(("truncate-and-restore",), topic, link, dry_run)
+        return TruncateResult(topic, _truncation(entry))
 
     def reverse_and_start(self, topic: str, link: str, *, dry_run: bool = False
                           ) -> tuple[AlterResult, TruncateResult]:
-        return self._reverse("reverse-and-start-mirror", topic, link, dry_run, ACTIVE)
+        return self._reverse(("reverse-and-start-mirror",
+                              "promote-local-and-start-remote-mirror"),
+                             topic, link, dry_run, ACTIVE)
 
     def reverse_and_pause(self, topic: str, link: str, *, dry_run: bool = False
                           ) -> tuple[AlterResult, TruncateResult]:
-        return self._reverse("reverse-and-pause-mirror", topic, link, dry_run, PAUSED)
+        return self._reverse(("reverse-and-pause-mirror",
+                              "promote-local-and-pause-remote-mirror"),
+                             topic, link, dry_run, PAUSED)
 
-    def _reverse(self, action: str, topic: str, link: str, dry_run: bool, status: str
-                 ) -> tuple[AlterResult, TruncateResult]:
+    def _one(self, actions: tuple[str, ...], topic: str, link: str, dry_run: bool
+             ) -> tuple[Mapping[str, Any], AlterResult]:
+        """The answer's entry for ``topic`` of the first of ``actions`` the server has: on a
+        404 while the link exists (the server does not know that path), the next one; a
+        refused topic is the error of the command."""
         from jetlink.cli.rest.client import RestApiError, RestError
 
-        data = self.client.alter_mirrors(link, action, [topic], validate_only=dry_run)
+        for i, action in enumerate(actions):
+            try:
+                data = self.client.alter_mirrors(link, action, [topic], validate_only=dry_run)
+            except RestApiError as err:
+                if err.status != 404:
+                    raise
+                self.client.get_link(link)  # the link's own 404 is the error, if it is that
+                if i + 1 < len(actions):
+                    continue
+                names = " or ".join(f"mirrors:{a}" for a in actions)
+                why = ("; Confluent Cloud's REST API declares it, Confluent Platform's does not"
+                       if actions == ("truncate-and-restore",) else "")
+                raise RestError(
+                    f"REST API at {self.client.base_url} has no {names} (it answered 404: "
+                    f"{err.description}, while link '{link}' exists){why}",
+                    status=404) from None
+            break
         entry = next((d for d in data if d.get("mirror_topic_name") == topic), None)
         if entry is None:
             raise RestError(f"REST API at {self.client.base_url}: mirrors:{action} answered "
@@ -474,15 +546,25 @@ class RestMirrors:
         res = alter_result(entry, link)
         if not res.ok:
             raise RestApiError(res.error_code, res.error_code, res.error_message)
-        parts = [{"partition": _int(p.get("partition_id")),
-                  "messages_truncated": _int(p.get("messages_truncated")),
-                  "offset_truncated_to": _int(p.get("offset_truncated_to"))}
-                 for p in entry.get("partition_level_truncation_data") or []
-                 if isinstance(p, Mapping)]
+        return entry, res
+
+    def _reverse(self, actions: tuple[str, ...], topic: str, link: str, dry_run: bool,
+                 status: str) -> tuple[AlterResult, TruncateResult]:
+        entry, res = self._one(actions, topic, link, dry_run)
         # Reversing needs the same name on both sides (no link prefix): the old source
         # topic, now the mirror, is named as this one.
-        return res, TruncateResult(topic, parts,
+        return res, TruncateResult(topic, _truncation(entry),
                                    str(entry.get("restored_mirror_status") or status))
+
+
+def _truncation(entry: Mapping[str, Any]) -> list[dict[str, int]]:
+    """``partition_level_truncation_data`` of an alter result as TruncateResult partitions
+    (none when the server leaves it out)."""
+    return [{"partition": _int(p.get("partition_id")),
+             "messages_truncated": _int(p.get("messages_truncated")),
+             "offset_truncated_to": _int(p.get("offset_truncated_to"))}
+            for p in entry.get("partition_level_truncation_data") or []
+            if isinstance(p, Mapping)]
 
 
 def spinner(app: App) -> Callable[[str], contextlib.AbstractContextManager[Callable[[str], None]]]:

@@ -1,0 +1,225 @@
+"""Every answer of ``jetlink serve``, checked against Confluent's descriptions
+(tests/restfacts): valid requests (the descriptions' examples first, on clusters and topics
+named as in them) answer a declared success status with the declared document; invalid ones
+(what the request schemas refuse) answer 400 with an ``Error`` document. An answer passes
+when one description (Cloud's or the Platform's) declares it. A validate-only request leaves
+the data directory byte for byte unchanged.
+
+In process: Starlette's TestClient on ``create_app`` (Host 127.0.0.1, no token).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from restfacts import match, response_problems
+
+from jetlink.core.clock import SystemClock
+from jetlink.core.kafka.links import Links
+from jetlink.core.kafka.mirrors import Mirrors
+from jetlink.core.kafka.topics import Kafka
+from jetlink.core.store import DataDir
+
+ROOT = "/kafka/v3/clusters"
+C = f"{ROOT}/cluster-1"
+L = f"{C}/links/link-1"
+JSON = {"Content-Type": "application/json"}
+
+
+@pytest.fixture
+def served(tmp_path):
+    """Clusters cluster-1 (destination: link link-1 from cluster-2, mirrors topic-1 and
+    topic-2) and cluster-2 (topics topic-1, topic-2, topic-3) as the descriptions' examples
+    name them; a TestClient on serve's application."""
+    from starlette.testclient import TestClient
+
+    from jetlink.cli.rest.server import create_app
+
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    clock = SystemClock()
+    dd = DataDir(data)
+    try:
+        dd.add_cluster("cluster-1", kind="kafka")
+        dd.add_cluster("cluster-2", kind="kafka")
+        src = Kafka(dd.open("cluster-2"), clock)
+        for t in ("topic-1", "topic-2", "topic-3"):
+            src.create_topic(t, 2)
+        Links(dd, "cluster-1", clock).create("link-1", "cluster-2", {})
+        m = Mirrors(dd, "cluster-1", clock)
+        m.create("topic-1", "link-1")
+        m.create("topic-2", "link-1")
+        m.step()
+    finally:
+        dd.close()
+    with TestClient(create_app(data), base_url="http://127.0.0.1") as client:
+        client.data = data
+        yield client
+
+
+def call(client, method: str, path: str, query: dict[str, str] | None = None,
+         body: Any = None) -> tuple[dict[str, Any], int, Any, list[str]]:
+    """The operation, status, JSON document and, per description, the problems of the
+    answer (an empty list for a description that declares it)."""
+    resp = client.request(method, path, params=query, json=body,
+                          headers=JSON if body is not None else None)
+    doc = resp.json() if resp.content else None
+    found = match(method, path)
+    assert found is not None, (method, path)
+    fact = found[0]
+    ctype = resp.headers.get("content-type", "")
+    problems = {s: response_problems(fact, resp.status_code, doc, s, content_type=ctype)
+                for s in fact["sources"]}
+    best = min(problems.values(), key=len)
+    return fact, resp.status_code, doc, best
+
+
+def digest(data: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(data.rglob("*")):
+        if path.is_file():
+            h.update(str(path.relative_to(data)).encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+# -- valid requests: a declared success status and document --------------------------------
+
+DESTINATION_LINK = {  # the descriptions' createKafkaLink example "destination_initiated_link"
+    "source_cluster_id": "cluster-2",
+    "configs": [
+        {"name": "bootstrap.servers", "value": "cluster-2-bootstrap-server"},
+        {"name": "acl.sync.enable", "value": "false"},
+        {"name": "consumer.offset.sync.ms", "value": "30000"},
+        {"name": "sasl.mechanism", "value": "PLAIN"},
+        {"name": "security.protocol", "value": "SASL_SSL"},
+        {"name": "sasl.jaas.config", "value": "org.apache.kafka.common.security.plain."
+                                              "PlainLoginModule required username='k' "
+                                              "password='s';"},
+    ],
+}
+
+VALID = [
+    ("GET", ROOT, None, None),
+    ("GET", C, None, None),
+    ("GET", f"{C}/links", None, None),
+    ("POST", f"{C}/links", {"link_name": "link-2"}, DESTINATION_LINK),
+    ("POST", f"{C}/links", {"link_name": "link-3"}, {"source_cluster_id": "cluster-2"}),
+    ("GET", L, None, None),
+    ("GET", L, {"include_tasks": "true"}, None),
+    ("GET", f"{L}/configs", None, None),
+    ("GET", f"{L}/configs/consumer.offset.sync.ms", None, None),
+    ("PUT", f"{L}/configs/consumer.offset.sync.ms", None, {"value": "300000"}),
+    ("DELETE", f"{L}/configs/consumer.offset.sync.ms", None, None),
+    ("PUT", f"{L}/configs:alter", None,
+     {"data": [{"name": "acl.sync.ms", "operation": "DELETE"},
+               {"name": "consumer.offset.sync.ms", "value": "60000"}]}),
+    ("GET", f"{L}/mirrors", None, None),
+    ("GET", f"{L}/mirrors", {"mirror_status": "ACTIVE"}, None),
+    ("GET", f"{C}/links/-/mirrors", None, None),
+    ("GET", f"{C}/links/-/mirrors", {"mirror_status": "PENDING_RESTORE"}, None),
+    ("GET", f"{L}/mirrors/topic-1", None, None),
+    ("POST", f"{L}/mirrors", None,  # the "generic_example", on this engine's configs
+     {"source_topic_name": "topic-3", "replication_factor": 1}),
+    ("POST", f"{L}/mirrors:pause", None, {"mirror_topic_names": ["topic-1", "topic-2"]}),
+    ("POST", f"{L}/mirrors:resume", None, {"mirror_topic_name_pattern": ".*"}),
+    ("POST", f"{L}/mirrors:promote", {"validate_only": "true"},
+     {"mirror_topic_names": ["topic-1"]}),
+    ("POST", f"{L}/mirrors:failover", None, {"mirror_topic_names": ["topic-2"]}),
+    ("POST", f"{L}/mirrors:reverse-and-start-mirror", None, {"mirror_topic_names": ["topic-1"]}),
+    ("POST", f"{L}/mirrors:reverse-and-pause-mirror", None, {"mirror_topic_names": ["topic-1"]}),
+    ("POST", f"{L}/mirrors:truncate-and-restore",
+     {"include_partition_level_truncation_data": "true"}, {"mirror_topic_names": ["topic-1"]}),
+    ("POST", f"{L}/mirrors:promote-local-and-start-remote-mirror", None,
+     {"mirror_topic_names": ["topic-1"]}),
+    ("POST", f"{L}/mirrors:promote-local-and-pause-remote-mirror", None,
+     {"mirror_topic_names": ["topic-1"]}),
+    ("DELETE", L, {"force": "true"}, None),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "query", "body"), VALID,
+                         ids=lambda v: v if isinstance(v, str) else None)
+def test_valid_request_answers_as_declared(served, method, path, query, body):
+    fact, status, doc, problems = call(served, method, path, query, body)
+    assert 200 <= status < 300, (fact["operation_id"], status, doc)
+    assert problems == [], (fact["operation_id"], status, doc)
+
+
+# -- invalid requests: 400 with an Error document -------------------------------------------
+
+INVALID = [
+    # createKafkaLink: a config entry without its required value
+    ("POST", f"{C}/links", {"link_name": "link-4"},
+     {"source_cluster_id": "cluster-2", "configs": [{"name": "acl.sync.enable"}]}),
+    ("POST", f"{C}/links", None, {"source_cluster_id": "cluster-2"}),  # link_name required
+    ("POST", f"{C}/links", {"link_name": "link-4"}, {"source_cluster_id": 2}),
+    ("POST", f"{C}/links", {"link_name": "link-4", "validate_only": "maybe"},
+     {"source_cluster_id": "cluster-2"}),
+    ("POST", f"{C}/links", {"link_name": "link-4"},
+     {"source_cluster_id": "cluster-2", "configs": [{"name": "acl.sync.ms", "value": 5000}]}),
+    ("POST", f"{C}/links", {"link_name": "link-4"}, ["cluster-2"]),
+    ("PUT", f"{L}/configs:alter", None, {"data": {"name": "acl.sync.ms"}}),
+    ("PUT", f"{L}/configs:alter", None, {"data": [{"value": "1"}]}),
+    ("PUT", f"{L}/configs:alter", None,
+     {"data": [{"name": "acl.sync.ms", "value": "1000"}], "validate_only": "yes"}),
+    ("PUT", f"{L}/configs/acl.sync.ms", None, {}),
+    ("PUT", f"{L}/configs/acl.sync.ms", None, {"value": 1000}),
+    ("GET", f"{L}/mirrors", {"mirror_status": "SLEEPING"}, None),
+    ("POST", f"{L}/mirrors", None, {"mirror_topic_name": "topic-3"}),
+    ("POST", f"{L}/mirrors", None, {"source_topic_name": "topic-3", "replication_factor": "3"}),
+    ("POST", f"{L}/mirrors", None, {"source_topic_name": 3}),
+    ("POST", f"{L}/mirrors:pause", None, {"mirror_topic_names": ["topic-1", 2]}),
+    ("POST", f"{L}/mirrors:pause", None,
+     {"mirror_topic_names": ["topic-1"], "mirror_topic_name_pattern": 5}),
+    ("POST", f"{L}/mirrors:pause", None, {"mirror_topic_names": "topic-1"}),
+    ("POST", f"{L}/mirrors:promote", {"validate_only": "1"}, {"mirror_topic_names": ["topic-1"]}),
+    ("DELETE", L, {"force": "yes"}, None),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "query", "body"), INVALID,
+                         ids=lambda v: v if isinstance(v, str) else None)
+def test_invalid_request_is_400_with_an_error(served, method, path, query, body):
+    before = digest(served.data)
+    fact, status, doc, problems = call(served, method, path, query, body)
+    assert status == 400, (fact["operation_id"], status, doc)
+    assert problems == [], (fact["operation_id"], status, doc)
+    assert isinstance(doc["message"], str) and doc["message"]
+    assert digest(served.data) == before  # refused: nothing changed
+
+
+# -- validate-only: nothing changes ---------------------------------------------------------
+
+VALIDATE_ONLY = [
+    ("POST", f"{C}/links", {"link_name": "link-5", "validate_only": "true"},
+     {"source_cluster_id": "cluster-2"}),
+    ("PUT", f"{L}/configs:alter", {"validate_only": "true"},
+     {"data": [{"name": "acl.sync.ms", "value": "1000"}]}),
+    ("PUT", f"{L}/configs:alter", None,
+     {"data": [{"name": "acl.sync.ms", "value": "1000"}], "validate_only": True}),
+    ("POST", f"{L}/mirrors:failover", {"validate_only": "true"},
+     {"mirror_topic_names": ["topic-1", "topic-2"]}),
+    ("POST", f"{L}/mirrors:pause", {"validate_only": "true"},
+     {"mirror_topic_name_pattern": "topic-.*"}),
+    ("DELETE", L, {"force": "true", "validate_only": "true"}, None),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "query", "body"), VALIDATE_ONLY,
+                         ids=lambda v: v if isinstance(v, str) else None)
+def test_validate_only_changes_no_byte(served, method, path, query, body):
+    before = digest(served.data)
+    fact, status, doc, problems = call(served, method, path, query, body)
+    assert 200 <= status < 300 and problems == [], (fact["operation_id"], status, doc)
+    assert digest(served.data) == before
+
+
+def test_unknown_link_is_a_declared_error(served):
+    fact, status, doc, problems = call(served, "GET", f"{C}/links/nope")
+    assert status in (400, 404)
+    assert isinstance(doc, dict) and isinstance(doc.get("error_code"), int)
+    assert isinstance(doc.get("message"), str)
