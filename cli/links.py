@@ -448,8 +448,8 @@ def config_get(ctx: typer.Context, name: LinkArg, key: KeyArg, rest_url: RestUrl
                json_output: JsonOption = False) -> None:
     """Show one configuration of a link.
 
-    Prints KEY=VALUE, with "(default)" when it is not set. With --json: REST v3 link config data (name, value, is_default, is_read_only,
-    is_sensitive, source).
+    Prints KEY=VALUE, with "(default)" when it is not set. With --json: REST v3 link
+    config data (name, value, is_default, is_read_only, is_sensitive, source).
     """
     app = App.of(ctx)
     entry = _configs_of(app).get_config(name, key)

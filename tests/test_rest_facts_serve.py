@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from restfacts import match, response_problems
+from restfacts import OPERATIONS, match, response_problems
 
 from jetlink.core.clock import SystemClock
 from jetlink.core.kafka.links import Links
@@ -223,3 +223,12 @@ def test_unknown_link_is_a_declared_error(served):
     assert status in (400, 404)
     assert isinstance(doc, dict) and isinstance(doc.get("error_code"), int)
     assert isinstance(doc.get("message"), str)
+
+
+def test_observed_statuses_are_few_and_carry_their_evidence():
+    """Where serve follows what Confluent's servers answer instead of the descriptions, the
+    fact says so with its evidence; nothing else is accepted outside the descriptions."""
+    observed = {op: fact["observed"] for op, fact in OPERATIONS.items() if fact["observed"]}
+    assert set(observed) == {"deleteKafkaLink"}
+    assert set(observed["deleteKafkaLink"]) == {204}
+    assert "kafka_rest_router.go" in observed["deleteKafkaLink"][204]

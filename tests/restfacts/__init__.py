@@ -209,6 +209,8 @@ def response_problems(fact: Mapping[str, Any], status: int, body: Any, source: s
     """How an answer (``status``, the parsed JSON ``body`` or None when empty) breaks
     ``fact`` as ``source`` declares it."""
     responses = for_source(fact, source)["responses"]
+    if status in fact.get("observed", {}):
+        return [] if body is None else [f"status {status} (observed) has no content"]
     declared = responses.get(status)
     if declared is None and status not in responses and 500 <= status <= 599:
         declared, status_known = responses.get("5XX"), "5XX" in responses
