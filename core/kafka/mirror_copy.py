@@ -73,7 +73,7 @@ def step_link(m: Mirrors, li: Any, max_records: int | None) -> LinkReport:
     rep = LinkReport(m.cluster, li.name, state)
     rep.stopped = [r[0] for r in m._rows(li.name) if r[3] == PENDING_STOPPED]
     rep.clamps = m.finish_pending(li.name)
-    m.refresh()
+    m.refresh(li.name)
     _li, src = m._source(li.name)
     if src is None or state in ("UNAVAILABLE", "FAILED"):
         rows = m._rows(li.name)
@@ -169,7 +169,7 @@ def sync_offsets(m: Mirrors, link: str) -> int:
     """Run the link's consumer offset sync now, whatever its schedule, for its ACTIVE
     mirrors; the offsets changed."""
     li = m.links.get(link)
-    m.refresh()
+    m.refresh(link)
     return write_offsets(m, li, {r[0]: r[2] for r in m._rows(link) if r[3] == ACTIVE})
 
 
