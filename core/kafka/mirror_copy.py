@@ -63,7 +63,12 @@ def step(m: Mirrors, *, max_records: int | None = None, links: Iterable[str] | N
     for li in m.links.list():
         if wanted is not None and li.name not in wanted:
             continue
-        reports.append(step_link(m, li, max_records))
+        try:
+            reports.append(step_link(m, li, max_records))
+        except KafkaError as err:
+            # deleted meanwhile (another request or process): nothing of it is left to run
+            if err.name != "CLUSTER_LINK_NOT_FOUND" or m.links.find(li.name) is not None:
+                raise
     return reports
 
 
