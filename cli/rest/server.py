@@ -102,9 +102,11 @@ reverse result an extra ``restored_mirror_status`` (ACTIVE, or PAUSED: the new m
 on the other cluster, which this cluster's answer does not otherwise show).
 ``validate_only`` is also accepted when creating a mirror topic.
 
-Requests: one DataDir per request, opened and closed by the worker thread that runs the
-engine; a request that changed the store ends with the one bounded replication step every
-mutating CLI command runs (``jetlink.core.step.bounded_step``). A request body must be
+Requests: one DataDir per request, opened and closed by the one thread that runs the engine
+work of every request in arrival order (cli/rest/worker.py); a request that changed the store
+is answered after a bounded replication step (``jetlink.core.step.bounded_step``, the one
+every mutating CLI command ends with) that started after its write, shared with the requests
+that wrote meanwhile; the queued work of a client that disconnected is dropped. A request body must be
 JSON with ``Content-Type: application/json`` (415 otherwise: a browser cannot send that
 cross-origin without a CORS preflight, which this server never grants).
 
