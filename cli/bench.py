@@ -570,6 +570,56 @@ def live_export(
     app.emit(result, human=lambda a, doc: output.lines(a, render_export(doc)))
 
 
+@bench_app.command("serve")
+def serve(
+    ctx: typer.Context,
+    clients: Annotated[
+        list[int] | None,
+        typer.Option("--clients", min=1, max=50, metavar="N",
+                     help="Concurrent clients (repeatable; default 1, 5, 20 and 50)."),
+    ] = None,
+    rounds: Annotated[
+        int,
+        typer.Option("--rounds", min=1, metavar="N",
+                     help="Rounds of the request mix shared by the clients, per client "
+                     "count (a multiple of every --clients)."),
+    ] = 200,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.1, metavar="SECONDS",
+                            help="How long a client waits for an answer.")
+    ] = 30.0,
+    json_output: JsonOption = False,
+) -> None:
+    """Benchmark jetlink serve with concurrent clients.
+
+    For each client count: a fresh data directory (2 Kafka clusters, 20 topics, 50 links
+    with a mirror topic each), a `jetlink serve` process, and --rounds rounds of 8 requests
+    (create, get and delete a link; get and list mirrors; alter a link config; pause and
+    resume a mirror) shared by the clients. Prints requests/s, p50 and p99 latency, and the
+    seconds the server took to stop after SIGINT. Fails when an answer has an unexpected
+    status or a mirror topic is lost.
+    """
+    from jetlink.core.bench.serve import CLIENTS, bench_serve
+    from jetlink.core.errors import UsageError
+
+    counts = tuple(clients or CLIENTS)
+    for n in counts:
+        if rounds % n:
+            raise UsageError(f"--rounds {rounds} is not a multiple of --clients {n}: every "
+                             "client count shares the same rounds", field="rounds")
+    App.of(ctx).emit(bench_serve(counts, rounds, timeout=timeout), human=render_serve)
+
+
+def render_serve(app: App, doc: dict[str, Any]) -> None:
+    output.line(app, f"{doc['rounds']} rounds of {doc['requests_per_round']} requests per "
+                     f"client count ({', '.join(doc['mix'])})")
+    output.table(app, ["clients", "requests", "ok", "unanswered", "req/s", "p50 ms", "p99 ms",
+                       "max ms", "stop s"],
+                 [[r["clients"], r["requests"], r["ok"], r["unanswered"],
+                   r["requests_per_sec"], r["p50_ms"], r["p99_ms"], r["max_ms"],
+                   r["stop_seconds"]] for r in doc["results"]])
+
+
 def _time_cli_get(root: str, keys: int, runs: int) -> dict[str, Any]:
     """Median / min / max wall time of ``jetlink kv get`` processes (after one warm-up)."""
     import os

@@ -7,7 +7,9 @@ both imported only when the command runs (``jetlink --help`` stays light).
 
 Binding rules: the default host is 127.0.0.1; ``--auth-token-file FILE`` makes every request
 need ``Authorization: Bearer <the file's content>``; a host that is not a loopback address is
-refused without it (usage error), and so is a token file that its group or others can read
+refused without it (usage error): an IP literal before binding, a name once bound, judged by
+the address it bound (``--host evil.localhost`` resolving to 10.9.9.9 is not loopback
+whatever its name says); so is a token file that its group or others can read
 or write (like ssh with a private key). The socket is bound before the notice is printed, so
 ``--port 0`` works: the notice (or the ``-j`` line) gives the port chosen.
 """
@@ -17,7 +19,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -28,6 +30,11 @@ from jetlink.cli.options import JsonOption
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8090
+DEFAULT_MAX_CONNECTIONS = 256
+DEFAULT_REQUEST_TIMEOUT = 10.0
+BACKLOG = 128  # connections the kernel holds for the server beyond those it accepted
+KEEP_ALIVE = 5  # seconds an idle keep-alive connection is kept after a response (uvicorn's)
+STOP_GRACE = 1.0  # seconds the connections get to finish once a stop is asked for
 
 
 def read_token(path: Path) -> str:
@@ -57,33 +64,32 @@ def read_token(path: Path) -> str:
     return token
 
 
-def host_is_loopback(host: str) -> bool:
-    """``host`` is the loopback: ``localhost``, a loopback IP, or a name resolving only to
-    loopback addresses."""
-    import socket
+def _ip_literal(host: str) -> Any:
+    """``host`` as an IP address, or None when it is a name."""
+    import ipaddress
 
-    from jetlink.cli.rest.server import is_loopback_host
-
-    if is_loopback_host(host):
-        return True
     try:
-        import ipaddress
-
-        ipaddress.ip_address(host.strip("[]"))
-        return False  # an IP literal that is not loopback
+        return ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
     except ValueError:
-        pass
-    try:
-        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-    except OSError:
+        return None
+
+
+def bound_is_loopback(sock: Any) -> bool:
+    """Whether the address ``sock`` is bound to is a loopback one (127.0.0.0/8, ::1, or an
+    IPv4-mapped loopback): the address actually bound, never the name it came from."""
+    address = _ip_literal(str(sock.getsockname()[0]))
+    if address is None:  # pragma: no cover - a TCP socket's name is an address
         return False
-    return bool(infos) and all(is_loopback_host(str(info[4][0])) for info in infos)
+    mapped = getattr(address, "ipv4_mapped", None)
+    return bool(address.is_loopback or (mapped is not None and mapped.is_loopback))
 
 
-def _listen(host: str, port: int) -> object:
-    """A listening TCP socket on ``host``:``port`` (JetlinkError when it cannot be bound)."""
+def _listen(host: str, port: int) -> Any:
+    """A listening TCP socket on ``host``:``port``, the first address ``host`` resolves to
+    (cli/rest/conn.py ``Listener``; JetlinkError when it cannot be bound)."""
     import socket
 
+    from jetlink.cli.rest.conn import Listener
     from jetlink.core.errors import JetlinkError
 
     try:
@@ -92,11 +98,11 @@ def _listen(host: str, port: int) -> object:
     except OSError as exc:
         raise JetlinkError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     family, socktype, proto, _canon, addr = infos[0]
-    sock = socket.socket(family, socktype, proto)
+    sock = Listener(family, socktype, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(addr)
-        sock.listen(128)
+        sock.listen(BACKLOG)
     except OSError as exc:
         sock.close()
         raise JetlinkError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
@@ -104,12 +110,20 @@ def _listen(host: str, port: int) -> object:
     return sock
 
 
-def _url(sock: object) -> str:
-    addr = sock.getsockname()  # type: ignore[attr-defined]
+def _url(sock: Any) -> str:
+    addr = sock.getsockname()
     host, port = addr[0], addr[1]
     if ":" in host:
         host = f"[{host}]"
     return f"http://{host}:{port}"
+
+
+def _not_loopback(host: str, bound: str | None = None) -> typer.Exit:
+    where = f" (it is bound to {bound})" if bound is not None else ""
+    return usage(
+        f"--host {host} is not a loopback address{where}: serving beyond this machine needs "
+        "--auth-token-file FILE (every request must then send Authorization: Bearer TOKEN)"
+    )
 
 
 def serve(
@@ -135,6 +149,18 @@ def serve(
             show_default=False,
         ),
     ] = None,
+    max_connections: Annotated[
+        int,
+        typer.Option("--max-connections", metavar="N", min=1,
+                     help="Most connections open at once; beyond, the oldest idle one is "
+                     "closed (lowered to fit the open-file limit)."),
+    ] = DEFAULT_MAX_CONNECTIONS,
+    request_timeout: Annotated[
+        float,
+        typer.Option("--request-timeout", metavar="SECONDS", min=0.1, max=3600.0,
+                     help="Time a connection has to send a whole request (header and "
+                     "body), from its opening or its previous answer; then it is closed."),
+    ] = DEFAULT_REQUEST_TIMEOUT,
     json_output: JsonOption = False,
 ) -> None:
     """Serve the Confluent REST API v3 of links.
@@ -150,18 +176,17 @@ def serve(
     one JSON line {"url", "clusters"} on stdout) once the socket is listening; either URL
     works as --rest-url of links / mirrors as printed. Runs until
     interrupted. A host that is not a loopback address is refused unless --auth-token-file
-    is given; the token file must not be readable by group or others.
+    is given (a name is judged by the address it binds); the token file must not be
+    readable by group or others. Requests run one at a time, in arrival order; the work of
+    a client that went away is dropped. A connection that does not send a whole request
+    within --request-timeout is closed.
     """
     app = App.of(ctx)
     token = read_token(auth_token_file) if auth_token_file is not None else None
-    if token is None and not host_is_loopback(host):
-        raise usage(
-            f"--host {host} is not a loopback address: serving beyond this machine needs "
-            "--auth-token-file FILE (every request must then send Authorization: Bearer "
-            "TOKEN)"
-        )
-    import uvicorn
-
+    literal = _ip_literal(host)
+    if token is None and literal is not None and not literal.is_loopback:
+        raise _not_loopback(host)  # refused before binding
+    from jetlink.cli.rest import conn
     from jetlink.cli.rest.server import BASE_PATH, create_app
     from jetlink.core.store import DataDir
 
@@ -171,14 +196,15 @@ def serve(
     finally:
         store.close()
     sock = _listen(host, port)
+    if token is None and not bound_is_loopback(sock):  # a name: decided on what it bound
+        bound = str(sock.getsockname()[0])
+        sock.close()
+        raise _not_loopback(host, bound)
     url = _url(sock)
-    server = uvicorn.Server(uvicorn.Config(
-        create_app(app.data_dir, token=token),
-        log_level="warning",
-        access_log=False,
-        lifespan="off",
-        server_header=False,
-    ))
+    rest_app = create_app(app.data_dir, token=token)
+    server = _server(rest_app, conn.connection_cap(max_connections,
+                                                   conn.raise_open_file_limit()),
+                     request_timeout)
     if app.json:
         output.json_line({"url": url + BASE_PATH, "clusters": clusters})
     else:
@@ -188,9 +214,45 @@ def serve(
                            f"{'bearer token required' if token else 'no authentication'}. "
                            "Stop with Ctrl-C.")
     try:
-        server.run(sockets=[sock])  # type: ignore[list-item]
+        server.run(sockets=[sock])
     finally:
-        sock.close()  # type: ignore[attr-defined]
+        rest_app.state.engine.close()
+        sock.close()
+
+
+def _server(rest_app: Any, max_connections: int, request_timeout: float) -> Any:
+    """The uvicorn server of ``rest_app`` (cli/rest/conn.py: the request deadline, the
+    connection cap, accept failures and event loop errors logged once a minute). On SIGINT
+    or SIGTERM it stops listening, drops the engine work still queued (those requests are
+    answered 503), lets the running request finish, and gives the connections
+    :data:`STOP_GRACE` seconds before cancelling what is left."""
+    import asyncio
+
+    import uvicorn
+
+    from jetlink.cli.rest import conn
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            asyncio.get_running_loop().set_exception_handler(conn.rate_limited_handler())
+            await super().startup(sockets=sockets)
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            rest_app.state.engine.close(wait=0)
+            await super().shutdown(sockets=sockets)
+
+    return Server(uvicorn.Config(
+        rest_app,
+        http=conn.protocol_class(request_timeout, max_connections),
+        loop="asyncio",
+        backlog=BACKLOG,
+        timeout_keep_alive=KEEP_ALIVE,
+        timeout_graceful_shutdown=STOP_GRACE,  # type: ignore[arg-type]
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        server_header=False,
+    ))
 
 
 def register(app: typer.Typer) -> None:

@@ -121,10 +121,12 @@ on the other cluster, which this cluster's answer does not otherwise show).
 A link is always described with its ``tasks`` (``include_tasks`` is accepted and changes
 nothing).
 
-Requests: one DataDir per request, opened and closed by the worker thread that runs the
-engine; a request that changed the store ends with the one bounded replication step every
-mutating CLI command runs (``jetlink.core.step.bounded_step``). A request body must be
-JSON with ``Content-Type: application/json`` (415 otherwise: a browser cannot send that
+Requests: one DataDir per request, opened and closed by the one thread that runs the engine
+work of every request in arrival order (cli/rest/worker.py); a request that changed the store
+is answered after a bounded replication step (``jetlink.core.step.bounded_step``, the one
+every mutating CLI command ends with) that started after its write, shared with the requests
+that wrote meanwhile; the queued work of a client that disconnected is dropped. A request
+body must be JSON with ``Content-Type: application/json`` (415 otherwise: a browser cannot send that
 cross-origin without a CORS preflight, which this server never grants).
 
 Faults (docs/faults.md): a body over :data:`MAX_BODY_BYTES` is 413 whether it comes with a
@@ -165,6 +167,8 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from jetlink.cli.rest.worker import EngineWorker, Outcome, WorkerClosed
 
 __all__ = [
     "BASE_PATH",
@@ -1007,27 +1011,72 @@ def _step_error(err: Exception) -> None:
 
 def _run(handler: Handler, data_dir: Path, clock_factory: Callable[[], Any],
          cluster: str, params: dict[str, str], query: dict[str, Any], body: Any, base: str,
-         mutating: bool) -> tuple[int, Any]:
-    """``handler`` on a DataDir opened for this request (in a worker thread); a request
-    that changed the store ends with one bounded replication step."""
-    from jetlink.core.step import bounded_step
+         mutating: bool) -> Outcome:
+    """``handler`` on a DataDir opened for this request (in the engine thread,
+    cli/rest/worker.py): its answer ``(status, document)`` or its error, and whether it
+    changed the store (the request is then answered after the next replication step)."""
     from jetlink.core.store import DataDir
     from jetlink.core.store.datadir import NAME_RE
 
     if not NAME_RE.fullmatch(cluster):
-        raise RestError(404, 404, f"Cluster {cluster} cannot be found.")
+        return Outcome(error=RestError(404, 404, f"Cluster {cluster} cannot be found."))
     store = DataDir(data_dir)
     call = Call(store, cluster, clock_factory(), params, query, body, base)
+    outcome = Outcome()
     try:
-        if not store.has_cluster(cluster):
-            raise RestError(404, 404, f"Cluster {cluster} cannot be found.")
-        return handler(call)
-    finally:
         try:
-            if mutating and not call.dry and store.wrote():
-                bounded_step(store, call.clock, _step_error)
-        finally:
-            store.close()
+            if not store.has_cluster(cluster):
+                raise RestError(404, 404, f"Cluster {cluster} cannot be found.")
+            outcome.value = handler(call)
+        except Exception as exc:  # noqa: BLE001 - answered by the endpoint
+            outcome.error = exc
+        outcome.wrote = mutating and not call.dry and store.wrote()
+    finally:
+        store.close()
+    return outcome
+
+
+def _step(data_dir: Path, clock_factory: Callable[[], Any]) -> None:
+    """The bounded replication step every mutating CLI command ends with
+    (``jetlink.core.step.bounded_step``), failures on the log."""
+    from jetlink.core.step import bounded_step
+    from jetlink.core.store import DataDir
+
+    store = DataDir(data_dir)
+    try:
+        bounded_step(store, clock_factory(), _step_error)
+    except Exception as exc:  # noqa: BLE001 - bounded_step reports engine errors itself
+        _step_error(exc)
+    finally:
+        store.close()
+
+
+async def _in_engine(request: Request, work: Callable[[], Outcome]) -> Any:
+    """``work`` run by the engine thread (cli/rest/worker.py); its value, or its error
+    raised. A client that disconnects while the work waits in the queue has it dropped:
+    :class:`ClientDisconnect` is raised then (nobody is left to answer)."""
+    import asyncio
+
+    engine: EngineWorker = request.app.state.engine
+    job = engine.submit(work)
+    answer = asyncio.wrap_future(job.future)
+    gone = asyncio.ensure_future(_disconnected(request.receive))
+    try:
+        await asyncio.wait((answer, gone), return_when=asyncio.FIRST_COMPLETED)
+        if not answer.done() and job.abandon():
+            raise ClientDisconnect()
+        return await answer
+    except asyncio.CancelledError:  # the server stops: the queued work is dropped
+        job.abandon()
+        raise
+    finally:
+        gone.cancel()
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Returns once the client has closed the connection (the request body was read)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 # A JSON string (an unterminated one runs to the end): consumed left to right, so linear.
@@ -1120,9 +1169,13 @@ def _endpoint(handlers: Mapping[str, tuple[Any, Handler]], data_dir: Path,
         try:
             body = await _read_json(request) if operation.body is not None else None
             query = checked_request(operation, request, body)
-            status, doc = await run_in_threadpool(
-                _run, handler, data_dir, clock_factory, cluster, params,
-                query, body, base, method != "GET")
+            status, doc = await _in_engine(request, lambda: _run(
+                handler, data_dir, clock_factory, cluster, params, query, body, base,
+                method != "GET"))
+        except ClientDisconnect:
+            return Response(status_code=499)  # not sent: the client is gone
+        except WorkerClosed:
+            return _error_response(RestError(503, 503, "The server is shutting down"))
         except Exception as exc:  # noqa: BLE001 - every failure becomes an error body
             return _failure(request.scope, exc)
         if doc is None:
@@ -1163,9 +1216,13 @@ def create_app(data_dir: Path, *, clock_factory: Callable[[], Any] | None = None
     routes.insert(0, Route(BASE_PATH, _clusters_endpoint(Path(data_dir),
                                                          OPERATIONS["listKafkaClusters"]),
                            methods=["GET"]))
-    return Starlette(
+    app = Starlette(
         routes=routes,
         middleware=[Middleware(FaultMiddleware), Middleware(GuardMiddleware, token=token),
                     Middleware(BodyLimitMiddleware, max_bytes=MAX_BODY_BYTES)],
         exception_handlers={HTTPException: _http_exception},
     )
+    # every request's engine work and the replication steps: one thread (cli/rest/worker.py);
+    # app.state.engine.close() when the server stops
+    app.state.engine = EngineWorker(lambda: _step(Path(data_dir), clocks))
+    return app

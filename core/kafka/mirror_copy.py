@@ -63,7 +63,12 @@ def step(m: Mirrors, *, max_records: int | None = None, links: Iterable[str] | N
     for li in m.links.list():
         if wanted is not None and li.name not in wanted:
             continue
-        reports.append(step_link(m, li, max_records))
+        try:
+            reports.append(step_link(m, li, max_records))
+        except KafkaError as err:
+            # deleted meanwhile (another request or process): nothing of it is left to run
+            if err.name != "CLUSTER_LINK_NOT_FOUND" or m.links.find(li.name) is not None:
+                raise
     return reports
 
 
@@ -73,7 +78,7 @@ def step_link(m: Mirrors, li: Any, max_records: int | None) -> LinkReport:
     rep = LinkReport(m.cluster, li.name, state)
     rep.stopped = [r[0] for r in m._rows(li.name) if r[3] == PENDING_STOPPED]
     rep.clamps = m.finish_pending(li.name)
-    m.refresh()
+    m.refresh(li.name)
     _li, src = m._source(li.name)
     if src is None or state in ("UNAVAILABLE", "FAILED"):
         rows = m._rows(li.name)
@@ -169,7 +174,7 @@ def sync_offsets(m: Mirrors, link: str) -> int:
     """Run the link's consumer offset sync now, whatever its schedule, for its ACTIVE
     mirrors; the offsets changed."""
     li = m.links.get(link)
-    m.refresh()
+    m.refresh(link)
     return write_offsets(m, li, {r[0]: r[2] for r in m._rows(link) if r[3] == ACTIVE})
 
 

@@ -80,7 +80,7 @@ REVERSING = "reverse"
 
 def _select(m: Mirrors, topics: Sequence[str], link: str) -> list[tuple[str, tuple | None]]:
     m.links.get(link)
-    m.refresh()
+    m.refresh(link)
     rows = {r[0]: r for r in m._rows(link)}
     names = list(topics) if topics else list(rows)
     return [(t, rows.get(t)) for t in names]
@@ -115,7 +115,7 @@ def _set_paused(m: Mirrors, topics: Sequence[str], link: str, paused: bool, dry_
                              (int(paused), name))
         out.append(res)
     if not dry_run:
-        m.refresh()
+        m.refresh(link)
     for res in out:
         if res.ok:
             res.mirror_lags = m.describe(res.mirror_topic_name, link).mirror_lags

@@ -237,7 +237,7 @@ class Mirrors:
             stopped_seq=row[10])
 
     def describe(self, topic: str, link: str | None = None) -> MirrorInfo:
-        self.refresh()
+        self.refresh(link, topic)
         rows = self._rows(link, topic)
         if not rows:
             raise KafkaError("INVALID_REQUEST", not_mirrored_message(topic)
@@ -251,7 +251,7 @@ class Mirrors:
         if status is not None and status.upper() not in STATUSES:
             raise KafkaError("INVALID_REQUEST", f"Unknown mirror status {status}: one of "
                              f"{', '.join(STATUSES)}", field="mirror_status")
-        self.refresh()
+        self.refresh(link)
         out = []
         for row in self._rows(link):
             if status is not None and row[3] != status.upper():
@@ -293,12 +293,15 @@ class Mirrors:
             return FAILED, problem, since
         return ACTIVE, NO_ERROR, since
 
-    def refresh(self) -> None:
-        """Recompute every mirror's status (cheap; runs before every read)."""
+    def refresh(self, link: str | None = None, topic: str | None = None) -> None:
+        """Recompute the statuses of the mirrors of ``link`` / named ``topic`` (every mirror
+        when neither is given; runs before every read of them). A status is written only
+        over the one it was computed from, so a change made meanwhile (by another request
+        or process) is never overwritten with a status computed from older data."""
         now = now_ms(self.clock)
         changes = []
         links: dict[str, tuple[str, Any, int]] = {}
-        for row in self._rows():
+        for row in self._rows(link, topic):
             if row[1] not in links:
                 try:
                     li, src = self._source(row[1])
@@ -310,12 +313,13 @@ class Mirrors:
             status, error, trouble = self._target_status(row, state, src, now, retry)
             if (status, error, trouble) != (row[3], row[4], row[9]):
                 changes.append((status, error, trouble, now if status != row[3] else row[5],
-                                row[0]))
+                                row[0], row[1], row[3], row[4], row[7], row[9]))
         if changes:
             with self._schema.write() as conn:
                 conn.executemany(
                     "UPDATE mirrors SET status = ?, error = ?, trouble_since_ms = ?, "
-                    "status_time_ms = ? WHERE topic = ?", changes)
+                    "status_time_ms = ? WHERE topic = ? AND link = ? AND status = ? "
+                    "AND error IS ? AND paused = ? AND trouble_since_ms IS ?", changes)
 
     # -- creation (mirror_create) ----------------------------------------------------------
     create = mirror_create.create
@@ -370,11 +374,18 @@ class Mirrors:
             conn.execute("DELETE FROM synced_offsets WHERE topic = ?", (topic,))
 
     def drop_orphans(self) -> None:
-        """Mirror rows whose topic was deleted."""
-        names = {t.name for t in self.kafka.topics()}
-        for row in self._rows():
-            if row[0] not in names:
-                self.forget_topic(row[0])
+        """Mirror rows whose topic was deleted. Found again and removed inside one write
+        transaction: a mirror created meanwhile (its topic committed before its row, by
+        another request or process) is never taken for an orphan."""
+        orphans = ("SELECT topic FROM mirrors WHERE topic NOT IN (SELECT name FROM topics)")
+        with self._schema.read() as conn:
+            if conn.execute(orphans + " LIMIT 1").fetchone() is None:
+                return
+        with self._schema.write() as conn:
+            topics = [(r[0],) for r in conn.execute(orphans)]
+            conn.executemany("DELETE FROM mirrors WHERE topic = ?", topics)
+            conn.executemany("DELETE FROM mirror_partitions WHERE topic = ?", topics)
+            conn.executemany("DELETE FROM synced_offsets WHERE topic = ?", topics)
 
 
 def link_hooks(datadir: DataDir, cluster: Any, clock: Clock | None = None) -> Any:

@@ -1,0 +1,433 @@
+"""``jetlink serve`` under load: concurrent clients lose no acknowledged write, the engine
+thread (cli/rest/worker.py) drops abandoned work and shares steps, connections time out and
+are capped (cli/rest/conn.py), accept failures are logged once, SIGINT stops the server
+within two seconds, and loopback is decided on the address bound (cli/serve.py).
+
+Real ``jetlink serve`` processes and real sockets, except for the worker's and the listening
+socket's own tests.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from test_rest_server import JSON, Server, server_env
+
+from jetlink.cli.rest.conn import Listener, connection_cap
+from jetlink.cli.rest.worker import EngineWorker, Outcome, WorkerClosed
+from jetlink.core.clock import SystemClock
+from jetlink.core.kafka.links import Links
+from jetlink.core.kafka.mirrors import Mirrors, pump_links
+from jetlink.core.kafka.topics import Kafka
+from jetlink.core.store import DataDir
+
+API = "/kafka/v3/clusters"
+
+
+def make_data(tmp: Path, topics: int = 20, records: int = 3) -> Path:
+    """Clusters kwest and keast (kafka), topics t0.. on kwest with ``records`` records."""
+    data = tmp / "data"
+    dd = DataDir(data)
+    dd.add_cluster("kwest", "kafka")
+    dd.add_cluster("keast", "kafka")
+    west = Kafka(dd.open("kwest"), SystemClock())
+    for k in range(topics):
+        west.create_topic(f"t{k}", 1)
+        west.produce(f"t{k}", [(None, f"v{j}".encode()) for j in range(records)])
+    dd.close()
+    return data
+
+
+# -- concurrent clients ---------------------------------------------------------------------
+
+
+def test_concurrent_clients_lose_no_acknowledged_write(tmp_path):
+    """Four clients, each on links of its own: create a link, two mirror topics, read them
+    back, delete the previous link (forced); every acknowledged write is there afterwards,
+    every acknowledged delete gone, and no replication step failed."""
+    data = make_data(tmp_path)
+    server = Server(data, tmp_path)
+    created: dict[str, list[str]] = {}  # link -> its mirrors (acknowledged)
+    deleted: set[str] = set()
+    problems: list[str] = []
+    lock = threading.Lock()
+
+    def client(i: int) -> None:
+        with httpx.Client(base_url=server.url + API + "/keast", timeout=60) as http:
+            previous = None
+            for j in range(6):
+                link, prefix = f"l{i}-{j}", f"a{i}x{j}_"
+                r = http.post("/links", params={"link_name": link}, headers=JSON, json={
+                    "source_cluster_id": "kwest",
+                    "configs": [{"name": "cluster.link.prefix", "value": prefix}]})
+                if r.status_code != 204:
+                    problems.append(f"create {link}: {r.status_code} {r.text}")
+                    return
+                with lock:
+                    created[link] = []
+                for k in ((i + j) % 20, (i + j + 7) % 20):
+                    r = http.post(f"/links/{link}/mirrors", headers=JSON,
+                                  json={"source_topic_name": f"t{k}"})
+                    if r.status_code != 204:
+                        problems.append(f"mirror {link} t{k}: {r.status_code} {r.text}")
+                        continue
+                    with lock:
+                        created[link].append(prefix + f"t{k}")
+                    r = http.get(f"/links/{link}/mirrors/{prefix}t{k}")
+                    if r.status_code != 200:
+                        problems.append(f"read back {prefix}t{k}: {r.status_code} {r.text}")
+                if previous is not None:
+                    r = http.delete(f"/links/{previous}", params={"force": "true"})
+                    if r.status_code not in (200, 204):
+                        problems.append(f"delete {previous}: {r.status_code} {r.text}")
+                    else:
+                        with lock:
+                            deleted.add(previous)
+                previous = link
+
+    try:
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert problems == []
+        assert len(created) == 24 and len(deleted) == 20
+        with httpx.Client(base_url=server.url + API + "/keast", timeout=30) as http:
+            for link, mirrors in created.items():
+                status = http.get(f"/links/{link}").status_code
+                assert status == (404 if link in deleted else 200), link
+                if link in deleted:
+                    continue
+                assert len(mirrors) == 2
+                for name in mirrors:
+                    r = http.get(f"/links/{link}/mirrors/{name}")
+                    assert r.status_code == 200, (name, r.text)
+                    assert r.json()["mirror_status"] == "ACTIVE"
+        log = server.stderr()
+        assert "replication step failed" not in log and "Traceback" not in log, log
+    finally:
+        server.stop()
+    # the engine agrees: the four remaining links' mirrors hold their records
+    dd = DataDir(data)
+    try:
+        mirrors = {m.mirror_topic_name: m for m in Mirrors(dd, "keast", SystemClock()).list()}
+        for link, names in created.items():
+            for name in names:
+                if link not in deleted:
+                    assert sum(p.log_end for p in mirrors[name].mirror_lags) == 3, name
+    finally:
+        dd.close()
+
+
+def test_mirrors_created_while_another_process_steps_are_kept(tmp_path):
+    """The orphan cleanup of a link step (``Mirrors.drop_orphans``) running while mirror
+    topics are created from another connection (another request, another process) never
+    takes a new mirror for an orphan: it used to read the topics, then the mirror rows, and
+    dropped a mirror created in between."""
+    data = make_data(tmp_path, topics=150, records=1)
+    creator = DataDir(data)
+    links = Links.open(creator, "keast", SystemClock())
+    links.create("L", "kwest", {"cluster.link.prefix": "m_"})
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def stepper() -> None:
+        dd = DataDir(data)
+        try:
+            while not stop.is_set():
+                pump_links(dd, SystemClock())
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            errors.append(exc)
+        finally:
+            dd.close()
+
+    t = threading.Thread(target=stepper)
+    t.start()
+    try:
+        m = Mirrors(creator, "keast", SystemClock())
+        for k in range(150):
+            m.create(f"m_t{k}", "L", source_topic=f"t{k}")
+    finally:
+        stop.set()
+        t.join()
+    assert errors == []
+    names = {i.mirror_topic_name for i in Mirrors(creator, "keast", SystemClock()).list()}
+    creator.close()
+    assert names == {f"m_t{k}" for k in range(150)}
+
+
+# -- the engine thread ----------------------------------------------------------------------
+
+
+def test_abandoned_work_is_not_run_and_close_drops_the_queue():
+    started, release, ran = threading.Event(), threading.Event(), []
+    worker = EngineWorker(lambda: None)
+
+    def blocking() -> Outcome:
+        started.set()
+        release.wait(10)
+        ran.append("first")
+        return Outcome(value=1)
+
+    first = worker.submit(blocking)
+    assert started.wait(10)
+    gone = worker.submit(lambda: ran.append("abandoned") or Outcome(value=2))
+    queued = worker.submit(lambda: ran.append("queued") or Outcome(value=3))
+    assert gone.abandon()  # its client went away before it started
+    assert not first.abandon()  # running: it finishes
+    worker.close(wait=0)
+    release.set()
+    assert first.future.result(10) == 1
+    with pytest.raises(WorkerClosed):
+        queued.future.result(10)
+    worker.close()
+    assert ran == ["first"]
+    late = worker.submit(lambda: Outcome(value=4))
+    with pytest.raises(WorkerClosed):
+        late.future.result(1)
+
+
+def test_requests_that_wrote_share_a_step_started_after_their_write():
+    log: list[str] = []
+    release = threading.Event()
+    worker = EngineWorker(lambda: log.append("step"), step_every=10.0)
+
+    def hold() -> Outcome:
+        release.wait(10)
+        return Outcome(value="read")
+
+    def write(n: int) -> Outcome:
+        log.append(f"write {n}")
+        return Outcome(value=n, wrote=True)
+
+    jobs = [worker.submit(hold), *(worker.submit(lambda n=n: write(n)) for n in range(5))]
+    release.set()
+    assert [j.future.result(10) for j in jobs] == ["read", 0, 1, 2, 3, 4]
+    # the five writes were queued together: one step after the last of them
+    assert log == ["write 0", "write 1", "write 2", "write 3", "write 4", "step"]
+    failing = worker.submit(lambda: Outcome(error=ValueError("refused"), wrote=True))
+    with pytest.raises(ValueError):
+        failing.future.result(10)
+    assert log[-1] == "step"  # a refused request that wrote is answered after a step too
+    worker.close()
+
+
+def test_sigint_stops_a_busy_server_within_two_seconds(tmp_path):
+    data = make_data(tmp_path, topics=2)
+    server = Server(data, tmp_path)
+    stop = threading.Event()
+
+    def hammer(i: int) -> None:
+        with httpx.Client(base_url=server.url + API + "/keast", timeout=30) as http:
+            j = 0
+            while not stop.is_set():
+                try:
+                    http.post("/links", params={"link_name": f"h{i}-{j}"}, headers=JSON,
+                              json={"source_cluster_id": "kwest"})
+                except httpx.TransportError:
+                    return
+                j += 1
+
+    threads = [threading.Thread(target=hammer, args=(i,), daemon=True) for i in range(20)]
+    try:
+        for t in threads:
+            t.start()
+        time.sleep(1.5)
+        t0 = time.monotonic()
+        server.proc.send_signal(signal.SIGINT)
+        server.proc.wait(10)
+        assert time.monotonic() - t0 < 2.0
+        assert "Traceback" not in server.stderr()
+    finally:
+        stop.set()
+        server.stop()
+
+
+# -- connections ----------------------------------------------------------------------------
+
+
+def _closed_within(sock: socket.socket, seconds: float) -> bool:
+    """Whether the server closes ``sock`` within ``seconds`` (it sends nothing first)."""
+    sock.settimeout(seconds)
+    try:
+        return sock.recv(1024) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def _address(server: Server) -> tuple[str, int]:
+    host, port = server.url.removeprefix("http://").rsplit(":", 1)
+    return host, int(port)
+
+
+def test_idle_partial_and_slow_connections_time_out_and_are_capped(tmp_path):
+    data = make_data(tmp_path, topics=1)
+    server = Server(data, tmp_path, "--request-timeout", "1", "--max-connections", "16")
+    address = _address(server)
+    socks: list[socket.socket] = []
+    try:
+        socks = [socket.create_connection(address) for _ in range(40)]  # idle, beyond the cap
+        t0 = time.monotonic()
+        r = httpx.get(server.url + API + "/keast/links", timeout=5)
+        assert r.status_code == 200 and time.monotonic() - t0 < 2
+        idle = socket.create_connection(address)
+        partial = socket.create_connection(address)
+        partial.sendall(b"GET /kafka/v3/clusters HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: b")
+        slow = socket.create_connection(address)
+        slow.sendall(b"POST /kafka/v3/clusters/keast/links?link_name=s HTTP/1.1\r\n"
+                     b"Host: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 100\r\n\r\n{\"source_")
+        t0 = time.monotonic()
+        for sock in (idle, partial, slow):
+            assert _closed_within(sock, 4), sock
+            sock.close()
+        assert 0.5 < time.monotonic() - t0 < 4
+        # every idle socket of the first batch was closed too (by the cap or the deadline)
+        assert all(_closed_within(s, 3) for s in socks)
+        assert httpx.get(server.url + API + "/keast/links/s", timeout=5).status_code == 404
+        # a keep-alive connection that answered gets the same deadline for its next request
+        with httpx.Client(timeout=5) as http:
+            assert http.get(server.url + API).status_code == 200
+            time.sleep(1.5)
+            assert http.get(server.url + API).status_code == 200  # reconnects
+        assert len(server.stderr()) < 500, server.stderr()  # no line per connection
+    finally:
+        for s in socks:
+            s.close()
+        server.stop()
+
+
+def test_connections_beyond_the_open_file_limit_are_shed_and_logged_once(tmp_path):
+    """1,200 idle sockets against an open-file limit of 1,024, at a smaller scale: a limit of
+    128 and 600 idle sockets.
+    The cap fits under the limit, so a normal request is answered and the log stays short."""
+    data = make_data(tmp_path, topics=1)
+    err_path = tmp_path / "serve.err"
+
+    def low_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))
+
+    with open(err_path, "w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "jetlink.cli.main", "--data-dir", str(data), "serve",
+             "--port", "0", "-j", "--max-connections", "5000", "--request-timeout", "30"],
+            stdout=subprocess.PIPE, stderr=err, text=True, env=server_env(tmp_path),
+            preexec_fn=low_limit)
+    socks: list[socket.socket] = []
+    try:
+        url = json.loads(proc.stdout.readline())["url"]
+        host, port = url.removeprefix("http://").split("/", 1)[0].rsplit(":", 1)
+        for _ in range(600):
+            try:
+                socks.append(socket.create_connection((host, int(port)), timeout=5))
+            except OSError:
+                break
+        time.sleep(0.5)
+        r = httpx.get(url + "/keast/links", timeout=10)
+        assert r.status_code == 200
+        assert proc.poll() is None
+        log = err_path.read_text()
+        assert len(log.splitlines()) <= 2 and len(log) < 1000, log
+    finally:
+        for s in socks:
+            s.close()
+        proc.send_signal(signal.SIGINT)
+        proc.wait(10)
+        proc.stdout.close()
+
+
+def test_connection_cap_fits_the_open_file_limit():
+    assert connection_cap(256, 1024) == 256
+    assert connection_cap(5000, 1024) == 960
+    assert connection_cap(256, 40) == 8
+    assert connection_cap(256, None) == 256
+
+
+def test_accept_without_descriptors_sheds_the_connection_and_logs_once(capfd):
+    listener = Listener(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    clients = [socket.create_connection(listener.getsockname()) for _ in range(3)]
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    fillers: list[int] = []
+    try:
+        highest = max(int(fd) for fd in os.listdir("/proc/self/fd"))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (highest + 8, hard))
+        while True:
+            try:
+                fillers.append(os.open(os.devnull, os.O_RDONLY))
+            except OSError as exc:
+                assert exc.errno == errno.EMFILE
+                break
+        for _ in clients:
+            with pytest.raises(ConnectionAbortedError):
+                listener.accept()
+    finally:
+        for fd in fillers:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert listener.shed == 3
+    for c in clients:  # each was accepted and closed at once
+        assert _closed_within(c, 2)
+        c.close()
+    late = socket.create_connection(listener.getsockname())
+    conn, _ = listener.accept()  # descriptors again: accepted as usual
+    conn.close()
+    late.close()
+    listener.close()
+    err = capfd.readouterr().err
+    assert err.count("cannot accept a connection") == 1, err
+
+
+# -- the loopback check -----------------------------------------------------------------------
+
+
+def test_loopback_is_decided_on_the_bound_address():
+    from jetlink.cli.serve import bound_is_loopback
+
+    for host in ("127.0.0.1", "127.0.0.2", "0.0.0.0"):
+        with socket.socket() as s:
+            s.bind((host, 0))
+            assert bound_is_loopback(s) == host.startswith("127."), host
+    if socket.has_ipv6:
+        for host in ("::1", "::"):
+            try:
+                s = socket.socket(socket.AF_INET6)
+                s.bind((host, 0))
+            except OSError:
+                continue
+            with s:
+                assert bound_is_loopback(s) == (host == "::1"), host
+
+
+@pytest.mark.parametrize("resolved, code, complaint", [
+    ("0.0.0.0", 2, "--host evil.localhost is not a loopback address (it is bound to 0.0.0.0)"),
+    ("10.9.9.9", 1, "cannot listen on evil.localhost"),
+])
+def test_a_localhost_name_resolving_elsewhere_is_not_served_without_a_token(
+        jl, monkeypatch, resolved, code, complaint):
+    """``--host evil.localhost`` with a hosts entry elsewhere: judged by what it binds."""
+    real = socket.getaddrinfo
+
+    def hosts(host, *args, **kwargs):
+        return real(resolved if host == "evil.localhost" else host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", hosts)
+    result = jl("serve", "--host", "evil.localhost", "--port", "0")
+    assert result.exit_code == code, result.output
+    assert complaint in result.stderr
