@@ -590,7 +590,7 @@ def serve(
     ] = 30.0,
     json_output: JsonOption = False,
 ) -> None:
-    """Benchmark jetlink serve with concurrent clients.
+    """Benchmark serve with concurrent clients.
 
     For each client count: a fresh data directory (2 Kafka clusters, 20 topics, 50 links
     with a mirror topic each), a `jetlink serve` process, and --rounds rounds of 8 requests
