@@ -2,7 +2,9 @@
 #
 #   make demo        create .venv if missing, install jetlink, run the drill (jetlink demo)
 #   make test        create .venv if missing, install jetlink[test], lint (ruff), type-check
-#                    jetlink.core (mypy), run the whole test suite
+#                    jetlink.core (mypy), build the documentation site (mkdocs --strict),
+#                    run the whole test suite
+#   make docs        build the documentation site from docs/ into site/ (mkdocs build --strict)
 #   make soak        the five-minute soak of one shared data directory (tests/test_soak.py;
 #                    the suite runs it for 30 s), its figures in .venv/soak.json
 #   make generated   rewrite completions/, man/ and docs/cli.md from the Typer app (commit the result)
@@ -19,7 +21,7 @@ PYPROJECT_HASH := $(shell cat pyproject.toml constraints.txt | cksum | cut -d' '
 STAMP := $(VENV)/.installed-$(PYPROJECT_HASH)
 TEST_STAMP := $(VENV)/.installed-test-$(PYPROJECT_HASH)
 
-.PHONY: demo test soak generated clean-venv
+.PHONY: demo test docs soak generated clean-venv
 
 $(VENV_PY):
 	$(PYTHON) -m venv $(VENV)
@@ -53,7 +55,13 @@ test: $(TEST_STAMP)
 	$(VENV_PY) -m ruff check .
 	$(TYPECHECK_LINK)
 	$(VENV_PY) -m mypy
+	$(VENV_PY) -m mkdocs build --strict --quiet
 	$(VENV_PY) -m pytest
+
+# The documentation site (mkdocs.yml): a broken link or anchor, or a page missing from the
+# nav, fails the build.
+docs: $(TEST_STAMP)
+	$(VENV_PY) -m mkdocs build --strict
 
 soak: $(TEST_STAMP)
 	JETLINK_SOAK_SECONDS=300 JETLINK_SOAK_REPORT=$(VENV)/soak.json $(VENV_PY) -m pytest \

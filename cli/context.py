@@ -202,8 +202,8 @@ def add(
 
     Writes <config>/context/NAME.toml (mode 0600); a context of that name must not exist.
     The live-server settings (--server ... --nats-context, natscli's names) make the verbs
-    run on that server when this context is in force ("Working with a live NATS server" in
-    README.md). With --json: the context (name, description, data_dir, cluster, rest_url,
+    run on that server when this context is in force (docs/live.md, "Working with a live NATS
+    server"). With --json: the context (name, description, data_dir, cluster, rest_url,
     nats (its server settings, the password masked) when set, selected, path).
     """
     from jetlink.core.contexts import Context, validate_context_name

@@ -276,7 +276,7 @@ def _section(heading: str) -> Callable[[list[str]], list[str]]:
 
 
 def scenario(d: Drill, examples: Path, messages: int) -> None:
-    """The eight steps of the drill (README.md "jetlink demo")."""
+    """The eight steps of the drill (docs/demo.md)."""
     west, east, kwest, keast = (("--cluster", c) for c in ("west", "east", "kwest", "keast"))
     topology = examples / TOPOLOGY
     shown = _shown_path(topology)

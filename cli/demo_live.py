@@ -60,7 +60,7 @@ EAST_SUBJECTS = "east.orders.>"
 
 
 def live_scenario(d: Drill, root: Path) -> None:
-    """The nine steps of the live drill (README.md "Disaster recovery on live servers").
+    """The nine steps of the live drill (docs/dr.md, "Promote and fail over").
 
     The divergent tail is made the way it happens: the link between the regions goes down
     first (here east's server is stopped, SIGTERM, which drops the leafnode), west keeps

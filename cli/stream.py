@@ -1258,7 +1258,7 @@ def export(
 
     Writes the stream's messages up to its last sequence when the export starts (one
     consistent cut) as part-00000.parquet, part-00001.parquet ... in the lake message schema
-    (stream, partition, seq, subject, key, ts, headers, data; see README.md), then
+    (stream, partition, seq, subject, key, ts, headers, data; see docs/spark.md), then
     _jetlink.json with the stream's config, creation time and state. A directory that is not
     empty is replaced only after confirmation on a terminal or with -f/--force (and only when
     it holds nothing but a dataset).

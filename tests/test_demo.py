@@ -125,7 +125,7 @@ def test_the_drill_narrated_and_kept(env, spark):
         f"Data directory kept: {target.resolve()}",
     ):
         assert line in out, line
-    # README.md's excerpt shows commands the drill runs
+    # docs/demo.md's excerpt shows commands the drill runs
     from test_readme import demo_excerpt_commands
 
     def flat(text: str) -> str:  # long command lines wrap in the narration

@@ -454,7 +454,7 @@ def test_a_huge_random_template_is_refused_before_it_is_built(jl):
     ["dashboard", "--refresh", "2", "--json"],
 ])
 def test_every_duration_needs_its_unit(jl, args):
-    """natscli's rule, one for every duration flag (README "Durations")."""
+    """natscli's rule, one for every duration flag (docs/comparison.md "Durations")."""
     r = jl(*args)
     assert r.exit_code == 2, (args, r.stdout, r.stderr)
     assert "missing unit" in r.stdout + r.stderr

@@ -112,11 +112,14 @@ def test_code_names_rules_and_documents_not_issue_or_seed_numbers():
     root = CORE.parent
     pattern = re.compile(r"\b[Ii]ssues? #?\d+\b|\b[Ss]eeds? 0\d\d\b")
     found = []
-    for top in ("core", "cli", "sparkops", "tests"):
-        for path in (root / top).rglob("*.py"):
-            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                if pattern.search(line) and "pattern = re.compile" not in line:
-                    found.append(f"{path.relative_to(root)}:{n}: {line.strip()}")
+    paths = [path for top in ("core", "cli", "sparkops", "tests")
+             for path in (root / top).rglob("*.py")]
+    # the documentation too: README.md and the pages of the site
+    paths += [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    for path in paths:
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if pattern.search(line) and "pattern = re.compile" not in line:
+                found.append(f"{path.relative_to(root)}:{n}: {line.strip()}")
     assert found == []
 
 

@@ -6,7 +6,7 @@ objects (``LinkInfo``, ``MirrorInfo`` with ``PartitionLag``, ``AlterResult`` wit
 built from the REST documents by the adapters below: the verbs keep ONE rendering path, and
 print the same lines, tables and JSON whichever side answered.
 
-What REST v3 data does not carry, and what the adapters put in its place (README "Driving a
+What REST v3 data does not carry, and what the adapters put in its place (docs/serve.md, "Driving a
 REST endpoint"):
 
 - a mirror partition's local log end offset (``LocalLogEndOffset`` of ``mirrors describe``):

@@ -163,7 +163,7 @@ _ALL: tuple[Operation, ...] = (
               query={"mirror_status": _q(**MIRROR_TOPIC_STATUS)}),
     Operation("getKafkaLink", "GET", _L, query={"include_tasks": _q(type="boolean")}),
     # Both declare 200 "no content"; jetlink answers 204 as Confluent's own imitations of
-    # their servers do (README "REST API": the evidence).
+    # their servers do (docs/serve.md: the evidence).
     Operation("deleteKafkaLink", "DELETE", _L,
               query={"force": _q(type="boolean"), **VALIDATE_ONLY}, status=204),
     Operation("listKafkaLinkConfigs", "GET", _L + "/configs"),

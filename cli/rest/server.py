@@ -93,7 +93,7 @@ POST links, POST mirrors,                204 No Content                         
 PUT configs:alter
 DELETE link                              204 (the documents say 200 "Operation succeeded,  O P
                                          no content in the response"; Confluent's own
-                                         imitations of their servers answer 204: README)
+                                         imitations of their servers answer 204: docs/serve.md)
 unknown cluster                          404 {404, "Cluster X cannot be found."}           O
 unknown path                             404 {404, "HTTP 404 Not Found"}                   O
 link not found                           404 {404, ...} (O's ClusterLinkNotFound           O
@@ -381,8 +381,8 @@ def link_config_data(base: str, cluster: str, link: str, entry: Mapping[str, Any
                      ) -> dict[str, Any]:
     """KafkaLinkConfigData of one ``LinkConfig.entries()`` entry, with the flags under both
     descriptions' names: O's ``is_default``, ``is_read_only``, ``is_sensitive`` and P's
-    ``default``, ``read_only``, ``sensitive`` (each description requires its own three; README
-    "REST API" has the evidence). A sensitive value is null."""
+    ``default``, ``read_only``, ``sensitive`` (each description requires its own three;
+    docs/serve.md has the evidence). A sensitive value is null."""
     return resource("KafkaLinkConfigData",
                     f"{base}/links/{_q(link)}/configs/{_q(entry['name'])}", {
                         "cluster_id": cluster,

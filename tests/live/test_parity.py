@@ -6,7 +6,7 @@ by the ``live`` fixture. For every invocation the exit status, the human output 
 stderr) and, for ``--json`` runs, the JSON document are compared after masking what is
 volatile on any system: times, durations since, ids, server versions and names, the data
 directory / server URL. What still differs is either a bug, or listed in DIFFERENCES with its
-reason (the same table is in README.md, "Working with a live NATS server").
+reason (the same table is in docs/live.md, "Working with a live NATS server").
 """
 
 from __future__ import annotations
@@ -241,7 +241,7 @@ def both(request, tmp_path_factory):
     return embedded, live
 
 
-# Differences that remain on purpose: step text -> (part, reason). README.md lists them.
+# Differences that remain on purpose: step text -> (part, reason). docs/live.md lists them.
 DIFFERENCES: dict[str, tuple[str, str]] = {
     "kv ls -j": ("json", "the server leaves its _nats.ver / _nats.level metadata out of the "
                  "configs STREAM.LIST returns; the engine's listing carries them as its "
