@@ -612,3 +612,21 @@ def test_aggregate_from_dict():
     with pytest.raises(JetlinkError) as info:
         KVAggregateConfig.from_dict({"origins": [{"bucket": "A", "key": ["x"]}]}, bucket="AGG")
     assert info.value.field == "origins[0].key"
+
+
+@pytest.mark.parametrize(
+    ("ttl", "window"),
+    [(0, 2 * MINUTE), (30 * SECOND, 30 * SECOND), (10 * MINUTE, 2 * MINUTE)],
+)
+def test_buckets_that_copy_send_the_window_nats_go_sends(ttl, window):
+    """nats.go's prepareKeyValueConfig sends 2m (or the shorter TTL) for every bucket; the
+    server's checkStreamCfg fills in the 2m default only for a stream without a mirror or
+    sources, so a mirror, a sourced bucket and an aggregate carry the window themselves."""
+    sourced = KeyValueConfig(bucket="B", ttl=ttl, sources=[StreamSource(name="A")])
+    mirror = KVMirrorConfig(name="M", origin_bucket="A", ttl=ttl)
+    aggregate = KVAggregateConfig(bucket="G", ttl=ttl, origins=[KVAggregateOrigin(bucket="A")])
+    plain = KeyValueConfig(bucket="P", ttl=ttl)
+    assert sourced.to_stream_config().duplicate_window == window
+    assert mirror.to_stream_config().duplicate_window == window
+    assert aggregate.to_stream_config().duplicate_window == window
+    assert plain.to_stream_config().duplicate_window == kv_duplicate_window(ttl)

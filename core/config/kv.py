@@ -197,10 +197,12 @@ def bucket_of_stream(stream: str) -> str | None:
     return None
 
 
-def kv_duplicate_window(ttl: int) -> int:
-    """ADR-8: TTL > 2m -> 2m; 0 < TTL <= 2m -> TTL; no TTL -> 0 (unset, server uses 2m)."""
+def kv_duplicate_window(ttl: int, *, copies: bool = False) -> int:
+    """ADR-8: TTL > 2m -> 2m; 0 < TTL <= 2m -> TTL; no TTL -> 0 (unset, server uses 2m).
+    ``copies``: a bucket with a mirror or sources, for which the server's checkStreamCfg
+    fills in no default, gets the 2m nats.go's prepareKeyValueConfig sends for every bucket."""
     if ttl <= 0:
-        return 0
+        return DUPLICATE_WINDOW_MAX if copies else 0
     return min(ttl, DUPLICATE_WINDOW_MAX)
 
 
@@ -295,7 +297,8 @@ class KeyValueConfig:
 
     def to_stream_config(self) -> StreamConfig:
         """The stream the clients create for this bucket (ADR-8 "Buckets")."""
-        cfg = _bucket_stream(self, allow_direct=self.allow_direct)
+        cfg = _bucket_stream(self, allow_direct=self.allow_direct,
+                             copies=self.mirror is not None or bool(self.sources))
         if self.mirror is not None:
             # nats.go: the mirror is named by bucket or stream; KV_ is added when missing.
             m = self.mirror.copy()
@@ -303,9 +306,6 @@ class KeyValueConfig:
                 m.name = kv_stream_name(m.name)
             cfg.mirror = m
             cfg.mirror_direct = True
-            # nats.go sends the window (2m, or the TTL when shorter); the server fills in no
-            # default for a mirror, so it is kept as sent.
-            cfg.duplicate_window = cfg.duplicate_window or DUPLICATE_WINDOW_MAX
         else:
             for src in self.sources:
                 s = src.copy()
@@ -565,7 +565,7 @@ class KVAggregateConfig:
                 "bucket",
                 field="origins",
             )
-        base = _bucket_stream(self)
+        base = _bucket_stream(self, copies=True)
         base.subjects = [kv_subjects(self.bucket)]
         base.sources = self.sources()
         if not self.writable:
@@ -614,7 +614,7 @@ def _kv_stream(
 
 
 def _bucket_stream(
-    kv: KeyValueConfig | KVAggregateConfig, *, allow_direct: bool = True
+    kv: KeyValueConfig | KVAggregateConfig, *, allow_direct: bool = True, copies: bool = False
 ) -> StreamConfig:
     """A bucket's stream (ADR-8 "Buckets") before its mirror, sources and subjects: the
     settings buckets and aggregates share."""
@@ -632,7 +632,7 @@ def _bucket_stream(
         kv_stream_name(kv.bucket),
         history,
         discard="new",
-        duplicate_window=kv_duplicate_window(kv.ttl),
+        duplicate_window=kv_duplicate_window(kv.ttl, copies=copies),
         compression="s2" if kv.compression else "none",
         republish=_copy(kv.republish),
         allow_direct=allow_direct,
