@@ -22,9 +22,10 @@ SparkSession, tests/live's servers, their tmp_path_factory directories) are made
 worker, under that worker's own base temporary directory, on free ports. Collection
 (``pytest_collection_modifyitems`` below):
 
-- every test that uses the SparkSession or starts Spark (the ``spark`` marker or fixture)
-  is in the xdist group ``spark``: they run on one worker, one after another, so one JVM
-  driver is started for them and no two Spark jobs compete for the two cores;
+- every test that uses the SparkSession (the ``spark`` fixture) is in the xdist group
+  ``spark``: they run on one worker, one after another, so one JVM driver is started for
+  them and no two of their Spark jobs compete for the two cores; the other ``spark``-marked
+  tests (a standalone Spark cluster of their own) are the group ``spark-cluster``;
 - the tests marked ``slow`` are collected first, so they start at once on the workers and
   none of them begins near the end of the run.
 """
@@ -42,10 +43,13 @@ from jetlink.core.jetstream import JetStream
 from jetlink.core.store import DataDir
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the xdist_group markers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.get_closest_marker("spark") or "spark" in getattr(item, "fixturenames", ()):
+        if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("spark"))
+        elif item.get_closest_marker("spark"):  # a Spark cluster of its own (JVMs)
+            item.add_marker(pytest.mark.xdist_group("spark-cluster"))
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable
 
 
