@@ -15,7 +15,7 @@
 Every test runs with XDG_CONFIG_HOME in an empty temporary directory and without
 JETLINK_CONTEXT (``no_user_context``), so a context selected on the machine never applies.
 
-The suite runs in parallel (pytest-xdist; pyproject.toml's addopts: ``-n 4 --dist
+The suite runs in parallel (pytest-xdist; pyproject.toml's addopts: ``-n 3 --dist
 loadgroup``); ``pytest -n 0`` runs it in one process (``-p no:xdist`` does not: the
 addopts pass -n). Each worker is its own pytest session: session fixtures (the
 SparkSession, tests/live's servers, their tmp_path_factory directories) are made once per
