@@ -14,6 +14,20 @@
 
 Every test runs with XDG_CONFIG_HOME in an empty temporary directory and without
 JETLINK_CONTEXT (``no_user_context``), so a context selected on the machine never applies.
+
+The suite runs in parallel (pytest-xdist; pyproject.toml's addopts: ``-n 3 --dist
+loadgroup``); ``pytest -n 0`` runs it in one process (``-p no:xdist`` does not: the
+addopts pass -n). Each worker is its own pytest session: session fixtures (the
+SparkSession, tests/live's servers, their tmp_path_factory directories) are made once per
+worker, under that worker's own base temporary directory, on free ports. Collection
+(``pytest_collection_modifyitems`` below):
+
+- every test that uses the SparkSession (the ``spark`` fixture) is in the xdist group
+  ``spark``: they run on one worker, one after another, so one JVM driver is started for
+  them and no two of their Spark jobs compete for the two cores; the other ``spark``-marked
+  tests (a standalone Spark cluster of their own) are the group ``spark-cluster``;
+- the tests marked ``slow`` are collected first, so they start at once on the workers and
+  none of them begins near the end of the run.
 """
 
 from __future__ import annotations
@@ -27,6 +41,16 @@ from jetlink.cli.main import app
 from jetlink.core.clock import ManualClock
 from jetlink.core.jetstream import JetStream
 from jetlink.core.store import DataDir
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the xdist_group markers
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("spark"))
+        elif item.get_closest_marker("spark"):  # a Spark cluster of its own (JVMs)
+            item.add_marker(pytest.mark.xdist_group("spark-cluster"))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable
 
 
 @pytest.fixture(scope="session")

@@ -529,6 +529,10 @@ def test_step_and_follow(demo):
         await settle(pilot)
         stepped = status(app)
         JetStream(dd.open("west"), clock).publish("orders.eu.x", b"while following")
+        # Steps at once: the follow loop is what is tested. Set after mounting, so the loads'
+        # interval (set_interval at mount) stays at its second: ticking every 0.05 s, a load
+        # would always be running or deferred and settle() would wait out its 100 rounds.
+        app.refresh_seconds = 0.05
         await pilot.press("f")
         for _ in range(600):  # BACKUP and ARCHIVE copy it in one step of the follow loop
             await pilot.pause(0.05)
@@ -780,7 +784,6 @@ def test_following_survives_a_failing_step_and_says_so_once(demo, monkeypatch):
 
     monkeypatch.setattr(common, "bounded_step", step)
     app = make_app(demo, refresh=1)
-    app.refresh_seconds = 0.05  # steps at once: the loop is what is tested
     seen: list[str] = []  # every message the status line was given, in order (not sampled:
     # a message replaced within a sampling interval would be missed on a loaded machine)
 
@@ -796,6 +799,10 @@ def test_following_survives_a_failing_step_and_says_so_once(demo, monkeypatch):
 
     async def steps(pilot):
         JetStream(dd.open("west"), clock).publish("orders.eu.x", b"while following")
+        # Steps at once: the follow loop is what is tested. Set after mounting, so the loads'
+        # interval (set_interval at mount) stays at its second: ticking every 0.05 s, a load
+        # would always be running or deferred and settle() would wait out its 100 rounds.
+        app.refresh_seconds = 0.05
         await pilot.press("f")
         for _ in range(600):
             await pilot.pause(0.05)

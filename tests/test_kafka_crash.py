@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from jetlink.core.clock import ManualClock
 from jetlink.core.kafka.links import Links
 from jetlink.core.kafka.mirrors import Mirrors
@@ -49,6 +51,7 @@ def _progress(path) -> int:
     return row[0]
 
 
+@pytest.mark.slow
 def test_sigkill_during_link_catch_up(tmp_path):
     rnd = random.Random(os.getpid() ^ int(time.time()))
     data = tmp_path / "data"

@@ -194,7 +194,9 @@ class Proc:
 
 
 class Terminal:
-    """``jetlink dashboard`` in a pseudo-terminal of 120x40, keys typed into it."""
+    """``jetlink dashboard`` in a pseudo-terminal of 200x40, keys typed into it. (The status
+    line starts with the data directory's path, which is tmp_path: at 120 columns, with a
+    pytest-xdist worker's longer base directory, "following: N copied" fell off its end.)"""
 
     def __init__(self, env: dict[str, str]) -> None:
         import fcntl
@@ -202,7 +204,10 @@ class Terminal:
         import termios
 
         self.master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 200, 0, 0))
+        # The terminal's size is the pty's: COLUMNS / LINES (a pytest-xdist worker has
+        # 80 / 24) would override it.
+        env = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES")}
         self.p = subprocess.Popen([JETLINK, "dashboard", "--refresh", "1s"], stdin=slave,
                                   stdout=slave, stderr=slave, env={**env,
                                                                    "TERM": "xterm-256color"},
@@ -346,6 +351,7 @@ class Writers:
             time.sleep(0.3)
 
 
+@pytest.mark.slow
 def test_one_data_directory_shared_by_every_kind_of_process(tmp_path):
     data = tmp_path / "data"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JETLINK_", "NATS_"))}
@@ -386,6 +392,7 @@ def test_one_data_directory_shared_by_every_kind_of_process(tmp_path):
     term.type("2")
     time.sleep(0.5)
     term.type("f")
+    assert term.wait_for("following:"), term.text()[-3000:]  # the key was taken
 
     writers = Writers(env, time.monotonic() + SECONDS)
     loops = [threading.Thread(target=fn) for fn in (writers.pub, writers.kv, writers.produce,
@@ -462,6 +469,7 @@ def test_one_data_directory_shared_by_every_kind_of_process(tmp_path):
     assert min(writers.ops.values()) > 0, writers.ops
 
 
+@pytest.mark.slow
 def test_the_dashboard_threads_beside_short_lived_writers(tmp_path):
     """The dashboard's loader and follower threads in one process, with only short-lived
     commands beside them (``pub --count`` in a loop): every command's connection closes,

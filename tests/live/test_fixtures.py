@@ -160,6 +160,7 @@ def test_kill_and_restart_keep_the_store(nats_fresh: LiveServer):
     assert c.stream_info("KEEP")["state"]["messages"] == 5
 
 
+@pytest.mark.slow
 def test_killed_cluster_node_is_back_for_the_next_test(live_cluster):
     # kill a node that is not the meta leader: the cluster keeps its quorum (an R3 create
     # may time out once while a replica is missing; the repeated create answers), and

@@ -129,6 +129,7 @@ def _check_round_trip(c, tail_path, tail):
                timeout=10, message="the mirror copied the message after the switch")
 
 
+@pytest.mark.slow
 def test_round_trip(east, tmp_path):
     c, tail = _scenario(east)
     tail_path = str(tmp_path / "tail")
@@ -190,6 +191,7 @@ def _kill_after(proc, step, seen):
     assert proc.returncode == -signal.SIGKILL
 
 
+@pytest.mark.slow
 def test_killed_part_way_and_run_again(east, tmp_path):
     d = east.domains
     c, tail = _scenario(east)

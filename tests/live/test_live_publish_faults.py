@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from .servers import wait_until
 
 JETLINK = str(Path(sys.executable).with_name("jetlink"))
@@ -24,6 +26,7 @@ def _jetlink(tmp_path, url: str, *args: str) -> subprocess.CompletedProcess:
                           timeout=120, env=env)
 
 
+@pytest.mark.slow
 def test_a_stream_without_a_leader_is_not_a_missing_stream(live_cluster, tmp_path):
     cfg = {"name": "R3P", "subjects": ["r3p.>"], "num_replicas": 3}
     wait_until(lambda: "error" not in live_cluster.client().stream_create(cfg), timeout=15,

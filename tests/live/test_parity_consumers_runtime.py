@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from .parity import TARGETS, NoServer, mask_replicas, on_target, parity_env, step, target
+from .servers import wait_until
 from .test_parity import _mask_doc, _mask_text
 
 pytestmark = pytest.mark.live
@@ -75,15 +76,41 @@ def _mask(value: Any) -> Any:
     return value
 
 
-def _run(prefix: list[str], where: str, clustered: bool = False) -> list[dict[str, Any]]:
+def _applied(cluster: Any, args: list[str]) -> None:
+    """On the cluster, ``consumer add`` / ``pause`` / ``resume`` are answered once the meta
+    leader has proposed the assignment (jetstream_cluster.go jsClusteredConsumerRequest); the
+    consumer's own leader is elected, or applies the new config (processClusterUpdateConsumer,
+    consumer.go updateConfig), after that. The next step's pull request goes to that leader:
+    wait until its CONSUMER.INFO (the consumer leader answers it) shows the step applied."""
+    verb, stream, name = args[1], args[2], args[3]
+
+    def info() -> dict[str, Any]:
+        return cluster.api(f"CONSUMER.INFO.{stream}.{name}")
+
+    if verb == "add":
+        wait_until(lambda: (info().get("cluster") or {}).get("leader"), timeout=15,
+                   message=f"consumer {name}'s leader elected")
+    elif verb == "pause" and args[4:5] == ["1h"]:
+        wait_until(lambda: info().get("paused") is True, timeout=15,
+                   message=f"consumer {name} paused on its leader")
+    elif verb == "resume":
+        wait_until(lambda: "error" not in info() and not info().get("paused"), timeout=15,
+                   message=f"consumer {name} resumed on its leader")
+
+
+def _run(prefix: list[str], where: str, cluster: Any = None) -> list[dict[str, Any]]:
     out = []
     for s in SCRIPT:
         args = shlex.split(s)
         if args[:2] == ["consumer", "pause"] and len(args) > 5 and args[4] == "2020-01-01":
             args[4:6] = ["2020-01-01 00:00:00"]
-        out.append(step(prefix, on_target(args, clustered), text=lambda t: _mask_text(t, where),
-                        out=lambda t: _PIN.sub("<pin>", t),
-                        doc=lambda d: _mask(_mask_doc(d))))
+        rec = step(prefix, on_target(args, cluster is not None),
+                   text=lambda t: _mask_text(t, where), out=lambda t: _PIN.sub("<pin>", t),
+                   doc=lambda d: _mask(_mask_doc(d)))
+        if cluster is not None and rec["status"] == 0 and args[0] == "consumer" and \
+                args[1] in ("add", "pause", "resume"):
+            _applied(cluster, args)
+        out.append(rec)
     return out
 
 
@@ -99,7 +126,7 @@ def both(request, embedded, tmp_path_factory):
     server = target(request)
     clustered = request.param == "cluster"
     with parity_env(tmp_path_factory, server, "prio"):
-        live = _run(["--server", server.url], server.url, clustered)
+        live = _run(["--server", server.url], server.url, server if clustered else None)
     if clustered:
         return [mask_replicas(r) for r in embedded], [mask_replicas(r) for r in live]
     return embedded, live
