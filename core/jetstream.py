@@ -590,8 +590,11 @@ class JetStream:
             core.flush()
         return out
 
-    def _publish_one(self, txn: S.Txn, subject: str, hdr: bytes | None, data: bytes, *,
-                     core: bool) -> PubAck | JetlinkError | None:
+    def _route(self, txn: S.Txn, subject: str, hdr: bytes | None, data: bytes, *,
+               core: bool) -> tuple[Any, str] | S.NoStreamError:
+        """A published message's way in: core subscribers (``core``: a publish, not a
+        replicated copy) get it first, then the stream whose subjects match, with the
+        subject after that stream's subject transform."""
         if core:
             fan = CoreFanout.load(txn)
             if fan.active:
@@ -604,6 +607,14 @@ class JetStream:
             mapped = d.transform.apply(subject)
             if mapped is not None:
                 subject = mapped
+        return d, subject
+
+    def _publish_one(self, txn: S.Txn, subject: str, hdr: bytes | None, data: bytes, *,
+                     core: bool) -> PubAck | JetlinkError | None:
+        routed = self._route(txn, subject, hdr, data, core=core)
+        if isinstance(routed, S.NoStreamError):
+            return routed
+        d, subject = routed
         if hdr is not None and b"Nats-Batch-" in hdr:
             return self._batch_msg(txn.stream(d), subject, hdr, data)
         return txn.stream(d).append(subject, hdr, data)
@@ -644,17 +655,10 @@ class JetStream:
                   ) -> list[dict[str, Any]] | S.NoStreamError:
         from .streamstore import fastbatch
 
-        fan = CoreFanout.load(txn)
-        if fan.active:
-            fan.add(subject, hdr, data)
-            fan.flush()
-        d = txn.catalog.route(subject)
-        if d is None:
-            return S.NoStreamError(subject)
-        if d.transform is not None:
-            mapped = d.transform.apply(subject)
-            if mapped is not None:
-                subject = mapped
+        routed = self._route(txn, subject, hdr, data, core=True)
+        if isinstance(routed, S.NoStreamError):
+            return routed
+        d, subject = routed
         self.cluster.ensure_schema(fastbatch.COMPONENT, fastbatch.SCHEMA_STEPS)
         return fastbatch.process(txn.stream(d), subject, fb, hdr, data)
 

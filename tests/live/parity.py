@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -113,3 +114,20 @@ def mask_replicas(rec: dict[str, Any]) -> dict[str, Any]:
     if "json" in out:
         out["json"] = walk(out["json"])
     return out
+
+
+def settle(prefix: list[str], stream: str, n: int) -> None:
+    """Waits (10 s at most) until ``stream`` holds ``n`` messages on the target ``prefix``
+    names; a stream that never gets there is compared as it is (the next steps show what is
+    missing)."""
+    deadline = time.monotonic() + 10
+    while True:
+        res = runner.invoke(app, [*prefix, "stream", "info", stream, "-j"], prog_name="jetlink")
+        try:
+            if json.loads(res.stdout)["state"]["messages"] >= n:
+                return
+        except (ValueError, KeyError):
+            pass
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.05)

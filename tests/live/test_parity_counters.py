@@ -14,14 +14,20 @@ from __future__ import annotations
 
 import json
 import shlex
-import time
 from typing import Any
 
 import pytest
-from helpers import runner
 
-from jetlink.cli.main import app
-from live.parity import TARGETS, NoServer, mask_replicas, on_target, parity_env, step, target
+from live.parity import (
+    TARGETS,
+    NoServer,
+    mask_replicas,
+    on_target,
+    parity_env,
+    settle,
+    step,
+    target,
+)
 from live.test_parity import _mask_doc, _mask_text
 
 pytestmark = pytest.mark.live
@@ -116,20 +122,6 @@ SCRIPT: list[str] = [
 ]
 
 
-def _settle(prefix: list[str], stream: str, n: int) -> None:
-    deadline = time.monotonic() + 10
-    while True:
-        res = runner.invoke(app, [*prefix, "stream", "info", stream, "-j"], prog_name="jetlink")
-        try:
-            if json.loads(res.stdout)["state"]["messages"] >= n:
-                return
-        except (ValueError, KeyError):
-            pass
-        if time.monotonic() > deadline:
-            return  # compared as it is: the next steps show what is missing
-        time.sleep(0.05)
-
-
 def _run(prefix: list[str], where: str, tmp: Any, clustered: bool = False
          ) -> list[dict[str, Any]]:
     agg = {**AGG, "num_replicas": 3} if clustered else AGG
@@ -138,7 +130,7 @@ def _run(prefix: list[str], where: str, tmp: Any, clustered: bool = False
     for s in SCRIPT:
         args = [a.replace("{tmp}", str(tmp)) for a in shlex.split(s)]
         if args[0] == "@settle":
-            _settle(prefix, args[1], int(args[2]))
+            settle(prefix, args[1], int(args[2]))
             out.append({})
             continue
         config_only = args[0] == "@config"

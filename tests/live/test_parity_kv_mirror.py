@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import json
 import shlex
-import time
 from typing import Any
 
 import pytest
 from helpers import runner
 
 from jetlink.cli.main import app
-from live.parity import parity_env, step
+from live.parity import parity_env, settle, step
 from live.test_parity import _mask_doc, _mask_text
 
 pytestmark = pytest.mark.live
@@ -185,20 +184,6 @@ SCRIPT: list[str] = [
 ]
 
 
-def _settle(prefix: list[str], stream: str, n: int) -> None:
-    deadline = time.monotonic() + 10
-    while True:
-        res = runner.invoke(app, [*prefix, "stream", "info", stream, "-j"], prog_name="jetlink")
-        try:
-            if json.loads(res.stdout)["state"]["messages"] >= n:
-                return
-        except (ValueError, KeyError):
-            pass
-        if time.monotonic() > deadline:
-            return  # compared as it is: the next steps show what is missing
-        time.sleep(0.05)
-
-
 def _mask(value: Any) -> Any:
     """test_parity's masks, and a mirror's ``active`` (ns since the origin was last heard)."""
     value = _mask_doc(value)
@@ -214,7 +199,7 @@ def _run(prefix: list[str], where: str) -> list[dict[str, Any]]:
     for s in SCRIPT:
         args = shlex.split(s)
         if args[0] == "@settle":
-            _settle(prefix, args[1], int(args[2]))
+            settle(prefix, args[1], int(args[2]))
             out.append({})
             continue
         out.append(step(prefix, args, text=lambda t: _mask_text(t, where), doc=_mask))
