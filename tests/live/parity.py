@@ -131,3 +131,33 @@ def settle(prefix: list[str], stream: str, n: int) -> None:
         if time.monotonic() > deadline:
             return
         time.sleep(0.05)
+
+
+# The batch parity files' masks (atomic and fast batches): times, generated batch ids (22
+# characters, nuid), the volatile fields of a document, the server's cluster block.
+BATCH_MASKS = [
+    (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)"), "<time>"),
+    (re.compile(r"batch ID: \w{22}\b"), "batch ID: <id>"),
+]
+BATCH_VOLATILE = {"created", "ts", "time", "first_ts", "last_ts"}
+
+
+def mask_batch_doc(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: ("<v>" if k in BATCH_VOLATILE or (k == "batch" and len(v) == 22)
+                    else mask_batch_doc(v))
+                for k, v in value.items() if k != "cluster"}
+    if isinstance(value, list):
+        return [mask_batch_doc(v) for v in value]
+    return value
+
+
+def batch_text(where: str) -> Callable[[str], str]:
+    """Human output with the target's address and BATCH_MASKS masked."""
+    def text(t: str) -> str:
+        t = t.replace(where, "<where>")
+        for pat, rep in BATCH_MASKS:
+            t = pat.sub(rep, t)
+        return t
+
+    return text

@@ -7,13 +7,22 @@ compared as they are.
 
 from __future__ import annotations
 
-import re
 import shlex
 from typing import Any
 
 import pytest
 
-from live.parity import TARGETS, NoServer, mask_replicas, on_target, parity_env, step, target
+from live.parity import (
+    TARGETS,
+    NoServer,
+    batch_text,
+    mask_batch_doc,
+    mask_replicas,
+    on_target,
+    parity_env,
+    step,
+    target,
+)
 
 pytestmark = pytest.mark.live
 
@@ -94,30 +103,9 @@ SCRIPT: list[str] = [
     "stream info AR -j",
 ]
 
-MASKS = [
-    (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)"), "<time>"),
-    (re.compile(r"batch ID: \w+"), "batch ID: <id>"),
-]
-VOLATILE = {"created", "ts", "time", "first_ts", "last_ts"}
-
-
-def _mask(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: ("<v>" if k in VOLATILE or (k == "batch" and len(v) == 22) else _mask(v))
-                for k, v in value.items() if k != "cluster"}
-    if isinstance(value, list):
-        return [_mask(v) for v in value]
-    return value
-
-
 def _run(prefix: list[str], where: str, clustered: bool = False) -> list[dict[str, Any]]:
-    def text(t: str) -> str:
-        t = t.replace(where, "<where>")
-        for pat, rep in MASKS:
-            t = pat.sub(rep, t)
-        return t
-
-    return [step(prefix, on_target(shlex.split(s), clustered), text=text, doc=_mask)
+    text = batch_text(where)
+    return [step(prefix, on_target(shlex.split(s), clustered), text=text, doc=mask_batch_doc)
             for s in SCRIPT]
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import shlex
 from typing import Any
 
@@ -23,7 +22,7 @@ from test_fast_batch import CASES
 from jetlink.core.live.client import connect
 from jetlink.core.live.jetstream import LiveJetStream
 from jetlink.core.live.target import ServerTarget
-from live.parity import parity_env, step
+from live.parity import batch_text, mask_batch_doc, parity_env, step
 
 pytestmark = pytest.mark.live
 
@@ -114,30 +113,9 @@ SCRIPT: list[str] = [
     "stream view FB --since 1 -j",
 ]
 
-MASKS = [
-    (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)"), "<time>"),
-    (re.compile(r"batch ID: \w{22}\b"), "batch ID: <id>"),
-]
-VOLATILE = {"created", "ts", "time", "first_ts", "last_ts"}
-
-
-def _mask(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: ("<v>" if k in VOLATILE or (k == "batch" and len(v) == 22) else _mask(v))
-                for k, v in value.items() if k != "cluster"}
-    if isinstance(value, list):
-        return [_mask(v) for v in value]
-    return value
-
-
 def _run(prefix: list[str], where: str) -> list[dict[str, Any]]:
-    def text(t: str) -> str:
-        t = t.replace(where, "<where>")
-        for pat, rep in MASKS:
-            t = pat.sub(rep, t)
-        return t
-
-    return [step(prefix, shlex.split(s), text=text, doc=_mask) for s in SCRIPT]
+    text = batch_text(where)
+    return [step(prefix, shlex.split(s), text=text, doc=mask_batch_doc) for s in SCRIPT]
 
 
 @pytest.fixture(scope="module")
