@@ -6,6 +6,8 @@ Imported as ``helpers``: pytest puts tests/ on sys.path (no __init__.py, rootdir
 from __future__ import annotations
 
 import json
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 from typer.testing import CliRunner
@@ -53,3 +55,18 @@ def cfg(**kw: Any) -> StreamConfig:
 def state(js: Any, name: str = "S", **kw: Any) -> dict[str, Any]:
     """The StreamState document of stream ``name``."""
     return js.stream_info(name, **kw).state.to_json()
+
+
+def data_dir_bytes(data: Path, *, databases_only: bool = False) -> dict[str, bytes]:
+    """A data directory's bytes, to compare before and after a command or request that must
+    change nothing: every file by its path (``databases_only``: the cluster databases), each
+    cluster database with its WAL folded in first (no other connection may be open: the
+    in-process CLI and ``serve`` close their store after each command or request)."""
+    for db in sorted(data.glob("*.db")):
+        conn = sqlite3.connect(db)
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()
+    files = data.glob("*.db") if databases_only else data.rglob("*")
+    return {str(p.relative_to(data)): p.read_bytes() for p in sorted(files) if p.is_file()}

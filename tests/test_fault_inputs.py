@@ -19,7 +19,7 @@ from collections import namedtuple
 from pathlib import Path
 
 import pytest
-from helpers import doc, ok
+from helpers import data_dir_bytes, doc, ok
 
 from jetlink.core import counts
 from jetlink.core.durations import (
@@ -32,20 +32,6 @@ from jetlink.core.durations import (
 from jetlink.core.store import DataDir
 
 BIG = "9223372036854775808"  # 2**63: one more than natscli's int64 --count
-
-
-def checkpoint(data: Path) -> dict[str, bytes]:
-    """Every cluster database's bytes after folding its WAL in (no other connection is
-    open: the in-process CLI closes its data directory at the end of each command)."""
-    out = {}
-    for db in sorted(data.glob("*.db")):
-        conn = sqlite3.connect(db)
-        try:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        finally:
-            conn.close()
-        out[db.name] = db.read_bytes()
-    return out
 
 
 def wal_sizes(data: Path) -> dict[str, int]:
@@ -157,11 +143,11 @@ def test_check_space_uses_the_free_space(tmp_path, monkeypatch):
 @pytest.mark.parametrize("count", [BIG, str(counts.MAX_COUNT + 1)])
 def test_pub_count_over_the_maximum(jl, count):
     ok(jl("stream", "add", "S", "--subjects", "a.>", "--defaults"))
-    before = checkpoint(jl.data)
+    before = data_dir_bytes(jl.data, databases_only=True)
     r = jl("pub", "a.1", "x", "--count", count)
     assert r.exit_code == 2, r.output
     assert f"invalid value for --count: '{count}': more than the maximum 1,000,000,000" in r.output
-    assert checkpoint(jl.data) == before
+    assert data_dir_bytes(jl.data, databases_only=True) == before
 
 
 def test_pub_count_float_spelling_is_a_usage_error(jl):
@@ -172,14 +158,14 @@ def test_pub_count_float_spelling_is_a_usage_error(jl):
 
 def test_pub_count_past_the_free_space(jl, monkeypatch):
     ok(jl("stream", "add", "S", "--subjects", "a.>", "--defaults"))
-    before = checkpoint(jl.data)
+    before = data_dir_bytes(jl.data, databases_only=True)
     Usage = namedtuple("Usage", "total used free")
     monkeypatch.setattr(shutil, "disk_usage", lambda p: Usage(1 << 20, 0, 1 << 20))
     r = jl("pub", "a.1", "x" * 100, "--count", "100000")
     assert r.exit_code == 1, r.output
     assert "--count 100,000: not enough free space" in r.output
     assert "1,048,576 bytes free" in r.output
-    assert checkpoint(jl.data) == before
+    assert data_dir_bytes(jl.data, databases_only=True) == before
     # what fits is published
     r = jl("pub", "a.1", "x" * 100, "--count", "3", "--json")
     assert r.exit_code == 0, r.output
@@ -189,7 +175,7 @@ def test_pub_count_past_the_free_space(jl, monkeypatch):
 def test_topic_produce_count_bounds(jl, monkeypatch):
     ok(jl("cluster", "add", "k", "--kind", "kafka"))
     ok(jl("--cluster", "k", "topic", "create", "t"))
-    before = checkpoint(jl.data)
+    before = data_dir_bytes(jl.data, databases_only=True)
     r = jl("--cluster", "k", "topic", "produce", "t", "v", "--count", BIG)
     assert r.exit_code == 2, r.output
     assert f"invalid value for --count: '{BIG}'" in r.output
@@ -198,7 +184,7 @@ def test_topic_produce_count_bounds(jl, monkeypatch):
     r = jl("--cluster", "k", "topic", "produce", "t", "v" * 100, "--count", "100000")
     assert r.exit_code == 1, r.output
     assert "not enough free space" in r.output
-    assert checkpoint(jl.data) == before
+    assert data_dir_bytes(jl.data, databases_only=True) == before
 
 
 # -- refused commands change nothing ---------------------------------------------------------------
@@ -268,14 +254,14 @@ REFUSED = [
 
 @pytest.mark.parametrize(("args", "status"), REFUSED, ids=[" ".join(a)[:60] for a, _ in REFUSED])
 def test_refused_command_changes_no_byte(world, args, status):
-    before = checkpoint(world.data)
+    before = data_dir_bytes(world.data, databases_only=True)
     kk_tables = tables(world.data, "kk")
     r = world(*args)
     assert r.exit_code == status, r.output
     assert "Traceback" not in r.output
     assert wal_sizes(world.data) in ({}, {k: 0 for k in wal_sizes(world.data)})
     assert tables(world.data, "kk") == kk_tables
-    assert checkpoint(world.data) == before
+    assert data_dir_bytes(world.data, databases_only=True) == before
 
 
 READ_ONLY = [
@@ -288,10 +274,10 @@ READ_ONLY = [
 
 @pytest.mark.parametrize("args", READ_ONLY, ids=[" ".join(a) for a in READ_ONLY])
 def test_kafka_viewers_create_no_tables(world, args):
-    before = checkpoint(world.data)
+    before = data_dir_bytes(world.data, databases_only=True)
     r = world(*args, "--json")
     assert r.exit_code == 0, r.output
-    assert checkpoint(world.data) == before
+    assert data_dir_bytes(world.data, databases_only=True) == before
 
 
 def test_first_kafka_write_creates_the_schema(world):
@@ -314,10 +300,10 @@ def test_refused_publish_after_the_dedupe_window_changes_nothing(jl, cli_clock, 
     ok(jl("stream", "add", "S", "--subjects", "a.>", "--dupe-window", "1m", "--defaults"))
     ok(jl("pub", "a.1", "x", "-H", "Nats-Msg-Id:one"))
     cli_clock.advance_s(120)
-    before = checkpoint(jl.data)
+    before = data_dir_bytes(jl.data, databases_only=True)
     r = jl("pub", "a.1", "y", "-H", header)
     assert r.exit_code == 1, r.output
-    assert checkpoint(jl.data) == before
+    assert data_dir_bytes(jl.data, databases_only=True) == before
     # a publish that stores still drops the expired entries
     ok(jl("pub", "a.1", "z"))
     conn = sqlite3.connect(jl.data / "local.db")
@@ -344,10 +330,10 @@ def test_create_schema_makes_every_kafka_component_once(dd):
                                      "WHERE component LIKE 'kafka%'"))
     assert set(versions) == set(COMPONENTS) and min(versions.values()) >= 1
     dd.close()
-    before = checkpoint(dd.path)
+    before = data_dir_bytes(dd.path, databases_only=True)
     create_schema(dd.open("k"))
     dd.close()
-    assert checkpoint(dd.path) == before
+    assert data_dir_bytes(dd.path, databases_only=True) == before
 
 
 def test_viewer_of_a_cluster_without_kafka_tables(dd, clock):

@@ -14,7 +14,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from helpers import ENV_VARS, doc, ok, runner
+from helpers import ENV_VARS, data_dir_bytes, doc, ok, runner
 
 from jetlink.cli.main import app
 from jetlink.core.clock import SystemClock
@@ -262,19 +262,6 @@ def cli(tmp_path, monkeypatch, cli_clock):
     return run
 
 
-def checkpoint(data: Path) -> dict[str, bytes]:
-    """Every file of the data directory, each cluster database with its WAL folded in (the
-    in-process CLI closes its store after each command)."""
-    for db in sorted(data.glob("*.db")):
-        conn = sqlite3.connect(db)
-        try:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        finally:
-            conn.close()
-    return {str(p.relative_to(data)): p.read_bytes()
-            for p in sorted(data.rglob("*")) if p.is_file()}
-
-
 STOPPED_DOC = {
     "mirror_topic_name": "orders",
     "error_code": 0,
@@ -344,10 +331,10 @@ def test_the_lines(cli, verb, dry_run, lines):
 ])
 def test_a_dry_run_changes_no_byte(cli, args):
     ok(cli("--cluster", "east", "mirrors", "ls"))  # statuses current
-    before = checkpoint(cli.data)
+    before = data_dir_bytes(cli.data)
     r = cli("--cluster", "east", *args)
     assert r.exit_code == (1 if "NOPE" in args else 0), r.stdout + r.stderr
-    assert checkpoint(cli.data) == before
+    assert data_dir_bytes(cli.data) == before
 
 
 @pytest.mark.parametrize("kafka", [
@@ -382,7 +369,7 @@ def test_kafka_mirrors_usage_errors(cli, args, message):
 
 def test_refused_when_not_bidirectional(cli):
     data = cli.make("one-way", reverse_link=False)
-    before = checkpoint(data)
+    before = data_dir_bytes(data)
     r = cli("--cluster", "east", "mirrors", "reverse-and-pause", "orders", "--link", "L",
             data=data)
     assert r.exit_code == 1
@@ -399,19 +386,19 @@ def test_refused_when_not_bidirectional(cli):
         "message": "Cluster link 'L' is not bidirectional: cluster west has no link 'L' back "
                    "to east (reverse-and-pause needs the link on both clusters, each pointing "
                    "at the other)"}}
-    assert checkpoint(data) == before
+    assert data_dir_bytes(data) == before
 
 
 def test_refused_with_the_source_down(cli):
     ok(cli("cluster", "down", "west"))
-    before = checkpoint(cli.data)
+    before = data_dir_bytes(cli.data)
     r = cli("--cluster", "east", "mirrors", "reverse-and-pause", "orders", "--link", "L")
     assert r.exit_code == 1
     assert r.stderr == (
         "jetlink: error: Cluster link 'L': the source cluster west can not be reached: "
         "reverse-and-pause needs both clusters up (failover stops the mirror whatever the "
         "source's state) (INVALID_REQUEST 42)\n")
-    assert checkpoint(cli.data) == before
+    assert data_dir_bytes(cli.data) == before
 
 
 def _consume(cli, cluster: str) -> list[tuple[int, int, str]]:

@@ -10,11 +10,10 @@ In process: Starlette's TestClient on ``create_app`` (Host 127.0.0.1, no token).
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import data_dir_bytes
 from restfacts import OPERATIONS, match, response_problems
 
 from jetlink.core.clock import SystemClock
@@ -75,15 +74,6 @@ def call(client, method: str, path: str, query: dict[str, str] | None = None,
                 for s in fact["sources"]}
     best = min(problems.values(), key=len)
     return fact, resp.status_code, doc, best
-
-
-def digest(data: Path) -> str:
-    h = hashlib.sha256()
-    for path in sorted(data.rglob("*")):
-        if path.is_file():
-            h.update(str(path.relative_to(data)).encode())
-            h.update(path.read_bytes())
-    return h.hexdigest()
 
 
 # -- valid requests: a declared success status and document --------------------------------
@@ -184,12 +174,12 @@ INVALID = [
 @pytest.mark.parametrize(("method", "path", "query", "body"), INVALID,
                          ids=lambda v: v if isinstance(v, str) else None)
 def test_invalid_request_is_400_with_an_error(served, method, path, query, body):
-    before = digest(served.data)
+    before = data_dir_bytes(served.data)
     fact, status, doc, problems = call(served, method, path, query, body)
     assert status == 400, (fact["operation_id"], status, doc)
     assert problems == [], (fact["operation_id"], status, doc)
     assert isinstance(doc["message"], str) and doc["message"]
-    assert digest(served.data) == before  # refused: nothing changed
+    assert data_dir_bytes(served.data) == before  # refused: nothing changed
 
 
 # -- validate-only: nothing changes ---------------------------------------------------------
@@ -212,10 +202,10 @@ VALIDATE_ONLY = [
 @pytest.mark.parametrize(("method", "path", "query", "body"), VALIDATE_ONLY,
                          ids=lambda v: v if isinstance(v, str) else None)
 def test_validate_only_changes_no_byte(served, method, path, query, body):
-    before = digest(served.data)
+    before = data_dir_bytes(served.data)
     fact, status, doc, problems = call(served, method, path, query, body)
     assert 200 <= status < 300 and problems == [], (fact["operation_id"], status, doc)
-    assert digest(served.data) == before
+    assert data_dir_bytes(served.data) == before
 
 
 def test_unknown_link_is_a_declared_error(served):

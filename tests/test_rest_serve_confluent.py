@@ -10,12 +10,12 @@ TestClient over ``create_app``), exact statuses and bodies."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import warnings
 from pathlib import Path
 
 import pytest
+from helpers import data_dir_bytes
 
 from jetlink.cli.rest.schemas import OPERATIONS
 from jetlink.cli.rest.server import create_app
@@ -104,12 +104,6 @@ def error(r, status: int, code: int) -> str:
     body = r.json()
     assert sorted(body) == ["error_code", "message"] and body["error_code"] == code, body
     return body["message"]
-
-
-def fingerprint(data: Path) -> dict[str, str]:
-    """Every file of the data directory and its bytes' hash."""
-    return {str(p.relative_to(data)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(data.rglob("*")) if p.is_file()}
 
 
 def status_of(served, cluster: str, topic: str) -> str:
@@ -218,11 +212,11 @@ SCHEMA_REFUSALS = [
                          ids=[f"{m} {p} {msg[:40]}" for m, p, _q, _b, msg in SCHEMA_REFUSALS])
 def test_schema_invalid_requests_are_refused_and_change_nothing(served, method, path, query,
                                                                 body, message):
-    before = fingerprint(served.data)
+    before = data_dir_bytes(served.data)
     r = served.request(method, url(path), params=query,
                        **({"json": body} if body is not None else {}))
     assert (r.status_code, r.json()) == (400, {"error_code": 400, "message": message})
-    assert fingerprint(served.data) == before
+    assert data_dir_bytes(served.data) == before
 
 
 def test_a_parameter_given_twice_is_refused(served):
@@ -427,7 +421,7 @@ def test_truncate_and_restore(served):
     _failover_east(served)
     path = url("/west/links/L/mirrors:truncate-and-restore")
     # a dry run: the same numbers, no byte changed
-    before = fingerprint(served.data)
+    before = data_dir_bytes(served.data)
     r = served.post(path, params={"validate_only": "true",
                                   "include_partition_level_truncation_data": "true"},
                     json={"mirror_topic_name_pattern": ".*"})
@@ -435,7 +429,7 @@ def test_truncate_and_restore(served):
         "kind": "KafkaPromoteMirror",
         "metadata": {"self": f"{API}/west/links/L/mirrors", "resource_name": None},
         "data": [_restored_entry([], TRUNCATION)]})
-    assert fingerprint(served.data) == before
+    assert data_dir_bytes(served.data) == before
     r = served.post(path, json={"mirror_topic_names": ["orders"]})
     assert r.status_code == 200, r.text
     lags = [{"partition": 0, "lag": 0, "last_source_fetch_offset": 5},
@@ -477,11 +471,11 @@ def test_promote_local_and_start_or_pause_remote_mirror(served, how, remote):
     dd = DataDir(served.data)
     Mirrors(dd, "east", served.clock).step()  # caught up
     dd.close()
-    before = fingerprint(served.data)
+    before = data_dir_bytes(served.data)
     r = served.post(path, params={"validate_only": "true"},
                     json={"mirror_topic_names": ["orders"]})
     assert r.status_code == 200 and r.json()["data"][0]["error_code"] is None, r.text
-    assert fingerprint(served.data) == before
+    assert data_dir_bytes(served.data) == before
     r = served.post(path, json={"mirror_topic_names": ["orders"]})
     assert r.status_code == 200, r.text
     [entry] = r.json()["data"]
@@ -555,7 +549,7 @@ VALIDATE_ONLY = [
                          ids=[f"{m} {p}" for m, p, _q, _b in VALIDATE_ONLY])
 def test_every_validate_only_form_changes_no_byte(served, method, path, query, body):
     served.get(url("/east/links/-/mirrors"))  # statuses settled before the fingerprint
-    before = fingerprint(served.data)
+    before = data_dir_bytes(served.data)
     forms = [{**query, "validate_only": "true"}]
     if method == "PUT":  # Cloud's body flag too
         forms.append(query)
@@ -565,7 +559,7 @@ def test_every_validate_only_form_changes_no_byte(served, method, path, query, b
     for q, b in zip(forms, body_forms, strict=True):
         r = served.request(method, url(path), params=q, **({"json": b} if b else {}))
         assert r.status_code in (200, 204), r.text
-        assert fingerprint(served.data) == before, (q, b)
+        assert data_dir_bytes(served.data) == before, (q, b)
 
 
 @pytest.mark.parametrize(("method", "path", "query", "body"), VALIDATE_ONLY[:4],
@@ -573,7 +567,7 @@ def test_every_validate_only_form_changes_no_byte(served, method, path, query, b
 def test_the_same_requests_without_validate_only_change_bytes(served, method, path, query,
                                                               body):
     served.get(url("/east/links/-/mirrors"))
-    before = fingerprint(served.data)
+    before = data_dir_bytes(served.data)
     r = served.request(method, url(path), params=query, **({"json": body} if body else {}))
     assert r.status_code in (200, 204), r.text
-    assert fingerprint(served.data) != before
+    assert data_dir_bytes(served.data) != before
