@@ -659,8 +659,9 @@ class JetStream:
         if isinstance(routed, S.NoStreamError):
             return routed
         d, subject = routed
-        self.cluster.ensure_schema(fastbatch.COMPONENT, fastbatch.SCHEMA_STEPS)
-        return fastbatch.process(txn.stream(d), subject, fb, hdr, data)
+        return fastbatch.process(
+            txn.stream(d), subject, fb, hdr, data,
+            lambda: self.cluster.ensure_schema(fastbatch.COMPONENT, fastbatch.SCHEMA_STEPS))
 
     def publish_fast_batch(self, msgs: Iterable[Outgoing], *, batch_id: str,
                            flow: int = 100, gap_ok: bool = False, max_outstanding: int = 2

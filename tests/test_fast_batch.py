@@ -315,3 +315,17 @@ def test_cli_fast_ended_early(jl):
 def test_cli_fast_usage(jl, args):
     _streams(jl)
     assert jl("pub", "f.a", "x", *args).exit_code == 2
+
+
+@pytest.mark.parametrize("args", [
+    ["p.a", "x", "--fast", "--count", "3"],  # the stream does not allow fast batches: 10205
+    ["f.a", "x", "--fast", "--batch-id", "L" * 65],  # an invalid batch id: 10207
+    ["f.a", "x", "--fast", "--atomic"],  # a usage error
+])
+def test_cli_fast_refused_changes_nothing(jl, args):
+    from helpers import data_dir_bytes
+
+    _streams(jl)
+    before = data_dir_bytes(jl.data)
+    assert jl("pub", *args).exit_code in (1, 2)
+    assert data_dir_bytes(jl.data) == before

@@ -43,6 +43,7 @@ then slows down as on a server).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -244,7 +245,7 @@ class _Processor:
         return True
 
     def run(self, subject: str, fb: FastBatchReply | _Invalid, hdr: bytes | None,
-            data: bytes) -> list[dict[str, Any]]:
+            data: bytes, ensure_table: Callable[[], None]) -> list[dict[str, Any]]:
         st = self.st
         d = st.d
         txn = st.txn
@@ -268,6 +269,7 @@ class _Processor:
             return refuse(nats_error("BatchPublishInvalidPattern"))
         if len(fb.id) > MAX_BATCH_ID:
             return refuse(nats_error("BatchPublishInvalidBatchID"))
+        ensure_table()
         if txn.cache.get(_EXPIRED) != txn.now:  # the cleanup timers, once per transaction
             self.conn.execute("DELETE FROM fast_batches WHERE touched_ns <= ?",
                               (txn.now - BATCH_TIMEOUT_NS,))
@@ -365,8 +367,9 @@ class _Processor:
 
 
 def process(st: StreamTxn, subject: str, fb: FastBatchReply | _Invalid, hdr: bytes | None,
-            data: bytes) -> list[dict[str, Any]]:
+            data: bytes, ensure_table: Callable[[], None]) -> list[dict[str, Any]]:
     """One fast batch message on stream ``st`` (``subject`` after the stream's transform):
-    the documents the server sends back on its reply subject, in order. The caller made sure
-    the component's table exists."""
-    return _Processor(st).run(subject, fb, hdr, data)
+    the documents the server sends back on its reply subject, in order. ``ensure_table()``
+    makes the component's table; it is called past the refusals, so a refused message
+    changes nothing."""
+    return _Processor(st).run(subject, fb, hdr, data, ensure_table)
