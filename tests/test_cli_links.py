@@ -347,3 +347,36 @@ def test_delete_refused_while_mirror_topics_use_the_link(jl, monkeypatch):
     assert result.stdout == "Cluster link 'L' deletion successfully completed.\n"
     assert result.stderr == "jetlink: mirror topics of link L stopped mirroring: orders\n"
     assert forced == [("L", ["orders"])]
+
+
+def test_config_get_set_delete_one(jl):
+    ok(jl("links", "create", "L", "--source-cluster", "east"))
+    assert ok(jl("links", "config", "get", "L", "acl.sync.ms")).stdout == \
+        "acl.sync.ms=5000 (default)\n"
+    assert ok(jl("links", "config", "set", "L", "acl.sync.ms", "1000")).stdout == \
+        "Completed updating config acl.sync.ms for cluster-link L.\n"
+    assert doc(jl("links", "config", "get", "L", "acl.sync.ms", "-j")) == {
+        "name": "acl.sync.ms", "value": "1000", "is_default": False, "is_read_only": False,
+        "is_sensitive": False, "source": "DYNAMIC_CLUSTER_LINK_CONFIG"}
+    assert ok(jl("links", "config", "delete", "L", "acl.sync.ms")).stdout == \
+        "Completed reverting config acl.sync.ms for cluster-link L to its default.\n"
+    assert ok(jl("links", "config", "get", "L", "acl.sync.ms")).stdout == \
+        "acl.sync.ms=5000 (default)\n"
+
+
+@pytest.mark.parametrize("args,message", [
+    (("set", "L", "bogus.key", "1"), "Unknown cluster link configuration 'bogus.key'"),
+    (("set", "L", "acl.sync.ms", "abc"),
+     "Invalid value abc for configuration acl.sync.ms: Not a number of type INT"),
+    (("delete", "L", "nope.key"), "Unknown cluster link configuration 'nope.key'"),
+    (("set", "NOPE", "acl.sync.ms", "1"), "Cluster link 'NOPE' not found"),
+])
+def test_a_refused_config_change_changes_nothing(jl, args, message):
+    from helpers import data_dir_bytes
+
+    ok(jl("links", "create", "L", "--source-cluster", "east"))
+    ok(jl("links", "config", "set", "L", "acl.sync.ms", "2000"))
+    before = data_dir_bytes(jl.data)
+    res = jl("links", "config", *args)
+    assert res.exit_code == 1 and message in res.stderr, res.output
+    assert data_dir_bytes(jl.data) == before
