@@ -627,8 +627,9 @@ class JetStream:
 
         if not batches.is_batch_msg(hdr):
             return st.append(subject, hdr, data)  # type: ignore[no-any-return]
-        self.cluster.ensure_schema(batches.COMPONENT, batches.SCHEMA_STEPS)
-        return batches.publish(st, subject, hdr, data)
+        return batches.publish(
+            st, subject, hdr, data,
+            lambda: self.cluster.ensure_schema(batches.COMPONENT, batches.SCHEMA_STEPS))
 
     # --- fast batch publish (ADR-50, 2.14): core/streamstore/fastbatch.py, core/fastpublish.py
     def publish_fast_msg(self, subject: str, data: bytes = b"",

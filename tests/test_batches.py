@@ -213,3 +213,18 @@ def test_cli_usage(jl, args, text):
     res = jl("pub", "at.a", "x", *args)
     assert res.exit_code == 2
     assert text in res.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["plain.a", "x", "--atomic"],  # the stream takes no batches: 10174
+    ["at.a", "x", "-H", "Nats-Batch-Id:" + "L" * 65, "-H", "Nats-Batch-Sequence:1"],  # 10179
+    ["at.a", "x", "-H", "Nats-Batch-Id:b1"],  # no Nats-Batch-Sequence: 10175
+])
+def test_cli_refused_batch_changes_nothing(jl, args):
+    from helpers import data_dir_bytes
+
+    jl("stream", "add", "AT", "--subjects", "at.>", "--allow-batch", "--defaults")
+    jl("stream", "add", "PLAIN", "--subjects", "plain.>", "--defaults")
+    before = data_dir_bytes(jl.data)
+    assert jl("pub", *args).exit_code == 1
+    assert data_dir_bytes(jl.data) == before

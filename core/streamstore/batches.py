@@ -133,11 +133,12 @@ def inflight(txn: Txn, stream_id: int) -> dict[str, int]:
         (stream_id,)).fetchall())
 
 
-def publish(st: StreamTxn, subject: str, hdr: bytes, data: bytes
-            ) -> PubAck | ApiError | None:
+def publish(st: StreamTxn, subject: str, hdr: bytes, data: bytes,
+            ensure_tables: Callable[[], None]) -> PubAck | ApiError | None:
     """One atomic batch message on stream ``st`` (``subject`` after the stream's transform):
     None when staged (the server's empty reply), the commit's :class:`BatchPubAck`, or the
-    refusal (nothing stored). The caller made sure the component's tables exist."""
+    refusal (nothing stored). ``ensure_tables()`` makes the component's tables; it is called
+    past the refusals that need no table, so those change nothing."""
     d = st.d
     txn = st.txn
     if d.sealed:
@@ -160,6 +161,7 @@ def publish(st: StreamTxn, subject: str, hdr: bytes, data: bytes
     commit_invalid = commit and not eob and commit_hdr != "1"
     size = seq - 1 if eob else seq  # the end-of-batch marker is not counted
 
+    ensure_tables()
     conn = txn.conn
     if txn.cache.get(_EXPIRED) != txn.now:  # once per transaction
         _expire(txn)
