@@ -1377,7 +1377,17 @@ class ServerRunner:
         name = op["consumer"]
         stream = self.streams_of.get(name, self.stream(op))
         req = json.dumps({"batch": op["batch"], "no_wait": True}).encode()
-        replies = self.js.collect(f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{name}", req, op["batch"])
+        subject = f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{name}"
+        replies = self.js.collect(subject, req, op["batch"])
+        # A no_wait pull right after a publish can reach the consumer before the stream has
+        # signalled it the new message (the server's consumer loop runs on its own goroutine):
+        # "no messages" is taken as the answer once it holds after a short settle.
+        for pause in (0.05, 0.1, 0.2):
+            if any(not (m.headers and m.headers.get("Status")) for m in replies) or any(
+                    m.headers and m.headers.get("Status") == "503" for m in replies):
+                break
+            time.sleep(pause)
+            replies = self.js.collect(subject, req, op["batch"])
         out = []
         for m in replies:
             if m.headers and m.headers.get("Status") == "503":
