@@ -232,6 +232,9 @@ class JetStreamAPI(Protocol):
     def publish_batch(self, msgs: Iterable[Outgoing]
                       ) -> Sequence[PubAckAPI | JetlinkError | None]: ...
     def publish_core(self, subject: str, data: bytes = b"", headers: Headers = None) -> None: ...
+    def kv_write_subject(self, subject: str) -> str:
+        """The subject a KV put, delete or purge of ``subject`` (``$KV.<bucket>.<key>``) is
+        published on: behind the API prefix of a JetStream addressed through a domain."""
     def publish_fast_batch(self, msgs: Iterable[Outgoing], *, batch_id: str, flow: int = 100,
                            gap_ok: bool = False, max_outstanding: int = 2
                            ) -> FastBatchResult:

@@ -707,6 +707,11 @@ class JetStream:
                 break
         return pub.result
 
+    def kv_write_subject(self, subject: str) -> str:
+        """A KV write's subject as sent (core/api.py): the engine is addressed per cluster,
+        never through an API prefix."""
+        return subject
+
     # --- core pub/sub -------------------------------------------------------------------------
     def publish_core(self, subject: str, data: bytes = b"",
                      headers: H.HeadersIn | None = None) -> None:

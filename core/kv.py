@@ -565,11 +565,12 @@ class KeyValue:
 
     def _publish(self, key: str, value: bytes, headers: dict[str, str] | None = None) -> int:
         self._writable()
-        subject = self.subject(key)
+        js = self.js
+        subject = js.kv_write_subject(self.subject(key))  # the protocol line carries this one
         value = bytes(value)
         hdr = H.encode_headers(headers)
         self._check_limits(key, subject, value, len(hdr) if hdr else 0)
-        ack = self.js.publish(subject, value, headers)
+        ack = js.publish(subject, value, headers)
         if ack is None:  # pragma: no cover - KV streams always acknowledge
             raise JetlinkError("the bucket did not acknowledge the write")
         return ack.seq
@@ -584,14 +585,17 @@ class KeyValue:
         publishes: per item its revision, or the error that refused it (the others are
         stored). Invalid keys refuse the whole call before anything is written."""
         self._writable()
-        prefix = self.prefix
-        msgs = [(prefix + validate_key(k), bytes(v), None) for k, v in items]
+        js = self.js
+        pairs = list(items)
+        keys = [validate_key(k) for k, _v in pairs]
+        msgs = [(js.kv_write_subject(self.prefix + k), bytes(v), None)
+                for k, (_k, v) in zip(keys, pairs, strict=True)]
         short = (L.MAX_CONTROL_LINE - 128) // 4  # fits a line whatever the reply and sizes
         for i, (subject, value, _h) in enumerate(msgs):
             if len(subject) > short or len(value) > L.MAX_PAYLOAD:
-                self._check_limits(subject[len(prefix):], subject, value, index=i)
+                self._check_limits(keys[i], subject, value, index=i)
         out: list[int | JetlinkError] = []
-        for res in self.js.publish_batch(msgs):
+        for res in js.publish_batch(msgs):
             if isinstance(res, JetlinkError):
                 out.append(res)
             elif res is None:  # pragma: no cover - KV streams always acknowledge

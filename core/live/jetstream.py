@@ -28,7 +28,7 @@ from ..errors import ApiError, JetlinkError, NoStreamError, client_error, clip, 
 from ..messages import BatchPubAck, PubAck, StoredMsg, StreamState
 from .client import LiveConnection, LiveError, RawMsg, passing, without_envelope
 from .consumers import LiveConsumers
-from .target import api_prefix_for
+from .target import DEFAULT_API_PREFIX, api_prefix_for
 from .wire import _name, _ts, encode_hdrs, flat_headers
 
 __all__ = ["LiveJetStream", "LiveStreamInfo", "LiveMsg"]
@@ -453,6 +453,25 @@ class LiveJetStream(LiveConsumers):
         return LiveTail(self, name, str(doc.get("name", "")), sub,
                         pending=int(doc.get("num_pending", 0)))
 
+    def kv_write_subject(self, subject: str) -> str:
+        """A KV write's subject (``$KV.<bucket>.<key>``) as sent: behind the API prefix when
+        this JetStream is addressed through a domain or an API prefix, as nats.go's KV writes
+        (its useJSPfx); the server maps ``$JS.<domain>.API.$KV.>`` back to ``$KV.>``
+        (jetstream_api.go generateJSMappingTable), so the write reaches that domain's bucket
+        even across a leafnode whose own domain has a bucket of the same name."""
+        if self.api_prefix == DEFAULT_API_PREFIX:
+            return subject
+        return f"{self.api_prefix}.{subject}"
+
+    def stored_subject(self, sent: str) -> str:
+        """The subject a stream stores for a message sent on ``sent`` (the inverse of
+        :meth:`kv_write_subject`'s prefix; other subjects are stored as sent)."""
+        head = f"{self.api_prefix}."
+        if self.api_prefix != DEFAULT_API_PREFIX and sent.startswith(head) and \
+                sent[len(head):].startswith(("$KV.", "$OBJ.")):
+            return sent[len(head):]
+        return sent
+
     def in_domain(self, domain: str) -> LiveJetStream:
         """The JetStream API of another domain, over the same connection."""
         return LiveJetStream(self.conn, api_prefix=api_prefix_for(domain))
@@ -633,7 +652,8 @@ class LiveJetStream(LiveConsumers):
                 probing.pop(subject, None)
                 return found
 
-            async def captured(subject: str) -> list[str] | None:
+            async def captured(sent: str) -> list[str] | None:
+                subject = self.stored_subject(sent)
                 if known.get(subject) is not None:
                     return known[subject]
                 if subject not in probing:
@@ -652,7 +672,7 @@ class LiveJetStream(LiveConsumers):
                 if done[i]:
                     return
                 if exists == [] or loop.time() + PUB_RETRY_WAIT - sent_at[i] >= timeout:
-                    finish(i, NoStreamError(subject))
+                    finish(i, NoStreamError(self.stored_subject(subject)))
                     return
                 await asyncio.sleep(PUB_RETRY_WAIT)
                 if done[i]:
@@ -709,7 +729,7 @@ class LiveJetStream(LiveConsumers):
             for i in range(sent):
                 if not done[i] and refused[i]:  # its last send met no responders: not stored
                     done[i] = True
-                    results[i] = NoStreamError(msgs[i][0])
+                    results[i] = NoStreamError(self.stored_subject(msgs[i][0]))
                 elif not done[i]:
                     results[i] = LiveError(f"publish to {clip(msgs[i][0])}: no "
                                            f"acknowledgement within {timeout:g}s from "

@@ -13,6 +13,7 @@ consumer in place; and a failback killed with SIGKILL part-way, finished by a re
 from __future__ import annotations
 
 import base64
+import json
 import os
 import signal
 import subprocess
@@ -161,6 +162,15 @@ def test_round_trip(east, tmp_path):
     assert [(p["consumer"], p["start_seq"], p["status"]) for p in rep["placed"]] == [
         ("billing", 13, "created"), ("shipping", 3, "created")]
     assert [(p["consumer"], p["start_seq"]) for p in rep["restored"]] == [("audit", 4)]
+    # the positions bucket is made in west's domain and written through its API prefix
+    # (a write to $KV.<bucket>.<key> from east's leaf found no stream: tried until it gave up)
+    recorded = next(s for s in rep["steps"] if s["step"] == "record-consumers")
+    assert recorded["detail"].endswith("positions synced to ORDERS's side"), recorded
+    kept = c.api("STREAM.MSG.GET.KV_JETLINK_POSITIONS", {"last_by_subj":
+                                                         "$KV.JETLINK_POSITIONS.ORDERS"},
+                 domain="west")["message"]
+    assert [x["name"] for x in json.loads(base64.b64decode(kept["data"]))["consumers"]] == [
+        "audit", "billing", "shipping"]  # ORDERS_EAST's, as the switch found them
     _check_round_trip(c, tail_path, tail)
 
 

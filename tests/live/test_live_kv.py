@@ -147,3 +147,31 @@ def test_kv_mirror_across_domains(live_domains, monkeypatch):
     assert res.exit_code == 1
     assert json.loads(res.stdout)["error"]["err_code"] == 10059
     assert "NOPE_EAST" not in json.dumps(doc(east("stream", "ls", "--names", "-j")))
+
+
+def test_kv_writes_reach_the_addressed_domain_across_a_leafnode(live_domains, monkeypatch):
+    """From east's leaf, `--js-domain west` writes go through west's API prefix
+    ($JS.west.API.$KV.<bucket>.<key>, as nats.go's KV): a plain $KV.<bucket>.<key> would be
+    stored by east's bucket of the same name, or by no stream at all."""
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+    leaf = live_domains.leaf.url
+
+    def west(*args):
+        return runner.invoke(app, ["--server", leaf, "--js-domain", "west", *args],
+                             prog_name="jetlink")
+
+    def east(*args):
+        return runner.invoke(app, ["--server", leaf, *args], prog_name="jetlink")
+
+    ok(west("kv", "add", "SAME"))
+    ok(east("kv", "add", "SAME"))
+    ok(west("kv", "put", "SAME", "k", "west"))
+    ok(west("kv", "put", "SAME", "only", "west"))
+    ok(east("kv", "put", "SAME", "k", "east"))
+    assert ok(west("kv", "get", "SAME", "k", "--raw")).stdout == "west"
+    assert ok(east("kv", "get", "SAME", "k", "--raw")).stdout == "east"
+    assert doc(west("kv", "keys", "SAME", "-j")) == ["k", "only"]
+    assert doc(east("kv", "keys", "SAME", "-j")) == ["k"]
+    ok(west("kv", "del", "SAME", "only", "-f"))
+    assert doc(west("kv", "keys", "SAME", "-j")) == ["k"]
+    assert [e["revision"] for e in doc(west("kv", "history", "SAME", "k", "-j"))] == [1]
