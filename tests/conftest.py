@@ -25,7 +25,8 @@ worker, under that worker's own base temporary directory, on free ports. Collect
 - every test that uses the SparkSession (the ``spark`` fixture) is in the xdist group
   ``spark``: they run on one worker, one after another, so one JVM driver is started for
   them and no two of their Spark jobs compete for the two cores; the other ``spark``-marked
-  tests (a standalone Spark cluster of their own) are the group ``spark-cluster``;
+  tests (jobs on the standalone Spark cluster of ``spark_standalone``) are the group
+  ``spark-cluster``, so that cluster is started once;
 - the tests marked ``slow`` are collected first, so they start at once on the workers and
   none of them begins near the end of the run.
 """
@@ -51,6 +52,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         elif item.get_closest_marker("spark"):  # a Spark cluster of its own (JVMs)
             item.add_marker(pytest.mark.xdist_group("spark-cluster"))
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable
+
+
+@pytest.fixture(scope="session")
+def spark_standalone(tmp_path_factory):
+    """A Spark standalone cluster on 127.0.0.1 for the tests of the ``spark-cluster`` group:
+    a master and two workers (1 core, 1 GiB each) started from the installed pyspark
+    (sparkops/cluster.py LocalCluster), stopped by PID at the end. Skipped without Java."""
+    from jetlink.sparkops.cluster import ClusterError, LocalCluster
+
+    cluster = LocalCluster(workers=2, cores=1, memory="1g",
+                           root=tmp_path_factory.mktemp("spark-standalone"))
+    try:
+        cluster.start()
+    except ClusterError as exc:
+        if "no Java runtime" in str(exc):
+            pytest.skip(str(exc))
+        pytest.fail(str(exc))
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture(scope="session")

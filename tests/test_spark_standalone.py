@@ -1,7 +1,8 @@
-"""A job on a real Spark standalone cluster: a master and one worker on 127.0.0.1, started
-from the installed pyspark, and ``jetlink spark mirror parquet:IN parquet:OUT --master
-spark://...`` run as a subprocess (it makes its own driver; the suite's in-process session is
-not touched). The rows it writes must be what the engine's mirror holds.
+"""A job on a real Spark standalone cluster: the suite's master and two workers on 127.0.0.1
+(tests/conftest.py spark_standalone), started from the installed pyspark, and ``jetlink spark
+mirror parquet:IN parquet:OUT --master spark://...`` run as a subprocess (it makes its own
+driver; the suite's in-process session is not touched). The rows it writes must be what
+the engine's mirror holds.
 """
 
 from __future__ import annotations
@@ -30,22 +31,9 @@ def _env() -> dict[str, str]:
 
 
 @pytest.fixture
-def standalone(tmp_path):
-    """``spark://127.0.0.1:PORT`` of a master with one registered worker (1 core, 1 GiB):
-    sparkops/cluster.py LocalCluster, stopped by PID."""
-    from jetlink.sparkops.cluster import ClusterError, LocalCluster
-
-    cluster = LocalCluster(workers=1, cores=1, memory="1g", root=tmp_path / "spark")
-    try:
-        url = cluster.start()
-    except ClusterError as exc:
-        if "no Java runtime" in str(exc):
-            pytest.skip(str(exc))
-        pytest.fail(str(exc))
-    try:
-        yield url
-    finally:
-        cluster.stop()
+def standalone(spark_standalone):
+    """``spark://127.0.0.1:PORT``: the suite's standalone cluster (tests/conftest.py)."""
+    return spark_standalone.url
 
 
 def _fill(js, clock, n: int = 300) -> None:
@@ -92,10 +80,11 @@ def test_mirror_parquet_on_a_standalone_cluster(standalone, tmp_path, dd, js, cl
     RP.pump_until_idle(dd, clock)
     want = _engine_rows(dd, "M")
 
+    # one core of the cluster (spark.cores.max): one executor, on one of the two workers
     proc = subprocess.run(
         [str(JETLINK), "--data-dir", str(tmp_path / "cli-data"), "spark", "mirror",
          f"parquet:{src}", f"parquet:{out}", "--config", str(config),
-         "--master", standalone, "--json"],
+         "--master", standalone, "--conf", "spark.cores.max=1", "--json"],
         env=_env(), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600,
         cwd=tmp_path)
     assert proc.returncode == 0, (proc.stdout, proc.stderr)
