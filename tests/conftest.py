@@ -27,6 +27,9 @@ worker, under that worker's own base temporary directory, on free ports. Collect
   them and no two of their Spark jobs compete for the two cores; the other ``spark``-marked
   tests (jobs on the standalone Spark cluster of ``spark_standalone``) are the group
   ``spark-cluster``, so that cluster is started once;
+- the tests that use a module- or class-scoped fixture of their own module (the parity files'
+  runs of a script on the engine and on nats-server) are grouped by module, so that fixture
+  runs once, not once on each worker that gets some of them;
 - the tests marked ``slow`` are collected first, so they start at once on the workers and
   none of them begins near the end of the run.
 """
@@ -44,13 +47,29 @@ from jetlink.core.jetstream import JetStream
 from jetlink.core.store import DataDir
 
 
+def _module_fixture_group(item: pytest.Item) -> str | None:
+    """The module's node id when ``item`` uses a module- or class-scoped fixture defined in
+    its own module (a parity file's run of its whole script on both sides): its tests then
+    share one worker, so that fixture runs once per parameter, not once per worker."""
+    info = getattr(item, "_fixtureinfo", None)
+    module = item.nodeid.split("::", 1)[0]
+    for defs in (info.name2fixturedefs.values() if info is not None else ()):
+        for fixturedef in defs:
+            if fixturedef.scope in ("module", "class") and \
+                    str(fixturedef.baseid).split("::", 1)[0] == module:
+                return module
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the xdist_group markers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("spark"))
-        elif item.get_closest_marker("spark"):  # a Spark cluster of its own (JVMs)
+        elif item.get_closest_marker("spark"):  # the suite's standalone Spark cluster (JVMs)
             item.add_marker(pytest.mark.xdist_group("spark-cluster"))
+        elif (group := _module_fixture_group(item)) is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable
 
 
