@@ -20,6 +20,7 @@ from jetlink.core.kafka.topics import (
     validate_topic_config,
     validate_topic_name,
 )
+from jetlink.core.store import DataDir
 
 DAY_MS = 86_400_000
 
@@ -762,3 +763,19 @@ def test_a_group_consumer_resumes_from_its_commits_and_resets_an_offset_out_of_r
     with TopicConsumer(kafka, "t", from_beginning=True) as c:
         assert c.poll(None, lambda r: None) == 8
     assert kafka.committed("G") == {("t", 0): 5, ("t", 1): 3}
+
+
+def test_ctrl_c_in_a_poll_still_leaves_the_group(kafka, dd, clock):
+    """Ctrl-C may cut a poll's transaction where its scope can not roll it back (a generator
+    context manager interrupted as its __enter__ returns): leaving the group must not join
+    that transaction, which would be dropped uncommitted when the process exits."""
+    from jetlink.core.kafka.consumer import TopicConsumer
+
+    kafka.create_topic("t", 1)
+    other = Kafka(DataDir(dd.path).open(), clock)  # another process's view
+    with pytest.raises(KeyboardInterrupt), TopicConsumer(kafka, "t", group="G") as c:
+        assert other.group_active("G")
+        c.kafka.cluster.conn.execute("BEGIN")  # the transaction the interrupt left open
+        raise KeyboardInterrupt
+    assert not kafka.cluster.conn.in_transaction
+    assert not other.group_active("G")

@@ -390,3 +390,49 @@ def test_checkpoints_aside_without_a_request_start_no_thread(tmp_path):
     assert cp.requests == 0
     assert cl.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
     dd.close()
+
+
+class _CutAfterBegin:
+    """A connection whose BEGIN is followed by Ctrl-C (KeyboardInterrupt as the statement
+    returns, where Python checks for signals)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        cur = self._conn.execute(sql, *args)
+        if sql.startswith("BEGIN"):
+            raise KeyboardInterrupt
+        return cur
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._conn, name)
+
+
+@pytest.mark.parametrize("scope", ["transaction", "read"])
+def test_ctrl_c_as_begin_returns_leaves_no_transaction_open(dd, scope):
+    cluster = dd.open()
+    real = cluster.conn
+    cluster._conn = _CutAfterBegin(real)
+    try:
+        with pytest.raises(KeyboardInterrupt), getattr(cluster, scope)():
+            pass
+    finally:
+        cluster._conn = real
+    assert not real.in_transaction  # else the next transaction() would join it, never commit
+    with cluster.transaction() as conn:
+        conn.execute("INSERT INTO meta(key, value) VALUES ('after', 1)")
+    assert dd.open("local").meta_get("after") == 1
+
+
+def test_end_interrupted_rolls_back_what_an_interrupt_left_open(dd, tmp_path):
+    cluster = dd.open()
+    cluster.conn.execute("BEGIN IMMEDIATE")  # as a generator scope cut in its __enter__
+    cluster.conn.execute("INSERT INTO meta(key, value) VALUES ('cut', 1)")
+    cluster.end_interrupted()
+    assert not cluster.conn.in_transaction
+    cluster.end_interrupted()  # nothing open: nothing done
+    other = DataDir(dd.path).open("local")
+    assert other.meta_get("cut") is None
+    other.meta_set("next", 2)  # the write lock is free again
+    assert cluster.meta_get("next") == 2

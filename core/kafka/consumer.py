@@ -105,5 +105,7 @@ class TopicConsumer:
     def __enter__(self) -> TopicConsumer:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is KeyboardInterrupt:  # Ctrl-C may have cut a transaction of a poll
+            self.kafka.cluster.end_interrupted()
         self.close()

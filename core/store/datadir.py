@@ -432,8 +432,8 @@ class Cluster:
             return
         self.check_writable()
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            try:  # BEGIN inside: a KeyboardInterrupt as it returns must not leave it open
+                conn.execute("BEGIN IMMEDIATE")
                 yield conn
             except BaseException:
                 if conn.in_transaction:
@@ -458,8 +458,8 @@ class Cluster:
             yield conn
             return
         try:
-            conn.execute("BEGIN")
-            try:
+            try:  # BEGIN inside, as in transaction()
+                conn.execute("BEGIN")
                 yield conn
             finally:
                 if conn.in_transaction:
@@ -468,6 +468,15 @@ class Cluster:
             if storage_error(err, self.name, self.path) is None:
                 raise
             raise self.error(err) from err
+
+    def end_interrupted(self) -> None:
+        """Roll back what a scope cut by KeyboardInterrupt left open: a generator context
+        manager (``transaction()`` or one wrapping it) interrupted as its ``__enter__``
+        returns never gets its ``__exit__``, so its transaction stays open, holding the
+        write lock, and a later ``transaction()`` would join it and never commit. For the
+        clean-up after an interrupt, outside every transaction scope of this connection."""
+        if self._conn is not None and self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
 
     # --- meta -----------------------------------------------------------------------------
     def meta_get(self, key: str, default: Any = None) -> Any:
