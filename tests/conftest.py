@@ -162,9 +162,16 @@ def utc():
 
 @pytest.fixture(scope="session")
 def spark():
-    """One SparkSession for the whole suite (local[2], quiet), stopped at the end."""
-    from jetlink.sparkops.session import SparkOptions, get_session
+    """One SparkSession for the whole suite (local[2], quiet), stopped at the end. Every job
+    of the suite is small: the session is the one jetlink starts for a small local job (C1
+    JIT only: sparkops/session.py jit_options), with the serial garbage collector, which
+    spends less CPU than G1's threads on a heap this size (the suite is CPU-bound on two
+    cores: 131 -> 95 CPU-seconds for the Spark job tests). Neither changes what a job
+    computes."""
+    from jetlink.sparkops.session import QUICK_JIT_ROWS, SparkOptions, get_session
 
-    session = get_session(SparkOptions(master="local[2]"))
+    session = get_session(SparkOptions(
+        master="local[2]", expected_rows=QUICK_JIT_ROWS,
+        conf=["spark.driver.extraJavaOptions=-XX:+UseSerialGC"]))
     yield session
     session.stop()
