@@ -56,7 +56,9 @@ test: $(TEST_STAMP)
 	$(TYPECHECK_LINK)
 	$(VENV_PY) -m mypy
 	$(VENV_PY) -m mkdocs build --strict --quiet
-	$(VENV_PY) -m pytest
+	# bytecode caches written even where the environment turns them off: the suite starts
+	# jetlink in hundreds of subprocesses, each of which would compile the package again
+	env -u PYTHONDONTWRITEBYTECODE $(VENV_PY) -m pytest
 
 # The documentation site (mkdocs.yml): a broken link or anchor, or a page missing from the
 # nav, fails the build.
