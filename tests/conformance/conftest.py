@@ -234,37 +234,38 @@ def js_client(nats_server: NatsServer) -> Iterator[JSClient]:
 
 
 @pytest.fixture
-def js(js_client: JSClient, nats_server: NatsServer) -> Iterator[JSClient]:
+def js(js_client: JSClient) -> Iterator[JSClient]:
     """The session client, with no stream on the server before and after the test."""
     js_client.delete_all_streams()
     yield js_client
     js_client.delete_all_streams()
-    remove_stranded_dirs(nats_server)
 
 
-def remove_stranded_dirs(server: NatsServer) -> None:
-    """Remove what nats-server 2.15.1 leaves of a deleted stream whose name is 255 bytes
-    long: its directory stays in the store for good (checked by hand: a 254-byte name's
-    goes), and :func:`wait_stream_dirs_gone` would wait for it in every later test. Called
-    when the server has no stream, so no directory of that length belongs to one."""
-    streams = os.path.join(server.store_dir, "jetstream", "$G", "streams")
-    if os.path.isdir(streams):
-        for name in os.listdir(streams):
-            if len(name.encode()) == 255:
-                shutil.rmtree(os.path.join(streams, name), ignore_errors=True)
-
-
-def wait_stream_dirs_gone(server: NatsServer, timeout: float = 5.0) -> None:
+def wait_stream_dirs_gone(server: NatsServer, js: JSClient, timeout: float = 5.0) -> None:
     """Wait until the server's store holds no stream directory any more.
 
     nats-server 2.15.1 removes a deleted stream's directory shortly AFTER answering the delete
     request. A stream created again under the same name in that window reopens the old
     directory and resumes its sequences (seen about 1 create in 20 right after a delete), so
     tests that compare sequence numbers wait for the directories to be gone first.
+
+    Some directories are never removed: a deleted stream whose name is 255 bytes long
+    (checked by hand: a 254-byte name's goes), and, once in a full run under load, the mirror
+    ``M`` of a replication scenario (cause not found). One still there after a second that
+    belongs to no stream the server lists is removed here: the next stream of that name would
+    reopen it.
     """
     streams = os.path.join(server.store_dir, "jetstream", "$G", "streams")
     deadline = time.monotonic() + timeout
+    stranded_after = time.monotonic() + 1.0
     while os.path.isdir(streams) and os.listdir(streams):
+        if time.monotonic() > stranded_after:
+            stranded_after = deadline  # once
+            live = set(js.stream_names())
+            for name in os.listdir(streams):
+                if name not in live:
+                    shutil.rmtree(os.path.join(streams, name), ignore_errors=True)
+            continue
         if time.monotonic() > deadline:
             raise AssertionError(f"stream directories still present after {timeout}s: "
                                  f"{os.listdir(streams)}")
@@ -274,5 +275,5 @@ def wait_stream_dirs_gone(server: NatsServer, timeout: float = 5.0) -> None:
 @pytest.fixture
 def js_fresh(nats_server: NatsServer, js: JSClient) -> Iterator[JSClient]:
     """Like :func:`js`, and the deleted streams' directories are gone from the store too."""
-    wait_stream_dirs_gone(nats_server)
+    wait_stream_dirs_gone(nats_server, js)
     yield js

@@ -950,15 +950,13 @@ class ServerKVRunner:
         return [self._row(e) for e in self._run(self.kv(op).history(op["key"]))]
 
     def op_keys(self, op: Mapping[str, Any]) -> Any:
-        import nats.js.errors as jse
 
         kv = self.kv(op)
-        if not op["filters"]:
-            try:
-                return sorted(self._run(kv.keys()))
-            except jse.NoKeysError:
-                return []
-        return self._keys_filtered(kv, op["filters"])
+        # nats-py's keys() can answer [] for a bucket with keys: its watcher reads the
+        # consumer's num_pending after the first message was delivered but before its
+        # callback counted it, and sends the end marker first (seen under load). The
+        # listing is the one nats.go's KeysWithFilters makes (ADR-8), over every key.
+        return self._keys_filtered(kv, op["filters"] or [">"])
 
     def _keys_filtered(self, kv: Any, filters: list[str]) -> list[str]:
         """ADR-8 KeysWithFilters: last per subject, headers only, ``filter_subjects``."""
