@@ -30,8 +30,9 @@ worker, under that worker's own base temporary directory, on free ports. Collect
 - the tests that use a module- or class-scoped fixture of their own module (the parity files'
   runs of a script on the engine and on nats-server) are grouped by module, so that fixture
   runs once, not once on each worker that gets some of them;
-- the tests marked ``slow`` are collected first, so they start at once on the workers and
-  none of them begins near the end of the run.
+- the Spark groups, then the tests marked ``slow``, then the other groups are collected
+  first, so they start at once on the workers and none of them begins near the end of the
+  run (a group is one unit of work: a late one would run on alone).
 """
 
 from __future__ import annotations
@@ -70,7 +71,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group("spark-cluster"))
         elif (group := _module_fixture_group(item)) is not None:
             item.add_marker(pytest.mark.xdist_group(group))
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable
+    # the longest units first (stable): the two Spark groups, the slow tests, the other
+    # groups; a group is one unit of work for xdist, and one handed out near the end would
+    # run on alone while the other workers idle
+    def rank(item: pytest.Item) -> int:
+        if item.get_closest_marker("spark"):
+            return 0
+        if item.get_closest_marker("slow"):
+            return 1
+        return 2 if item.get_closest_marker("xdist_group") else 3
+
+    items.sort(key=rank)
 
 
 @pytest.fixture(scope="session")
