@@ -821,3 +821,20 @@ def test_following_survives_a_failing_step_and_says_so_once(demo, monkeypatch):
     failed = [m for m in dict.fromkeys(seen) if "step failed" in m]
     assert failed == ["Following: step failed, retrying: RuntimeError: a bug in one step"]
     assert "Following: replicating again" in seen
+
+
+def test_a_long_data_directory_path_gives_way_on_the_status_line(demo):
+    """The status line is one line: a long label keeps its end, and the state after it
+    (scope, update time, following, the last message) stays in view."""
+    label = "/srv/replication/" + "very-long-directory-name/" * 6 + "dr-data"
+    app = make_app(demo, label=label)
+
+    async def steps(pilot):
+        return status(pilot.app), pilot.app.query_one("#status").content_size.width
+
+    line, width = drive(app, steps, size=(80, 24))
+    assert len(line) <= width
+    assert line.startswith("…") and line.split(" · ")[0].endswith("/dr-data")
+    assert " · all clusters · updated " in line
+    short, _ = drive(make_app(demo), steps, size=(80, 24))  # a short one is left whole
+    assert short.startswith("demo · all clusters · updated ")

@@ -489,6 +489,11 @@ class Dashboard(App[None]):
             parts.append(self.problem)
         elif self.message:
             parts.append(self.message)
+        # one line: a long data directory path gives way (its start) to the state after it
+        room = status.content_size.width - len(" · ".join(parts[1:])) - len(" · ")
+        if status.content_size.width and len(parts[0]) > max(room, 12):
+            keep = max(room, 12) - 1
+            parts[0] = "…" + parts[0][len(parts[0]) - keep:]
         status.update(Text(" · ".join(parts)))
         status.set_class(bool(self.problem), "-problem")
 
