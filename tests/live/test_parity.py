@@ -237,7 +237,9 @@ def both(request, tmp_path_factory):
         data = embedded_tmp / "data"
         embedded = _run_script(["--data-dir", str(data)], str(data), embedded_tmp)
         live_tmp = tmp_path_factory.mktemp("parity-live")
-        live = _run_script(["--server", server.url], server.url, live_tmp)
+        # a 3-node cluster's meta leader can take over 5 s (the default) to answer a stream
+        # create while the suite's workers share two cores: the waits, not the answers, grow
+        live = _run_script(["--server", server.url, "--timeout", "30s"], server.url, live_tmp)
     return embedded, live
 
 
