@@ -83,13 +83,16 @@ def test_a_failover_killed_part_way_is_finished_by_the_rerun(east, tmp_path, kil
         proc.wait(timeout=30)
     placed = _placed(c)
     done = sum(1 for v in placed.values() if v == LAST + 1)
-    if killed:  # the kill left work to do: some consumers deleted or still beyond the end
-        assert done < OWN, placed
+    # the kill left work to do (some consumers deleted or still beyond the end), unless it
+    # came after the last placement, as the process was finishing (seen under load)
+    left = killed and done < OWN
     again = doc(east("stream", "failover", "ORDERS_EAST", "-f", "-j"))
-    assert again["resumed"] is killed and again["complete"] is True
+    assert again["complete"] is True
+    if left or not killed:
+        assert again["resumed"] is left
     placed = _placed(c)
     assert placed == {f"own{i:02d}": LAST + 1 for i in range(OWN)}, placed
-    if killed:
+    if left:
         # the rerun says what it placed: the consumers the killed run had not finished
         clamped = {x["consumer"] for x in again["clamps"]}
         assert len(clamped) == OWN - done and all(x["to"] == LAST for x in again["clamps"])
