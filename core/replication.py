@@ -44,6 +44,7 @@ from .agreements import (  # noqa: F401 - part of this module's API
 )
 from .clock import Clock, format_rfc3339_nano, parse_rfc3339_nano
 from .config.stream import StreamConfig, StreamSource
+from .config.validate import JS_API_PREFIX
 from .errors import ApiError, JetlinkError, nats_error
 from .startseq import deliver_all_start
 from .store import Cluster, DataDir, connect
@@ -319,7 +320,7 @@ def origin_cluster(src: StreamSource, target_cluster: str) -> tuple[str, ApiErro
     """The cluster holding a mirror's or source's origin: the target's own, or the one
     ``external.api = "$JS.<cluster>.API"`` names; an api naming no cluster is the error."""
     ext = src.external
-    if ext is None or not ext.api or ext.api == "$JS.API":
+    if ext is None or not ext.api or ext.api == JS_API_PREFIX:
         return target_cluster, None
     dom = src.domain
     if dom is None:

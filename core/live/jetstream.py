@@ -24,11 +24,12 @@ from typing import TYPE_CHECKING, Any
 from .. import headers as H
 from .. import limits as L
 from ..config.stream import StreamConfig
+from ..config.validate import JS_API_PREFIX
 from ..errors import ApiError, JetlinkError, NoStreamError, client_error, clip, not_found
 from ..messages import BatchPubAck, PubAck, StoredMsg, StreamState
 from .client import LiveConnection, LiveError, RawMsg, passing, without_envelope
 from .consumers import LiveConsumers
-from .target import DEFAULT_API_PREFIX, api_prefix_for
+from .target import api_prefix_for
 from .wire import _name, _ts, encode_hdrs, flat_headers
 
 __all__ = ["LiveJetStream", "LiveStreamInfo", "LiveMsg"]
@@ -459,7 +460,7 @@ class LiveJetStream(LiveConsumers):
         (its useJSPfx); the server maps ``$JS.<domain>.API.$KV.>`` back to ``$KV.>``
         (jetstream_api.go generateJSMappingTable), so the write reaches that domain's bucket
         even across a leafnode whose own domain has a bucket of the same name."""
-        if self.api_prefix == DEFAULT_API_PREFIX:
+        if self.api_prefix == JS_API_PREFIX:
             return subject
         return f"{self.api_prefix}.{subject}"
 
@@ -467,7 +468,7 @@ class LiveJetStream(LiveConsumers):
         """The subject a stream stores for a message sent on ``sent`` (the inverse of
         :meth:`kv_write_subject`'s prefix; other subjects are stored as sent)."""
         head = f"{self.api_prefix}."
-        if self.api_prefix != DEFAULT_API_PREFIX and sent.startswith(head) and \
+        if self.api_prefix != JS_API_PREFIX and sent.startswith(head) and \
                 sent[len(head):].startswith(("$KV.", "$OBJ.")):
             return sent[len(head):]
         return sent

@@ -17,9 +17,6 @@ __all__ = ["DEFAULT_TIMEOUT", "ServerTarget", "api_prefix_for"]
 DEFAULT_TIMEOUT = 5.0  # seconds, natscli's default --timeout
 
 
-DEFAULT_API_PREFIX = "$JS.API"  # the JetStream API of the domain a client is connected to
-
-
 def api_prefix_for(domain: str | None, api_prefix: str | None = None) -> str:
     """The JetStream API prefix: an explicit prefix, else ``$JS.<domain>.API`` for a
     domain, else ``$JS.API``."""
@@ -27,7 +24,7 @@ def api_prefix_for(domain: str | None, api_prefix: str | None = None) -> str:
         return api_prefix.rstrip(".")
     if domain:
         return f"$JS.{domain}.API"
-    return DEFAULT_API_PREFIX
+    return "$JS.API"
 
 
 @dataclass(frozen=True)
