@@ -114,17 +114,17 @@ def test_aggregate_of_two_buckets(kv, live):
     assert res.exit_code == 1 and "read-only aggregate" in res.stderr
 
 
+def _on(url: str, *options: str):
+    """`jetlink --server URL OPTIONS ...` as a function of the rest of the arguments."""
+    def run(*args: str):
+        return runner.invoke(app, ["--server", url, *options, *args], prog_name="jetlink")
+    return run
+
+
 def test_kv_mirror_across_domains(live_domains, monkeypatch):
     monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
     hub = live_domains.hub.url
-
-    def west(*args):
-        return runner.invoke(app, ["--server", hub, "--js-domain", "west", *args],
-                             prog_name="jetlink")
-
-    def east(*args):
-        return runner.invoke(app, ["--server", hub, "--js-domain", "east", *args],
-                             prog_name="jetlink")
+    west, east = _on(hub, "--js-domain", "west"), _on(hub, "--js-domain", "east")
 
     ok(west("kv", "add", "CONFIG"))
     ok(west("kv", "put", "CONFIG", "k", "v1"))
@@ -155,13 +155,7 @@ def test_kv_writes_reach_the_addressed_domain_across_a_leafnode(live_domains, mo
     stored by east's bucket of the same name, or by no stream at all."""
     monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
     leaf = live_domains.leaf.url
-
-    def west(*args):
-        return runner.invoke(app, ["--server", leaf, "--js-domain", "west", *args],
-                             prog_name="jetlink")
-
-    def east(*args):
-        return runner.invoke(app, ["--server", leaf, *args], prog_name="jetlink")
+    west, east = _on(leaf, "--js-domain", "west"), _on(leaf)
 
     ok(west("kv", "add", "SAME"))
     ok(east("kv", "add", "SAME"))
