@@ -7,7 +7,11 @@ The human form is what natscli reads (its flag library's ParseDuration):
 - natscli's own units ``d``/``D`` (24 h), ``w``/``W`` (7 d), ``M`` (30 d) and ``y``/``Y``
   (365 d), with decimals too (``1.5d``). As in natscli, a fraction of these counts in whole
   hours: ``0.1d`` is 2h, ``1.1w`` is 184h;
-- a bare integer is nanoseconds (what the JSON documents hold); ``0`` is zero.
+- a bare number other than ``0`` is refused, "missing unit, e.g. 5s": natscli's rule (its
+  flag library's ParseDuration, and jsm.go's for the ``io.nats.monitor.*`` metadata, find no
+  unit and refuse it, as Go's ``time.ParseDuration`` does). It holds for every duration a
+  person types: a flag, an environment variable, a metadata value, a string in a file. An
+  *integer* (not a string) is nanoseconds: what the JSON documents of the API hold.
 
 A duration is at most Go's maximum (2562047h47m16.854775807s, about 292 years). A *wait* (a
 pause or timeout a command sleeps through: ``--interval``, ``--timeout``, ``--wait``,
@@ -42,6 +46,8 @@ _LONG_UNITS = {"d": 24, "D": 24, "w": 7 * 24, "W": 7 * 24, "M": 30 * 24, "y": 36
                "Y": 365 * 24}
 _PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h|d|D|w|W|M|y|Y)")
 _UNIT_HELP = "ns, us, ms, s, m, h, d, w, M, y"
+_BARE_NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)")
+MISSING_UNIT = "missing unit, e.g. 5s"
 
 
 class DurationError(ValueError):
@@ -64,7 +70,9 @@ def _part_ns(number: str, unit: str) -> int:
 
 
 def parse_duration(value: str | int) -> int:
-    """Return nanoseconds for ``value`` (``"2m30s"``, ``"1.5d"``, ``"1M"``, ``0``, ``"1000"``)."""
+    """Return nanoseconds for ``value`` (``"2m30s"``, ``"1.5d"``, ``"1M"``, ``"0"``; an int is
+    nanoseconds already). The one duration parser of jetlink: a bare number other than 0 is
+    refused (:data:`MISSING_UNIT`)."""
     if isinstance(value, bool):
         raise DurationError(f"invalid duration {value!r}")
     if isinstance(value, int):
@@ -81,10 +89,10 @@ def parse_go_duration(text: str) -> int:
 def _parse(text: str, *, long_units: bool) -> int:
     if not text:
         raise DurationError('invalid duration "": empty')
-    if long_units and re.fullmatch(r"-?\d+", text):
-        total = int(text)
-    elif text.lstrip("+-") == "0" and len(text) - len(text.lstrip("+-")) <= 1:
+    if text.lstrip("+-") == "0" and len(text) - len(text.lstrip("+-")) <= 1:
         total = 0
+    elif _BARE_NUMBER.fullmatch(text):
+        raise DurationError(f"invalid duration {text!r}: {MISSING_UNIT}")
     else:
         sign = 1
         body = text
@@ -110,6 +118,25 @@ def _parse(text: str, *, long_units: bool) -> int:
             "(about 292 years)"
         )
     return total
+
+
+def read_duration(text: str, *, unlimited: bool = False, wait: bool = False) -> int:
+    """A duration a person typed for a flag or a variable, in nanoseconds: :func:`parse_duration`
+    (a unit is required, but for 0), never negative. With ``unlimited``: ``-1`` (natscli's
+    "unlimited"), ``unlimited`` and ``0`` give 0. With ``wait``: a pause or timeout a command
+    sleeps through, at most :data:`MAX_WAIT`. DurationError says why otherwise."""
+    value = str(text).strip()
+    if unlimited and value in ("-1", "0", "unlimited"):
+        return 0
+    ns = parse_duration(value)
+    if ns < 0:
+        raise DurationError(f"invalid duration {value!r}: must not be negative")
+    if wait:
+        try:
+            check_wait(ns)
+        except DurationError as exc:
+            raise DurationError(f"invalid duration {value!r}: {exc}") from None
+    return ns
 
 
 def check_wait(ns: int) -> int:
