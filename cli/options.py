@@ -23,6 +23,15 @@ from jetlink.cli import completion
 from jetlink.cli.app import App
 
 
+class DurationRefused(typer.BadParameter):
+    """A duration option's bad value, in jetlink's words (``invalid value for --ttl: '5':
+    missing unit, e.g. 5s``) where click would say "Invalid value for '--ttl'"; a usage
+    error (exit 2) like any command line click refuses."""
+
+    def format_message(self) -> str:
+        return self.message
+
+
 class DurationType(ParamType):
     """The type of every option that takes a duration (``--max-age``, ``--timeout``,
     ``--seen-critical`` ...): natscli's rule, core.durations ``read_duration`` (a unit is
@@ -56,12 +65,18 @@ class DurationType(ParamType):
                 return text
             ns = read_duration(text, unlimited=self.unlimited, wait=self.wait)
         except DurationError as exc:
-            self.fail(str(exc), param, ctx)
+            raise self._refused(text, exc.reason, param, ctx) from None
         if ns < self.minimum or (self.maximum is not None and ns > self.maximum):
             top = f" and at most {format_duration(self.maximum)}" if self.maximum else ""
-            self.fail(f"invalid duration {text!r}: must be at least "
-                      f"{format_duration(self.minimum)}{top}", param, ctx)
+            raise self._refused(text, f"must be at least {format_duration(self.minimum)}{top}",
+                                param, ctx)
         return text
+
+    @staticmethod
+    def _refused(text: str, why: str, param: Any, ctx: Any) -> DurationRefused:
+        flag = max(param.opts, key=len) if param is not None and param.opts else "duration"
+        return DurationRefused(f"invalid value for {flag}: {text!r}: {why}", ctx=ctx,
+                               param=param)
 
     def seconds(self, text: str) -> float:
         """The seconds of ``text``, a value this type has accepted."""

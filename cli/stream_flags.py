@@ -115,7 +115,7 @@ def parse_duration_flag(text: str, *, flag: str, unlimited: bool = False,
     try:
         return read_duration(text, unlimited=unlimited, wait=wait)
     except DurationError as exc:
-        raise usage(f"invalid value for {flag}: {exc}") from None
+        raise usage(f"invalid value for {flag}: {exc.value!r}: {exc.reason}") from None
 
 
 def split_subjects(values: list[str]) -> list[str]:

@@ -51,7 +51,19 @@ MISSING_UNIT = "missing unit, e.g. 5s"
 
 
 class DurationError(ValueError):
-    """A duration string that does not parse; the message says why."""
+    """A duration string that does not parse; the message says why: ``invalid duration '5':
+    missing unit, e.g. 5s``. ``value`` is the text refused and ``reason`` the why alone, for
+    a caller that names the flag (``invalid value for --ttl: '5': missing unit, e.g. 5s``)."""
+
+    def __init__(self, message: str, *, value: object = None, reason: str | None = None
+                 ) -> None:
+        super().__init__(message)
+        self.value = value
+        self.reason = reason or message
+
+
+def _refused(text: str, reason: str) -> DurationError:
+    return DurationError(f"invalid duration {text!r}: {reason}", value=text, reason=reason)
 
 
 def _float32(value: float) -> float:
@@ -88,11 +100,11 @@ def parse_go_duration(text: str) -> int:
 
 def _parse(text: str, *, long_units: bool) -> int:
     if not text:
-        raise DurationError('invalid duration "": empty')
+        raise DurationError('invalid duration "": empty', value="", reason="empty")
     if text.lstrip("+-") == "0" and len(text) - len(text.lstrip("+-")) <= 1:
         total = 0
     elif _BARE_NUMBER.fullmatch(text):
-        raise DurationError(f"invalid duration {text!r}: {MISSING_UNIT}")
+        raise _refused(text, MISSING_UNIT)
     else:
         sign = 1
         body = text
@@ -104,19 +116,15 @@ def _parse(text: str, *, long_units: bool) -> int:
         while pos < len(body) or pos == 0:
             m = _PART.match(body, pos)
             if not m or (not long_units and m.group(2) in _LONG_UNITS):
-                raise DurationError(
-                    f"invalid duration {text!r}: expected a number and a unit "
-                    + (f"({_UNIT_HELP}), e.g. 1h30m or 1.5d" if long_units
-                       else "(ns, us, ms, s, m, h), e.g. 1h30m")
-                )
+                raise _refused(text, "expected a number and a unit " + (
+                    f"({_UNIT_HELP}), e.g. 1h30m or 1.5d" if long_units
+                    else "(ns, us, ms, s, m, h), e.g. 1h30m"))
             total += _part_ns(*m.groups())
             pos = m.end()
         total *= sign
     if abs(total) > MAX_DURATION:
-        raise DurationError(
-            f"invalid duration {text!r}: more than the maximum {format_duration(MAX_DURATION)} "
-            "(about 292 years)"
-        )
+        raise _refused(text, f"more than the maximum {format_duration(MAX_DURATION)} "
+                             "(about 292 years)")
     return total
 
 
@@ -130,12 +138,12 @@ def read_duration(text: str, *, unlimited: bool = False, wait: bool = False) -> 
         return 0
     ns = parse_duration(value)
     if ns < 0:
-        raise DurationError(f"invalid duration {value!r}: must not be negative")
+        raise _refused(value, "must not be negative")
     if wait:
         try:
             check_wait(ns)
         except DurationError as exc:
-            raise DurationError(f"invalid duration {value!r}: {exc}") from None
+            raise _refused(value, str(exc)) from None
     return ns
 
 

@@ -74,7 +74,7 @@ def test_every_duration_option_refuses_a_bare_number(path, param, tmp_path, monk
     res = runner.invoke(app, [*path[1:], flag, "5"], prog_name="jetlink")
     out = res.stdout + res.stderr
     assert res.exit_code == 2, (path, flag, res.exit_code, out)
-    assert f"Invalid value for '{flag}': invalid duration '5': missing unit, e.g. 5s" in out, out
+    assert f"invalid value for {flag}: '5': missing unit, e.g. 5s" in out, out
     assert not (tmp_path / "data").exists()  # refused before anything ran
 
 
@@ -121,20 +121,19 @@ def test_the_walk_would_catch_a_new_duration_flag():
 def test_the_global_timeout_is_read_on_the_embedded_engine_too(jl, monkeypatch):
     res = jl("--timeout", "5", "stream", "ls")
     assert res.exit_code == 2
-    assert ("Invalid value for '--timeout': invalid duration '5': missing unit, e.g. 5s\n"
+    assert ("invalid value for --timeout: '5': missing unit, e.g. 5s\n"
             in res.stderr), res.stderr
     assert ok(jl("--timeout", "5s", "stream", "ls")) is not None
     monkeypatch.setenv("NATS_TIMEOUT", "5")
     res = jl("stream", "ls")
     assert (res.exit_code, res.stderr) == (
-        2, "jetlink: error: invalid timeout (NATS_TIMEOUT): invalid duration '5': missing "
-           "unit, e.g. 5s\n")
+        2, "jetlink: error: invalid timeout '5' (NATS_TIMEOUT): missing unit, e.g. 5s\n")
 
 
 def test_a_context_timeout_needs_its_unit(jl):
     res = jl("context", "add", "c1", "--timeout", "5")
     assert res.exit_code == 2
-    assert "Invalid value for '--timeout': invalid duration '5': missing unit" in res.stderr
+    assert "invalid value for --timeout: '5': missing unit" in res.stderr
     ok(jl("context", "add", "c2", "--timeout", "5s"))
 
 
@@ -174,5 +173,5 @@ def test_the_error_names_the_option_in_json_too(tmp_path):
         capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr
     doc = json.loads(proc.stdout)
-    assert re.fullmatch(r"Invalid value for '--positions-critical': invalid duration '5': "
+    assert re.fullmatch(r"invalid value for --positions-critical: '5': "
                         r"missing unit, e\.g\. 5s", doc["error"]["description"]), doc

@@ -227,7 +227,8 @@ def timeout_seconds(value: Any) -> float:
         shown = repr(str(value).strip())
         seconds = parse_duration(str(value).strip()) / 1e9
     if not seconds > 0 or seconds > 3600:
-        raise DurationError(f"invalid duration {shown}: must be more than 0 and at most 1h")
+        raise DurationError(f"invalid duration {shown}: must be more than 0 and at most 1h",
+                            value=value, reason="must be more than 0 and at most 1h")
     return seconds
 
 
@@ -239,7 +240,8 @@ def parse_timeout(value: Any, where: str) -> float:
     try:
         return timeout_seconds(value)
     except DurationError as exc:
-        raise UsageError(f"invalid timeout ({where}): {exc}", field="timeout") from None
+        raise UsageError(f"invalid timeout {exc.value!r} ({where}): {exc.reason}",
+                         field="timeout") from None
 
 
 def resolve_target(options: Mapping[str, Any], environ: Mapping[str, str] | None = None,
