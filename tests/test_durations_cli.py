@@ -175,3 +175,37 @@ def test_the_error_names_the_option_in_json_too(tmp_path):
     doc = json.loads(proc.stdout)
     assert re.fullmatch(r"invalid value for --positions-critical: '5': "
                         r"missing unit, e\.g\. 5s", doc["error"]["description"]), doc
+
+
+# -- duration strings in files: the same rule; an integer is a JSON document's nanoseconds ----
+
+
+def test_a_topology_duration_string_needs_its_unit(tmp_path):
+    import textwrap
+
+    from jetlink.core.topology import load_files, validate_topology
+
+    path = tmp_path / "t.toml"
+    path.write_text(textwrap.dedent("""
+        [streams.A]
+        subjects = ["a"]
+        max_age = "5"
+        [streams.B]
+        subjects = ["b"]
+        max_age = 5000000000
+        """))
+    topo = load_files([str(path)])
+    problems = validate_topology(topo)
+    assert [(p.object, p.field, p.description) for p in problems] == [
+        ("stream A", "max_age", "invalid duration '5': missing unit, e.g. 5s")]
+
+
+def test_a_kv_config_duration_string_needs_its_unit():
+    from jetlink.core.config.kv import KeyValueConfig
+    from jetlink.core.errors import JetlinkError
+
+    with pytest.raises(JetlinkError) as info:
+        KeyValueConfig.from_dict({"ttl": "5"}, bucket="B")
+    assert info.value.field == "ttl"
+    assert info.value.description.endswith("invalid duration '5': missing unit, e.g. 5s")
+    assert KeyValueConfig.from_dict({"ttl": 5_000_000_000}, bucket="B").ttl == 5_000_000_000
