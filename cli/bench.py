@@ -15,8 +15,10 @@ import typer
 
 from jetlink.cli import output
 from jetlink.cli.app import App
-from jetlink.cli.options import JsonOption
+from jetlink.cli.options import DurationType, JsonOption
 from jetlink.core.counts import MAX_COUNT  # (the bound of pub --count: core/counts.py)
+
+CLIENT_TIMEOUT = DurationType(minimum=100_000_000)  # bench serve --timeout: at least 100ms
 
 bench_app = typer.Typer(
     name="bench",
@@ -585,9 +587,9 @@ def serve(
                      "count (a multiple of every --clients)."),
     ] = 200,
     timeout: Annotated[
-        float, typer.Option("--timeout", min=0.1, metavar="SECONDS",
-                            help="How long a client waits for an answer.")
-    ] = 30.0,
+        str, typer.Option("--timeout", metavar="DURATION", click_type=CLIENT_TIMEOUT,
+                          help="How long a client waits for an answer (at least 100ms).")
+    ] = "30s",
     json_output: JsonOption = False,
 ) -> None:
     """Benchmark serve with concurrent clients.
@@ -607,7 +609,8 @@ def serve(
         if rounds % n:
             raise UsageError(f"--rounds {rounds} is not a multiple of --clients {n}: every "
                              "client count shares the same rounds", field="rounds")
-    App.of(ctx).emit(bench_serve(counts, rounds, timeout=timeout), human=render_serve)
+    App.of(ctx).emit(bench_serve(counts, rounds, timeout=CLIENT_TIMEOUT.seconds(timeout)),
+                     human=render_serve)
 
 
 def render_serve(app: App, doc: dict[str, Any]) -> None:

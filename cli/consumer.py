@@ -20,7 +20,7 @@ import typer
 from jetlink.cli import completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import now_ns, open_jetstream, read_json_file, usage
-from jetlink.cli.options import JsonOption, StreamArg, config_option, force_option
+from jetlink.cli.options import DURATION, JsonOption, StreamArg, config_option, force_option
 from jetlink.cli.output import to_doc
 
 consumer_app = typer.Typer(
@@ -269,7 +269,7 @@ MaxPullExpireOpt = Annotated[
     str | None,
     typer.Option(
         "--max-pull-expire",
-        metavar="DURATION",
+        metavar="DURATION", click_type=DURATION,
         help="Maximum expire duration a pull request may ask for.",
     ),
 ]
@@ -278,7 +278,7 @@ InactiveThresholdOpt = Annotated[
     str | None,
     typer.Option(
         "--inactive-threshold",
-        metavar="DURATION",
+        metavar="DURATION", click_type=DURATION,
         help="How long the consumer may be idle before it is removed.",
     ),
 ]
@@ -324,7 +324,8 @@ def add(
     wait: Annotated[
         str | None,
         typer.Option(
-            "--wait", metavar="DURATION", help="Acknowledgment waiting time (default 30s)."
+            "--wait", metavar="DURATION", click_type=DURATION,
+            help="Acknowledgment waiting time (default 30s)."
         ),
     ] = None,
     max_deliver: MaxDeliverOpt = None,
@@ -384,11 +385,11 @@ def add(
                           help="Number of steps of the backoff policy.")
     ] = 10,
     backoff_min: Annotated[
-        str, typer.Option("--backoff-min", metavar="DURATION",
+        str, typer.Option("--backoff-min", metavar="DURATION", click_type=DURATION,
                           help="The shortest backoff period.")
     ] = "1m",
     backoff_max: Annotated[
-        str, typer.Option("--backoff-max", metavar="DURATION",
+        str, typer.Option("--backoff-max", metavar="DURATION", click_type=DURATION,
                           help="The longest backoff period.")
     ] = "20m",
     pause: Annotated[
@@ -403,7 +404,7 @@ def add(
     ] = None,
     pinned_ttl: Annotated[
         str | None,
-        typer.Option("--pinned-ttl", metavar="TTL",
+        typer.Option("--pinned-ttl", metavar="DURATION", click_type=DURATION,
                      help="How long a pinned client may go without pulling."),
     ] = None,
     overflow_groups: Annotated[
@@ -546,7 +547,8 @@ def edit(
     filter: FilterOpt = None,
     wait: Annotated[
         str | None,
-        typer.Option("--wait", metavar="DURATION", help="Acknowledgment waiting time."),
+        typer.Option("--wait", metavar="DURATION", click_type=DURATION,
+                     help="Acknowledgment waiting time."),
     ] = None,
     max_deliver: MaxDeliverOpt = None,
     max_pending: MaxPendingOpt = None,

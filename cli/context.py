@@ -18,7 +18,7 @@ import typer
 
 from jetlink.cli import output
 from jetlink.cli.app import ENV_CLUSTER, ENV_CONTEXT, ENV_DATA_DIR, App
-from jetlink.cli.options import ENV_REST_URL, JsonOption, force_option
+from jetlink.cli.options import ENV_REST_URL, TIMEOUT, JsonOption, force_option
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.contexts import Context, ContextStore
@@ -80,9 +80,9 @@ def overridden_by(name: str, in_force: str | None) -> dict[str, str]:
     return found
 
 
-def _server_opt(flag: str, metavar: str, text: str) -> Any:
+def _server_opt(flag: str, metavar: str, text: str, **kw: Any) -> Any:
     return typer.Option(flag, metavar=metavar, help=text, show_default=False,
-                        rich_help_panel="Live server")
+                        rich_help_panel="Live server", **kw)
 
 
 def _abs(path: str | None) -> str | None:
@@ -192,7 +192,8 @@ def add(
     inbox_prefix: Annotated[str | None, _server_opt("--inbox-prefix", "PREFIX",
                                                      "Custom inbox prefix.")] = None,
     timeout: Annotated[str | None, _server_opt("--timeout", "DURATION",
-                                                "Time to wait on responses (e.g. 5s).")] = None,
+                                                "Time to wait on responses (e.g. 5s).",
+                                                click_type=TIMEOUT)] = None,
     nats_context: Annotated[str | None, _server_opt(
         "--nats-context", "NAME", "natscli context to take the other server settings from.")
     ] = None,

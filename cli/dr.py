@@ -20,7 +20,7 @@ import typer
 
 from jetlink.cli import common
 from jetlink.cli.app import App
-from jetlink.cli.options import JsonOption
+from jetlink.cli.options import DURATION, JsonOption
 from jetlink.cli.server_check import (
     Format,
     FormatOption,
@@ -39,7 +39,8 @@ dr_app = typer.Typer(
 
 
 def _span(help: str) -> Any:
-    return typer.Option(metavar="DURATION", help=help, callback=_duration, show_default=False)
+    return typer.Option(metavar="DURATION", click_type=DURATION, help=help, callback=_duration,
+                        show_default=False)
 
 
 def _msgs(help: str) -> Any:

@@ -22,7 +22,7 @@ import typer
 from jetlink.cli import common
 from jetlink.cli.app import App
 from jetlink.cli.common import usage
-from jetlink.cli.options import JsonOption
+from jetlink.cli.options import WAIT, JsonOption
 
 RestUrlOpt = Annotated[str | None, common.rest_url_option(
     "Call this REST API v3 endpoint instead of the local engine (as links / mirrors "
@@ -169,7 +169,7 @@ def kafka_mirrors(
     ] = False,
     timeout: Annotated[
         str | None,
-        typer.Option("--timeout", metavar="DURATION",
+        typer.Option("--timeout", metavar="DURATION", click_type=WAIT,
                      help="With --rest-url, --promote / --failover: how long to wait for "
                      "STOPPED.", show_default=False),
     ] = None,

@@ -35,7 +35,7 @@ import typer
 from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import usage
-from jetlink.cli.options import JsonOption, force_option
+from jetlink.cli.options import DURATION, UNLIMITED_DURATION, WAIT, JsonOption, force_option
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.kv import KV, Entry, KeyValue
@@ -97,13 +97,14 @@ HistoryOption = Annotated[
 ]
 TtlOption = Annotated[
     str | None,
-    _opt("--ttl", metavar="DURATION", help="How long to keep values (e.g. 1h, 7d; 0: forever)."),
+    _opt("--ttl", metavar="DURATION", click_type=UNLIMITED_DURATION,
+         help="How long to keep values (e.g. 1h, 7d; 0: forever)."),
 ]
 MarkerTtlOption = Annotated[
     str | None,
     _opt(
         "--marker-ttl",
-        metavar="DURATION",
+        metavar="DURATION", click_type=DURATION,
         help="Keep limit markers for this long (at least 1s); enables per-key TTLs.",
     ),
 ]
@@ -852,6 +853,7 @@ def create(
         _opt(
             "--ttl",
             metavar="DURATION",
+            click_type=DURATION,
             help="How long the key lives (the bucket needs --marker-ttl).",
         ),
     ] = None,
@@ -948,6 +950,7 @@ def purge(
         _opt(
             "--ttl",
             metavar="DURATION",
+            click_type=DURATION,
             help="How long the purge marker lives (the bucket needs --marker-ttl).",
         ),
     ] = None,
@@ -1204,7 +1207,7 @@ def watch(
         str | None,
         _opt(
             "--timeout",
-            metavar="DURATION",
+            metavar="DURATION", click_type=WAIT,
             help="Stop when nothing arrives for this long (e.g. 5s).",
         ),
     ] = None,

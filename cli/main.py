@@ -44,6 +44,7 @@ from jetlink.cli.app import (
     ExitCode,
     default_data_dir,
 )
+from jetlink.cli.options import TIMEOUT
 
 
 def _complete_clusters(ctx: typer.Context, incomplete: str) -> list[str]:
@@ -420,7 +421,8 @@ def _root(
     ] = None,
     timeout: Annotated[
         str | None,
-        typer.Option("--timeout", metavar="DURATION", show_default="5s (NATS_TIMEOUT)",
+        typer.Option("--timeout", metavar="DURATION", click_type=TIMEOUT,
+                     show_default="5s (NATS_TIMEOUT)",
                      help="Time to wait on responses from the server."),
     ] = None,
     nats_context: Annotated[

@@ -17,7 +17,7 @@ import typer
 from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import data_dir
-from jetlink.cli.options import JsonOption, rest_callback
+from jetlink.cli.options import WAIT, JsonOption, rest_callback
 
 mirrors_app = typer.Typer(
     name="mirrors",
@@ -43,7 +43,7 @@ DryRunOpt = Annotated[
 ]
 TimeoutOpt = Annotated[
     str | None,
-    typer.Option("--timeout", metavar="DURATION",
+    typer.Option("--timeout", metavar="DURATION", click_type=WAIT,
                  help="With --rest-url: how long to wait for the mirrors to reach STOPPED "
                  "(default 60s; the local engine stops them at once).", show_default=False),
 ]

@@ -17,9 +17,78 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from typer._click.types import ParamType  # typer vendors click: its ParamType, not click's
 
 from jetlink.cli import completion
 from jetlink.cli.app import App
+
+
+class DurationRefused(typer.BadParameter):
+    """A duration option's bad value, in jetlink's words (``invalid value for --ttl: '5':
+    missing unit, e.g. 5s``) where click would say "Invalid value for '--ttl'"; a usage
+    error (exit 2) like any command line click refuses."""
+
+    def format_message(self) -> str:
+        return self.message
+
+
+class DurationType(ParamType):
+    """The type of every option that takes a duration (``--max-age``, ``--timeout``,
+    ``--seen-critical`` ...): natscli's rule, core.durations ``read_duration`` (a unit is
+    required: a bare number other than 0 is refused with "missing unit, e.g. 5s"), applied
+    while the command line is parsed, so a bad value is a usage error (exit 2) before
+    anything runs, on either engine. The command gets the text as typed and reads it with
+    the same rule (cli/stream_flags.py ``parse_duration_flag``) or stores it (a context's
+    timeout). ``unlimited``: -1 means unlimited; ``wait``: a pause the command sleeps
+    through (at most 100 years); ``timeout``: the server timeout (core/live/settings.py
+    ``parse_timeout``: more than 0, at most 1h). tests/test_durations_cli.py walks the
+    command tree: every option that looks like a duration must have this type."""
+
+    name = "duration"
+
+    def __init__(self, *, unlimited: bool = False, wait: bool = False,
+                 timeout: bool = False, minimum: int = 0, maximum: int | None = None) -> None:
+        self.unlimited = unlimited
+        self.wait = wait
+        self.timeout = timeout
+        self.minimum = minimum  # nanoseconds, as ``maximum`` (None: the rule's own limit)
+        self.maximum = maximum
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        from jetlink.core.durations import DurationError, format_duration, read_duration
+        from jetlink.core.live.settings import timeout_seconds
+
+        text = str(value).strip()
+        try:
+            if self.timeout:
+                timeout_seconds(text)
+                return text
+            ns = read_duration(text, unlimited=self.unlimited, wait=self.wait)
+        except DurationError as exc:
+            raise self._refused(text, exc.reason, param, ctx) from None
+        if ns < self.minimum or (self.maximum is not None and ns > self.maximum):
+            top = f" and at most {format_duration(self.maximum)}" if self.maximum else ""
+            raise self._refused(text, f"must be at least {format_duration(self.minimum)}{top}",
+                                param, ctx)
+        return text
+
+    @staticmethod
+    def _refused(text: str, why: str, param: Any, ctx: Any) -> DurationRefused:
+        flag = max(param.opts, key=len) if param is not None and param.opts else "duration"
+        return DurationRefused(f"invalid value for {flag}: {text!r}: {why}", ctx=ctx,
+                               param=param)
+
+    def seconds(self, text: str) -> float:
+        """The seconds of ``text``, a value this type has accepted."""
+        from jetlink.core.durations import read_duration
+
+        return read_duration(text, unlimited=self.unlimited, wait=self.wait) / 1e9
+
+
+DURATION = DurationType()
+WAIT = DurationType(wait=True)
+UNLIMITED_DURATION = DurationType(unlimited=True)
+TIMEOUT = DurationType(timeout=True)
 
 
 def _record_json(ctx: typer.Context, value: bool) -> bool:

@@ -18,7 +18,7 @@ import typer
 
 from jetlink.cli import common, output
 from jetlink.cli.app import App
-from jetlink.cli.options import JsonOption
+from jetlink.cli.options import WAIT, JsonOption
 
 positions_app = typer.Typer(
     name="positions",
@@ -70,7 +70,7 @@ def sync(
                            "interrupted (Ctrl-C).")
     ] = False,
     interval: Annotated[
-        str, typer.Option("--interval", metavar="DURATION",
+        str, typer.Option("--interval", metavar="DURATION", click_type=WAIT,
                           help="With --follow: time between passes (5s, 500ms).")
     ] = "5s",
     count: Annotated[

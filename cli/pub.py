@@ -27,7 +27,7 @@ from jetlink.cli import pub_fast as PF
 from jetlink.cli import pub_schedule as PS
 from jetlink.cli.app import App
 from jetlink.cli.common import check_write_count, now_ns, open_jetstream, usage
-from jetlink.cli.options import JsonOption
+from jetlink.cli.options import DURATION, JsonOption
 from jetlink.cli.output import to_doc
 from jetlink.core.counts import message_bytes
 from jetlink.core.errors import JetlinkError
@@ -219,17 +219,20 @@ def pub(
     schedule_at: Annotated[str | None, typer.Option(
         "--schedule-at", metavar="TIME", help=PS.AT_HELP, show_default=False)] = None,
     schedule_after: Annotated[str | None, typer.Option(
-        "--schedule-after", metavar="DURATION", help=PS.AFTER_HELP, show_default=False)] = None,
+        "--schedule-after", metavar="DURATION", click_type=DURATION, help=PS.AFTER_HELP,
+        show_default=False)] = None,
     schedule_cron: Annotated[str | None, typer.Option(
         "--schedule-cron", metavar="CRON", help=PS.CRON_HELP, show_default=False)] = None,
     schedule_dest: Annotated[str | None, typer.Option(
         "--schedule-dest", metavar="SUBJECT", help=PS.DEST_HELP, show_default=False)] = None,
     schedule_every: Annotated[str | None, typer.Option(
-        "--schedule-every", metavar="DURATION", help=PS.EVERY_HELP, show_default=False)] = None,
+        "--schedule-every", metavar="DURATION", click_type=DURATION, help=PS.EVERY_HELP,
+        show_default=False)] = None,
     schedule_source: Annotated[str | None, typer.Option(
         "--schedule-source", metavar="SUBJECT", help=PS.SOURCE_HELP, show_default=False)] = None,
     schedule_ttl: Annotated[str | None, typer.Option(
-        "--schedule-ttl", metavar="DURATION", help=PS.TTL_HELP, show_default=False)] = None,
+        "--schedule-ttl", metavar="DURATION", click_type=DURATION, help=PS.TTL_HELP,
+        show_default=False)] = None,
     atomic: Annotated[
         bool,
         typer.Option(

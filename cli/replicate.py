@@ -26,7 +26,7 @@ import typer
 from jetlink.cli import common, output
 from jetlink.cli.app import App, ExitCode
 from jetlink.cli.common import data_dir, usage
-from jetlink.cli.options import JsonOption
+from jetlink.cli.options import WAIT, JsonOption
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.replication import AgreementReport
@@ -61,7 +61,7 @@ def replicate(
         str,
         typer.Option(
             "--interval",
-            metavar="DURATION",
+            metavar="DURATION", click_type=WAIT,
             help="With --follow: pause between steps that find nothing to copy (500ms, 2s).",
         ),
     ] = "1s",

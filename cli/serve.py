@@ -26,12 +26,13 @@ import typer
 from jetlink.cli import common, output
 from jetlink.cli.app import App
 from jetlink.cli.common import usage
-from jetlink.cli.options import JsonOption
+from jetlink.cli.options import DurationType, JsonOption
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8090
 DEFAULT_MAX_CONNECTIONS = 256
-DEFAULT_REQUEST_TIMEOUT = 10.0
+DEFAULT_REQUEST_TIMEOUT = "10s"
+REQUEST_TIMEOUT = DurationType(minimum=100_000_000, maximum=3600 * 1_000_000_000)
 BACKLOG = 128  # connections the kernel holds for the server beyond those it accepted
 KEEP_ALIVE = 5  # seconds an idle keep-alive connection is kept after a response (uvicorn's)
 STOP_GRACE = 1.0  # seconds the connections get to finish once a stop is asked for
@@ -156,10 +157,11 @@ def serve(
                      "closed (lowered to fit the open-file limit)."),
     ] = DEFAULT_MAX_CONNECTIONS,
     request_timeout: Annotated[
-        float,
-        typer.Option("--request-timeout", metavar="SECONDS", min=0.1, max=3600.0,
+        str,
+        typer.Option("--request-timeout", metavar="DURATION", click_type=REQUEST_TIMEOUT,
                      help="Time a connection has to send a whole request (header and "
-                     "body), from its opening or its previous answer; then it is closed."),
+                     "body), from its opening or its previous answer; then it is closed "
+                     "(100ms to 1h)."),
     ] = DEFAULT_REQUEST_TIMEOUT,
     json_output: JsonOption = False,
 ) -> None:
@@ -204,7 +206,7 @@ def serve(
     rest_app = create_app(app.data_dir, token=token)
     server = _server(rest_app, conn.connection_cap(max_connections,
                                                    conn.raise_open_file_limit()),
-                     request_timeout)
+                     REQUEST_TIMEOUT.seconds(request_timeout))
     if app.json:
         output.json_line({"url": url + BASE_PATH, "clusters": clusters})
     else:

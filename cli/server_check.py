@@ -27,7 +27,7 @@ import typer
 
 from jetlink.cli import common
 from jetlink.cli.app import App
-from jetlink.cli.options import JsonOption
+from jetlink.cli.options import DURATION, JsonOption
 
 server_app = typer.Typer(
     name="server",
@@ -55,14 +55,13 @@ class Format(StrEnum):
 
 
 def _duration(value: str | None) -> int | None:
+    """A threshold's nanoseconds: the text its DURATION type has accepted, read by the same
+    rule (core.durations ``read_duration``)."""
     if value is None:
         return None
-    from jetlink.core.durations import DurationError, parse_duration
+    from jetlink.core.durations import read_duration
 
-    try:
-        return parse_duration(value)
-    except DurationError as err:
-        raise typer.BadParameter(str(err)) from None
+    return read_duration(value)
 
 
 FormatOption = Annotated[Format, typer.Option(
@@ -81,7 +80,8 @@ def _count(help: str, metavar: str, *, minimum: int | None = None) -> Any:
 
 
 def _span(help: str) -> Any:
-    return typer.Option(metavar="DURATION", help=help, callback=_duration, show_default=False)
+    return typer.Option(metavar="DURATION", click_type=DURATION, help=help, callback=_duration,
+                        show_default=False)
 
 
 def _finish(ctx: typer.Context, result: Any, fmt: Format, namespace: str,

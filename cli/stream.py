@@ -35,7 +35,14 @@ from jetlink.cli.common import (
     usage,
     user_metadata,
 )
-from jetlink.cli.options import ForceOption, JsonOption, StreamArg, config_option, force_option
+from jetlink.cli.options import (
+    DURATION,
+    ForceOption,
+    JsonOption,
+    StreamArg,
+    config_option,
+    force_option,
+)
 from jetlink.cli.output import to_doc
 from jetlink.cli.stream_flags import (
     ADD,
@@ -1454,7 +1461,8 @@ def view(
     since: Annotated[
         str | None,
         typer.Option(
-            "--since", metavar="DURATION", help="Messages received since a duration like 1d3h5m2s."
+            "--since", metavar="DURATION", click_type=DURATION,
+            help="Messages received since a duration like 1d3h5m2s.",
         ),
     ] = None,
     start: Annotated[

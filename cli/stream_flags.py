@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from jetlink.cli.common import usage
+from jetlink.cli.options import DURATION, UNLIMITED_DURATION
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.config.stream import StreamConfig, StreamSource
@@ -102,31 +103,19 @@ def parse_size(text: str, *, flag: str, bits: int = 64) -> int:
 
 def parse_duration_flag(text: str, *, flag: str, unlimited: bool = False,
                         wait: bool = False) -> int:
-    """A human duration (``90s``, ``2m30s``, ``1h``, ``1d``) in nanoseconds. With
-    ``unlimited``, ``-1`` (natscli's "unlimited") and ``0`` give 0. With ``wait``: a pause or
-    timeout the command sleeps through, at most core.durations.MAX_WAIT."""
-    from jetlink.core.durations import DurationError, check_wait, parse_duration
+    """A human duration (``90s``, ``2m30s``, ``1h``, ``1d``) in nanoseconds, read by
+    core.durations ``read_duration`` (natscli's rule: a bare number other than 0 is refused,
+    "missing unit"). With ``unlimited``, ``-1`` (natscli's "unlimited") and ``0`` give 0. With
+    ``wait``: a pause or timeout the command sleeps through, at most core.durations.MAX_WAIT.
+    The options declare the same reading as their type (cli/options.py DurationType), so a
+    bad value is refused before the command runs; this reads the text they pass on, and the
+    answers typed at a prompt."""
+    from jetlink.core.durations import DurationError, read_duration
 
-    value = str(text).strip()
-    if unlimited and value in ("-1", "0", "unlimited"):
-        return 0
     try:
-        ns = parse_duration(value)
+        return read_duration(text, unlimited=unlimited, wait=wait)
     except DurationError as exc:
-        raise usage(f"invalid value for {flag}: {exc}") from None
-    if re.fullmatch(r"-?\d+", value) and ns != 0:
-        raise usage(
-            f"invalid value for {flag}: {text!r}: missing unit, e.g. 90s, 2m30s, 1h"
-            + (" (or -1 for unlimited)" if unlimited else "")
-        )
-    if ns < 0:
-        raise usage(f"invalid value for {flag}: {text!r}: must not be negative")
-    if wait:
-        try:
-            check_wait(ns)
-        except DurationError as exc:
-            raise usage(f"invalid value for {flag}: {text!r}: {exc}") from None
-    return ns
+        raise usage(f"invalid value for {flag}: {exc.value!r}: {exc.reason}") from None
 
 
 def split_subjects(values: list[str]) -> list[str]:
@@ -420,7 +409,7 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
             str | None,
             _opt(
                 "--max-age",
-                metavar="DURATION",
+                metavar="DURATION", click_type=UNLIMITED_DURATION,
                 help="Maximum age of messages to keep (1h, 90s, 2m30s, 7d; -1 unlimited).",
             ),
         ],
@@ -490,7 +479,7 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
             str | None,
             _opt(
                 "--dupe-window",
-                metavar="DURATION",
+                metavar="DURATION", click_type=DURATION,
                 help="Duration of the duplicate message tracking window.",
             ),
         ],
@@ -637,7 +626,7 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
             str | None,
             _opt(
                 "--subject-del-markers-ttl",
-                metavar="DURATION",
+                metavar="DURATION", click_type=DURATION,
                 help="How long delete markers should persist in the stream.",
             ),
         ],
@@ -728,7 +717,7 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
             str | None,
             _opt(
                 "--limit-consumer-inactive",
-                metavar="DURATION",
+                metavar="DURATION", click_type=DURATION,
                 help="The maximum consumer inactive threshold the stream allows.",
             ),
         ],

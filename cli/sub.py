@@ -17,7 +17,7 @@ import typer
 from jetlink.cli import common, output
 from jetlink.cli.app import App
 from jetlink.cli.common import open_jetstream
-from jetlink.cli.options import JsonOption
+from jetlink.cli.options import WAIT, JsonOption
 from jetlink.cli.output import to_doc
 
 # How long one wait for a message lasts before checking --wait again.
@@ -43,7 +43,8 @@ def sub(
     wait: Annotated[
         str | None,
         typer.Option(
-            "--wait", metavar="DURATION", help="Quit after this long without any message (e.g. 5s)."
+            "--wait", metavar="DURATION", click_type=WAIT,
+            help="Quit after this long without any message (e.g. 5s).",
         ),
     ] = None,
     raw: Annotated[bool, typer.Option("--raw", "-r", help="Show only the message bodies.")] = False,

@@ -30,7 +30,7 @@ import typer
 from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import data_dir, usage
-from jetlink.cli.options import JsonOption, force_option
+from jetlink.cli.options import DURATION, WAIT, JsonOption, force_option
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.kafka.topics import Kafka, Record, TopicInfo
@@ -441,7 +441,7 @@ def consume(
         str | None,
         typer.Option(
             "--timeout",
-            metavar="DURATION",
+            metavar="DURATION", click_type=WAIT,
             help="With --follow: stop after this long without a record (e.g. 5s).",
         ),
     ] = None,
@@ -449,7 +449,7 @@ def consume(
         str,
         typer.Option(
             "--session-timeout",
-            metavar="DURATION",
+            metavar="DURATION", click_type=DURATION,
             help="The group member's session timeout (6s..30m).",
         ),
     ] = "45s",

@@ -7,7 +7,11 @@ The human form is what natscli reads (its flag library's ParseDuration):
 - natscli's own units ``d``/``D`` (24 h), ``w``/``W`` (7 d), ``M`` (30 d) and ``y``/``Y``
   (365 d), with decimals too (``1.5d``). As in natscli, a fraction of these counts in whole
   hours: ``0.1d`` is 2h, ``1.1w`` is 184h;
-- a bare integer is nanoseconds (what the JSON documents hold); ``0`` is zero.
+- a bare number other than ``0`` is refused, "missing unit, e.g. 5s": natscli's rule (its
+  flag library's ParseDuration, and jsm.go's for the ``io.nats.monitor.*`` metadata, find no
+  unit and refuse it, as Go's ``time.ParseDuration`` does). It holds for every duration a
+  person types: a flag, an environment variable, a metadata value, a string in a file. An
+  *integer* (not a string) is nanoseconds: what the JSON documents of the API hold.
 
 A duration is at most Go's maximum (2562047h47m16.854775807s, about 292 years). A *wait* (a
 pause or timeout a command sleeps through: ``--interval``, ``--timeout``, ``--wait``,
@@ -42,10 +46,24 @@ _LONG_UNITS = {"d": 24, "D": 24, "w": 7 * 24, "W": 7 * 24, "M": 30 * 24, "y": 36
                "Y": 365 * 24}
 _PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h|d|D|w|W|M|y|Y)")
 _UNIT_HELP = "ns, us, ms, s, m, h, d, w, M, y"
+_BARE_NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)")
+MISSING_UNIT = "missing unit, e.g. 5s"
 
 
 class DurationError(ValueError):
-    """A duration string that does not parse; the message says why."""
+    """A duration string that does not parse; the message says why: ``invalid duration '5':
+    missing unit, e.g. 5s``. ``value`` is the text refused and ``reason`` the why alone, for
+    a caller that names the flag (``invalid value for --ttl: '5': missing unit, e.g. 5s``)."""
+
+    def __init__(self, message: str, *, value: object = None, reason: str | None = None
+                 ) -> None:
+        super().__init__(message)
+        self.value = value
+        self.reason = reason or message
+
+
+def _refused(text: str, reason: str) -> DurationError:
+    return DurationError(f"invalid duration {text!r}: {reason}", value=text, reason=reason)
 
 
 def _float32(value: float) -> float:
@@ -64,7 +82,9 @@ def _part_ns(number: str, unit: str) -> int:
 
 
 def parse_duration(value: str | int) -> int:
-    """Return nanoseconds for ``value`` (``"2m30s"``, ``"1.5d"``, ``"1M"``, ``0``, ``"1000"``)."""
+    """Return nanoseconds for ``value`` (``"2m30s"``, ``"1.5d"``, ``"1M"``, ``"0"``; an int is
+    nanoseconds already). The one duration parser of jetlink: a bare number other than 0 is
+    refused (:data:`MISSING_UNIT`)."""
     if isinstance(value, bool):
         raise DurationError(f"invalid duration {value!r}")
     if isinstance(value, int):
@@ -80,11 +100,11 @@ def parse_go_duration(text: str) -> int:
 
 def _parse(text: str, *, long_units: bool) -> int:
     if not text:
-        raise DurationError('invalid duration "": empty')
-    if long_units and re.fullmatch(r"-?\d+", text):
-        total = int(text)
-    elif text.lstrip("+-") == "0" and len(text) - len(text.lstrip("+-")) <= 1:
+        raise DurationError('invalid duration "": empty', value="", reason="empty")
+    if text.lstrip("+-") == "0" and len(text) - len(text.lstrip("+-")) <= 1:
         total = 0
+    elif _BARE_NUMBER.fullmatch(text):
+        raise _refused(text, MISSING_UNIT)
     else:
         sign = 1
         body = text
@@ -96,20 +116,35 @@ def _parse(text: str, *, long_units: bool) -> int:
         while pos < len(body) or pos == 0:
             m = _PART.match(body, pos)
             if not m or (not long_units and m.group(2) in _LONG_UNITS):
-                raise DurationError(
-                    f"invalid duration {text!r}: expected a number and a unit "
-                    + (f"({_UNIT_HELP}), e.g. 1h30m or 1.5d" if long_units
-                       else "(ns, us, ms, s, m, h), e.g. 1h30m")
-                )
+                raise _refused(text, "expected a number and a unit " + (
+                    f"({_UNIT_HELP}), e.g. 1h30m or 1.5d" if long_units
+                    else "(ns, us, ms, s, m, h), e.g. 1h30m"))
             total += _part_ns(*m.groups())
             pos = m.end()
         total *= sign
     if abs(total) > MAX_DURATION:
-        raise DurationError(
-            f"invalid duration {text!r}: more than the maximum {format_duration(MAX_DURATION)} "
-            "(about 292 years)"
-        )
+        raise _refused(text, f"more than the maximum {format_duration(MAX_DURATION)} "
+                             "(about 292 years)")
     return total
+
+
+def read_duration(text: str, *, unlimited: bool = False, wait: bool = False) -> int:
+    """A duration a person typed for a flag or a variable, in nanoseconds: :func:`parse_duration`
+    (a unit is required, but for 0), never negative. With ``unlimited``: ``-1`` (natscli's
+    "unlimited"), ``unlimited`` and ``0`` give 0. With ``wait``: a pause or timeout a command
+    sleeps through, at most :data:`MAX_WAIT`. DurationError says why otherwise."""
+    value = str(text).strip()
+    if unlimited and value in ("-1", "0", "unlimited"):
+        return 0
+    ns = parse_duration(value)
+    if ns < 0:
+        raise _refused(value, "must not be negative")
+    if wait:
+        try:
+            check_wait(ns)
+        except DurationError as exc:
+            raise _refused(value, str(exc)) from None
+    return ns
 
 
 def check_wait(ns: int) -> int:

@@ -260,9 +260,7 @@ def test_sub_bad_arguments(jl):
         "error": {"code": 400, "description": "nats: invalid subject"}
     }
     wait = jl("sub", "x", "--wait", "soon")
-    assert wait.exit_code == 2 and wait.stderr.startswith(
-        "jetlink: error: invalid value for --wait: "
-    )
+    assert wait.exit_code == 2 and "invalid value for --wait: 'soon': " in wait.stderr
 
 
 # -- bench pub --------------------------------------------------------------------------------

@@ -139,9 +139,10 @@ def test_timeouts(value, seconds):
 
 
 @pytest.mark.parametrize("value,why", [("0s", "more than 0"), ("-1s", "more than 0"),
-                                       ("soon", "give a duration"), ("2h", "at most 1h"),
-                                       ("5", "missing unit"), ("1.5", "missing unit"),
-                                       ("0", "missing unit"), ("-1", "missing unit")])
+                                       ("soon", "expected a number and a unit"),
+                                       ("2h", "at most 1h"), ("5", "missing unit, e.g. 5s"),
+                                       ("1.5", "missing unit"), ("0", "more than 0"),
+                                       ("-1", "missing unit")])
 def test_bad_timeouts(value, why):
     """natscli's rule, the one of every jetlink duration: a unit is required."""
     with pytest.raises(UsageError, match="invalid timeout") as err:

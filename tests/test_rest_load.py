@@ -277,7 +277,7 @@ def _address(server: Server) -> tuple[str, int]:
 
 def test_idle_partial_and_slow_connections_time_out_and_are_capped(tmp_path):
     data = make_data(tmp_path, topics=1)
-    server = Server(data, tmp_path, "--request-timeout", "1", "--max-connections", "16")
+    server = Server(data, tmp_path, "--request-timeout", "1s", "--max-connections", "16")
     address = _address(server)
     socks: list[socket.socket] = []
     try:
@@ -325,7 +325,7 @@ def test_connections_beyond_the_open_file_limit_are_shed_and_logged_once(tmp_pat
     with open(err_path, "w") as err:
         proc = subprocess.Popen(
             [sys.executable, "-m", "jetlink.cli.main", "--data-dir", str(data), "serve",
-             "--port", "0", "-j", "--max-connections", "5000", "--request-timeout", "30"],
+             "--port", "0", "-j", "--max-connections", "5000", "--request-timeout", "30s"],
             stdout=subprocess.PIPE, stderr=err, text=True, env=server_env(tmp_path),
             preexec_fn=low_limit)
     socks: list[socket.socket] = []

@@ -12,14 +12,14 @@ from typing import Annotated
 import typer
 
 from jetlink.cli.app import App
-from jetlink.cli.options import JsonOption
+from jetlink.cli.options import WAIT, JsonOption
 
 
 def dashboard(
     ctx: typer.Context,
     refresh: Annotated[
         str,
-        typer.Option("--refresh", metavar="DURATION",
+        typer.Option("--refresh", metavar="DURATION", click_type=WAIT,
                      help="How often the tables are re-read (at least 1s)."),
     ] = "1s",
     feed: Annotated[

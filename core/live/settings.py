@@ -213,30 +213,35 @@ def parse_servers(text: str, where: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def parse_timeout(value: Any, where: str) -> float:
-    """A duration with its unit (5s, 1m, 500ms), as every duration of jetlink and natscli
-    (a bare number is refused: "missing unit"); a number typed in a TOML file is seconds.
-    More than zero."""
+def timeout_seconds(value: Any) -> float:
+    """Seconds to wait on the server's answers. A string is a duration with its unit (5s, 1m,
+    500ms), read by core.durations ``parse_duration`` as every duration of jetlink and
+    natscli (a bare number is refused: "missing unit, e.g. 5s"); a number typed in a TOML
+    file is seconds. More than zero, at most 1h; DurationError says why otherwise."""
+    from ..durations import DurationError, parse_duration
+
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         seconds = float(value)
+        shown = repr(value)
     else:
-        import re
-
-        from ..durations import parse_duration
-
-        text = str(value).strip()
-        if re.fullmatch(r"[-+]?\d+(\.\d*)?", text):
-            raise UsageError(f"invalid timeout {text!r} ({where}): missing unit, e.g. 5s, "
-                             "500ms, 1m", field="timeout")
-        try:
-            seconds = parse_duration(text) / 1e9
-        except (ValueError, JetlinkError):
-            raise UsageError(f"invalid timeout {text!r} ({where}): give a duration such as "
-                             "5s or 500ms", field="timeout") from None
+        shown = repr(str(value).strip())
+        seconds = parse_duration(str(value).strip()) / 1e9
     if not seconds > 0 or seconds > 3600:
-        raise UsageError(f"invalid timeout {value!r} ({where}): must be more than 0 and at "
-                           "most 1h", field="timeout")
+        raise DurationError(f"invalid duration {shown}: must be more than 0 and at most 1h",
+                            value=value, reason="must be more than 0 and at most 1h")
     return seconds
+
+
+def parse_timeout(value: Any, where: str) -> float:
+    """:func:`timeout_seconds` of ``value`` given by ``where`` (``--timeout``,
+    ``NATS_TIMEOUT``, a context); a UsageError (exit 2) naming ``where`` otherwise."""
+    from ..durations import DurationError
+
+    try:
+        return timeout_seconds(value)
+    except DurationError as exc:
+        raise UsageError(f"invalid timeout {exc.value!r} ({where}): {exc.reason}",
+                         field="timeout") from None
 
 
 def resolve_target(options: Mapping[str, Any], environ: Mapping[str, str] | None = None,
@@ -279,13 +284,15 @@ def resolve_target(options: Mapping[str, Any], environ: Mapping[str, str] | None
                 sources[fld] = ENV[fld]
             else:
                 sources[fld] = label
+    # The timeout is read whichever engine is in force, as natscli reads NATS_TIMEOUT and
+    # --timeout at every start: a bad one is refused on the embedded engine too.
+    timeout = DEFAULT_TIMEOUT
+    if "timeout" in merged:
+        timeout = parse_timeout(merged.pop("timeout"), sources["timeout"])
     if "servers" not in merged:
         return None
     where = sources["servers"]
     servers = merged.pop("servers")
     servers = parse_servers(servers if isinstance(servers, str) else ",".join(servers), where)
-    timeout = DEFAULT_TIMEOUT
-    if "timeout" in merged:
-        timeout = parse_timeout(merged.pop("timeout"), sources["timeout"])
     return ServerTarget(servers=servers, origin=where, timeout=timeout, sources=sources,
                         **merged)

@@ -6,7 +6,10 @@ otherwise), else off.
 A threshold is declared once, as a field of :class:`StreamThresholds` or
 :class:`ConsumerThresholds` whose flag name is the field's name with dashes; its kind says how
 a metadata value reads: a whole number (``uint`` refuses a sign), a duration (core/durations.py,
-natscli's units, held as nanoseconds) or a boolean (Go's ``strconv.ParseBool`` spellings).
+natscli's units, held as nanoseconds; a bare number other than 0 is refused, "missing unit",
+as jsm.go's monitor refuses it with its ParseDuration) or a boolean (Go's
+``strconv.ParseBool`` spellings). A value that does not read makes the check CRITICAL
+"could not configure based on metadata: ..." (jsm.go monitor CheckStreamHealth).
 """
 
 from __future__ import annotations
