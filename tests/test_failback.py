@@ -186,7 +186,8 @@ def test_round_trip(world):
     assert plan["origin"] == {"stream": "ORDERS", "cluster": "west", "reachable": True}
     assert plan["tail"] == {"path": tail_path, "from_seq": 11, "messages": 3, "first_seq": 11,
                             "last_seq": 13, "subjects": {"orders.us": 3}, "subjects_total": 1,
-                            "saved": False, "verified": False}
+                            "saved": False, "verified": False, "path_from": "given",
+                            "abandoned": []}
     assert [(s["step"], s["status"]) for s in plan["steps"]] == [
         ("record", "planned"), ("save-tail", "planned"), ("record-consumers", "planned"),
         ("delete-origin", "planned"), ("create-mirror", "planned"),
@@ -202,7 +203,7 @@ def test_round_trip(world):
                     "-f", "-j"))
     assert rep["state"] == "mirroring" and rep["complete"] is True
     assert rep["tail"]["saved"] is rep["tail"]["verified"] is True
-    assert rep["mirror"] == {"stream": "ORDERS", "last_seq": 14, "behind": 0,
+    assert rep["mirror"] == {"stream": "ORDERS", "cluster": "west", "last_seq": 14, "behind": 0,
                              "caught_up": True}
     assert [(c["name"], c["ack_floor"]) for c in rep["origin_consumers"]] == [
         ("billing", 6), ("shipping", 2)]
@@ -215,7 +216,7 @@ def test_round_trip(world):
         dd.close()
     out = world("stream", "failback", "ORDERS_EAST", "--switch", "-f")
     assert out.exit_code == 0, out.output
-    assert "Stream ORDERS_EAST failed back: ORDERS is the primary again" in out.stdout
+    assert "Stream ORDERS_EAST failed back: ORDERS@west is the primary again" in out.stdout
     assert "billing: starts at 13 (created)" in out.stdout
     check_round_trip(world.data, tail_path, world.tail)
 
@@ -225,7 +226,7 @@ def test_human_report_lists_the_tail(world):
     out = world("stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}", "-f")
     assert out.exit_code == 0, out.output
     assert "Messages: 3 (sequences 11..13)" in out.stdout
-    assert f"Dataset: parquet:{tail_path} (saved, counted there)" in out.stdout
+    assert f"Dataset: parquet:{tail_path} (saved, counted there; given now)" in out.stdout
     assert "orders.us: 3" in out.stdout
 
 
