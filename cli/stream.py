@@ -964,9 +964,11 @@ def promote(
     positioned past it. Every clamp is printed. Works on the embedded engine and on a live
     server (nats-server 2.12 or later). Asks for confirmation on a terminal; without one,
     -f/--force is required. Exit status 1 when the promotion stopped part-way (the report
-    says what was done; running it again finishes it). With --json: the promotion report
-    (stream, cluster, action, dry_run, forced, origin, mirror_last_seq, origin_last_seq,
-    lag, subjects, subjects_from, clamps, consumers, positions, complete, resumed).
+    says what was done; running it again finishes it: "resumed", or "already_done" when
+    nothing was left; --subjects given to a re-run change the subjects, asked as stream edit
+    asks). With --json: the promotion report (stream, cluster, action, dry_run, forced,
+    origin, mirror_last_seq, origin_last_seq, lag, subjects, subjects_from, clamps,
+    consumers, positions, complete, resumed, already_done, promoted_at, subjects_before).
     """
     promote_mirror(App.of(ctx), name, subjects, force=force, failover=False,
                    dry_run=dry_run, no_consumers=no_consumers)
@@ -991,9 +993,12 @@ def failover(
     this side, and the report says how old they are; the promoted stream's subjects are
     the origin's as last synced, else those of the origin's stream in --topology FILE, else
     refused (exit status 2) until --subjects gives them: it never takes its own name
-    silently. Asks for confirmation on a terminal; without one, -f/--force is required.
-    With --json: the promotion report, with "forced": true when a reachable origin was
-    ahead and "subjects_from" saying where the subjects came from.
+    silently. Run again, it finishes what an earlier run left, or says it was already done;
+    --subjects then changes the promoted stream's subjects (asked, as stream edit asks);
+    --topology giving other subjects, and --no-consumers once consumers were placed, are
+    refused (exit status 2). Asks for confirmation on a terminal; without one, -f/--force
+    is required. With --json: the promotion report, with "forced": true when a reachable
+    origin was ahead and "subjects_from" saying where the subjects came from.
     """
     promote_mirror(App.of(ctx), name, subjects, force=force, failover=True,
                    dry_run=dry_run, no_consumers=no_consumers, topology=topology)
@@ -1070,7 +1075,8 @@ FailbackTailOption = Annotated[
         metavar="parquet:PATH",
         help="The Parquet dataset the divergent tail is saved to. Default: "
         "./failback-<old origin's stream>-<UTC time> (e.g. failback-ORDERS-20261127T043000Z), "
-        "as the first run recorded it.",
+        "as the first run recorded it. A re-run given another path takes it (what an earlier "
+        "run began writing is left and named), unless the tail was already saved.",
         callback=_tail_path,
         show_default=False,
     ),
@@ -1118,7 +1124,8 @@ def failback(
     confirmation on a terminal; without one, -f/--force is required. With --json: the
     failback report (stream, cluster, kind, dry_run, switch, resumed, origin,
     promoted_last_seq, tail, origin_consumers, mirror, placed, restored, steps, state,
-    complete).
+    complete, already_done, failed_back_at). Run again once it finished, it says when
+    (exit status 0).
     """
     fail_back(App.of(ctx), name, tail=tail, switch=switch, force=force, dry_run=dry_run)
 
