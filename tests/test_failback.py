@@ -170,8 +170,12 @@ def check_round_trip(path: Path, tail_path: str, tail: list) -> None:
         from jetlink.core.dr.failback import FailbackStore
         from jetlink.core.kv import KV
 
-        # the record of the failback in progress is gone
-        assert FailbackStore(KV(dd, "east", SystemClock())).read("ORDERS_EAST") is None
+        # the record of the failback in progress is replaced by its outcome
+        rec = FailbackStore(KV(dd, "east", SystemClock())).read("ORDERS_EAST")
+        assert rec is not None and set(rec) == {"stream", "kind", "phase", "at", "origin",
+                                                "promoted_last_seq"}
+        assert (rec["phase"], rec["origin"], rec["promoted_last_seq"]) == (
+            "done", {"stream": "ORDERS", "cluster": "west", "reachable": True}, 10)
     finally:
         dd.close()
 

@@ -41,7 +41,9 @@ Crash safety: a record of the plan and its progress is written first, in jetlink
 Key-Value bucket :data:`BUCKET` of P's side (key: P's name), holding what a step destroys
 (O's config and consumers, P's consumers and config, the tail's path) before the step
 runs; each step checks what is there before acting. A run stopped at any point is finished
-by running the same command again; the record is removed at the end of the switch.
+by running the same command again; at the end of the switch the record is replaced by the
+outcome (phase ``done``: when, the old origin), what a re-run reports ("already failed back
+at ...").
 """
 
 from __future__ import annotations
@@ -58,7 +60,6 @@ from ..errors import ApiError, JetlinkError, UsageError
 from .positions import PositionStore, key_for, open_own_bucket
 from .positions import sync as sync_positions
 from .rules import (
-    FAILED_BACK_KEY,
     PROMOTED_KEY,
     Naming,
     Placement,
@@ -80,6 +81,7 @@ __all__ = ["BUCKET", "FailbackReport", "FailbackStore", "Step", "TailReport", "d
 
 BUCKET = "JETLINK_FAILBACK"
 SUBJECTS_SHOWN = 100  # per-subject counts of the tail listed in the report
+DONE = "done"  # the record's phase once the switch finished (what a re-run reports)
 PAUSE_ENV = "JETLINK_FAILBACK_PAUSE"  # test seam: a step after which the run sleeps (_pause)
 
 
@@ -121,13 +123,6 @@ class FailbackStore:
 
     def write(self, stream: str, doc: dict[str, Any]) -> None:
         self._open(True).put(key_for(stream), json.dumps(doc, separators=(",", ":")).encode())
-
-    def delete(self, stream: str) -> None:
-        try:
-            self._open(False).purge(key_for(stream))
-        except ApiError as err:
-            if err.err_code not in (10037, 10059, 10058):
-                raise
 
 
 # --- the report ---------------------------------------------------------------------------------
@@ -409,24 +404,10 @@ def _save_tail(js: Any, stream: str, tail: TailReport, cut: int, ours: bool) -> 
     tail.subjects, tail.saved, tail.verified = subjects, True, True
 
 
-def _failed_back(cfg: StreamConfig) -> dict[str, Any] | None:
-    """The mark a finished failback leaves on the stream made the mirror again
-    (:data:`FAILED_BACK_KEY`: when, the old origin, the promoted last sequence); None: none."""
-    text = (cfg.metadata or {}).get(FAILED_BACK_KEY)
-    if not text:
-        return None
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(doc, dict) or not isinstance(doc.get("origin"), dict):
-        return None
-    return doc
-
-
 def _already(site: Site, stream: str, info: Any, back: dict[str, Any], kind: str,
              dry_run: bool, switch: bool) -> FailbackReport:
-    """The report of a failback an earlier run finished: nothing is done."""
+    """The report of a failback an earlier run finished (``back``: its record, phase
+    :data:`DONE`: when, the old origin, the promoted last sequence): nothing is done."""
     report = FailbackReport(stream, site.label, kind, dict(back["origin"]),
                             int(back.get("promoted_last_seq") or 0), dry_run, switch,
                             state="switched", complete=True, already_done=True,
@@ -457,6 +438,9 @@ def failback(site: Site, stream: str, *, tail: str | None = None, switch: bool =
     js = site.js
     store = FailbackStore(site.kv())
     rec = store.read(stream)
+    finished = None
+    if rec is not None and rec.get("phase") == DONE:  # an earlier failback, finished
+        finished, rec = rec, None
     info = _stream(js, stream)
     if info is None and rec is None:
         js.stream_info(stream)  # the server's 10059
@@ -467,9 +451,8 @@ def failback(site: Site, stream: str, *, tail: str | None = None, switch: bool =
         assert was[0].mirror is not None
         mirror_doc, last = was[0].mirror.to_json(), was[1]
     elif info is not None and info.config.mirror is not None:
-        back = _failed_back(info.config)
-        if back is not None:  # a re-run of a failback that finished: what it is
-            return _already(site, stream, info, back, kind, dry_run, switch)
+        if finished is not None:  # a re-run of a failback that finished: what it is
+            return _already(site, stream, info, finished, kind, dry_run, switch)
         raise JetlinkError(f"stream {stream} is a mirror: failback is run against the stream "
                            "a failover promoted", field="stream")
     else:
@@ -788,11 +771,6 @@ def _switch(site: Site, osite: Site, stream: str, origin_name: str, info: Any,
             done("delete-promoted", f"{report.here}, {info.state.messages} messages (all on "
                  f"{report.there} now)")
         cfg = _as_mirror(rec["stream_config"], rec["mirror"])
-        # the mark a re-run reads ("already failed back at ..."), core/dr/rules.py's
-        # FAILED_BACK_KEY; a later promotion of this mirror removes it
-        cfg.metadata = {**(cfg.metadata or {}), FAILED_BACK_KEY: json.dumps(
-            {"at": _stamp(site.now_ns()), "origin": rec["origin"],
-             "promoted_last_seq": last}, separators=(",", ":"))}
         if not dry_run:
             try:
                 js.add_stream(cfg)
@@ -822,7 +800,11 @@ def _switch(site: Site, osite: Site, stream: str, origin_name: str, info: Any,
             cfg = oinfo.config.copy()
             cfg.metadata = {k: v for k, v in (cfg.metadata or {}).items() if k != PROMOTED_KEY}
             ojs.update_stream(cfg)
-        store.delete(stream)
+        # what a re-run reads ("already failed back at ..."): the plan's record replaced by
+        # the outcome; a later failover's failback replaces it with its own plan
+        store.write(stream, {"stream": stream, "kind": report.kind, "phase": DONE,
+                             "at": _stamp(site.now_ns()), "origin": rec["origin"],
+                             "promoted_last_seq": last})
         got = site.settle(stream, olast, timeout)
         report.mirror = report.mirror_doc(stream, site.label, got, max(olast - got, 0))
     done("finish", f"{report.there} is the primary again, {report.here} its mirror")

@@ -752,9 +752,6 @@ def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
 PROMOTED_KEY = "jetlink.promoted_mirror"
 
 
-FAILED_BACK_KEY = "jetlink.failed_back"  # core/dr/failback.py: a stream failed back
-
-
 def _stamp(ns: int) -> str:
     """A record's time: RFC 3339, whole seconds (UTC)."""
     from ..clock import format_rfc3339_nano
@@ -767,8 +764,7 @@ def _promoted_config(cfg: StreamConfig, mirror: Any, last: int,
     """The promoted stream's config: the mirror it was in its metadata
     (:data:`PROMOTED_KEY`, with ``at``, the time of the promotion), with the own consumers
     still to be recreated, so that a promotion stopped before every consumer was placed can
-    be finished by running it again (``mirror_direct`` is kept, as the server keeps it). A
-    mirror failed back before loses that mark (:data:`FAILED_BACK_KEY`): it is promoted now."""
+    be finished by running it again (``mirror_direct`` is kept, as the server keeps it)."""
     import json
 
     doc: dict[str, Any] = {"mirror": mirror.to_json(), "last_seq": last}
@@ -776,8 +772,8 @@ def _promoted_config(cfg: StreamConfig, mirror: Any, last: int,
         doc["at"] = at
     if own:
         doc["own"] = [o.to_json() for o in own]
-    meta = {k: v for k, v in (cfg.metadata or {}).items() if k != FAILED_BACK_KEY}
-    cfg.metadata = {**meta, PROMOTED_KEY: json.dumps(doc, separators=(",", ":"))}
+    cfg.metadata = {**(cfg.metadata or {}),
+                    PROMOTED_KEY: json.dumps(doc, separators=(",", ":"))}
 
 
 @dataclass
