@@ -782,7 +782,9 @@ def failback(
     bucket: BucketArg,
     tail: Annotated[str | None, typer.Option(
         "--tail", metavar="parquet:PATH", help="The Parquet dataset the divergent tail is "
-        "saved to. Default: ./failback-KV_<bucket>-<UTC time>, as the first run recorded it.",
+        "saved to. Default: ./failback-KV_<bucket>-<UTC time>, as the first run recorded it. "
+        "A re-run given another path takes it (what an earlier run began writing is left and "
+        "named), unless the tail was already saved.",
         show_default=False)] = None,
     switch: Annotated[bool, typer.Option(
         "--switch", help="Also switch back once the old origin caught up: its bucket becomes "

@@ -44,12 +44,23 @@ def promotion_columns(doc: dict[str, Any], *, label: str | None = None) -> outpu
     what = label or f"Stream {name}"
     how = " (failover)" if doc["action"] == "failover" else ""
     dry = doc.get("dry_run", False)
-    if dry:
-        head = f"{what} would be promoted{how} (dry run): it would stop mirroring {where}"
+    at = f" at {doc['promoted_at']}" if doc.get("promoted_at") else ""
+    before = doc.get("subjects_before")
+    changed = (f"; its subjects {'would be' if dry else 'were'} changed from "
+               f"{', '.join(before)} to {', '.join(doc['subjects'])}") if before else ""
+    if doc.get("already_done"):
+        head = (f"{what} was already promoted{how}{at}: "
+                + ("nothing left to do" if not changed else changed[2:]))
     elif doc.get("resumed"):
-        head = f"{what} was promoted before{how}: placing the consumers not yet placed"
+        head = (f"{what} was promoted before{how}{at}: "
+                + ("would place" if dry else "placing") + " what an earlier run left"
+                + changed)
+    elif dry:
+        head = f"{what} would be promoted{how} (dry run): it would stop mirroring {where}"
     else:
         head = f"{what} was promoted{how}: it no longer mirrors {where}"
+    if dry and (doc.get("already_done") or doc.get("resumed")):
+        head += " (dry run)"
     cols = output.Columns(head)
 
     def seq(value: Any) -> str:
@@ -76,6 +87,8 @@ def promotion_columns(doc: dict[str, Any], *, label: str | None = None) -> outpu
         cols.row("Not Copied", f"{output.comma(pending)} (forced)" if doc["forced"]
                  else output.comma(pending))
     came = SUBJECTS_FROM.get(doc.get("subjects_from", ""), "")
+    if before:
+        came += f"; {'would replace' if dry else 'replaced'} {', '.join(before)}"
     cols.row("Subjects", ", ".join(doc["subjects"]) + (f" ({came})" if came else ""))
     pos = doc.get("positions") or {"source": "none"}
     placed = doc.get("consumers") or []

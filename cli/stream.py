@@ -971,9 +971,11 @@ def promote(
     positioned past it. Every clamp is printed. Works on the embedded engine and on a live
     server (nats-server 2.12 or later). Asks for confirmation on a terminal; without one,
     -f/--force is required. Exit status 1 when the promotion stopped part-way (the report
-    says what was done; running it again finishes it). With --json: the promotion report
-    (stream, cluster, action, dry_run, forced, origin, mirror_last_seq, origin_last_seq,
-    lag, subjects, subjects_from, clamps, consumers, positions, complete, resumed).
+    says what was done; running it again finishes it: "resumed", or "already_done" when
+    nothing was left; --subjects given to a re-run change the subjects, asked as stream edit
+    asks). With --json: the promotion report (stream, cluster, action, dry_run, forced,
+    origin, mirror_last_seq, origin_last_seq, lag, subjects, subjects_from, clamps,
+    consumers, positions, complete, resumed, already_done, promoted_at, subjects_before).
     """
     promote_mirror(App.of(ctx), name, subjects, force=force, failover=False,
                    dry_run=dry_run, no_consumers=no_consumers)
@@ -998,9 +1000,12 @@ def failover(
     this side, and the report says how old they are; the promoted stream's subjects are
     the origin's as last synced, else those of the origin's stream in --topology FILE, else
     refused (exit status 2) until --subjects gives them: it never takes its own name
-    silently. Asks for confirmation on a terminal; without one, -f/--force is required.
-    With --json: the promotion report, with "forced": true when a reachable origin was
-    ahead and "subjects_from" saying where the subjects came from.
+    silently. Run again, it finishes what an earlier run left, or says it was already done;
+    --subjects then changes the promoted stream's subjects (asked, as stream edit asks);
+    --topology giving other subjects, and --no-consumers once consumers were placed, are
+    refused (exit status 2). Asks for confirmation on a terminal; without one, -f/--force
+    is required. With --json: the promotion report, with "forced": true when a reachable
+    origin was ahead and "subjects_from" saying where the subjects came from.
     """
     promote_mirror(App.of(ctx), name, subjects, force=force, failover=True,
                    dry_run=dry_run, no_consumers=no_consumers, topology=topology)
@@ -1020,11 +1025,12 @@ def promote_mirror(
     positions = None if no_consumers else common.open_positions(app)
     wanted = None if subjects is None else split_subjects(subjects)
     naming = dr.Naming(what=what, shown=shown, instead=(
-        f"fail over instead (jetlink {verb_name} failover {shown or name})"))
+        f"fail over instead (jetlink {verb_name} failover {shown or name})"),
+        again=f"jetlink {verb_name} {'failover' if failover else 'promote'} {shown or name}")
     promotion = dr.prepare(site, name, subjects=wanted, failover=failover,
                            positions=positions, transfer=not no_consumers, adjust=adjust,
                            naming=naming, topology=_topology(topology))
-    if not dry_run and not promotion.resumed:
+    if not dry_run and not promotion.rerun:
         verb = "fail over to" if failover else "promote"
         output.confirm(
             app,
@@ -1033,6 +1039,15 @@ def promote_mirror(
             "becomes a normal stream",
             force=force,
             action=f"{verb} {what} {shown or name}",
+        )
+    elif not dry_run and promotion.subjects_before is not None:
+        before, after = ", ".join(promotion.subjects_before), ", ".join(promotion.subjects)
+        output.confirm(
+            app,
+            f"Really change the subjects of stream {name} (promoted before) from {before} "
+            f"to {after}: producers publishing to the old ones are refused",
+            force=force,
+            action=f"change the subjects of stream {name}",
         )
     # The report names what the user named: a KV bucket, not its stream KV_<bucket>.
     label = f"KV bucket {shown}" if verb_name == "kv" and shown else None
@@ -1067,7 +1082,8 @@ FailbackTailOption = Annotated[
         metavar="parquet:PATH",
         help="The Parquet dataset the divergent tail is saved to. Default: "
         "./failback-<old origin's stream>-<UTC time> (e.g. failback-ORDERS-20261127T043000Z), "
-        "as the first run recorded it.",
+        "as the first run recorded it. A re-run given another path takes it (what an earlier "
+        "run began writing is left and named), unless the tail was already saved.",
         callback=_tail_path,
         show_default=False,
     ),
@@ -1115,7 +1131,8 @@ def failback(
     confirmation on a terminal; without one, -f/--force is required. With --json: the
     failback report (stream, cluster, kind, dry_run, switch, resumed, origin,
     promoted_last_seq, tail, origin_consumers, mirror, placed, restored, steps, state,
-    complete).
+    complete, already_done, failed_back_at). Run again once it finished, it says when
+    (exit status 0).
     """
     fail_back(App.of(ctx), name, tail=tail, switch=switch, force=force, dry_run=dry_run)
 
@@ -1146,13 +1163,19 @@ def render_failback(app: App, doc: dict[str, Any], *, what: str) -> None:
     origin = doc["origin"]
     kind = "domain" if "domain" in origin else "cluster"
     where = f"{origin['stream']} in {kind} {origin.get(kind) or 'of this side'}"
+    # both sides named with their cluster or domain: a KV bucket's stream has one name
+    there = f"{origin['stream']}@{origin[kind]}" if origin.get(kind) else origin["stream"]
     dry = doc["dry_run"]
-    if dry:
+    what_ = f"{what[0].upper()}{what[1:]}"
+    if doc.get("already_done"):
+        at = f" at {doc['failed_back_at']}" if doc.get("failed_back_at") else ""
+        head = f"{what_} already failed back{at}: {there} is the primary again"
+    elif dry:
         head = f"Failback of {what} (dry run): nothing changed"
     elif doc["state"] == "switched":
-        head = f"{what[0].upper()}{what[1:]} failed back: {origin['stream']} is the primary again"
+        head = f"{what_} failed back: {there} is the primary again"
     else:
-        head = f"{what[0].upper()}{what[1:]}: {origin['stream']} mirrors it again"
+        head = f"{what_}: {there} mirrors it again"
     cols = output.Columns(head)
     cols.title("Failback")
     cols.row("Old Origin", where)
@@ -1167,17 +1190,25 @@ def render_failback(app: App, doc: dict[str, Any], *, what: str) -> None:
         else:
             cols.row("Messages", f"{output.comma(t['messages'])} (sequences "
                      f"{output.comma(t['first_seq'])}..{output.comma(t['last_seq'])})")
-            cols.row("Dataset", f"parquet:{t['path']}"
-                     + (" (saved, counted there)" if t["verified"] else
-                        " (would be saved)" if dry else ""))
+            came = {"given": "given now", "default": "the default",
+                    "recorded": "as the first run recorded it"}.get(t.get("path_from", ""), "")
+            state = ("saved, counted there" if t["verified"] else
+                     "would be saved" if dry else "")
+            said = "; ".join(x for x in (state, came) if x)
+            cols.row("Dataset", f"parquet:{t['path']}" + (f" ({said})" if said else ""))
             for subj, n in list(t["subjects"].items())[:20]:
                 cols.row(subj, output.comma(n))
             more = t["subjects_total"] - min(len(t["subjects"]), 20)
             cols.row("Other Subjects", str(more), more > 0)
+        for path in t.get("abandoned") or []:
+            cols.row("Left Behind", f"parquet:{path} (an earlier run's unfinished dataset, "
+                     "left as it is)")
     m = doc.get("mirror") or {}
     if m:
         cols.title("Mirror")
-        cols.row(m["stream"], f"at sequence {output.comma(m['last_seq'])}, "
+        mkind = "domain" if "domain" in m else "cluster"
+        shown_m = f"{m['stream']}@{m[mkind]}" if m.get(mkind) else m["stream"]
+        cols.row(shown_m, f"at sequence {output.comma(m['last_seq'])}, "
                  + ("caught up" if m["caught_up"] else
                     f"{output.comma(m['behind'])} behind"))
     cols.title("Steps")

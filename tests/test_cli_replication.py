@@ -672,6 +672,9 @@ def promoted(origin_reachable=True, **kw):
         "positions": {"source": "origin"},
         "complete": True,
         "resumed": False,
+        "already_done": False,
+        "promoted_at": None,
+        "subjects_before": None,
     }
     if not origin_reachable:
         out["origin"]["error"] = "cluster west is down"

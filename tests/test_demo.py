@@ -116,7 +116,7 @@ def test_the_drill_narrated_and_kept(env, spark):
         "CRITICAL dr Crit:ORDERS_EAST@east: Lag 2000",
         "[exit status 2]",
         "Messages: 2,000 (sequences 29,510..31,509)",
-        "Stream ORDERS_EAST failed back: ORDERS is the primary again",
+        "Stream ORDERS_EAST failed back: ORDERS@west is the primary again",
         "Recovery point: before the outage dr check said ORDERS_EAST was 2,000 messages",
         "subj: orders.251.created",
         "mirrors --rest-url http://127.0.0.1:",

@@ -170,8 +170,12 @@ def check_round_trip(path: Path, tail_path: str, tail: list) -> None:
         from jetlink.core.dr.failback import FailbackStore
         from jetlink.core.kv import KV
 
-        # the record of the failback in progress is gone
-        assert FailbackStore(KV(dd, "east", SystemClock())).read("ORDERS_EAST") is None
+        # the record of the failback in progress is replaced by its outcome
+        rec = FailbackStore(KV(dd, "east", SystemClock())).read("ORDERS_EAST")
+        assert rec is not None and set(rec) == {"stream", "kind", "phase", "at", "origin",
+                                                "promoted_last_seq"}
+        assert (rec["phase"], rec["origin"], rec["promoted_last_seq"]) == (
+            "done", {"stream": "ORDERS", "cluster": "west", "reachable": True}, 10)
     finally:
         dd.close()
 
@@ -186,7 +190,8 @@ def test_round_trip(world):
     assert plan["origin"] == {"stream": "ORDERS", "cluster": "west", "reachable": True}
     assert plan["tail"] == {"path": tail_path, "from_seq": 11, "messages": 3, "first_seq": 11,
                             "last_seq": 13, "subjects": {"orders.us": 3}, "subjects_total": 1,
-                            "saved": False, "verified": False}
+                            "saved": False, "verified": False, "path_from": "given",
+                            "abandoned": []}
     assert [(s["step"], s["status"]) for s in plan["steps"]] == [
         ("record", "planned"), ("save-tail", "planned"), ("record-consumers", "planned"),
         ("delete-origin", "planned"), ("create-mirror", "planned"),
@@ -202,7 +207,7 @@ def test_round_trip(world):
                     "-f", "-j"))
     assert rep["state"] == "mirroring" and rep["complete"] is True
     assert rep["tail"]["saved"] is rep["tail"]["verified"] is True
-    assert rep["mirror"] == {"stream": "ORDERS", "last_seq": 14, "behind": 0,
+    assert rep["mirror"] == {"stream": "ORDERS", "cluster": "west", "last_seq": 14, "behind": 0,
                              "caught_up": True}
     assert [(c["name"], c["ack_floor"]) for c in rep["origin_consumers"]] == [
         ("billing", 6), ("shipping", 2)]
@@ -215,7 +220,7 @@ def test_round_trip(world):
         dd.close()
     out = world("stream", "failback", "ORDERS_EAST", "--switch", "-f")
     assert out.exit_code == 0, out.output
-    assert "Stream ORDERS_EAST failed back: ORDERS is the primary again" in out.stdout
+    assert "Stream ORDERS_EAST failed back: ORDERS@west is the primary again" in out.stdout
     assert "billing: starts at 13 (created)" in out.stdout
     check_round_trip(world.data, tail_path, world.tail)
 
@@ -225,7 +230,7 @@ def test_human_report_lists_the_tail(world):
     out = world("stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}", "-f")
     assert out.exit_code == 0, out.output
     assert "Messages: 3 (sequences 11..13)" in out.stdout
-    assert f"Dataset: parquet:{tail_path} (saved, counted there)" in out.stdout
+    assert f"Dataset: parquet:{tail_path} (saved, counted there; given now)" in out.stdout
     assert "orders.us: 3" in out.stdout
 
 
@@ -391,3 +396,101 @@ def test_a_filtered_mirror_is_not_failed_back(jl):
         "stream M mirrored only part of O (a filter or subject transforms): failback would "
         "remove O's messages the mirror never held")
     assert state(jl.data) == before
+
+
+# --- running failback again ---------------------------------------------------------------------
+
+
+def test_a_tail_that_could_not_be_written_gives_way_to_another(world):
+    """A first run whose tail could not be written (a path it cannot create: here under a
+    regular file) leaves the plan recorded: a re-run given another --tail takes it, names
+    the unfinished dataset it leaves, and a re-run without --tail goes on with it."""
+    blocker = world.tmp / "afile"
+    blocker.write_text("not a directory")
+    bad = str(blocker / "tail")
+    before = state(world.data)
+    res = world("stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{bad}", "-f")
+    assert res.exit_code == 1
+    assert res.stderr.startswith(f"jetlink: error: cannot write {bad}: ")
+    assert res.stderr.endswith(
+        ": nothing of ORDERS was deleted; run again with another --tail parquet:PATH (what "
+        "was begun here is left as it is)\n")
+    # the plan is recorded (jetlink's own bucket); nothing else changed
+    after = state(world.data)
+    assert after.pop(("east", "KV_JETLINK_FAILBACK")) and after == before
+    good = str(world.tmp / "tail")
+    plan = doc(world("stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{good}",
+                     "--dry-run", "-j"))
+    assert (plan["tail"]["path"], plan["tail"]["path_from"], plan["tail"]["abandoned"]) == (
+        good, "given", [bad])
+    out = ok_out(world("stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{good}",
+                       "--dry-run"))
+    assert f"           Dataset: parquet:{good} (would be saved; given now)" in out
+    assert (f"       Left Behind: parquet:{bad} (an earlier run's unfinished dataset, left "
+            "as it is)") in out
+    rep = doc(world("stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{good}", "-f",
+                    "-j"))
+    assert (rep["tail"]["path"], rep["tail"]["verified"], rep["tail"]["messages"]) == (
+        good, True, 3)
+    assert rep["tail"]["abandoned"] == [bad] and rep["state"] == "mirroring"
+    assert _rows(good) == sorted(world.tail)
+    # without --tail: the one in force, as recorded
+    again = doc(world("stream", "failback", "ORDERS_EAST", "--dry-run", "-j"))
+    assert (again["tail"]["path"], again["tail"]["path_from"]) == (good, "recorded")
+    # once saved and counted, the tail is that dataset: another --tail is refused
+    res = world("stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{bad}2", "-f")
+    assert (res.exit_code, res.stderr) == (2, (
+        f"jetlink: error: the divergent tail of ORDERS_EAST was saved to parquet:{good} and "
+        f"counted there (3 messages) by an earlier run: it is not written again to --tail "
+        f"parquet:{bad}2; run again without --tail (move the dataset yourself to keep it "
+        "elsewhere)\n"))
+    rep = doc(world("stream", "failback", "ORDERS_EAST", "--switch", "-f", "-j"))
+    assert rep["state"] == "switched"
+    check_round_trip(world.data, good, world.tail)
+
+
+def ok_out(result) -> str:
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_a_second_failback_says_when_it_finished(world):
+    tail_path = str(world.tmp / "tail")
+    done = doc(world("stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}",
+                     "--switch", "-f", "-j"))
+    assert (done["state"], done["already_done"], done["failed_back_at"]) == (
+        "switched", False, None)
+    before = state(world.data)
+    again = doc(world("stream", "failback", "ORDERS_EAST", "-f", "-j"))
+    at = again["failed_back_at"]
+    assert at and at.endswith("Z") and "T" in at
+    assert (again["already_done"], again["state"], again["complete"], again["resumed"]) == (
+        True, "switched", True, False)
+    assert again["origin"] == {"stream": "ORDERS", "cluster": "west", "reachable": True}
+    assert again["steps"] == [{"step": "finish", "status": "skipped", "detail": (
+        f"already failed back at {at}: ORDERS@west is the primary again, ORDERS_EAST@east "
+        "its mirror")}]
+    out = ok_out(world("stream", "failback", "ORDERS_EAST", "-f"))
+    assert out.splitlines()[0] == (
+        f"Stream ORDERS_EAST already failed back at {at}: ORDERS@west is the primary again")
+    assert state(world.data) == before
+    check_round_trip(world.data, tail_path, world.tail)
+
+
+def test_kv_failback_names_each_side_with_its_cluster(jl):
+    scenario(jl.data, kv=True)
+    tail_path = str(jl.tmp / "kvtail")
+    rep = doc(jl("--cluster", "east", "kv", "failback", "CFG", "--tail",
+                 f"parquet:{tail_path}", "--switch", "-f", "-j"))
+    details = {(s["step"], s["detail"]) for s in rep["steps"]}
+    assert ("create-mirror", "KV_CFG@west as a mirror of KV_CFG@east ($JS.east.API); its "
+            "consumers come back with the switch") in details
+    assert ("seal", "KV_CFG@east takes no more writes (its producers are refused until they "
+            "publish to KV_CFG@west)") in details
+    assert ("create-mirror-back", "KV_CFG@east as the mirror of KV_CFG@west it was") in details
+    assert ("finish", "KV_CFG@west is the primary again, KV_CFG@east its mirror") in details
+    assert rep["mirror"] == {"stream": "KV_CFG", "cluster": "east", "last_seq": 14,
+                             "behind": 0, "caught_up": True}
+    out = ok_out(jl("--cluster", "east", "kv", "failback", "CFG", "-f"))
+    assert out.splitlines()[0].startswith("KV bucket CFG already failed back at ")
+    assert out.splitlines()[0].endswith(": KV_CFG@west is the primary again")

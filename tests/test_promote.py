@@ -69,6 +69,7 @@ def test_promote_caught_up_mirror(dd, clock, env):
         "origin_pending": 0, "subjects": ["o.>"], "subjects_from": "origin", "clamps": [],
         "consumers": [],
         "positions": {"source": "origin"}, "complete": True, "resumed": False,
+        "already_done": False, "promoted_at": None, "subjects_before": None,
     }
     json.dumps(report.to_json())
     cfg = east.stream_info("M").config
@@ -510,9 +511,11 @@ def test_a_failover_killed_part_way_is_finished_by_the_rerun(tmp_path, kill_afte
     report = json.loads(rerun.stdout)
     assert report["complete"] is True
     if killed and "updated" in before:
-        assert report["resumed"] is True
         created = [p["consumer"] for p in report["consumers"] if p["status"] == "created"]
         assert sorted(created) == sorted({f"c{i:02d}" for i in range(30)} - before)
+        # resumed: the rerun placed what the killed run had left; a kill after the last
+        # placement (the process finishing, under load) left nothing: already done
+        assert (report["resumed"], report["already_done"]) == (bool(created), not created)
     store = DataDir(path, create=False)
     try:
         js = JetStream(store.open("east"), clock)

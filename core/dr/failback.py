@@ -41,7 +41,9 @@ Crash safety: a record of the plan and its progress is written first, in jetlink
 Key-Value bucket :data:`BUCKET` of P's side (key: P's name), holding what a step destroys
 (O's config and consumers, P's consumers and config, the tail's path) before the step
 runs; each step checks what is there before acting. A run stopped at any point is finished
-by running the same command again; the record is removed at the end of the switch.
+by running the same command again; at the end of the switch the record is replaced by the
+outcome (phase ``done``: when, the old origin), what a re-run reports ("already failed back
+at ...").
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config.stream import StreamConfig, StreamSource
-from ..errors import ApiError, JetlinkError
+from ..errors import ApiError, JetlinkError, UsageError
 from .positions import PositionStore, key_for, open_own_bucket
 from .positions import sync as sync_positions
 from .rules import (
@@ -64,6 +66,7 @@ from .rules import (
     Position,
     PromoteRefused,
     Site,
+    _stamp,
     _was_mirror,
     count_pending,
     is_durable,
@@ -78,6 +81,7 @@ __all__ = ["BUCKET", "FailbackReport", "FailbackStore", "Step", "TailReport", "d
 
 BUCKET = "JETLINK_FAILBACK"
 SUBJECTS_SHOWN = 100  # per-subject counts of the tail listed in the report
+DONE = "done"  # the record's phase once the switch finished (what a re-run reports)
 PAUSE_ENV = "JETLINK_FAILBACK_PAUSE"  # test seam: a step after which the run sleeps (_pause)
 
 
@@ -120,13 +124,6 @@ class FailbackStore:
     def write(self, stream: str, doc: dict[str, Any]) -> None:
         self._open(True).put(key_for(stream), json.dumps(doc, separators=(",", ":")).encode())
 
-    def delete(self, stream: str) -> None:
-        try:
-            self._open(False).purge(key_for(stream))
-        except ApiError as err:
-            if err.err_code not in (10037, 10059, 10058):
-                raise
-
 
 # --- the report ---------------------------------------------------------------------------------
 @dataclass
@@ -142,15 +139,22 @@ class TailReport:
     saved: bool = False
     verified: bool = False
     note: str = ""
+    # the datasets earlier runs began writing and did not finish (a path that could not be
+    # written, a disk that filled), left as they are when a re-run was given another --tail
+    abandoned: list[str] = field(default_factory=list)
+    # where ``path`` comes from: "given" (--tail of this run), "recorded" (the first run's),
+    # "default" (./failback-<stream>-<UTC time>)
+    path_from: str = "recorded"
 
     def to_json(self) -> dict[str, Any]:
         shown = dict(sorted(self.subjects.items(), key=lambda kv: (-kv[1], kv[0]))
                      [:SUBJECTS_SHOWN])
-        out: dict[str, Any] = {"path": self.path, "from_seq": self.from_seq,
+        out: dict[str, Any] = {"path": self.path, "path_from": self.path_from,
+                               "from_seq": self.from_seq,
                                "messages": self.messages, "first_seq": self.first_seq,
                                "last_seq": self.last_seq, "subjects": shown,
                                "subjects_total": len(self.subjects), "saved": self.saved,
-                               "verified": self.verified}
+                               "verified": self.verified, "abandoned": list(self.abandoned)}
         if self.note:
             out["note"] = self.note
         return out
@@ -160,7 +164,8 @@ class TailReport:
         return cls(str(doc["path"]), int(doc["from_seq"]), int(doc.get("messages", 0)),
                    int(doc.get("first_seq", 0)), int(doc.get("last_seq", 0)),
                    dict(doc.get("subjects") or {}), bool(doc.get("saved")),
-                   bool(doc.get("verified")), str(doc.get("note", "")))
+                   bool(doc.get("verified")), str(doc.get("note", "")),
+                   [str(x) for x in doc.get("abandoned") or []])
 
 
 @dataclass
@@ -195,6 +200,28 @@ class FailbackReport:
     steps: list[Step] = field(default_factory=list)
     state: str = ""  # "mirroring" | "switched"
     complete: bool = False
+    already_done: bool = False  # failed back by an earlier run: nothing done now
+    failed_back_at: str | None = None  # when the switch finished (already_done)
+
+    def mirror_doc(self, stream: str, place: str, last_seq: int, behind: int
+                   ) -> dict[str, Any]:
+        """The report's ``mirror``: the stream that mirrors, with its cluster or domain (the
+        key the origin's has), where it stands."""
+        kind = "domain" if "domain" in self.origin else "cluster"
+        return {"stream": stream, kind: place, "last_seq": last_seq, "behind": behind,
+                "caught_up": behind == 0}
+
+    @property
+    def here(self) -> str:
+        """The promoted stream with its cluster or domain (``KV_CONFIG@east``): a KV
+        bucket's stream has the same name on both sides."""
+        return _at(self.stream, self.cluster)
+
+    @property
+    def there(self) -> str:
+        """The old origin with its cluster or domain (``KV_CONFIG@west``)."""
+        kind = "domain" if "domain" in self.origin else "cluster"
+        return _at(str(self.origin["stream"]), str(self.origin.get(kind) or ""))
 
     def step(self, name: str, status: str, detail: str = "") -> None:
         self.steps.append(Step(name, status, detail))
@@ -210,10 +237,16 @@ class FailbackReport:
             "restored": [p.to_json() for p in self.restored],
             "steps": [s.to_json() for s in self.steps],
             "state": self.state, "complete": self.complete,
+            "already_done": self.already_done, "failed_back_at": self.failed_back_at,
         }
 
 
 # --- helpers ------------------------------------------------------------------------------------
+def _at(name: str, place: str) -> str:
+    """``NAME@PLACE`` (a stream with its cluster or domain); the name alone without one."""
+    return f"{name}@{place}" if place else name
+
+
 def _pause(step: str) -> None:
     """The documented test seam for crash tests: with ``JETLINK_FAILBACK_PAUSE=STEP`` the run
     prints ``failback step: STEP`` on stderr once that step is done and sleeps (60 s), so
@@ -342,7 +375,11 @@ def _save_tail(js: Any, stream: str, tail: TailReport, cut: int, ours: bool) -> 
         try:
             lake.export_stream_api(js, stream, tail.path, start_seq=tail.from_seq, force=force)
         except OSError as exc:
-            raise lake._os_error(exc, tail.path, "cannot write") from None
+            err = lake._os_error(exc, tail.path, "cannot write")
+            # the re-run's way out (_retarget_tail): another --tail is taken
+            err.description += (f": nothing of {stream} was deleted; run again with another "
+                                "--tail parquet:PATH (what was begun here is left as it is)")
+            raise err from None
 
     def cut_of() -> int | None:
         meta = lake.read_meta(tail.path)
@@ -367,6 +404,23 @@ def _save_tail(js: Any, stream: str, tail: TailReport, cut: int, ours: bool) -> 
     tail.subjects, tail.saved, tail.verified = subjects, True, True
 
 
+def _already(site: Site, stream: str, info: Any, back: dict[str, Any], kind: str,
+             dry_run: bool, switch: bool) -> FailbackReport:
+    """The report of a failback an earlier run finished (``back``: its record, phase
+    :data:`DONE`: when, the old origin, the promoted last sequence): nothing is done."""
+    report = FailbackReport(stream, site.label, kind, dict(back["origin"]),
+                            int(back.get("promoted_last_seq") or 0), dry_run, switch,
+                            state="switched", complete=True, already_done=True,
+                            failed_back_at=str(back.get("at") or "") or None)
+    lag = int((getattr(info, "mirror", None) or {}).get("lag", 0))
+    report.mirror = report.mirror_doc(stream, site.label, int(info.state.last_seq), lag)
+    when = f" at {report.failed_back_at}" if report.failed_back_at else ""
+    report.step("finish", "skipped",
+                f"already failed back{when}: {report.there} is the primary again, "
+                f"{report.here} its mirror")
+    return report
+
+
 class _Grew(Exception):
     """The old origin took messages while its tail was saved."""
 
@@ -384,6 +438,9 @@ def failback(site: Site, stream: str, *, tail: str | None = None, switch: bool =
     js = site.js
     store = FailbackStore(site.kv())
     rec = store.read(stream)
+    finished = None
+    if rec is not None and rec.get("phase") == DONE:  # an earlier failback, finished
+        finished, rec = rec, None
     info = _stream(js, stream)
     if info is None and rec is None:
         js.stream_info(stream)  # the server's 10059
@@ -394,6 +451,8 @@ def failback(site: Site, stream: str, *, tail: str | None = None, switch: bool =
         assert was[0].mirror is not None
         mirror_doc, last = was[0].mirror.to_json(), was[1]
     elif info is not None and info.config.mirror is not None:
+        if finished is not None:  # a re-run of a failback that finished: what it is
+            return _already(site, stream, info, finished, kind, dry_run, switch)
         raise JetlinkError(f"stream {stream} is a mirror: failback is run against the stream "
                            "a failover promoted", field="stream")
     else:
@@ -439,6 +498,7 @@ def failback(site: Site, stream: str, *, tail: str | None = None, switch: bool =
             store.write(stream, doc)
 
     now = site.now_ns()
+    path_from = "given" if tail else "recorded"
     if rec is None:
         assert info is not None
         rec = {"stream": stream, "kind": kind, "mirror": mirror_doc, "promoted_last_seq": last,
@@ -446,16 +506,14 @@ def failback(site: Site, stream: str, *, tail: str | None = None, switch: bool =
                "tail": {"path": _abs(tail) if tail else default_tail(origin_name, now),
                         "from_seq": last + 1},
                "stream_config": _cfg_doc(info.config)}
+        path_from = "given" if tail else "default"
         save(rec)
         done("record", f"the plan, in bucket {BUCKET} of {site.label or 'this server'}")
     elif tail and _abs(tail) != rec["tail"]["path"]:
-        if rec["tail"].get("writing"):
-            report.step("record", "skipped", f"resumed: the tail is in {rec['tail']['path']}, "
-                        "as the first run recorded (--tail is ignored)")
-        else:  # nothing saved yet: the new place is taken
-            rec["tail"]["path"] = _abs(tail)
-            save(rec)
+        _retarget_tail(stream, rec, _abs(tail))
+        save(rec)
     report.tail = TailReport.from_json(rec["tail"])
+    report.tail.path_from = path_from
     report.origin_consumers = [{"name": c["name"], "ack_floor": c["ack_floor"],
                                 "delivered": c["delivered"]}
                                for c in rec.get("origin_consumers", [])]
@@ -479,22 +537,39 @@ def failback(site: Site, stream: str, *, tail: str | None = None, switch: bool =
         else:
             raise JetlinkError(f"stream {origin_name} ({facts.where}) is not a mirror of "
                                f"{stream}", field="stream")
-        report.mirror = {"stream": origin_name, "last_seq": last_now,
-                         "behind": max(target - last_now, 0),
-                         "caught_up": last_now >= target}
+        report.mirror = report.mirror_doc(origin_name, facts.cluster, last_now,
+                                          max(target - last_now, 0))
         if not switch:
             report.state = "mirroring"
             what = "was promoted on its side" if promoted_apart else (
                 "has caught up" if report.mirror["caught_up"] else
                 f"is {report.mirror['behind']} messages behind")
             report.step("switch", "waiting",
-                        f"{origin_name} {what}: run again with --switch to make it the "
-                        f"primary again and {stream} its mirror")
+                        f"{report.there} {what}: run again with --switch to make it the "
+                        f"primary again and {report.here} its mirror")
             report.complete = not dry_run
             return report
     _switch(site, osite, stream, origin_name, info, rec, report, save, done, store, dry_run,
             timeout, planned)
     return report
+
+
+def _retarget_tail(stream: str, rec: dict[str, Any], path: str) -> None:
+    """A re-run given another ``--tail``: the tail goes there from now on, unless an earlier
+    run saved it and counted it where it is (then it is the dataset: refused, exit 2). A
+    dataset an earlier run began and did not finish (a path it could not write, a disk that
+    filled) is left as it is and named in the report (``abandoned``)."""
+    old = rec["tail"]
+    if old.get("verified") and int(old.get("messages") or 0):
+        raise UsageError(
+            f"the divergent tail of {stream} was saved to parquet:{old['path']} and counted "
+            f"there ({old['messages']} messages) by an earlier run: it is not written again to "
+            f"--tail parquet:{path}; run again without --tail (move the dataset yourself to "
+            "keep it elsewhere)", field="tail")
+    abandoned = [str(x) for x in old.get("abandoned") or []]
+    if old.get("writing") and old["path"] not in abandoned:
+        abandoned.append(str(old["path"]))
+    rec["tail"] = {"path": path, "from_seq": int(old["from_seq"]), "abandoned": abandoned}
 
 
 def _to_mirror(site: Site, osite: Site, ojs: Any, stream: str, origin_name: str,
@@ -541,14 +616,14 @@ def _to_mirror(site: Site, osite: Site, ojs: Any, stream: str, origin_name: str,
                                    for c in rec["origin_consumers"]]
         save(rec)
         done("record-consumers", f"{len(rec['origin_consumers'])} durable consumers of "
-             f"{origin_name}: " + (", ".join(c["name"] for c in rec["origin_consumers"])
+             f"{report.there}: " + (", ".join(c["name"] for c in rec["origin_consumers"])
                                    or "none"))
         if not dry_run and int(ojs.stream_info(origin_name).state.last_seq) != cut:
             continue  # it took messages meanwhile: save the longer tail
         if not dry_run:
             ojs.delete_stream(origin_name)
         planned = dry_run
-        done("delete-origin", f"{origin_name}, {oinfo.state.messages} messages")
+        done("delete-origin", f"{report.there}, {oinfo.state.messages} messages")
         oinfo = None
         break
     else:
@@ -566,14 +641,14 @@ def _to_mirror(site: Site, osite: Site, ojs: Any, stream: str, origin_name: str,
                     raise
         where = (cfg.mirror.external.api if cfg.mirror is not None and cfg.mirror.external
                  else "the same domain")
-        done("create-mirror", f"{origin_name} as a mirror of {stream} ({where}); its "
+        done("create-mirror", f"{report.there} as a mirror of {report.here} ({where}); its "
              "consumers come back with the switch")
     if tail.note or tail.messages == 0:
         tail.note = tail.note or "no message after the promoted last sequence: nothing to save"
     return planned
 
 
-def _sync(osite: Site, mirror: str) -> str:
+def _sync(osite: Site, mirror: str, shown: str) -> str:
     """Sync the promoted stream's consumer positions to the old origin's side
     (core/dr/positions.py); the words for the report. A bucket just created in another
     domain may take a moment before its subjects answer across a leafnode: tried three
@@ -582,12 +657,12 @@ def _sync(osite: Site, mirror: str) -> str:
     for attempt in range(3):
         try:
             sync_positions(osite, PositionStore(osite.kv()), [mirror])
-            return f"; positions synced to {mirror}'s side"
+            return f"; positions synced to {shown}'s side"
         except JetlinkError as exc:
             err = exc
             time.sleep(0.2 * (attempt + 1))
     assert err is not None
-    return (f"; positions not synced to {mirror}'s side ({one_line(err)}): they are in the "
+    return (f"; positions not synced to {shown}'s side ({one_line(err)}): they are in the "
             "failback record")
 
 
@@ -607,19 +682,21 @@ def _switch(site: Site, osite: Site, stream: str, origin_name: str, info: Any,
             at = promoted[1] if promoted is not None else int(oinfo.state.last_seq)
             if int(info.state.last_seq) > at:
                 raise JetlinkError(
-                    f"{stream} took messages after {origin_name} was promoted (sequences "
-                    f"{at + 1}..{info.state.last_seq}): they are only on {stream}; save "
+                    f"{report.here} took messages after {report.there} was promoted "
+                    f"(sequences {at + 1}..{info.state.last_seq}): they are only on "
+                    f"{report.here}; save "
                     "them (jetlink stream export) and move them before switching",
                     field="stream")
         rec["stream_config"] = _cfg_doc(info.config)
         rec["stream_consumers"] = _positions(js.consumers(stream))
         rec["phase"] = "switch"
-        synced = f"; positions synced to {origin_name}'s side"
+        synced = f"; positions synced to {report.there}'s side"
         if not dry_run and oinfo is not None and oinfo.config.mirror is not None:
-            synced = _sync(osite, origin_name)
+            synced = _sync(osite, origin_name, report.there)
         save(rec)
         done("record-consumers", f"{len(rec['stream_consumers'])} durable consumers of "
-             f"{stream}: " + (", ".join(c["name"] for c in rec["stream_consumers"]) or "none")
+             f"{report.here}: " + (", ".join(c["name"] for c in rec["stream_consumers"])
+                                   or "none")
              + synced)
     info = _stream(js, stream)
     if info is not None and info.config.mirror is None and not info.config.sealed:
@@ -627,8 +704,8 @@ def _switch(site: Site, osite: Site, stream: str, origin_name: str, info: Any,
             cfg = info.config.copy()
             cfg.sealed = True
             js.update_stream(cfg)
-        done("seal", f"{stream} takes no more writes (its producers are refused until they "
-             f"publish to {origin_name})")
+        done("seal", f"{report.here} takes no more writes (its producers are refused until "
+             f"they publish to {report.there})")
     target = int(info.state.last_seq) if info is not None and info.config.mirror is None \
         else 0
     oinfo = None if planned else _stream(ojs, origin_name)
@@ -636,7 +713,8 @@ def _switch(site: Site, osite: Site, stream: str, origin_name: str, info: Any,
         got = target if dry_run else osite.settle(origin_name, target, timeout)
         if got < target:
             raise PromoteRefused(
-                f"{origin_name} is {target - got} messages behind {stream} (sealed: it takes "
+                f"{report.there} is {target - got} messages behind {report.here} (sealed: it "
+                "takes "
                 f"no more): let it catch up ({osite.catch_up}) and run again",
                 pending=target - got, mirror_last_seq=got, origin_last_seq=target,
                 origin=stream)
@@ -656,7 +734,7 @@ def _switch(site: Site, osite: Site, stream: str, origin_name: str, info: Any,
                                 failover=False, transfer=False, adjust=restore, naming=naming)
             if not dry_run:
                 promotion.carry_out()
-        done("promote-origin", f"{origin_name} takes {', '.join(orig.subjects)} again, from "
+        done("promote-origin", f"{report.there} takes {', '.join(orig.subjects)} again, from "
              f"sequence {target + 1}")
     # the consumers on the old origin
     olast = target if dry_run else int(ojs.stream_info(origin_name).state.last_seq)
@@ -686,12 +764,12 @@ def _switch(site: Site, osite: Site, stream: str, origin_name: str, info: Any,
         if info is not None:
             if not dry_run and int(ojs.stream_info(origin_name).state.last_seq) < int(
                     info.state.last_seq):  # pragma: no cover - promote needs it caught up
-                raise JetlinkError(f"{origin_name} does not hold every message of {stream}: "
-                                   f"{stream} was not deleted", field="stream")
+                raise JetlinkError(f"{report.there} does not hold every message of "
+                                   f"{report.here}: it was not deleted", field="stream")
             if not dry_run:
                 js.delete_stream(stream)
-            done("delete-promoted", f"{stream}, {info.state.messages} messages (all on "
-                 f"{origin_name} now)")
+            done("delete-promoted", f"{report.here}, {info.state.messages} messages (all on "
+                 f"{report.there} now)")
         cfg = _as_mirror(rec["stream_config"], rec["mirror"])
         if not dry_run:
             try:
@@ -699,7 +777,7 @@ def _switch(site: Site, osite: Site, stream: str, origin_name: str, info: Any,
             except ApiError as err:
                 if err.err_code != 10058:
                     raise
-        done("create-mirror-back", f"{stream} as the mirror of {origin_name} it was")
+        done("create-mirror-back", f"{report.here} as the mirror of {report.there} it was")
     now = _stream(js, stream)
     existing = set(js.consumer_names(stream)) if now is not None and now.config.mirror \
         else set()
@@ -722,10 +800,13 @@ def _switch(site: Site, osite: Site, stream: str, origin_name: str, info: Any,
             cfg = oinfo.config.copy()
             cfg.metadata = {k: v for k, v in (cfg.metadata or {}).items() if k != PROMOTED_KEY}
             ojs.update_stream(cfg)
-        store.delete(stream)
+        # what a re-run reads ("already failed back at ..."): the plan's record replaced by
+        # the outcome; a later failover's failback replaces it with its own plan
+        store.write(stream, {"stream": stream, "kind": report.kind, "phase": DONE,
+                             "at": _stamp(site.now_ns()), "origin": rec["origin"],
+                             "promoted_last_seq": last})
         got = site.settle(stream, olast, timeout)
-        report.mirror = {"stream": stream, "last_seq": got, "behind": max(olast - got, 0),
-                         "caught_up": got >= olast}
-    done("finish", f"{origin_name} is the primary again, {stream} its mirror")
+        report.mirror = report.mirror_doc(stream, site.label, got, max(olast - got, 0))
+    done("finish", f"{report.there} is the primary again, {report.here} its mirror")
     report.state = "switched"
     report.complete = not dry_run

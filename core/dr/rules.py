@@ -52,7 +52,7 @@ from ..errors import ApiError, JetlinkError, UsageError
 __all__ = [
     "Clamp", "OriginFacts", "PartialPromotion", "Placement", "PositionsUsed", "PromoteRefused",
     "PromoteReport", "Site", "beyond_position", "mirror_filters", "one_line", "place",
-    "Naming", "Promotion", "prepare", "promote",
+    "Naming", "Promotion", "PromotionRecord", "prepare", "promote", "promotion_record",
 ]
 
 
@@ -214,7 +214,13 @@ class PromoteReport:
     dry_run: bool = False
     promoted: bool = False  # the stream update was made
     complete: bool = False
-    resumed: bool = False  # promoted by an earlier run: only its consumers were placed
+    # A re-run (the stream promoted by an earlier run): ``resumed`` when this run continued
+    # what that run had left unfinished (placed a consumer, recreated an own consumer);
+    # ``already_done`` when that run had finished (or nothing was left to do).
+    resumed: bool = False
+    already_done: bool = False
+    promoted_at: str | None = None  # when the earlier run promoted it (a re-run; None: unknown)
+    subjects_before: list[str] | None = None  # a re-run that changed the subjects: the old ones
 
     @property
     def origin_last_seq(self) -> int | None:
@@ -243,6 +249,9 @@ class PromoteReport:
             "positions": self.positions.to_json(),
             "complete": self.complete,
             "resumed": self.resumed,
+            "already_done": self.already_done,
+            "promoted_at": self.promoted_at,
+            "subjects_before": self.subjects_before,
         }
 
 
@@ -426,32 +435,47 @@ def topology_subjects(topology: Any, facts: OriginFacts) -> list[str] | None:
 @dataclass
 class Naming:
     """The words a promotion's refusal uses for what is promoted: ``what`` ("mirror", "KV
-    mirror"), ``shown`` (the name the user gave, e.g. a KV bucket; default the stream's) and
-    ``instead``, what to do rather than promote (the command that fails over)."""
+    mirror"), ``shown`` (the name the user gave, e.g. a KV bucket; default the stream's),
+    ``instead``, what to do rather than promote (the command that fails over), and
+    ``again``, the command itself (what a re-run's refusal tells the operator to run)."""
 
     what: str = "mirror"
     shown: str | None = None
     instead: str = "fail over instead"
+    again: str = ""
 
 
 class Promotion:
     """A promotion read and checked, not made yet (:func:`prepare`): the mirror's info and
     its origin's facts, each read once; :meth:`preview` is the dry run's report,
     :meth:`carry_out` makes it. A caller that asks the operator first shows
-    :attr:`facts` and :attr:`lag` (nothing is read again)."""
+    :attr:`facts` and :attr:`lag` (nothing is read again).
+
+    A re-run (:attr:`rerun`: the stream was promoted by an earlier run, its record in the
+    metadata :data:`PROMOTED_KEY`) continues what that run left unfinished; once that run
+    had finished (:attr:`finished`) nothing is placed again. Either way the subjects given
+    now are applied (:attr:`subjects_before`: the stream's subjects they replace)."""
 
     def __init__(self, site: Site, stream: str, info: Any, cfg: StreamConfig,
-                 mirror_last: int, resumed: bool, facts: OriginFacts, origin_js: Any,
+                 mirror_last: int, rerun: bool, facts: OriginFacts, origin_js: Any,
                  synced: Any, subjects: list[str], subjects_from: str, failover: bool,
                  transfer: bool, adjust: Callable[[StreamConfig], None] | None,
-                 own_plan: Sequence[OwnConsumer] = ()) -> None:
+                 own_plan: Sequence[OwnConsumer] = (), record: PromotionRecord | None = None,
+                 subjects_before: list[str] | None = None) -> None:
         self.site, self.stream, self.info, self.cfg = site, stream, info, cfg
-        self.mirror_last, self.resumed, self.facts = mirror_last, resumed, facts
+        self.mirror_last, self.rerun, self.facts = mirror_last, rerun, facts
         self._origin_js, self._synced = origin_js, synced
         self.subjects, self.subjects_from = subjects, subjects_from
         self.failover, self.transfer, self.adjust = failover, transfer, adjust
         self.own_plan = list(own_plan)
+        self.record = record
+        self.subjects_before = subjects_before
         self.lag = mirror_lag(info)
+
+    @property
+    def finished(self) -> bool:
+        """A re-run of a promotion that an earlier run had finished."""
+        return self.record is not None and self.record.done is not None
 
     def _report(self, dry_run: bool) -> tuple[PromoteReport, list[Position], bool, list[str]]:
         site, stream, facts, js = self.site, self.stream, self.facts, self.site.js
@@ -463,11 +487,20 @@ class Promotion:
                                origin=facts, mirror_last_seq=self.mirror_last,
                                subjects=new_subjects or [stream],
                                subjects_from=self.subjects_from, lag=self.lag, info=self.info,
-                               dry_run=dry_run, resumed=self.resumed)
-        # the origin's consumers: read live, else as last synced
+                               dry_run=dry_run, subjects_before=self.subjects_before,
+                               promoted_at=self.record.at if self.record else None)
         found: list[Position] = []
+        if self.finished:
+            report.positions = PositionsUsed("none", note=(
+                "nothing placed now: the earlier run had finished the promotion"))
+            return report, found, from_origin, new_subjects
+        # the origin's consumers: read live, else as last synced
         if self.transfer:
             found, report.positions = _positions(site, facts, self._origin_js, self._synced)
+        elif self.rerun:
+            report.positions = PositionsUsed("none", note=(
+                "--no-consumers: no consumer of the origin is placed by this run (those an "
+                "earlier run placed stay)"))
         existing = set(js.consumer_names(stream))
         for pos in found:
             p = place(pos, self.mirror_last)
@@ -476,11 +509,27 @@ class Promotion:
             report.consumers.append(p)
         return report, found, from_origin, new_subjects
 
+    def _rerun_outcome(self, report: PromoteReport, own: Sequence[Any]) -> None:
+        """A re-run's ``resumed`` (something left unfinished was continued) or
+        ``already_done``."""
+        if not self.rerun:
+            return
+        report.resumed = not self.finished and (
+            bool(own) or any(p.status != "exists" for p in report.consumers))
+        report.already_done = not report.resumed
+
     def preview(self) -> PromoteReport:
         """What :meth:`carry_out` would do (nothing changed)."""
         report, _found, _from_origin, _subjects = self._report(True)
-        report.clamps = (self.site.own_clamps(self.stream, self.mirror_last)
-                         + _transfer_clamps(report))
+        if self.finished:
+            own: list[Any] = []
+        elif self.rerun:  # what finish_own would recreate
+            own = [Clamp(o.name, o.position, self.mirror_last, self.stream)
+                   for o in self.own_plan]
+        else:
+            own = self.site.own_clamps(self.stream, self.mirror_last)
+        report.clamps = own + _transfer_clamps(report)
+        self._rerun_outcome(report, own)
         return report
 
     def carry_out(self) -> PromoteReport:
@@ -490,9 +539,14 @@ class Promotion:
         mirror_last = self.mirror_last
         report, found, from_origin, new_subjects = self._report(False)
         own: list[Clamp] = []
-        if self.resumed:
+        if self.rerun:
             promoted = self.info
-            own = site.finish_own(stream, mirror_last, self.own_plan)
+            if self.subjects_before is not None:  # as stream edit changes them
+                changed = self.info.config.copy()
+                changed.subjects = list(new_subjects)
+                promoted = js.update_stream(changed)
+            if not self.finished:
+                own = site.finish_own(stream, mirror_last, self.own_plan)
         else:
             new_cfg = cfg.copy()
             new_cfg.mirror = None
@@ -500,7 +554,7 @@ class Promotion:
             if self.adjust is not None:
                 self.adjust(new_cfg)
             _promoted_config(new_cfg, cfg.mirror, mirror_last,
-                             site.own_plan(stream, mirror_last))
+                             site.own_plan(stream, mirror_last), at=_stamp(site.now_ns()))
             try:
                 promoted, own = site.promote_update(new_cfg, mirror_last)
             except ApiError as err:
@@ -514,11 +568,12 @@ class Promotion:
         report.info = promoted
         report.subjects = list(promoted.config.subjects) or [stream]
         report.clamps = [*own]
+        self._rerun_outcome(report, own)
+        if self.finished:
+            report.complete = True
+            return report
         _place_consumers(js, stream, report, found)
-        try:
-            report.info = js.stream_info(stream)
-        except JetlinkError:  # pragma: no cover - the report holds the update's answer
-            pass
+        report.info = _mark_done(js, stream, site.now_ns(), report) or report.info
         return report
 
 
@@ -576,11 +631,13 @@ def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
     mirror_last = int(info.state.last_seq)
     resumed = False
     own_plan: list[OwnConsumer] = []
+    record = None
     if cfg.mirror is None:
-        was = _was_mirror(cfg)  # promoted before, consumers not all placed: finish that
+        was = _was_mirror(cfg)  # promoted before: a re-run
         if was is None:
             raise JetlinkError(f"stream {stream} is not a mirror")
         (cfg, mirror_last, own_plan), resumed = was, True
+        record = promotion_record(info.config)
     facts, origin_js = site.origin(cfg, mirror_last)
     synced = positions.read(stream) if positions is not None else None
     if not facts.reachable and synced is not None and synced.origin_last_seq is not None \
@@ -608,8 +665,20 @@ def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
                 f"let it catch up ({site.catch_up}) or {naming.instead}",
                 pending=facts.pending, mirror_last_seq=mirror_last,
                 origin_last_seq=facts.last_seq, origin=f"{facts.stream} ({facts.where})")
+    before: list[str] | None = None
     if resumed:
-        chosen, source = list(info.config.subjects), "promoted"
+        chosen, source, before = _rerun_subjects(info.config, facts, subjects, topology,
+                                                 naming)
+        if record is not None and record.done is not None and not transfer and record.placed:
+            # the consumers an earlier run placed cannot be taken back by a flag
+            many = record.placed != 1
+            raise UsageError(
+                f"stream {stream} was promoted at {record.at or 'an earlier run'} and "
+                f"{record.placed} consumer{'s' if many else ''} of its origin "
+                f"{'were' if many else 'was'} placed on it then: --no-consumers cannot take "
+                f"{'them' if many else 'it'} back; remove what is not wanted with jetlink "
+                f"consumer rm {stream} NAME (jetlink consumer ls {stream} lists them)",
+                field="no_consumers")
     else:
         found, source = choose_subjects(cfg, facts, subjects, topology)
         if found is None:
@@ -624,7 +693,35 @@ def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
                 "FILE naming the origin's stream", field="subjects")
         chosen = found
     return Promotion(site, stream, info, cfg, mirror_last, resumed, facts, origin_js, synced,
-                     chosen, source, bool(failover), transfer, adjust, own_plan)
+                     chosen, source, bool(failover), transfer, adjust, own_plan, record,
+                     before)
+
+
+def _rerun_subjects(promoted: StreamConfig, facts: OriginFacts,
+                    subjects: Sequence[str] | None, topology: Any, naming: Naming
+                    ) -> tuple[list[str], str, list[str] | None]:
+    """A re-run's subjects: (subjects, from, the ones they replace or None). Subjects given
+    are applied, as ``stream edit --subjects`` would apply them (the operator named them);
+    a topology file is only a fallback for subjects nothing else knows, and the promoted
+    stream knows its own: one that disagrees is refused (UsageError) rather than applied
+    silently or ignored."""
+    current = list(promoted.subjects)
+    if subjects is not None:
+        given = [s for s in subjects if s]
+        if sorted(given) != sorted(current):
+            return given, "given", current
+        return current, "promoted", None
+    found = topology_subjects(topology, facts)
+    if found is not None and sorted(found) != sorted(current):
+        shown = naming.shown or promoted.name
+        run = naming.again or f"jetlink stream failover {shown}"
+        raise UsageError(
+            f"stream {promoted.name} was promoted before, with the subjects "
+            f"{', '.join(current)}; the topology file gives its origin {facts.stream} "
+            f"{', '.join(found)}: a re-run does not take subjects from a topology file (the "
+            f"promoted stream has its own); to change them run {run} --subjects "
+            f"'{','.join(found)}'", field="topology")
+    return current, "promoted", None
 
 
 def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
@@ -655,19 +752,72 @@ def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
 PROMOTED_KEY = "jetlink.promoted_mirror"
 
 
+def _stamp(ns: int) -> str:
+    """A record's time: RFC 3339, whole seconds (UTC)."""
+    from ..clock import format_rfc3339_nano
+
+    return format_rfc3339_nano(ns - ns % 1_000_000_000)
+
+
 def _promoted_config(cfg: StreamConfig, mirror: Any, last: int,
-                     own: Sequence[OwnConsumer] = ()) -> None:
+                     own: Sequence[OwnConsumer] = (), at: str | None = None) -> None:
     """The promoted stream's config: the mirror it was in its metadata
-    (:data:`PROMOTED_KEY`), with the own consumers still to be recreated, so that a
-    promotion stopped before every consumer was placed can be finished by running it again
-    (``mirror_direct`` is kept, as the server keeps it)."""
+    (:data:`PROMOTED_KEY`, with ``at``, the time of the promotion), with the own consumers
+    still to be recreated, so that a promotion stopped before every consumer was placed can
+    be finished by running it again (``mirror_direct`` is kept, as the server keeps it)."""
     import json
 
     doc: dict[str, Any] = {"mirror": mirror.to_json(), "last_seq": last}
+    if at:
+        doc["at"] = at
     if own:
         doc["own"] = [o.to_json() for o in own]
     cfg.metadata = {**(cfg.metadata or {}),
                     PROMOTED_KEY: json.dumps(doc, separators=(",", ":"))}
+
+
+@dataclass
+class PromotionRecord:
+    """What the promoted stream's :data:`PROMOTED_KEY` says besides the mirror it was:
+    ``at`` (when it was promoted), ``done`` (when every step was finished; None: a run
+    stopped before) and ``placed`` (the origin's consumers on it then)."""
+
+    at: str | None
+    done: str | None
+    placed: int
+
+
+def promotion_record(cfg: StreamConfig) -> PromotionRecord | None:
+    """The promotion record of a stream jetlink promoted (None: none, or not readable)."""
+    import json
+
+    text = (cfg.metadata or {}).get(PROMOTED_KEY)
+    if not text:
+        return None
+    try:
+        doc = json.loads(text)
+        return PromotionRecord(doc.get("at"), doc.get("done"), int(doc.get("placed") or 0))
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
+def _mark_done(js: Any, stream: str, now_ns: int, report: PromoteReport) -> Any:
+    """Record in the promoted stream's :data:`PROMOTED_KEY` that every step is done (the
+    own consumers' plan dropped, the origin's consumers placed counted), so that a re-run
+    knows there is nothing to finish; the stream's info after it."""
+    import json
+
+    info = js.stream_info(stream)
+    cfg = info.config.copy()
+    text = (cfg.metadata or {}).get(PROMOTED_KEY)
+    if not text:  # pragma: no cover - the update wrote it
+        return info
+    doc = json.loads(text)
+    doc.pop("own", None)
+    doc["done"] = _stamp(now_ns)
+    doc["placed"] = sum(1 for p in report.consumers if p.status in ("created", "exists"))
+    cfg.metadata = {**(cfg.metadata or {}), PROMOTED_KEY: json.dumps(doc, separators=(",", ":"))}
+    return js.update_stream(cfg)
 
 
 def _was_mirror(cfg: StreamConfig) -> tuple[StreamConfig, int, list[OwnConsumer]] | None:

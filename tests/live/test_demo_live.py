@@ -89,10 +89,10 @@ def test_the_live_drill_narrated(monkeypatch):
         "subj: east.orders.90001.created / tries: 1 / cons seq: 1 / str seq: 3501",
         "subj: orders.1201.created / tries: 1 / cons seq: 1 / str seq: 1201",
         "Messages: 25 (sequences 3,501..3,525)",
-        "Stream ORDERS_EAST failed back: ORDERS is the primary again",
+        "Stream ORDERS_EAST failed back: ORDERS@west is the primary again",
         "billing: starts at 3,502 (created)",
         "shipping: starts at 1,202 (created)",
-        "KV bucket CONFIG failed back: KV_CONFIG is the primary again",
+        "KV bucket CONFIG failed back: KV_CONFIG@west is the primary again",
         "subj: orders.90002.created / tries: 1 / cons seq: 1 / str seq: 3502",
         "subj: orders.1202.created / tries: 1 / cons seq: 1 / str seq: 1202",
     ):

@@ -165,7 +165,7 @@ def test_round_trip(east, tmp_path):
     # the positions bucket is made in west's domain and written through its API prefix
     # (a write to $KV.<bucket>.<key> from east's leaf found no stream: tried until it gave up)
     recorded = next(s for s in rep["steps"] if s["step"] == "record-consumers")
-    assert recorded["detail"].endswith("positions synced to ORDERS's side"), recorded
+    assert recorded["detail"].endswith("positions synced to ORDERS@west's side"), recorded
     kept = c.api("STREAM.MSG.GET.KV_JETLINK_POSITIONS", {"last_by_subj":
                                                          "$KV.JETLINK_POSITIONS.ORDERS"},
                  domain="west")["message"]

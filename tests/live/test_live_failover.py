@@ -137,8 +137,7 @@ def test_clamp_when_the_ack_floor_is_beyond_the_mirror(east):
     assert "audit: ack floor 28 on the origin, starts at 21, clamped (created)" in out.stdout
     assert "ORDERS_EAST > audit: from 28 to 20" in out.stdout
     rep = doc(east("stream", "failover", "ORDERS_EAST", "-f", "-j"))  # again: nothing to do
-    assert rep["resumed"] is True and [p["status"] for p in rep["consumers"]] == [
-        "exists", "exists"]
+    assert (rep["resumed"], rep["already_done"], rep["consumers"]) == (False, True, [])
     assert c.api("CONSUMER.INFO.ORDERS_EAST.audit", domain="east")["config"][
         "opt_start_seq"] == 21
     c.js_publish("orders.eu", b"after")  # the first message after the promotion
@@ -268,3 +267,35 @@ def test_server_killed_during_failover_is_reported_partial_and_the_rerun_finishe
     assert again["resumed"] is True and again["complete"] is True
     assert [p["status"] for p in again["consumers"]] == ["exists"] * 2 + ["created"] * 4
     assert [p["start_seq"] for p in again["consumers"]] == [2, 3, 4, 5, 6, 7]
+
+
+def test_a_failover_rerun_applies_the_subjects_given(east):
+    """West killed, east fails over with the origin's subjects as last synced; a re-run
+    given --subjects changes them on the server as stream edit would and says so (it never
+    exits 0 with the flag dropped)."""
+    d = east.domains
+    c = _setup(d, msgs=5)
+    _consumer(c, "billing", 3)
+    ok(east("positions", "sync"))
+    d.hub.kill()
+    try:
+        first = doc(east("stream", "failover", "ORDERS_EAST", "-f", "-j"))
+        assert (first["subjects"], first["subjects_from"]) == (["orders.>"], "positions")
+        rep = doc(east("stream", "failover", "ORDERS_EAST", "--subjects", "east.orders.>",
+                       "-f", "-j"))
+        assert rep["subjects"] == ["east.orders.>"]  # the flag is applied, not dropped
+        assert (rep["subjects_from"], rep["subjects_before"]) == ("given", ["orders.>"])
+        assert (rep["resumed"], rep["already_done"]) == (False, True)
+        assert first["promoted_at"] is None and rep["promoted_at"].endswith("Z")
+        lc = d.leaf.client()
+        info = lc.api("STREAM.INFO.ORDERS_EAST")
+        assert info["config"]["subjects"] == ["east.orders.>"]
+        out = ok(east("stream", "failover", "ORDERS_EAST", "--subjects", "orders.>", "-f"))
+        assert out.stdout.splitlines()[0].endswith(
+            ": its subjects were changed from east.orders.> to orders.>")
+        assert lc.api("STREAM.INFO.ORDERS_EAST")["config"]["subjects"] == ["orders.>"]
+        # billing stays where the first run placed it
+        assert lc.fetch_seqs("ORDERS_EAST", "billing", 1) == [4]
+    finally:
+        d.hub.restart()
+        d.wait_ready()
