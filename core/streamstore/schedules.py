@@ -569,7 +569,7 @@ def fire(st: StreamAppend) -> int:
         if isinstance(ack, ApiError):
             # Not stored (a limit): a repeating schedule waits for its next time, a one-shot
             # one stays stored without firing again (the server keeps it in flight).
-            if repeat:
+            if repeat and _nxt is not None:
                 conn.execute("UPDATE msg_schedules SET due = ? WHERE stream_id = ? AND "
                              "subject = ?", (_unix_nano(_nxt), d.id, subject))
             else:
