@@ -21,6 +21,9 @@ from __future__ import annotations
 import re
 import struct
 
+from .errors import clip
+from .numbers import IntTextError, parse_int
+
 NS = 1
 US = 1_000
 MS = 1_000_000
@@ -54,12 +57,19 @@ def _float32(value: float) -> float:
 
 def _part_ns(number: str, unit: str) -> int:
     if unit in _LONG_UNITS:
-        return int(_float32(float(number)) * _LONG_UNITS[unit]) * HOUR
+        value = float(number)
+        if value * _LONG_UNITS[unit] * HOUR > MAX_DURATION:  # inf too: an overflow
+            raise IntTextError(number, "range", 0, MAX_DURATION)
+        return int(_float32(value) * _LONG_UNITS[unit]) * HOUR
     scale = _GO_UNITS[unit]
     whole, _, frac = number.partition(".")
-    ns = int(whole or "0") * scale
+    # time.ParseDuration's leadingInt: a whole part past int64 is an overflow (core/numbers.py
+    # refuses it before any conversion); the caller reports it as over the maximum
+    ns = parse_int(whole or "0", 0, MAX_DURATION) * scale
     if frac.strip("0"):
-        ns += int(float(int(frac)) * (scale / 10 ** len(frac)))
+        # leadingFraction: the digits that fit 63 bits count, the rest are read and dropped
+        digits = frac[:19] if int(frac[:19]) <= 2**63 else frac[:18]
+        ns += int(float(int(digits)) * (scale / 10 ** len(digits)))
     return ns
 
 
@@ -82,7 +92,7 @@ def _parse(text: str, *, long_units: bool) -> int:
     if not text:
         raise DurationError('invalid duration "": empty')
     if long_units and re.fullmatch(r"-?\d+", text):
-        total = int(text)
+        total = _bare(text)
     elif text.lstrip("+-") == "0" and len(text) - len(text.lstrip("+-")) <= 1:
         total = 0
     else:
@@ -97,19 +107,32 @@ def _parse(text: str, *, long_units: bool) -> int:
             m = _PART.match(body, pos)
             if not m or (not long_units and m.group(2) in _LONG_UNITS):
                 raise DurationError(
-                    f"invalid duration {text!r}: expected a number and a unit "
+                    f"invalid duration {clip(text)!r}: expected a number and a unit "
                     + (f"({_UNIT_HELP}), e.g. 1h30m or 1.5d" if long_units
                        else "(ns, us, ms, s, m, h), e.g. 1h30m")
                 )
-            total += _part_ns(*m.groups())
+            try:
+                total += _part_ns(*m.groups())
+            except IntTextError:
+                total = MAX_DURATION + 1  # an overflow: refused below as over the maximum
+                break
             pos = m.end()
         total *= sign
     if abs(total) > MAX_DURATION:
         raise DurationError(
-            f"invalid duration {text!r}: more than the maximum {format_duration(MAX_DURATION)} "
-            "(about 292 years)"
+            f"invalid duration {clip(text)!r}: more than the maximum "
+            f"{format_duration(MAX_DURATION)} (about 292 years)"
         )
     return total
+
+
+def _bare(text: str) -> int:
+    """A bare integer (nanoseconds); one past the maximum, whatever its length, is
+    MAX_DURATION + 1 (refused by the caller)."""
+    try:
+        return parse_int(text, -MAX_DURATION, MAX_DURATION)
+    except IntTextError:
+        return MAX_DURATION + 1
 
 
 def check_wait(ns: int) -> int:
