@@ -116,6 +116,27 @@ def test_consumer_start_sequence_past_the_store_waits(jl):
     assert json.loads(res.stdout) == []  # nothing at or after that sequence
 
 
+@pytest.mark.parametrize(("freq", "kept"), [(BIG, False), ("-" + BIG, False),
+                                            ("0" * 5000 + "5", True)],
+                         ids=["5000-digits", "minus-5000-digits", "leading-zeros"])
+def test_consumer_sample_frequency_past_any_range(jl, tmp_path, freq, kept):
+    """The server's strconv.Atoi of sample_freq: out of range (10095), whatever its length;
+    leading zeros do not count."""
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"durable_name": "C", "ack_policy": "explicit",
+                                "sample_freq": freq}))
+    res = jl("consumer", "add", "S", "--config", str(path), "-j")
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    if kept:
+        assert json.loads(ok(res).stdout)["config"]["sample_freq"] == freq
+        return
+    assert res.exit_code == 1
+    assert json.loads(res.stdout) == {"error": {
+        "code": 400, "err_code": 10095, "description":
+        "failed to parse consumer sampling configuration: strconv.Atoi: parsing "
+        f'"{freq}": value out of range'}}
+
+
 @pytest.mark.parametrize("suffix", ["toml", "json"])
 def test_topology_file_number_past_any_range(jl, tmp_path, suffix):
     path = tmp_path / f"t.{suffix}"
