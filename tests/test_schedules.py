@@ -69,6 +69,12 @@ REFUSALS = [
      (10189, "message schedules pattern is invalid")),
     ({}, "s.a", {"Nats-Schedule": "0 0 0 1 foo *", "Nats-Schedule-Target": "s.t"},
      (10189, "message schedules pattern is invalid")),
+    # a field past strconv.Atoi's 64 bits, of any length
+    ({}, "s.a", {"Nats-Schedule": "9" * 5000 + " * * * * *", "Nats-Schedule-Target": "s.t"},
+     (10189, "message schedules pattern is invalid")),
+    ({}, "s.a", {"Nats-Schedule": "*/" + "9" * 5000 + " * * * * *",
+                 "Nats-Schedule-Target": "s.t"},
+     (10189, "message schedules pattern is invalid")),
     ({}, "s.a", {"Nats-Schedule": FUTURE, "Nats-Schedule-Target": "s.t",
                  "Nats-Schedule-Time-Zone": "Europe/Amsterdam"},
      (10189, "message schedules pattern is invalid")),  # no time zone for @at

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from .. import headers as H
 from ..errors import ApiError, nats_error
+from ..numbers import IntTextError, parse_int
 from ..subjects import is_valid_publish_subject, overlaps
 from .base import _SECOND, load_msg, parse_msg_ttl
 
@@ -225,9 +226,10 @@ _BOUNDS: list[tuple[int, int, dict[str, int] | None]] = [
 def _int(expr: str, names: dict[str, int] | None = None) -> int:
     if names is not None and expr.lower() in names:
         return names[expr.lower()]
-    if not re.fullmatch(r"[+-]?\d+", expr):  # strconv.Atoi
-        raise _Invalid(expr)
-    n = int(expr)
+    try:
+        n = parse_int(expr)  # strconv.Atoi: 64 bits, else an error (the pattern is invalid)
+    except IntTextError:
+        raise _Invalid(expr) from None
     if n < 0:
         raise _Invalid(expr)
     return n

@@ -50,6 +50,8 @@ SCRIPT: list[str] = [
     "pub s.a x -H 'Nats-Schedule:{at:60}' -H Nats-Schedule-Target:s.a -j",
     "pub s.a x -H 'Nats-Schedule:{at:60}' -H Nats-Schedule-Target:other.t -j",
     f"pub s.a x -H 'Nats-Schedule:@every 999ms' {TARGET} -j",
+    f"pub s.a x -H 'Nats-Schedule:{'9' * 5000} * * * * *' {TARGET} -j",
+    f"pub s.a x -H 'Nats-Schedule:*/{'9' * 5000} * * * * *' {TARGET} -j",
     f"pub s.a x -H 'Nats-Schedule:{{at:60}}' {TARGET} -H Nats-Schedule-TTL:bogus -j",
     f"pub s.a x -H 'Nats-Schedule:{{at:60}}' {TARGET} -H Nats-Schedule-TTL:5s -j",
     f"pub s.a x -H 'Nats-Schedule:{{at:60}}' {TARGET} -H Nats-Schedule-Rollup:all -j",
