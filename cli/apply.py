@@ -196,12 +196,9 @@ def export(
     if out is not None:
         as_json = out.suffix.lower() == ".json"
         text = (json.dumps(doc, indent=2) + "\n") if as_json else tomli_w.dumps(doc)
-        try:
-            out.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            from jetlink.core.errors import JetlinkError
+        from jetlink.core.outfile import write_output
 
-            raise JetlinkError(f"cannot write {out}: {exc.strerror or exc}") from None
+        write_output(out, text)
         n = len(doc.get("clusters", {}))
         app.emit({"output": str(out), "format": "json" if as_json else "toml", "clusters": n},
                  human=lambda a, _d: output.notice(

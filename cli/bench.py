@@ -213,9 +213,9 @@ def all_(
 
     doc = bench_all(_jetlink_command(), only=only, skip=skip, have=have, on_start=started)
     if output_file:
-        with open(output_file, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=2)
-            f.write("\n")
+        from jetlink.core.outfile import write_output
+
+        write_output(output_file, json.dumps(doc, indent=2) + "\n")
     app.emit(doc, human=render_all)
 
 

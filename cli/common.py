@@ -346,7 +346,9 @@ def read_json_file(path: Path) -> Any:
     except OSError as exc:
         raise JetlinkError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
-        raise JetlinkError(f"{path}: not a JSON document: {exc}") from None
+        from jetlink.core.numbers import reason
+
+        raise JetlinkError(f"{path}: not a JSON document: {reason(exc)}") from None
 
 
 def user_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:

@@ -60,7 +60,15 @@ def deliver_policy(text: str, now_ns: int) -> dict[str, Any]:
     if value in _DELIVER_NAMES:
         return {"deliver_policy": _DELIVER_NAMES[value]}
     if re.fullmatch(r"\d+", value):
-        return {"deliver_policy": "by_start_sequence", "opt_start_seq": int(value)}
+        from jetlink.core.errors import clip
+        from jetlink.core.numbers import UINT64_MAX, IntTextError, parse_int
+
+        try:
+            seq = parse_int(value, 0, UINT64_MAX)  # the server's OptStartSeq is a uint64
+        except IntTextError:
+            raise usage(f"invalid value for --deliver: {clip(text)!r}: a stream sequence is "
+                        f"at most {UINT64_MAX:,}") from None
+        return {"deliver_policy": "by_start_sequence", "opt_start_seq": seq}
     try:
         ago = parse_duration_flag(text, flag="--deliver")
     except Exception:

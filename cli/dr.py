@@ -26,7 +26,7 @@ from jetlink.cli.server_check import (
     FormatOption,
     OutfileOption,
     _duration,
-    _write_atomically,
+    write_outfile,
 )
 
 dr_app = typer.Typer(
@@ -106,7 +106,7 @@ def check(
         sys.stdout.write(body)
         sys.stdout.flush()
     else:
-        _write_atomically(outfile, body)
+        write_outfile(outfile, body)
     code = 0 if chosen is Format.prometheus else readiness.exit_code
     if code:
         raise typer.Exit(code)

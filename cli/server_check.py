@@ -7,8 +7,9 @@ backend is in force). The flags are natscli's; a threshold flag not given is tak
 stream's or consumer's metadata (``io.nats.monitor.<flag>``), else it is off.
 
 Output: ``--format nagios`` (default), ``json`` (also ``-j/--json``), ``prometheus`` (metric
-names prefixed by ``--namespace``) or ``text``, on stdout or into ``--outfile`` (written to a
-temporary file beside it, mode 0600, then renamed into place). The exit status is the check's:
+names prefixed by ``--namespace``) or ``text``, on stdout or into ``--outfile`` (core/outfile.py:
+a regular file is replaced atomically, a new one gets mode 0600; a symbolic link is followed;
+a character device or a FIFO is written through). The exit status is the check's:
 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN; with ``--format prometheus`` it is 0, as natscli
 exits (a scrape reads the status gauge). A command line jetlink cannot parse is a usage error
 (2) and checks nothing.
@@ -16,9 +17,7 @@ exits (a scrape reads the status gauge). A command line jetlink cannot parse is 
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -70,7 +69,8 @@ NamespaceOption = Annotated[str, typer.Option(
     "--namespace", metavar="NAME", help="The Prometheus namespace (metric name prefix).")]
 OutfileOption = Annotated[Path | None, typer.Option(
     "--outfile", metavar="FILE", dir_okay=False, show_default=False,
-    help="Write the check to FILE (replaced atomically) instead of stdout.")]
+    help="Write the check to FILE instead of stdout (a regular file is replaced "
+    "atomically, a device or FIFO written through, a symbolic link followed).")]
 StreamOption = Annotated[str, typer.Option(
     "--stream", metavar="STREAM", help="The stream to check.", show_default=False)]
 
@@ -96,27 +96,17 @@ def _finish(ctx: typer.Context, result: Any, fmt: Format, namespace: str,
         sys.stdout.write(body)
         sys.stdout.flush()
     else:
-        _write_atomically(outfile, body)
+        write_outfile(outfile, body)
     code = 0 if chosen is Format.prometheus else result.exit_code
     if code:
         raise typer.Exit(code)
 
 
-def _write_atomically(path: Path, body: str) -> None:
-    from jetlink.core.errors import JetlinkError
+def write_outfile(path: Path, body: str) -> None:
+    """``--outfile``: core/outfile.py ``write_output`` (a new file gets mode 0600)."""
+    from jetlink.core.outfile import write_output
 
-    directory = path.parent if str(path.parent) else Path(".")
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(body)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except OSError as err:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
-        raise JetlinkError(f"cannot write {path}: {err.strerror or err}") from None
+    write_output(path, body, new_mode=0o600)
 
 
 @check_app.command("stream")

@@ -82,23 +82,29 @@ PERSIST_NAMES = {"default": "", "async": "async"}
 def parse_size(text: str, *, flag: str, bits: int = 64) -> int:
     """natscli's ``ParseStringAsBytes``: ``-1`` (any negative) is unlimited (-1), ``512``,
     ``512MB``, ``1GiB``, ``2t`` (1024-based)."""
+    from jetlink.core.errors import clip
+    from jetlink.core.numbers import IntTextError, parse_int
+
     value = str(text).strip()
     if value.startswith("-"):
         return -1
+    too_big = usage(f"invalid value for {flag}: {clip(str(text))!r}: maximum is "
+                    f"{_INT_MAX[bits]:,}")
     if re.fullmatch(r"\d+", value):
-        number = int(value)
+        digits, shift = value, 0
     else:
         m = _SIZE.fullmatch(value)
         unit = m.group(2).upper() if m else ""
         if not m or unit not in _SIZE_UNITS:
             raise usage(
-                f"invalid value for {flag}: {text!r}: bytes must end in B, K, KB, M, MB, G, "
-                "GB, T or TB (1024-based), or be -1 for unlimited"
+                f"invalid value for {flag}: {clip(str(text))!r}: bytes must end in B, K, KB, "
+                "M, MB, G, GB, T or TB (1024-based), or be -1 for unlimited"
             )
-        number = int(m.group(1)) << _SIZE_UNITS[unit]
-    if number > _INT_MAX[bits]:
-        raise usage(f"invalid value for {flag}: {text!r}: maximum is {_INT_MAX[bits]:,}")
-    return number
+        digits, shift = m.group(1), _SIZE_UNITS[unit]
+    try:
+        return parse_int(digits, 0, _INT_MAX[bits] >> shift) << shift
+    except IntTextError:
+        raise too_big from None
 
 
 def parse_duration_flag(text: str, *, flag: str, unlimited: bool = False,

@@ -243,6 +243,10 @@ class ContextStore:
             doc = tomllib.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
             raise JetlinkError(f"{path}: not a valid TOML file: {err}") from None
+        except ValueError as err:  # a number too long to convert
+            from .numbers import reason
+
+            raise JetlinkError(f"{path}: not a valid TOML file: {reason(err)}") from None
         except RecursionError:
             from .errors import TOO_DEEP
 

@@ -25,6 +25,9 @@ from __future__ import annotations
 import re
 import struct
 
+from .errors import clip
+from .numbers import IntTextError, parse_int
+
 NS = 1
 US = 1_000
 MS = 1_000_000
@@ -63,7 +66,8 @@ class DurationError(ValueError):
 
 
 def _refused(text: str, reason: str) -> DurationError:
-    return DurationError(f"invalid duration {text!r}: {reason}", value=text, reason=reason)
+    return DurationError(f"invalid duration {clip(text)!r}: {reason}", value=clip(text),
+                         reason=reason)
 
 
 def _float32(value: float) -> float:
@@ -72,12 +76,19 @@ def _float32(value: float) -> float:
 
 def _part_ns(number: str, unit: str) -> int:
     if unit in _LONG_UNITS:
-        return int(_float32(float(number)) * _LONG_UNITS[unit]) * HOUR
+        value = float(number)
+        if value * _LONG_UNITS[unit] * HOUR > MAX_DURATION:  # inf too: an overflow
+            raise IntTextError(number, "range", 0, MAX_DURATION)
+        return int(_float32(value) * _LONG_UNITS[unit]) * HOUR
     scale = _GO_UNITS[unit]
     whole, _, frac = number.partition(".")
-    ns = int(whole or "0") * scale
+    # time.ParseDuration's leadingInt: a whole part past int64 is an overflow (core/numbers.py
+    # refuses it before any conversion); the caller reports it as over the maximum
+    ns = parse_int(whole or "0", 0, MAX_DURATION) * scale
     if frac.strip("0"):
-        ns += int(float(int(frac)) * (scale / 10 ** len(frac)))
+        # leadingFraction: the digits that fit 63 bits count, the rest are read and dropped
+        digits = frac[:19] if int(frac[:19]) <= 2**63 else frac[:18]
+        ns += int(float(int(digits)) * (scale / 10 ** len(digits)))
     return ns
 
 
@@ -119,7 +130,11 @@ def _parse(text: str, *, long_units: bool) -> int:
                 raise _refused(text, "expected a number and a unit " + (
                     f"({_UNIT_HELP}), e.g. 1h30m or 1.5d" if long_units
                     else "(ns, us, ms, s, m, h), e.g. 1h30m"))
-            total += _part_ns(*m.groups())
+            try:
+                total += _part_ns(*m.groups())
+            except IntTextError:
+                total = MAX_DURATION + 1  # an overflow: refused below as over the maximum
+                break
             pos = m.end()
         total *= sign
     if abs(total) > MAX_DURATION:

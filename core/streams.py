@@ -419,17 +419,24 @@ def _count_at_or_after(conn: sqlite3.Connection, base: int, n: int, first: int, 
 _DENSE_SUBJECTS = 64
 
 
+def _start(seq: int) -> int:
+    """A start sequence a user may have given (``--id``, a consumer's ``opt_start_seq``, up
+    to a uint64) within the stream's keys: above :data:`MAX_SEQ` it is the key just past the
+    stream's range (``base + start``, never ``base | start``), where nothing is found."""
+    return min(max(seq, 0), MAX_SEQ + 1)
+
+
 def next_msgs(conn: sqlite3.Connection, stream_id: int, start: int, filters: Iterable[str],
               limit: int) -> list[StoredMsg]:
     """Up to ``limit`` messages at or after ``start`` whose subject matches any filter (no
     filter: all), in sequence order."""
     base, top = key_range(stream_id)
-    start = max(start, 0)
+    start = _start(start)
     filters = [f for f in filters if f]
     if not filters or ">" in filters:
         rows = conn.execute(
             f"SELECT {_MSG_COLS} {_MSG_FROM} WHERE m.id BETWEEN ? AND ? ORDER BY m.id LIMIT ?",
-            (base | start, top, limit)).fetchall()
+            (base + start, top, limit)).fetchall()
         return [_stored(r) for r in rows]
     subjects: dict[int, tuple] = {}
     for f in filters:
@@ -440,7 +447,7 @@ def next_msgs(conn: sqlite3.Connection, stream_id: int, start: int, filters: Ite
     if len(subjects) > _DENSE_SUBJECTS:
         ids = set(subjects)
         out: list[StoredMsg] = []
-        cursor = base | start
+        cursor = base + start
         while len(out) < limit:
             rows = conn.execute(
                 f"SELECT {_MSG_COLS}, m.subject_id {_MSG_FROM} WHERE m.id BETWEEN ? AND ? "
@@ -478,7 +485,7 @@ def count_msgs(conn: sqlite3.Connection, stream_id: int, start: int,
     filters = [f for f in filters if f]
     if not filters or ">" in filters:
         return conn.execute("SELECT count(*) FROM msgs WHERE id BETWEEN ? AND ?",
-                            (base | max(start, 0), top)).fetchone()[0]
+                            (base + _start(start), top)).fetchone()[0]
     subjects: dict[int, tuple] = {}
     for f in filters:
         for r in matching_subjects(conn, stream_id, f):
@@ -524,7 +531,7 @@ def iter_msgs_once(conn: sqlite3.Connection, stream_id: int, *, start_seq: int =
     flt = SubjectFilter([subject]) if subject and subject != ">" else None
     for row in conn.execute(
         f"SELECT {_MSG_COLS} {_MSG_FROM} WHERE m.id BETWEEN ? AND ? ORDER BY m.id LIMIT ?",
-        (base | max(start_seq, 0), top, limit),
+        (base + _start(start_seq), top, limit),
     ).fetchall():
         yield (_stored(row) if flt is None or flt.matches(row[1]) else None), row[0] & _MASK
 

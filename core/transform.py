@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from .numbers import IntTextError, parse_int
 from .subjects import _is_subset_tokens
 
 __all__ = [
@@ -103,7 +104,6 @@ _FN = {
     )
 }
 _ARG_SEP = re.compile(r"," + _WS)
-_INT_RE = re.compile(r"[+-]?[0-9]+")
 
 
 def _go_int(
@@ -112,10 +112,10 @@ def _go_int(
     """Go's strconv.Atoi/ParseInt(base 10), after trimming spaces; None when it fails."""
     if trim:
         text = text.strip(" ")
-    if not _INT_RE.fullmatch(text):
+    try:
+        return parse_int(text, lo, hi)
+    except IntTextError:
         return None
-    value = int(text)
-    return value if lo <= value <= hi else None
 
 
 def _int32(value: int) -> int:

@@ -686,3 +686,37 @@ def test_link_id_is_the_uuid_of_cluster_link_id():
 
     # Confluent's example pair (REST v3 OpenAPI, ListLinksResponseData)
     assert link_id_uuid("eEBkTffYSESld6EO898x3w") == "7840644d-f7d8-4844-a577-a10ef3df31df"
+
+
+# -- integers past any range (core/numbers.py parse_int) -----------------------------------
+
+BIG = "9" * 5000  # more digits than Python's int() converts (4,300)
+
+
+@pytest.mark.parametrize(("cluster", "value"), [("big1", BIG), ("big2", "9" * 29),
+                                                  ("big3", f"-{BIG}")],
+                         ids=["5000-digits", "29-digits", "minus-5000-digits"])
+def test_link_config_integer_past_any_range_is_a_400(rest, cluster, value):
+    clusters(rest, cluster)
+    created(create_link(rest, cluster, "B", "west"))
+    shown = value if len(value) <= 100 else f"{value[:40]}... ({len(value):,} characters)"
+    want = (f"Invalid value {shown} for configuration consumer.offset.sync.ms: "
+            "Not a number of type INT")
+    error(rest.http.put(f"/{cluster}/links/B/configs/consumer.offset.sync.ms",
+                        json={"value": value}), 400, 40002, want)
+    error(rest.http.put(f"/{cluster}/links/B/configs:alter",
+                        json={"data": [{"name": "consumer.offset.sync.ms", "value": value}]}),
+          400, 40002, want)
+    error(create_link(rest, cluster, "B2", "west",
+                      [{"name": "consumer.offset.sync.ms", "value": value}]), 400, 40002, want)
+    got = {d["name"]: d for d in rest.http.get(f"/{cluster}/links/B/configs").json()["data"]}
+    assert got["consumer.offset.sync.ms"]["value"] == "30000"
+
+
+def test_json_number_past_any_range_is_a_400(rest):
+    clusters(rest, "big4")
+    created(create_link(rest, "big4", "B", "west"))
+    r = rest.http.put("/big4/links/B/configs/consumer.offset.sync.ms", headers=JSON,
+                      content=b'{"value": ' + BIG.encode() + b"}")
+    error(r, 400, 400, "Request body is not valid JSON: a number of 5,000 digits (more than "
+                       "4,300, past any value a field takes)")

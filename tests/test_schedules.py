@@ -69,6 +69,12 @@ REFUSALS = [
      (10189, "message schedules pattern is invalid")),
     ({}, "s.a", {"Nats-Schedule": "0 0 0 1 foo *", "Nats-Schedule-Target": "s.t"},
      (10189, "message schedules pattern is invalid")),
+    # a field past strconv.Atoi's 64 bits, of any length
+    ({}, "s.a", {"Nats-Schedule": "9" * 5000 + " * * * * *", "Nats-Schedule-Target": "s.t"},
+     (10189, "message schedules pattern is invalid")),
+    ({}, "s.a", {"Nats-Schedule": "*/" + "9" * 5000 + " * * * * *",
+                 "Nats-Schedule-Target": "s.t"},
+     (10189, "message schedules pattern is invalid")),
     ({}, "s.a", {"Nats-Schedule": FUTURE, "Nats-Schedule-Target": "s.t",
                  "Nats-Schedule-Time-Zone": "Europe/Amsterdam"},
      (10189, "message schedules pattern is invalid")),  # no time zone for @at
@@ -180,6 +186,32 @@ def test_at_in_the_past_fires_at_the_next_call(js, clock):
     js.publish("s.sched", b"late", {"Nats-Schedule": at(clock, -5),
                                     "Nats-Schedule-Target": "s.t"})
     assert last(js, "s.t")[2] == b"late"
+
+
+# nats-server keeps a schedule's time as Go's UnixNano (int64 arithmetic): a time up to
+# 2262-04-11T23:47:16.854775807Z is stored as it is; one past it wraps around, here into the
+# past, and nats-server 2.15.1 fires it at once (tests/live/test_parity_schedules.py).
+@pytest.mark.parametrize(("when", "stored_as"), [
+    ("2262-04-11T23:47:16Z", "2262-04-11T23:47:16Z"),
+    ("2262-04-11T23:47:17Z", "1677-09-21T00:12:43.290448384Z"),
+    ("9999-12-31T23:59:59Z", "1816-03-30T05:56:07.066277376Z"),
+])
+def test_far_future_at_is_kept_as_the_server_keeps_it(when, stored_as):
+    parsed = SCH.parse_schedule("@at " + when, None, 0, 0)
+    assert parsed is not None and parsed[0] is not None
+    assert format_rfc3339_nano(SCH._unix_nano(parsed[0])) == stored_as
+
+
+def test_far_future_at_within_int64_never_fires_and_past_it_fires_at_once(js, clock):
+    js.add_stream(sched_cfg())
+    js.publish("s.keep", b"k", {"Nats-Schedule": "@at 2262-04-11T23:47:16Z",
+                                "Nats-Schedule-Target": "s.kept"})
+    js.publish("s.end", b"e", {"Nats-Schedule": "@at 9999-12-31T23:59:59Z",
+                               "Nats-Schedule-Target": "s.t"})
+    clock.advance_s(365 * 24 * 3600)
+    assert last(js, "s.t")[2] == b"e"
+    assert schedules(js) == [("s.keep", 1, "2262-04-11T23:47:16Z")]
+    assert state(js)["messages"] == 2  # s.keep and the fired s.t
 
 
 def test_every_repeats_on_rounded_times(js, clock):

@@ -302,9 +302,14 @@ def check_query(operation: Operation, query: Mapping[str, str]) -> dict[str, Any
                 raise RequestInvalid(f"{what}: it must be a boolean, true or false")
             out[name] = text.lower() == "true"
         elif kind == "integer":
-            if not text.lstrip("-").isdigit() or not text.isascii():
-                raise RequestInvalid(f"{what}: it must be an integer")
-            out[name] = int(text)
+            from jetlink.core.numbers import IntTextError, parse_int
+
+            try:
+                out[name] = parse_int(text)  # a 64-bit integer, as the Java server's long
+            except IntTextError as err:
+                raise RequestInvalid(
+                    f"{what}: it must be an integer" if err.reason == "syntax" else
+                    f"{what}: it must be an integer from {err.lo:,} to {err.hi:,}") from None
         else:
             if text == "" and schema.get("required"):
                 raise RequestInvalid(f"{what}: it must be a non-empty string")

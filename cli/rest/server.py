@@ -1118,7 +1118,9 @@ def parse_json(raw: bytes) -> Any:
         raise RestError(400, 400, "Request body is not valid JSON: a string holds a lone "
                                   "surrogate") from None
     except ValueError as exc:
-        raise RestError(400, 400, f"Request body is not valid JSON: {exc}") from None
+        from jetlink.core.numbers import reason
+
+        raise RestError(400, 400, f"Request body is not valid JSON: {reason(exc)}") from None
     return doc
 
 

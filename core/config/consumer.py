@@ -392,13 +392,15 @@ def _not_set(dp: str, what: str) -> ApiError:
 
 def _go_atoi_error(s: str) -> str | None:
     """None when Go's ``strconv.Atoi(s)`` succeeds, else its error text."""
-    body = s[1:] if s[:1] in "+-" else s
-    if body and body.isascii() and body.isdigit():
-        value = int(s)
-        if -(2**63) <= value < 2**63:
-            return None
-        return f'strconv.Atoi: parsing "{s}": value out of range'
-    return f'strconv.Atoi: parsing "{s}": invalid syntax'
+    from ..numbers import IntTextError, parse_int
+
+    try:
+        parse_int(s)  # Go's int: 64 bits
+    except IntTextError as err:
+        if err.reason == "range":
+            return f'strconv.Atoi: parsing "{s}": value out of range'
+        return f'strconv.Atoi: parsing "{s}": invalid syntax'
+    return None
 
 
 def _check(cfg: ConsumerConfig, stream: StreamConfig) -> None:
@@ -536,7 +538,7 @@ def _check(cfg: ConsumerConfig, stream: StreamConfig) -> None:
         problem = _go_atoi_error(s)
         if problem is not None:
             raise nats_error("ConsumerInvalidSampling", err=problem, field="sample_freq")
-        if int(s) < 0:
+        if s.startswith("-") and s.strip("-0"):  # a negative number (Atoi took it)
             raise nats_error("ConsumerInvalidSampling", err="<nil>", field="sample_freq")
 
     if cfg.flow_control and cfg.idle_heartbeat == 0:

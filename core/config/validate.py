@@ -769,10 +769,11 @@ def _check_filters_on_add(cfg: StreamConfig) -> None:
             )
 
 
-def _overlapping_stream(
+def overlapping_stream(
     subjects: list[str], existing: Mapping[str, StreamConfig], skip: str | None
 ) -> str | None:
-    """None, or which subject overlaps which of which stream (the refusal's detail)."""
+    """None, or which subject overlaps which of which stream (the refusal's detail; the
+    live client gives a server's 10065 the same detail, from the server's streams)."""
     for name, other in existing.items():
         if name == skip:
             continue
@@ -1033,7 +1034,7 @@ def _check_stream_create(
             return current.copy()
         raise nats_error("StreamNameExist", field="name")
     _check_filters_on_add(out)
-    clash = _overlapping_stream(out.subjects, existing, None)
+    clash = overlapping_stream(out.subjects, existing, None)
     if clash:
         raise _overlap_error(clash)
     return out
@@ -1135,7 +1136,7 @@ def _check_stream_update(
         cfg.deny_delete = cfg.deny_purge = True
         cfg.allow_rollup_hdrs = False
 
-    clash = None if callable(existing) else _overlapping_stream(cfg.subjects, existing, old.name)
+    clash = None if callable(existing) else overlapping_stream(cfg.subjects, existing, old.name)
     if clash:
         raise _overlap_error(clash)
 

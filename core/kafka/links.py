@@ -77,6 +77,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from ..errors import clip
+from ..numbers import IntTextError, parse_int
 from .errors import KafkaError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -210,14 +212,14 @@ CLIENT_DNS_LOOKUPS = ("use_all_dns_ips", "resolve_canonical_bootstrap_servers_on
 CONNECTION_KEY_RE = re.compile(r"(local\.)?(bootstrap\.servers|security\.protocol|(sasl|ssl)\..*)")
 
 _NAME_CHARS_RE = re.compile(r"[A-Za-z0-9._-]*")
-_INT_RE = re.compile(r"[+-]?[0-9]+")
 MAX_LINK_NAME_LENGTH = 200
 
 
 def _invalid(key: str, value: str, why: str) -> KafkaError:
     # Kafka's ConfigException text.
     return KafkaError(
-        "INVALID_CONFIG", f"Invalid value {value} for configuration {key}: {why}", field=key
+        "INVALID_CONFIG", f"Invalid value {clip(value)} for configuration {key}: {why}",
+        field=key
     )
 
 
@@ -265,11 +267,13 @@ def validate_link_config(key: str, value: Any) -> str:
             raise _invalid(key, value, "Expected value to be either true or false")
         return text.lower()
     if key in MS_KEYS:
-        if not _INT_RE.fullmatch(text) or not -(2**31) <= int(text) <= INT_MAX:
-            raise _invalid(key, value, "Not a number of type INT")
-        if int(text) < 0:
+        try:
+            n = parse_int(text, -(2**31), INT_MAX)
+        except IntTextError:
+            raise _invalid(key, value, "Not a number of type INT") from None
+        if n < 0:
             raise _invalid(key, value, "Value must be at least 0")
-        return str(int(text))
+        return str(n)
     if key in ENUM_KEYS:
         allowed = ENUM_KEYS[key]
         if text.upper() not in allowed:

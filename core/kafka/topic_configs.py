@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import clip
+from ..numbers import IntTextError, parse_int
 from .errors import KafkaError
 from .topic_records import MAX_PARTITIONS
 
@@ -83,7 +85,6 @@ def validate_partitions(partitions: Any) -> int:
 
 LONG_MAX = 9223372036854775807
 _INT_MAX = 2147483647
-_INT_RE = re.compile(r"[+-]?[0-9]+")
 
 # name -> (type, default, rule); rule: (min, max) for numbers, a tuple of choices for
 # strings / lists, None for anything; "json" for JSON text.
@@ -142,7 +143,8 @@ MIRROR_SYNCED_CONFIGS: tuple[str, ...] = (
 
 def _invalid(key: str, value: Any, rule: str) -> KafkaError:
     # Kafka's ConfigException text: "Invalid value V for configuration K: RULE"
-    return KafkaError("INVALID_CONFIG", f"Invalid value {value} for configuration {key}: {rule}",
+    return KafkaError("INVALID_CONFIG",
+                      f"Invalid value {clip(str(value))} for configuration {key}: {rule}",
                       field=key)
 
 
@@ -159,12 +161,11 @@ def validate_topic_config(key: Any, value: Any) -> str:
         value = "true" if value else "false"
     text = str(value).strip()
     if kind in ("int", "long"):
-        if not _INT_RE.fullmatch(text):
-            raise _invalid(key, value, f"Not a number of type {kind.upper()}")
-        n = int(text)
         limit = _INT_MAX if kind == "int" else LONG_MAX
-        if not -limit - 1 <= n <= limit:
-            raise _invalid(key, value, f"Not a number of type {kind.upper()}")
+        try:
+            n = parse_int(text, -limit - 1, limit)
+        except IntTextError:
+            raise _invalid(key, value, f"Not a number of type {kind.upper()}") from None
         if rule == "gzip":
             if n > 9 or (n < 1 and n != -1):
                 raise _invalid(key, value, "Value must be between 1 and 9 or equal to -1")

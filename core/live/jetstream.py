@@ -213,16 +213,40 @@ class LiveJetStream(LiveConsumers):
 
         cfg = _as_config(cfg)
         # jetlink's rules first (nothing is sent when they refuse), origins read live
-        check_stream_create(cfg, self._lookup, single_server=False)
-        return LiveStreamInfo(self.api(f"STREAM.CREATE.{cfg.name}", _request_config(cfg)))
+        checked = check_stream_create(cfg, self._lookup, single_server=False)
+        try:
+            return LiveStreamInfo(self.api(f"STREAM.CREATE.{cfg.name}", _request_config(cfg)))
+        except ApiError as err:
+            raise self._name_the_overlap(err, checked.subjects, cfg.name) from None
 
     def update_stream(self, cfg: StreamConfig | Mapping[str, Any]) -> LiveStreamInfo:
         from ..config.validate import check_stream_update
 
         cfg = _as_config(cfg)
         current = self.stream_info(cfg.name)
-        check_stream_update(current.config, cfg, self._lookup, single_server=False)
-        return LiveStreamInfo(self.api(f"STREAM.UPDATE.{cfg.name}", _request_config(cfg)))
+        checked = check_stream_update(current.config, cfg, self._lookup, single_server=False)
+        try:
+            return LiveStreamInfo(self.api(f"STREAM.UPDATE.{cfg.name}", _request_config(cfg)))
+        except ApiError as err:
+            raise self._name_the_overlap(err, checked.subjects, cfg.name) from None
+
+    def _name_the_overlap(self, err: ApiError, subjects: list[str], name: str) -> ApiError:
+        """The server's ``subjects overlap with an existing stream`` (10065) does not say
+        which; the embedded engine does. The other streams are checked by the server, not
+        before the request (the rules see only this config and its origins), so the detail
+        is found after the refusal, with the engine's rule (core/config/validate.py
+        ``overlapping_stream``) over the server's streams; the code and text stay the
+        server's."""
+        if err.err_code != 10065 or err.detail:
+            return err
+        from ..config.validate import overlapping_stream
+
+        try:
+            existing = {info.config.name: info.config for info in self.streams()}
+        except JetlinkError:
+            return err  # the refusal as it came
+        err.detail = overlapping_stream(subjects, existing, name)
+        return err
 
     def _lookup(self, name: str) -> StreamConfig | None:
         """Another stream's config as the rules look origins up (None: not on this

@@ -156,7 +156,9 @@ def read_nats_context(name: str, environ: Mapping[str, str] | None = None) -> Na
     try:
         doc = json.loads(text)
     except ValueError as exc:
-        raise JetlinkError(f"natscli context {path} is not valid JSON: {exc}",
+        from ..numbers import reason
+
+        raise JetlinkError(f"natscli context {path} is not valid JSON: {reason(exc)}",
                            field="nats_context") from None
     except RecursionError:
         raise JetlinkError(f"natscli context {path} is not valid JSON: {TOO_DEEP}",

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ApiError, JetlinkError, nats_error
 from ..messages import StoredMsg
+from ..numbers import go_parse_int64
 from ..subjects import SubjectFilter, has_wildcard
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -82,10 +83,8 @@ def _blen(subject: str) -> int:
 
 # --- the parse rules of the publish headers -----------------------------------------------
 def _parse_int64(text: str) -> int:
-    """The server's parseInt64: decimal digits only, else -1."""
-    if not text or not text.isascii() or not text.isdigit():
-        return -1
-    return int(text)
+    """The server's parseInt64: decimal digits only, else -1 (core/numbers.py)."""
+    return go_parse_int64(text)
 
 
 def _as_uint64(text: str) -> int:

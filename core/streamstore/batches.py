@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 from .. import headers as H
 from ..errors import ApiError, nats_error
 from ..messages import BatchPubAck, PubAck
+from ..numbers import go_parse_uint64
 from .base import _as_uint64
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -90,14 +91,6 @@ SCHEMA_STEPS: list[list[str]] = [
 def is_batch_msg(hdr: bytes | None) -> bool:
     """Whether a publish is an atomic batch message (the server's ``getBatchId``)."""
     return hdr is not None and b"Nats-Batch-Id" in hdr and bool(H.header_value(hdr, BATCH_ID))
-
-
-def _parse_uint64(text: str | None) -> int | None:
-    """Go's ``parseUint64`` as the server uses it: decimal digits only."""
-    if not text or not text.isascii() or not text.isdigit():
-        return None
-    v = int(text)
-    return v if v < (1 << 64) else None
 
 
 def _cleanup(txn: Txn, stream_id: int, batch_id: str) -> None:
@@ -152,7 +145,7 @@ def publish(st: StreamTxn, subject: str, hdr: bytes, data: bytes,
     batch_id = fv.get(BATCH_ID, "")
     if len(batch_id) > MAX_BATCH_ID:
         return nats_error("AtomicPublishInvalidBatchID")
-    seq = _parse_uint64(fv.get(BATCH_SEQ))
+    seq = go_parse_uint64(fv.get(BATCH_SEQ))
     if seq is None:
         return nats_error("AtomicPublishMissingSeq")
     commit_hdr = H.header_value(hdr, BATCH_COMMIT)

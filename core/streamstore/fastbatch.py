@@ -49,7 +49,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ApiError, nats_error
 from ..messages import PubAck
-from .batches import BATCH_TIMEOUT_NS, MAX_BATCH_ID, _parse_uint64
+from ..numbers import go_parse_int64 as _parse_int64
+from ..numbers import go_parse_uint64 as _parse_uint64
+from .batches import BATCH_TIMEOUT_NS, MAX_BATCH_ID
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..streams import Txn
@@ -126,13 +128,6 @@ def reply_subject(prefix: str, batch_id: str, flow: int, gap_ok: bool, seq: int,
                   ) -> str:
     """The reply subject of a fast batch message (ADR-50's client design)."""
     return f"{prefix}.{batch_id}.{flow}.{GAP_OK if gap_ok else GAP_FAIL}.{seq}.{op}{SUFFIX}"
-
-
-def _parse_int64(text: str) -> int:
-    """The server's ``parseInt64``: decimal digits only, else -1."""
-    if not text or not text.isascii() or not text.isdigit():
-        return -1
-    return int(text)
 
 
 def parse_reply(reply: str | None) -> FastBatchReply | _Invalid | None:

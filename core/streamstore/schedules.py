@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from .. import headers as H
 from ..errors import ApiError, nats_error
+from ..numbers import IntTextError, parse_int
 from ..subjects import is_valid_publish_subject, overlaps
 from .base import _SECOND, load_msg, parse_msg_ttl
 
@@ -131,6 +132,17 @@ def _parse_rfc3339(text: str) -> int:
     return ns + int(frac[:9].ljust(9, "0")) if frac else ns
 
 
+def _unix_nano(ns: int) -> int:
+    """Go's ``Time.UnixNano()`` of the time ``ns`` nanoseconds after the epoch, the value the
+    server's scheduler keeps (nats-server memstore.go/filestore.go ``scheduling.add(seq,
+    subj, schedule.UnixNano())``): int64 arithmetic, so a time past 2262-04-11T23:47:16Z (or
+    before 1677) wraps around as Go's multiplication does. nats-server 2.15.1 accepts
+    ``@at 9999-12-31T23:59:59Z`` and, the wrapped value lying in the past, fires it at once;
+    the engine stores the same value and so does the same (tests/live/
+    test_parity_schedules.py)."""
+    return (ns + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
 def _round_s(ns: int) -> int:
     """Go's ``Time.Round(time.Second)`` (halves away from zero, i.e. up for times)."""
     return (ns + _SECOND // 2) // _SECOND * _SECOND
@@ -214,9 +226,10 @@ _BOUNDS: list[tuple[int, int, dict[str, int] | None]] = [
 def _int(expr: str, names: dict[str, int] | None = None) -> int:
     if names is not None and expr.lower() in names:
         return names[expr.lower()]
-    if not re.fullmatch(r"[+-]?\d+", expr):  # strconv.Atoi
-        raise _Invalid(expr)
-    n = int(expr)
+    try:
+        n = parse_int(expr)  # strconv.Atoi: 64 bits, else an error (the pattern is invalid)
+    except IntTextError:
+        raise _Invalid(expr) from None
     if n < 0:
         raise _Invalid(expr)
     return n
@@ -455,7 +468,7 @@ def after_store(st: StreamAppend, subject: str, fv: dict[str, str], seq: int) ->
         conn.execute(
             "INSERT INTO msg_schedules(stream_id, subject, seq, due) VALUES (?, ?, ?, ?) "
             "ON CONFLICT(stream_id, subject) DO UPDATE SET seq = excluded.seq, "
-            "due = excluded.due", (d.id, subject, seq, parsed[0]))
+            "due = excluded.due", (d.id, subject, seq, _unix_nano(parsed[0])))
     elif not scheduler:
         conn.execute("DELETE FROM msg_schedules WHERE stream_id = ? AND subject = ?",
                      (d.id, subject))
@@ -468,7 +481,7 @@ def after_store(st: StreamAppend, subject: str, fv: dict[str, str], seq: int) ->
         except _Invalid:
             return
         conn.execute("UPDATE msg_schedules SET due = ? WHERE stream_id = ? AND subject = ?",
-                     (at, d.id, scheduler))
+                     (_unix_nano(at), d.id, scheduler))
 
 
 def forget_stream(conn: sqlite3.Connection, stream_id: int) -> None:
@@ -558,9 +571,9 @@ def fire(st: StreamAppend) -> int:
         if isinstance(ack, ApiError):
             # Not stored (a limit): a repeating schedule waits for its next time, a one-shot
             # one stays stored without firing again (the server keeps it in flight).
-            if repeat:
+            if repeat and _nxt is not None:
                 conn.execute("UPDATE msg_schedules SET due = ? WHERE stream_id = ? AND "
-                             "subject = ?", (_nxt, d.id, subject))
+                             "subject = ?", (_unix_nano(_nxt), d.id, subject))
             else:
                 conn.execute("DELETE FROM msg_schedules WHERE stream_id = ? AND subject = ?",
                              (d.id, subject))

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import TOO_DEEP, JetlinkError
+from ..numbers import reason
 from .decode import (
     _KV_TABLES,
     _binding,
@@ -96,7 +97,7 @@ class Topology:
             try:
                 doc = json.loads(text)
                 fmt = "json"
-            except json.JSONDecodeError:
+            except ValueError:  # a JSONDecodeError, or a number too long to convert
                 fmt = "json" if text.lstrip()[:1] == "{" else "toml"
             except RecursionError:
                 fmt = "json"
@@ -105,6 +106,9 @@ class Topology:
                 doc = tomllib.loads(text)
             except tomllib.TOMLDecodeError as exc:
                 self._problem(path, None, None, 0, f"invalid TOML: {exc}", fpos)
+                return
+            except ValueError as exc:  # a number too long to convert (core/numbers.py)
+                self._problem(path, None, None, 0, f"invalid TOML: {reason(exc)}", fpos)
                 return
             except RecursionError:
                 self._problem(path, None, None, 0, f"invalid TOML: {TOO_DEEP}", fpos)
@@ -120,6 +124,9 @@ class Topology:
                     path, None, None, 0,
                     f"invalid JSON: {exc.msg} (at line {exc.lineno}, column {exc.colno})", fpos,
                 )
+                return
+            except ValueError as exc:  # a number too long to convert (core/numbers.py)
+                self._problem(path, None, None, 0, f"invalid JSON: {reason(exc)}", fpos)
                 return
         self.add_document(doc, path, fmt=fmt, _fpos=fpos)
 

@@ -148,6 +148,81 @@ def test_refused_by_the_server_as_it_said(live):
         "description": "replicas > 1 not supported in non-clustered mode"}
 
 
+class StreamWriteSpy:
+    """The STREAM.CREATE / STREAM.UPDATE requests that reach the server (a subscription of
+    its own). ``until(subject)`` collects them up to one on ``subject``, sent afterwards as a
+    marker, so what came before it is known without a fixed wait."""
+
+    def __init__(self, url: str) -> None:
+        from jetlink.core.live.client import connect
+        from jetlink.core.live.target import ServerTarget
+
+        self.conn = connect(ServerTarget((url,)))
+        self.subs = [self.conn.subscribe(f"$JS.API.STREAM.{verb}.>")
+                     for verb in ("CREATE", "UPDATE")]
+        self.conn.flush()
+
+    def until(self, marker: str, deadline: float = 30.0) -> list[str]:
+        seen: list[str] = []
+        end = time.monotonic() + deadline
+        while time.monotonic() < end:
+            for sub in self.subs:
+                msg = sub.next(0.05)
+                if msg is not None:
+                    seen.append(msg.subject)
+            if marker in seen:
+                return seen[:seen.index(marker)]
+        raise AssertionError(f"no {marker} request within {deadline}s; saw {seen}")
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+@pytest.fixture
+def stream_spy(live):
+    s = StreamWriteSpy(live.url)
+    yield s
+    s.close()
+
+
+INVALID = 'jetlink: error: invalid subject (10052): subjects: "a..b" is not a valid subject\n'
+
+
+def test_invalid_subject_named_and_refused_before_sending(live, stream_spy):
+    """The rule's refusal on a live server is the embedded engine's: the server's code and
+    text, the offending subject after them; no request is sent, nothing is created."""
+    res = jl(live.url, "stream", "add", "BAD", "--subjects", "a..b", "--defaults")
+    assert (res.exit_code, res.stdout, res.stderr) == (1, "", INVALID)
+    res = jl(live.url, "stream", "add", "BAD", "--subjects", "a..b", "--defaults", "-j")
+    assert res.exit_code == 1
+    assert json.loads(res.stdout) == {"error": {"code": 500, "err_code": 10052,
+                                                "description": "invalid subject"}}
+    ok(jl(live.url, "stream", "add", "OK", "--subjects", "ok", "--defaults"))
+    res = jl(live.url, "stream", "edit", "OK", "--subjects", "a..b", "-f")
+    assert (res.exit_code, res.stderr) == (1, INVALID)
+    ok(jl(live.url, "stream", "add", "MARK", "--subjects", "mark", "--defaults"))
+    assert stream_spy.until("$JS.API.STREAM.CREATE.MARK") == ["$JS.API.STREAM.CREATE.OK"]
+    assert live.client().stream_names() == ["MARK", "OK"]
+    assert live.api("STREAM.INFO.OK")["config"]["subjects"] == ["ok"]
+
+
+def test_server_overlap_refusal_names_the_stream(live):
+    """A server's 10065 (the other streams are the server's to check) gets the embedded
+    engine's detail: which subject overlaps which of which stream; --json keeps the server's
+    document."""
+    ok(jl(live.url, "stream", "add", "A", "--subjects", "a.>", "--defaults"))
+    res = jl(live.url, "stream", "add", "B", "--subjects", "a.b", "--defaults")
+    assert (res.exit_code, res.stdout, res.stderr) == (
+        1, "", 'jetlink: error: subjects overlap with an existing stream (10065): "a.b" '
+               'overlaps "a.>" of stream A\n')
+    ok(jl(live.url, "stream", "add", "B", "--subjects", "b", "--defaults"))
+    res = jl(live.url, "stream", "edit", "B", "--subjects", "a.x", "-f")
+    assert (res.exit_code, res.stderr) == (
+        1, 'jetlink: error: subjects overlap with an existing stream (10065): "a.x" '
+           'overlaps "a.>" of stream A\n')
+    assert live.api("STREAM.INFO.B")["config"]["subjects"] == ["b"]
+
+
 # -- clusters and domains ----------------------------------------------------------------------
 
 

@@ -31,6 +31,8 @@ SCRIPT: list[str] = [
     "stream add DIRECT --subjects direct.> --allow-direct --max-msgs-per-subject 3 --defaults",
     "stream add BAD.NAME --subjects bad.> --defaults",
     "stream add OVERLAP --subjects orders.eu --defaults -j",
+    "stream add OVERLAP --subjects orders.eu --defaults",  # the overlap named on both
+    "stream add BADSUBJ --subjects a..b --defaults",  # the subject named, nothing sent
     "stream add NOSUBJ --defaults -j",
     "stream add LIMITED --subjects lim.> --max-msgs 2 --discard new --defaults -j",
     "stream add TTL --subjects ttl.> --max-age 1h --dupe-window 10m --defaults -j",
@@ -44,6 +46,11 @@ SCRIPT: list[str] = [
     "stream info MISSING -j",
     # -- publishing
     "pub orders.eu.1 hello",
+    # headers read as the server's parseInt64 does (int64, wrapping past 64 bits)
+    "pub orders.eu.1 x -H Nats-Expected-Last-Sequence:" + "9" * 5000,
+    "pub orders.eu.1 x -H Nats-Expected-Last-Sequence:18446744073709551617",
+    "pub orders.eu.1 x -H Nats-Expected-Last-Subject-Sequence:" + "9" * 29,
+    "pub orders.eu.1 x -H Nats-TTL:" + "9" * 5000,
     "pub orders.eu.1 hello -j",
     "pub orders.us.2 world -H Kind:new -j",
     "pub orders.eu.{{Count}} 'n {{Count}}' --count 20",

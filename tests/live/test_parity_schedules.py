@@ -50,6 +50,8 @@ SCRIPT: list[str] = [
     "pub s.a x -H 'Nats-Schedule:{at:60}' -H Nats-Schedule-Target:s.a -j",
     "pub s.a x -H 'Nats-Schedule:{at:60}' -H Nats-Schedule-Target:other.t -j",
     f"pub s.a x -H 'Nats-Schedule:@every 999ms' {TARGET} -j",
+    f"pub s.a x -H 'Nats-Schedule:{'9' * 5000} * * * * *' {TARGET} -j",
+    f"pub s.a x -H 'Nats-Schedule:*/{'9' * 5000} * * * * *' {TARGET} -j",
     f"pub s.a x -H 'Nats-Schedule:{{at:60}}' {TARGET} -H Nats-Schedule-TTL:bogus -j",
     f"pub s.a x -H 'Nats-Schedule:{{at:60}}' {TARGET} -H Nats-Schedule-TTL:5s -j",
     f"pub s.a x -H 'Nats-Schedule:{{at:60}}' {TARGET} -H Nats-Schedule-Rollup:all -j",
@@ -72,6 +74,13 @@ SCRIPT: list[str] = [
     "stream add NR --subjects nr.> --allow-schedules --defaults -j",
     "stream add DP --subjects dp.> --allow-schedules --allow-rollup --deny-purge --defaults -j",
     "stream add SB --subjects sb.> --allow-schedules --allow-rollup --allow-batch --defaults -j",
+    # a time past Go's UnixNano range (2262-04-11T23:47:16.854775807Z) is accepted; the
+    # server keeps it as the int64-wrapped UnixNano, here in the past: it fires at once
+    # (checked after "until"); the last time inside the range is kept and does not fire
+    "stream add FAR --subjects far.> --allow-schedules --allow-rollup --defaults -j",
+    "pub far.keep k -H 'Nats-Schedule:@at 2262-04-11T23:47:16Z' "
+    "-H Nats-Schedule-Target:far.kept -j",
+    "pub far.end e -H 'Nats-Schedule:@at 9999-12-31T23:59:59Z' -H Nats-Schedule-Target:far.t -j",
     "mark",
     # a one-shot schedule fires; a cron one with a time zone is stored
     f"pub s.sched hello -H 'Nats-Schedule:{{at:5}}' {TARGET} -H Custom:kept -j",
@@ -136,6 +145,9 @@ SCRIPT: list[str] = [
     "stream subjects S -j",
     "stream get SB --last-for sb.t -j",
     "stream subjects SB -j",
+    "stream subjects FAR -j",
+    "stream get FAR --last-for far.t -j",
+    "stream info FAR -j",
 ]
 LEAD = 5  # the earliest due time after "mark", in seconds
 
@@ -250,3 +262,15 @@ def test_the_schedule_fired_on_both(both):
                        and r["json"].get("error"))
         assert removed["json"]["error"]["err_code"] == 10037
 
+
+
+def test_far_future_schedules_on_both(both):
+    """Past Go's UnixNano range the schedule fires at once (the wrapped time is in the past);
+    at the range's last whole second it stays stored."""
+    embedded, live = both
+    for run in (embedded, live):
+        subjects = next(r for r in run if r["step"] == "stream subjects FAR -j")
+        assert (subjects["status"], subjects["json"]) == (0, {"far.keep": 1, "far.t": 1})
+        fired = next(r for r in run if r["step"] == "stream get FAR --last-for far.t -j")
+        assert fired["json"]["hdrs"] == ("NATS/1.0\r\nNats-Scheduler: far.end"
+                                         "\r\nNats-Schedule-Next: purge\r\n\r\n")

@@ -1,0 +1,117 @@
+"""Writing a file the user named on the command line (``--outfile``, ``--output``/``-o``).
+
+One rule for every such option, by what is at the path:
+
+- nothing, or a regular file: the text goes to a temporary file beside it that then replaces
+  it (``os.replace``), so a reader (a Prometheus textfile collector, a monitoring agent) never
+  sees half a file. A replaced file keeps its permission bits and, where the process may set
+  it, its owner; a new one gets ``new_mode``.
+- a symbolic link: followed, never replaced; the file it names is written by the same rule
+  (the link stays a link).
+- a character device (``/dev/null``, ``/dev/stdout``, a terminal) or a FIFO: written through,
+  as a shell's ``>`` does (a FIFO waits for its reader). Nothing is ever renamed over them.
+- a directory, a socket or a block device: refused (a usage error, exit 2), nothing written.
+
+A write that fails (``/dev/full``, a full disk, a directory without write permission) is a
+one-line error naming the path and the system's reason (exit 1); a temporary file is removed.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+
+from .errors import JetlinkError, UsageError
+
+_REFUSED = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _cannot(path: str | os.PathLike[str], err: OSError) -> JetlinkError:
+    return JetlinkError(f"cannot write {os.fspath(path)}: {err.strerror or err}")
+
+
+def write_output(path: str | os.PathLike[str], text: str, *, new_mode: int | None = None
+                 ) -> None:
+    """Write ``text`` (UTF-8) to the user's ``path`` by the rule above. ``new_mode`` is the
+    permission of a file that did not exist (default: 0666 less the umask, as ``open``)."""
+    data = text.encode("utf-8")
+    try:
+        st: os.stat_result | None = os.stat(path)  # follows symbolic links
+    except FileNotFoundError:
+        st = None
+    except OSError as err:
+        raise _cannot(path, err) from None
+    if st is not None:
+        for test, what in _REFUSED:
+            if test(st.st_mode):
+                raise UsageError(
+                    f"cannot write {os.fspath(path)}: it is {what} (a regular file, a "
+                    "character device such as /dev/stdout, or a FIFO can be written)")
+        if not stat.S_ISREG(st.st_mode):
+            _write_through(path, data)
+            return
+    _replace(path, data, st, new_mode)
+
+
+def _write_through(path: str | os.PathLike[str], data: bytes) -> None:
+    """A character device or a FIFO: opened for writing (no create, no truncate) and
+    written; ``O_NOCTTY`` so a terminal never becomes the controlling one."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NOCTTY)
+    except OSError as err:
+        raise _cannot(path, err) from None
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError as err:
+        raise _cannot(path, err) from None
+    finally:
+        os.close(fd)
+
+
+def _replace(path: str | os.PathLike[str], data: bytes, st: os.stat_result | None,
+             new_mode: int | None) -> None:
+    """Nothing or a regular file at ``path`` (after its symbolic links): a temporary file in
+    the real file's directory, then renamed over the real file, not over a link to it."""
+    real = os.path.realpath(path)
+    directory, name = os.path.split(real)
+    if st is not None:
+        mode = stat.S_IMODE(st.st_mode)
+    elif new_mode is not None:
+        mode = new_mode
+    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    tmp: str | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory or ".", prefix=f".{name}.")
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, mode)
+            if st is not None:
+                try:
+                    os.fchown(fd, st.st_uid, st.st_gid)
+                except OSError:
+                    pass  # another owner's file: the writer owns the new one
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, real)
+        tmp = None
+    except OSError as err:
+        raise _cannot(path, err) from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
