@@ -74,8 +74,10 @@ class DurationType(ParamType):
 
     @staticmethod
     def _refused(text: str, why: str, param: Any, ctx: Any) -> DurationRefused:
+        from jetlink.core.errors import clip
+
         flag = max(param.opts, key=len) if param is not None and param.opts else "duration"
-        return DurationRefused(f"invalid value for {flag}: {text!r}: {why}", ctx=ctx,
+        return DurationRefused(f"invalid value for {flag}: {clip(text)!r}: {why}", ctx=ctx,
                                param=param)
 
     def seconds(self, text: str) -> float:
