@@ -253,14 +253,16 @@ def _alter(ctx: typer.Context, how: str, topics: list[str] | None, link: str,
             "data": [r.to_json() for r in results]}
 
     def human(a: App, _doc: Any) -> None:
-        if how in ("promote", "failover"):
+        mirrored = [n for n, r in zip(names, results, strict=True) if not r.not_mirrored]
+        if how in ("promote", "failover") and mirrored:
             output.line(a, f"Calculating max offset and ms lag for mirror topics: "
-                           f"[{', '.join(names)}]")
+                           f"[{', '.join(mirrored)}]")
             output.line(a, "Finished calculating max offset lag and max lag ms for mirror "
-                           f"topics: [{', '.join(names)}]")
+                           f"topics: [{', '.join(mirrored)}]")
         for r in results:
             if r.not_mirrored:
-                output.line(a, f"Topic '{r.mirror_topic_name}' is not mirrored")
+                output.line(a, f"Topic '{r.mirror_topic_name}' is not mirrored"
+                               + (f"; {r.hint}" if r.hint else ""))
             elif r.already_stopped:
                 output.line(a, f"Topic '{r.mirror_topic_name}' has already stopped its mirror "
                                f"from '{link}'")

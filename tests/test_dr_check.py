@@ -341,3 +341,13 @@ def test_kafka_mirror_topics(jl, links):
     west.produce("orders", [(None, b"z"), (None, b"w")], partition=0)
     line = nagios(jl("dr", "check", "L/orders", "--lag-critical", "1"), 2)
     assert "Crit:L/orders@east: Lag 2 Warn:L/orders@east: Mirror paused" in line
+
+
+def test_a_misspelt_mirror_name_gets_a_suggestion(world):
+    """``dr check ORDERS_ESAT`` names the mirror it was probably meant for, with the one
+    suggestion rule of the tool (core/errors.py did_you_mean)."""
+    ok(east(world, "stream", "add", "ORDERS_EAST", "--mirror", "ORDERS@west", "--defaults"))
+    assert nagios(world("dr", "check", "ORDERS_ESAT"), 2) == (
+        "CRITICAL dr Crit:ORDERS_ESAT: no mirror named ORDERS_ESAT (no mirror stream, KV "
+        "mirror bucket or mirror topic of that name); did you mean ORDERS_EAST? | mirrors=1 "
+        "mirrors_critical=1 mirrors_warning=0")

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..durations import MS, SECOND, format_duration
-from ..errors import JetlinkError, UsageError
+from ..errors import JetlinkError, UsageError, did_you_mean
 from ..monitor.render import FORMATS, nagios, prometheus, render_json, text
 from ..monitor.result import EXIT_CODES, PerfDataItem, Result, Status, reason
 from ..monitor.thresholds import ThresholdError, _kind, _Thresholds
@@ -588,6 +588,7 @@ class _Names:
         self.names = list(dict.fromkeys(names))
         self.found: set[str] = set()
         self.streams: set[str] = set()  # streams seen (a name that is one, not a mirror)
+        self.mirrors: set[str] = set()  # the names mirrors answer to (for a suggestion)
 
     def seen_stream(self, name: str, suffix: str) -> None:
         if self.names:
@@ -602,6 +603,7 @@ class _Names:
             if "/" in a:
                 forms.add(a.split("/", 1)[1])
                 forms.add(a.split("/", 1)[1].split("@")[0])
+        self.mirrors.update(forms)
         hit = [n for n in self.names if n in forms]
         self.found.update(hit)
         return bool(hit)
@@ -615,8 +617,9 @@ class _Names:
             if name in self.streams:
                 result.critical("not mirrored")
             else:
+                hint = did_you_mean(name, sorted(self.mirrors))
                 result.critical(f"no mirror named {name} (no mirror stream, KV mirror bucket "
-                                "or mirror topic of that name)")
+                                "or mirror topic of that name)" + (f"; {hint}" if hint else ""))
             out.append(MirrorReadiness(name, "", "", result))
         return out
 
