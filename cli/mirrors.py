@@ -32,7 +32,8 @@ mirrors_app = typer.Typer(
 mirrors_app.callback()(rest_callback)
 
 RestUrlOpt = Annotated[str | None, common.rest_url_option()]
-LinkOpt = Annotated[str, typer.Option("--link", "-l", metavar="LINK", help="The cluster link.")]
+LinkOpt = Annotated[str, typer.Option("--link", "-l", metavar="LINK", help="The cluster link.",
+                                      autocompletion=completion.links)]
 TopicsArg = Annotated[
     list[str] | None,
     typer.Argument(metavar="[TOPIC]...", help="Mirror topics (none: every mirror of --link).",
@@ -132,7 +133,8 @@ def create(
 def ls(
     ctx: typer.Context,
     link: Annotated[
-        str | None, typer.Option("--link", "-l", metavar="LINK", help="Only this link.")
+        str | None, typer.Option("--link", "-l", metavar="LINK", help="Only this link.",
+                                 autocompletion=completion.links)
     ] = None,
     mirror_status: Annotated[
         str | None,
@@ -180,7 +182,8 @@ def describe(
     ctx: typer.Context,
     topics: TopicsArg = None,
     link: Annotated[
-        str | None, typer.Option("--link", "-l", metavar="LINK", help="The cluster link.")
+        str | None, typer.Option("--link", "-l", metavar="LINK", help="The cluster link.",
+                                 autocompletion=completion.links)
     ] = None,
     pending_stopped_only: Annotated[
         bool, typer.Option("--pending-stopped-only", help="Only PENDING_STOPPED mirrors.")
