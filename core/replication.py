@@ -1139,9 +1139,11 @@ def _flush_run(st: Any, run: list[tuple]) -> bool:
     while i < len(run):
         part = run[i:i + 1] if one else run[i:]
         mirrored = len(part[0]) == 6
-        n, err = st.append_sourced([(x[0], x[1], x[2]) for x in part],
-                                   [(x[4] - x[3].row[_R_FAILED], x[5]) for x in part]
-                                   if mirrored else None)
+        at = None
+        if mirrored:  # (a mirror is its target's one agreement: one offset for the run)
+            off = part[0][3].row[_R_FAILED]
+            at = [(x[4] - off, x[5]) for x in part] if off else [(x[4], x[5]) for x in part]
+        n, err = st.append_sourced([(x[0], x[1], x[2]) for x in part], at)
         counts: dict[int, tuple[Any, int, int]] = {}
         for x in part[:n]:
             a = x[3]
