@@ -70,6 +70,10 @@ def _on_server(js: Any, what: str | None, ctx: Any) -> list[str]:
         from jetlink.core.kv import kv_statuses
 
         return [st.bucket for st in kv_statuses(js.streams())]
+    if what in _DR:
+        from jetlink.core.dr.readiness import dr_names
+
+        return list(getattr(dr_names(js.streams()), what))
     return []
 
 
@@ -140,14 +144,70 @@ def _links(found: Any) -> list[str]:
 
 
 def _mirror_topics(found: Any) -> list[str]:
+    ctx, dd, cl = found
+    return _mirror_topic_names(dd, cl, ctx.params.get("link"))
+
+
+def _mirror_topic_names(dd: Any, cl: Any, link: str | None) -> list[str]:
     from jetlink.core.clock import SystemClock
     from jetlink.core.kafka.mirrors import Mirrors
 
-    ctx, dd, cl = found
     if "links" not in cl.table_names():
         return []
-    link = ctx.params.get("link")
     return [m.mirror_topic_name for m in Mirrors(dd, cl.name, SystemClock()).list(link, None)]
+
+
+# The names the DR verbs take (core/dr/readiness.py ``DrNames``): mirrors to fail over, KV
+# mirror buckets, streams and buckets a promote or failover made (to fail back), and what
+# `dr check` checks.
+_DR = ("mirrors", "kv_mirrors", "promoted", "kv_promoted", "checked")
+
+
+def _dr(what: str) -> Callable[[Any], list[str]]:
+    def names(found: Any) -> list[str]:
+        from jetlink.core.dr.readiness import dr_names
+
+        _ctx, dd, cl = found
+        if cl.kind != "nats":
+            return []
+        return list(getattr(dr_names(_js(dd, cl).streams()), what))
+
+    return names
+
+
+def _dr_checked(ctx: Any, dd: Any) -> list[str]:
+    """`dr check NAME`: the mirrors and KV mirror buckets of the cluster given by
+    --cluster, else of every cluster of the data directory (dr check checks them all), and
+    the mirror topics of their links."""
+    from jetlink.cli.common import given as was_given
+
+    root = ctx.find_root()
+    given = root.params.get("cluster") if was_given(root, "cluster") else None
+    out: list[str] = []
+    for info in dd.clusters(create_local=False):
+        if given and info.name != given:
+            continue
+        try:
+            cl = dd.open(info.name, create_local=False)
+            if info.kind == "nats":
+                out += _dr("checked")((ctx, dd, cl))
+            else:
+                out += _mirror_topic_names(dd, cl, None)
+        except Exception:  # noqa: BLE001, S112 - a cluster that does not read offers nothing
+            continue
+    return out
+
+
+def dr_checked(ctx: typer.Context, incomplete: str) -> list[str]:
+    """`dr check NAME`: see :func:`_dr_checked` (a live server: its mirrors and KV mirror
+    buckets)."""
+    try:
+        with _backend(ctx) as backend:
+            found = backend.either(data_dir=lambda dd: _dr_checked(ctx, dd),
+                                   server=lambda js: _on_server(js, "checked", ctx))
+        return sorted(n for n in set(found) if n.startswith(incomplete))
+    except Exception:  # noqa: BLE001 - completion offers nothing rather than fail
+        return []
 
 
 streams = _offer(_streams, "streams")
@@ -157,6 +217,10 @@ topics = _offer(_topics)
 groups = _offer(_groups)
 links = _offer(_links)
 mirror_topics = _offer(_mirror_topics)
+mirror_streams = _offer(_dr("mirrors"), "mirrors")
+kv_mirror_buckets = _offer(_dr("kv_mirrors"), "kv_mirrors")
+promoted_streams = _offer(_dr("promoted"), "promoted")
+promoted_buckets = _offer(_dr("kv_promoted"), "kv_promoted")
 
 
 def clusters(ctx: typer.Context, incomplete: str) -> list[str]:

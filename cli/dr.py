@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from jetlink.cli import common
+from jetlink.cli import common, completion
 from jetlink.cli.app import App
 from jetlink.cli.options import DURATION, JsonOption
 from jetlink.cli.server_check import (
@@ -53,7 +53,7 @@ def check(
     names: Annotated[list[str] | None, typer.Argument(
         metavar="[NAME]...", help="Only these mirrors: STREAM, BUCKET (a KV mirror), "
         "LINK/TOPIC or TOPIC (a mirror topic); NAME@CLUSTER on the embedded engine.",
-        show_default=False)] = None,
+        show_default=False, autocompletion=completion.dr_checked)] = None,
     lag_warn: Annotated[int | None, _msgs(
         "Warn when the mirror is this many messages behind its origin or more.")] = None,
     lag_critical: Annotated[int | None, _msgs(

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
-from jetlink.cli import common
+from jetlink.cli import common, completion
 from jetlink.cli.app import App
 from jetlink.cli.common import usage
 from jetlink.cli.options import WAIT, JsonOption
@@ -152,7 +152,7 @@ def kafka_mirrors(
     link: Annotated[
         str | None,
         typer.Option("--link", "--links", metavar="LINK", help="The cluster link.",
-                     show_default=False),
+                     show_default=False, autocompletion=completion.links),
     ] = None,
     config: Annotated[
         list[str] | None,
@@ -248,7 +248,8 @@ def kafka_cluster_links(
     alter: Annotated[bool, _flag("Change --link's configs (links alter).", "--alter")] = False,
     link: Annotated[
         str | None,
-        typer.Option("--link", metavar="LINK", help="The cluster link.", show_default=False),
+        typer.Option("--link", metavar="LINK", help="The cluster link.", show_default=False,
+                     autocompletion=completion.links),
     ] = None,
     source_cluster: Annotated[
         str | None,

@@ -65,6 +65,15 @@ BucketArg = Annotated[
     str, typer.Argument(metavar="BUCKET", help="Bucket name.", show_default=False,
                         autocompletion=completion.buckets)
 ]
+# the DR verbs: kv promote / failover take a KV mirror, kv failback a bucket they promoted
+MirrorBucketArg = Annotated[
+    str, typer.Argument(metavar="BUCKET", help="Bucket name.", show_default=False,
+                        autocompletion=completion.kv_mirror_buckets)
+]
+PromotedBucketArg = Annotated[
+    str, typer.Argument(metavar="BUCKET", help="Bucket name.", show_default=False,
+                        autocompletion=completion.promoted_buckets)
+]
 KeyArg = Annotated[str, typer.Argument(metavar="KEY", help="Key.", show_default=False)]
 ValueArg = Annotated[
     str | None,
@@ -737,7 +746,7 @@ _KV_NO_CONSUMERS = typer.Option("--no-consumers", help="Do not place the origin'
 @kv_app.command("promote")
 def promote(
     ctx: typer.Context,
-    bucket: BucketArg,
+    bucket: MirrorBucketArg,
     force: Annotated[bool, force_option("Promote")] = False,
     dry_run: Annotated[bool, _KV_DRY_RUN] = False,
     no_consumers: Annotated[bool, _KV_NO_CONSUMERS] = False,
@@ -760,7 +769,7 @@ def promote(
 @kv_app.command("failover")
 def failover(
     ctx: typer.Context,
-    bucket: BucketArg,
+    bucket: MirrorBucketArg,
     force: Annotated[bool, force_option("Fail over")] = False,
     dry_run: Annotated[bool, _KV_DRY_RUN] = False,
     no_consumers: Annotated[bool, _KV_NO_CONSUMERS] = False,
@@ -779,7 +788,7 @@ def failover(
 @kv_app.command("failback")
 def failback(
     ctx: typer.Context,
-    bucket: BucketArg,
+    bucket: PromotedBucketArg,
     tail: Annotated[str | None, typer.Option(
         "--tail", metavar="parquet:PATH", help="The Parquet dataset the divergent tail is "
         "saved to. Default: ./failback-KV_<bucket>-<UTC time>, as the first run recorded it. "

@@ -32,7 +32,8 @@ mirrors_app = typer.Typer(
 mirrors_app.callback()(rest_callback)
 
 RestUrlOpt = Annotated[str | None, common.rest_url_option()]
-LinkOpt = Annotated[str, typer.Option("--link", "-l", metavar="LINK", help="The cluster link.")]
+LinkOpt = Annotated[str, typer.Option("--link", "-l", metavar="LINK", help="The cluster link.",
+                                      autocompletion=completion.links)]
 TopicsArg = Annotated[
     list[str] | None,
     typer.Argument(metavar="[TOPIC]...", help="Mirror topics (none: every mirror of --link).",
@@ -132,7 +133,8 @@ def create(
 def ls(
     ctx: typer.Context,
     link: Annotated[
-        str | None, typer.Option("--link", "-l", metavar="LINK", help="Only this link.")
+        str | None, typer.Option("--link", "-l", metavar="LINK", help="Only this link.",
+                                 autocompletion=completion.links)
     ] = None,
     mirror_status: Annotated[
         str | None,
@@ -180,7 +182,8 @@ def describe(
     ctx: typer.Context,
     topics: TopicsArg = None,
     link: Annotated[
-        str | None, typer.Option("--link", "-l", metavar="LINK", help="The cluster link.")
+        str | None, typer.Option("--link", "-l", metavar="LINK", help="The cluster link.",
+                                 autocompletion=completion.links)
     ] = None,
     pending_stopped_only: Annotated[
         bool, typer.Option("--pending-stopped-only", help="Only PENDING_STOPPED mirrors.")
@@ -253,14 +256,16 @@ def _alter(ctx: typer.Context, how: str, topics: list[str] | None, link: str,
             "data": [r.to_json() for r in results]}
 
     def human(a: App, _doc: Any) -> None:
-        if how in ("promote", "failover"):
+        mirrored = [n for n, r in zip(names, results, strict=True) if not r.not_mirrored]
+        if how in ("promote", "failover") and mirrored:
             output.line(a, f"Calculating max offset and ms lag for mirror topics: "
-                           f"[{', '.join(names)}]")
+                           f"[{', '.join(mirrored)}]")
             output.line(a, "Finished calculating max offset lag and max lag ms for mirror "
-                           f"topics: [{', '.join(names)}]")
+                           f"topics: [{', '.join(mirrored)}]")
         for r in results:
             if r.not_mirrored:
-                output.line(a, f"Topic '{r.mirror_topic_name}' is not mirrored")
+                output.line(a, f"Topic '{r.mirror_topic_name}' is not mirrored"
+                               + (f"; {r.hint}" if r.hint else ""))
             elif r.already_stopped:
                 output.line(a, f"Topic '{r.mirror_topic_name}' has already stopped its mirror "
                                f"from '{link}'")

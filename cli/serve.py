@@ -16,15 +16,18 @@ or write (like ssh with a private key). The socket is bound before the notice is
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from jetlink.cli import common, output
-from jetlink.cli.app import App
+from jetlink.cli.app import App, ExitCode
 from jetlink.cli.common import usage
 from jetlink.cli.options import DurationType, JsonOption
 
@@ -176,12 +179,12 @@ def serve(
 
     Listens on 127.0.0.1:8090 by default and prints the base URL on stderr (with --json,
     one JSON line {"url", "clusters"} on stdout) once the socket is listening; either URL
-    works as --rest-url of links / mirrors as printed. Runs until
-    interrupted. A host that is not a loopback address is refused unless --auth-token-file
-    is given (a name is judged by the address it binds); the token file must not be
-    readable by group or others. Requests run one at a time, in arrival order; the work of
-    a client that went away is dropped. A connection that does not send a whole request
-    within --request-timeout is closed.
+    works as --rest-url of links / mirrors as printed. Runs until stopped: SIGINT (Ctrl-C)
+    and SIGTERM stop it gracefully, exit status 130 and 0. A host that is not a loopback
+    address is refused unless --auth-token-file is given (a name is judged by the address it
+    binds); the token file must not be readable by group or others. Requests run one at a
+    time, in arrival order; the work of a client that went away is dropped. A connection
+    that does not send a whole request within --request-timeout is closed.
     """
     app = App.of(ctx)
     token = read_token(auth_token_file) if auth_token_file is not None else None
@@ -216,10 +219,37 @@ def serve(
                            f"{'bearer token required' if token else 'no authentication'}. "
                            "Stop with Ctrl-C.")
     try:
-        server.run(sockets=[sock])
+        with _stop_signals() as stops:
+            server.run(sockets=[sock])
     finally:
         rest_app.state.engine.close()
         sock.close()
+    if signal.SIGINT in stops:
+        raise typer.Exit(ExitCode.INTERRUPTED)  # Ctrl-C: interrupted, as every command
+
+
+@contextlib.contextmanager
+def _stop_signals() -> Iterator[list[int]]:
+    """The signals that stopped the server, in the order they came. uvicorn stops
+    gracefully on SIGINT and SIGTERM and then raises the signal again under the handler
+    that was in force before it ran: the default one would kill the process (SIGTERM: no
+    clean exit) or be ignored (SIGINT in a background job: exit 0). Handlers that only
+    record the signal are that handler here, so the command ends as documented: SIGINT
+    130, SIGTERM 0 (a service manager's stop, done cleanly)."""
+    import threading
+
+    stops: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield stops  # (signals reach the main thread only: uvicorn listens to none then)
+        return
+    wanted = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, lambda sig, _frame: stops.append(sig))
+                for sig in wanted}
+    try:
+        yield stops
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _server(rest_app: Any, max_connections: int, request_timeout: float) -> Any:

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from jetlink.cli import common, output
+from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import data_dir
 from jetlink.cli.options import JsonOption
@@ -41,7 +41,7 @@ def mirror_topic(
         "prefix); created when absent.")],
     link: Annotated[str, typer.Option(
         "--link", "-l", metavar="LINK", help="The cluster link (stored in --cluster, the "
-        "destination).")],
+        "destination).", autocompletion=completion.links)],
     failover: Annotated[bool, typer.Option(
         "--failover", help="Fail the mirror over after the copy and the offset sync "
         "(clamps reported).")] = False,

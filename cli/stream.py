@@ -909,7 +909,7 @@ def seal(
 
 MirrorArg = Annotated[
     str, typer.Argument(metavar="MIRROR", help="The mirror stream.", show_default=False,
-                        autocompletion=completion.streams)
+                        autocompletion=completion.mirror_streams)
 ]
 PromoteSubjectsOption = Annotated[
     list[str] | None,
@@ -1108,7 +1108,7 @@ def failback(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="STREAM", help="The stream a failover "
                                         "promoted.", show_default=False,
-                                        autocompletion=completion.streams)],
+                                        autocompletion=completion.promoted_streams)],
     tail: FailbackTailOption = None,
     switch: FailbackSwitchOption = False,
     force: Annotated[bool, force_option("Fail back")] = False,

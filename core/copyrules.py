@@ -29,10 +29,12 @@ driver-planned source job (sparkops/planned.py). The rules are nats-server 2.15'
   message; the bulk jobs cut each subject at once; the SQL path leaves a target with limits
   to the per-message path.
 - Refusals: the pump stalls at a message the target refuses (the publish path's error) and
-  retries it later. A bulk job carries no per-message state: it refuses up front the targets
-  whose rules need it (``bulk_target_refusal``) and the messages the pump would stall on or
-  keep state for, naming the first one: ``message <seq> of <origin> <why>`` with
-  ``REFUSED_TTL``, ``REFUSED_HEADERS``, ``REFUSED_ROLLUP``, ``refused_size``.
+  retries it later, except a mirror's own DiscardNew limits: those drop the message
+  (core/replication.py, as nats-server's processInboundMirrorMsg). A bulk job carries no
+  per-message state: it refuses up front the targets whose rules need it
+  (``bulk_target_refusal``) and the messages the pump would stall on or keep state for,
+  naming the first one: ``message <seq> of <origin> <why>`` with ``REFUSED_TTL``,
+  ``REFUSED_HEADERS``, ``REFUSED_ROLLUP``, ``refused_size``.
 """
 
 from __future__ import annotations
@@ -177,7 +179,7 @@ def bulk_target_refusal(d: StreamDef) -> str | None:
     if d.sealed:
         why = "the target is sealed"
     elif d.discard_new and (d.max_msgs or d.max_bytes or (d.max_per and d.discard_new_per)):
-        why = "the target's limits discard new messages (the pump stalls instead)"
+        why = "the target's limits discard new messages (the pump applies them one by one)"
     elif d.retention != "limits":
         why = f"the target's retention is {d.retention} (consumer interest decides storage)"
     elif d.allow_counter:

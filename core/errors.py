@@ -360,14 +360,22 @@ class NoStreamError(JetlinkError):
         self.subject = subject
 
 
+def did_you_mean(name: str, names: Any) -> str | None:
+    """"did you mean X?" with X the closest of ``names`` to ``name`` (difflib, ratio 0.6 or
+    more, ``name`` itself left out), None when none is close: the one suggestion rule of
+    every misspelt name (streams, consumers, clusters, mirrors, links, domains)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, [str(n) for n in names if str(n) != name], n=1,
+                                      cutoff=0.6)
+    return f"did you mean {close[0]}?" if close else None
+
+
 def not_found(err: JetlinkError, name: str, names: Any) -> JetlinkError:
     """``err`` (a not-found error, its description the real system's) with the name that
     was not found as its detail for people, and the closest of ``names`` when one is close
-    ("did you mean ..."); the JSON document stays the server's."""
-    import difflib
-
-    close = difflib.get_close_matches(name, [str(n) for n in names], n=1, cutoff=0.6)
-    hint = f"did you mean {close[0]}?" if close else None
+    (``did_you_mean``); the JSON document stays the server's."""
+    hint = did_you_mean(name, names)
     if name in err.description:  # already named ("cluster wset not found")
         err.detail = hint
     else:

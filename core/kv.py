@@ -311,6 +311,10 @@ class Clusters:
     def has_cluster(self, name: str) -> bool:
         return self.datadir.has_cluster(name)
 
+    def names(self) -> list[str]:
+        """The clusters of the data directory (what a misspelt one is compared with)."""
+        return list(self.datadir.cluster_names())
+
     def is_down(self, name: str) -> bool:
         return self.datadir.is_down(name)
 

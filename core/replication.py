@@ -88,6 +88,12 @@ SCHEMA_STEPS: list[list[str]] = [
             PRIMARY KEY (target_id, kind, iname)
         ) WITHOUT ROWID""",
     ],
+    [
+        # ``failed``: a mirror's messages dropped at a DiscardNew limit of the mirror (the
+        # server's clfs): its cursor is its last sequence plus these, and the next message
+        # it stores takes the mirror's next sequence (origin sequence - failed).
+        "ALTER TABLE repl_agreements ADD COLUMN failed INTEGER NOT NULL DEFAULT 0",
+    ],
 ]
 
 SS = H.STREAM_SOURCE
@@ -113,10 +119,12 @@ _REQUIRES_ACK_FC = {
     "mirror": (400, 10214, "stream mirror consumer requires flow control ack policy"),
     "source": (400, 10217, "stream source consumer requires flow control ack policy"),
 }
-# nats-server 2.15.1 reports a mirror stalled by the target's limits with no error (only its
-# log says why). jetlink shows the refusal in StreamInfo too, so that a stalled mirror is seen
-# where an operator looks (its mirror info carries the error while its lag grows); the
-# conformance suite records this as a documented divergence (mirror/discard-new-stalls).
+# A mirror refused by its own DiscardNew limits (max_msgs, max_bytes, max_msgs_per_subject)
+# does as nats-server 2.15.1's processInboundMirrorMsg: the message is consumed and dropped
+# (its mirror consumer has moved on; storeRawMsg's refusal only bumps the stream's clfs and
+# is logged), lag is the consumer's pending count, no error is reported. Any other refusal
+# (sealed, max_msg_size) stalls the mirror at that message; jetlink shows that one in the
+# mirror info (the server logs it and retries its consumer): STALL_ERROR_IN_INFO.
 STALL_ERROR_IN_INFO = True
 
 
@@ -694,9 +702,9 @@ def _prepare(clock: Clock, cl: Cluster, d: S.StreamDef, plans: list[_Agreement])
 
 # Row layout (a list, updated in place): see _ROW_COLS.
 _ROW_COLS = ("target_created", "origin_cluster", "origin", "origin_ident", "started", "cursor",
-             "seq", "lag", "last_seen", "error", "consumer", "consumer_auto")
+             "seq", "lag", "last_seen", "error", "consumer", "consumer_auto", "failed")
 (_R_CREATED, _R_OCL, _R_ORIGIN, _R_IDENT, _R_STARTED, _R_CURSOR, _R_SEQ, _R_LAG, _R_SEEN,
- _R_ERROR, _R_CONSUMER, _R_AUTO) = range(len(_ROW_COLS))
+ _R_ERROR, _R_CONSUMER, _R_AUTO, _R_FAILED) = range(len(_ROW_COLS))
 
 
 def _load_row(conn: sqlite3.Connection, d: S.StreamDef, a: _Agreement) -> list[Any] | None:
@@ -710,7 +718,7 @@ def _load_row(conn: sqlite3.Connection, d: S.StreamDef, a: _Agreement) -> list[A
 
 def _new_row(d: S.StreamDef, a: _Agreement) -> list[Any]:
     return [d.created_ns, a.origin_cluster, a.origin, "", 0, 0, 0, 0, 0, None, a.consumer,
-            int(a.consumer_auto)]
+            int(a.consumer_auto), 0]
 
 
 def _save_row(conn: sqlite3.Connection, d: S.StreamDef, a: _Agreement) -> None:
@@ -945,6 +953,7 @@ def _open(txn: Any, d: S.StreamDef, a: _Agreement) -> None:
         row = a.row = _new_row(d, a)
     if a.kind == "mirror" and _target_fresh(st):
         row[_R_STARTED] = 0  # a mirror that never held anything applies its start options
+        row[_R_FAILED] = 0
     if not row[_R_STARTED] or recreated:
         start = _initial_start(txn.conn, d, a, view, st, recreated)
         if a.consumer:
@@ -958,7 +967,8 @@ def _open(txn: Any, d: S.StreamDef, a: _Agreement) -> None:
     row[_R_IDENT] = ident
     row[_R_CONSUMER], row[_R_AUTO] = a.consumer, int(a.consumer_auto)
     if a.kind == "mirror":
-        row[_R_CURSOR] = st.last_seq  # a mirror resumes after its last sequence
+        # a mirror resumes after its last sequence and the messages its limits dropped
+        row[_R_CURSOR] = st.last_seq + row[_R_FAILED]
     row[_R_ERROR] = None
     a.read = True
 
@@ -1052,7 +1062,7 @@ def _store_all(txn: Any, st: Any, d: S.StreamDef, order: Iterable[tuple],
             hit = cache[subject] = (tsubj, tail, (tail + "\r\n\r\n").encode())
         tsubj = hit[0]
         if a.kind == "mirror":
-            if seq <= (run[-1][4] if run else st.last_seq):
+            if seq <= (run[-1][4] if run else st.last_seq + row[_R_FAILED]):
                 continue
             hdr = C.strip_lines(hdr, rules.strip_bytes)
             if lean and (hdr is None or not any(k in hdr for k in _LEAN_UNSAFE)):
@@ -1063,7 +1073,7 @@ def _store_all(txn: Any, st: Any, d: S.StreamDef, order: Iterable[tuple],
                 run = []
                 if a.stalled is not None:
                     continue
-            st.skip_to(seq - 1)  # origin gaps (deleted, expired, filtered out)
+            st.skip_to(seq - row[_R_FAILED] - 1)  # origin gaps (deleted, expired, filtered out)
             saved = txn.now
             txn.now = ts  # stored at the origin's timestamp
             try:
@@ -1071,8 +1081,12 @@ def _store_all(txn: Any, st: Any, d: S.StreamDef, order: Iterable[tuple],
             finally:
                 txn.now = saved
             if isinstance(r, ApiError):
+                if S.is_limit_refusal(r):
+                    _drop(a, seq)
+                    moved = True  # consumed: the cursor moved
+                    continue
                 a.stalled = r
-                row[_R_CURSOR] = st.last_seq
+                row[_R_CURSOR] = st.last_seq + row[_R_FAILED]
                 continue
             a.report.copied += 1
             row[_R_CURSOR] = seq
@@ -1117,14 +1131,21 @@ def _store_all(txn: Any, st: Any, d: S.StreamDef, order: Iterable[tuple],
 def _flush_run(st: Any, run: list[tuple]) -> bool:
     """Store a run of lean messages ``(subject, hdr, data, agreement, origin seq[, origin
     time])`` (mirrors give the time); an agreement refused at one message stalls and its
-    later messages in the run are left for a later step."""
+    later messages in the run are left for a later step. A mirror's message refused by its
+    DiscardNew limits is dropped (``_drop``) and the rest of the run goes on one by one (a
+    full mirror refuses each)."""
     moved = False
-    while run:
-        mirrored = len(run[0]) == 6
-        n, err = st.append_sourced([(x[0], x[1], x[2]) for x in run],
-                                   [(x[4], x[5]) for x in run] if mirrored else None)
+    i, one = 0, False
+    while i < len(run):
+        part = run[i:i + 1] if one else run[i:]
+        mirrored = len(part[0]) == 6
+        at = None
+        if mirrored:  # (a mirror is its target's one agreement: one offset for the run)
+            off = part[0][3].row[_R_FAILED]
+            at = [(x[4] - off, x[5]) for x in part] if off else [(x[4], x[5]) for x in part]
+        n, err = st.append_sourced([(x[0], x[1], x[2]) for x in part], at)
         counts: dict[int, tuple[Any, int, int]] = {}
-        for x in run[:n]:
+        for x in part[:n]:
             a = x[3]
             c = counts.get(id(a))
             counts[id(a)] = (a, (c[1] if c else 0) + 1, x[4])
@@ -1134,15 +1155,33 @@ def _flush_run(st: Any, run: list[tuple]) -> bool:
             if a.kind == "source":
                 a.row[_R_SEQ] = last
             moved = True
+        i += n
         if err is None:
+            if one:
+                continue
             break
-        bad = run[n][3]
+        bad = part[n][3]
+        if mirrored and S.is_limit_refusal(err):
+            _drop(bad, part[n][4])
+            i, one, moved = i + 1, True, True
+            continue
         bad.stalled = err
-        bad.last_attempt = run[n][4]
+        bad.last_attempt = part[n][4]
         if bad.kind == "mirror":
-            bad.row[_R_CURSOR] = st.last_seq
-        run = [x for x in run[n + 1:] if x[3] is not bad]
+            bad.row[_R_CURSOR] = st.last_seq + bad.row[_R_FAILED]
+        run, i, one = [x for x in run[i + 1:] if x[3] is not bad], 0, False
     return moved
+
+
+def _drop(a: _Agreement, seq: int) -> None:
+    """A mirror's message ``seq`` refused by the mirror's own DiscardNew limits: consumed and
+    dropped, as nats-server's processInboundMirrorMsg (its consumer has moved past it; the
+    stream's clfs counts it, so the next message stored takes the mirror's next sequence)."""
+    row = a.row
+    assert row is not None
+    row[_R_FAILED] += 1
+    row[_R_CURSOR] = seq
+    a.last_attempt = seq
 
 
 def _finish(a: _Agreement, now: int) -> None:
@@ -1232,8 +1271,9 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
         return None
     rules = a.rules
     assert rules is not None
-    if a.kind == "mirror" and (rules.transforms or rules.stream_transform is not None):
-        return None
+    if a.kind == "mirror" and (rules.transforms or rules.stream_transform is not None
+                               or a.row[_R_FAILED]):  # type: ignore[index]
+        return None  # (a mirror that dropped messages stores at shifted sequences)
     conn = txn.conn
     oid = a.od.id
     ofirst, olast, omsgs, obytes = conn.execute(
@@ -1726,6 +1766,7 @@ def seed_agreement(txn: Any, target_cluster: str, d: S.StreamDef, kind: str,
     row = _load_row(conn, d, a) or _new_row(d, a)
     if kind == "mirror":
         cur = last = st.last_seq
+        row[_R_FAILED] = 0  # a bulk job stores at the origin's sequences
     elif cursor is None:
         cur = last = _scan_source_headers(conn, d, a.iname)
     else:

@@ -52,6 +52,7 @@ from .streamstore.base import (
     _stored,
     expiry_due,
     hdr_sql,
+    is_limit_refusal,
     is_src_ref_sql,
     key_range,
     load_msg,
@@ -124,6 +125,7 @@ __all__ = [
     # re-exported from core/streamstore/base.py, besides the names above
     "expiry_due",
     "hdr_sql",
+    "is_limit_refusal",
     "is_src_ref_sql",
     "max_src_ref",
     "parse_msg_ttl",

@@ -134,6 +134,23 @@ def test_not_mirrored_and_missing_link_option(jl, world):
     assert east(jl, "mirrors", "promote", "orders").exit_code == 2
 
 
+def test_a_misspelt_mirror_topic_is_not_mirrored_with_a_suggestion_and_nothing_else(jl, world):
+    """No "Calculating ..." lines for a topic that is no mirror; the closest mirror topic of
+    the link is suggested (did_you_mean); the REST document stays Confluent's."""
+    ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
+    out = east(jl, "mirrors", "failover", "ordrs", "--link", "L")
+    assert (out.exit_code, out.stdout) == (
+        1, "Topic 'ordrs' is not mirrored; did you mean orders?\n")
+    far = east(jl, "mirrors", "promote", "zzz", "--link", "L")
+    assert (far.exit_code, far.stdout) == (1, "Topic 'zzz' is not mirrored\n")
+    d = json.loads(east(jl, "mirrors", "failover", "ordrs", "--link", "L", "-j").stdout)
+    assert d["data"] == [{"mirror_topic_name": "ordrs", "error_code": 42,
+                          "error_message": "Topic 'ordrs' is not mirrored", "mirror_lags": [],
+                          "clamps": []}]
+    both = east(jl, "mirrors", "pause", "ordrs", "orders", "--link", "L")
+    assert "Topic 'ordrs' is not mirrored; did you mean orders?\n" in both.stdout
+
+
 def test_replicate_reports_links(jl, world):
     ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
     d = doc(jl("replicate", "-j"))

@@ -189,6 +189,21 @@ def test_add_mirror_of_another_cluster(jl):
     assert same["config"]["mirror"] == info["config"]["mirror"]
 
 
+def test_a_misspelt_mirror_domain_is_created_with_a_warning_naming_the_cluster(jl):
+    """The server accepts a mirror whose origin's domain does not answer, so the stream is
+    created (exit 0); the warning on stderr names the cluster meant (did_you_mean)."""
+    west_orders(jl)
+    res = jl("stream", "add", "M3", "--mirror", "ORDERS", "--mirror-domain", "wset",
+             "--defaults", "-j")
+    assert res.exit_code == 0
+    assert doc(res)["config"]["mirror"] == {"name": "ORDERS",
+                                            "external": {"api": "$JS.wset.API", "deliver": ""}}
+    assert res.stderr == (
+        'jetlink: warning: stream not found: mirror origin "ORDERS" does not exist in cluster '
+        '"wset" (cluster "wset" is not in the data directory; did you mean west?): the server '
+        "accepts this, the stream waits for its origin\n")
+
+
 def test_a_publish_to_the_origin_is_in_the_mirror_when_pub_returns(jl):
     west_orders(jl)
     backup(jl)

@@ -35,6 +35,17 @@ def data(tmp_path_factory):
     jl("cluster", "add", "keast", "--kind", "kafka")
     jl("--cluster", "keast", "links", "create", "L", "--source-cluster", "kwest")
     jl("--cluster", "keast", "mirrors", "create", "orders", "--link", "L")
+    # east: what the DR verbs take (mirrors, a KV mirror, what a failover promoted) and a
+    # stream that is none of these
+    jl("cluster", "add", "east")
+    jl("--cluster", "west", "kv", "add", "CONFIG2")
+    jl("--cluster", "east", "stream", "add", "BACKUP", "--mirror", "ORDERS@local", "--defaults")
+    jl("--cluster", "east", "stream", "add", "GONE", "--mirror", "OTHER@local", "--defaults")
+    jl("--cluster", "east", "stream", "add", "PLAIN", "--subjects", "p.>", "--defaults")
+    jl("--cluster", "east", "kv", "add", "CONFIG", "--mirror", "CONFIG@local")
+    jl("--cluster", "east", "kv", "add", "CONFIG2", "--mirror", "CONFIG2@west")
+    jl("--cluster", "east", "stream", "failover", "GONE", "-f")
+    jl("--cluster", "east", "kv", "failover", "CONFIG2", "-f")
     return d
 
 
@@ -48,18 +59,33 @@ def bash(line):
 @pytest.mark.parametrize(("line", "expected"), [
     ("stream info ", ["CONFIG", "ORDERS", "OTHER"]) ,
     ("stream info O", ["ORDERS", "OTHER"]),
-    ("stream promote OR", ["ORDERS"]),
-    ("--cluster west stream info ", ["WEST_ONLY"]),
+    ("--cluster west stream info ", ["KV_CONFIG2", "WEST_ONLY"]),
     ("consumer info ORDERS ", ["audit", "billing"]),
     ("consumer next ORDERS b", ["billing"]),
     ("kv get ", ["CONFIG"]),
     ("--cluster kwest topic describe ", ["orders", "returns"]),
     ("--cluster kwest group describe ", ["billing"]),
-    ("--cluster ", ["keast", "kwest", "local", "west"]),
+    ("--cluster ", ["east", "keast", "kwest", "local", "west"]),
     ("--cluster keast mirrors describe ", ["orders"]),
     ("--cluster keast mirrors pause --link L o", ["orders"]),
     ("--cluster keast links describe ", ["L"]),
     ("cluster down w", ["west"]),
+    # the DR verbs: only what each takes
+    ("--cluster east stream info ", ["BACKUP", "GONE", "KV_CONFIG", "KV_CONFIG2", "PLAIN"]),
+    ("--cluster east stream failover ", ["BACKUP"]),
+    ("--cluster east stream promote B", ["BACKUP"]),
+    ("stream failover ", []),
+    ("--cluster east stream failback ", ["GONE"]),
+    ("--cluster east kv promote ", ["CONFIG"]),
+    ("--cluster east kv failover ", ["CONFIG"]),
+    ("--cluster east kv failback ", ["CONFIG2"]),
+    ("dr check ", ["BACKUP", "CONFIG", "orders"]),
+    ("--cluster east dr check ", ["BACKUP", "CONFIG"]),
+    ("--cluster keast dr check ", ["orders"]),
+    ("--cluster keast mirrors failover --link ", ["L"]),
+    ("--cluster keast mirrors failover --link L ", ["orders"]),
+    ("--cluster keast mirrors promote -l ", ["L"]),
+    ("--cluster keast mirrors ls --link ", ["L"]),
 ])
 def test_bash_completes_names(data, line, expected):
     got = bash(f"jetlink --data-dir {data} {line}")

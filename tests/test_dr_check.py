@@ -242,13 +242,28 @@ def test_the_clamps_a_failover_would_make_are_listed(world):
 
 
 def test_a_stalled_mirror_is_critical_with_its_error(world):
+    ok(east(world, "stream", "add", "SMALL", "--mirror", "ORDERS@west", "--defaults"))
+    ok(east(world, "stream", "seal", "SMALL", "-f"))
+    ok(world("--cluster", "west", "pub", "orders.new", "three"))
+    line = nagios(world("dr", "check", "SMALL"), 2)
+    assert line.startswith("CRITICAL dr Crit:SMALL@east: Mirror failing: invalid operation on "
+                           "sealed stream Warn:")
+    assert "OK:SMALL@east: Origin ORDERS in cluster west answers" in line
+
+
+def test_a_mirror_at_its_own_discard_new_limit_is_not_failing(world):
+    """As nats-server (stream.go processInboundMirrorMsg): a mirror whose own max_msgs with
+    discard new refuses the origin's messages drops them, with no error; dr check grades
+    the messages it lacks as its lag, not as a failing mirror."""
     ok(east(world, "stream", "add", "SMALL", "--mirror", "ORDERS@west", "--defaults",
             "--max-msgs", "1", "--discard", "new"))
     ok(world("--cluster", "west", "pub", "orders.new", "three"))
-    line = nagios(world("dr", "check", "SMALL"), 2)
-    assert line.startswith("CRITICAL dr Crit:SMALL@east: Mirror failing: maximum messages "
-                           "exceeded Warn:")
-    assert "OK:SMALL@east: Origin ORDERS in cluster west answers" in line
+    info = doc(east(world, "stream", "info", "SMALL", "-j"))
+    assert info["state"]["messages"] == 1
+    assert info["mirror"]["lag"] == 0 and "error" not in info["mirror"]
+    line = nagios(world("dr", "check", "SMALL", "--lag-critical", "1"), 2)
+    assert line.startswith("CRITICAL dr Crit:SMALL@east: Lag 2 Warn:"), line
+    assert "Mirror failing" not in line
 
 
 def test_kv_mirrors_by_their_bucket_names(jl):
@@ -326,3 +341,13 @@ def test_kafka_mirror_topics(jl, links):
     west.produce("orders", [(None, b"z"), (None, b"w")], partition=0)
     line = nagios(jl("dr", "check", "L/orders", "--lag-critical", "1"), 2)
     assert "Crit:L/orders@east: Lag 2 Warn:L/orders@east: Mirror paused" in line
+
+
+def test_a_misspelt_mirror_name_gets_a_suggestion(world):
+    """``dr check ORDERS_ESAT`` names the mirror it was probably meant for, with the one
+    suggestion rule of the tool (core/errors.py did_you_mean)."""
+    ok(east(world, "stream", "add", "ORDERS_EAST", "--mirror", "ORDERS@west", "--defaults"))
+    assert nagios(world("dr", "check", "ORDERS_ESAT"), 2) == (
+        "CRITICAL dr Crit:ORDERS_ESAT: no mirror named ORDERS_ESAT (no mirror stream, KV "
+        "mirror bucket or mirror topic of that name); did you mean ORDERS_EAST? | mirrors=1 "
+        "mirrors_critical=1 mirrors_warning=0")

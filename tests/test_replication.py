@@ -250,34 +250,39 @@ def test_mirror_start_options_only_while_empty(world):
     assert [r[0] for r in rows(js, "M")] == [6]
 
 
-def test_mirror_stall_at_discard_new_then_resume(world):
+def test_mirror_at_its_discard_new_limit_drops_as_the_server(world):
+    """nats-server 2.15.1 (stream.go processInboundMirrorMsg): a message the mirror's own
+    DiscardNew limit refuses is consumed and dropped (the server bumps its clfs and logs it),
+    no error in the mirror info, lag the consumer's pending count; once there is room the
+    next message takes the mirror's next sequence (measured: origin 6 stored as mirror 3)."""
     js = world.js()
     js.add_stream(O)
     js.add_stream(mirror(max_msgs=2, discard="new"))
     world.run(PUB5)
     reports = world.pump()
     rep = next(r for r in reports if r.target == "M")
-    assert (rep.copied, rep.stalled, rep.error) == (2, True, "maximum messages exceeded")
+    assert (rep.copied, rep.stalled, rep.error, rep.lag, rep.seq) == (2, False, None, 0, 5)
     st = state(js, "M")
     assert (st["messages"], st["last_seq"]) == (2, 2)
     info = js.stream_info("M").to_json()["mirror"]
-    # the server's lag: pending after the message it could not store (3), minus one
-    # the stall shows as an error in the mirror info (the server only logs it)
-    assert info["lag"] == 1
-    assert info["error"] == {
-        "code": 503, "err_code": 10077, "description": "maximum messages exceeded"
-    }
+    assert info["lag"] == 0 and "error" not in info
     js.publish("o.f", b"6")
     js.publish("o.g", b"7")
     world.pump()
-    assert js.stream_info("M").to_json()["mirror"]["lag"] == 3  # lag grows while stalled
+    info = js.stream_info("M").to_json()["mirror"]
+    assert info["lag"] == 0 and "error" not in info
     assert state(js, "O")["messages"] == 7  # nothing lost at the origin
     js.update_stream(mirror(max_msgs=100, discard="new"))
-    reports = world.pump()
-    assert [r for r in reports if r.target == "M"][0].copied == 5
-    assert [r[0] for r in rows(js, "M")] == [1, 2, 3, 4, 5, 6, 7]
-    resumed = js.stream_info("M").to_json()["mirror"]
-    assert resumed["lag"] == 0 and "error" not in resumed  # the error clears on resume
+    world.pump()
+    assert [r[0] for r in rows(js, "M")] == [1, 2]  # the dropped ones are not fetched again
+    js.publish("o.h", b"8")
+    world.pump()
+    got = rows(js, "M")
+    assert [(r[0], r[1]) for r in got] == [(1, "o.a"), (2, "o.b"), (3, "o.h")]
+    assert js.stream_info("M").to_json()["mirror"]["lag"] == 0
+    js.publish("o.i", b"9")
+    world.pump()
+    assert [(r[0], r[1]) for r in rows(js, "M")][-1] == (4, "o.i")
 
 
 # --- sources ---------------------------------------------------------------------------------

@@ -14,12 +14,14 @@ import json
 import os
 import queue
 import re
+import signal
 import subprocess
 import sys
 import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -52,7 +54,8 @@ def server_env(tmp: Path) -> dict[str, str]:
 class Server:
     """A ``jetlink serve`` subprocess: ``url`` is its base (``http://127.0.0.1:P``)."""
 
-    def __init__(self, data: Path, tmp: Path, *args: str, json_line: bool = True) -> None:
+    def __init__(self, data: Path, tmp: Path, *args: str, json_line: bool = True,
+                 **popen: Any) -> None:
         self.data = data
         self.err_path = tmp / f"serve-{os.getpid()}-{time.monotonic_ns()}.err"
         self._err = open(self.err_path, "w")  # noqa: SIM115 - closed in stop()
@@ -60,6 +63,7 @@ class Server:
             [sys.executable, "-m", "jetlink.cli.main", "--data-dir", str(data), "serve",
              "--port", "0", *(["-j"] if json_line else []), *args],
             stdout=subprocess.PIPE, stderr=self._err, text=True, env=server_env(tmp),
+            **popen,
         )
         self.announced: dict | None = None
         try:
@@ -720,3 +724,51 @@ def test_json_number_past_any_range_is_a_400(rest):
                       content=b'{"value": ' + BIG.encode() + b"}")
     error(r, 400, 400, "Request body is not valid JSON: a number of 5,000 digits (more than "
                        "4,300, past any value a field takes)")
+
+
+# -- stopping ------------------------------------------------------------------------------------
+STOP_DEADLINE = 30.0  # generous: the stop itself takes about a second (STOP_GRACE)
+
+
+def _stopped_by(tmp_path: Path, sig: int, **popen: Any) -> tuple[int, str]:
+    """A served request, then ``sig``: the exit status and stderr of `jetlink serve`."""
+    data = tmp_path / "data"
+    dd = DataDir(data)
+    dd.add_cluster("kwest", "kafka")
+    dd.close()
+    server = Server(data, tmp_path, **popen)
+    try:
+        assert httpx.get(server.url + "/kafka/v3/clusters/kwest/links", timeout=10
+                         ).status_code == 200
+        server.proc.send_signal(sig)
+        try:
+            code = server.proc.wait(STOP_DEADLINE)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"serve still running {STOP_DEADLINE}s after {sig!r}: "
+                                 f"{server.stderr()}") from None
+        return code, server.stderr()
+    finally:
+        server.stop()
+
+
+def test_sigterm_stops_serve_gracefully_with_status_0(tmp_path):
+    """systemctl stop / docker stop send SIGTERM: the same graceful stop as Ctrl-C, and the
+    status of a clean stop (docs/serve.md)."""
+    code, err = _stopped_by(tmp_path, signal.SIGTERM)
+    assert code == 0, (code, err)
+    assert "Traceback" not in err and "Error" not in err, err
+
+
+def test_sigint_stops_serve_with_status_130(tmp_path):
+    code, err = _stopped_by(tmp_path, signal.SIGINT)
+    assert code == 130, (code, err)
+    assert "Traceback" not in err, err
+
+
+def test_sigint_stops_serve_with_status_130_from_a_background_job(tmp_path):
+    """A shell starts a background job with SIGINT ignored; `kill -INT` still stops the
+    server (uvicorn listens to it) and the status is the documented 130."""
+    code, err = _stopped_by(tmp_path, signal.SIGINT,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert code == 130, (code, err)
+    assert "Traceback" not in err, err

@@ -30,7 +30,7 @@ compares with the stored config (10058): the decoder records which lists were gi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, Self, TypeVar
 
 from ..errors import ApiError, JetlinkError, invalid_config, nats_error
@@ -932,13 +932,19 @@ def drop_path(doc: dict, path: str) -> bool:
 
 
 def missing_origin_text(described: str, cluster: str, cluster_known: bool,
-                        where: str = "declared", kind: str = "cluster") -> str:
+                        where: str = "declared", kind: str = "cluster",
+                        known: Iterable[str] = ()) -> str:
     """The one wording of a mirror's or source's origin that is not there, for ``validate``,
     ``apply`` and ``stream add`` alike: a warning, since the server accepts such a stream
     (its mirror or source waits for the origin). ``described``: ``mirror origin "O"``,
-    ``source "S"``, ``origin bucket "B" (stream KV_B)``..."""
+    ``source "S"``, ``origin bucket "B" (stream KV_B)``... An unknown cluster close to one
+    of ``known`` gets the suggestion (core/errors.py ``did_you_mean``)."""
+    from ..errors import did_you_mean
+
     text = nats_error("StreamNotFound").description
-    note = "" if cluster_known else f' ({kind} "{cluster}" is not {where})'
+    hint = None if cluster_known else did_you_mean(cluster, known)
+    note = "" if cluster_known else (f' ({kind} "{cluster}" is not {where}'
+                                     + (f"; {hint}" if hint else "") + ")")
     return (f'{text}: {described} does not exist in {kind} "{cluster}"{note}: '
             "the server accepts this, the stream waits for its origin")
 
@@ -962,7 +968,7 @@ def origin_warnings(cfg: StreamConfig, cluster: str, clusters: Any) -> list[str]
         described = f'{what} "{src.name}"'
         if not clusters.has_cluster(where):
             out.append(missing_origin_text(described, where, False, "in the data directory",
-                                           kind))
+                                           kind, clusters.names()))
             continue
         if clusters.is_down(where):
             continue

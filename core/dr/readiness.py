@@ -44,12 +44,12 @@ reports a stream it cannot load.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..durations import MS, SECOND, format_duration
-from ..errors import JetlinkError, UsageError
+from ..errors import JetlinkError, UsageError, did_you_mean
 from ..monitor.render import FORMATS, nagios, prometheus, render_json, text
 from ..monitor.result import EXIT_CODES, PerfDataItem, Result, Status, reason
 from ..monitor.thresholds import ThresholdError, _kind, _Thresholds
@@ -60,8 +60,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store import DataDir
     from .positions import MirrorPositions, PositionStore
 
-__all__ = ["CHECK", "DEFAULT_NAMESPACE", "DrThresholds", "MirrorReadiness", "Readiness",
-           "check_readiness", "check_topics"]
+__all__ = ["CHECK", "DEFAULT_NAMESPACE", "DrNames", "DrThresholds", "MirrorReadiness",
+           "Readiness", "check_readiness", "check_topics", "dr_names", "mirror_kind"]
 
 CHECK = "dr"
 #: the Prometheus namespace of ``dr check`` (its ``--namespace``)
@@ -294,6 +294,66 @@ def _is_kv_mirror(cfg: Any) -> bool:
     return m is not None and m.name.startswith("KV_")
 
 
+def mirror_kind(cfg: Any) -> str | None:
+    """What fails a mirror stream over: ``"stream"`` (stream promote / failover), ``"kv"``
+    (a KV mirror: kv promote / failover), None (no mirror, or one of jetlink's own)."""
+    from .positions import is_jetlink_own
+
+    if cfg.mirror is None or is_jetlink_own(cfg.name):
+        return None
+    return "kv" if _is_kv_mirror(cfg) else "stream"
+
+
+@dataclass
+class DrNames:
+    """The names the DR verbs take on one site, from its StreamInfos (:func:`dr_names`):
+    what shell completion offers."""
+
+    mirrors: list[str] = field(default_factory=list)  # stream promote / failover
+    kv_mirrors: list[str] = field(default_factory=list)  # kv promote / failover (buckets)
+    promoted: list[str] = field(default_factory=list)  # stream failback
+    kv_promoted: list[str] = field(default_factory=list)  # kv failback (buckets)
+
+    @property
+    def checked(self) -> list[str]:
+        """What `dr check NAME` takes of these: mirror streams and KV mirror buckets."""
+        return self.mirrors + self.kv_mirrors
+
+
+def dr_names(infos: Iterable[Any]) -> DrNames:
+    """The mirrors (by :func:`mirror_kind`) and the streams a promote or failover made
+    (their ``PROMOTED_KEY`` metadata, core/dr/rules.py), KV ones by bucket name."""
+    import json
+
+    from ..config.stream import StreamSource
+    from ..kv import bucket_of_stream
+    from .rules import PROMOTED_KEY
+
+    out = DrNames()
+    for info in infos:
+        cfg = info.config
+        bucket = bucket_of_stream(cfg.name) or cfg.name
+        kind = mirror_kind(cfg)
+        if kind is not None:
+            if kind == "kv":
+                out.kv_mirrors.append(bucket)
+            else:
+                out.mirrors.append(cfg.name)
+            continue
+        text = (cfg.metadata or {}).get(PROMOTED_KEY)
+        if not text:
+            continue
+        try:
+            was = StreamSource.from_json(json.loads(text)["mirror"], strict=False)
+        except (ValueError, KeyError, TypeError, JetlinkError):
+            continue
+        if was.name.startswith("KV_"):
+            out.kv_promoted.append(bucket)
+        else:
+            out.promoted.append(cfg.name)
+    return out
+
+
 def _check_nats(site: Any, info: Any, shown: str, kind: str, cluster: str,
                 records: _Records, topology: Any, flags: Mapping[str, Any]
                 ) -> MirrorReadiness:
@@ -448,7 +508,6 @@ def _check_nats(site: Any, info: Any, shown: str, kind: str, cluster: str,
 def _nats_mirrors(backend: Backend, cluster: str | None, label: str, names: _Names,
                   topology: Any, flags: Mapping[str, Any]) -> list[MirrorReadiness]:
     from ..kv import bucket_of_stream
-    from .positions import is_jetlink_own
 
     site = _OnceSite(backend.site(cluster))
     records = _Records(backend.positions(cluster))
@@ -457,9 +516,9 @@ def _nats_mirrors(backend: Backend, cluster: str | None, label: str, names: _Nam
     for info in site.js.streams():
         cfg = info.config
         names.seen_stream(cfg.name, suffix)
-        if cfg.mirror is None or is_jetlink_own(cfg.name):
+        kind = mirror_kind(cfg)
+        if kind is None:
             continue
-        kind = "kv" if _is_kv_mirror(cfg) else "stream"
         shown = cfg.name
         if kind == "kv":
             shown = bucket_of_stream(cfg.name) or cfg.name
@@ -588,6 +647,7 @@ class _Names:
         self.names = list(dict.fromkeys(names))
         self.found: set[str] = set()
         self.streams: set[str] = set()  # streams seen (a name that is one, not a mirror)
+        self.mirrors: set[str] = set()  # the names mirrors answer to (for a suggestion)
 
     def seen_stream(self, name: str, suffix: str) -> None:
         if self.names:
@@ -602,6 +662,7 @@ class _Names:
             if "/" in a:
                 forms.add(a.split("/", 1)[1])
                 forms.add(a.split("/", 1)[1].split("@")[0])
+        self.mirrors.update(forms)
         hit = [n for n in self.names if n in forms]
         self.found.update(hit)
         return bool(hit)
@@ -615,8 +676,9 @@ class _Names:
             if name in self.streams:
                 result.critical("not mirrored")
             else:
+                hint = did_you_mean(name, sorted(self.mirrors))
                 result.critical(f"no mirror named {name} (no mirror stream, KV mirror bucket "
-                                "or mirror topic of that name)")
+                                "or mirror topic of that name)" + (f"; {hint}" if hint else ""))
             out.append(MirrorReadiness(name, "", "", result))
         return out
 

@@ -216,6 +216,7 @@ class AlterResult:
     clamps: list[Clamp] = field(default_factory=list)
     already_stopped: bool = False
     not_mirrored: bool = False
+    hint: str | None = None  # for people ("did you mean ...?"); not in the REST document
 
     @property
     def ok(self) -> bool:

@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..errors import did_you_mean
 from .errors import KafkaError
 from .mirror_copy import pending_offsets, sync_configs, write_offsets
 from .mirror_model import (
@@ -86,6 +87,15 @@ def _select(m: Mirrors, topics: Sequence[str], link: str) -> list[tuple[str, tup
     return [(t, rows.get(t)) for t in names]
 
 
+def _not_mirrored(m: Mirrors, res: AlterResult, link: str) -> None:
+    """``res`` as the result of a topic that is no mirror topic of ``link``, with the
+    closest of the link's mirror topics as a hint for people (did_you_mean)."""
+    res.not_mirrored = True
+    res.error_code = code_of("INVALID_REQUEST")
+    res.error_message = not_mirrored_message(res.mirror_topic_name)
+    res.hint = did_you_mean(res.mirror_topic_name, [r[0] for r in m._rows(link)])
+
+
 def pause(m: Mirrors, topics: Sequence[str], link: str, *, dry_run: bool = False
           ) -> list[AlterResult]:
     return _set_paused(m, topics, link, True, dry_run)
@@ -102,9 +112,7 @@ def _set_paused(m: Mirrors, topics: Sequence[str], link: str, paused: bool, dry_
     for name, row in _select(m, topics, link):
         res = AlterResult(name)
         if row is None:
-            res.error_code, res.error_message = code_of("INVALID_REQUEST"), \
-                not_mirrored_message(name)
-            res.not_mirrored = True
+            _not_mirrored(m, res, link)
         elif row[3] in (STOPPED, PENDING_STOPPED, FAILED):
             res.error_code = code_of("INVALID_REQUEST")
             res.error_message = (f"Topic '{name}' is {row[3]}: only an active or paused "
@@ -140,9 +148,7 @@ def _stop(m: Mirrors, topics: Sequence[str], link: str, how: str, dry_run: bool,
         res = AlterResult(name)
         out.append(res)
         if row is None:
-            res.not_mirrored = True
-            res.error_code = code_of("INVALID_REQUEST")
-            res.error_message = not_mirrored_message(name)
+            _not_mirrored(m, res, link)
             continue
         if row[3] == STOPPED:
             res.already_stopped = True

@@ -1240,6 +1240,9 @@ class LiveDomains:
     def has_cluster(self, name: str) -> bool:
         return True  # a domain that does not answer is the API's own error
 
+    def names(self) -> list[str]:
+        return []  # a server does not list the domains it reaches
+
     def is_down(self, name: str) -> bool:
         return False
 

@@ -30,7 +30,10 @@ from . import counters
 from . import schedules as _sched
 from .base import (
     _SECOND,
+    MAX_BYTES_REFUSED,
     MAX_HEADER_SIZE,
+    MAX_MSGS_REFUSED,
+    MAX_PER_SUBJECT_REFUSED,
     MAX_SEQ,
     _as_uint64,
     _blen,
@@ -368,12 +371,12 @@ class StreamAppend(StreamOverlay):
             if max_per and psmc > max_per:
                 if d.discard_new_per and not rollup_hdr:
                     return _detailed(nats_error("StreamStoreFailed",
-                                                err="maximum messages per subject exceeded"),
+                                                err=MAX_PER_SUBJECT_REFUSED),
                                      f"max_msgs_per_subject = {max_per:,} (discard new per "
                                      f"subject): subject {clip(subject)} holds {count:,}")
                 asl = True
             if d.max_msgs and self.msgs >= d.max_msgs and not asl:
-                return _detailed(nats_error("StreamStoreFailed", err="maximum messages exceeded"),
+                return _detailed(nats_error("StreamStoreFailed", err=MAX_MSGS_REFUSED),
                                  f"max_msgs = {d.max_msgs:,} (discard new): the stream holds "
                                  f"{self.msgs:,}")
             if d.max_bytes and self.bytes + size > d.max_bytes:
@@ -381,7 +384,7 @@ class StreamAppend(StreamOverlay):
                 oldest = self._node(s.first) if asl else None
                 if oldest is None or oldest[1] < size:
                     return _detailed(
-                        nats_error("StreamStoreFailed", err="maximum bytes exceeded"),
+                        nats_error("StreamStoreFailed", err=MAX_BYTES_REFUSED),
                         f"max_bytes = {d.max_bytes:,} (discard new): the stream holds "
                         f"{self.bytes:,} bytes, the message needs {size:,}")
 

@@ -58,6 +58,21 @@ def key_range(stream_id: int) -> tuple[int, int]:
     return base, base | MAX_SEQ
 
 
+# --- the store's discard-new refusals ----------------------------------------------------------
+# The errors ``storeRawMsg`` refuses a message with when a DiscardNew limit is met (the
+# server's ErrMaxMsgs, ErrMaxBytes, ErrMaxMsgsPerSubject), as StreamStoreFailed (10077) texts.
+MAX_MSGS_REFUSED = "maximum messages exceeded"
+MAX_BYTES_REFUSED = "maximum bytes exceeded"
+MAX_PER_SUBJECT_REFUSED = "maximum messages per subject exceeded"
+_LIMIT_REFUSALS = frozenset((MAX_MSGS_REFUSED, MAX_BYTES_REFUSED, MAX_PER_SUBJECT_REFUSED))
+
+
+def is_limit_refusal(err: ApiError) -> bool:
+    """Whether ``err`` is the store refusing a message at a DiscardNew limit (a mirror drops
+    such a message: core/replication.py)."""
+    return err.err_code == 10077 and err.description in _LIMIT_REFUSALS
+
+
 # --- byte accounting (what the server reports as state.bytes) -----------------------------
 # file store: record length(4) + seq(8) + ts(8) + subject length(2) + subject + message + hash(8)
 #             and, when there are headers, header length(4) + headers.

@@ -327,7 +327,8 @@ def _check_origins(topo: Topology, add, add_error) -> None:
                 topo.warnings.append(Problem(
                     obj.file, obj.label, _field_for(obj, f"{origin.field}.name"), err_code,
                     missing_origin_text(_describe_origin(obj, origin), origin.cluster,
-                                        not topo.clusters or origin.cluster in topo.clusters),
+                                        not topo.clusters or origin.cluster in topo.clusters,
+                                        known=topo.clusters),
                 ))
                 continue
             if target.config is None:

@@ -374,10 +374,16 @@ def test_completion_follows_the_live_target(live, tmp_path):
     assert bash(f"{base} -s {live.url} stream info ") == ["SRV_ORDERS", "SRV_OTHER"]
     assert bash(f"{base} -s {live.url} stream info SRV_O") == ["SRV_ORDERS", "SRV_OTHER"]
     assert bash(f"{base} -s {live.url} consumer info SRV_ORDERS ") == ["srvbill"]
+    # the DR verbs offer what they take: a mirror, not every stream
+    c.stream_create({"name": "SRV_MIRROR", "mirror": {"name": "SRV_ORDERS"}})
+    assert bash(f"{base} -s {live.url} stream failover ") == ["SRV_MIRROR"]
+    assert bash(f"{base} -s {live.url} dr check ") == ["SRV_MIRROR"]
+    assert bash(f"{base} -s {live.url} stream failback ") == []
     ctx_dir = tmp_path / "config" / "nats" / "context"
     ctx_dir.mkdir(parents=True)
     (ctx_dir / "here.json").write_text(json.dumps({"url": live.url}))
-    assert bash(f"{base} --nats-context here stream info ") == ["SRV_ORDERS", "SRV_OTHER"]
+    assert bash(f"{base} --nats-context here stream info ") == [
+        "SRV_MIRROR", "SRV_ORDERS", "SRV_OTHER"]
     with socket.socket() as s:  # a port nobody answers on
         s.bind(("127.0.0.1", 0))
         dead = s.getsockname()[1]

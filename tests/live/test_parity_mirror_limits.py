@@ -1,0 +1,160 @@
+"""Parity of a mirror blocked by its own limits: the same CLI invocations on the embedded
+engine and on nats-server 2.15.1, outputs compared (the runner and masks of
+tests/live/test_parity.py).
+
+nats-server's processInboundMirrorMsg (stream.go) moves its mirror consumer past a message
+the mirror's own DiscardNew limit refuses (storeRawMsg's ErrMaxMsgs / ErrMaxBytes /
+ErrMaxMsgsPerSubject only bump the stream's clfs and go to the log): the mirror reports no
+error, its lag is the consumer's pending count (0 once caught up), and a message stored
+once there is room takes the mirror's next sequence. SCRIPT is the case of a mirror with
+``max_msgs 100`` and ``discard new`` full, its origin running ahead one message at a time,
+then room made for one more.
+
+(The server drops message by message only when each arrives on its own: a refusal inside a
+burst makes processMirrorMsgs discard the rest of that burst, and its consumer then retries
+forever, lag frozen. docs/replication.md says so; the script publishes one at a time.)
+
+A step ``@settle STREAM N`` waits on the live server until the mirror STREAM holds N
+messages with lag 0; it is not compared.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import time
+from typing import Any
+
+import pytest
+from helpers import runner
+
+from jetlink.cli.main import app
+from live.parity import (
+    NoServer,
+    parity_env,
+    step,
+)
+from live.test_parity import _mask_doc, _mask_text
+
+pytestmark = pytest.mark.live
+
+SCRIPT: list[str] = [
+    "stream add ORIGIN --subjects o.> --defaults",
+    "pub o.{{Count}} x --count 100",
+    "stream add BLOCKED --mirror ORIGIN --max-msgs 100 --discard new --defaults",
+    "@settle BLOCKED 100",
+    # the mirror's own limit refuses these: each is dropped, not an error
+    "pub o.over one",
+    "stream info BLOCKED -j",
+    "server check stream --stream BLOCKED",
+    "server check stream --stream BLOCKED --lag-critical 1 -j",
+    "pub o.over two",
+    "stream info BLOCKED -j",
+    "server check stream --stream BLOCKED --lag-critical 1",
+    "stream info ORIGIN -j",
+    # room for one more: the next origin message takes the mirror's next sequence
+    "stream edit BLOCKED --max-msgs 101 -f -j",
+    "pub o.last y",
+    "@settle BLOCKED 101",
+    "stream get BLOCKED 101 -j",
+    "stream info BLOCKED -j",
+    "server check stream --stream BLOCKED",
+]
+
+SETTLE_DEADLINE = 30.0
+
+
+_ACTIVE = re.compile(r"\bactive=\d+(\.\d+)?s\b")
+
+
+def _mask(value: Any) -> Any:
+    """test_parity's masks, and a mirror's ``active`` (ns since the origin was last heard;
+    a check's perf data gives it in seconds)."""
+    value = _mask_doc(value)
+    if isinstance(value, dict):
+        if value.get("name") == "active" and "value" in value:
+            return {**value, "value": "<volatile>"}
+        return {k: ("<volatile>" if k == "active" else _mask(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask(v) for v in value]
+    return value
+
+
+def _text(where: str) -> Any:
+    return lambda t: _ACTIVE.sub("active=<s>", _mask_text(t, where))
+
+
+def _settle(prefix: list[str], stream: str, n: int) -> None:
+    """Wait until mirror ``stream`` holds ``n`` messages and reports lag 0; fail saying what
+    it saw when it does not within SETTLE_DEADLINE."""
+    deadline = time.monotonic() + SETTLE_DEADLINE
+    seen: Any = None
+    while True:
+        res = runner.invoke(app, [*prefix, "stream", "info", stream, "-j"], prog_name="jetlink")
+        try:
+            info = json.loads(res.stdout)
+            seen = (info["state"]["messages"], info["mirror"])
+            if seen[0] == n and seen[1].get("lag") == 0:
+                return
+        except (ValueError, KeyError, TypeError):
+            seen = (res.exit_code, res.stdout[-300:], res.stderr[-300:])
+        if time.monotonic() > deadline:
+            pytest.fail(f"{stream} did not settle at {n} messages with lag 0: saw {seen}")
+        time.sleep(0.05)
+
+
+def _run(prefix: list[str], where: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for s in SCRIPT:
+        args = shlex.split(s)
+        if args[0] == "@settle":
+            _settle(prefix, args[1], int(args[2]))
+            out.append({})
+            continue
+        out.append(step(prefix, args, text=_text(where), doc=_mask))
+    return out
+
+
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory):
+    with parity_env(tmp_path_factory, NoServer(), "parity-mirror-limits"):
+        data = tmp_path_factory.mktemp("parity-mirror-limits-embedded") / "data"
+        return _run(["--data-dir", str(data)], str(data))
+
+
+@pytest.fixture(scope="module")
+def both(nats_single, embedded, tmp_path_factory):
+    """The script on a single server only: the rule is its standalone path's. (Measured on
+    a three-node cluster, an R3 mirror stored the messages past its max_msgs 100 with
+    discard new, 103 of them: not the case of this script.)"""
+    with parity_env(tmp_path_factory, nats_single, "parity-mirror-limits"):
+        live = _run(["--server", nats_single.url], nats_single.url)
+    return embedded, live
+
+
+@pytest.mark.parametrize("i", range(len(SCRIPT)), ids=[s[:60] for s in SCRIPT])
+def test_parity_mirror_limits(both, i):
+    embedded, live = both
+    e, lv = embedded[i], live[i]
+    assert "exception" not in lv, (SCRIPT[i], lv)
+    assert "exception" not in e, (SCRIPT[i], e)
+    assert lv == e, SCRIPT[i]
+
+
+def test_script_outcomes(embedded):
+    """What the steps must show (the parity alone would pass if both sides were wrong the
+    same way)."""
+    def at(s: str) -> dict[str, Any]:
+        return embedded[SCRIPT.index(s)]
+
+    info = at("stream info BLOCKED -j")["json"]
+    assert info["state"]["messages"] == 100 and info["state"]["last_seq"] == 100
+    assert info["mirror"]["lag"] == 0 and "error" not in info["mirror"]
+    check = at("server check stream --stream BLOCKED")
+    assert (check["status"], check["stdout"].split(" ")[0]) == (0, "OK")
+    assert at("server check stream --stream BLOCKED --lag-critical 1 -j")["status"] == 0
+    assert at("server check stream --stream BLOCKED --lag-critical 1")["status"] == 0
+    assert at("stream info ORIGIN -j")["json"]["state"]["messages"] == 102
+    got = at("stream get BLOCKED 101 -j")["json"]
+    assert (got["subject"], got["seq"]) == ("o.last", 101)
