@@ -529,7 +529,7 @@ def check_topics(dd: DataDir, cluster: str, clock: Clock, flags: Mapping[str, An
         elif status == mm.PENDING_STOPPED:
             result.warn("Mirror being stopped (a promote or failover is under way)")
         source = f"Source {info.source_topic_name} in cluster {li.source_cluster}"
-        reachable = status not in (mm.SOURCE_UNAVAILABLE, mm.LINK_FAILED)
+        reachable = status not in mm.SOURCE_UNREACHED
         if status == mm.SOURCE_UNAVAILABLE:
             result.warn(f"{source} does not answer: promote would be refused, failover "
                         "would go ahead")
