@@ -84,3 +84,28 @@ def test_dr_check_documents(jl):
     ok(jl("stream", "add", "MIR2", "--mirror", "ORIG2", "--defaults"))
     valid(jl("dr", "check", "MIR2", "-j"), 1, DR_VALIDATOR)  # no positions synced: a warning
     assert not DR_VALIDATOR.is_valid({**doc, "mirrors": [{"status": "OK"}]})
+
+
+def test_stale_and_unreachable_documents(jl):
+    """A lag as last reported (``"stale": true`` on its perf item) and a server that refuses
+    the connection keep the documents valid; ``stale`` is only ever true."""
+    from test_server_check import _origin_gone
+
+    _origin_gone(jl)
+    d = valid(jl("--cluster", "east", "server", "check", "stream", "--stream", "BACKUP",
+                 "--lag-critical", "1", "-j"), 0)
+    assert d["perf_data"][3]["stale"] is True
+    d = valid(jl("dr", "check", "-j"), 2, DR_VALIDATOR)  # subjects unknown: critical
+    assert d["mirrors"][0]["perf_data"][0]["stale"] is True
+    assert not VALIDATOR.is_valid({"status": "OK", "check_suite": "stream", "check_name": "S",
+                                   "perf_data": [{"name": "lag", "value": 0,
+                                                  "stale": False}]})
+    import socket
+
+    with socket.socket() as s:  # bound, never listening: refused
+        s.bind(("127.0.0.1", 0))
+        url = f"nats://127.0.0.1:{s.getsockname()[1]}"
+        valid(jl("-s", url, "dr", "check", "-j"), 2, DR_VALIDATOR)
+        for args in (("stream", "--stream", "S"), ("consumer", "--stream", "S", "--consumer",
+                                                   "C"), ("kv", "--bucket", "B")):
+            valid(jl("-s", url, "server", "check", *args, "-j"), 2)

@@ -210,7 +210,7 @@ def test_rate_text(rate, text):
 def test_rates_from_successive_snapshots():
     from jetlink.cli.dashboard.data import StreamRow
 
-    rates = Rates(samples=3)
+    rates = Rates(samples=3, window_ns=2 * SEC)
 
     def snap(t, last):
         return Snapshot(taken_ns=t * SEC, streams=[
@@ -218,11 +218,37 @@ def test_rates_from_successive_snapshots():
 
     rates.update(snap(0, 10))
     assert rates.rate("c/S") is None
+    got = []
     for t, last in ((1, 20), (3, 20), (4, 50), (5, 51)):
         rates.update(snap(t, last))
-    assert rates.rate("c/S") == 1.0 and rates.sparkline("c/S") == "▁█▁"
-    rates.update(Snapshot(taken_ns=6 * SEC))  # the stream went away
+        got.append(rates.rate("c/S"))
+    # from the newest load at or before the window's start (2 s back) to the latest
+    assert got == [10.0, 0.0, 10.0, 15.5]  # 10/1, 0/2 (1..3), 30/3 (1..4), 31/2 (3..5)
+    assert rates.sparkline("c/S") == "▁▆█"
+    rates.update(snap(6, 3))  # made again: its sequence started over
     assert rates.rate("c/S") is None
+    rates.update(Snapshot(taken_ns=7 * SEC))  # the stream went away
+    assert rates.rate("c/S") is None
+
+
+def test_a_steady_rate_of_bursty_publishes_reads_steady():
+    """150 msg/s arriving as 300 messages every 2 s, loaded about once a second (a load's
+    time varies): the rate shown stays near 150/s once the window is full, never 0/s nor
+    the 300/s of a single burst (the growth between two loads alone flickered between
+    them)."""
+    from jetlink.cli.dashboard.data import StreamRow
+
+    rates = Rates()
+    shown = []
+    for k in range(120):
+        t = k * SEC + (k % 4) * SEC // 10  # loads at 0, 1.1, 2.2, 3.3, 4, 5.1 ... s
+        last = 300 * ((t - SEC // 2) // (2 * SEC) + 1) if t >= SEC // 2 else 0
+        rates.update(Snapshot(taken_ns=t, streams=[
+            StreamRow("c", "S", [], last, 0, 1, last, "stream", {})]))
+        if t > 12 * SEC:  # the window (10 s) full
+            shown.append(rates.rate("c/S"))
+    assert shown and all(130 <= r <= 180 for r in shown), sorted(set(shown))
+    assert {rate_text(r) for r in shown} <= {f"{n}/s" for n in range(130, 181)}
 
 
 # -- actions without the UI --------------------------------------------------------------------
@@ -261,7 +287,8 @@ def test_tabs_tables_and_detail_view(demo):
         assert cells(app, "streams")[1] == [
             "BACKUP@east (mirror)", "40", "", "", "2.0 KiB", "1..40", "0", "-"]
         assert cells(app, "agreements")[1] == [
-            "BACKUP@east", "mirror", "ORDERS@west", "0", "16s", "origin cluster west is down",
+            "BACKUP@east", "mirror", "ORDERS@west", "0 (last reported)", "16s",
+            "origin cluster west is down",
         "CRITICAL: Subjects unknown: give --subjects (a failover now would be refused)"]
         await pilot.press("down", "enter")
         assert isinstance(app.screen, DetailScreen)

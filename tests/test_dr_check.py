@@ -116,7 +116,8 @@ def test_a_ready_mirror_in_every_format(world):
         "kind": "stream", "cluster": "east"}
     assert facts["origin"] == {"stream": "ORDERS", "cluster": "west", "reachable": True}
     assert facts["recovery_point"] == {
-        "messages": 0, "lag": 0, "origin_pending": 0, "last_seen_ms": 2000,
+        "messages": 0, "lag": 0, "stale": False, "lag_age_ms": 0, "origin_pending": 0,
+        "last_seen_ms": 2000,
         "mirror_last_seq": 2, "origin_last_seq": 2, "known_from": "origin"}
     assert facts["positions"] == {"synced": "2026-01-01T00:00:05Z", "age_ms": 2000,
                                   "consumers": 1, "unsynced": []}
@@ -202,8 +203,9 @@ def test_origin_down_seen_and_positions_age(world):
     assert line.startswith(
         "CRITICAL dr Crit:BACKUP@east: Last seen 2h0m0s ago Warn:BACKUP@east: Origin ORDERS "
         "in cluster west does not answer (cluster west is down): promote would be refused, "
-        "failover would go ahead Warn:BACKUP@east: Positions synced 2h0m0s ago "
-        "OK:BACKUP@east: Lag 0 OK:BACKUP@east: Subjects orders.> (from positions) |")
+        "failover would go ahead Warn:BACKUP@east: Lag 0 (last reported 2h0m0s ago) "
+        "Warn:BACKUP@east: Positions synced 2h0m0s ago "
+        "OK:BACKUP@east: Subjects orders.> (from positions) |")
     assert "Crit:BACKUP@east: Positions synced 2h0m0s ago" in nagios(
         world("dr", "check", "--positions-critical", "2h"), 2)
     assert nagios(world("dr", "check"), 1).startswith("WARNING dr Warn:BACKUP@east: Origin")
@@ -216,6 +218,7 @@ def test_unknown_subjects_are_critical_and_a_topology_file_knows_them(world, tmp
         "CRITICAL dr Crit:BACKUP@east: Subjects unknown: give --subjects (a failover now "
         "would be refused) Warn:BACKUP@east: Origin ORDERS in cluster west does not answer "
         "(cluster west is down): promote would be refused, failover would go ahead "
+        "Warn:BACKUP@east: Lag 0 (last reported 5s ago) "
         "Warn:BACKUP@east: No positions synced (jetlink positions sync) ")
     facts = json.loads(world("dr", "check", "-j").stdout)["mirrors"][0]["readiness"]
     assert (facts["subjects"], facts["subjects_from"]) == (None, "unknown")
@@ -329,8 +332,15 @@ def test_kafka_mirror_topics(jl, links):
     got = json.loads(jl("dr", "check", "orders", "--lag-critical", "1", "-j").stdout)
     [m] = got["mirrors"]
     assert (got["status"], m["status"]) == ("WARNING", "WARNING")
+    # the lag is the one last reported (the source has 2 more records since): never OK while
+    # the source does not answer, marked with its age
     assert m["warning"] == ["Source orders in cluster west does not answer: promote would be "
-                            "refused, failover would go ahead"]
+                            "refused, failover would go ahead", "Lag 0 (last reported 3s ago)"]
+    assert {k: m["readiness"]["recovery_point"][k] for k in ("messages", "stale",
+                                                               "lag_age_ms")} == {
+        "messages": 0, "stale": True, "lag_age_ms": 3000}
+    assert {"name": "lag", "value": 0, "warning": 0, "critical": 1, "stale": True} in \
+        m["perf_data"]
     assert "Clamp G partition 0: 7 -> 5" in m["ok"]
     assert m["readiness"]["clamps"] == [{"group": "G", "topic": "orders", "partition": 0,
                                          "from": 7, "to": 5}]
@@ -351,3 +361,83 @@ def test_a_misspelt_mirror_name_gets_a_suggestion(world):
         "CRITICAL dr Crit:ORDERS_ESAT: no mirror named ORDERS_ESAT (no mirror stream, KV "
         "mirror bucket or mirror topic of that name); did you mean ORDERS_EAST? | mirrors=1 "
         "mirrors_critical=1 mirrors_warning=0")
+
+
+def test_a_lag_as_last_reported_is_marked_and_never_ok_while_the_origin_is_down(world):
+    """BACKUP caught up at 2 (positions synced, a step with them); west goes down and takes
+    3 more messages: the mirror's lag is still the 0 it last reported. It is shown as that,
+    with its age, and is a warning (the real lag is unknown), in every format."""
+    ok(east(world, "positions", "sync"))
+    ok(world("cluster", "down", "west"))
+    for n in range(3):
+        ok(world("--cluster", "west", "pub", "orders.new", str(n)))
+    world.clock.advance(180 * SECOND)
+    assert nagios(world("dr", "check"), 1) == (
+        "WARNING dr Warn:BACKUP@east: Origin ORDERS in cluster west does not answer (cluster "
+        "west is down): promote would be refused, failover would go ahead "
+        "Warn:BACKUP@east: Lag 0 (last reported 3m0s ago) OK:BACKUP@east: Last seen 3m0s ago "
+        "OK:BACKUP@east: Positions synced 3m0s ago (1 consumer) OK:BACKUP@east: Subjects "
+        "orders.> (from positions) | BACKUP@east.lag=0 BACKUP@east.active=180.0000s "
+        "BACKUP@east.positions_age=180.0000s BACKUP@east.clamps=0 mirrors=1 "
+        "mirrors_critical=0 mirrors_warning=1")
+    # a threshold the last figure reaches is critical; one it does not cannot make it OK
+    assert "Warn:BACKUP@east: Lag 0 (last reported 3m0s ago)" in nagios(
+        world("dr", "check", "--lag-critical", "1"), 1)
+    res = world("dr", "check", "-j")
+    assert res.exit_code == 1
+    [m] = json.loads(res.stdout)["mirrors"]
+    assert m["warning"][1] == "Lag 0 (last reported 3m0s ago)"
+    assert "Lag 0" not in " ".join(m["ok"])
+    assert m["perf_data"][0] == {"name": "lag", "value": 0, "warning": 0, "critical": 0,
+                                 "stale": True}
+    rp = m["readiness"]["recovery_point"]
+    assert (rp["messages"], rp["stale"], rp["lag_age_ms"], rp["origin_pending"]) == (
+        0, True, 180_000, None)
+    text = world("dr", "check", "--format", "text")
+    assert text.exit_code == 1
+    assert "│ Warning │ Lag 0 (last reported 3m0s ago)" in text.stdout
+    prom = ok(world("dr", "check", "--format", "prometheus"))
+    families = {f.name: f for f in text_string_to_metric_families(prom.stdout)}
+    [status] = families["jetlink_dr_status_code"].samples
+    assert (status.labels, status.value) == ({"item": "BACKUP@east", "status": "WARNING"}, 1)
+    # the origin back: counted there, current, OK
+    ok(world("cluster", "up", "west"))
+    ok(east(world, "replicate"))
+    line = nagios(world("dr", "check"), 0)
+    assert "OK:BACKUP@east: Lag 0 OK:BACKUP@east: Last seen 0s ago" in line
+    rp = doc(world("dr", "check", "-j"))["mirrors"][0]["readiness"]["recovery_point"]
+    assert (rp["messages"], rp["stale"], rp["lag_age_ms"]) == (0, False, 0)
+
+
+def test_a_server_that_refuses_the_connection_is_critical_in_every_format(jl):
+    import socket
+
+    with socket.socket() as s:  # bound, never listening: a connection is refused
+        s.bind(("127.0.0.1", 0))
+        url = f"nats://127.0.0.1:{s.getsockname()[1]}"
+        why = f"could not list mirrors: connecting: could not connect to {url}: " \
+            "connection refused"
+
+        def check(*args):
+            return jl("-s", url, "dr", "check", *args)
+
+        assert nagios(check(), 2) == (
+            f"CRITICAL dr Crit:{why} | mirrors=0 mirrors_critical=0 mirrors_warning=0")
+        res = check("-j")
+        assert res.exit_code == 2
+        assert json.loads(res.stdout) == {
+            "status": "CRITICAL", "check_suite": "dr", "check_name": "dr", "critical": [why],
+            "perf_data": [
+                {"name": "mirrors", "value": 0, "warning": 0, "critical": 0},
+                {"name": "mirrors_critical", "value": 0, "warning": 0, "critical": 0},
+                {"name": "mirrors_warning", "value": 0, "warning": 0, "critical": 0}],
+            "mirrors": []}
+        res = check("--format", "prometheus")
+        assert res.exit_code == 0  # a scrape reads the status gauge
+        families = {f.name: f for f in text_string_to_metric_families(res.stdout)}
+        [overall] = families["jetlink_dr_overall_status_code"].samples
+        assert (overall.labels, overall.value) == ({"status": "CRITICAL"}, 2)
+        res = check("--format", "text")
+        assert (res.exit_code, res.stdout) == (2, (
+            f"dr: CRITICAL (0 mirrors: 0 ok, 0 warning, 0 critical)\n\n{why}\n\n"))
+        assert res.stderr == ""

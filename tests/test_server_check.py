@@ -353,3 +353,70 @@ def test_a_check_only_reads(jl):
     assert result.exit_code == 2
     assert result.stdout.startswith("CRITICAL X ")
     assert list(jl.data.iterdir()) == []
+
+
+# -- a lag as last reported ---------------------------------------------------------------------
+
+def _origin_gone(jl):
+    """west: ORDERS; east: BACKUP, its mirror, caught up at 1 message. Then west goes down
+    and takes 2 more messages BACKUP never sees; 3 minutes pass."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(jl("--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>",
+          "--defaults"))
+    ok(jl("--cluster", "east", "stream", "add", "BACKUP", "--mirror", "ORDERS@west",
+          "--defaults"))
+    ok(jl("--cluster", "west", "pub", "orders.a", "1"))
+    ok(jl("cluster", "down", "west"))
+    ok(jl("--cluster", "west", "pub", "orders.a", "2"))
+    ok(jl("--cluster", "west", "pub", "orders.a", "3"))
+    jl.clock.advance(180 * SECOND)
+
+
+def test_a_stale_mirror_lag_is_marked_in_every_format(jl):
+    _origin_gone(jl)
+    args = ("--cluster", "east", "server", "check", "stream", "--stream", "BACKUP",
+            "--lag-critical", "1")
+    res = jl(*args)
+    # natscli's status (the figure is under the threshold), its age beside it
+    assert (res.exit_code, res.stdout) == (0, (
+        "OK BACKUP OK:0 sources OK:0 sources current OK:0 sources active "
+        "OK:Mirror ORDERS: Lag 0 (last reported 3m0s ago) | sources=0 sources_lagged=0 "
+        "sources_inactive=0 lag=0;;1 active=180.0000s\n"))
+    d = json.loads(jl(*args, "-j").stdout)
+    assert d["ok"][-1] == "Mirror ORDERS: Lag 0 (last reported 3m0s ago)"
+    assert d["perf_data"][3:] == [
+        {"name": "lag", "value": 0, "warning": 0, "critical": 1, "stale": True},
+        {"name": "active", "value": 180, "warning": 0, "critical": 0, "unit": "s"}]
+    text = jl(*args, "--format", "text")
+    assert text.exit_code == 0
+    assert "│ OK     │ Mirror ORDERS: Lag 0 (last reported 3m0s ago) │" in text.stdout
+    prom = jl(*args, "--format", "prometheus")
+    assert prom.exit_code == 0
+    samples = {f.name: f.samples[0] for f in text_string_to_metric_families(prom.stdout)}
+    assert samples["nats_server_check_stream_lag"].value == 0
+    assert samples["nats_server_check_stream_active"].value == 180
+    # the origin's error alone (its consumer could not be set up) makes it stale at once
+    ok(jl("cluster", "up", "west"))
+    ok(jl("--cluster", "west", "pub", "orders.a", "4"))  # the step catches the mirror up
+    fresh = jl(*args, "--lag-critical", "5")
+    assert (fresh.exit_code, fresh.stdout) == (0, (
+        "OK BACKUP OK:0 sources OK:0 sources current OK:0 sources active OK:Mirror ORDERS "
+        "| sources=0 sources_lagged=0 sources_inactive=0 lag=0;;5 active=0.0000s\n"))
+    ok(jl("cluster", "down", "west"))
+    jl.clock.advance(2 * SECOND)
+    assert "OK:Mirror ORDERS: Lag 0 (last reported 2s ago)" in jl(*args).stdout
+
+
+def test_a_stale_source_lag_is_named(jl):
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(jl("--cluster", "west", "stream", "add", "A", "--subjects", "a.>", "--defaults"))
+    ok(jl("--cluster", "east", "stream", "add", "AGG", "--source", "A@west", "--defaults"))
+    ok(jl("cluster", "down", "west"))
+    jl.clock.advance(60 * SECOND)
+    res = jl("--cluster", "east", "server", "check", "stream", "--stream", "AGG",
+             "--lag-critical", "5")
+    assert (res.exit_code, res.stdout) == (0, (
+        "OK AGG OK:1 sources OK:1 sources current (A Lag 0 (last reported 1m0s ago)) "
+        "OK:1 sources active | sources=1 sources_lagged=0 sources_inactive=0\n"))

@@ -57,6 +57,7 @@ from jetlink.cli.dashboard.data import (
 from jetlink.core.clock import Clock
 from jetlink.core.kafka.links import ACTIVE as LINK_ACTIVE
 from jetlink.core.kafka.links import PAUSED as LINK_PAUSED
+from jetlink.core.kafka.mirror_model import SOURCE_UNREACHED
 from jetlink.core.kafka.mirrors import ACTIVE, PAUSED, PENDING_STOPPED, STOPPED
 from jetlink.core.retry import Retries
 
@@ -91,6 +92,14 @@ def _ready(text: str) -> Text:
     style = {"OK": "green", "WARNING": "yellow", "CRITICAL": "bold red"}.get(
         text.split(":")[0], "")
     return Text(text, style=style)
+
+
+def _lag(lag: int, stale: bool) -> Text:
+    """A lag cell; one as last reported long ago (the origin silent, core/monitor/lag.py)
+    says so: ``62 (last reported)``, its age in the table's Active / Last Fetch column."""
+    if stale:
+        return Text(f"{output.comma(lag)} (last reported)", style="yellow")
+    return Text(output.comma(lag), style="yellow" if lag else "")
 
 
 def _num(n: int | None) -> str:
@@ -400,7 +409,7 @@ class Dashboard(App[None]):
         elif table == "agreements":
             for a in snap.agreements:
                 if self._wanted(a.cluster, a.stream, a.origin):
-                    lag = Text(output.comma(a.lag), style="yellow" if a.lag else "")
+                    lag = _lag(a.lag, a.stale)
                     ready = snap.readiness.get((a.cluster, a.stream), "") \
                         if a.kind == "mirror" else ""
                     rows.append((a, (_at(a.stream, a.cluster), a.kind, a.origin, lag,
@@ -429,7 +438,9 @@ class Dashboard(App[None]):
                     since = _ns(max(snap.taken_ns - m.status_time_ms * 1_000_000, 0))
                     rows.append((m, (_at(m.topic, m.cluster) if first else "",
                                      m.link if first else "", Text(status, style=style),
-                                     str(m.partition), output.comma(m.lag),
+                                     str(m.partition),
+                                     _lag(m.lag, True) if m.status in SOURCE_UNREACHED
+                                     else output.comma(m.lag),
                                      output.comma(m.last_fetch_offset), since,
                                      _ready(snap.readiness.get((m.cluster, m.topic), "")
                                             if first else ""))))

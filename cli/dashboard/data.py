@@ -26,6 +26,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # How many rate samples a sparkline keeps (one per refresh).
 SPARK_SAMPLES = 12
+# The span a stream's rate averages over. Messages land in bursts (a client's batch, the
+# replication step that copies into a mirror, a server flushing its mirror consumer), so the
+# growth between two refreshes a second apart reads 0/s, then a burst, then 0/s again under
+# a steady load; over 10 s of loads a steady 150 msg/s reads as that.
+RATE_WINDOW_NS = 10 * 1_000_000_000
 _BARS = "▁▂▃▄▅▆▇█"
 
 
@@ -57,6 +62,7 @@ class AgreementRow:
     lag: int
     active_ns: int  # since the origin was last seen (-1: never)
     error: str
+    stale: bool = False  # the lag is as last reported long ago (core/monitor/lag.py)
 
     @property
     def key(self) -> str:
@@ -221,6 +227,7 @@ def _add_streams(row: ClusterRow, infos: list[Any], snap: Snapshot) -> None:
     """The streams, their agreements and the KV buckets among them, of one cluster or
     domain (StreamInfos of either backend)."""
     from jetlink.core.kv import kv_statuses
+    from jetlink.core.monitor.lag import lag_reading
 
     for info in infos:
         doc = info.to_json()
@@ -236,7 +243,8 @@ def _add_streams(row: ClusterRow, infos: list[Any], snap: Snapshot) -> None:
                                  strict=False):  # a StreamInfo may lack them (None / [])
             snap.agreements.append(AgreementRow(
                 row.name, cfg["name"], kind, _origin(src), src_info.get("lag", 0),
-                src_info.get("active", -1), _error_text(src_info.get("error"))))
+                src_info.get("active", -1), _error_text(src_info.get("error")),
+                lag_reading(src_info).stale))
     row.streams = sum(1 for s in snap.streams if s.cluster == row.name)
     for status in kv_statuses(infos):  # KV(...).statuses() without reading them again
         doc = status.to_json()
@@ -405,26 +413,37 @@ def _confirmed(dd: DataDir, name: str, err: sqlite3.Error) -> Exception:
 
 class Rates:
     """Message rates per stream from successive snapshots: messages appended (last sequence
-    growth) per second between two loads, the last :data:`SPARK_SAMPLES` kept."""
+    growth) per second, averaged over the last :data:`RATE_WINDOW_NS` (from the newest load
+    at or before the window's start to the latest one; over what there is until then), the
+    last :data:`SPARK_SAMPLES` rates kept for the sparkline."""
 
-    def __init__(self, samples: int = SPARK_SAMPLES) -> None:
+    def __init__(self, samples: int = SPARK_SAMPLES, window_ns: int = RATE_WINDOW_NS) -> None:
         self.samples = samples
-        self._last: dict[str, tuple[int, int]] = {}  # key -> (time ns, last_seq)
+        self.window_ns = window_ns
+        self._seen: dict[str, deque[tuple[int, int]]] = {}  # key -> (time ns, last_seq)...
         self._rates: dict[str, deque[float]] = {}
 
     def update(self, snap: Snapshot) -> None:
         seen = set()
         for s in snap.streams:
             seen.add(s.key)
-            before = self._last.get(s.key)
-            self._last[s.key] = (snap.taken_ns, s.last_seq)
-            if before is None or snap.taken_ns <= before[0]:
+            loads = self._seen.setdefault(s.key, deque())
+            if loads and snap.taken_ns <= loads[-1][0]:
                 continue
-            grown = max(s.last_seq - before[1], 0)
-            rate = grown * 1e9 / (snap.taken_ns - before[0])
+            if loads and s.last_seq < loads[-1][1]:
+                loads.clear()  # the stream was made again: its sequence started over
+                self._rates.pop(s.key, None)
+            loads.append((snap.taken_ns, s.last_seq))
+            start = snap.taken_ns - self.window_ns
+            while len(loads) > 2 and loads[1][0] <= start:
+                loads.popleft()
+            if len(loads) < 2:
+                continue
+            (t0, seq0), (t1, seq1) = loads[0], loads[-1]
+            rate = (seq1 - seq0) * 1e9 / (t1 - t0)
             self._rates.setdefault(s.key, deque(maxlen=self.samples)).append(rate)
-        for key in set(self._last) - seen:  # a stream that went away
-            self._last.pop(key, None)
+        for key in set(self._seen) - seen:  # a stream that went away
+            self._seen.pop(key, None)
             self._rates.pop(key, None)
 
     def rate(self, key: str) -> float | None:

@@ -12,8 +12,9 @@ offset sync's pending groups, core/kafka/mirror_copy.py ``pending_offsets``).
 Per mirror:
 
 - **recovery point**: the messages behind (``origin_pending`` counted at the origin when it
-  answers, else the mirror's lag as last reported; a topic's lag summed over its
-  partitions) and the time since the mirror last heard from its origin (StreamInfo
+  answers, else the mirror's lag as last reported, marked stale with its age, core/monitor/
+  lag.py, and never OK: at least a warning while the origin does not answer; a topic's lag
+  summed over its partitions) and the time since the mirror last heard from its origin (StreamInfo
   ``mirror.active``; a topic's newest partition fetch), and whether the origin answers (one
   that does not is a warning: promote would be refused, failover goes ahead and loses what
   was not copied);
@@ -33,23 +34,27 @@ Per mirror:
   ``io.nats.monitor.<flag>`` (core/monitor/thresholds.py, natscli's rule).
 
 :class:`Readiness` holds the results; its status is the worst mirror's (UNKNOWN when there
-is no mirror to check). Its renderings (:meth:`Readiness.render`) are natscli's four: one
-Nagios line whose messages and perf data carry the mirror's name (``NAME: message``,
-``NAME.lag=..``), a JSON document (natscli's Result fields for the whole, and ``mirrors``,
-one Result document each with its ``readiness`` facts), Prometheus gauges per mirror
-(``<namespace>_dr_<item>{item="NAME"}``) and text (a summary, then natscli's text of each
-mirror). A NAME asked for that is no mirror is a critical result of that name, as natscli
-reports a stream it cannot load.
+is no mirror to check), CRITICAL when the mirrors cannot be listed (a server that refuses the
+connection, never answers or does not speak NATS: ``could not list mirrors: ...``, as
+natscli's checks report a server they cannot reach). Its renderings
+(:meth:`Readiness.render`) are natscli's four: one Nagios line whose messages and perf data
+carry the mirror's name (``NAME: message``, ``NAME.lag=..``), a JSON document (natscli's
+Result fields for the whole, and ``mirrors``, one Result document each with its
+``readiness`` facts), Prometheus gauges per mirror (``<namespace>_dr_<item>{item="NAME"}``)
+and text (a summary, then natscli's text of each mirror). A NAME asked for that is no
+mirror is a critical result of that name, as natscli reports a stream it cannot load.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..durations import MS, SECOND, format_duration
+from ..durations import MS, SECOND
 from ..errors import JetlinkError, UsageError, did_you_mean
+from ..monitor.lag import LagReading, counted_now, lag_reading
+from ..monitor.lag import ago as _ago
 from ..monitor.render import FORMATS, nagios, prometheus, render_json, text
 from ..monitor.result import EXIT_CODES, PerfDataItem, Result, Status, reason
 from ..monitor.thresholds import ThresholdError, _kind, _Thresholds
@@ -80,12 +85,6 @@ class DrThresholds(_Thresholds):
     positions_critical: int = _kind("duration")
 
 
-def _ago(ns: int) -> str:
-    """A duration rounded for a message: whole seconds from 1s, milliseconds below."""
-    unit = SECOND if ns >= SECOND else MS
-    return format_duration(max((ns + unit // 2) // unit * unit, 0))
-
-
 def _grade(result: Result, value: float, warn: float, crit: float, bad: str, good: str
            ) -> None:
     """``bad`` as a critical / warning when ``value`` is at or above ``crit`` / ``warn``
@@ -96,6 +95,18 @@ def _grade(result: Result, value: float, warn: float, crit: float, bad: str, goo
         result.warn(bad)
     else:
         result.ok(good)
+
+
+def _grade_lag(result: Result, reading: LagReading, origin_answers: bool,
+               t: DrThresholds) -> None:
+    """The recovery point's lag item: graded against the thresholds, marked when stale
+    (core/monitor/lag.py). While the origin does not answer the figure is the last one the
+    mirror reported and the real lag is unknown: never OK, at least a warning."""
+    text_ = f"Lag {reading.lag}{reading.mark()}"
+    if not origin_answers and not (t.lag_critical > 0 and reading.lag >= t.lag_critical):
+        result.warn(text_)
+        return
+    _grade(result, reading.lag, t.lag_warn, t.lag_critical, text_, text_)
 
 
 def _plural(n: int, word: str) -> str:
@@ -141,10 +152,16 @@ class Readiness:
 
     mirrors: list[MirrorReadiness]
     where: str = ""  # what was looked at (the data directory or the server)
+    # why the mirrors could not all be listed (a server that does not answer): critical
+    failures: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> Status:
-        """The worst mirror's; UNKNOWN when there was no mirror to check."""
+        """CRITICAL when the mirrors could not be listed (natscli's checks: a server that
+        cannot be reached is critical), else the worst mirror's; UNKNOWN when there was no
+        mirror to check."""
+        if self.failures:
+            return Status.CRITICAL
         if not self.mirrors:
             return Status.UNKNOWN
         return max((m.status for m in self.mirrors), key=lambda s: _ORDER[s])
@@ -163,13 +180,14 @@ class Readiness:
         """The whole as one natscli Result: every mirror's messages as ``NAME: message``,
         its perf data as ``NAME.item``, then the counts."""
         out = Result(name=CHECK, check=CHECK)
+        out.criticals += self.failures
         for m in self.mirrors:
             out.criticals += [f"{m.name}: {c}" for c in m.result.criticals]
             out.warnings += [f"{m.name}: {w}" for w in m.result.warnings]
             out.oks += [f"{m.name}: {o}" for o in m.result.oks]
-            out.perf_data += [PerfDataItem(f"{m.name}.{p.name}", p.value, p.warn, p.crit,
-                                           p.unit, p.help) for p in m.result.perf_data]
-        if not self.mirrors:
+            out.perf_data += [replace(p, name=f"{m.name}.{p.name}")
+                              for p in m.result.perf_data]
+        if not self.mirrors and not self.failures:
             where = f" in {self.where}" if self.where else ""
             out.oks.append(f"no mirrors{where}")
         counts = self.counts()
@@ -205,9 +223,12 @@ class Readiness:
             head = (f"{CHECK}: {self.status.value} ({_plural(len(self.mirrors), 'mirror')}: "
                     f"{counts['OK']} ok, {counts['WARNING']} warning, "
                     f"{counts['CRITICAL']} critical)")
+            failed = "".join(f"\n\n{f}" for f in self.failures)
             if not self.mirrors:
-                return head + f"\n\nno mirrors{' in ' + self.where if self.where else ''}\n"
-            return head + "\n\n" + "\n".join(text(m.result) for m in self.mirrors)
+                none = "" if self.failures else \
+                    f"\n\nno mirrors{' in ' + self.where if self.where else ''}"
+                return head + failed + none + "\n"
+            return head + failed + "\n\n" + "\n".join(text(m.result) for m in self.mirrors)
         line = nagios(self.combined())
         if self.status is Status.UNKNOWN:
             line = Status.UNKNOWN.value + line[line.index(" "):]
@@ -411,11 +432,14 @@ def _check_nats(site: Any, info: Any, shown: str, kind: str, cluster: str,
         result.warn(f"{origin} does not answer ({facts.error}): promote would be refused, "
                     "failover would go ahead")
     lag = report.lag or 0
-    behind = facts.pending if facts.pending is not None else lag
+    reading = counted_now(facts.pending) if facts.pending is not None else \
+        lag_reading({**state, "lag": lag}, origin_answers=facts.reachable)
+    behind = reading.lag
     active = int(state.get("active", -1))
     result.pd(PerfDataItem("lag", behind, t.lag_warn, t.lag_critical,
-                           help="Messages the mirror has not copied from its origin"))
-    _grade(result, behind, t.lag_warn, t.lag_critical, f"Lag {behind}", f"Lag {behind}")
+                           help="Messages the mirror has not copied from its origin",
+                           stale=reading.stale))
+    _grade_lag(result, reading, facts.reachable, t)
     if active >= 0:
         result.pd(PerfDataItem("active", active / SECOND, t.seen_warn / SECOND,
                                t.seen_critical / SECOND, unit="s",
@@ -494,7 +518,7 @@ def _check_nats(site: Any, info: Any, shown: str, kind: str, cluster: str,
 
     out.facts.update(
         origin=facts.to_json(),
-        recovery_point={"messages": behind, "lag": report.lag,
+        recovery_point={"messages": behind, "lag": report.lag, **reading.to_json(),
                         "origin_pending": facts.pending,
                         "last_seen_ms": active // MS if active >= 0 else None,
                         "mirror_last_seq": report.mirror_last_seq,
@@ -564,18 +588,23 @@ def check_topics(dd: DataDir, cluster: str, clock: Clock, flags: Mapping[str, An
         elif status == mm.PENDING_STOPPED:
             result.warn("Mirror being stopped (a promote or failover is under way)")
         source = f"Source {info.source_topic_name} in cluster {li.source_cluster}"
-        reachable = status not in (mm.SOURCE_UNAVAILABLE, mm.LINK_FAILED)
+        reachable = status not in mm.SOURCE_UNREACHED
         if status == mm.SOURCE_UNAVAILABLE:
             result.warn(f"{source} does not answer: promote would be refused, failover "
                         "would go ahead")
         elif reachable:
             result.ok(f"{source} answers")
         behind = sum(p.lag for p in info.mirror_lags)
-        result.pd(PerfDataItem("lag", behind, t.lag_warn, t.lag_critical,
-                               help="Messages the mirror has not copied from its origin"))
-        _grade(result, behind, t.lag_warn, t.lag_critical, f"Lag {behind}", f"Lag {behind}")
         fetched = max((p.last_fetch_ms or 0 for p in info.mirror_lags), default=0)
         active = (now_ms - fetched) * MS if fetched else -1
+        # a source that does not answer: the lag as of the last fetch; else counted by the
+        # link from the source's log end (core/kafka/mirrors.py), current
+        reading = lag_reading({"lag": behind, "active": active}, origin_answers=False) \
+            if not reachable else counted_now(behind)
+        result.pd(PerfDataItem("lag", behind, t.lag_warn, t.lag_critical,
+                               help="Messages the mirror has not copied from its origin",
+                               stale=reading.stale))
+        _grade_lag(result, reading, reachable, t)
         if active >= 0:
             result.pd(PerfDataItem("active", active / SECOND, t.seen_warn / SECOND,
                                    t.seen_critical / SECOND, unit="s",
@@ -630,7 +659,7 @@ def check_topics(dd: DataDir, cluster: str, clock: Clock, flags: Mapping[str, An
             "source": {"topic": info.source_topic_name, "cluster": li.source_cluster,
                        "reachable": reachable},
             "status": status, "error": info.mirror_topic_error,
-            "recovery_point": {"messages": behind,
+            "recovery_point": {"messages": behind, **reading.to_json(),
                                "last_seen_ms": active // MS if active >= 0 else None,
                                "partitions": [{**p.to_json(), "log_end": p.log_end}
                                               for p in info.mirror_lags]},
@@ -733,13 +762,21 @@ def check_readiness(backend: Backend, names: Sequence[str] = (), *,
             pass
         return [(None, label, "nats", False)]
 
-    places = backend.either(data_dir=data_dir, server=server)
     mirrors: list[MirrorReadiness] = []
-    for cluster, label, kind, links in places:
-        if kind == "nats":
-            mirrors += _nats_mirrors(backend, cluster, label, wanted, topology, flags)
-        if links and cluster is not None:
-            mirrors += backend.either(data_dir=_topics_of(cluster, clock, flags, wanted),
-                                      server=_no_topics)
+    try:
+        places = backend.either(data_dir=data_dir, server=server)
+        for cluster, label, kind, links in places:
+            if kind == "nats":
+                mirrors += _nats_mirrors(backend, cluster, label, wanted, topology, flags)
+            if links and cluster is not None:
+                mirrors += backend.either(data_dir=_topics_of(cluster, clock, flags, wanted),
+                                          server=_no_topics)
+    except UsageError:
+        raise
+    except JetlinkError as err:
+        # a server that does not answer (refused, silent, not NATS): a check that cannot
+        # look is critical, as natscli's checks are ("could not load info")
+        return Readiness(mirrors, where=backend.label,
+                         failures=[f"could not list mirrors: {reason(err)}"])
     mirrors += wanted.missing()
     return Readiness(mirrors, where=backend.label)

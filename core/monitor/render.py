@@ -7,6 +7,7 @@ natscli prints (jsm.go ``monitor``: ``renderNagios``, ``renderJSON``, ``renderPr
   thresholds only when one is set (``x=3;;5`` when only the critical one is);
 - ``json``: the Result document (``status``, ``check_suite``, ``check_name``, ``warning``,
   ``critical``, ``ok``, ``perf_data``), indented by two spaces, numbers as Go writes them;
+  a perf item whose value is stale (core/monitor/lag.py) carries ``"stale": true``;
 - ``prometheus``: the text exposition format, one gauge per perf item named
   ``<namespace>_<check>_<item>`` with label ``item`` (the check's name), and the status gauge
   ``<namespace>_<check>_status_code{item, status}`` holding the Nagios code; families sorted
@@ -157,6 +158,8 @@ def document(result: Result) -> dict[str, object]:
                                    "warning": float(p.warn), "critical": float(p.crit)}
         if p.unit:
             item["unit"] = p.unit
+        if p.stale:  # jetlink's: a figure as last reported (core/monitor/lag.py)
+            item["stale"] = True
         items.append(item)
     doc["perf_data"] = items
     return doc

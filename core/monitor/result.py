@@ -32,7 +32,8 @@ EXIT_CODES: dict[Status, int] = {Status.OK: 0, Status.WARNING: 1, Status.CRITICA
 @dataclass
 class PerfDataItem:
     """One measured value with its thresholds (0: none) and unit (``s``, ``B`` or none);
-    ``help`` describes it for Prometheus and the text table."""
+    ``help`` describes it for Prometheus and the text table. ``stale``: the value is as last
+    reported, not current (core/monitor/lag.py), written ``"stale": true`` in JSON."""
 
     name: str
     value: float
@@ -40,6 +41,7 @@ class PerfDataItem:
     crit: float = 0.0
     unit: str = ""
     help: str = ""
+    stale: bool = False
 
 
 @dataclass

@@ -16,9 +16,14 @@ In natscli's order:
   threshold set the warning one is 0, so any count reaches it);
 - sources: their count against ``--min-sources`` / ``--max-sources`` (critical outside);
   with ``--lag-critical`` or ``--seen-critical``, how many are lagged (lag at or above) or
-  inactive (not seen for that long or more);
+  inactive (not seen for that long or more); a source whose lag is stale (core/monitor/lag.py)
+  is named with it in the lagged / current message (``1 sources current (A Lag 0 (last
+  reported 3m0s ago))``);
 - mirror (with ``--lag-critical`` or ``--seen-critical``, on a stream without sources): not
-  a mirror, a mirror without state, its lag and how long since it was last active.
+  a mirror, a mirror without state, its lag and how long since it was last active. A lag
+  last reported 10 s ago or more (core/monitor/lag.py) keeps natscli's status but is marked
+  in the message (``Mirror ORDERS: Lag 0 (last reported 3m0s ago)``) and in JSON (the lag
+  perf item's ``"stale": true``).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..durations import SECOND, format_duration
 from ..errors import JetlinkError
+from .lag import lag_reading
 from .result import PerfDataItem, Result, reason
 from .thresholds import StreamThresholds, ThresholdError
 
@@ -148,14 +154,19 @@ def _sources(info: StreamInfoAPI, result: Result, t: StreamThresholds) -> None:
                  if t.lag_critical > 0 and int(s.get("lag", 0)) >= t.lag_critical)
     inactive = sum(1 for s in sources
                    if t.seen_critical > 0 and int(s.get("active", 0)) >= t.seen_critical)
+    # the sources whose lag is as last reported long ago (core/monitor/lag.py): named, so
+    # "current" is never read as a current lag
+    stale = [f"{s.get('name', '')} Lag {r.lag}{r.mark()}"
+             for s in sources for r in [lag_reading(s)] if r.stale]
     result.pd(PerfDataItem("sources_lagged", lagged, help="Number of sources that are behind "
-                           "more than the configured threshold"),
+                           "more than the configured threshold", stale=bool(stale)),
               PerfDataItem("sources_inactive", inactive,
                            help="Number of sources that are inactive"))
+    marked = f" ({', '.join(stale)})" if stale else ""
     if lagged:
-        result.critical(f"{lagged} sources are lagged")
+        result.critical(f"{lagged} sources are lagged{marked}")
     else:
-        result.ok(f"{count} sources current")
+        result.ok(f"{count} sources current{marked}")
     if inactive:
         result.critical(f"{inactive} sources are inactive")
     else:
@@ -173,16 +184,21 @@ def _mirror(info: StreamInfoAPI, result: Result, t: StreamThresholds) -> None:
         result.critical("invalid state")
         return
     lag, active = int(state.get("lag", 0)), int(state.get("active", 0))
+    reading = lag_reading(state)
     result.pd(PerfDataItem("lag", lag, crit=t.lag_critical,
-                           help="Number of operations this peer is behind its origin"),
+                           help="Number of operations this peer is behind its origin",
+                           stale=reading.stale),
               PerfDataItem("active", active / SECOND, crit=t.seen_critical / SECOND, unit="s",
                            help="Indicates if this peer is active and catching up if lagged"))
     healthy = True
     if t.lag_critical > 0 and lag >= t.lag_critical:
-        result.critical(f"Mirror Lag {lag}")
+        result.critical(f"Mirror Lag {lag}{reading.mark()}")
         healthy = False
     if t.seen_critical > 0 and active >= t.seen_critical:
         result.critical(f"Mirror Seen {format_duration(active)}")
         healthy = False
     if healthy:
-        result.ok(f"Mirror {mirror.name}")
+        # natscli's status and message; a lag as last reported long ago says so
+        # (core/monitor/lag.py), so an OK is never read as a current lag
+        stale = f": Lag {lag}{reading.mark()}" if reading.stale else ""
+        result.ok(f"Mirror {mirror.name}{stale}")

@@ -1,5 +1,6 @@
 """`jetlink dr check` on real nats-servers: two JetStream domains joined by a leafnode (west
-holds ORDERS, east its mirror ORDERS_EAST), checked from east; then west is killed."""
+holds ORDERS, east its mirror ORDERS_EAST), checked from east; then west is killed: the
+mirror's lag is the one last reported, marked so in dr check and server check."""
 
 from __future__ import annotations
 
@@ -37,6 +38,13 @@ def test_readiness_before_and_after_the_origin_is_killed(east):  # noqa: F811
         line = res.stdout
         assert line.startswith("CRITICAL dr Crit:ORDERS_EAST: Last seen ")
         assert "Warn:ORDERS_EAST: Origin ORDERS in domain west does not answer" in line
+        # the lag is the one last reported: marked with its age, never OK beside that
+        assert "Warn:ORDERS_EAST: Lag 0 (last reported " in line
+        assert "OK:ORDERS_EAST: Lag" not in line
+        [m] = json.loads(east("dr", "check", "-j").stdout)["mirrors"]
+        rp = m["readiness"]["recovery_point"]
+        assert (rp["messages"], rp["stale"], rp["origin_pending"]) == (0, True, None)
+        assert m["perf_data"][0]["stale"] is True
         assert "OK:ORDERS_EAST: Subjects orders.> (from positions)" in line
         assert "OK:ORDERS_EAST: Positions synced " in line
         prom = ok(east("dr", "check", "--seen-critical", "1s", "--format", "prometheus"))
@@ -45,6 +53,17 @@ def test_readiness_before_and_after_the_origin_is_killed(east):  # noqa: F811
         assert (status.labels, status.value) == (
             {"item": "ORDERS_EAST", "status": "CRITICAL"}, 2)
         assert families["jetlink_dr_active"].samples[0].value >= 1
+        # server check asks no origin: the server's own mirror info says the lag is old once
+        # it heard nothing for its stalled interval (10 s) or could not set up its consumer
+        check = ("server", "check", "stream", "--stream", "ORDERS_EAST", "--lag-critical",
+                 "100")
+        deadline = time.monotonic() + 90
+        while "(last reported " not in (res := east(*check)).stdout:
+            assert res.exit_code == 0, res.stdout
+            assert time.monotonic() < deadline, f"never marked stale: {res.stdout}"
+            time.sleep(0.5)
+        assert res.exit_code == 0
+        assert "OK:Mirror ORDERS: Lag 0 (last reported " in res.stdout
     finally:
         d.hub.restart()
         d.wait_ready()

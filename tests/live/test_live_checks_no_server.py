@@ -1,0 +1,142 @@
+"""Checks against a server that does not answer, over real sockets on 127.0.0.1: a port
+that refuses the connection, a listener that accepts and never says a word, and a listener
+that answers bytes that are not NATS (an HTTP status line). ``dr check`` and every ``server
+check`` kind answer as natscli's checks do when they cannot connect: a CRITICAL result
+(exit 2) in the Nagios, JSON and text formats, the status gauge (exit 0) in Prometheus;
+never a bare error."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+
+import pytest
+from helpers import runner
+from prometheus_client.parser import text_string_to_metric_families
+
+from jetlink.cli.main import app
+
+
+@pytest.fixture
+def cli(monkeypatch):
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+
+    def run(*args):
+        return runner.invoke(app, list(args), prog_name="jetlink")
+
+    return run
+
+
+class _Listener:
+    """A TCP listener on 127.0.0.1 that accepts connections and keeps them open, sending
+    ``greeting`` (if any) to each; closed by the test."""
+
+    def __init__(self, greeting: bytes) -> None:
+        self.greeting = greeting
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.05)  # accept() wakes up to see the stop flag
+        self.port = self.sock.getsockname()[1]
+        self.conns: list[socket.socket] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            self.conns.append(conn)
+            if self.greeting:
+                conn.sendall(self.greeting)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=30)
+        assert not self.thread.is_alive(), "the listener's thread did not end"
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
+# what each case's failure says after "connecting: "
+CASES = {
+    "refused": "could not connect to {url}: connection refused",
+    "silent": "timed out after 1s waiting for {url}",
+    "not-nats": "{url}: ",
+}
+
+
+@pytest.fixture(params=sorted(CASES))
+def dead(request) -> Iterator[tuple[str, str]]:
+    """(the server URL, the start of what connecting to it fails with)."""
+    if request.param == "refused":
+        with socket.socket() as s:  # bound and never listening: the connection is refused
+            s.bind(("127.0.0.1", 0))
+            url = f"nats://127.0.0.1:{s.getsockname()[1]}"
+            yield url, CASES["refused"].format(url=url)
+        return
+    greeting = b"" if request.param == "silent" else \
+        b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"
+    listener = _Listener(greeting)
+    url = f"nats://127.0.0.1:{listener.port}"
+    try:
+        yield url, CASES[request.param].format(url=url)
+    finally:
+        listener.close()
+
+
+def test_dr_check_is_critical_in_every_format(cli, dead):
+    url, why = dead
+
+    def check(*args):
+        return cli("--server", url, "--timeout", "1s", "dr", "check", *args)
+
+    res = check()
+    assert res.exit_code == 2, (res.stdout, res.stderr)
+    line = res.stdout.rstrip("\n")
+    assert "\n" not in line
+    head, _, perf = line.partition(" | ")
+    assert head.startswith(f"CRITICAL dr Crit:could not list mirrors: connecting: {why}"), line
+    assert perf == "mirrors=0 mirrors_critical=0 mirrors_warning=0"
+    assert res.stderr == ""
+
+    res = check("--format", "json")
+    assert res.exit_code == 2
+    got = json.loads(res.stdout)
+    assert (got["status"], got["check_suite"], got["mirrors"]) == ("CRITICAL", "dr", [])
+    [critical] = got["critical"]
+    assert critical.startswith(f"could not list mirrors: connecting: {why}")
+
+    res = check("--format", "prometheus")
+    assert res.exit_code == 0  # a scrape reads the status gauge
+    families = {f.name: f for f in text_string_to_metric_families(res.stdout)}
+    [overall] = families["jetlink_dr_overall_status_code"].samples
+    assert (overall.labels, overall.value) == ({"status": "CRITICAL"}, 2)
+
+    res = check("--format", "text")
+    assert res.exit_code == 2
+    assert res.stdout.startswith("dr: CRITICAL (0 mirrors: 0 ok, 0 warning, 0 critical)\n\n"
+                                 f"could not list mirrors: connecting: {why}")
+
+
+@pytest.mark.parametrize(("args", "name", "says"), [
+    (("stream", "--stream", "S"), "S", "could not load info"),
+    (("consumer", "--stream", "S", "--consumer", "C"), "S_C", "could not load info"),
+    (("kv", "--bucket", "B"), "B", "connection failed"),
+])
+def test_every_server_check_is_critical(cli, dead, args, name, says):
+    url, why = dead
+    res = cli("--server", url, "--timeout", "1s", "server", "check", *args)
+    assert res.exit_code == 2, (res.stdout, res.stderr)
+    assert res.stdout.startswith(f"CRITICAL {name} Crit:{says}: connecting: {why}"), res.stdout
+    assert res.stdout.count("\n") == 1 and res.stderr == ""
+    res = cli("--server", url, "--timeout", "1s", "server", "check", *args,
+              "--format", "prometheus")
+    assert res.exit_code == 0
+    assert f'status_code{{item="{name}",status="CRITICAL"}} 2' in res.stdout
