@@ -64,6 +64,30 @@ def wait_until(fn: Callable[[], Any], timeout: float = WAIT_TIMEOUT, interval: f
         time.sleep(interval)
 
 
+def returns(fn: Callable[[], Any], message: str, timeout: float = WAIT_TIMEOUT) -> Any:
+    """``fn()``'s result (or its exception, raised here) for a call that must end by itself,
+    not hang until some long timeout: run on a daemon thread and waited for with
+    :func:`wait_until` (the assertion names ``message``). For "answered at once" checks:
+    give the call a timeout far longer than ``timeout`` (an hour), never assert its
+    duration."""
+    import threading
+
+    done: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            done["result"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            done["error"] = exc
+
+    threading.Thread(target=run, daemon=True, name="returns").start()
+    wait_until(lambda: done, timeout=timeout, interval=0.01,
+               message=f"{message} (still running)")
+    if "error" in done:
+        raise done["error"]
+    return done["result"]
+
+
 def ok(result: Any) -> Any:
     """A CLI result that exited 0 (else the assertion shows its status and output)."""
     assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
