@@ -8,7 +8,6 @@ $JS.west.API``). jetlink talks to east, as an operator in the surviving region w
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from helpers import runner
@@ -165,14 +164,11 @@ def test_failover_after_west_is_killed_uses_synced_positions(east):
         assert "Origin Last Sequence: 40 (last known)" in plan
         assert f"Consumer Positions: as synced to this side at {kept[0]['synced']} (" in plan
         assert "billing: ack floor 25 on the origin, starts at 26" in plan
-        t0 = time.monotonic()
         rep = doc(east("stream", "failover", "ORDERS_EAST", "-f", "-j"))
-        elapsed = time.monotonic() - t0
         assert rep["origin"]["reachable"] is False and rep["origin_last_seq"] == 40
         assert rep["positions"]["source"] == "synced" and rep["positions"]["age_ms"] >= 0
         assert [(p["consumer"], p["start_seq"], p["status"]) for p in rep["consumers"]] == [
             ("billing", 26, "created")]
-        assert elapsed < 10
         lc = d.leaf.client()
         assert lc.fetch_seqs("ORDERS_EAST", "billing", 1) == [26]
     finally:
