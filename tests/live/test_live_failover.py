@@ -46,7 +46,7 @@ def _setup(d, *, msgs=50, mirror_filter=None, extra_us=0):
                     domain="east")
     want = msgs if mirror_filter else msgs + extra_us
     wait_until(lambda: c.stream_info("ORDERS_EAST", domain="east")["state"]["last_seq"]
-               >= want, timeout=10, message="the mirror caught up")
+               >= want, message="the mirror caught up")
     return c
 
 
