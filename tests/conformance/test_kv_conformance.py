@@ -113,7 +113,7 @@ KEY_NOT_FOUND = "KEY_NOT_FOUND"
 EOID = "EOID"
 PUT, DEL, PURGE = "PUT", "DEL", "PURGE"
 SYNC_TIMEOUT = 60.0  # seconds a ``sync`` waits at most for the server's replication
-REQUEST_TIMEOUT = 30.0  # seconds for one request of a watcher (bounds a failure only)
+REQUEST_TIMEOUT = 30.0  # seconds for one request to the server (bounds a failure only)
 MIN = 60 * SEC
 HOUR = 60 * MIN
 TTL_HDR = "Nats-TTL"
@@ -872,13 +872,13 @@ class ServerWatcher:
 class ServerKVRunner:
     def __init__(self, js: Any) -> None:
         self.js = js  # conftest.JSClient
-        self.jsctx = js._nc.jetstream(timeout=5)
+        self.jsctx = js._nc.jetstream(timeout=REQUEST_TIMEOUT)
         self.raw = ServerRunner(js)  # raw stream reads (msgs)
         self.default: str | None = None
         self.kvs: dict[str, Any] = {}
         self.watchers: dict[str, Any] = {}
 
-    def _run(self, coro: Any, timeout: float = 15) -> Any:
+    def _run(self, coro: Any, timeout: float = REQUEST_TIMEOUT + 30) -> Any:
         return self.js._run(coro, timeout)
 
     def run(self, ops: Iterable[Mapping[str, Any]]) -> list[Any]:
