@@ -285,7 +285,7 @@ def test_publishes_nobody_acknowledges_end_with_an_error(live):
     loop = asyncio.new_event_loop()
     t = threading.Thread(target=loop.run_forever, daemon=True)
     t.start()
-    nc = asyncio.run_coroutine_threadsafe(listener(), loop).result(10)
+    nc = asyncio.run_coroutine_threadsafe(listener(), loop).result(WAIT_TIMEOUT)
     js = js_for(live.url, timeout=1)
     try:
         # one timeout for the pipeline, not one per message (3,000 s would outlast returns())
