@@ -179,26 +179,26 @@ def test_abandoned_work_is_not_run_and_close_drops_the_queue():
 
     def blocking() -> Outcome:
         started.set()
-        release.wait(10)
+        release.wait(WAIT_TIMEOUT)
         ran.append("first")
         return Outcome(value=1)
 
     first = worker.submit(blocking)
-    assert started.wait(10)
+    assert started.wait(WAIT_TIMEOUT)
     gone = worker.submit(lambda: ran.append("abandoned") or Outcome(value=2))
     queued = worker.submit(lambda: ran.append("queued") or Outcome(value=3))
     assert gone.abandon()  # its client went away before it started
     assert not first.abandon()  # running: it finishes
     worker.close(wait=0)
     release.set()
-    assert first.future.result(10) == 1
+    assert first.future.result(WAIT_TIMEOUT) == 1
     with pytest.raises(WorkerClosed):
-        queued.future.result(10)
+        queued.future.result(WAIT_TIMEOUT)
     worker.close()
     assert ran == ["first"]
     late = worker.submit(lambda: Outcome(value=4))
     with pytest.raises(WorkerClosed):
-        late.future.result(1)
+        late.future.result(WAIT_TIMEOUT)
 
 
 def test_requests_that_wrote_share_a_step_started_after_their_write():
@@ -207,7 +207,7 @@ def test_requests_that_wrote_share_a_step_started_after_their_write():
     worker = EngineWorker(lambda: log.append("step"), step_every=10.0)
 
     def hold() -> Outcome:
-        release.wait(10)
+        release.wait(WAIT_TIMEOUT)
         return Outcome(value="read")
 
     def write(n: int) -> Outcome:
@@ -216,12 +216,12 @@ def test_requests_that_wrote_share_a_step_started_after_their_write():
 
     jobs = [worker.submit(hold), *(worker.submit(lambda n=n: write(n)) for n in range(5))]
     release.set()
-    assert [j.future.result(10) for j in jobs] == ["read", 0, 1, 2, 3, 4]
+    assert [j.future.result(WAIT_TIMEOUT) for j in jobs] == ["read", 0, 1, 2, 3, 4]
     # the five writes were queued together: one step after the last of them
     assert log == ["write 0", "write 1", "write 2", "write 3", "write 4", "step"]
     failing = worker.submit(lambda: Outcome(error=ValueError("refused"), wrote=True))
     with pytest.raises(ValueError):
-        failing.future.result(10)
+        failing.future.result(WAIT_TIMEOUT)
     assert log[-1] == "step"  # a refused request that wrote is answered after a step too
     worker.close()
 
