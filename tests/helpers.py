@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,58 @@ NATS_VARS = ("NATS_URL", "NATS_CONTEXT", "NATS_USER", "NATS_PASSWORD", "NATS_CRE
              "NATS_NKEY", "NATS_CERT", "NATS_KEY", "NATS_CA", "NATS_TIMEOUT")
 
 runner = CliRunner()
+
+# How long a test waits for a condition before it fails. A deadline only bounds a failure: a
+# condition that holds returns at once, so it is generous (the suite runs in parallel on a
+# machine that may be busy with other work).
+WAIT_TIMEOUT = 120.0
+
+
+def wait_until(fn: Callable[[], Any], timeout: float = WAIT_TIMEOUT, interval: float = 0.05,
+               message: str | Callable[[], str] = "condition") -> Any:
+    """Call ``fn`` until it returns something truthy, and return that. An exception counts as
+    not yet. After ``timeout`` seconds: AssertionError naming ``message`` (a string, or a
+    function called then, to show the state it saw) and ``fn``'s last result or error.
+
+    The one way the tests wait for something to happen (a server's state, a process's
+    output, a file): never a fixed sleep, never an assertion on elapsed time."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while True:
+        try:
+            last = fn()
+            if last:
+                return last
+        except Exception as exc:  # noqa: BLE001 - retried until the deadline
+            last = exc
+        if time.monotonic() >= deadline:
+            text = message() if callable(message) else message
+            raise AssertionError(f"{text}: not reached within {timeout:g}s (last: {last!r})")
+        time.sleep(interval)
+
+
+def returns(fn: Callable[[], Any], message: str, timeout: float = WAIT_TIMEOUT) -> Any:
+    """``fn()``'s result (or its exception, raised here) for a call that must end by itself,
+    not hang until some long timeout: run on a daemon thread and waited for with
+    :func:`wait_until` (the assertion names ``message``). For "answered at once" checks:
+    give the call a timeout far longer than ``timeout`` (an hour), never assert its
+    duration."""
+    import threading
+
+    done: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            done["result"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            done["error"] = exc
+
+    threading.Thread(target=run, daemon=True, name="returns").start()
+    wait_until(lambda: done, timeout=timeout, interval=0.01,
+               message=f"{message} (still running)")
+    if "error" in done:
+        raise done["error"]
+    return done["result"]
 
 
 def ok(result: Any) -> Any:

@@ -14,7 +14,7 @@ import threading
 import time
 
 import pytest
-from helpers import doc, ok
+from helpers import WAIT_TIMEOUT, doc, ok
 
 from jetlink.core.kv import KV, Watcher
 from jetlink.core.store import DataDir
@@ -636,7 +636,7 @@ def test_watch_shows_updates_as_they_are_stored(jl, monkeypatch):
     monkeypatch.setattr(Watcher, "__init__", init)
 
     def writer() -> None:
-        assert watching.wait(10)
+        assert watching.wait(WAIT_TIMEOUT)
         time.sleep(0.05)
         store = DataDir(jl.data)
         try:
@@ -647,7 +647,7 @@ def test_watch_shows_updates_as_they_are_stored(jl, monkeypatch):
     thread = threading.Thread(target=writer)
     thread.start()
     try:
-        result = ok(jl("kv", "watch", "CFG", "--count", "2", "--timeout", "10s", "-j"))
+        result = ok(jl("kv", "watch", "CFG", "--count", "2", "--timeout", "120s", "-j"))
     finally:
         thread.join()
     assert [json.loads(line) for line in result.stdout.splitlines()] == [

@@ -7,10 +7,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
-from helpers import ENV_VARS, doc, ok
+from helpers import ENV_VARS, WAIT_TIMEOUT, doc, ok, wait_until
 
 from jetlink.core.kafka.topics import Kafka
 from jetlink.core.store import DataDir
@@ -292,16 +291,13 @@ def test_follow_keeps_the_group_active_until_ctrl_c(tmp_path):
                         "--from-beginning", "--follow")
     try:
         assert follower.stdout.readline() == "one\n"
-        deadline = time.monotonic() + 20
-        while not k.group_active("g") and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert k.group_active("g")
+        wait_until(lambda: k.group_active("g"), message="group g active")
         k.produce("t", [(None, b"two")])
         assert follower.stdout.readline() == "two\n"
-        while k.committed("g") != {("t", 0): 2} and time.monotonic() < deadline:
-            time.sleep(0.05)  # printed, then committed
+        wait_until(lambda: k.committed("g") == {("t", 0): 2},  # printed, then committed
+                   message=lambda: f"group g's offset committed ({k.committed('g')})")
         follower.send_signal(signal.SIGINT)
-        out, errs = follower.communicate(timeout=30)
+        out, errs = follower.communicate(timeout=WAIT_TIMEOUT)
     finally:
         follower.kill()
         d.close()

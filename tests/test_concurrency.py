@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+from helpers import WAIT_TIMEOUT
+
 from jetlink.core.jetstream import JetStream
 from jetlink.core.store import DataDir
 from jetlink.core.streams import recount
@@ -114,7 +116,7 @@ def test_config_changes_are_seen_by_other_processes(tmp_path):
         """
     )
     p = _spawn(code, path)
-    _, err = p.communicate(timeout=30)
+    _, err = p.communicate(timeout=WAIT_TIMEOUT)
     assert p.returncode == 0, err
     js.publish("q.y", b"2")
     assert js.stream_info("Q").state.messages == 1  # the new limit applies here too
@@ -136,7 +138,7 @@ def test_subscriber_in_another_process_sees_core_messages(tmp_path):
         print("READY", flush=True)
         got = []
         while len(got) < 3:
-            m = sub.next(timeout=20)
+            m = sub.next(timeout=120)
             assert m is not None
             got.append(m.data.decode())
         print(",".join(got))
@@ -147,7 +149,7 @@ def test_subscriber_in_another_process_sees_core_messages(tmp_path):
     for word in ("one", "two", "three"):
         js.publish_core("news.x", word.encode())
     js.publish_core("other", b"no")
-    out, err = p.communicate(timeout=30)
+    out, err = p.communicate(timeout=WAIT_TIMEOUT)
     assert p.returncode == 0, err
     assert out.strip() == "one,two,three"
     dd.close()

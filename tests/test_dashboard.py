@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import WAIT_TIMEOUT
 
 from jetlink.cli.dashboard import actions
 from jetlink.cli.dashboard.data import Rates, Snapshot, load, rate_text, sparkline
@@ -68,12 +69,15 @@ def make_app(demo, **kw):
     return create_app(path, clock=clock, **kw)
 
 
-def drive(app, steps, size=(100, 30)):
-    """Run ``app`` headless, call ``await steps(pilot)``, return what it returns."""
+def drive(app, steps, size=(100, 30), settled=True):
+    """Run ``app`` headless, call ``await steps(pilot)``, return what it returns (first
+    :func:`settle`, unless ``settled`` is false: a loader the test holds back would be
+    waited for)."""
 
     async def main():
         async with app.run_test(size=size) as pilot:
-            await settle(pilot)
+            if settled:
+                await settle(pilot)
             return await steps(pilot)
 
     return asyncio.run(main())
@@ -83,13 +87,17 @@ async def settle(pilot):
     """Let the loads and actions finish (not the feed or follow loops), including a load
     deferred to keep them at most one a second, and the screen catch up."""
     app = pilot.app
-    for _ in range(100):
+    deadline = time.monotonic() + WAIT_TIMEOUT  # the pilot's loop: wait_until's rule, async
+    while True:
         busy = [w for w in app.workers if w.group in ("load", "action") and not w.is_finished]
         if busy:
             await app.workers.wait_for_complete(busy)
         await pilot.pause()
         if not busy and not app._deferred and app._loading_since is None:
             break
+        assert time.monotonic() < deadline, (
+            f"the dashboard settled: not reached within {WAIT_TIMEOUT:g}s (deferred "
+            f"{app._deferred!r}, loading since {app._loading_since!r})")
         if app._deferred:
             await pilot.pause(0.1)
     await pilot.pause()
@@ -558,10 +566,11 @@ def test_step_and_follow(demo):
         JetStream(dd.open("west"), clock).publish("orders.eu.x", b"while following")
         # Steps at once: the follow loop is what is tested. Set after mounting, so the loads'
         # interval (set_interval at mount) stays at its second: ticking every 0.05 s, a load
-        # would always be running or deferred and settle() would wait out its 100 rounds.
+        # would always be running or deferred and settle() would never see the app idle.
         app.refresh_seconds = 0.05
         await pilot.press("f")
-        for _ in range(600):  # BACKUP and ARCHIVE copy it in one step of the follow loop
+        deadline = time.monotonic() + WAIT_TIMEOUT
+        while time.monotonic() < deadline:  # BACKUP and ARCHIVE copy it in one follow step
             await pilot.pause(0.05)
             if "following: 2 copied" in status(app):
                 break
@@ -593,9 +602,8 @@ def test_feed_follows_a_republish_subject(demo):
         JetStream(dd.open("west"), clock).publish("orders.eu.77", b"watched")
         dd.close()
         log = app.query_one("#feed-log", RichLog)
-        for _ in range(600):
-            if len(log.lines) >= 2:
-                break
+        deadline = time.monotonic() + WAIT_TIMEOUT
+        while time.monotonic() < deadline and len(log.lines) < 2:
             await pilot.pause(0.05)
         return [line.text for line in log.lines]
 
@@ -617,7 +625,8 @@ def test_picks_up_a_change_made_by_another_process(demo):
         subprocess.run([sys.executable, "-m", "jetlink.cli.main", "--data-dir", str(path),
                         "--cluster", "east", "stream", "add", "FRESH", "--subjects", "fresh.>",
                         "--defaults"], check=True, capture_output=True, env=env)
-        for _ in range(300):
+        deadline = time.monotonic() + WAIT_TIMEOUT
+        while time.monotonic() < deadline:
             await pilot.pause(0.1)
             if any(r[0] == "FRESH@east" for r in cells(app, "streams")):
                 return True
@@ -650,7 +659,7 @@ def test_a_slow_load_shows_a_notice_and_keeps_the_ui_responsive(demo):
     async def steps(pilot):
         started = time.monotonic()
         notice = ""
-        while time.monotonic() - started < 60 and "slow" not in notice:
+        while time.monotonic() - started < WAIT_TIMEOUT and "slow" not in notice:
             await pilot.pause(0.1)
             notice = status(app)
         await pilot.press("2")  # the UI still answers
@@ -658,7 +667,7 @@ def test_a_slow_load_shows_a_notice_and_keeps_the_ui_responsive(demo):
         gate.set()
         return notice, tab
 
-    notice, tab = drive(app, steps)
+    notice, tab = drive(app, steps, settled=False)  # settling would wait for the held load
     assert "reading the data directory is slow" in notice
     assert "the tables show the last snapshot" in notice
     assert tab == "streams" and len(calls) >= 2
@@ -828,10 +837,11 @@ def test_following_survives_a_failing_step_and_says_so_once(demo, monkeypatch):
         JetStream(dd.open("west"), clock).publish("orders.eu.x", b"while following")
         # Steps at once: the follow loop is what is tested. Set after mounting, so the loads'
         # interval (set_interval at mount) stays at its second: ticking every 0.05 s, a load
-        # would always be running or deferred and settle() would wait out its 100 rounds.
+        # would always be running or deferred and settle() would never see the app idle.
         app.refresh_seconds = 0.05
         await pilot.press("f")
-        for _ in range(600):
+        deadline = time.monotonic() + WAIT_TIMEOUT
+        while time.monotonic() < deadline:
             await pilot.pause(0.05)
             if app.message == "Following: replicating again" and app.followed:
                 break  # the failed steps were said, then the one that succeeded

@@ -422,12 +422,9 @@ def test_an_export_to_a_place_that_cannot_hold_it_is_one_line(jl):
 
 
 def test_a_huge_random_template_is_refused_before_it_is_built(jl):
-    import time
-
     ok(jl("stream", "add", "T", "--subjects", "t.>", "--defaults"))
-    began = time.monotonic()
+    # refused by its size: building 100 GB first would fail with a MemoryError, not this
     r = jl("pub", "t.x", "{{Random 99999999999 99999999999}}", "-j")
-    assert time.monotonic() - began < 5
     assert "Random 99999999999 99999999999: at most 67,108,864 characters" in r.stderr
     assert "Traceback" not in r.stderr
 

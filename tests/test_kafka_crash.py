@@ -92,7 +92,7 @@ def test_sigkill_during_link_catch_up(tmp_path):
         else:
             assert proc.returncode == 0, proc.stderr.read().decode()
     final = subprocess.run([sys.executable, "-c", REPLICATOR, str(data), "3000"],
-                           capture_output=True, text=True, timeout=120)
+                           capture_output=True, text=True, timeout=600)
     assert final.returncode == 0, final.stderr
     assert kills >= 1
 

@@ -19,6 +19,8 @@ import subprocess
 import sys
 import time
 
+from helpers import WAIT_TIMEOUT, wait_until
+
 from jetlink.core.clock import ManualClock
 from jetlink.core.jetstream import JetStream
 from jetlink.core.store import DataDir
@@ -87,12 +89,14 @@ def test_sigkill_during_catch_up_loses_and_duplicates_nothing(tmp_path):
     thresholds = sorted(rnd.uniform(0.05, 0.9) * 2 * N for _ in range(KILLS))
     for i, threshold in enumerate(thresholds):
         proc = _start(data, rnd, whole=i == 0)  # the first run: the split whole catch-up
-        deadline = time.monotonic() + 20
-        while proc.poll() is None and _progress(target_db) < threshold:
-            if time.monotonic() > deadline:  # pragma: no cover - a stuck replicator
-                proc.kill()
-                raise AssertionError("the replicator made no progress")
-            time.sleep(0.002)
+        try:
+            wait_until(lambda p=proc, t=threshold: p.poll() is not None
+                       or _progress(target_db) >= t, interval=0.002,
+                       message=lambda t=threshold: f"the replicator copying past {t:.0f} "
+                       f"messages (copied {_progress(target_db)})")
+        except AssertionError:  # pragma: no cover - a stuck replicator
+            proc.kill()
+            raise
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
             kills += 1
@@ -100,7 +104,7 @@ def test_sigkill_during_catch_up_loses_and_duplicates_nothing(tmp_path):
         if proc.returncode not in (0, -signal.SIGKILL):
             raise AssertionError(proc.stderr.read().decode())
     proc = _start(data, rnd)
-    assert proc.wait(timeout=60) == 0, proc.stderr.read().decode()
+    assert proc.wait(timeout=WAIT_TIMEOUT) == 0, proc.stderr.read().decode()
     assert kills >= 1  # at least one kill landed while it was copying
 
     dd = DataDir(data)

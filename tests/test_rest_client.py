@@ -528,7 +528,7 @@ import time  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from helpers import ENV_VARS, runner  # noqa: E402
+from helpers import ENV_VARS, WAIT_TIMEOUT, runner  # noqa: E402
 
 from jetlink.cli.main import app  # noqa: E402
 from jetlink.core.clock import SystemClock  # noqa: E402
@@ -566,7 +566,7 @@ def start_server(root: Path, data: Path, *, token: str | None = TOKEN) -> Served
     log = root / f"serve-{port}.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + WAIT_TIMEOUT
     while True:
         if proc.poll() is not None:
             raise AssertionError(f"jetlink serve exited {proc.returncode}: {log.read_text()}")

@@ -39,7 +39,7 @@ SYNC_CONFIGS = [
     {"name": "consumer.offset.group.filters", "value": ALL_GROUPS},
 ]
 JSON = {"Content-Type": "application/json"}
-START_TIMEOUT = 30.0
+START_TIMEOUT = 120.0  # bounds a failure only
 
 
 # -- the server ---------------------------------------------------------------------------

@@ -29,7 +29,7 @@ import pytest
 
 from jetlink.core.live.server import start_server, stop_server
 
-REQUEST_TIMEOUT = 5.0  # seconds for one JetStream API request
+REQUEST_TIMEOUT = 30.0  # seconds for one JetStream API request (bounds a failure only)
 TRANSIENT_STORE_ERROR = "error creating store for stream"
 TRANSIENT_RETRIES = 6
 
@@ -241,7 +241,7 @@ def js(js_client: JSClient) -> Iterator[JSClient]:
     js_client.delete_all_streams()
 
 
-def wait_stream_dirs_gone(server: NatsServer, js: JSClient, timeout: float = 5.0) -> None:
+def wait_stream_dirs_gone(server: NatsServer, js: JSClient, timeout: float = 60.0) -> None:
     """Wait until the server's store holds no stream directory any more.
 
     nats-server 2.15.1 removes a deleted stream's directory shortly AFTER answering the delete

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import WAIT_TIMEOUT, wait_until
 
 from jetlink.core.clock import ManualClock
 from jetlink.core.config.consumer import ConsumerConfig
@@ -29,6 +30,7 @@ pytestmark = pytest.mark.conformance
 
 MS = 1_000_000
 PULL_EXPIRES_MS = 150
+REQUEST_TIMEOUT = 30.0  # seconds for one request (bounds a failure only)
 
 
 class ServerSide:
@@ -43,7 +45,7 @@ class ServerSide:
         return self.js._run(coro)
 
     def pub(self, subject: str) -> int:
-        msg = self._run(self.js._nc.request(subject, b"x", timeout=5))
+        msg = self._run(self.js._nc.request(subject, b"x", timeout=REQUEST_TIMEOUT))
         return json.loads(msg.data)["seq"]
 
     def add(self, cfg: dict[str, Any]) -> Any:
@@ -67,12 +69,10 @@ class ServerSide:
             await nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{self.name}.{consumer}",
                              json.dumps(req).encode(), reply=inbox)
             out = []
-            deadline = time.monotonic() + PULL_EXPIRES_MS / 1000 + 0.05
+            # until the batch is full or the server ends the request (408 when it expires):
+            # the deadline only bounds a server that never answers
             while len(out) < batch:
-                try:
-                    m = await asyncio.wait_for(queue.get(), max(0.01, deadline - time.monotonic()))
-                except TimeoutError:
-                    break
+                m = await asyncio.wait_for(queue.get(), WAIT_TIMEOUT)
                 if m.headers and m.headers.get("Status"):
                     break
                 out.append(m.reply)
@@ -84,21 +84,22 @@ class ServerSide:
             parts = reply.split(".")
             self.replies[(consumer, int(parts[5]))] = reply
             out.append(f"{parts[4]}.{parts[5]}.{parts[6]}.{parts[8]}")
-        time.sleep(0.2)  # let the request expire on the server
+        # the request is gone from the server (a full batch ends it; else its expiry)
+        wait_until(lambda: self._consumer(consumer).get("num_waiting") == 0,
+                   message=lambda: f"{consumer}'s pull request gone from the server "
+                                   f"({self._consumer(consumer)})")
         return out
+
+    def _consumer(self, name: str) -> dict[str, Any]:
+        return self.js.api(f"CONSUMER.INFO.{self.name}.{name}")
 
     def _ack(self, consumer: str, seq: int, body: bytes) -> None:
         reply = self.replies.get((consumer, seq))
         if reply is None:
             return
-        nc = self.js._nc
-
-        async def send() -> None:
-            await nc.publish(reply, body)
-            await nc.flush()
-
-        self._run(send())
-        time.sleep(0.05)
+        # a request: nats-server answers an acknowledgement with a reply subject once it
+        # has processed it (consumer.go processAck)
+        self.js.request_msg(reply, body)
 
     def ack(self, consumer: str, seq: int) -> None:
         self._ack(consumer, seq, b"+ACK")
@@ -113,17 +114,14 @@ class ServerSide:
         self._ack(consumer, seq, b"+WPI")
 
     def purge(self, **req: Any) -> Any:
-        resp = self.js.api(f"STREAM.PURGE.{self.name}", req)
-        time.sleep(0.05)
+        resp = self.js.api(f"STREAM.PURGE.{self.name}", req)  # consumers updated before the answer
         return resp.get("purged")
 
     def delmsg(self, seq: int) -> None:
-        self.js.api(f"STREAM.MSG.DELETE.{self.name}", {"seq": seq})
-        time.sleep(0.05)
+        self.js.api(f"STREAM.MSG.DELETE.{self.name}", {"seq": seq})  # consumers updated before
 
     def rm(self, consumer: str) -> None:
-        self.js.api(f"CONSUMER.DELETE.{self.name}.{consumer}")
-        time.sleep(0.05)
+        self.js.api(f"CONSUMER.DELETE.{self.name}.{consumer}")  # interest checked before
 
     def sleep(self, ms: int) -> None:
         time.sleep(ms / 1000)

@@ -42,9 +42,10 @@ Operations (``kv`` names the handle, default: the first bucket the scenario crea
 ``status``         values, history, ttl, limit_marker_ttl, bytes.
 ``watch``          ``w`` (a name), ``keys``, ``include_history``, ``ignore_deletes``,
                    ``meta_only``, ``updates_only``: open a watcher. Result ``None``.
-``watch_next``     ``w``, ``n``: up to ``n`` items (entries as history rows, the
-                   end-of-initial-data marker as ``"EOID"``; nats-py yields None for it), then a
-                   short quiet wait proves nothing more came (anything that does is appended).
+``watch_next``     ``w``, ``n``: the items come so far (entries as history rows, the
+                   end-of-initial-data marker as ``"EOID"``). Server: once the watcher's
+                   consumer delivered all the stream holds for it and every delivery came in
+                   (:class:`ServerWatcher`); jetlink: ``n`` items, then any more there are.
 ``watch_stop``     ``w``.
 ``msgs``           ``stream``: every stored message ``[seq, subject, headers, data]``.
 ``sleep``          ``seconds``: the server's test sleeps, jetlink's ManualClock advances.
@@ -62,8 +63,10 @@ follows nats.go through the raw API, so that the server side is the ADR-8 behavi
   marker's ``Nats-Marker-Reason`` (MaxAge / Purge -> PURGE, Remove -> DEL). A nats-py get that
   returned a marker is turned into key-not-found, and a nats-py create refused because the
   latest entry is a marker is retried expecting the marker's revision, as nats.go does.
-* ``watch(updates_only=True)``: nats-py has no such option; the server runner opens the same
-  ordered consumer with ``DeliverNew`` and sends the end-of-initial-data marker at once (ADR-8:
+* ``watch``: nats-py's watcher can send the end-of-initial-data marker before the entries
+  (it reads num_pending from a consumer info after the first delivery); the server runner's
+  :class:`ServerWatcher` is nats.go's, over the raw API. nats-py has no ``updates_only``:
+  the same ordered consumer with ``DeliverNew``, the end-of-initial-data marker at once (ADR-8:
   "The End Of Initial Data marker is sent as soon as the watch starts"; nats.go sends none).
 
 Documented divergences (``diverge=`` on an op: jetlink must answer ``DIVERGENCES[name]``
@@ -84,6 +87,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pytest
+from helpers import wait_until
 from test_publish_conformance import (
     MS,
     NO_RESPONDERS,
@@ -108,9 +112,8 @@ pytestmark = pytest.mark.conformance
 KEY_NOT_FOUND = "KEY_NOT_FOUND"
 EOID = "EOID"
 PUT, DEL, PURGE = "PUT", "DEL", "PURGE"
-WATCH_TIMEOUT = 2.0  # seconds the server gets for each expected watch item
-QUIET = 0.15  # seconds of silence proving that a watcher has nothing more
-SYNC_TIMEOUT = 3.0  # seconds a ``sync`` waits for the server's replication
+SYNC_TIMEOUT = 60.0  # seconds a ``sync`` waits at most for the server's replication
+REQUEST_TIMEOUT = 30.0  # seconds for one request to the server (bounds a failure only)
 MIN = 60 * SEC
 HOUR = 60 * MIN
 TTL_HDR = "Nats-TTL"
@@ -756,16 +759,126 @@ def bucket_cfg(name: str, cfg: Mapping[str, Any]) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
+class ServerWatcher:
+    """A KV watcher on the server as nats.go's (ADR-8 Watch) makes it, over the raw API: an
+    ordered push consumer on the bucket's stream (ack none, in memory), delivering the last
+    entry per key (``include_history``: every entry; ``updates_only``: new ones only),
+    headers only for ``meta_only``; DEL / PURGE entries (a KV-Operation header or a limit
+    marker's Nats-Marker-Reason) are left out with ``ignore_deletes``. The
+    end-of-initial-data marker (None) comes when the deliveries reach the consumer's
+    num_pending at creation (all of them: the ignored deletes count), at once when that is
+    0 or for ``updates_only``. Each entry's delta is the num_pending of its delivery.
+
+    nats-py 2.16's watcher is not used: it reads num_pending from a consumer info after the
+    first delivery, which can already count it, and sends the marker before the entries
+    (seen under load)."""
+
+    def __init__(self, js: Any, kv: Any, keys: str, include_history: bool = False,
+                 ignore_deletes: bool = False, meta_only: bool = False,
+                 updates_only: bool = False) -> None:
+        import asyncio
+
+        self.js, self.kv = js, kv
+        self.subject = f"{kv._pre}{keys}"
+        self.policy = ("new" if updates_only else "all" if include_history
+                       else "last_per_subject")
+        self.ignore_deletes, self.meta_only = ignore_deletes, meta_only
+        self.items: asyncio.Queue = asyncio.Queue()
+        self.initial: int | None = None  # num_pending at the consumer's creation
+        self.received = 0  # deliveries (consumer sequence of the last one)
+        self.early: list[Any] = []  # delivered before the create's answer came
+        self.name = ""
+        self.sub: Any = None
+
+    async def start(self) -> None:
+        nc = self.js._nc
+        inbox = nc.new_inbox()
+        self.sub = await nc.subscribe(inbox, cb=self._on_msg)
+        cfg = {"deliver_subject": inbox, "deliver_policy": self.policy, "ack_policy": "none",
+               "max_deliver": 1, "filter_subject": self.subject, "headers_only": self.meta_only,
+               "mem_storage": True, "num_replicas": 1, "inactive_threshold": 300 * SEC}
+        stream = self.kv._stream
+        msg = await nc.request(f"$JS.API.CONSUMER.CREATE.{stream}",
+                               json.dumps({"stream_name": stream, "config": cfg}).encode(),
+                               timeout=REQUEST_TIMEOUT)
+        resp = json.loads(msg.data)
+        if "error" in resp:
+            raise AssertionError(f"watch consumer refused: {resp['error']}")
+        self.name = resp["name"]
+        self.initial = resp["num_pending"]
+        if self.initial == 0:
+            self.items.put_nowait(None)
+        early, self.early = self.early, []
+        for m in early:
+            self._deliver(m)
+
+    async def _on_msg(self, msg: Any) -> None:
+        if self.initial is None:
+            self.early.append(msg)
+        else:
+            self._deliver(msg)
+
+    def _deliver(self, msg: Any) -> None:
+        from nats.js.kv import KeyValue
+
+        meta = msg.metadata
+        self.received = meta.sequence.consumer
+        op = op_of_headers(msg.headers)
+        if not (self.ignore_deletes and op != PUT):
+            self.items.put_nowait(KeyValue.Entry(
+                bucket=self.kv._name, key=msg.subject[len(self.kv._pre):], value=msg.data,
+                revision=meta.sequence.stream, delta=meta.num_pending, created=None,
+                operation=None if op == PUT else op))
+        if self.initial and self.received == self.initial:
+            self.items.put_nowait(None)
+
+    async def caught_up(self) -> bool:
+        """True once every message the stream holds for the watcher was delivered and came
+        in here: no stored message matches after the consumer's delivered stream sequence,
+        and its delivered consumer sequence is the last delivery received (nats-server
+        signals a new message to consumers after answering its publish)."""
+        nc, stream = self.js._nc, self.kv._stream
+        msg = await nc.request(f"$JS.API.CONSUMER.INFO.{stream}.{self.name}", b"",
+                               timeout=REQUEST_TIMEOUT)
+        info = json.loads(msg.data)
+        if "error" in info:
+            raise AssertionError(f"watch consumer info: {info['error']}")
+        self.last_info = info["delivered"]
+        msg = await nc.request(f"$JS.API.STREAM.MSG.GET.{stream}", json.dumps(
+            {"seq": info["delivered"]["stream_seq"] + 1, "next_by_subj": self.subject}).encode(),
+            timeout=REQUEST_TIMEOUT)
+        return ("error" in json.loads(msg.data)
+                and info["delivered"]["consumer_seq"] == self.received)
+
+    def describe(self) -> str:
+        return (f"created with {self.initial} pending, {self.received} received, the "
+                f"consumer's delivered {getattr(self, 'last_info', None)}")
+
+    def take(self) -> list[Any]:
+        out = []
+        while not self.items.empty():
+            out.append(self.items.get_nowait())
+        return out
+
+    async def stop(self) -> None:
+        if self.sub is not None:
+            await self.sub.unsubscribe()
+            self.sub = None
+            stream = self.kv._stream
+            await self.js._nc.request(f"$JS.API.CONSUMER.DELETE.{stream}.{self.name}", b"",
+                                      timeout=REQUEST_TIMEOUT)
+
+
 class ServerKVRunner:
     def __init__(self, js: Any) -> None:
         self.js = js  # conftest.JSClient
-        self.jsctx = js._nc.jetstream(timeout=5)
+        self.jsctx = js._nc.jetstream(timeout=REQUEST_TIMEOUT)
         self.raw = ServerRunner(js)  # raw stream reads (msgs)
         self.default: str | None = None
         self.kvs: dict[str, Any] = {}
         self.watchers: dict[str, Any] = {}
 
-    def _run(self, coro: Any, timeout: float = 15) -> Any:
+    def _run(self, coro: Any, timeout: float = REQUEST_TIMEOUT + 30) -> Any:
         return self.js._run(coro, timeout)
 
     def run(self, ops: Iterable[Mapping[str, Any]]) -> list[Any]:
@@ -982,61 +1095,21 @@ class ServerKVRunner:
         return sorted(out)
 
     def op_watch(self, op: Mapping[str, Any]) -> Any:
-        kv = self.kv(op)
         opts = dict(op["opts"])
-        if opts.pop("updates_only", False):
-            self.watchers[op["w"]] = self._run(self._updates_only(kv, op["keys"], **opts))
-        else:
-            self.watchers[op["w"]] = self._run(kv.watch(op["keys"], **opts))
+        w = ServerWatcher(self.js, self.kv(op), op["keys"], **opts)
+        self._run(w.start())
+        self.watchers[op["w"]] = w
         return None
 
-    async def _updates_only(self, kv: Any, keys: str, ignore_deletes: bool = False,
-                            meta_only: bool = False) -> Any:
-        """nats-py's watcher over a DeliverNew ordered consumer (nats.go's UpdatesOnly),
-        with the end-of-initial-data marker sent at once (ADR-8)."""
-        from nats.js import api
-        from nats.js.kv import KeyValue
-
-        w = KeyValue.KeyWatcher(kv)
-
-        async def cb(msg: Any) -> None:
-            op = op_of_headers(msg.headers)
-            if ignore_deletes and op != PUT:
-                return
-            meta = msg.metadata
-            await w._updates.put(KeyValue.Entry(
-                bucket=kv._name, key=msg.subject[len(kv._pre):], value=msg.data,
-                revision=meta.sequence.stream, delta=meta.num_pending, created=None,
-                operation=None if op == PUT else op))
-
-        w._sub = await kv._js.subscribe(f"{kv._pre}{keys}", stream=kv._stream, cb=cb,
-                                        ordered_consumer=True,
-                                        deliver_policy=api.DeliverPolicy.NEW,
-                                        headers_only=meta_only, inactive_threshold=300)
-        await w._updates.put(None)
-        return w
-
-    def _next(self, w: Any, timeout: float) -> Any:
-        import nats.errors
-
-        try:
-            return self._run(w.updates(timeout), timeout + 10)
-        except nats.errors.TimeoutError:
-            return TimeoutError
-
     def op_watch_next(self, op: Mapping[str, Any]) -> Any:
+        # Everything the watcher's consumer delivers for what the stream holds now has come
+        # in, then what came is taken (a watcher answers what is there; the scenario's ``n``
+        # is what the jetlink side is read for first): no quiet wait guessing the end.
         w = self.watchers[op["w"]]
-        out = []
-        while len(out) < op["n"]:
-            item = self._next(w, WATCH_TIMEOUT)
-            if item is TimeoutError:
-                return out
-            out.append(self._row(item))
-        while True:
-            item = self._next(w, QUIET)
-            if item is TimeoutError:
-                return out
-            out.append(self._row(item))
+        wait_until(lambda: self._run(w.caught_up()),
+                   message=lambda: f"watcher {op['w']} receiving what its consumer delivered "
+                                   f"({w.describe()})")
+        return [self._row(item) for item in w.take()]
 
     def op_watch_stop(self, op: Mapping[str, Any]) -> Any:
         self._run(self.watchers.pop(op["w"]).stop())

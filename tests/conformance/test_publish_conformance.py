@@ -67,6 +67,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from helpers import wait_until
 
 pytestmark = pytest.mark.conformance
 
@@ -1368,14 +1369,60 @@ class ServerRunner:
         self.streams_of[name] = stream
         return {"name": resp["name"], "num_pending": resp["num_pending"]}
 
+    def _unsignalled(self, stream: str, info: Mapping[str, Any]) -> int | None:
+        """How many stored messages the consumer of ``info`` has yet to count as pending, or
+        None when that cannot be told from outside (a last-per-subject start).
+
+        nats-server answers a publish, then signals the new message to the stream's consumers
+        on another goroutine (stream.go processJetStreamMsg -> sigq -> signalConsumersLoop ->
+        consumer.go processStreamSignal, which counts it in num_pending). Once every stored
+        message is signalled, num_pending is the number of stored messages matching the
+        filters from the next sequence to deliver (delivered.stream_seq + 1) on: found here
+        with STREAM.MSG.GET next_by_subj, the server's own subject matching."""
+        cfg = info.get("config") or {}
+        if cfg.get("deliver_policy") == "last_per_subject":
+            return None
+        filters = cfg.get("filter_subjects") or [cfg.get("filter_subject") or ">"]
+        start = (info.get("delivered") or {}).get("stream_seq", 0) + 1
+        seqs: set[int] = set()
+        for subject in filters:
+            seq = start
+            while True:
+                resp = self.js.api(f"STREAM.MSG.GET.{stream}",
+                                   {"seq": seq, "next_by_subj": subject})
+                if "error" in resp:
+                    break
+                seqs.add(resp["message"]["seq"])
+                seq = resp["message"]["seq"] + 1
+        return len(seqs) - info.get("num_pending", 0)
+
+    def _settled_consumer(self, stream: str, name: str) -> dict[str, Any]:
+        """CONSUMER.INFO of ``name`` once every stored message is signalled to it (see
+        ``_unsignalled``): a fetch's pending counts and an info read then are the server's
+        settled answer, not one racing the publishes just before."""
+        seen: dict[str, Any] = {}
+
+        def settled() -> bool:
+            seen["info"] = self.js.api(f"CONSUMER.INFO.{stream}.{name}")
+            if "error" in seen["info"]:
+                return True
+            seen["left"] = self._unsignalled(stream, seen["info"])
+            return seen["left"] is None or seen["left"] <= 0
+
+        wait_until(settled, message=lambda: f"consumer {name} of {stream} counting every "
+                   f"stored message as pending ({seen.get('left')} not yet; "
+                   f"{norm_consumer_info(seen.get('info') or {})})")
+        return seen["info"]
+
     def op_consumer_info(self, op: Mapping[str, Any]) -> Any:
         stream = self.streams_of.get(op["name"], self.stream(op))
-        resp = self.js.api(f"CONSUMER.INFO.{stream}.{op['name']}")
+        resp = self._settled_consumer(stream, op["name"])
         return self._err(resp) or norm_consumer_info(resp)
 
     def op_fetch(self, op: Mapping[str, Any]) -> Any:
         name = op["consumer"]
         stream = self.streams_of.get(name, self.stream(op))
+        self._settled_consumer(stream, name)
         req = json.dumps({"batch": op["batch"], "no_wait": True}).encode()
         subject = f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{name}"
         replies = self.js.collect(subject, req, op["batch"])

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from helpers import ENV_VARS, runner
+from helpers import ENV_VARS, WAIT_TIMEOUT, runner
 
 from jetlink.cli.main import app
 
@@ -117,10 +117,10 @@ def mask_replicas(rec: dict[str, Any]) -> dict[str, Any]:
 
 
 def settle(prefix: list[str], stream: str, n: int) -> None:
-    """Waits (10 s at most) until ``stream`` holds ``n`` messages on the target ``prefix``
-    names; a stream that never gets there is compared as it is (the next steps show what is
-    missing)."""
-    deadline = time.monotonic() + 10
+    """Waits (helpers.WAIT_TIMEOUT at most) until ``stream`` holds ``n`` messages on the
+    target ``prefix`` names; a stream that never gets there is compared as it is (the next
+    steps show what is missing)."""
+    deadline = time.monotonic() + WAIT_TIMEOUT
     while True:
         res = runner.invoke(app, [*prefix, "stream", "info", stream, "-j"], prog_name="jetlink")
         try:

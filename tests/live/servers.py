@@ -18,7 +18,7 @@ includes "a meta leader is known and the node's streams are current").
   :func:`start_auth`: the servers the fixtures hand out;
 - :class:`ServerAPI`: a synchronous nats-py connection (private event loop thread) for
   JetStream API requests, publishing and cleaning up;
-- :func:`wait_until`: poll a function until it returns something truthy.
+- :func:`wait_until` (tests/helpers.py): poll a function until it returns something truthy.
 
 A server that does not come up raises :class:`ServerStartError` whose message ends with the
 server log's tail. nats-py is imported inside functions only.
@@ -45,6 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from helpers import wait_until
+
 from jetlink.core.live.server import find_nats_server, stop_server
 
 __all__ = [
@@ -54,10 +56,11 @@ __all__ = [
 ]
 
 HOST = "127.0.0.1"
-READY_TIMEOUT = 15.0  # one server: port open + /healthz 200
-CLUSTER_READY_TIMEOUT = 30.0  # meta leader elected and an R3 stream can be created
-DOMAINS_READY_TIMEOUT = 20.0  # the leafnode is up and both domains' APIs answer
-REQUEST_TIMEOUT = 5.0  # one JetStream API request
+# Deadlines: each only bounds a failure (the suite shares a busy machine), so generous.
+READY_TIMEOUT = 60.0  # one server: port open + /healthz 200
+CLUSTER_READY_TIMEOUT = 120.0  # meta leader elected and an R3 stream can be created
+DOMAINS_READY_TIMEOUT = 90.0  # the leafnode is up and both domains' APIs answer
+REQUEST_TIMEOUT = 30.0  # one JetStream API request
 STORE_DELETE_RETRIES = 6
 TRANSIENT_STORE_ERROR = "error creating store for stream"  # see stream_create
 
@@ -89,25 +92,6 @@ def port_open(port: int, host: str = HOST) -> bool:
             return True
     except OSError:
         return False
-
-
-def wait_until(fn: Callable[[], Any], timeout: float = 5.0, interval: float = 0.05,
-               message: str | Callable[[], str] = "condition") -> Any:
-    """Call ``fn`` until it returns something truthy (returned); exceptions count as falsy.
-    AssertionError after ``timeout`` seconds naming ``message`` and the last result/error."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while True:
-        try:
-            last = fn()
-            if last:
-                return last
-        except Exception as exc:  # noqa: BLE001 - retried until the deadline
-            last = exc
-        if time.monotonic() >= deadline:
-            text = message() if callable(message) else message
-            raise AssertionError(f"{text}: not reached within {timeout}s (last: {last!r})")
-        time.sleep(interval)
 
 
 def _q(value: str | Path) -> str:
@@ -576,7 +560,7 @@ class LiveServer:
             return []
         return sorted(str(p) for p in root.glob("*/streams/*"))
 
-    def wait_stream_dirs_gone(self, timeout: float = 5.0) -> None:
+    def wait_stream_dirs_gone(self, timeout: float = 60.0) -> None:
         """nats-server removes a deleted stream's directory shortly AFTER answering the
         delete; a stream created again in that window can resume the old sequences."""
         wait_until(lambda: not self.stream_dirs(), timeout=timeout, interval=0.005,

@@ -76,7 +76,7 @@ def test_domains_mirror_east_of_west(live_domains):
     for i in range(3):
         assert "error" not in c.js_publish(f"orders.{i}.new", b"x")
     wait_until(lambda: c.stream_info("ORDERS_M", domain="east")["state"]["messages"] == 3,
-               timeout=10, message="the east mirror holds 3 messages")
+               message="the east mirror holds 3 messages")
     # the stream is in west only, the mirror in east only
     assert c.stream_names(domain="west") == ["ORDERS"]
     assert c.stream_names(domain="east") == ["ORDERS_M"]
@@ -169,7 +169,7 @@ def test_killed_cluster_node_is_back_for_the_next_test(live_cluster):
     victim = next(n for n in live_cluster.nodes if n.name != leader)
     victim.kill()
     cfg = {"name": "R3K", "subjects": ["r3k.>"], "num_replicas": 3}
-    wait_until(lambda: "error" not in live_cluster.client().stream_create(cfg), timeout=15,
+    wait_until(lambda: "error" not in live_cluster.client().stream_create(cfg),
                message="R3 create with one node down")
     live_cluster.reset()
     assert all(n.running for n in live_cluster.nodes)

@@ -67,7 +67,7 @@ def _scenario(east):
     c.stream_create({"name": "ORDERS_EAST", "mirror": {
         "name": "ORDERS", "external": {"api": "$JS.west.API"}}}, domain="east")
     wait_until(lambda: c.stream_info("ORDERS_EAST", domain="east")["state"]["last_seq"] == 10,
-               timeout=10, message="the mirror caught up")
+               message="the mirror caught up")
     rep = doc(east("stream", "failover", "ORDERS_EAST", "--subjects", "east.orders.>", "-f",
                    "-j"))
     assert [(p["consumer"], p["start_seq"]) for p in rep["consumers"]] == [
@@ -114,7 +114,7 @@ def _check_round_trip(c, tail_path, tail):
     assert "jetlink.promoted_mirror" not in (o["config"].get("metadata") or {})
     assert o["state"]["last_seq"] == 14
     wait_until(lambda: c.stream_info("ORDERS_EAST", domain="east")["state"]["last_seq"] == 14,
-               timeout=10, message="east's mirror caught up")
+               message="east's mirror caught up")
     m = c.stream_info("ORDERS_EAST", domain="east")["config"]
     assert m["mirror"]["name"] == "ORDERS" and m["mirror"]["external"]["api"] == "$JS.west.API"
     names = lambda s, dom: sorted(  # noqa: E731
@@ -127,7 +127,7 @@ def _check_round_trip(c, tail_path, tail):
     # west takes the producers' messages again, and east mirrors them
     assert c.js_publish("orders.eu", b"after")["seq"] == 15
     wait_until(lambda: c.stream_info("ORDERS_EAST", domain="east")["state"]["last_seq"] == 15,
-               timeout=10, message="the mirror copied the message after the switch")
+               message="the mirror copied the message after the switch")
 
 
 @pytest.mark.slow
@@ -156,7 +156,7 @@ def test_round_trip(east, tmp_path):
         (o["mirror"]["name"], o["mirror"]["external"]["api"]) == ("ORDERS_EAST",
                                                                    "$JS.east.API")
     wait_until(lambda: c.stream_info("ORDERS", domain="west")["state"]["last_seq"] == 14,
-               timeout=10, message="west's mirror caught up")
+               message="west's mirror caught up")
     rep = doc(east("stream", "failback", "ORDERS_EAST", "--switch", "-f", "-j"))
     assert rep["state"] == "switched" and rep["complete"] is True
     assert [(p["consumer"], p["start_seq"], p["status"]) for p in rep["placed"]] == [
@@ -219,7 +219,7 @@ def test_killed_part_way_and_run_again(east, tmp_path):
     assert rep["resumed"] is True and rep["tail"]["messages"] == 3
     assert [s["step"] for s in rep["steps"]] == ["create-mirror", "switch"]
     wait_until(lambda: c.stream_info("ORDERS", domain="west")["state"]["last_seq"] == 14,
-               timeout=10, message="west's mirror caught up")
+               message="west's mirror caught up")
     # killed with east's ORDERS_EAST deleted and not yet created again as a mirror
     _kill_after(_cli(d, *args, "--switch", pause="delete-promoted"), "delete-promoted",
                 gone("ORDERS_EAST", "east"))

@@ -70,12 +70,12 @@ def test_a_failover_killed_part_way_is_finished_by_the_rerun(east, tmp_path, kil
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
     try:
         # kill on observed state: the update made, then ``kill_after`` consumers recreated
-        wait_until(lambda: proc.poll() is not None or _promoted(c), timeout=30,
+        wait_until(lambda: proc.poll() is not None or _promoted(c),
                    interval=0.002, message="the stream update")
         if kill_after:
             wait_until(lambda: proc.poll() is not None or sum(
                 1 for v in _placed(c).values() if v == LAST + 1) >= kill_after,
-                timeout=30, interval=0.002, message="consumers recreated")
+                interval=0.002, message="consumers recreated")
         killed = proc.poll() is None
         if killed:
             os.killpg(proc.pid, signal.SIGKILL)

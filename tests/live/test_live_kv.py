@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 
 import pytest
-from helpers import runner
+from helpers import runner, wait_until
 
 from jetlink.cli.main import app
 from live.clihelp import doc, ok
@@ -78,12 +77,14 @@ def test_watch_initial_data_then_updates(kv, live):
     ok(kv("kv", "put", "W", "a", "1"))
     ok(kv("kv", "put", "W", "b", "2"))
 
-    def later():
-        time.sleep(0.5)
-        live.client().js_publish("$KV.W.c", b"3")
+    def later():  # an update: once the watcher's consumer is there (its initial data set)
+        c = live.client()
+        wait_until(lambda: c.api("CONSUMER.NAMES.KV_W").get("consumers"),
+                   message="the watcher's consumer")
+        c.js_publish("$KV.W.c", b"3")
 
     threading.Thread(target=later, daemon=True).start()
-    res = ok(kv("kv", "watch", "W", "--count", "3", "--timeout", "10s", "-j"))
+    res = ok(kv("kv", "watch", "W", "--count", "3", "--timeout", "120s", "-j"))
     lines = [json.loads(x) for x in res.stdout.splitlines()]
     entries = [x for x in lines if "key" in x]
     assert [(e["key"], e["revision"], e["delta"]) for e in entries] == [
@@ -106,10 +107,8 @@ def test_aggregate_of_two_buckets(kv, live):
     ok(kv("kv", "put", "B", "b1", "y"))
     status = doc(kv("kv", "add", "ALL", "--source", "A", "--source", "B", "-j"))
     assert status["kind"] == "aggregate" and status["read_only"] is True
-    deadline = time.monotonic() + 10
-    while doc(kv("kv", "keys", "ALL", "-j")) != ["a1", "b1"]:
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
+    wait_until(lambda: doc(kv("kv", "keys", "ALL", "-j")) == ["a1", "b1"],
+               message=lambda: f"the aggregate's keys ({doc(kv('kv', 'keys', 'ALL', '-j'))})")
     res = kv("kv", "put", "ALL", "z", "1")
     assert res.exit_code == 1 and "read-only aggregate" in res.stderr
 
@@ -133,13 +132,9 @@ def test_kv_mirror_across_domains(live_domains, monkeypatch):
     assert status["kind"] == "mirror"
     cfg = status["stream_info"]["config"]
     assert cfg["mirror"]["external"]["api"] == "$JS.west.API"
-    deadline = time.monotonic() + 10
-    while True:
-        res = east("kv", "get", "CONFIG_EAST", "k", "--raw")
-        if res.exit_code == 0 and res.stdout == "v1":
-            break
-        assert time.monotonic() < deadline, (res.stdout, res.stderr)
-        time.sleep(0.1)
+    wait_until(lambda: (r := east("kv", "get", "CONFIG_EAST", "k", "--raw")).exit_code == 0
+               and r.stdout == "v1", message=lambda: "the mirror's value of k ("
+               f"{east('kv', 'get', 'CONFIG_EAST', 'k', '--raw').output!r})")
     res = east("kv", "put", "CONFIG_EAST", "k", "v2")
     assert res.exit_code == 1 and "read-only mirror" in res.stderr
     # an origin bucket that does not exist in its domain: refused before anything is made

@@ -12,10 +12,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
-from helpers import runner
+from helpers import WAIT_TIMEOUT, runner, wait_until
 
 from jetlink.cli.main import app
 from jetlink.core import lake
@@ -239,26 +238,25 @@ def test_a_killed_export_resumes_with_every_message_once(live, js, tmp_path):
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                             start_new_session=True)
     progress_file = out / "_jetlink_progress.json"
-    deadline = time.monotonic() + 60
+
+    def files_written() -> int:  # the file may be absent or half written: retried
+        return len(json.loads(progress_file.read_text())["files"])
+
     try:
-        while time.monotonic() < deadline:
-            if progress_file.exists():
-                try:
-                    if len(json.loads(progress_file.read_text())["files"]) >= 4:
-                        break
-                except ValueError:
-                    pass
-            assert proc.poll() is None, proc.communicate()
-            time.sleep(0.02)
+        wait_until(lambda: proc.poll() is not None or files_written() >= 4, interval=0.02,
+                   message="the export's first 4 part files recorded")
+        assert proc.poll() is None, proc.communicate()
         os.kill(proc.pid, signal.SIGKILL)
     finally:
-        proc.wait(10)
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(WAIT_TIMEOUT)
     assert proc.returncode == -signal.SIGKILL
     assert not (out / "_jetlink.json").exists()
     done = json.loads(progress_file.read_text())["through"]
     assert 800 <= done < n
 
-    res = subprocess.run(argv, capture_output=True, env=env, timeout=120)
+    res = subprocess.run(argv, capture_output=True, env=env, timeout=WAIT_TIMEOUT)
     assert res.returncode == 0, res.stderr
     summary = json.loads(res.stdout)
     assert summary["resumed_from"] >= done
@@ -366,10 +364,7 @@ def test_spark_verify_a_live_mirror_with_its_origin(live, js, spark):
     def caught_up():
         return js.stream_info("M").state.last_seq == 12
 
-    deadline = time.monotonic() + 10
-    while not caught_up():
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    wait_until(caught_up, message=lambda: f"the mirror caught up ({js.stream_info('M').state})")
     res = jl(live.url, "spark", "verify", "ORDERS", "M")
     assert res.exit_code == 0, (res.stdout, res.stderr)
     assert res.stdout == (f"ORDERS@{live.url} and M@{live.url} are identical: 11 messages\n")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,22 +22,21 @@ def _jetlink(tmp_path, url: str, *args: str) -> subprocess.CompletedProcess:
            "XDG_CONFIG_HOME": str(tmp_path / "config"),
            "JETLINK_DATA_DIR": str(tmp_path / "data")}
     return subprocess.run([JETLINK, "-s", url, *args], capture_output=True, text=True,
-                          timeout=120, env=env)
+                          timeout=600, env=env)
 
 
 @pytest.mark.slow
 def test_a_stream_without_a_leader_is_not_a_missing_stream(live_cluster, tmp_path):
     cfg = {"name": "R3P", "subjects": ["r3p.>"], "num_replicas": 3}
-    wait_until(lambda: "error" not in live_cluster.client().stream_create(cfg), timeout=15,
+    wait_until(lambda: "error" not in live_cluster.client().stream_create(cfg),
                message="R3 create")
     leader = live_cluster.meta_leader()
     survivor = next(n for n in live_cluster.nodes if n.name != leader)
-    # No stream captures the subject: said at once, not after the timeout.
-    began = time.monotonic()
-    r = _jetlink(tmp_path, survivor.url, "--timeout", "5s", "pub", "nowhere.x", "m")
+    # No stream captures the subject: said at once, not after the timeout (an hour here:
+    # a publish that waited for it would outlast _jetlink's deadline and fail there).
+    r = _jetlink(tmp_path, survivor.url, "--timeout", "1h", "pub", "nowhere.x", "m")
     assert r.returncode == 1
     assert r.stderr.startswith("jetlink: error: no stream matches subject nowhere.x")
-    assert time.monotonic() - began < 4
     # The stream's leader dies: until the others elect one, publishes meet no responders.
     # Each is tried again within the timeout: every message is stored, none twice.
     stream_leader = live_cluster.stream_leader("R3P")
@@ -60,11 +58,12 @@ def test_a_stream_without_a_leader_is_not_a_missing_stream(live_cluster, tmp_pat
         "elected); nothing was stored"), r.stderr
     # the early message: stored (acknowledged), not stored (no responders), or unknown
     early = {1} if r.returncode == 0 else {0, 1} if "no acknowledgement" in r.stderr else {0}
-    r = _jetlink(tmp_path, other.url, "--timeout", "10s", "pub", "r3p.{{Count}}", "m",
+    r = _jetlink(tmp_path, other.url, "--timeout", "60s", "pub", "r3p.{{Count}}", "m",
                  "--count", "3000", "-j")
     assert r.returncode == 0, r.stderr
     assert "no stream matches" not in r.stderr
-    state = wait_until(lambda: live_cluster.api("STREAM.INFO.R3P").get("state"), timeout=15)
+    state = wait_until(lambda: live_cluster.api("STREAM.INFO.R3P").get("state"),
+                       message="R3P's state after the election")
     assert state["messages"] == state["num_subjects"]  # none twice
     assert state["messages"] - 3000 in early
     victim.restart()

@@ -4,7 +4,7 @@ must end in the same state."""
 
 from __future__ import annotations
 
-import time
+from helpers import wait_until
 
 from jetlink.core.clock import ManualClock
 from jetlink.core.jetstream import JetStream
@@ -25,11 +25,11 @@ def _on_server(live) -> tuple[int, int]:
         assert c.fetch_ack("X", name, upto) == upto
     resp = c.api("STREAM.UPDATE.X", {"name": "X", "subjects": ["x.>"], "retention": "interest"})
     assert resp.get("config", {}).get("retention") == "interest", resp
-    for _ in range(50):  # the server re-checks each consumer's interest right after
-        st = c.stream_info("X")["state"]
-        if st["messages"] < 6:
-            break
-        time.sleep(0.05)
+    # the server re-checks each consumer's interest after answering: the two messages both
+    # consumers acknowledged go
+    st = wait_until(lambda: (s := c.stream_info("X")["state"])["messages"] == 4 and s,
+                    message=lambda: f"stream X without the acknowledged messages "
+                                    f"({c.stream_info('X')['state']})")
     return st["messages"], st["first_seq"]
 
 

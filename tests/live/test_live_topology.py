@@ -17,7 +17,7 @@ import time
 import tomllib
 
 import pytest
-from helpers import runner
+from helpers import WAIT_TIMEOUT, runner, wait_until
 
 from jetlink.cli.main import app
 from live.clihelp import doc, ok
@@ -121,15 +121,13 @@ def test_create_in_dependency_order_across_domains(live_domains, tmp_path):
     # the mirror and the source work: messages published in west reach east
     for i in range(3):
         live_domains.client().js_publish(f"orders.eu.{i}", b"x")
-    deadline = time.monotonic() + 10
-    while True:
+    def counts():
         east = live_domains.client()
-        got = (east.stream_info("ORDERS_EAST", domain="east")["state"]["messages"],
-               east.stream_info("ARCHIVE", domain="east")["state"]["messages"])
-        if got == (3, 3):
-            break
-        assert time.monotonic() < deadline, got
-        time.sleep(0.1)
+        return (east.stream_info("ORDERS_EAST", domain="east")["state"]["messages"],
+                east.stream_info("ARCHIVE", domain="east")["state"]["messages"])
+
+    wait_until(lambda: counts() == (3, 3),
+               message=lambda: f"ORDERS_EAST and ARCHIVE holding 3 messages ({counts()})")
     again = ok(jl("apply", path))
     assert again.stdout.startswith("No changes: ")
 
@@ -411,9 +409,10 @@ def test_server_killed_mid_apply_is_a_partial_report(nats_fresh, tmp_path):
                    for i in range(400))
     path = write(tmp_path, bound(nats_fresh.url, body))
 
-    def killer():
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+    applied = threading.Event()
+
+    def killer():  # until the apply made 20 streams (or ended: the test then fails)
+        while not applied.is_set():
             try:
                 if nats_fresh.monitor("/jsz").get("streams", 0) >= 20:
                     nats_fresh.kill()
@@ -425,7 +424,8 @@ def test_server_killed_mid_apply_is_a_partial_report(nats_fresh, tmp_path):
     thread = threading.Thread(target=killer, daemon=True)
     thread.start()
     res = jl("apply", path, "-j")
-    thread.join(5)
+    applied.set()
+    thread.join(WAIT_TIMEOUT)
     assert res.exit_code == 1, (res.stdout, res.stderr)
     assert "Traceback" not in res.stdout + res.stderr
     result = json.loads(res.stdout)["result"]
@@ -448,9 +448,10 @@ def test_server_killed_mid_apply_human_report(nats_fresh, tmp_path):
                    for i in range(400))
     path = write(tmp_path, bound(nats_fresh.url, body))
 
-    def killer():
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+    applied = threading.Event()
+
+    def killer():  # until the apply made 10 streams (or ended: the test then fails)
+        while not applied.is_set():
             try:
                 if nats_fresh.monitor("/jsz").get("streams", 0) >= 10:
                     nats_fresh.kill()
@@ -462,7 +463,8 @@ def test_server_killed_mid_apply_human_report(nats_fresh, tmp_path):
     thread = threading.Thread(target=killer, daemon=True)
     thread.start()
     res = jl("apply", path)
-    thread.join(5)
+    applied.set()
+    thread.join(WAIT_TIMEOUT)
     assert res.exit_code == 1
     assert "Traceback" not in res.stdout + res.stderr
     assert re.search(r"^Failed: create stream S\d{4} in cluster west: ", res.stdout, re.M)
@@ -545,7 +547,6 @@ def test_thousand_streams_timing(live, tmp_path, capsys):
     t0 = time.perf_counter()
     assert ok(jl("apply", path)).stdout.startswith("No changes: ")
     again = time.perf_counter() - t0
-    with capsys.disabled():
-        print(f"\napply of 1,000 streams to a live server: {seconds:.2f}s "
-              f"(goal 15s); again, no changes: {again:.2f}s")
-    assert seconds < 60
+    with capsys.disabled():  # shown, never asserted: the machine may be busy
+        print(f"\napply of 1,000 streams to a live server: {seconds:.2f}s; again, no "
+              f"changes: {again:.2f}s")

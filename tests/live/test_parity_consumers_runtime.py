@@ -88,13 +88,13 @@ def _applied(cluster: Any, args: list[str]) -> None:
         return cluster.api(f"CONSUMER.INFO.{stream}.{name}")
 
     if verb == "add":
-        wait_until(lambda: (info().get("cluster") or {}).get("leader"), timeout=15,
+        wait_until(lambda: (info().get("cluster") or {}).get("leader"),
                    message=f"consumer {name}'s leader elected")
     elif verb == "pause" and args[4:5] == ["1h"]:
-        wait_until(lambda: info().get("paused") is True, timeout=15,
+        wait_until(lambda: info().get("paused") is True,
                    message=f"consumer {name} paused on its leader")
     elif verb == "resume":
-        wait_until(lambda: "error" not in info() and not info().get("paused"), timeout=15,
+        wait_until(lambda: "error" not in info() and not info().get("paused"),
                    message=f"consumer {name} resumed on its leader")
 
 

@@ -17,6 +17,7 @@ import shlex
 from typing import Any
 
 import pytest
+from helpers import WAIT_TIMEOUT
 from test_fast_batch import CASES
 
 from jetlink.core.live.client import connect
@@ -27,6 +28,7 @@ from live.parity import batch_text, mask_batch_doc, parity_env, step
 pytestmark = pytest.mark.live
 
 SETTLE = 0.15  # after the expected answers: how long to wait for one more (there is none)
+ANSWER_WAIT = 60.0  # at most, for each expected answer (it comes at once; bounds a failure)
 
 
 def _live_answers(ljs: LiveJetStream, subject: str, headers: dict | None, reply: str,
@@ -48,7 +50,7 @@ def _live_answers(ljs: LiveJetStream, subject: str, headers: dict | None, reply:
             await nc.flush()
             while True:
                 more.clear()
-                wait = SETTLE if len(got) >= expect else 3.0
+                wait = SETTLE if len(got) >= expect else ANSWER_WAIT
                 try:
                     await asyncio.wait_for(more.wait(), wait)
                 except TimeoutError:
@@ -56,7 +58,7 @@ def _live_answers(ljs: LiveJetStream, subject: str, headers: dict | None, reply:
         finally:
             await sub.unsubscribe()
 
-    return ljs.conn.call(go, timeout=30)
+    return ljs.conn.call(go, timeout=WAIT_TIMEOUT)
 
 
 @pytest.fixture(scope="module")

@@ -30,8 +30,8 @@ TARGET = "-H Nats-Schedule-Target:s.t"
 
 # Steps: CLI arguments; {at:N} is "@at <the side's anchor + N seconds>", the anchor being the
 # whole second after the last "mark" step (the start before any); "until N" waits until
-# anchor + N.
-# Every schedule between "mark" and "until" is due at anchor + 5 or later, and the steps in
+# anchor + N (each N moved by LEAD - 5, below).
+# Every schedule between "mark" and "until" is due at anchor + LEAD or later, and the steps in
 # between must be done by then on the live side (checked): a schedule firing early would
 # shift the sequences the acks show.
 SB = "-H Nats-Batch-Id:{id} -H Nats-Batch-Sequence:{seq}"
@@ -149,7 +149,10 @@ SCRIPT: list[str] = [
     "stream get FAR --last-for far.t -j",
     "stream info FAR -j",
 ]
-LEAD = 5  # the earliest due time after "mark", in seconds
+# The earliest due time after "mark", in seconds: the script's times ({at:N}, until N) are
+# written from 5 and moved by LEAD - 5 on both sides, so the steps in between have LEAD seconds
+# on a busy machine (the server fires on its wall clock; the engine's ManualClock follows).
+LEAD = 15
 
 VOLATILE = {"created", "ts", "time", "first_ts", "last_ts", "_nats.ver", "_nats.level",
             "_nats.req.level", "leader"}
@@ -188,13 +191,13 @@ def _run(prefix: list[str], now: Any, wait_until: Any, clustered: bool = False
         if step.startswith("until "):
             late = (now() - anchor) / SEC
             assert late < LEAD, f"the steps after mark took {late:.2f}s, past the lead {LEAD}s"
-            wait_until(anchor + int(float(step.split()[1]) * SEC))
+            wait_until(anchor + int((float(step.split()[1]) + LEAD - 5) * SEC))
             continue
         text = step
         while "{at:" in text:
             start = text.index("{at:")
             end = text.index("}", start)
-            at = anchor + int(float(text[start + 4:end]) * SEC)
+            at = anchor + int((float(text[start + 4:end]) + LEAD - 5) * SEC)
             text = text[:start] + "@at " + format_rfc3339_nano(at) + text[end + 1:]
         args = on_target(shlex.split(text), clustered)
         res = runner.invoke(app, [*prefix, *args], prog_name="jetlink")
