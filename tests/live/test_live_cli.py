@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 from helpers import WAIT_TIMEOUT, runner, wait_until
