@@ -421,7 +421,7 @@ def _root(
     ] = None,
     timeout: Annotated[
         str | None,
-        typer.Option("--timeout", metavar="DURATION", click_type=TIMEOUT,
+        typer.Option("--timeout", metavar="DURATION", parser=TIMEOUT,
                      show_default="5s (NATS_TIMEOUT)",
                      help="Time to wait on responses from the server."),
     ] = None,
