@@ -823,13 +823,7 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,
                                 "it goes into a new stream or one that never stored anything")
             after = info.state.last_seq  # an import of this dataset cut short: continue
     else:
-        if meta is None or not isinstance(meta.get("config"), dict):
-            raise LakeError(f"stream {name} does not exist and {path} has no {META_FILE} "
-                            "with a stream config: create the stream first (jetlink stream "
-                            "add)")
-        doc = dict(meta["config"])
-        doc["name"] = name
-        _create_from_meta(js, name, doc, path)
+        _create_from_meta(js, name, _meta_config(meta, name, path), path)
         created = True
     js.cluster.meta_set(key, mark)
 
@@ -1259,12 +1253,7 @@ def _import_target(js, name: str, path: str, meta: dict[str, Any] | None) -> tup
             raise LakeError(f"stream {name} is a mirror: it takes no publishes; import into "
                             "a stream of its own")
         return info, False
-    if meta is None or not isinstance(meta.get("config"), dict):
-        raise LakeError(f"stream {name} does not exist and {path} has no {META_FILE} "
-                        "with a stream config: create the stream first (jetlink stream "
-                        "add)")
-    doc = dict(meta["config"])
-    doc["name"] = name
+    doc = _meta_config(meta, name, path)
     for key in ("mirror", "sources"):
         doc.pop(key, None)
     if not doc.get("subjects"):
@@ -1273,6 +1262,18 @@ def _import_target(js, name: str, path: str, meta: dict[str, Any] | None) -> tup
                         "take the rows (jetlink stream add) and import into it")
     _create_from_meta(js, name, doc, path)
     return js.stream_info(name), True
+
+
+def _meta_config(meta: dict[str, Any] | None, name: str, path: str) -> dict[str, Any]:
+    """The stream config of the dataset's ``_jetlink.json`` under ``name``, for a stream an
+    import creates (a LakeError when the dataset has none)."""
+    if meta is None or not isinstance(meta.get("config"), dict):
+        raise LakeError(f"stream {name} does not exist and {path} has no {META_FILE} "
+                        "with a stream config: create the stream first (jetlink stream "
+                        "add)")
+    doc = dict(meta["config"])
+    doc["name"] = name
+    return doc
 
 
 def _check_import_subjects(fragments, schema, info, name: str, path: str) -> None:

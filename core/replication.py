@@ -1056,14 +1056,13 @@ def _store_mirrored(txn: Any, st: Any, order: Iterable[tuple], mirror: _Agreemen
     moved = False
     lean = st.sourced_fast
     run: list[tuple] = []  # (subject, hdr, data, agreement, origin seq, origin time)
-    rules = mirror.rules
-    assert rules is not None
+    rules, row = mirror.rules, mirror.row
+    assert rules is not None and row is not None
     targets: dict[str, str] = {}  # origin subject -> target subject
     for m, a in order:
         if a.stalled is not None:
             continue
         seq, subject, ts, hdr, data = m
-        row = a.row
         a.last_attempt = seq
         tsubj = targets.get(subject)
         if tsubj is None:

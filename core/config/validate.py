@@ -393,13 +393,7 @@ def _check_feature_combinations(out: StreamConfig, pedantic: bool) -> None:
     if out.allow_msg_schedules:
         if out.discard == "new":
             raise invalid_config("message scheduling cannot use discard new", field="discard")
-        if not out.allow_rollup_hdrs:
-            if pedantic:
-                raise invalid_config(
-                    "message scheduling cannot be set if roll-ups are disabled",
-                    field="allow_rollup_hdrs",
-                )
-            out.allow_rollup_hdrs, out.deny_purge = True, False
+        _turn_on_rollups(out, pedantic, "message scheduling")
     if out.persist_mode == "async":
         if out.storage != "file":
             raise invalid_config(
@@ -432,17 +426,22 @@ def _check_subject_delete_marker(out: StreamConfig, pedantic: bool) -> None:
                     field="allow_msg_ttl",
                 )
             out.allow_msg_ttl = True
-        if not out.allow_rollup_hdrs:
-            if pedantic:
-                raise invalid_config(
-                    "subject delete marker cannot be set if roll-ups are disabled",
-                    field="allow_rollup_hdrs",
-                )
-            out.allow_rollup_hdrs, out.deny_purge = True, False
+        _turn_on_rollups(out, pedantic, "subject delete marker")
     elif out.subject_delete_marker_ttl < 0:
         raise invalid_config(
             "subject delete marker TTL must not be negative", field="subject_delete_marker_ttl"
         )
+
+
+def _turn_on_rollups(out: StreamConfig, pedantic: bool, what: str) -> None:
+    """``what`` (a subject delete marker, message scheduling) needs roll-ups: turned on (and
+    purges allowed), or refused when pedantic."""
+    if not out.allow_rollup_hdrs:
+        if pedantic:
+            raise invalid_config(
+                f"{what} cannot be set if roll-ups are disabled", field="allow_rollup_hdrs"
+            )
+        out.allow_rollup_hdrs, out.deny_purge = True, False
 
 
 def _check_origins(out: StreamConfig, find: Lookup, pedantic: bool) -> None:
