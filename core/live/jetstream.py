@@ -27,8 +27,9 @@ from ..config.stream import StreamConfig
 from ..config.validate import JS_API_PREFIX
 from ..errors import ApiError, JetlinkError, NoStreamError, client_error, clip, not_found
 from ..messages import BatchPubAck, PubAck, StoredMsg, StreamState
-from .client import LiveConnection, LiveError, RawMsg, passing, without_envelope
+from .client import LiveConnection, LiveError, RawMsg, passing
 from .consumers import LiveConsumers
+from .stream_info import LiveStreamInfo
 from .target import api_prefix_for
 from .wire import _name, _ts, encode_hdrs, flat_headers
 
@@ -47,47 +48,6 @@ COLUMNS_HEARTBEAT_NS = 1_000_000_000  # the column reader's consumer: idle heart
 COLUMNS_INACTIVE_NS = 60_000_000_000  # ... and how long it outlives a reader that died
 COLUMNS_FLUSH_S = 0.2  # a batch open this long goes out unfilled (a trickle of messages)
 COLUMNS_RESTARTS = 10  # delivery gaps tolerated in one read
-
-
-def state_of(doc: Mapping[str, Any]) -> StreamState:
-    """A StreamState from the server's ``state`` document."""
-    return StreamState(
-        messages=int(doc.get("messages", 0)),
-        bytes=int(doc.get("bytes", 0)),
-        first_seq=int(doc.get("first_seq", 0)),
-        first_ts=_ts(doc.get("first_ts")),
-        last_seq=int(doc.get("last_seq", 0)),
-        last_ts=_ts(doc.get("last_ts")),
-        num_deleted=int(doc.get("num_deleted", 0)),
-        deleted=list(doc["deleted"]) if doc.get("deleted") else None,
-        num_subjects=int(doc.get("num_subjects", 0)),
-        subjects=dict(doc["subjects"]) if doc.get("subjects") else None,
-        consumer_count=int(doc.get("consumer_count", 0)),
-    )
-
-
-class LiveStreamInfo:
-    """A StreamInfo the server sent: ``to_json()`` is its document as received (without the
-    response envelope: client.ENVELOPE)."""
-
-    def __init__(self, doc: dict[str, Any]) -> None:
-        doc = without_envelope(doc)
-        self.doc = doc
-        self.config = StreamConfig.from_json(doc.get("config") or {}, strict=False)
-        self.state = state_of(doc.get("state") or {})
-        self.mirror = doc.get("mirror")
-        self.sources = list(doc.get("sources") or [])
-        cluster = doc.get("cluster") or {}
-        self.cluster = cluster.get("name", "") if isinstance(cluster, dict) else ""
-        self.created_ns = _ts(doc.get("created"))
-        self.ts_ns = _ts(doc.get("ts"))
-
-    @property
-    def name(self) -> str:
-        return self.config.name
-
-    def to_json(self) -> dict[str, Any]:
-        return self.doc
 
 
 class LiveMsg(StoredMsg):
