@@ -441,7 +441,7 @@ def _settle(a: _Agreement, clock: Clock, upto: int) -> None:
     """Acknowledge origin messages up to ``upto`` on the agreement's durable consumer (after
     the target committed them): WorkQueue / Interest retention removes them."""
     from .config.consumer import filters_of
-    from .consumer_store import StoreBackend
+    from .consumer_store import SqlConsumerStore
     from .consumers import _Session, ack_msg, deliver
     from .jetstream import JetStream
 
@@ -450,7 +450,7 @@ def _settle(a: _Agreement, clock: Clock, upto: int) -> None:
     with JetStream(a.ocl, clock).write() as txn:
         if a.origin not in txn.catalog.by_name:
             return
-        s = _Session(StoreBackend(txn), a.origin, txn.now)
+        s = _Session(SqlConsumerStore(txn), a.origin, txn.now)
         rec = s.recs.get(a.consumer)
         if rec is None:
             return

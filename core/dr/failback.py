@@ -62,7 +62,7 @@ from .positions import sync as sync_positions
 from .rules import (
     PROMOTED_KEY,
     Naming,
-    Placement,
+    PlacedConsumer,
     Position,
     PromoteRefused,
     Site,
@@ -195,8 +195,8 @@ class FailbackReport:
     tail: TailReport | None = None
     origin_consumers: list[dict[str, Any]] = field(default_factory=list)
     mirror: dict[str, Any] = field(default_factory=dict)  # the old origin as a mirror
-    placed: list[Placement] = field(default_factory=list)  # on the old origin (switch)
-    restored: list[Placement] = field(default_factory=list)  # on the promoted side (switch)
+    placed: list[PlacedConsumer] = field(default_factory=list)  # on the old origin (switch)
+    restored: list[PlacedConsumer] = field(default_factory=list)  # on the promoted side (switch)
     steps: list[Step] = field(default_factory=list)
     state: str = ""  # "mirroring" | "switched"
     complete: bool = False
@@ -304,8 +304,8 @@ def _position(doc: dict[str, Any], ack_floor: int | None = None) -> Position:
                     int(doc.get("delivered", 0)))
 
 
-def _create(js: Any, stream: str, pos: Position, start: int, clamped: bool) -> Placement:
-    p = Placement(pos.consumer, pos.ack_floor, start, clamped)
+def _create(js: Any, stream: str, pos: Position, start: int, clamped: bool) -> PlacedConsumer:
+    p = PlacedConsumer(pos.consumer, pos.ack_floor, start, clamped)
     try:
         js.add_consumer(stream, placed_config(pos, start), action="create")
         p.status = "created"
@@ -941,7 +941,7 @@ def _restore_consumers(run: _Run, origin_names: set[str],
         if name in origin_names:
             continue
         pos = _position(c)
-        p = Placement(name, pos.ack_floor, pos.ack_floor + 1, False)
+        p = PlacedConsumer(name, pos.ack_floor, pos.ack_floor + 1, False)
         if name in existing:
             p.status = "exists"
         elif not run.dry_run:
