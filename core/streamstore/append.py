@@ -40,7 +40,6 @@ from .base import (
     load_msg,
     msg_size,
     parse_msg_ttl,
-    republish_module,
 )
 from .overlay import _NEXT, StreamOverlay
 
@@ -321,8 +320,7 @@ class StreamAppend(StreamOverlay):
             return nats_error("StreamHeaderExceedsMaximum")
 
         # Interest retention with nobody interested: the sequence is used, nothing stored.
-        if d.retention == "interest" and not self.txn.hooks.has_interest(
-                self.txn, name, subject):
+        if d.retention == "interest" and not self.txn.has_interest(name, subject):
             now = self.txn.now
             ts = now if now > self.last_ts else self.last_ts
             seq = self.last_seq + 1
@@ -440,7 +438,7 @@ class StreamAppend(StreamOverlay):
         if rollup and d.allow_rollup_purge:
             self._rollup(subject, rollup, keep=1)
         if d.republish is not None:
-            republish_module().after_store(self, subject, hdr, data, seq, ts, prev)
+            d.republish.after_store(self.txn.cache, subject, hdr, data, seq, ts, prev)
         return PubAck(d.name, seq, val=counter_val)
 
     def _last_msg(self, subject: str) -> StoredMsg | None:

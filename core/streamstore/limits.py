@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING
 
 from .. import headers as H
 from ..messages import PubAck
-from .base import _MASK, _SECOND, MAX_SEQ, expiry_due, hdr_sql, payload_sql
+from .base import _MASK, _SECOND, MAX_SEQ, hdr_sql, payload_sql
 from .overlay import _K, StreamOverlay, _Subj
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..errors import ApiError
-    from ..streams import StreamDef
+    from ..streamdef import StreamDef
 
 _LOAD_CHUNK = 512  # stored keys _remove_first reads at a time
 
@@ -167,10 +167,6 @@ class StreamLimits(StreamOverlay):
                 removed += 1
         self.flush()
         return removed
-
-    def expiry_due(self) -> bool:
-        """Cheap check: would :meth:`expire` remove anything now?"""
-        return expiry_due(self.conn, self.d, self.txn.now)
 
     # --- limits after a config update ---------------------------------------------------------
     def enforce_limits(self, old: StreamDef | None = None) -> None:

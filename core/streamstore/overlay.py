@@ -21,7 +21,8 @@ from ..subjects import has_wildcard
 from .base import _MASK, MAX_SEQ, SEQ_BITS, matching_subjects
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..streams import StreamDef, Txn
+    from ..streamdef import StreamDef
+    from ..txnstate import TxnState
 
 
 class _Subj:
@@ -69,7 +70,7 @@ class StreamOverlay:
     """One stream inside one write transaction: the overlay and its bookkeeping (subjects,
     chain nodes, removal, read-ahead of stored rows, ``flush()``)."""
 
-    def __init__(self, txn: Txn, d: StreamDef) -> None:
+    def __init__(self, txn: TxnState, d: StreamDef) -> None:
         self.txn = txn
         self.conn = txn.conn
         self.d = d
