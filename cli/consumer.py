@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from jetlink.cli import completion, output
+from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import now_ns, open_jetstream, read_json_file, usage
 from jetlink.cli.options import DURATION, JsonOption, StreamArg, config_option, force_option
@@ -699,7 +699,7 @@ def ls(
                 output.local_time(i.get("created")),
                 output.comma(i.get("num_ack_pending", 0)),
                 output.comma(i.get("num_pending", 0)),
-                output.ago((i.get("delivered") or {}).get("last_active"), i),
+                common.ago((i.get("delivered") or {}).get("last_active"), i),
             ]
         )
     output.table(
@@ -812,7 +812,7 @@ def render_info(app: App, doc: dict[str, Any], *, state_only: bool = False) -> N
             cols.row("Pinned TTL", _go_duration(cfg.get("priority_timeout", 0)),
                      policy == "pinned_client")
         cols.metadata(cfg.get("metadata"))
-    now = output.now_of(doc)
+    now = common.now_of(doc)
 
     def seqs(point: dict[str, Any], label: str) -> str:
         text = (

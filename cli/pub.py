@@ -9,15 +9,12 @@ The body (and the subject, and header values) may use natscli's template functio
 ``{{Count}}`` (or ``{{Cnt}}``, the message number from 1), ``{{ID}}`` (a unique id),
 ``{{TimeStamp}}`` (RFC3339), ``{{Time}}`` (3:04PM), ``{{Unix}}``, ``{{UnixNano}}`` and
 ``{{Random min max}}`` (random text of min to max characters); ``{{.Count}}`` works too.
-Expanding them is the client's job in natscli as well, so it lives here.
+Expanding them is the client's job in natscli as well, so it lives in the CLI
+(cli/pub_templates.py).
 """
 
-import random
-import re
-import string
 import sys
 from collections.abc import Callable
-from datetime import datetime
 from typing import Annotated, Any
 
 import typer
@@ -29,6 +26,7 @@ from jetlink.cli.app import App
 from jetlink.cli.common import check_write_count, now_ns, open_jetstream, usage
 from jetlink.cli.options import DURATION, JsonOption
 from jetlink.cli.output import to_doc
+from jetlink.cli.pub_templates import TemplateError, expand, new_batch_id
 from jetlink.core.counts import message_bytes
 from jetlink.core.errors import JetlinkError
 
@@ -82,81 +80,6 @@ empty reply: null.
 PER_MESSAGE_LINES = 20
 # Messages of --count N published per transaction.
 PUBLISH_CHUNK = 1000
-
-_TEMPLATE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
-_ID_ALPHABET = string.digits + string.ascii_letters
-
-
-class TemplateError(ValueError):
-    pass
-
-
-def _unique_id(rng: random.Random) -> str:
-    # natscli uses a NUID: 22 base-62 characters.
-    return "".join(rng.choice(_ID_ALPHABET) for _ in range(22))
-
-
-def _random_text(rng: random.Random, low: int, high: int) -> str:
-    if low > high:
-        low, high = high, low
-    return "".join(
-        rng.choice(string.ascii_letters + string.digits) for _ in range(rng.randint(low, high))
-    )
-
-
-RANDOM_MAX = 64 * 1024 * 1024  # nats-server refuses a max_payload over 64 MiB
-_RNG = random.Random()  # seeded once: seeding per message costs more than the publish
-
-
-def expand(text: str, count: int, now_ns: int, rng: random.Random | None = None) -> str:
-    """natscli's ``PubReplyBodyTemplate``: expand ``{{Count}}``, ``{{ID}}``... in ``text``.
-
-    Raises TemplateError on an unknown function; text without ``{{`` is returned as is.
-    """
-    if "{{" not in text:
-        return text
-    rng = rng or _RNG
-
-    def stamp() -> str:
-        now = datetime.fromtimestamp(now_ns / 1e9).astimezone().replace(microsecond=0)
-        text = now.isoformat()
-        return text[:-6] + "Z" if text.endswith("+00:00") else text
-
-    def kitchen() -> str:
-        return datetime.fromtimestamp(now_ns / 1e9).astimezone().strftime("%I:%M%p").lstrip("0")
-
-    values: dict[str, Callable[[list[str]], str]] = {
-        "Count": lambda a: str(count),
-        "Cnt": lambda a: str(count),
-        "Unix": lambda a: str(now_ns // 1_000_000_000),
-        "UnixNano": lambda a: str(now_ns),
-        "TimeStamp": lambda a: stamp(),
-        "Time": lambda a: kitchen(),
-        "ID": lambda a: _unique_id(rng),
-        "Random": lambda a: _random_text(rng, int(a[0]), int(a[1])),
-    }
-
-    def one(m: re.Match[str]) -> str:
-        words = m.group(1).split()
-        if not words:
-            raise TemplateError(f"empty template action in {m.group(0)!r}")
-        name, args = words[0].lstrip("."), words[1:]
-        fn = values.get(name)
-        if fn is None:
-            raise TemplateError(f'function "{name}" not defined')
-        if name == "Random":
-            if len(args) != 2 or not all(re.fullmatch(r"\d+", x) for x in args):
-                raise TemplateError("Random takes two numbers: {{Random min max}}")
-            if max(int(x) for x in args) > RANDOM_MAX:
-                # checked before the text is built: a message is never larger
-                raise TemplateError(f"Random {args[0]} {args[1]}: at most {RANDOM_MAX:,} "
-                                    "characters (nats-server's largest max_payload)")
-        elif args:
-            raise TemplateError(f"{name} takes no arguments")
-        return fn(args)
-
-    return _TEMPLATE.sub(one, text)
-
 
 def parse_headers(values: list[str]) -> list[tuple[str, str]]:
     """``-H K:V`` values (natscli's format) as (name, value) pairs, spaces trimmed."""
@@ -418,11 +341,6 @@ def _domain_part(doc: dict[str, Any]) -> str:
     return f' Domain: "{doc["domain"]}"' if doc.get("domain") else ""
 
 
-def _batch_id() -> str:
-    """A batch id: a unique 22-character id, as natscli's batch publisher makes (a NUID)."""
-    return _unique_id(random.Random())
-
-
 def _publish_atomic(app: App, js: Any, message: Callable[[int], Any], count: int, size: int,
                     quiet: bool) -> None:
     """natscli's ``nats pub --atomic``: each batch's messages carry Nats-Batch-Id and
@@ -434,7 +352,7 @@ def _publish_atomic(app: App, js: Any, message: Callable[[int], Any], count: int
     docs: list[dict[str, Any]] = []
     for start in range(1, count + 1, size):
         stop = min(count + 1, start + size)
-        bid = _batch_id()
+        bid = new_batch_id()
         msgs = []
         for k, n in enumerate(range(start, stop), 1):
             subj, payload, headers = message(n)

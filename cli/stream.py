@@ -592,7 +592,7 @@ def render_ls(app: App, infos: list[dict[str, Any]], subject: str | None = None)
             output.local_time(i.get("created")),
             output.comma((i.get("state") or {}).get("messages", 0)),
             output.ibytes((i.get("state") or {}).get("bytes", 0)),
-            output.ago((i.get("state") or {}).get("last_ts"), i),
+            common.ago((i.get("state") or {}).get("last_ts"), i),
         ]
         for i in infos
     ]
