@@ -138,6 +138,7 @@ def test_a_server_in_force_imports_the_live_client():
 # until it is used.
 KV_GET_MODULES = {
     "jetlink", "jetlink.cli", "jetlink.cli.app", "jetlink.cli.common", "jetlink.cli.completion",
+    "jetlink.cli.console",
     "jetlink.cli.kv", "jetlink.cli.main", "jetlink.cli.options", "jetlink.cli.output",
     "jetlink.core", "jetlink.core.backend", "jetlink.core.clock", "jetlink.core.config",
     "jetlink.core.config.codec",
@@ -156,6 +157,7 @@ KV_GET_MODULES = {
 # transforms): the stream rules and the topology, no engine, no store, no KV or Kafka rules.
 VALIDATE_MODULES = {
     "jetlink", "jetlink.cli", "jetlink.cli.app", "jetlink.cli.common", "jetlink.cli.completion",
+    "jetlink.cli.console",
     "jetlink.cli.main", "jetlink.cli.options", "jetlink.cli.output", "jetlink.cli.validate",
     "jetlink.core", "jetlink.core.backend", "jetlink.core.config", "jetlink.core.config.codec",
     "jetlink.core.config.stream", "jetlink.core.config.validate", "jetlink.core.contexts",
