@@ -12,7 +12,8 @@ anyone else meanwhile stops the copy (nothing is written twice; the link continu
 is stored). A copy killed half-way leaves the mirror paused with a consistent prefix of each
 partition: ``jetlink mirrors resume`` lets the link finish it.
 
-Functions of the :class:`~jetlink.core.kafka.mirrors.Mirrors` facade (their first argument).
+Its functions take the mirrors' state (:class:`~jetlink.core.kafka.mirror_state.MirrorState`)
+as their first argument; the ``Mirrors`` facade binds them as its methods.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from . import mirror_promote
 from .errors import KafkaError
 from .links import parse_start_offset_spec
 from .mirror_copy import initial_offset, write_offsets
-from .mirror_create import active_destination
+from .mirror_create import active_destination, create
 from .mirror_model import (
     ACTIVE,
     FAILED,
@@ -37,12 +39,12 @@ from .mirror_model import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .mirrors import Mirrors
+    from .mirror_state import MirrorState
 
 __all__ = ["bulk_begin", "bulk_finish", "bulk_release", "bulk_write", "check_hold"]
 
 
-def bulk_begin(m: Mirrors, topic: str, link: str) -> BulkPlan:
+def bulk_begin(m: MirrorState, topic: str, link: str) -> BulkPlan:
     """Plan a bulk copy into mirror topic ``topic`` of ``link`` and hold the mirror.
 
     The mirror is created (paused) when absent, as ``Mirrors.create`` creates it; an
@@ -52,7 +54,7 @@ def bulk_begin(m: Mirrors, topic: str, link: str) -> BulkPlan:
     ``mirror.start.offset.spec`` for a mirror that never fetched, never below the source's
     log start) to the source's log end offset. In the holding transaction the partitions
     get their starting offsets (as the pump's first fetch sets them)."""
-    from .topics import record_key
+    from .topic_records import record_key
 
     li = active_destination(
         m, link, "mirror topics are filled on a link's destination cluster",
@@ -60,7 +62,7 @@ def bulk_begin(m: Mirrors, topic: str, link: str) -> BulkPlan:
     created = False
     if not m.kafka.has_topic(topic):
         try:
-            m.create(topic, link, paused=True)
+            create(m, topic, link, paused=True)
             created = True
         except KafkaError as err:  # created meanwhile (auto-create): checked below
             if err.name != "TOPIC_ALREADY_EXISTS":
@@ -156,7 +158,7 @@ def bulk_begin(m: Mirrors, topic: str, link: str) -> BulkPlan:
                     parts)
 
 
-def check_hold(m: Mirrors, conn: Any, plan: BulkPlan) -> None:
+def check_hold(m: MirrorState, conn: Any, plan: BulkPlan) -> None:
     """Inside a destination transaction: the mirror is still held by ``plan`` and its
     partitions end where the copy left them."""
     row = conn.execute("SELECT link, status, paused FROM mirrors WHERE topic = ?",
@@ -180,7 +182,7 @@ def check_hold(m: Mirrors, conn: Any, plan: BulkPlan) -> None:
                              f"{bp.written}): the copy stopped", field="topic")
 
 
-def bulk_write(m: Mirrors, plan: BulkPlan, rows: Iterable[tuple[int, int, int, Any, Any, Any]],
+def bulk_write(m: MirrorState, plan: BulkPlan, rows: Iterable[tuple[int, int, int, Any, Any, Any]],
                *, txn_rows: int = 100_000,
                on_txn: Callable[[int], None] | None = None) -> int:
     """Append ``(partition, offset, timestamp_ms, key, value, headers)`` rows (headers in
@@ -189,7 +191,7 @@ def bulk_write(m: Mirrors, plan: BulkPlan, rows: Iterable[tuple[int, int, int, A
     ``txn_rows`` rows, each also moving the partitions' log end offsets, sizes and fetch
     positions (a prefix a bounded pump step could have stored). ``on_txn(rows so far)``
     runs after each commit. Returns the rows written."""
-    from .topics import record_key, records_bytes
+    from .topic_records import record_key, records_bytes
 
     if txn_rows < 1:
         raise ValueError("txn_rows must be at least 1")
@@ -245,7 +247,7 @@ def bulk_write(m: Mirrors, plan: BulkPlan, rows: Iterable[tuple[int, int, int, A
     return total
 
 
-def bulk_finish(m: Mirrors, plan: BulkPlan, *, failover: bool = False) -> BulkResult:
+def bulk_finish(m: MirrorState, plan: BulkPlan, *, failover: bool = False) -> BulkResult:
     """End a bulk copy: in one transaction every partition's log end offset and fetch
     position becomes the cut (the source's log end when the job read it; a compacted
     tail holds no records) and the mirror is released (ACTIVE again: the pump continues
@@ -274,7 +276,7 @@ def bulk_finish(m: Mirrors, plan: BulkPlan, *, failover: bool = False) -> BulkRe
     if row[3] == ACTIVE:
         res.offsets_synced = write_offsets(m, li, {plan.topic: plan.source_topic})
     if failover:
-        res.failover = m.failover([plan.topic], plan.link)[0]
+        res.failover = mirror_promote.failover(m, [plan.topic], plan.link)[0]
         if not res.failover.ok:
             raise KafkaError("INVALID_REQUEST", res.failover.error_message, field="topic")
         res.clamps = list(res.failover.clamps)
@@ -282,7 +284,7 @@ def bulk_finish(m: Mirrors, plan: BulkPlan, *, failover: bool = False) -> BulkRe
     return res
 
 
-def bulk_release(m: Mirrors, plan: BulkPlan) -> None:
+def bulk_release(m: MirrorState, plan: BulkPlan) -> None:
     """A bulk copy that failed: the mirror, if still held, goes back to the link, which
     continues from what the copy stored."""
     with m._schema.write() as conn:

@@ -348,7 +348,7 @@ class BulkPlan:
         """The source record keys to read (topic_records.py ``record_key``), as ``(lo, hi)`` pairs,
         ``lo <= id < hi``, each inside one partition, at most ``rows_per_range`` offsets
         each; partition order, then offset order."""
-        from .topics import record_key
+        from .topic_records import record_key
 
         step = max(1, int(rows_per_range))
         out = []

@@ -2,8 +2,8 @@
 ``max.message.bytes``, keyless records on compacted topics, timestamps), fetch, the
 partitions' offsets, ListOffsets by time, and iterating a partition's records.
 
-Functions of the :class:`~jetlink.core.kafka.topics.Kafka` facade take it as their first
-argument; it binds them as its methods.
+Its functions take the topics' state (:class:`~jetlink.core.kafka.topic_store.TopicStore`)
+as their first argument; the ``Kafka`` facade (topics.py) binds them as its methods.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import KafkaError
 from .partitioner import murmur2
+from .topic_admin import describe_topic
 from .topic_configs import LONG_MAX, Policy
 from .topic_records import (
     MAX_OFFSET,
@@ -30,12 +31,12 @@ from .topic_retention import apply_policies, maintain
 from .topic_types import PartitionInfo, Record, get_topic
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .topics import Kafka
+    from .topic_store import TopicStore
 
 __all__ = ["fetch", "iter_records", "offset_for_timestamp", "offsets", "produce"]
 
 
-def produce(kafka: Kafka, topic: str, records: Iterable[Any], *, partition: int | None = None,
+def produce(kafka: TopicStore, topic: str, records: Iterable[Any], *, partition: int | None = None,
             headers: Any = (), timestamp_ms: int | None = None) -> list[tuple[int, int]]:
     """Append ``records`` to ``topic`` in ONE transaction; ``(partition, offset)`` per
     record, in order. All or nothing: the first refused record refuses the call.
@@ -272,7 +273,7 @@ def _check_ts(pol: Policy, now: int, ts: int, off: int) -> None:
 
 
 
-def fetch(kafka: Kafka, topic: str, partition: int, offset: int,
+def fetch(kafka: TopicStore, topic: str, partition: int, offset: int,
           max_records: int = 500) -> list[Record]:
     """Up to ``max_records`` records of ``partition`` from ``offset`` on (a compacted
     partition skips its holes). ``offset == log_end``: none. Outside
@@ -302,12 +303,12 @@ def fetch(kafka: Kafka, topic: str, partition: int, offset: int,
         ]
 
 
-def offsets(kafka: Kafka, topic: str) -> list[PartitionInfo]:
+def offsets(kafka: TopicStore, topic: str) -> list[PartitionInfo]:
     """Log start / end offsets and sizes of every partition (retention applied first)."""
-    return kafka.describe_topic(topic).partitions
+    return describe_topic(kafka, topic).partitions
 
 
-def offset_for_timestamp(kafka: Kafka, topic: str, partition: int, timestamp_ms: int) -> int:
+def offset_for_timestamp(kafka: TopicStore, topic: str, partition: int, timestamp_ms: int) -> int:
     """ListOffsets by time: the first offset whose record timestamp is >= ``timestamp_ms``;
     the log end offset when there is none (Kafka answers -1 there: jetlink gives the
     offset a consumer would start at)."""
@@ -329,14 +330,14 @@ def offset_for_timestamp(kafka: Kafka, topic: str, partition: int, timestamp_ms:
 
 
 
-def iter_records(kafka: Kafka, topic: str, partition: int, start: int = 0,
+def iter_records(kafka: TopicStore, topic: str, partition: int, start: int = 0,
                  chunk: int = 1000) -> Iterator[Record]:
     """Every record of the partition from ``start`` (clamped to the log start) on, each
     chunk its own read snapshot."""
-    info = kafka.describe_topic(topic)
+    info = describe_topic(kafka, topic)
     off = max(start, info.partitions[partition].log_start)
     while True:
-        batch = kafka.fetch(topic, partition, off, chunk)
+        batch = fetch(kafka, topic, partition, off, chunk)
         if not batch:
             return
         yield from batch
