@@ -49,8 +49,8 @@ from .mirror_model import (
     STOPPED,
     SYNCED_CONFIGS,
     AlterResult,
-    Clamp,
     MirrorInfo,
+    OffsetClamp,
     TruncateResult,
     already_stopped_message,
     code_of,
@@ -174,7 +174,7 @@ def _stop(m: MirrorState, topics: Sequence[str], link: str, how: str, dry_run: b
                 "WHERE topic = ?", (PENDING_STOPPED, mark or how, now_ms(m.clock), name))
     if not dry_run:
         done = finish_pending(m, link)
-        by_topic: dict[str, list[Clamp]] = {}
+        by_topic: dict[str, list[OffsetClamp]] = {}
         for c in done:
             by_topic.setdefault(c.topic, []).append(c)
         for res in out:
@@ -213,7 +213,7 @@ def _promote_problem(m: MirrorState, li: Any, row: tuple, src: Any, info: Mirror
 
 
 def _clamps(m: MirrorState, link: str, topic: str, *, include_pending_sync: bool, src: Any,
-            li: Any) -> list[Clamp]:
+            li: Any) -> list[OffsetClamp]:
     """The clamps stopping ``topic`` would make now (after a promote's final offset sync
     when ``include_pending_sync``): synced group offsets beyond the log end offsets."""
     ends = {p.partition: p.log_end for p in m.kafka.offsets(topic)}
@@ -233,14 +233,14 @@ def _clamps(m: MirrorState, link: str, topic: str, *, include_pending_sync: bool
         if row:
             for g, _t, p, off in pending_offsets(m, li, {topic: row[0]}):
                 current[(g, p)] = off
-    return [Clamp(g, topic, p, off, ends.get(p, 0))
+    return [OffsetClamp(g, topic, p, off, ends.get(p, 0))
             for (g, p), off in sorted(current.items()) if off > ends.get(p, 0)]
 
 
-def finish_pending(m: MirrorState, link: str | None = None) -> list[Clamp]:
+def finish_pending(m: MirrorState, link: str | None = None) -> list[OffsetClamp]:
     """PENDING_STOPPED mirrors -> STOPPED (promote: final config and offset sync first),
     clamping synced group offsets; returns the clamps made."""
-    clamps: list[Clamp] = []
+    clamps: list[OffsetClamp] = []
     for row in m._rows(link):
         if row[3] != PENDING_STOPPED:
             continue

@@ -45,13 +45,16 @@ cluster pointing back): stops the mirror (as failover) and runs ``truncate_and_r
 source side through that reverse link, so the source becomes the mirror (left PAUSED by
 ``reverse_and_pause``); a run killed between the two databases is finished by a re-run.
 
-This module holds the :class:`Mirrors` facade (its state: the reads and the status
-recomputation; the cleanup) and :func:`pump_links`. Its other methods are functions of the
-modules holding their rules, bound here: :mod:`.mirror_create` (creation, auto-create),
-:mod:`.mirror_copy` (the link step: config sync, record copy, consumer offset sync),
-:mod:`.mirror_bulk` (the bulk copy of ``jetlink spark mirror-topic``), :mod:`.mirror_promote`
-(pause / resume, promote / failover with clamping, failing back). The statuses, tables,
-result objects and naming rules are in :mod:`.mirror_model`, re-exported here.
+This module holds the :class:`Mirrors` facade and :func:`pump_links`. Arrows point down:
+facade -> rules -> state -> model. The state is :class:`~.mirror_state.MirrorState` (the
+mirror rows, their reads, the status recomputation, the cleanup); ``Mirrors`` is that state
+composing the modules holding the rules, whose functions take the state (never the facade)
+as their first argument and are bound here as methods: :mod:`.mirror_create` (creation,
+auto-create), :mod:`.mirror_copy` (config sync, record copy, consumer offset sync),
+:mod:`.mirror_promote` (pause / resume, promote / failover with clamping, failing back),
+:mod:`.mirror_step` (the link step: steps 1 to 6 above) and :mod:`.mirror_bulk` (the bulk copy
+of ``jetlink spark mirror-topic``). The statuses, tables, result objects and naming rules are
+in :mod:`.mirror_model`, re-exported here.
 """
 
 from __future__ import annotations
@@ -83,9 +86,9 @@ from .mirror_model import (
     BulkPartition,
     BulkPlan,
     BulkResult,
-    Clamp,
     LinkReport,
     MirrorInfo,
+    OffsetClamp,
     PartitionLag,
     TruncateResult,
     already_stopped_message,
@@ -121,7 +124,7 @@ __all__ = [
     "BulkPartition",
     "BulkPlan",
     "BulkResult",
-    "Clamp",
+    "OffsetClamp",
     "LinkReport",
     "MirrorInfo",
     "Mirrors",
