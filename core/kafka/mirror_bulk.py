@@ -37,6 +37,7 @@ from .mirror_model import (
     BulkResult,
     now_ms,
 )
+from .topic_records import record_key, records_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
     from .mirror_state import MirrorState
@@ -54,8 +55,23 @@ def bulk_begin(m: MirrorState, topic: str, link: str) -> BulkPlan:
     ``mirror.start.offset.spec`` for a mirror that never fetched, never below the source's
     log start) to the source's log end offset. In the holding transaction the partitions
     get their starting offsets (as the pump's first fetch sets them)."""
-    from .topic_records import record_key
+    li, created, row = _bulk_mirror(m, topic, link)
+    src, source_topic, s_id, s_parts = _bulk_source(m, li, link, row)
+    d_id, parts = _hold(m, topic, link, created, (src, source_topic, s_parts))
+    with src._schema.read() as sconn:  # what the cut holds (rows in)
+        for bp in parts:
+            if bp.end > bp.first:
+                bp.records = sconn.execute(
+                    "SELECT count(*) FROM records WHERE id >= ? AND id < ?",
+                    (record_key(s_id, bp.partition, bp.first),
+                     record_key(s_id, bp.partition, bp.end))).fetchone()[0]
+    return BulkPlan(topic, link, li.source_cluster, source_topic, s_id, d_id, created,
+                    parts)
 
+
+def _bulk_mirror(m: MirrorState, topic: str, link: str) -> tuple[Any, bool, tuple]:
+    """The mirror a bulk copy fills: (the link, whether the copy created it, its row). Created
+    paused when absent; an existing one must be this link's and ACTIVE."""
     li = active_destination(
         m, link, "mirror topics are filled on a link's destination cluster",
         "a bulk copy runs through an active link")
@@ -78,6 +94,14 @@ def bulk_begin(m: MirrorState, topic: str, link: str) -> BulkPlan:
         raise KafkaError("INVALID_REQUEST", f"Mirror topic '{topic}' is {row[3]}: a bulk "
                          "copy fills an ACTIVE mirror topic"
                          + (" (jetlink mirrors resume)" if row[7] else ""), field="topic")
+    return li, created, row
+
+
+def _bulk_source(m: MirrorState, li: Any, link: str, row: tuple
+                 ) -> tuple[Any, str, int, dict[int, tuple[int, int]]]:
+    """The source side of a bulk copy, its retention run first (as the pump's state check
+    does): (the source cluster's Kafka, the source topic, its rowid, its partitions' (log
+    start, log end))."""
     _li, src = m._source(link)
     if src is None:
         raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}': the source cluster "
@@ -100,6 +124,18 @@ def bulk_begin(m: MirrorState, topic: str, link: str) -> BulkPlan:
         s_parts = {p: (a, b) for p, a, b in sconn.execute(
             "SELECT partition, log_start, log_end FROM partitions WHERE topic = ?",
             (s_id,))}
+    return src, source_topic, s_id, s_parts
+
+
+def _hold(m: MirrorState, topic: str, link: str, created: bool,
+          source: tuple[Any, str, dict[int, tuple[int, int]]]
+          ) -> tuple[int, list[BulkPartition]]:
+    """The holding transaction of a bulk copy: the mirror, still this link's, unchanged and
+    without records, is paused and started; each partition shared with ``source`` (the
+    source's Kafka, topic and partitions' (log start, log end)) gets its starting offsets
+    as the pump's first fetch sets them, and its cut (first, end). Returns (the mirror's
+    rowid, the partitions of the copy)."""
+    src, source_topic, s_parts = source
     now = now_ms(m.clock)
     parts: list[BulkPartition] = []
     with m._schema.write() as conn:
@@ -147,15 +183,7 @@ def bulk_begin(m: MirrorState, topic: str, link: str) -> BulkPlan:
             "UPDATE mirrors SET started = 1, paused = 1, status = ?, status_time_ms = "
             "CASE WHEN status = ? THEN status_time_ms ELSE ? END WHERE topic = ?",
             (PAUSED, PAUSED, now, topic))
-    with src._schema.read() as sconn:  # what the cut holds (rows in)
-        for bp in parts:
-            if bp.end > bp.first:
-                bp.records = sconn.execute(
-                    "SELECT count(*) FROM records WHERE id >= ? AND id < ?",
-                    (record_key(s_id, bp.partition, bp.first),
-                     record_key(s_id, bp.partition, bp.end))).fetchone()[0]
-    return BulkPlan(topic, link, li.source_cluster, source_topic, s_id, d_id, created,
-                    parts)
+    return d_id, parts
 
 
 def check_hold(m: MirrorState, conn: Any, plan: BulkPlan) -> None:
@@ -191,8 +219,6 @@ def bulk_write(m: MirrorState, plan: BulkPlan, rows: Iterable[tuple[int, int, in
     ``txn_rows`` rows, each also moving the partitions' log end offsets, sizes and fetch
     positions (a prefix a bounded pump step could have stored). ``on_txn(rows so far)``
     runs after each commit. Returns the rows written."""
-    from .topic_records import record_key, records_bytes
-
     if txn_rows < 1:
         raise ValueError("txn_rows must be at least 1")
     by_p = {bp.partition: bp for bp in plan.partitions}

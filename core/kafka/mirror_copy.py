@@ -34,6 +34,7 @@ from .mirror_model import (
     SYNCED_CONFIGS,
     now_ms,
 )
+from .topic_records import partition_range, record_key, records_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
     from .mirror_state import MirrorState
@@ -183,11 +184,10 @@ def initial_offset(src: Any, source_topic: str, partition: int, start: str | int
     return src.offset_for_timestamp(source_topic, partition, int(start))
 
 
-def copy_records(m: MirrorState, li: Any, src: Any, row: tuple, max_records: int | None) -> int:
+def copy_records(m: MirrorState, li: Any, src: Any, row: tuple, max_records: int | None
+                 ) -> int:
     """Copy what the source partitions have beyond the mirror's log end (one
     transaction of the destination, the source database attached)."""
-    from .topic_records import partition_range, record_key, records_bytes
-
     topic, source_topic, spec, started = row[0], row[2], row[11], row[12]
     conn = m.cl.conn
     copied = 0
@@ -214,49 +214,11 @@ def copy_records(m: MirrorState, li: Any, src: Any, row: tuple, max_records: int
             for p in sorted(d_parts):
                 if p not in s_parts:
                     continue
-                s_start, s_end = s_parts[p]
-                m_start, m_end, m_bytes = d_parts[p]
-                base_s, _t = partition_range(s_id, p)
-                base_d, _t = partition_range(d_id, p)
-                if start is not None and m_end == 0 and m_start == 0:
-                    m_start = m_end = initial_offset(src, source_topic, p, start,
-                                                     s_start, s_end)
-                if m_end < s_start:  # the source's retention went past the mirror
-                    conn.execute("DELETE FROM main.records WHERE id >= ? AND id < ?",
-                                 (base_d, record_key(d_id, p, s_start)))
-                    m_start = m_end = s_start
-                    m_bytes = 0
-                hi = s_end
-                if budget is not None:
-                    hi = min(hi, m_end + max(budget, 0))
-                added = 0
-                if hi > m_end:
-                    cur = conn.execute(
-                        f"INSERT INTO main.records(id, ts, key, value, headers) "
-                        f"SELECT id - ? + ?, ts, key, value, headers FROM "
-                        f"{ATTACHED}.records WHERE id >= ? AND id < ?",
-                        (base_s, base_d, record_key(s_id, p, m_end),
-                         record_key(s_id, p, hi)))
-                    n = cur.rowcount if cur.rowcount is not None else 0
-                    copied += n
-                    if budget is not None:
-                        budget -= hi - m_end
-                    added = records_bytes(conn, record_key(d_id, p, m_end),
-                                          record_key(d_id, p, hi))
-                    m_end = hi
-                removed = 0
-                if s_start > m_start:  # the log start follows the source's
-                    removed = records_bytes(conn, base_d, record_key(d_id, p, s_start))
-                    conn.execute("DELETE FROM main.records WHERE id >= ? AND id < ?",
-                                 (base_d, record_key(d_id, p, s_start)))
-                    m_start = min(s_start, m_end)
-                conn.execute(
-                    "UPDATE main.partitions SET log_start = ?, log_end = ?, bytes = ?, "
-                    "cleaned = max(cleaned, ?), clean_bytes = CASE WHEN cleaned < ? "
-                    "THEN 0 ELSE clean_bytes END WHERE topic = ? AND partition = ?",
-                    (m_start, m_end, max(m_bytes + added - removed, 0), m_start, m_start,
-                     d_id, p))
-                fetch_rows.append((m_end, s_end, now, topic, p))
+                n, m_end, budget = _copy_partition(
+                    conn, src, source_topic, (s_id, d_id, p), s_parts[p], d_parts[p], start,
+                    budget)
+                copied += n
+                fetch_rows.append((m_end, s_parts[p][1], now, topic, p))
             conn.executemany(
                 "UPDATE main.mirror_partitions SET last_fetch_offset = ?, source_hw = ?, "
                 "last_fetch_ms = ? WHERE topic = ? AND partition = ?", fetch_rows)
@@ -268,3 +230,54 @@ def copy_records(m: MirrorState, li: Any, src: Any, row: tuple, max_records: int
                 conn.execute("ROLLBACK")
             raise
     return copied
+
+
+def _copy_partition(conn: Any, src: Any, source_topic: str, ids: tuple[int, int, int],
+                    s_range: tuple[int, int], d_row: tuple[int, int, int],
+                    start: str | int | None, budget: int | None
+                    ) -> tuple[int, int, int | None]:
+    """Inside :func:`copy_records`' transaction: bring mirror partition ``p`` (``ids``: the
+    source and mirror topic rowids and ``p``) up to the source's ``(log start, log end)``
+    ``s_range`` from its ``(log start, log end, bytes)`` ``d_row``: the starting offset of a
+    partition that never fetched (``start``, the parsed spec), the jump past the source's
+    retention, the records copied (at most ``budget`` offsets), the log start following the
+    source's. Returns (records copied, the mirror's new log end, the budget left)."""
+    s_id, d_id, p = ids
+    s_start, s_end = s_range
+    m_start, m_end, m_bytes = d_row
+    base_s, _t = partition_range(s_id, p)
+    base_d, _t = partition_range(d_id, p)
+    if start is not None and m_end == 0 and m_start == 0:
+        m_start = m_end = initial_offset(src, source_topic, p, start, s_start, s_end)
+    if m_end < s_start:  # the source's retention went past the mirror
+        conn.execute("DELETE FROM main.records WHERE id >= ? AND id < ?",
+                     (base_d, record_key(d_id, p, s_start)))
+        m_start = m_end = s_start
+        m_bytes = 0
+    hi = s_end
+    if budget is not None:
+        hi = min(hi, m_end + max(budget, 0))
+    added = copied = 0
+    if hi > m_end:
+        cur = conn.execute(
+            f"INSERT INTO main.records(id, ts, key, value, headers) "
+            f"SELECT id - ? + ?, ts, key, value, headers FROM "
+            f"{ATTACHED}.records WHERE id >= ? AND id < ?",
+            (base_s, base_d, record_key(s_id, p, m_end), record_key(s_id, p, hi)))
+        copied = cur.rowcount if cur.rowcount is not None else 0
+        if budget is not None:
+            budget -= hi - m_end
+        added = records_bytes(conn, record_key(d_id, p, m_end), record_key(d_id, p, hi))
+        m_end = hi
+    removed = 0
+    if s_start > m_start:  # the log start follows the source's
+        removed = records_bytes(conn, base_d, record_key(d_id, p, s_start))
+        conn.execute("DELETE FROM main.records WHERE id >= ? AND id < ?",
+                     (base_d, record_key(d_id, p, s_start)))
+        m_start = min(s_start, m_end)
+    conn.execute(
+        "UPDATE main.partitions SET log_start = ?, log_end = ?, bytes = ?, "
+        "cleaned = max(cleaned, ?), clean_bytes = CASE WHEN cleaned < ? "
+        "THEN 0 ELSE clean_bytes END WHERE topic = ? AND partition = ?",
+        (m_start, m_end, max(m_bytes + added - removed, 0), m_start, m_start, d_id, p))
+    return copied, m_end, budget
