@@ -1,8 +1,8 @@
 """``jetlink apply FILE`` and ``jetlink export``: topology as code.
 
-The rules live in core (``jetlink.core.topology_apply``: one planner, ``plan_topology``, over
-two backends: the data directory, or the live servers a file binds its clusters to;
-``apply_changes``; the backends' ``read`` for export); this module reads the file, picks the
+The rules live in core/topology/ (plan.py: one planner, ``plan_topology``, over the
+clusters of the data directory or the live servers a file binds its clusters to; apply.py
+``apply_changes``; the clusters' ``read`` for export); this module reads the file, picks the
 backend (cli/common.py ``topology_backend``), prints the plan and the report, and asks
 before ``--prune`` deletes anything. Exit status 3 (nothing changed) when the file or the
 plan has problems, 1 when a change failed half-way (what was applied and what not is
@@ -100,20 +100,21 @@ def apply(
     printed (exit 1). Applying the same file twice changes nothing. With --json: {plan,
     result, dry_run}.
     """
-    from jetlink.core import topology_apply as core
     from jetlink.core.topology import Topology, validate_topology
+    from jetlink.core.topology.apply import apply_changes
+    from jetlink.core.topology.plan import plan_topology, unique_problems
 
     app = App.of(ctx)
     topo = Topology()
     topo.add_file(str(file))
     backend, bind_problems = common.topology_backend(app, topo)
     if backend is None:  # the bindings have problems: nothing connected, nothing planned
-        problems = core.unique_problems([*validate_topology(topo), *bind_problems])
+        problems = unique_problems([*validate_topology(topo), *bind_problems])
         plan_doc = {"prune": prune, "changes": [], "unchanged": 0,
                     "problems": [p.to_dict() for p in problems],
                     "warnings": [w.to_dict() for w in topo.warnings]}
     else:
-        plan = core.plan_topology(backend, topo, prune=prune)
+        plan = plan_topology(backend, topo, prune=prune)
         plan_doc = plan.to_json()
     if plan_doc["problems"]:
         from jetlink.cli.validate import render as render_problems
@@ -137,7 +138,7 @@ def apply(
             render_plan(app, plan_doc)
         output.confirm(app, f"Really delete {len(deletes)} object(s) the file does not "
                             "declare", force=force, action="prune")
-    report = core.apply_changes(backend, plan)
+    report = apply_changes(backend, plan)
     result = report.to_json()
 
     def human(a: App, _d: Any) -> None:
@@ -184,14 +185,14 @@ def export(
     """
     import tomli_w
 
-    from jetlink.core import topology_apply as core
+    from jetlink.core.topology.embedded import export_document
 
     app = App.of(ctx)
     live = common.live_export_backend(app, clusters, source)
     if live is not None:
         doc = live.read(None)
     else:
-        doc = core.export_document(data_dir(app, step=False), common.make_clock(),
+        doc = export_document(data_dir(app, step=False), common.make_clock(),
                                    clusters or None)
     if out is not None:
         as_json = out.suffix.lower() == ".json"

@@ -587,7 +587,7 @@ def serve(
                      "count (a multiple of every --clients)."),
     ] = 200,
     timeout: Annotated[
-        str, typer.Option("--timeout", metavar="DURATION", click_type=CLIENT_TIMEOUT,
+        str, typer.Option("--timeout", metavar="DURATION", parser=CLIENT_TIMEOUT,
                           help="How long a client waits for an answer (at least 100ms).")
     ] = "30s",
     json_output: JsonOption = False,

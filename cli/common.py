@@ -416,7 +416,8 @@ def live_export_backend(app: App, domains: list[str] | None, source: Path | None
     """What ``jetlink export`` reads from live servers: the bound clusters of ``source``
     (``--from FILE``), else the server in force (its JetStream, or the JetStream domains
     ``domains`` as clusters of those names). None: neither (the data directory)."""
-    from jetlink.core import topology_apply as core
+    from jetlink.core.topology.bindings import bound_clusters
+    from jetlink.core.topology.live import LiveClusters
 
     if source is not None:
         from jetlink.core.errors import JetlinkError
@@ -424,7 +425,7 @@ def live_export_backend(app: App, domains: list[str] | None, source: Path | None
 
         topo = Topology()
         topo.add_file(str(source))
-        bindings, problems = core.bound_clusters(topo, domains or None)
+        bindings, problems = bound_clusters(topo, domains or None)
         if problems:
             p = problems[0]
             where = ": ".join(str(x) for x in (p.file, p.object, p.field) if x)
@@ -434,7 +435,7 @@ def live_export_backend(app: App, domains: list[str] | None, source: Path | None
             raise usage(f"{source} binds no cluster{' of those names' if domains else ''} to a "
                         'server (server = "nats://..." or context = "NAME" in '
                         "[clusters.<name>]): nothing to export from")
-        found = core.LiveBackend.connect(bindings)
+        found = LiveClusters.connect(bindings)
     else:
         found = backend(app).export_source(domains or ())
         if found is None:

@@ -277,7 +277,7 @@ MaxPullExpireOpt = Annotated[
     str | None,
     typer.Option(
         "--max-pull-expire",
-        metavar="DURATION", click_type=DURATION,
+        metavar="DURATION", parser=DURATION,
         help="Maximum expire duration a pull request may ask for.",
     ),
 ]
@@ -286,7 +286,7 @@ InactiveThresholdOpt = Annotated[
     str | None,
     typer.Option(
         "--inactive-threshold",
-        metavar="DURATION", click_type=DURATION,
+        metavar="DURATION", parser=DURATION,
         help="How long the consumer may be idle before it is removed.",
     ),
 ]
@@ -332,7 +332,7 @@ def add(
     wait: Annotated[
         str | None,
         typer.Option(
-            "--wait", metavar="DURATION", click_type=DURATION,
+            "--wait", metavar="DURATION", parser=DURATION,
             help="Acknowledgment waiting time (default 30s)."
         ),
     ] = None,
@@ -393,11 +393,11 @@ def add(
                           help="Number of steps of the backoff policy.")
     ] = 10,
     backoff_min: Annotated[
-        str, typer.Option("--backoff-min", metavar="DURATION", click_type=DURATION,
+        str, typer.Option("--backoff-min", metavar="DURATION", parser=DURATION,
                           help="The shortest backoff period.")
     ] = "1m",
     backoff_max: Annotated[
-        str, typer.Option("--backoff-max", metavar="DURATION", click_type=DURATION,
+        str, typer.Option("--backoff-max", metavar="DURATION", parser=DURATION,
                           help="The longest backoff period.")
     ] = "20m",
     pause: Annotated[
@@ -412,7 +412,7 @@ def add(
     ] = None,
     pinned_ttl: Annotated[
         str | None,
-        typer.Option("--pinned-ttl", metavar="DURATION", click_type=DURATION,
+        typer.Option("--pinned-ttl", metavar="DURATION", parser=DURATION,
                      help="How long a pinned client may go without pulling."),
     ] = None,
     overflow_groups: Annotated[
@@ -555,7 +555,7 @@ def edit(
     filter: FilterOpt = None,
     wait: Annotated[
         str | None,
-        typer.Option("--wait", metavar="DURATION", click_type=DURATION,
+        typer.Option("--wait", metavar="DURATION", parser=DURATION,
                      help="Acknowledgment waiting time."),
     ] = None,
     max_deliver: MaxDeliverOpt = None,

@@ -193,7 +193,7 @@ def add(
                                                      "Custom inbox prefix.")] = None,
     timeout: Annotated[str | None, _server_opt("--timeout", "DURATION",
                                                 "Time to wait on responses (e.g. 5s).",
-                                                click_type=TIMEOUT)] = None,
+                                                parser=TIMEOUT)] = None,
     nats_context: Annotated[str | None, _server_opt(
         "--nats-context", "NAME", "natscli context to take the other server settings from.")
     ] = None,

@@ -41,7 +41,7 @@ dr_app = typer.Typer(
 
 
 def _span(help: str) -> Any:
-    return typer.Option(metavar="DURATION", click_type=DURATION, help=help, callback=_duration,
+    return typer.Option(metavar="DURATION", parser=DURATION, help=help, callback=_duration,
                         show_default=False)
 
 

@@ -169,7 +169,7 @@ def kafka_mirrors(
     ] = False,
     timeout: Annotated[
         str | None,
-        typer.Option("--timeout", metavar="DURATION", click_type=WAIT,
+        typer.Option("--timeout", metavar="DURATION", parser=WAIT,
                      help="With --rest-url, --promote / --failover: how long to wait for "
                      "STOPPED.", show_default=False),
     ] = None,

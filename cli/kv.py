@@ -106,14 +106,14 @@ HistoryOption = Annotated[
 ]
 TtlOption = Annotated[
     str | None,
-    _opt("--ttl", metavar="DURATION", click_type=UNLIMITED_DURATION,
+    _opt("--ttl", metavar="DURATION", parser=UNLIMITED_DURATION,
          help="How long to keep values (e.g. 1h, 7d; 0: forever)."),
 ]
 MarkerTtlOption = Annotated[
     str | None,
     _opt(
         "--marker-ttl",
-        metavar="DURATION", click_type=DURATION,
+        metavar="DURATION", parser=DURATION,
         help="Keep limit markers for this long (at least 1s); enables per-key TTLs.",
     ),
 ]
@@ -864,7 +864,7 @@ def create(
         _opt(
             "--ttl",
             metavar="DURATION",
-            click_type=DURATION,
+            parser=DURATION,
             help="How long the key lives (the bucket needs --marker-ttl).",
         ),
     ] = None,
@@ -961,7 +961,7 @@ def purge(
         _opt(
             "--ttl",
             metavar="DURATION",
-            click_type=DURATION,
+            parser=DURATION,
             help="How long the purge marker lives (the bucket needs --marker-ttl).",
         ),
     ] = None,
@@ -1218,7 +1218,7 @@ def watch(
         str | None,
         _opt(
             "--timeout",
-            metavar="DURATION", click_type=WAIT,
+            metavar="DURATION", parser=WAIT,
             help="Stop when nothing arrives for this long (e.g. 5s).",
         ),
     ] = None,

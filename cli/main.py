@@ -24,6 +24,7 @@ Only Typer and the small cli modules are imported at start-up: command bodies im
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -421,7 +422,7 @@ def _root(
     ] = None,
     timeout: Annotated[
         str | None,
-        typer.Option("--timeout", metavar="DURATION", click_type=TIMEOUT,
+        typer.Option("--timeout", metavar="DURATION", parser=TIMEOUT,
                      show_default="5s (NATS_TIMEOUT)",
                      help="Time to wait on responses from the server."),
     ] = None,
@@ -576,6 +577,12 @@ def run(argv: Sequence[str] | None = None) -> None:
 
     ClickException = click_exception()
     args = list(sys.argv[1:] if argv is None else argv)
+    # A background job of a shell without job control starts with SIGINT ignored, and Python
+    # leaves it so: `kill -INT` then did nothing to a following command. natscli listens to
+    # it all the same (Go's signal.Notify installs its handler over an ignored SIGINT); so
+    # does jetlink: an interrupt ends any command with 130 (docs/exit-codes.md).
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     command = get_command(app)
     try:
         rv = command.main(

@@ -44,7 +44,7 @@ DryRunOpt = Annotated[
 ]
 TimeoutOpt = Annotated[
     str | None,
-    typer.Option("--timeout", metavar="DURATION", click_type=WAIT,
+    typer.Option("--timeout", metavar="DURATION", parser=WAIT,
                  help="With --rest-url: how long to wait for the mirrors to reach STOPPED "
                  "(default 60s; the local engine stops them at once).", show_default=False),
 ]

@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from typer._click.types import ParamType  # typer vendors click: its ParamType, not click's
 
 from jetlink.cli import completion
 from jetlink.cli.app import App
@@ -26,13 +25,24 @@ from jetlink.cli.app import App
 class DurationRefused(typer.BadParameter):
     """A duration option's bad value, in jetlink's words (``invalid value for --ttl: '5':
     missing unit, e.g. 5s``) where click would say "Invalid value for '--ttl'"; a usage
-    error (exit 2) like any command line click refuses."""
+    error (exit 2) like any command line click refuses. Click names the option that was
+    being parsed (it sets ``param`` on the way out of the parser), so the message is made
+    when it is shown."""
+
+    def __init__(self, value: str, why: str) -> None:
+        super().__init__(why)
+        self.value = value
+        self.why = why
 
     def format_message(self) -> str:
-        return self.message
+        from jetlink.core.errors import clip
+
+        param = self.param
+        flag = max(param.opts, key=len) if param is not None and param.opts else "duration"
+        return f"invalid value for {flag}: {clip(self.value)!r}: {self.why}"
 
 
-class DurationType(ParamType):
+class DurationType:
     """The type of every option that takes a duration (``--max-age``, ``--timeout``,
     ``--seen-critical`` ...): natscli's rule, core.durations ``read_duration`` (a unit is
     required: a bare number other than 0 is refused with "missing unit, e.g. 5s"), applied
@@ -41,10 +51,11 @@ class DurationType(ParamType):
     the same rule (cli/stream_flags.py ``parse_duration_flag``) or stores it (a context's
     timeout). ``unlimited``: -1 means unlimited; ``wait``: a pause the command sleeps
     through (at most 100 years); ``timeout``: the server timeout (core/live/settings.py
-    ``parse_timeout``: more than 0, at most 1h). tests/test_durations_cli.py walks the
+    ``parse_timeout``: more than 0, at most 1h). An option takes it as its ``parser`` (Typer's
+    public way to a parameter type of one's own). tests/test_durations_cli.py walks the
     command tree: every option that looks like a duration must have this type."""
 
-    name = "duration"
+    __name__ = "duration"  # the parameter type's name (Typer's FuncParamType reads it)
 
     def __init__(self, *, unlimited: bool = False, wait: bool = False,
                  timeout: bool = False, minimum: int = 0, maximum: int | None = None) -> None:
@@ -54,7 +65,7 @@ class DurationType(ParamType):
         self.minimum = minimum  # nanoseconds, as ``maximum`` (None: the rule's own limit)
         self.maximum = maximum
 
-    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+    def __call__(self, value: Any) -> str:
         from jetlink.core.durations import DurationError, format_duration, read_duration
         from jetlink.core.live.settings import timeout_seconds
 
@@ -65,20 +76,11 @@ class DurationType(ParamType):
                 return text
             ns = read_duration(text, unlimited=self.unlimited, wait=self.wait)
         except DurationError as exc:
-            raise self._refused(text, exc.reason, param, ctx) from None
+            raise DurationRefused(text, exc.reason) from None
         if ns < self.minimum or (self.maximum is not None and ns > self.maximum):
             top = f" and at most {format_duration(self.maximum)}" if self.maximum else ""
-            raise self._refused(text, f"must be at least {format_duration(self.minimum)}{top}",
-                                param, ctx)
+            raise DurationRefused(text, f"must be at least {format_duration(self.minimum)}{top}")
         return text
-
-    @staticmethod
-    def _refused(text: str, why: str, param: Any, ctx: Any) -> DurationRefused:
-        from jetlink.core.errors import clip
-
-        flag = max(param.opts, key=len) if param is not None and param.opts else "duration"
-        return DurationRefused(f"invalid value for {flag}: {clip(text)!r}: {why}", ctx=ctx,
-                               param=param)
 
     def seconds(self, text: str) -> float:
         """The seconds of ``text``, a value this type has accepted."""

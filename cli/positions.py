@@ -70,7 +70,7 @@ def sync(
                            "interrupted (Ctrl-C).")
     ] = False,
     interval: Annotated[
-        str, typer.Option("--interval", metavar="DURATION", click_type=WAIT,
+        str, typer.Option("--interval", metavar="DURATION", parser=WAIT,
                           help="With --follow: time between passes (5s, 500ms).")
     ] = "5s",
     count: Annotated[

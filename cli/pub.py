@@ -219,19 +219,19 @@ def pub(
     schedule_at: Annotated[str | None, typer.Option(
         "--schedule-at", metavar="TIME", help=PS.AT_HELP, show_default=False)] = None,
     schedule_after: Annotated[str | None, typer.Option(
-        "--schedule-after", metavar="DURATION", click_type=DURATION, help=PS.AFTER_HELP,
+        "--schedule-after", metavar="DURATION", parser=DURATION, help=PS.AFTER_HELP,
         show_default=False)] = None,
     schedule_cron: Annotated[str | None, typer.Option(
         "--schedule-cron", metavar="CRON", help=PS.CRON_HELP, show_default=False)] = None,
     schedule_dest: Annotated[str | None, typer.Option(
         "--schedule-dest", metavar="SUBJECT", help=PS.DEST_HELP, show_default=False)] = None,
     schedule_every: Annotated[str | None, typer.Option(
-        "--schedule-every", metavar="DURATION", click_type=DURATION, help=PS.EVERY_HELP,
+        "--schedule-every", metavar="DURATION", parser=DURATION, help=PS.EVERY_HELP,
         show_default=False)] = None,
     schedule_source: Annotated[str | None, typer.Option(
         "--schedule-source", metavar="SUBJECT", help=PS.SOURCE_HELP, show_default=False)] = None,
     schedule_ttl: Annotated[str | None, typer.Option(
-        "--schedule-ttl", metavar="DURATION", click_type=DURATION, help=PS.TTL_HELP,
+        "--schedule-ttl", metavar="DURATION", parser=DURATION, help=PS.TTL_HELP,
         show_default=False)] = None,
     atomic: Annotated[
         bool,

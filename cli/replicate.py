@@ -61,7 +61,7 @@ def replicate(
         str,
         typer.Option(
             "--interval",
-            metavar="DURATION", click_type=WAIT,
+            metavar="DURATION", parser=WAIT,
             help="With --follow: pause between steps that find nothing to copy (500ms, 2s).",
         ),
     ] = "1s",

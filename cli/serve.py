@@ -161,7 +161,7 @@ def serve(
     ] = DEFAULT_MAX_CONNECTIONS,
     request_timeout: Annotated[
         str,
-        typer.Option("--request-timeout", metavar="DURATION", click_type=REQUEST_TIMEOUT,
+        typer.Option("--request-timeout", metavar="DURATION", parser=REQUEST_TIMEOUT,
                      help="Time a connection has to send a whole request (header and "
                      "body), from its opening or its previous answer; then it is closed "
                      "(100ms to 1h)."),

@@ -80,7 +80,7 @@ def _count(help: str, metavar: str, *, minimum: int | None = None) -> Any:
 
 
 def _span(help: str) -> Any:
-    return typer.Option(metavar="DURATION", click_type=DURATION, help=help, callback=_duration,
+    return typer.Option(metavar="DURATION", parser=DURATION, help=help, callback=_duration,
                         show_default=False)
 
 

@@ -1492,7 +1492,7 @@ def view(
     since: Annotated[
         str | None,
         typer.Option(
-            "--since", metavar="DURATION", click_type=DURATION,
+            "--since", metavar="DURATION", parser=DURATION,
             help="Messages received since a duration like 1d3h5m2s.",
         ),
     ] = None,

@@ -415,7 +415,7 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
             str | None,
             _opt(
                 "--max-age",
-                metavar="DURATION", click_type=UNLIMITED_DURATION,
+                metavar="DURATION", parser=UNLIMITED_DURATION,
                 help="Maximum age of messages to keep (1h, 90s, 2m30s, 7d; -1 unlimited).",
             ),
         ],
@@ -485,7 +485,7 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
             str | None,
             _opt(
                 "--dupe-window",
-                metavar="DURATION", click_type=DURATION,
+                metavar="DURATION", parser=DURATION,
                 help="Duration of the duplicate message tracking window.",
             ),
         ],
@@ -632,7 +632,7 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
             str | None,
             _opt(
                 "--subject-del-markers-ttl",
-                metavar="DURATION", click_type=DURATION,
+                metavar="DURATION", parser=DURATION,
                 help="How long delete markers should persist in the stream.",
             ),
         ],
@@ -723,7 +723,7 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
             str | None,
             _opt(
                 "--limit-consumer-inactive",
-                metavar="DURATION", click_type=DURATION,
+                metavar="DURATION", parser=DURATION,
                 help="The maximum consumer inactive threshold the stream allows.",
             ),
         ],

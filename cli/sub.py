@@ -43,7 +43,7 @@ def sub(
     wait: Annotated[
         str | None,
         typer.Option(
-            "--wait", metavar="DURATION", click_type=WAIT,
+            "--wait", metavar="DURATION", parser=WAIT,
             help="Quit after this long without any message (e.g. 5s).",
         ),
     ] = None,

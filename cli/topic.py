@@ -441,7 +441,7 @@ def consume(
         str | None,
         typer.Option(
             "--timeout",
-            metavar="DURATION", click_type=WAIT,
+            metavar="DURATION", parser=WAIT,
             help="With --follow: stop after this long without a record (e.g. 5s).",
         ),
     ] = None,
@@ -449,7 +449,7 @@ def consume(
         str,
         typer.Option(
             "--session-timeout",
-            metavar="DURATION", click_type=DURATION,
+            metavar="DURATION", parser=DURATION,
             help="The group member's session timeout (6s..30m).",
         ),
     ] = "45s",

@@ -1,7 +1,7 @@
 """``jetlink validate FILE...``: check JSON stream configs and TOML/JSON topology files.
 
 The rules live in core (``jetlink.core.topology.validate_files``; with ``--live``, the plan
-of ``jetlink.core.topology_apply.plan_topology`` against the live servers the files bind
+of ``jetlink.core.topology.plan.plan_topology`` against the live servers the files bind
 their clusters to, never applied); this module parses, calls, renders. A missing or
 unparsable file is a problem reported by core, not a crash. Exit status 3 when any problem
 is found, 0 when every file is clean, 1 when a server does not answer.
@@ -81,13 +81,13 @@ def _live_problems(app: App, topo: Any) -> tuple[list[Any], list[Any]]:
     """(problems, warnings) of the plan that would apply ``topo`` to its live servers (none
     applied): the files' own, the bindings', and those against what the servers hold."""
     from jetlink.cli.common import topology_backend
-    from jetlink.core import topology_apply as core
     from jetlink.core.topology import validate_topology
+    from jetlink.core.topology.plan import plan_topology, unique_problems
 
     backend, problems = topology_backend(app, topo, live_only=True)
     if backend is None:
-        return core.unique_problems([*validate_topology(topo), *problems]), topo.warnings
-    plan = core.plan_topology(backend, topo)
+        return unique_problems([*validate_topology(topo), *problems]), topo.warnings
+    plan = plan_topology(backend, topo)
     return plan.problems, plan.warnings
 
 

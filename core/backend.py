@@ -6,7 +6,7 @@ a data directory, core/store) and :class:`LiveBackend` (one connection to a nats
 JetStream domains, core/live). It hands out the JetStream API (core/api.py), Key-Value
 (core/kv.py), the place a mirror is promoted (core/dr ``Site``) and its consumer positions, the
 data directory itself for the verbs that only exist on the embedded engine, and the planner of
-a topology file (core/topology_apply.py). It owns what it opened: :meth:`Backend.close` ends
+a topology file (core/topology/plan.py). It owns what it opened: :meth:`Backend.close` ends
 the command, after the post-write replication step on the embedded engine (core/step.py
 ``bounded_step``: a message published to an origin is in its mirrors when the command
 returns; a live server replicates by itself).
@@ -78,7 +78,7 @@ class Backend(ABC):
 
     @abstractmethod
     def planner(self, topo: Topology, *, live_only: bool = False) -> tuple[Any, list[Any]]:
-        """Where a topology file is planned and applied (core/topology_apply.py): the
+        """Where a topology file is planned and applied (core/topology/plan.py): the
         file's bound servers, the server in force, else the data directory (``live_only``:
         a UsageError instead). Returns ``(planner, problems)``; with problems the planner
         is None (nothing connected)."""
@@ -193,16 +193,17 @@ class EmbeddedBackend(Backend):
                             self._clock())
 
     def planner(self, topo: Topology, *, live_only: bool = False) -> tuple[Any, list[Any]]:
-        from . import topology_apply as plan
+        from .topology.embedded import EmbeddedClusters
+        from .topology.live import open_live
 
         if topo_binds_servers(topo):
-            return plan.open_live(topo, None)
+            return open_live(topo, None)
         if live_only:
             raise UsageError(
                 "--live needs a file whose clusters are bound to servers (server = "
                 '"nats://..." or context = "NAME" in [clusters.<name>]) or a server in force '
                 "(--server, NATS_URL, a context)")
-        return plan.EmbeddedBackend(self.store, self._clock()), []
+        return EmbeddedClusters(self.store, self._clock()), []
 
     def export_source(self, domains: Sequence[str]) -> Any:
         return None
@@ -283,14 +284,14 @@ class LiveBackend(Backend):
         return server(self.jetstream())
 
     def planner(self, topo: Topology, *, live_only: bool = False) -> tuple[Any, list[Any]]:
-        from . import topology_apply as plan
+        from .topology.live import open_live
 
-        return plan.open_live(topo, self.target)
+        return open_live(topo, self.target)
 
     def export_source(self, domains: Sequence[str]) -> Any:
-        from . import topology_apply as plan
+        from .topology.live import LiveClusters
 
-        return plan.LiveBackend.for_target(self.target, domains)
+        return LiveClusters.for_target(self.target, domains)
 
     def close(self, *, step: bool = True) -> None:
         js, self._js = self._js, None

@@ -1,11 +1,11 @@
-"""Consumers on the embedded store: the SQLite ``Backend`` for core/consumers.py's engine.
+"""Consumers on the embedded store: the SQLite ``ConsumerStore`` for core/consumers.py's engine.
 
-core/consumers.py holds the consumer rules (``ConsumerEngine`` over a ``Backend``); this module
-stores consumers in the cluster database and reads streams from the store's tables:
+core/consumers.py holds the consumer rules (``ConsumerEngine`` over a ``ConsumerStore``); this
+module stores consumers in the cluster database and reads streams from the store's tables:
 
 - :class:`SqlStreamView` - the ``StreamView`` protocol over ``msgs`` / ``subjects`` (inside the
   caller's transaction, seeing the stream's in-flight counters);
-- :class:`StoreBackend` - ``Backend`` for one write transaction;
+- :class:`SqlConsumerStore` - ``ConsumerStore`` for one write transaction;
 - :class:`ConsumerHooks` - the stream engine's :class:`~jetlink.core.streams.RetentionHooks`
   (interest retention on publish, consumer_count, purge and stream-delete notifications).
 
@@ -23,7 +23,7 @@ from .config.stream import StreamConfig
 from .errors import nats_error
 from .messages import StoredMsg
 
-__all__ = ["COMPONENT", "ConsumerHooks", "SCHEMA_STEPS", "SqlStreamView", "StoreBackend"]
+__all__ = ["COMPONENT", "ConsumerHooks", "SCHEMA_STEPS", "SqlConsumerStore", "SqlStreamView"]
 
 COMPONENT = "consumers"
 SCHEMA_STEPS: list[list[str]] = [
@@ -119,8 +119,8 @@ def _has_table(conn: sqlite3.Connection) -> bool:
     ).fetchone() is not None
 
 
-class StoreBackend:
-    """core/consumers.py's ``Backend`` inside one write transaction of the store."""
+class SqlConsumerStore:
+    """core/consumers.py's ``ConsumerStore`` inside one write transaction of the store."""
 
     def __init__(self, txn: S.Txn) -> None:
         self.txn = txn
@@ -216,7 +216,7 @@ class ConsumerHooks(S.NoConsumers):
             return
         from .consumers import ConsumerEngine
 
-        ConsumerEngine(StoreBackend(txn), txn.now).purged(stream, subject=subject or "")
+        ConsumerEngine(SqlConsumerStore(txn), txn.now).purged(stream, subject=subject or "")
 
     def on_retention_changed(self, txn: S.Txn, stream: str) -> None:
         """The stream now has interest retention (an update from limits): what every
@@ -226,7 +226,7 @@ class ConsumerHooks(S.NoConsumers):
             return
         from .consumers import ConsumerEngine
 
-        ConsumerEngine(StoreBackend(txn), txn.now).retention_changed(stream)
+        ConsumerEngine(SqlConsumerStore(txn), txn.now).retention_changed(stream)
 
     def on_stream_deleted(self, txn: S.Txn, stream: str) -> None:
         if not _has_table(txn.conn):

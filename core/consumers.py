@@ -15,9 +15,9 @@ The rules follow nats-server 2.15.1's consumer (``server/consumer.go``) for one 
   (for ``last_per_subject`` the remaining start-up skip list plus the newer messages), as the
   server's running counter reports it.
 
-Streams are read through :class:`StreamView`; consumers are kept by a :class:`Backend`.
+Streams are read through :class:`StreamView`; consumers are kept by a :class:`ConsumerStore`.
 :class:`ConsumerEngine` runs the operations (add, info, delete, fetch, ack, nak, term, purge
-notification) over a backend: :class:`MemoryBackend` here (tests), the SQLite store in
+notification) over a consumer store: :class:`MemoryConsumerStore` here (tests), the SQLite store in
 ``core/consumer_store.py`` (which ``JetStream`` uses).
 
 Retention: on interest streams a message goes away once no consumer whose filter matches it
@@ -65,14 +65,14 @@ from .startseq import clamp_start
 from .subjects import SubjectFilter, is_subset
 
 __all__ = [
-    "Backend",
     "ConsumerEngine",
     "ConsumerInfo",
     "ConsumerRecord",
+    "ConsumerStore",
     "ConsumerState",
     "DeliveredMsg",
     "Delivery",
-    "MemoryBackend",
+    "MemoryConsumerStore",
     "MemoryStream",
     "MessageView",
     "SequenceInfo",
@@ -1000,7 +1000,7 @@ def delivered_msg(stream: str, consumer: str, cfg: ConsumerConfig, d: Delivery,
 
 
 # --------------------------------------------------------------------------------------------
-# The engine: consumers of a stream over a backend
+# The engine: consumers of a stream over a consumer store
 # --------------------------------------------------------------------------------------------
 @dataclass
 class ConsumerRecord:
@@ -1015,7 +1015,7 @@ class ConsumerRecord:
         return ConsumerRecord(self.name, self.config.copy(), self.created, self.state.clone())
 
 
-class Backend(Protocol):
+class ConsumerStore(Protocol):
     """Where consumers and their streams live (the SQLite store, or memory for tests)."""
 
     def stream_config(self, stream: str) -> StreamConfig:
@@ -1044,7 +1044,7 @@ def _not_found() -> ApiError:
 class _Session:
     """One call's view of a stream's consumers: loads them, runs their timers, saves changes."""
 
-    def __init__(self, be: Backend, stream: str, now: int, *, reconcile: bool = True) -> None:
+    def __init__(self, be: ConsumerStore, stream: str, now: int, *, reconcile: bool = True) -> None:
         self.be, self.stream, self.now = be, stream, now
         self.config = be.stream_config(stream)
         self.view = be.view(stream)
@@ -1123,14 +1123,14 @@ class _Session:
 
 
 class ConsumerEngine:
-    """The consumer operations on a :class:`Backend`, at time ``now`` (ns).
+    """The consumer operations on a :class:`ConsumerStore`, at time ``now`` (ns).
 
     Every operation first runs the consumers' clocks for the stream (inactive consumers are
     removed, removed messages are settled, expired ack waits are queued for redelivery),
     then applies the request, then saves the consumers that changed.
     """
 
-    def __init__(self, be: Backend, now: int) -> None:
+    def __init__(self, be: ConsumerStore, now: int) -> None:
         self.be, self.now = be, now
 
     def _session(self, stream: str, *, reconcile: bool = True) -> _Session:
@@ -1396,9 +1396,9 @@ def interest_in(configs: Iterable[ConsumerConfig]) -> Callable[[str], bool]:
 
 
 # --------------------------------------------------------------------------------------------
-# An in-memory backend (tests, and a reference for the SQLite one)
+# An in-memory consumer store (tests, and a reference for the SQLite one)
 # --------------------------------------------------------------------------------------------
-class MemoryBackend:
+class MemoryConsumerStore:
     """Streams and consumers in memory, with the publish-side interest rule."""
 
     def __init__(self) -> None:
@@ -1418,7 +1418,7 @@ class MemoryBackend:
                 return mem.skip()
         return mem.add(subject, data, ts, hdr)
 
-    # -- Backend ----------------------------------------------------------------------------
+    # -- ConsumerStore -----------------------------------------------------------------------
     def stream_config(self, stream: str) -> StreamConfig:
         if stream not in self.streams:
             raise nats_error("StreamNotFound")

@@ -733,11 +733,11 @@ class JetStream:
     # --- consumers (rules: core/consumers.py; storage: core/consumer_store.py) -----------
     @contextlib.contextmanager
     def _consumers(self) -> Iterator[ConsumerEngine]:
-        from .consumer_store import StoreBackend
+        from .consumer_store import SqlConsumerStore
         from .consumers import ConsumerEngine
 
         with self.write() as txn:
-            yield ConsumerEngine(StoreBackend(txn), txn.now)
+            yield ConsumerEngine(SqlConsumerStore(txn), txn.now)
 
     def add_consumer(self, stream: str, config: ConsumerConfig | Mapping[str, Any], *,
                      action: str = "", pedantic: bool = False) -> ConsumerInfo:

@@ -58,7 +58,7 @@ Operations (ADR-8):
   entries; ``meta_only`` drops values.
 
 Errors are the server's ApiErrors where the server decides (10071, 10037, 10059, 10166 ...)
-and :class:`ReadOnlyError` (a JetlinkError) for writes to a read-only handle.
+and :class:`ReadOnlyBucketError` (a JetlinkError) for writes to a read-only handle.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ __all__ = [
     "Entry",
     "KVStatus",
     "KeyValue",
-    "ReadOnlyError",
+    "ReadOnlyBucketError",
     "Watcher",
     "key_not_found",
     "kv_statuses",
@@ -119,8 +119,8 @@ ROLLUP = "Nats-Rollup"
 MSG_TTL = "Nats-TTL"
 
 
-class ReadOnlyError(JetlinkError):
-    """A write to a read-only handle (a KV mirror, a read-only aggregate)."""
+class ReadOnlyBucketError(JetlinkError):
+    """A write to a read-only bucket handle (a KV mirror, a read-only aggregate)."""
 
 
 def key_not_found(key: str) -> ApiError:
@@ -546,11 +546,12 @@ class KeyValue:
         if not self.read_only:
             return
         if self.kind == "mirror":
-            raise ReadOnlyError(f"KV {self.name} is a read-only mirror of bucket {self.bucket}: "
-                                f"write to the bucket {self.bucket} instead", field="bucket")
-        raise ReadOnlyError(f"KV {self.name} is a read-only aggregate: writes are refused "
-                            "(an aggregate created with --writable accepts them)",
-                            field="bucket")
+            raise ReadOnlyBucketError(
+                f"KV {self.name} is a read-only mirror of bucket {self.bucket}: "
+                f"write to the bucket {self.bucket} instead", field="bucket")
+        raise ReadOnlyBucketError(f"KV {self.name} is a read-only aggregate: writes are refused "
+                                  "(an aggregate created with --writable accepts them)",
+                                  field="bucket")
 
     def _entry(self, msg: StoredMsg, delta: int = 0, *, meta_only: bool = False,
                served_by: str = "") -> Entry:

@@ -324,7 +324,6 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
     ApiError: sealed, too big, a limit with discard new...) or takes as a duplicate raises a
     LakeError and that transaction rolls back (the ones before it stay committed).
     Returns ``{"rows", "first_seq", "last_seq", "transactions"}`` (0s when no rows)."""
-    from .errors import ApiError, nats_error
     from .streams import MAX_SEQ
     from .subjects import is_valid_publish_subject
 
@@ -337,14 +336,8 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
     subjects_ok: set[str] = set()
     while row is not None:
         with js.write() as txn:
-            d = txn.catalog.by_name.get(stream)
-            if d is None:
-                raise nats_error("StreamNotFound")
-            if sid is None:
-                sid = d.id
-            elif d.id != sid:
-                raise LakeError(f"stream {stream} was deleted and created again while "
-                                "rows were written to it")
+            d = _rows_target(txn, stream, sid)
+            sid = d.id
             st = txn.stream(d)
             saved = txn.now
             lean = st.sourced_fast  # the pump's batch path, same results as append
@@ -352,18 +345,6 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
             at: list[tuple[int, int]] = []
             top = st.last_seq
             n = 0
-
-            # called in this transaction's iteration only: the loop's st, items and at are
-            # the ones it means (B023 has no late binding to warn of here)
-            def store_run() -> None:
-                done, err = st.append_sourced(items, at)  # noqa: B023
-                if err is not None:
-                    raise LakeError(f"message {at[done][0]} on {items[done][0]} "  # noqa: B023
-                                    f"refused by stream {stream}: {err.description} "
-                                    f"({err.err_code})") from err
-                items.clear()  # noqa: B023
-                at.clear()  # noqa: B023
-
             try:
                 while row is not None and n < txn_rows:
                     seq, subject, ts, hdr, data = row
@@ -385,25 +366,15 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
                         at.append((seq, ts))
                     else:
                         if items:
-                            store_run()
-                        st.skip_to(seq - 1)
-                        txn.now = ts
-                        r = st.append(subject, hdr, data, sourced=True)
-                        txn.now = saved
-                        if isinstance(r, ApiError):
-                            raise LakeError(f"message {seq} on {subject} refused by stream "
-                                            f"{stream}: {r.description} ({r.err_code})") from r
-                        if r.duplicate:
-                            raise LakeError(f"message {seq} on {subject}: stream {stream} took "
-                                            f"it as a duplicate of message {r.seq} "
-                                            "(Nats-Msg-Id)")
+                            _store_row_run(st, stream, items, at)
+                        _store_row_alone(txn, st, stream, (seq, subject, ts, hdr, data), saved)
                     top = last = seq
                     if not first:
                         first = seq
                     n += 1
                     row = next(rows, None)
                 if items:
-                    store_run()
+                    _store_row_run(st, stream, items, at)
             finally:
                 txn.now = saved
             st.flush()
@@ -414,6 +385,51 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
         if on_rows is not None:
             on_rows(n)
     return {"rows": total, "first_seq": first, "last_seq": last, "transactions": txns}
+
+
+def _rows_target(txn, stream: str, sid: int | None):
+    """The stream rows are written to, in this transaction: the same one as before
+    (``sid``: its id, None at the first)."""
+    from .errors import nats_error
+
+    d = txn.catalog.by_name.get(stream)
+    if d is None:
+        raise nats_error("StreamNotFound")
+    if sid is not None and d.id != sid:
+        raise LakeError(f"stream {stream} was deleted and created again while "
+                        "rows were written to it")
+    return d
+
+
+def _store_row_run(st, stream: str, items: list[tuple], at: list[tuple[int, int]]) -> None:
+    """Store the lean rows gathered (``items``: subject, headers, data; ``at``: sequence,
+    time) at once, as the pump's batch path does; then empty both lists."""
+    done, err = st.append_sourced(items, at)
+    if err is not None:
+        raise LakeError(f"message {at[done][0]} on {items[done][0]} "
+                        f"refused by stream {stream}: {err.description} "
+                        f"({err.err_code})") from err
+    items.clear()
+    at.clear()
+
+
+def _store_row_alone(txn, st, stream: str, row: tuple, saved: int) -> None:
+    """Store one row ``(seq, subject, ts, headers, data)`` through the publish path (a
+    header it acts on), at its sequence and time; ``saved``: the transaction's own time."""
+    from .errors import ApiError
+
+    seq, subject, ts, hdr, data = row
+    st.skip_to(seq - 1)
+    txn.now = ts
+    r = st.append(subject, hdr, data, sourced=True)
+    txn.now = saved
+    if isinstance(r, ApiError):
+        raise LakeError(f"message {seq} on {subject} refused by stream "
+                        f"{stream}: {r.description} ({r.err_code})") from r
+    if r.duplicate:
+        raise LakeError(f"message {seq} on {subject}: stream {stream} took "
+                        f"it as a duplicate of message {r.seq} "
+                        "(Nats-Msg-Id)")
 
 
 # -- export -----------------------------------------------------------------------------------
@@ -807,13 +823,7 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,
                                 "it goes into a new stream or one that never stored anything")
             after = info.state.last_seq  # an import of this dataset cut short: continue
     else:
-        if meta is None or not isinstance(meta.get("config"), dict):
-            raise LakeError(f"stream {name} does not exist and {path} has no {META_FILE} "
-                            "with a stream config: create the stream first (jetlink stream "
-                            "add)")
-        doc = dict(meta["config"])
-        doc["name"] = name
-        _create_from_meta(js, name, doc, path)
+        _create_from_meta(js, name, _meta_config(meta, name, path), path)
         created = True
     js.cluster.meta_set(key, mark)
 
@@ -1018,106 +1028,25 @@ def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,
     None; the counts cover the whole dataset). ``start_seq``: the first sequence written
     (a range ``start_seq`` .. the cut: the divergent tail failback saves); a run resumed
     must ask for the same start."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     if min(batch_rows, row_group_rows, file_rows) < 1:
         raise ValueError("batch_rows, row_group_rows and file_rows must be at least 1")
     info = js.stream_info(name)
     meta = api_stream_meta(js, info)
     fs, base = lake_filesystem(path)
-    from pyarrow import fs as pafs
-
-    kind = fs.get_file_info(base).type
-    found = _read_json_file(fs, _join(base, PROGRESS_FILE)) \
-        if kind == pafs.FileType.Directory else None
-    resumed_from = None
-    start_seq = max(int(start_seq), 1)
-    if _progress_matches(found, name, meta["identity"], start_seq):
-        progress = found
-        assert progress is not None
-        _clean_partial(fs, base, progress)
-        resumed_from = progress["through"]
-        if on_resume is not None:
-            on_resume(progress)
-    else:
-        _prepare_dir(fs, base, path, force)
-        progress = {"kind": "stream-export", "stream": name, "identity": meta["identity"],
-                    "cut": info.state.last_seq, "through": start_seq - 1, "messages": 0,
-                    "first_seq": 0,
-                    "last_seq": 0, "bytes": 0, "files": [], "meta": meta}
-        if start_seq > 1:
-            progress["from"] = start_seq
-        _write_json_atomically(fs, base, PROGRESS_FILE, progress)
-
-    schema = arrow_schema()
-    state: dict[str, Any] = {"writer": None, "tmp": "", "rows": 0, "first": 0, "last": 0,
-                             "pending": [], "pending_rows": 0}
-
-    def open_part() -> None:
-        fname = PART_FORMAT.format(len(progress["files"]))
-        state["tmp"] = _join(base, TMP_PREFIX + fname)
-        state["writer"] = pq.ParquetWriter(state["tmp"], schema, filesystem=fs)
-        state.update(rows=0, first=0, last=0)
-
-    def flush_group() -> None:
-        if state["pending"]:
-            state["writer"].write_table(pa.Table.from_batches(state["pending"], schema),
-                                        row_group_size=row_group_rows)
-            state.update(pending=[], pending_rows=0)
-
-    def commit_part() -> None:
-        flush_group()
-        state["writer"].close()
-        state["writer"] = None
-        fname = PART_FORMAT.format(len(progress["files"]))
-        final = _join(base, fname)
-        fs.move(state["tmp"], final)
-        progress["files"].append(fname)
-        progress["bytes"] += fs.get_file_info(final).size or 0
-        if state["rows"]:
-            progress["messages"] += state["rows"]
-            progress["first_seq"] = progress["first_seq"] or state["first"]
-            progress["last_seq"] = progress["through"] = state["last"]
-        _write_json_atomically(fs, base, PROGRESS_FILE, progress)
-        if on_file is not None:
-            on_file(progress)
-
+    progress, resumed_from = _export_progress(fs, base, path, name, info, meta, start_seq,
+                                              force, on_resume)
+    parts = _PartFiles(fs, base, progress, row_group_rows, file_rows, on_file)
     cut = progress["cut"]
     batches = iter_api_batches(js, name, progress["through"] + 1, cut, batch_rows=batch_rows)
     try:
         for batch in batches:
             if on_rows is not None:
                 on_rows(batch.num_rows)
-            while batch.num_rows:
-                if state["writer"] is None:
-                    open_part()
-                take = min(batch.num_rows, file_rows - state["rows"],
-                           row_group_rows - state["pending_rows"])
-                part = batch.slice(0, take)
-                state["pending"].append(part)
-                state["pending_rows"] += take
-                seqs = part.column("seq")
-                if not state["rows"]:
-                    state["first"] = seqs[0].as_py()
-                state["rows"] += take
-                state["last"] = seqs[take - 1].as_py()
-                batch = batch.slice(take)
-                if state["pending_rows"] >= row_group_rows:
-                    flush_group()
-                if state["rows"] >= file_rows:
-                    commit_part()
-        if state["writer"] is None and not progress["files"]:
-            open_part()  # no messages: one empty file keeps the schema
-        if state["writer"] is not None:
-            commit_part()
+            parts.add(batch)
+        parts.finish()
     finally:
         batches.close()
-        if state["writer"] is not None:  # interrupted: the part stays aside, unrecorded
-            try:
-                state["writer"].close()
-            except Exception:  # noqa: BLE001 - the interruption is what matters
-                pass
+        parts.abandon()
     now = js.stream_info(name)
     if now.created_ns != info.created_ns:
         raise LakeError(f"stream {name} was deleted and created again while it was exported")
@@ -1128,6 +1057,125 @@ def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,
             "bytes_written": progress["bytes"], "first_seq": progress["first_seq"],
             "last_seq": progress["last_seq"], "files": list(progress["files"]),
             "resumed_from": resumed_from}
+
+
+def _export_progress(fs, base: str, path: str, name: str, info, meta: dict[str, Any],
+                     start_seq: int, force: bool,
+                     on_resume: Callable[[dict[str, Any]], None] | None
+                     ) -> tuple[dict[str, Any], int | None]:
+    """The export's progress record and the last sequence an earlier run had written (or
+    None): an unfinished export of the same stream and start in the directory is continued
+    (what it left aside deleted), else the directory is prepared and a new record written."""
+    from pyarrow import fs as pafs
+
+    kind = fs.get_file_info(base).type
+    found = _read_json_file(fs, _join(base, PROGRESS_FILE)) \
+        if kind == pafs.FileType.Directory else None
+    start_seq = max(int(start_seq), 1)
+    if _progress_matches(found, name, meta["identity"], start_seq):
+        progress = found
+        assert progress is not None
+        _clean_partial(fs, base, progress)
+        if on_resume is not None:
+            on_resume(progress)
+        return progress, progress["through"]
+    _prepare_dir(fs, base, path, force)
+    progress = {"kind": "stream-export", "stream": name, "identity": meta["identity"],
+                "cut": info.state.last_seq, "through": start_seq - 1, "messages": 0,
+                "first_seq": 0,
+                "last_seq": 0, "bytes": 0, "files": [], "meta": meta}
+    if start_seq > 1:
+        progress["from"] = start_seq
+    _write_json_atomically(fs, base, PROGRESS_FILE, progress)
+    return progress, None
+
+
+class _PartFiles:
+    """The part files of :func:`export_stream_api`: rows gathered into row groups of
+    ``row_group_rows``, files of ``file_rows``; each file written aside (TMP_PREFIX), then
+    renamed and recorded in the progress file (``on_file(progress)`` after)."""
+
+    def __init__(self, fs, base: str, progress: dict[str, Any], row_group_rows: int,
+                 file_rows: int, on_file: Callable[[dict[str, Any]], None] | None) -> None:
+        self.fs, self.base, self.progress = fs, base, progress
+        self.row_group_rows, self.file_rows, self.on_file = row_group_rows, file_rows, on_file
+        self.schema = arrow_schema()
+        self.writer: Any = None
+        self.tmp = ""
+        self.rows = self.first = self.last = 0  # of the file being written
+        self.pending: list[Any] = []  # the row group being gathered
+        self.pending_rows = 0
+
+    def add(self, batch) -> None:
+        """Write the rows of ``batch``, opening and committing files as they fill."""
+        while batch.num_rows:
+            if self.writer is None:
+                self.open()
+            take = min(batch.num_rows, self.file_rows - self.rows,
+                       self.row_group_rows - self.pending_rows)
+            part = batch.slice(0, take)
+            self.pending.append(part)
+            self.pending_rows += take
+            seqs = part.column("seq")
+            if not self.rows:
+                self.first = seqs[0].as_py()
+            self.rows += take
+            self.last = seqs[take - 1].as_py()
+            batch = batch.slice(take)
+            if self.pending_rows >= self.row_group_rows:
+                self.flush_group()
+            if self.rows >= self.file_rows:
+                self.commit()
+
+    def finish(self) -> None:
+        """Commit the file being written; with no messages at all, one empty file keeps the
+        schema."""
+        if self.writer is None and not self.progress["files"]:
+            self.open()
+        if self.writer is not None:
+            self.commit()
+
+    def abandon(self) -> None:
+        """Interrupted: the file being written stays aside, unrecorded."""
+        if self.writer is not None:
+            try:
+                self.writer.close()
+            except Exception:  # noqa: BLE001 - the interruption is what matters
+                pass
+
+    def open(self) -> None:
+        import pyarrow.parquet as pq
+
+        fname = PART_FORMAT.format(len(self.progress["files"]))
+        self.tmp = _join(self.base, TMP_PREFIX + fname)
+        self.writer = pq.ParquetWriter(self.tmp, self.schema, filesystem=self.fs)
+        self.rows = self.first = self.last = 0
+
+    def flush_group(self) -> None:
+        import pyarrow as pa
+
+        if self.pending:
+            self.writer.write_table(pa.Table.from_batches(self.pending, self.schema),
+                                    row_group_size=self.row_group_rows)
+            self.pending, self.pending_rows = [], 0
+
+    def commit(self) -> None:
+        self.flush_group()
+        self.writer.close()
+        self.writer = None
+        progress, fs = self.progress, self.fs
+        fname = PART_FORMAT.format(len(progress["files"]))
+        final = _join(self.base, fname)
+        fs.move(self.tmp, final)
+        progress["files"].append(fname)
+        progress["bytes"] += fs.get_file_info(final).size or 0
+        if self.rows:
+            progress["messages"] += self.rows
+            progress["first_seq"] = progress["first_seq"] or self.first
+            progress["last_seq"] = progress["through"] = self.last
+        _write_json_atomically(fs, self.base, PROGRESS_FILE, progress)
+        if self.on_file is not None:
+            self.on_file(progress)
 
 
 def _publish_headers(hdr: bytes | None, msg_id: str) -> dict[str, list[str]]:
@@ -1168,88 +1216,16 @@ def import_stream_api(js, name: str, path: str, *, chunk: int = IMPORT_CHUNK,
     "transactions"}`` (messages: rows stored now; first/last: the new sequences;
     transactions: the pipelined batches). ``on_total`` / ``on_rows``: as
     :func:`import_stream` (``on_rows`` after each batch the server acknowledged)."""
-    import pyarrow.compute as pc
-
-    from .errors import ApiError
-    from .subjects import SubjectFilter
-
     if chunk < 1:
         raise ValueError("chunk must be at least 1")
     fragments, schema, ordered, meta = _open_stream_dataset(path, on_total)
-
-    created = False
-    if name in js.stream_names():
-        info = js.stream_info(name)
-        if info.config.mirror is not None:
-            raise LakeError(f"stream {name} is a mirror: it takes no publishes; import into "
-                            "a stream of its own")
-    else:
-        if meta is None or not isinstance(meta.get("config"), dict):
-            raise LakeError(f"stream {name} does not exist and {path} has no {META_FILE} "
-                            "with a stream config: create the stream first (jetlink stream "
-                            "add)")
-        doc = dict(meta["config"])
-        doc["name"] = name
-        for key in ("mirror", "sources"):
-            doc.pop(key, None)
-        if not doc.get("subjects"):
-            raise LakeError(f"stream {name} does not exist and the config in {path} has no "
-                            "subjects (a mirror's): create the stream with subjects that "
-                            "take the rows (jetlink stream add) and import into it")
-        _create_from_meta(js, name, doc, path)
-        created = True
-        info = js.stream_info(name)
-
-    taken = SubjectFilter(info.config.subjects or [name])
-    for batch in _iter_dataset(fragments, schema, ["subject"]):
-        for subject in pc.unique(batch.column("subject")).to_pylist():
-            if not taken.matches(subject):
-                raise LakeError(f"{path}: subject {subject} is not one of stream {name}'s "
-                                f"subjects ({', '.join(info.config.subjects or [name])}): "
-                                "nothing was published")
-
+    info, created = _import_target(js, name, path, meta)
+    _check_import_subjects(fragments, schema, info, name, path)
     identity = str((meta or {}).get("identity") or "")
     target = arrow_schema()
     batches = (_conform(b, target) for b in _iter_dataset(fragments, schema)) if ordered \
         else _sorted_rows(fragments, schema, path)
-    stored = duplicates = first = last = calls = 0
-
-    def refused(seq: int, subject: str, why: str) -> LakeError:
-        done = (f"{stored} message{'s' if stored != 1 else ''} stored and {duplicates} "
-                f"duplicate{'s' if duplicates != 1 else ''} before it")
-        return LakeError(f"message {seq} on {subject} of {path} refused by stream {name}: "
-                         f"{why} ({done}; run the import again within the stream's "
-                         "duplicate window to continue without duplicates)")
-
-    def send(rows: list[tuple[Any, ...]]) -> None:
-        nonlocal stored, duplicates, first, last, calls
-        msgs = [(subject, data or b"", _publish_headers(hdr, import_msg_id(origin, identity,
-                                                                            seq)))
-                for origin, seq, subject, hdr, data in rows]
-        results = js.publish_many(msgs)
-        calls += 1
-        # publish_many stops at the first refusal: fewer results than rows (checked below)
-        for (_o, seq, subject, _h, _d), res in zip(rows, results, strict=False):
-            if isinstance(res, ApiError):
-                raise refused(seq, subject, f"{res.description} ({res.err_code})")
-            if isinstance(res, Exception):
-                raise refused(seq, subject, str(res))
-            if res is None:
-                raise refused(seq, subject, "no acknowledgement")
-            if res.stream != name:
-                raise refused(seq, subject, f"stored by stream {res.stream} instead")
-            if res.duplicate:
-                duplicates += 1
-            else:
-                stored += 1
-                first = first or res.seq
-                last = res.seq
-        if len(results) < len(rows):
-            _o, seq, subject, _h, _d = rows[len(results)]
-            raise refused(seq, subject, "no acknowledgement")
-        if on_rows is not None:
-            on_rows(len(rows))
-
+    sender = _ImportSender(js, name, path, identity, on_rows)
     pending: list[tuple[Any, ...]] = []
     for batch in _as_batches(batches):
         if not batch.num_rows:
@@ -1259,12 +1235,111 @@ def import_stream_api(js, name: str, path: str, *, chunk: int = IMPORT_CHUNK,
         for row in zip(*cols, strict=True):
             pending.append(row)
             if len(pending) >= chunk:
-                send(pending)
+                sender.send(pending)
                 pending = []
     if pending:
-        send(pending)
-    return {"stream": name, "path": path, "messages": stored, "duplicates": duplicates,
-            "first_seq": first, "last_seq": last, "created": created, "transactions": calls}
+        sender.send(pending)
+    return {"stream": name, "path": path, "messages": sender.stored,
+            "duplicates": sender.duplicates, "first_seq": sender.first,
+            "last_seq": sender.last, "created": created, "transactions": sender.calls}
+
+
+def _import_target(js, name: str, path: str, meta: dict[str, Any] | None) -> tuple[Any, bool]:
+    """The stream an import publishes to (its StreamInfo), and whether it was created now
+    from the dataset's config (under ``name``, without mirror and sources)."""
+    if name in js.stream_names():
+        info = js.stream_info(name)
+        if info.config.mirror is not None:
+            raise LakeError(f"stream {name} is a mirror: it takes no publishes; import into "
+                            "a stream of its own")
+        return info, False
+    doc = _meta_config(meta, name, path)
+    for key in ("mirror", "sources"):
+        doc.pop(key, None)
+    if not doc.get("subjects"):
+        raise LakeError(f"stream {name} does not exist and the config in {path} has no "
+                        "subjects (a mirror's): create the stream with subjects that "
+                        "take the rows (jetlink stream add) and import into it")
+    _create_from_meta(js, name, doc, path)
+    return js.stream_info(name), True
+
+
+def _meta_config(meta: dict[str, Any] | None, name: str, path: str) -> dict[str, Any]:
+    """The stream config of the dataset's ``_jetlink.json`` under ``name``, for a stream an
+    import creates (a LakeError when the dataset has none)."""
+    if meta is None or not isinstance(meta.get("config"), dict):
+        raise LakeError(f"stream {name} does not exist and {path} has no {META_FILE} "
+                        "with a stream config: create the stream first (jetlink stream "
+                        "add)")
+    doc = dict(meta["config"])
+    doc["name"] = name
+    return doc
+
+
+def _check_import_subjects(fragments, schema, info, name: str, path: str) -> None:
+    """Every row's subject is one of the stream's subjects (before anything is published)."""
+    import pyarrow.compute as pc
+
+    from .subjects import SubjectFilter
+
+    taken = SubjectFilter(info.config.subjects or [name])
+    for batch in _iter_dataset(fragments, schema, ["subject"]):
+        for subject in pc.unique(batch.column("subject")).to_pylist():
+            if not taken.matches(subject):
+                raise LakeError(f"{path}: subject {subject} is not one of stream {name}'s "
+                                f"subjects ({', '.join(info.config.subjects or [name])}): "
+                                "nothing was published")
+
+
+class _ImportSender:
+    """The pipelined publishes of :func:`import_stream_api` and what the server answered:
+    rows stored, duplicates, the first and last new sequences, the batches sent."""
+
+    def __init__(self, js, name: str, path: str, identity: str,
+                 on_rows: Callable[[int], None] | None) -> None:
+        self.js, self.name, self.path, self.identity = js, name, path, identity
+        self.on_rows = on_rows
+        self.stored = self.duplicates = self.first = self.last = self.calls = 0
+
+    def refused(self, seq: int, subject: str, why: str) -> LakeError:
+        stored, duplicates = self.stored, self.duplicates
+        done = (f"{stored} message{'s' if stored != 1 else ''} stored and {duplicates} "
+                f"duplicate{'s' if duplicates != 1 else ''} before it")
+        return LakeError(f"message {seq} on {subject} of {self.path} refused by stream "
+                         f"{self.name}: {why} ({done}; run the import again within the "
+                         "stream's duplicate window to continue without duplicates)")
+
+    def send(self, rows: list[tuple[Any, ...]]) -> None:
+        """Publish ``rows`` (origin stream, seq, subject, headers, data) in one batch."""
+        from .errors import ApiError
+
+        identity, refused = self.identity, self.refused
+        msgs = [(subject, data or b"", _publish_headers(hdr, import_msg_id(origin, identity,
+                                                                            seq)))
+                for origin, seq, subject, hdr, data in rows]
+        results = self.js.publish_many(msgs)
+        self.calls += 1
+        # publish_many stops at the first refusal: fewer results than rows (checked below)
+        for (_o, seq, subject, _h, _d), res in zip(rows, results, strict=False):
+            if isinstance(res, ApiError):
+                raise refused(seq, subject, f"{res.description} ({res.err_code})")
+            if isinstance(res, Exception):
+                raise refused(seq, subject, str(res))
+            if res is None:
+                raise refused(seq, subject, "no acknowledgement")
+            if res.stream != self.name:
+                raise refused(seq, subject, f"stored by stream {res.stream} instead")
+            if res.duplicate:
+                self.duplicates += 1
+            else:
+                self.stored += 1
+                self.first = self.first or res.seq
+                self.last = res.seq
+        if len(results) < len(rows):
+            _o, seq, subject, _h, _d = rows[len(results)]
+            raise refused(seq, subject, "no acknowledgement")
+        if self.on_rows is not None:
+            self.on_rows(len(rows))
 
 
 # --------------------------------------------------------------------------------------------

@@ -441,7 +441,7 @@ def _settle(a: _Agreement, clock: Clock, upto: int) -> None:
     """Acknowledge origin messages up to ``upto`` on the agreement's durable consumer (after
     the target committed them): WorkQueue / Interest retention removes them."""
     from .config.consumer import filters_of
-    from .consumer_store import StoreBackend
+    from .consumer_store import SqlConsumerStore
     from .consumers import _Session, ack_msg, deliver
     from .jetstream import JetStream
 
@@ -450,7 +450,7 @@ def _settle(a: _Agreement, clock: Clock, upto: int) -> None:
     with JetStream(a.ocl, clock).write() as txn:
         if a.origin not in txn.catalog.by_name:
             return
-        s = _Session(StoreBackend(txn), a.origin, txn.now)
+        s = _Session(SqlConsumerStore(txn), a.origin, txn.now)
         rec = s.recs.get(a.consumer)
         if rec is None:
             return
@@ -1026,7 +1026,18 @@ _LEAN_UNSAFE = tuple(n.encode() for n in (H.MSG_ID, H.MSG_TTL, H.ROLLUP, H.INCR)
 
 def _store_all(txn: Any, st: Any, d: S.StreamDef, order: Iterable[tuple],
                live: list[_Agreement]) -> bool:
-    moved = False
+    _prefetch_msg_ids(st, live)
+    if live[0].kind == "mirror":  # agreements_of: a mirror is its target's one agreement
+        moved = _store_mirrored(txn, st, order, live[0])
+    else:
+        moved = _store_sourced(st, order, live)
+    st.flush()
+    return moved
+
+
+def _prefetch_msg_ids(st: Any, live: list[_Agreement]) -> None:
+    """Load the target's duplicate-window entries of the Nats-Msg-Ids the messages carry, for
+    the agreements whose copies are deduplicated, in one read."""
     ids = []
     for a in live:
         if a.rules.dedupe:  # type: ignore[union-attr]
@@ -1037,6 +1048,63 @@ def _store_all(txn: Any, st: Any, d: S.StreamDef, order: Iterable[tuple],
                         ids.append(mid)
     if ids:
         st.prefetch_msg_ids(ids)
+
+
+def _store_mirrored(txn: Any, st: Any, order: Iterable[tuple], mirror: _Agreement) -> bool:
+    """The per-message path of a mirror: each message at its origin sequence and time, the
+    origin's gaps skipped; a run of lean ones stored at once (``_flush_run``)."""
+    moved = False
+    lean = st.sourced_fast
+    run: list[tuple] = []  # (subject, hdr, data, agreement, origin seq, origin time)
+    rules, row = mirror.rules, mirror.row
+    assert rules is not None and row is not None
+    targets: dict[str, str] = {}  # origin subject -> target subject
+    for m, a in order:
+        if a.stalled is not None:
+            continue
+        seq, subject, ts, hdr, data = m
+        a.last_attempt = seq
+        tsubj = targets.get(subject)
+        if tsubj is None:
+            tsubj = targets[subject] = rules.target_subject(subject)
+        if seq <= (run[-1][4] if run else st.last_seq + row[_R_FAILED]):
+            continue
+        hdr = C.strip_lines(hdr, rules.strip_bytes)
+        if lean and (hdr is None or not any(k in hdr for k in _LEAN_UNSAFE)):
+            run.append((tsubj, hdr, data, a, seq, ts))
+            continue
+        if run:
+            moved = _flush_run(st, run) or moved
+            run = []
+            if a.stalled is not None:
+                continue
+        st.skip_to(seq - row[_R_FAILED] - 1)  # origin gaps (deleted, expired, filtered out)
+        saved = txn.now
+        txn.now = ts  # stored at the origin's timestamp
+        try:
+            r = st.append(tsubj, hdr, data, sourced=True)
+        finally:
+            txn.now = saved
+        if isinstance(r, ApiError):
+            if S.is_limit_refusal(r):
+                _drop(a, seq)
+                moved = True  # consumed: the cursor moved
+                continue
+            a.stalled = r
+            row[_R_CURSOR] = st.last_seq + row[_R_FAILED]
+            continue
+        a.report.copied += 1
+        row[_R_CURSOR] = seq
+        moved = True
+    if run:
+        moved = _flush_run(st, run) or moved
+    return moved
+
+
+def _store_sourced(st: Any, order: Iterable[tuple], live: list[_Agreement]) -> bool:
+    """The per-message path of sources: each message appended with its Nats-Stream-Source
+    header (replacing one already there) last; a run of lean ones stored at once."""
+    moved = False
     lean = st.sourced_fast
     run: list[tuple] = []  # (subject, hdr, data, agreement, origin seq) for append_sourced
     # per agreement: the source header's start (bytes, then its value's), the value's middle
@@ -1061,38 +1129,6 @@ def _store_all(txn: Any, st: Any, d: S.StreamDef, order: Iterable[tuple],
             tail = f"{ss_mid}{subject}{ss_ident}"
             hit = cache[subject] = (tsubj, tail, (tail + "\r\n\r\n").encode())
         tsubj = hit[0]
-        if a.kind == "mirror":
-            if seq <= (run[-1][4] if run else st.last_seq + row[_R_FAILED]):
-                continue
-            hdr = C.strip_lines(hdr, rules.strip_bytes)
-            if lean and (hdr is None or not any(k in hdr for k in _LEAN_UNSAFE)):
-                run.append((tsubj, hdr, data, a, seq, ts))
-                continue
-            if run:
-                moved = _flush_run(st, run) or moved
-                run = []
-                if a.stalled is not None:
-                    continue
-            st.skip_to(seq - row[_R_FAILED] - 1)  # origin gaps (deleted, expired, filtered out)
-            saved = txn.now
-            txn.now = ts  # stored at the origin's timestamp
-            try:
-                r = st.append(tsubj, hdr, data, sourced=True)
-            finally:
-                txn.now = saved
-            if isinstance(r, ApiError):
-                if S.is_limit_refusal(r):
-                    _drop(a, seq)
-                    moved = True  # consumed: the cursor moved
-                    continue
-                a.stalled = r
-                row[_R_CURSOR] = st.last_seq + row[_R_FAILED]
-                continue
-            a.report.copied += 1
-            row[_R_CURSOR] = seq
-            moved = True
-            continue
-        # A sourced message: Nats-Stream-Source (replacing one already there) last.
         if hdr is None:
             if lean:
                 run.append((tsubj, ss_head + str(seq).encode() + hit[2], data, a, seq))
@@ -1124,7 +1160,6 @@ def _store_all(txn: Any, st: Any, d: S.StreamDef, order: Iterable[tuple],
         moved = True
     if run:
         moved = _flush_run(st, run) or moved
-    st.flush()
     return moved
 
 
@@ -1267,6 +1302,81 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
     (SQLite undoes the statement alone) and this returns ``_RESCAN``; with ``scan`` the
     range is cut before the first such message.
     """
+    r = _sql_range(txn, d, a, limit, o, scan)
+    if r is None:
+        return None
+    _range_subjects(a, r)
+    if not _map_subjects(txn, d, a, r) or not _fill_repl_map(d, a, r):
+        return None
+    r.conn.create_function("jetlink_refuse", 1, _refuse)
+    if r.split is not None:
+        r.split.start()  # the later parts' stats, read on another thread during the INSERT
+    copied = _insert_mirrored(d, a, r) if a.kind == "mirror" else _insert_sourced(txn, d, a, r)
+    if not copied:
+        if r.split is not None:
+            r.split.close()
+        return _RESCAN
+    _link_subject_chains(d, r)
+    _commit_range(txn, d, a, r)
+    return True
+
+
+@dataclass(eq=False)
+class _SqlRange:
+    """One step of the SQL path (:func:`_sql_copy_range`): the origin's and the target's
+    counters, the origin sequences ``lo`` .. ``hi`` it copies, and what it learns of them."""
+
+    conn: sqlite3.Connection
+    o: str  # the origin's schema
+    scan: bool  # the range was scanned for headers the SQL path can not copy
+    oid: int
+    ofirst: int
+    olast: int
+    omsgs: int
+    obytes: int
+    t_first: int
+    t_last: int
+    t_ts: int
+    t_msgs: int
+    t_bytes: int
+    lo: int
+    hi: int
+    base_o: int  # the origin's key base (``S.key_range``)
+    unsafe: list[str]  # headers a mirrored message may not carry on this path
+    # Per origin subject in the range: (count, first, last), and its name.
+    stats: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    snames: dict[int, str] = field(default_factory=dict)
+    # The origin's byte count (its own accounting) of exactly the messages this step copies,
+    # when known without reading them: the whole origin, or a part of it (``_TailScan``).
+    known_obytes: int | None = None
+    split: _TailScan | None = None
+    every: bool = True  # every origin subject of the range is selected
+    tsubj: dict[int, str] = field(default_factory=dict)  # origin subject -> target subject
+    tstate: dict[str, list[int]] = field(default_factory=dict)  # target subject -> state
+    head: str = ""  # a sourced message's block: its head before the origin sequence
+    tails: dict[int, str] = field(default_factory=dict)  # a source's: each subject's tail
+    n_total: int = 0
+    shift: int = 0  # target seq = origin seq + shift
+    tb: int = 0  # the target's key base
+    first_c: int = 0  # the target sequences copied, their bytes, the last one's time and id
+    last_c: int = 0
+    size: int = 0
+    new_last_ts: int = 0
+    last_msg_id: str = ""
+
+
+def _unsafe_hdr_sql(kind: str, unsafe: list[str], col: str) -> str:
+    """SQL: the header block in ``col`` holds one the SQL path can not copy (sources: any
+    header)."""
+    if kind != "mirror":
+        return "TRUE"
+    return "(" + " OR ".join(f"instr({col}, CAST('{u}' AS BLOB)) > 0" for u in unsafe) + ")"
+
+
+def _sql_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str, scan: bool
+               ) -> _SqlRange | None:
+    """The range this step copies: at most ``limit`` messages (mirrors: sequences), up to a
+    header the per-message path must see; None when the SQL path does not serve."""
     if not _sql_ok_target(d) or limit <= 0 or a.od is None:
         return None
     rules = a.rules
@@ -1293,8 +1403,6 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
     lo = max(lo, ofirst)
     if a.kind == "source" and omsgs != olast - ofirst + 1:
         return None  # gaps in the origin: chains do not shift by a constant
-    # The range: at most ``limit`` messages (mirrors: sequences), up to a header the
-    # per-message path must see.
     base_o, top_o = S.key_range(oid)
     hi = olast if olast - lo + 1 <= limit else lo + limit - 1
     contiguous = omsgs == olast - ofirst + 1
@@ -1303,208 +1411,234 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
                          "LIMIT 1 OFFSET ?", (base_o | lo, top_o, limit - 1)).fetchone()
         hi = (r[0] & _MASK) if r else olast
     unsafe = list(_SQL_UNSAFE) + ([H.MSG_ID] if d.dup_window else [])
-
-    def unsafe_hdr(col: str) -> str:
-        """SQL: the header block in ``col`` holds one the SQL path can not copy (sources:
-        any header)."""
-        if a.kind != "mirror":
-            return "TRUE"
-        return "(" + " OR ".join(f"instr({col}, CAST('{u}' AS BLOB)) > 0" for u in unsafe) + ")"
     if scan:
         r = conn.execute(f"SELECT min(id) FROM {o}.msgs WHERE id BETWEEN ? AND ? AND "
-                         f"hdr IS NOT NULL AND {unsafe_hdr('hdr')}",
+                         f"hdr IS NOT NULL AND {_unsafe_hdr_sql(a.kind, unsafe, 'hdr')}",
                          (base_o | lo, base_o | hi)).fetchone()
         if r[0] is not None:
             hi = (r[0] & _MASK) - 1
             if hi < lo:
                 return None
-    whole = lo <= ofirst and hi >= olast
-    # Per origin subject in the range: (count, first, last), and its name.
-    stats: dict[int, tuple[int, int, int]] = {}
-    snames: dict[int, str] = {}
-    # The origin's byte count (its own accounting) of exactly the messages this step copies,
-    # when known without reading them: the whole origin, or a part of it (``_TailScan``).
-    known_obytes: int | None = None
+    return _SqlRange(conn, o, scan, oid, ofirst, olast, omsgs, obytes, t_first, t_last, t_ts,
+                     t_msgs, t_bytes, lo, hi, base_o, unsafe)
+
+
+def _range_subjects(a: _Agreement, r: _SqlRange) -> None:
+    """The origin subjects of the range with their counts: the origin's own (a whole
+    origin, split in parts when large), a part read ahead by the step before, or counted."""
+    conn, o = r.conn, r.o
     carried, a.parts = a.parts, None
-    split: _TailScan | None = None
-    if whole:
+    if r.lo <= r.ofirst and r.hi >= r.olast:
         for sid, subject, n, f, last in conn.execute(
                 f"SELECT id, subject, msgs, first_seq, last_seq FROM {o}.subjects "
-                "WHERE stream_id = ?", (oid,)):
-            stats[sid] = (n, f, last)
-            snames[sid] = subject
-        known_obytes = obytes
-        if not scan and hi - lo + 1 >= SPLIT_MIN and a.ocl is not None:
-            split = _TailScan(a, oid, lo, hi, ofirst, omsgs - olast, o == "main")
+                "WHERE stream_id = ?", (r.oid,)):
+            r.stats[sid] = (n, f, last)
+            r.snames[sid] = subject
+        r.known_obytes = r.obytes
+        if not r.scan and r.hi - r.lo + 1 >= SPLIT_MIN and a.ocl is not None:
+            split = _TailScan(a, r.oid, r.lo, r.hi, r.ofirst, r.omsgs - r.olast, o == "main")
             if len(split.bounds) > 1:
-                hi = split.bounds[0][1]
-            else:
-                split = None
-    elif carried is not None and not scan and carried.next_is(oid, lo, hi, ofirst,
-                                                              omsgs - olast):
+                r.hi = split.bounds[0][1]
+                r.split = split
+    elif carried is not None and not r.scan and carried.next_is(r.oid, r.lo, r.hi, r.ofirst,
+                                                                r.omsgs - r.olast):
         part = carried.parts.pop(0)
-        hi, stats, snames, known_obytes = part[1], dict(part[2]), dict(part[3]), part[4]
+        r.hi, r.stats, r.snames, r.known_obytes = (part[1], dict(part[2]), dict(part[3]),
+                                                   part[4])
         if carried.parts:
             a.parts = carried
     else:
-        conn.execute("CREATE TEMP TABLE IF NOT EXISTS repl_stats (sid INTEGER PRIMARY KEY, "
-                     "n INTEGER, first INTEGER, last INTEGER)")
-        conn.execute("DELETE FROM temp.repl_stats")
-        conn.execute(
-            f"INSERT INTO temp.repl_stats SELECT subject_id, 1, id, id FROM {o}.msgs "
-            "WHERE id BETWEEN ? AND ? ORDER BY id ON CONFLICT(sid) DO UPDATE SET "
-            "n = n + 1, last = excluded.last", (base_o | lo, base_o | hi))
-        for sid, n, f, last in conn.execute("SELECT sid, n, first, last FROM temp.repl_stats"):
-            stats[sid] = (n, f & _MASK, last & _MASK)
-        ids = list(stats)
-        for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            snames.update(conn.execute(
-                f"SELECT id, subject FROM {o}.subjects WHERE id IN "
-                f"({','.join('?' * len(chunk))})", chunk).fetchall())
-    # The subjects this agreement selects, and their target subjects.
+        _count_subjects(r)
+
+
+def _count_subjects(r: _SqlRange) -> None:
+    """Count the range's messages per origin subject (a temp table), and name them."""
+    conn, o = r.conn, r.o
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS repl_stats (sid INTEGER PRIMARY KEY, "
+                 "n INTEGER, first INTEGER, last INTEGER)")
+    conn.execute("DELETE FROM temp.repl_stats")
+    conn.execute(
+        f"INSERT INTO temp.repl_stats SELECT subject_id, 1, id, id FROM {o}.msgs "
+        "WHERE id BETWEEN ? AND ? ORDER BY id ON CONFLICT(sid) DO UPDATE SET "
+        "n = n + 1, last = excluded.last", (r.base_o | r.lo, r.base_o | r.hi))
+    for sid, n, f, last in conn.execute("SELECT sid, n, first, last FROM temp.repl_stats"):
+        r.stats[sid] = (n, f & _MASK, last & _MASK)
+    ids = list(r.stats)
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        r.snames.update(conn.execute(
+            f"SELECT id, subject FROM {o}.subjects WHERE id IN "
+            f"({','.join('?' * len(chunk))})", chunk).fetchall())
+
+
+def _map_subjects(txn: Any, d: S.StreamDef, a: _Agreement, r: _SqlRange) -> bool:
+    """The subjects this agreement selects, their target subjects and those subjects' states
+    (existing, or new ids). False: the SQL path does not serve this range."""
+    rules = a.rules
+    assert rules is not None
+    stats, tsubj = r.stats, r.tsubj
     flt = None if not a.filters or ">" in a.filters else SubjectFilter(a.filters)
-    every = True
-    tsubj: dict[int, str] = {}
     for sid in list(stats):
-        subject = snames[sid]
+        subject = r.snames[sid]
         if flt is not None and not flt.matches(subject):
             if a.kind == "source":
-                return None  # a subject left out: chains do not shift by a constant
+                return False  # a subject left out: chains do not shift by a constant
             del stats[sid]
-            every = False
+            r.every = False
             continue
         tsubj[sid] = rules.target_subject(subject)
     if not stats:
-        return None
+        return False
     if a.kind == "source" and len(set(tsubj.values())) != len(tsubj):
-        return None  # two origin subjects into one target subject
-    # Target subjects: existing states, new ids.
+        return False  # two origin subjects into one target subject
     names = sorted({tsubj[sid] for sid in stats})
-    tstate: dict[str, list[int]] = {}
+    tstate = r.tstate
     for i in range(0, len(names), 500):
         name_chunk = names[i:i + 500]
-        for tid, subject, n, f, last in conn.execute(
+        for tid, subject, n, f, last in r.conn.execute(
             f"SELECT id, subject, msgs, first_seq, last_seq FROM subjects WHERE stream_id = ? "
             f"AND subject IN ({','.join('?' * len(name_chunk))})", (d.id, *name_chunk)):
             tstate[subject] = [tid, n, f, last]
     for name in names:
         if name not in tstate:
             tstate[name] = [txn.alloc_subject_id(), 0, 0, 0]
-    # The copy.
-    n_total = sum(v[0] for v in stats.values())
-    D = 0 if a.kind == "mirror" else t_last - lo + 1  # target seq = origin seq + D
-    tb = d.id << S.SEQ_BITS
-    # a sourced message's block: head, the origin sequence, its subject's tail
+    return True
+
+
+def _fill_repl_map(d: S.StreamDef, a: _Agreement, r: _SqlRange) -> bool:
+    """The copy's map (temp table ``repl_map``): origin subject -> target subject and, for a
+    source, the reference of its header text. False: no room for more references."""
+    row = a.row
+    rules = a.rules
+    assert row is not None and rules is not None
+    conn, stats = r.conn, r.stats
+    r.n_total = sum(v[0] for v in stats.values())
+    r.shift = 0 if a.kind == "mirror" else r.t_last - r.lo + 1
+    r.tb = d.id << S.SEQ_BITS
     vhead, vmid, vtail = rules.source_value_parts(row[_R_IDENT])
-    head = C.SOURCE_BLOCK + vhead
-    tails: dict[int, str] = {}  # a source's: each subject's tail of the header text
+    r.head = C.SOURCE_BLOCK + vhead
     refs: Mapping[int, int | None] = dict.fromkeys(stats)
     if a.kind == "source":
-        tails = {sid: f"{vmid}{snames[sid]}{vtail}\r\n\r\n" for sid in stats}
-        found = _src_refs(conn, head, tails)
+        r.tails = {sid: f"{vmid}{r.snames[sid]}{vtail}\r\n\r\n" for sid in stats}
+        found = _src_refs(conn, r.head, r.tails)
         if found is None:
-            return None  # no room for more references: the per-message path
+            return False  # no room for more references: the per-message path
         refs = found
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS repl_map (osid INTEGER PRIMARY KEY, "
                  "tsid INTEGER NOT NULL, ref INTEGER)")
     conn.execute("DELETE FROM temp.repl_map")
     conn.executemany("INSERT INTO temp.repl_map(osid, tsid, ref) VALUES (?, ?, ?)",
-                     [(sid, tstate[tsubj[sid]][0], ref) for sid, ref in refs.items()])
-    now = txn.now
-    ts = now if now > t_ts else t_ts
-    conn.create_function("jetlink_refuse", 1, _refuse)
-    if split is not None:
-        split.start()  # the later parts' stats, read on another thread during the INSERT
-    if a.kind == "mirror":
-        # A source header stored by reference (store/schema.py src_hdrs) is copied as one:
-        # the same reference in the same database, else the target's for the same text.
-        if a.same_db:
-            ref = "m.hdr"
-        elif _mirror_refs(conn, o, base_o | lo, base_o | hi):
-            ref = S.src_ref_sql(f"(SELECT x.tid FROM temp.repl_refs x WHERE x.oid = "
-                                f"{S.src_ref_id_sql('m.hdr')})", "m.hdr")
-        else:
-            ref = S.hdr_sql("m.", o + ".")
-        if not _guarded(conn, scan,
-                        f"INSERT INTO main.msgs(id, subject_id, ts, prev, next, hdr, data) "
-                        f"SELECT ? | (m.id & {_SQL_MASK}), r.tsid, m.ts, m.prev, m.next, "
-                        f"CASE WHEN m.hdr IS NULL THEN NULL WHEN {S.is_src_ref_sql('m.hdr')} "
-                        f"THEN {ref} WHEN {unsafe_hdr('m.hdr')} "
-                        "THEN jetlink_refuse(m.id) ELSE m.hdr END, m.data "
-                        f"FROM {o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
-                        "WHERE m.id BETWEEN ? AND ?", (tb, base_o | lo, base_o | hi)):
-            if split is not None:
-                split.close()
-            return _RESCAN
-        if split is not None:
-            stats, known_obytes = split.first_part(conn, o, stats, snames, obytes)
-            n_total = sum(v[0] for v in stats.values())
-        if known_obytes is not None and every and a.od.file == d.file:
-            # Every origin message of the range: the origin's own byte count (same storage).
-            first_c = conn.execute("SELECT min(id) FROM main.msgs WHERE id BETWEEN ? AND ?",
-                                   (tb | lo, tb | hi)).fetchone()[0] & _MASK
-            last_c = conn.execute("SELECT max(id) FROM main.msgs WHERE id BETWEEN ? AND ?",
-                                  (tb | lo, tb | hi)).fetchone()[0] & _MASK
-            size = known_obytes
-        else:
-            first_c, last_c, nb = conn.execute(
-                f"SELECT min(id), max(id), total({d.payload_sql}) "
-                "FROM main.msgs WHERE id BETWEEN ? AND ?", (tb | lo, tb | hi)).fetchone()
-            first_c &= _MASK
-            last_c &= _MASK
-            size = (d.base_size * n_total + int(nb)
-                    + sum(stats[sid][0] * S._blen(tsubj[sid]) for sid in stats))
-        new_last_ts, last_hdr = conn.execute(f"SELECT ts, {S.hdr_sql()} FROM main.msgs "
-                                             "WHERE id = ?", (tb | last_c,)).fetchone()
-        last_msg_id = (H.header_value(last_hdr, H.MSG_ID) or "") if last_hdr else ""
+                     [(sid, r.tstate[r.tsubj[sid]][0], ref) for sid, ref in refs.items()])
+    return True
+
+
+def _insert_mirrored(d: S.StreamDef, a: _Agreement, r: _SqlRange) -> bool:
+    """Copy a mirror's range at its own sequences, then measure what it stored. False: the
+    guard met a header the per-message path must see (nothing copied)."""
+    conn, o, lo, hi, tb = r.conn, r.o, r.lo, r.hi, r.tb
+    base_o = r.base_o
+    assert a.od is not None
+    # A source header stored by reference (store/schema.py src_hdrs) is copied as one:
+    # the same reference in the same database, else the target's for the same text.
+    if a.same_db:
+        ref = "m.hdr"
+    elif _mirror_refs(conn, o, base_o | lo, base_o | hi):
+        ref = S.src_ref_sql(f"(SELECT x.tid FROM temp.repl_refs x WHERE x.oid = "
+                            f"{S.src_ref_id_sql('m.hdr')})", "m.hdr")
     else:
-        # The header by reference to its text (store/schema.py src_hdrs).
-        if not _guarded(conn, scan,
-                        f"INSERT INTO main.msgs(id, subject_id, ts, prev, next, hdr, data) "
-                        f"SELECT ? | ((m.id & {_SQL_MASK}) + ?), r.tsid, ?, "
-                        "CASE WHEN m.prev >= ? AND m.prev <= ? THEN m.prev + ? ELSE 0 END, "
-                        "CASE WHEN m.next >= ? AND m.next <= ? THEN m.next + ? ELSE 0 END, "
-                        "CASE WHEN m.hdr IS NULL THEN "
-                        f"{S.src_ref_sql('r.ref', 'm.id')} "
-                        "ELSE jetlink_refuse(m.id) END, m.data "
-                        f"FROM {o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
-                        "WHERE m.id BETWEEN ? AND ?",
-                        (tb, D, ts, lo, hi, D, lo, hi, D, base_o | lo, base_o | hi)):
-            if split is not None:
-                split.close()
-            return _RESCAN
-        first_c, last_c = lo + D, hi + D
-        new_last_ts = ts
-        last_msg_id = ""
-        if split is not None:
-            stats, known_obytes = split.first_part(conn, o, stats, snames, obytes)
-            n_total = sum(v[0] for v in stats.values())
-        if known_obytes is not None and a.od.file == d.file:
-            # No headers in the range: its bytes are the fixed parts, subjects and payloads.
-            nb_data = known_obytes - a.od.base_size * n_total - sum(
-                n * S._blen(snames[sid]) for sid, (n, _f, _l) in stats.items())
-        else:
-            (nb_data,) = conn.execute("SELECT total(length(data)) FROM main.msgs "
-                                      "WHERE id BETWEEN ? AND ?", (tb | first_c, tb | last_c)
-                                      ).fetchone()
-        # header: head + digits of the origin seq + tail; 4 bytes of header length (file)
-        hsize = n_total * (len(head.encode()) + d.hdr_extra) + _digits_sum(lo, hi)
-        for sid, (n, _f, _l) in stats.items():
-            hsize += n * (len(tails[sid].encode()) + S._blen(tsubj[sid]))
-        size = d.base_size * n_total + int(nb_data) + hsize
-    # Subject chains: link each subject's first copied message to what the target had.
+        ref = S.hdr_sql("m.", o + ".")
+    if not _guarded(conn, r.scan,
+                    f"INSERT INTO main.msgs(id, subject_id, ts, prev, next, hdr, data) "
+                    f"SELECT ? | (m.id & {_SQL_MASK}), r.tsid, m.ts, m.prev, m.next, "
+                    f"CASE WHEN m.hdr IS NULL THEN NULL WHEN {S.is_src_ref_sql('m.hdr')} "
+                    f"THEN {ref} WHEN {_unsafe_hdr_sql(a.kind, r.unsafe, 'm.hdr')} "
+                    "THEN jetlink_refuse(m.id) ELSE m.hdr END, m.data "
+                    f"FROM {o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
+                    "WHERE m.id BETWEEN ? AND ?", (tb, base_o | lo, base_o | hi)):
+        return False
+    if r.split is not None:
+        r.stats, r.known_obytes = r.split.first_part(conn, o, r.stats, r.snames, r.obytes)
+        r.n_total = sum(v[0] for v in r.stats.values())
+    if r.known_obytes is not None and r.every and a.od.file == d.file:
+        # Every origin message of the range: the origin's own byte count (same storage).
+        r.first_c = conn.execute("SELECT min(id) FROM main.msgs WHERE id BETWEEN ? AND ?",
+                                 (tb | lo, tb | hi)).fetchone()[0] & _MASK
+        r.last_c = conn.execute("SELECT max(id) FROM main.msgs WHERE id BETWEEN ? AND ?",
+                                (tb | lo, tb | hi)).fetchone()[0] & _MASK
+        r.size = r.known_obytes
+    else:
+        first_c, last_c, nb = conn.execute(
+            f"SELECT min(id), max(id), total({d.payload_sql}) "
+            "FROM main.msgs WHERE id BETWEEN ? AND ?", (tb | lo, tb | hi)).fetchone()
+        r.first_c = first_c & _MASK
+        r.last_c = last_c & _MASK
+        r.size = (d.base_size * r.n_total + int(nb)
+                  + sum(r.stats[sid][0] * S._blen(r.tsubj[sid]) for sid in r.stats))
+    r.new_last_ts, last_hdr = conn.execute(f"SELECT ts, {S.hdr_sql()} FROM main.msgs "
+                                           "WHERE id = ?", (tb | r.last_c,)).fetchone()
+    r.last_msg_id = (H.header_value(last_hdr, H.MSG_ID) or "") if last_hdr else ""
+    return True
+
+
+def _insert_sourced(txn: Any, d: S.StreamDef, a: _Agreement, r: _SqlRange) -> bool:
+    """Copy a source's range at shifted sequences, stored now, its header by reference to
+    its text (store/schema.py src_hdrs); then size what it stored. False: the guard met a
+    message with a header (nothing copied)."""
+    conn, lo, hi, tb, shift = r.conn, r.lo, r.hi, r.tb, r.shift
+    assert a.od is not None
+    now = txn.now
+    ts = now if now > r.t_ts else r.t_ts
+    if not _guarded(conn, r.scan,
+                    f"INSERT INTO main.msgs(id, subject_id, ts, prev, next, hdr, data) "
+                    f"SELECT ? | ((m.id & {_SQL_MASK}) + ?), r.tsid, ?, "
+                    "CASE WHEN m.prev >= ? AND m.prev <= ? THEN m.prev + ? ELSE 0 END, "
+                    "CASE WHEN m.next >= ? AND m.next <= ? THEN m.next + ? ELSE 0 END, "
+                    "CASE WHEN m.hdr IS NULL THEN "
+                    f"{S.src_ref_sql('r.ref', 'm.id')} "
+                    "ELSE jetlink_refuse(m.id) END, m.data "
+                    f"FROM {r.o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
+                    "WHERE m.id BETWEEN ? AND ?",
+                    (tb, shift, ts, lo, hi, shift, lo, hi, shift, r.base_o | lo,
+                     r.base_o | hi)):
+        return False
+    r.first_c, r.last_c = lo + shift, hi + shift
+    r.new_last_ts = ts
+    r.last_msg_id = ""
+    if r.split is not None:
+        r.stats, r.known_obytes = r.split.first_part(conn, r.o, r.stats, r.snames, r.obytes)
+        r.n_total = sum(v[0] for v in r.stats.values())
+    stats, n_total = r.stats, r.n_total
+    if r.known_obytes is not None and a.od.file == d.file:
+        # No headers in the range: its bytes are the fixed parts, subjects and payloads.
+        nb_data = r.known_obytes - a.od.base_size * n_total - sum(
+            n * S._blen(r.snames[sid]) for sid, (n, _f, _l) in stats.items())
+    else:
+        (nb_data,) = conn.execute("SELECT total(length(data)) FROM main.msgs "
+                                  "WHERE id BETWEEN ? AND ?", (tb | r.first_c, tb | r.last_c)
+                                  ).fetchone()
+    # header: head + digits of the origin seq + tail; 4 bytes of header length (file)
+    hsize = n_total * (len(r.head.encode()) + d.hdr_extra) + _digits_sum(lo, hi)
+    for sid, (n, _f, _l) in stats.items():
+        hsize += n * (len(r.tails[sid].encode()) + S._blen(r.tsubj[sid]))
+    r.size = d.base_size * n_total + int(nb_data) + hsize
+    return True
+
+
+def _link_subject_chains(d: S.StreamDef, r: _SqlRange) -> None:
+    """Subject chains: link each subject's first copied message to what the target had, and
+    store the target subjects' counters."""
+    conn, tb, shift = r.conn, r.tb, r.shift
     sub_ins, sub_upd, fix_prev, fix_next = [], [], [], []
-    for sid, (n, f, last) in stats.items():
-        t = tstate[tsubj[sid]]
+    for sid, (n, f, last) in r.stats.items():
+        t = r.tstate[r.tsubj[sid]]
         tid, tn, tf, tl = t
-        f, last = f + D, last + D
+        f, last = f + shift, last + shift
         if tn > 0:
             fix_prev.append((tl, tb | f))
             fix_next.append((f, tb | tl))
             sub_upd.append((tn + n, tf, last, tid))
         else:
-            sub_ins.append((tid, d.id, tsubj[sid], n, f, last))
+            sub_ins.append((tid, d.id, r.tsubj[sid], n, f, last))
         t[1], t[2], t[3] = tn + n, (tf if tn else f), last
     if fix_prev:
         conn.executemany("UPDATE msgs SET prev = ? WHERE id = ?", fix_prev)
@@ -1515,23 +1649,26 @@ def _sql_copy_range(txn: Any, d: S.StreamDef, a: _Agreement, limit: int, o: str,
     if sub_upd:
         conn.executemany("UPDATE subjects SET msgs = ?, first_seq = ?, last_seq = ? "
                          "WHERE id = ?", sub_upd)
-    new_first = t_first if t_msgs > 0 else first_c
-    conn.execute(
+
+
+def _commit_range(txn: Any, d: S.StreamDef, a: _Agreement, r: _SqlRange) -> None:
+    """The target stream's counters after the copy, and the agreement's row and report."""
+    new_first = r.t_first if r.t_msgs > 0 else r.first_c
+    r.conn.execute(
         "UPDATE streams SET first_seq = ?, last_seq = ?, last_ts = ?, msgs = ?, bytes = ?, "
         "last_msg_id = ? WHERE id = ?",
-        (new_first, max(t_last, last_c), max(t_ts, new_last_ts), t_msgs + n_total,
-         t_bytes + size, last_msg_id, d.id))
+        (new_first, max(r.t_last, r.last_c), max(r.t_ts, r.new_last_ts), r.t_msgs + r.n_total,
+         r.t_bytes + r.size, r.last_msg_id, d.id))
     txn.streams.pop(d.id, None)
-    rep = a.report
-    assert rep is not None
-    rep.copied += n_total
-    row[_R_CURSOR] = max(t_last, last_c) if a.kind == "mirror" else hi
+    rep, row = a.report, a.row
+    assert rep is not None and row is not None
+    rep.copied += r.n_total
+    row[_R_CURSOR] = max(r.t_last, r.last_c) if a.kind == "mirror" else r.hi
     if a.kind == "source":
-        row[_R_SEQ] = hi
+        row[_R_SEQ] = r.hi
     a.got = True
-    a.last_attempt = hi
-    a.truncated = hi < olast
-    return True
+    a.last_attempt = r.hi
+    a.truncated = r.hi < r.olast
 
 
 class _Parts:

@@ -1,6 +1,6 @@
-"""`jetlink apply` / `jetlink export` (core/topology_apply.py, cli/apply.py): round trip,
-idempotence, dry run, a plan with every kind of change, editable rules, a failure half-way,
-prune with and without -f."""
+"""`jetlink apply` / `jetlink export` (core/topology/plan.py, apply.py, embedded.py;
+cli/apply.py): round trip, idempotence, dry run, a plan with every kind of change, editable
+rules, a failure half-way, prune with and without -f."""
 
 from __future__ import annotations
 

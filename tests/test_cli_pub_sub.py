@@ -13,7 +13,7 @@ import sys
 import time
 
 import pytest
-from helpers import ENV_VARS, doc, ok, runner
+from helpers import ENV_VARS, WAIT_TIMEOUT, doc, ok, runner
 
 from jetlink.cli.main import app
 from jetlink.cli.pub import TemplateError, expand, parse_headers
@@ -202,7 +202,7 @@ def test_pub_invalid_subject(jl):
 # -- sub: a follower in another process ------------------------------------------------------------
 
 
-def _jetlink(data, *args):
+def _jetlink(data, *args, **popen):
     env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
     return subprocess.Popen(
         [sys.executable, "-m", "jetlink.cli.main", "--data-dir", str(data), *args],
@@ -210,6 +210,7 @@ def _jetlink(data, *args):
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        **popen,
     )
 
 
@@ -281,17 +282,28 @@ def test_bench_pub(monkeypatch):
     assert "msgs_per_sec:" in human.stdout
 
 
-def test_sub_ctrl_c_exits_130_and_unsubscribes(jl):
+def _ignoring_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("started", ["foreground", "background"])
+def test_sub_ctrl_c_exits_130_and_unsubscribes(jl, started):
+    """SIGINT ends a following command with 130, also when it was started as a background
+    job of a shell without job control, which starts it with SIGINT ignored (natscli, a Go
+    program, listens to SIGINT all the same: cli/main.py run)."""
     import signal
     import sqlite3
 
-    follower = _jetlink(jl.data, "sub", "orders.>")
+    popen = {"preexec_fn": _ignoring_sigint} if started == "background" else {}
+    follower = _jetlink(jl.data, "sub", "orders.>", **popen)
     try:
         assert follower.stderr.readline() == "Subscribing on orders.>\n"
         db = sqlite3.connect(jl.data / "local.db")
         assert db.execute("SELECT count(*) FROM core_subs").fetchone() == (1,)
         follower.send_signal(signal.SIGINT)
-        follower.communicate(timeout=30)
+        follower.communicate(timeout=WAIT_TIMEOUT)
     finally:
         follower.kill()
     assert follower.returncode == 130

@@ -10,14 +10,14 @@ from helpers import doc
 
 from jetlink.core.config.consumer import ConsumerConfig
 from jetlink.core.config.stream import StreamConfig
-from jetlink.core.consumers import ConsumerEngine, MemoryBackend
+from jetlink.core.consumers import ConsumerEngine, MemoryConsumerStore
 from jetlink.core.errors import ApiError
 
 SECOND = 1_000_000_000
 
 
 def _engine(retention: str = "limits", n: int = 5, **cfg):
-    be = MemoryBackend()
+    be = MemoryConsumerStore()
     be.add_stream(StreamConfig.from_json(
         {"name": "S", "subjects": ["s.>"], "retention": retention}))
     ConsumerEngine(be, SECOND).add("S", ConsumerConfig.from_json(
@@ -82,7 +82,7 @@ RESETS = [
 
 @pytest.mark.parametrize(("cfg", "seq", "expected"), RESETS)
 def test_reset(cfg, seq, expected):
-    be = MemoryBackend()
+    be = MemoryConsumerStore()
     be.add_stream(StreamConfig.from_json({"name": "S", "subjects": ["s.>"]}))
     for i in range(5):
         be.publish("S", "s.a", b"m%d" % i, ts=(i + 1) * SECOND)

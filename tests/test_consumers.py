@@ -53,7 +53,7 @@ class MemoryEnv(Env):
 
     def __init__(self, **stream: Any) -> None:
         self.clock = ManualClock()
-        self.be = cs.MemoryBackend()
+        self.be = cs.MemoryConsumerStore()
         cfg = check_stream_create(StreamConfig.from_json({"subjects": ["s.>"], **stream}), {})
         self.name = cfg.name
         self.max_msgs = cfg.max_msgs

@@ -37,7 +37,16 @@ def walk(path, cmd, parent=None):
 
 OPTIONS = [(path, param) for path, cmd, _ in walk(["jetlink"], ROOT) for param in cmd.params
            if isinstance(param, TyperOption)]
-DURATIONS = [(path, p) for path, p in OPTIONS if isinstance(p.type, DurationType)]
+
+
+def duration_type(param) -> DurationType | None:
+    """The option's DurationType: its ``parser`` (Typer wraps it in a parameter type whose
+    ``func`` it is), None for any other option."""
+    func = getattr(param.type, "func", None)
+    return func if isinstance(func, DurationType) else None
+
+
+DURATIONS = [(path, p) for path, p in OPTIONS if duration_type(p) is not None]
 IDS = [" ".join([*path, max(p.opts, key=len)]) for path, p in DURATIONS]
 
 # A part of an option's name (split at "-") that says it takes a duration.
@@ -81,13 +90,14 @@ def test_every_duration_option_refuses_a_bare_number(path, param, tmp_path, monk
 @pytest.mark.parametrize(("path", "param"), DURATIONS, ids=IDS)
 def test_every_duration_option_takes_a_unit_and_zero_where_it_fits(path, param):
     flag = max(param.opts, key=len)
-    kind: DurationType = param.type
+    kind = duration_type(param)
+    assert kind is not None
     assert param.metavar == "DURATION", f"{' '.join(path)} {flag}: metavar {param.metavar}"
-    assert kind.convert("5s", param, None) == "5s"
+    assert kind("5s") == "5s"
     if not (kind.timeout or kind.minimum):
-        assert kind.convert("0", param, None) == "0"
+        assert kind("0") == "0"
     if kind.unlimited:
-        assert kind.convert("-1", param, None) == "-1"
+        assert kind("-1") == "-1"
 
 
 def _looks_like_a_duration(param) -> bool:
@@ -103,16 +113,16 @@ def test_no_duration_option_escapes_the_type(path, param):
     flag = max(param.opts, key=len)
     if param.is_flag or flag in NOT_DURATIONS or not _looks_like_a_duration(param):
         return
-    assert isinstance(param.type, DurationType), (
+    assert duration_type(param) is not None, (
         f"{' '.join(path)} {flag} looks like a duration ({param.metavar}): give it "
-        "click_type=DURATION (or WAIT, UNLIMITED_DURATION, TIMEOUT) from cli/options.py, "
+        "parser=DURATION (or WAIT, UNLIMITED_DURATION, TIMEOUT) from cli/options.py, "
         "metavar DURATION, so natscli's rule applies (a unit is required)")
 
 
 def test_the_walk_would_catch_a_new_duration_flag():
     """The name check sees a flag its authors forgot to type (as `--grace` would be)."""
     grace = TyperOption(param_decls=["--grace"], type=click.types.STRING, metavar="SECONDS")
-    assert _looks_like_a_duration(grace) and not isinstance(grace.type, DurationType)
+    assert _looks_like_a_duration(grace) and duration_type(grace) is None
 
 
 # -- the variable, the metadata, on either engine ------------------------------------------------

@@ -18,7 +18,7 @@ from jetlink.core.kv import (
     KV,
     PURGE,
     PUT,
-    ReadOnlyError,
+    ReadOnlyBucketError,
     operation_of,
 )
 from jetlink.core.replication import pump_until_idle
@@ -323,7 +323,7 @@ def test_kv_mirror_is_read_only_and_serves_gets(dd, clock, two):
     pump_until_idle(dd, clock)
     mirror = east.open("ORDERS_EAST")
     assert (mirror.kind, mirror.read_only, mirror.keys()) == ("mirror", True, ["NEW.1", "OLD.1"])
-    with pytest.raises(ReadOnlyError, match="read-only mirror of bucket ORDERS"):
+    with pytest.raises(ReadOnlyBucketError, match="read-only mirror of bucket ORDERS"):
         mirror.put("x", b"1")
     seen = east.open("ORDERS")  # the bucket as seen from east: reads from the mirror
     assert seen.get("NEW.1").served_by == "KV_ORDERS_EAST"  # nats.go: KV_<mirror bucket>
@@ -353,7 +353,7 @@ def test_aggregate_read_only_and_writable(dd, clock, two):
     pump_until_idle(dd, clock)
     agg = east.open("NEWS")
     assert (agg.kind, agg.read_only, agg.keys()) == ("aggregate", True, ["NEW.1"])
-    with pytest.raises(ReadOnlyError, match="read-only aggregate"):
+    with pytest.raises(ReadOnlyBucketError, match="read-only aggregate"):
         agg.put("x", b"1")
     w = agg.watch()
     assert drain(w)[-1] is END_OF_INITIAL_DATA

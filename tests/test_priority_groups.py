@@ -11,7 +11,7 @@ from helpers import doc
 
 from jetlink.core.config.consumer import ConsumerConfig
 from jetlink.core.config.stream import StreamConfig
-from jetlink.core.consumers import ConsumerEngine, MemoryBackend
+from jetlink.core.consumers import ConsumerEngine, MemoryConsumerStore
 from jetlink.core.errors import ApiError
 from jetlink.core.priority import PullPriority
 
@@ -19,7 +19,7 @@ SECOND = 1_000_000_000
 
 
 def _engine(policy: str, n: int = 4, **extra):
-    be = MemoryBackend()
+    be = MemoryConsumerStore()
     be.add_stream(StreamConfig.from_json({"name": "S", "subjects": ["s.>"]}))
     for i in range(n):
         be.publish("S", "s.a", b"m%d" % i)

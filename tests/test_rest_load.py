@@ -284,7 +284,7 @@ def test_idle_connections_beyond_the_cap_make_room(tmp_path):
     """40 idle connections, a cap of 16 and an hour's request deadline: a request is answered,
     the cap closing the oldest idle ones (the deadline would close them an hour later)."""
     data = make_data(tmp_path, topics=1)
-    server = Server(data, tmp_path, "--request-timeout", "3600", "--max-connections", "16")
+    server = Server(data, tmp_path, "--request-timeout", "1h", "--max-connections", "16")
     address = _address(server)
     socks: list[socket.socket] = []
     try:

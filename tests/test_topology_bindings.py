@@ -1,4 +1,4 @@
-"""Where a topology's clusters live on live servers (core/topology_apply.py live_bindings,
+"""Where a topology's clusters live on live servers (core/topology/bindings.py live_bindings,
 resolve_binding, target_table, the domain names): no server needed, nothing connected."""
 
 from __future__ import annotations
@@ -12,13 +12,8 @@ from jetlink.core.backend import topo_binds_servers
 from jetlink.core.config.stream import StreamConfig
 from jetlink.core.live.target import ServerTarget
 from jetlink.core.topology import Topology
-from jetlink.core.topology_apply import (
-    Binding,
-    LiveBackend,
-    live_bindings,
-    resolve_binding,
-    target_table,
-)
+from jetlink.core.topology.bindings import Binding, live_bindings, resolve_binding, target_table
+from jetlink.core.topology.live import LiveClusters
 
 
 def topo_of(text: str) -> Topology:
@@ -162,7 +157,7 @@ def test_domain_names_translated_at_the_seam():
         "dr": Binding("dr", ServerTarget(("nats://h:1",), js_domain="east"), {}),
         "plain": Binding("plain", ServerTarget(("nats://p:1",)), {}),
     }
-    backend = LiveBackend(bindings)
+    backend = LiveClusters(bindings)
     cfg = StreamConfig.from_json({"name": "M", "mirror": {
         "name": "O", "external": {"api": "$JS.primary.API"}}})
     sent = backend.to_server(cfg, "dr")

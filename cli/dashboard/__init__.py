@@ -19,7 +19,7 @@ def dashboard(
     ctx: typer.Context,
     refresh: Annotated[
         str,
-        typer.Option("--refresh", metavar="DURATION", click_type=WAIT,
+        typer.Option("--refresh", metavar="DURATION", parser=WAIT,
                      help="How often the tables are re-read (at least 1s)."),
     ] = "1s",
     feed: Annotated[

@@ -405,6 +405,39 @@ def _go_atoi_error(s: str) -> str | None:
 
 def _check(cfg: ConsumerConfig, stream: StreamConfig) -> None:
     """The server's ``checkConsumerCfg`` (its order; no server/account limits)."""
+    _check_names_and_replicas(cfg, stream)
+    _check_ack_and_replay(cfg)
+    if cfg.backoff and cfg.max_deliver != -1 and len(cfg.backoff) > cfg.max_deliver:
+        raise nats_error("ConsumerMaxDeliverBackoff", field="backoff")
+    if _blen(cfg.description) > MAX_DESCRIPTION_LEN:
+        raise nats_error("ConsumerDescriptionTooLong", max=MAX_DESCRIPTION_LEN,
+                         field="description")
+    if cfg.deliver_subject:
+        _check_push(cfg, stream)
+    else:
+        _check_pull(cfg, stream)
+    _check_stream_limits(cfg, stream)
+    if cfg.direct:
+        if not cfg.deliver_subject:
+            raise nats_error("ConsumerDirectRequiresPush", field="direct")
+        if cfg.durable_name:
+            raise nats_error("ConsumerDirectRequiresEphemeral", field="direct")
+    filters = _check_filters(cfg)
+    _check_deliver_policy(cfg, filters)
+    _check_sampling(cfg)
+    if cfg.flow_control and cfg.idle_heartbeat == 0:
+        raise nats_error("ConsumerWithFlowControlNeedsHeartbeats", field="flow_control")
+    if cfg.durable_name and cfg.name and cfg.name != cfg.durable_name:
+        raise nats_error("ConsumerCreateDurableAndNameMismatch", field="name")
+    if sum(_blen(k) + _blen(v) for k, v in cfg.metadata.items()) > MAX_METADATA_LEN:
+        raise nats_error("ConsumerMetadataLength", limit=f"{MAX_METADATA_LEN // 1024}KB",
+                         field="metadata")
+    _check_priority(cfg)
+    if stream.placement is not None and stream.placement.preferred:
+        raise invalid_config("preferred server not permitted in placement", field="placement")
+
+
+def _check_names_and_replicas(cfg: ConsumerConfig, stream: StreamConfig) -> None:
     if cfg.name and not is_valid_asset_name(cfg.name):
         raise invalid_config("consumer name can not contain '.', '*', '>', '\\', '/'",
                              field="name")
@@ -419,6 +452,11 @@ def _check(cfg: ConsumerConfig, stream: StreamConfig) -> None:
     if stream.retention in ("interest", "workqueue"):
         if cfg.num_replicas not in (0, stream_replicas):
             raise nats_error("ConsumerReplicasShouldMatchStream", field="num_replicas")
+
+
+def _check_ack_and_replay(cfg: ConsumerConfig) -> None:
+    """The ack and replay policies, backoff and ack wait, then the flow control ack policy's
+    requirements."""
     if cfg.ack_policy not in ACK_POLICIES:
         raise nats_error("ConsumerAckPolicyInvalid", field="ack_policy")
     if cfg.replay_policy not in REPLAY_POLICIES:
@@ -444,41 +482,43 @@ def _check(cfg: ConsumerConfig, stream: StreamConfig) -> None:
         if cfg.max_deliver > 0:
             raise nats_error("ConsumerAckFCRequiresNoMaxDeliver", field="max_deliver")
 
-    if cfg.backoff and cfg.max_deliver != -1 and len(cfg.backoff) > cfg.max_deliver:
-        raise nats_error("ConsumerMaxDeliverBackoff", field="backoff")
-    if _blen(cfg.description) > MAX_DESCRIPTION_LEN:
-        raise nats_error("ConsumerDescriptionTooLong", max=MAX_DESCRIPTION_LEN,
-                         field="description")
 
-    if cfg.deliver_subject:
-        if has_wildcard(cfg.deliver_subject):
-            raise nats_error("ConsumerDeliverToWildcards", field="deliver_subject")
-        if not is_valid_subject(cfg.deliver_subject):
-            raise nats_error("ConsumerInvalidDeliverSubject", field="deliver_subject")
-        if any(is_subset(cfg.deliver_subject, s) for s in stream.subjects):
-            raise nats_error("ConsumerDeliverCycle", field="deliver_subject")
-        if cfg.max_waiting != 0:
-            raise nats_error("ConsumerPushMaxWaiting", field="max_waiting")
-        if cfg.max_ack_pending > 0 and cfg.ack_policy == "none":
-            raise nats_error("ConsumerMaxPendingAckPolicyRequired", field="max_ack_pending")
-        if 0 < cfg.idle_heartbeat < 100 * MS:
-            raise nats_error("ConsumerSmallHeartbeat", field="idle_heartbeat")
-    else:
-        if cfg.ack_policy == "none" and stream.retention == "workqueue":
-            raise nats_error("ConsumerPullRequiresAck", field="ack_policy")
-        if cfg.rate_limit_bps > 0:
-            raise nats_error("ConsumerPullWithRateLimit", field="rate_limit_bps")
-        if cfg.max_waiting < 0:
-            raise nats_error("ConsumerMaxWaitingNegative", field="max_waiting")
-        if cfg.idle_heartbeat > 0:
-            raise nats_error("ConsumerHBRequiresPush", field="idle_heartbeat")
-        if cfg.flow_control:
-            raise nats_error("ConsumerFCRequiresPush", field="flow_control")
-        if cfg.max_batch < 0:
-            raise nats_error("ConsumerMaxRequestBatchNegative", field="max_batch")
-        if cfg.max_expires != 0 and cfg.max_expires < MS:
-            raise nats_error("ConsumerMaxRequestExpiresTooSmall", field="max_expires")
+def _check_push(cfg: ConsumerConfig, stream: StreamConfig) -> None:
+    """A push consumer (a deliver subject)."""
+    if has_wildcard(cfg.deliver_subject):
+        raise nats_error("ConsumerDeliverToWildcards", field="deliver_subject")
+    if not is_valid_subject(cfg.deliver_subject):
+        raise nats_error("ConsumerInvalidDeliverSubject", field="deliver_subject")
+    if any(is_subset(cfg.deliver_subject, s) for s in stream.subjects):
+        raise nats_error("ConsumerDeliverCycle", field="deliver_subject")
+    if cfg.max_waiting != 0:
+        raise nats_error("ConsumerPushMaxWaiting", field="max_waiting")
+    if cfg.max_ack_pending > 0 and cfg.ack_policy == "none":
+        raise nats_error("ConsumerMaxPendingAckPolicyRequired", field="max_ack_pending")
+    if 0 < cfg.idle_heartbeat < 100 * MS:
+        raise nats_error("ConsumerSmallHeartbeat", field="idle_heartbeat")
 
+
+def _check_pull(cfg: ConsumerConfig, stream: StreamConfig) -> None:
+    """A pull consumer (no deliver subject)."""
+    if cfg.ack_policy == "none" and stream.retention == "workqueue":
+        raise nats_error("ConsumerPullRequiresAck", field="ack_policy")
+    if cfg.rate_limit_bps > 0:
+        raise nats_error("ConsumerPullWithRateLimit", field="rate_limit_bps")
+    if cfg.max_waiting < 0:
+        raise nats_error("ConsumerMaxWaitingNegative", field="max_waiting")
+    if cfg.idle_heartbeat > 0:
+        raise nats_error("ConsumerHBRequiresPush", field="idle_heartbeat")
+    if cfg.flow_control:
+        raise nats_error("ConsumerFCRequiresPush", field="flow_control")
+    if cfg.max_batch < 0:
+        raise nats_error("ConsumerMaxRequestBatchNegative", field="max_batch")
+    if cfg.max_expires != 0 and cfg.max_expires < MS:
+        raise nats_error("ConsumerMaxRequestExpiresTooSmall", field="max_expires")
+
+
+def _check_stream_limits(cfg: ConsumerConfig, stream: StreamConfig) -> None:
+    """The stream's ``consumer_limits``."""
     limits = stream.consumer_limits
     if limits.max_ack_pending > 0 and cfg.max_ack_pending > limits.max_ack_pending:
         raise nats_error("ConsumerMaxPendingAckExcess", limit=limits.max_ack_pending,
@@ -488,12 +528,9 @@ def _check(cfg: ConsumerConfig, stream: StreamConfig) -> None:
                          limit=format_duration(limits.inactive_threshold),
                          field="inactive_threshold")
 
-    if cfg.direct:
-        if not cfg.deliver_subject:
-            raise nats_error("ConsumerDirectRequiresPush", field="direct")
-        if cfg.durable_name:
-            raise nats_error("ConsumerDirectRequiresEphemeral", field="direct")
 
+def _check_filters(cfg: ConsumerConfig) -> list[str]:
+    """The filter subjects, checked; returns them (:func:`filters_of`)."""
     if cfg.filter_subject and cfg.filter_subjects:
         raise nats_error("ConsumerDuplicateFilterSubjects", field="filter_subjects")
     if cfg.filter_subject and not is_valid_subject(cfg.filter_subject):
@@ -509,7 +546,11 @@ def _check(cfg: ConsumerConfig, stream: StreamConfig) -> None:
         for j, other in enumerate(filters):
             if i != j and is_subset(subject, other):
                 raise nats_error("ConsumerOverlappingSubjectFilters", field=where)
+    return filters
 
+
+def _check_deliver_policy(cfg: ConsumerConfig, filters: list[str]) -> None:
+    """The deliver policy and the optional start (sequence, time) it needs or refuses."""
     dp = cfg.deliver_policy
     has_time = bool(cfg.opt_start_time)
     if dp in ("all", "undefined", "last", "new", "last_per_subject"):
@@ -533,6 +574,8 @@ def _check(cfg: ConsumerConfig, stream: StreamConfig) -> None:
             # (sic) the server's own wording
             raise _bad_start("by start time", "start sequence")
 
+
+def _check_sampling(cfg: ConsumerConfig) -> None:
     if cfg.sample_freq:
         s = cfg.sample_freq[:-1] if cfg.sample_freq.endswith("%") else cfg.sample_freq
         problem = _go_atoi_error(s)
@@ -541,15 +584,9 @@ def _check(cfg: ConsumerConfig, stream: StreamConfig) -> None:
         if s.startswith("-") and s.strip("-0"):  # a negative number (Atoi took it)
             raise nats_error("ConsumerInvalidSampling", err="<nil>", field="sample_freq")
 
-    if cfg.flow_control and cfg.idle_heartbeat == 0:
-        raise nats_error("ConsumerWithFlowControlNeedsHeartbeats", field="flow_control")
-    if cfg.durable_name and cfg.name and cfg.name != cfg.durable_name:
-        raise nats_error("ConsumerCreateDurableAndNameMismatch", field="name")
 
-    if sum(_blen(k) + _blen(v) for k, v in cfg.metadata.items()) > MAX_METADATA_LEN:
-        raise nats_error("ConsumerMetadataLength", limit=f"{MAX_METADATA_LEN // 1024}KB",
-                         field="metadata")
-
+def _check_priority(cfg: ConsumerConfig) -> None:
+    """The priority policy and its groups (pull consumers only)."""
     if cfg.priority_policy not in ("", "none"):
         if cfg.deliver_subject:
             raise nats_error("ConsumerPushWithPriorityGroup", field="priority_policy")
@@ -566,9 +603,6 @@ def _check(cfg: ConsumerConfig, stream: StreamConfig) -> None:
         if cfg.priority_timeout > 0:
             raise nats_error("ConsumerPinnedTTLWithoutPriorityPolicyNone",
                              field="priority_timeout")
-
-    if stream.placement is not None and stream.placement.preferred:
-        raise invalid_config("preferred server not permitted in placement", field="placement")
 
 
 def check_consumer_config(

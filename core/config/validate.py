@@ -276,8 +276,27 @@ def check_stream_config(
     cycles). ``pedantic`` refuses instead of silently adjusting, as the server's pedantic mode.
     """
     find: Lookup = lookup or (lambda name: None)
+    _check_names_and_sizes(cfg)
+    out = cfg.copy()
+    _check_enumerations(out)
+    _check_replicas_and_limits(out, pedantic)
+    _check_duplicate_window(out, pedantic)
+    _check_feature_combinations(out, pedantic)
+    _check_origins(out, find, pedantic)
+    _check_cycles(out, find)
+    # Subjects (a mirror with subjects was refused above).
+    if not out.subjects:
+        if out.mirror is None and not out.sources:
+            out.subjects = [out.name]
+    else:
+        _check_subjects(out)
+    _check_stream_transform(out)
+    _check_republish(out, pedantic)
+    _check_placement(out)
+    return out
 
-    # Names and sizes.
+
+def _check_names_and_sizes(cfg: StreamConfig) -> None:
     if not is_valid_asset_name(cfg.name):
         raise invalid_config(
             "stream name is required and can not contain '.', '*', '>', '\\', '/'", field="name"
@@ -296,10 +315,10 @@ def check_stream_config(
             f"stream metadata exceeds maximum size of {MAX_METADATA_LEN} bytes", field="metadata"
         )
 
-    out = cfg.copy()
 
-    # Enumerations (the JSON decoder already refuses unknown words; a config built in Python
-    # may still hold one).
+def _check_enumerations(out: StreamConfig) -> None:
+    """The JSON decoder already refuses unknown words; a config built in Python may still
+    hold one. Fills in the default compression and storage."""
     if out.retention not in RETENTION:
         raise invalid_config("invalid retention", field="retention")
     if out.discard not in DISCARD:
@@ -313,7 +332,8 @@ def check_stream_config(
     if out.storage not in STORAGE:
         raise invalid_config("invalid storage type", field="storage")
 
-    # Replicas and limits.
+
+def _check_replicas_and_limits(out: StreamConfig, pedantic: bool) -> None:
     if out.num_replicas == 0:
         out.num_replicas = 1
     if out.num_replicas > MAX_REPLICAS:
@@ -332,7 +352,9 @@ def check_stream_config(
     if out.max_age != 0 and out.max_age < MIN_WINDOW:
         raise invalid_config("max age needs to be >= 100ms", field="max_age")
 
-    # Duplicate window: a default only for streams that neither mirror nor source.
+
+def _check_duplicate_window(out: StreamConfig, pedantic: bool) -> None:
+    """A default only for streams that neither mirror nor source."""
     if out.duplicate_window == 0 and out.mirror is None and not out.sources:
         if out.max_age != 0 and out.max_age < DEFAULT_DUPLICATE_WINDOW:
             if pedantic:
@@ -351,7 +373,8 @@ def check_stream_config(
     if 0 < out.duplicate_window < MIN_WINDOW:
         raise invalid_config("duplicates window needs to be >= 100ms", field="duplicate_window")
 
-    # Feature combinations.
+
+def _check_feature_combinations(out: StreamConfig, pedantic: bool) -> None:
     if out.deny_purge and out.allow_rollup_hdrs:
         raise invalid_config("roll-ups require the purge permission", field="allow_rollup_hdrs")
     if out.allow_msg_counter:
@@ -366,40 +389,11 @@ def check_stream_config(
         if out.retention != "limits":
             raise invalid_config("counter stream can only use limits retention", field="retention")
     _check_discard_new_per_subject(out)
-    if out.subject_delete_marker_ttl > 0:
-        if out.subject_delete_marker_ttl < SECOND:
-            raise invalid_config(
-                "subject delete marker TTL must be at least 1 second",
-                field="subject_delete_marker_ttl",
-            )
-        if not out.allow_msg_ttl:
-            if pedantic:
-                raise invalid_config(
-                    "subject delete marker cannot be set if message TTLs are disabled",
-                    field="allow_msg_ttl",
-                )
-            out.allow_msg_ttl = True
-        if not out.allow_rollup_hdrs:
-            if pedantic:
-                raise invalid_config(
-                    "subject delete marker cannot be set if roll-ups are disabled",
-                    field="allow_rollup_hdrs",
-                )
-            out.allow_rollup_hdrs, out.deny_purge = True, False
-    elif out.subject_delete_marker_ttl < 0:
-        raise invalid_config(
-            "subject delete marker TTL must not be negative", field="subject_delete_marker_ttl"
-        )
+    _check_subject_delete_marker(out, pedantic)
     if out.allow_msg_schedules:
         if out.discard == "new":
             raise invalid_config("message scheduling cannot use discard new", field="discard")
-        if not out.allow_rollup_hdrs:
-            if pedantic:
-                raise invalid_config(
-                    "message scheduling cannot be set if roll-ups are disabled",
-                    field="allow_rollup_hdrs",
-                )
-            out.allow_rollup_hdrs, out.deny_purge = True, False
+        _turn_on_rollups(out, pedantic, "message scheduling")
     if out.persist_mode == "async":
         if out.storage != "file":
             raise invalid_config(
@@ -415,7 +409,43 @@ def check_stream_config(
                 field="persist_mode",
             )
 
-    # Mirror and sources.
+
+def _check_subject_delete_marker(out: StreamConfig, pedantic: bool) -> None:
+    """A subject delete marker TTL turns on message TTLs and roll-ups (refused instead when
+    pedantic)."""
+    if out.subject_delete_marker_ttl > 0:
+        if out.subject_delete_marker_ttl < SECOND:
+            raise invalid_config(
+                "subject delete marker TTL must be at least 1 second",
+                field="subject_delete_marker_ttl",
+            )
+        if not out.allow_msg_ttl:
+            if pedantic:
+                raise invalid_config(
+                    "subject delete marker cannot be set if message TTLs are disabled",
+                    field="allow_msg_ttl",
+                )
+            out.allow_msg_ttl = True
+        _turn_on_rollups(out, pedantic, "subject delete marker")
+    elif out.subject_delete_marker_ttl < 0:
+        raise invalid_config(
+            "subject delete marker TTL must not be negative", field="subject_delete_marker_ttl"
+        )
+
+
+def _turn_on_rollups(out: StreamConfig, pedantic: bool, what: str) -> None:
+    """``what`` (a subject delete marker, message scheduling) needs roll-ups: turned on (and
+    purges allowed), or refused when pedantic."""
+    if not out.allow_rollup_hdrs:
+        if pedantic:
+            raise invalid_config(
+                f"{what} cannot be set if roll-ups are disabled", field="allow_rollup_hdrs"
+            )
+        out.allow_rollup_hdrs, out.deny_purge = True, False
+
+
+def _check_origins(out: StreamConfig, find: Lookup, pedantic: bool) -> None:
+    """The mirror and the sources, then the external delivery and API prefixes they name."""
     origin_subjects: list[str] = []  # subjects of the local origins we can see
     delivery_prefixes: list[tuple[str, str]] = []  # (prefix, field)
     api_prefixes: list[tuple[str, str]] = []
@@ -445,16 +475,8 @@ def check_stream_config(
                 "StreamExternalApiOverlap", prefix=prefix, subject=JS_API_PREFIX, field=field
             )
 
-    _check_cycles(out, find)
 
-    # Subjects (a mirror with subjects was refused above).
-    if not out.subjects:
-        if out.mirror is None and not out.sources:
-            out.subjects = [out.name]
-    else:
-        _check_subjects(out)
-
-    # Subject transform of the stream.
+def _check_stream_transform(out: StreamConfig) -> None:
     if out.subject_transform is not None:
         st = out.subject_transform
         if st.src and not is_valid_subject(st.src):
@@ -471,7 +493,8 @@ def check_stream_config(
                 "StreamTransformInvalidDestination", err=exc.reason, field="subject_transform.dest"
             ) from None
 
-    # RePublish.
+
+def _check_republish(out: StreamConfig, pedantic: bool) -> None:
     if out.republish is not None:
         rp = out.republish
         if not rp.src:
@@ -502,7 +525,9 @@ def check_stream_config(
                 field="republish",
             ) from None
 
-    # Placement: an empty object is no placement.
+
+def _check_placement(out: StreamConfig) -> None:
+    """An empty placement object is no placement; a preferred server is refused."""
     if out.placement is not None and not (
         out.placement.cluster or out.placement.tags or out.placement.preferred
     ):
@@ -511,7 +536,6 @@ def check_stream_config(
         raise invalid_config(
             "preferred server not permitted in placement", field="placement.preferred"
         )
-    return out
 
 
 def _check_discard_new_per_subject(cfg: StreamConfig) -> None:

@@ -114,9 +114,9 @@ def _clamp_consumers(txn: S.Txn, stream: str, last: int, *, apply: bool = True
                      ) -> list[PositionClamp]:
     """The consumers of ``stream`` positioned beyond ``last``, moved back to it (``apply``:
     else only reported)."""
-    from ..consumer_store import StoreBackend
+    from ..consumer_store import SqlConsumerStore
 
-    backend = StoreBackend(txn)
+    backend = SqlConsumerStore(txn)
     out: list[PositionClamp] = []
     for name, rec in backend.records(stream).items():
         st = rec.state

@@ -62,7 +62,7 @@ from .positions import sync as sync_positions
 from .rules import (
     PROMOTED_KEY,
     Naming,
-    Placement,
+    PlacedConsumer,
     Position,
     PromoteRefused,
     Site,
@@ -195,8 +195,8 @@ class FailbackReport:
     tail: TailReport | None = None
     origin_consumers: list[dict[str, Any]] = field(default_factory=list)
     mirror: dict[str, Any] = field(default_factory=dict)  # the old origin as a mirror
-    placed: list[Placement] = field(default_factory=list)  # on the old origin (switch)
-    restored: list[Placement] = field(default_factory=list)  # on the promoted side (switch)
+    placed: list[PlacedConsumer] = field(default_factory=list)  # on the old origin (switch)
+    restored: list[PlacedConsumer] = field(default_factory=list)  # on the promoted side (switch)
     steps: list[Step] = field(default_factory=list)
     state: str = ""  # "mirroring" | "switched"
     complete: bool = False
@@ -304,8 +304,8 @@ def _position(doc: dict[str, Any], ack_floor: int | None = None) -> Position:
                     int(doc.get("delivered", 0)))
 
 
-def _create(js: Any, stream: str, pos: Position, start: int, clamped: bool) -> Placement:
-    p = Placement(pos.consumer, pos.ack_floor, start, clamped)
+def _create(js: Any, stream: str, pos: Position, start: int, clamped: bool) -> PlacedConsumer:
+    p = PlacedConsumer(pos.consumer, pos.ack_floor, start, clamped)
     try:
         js.add_consumer(stream, placed_config(pos, start), action="create")
         p.status = "created"
@@ -444,23 +444,90 @@ def failback(site: Site, stream: str, *, tail: str | None = None, switch: bool =
     info = _stream(js, stream)
     if info is None and rec is None:
         js.stream_info(stream)  # the server's 10059
-    was = _was_mirror(info.config) if info is not None else None
-    if rec is not None:
-        mirror_doc, last = dict(rec["mirror"]), int(rec["promoted_last_seq"])
-    elif was is not None:
-        assert was[0].mirror is not None
-        mirror_doc, last = was[0].mirror.to_json(), was[1]
-    elif info is not None and info.config.mirror is not None:
+    promoted = _promoted_from(stream, info, rec)
+    if promoted is None:  # a mirror
         if finished is not None:  # a re-run of a failback that finished: what it is
             return _already(site, stream, info, finished, kind, dry_run, switch)
         raise JetlinkError(f"stream {stream} is a mirror: failback is run against the stream "
                            "a failover promoted", field="stream")
-    else:
-        raise JetlinkError(f"stream {stream} was not promoted by jetlink (its metadata holds no "
-                           f"{PROMOTED_KEY}): there is nothing to fail back", field="stream")
+    mirror_doc, last = promoted
     origin_name = str(mirror_doc["name"])
     probe = StreamConfig.from_json({"name": stream, "mirror": mirror_doc}, strict=False)
-    if rec is None and probe.mirror is not None and (
+    if rec is None:
+        _refuse_filtered(stream, origin_name, probe)
+    facts = _old_origin(site, probe, origin_name, last)
+    osite = site.side(probe)
+    report = FailbackReport(stream, site.label, kind,
+                            {"stream": origin_name, facts.kind: facts.cluster,
+                             "reachable": True},
+                            last, dry_run, switch, resumed=rec is not None)
+    run = _Run(site, osite, stream, origin_name, report, store, dry_run, timeout, on_step)
+    _record_plan(run, rec, info, mirror_doc, tail)  # step "record"
+    planned = False
+    if run.rec["phase"] == "mirror":
+        # steps save-tail, record-consumers, delete-origin, create-mirror
+        planned = _to_mirror(run)
+        assert info is not None
+        promoted_apart = _mirror_state(run, info, facts, planned, switch)
+        if not switch:
+            _wait_for_switch(run, promoted_apart)
+            return report
+    _switch(run, info, planned)  # step "switch" and the steps it is made of
+    return report
+
+
+@dataclass
+class _Run:
+    """One failback run: the promoted stream's site and the old origin's, the record (``rec``,
+    :class:`FailbackStore`) and the report, and how the run goes (dry, its time-out, the
+    caller's progress)."""
+
+    site: Site
+    osite: Site
+    stream: str
+    origin_name: str
+    report: FailbackReport
+    store: FailbackStore
+    dry_run: bool
+    timeout: float
+    on_step: Callable[[Step], None] | None
+    rec: dict[str, Any] = field(default_factory=dict)
+
+    def done(self, name: str, detail: str = "") -> None:
+        """Step ``name`` done (planned, in a dry run): reported, shown, the test seam."""
+        s = Step(name, "planned" if self.dry_run else "done", detail)
+        self.report.steps.append(s)
+        if not self.dry_run:
+            if self.on_step is not None:
+                self.on_step(s)
+            _pause(name)
+
+    def save(self) -> None:
+        """The record written (not in a dry run)."""
+        if not self.dry_run:
+            self.store.write(self.stream, self.rec)
+
+
+def _promoted_from(stream: str, info: Any, rec: dict[str, Any] | None
+                   ) -> tuple[dict[str, Any], int] | None:
+    """The mirror ``stream`` was and its last sequence L at the promotion: from the failback
+    record, else from the stream's ``PROMOTED_KEY`` metadata. None when the stream is a
+    mirror; refused when it was not promoted by jetlink."""
+    was = _was_mirror(info.config) if info is not None else None
+    if rec is not None:
+        return dict(rec["mirror"]), int(rec["promoted_last_seq"])
+    if was is not None:
+        assert was[0].mirror is not None
+        return was[0].mirror.to_json(), was[1]
+    if info is not None and info.config.mirror is not None:
+        return None
+    raise JetlinkError(f"stream {stream} was not promoted by jetlink (its metadata holds no "
+                       f"{PROMOTED_KEY}): there is nothing to fail back", field="stream")
+
+
+def _refuse_filtered(stream: str, origin_name: str, probe: StreamConfig) -> None:
+    """Refused before a first run changes anything: a mirror of part of its origin."""
+    if probe.mirror is not None and (
             probe.mirror.filter_subject or probe.mirror.subject_transforms):
         # The old origin's messages the mirror never copied are not only its tail: those the
         # filter left out sit below the promoted sequence too, and would be removed with the
@@ -470,6 +537,11 @@ def failback(site: Site, stream: str, *, tail: str | None = None, switch: bool =
             f"transforms): failback would remove {origin_name}'s messages the mirror never "
             "held, below the promoted sequence as well as after it; fail back an unfiltered "
             "mirror, or move those messages yourself (stream export) first", field="stream")
+
+
+def _old_origin(site: Site, probe: StreamConfig, origin_name: str, last: int) -> Any:
+    """The old origin's facts (``Site.origin``): it must answer, or be missing (an earlier
+    run deleted it)."""
     both: Any = site  # each site's origin() counts nothing when asked not to
     facts, _ojs = both.origin(probe, last, count_pending=False)
     missing = not facts.reachable and (facts.error or "").startswith(
@@ -478,80 +550,79 @@ def failback(site: Site, stream: str, *, tail: str | None = None, switch: bool =
         raise JetlinkError(
             f"the old origin {origin_name} ({facts.where}) does not answer ({facts.error}): "
             "failback needs it back; run the same command again once it is", field="stream")
-    osite = site.side(probe)
-    ojs = osite.js
-    report = FailbackReport(stream, site.label, kind,
-                            {"stream": origin_name, facts.kind: facts.cluster,
-                             "reachable": True},
-                            last, dry_run, switch, resumed=rec is not None)
+    return facts
 
-    def done(name: str, detail: str = "") -> None:
-        s = Step(name, "planned" if dry_run else "done", detail)
-        report.steps.append(s)
-        if not dry_run:
-            if on_step is not None:
-                on_step(s)
-            _pause(name)
 
-    def save(doc: dict[str, Any]) -> None:
-        if not dry_run:
-            store.write(stream, doc)
+def _consumers_shown(consumers: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The report's ``origin_consumers``: the recorded consumers' names and positions."""
+    return [{"name": c["name"], "ack_floor": c["ack_floor"], "delivered": c["delivered"]}
+            for c in consumers]
 
-    now = site.now_ns()
+
+def _record_plan(run: _Run, rec: dict[str, Any] | None, info: Any,
+                 mirror_doc: dict[str, Any], tail: str | None) -> None:
+    """Step record: the plan written before any change (a first run), or the record found
+    taken on (its tail moved to another ``--tail`` when allowed); the report's tail."""
+    report, stream = run.report, run.stream
+    last = report.promoted_last_seq
+    now = run.site.now_ns()
     path_from = "given" if tail else "recorded"
     if rec is None:
         assert info is not None
-        rec = {"stream": stream, "kind": kind, "mirror": mirror_doc, "promoted_last_seq": last,
-               "origin": report.origin, "phase": "mirror",
-               "tail": {"path": _abs(tail) if tail else default_tail(origin_name, now),
-                        "from_seq": last + 1},
-               "stream_config": _cfg_doc(info.config)}
+        run.rec = {"stream": stream, "kind": report.kind, "mirror": mirror_doc,
+                   "promoted_last_seq": last, "origin": report.origin, "phase": "mirror",
+                   "tail": {"path": _abs(tail) if tail else default_tail(run.origin_name, now),
+                            "from_seq": last + 1},
+                   "stream_config": _cfg_doc(info.config)}
         path_from = "given" if tail else "default"
-        save(rec)
-        done("record", f"the plan, in bucket {BUCKET} of {site.label or 'this server'}")
-    elif tail and _abs(tail) != rec["tail"]["path"]:
-        _retarget_tail(stream, rec, _abs(tail))
-        save(rec)
-    report.tail = TailReport.from_json(rec["tail"])
+        run.save()
+        run.done("record", f"the plan, in bucket {BUCKET} of {run.site.label or 'this server'}")
+    else:
+        run.rec = rec
+        if tail and _abs(tail) != rec["tail"]["path"]:
+            _retarget_tail(stream, rec, _abs(tail))
+            run.save()
+    report.tail = TailReport.from_json(run.rec["tail"])
     report.tail.path_from = path_from
-    report.origin_consumers = [{"name": c["name"], "ack_floor": c["ack_floor"],
-                                "delivered": c["delivered"]}
-                               for c in rec.get("origin_consumers", [])]
-    planned = False
-    if rec["phase"] == "mirror":
-        planned = _to_mirror(site, osite, ojs, stream, origin_name, rec, report, save, done,
-                             dry_run)
-        oinfo = _stream(ojs, origin_name)
-        assert info is not None
-        target = int(info.state.last_seq)
-        promoted_apart = False
-        if planned:
-            last_now = 0
-        elif oinfo is None:  # pragma: no cover - created above
-            raise JetlinkError(f"stream {origin_name} ({facts.where}) is missing")
-        elif oinfo.config.mirror is not None:
-            last_now = (int(oinfo.state.last_seq) if dry_run else
-                        osite.settle(origin_name, target, timeout if switch else 0))
-        elif PROMOTED_KEY in (oinfo.config.metadata or {}):
-            promoted_apart, last_now = True, int(oinfo.state.last_seq)
-        else:
-            raise JetlinkError(f"stream {origin_name} ({facts.where}) is not a mirror of "
-                               f"{stream}", field="stream")
-        report.mirror = report.mirror_doc(origin_name, facts.cluster, last_now,
-                                          max(target - last_now, 0))
-        if not switch:
-            report.state = "mirroring"
-            what = "was promoted on its side" if promoted_apart else (
-                "has caught up" if report.mirror["caught_up"] else
-                f"is {report.mirror['behind']} messages behind")
-            report.step("switch", "waiting",
-                        f"{report.there} {what}: run again with --switch to make it the "
-                        f"primary again and {report.here} its mirror")
-            report.complete = not dry_run
-            return report
-    _switch(site, osite, stream, origin_name, info, rec, report, save, done, store, dry_run,
-            timeout, planned)
-    return report
+    report.origin_consumers = _consumers_shown(run.rec.get("origin_consumers", []))
+
+
+def _mirror_state(run: _Run, info: Any, facts: Any, planned: bool, switch: bool) -> bool:
+    """The report's ``mirror``: the old origin as a mirror of the promoted stream and how far
+    it has copied (waited for up to the time-out with ``switch``). True when the old origin
+    was promoted on its side instead (a switch begun by hand)."""
+    report, origin_name = run.report, run.origin_name
+    oinfo = _stream(run.osite.js, origin_name)
+    target = int(info.state.last_seq)
+    promoted_apart = False
+    if planned:
+        last_now = 0
+    elif oinfo is None:  # pragma: no cover - created above
+        raise JetlinkError(f"stream {origin_name} ({facts.where}) is missing")
+    elif oinfo.config.mirror is not None:
+        last_now = (int(oinfo.state.last_seq) if run.dry_run else
+                    run.osite.settle(origin_name, target, run.timeout if switch else 0))
+    elif PROMOTED_KEY in (oinfo.config.metadata or {}):
+        promoted_apart, last_now = True, int(oinfo.state.last_seq)
+    else:
+        raise JetlinkError(f"stream {origin_name} ({facts.where}) is not a mirror of "
+                           f"{run.stream}", field="stream")
+    report.mirror = report.mirror_doc(origin_name, facts.cluster, last_now,
+                                      max(target - last_now, 0))
+    return promoted_apart
+
+
+def _wait_for_switch(run: _Run, promoted_apart: bool) -> None:
+    """A run without ``--switch`` ends mirroring: the switch is reported waiting."""
+    report = run.report
+    report.state = "mirroring"
+    what = "was promoted on its side" if promoted_apart else (
+        "has caught up" if report.mirror["caught_up"] else
+        f"is {report.mirror['behind']} messages behind")
+    report.step("switch", "waiting",
+                f"{report.there} {what}: run again with --switch to make it the "
+                f"primary again and {report.here} its mirror")
+    report.complete = not run.dry_run
 
 
 def _retarget_tail(stream: str, rec: dict[str, Any], path: str) -> None:
@@ -572,80 +643,116 @@ def _retarget_tail(stream: str, rec: dict[str, Any], path: str) -> None:
     rec["tail"] = {"path": path, "from_seq": int(old["from_seq"]), "abandoned": abandoned}
 
 
-def _to_mirror(site: Site, osite: Site, ojs: Any, stream: str, origin_name: str,
-               rec: dict[str, Any], report: FailbackReport, save: Callable[..., None],
-               done: Callable[..., None], dry_run: bool) -> bool:
-    """Steps 2 and 3: the tail saved, the old origin recorded, deleted, created as a mirror.
-    True when a dry run only planned them (the old origin is not a mirror yet)."""
+_NO_TAIL = "no message after the promoted last sequence: nothing to save"
+
+
+def _to_mirror(run: _Run) -> bool:
+    """The old origin made a mirror of the promoted stream: steps save-tail,
+    record-consumers and delete-origin (again while it takes messages meanwhile: three
+    tries), then create-mirror. True when a dry run only planned them (the old origin is not
+    a mirror yet)."""
     planned = False
-    tail = report.tail
-    assert tail is not None
     for _attempt in range(3):
-        oinfo = _stream(ojs, origin_name)
+        oinfo = _stream(run.osite.js, run.origin_name)
         if oinfo is None or oinfo.config.mirror is not None:
             break
         cut = int(oinfo.state.last_seq)
-        if cut < tail.from_seq:
-            tail.messages, tail.note = 0, "no message after the promoted last sequence: " \
-                "nothing to save"
-            tail.saved = tail.verified = True
-            rec["tail"] = {**tail.to_json(), "subjects": tail.subjects, "cut": cut}
-        elif dry_run:
-            _read_tail(ojs, origin_name, tail.from_seq, cut, tail)
-            done("save-tail", f"{tail.messages} messages ({tail.first_seq}..{tail.last_seq}) "
-                 f"to parquet:{tail.path}")
-        else:
-            ours = bool(rec["tail"].get("writing"))
-            if not ours:
-                rec["tail"]["writing"] = True  # from now on the dataset there is this run's
-                save(rec)
-            try:
-                _save_tail(ojs, origin_name, tail, cut, ours)
-            except _Grew:
-                continue
-            rec["tail"] = {**tail.to_json(), "subjects": tail.subjects, "cut": cut,
-                           "writing": True}
-            done("save-tail", f"{tail.messages} messages ({tail.first_seq}..{tail.last_seq}) "
-                 f"saved to parquet:{tail.path} and counted there")
-        if tail.note:
-            done("save-tail", tail.note)
-        rec["origin_config"] = _cfg_doc(oinfo.config)
-        rec["origin_consumers"] = _positions(ojs.consumers(origin_name))
-        report.origin_consumers = [{"name": c["name"], "ack_floor": c["ack_floor"],
-                                    "delivered": c["delivered"]}
-                                   for c in rec["origin_consumers"]]
-        save(rec)
-        done("record-consumers", f"{len(rec['origin_consumers'])} durable consumers of "
-             f"{report.there}: " + (", ".join(c["name"] for c in rec["origin_consumers"])
-                                   or "none"))
-        if not dry_run and int(ojs.stream_info(origin_name).state.last_seq) != cut:
+        if not _save_tail_step(run, cut):
+            continue  # it took messages while its tail was saved: save the longer tail
+        _record_origin(run, oinfo)
+        if not run.dry_run and int(
+                run.osite.js.stream_info(run.origin_name).state.last_seq) != cut:
             continue  # it took messages meanwhile: save the longer tail
-        if not dry_run:
-            ojs.delete_stream(origin_name)
-        planned = dry_run
-        done("delete-origin", f"{report.there}, {oinfo.state.messages} messages")
+        _delete_origin(run, oinfo)
+        planned = run.dry_run
         oinfo = None
         break
     else:
-        raise JetlinkError(f"{origin_name} keeps taking messages while its tail is saved: "
+        raise JetlinkError(f"{run.origin_name} keeps taking messages while its tail is saved: "
                            "stop its producers and run again (nothing was deleted)",
                            field="stream")
     if oinfo is None:
-        doc = rec.get("origin_config") or {**rec["stream_config"], "name": origin_name}
-        cfg = _as_mirror(doc, site.source_for(stream, osite))
-        if not dry_run:
-            try:
-                ojs.add_stream(cfg)
-            except ApiError as err:
-                if err.err_code != 10058:  # created by an earlier run just before it stopped
-                    raise
-        where = (cfg.mirror.external.api if cfg.mirror is not None and cfg.mirror.external
-                 else "the same domain")
-        done("create-mirror", f"{report.there} as a mirror of {report.here} ({where}); its "
-             "consumers come back with the switch")
+        _create_mirror(run)
+    tail = run.report.tail
+    assert tail is not None
     if tail.note or tail.messages == 0:
-        tail.note = tail.note or "no message after the promoted last sequence: nothing to save"
+        tail.note = tail.note or _NO_TAIL
     return planned
+
+
+def _save_tail_step(run: _Run, cut: int) -> bool:
+    """Step save-tail: the old origin's messages above L up to ``cut`` saved and counted
+    (a dry run: counted only). False when the old origin took messages meanwhile."""
+    tail, rec = run.report.tail, run.rec
+    assert tail is not None
+    ojs, origin_name = run.osite.js, run.origin_name
+    if cut < tail.from_seq:
+        tail.messages, tail.note = 0, _NO_TAIL
+        tail.saved = tail.verified = True
+        rec["tail"] = {**tail.to_json(), "subjects": tail.subjects, "cut": cut}
+    elif run.dry_run:
+        _read_tail(ojs, origin_name, tail.from_seq, cut, tail)
+        run.done("save-tail", f"{tail.messages} messages ({tail.first_seq}..{tail.last_seq}) "
+                 f"to parquet:{tail.path}")
+    else:
+        ours = bool(rec["tail"].get("writing"))
+        if not ours:
+            rec["tail"]["writing"] = True  # from now on the dataset there is this run's
+            run.save()
+        try:
+            _save_tail(ojs, origin_name, tail, cut, ours)
+        except _Grew:
+            return False
+        rec["tail"] = {**tail.to_json(), "subjects": tail.subjects, "cut": cut,
+                       "writing": True}
+        run.done("save-tail", f"{tail.messages} messages ({tail.first_seq}..{tail.last_seq}) "
+                 f"saved to parquet:{tail.path} and counted there")
+    if tail.note:
+        run.done("save-tail", tail.note)
+    return True
+
+
+def _record_origin(run: _Run, oinfo: Any) -> None:
+    """Step record-consumers (of the old origin): its config and durable consumers
+    recorded before it is deleted."""
+    rec = run.rec
+    rec["origin_config"] = _cfg_doc(oinfo.config)
+    rec["origin_consumers"] = _positions(run.osite.js.consumers(run.origin_name))
+    run.report.origin_consumers = _consumers_shown(rec["origin_consumers"])
+    run.save()
+    run.done("record-consumers", f"{len(rec['origin_consumers'])} durable consumers of "
+             f"{run.report.there}: " + (", ".join(c["name"] for c in rec["origin_consumers"])
+                                       or "none"))
+
+
+def _delete_origin(run: _Run, oinfo: Any) -> None:
+    """Step delete-origin: the old origin deleted (its tail saved, it recorded)."""
+    if not run.dry_run:
+        run.osite.js.delete_stream(run.origin_name)
+    run.done("delete-origin", f"{run.report.there}, {oinfo.state.messages} messages")
+
+
+def _add_stream(js: Any, cfg: StreamConfig) -> None:
+    """``cfg`` created; one an earlier run created just before it stopped is left (10058)."""
+    try:
+        js.add_stream(cfg)
+    except ApiError as err:
+        if err.err_code != 10058:
+            raise
+
+
+def _create_mirror(run: _Run) -> None:
+    """Step create-mirror: the old origin created again as a mirror of the promoted stream
+    (its recorded config, ``_as_mirror``)."""
+    rec, report = run.rec, run.report
+    doc = rec.get("origin_config") or {**rec["stream_config"], "name": run.origin_name}
+    cfg = _as_mirror(doc, run.site.source_for(run.stream, run.osite))
+    if not run.dry_run:
+        _add_stream(run.osite.js, cfg)
+    where = (cfg.mirror.external.api if cfg.mirror is not None and cfg.mirror.external
+             else "the same domain")
+    run.done("create-mirror", f"{report.there} as a mirror of {report.here} ({where}); its "
+             "consumers come back with the switch")
 
 
 def _sync(osite: Site, mirror: str, shown: str) -> str:
@@ -666,147 +773,199 @@ def _sync(osite: Site, mirror: str, shown: str) -> str:
             "failback record")
 
 
-def _switch(site: Site, osite: Site, stream: str, origin_name: str, info: Any,
-            rec: dict[str, Any], report: FailbackReport, save: Callable[..., None],
-            done: Callable[..., None], store: FailbackStore, dry_run: bool,
-            timeout: float, planned: bool) -> None:
-    """Step 4: the old origin promoted, the consumers placed, the promoted stream a mirror
-    again (``planned``: a dry run whose old origin is not a mirror yet)."""
-    js, ojs = site.js, osite.js
-    last = int(rec["promoted_last_seq"])
+def _switch(run: _Run, info: Any, planned: bool) -> None:
+    """Step switch: the promoted stream's consumers recorded, it sealed, the old origin
+    promoted, the consumers placed, the promoted stream a mirror again with its own
+    consumers, the outcome recorded (``planned``: a dry run whose old origin is not a mirror
+    yet)."""
+    ojs, report, rec = run.osite.js, run.report, run.rec
     if rec["phase"] == "mirror":
-        assert info is not None
-        oinfo = None if planned else ojs.stream_info(origin_name)
-        if oinfo is not None and oinfo.config.mirror is None:  # promoted on its side
-            promoted = _was_mirror(oinfo.config)
-            at = promoted[1] if promoted is not None else int(oinfo.state.last_seq)
-            if int(info.state.last_seq) > at:
-                raise JetlinkError(
-                    f"{report.here} took messages after {report.there} was promoted "
-                    f"(sequences {at + 1}..{info.state.last_seq}): they are only on "
-                    f"{report.here}; save "
-                    "them (jetlink stream export) and move them before switching",
-                    field="stream")
-        rec["stream_config"] = _cfg_doc(info.config)
-        rec["stream_consumers"] = _positions(js.consumers(stream))
-        rec["phase"] = "switch"
-        synced = f"; positions synced to {report.there}'s side"
-        if not dry_run and oinfo is not None and oinfo.config.mirror is not None:
-            synced = _sync(osite, origin_name, report.there)
-        save(rec)
-        done("record-consumers", f"{len(rec['stream_consumers'])} durable consumers of "
+        _record_promoted(run, info, planned)
+    info = _seal(run)
+    target = int(info.state.last_seq) if info is not None and info.config.mirror is None \
+        else 0
+    oinfo = None if planned else _stream(ojs, run.origin_name)
+    if planned or (oinfo is not None and oinfo.config.mirror is not None):
+        _promote_origin(run, target, planned)
+    olast = target if run.dry_run else int(ojs.stream_info(run.origin_name).state.last_seq)
+    origin_names = {c["name"] for c in rec.get("origin_consumers", [])}
+    theirs = {c["name"]: c for c in rec.get("stream_consumers", [])}
+    _place_on_origin(run, olast, origin_names, theirs, oinfo is not None)
+    _mirror_again(run)
+    _restore_consumers(run, origin_names, theirs)
+    if not run.dry_run:
+        _record_outcome(run, olast)
+    run.done("finish", f"{report.there} is the primary again, {report.here} its mirror")
+    report.state = "switched"
+    report.complete = not run.dry_run
+
+
+def _record_promoted(run: _Run, info: Any, planned: bool) -> None:
+    """Step record-consumers (of the promoted stream): its config and durable consumers
+    recorded, the positions synced to the old origin's side; the record's phase
+    ``switch``. Refused when it took messages after the old origin was promoted on its
+    side."""
+    report, rec, osite = run.report, run.rec, run.osite
+    assert info is not None
+    oinfo = None if planned else osite.js.stream_info(run.origin_name)
+    if oinfo is not None and oinfo.config.mirror is None:  # promoted on its side
+        promoted = _was_mirror(oinfo.config)
+        at = promoted[1] if promoted is not None else int(oinfo.state.last_seq)
+        if int(info.state.last_seq) > at:
+            raise JetlinkError(
+                f"{report.here} took messages after {report.there} was promoted "
+                f"(sequences {at + 1}..{info.state.last_seq}): they are only on "
+                f"{report.here}; save "
+                "them (jetlink stream export) and move them before switching",
+                field="stream")
+    rec["stream_config"] = _cfg_doc(info.config)
+    rec["stream_consumers"] = _positions(run.site.js.consumers(run.stream))
+    rec["phase"] = "switch"
+    synced = f"; positions synced to {report.there}'s side"
+    if not run.dry_run and oinfo is not None and oinfo.config.mirror is not None:
+        synced = _sync(osite, run.origin_name, report.there)
+    run.save()
+    run.done("record-consumers", f"{len(rec['stream_consumers'])} durable consumers of "
              f"{report.here}: " + (", ".join(c["name"] for c in rec["stream_consumers"])
                                    or "none")
              + synced)
-    info = _stream(js, stream)
+
+
+def _seal(run: _Run) -> Any:
+    """Step seal: the promoted stream takes no more writes. Its StreamInfo (None when an
+    earlier run deleted it)."""
+    js, report = run.site.js, run.report
+    info = _stream(js, run.stream)
     if info is not None and info.config.mirror is None and not info.config.sealed:
-        if not dry_run:
+        if not run.dry_run:
             cfg = info.config.copy()
             cfg.sealed = True
             js.update_stream(cfg)
-        done("seal", f"{report.here} takes no more writes (its producers are refused until "
-             f"they publish to {report.there})")
-    target = int(info.state.last_seq) if info is not None and info.config.mirror is None \
-        else 0
-    oinfo = None if planned else _stream(ojs, origin_name)
-    if planned or (oinfo is not None and oinfo.config.mirror is not None):
-        got = target if dry_run else osite.settle(origin_name, target, timeout)
-        if got < target:
-            raise PromoteRefused(
-                f"{report.there} is {target - got} messages behind {report.here} (sealed: it "
-                "takes "
-                f"no more): let it catch up ({osite.catch_up}) and run again",
-                pending=target - got, mirror_last_seq=got, origin_last_seq=target,
-                origin=stream)
-        orig = StreamConfig.from_json(dict(rec.get("origin_config") or {
-            **rec["stream_config"], "name": origin_name}), strict=False)
+        run.done("seal", f"{report.here} takes no more writes (its producers are refused "
+                 f"until they publish to {report.there})")
+    return info
 
-        def restore(cfg: StreamConfig) -> None:
-            for name in ("description", "metadata", "allow_direct", "allow_rollup_hdrs",
-                         "deny_delete", "deny_purge", "republish", "subject_transform"):
-                setattr(cfg, name, getattr(orig, name))
 
-        if not planned:
-            naming = Naming(what="mirror", shown=origin_name,
-                            instead=f"let it catch up and run jetlink {report.kind} failback "
-                            f"{stream} --switch again")
-            promotion = prepare(osite, origin_name, subjects=list(orig.subjects),
-                                failover=False, transfer=False, adjust=restore, naming=naming)
-            if not dry_run:
-                promotion.carry_out()
-        done("promote-origin", f"{report.there} takes {', '.join(orig.subjects)} again, from "
-             f"sequence {target + 1}")
-    # the consumers on the old origin
-    olast = target if dry_run else int(ojs.stream_info(origin_name).state.last_seq)
-    origin_names = {c["name"] for c in rec.get("origin_consumers", [])}
-    theirs = {c["name"]: c for c in rec.get("stream_consumers", [])}
-    existing = set(ojs.consumer_names(origin_name)) if oinfo is not None else set()
+def _promote_origin(run: _Run, target: int, planned: bool) -> None:
+    """Step promote-origin: once the old origin holds the promoted stream's last sequence
+    ``target``, promoted with promote's rules (core/dr/rules.py ``prepare`` /
+    ``carry_out``) and its own config back."""
+    osite, report, origin_name = run.osite, run.report, run.origin_name
+    got = target if run.dry_run else osite.settle(origin_name, target, run.timeout)
+    if got < target:
+        raise PromoteRefused(
+            f"{report.there} is {target - got} messages behind {report.here} (sealed: it "
+            "takes "
+            f"no more): let it catch up ({osite.catch_up}) and run again",
+            pending=target - got, mirror_last_seq=got, origin_last_seq=target,
+            origin=run.stream)
+    orig = StreamConfig.from_json(dict(run.rec.get("origin_config") or {
+        **run.rec["stream_config"], "name": origin_name}), strict=False)
+
+    def restore(cfg: StreamConfig) -> None:
+        for name in ("description", "metadata", "allow_direct", "allow_rollup_hdrs",
+                     "deny_delete", "deny_purge", "republish", "subject_transform"):
+            setattr(cfg, name, getattr(orig, name))
+
+    if not planned:
+        naming = Naming(what="mirror", shown=origin_name,
+                        instead=f"let it catch up and run jetlink {report.kind} failback "
+                        f"{run.stream} --switch again")
+        promotion = prepare(osite, origin_name, subjects=list(orig.subjects),
+                            failover=False, transfer=False, adjust=restore, naming=naming)
+        if not run.dry_run:
+            promotion.carry_out()
+    run.done("promote-origin", f"{report.there} takes {', '.join(orig.subjects)} again, "
+             f"from sequence {target + 1}")
+
+
+def _place_on_origin(run: _Run, olast: int, origin_names: set[str],
+                     theirs: dict[str, dict[str, Any]], origin_there: bool) -> None:
+    """Step place-consumers: on the old origin, its consumers moved by the failover at their
+    positions on the promoted stream, and its recorded consumers the promoted stream does
+    not have at their own, not beyond L (``origin_there``: it exists, its consumers
+    listed)."""
+    ojs, origin_name = run.osite.js, run.origin_name
+    last = int(run.rec["promoted_last_seq"])
+    existing = set(ojs.consumer_names(origin_name)) if origin_there else set()
 
     def put(pos: Position) -> None:
         p = place(pos, olast)
         if pos.consumer in existing:
             p.status = "exists"
-        elif not dry_run:
+        elif not run.dry_run:
             p = _create(ojs, origin_name, pos, p.start_seq, p.clamped)
-        report.placed.append(p)
+        run.report.placed.append(p)
 
     for name, c in theirs.items():
         if name in origin_names:  # the origin's, moved by the failover: back with P's position
             put(_position(c))
-    for c in rec.get("origin_consumers", []):
+    for c in run.rec.get("origin_consumers", []):
         if c["name"] not in theirs:  # not on P: its own position, not beyond L
             put(_position(c, min(int(c["ack_floor"]), last)))
-    done("place-consumers", ", ".join(f"{p.consumer} from {p.start_seq}"
-                                      for p in report.placed) or "none")
-    # the promoted stream a mirror again
-    info = _stream(js, stream)
-    if info is None or info.config.mirror is None:
-        if info is not None:
-            if not dry_run and int(ojs.stream_info(origin_name).state.last_seq) < int(
-                    info.state.last_seq):  # pragma: no cover - promote needs it caught up
-                raise JetlinkError(f"{report.there} does not hold every message of "
-                                   f"{report.here}: it was not deleted", field="stream")
-            if not dry_run:
-                js.delete_stream(stream)
-            done("delete-promoted", f"{report.here}, {info.state.messages} messages (all on "
+    run.done("place-consumers", ", ".join(f"{p.consumer} from {p.start_seq}"
+                                          for p in run.report.placed) or "none")
+
+
+def _mirror_again(run: _Run) -> None:
+    """Steps delete-promoted and create-mirror-back: the promoted stream (every message on
+    the old origin now) deleted and created again as the mirror it was."""
+    js, ojs, report = run.site.js, run.osite.js, run.report
+    info = _stream(js, run.stream)
+    if info is not None and info.config.mirror is not None:
+        return
+    if info is not None:
+        if not run.dry_run and int(ojs.stream_info(run.origin_name).state.last_seq) < int(
+                info.state.last_seq):  # pragma: no cover - promote needs it caught up
+            raise JetlinkError(f"{report.there} does not hold every message of "
+                               f"{report.here}: it was not deleted", field="stream")
+        if not run.dry_run:
+            js.delete_stream(run.stream)
+        run.done("delete-promoted", f"{report.here}, {info.state.messages} messages (all on "
                  f"{report.there} now)")
-        cfg = _as_mirror(rec["stream_config"], rec["mirror"])
-        if not dry_run:
-            try:
-                js.add_stream(cfg)
-            except ApiError as err:
-                if err.err_code != 10058:
-                    raise
-        done("create-mirror-back", f"{report.here} as the mirror of {report.there} it was")
-    now = _stream(js, stream)
-    existing = set(js.consumer_names(stream)) if now is not None and now.config.mirror \
+    cfg = _as_mirror(run.rec["stream_config"], run.rec["mirror"])
+    if not run.dry_run:
+        _add_stream(js, cfg)
+    run.done("create-mirror-back", f"{report.here} as the mirror of {report.there} it was")
+
+
+def _restore_consumers(run: _Run, origin_names: set[str],
+                       theirs: dict[str, dict[str, Any]]) -> None:
+    """Step restore-consumers: the promoted stream's own consumers recreated on it as a
+    mirror, at their positions (a mirror keeps its origin's sequences)."""
+    js, report = run.site.js, run.report
+    now = _stream(js, run.stream)
+    existing = set(js.consumer_names(run.stream)) if now is not None and now.config.mirror \
         else set()
     for name, c in theirs.items():
         if name in origin_names:
             continue
         pos = _position(c)
-        p = Placement(name, pos.ack_floor, pos.ack_floor + 1, False)
+        p = PlacedConsumer(name, pos.ack_floor, pos.ack_floor + 1, False)
         if name in existing:
             p.status = "exists"
-        elif not dry_run:
-            p = _create(js, stream, pos, pos.ack_floor + 1, False)
+        elif not run.dry_run:
+            p = _create(js, run.stream, pos, pos.ack_floor + 1, False)
         report.restored.append(p)
     if report.restored:
-        done("restore-consumers", ", ".join(f"{p.consumer} from {p.start_seq}"
-                                            for p in report.restored))
-    if not dry_run:
-        oinfo = ojs.stream_info(origin_name)
-        if PROMOTED_KEY in (oinfo.config.metadata or {}):
-            cfg = oinfo.config.copy()
-            cfg.metadata = {k: v for k, v in (cfg.metadata or {}).items() if k != PROMOTED_KEY}
-            ojs.update_stream(cfg)
-        # what a re-run reads ("already failed back at ..."): the plan's record replaced by
-        # the outcome; a later failover's failback replaces it with its own plan
-        store.write(stream, {"stream": stream, "kind": report.kind, "phase": DONE,
-                             "at": _stamp(site.now_ns()), "origin": rec["origin"],
-                             "promoted_last_seq": last})
-        got = site.settle(stream, olast, timeout)
-        report.mirror = report.mirror_doc(stream, site.label, got, max(olast - got, 0))
-    done("finish", f"{report.there} is the primary again, {report.here} its mirror")
-    report.state = "switched"
-    report.complete = not dry_run
+        run.done("restore-consumers", ", ".join(f"{p.consumer} from {p.start_seq}"
+                                                for p in report.restored))
+
+
+def _record_outcome(run: _Run, olast: int) -> None:
+    """The old origin's promotion record removed, the failback record replaced by the
+    outcome, and the promoted stream's copy as a mirror waited for (the report's
+    ``mirror``)."""
+    ojs, report, stream = run.osite.js, run.report, run.stream
+    oinfo = ojs.stream_info(run.origin_name)
+    if PROMOTED_KEY in (oinfo.config.metadata or {}):
+        cfg = oinfo.config.copy()
+        cfg.metadata = {k: v for k, v in (cfg.metadata or {}).items() if k != PROMOTED_KEY}
+        ojs.update_stream(cfg)
+    # what a re-run reads ("already failed back at ..."): the plan's record replaced by
+    # the outcome; a later failover's failback replaces it with its own plan
+    run.store.write(stream, {"stream": stream, "kind": report.kind, "phase": DONE,
+                             "at": _stamp(run.site.now_ns()), "origin": run.rec["origin"],
+                             "promoted_last_seq": int(run.rec["promoted_last_seq"])})
+    got = run.site.settle(stream, olast, run.timeout)
+    report.mirror = report.mirror_doc(stream, run.site.label, got, max(olast - got, 0))

@@ -42,7 +42,8 @@ __all__ = ["BUCKET", "OWN_STREAMS", "MirrorPositions", "PositionStore", "SyncRes
 
 BUCKET = "JETLINK_POSITIONS"
 # jetlink's own streams on a server or in a data directory: the record a failover needs, not
-# the user's; never exported, planned, pruned or diffed as a user object (core/topology_apply.py)
+# the user's; never exported, planned, pruned or diffed as a user object
+# (core/topology/stored.py)
 # (KV_JETLINK_FAILBACK: core/dr/failback.py's record of failbacks in progress)
 OWN_STREAMS = frozenset({f"KV_{BUCKET}", "KV_JETLINK_FAILBACK"})
 

@@ -378,8 +378,8 @@ def dr_names(infos: Iterable[Any]) -> DrNames:
 def _check_nats(site: Any, info: Any, shown: str, kind: str, cluster: str,
                 records: _Records, topology: Any, flags: Mapping[str, Any]
                 ) -> MirrorReadiness:
-    from .rules import kv_adjust, kv_mirror_stream, prepare, topology_subjects
-
+    """One NATS mirror's readiness, from the failover's own dry run: the recovery point,
+    the consumer positions, the subjects and the clamps, each graded."""
     cfg = info.config
     stream = cfg.name
     result = Result(name=shown, check=CHECK)
@@ -390,39 +390,85 @@ def _check_nats(site: Any, info: Any, shown: str, kind: str, cluster: str,
         result.critical(f"could not configure based on metadata: {err}")
         return out
     state = info.mirror or {}
-    error = state.get("error")
-    failing = ""
-    if error:
-        failing = error.get("description", str(error)) if isinstance(error, dict) \
-            else str(error)
+    failing = _mirror_error(state)
+    if failing is not None:
         out.facts["error"] = failing
     if kind == "kv":
-        try:
-            kv_mirror_stream(site.js, shown.split("@")[0])
-        except JetlinkError as err:
-            result.critical(f"Not promotable: {reason(err)}")
+        _check_kv_promotable(site, shown, result)
     record = records.read(stream)
-    unknown_subjects: str | None = None
-    adjust = kv_adjust if kind == "kv" else None
     try:
-        try:
-            promotion = prepare(site, stream, failover=True, positions=records,
-                                topology=topology, adjust=adjust)
-        except UsageError as err:
-            if err.field != "subjects":
-                raise
-            unknown_subjects = str(err)
-            # the rest of the dry run, with the subjects left open
-            promotion = prepare(site, stream, subjects=[], failover=True, positions=records,
-                                topology=topology, adjust=adjust)
-        report = promotion.preview()
+        report, unknown_subjects = _failover_preview(site, stream, kind, records, topology)
     except JetlinkError as err:
         result.critical(f"could not prepare a failover: {reason(err)}")
         return out
-    facts = report.origin
     now = site.now_ns()
+    reading, active = _grade_origin(result, report, state, failing, t)
+    out.facts["positions"] = _grade_positions(result, report, record, now, t)
+    _grade_subjects(out, report, record, topology, unknown_subjects)
+    _list_clamps(result, [f"Clamp {c.consumer}: {c.from_seq} -> {c.to_seq}"
+                          for c in report.clamps])
+    facts = report.origin
+    out.facts.update(
+        origin=facts.to_json(),
+        recovery_point={"messages": reading.lag, "lag": report.lag, **reading.to_json(),
+                        "origin_pending": facts.pending,
+                        "last_seen_ms": active // MS if active >= 0 else None,
+                        "mirror_last_seq": report.mirror_last_seq,
+                        "origin_last_seq": facts.last_seq, "known_from": facts.known_from},
+        clamps=[c.to_json() for c in report.clamps],
+        consumers=[p.to_json() for p in report.consumers],
+        failover=report.to_json())
+    return out
 
-    # -- the origin and the recovery point
+
+def _mirror_error(state: Mapping[str, Any]) -> str | None:
+    """The mirror's error as StreamInfo ``mirror.error`` reports it (its description), or
+    None when it has none."""
+    error = state.get("error")
+    if not error:
+        return None
+    return error.get("description", str(error)) if isinstance(error, dict) else str(error)
+
+
+def _check_kv_promotable(site: Any, shown: str, result: Result) -> None:
+    """A KV mirror bucket: critical when ``kv promote`` would refuse it
+    (core/dr/rules.py ``kv_mirror_stream``)."""
+    from .rules import kv_mirror_stream
+
+    try:
+        kv_mirror_stream(site.js, shown.split("@")[0])
+    except JetlinkError as err:
+        result.critical(f"Not promotable: {reason(err)}")
+
+
+def _failover_preview(site: Any, stream: str, kind: str, records: _Records, topology: Any
+                      ) -> tuple[Any, str | None]:
+    """The dry run of a failover now (core/dr/rules.py ``prepare`` then
+    ``Promotion.preview``) and, when no subjects are known, why (its error; the rest of the
+    dry run then made with the subjects left open)."""
+    from .rules import kv_adjust, prepare
+
+    unknown_subjects: str | None = None
+    adjust = kv_adjust if kind == "kv" else None
+    try:
+        promotion = prepare(site, stream, failover=True, positions=records,
+                            topology=topology, adjust=adjust)
+    except UsageError as err:
+        if err.field != "subjects":
+            raise
+        unknown_subjects = str(err)
+        # the rest of the dry run, with the subjects left open
+        promotion = prepare(site, stream, subjects=[], failover=True, positions=records,
+                            topology=topology, adjust=adjust)
+    return promotion.preview(), unknown_subjects
+
+
+def _grade_origin(result: Result, report: Any, state: Mapping[str, Any],
+                  failing: str | None, t: DrThresholds) -> tuple[LagReading, int]:
+    """The origin and the recovery point: whether the origin answers (and the mirror copies
+    while it does), the messages behind and the time since last contact. Returns the lag's
+    reading and ``mirror.active`` (-1: never seen)."""
+    facts = report.origin
     origin = f"Origin {facts.stream} in {facts.where}"
     if facts.reachable:
         result.ok(f"{origin} answers")
@@ -434,12 +480,20 @@ def _check_nats(site: Any, info: Any, shown: str, kind: str, cluster: str,
     lag = report.lag or 0
     reading = counted_now(facts.pending) if facts.pending is not None else \
         lag_reading({**state, "lag": lag}, origin_answers=facts.reachable)
-    behind = reading.lag
     active = int(state.get("active", -1))
-    result.pd(PerfDataItem("lag", behind, t.lag_warn, t.lag_critical,
+    _grade_contact(result, reading, facts.reachable, active, t)
+    return reading, active
+
+
+def _grade_contact(result: Result, reading: LagReading, origin_answers: bool, active: int,
+                   t: DrThresholds) -> None:
+    """The recovery point's items, a stream's or a topic's: the lag (perf data and grade)
+    and the time since the mirror last heard from its origin (``active`` in nanoseconds,
+    -1: never)."""
+    result.pd(PerfDataItem("lag", reading.lag, t.lag_warn, t.lag_critical,
                            help="Messages the mirror has not copied from its origin",
                            stale=reading.stale))
-    _grade_lag(result, reading, facts.reachable, t)
+    _grade_lag(result, reading, origin_answers, t)
     if active >= 0:
         result.pd(PerfDataItem("active", active / SECOND, t.seen_warn / SECOND,
                                t.seen_critical / SECOND, unit="s",
@@ -451,7 +505,11 @@ def _check_nats(site: Any, info: Any, shown: str, kind: str, cluster: str,
     else:
         result.ok("Never seen")
 
-    # -- consumer positions
+
+def _grade_positions(result: Result, report: Any, record: MirrorPositions | None, now: int,
+                     t: DrThresholds) -> dict[str, Any]:
+    """The consumer positions: the age of the last sync, and the origin's durable consumers
+    without a synced position (when the origin answers). Returns the facts' ``positions``."""
     synced: dict[str, Any] = {"synced": None, "age_ms": None, "consumers": 0, "unsynced": []}
     if record is None:
         text_ = "No positions synced (jetlink positions sync)"
@@ -473,60 +531,65 @@ def _check_nats(site: Any, info: Any, shown: str, kind: str, cluster: str,
                f"Positions synced {_ago(age)} ago",
                f"Positions synced {_ago(age)} ago "
                f"({_plural(len(record.positions), 'consumer')})")
-    if facts.reachable and report.positions.source == "origin":
+    if report.origin.reachable and report.positions.source == "origin":
         have = {p.consumer for p in record.positions} if record is not None else set()
         missing = [p.consumer for p in report.consumers if p.consumer not in have]
-        synced["unsynced"] = missing
-        result.pd(PerfDataItem("consumers_unsynced", len(missing),
-                               help="Durable consumers of the origin without a synced "
-                               "position"))
-        if missing:
-            result.warn(f"{_plural(len(missing), 'consumer')} of the origin without a synced "
-                        f"position: {', '.join(missing)}")
+        _list_unsynced(result, synced, missing, "consumer",
+                       "of the origin without a synced position",
+                       "Durable consumers of the origin without a synced position")
     elif report.positions.note:
         synced["note"] = report.positions.note
-    out.facts["positions"] = synced
+    return synced
 
-    # -- subjects
+
+def _list_unsynced(result: Result, facts: dict[str, Any], names: list[str], word: str,
+                   what: str, help_text: str) -> None:
+    """The origin's consumers (a stream's) or the source's groups (a topic's) without a
+    synced position: the facts' ``unsynced``, perf data ``consumers_unsynced``, a warning
+    naming them."""
+    facts["unsynced"] = names
+    result.pd(PerfDataItem("consumers_unsynced", len(names), help=help_text))
+    if names:
+        result.warn(f"{_plural(len(names), word)} {what}: {', '.join(names)}")
+
+
+def _grade_subjects(out: MirrorReadiness, report: Any, record: MirrorPositions | None,
+                    topology: Any, unknown_subjects: str | None) -> None:
+    """The subjects the promoted stream would take, where they come from, and whether they
+    stay known once the origin is gone (the positions record, the topology file)."""
+    from .rules import topology_subjects
+
+    result = out.result
     if unknown_subjects is not None:
         result.critical("Subjects unknown: give --subjects (a failover now would be refused)")
         out.facts.update(subjects=None, subjects_from="unknown", subjects_why=unknown_subjects)
-    else:
-        subjects, source = list(report.subjects), report.subjects_from
-        result.ok(f"Subjects {', '.join(subjects)} (from {source})")
-        out.facts.update(subjects=subjects, subjects_from=source)
-        if source == "origin":
-            kept = record.origin_subjects if record is not None else None
-            kept_from = "positions"
-            if kept is None:
-                kept, kept_from = topology_subjects(topology, facts), "topology"
-            if kept is None:
-                result.warn("Subjects known only from the origin: once it is gone a failover "
-                            "needs --subjects (jetlink positions sync, or --topology FILE)")
-            elif sorted(kept) != sorted(subjects):
-                result.warn(f"Subjects as last known ({kept_from}: {', '.join(kept)}) differ "
-                            f"from the origin's: sync the positions again")
-            out.facts["subjects_if_origin_lost"] = kept
-            out.facts["subjects_if_origin_lost_from"] = kept_from if kept is not None \
-                else "unknown"
+        return
+    subjects, source = list(report.subjects), report.subjects_from
+    result.ok(f"Subjects {', '.join(subjects)} (from {source})")
+    out.facts.update(subjects=subjects, subjects_from=source)
+    if source != "origin":
+        return
+    kept = record.origin_subjects if record is not None else None
+    kept_from = "positions"
+    if kept is None:
+        kept, kept_from = topology_subjects(topology, report.origin), "topology"
+    if kept is None:
+        result.warn("Subjects known only from the origin: once it is gone a failover "
+                    "needs --subjects (jetlink positions sync, or --topology FILE)")
+    elif sorted(kept) != sorted(subjects):
+        result.warn(f"Subjects as last known ({kept_from}: {', '.join(kept)}) differ "
+                    f"from the origin's: sync the positions again")
+    out.facts["subjects_if_origin_lost"] = kept
+    out.facts["subjects_if_origin_lost_from"] = kept_from if kept is not None \
+        else "unknown"
 
-    # -- clamps the failover would print
-    result.pd(PerfDataItem("clamps", len(report.clamps),
+
+def _list_clamps(result: Result, clamps: Sequence[str]) -> None:
+    """The clamps a failover now would print (perf data ``clamps``; each listed as OK)."""
+    result.pd(PerfDataItem("clamps", len(clamps),
                            help="Consumers a failover now would clamp"))
-    for c in report.clamps:
-        result.ok(f"Clamp {c.consumer}: {c.from_seq} -> {c.to_seq}")
-
-    out.facts.update(
-        origin=facts.to_json(),
-        recovery_point={"messages": behind, "lag": report.lag, **reading.to_json(),
-                        "origin_pending": facts.pending,
-                        "last_seen_ms": active // MS if active >= 0 else None,
-                        "mirror_last_seq": report.mirror_last_seq,
-                        "origin_last_seq": facts.last_seq, "known_from": facts.known_from},
-        clamps=[c.to_json() for c in report.clamps],
-        consumers=[p.to_json() for p in report.consumers],
-        failover=report.to_json())
-    return out
+    for c in clamps:
+        result.ok(c)
 
 
 def _nats_mirrors(backend: Backend, cluster: str | None, label: str, names: _Names,
@@ -559,7 +622,6 @@ def check_topics(dd: DataDir, cluster: str, clock: Clock, flags: Mapping[str, An
                  suffix: str = "") -> list[MirrorReadiness]:
     """The mirror topics of the links stored in ``cluster`` (STOPPED ones are no mirrors)."""
     from ..kafka import mirror_model as mm
-    from ..kafka.mirror_copy import pending_offsets
     from ..kafka.mirrors import Mirrors
 
     m = Mirrors(dd, cluster, clock)
@@ -573,99 +635,106 @@ def check_topics(dd: DataDir, cluster: str, clock: Clock, flags: Mapping[str, An
         shown = f"{info.link_name}/{info.mirror_topic_name}{suffix}"
         if not wanted(shown, info.mirror_topic_name + suffix):
             continue
-        result = Result(name=shown, check=CHECK)
-        status = info.mirror_status
         if info.link_name not in links:
             links[info.link_name] = m.links.get(info.link_name)
-        li = links[info.link_name]
-        if status == mm.FAILED:
-            result.critical(f"Mirror failing: {info.mirror_topic_error}")
-        elif status == mm.LINK_FAILED:
-            result.critical(f"Link {li.name} failed"
-                            f"{': ' + li.link_error_message if li.link_error_message else ''}")
-        elif status == mm.PAUSED:
-            result.warn("Mirror paused: it copies nothing until resumed")
-        elif status == mm.PENDING_STOPPED:
-            result.warn("Mirror being stopped (a promote or failover is under way)")
-        source = f"Source {info.source_topic_name} in cluster {li.source_cluster}"
-        reachable = status not in mm.SOURCE_UNREACHED
-        if status == mm.SOURCE_UNAVAILABLE:
-            result.warn(f"{source} does not answer: promote would be refused, failover "
-                        "would go ahead")
-        elif reachable:
-            result.ok(f"{source} answers")
-        behind = sum(p.lag for p in info.mirror_lags)
-        fetched = max((p.last_fetch_ms or 0 for p in info.mirror_lags), default=0)
-        active = (now_ms - fetched) * MS if fetched else -1
-        # a source that does not answer: the lag as of the last fetch; else counted by the
-        # link from the source's log end (core/kafka/mirrors.py), current
-        reading = lag_reading({"lag": behind, "active": active}, origin_answers=False) \
-            if not reachable else counted_now(behind)
-        result.pd(PerfDataItem("lag", behind, t.lag_warn, t.lag_critical,
-                               help="Messages the mirror has not copied from its origin",
-                               stale=reading.stale))
-        _grade_lag(result, reading, reachable, t)
-        if active >= 0:
-            result.pd(PerfDataItem("active", active / SECOND, t.seen_warn / SECOND,
-                                   t.seen_critical / SECOND, unit="s",
-                                   help="Seconds since the mirror last heard from its origin"))
-            _grade(result, active, t.seen_warn, t.seen_critical,
-                   f"Last seen {_ago(active)} ago", f"Last seen {_ago(active)} ago")
-        elif t.seen_critical > 0 or t.seen_warn > 0:
-            (result.critical if t.seen_critical > 0 else result.warn)("Never seen")
-        else:
-            result.ok("Never seen")
-        positions: dict[str, Any] = {"offset_sync": li.config.consumer_offset_sync_enable}
-        if not li.config.consumer_offset_sync_enable:
-            result.warn("Consumer offset sync disabled: a failover keeps no group offsets "
-                        "(consumer.offset.sync.enable)")
-        else:
-            last = li.last_runs.get("ConsumerOffsetSync", 0)
-            age = (now_ms - last) * MS if last else -1
-            positions["age_ms"] = age // MS if age >= 0 else None
-            if age < 0:
-                (result.critical if t.positions_critical > 0 else result.warn)(
-                    "Consumer offsets never synced")
-            else:
-                result.pd(PerfDataItem("positions_age", age / SECOND,
-                                       t.positions_warn / SECOND,
-                                       t.positions_critical / SECOND, unit="s",
-                                       help="Seconds since the consumer offsets were synced"))
-                _grade(result, age, t.positions_warn, t.positions_critical,
-                       f"Consumer offsets synced {_ago(age)} ago",
-                       f"Consumer offsets synced {_ago(age)} ago")
-            if reachable:
-                try:
-                    pending = pending_offsets(m, li, {info.mirror_topic_name:
-                                                      info.source_topic_name})
-                except JetlinkError:
-                    pending = []
-                groups = sorted({g for g, _t, _p, _o in pending})
-                positions["unsynced"] = groups
-                result.pd(PerfDataItem("consumers_unsynced", len(groups),
-                                       help="Groups of the source whose offsets are not "
-                                       "synced yet"))
-                if groups:
-                    result.warn(f"{_plural(len(groups), 'group')} of the source without synced "
-                                f"offsets: {', '.join(groups)}")
-        dry = m.failover([info.mirror_topic_name], info.link_name, dry_run=True)[0]
-        result.pd(PerfDataItem("clamps", len(dry.clamps),
-                               help="Consumers a failover now would clamp"))
-        for c in dry.clamps:
-            result.ok(f"Clamp {c.group} partition {c.partition}: {c.from_offset} -> "
-                      f"{c.to_offset}")
-        out.append(MirrorReadiness(shown, "topic", cluster, result, {
-            "link": info.link_name, "topic": info.mirror_topic_name,
-            "source": {"topic": info.source_topic_name, "cluster": li.source_cluster,
-                       "reachable": reachable},
-            "status": status, "error": info.mirror_topic_error,
-            "recovery_point": {"messages": behind, **reading.to_json(),
-                               "last_seen_ms": active // MS if active >= 0 else None,
-                               "partitions": [{**p.to_json(), "log_end": p.log_end}
-                                              for p in info.mirror_lags]},
-            "positions": positions,
-            "clamps": [c.to_json() for c in dry.clamps]}))
+        out.append(_check_topic(m, info, links[info.link_name], shown, cluster, t, now_ms))
     return out
+
+
+def _check_topic(m: Any, info: Any, li: Any, shown: str, cluster: str, t: DrThresholds,
+                 now_ms: int) -> MirrorReadiness:
+    """One mirror topic's readiness (``li``: its link): its state, the recovery point, the
+    group offsets' sync and the clamps of the failover's dry run."""
+    result = Result(name=shown, check=CHECK)
+    status = info.mirror_status
+    reachable = _grade_topic_state(result, info, li)
+    behind = sum(p.lag for p in info.mirror_lags)
+    fetched = max((p.last_fetch_ms or 0 for p in info.mirror_lags), default=0)
+    active = (now_ms - fetched) * MS if fetched else -1
+    # a source that does not answer: the lag as of the last fetch; else counted by the
+    # link from the source's log end (core/kafka/mirrors.py), current
+    reading = lag_reading({"lag": behind, "active": active}, origin_answers=False) \
+        if not reachable else counted_now(behind)
+    _grade_contact(result, reading, reachable, active, t)
+    positions = _grade_offset_sync(result, m, info, li, reachable, t, now_ms)
+    dry = m.failover([info.mirror_topic_name], info.link_name, dry_run=True)[0]
+    _list_clamps(result, [f"Clamp {c.group} partition {c.partition}: {c.from_offset} -> "
+                          f"{c.to_offset}" for c in dry.clamps])
+    return MirrorReadiness(shown, "topic", cluster, result, {
+        "link": info.link_name, "topic": info.mirror_topic_name,
+        "source": {"topic": info.source_topic_name, "cluster": li.source_cluster,
+                   "reachable": reachable},
+        "status": status, "error": info.mirror_topic_error,
+        "recovery_point": {"messages": behind, **reading.to_json(),
+                           "last_seen_ms": active // MS if active >= 0 else None,
+                           "partitions": [{**p.to_json(), "log_end": p.log_end}
+                                          for p in info.mirror_lags]},
+        "positions": positions,
+        "clamps": [c.to_json() for c in dry.clamps]})
+
+
+def _grade_topic_state(result: Result, info: Any, li: Any) -> bool:
+    """A mirror topic's state (failing, its link failed, paused, being stopped) and whether
+    its source answers (returned)."""
+    from ..kafka import mirror_model as mm
+
+    status = info.mirror_status
+    if status == mm.FAILED:
+        result.critical(f"Mirror failing: {info.mirror_topic_error}")
+    elif status == mm.LINK_FAILED:
+        result.critical(f"Link {li.name} failed"
+                        f"{': ' + li.link_error_message if li.link_error_message else ''}")
+    elif status == mm.PAUSED:
+        result.warn("Mirror paused: it copies nothing until resumed")
+    elif status == mm.PENDING_STOPPED:
+        result.warn("Mirror being stopped (a promote or failover is under way)")
+    source = f"Source {info.source_topic_name} in cluster {li.source_cluster}"
+    reachable = status not in mm.SOURCE_UNREACHED
+    if status == mm.SOURCE_UNAVAILABLE:
+        result.warn(f"{source} does not answer: promote would be refused, failover "
+                    "would go ahead")
+    elif reachable:
+        result.ok(f"{source} answers")
+    return reachable
+
+
+def _grade_offset_sync(result: Result, m: Any, info: Any, li: Any, reachable: bool,
+                       t: DrThresholds, now_ms: int) -> dict[str, Any]:
+    """The link's consumer offset sync: enabled, the age of its last run, the source's
+    groups whose offsets it has not written yet (when the source answers). Returns the
+    facts' ``positions``."""
+    from ..kafka.mirror_copy import pending_offsets
+
+    positions: dict[str, Any] = {"offset_sync": li.config.consumer_offset_sync_enable}
+    if not li.config.consumer_offset_sync_enable:
+        result.warn("Consumer offset sync disabled: a failover keeps no group offsets "
+                    "(consumer.offset.sync.enable)")
+        return positions
+    last = li.last_runs.get("ConsumerOffsetSync", 0)
+    age = (now_ms - last) * MS if last else -1
+    positions["age_ms"] = age // MS if age >= 0 else None
+    if age < 0:
+        (result.critical if t.positions_critical > 0 else result.warn)(
+            "Consumer offsets never synced")
+    else:
+        result.pd(PerfDataItem("positions_age", age / SECOND,
+                               t.positions_warn / SECOND,
+                               t.positions_critical / SECOND, unit="s",
+                               help="Seconds since the consumer offsets were synced"))
+        _grade(result, age, t.positions_warn, t.positions_critical,
+               f"Consumer offsets synced {_ago(age)} ago",
+               f"Consumer offsets synced {_ago(age)} ago")
+    if reachable:
+        try:
+            pending = pending_offsets(m, li, {info.mirror_topic_name:
+                                              info.source_topic_name})
+        except JetlinkError:
+            pending = []
+        groups = sorted({g for g, _t, _p, _o in pending})
+        _list_unsynced(result, positions, groups, "group",
+                       "of the source without synced offsets",
+                       "Groups of the source whose offsets are not synced yet")
+    return positions
 
 
 # --- the whole ---------------------------------------------------------------------------------

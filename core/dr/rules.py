@@ -50,7 +50,7 @@ from ..config.stream import StreamConfig
 from ..errors import ApiError, JetlinkError, UsageError
 
 __all__ = [
-    "OriginFacts", "PartialPromotion", "Placement", "PositionClamp", "PositionsUsed",
+    "OriginFacts", "PartialPromotion", "PlacedConsumer", "PositionClamp", "PositionsUsed",
     "PromoteRefused",
     "PromoteReport", "Site", "beyond_position", "mirror_filters", "one_line", "place",
     "Naming", "Promotion", "PromotionRecord", "prepare", "promote", "promotion_record",
@@ -176,7 +176,7 @@ class PositionsUsed:
 
 
 @dataclass
-class Placement:
+class PlacedConsumer:
     """One origin consumer placed (or to be placed) on the promoted stream."""
 
     consumer: str
@@ -211,7 +211,7 @@ class PromoteReport:
     subjects_from: str = "origin"
     lag: int | None = None  # the mirror's lag as the server reports it (None: not a mirror now)
     clamps: list[PositionClamp] = field(default_factory=list)
-    consumers: list[Placement] = field(default_factory=list)
+    consumers: list[PlacedConsumer] = field(default_factory=list)
     positions: PositionsUsed = field(default_factory=lambda: PositionsUsed("none"))
     info: Any = None  # the promoted stream (not in to_json)
     dry_run: bool = False
@@ -361,12 +361,12 @@ def beyond_position(sseq: int, delivered: int, ack_floor: int, asflr: int = 0) -
     return max(sseq - 1, delivered, ack_floor, asflr)
 
 
-def place(pos: Position, last: int) -> Placement:
+def place(pos: Position, last: int) -> PlacedConsumer:
     """Where an origin consumer starts on a promoted stream whose last sequence is ``last``:
     after its ack floor, clamped to ``last``."""
     if pos.ack_floor > last:
-        return Placement(pos.consumer, pos.ack_floor, last + 1, True)
-    return Placement(pos.consumer, pos.ack_floor, pos.ack_floor + 1, False)
+        return PlacedConsumer(pos.consumer, pos.ack_floor, last + 1, True)
+    return PlacedConsumer(pos.consumer, pos.ack_floor, pos.ack_floor + 1, False)
 
 
 def placed_config(pos: Position, start_seq: int) -> ConsumerConfig:

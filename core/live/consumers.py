@@ -34,7 +34,7 @@ from .client import without_envelope
 
 if TYPE_CHECKING:
     from .client import LiveConnection
-    from .jetstream import LiveStreamInfo
+    from .stream_info import LiveStreamInfo
 from .wire import _name, _ts, encode_hdrs
 
 __all__ = ["LiveConsumers", "LiveConsumerInfo", "LiveDeliveredMsg", "ack_metadata"]

@@ -27,8 +27,9 @@ from ..config.stream import StreamConfig
 from ..config.validate import JS_API_PREFIX
 from ..errors import ApiError, JetlinkError, NoStreamError, client_error, clip, not_found
 from ..messages import BatchPubAck, PubAck, StoredMsg, StreamState
-from .client import LiveConnection, LiveError, RawMsg, passing, without_envelope
+from .client import LiveConnection, LiveError, RawMsg, passing
 from .consumers import LiveConsumers
+from .stream_info import LiveStreamInfo
 from .target import api_prefix_for
 from .wire import _name, _ts, encode_hdrs, flat_headers
 
@@ -47,47 +48,6 @@ COLUMNS_HEARTBEAT_NS = 1_000_000_000  # the column reader's consumer: idle heart
 COLUMNS_INACTIVE_NS = 60_000_000_000  # ... and how long it outlives a reader that died
 COLUMNS_FLUSH_S = 0.2  # a batch open this long goes out unfilled (a trickle of messages)
 COLUMNS_RESTARTS = 10  # delivery gaps tolerated in one read
-
-
-def state_of(doc: Mapping[str, Any]) -> StreamState:
-    """A StreamState from the server's ``state`` document."""
-    return StreamState(
-        messages=int(doc.get("messages", 0)),
-        bytes=int(doc.get("bytes", 0)),
-        first_seq=int(doc.get("first_seq", 0)),
-        first_ts=_ts(doc.get("first_ts")),
-        last_seq=int(doc.get("last_seq", 0)),
-        last_ts=_ts(doc.get("last_ts")),
-        num_deleted=int(doc.get("num_deleted", 0)),
-        deleted=list(doc["deleted"]) if doc.get("deleted") else None,
-        num_subjects=int(doc.get("num_subjects", 0)),
-        subjects=dict(doc["subjects"]) if doc.get("subjects") else None,
-        consumer_count=int(doc.get("consumer_count", 0)),
-    )
-
-
-class LiveStreamInfo:
-    """A StreamInfo the server sent: ``to_json()`` is its document as received (without the
-    response envelope: client.ENVELOPE)."""
-
-    def __init__(self, doc: dict[str, Any]) -> None:
-        doc = without_envelope(doc)
-        self.doc = doc
-        self.config = StreamConfig.from_json(doc.get("config") or {}, strict=False)
-        self.state = state_of(doc.get("state") or {})
-        self.mirror = doc.get("mirror")
-        self.sources = list(doc.get("sources") or [])
-        cluster = doc.get("cluster") or {}
-        self.cluster = cluster.get("name", "") if isinstance(cluster, dict) else ""
-        self.created_ns = _ts(doc.get("created"))
-        self.ts_ns = _ts(doc.get("ts"))
-
-    @property
-    def name(self) -> str:
-        return self.config.name
-
-    def to_json(self) -> dict[str, Any]:
-        return self.doc
 
 
 class LiveMsg(StoredMsg):
@@ -608,169 +568,14 @@ class LiveJetStream(LiveConsumers):
 
     def _pipeline(self, msgs: list[tuple[str, bytes, Mapping[str, Any] | None]], *,
                   stop_at_error: bool) -> list[PubAck | JetlinkError | None]:
-        from ..subjects import is_valid_publish_subject
-
-        for subject, _data, _h in msgs:
-            if not is_valid_publish_subject(subject):
-                raise client_error("nats: invalid subject", field="subject")
-        # the server's limits, before anything is sent (the server would close the
-        # connection): publish_many sends what comes before the refused message and ends
-        # with its error, publish_batch refuses the whole call, as the embedded engine
-        refused: JetlinkError | None = None
-        for i, (subject, data, headers) in enumerate(msgs):
-            try:
-                _check_limits(subject, data, headers, i)
-            except JetlinkError as err:
-                if not stop_at_error:
-                    raise
-                msgs, refused = msgs[:i], err
-                break
+        msgs, refused = _sendable(msgs, stop_at_error)
         if not msgs:
             return [refused] if refused is not None else []
         timeout = self.conn.timeout
 
         async def go(nc: Any) -> tuple[list[PubAck | JetlinkError | None],
                                        dict[str, list[str] | None]]:
-            prefix = nc.new_inbox()
-            results: list[PubAck | JetlinkError | None] = [None] * len(msgs)
-            done = [False] * len(msgs)
-            window = asyncio.Semaphore(PUB_WINDOW)
-            failed = asyncio.Event()
-            outstanding = 0
-            all_in = asyncio.Event()
-            loop = asyncio.get_running_loop()
-
-            sent_at = [0.0] * len(msgs)
-            # its last send met no responders (so that send stored nothing) and was not sent
-            # again since
-            refused = [False] * len(msgs)
-            # subject -> the streams that capture it, as the server answered (None: no answer)
-            known: dict[str, list[str] | None] = {}
-            probing: dict[str, asyncio.Future[list[str] | None]] = {}
-            probe_slots = asyncio.Semaphore(16)
-
-            def finish(i: int, result: PubAck | JetlinkError | None) -> None:
-                nonlocal outstanding
-                done[i] = True
-                results[i] = result
-                if isinstance(result, Exception):
-                    failed.set()
-                outstanding -= 1
-                window.release()
-                if outstanding == 0:
-                    all_in.set()
-
-            async def probe(subject: str) -> list[str] | None:
-                """The streams that capture ``subject`` (STREAM.NAMES; None: no answer, as
-                while the cluster elects its leaders)."""
-                async with probe_slots:
-                    try:
-                        reply = await nc.request(f"{self.api_prefix}.STREAM.NAMES",
-                                                 json.dumps({"subject": subject}).encode(),
-                                                 timeout=min(timeout, 1.0))
-                        doc = json.loads(reply.data)
-                        found = None if "error" in doc else list(doc.get("streams") or [])
-                    except Exception:  # noqa: BLE001 - no answer: not known
-                        found = None
-                if found is not None or subject not in known:
-                    known[subject] = found
-                probing.pop(subject, None)
-                return found
-
-            async def captured(sent: str) -> list[str] | None:
-                subject = self.stored_subject(sent)
-                if known.get(subject) is not None:
-                    return known[subject]
-                if subject not in probing:
-                    probing[subject] = asyncio.ensure_future(probe(subject))
-                return await probing[subject]
-
-            async def again(i: int) -> None:
-                """A publish that met no responders: no stream captures the subject, or
-                its stream has no leader for now (an election after a server went
-                away). Nothing was stored. Unless the server says no stream captures the
-                subject, it is sent again every PUB_RETRY_WAIT while the timeout lasts
-                (as nats.go's JetStream publish retries); :meth:`_no_responders` then
-                names the cause."""
-                subject, data, headers = msgs[i]
-                exists = await captured(subject)
-                if done[i]:
-                    return
-                if exists == [] or loop.time() + PUB_RETRY_WAIT - sent_at[i] >= timeout:
-                    finish(i, NoStreamError(self.stored_subject(subject)))
-                    return
-                await asyncio.sleep(PUB_RETRY_WAIT)
-                if done[i]:
-                    return
-                refused[i] = False  # sent again: its fate is unknown until answered
-                try:
-                    await nc.publish(subject, bytes(data), reply=f"{prefix}.{i}",
-                                     headers=flat_headers(headers))
-                except Exception as err:  # noqa: BLE001 - the connection's own error
-                    finish(i, LiveError(f"publish to {clip(subject)}: {err}"))
-
-            async def cb(msg: Any) -> None:
-                i = int(msg.subject.rsplit(".", 1)[1])
-                if done[i]:
-                    return
-                h = msg.headers or {}
-                if h.get("Status") == "503":
-                    refused[i] = True
-                    asyncio.ensure_future(again(i))
-                    return
-                hs = msgs[i][2]
-                finish(i, _ack_of(msg.data, msgs[i][0], hs is not None and "Nats-Batch-Id" in hs))
-
-            sub = await nc.subscribe(prefix + ".*", cb=cb, pending_msgs_limit=1_000_000,
-                                     pending_bytes_limit=256 * 1024 * 1024)
-            sent = 0
-            try:
-                for i, (subject, data, headers) in enumerate(msgs):
-                    if stop_at_error and failed.is_set():
-                        break
-                    if window.locked():  # a window full of unanswered publishes ...
-                        try:  # ... for `timeout`: give up
-                            await asyncio.wait_for(window.acquire(), timeout)
-                        except TimeoutError:
-                            break
-                    else:  # room: no timer, no task per message
-                        await window.acquire()
-                    outstanding += 1
-                    all_in.clear()
-                    sent_at[i] = loop.time()
-                    await nc.publish(subject, bytes(data), reply=f"{prefix}.{i}",
-                                     headers=flat_headers(headers))
-                    sent = i + 1
-                if outstanding:
-                    deadline = loop.time() + timeout
-                    while outstanding:
-                        try:
-                            await asyncio.wait_for(all_in.wait(),
-                                                   max(0.01, deadline - loop.time()))
-                        except TimeoutError:
-                            break
-            finally:
-                await sub.unsubscribe()
-            for i in range(sent):
-                if not done[i] and refused[i]:  # its last send met no responders: not stored
-                    done[i] = True
-                    results[i] = NoStreamError(self.stored_subject(msgs[i][0]))
-                elif not done[i]:
-                    results[i] = LiveError(f"publish to {clip(msgs[i][0])}: no "
-                                           f"acknowledgement within {timeout:g}s from "
-                                           f"{self.where}")
-            out = results[:sent]
-            if stop_at_error:
-                for i, res in enumerate(out):
-                    if isinstance(res, Exception):
-                        out = out[: i + 1]
-                        break
-            # Sent, never acknowledged: the server may have stored them. The caller says
-            # so (the error that ends the list carries how many).
-            unacked = sum(1 for i in range(sent) if not done[i])
-            if unacked and out and isinstance(out[-1], Exception):
-                out[-1].unacknowledged = unacked
-            return out, known
+            return await _PublishRun(self, nc, msgs, stop_at_error, timeout).run()
 
         try:
             out, known = self.conn.call(
@@ -909,6 +714,204 @@ class LiveJetStream(LiveConsumers):
 
     def subscribe(self, subject: str) -> LiveCoreSubscription:
         return LiveCoreSubscription(self.conn.subscribe(subject))
+
+
+def _sendable(msgs: list[tuple[str, bytes, Mapping[str, Any] | None]], stop_at_error: bool
+              ) -> tuple[list[tuple[str, bytes, Mapping[str, Any] | None]], JetlinkError | None]:
+    """The messages of a pipeline that may be sent, and the error of the first one the
+    server's limits refuse (checked before anything is sent: the server would close the
+    connection). publish_many sends what comes before the refused message and ends with its
+    error; publish_batch refuses the whole call, as the embedded engine."""
+    from ..subjects import is_valid_publish_subject
+
+    for subject, _data, _h in msgs:
+        if not is_valid_publish_subject(subject):
+            raise client_error("nats: invalid subject", field="subject")
+    for i, (subject, data, headers) in enumerate(msgs):
+        try:
+            _check_limits(subject, data, headers, i)
+        except JetlinkError as err:
+            if not stop_at_error:
+                raise
+            return msgs[:i], err
+    return msgs, None
+
+
+class _PublishRun:
+    """One pipelined publish inside the connection's event loop (LiveJetStream._pipeline):
+    up to PUB_WINDOW publishes outstanding on one reply subscription (``<inbox>.<index>``),
+    each answer finishing its message; a publish that met no responders is sent again while
+    the timeout lasts (:meth:`again`)."""
+
+    def __init__(self, js: LiveJetStream, nc: Any,
+                 msgs: list[tuple[str, bytes, Mapping[str, Any] | None]],
+                 stop_at_error: bool, timeout: float) -> None:
+        self.js, self.nc, self.msgs = js, nc, msgs
+        self.stop_at_error, self.timeout = stop_at_error, timeout
+        self.prefix = nc.new_inbox()
+        self.results: list[PubAck | JetlinkError | None] = [None] * len(msgs)
+        self.done = [False] * len(msgs)
+        self.window = asyncio.Semaphore(PUB_WINDOW)
+        self.failed = asyncio.Event()
+        self.outstanding = 0
+        self.all_in = asyncio.Event()
+        self.loop = asyncio.get_running_loop()
+        self.sent = 0  # messages sent (the first ``sent`` of ``msgs``)
+        self.sent_at = [0.0] * len(msgs)
+        # its last send met no responders (so that send stored nothing) and was not sent
+        # again since
+        self.refused = [False] * len(msgs)
+        # subject -> the streams that capture it, as the server answered (None: no answer)
+        self.known: dict[str, list[str] | None] = {}
+        self.probing: dict[str, asyncio.Future[list[str] | None]] = {}
+        self.probe_slots = asyncio.Semaphore(16)
+
+    async def run(self) -> tuple[list[PubAck | JetlinkError | None],
+                                 dict[str, list[str] | None]]:
+        """Send, wait for the answers; (the results in order, what the probes learnt)."""
+        sub = await self.nc.subscribe(self.prefix + ".*", cb=self.answered,
+                                      pending_msgs_limit=1_000_000,
+                                      pending_bytes_limit=256 * 1024 * 1024)
+        try:
+            await self.send_all()
+            await self.wait_answers()
+        finally:
+            await sub.unsubscribe()
+        return self.outcome(), self.known
+
+    def finish(self, i: int, result: PubAck | JetlinkError | None) -> None:
+        self.done[i] = True
+        self.results[i] = result
+        if isinstance(result, Exception):
+            self.failed.set()
+        self.outstanding -= 1
+        self.window.release()
+        if self.outstanding == 0:
+            self.all_in.set()
+
+    async def send_all(self) -> None:
+        """Each message with its reply subject, while the window has room (waiting at most
+        ``timeout`` for room); with stop_at_error, none after a refusal came back."""
+        nc, prefix, window, failed = self.nc, self.prefix, self.window, self.failed
+        sent_at, loop, timeout, all_in = self.sent_at, self.loop, self.timeout, self.all_in
+        stop_at_error = self.stop_at_error
+        for i, (subject, data, headers) in enumerate(self.msgs):
+            if stop_at_error and failed.is_set():
+                break
+            if window.locked():  # a window full of unanswered publishes ...
+                try:  # ... for `timeout`: give up
+                    await asyncio.wait_for(window.acquire(), timeout)
+                except TimeoutError:
+                    break
+            else:  # room: no timer, no task per message
+                await window.acquire()
+            self.outstanding += 1
+            all_in.clear()
+            sent_at[i] = loop.time()
+            await nc.publish(subject, bytes(data), reply=f"{prefix}.{i}",
+                             headers=flat_headers(headers))
+            self.sent = i + 1
+
+    async def wait_answers(self) -> None:
+        """Until every publish sent is answered, or ``timeout`` passed."""
+        if self.outstanding:
+            loop = self.loop
+            deadline = loop.time() + self.timeout
+            while self.outstanding:
+                try:
+                    await asyncio.wait_for(self.all_in.wait(),
+                                           max(0.01, deadline - loop.time()))
+                except TimeoutError:
+                    break
+
+    async def answered(self, msg: Any) -> None:
+        """The server's answer to publish ``<inbox>.<index>``."""
+        i = int(msg.subject.rsplit(".", 1)[1])
+        if self.done[i]:
+            return
+        h = msg.headers or {}
+        if h.get("Status") == "503":
+            self.refused[i] = True
+            asyncio.ensure_future(self.again(i))
+            return
+        hs = self.msgs[i][2]
+        self.finish(i, _ack_of(msg.data, self.msgs[i][0],
+                               hs is not None and "Nats-Batch-Id" in hs))
+
+    async def probe(self, subject: str) -> list[str] | None:
+        """The streams that capture ``subject`` (STREAM.NAMES; None: no answer, as while
+        the cluster elects its leaders)."""
+        async with self.probe_slots:
+            try:
+                reply = await self.nc.request(f"{self.js.api_prefix}.STREAM.NAMES",
+                                              json.dumps({"subject": subject}).encode(),
+                                              timeout=min(self.timeout, 1.0))
+                doc = json.loads(reply.data)
+                found = None if "error" in doc else list(doc.get("streams") or [])
+            except Exception:  # noqa: BLE001 - no answer: not known
+                found = None
+        if found is not None or subject not in self.known:
+            self.known[subject] = found
+        self.probing.pop(subject, None)
+        return found
+
+    async def captured(self, sent: str) -> list[str] | None:
+        subject = self.js.stored_subject(sent)
+        if self.known.get(subject) is not None:
+            return self.known[subject]
+        if subject not in self.probing:
+            self.probing[subject] = asyncio.ensure_future(self.probe(subject))
+        return await self.probing[subject]
+
+    async def again(self, i: int) -> None:
+        """A publish that met no responders: no stream captures the subject, or its stream
+        has no leader for now (an election after a server went away). Nothing was stored.
+        Unless the server says no stream captures the subject, it is sent again every
+        PUB_RETRY_WAIT while the timeout lasts (as nats.go's JetStream publish retries);
+        LiveJetStream._no_responders then names the cause."""
+        subject, data, headers = self.msgs[i]
+        exists = await self.captured(subject)
+        if self.done[i]:
+            return
+        if exists == [] or self.loop.time() + PUB_RETRY_WAIT - self.sent_at[i] >= self.timeout:
+            self.finish(i, NoStreamError(self.js.stored_subject(subject)))
+            return
+        await asyncio.sleep(PUB_RETRY_WAIT)
+        if self.done[i]:
+            return
+        self.refused[i] = False  # sent again: its fate is unknown until answered
+        try:
+            await self.nc.publish(subject, bytes(data), reply=f"{self.prefix}.{i}",
+                                  headers=flat_headers(headers))
+        except Exception as err:  # noqa: BLE001 - the connection's own error
+            self.finish(i, LiveError(f"publish to {clip(subject)}: {err}"))
+
+    def outcome(self) -> list[PubAck | JetlinkError | None]:
+        """The results of the messages sent: an unanswered one whose last send met no
+        responders stored nothing (NoStreamError), another unanswered one timed out; with
+        stop_at_error the list ends at the first error, which carries how many were sent
+        and never acknowledged (the server may have stored them)."""
+        msgs, results, done, sent = self.msgs, self.results, self.done, self.sent
+        for i in range(sent):
+            if not done[i] and self.refused[i]:  # its last send met no responders: not stored
+                done[i] = True
+                results[i] = NoStreamError(self.js.stored_subject(msgs[i][0]))
+            elif not done[i]:
+                results[i] = LiveError(f"publish to {clip(msgs[i][0])}: no "
+                                       f"acknowledgement within {self.timeout:g}s from "
+                                       f"{self.js.where}")
+        out = results[:sent]
+        if self.stop_at_error:
+            for i, res in enumerate(out):
+                if isinstance(res, Exception):
+                    out = out[: i + 1]
+                    break
+        # Sent, never acknowledged: the server may have stored them. The caller says
+        # so (the error that ends the list carries how many).
+        unacked = sum(1 for i in range(sent) if not done[i])
+        if unacked and out and isinstance(out[-1], Exception):
+            out[-1].unacknowledged = unacked
+        return out
 
 
 def _check_limits(subject: str, data: bytes, headers: Mapping[str, Any] | None,

@@ -13,9 +13,9 @@ checked as a whole.
 
 A NATS cluster may be bound to a live server (``[clusters.west] server = "nats://..."`` or
 ``context = "NAME"``, with natscli's other connection keys: :data:`BINDING_KEYS`,
-``Cluster.binding``); the keys are checked here (URLs and timeouts by core/live/settings.py's
-rules), resolved and connected by core/topology_apply.py. A bound cluster holds no Kafka
-objects.
+``TopologyCluster.binding``); the keys are checked here (URLs and timeouts by
+core/live/settings.py's rules), resolved by :mod:`.bindings` and connected by :mod:`.live`.
+A bound cluster holds no Kafka objects.
 
 Kafka objects (``topics``, ``links``, ``mirror_topics``) are :class:`TopologyObject` of kind
 ``topic`` / ``link`` / ``mirror_topic`` whose ``spec`` is a :class:`TopicSpec`,
@@ -66,9 +66,13 @@ Standard library only.
 The package's modules: :mod:`.model` (constants, Problem, the objects, the Kafka specs, how a
 problem names a KV field), :mod:`.decode` (stream, KV and binding decoding),
 :mod:`.kafka_specs` (the Kafka objects and their own rules), :mod:`.load` (reading files into
-a Topology), :mod:`.checks` (validation), :mod:`.subject_index` (subject overlaps),
-:mod:`.export` (a topology as a document) and :mod:`.bench` (``jetlink bench validate``).
-This module re-exports their public names.
+a Topology), :mod:`.checks` (validation), :mod:`.subject_index` (the subject index the
+overlap check uses), :mod:`.export` (a topology as a document); this module re-exports their
+public names. Topology as code (``jetlink apply`` / ``export``) sits above them, imported by
+its own module name: :mod:`.plan` (the planner), :mod:`.apply` (making a plan's changes),
+:mod:`.stored` (what is stored, as a document), :mod:`.embedded` (a data directory's
+clusters), :mod:`.bindings` (where bound clusters live) and :mod:`.live` (live servers'
+clusters).
 """
 
 from __future__ import annotations
@@ -89,12 +93,12 @@ from .model import (
     TEXT_CYCLE,
     TEXT_REPUBLISH_CYCLE,
     TOP_LEVEL,
-    Cluster,
     LinkSpec,
     MirrorTopicSpec,
     Origin,
     Problem,
     TopicSpec,
+    TopologyCluster,
     TopologyObject,
     kv_field,
 )
@@ -112,7 +116,6 @@ __all__ = [
     "TEXT_CYCLE",
     "TEXT_REPUBLISH_CYCLE",
     "TOP_LEVEL",
-    "Cluster",
     "LinkSpec",
     "MirrorTopicSpec",
     "Origin",
@@ -120,6 +123,7 @@ __all__ = [
     "SubjectIndex",
     "TopicSpec",
     "Topology",
+    "TopologyCluster",
     "TopologyObject",
     "check_files",
     "is_topology_document",

@@ -21,6 +21,7 @@ from .model import (
     _ERR_INVALID,
     _ERR_MIRROR_SIZE,
     _ERR_NOT_FOUND,
+    _ERR_OVERLAP,
     _ERR_SOURCE_SIZE,
     _NAME_RE,
     KAFKA_KINDS,
@@ -32,12 +33,12 @@ from .model import (
     _problem_for,
     kv_field,
 )
-from .subject_index import _check_overlaps
+from .subject_index import SubjectIndex
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config.stream import StreamConfig
     from .load import Topology
-    from .model import Cluster, MirrorTopicSpec, Origin, TopologyObject
+    from .model import MirrorTopicSpec, Origin, TopologyCluster, TopologyObject
 
 __all__ = ["check_files", "republish_image", "validate_files", "validate_topology"]
 
@@ -156,7 +157,7 @@ def _index(topo: Topology, add) -> None:
 _KAFKA_WORDS = {"topic": "topic", "link": "cluster link", "mirror_topic": "mirror topic"}
 
 
-def _binding_text(cluster: Cluster) -> str:
+def _binding_text(cluster: TopologyCluster) -> str:
     """``server nats://...`` / ``context NAME`` of a bound cluster, for messages."""
     b = cluster.binding
     if b.get("server"):
@@ -350,6 +351,43 @@ def _check_origins(topo: Topology, add, add_error) -> None:
                     f"{t}: max_msg_size {mine} is smaller than {theirs}, the max_msg_size of "
                     f"{'mirror origin' if origin.is_mirror else 'source'} {origin.name}{where}",
                 ))
+
+
+# ----------------------------------------------------------------------------- overlaps
+
+
+def _check_overlaps(topo: Topology, add) -> None:
+    """10065: subjects of two streams of one cluster overlap (reported on the later one)."""
+    code, err_code, text = _ERR_OVERLAP
+    indexes: dict[str, SubjectIndex] = {}
+    by_index = {obj.index: obj for obj in topo.objects}
+    for obj in topo.objects:
+        cfg = obj.effective
+        if cfg is None or _is_duplicate(obj) or not cfg.subjects:
+            continue
+        index = indexes.get(obj.cluster)
+        if index is None:
+            index = indexes[obj.cluster] = SubjectIndex()
+        clashes: list[str] = []
+        seen_owners: set[int] = set()
+        for subject in cfg.subjects:
+            hits = sorted(index.query(subject), key=lambda e: e[1])
+            for theirs, owner in hits:
+                if owner in seen_owners:
+                    continue
+                seen_owners.add(owner)
+                other = by_index[owner]
+                where = f" ({other.label} in {other.file})" if other.file != obj.file else ""
+                clashes.append(f'"{subject}" overlaps "{theirs}" of stream {other.name}{where}')
+        for subject in cfg.subjects:
+            index.insert(subject, obj.index)
+        if clashes:
+            more = f"; and {len(clashes) - 3} more" if len(clashes) > 3 else ""
+            add(obj, Problem(
+                obj.file, obj.label, kv_field(obj.kind, "subjects"), err_code,
+                f"{text}: " + "; ".join(clashes[:3]) + more,
+            ))
+    topo._subject_indexes = indexes  # reused by the republish loop check
 
 
 # ----------------------------------------------------------------------------- cycles

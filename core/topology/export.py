@@ -6,7 +6,7 @@ durations as human strings, fields at their defaults left out.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..config.stream import StreamConfig, _JsonMixin
 from ..durations import format_duration
@@ -25,10 +25,18 @@ from .model import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .load import Topology
-    from .model import TopologyObject
+    from .model import TopologyCluster, TopologyObject
 
 __all__ = ["kv_table", "object_table", "stream_table", "to_document"]
+
+
+class _Declarations(Protocol):
+    """What :func:`to_document` reads of a topology (core/topology/load.py ``Topology``,
+    which is written through this module: it is not imported here)."""
+
+    clusters: dict[str, TopologyCluster]
+    objects: list[TopologyObject]
+
 
 def _stream_table(cfg: StreamConfig, key: str, cluster: str, with_cluster: bool) -> dict[str, Any]:
     doc = cfg.to_json()
@@ -162,7 +170,7 @@ def object_table(obj: TopologyObject) -> dict[str, Any]:
     return kv_table(obj.spec)
 
 
-def to_document(topo: Topology) -> dict[str, Any]:
+def to_document(topo: _Declarations) -> dict[str, Any]:
     """The topology in the file format (see :meth:`Topology.to_document`)."""
     doc: dict[str, Any] = {"version": FORMAT_VERSION}
     if topo.clusters:

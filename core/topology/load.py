@@ -37,8 +37,8 @@ from .model import (
     KIND_OF_TABLE,
     OBJECT_TABLES,
     TOP_LEVEL,
-    Cluster,
     Problem,
+    TopologyCluster,
     TopologyObject,
     _FileEntry,
     _problem_for,
@@ -56,7 +56,7 @@ class Topology:
 
     def __init__(self) -> None:
         self.files: list[str] = []
-        self.clusters: dict[str, Cluster] = {}
+        self.clusters: dict[str, TopologyCluster] = {}
         self.objects: list[TopologyObject] = []
         self.problems: list[Problem] = []  # found while loading
         # what the server accepts but is likely a mistake (a mirror or source whose origin
@@ -248,7 +248,7 @@ class Topology:
         if binding and kind == "kafka" and ("server" in binding or "context" in binding):
             problem("kind", f'cluster "{name}" is bound to a NATS server (server / context): '
                     'its kind must be "nats", not "kafka"')
-        cluster = Cluster(name, kind, description, f.path, binding)
+        cluster = TopologyCluster(name, kind, description, f.path, binding)
         old = self.clusters.get(name)
         if old is None:
             self.clusters[name] = cluster

@@ -1,5 +1,5 @@
 """The object model of a topology: the format's constants (tables, kinds, cluster keys, the
-server errors the checks report), :class:`Problem`, :class:`Cluster`, :class:`Origin`, the
+server errors the checks report), :class:`Problem`, :class:`TopologyCluster`, :class:`Origin`, the
 Kafka specs (:class:`TopicSpec`, :class:`LinkSpec`, :class:`MirrorTopicSpec`),
 :class:`TopologyObject`, and how a problem names an object's field (a KV object's errors
 name the KV field: :func:`kv_field`).
@@ -31,12 +31,12 @@ __all__ = [
     "TEXT_CYCLE",
     "TEXT_REPUBLISH_CYCLE",
     "TOP_LEVEL",
-    "Cluster",
     "LinkSpec",
     "MirrorTopicSpec",
     "Origin",
     "Problem",
     "TopicSpec",
+    "TopologyCluster",
     "TopologyObject",
     "kv_field",
 ]
@@ -105,7 +105,10 @@ class Problem:
 
 
 @dataclass
-class Cluster:
+class TopologyCluster:
+    """A cluster as a topology file declares it (``[clusters.<name>]``): its kind, its
+    description and the live server it is bound to, if any."""
+
     name: str
     kind: str = "nats"
     description: str = ""

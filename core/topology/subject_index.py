@@ -1,18 +1,13 @@
 """Overlap detection of stream subjects: :class:`SubjectIndex`, a trie of (pattern, owner)
-entries queried with patterns, and the whole-topology check that the subjects of two
-streams of one cluster do not overlap (10065 on the later object).
+entries queried with patterns (the whole-topology check that the subjects of two streams of
+one cluster do not overlap is core/topology/checks.py's, and uses it).
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from ..subjects import overlaps
-from .model import _ERR_OVERLAP, Problem, _is_duplicate, kv_field
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .load import Topology
 
 __all__ = ["SubjectIndex"]
 
@@ -111,37 +106,3 @@ def _collect(node: _Node, out: list[tuple[str, int]]) -> None:
         stack.extend(nd.lit.values())
         if nd.pwc is not None:
             stack.append(nd.pwc)
-
-
-def _check_overlaps(topo: Topology, add) -> None:
-    """10065: subjects of two streams of one cluster overlap (reported on the later one)."""
-    code, err_code, text = _ERR_OVERLAP
-    indexes: dict[str, SubjectIndex] = {}
-    by_index = {obj.index: obj for obj in topo.objects}
-    for obj in topo.objects:
-        cfg = obj.effective
-        if cfg is None or _is_duplicate(obj) or not cfg.subjects:
-            continue
-        index = indexes.get(obj.cluster)
-        if index is None:
-            index = indexes[obj.cluster] = SubjectIndex()
-        clashes: list[str] = []
-        seen_owners: set[int] = set()
-        for subject in cfg.subjects:
-            hits = sorted(index.query(subject), key=lambda e: e[1])
-            for theirs, owner in hits:
-                if owner in seen_owners:
-                    continue
-                seen_owners.add(owner)
-                other = by_index[owner]
-                where = f" ({other.label} in {other.file})" if other.file != obj.file else ""
-                clashes.append(f'"{subject}" overlaps "{theirs}" of stream {other.name}{where}')
-        for subject in cfg.subjects:
-            index.insert(subject, obj.index)
-        if clashes:
-            more = f"; and {len(clashes) - 3} more" if len(clashes) > 3 else ""
-            add(obj, Problem(
-                obj.file, obj.label, kv_field(obj.kind, "subjects"), err_code,
-                f"{text}: " + "; ".join(clashes[:3]) + more,
-            ))
-    topo._subject_indexes = indexes  # reused by the republish loop check

@@ -151,7 +151,7 @@ def _key_exists(doc: Any) -> Any:
 
 
 def _read_only(doc: Any) -> Any:
-    return {"jetlink_error": "ReadOnlyError"}
+    return {"jetlink_error": "ReadOnlyBucketError"}
 
 
 DIVERGENCES: dict[str, tuple[str, Callable[[Any], Any]]] = {

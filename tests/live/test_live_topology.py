@@ -1,5 +1,5 @@
 """Topology as code on real nats-servers: `jetlink apply` / `validate --live` / `export` of
-files whose clusters are bound to servers (core/topology_apply.py LiveBackend, cli/apply.py).
+files whose clusters are bound to servers (core/topology/live.py LiveClusters, cli/apply.py).
 
 Round trip export -> apply with no changes; creation in dependency order across the two
 domains of a leafnode pair; updates with their field differences; an illegal update refused

@@ -1,0 +1,209 @@
+"""Topology as code over a data directory: the embedded engine's clusters as the planner
+reads and changes them (:class:`EmbeddedClusters`), and the shorthands
+:func:`export_document`, :func:`make_plan` and :func:`apply_plan`.
+
+The data directory is read into a document (core/topology/stored.py): clusters, streams (KV
+buckets, KV mirrors and aggregates written as such when their stream is exactly what the KV
+table makes, else as streams), topics, cluster links and mirror topics (``jetlink export``
+writes it with tomli-w). Each change is one engine call, i.e. one transaction: streams
+through the cluster's JetStream, KV objects through core/kv.py KV, Kafka objects through
+Kafka.create_topic / alter_topic / delete_topic, Links.create / alter / delete and
+Mirrors.create. What the embedded engine refuses that a clustered server accepts (replicas
+> 1, 10074) is a problem of the plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..clock import Clock
+from ..errors import ApiError, JetlinkError
+from ..store import DataDir
+from .apply import ApplyReport, _apply_nats, apply_changes
+from .load import Topology
+from .model import Problem
+from .plan import NATS_KINDS, Change, Plan, plan_topology
+from .stored import _Document
+
+__all__ = ["EmbeddedClusters", "apply_plan", "export_document", "make_plan"]
+
+
+class EmbeddedClusters:
+    """The embedded engine's data directory, as the planner reads and changes it."""
+
+    label = "<data directory>"
+    single_server = True  # replicas > 1 refused (10074)
+
+    def __init__(self, dd: DataDir, clock: Clock) -> None:
+        self.dd = dd
+        self.clock = clock
+
+    def read(self, clusters: Sequence[str] | None = None, *,
+             stored: dict[tuple[str, str], Any] | None = None, minimal: bool = True
+             ) -> dict[str, Any]:
+        return _export(self.dd, self.clock, clusters, stored, minimal=minimal)
+
+    def complete(self, state: Topology) -> None:
+        """Nothing outside the data directory to look up."""
+
+    def relevant(self, problems: list[Problem]) -> list[Problem]:
+        return problems
+
+    def limits(self, changes: list[Change]) -> list[Problem]:
+        return _engine_limits(changes)
+
+    def apply(self, change: Change) -> None:
+        _apply_one(self.dd, self.clock, change)
+
+    def uncertain(self, err: JetlinkError) -> bool:
+        return False  # one transaction: made or not
+
+    def close(self) -> None:
+        """The data directory is the caller's."""
+
+
+def export_document(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = None
+                    ) -> dict[str, Any]:
+    """The topology of ``dd`` (only ``clusters`` when given) in the file format, normalized
+    through :class:`Topology` (what ``export -> apply -> export`` keeps equal)."""
+    return EmbeddedClusters(dd, clock).read(clusters)
+
+
+def _export(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = None,
+            stored: dict[tuple[str, str], Any] | None = None, *, minimal: bool = True
+            ) -> dict[str, Any]:
+    """:func:`export_document`; ``stored`` (when given) receives (cluster, stream) -> the
+    configuration the engine stores, read in the same pass."""
+    from ..jetstream import JetStream
+    from ..kafka.links import Links
+    from ..kafka.mirrors import Mirrors
+    from ..kafka.topics import Kafka
+
+    wanted = None if clusters is None else set(clusters)
+    infos = dd.clusters(create_local=False)
+    known = {c.name for c in infos}
+    for name in sorted(wanted or ()):
+        if name not in known:
+            from ..errors import NotFoundError
+
+            raise NotFoundError(f"cluster {name} not found", field="cluster")
+    out = _Document()
+    for info in infos:
+        if wanted is not None and info.name not in wanted:
+            continue
+        out.cluster(info.name, {"kind": info.kind})
+        cl = dd.open(info.name, create_local=False)
+        for sinfo in JetStream(cl, clock).streams():
+            if stored is not None:
+                stored[(info.name, sinfo.config.name)] = sinfo.config
+            out.stream(info.name, sinfo.config, minimal=minimal)
+        have = cl.table_names()
+        if "topics" not in have and "links" not in have:
+            continue
+        kafka = Kafka(cl, clock)
+        mirrored = {}
+        links = Links.open(dd, cl, clock).list() if "links" in have else []
+        if links:
+            for m in Mirrors(dd, info.name, clock).list():
+                if m.mirror_status not in ("STOPPED",):
+                    mirrored[m.mirror_topic_name] = m
+        for t in kafka.topics():
+            if t.name in mirrored:
+                m = mirrored[t.name]
+                out.add("mirror_topics", info.name, t.name, {
+                    "link": m.link_name, "source_topic": m.source_topic_name})
+            else:
+                out.add("topics", info.name, t.name, {
+                    "partitions": len(t.partitions), "configs": dict(sorted(t.configs.items()))})
+        for li in links:
+            out.add("links", info.name, li.name, {"source_cluster": li.source_cluster,
+                                                  "configs": li.config.to_json()})
+    return out.finish()
+
+
+def make_plan(dd: DataDir, clock: Clock, desired: Topology, *, prune: bool = False) -> Plan:
+    """The plan that brings ``dd`` to ``desired`` (module doc). ``desired`` is a loaded file
+    (its own problems are kept as they are)."""
+    return plan_topology(EmbeddedClusters(dd, clock), desired, prune=prune)
+
+
+def _engine_limits(changes: list[Change]) -> list[Problem]:
+    """What the embedded engine refuses that a clustered server accepts, for the objects to
+    create (an update meets the same rule in :func:`_check_update`): replicas > 1 (10074),
+    checked before anything is applied."""
+    from ..config.validate import check_single_server
+
+    out = []
+    for c in changes:
+        obj = c.obj
+        if c.action != "create" or obj is None or obj.config is None:
+            continue
+        try:
+            check_single_server(obj.config)
+        except ApiError as err:
+            fld = "num_replicas" if obj.kind == "stream" else "replicas"
+            out.append(Problem(obj.file, obj.label, fld, err.err_code,
+                               f"{c.label}: {err.description} (the embedded engine is a "
+                               "single server)"))
+    return out
+
+
+def _config_delta(old: dict[str, Any], new: dict[str, Any]
+                  ) -> tuple[dict[str, Any], list[str]]:
+    """The configs to set and the ones to delete (back to their defaults) from old to new."""
+    return {k: v for k, v in new.items() if old.get(k) != v}, [k for k in old if k not in new]
+
+
+def _apply_one(dd: DataDir, clock: Clock, c: Change) -> None:
+    from ..jetstream import JetStream
+    from ..kafka.links import Links
+    from ..kafka.mirrors import Mirrors
+    from ..kafka.topics import Kafka
+    from ..kv import KV
+
+    if c.kind == "cluster":
+        dd.add_cluster(c.name, kind=c.cluster_kind, now_ns=clock.now_ns())
+        if c.cluster_kind == "kafka":  # its tables belong to adding it (core/kafka/schema.py)
+            from ..kafka.schema import create_schema
+
+            create_schema(dd.open(c.name, create_local=False))
+        return
+    # The default cluster (``local``) is made by the first write to it, as every command
+    # does: a file without a [clusters] table applies to a fresh data directory.
+    cl = dd.open(c.cluster)
+    if c.kind in NATS_KINDS:
+        _apply_nats(JetStream(cl, clock), KV(dd, c.cluster, clock), c)
+    elif c.kind == "topic":
+        kafka = Kafka(cl, clock)
+        if c.action == "create":
+            kafka.create_topic(c.name, c.desired.spec.partitions, c.desired.spec.configs)
+        elif c.action == "update":
+            configs, delete = _config_delta(c.existing.spec.configs, c.desired.spec.configs)
+            kafka.alter_topic(
+                c.name, configs=configs, delete=delete,
+                partitions=c.desired.spec.partitions
+                if c.desired.spec.partitions != c.existing.spec.partitions else None)
+        else:
+            kafka.delete_topic(c.name)
+    elif c.kind == "link":
+        links = Links.open(dd, cl, clock)
+        if c.action == "create":
+            links.create(c.name, c.desired.spec.source_cluster, c.desired.spec.configs)
+        elif c.action == "update":
+            configs, delete = _config_delta(c.existing.spec.configs, c.desired.spec.configs)
+            links.alter(c.name, configs, delete=delete)
+        else:
+            links.delete(c.name, force=True)
+    elif c.kind == "mirror_topic":
+        if c.action == "create":
+            Mirrors(dd, c.cluster, clock).create(
+                c.name, c.desired.spec.link, source_topic=c.desired.spec.source_topic,
+                configs=c.desired.spec.configs or None)
+        else:
+            Kafka(cl, clock).delete_topic(c.name)
+
+
+def apply_plan(dd: DataDir, clock: Clock, plan: Plan) -> ApplyReport:
+    """Make the plan's changes in order (module doc). Refuses a plan with problems."""
+    return apply_changes(EmbeddedClusters(dd, clock), plan)

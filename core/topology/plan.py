@@ -1,0 +1,334 @@
+"""The planner of topology as code: what a file changes in the clusters it is planned against.
+
+One planner (:func:`plan_topology`) over two kinds of clusters that read and change a
+state: core/topology/embedded.py ``EmbeddedClusters`` (the clusters of a data directory) and
+core/topology/live.py ``LiveClusters`` (the live servers a file's clusters are bound to,
+core/topology/bindings.py). It validates the DESIRED state as a whole: what the clusters
+hold, with the file's objects replacing or adding to it (with ``prune``: only the file's
+objects, in the clusters the file declares). Every problem of that state, and every change
+the engine would refuse (a non-editable stream field, a link's source, fewer partitions, a
+mirror topic's link or source), is a :class:`~jetlink.core.topology.Problem`: the plan is
+then not applied at all. Otherwise it lists one :class:`Change` per object (create / update
+with the field differences / delete / unchanged), in dependency order: clusters, topics,
+streams (origins before their mirrors and sources), links, mirror topics; deletions in the
+reverse order. core/topology/apply.py makes the changes.
+
+Objects are identified by (kind, cluster, name); a NATS object is the stream it becomes,
+whatever table declares it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import JetlinkError
+from .checks import validate_topology
+from .export import object_table, stream_table
+from .load import Topology
+from .model import Problem, TopologyObject
+from .stored import _user_config
+
+__all__ = ["NATS_KINDS", "Change", "Plan", "plan_topology", "unique_problems"]
+
+NATS_KINDS = ("stream", "kv", "kv_mirror", "kv_aggregate")
+# creation order of the kinds (streams are further ordered origins first)
+ORDER = {"cluster": 0, "topic": 1, "stream": 2, "kv": 2, "kv_mirror": 2, "kv_aggregate": 2,
+         "link": 3, "mirror_topic": 4}
+
+
+@dataclass
+class Change:
+    action: str  # create | update | delete | unchanged
+    kind: str  # cluster, stream, kv, kv_mirror, kv_aggregate, topic, link, mirror_topic
+    cluster: str
+    name: str
+    diff: list[dict[str, Any]] = field(default_factory=list)  # {field, from, to}
+    obj: TopologyObject | None = None  # the desired object (create / update)
+    current: TopologyObject | None = None  # the object in the data directory
+    cluster_kind: str = "nats"  # a cluster change: its kind
+    config: Any = None  # a stream update: the complete config sent (declared + defaults)
+
+    @property
+    def desired(self) -> TopologyObject:
+        """``obj`` of a create or an update (which always carry it)."""
+        assert self.obj is not None, f"a {self.action} carries the desired object"
+        return self.obj
+
+    @property
+    def existing(self) -> TopologyObject:
+        """``current`` of an update or a delete (which always carry it)."""
+        assert self.current is not None, f"a {self.action} carries the existing object"
+        return self.current
+
+    @property
+    def shown(self) -> str:
+        """The name as the file writes it: a bucket's name, not its KV_ stream's."""
+        obj = self.obj or self.current
+        if obj is not None and obj.kind in ("kv", "kv_aggregate") and obj.spec is not None:
+            return obj.spec.bucket
+        return self.name
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} {self.shown}" + ("" if self.kind == "cluster" else
+                                              f" in cluster {self.cluster}")
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"action": self.action, "kind": self.kind,
+                               "cluster": self.cluster, "name": self.shown}
+        if self.diff:
+            out["diff"] = self.diff
+        return out
+
+
+@dataclass
+class Plan:
+    changes: list[Change]
+    problems: list[Problem]
+    prune: bool = False
+    # what the server accepts but is likely a mistake (an origin that is not there): shown,
+    # never a reason to refuse the plan
+    warnings: list[Problem] = field(default_factory=list)
+
+    @property
+    def pending(self) -> list[Change]:
+        return [c for c in self.changes if c.action != "unchanged"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"prune": self.prune, "changes": [c.to_json() for c in self.pending],
+                "unchanged": sum(1 for c in self.changes if c.action == "unchanged"),
+                "problems": [p.to_dict() for p in self.problems],
+                "warnings": [p.to_dict() for p in self.warnings]}
+
+
+def _ident(obj: TopologyObject) -> tuple[str, str, str]:
+    """An object's identity: a NATS object is the stream it becomes, whatever table declares
+    it (a bucket exported as a stream is the same object)."""
+    return ("nats" if obj.kind in NATS_KINDS else obj.kind, obj.cluster, obj.name)
+
+
+def _effective(obj: TopologyObject, state: Topology) -> Any:
+    """The stream a NATS object declares with the server's defaults filled in (what the
+    engine stores), without the server's own metadata; its declared config when invalid."""
+    from ..config.validate import check_stream_config
+
+    def lookup(name: str) -> Any:
+        other = state.streams.get((obj.cluster, name))
+        return other.config if other is not None else None
+
+    cfg = obj.config
+    assert cfg is not None, "called for objects that decoded (_effective_table)"
+    try:
+        return _user_config(check_stream_config(cfg, lookup))
+    except JetlinkError:
+        return _user_config(cfg)
+
+
+def _declared(obj: TopologyObject) -> Any:
+    """:func:`_effective` of an object validated in the plan's state (its ``effective``)."""
+    return None if obj.config is None else _user_config(obj.effective or obj.config)
+
+
+def _table(cfg: Any) -> dict[str, Any]:
+    return {} if cfg is None else stream_table(cfg)
+
+
+def _effective_table(obj: TopologyObject, state: Topology) -> dict[str, Any]:
+    """:func:`_effective` as a table, to compare a declaration with the data directory."""
+    return _table(None if obj.config is None else _effective(obj, state))
+
+
+def _diff(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for key in sorted(set(old) | set(new)):
+        if key == "cluster":
+            continue
+        if old.get(key) != new.get(key):
+            out.append({"field": key, "from": old.get(key), "to": new.get(key)})
+    return out
+
+
+def _refusal(change: Change, dd_problem: str, fld: str | None) -> Problem:
+    obj = change.obj or change.current
+    return Problem(obj.file if obj else "", f"{change.kind} {change.name}", fld, 0,
+                   f"{change.label}: {dd_problem}")
+
+
+def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
+                  problems: list[Problem], *, single_server: bool = True) -> None:
+    """The engine's (the server's) editable rules, checked before anything is applied."""
+    from ..config.validate import check_stream_update
+
+    obj, cur = change.obj, change.current
+    assert obj is not None and cur is not None
+    if change.kind in NATS_KINDS:
+        if obj.config is None:
+            return
+        existing = {n: c for (cl, n), c in current_streams.items() if cl == change.cluster}
+        try:
+            check_stream_update(current_streams[(change.cluster, cur.name)], change.config,
+                                existing, single_server=single_server)
+        except JetlinkError as err:
+            p = Problem(obj.file, obj.label, getattr(err, "field", None),
+                        getattr(err, "err_code", 0),
+                        f"{change.label} can not be updated: {err.description}")
+            problems.append(p)
+    elif change.kind == "topic":
+        if obj.spec.partitions < cur.spec.partitions:
+            problems.append(_refusal(change, f"the partition count can only grow "
+                                             f"({cur.spec.partitions} -> {obj.spec.partitions})",
+                                     "partitions"))
+    elif change.kind == "link":
+        if obj.spec.source_cluster != cur.spec.source_cluster:
+            problems.append(_refusal(change, "a link's source cluster can not change (delete "
+                                             "and re-create the link)", "source_cluster"))
+        elif (obj.spec.configs.get("cluster.link.prefix", "")
+              != cur.spec.configs.get("cluster.link.prefix", "")):
+            problems.append(_refusal(change, "cluster.link.prefix can not change",
+                                     "configs.cluster.link.prefix"))
+    elif change.kind == "mirror_topic":
+        problems.append(_refusal(change, "a mirror topic's link, source topic and configs can "
+                                         "not change (delete and re-create it, or promote it)",
+                                 None))
+
+
+def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> Plan:
+    """The plan that brings what ``clusters`` hold (core/topology/embedded.py
+    ``EmbeddedClusters``: a data directory; core/topology/live.py ``LiveClusters``: the live
+    servers the file's clusters are bound to) to ``desired``, a loaded file (its own problems
+    are kept as they are). One planner for both: the clusters read their state once and name
+    their own limits."""
+    current = Topology()
+    current_streams: dict[tuple[str, str], Any] = {}  # what an update is checked against
+    current.add_document(clusters.read(stored=current_streams, minimal=False), clusters.label)
+    declared = set(desired.clusters)
+    problems = list(desired.problems)
+    # The state to validate: what the clusters hold, replaced by the file's objects.
+    state = Topology()
+    for name, c in current.clusters.items():
+        if not (prune and name in declared):
+            state.clusters.setdefault(name, c)
+    for name, c in desired.clusters.items():
+        state.clusters[name] = c
+    file_ids = {_ident(o) for o in desired.objects}
+    current_ids = {_ident(o) for o in current.objects}
+    keep = [o for o in current.objects
+            if _ident(o) not in file_ids and not (prune and o.cluster in declared)]
+    for obj in keep:
+        obj.creating = False
+        state.adopt(obj)
+    # The file's objects as validated in that state: their effective configs, mirror topics'
+    # source topics resolved through links that may live only in the data directory. One
+    # that exists already is an update (checked as one below), not a create.
+    for obj in desired.objects:
+        obj.creating = _ident(obj) not in current_ids
+    declared_objects = [state.adopt(obj) for obj in desired.objects]
+    clusters.complete(state)
+    # What the clusters held before the file was read is not the file's doing: a problem of
+    # the clusters' own objects that is there without the file (e.g. a stream of the data
+    # directory whose origin is gone) never makes an unrelated file fail.
+    already = {_key(p) for p in validate_topology(_alone(current, keep))}
+    found = validate_topology(state)
+    problems += [p for p in clusters.relevant(found)
+                 if not (p.file == clusters.label and _key(p) in already)]
+    warnings = [w for w in state.warnings if w.file != clusters.label]
+    # Compare.
+    changes: list[Change] = []
+    cur_by_id = {_ident(o): o for o in current.objects}
+    for name, c in desired.clusters.items():
+        if name in current.clusters:
+            old = current.clusters[name]
+            if old.kind != c.kind:
+                problems.append(Problem(c.file, f"cluster {name}", "kind", 0,
+                                        f"cluster {name} exists with kind {old.kind}: a "
+                                        "cluster's kind can not change"))
+            changes.append(Change("unchanged", "cluster", name, name))
+        else:
+            changes.append(Change("create", "cluster", name, name, cluster_kind=c.kind))
+    for obj in declared_objects:
+        cur = cur_by_id.get(_ident(obj))
+        if cur is None:
+            changes.append(Change("create", obj.kind, obj.cluster, obj.name, obj=obj))
+            continue
+        if obj.kind in NATS_KINDS:
+            diff = _diff(_effective_table(cur, state), _table(_declared(obj)))
+            if diff and cur.kind == obj.kind != "stream":  # shown in the KV table's terms
+                diff = _diff(object_table(cur), object_table(obj)) or diff
+        elif obj.kind == "mirror_topic":  # its configs are creation settings, not read back
+            diff = _diff({k: v for k, v in object_table(cur).items() if k != "configs"},
+                         {k: v for k, v in object_table(obj).items() if k != "configs"})
+        else:
+            diff = _diff(object_table(cur), object_table(obj))
+        change = Change("update" if diff else "unchanged", obj.kind, obj.cluster, obj.name,
+                        diff, obj=obj, current=cur)
+        if diff and obj.kind in NATS_KINDS and obj.config is not None:
+            change.config = _declared(obj)
+        if diff:
+            _check_update(change, current_streams, problems,
+                          single_server=clusters.single_server)
+        changes.append(change)
+    problems += clusters.limits(changes)
+    if prune:
+        for obj in current.objects:
+            if obj.cluster in declared and _ident(obj) not in file_ids:
+                changes.append(Change("delete", obj.kind, obj.cluster, obj.name, current=obj))
+    return Plan(_ordered(changes, state), _unique(problems), prune, _unique(warnings))
+
+
+def _key(p: Problem) -> tuple[Any, ...]:
+    return (p.file, p.object, p.field, p.err_code, p.description)
+
+
+def _alone(current: Topology, keep: list[TopologyObject]) -> Topology:
+    """The clusters' kept objects as a topology of their own (their problems without the
+    file)."""
+    alone = Topology()
+    alone.clusters = dict(current.clusters)
+    for obj in keep:
+        alone.adopt(obj)
+    return alone
+
+
+def unique_problems(problems: Iterable[Problem]) -> list[Problem]:
+    """``problems`` without repeats, in order."""
+    return _unique(problems)
+
+
+def _unique(problems: Iterable[Problem]) -> list[Problem]:
+    seen, out = set(), []
+    for p in problems:
+        key = (p.file, p.object, p.field, p.err_code, p.description)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def _ordered(changes: list[Change], state: Topology) -> list[Change]:
+    """Creations and updates by kind, streams origins first; deletions after them, in the
+    reverse order (mirrors before their origins, mirror topics before links before topics)."""
+    rank: dict[tuple[str, str], int] = {}
+
+    def depth(cluster: str, name: str, seen: frozenset = frozenset()) -> int:
+        key = (cluster, name)
+        if key in rank:
+            return rank[key]
+        obj = state.streams.get(key)
+        d = 0
+        if obj is not None and key not in seen:
+            for o in obj.origins:
+                if o.cluster is not None and (o.cluster, o.name) in state.streams:
+                    d = max(d, 1 + depth(o.cluster, o.name, seen | {key}))
+        rank[key] = d
+        return d
+
+    def sort_key(c: Change) -> tuple:
+        obj = c.obj or c.current
+        d = depth(c.cluster, obj.name) if c.kind in NATS_KINDS and obj else 0
+        if c.action == "delete":
+            return (1, -ORDER[c.kind], -d, c.cluster, c.name)
+        return (0, ORDER[c.kind], d, c.cluster, c.name)
+
+    return sorted(changes, key=sort_key)
