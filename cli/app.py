@@ -6,12 +6,13 @@ needs and nothing domain-specific: where the data lives, which cluster is addres
 to print JSON, and the two output streams.
 
 Kept import-light on purpose: this module is imported by ``jetlink --help``, so Rich is only
-imported when a console is actually used.
+imported when a console is actually used (cli/console.py makes the consoles).
+:meth:`App.emit` and :meth:`App.fail` hand over to cli/output.py, which renders to any
+:class:`~jetlink.cli.console.Terminal` and never names App: app -> output -> console.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,13 +20,15 @@ from enum import IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from jetlink.cli.console import PROG as PROG  # the name scripts/generate.py imports
+from jetlink.cli.console import make_console, wants_color
+
 if TYPE_CHECKING:  # pragma: no cover
     import typer
     from rich.console import Console
 
     from jetlink.core.errors import JetlinkError
 
-PROG = "jetlink"
 DEFAULT_CLUSTER = "local"
 ENV_DATA_DIR = "JETLINK_DATA_DIR"
 ENV_CLUSTER = "JETLINK_CLUSTER"
@@ -59,17 +62,6 @@ def default_data_dir(environ: dict[str, str] | None = None) -> Path:
     from jetlink.core.xdg import home
 
     return home("data", environ)
-
-
-def wants_color(stream: Any) -> bool:
-    """Colour only on a terminal and only when NO_COLOR (https://no-color.org) is unset/empty."""
-    if os.environ.get("NO_COLOR"):
-        return False
-    isatty = getattr(stream, "isatty", None)
-    try:
-        return bool(isatty and isatty())
-    except ValueError:  # closed stream
-        return False
 
 
 @dataclass
@@ -144,20 +136,3 @@ class App:
         output.print_error(self, err)
         raise typer.Exit(err.exit_code)
 
-
-def make_console(stream: Any, *, width: int | None = None) -> Console:
-    """A Rich console on ``stream``: colour only on a terminal without NO_COLOR, no markup
-    or highlighting (values are printed as they are)."""
-    from rich.console import Console
-
-    color = wants_color(stream)
-    return Console(
-        file=stream,
-        width=width,
-        color_system="auto" if color else None,
-        no_color=not color,
-        highlight=False,
-        markup=False,
-        emoji=False,
-        soft_wrap=False,
-    )

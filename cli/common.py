@@ -3,14 +3,16 @@
 - :func:`open_jetstream`, the one place the stream / pub / sub / consumer verbs open the
   engine of the addressed cluster (``--cluster``); :func:`data_dir`, the data directory
   (``--data-dir``) the cluster verbs manage; :func:`make_clock`, the clock the engine runs with
-  (tests replace it with a manual clock), and :func:`now_ns`, its time;
+  (tests replace it with a manual clock), and :func:`now_ns`, its time; :func:`now_of` and
+  :func:`ago`, how long before an engine document was made a time was by that clock;
 - :func:`replicate_step`, the one place commands replicate: when a command has written to a
   cluster database, one bounded pump step (``jetlink.core.replication.pump``) runs as the
   command ends, so a message published to an origin is in its mirror when the command returns
   (docs/replication.md "Each mutating CLI command runs one bounded step"). No command calls
   it: :func:`data_dir` arranges it for every command that opens the store;
-- :func:`context_in_force`, the context in force (read once per invocation), and
-  :func:`named_context`, the context ``--context`` or JETLINK_CONTEXT names;
+- :func:`context_in_force`, the context in force (read once per invocation),
+  :func:`named_context`, the context ``--context`` or JETLINK_CONTEXT names, and
+  :func:`target_in_force`, the live server the settings put in force (None: the engine);
 - :func:`rest_settings`, whether the links / mirrors verbs call a REST API v3 endpoint
   (``--rest-url``, JETLINK_REST_URL or the context's ``rest_url``) instead of the engine,
   and :func:`rest_api_root`, that endpoint's API root;
@@ -60,6 +62,25 @@ def make_clock() -> Clock:
 def now_ns() -> int:
     """The engine clock's time (what "3s ago" and --since are measured against)."""
     return make_clock().now_ns()
+
+
+def now_of(doc: Mapping[str, Any]) -> int:
+    """The time an engine document was made (its ``ts``), else the engine clock's now."""
+    from jetlink.cli import output
+
+    return output.rfc3339_ns(doc.get("ts")) or now_ns()
+
+
+def ago(rfc3339: str | None, doc: Mapping[str, Any]) -> str:
+    """How long before ``doc`` was made (:func:`now_of`) the time ``rfc3339`` was, as
+    :func:`output.since` prints it; ``never`` for Go's zero time (natscli's ``Last ...``
+    columns)."""
+    from jetlink.cli import output
+
+    last = output.rfc3339_ns(rfc3339)
+    if not last:
+        return "never"
+    return output.since(max(now_of(doc) - last, 0))
 
 
 def open_backend(app: App) -> Backend:
@@ -227,6 +248,25 @@ def context_in_force(ctx: typer.Context) -> Context | None:
         meta[_CONTEXT_KEY] = ContextStore().in_force(name, source=source)
     found: Context | None = meta[_CONTEXT_KEY]
     return found
+
+
+def target_in_force(ctx: typer.Context) -> Any:
+    """The live server the invocation's settings put in force (core/live/settings.py:
+    option > environment > jetlink context > natscli context), or None: the embedded
+    engine. Read from the root's options; no nats-py import here."""
+    import os
+
+    from jetlink.core.live.settings import resolve_target
+
+    root = ctx.find_root()
+    p = root.params
+    options = {"servers": p.get("server"), "creds": p.get("creds"), "nkey": p.get("nkey"),
+               "user": p.get("user"), "password": p.get("password"),
+               "tls_cert": p.get("tlscert"), "tls_key": p.get("tlskey"),
+               "tls_ca": p.get("tlsca"), "tls_first": p.get("tlsfirst"),
+               "js_domain": p.get("js_domain"), "js_api_prefix": p.get("js_api_prefix"),
+               "inbox_prefix": p.get("inbox_prefix"), "timeout": p.get("timeout")}
+    return resolve_target(options, os.environ, context_in_force(root), p.get("nats_context"))
 
 
 # -- --rest-url: where the links / mirrors verbs send their calls ----------------------------

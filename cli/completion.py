@@ -40,7 +40,7 @@ def _backend(ctx: Any) -> Any:
     nothing, a live server waited for :data:`LIVE_TIMEOUT` at most."""
     import dataclasses
 
-    from jetlink.cli.main import target_in_force
+    from jetlink.cli.common import target_in_force
     from jetlink.core.backend import open_backend
     from jetlink.core.clock import SystemClock
 

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from jetlink.cli import completion, output
+from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import now_ns, open_jetstream, read_json_file, usage
 from jetlink.cli.options import DURATION, JsonOption, StreamArg, config_option, force_option
@@ -699,7 +699,7 @@ def ls(
                 output.local_time(i.get("created")),
                 output.comma(i.get("num_ack_pending", 0)),
                 output.comma(i.get("num_pending", 0)),
-                output.ago((i.get("delivered") or {}).get("last_active"), i),
+                common.ago((i.get("delivered") or {}).get("last_active"), i),
             ]
         )
     output.table(
@@ -742,77 +742,96 @@ def render_info(app: App, doc: dict[str, Any], *, state_only: bool = False) -> N
     cols = output.info_columns(
         f"Consumer {doc.get('stream_name', '')} > {doc.get('name', '')}", doc, state_only=state_only
     )
-    ack = cfg.get("ack_policy", "explicit")
     if not state_only:
-        cols.title("Configuration")
-        cols.row("Name", cfg.get("name") or doc.get("name", ""))
-        durable = cfg.get("durable_name", "")
-        cols.row(
-            "Durable Name",
-            durable,
-            bool(durable) and durable != (cfg.get("name") or doc.get("name")),
-        )
-        cols.row("Description", cfg.get("description", ""), bool(cfg.get("description")))
-        cols.row("Pull Mode", True)
-        if cfg.get("filter_subject"):
-            cols.row("Filter Subject", cfg["filter_subject"])
-        elif cfg.get("filter_subjects"):
-            cols.row("Filter Subjects", ", ".join(cfg["filter_subjects"]))
-        policy = cfg.get("deliver_policy", "all")
-        if policy == "by_start_time":
-            cols.row("Deliver Policy", f"Since {cfg.get('opt_start_time', '')}")
-        elif policy == "by_start_sequence":
-            cols.row("Deliver Policy", f"From Sequence {cfg.get('opt_start_seq', 0)}")
-        else:
-            cols.row("Deliver Policy", _DELIVER_TITLES.get(policy, policy))
-        cols.row("Ack Policy", ack.capitalize())
-        cols.row("Ack Wait", output.since(cfg.get("ack_wait", 0)), ack != "none")
-        cols.row("Replay Policy", cfg.get("replay_policy", "instant").capitalize())
-        max_deliver = cfg.get("max_deliver", -1)
-        cols.row("Maximum Deliveries", output.comma(max_deliver), max_deliver not in (-1, 0))
-        cols.row(
-            "Max Ack Pending",
-            output.comma(cfg.get("max_ack_pending", 0)),
-            cfg.get("max_ack_pending", 0) > 0,
-        )
-        cols.row(
-            "Max Waiting Pulls",
-            output.comma(cfg.get("max_waiting", 0)),
-            cfg.get("max_waiting", 0) > 0,
-        )
-        cols.row("Headers Only", True, bool(cfg.get("headers_only")))
-        cols.row(
-            "Inactive Threshold",
-            output.since(cfg.get("inactive_threshold", 0)),
-            cfg.get("inactive_threshold", 0) > 0,
-        )
-        cols.row(
-            "Max Pull Expire",
-            output.since(cfg.get("max_expires", 0)),
-            cfg.get("max_expires", 0) > 0,
-        )
-        cols.row(
-            "Max Pull Batch", output.comma(cfg.get("max_batch", 0)), cfg.get("max_batch", 0) > 0
-        )
-        backoff = cfg.get("backoff") or []
-        cols.row("Backoff", _render_backoff(backoff), bool(backoff))
-        cols.row("Replicas", cfg.get("num_replicas", 0), cfg.get("num_replicas", 0) > 0)
-        cols.row("Memory Storage", True, bool(cfg.get("mem_storage")))
-        pause_until = output.rfc3339_ns(cfg.get("pause_until"))
-        if doc.get("paused"):
-            cols.row("Paused Until Deadline", f"{output.local_ns(pause_until)} "
-                     f"({output.since(doc.get('pause_remaining', 0))} remaining)")
-        else:
-            cols.row("Paused Until Deadline", f"{output.local_ns(pause_until)} (passed)",
-                     bool(pause_until))
-        policy = cfg.get("priority_policy", "none")
-        if policy != "none":
-            cols.row("Priority Policy", policy)
-            cols.row("Priority Groups", ", ".join(cfg.get("priority_groups") or []))
-            cols.row("Pinned TTL", _go_duration(cfg.get("priority_timeout", 0)),
-                     policy == "pinned_client")
+        _config_rows(cols, cfg, doc)
+        _pause_and_priority_rows(cols, cfg, doc)
         cols.metadata(cfg.get("metadata"))
-    now = output.now_of(doc)
+    _state_rows(cols, cfg, doc)
+    cols.render(app)
+
+
+def _config_rows(cols: output.Columns, cfg: dict[str, Any], doc: dict[str, Any]) -> None:
+    """The Configuration section of natscli's consumer info, up to the memory storage."""
+    ack = cfg.get("ack_policy", "explicit")
+    cols.title("Configuration")
+    cols.row("Name", cfg.get("name") or doc.get("name", ""))
+    durable = cfg.get("durable_name", "")
+    cols.row(
+        "Durable Name",
+        durable,
+        bool(durable) and durable != (cfg.get("name") or doc.get("name")),
+    )
+    cols.row("Description", cfg.get("description", ""), bool(cfg.get("description")))
+    cols.row("Pull Mode", True)
+    if cfg.get("filter_subject"):
+        cols.row("Filter Subject", cfg["filter_subject"])
+    elif cfg.get("filter_subjects"):
+        cols.row("Filter Subjects", ", ".join(cfg["filter_subjects"]))
+    policy = cfg.get("deliver_policy", "all")
+    if policy == "by_start_time":
+        cols.row("Deliver Policy", f"Since {cfg.get('opt_start_time', '')}")
+    elif policy == "by_start_sequence":
+        cols.row("Deliver Policy", f"From Sequence {cfg.get('opt_start_seq', 0)}")
+    else:
+        cols.row("Deliver Policy", _DELIVER_TITLES.get(policy, policy))
+    cols.row("Ack Policy", ack.capitalize())
+    cols.row("Ack Wait", output.since(cfg.get("ack_wait", 0)), ack != "none")
+    cols.row("Replay Policy", cfg.get("replay_policy", "instant").capitalize())
+    max_deliver = cfg.get("max_deliver", -1)
+    cols.row("Maximum Deliveries", output.comma(max_deliver), max_deliver not in (-1, 0))
+    cols.row(
+        "Max Ack Pending",
+        output.comma(cfg.get("max_ack_pending", 0)),
+        cfg.get("max_ack_pending", 0) > 0,
+    )
+    cols.row(
+        "Max Waiting Pulls",
+        output.comma(cfg.get("max_waiting", 0)),
+        cfg.get("max_waiting", 0) > 0,
+    )
+    cols.row("Headers Only", True, bool(cfg.get("headers_only")))
+    cols.row(
+        "Inactive Threshold",
+        output.since(cfg.get("inactive_threshold", 0)),
+        cfg.get("inactive_threshold", 0) > 0,
+    )
+    cols.row(
+        "Max Pull Expire",
+        output.since(cfg.get("max_expires", 0)),
+        cfg.get("max_expires", 0) > 0,
+    )
+    cols.row(
+        "Max Pull Batch", output.comma(cfg.get("max_batch", 0)), cfg.get("max_batch", 0) > 0
+    )
+    backoff = cfg.get("backoff") or []
+    cols.row("Backoff", _render_backoff(backoff), bool(backoff))
+    cols.row("Replicas", cfg.get("num_replicas", 0), cfg.get("num_replicas", 0) > 0)
+    cols.row("Memory Storage", True, bool(cfg.get("mem_storage")))
+
+
+def _pause_and_priority_rows(cols: output.Columns, cfg: dict[str, Any],
+                             doc: dict[str, Any]) -> None:
+    """The Configuration rows of the pause deadline and the priority groups."""
+    pause_until = output.rfc3339_ns(cfg.get("pause_until"))
+    if doc.get("paused"):
+        cols.row("Paused Until Deadline", f"{output.local_ns(pause_until)} "
+                 f"({output.since(doc.get('pause_remaining', 0))} remaining)")
+    else:
+        cols.row("Paused Until Deadline", f"{output.local_ns(pause_until)} (passed)",
+                 bool(pause_until))
+    policy = cfg.get("priority_policy", "none")
+    if policy != "none":
+        cols.row("Priority Policy", policy)
+        cols.row("Priority Groups", ", ".join(cfg.get("priority_groups") or []))
+        cols.row("Pinned TTL", _go_duration(cfg.get("priority_timeout", 0)),
+                 policy == "pinned_client")
+
+
+def _state_rows(cols: output.Columns, cfg: dict[str, Any], doc: dict[str, Any]) -> None:
+    """The State section of natscli's consumer info: deliveries, acknowledgements, pending
+    and waiting counts, the pause, the pinned clients."""
+    ack = cfg.get("ack_policy", "explicit")
+    now = common.now_of(doc)
 
     def seqs(point: dict[str, Any], label: str) -> str:
         text = (
@@ -853,7 +872,6 @@ def render_info(app: App, doc: dict[str, Any], *, state_only: bool = False) -> N
             when = output.local_ns(output.rfc3339_ns(group.get("pinned_ts")))
             cols.row(f"Priority Group {group.get('group', '')}",
                      f"pinned {pin} at {when}" if pin else "No client")
-    cols.render(app)
 
 
 def _go_duration(ns: int) -> str:

@@ -91,10 +91,10 @@ def _abs(path: str | None) -> str | None:
 
 
 def target_doc(ctx: typer.Context) -> dict[str, Any]:
-    """Which target the invocation's settings put in force (cli/main.py resolves them the
-    same way for every other verb), and why: {"kind": "live", ...} or {"kind":
+    """Which target the invocation's settings put in force (cli/common.py
+    ``target_in_force``, as for every other verb), and why: {"kind": "live", ...} or {"kind":
     "embedded", "data_dir"}; a setting that can not be used: {"kind": "error", "error"}."""
-    from jetlink.cli.main import target_in_force
+    from jetlink.cli.common import target_in_force
     from jetlink.core.errors import JetlinkError
     from jetlink.core.live.settings import selected_nats_context
 

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from jetlink.cli.demo import DemoFailed, Drill, _section
+from jetlink.cli.demo_drill import DemoFailed, Drill, section
 
 LIVE_STEPS = 9
 # The drill's topology: each cluster bound to its server and JetStream domain.
@@ -117,7 +117,7 @@ def live_scenario(d: Drill, root: Path) -> None:
     d.run(*W, "kv", "put", "CONFIG", "limit", "100")
     _wait(d, E, "ORDERS_EAST", CREATED + SHIPPED)
     _wait(d, E, "KV_CONFIG", 2)
-    d.run(*E, "stream", "info", "ORDERS_EAST", select=_section("Mirror Information:"))
+    d.run(*E, "stream", "info", "ORDERS_EAST", select=section("Mirror Information:"))
     d.moved("west ORDERS (published)", CREATED + SHIPPED, "messages", seconds=pub_seconds,
             how="jetlink pub --count, acknowledged")
 
@@ -175,7 +175,7 @@ def live_scenario(d: Drill, root: Path) -> None:
         raise DemoFailed(str(err)) from None
     d.show(["-c", str(east.config)], "", program=Path(regions.binary).name,
            note=f"east again: PID {east.pid}, up in {seconds:.2f}s")
-    d.run(*E, "stream", "info", "ORDERS_EAST", select=_section("Mirror Information:"))
+    d.run(*E, "stream", "info", "ORDERS_EAST", select=section("Mirror Information:"))
     d.say("Fail east over: the mirror becomes the stream, west's consumers are placed on it "
           f"from the synced positions. Its subjects are {EAST_SUBJECTS}, not west's "
           "orders.>: over a leafnode both domains share the account's subjects, and once "
@@ -219,11 +219,11 @@ def live_scenario(d: Drill, root: Path) -> None:
     tail_path = root / "orders-tail"
     t0 = time.perf_counter()
     fb = d.run(*E, "stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}",
-               "-f", select=lambda lines: _section("Divergent Tail:")(lines)[:4])
+               "-f", select=lambda lines: section("Divergent Tail:")(lines)[:4])
     saved = re.search(r"Messages: ([\d,]+)", fb.out)
     tail = int(saved.group(1).replace(",", "")) if saved else 0
     d.run(*E, "stream", "failback", "ORDERS_EAST", "--switch", "-f",
-          select=lambda lines: lines[:1] + _section("Consumers On The Primary:")(lines))
+          select=lambda lines: lines[:1] + section("Consumers On The Primary:")(lines))
     fb_seconds = time.perf_counter() - t0
     d.say("CONFIG's subjects are its bucket's ($KV.CONFIG.>) on both sides: it fails back "
           "too, before anything writes to it.")

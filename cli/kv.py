@@ -687,7 +687,7 @@ def render_ls(app: App, statuses: list[dict[str, Any]]) -> None:
                 output.local_time(info.get("created")),
                 output.ibytes(s.get("bytes", 0)),
                 output.comma(s.get("values", 0)),
-                output.ago((info.get("state") or {}).get("last_ts"), info),
+                common.ago((info.get("state") or {}).get("last_ts"), info),
             ]
         )
     output.table(

@@ -444,6 +444,8 @@ def _root(
     ] = False,
 ) -> None:
     # The help text of the root is HELP (given to typer.Typer), not this function's.
+    from jetlink.cli.common import open_backend, target_in_force
+
     app = ctx.obj = App(
         data_dir=data_dir.expanduser() if data_dir is not None else default_data_dir(),
         cluster=cluster,
@@ -460,8 +462,6 @@ def _root(
         app.target = target_in_force(ctx)
     # What the command acts on, opened on first use and closed (after the post-write
     # replication step) when the invocation ends.
-    from jetlink.cli.common import open_backend
-
     app.backend = ctx.with_resource(open_backend(app))
 
 
@@ -487,26 +487,6 @@ def _apply_context(ctx: typer.Context, app: App, name: str | None) -> None:
         app.data_dir = Path(found.data_dir).expanduser()
     if need_cluster and found.cluster:
         app.cluster = found.cluster
-
-
-def target_in_force(ctx: typer.Context) -> Any:
-    """The live server the invocation's settings put in force (core/live/settings.py:
-    option > environment > jetlink context > natscli context), or None: the embedded
-    engine. Read from the root's options; no nats-py import here."""
-    import os
-
-    from jetlink.cli.common import context_in_force
-    from jetlink.core.live.settings import resolve_target
-
-    root = ctx.find_root()
-    p = root.params
-    options = {"servers": p.get("server"), "creds": p.get("creds"), "nkey": p.get("nkey"),
-               "user": p.get("user"), "password": p.get("password"),
-               "tls_cert": p.get("tlscert"), "tls_key": p.get("tlskey"),
-               "tls_ca": p.get("tlsca"), "tls_first": p.get("tlsfirst"),
-               "js_domain": p.get("js_domain"), "js_api_prefix": p.get("js_api_prefix"),
-               "inbox_prefix": p.get("inbox_prefix"), "timeout": p.get("timeout")}
-    return resolve_target(options, os.environ, context_in_force(root), p.get("nats_context"))
 
 
 def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:

@@ -5,7 +5,7 @@ Rules (DESIGN.md "Output and errors"):
   indent 2), errors included (``JetlinkError.to_dict()``);
 - otherwise results go to stdout as Rich tables / key-value blocks / plain lines, and notices
   and errors go to stderr;
-- no colour when the stream is not a terminal or NO_COLOR is set (see cli/app.py).
+- no colour when the stream is not a terminal or NO_COLOR is set (see cli/console.py).
 
 Rich is imported lazily inside the renderers so that ``jetlink --help`` never loads it.
 """
@@ -19,15 +19,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, date, datetime
 from enum import Enum
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from jetlink.cli.app import PROG
+from jetlink.cli.console import PROG, Terminal, make_console
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jetlink.cli.app import App
     from jetlink.core.errors import JetlinkError
 
-Renderer = Callable[["App", Any], None]
+# The renderers print for any Terminal (cli/console.py; the invocation's App is one): a
+# command's own renderer gets back the Terminal it was given.
+T = TypeVar("T", bound=Terminal)
 
 
 # -- JSON ----------------------------------------------------------------------------------
@@ -72,7 +73,7 @@ def print_json(data: Any, *, file: Any = None) -> None:
 # -- the entry point of every command -----------------------------------------------------
 
 
-def emit(app: App, data: Any, human: Renderer | None = None) -> None:
+def emit(app: T, data: Any, human: Callable[[T, Any], None] | None = None) -> None:
     """Print a command's result: one JSON document with --json, else the human rendering.
 
     ``human(app, data)`` renders ``data`` for a person; without it a mapping becomes a
@@ -86,7 +87,7 @@ def emit(app: App, data: Any, human: Renderer | None = None) -> None:
         render_auto(app, data)
 
 
-def render_auto(app: App, data: Any) -> None:
+def render_auto(app: Terminal, data: Any) -> None:
     if isinstance(data, Mapping):
         kv_block(app, data)
     elif (
@@ -125,30 +126,30 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
-def line(app: App | None, text: str = "") -> None:
+def line(app: Terminal | None, text: str = "") -> None:
     """One plain line on stdout (no Rich needed)."""
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 
-def lines(app: App | None, texts: Iterable[str]) -> None:
+def lines(app: Terminal | None, texts: Iterable[str]) -> None:
     """Each text on its own line on stdout (``ls --names``)."""
     for text in texts:
         line(app, text)
 
 
-def success(app: App, text: str) -> None:
+def success(app: Terminal, text: str) -> None:
     """The result of a verb that only acts: ``{"success": true}`` with --json, else ``text``."""
     emit(app, {"success": True}, human=lambda a, d: line(a, text))
 
 
-def notice(app: App | None, text: str) -> None:
+def notice(app: Terminal | None, text: str) -> None:
     """One plain line on stderr: progress, summaries, hints. Never part of --json output."""
     sys.stderr.write(text + "\n")
     sys.stderr.flush()
 
 
-def kv_block(app: App, data: Mapping[str, Any], *, title: str | None = None) -> None:
+def kv_block(app: Terminal, data: Mapping[str, Any], *, title: str | None = None) -> None:
     """A key/value block (like `nats stream info`): aligned ``key: value`` lines.
 
     Plain text (no Rich, no trailing blanks); keys are bold on a colour terminal.
@@ -177,7 +178,7 @@ def stderr_is_terminal() -> bool:
 
 
 def table(
-    app: App,
+    app: Terminal,
     columns: Sequence[str],
     rows: Iterable[Sequence[Any]],
     *,
@@ -209,8 +210,6 @@ def table(
     else:
         # Piped or redirected (CI logs, grep): no terminal width to fit, so rows are not
         # wrapped; each row stays on one line.
-        from jetlink.cli.app import make_console
-
         unbounded = console.options.update(max_width=100_000)
         width = console.measure(tbl, options=unbounded).maximum
         make_console(console.file, width=max(width, console.width)).print(tbl)
@@ -227,7 +226,7 @@ def format_error(err: JetlinkError) -> str:
     return f"{PROG}: error: {err.description}{suffix}" + (f": {detail}" if detail else "")
 
 
-def print_error(app: App | None, err: JetlinkError) -> None:
+def print_error(app: Terminal | None, err: JetlinkError) -> None:
     """The one function that reports a JetlinkError: JSON on stdout with --json, else stderr."""
     if app is not None and app.json:
         print_json(err.to_dict())
@@ -292,22 +291,6 @@ def local_time(rfc3339: str | None) -> str:
     return local_ns(rfc3339_ns(rfc3339))
 
 
-def now_of(doc: Mapping[str, Any]) -> int:
-    """The time an engine document was made (its ``ts``), else the engine clock's now."""
-    from jetlink.cli.common import now_ns
-
-    return rfc3339_ns(doc.get("ts")) or now_ns()
-
-
-def ago(rfc3339: str | None, doc: Mapping[str, Any]) -> str:
-    """How long before ``doc`` was made (:func:`now_of`) the time ``rfc3339`` was, as
-    :func:`since` prints it; ``never`` for Go's zero time (natscli's ``Last ...`` columns)."""
-    last = rfc3339_ns(rfc3339)
-    if not last:
-        return "never"
-    return since(max(now_of(doc) - last, 0))
-
-
 def info_columns(what: str, doc: Mapping[str, Any], *, state_only: bool) -> Columns:
     """The Columns of natscli's ``info`` of ``what`` (``Stream ORDERS``), headed
     ``Information for <what> created <time>`` (``State for`` with --state)."""
@@ -338,7 +321,7 @@ class Columns:
 
     def metadata(self, metadata: Mapping[str, str] | None) -> None:
         """A ``Metadata`` section of the keys a user set (sorted), none when there is none."""
-        from jetlink.cli.common import user_metadata
+        from jetlink.core.config.validate import user_metadata
 
         meta = user_metadata(metadata)
         if meta:
@@ -368,7 +351,7 @@ class Columns:
             prev = kind
         return out
 
-    def render(self, app: App | None) -> None:
+    def render(self, app: Terminal | None) -> None:
         for text in self.lines():
             line(app, text.rstrip())
 
@@ -387,7 +370,7 @@ class progress:
     (elsewhere ``advance`` does nothing). ``total`` None: an indeterminate bar; a total
     that proves short (more is advanced) makes the bar indeterminate too."""
 
-    def __init__(self, app: App | None, label: str, total: int | None, *,
+    def __init__(self, app: Terminal | None, label: str, total: int | None, *,
                  enabled: bool = True) -> None:
         self._label, self._total = label, total
         self._on = enabled and stderr_is_terminal() and not (app is not None and app.json)
@@ -404,7 +387,6 @@ class progress:
             TimeElapsedColumn,
         )
 
-        from jetlink.cli.app import make_console
 
         self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
                              MofNCompleteColumn(), TimeElapsedColumn(),
@@ -442,7 +424,7 @@ def is_interactive() -> bool:
     return True
 
 
-def confirm(app: App, question: str, *, force: bool, action: str) -> None:
+def confirm(app: Terminal, question: str, *, force: bool, action: str) -> None:
     """Ask ``question`` on a terminal unless ``force``; refuse without a terminal.
 
     ``action`` says what would be done (``delete stream ORDERS``). Without a terminal and
@@ -490,9 +472,9 @@ def name_or_ask(name: str | None, question: str, *, argument: str, what: str) ->
     if name:
         return name
     if not is_interactive():
-        from jetlink.cli.common import usage
+        from jetlink.core.errors import UsageError
 
-        raise usage(f"missing argument {argument} ({what})")
+        raise UsageError(f"missing argument {argument} ({what})")
     answer = ""
     while not answer.strip():
         answer = prompt(question)
@@ -516,7 +498,7 @@ def body_text(data_b64: str) -> bytes:
     return base64.b64decode(data_b64) if data_b64 else b""
 
 
-def print_body(app: App | None, data: bytes, *, trailing_blank: bool = True) -> None:
+def print_body(app: Terminal | None, data: bytes, *, trailing_blank: bool = True) -> None:
     """A message body as natscli prints it: ``nil body`` when empty, else the bytes as text
     (invalid UTF-8 is shown escaped), then a blank line."""
     if not data:
@@ -530,7 +512,7 @@ def print_body(app: App | None, data: bytes, *, trailing_blank: bool = True) -> 
 
 
 def print_message(
-    app: App, msg: Mapping[str, Any], render: Callable[[App, Any, bytes], None], *, raw: bool
+    app: T, msg: Mapping[str, Any], render: Callable[[T, Any, bytes], None], *, raw: bool
 ) -> None:
     """A message document (``{"subject", "seq", "headers", "data": base64, ...}``): only its
     body with ``raw`` (--raw), else ``render(app, msg, body)`` (the command's layout)."""
@@ -542,9 +524,9 @@ def print_message(
 
 
 def print_messages(
-    app: App,
+    app: T,
     msgs: Sequence[Mapping[str, Any]],
-    render: Callable[[App, Any, bytes], None],
+    render: Callable[[T, Any, bytes], None],
     *,
     raw: bool,
     empty: str,
@@ -558,7 +540,7 @@ def print_messages(
 
 
 def print_headers(
-    app: App | None, headers: Mapping[str, Sequence[str]] | None, *, indent: str = ""
+    app: Terminal | None, headers: Mapping[str, Sequence[str]] | None, *, indent: str = ""
 ) -> None:
     for name, values in (headers or {}).items():
         for value in values:

@@ -9,15 +9,12 @@ The body (and the subject, and header values) may use natscli's template functio
 ``{{Count}}`` (or ``{{Cnt}}``, the message number from 1), ``{{ID}}`` (a unique id),
 ``{{TimeStamp}}`` (RFC3339), ``{{Time}}`` (3:04PM), ``{{Unix}}``, ``{{UnixNano}}`` and
 ``{{Random min max}}`` (random text of min to max characters); ``{{.Count}}`` works too.
-Expanding them is the client's job in natscli as well, so it lives here.
+Expanding them is the client's job in natscli as well, so it lives in the CLI
+(cli/pub_templates.py).
 """
 
-import random
-import re
-import string
 import sys
 from collections.abc import Callable
-from datetime import datetime
 from typing import Annotated, Any
 
 import typer
@@ -29,6 +26,7 @@ from jetlink.cli.app import App
 from jetlink.cli.common import check_write_count, now_ns, open_jetstream, usage
 from jetlink.cli.options import DURATION, JsonOption
 from jetlink.cli.output import to_doc
+from jetlink.cli.pub_templates import TemplateError, expand, new_batch_id
 from jetlink.core.counts import message_bytes
 from jetlink.core.errors import JetlinkError
 
@@ -82,81 +80,6 @@ empty reply: null.
 PER_MESSAGE_LINES = 20
 # Messages of --count N published per transaction.
 PUBLISH_CHUNK = 1000
-
-_TEMPLATE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
-_ID_ALPHABET = string.digits + string.ascii_letters
-
-
-class TemplateError(ValueError):
-    pass
-
-
-def _unique_id(rng: random.Random) -> str:
-    # natscli uses a NUID: 22 base-62 characters.
-    return "".join(rng.choice(_ID_ALPHABET) for _ in range(22))
-
-
-def _random_text(rng: random.Random, low: int, high: int) -> str:
-    if low > high:
-        low, high = high, low
-    return "".join(
-        rng.choice(string.ascii_letters + string.digits) for _ in range(rng.randint(low, high))
-    )
-
-
-RANDOM_MAX = 64 * 1024 * 1024  # nats-server refuses a max_payload over 64 MiB
-_RNG = random.Random()  # seeded once: seeding per message costs more than the publish
-
-
-def expand(text: str, count: int, now_ns: int, rng: random.Random | None = None) -> str:
-    """natscli's ``PubReplyBodyTemplate``: expand ``{{Count}}``, ``{{ID}}``... in ``text``.
-
-    Raises TemplateError on an unknown function; text without ``{{`` is returned as is.
-    """
-    if "{{" not in text:
-        return text
-    rng = rng or _RNG
-
-    def stamp() -> str:
-        now = datetime.fromtimestamp(now_ns / 1e9).astimezone().replace(microsecond=0)
-        text = now.isoformat()
-        return text[:-6] + "Z" if text.endswith("+00:00") else text
-
-    def kitchen() -> str:
-        return datetime.fromtimestamp(now_ns / 1e9).astimezone().strftime("%I:%M%p").lstrip("0")
-
-    values: dict[str, Callable[[list[str]], str]] = {
-        "Count": lambda a: str(count),
-        "Cnt": lambda a: str(count),
-        "Unix": lambda a: str(now_ns // 1_000_000_000),
-        "UnixNano": lambda a: str(now_ns),
-        "TimeStamp": lambda a: stamp(),
-        "Time": lambda a: kitchen(),
-        "ID": lambda a: _unique_id(rng),
-        "Random": lambda a: _random_text(rng, int(a[0]), int(a[1])),
-    }
-
-    def one(m: re.Match[str]) -> str:
-        words = m.group(1).split()
-        if not words:
-            raise TemplateError(f"empty template action in {m.group(0)!r}")
-        name, args = words[0].lstrip("."), words[1:]
-        fn = values.get(name)
-        if fn is None:
-            raise TemplateError(f'function "{name}" not defined')
-        if name == "Random":
-            if len(args) != 2 or not all(re.fullmatch(r"\d+", x) for x in args):
-                raise TemplateError("Random takes two numbers: {{Random min max}}")
-            if max(int(x) for x in args) > RANDOM_MAX:
-                # checked before the text is built: a message is never larger
-                raise TemplateError(f"Random {args[0]} {args[1]}: at most {RANDOM_MAX:,} "
-                                    "characters (nats-server's largest max_payload)")
-        elif args:
-            raise TemplateError(f"{name} takes no arguments")
-        return fn(args)
-
-    return _TEMPLATE.sub(one, text)
-
 
 def parse_headers(values: list[str]) -> list[tuple[str, str]]:
     """``-H K:V`` values (natscli's format) as (name, value) pairs, spaces trimmed."""
@@ -261,44 +184,17 @@ def pub(
     json_output: JsonOption = False,
 ) -> None:
     app = App.of(ctx)
-    if atomic and core:
-        raise usage("--atomic: an atomic batch is a JetStream publish, not with --core")
-    if fast and (core or atomic):
-        raise usage("--fast: a fast batch is a JetStream publish, not with --core or --atomic")
-    if batch_size is not None and not (atomic or fast):
-        raise usage("--batch-size: only with --atomic or --fast")
-    if not fast and (batch_id is not None or continue_on_gap or flow != 100
-                     or max_outstanding != 2):
-        raise usage("--flow, --max-outstanding, --continue-on-gap, --batch-id: only with --fast")
+    _check_modes(core=core, atomic=atomic, fast=fast, batch_size=batch_size, batch_id=batch_id,
+                 continue_on_gap=continue_on_gap, flow=flow, max_outstanding=max_outstanding)
     pairs = parse_headers(header or [])
     pairs += PS.schedule_headers(PS.ScheduleFlags(
         schedule_at, schedule_after, schedule_every, schedule_cron, schedule_dest,
         schedule_source, schedule_ttl), now_ns())
-    if body is None:
-        if output.is_interactive():
-            output.notice(app, "Reading payload from STDIN")
-        data = (
-            sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
-        )
-        body_text = data.decode("utf-8", errors="surrogateescape")
-    else:
-        body_text = body
+    body_text = _read_body(app) if body is None else body
     check_write_count(app, count, message_bytes(subject, body_text, pairs))
     js = open_jetstream(app)
-    results: list[dict[str, Any]] = []
     per_message = not app.json and not quiet and count <= PER_MESSAGE_LINES
-
-    def message(n: int) -> tuple[str, bytes, dict[str, list[str]] | None]:
-        now = now_ns()
-        subj = _expand_or_warn(app, subject, "subject", n, now, templates)
-        text = _expand_or_warn(app, body_text, "body", n, now, templates)
-        headers: dict[str, list[str]] = {}
-        for name, value in pairs:
-            headers.setdefault(name, []).append(
-                _expand_or_warn(app, value, "header", n, now, templates)
-            )
-        return subj, text.encode("utf-8", errors="surrogateescape"), headers or None
-
+    message = _message_maker(app, subject, body_text, pairs, templates)
     if atomic:
         _publish_atomic(app, js, message, count, batch_size or count, quiet)
         return
@@ -307,76 +203,12 @@ def pub(
                         max_outstanding=max_outstanding, gap_ok=continue_on_gap,
                         batch_id=batch_id)
         return
+    results: list[dict[str, Any]] = []
+    streams: set[str] = set()
     if core:
-        for n in range(1, count + 1):
-            subj, payload, headers = message(n)
-            js.publish_core(subj, payload, headers)
-            if app.json:
-                results.append({"subject": subj, "bytes": len(payload)})
-            if per_message:
-                output.line(app, f'Published {len(payload)} bytes to "{subj}"')
+        _publish_core(app, js, message, count, per_message, results)
     else:
-        # Chunks of PUBLISH_CHUNK messages, each in one transaction (as a client pipelines
-        # its publishes): the same acknowledgements as one publish per message, and the
-        # first refused message still stops the command (what came before it is stored).
-        streams: set[str] = set()
-        stored = 0
-        first_seq = last_seq = 0
-        in_flight = 0  # messages sent without an acknowledgement: maybe stored
-        sending = 0  # the chunk being published
-
-        def kept(when: str = "") -> str:
-            """What the server acknowledged (``when``), and what was sent and may be
-            stored too."""
-            text = (f"{output.comma(stored)} of {output.comma(count)} messages were "
-                    f"stored (acknowledged; sequences {output.comma(first_seq)}.."
-                    f"{output.comma(last_seq)}){when}" if stored else
-                    f"none of {output.comma(count)} messages was acknowledged{when}")
-            if in_flight:
-                text += (f"; {output.comma(in_flight)} more were sent without an "
-                         "acknowledgement: they may or may not be stored")
-            return text
-
-        try:
-            with output.progress(app, "Publishing", count, enabled=not per_message) as bar:
-                for start in range(1, count + 1, PUBLISH_CHUNK):
-                    stop = min(count + 1, start + PUBLISH_CHUNK)
-                    sending = stop - start
-                    acks = _publish(js, [message(n) for n in range(start, stop)])
-                    sending = 0
-                    if acks and isinstance(acks[-1], Exception):
-                        in_flight = getattr(acks[-1], "unacknowledged", 0)
-                    bar.advance(len(acks))
-                    before = len(results)
-                    try:
-                        _record(app, acks, results, per_message)
-                    finally:
-                        stored += len(results) - before
-                        acked = [r for r in results[before:] if r is not None]
-                        if acked:
-                            first_seq = first_seq or acked[0]["seq"]
-                            last_seq = acked[-1]["seq"]
-                    if not app.json:  # the summary needs the streams, the first and last ack
-                        results[:] = [r for r in results if r is not None]
-                        streams.update(r["stream"] for r in results)
-                        del results[1:-1]
-        except JetlinkError as err:
-            # A publish cut short (a connection lost) says how many it had sent unanswered;
-            # one refused (a full disk, a limit) stored nothing of its chunk.
-            in_flight = in_flight or getattr(err, "unacknowledged", 0)
-            if (stored or in_flight) and not per_message:  # acknowledged or maybe: say so
-                text = kept(" before the error")
-                if app.json:  # the error document stays the server's: this goes to stderr
-                    output.notice(app, f"jetlink: {text}")
-                else:  # one line: the error, then what was kept
-                    err.detail = f"{err.detail}; {text}" if err.detail else text
-            raise
-        except KeyboardInterrupt:
-            in_flight = in_flight or sending
-            if stored or in_flight:
-                output.notice(app, f"jetlink: interrupted: {kept()}")
-            raise
-
+        streams = _publish_stored(app, js, message, count, per_message, results)
     if app.json:
         output.print_json(results[0] if count == 1 else results)
     elif not quiet and not per_message and results:
@@ -389,6 +221,128 @@ def pub(
                 f"Sequences: {output.comma(results[0]['seq'])}..{output.comma(results[-1]['seq'])}",
             )
 
+
+def _check_modes(*, core: bool, atomic: bool, fast: bool, batch_size: int | None,
+                 batch_id: str | None, continue_on_gap: bool, flow: int,
+                 max_outstanding: int) -> None:
+    """The publish modes' flags go together: --atomic and --fast are JetStream publishes,
+    --batch-size goes with one of them, the fast batch's flags with --fast (exit 2)."""
+    if atomic and core:
+        raise usage("--atomic: an atomic batch is a JetStream publish, not with --core")
+    if fast and (core or atomic):
+        raise usage("--fast: a fast batch is a JetStream publish, not with --core or --atomic")
+    if batch_size is not None and not (atomic or fast):
+        raise usage("--batch-size: only with --atomic or --fast")
+    if not fast and (batch_id is not None or continue_on_gap or flow != 100
+                     or max_outstanding != 2):
+        raise usage("--flow, --max-outstanding, --continue-on-gap, --batch-id: only with --fast")
+
+
+def _read_body(app: App) -> str:
+    """The body read from stdin (a notice first on a terminal), undecodable bytes kept."""
+    if output.is_interactive():
+        output.notice(app, "Reading payload from STDIN")
+    data = (
+        sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+    )
+    return data.decode("utf-8", errors="surrogateescape")
+
+
+def _message_maker(app: App, subject: str, body_text: str, pairs: list[tuple[str, str]],
+                   templates: bool) -> Callable[[int], tuple[str, bytes,
+                                                         dict[str, list[str]] | None]]:
+    """``message(n)``: the n-th message (subject, payload, headers), templates expanded."""
+
+    def message(n: int) -> tuple[str, bytes, dict[str, list[str]] | None]:
+        now = now_ns()
+        subj = _expand_or_warn(app, subject, "subject", n, now, templates)
+        text = _expand_or_warn(app, body_text, "body", n, now, templates)
+        headers: dict[str, list[str]] = {}
+        for name, value in pairs:
+            headers.setdefault(name, []).append(
+                _expand_or_warn(app, value, "header", n, now, templates)
+            )
+        return subj, text.encode("utf-8", errors="surrogateescape"), headers or None
+
+    return message
+
+
+def _publish_core(app: App, js: Any, message: Callable[[int], Any], count: int,
+                  per_message: bool, results: list[dict[str, Any]]) -> None:
+    """Core NATS publishes: at most once, no acknowledgement."""
+    for n in range(1, count + 1):
+        subj, payload, headers = message(n)
+        js.publish_core(subj, payload, headers)
+        if app.json:
+            results.append({"subject": subj, "bytes": len(payload)})
+        if per_message:
+            output.line(app, f'Published {len(payload)} bytes to "{subj}"')
+
+
+def _publish_stored(app: App, js: Any, message: Callable[[int], Any], count: int,
+                    per_message: bool, results: list[dict[str, Any]]) -> set[str]:
+    """JetStream publishes in chunks of PUBLISH_CHUNK messages, each in one transaction (as
+    a client pipelines its publishes): the same acknowledgements as one publish per
+    message, and the first refused message still stops the command (what came before it
+    is stored, and said). Returns the streams that stored them (for the summary line)."""
+    streams: set[str] = set()
+    stored = 0
+    first_seq = last_seq = 0
+    in_flight = 0  # messages sent without an acknowledgement: maybe stored
+    sending = 0  # the chunk being published
+
+    def kept(when: str = "") -> str:
+        """What the server acknowledged (``when``), and what was sent and may be
+        stored too."""
+        text = (f"{output.comma(stored)} of {output.comma(count)} messages were "
+                f"stored (acknowledged; sequences {output.comma(first_seq)}.."
+                f"{output.comma(last_seq)}){when}" if stored else
+                f"none of {output.comma(count)} messages was acknowledged{when}")
+        if in_flight:
+            text += (f"; {output.comma(in_flight)} more were sent without an "
+                     "acknowledgement: they may or may not be stored")
+        return text
+
+    try:
+        with output.progress(app, "Publishing", count, enabled=not per_message) as bar:
+            for start in range(1, count + 1, PUBLISH_CHUNK):
+                stop = min(count + 1, start + PUBLISH_CHUNK)
+                sending = stop - start
+                acks = _publish(js, [message(n) for n in range(start, stop)])
+                sending = 0
+                if acks and isinstance(acks[-1], Exception):
+                    in_flight = getattr(acks[-1], "unacknowledged", 0)
+                bar.advance(len(acks))
+                before = len(results)
+                try:
+                    _record(app, acks, results, per_message)
+                finally:
+                    stored += len(results) - before
+                    acked = [r for r in results[before:] if r is not None]
+                    if acked:
+                        first_seq = first_seq or acked[0]["seq"]
+                        last_seq = acked[-1]["seq"]
+                if not app.json:  # the summary needs the streams, the first and last ack
+                    results[:] = [r for r in results if r is not None]
+                    streams.update(r["stream"] for r in results)
+                    del results[1:-1]
+    except JetlinkError as err:
+        # A publish cut short (a connection lost) says how many it had sent unanswered;
+        # one refused (a full disk, a limit) stored nothing of its chunk.
+        in_flight = in_flight or getattr(err, "unacknowledged", 0)
+        if (stored or in_flight) and not per_message:  # acknowledged or maybe: say so
+            text = kept(" before the error")
+            if app.json:  # the error document stays the server's: this goes to stderr
+                output.notice(app, f"jetlink: {text}")
+            else:  # one line: the error, then what was kept
+                err.detail = f"{err.detail}; {text}" if err.detail else text
+        raise
+    except KeyboardInterrupt:
+        in_flight = in_flight or sending
+        if stored or in_flight:
+            output.notice(app, f"jetlink: interrupted: {kept()}")
+        raise
+    return streams
 
 def _record(app: App, acks: list[Any], results: list[dict[str, Any]], per_message: bool) -> None:
     """Keep the acks' documents (one line each with per_message); the first refusal ends
@@ -418,11 +372,6 @@ def _domain_part(doc: dict[str, Any]) -> str:
     return f' Domain: "{doc["domain"]}"' if doc.get("domain") else ""
 
 
-def _batch_id() -> str:
-    """A batch id: a unique 22-character id, as natscli's batch publisher makes (a NUID)."""
-    return _unique_id(random.Random())
-
-
 def _publish_atomic(app: App, js: Any, message: Callable[[int], Any], count: int, size: int,
                     quiet: bool) -> None:
     """natscli's ``nats pub --atomic``: each batch's messages carry Nats-Batch-Id and
@@ -434,7 +383,7 @@ def _publish_atomic(app: App, js: Any, message: Callable[[int], Any], count: int
     docs: list[dict[str, Any]] = []
     for start in range(1, count + 1, size):
         stop = min(count + 1, start + size)
-        bid = _batch_id()
+        bid = new_batch_id()
         msgs = []
         for k, n in enumerate(range(start, stop), 1):
             subj, payload, headers = message(n)

@@ -8,12 +8,12 @@ backend's (``publish_fast_batch``, core/fastpublish.py); this only renders.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from typing import Any
 
 from jetlink.cli import output
 from jetlink.cli.app import App
+from jetlink.cli.pub_templates import new_batch_id
 from jetlink.core.fastpublish import outcome
 
 FAST_HELP = "Fast batch publish: flow-controlled, stored as they come (not atomic)."
@@ -22,13 +22,6 @@ OUTSTANDING_HELP = "With --fast: unacknowledged flow windows before waiting."
 GAP_HELP = ("With --fast: a refused or lost message does not end the batch (the server's "
             "gap mode ok).")
 BATCH_ID_HELP = "With --fast: the batch id (default: a unique one per batch)."
-
-
-def _batch_id() -> str:
-    """A unique 22-character id (a NUID's shape, as the atomic batches' ids)."""
-    from jetlink.cli.pub import _unique_id
-
-    return _unique_id(random.Random())
 
 
 def publish_fast(app: App, js: Any, message: Callable[[int], Any], count: int, size: int,
@@ -45,7 +38,7 @@ def publish_fast(app: App, js: Any, message: Callable[[int], Any], count: int, s
         stop = min(count + 1, start + size)
         nbatch += 1
         bid = batch_id if batch_id and nbatch == 1 else (
-            f"{batch_id}-{nbatch}" if batch_id else _batch_id())
+            f"{batch_id}-{nbatch}" if batch_id else new_batch_id())
         res = js.publish_fast_batch([message(n) for n in range(start, stop)], batch_id=bid,
                                     flow=flow, gap_ok=gap_ok, max_outstanding=max_outstanding)
         for e in res.errors if gap_ok else []:

@@ -16,8 +16,9 @@ import typer
 
 from jetlink.cli import common, output
 from jetlink.cli.app import App
-from jetlink.cli.common import data_dir, usage
+from jetlink.cli.common import usage
 from jetlink.cli.options import JsonOption, config_option
+from jetlink.cli.spark_session import ConfOpt, MasterOpt, PropsOpt, job_runner, with_progress
 
 spark_app = typer.Typer(
     name="spark",
@@ -37,40 +38,8 @@ def _spark(ctx: typer.Context) -> None:
         need_spark_extra(ctx.command_path + (f" {ctx.invoked_subcommand}"
                                              if ctx.invoked_subcommand else ""))
 
-MasterOpt = Annotated[str, typer.Option(
-    "--master", metavar="URL", help="Spark master: local[*], spark://HOST:PORT, yarn, k8s://...")]
-ConfOpt = Annotated[list[str] | None, typer.Option(
-    "--conf", metavar="K=V", help="A Spark configuration property (repeatable).")]
-PropsOpt = Annotated[Path | None, typer.Option(
-    "--properties-file", metavar="FILE", exists=True, dir_okay=False,
-    help="A Spark properties file (spark-defaults.conf format).")]
 TargetConfigOpt = Annotated[Path | None, config_option(
     "A StreamConfig JSON for a target the job creates (limits, storage, ...).")]
-
-
-def session(master: str, conf: list[str] | None, props: Path | None,
-            rows: int | None = None) -> Any:
-    """The SparkSession of --master / --conf / --properties-file (a bad pair: exit 2);
-    ``rows``: the job's input rows when known (a small job starts a faster JVM)."""
-    from jetlink.sparkops.session import SparkConfError, SparkOptions, get_session
-
-    opts = SparkOptions(master=master, conf=list(conf or []),
-                        properties_file=str(props) if props else None, expected_rows=rows)
-    try:
-        opts.settings()
-    except SparkConfError as e:
-        raise usage(str(e)) from None
-    return get_session(opts)
-
-
-def _runner(app: App, master: str, conf: list[str] | None, props: Path | None,
-            inputs: list[str] | None = None) -> Any:
-    from jetlink.sparkops.run import Runner
-    from jetlink.sparkops.session import input_rows_hint
-
-    dd = data_dir(app)
-    rows = input_rows_hint(inputs, dd, app.cluster) if inputs else None
-    return Runner(session(master, conf, props, rows), dd, common.make_clock(), app.cluster)
 
 
 def _run(app: App, job: Any) -> None:
@@ -78,7 +47,7 @@ def _run(app: App, job: Any) -> None:
     if app.json or not output.stdout_is_terminal():
         summary = job()
     else:
-        summary = _with_progress(job)
+        summary = with_progress(job)
     doc = summary.to_json()
 
     def human(_app: App, d: dict[str, Any]) -> None:
@@ -94,29 +63,6 @@ def _run(app: App, job: Any) -> None:
             or "none (written to a lake)"})
 
     output.emit(app, doc, human)
-
-
-def _with_progress(job: Any) -> Any:
-    """``job()`` under a progress bar on stderr (tasks of the running Spark stages)."""
-    import sys
-
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from jetlink.cli.app import make_console
-    from jetlink.sparkops.progress import watch
-
-    console = make_console(sys.stderr)
-    with Progress(TextColumn("{task.description}"), BarColumn(),
-                  TextColumn("{task.completed}/{task.total} tasks"), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
-        task = bar.add_task("Spark", total=None)
-
-        def update(done: int, total: int, label: str) -> None:
-            bar.update(task, completed=done, total=total or None,
-                       description=f"Spark: {label}" if label else "Spark")
-
-        with watch(update):
-            return job()
 
 
 def _config(path: Path | None) -> dict[str, Any] | None:
@@ -144,7 +90,7 @@ def mirror(
     after the last sequence written.
     """
     app = App.of(ctx)
-    runner = _runner(app, master, conf, properties_file, [origin])
+    runner = job_runner(app, master, conf, properties_file, [origin])
     _run(app, lambda: runner.mirror(origin, target, config=_config(config)))
 
 
@@ -179,7 +125,7 @@ def source(
         if not sep or not src or not dest:
             raise usage(f"--transform {t!r}: expected SRC=DEST")
         pairs.append((src, dest))
-    runner = _runner(app, master, conf, properties_file, origins)
+    runner = job_runner(app, master, conf, properties_file, origins)
     _run(app, lambda: runner.source(target, origins, transforms=pairs, config=_config(config)))
 
 
@@ -239,7 +185,7 @@ def kv_aggregate(
         def create(kv: Any) -> Any:
             return kv.create_aggregate(cfg)
 
-    runner = _runner(app, master, conf, properties_file)
+    runner = job_runner(app, master, conf, properties_file)
     _run(app, lambda: runner.kv(create))
 
 

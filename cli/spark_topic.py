@@ -10,7 +10,7 @@ from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import data_dir
 from jetlink.cli.options import JsonOption
-from jetlink.cli.spark import ConfOpt, MasterOpt, PropsOpt
+from jetlink.cli.spark_session import ConfOpt, MasterOpt, PropsOpt, session, with_progress
 
 
 def _human(app: App, d: dict[str, Any]) -> None:
@@ -60,12 +60,9 @@ def mirror_topic(
     group offsets are synced through the link's group filters; --failover then stops the
     mirror, clamping synced offsets beyond its log end offsets (one line per clamp).
     """
-    from jetlink.cli.spark import _with_progress
     from jetlink.sparkops.topics import seed_mirror_topic
 
     app = App.of(ctx)
-    from jetlink.cli.spark import session
-
     spark = session(master, conf, properties_file)
     store = data_dir(app)
 
@@ -76,7 +73,7 @@ def mirror_topic(
     if app.json or not output.stdout_is_terminal():
         summary = job()
     else:
-        summary = _with_progress(job)
+        summary = with_progress(job)
     output.emit(app, summary.to_json(), _human)
 
 

@@ -9,7 +9,14 @@ import typer
 from jetlink.cli import output
 from jetlink.cli.app import App
 from jetlink.cli.options import JsonOption
-from jetlink.cli.spark import ConfOpt, MasterOpt, PropsOpt, _runner, _with_progress
+from jetlink.cli.spark_session import (
+    ConfOpt,
+    MasterOpt,
+    PropsOpt,
+    job_runner,
+    session,
+    with_progress,
+)
 
 _TITLES = {
     "missing_in_a": "Missing in A (in B only)",
@@ -127,14 +134,13 @@ def register_commands(spark_app: typer.Typer) -> None:
         app = App.of(ctx)
 
         def on_server(js: Any) -> tuple[Any, Any]:  # streams of the live server in force
-            from jetlink.cli.spark import session
             from jetlink.sparkops.run import Runner
 
             return js, Runner(session(master, conf, properties_file), None, make_clock(),
                               app.cluster)
 
         live, runner = backend(app).either(
-            data_dir=lambda _dd: (None, _runner(app, master, conf, properties_file)),
+            data_dir=lambda _dd: (None, job_runner(app, master, conf, properties_file)),
             server=on_server)
 
         def job() -> dict[str, Any]:
@@ -143,7 +149,7 @@ def register_commands(spark_app: typer.Typer) -> None:
         if app.json or not output.stdout_is_terminal():
             report = job()
         else:
-            report = _with_progress(job)
+            report = with_progress(job)
         output.emit(app, report, _human)
         if not report["equal"]:
             raise typer.Exit(1)

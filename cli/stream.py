@@ -21,6 +21,7 @@ The engine is ``jetlink.core.jetstream.JetStream`` (opened by cli/common.py
 StoredMsg, a list of names...). Human output follows natscli's layout.
 """
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -592,7 +593,7 @@ def render_ls(app: App, infos: list[dict[str, Any]], subject: str | None = None)
             output.local_time(i.get("created")),
             output.comma((i.get("state") or {}).get("messages", 0)),
             output.ibytes((i.get("state") or {}).get("bytes", 0)),
-            output.ago((i.get("state") or {}).get("last_ts"), i),
+            common.ago((i.get("state") or {}).get("last_ts"), i),
         ]
         for i in infos
     ]
@@ -680,11 +681,54 @@ def _stat(info: dict[str, Any]) -> dict[str, Any]:
 
 
 def render_report(app: App, stats: list[dict[str, Any]], *, raw: bool = False) -> None:
+    """natscli's stream report: the Stream Report table, then the Replication Report of the
+    mirrors and sources (when any); ``raw``: numbers and durations unformatted."""
     if not stats:
         output.line(app, "No Streams defined")
         return
     num = (lambda n: str(n)) if raw else output.comma
     size = (lambda n: str(n)) if raw else output.ibytes
+    rows = _stream_rows(stats, num, size)
+    output.table(
+        app,
+        (
+            "Stream",
+            "Storage",
+            "Placement",
+            "Consumers",
+            "Messages",
+            "Bytes",
+            "Lost",
+            "Deleted",
+            "Replicas",
+        ),
+        rows,
+        title="Stream Report",
+        no_wrap=("Stream", "Messages", "Bytes"),
+    )
+    replication = _replication_rows(stats, num, raw)
+    if replication:
+        output.line(app)
+        output.table(
+            app,
+            (
+                "Stream",
+                "Kind",
+                "API Prefix",
+                "Source Stream",
+                "Filters and Transforms",
+                "Active",
+                "Lag",
+                "Error",
+            ),
+            replication,
+            title="Replication Report",
+        )
+
+
+def _stream_rows(stats: list[dict[str, Any]], num: Callable[[int], str],
+                 size: Callable[[int], str]) -> list[list[str]]:
+    """The Stream Report's rows: per stream its storage, placement, counts and losses."""
     rows = []
     for s in stats:
         placement = ""
@@ -709,23 +753,13 @@ def render_report(app: App, stats: list[dict[str, Any]], *, raw: bool = False) -
                 str(s["replicas"]),
             ]
         )
-    output.table(
-        app,
-        (
-            "Stream",
-            "Storage",
-            "Placement",
-            "Consumers",
-            "Messages",
-            "Bytes",
-            "Lost",
-            "Deleted",
-            "Replicas",
-        ),
-        rows,
-        title="Stream Report",
-        no_wrap=("Stream", "Messages", "Bytes"),
-    )
+    return rows
+
+
+def _replication_rows(stats: list[dict[str, Any]], num: Callable[[int], str],
+                      raw: bool) -> list[list[str]]:
+    """The Replication Report's rows: per mirror or source of a stream, its origin, filters
+    and transforms, when it was last active, its lag and its error."""
     replication = []
     for s in stats:
         entries = ([("Mirror", s["mirror"])] if s.get("mirror") else []) + [
@@ -760,23 +794,7 @@ def render_report(app: App, stats: list[dict[str, Any]], *, raw: bool = False) -
                     else "",
                 ]
             )
-    if replication:
-        output.line(app)
-        output.table(
-            app,
-            (
-                "Stream",
-                "Kind",
-                "API Prefix",
-                "Source Stream",
-                "Filters and Transforms",
-                "Active",
-                "Lag",
-                "Error",
-            ),
-            replication,
-            title="Replication Report",
-        )
+    return replication
 
 
 # -- destructive verbs --------------------------------------------------------------------------

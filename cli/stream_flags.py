@@ -797,10 +797,21 @@ def stream_flags(command: str) -> Callable[[Callable[..., Any]], Callable[..., A
 def apply_flags(cfg: "StreamConfig", flags: StreamFlags) -> "StreamConfig":
     """A new config: ``cfg`` with every given flag applied (natscli's copyAndEditStream,
     except that any given value applies, 0 included)."""
-    from jetlink.core.config.stream import Placement, RePublish, SubjectTransformConfig
-
     new = cfg.copy()
-    f = flags
+    _apply_storage(new, flags)
+    _apply_limits(new, flags)
+    _apply_origins(new, flags)
+    _apply_permissions(new, flags)
+    _apply_rewrites(new, flags)
+    _apply_consumer_limits(new, flags)
+    return new
+
+
+def _apply_storage(new: "StreamConfig", f: StreamFlags) -> None:
+    """What is stored and how: subjects, description, storage, compression, replicas,
+    placement, acknowledgements, retention, discard and the first sequence."""
+    from jetlink.core.config.stream import Placement
+
     if f.subjects is not None and f.subjects:
         new.subjects = split_subjects(f.subjects)
     if f.description is not None:
@@ -828,6 +839,11 @@ def apply_flags(cfg: "StreamConfig", flags: StreamFlags) -> "StreamConfig":
         new.discard_new_per_subject = f.discard_per_subject
     if f.first_sequence is not None:
         new.first_seq = f.first_sequence
+
+
+def _apply_limits(new: "StreamConfig", f: StreamFlags) -> None:
+    """The limits: age, bytes, consumers, message size, messages (per subject too), the
+    duplicate window."""
     if f.max_age is not None:
         new.max_age = parse_duration_flag(f.max_age, flag="--max-age", unlimited=True)
     if f.max_bytes is not None:
@@ -843,12 +859,21 @@ def apply_flags(cfg: "StreamConfig", flags: StreamFlags) -> "StreamConfig":
         new.max_msgs_per_subject = n if n > 0 else (0 if n == 0 else -1)
     if f.dupe_window is not None:
         new.duplicate_window = parse_duration_flag(f.dupe_window, flag="--dupe-window")
+
+
+def _apply_origins(new: "StreamConfig", f: StreamFlags) -> None:
+    """The mirror (and its domain) and the sources added."""
     if f.mirror is not None:
         new.mirror = parse_origin(f.mirror, flag="--mirror", domain=f.mirror_domain)
     elif f.mirror_domain is not None:
         raise usage("--mirror-domain goes with --mirror")
     if f.source:
         new.sources = [*new.sources, *(parse_origin(v, flag="--source") for v in f.source)]
+
+
+def _apply_permissions(new: "StreamConfig", f: StreamFlags) -> None:
+    """What the stream allows: rollups, deletes, purges, direct gets, TTLs, counters,
+    batches, schedules, and the subject delete markers' TTL."""
     if f.allow_rollup is not None:
         new.allow_rollup_hdrs = f.allow_rollup
     if f.deny_delete is not None:
@@ -873,6 +898,12 @@ def apply_flags(cfg: "StreamConfig", flags: StreamFlags) -> "StreamConfig":
         new.subject_delete_marker_ttl = parse_duration_flag(
             f.subject_del_markers_ttl, flag="--subject-del-markers-ttl"
         )
+
+
+def _apply_rewrites(new: "StreamConfig", f: StreamFlags) -> None:
+    """How messages are rewritten: the subject transform, the metadata, RePublish."""
+    from jetlink.core.config.stream import RePublish, SubjectTransformConfig
+
     if f.no_transform:
         new.subject_transform = None
     elif f.transform_source is not None or f.transform_destination is not None:
@@ -897,6 +928,10 @@ def apply_flags(cfg: "StreamConfig", flags: StreamFlags) -> "StreamConfig":
         )
     elif f.republish_headers and new.republish is not None:
         new.republish = RePublish(src=new.republish.src, dest=new.republish.dest, headers_only=True)
+
+
+def _apply_consumer_limits(new: "StreamConfig", f: StreamFlags) -> None:
+    """The consumer limits and the persist mode."""
     if f.limit_consumer_inactive is not None:
         new.consumer_limits.inactive_threshold = parse_duration_flag(
             f.limit_consumer_inactive, flag="--limit-consumer-inactive"
@@ -905,7 +940,6 @@ def apply_flags(cfg: "StreamConfig", flags: StreamFlags) -> "StreamConfig":
         new.consumer_limits.max_ack_pending = f.limit_consumer_max_pending
     if f.persist_mode is not None:
         new.persist_mode = choose(f.persist_mode, PERSIST_NAMES, flag="--persist-mode")
-    return new
 
 
 # -- stream add: what natscli asks, and its --defaults ------------------------------------------

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from .subjects import SubjectFilter
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import streams as S
+    from .txnstate import TxnState
 
 __all__ = ["CORE_KEEP", "CoreFanout"]
 
@@ -25,14 +25,14 @@ class CoreFanout:
 
     __slots__ = ("txn", "filter", "rows", "active")
 
-    def __init__(self, txn: S.Txn, flt: SubjectFilter | None) -> None:
+    def __init__(self, txn: TxnState, flt: SubjectFilter | None) -> None:
         self.txn = txn
         self.filter = flt
         self.rows: list[tuple] = []
         self.active = flt is not None
 
     @classmethod
-    def load(cls, txn: S.Txn) -> CoreFanout:
+    def load(cls, txn: TxnState) -> CoreFanout:
         now = time.time_ns()
         filters = [r[0] for r in txn.conn.execute(
             "SELECT DISTINCT filter FROM core_subs WHERE expires_ns > ?", (now,))]

@@ -1,4 +1,4 @@
-"""Streams on the embedded store: definitions, transactions, and the reads.
+"""Streams on the embedded store: the facade of the engine, and the reads.
 
 This module is the engine's entry point behind :class:`jetlink.core.jetstream.JetStream`. It
 works on an open SQLite connection inside a transaction the caller owns
@@ -7,21 +7,25 @@ works on an open SQLite connection inside a transaction the caller owns
 ``Compact``, ``expireMsgs``); docs/engine.md lists them with the few places jetlink differs.
 
 Layout: a stream is a row of ``streams`` (config JSON + the StreamState counters) and a
-contiguous key range of ``msgs`` (stream_id, seq); core/streamstore/base.py holds the keys,
-the byte accounting and the source-header references. Here:
+contiguous key range of ``msgs`` (stream_id, seq). The modules, each importing only the ones
+below it (docs/architecture.md "The stream store"):
 
-- :class:`StreamDef` (a stream's config compiled for the hot path), :class:`Catalog` (every
-  stream of a cluster database), :class:`RetentionHooks` (what the engine asks the
-  consumers);
-- :class:`Txn`, one write transaction: ``txn.stream(d)`` gives the :class:`StreamTxn` of a
-  stream (core/streamstore/: appends buffered in an in-memory overlay and written with
-  ``executemany`` at ``flush()``, limits, expiry, purge), imported on the first write;
-- the reads outside the engine: messages (``load_last``, ``next_msgs``, ``count_msgs``,
-  ``seq_for_time``...), ``stream_state``, ``recount`` (tests, ``check``);
-- ``check_publish_input``: what a client refuses before sending.
+- core/streamstore/base.py: the stored form (keys, byte accounting, source-header
+  references, the reads the engine shares with this module);
+- core/streamdef.py: :class:`StreamDef` (a stream's config compiled for the hot path),
+  :class:`Catalog` (every stream of a cluster database); core/republish_rule.py the
+  RePublish rule a StreamDef carries; core/txnstate.py the state of one write transaction;
+- core/streamstore/: the engine, ``StreamTxn`` (appends buffered in an in-memory overlay and
+  written with ``executemany`` at ``flush()``, limits, expiry, purge), imported on the first
+  write; core/republish.py delivers what its stores queue;
+- here, composing them: :class:`RetentionHooks` (what the engine asks the consumers),
+  :class:`Txn` (one write transaction: ``txn.stream(d)`` gives the ``StreamTxn`` of a
+  stream), the reads outside the engine: messages (``load_last``, ``next_msgs``,
+  ``count_msgs``, ``seq_for_time``...), ``stream_state``, ``expiry_due``, ``recount``
+  (tests, ``check``); ``check_publish_input``: what a client refuses before sending.
 
-The names of core/streamstore/base.py and ``StreamTxn`` are re-exported: their import path
-stays ``jetlink.core.streams``.
+The names of core/streamstore/base.py, core/streamdef.py and ``StreamTxn`` are re-exported:
+their import path stays ``jetlink.core.streams``.
 """
 
 from __future__ import annotations
@@ -36,11 +40,11 @@ from . import limits as L
 from .config.stream import StreamConfig
 from .errors import NoStreamError, client_error, nats_error
 from .messages import StoredMsg, StreamState
+from .streamdef import Catalog, StreamDef, bump_config_gen
 from .streamstore.base import (
     _MASK,
     _MSG_COLS,
     _MSG_FROM,
-    _SECOND,
     FILE_HEADER_OVERHEAD,
     FILE_RECORD_OVERHEAD,
     MAX_HEADER_SIZE,
@@ -50,7 +54,6 @@ from .streamstore.base import (
     _blen,  # noqa: F401 - core/replication.py counts with S._blen
     _chain_from,
     _stored,
-    expiry_due,
     hdr_sql,
     is_limit_refusal,
     is_src_ref_sql,
@@ -62,18 +65,17 @@ from .streamstore.base import (
     msg_size,
     parse_msg_ttl,
     payload_sql,
-    republish_module,
     src_ref_id_sql,
     src_ref_sql,
 )
 from .subjects import SubjectFilter, has_wildcard, is_valid_publish_subject
+from .txnstate import TxnState
 
 if TYPE_CHECKING:  # pragma: no cover
     from .streamstore.txn import StreamTxn
-    from .transform import SubjectTransform
 
-# core/republish.py and core/transform.py are imported when a stream has a transform or a
-# RePublish (a read such as `jetlink kv get` needs neither). republish.PENDING's value:
+# core/republish.py is imported when a transaction delivers a RePublish (a read such as
+# `jetlink kv get` needs none). republish.PENDING's value:
 _RP_PENDING = "republish.pending"
 _ST: Any = None  # core/streamstore/txn.py's StreamTxn once a transaction writes a stream
 
@@ -100,6 +102,7 @@ __all__ = [
     "SEQ_BITS",
     "count_msgs",
     "existing",
+    "expiry_due",
     "key_range",
     "last_seqs",
     "load_last",
@@ -109,6 +112,7 @@ __all__ = [
     "msg_key",
     "next_msgs",
     "recount",
+    "FILE_HEADER_OVERHEAD",
     "FILE_RECORD_OVERHEAD",
     "MAX_HEADER_SIZE",
     "MAX_PAYLOAD",
@@ -120,10 +124,10 @@ __all__ = [
     "StreamDef",
     "StreamTxn",
     "Txn",
+    "bump_config_gen",
     "msg_size",
     "remove_msgs",
     # re-exported from core/streamstore/base.py, besides the names above
-    "expiry_due",
     "hdr_sql",
     "is_limit_refusal",
     "is_src_ref_sql",
@@ -186,148 +190,16 @@ class NoConsumers:
         return None
 
 
-# --- compiled stream definitions ------------------------------------------------------------
-class StreamDef:
-    """A stream's configuration with what the hot path needs precomputed (immutable)."""
-
-    __slots__ = (
-        "id", "name", "cfg", "created_ns", "config_json", "filter", "transform", "file",
-        "max_msgs", "max_bytes", "max_per", "max_age", "max_msg_size", "discard_new",
-        "discard_new_per", "dup_window", "sealed", "allow_rollup_purge", "allow_ttl",
-        "sdm_ttl_s", "retention", "is_mirror", "allow_counter", "allow_schedules",
-        "deny_delete", "deny_purge", "needs_limits", "fast", "base_size", "hdr_extra",
-        "payload_sql", "no_ack", "republish",
-    )
-
-    def __init__(self, sid: int, cfg: StreamConfig, created_ns: int, config_json: str) -> None:
-        self.id = sid
-        self.name = cfg.name
-        self.cfg = cfg
-        self.created_ns = created_ns
-        self.config_json = config_json
-        self.filter = SubjectFilter(cfg.subjects)
-        st = cfg.subject_transform
-        self.transform: SubjectTransform | None
-        if st is not None and st.dest:
-            from .transform import compile_transform
-
-            self.transform = compile_transform(st.src, st.dest)
-        else:
-            self.transform = None
-        self.file = cfg.storage != "memory"
-        self.max_msgs = cfg.max_msgs if cfg.max_msgs > 0 else 0
-        self.max_bytes = cfg.max_bytes if cfg.max_bytes > 0 else 0
-        self.max_per = cfg.max_msgs_per_subject if cfg.max_msgs_per_subject > 0 else 0
-        self.max_age = cfg.max_age if cfg.max_age > 0 else 0
-        self.max_msg_size = cfg.max_msg_size if cfg.max_msg_size != 0 else -1
-        self.discard_new = cfg.discard == "new"
-        self.discard_new_per = bool(cfg.discard_new_per_subject)
-        self.dup_window = cfg.duplicate_window if cfg.duplicate_window > 0 else 0
-        self.sealed = bool(cfg.sealed)
-        self.allow_rollup_purge = bool(cfg.allow_rollup_hdrs) and not cfg.deny_purge
-        self.allow_ttl = bool(cfg.allow_msg_ttl)
-        sdm = cfg.subject_delete_marker_ttl
-        self.sdm_ttl_s = sdm // _SECOND if sdm > 0 else 0
-        self.retention = cfg.retention
-        self.is_mirror = cfg.mirror is not None
-        self.allow_counter = bool(cfg.allow_msg_counter)
-        self.allow_schedules = bool(cfg.allow_msg_schedules)
-        self.deny_delete = bool(cfg.deny_delete)
-        self.deny_purge = bool(cfg.deny_purge)
-        self.no_ack = bool(cfg.no_ack)  # the server answers nothing to its publishes
-        rp = cfg.republish
-        if rp is not None and rp.dest:
-            self.republish = republish_module().compile_rule(cfg)  # None: no republish
-        else:
-            self.republish = None
-        self.needs_limits = bool(self.max_msgs or self.max_bytes or self.max_per)
-        # A message without headers needs none of the header, counter or interest rules
-        # (on a schedules stream it still cancels a schedule on its subject: schedules.py).
-        self.fast = (not self.allow_counter and self.retention != "interest"
-                     and not self.allow_schedules)
-        self.base_size = FILE_RECORD_OVERHEAD if self.file else MEM_RECORD_OVERHEAD
-        self.hdr_extra = FILE_HEADER_OVERHEAD if self.file else 0
-        # A stored message's size is base_size + len(subject) + this (sizes are not stored).
-        self.payload_sql = payload_sql(self.file)
-
-    def __repr__(self) -> str:
-        return f"StreamDef({self.id}, {self.name!r})"
-
-
-class Catalog:
-    """Every stream of a cluster database, reloaded when ``meta.config_gen`` changes."""
-
-    ROUTE_CACHE_MAX = 200_000
-
-    def __init__(self, gen: int, defs: list[StreamDef]) -> None:
-        self.gen = gen
-        self.by_name = {d.name: d for d in defs}
-        self.by_id = {d.id: d for d in defs}
-        self._routes: dict[str, StreamDef | None] = {}
-
-    def route(self, subject: str) -> StreamDef | None:
-        """The stream whose subjects capture ``subject`` (subjects never overlap: at most one)."""
-        try:
-            return self._routes[subject]
-        except KeyError:
-            pass
-        found = None
-        for d in self.by_name.values():
-            if d.filter.matches(subject):
-                found = d
-                break
-        if len(self._routes) >= self.ROUTE_CACHE_MAX:
-            self._routes.clear()
-        self._routes[subject] = found
-        return found
-
-    @staticmethod
-    def config_gen(conn: sqlite3.Connection) -> int:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'config_gen'").fetchone()
-        return int(row[0]) if row and row[0] is not None else 0
-
-    @classmethod
-    def load(cls, conn: sqlite3.Connection, cache: dict[str, Any]) -> Catalog:
-        gen = cls.config_gen(conn)
-        cat: Catalog | None = cache.get("catalog")
-        if cat is not None and cat.gen == gen:
-            return cat
-        old = {d.id: d for d in cat.by_name.values()} if cat is not None else {}
-        defs = []
-        for sid, name, config, created in conn.execute(
-            "SELECT id, name, config, created_ns FROM streams ORDER BY id"
-        ):
-            prev = old.get(sid)
-            if prev is not None and prev.config_json == config and prev.name == name:
-                defs.append(prev)
-                continue
-            cfg = StreamConfig.from_json(json.loads(config), strict=False)
-            defs.append(StreamDef(sid, cfg, created, config))
-        cat = cls(gen, defs)
-        cache["catalog"] = cat
-        return cat
-
-
-def bump_config_gen(conn: sqlite3.Connection) -> None:
-    conn.execute(
-        "INSERT INTO meta(key, value) VALUES ('config_gen', 1) "
-        "ON CONFLICT(key) DO UPDATE SET value = value + 1"
-    )
-
-
 # --- one transaction ------------------------------------------------------------------------
-class Txn:
-    """The engine's view of one write transaction: connection, time, hooks, touched streams."""
+class Txn(TxnState):
+    """One write transaction: the engine's state (core/txnstate.py) composed with the stream
+    engine of each stream it writes, the RePublish delivery and the consumers' hooks."""
 
     def __init__(self, conn: sqlite3.Connection, now: int, catalog: Catalog,
                  hooks: RetentionHooks) -> None:
-        self.conn = conn
-        self.now = now
-        self.catalog = catalog
+        super().__init__(conn, now, catalog)
         self.hooks = hooks
         self.streams: dict[int, StreamTxn] = {}
-        self.cache: dict[Any, Any] = {}  # per-transaction scratch space for hooks
-        self._next_subject_id: int | None = None
 
     def stream(self, d: StreamDef) -> StreamTxn:
         st = self.streams.get(d.id)
@@ -335,18 +207,18 @@ class Txn:
             st = self.streams[d.id] = _stream_txn()(self, d)
         return st
 
-    def alloc_subject_id(self) -> int:
-        if self._next_subject_id is None:
-            row = self.conn.execute("SELECT max(id) FROM subjects").fetchone()
-            self._next_subject_id = (row[0] or 0) + 1
-        sid = self._next_subject_id
-        self._next_subject_id += 1
-        return sid
+    def has_interest(self, stream: str, subject: str) -> bool:
+        return self.hooks.has_interest(self, stream, subject)
+
+    def on_purge(self, stream: str, subject: str | None) -> None:
+        self.hooks.on_purge(self, stream, subject)
 
     def flush(self) -> None:
         if self.cache.get(_RP_PENDING):
             # republishes queued by stores (may store into other streams)
-            republish_module().deliver(self)
+            from .republish import deliver
+
+            deliver(self, self.stream)
         for st in self.streams.values():
             st.flush()
             if st.wrote:  # a refused publish (nothing stored) changes nothing at all
@@ -570,6 +442,30 @@ def seq_for_time(conn: sqlite3.Connection, stream_id: int, ts_ns: int) -> int:
     row = at_or_after(a)
     assert row is not None, "a <= hi: the row at hi is at or after it"
     return row[0] & _MASK
+
+
+def expiry_due(conn: sqlite3.Connection, d: StreamDef, now: int) -> bool:
+    """Cheap check: would ``StreamTxn.expire`` remove anything at ``now`` (max_age, a
+    per-message TTL)?"""
+    base, top = key_range(d.id)
+    if d.max_age:
+        cutoff = now - d.max_age
+        for ts, expires in conn.execute(
+            "SELECT m.ts, t.expires FROM msgs m LEFT JOIN msg_ttl t ON t.id = m.id "
+            "WHERE m.id BETWEEN ? AND ? ORDER BY m.id" if d.allow_ttl else
+            "SELECT ts, NULL FROM msgs WHERE id BETWEEN ? AND ? ORDER BY id", (base, top)
+        ):
+            if ts > cutoff:
+                break
+            if expires != -1:
+                return True
+    if not d.allow_ttl:
+        return False
+    row = conn.execute(
+        "SELECT 1 FROM msg_ttl WHERE expires > 0 AND expires <= ? AND id BETWEEN ? AND ? "
+        "LIMIT 1", (now, base, top),
+    ).fetchone()
+    return row is not None
 
 
 def stream_state(conn: sqlite3.Connection, d: StreamDef, *, consumer_count: int = 0,

@@ -43,7 +43,7 @@ over the target's max_msg_size or with headers over 64 KiB.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -462,6 +462,19 @@ def _plan_origin(o: Origin, k: int, d: StreamDef) -> _Part | None:
         ided = ided[["_msgid", "tlo", "slo", "_pid", "n", "subject"]].rename(
             columns={"tlo": "ots", "slo": "_oseq"})
         ided = ided.assign(_origin=src.name, _iname=iname)
+    rows = _mapped_rows(base, pdf, rules, filters, every, src.name, k)
+    return _Part(rows, header, stats, tally, _stable(base), ided, base,
+                 pdf[["subject", "_tsubj"]].drop_duplicates("subject"), src.name, iname, rules)
+
+
+def _mapped_rows(base: Any, pdf: Any, rules: C.CopyRules, filters: list[str], every: bool,
+                 origin: str, k: int) -> Any:
+    """The origin's kept rows with their target subjects (as ``_Part.rows``): the subject
+    itself when no filter or transform applies, else the driver's mapping of each kept
+    subject (``pdf``: the groups of the narrow pass) joined back as a broadcast, or (too many
+    subjects) the filter and transforms applied per row."""
+    from pyspark.sql import functions as F
+
     identity_map = every and not rules.transforms and rules.stream_transform is None
     spark = base.sparkSession
     if identity_map:
@@ -480,13 +493,11 @@ def _plan_origin(o: Origin, k: int, d: StreamDef) -> _Part | None:
         else:
             rows = (base if every else base.where(R.subject_filter(F.col("subject"), filters))) \
                 .withColumn("_tsubj", _target_subject(F.col("subject"), rules))
-    rows = rows.select(
-        F.col("ts").alias("ots"), F.lit(src.name).alias("_origin"),
-        F.lit(iname).alias("_iname"), F.col("seq").alias("_oseq"),
+    return rows.select(
+        F.col("ts").alias("ots"), F.lit(origin).alias("_origin"),
+        F.lit(rules.iname).alias("_iname"), F.col("seq").alias("_oseq"),
         F.col("_tsubj").alias("subject"), F.col("subject").alias("_osubj"),
         F.col("headers").alias("_hb"), F.col("data"), F.lit(k).alias("_oi"))
-    return _Part(rows, header, stats, tally, _stable(base), ided, base,
-                 pdf[["subject", "_tsubj"]].drop_duplicates("subject"), src.name, iname, rules)
 
 
 _HOT_ORIGIN_SUBJECTS = 64  # origin subjects of the hot subjects read by a literal list
@@ -604,7 +615,6 @@ def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: 
     agreement, origin sequence), hold disjoint ranges of it (a single origin stored or
     written in sequence order), sequences come from per-partition counts: no global sort.
     The written header is built last, on the rows that are kept."""
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     planned = [_plan_origin(o, k, d) for k, o in enumerate(origins)]
@@ -612,16 +622,49 @@ def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: 
         return None  # too many groups to plan on the driver
     parts: list[_Part] = planned  # type: ignore[assignment]
     rules = parts[0].rules  # (dedupe and the per-subject limit: the target's, every origin's)
-    spark = parts[0].rows.sparkSession
+    multi = len(origins) > 1
+    key = ["ots", "_origin", "_iname", "_oseq"] if multi else ["ots", "_oseq"]
+    rows, spans, starts, concatenated = _union(parts, multi)
+    dropped: dict[int, int] = {}
+    lost = None  # the duplicates dropped (pandas), when found on the driver
+    losers_known = True
+    if rules.dedupe:
+        rows, dropped, lost, losers_known = _drop_duplicate_ids(parts, rows, starts, key, multi)
+    header_of = _header_of(parts, multi)
+    _check_refusals(d, rows, spans, key, header_of)
+    cut = kill = None
+    if rules.max_per:
+        cut, kill = _cut_offs(parts, rows, lost, key, multi, losers_known, rules.max_per)
+    out, in_order = _sequenced(rows, spans, dropped, concatenated, key, multi, first_seq)
+    shuffled = False
+    if kill is not None:
+        out = out.where(~kill)
+    if cut is not None:
+        shuffled = cut[1] > L._BROADCAST_CUTS  # a shuffle join: partitions no longer ranges
+        cuts = cut[0]
+        out = out.join(cuts if shuffled else F.broadcast(cuts), out["subject"] == cuts["_csubj"],
+                       "left")
+        out = out.where(F.col("_ck").isNull() | (F.struct(*key) > F.col("_ck")))
+    out = out.select(
+        F.lit(name).alias("stream"), F.lit(0).cast("int").alias("partition"),
+        F.col("seq"), F.col("subject"), F.lit(None).cast("binary").alias("key"),
+        F.lit(now_ns).cast("long").alias("ts"),
+        header_of(F.col("_oseq"), F.col("_osubj"), F.col("_hb")).alias("headers"),
+        F.col("data"))
+    if shuffled or (ordered and not in_order):
+        out = out.orderBy("seq")
+    return out
+
+
+def _union(parts: Sequence[_Part], multi: bool) -> tuple[Any, list[dict[str, Any]], list[int],
+                                                         bool]:
+    """The origins' rows one after the other; per partition of the union (its partitions
+    are its inputs' one after the other) the first pass's stats; each origin's first
+    partition; and whether the union's partitions are its inputs' as counted (a driver-side
+    input's partitions differ from query to query: no per-partition plan)."""
     rows = parts[0].rows
     for p in parts[1:]:
         rows = rows.unionByName(p.rows)
-    multi = len(origins) > 1
-    key = ["ots", "_origin", "_iname", "_oseq"] if multi else ["ots", "_oseq"]
-    ident = ["_iname", "_oseq"] if multi else ["_oseq"]
-    pid = F.spark_partition_id().alias("_pid")
-
-    # per partition of the union (its partitions are its inputs' one after the other)
     spans, at, starts = [], 0, []
     for k, p in enumerate(parts):
         starts.append(at)
@@ -629,45 +672,59 @@ def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: 
             spans.append({**r, "_pid": at + r["_pid"], "k": k,
                           "o": (p.origin, p.iname)})
         at += p.rows.rdd.getNumPartitions() if multi else 0
-    # (a driver-side input's partitions differ from query to query: no per-partition plan)
     concatenated = all(p.stable for p in parts) and (
         not multi or rows.rdd.getNumPartitions() == at)
+    return rows, spans, starts, concatenated
 
-    # duplicate ids: the first of each id in the merge order is kept
-    dropped: dict[int, int] = {}
-    lost = None  # the duplicates dropped (pandas), when found on the driver
+
+def _drop_duplicate_ids(parts: Sequence[_Part], rows: Any, starts: list[int],
+                        key: list[str], multi: bool) -> tuple[Any, dict[int, int], Any, bool]:
+    """Duplicate ids: the first of each id in the merge order is kept, the others dropped
+    by an anti-join. Returns the rows, the duplicates dropped per partition, the duplicates
+    (pandas) when found on the driver, and whether they were (else: the ids read again, an
+    id twice in one partition and subject)."""
+    import pandas as pd
+    import pyarrow as pa
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    spark = parts[0].rows.sparkSession
+    ident = ["_iname", "_oseq"] if multi else ["_oseq"]
+    lost = None
     losers_known = True
-    if rules.dedupe:
-        import pandas as pd
-        import pyarrow as pa
+    ided = pd.concat([p.ided.assign(_pid=p.ided["_pid"] + st)
+                      for p, st in zip(parts, starts, strict=True)],
+                     ignore_index=True)
+    if not len(ided) or (ided["n"] <= 1).all():  # each group one message
+        ided = ided.sort_values(key)
+        lost = ided[ided.duplicated("_msgid", keep="first")]
+        dropped = {int(k): int(v) for k, v in lost["_pid"].value_counts().items()}
+        n = len(lost)
+        losers = spark.createDataFrame(pa.table(
+            {c: pa.array(list(lost[c]), pa.int64() if c == "_oseq" else pa.string())
+             for c in ident})) if n else None
+    else:  # an id twice in one partition and subject: the ids read again
+        losers_known = False
+        sided = rows.select(_msg_id(F.col("_hb")).alias("_msgid"), *key,
+                            F.spark_partition_id().alias("_pid")).where(
+            F.col("_msgid").isNotNull() & (F.col("_msgid") != ""))
+        w = Window.partitionBy("_msgid").orderBy(*key)
+        losers = sided.withColumn("_rn", F.row_number().over(w)) \
+            .where(F.col("_rn") > 1).select(*ident, "_pid").localCheckpoint(eager=True)
+        dropped = {r["_pid"]: r["count"]
+                   for r in losers.groupBy("_pid").count().collect()}
+        n = sum(dropped.values())
+        losers = losers.drop("_pid")
+    if n:
+        rows = rows.join(F.broadcast(losers) if n <= _BROADCAST_LOSERS else losers,
+                         ident, "left_anti")
+    return rows, dropped, lost, losers_known
 
-        ided = pd.concat([p.ided.assign(_pid=p.ided["_pid"] + st)
-                          for p, st in zip(parts, starts, strict=True)],
-                         ignore_index=True)
-        if not len(ided) or (ided["n"] <= 1).all():  # each group one message
-            ided = ided.sort_values(key)
-            lost = ided[ided.duplicated("_msgid", keep="first")]
-            dropped = {int(k): int(v) for k, v in lost["_pid"].value_counts().items()}
-            n = len(lost)
-            losers = spark.createDataFrame(pa.table(
-                {c: pa.array(list(lost[c]), pa.int64() if c == "_oseq" else pa.string())
-                 for c in ident})) if n else None
-        else:  # an id twice in one partition and subject: the ids read again
-            losers_known = False
-            sided = rows.select(_msg_id(F.col("_hb")).alias("_msgid"), *key, pid).where(
-                F.col("_msgid").isNotNull() & (F.col("_msgid") != ""))
-            w = Window.partitionBy("_msgid").orderBy(*key)
-            losers = sided.withColumn("_rn", F.row_number().over(w)) \
-                .where(F.col("_rn") > 1).select(*ident, "_pid").localCheckpoint(eager=True)
-            dropped = {r["_pid"]: r["count"]
-                       for r in losers.groupBy("_pid").count().collect()}
-            n = sum(dropped.values())
-            losers = losers.drop("_pid")
-        if n:
-            rows = rows.join(F.broadcast(losers) if n <= _BROADCAST_LOSERS else losers,
-                             ident, "left_anti")
 
-    # refusals (counted over the duplicates too: checked again without them)
+def _header_of(parts: Sequence[_Part], multi: bool) -> Callable[[Any, Any, Any], Any]:
+    """The written header's column: each origin's rules on its own rows."""
+    from pyspark.sql import functions as F
+
     def header_of(seq: Any, subj: Any, hb: Any) -> Any:
         if not multi:
             return parts[0].header(seq, subj, hb)
@@ -676,6 +733,15 @@ def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: 
             h = p.header(seq, subj, hb)
             out = F.when(F.col("_oi") == k, h) if out is None else out.when(F.col("_oi") == k, h)
         return out
+
+    return header_of
+
+
+def _check_refusals(d: StreamDef, rows: Any, spans: list[dict[str, Any]], key: list[str],
+                    header_of: Callable[[Any, Any, Any], Any]) -> None:
+    """Refusals (counted by the first pass over the duplicates too: checked again without
+    them): the first offending message in the merge order is named."""
+    from pyspark.sql import functions as F
 
     checks = _fast_checks(d, F.col("_hb"),
                           header_of(F.col("_oseq"), F.col("_osubj"), F.col("_hb")),
@@ -686,32 +752,51 @@ def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: 
             if first is not None:
                 raise L.LimitError(f"message {first['_oseq']} of {first['_origin']} {what}")
 
-    # per-subject cut-offs: the key of each subject's (max_per + 1)-th newest message, over
-    # the subjects with more messages than that only
-    cut = kill = None
-    if rules.max_per:
-        import pandas as pd
-        import pyarrow as pa
 
-        w = Window.partitionBy("subject").orderBy(*[F.desc(k) for k in key])
-        tally = pd.concat([p.tally for p in parts]).groupby(level=0).sum()
-        hot = [bytes(b) for b in tally[tally > rules.max_per].index]
-        if hot:
-            many = _hot_rows(parts, hot, lost, key, multi) if losers_known else None
-            if many is None:
-                h = spark.createDataFrame(pa.table({"_hsubj": pa.array(hot, pa.binary())})) \
-                    .select(F.col("_hsubj").cast("string").alias("_hsubj"))
-                many = rows.join(F.broadcast(h), rows["subject"] == h["_hsubj"], "left_semi")
-            cut = (many.select("subject", *key).withColumn("_rn", F.row_number().over(w))
-                   .where(F.col("_rn") <= rules.max_per + 1)
-                   .where(F.col("_rn") == rules.max_per + 1)
-                   .select(F.col("subject").cast("binary").alias("_csubj"), *key).toArrow())
-            ncut = cut.num_rows
-            kill = _cut_condition(cut, key) if ncut else None
-            cut = spark.createDataFrame(cut).select(
-                F.col("_csubj").cast("string").alias("_csubj"),
-                F.struct(*key).alias("_ck")) if ncut and kill is None else None
+def _cut_offs(parts: Sequence[_Part], rows: Any, lost: Any, key: list[str], multi: bool,
+              losers_known: bool, max_per: int) -> tuple[tuple[Any, int] | None, Any]:
+    """Per-subject cut-offs: the key of each subject's (max_per + 1)-th newest message, over
+    the subjects with more messages than that only. Returns (the cut-offs as a DataFrame to
+    join, their number) when many, and the condition of the rows cut when few."""
+    import pandas as pd
+    import pyarrow as pa
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
 
+    spark = parts[0].rows.sparkSession
+    w = Window.partitionBy("subject").orderBy(*[F.desc(k) for k in key])
+    tally = pd.concat([p.tally for p in parts]).groupby(level=0).sum()
+    hot = [bytes(b) for b in tally[tally > max_per].index]
+    if not hot:
+        return None, None
+    many = _hot_rows(parts, hot, lost, key, multi) if losers_known else None
+    if many is None:
+        h = spark.createDataFrame(pa.table({"_hsubj": pa.array(hot, pa.binary())})) \
+            .select(F.col("_hsubj").cast("string").alias("_hsubj"))
+        many = rows.join(F.broadcast(h), rows["subject"] == h["_hsubj"], "left_semi")
+    cut = (many.select("subject", *key).withColumn("_rn", F.row_number().over(w))
+           .where(F.col("_rn") <= max_per + 1)
+           .where(F.col("_rn") == max_per + 1)
+           .select(F.col("subject").cast("binary").alias("_csubj"), *key).toArrow())
+    ncut = cut.num_rows
+    kill = _cut_condition(cut, key) if ncut else None
+    if ncut and kill is None:
+        return (spark.createDataFrame(cut).select(
+            F.col("_csubj").cast("string").alias("_csubj"),
+            F.struct(*key).alias("_ck")), ncut), None
+    return None, kill
+
+
+def _sequenced(rows: Any, spans: list[dict[str, Any]], dropped: dict[int, int],
+               concatenated: bool, key: list[str], multi: bool,
+               first_seq: int) -> tuple[Any, bool]:
+    """The rows with their target sequences (``seq``), and whether they are in sequence
+    order partition after partition. When the partitions hold disjoint ranges of the merge
+    order, sequences come from per-partition counts (no global sort), else from one range
+    sort."""
+    from pyspark.sql import functions as F
+
+    pid = F.spark_partition_id().alias("_pid")
     # A before B in the merge order for every pair of rows when A's newest time is before
     # B's oldest, or equal to it and A's origin (then sequences) come first
     spans = [r for r in spans if r["n"]]
@@ -757,24 +842,7 @@ def _source_fast(origins: Sequence[Origin], d: StreamDef, name: str, *, now_ns: 
             same = same & (F.col("_oi") == L._by_pid({r["_pid"]: r["k"] for r in spans}, None))
         seq = F.when(same, seq).otherwise(F.raise_error(F.lit(
             "source job: a partition differs from the one its sequences were counted on")))
-    out = tagged.withColumn("seq", seq)
-    shuffled = False
-    if kill is not None:
-        out = out.where(~kill)
-    if cut is not None:
-        shuffled = ncut > L._BROADCAST_CUTS  # a shuffle join: partitions no longer ranges
-        out = out.join(cut if shuffled else F.broadcast(cut), out["subject"] == cut["_csubj"],
-                       "left")
-        out = out.where(F.col("_ck").isNull() | (F.struct(*key) > F.col("_ck")))
-    out = out.select(
-        F.lit(name).alias("stream"), F.lit(0).cast("int").alias("partition"),
-        F.col("seq"), F.col("subject"), F.lit(None).cast("binary").alias("key"),
-        F.lit(now_ns).cast("long").alias("ts"),
-        header_of(F.col("_oseq"), F.col("_osubj"), F.col("_hb")).alias("headers"),
-        F.col("data"))
-    if shuffled or (ordered and not in_order):
-        out = out.orderBy("seq")
-    return out
+    return tagged.withColumn("seq", seq), in_order
 
 
 def _to_lake(df: Any, name: str) -> Any:

@@ -220,16 +220,67 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
     ``splits`` (per origin, ``scan_splits``); raises ``LimitError`` for a
     message the pump would stall on. None: not plannable here (see the module doc)."""
     import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     columns = ["seq", "ts", "subject", "headers"] + (["data"] if max_msg_size else [])
+    read = _read_origins(origins, splits, d, columns)
+    if read is None:
+        return None
+    planned, parts = read
+    porder = _merge_order(parts, planned)
+    if porder is None:
+        return None
+    rows = _Rows(parts, porder)
+    hdrs = _HeaderBlocks(parts, rows)
+    if planned[0].rules.dedupe:  # (every origin's: the target's duplicate window)
+        _drop_duplicates(rows, hdrs)
+    idx, _hs = hdrs.stored_with(_TTL)
+    if len(idx):
+        _refuse(parts, rows, planned, idx, C.REFUSED_TTL)
+    odd, _h = hdrs.stored_with(_STRIP)  # stored messages with a line the source rules remove
+    _check_header_sizes(parts, rows, planned, odd, d, max_msg_size)
+    stored = rows.codes == KEEP
+    offsets, n_stored = _offsets(parts, stored, porder)
+    cut = _cut_per_subject(rows, stored, planned[0].rules.max_per, len(parts.tnames))
+    gone = bool((rows.codes == GONE).any())
+    rows_out = n_stored - int(np.count_nonzero(rows.codes == CUT))
+    return Plan(rows.codes.tobytes() if (gone or cut) else None, parts.bases, offsets,
+                _ranges(parts), porder == sorted(porder), bool(len(odd)), planned, rows_out,
+                n_stored, gone, cut)
+
+
+@dataclass
+class _Parts:
+    """The partitions of the union (the origins' partitions one after the other), as read."""
+
+    tables: list[Any] = field(default_factory=list)  # per partition: its columns (None: empty)
+    origin: list[int] = field(default_factory=list)  # per partition: its origin's index
+    # per partition: target subject id per row (-1: not kept)
+    tid: list[Any] = field(default_factory=list)
+    tnames: dict[str, int] = field(default_factory=dict)  # target subject -> id
+    sizes: list[int] = field(default_factory=list)  # per partition: its rows
+    bases: list[int] = field(default_factory=list)  # per partition: its first row's index
+    total: int = 0  # rows of the union
+
+    def lay_out(self) -> None:
+        """Each partition's size and first row's index, once every origin is read."""
+        self.sizes = [0 if tb is None else tb.num_rows for tb in self.tables]
+        self.bases = [0] * len(self.tables)
+        at = 0
+        for p, size in enumerate(self.sizes):
+            self.bases[p] = at
+            at += size
+        self.total = at
+
+
+def _read_origins(origins: Sequence[Any], splits: list[list[list[tuple[str, int, int]]]],
+                  d: StreamDef, columns: list[str]) -> tuple[list[_Origin], _Parts] | None:
+    """Each origin's agreement, and the partitions' rows with their target subjects (the
+    filters and the start options applied); None: a split over MAX_ROWS or a subject that
+    is not UTF-8."""
+    import numpy as np
+
     planned: list[_Origin] = []
-    # per partition of the union (origins' partitions one after the other)
-    p_tables: list[Any] = []
-    p_origin: list[int] = []
-    tnames: dict[str, int] = {}  # target subject -> id
-    p_tid: list[Any] = []  # per partition: target subject id per row (-1: not kept)
+    parts = _Parts()
     for k, o in enumerate(origins):
         src = o.src
         tables = _read(splits[k], columns)
@@ -240,163 +291,217 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
         planned.append(og)
         filters = list(rules.filters)
         match = None if not filters or ">" in filters else SubjectFilter(filters).matches
-        start_seq = src.opt_start_seq if src.opt_start_seq > 0 else 0
-        if not start_seq and src.opt_start_time:
-            t = parse_rfc3339_nano(src.opt_start_time)
-            firsts = [pc.min(pc.filter(tb.column("seq"), pc.greater_equal(tb.column("ts"), t)))
-                      .as_py() for tb in tables if tb is not None and tb.num_rows]
-            firsts = [f for f in firsts if f is not None]
-            start_seq = min(firsts) if firsts else -1  # -1: nothing at or after that time
+        start_seq = _start_seq(src, tables)
         cache: dict[str, int] = {}
         for tb in tables:
-            p_origin.append(k)
+            parts.origin.append(k)
             if tb is None or not tb.num_rows:
-                p_tables.append(None)
-                p_tid.append(np.empty(0, np.int32))
+                parts.tables.append(None)
+                parts.tid.append(np.empty(0, np.int32))
                 continue
-            col = tb.column("subject")
-            dictionary = col.chunk(0).dictionary if col.num_chunks else None
-            sidx = (col.chunk(0).indices.to_numpy(zero_copy_only=False)
-                    if col.num_chunks else np.empty(0, np.int32))
-            try:
-                names = dictionary.to_pylist()
-            except UnicodeDecodeError:
+            tid = _target_ids(tb, og, match, cache, parts.tnames)
+            if tid is None:
                 return None
-            lut = np.empty(len(names), np.int32)
-            for i, s in enumerate(names):
-                t = cache.get(s)
-                if t is None:
-                    if s is None or (match is not None and not match(s)):
-                        t = -1
-                    else:
-                        tsubj = rules.target_subject(s)
-                        og.pairs[s] = tsubj
-                        t = tnames.setdefault(tsubj, len(tnames))
-                    cache[s] = t
-                lut[i] = t
-            tid = lut[sidx] if len(sidx) else sidx.astype(np.int32)
-            if col.null_count:
-                tid = np.where(col.chunk(0).is_null().to_numpy(zero_copy_only=False), -1, tid)
             if start_seq:
                 seq = tb.column("seq").to_numpy()
                 tid = np.where(seq >= start_seq, tid, -1) if start_seq > 0 else np.full_like(
                     tid, -1)
-            p_tables.append(tb)
-            p_tid.append(tid)
+            parts.tables.append(tb)
+            parts.tid.append(tid)
+    parts.lay_out()
+    return planned, parts
 
-    nparts = len(p_tables)
-    sizes = [0 if tb is None else tb.num_rows for tb in p_tables]
-    bases = [0] * nparts
-    at = 0
-    for p in range(nparts):
-        bases[p] = at
-        at += sizes[p]
-    total = at
 
-    # the merge order: partitions each sorted by (origin time, origin sequence) inside, and
-    # in sequence one after the other by (time, origin, agreement, sequence)
+def _start_seq(src: Any, tables: list[Any]) -> int:
+    """The first origin sequence the agreement copies (0: from the first; -1: nothing, its
+    start time is after every message)."""
+    import pyarrow.compute as pc
+
+    start_seq: int = src.opt_start_seq if src.opt_start_seq > 0 else 0
+    if not start_seq and src.opt_start_time:
+        t = parse_rfc3339_nano(src.opt_start_time)
+        firsts = [pc.min(pc.filter(tb.column("seq"), pc.greater_equal(tb.column("ts"), t)))
+                  .as_py() for tb in tables if tb is not None and tb.num_rows]
+        firsts = [f for f in firsts if f is not None]
+        start_seq = min(firsts) if firsts else -1  # -1: nothing at or after that time
+    return start_seq
+
+
+def _target_ids(tb: Any, og: _Origin, match: Any, cache: dict[str, int],
+                tnames: dict[str, int]) -> Any:
+    """Per row of ``tb``, the id of its target subject in ``tnames`` (-1: filtered out), each
+    distinct subject mapped once (``cache``, ``og.pairs``); None: a subject not UTF-8."""
+    import numpy as np
+
+    col = tb.column("subject")
+    dictionary = col.chunk(0).dictionary if col.num_chunks else None
+    sidx = (col.chunk(0).indices.to_numpy(zero_copy_only=False)
+            if col.num_chunks else np.empty(0, np.int32))
+    try:
+        names = dictionary.to_pylist()
+    except UnicodeDecodeError:
+        return None
+    lut = np.empty(len(names), np.int32)
+    for i, s in enumerate(names):
+        t = cache.get(s)
+        if t is None:
+            if s is None or (match is not None and not match(s)):
+                t = -1
+            else:
+                tsubj = og.rules.target_subject(s)
+                og.pairs[s] = tsubj
+                t = tnames.setdefault(tsubj, len(tnames))
+            cache[s] = t
+        lut[i] = t
+    tid = lut[sidx] if len(sidx) else sidx.astype(np.int32)
+    if col.null_count:
+        tid = np.where(col.chunk(0).is_null().to_numpy(zero_copy_only=False), -1, tid)
+    return tid
+
+
+def _merge_order(parts: _Parts, planned: list[_Origin]) -> list[int] | None:
+    """The partitions holding rows in the merge order: each sorted by (origin time, origin
+    sequence) inside, and in sequence one after the other by (time, origin, agreement,
+    sequence). None: a partition out of order inside, or two overlapping (Spark plans: a
+    sort)."""
+    import numpy as np
+
     keys = []
-    for p, tb in enumerate(p_tables):
-        if not sizes[p]:
+    for p, tb in enumerate(parts.tables):
+        if not parts.sizes[p]:
             continue
         ts = tb.column("ts").to_numpy()
         seq = tb.column("seq").to_numpy()
         if tb.column("ts").null_count or tb.column("seq").null_count:
             return None
-        if sizes[p] > 1:
+        if parts.sizes[p] > 1:
             step = ts[1:] - ts[:-1]
             if step.min() < 0:
                 return None
             tie = np.nonzero(step == 0)[0]
             if len(tie) and not bool(np.all(seq[tie + 1] > seq[tie])):
                 return None
-        o = planned[p_origin[p]]
+        o = planned[parts.origin[p]]
         keys.append(((int(ts[0]), o.name, o.iname, int(seq[0])),
                      (int(ts[-1]), o.name, o.iname, int(seq[-1])), p))
     keys.sort()
     for a, b in zip(keys, keys[1:], strict=False):
         if not a[1] < b[0]:
             return None  # partitions overlap in the merge order: Spark plans (a sort)
-    porder = [p for _lo, _hi, p in keys]
-    in_order = porder == sorted(porder)
-    mstart = {}  # partition -> merge position of its first row
-    at = 0
-    for p in porder:
-        mstart[p] = at
-        at += sizes[p]
+    return [p for _lo, _hi, p in keys]
 
-    codes = np.zeros(total, np.uint8)
-    tid_all = np.full(total, -1, np.int32)
-    for p in range(nparts):
-        if sizes[p]:
-            tid_all[bases[p]:bases[p] + sizes[p]] = p_tid[p]
-    codes[tid_all < 0] = GONE
-    filled = [p for p in range(nparts) if sizes[p]]
-    f_bases = np.array([bases[p] for p in filled], np.int64)
-    f_shift = np.array([mstart[p] - bases[p] for p in filled], np.int64)
 
-    def part_of(rows: Any) -> Any:
-        return np.searchsorted(f_bases, rows, side="right") - 1
+class _Rows:
+    """Every row of the union by its index (partitions one after the other): its code
+    (KEEP, GONE, CUT), its target subject id, its partition and its merge position."""
 
-    def mpos_of(rows: Any) -> Any:
+    def __init__(self, parts: _Parts, porder: list[int]) -> None:
+        import numpy as np
+
+        mstart = {}  # partition -> merge position of its first row
+        at = 0
+        for p in porder:
+            mstart[p] = at
+            at += parts.sizes[p]
+        self.codes = np.zeros(parts.total, np.uint8)
+        self.tid = np.full(parts.total, -1, np.int32)
+        for p in range(len(parts.tables)):
+            if parts.sizes[p]:
+                self.tid[parts.bases[p]:parts.bases[p] + parts.sizes[p]] = parts.tid[p]
+        self.codes[self.tid < 0] = GONE
+        self.filled = [p for p in range(len(parts.tables)) if parts.sizes[p]]
+        self.f_bases = np.array([parts.bases[p] for p in self.filled], np.int64)
+        self.f_shift = np.array([mstart[p] - parts.bases[p] for p in self.filled], np.int64)
+
+    def part_of(self, rows: Any) -> Any:
+        """The index in ``filled`` of the partition of rows (indexes)."""
+        import numpy as np
+
+        return np.searchsorted(self.f_bases, rows, side="right") - 1
+
+    def mpos_of(self, rows: Any) -> Any:
         """The merge position of rows (indexes): partitions are runs of the merge order."""
-        return rows + f_shift[part_of(rows)]
+        return rows + self.f_shift[self.part_of(rows)]
 
-    # the rows with a header block, and their blocks (few, usually): every header rule
-    # below reads only these
-    blocks = []
-    for p, tb in enumerate(p_tables):
-        col = tb.column("headers") if sizes[p] else None
-        if col is None or col.null_count == sizes[p]:
-            continue
-        w = np.nonzero(col.is_valid().to_numpy(zero_copy_only=False))[0]
-        blocks.append((bases[p] + w, col.take(pa.array(w)).combine_chunks()))
-    b_rows = np.concatenate([r for r, _h in blocks]) if blocks else np.empty(0, np.int64)
-    b_hdrs = pa.concat_arrays([h for _r, h in blocks]) if blocks else pa.array([], pa.binary())
 
-    def hdr_rows(needle: bytes | tuple[bytes, ...]) -> tuple[Any, Any]:
+class _HeaderBlocks:
+    """The rows with a header block, and their blocks (few, usually): every header rule
+    reads only these."""
+
+    def __init__(self, parts: _Parts, rows: _Rows) -> None:
+        import numpy as np
+        import pyarrow as pa
+
+        blocks = []
+        for p, tb in enumerate(parts.tables):
+            col = tb.column("headers") if parts.sizes[p] else None
+            if col is None or col.null_count == parts.sizes[p]:
+                continue
+            w = np.nonzero(col.is_valid().to_numpy(zero_copy_only=False))[0]
+            blocks.append((parts.bases[p] + w, col.take(pa.array(w)).combine_chunks()))
+        self.rows = rows
+        self.b_rows = np.concatenate([r for r, _h in blocks]) if blocks else np.empty(0, np.int64)
+        self.b_hdrs = pa.concat_arrays([h for _r, h in blocks]) if blocks else pa.array(
+            [], pa.binary())
+
+    def stored_with(self, needle: bytes | tuple[bytes, ...]) -> tuple[Any, Any]:
         """The rows stored (indexes) whose header holds ``needle`` (or one of them), and
         their headers."""
-        hit = pa.array(np.zeros(len(b_hdrs), bool))
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        hit = pa.array(np.zeros(len(self.b_hdrs), bool))
         for n in (needle,) if isinstance(needle, bytes) else needle:
-            hit = pc.or_(hit, pc.match_substring(b_hdrs, n.decode()))  # (a regex: 10x slower)
+            hit = pc.or_(hit, pc.match_substring(self.b_hdrs, n.decode()))  # (a regex: 10x slower)
         w = np.nonzero(hit.to_numpy(zero_copy_only=False))[0]
-        w = w[codes[b_rows[w]] == KEEP]
-        return b_rows[w], b_hdrs.take(pa.array(w, pa.int64()))
+        w = w[self.rows.codes[self.b_rows[w]] == KEEP]
+        return self.b_rows[w], self.b_hdrs.take(pa.array(w, pa.int64()))
 
-    # duplicates: the first message of each id in the merge order is kept
-    if planned[0].rules.dedupe:  # (every origin's: the target's duplicate window)
-        idx, hs = hdr_rows(_MSG_ID)
-        if len(idx):
-            order = np.argsort(mpos_of(idx), kind="stable")
-            idx = idx[order]
-            ids = msg_ids(hs.take(pa.array(order)))
-            has = ids.is_valid().to_numpy(zero_copy_only=False)
-            idx = idx[has]
-            n = ids.filter(pa.array(has)).dictionary_encode().indices.to_numpy(
-                zero_copy_only=False)
-            # dictionary_encode numbers values as they first appear: a row repeats an id
-            # when its number is not above every number before it
-            if len(n):
-                seen = np.concatenate([[-1], np.maximum.accumulate(n)[:-1]])
-                codes[idx[n <= seen]] = GONE
 
-    # refusals, over the messages stored (the first in the merge order is named)
-    def refuse(rows: Any, what: str) -> None:
-        r = int(rows[np.argmin(mpos_of(rows))])
-        p = filled[int(part_of(np.array([r]))[0])]
-        seq = int(p_tables[p].column("seq")[r - bases[p]].as_py())
-        raise LimitError(f"message {seq} of {planned[p_origin[p]].name} {what}")
+def _drop_duplicates(rows: _Rows, hdrs: _HeaderBlocks) -> None:
+    """Nats-Msg-Id duplicates: the first message of each id in the merge order is kept,
+    the others never stored."""
+    import numpy as np
+    import pyarrow as pa
 
-    idx, _hs = hdr_rows(_TTL)
-    if len(idx):
-        refuse(idx, C.REFUSED_TTL)
+    idx, hs = hdrs.stored_with(_MSG_ID)
+    if not len(idx):
+        return
+    order = np.argsort(rows.mpos_of(idx), kind="stable")
+    idx = idx[order]
+    ids = msg_ids(hs.take(pa.array(order)))
+    has = ids.is_valid().to_numpy(zero_copy_only=False)
+    idx = idx[has]
+    n = ids.filter(pa.array(has)).dictionary_encode().indices.to_numpy(zero_copy_only=False)
+    # dictionary_encode numbers values as they first appear: a row repeats an id when its
+    # number is not above every number before it
+    if len(n):
+        seen = np.concatenate([[-1], np.maximum.accumulate(n)[:-1]])
+        rows.codes[idx[n <= seen]] = GONE
 
-    odd, _h = hdr_rows(_STRIP)  # stored messages with a line the source rules remove
-    strip = bool(len(odd))
-    # the written header's length: the origin's block without its last CRLF (or NATS/1.0 and
-    # CRLF), then "Nats-Stream-Source: <value>" and two CRLF; where a line is removed, the
-    # exact block (core's rules)
+
+def _refuse(parts: _Parts, rows: _Rows, planned: list[_Origin], idx: Any, what: str) -> None:
+    """Raise the refusal ``what`` of the first of the messages ``idx`` in the merge order."""
+    import numpy as np
+
+    r = int(idx[np.argmin(rows.mpos_of(idx))])
+    p = rows.filled[int(rows.part_of(np.array([r]))[0])]
+    seq = int(parts.tables[p].column("seq")[r - parts.bases[p]].as_py())
+    raise LimitError(f"message {seq} of {planned[parts.origin[p]].name} {what}")
+
+
+def _check_header_sizes(parts: _Parts, rows: _Rows, planned: list[_Origin], odd: Any,
+                        d: StreamDef, max_msg_size: bool) -> None:
+    """Refuse a stored message whose written header is over 64 KiB, or (``max_msg_size``)
+    whose header or message is over the target's max_msg_size. The written header's length:
+    the origin's block without its last CRLF (or NATS/1.0 and CRLF), then
+    "Nats-Stream-Source: <value>" and two CRLF; for the rows ``odd`` (a line the source rules
+    remove), the exact block (core's rules)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     def value(o: _Origin, seq: Any, subj: Any) -> str:  # what Nats-Stream-Source says
         return o.rules.source_value(seq, subj, o.identity)
 
@@ -404,78 +509,90 @@ def plan_source(origins: Sequence[Any], splits: list[list[list[tuple[str, int, i
     limit = min(MAX_HEADER_SIZE, d.max_msg_size) if max_msg_size else MAX_HEADER_SIZE
     powers = np.array([10 ** i for i in range(1, 19)], np.int64)
     big, bad = [], []
-    for p, tb in enumerate(p_tables):
-        if not sizes[p]:
+    for p, tb in enumerate(parts.tables):
+        size, base = parts.sizes[p], parts.bases[p]
+        if not size:
             continue
         hl = pc.fill_null(pc.binary_length(tb.column("headers")), 0).to_numpy(
             zero_copy_only=False)
         col = tb.column("subject").chunk(0)
         sl = pc.fill_null(pc.binary_length(col.dictionary), 0).to_numpy(zero_copy_only=False)
-        if not max_msg_size and int(hl.max()) + int(sl.max(initial=0)) + fixed[p_origin[p]] \
-                + 20 <= limit:
+        if not max_msg_size and int(hl.max()) + int(sl.max(initial=0)) \
+                + fixed[parts.origin[p]] + 20 <= limit:
             continue  # no header of this partition can come near the limit
         seq = tb.column("seq").to_numpy()
-        hlen = np.where(hl > 2, hl - 2, 10) + fixed[p_origin[p]] \
+        hlen = np.where(hl > 2, hl - 2, 10) + fixed[parts.origin[p]] \
             + np.searchsorted(powers, seq, side="right") + 1 \
             + sl[col.indices.fill_null(0).to_numpy(zero_copy_only=False)]
-        mine = odd[(odd >= bases[p]) & (odd < bases[p] + sizes[p])] - bases[p]
+        mine = odd[(odd >= base) & (odd < base + size)] - base
         if len(mine):
-            o = planned[p_origin[p]]
+            o = planned[parts.origin[p]]
             sub = tb.take(pa.array(mine))
             for r, subj, hb, sq in zip(mine, sub.column("subject").to_pylist(),
                                        sub.column("headers").to_pylist(),
                                        sub.column("seq").to_pylist(), strict=True):
                 hlen[r] = len(C.source_header(hb, value(o, sq, subj)))
-        stored_here = codes[bases[p]:bases[p] + sizes[p]] == KEEP
-        big.append(bases[p] + np.nonzero(stored_here & (hlen > MAX_HEADER_SIZE))[0])
+        stored_here = rows.codes[base:base + size] == KEEP
+        big.append(base + np.nonzero(stored_here & (hlen > MAX_HEADER_SIZE))[0])
         if max_msg_size:
             ml = pc.fill_null(pc.binary_length(tb.column("data")), 0).to_numpy(
                 zero_copy_only=False)
-            bad.append(bases[p] + np.nonzero(stored_here & (
+            bad.append(base + np.nonzero(stored_here & (
                 (hlen > d.max_msg_size) | (ml > d.max_msg_size - hlen)))[0])
-    for what, rows in ((C.REFUSED_HEADERS, big), (C.refused_size(d.max_msg_size), bad)):
-        rows = np.concatenate(rows) if rows else np.empty(0, np.int64)
-        if len(rows):
-            refuse(rows, what)
+    for what, found in ((C.REFUSED_HEADERS, big), (C.refused_size(d.max_msg_size), bad)):
+        idx = np.concatenate(found) if found else np.empty(0, np.int64)
+        if len(idx):
+            _refuse(parts, rows, planned, idx, what)
 
-    # sequences: stored messages before each partition in the merge order
-    stored = codes == KEEP
-    offsets = [0] * nparts
+
+def _offsets(parts: _Parts, stored: Any, porder: list[int]) -> tuple[list[int], int]:
+    """Per partition, the stored messages before it in the merge order (its rows'
+    sequences follow), and the messages stored in all."""
+    import numpy as np
+
+    offsets = [0] * len(parts.tables)
     at = 0
     for p in porder:
         offsets[p] = at
-        at += int(np.count_nonzero(stored[bases[p]:bases[p] + sizes[p]]))
-    n_stored = at
+        at += int(np.count_nonzero(stored[parts.bases[p]:parts.bases[p] + parts.sizes[p]]))
+    return offsets, at
 
-    # the per-subject limit: per target subject, all but its newest max_per stored messages
-    cut = False
-    max_per = planned[0].rules.max_per
-    if max_per:
-        nt = len(tnames)
-        t_stored = np.where(stored, tid_all, nt)  # nt: not stored
-        counts = np.bincount(t_stored, minlength=nt + 1)[:nt]
-        hot = counts > max_per
-        if hot.any():
-            rows = np.nonzero(np.append(hot, False)[t_stored])[0]
-            t = tid_all[rows]
-            order = np.lexsort((mpos_of(rows), t))
-            rows, t = rows[order], t[order]
-            first = np.searchsorted(t, t, side="left")
-            rank = np.arange(len(rows)) - first
-            dies = rank < (counts[t] - max_per)
-            codes[rows[dies]] = CUT
-            cut = bool(dies.any())
-    gone = bool((codes == GONE).any())
+
+def _cut_per_subject(rows: _Rows, stored: Any, max_per: int, nt: int) -> bool:
+    """The per-subject limit: per target subject (``nt`` of them), all but its newest
+    ``max_per`` stored messages are CUT; whether any is."""
+    import numpy as np
+
+    if not max_per:
+        return False
+    t_stored = np.where(stored, rows.tid, nt)  # nt: not stored
+    counts = np.bincount(t_stored, minlength=nt + 1)[:nt]
+    hot = counts > max_per
+    if not hot.any():
+        return False
+    idx = np.nonzero(np.append(hot, False)[t_stored])[0]
+    t = rows.tid[idx]
+    order = np.lexsort((rows.mpos_of(idx), t))
+    idx, t = idx[order], t[order]
+    first = np.searchsorted(t, t, side="left")
+    rank = np.arange(len(idx)) - first
+    dies = rank < (counts[t] - max_per)
+    rows.codes[idx[dies]] = CUT
+    return bool(dies.any())
+
+
+def _ranges(parts: _Parts) -> list[tuple[int, int, int]]:
+    """Per partition: (origin index, lowest, highest origin sequence); (k, 1, 0) empty."""
+    import pyarrow.compute as pc
+
     ranges = []
-    for p in range(nparts):
-        if sizes[p]:
-            seq = p_tables[p].column("seq")
-            ranges.append((p_origin[p], int(pc.min(seq).as_py()), int(pc.max(seq).as_py())))
+    for p in range(len(parts.tables)):
+        if parts.sizes[p]:
+            seq = parts.tables[p].column("seq")
+            ranges.append((parts.origin[p], int(pc.min(seq).as_py()), int(pc.max(seq).as_py())))
         else:
-            ranges.append((p_origin[p], 1, 0))
-    rows_out = n_stored - int(np.count_nonzero(codes == CUT))
-    return Plan(codes.tobytes() if (gone or cut) else None, bases, offsets, ranges,
-                in_order, strip, planned, rows_out, n_stored, gone, cut)
+            ranges.append((parts.origin[p], 1, 0))
+    return ranges
 
 
 # --------------------------------------------------------------------------------------------

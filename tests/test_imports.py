@@ -130,13 +130,15 @@ def test_a_server_in_force_imports_the_live_client():
 # -- `jetlink kv get` and `jetlink validate FILE` import only what they use ----------------
 
 # Every jetlink module `jetlink kv get BUCKET KEY` may import: the CLI's root, the kv group,
-# the engine's read path (kv -> jetstream -> streams -> streamstore.base -> store). Not the
-# config checks (only creating or changing a stream needs them), the write engine
-# (streamstore.txn), transforms, RePublish, topology, Kafka, the replication pump, the
-# consumer engine or the live client. The backend seam (core/backend.py) is opened by the
-# root callback of every command: it imports nothing until it is used.
+# the engine's read path (kv -> jetstream -> streams -> streamdef / txnstate ->
+# streamstore.base -> store). Not the config checks (only creating or changing a stream
+# needs them), the write engine (streamstore.txn), transforms, RePublish, topology, Kafka,
+# the replication pump, the consumer engine or the live client. The backend seam
+# (core/backend.py) is opened by the root callback of every command: it imports nothing
+# until it is used.
 KV_GET_MODULES = {
     "jetlink", "jetlink.cli", "jetlink.cli.app", "jetlink.cli.common", "jetlink.cli.completion",
+    "jetlink.cli.console",
     "jetlink.cli.kv", "jetlink.cli.main", "jetlink.cli.options", "jetlink.cli.output",
     "jetlink.core", "jetlink.core.backend", "jetlink.core.clock", "jetlink.core.config",
     "jetlink.core.config.codec",
@@ -147,13 +149,15 @@ KV_GET_MODULES = {
     "jetlink.core.live.target", "jetlink.core.messages", "jetlink.core.numbers",
     "jetlink.core.store",
     "jetlink.core.store.datadir", "jetlink.core.store.health", "jetlink.core.store.schema",
-    "jetlink.core.streams", "jetlink.core.streamstore", "jetlink.core.streamstore.base",
-    "jetlink.core.subjects", "jetlink.core.xdg",
+    "jetlink.core.streamdef", "jetlink.core.streams", "jetlink.core.streamstore",
+    "jetlink.core.streamstore.base", "jetlink.core.subjects", "jetlink.core.txnstate",
+    "jetlink.core.xdg",
 }
 # ... and `jetlink validate FILE` of a topology of streams only (no KV or Kafka objects, no
 # transforms): the stream rules and the topology, no engine, no store, no KV or Kafka rules.
 VALIDATE_MODULES = {
     "jetlink", "jetlink.cli", "jetlink.cli.app", "jetlink.cli.common", "jetlink.cli.completion",
+    "jetlink.cli.console",
     "jetlink.cli.main", "jetlink.cli.options", "jetlink.cli.output", "jetlink.cli.validate",
     "jetlink.core", "jetlink.core.backend", "jetlink.core.config", "jetlink.core.config.codec",
     "jetlink.core.config.stream", "jetlink.core.config.validate", "jetlink.core.contexts",

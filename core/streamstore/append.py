@@ -40,7 +40,6 @@ from .base import (
     load_msg,
     msg_size,
     parse_msg_ttl,
-    republish_module,
 )
 from .overlay import _NEXT, StreamOverlay
 
@@ -123,23 +122,16 @@ class StreamAppend(StreamOverlay):
         message's time is pinned for the general path. Publishing passes header-less
         ``(subject, data)`` pairs. Returns (stored, refusal or None).
         """
-        d = self.d
-        name = d.name
-        base = self.base
-        base_size, hdr_extra = d.base_size, d.hdr_extra
-        mms = d.max_msg_size
-        cap = mms if mms >= 0 else MAX_SEQ  # headers + data above it: too big
-        max_per, max_msgs, max_bytes = d.max_per, d.max_msgs, d.max_bytes
+        name, base = self.d.name, self.base
+        base_size, hdr_extra, cap, max_per, max_msgs, max_bytes = self._run_limits()
         rows, row_pos, ptr_next = self._rows, self._row_pos, self._ptr_next
         touched, cache = self._touched, self._subj
         add = out.append if out is not None else None
         at_next = iter(at).__next__ if at is not None else None
         hdr: bytes | None = None
-        now = self.txn.now if at is None else 0  # a mirror's times are its origin's
-        ts = now if now > self.last_ts else self.last_ts
-        seq = self.last_seq
-        nmsgs, nbytes = self.msgs, self.bytes
-        pend_alive = self._pend_alive
+        seq, ts, nmsgs, nbytes, pend_alive = self._load_run()
+        if at is None and self.txn.now > ts:  # a publish's time (a mirror's: its origin's)
+            ts = self.txn.now
         done = 0
         err: ApiError | None = None
         for item in items:
@@ -152,84 +144,104 @@ class StreamAppend(StreamOverlay):
                 if aseq <= seq or aseq > MAX_SEQ:
                     err = nats_error("StreamStoreFailed", err="last sequence mismatch")
                     break
-                if aseq - 1 > seq:  # skipped sequences: deleted placeholders
-                    seq = aseq - 1
-                    self._dirty = True
-                    if nmsgs == 0:
-                        self.first_seq = aseq
-                if ats > ts:
-                    ts = ats
+                if aseq - 1 > seq:
+                    seq = self._skip_origin_gap(aseq, nmsgs)
+                ts = ats if ats > ts else ts
             hlen = len(hdr) if hdr else 0
             if hlen + len(data) > cap or hlen > MAX_HEADER_SIZE:
-                refusal = nats_error("StreamMessageExceedsMaximum" if hlen + len(data) > cap
-                                     else "StreamHeaderExceedsMaximum")
-                if add is None:
-                    err = refusal
-                    break
-                add(refusal)
-                continue
-            s = cache.get(subject)
-            if s is None:
-                s = self._subject(subject)
-            size = base_size + s.slen + len(data) + (hdr_extra + hlen if hdr else 0)
-            count = s.count
-            if ((max_per and count >= max_per) or (max_msgs and nmsgs >= max_msgs)
-                    or (max_bytes and nbytes + size > max_bytes) or seq >= MAX_SEQ):
-                # A limit acts on this one: the general path, with the state written back.
-                self.last_seq, self.last_ts, self.msgs, self.bytes = seq, ts, nmsgs, nbytes
-                self._pend_alive = pend_alive
-                if add is not None:
-                    r = self._store(subject, hdr, data, 0, size, "", "", None, None)
-                else:
-                    saved = self.txn.now
-                    self.txn.now = ts
-                    try:
-                        r = self._store(subject, hdr, data, 0, size, "", "", None, None)
-                    finally:
-                        self.txn.now = saved
-                seq, ts, nmsgs, nbytes = self.last_seq, self.last_ts, self.msgs, self.bytes
-                pend_alive = self._pend_alive
-                if isinstance(r, ApiError):
-                    if add is None:
-                        err = r
-                        break
-                else:
-                    done += 1
-                if add is not None:
-                    add(r)
-                continue
-            seq += 1
-            if count:
-                prev = s.last
-                pos = row_pos.get(prev)
-                if pos is not None:
-                    rows[pos][4] = seq
-                else:
-                    ptr_next[prev] = seq
+                r: PubAck | ApiError = _oversized(hlen + len(data) > cap)
             else:
-                prev = 0
-                s.first = seq
-            row_pos[seq] = len(rows)
-            rows.append([base | seq, s.id, ts, prev, 0, hdr, data])
-            s.last = seq
-            s.count = count + 1
-            if not s.touched:
-                s.touched = True
-                touched.append(s)
-            if nmsgs == 0:
-                self.first_seq = seq
-                self._first_dirty = False
-            nmsgs += 1
-            nbytes += size
-            pend_alive += 1
-            done += 1
+                s = cache.get(subject)
+                if s is None:
+                    s = self._subject(subject)
+                size = base_size + s.slen + len(data) + (hdr_extra + hlen if hdr else 0)
+                count = s.count
+                if not ((max_per and count >= max_per) or (max_msgs and nmsgs >= max_msgs)
+                        or (max_bytes and nbytes + size > max_bytes) or seq >= MAX_SEQ):
+                    # No limit acts on it: linked into its subject's chain and counted here.
+                    seq += 1
+                    if count:
+                        prev = s.last
+                        pos = row_pos.get(prev)
+                        if pos is not None:
+                            rows[pos][4] = seq
+                        else:
+                            ptr_next[prev] = seq
+                    else:
+                        prev = 0
+                        s.first = seq
+                    row_pos[seq] = len(rows)
+                    rows.append([base | seq, s.id, ts, prev, 0, hdr, data])
+                    s.last = seq
+                    s.count = count + 1
+                    if not s.touched:
+                        s.touched = True
+                        touched.append(s)
+                    if nmsgs == 0:
+                        self.first_seq = seq
+                        self._first_dirty = False
+                    nmsgs += 1
+                    nbytes += size
+                    pend_alive += 1
+                    done += 1
+                    if add is not None:
+                        add(PubAck(name, seq))
+                    continue
+                self._save_run(seq, ts, nmsgs, nbytes, pend_alive)
+                r = self._store_at_limit(subject, hdr, data, size, pinned=add is None)
+                seq, ts, nmsgs, nbytes, pend_alive = self._load_run()
+            # refused, or taken by the general path: publishing goes on, replicating stops
+            if isinstance(r, PubAck):
+                done += 1
+            elif add is None:
+                err = r
+                break
             if add is not None:
-                add(PubAck(name, seq))
-        self.last_seq, self.last_ts, self.msgs, self.bytes = seq, ts, nmsgs, nbytes
-        self._pend_alive = pend_alive
+                add(r)
+        self._save_run(seq, ts, nmsgs, nbytes, pend_alive)
         if done:
             self.last_msg_id = ""
         return done, err
+
+    def _skip_origin_gap(self, aseq: int, nmsgs: int) -> int:
+        """A mirror's origin skipped the sequences before ``aseq`` (deleted placeholders,
+        as ``skip_to``): the run's last sequence becomes ``aseq - 1``."""
+        self._dirty = True
+        if nmsgs == 0:
+            self.first_seq = aseq
+        return aseq - 1
+
+    def _run_limits(self) -> tuple[int, int, int, int, int, int]:
+        """What :meth:`_append_run` checks each message against: a record's fixed size and
+        a header block's, the size cap (headers + data above it: too big), max_msgs_per_subject,
+        max_msgs and max_bytes (0: none)."""
+        d = self.d
+        cap = d.max_msg_size if d.max_msg_size >= 0 else MAX_SEQ
+        return d.base_size, d.hdr_extra, cap, d.max_per, d.max_msgs, d.max_bytes
+
+    def _load_run(self) -> tuple[int, int, int, int, int]:
+        """The counters a run of :meth:`_append_run` keeps in locals: last sequence, last
+        time, messages, bytes, live pending rows."""
+        return self.last_seq, self.last_ts, self.msgs, self.bytes, self._pend_alive
+
+    def _save_run(self, seq: int, ts: int, nmsgs: int, nbytes: int, pend_alive: int) -> None:
+        """Write the counters of :meth:`_load_run` back."""
+        self.last_seq, self.last_ts, self.msgs, self.bytes = seq, ts, nmsgs, nbytes
+        self._pend_alive = pend_alive
+
+    def _store_at_limit(self, subject: str, hdr: bytes | None, data: bytes, size: int, *,
+                        pinned: bool) -> PubAck | ApiError:
+        """A message of a run some limit acts on (or the last sequence): the general path
+        (``_store``), after the run saved its counters. ``pinned`` (replicating): stored at
+        the run's time, the origin's, not the transaction's."""
+        if not pinned:
+            return self._store(subject, hdr, data, 0, size, "", "", None, None)
+        saved = self.txn.now
+        self.txn.now = self.last_ts
+        try:
+            return self._store(subject, hdr, data, 0, size, "", "", None, None)
+        finally:
+            self.txn.now = saved
 
     @property
     def sourced_fast(self) -> bool:
@@ -260,32 +272,10 @@ class StreamAppend(StreamOverlay):
                 if refusal is not None:
                     return refusal
             if not sourced and not only_id:
-                expected = fv.get(H.EXPECTED_STREAM)
-                if expected and expected != name:
-                    return nats_error("StreamNotMatch")
-                ttl_hdr = fv.get(H.MSG_TTL)
-                if ttl_hdr:
-                    t, _err = parse_msg_ttl(ttl_hdr)
-                    if t != 0 and not d.allow_ttl:
-                        return nats_error("MessageTTLDisabled")
-                els = fv.get(H.EXPECTED_LAST_SUBJ_SEQ)
-                if els:
-                    want = _as_uint64(els)
-                    have = self.last_seq_for(fv.get(H.EXPECTED_LAST_SUBJ_SEQ_SUBJ) or subject)
-                    if have != want:
-                        return nats_error("StreamWrongLastSequence", seq=have)
-                elif fv.get(H.EXPECTED_LAST_SUBJ_SEQ_SUBJ):
-                    return nats_error("StreamExpectedLastSeqPerSubjectInvalid")
-                el = fv.get(H.EXPECTED_LAST_SEQ)
-                if el and _as_uint64(el) != self.last_seq:
-                    return nats_error("StreamWrongLastSequence", seq=self.last_seq)
-                if not _sched.CHECKED.isdisjoint(fv):  # message schedules: schedules.py
-                    checked = _sched.check(self, subject, hdr, fv)
-                    if isinstance(checked, ApiError):
-                        return checked
-                    hdr, fv = checked
-                if fv.get(H.STREAM_SOURCE):
-                    return nats_error("MessageSourceHdrNotAllowed")
+                checked = self._client_header_rules(subject, hdr, fv)
+                if isinstance(checked, ApiError):
+                    return checked
+                hdr, fv = checked
             msg_id = fv.get(H.MSG_ID, "")
             if msg_id and not d.is_mirror:
                 seen = self._dedupe_lookup(msg_id)
@@ -321,22 +311,8 @@ class StreamAppend(StreamOverlay):
             return nats_error("StreamHeaderExceedsMaximum")
 
         # Interest retention with nobody interested: the sequence is used, nothing stored.
-        if d.retention == "interest" and not self.txn.hooks.has_interest(
-                self.txn, name, subject):
-            now = self.txn.now
-            ts = now if now > self.last_ts else self.last_ts
-            seq = self.last_seq + 1
-            self.last_seq = seq
-            self.last_ts = ts
-            if self.msgs == 0:
-                self.first_seq = seq + 1
-            self.last_msg_id = msg_id
-            self._dirty = True
-            if msg_id and d.dup_window:
-                self._dedupe[msg_id] = (seq, ts)
-            if d.allow_rollup_purge and rollup:
-                self._rollup(subject, rollup, keep=0)
-            return PubAck(name, seq)
+        if d.retention == "interest" and not self.txn.has_interest(name, subject):
+            return self._skip_uninterested(subject, msg_id, rollup)
 
         ttl = 0
         if fv is not None and not only_id:
@@ -356,6 +332,60 @@ class StreamAppend(StreamOverlay):
             _sched.after_store(self, subject, fv or {}, ack.seq)
         return ack
 
+    def _client_header_rules(self, subject: str, hdr: bytes | None, fv: dict[str, str]
+                             ) -> ApiError | tuple[bytes | None, dict[str, str]]:
+        """The header rules of a client publish (a sourced message skips them): expected
+        stream, Nats-TTL allowed, expected last subject sequence, expected last sequence,
+        message schedules, no Nats-Stream-Source. The refusal, or the header block and first
+        values to go on with (a schedule gets its implicit rollup)."""
+        d = self.d
+        expected = fv.get(H.EXPECTED_STREAM)
+        if expected and expected != d.name:
+            return nats_error("StreamNotMatch")
+        ttl_hdr = fv.get(H.MSG_TTL)
+        if ttl_hdr:
+            t, _err = parse_msg_ttl(ttl_hdr)
+            if t != 0 and not d.allow_ttl:
+                return nats_error("MessageTTLDisabled")
+        els = fv.get(H.EXPECTED_LAST_SUBJ_SEQ)
+        if els:
+            want = _as_uint64(els)
+            have = self.last_seq_for(fv.get(H.EXPECTED_LAST_SUBJ_SEQ_SUBJ) or subject)
+            if have != want:
+                return nats_error("StreamWrongLastSequence", seq=have)
+        elif fv.get(H.EXPECTED_LAST_SUBJ_SEQ_SUBJ):
+            return nats_error("StreamExpectedLastSeqPerSubjectInvalid")
+        el = fv.get(H.EXPECTED_LAST_SEQ)
+        if el and _as_uint64(el) != self.last_seq:
+            return nats_error("StreamWrongLastSequence", seq=self.last_seq)
+        if not _sched.CHECKED.isdisjoint(fv):  # message schedules: schedules.py
+            checked = _sched.check(self, subject, hdr, fv)
+            if isinstance(checked, ApiError):
+                return checked
+            hdr, fv = checked
+        if fv.get(H.STREAM_SOURCE):
+            return nats_error("MessageSourceHdrNotAllowed")
+        return hdr, fv
+
+    def _skip_uninterested(self, subject: str, msg_id: str, rollup: str) -> PubAck:
+        """Interest retention with nobody interested: the sequence is used, nothing stored
+        (the duplicate window and a rollup still apply)."""
+        d = self.d
+        now = self.txn.now
+        ts = now if now > self.last_ts else self.last_ts
+        seq = self.last_seq + 1
+        self.last_seq = seq
+        self.last_ts = ts
+        if self.msgs == 0:
+            self.first_seq = seq + 1
+        self.last_msg_id = msg_id
+        self._dirty = True
+        if msg_id and d.dup_window:
+            self._dedupe[msg_id] = (seq, ts)
+        if d.allow_rollup_purge and rollup:
+            self._rollup(subject, rollup, keep=0)
+        return PubAck(d.name, seq)
+
     def _store(self, subject: str, hdr: bytes | None, data: bytes, ttl: int, size: int,
                msg_id: str, rollup_hdr: str, rollup: str | None,
                counter_val: str | None) -> PubAck | ApiError:
@@ -367,26 +397,9 @@ class StreamAppend(StreamOverlay):
         max_per = d.max_per
         psmc = count + 1 if (max_per and count > 0) else 0
         if d.discard_new and d.needs_limits:
-            asl = False
-            if max_per and psmc > max_per:
-                if d.discard_new_per and not rollup_hdr:
-                    return _detailed(nats_error("StreamStoreFailed",
-                                                err=MAX_PER_SUBJECT_REFUSED),
-                                     f"max_msgs_per_subject = {max_per:,} (discard new per "
-                                     f"subject): subject {clip(subject)} holds {count:,}")
-                asl = True
-            if d.max_msgs and self.msgs >= d.max_msgs and not asl:
-                return _detailed(nats_error("StreamStoreFailed", err=MAX_MSGS_REFUSED),
-                                 f"max_msgs = {d.max_msgs:,} (discard new): the stream holds "
-                                 f"{self.msgs:,}")
-            if d.max_bytes and self.bytes + size > d.max_bytes:
-                # asl: the subject holds messages, its oldest is live
-                oldest = self._node(s.first) if asl else None
-                if oldest is None or oldest[1] < size:
-                    return _detailed(
-                        nats_error("StreamStoreFailed", err=MAX_BYTES_REFUSED),
-                        f"max_bytes = {d.max_bytes:,} (discard new): the stream holds "
-                        f"{self.bytes:,} bytes, the message needs {size:,}")
+            refusal = self._discard_new_refusal(s, psmc, size, rollup_hdr)
+            if refusal is not None:
+                return refusal
 
         now = self.txn.now
         ts = now if now > self.last_ts else self.last_ts
@@ -423,16 +436,7 @@ class StreamAppend(StreamOverlay):
         self.last_ts = ts
 
         if d.needs_limits:
-            if max_per and psmc > max_per:
-                while s.count > max_per and self._remove_oldest_of(s):
-                    pass
-            if not d.discard_new:
-                if d.max_msgs:
-                    while self.msgs > d.max_msgs and self._remove_first():
-                        pass
-                if d.max_bytes:
-                    while self.bytes > d.max_bytes and self._remove_first():
-                        pass
+            self._discard_old(s, psmc)
 
         self.last_msg_id = msg_id
         if msg_id and d.dup_window:
@@ -440,8 +444,54 @@ class StreamAppend(StreamOverlay):
         if rollup and d.allow_rollup_purge:
             self._rollup(subject, rollup, keep=1)
         if d.republish is not None:
-            republish_module().after_store(self, subject, hdr, data, seq, ts, prev)
+            d.republish.after_store(self.txn.cache, subject, hdr, data, seq, ts, prev)
         return PubAck(d.name, seq, val=counter_val)
+
+    def _discard_new_refusal(self, s: _Subj, psmc: int, size: int,
+                             rollup_hdr: str) -> ApiError | None:
+        """``storeRawMsg``'s DiscardNew checks before a message of ``size`` bytes is stored on
+        subject ``s`` (``psmc``: the subject's count with it, 0 when the subject holds
+        none): the refusal, or None."""
+        d = self.d
+        max_per = d.max_per
+        asl = False
+        if max_per and psmc > max_per:
+            if d.discard_new_per and not rollup_hdr:
+                return _detailed(nats_error("StreamStoreFailed", err=MAX_PER_SUBJECT_REFUSED),
+                                 f"max_msgs_per_subject = {max_per:,} (discard new per "
+                                 f"subject): subject {clip(s.subject)} holds {s.count:,}")
+            asl = True
+        if d.max_msgs and self.msgs >= d.max_msgs and not asl:
+            return _detailed(nats_error("StreamStoreFailed", err=MAX_MSGS_REFUSED),
+                             f"max_msgs = {d.max_msgs:,} (discard new): the stream holds "
+                             f"{self.msgs:,}")
+        if d.max_bytes and self.bytes + size > d.max_bytes:
+            # asl: the subject holds messages, its oldest is live
+            oldest = self._node(s.first) if asl else None
+            if oldest is None or oldest[1] < size:
+                return _detailed(
+                    nats_error("StreamStoreFailed", err=MAX_BYTES_REFUSED),
+                    f"max_bytes = {d.max_bytes:,} (discard new): the stream holds "
+                    f"{self.bytes:,} bytes, the message needs {size:,}")
+        return None
+
+    def _discard_old(self, s: _Subj, psmc: int) -> None:
+        """``storeRawMsg``'s limits after a message was appended on subject ``s``: the
+        subject's oldest over max_msgs_per_subject (``psmc``: its count with the message, 0
+        when it held none), and, with discard old, the stream's oldest over max_msgs /
+        max_bytes."""
+        d = self.d
+        max_per = d.max_per
+        if max_per and psmc > max_per:
+            while s.count > max_per and self._remove_oldest_of(s):
+                pass
+        if not d.discard_new:
+            if d.max_msgs:
+                while self.msgs > d.max_msgs and self._remove_first():
+                    pass
+            if d.max_bytes:
+                while self.bytes > d.max_bytes and self._remove_first():
+                    pass
 
     def _last_msg(self, subject: str) -> StoredMsg | None:
         """``LoadLastMsg(subject)`` (counters.py reads the counter's last value)."""
@@ -520,6 +570,12 @@ def _detailed(err: ApiError, detail: str) -> ApiError:
     """A refusal with the limit and the value that met it, for people (not in --json)."""
     err.detail = detail
     return err
+
+
+def _oversized(over_cap: bool) -> ApiError:
+    """A message of a run refused for its size: over max_msg_size (headers and data), else
+    a header block over 64 KiB."""
+    return nats_error("StreamMessageExceedsMaximum" if over_cap else "StreamHeaderExceedsMaximum")
 
 
 def _too_big(mms: int, hlen: int, mlen: int) -> ApiError:

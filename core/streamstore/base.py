@@ -8,39 +8,23 @@
 - :func:`parse_msg_ttl` and the server's integer parse (``parseInt64``): rules of the publish
   path that core/streams.py exports;
 - the reads the engine shares with the readers of core/streams.py (:func:`matching_subjects`,
-  :func:`load_msg`, a subject's chain) and the expiry check (:func:`expiry_due`);
-- :func:`republish_module`: core/republish.py, imported when a stream republishes.
+  :func:`load_msg`, a subject's chain).
 
-core/streams.py re-exports the public names (their import path stays ``jetlink.core.streams``);
-the underscore names are for core/streams.py and core/streamstore/ only.
+The bottom of the stream modules: it imports none of them (core/streamdef.py reads its record
+sizes). core/streams.py re-exports the public names (their import path stays
+``jetlink.core.streams``); the underscore names are for core/streams.py, core/streamdef.py and
+core/streamstore/ only.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
 
 from ..errors import ApiError, JetlinkError, nats_error
 from ..messages import StoredMsg
 from ..numbers import go_parse_int64
 from ..subjects import SubjectFilter, has_wildcard
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..streams import StreamDef
-
-_RP: Any = None  # core/republish.py once a stream republishes
-
-
-def republish_module() -> Any:
-    """core/republish.py, imported on first use (a read such as `jetlink kv get` needs none)."""
-    global _RP
-    if _RP is None:
-        from .. import republish
-
-        _RP = republish
-    return _RP
-
 
 # --- keys -----------------------------------------------------------------------------------
 SEQ_BITS = 40
@@ -233,25 +217,3 @@ def load_msg(conn: sqlite3.Connection, stream_id: int, seq: int) -> StoredMsg | 
     row = conn.execute(f"SELECT {_MSG_COLS} {_MSG_FROM} WHERE m.id = ?",
                        (msg_key(stream_id, seq),)).fetchone()
     return _stored(row) if row else None
-
-
-def expiry_due(conn: sqlite3.Connection, d: StreamDef, now: int) -> bool:
-    base, top = key_range(d.id)
-    if d.max_age:
-        cutoff = now - d.max_age
-        for ts, expires in conn.execute(
-            "SELECT m.ts, t.expires FROM msgs m LEFT JOIN msg_ttl t ON t.id = m.id "
-            "WHERE m.id BETWEEN ? AND ? ORDER BY m.id" if d.allow_ttl else
-            "SELECT ts, NULL FROM msgs WHERE id BETWEEN ? AND ? ORDER BY id", (base, top)
-        ):
-            if ts > cutoff:
-                break
-            if expires != -1:
-                return True
-    if not d.allow_ttl:
-        return False
-    row = conn.execute(
-        "SELECT 1 FROM msg_ttl WHERE expires > 0 AND expires <= ? AND id BETWEEN ? AND ? "
-        "LIMIT 1", (now, base, top),
-    ).fetchone()
-    return row is not None

@@ -40,7 +40,7 @@ headers), as by several requests to a server.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from .. import headers as H
 from ..errors import ApiError, nats_error
@@ -50,6 +50,7 @@ from .base import _as_uint64
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..streams import Txn
+    from ..txnstate import TxnState
     from .txn import StreamTxn
 
 BATCH_ID = "Nats-Batch-Id"
@@ -93,7 +94,7 @@ def is_batch_msg(hdr: bytes | None) -> bool:
     return hdr is not None and b"Nats-Batch-Id" in hdr and bool(H.header_value(hdr, BATCH_ID))
 
 
-def _cleanup(txn: Txn, stream_id: int, batch_id: str) -> None:
+def _cleanup(txn: TxnState, stream_id: int, batch_id: str) -> None:
     conn = txn.conn
     conn.execute("DELETE FROM atomic_batches WHERE stream_id = ? AND batch_id = ?",
                  (stream_id, batch_id))
@@ -101,7 +102,7 @@ def _cleanup(txn: Txn, stream_id: int, batch_id: str) -> None:
                  (stream_id, batch_id))
 
 
-def _expire(txn: Txn) -> None:
+def _expire(txn: TxnState) -> None:
     """Abandon batches idle for the timeout (the server's cleanup timer)."""
     conn = txn.conn
     cutoff = txn.now - BATCH_TIMEOUT_NS
@@ -111,7 +112,7 @@ def _expire(txn: Txn) -> None:
         _cleanup(txn, sid, bid)
 
 
-def drop_stream(txn: Txn, stream_id: int) -> None:
+def drop_stream(txn: TxnState, stream_id: int) -> None:
     """A deleted stream's batches go with it (the server's ``deleteAtomicBatches``)."""
     conn = txn.conn
     if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'atomic_batches'").fetchone():
@@ -119,7 +120,7 @@ def drop_stream(txn: Txn, stream_id: int) -> None:
         conn.execute("DELETE FROM atomic_batch_msgs WHERE stream_id = ?", (stream_id,))
 
 
-def inflight(txn: Txn, stream_id: int) -> dict[str, int]:
+def inflight(txn: TxnState, stream_id: int) -> dict[str, int]:
     """The batches of a stream in flight: id -> the highest staged sequence."""
     return dict(txn.conn.execute(
         "SELECT batch_id, last_seq FROM atomic_batches WHERE stream_id = ? ORDER BY batch_id",
@@ -207,7 +208,7 @@ def publish(st: StreamTxn, subject: str, hdr: bytes, data: bytes,
 def _commit(st: StreamTxn, batch_id: str, msgs: list[tuple[str, bytes | None, bytes]]
             ) -> PubAck | ApiError:
     """Check and store the whole batch, or nothing of it."""
-    txn = st.txn
+    txn = _transaction(st)
     d = st.d
     txn.flush()
     conn = txn.conn
@@ -243,15 +244,22 @@ def _commit(st: StreamTxn, batch_id: str, msgs: list[tuple[str, bytes | None, by
 def _rollback(st: StreamTxn) -> None:
     """Undo a batch's stores: back to the savepoint, and every stream of the transaction
     read again from it (their in-memory overlays held the undone appends)."""
-    from ..streams import _stream_txn
+    from .txn import StreamTxn
 
-    txn = st.txn
+    txn = _transaction(st)
     conn = txn.conn
     conn.execute("ROLLBACK TO atomic_batch")
     conn.execute("RELEASE atomic_batch")
     txn.cache.clear()
     for sid in list(txn.streams):
-        txn.streams[sid] = _stream_txn()(txn, txn.catalog.by_id[sid])
+        txn.streams[sid] = StreamTxn(txn, txn.catalog.by_id[sid])
+
+
+def _transaction(st: StreamTxn) -> Txn:
+    """The whole transaction ``st`` belongs to: core/streams.py's ``Txn``, which opened it
+    (``Txn.stream``). A batch flushes all of it (RePublish deliveries included) and reopens
+    its streams after a rollback; the engine itself sees only its state (``TxnState``)."""
+    return cast("Txn", st.txn)
 
 
 def _batch_rule(st: StreamTxn, i: int, subject: str, fv: dict[str, str], written: set[str],

@@ -54,7 +54,7 @@ from ..numbers import go_parse_uint64 as _parse_uint64
 from .batches import BATCH_TIMEOUT_NS, MAX_BATCH_ID
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..streams import Txn
+    from ..txnstate import TxnState
     from .txn import StreamTxn
 
 SUFFIX = ".$FI"  # the server's FastBatchSuffix
@@ -155,7 +155,7 @@ def parse_reply(reply: str | None) -> FastBatchReply | _Invalid | None:
     return FastBatchReply(parts[-5], seq, flow, gap == GAP_OK, op)
 
 
-def drop_stream(txn: Txn, stream_id: int) -> None:
+def drop_stream(txn: TxnState, stream_id: int) -> None:
     """A deleted stream's fast batches go with it, as do those of a stream that stops
     allowing them (the server's ``deleteFastBatches``)."""
     conn = txn.conn
@@ -163,7 +163,7 @@ def drop_stream(txn: Txn, stream_id: int) -> None:
         conn.execute("DELETE FROM fast_batches WHERE stream_id = ?", (stream_id,))
 
 
-def inflight(txn: Txn, stream_id: int) -> dict[str, int]:
+def inflight(txn: TxnState, stream_id: int) -> dict[str, int]:
     """A stream's fast batches in flight: id -> the highest batch sequence seen."""
     return dict(txn.conn.execute(
         "SELECT batch_id, lseq FROM fast_batches WHERE stream_id = ? ORDER BY batch_id",

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING
 
 from .. import headers as H
 from ..messages import PubAck
-from .base import _MASK, _SECOND, MAX_SEQ, expiry_due, hdr_sql, payload_sql
+from .base import _MASK, _SECOND, MAX_SEQ, hdr_sql, payload_sql
 from .overlay import _K, StreamOverlay, _Subj
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..errors import ApiError
-    from ..streams import StreamDef
+    from ..streamdef import StreamDef
 
 _LOAD_CHUNK = 512  # stored keys _remove_first reads at a time
 
@@ -85,47 +85,15 @@ class StreamLimits(StreamOverlay):
         the server would have written it (the expiry time); markers expire like any TTL
         message and never leave a marker behind. Returns how many messages were removed.
         """
-        d = self.d
-        now = self.txn.now
         if self.msgs == 0:
             return 0
         self._sql_mode()
-        conn, base = self.conn, self.base
-        removed = 0
-        heap: list[tuple[int, int]] = []
-        sdm = d.sdm_ttl_s > 0
-        if d.max_age:
-            cutoff = now - d.max_age
-            upto = 0  # a plain prefix of expired messages can go in one range delete
-            plain = True
-            for key, ts, expires in conn.execute(
-                "SELECT m.id, m.ts, t.expires FROM msgs m LEFT JOIN msg_ttl t ON t.id = m.id "
-                "WHERE m.id BETWEEN ? AND ? ORDER BY m.id" if d.allow_ttl else
-                "SELECT id, ts, NULL FROM msgs WHERE id BETWEEN ? AND ? ORDER BY id",
-                (base, base | MAX_SEQ),
-            ):
-                if ts > cutoff:
-                    break
-                seq = key & _MASK
-                if expires == -1:
-                    plain = False
-                    continue
-                due = ts + d.max_age
-                if expires is not None and 0 < expires < due:
-                    due = expires
-                heap.append((due, seq))
-                upto = seq + 1
-            if heap and plain and not sdm:
-                removed += self._remove_below(upto)
-                heap = []
-        for key, expires in conn.execute(
-            "SELECT id, expires FROM msg_ttl WHERE expires > 0 AND expires <= ? "
-            "AND id BETWEEN ? AND ?", (now, base, base | MAX_SEQ),
-        ).fetchall():
-            heap.append((expires, key & _MASK))
+        removed, heap = self._due_by_age()
+        heap.extend(self._due_by_ttl())
         if not heap:
             return removed
         heapq.heapify(heap)
+        sdm = self.d.sdm_ttl_s > 0
         seen: set[int] = set()
         while heap:
             due, seq = heapq.heappop(heap)
@@ -136,41 +104,89 @@ class StreamLimits(StreamOverlay):
             if node is None:
                 continue  # removed meanwhile (a marker's rollup)
             s = self._subject_by_id(node[0])
-            if sdm and s.count == 1:
-                hdr = conn.execute(f"SELECT {hdr_sql()} FROM msgs WHERE id = ?",
-                                   (base | seq,)).fetchone()
-                if hdr is None:  # pending (cannot happen: expiry runs flushed)
-                    hdr = (None,)
-                if not _is_marker(hdr[0]):
-                    marker_hdr = (
-                        f"NATS/1.0\r\n{H.MARKER_REASON}: MaxAge\r\n"
-                        f"{H.MSG_TTL}: {_format_go_seconds(d.sdm_ttl_s)}\r\n"
-                        f"{H.ROLLUP}: sub\r\n\r\n"
-                    ).encode()
-                    saved_now = self.txn.now
-                    self.txn.now = max(due, self.last_ts)
-                    try:
-                        ack = self.append(s.subject, marker_hdr, b"", sourced=True)
-                    finally:
-                        self.txn.now = saved_now
-                    if isinstance(ack, PubAck) and ack.seq:
-                        removed += 1
-                        mts = self.last_ts
-                        mdue = mts + d.sdm_ttl_s * _SECOND
-                        if d.max_age:
-                            mdue = min(mdue, mts + d.max_age)
-                        if mdue <= now:
-                            heapq.heappush(heap, (mdue, ack.seq))
-                        continue
-                    # The marker could not be stored (a discard-new limit): plain removal.
+            if sdm and s.count == 1 and self._replace_with_marker(s, seq, due, heap):
+                removed += 1
+                continue
             if self._remove(seq):
                 removed += 1
         self.flush()
         return removed
 
-    def expiry_due(self) -> bool:
-        """Cheap check: would :meth:`expire` remove anything now?"""
-        return expiry_due(self.conn, self.d, self.txn.now)
+    def _due_by_age(self) -> tuple[int, list[tuple[int, int]]]:
+        """max_age at the transaction's time: ``(removed, [(due, seq)])``. A plain prefix of
+        expired messages (none kept by ``Nats-TTL: never``, no subject delete markers) goes
+        at once in one range delete; otherwise each expired message is due at its age limit,
+        or its TTL when sooner."""
+        d = self.d
+        heap: list[tuple[int, int]] = []
+        if not d.max_age:
+            return 0, heap
+        base = self.base
+        cutoff = self.txn.now - d.max_age
+        upto = 0  # a plain prefix of expired messages can go in one range delete
+        plain = True
+        for key, ts, expires in self.conn.execute(
+            "SELECT m.id, m.ts, t.expires FROM msgs m LEFT JOIN msg_ttl t ON t.id = m.id "
+            "WHERE m.id BETWEEN ? AND ? ORDER BY m.id" if d.allow_ttl else
+            "SELECT id, ts, NULL FROM msgs WHERE id BETWEEN ? AND ? ORDER BY id",
+            (base, base | MAX_SEQ),
+        ):
+            if ts > cutoff:
+                break
+            seq = key & _MASK
+            if expires == -1:
+                plain = False
+                continue
+            due = ts + d.max_age
+            if expires is not None and 0 < expires < due:
+                due = expires
+            heap.append((due, seq))
+            upto = seq + 1
+        if heap and plain and d.sdm_ttl_s <= 0:
+            return self._remove_below(upto), []
+        return 0, heap
+
+    def _due_by_ttl(self) -> list[tuple[int, int]]:
+        """``[(due, seq)]`` of the messages whose per-message TTL passed."""
+        base = self.base
+        return [(expires, key & _MASK) for key, expires in self.conn.execute(
+            "SELECT id, expires FROM msg_ttl WHERE expires > 0 AND expires <= ? "
+            "AND id BETWEEN ? AND ?", (self.txn.now, base, base | MAX_SEQ),
+        ).fetchall()]
+
+    def _replace_with_marker(self, s: _Subj, seq: int, due: int,
+                             heap: list[tuple[int, int]]) -> bool:
+        """The last message of subject ``s`` expires at ``due`` with subject_delete_marker_ttl
+        set: a marker replaces it (its rollup removes the message), stamped at ``due``, and
+        joins ``heap`` when it is due itself by now. False: no marker (the message is a
+        marker, or a discard-new limit refused it), the message is removed plainly."""
+        d = self.d
+        hdr = self.conn.execute(f"SELECT {hdr_sql()} FROM msgs WHERE id = ?",
+                                (self.base | seq,)).fetchone()
+        if hdr is None:  # pending (cannot happen: expiry runs flushed)
+            hdr = (None,)
+        if _is_marker(hdr[0]):
+            return False
+        marker_hdr = (
+            f"NATS/1.0\r\n{H.MARKER_REASON}: MaxAge\r\n"
+            f"{H.MSG_TTL}: {_format_go_seconds(d.sdm_ttl_s)}\r\n"
+            f"{H.ROLLUP}: sub\r\n\r\n"
+        ).encode()
+        now = self.txn.now
+        self.txn.now = max(due, self.last_ts)
+        try:
+            ack = self.append(s.subject, marker_hdr, b"", sourced=True)
+        finally:
+            self.txn.now = now
+        if not (isinstance(ack, PubAck) and ack.seq):
+            return False
+        mts = self.last_ts
+        mdue = mts + d.sdm_ttl_s * _SECOND
+        if d.max_age:
+            mdue = min(mdue, mts + d.max_age)
+        if mdue <= now:
+            heapq.heappush(heap, (mdue, ack.seq))
+        return True
 
     # --- limits after a config update ---------------------------------------------------------
     def enforce_limits(self, old: StreamDef | None = None) -> None:

@@ -21,7 +21,8 @@ from ..subjects import has_wildcard
 from .base import _MASK, MAX_SEQ, SEQ_BITS, matching_subjects
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..streams import StreamDef, Txn
+    from ..streamdef import StreamDef
+    from ..txnstate import TxnState
 
 
 class _Subj:
@@ -69,7 +70,7 @@ class StreamOverlay:
     """One stream inside one write transaction: the overlay and its bookkeeping (subjects,
     chain nodes, removal, read-ahead of stored rows, ``flush()``)."""
 
-    def __init__(self, txn: Txn, d: StreamDef) -> None:
+    def __init__(self, txn: TxnState, d: StreamDef) -> None:
         self.txn = txn
         self.conn = txn.conn
         self.d = d
@@ -247,67 +248,21 @@ class StreamOverlay:
     # --- flushing --------------------------------------------------------------------------
     def flush(self) -> None:
         """Write pending rows, deletes, pointer changes, subject states, stream counters."""
-        conn = self.conn
-        sid = self.d.id
         dead = self._dead
-        if self._rows:
-            rows = self._rows
-            if dead:
-                rows = [r for r in rows if (r[_K] & _MASK) not in dead]
-            conn.executemany(_INSERT, rows)
-        if self._ttl:
-            base = self.base
-            conn.executemany("INSERT INTO msg_ttl(id, expires) VALUES (?, ?)",
-                             [(base | k, v) for k, v in self._ttl.items() if k not in dead])
+        if self._rows or self._ttl:
+            self._write_appends(dead)
         if self._db_deletes:
-            base = self.base
-            ranges = _runs(sorted(self._db_deletes))
-            singles = [(base | lo,) for lo, hi in ranges if lo == hi]
-            spans = [(base | lo, base | hi) for lo, hi in ranges if lo != hi]
-            if singles:
-                conn.executemany("DELETE FROM msgs WHERE id = ?", singles)
-            if spans:
-                conn.executemany("DELETE FROM msgs WHERE id BETWEEN ? AND ?", spans)
-            if self.d.allow_ttl:
-                conn.executemany("DELETE FROM msg_ttl WHERE id = ?", singles)
-                conn.executemany("DELETE FROM msg_ttl WHERE id BETWEEN ? AND ?", spans)
-        if self._ptr_next:
-            base = self.base
-            conn.executemany("UPDATE msgs SET next = ? WHERE id = ?",
-                             [(v, base | k) for k, v in self._ptr_next.items() if k not in dead])
-        if self._ptr_prev:
-            base = self.base
-            conn.executemany("UPDATE msgs SET prev = ? WHERE id = ?",
-                             [(v, base | k) for k, v in self._ptr_prev.items() if k not in dead])
+            self._write_deletes()
+        if self._ptr_next or self._ptr_prev:
+            self._write_pointers(dead)
         if self._touched:
-            ins, upd, dele = [], [], []
-            for s in self._touched:
-                state = (s.count, s.first, s.last)
-                if s.count > 0:
-                    if s.new:
-                        ins.append((s.id, sid, s.subject, s.count, s.first, s.last))
-                        s.new = False
-                    elif state != s.orig:
-                        upd.append((s.count, s.first, s.last, s.id))
-                elif not s.new:
-                    dele.append((s.id,))
-                    s.new = True
-                s.orig = state
-                s.touched = False
-            if ins:
-                conn.executemany("INSERT INTO subjects(id, stream_id, subject, msgs, first_seq, "
-                                 "last_seq) VALUES (?, ?, ?, ?, ?, ?)", ins)
-            if upd:
-                conn.executemany("UPDATE subjects SET msgs = ?, first_seq = ?, last_seq = ? "
-                                 "WHERE id = ?", upd)
-            if dele:
-                conn.executemany("DELETE FROM subjects WHERE id = ?", dele)
+            self._write_subjects()
         if self._dedupe:
-            conn.executemany(
+            self.conn.executemany(
                 "INSERT INTO dedupe(stream_id, msg_id, seq, ts) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT(stream_id, msg_id) DO UPDATE SET seq = excluded.seq, "
                 "ts = excluded.ts",
-                [(sid, k, v[0], v[1]) for k, v in self._dedupe.items()],
+                [(self.d.id, k, v[0], v[1]) for k, v in self._dedupe.items()],
             )
         changed = self._dirty or self._rows or self._db_deletes or self._first_dirty
         if self.msgs <= 0:
@@ -318,16 +273,81 @@ class StreamOverlay:
         elif self._first_dirty:
             self.first_seq = self._min_stored_seq(self.first_seq)
         if changed:
-            conn.execute(
+            self.conn.execute(
                 "UPDATE streams SET first_seq = ?, last_seq = ?, last_ts = ?, msgs = ?, "
                 "bytes = ?, last_msg_id = ? WHERE id = ?",
                 (self.first_seq, self.last_seq, self.last_ts, self.msgs, self.bytes,
-                 self.last_msg_id, sid),
+                 self.last_msg_id, self.d.id),
             )
-        if changed:
             self.wrote = True
         self._dirty = False
         self._clear_overlay()
+
+    def _write_appends(self, dead: set[int]) -> None:
+        """The pending rows still alive, and their expiry times (Nats-TTL)."""
+        if self._rows:
+            rows = self._rows
+            if dead:
+                rows = [r for r in rows if (r[_K] & _MASK) not in dead]
+            self.conn.executemany(_INSERT, rows)
+        if self._ttl:
+            base = self.base
+            self.conn.executemany("INSERT INTO msg_ttl(id, expires) VALUES (?, ?)",
+                                  [(base | k, v) for k, v in self._ttl.items() if k not in dead])
+
+    def _write_deletes(self) -> None:
+        """The stored rows removed, runs of consecutive sequences in one range delete."""
+        conn, base = self.conn, self.base
+        ranges = _runs(sorted(self._db_deletes))
+        singles = [(base | lo,) for lo, hi in ranges if lo == hi]
+        spans = [(base | lo, base | hi) for lo, hi in ranges if lo != hi]
+        if singles:
+            conn.executemany("DELETE FROM msgs WHERE id = ?", singles)
+        if spans:
+            conn.executemany("DELETE FROM msgs WHERE id BETWEEN ? AND ?", spans)
+        if self.d.allow_ttl:
+            conn.executemany("DELETE FROM msg_ttl WHERE id = ?", singles)
+            conn.executemany("DELETE FROM msg_ttl WHERE id BETWEEN ? AND ?", spans)
+
+    def _write_pointers(self, dead: set[int]) -> None:
+        """The chain pointers changed on stored rows still alive."""
+        base = self.base
+        if self._ptr_next:
+            self.conn.executemany(
+                "UPDATE msgs SET next = ? WHERE id = ?",
+                [(v, base | k) for k, v in self._ptr_next.items() if k not in dead])
+        if self._ptr_prev:
+            self.conn.executemany(
+                "UPDATE msgs SET prev = ? WHERE id = ?",
+                [(v, base | k) for k, v in self._ptr_prev.items() if k not in dead])
+
+    def _write_subjects(self) -> None:
+        """The subjects touched: new ones inserted, changed ones updated, emptied ones
+        deleted; each then matches its stored row again."""
+        sid = self.d.id
+        ins, upd, dele = [], [], []
+        for s in self._touched:
+            state = (s.count, s.first, s.last)
+            if s.count > 0:
+                if s.new:
+                    ins.append((s.id, sid, s.subject, s.count, s.first, s.last))
+                    s.new = False
+                elif state != s.orig:
+                    upd.append((s.count, s.first, s.last, s.id))
+            elif not s.new:
+                dele.append((s.id,))
+                s.new = True
+            s.orig = state
+            s.touched = False
+        conn = self.conn
+        if ins:
+            conn.executemany("INSERT INTO subjects(id, stream_id, subject, msgs, first_seq, "
+                             "last_seq) VALUES (?, ?, ?, ?, ?, ?)", ins)
+        if upd:
+            conn.executemany("UPDATE subjects SET msgs = ?, first_seq = ?, last_seq = ? "
+                             "WHERE id = ?", upd)
+        if dele:
+            conn.executemany("DELETE FROM subjects WHERE id = ?", dele)
 
     def _min_stored_seq(self, from_seq: int) -> int:
         row = self.conn.execute(

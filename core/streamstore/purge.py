@@ -126,7 +126,7 @@ class StreamPurge(StreamOverlay):
     def notify_purge(self, subject: str | None) -> None:
         """Tell the consumers (``RetentionHooks.on_purge``) about the purge just done."""
         self.flush()
-        self.txn.hooks.on_purge(self.txn, self.d.name, subject or None)
+        self.txn.on_purge(self.d.name, subject or None)
 
     # --- removal -------------------------------------------------------------------------------
     def remove_seqs(self, seqs: Iterable[int]) -> int:

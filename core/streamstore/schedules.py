@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .. import headers as H
 from ..errors import ApiError, nats_error
@@ -48,8 +48,9 @@ from ..subjects import is_valid_publish_subject, overlaps
 from .base import _SECOND, load_msg, parse_msg_ttl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..streams import StreamDef
-    from .append import StreamAppend
+    from ..messages import PubAck
+    from ..streamdef import StreamDef
+    from ..txnstate import TxnState
 
 __all__ = [
     "COMPONENT", "SCHEMA_STEPS", "TIME_ZONE", "TARGET", "SOURCE", "TTL", "ROLLUP",
@@ -81,6 +82,30 @@ SCHEMA_STEPS: list[list[str]] = [
         "CREATE INDEX msg_schedules_by_due ON msg_schedules(stream_id, due)",
     ],
 ]
+
+
+class ScheduledStream(Protocol):
+    """What the schedule rules use of one stream inside a write transaction: the engine's
+    ``StreamTxn`` (core/streamstore/txn.py), its state (overlay.py), purge (purge.py, a
+    one-shot schedule purged) and append (append.py, a fired message). The publish path
+    (append.py) calls :func:`check` and :func:`after_store`, so this module imports none of
+    them."""
+
+    d: StreamDef
+    conn: sqlite3.Connection
+    txn: TxnState
+    last_ts: int
+
+    def flush(self) -> None: ...
+
+    def last_seq_for(self, subject: str) -> int: ...
+
+    def purge(self, subject: str | None = None, seq: int = 0, keep: int = 0) -> int: ...
+
+    def notify_purge(self, subject: str | None) -> None: ...
+
+    def append(self, subject: str, hdr: bytes | None, data: bytes, *, sourced: bool = False,
+               fv: dict[str, str] | None = None) -> PubAck | ApiError: ...
 
 
 # --- parsing ------------------------------------------------------------------------------------
@@ -360,7 +385,7 @@ def _next_cron(pattern: str, loc: tzinfo | None, ts: int) -> int:
 
 
 # --- the publish refusals -----------------------------------------------------------------------
-def check(st: StreamAppend, subject: str, hdr: bytes | None, fv: dict[str, str]
+def check(st: ScheduledStream, subject: str, hdr: bytes | None, fv: dict[str, str]
           ) -> ApiError | tuple[bytes | None, dict[str, str]]:
     """The server's schedule rules for a client publish (not a sourced message), after the
     expected-sequence checks: the refusal, or the header block and first values to store
@@ -445,7 +470,7 @@ def _has_table(conn: sqlite3.Connection) -> bool:
                         (COMPONENT,)).fetchone() is not None
 
 
-def after_store(st: StreamAppend, subject: str, fv: dict[str, str], seq: int) -> None:
+def after_store(st: ScheduledStream, subject: str, fv: dict[str, str], seq: int) -> None:
     """After a message was stored as ``seq`` on ``subject``: any message on a schedules
     stream (``fv`` empty for one without headers, which cancels a schedule on its subject as
     ``storeRawMsg``'s ``removeSubject`` does), or one carrying ``Nats-Schedule-Next`` on any
@@ -524,7 +549,7 @@ def _strip(hdr: bytes | None, prefixes: tuple[bytes, ...], names: tuple[bytes, .
     return b"\r\n".join(kept)
 
 
-def fire(st: StreamAppend) -> int:
+def fire(st: ScheduledStream) -> int:
     """Publish every schedule of the stream that is due at the transaction's time, in
     sequence order (``getScheduledMessages``); returns how many messages were published."""
     d = st.d

@@ -25,7 +25,7 @@ class StreamTxn(StreamAppend, StreamLimits, StreamPurge):
       ``bytes``, ``wrote``;
     - appending (:class:`~.append.StreamAppend`): ``append``, ``append_plain``,
       ``append_sourced``, ``sourced_fast``, ``prefetch_msg_ids``, ``maybe_prune_dedupe``;
-    - limits (:class:`~.limits.StreamLimits`): ``expire``, ``expiry_due``, ``enforce_limits``;
+    - limits (:class:`~.limits.StreamLimits`): ``expire``, ``enforce_limits``;
     - purge (:class:`~.purge.StreamPurge`): ``purge``, ``notify_purge``, ``remove_seqs``,
       ``skip_to``.
     """

@@ -1,0 +1,91 @@
+"""natscli's body templates (``PubReplyBodyTemplate``), which ``jetlink pub`` and
+``jetlink topic produce`` expand in bodies, subjects and header values: ``{{Count}}``,
+``{{ID}}``, ``{{TimeStamp}}``, ``{{Time}}``, ``{{Unix}}``, ``{{UnixNano}}``,
+``{{Random min max}}``; and the unique ids they and the batch publishes use (a NUID's
+shape). Below cli/pub.py and cli/pub_fast.py, which both use it.
+"""
+
+import random
+import re
+import string
+from collections.abc import Callable
+from datetime import datetime
+
+_TEMPLATE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
+_ID_ALPHABET = string.digits + string.ascii_letters
+
+
+class TemplateError(ValueError):
+    pass
+
+
+def unique_id(rng: random.Random) -> str:
+    # natscli uses a NUID: 22 base-62 characters.
+    return "".join(rng.choice(_ID_ALPHABET) for _ in range(22))
+
+
+def _random_text(rng: random.Random, low: int, high: int) -> str:
+    if low > high:
+        low, high = high, low
+    return "".join(
+        rng.choice(string.ascii_letters + string.digits) for _ in range(rng.randint(low, high))
+    )
+
+
+RANDOM_MAX = 64 * 1024 * 1024  # nats-server refuses a max_payload over 64 MiB
+_RNG = random.Random()  # seeded once: seeding per message costs more than the publish
+
+
+def expand(text: str, count: int, now_ns: int, rng: random.Random | None = None) -> str:
+    """natscli's ``PubReplyBodyTemplate``: expand ``{{Count}}``, ``{{ID}}``... in ``text``.
+
+    Raises TemplateError on an unknown function; text without ``{{`` is returned as is.
+    """
+    if "{{" not in text:
+        return text
+    rng = rng or _RNG
+
+    def stamp() -> str:
+        now = datetime.fromtimestamp(now_ns / 1e9).astimezone().replace(microsecond=0)
+        text = now.isoformat()
+        return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+    def kitchen() -> str:
+        return datetime.fromtimestamp(now_ns / 1e9).astimezone().strftime("%I:%M%p").lstrip("0")
+
+    values: dict[str, Callable[[list[str]], str]] = {
+        "Count": lambda a: str(count),
+        "Cnt": lambda a: str(count),
+        "Unix": lambda a: str(now_ns // 1_000_000_000),
+        "UnixNano": lambda a: str(now_ns),
+        "TimeStamp": lambda a: stamp(),
+        "Time": lambda a: kitchen(),
+        "ID": lambda a: unique_id(rng),
+        "Random": lambda a: _random_text(rng, int(a[0]), int(a[1])),
+    }
+
+    def one(m: re.Match[str]) -> str:
+        words = m.group(1).split()
+        if not words:
+            raise TemplateError(f"empty template action in {m.group(0)!r}")
+        name, args = words[0].lstrip("."), words[1:]
+        fn = values.get(name)
+        if fn is None:
+            raise TemplateError(f'function "{name}" not defined')
+        if name == "Random":
+            if len(args) != 2 or not all(re.fullmatch(r"\d+", x) for x in args):
+                raise TemplateError("Random takes two numbers: {{Random min max}}")
+            if max(int(x) for x in args) > RANDOM_MAX:
+                # checked before the text is built: a message is never larger
+                raise TemplateError(f"Random {args[0]} {args[1]}: at most {RANDOM_MAX:,} "
+                                    "characters (nats-server's largest max_payload)")
+        elif args:
+            raise TemplateError(f"{name} takes no arguments")
+        return fn(args)
+
+    return _TEMPLATE.sub(one, text)
+
+
+def new_batch_id() -> str:
+    """A batch id: a unique 22-character id, as natscli's batch publisher makes (a NUID)."""
+    return unique_id(random.Random())

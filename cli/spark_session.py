@@ -1,0 +1,71 @@
+"""What the ``jetlink spark`` verbs share (cli/spark.py, cli/spark_topic.py and
+cli/spark_verify.py register them): the ``--master`` / ``--conf`` / ``--properties-file``
+options, the SparkSession they make (:func:`session`), a job runner on it
+(:func:`job_runner`) and the progress bar of a running job (:func:`with_progress`).
+jetlink.sparkops (and so pyspark) is imported inside the functions only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from jetlink.cli import common
+from jetlink.cli.app import App
+
+MasterOpt = Annotated[str, typer.Option(
+    "--master", metavar="URL", help="Spark master: local[*], spark://HOST:PORT, yarn, k8s://...")]
+ConfOpt = Annotated[list[str] | None, typer.Option(
+    "--conf", metavar="K=V", help="A Spark configuration property (repeatable).")]
+PropsOpt = Annotated[Path | None, typer.Option(
+    "--properties-file", metavar="FILE", exists=True, dir_okay=False,
+    help="A Spark properties file (spark-defaults.conf format).")]
+
+
+def session(master: str, conf: list[str] | None, props: Path | None,
+            rows: int | None = None) -> Any:
+    """The SparkSession of --master / --conf / --properties-file (a bad pair: exit 2);
+    ``rows``: the job's input rows when known (a small job starts a faster JVM)."""
+    from jetlink.sparkops.session import SparkConfError, SparkOptions, get_session
+
+    opts = SparkOptions(master=master, conf=list(conf or []),
+                        properties_file=str(props) if props else None, expected_rows=rows)
+    try:
+        opts.settings()
+    except SparkConfError as e:
+        raise common.usage(str(e)) from None
+    return get_session(opts)
+
+
+def job_runner(app: App, master: str, conf: list[str] | None, props: Path | None,
+               inputs: list[str] | None = None) -> Any:
+    from jetlink.sparkops.run import Runner
+    from jetlink.sparkops.session import input_rows_hint
+
+    dd = common.data_dir(app)
+    rows = input_rows_hint(inputs, dd, app.cluster) if inputs else None
+    return Runner(session(master, conf, props, rows), dd, common.make_clock(), app.cluster)
+
+
+def with_progress(job: Any) -> Any:
+    """``job()`` under a progress bar on stderr (tasks of the running Spark stages)."""
+    import sys
+
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from jetlink.cli.console import make_console
+    from jetlink.sparkops.progress import watch
+
+    console = make_console(sys.stderr)
+    with Progress(TextColumn("{task.description}"), BarColumn(),
+                  TextColumn("{task.completed}/{task.total} tasks"), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task("Spark", total=None)
+
+        def update(done: int, total: int, label: str) -> None:
+            bar.update(task, completed=done, total=total or None,
+                       description=f"Spark: {label}" if label else "Spark")
+
+        with watch(update):
+            return job()

@@ -1,0 +1,168 @@
+"""A stream's definition as the engine reads it, and the catalog of a cluster's streams.
+
+- :class:`StreamDef`: a stream's config compiled for the hot path (limits, record sizes, the
+  subject transform, the RePublish rule), immutable;
+- :class:`Catalog`: every stream of a cluster database, reloaded when ``meta.config_gen``
+  changes, and the route of a subject to the stream capturing it; :func:`bump_config_gen`.
+
+Below the stream store (core/streamstore/), RePublish and core/streams.py, which all read a
+StreamDef: it imports only the stored form (core/streamstore/base.py, the record sizes) and,
+when a stream has them, its transform (core/transform.py) and its RePublish rule
+(core/republish_rule.py). core/streams.py re-exports the names (their import path stays
+``jetlink.core.streams``).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from .config.stream import StreamConfig
+from .streamstore.base import (
+    _SECOND,
+    FILE_HEADER_OVERHEAD,
+    FILE_RECORD_OVERHEAD,
+    MEM_RECORD_OVERHEAD,
+    payload_sql,
+)
+from .subjects import SubjectFilter
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .republish_rule import RePublishRule
+    from .transform import SubjectTransform
+
+__all__ = ["Catalog", "StreamDef", "bump_config_gen"]
+
+
+class StreamDef:
+    """A stream's configuration with what the hot path needs precomputed (immutable)."""
+
+    __slots__ = (
+        "id", "name", "cfg", "created_ns", "config_json", "filter", "transform", "file",
+        "max_msgs", "max_bytes", "max_per", "max_age", "max_msg_size", "discard_new",
+        "discard_new_per", "dup_window", "sealed", "allow_rollup_purge", "allow_ttl",
+        "sdm_ttl_s", "retention", "is_mirror", "allow_counter", "allow_schedules",
+        "deny_delete", "deny_purge", "needs_limits", "fast", "base_size", "hdr_extra",
+        "payload_sql", "no_ack", "republish",
+    )
+
+    def __init__(self, sid: int, cfg: StreamConfig, created_ns: int, config_json: str) -> None:
+        self.id = sid
+        self.name = cfg.name
+        self.cfg = cfg
+        self.created_ns = created_ns
+        self.config_json = config_json
+        self.filter = SubjectFilter(cfg.subjects)
+        st = cfg.subject_transform
+        self.transform: SubjectTransform | None
+        if st is not None and st.dest:
+            from .transform import compile_transform
+
+            self.transform = compile_transform(st.src, st.dest)
+        else:
+            self.transform = None
+        self.file = cfg.storage != "memory"
+        self.max_msgs = cfg.max_msgs if cfg.max_msgs > 0 else 0
+        self.max_bytes = cfg.max_bytes if cfg.max_bytes > 0 else 0
+        self.max_per = cfg.max_msgs_per_subject if cfg.max_msgs_per_subject > 0 else 0
+        self.max_age = cfg.max_age if cfg.max_age > 0 else 0
+        self.max_msg_size = cfg.max_msg_size if cfg.max_msg_size != 0 else -1
+        self.discard_new = cfg.discard == "new"
+        self.discard_new_per = bool(cfg.discard_new_per_subject)
+        self.dup_window = cfg.duplicate_window if cfg.duplicate_window > 0 else 0
+        self.sealed = bool(cfg.sealed)
+        self.allow_rollup_purge = bool(cfg.allow_rollup_hdrs) and not cfg.deny_purge
+        self.allow_ttl = bool(cfg.allow_msg_ttl)
+        sdm = cfg.subject_delete_marker_ttl
+        self.sdm_ttl_s = sdm // _SECOND if sdm > 0 else 0
+        self.retention = cfg.retention
+        self.is_mirror = cfg.mirror is not None
+        self.allow_counter = bool(cfg.allow_msg_counter)
+        self.allow_schedules = bool(cfg.allow_msg_schedules)
+        self.deny_delete = bool(cfg.deny_delete)
+        self.deny_purge = bool(cfg.deny_purge)
+        self.no_ack = bool(cfg.no_ack)  # the server answers nothing to its publishes
+        rp = cfg.republish
+        self.republish: RePublishRule | None
+        if rp is not None and rp.dest:
+            # core/republish_rule.py is imported when a stream republishes (a read such as
+            # `jetlink kv get` needs none)
+            from .republish_rule import compile_rule
+
+            self.republish = compile_rule(cfg)  # None: no republish
+        else:
+            self.republish = None
+        self.needs_limits = bool(self.max_msgs or self.max_bytes or self.max_per)
+        # A message without headers needs none of the header, counter or interest rules
+        # (on a schedules stream it still cancels a schedule on its subject: schedules.py).
+        self.fast = (not self.allow_counter and self.retention != "interest"
+                     and not self.allow_schedules)
+        self.base_size = FILE_RECORD_OVERHEAD if self.file else MEM_RECORD_OVERHEAD
+        self.hdr_extra = FILE_HEADER_OVERHEAD if self.file else 0
+        # A stored message's size is base_size + len(subject) + this (sizes are not stored).
+        self.payload_sql = payload_sql(self.file)
+
+    def __repr__(self) -> str:
+        return f"StreamDef({self.id}, {self.name!r})"
+
+
+class Catalog:
+    """Every stream of a cluster database, reloaded when ``meta.config_gen`` changes."""
+
+    ROUTE_CACHE_MAX = 200_000
+
+    def __init__(self, gen: int, defs: list[StreamDef]) -> None:
+        self.gen = gen
+        self.by_name = {d.name: d for d in defs}
+        self.by_id = {d.id: d for d in defs}
+        self._routes: dict[str, StreamDef | None] = {}
+
+    def route(self, subject: str) -> StreamDef | None:
+        """The stream whose subjects capture ``subject`` (subjects never overlap: at most one)."""
+        try:
+            return self._routes[subject]
+        except KeyError:
+            pass
+        found = None
+        for d in self.by_name.values():
+            if d.filter.matches(subject):
+                found = d
+                break
+        if len(self._routes) >= self.ROUTE_CACHE_MAX:
+            self._routes.clear()
+        self._routes[subject] = found
+        return found
+
+    @staticmethod
+    def config_gen(conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'config_gen'").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    @classmethod
+    def load(cls, conn: sqlite3.Connection, cache: dict[str, Any]) -> Catalog:
+        gen = cls.config_gen(conn)
+        cat: Catalog | None = cache.get("catalog")
+        if cat is not None and cat.gen == gen:
+            return cat
+        old = {d.id: d for d in cat.by_name.values()} if cat is not None else {}
+        defs = []
+        for sid, name, config, created in conn.execute(
+            "SELECT id, name, config, created_ns FROM streams ORDER BY id"
+        ):
+            prev = old.get(sid)
+            if prev is not None and prev.config_json == config and prev.name == name:
+                defs.append(prev)
+                continue
+            cfg = StreamConfig.from_json(json.loads(config), strict=False)
+            defs.append(StreamDef(sid, cfg, created, config))
+        cat = cls(gen, defs)
+        cache["catalog"] = cat
+        return cat
+
+
+def bump_config_gen(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES ('config_gen', 1) "
+        "ON CONFLICT(key) DO UPDATE SET value = value + 1"
+    )
