@@ -13,8 +13,8 @@ from jetlink.core.kafka.mirrors import (
     PAUSED,
     SOURCE_UNAVAILABLE,
     STOPPED,
-    Clamp,
     Mirrors,
+    OffsetClamp,
     pump_links,
 )
 from jetlink.core.kafka.topics import Kafka
@@ -172,7 +172,7 @@ def test_the_seeds_clamping_example(world):
     dd.set_down("west", True)  # ... disaster before records 90..99 were mirrored
     results = m.failover(["t"], "L")
     assert results[0].ok
-    assert results[0].clamps == [Clamp("B", "t", 0, 95, 90)]
+    assert results[0].clamps == [OffsetClamp("B", "t", 0, 95, 90)]
     assert east.committed("A")[("t", 0)] == 80
     assert east.committed("B")[("t", 0)] == 90
     assert m.describe("t", "L").mirror_status == STOPPED

@@ -29,7 +29,7 @@ from jetlink.cli.rest.remote import (
 from jetlink.core.errors import UsageError
 from jetlink.core.kafka.errors import KafkaError
 from jetlink.core.kafka.links import LinkConfig, LinkInfo, compute_tasks
-from jetlink.core.kafka.mirrors import AlterResult, Clamp, MirrorInfo, PartitionLag
+from jetlink.core.kafka.mirrors import AlterResult, MirrorInfo, OffsetClamp, PartitionLag
 
 BASE = "http://rest.example:8090"
 CLUSTER = "/kafka/v3/clusters/east"
@@ -312,7 +312,7 @@ def test_mirror_data_round_trips():
 def test_alter_results_round_trip():
     results = [
         AlterResult("a", mirror_lags=[PartitionLag(0, 0, 5)],
-                    clamps=[Clamp("G", "a", 0, 9, 5)]),
+                    clamps=[OffsetClamp("G", "a", 0, 9, 5)]),
         AlterResult("b", 42, "Topic 'b' is not mirrored", not_mirrored=True),
         AlterResult("c", 42, "Topic 'c' has already stopped its mirror from 'L'",
                     already_stopped=True),

@@ -2,7 +2,7 @@
 
 :class:`RestLinks` and :class:`RestMirrors` have the methods of the engine's ``Links`` and
 ``Mirrors`` that cli/links.py and cli/mirrors.py call, and return the engine's own result
-objects (``LinkInfo``, ``MirrorInfo`` with ``PartitionLag``, ``AlterResult`` with ``Clamp``),
+objects (``LinkInfo``, ``MirrorInfo`` with ``PartitionLag``, ``AlterResult`` with ``OffsetClamp``),
 built from the REST documents by the adapters below: the verbs keep ONE rendering path, and
 print the same lines, tables and JSON whichever side answered.
 
@@ -76,8 +76,8 @@ from jetlink.core.kafka.mirrors import (
     ACTIVE,
     PAUSED,
     AlterResult,
-    Clamp,
     MirrorInfo,
+    OffsetClamp,
     PartitionLag,
     TruncateResult,
     already_stopped_message,
@@ -268,7 +268,7 @@ def alter_result(data: Mapping[str, Any], link: str) -> AlterResult:
     code = _int(data.get("error_code"))
     message = str(data.get("error_message") or "")
     clamps = [
-        Clamp(str(c.get("group", "")), str(c.get("topic", name)), _int(c.get("partition")),
+        OffsetClamp(str(c.get("group", "")), str(c.get("topic", name)), _int(c.get("partition")),
               _int(c.get("from")), _int(c.get("to")))
         for c in data.get("clamps") or [] if isinstance(c, Mapping)
     ]

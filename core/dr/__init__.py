@@ -22,10 +22,10 @@ sites. The Kafka side's promote / failover (mirror topics) is core/kafka/mirrors
 from .failback import FailbackReport, failback
 from .readiness import DrThresholds, MirrorReadiness, Readiness, check_readiness
 from .rules import (
-    Clamp,
     Naming,
     OriginFacts,
     PartialPromotion,
+    PositionClamp,
     PromoteRefused,
     PromoteReport,
     Promotion,
@@ -37,7 +37,7 @@ from .rules import (
     promote,
 )
 
-__all__ = ["Clamp", "DrThresholds", "FailbackReport", "MirrorReadiness", "Naming",
+__all__ = ["PositionClamp", "DrThresholds", "FailbackReport", "MirrorReadiness", "Naming",
            "OriginFacts", "PartialPromotion", "PromoteRefused", "PromoteReport", "Promotion",
            "Readiness", "Site", "check_readiness", "failback", "kv_adjust", "kv_mirror_stream",
            "mirror_lag", "prepare", "promote"]

@@ -53,9 +53,9 @@ from ..errors import JetlinkError, NotFoundError, nats_error
 from ..messages import StreamInfo
 from ..store import Cluster, DataDir
 from .rules import (
-    Clamp,
     OriginFacts,
     OwnConsumer,
+    PositionClamp,
     beyond_position,
     lag_start,
     mirror_filters,
@@ -111,19 +111,19 @@ def origin_facts(datadir: DataDir, cluster: str, mirror_cfg: StreamConfig, mirro
 
 # --- the mirror's own consumers ----------------------------------------------------------------
 def _clamp_consumers(txn: S.Txn, stream: str, last: int, *, apply: bool = True
-                     ) -> list[Clamp]:
+                     ) -> list[PositionClamp]:
     """The consumers of ``stream`` positioned beyond ``last``, moved back to it (``apply``:
     else only reported)."""
     from ..consumer_store import SqlConsumerStore
 
     backend = SqlConsumerStore(txn)
-    out: list[Clamp] = []
+    out: list[PositionClamp] = []
     for name, rec in backend.records(stream).items():
         st = rec.state
         beyond = beyond_position(st.sseq, st.delivered_s, st.ack_floor_s, st.asflr)
         if beyond <= last:
             continue
-        out.append(Clamp(name, beyond, last, stream))
+        out.append(PositionClamp(name, beyond, last, stream))
         if not apply:
             continue
         st.sseq = min(st.sseq, last + 1)
@@ -176,17 +176,19 @@ class EmbeddedSite:
         return facts, JetStream(self.datadir.open(facts.cluster, create_local=False),
                                 self.clock)
 
-    def own_clamps(self, stream: str, last: int) -> list[Clamp]:
+    def own_clamps(self, stream: str, last: int) -> list[PositionClamp]:
         with self.js.write() as txn:
             return _clamp_consumers(txn, stream, last, apply=False)
 
     def own_plan(self, stream: str, last: int) -> list[OwnConsumer]:
         return []  # the update and the clamps are one transaction: nothing is left half done
 
-    def finish_own(self, stream: str, last: int, plan: Sequence[OwnConsumer]) -> list[Clamp]:
+    def finish_own(self, stream: str, last: int, plan: Sequence[OwnConsumer]
+                   ) -> list[PositionClamp]:
         return []
 
-    def promote_update(self, cfg: StreamConfig, last: int) -> tuple[StreamInfo, list[Clamp]]:
+    def promote_update(self, cfg: StreamConfig, last: int
+                       ) -> tuple[StreamInfo, list[PositionClamp]]:
         with self._tc.transaction():
             promoted = self.js.update_stream(cfg)
             with self.js.write() as txn:

@@ -25,9 +25,9 @@ from ..config.stream import StreamConfig
 from ..errors import ApiError, JetlinkError
 from ..live.jetstream import LiveJetStream
 from .rules import (
-    Clamp,
     OriginFacts,
     OwnConsumer,
+    PositionClamp,
     beyond_position,
     count_pending,
     lag_start,
@@ -126,8 +126,8 @@ class LiveSite:
                 out.append((info, pos))
         return out
 
-    def own_clamps(self, stream: str, last: int) -> list[Clamp]:
-        return [Clamp(i.name, pos, last, stream) for i, pos in self._beyond(stream, last)]
+    def own_clamps(self, stream: str, last: int) -> list[PositionClamp]:
+        return [PositionClamp(i.name, pos, last, stream) for i, pos in self._beyond(stream, last)]
 
     def own_plan(self, stream: str, last: int) -> list[OwnConsumer]:
         return [OwnConsumer(info.name, info.config.to_json(), pos)
@@ -148,17 +148,18 @@ class LiveSite:
                     raise
         self.js.add_consumer(stream, new, action="create")
 
-    def promote_update(self, cfg: StreamConfig, last: int) -> tuple[Any, list[Clamp]]:
+    def promote_update(self, cfg: StreamConfig, last: int) -> tuple[Any, list[PositionClamp]]:
         beyond = self._beyond(cfg.name, last)
         promoted = self.js.update_stream(cfg)
         last = int(promoted.state.last_seq)
         clamps = []
         for info, pos in beyond:
             self._place(cfg.name, info.config, last, delete=True)
-            clamps.append(Clamp(info.name, pos, last, cfg.name))
+            clamps.append(PositionClamp(info.name, pos, last, cfg.name))
         return promoted, clamps
 
-    def finish_own(self, stream: str, last: int, plan: Sequence[OwnConsumer]) -> list[Clamp]:
+    def finish_own(self, stream: str, last: int, plan: Sequence[OwnConsumer]
+                   ) -> list[PositionClamp]:
         existing = set(self.js.consumer_names(stream))
         still = {info.name for info, _pos in self._beyond(stream, last)}
         clamps = []
@@ -167,7 +168,7 @@ class LiveSite:
                 continue  # placed by the earlier run
             config = ConsumerConfig.from_json(own.config, strict=False)
             self._place(stream, config, last, delete=own.name in existing)
-            clamps.append(Clamp(own.name, own.position, last, stream))
+            clamps.append(PositionClamp(own.name, own.position, last, stream))
         return clamps
 
     # -- failback (core/dr/failback.py) --------------------------------------------------------

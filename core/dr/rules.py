@@ -50,7 +50,8 @@ from ..config.stream import StreamConfig
 from ..errors import ApiError, JetlinkError, UsageError
 
 __all__ = [
-    "Clamp", "OriginFacts", "PartialPromotion", "PlacedConsumer", "PositionsUsed", "PromoteRefused",
+    "OriginFacts", "PartialPromotion", "PlacedConsumer", "PositionClamp", "PositionsUsed",
+    "PromoteRefused",
     "PromoteReport", "Site", "beyond_position", "mirror_filters", "one_line", "place",
     "Naming", "Promotion", "PromotionRecord", "prepare", "promote", "promotion_record",
 ]
@@ -73,8 +74,10 @@ class PromoteRefused(JetlinkError):
 
 
 @dataclass
-class Clamp:
-    """A consumer placed at the promoted stream's last sequence instead of its position."""
+class PositionClamp:
+    """A consumer placed at the promoted stream's last sequence instead of its position (a
+    stream sequence, per consumer; the way Confluent clamps a group's offsets, whose Kafka
+    form is core/kafka/mirror_model.py ``OffsetClamp``)."""
 
     consumer: str
     from_seq: int  # its position: the origin's ack floor, or (own consumers) start - 1,
@@ -207,7 +210,7 @@ class PromoteReport:
     # "topology" (the topology file), "promoted" (an earlier run's update)
     subjects_from: str = "origin"
     lag: int | None = None  # the mirror's lag as the server reports it (None: not a mirror now)
-    clamps: list[Clamp] = field(default_factory=list)
+    clamps: list[PositionClamp] = field(default_factory=list)
     consumers: list[PlacedConsumer] = field(default_factory=list)
     positions: PositionsUsed = field(default_factory=lambda: PositionsUsed("none"))
     info: Any = None  # the promoted stream (not in to_json)
@@ -282,11 +285,11 @@ class Site(Protocol):
     def origin(self, cfg: StreamConfig, mirror_last: int) -> tuple[OriginFacts, Any]:
         """The origin's facts, and its JetStreamAPI when it answers (else None)."""
 
-    def promote_update(self, cfg: StreamConfig, last: int) -> tuple[Any, list[Clamp]]:
+    def promote_update(self, cfg: StreamConfig, last: int) -> tuple[Any, list[PositionClamp]]:
         """Update the stream to ``cfg`` (no mirror) and clamp its own consumers beyond the
         stream's last sequence: (the promoted StreamInfo, the clamps)."""
 
-    def own_clamps(self, stream: str, last: int) -> list[Clamp]:
+    def own_clamps(self, stream: str, last: int) -> list[PositionClamp]:
         """The clamps :meth:`promote_update` would make (nothing changed)."""
 
     def own_plan(self, stream: str, last: int) -> list[OwnConsumer]:
@@ -295,7 +298,8 @@ class Site(Protocol):
         them is finished by :meth:`finish_own`); none where the update and the clamps are
         one transaction."""
 
-    def finish_own(self, stream: str, last: int, plan: Sequence[OwnConsumer]) -> list[Clamp]:
+    def finish_own(self, stream: str, last: int, plan: Sequence[OwnConsumer]
+                   ) -> list[PositionClamp]:
         """After a promotion stopped part-way: every consumer of ``plan`` that is missing
         or still beyond ``last`` placed at ``last + 1``; the clamps made now."""
 
@@ -524,7 +528,7 @@ class Promotion:
         if self.finished:
             own: list[Any] = []
         elif self.rerun:  # what finish_own would recreate
-            own = [Clamp(o.name, o.position, self.mirror_last, self.stream)
+            own = [PositionClamp(o.name, o.position, self.mirror_last, self.stream)
                    for o in self.own_plan]
         else:
             own = self.site.own_clamps(self.stream, self.mirror_last)
@@ -538,7 +542,7 @@ class Promotion:
         site, stream, js, cfg = self.site, self.stream, self.site.js, self.cfg
         mirror_last = self.mirror_last
         report, found, from_origin, new_subjects = self._report(False)
-        own: list[Clamp] = []
+        own: list[PositionClamp] = []
         if self.rerun:
             promoted = self.info
             if self.subjects_before is not None:  # as stream edit changes them
@@ -842,8 +846,8 @@ def _was_mirror(cfg: StreamConfig) -> tuple[StreamConfig, int, list[OwnConsumer]
     return out, last, own
 
 
-def _transfer_clamps(report: PromoteReport) -> list[Clamp]:
-    return [Clamp(p.consumer, p.ack_floor, p.start_seq - 1, report.stream)
+def _transfer_clamps(report: PromoteReport) -> list[PositionClamp]:
+    return [PositionClamp(p.consumer, p.ack_floor, p.start_seq - 1, report.stream)
             for p in report.consumers if p.clamped and p.status != "exists"]
 
 

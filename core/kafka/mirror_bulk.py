@@ -12,7 +12,8 @@ anyone else meanwhile stops the copy (nothing is written twice; the link continu
 is stored). A copy killed half-way leaves the mirror paused with a consistent prefix of each
 partition: ``jetlink mirrors resume`` lets the link finish it.
 
-Functions of the :class:`~jetlink.core.kafka.mirrors.Mirrors` facade (their first argument).
+Its functions take the mirrors' state (:class:`~jetlink.core.kafka.mirror_state.MirrorState`)
+as their first argument; the ``Mirrors`` facade binds them as its methods.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from . import mirror_promote
 from .errors import KafkaError
 from .links import parse_start_offset_spec
 from .mirror_copy import initial_offset, write_offsets
-from .mirror_create import active_destination
+from .mirror_create import active_destination, create
 from .mirror_model import (
     ACTIVE,
     FAILED,
@@ -35,14 +37,15 @@ from .mirror_model import (
     BulkResult,
     now_ms,
 )
+from .topic_records import record_key, records_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .mirrors import Mirrors
+    from .mirror_state import MirrorState
 
 __all__ = ["bulk_begin", "bulk_finish", "bulk_release", "bulk_write", "check_hold"]
 
 
-def bulk_begin(m: Mirrors, topic: str, link: str) -> BulkPlan:
+def bulk_begin(m: MirrorState, topic: str, link: str) -> BulkPlan:
     """Plan a bulk copy into mirror topic ``topic`` of ``link`` and hold the mirror.
 
     The mirror is created (paused) when absent, as ``Mirrors.create`` creates it; an
@@ -52,15 +55,30 @@ def bulk_begin(m: Mirrors, topic: str, link: str) -> BulkPlan:
     ``mirror.start.offset.spec`` for a mirror that never fetched, never below the source's
     log start) to the source's log end offset. In the holding transaction the partitions
     get their starting offsets (as the pump's first fetch sets them)."""
-    from .topics import record_key
+    li, created, row = _bulk_mirror(m, topic, link)
+    src, source_topic, s_id, s_parts = _bulk_source(m, li, link, row)
+    d_id, parts = _hold(m, topic, link, created, (src, source_topic, s_parts))
+    with src._schema.read() as sconn:  # what the cut holds (rows in)
+        for bp in parts:
+            if bp.end > bp.first:
+                bp.records = sconn.execute(
+                    "SELECT count(*) FROM records WHERE id >= ? AND id < ?",
+                    (record_key(s_id, bp.partition, bp.first),
+                     record_key(s_id, bp.partition, bp.end))).fetchone()[0]
+    return BulkPlan(topic, link, li.source_cluster, source_topic, s_id, d_id, created,
+                    parts)
 
+
+def _bulk_mirror(m: MirrorState, topic: str, link: str) -> tuple[Any, bool, tuple]:
+    """The mirror a bulk copy fills: (the link, whether the copy created it, its row). Created
+    paused when absent; an existing one must be this link's and ACTIVE."""
     li = active_destination(
         m, link, "mirror topics are filled on a link's destination cluster",
         "a bulk copy runs through an active link")
     created = False
     if not m.kafka.has_topic(topic):
         try:
-            m.create(topic, link, paused=True)
+            create(m, topic, link, paused=True)
             created = True
         except KafkaError as err:  # created meanwhile (auto-create): checked below
             if err.name != "TOPIC_ALREADY_EXISTS":
@@ -76,6 +94,14 @@ def bulk_begin(m: Mirrors, topic: str, link: str) -> BulkPlan:
         raise KafkaError("INVALID_REQUEST", f"Mirror topic '{topic}' is {row[3]}: a bulk "
                          "copy fills an ACTIVE mirror topic"
                          + (" (jetlink mirrors resume)" if row[7] else ""), field="topic")
+    return li, created, row
+
+
+def _bulk_source(m: MirrorState, li: Any, link: str, row: tuple
+                 ) -> tuple[Any, str, int, dict[int, tuple[int, int]]]:
+    """The source side of a bulk copy, its retention run first (as the pump's state check
+    does): (the source cluster's Kafka, the source topic, its rowid, its partitions' (log
+    start, log end))."""
     _li, src = m._source(link)
     if src is None:
         raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}': the source cluster "
@@ -98,6 +124,18 @@ def bulk_begin(m: Mirrors, topic: str, link: str) -> BulkPlan:
         s_parts = {p: (a, b) for p, a, b in sconn.execute(
             "SELECT partition, log_start, log_end FROM partitions WHERE topic = ?",
             (s_id,))}
+    return src, source_topic, s_id, s_parts
+
+
+def _hold(m: MirrorState, topic: str, link: str, created: bool,
+          source: tuple[Any, str, dict[int, tuple[int, int]]]
+          ) -> tuple[int, list[BulkPartition]]:
+    """The holding transaction of a bulk copy: the mirror, still this link's, unchanged and
+    without records, is paused and started; each partition shared with ``source`` (the
+    source's Kafka, topic and partitions' (log start, log end)) gets its starting offsets
+    as the pump's first fetch sets them, and its cut (first, end). Returns (the mirror's
+    rowid, the partitions of the copy)."""
+    src, source_topic, s_parts = source
     now = now_ms(m.clock)
     parts: list[BulkPartition] = []
     with m._schema.write() as conn:
@@ -145,18 +183,10 @@ def bulk_begin(m: Mirrors, topic: str, link: str) -> BulkPlan:
             "UPDATE mirrors SET started = 1, paused = 1, status = ?, status_time_ms = "
             "CASE WHEN status = ? THEN status_time_ms ELSE ? END WHERE topic = ?",
             (PAUSED, PAUSED, now, topic))
-    with src._schema.read() as sconn:  # what the cut holds (rows in)
-        for bp in parts:
-            if bp.end > bp.first:
-                bp.records = sconn.execute(
-                    "SELECT count(*) FROM records WHERE id >= ? AND id < ?",
-                    (record_key(s_id, bp.partition, bp.first),
-                     record_key(s_id, bp.partition, bp.end))).fetchone()[0]
-    return BulkPlan(topic, link, li.source_cluster, source_topic, s_id, d_id, created,
-                    parts)
+    return d_id, parts
 
 
-def check_hold(m: Mirrors, conn: Any, plan: BulkPlan) -> None:
+def check_hold(m: MirrorState, conn: Any, plan: BulkPlan) -> None:
     """Inside a destination transaction: the mirror is still held by ``plan`` and its
     partitions end where the copy left them."""
     row = conn.execute("SELECT link, status, paused FROM mirrors WHERE topic = ?",
@@ -180,7 +210,7 @@ def check_hold(m: Mirrors, conn: Any, plan: BulkPlan) -> None:
                              f"{bp.written}): the copy stopped", field="topic")
 
 
-def bulk_write(m: Mirrors, plan: BulkPlan, rows: Iterable[tuple[int, int, int, Any, Any, Any]],
+def bulk_write(m: MirrorState, plan: BulkPlan, rows: Iterable[tuple[int, int, int, Any, Any, Any]],
                *, txn_rows: int = 100_000,
                on_txn: Callable[[int], None] | None = None) -> int:
     """Append ``(partition, offset, timestamp_ms, key, value, headers)`` rows (headers in
@@ -189,8 +219,6 @@ def bulk_write(m: Mirrors, plan: BulkPlan, rows: Iterable[tuple[int, int, int, A
     ``txn_rows`` rows, each also moving the partitions' log end offsets, sizes and fetch
     positions (a prefix a bounded pump step could have stored). ``on_txn(rows so far)``
     runs after each commit. Returns the rows written."""
-    from .topics import record_key, records_bytes
-
     if txn_rows < 1:
         raise ValueError("txn_rows must be at least 1")
     by_p = {bp.partition: bp for bp in plan.partitions}
@@ -245,7 +273,7 @@ def bulk_write(m: Mirrors, plan: BulkPlan, rows: Iterable[tuple[int, int, int, A
     return total
 
 
-def bulk_finish(m: Mirrors, plan: BulkPlan, *, failover: bool = False) -> BulkResult:
+def bulk_finish(m: MirrorState, plan: BulkPlan, *, failover: bool = False) -> BulkResult:
     """End a bulk copy: in one transaction every partition's log end offset and fetch
     position becomes the cut (the source's log end when the job read it; a compacted
     tail holds no records) and the mirror is released (ACTIVE again: the pump continues
@@ -274,7 +302,7 @@ def bulk_finish(m: Mirrors, plan: BulkPlan, *, failover: bool = False) -> BulkRe
     if row[3] == ACTIVE:
         res.offsets_synced = write_offsets(m, li, {plan.topic: plan.source_topic})
     if failover:
-        res.failover = m.failover([plan.topic], plan.link)[0]
+        res.failover = mirror_promote.failover(m, [plan.topic], plan.link)[0]
         if not res.failover.ok:
             raise KafkaError("INVALID_REQUEST", res.failover.error_message, field="topic")
         res.clamps = list(res.failover.clamps)
@@ -282,7 +310,7 @@ def bulk_finish(m: Mirrors, plan: BulkPlan, *, failover: bool = False) -> BulkRe
     return res
 
 
-def bulk_release(m: Mirrors, plan: BulkPlan) -> None:
+def bulk_release(m: MirrorState, plan: BulkPlan) -> None:
     """A bulk copy that failed: the mirror, if still held, goes back to the link, which
     continues from what the copy stored."""
     with m._schema.write() as conn:

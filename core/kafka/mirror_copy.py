@@ -1,5 +1,5 @@
-"""The link step of mirror topics (``Mirrors.step``, driven by ``pump_links``): per link, in
-one destination transaction each, states and auto-create first, then
+"""What the link step of mirror topics (:mod:`.mirror_step`) moves from the source cluster,
+each in one destination transaction:
 
 - config sync (``topic.config.sync.ms``): the synced configurations and the partition count
   of each mirror follow its source topic;
@@ -15,31 +15,29 @@ one destination transaction each, states and auto-create first, then
   as synced by the link (what clamping looks at). :func:`offsets_to_sync` is the one
   definition of which offsets: the sync writes them, promote's check reads them.
 
-Functions of the :class:`~jetlink.core.kafka.mirrors.Mirrors` facade (their first argument).
+Its functions take the mirrors' state (:class:`~jetlink.core.kafka.mirror_state.MirrorState`)
+as their first argument; the ``Mirrors`` facade binds ``sync_offsets`` as its method.
 """
 
 from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import KafkaError
 from .links import parse_start_offset_spec
-from .mirror_create import auto_create
 from .mirror_model import (
     ACTIVE,
     ATTACHED,
-    PAUSED,
-    PENDING_STOPPED,
     SYNCED_CONFIGS,
-    LinkReport,
     now_ms,
 )
+from .topic_records import partition_range, record_key, records_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .mirrors import Mirrors
+    from .mirror_state import MirrorState
 
 __all__ = [
     "attached",
@@ -47,71 +45,13 @@ __all__ = [
     "initial_offset",
     "offsets_to_sync",
     "pending_offsets",
-    "step",
-    "step_link",
     "sync_configs",
     "sync_offsets",
     "write_offsets",
 ]
 
 
-def step(m: Mirrors, *, max_records: int | None = None, links: Iterable[str] | None = None
-         ) -> list[LinkReport]:
-    """One step of every link stored in this cluster (module doc)."""
-    reports = []
-    wanted = None if links is None else set(links)
-    for li in m.links.list():
-        if wanted is not None and li.name not in wanted:
-            continue
-        try:
-            reports.append(step_link(m, li, max_records))
-        except KafkaError as err:
-            # deleted meanwhile (another request or process): nothing of it is left to run
-            if err.name != "CLUSTER_LINK_NOT_FOUND" or m.links.find(li.name) is not None:
-                raise
-    return reports
-
-
-def step_link(m: Mirrors, li: Any, max_records: int | None) -> LinkReport:
-    """One step of link ``li`` (module doc, steps 1 to 6)."""
-    state = m._state(li.name)
-    rep = LinkReport(m.cluster, li.name, state)
-    rep.stopped = [r[0] for r in m._rows(li.name) if r[3] == PENDING_STOPPED]
-    rep.clamps = m.finish_pending(li.name)
-    m.refresh(li.name)
-    _li, src = m._source(li.name)
-    if src is None or state in ("UNAVAILABLE", "FAILED"):
-        rows = m._rows(li.name)
-        rep.mirrors = len(rows)
-        rep.lag = sum(m._info(r, None).max_per_partition_mirror_lag for r in rows)
-        if src is None:
-            rep.errors.append(f"source cluster {li.source_cluster} is unavailable")
-        return rep
-    if state != PAUSED:
-        rep.created = auto_create(m, li, src)
-    rows = m._rows(li.name)
-    rep.mirrors = len(rows)
-    now = now_ms(m.clock)
-    active = [r for r in rows if r[3] == ACTIVE]
-    if li.due("TopicConfigsSync", now):
-        rep.configs_synced = sync_configs(m, li, src, active)
-        m.links.record_run(li.name, "TopicConfigsSync", now)
-    for r in active:
-        try:
-            rep.copied += copy_records(m, li, src, r, max_records)
-        except (KafkaError, sqlite3.Error) as err:
-            rep.errors.append(f"{r[0]}: {err}")
-    if li.config.consumer_offset_sync_enable and li.due("ConsumerOffsetSync", now):
-        live = {r[0]: r[2] for r in m._rows(li.name) if r[3] == ACTIVE}
-        if live:  # the period starts with the first mirror to sync offsets for
-            rep.offsets_synced = write_offsets(m, li, live)
-            m.links.record_run(li.name, "ConsumerOffsetSync", now)
-    for r in m._rows(li.name):
-        rep.lag += m._info(r, src).max_per_partition_mirror_lag
-    return rep
-
-
-def sync_configs(m: Mirrors, li: Any, src: Any, rows: Sequence[tuple]) -> int:
+def sync_configs(m: MirrorState, li: Any, src: Any, rows: Sequence[tuple]) -> int:
     """Synced configs and partition count of each mirror follow its source topic."""
     n = 0
     for r in rows:
@@ -136,14 +76,14 @@ def sync_configs(m: Mirrors, li: Any, src: Any, rows: Sequence[tuple]) -> int:
     return n
 
 
-def offsets_to_sync(m: Mirrors, li: Any, mirror: str, source: str) -> tuple[str, list[Any]]:
+def offsets_to_sync(m: MirrorState, li: Any, mirror: str, source: str) -> tuple[str, list[Any]]:
     """``FROM ... WHERE ...`` selecting, in the source database attached as ``kl_src``,
     the committed offsets the offset sync writes for ``mirror`` (from ``source``): groups
     the link's group filters select, not live on this cluster, whose offset here is
     missing or different. The one definition of the rule: the sync writes these rows and
     promote's "pending offset sync" check reads them."""
     from .links import filters_sql, group_filters
-    from .topics import LIVE_MEMBER_SQL
+    from .topic_groups import LIVE_MEMBER_SQL
 
     cond, cond_args = filters_sql(group_filters(li.configs), "s.grp")
     sql = (f"FROM {ATTACHED}.group_offsets s LEFT JOIN main.group_offsets d "
@@ -154,7 +94,7 @@ def offsets_to_sync(m: Mirrors, li: Any, mirror: str, source: str) -> tuple[str,
     return sql, [mirror, source, *cond_args, now_ms(m.clock)]
 
 
-def pending_offsets(m: Mirrors, li: Any, topics: dict[str, str]
+def pending_offsets(m: MirrorState, li: Any, topics: dict[str, str]
                     ) -> list[tuple[str, str, int, int]]:
     """(group, mirror topic, partition, source offset) the offset sync would write now
     for ``topics`` (mirror -> source topic)."""
@@ -170,7 +110,7 @@ def pending_offsets(m: Mirrors, li: Any, topics: dict[str, str]
     return out
 
 
-def sync_offsets(m: Mirrors, link: str) -> int:
+def sync_offsets(m: MirrorState, link: str) -> int:
     """Run the link's consumer offset sync now, whatever its schedule, for its ACTIVE
     mirrors; the offsets changed."""
     li = m.links.get(link)
@@ -178,7 +118,7 @@ def sync_offsets(m: Mirrors, link: str) -> int:
     return write_offsets(m, li, {r[0]: r[2] for r in m._rows(link) if r[3] == ACTIVE})
 
 
-def write_offsets(m: Mirrors, li: Any, topics: dict[str, str]) -> int:
+def write_offsets(m: MirrorState, li: Any, topics: dict[str, str]) -> int:
     """Write what :func:`pending_offsets` lists (one destination transaction, the
     source database attached) and note the (group, topic) pairs as synced by the link;
     the offsets changed."""
@@ -215,7 +155,7 @@ def write_offsets(m: Mirrors, li: Any, topics: dict[str, str]) -> int:
 
 
 @contextlib.contextmanager
-def attached(m: Mirrors, cluster: str) -> Iterator[None]:
+def attached(m: MirrorState, cluster: str) -> Iterator[None]:
     """The database of ``cluster`` attached to this cluster's connection as
     ``kl_src`` (outside any transaction: SQLite attaches only then)."""
     conn = m.cl.conn
@@ -244,11 +184,10 @@ def initial_offset(src: Any, source_topic: str, partition: int, start: str | int
     return src.offset_for_timestamp(source_topic, partition, int(start))
 
 
-def copy_records(m: Mirrors, li: Any, src: Any, row: tuple, max_records: int | None) -> int:
+def copy_records(m: MirrorState, li: Any, src: Any, row: tuple, max_records: int | None
+                 ) -> int:
     """Copy what the source partitions have beyond the mirror's log end (one
     transaction of the destination, the source database attached)."""
-    from .topics import partition_range, record_key, records_bytes
-
     topic, source_topic, spec, started = row[0], row[2], row[11], row[12]
     conn = m.cl.conn
     copied = 0
@@ -275,49 +214,11 @@ def copy_records(m: Mirrors, li: Any, src: Any, row: tuple, max_records: int | N
             for p in sorted(d_parts):
                 if p not in s_parts:
                     continue
-                s_start, s_end = s_parts[p]
-                m_start, m_end, m_bytes = d_parts[p]
-                base_s, _t = partition_range(s_id, p)
-                base_d, _t = partition_range(d_id, p)
-                if start is not None and m_end == 0 and m_start == 0:
-                    m_start = m_end = initial_offset(src, source_topic, p, start,
-                                                     s_start, s_end)
-                if m_end < s_start:  # the source's retention went past the mirror
-                    conn.execute("DELETE FROM main.records WHERE id >= ? AND id < ?",
-                                 (base_d, record_key(d_id, p, s_start)))
-                    m_start = m_end = s_start
-                    m_bytes = 0
-                hi = s_end
-                if budget is not None:
-                    hi = min(hi, m_end + max(budget, 0))
-                added = 0
-                if hi > m_end:
-                    cur = conn.execute(
-                        f"INSERT INTO main.records(id, ts, key, value, headers) "
-                        f"SELECT id - ? + ?, ts, key, value, headers FROM "
-                        f"{ATTACHED}.records WHERE id >= ? AND id < ?",
-                        (base_s, base_d, record_key(s_id, p, m_end),
-                         record_key(s_id, p, hi)))
-                    n = cur.rowcount if cur.rowcount is not None else 0
-                    copied += n
-                    if budget is not None:
-                        budget -= hi - m_end
-                    added = records_bytes(conn, record_key(d_id, p, m_end),
-                                          record_key(d_id, p, hi))
-                    m_end = hi
-                removed = 0
-                if s_start > m_start:  # the log start follows the source's
-                    removed = records_bytes(conn, base_d, record_key(d_id, p, s_start))
-                    conn.execute("DELETE FROM main.records WHERE id >= ? AND id < ?",
-                                 (base_d, record_key(d_id, p, s_start)))
-                    m_start = min(s_start, m_end)
-                conn.execute(
-                    "UPDATE main.partitions SET log_start = ?, log_end = ?, bytes = ?, "
-                    "cleaned = max(cleaned, ?), clean_bytes = CASE WHEN cleaned < ? "
-                    "THEN 0 ELSE clean_bytes END WHERE topic = ? AND partition = ?",
-                    (m_start, m_end, max(m_bytes + added - removed, 0), m_start, m_start,
-                     d_id, p))
-                fetch_rows.append((m_end, s_end, now, topic, p))
+                n, m_end, budget = _copy_partition(
+                    conn, src, source_topic, (s_id, d_id, p), s_parts[p], d_parts[p], start,
+                    budget)
+                copied += n
+                fetch_rows.append((m_end, s_parts[p][1], now, topic, p))
             conn.executemany(
                 "UPDATE main.mirror_partitions SET last_fetch_offset = ?, source_hw = ?, "
                 "last_fetch_ms = ? WHERE topic = ? AND partition = ?", fetch_rows)
@@ -329,3 +230,54 @@ def copy_records(m: Mirrors, li: Any, src: Any, row: tuple, max_records: int | N
                 conn.execute("ROLLBACK")
             raise
     return copied
+
+
+def _copy_partition(conn: Any, src: Any, source_topic: str, ids: tuple[int, int, int],
+                    s_range: tuple[int, int], d_row: tuple[int, int, int],
+                    start: str | int | None, budget: int | None
+                    ) -> tuple[int, int, int | None]:
+    """Inside :func:`copy_records`' transaction: bring mirror partition ``p`` (``ids``: the
+    source and mirror topic rowids and ``p``) up to the source's ``(log start, log end)``
+    ``s_range`` from its ``(log start, log end, bytes)`` ``d_row``: the starting offset of a
+    partition that never fetched (``start``, the parsed spec), the jump past the source's
+    retention, the records copied (at most ``budget`` offsets), the log start following the
+    source's. Returns (records copied, the mirror's new log end, the budget left)."""
+    s_id, d_id, p = ids
+    s_start, s_end = s_range
+    m_start, m_end, m_bytes = d_row
+    base_s, _t = partition_range(s_id, p)
+    base_d, _t = partition_range(d_id, p)
+    if start is not None and m_end == 0 and m_start == 0:
+        m_start = m_end = initial_offset(src, source_topic, p, start, s_start, s_end)
+    if m_end < s_start:  # the source's retention went past the mirror
+        conn.execute("DELETE FROM main.records WHERE id >= ? AND id < ?",
+                     (base_d, record_key(d_id, p, s_start)))
+        m_start = m_end = s_start
+        m_bytes = 0
+    hi = s_end
+    if budget is not None:
+        hi = min(hi, m_end + max(budget, 0))
+    added = copied = 0
+    if hi > m_end:
+        cur = conn.execute(
+            f"INSERT INTO main.records(id, ts, key, value, headers) "
+            f"SELECT id - ? + ?, ts, key, value, headers FROM "
+            f"{ATTACHED}.records WHERE id >= ? AND id < ?",
+            (base_s, base_d, record_key(s_id, p, m_end), record_key(s_id, p, hi)))
+        copied = cur.rowcount if cur.rowcount is not None else 0
+        if budget is not None:
+            budget -= hi - m_end
+        added = records_bytes(conn, record_key(d_id, p, m_end), record_key(d_id, p, hi))
+        m_end = hi
+    removed = 0
+    if s_start > m_start:  # the log start follows the source's
+        removed = records_bytes(conn, base_d, record_key(d_id, p, s_start))
+        conn.execute("DELETE FROM main.records WHERE id >= ? AND id < ?",
+                     (base_d, record_key(d_id, p, s_start)))
+        m_start = min(s_start, m_end)
+    conn.execute(
+        "UPDATE main.partitions SET log_start = ?, log_end = ?, bytes = ?, "
+        "cleaned = max(cleaned, ?), clean_bytes = CASE WHEN cleaned < ? "
+        "THEN 0 ELSE clean_bytes END WHERE topic = ? AND partition = ?",
+        (m_start, m_end, max(m_bytes + added - removed, 0), m_start, m_start, d_id, p))
+    return copied, m_end, budget

@@ -5,7 +5,8 @@ present, the configs a mirror topic may be given), and the link step's auto-crea
 (``auto.create.mirror.topics.enable`` + the link's topic filters; EXCLUDE wins; with a prefix
 a source topic that is itself a mirror is not chained).
 
-Functions of the :class:`~jetlink.core.kafka.mirrors.Mirrors` facade (their first argument).
+Its functions take the mirrors' state (:class:`~jetlink.core.kafka.mirror_state.MirrorState`)
+as their first argument; the ``Mirrors`` facade binds them as its methods.
 """
 
 from __future__ import annotations
@@ -30,12 +31,12 @@ from .mirror_model import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .mirrors import Mirrors
+    from .mirror_state import MirrorState
 
 __all__ = ["active_destination", "auto_create", "create"]
 
 
-def active_destination(m: Mirrors, link: str, where: str, why_active: str) -> Any:
+def active_destination(m: MirrorState, link: str, where: str, why_active: str) -> Any:
     """Link ``link`` of this cluster, in DESTINATION mode and ACTIVE (else the error says
     ``where`` / ``why_active``)."""
     info = m.links.get(link)
@@ -49,7 +50,7 @@ def active_destination(m: Mirrors, link: str, where: str, why_active: str) -> An
     return info
 
 
-def create(m: Mirrors, topic: str, link: str, *, source_topic: str | None = None,
+def create(m: MirrorState, topic: str, link: str, *, source_topic: str | None = None,
            configs: dict[str, str] | None = None, validate_only: bool = False,
            auto_created: bool = False, paused: bool = False) -> MirrorInfo:
     """A new mirror topic (every creation condition of Confluent's Mirror Topics
@@ -97,12 +98,12 @@ def create(m: Mirrors, topic: str, link: str, *, source_topic: str | None = None
     return m.describe(topic, link)
 
 
-def _planned(m: Mirrors, topic: str, link: str, source: str, n: int) -> MirrorInfo:
+def _planned(m: MirrorState, topic: str, link: str, source: str, n: int) -> MirrorInfo:
     return MirrorInfo(link, topic, source, ACTIVE, NO_ERROR, now_ms(m.clock), n,
                       [PartitionLag(p, 0, 0) for p in range(n)])
 
 
-def auto_create(m: Mirrors, li: Any, src: Any) -> list[str]:
+def auto_create(m: MirrorState, li: Any, src: Any) -> list[str]:
     """The link step's auto-create: a mirror topic for every source topic the link's topic
     filters select that has none yet; the names created."""
     from .links import filter_selects, topic_filters
@@ -125,7 +126,7 @@ def auto_create(m: Mirrors, li: Any, src: Any) -> list[str]:
         if name in existing:
             continue
         try:
-            m.create(name, li.name, source_topic=t.name, auto_created=True)
+            create(m, name, li.name, source_topic=t.name, auto_created=True)
             made.append(name)
         except KafkaError:
             continue

@@ -1,10 +1,12 @@
 """What every part of the mirror topics shares: the statuses, the ``kafka_mirrors`` tables,
-the result objects (MirrorInfo, AlterResult, Clamp, LinkReport, the bulk copy's plan and
+the result objects (MirrorInfo, AlterResult, OffsetClamp, LinkReport, the bulk copy's plan and
 result), and the naming and config rules of a new mirror topic that ``Mirrors.create`` and
 ``jetlink validate`` both apply (Confluent's Mirror Topics documentation).
 
-The engine that uses them is :class:`~jetlink.core.kafka.mirrors.Mirrors`; its parts live in
-:mod:`.mirror_create`, :mod:`.mirror_copy`, :mod:`.mirror_bulk` and :mod:`.mirror_promote`.
+The engine that uses them is :class:`~jetlink.core.kafka.mirrors.Mirrors`; its state lives in
+:mod:`.mirror_state`, its rules in :mod:`.mirror_create`, :mod:`.mirror_copy`,
+:mod:`.mirror_promote`, :mod:`.mirror_step` and :mod:`.mirror_bulk`; this module imports none
+of them.
 """
 
 from __future__ import annotations
@@ -196,7 +198,13 @@ class MirrorInfo:
 
 
 @dataclass(frozen=True)
-class Clamp:
+class OffsetClamp:
+    """A consumer group's committed offset of a mirror partition, beyond the partition's log
+    end offset when the mirror stopped, reset to that log end offset (Confluent's Mirror
+    Topics documentation, "Why consumer offsets may be clamped"): per (group, partition), in
+    Kafka's next-offset-to-read terms. The NATS counterpart, a consumer's position placed at
+    a promoted stream's last sequence, is core/dr/rules.py ``PositionClamp``."""
+
     group: str
     topic: str
     partition: int
@@ -216,7 +224,7 @@ class AlterResult:
     error_code: int = 0
     error_message: str = ""
     mirror_lags: list[PartitionLag] = field(default_factory=list)
-    clamps: list[Clamp] = field(default_factory=list)
+    clamps: list[OffsetClamp] = field(default_factory=list)
     already_stopped: bool = False
     not_mirrored: bool = False
     hint: str | None = None  # for people ("did you mean ...?"); not in the REST document
@@ -271,7 +279,7 @@ class LinkReport:
     offsets_synced: int = 0
     configs_synced: int = 0
     stopped: list[str] = field(default_factory=list)
-    clamps: list[Clamp] = field(default_factory=list)
+    clamps: list[OffsetClamp] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -348,7 +356,7 @@ class BulkPlan:
         """The source record keys to read (topic_records.py ``record_key``), as ``(lo, hi)`` pairs,
         ``lo <= id < hi``, each inside one partition, at most ``rows_per_range`` offsets
         each; partition order, then offset order."""
-        from .topics import record_key
+        from .topic_records import record_key
 
         step = max(1, int(rows_per_range))
         out = []
@@ -366,7 +374,7 @@ class BulkResult:
     plan: BulkPlan
     status: str
     offsets_synced: int = 0
-    clamps: list[Clamp] = field(default_factory=list)
+    clamps: list[OffsetClamp] = field(default_factory=list)
     failover: AlterResult | None = None
 
 

@@ -28,7 +28,8 @@ sync has nothing left to copy, so the stop is the reversal's. The two clusters a
 databases: the stop is marked (``pending = 'reverse'`` on the stopped row) until the restore is
 written, so a run killed in between is finished by running the same verb again.
 
-Functions of the :class:`~jetlink.core.kafka.mirrors.Mirrors` facade (their first argument).
+Its functions take the mirrors' state (:class:`~jetlink.core.kafka.mirror_state.MirrorState`)
+as their first argument; the ``Mirrors`` facade binds them as its methods.
 """
 
 from __future__ import annotations
@@ -48,8 +49,8 @@ from .mirror_model import (
     STOPPED,
     SYNCED_CONFIGS,
     AlterResult,
-    Clamp,
     MirrorInfo,
+    OffsetClamp,
     TruncateResult,
     already_stopped_message,
     code_of,
@@ -58,7 +59,7 @@ from .mirror_model import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .mirrors import Mirrors
+    from .mirror_state import MirrorState
 
 __all__ = [
     "failover",
@@ -79,7 +80,7 @@ __all__ = [
 REVERSING = "reverse"
 
 
-def _select(m: Mirrors, topics: Sequence[str], link: str) -> list[tuple[str, tuple | None]]:
+def _select(m: MirrorState, topics: Sequence[str], link: str) -> list[tuple[str, tuple | None]]:
     m.links.get(link)
     m.refresh(link)
     rows = {r[0]: r for r in m._rows(link)}
@@ -87,7 +88,7 @@ def _select(m: Mirrors, topics: Sequence[str], link: str) -> list[tuple[str, tup
     return [(t, rows.get(t)) for t in names]
 
 
-def _not_mirrored(m: Mirrors, res: AlterResult, link: str) -> None:
+def _not_mirrored(m: MirrorState, res: AlterResult, link: str) -> None:
     """``res`` as the result of a topic that is no mirror topic of ``link``, with the
     closest of the link's mirror topics as a hint for people (did_you_mean)."""
     res.not_mirrored = True
@@ -96,17 +97,17 @@ def _not_mirrored(m: Mirrors, res: AlterResult, link: str) -> None:
     res.hint = did_you_mean(res.mirror_topic_name, [r[0] for r in m._rows(link)])
 
 
-def pause(m: Mirrors, topics: Sequence[str], link: str, *, dry_run: bool = False
+def pause(m: MirrorState, topics: Sequence[str], link: str, *, dry_run: bool = False
           ) -> list[AlterResult]:
     return _set_paused(m, topics, link, True, dry_run)
 
 
-def resume(m: Mirrors, topics: Sequence[str], link: str, *, dry_run: bool = False
+def resume(m: MirrorState, topics: Sequence[str], link: str, *, dry_run: bool = False
            ) -> list[AlterResult]:
     return _set_paused(m, topics, link, False, dry_run)
 
 
-def _set_paused(m: Mirrors, topics: Sequence[str], link: str, paused: bool, dry_run: bool
+def _set_paused(m: MirrorState, topics: Sequence[str], link: str, paused: bool, dry_run: bool
                 ) -> list[AlterResult]:
     out = []
     for name, row in _select(m, topics, link):
@@ -130,17 +131,17 @@ def _set_paused(m: Mirrors, topics: Sequence[str], link: str, paused: bool, dry_
     return out
 
 
-def promote(m: Mirrors, topics: Sequence[str], link: str, *, dry_run: bool = False
+def promote(m: MirrorState, topics: Sequence[str], link: str, *, dry_run: bool = False
             ) -> list[AlterResult]:
     return _stop(m, topics, link, "promote", dry_run)
 
 
-def failover(m: Mirrors, topics: Sequence[str], link: str, *, dry_run: bool = False
+def failover(m: MirrorState, topics: Sequence[str], link: str, *, dry_run: bool = False
              ) -> list[AlterResult]:
     return _stop(m, topics, link, "failover", dry_run)
 
 
-def _stop(m: Mirrors, topics: Sequence[str], link: str, how: str, dry_run: bool,
+def _stop(m: MirrorState, topics: Sequence[str], link: str, how: str, dry_run: bool,
           mark: str | None = None) -> list[AlterResult]:
     li, src = m._source(link)
     out = []
@@ -172,8 +173,8 @@ def _stop(m: Mirrors, topics: Sequence[str], link: str, how: str, dry_run: bool,
                 "UPDATE mirrors SET status = ?, pending = ?, status_time_ms = ? "
                 "WHERE topic = ?", (PENDING_STOPPED, mark or how, now_ms(m.clock), name))
     if not dry_run:
-        done = m.finish_pending(link)
-        by_topic: dict[str, list[Clamp]] = {}
+        done = finish_pending(m, link)
+        by_topic: dict[str, list[OffsetClamp]] = {}
         for c in done:
             by_topic.setdefault(c.topic, []).append(c)
         for res in out:
@@ -182,7 +183,7 @@ def _stop(m: Mirrors, topics: Sequence[str], link: str, how: str, dry_run: bool,
     return out
 
 
-def _promote_problem(m: Mirrors, li: Any, row: tuple, src: Any, info: MirrorInfo) -> str | None:
+def _promote_problem(m: MirrorState, li: Any, row: tuple, src: Any, info: MirrorInfo) -> str | None:
     name = row[0]
     if src is None or m._state(li.name) in ("UNAVAILABLE", "FAILED"):
         return (f"Topic '{name}' can not be promoted: the source cluster "
@@ -211,8 +212,8 @@ def _promote_problem(m: Mirrors, li: Any, row: tuple, src: Any, info: MirrorInfo
     return None
 
 
-def _clamps(m: Mirrors, link: str, topic: str, *, include_pending_sync: bool, src: Any,
-            li: Any) -> list[Clamp]:
+def _clamps(m: MirrorState, link: str, topic: str, *, include_pending_sync: bool, src: Any,
+            li: Any) -> list[OffsetClamp]:
     """The clamps stopping ``topic`` would make now (after a promote's final offset sync
     when ``include_pending_sync``): synced group offsets beyond the log end offsets."""
     ends = {p.partition: p.log_end for p in m.kafka.offsets(topic)}
@@ -232,14 +233,14 @@ def _clamps(m: Mirrors, link: str, topic: str, *, include_pending_sync: bool, sr
         if row:
             for g, _t, p, off in pending_offsets(m, li, {topic: row[0]}):
                 current[(g, p)] = off
-    return [Clamp(g, topic, p, off, ends.get(p, 0))
+    return [OffsetClamp(g, topic, p, off, ends.get(p, 0))
             for (g, p), off in sorted(current.items()) if off > ends.get(p, 0)]
 
 
-def finish_pending(m: Mirrors, link: str | None = None) -> list[Clamp]:
+def finish_pending(m: MirrorState, link: str | None = None) -> list[OffsetClamp]:
     """PENDING_STOPPED mirrors -> STOPPED (promote: final config and offset sync first),
     clamping synced group offsets; returns the clamps made."""
-    clamps: list[Clamp] = []
+    clamps: list[OffsetClamp] = []
     for row in m._rows(link):
         if row[3] != PENDING_STOPPED:
             continue
@@ -283,7 +284,7 @@ def _unreachable(li: Any, link: str, rule: str = "") -> KafkaError:
                       field="link")
 
 
-def _truncation(m: Mirrors, topic: str, stopped: dict[int, int]) -> list[dict[str, int]]:
+def _truncation(m: MirrorState, topic: str, stopped: dict[int, int]) -> list[dict[str, int]]:
     """Per partition of local ``topic``: where it is truncated to (the other side's mirror
     stopped at ``stopped``) and how many records lie beyond (the records that mirror never
     copied)."""
@@ -296,13 +297,13 @@ def _truncation(m: Mirrors, topic: str, stopped: dict[int, int]) -> list[dict[st
     return parts
 
 
-def truncate_and_restore(m: Mirrors, topic: str, link: str, *, dry_run: bool = False,
+def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool = False,
                          paused: bool = False) -> TruncateResult:
     """Make local ``topic`` a mirror (through ``link``) of the other side's topic that
     failed over: truncate it per partition to the log end offsets at which that mirror
     stopped, then resume mirroring from there (``paused``: the new mirror starts PAUSED,
     in the same transaction)."""
-    from .topics import record_key, records_bytes
+    from .topic_records import record_key, records_bytes
 
     li, src = m._source(link)
     if src is None:
@@ -358,7 +359,7 @@ def truncate_and_restore(m: Mirrors, topic: str, link: str, *, dry_run: bool = F
     return TruncateResult(topic, parts)
 
 
-def reverse_and_start(m: Mirrors, topic: str, link: str, *, dry_run: bool = False
+def reverse_and_start(m: MirrorState, topic: str, link: str, *, dry_run: bool = False
                       ) -> tuple[AlterResult, TruncateResult]:
     """Reverse this cluster's mirror ``topic``: it stops (as failover) and its source topic
     becomes a mirror of it through the link of the same name on the source cluster, mirroring
@@ -366,27 +367,27 @@ def reverse_and_start(m: Mirrors, topic: str, link: str, *, dry_run: bool = Fals
     return _reverse(m, topic, link, paused=False, dry_run=dry_run)
 
 
-def reverse_and_pause(m: Mirrors, topic: str, link: str, *, dry_run: bool = False
+def reverse_and_pause(m: MirrorState, topic: str, link: str, *, dry_run: bool = False
                       ) -> tuple[AlterResult, TruncateResult]:
     """:func:`reverse_and_start`, leaving the new mirror on the source cluster PAUSED (its
     ``resume`` starts it)."""
     return _reverse(m, topic, link, paused=True, dry_run=dry_run)
 
 
-def promote_local_and_start(m: Mirrors, topic: str, link: str, *, dry_run: bool = False
+def promote_local_and_start(m: MirrorState, topic: str, link: str, *, dry_run: bool = False
                             ) -> tuple[AlterResult, TruncateResult]:
     """:func:`reverse_and_start` with promote's conditions for the local mirror (module
     docstring): KafkaError INVALID_REQUEST with promote's text when one does not hold."""
     return _reverse(m, topic, link, paused=False, dry_run=dry_run, promote=True)
 
 
-def promote_local_and_pause(m: Mirrors, topic: str, link: str, *, dry_run: bool = False
+def promote_local_and_pause(m: MirrorState, topic: str, link: str, *, dry_run: bool = False
                             ) -> tuple[AlterResult, TruncateResult]:
     """:func:`promote_local_and_start`, leaving the new remote mirror PAUSED."""
     return _reverse(m, topic, link, paused=True, dry_run=dry_run, promote=True)
 
 
-def restorable(m: Mirrors, link: str) -> list[str]:
+def restorable(m: MirrorState, link: str) -> list[str]:
     """The local topics ``truncate_and_restore`` through ``link`` could make mirrors again:
     not mirrors themselves, carrying the link's prefix, whose counterpart on the link's source
     cluster is a STOPPED mirror (sorted)."""
@@ -401,10 +402,10 @@ def restorable(m: Mirrors, link: str) -> list[str]:
                   and t.name[len(prefix):] in stopped)
 
 
-def _reverse_check(m: Mirrors, topic: str, link: str, verb: str
-                   ) -> tuple[Any, Mirrors, tuple, str]:
+def _reverse_check(m: MirrorState, topic: str, link: str, verb: str
+                   ) -> tuple[Any, MirrorState, tuple, str]:
     """The conditions of both reverse verbs, checked before anything changes: (the link, the
-    source cluster's Mirrors, the mirror's row, the source topic) or a KafkaError
+    source cluster's mirror state, the mirror's row, the source topic) or a KafkaError
     INVALID_REQUEST naming what is missing."""
     li, src = m._source(link)  # CLUSTER_LINK_NOT_FOUND when the link is not here
     if src is None or m._state(link) in ("UNAVAILABLE", "FAILED"):
@@ -455,7 +456,7 @@ def _reverse_check(m: Mirrors, topic: str, link: str, verb: str
     return li, other, row, source_topic
 
 
-def _reverse(m: Mirrors, topic: str, link: str, *, paused: bool, dry_run: bool,
+def _reverse(m: MirrorState, topic: str, link: str, *, paused: bool, dry_run: bool,
              promote: bool = False) -> tuple[AlterResult, TruncateResult]:
     if promote:
         verb = ("promote-local-and-pause-remote-mirror" if paused

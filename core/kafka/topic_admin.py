@@ -2,8 +2,8 @@
 order), describe, list, alter (configs, partition increase; a mirror topic's synced configs
 and partition count refused to users) and delete topics, and marking a topic a mirror.
 
-Functions of the :class:`~jetlink.core.kafka.topics.Kafka` facade take it as their first
-argument; it binds them as its methods.
+Its functions take the topics' state (:class:`~jetlink.core.kafka.topic_store.TopicStore`)
+as their first argument; the ``Kafka`` facade (topics.py) binds them as its methods.
 """
 
 from __future__ import annotations
@@ -36,29 +36,19 @@ from .topic_types import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .topics import Kafka
+    from .topic_store import TopicStore
 
 __all__ = [
     "alter_topic",
     "create_topic",
     "delete_topic",
     "describe_topic",
-    "has_topic",
     "set_mirror_link",
-    "topic_names",
-    "topic_rowid",
     "topics",
 ]
 
 
-def topic_rowid(kafka: Kafka, name: str) -> int:
-    """The rowid of topic ``name`` (the ``topic_rowid`` of :func:`record_key`)."""
-    with kafka._schema.read() as conn:
-        return get_topic(conn, name).rowid
-
-
-
-def create_topic(kafka: Kafka, name: str, partitions: int = 1,
+def create_topic(kafka: TopicStore, name: str, partitions: int = 1,
                  configs: Mapping[str, Any] | None = None, *, validate_only: bool = False,
                  mirror_link: str | None = None, replication_factor: int = 1) -> TopicInfo:
     """Create topic ``name`` (Kafka's CreateTopics checks, in its order: name, exists,
@@ -129,19 +119,14 @@ def _free_rowid(conn: Any) -> int:
     return row[0]
 
 
-def describe_topic(kafka: Kafka, name: str) -> TopicInfo:
+def describe_topic(kafka: TopicStore, name: str) -> TopicInfo:
     """The topic with its partitions (retention applied first); UNKNOWN_TOPIC_OR_PARTITION."""
     maintain(kafka, name)
     with kafka._schema.read() as conn:
         return topic_info(conn, get_topic(conn, name))
 
 
-def has_topic(kafka: Kafka, name: str) -> bool:
-    with kafka._schema.read() as conn:
-        return find_topic(conn, name) is not None
-
-
-def topics(kafka: Kafka) -> list[TopicInfo]:
+def topics(kafka: TopicStore) -> list[TopicInfo]:
     """Every topic, sorted by name."""
     with kafka._schema.read() as conn:
         rows = [row_topic(r) for r in conn.execute(
@@ -149,12 +134,7 @@ def topics(kafka: Kafka) -> list[TopicInfo]:
         return [topic_info(conn, t) for t in rows]
 
 
-def topic_names(kafka: Kafka) -> list[str]:
-    with kafka._schema.read() as conn:
-        return [n for (n,) in conn.execute("SELECT name FROM topics ORDER BY name")]
-
-
-def alter_topic(kafka: Kafka, name: str, *, configs: Mapping[str, Any] | None = None,
+def alter_topic(kafka: TopicStore, name: str, *, configs: Mapping[str, Any] | None = None,
                 delete: Iterable[str] = (), partitions: int | None = None,
                 internal: bool = False) -> TopicInfo:
     """Set ``configs``, remove the ``delete`` ones (back to the default), raise the
@@ -217,7 +197,7 @@ def alter_topic(kafka: Kafka, name: str, *, configs: Mapping[str, Any] | None = 
         return topic_info(conn, t)
 
 
-def delete_topic(kafka: Kafka, name: str) -> None:
+def delete_topic(kafka: TopicStore, name: str) -> None:
     """Delete the topic, its records and the groups' committed offsets of it."""
     with kafka._schema.write() as conn:
         t = get_topic(conn, name)
@@ -228,7 +208,7 @@ def delete_topic(kafka: Kafka, name: str) -> None:
         conn.execute("DELETE FROM group_offsets WHERE topic = ?", (name,))
 
 
-def set_mirror_link(kafka: Kafka, name: str, link: str | None) -> None:
+def set_mirror_link(kafka: TopicStore, name: str, link: str | None) -> None:
     """Mark the topic a (read-only) mirror of ``link``, or a normal topic with None."""
     with kafka._schema.write() as conn:
         t = get_topic(conn, name)

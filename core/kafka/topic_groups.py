@@ -3,8 +3,8 @@ once its session timeout passed), Kafka's RangeAssignor, committed offsets (comm
 Kafka's OffsetCommit membership rule, the internal writes of the mirrors' offset sync and
 clamping), describe with lags, ``--reset-offsets`` and delete.
 
-Functions of the :class:`~jetlink.core.kafka.topics.Kafka` facade take it as their first
-argument; it binds them as its methods.
+Its functions take the topics' state (:class:`~jetlink.core.kafka.topic_store.TopicStore`)
+as their first argument; the ``Kafka`` facade (topics.py) binds them as its methods.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .topic_retention import maintain
 from .topic_types import GroupInfo, GroupMember, GroupOffset, get_topic, unknown_topic
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .topics import Kafka
+    from .topic_store import TopicStore
 
 __all__ = [
     "DEFAULT_SESSION_TIMEOUT_MS",
@@ -69,7 +69,7 @@ def _live(conn: Any, group: str, now: int) -> list[tuple[Any, ...]]:
         "ORDER BY member", (group, now)).fetchall()
 
 
-def group_active(kafka: Kafka, group: str) -> bool:
+def group_active(kafka: TopicStore, group: str) -> bool:
     """Whether the group has a live member (its state is Stable)."""
     now = kafka.now_ms()
     with kafka._schema.read() as conn:
@@ -97,8 +97,8 @@ def _validate_offsets(conn: Any, offsets: Mapping[tuple[str, int], int]) -> list
     return rows
 
 
-def commit(kafka: Kafka, group: str, offsets: Mapping[tuple[str, int], int], *, metadata: str = "",
-           member: str | None = None) -> None:
+def commit(kafka: TopicStore, group: str, offsets: Mapping[tuple[str, int], int], *,
+           metadata: str = "", member: str | None = None) -> None:
     """Commit ``{(topic, partition): offset}`` for ``group`` (the next offset to read).
     A live group (with members) takes commits only from its members: UNKNOWN_MEMBER_ID
     otherwise (Kafka's OffsetCommit rule); an Empty group takes anyone's."""
@@ -122,7 +122,7 @@ def commit(kafka: Kafka, group: str, offsets: Mapping[tuple[str, int], int], *, 
             [(group, t, p, o, metadata, now) for t, p, o in rows])
 
 
-def committed(kafka: Kafka, group: str) -> dict[tuple[str, int], int]:
+def committed(kafka: TopicStore, group: str) -> dict[tuple[str, int], int]:
     """``{(topic, partition): committed offset}`` of the group (empty when it has none)."""
     with kafka._schema.read() as conn:
         return {
@@ -132,7 +132,8 @@ def committed(kafka: Kafka, group: str) -> dict[tuple[str, int], int]:
         }
 
 
-def committed_all(kafka: Kafka, topic: str | None = None) -> dict[str, dict[tuple[str, int], int]]:
+def committed_all(kafka: TopicStore, topic: str | None = None
+                  ) -> dict[str, dict[tuple[str, int], int]]:
     """Every group's committed offsets (of ``topic`` only when given), by group."""
     out: dict[str, dict[tuple[str, int], int]] = {}
     sql = "SELECT grp, topic, partition, committed FROM group_offsets"
@@ -146,7 +147,7 @@ def committed_all(kafka: Kafka, topic: str | None = None) -> dict[str, dict[tupl
     return out
 
 
-def write_offsets_internal(kafka: Kafka, group: str, offsets: Mapping[tuple[str, int], int], *,
+def write_offsets_internal(kafka: TopicStore, group: str, offsets: Mapping[tuple[str, int], int], *,
                            metadata: str = "") -> int:
     """Write committed offsets with no membership or topic checks (consumer offset sync
     and clamping of mirror topics); unchanged offsets are not rewritten. Returns how many
@@ -155,7 +156,7 @@ def write_offsets_internal(kafka: Kafka, group: str, offsets: Mapping[tuple[str,
         kafka, ((group, t, p, o) for (t, p), o in offsets.items()), metadata=metadata)
 
 
-def write_group_offsets(kafka: Kafka, rows: Iterable[tuple[str, str, int, int]], *,
+def write_group_offsets(kafka: TopicStore, rows: Iterable[tuple[str, str, int, int]], *,
                         metadata: str = "") -> int:
     """Bulk form of :meth:`write_offsets_internal`: ``(group, topic, partition, offset)``
     rows, one executemany. Returns how many offsets changed."""
@@ -171,7 +172,7 @@ def write_group_offsets(kafka: Kafka, rows: Iterable[tuple[str, str, int, int]],
         return conn.total_changes - before
 
 
-def join(kafka: Kafka, group: str, member: str, topics: Iterable[str], *,
+def join(kafka: TopicStore, group: str, member: str, topics: Iterable[str], *,
          session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS, client_id: str = "") -> None:
     """``member`` joins ``group`` subscribed to ``topics`` (rejoining refreshes it). The
     session timeout must be within Kafka's broker defaults 6000..1800000 ms
@@ -196,7 +197,7 @@ def join(kafka: Kafka, group: str, member: str, topics: Iterable[str], *,
             (group, member, client_id, json.dumps(names), now, now, session_timeout_ms))
 
 
-def heartbeat(kafka: Kafka, group: str, member: str) -> None:
+def heartbeat(kafka: TopicStore, group: str, member: str) -> None:
     """Keep ``member`` alive; UNKNOWN_MEMBER_ID when its session already expired."""
     now = kafka.now_ms()
     with kafka._schema.write() as conn:
@@ -208,7 +209,7 @@ def heartbeat(kafka: Kafka, group: str, member: str) -> None:
                              field="member")
 
 
-def leave(kafka: Kafka, group: str, member: str) -> None:
+def leave(kafka: TopicStore, group: str, member: str) -> None:
     """``member`` leaves ``group`` (no error when it is already gone)."""
     with kafka._schema.write() as conn:
         conn.execute("DELETE FROM group_members WHERE grp = ? AND member = ?", (group, member))
@@ -274,7 +275,7 @@ def _group(conn: Any, group: str, now: int,
     return GroupInfo(group, "Stable" if live else "Empty", members, offsets)
 
 
-def describe_group(kafka: Kafka, group: str) -> GroupInfo:
+def describe_group(kafka: TopicStore, group: str) -> GroupInfo:
     """State (Stable: a live member; Empty), members with their RangeAssignor partitions,
     and per partition the committed offset, log end offset and lag (like
     ``kafka-consumer-groups --describe``). GROUP_ID_NOT_FOUND for an unknown group."""
@@ -287,7 +288,7 @@ def describe_group(kafka: Kafka, group: str) -> GroupInfo:
     return info
 
 
-def groups(kafka: Kafka) -> list[GroupInfo]:
+def groups(kafka: TopicStore) -> list[GroupInfo]:
     """Every group with committed offsets or live members, by name."""
     now = kafka.now_ms()
     with kafka._schema.read() as conn:
@@ -304,7 +305,7 @@ def groups(kafka: Kafka) -> list[GroupInfo]:
         return out
 
 
-def assignment(kafka: Kafka, group: str, member: str) -> list[tuple[str, int]]:
+def assignment(kafka: TopicStore, group: str, member: str) -> list[tuple[str, int]]:
     """The partitions the RangeAssignor gives ``member`` among the live members."""
     now = kafka.now_ms()
     with kafka._schema.read() as conn:
@@ -317,7 +318,7 @@ def assignment(kafka: Kafka, group: str, member: str) -> list[tuple[str, int]]:
     return []
 
 
-def set_offsets(kafka: Kafka, group: str, topic: str, *, partition: int | None = None,
+def set_offsets(kafka: TopicStore, group: str, topic: str, *, partition: int | None = None,
                 to_offset: int | None = None, to_earliest: bool = False,
                 to_latest: bool = False, dry_run: bool = False
                 ) -> list[tuple[str, int, int | None, int]]:
@@ -370,7 +371,7 @@ def set_offsets(kafka: Kafka, group: str, topic: str, *, partition: int | None =
         return result
 
 
-def delete_group(kafka: Kafka, group: str) -> None:
+def delete_group(kafka: TopicStore, group: str) -> None:
     """Delete the group's committed offsets: NON_EMPTY_GROUP while it has live members,
     GROUP_ID_NOT_FOUND when it has nothing."""
     now = kafka.now_ms()

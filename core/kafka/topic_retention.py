@@ -5,8 +5,8 @@ tombstones (``min.compaction.lag.ms``, ``max.compaction.lag.ms``,
 ``min.cleanable.dirty.ratio``). :func:`maintain` runs them for one topic before a read
 (cheap when nothing is due), :func:`apply_policies` inside a write transaction.
 
-Functions of the :class:`~jetlink.core.kafka.topics.Kafka` facade take it as their first
-argument; it binds them as its methods.
+Its functions take the topics' state (:class:`~jetlink.core.kafka.topic_store.TopicStore`)
+as their first argument; the ``Kafka`` facade (topics.py) binds them as its methods.
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from .topic_records import (
 from .topic_types import TopicRow, find_topic, get_topic
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .topics import Kafka
+    from .topic_store import TopicStore
 
 __all__ = ["apply_policies", "apply_retention", "maintain"]
 
 
-def apply_retention(kafka: Kafka, topic: str | None = None) -> int:
+def apply_retention(kafka: TopicStore, topic: str | None = None) -> int:
     """Apply retention (retention.ms, retention.bytes: the log start offset advances)
     and compaction (cleanup.policy compact) to ``topic`` or every topic now; returns the
     number of records removed. Cheap when nothing is due."""
@@ -48,7 +48,7 @@ def apply_retention(kafka: Kafka, topic: str | None = None) -> int:
     return removed
 
 
-def maintain(kafka: Kafka, name: str) -> None:
+def maintain(kafka: TopicStore, name: str) -> None:
     """Retention of one topic before a read: a read snapshot finds whether anything is
     due; only then a write transaction runs it."""
     now = kafka.now_ms()

@@ -23,19 +23,20 @@ Storage (docs/kafka.md "Topics and consumer groups"):
 
 Errors are :class:`~jetlink.core.kafka.errors.KafkaError` with Kafka's names, numbers and
 texts.
-This module holds the :class:`Kafka` facade, the tables (``COMPONENT``, ``SCHEMA_STEPS``)
-and re-exports the names of the modules that hold the rest: :mod:`.topic_records` (the
-record key scheme, record sizes, headers), :mod:`.topic_configs` (names, partitions, topic
-configs and their defaults), :mod:`.topic_types` (the returned objects, stored topic rows);
-the facade's methods are functions of :mod:`.topic_admin` (topics), :mod:`.topic_log`
-(produce, fetch, offsets), :mod:`.topic_retention` (retention and compaction) and
-:mod:`.topic_groups` (consumer groups and their offsets), bound as its methods.
+This module holds the :class:`Kafka` facade and re-exports the names of the modules that
+hold the rest: :mod:`.topic_store` (the state: the tables ``COMPONENT``, ``SCHEMA_STEPS``,
+the database and clock, the plain reads of topic rows), :mod:`.topic_records` (the record
+key scheme, record sizes, headers), :mod:`.topic_configs` (names, partitions, topic configs
+and their defaults), :mod:`.topic_types` (the returned objects, stored topic rows). The
+facade is a ``TopicStore`` composing the rule modules, which take the store (never the
+facade) as their first argument and import downward only: :mod:`.topic_admin` (topics),
+:mod:`.topic_log` (produce, fetch, offsets), :mod:`.topic_retention` (retention and
+compaction) and :mod:`.topic_groups` (consumer groups and their offsets); their functions
+are bound as its methods.
 """
 
 from __future__ import annotations
 
-from ..clock import Clock, SystemClock
-from ..store import Cluster
 from . import topic_admin, topic_groups, topic_log, topic_retention
 from .topic_configs import (
     MAX_TOPIC_NAME,
@@ -68,6 +69,7 @@ from .topic_records import (
     record_size,
     records_bytes,
 )
+from .topic_store import COMPONENT, SCHEMA_STEPS, TopicStore
 from .topic_types import (
     GroupInfo,
     GroupMember,
@@ -114,80 +116,17 @@ __all__ = [
     "validate_topic_configs",
 ]
 
-COMPONENT = "kafka"
-
-SCHEMA_STEPS: list[list[str]] = [
-    [
-        "CREATE TABLE topics ("
-        " id INTEGER PRIMARY KEY,"
-        " name TEXT NOT NULL UNIQUE,"
-        " topic_id TEXT NOT NULL,"
-        " partitions INTEGER NOT NULL,"
-        " configs TEXT NOT NULL DEFAULT '{}',"
-        " created_ms INTEGER NOT NULL,"
-        " mirror_link TEXT)",
-        "CREATE TABLE partitions ("
-        " topic INTEGER NOT NULL,"
-        " partition INTEGER NOT NULL,"
-        " log_start INTEGER NOT NULL DEFAULT 0,"
-        " log_end INTEGER NOT NULL DEFAULT 0,"
-        " bytes INTEGER NOT NULL DEFAULT 0,"
-        # compaction bookkeeping: first dirty offset, bytes of [log_start, cleaned), time the
-        # oldest kept tombstone may go (0: none)
-        " cleaned INTEGER NOT NULL DEFAULT 0,"
-        " clean_bytes INTEGER NOT NULL DEFAULT 0,"
-        " tomb_due_ms INTEGER NOT NULL DEFAULT 0,"
-        " PRIMARY KEY(topic, partition)) WITHOUT ROWID",
-        "CREATE TABLE records ("
-        " id INTEGER PRIMARY KEY,"
-        " ts INTEGER NOT NULL,"
-        " key BLOB,"
-        " value BLOB,"
-        " headers BLOB)",
-        "CREATE TABLE group_offsets ("
-        " grp TEXT NOT NULL,"
-        " topic TEXT NOT NULL,"
-        " partition INTEGER NOT NULL,"
-        " committed INTEGER NOT NULL,"
-        " metadata TEXT NOT NULL DEFAULT '',"
-        " commit_ms INTEGER NOT NULL,"
-        " PRIMARY KEY(grp, topic, partition)) WITHOUT ROWID",
-        "CREATE TABLE group_members ("
-        " grp TEXT NOT NULL,"
-        " member TEXT NOT NULL,"
-        " client_id TEXT NOT NULL DEFAULT '',"
-        " topics TEXT NOT NULL DEFAULT '[]',"
-        " joined_ms INTEGER NOT NULL,"
-        " heartbeat_ms INTEGER NOT NULL,"
-        " session_timeout_ms INTEGER NOT NULL,"
-        " PRIMARY KEY(grp, member)) WITHOUT ROWID",
-    ],
-]
-
-
-class Kafka:
+class Kafka(TopicStore):
     """Topics, records and consumer groups of one cluster database.
 
-    Its methods from ``topic_rowid`` on are functions of the modules holding their rules
-    (module doc), bound here: the facade is their first argument."""
+    The state (tables, clock, the plain reads of topic rows) is :class:`TopicStore`; the
+    methods below are the functions of the rule modules (module doc), which take the store as
+    their first argument, bound here."""
 
-    def __init__(self, cluster: Cluster, clock: Clock | None = None) -> None:
-        self.cluster = cluster
-        self.clock = clock or SystemClock()
-        from .tables import KafkaSchema
-
-        # the tables: made by the first write when missing (a refused one makes nothing)
-        self._schema = KafkaSchema(cluster, [(COMPONENT, SCHEMA_STEPS)])
-
-    def now_ms(self) -> int:
-        return self.clock.now_ns() // 1_000_000
     # --- topics (topic_admin) ------------------------------------------------------------------
-    topic_rowid = topic_admin.topic_rowid
     create_topic = topic_admin.create_topic
     describe_topic = topic_admin.describe_topic
-    has_topic = topic_admin.has_topic
     topics = topic_admin.topics
-    topic_names = topic_admin.topic_names
     alter_topic = topic_admin.alter_topic
     delete_topic = topic_admin.delete_topic
     set_mirror_link = topic_admin.set_mirror_link

@@ -1,0 +1,262 @@
+"""The state of the mirror topics of one cluster (schema component ``kafka_mirrors``): the
+mirror rows and their reads, each mirror's status recomputed from its link and source topic
+before every read (mirrors.py step 1), and the cleanup of rows whose link or topic went.
+
+:class:`MirrorState` holds the cluster's Kafka topics and links and the source side of a link.
+The rule modules (:mod:`.mirror_create`, :mod:`.mirror_copy`, :mod:`.mirror_promote`,
+:mod:`.mirror_bulk`, :mod:`.mirror_step`) take it as their first argument; the ``Mirrors``
+facade (mirrors.py) is one and binds their functions as its methods. This module imports none
+of them: arrows point down (facade -> rules -> state -> store).
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import TYPE_CHECKING, Any
+
+from ..clock import Clock, SystemClock
+from .errors import KafkaError
+from .mirror_model import (
+    ACTIVE,
+    COMPONENT,
+    FAILED,
+    LINK_FAILED,
+    NO_ERROR,
+    PAUSED,
+    PENDING_STOPPED,
+    SCHEMA_STEPS,
+    SOURCE_PARTITIONS_DECREASED,
+    SOURCE_TOPIC_MAY_BE_DELETED,
+    SOURCE_UNAVAILABLE,
+    STATUSES,
+    STOPPED,
+    MirrorInfo,
+    PartitionLag,
+    not_mirrored_message,
+    now_ms,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..store import Cluster, DataDir
+
+__all__ = ["MirrorState"]
+
+
+class MirrorState:
+    """The mirror topics of the links stored in ``cluster`` (their destination cluster): the
+    rows, their reads and statuses, their cleanup."""
+
+    def __init__(self, datadir: DataDir, cluster: str, clock: Clock | None = None) -> None:
+        from .links import Links
+        from .topics import Kafka
+
+        self.datadir = datadir
+        self.cluster = cluster
+        self.clock: Clock = clock or SystemClock()
+        self.cl: Cluster = datadir.open(cluster)
+        self.kafka = Kafka(self.cl, self.clock)
+        self.links = Links(datadir, cluster, self.clock)
+        from . import links as links_module
+        from . import topics as topics_module
+        from .tables import KafkaSchema
+
+        # the tables: made by the first write when missing (a refused one makes nothing)
+        self._schema = KafkaSchema(self.cl, [
+            (topics_module.COMPONENT, topics_module.SCHEMA_STEPS),
+            (links_module.COMPONENT, links_module.SCHEMA_STEPS), (COMPONENT, SCHEMA_STEPS)])
+
+    # -- source side -----------------------------------------------------------------------
+    def _source(self, link: str) -> tuple[Any, Any]:
+        """(LinkInfo, Kafka of the source cluster or None when unreachable)."""
+        from .topics import Kafka
+
+        info = self.links.get(link)
+        src = info.source_cluster
+        if not self.datadir.has_cluster(src) or self.datadir.is_down(src):
+            return info, None
+        return info, Kafka(self.datadir.open(src), self.clock)
+
+    def _state(self, link: str) -> str:
+        return self.links.state(link)
+
+    # -- reading ---------------------------------------------------------------------------
+    def _rows(self, link: str | None = None, topic: str | None = None) -> list[tuple]:
+        sql = ("SELECT topic, link, source_topic, status, error, status_time_ms, auto_created, "
+               "paused, pending, trouble_since_ms, stopped_seq, start_spec, started "
+               "FROM mirrors")
+        cond, args = [], []
+        if link is not None:
+            cond.append("link = ?")
+            args.append(link)
+        if topic is not None:
+            cond.append("topic = ?")
+            args.append(topic)
+        if cond:
+            sql += " WHERE " + " AND ".join(cond)
+        with self._schema.read() as conn:
+            return conn.execute(sql + " ORDER BY link, topic", args).fetchall()
+
+    def _lags(self, row: tuple, src: Any) -> list[PartitionLag]:
+        topic, status = row[0], row[3]
+        offsets = {p.partition: p for p in self.kafka.offsets(topic)}
+        source_end: dict[int, int] = {}
+        if src is not None and status not in (STOPPED, PENDING_STOPPED):
+            try:
+                source_end = {p.partition: p.log_end for p in src.offsets(row[2])}
+            except KafkaError:
+                source_end = {}
+        with self._schema.read() as conn:
+            parts = conn.execute(
+                "SELECT partition, last_fetch_offset, source_hw, last_fetch_ms "
+                "FROM mirror_partitions WHERE topic = ? ORDER BY partition", (topic,)).fetchall()
+        out = []
+        for p, fetched, hw, fetch_ms in parts:
+            end = offsets[p].log_end if p in offsets else 0
+            if status in (STOPPED, PENDING_STOPPED):
+                lag = 0
+            elif p in source_end:
+                lag = max(source_end[p] - end, 0)
+            else:
+                lag = max(hw - end, 0)
+            out.append(PartitionLag(p, lag, fetched, end, hw, fetch_ms))
+        return out
+
+    def _info(self, row: tuple, src: Any = "?") -> MirrorInfo:
+        if src == "?":
+            try:
+                _li, src = self._source(row[1])
+            except KafkaError:
+                src = None
+        lags = self._lags(row, src)
+        return MirrorInfo(
+            link_name=row[1], mirror_topic_name=row[0], source_topic_name=row[2],
+            mirror_status=row[3], mirror_topic_error=row[4], status_time_ms=row[5],
+            num_partitions=len(lags), mirror_lags=lags, auto_created=bool(row[6]),
+            stopped_seq=row[10])
+
+    def describe(self, topic: str, link: str | None = None) -> MirrorInfo:
+        self.refresh(link, topic)
+        rows = self._rows(link, topic)
+        if not rows:
+            raise KafkaError("INVALID_REQUEST", not_mirrored_message(topic)
+                             + (f" by link '{link}'" if link else ""), field="topic")
+        return self._info(rows[0])
+
+    def list(self, link: str | None = None, status: str | None = None,
+             pending_stopped_only: bool = False) -> list[MirrorInfo]:
+        if link is not None:
+            self.links.get(link)
+        if status is not None and status.upper() not in STATUSES:
+            raise KafkaError("INVALID_REQUEST", f"Unknown mirror status {status}: one of "
+                             f"{', '.join(STATUSES)}", field="mirror_status")
+        self.refresh(link)
+        out = []
+        for row in self._rows(link):
+            if status is not None and row[3] != status.upper():
+                continue
+            if pending_stopped_only and row[3] != PENDING_STOPPED:
+                continue
+            out.append(self._info(row))
+        return out
+
+    def topics_of(self, link: str, *, live_only: bool = False) -> builtins.list[str]:
+        """Mirror topics of a link (``live_only``: not STOPPED)."""
+        return [r[0] for r in self._rows(link) if not live_only or r[3] != STOPPED]
+
+    # -- states ----------------------------------------------------------------------------
+    def _target_status(self, row: tuple, link_state: str, src: Any, now: int,
+                       retry_ms: int) -> tuple[str, str, int | None]:
+        """(status, error, trouble_since_ms) a mirror should have now."""
+        status, error, paused, trouble = row[3], row[4], row[7], row[9]
+        if status in (STOPPED, PENDING_STOPPED, FAILED):
+            return status, error, trouble
+        if link_state == PAUSED or paused:
+            return PAUSED, NO_ERROR, trouble
+        if link_state == "UNAVAILABLE" or src is None:
+            return SOURCE_UNAVAILABLE, NO_ERROR, trouble
+        if link_state == "FAILED":
+            return LINK_FAILED, NO_ERROR, trouble
+        problem = None
+        try:
+            sinfo = src.describe_topic(row[2])
+            mine = len(self.kafka.describe_topic(row[0]).partitions)
+            if len(sinfo.partitions) < mine:
+                problem = SOURCE_PARTITIONS_DECREASED
+        except KafkaError:
+            problem = SOURCE_TOPIC_MAY_BE_DELETED
+        if problem is None:
+            return ACTIVE, NO_ERROR, None
+        since = trouble if trouble is not None else now
+        if now - since >= retry_ms:
+            return FAILED, problem, since
+        return ACTIVE, NO_ERROR, since
+
+    def refresh(self, link: str | None = None, topic: str | None = None) -> None:
+        """Recompute the statuses of the mirrors of ``link`` / named ``topic`` (every mirror
+        when neither is given; runs before every read of them). A status is written only
+        over the one it was computed from, so a change made meanwhile (by another request
+        or process) is never overwritten with a status computed from older data."""
+        now = now_ms(self.clock)
+        changes = []
+        links: dict[str, tuple[str, Any, int]] = {}
+        for row in self._rows(link, topic):
+            if row[1] not in links:
+                try:
+                    li, src = self._source(row[1])
+                    retry = li.config.retry_timeout_ms
+                    links[row[1]] = (self._state(row[1]), src, retry)
+                except KafkaError:
+                    links[row[1]] = ("FAILED", None, 300000)
+            state, src, retry = links[row[1]]
+            status, error, trouble = self._target_status(row, state, src, now, retry)
+            if (status, error, trouble) != (row[3], row[4], row[9]):
+                changes.append((status, error, trouble, now if status != row[3] else row[5],
+                                row[0], row[1], row[3], row[4], row[7], row[9]))
+        if changes:
+            with self._schema.write() as conn:
+                conn.executemany(
+                    "UPDATE mirrors SET status = ?, error = ?, trouble_since_ms = ?, "
+                    "status_time_ms = ? WHERE topic = ? AND link = ? AND status = ? "
+                    "AND error IS ? AND paused = ? AND trouble_since_ms IS ?", changes)
+
+
+    def _topic_rowid(self, name: str, schema: str = "main", conn: Any = None) -> int:
+        c = conn or self.cl.conn
+        row = c.execute(f"SELECT id FROM {schema}.topics WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise KafkaError("UNKNOWN_TOPIC_OR_PARTITION",
+                             f"Topic '{name}' does not exist", field="topic")
+        return int(row[0])
+
+    # -- cleanup ---------------------------------------------------------------------------
+    def forget_link(self, link: str) -> None:
+        """The link is being deleted: its stopped mirrors' history goes with it."""
+        with self._schema.write() as conn:
+            topics = [r[0] for r in conn.execute("SELECT topic FROM mirrors WHERE link = ?",
+                                                 (link,))]
+            conn.execute("DELETE FROM mirrors WHERE link = ?", (link,))
+            conn.executemany("DELETE FROM mirror_partitions WHERE topic = ?",
+                             [(t,) for t in topics])
+            conn.execute("DELETE FROM synced_offsets WHERE link = ?", (link,))
+
+    def forget_topic(self, topic: str) -> None:
+        """A mirror topic was deleted: its mirror rows go."""
+        with self._schema.write() as conn:
+            conn.execute("DELETE FROM mirrors WHERE topic = ?", (topic,))
+            conn.execute("DELETE FROM mirror_partitions WHERE topic = ?", (topic,))
+            conn.execute("DELETE FROM synced_offsets WHERE topic = ?", (topic,))
+
+    def drop_orphans(self) -> None:
+        """Mirror rows whose topic was deleted. Found again and removed inside one write
+        transaction: a mirror created meanwhile (its topic committed before its row, by
+        another request or process) is never taken for an orphan."""
+        orphans = ("SELECT topic FROM mirrors WHERE topic NOT IN (SELECT name FROM topics)")
+        with self._schema.read() as conn:
+            if conn.execute(orphans + " LIMIT 1").fetchone() is None:
+                return
+        with self._schema.write() as conn:
+            topics = [(r[0],) for r in conn.execute(orphans)]
+            conn.executemany("DELETE FROM mirrors WHERE topic = ?", topics)
+            conn.executemany("DELETE FROM mirror_partitions WHERE topic = ?", topics)
+            conn.executemany("DELETE FROM synced_offsets WHERE topic = ?", topics)
+

@@ -1,0 +1,84 @@
+"""The link step of mirror topics (``Mirrors.step``, driven by ``pump_links``; mirrors.py
+steps 1 to 6): per link, the mirrors a promote or failover left PENDING_STOPPED are stopped
+(:func:`.mirror_promote.finish_pending`, with their clamps), the statuses recomputed, then,
+when the source cluster answers, auto-create (:func:`.mirror_create.auto_create`, not on a
+PAUSED link), config sync when due, the record copy of every ACTIVE mirror and the consumer
+offset sync when due (:mod:`.mirror_copy`), each in its own destination transaction.
+
+Its functions take the mirrors' state (:class:`~jetlink.core.kafka.mirror_state.MirrorState`)
+as their first argument; the ``Mirrors`` facade binds ``step`` as its method.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from .errors import KafkaError
+from .mirror_copy import copy_records, sync_configs, write_offsets
+from .mirror_create import auto_create
+from .mirror_model import ACTIVE, PAUSED, PENDING_STOPPED, LinkReport, now_ms
+from .mirror_promote import finish_pending
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .mirror_state import MirrorState
+
+__all__ = ["step", "step_link"]
+
+
+def step(m: MirrorState, *, max_records: int | None = None, links: Iterable[str] | None = None
+         ) -> list[LinkReport]:
+    """One step of every link stored in this cluster (module doc)."""
+    reports = []
+    wanted = None if links is None else set(links)
+    for li in m.links.list():
+        if wanted is not None and li.name not in wanted:
+            continue
+        try:
+            reports.append(step_link(m, li, max_records))
+        except KafkaError as err:
+            # deleted meanwhile (another request or process): nothing of it is left to run
+            if err.name != "CLUSTER_LINK_NOT_FOUND" or m.links.find(li.name) is not None:
+                raise
+    return reports
+
+
+def step_link(m: MirrorState, li: Any, max_records: int | None) -> LinkReport:
+    """One step of link ``li`` (module doc, steps 1 to 6)."""
+    state = m._state(li.name)
+    rep = LinkReport(m.cluster, li.name, state)
+    rep.stopped = [r[0] for r in m._rows(li.name) if r[3] == PENDING_STOPPED]
+    rep.clamps = finish_pending(m, li.name)
+    m.refresh(li.name)
+    _li, src = m._source(li.name)
+    if src is None or state in ("UNAVAILABLE", "FAILED"):
+        rows = m._rows(li.name)
+        rep.mirrors = len(rows)
+        rep.lag = sum(m._info(r, None).max_per_partition_mirror_lag for r in rows)
+        if src is None:
+            rep.errors.append(f"source cluster {li.source_cluster} is unavailable")
+        return rep
+    if state != PAUSED:
+        rep.created = auto_create(m, li, src)
+    rows = m._rows(li.name)
+    rep.mirrors = len(rows)
+    now = now_ms(m.clock)
+    active = [r for r in rows if r[3] == ACTIVE]
+    if li.due("TopicConfigsSync", now):
+        rep.configs_synced = sync_configs(m, li, src, active)
+        m.links.record_run(li.name, "TopicConfigsSync", now)
+    for r in active:
+        try:
+            rep.copied += copy_records(m, li, src, r, max_records)
+        except (KafkaError, sqlite3.Error) as err:
+            rep.errors.append(f"{r[0]}: {err}")
+    if li.config.consumer_offset_sync_enable and li.due("ConsumerOffsetSync", now):
+        live = {r[0]: r[2] for r in m._rows(li.name) if r[3] == ACTIVE}
+        if live:  # the period starts with the first mirror to sync offsets for
+            rep.offsets_synced = write_offsets(m, li, live)
+            m.links.record_run(li.name, "ConsumerOffsetSync", now)
+    for r in m._rows(li.name):
+        rep.lag += m._info(r, src).max_per_partition_mirror_lag
+    return rep
+

@@ -1,0 +1,96 @@
+"""The state of one cluster's Kafka topics (schema component ``kafka``): the tables, the
+cluster database and clock they are written and read through, and the plain reads of the
+topic rows (rowid, existence, names).
+
+The rule modules :mod:`.topic_admin`, :mod:`.topic_log`, :mod:`.topic_retention` and
+:mod:`.topic_groups` take a :class:`TopicStore` as their first argument; the ``Kafka`` facade
+(:mod:`.topics`) is one and binds their functions as its methods. This module imports none of
+them: arrows point down (facade -> rules -> state -> store).
+"""
+
+from __future__ import annotations
+
+from ..clock import Clock, SystemClock
+from ..store import Cluster
+from .tables import KafkaSchema
+from .topic_types import find_topic, get_topic
+
+__all__ = ["COMPONENT", "SCHEMA_STEPS", "TopicStore"]
+
+COMPONENT = "kafka"
+
+SCHEMA_STEPS: list[list[str]] = [
+    [
+        "CREATE TABLE topics ("
+        " id INTEGER PRIMARY KEY,"
+        " name TEXT NOT NULL UNIQUE,"
+        " topic_id TEXT NOT NULL,"
+        " partitions INTEGER NOT NULL,"
+        " configs TEXT NOT NULL DEFAULT '{}',"
+        " created_ms INTEGER NOT NULL,"
+        " mirror_link TEXT)",
+        "CREATE TABLE partitions ("
+        " topic INTEGER NOT NULL,"
+        " partition INTEGER NOT NULL,"
+        " log_start INTEGER NOT NULL DEFAULT 0,"
+        " log_end INTEGER NOT NULL DEFAULT 0,"
+        " bytes INTEGER NOT NULL DEFAULT 0,"
+        # compaction bookkeeping: first dirty offset, bytes of [log_start, cleaned), time the
+        # oldest kept tombstone may go (0: none)
+        " cleaned INTEGER NOT NULL DEFAULT 0,"
+        " clean_bytes INTEGER NOT NULL DEFAULT 0,"
+        " tomb_due_ms INTEGER NOT NULL DEFAULT 0,"
+        " PRIMARY KEY(topic, partition)) WITHOUT ROWID",
+        "CREATE TABLE records ("
+        " id INTEGER PRIMARY KEY,"
+        " ts INTEGER NOT NULL,"
+        " key BLOB,"
+        " value BLOB,"
+        " headers BLOB)",
+        "CREATE TABLE group_offsets ("
+        " grp TEXT NOT NULL,"
+        " topic TEXT NOT NULL,"
+        " partition INTEGER NOT NULL,"
+        " committed INTEGER NOT NULL,"
+        " metadata TEXT NOT NULL DEFAULT '',"
+        " commit_ms INTEGER NOT NULL,"
+        " PRIMARY KEY(grp, topic, partition)) WITHOUT ROWID",
+        "CREATE TABLE group_members ("
+        " grp TEXT NOT NULL,"
+        " member TEXT NOT NULL,"
+        " client_id TEXT NOT NULL DEFAULT '',"
+        " topics TEXT NOT NULL DEFAULT '[]',"
+        " joined_ms INTEGER NOT NULL,"
+        " heartbeat_ms INTEGER NOT NULL,"
+        " session_timeout_ms INTEGER NOT NULL,"
+        " PRIMARY KEY(grp, member)) WITHOUT ROWID",
+    ],
+]
+
+
+class TopicStore:
+    """The topics, records and consumer groups of one cluster database: what the rule
+    modules read and write through (``_schema``) and the time they stamp (``clock``)."""
+
+    def __init__(self, cluster: Cluster, clock: Clock | None = None) -> None:
+        self.cluster = cluster
+        self.clock = clock or SystemClock()
+        # the tables: made by the first write when missing (a refused one makes nothing)
+        self._schema = KafkaSchema(cluster, [(COMPONENT, SCHEMA_STEPS)])
+
+    def now_ms(self) -> int:
+        return self.clock.now_ns() // 1_000_000
+
+    def topic_rowid(self, name: str) -> int:
+        """The rowid of topic ``name`` (the ``topic_rowid`` of topic_records.py
+        ``record_key``)."""
+        with self._schema.read() as conn:
+            return get_topic(conn, name).rowid
+
+    def has_topic(self, name: str) -> bool:
+        with self._schema.read() as conn:
+            return find_topic(conn, name) is not None
+
+    def topic_names(self) -> list[str]:
+        with self._schema.read() as conn:
+            return [n for (n,) in conn.execute("SELECT name FROM topics ORDER BY name")]
