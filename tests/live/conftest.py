@@ -214,3 +214,18 @@ def nats_fresh(tmp_path: Path) -> Iterator[LiveServer]:
         yield srv
     finally:
         srv.close()
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., object]:
+    """The jetlink CLI in this process (CliRunner), not a terminal: ``cli("-s", url, ...)``."""
+    from helpers import runner
+
+    from jetlink.cli.main import app
+
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+
+    def run(*args: str) -> object:
+        return runner.invoke(app, list(args), prog_name="jetlink")
+
+    return run

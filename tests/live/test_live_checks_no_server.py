@@ -13,20 +13,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from helpers import runner
 from prometheus_client.parser import text_string_to_metric_families
-
-from jetlink.cli.main import app
-
-
-@pytest.fixture
-def cli(monkeypatch):
-    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
-
-    def run(*args):
-        return runner.invoke(app, list(args), prog_name="jetlink")
-
-    return run
 
 
 class _Listener:

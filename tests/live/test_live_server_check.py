@@ -7,24 +7,13 @@ from __future__ import annotations
 
 import re
 
-import pytest
-from helpers import runner, wait_until
+from helpers import wait_until
 
-from jetlink.cli.main import app
 from live.clihelp import doc, ok
 
 BIG = "y" * 50  # larger than the mirror's max_msg_size: the mirror stalls on it
 ACTIVE = re.compile(r" active=\d+\.\d{4}s")
 
-
-@pytest.fixture
-def cli(monkeypatch):
-    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
-
-    def run(*args):
-        return runner.invoke(app, list(args), prog_name="jetlink")
-
-    return run
 
 
 def lagging_mirror(run):
