@@ -49,6 +49,7 @@ from .errors import ApiError, JetlinkError, nats_error
 from .startseq import deliver_all_start
 from .store import Cluster, DataDir, connect
 from .store.health import StorageError
+from .streamstore.base import INSERT_SUBJECTS_SQL, UPDATE_SUBJECTS_SQL
 from .subjects import SubjectFilter
 from .transform import compile_transform
 
@@ -1644,11 +1645,9 @@ def _link_subject_chains(d: S.StreamDef, r: _SqlRange) -> None:
         conn.executemany("UPDATE msgs SET prev = ? WHERE id = ?", fix_prev)
         conn.executemany("UPDATE msgs SET next = ? WHERE id = ?", fix_next)
     if sub_ins:
-        conn.executemany("INSERT INTO subjects(id, stream_id, subject, msgs, first_seq, "
-                         "last_seq) VALUES (?, ?, ?, ?, ?, ?)", sub_ins)
+        conn.executemany(INSERT_SUBJECTS_SQL, sub_ins)
     if sub_upd:
-        conn.executemany("UPDATE subjects SET msgs = ?, first_seq = ?, last_seq = ? "
-                         "WHERE id = ?", sub_upd)
+        conn.executemany(UPDATE_SUBJECTS_SQL, sub_upd)
 
 
 def _commit_range(txn: Any, d: S.StreamDef, a: _Agreement, r: _SqlRange) -> None:

@@ -26,6 +26,12 @@ from ..messages import StoredMsg
 from ..numbers import go_parse_int64
 from ..subjects import SubjectFilter, has_wildcard
 
+#: a subject's row of the ``subjects`` table (its counts per stream), written in bulk by the
+#: store's flush and by the replication's SQL copy
+INSERT_SUBJECTS_SQL = ("INSERT INTO subjects(id, stream_id, subject, msgs, first_seq, last_seq) "
+                       "VALUES (?, ?, ?, ?, ?, ?)")
+UPDATE_SUBJECTS_SQL = "UPDATE subjects SET msgs = ?, first_seq = ?, last_seq = ? WHERE id = ?"
+
 # --- keys -----------------------------------------------------------------------------------
 SEQ_BITS = 40
 MAX_SEQ = (1 << SEQ_BITS) - 1  # jetlink's largest sequence (first_seq above it is refused)

@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING
 
 from ..errors import JetlinkError, nats_error
 from ..subjects import has_wildcard
-from .base import _MASK, MAX_SEQ, SEQ_BITS, matching_subjects
+from .base import (
+    _MASK,
+    INSERT_SUBJECTS_SQL,
+    MAX_SEQ,
+    SEQ_BITS,
+    UPDATE_SUBJECTS_SQL,
+    matching_subjects,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..streamdef import StreamDef
@@ -341,11 +348,9 @@ class StreamOverlay:
             s.touched = False
         conn = self.conn
         if ins:
-            conn.executemany("INSERT INTO subjects(id, stream_id, subject, msgs, first_seq, "
-                             "last_seq) VALUES (?, ?, ?, ?, ?, ?)", ins)
+            conn.executemany(INSERT_SUBJECTS_SQL, ins)
         if upd:
-            conn.executemany("UPDATE subjects SET msgs = ?, first_seq = ?, last_seq = ? "
-                             "WHERE id = ?", upd)
+            conn.executemany(UPDATE_SUBJECTS_SQL, upd)
         if dele:
             conn.executemany("DELETE FROM subjects WHERE id = ?", dele)
 
