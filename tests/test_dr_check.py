@@ -282,12 +282,19 @@ def test_a_mirror_at_its_own_discard_new_limit_is_not_failing(world):
     assert "Mirror failing" not in line
 
 
-def test_kv_mirrors_by_their_bucket_names(jl):
+@pytest.fixture
+def buckets(jl):
+    """west: the bucket CONFIG with a = 1; east: KV_CONFIG, its mirror, caught up."""
     ok(jl("cluster", "add", "west"))
     ok(jl("cluster", "add", "east"))
     ok(jl("--cluster", "west", "kv", "add", "CONFIG"))
     ok(jl("--cluster", "west", "kv", "put", "CONFIG", "a", "1"))
     ok(east(jl, "kv", "add", "KV_CONFIG", "--mirror", "CONFIG@west"))
+    return jl
+
+
+def test_kv_mirrors_by_their_bucket_names(buckets):
+    jl = buckets
     ok(east(jl, "kv", "add", "OTHER", "--mirror", "CONFIG@west"))
     ok(east(jl, "positions", "sync"))
     got = json.loads(jl("dr", "check", "CONFIG", "-j").stdout)
@@ -620,17 +627,10 @@ def test_a_silent_origin_the_time_since_the_mirror_last_heard_from_it(behind):
         0, 0, "origin", 4)
 
 
-def test_a_kv_mirror_bucket_behind(jl):
-    ok(jl("cluster", "add", "west"))
-    ok(jl("cluster", "add", "east"))
-    ok(jl("--cluster", "west", "kv", "add", "CONFIG"))
-    ok(jl("--cluster", "west", "kv", "put", "CONFIG", "a", "1"))
-    ok(east(jl, "kv", "add", "KV_CONFIG", "--mirror", "CONFIG@west"))
-    store = DataDir(jl.data)
-    try:
-        JetStream(store.open("west"), jl.clock).publish("$KV.CONFIG.b", b"2")
-    finally:
-        store.close()
+def test_a_kv_mirror_bucket_behind(buckets):
+    """A KV mirror bucket's recovery point: its origin bucket's first revision not copied."""
+    jl = buckets
+    jl.js("west").publish("$KV.CONFIG.b", b"2")  # no replication step: not copied
     jl.clock.advance(1500 * 1_000_000)
     res = jl("dr", "check", "CONFIG", "--rpo-warn", "1s", "-j")
     assert res.exit_code == 1, res.stdout

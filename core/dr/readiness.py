@@ -14,10 +14,12 @@ Per mirror:
 - **recovery point**: the messages behind (``origin_pending`` counted at the origin when it
   answers, else the mirror's lag as last reported, marked stale with its age, core/monitor/
   lag.py, and never OK: at least a warning while the origin does not answer; a topic's lag
-  summed over its partitions) and the time since the mirror last heard from its origin (StreamInfo
-  ``mirror.active``; a topic's newest partition fetch), and whether the origin answers (one
-  that does not is a warning: promote would be refused, failover goes ahead and loses what
-  was not copied);
+  summed over its partitions), the age of the oldest of them in seconds (core/dr/recovery.py:
+  the origin's timestamp of the first message not copied, or the time since a silent origin
+  was last heard; ``rpo`` thresholds; the summary's worst), the time since the mirror last
+  heard from its origin (StreamInfo ``mirror.active``; a topic's newest partition fetch),
+  and whether the origin answers (one that does not is a warning: promote would be refused,
+  failover goes ahead and loses what was not copied);
 - **consumer positions**: the age of the last sync (the positions bucket's record; a link's
   last ConsumerOffsetSync run) and the origin's durable consumers without a synced position
   (when the origin answers: its consumers against the record; a topic: the groups whose
@@ -30,7 +32,8 @@ Per mirror:
 - **blockers**: a failing mirror (its error), a failed or paused mirror topic, and the
   thresholds: ``lag`` (messages behind, at or above), ``seen`` (time since last contact, at
   or above), ``positions`` (age of the last sync, at or above; no sync at all reaches
-  them), each ``-warn`` and ``-critical``, from flags else from the mirror stream's metadata
+  them), ``rpo`` (the recovery point in seconds, at or above; unknown reaches them), each
+  ``-warn`` and ``-critical``, from flags else from the mirror stream's metadata
   ``io.nats.monitor.<flag>`` (core/monitor/thresholds.py, natscli's rule).
 
 :class:`Readiness` holds the results; its status is the worst mirror's (UNKNOWN when there
