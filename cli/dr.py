@@ -70,6 +70,12 @@ def check(
     positions_critical: Annotated[str | None, _span(
         "Critical when the consumer positions were synced this long ago or more (or "
         "never).")] = None,
+    rpo_warn: Annotated[str | None, _span(
+        "Warn when the oldest message a failover now would lose is this old or more (the "
+        "recovery point in seconds).")] = None,
+    rpo_critical: Annotated[str | None, _span(
+        "Critical when the oldest message a failover now would lose is this old or more "
+        "(or unknown: never heard from the origin).")] = None,
     topology: Annotated[Path | None, typer.Option(
         "--topology", metavar="FILE", dir_okay=False, show_default=False,
         help="A topology file naming the origins' streams: their subjects, for a failover "
@@ -83,13 +89,14 @@ def check(
 ) -> None:
     """Check each mirror's failover readiness.
 
-    Per mirror: the recovery point (messages behind, time since it last heard from its
-    origin, whether the origin answers), the consumer positions (age of the last sync, the
-    origin's durable consumers without a synced position), the subjects the promoted stream
-    would take and where they come from (or unknown: give --subjects, critical), the clamps
-    a failover now would print, and what blocks it (a failing or paused mirror, the
-    thresholds). Thresholds not given come from the mirror stream's metadata,
-    io.nats.monitor.<flag> (e.g. io.nats.monitor.lag-critical: 100).
+    Per mirror: the recovery point (messages behind and the age of the oldest of them, time
+    since it last heard from its origin, whether the origin answers), the consumer
+    positions (age of the last sync, the origin's durable consumers without a synced
+    position), the subjects the promoted stream would take and where they come from (or
+    unknown: give --subjects, critical), the clamps a failover now would print, and what
+    blocks it (a failing or paused mirror, the thresholds). Thresholds not given come from
+    the mirror stream's metadata, io.nats.monitor.<flag> (e.g.
+    io.nats.monitor.lag-critical: 100, io.nats.monitor.rpo-critical: 30s).
     """
     from jetlink.cli.stream import _topology
     from jetlink.core.dr import check_readiness
@@ -97,7 +104,8 @@ def check(
     app = App.of(ctx)
     flags = {"lag_warn": lag_warn, "lag_critical": lag_critical, "seen_warn": seen_warn,
              "seen_critical": seen_critical, "positions_warn": positions_warn,
-             "positions_critical": positions_critical}
+             "positions_critical": positions_critical, "rpo_warn": rpo_warn,
+             "rpo_critical": rpo_critical}
     clusters = [app.cluster] if common.given(ctx.find_root(), "cluster") else None
     readiness = check_readiness(common.backend(app), names or (), flags=flags,
                                 topology=_topology(topology), clusters=clusters,

@@ -28,7 +28,9 @@ DR_SCHEMA = {
             "type": "object", "required": ["status", "check_suite", "check_name", "kind",
                                            "readiness"],
             "properties": {**SCHEMA["properties"], "kind": {"type": "string"},
-                           "cluster": {"type": "string"}, "readiness": {"type": "object"}},
+                           "cluster": {"type": "string"}, "readiness": {
+                               "type": "object", "properties": {"recovery_point": {
+                                   "$ref": "#/$defs/recovery_point"}}}},
             "additionalProperties": False}},
     },
     "$defs": SCHEMA["$defs"],
@@ -109,3 +111,36 @@ def test_stale_and_unreachable_documents(jl):
         for args in (("stream", "--stream", "S"), ("consumer", "--stream", "S", "--consumer",
                                                    "C"), ("kv", "--bucket", "B")):
             valid(jl("-s", url, "server", "check", *args, "-j"), 2)
+
+
+def test_recovery_point_documents(jl):
+    """dr check's ``readiness.recovery_point`` in its three forms (read at the origin, a
+    silent origin's, unknown) is valid against the schema's ``recovery_point``, which bites
+    on a source it does not know and on a negative age."""
+    from jetlink.core.jetstream import JetStream
+    from jetlink.core.store import DataDir
+
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(jl("--cluster", "west", "stream", "add", "O", "--subjects", "o.>", "--defaults"))
+    ok(jl("--cluster", "east", "stream", "add", "M", "--mirror", "O@west", "--defaults"))
+    store = DataDir(jl.data)
+    try:  # stored in west with no replication step: M lacks it
+        JetStream(store.open("west"), jl.clock).publish("o.x", b"1")
+    finally:
+        store.close()
+    jl.clock.advance(2_000_000_000)
+    d = valid(jl("dr", "check", "-j"), 1, DR_VALIDATOR)
+    rp = d["mirrors"][0]["readiness"]["recovery_point"]
+    assert (rp["seconds"], rp["seconds_from"], rp["oldest"]["seq"]) == (2, "origin", 1)
+    ok(jl("cluster", "down", "west"))
+    ok(jl("--cluster", "east", "stream", "add", "N", "--mirror", "O@west", "--defaults"))
+    d = valid(jl("dr", "check", "-j"), 2, DR_VALIDATOR)
+    assert [(m["readiness"]["recovery_point"]["seconds"],
+             m["readiness"]["recovery_point"]["seconds_from"]) for m in d["mirrors"]] == [
+        (2, "silence"), (None, "silence")]
+    for bad in ({"seconds_from": "guess"}, {"seconds": -1}, {"oldest": {"seq": 0}}):
+        mirror = {**d["mirrors"][0]}
+        mirror["readiness"] = {**mirror["readiness"], "recovery_point": {
+            **mirror["readiness"]["recovery_point"], **bad}}
+        assert not DR_VALIDATOR.is_valid({**d, "mirrors": [mirror]}), bad

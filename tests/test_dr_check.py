@@ -81,9 +81,12 @@ def test_a_mirror_without_synced_positions_warns(world):
         "Warn:BACKUP@east: Subjects known only from the origin: once it is gone a failover "
         "needs --subjects (jetlink positions sync, or --topology FILE) "
         "OK:BACKUP@east: Origin ORDERS in cluster west answers OK:BACKUP@east: Lag 0 "
-        "OK:BACKUP@east: Last seen 5s ago OK:BACKUP@east: Subjects orders.> (from origin) "
-        "| BACKUP@east.lag=0 BACKUP@east.active=5.0000s BACKUP@east.consumers_unsynced=1 "
-        "BACKUP@east.clamps=0 mirrors=1 mirrors_critical=0 mirrors_warning=1")
+        "OK:BACKUP@east: Last seen 5s ago OK:BACKUP@east: Recovery point 0 messages, 0s "
+        "OK:BACKUP@east: Subjects orders.> (from origin) "
+        "| BACKUP@east.lag=0 BACKUP@east.active=5.0000s "
+        "BACKUP@east.recovery_point_seconds=0.0000s BACKUP@east.consumers_unsynced=1 "
+        "BACKUP@east.clamps=0 mirrors=1 mirrors_critical=0 mirrors_warning=1 "
+        "worst_recovery_point_seconds=0.0000s worst_recovery_point_messages=0")
 
 
 def test_a_ready_mirror_in_every_format(world):
@@ -91,11 +94,14 @@ def test_a_ready_mirror_in_every_format(world):
     world.clock.advance(2 * SECOND)
     assert nagios(world("dr", "check"), 0) == (
         "OK dr OK:BACKUP@east: Origin ORDERS in cluster west answers OK:BACKUP@east: Lag 0 "
-        "OK:BACKUP@east: Last seen 2s ago OK:BACKUP@east: Positions synced 2s ago "
+        "OK:BACKUP@east: Last seen 2s ago OK:BACKUP@east: Recovery point 0 messages, 0s "
+        "OK:BACKUP@east: Positions synced 2s ago "
         "(1 consumer) OK:BACKUP@east: Subjects orders.> (from origin) | BACKUP@east.lag=0 "
-        "BACKUP@east.active=2.0000s BACKUP@east.positions_age=2.0000s "
+        "BACKUP@east.active=2.0000s BACKUP@east.recovery_point_seconds=0.0000s "
+        "BACKUP@east.positions_age=2.0000s "
         "BACKUP@east.consumers_unsynced=0 BACKUP@east.clamps=0 mirrors=1 mirrors_critical=0 "
-        "mirrors_warning=0")
+        "mirrors_warning=0 worst_recovery_point_seconds=0.0000s "
+        "worst_recovery_point_messages=0")
     # JSON (also -j): natscli's Result fields for the whole, one document per mirror
     got = doc(world("dr", "check", "-j"))
     assert got == doc(world("dr", "check", "--format", "json"))
@@ -106,10 +112,13 @@ def test_a_ready_mirror_in_every_format(world):
     assert mirror == {
         "status": "OK", "check_suite": "dr", "check_name": "BACKUP@east",
         "ok": ["Origin ORDERS in cluster west answers", "Lag 0", "Last seen 2s ago",
-               "Positions synced 2s ago (1 consumer)", "Subjects orders.> (from origin)"],
+               "Recovery point 0 messages, 0s", "Positions synced 2s ago (1 consumer)",
+               "Subjects orders.> (from origin)"],
         "perf_data": [
             {"name": "lag", "value": 0, "warning": 0, "critical": 0},
             {"name": "active", "value": 2, "warning": 0, "critical": 0, "unit": "s"},
+            {"name": "recovery_point_seconds", "value": 0, "warning": 0, "critical": 0,
+             "unit": "s"},
             {"name": "positions_age", "value": 2, "warning": 0, "critical": 0, "unit": "s"},
             {"name": "consumers_unsynced", "value": 0, "warning": 0, "critical": 0},
             {"name": "clamps", "value": 0, "warning": 0, "critical": 0}],
@@ -118,7 +127,8 @@ def test_a_ready_mirror_in_every_format(world):
     assert facts["recovery_point"] == {
         "messages": 0, "lag": 0, "stale": False, "lag_age_ms": 0, "origin_pending": 0,
         "last_seen_ms": 2000,
-        "mirror_last_seq": 2, "origin_last_seq": 2, "known_from": "origin"}
+        "mirror_last_seq": 2, "origin_last_seq": 2, "known_from": "origin",
+        "seconds": 0, "seconds_from": "origin", "oldest": None}
     assert facts["positions"] == {"synced": "2026-01-01T00:00:05Z", "age_ms": 2000,
                                   "consumers": 1, "unsynced": []}
     assert (facts["subjects"], facts["subjects_from"], facts["subjects_if_origin_lost"],
@@ -133,7 +143,8 @@ def test_a_ready_mirror_in_every_format(world):
     assert sorted(families) == [
         "ops_dr_active", "ops_dr_clamps", "ops_dr_consumers_unsynced", "ops_dr_lag",
         "ops_dr_mirrors", "ops_dr_overall_status_code", "ops_dr_positions_age",
-        "ops_dr_status_code"]
+        "ops_dr_recovery_point_seconds", "ops_dr_status_code",
+        "ops_dr_worst_recovery_point_messages", "ops_dr_worst_recovery_point_seconds"]
     [status] = families["ops_dr_status_code"].samples
     assert (status.labels, status.value) == ({"item": "BACKUP@east", "status": "OK"}, 0)
     assert families["ops_dr_active"].samples[0].value == 2
@@ -141,7 +152,8 @@ def test_a_ready_mirror_in_every_format(world):
         "OK": 1, "WARNING": 0, "CRITICAL": 0}
     # text: a summary, then natscli's text of each mirror
     text = ok(world("dr", "check", "--format", "text")).stdout
-    assert text.startswith("dr: OK (1 mirror: 1 ok, 0 warning, 0 critical)\n\n"
+    assert text.startswith("dr: OK (1 mirror: 1 ok, 0 warning, 0 critical; worst recovery "
+                           "point: 0s, 0 messages)\n\n"
                            "BACKUP@east: OK\n\nStatus Detail\n")
     assert "│ OK     │ Positions synced 2s ago (1 consumer)" in text
 
@@ -204,7 +216,8 @@ def test_origin_down_seen_and_positions_age(world):
         "CRITICAL dr Crit:BACKUP@east: Last seen 2h0m0s ago Warn:BACKUP@east: Origin ORDERS "
         "in cluster west does not answer (cluster west is down): promote would be refused, "
         "failover would go ahead Warn:BACKUP@east: Lag 0 (last reported 2h0m0s ago) "
-        "Warn:BACKUP@east: Positions synced 2h0m0s ago "
+        "Warn:BACKUP@east: Positions synced 2h0m0s ago OK:BACKUP@east: Recovery point "
+        "2h0m0s since the origin was last heard (0 messages as last reported) "
         "OK:BACKUP@east: Subjects orders.> (from positions) |")
     assert "Crit:BACKUP@east: Positions synced 2h0m0s ago" in nagios(
         world("dr", "check", "--positions-critical", "2h"), 2)
@@ -269,12 +282,19 @@ def test_a_mirror_at_its_own_discard_new_limit_is_not_failing(world):
     assert "Mirror failing" not in line
 
 
-def test_kv_mirrors_by_their_bucket_names(jl):
+@pytest.fixture
+def buckets(jl):
+    """west: the bucket CONFIG with a = 1; east: KV_CONFIG, its mirror, caught up."""
     ok(jl("cluster", "add", "west"))
     ok(jl("cluster", "add", "east"))
     ok(jl("--cluster", "west", "kv", "add", "CONFIG"))
     ok(jl("--cluster", "west", "kv", "put", "CONFIG", "a", "1"))
     ok(east(jl, "kv", "add", "KV_CONFIG", "--mirror", "CONFIG@west"))
+    return jl
+
+
+def test_kv_mirrors_by_their_bucket_names(buckets):
+    jl = buckets
     ok(east(jl, "kv", "add", "OTHER", "--mirror", "CONFIG@west"))
     ok(east(jl, "positions", "sync"))
     got = json.loads(jl("dr", "check", "CONFIG", "-j").stdout)
@@ -318,10 +338,13 @@ def test_kafka_mirror_topics(jl, links):
     jl.clock.advance(3 * SECOND)
     assert nagios(jl("dr", "check"), 0) == (
         "OK dr OK:L/orders@east: Source orders in cluster west answers OK:L/orders@east: "
-        "Lag 0 OK:L/orders@east: Last seen 3s ago OK:L/orders@east: Consumer offsets synced "
+        "Lag 0 OK:L/orders@east: Last seen 3s ago OK:L/orders@east: Recovery point 0 "
+        "messages, 0s OK:L/orders@east: Consumer offsets synced "
         "3s ago | L/orders@east.lag=0 L/orders@east.active=3.0000s "
+        "L/orders@east.recovery_point_seconds=0.0000s "
         "L/orders@east.positions_age=3.0000s L/orders@east.consumers_unsynced=0 "
-        "L/orders@east.clamps=0 mirrors=1 mirrors_critical=0 mirrors_warning=0")
+        "L/orders@east.clamps=0 mirrors=1 mirrors_critical=0 mirrors_warning=0 "
+        "worst_recovery_point_seconds=0.0000s worst_recovery_point_messages=0")
     # the source moves on: new records and G at 7, then west goes away
     west.produce("orders", [(None, b"x"), (None, b"y")], partition=0)
     west.commit("G", {("orders", 0): 7})
@@ -376,10 +399,14 @@ def test_a_lag_as_last_reported_is_marked_and_never_ok_while_the_origin_is_down(
         "WARNING dr Warn:BACKUP@east: Origin ORDERS in cluster west does not answer (cluster "
         "west is down): promote would be refused, failover would go ahead "
         "Warn:BACKUP@east: Lag 0 (last reported 3m0s ago) OK:BACKUP@east: Last seen 3m0s ago "
+        "OK:BACKUP@east: Recovery point 3m0s since the origin was last heard (0 messages as "
+        "last reported) "
         "OK:BACKUP@east: Positions synced 3m0s ago (1 consumer) OK:BACKUP@east: Subjects "
         "orders.> (from positions) | BACKUP@east.lag=0 BACKUP@east.active=180.0000s "
+        "BACKUP@east.recovery_point_seconds=180.0000s "
         "BACKUP@east.positions_age=180.0000s BACKUP@east.clamps=0 mirrors=1 "
-        "mirrors_critical=0 mirrors_warning=1")
+        "mirrors_critical=0 mirrors_warning=1 worst_recovery_point_seconds=180.0000s "
+        "worst_recovery_point_messages=0")
     # a threshold the last figure reaches is critical; one it does not cannot make it OK
     assert "Warn:BACKUP@east: Lag 0 (last reported 3m0s ago)" in nagios(
         world("dr", "check", "--lag-critical", "1"), 1)
@@ -441,3 +468,224 @@ def test_a_server_that_refuses_the_connection_is_critical_in_every_format(jl):
         assert (res.exit_code, res.stdout) == (2, (
             f"dr: CRITICAL (0 mirrors: 0 ok, 0 warning, 0 critical)\n\n{why}\n\n"))
         assert res.stderr == ""
+
+
+# --- the recovery point in seconds (core/dr/recovery.py) ---------------------------------------
+@pytest.fixture
+def behind(world):
+    """world, positions synced at 5s; then west takes orders.new "three" at 5s and
+    orders.paid "four" at 8s with no replication step (BACKUP copies neither), and a
+    mirror PAID of west's orders.paid only (caught up at 5s, a step of its own). The clock
+    stands at 10s."""
+    ok(east(world, "stream", "add", "PAID", "--mirror", json.dumps(
+        {"name": "ORDERS", "filter_subject": "orders.paid",
+         "external": {"api": "$JS.west.API"}}), "--defaults"))
+    ok(east(world, "positions", "sync"))
+    west = world.js("west")
+    west.publish("orders.new", b"three")
+    world.clock.advance(3 * SECOND)
+    west.publish("orders.paid", b"four")
+    world.clock.advance(2 * SECOND)
+    return world
+
+
+
+def test_the_recovery_point_in_seconds_in_every_format(behind):
+    """The age of the oldest message a failover now would lose, read at the origin: BACKUP's
+    is "three" (seq 3, 5s old), PAID's (orders.paid only) "four" (seq 4, 2s old); the
+    summary carries the worst of both."""
+    assert nagios(behind("dr", "check"), 0) == (
+        "OK dr OK:BACKUP@east: Origin ORDERS in cluster west answers OK:BACKUP@east: Lag 2 "
+        "OK:BACKUP@east: Last seen 5s ago OK:BACKUP@east: Recovery point 2 messages, 5s "
+        "OK:BACKUP@east: Positions synced 5s ago (1 consumer) OK:BACKUP@east: Subjects "
+        "orders.> (from origin) OK:PAID@east: Origin ORDERS in cluster west answers "
+        "OK:PAID@east: Lag 1 OK:PAID@east: Last seen 5s ago OK:PAID@east: Recovery point "
+        "1 message, 2s OK:PAID@east: Positions synced 5s ago (1 consumer) OK:PAID@east: "
+        "Subjects orders.> (from origin) | BACKUP@east.lag=2 BACKUP@east.active=5.0000s "
+        "BACKUP@east.recovery_point_seconds=5.0000s BACKUP@east.positions_age=5.0000s "
+        "BACKUP@east.consumers_unsynced=0 BACKUP@east.clamps=0 PAID@east.lag=1 "
+        "PAID@east.active=5.0000s PAID@east.recovery_point_seconds=2.0000s "
+        "PAID@east.positions_age=5.0000s PAID@east.consumers_unsynced=0 PAID@east.clamps=0 "
+        "mirrors=2 mirrors_critical=0 mirrors_warning=0 worst_recovery_point_seconds=5.0000s "
+        "worst_recovery_point_messages=2")
+    got = doc(behind("dr", "check", "-j"))
+    assert got["perf_data"][-2:] == [
+        {"name": "worst_recovery_point_seconds", "value": 5, "warning": 0, "critical": 0,
+         "unit": "s"},
+        {"name": "worst_recovery_point_messages", "value": 2, "warning": 0, "critical": 0}]
+    backup, paid = got["mirrors"]
+    assert {"name": "recovery_point_seconds", "value": 5, "warning": 0, "critical": 0,
+            "unit": "s"} in backup["perf_data"]
+    assert backup["readiness"]["recovery_point"] == {
+        "messages": 2, "lag": 0, "stale": False, "lag_age_ms": 0, "origin_pending": 2,
+        "last_seen_ms": 5000, "mirror_last_seq": 2, "origin_last_seq": 4,
+        "known_from": "origin", "seconds": 5, "seconds_from": "origin",
+        "oldest": {"seq": 3, "time": "2026-01-01T00:00:05Z"}}
+    rp = paid["readiness"]["recovery_point"]
+    assert (rp["messages"], rp["seconds"], rp["seconds_from"], rp["oldest"]) == (
+        1, 2, "origin", {"seq": 4, "time": "2026-01-01T00:00:08Z"})
+    prom = ok(behind("dr", "check", "--format", "prometheus"))
+    families = {f.name: f for f in text_string_to_metric_families(prom.stdout)}
+    assert {s.labels["item"]: s.value for s in
+            families["jetlink_dr_recovery_point_seconds"].samples} == {
+        "BACKUP@east": 5, "PAID@east": 2}
+    [worst] = families["jetlink_dr_worst_recovery_point_seconds"].samples
+    assert (worst.labels, worst.value) == ({}, 5)
+    [worst] = families["jetlink_dr_worst_recovery_point_messages"].samples
+    assert (worst.labels, worst.value) == ({}, 2)
+    assert "# TYPE jetlink_dr_recovery_point_seconds gauge\n" in prom.stdout
+    text = ok(behind("dr", "check", "--format", "text")).stdout
+    assert text.startswith("dr: OK (2 mirrors: 2 ok, 0 warning, 0 critical; worst recovery "
+                           "point: 5s, 2 messages)\n\nBACKUP@east: OK\n")
+    assert "│ OK     │ Recovery point 2 messages, 5s         │" in text
+    assert "│ OK     │ Recovery point 1 message, 2s          │" in text
+    assert re.search(r"│ recovery_point_seconds │ 2 +│ s +│ 0 +│ 0 +│ Age in seconds of the "
+                     r"oldest message a failover now would lose │", text)
+    # the mirror catches up: nothing behind is 0 s
+    ok(east(behind, "replicate"))
+    line = nagios(behind("dr", "check", "BACKUP"), 0)
+    assert "OK:BACKUP@east: Recovery point 0 messages, 0s " in line
+    assert line.endswith(" worst_recovery_point_seconds=0.0000s "
+                         "worst_recovery_point_messages=0")
+
+
+def test_recovery_point_thresholds_from_flags_and_from_metadata(behind):
+    line = nagios(behind("dr", "check", "BACKUP", "--rpo-warn", "4s"), 1)
+    assert "Warn:BACKUP@east: Recovery point 2 messages, 5s " in line
+    assert "BACKUP@east.recovery_point_seconds=5.0000s;4.0000 " in line
+    line = nagios(behind("dr", "check", "BACKUP", "--rpo-warn", "1s", "--rpo-critical",
+                         "5s"), 2)
+    assert line.startswith("CRITICAL dr Crit:BACKUP@east: Recovery point 2 messages, 5s OK:")
+    assert "BACKUP@east.recovery_point_seconds=5.0000s;1.0000;5.0000 " in line
+    assert "OK:BACKUP@east: Recovery point 2 messages, 5s" in nagios(
+        behind("dr", "check", "BACKUP", "--rpo-critical", "5001ms"), 0)
+    # the mirror's metadata, io.nats.monitor.rpo-critical, as every other threshold; a flag
+    # overrides it
+    mirror = behind.js("east")
+    cfg = mirror.stream_info("BACKUP").config
+    cfg.metadata = {**(cfg.metadata or {}), "io.nats.monitor.rpo-critical": "3s"}
+    mirror.update_stream(cfg)
+    line = nagios(behind("dr", "check", "BACKUP"), 2)
+    assert "Crit:BACKUP@east: Recovery point 2 messages, 5s " in line
+    assert "BACKUP@east.recovery_point_seconds=5.0000s;;3.0000 " in line
+    assert "Crit:" not in nagios(behind("dr", "check", "BACKUP", "--rpo-critical", "1h"), 0)
+    cfg.metadata["io.nats.monitor.rpo-critical"] = "3"
+    mirror.update_stream(cfg)
+    assert nagios(behind("dr", "check", "BACKUP"), 2).startswith(
+        "CRITICAL dr Crit:BACKUP@east: could not configure based on metadata: "
+        "io.nats.monitor.rpo-critical: ")
+    # a flag that does not read is a usage error before anything runs
+    bad = behind("dr", "check", "--rpo-warn", "5")
+    assert bad.exit_code == 2 and "--rpo-warn" in bad.stderr and "missing unit" in bad.stderr
+
+
+def test_a_silent_origin_the_time_since_the_mirror_last_heard_from_it(behind):
+    """West down: what it took since BACKUP last heard from it (5s ago, at the positions
+    sync) is lost, and no older: the recovery point is that silence, from ``silence``, and
+    grows with it. A mirror that never heard from its origin has no figure."""
+    ok(behind("cluster", "down", "west"))
+    ok(east(behind, "stream", "add", "LATE", "--mirror", "ORDERS@west", "--defaults"))
+    behind.clock.advance(55 * SECOND)
+    assert nagios(behind("dr", "check", "BACKUP", "LATE", "--rpo-warn", "1m"), 2) == (
+        "CRITICAL dr Crit:LATE@east: Subjects unknown: give --subjects (a failover now would "
+        "be refused) Warn:BACKUP@east: Origin ORDERS in cluster west does not answer "
+        "(cluster west is down): promote would be refused, failover would go ahead "
+        "Warn:BACKUP@east: Lag 0 (last reported 1m0s ago) Warn:BACKUP@east: Recovery point "
+        "1m0s since the origin was last heard (0 messages as last reported) Warn:LATE@east: "
+        "Origin ORDERS in cluster west does not answer (cluster west is down): promote would "
+        "be refused, failover would go ahead Warn:LATE@east: Lag 0 (never reported) "
+        "Warn:LATE@east: Recovery point unknown: never heard from the origin Warn:LATE@east: "
+        "No positions synced (jetlink positions sync) OK:BACKUP@east: Last seen 1m0s ago "
+        "OK:BACKUP@east: Positions synced 1m0s ago (1 consumer) OK:BACKUP@east: Subjects "
+        "orders.> (from positions) OK:LATE@east: Never seen | BACKUP@east.lag=0 "
+        "BACKUP@east.active=60.0000s BACKUP@east.recovery_point_seconds=60.0000s;60.0000 "
+        "BACKUP@east.positions_age=60.0000s BACKUP@east.clamps=0 LATE@east.lag=0 "
+        "LATE@east.clamps=0 mirrors=2 mirrors_critical=1 mirrors_warning=1 "
+        "worst_recovery_point_seconds=60.0000s worst_recovery_point_messages=0")
+    assert "OK:BACKUP@east: Recovery point 1m0s since" in nagios(
+        behind("dr", "check", "BACKUP"), 1)
+    res = behind("dr", "check", "BACKUP", "LATE", "-j")
+    assert res.exit_code == 2
+    got = json.loads(res.stdout)
+    backup, late = (m["readiness"]["recovery_point"] for m in got["mirrors"])
+    assert (backup["messages"], backup["stale"], backup["seconds"], backup["seconds_from"],
+            backup["oldest"]) == (0, True, 60, "silence", None)
+    assert (late["seconds"], late["seconds_from"], late["last_seen_ms"]) == (
+        None, "silence", None)
+    assert "Crit:LATE@east: Recovery point unknown: never heard from the origin" in nagios(
+        behind("dr", "check", "LATE", "--rpo-critical", "1h"), 2)
+    behind.clock.advance(3540 * SECOND)
+    line = nagios(behind("dr", "check", "BACKUP", "--rpo-critical", "1h"), 2)
+    assert "Crit:BACKUP@east: Recovery point 1h0m0s since the origin was last heard (0 " \
+        "messages as last reported)" in line
+    # west back (its "up" runs a replication step: the mirror copies the two): read at the
+    # origin again, nothing behind
+    ok(behind("cluster", "up", "west"))
+    rp = doc(behind("dr", "check", "BACKUP", "-j"))["mirrors"][0]["readiness"][
+        "recovery_point"]
+    assert (rp["messages"], rp["seconds"], rp["seconds_from"], rp["mirror_last_seq"]) == (
+        0, 0, "origin", 4)
+
+
+def test_a_kv_mirror_bucket_behind(buckets):
+    """A KV mirror bucket's recovery point: its origin bucket's first revision not copied."""
+    jl = buckets
+    jl.js("west").publish("$KV.CONFIG.b", b"2")  # no replication step: not copied
+    jl.clock.advance(1500 * 1_000_000)
+    res = jl("dr", "check", "CONFIG", "--rpo-warn", "1s", "-j")
+    assert res.exit_code == 1, res.stdout
+    [m] = json.loads(res.stdout)["mirrors"]
+    assert "Recovery point 1 message, 2s" in m["warning"]
+    rp = m["readiness"]["recovery_point"]
+    assert (rp["messages"], rp["seconds"], rp["seconds_from"], rp["oldest"]["seq"]) == (
+        1, 1.5, "origin", 2)
+
+
+def test_kafka_mirror_topics_recovery_point(jl, links):
+    """A mirror topic's recovery point: the first record of the source past the mirror
+    partition's log end offset, per partition behind, the oldest of them (from the source's
+    log start when retention removed the ones the mirror lacks); the time since the last
+    fetch once the source does not answer."""
+    dd, west = links
+    west.create_topic("pay", 2)
+    west.create_topic("short", 1, {"retention.ms": "1000"})
+    ok(east(jl, "mirrors", "create", "pay", "--link", "L"))
+    ok(east(jl, "mirrors", "create", "short", "--link", "L"))
+    ok(east(jl, "replicate"))
+    west.produce("short", [(None, b"s0"), (None, b"s1")], partition=0)  # at 0s
+    jl.clock.advance(2 * SECOND)
+    west.produce("pay", [(None, b"p1")], partition=1)  # at 2s
+    jl.clock.advance(SECOND)
+    west.produce("pay", [(None, b"p0"), (None, b"p0'")], partition=0)  # at 3s
+    jl.clock.advance(2 * SECOND)
+    west.produce("short", [(None, b"s2")], partition=0)  # at 5s: s0 and s1 expire
+    jl.clock.advance(500 * 1_000_000)
+    assert nagios(jl("dr", "check", "pay", "short", "--rpo-warn", "3s"), 1) == (
+        "WARNING dr Warn:L/pay@east: Recovery point 3 messages, 4s OK:L/pay@east: Source pay "
+        "in cluster west answers OK:L/pay@east: Lag 3 OK:L/pay@east: Last seen 6s ago "
+        "OK:L/pay@east: Consumer offsets synced 6s ago OK:L/short@east: Source short in "
+        "cluster west answers OK:L/short@east: Lag 3 OK:L/short@east: Last seen 6s ago "
+        "OK:L/short@east: Recovery point 3 messages, 500ms OK:L/short@east: Consumer offsets "
+        "synced 6s ago | L/pay@east.lag=3 L/pay@east.active=5.5000s "
+        "L/pay@east.recovery_point_seconds=3.5000s;3.0000 L/pay@east.positions_age=5.5000s "
+        "L/pay@east.consumers_unsynced=0 L/pay@east.clamps=0 L/short@east.lag=3 "
+        "L/short@east.active=5.5000s L/short@east.recovery_point_seconds=0.5000s;3.0000 "
+        "L/short@east.positions_age=5.5000s L/short@east.consumers_unsynced=0 "
+        "L/short@east.clamps=0 mirrors=2 mirrors_critical=0 mirrors_warning=1 "
+        "worst_recovery_point_seconds=3.5000s worst_recovery_point_messages=3")
+    res = jl("dr", "check", "pay", "-j")
+    [m] = json.loads(res.stdout)["mirrors"]
+    rp = m["readiness"]["recovery_point"]
+    assert (rp["messages"], rp["seconds"], rp["seconds_from"], rp["oldest"]) == (
+        3, 3.5, "origin", {"partition": 1, "offset": 0, "time": "2026-01-01T00:00:02Z"})
+    # the source gone: the time since the link last fetched from it
+    ok(jl("cluster", "down", "west"))
+    jl.clock.advance(60 * SECOND)
+    res = jl("dr", "check", "pay", "-j")
+    assert res.exit_code == 1
+    [m] = json.loads(res.stdout)["mirrors"]
+    rp = m["readiness"]["recovery_point"]
+    assert (rp["messages"], rp["seconds"], rp["seconds_from"], rp["last_seen_ms"]) == (
+        0, 65.5, "silence", 65_500)
+    assert "Recovery point 1m6s since the origin was last heard (0 messages as last " \
+        "reported)" in m["ok"]

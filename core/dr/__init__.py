@@ -13,6 +13,8 @@
   saved, the old origin a mirror of the promoted stream, then the switch back).
 - core/dr/readiness.py: ``check_readiness``, every mirror's readiness for a failover now
   (``jetlink dr check``, the dashboard's readiness column), built on ``prepare`` / ``preview``.
+- core/dr/recovery.py: the recovery point in seconds of each mirror (the age of the oldest
+  message a failover now would lose) and the worst of them, for ``check_readiness``.
 
 Callers get their site and positions bucket from their backend (core/backend.py
 ``Backend.site()`` / ``Backend.positions()``); only core/backend.py chooses between the two

@@ -14,10 +14,12 @@ Per mirror:
 - **recovery point**: the messages behind (``origin_pending`` counted at the origin when it
   answers, else the mirror's lag as last reported, marked stale with its age, core/monitor/
   lag.py, and never OK: at least a warning while the origin does not answer; a topic's lag
-  summed over its partitions) and the time since the mirror last heard from its origin (StreamInfo
-  ``mirror.active``; a topic's newest partition fetch), and whether the origin answers (one
-  that does not is a warning: promote would be refused, failover goes ahead and loses what
-  was not copied);
+  summed over its partitions), the age of the oldest of them in seconds (core/dr/recovery.py:
+  the origin's timestamp of the first message not copied, or the time since a silent origin
+  was last heard; ``rpo`` thresholds; the summary's worst), the time since the mirror last
+  heard from its origin (StreamInfo ``mirror.active``; a topic's newest partition fetch),
+  and whether the origin answers (one that does not is a warning: promote would be refused,
+  failover goes ahead and loses what was not copied);
 - **consumer positions**: the age of the last sync (the positions bucket's record; a link's
   last ConsumerOffsetSync run) and the origin's durable consumers without a synced position
   (when the origin answers: its consumers against the record; a topic: the groups whose
@@ -30,7 +32,8 @@ Per mirror:
 - **blockers**: a failing mirror (its error), a failed or paused mirror topic, and the
   thresholds: ``lag`` (messages behind, at or above), ``seen`` (time since last contact, at
   or above), ``positions`` (age of the last sync, at or above; no sync at all reaches
-  them), each ``-warn`` and ``-critical``, from flags else from the mirror stream's metadata
+  them), ``rpo`` (the recovery point in seconds, at or above; unknown reaches them), each
+  ``-warn`` and ``-critical``, from flags else from the mirror stream's metadata
   ``io.nats.monitor.<flag>`` (core/monitor/thresholds.py, natscli's rule).
 
 :class:`Readiness` holds the results; its status is the worst mirror's (UNKNOWN when there
@@ -47,6 +50,7 @@ mirror is a critical result of that name, as natscli reports a stream it cannot 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -55,9 +59,16 @@ from ..durations import MS, SECOND
 from ..errors import JetlinkError, UsageError, did_you_mean
 from ..monitor.lag import LagReading, counted_now, lag_reading
 from ..monitor.lag import ago as _ago
-from ..monitor.render import FORMATS, nagios, prometheus, render_json, text
+from ..monitor.render import FORMATS, go_g, nagios, prometheus, render_json, text
 from ..monitor.result import EXIT_CODES, PerfDataItem, Result, Status, reason
 from ..monitor.thresholds import ThresholdError, _kind, _Thresholds
+from .recovery import (
+    RecoveryPoint,
+    stream_recovery_point,
+    topic_recovery_point,
+    worst_recovery_point,
+    worst_summary,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backend import Backend
@@ -83,6 +94,8 @@ class DrThresholds(_Thresholds):
     seen_critical: int = _kind("duration")
     positions_warn: int = _kind("duration")
     positions_critical: int = _kind("duration")
+    rpo_warn: int = _kind("duration")
+    rpo_critical: int = _kind("duration")
 
 
 def _grade(result: Result, value: float, warn: float, crit: float, bad: str, good: str
@@ -196,8 +209,14 @@ class Readiness:
             PerfDataItem("mirrors_critical", counts["CRITICAL"],
                          help="Mirrors a failover now would not be ready for"),
             PerfDataItem("mirrors_warning", counts["WARNING"],
-                         help="Mirrors with a warning for a failover now")]
+                         help="Mirrors with a warning for a failover now"),
+            *self.worst_recovery_point()]
         return out
+
+    def worst_recovery_point(self) -> list[PerfDataItem]:
+        """The region's worst recovery point, seconds and messages (core/dr/recovery.py
+        ``worst_recovery_point``): the summary's perf items."""
+        return worst_recovery_point(m.facts.get("recovery_point") for m in self.mirrors)
 
     def to_json(self) -> dict[str, Any]:
         import json
@@ -220,9 +239,10 @@ class Readiness:
             return self._prometheus(namespace)
         if fmt == "text":
             counts = self.counts()
+            worst = worst_summary(self.worst_recovery_point())
             head = (f"{CHECK}: {self.status.value} ({_plural(len(self.mirrors), 'mirror')}: "
                     f"{counts['OK']} ok, {counts['WARNING']} warning, "
-                    f"{counts['CRITICAL']} critical)")
+                    f"{counts['CRITICAL']} critical{'; ' + worst if worst else ''})")
             failed = "".join(f"\n\n{f}" for f in self.failures)
             if not self.mirrors:
                 none = "" if self.failures else \
@@ -250,6 +270,9 @@ class Readiness:
             f"{CHECK}_overall_status_code"
         families[overall] = ("Nagios compatible status code of the worst mirror", [
             f'{overall}{{status="{self.status.value}"}} {self.exit_code}'])
+        for item in self.worst_recovery_point():  # the whole's: no item label
+            name = f"{namespace}_{CHECK}_{item.name}" if namespace else f"{CHECK}_{item.name}"
+            families[name] = (item.help, [f"{name} {go_g(float(item.value))}"])
         out = []
         for name in sorted(families):
             help_text, samples = families[name]
@@ -298,11 +321,15 @@ class _OnceSite:
     def __init__(self, site: Any) -> None:
         self._site = site
         self._cache: dict[tuple[str, str], Any] = {}
+        # mirror stream -> its origin's API as the failover's dry run found it (None: the
+        # origin does not answer), for the recovery point's read (core/dr/recovery.py)
+        self.origin_js: dict[str, Any] = {}
 
     def origin(self, cfg: Any, mirror_last: int) -> tuple[Any, Any]:
         facts, ojs = self._site.origin(cfg, mirror_last)
         if ojs is not None:
             ojs = _OnceJS(ojs, self._cache, f"{facts.kind} {facts.cluster}")
+        self.origin_js[cfg.name] = ojs
         return facts, ojs
 
     def __getattr__(self, name: str) -> Any:
@@ -403,6 +430,8 @@ def _check_nats(site: Any, info: Any, shown: str, kind: str, cluster: str,
         return out
     now = site.now_ns()
     reading, active = _grade_origin(result, report, state, failing, t)
+    rp = _nats_recovery_point(site, cfg, report, reading, active, now)
+    _grade_recovery_point(result, rp, t)
     out.facts["positions"] = _grade_positions(result, report, record, now, t)
     _grade_subjects(out, report, record, topology, unknown_subjects)
     _list_clamps(result, [f"Clamp {c.consumer}: {c.from_seq} -> {c.to_seq}"
@@ -414,11 +443,31 @@ def _check_nats(site: Any, info: Any, shown: str, kind: str, cluster: str,
                         "origin_pending": facts.pending,
                         "last_seen_ms": active // MS if active >= 0 else None,
                         "mirror_last_seq": report.mirror_last_seq,
-                        "origin_last_seq": facts.last_seq, "known_from": facts.known_from},
+                        "origin_last_seq": facts.last_seq, "known_from": facts.known_from,
+                        **rp.to_json()},
         clamps=[c.to_json() for c in report.clamps],
         consumers=[p.to_json() for p in report.consumers],
         failover=report.to_json())
     return out
+
+
+def _nats_recovery_point(site: Any, cfg: Any, report: Any, reading: LagReading,
+                         active: int, now: int) -> RecoveryPoint:
+    """A NATS mirror's recovery point in seconds (core/dr/recovery.py), read at the origin
+    the failover's dry run reached (none when it does not answer)."""
+    return stream_recovery_point(site.origin_js.get(cfg.name), cfg, report.mirror_last_seq,
+                                 reading.lag, report.origin.reachable, active, now)
+
+
+def _grade_recovery_point(result: Result, rp: RecoveryPoint, t: DrThresholds) -> None:
+    """The recovery point in seconds, its perf item and message, graded against ``rpo``
+    as the time since last seen is: an unknown age (never heard from the origin) reaches
+    any threshold set."""
+    item = rp.perf_item(t.rpo_warn, t.rpo_critical)
+    if item is not None:
+        result.pd(item)
+    age = rp.age_ns if rp.age_ns is not None else math.inf
+    _grade(result, age, t.rpo_warn, t.rpo_critical, rp.message(), rp.message())
 
 
 def _mirror_error(state: Mapping[str, Any]) -> str | None:
@@ -656,6 +705,8 @@ def _check_topic(m: Any, info: Any, li: Any, shown: str, cluster: str, t: DrThre
     reading = lag_reading({"lag": behind, "active": active}, origin_answers=False) \
         if not reachable else counted_now(behind)
     _grade_contact(result, reading, reachable, active, t)
+    rp = topic_recovery_point(m, info, reachable, active, now_ms)
+    _grade_recovery_point(result, rp, t)
     positions = _grade_offset_sync(result, m, info, li, reachable, t, now_ms)
     dry = m.failover([info.mirror_topic_name], info.link_name, dry_run=True)[0]
     _list_clamps(result, [f"Clamp {c.group} partition {c.partition}: {c.from_offset} -> "
@@ -668,7 +719,7 @@ def _check_topic(m: Any, info: Any, li: Any, shown: str, cluster: str, t: DrThre
         "recovery_point": {"messages": behind, **reading.to_json(),
                            "last_seen_ms": active // MS if active >= 0 else None,
                            "partitions": [{**p.to_json(), "log_end": p.log_end}
-                                          for p in info.mirror_lags]},
+                                          for p in info.mirror_lags], **rp.to_json()},
         "positions": positions,
         "clamps": [c.to_json() for c in dry.clamps]})
 
