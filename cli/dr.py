@@ -1,4 +1,6 @@
-"""``jetlink dr check [NAME...]``: the readiness of every mirror for a failover now.
+"""``jetlink dr check [NAME...]``: the readiness of every mirror for a failover now;
+``jetlink dr fence --from REGION``: a returned region's old origins stop taking writes
+(core/dr/fence.py ``plan_fence``, rendered here).
 
 Parsing and rendering only: the check is jetlink.core.dr.readiness ``check_readiness`` over
 the backend in force (cli/common.py ``backend``): on the embedded engine every cluster of
