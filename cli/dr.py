@@ -35,7 +35,7 @@ from jetlink.cli.server_check import (
 
 dr_app = typer.Typer(
     name="dr",
-    help="Check mirrors' readiness for a failover; fence a returned region.\n\nWhat a "
+    help="Check failover readiness; fence a region.\n\nWhat a "
     "failover made now would lose or break, per mirror (NATS streams, KV buckets, mirror "
     "topics), in natscli's server check formats and exit codes (0 OK, 1 WARNING, 2 CRITICAL, "
     "3 UNKNOWN), with a split brain (an old origin back and writable) CRITICAL; and the "
@@ -131,8 +131,9 @@ def fence(
         "nothing.")] = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Stop a returned region's old origins taking writes.
+    """Fence a returned region's old origins.
 
+    They stop taking writes.
     For every stream or KV bucket failed over (or promoted) from REGION to the side
     addressed, its old origin in REGION loses its subjects: they become one subject nobody
     publishes to ($JETLINK.fenced.<stream>) and the ones it had are recorded in its metadata
