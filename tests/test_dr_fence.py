@@ -126,7 +126,6 @@ def test_fence_stops_writes_keeps_messages_and_a_rerun_is_a_noop(returned):
              "failed_over_to": "CONFIG@east", "subjects_before": ["$KV.CONFIG.>"],
              "subjects_after": ["$JETLINK.fenced.KV_CONFIG"], "action": "fenced",
              "detail": kept},
-
             {"kind": "stream", "name": "ORDERS", "region": "west",
              "failed_over_to": "ORDERS_EAST@east", "subjects_before": ["orders.>"],
              "subjects_after": ["$JETLINK.fenced.ORDERS"], "action": "fenced",

@@ -16,22 +16,17 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import runner
 
-from jetlink.cli.main import app
 from live.clihelp import doc, ok
 from live.servers import wait_until
 
 
 @pytest.fixture
-def east(live_domains, monkeypatch):
-    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
-    d = live_domains
-
+def east(live_domains, cli):
     def run(*args):
-        return runner.invoke(app, ["--server", d.leaf.url, *args], prog_name="jetlink")
+        return cli("--server", live_domains.leaf.url, *args)
 
-    run.domains = d
+    run.domains = live_domains
     return run
 
 
