@@ -1,4 +1,6 @@
-"""``jetlink dr check [NAME...]``: the readiness of every mirror for a failover now.
+"""``jetlink dr check [NAME...]``: the readiness of every mirror for a failover now;
+``jetlink dr fence --from REGION``: a returned region's old origins stop taking writes
+(core/dr/fence.py ``plan_fence``, rendered here).
 
 Parsing and rendering only: the check is jetlink.core.dr.readiness ``check_readiness`` over
 the backend in force (cli/common.py ``backend``): on the embedded engine every cluster of
@@ -22,7 +24,7 @@ import typer
 
 from jetlink.cli import common, completion
 from jetlink.cli.app import App
-from jetlink.cli.options import DURATION, JsonOption
+from jetlink.cli.options import DURATION, ForceOption, JsonOption
 from jetlink.cli.server_check import (
     Format,
     FormatOption,
@@ -33,9 +35,11 @@ from jetlink.cli.server_check import (
 
 dr_app = typer.Typer(
     name="dr",
-    help="Check mirrors' readiness for a failover.\n\nWhat a failover made now would lose "
-    "or break, per mirror (NATS streams, KV buckets, mirror topics), in natscli's server "
-    "check formats and exit codes (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN).",
+    help="Check failover readiness; fence a region.\n\nWhat a "
+    "failover made now would lose or break, per mirror (NATS streams, KV buckets, mirror "
+    "topics), in natscli's server check formats and exit codes (0 OK, 1 WARNING, 2 CRITICAL, "
+    "3 UNKNOWN), with a split brain (an old origin back and writable) CRITICAL; and the "
+    "fence that stops a returned region's old origins taking writes.",
     no_args_is_help=True,
 )
 
@@ -120,6 +124,81 @@ def check(
     code = 0 if chosen is Format.prometheus else readiness.exit_code
     if code:
         raise typer.Exit(code)
+
+
+@dr_app.command("fence")
+def fence(
+    ctx: typer.Context,
+    regions: Annotated[list[str], typer.Option(
+        "--from", metavar="REGION", show_default=False,
+        help="The region that failed and came back: a cluster of the data directory "
+        "(embedded engine) or a JetStream domain (live server). Repeatable.")],
+    force: ForceOption = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Show each old origin and what the fence would do; change "
+        "nothing.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Fence a returned region's old origins.
+
+    They stop taking writes.
+    For every stream or KV bucket failed over (or promoted) from REGION to the side
+    addressed, its old origin in REGION loses its subjects: they become one subject nobody
+    publishes to ($JETLINK.fenced.<stream>) and the ones it had are recorded in its metadata
+    (jetlink.fenced_subjects). Producers still publishing there get no responders instead
+    of storing a tail nobody reads, or a copy of every message east stores too (a split
+    brain over a leafnode). Its stored messages and consumers stay. Only stream|kv failback
+    --switch undoes it (the old origin becomes the primary with its recorded subjects). A
+    failed-over Kafka mirror topic is refused: its source would be fenced by ACLs, which
+    jetlink does not have. Exit status 0 when every old origin is fenced (or was), 1 when
+    one was not (unreachable, refused, failed: named), 2 for a --from that is unknown,
+    empty or the side addressed (nothing changed).
+    """
+    from jetlink.core import dr
+
+    app = App.of(ctx)
+    clusters = [app.cluster] if common.given(ctx.find_root(), "cluster") else None
+    plan = dr.plan_fence(common.backend(app), regions, clusters=clusters,
+                         clock=common.make_clock())
+    todo = plan.to_fence
+    if todo and not dry_run:
+        from jetlink.cli import output
+
+        names = ", ".join(f"{i.name}@{i.region}" for i in todo)
+        output.confirm(app, f"Really fence {len(todo)} old origin"
+                       f"{'' if len(todo) == 1 else 's'} of {', '.join(plan.regions)} "
+                       f"({names}): they take no writes until failback --switch",
+                       force=force, action=f"fence {names}")
+    report = plan.preview() if dry_run else plan.carry_out()
+    app.emit(report.to_json(), human=_render_fence)
+    if report.not_fenced:
+        from jetlink.cli import output
+
+        output.notice(app, "error: not fenced: " + "; ".join(
+            f"{i.name}@{i.region} ({i.action}: {i.detail})" for i in report.not_fenced))
+        raise typer.Exit(1)
+
+
+def _render_fence(app: App, doc: dict[str, Any]) -> None:
+    """``dr fence``'s report: one line per old origin, then what it comes to."""
+    from jetlink.cli import output
+
+    regions = ", ".join(doc["regions"])
+    for o in doc["objects"]:
+        subjects = ""
+        if o["subjects_before"] is not None and o["action"] in ("fenced", "to fence"):
+            subjects = f": {', '.join(o['subjects_before'])} -> " \
+                f"{', '.join(o['subjects_after'])}"
+        detail = f" ({o['detail']})" if o["detail"] else ""
+        output.line(app, f"{o['kind']} {o['name']}@{o['region']} (failed over to "
+                         f"{o['failed_over_to']}): {o['action']}{subjects}{detail}")
+    if doc["dry_run"]:
+        output.line(app, "Dry run: nothing changed")
+    elif doc["nothing_to_do"]:
+        output.line(app, f"Nothing to do: every old origin of {regions} is fenced already")
+    elif doc["fenced"]:
+        output.line(app, f"Fenced {doc['fenced']} old origin{'' if doc['fenced'] == 1 else 's'}"
+                         f" of {regions}: stream|kv failback NAME --switch undoes it")
 
 
 def register(app: typer.Typer) -> None:

@@ -1048,6 +1048,9 @@ def promote_mirror(
     promotion = dr.prepare(site, name, subjects=wanted, failover=failover,
                            positions=positions, transfer=not no_consumers, adjust=adjust,
                            naming=naming, topology=_topology(topology))
+    warning = dr.return_warning(promotion)
+    if warning is not None:
+        output.notice(app, warning)
     if not dry_run and not promotion.rerun:
         verb = "fail over to" if failover else "promote"
         output.confirm(

@@ -875,3 +875,32 @@ def test_a_long_data_directory_path_gives_way_on_the_status_line(demo):
     assert " · all clusters · updated " in line
     short, _ = drive(make_app(demo), steps, size=(80, 24))  # a short one is left whole
     assert short.startswith("demo · all clusters · updated ")
+
+
+def test_a_split_brain_shows_in_failover_ready(demo):
+    """BACKUP@east failed over on its origin's subjects, then west up again: the
+    agreements table gets the promoted stream's row (its old origin) with dr check's
+    CRITICAL split brain in Failover Ready; once fenced, OK."""
+    from jetlink.core import dr
+    from jetlink.core.backend import EmbeddedBackend
+
+    path, clock = demo
+    dd = DataDir(path)
+    dd.set_down("west", False)
+    subjects = JetStream(dd.open("west"), clock).stream_info("ORDERS").config.subjects
+    dd.set_down("west", True)
+    with EmbeddedBackend(path, "east", lambda: clock, step=False) as backend:
+        dr.promote(backend.site(), "BACKUP", failover=True, subjects=list(subjects))
+    dd.set_down("west", False)
+    dd.close()
+    snap = load(path, clock)
+    row = [a for a in snap.agreements if a.stream == "BACKUP"]
+    assert [(a.cluster, a.kind, a.origin) for a in row] == [("east", "promoted", "ORDERS@west")]
+    assert snap.readiness[("east", "BACKUP")] == (
+        f"CRITICAL: Split brain: the old origin ORDERS in cluster west answers again and takes "
+        f"{', '.join(subjects)}, as BACKUP does: a publish there is stored on both sides; fence "
+        "it: jetlink dr fence --from west (or jetlink stream failback BACKUP)")
+    with EmbeddedBackend(path, "east", lambda: clock, step=False) as backend:
+        report = dr.plan_fence(backend, ["west"], clusters=["east"], clock=clock).carry_out()
+    assert [(i.name, i.action) for i in report.items] == [("ORDERS", "fenced")]
+    assert load(path, clock).readiness[("east", "BACKUP")] == "OK"  # fenced: no blocker

@@ -409,9 +409,10 @@ class Dashboard(App[None]):
         elif table == "agreements":
             for a in snap.agreements:
                 if self._wanted(a.cluster, a.stream, a.origin):
-                    lag = _lag(a.lag, a.stale)
+                    # a promoted stream's row: its old origin back (dr check's split brain)
+                    lag = _lag(a.lag, a.stale) if a.kind != "promoted" else Text("-")
                     ready = snap.readiness.get((a.cluster, a.stream), "") \
-                        if a.kind == "mirror" else ""
+                        if a.kind in ("mirror", "promoted") else ""
                     rows.append((a, (_at(a.stream, a.cluster), a.kind, a.origin, lag,
                                      _ns(a.active_ns), Text(a.error, style="red"),
                                      _ready(ready))))

@@ -57,7 +57,7 @@ class AgreementRow:
 
     cluster: str
     stream: str
-    kind: str  # mirror | source
+    kind: str  # mirror | source | promoted (a failed-over stream whose old origin is back)
     origin: str  # ORIGIN or ORIGIN@CLUSTER
     lag: int
     active_ns: int  # since the origin was last seen (-1: never)
@@ -336,6 +336,11 @@ def add_readiness(snap: Snapshot, backend: Any, clock: Clock) -> Snapshot:
         name = m.facts.get("stream") or m.facts.get("topic")
         if name:
             snap.readiness[(m.cluster or only, name)] = m.summary()
+        back = m.facts.get("returned_origin")
+        if name and back is not None:  # a failed-over stream whose old origin is back
+            snap.agreements.append(AgreementRow(
+                m.cluster or only, name, "promoted", f"{back['origin']}@{back['region']}",
+                0, -1, ""))
     return snap
 
 
@@ -383,13 +388,21 @@ def load(path: Path, clock: Clock, *, clusters: Container[str] | None = None) ->
                 row.error = str(_confirmed(dd, row.name, err))
     finally:
         dd.close()
-    if any(s.role == "mirror" for s in snap.streams) or snap.mirrors:
+    if any(s.role == "mirror" or _promoted(s) for s in snap.streams) or snap.mirrors:
         from jetlink.core.backend import open_backend
 
         with open_backend(None, path, "local", lambda: clock, create=False,
                           step=False) as backend:
             add_readiness(snap, backend, clock)
     return snap
+
+
+def _promoted(s: StreamRow) -> bool:
+    """A stream a failover or promote made (core/dr/rules.py ``PROMOTED_KEY``): its old
+    origin, back, is a split brain ``dr check`` reports."""
+    from jetlink.core.dr.rules import PROMOTED_KEY
+
+    return bool((s.doc.get("config", {}).get("metadata") or {}).get(PROMOTED_KEY))
 
 
 def _confirmed(dd: DataDir, name: str, err: sqlite3.Error) -> Exception:

@@ -11,6 +11,9 @@
   ``JETLINK_POSITIONS`` bucket) and their ``sync``.
 - core/dr/failback.py: :func:`failback`, the way back after a failover (the divergent tail
   saved, the old origin a mirror of the promoted stream, then the switch back).
+- core/dr/fence.py: :func:`plan_fence`, ``dr fence --from REGION`` (the old origins of a
+  returned region stop taking writes, their subjects recorded for failback), and the split
+  brain ``dr check`` reports (``returned_origin``) and ``failover`` warns of.
 - core/dr/readiness.py: ``check_readiness``, every mirror's readiness for a failover now
   (``jetlink dr check``, the dashboard's readiness column), built on ``prepare`` / ``preview``.
 - core/dr/recovery.py: the recovery point in seconds of each mirror (the age of the oldest
@@ -22,6 +25,7 @@ sites. The Kafka side's promote / failover (mirror topics) is core/kafka/mirrors
 """
 
 from .failback import FailbackReport, failback
+from .fence import FencePlan, FenceReport, plan_fence, return_warning
 from .readiness import DrThresholds, MirrorReadiness, Readiness, check_readiness
 from .rules import (
     Naming,
@@ -39,7 +43,8 @@ from .rules import (
     promote,
 )
 
-__all__ = ["PositionClamp", "DrThresholds", "FailbackReport", "MirrorReadiness", "Naming",
+__all__ = ["PositionClamp", "DrThresholds", "FailbackReport", "FencePlan", "FenceReport",
+           "MirrorReadiness", "Naming",
            "OriginFacts", "PartialPromotion", "PromoteRefused", "PromoteReport", "Promotion",
            "Readiness", "Site", "check_readiness", "failback", "kv_adjust", "kv_mirror_stream",
-           "mirror_lag", "prepare", "promote"]
+           "mirror_lag", "plan_fence", "prepare", "promote", "return_warning"]

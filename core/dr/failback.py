@@ -57,6 +57,7 @@ from typing import Any
 
 from ..config.stream import StreamConfig, StreamSource
 from ..errors import ApiError, JetlinkError, UsageError
+from .fence import unfenced_config
 from .positions import PositionStore, key_for, open_own_bucket
 from .positions import sync as sync_positions
 from .rules import (
@@ -716,7 +717,9 @@ def _record_origin(run: _Run, oinfo: Any) -> None:
     """Step record-consumers (of the old origin): its config and durable consumers
     recorded before it is deleted."""
     rec = run.rec
-    rec["origin_config"] = _cfg_doc(oinfo.config)
+    # a fenced origin (core/dr/fence.py) recorded with the subjects it had: the switch
+    # promotes it with them, the one way a fence is undone
+    rec["origin_config"] = unfenced_config(_cfg_doc(oinfo.config))
     rec["origin_consumers"] = _positions(run.osite.js.consumers(run.origin_name))
     run.report.origin_consumers = _consumers_shown(rec["origin_consumers"])
     run.save()

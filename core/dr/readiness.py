@@ -654,6 +654,7 @@ def _nats_mirrors(backend: Backend, cluster: str | None, label: str, names: _Nam
         names.seen_stream(cfg.name, suffix)
         kind = mirror_kind(cfg)
         if kind is None:
+            out += _check_returned(site._site, info, suffix, label, names)
             continue
         shown = cfg.name
         if kind == "kv":
@@ -663,6 +664,26 @@ def _nats_mirrors(backend: Backend, cluster: str | None, label: str, names: _Nam
             continue
         out.append(_check_nats(site, info, shown, kind, label, records, topology, flags))
     return out
+
+
+def _check_returned(site: Any, info: Any, suffix: str, label: str, names: _Names
+                    ) -> list[MirrorReadiness]:
+    """A failed-over stream or bucket whose old origin answers again writable
+    (core/dr/fence.py ``returned_origin``): CRITICAL, a split brain (both capture the same
+    subjects) or an unfenced origin, each naming the fix; OK once it is fenced. Nothing
+    when its old origin does not answer or takes no writes."""
+    from .fence import returned_origin
+
+    back = returned_origin(site, info)
+    if back is None:
+        return []
+    shown = back.shown + suffix
+    if not names.wanted(shown, info.config.name + suffix):
+        return []
+    result = Result(name=shown, check=CHECK)
+    (result.ok if back.state == "fenced" else result.critical)(back.message())
+    return [MirrorReadiness(shown, back.kind, label, result,
+                            {"stream": info.config.name, "returned_origin": back.to_json()})]
 
 
 # --- Kafka mirror topics (the embedded engine's links) -----------------------------------------

@@ -1,0 +1,494 @@
+"""Fencing a returned region: ``jetlink dr fence --from REGION`` and the split brain
+``dr check`` reports.
+
+After a failover the promoted stream P takes writes on the DR side. When the old origin O
+comes back (its cluster up again, its domain's server restarted and the leafnode joined) it
+still has its subjects: producers still writing to it store a tail nobody reads, and when P
+took O's subjects (``stream failover`` without ``--subjects``; a KV bucket's ``$KV.<b>.>``
+always) every publish across a leafnode is stored on both sides, a split brain.
+
+- **What a fence is.** O's subjects are replaced by one subject nobody publishes to,
+  :func:`fence_subject` (``$JETLINK.fenced.<stream>``), and the subjects it had are recorded
+  in its metadata, :data:`FENCE_KEY`. Producers on O's subjects then get "no responders"
+  (no stream captures them) and nothing is stored. Its stored messages and consumers stay.
+  Not an empty subject list: nats-server 2.15.1 answers a STREAM.UPDATE without subjects, or
+  with ``[]``, by giving the stream its own name as its subject (stream.go checkStreamCfg),
+  where a producer could still store. Not a seal either: a sealed stream can never be
+  unsealed, and failback needs O back as the primary.
+- **Undone only by failback.** ``stream|kv failback`` records O's config before it deletes O
+  and makes it a mirror; :func:`unfenced_config` is that record with the recorded subjects
+  back and the fence's key dropped, so ``--switch`` promotes O with its own subjects.
+- **Where.** The objects are the failed-over objects on the side addressed (every cluster
+  of the data directory, or ``--cluster``; a live server's JetStream domain): streams and KV
+  buckets a promotion made (their ``jetlink.promoted_mirror`` record, core/dr/rules.py)
+  whose old origin is in a region named by ``--from`` (its cluster, or JetStream domain),
+  and the stopped mirror topics of links whose source cluster is that region: refused,
+  a mirror topic's source would be fenced by Kafka ACLs (DENY WRITE for every principal),
+  which jetlink does not have.
+
+One implementation over core/dr/rules.py's ``Site`` (``origin``, ``side``) and the Backend's
+``either`` / ``site``: the embedded engine and live servers alike.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..config.stream import StreamConfig
+from ..errors import JetlinkError, UsageError, did_you_mean
+from .rules import _was_mirror, one_line
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..backend import Backend
+    from ..clock import Clock
+
+__all__ = ["FENCE_KEY", "FenceItem", "FencePlan", "FenceReport", "OriginReturn",
+           "fence_subject", "fenced_subjects", "plan_fence", "returned_origin",
+           "return_warning", "unfenced_config"]
+
+#: the metadata key of a fenced stream: the subjects it had (a JSON list)
+FENCE_KEY = "jetlink.fenced_subjects"
+
+#: what a fence does to a stream of the object, for the reports
+FENCED, ALREADY, UNREACHABLE, REFUSED, FAILED, TO_FENCE = (
+    "fenced", "already fenced", "unreachable", "refused", "failed", "to fence")
+
+
+def fence_subject(stream: str) -> str:
+    """The one subject of a fenced stream: nobody publishes there, and it is the stream's
+    own (a stream name is one token), so fenced streams never overlap."""
+    return f"$JETLINK.fenced.{stream}"
+
+
+def fenced_subjects(cfg: StreamConfig) -> list[str] | None:
+    """The subjects a fenced stream had (None: not fenced: no record, or subjects other
+    than :func:`fence_subject` since)."""
+    text = (cfg.metadata or {}).get(FENCE_KEY)
+    if not text or list(cfg.subjects) != [fence_subject(cfg.name)]:
+        return None
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(found, list) or not all(isinstance(s, str) for s in found):
+        return None
+    return found
+
+
+def unfenced_config(doc: dict[str, Any]) -> dict[str, Any]:
+    """A stream config document with the fence undone: the recorded subjects back, the
+    fence's key dropped (a document of a stream that is not fenced: as it is)."""
+    cfg = StreamConfig.from_json(dict(doc), strict=False)
+    subjects = fenced_subjects(cfg)
+    if subjects is None:
+        return doc
+    out = dict(doc)
+    out["subjects"] = subjects
+    meta = {k: v for k, v in (doc.get("metadata") or {}).items() if k != FENCE_KEY}
+    out["metadata"] = meta
+    if not meta:
+        out.pop("metadata")
+    return out
+
+
+# --- the objects ---------------------------------------------------------------------------
+def _region(site: Any, was: StreamConfig) -> str:
+    """The region of a promoted stream's old origin: its cluster or JetStream domain."""
+    m = was.mirror
+    assert m is not None
+    if m.domain:
+        return m.domain
+    if m.external is not None and m.external.api:
+        return m.external.api
+    return str(site.label)
+
+
+def _verb(kind: str) -> str:
+    return "kv" if kind == "kv" else "stream"
+
+
+@dataclass
+class _Promoted:
+    """A failed-over stream or bucket on one side: its name as the verbs take it, its
+    old origin and that origin's region."""
+
+    kind: str  # "stream" | "kv"
+    shown: str  # the stream, or the bucket
+    stream: str
+    site: Any
+    was: StreamConfig  # its config with the mirror it was
+    last: int
+    region: str
+
+
+def _promoted(site: Any, info: Any) -> _Promoted | None:
+    """A stream a promotion made (its record), with its old origin in another region."""
+    from ..kv import bucket_of_stream
+
+    was = _was_mirror(info.config)
+    if was is None:
+        return None
+    cfg, last, _own = was
+    region = _region(site, cfg)
+    if region == site.label:
+        return None  # the origin on the same side: no region returns
+    assert cfg.mirror is not None
+    kind = "kv" if cfg.mirror.name.startswith("KV_") else "stream"
+    shown = (bucket_of_stream(cfg.name) or cfg.name) if kind == "kv" else cfg.name
+    return _Promoted(kind, shown, cfg.name, site, cfg, last, region)
+
+
+def _origin_config(p: _Promoted) -> tuple[Any, Any]:
+    """(the origin's facts, its StreamInfo or None when it does not answer)."""
+    facts, ojs = p.site.origin(p.was, p.last, count_pending=False)
+    if not facts.reachable or ojs is None:
+        return facts, None
+    return facts, ojs.stream_info(facts.stream)
+
+
+# --- dr check: the old origin back -----------------------------------------------------------
+@dataclass
+class OriginReturn:
+    """A failed-over object's old origin that answers again and is writable (not a mirror,
+    not sealed): ``state`` ``split brain`` (it captures subjects the promoted stream
+    captures too), ``unfenced`` (it takes writes nobody reads) or ``fenced``."""
+
+    kind: str
+    shown: str  # the promoted stream / bucket
+    origin: str
+    where: str  # "domain west"
+    region: str
+    state: str
+    subjects: list[str]  # the origin's subjects now
+    promoted_subjects: list[str]
+    overlap: list[str]
+    recorded: list[str] | None = None  # a fenced origin's recorded subjects
+
+    @property
+    def fix(self) -> str:
+        return (f"fence it: jetlink dr fence --from {self.region} (or jetlink "
+                f"{_verb(self.kind)} failback {self.shown})")
+
+    def message(self) -> str:
+        what = f"{self.origin} in {self.where}"
+        if self.state == "split brain":
+            return (f"Split brain: the old origin {what} answers again and takes "
+                    f"{', '.join(self.overlap)}, as {self.shown} does: a publish there is "
+                    f"stored on both sides; {self.fix}")
+        if self.state == "unfenced":
+            return (f"Old origin {what} answers again unfenced, taking "
+                    f"{', '.join(self.subjects)}: what producers still publish there is "
+                    f"stored where nobody reads it; {self.fix}")
+        return (f"Old origin {what} fenced (its subjects {', '.join(self.recorded or [])} "
+                f"recorded; jetlink {_verb(self.kind)} failback {self.shown} --switch gives "
+                "them back)")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"state": self.state, "origin": self.origin, "region": self.region,
+                "subjects": self.subjects, "promoted_subjects": self.promoted_subjects,
+                "overlap": self.overlap, "fenced_subjects": self.recorded}
+
+
+def returned_origin(site: Any, info: Any) -> OriginReturn | None:
+    """The old origin of the stream ``info`` of ``site`` when it answers again writable
+    (:class:`OriginReturn`); None when ``info`` is no failed-over stream of another region,
+    or its old origin does not answer, or takes no writes (a mirror, sealed)."""
+    from ..subjects import overlaps
+
+    p = _promoted(site, info)
+    if p is None:
+        return None
+    facts, oinfo = _origin_config(p)
+    if oinfo is None or oinfo.config.mirror is not None or oinfo.config.sealed:
+        return None
+    ocfg = oinfo.config
+    mine = list(info.config.subjects)
+    theirs = list(ocfg.subjects)
+    recorded = fenced_subjects(ocfg)
+    overlap = [s for s in theirs if any(overlaps(s, x) for x in mine)]
+    state = "fenced" if recorded is not None else "split brain" if overlap else "unfenced"
+    return OriginReturn(p.kind, p.shown, facts.stream, facts.where, p.region, state, theirs,
+                        mine, overlap, recorded)
+
+
+def return_warning(promotion: Any) -> str | None:
+    """What ``stream|kv failover`` warns of when the promoted stream takes subjects its old
+    origin in another region captures (a stream without ``--subjects``: the origin's; a KV
+    bucket: ``$KV.<bucket>.>`` always): the origin, once it answers again, captures them too
+    until it is fenced. None otherwise (a re-run, a promote, other subjects)."""
+    from ..subjects import overlaps
+
+    if not promotion.failover or promotion.rerun:
+        return None
+    facts = promotion.facts
+    region = _region(promotion.site, promotion.cfg)
+    theirs = facts.subjects
+    if theirs is None and facts.stream.startswith("KV_"):
+        theirs = [f"$KV.{facts.stream[3:]}.>"]  # a bucket's stream captures its keys
+    if region == promotion.site.label or theirs is None:
+        return None
+    mine = promotion.subjects or []
+    if not any(overlaps(s, x) for s in theirs for x in mine):
+        return None
+    return (f"warning: {promotion.stream} takes {', '.join(mine)}, the subjects of its "
+            f"origin {facts.stream} ({facts.where}): when that origin answers again it "
+            "captures them too (a publish stored on both sides, or a tail nobody reads) "
+            f"until it is fenced: jetlink dr fence --from {region}")
+
+
+# --- dr fence ----------------------------------------------------------------------------------
+@dataclass
+class FenceItem:
+    """One old origin of the region and what the fence does to it."""
+
+    kind: str  # "stream" | "kv" | "topic"
+    name: str  # the old origin: its stream, bucket, or topic
+    region: str
+    failed_over_to: str  # the object on the side addressed (NAME@SIDE)
+    subjects_before: list[str] | None
+    subjects_after: list[str] | None
+    action: str  # FENCED | ALREADY | UNREACHABLE | REFUSED | FAILED | TO_FENCE
+    detail: str = ""
+    stream: str = ""  # the origin's stream (a bucket's KV_<bucket>)
+    _promoted: _Promoted | None = field(default=None, repr=False)
+    _config: StreamConfig | None = field(default=None, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.action in (FENCED, ALREADY, TO_FENCE)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "name": self.name, "region": self.region,
+                "failed_over_to": self.failed_over_to,
+                "subjects_before": self.subjects_before,
+                "subjects_after": self.subjects_after, "action": self.action,
+                "detail": self.detail}
+
+
+@dataclass
+class FenceReport:
+    """``dr fence``'s outcome (``to_json``: docs/dr.md "When a region returns")."""
+
+    regions: list[str]
+    sides: list[str]
+    items: list[FenceItem]
+    dry_run: bool
+
+    @property
+    def not_fenced(self) -> list[FenceItem]:
+        return [i for i in self.items if not i.ok]
+
+    @property
+    def nothing_to_do(self) -> bool:
+        return bool(self.items) and all(i.action == ALREADY for i in self.items)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"regions": self.regions, "sides": self.sides, "dry_run": self.dry_run,
+                "objects": [i.to_json() for i in self.items],
+                "fenced": sum(1 for i in self.items if i.action == FENCED),
+                "already_fenced": sum(1 for i in self.items if i.action == ALREADY),
+                "not_fenced": [f"{i.name}@{i.region}" for i in self.not_fenced],
+                "nothing_to_do": self.nothing_to_do,
+                "complete": not self.dry_run and not self.not_fenced}
+
+
+def _stream_item(p: _Promoted, side: str) -> FenceItem:
+    """A failed-over stream's or bucket's old origin as it is now: to fence, already
+    fenced (or taking no writes), or unreachable."""
+    to = f"{p.shown}@{side}" if side else p.shown
+    assert p.was.mirror is not None
+    name = p.shown if p.kind == "kv" else p.was.mirror.name
+    item = FenceItem(p.kind, name, p.region, to, None, None, UNREACHABLE,
+                     stream=p.was.mirror.name, _promoted=p)
+    try:
+        facts, oinfo = _origin_config(p)
+    except JetlinkError as err:
+        item.detail = one_line(err)
+        return item
+    if oinfo is None:
+        item.detail = facts.error or f"{facts.where} does not answer"
+        return item
+    cfg = oinfo.config
+    item.subjects_before = list(cfg.subjects)
+    recorded = fenced_subjects(cfg)
+    if recorded is not None:
+        item.action, item.subjects_after = ALREADY, list(cfg.subjects)
+        item.detail = f"its subjects {', '.join(recorded)} recorded"
+    elif cfg.mirror is not None:
+        item.action, item.subjects_after = ALREADY, list(cfg.subjects)
+        item.detail = "a mirror now (failback under way): it takes no writes"
+    elif cfg.sealed:
+        item.action, item.subjects_after = ALREADY, list(cfg.subjects)
+        item.detail = "sealed: it takes no writes"
+    else:
+        item.action, item.subjects_after = TO_FENCE, [fence_subject(cfg.name)]
+        item._config = cfg
+    return item
+
+
+def _fence(item: FenceItem) -> None:
+    """``item``'s origin fenced: its subjects replaced by :func:`fence_subject`, the ones it
+    had recorded in :data:`FENCE_KEY` (one stream update)."""
+    p, cfg = item._promoted, item._config
+    assert p is not None and cfg is not None
+    new = cfg.copy()
+    new.metadata = {**(cfg.metadata or {}), FENCE_KEY: json.dumps(list(cfg.subjects))}
+    new.subjects = [fence_subject(cfg.name)]
+    try:
+        _facts, ojs = p.site.origin(p.was, p.last, count_pending=False)
+        if ojs is None:
+            raise JetlinkError(_facts.error or "the origin does not answer")
+        done = ojs.update_stream(new)
+    except JetlinkError as err:
+        item.action, item.detail = FAILED, one_line(err)
+        return
+    item.action, item.subjects_after = FENCED, list(done.config.subjects)
+    item.detail = "producers on its subjects get no responders; stored messages and " \
+        "consumers kept"
+
+
+_TOPIC_REFUSED = (
+    "a mirror topic's source is fenced by denying writes to it (Kafka ACLs: DENY WRITE for "
+    "every principal), which jetlink does not have yet: stop the producers of {topic} in "
+    "cluster {region} yourself")
+
+
+def _topic_items(dd: Any, cluster: str, clock: Clock, regions: Sequence[str]
+                 ) -> tuple[list[FenceItem], set[str]]:
+    """The stopped (failed-over or promoted) mirror topics of ``cluster``'s links whose
+    source cluster is one of ``regions``: refused; and every link's source cluster."""
+    from ..kafka import mirror_model as mm
+    from ..kafka.mirrors import Mirrors
+
+    m = Mirrors(dd, cluster, clock)
+    sources: dict[str, str] = {}
+    out = []
+    for info in m.list():
+        if info.link_name not in sources:
+            sources[info.link_name] = m.links.get(info.link_name,
+                                                  with_topics=False).source_cluster
+        region = sources[info.link_name]
+        if info.mirror_status != mm.STOPPED or region not in regions:
+            continue
+        out.append(FenceItem(
+            "topic", info.source_topic_name, region,
+            f"{info.link_name}/{info.mirror_topic_name}@{cluster}", None, None, REFUSED,
+            _TOPIC_REFUSED.format(topic=info.source_topic_name, region=region)))
+    return out, set(sources.values())
+
+
+@dataclass
+class _Side:
+    cluster: str | None  # the embedded cluster (None: the live server's domain)
+    label: str
+    links: bool = False
+
+
+class FencePlan:
+    """The old origins of the regions, each read once (:func:`plan_fence`);
+    :meth:`preview` is the dry run's report, :meth:`carry_out` fences."""
+
+    def __init__(self, regions: list[str], sides: list[str], items: list[FenceItem]) -> None:
+        self.regions, self.sides, self.items = regions, sides, items
+
+    @property
+    def to_fence(self) -> list[FenceItem]:
+        return [i for i in self.items if i.action == TO_FENCE]
+
+    def preview(self) -> FenceReport:
+        return FenceReport(self.regions, self.sides, self.items, True)
+
+    def carry_out(self) -> FenceReport:
+        for item in self.to_fence:
+            _fence(item)
+        return FenceReport(self.regions, self.sides, self.items, False)
+
+
+def _sides(backend: Backend, clusters: Sequence[str] | None, clock: Clock
+           ) -> tuple[list[_Side], list[str], Callable[[str, Sequence[str]], Any] | None]:
+    """The sides addressed, the regions known there (embedded: every cluster of the data
+    directory; live: the server's domain), and how a side's mirror topics are read
+    (embedded only)."""
+
+    def data_dir(dd: Any) -> tuple[list[_Side], list[str], Any]:
+        backend.data_dir("dr fence", step=False)  # a fence copies nothing
+        infos = dd.clusters(create_local=False, broken=[])
+        known = [i.name for i in infos]
+        sides = [_Side(i.name, i.name, "links" in dd.open(i.name, create_local=False)
+                       .table_names())
+                 for i in infos if i.kind == "nats" and (clusters is None or i.name in
+                                                        clusters)]
+        return sides, known, dd
+
+    def server(js: Any) -> tuple[list[_Side], list[str], Any]:
+        label = str(backend.site(None).label)
+        return [_Side(None, label)], [label] if label else [], None
+
+    sides, known, dd = backend.either(data_dir=data_dir, server=server)
+    if dd is None:
+        return sides, known, None
+
+    def topics(cluster: str, regions: Sequence[str]) -> Any:
+        return _topic_items(dd, cluster, clock, regions)
+
+    return sides, known, topics
+
+
+def plan_fence(backend: Backend, regions: Sequence[str], *,
+               clusters: Sequence[str] | None = None, clock: Clock | None = None
+               ) -> FencePlan:
+    """Every old origin in ``regions`` of a failed-over object on the side addressed
+    (``clusters``: on the embedded engine the clusters looked at, None every one), each read
+    once. UsageError (nothing changed) for a region that is empty, unknown (with a
+    suggestion, core/errors.py ``did_you_mean``) or the side addressed."""
+    from ..clock import SystemClock
+
+    clock = clock or SystemClock()
+    wanted = list(dict.fromkeys(r.strip() for r in regions))
+    for r in wanted:
+        if not r:
+            raise UsageError("--from: a region is a cluster (embedded engine) or a JetStream "
+                             "domain (live server), not an empty name", field="from")
+    sides, known, topics = _sides(backend, clusters, clock)
+    labels = [s.label for s in sides]
+    for r in wanted:
+        if r in labels and (clusters is not None or topics is None):
+            raise UsageError(f"--from {r}: that is the side addressed (the failed-over "
+                             "objects live there); name the region that failed, where the "
+                             "old origins are", field="from")
+    sides = [s for s in sides if s.label not in wanted]
+    items: list[FenceItem] = []
+    seen: set[str] = set(known)
+    for side in sides:
+        site = backend.site(side.cluster)
+        for info in site.js.streams():
+            if info.config.mirror is not None:  # a region its mirrors copy from
+                seen.add(_region(site, info.config))
+                continue
+            p = _promoted(site, info)
+            if p is None:
+                continue
+            seen.add(p.region)
+            if p.region in wanted:
+                items.append(_stream_item(p, side.label if side.cluster else ""))
+        if side.links and topics is not None and side.cluster is not None:
+            found, sources = topics(side.cluster, wanted)
+            items += found
+            seen.update(sources)
+    for r in wanted:
+        if r not in seen:
+            hint = did_you_mean(r, sorted(seen))
+            what = "cluster of the data directory" if topics is not None else \
+                "JetStream domain an origin of this server's mirrors or failed-over streams " \
+                "is in"
+            raise UsageError(f"--from {r}: no {what} is named {r}" +
+                             (f"; {hint}" if hint else ""), field="from")
+        if not any(i.region == r for i in items):
+            where = ", ".join(s.label or "the server's domain" for s in sides) or "no side"
+            raise UsageError(f"--from {r}: nothing failed over from {r} on {where} (no stream, "
+                             "KV bucket or mirror topic there has its old origin in it): "
+                             "nothing to fence", field="from")
+    return FencePlan(wanted, [s.label for s in sides], items)

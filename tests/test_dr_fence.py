@@ -1,0 +1,215 @@
+"""`jetlink dr fence --from REGION` and the split brain `dr check` reports, on the embedded
+engine (core/dr/fence.py): west fails, east fails over taking west's subjects, west comes
+back. Exact output, JSON and exit codes; the dry run changes no byte of the data directory;
+failback --switch gives the fenced origin its recorded subjects back."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from helpers import doc, ok
+
+SECOND = 1_000_000_000
+
+
+@pytest.fixture
+def jl(jl, cli_clock, utc):
+    jl.clock = cli_clock
+    return jl
+
+
+def east(jl, *args):
+    return jl("--cluster", "east", *args)
+
+
+def west(jl, *args):
+    return jl("--cluster", "west", *args)
+
+
+@pytest.fixture
+def returned(jl):
+    """west: ORDERS on orders.> (2 messages) and the bucket CONFIG; east: their mirrors,
+    failed over while west was down (ORDERS_EAST taking orders.>), then west up again."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(west(jl, "stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    ok(east(jl, "stream", "add", "ORDERS_EAST", "--mirror", "ORDERS@west", "--defaults"))
+    ok(west(jl, "kv", "add", "CONFIG"))
+    ok(west(jl, "kv", "put", "CONFIG", "a", "1"))
+    ok(east(jl, "kv", "add", "CONFIG", "--mirror", "CONFIG@west"))
+    ok(west(jl, "pub", "orders.new", "one"))
+    ok(west(jl, "pub", "orders.new", "two"))
+    ok(west(jl, "consumer", "add", "ORDERS", "billing", "--defaults"))
+    ok(jl("replicate"))
+    ok(east(jl, "positions", "sync"))
+    ok(jl("cluster", "down", "west"))
+    r = ok(east(jl, "stream", "failover", "ORDERS_EAST", "-f"))
+    assert r.stderr == (
+        "warning: ORDERS_EAST takes orders.>, the subjects of its origin ORDERS (cluster "
+        "west): when that origin answers again it captures them too (a publish stored on both "
+        "sides, or a tail nobody reads) until it is fenced: jetlink dr fence --from west\n")
+    r = ok(east(jl, "kv", "failover", "CONFIG", "-f"))
+    assert "until it is fenced: jetlink dr fence --from west" in r.stderr
+    ok(jl("cluster", "up", "west"))
+    return jl
+
+
+SPLIT = ("Split brain: the old origin ORDERS in cluster west answers again and takes "
+         "orders.>, as ORDERS_EAST does: a publish there is stored on both sides; fence it: "
+         "jetlink dr fence --from west (or jetlink stream failback ORDERS_EAST)")
+SPLIT_KV = ("Split brain: the old origin KV_CONFIG in cluster west answers again and takes "
+            "$KV.CONFIG.>, as CONFIG does: a publish there is stored on both sides; fence it: "
+            "jetlink dr fence --from west (or jetlink kv failback CONFIG)")
+
+
+def _returned_results(result):
+    d = json.loads(result.stdout)
+    return {m["check_name"]: (m["status"], m.get("critical") or [], m.get("ok") or [],
+                              m["readiness"]) for m in d["mirrors"]}
+
+
+def test_dr_check_reports_the_split_brain_critical(returned):
+    r = returned("dr", "check", "-j")
+    assert r.exit_code == 2, r.stdout
+    found = _returned_results(r)
+    assert found["ORDERS_EAST@east"][:2] == ("CRITICAL", [SPLIT])
+    assert found["ORDERS_EAST@east"][3]["returned_origin"] == {
+        "state": "split brain", "origin": "ORDERS", "region": "west",
+        "subjects": ["orders.>"], "promoted_subjects": ["orders.>"], "overlap": ["orders.>"],
+        "fenced_subjects": None}
+    assert found["CONFIG@east"][:2] == ("CRITICAL", [SPLIT_KV])
+
+
+def test_an_unfenced_origin_on_other_subjects_is_critical(returned):
+    ok(east(returned, "stream", "failover", "ORDERS_EAST", "--subjects", "east.orders.>",
+            "-f"))
+    r = returned("dr", "check", "ORDERS_EAST", "-j")
+    assert r.exit_code == 2
+    assert _returned_results(r)["ORDERS_EAST@east"][:2] == ("CRITICAL", [
+        "Old origin ORDERS in cluster west answers again unfenced, taking orders.>: what "
+        "producers still publish there is stored where nobody reads it; fence it: jetlink dr "
+        "fence --from west (or jetlink stream failback ORDERS_EAST)"])
+
+
+def test_an_origin_that_does_not_answer_is_not_listed(returned):
+    ok(returned("cluster", "down", "west"))
+    r = returned("dr", "check", "-j")
+    assert json.loads(r.stdout)["mirrors"] == []
+
+
+def _tree(path):
+    return {str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def test_the_dry_run_changes_nothing(returned):
+    before = _tree(returned.data)
+    r = ok(returned("dr", "fence", "--from", "west", "--dry-run"))
+    assert r.stdout == (
+        "kv CONFIG@west (failed over to CONFIG@east): to fence: $KV.CONFIG.> -> "
+        "$JETLINK.fenced.KV_CONFIG\n"
+        "stream ORDERS@west (failed over to ORDERS_EAST@east): to fence: orders.> -> "
+        "$JETLINK.fenced.ORDERS\n"
+        "Dry run: nothing changed\n")
+    assert _tree(returned.data) == before
+
+
+def test_fence_stops_writes_keeps_messages_and_a_rerun_is_a_noop(returned):
+    d = doc(returned("dr", "fence", "--from", "west", "-f", "-j"))
+    kept = "producers on its subjects get no responders; stored messages and consumers kept"
+    assert d == {
+        "regions": ["west"], "sides": ["east"], "dry_run": False,
+        "objects": [
+            {"kind": "kv", "name": "CONFIG", "region": "west",
+             "failed_over_to": "CONFIG@east", "subjects_before": ["$KV.CONFIG.>"],
+             "subjects_after": ["$JETLINK.fenced.KV_CONFIG"], "action": "fenced",
+             "detail": kept},
+            {"kind": "stream", "name": "ORDERS", "region": "west",
+             "failed_over_to": "ORDERS_EAST@east", "subjects_before": ["orders.>"],
+             "subjects_after": ["$JETLINK.fenced.ORDERS"], "action": "fenced",
+             "detail": kept}],
+        "fenced": 2, "already_fenced": 0, "not_fenced": [], "nothing_to_do": False,
+        "complete": True}
+    info = doc(west(returned, "stream", "info", "ORDERS", "-j"))
+    assert info["config"]["subjects"] == ["$JETLINK.fenced.ORDERS"]
+    assert json.loads(info["config"]["metadata"]["jetlink.fenced_subjects"]) == ["orders.>"]
+    assert info["state"]["messages"] == 2 and info["state"]["consumer_count"] == 1
+    r = west(returned, "pub", "orders.new", "three")
+    assert r.exit_code == 1 and "no stream matches subject orders.new" in r.stderr
+    assert doc(west(returned, "stream", "info", "ORDERS", "-j"))["state"]["messages"] == 2
+    r = ok(returned("dr", "fence", "--from", "west", "-f"))
+    assert r.stdout == (
+        "kv CONFIG@west (failed over to CONFIG@east): already fenced (its subjects "
+        "$KV.CONFIG.> recorded)\n"
+        "stream ORDERS@west (failed over to ORDERS_EAST@east): already fenced (its subjects "
+        "orders.> recorded)\n"
+        "Nothing to do: every old origin of west is fenced already\n")
+    r = returned("dr", "check", "ORDERS_EAST", "-j")
+    assert _returned_results(r)["ORDERS_EAST@east"][:3] == ("OK", [], [
+        "Old origin ORDERS in cluster west fenced (its subjects orders.> recorded; jetlink "
+        "stream failback ORDERS_EAST --switch gives them back)"])
+
+
+def test_failback_switch_gives_the_fenced_origin_its_subjects_back(returned):
+    ok(returned("dr", "fence", "--from", "west", "-f"))
+    ok(east(returned, "pub", "orders.new", "three"))
+    ok(east(returned, "stream", "failback", "ORDERS_EAST", "--tail",
+            f"parquet:{returned.tmp / 'tail'}", "-f"))
+    ok(returned("replicate"))
+    ok(east(returned, "stream", "failback", "ORDERS_EAST", "--switch", "-f"))
+    info = doc(west(returned, "stream", "info", "ORDERS", "-j"))
+    assert info["config"]["subjects"] == ["orders.>"]
+    assert "jetlink.fenced_subjects" not in (info["config"].get("metadata") or {})
+    assert info["state"]["last_seq"] == 3
+    ok(west(returned, "pub", "orders.new", "four"))
+    ok(returned("replicate"))
+    assert doc(west(returned, "stream", "info", "ORDERS", "-j"))["state"]["messages"] == 4
+    mirror = doc(east(returned, "stream", "info", "ORDERS_EAST", "-j"))
+    assert mirror["config"]["mirror"]["name"] == "ORDERS" and \
+        mirror["state"]["messages"] == 4
+    ok(east(returned, "kv", "failback", "CONFIG", "--tail",
+            f"parquet:{returned.tmp / 'kvtail'}", "-f"))
+    ok(returned("replicate"))
+    ok(east(returned, "kv", "failback", "CONFIG", "--switch", "-f"))
+    kv = doc(west(returned, "stream", "info", "KV_CONFIG", "-j"))
+    assert kv["config"]["subjects"] == ["$KV.CONFIG.>"]
+    assert ok(west(returned, "kv", "get", "CONFIG", "a", "--raw")).stdout == "1"
+
+
+def test_an_unreachable_origin_is_named_and_exits_1(returned):
+    ok(returned("cluster", "down", "west"))
+    r = returned("dr", "fence", "--from", "west", "-f")
+    assert r.exit_code == 1
+    assert r.stdout == (
+        "kv CONFIG@west (failed over to CONFIG@east): unreachable (cluster west is down)\n"
+        "stream ORDERS@west (failed over to ORDERS_EAST@east): unreachable (cluster west is "
+        "down)\n")
+    assert r.stderr == ("error: not fenced: CONFIG@west (unreachable: cluster west is down); "
+                        "ORDERS@west (unreachable: cluster west is down)\n")
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    (("--from", "wets"), "--from wets: no cluster of the data directory is named wets; did "
+     "you mean west?"),
+    (("--from", ""), "--from: a region is a cluster (embedded engine) or a JetStream domain "
+     "(live server), not an empty name"),
+    (("--from", "east"), "--from east: nothing failed over from east on west (no stream, KV "
+     "bucket or mirror topic there has its old origin in it): nothing to fence"),
+    (("--cluster", "east", "--from", "east"), "--from east: that is the side addressed (the "
+     "failed-over objects live there); name the region that failed, where the old origins "
+     "are"),
+])
+def test_bad_regions_are_refused_and_change_nothing(returned, args, error):
+    before = _tree(returned.data)
+    glob, rest = (args[:2], args[2:]) if args[0] == "--cluster" else ((), args)
+    r = returned(*glob, "dr", "fence", *rest, "-f")
+    assert r.exit_code == 2, (r.stdout, r.stderr)
+    assert r.stdout == "" and r.stderr == f"jetlink: error: {error}\n"
+    assert _tree(returned.data) == before
+
+
+def test_a_rerun_of_the_failover_does_not_warn_again(returned):
+    r = ok(east(returned, "stream", "failover", "ORDERS_EAST", "-f"))
+    assert r.stderr == ""
