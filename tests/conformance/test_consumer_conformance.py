@@ -248,7 +248,8 @@ SCENARIOS: dict[str, tuple[dict[str, Any], list[tuple], list[str]]] = {
          ("fetch", "A", 5), ("ack", "A", 2),
          ("add", {"durable_name": "M", "ack_policy": "explicit", "max_deliver": 1,
                   "ack_wait": 500 * MS}),
-         ("pub", "i.z"), ("fetch", "M", 5), ("sleep", 800), ("fetch", "M", 5), ("rm", "A"),
+         # M's message falls due 0.5 s after its delivery: the pull after it comes 1 s later
+         ("pub", "i.z"), ("fetch", "M", 5), ("sleep", 1500), ("fetch", "M", 5), ("rm", "A"),
          ("rm", "N"), ("pub", "i.q"), ("rm", "M"), ("pub", "i.q")],
         ["A", "N", "M"]),
     # Every pull is at least 0.6 s from the time any message falls due (ack wait, backoff,
@@ -304,7 +305,7 @@ SCENARIOS: dict[str, tuple[dict[str, Any], list[tuple], list[str]]] = {
          ("ack", "A", 2), ("fetch", "A", 5), ("nak", "A", 6), ("term", "A", 1),
          ("fetch", "A", 5), ("fetch", "B", 3), ("delmsg", 2), ("fetch", "B", 5),
          ("ack", "B", 4), ("fetch", "L", 5), ("pub", "s.b"), ("fetch", "L", 5),
-         ("pub", "s.c"), ("fetch", "L", 5), ("sleep", 1300), ("fetch", "A", 5)],
+         ("pub", "s.c"), ("fetch", "L", 5), ("sleep", 2000), ("fetch", "A", 5)],  # 1 s past due
         ["A", "B", "L"]),
 }
 
