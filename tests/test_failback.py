@@ -368,6 +368,20 @@ def test_killed_after_each_step_and_run_again(tmp_path, phase, step):
     check_round_trip(path, tail_path, built["tail"])
 
 
+def test_a_switch_begun_is_finished_by_a_run_without_switch(tmp_path):
+    """Once a switch began (the promoted stream sealed), a run without --switch finishes it:
+    the report says it switched."""
+    path = tmp_path / "data"
+    built = scenario(path)
+    tail_path = str(tmp_path / "tail")
+    base = ["stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}"]
+    _done(path, *base)
+    _killed_at(path, "seal", *base, "--switch", "-f")
+    rep = _done(path, *base)
+    assert (rep["state"], rep["switch"], rep["complete"]) == ("switched", True, True)
+    check_round_trip(path, tail_path, built["tail"])
+
+
 def test_a_filtered_mirror_is_not_failed_back(jl):
     """A filtered mirror never held the origin's other messages, below the promoted
     sequence too: making the old origin a mirror would remove them. Refused, nothing

@@ -473,6 +473,8 @@ def failback(site: Site, stream: str, *, tail: str | None = None, switch: bool =
         if not switch:
             _wait_for_switch(run, promoted_apart)
             return report
+    # a switch begun (the promoted stream sealed) is finished by any run: the report says so
+    report.switch = True
     _switch(run, info, planned)  # step "switch" and the steps it is made of
     return report
 
