@@ -1050,7 +1050,7 @@ def promote_mirror(
                            naming=naming, topology=_topology(topology))
     warning = dr.return_warning(promotion)
     if warning is not None:
-        output.notice(app, warning)
+        output.notice(app, f"jetlink: warning: {warning}")
     if not dry_run and not promotion.rerun:
         verb = "fail over to" if failover else "promote"
         output.confirm(

@@ -47,7 +47,7 @@ def returned(jl):
     ok(jl("cluster", "down", "west"))
     r = ok(east(jl, "stream", "failover", "ORDERS_EAST", "-f"))
     assert r.stderr == (
-        "warning: ORDERS_EAST takes orders.>, the subjects of its origin ORDERS (cluster "
+        "jetlink: warning: ORDERS_EAST takes orders.>, the subjects of its origin ORDERS (cluster "
         "west): when that origin answers again it captures them too (a publish stored on both "
         "sides, or a tail nobody reads) until it is fenced: jetlink dr fence --from west\n")
     r = ok(east(jl, "kv", "failover", "CONFIG", "-f"))

@@ -233,7 +233,7 @@ def return_warning(promotion: Any) -> str | None:
     mine = promotion.subjects or []
     if not any(overlaps(s, x) for s in theirs for x in mine):
         return None
-    return (f"warning: {promotion.stream} takes {', '.join(mine)}, the subjects of its "
+    return (f"{promotion.stream} takes {', '.join(mine)}, the subjects of its "
             f"origin {facts.stream} ({facts.where}): when that origin answers again it "
             "captures them too (a publish stored on both sides, or a tail nobody reads) "
             f"until it is fenced: jetlink dr fence --from {region}")

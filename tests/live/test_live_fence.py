@@ -60,10 +60,10 @@ def test_split_brain_seen_fenced_and_undone_by_failback(east, tmp_path):
     try:
         r = ok(east("stream", "failover", "ORDERS_EAST", "-f"))
         assert r.stderr == (
-            "warning: ORDERS_EAST takes orders.>, the subjects of its origin ORDERS (domain "
-            "west): when that origin answers again it captures them too (a publish stored on "
-            "both sides, or a tail nobody reads) until it is fenced: jetlink dr fence --from "
-            "west\n")
+            "jetlink: warning: ORDERS_EAST takes orders.>, the subjects of its origin ORDERS "
+            "(domain west): when that origin answers again it captures them too (a publish "
+            "stored on both sides, or a tail nobody reads) until it is fenced: jetlink dr "
+            "fence --from west\n")
     finally:
         d.hub.restart()
         d.wait_ready()  # west is back, the leafnode joined
