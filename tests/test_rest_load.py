@@ -9,6 +9,7 @@ socket's own tests.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -280,33 +281,35 @@ def _address(server: Server) -> tuple[str, int]:
     return host, int(port)
 
 
-def test_idle_connections_beyond_the_cap_make_room(tmp_path):
-    """40 idle connections, a cap of 16 and an hour's request deadline: a request is answered,
-    the cap closing the oldest idle ones (the deadline would close them an hour later)."""
+@contextlib.contextmanager
+def _beyond_the_cap(tmp_path, request_timeout: str):
+    """A server with a cap of 16 connections and 40 idle ones opened to it, which has
+    answered a request all the same: (server, its address, the idle sockets)."""
     data = make_data(tmp_path, topics=1)
-    server = Server(data, tmp_path, "--request-timeout", "1h", "--max-connections", "16")
+    server = Server(data, tmp_path, "--request-timeout", request_timeout,
+                    "--max-connections", "16")
     address = _address(server)
     socks: list[socket.socket] = []
     try:
         socks = [socket.create_connection(address) for _ in range(40)]  # idle, beyond the cap
         r = httpx.get(server.url + API + "/keast/links", timeout=WAIT_TIMEOUT)
         assert r.status_code == 200
-        assert _closed_within(socks[0], WAIT_TIMEOUT)  # the oldest: closed by the cap
+        yield server, address, socks
     finally:
         for s in socks:
             s.close()
         server.stop()
 
 
+def test_idle_connections_beyond_the_cap_make_room(tmp_path):
+    """40 idle connections, a cap of 16 and an hour's request deadline: a request is answered,
+    the cap closing the oldest idle ones (the deadline would close them an hour later)."""
+    with _beyond_the_cap(tmp_path, "1h") as (_server, _address_, socks):
+        assert _closed_within(socks[0], WAIT_TIMEOUT)  # the oldest: closed by the cap
+
+
 def test_idle_partial_and_slow_connections_time_out_and_are_capped(tmp_path):
-    data = make_data(tmp_path, topics=1)
-    server = Server(data, tmp_path, "--request-timeout", "1s", "--max-connections", "16")
-    address = _address(server)
-    socks: list[socket.socket] = []
-    try:
-        socks = [socket.create_connection(address) for _ in range(40)]  # idle, beyond the cap
-        r = httpx.get(server.url + API + "/keast/links", timeout=WAIT_TIMEOUT)
-        assert r.status_code == 200
+    with _beyond_the_cap(tmp_path, "1s") as (server, address, socks):
         idle = socket.create_connection(address)
         partial = socket.create_connection(address)
         partial.sendall(b"GET /kafka/v3/clusters HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: b")
@@ -329,10 +332,6 @@ def test_idle_partial_and_slow_connections_time_out_and_are_capped(tmp_path):
             time.sleep(1.5)
             assert http.get(server.url + API).status_code == 200  # reconnects
         assert len(server.stderr()) < 500, server.stderr()  # no line per connection
-    finally:
-        for s in socks:
-            s.close()
-        server.stop()
 
 
 def test_connections_beyond_the_open_file_limit_are_shed_and_logged_once(tmp_path):
