@@ -1060,7 +1060,36 @@ class ServerKVRunner:
         return [e.key, decode_data(e.value or b""), e.revision, e.delta, e.operation or PUT]
 
     def op_history(self, op: Mapping[str, Any]) -> Any:
-        return [self._row(e) for e in self._run(self.kv(op).history(op["key"]))]
+        # nats-py's history() rides the same watcher as keys() and can answer "no keys" for a
+        # key with entries under load (it reads num_pending before counting the first
+        # delivery). The listing is nats.go's History: every entry of the key's subject, in
+        # order, its delta the consumer's pending count after it; none is KEY_NOT_FOUND.
+        kv = self.kv(op)
+        stream = kv._stream
+        cfg = {"deliver_policy": "all", "ack_policy": "none", "mem_storage": True,
+               "inactive_threshold": 10 * SEC, "filter_subject": kv._pre + op["key"]}
+        resp = self.js.api(f"CONSUMER.CREATE.{stream}", {"stream_name": stream, "config": cfg})
+        if "error" in resp:
+            raise AssertionError(f"history consumer refused: {resp['error']}")
+        name, pending = resp["name"], resp["num_pending"]
+        got = []
+        if pending:
+            req = json.dumps({"batch": pending, "no_wait": True}).encode()
+            got = self.js.collect(f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{name}", req, pending)
+        self.js.api(f"CONSUMER.DELETE.{stream}.{name}")
+        rows = []
+        for m in got:
+            if m.headers and m.headers.get("Status"):
+                continue
+            # $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>
+            # (the v2 form puts <domain>.<account hash> before <stream>)
+            tokens = m.reply.split(".")
+            at = 0 if len(tokens) == 9 else 2
+            rows.append([m.subject[len(kv._pre):], decode_data(m.data or b""),
+                         int(tokens[5 + at]), int(tokens[8 + at]), op_of_headers(m.headers)])
+        if len(rows) != pending:
+            raise AssertionError(f"history of {op['key']}: {pending} pending, {len(rows)} read")
+        return rows or KEY_NOT_FOUND
 
     def op_keys(self, op: Mapping[str, Any]) -> Any:
 
