@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..clock import Clock
 
 __all__ = ["FENCE_KEY", "FenceItem", "FencePlan", "FenceReport", "OriginReturn",
-           "fence_subject", "fenced_subjects", "plan_fence", "returned_origin",
+           "fence_subject", "fenced_subjects", "plan_fence", "region_of", "returned_origin",
            "return_warning", "unfenced_config"]
 
 #: the metadata key of a fenced stream: the subjects it had (a JSON list)
@@ -95,15 +95,20 @@ def unfenced_config(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 # --- the objects ---------------------------------------------------------------------------
+def region_of(label: str, src: Any) -> str:
+    """The region of a mirror's or source's stream (a StreamSource) seen from the side
+    ``label``: its cluster or JetStream domain (``label`` itself when it names none)."""
+    if src.domain:
+        return str(src.domain)
+    if src.external is not None and src.external.api:
+        return str(src.external.api)
+    return label
+
+
 def _region(site: Any, was: StreamConfig) -> str:
     """The region of a promoted stream's old origin: its cluster or JetStream domain."""
-    m = was.mirror
-    assert m is not None
-    if m.domain:
-        return m.domain
-    if m.external is not None and m.external.api:
-        return m.external.api
-    return str(site.label)
+    assert was.mirror is not None
+    return region_of(str(site.label), was.mirror)
 
 
 def _verb(kind: str) -> str:
