@@ -35,11 +35,12 @@ from jetlink.cli.server_check import (
 
 dr_app = typer.Typer(
     name="dr",
-    help="Check failover readiness; fail a region over, fence it, fail it back.\n\nWhat a "
+    help="Failover readiness; a region out and back.\n\nWhat a "
     "failover made now would lose or break, per mirror (NATS streams, KV buckets, mirror "
     "topics), in natscli's server check formats and exit codes (0 OK, 1 WARNING, 2 CRITICAL, "
-    "3 UNKNOWN), with a split brain (an old origin back and writable) CRITICAL; and the "
-    "fence that stops a returned region's old origins taking writes.",
+    "3 UNKNOWN), with a split brain (an old origin back and writable) CRITICAL; a region's "
+    "failover and failback as one journalled plan; and the fence that stops a returned "
+    "region's old origins taking writes.",
     no_args_is_help=True,
 )
 
@@ -342,29 +343,58 @@ def _secs(v: Any) -> str:
 
 
 def _object_line(o: dict[str, Any], action: str) -> str:
-    """One object of a region run: what it is, where from, its state and plan."""
+    """One object of a region run: what it is, where from, its state, then its plan (not
+    run yet) or what was done (its verb's report)."""
     head = f"{o['kind']} {o['name']}{'@' + o['side'] if o['side'] else ''} <- " \
         f"{o['origin']}@{o['region']}: {o['state']}"
-    p = o.get("plan") or {}
-    parts = []
-    rp = p.get("recovery_point") or {}
-    if action == "failover" and o["state"] in ("planned", "done") and rp:
-        parts.append(f"{rp.get('messages') or 0} not copied, recovery point "
-                     f"{_secs(rp.get('seconds'))}")
-        if p.get("subjects"):
-            parts.append(f"subjects {', '.join(p['subjects'])} (from "
-                         f"{p.get('subjects_from')})")
-        if p.get("consumers"):
-            parts.append(f"{len(p['consumers'])} consumer"
-                         f"{'' if len(p['consumers']) == 1 else 's'} to place")
-        if p.get("clamps"):
-            parts.append(f"{len(p['clamps'])} clamp{'' if len(p['clamps']) == 1 else 's'}")
-    tail = p.get("tail") or {}
-    if action == "failback" and isinstance(tail, dict) and tail:
-        parts.append(f"tail {tail.get('messages', 0)} messages -> {tail.get('path')}")
+    done = o.get("result") or {}
+    parts = _outcome(done, o["kind"], action) if done else _planned(o.get("plan") or {},
+                                                                      o["state"], action)
     if o.get("detail"):
         parts.append(o["detail"])
     return head + (f" ({'; '.join(parts)})" if parts else "")
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _planned(p: dict[str, Any], state: str, action: str) -> list[str]:
+    parts = []
+    rp = p.get("recovery_point") or {}
+    if rp and state == "planned":
+        parts.append(f"{rp.get('messages') or 0} not copied, recovery point "
+                     f"{_secs(rp.get('seconds'))}")
+    if p.get("subjects") and state == "planned":
+        parts.append(f"subjects {', '.join(p['subjects'])} (from {p.get('subjects_from')})")
+    if p.get("consumers"):
+        parts.append(f"{_n(len(p['consumers']), 'consumer')} to place")
+    if p.get("clamps"):
+        parts.append(_n(len(p["clamps"]), "clamp"))
+    tail = p.get("tail")
+    if action == "failback" and isinstance(tail, dict):
+        parts.append(f"tail {_n(int(tail.get('messages') or 0), 'message')} -> "
+                     f"{tail.get('path')}")
+    return parts
+
+
+def _outcome(r: dict[str, Any], kind: str, action: str) -> list[str]:
+    if kind == "topic":
+        return [_n(len(r.get("clamps") or []), "clamp")] if r.get("clamps") else []
+    if action == "failover":
+        placed = sum(1 for c in r.get("consumers") or [] if c.get("status") == "created")
+        parts = [f"subjects {', '.join(r.get('subjects') or [])}"]
+        if placed:
+            parts.append(f"{_n(placed, 'consumer')} placed")
+        if r.get("clamps"):
+            parts.append(_n(len(r["clamps"]), "clamp"))
+        return parts
+    tail = r.get("tail") or {}
+    parts = [f"tail {_n(int(tail.get('messages') or 0), 'message')} saved to "
+             f"{tail.get('path')}"] if tail else []
+    parts.append("switched: the old origin is the primary again" if r.get("state") ==
+                 "switched" else "the old origin mirrors it again")
+    return parts
 
 
 def _render_region(app: App, doc: dict[str, Any], *, plan_only: bool = False,
@@ -380,7 +410,7 @@ def _render_region(app: App, doc: dict[str, Any], *, plan_only: bool = False,
             f"{'' if t['objects'] == 1 else 's'}"
         if action == "failover":
             head += f", {t['messages_at_risk']} messages at risk, recovery point " \
-                f"{_secs(t['recovery_point_seconds'])}, {t['consumers']} consumers to place"
+                f"{_secs(t['recovery_point_seconds'])}, {_n(t['consumers'], 'consumer')} to place"
         output.line(app, head)
         for o in doc["objects"]:
             output.line(app, "  " + _object_line(o, action))

@@ -80,7 +80,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "dashboard": ("dashboard", "Watch replication live and act on it (TUI)."),
     "spark": ("spark", "Run bulk replication jobs on Spark."),
     "server": ("server_check", "Check streams, consumers, buckets (natscli)."),
-    "dr": ("dr", "Check failover readiness; fence a region."),
+    "dr": ("dr", "Failover readiness; a region out and back."),
     "validate": ("validate", "Check stream configs and topology files."),
     "apply": ("apply", "Apply a topology file (data dir or servers)."),
     "export": ("apply", "Write a topology (data dir or servers)."),
