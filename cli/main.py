@@ -71,6 +71,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mirrors": ("mirrors", "Manage mirror topics (kafka-mirrors)."),
     "kafka-cluster-links": ("kafka_tools", "Cluster links, kafka-cluster-links syntax."),
     "kafka-mirrors": ("kafka_tools", "Mirror topics, kafka-mirrors syntax."),
+    "acls": ("acls", "Manage the ACLs of a Kafka cluster."),
+    "kafka-acls": ("acls", "ACLs, kafka-acls syntax."),
     "serve": ("serve", "Serve the Confluent REST API v3 of links."),
     "pub": ("pub", "Publish a message to a subject."),
     "sub": ("sub", "Follow messages published on a subject."),

@@ -1,8 +1,9 @@
 """The disaster-recovery runbook's two server configurations (examples/dr-west.conf and
-examples/dr-east.conf, shown in docs/dr.md and docs/region.md): nats-server accepts them, the page shows them as
-they are, and started (on free ports, stores in the test's directory) they make the pair the
-runbook assumes: west's domain answers through east, a mirror in east of a stream in west
-catches up and `dr check` says it is ready, and the runbook's failover promotes it."""
+examples/dr-east.conf, shown in docs/dr.md and docs/region.md): nats-server accepts them, the
+pages show them as they are, and started (on free ports, stores in the test's directory)
+they make the pair the runbook assumes: west's domain answers through east, a mirror in east
+of a stream in west catches up and `dr check` says it is ready, and the runbook's failover
+promotes it."""
 
 from __future__ import annotations
 
