@@ -943,6 +943,14 @@ def _set_down(path, cluster, down):
         dd.close()
 
 
+async def region_key(pilot, key, region="west"):
+    """On the Regions tab, ``key`` on ``region``'s row, its plan (or refusal) shown."""
+    await pilot.press("7")
+    await select(pilot, "regions", region)
+    await pilot.press(key)
+    await settle(pilot)
+
+
 REGION_COLUMNS = ["Region", "Split Brain", "Objects", "Ready", "Not Ready", "Worst RP",
                   "At Risk", "Failed Over", "Fenced"]
 
@@ -993,10 +1001,7 @@ def test_region_failover_shows_the_plan_then_fails_over(west_down):
     async def steps(pilot):
         from jetlink.cli.dashboard.app import ConfirmScreen
 
-        await pilot.press("7")
-        await select(pilot, "regions", "west")
-        await pilot.press("F")
-        await settle(pilot)
+        await region_key(pilot, "F")
         assert isinstance(app.screen, ConfirmScreen)
         asked = (app.screen.title_text, list(app.screen.lines))
         await pilot.press("n")
@@ -1095,10 +1100,7 @@ def test_region_failback_shows_its_plan_first(west_down):
     app = make_app(west_down)
 
     async def steps(pilot):
-        await pilot.press("7")
-        await select(pilot, "regions", "west")
-        await pilot.press("B")
-        await settle(pilot)
+        await region_key(pilot, "B")
         asked = (app.screen.title_text, list(app.screen.lines))
         await pilot.press("n")
         await settle(pilot)
