@@ -271,10 +271,10 @@ def region_run(action: str, region: str, clusters: list[str] | None, *, dry_run:
                                "done already", lines, asks=False)
             verb = "fail over" if action == "failover" else "fail back"
             return Outcome(True, f"{_objects(len(plan.todo))} of {region} to {verb}", lines)
-        report = plan.carry_out()
-        lines = region_lines(report.to_json())
-        said = region_lines(report.to_json(), outcome_only=True)
-        return Outcome(not report.failed, said[0], lines)
+        doc = plan.carry_out().to_json()
+        said = region_lines(doc, outcome_only=True)  # what it came to, then a fence's
+        return Outcome(not doc["failed"], said[0],
+                       region_lines(doc, plan_only=True) + said[1:])
 
     return act
 

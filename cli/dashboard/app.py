@@ -197,7 +197,8 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm"):
             yield Static(Text(self.title_text, style="bold"), id="confirm-title")
-            yield Static(Text("\n".join(self.lines)), id="confirm-body")
+            with VerticalScroll(id="confirm-scroll"):  # a region's plan can be long
+                yield Static(Text("\n".join(self.lines)), id="confirm-body")
             with Horizontal(id="confirm-buttons"):
                 if self.confirm is not None:
                     yield Button(f"{self.confirm} (y)", variant="error", id="yes")
@@ -236,6 +237,7 @@ class Dashboard(App[None]):
     ConfirmScreen { align: center middle; }
     #confirm { width: 76; height: auto; max-height: 90%; border: thick $error; padding: 1 2;
                background: $surface; }
+    #confirm-scroll { height: auto; max-height: 45vh; }
     #confirm-body { margin: 1 0; }
     #confirm-buttons { height: auto; align-horizontal: right; }
     #confirm-buttons Button { margin-left: 2; }
