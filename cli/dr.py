@@ -184,6 +184,12 @@ def _render_fence(app: App, doc: dict[str, Any]) -> None:
     """``dr fence``'s report: one line per old origin, then what it comes to."""
     from jetlink.cli import output
 
+    output.lines(app, fence_lines(doc))
+
+
+def fence_lines(doc: dict[str, Any]) -> list[str]:
+    """``dr fence``'s report as lines (the dashboard's fence dialog shows them too)."""
+    out = []
     regions = ", ".join(doc["regions"])
     for o in doc["objects"]:
         subjects = ""
@@ -191,15 +197,16 @@ def _render_fence(app: App, doc: dict[str, Any]) -> None:
             subjects = f": {', '.join(o['subjects_before'])} -> " \
                 f"{', '.join(o['subjects_after'])}"
         detail = f" ({o['detail']})" if o["detail"] else ""
-        output.line(app, f"{o['kind']} {o['name']}@{o['region']} (failed over to "
-                         f"{o['failed_over_to']}): {o['action']}{subjects}{detail}")
+        out.append(f"{o['kind']} {o['name']}@{o['region']} (failed over to "
+                   f"{o['failed_over_to']}): {o['action']}{subjects}{detail}")
     if doc["dry_run"]:
-        output.line(app, "Dry run: nothing changed")
+        out.append("Dry run: nothing changed")
     elif doc["nothing_to_do"]:
-        output.line(app, f"Nothing to do: every old origin of {regions} is fenced already")
+        out.append(f"Nothing to do: every old origin of {regions} is fenced already")
     elif doc["fenced"]:
-        output.line(app, f"Fenced {doc['fenced']} old origin{'' if doc['fenced'] == 1 else 's'}"
-                         f" of {regions}: stream|kv failback NAME --switch undoes it")
+        out.append(f"Fenced {doc['fenced']} old origin{'' if doc['fenced'] == 1 else 's'}"
+                   f" of {regions}: stream|kv failback NAME --switch undoes it")
+    return out
 
 
 RegionsOption = Annotated[list[str], typer.Option(
@@ -402,6 +409,14 @@ def _render_region(app: App, doc: dict[str, Any], *, plan_only: bool = False,
     """A region run's plan or report: one line per object, the listed, then the totals."""
     from jetlink.cli import output
 
+    output.lines(app, region_lines(doc, plan_only=plan_only, outcome_only=outcome_only))
+
+
+def region_lines(doc: dict[str, Any], *, plan_only: bool = False,
+                 outcome_only: bool = False) -> list[str]:
+    """A region run's plan or report as lines (the dashboard's region dialogs show them
+    too)."""
+    out = []
     action = doc["action"]
     regions = ", ".join(doc["regions"])
     t = doc["totals"]
@@ -411,28 +426,27 @@ def _render_region(app: App, doc: dict[str, Any], *, plan_only: bool = False,
         if action == "failover":
             head += f", {t['messages_at_risk']} messages at risk, recovery point " \
                 f"{_secs(t['recovery_point_seconds'])}, {_n(t['consumers'], 'consumer')} to place"
-        output.line(app, head)
-        for o in doc["objects"]:
-            output.line(app, "  " + _object_line(o, action))
-        for x in doc["listed"]:
-            output.line(app, f"  listed: {x['kind']} {x['name']}@{x['side']} sources "
-                             f"{', '.join(x['sources'])}: it stops receiving them (not "
-                             "promoted)")
+        out.append(head)
+        out += ["  " + _object_line(o, action) for o in doc["objects"]]
+        out += [f"  listed: {x['kind']} {x['name']}@{x['side']} sources "
+                f"{', '.join(x['sources'])}: it stops receiving them (not promoted)"
+                for x in doc["listed"]]
     if plan_only:
-        return
+        return out
     if doc["dry_run"]:
-        output.line(app, "Dry run: nothing changed")
+        out.append("Dry run: nothing changed")
     elif doc["nothing_to_do"]:
         when = f" (finished {doc['finished']})" if doc.get("finished") else ""
-        output.line(app, f"Nothing to do: the region {action} of {regions} was done "
-                         f"already{when}")
+        out.append(f"Nothing to do: the region {action} of {regions} was done "
+                   f"already{when}")
     else:
-        output.line(app, f"Region {action} of {regions}: {doc['done']} done, "
-                         f"{doc['done_earlier']} done earlier, {doc['skipped']} skipped, "
-                         f"{len(doc['failed'])} failed")
+        out.append(f"Region {action} of {regions}: {doc['done']} done, "
+                   f"{doc['done_earlier']} done earlier, {doc['skipped']} skipped, "
+                   f"{len(doc['failed'])} failed")
     fence = doc.get("fence")
     if fence:
-        _render_fence(app, fence)
+        out += fence_lines(fence)
+    return out
 
 
 def register(app: typer.Typer) -> None:

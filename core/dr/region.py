@@ -53,7 +53,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .fence import FenceReport
     from .readiness import MirrorReadiness
 
-__all__ = ["BUCKET", "RegionObject", "RegionPlan", "RegionReport", "plan_region"]
+__all__ = ["BUCKET", "RegionObject", "RegionPlan", "RegionReport", "mirrored_from",
+           "plan_region"]
 
 #: jetlink's own bucket of region runs (one per DR side)
 BUCKET = "JETLINK_REGIONS"
@@ -262,12 +263,28 @@ def _check_regions(wanted: list[str], sides: list[Side], explicit: bool, embedde
                              field="from")
 
 
+def mirrored_from(cfg: Any) -> tuple[str, Any, bool] | None:
+    """A stream as an object of a region: (its kind, ``"stream"`` or ``"kv"``; the
+    StreamSource of its origin, whose region is :func:`~jetlink.core.dr.fence.region_of`
+    it; whether a promotion made it, its promotion record naming the mirror it was). None
+    for any other stream (not a mirror and not promoted, or one of jetlink's own)."""
+    from .readiness import mirror_kind
+
+    kind = mirror_kind(cfg)
+    if kind is not None:
+        return kind, cfg.mirror, False
+    was = _was_mirror(cfg)
+    if was is None or was[0].mirror is None or is_jetlink_own(cfg.name):
+        return None
+    src = was[0].mirror
+    return ("kv" if src.name.startswith("KV_") else "stream"), src, True
+
+
 def _nats_objects(backend: Backend, side: Side, wanted: list[str], seen: set[str]
                   ) -> tuple[list[RegionObject], list[Listed], list[Any]]:
     """The mirrors of ``side`` whose origin is in ``wanted`` and the streams a promotion
     made from one, with their StreamInfos; the streams sourcing from the region."""
     from ..config.kv import bucket_of_stream
-    from .readiness import mirror_kind
 
     site = backend.site(side.cluster)
     label = side.label if side.cluster is not None else str(site.label)
@@ -276,16 +293,9 @@ def _nats_objects(backend: Backend, side: Side, wanted: list[str], seen: set[str
         cfg = info.config
         if is_jetlink_own(cfg.name):
             continue
-        kind = mirror_kind(cfg)
-        was = None
-        if kind is None:
-            w = _was_mirror(cfg)
-            if w is not None:
-                was = w[0]
-                kind = "kv" if was.mirror is not None and was.mirror.name.startswith("KV_") \
-                    else "stream"
-        src = cfg.mirror if was is None else was.mirror
-        if src is not None and kind is not None:
+        mirrored = mirrored_from(cfg)
+        if mirrored is not None:
+            kind, src, promoted = mirrored
             region = region_of(label, src)
             seen.add(region)
             if region in wanted and region != label:
@@ -294,7 +304,7 @@ def _nats_objects(backend: Backend, side: Side, wanted: list[str], seen: set[str
                     else src.name
                 found.append(RegionObject(kind, name, side.label if side.cluster else label,
                                           side.cluster, cfg.name, origin, region,
-                                          promoted=was is not None))
+                                          promoted=promoted))
                 infos.append(info)
             continue
         froms = []
