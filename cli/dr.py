@@ -280,12 +280,13 @@ def watch(
     with _stop_signals() as stop:
         server = serve(w, host, port, namespace)
         try:
-            _report(app, w.check())
+            first = w.check()  # --from is checked against what it finds
             server.start()
             from jetlink.cli import output
 
             output.notice(app, f"jetlink: dr watch: serving {server.url}/metrics and "
                                f"/healthz, a check every {interval}")
+            _report(app, first)
             _loop(app, w, every, stop)
         finally:
             server.close()
