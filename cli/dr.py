@@ -255,7 +255,7 @@ def watch(
     ] = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Check readiness continuously and export it to Prometheus.
+    """Export readiness to Prometheus, continuously.
 
     Runs the dr check every --interval and serves the last result over HTTP: /metrics in
     the Prometheus text format (per object, per region and for the whole: status, lag,
