@@ -298,9 +298,14 @@ def _loop(app: App, w: Any, every: float, stop: Any) -> None:
     longer than :data:`STOP_GRACE`."""
     import threading
 
+    broke: list[BaseException] = []
+
     def run() -> None:
-        while not stop.wait(every):
-            _report(app, w.check())
+        try:
+            while not stop.wait(every):
+                _report(app, w.check())
+        except Exception as err:  # noqa: BLE001 - handed to the main thread, reported there
+            broke.append(err)
 
     worker = threading.Thread(target=run, name="dr-watch", daemon=True)
     worker.start()
@@ -308,6 +313,10 @@ def _loop(app: App, w: Any, every: float, stop: Any) -> None:
         stop.wait(0.1)
     stop.set()
     worker.join(STOP_GRACE)
+    if broke:  # its output could not be written (a closed pipe): the watch cannot go on
+        from jetlink.core.errors import JetlinkError
+
+        raise JetlinkError(f"dr watch stopped: {type(broke[0]).__name__}: {broke[0]}")
 
 
 def _report(app: App, done: Any) -> None:
@@ -339,7 +348,8 @@ def _check_line(doc: dict[str, Any]) -> str:
     if worst["messages"] is not None:
         seconds = "unknown" if worst["seconds"] is None else \
             ago(round(worst["seconds"] * 1e9))
-        line += f"; worst recovery point {seconds}, {worst['messages']} messages"
+        n = worst["messages"]
+        line += f"; worst recovery point {seconds}, {n} message{'' if n == 1 else 's'}"
     return line
 
 

@@ -407,3 +407,28 @@ def test_help_imports_no_exporter():
              if ln.startswith("import time:") and "|" in ln}
     assert "typer" in names
     assert not [n for n in names if n.split(".")[0] in ("prometheus_client", "wsgiref")]
+
+
+def test_an_output_nobody_reads_any_more_ends_it_with_1_in_one_line(jl, tmp_path):
+    """Its stdout a pipe whose reader went away (`dr watch | head -1`): the watch cannot
+    report its checks, so it ends, 1, one line on stderr, no traceback."""
+    ok(jl("cluster", "add", "west"))
+    err = tmp_path / "err"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "JETLINK_"))}
+    with err.open("w") as errf:
+        proc = subprocess.Popen([JETLINK, "--data-dir", str(jl.data), "dr", "watch", "--listen",
+                                 "127.0.0.1:0", "--interval", "100ms"],
+                                stdout=subprocess.PIPE, stderr=errf, env=env)
+    try:
+        assert proc.stdout is not None
+        assert " UNKNOWN: 0 objects " in proc.stdout.readline().decode()
+        proc.stdout.close()
+        assert proc.wait(timeout=STOP_WAIT) == 1
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=STOP_WAIT)
+    lines = err.read_text().splitlines()
+    assert lines[0].startswith("jetlink: dr watch: serving http://127.0.0.1:")
+    assert lines[1:] == ["jetlink: error: dr watch stopped: BrokenPipeError: [Errno 32] "
+                         "Broken pipe"]

@@ -145,7 +145,7 @@ class ObjectRow:
 
     @classmethod
     def of(cls, m: MirrorReadiness) -> ObjectRow:
-        perf = {p.name: float(p.value) for p in m.result.perf_data}
+        perf = {p.name: p.value for p in m.result.perf_data}
         back = m.facts.get("returned_origin") or {}
         state = str(back.get("state", ""))
         return cls(m.name, m.kind, m.cluster, region_of(m), m.status, perf.get("lag"),
