@@ -39,11 +39,12 @@ from jetlink.cli.server_check import (
 
 dr_app = typer.Typer(
     name="dr",
-    help="Check failover readiness; fence a region.\n\nWhat a "
+    help="Failover readiness; a region out and back.\n\nWhat a "
     "failover made now would lose or break, per mirror (NATS streams, KV buckets, mirror "
     "topics), in natscli's server check formats and exit codes (0 OK, 1 WARNING, 2 CRITICAL, "
-    "3 UNKNOWN), with a split brain (an old origin back and writable) CRITICAL; and the "
-    "fence that stops a returned region's old origins taking writes.",
+    "3 UNKNOWN), with a split brain (an old origin back and writable) CRITICAL; a region's "
+    "failover and failback as one journalled plan; and the fence that stops a returned "
+    "region's old origins taking writes.",
     no_args_is_help=True,
 )
 
@@ -383,6 +384,239 @@ def _stop_signals() -> Iterator[Any]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+RegionsOption = Annotated[list[str], typer.Option(
+    "--from", metavar="REGION", show_default=False,
+    help="The region: a cluster of the data directory (embedded engine), a JetStream domain "
+    "(live server), or the source cluster of cluster links (mirror topics). Repeatable.")]
+SkipOption = Annotated[list[str] | None, typer.Option(
+    "--skip", metavar="NAME", show_default=False,
+    help="Leave this object out (STREAM, BUCKET, LINK/TOPIC, or NAME@CLUSTER). Repeatable.")]
+
+
+@dr_app.command("failover")
+def region_failover(
+    ctx: typer.Context,
+    regions: RegionsOption,
+    force: ForceOption = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Show the plan; change nothing.")] = False,
+    topology: Annotated[Path | None, typer.Option(
+        "--topology", metavar="FILE", dir_okay=False, show_default=False,
+        help="A topology file naming the origins' streams: their subjects, for a failover "
+        "whose origin is gone.")] = None,
+    no_consumers: Annotated[bool, typer.Option(
+        "--no-consumers", help="Place no consumer of the origins on the promoted streams.")
+    ] = False,
+    skip: SkipOption = None,
+    skip_unready: Annotated[bool, typer.Option(
+        "--skip-unready", help="Leave out every object whose failover would be refused or "
+        "that dr check grades CRITICAL.")] = False,
+    fence: Annotated[bool, typer.Option(
+        "--fence", help="Then fence each old origin that answers (as dr fence): it takes no "
+        "writes until failback --switch.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Fail a whole region over.
+
+    Every mirror on the side addressed whose origin is in REGION (mirror streams, KV mirror
+    buckets, mirror topics) is failed over with the rules of stream|kv failover and
+    kafka-mirrors failover. The plan comes first: each object with its lag and recovery
+    point, the subjects the promoted stream takes and where they come from, the consumers
+    placed and the clamps, then the totals (objects, messages at risk, the worst recovery
+    point); sourced streams and KV aggregates that source from the region are listed (what
+    they stop receiving). An object whose failover would be refused refuses the plan (exit
+    status 2, nothing changed) unless --skip names it or --skip-unready is given. Objects run
+    in dependency order, independent ones in parallel on a live server. The run is
+    journalled in jetlink's bucket JETLINK_REGIONS: killed anywhere, the same command
+    finishes it; run again once finished, it says so and does nothing. Asks for confirmation
+    on a terminal; without one, -f/--force is required. Exit status 0 when every object was
+    failed over (or skipped), 1 when one failed (named), 2 when the plan is refused or the
+    region is unknown, empty or the side addressed.
+    """
+    from jetlink.cli.stream import _topology
+
+    _run_region(ctx, "failover", regions, force=force, dry_run=dry_run,
+                topology=_topology(topology), no_consumers=no_consumers, skip=skip or [],
+                skip_unready=skip_unready, fence=fence)
+
+
+@dr_app.command("failback")
+def region_failback(
+    ctx: typer.Context,
+    regions: RegionsOption,
+    tail: Annotated[str | None, typer.Option(
+        "--tail", metavar="parquet:DIR", show_default=False,
+        help="One Parquet dataset for the region's divergent tails, partitioned by object "
+        "(DIR/object=NAME). Default: each object's own, as stream failback names it.")] = None,
+    switch: Annotated[bool, typer.Option(
+        "--switch", help="Also switch back once each old origin caught up: it becomes the "
+        "primary again, unfenced, and the DR side mirrors it.")] = False,
+    force: ForceOption = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Show the plan (each tail counted); change nothing.")] = False,
+    skip: SkipOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Fail a whole region back.
+
+    Every stream and KV bucket failed over from REGION to the side addressed goes back with
+    the rules of stream|kv failback: its old origin's divergent tail saved whole and counted
+    before anything is removed (--tail parquet:DIR: one dataset, a partition per object),
+    the old origin created again as a mirror and caught up; with --switch the old origin is
+    the primary again with its recorded subjects and this side mirrors it. Failed-over
+    mirror topics are listed with the kafka-mirrors command that takes each back. Journalled
+    and resumable as dr failover. Exit status 0 all done, 1 some failed (named), 2 refused.
+    """
+    from jetlink.cli.stream import _parquet_path
+
+    _run_region(ctx, "failback", regions, force=force, dry_run=dry_run,
+                tail=None if tail is None else _parquet_path(tail), switch=switch,
+                skip=skip or [])
+
+
+def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: bool,
+                dry_run: bool, skip: list[str], **options: Any) -> None:
+    """``dr failover|failback --from``: core/dr/region.py's plan, shown, asked, run."""
+    from jetlink.cli import output
+    from jetlink.core.dr.region import plan_region
+
+    app = App.of(ctx)
+    clusters = [app.cluster] if common.given(ctx.find_root(), "cluster") else None
+    plan = plan_region(common.backend(app), action, regions, clusters=clusters, skip=skip,
+                       clock=common.make_clock(), **options)
+    if dry_run or plan.refused:
+        report = plan.preview()
+        app.emit(report.to_json(), human=_render_region)
+        if plan.refused:
+            names = ", ".join(f"{o.shown} ({o.detail})" for o in plan.refused)
+            output.notice(app, f"error: the region {action} is refused: {names}; --skip NAME "
+                          "or --skip-unready leaves them out")
+            raise typer.Exit(2)
+        return
+    todo = plan.todo
+    if todo:
+        if not app.json:
+            _render_region(app, plan.preview().to_json(), plan_only=True)
+        verb = "fail over" if action == "failover" else "fail back"
+        output.confirm(app, f"Really {verb} {len(todo)} object{'' if len(todo) == 1 else 's'} "
+                       f"of {', '.join(plan.regions)}", force=force,
+                       action=f"{verb} {', '.join(plan.regions)}")
+    lines = not app.json and not output.stderr_is_terminal()
+    with output.progress(app, f"{action.capitalize()} of {', '.join(plan.regions)}",
+                         len(todo)) as bar:
+        def on_event(o: Any) -> None:
+            bar.advance(1)
+            if lines:
+                output.line(app, _object_line(o.to_json(), action))
+
+        report = plan.carry_out(on_event)
+    app.emit(report.to_json(), human=lambda a, d: _render_region(a, d, outcome_only=lines))
+    if report.failed:
+        output.notice(app, "error: not " + ("failed over" if action == "failover" else
+                                             "failed back") + ": " +
+                      "; ".join(f"{o.shown} ({o.detail})" for o in report.failed))
+        raise typer.Exit(1)
+
+
+def _secs(v: Any) -> str:
+    from jetlink.core.monitor.lag import ago
+
+    return "unknown" if v is None else ago(int(float(v) * 1e9))
+
+
+def _object_line(o: dict[str, Any], action: str) -> str:
+    """One object of a region run: what it is, where from, its state, then its plan (not
+    run yet) or what was done (its verb's report)."""
+    head = f"{o['kind']} {o['name']}{'@' + o['side'] if o['side'] else ''} <- " \
+        f"{o['origin']}@{o['region']}: {o['state']}"
+    done = o.get("result") or {}
+    parts = _outcome(done, o["kind"], action) if done else _planned(o.get("plan") or {},
+                                                                      o["state"], action)
+    if o.get("detail"):
+        parts.append(o["detail"])
+    return head + (f" ({'; '.join(parts)})" if parts else "")
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _planned(p: dict[str, Any], state: str, action: str) -> list[str]:
+    parts = []
+    rp = p.get("recovery_point") or {}
+    if rp and state == "planned":
+        parts.append(f"{rp.get('messages') or 0} not copied, recovery point "
+                     f"{_secs(rp.get('seconds'))}")
+    if p.get("subjects") and state == "planned":
+        parts.append(f"subjects {', '.join(p['subjects'])} (from {p.get('subjects_from')})")
+    if p.get("consumers"):
+        parts.append(f"{_n(len(p['consumers']), 'consumer')} to place")
+    if p.get("clamps"):
+        parts.append(_n(len(p["clamps"]), "clamp"))
+    tail = p.get("tail")
+    if action == "failback" and isinstance(tail, dict):
+        parts.append(f"tail {_n(int(tail.get('messages') or 0), 'message')} -> "
+                     f"{tail.get('path')}")
+    return parts
+
+
+def _outcome(r: dict[str, Any], kind: str, action: str) -> list[str]:
+    if kind == "topic":
+        return [_n(len(r.get("clamps") or []), "clamp")] if r.get("clamps") else []
+    if action == "failover":
+        placed = sum(1 for c in r.get("consumers") or [] if c.get("status") == "created")
+        parts = [f"subjects {', '.join(r.get('subjects') or [])}"]
+        if placed:
+            parts.append(f"{_n(placed, 'consumer')} placed")
+        if r.get("clamps"):
+            parts.append(_n(len(r["clamps"]), "clamp"))
+        return parts
+    tail = r.get("tail") or {}
+    parts = [f"tail {_n(int(tail.get('messages') or 0), 'message')} saved to "
+             f"{tail.get('path')}"] if tail else []
+    parts.append("switched: the old origin is the primary again" if r.get("state") ==
+                 "switched" else "the old origin mirrors it again")
+    return parts
+
+
+def _render_region(app: App, doc: dict[str, Any], *, plan_only: bool = False,
+                   outcome_only: bool = False) -> None:
+    """A region run's plan or report: one line per object, the listed, then the totals."""
+    from jetlink.cli import output
+
+    action = doc["action"]
+    regions = ", ".join(doc["regions"])
+    t = doc["totals"]
+    if not outcome_only:
+        head = f"Region {action} of {regions}: {t['objects']} object" \
+            f"{'' if t['objects'] == 1 else 's'}"
+        if action == "failover":
+            head += f", {t['messages_at_risk']} messages at risk, recovery point " \
+                f"{_secs(t['recovery_point_seconds'])}, {_n(t['consumers'], 'consumer')} to place"
+        output.line(app, head)
+        for o in doc["objects"]:
+            output.line(app, "  " + _object_line(o, action))
+        for x in doc["listed"]:
+            output.line(app, f"  listed: {x['kind']} {x['name']}@{x['side']} sources "
+                             f"{', '.join(x['sources'])}: it stops receiving them (not "
+                             "promoted)")
+    if plan_only:
+        return
+    if doc["dry_run"]:
+        output.line(app, "Dry run: nothing changed")
+    elif doc["nothing_to_do"]:
+        when = f" (finished {doc['finished']})" if doc.get("finished") else ""
+        output.line(app, f"Nothing to do: the region {action} of {regions} was done "
+                         f"already{when}")
+    else:
+        output.line(app, f"Region {action} of {regions}: {doc['done']} done, "
+                         f"{doc['done_earlier']} done earlier, {doc['skipped']} skipped, "
+                         f"{len(doc['failed'])} failed")
+    fence = doc.get("fence")
+    if fence:
+        _render_fence(app, fence)
 
 
 def register(app: typer.Typer) -> None:

@@ -45,6 +45,10 @@ class Backend(ABC):
     replicates: bool
     #: where the command acts, for messages (the data directory or the server URL)
     label: str
+    #: how many independent objects one command may work on at once (core/dr/region.py):
+    #: the embedded engine's SQLite connections belong to their thread, a live connection
+    #: takes requests from any thread
+    parallel: int = 1
 
     @abstractmethod
     def jetstream(self, cluster: str | None = None) -> JetStreamAPI:
@@ -241,6 +245,7 @@ class LiveBackend(Backend):
     :meth:`close`."""
 
     replicates = False
+    parallel = 8
 
     def __init__(self, target: Any) -> None:
         self.target = target

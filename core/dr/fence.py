@@ -33,7 +33,7 @@ One implementation over core/dr/rules.py's ``Site`` (``origin``, ``side``) and t
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +46,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..clock import Clock
 
 __all__ = ["FENCE_KEY", "FenceItem", "FencePlan", "FenceReport", "OriginReturn",
-           "fence_subject", "fenced_subjects", "plan_fence", "region_names", "returned_origin",
+           "fence_subject", "fenced_subjects", "plan_fence", "region_names", "region_of",
+           "returned_origin",
            "return_warning", "unfenced_config"]
 
 #: the metadata key of a fenced stream: the subjects it had (a JSON list)
@@ -95,15 +96,20 @@ def unfenced_config(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 # --- the objects ---------------------------------------------------------------------------
+def region_of(label: str, src: Any) -> str:
+    """The region of a mirror's or source's stream (a StreamSource) seen from the side
+    ``label``: its cluster or JetStream domain (``label`` itself when it names none)."""
+    if src.domain:
+        return str(src.domain)
+    if src.external is not None and src.external.api:
+        return str(src.external.api)
+    return label
+
+
 def _region(site: Any, was: StreamConfig) -> str:
     """The region of a promoted stream's old origin: its cluster or JetStream domain."""
-    m = was.mirror
-    assert m is not None
-    if m.domain:
-        return m.domain
-    if m.external is not None and m.external.api:
-        return m.external.api
-    return str(site.label)
+    assert was.mirror is not None
+    return region_of(str(site.label), was.mirror)
 
 
 def _verb(kind: str) -> str:
@@ -380,13 +386,6 @@ def _topic_items(dd: Any, cluster: str, clock: Clock, regions: Sequence[str]
     return out, set(sources.values())
 
 
-@dataclass
-class _Side:
-    cluster: str | None  # the embedded cluster (None: the live server's domain)
-    label: str
-    links: bool = False
-
-
 class FencePlan:
     """The old origins of the regions, each read once (:func:`plan_fence`);
     :meth:`preview` is the dry run's report, :meth:`carry_out` fences."""
@@ -407,34 +406,43 @@ class FencePlan:
         return FenceReport(self.regions, self.sides, self.items, False)
 
 
-def _sides(backend: Backend, clusters: Sequence[str] | None, clock: Clock
-           ) -> tuple[list[_Side], list[str], Callable[[str, Sequence[str]], Any] | None]:
-    """The sides addressed, the regions known there (embedded: every cluster of the data
-    directory; live: the server's domain), and how a side's mirror topics are read
-    (embedded only)."""
+@dataclass
+class Side:
+    """A side a region's objects are looked for on: an embedded cluster (``cluster``) or
+    the live server's JetStream domain (``cluster`` None), named ``label``."""
 
-    def data_dir(dd: Any) -> tuple[list[_Side], list[str], Any]:
-        backend.data_dir("dr fence", step=False)  # a fence copies nothing
+    cluster: str | None
+    label: str
+    links: bool = False  # it holds cluster links (mirror topics)
+    nats: bool = True  # a NATS cluster (a Kafka one only has links)
+
+
+def sides_of(backend: Backend, clusters: Sequence[str] | None, verb: str, *, step: bool
+             ) -> tuple[list[Side], list[str], Any]:
+    """The sides addressed (embedded: every cluster of the data directory that is up, or
+    those of ``clusters``; live: the server's domain), the regions known there (every
+    cluster; the server's domain) and the data directory (None: live). ``step``: whether the
+    command ends with a replication step (``verb`` copies or changes what mirrors read)."""
+
+    def data_dir(dd: Any) -> tuple[list[Side], list[str], Any]:
+        backend.data_dir(verb, step=step)
         infos = dd.clusters(create_local=False, broken=[])
-        known = [i.name for i in infos]
-        sides = [_Side(i.name, i.name, "links" in dd.open(i.name, create_local=False)
-                       .table_names())
-                 for i in infos if i.kind == "nats" and (clusters is None or i.name in
-                                                        clusters)]
-        return sides, known, dd
+        sides = []
+        for i in infos:
+            if clusters is not None and i.name not in clusters:
+                continue
+            c = dd.open(i.name, create_local=False)
+            if c.down:
+                continue  # a side that is down is a region, not where objects are taken
+            sides.append(Side(i.name, i.name, "links" in c.table_names(), i.kind == "nats"))
+        return sides, [i.name for i in infos], dd
 
-    def server(js: Any) -> tuple[list[_Side], list[str], Any]:
+    def server(js: Any) -> tuple[list[Side], list[str], Any]:
         label = str(backend.site(None).label)
-        return [_Side(None, label)], [label] if label else [], None
+        return [Side(None, label)], [label] if label else [], None
 
-    sides, known, dd = backend.either(data_dir=data_dir, server=server)
-    if dd is None:
-        return sides, known, None
-
-    def topics(cluster: str, regions: Sequence[str]) -> Any:
-        return _topic_items(dd, cluster, clock, regions)
-
-    return sides, known, topics
+    found: tuple[list[Side], list[str], Any] = backend.either(data_dir=data_dir, server=server)
+    return found
 
 
 def region_names(regions: Sequence[str]) -> list[str]:
@@ -459,10 +467,10 @@ def plan_fence(backend: Backend, regions: Sequence[str], *,
 
     clock = clock or SystemClock()
     wanted = region_names(regions)
-    sides, known, topics = _sides(backend, clusters, clock)
+    sides, known, dd = sides_of(backend, clusters, "dr fence", step=False)  # copies nothing
     labels = [s.label for s in sides]
     for r in wanted:
-        if r in labels and (clusters is not None or topics is None):
+        if r in labels and (clusters is not None or dd is None):
             raise UsageError(f"--from {r}: that is the side addressed (the failed-over "
                              "objects live there); name the region that failed, where the "
                              "old origins are", field="from")
@@ -470,6 +478,12 @@ def plan_fence(backend: Backend, regions: Sequence[str], *,
     items: list[FenceItem] = []
     seen: set[str] = set(known)
     for side in sides:
+        if side.links and dd is not None and side.cluster is not None:
+            found, sources = _topic_items(dd, side.cluster, clock, wanted)
+            items += found
+            seen.update(sources)
+        if not side.nats:
+            continue
         site = backend.site(side.cluster)
         for info in site.js.streams():
             if info.config.mirror is not None:  # a region its mirrors copy from
@@ -481,14 +495,10 @@ def plan_fence(backend: Backend, regions: Sequence[str], *,
             seen.add(p.region)
             if p.region in wanted:
                 items.append(_stream_item(p, side.label if side.cluster else ""))
-        if side.links and topics is not None and side.cluster is not None:
-            found, sources = topics(side.cluster, wanted)
-            items += found
-            seen.update(sources)
     for r in wanted:
         if r not in seen:
             hint = did_you_mean(r, sorted(seen))
-            what = "cluster of the data directory" if topics is not None else \
+            what = "cluster of the data directory" if dd is not None else \
                 "JetStream domain an origin of this server's mirrors or failed-over streams " \
                 "is in"
             raise UsageError(f"--from {r}: no {what} is named {r}" +

@@ -44,8 +44,9 @@ BUCKET = "JETLINK_POSITIONS"
 # jetlink's own streams on a server or in a data directory: the record a failover needs, not
 # the user's; never exported, planned, pruned or diffed as a user object
 # (core/topology/stored.py)
-# (KV_JETLINK_FAILBACK: core/dr/failback.py's record of failbacks in progress)
-OWN_STREAMS = frozenset({f"KV_{BUCKET}", "KV_JETLINK_FAILBACK"})
+# (KV_JETLINK_FAILBACK: core/dr/failback.py's record of failbacks in progress;
+# KV_JETLINK_REGIONS: core/dr/region.py's journal of region failovers and failbacks)
+OWN_STREAMS = frozenset({f"KV_{BUCKET}", "KV_JETLINK_FAILBACK", "KV_JETLINK_REGIONS"})
 
 
 def is_jetlink_own(stream: str) -> bool:

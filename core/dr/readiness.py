@@ -402,7 +402,7 @@ def dr_names(infos: Iterable[Any]) -> DrNames:
     return out
 
 
-def _check_nats(site: Any, info: Any, shown: str, kind: str, cluster: str,
+def check_nats_mirror(site: Any, info: Any, shown: str, kind: str, cluster: str,
                 records: _Records, topology: Any, flags: Mapping[str, Any]
                 ) -> MirrorReadiness:
     """One NATS mirror's readiness, from the failover's own dry run: the recovery point,
@@ -662,7 +662,7 @@ def _nats_mirrors(backend: Backend, cluster: str | None, label: str, names: _Nam
         shown += suffix
         if not names.wanted(shown, cfg.name + suffix):
             continue
-        out.append(_check_nats(site, info, shown, kind, label, records, topology, flags))
+        out.append(check_nats_mirror(site, info, shown, kind, label, records, topology, flags))
     return out
 
 

@@ -1,0 +1,789 @@
+"""A region's outage as one plan: ``jetlink dr failover --from REGION`` and ``jetlink dr
+failback --from REGION``.
+
+- **The region.** A cluster of the data directory or a JetStream domain (NATS), or the source
+  cluster of cluster links (Kafka mirror topics, embedded engine). Its **objects** are the
+  mirrors on the side addressed (embedded: every cluster of the data directory, or
+  ``--cluster``; live: the server in force and its domain) whose origin is in the region:
+  mirror streams, KV mirror buckets and mirror topics, and, on a re-run, the ones a failover
+  promoted already (their promotion record, core/dr/rules.py). Sourced streams and KV
+  aggregates that source from the region are **listed** (what they stop receiving), never
+  promoted.
+- **The plan** is each object's failover dry run as ``dr check`` reads it (core/dr/
+  readiness.py ``check_nats_mirror`` / ``check_topics``: lag and what is not copied, the
+  recovery point in seconds, subjects and where they come from, consumers to place, clamps)
+  with totals (objects, messages at risk, the worst recovery point). An object whose failover
+  the per-object verb would refuse (its subjects unknown, a failover that cannot be prepared)
+  refuses the plan, unless ``--skip NAME`` names it or ``--skip-unready`` skips every object
+  ``dr check`` grades CRITICAL.
+- **The order.** An object that mirrors or sources another object of the plan on its side
+  runs after it (levels of a topological order); objects of one level run in parallel up to
+  the backend's :attr:`~jetlink.core.backend.Backend.parallel` (the embedded engine: one at a
+  time, its SQLite connections are the thread's; a live server: several requests in flight
+  over its one connection).
+- **Each object** goes through its per-object verb's rules, not re-derived: a stream or KV
+  bucket through ``prepare(...).carry_out()`` (failover), ``failback(...)`` (failback, its
+  tail written to ``DIR/object=<name>`` when ``--tail parquet:DIR`` gives one dataset for the
+  region); a mirror topic through its link's ``failover``. Each is idempotent (a promotion
+  record, a failback record): a re-run finishes what a killed run left.
+- **The journal.** jetlink's own KV bucket :data:`BUCKET` on each DR side (never exported,
+  planned or pruned, as the positions bucket: core/dr/positions.py ``OWN_STREAMS``) holds one
+  record per run (key ``<action>.<region>``): the plan's objects and each one's state, written
+  before an object starts and when it ends. A run killed anywhere is finished by the same
+  command again; a run of a finished plan is a no-op that says so. A record jetlink did not
+  write is refused, naming it and how to start over (nothing changed).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ApiError, JetlinkError, UsageError, did_you_mean
+from .fence import Side, region_of, sides_of
+from .positions import is_jetlink_own, key_for, open_own_bucket
+from .rules import _stamp, _was_mirror, one_line
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..backend import Backend
+    from ..clock import Clock
+    from .fence import FenceReport
+    from .readiness import MirrorReadiness
+
+__all__ = ["BUCKET", "RegionObject", "RegionPlan", "RegionReport", "plan_region"]
+
+#: jetlink's own bucket of region runs (one per DR side)
+BUCKET = "JETLINK_REGIONS"
+FAILOVER, FAILBACK = "failover", "failback"
+
+#: an object's state in the plan and the journal
+PLANNED, RUNNING, DONE, EARLIER, FAILED, SKIPPED, REFUSED, MANUAL = (
+    "planned", "running", "done", "done earlier", "failed", "skipped", "refused", "manual")
+#: the journal record's format (a record of another version is refused, not guessed)
+VERSION = 1
+
+
+# --- the objects ---------------------------------------------------------------------------------
+@dataclass
+class RegionObject:
+    """One object of the region on one side, and what the run does to it."""
+
+    kind: str  # "stream" | "kv" | "topic"
+    name: str  # as its verb takes it: STREAM, BUCKET, LINK/TOPIC
+    side: str  # its side's cluster (embedded) or JetStream domain (live; "" none)
+    cluster: str | None  # the embedded cluster to address (None: the live server)
+    stream: str  # the mirror stream (a bucket's KV_<bucket>), or the mirror topic
+    origin: str  # the origin's stream / bucket / topic
+    region: str
+    state: str = PLANNED
+    detail: str = ""
+    after: list[str] = field(default_factory=list)  # keys of objects it waits for
+    plan: dict[str, Any] = field(default_factory=dict)  # the dry run's facts
+    result: dict[str, Any] | None = None  # the verb's report once run
+    status: str = "OK"  # dr check's grade of it (OK, WARNING, CRITICAL, UNKNOWN)
+    link: str = ""  # a mirror topic's link
+    promoted: bool = False  # a stream or bucket a promotion made (no mirror now)
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}:{self.name}@{self.side}"
+
+    @property
+    def shown(self) -> str:
+        return f"{self.name}@{self.side}" if self.side else self.name
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "name": self.name, "side": self.side,
+                "origin": self.origin, "region": self.region, "state": self.state,
+                "detail": self.detail, "status": self.status, "after": self.after,
+                "plan": self.plan, "result": self.result}
+
+
+@dataclass
+class Listed:
+    """A sourced stream or KV aggregate on a side that sources from the region: it stops
+    receiving those sources; nothing is done to it."""
+
+    kind: str  # "stream" | "kv"
+    name: str
+    side: str
+    sources: list[str]  # the region's streams it sources from
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "name": self.name, "side": self.side,
+                "sources": self.sources}
+
+
+# --- the journal ---------------------------------------------------------------------------------
+class Journal:
+    """One side's record of a region run (bucket :data:`BUCKET`, key
+    ``<action>.<region>[.<region>...]``), over core/kv.py's KV of that side; writes are
+    serialized (objects run in threads). ``kv`` None: a Kafka cluster's side, which has no
+    Key-Value: its mirror topics' own state (STOPPED) is their record, nothing is kept."""
+
+    def __init__(self, kv: Any, action: str, regions: Sequence[str]) -> None:
+        self.kv = kv
+        self.key = ".".join([action, *(key_for(r) for r in sorted(regions))])
+        self._bucket: Any = None
+        self._lock = threading.Lock()
+        self.doc: dict[str, Any] | None = None
+
+    def _open(self, create: bool) -> Any:
+        if self._bucket is None:
+            self._bucket = open_own_bucket(
+                self.kv, BUCKET, "jetlink: region failovers and failbacks (jetlink dr "
+                "failover|failback --from)", create=create)
+        return self._bucket
+
+    def read(self) -> dict[str, Any] | None:
+        if self.kv is None:
+            return None
+        try:
+            entry = self._open(False).get(self.key)
+        except ApiError as err:
+            if err.err_code in (10037, 10059, 10058):
+                return None
+            raise
+        fix = (f"remove it to start over: jetlink kv del {BUCKET} {self.key} (the objects "
+               "keep their own records: a new run finds what was done)")
+        try:
+            doc = json.loads(entry.value)
+        except ValueError:
+            raise JetlinkError(f"the region journal record {self.key} in bucket {BUCKET} is "
+                               f"not JSON, so not a record jetlink wrote: {fix}",
+                               field="journal") from None
+        if not isinstance(doc, dict) or doc.get("version") != VERSION or \
+                not isinstance(doc.get("objects"), dict) or \
+                not all(isinstance(v, dict) and isinstance(v.get("state"), str)
+                        for v in doc["objects"].values()):
+            raise JetlinkError(f"the region journal record {self.key} in bucket {BUCKET} is "
+                               f"not a record jetlink wrote (version {VERSION}, objects with "
+                               f"their state): {fix}", field="journal")
+        self.doc = doc
+        return doc
+
+    def write(self) -> None:
+        assert self.doc is not None
+        if self.kv is None:
+            return
+        with self._lock:
+            self._open(True).put(self.key, json.dumps(self.doc, separators=(",", ":"))
+                                 .encode())
+
+    def mark(self, obj: RegionObject, now: str) -> None:
+        assert self.doc is not None
+        with self._lock:
+            self.doc["objects"][obj.key] = {"state": obj.state, "at": now,
+                                            "detail": obj.detail}
+        self.write()
+
+
+# --- the report ---------------------------------------------------------------------------------
+@dataclass
+class RegionReport:
+    """A region run's outcome (``to_json``: docs/dr.md "A region's outage")."""
+
+    action: str
+    regions: list[str]
+    sides: list[str]
+    objects: list[RegionObject]
+    listed: list[Listed]
+    dry_run: bool
+    options: dict[str, Any]
+    started: str | None = None
+    finished: str | None = None
+    nothing_to_do: bool = False
+    fence: FenceReport | None = None
+
+    def count(self, *states: str) -> int:
+        return sum(1 for o in self.objects if o.state in states)
+
+    @property
+    def failed(self) -> list[RegionObject]:
+        return [o for o in self.objects if o.state == FAILED]
+
+    @property
+    def refused(self) -> list[RegionObject]:
+        return [o for o in self.objects if o.state == REFUSED]
+
+    @property
+    def exit_code(self) -> int:
+        """0 every object done (or skipped, or listed for a manual step), 1 some failed,
+        2 the plan refused."""
+        if self.refused:
+            return 2
+        return 1 if self.failed else 0
+
+    def totals(self) -> dict[str, Any]:
+        at_risk = 0
+        worst: float | None = None
+        consumers = 0
+        for o in self.objects:
+            rp = o.plan.get("recovery_point") or {}
+            at_risk += int(rp.get("messages") or 0)
+            secs = rp.get("seconds")
+            if secs is not None and (worst is None or secs > worst):
+                worst = secs
+            consumers += len(o.plan.get("consumers") or [])
+        return {"objects": len(self.objects), "messages_at_risk": at_risk,
+                "recovery_point_seconds": worst, "consumers": consumers,
+                "listed": len(self.listed)}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"action": self.action, "regions": self.regions, "sides": self.sides,
+                "dry_run": self.dry_run, "options": self.options, "started": self.started,
+                "finished": self.finished, "totals": self.totals(),
+                "objects": [o.to_json() for o in self.objects],
+                "listed": [x.to_json() for x in self.listed],
+                "done": self.count(DONE), "done_earlier": self.count(EARLIER),
+                "skipped": self.count(SKIPPED), "manual": self.count(MANUAL),
+                "failed": [o.shown for o in self.failed],
+                "refused": [o.shown for o in self.refused],
+                "nothing_to_do": self.nothing_to_do,
+                "fence": self.fence.to_json() if self.fence is not None else None,
+                "complete": not self.dry_run and not self.failed and not self.refused}
+
+
+# --- finding the objects -------------------------------------------------------------------------
+def _check_regions(wanted: list[str], sides: list[Side], explicit: bool, embedded: bool
+                   ) -> None:
+    for r in wanted:
+        if not r:
+            raise UsageError("--from: a region is a cluster (embedded engine) or a JetStream "
+                             "domain (live server), not an empty name", field="from")
+    labels = [s.label for s in sides]
+    for r in wanted:
+        if r in labels and (explicit or not embedded):
+            raise UsageError(f"--from {r}: that is the side addressed (where the mirrors "
+                             "are); name the region that failed, where their origins are",
+                             field="from")
+
+
+def _nats_objects(backend: Backend, side: Side, wanted: list[str], seen: set[str]
+                  ) -> tuple[list[RegionObject], list[Listed], list[Any]]:
+    """The mirrors of ``side`` whose origin is in ``wanted`` and the streams a promotion
+    made from one, with their StreamInfos; the streams sourcing from the region."""
+    from ..config.kv import bucket_of_stream
+    from .readiness import mirror_kind
+
+    site = backend.site(side.cluster)
+    label = side.label if side.cluster is not None else str(site.label)
+    found, listed, infos = [], [], []
+    for info in site.js.streams():
+        cfg = info.config
+        if is_jetlink_own(cfg.name):
+            continue
+        kind = mirror_kind(cfg)
+        was = None
+        if kind is None:
+            w = _was_mirror(cfg)
+            if w is not None:
+                was = w[0]
+                kind = "kv" if was.mirror is not None and was.mirror.name.startswith("KV_") \
+                    else "stream"
+        src = cfg.mirror if was is None else was.mirror
+        if src is not None and kind is not None:
+            region = region_of(label, src)
+            seen.add(region)
+            if region in wanted and region != label:
+                name = (bucket_of_stream(cfg.name) or cfg.name) if kind == "kv" else cfg.name
+                origin = (bucket_of_stream(src.name) or src.name) if kind == "kv" \
+                    else src.name
+                found.append(RegionObject(kind, name, side.label if side.cluster else label,
+                                          side.cluster, cfg.name, origin, region,
+                                          promoted=was is not None))
+                infos.append(info)
+            continue
+        froms = []
+        for s in cfg.sources or []:
+            region = region_of(label, s)
+            seen.add(region)
+            if region in wanted and region != label:
+                froms.append(f"{s.name}@{region}")
+        if froms:
+            kind_ = "kv" if bucket_of_stream(cfg.name) else "stream"
+            listed.append(Listed(kind_, bucket_of_stream(cfg.name) or cfg.name,
+                                 side.label if side.cluster else label, froms))
+    return found, listed, infos
+
+
+def _topic_objects(dd: Any, side: Side, wanted: list[str], action: str, clock: Clock,
+                   seen: set[str]) -> list[RegionObject]:
+    """The mirror topics of ``side``'s links whose source cluster is in ``wanted``."""
+    from ..kafka import mirror_model as mm
+    from ..kafka.mirrors import Mirrors
+
+    assert side.cluster is not None
+    m = Mirrors(dd, side.cluster, clock)
+    sources: dict[str, str] = {}
+    out = []
+    for info in m.list():
+        if info.link_name not in sources:
+            sources[info.link_name] = m.links.get(info.link_name,
+                                                  with_topics=False).source_cluster
+        region = sources[info.link_name]
+        seen.add(region)
+        if region not in wanted:
+            continue
+        obj = RegionObject("topic", f"{info.link_name}/{info.mirror_topic_name}",
+                           side.label, side.cluster, info.mirror_topic_name,
+                           info.source_topic_name, region, link=info.link_name)
+        if info.mirror_status == mm.STOPPED:
+            obj.state = EARLIER
+            obj.detail = "its mirror was stopped (failed over or promoted) before"
+        if action == FAILBACK:
+            obj.state = MANUAL
+            obj.detail = (f"a mirror topic goes back per link: jetlink kafka-mirrors "
+                          f"truncate-and-restore --link {info.link_name} "
+                          f"{info.mirror_topic_name} (or reverse-and-start), once "
+                          f"{region} answers")
+        out.append(obj)
+    return out
+
+
+def _dependencies(objects: list[RegionObject], infos: dict[str, Any]) -> None:
+    """``after``: an object that mirrors or sources another object's stream on its side runs
+    after it (a stream that sources from a mirror after the mirror)."""
+    by_stream = {(o.side, o.stream): o.key for o in objects if o.kind != "topic"}
+    for o in objects:
+        info = infos.get(o.key)
+        if info is None:
+            continue
+        cfg = info.config
+        refs = ([cfg.mirror] if cfg.mirror is not None else []) + list(cfg.sources or [])
+        for s in refs:
+            if s.external is None and (o.side, s.name) in by_stream:
+                dep = by_stream[(o.side, s.name)]
+                if dep != o.key:
+                    o.after.append(dep)
+
+
+def _levels(objects: list[RegionObject]) -> list[list[RegionObject]]:
+    """The objects in an order that respects ``after`` (levels of a topological order; a
+    cycle, which the server does not allow, runs as one level)."""
+    left = {o.key: o for o in objects}
+    done: set[str] = set()
+    out = []
+    while left:
+        level = [o for o in left.values() if all(a in done or a not in left for a in o.after)]
+        if not level:
+            level = list(left.values())
+        out.append(level)
+        for o in level:
+            done.add(o.key)
+            del left[o.key]
+    return out
+
+
+# --- the plan ------------------------------------------------------------------------------------
+class RegionPlan:
+    """The region's objects, each read once (:func:`plan_region`); :meth:`preview` is the dry
+    run's report, :meth:`carry_out` runs it."""
+
+    def __init__(self, backend: Backend, action: str, regions: list[str], sides: list[Side],
+                 objects: list[RegionObject], listed: list[Listed], journals: dict[str, Journal],
+                 options: dict[str, Any], clock: Clock) -> None:
+        self.backend, self.action, self.regions = backend, action, regions
+        self.sides, self.objects, self.listed = sides, objects, listed
+        self.journals, self.clock = journals, clock
+        self.run_options = options  # what the objects' verbs are given
+        #: the options as the report and the journal show them
+        self.options = {k: v for k, v in options.items() if not k.startswith("_")}
+
+    @property
+    def todo(self) -> list[RegionObject]:
+        return [o for o in self.objects if o.state == PLANNED]
+
+    @property
+    def refused(self) -> list[RegionObject]:
+        return [o for o in self.objects if o.state == REFUSED]
+
+    def _report(self, dry_run: bool) -> RegionReport:
+        started = None
+        for j in self.journals.values():
+            if j.doc is not None:
+                started = started or j.doc.get("started")
+        return RegionReport(self.action, self.regions, [s.label for s in self.sides],
+                            self.objects, self.listed, dry_run, self.options, started)
+
+    def preview(self) -> RegionReport:
+        report = self._report(True)
+        report.nothing_to_do = not self.todo and not self.refused
+        return report
+
+    def carry_out(self, on_event: Callable[[RegionObject], None] | None = None
+                  ) -> RegionReport:
+        """Run every planned object in order (refused: nothing is done, the report says
+        which), the journal written before and after each."""
+        report = self._report(False)
+        if self.refused:
+            return report
+        if not self.todo:
+            report.nothing_to_do = True
+            report.finished = self._finished()
+            return report
+        now = _stamp(self.clock.now_ns())
+        for j in self.journals.values():
+            if j.doc is None or j.doc.get("finished"):
+                j.doc = {"version": VERSION, "action": self.action, "regions": self.regions,
+                         "side": None, "options": self.options, "started": now,
+                         "finished": None, "objects": {}}
+            for o in self.objects:
+                if self._journal(o) is j:
+                    j.doc["objects"].setdefault(o.key, {"state": o.state, "at": now,
+                                                        "detail": o.detail})
+            j.write()
+        report.started = report.started or now
+        lock = threading.Lock()
+        for level in _levels(self.todo):
+            failed = {o.key for o in self.objects if o.state == FAILED}
+            runnable = []
+            for o in level:
+                if any(a in failed for a in o.after):
+                    o.state, o.detail = FAILED, "not run: an object it depends on failed"
+                    self._mark(o)
+                else:
+                    runnable.append(o)
+            self._run_level(runnable, on_event, lock)
+        if self.run_options.get("fence"):
+            report.fence = self._fence()
+        if not report.failed:
+            end = _stamp(self.clock.now_ns())
+            for j in self.journals.values():
+                assert j.doc is not None
+                j.doc["finished"] = end
+                j.write()
+            report.finished = end
+        return report
+
+    def _fence(self) -> FenceReport | None:
+        """``--fence``: every old origin of the region that answers now stops taking writes
+        (core/dr/fence.py); one that does not answer is left for ``dr fence`` or ``dr watch
+        --fence-on-return`` when it does."""
+        from .fence import plan_fence
+
+        clusters = sorted({o.cluster for o in self.objects if o.cluster is not None}) or None
+        try:
+            fence = plan_fence(self.backend, self.regions, clusters=clusters,
+                               clock=self.clock)
+        except UsageError:
+            return None  # nothing failed over from the region (every object skipped)
+        return fence.carry_out()
+
+    def _finished(self) -> str | None:
+        ends = [j.doc.get("finished") for j in self.journals.values() if j.doc]
+        return max((e for e in ends if e), default=None)
+
+    def _journal(self, o: RegionObject) -> Journal:
+        return self.journals[o.side]
+
+    def _mark(self, o: RegionObject) -> None:
+        self._journal(o).mark(o, _stamp(self.clock.now_ns()))
+
+    def _run_level(self, level: list[RegionObject],
+                   on_event: Callable[[RegionObject], None] | None,
+                   lock: threading.Lock) -> None:
+        def one(o: RegionObject) -> None:
+            o.state = RUNNING
+            self._mark(o)
+            try:
+                o.result = self._run(o)
+                o.state = DONE
+            except JetlinkError as err:
+                o.state, o.detail = FAILED, one_line(err)
+                doc = getattr(err, "report", None)
+                if doc is not None and hasattr(doc, "to_json"):
+                    o.result = doc.to_json()
+            self._mark(o)
+            if on_event is not None:
+                with lock:
+                    on_event(o)
+
+        workers = max(1, min(self.backend.parallel, len(level)))
+        if workers == 1:
+            for o in level:
+                one(o)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for fut in [pool.submit(one, o) for o in level]:
+                fut.result()
+
+    def _run(self, o: RegionObject) -> dict[str, Any]:
+        if self.action == FAILOVER:
+            return _failover(self.backend, o, self.run_options, self.clock)
+        return _failback(self.backend, o, self.run_options)
+
+
+def _naming(o: RegionObject) -> Any:
+    from .rules import Naming
+
+    verb = "kv" if o.kind == "kv" else "stream"
+    return Naming(what="KV mirror" if o.kind == "kv" else "mirror", shown=o.name,
+                  instead=f"fail over instead (jetlink {verb} failover {o.name})",
+                  again=f"jetlink {verb} failover {o.name}")
+
+
+def _prepare(backend: Backend, o: RegionObject, options: dict[str, Any]) -> Any:
+    """``o``'s promotion read and checked, as ``stream|kv failover`` read it."""
+    from .rules import kv_adjust, prepare
+
+    no_consumers = bool(options.get("no_consumers"))
+    positions = None if no_consumers else backend.positions(o.cluster)
+    kv = o.kind == "kv"
+    return prepare(backend.site(o.cluster), o.stream,
+                   subjects=[f"$KV.{o.origin}.>"] if kv else None, failover=True,
+                   positions=positions, transfer=not no_consumers,
+                   adjust=kv_adjust if kv else None, naming=_naming(o),
+                   topology=options.get("_topology"))
+
+
+def _failover(backend: Backend, o: RegionObject, options: dict[str, Any], clock: Clock
+              ) -> dict[str, Any]:
+    if o.kind == "topic":
+        from ..kafka.mirrors import Mirrors
+
+        dd = backend.data_dir("dr failover")
+        assert o.cluster is not None
+        r = Mirrors(dd, o.cluster, clock).failover([o.stream], o.link)[0]
+        if not r.ok and not r.already_stopped:
+            raise JetlinkError(r.error_message or f"mirror topic {o.name} was not failed over")
+        return r.to_json()
+    report = _prepare(backend, o, options).carry_out()
+    doc: dict[str, Any] = report.to_json()
+    return doc
+
+
+def _tail_of(o: RegionObject, options: dict[str, Any]) -> str | None:
+    """The object's part of the region's tail dataset (``DIR/object=<name>``), or None (its
+    own default, ./failback-<stream>-<time>)."""
+    import os
+
+    base = options.get("tail")
+    if not base:
+        return None
+    part = o.name.replace("/", "_")
+    if o.cluster is not None:
+        part += f"@{o.side}"
+    return os.path.join(str(base), f"object={part}")
+
+
+def _failback(backend: Backend, o: RegionObject, options: dict[str, Any]) -> dict[str, Any]:
+    from .failback import failback
+
+    report = failback(backend.site(o.cluster), o.stream, tail=_tail_of(o, options),
+                      switch=bool(options.get("switch")), kind=o.kind)
+    doc: dict[str, Any] = report.to_json()
+    if not report.complete:
+        raise JetlinkError(f"{o.kind} {o.shown}: the failback stopped at "
+                           f"{report.state or 'a step'}; run the same command again")
+    return doc
+
+
+def _plan_facts(backend: Backend, objects: list[RegionObject], infos: dict[str, Any],
+                topology: Any, clock: Clock, dd: Any) -> None:
+    """Each object's dry run as ``dr check`` reads it: its facts and grade."""
+    from .readiness import _OnceSite, _Records, check_nats_mirror, check_topics
+
+    sites: dict[str | None, Any] = {}
+    records: dict[str | None, Any] = {}
+    topics: dict[str, list[MirrorReadiness]] = {}
+    for o in objects:
+        if o.state != PLANNED:
+            continue
+        if o.kind == "topic":
+            assert o.cluster is not None
+            if o.cluster not in topics:
+                topics[o.cluster] = check_topics(dd, o.cluster, clock, {})
+            found = [m for m in topics[o.cluster]
+                     if m.facts.get("link") == o.link and m.facts.get("topic") == o.stream]
+            if found:
+                o.plan = {k: found[0].facts.get(k) for k in
+                          ("source", "status", "recovery_point", "positions", "clamps")}
+                o.status = found[0].status.value
+            continue
+        if o.cluster not in sites:
+            sites[o.cluster] = _OnceSite(backend.site(o.cluster))
+            records[o.cluster] = _Records(backend.positions(o.cluster))
+        info = infos[o.key]
+        if info.config.mirror is None:  # promoted before: the re-run finishes it
+            _plan_rerun(backend, o)
+            continue
+        m = check_nats_mirror(sites[o.cluster], info, o.name, o.kind, o.side,
+                              records[o.cluster], topology, {})
+        o.status = m.status.value
+        facts = m.facts
+        if "failover" not in facts:
+            o.state = REFUSED
+            o.detail = (m.result.criticals or ["the failover could not be prepared"])[0]
+        elif facts.get("subjects_from") == "unknown":
+            o.state = REFUSED
+            o.detail = str(facts.get("subjects_why") or "its subjects are unknown")
+        fo = facts.get("failover") or {}
+        o.plan = {"origin": facts.get("origin"), "lag": fo.get("lag"),
+                  "recovery_point": {k: (facts.get("recovery_point") or {}).get(k) for k in
+                                     ("messages", "seconds", "seconds_from", "stale")},
+                  "subjects": facts.get("subjects"),
+                  "subjects_from": facts.get("subjects_from"),
+                  "consumers": facts.get("consumers") or [],
+                  "clamps": facts.get("clamps") or [],
+                  "positions": facts.get("positions")}
+        if o.state == REFUSED:
+            o.plan["criticals"] = list(m.result.criticals)
+
+
+def _plan_rerun(backend: Backend, o: RegionObject) -> None:
+    """A stream or bucket promoted before: done by an earlier run when its record says the
+    promotion finished, else planned (the re-run places what is missing)."""
+    try:
+        promotion = _prepare(backend, o, {})
+    except JetlinkError as err:
+        o.state, o.detail = REFUSED, one_line(err)
+        return
+    rec = promotion.record
+    if promotion.finished:
+        o.state = EARLIER
+        o.detail = f"failed over at {rec.done if rec is not None else 'an earlier run'}"
+    else:
+        o.detail = "promoted by an earlier run that stopped: the rest is finished"
+    o.plan = {"subjects": list(promotion.info.config.subjects), "subjects_from": "promoted"}
+
+
+def _failback_plan(backend: Backend, objects: list[RegionObject],
+                   journals: dict[str, Journal], options: dict[str, Any]) -> list[RegionObject]:
+    """The failback's objects: the streams and buckets a failover promoted, each with its
+    failback's dry run (the tail counted, the steps); a mirror again that this plan's journal
+    failed back (a re-run: done earlier); mirror topics as they were found (manual)."""
+    from .failback import failback
+
+    out = []
+    for o in objects:
+        journal = journals[o.side]
+        done = (journal.doc or {}).get("objects", {}).get(o.key, {})
+        finished = bool((journal.doc or {}).get("finished"))
+        switched = bool(((journal.doc or {}).get("options") or {}).get("switch"))
+        if o.kind == "topic":
+            out.append(o)
+        elif not o.promoted:  # a mirror: failed back (switched) by this plan, or not ours
+            if done.get("state") in (DONE, EARLIER):
+                o.state, o.detail = EARLIER, f"failed back at {done.get('at')}"
+                out.append(o)
+        elif finished and done.get("state") in (DONE, EARLIER) and (
+                switched or not options.get("switch")):
+            o.state, o.detail = EARLIER, f"failed back at {done.get('at')}"
+            out.append(o)
+        else:
+            try:
+                dry = failback(backend.site(o.cluster), o.stream, tail=_tail_of(o, options),
+                               switch=bool(options.get("switch")), dry_run=True,
+                               kind=o.kind)
+            except JetlinkError as err:
+                o.state, o.detail = REFUSED, one_line(err)
+            else:
+                doc = dry.to_json()
+                o.plan = {k: doc.get(k) for k in ("origin", "promoted_last_seq", "tail",
+                                                   "origin_consumers", "steps")}
+                if dry.already_done:
+                    o.state, o.detail = EARLIER, f"failed back at {dry.failed_back_at}"
+            out.append(o)
+    return out
+
+
+def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
+                clusters: Sequence[str] | None = None, topology: Any = None,
+                no_consumers: bool = False, skip: Sequence[str] = (),
+                skip_unready: bool = False, tail: str | None = None, switch: bool = False,
+                fence: bool = False, clock: Clock | None = None) -> RegionPlan:
+    """The region run ``action`` (:data:`FAILOVER` or :data:`FAILBACK`) of ``regions`` on the
+    side addressed (``clusters``: the embedded clusters looked at, None every one), each
+    object read once and its journal record read. UsageError (nothing changed) for a region
+    that is empty, unknown (with a suggestion) or the side addressed, a ``--skip`` that names
+    no object, and a region with no object at all; JetlinkError for a journal record jetlink
+    did not write."""
+    from ..clock import SystemClock
+
+    clock = clock or SystemClock()
+    wanted = list(dict.fromkeys(r.strip() for r in regions))
+    # no replication step after it: a dry run copies nothing, a failover promotes and a
+    # failback catches its old origins up itself (core/dr/failback.py)
+    sides, known, dd = sides_of(backend, clusters, f"dr {action}", step=False)
+    _check_regions(wanted, sides, clusters is not None, dd is not None)
+    sides = [s for s in sides if s.label not in wanted]
+    seen: set[str] = set(known)
+    objects: list[RegionObject] = []
+    listed: list[Listed] = []
+    infos: dict[str, Any] = {}
+    for side in sides:
+        if side.nats:
+            found, lst, fi = _nats_objects(backend, side, wanted, seen)
+            objects += found
+            listed += lst
+            infos.update({o.key: i for o, i in zip(found, fi, strict=True)})
+        if side.links and dd is not None:
+            objects += _topic_objects(dd, side, wanted, action, clock, seen)
+    journals = {}
+    nats_sides = {s.label for s in sides if s.nats}
+    for first in {o.side: o for o in objects}.values():
+        kv = backend.kv(first.cluster) if first.side in nats_sides or first.cluster is None \
+            else None
+        j = Journal(kv, action, wanted)
+        j.read()
+        journals[first.side] = j
+    options: dict[str, Any] = {"no_consumers": no_consumers, "skip": list(skip),
+                               "skip_unready": skip_unready, "fence": fence}
+    if action == FAILBACK:
+        options = {"tail": tail, "switch": switch, "skip": list(skip)}
+        objects = _failback_plan(backend, objects, journals, options)
+    _no_object(wanted, seen, objects, sides, action, dd is not None)
+    _dependencies(objects, infos)
+    if action == FAILOVER:
+        _plan_facts(backend, objects, infos, topology, clock, dd)
+    _apply_skips(objects, skip, skip_unready)
+    return RegionPlan(backend, action, wanted, sides, objects, listed, journals,
+                      {**options, "_topology": topology}, clock)
+
+
+def _no_object(wanted: list[str], seen: set[str], objects: list[RegionObject],
+               sides: list[Side], action: str, embedded: bool) -> None:
+    """UsageError for a region nobody knows of, or one with nothing to take over."""
+    for r in wanted:
+        if r not in seen:
+            hint = did_you_mean(r, sorted(seen))
+            what = "cluster of the data directory" if embedded else \
+                "JetStream domain an origin of this server's mirrors is in"
+            raise UsageError(f"--from {r}: no {what} is named {r}" +
+                             (f"; {hint}" if hint else ""), field="from")
+        if not any(o.region == r for o in objects):
+            where = ", ".join(s.label or "the server's domain" for s in sides) or "no side"
+            what = ("mirrors from" if action == FAILOVER else
+                    "was failed over from")
+            raise UsageError(f"--from {r}: nothing on {where} {what} {r} (no mirror stream, "
+                             "KV mirror bucket or mirror topic has its origin there): nothing "
+                             f"to {action.replace('fail', 'fail ')}", field="from")
+
+
+def _apply_skips(objects: list[RegionObject], skip: Sequence[str], skip_unready: bool
+                 ) -> None:
+    names = {n: False for n in skip}
+    for o in objects:
+        forms = {o.name, o.shown, o.stream, o.key}
+        hit = [n for n in names if n in forms]
+        for n in hit:
+            names[n] = True
+        if o.state not in (PLANNED, REFUSED):
+            continue
+        if hit:
+            o.state, o.detail = SKIPPED, f"--skip {hit[0]}" + (
+                f" ({o.detail})" if o.detail else "")
+        elif skip_unready and (o.state == REFUSED or o.status == "CRITICAL"):
+            why = o.detail or "dr check grades it CRITICAL"
+            o.state, o.detail = SKIPPED, f"--skip-unready: {why}"
+    missing = [n for n, hit in names.items() if not hit]
+    if missing:
+        hint = did_you_mean(missing[0], sorted({o.name for o in objects}))
+        raise UsageError(f"--skip {missing[0]}: no object of the region is named "
+                         f"{missing[0]}" + (f"; {hint}" if hint else ""), field="skip")
