@@ -254,6 +254,16 @@ def watch(
         "--fence-on-return", help="When a failed-over object's old origin answers again "
         "unfenced, fence its region (dr fence --from REGION), each old origin once.")
     ] = False,
+    failover_after: Annotated[str | None, _span(
+        "Fail a --from region over (dr failover --from REGION) once none of its origins "
+        "has answered for this long, check after check, while the positions are recent; "
+        "once.")] = None,
+    positions_max_age: Annotated[str | None, _span(
+        "With --failover-after: the positions must have been synced this recently (default "
+        "1m).")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="With --fence-on-return or --failover-after: only log what would "
+        "be done.")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Export readiness to Prometheus, continuously.
@@ -264,9 +274,10 @@ def watch(
     check; counters of checks and of automatic actions) and /healthz (200 ok once a check
     listed the mirrors, else 503 and why). One line per check on stdout (with --json one
     JSON document per line). --fence-on-return fences a returned region's old origins by
-    itself, logged on stderr, each at most once. SIGINT and SIGTERM stop it, exit status 0;
-    a --listen that is not HOST:PORT or a bad --from is a usage error (2), an address that
-    cannot be bound exits 1.
+    itself, --failover-after fails a --from region over when its origins stay silent
+    (--dry-run: only says so); each action logged on stderr, counted, done once. SIGINT
+    and SIGTERM stop it, exit status 0; a --listen that is not HOST:PORT or a bad --from is
+    a usage error (2), an address that cannot be bound exits 1.
     """
     from jetlink.cli.stream import _topology
     from jetlink.core.dr.watch import Watch, listen_address, serve
@@ -277,7 +288,8 @@ def watch(
     clusters = [app.cluster] if common.given(ctx.find_root(), "cluster") else None
     w = Watch(common.backend(app), regions=regions or (), flags=_flags(locals()),
               topology=_topology(topology), clusters=clusters, clock=common.make_clock(),
-              fence_on_return=fence_on_return)
+              fence_on_return=fence_on_return, failover_after=failover_after,
+              positions_max_age=positions_max_age, dry_run=dry_run)
     with _stop_signals() as stop:
         server = serve(w, host, port, namespace)
         try:

@@ -432,3 +432,117 @@ def test_an_output_nobody_reads_any_more_ends_it_with_1_in_one_line(jl, tmp_path
     assert lines[0].startswith("jetlink: dr watch: serving http://127.0.0.1:")
     assert lines[1:] == ["jetlink: error: dr watch stopped: BrokenPipeError: [Errno 32] "
                          "Broken pipe"]
+
+
+# --- --failover-after ----------------------------------------------------------------------------
+def _watch(manual, **kw):
+    from jetlink.core.dr.watch import Watch
+
+    clock = manual.clock
+    backend = EmbeddedBackend(manual.data, "east", lambda: clock, step=False)
+    return backend, Watch(backend, regions=["west"], clock=clock, **kw)
+
+
+def _is_mirror(jl, name="BACKUP"):
+    return doc(east(jl, "stream", "info", name, "-j"))["config"].get("mirror") is not None
+
+
+def test_failover_after_the_whole_duration_once(manual):
+    """On a manual clock: west's origins silent 9s (then answering: the count starts again),
+    then 10s: the region is failed over, once; the checks after it do nothing more."""
+    backend, w = _watch(manual, failover_after=10 * SECOND)
+    with backend:
+        assert w.check().actions == []  # west answers
+        ok(manual("cluster", "down", "west"))
+        assert w.check().actions == []
+        manual.clock.advance(9 * SECOND)
+        assert w.check().actions == []
+        ok(manual("cluster", "up", "west"))
+        manual.clock.advance(5 * SECOND)
+        assert w.check().actions == []  # back: the whole duration starts again
+        ok(manual("cluster", "down", "west"))
+        assert w.check().actions == []
+        manual.clock.advance(9 * SECOND)
+        assert w.check().actions == []
+        assert _is_mirror(manual)
+        manual.clock.advance(1 * SECOND)
+        [a] = w.check().actions
+        assert a.to_json() == {
+            "action": "failover", "region": "west",
+            "target": "region west (its origins silent for 10s)", "result": "failed over",
+            "detail": "1 of 1 done (BACKUP@east)"}
+        assert a.message() == ("failed over region west (its origins silent for 10s): "
+                               "1 of 1 done (BACKUP@east)")
+        assert not _is_mirror(manual)
+        manual.clock.advance(30 * SECOND)
+        assert w.check().actions == []
+        assert w.snapshot()[3] == {("failover", "west", "failed over"): 1}
+
+
+def test_failover_after_waits_for_recent_positions(manual):
+    """Positions synced 3s ago, at most 2s allowed: west silent for a minute is not failed
+    over by itself."""
+    backend, w = _watch(manual, failover_after=1 * SECOND, positions_max_age=2 * SECOND)
+    with backend:
+        ok(manual("cluster", "down", "west"))
+        for _ in range(3):
+            assert w.check().actions == []
+            manual.clock.advance(30 * SECOND)
+    assert _is_mirror(manual)
+
+
+def test_failover_after_with_dry_run_only_says_so_once(manual):
+    backend, w = _watch(manual, failover_after=2 * SECOND, dry_run=True)
+    with backend:
+        ok(manual("cluster", "down", "west"))
+        assert w.check().actions == []
+        manual.clock.advance(2 * SECOND)
+        [a] = w.check().actions
+        assert a.message() == ("would fail over region west (its origins silent for 2s) "
+                               "(dry run): BACKUP@east")
+        manual.clock.advance(2 * SECOND)
+        assert w.check().actions == []
+    assert _is_mirror(manual)
+
+
+def test_failover_after_in_a_real_process(behind, watcher):
+    ok(behind("cluster", "down", "west"))
+    w = watcher("--interval", "200ms", "--from", "west", "--failover-after", "500ms")
+    wait_until(lambda: "failed over region west" in w.stderr(), message=w.seen)
+    [line] = [ln for ln in w.stderr().splitlines() if "region west" in ln]
+    assert re.fullmatch(r"jetlink: dr watch: failed over region west \(its origins silent "
+                        r"for \S+\): 1 of 1 done \(BACKUP@east\)", line), line
+    assert samples(w.metrics(), "jetlink_dr_actions") == {
+        (("action", "failover"), ("region", "west"), ("result", "failed over")): 1}
+    assert w.stop(signal.SIGTERM) == 0
+    assert not _is_mirror(behind)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--failover-after", "1m"],
+     "--failover-after: name the regions the watch may fail over with --from REGION"),
+    (["--from", "west", "--positions-max-age", "1m"],
+     "--positions-max-age: only with --failover-after (how recent the positions must be for "
+     "a failover by itself)"),
+    (["--dry-run"], "--dry-run: only with --fence-on-return or --failover-after (what the "
+                    "watch would do by itself)"),
+], ids=["failover-without-from", "max-age-alone", "dry-run-alone"])
+def test_automatic_options_that_go_with_others(behind, args, message):
+    r = behind("dr", "watch", "--listen", "127.0.0.1:0", *args)
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"jetlink: error: {message}\n")
+
+
+def test_fence_on_return_with_dry_run_only_says_so_once(returned):
+    from jetlink.core.clock import SystemClock
+    from jetlink.core.dr.watch import Watch
+
+    with EmbeddedBackend(returned.data, "east", SystemClock, step=False) as backend:
+        w = Watch(backend, fence_on_return=True, dry_run=True)
+        assert [a.message() for a in w.check().actions] == [
+            "would fence kv CONFIG@west (failed over to CONFIG@east) (dry run): $KV.CONFIG.> "
+            "-> $JETLINK.fenced.KV_CONFIG",
+            "would fence stream ORDERS@west (failed over to ORDERS_EAST@east) (dry run): "
+            "orders.> -> $JETLINK.fenced.ORDERS"]
+        assert w.check().actions == []
+    d = doc(returned("dr", "fence", "--from", "west", "--dry-run", "-j"))
+    assert [o["action"] for o in d["objects"]] == ["to fence", "to fence"]

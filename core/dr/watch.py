@@ -33,9 +33,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..durations import SECOND
 from ..errors import JetlinkError, UsageError, did_you_mean
 from ..monitor.result import EXIT_CODES, Status, reason
-from .fence import FAILED, FENCED, region_names
+from .fence import FAILED, FENCED, TO_FENCE, region_names
 from .readiness import CHECK, DEFAULT_NAMESPACE, MirrorReadiness, Readiness, check_readiness
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -48,6 +49,8 @@ __all__ = ["METRICS", "RETURNED_UNFENCED", "MetricsServer", "ObjectRow", "Watch"
 
 #: the returned-origin states a fence on return acts on (core/dr/fence.py ``OriginReturn``)
 RETURNED_UNFENCED = ("split brain", "unfenced")
+#: a region failover's result when every object was failed over (or was already)
+FAILED_OVER = "failed over"
 
 _ORDER = {Status.OK: 0, Status.UNKNOWN: 1, Status.WARNING: 2, Status.CRITICAL: 3}
 
@@ -142,16 +145,19 @@ class ObjectRow:
     split_brain: bool
     origin: str = ""  # a returned origin: its stream
     returned: str = ""  # a returned origin: its state (core/dr/fence.py OriginReturn)
+    origin_answers: bool | None = None  # a mirror's origin (a topic's source); None: unknown
 
     @classmethod
     def of(cls, m: MirrorReadiness) -> ObjectRow:
         perf = {p.name: p.value for p in m.result.perf_data}
         back = m.facts.get("returned_origin") or {}
         state = str(back.get("state", ""))
+        seen = m.facts.get("origin") or m.facts.get("source") or {}
+        answers = bool(seen["reachable"]) if "reachable" in seen else None
         return cls(m.name, m.kind, m.cluster, region_of(m), m.status, perf.get("lag"),
                    perf.get("recovery_point_seconds"), perf.get("positions_age"),
                    state == "fenced", state == "split brain", str(back.get("origin", "")),
-                   state)
+                   state, answers)
 
     @property
     def labels(self) -> list[str]:
@@ -170,22 +176,33 @@ def _worst(statuses: Sequence[Status]) -> Status:
     return max(statuses, key=lambda s: _ORDER[s]) if statuses else Status.UNKNOWN
 
 
+#: what a :class:`WatchAction` does, as its lines say it
+_VERBS = {"fence": "fence", "failover": "fail over"}
+#: a :class:`WatchAction`'s result when ``--dry-run`` kept it from acting
+DRY_RUN = "dry run"
+
+
 @dataclass
 class WatchAction:
     """Something dr watch did by itself: ``fence`` an old origin (``result``: core/dr/
-    fence.py ``FENCED`` or ``FAILED``, with its detail)."""
+    fence.py ``FENCED`` or ``FAILED``), ``failover`` a region (``failed over``, ``failed``,
+    ``refused``), or with ``--dry-run`` only said it would (:data:`DRY_RUN`); ``detail``
+    says what came of it."""
 
-    action: str
+    action: str  # "fence" | "failover"
     region: str
-    target: str  # "stream ORDERS@west (failed over to ORDERS_EAST@east)"
+    target: str  # "stream ORDERS@west (failed over to ORDERS_EAST@east)", "region west"
     result: str
     detail: str = ""
 
     def message(self) -> str:
         """The line logged (the CLI prefixes ``jetlink: dr watch:``)."""
-        if self.result == FENCED:
-            return f"fenced {self.target}: {self.detail}"
-        return f"could not {self.action} {self.target} ({self.result}): {self.detail}"
+        verb = _VERBS[self.action]
+        if self.result == DRY_RUN:
+            return f"would {verb} {self.target} (dry run): {self.detail}"
+        if self.result in (FENCED, FAILED_OVER):
+            return f"{self.result} {self.target}: {self.detail}"
+        return f"could not {verb} {self.target} ({self.result}): {self.detail}"
 
     def to_json(self) -> dict[str, Any]:
         return {"action": self.action, "region": self.region, "target": self.target,
@@ -235,6 +252,25 @@ class WatchCheck:
                 "actions": [a.to_json() for a in self.actions]}
 
 
+#: ``--positions-max-age`` when not given: twelve passes of ``positions sync --follow``
+POSITIONS_MAX_AGE = 60 * SECOND
+
+
+def _check_options(regions: Sequence[str], fence_on_return: bool, failover_after: int | None,
+                   positions_max_age: int | None, dry_run: bool) -> None:
+    """UsageError for options that go only with others."""
+    if failover_after is not None and not regions:
+        raise UsageError("--failover-after: name the regions the watch may fail over with "
+                         "--from REGION", field="failover_after")
+    if positions_max_age is not None and failover_after is None:
+        raise UsageError("--positions-max-age: only with --failover-after (how recent the "
+                         "positions must be for a failover by itself)",
+                         field="positions_max_age")
+    if dry_run and not fence_on_return and failover_after is None:
+        raise UsageError("--dry-run: only with --fence-on-return or --failover-after (what "
+                         "the watch would do by itself)", field="dry_run")
+
+
 # --- the loop's state --------------------------------------------------------------------------
 class Watch:
     """The readiness check of ``backend``, run by :meth:`check` (every interval, by the
@@ -244,7 +280,8 @@ class Watch:
     def __init__(self, backend: Backend, *, regions: Sequence[str] = (),
                  flags: Mapping[str, Any] | None = None, topology: Any = None,
                  clusters: Sequence[str] | None = None, clock: Clock | None = None,
-                 fence_on_return: bool = False) -> None:
+                 fence_on_return: bool = False, failover_after: int | None = None,
+                 positions_max_age: int | None = None, dry_run: bool = False) -> None:
         from ..clock import SystemClock
 
         self.backend = backend
@@ -254,6 +291,13 @@ class Watch:
         self.clusters = list(clusters) if clusters is not None else None
         self.clock = clock or SystemClock()
         self.fence_on_return = fence_on_return
+        self.failover_after = failover_after  # ns; None: no failover by itself
+        self.positions_max_age = POSITIONS_MAX_AGE if positions_max_age is None \
+            else positions_max_age  # ns
+        self.dry_run = dry_run
+        _check_options(self.regions, fence_on_return, failover_after, positions_max_age,
+                       dry_run)
+        self._down_since: dict[str, int] = {}  # region -> when it was first seen down
         self._lock = threading.Lock()
         self._last: WatchCheck | None = None
         self._checks = 0
@@ -289,6 +333,8 @@ class Watch:
                           failure)
         if self.fence_on_return:
             done.actions = self._fence_returned(rows)
+        if self.failover_after is not None:
+            done.actions += self._fail_over_regions(done)
         with self._lock:
             self._last = done
             self._checks += 1
@@ -337,21 +383,77 @@ class Watch:
         for region, returned in sorted(todo.items()):
             self._done.update(("fence", region, r.origin) for r in returned)
             try:
-                report = plan_fence(self.backend, [region], clusters=self.clusters,
-                                    clock=self.clock).carry_out()
+                plan = plan_fence(self.backend, [region], clusters=self.clusters,
+                                  clock=self.clock)
+                report = plan.preview() if self.dry_run else plan.carry_out()
             except JetlinkError as err:
                 out += [WatchAction("fence", region, f"{r.kind} {r.origin}@{region} (failed "
                                     f"over to {r.name})", FAILED, reason(err))
                         for r in returned]
                 continue
             for item in report.items:
-                if item.action in (FENCED, FAILED):
+                if item.action in (FENCED, FAILED, TO_FENCE):
                     self._done.add(("fence", region, item.stream))
+                    dry = item.action == TO_FENCE
+                    detail = f"{', '.join(item.subjects_before or [])} -> " \
+                        f"{', '.join(item.subjects_after or [])}" if dry else item.detail
                     out.append(WatchAction("fence", region, f"{item.kind} {item.name}@"
                                            f"{item.region} (failed over to "
-                                           f"{item.failed_over_to})", item.action,
-                                           item.detail))
+                                           f"{item.failed_over_to})",
+                                           DRY_RUN if dry else item.action, detail))
         return out
+
+    def _fail_over_regions(self, done: WatchCheck) -> list[WatchAction]:
+        """``--failover-after``: each region of ``--from`` whose every origin has not
+        answered for that long (:meth:`_down`, check after check) failed over (core/dr/
+        region.py ``plan_region`` then ``carry_out``; ``--dry-run``: its preview), once."""
+        out = []
+        assert self.failover_after is not None
+        for region in self.regions:
+            if ("failover", region, "") in self._done:
+                continue
+            if not self._down(done, region):
+                self._down_since.pop(region, None)  # the whole duration starts again
+                continue
+            since = self._down_since.setdefault(region, done.time_ns)
+            if done.time_ns - since >= self.failover_after:
+                self._done.add(("failover", region, ""))
+                out.append(self._fail_over(region, done.time_ns - since))
+        return out
+
+    def _down(self, done: WatchCheck, region: str) -> bool:
+        """Whether ``region`` is out as a failover by itself needs it: the DR side answered
+        (the check listed the mirrors), the region has mirrors, none of their origins
+        answers, and each one's positions were synced within ``positions_max_age``."""
+        if done.failure:
+            return False
+        mirrors = [r for r in done.rows if r.region == region and not r.returned]
+        return bool(mirrors) and all(
+            r.origin_answers is False and r.positions_age is not None
+            and r.positions_age * SECOND <= self.positions_max_age for r in mirrors)
+
+    def _fail_over(self, region: str, down_ns: int) -> WatchAction:
+        """The region's failover (or its dry run) as one action."""
+        from ..monitor.lag import ago
+        from .region import DONE, EARLIER, FAILOVER, plan_region
+
+        target = f"region {region} (its origins silent for {ago(down_ns)})"
+        try:
+            plan = plan_region(self.backend, FAILOVER, [region], clusters=self.clusters,
+                               topology=self.topology, clock=self.clock)
+            report = plan.preview() if self.dry_run else plan.carry_out()
+        except JetlinkError as err:
+            return WatchAction("failover", region, target, FAILED, reason(err))
+        if report.refused or report.failed:
+            bad = report.refused or report.failed
+            return WatchAction("failover", region, target, bad[0].state, "; ".join(
+                f"{o.shown}: {o.detail}" for o in bad))
+        names = ", ".join(o.shown for o in report.objects)
+        if self.dry_run:
+            return WatchAction("failover", region, target, DRY_RUN, names)
+        return WatchAction("failover", region, target, FAILED_OVER,
+                           f"{report.count(DONE, EARLIER)} of {len(report.objects)} done "
+                           f"({names})")
 
     def health(self) -> tuple[bool, str]:
         """``/healthz``: (healthy, why): the last check ran and listed the mirrors."""
