@@ -17,6 +17,11 @@
   ``plan_fence(...).carry_out()``, each old origin at most once by itself: what was done
   (fenced, or tried and failed) is remembered for the life of the process
   (:class:`WatchAction`).
+- **Failover after** (opt-in, ``--from`` regions only): a region whose mirrors' origins
+  have all been silent for the whole duration, every check of it finding the DR side
+  answering and each mirror's positions synced within ``--positions-max-age``, is failed
+  over by its region plan, core/dr/region.py ``plan_region(...).carry_out()``, once.
+  ``--dry-run``: both only say what they would do (the plans' ``preview``).
 - **Exposition**: :class:`WatchCollector` turns the last check into prometheus_client metric
   families (names: :data:`METRICS`, ``<namespace>_dr_<item>``, the names of ``dr check
   --format prometheus`` where it has one); :func:`serve` answers ``/metrics`` (prometheus_
