@@ -16,7 +16,10 @@ usage error (2).
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,10 +27,11 @@ import typer
 
 from jetlink.cli import common, completion
 from jetlink.cli.app import App
-from jetlink.cli.options import DURATION, ForceOption, JsonOption
+from jetlink.cli.options import DURATION, DurationType, ForceOption, JsonOption
 from jetlink.cli.server_check import (
     Format,
     FormatOption,
+    NamespaceOption,
     OutfileOption,
     _duration,
     write_outfile,
@@ -54,6 +58,40 @@ def _msgs(help: str) -> Any:
     return typer.Option(metavar="MSGS", help=help, min=0, show_default=False)
 
 
+# the thresholds and the topology file of dr check and dr watch (core/dr/readiness.py
+# DrThresholds: a flag not given comes from the mirror's io.nats.monitor.<flag> metadata)
+LagWarn = Annotated[int | None, _msgs(
+    "Warn when the mirror is this many messages behind its origin or more.")]
+LagCritical = Annotated[int | None, _msgs(
+    "Critical when the mirror is this many messages behind its origin or more.")]
+SeenWarn = Annotated[str | None, _span(
+    "Warn when the mirror last heard from its origin this long ago or more.")]
+SeenCritical = Annotated[str | None, _span(
+    "Critical when the mirror last heard from its origin this long ago or more.")]
+PositionsWarn = Annotated[str | None, _span(
+    "Warn when the consumer positions were synced this long ago or more.")]
+PositionsCritical = Annotated[str | None, _span(
+    "Critical when the consumer positions were synced this long ago or more (or never).")]
+RpoWarn = Annotated[str | None, _span(
+    "Warn when the oldest message a failover now would lose is this old or more (the "
+    "recovery point in seconds).")]
+RpoCritical = Annotated[str | None, _span(
+    "Critical when the oldest message a failover now would lose is this old or more (or "
+    "unknown: never heard from the origin).")]
+TopologyOption = Annotated[Path | None, typer.Option(
+    "--topology", metavar="FILE", dir_okay=False, show_default=False,
+    help="A topology file naming the origins' streams: their subjects, for a failover "
+    "whose origin is gone.")]
+_THRESHOLDS = ("lag_warn", "lag_critical", "seen_warn", "seen_critical", "positions_warn",
+               "positions_critical", "rpo_warn", "rpo_critical")
+
+
+def _flags(given: dict[str, Any]) -> dict[str, Any]:
+    """The threshold flags of a command's parameters (its ``locals()``) as check_readiness
+    takes them: DrThresholds field -> the flag's value (None: not given)."""
+    return {name: given[name] for name in _THRESHOLDS}
+
+
 @dr_app.command("check")
 def check(
     ctx: typer.Context,
@@ -61,34 +99,17 @@ def check(
         metavar="[NAME]...", help="Only these mirrors: STREAM, BUCKET (a KV mirror), "
         "LINK/TOPIC or TOPIC (a mirror topic); NAME@CLUSTER on the embedded engine.",
         show_default=False, autocompletion=completion.dr_checked)] = None,
-    lag_warn: Annotated[int | None, _msgs(
-        "Warn when the mirror is this many messages behind its origin or more.")] = None,
-    lag_critical: Annotated[int | None, _msgs(
-        "Critical when the mirror is this many messages behind its origin or more.")] = None,
-    seen_warn: Annotated[str | None, _span(
-        "Warn when the mirror last heard from its origin this long ago or more.")] = None,
-    seen_critical: Annotated[str | None, _span(
-        "Critical when the mirror last heard from its origin this long ago or more.")
-    ] = None,
-    positions_warn: Annotated[str | None, _span(
-        "Warn when the consumer positions were synced this long ago or more.")] = None,
-    positions_critical: Annotated[str | None, _span(
-        "Critical when the consumer positions were synced this long ago or more (or "
-        "never).")] = None,
-    rpo_warn: Annotated[str | None, _span(
-        "Warn when the oldest message a failover now would lose is this old or more (the "
-        "recovery point in seconds).")] = None,
-    rpo_critical: Annotated[str | None, _span(
-        "Critical when the oldest message a failover now would lose is this old or more "
-        "(or unknown: never heard from the origin).")] = None,
-    topology: Annotated[Path | None, typer.Option(
-        "--topology", metavar="FILE", dir_okay=False, show_default=False,
-        help="A topology file naming the origins' streams: their subjects, for a failover "
-        "whose origin is gone.")] = None,
+    lag_warn: LagWarn = None,
+    lag_critical: LagCritical = None,
+    seen_warn: SeenWarn = None,
+    seen_critical: SeenCritical = None,
+    positions_warn: PositionsWarn = None,
+    positions_critical: PositionsCritical = None,
+    rpo_warn: RpoWarn = None,
+    rpo_critical: RpoCritical = None,
+    topology: TopologyOption = None,
     fmt: FormatOption = Format.nagios,
-    namespace: Annotated[str, typer.Option(
-        "--namespace", metavar="NAME", help="The Prometheus namespace (metric name prefix).")
-    ] = "jetlink",
+    namespace: NamespaceOption = "jetlink",
     outfile: OutfileOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -107,10 +128,7 @@ def check(
     from jetlink.core.dr import check_readiness
 
     app = App.of(ctx)
-    flags = {"lag_warn": lag_warn, "lag_critical": lag_critical, "seen_warn": seen_warn,
-             "seen_critical": seen_critical, "positions_warn": positions_warn,
-             "positions_critical": positions_critical, "rpo_warn": rpo_warn,
-             "rpo_critical": rpo_critical}
+    flags = _flags(locals())
     clusters = [app.cluster] if common.given(ctx.find_root(), "cluster") else None
     readiness = check_readiness(common.backend(app), names or (), flags=flags,
                                 topology=_topology(topology), clusters=clusters,
@@ -207,6 +225,184 @@ def fence_lines(doc: dict[str, Any]) -> list[str]:
         out.append(f"Fenced {doc['fenced']} old origin{'' if doc['fenced'] == 1 else 's'}"
                    f" of {regions}: stream|kv failback NAME --switch undoes it")
     return out
+
+
+#: ``dr watch --interval``: the natscli duration rule, at least 100ms
+INTERVAL = DurationType(wait=True, minimum=100 * 1_000_000)
+#: how long a stopped watch waits for the check under way before it ends anyway
+STOP_GRACE = 1.5
+
+
+@dr_app.command("watch")
+def watch(
+    ctx: typer.Context,
+    regions: Annotated[list[str] | None, typer.Option(
+        "--from", metavar="REGION", show_default=False,
+        help="Only the objects whose origin is in REGION: a cluster of the data directory "
+        "(embedded engine) or a JetStream domain (live server). Repeatable.")] = None,
+    listen: Annotated[str, typer.Option(
+        "--listen", metavar="HOST:PORT",
+        help="Serve /metrics and /healthz here (port 0: one the system chooses, printed "
+        "on stderr).")] = "127.0.0.1:9180",
+    interval: Annotated[str, typer.Option(
+        "--interval", metavar="DURATION", parser=INTERVAL,
+        help="Time between two checks (at least 100ms).")] = "15s",
+    namespace: NamespaceOption = "jetlink",
+    lag_warn: LagWarn = None,
+    lag_critical: LagCritical = None,
+    seen_warn: SeenWarn = None,
+    seen_critical: SeenCritical = None,
+    positions_warn: PositionsWarn = None,
+    positions_critical: PositionsCritical = None,
+    rpo_warn: RpoWarn = None,
+    rpo_critical: RpoCritical = None,
+    topology: TopologyOption = None,
+    fence_on_return: Annotated[bool, typer.Option(
+        "--fence-on-return", help="When a failed-over object's old origin answers again "
+        "unfenced, fence its region (dr fence --from REGION), each old origin once.")
+    ] = False,
+    failover_after: Annotated[str | None, _span(
+        "Fail a --from region over (dr failover --from REGION) once none of its origins "
+        "has answered for this long, check after check, while the positions are recent; "
+        "once.")] = None,
+    positions_max_age: Annotated[str | None, _span(
+        "With --failover-after: the positions must have been synced this recently (default "
+        "1m).")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="With --fence-on-return or --failover-after: only log what would "
+        "be done.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Export readiness to Prometheus, continuously.
+
+    Runs the dr check every --interval and serves the last result over HTTP: /metrics in
+    the Prometheus text format (per object, per region and for the whole: status, lag,
+    recovery point, positions age, fenced, split brain; the time and duration of the last
+    check; counters of checks and of automatic actions) and /healthz (200 ok once a check
+    listed the mirrors, else 503 and why). One line per check on stdout (with --json one
+    JSON document per line). --fence-on-return fences a returned region's old origins by
+    itself, --failover-after fails a --from region over when its origins stay silent
+    (--dry-run: only says so); each action logged on stderr, counted, done once. SIGINT
+    and SIGTERM stop it, exit status 0; a --listen that is not HOST:PORT or a bad --from is
+    a usage error (2), an address that cannot be bound exits 1.
+    """
+    from jetlink.cli.stream import _topology
+    from jetlink.core.dr.watch import Watch, listen_address, serve
+
+    app = App.of(ctx)
+    host, port = listen_address(listen)
+    every = INTERVAL.seconds(interval)
+    clusters = [app.cluster] if common.given(ctx.find_root(), "cluster") else None
+    w = Watch(common.backend(app), regions=regions or (), flags=_flags(locals()),
+              topology=_topology(topology), clusters=clusters, clock=common.make_clock(),
+              fence_on_return=fence_on_return, failover_after=failover_after,
+              positions_max_age=positions_max_age, dry_run=dry_run)
+    with _stop_signals() as stop:
+        server = serve(w, host, port, namespace)
+        try:
+            first = w.check()  # --from is checked against what it finds
+            server.start()
+            from jetlink.cli import output
+
+            output.notice(app, f"jetlink: dr watch: serving {server.url}/metrics and "
+                               f"/healthz, a check every {interval}")
+            _report(app, first)
+            _loop(app, w, every, stop)
+        finally:
+            server.close()
+
+
+def _loop(app: App, w: Any, every: float, stop: Any) -> None:
+    """A check every ``every`` seconds on a thread of its own until ``stop`` is set (a
+    signal): the main thread only waits, so a stop is never held up by a slow check
+    longer than :data:`STOP_GRACE`."""
+    import threading
+
+    broke: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            while not stop.wait(every):
+                _report(app, w.check())
+        except Exception as err:  # noqa: BLE001 - handed to the main thread, reported there
+            broke.append(err)
+
+    worker = threading.Thread(target=run, name="dr-watch", daemon=True)
+    worker.start()
+    while not stop.is_set() and worker.is_alive():
+        stop.wait(0.1)
+    stop.set()
+    worker.join(STOP_GRACE)
+    if broke:  # its output could not be written (a closed pipe): the watch cannot go on
+        from jetlink.core.errors import JetlinkError
+
+        raise JetlinkError(f"dr watch stopped: {type(broke[0]).__name__}: {broke[0]}")
+
+
+def _report(app: App, done: Any) -> None:
+    """One check: its line (or JSON document) on stdout, each action taken on stderr."""
+    from jetlink.cli import output
+
+    for a in done.actions:
+        output.notice(app, f"jetlink: dr watch: {a.message()}")
+    doc = done.to_json()
+    if app.json:
+        output.json_line(doc)
+        return
+    output.line(app, _check_line(doc))
+
+
+def _check_line(doc: dict[str, Any]) -> str:
+    """``2026-11-28T11:30:00Z WARNING: 3 objects (2 ok, 1 warning, 0 critical); worst
+    recovery point 5s, 2 messages``."""
+    from jetlink.core.monitor.lag import ago
+
+    head = f"{doc['time']} {doc['status']}"
+    if doc["failure"]:
+        return f"{head}: {doc['failure']}"
+    c = doc["counts"]
+    n = len(doc["objects"])
+    line = (f"{head}: {n} object{'' if n == 1 else 's'} ({c['OK']} ok, {c['WARNING']} "
+            f"warning, {c['CRITICAL']} critical)")
+    worst = doc["worst_recovery_point"]
+    if worst["messages"] is not None:
+        seconds = "unknown" if worst["seconds"] is None else \
+            ago(round(worst["seconds"] * 1e9))
+        n = worst["messages"]
+        line += f"; worst recovery point {seconds}, {n} message{'' if n == 1 else 's'}"
+    return line
+
+
+@contextlib.contextmanager
+def _stop_signals() -> Iterator[Any]:
+    """An event set by SIGINT or SIGTERM (the watch's stop: exit status 0 for both, a
+    service manager's and a terminal's stop alike), the previous handlers back after. The
+    handler only sets a flag the main thread polls: a lock taken in a signal handler could
+    be the one the interrupted code holds."""
+    import threading
+
+    stop = threading.Event()
+    caught: list[int] = []
+
+    class Stop:
+        def wait(self, seconds: float) -> bool:
+            if caught:
+                stop.set()
+            return stop.wait(seconds) or bool(caught)
+
+        def is_set(self) -> bool:
+            return stop.is_set() or bool(caught)
+
+        def set(self) -> None:
+            stop.set()
+
+    previous = {sig: signal.signal(sig, lambda sig, _frame: caught.append(sig))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield Stop()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 RegionsOption = Annotated[list[str], typer.Option(

@@ -19,6 +19,8 @@
   ``JETLINK_REGIONS`` bucket, resumable).
 - core/dr/readiness.py: ``check_readiness``, every mirror's readiness for a failover now
   (``jetlink dr check``, the dashboard's readiness column), built on ``prepare`` / ``preview``.
+- core/dr/watch.py: ``Watch``, ``jetlink dr watch`` (the readiness check every interval, its
+  Prometheus collector and HTTP server, the fences it makes by itself on return).
 - core/dr/recovery.py: the recovery point in seconds of each mirror (the age of the oldest
   message a failover now would lose) and the worst of them, for ``check_readiness``.
 

@@ -46,7 +46,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..clock import Clock
 
 __all__ = ["FENCE_KEY", "FenceItem", "FencePlan", "FenceReport", "OriginReturn",
-           "fence_subject", "fenced_subjects", "plan_fence", "region_of", "returned_origin",
+           "fence_subject", "fenced_subjects", "plan_fence", "region_names", "region_of",
+           "returned_origin",
            "return_warning", "unfenced_config"]
 
 #: the metadata key of a fenced stream: the subjects it had (a JSON list)
@@ -444,6 +445,17 @@ def sides_of(backend: Backend, clusters: Sequence[str] | None, verb: str, *, ste
     return found
 
 
+def region_names(regions: Sequence[str]) -> list[str]:
+    """The regions of ``--from`` (``dr fence``, ``dr watch``), each once; UsageError for an
+    empty one."""
+    wanted = list(dict.fromkeys(r.strip() for r in regions))
+    for r in wanted:
+        if not r:
+            raise UsageError("--from: a region is a cluster (embedded engine) or a JetStream "
+                             "domain (live server), not an empty name", field="from")
+    return wanted
+
+
 def plan_fence(backend: Backend, regions: Sequence[str], *,
                clusters: Sequence[str] | None = None, clock: Clock | None = None
                ) -> FencePlan:
@@ -454,11 +466,7 @@ def plan_fence(backend: Backend, regions: Sequence[str], *,
     from ..clock import SystemClock
 
     clock = clock or SystemClock()
-    wanted = list(dict.fromkeys(r.strip() for r in regions))
-    for r in wanted:
-        if not r:
-            raise UsageError("--from: a region is a cluster (embedded engine) or a JetStream "
-                             "domain (live server), not an empty name", field="from")
+    wanted = region_names(regions)
     sides, known, dd = sides_of(backend, clusters, "dr fence", step=False)  # copies nothing
     labels = [s.label for s in sides]
     for r in wanted:
