@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ApiError, JetlinkError, UsageError, did_you_mean
-from .fence import Side, region_of, sides_of
+from .fence import Side, region_names, region_of, sides_of
 from .positions import is_jetlink_own, key_for, open_own_bucket
 from .rules import _stamp, _was_mirror, one_line
 
@@ -251,10 +251,6 @@ class RegionReport:
 # --- finding the objects -------------------------------------------------------------------------
 def _check_regions(wanted: list[str], sides: list[Side], explicit: bool, embedded: bool
                    ) -> None:
-    for r in wanted:
-        if not r:
-            raise UsageError("--from: a region is a cluster (embedded engine) or a JetStream "
-                             "domain (live server), not an empty name", field="from")
     labels = [s.label for s in sides]
     for r in wanted:
         if r in labels and (explicit or not embedded):
@@ -717,7 +713,7 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
     from ..clock import SystemClock
 
     clock = clock or SystemClock()
-    wanted = list(dict.fromkeys(r.strip() for r in regions))
+    wanted = region_names(regions)
     # no replication step after it: a dry run copies nothing, a failover promotes and a
     # failback catches its old origins up itself (core/dr/failback.py)
     sides, known, dd = sides_of(backend, clusters, f"dr {action}", step=False)
