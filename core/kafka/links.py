@@ -47,7 +47,8 @@ Link state (:meth:`Links.state`), first that applies:
 - ``ACTIVE``.
 
 Tasks (:meth:`Links.tasks`; REST's task list, alphabetical): AclSync (configured by
-``acl.sync.enable``; jetlink has no ACLs, so an ACTIVE AclSync copies nothing),
+``acl.sync.enable``; it copies the source's ACLs that ``acl.filters`` select:
+:mod:`.acl_sync`),
 AutoCreateMirror (``auto.create.mirror.topics.enable``), ConsumerOffsetSync
 (``consumer.offset.sync.enable``), TopicConfigsSync (always configured: mirror topics always
 sync their configs). A task that is not configured is ``NOT_CONFIGURED``; else, first that
@@ -79,6 +80,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import clip
 from ..numbers import IntTextError, parse_int
+from .acl_sync import parse_acl_filters
 from .errors import KafkaError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -335,26 +337,12 @@ def parse_start_offset_spec(text: str, key: str = "mirror.start.offset.spec") ->
 
 
 def _acl_filters(text: str) -> str:
-    """acl.filters: a JSON object with an ``aclFilters`` list (jetlink keeps no ACLs, so the
-    filters are only checked for shape and stored canonical)."""
+    """acl.filters: Confluent's ``{"aclFilters": [...]}``, every entry checked
+    (:func:`.acl_sync.parse_acl_filters`), stored compact."""
     if not text:
         return ""
-    key = "acl.filters"
-    try:
-        doc = json.loads(text)
-    except ValueError as err:
-        raise KafkaError(
-            "INVALID_CONFIG",
-            f"Invalid value for configuration {key}: not a JSON document: {err}",
-            field=key,
-        ) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("aclFilters"), list):
-        raise KafkaError(
-            "INVALID_CONFIG",
-            f'Invalid value for configuration {key}: expected {{"aclFilters": [...]}}',
-            field=key,
-        )
-    return json.dumps(doc, separators=(",", ":"), sort_keys=False)
+    parse_acl_filters(text)
+    return json.dumps(json.loads(text), separators=(",", ":"), sort_keys=False)
 
 
 # -- filters ------------------------------------------------------------------------------
