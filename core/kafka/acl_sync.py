@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import JetlinkError
 from .acls import AclBinding, AclFilter, AclStore
 from .errors import KafkaError
+from .filter_json import filter_list
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import Cluster, DataDir
@@ -70,25 +71,7 @@ def _bad(path: str, why: str) -> KafkaError:
 
 
 def _document(text: str | Mapping[str, Any]) -> list[Any]:
-    if isinstance(text, Mapping):
-        doc: Any = dict(text)
-    else:
-        try:
-            doc = json.loads(text)
-        except ValueError as err:
-            raise _bad("", f"not a JSON document: {err}") from None
-    if not isinstance(doc, dict):
-        raise _bad("", 'expected {"aclFilters": [...]}')
-    extra = [k for k in doc if k != "aclFilters"]
-    if extra:
-        raise _bad(str(extra[0])[:60], "unknown field (the document has one field, "
-                   "aclFilters)")
-    items = doc.get("aclFilters")
-    if items is None:
-        raise _bad("aclFilters", "missing")
-    if not isinstance(items, list):
-        raise _bad("aclFilters", "expected a list of filters")
-    return items  # an empty list selects no ACL
+    return filter_list(text, "aclFilters", _bad, 'expected {"aclFilters": [...]}')
 
 
 def _entry(path: str, item: Any) -> AclFilter:

@@ -82,6 +82,7 @@ from ..errors import clip
 from ..numbers import IntTextError, parse_int
 from .acl_sync import parse_acl_filters
 from .errors import KafkaError
+from .filter_json import filter_list
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..clock import Clock
@@ -442,23 +443,7 @@ def parse_filters(key: str, text: str | Mapping[str, Any]) -> list[LinkFilter]:
             "INVALID_CONFIG", f"Invalid value for configuration {key}: {where}{why}", field=key
         )
 
-    if isinstance(text, Mapping):
-        doc: Any = dict(text)
-    else:
-        try:
-            doc = json.loads(text)
-        except ValueError as err:
-            raise bad("", f"not a JSON document: {err}") from None
-    if not isinstance(doc, dict):
-        raise bad("", f'expected a JSON object {{"{list_key}": [...]}}')
-    extra = [k for k in doc if k != list_key]
-    if extra:
-        raise bad(extra[0], f"unknown field (the document has one field, {list_key})")
-    if list_key not in doc:
-        raise bad(list_key, "missing")
-    items = doc[list_key]
-    if not isinstance(items, list):
-        raise bad(list_key, "expected a list of filters")
+    items = filter_list(text, list_key, bad, f'expected a JSON object {{"{list_key}": [...]}}')
     if not items:
         raise bad(list_key, "must have at least one filter")
     out = []
