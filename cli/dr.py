@@ -167,9 +167,11 @@ def fence(
     (jetlink.fenced_subjects). Producers still publishing there get no responders instead
     of storing a tail nobody reads, or a copy of every message east stores too (a split
     brain over a leafnode). Its stored messages and consumers stay. Only stream|kv failback
-    --switch undoes it (the old origin becomes the primary with its recorded subjects). A
-    failed-over Kafka mirror topic is refused: its source would be fenced by ACLs, which
-    jetlink does not have. Exit status 0 when every old origin is fenced (or was), 1 when
+    --switch undoes it (the old origin becomes the primary with its recorded subjects). For
+    a failed-over Kafka mirror topic its old source topic gets a DENY WRITE ACL for User:*
+    in REGION's cluster, which must enforce ACLs (cluster authorizer NAME --enable; refused
+    otherwise); mirrors truncate-and-restore removes it. Exit status 0 when every old origin
+    is fenced (or was), 1 when
     one was not (unreachable, refused, failed: named), 2 for a --from that is unknown,
     empty or the side addressed (nothing changed).
     """
@@ -222,8 +224,12 @@ def fence_lines(doc: dict[str, Any]) -> list[str]:
     elif doc["nothing_to_do"]:
         out.append(f"Nothing to do: every old origin of {regions} is fenced already")
     elif doc["fenced"]:
+        undo = [u for k, u in (
+            (("stream", "kv"), "stream|kv failback NAME --switch"),
+            (("topic",), "mirrors truncate-and-restore TOPIC --link LINK"))
+            if any(o["kind"] in k and o["action"] == "fenced" for o in doc["objects"])]
         out.append(f"Fenced {doc['fenced']} old origin{'' if doc['fenced'] == 1 else 's'}"
-                   f" of {regions}: stream|kv failback NAME --switch undoes it")
+                   f" of {regions}: {' / '.join(undo)} undoes it")
     return out
 
 

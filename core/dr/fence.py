@@ -22,9 +22,10 @@ always) every publish across a leafnode is stored on both sides, a split brain.
   of the data directory, or ``--cluster``; a live server's JetStream domain): streams and KV
   buckets a promotion made (their ``jetlink.promoted_mirror`` record, core/dr/rules.py)
   whose old origin is in a region named by ``--from`` (its cluster, or JetStream domain),
-  and the stopped mirror topics of links whose source cluster is that region: refused,
-  a mirror topic's source would be fenced by Kafka ACLs (DENY WRITE for every principal),
-  which jetlink does not have.
+  and the stopped mirror topics of links whose source cluster is that region: their old
+  source topic is fenced by a DENY WRITE ACL for ``User:*`` in that cluster
+  (core/kafka/acl_fence.py), when it enforces ACLs (refused, saying so, when it has no
+  authorizer); the mirror topic's failback (truncate-and-restore, reverse) removes it.
 
 One implementation over core/dr/rules.py's ``Site`` (``origin``, ``side``) and the Backend's
 ``either`` / ``site``: the embedded engine and live servers alike.
@@ -261,6 +262,7 @@ class FenceItem:
     stream: str = ""  # the origin's stream (a bucket's KV_<bucket>)
     _promoted: _Promoted | None = field(default=None, repr=False)
     _config: StreamConfig | None = field(default=None, repr=False)
+    _cluster: Any = field(default=None, repr=False)  # a topic's: its cluster
 
     @property
     def ok(self) -> bool:
@@ -357,15 +359,55 @@ def _fence(item: FenceItem) -> None:
 
 
 _TOPIC_REFUSED = (
-    "a mirror topic's source is fenced by denying writes to it (Kafka ACLs: DENY WRITE for "
-    "every principal), which jetlink does not have yet: stop the producers of {topic} in "
-    "cluster {region} yourself")
+    "cluster {region} has no authorizer: a topic is fenced by a DENY WRITE ACL, which only a "
+    "cluster that enforces ACLs applies; jetlink cluster authorizer {region} --enable first "
+    "(or stop the producers of {topic} yourself)")
+_TOPIC_FENCE = "DENY WRITE for User:* (host *) on topic {topic}"
+
+
+def _topic_item(dd: Any, topic: str, region: str, to: str) -> FenceItem:
+    """An old source topic of a failed-over mirror as it is now: to fence (a DENY WRITE
+    ACL, core/kafka/acl_fence.py), already fenced, refused (no authorizer) or unreachable."""
+    from ..kafka.acl_fence import is_fenced
+    from ..kafka.acls import AclStore
+
+    item = FenceItem("topic", topic, region, to, None, None, UNREACHABLE)
+    if not dd.has_cluster(region):
+        item.detail = f"cluster {region} does not exist"
+        return item
+    cl = dd.open(region, create_local=False)
+    if cl.down:
+        item.detail = f"cluster {region} is down"
+        return item
+    if not AclStore(cl).settings().enabled:
+        item.action, item.detail = REFUSED, _TOPIC_REFUSED.format(topic=topic, region=region)
+    elif is_fenced(cl, topic):
+        item.action, item.detail = ALREADY, _TOPIC_FENCE.format(topic=topic) + " there"
+    else:
+        item.action, item.detail = TO_FENCE, _TOPIC_FENCE.format(topic=topic)
+        item._cluster = cl
+    return item
+
+
+def _fence_topic(item: FenceItem) -> None:
+    """``item``'s old source topic fenced: the DENY WRITE ACL added (one transaction)."""
+    from ..kafka.acl_fence import fence_topic
+
+    try:
+        made = fence_topic(item._cluster, item.name)
+    except JetlinkError as err:
+        item.action, item.detail = FAILED, one_line(err)
+        return
+    item.action = FENCED if made else ALREADY
+    item.detail = _TOPIC_FENCE.format(topic=item.name) + (
+        ": producers get TOPIC_AUTHORIZATION_FAILED" if made else " there")
 
 
 def _topic_items(dd: Any, cluster: str, clock: Clock, regions: Sequence[str]
                  ) -> tuple[list[FenceItem], set[str]]:
     """The stopped (failed-over or promoted) mirror topics of ``cluster``'s links whose
-    source cluster is one of ``regions``: refused; and every link's source cluster."""
+    source cluster is one of ``regions``, each with its old source topic
+    (:func:`_topic_item`); and every link's source cluster."""
     from ..kafka import mirror_model as mm
     from ..kafka.mirrors import Mirrors
 
@@ -379,10 +421,8 @@ def _topic_items(dd: Any, cluster: str, clock: Clock, regions: Sequence[str]
         region = sources[info.link_name]
         if info.mirror_status != mm.STOPPED or region not in regions:
             continue
-        out.append(FenceItem(
-            "topic", info.source_topic_name, region,
-            f"{info.link_name}/{info.mirror_topic_name}@{cluster}", None, None, REFUSED,
-            _TOPIC_REFUSED.format(topic=info.source_topic_name, region=region)))
+        out.append(_topic_item(dd, info.source_topic_name, region,
+                               f"{info.link_name}/{info.mirror_topic_name}@{cluster}"))
     return out, set(sources.values())
 
 
@@ -402,7 +442,10 @@ class FencePlan:
 
     def carry_out(self) -> FenceReport:
         for item in self.to_fence:
-            _fence(item)
+            if item.kind == "topic":
+                _fence_topic(item)
+            else:
+                _fence(item)
         return FenceReport(self.regions, self.sides, self.items, False)
 
 

@@ -477,6 +477,34 @@ class AclStore:
                     gone.append(b)
         return gone
 
+    def sync_owned(self, owner: str, wanted: Iterable[AclBinding]
+                   ) -> tuple[list[AclBinding], list[AclBinding]]:
+        """Make the bindings ``owner`` created be ``wanted`` (one transaction): create the
+        missing ones with that owner (one that exists already, whoever made it, stays as it
+        is and is not taken over) and delete the owner's bindings not in ``wanted`` (never
+        another owner's). Returns (created, deleted)."""
+        want = set(wanted)
+        created, deleted = [], []
+        with self._schema.write() as conn:
+            mine = [b for b, own in self._rows(conn, None) if own == owner]
+            for b in sorted(set(mine) - want):
+                conn.execute(
+                    "DELETE FROM acls WHERE resource_type = ? AND pattern_type = ? AND "
+                    "name = ? AND principal = ? AND host = ? AND operation = ? AND "
+                    "permission = ? AND owner = ?",
+                    (b.resource_type, b.pattern_type, b.name, b.principal, b.host,
+                     b.operation, b.permission, owner))
+                deleted.append(b)
+            for b in sorted(want - set(mine)):
+                cur = conn.execute(
+                    f"INSERT OR IGNORE INTO acls({_COLUMNS}, owner) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (b.resource_type, b.name, b.pattern_type, b.principal, b.host,
+                     b.operation, b.permission, owner))
+                if cur.rowcount:
+                    created.append(b)
+        return created, deleted
+
     def find(self, flt: AclFilter | None = None, *, owner: str | None = None
              ) -> list[AclBinding]:
         """The bindings matching ``flt`` (all by default), sorted."""

@@ -47,7 +47,8 @@ Link state (:meth:`Links.state`), first that applies:
 - ``ACTIVE``.
 
 Tasks (:meth:`Links.tasks`; REST's task list, alphabetical): AclSync (configured by
-``acl.sync.enable``; jetlink has no ACLs, so an ACTIVE AclSync copies nothing),
+``acl.sync.enable``; it copies the source's ACLs that ``acl.filters`` select:
+:mod:`.acl_sync`),
 AutoCreateMirror (``auto.create.mirror.topics.enable``), ConsumerOffsetSync
 (``consumer.offset.sync.enable``), TopicConfigsSync (always configured: mirror topics always
 sync their configs). A task that is not configured is ``NOT_CONFIGURED``; else, first that
@@ -79,7 +80,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import clip
 from ..numbers import IntTextError, parse_int
+from .acl_sync import parse_acl_filters
 from .errors import KafkaError
+from .filter_json import filter_list
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..clock import Clock
@@ -335,26 +338,12 @@ def parse_start_offset_spec(text: str, key: str = "mirror.start.offset.spec") ->
 
 
 def _acl_filters(text: str) -> str:
-    """acl.filters: a JSON object with an ``aclFilters`` list (jetlink keeps no ACLs, so the
-    filters are only checked for shape and stored canonical)."""
+    """acl.filters: Confluent's ``{"aclFilters": [...]}``, every entry checked
+    (:func:`.acl_sync.parse_acl_filters`), stored compact."""
     if not text:
         return ""
-    key = "acl.filters"
-    try:
-        doc = json.loads(text)
-    except ValueError as err:
-        raise KafkaError(
-            "INVALID_CONFIG",
-            f"Invalid value for configuration {key}: not a JSON document: {err}",
-            field=key,
-        ) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("aclFilters"), list):
-        raise KafkaError(
-            "INVALID_CONFIG",
-            f'Invalid value for configuration {key}: expected {{"aclFilters": [...]}}',
-            field=key,
-        )
-    return json.dumps(doc, separators=(",", ":"), sort_keys=False)
+    parse_acl_filters(text)
+    return json.dumps(json.loads(text), separators=(",", ":"), sort_keys=False)
 
 
 # -- filters ------------------------------------------------------------------------------
@@ -454,23 +443,7 @@ def parse_filters(key: str, text: str | Mapping[str, Any]) -> list[LinkFilter]:
             "INVALID_CONFIG", f"Invalid value for configuration {key}: {where}{why}", field=key
         )
 
-    if isinstance(text, Mapping):
-        doc: Any = dict(text)
-    else:
-        try:
-            doc = json.loads(text)
-        except ValueError as err:
-            raise bad("", f"not a JSON document: {err}") from None
-    if not isinstance(doc, dict):
-        raise bad("", f'expected a JSON object {{"{list_key}": [...]}}')
-    extra = [k for k in doc if k != list_key]
-    if extra:
-        raise bad(extra[0], f"unknown field (the document has one field, {list_key})")
-    if list_key not in doc:
-        raise bad(list_key, "missing")
-    items = doc[list_key]
-    if not isinstance(items, list):
-        raise bad(list_key, "expected a list of filters")
+    items = filter_list(text, list_key, bad, f'expected a JSON object {{"{list_key}": [...]}}')
     if not items:
         raise bad(list_key, "must have at least one filter")
     out = []

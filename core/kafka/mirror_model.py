@@ -278,6 +278,7 @@ class LinkReport:
     created: list[str] = field(default_factory=list)
     offsets_synced: int = 0
     configs_synced: int = 0
+    acls_synced: int = 0
     stopped: list[str] = field(default_factory=list)
     clamps: list[OffsetClamp] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -294,6 +295,8 @@ class LinkReport:
         }
         if self.created:
             out["created"] = self.created
+        if self.acls_synced:
+            out["acls_synced"] = self.acls_synced
         if self.stopped:
             out["stopped"] = self.stopped
         if self.clamps:

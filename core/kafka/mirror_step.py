@@ -3,7 +3,8 @@ steps 1 to 6): per link, the mirrors a promote or failover left PENDING_STOPPED 
 (:func:`.mirror_promote.finish_pending`, with their clamps), the statuses recomputed, then,
 when the source cluster answers, auto-create (:func:`.mirror_create.auto_create`, not on a
 PAUSED link), config sync when due, the record copy of every ACTIVE mirror and the consumer
-offset sync when due (:mod:`.mirror_copy`), each in its own destination transaction.
+offset sync when due (:mod:`.mirror_copy`), the link's ACL sync when due
+(:mod:`.acl_sync`), each in its own destination transaction.
 
 Its functions take the mirrors' state (:class:`~jetlink.core.kafka.mirror_state.MirrorState`)
 as their first argument; the ``Mirrors`` facade binds ``step`` as its method.
@@ -15,6 +16,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from .acl_sync import step_acl_sync
 from .errors import KafkaError
 from .mirror_copy import copy_records, sync_configs, write_offsets
 from .mirror_create import auto_create
@@ -78,6 +80,7 @@ def step_link(m: MirrorState, li: Any, max_records: int | None) -> LinkReport:
         if live:  # the period starts with the first mirror to sync offsets for
             rep.offsets_synced = write_offsets(m, li, live)
             m.links.record_run(li.name, "ConsumerOffsetSync", now)
+    rep.acls_synced = step_acl_sync(m, li, state, now)  # the link's, whatever its mirrors
     for r in m._rows(li.name):
         rep.lag += m._info(r, src).max_per_partition_mirror_lag
     return rep
