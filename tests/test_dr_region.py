@@ -299,3 +299,12 @@ def test_objects_that_depend_on_others_run_after_them():
     a, b, c, d = obj("A"), obj("B", ["A"]), obj("C", ["B"]), obj("D")
     assert [[o.name for o in level] for level in _levels([c, b, d, a])] == [
         ["D", "A"], ["B"], ["C"]]
+
+
+def test_a_rerun_with_fence_fences_what_the_first_run_left(region):
+    ok(east(region, "dr", "failover", "--from", "west", "-f"))
+    ok(region("cluster", "up", "west"))
+    d = doc(east(region, "dr", "failover", "--from", "west", "--fence", "-f", "-j"))
+    assert d["nothing_to_do"]
+    assert sorted((o["name"], o["action"]) for o in d["fence"]["objects"]) == [
+        ("CONFIG", "fenced"), ("ORDERS", "fenced"), ("PAY", "fenced")]

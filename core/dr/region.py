@@ -430,6 +430,8 @@ class RegionPlan:
         if not self.todo:
             report.nothing_to_do = True
             report.finished = self._finished()
+            if self.run_options.get("fence"):  # a re-run with --fence still fences
+                report.fence = self._fence()
             return report
         now = _stamp(self.clock.now_ns())
         for j in self.journals.values():
