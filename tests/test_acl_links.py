@@ -223,3 +223,23 @@ def test_after_a_failover_only_principals_with_acls_on_the_destination_consume(w
                         "127.0.0.1 (TOPIC_AUTHORIZATION_FAILED 29)\n")
     assert groups(w) == ["app"]  # app2 committed nothing
     assert doc(east(w, "group", "describe", "app", "-j"))["lags"][0]["current_offset"] == 3
+
+
+def test_the_bulk_copy_needs_the_links_read_too(w):
+    from jetlink.core.kafka.errors import KafkaError
+    from jetlink.core.kafka.mirrors import Mirrors
+    from jetlink.core.store import DataDir
+
+    grant(w, "--operation", "read", "--operation", "describe-configs", "--topic", "orders")
+    ok(east(w, "mirrors", "create", "orders", "--link", "L"))
+    ok(west(w, "acls", "add", "--principal", "User:linker", "--operation", "read",
+            "--topic", "orders", "--deny"))
+    dd = DataDir(w.data)
+    try:
+        with pytest.raises(KafkaError) as err:
+            Mirrors(dd, "east", w.clock).bulk_begin("orders", "L")
+        assert err.value.name == "TOPIC_AUTHORIZATION_FAILED"
+        assert str(err.value.message).startswith(
+            "User:linker is not authorized to READ topic orders: the DENY")
+    finally:
+        dd.close()
