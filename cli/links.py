@@ -191,7 +191,9 @@ def describe_lines(info: LinkInfo) -> list[str]:
         f"link mode: '{cfg.get('link.mode')}', connection mode: '{cfg.get('connection.mode')}', "
         f"link state: '{info.state}', topics: [{', '.join(info.topic_names)}]"
     )
-    configs = ",".join(f"{k}={v}" for k, v in cfg.to_json().items())
+    # a sensitive value (sasl.jaas.config, passwords) is never shown: null, as REST lists it
+    configs = ",".join(f"{k}={'null' if v is None else v}"
+                       for k, v in cfg.public_json().items())
     lines = [first, f"Configs: {configs}".rstrip()]
     if info.link_error != "NO_ERROR":
         lines.append(f"Link error: {info.link_error}: {info.link_error_message or ''}")
@@ -226,6 +228,8 @@ def render_describe(app: App, info: LinkInfo) -> None:
         title="Tasks",
         no_wrap=("Task Name", "State"),
     )
+    if info.principal is not None:
+        output.line(app, f"Principal on the source: {info.principal}")
 
 
 # -- commands ---------------------------------------------------------------------------------
@@ -311,12 +315,17 @@ def describe(ctx: typer.Context, name: LinkArg, rest_url: RestUrlOpt = None,
 
     The kafka-cluster-links --describe lines, then every configuration with its value and
     whether it is the default, then the tasks (AclSync, AutoCreateMirror,
-    ConsumerOffsetSync, TopicConfigsSync) with their state and errors. With --json: REST v3
-    link data plus configs.
+    ConsumerOffsetSync, TopicConfigsSync) with their state and errors, then the principal
+    the source authorizes the link as (User:<username> of its sasl.jaas.config, else
+    User:ANONYMOUS; no secret is ever shown). With --json: REST v3 link data plus configs
+    and principal.
     """
     app = App.of(ctx)
     info = _links(app).get(name)
-    app.emit(info.to_json(include_configs=True), human=lambda a, _d: render_describe(a, info))
+    doc = info.to_json(include_configs=True)
+    if info.principal is not None:  # the source authorizes the link as this principal
+        doc["principal"] = info.principal
+    app.emit(doc, human=lambda a, _d: render_describe(a, info))
 
 
 @links_app.command("alter")

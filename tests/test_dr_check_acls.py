@@ -29,6 +29,11 @@ def kafka(jl, cli_clock):
     ok(jl("cluster", "add", "west", "--kind", "kafka", "--authorizer"))
     ok(jl("cluster", "add", "east", "--kind", "kafka", "--authorizer"))
     ok(jl("--cluster", "west", "topic", "create", "orders"))
+    # the link's principal (User:ANONYMOUS) may mirror orders and read west's ACLs
+    ok(jl("--cluster", "west", "acls", "add", "--principal", "User:ANONYMOUS", "--operation",
+          "read", "--operation", "describe-configs", "--topic", "orders"))
+    ok(jl("--cluster", "west", "acls", "add", "--principal", "User:ANONYMOUS", "--operation",
+          "describe", "--kafka-cluster"))
     dd = DataDir(jl.data)
     Kafka(dd.open("west"), cli_clock).commit("G", {("orders", 0): 0})
     dd.close()

@@ -717,7 +717,7 @@ def _check_topic(m: Any, info: Any, li: Any, shown: str, cluster: str, t: DrThre
     group offsets' sync and the clamps of the failover's dry run."""
     result = Result(name=shown, check=CHECK)
     status = info.mirror_status
-    reachable = _grade_topic_state(result, info, li)
+    reachable = _grade_topic_state(result, info, li, m)
     behind = sum(p.lag for p in info.mirror_lags)
     fetched = max((p.last_fetch_ms or 0 for p in info.mirror_lags), default=0)
     active = (now_ms - fetched) * MS if fetched else -1
@@ -746,9 +746,22 @@ def _check_topic(m: Any, info: Any, li: Any, shown: str, cluster: str, t: DrThre
         "clamps": [c.to_json() for c in dry.clamps]})
 
 
-def _grade_topic_state(result: Result, info: Any, li: Any) -> bool:
-    """A mirror topic's state (failing, its link failed, paused, being stopped) and whether
-    its source answers (returned)."""
+def _link_acl_text(m: Any, info: Any, li: Any) -> str:
+    """A mirror whose link may not READ its source topic: the ACL missing (the source's
+    authorizer, core/kafka/authz.py ``link_read_denied``)."""
+    from ..kafka.authz import link_read_denied
+
+    why = None
+    if m.datadir.has_cluster(li.source_cluster) and li.principal is not None:
+        why = link_read_denied(m.datadir.open(li.source_cluster), li.principal,
+                               info.source_topic_name)
+    return (f"Link {li.name} cannot read source topic {info.source_topic_name}: "
+            f"{why or 'its principal lost the ACL READ on the topic'}")
+
+
+def _grade_topic_state(result: Result, info: Any, li: Any, m: Any) -> bool:
+    """A mirror topic's state (failing, its link failed, paused, being stopped, its link
+    not authorized to read the source topic) and whether its source answers (returned)."""
     from ..kafka import mirror_model as mm
 
     status = info.mirror_status
@@ -761,6 +774,8 @@ def _grade_topic_state(result: Result, info: Any, li: Any) -> bool:
         result.warn("Mirror paused: it copies nothing until resumed")
     elif status == mm.PENDING_STOPPED:
         result.warn("Mirror being stopped (a promote or failover is under way)")
+    if info.mirror_topic_error == mm.SOURCE_TOPIC_NOT_AUTHORIZED:
+        result.critical(_link_acl_text(m, info, li))
     source = f"Source {info.source_topic_name} in cluster {li.source_cluster}"
     reachable = status not in mm.SOURCE_UNREACHED
     if status == mm.SOURCE_UNAVAILABLE:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import JetlinkError
-from .acls import AclBinding, AclFilter, AclStore
+from .acls import CLUSTER_NAME, AclBinding, AclFilter, AclStore, refusal
 from .errors import KafkaError
 from .filter_json import filter_list
 
@@ -146,6 +146,12 @@ def sync_acls(datadir: DataDir, destination: Cluster, link: str, source: str,
     src.require()
     dst = AclStore(destination)
     dst.require()
+    principal = getattr(configs, "principal", None)
+    if principal is not None:  # ACL sync reads the source's ACLs: DESCRIBE on the cluster
+        d = src.authorize(principal, "DESCRIBE", "CLUSTER", CLUSTER_NAME)
+        if not d.allowed:
+            raise KafkaError("CLUSTER_AUTHORIZATION_FAILED", f"{refusal(d).message}; the link "
+                             f"needs the ACL DESCRIBE on the cluster of {source} to sync ACLs")
     created, deleted = dst.sync_owned(owner_of(link), _selected(src, filters))
     return AclSyncResult(tuple(created), tuple(deleted))
 

@@ -81,6 +81,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import clip
 from ..numbers import IntTextError, parse_int
 from .acl_sync import parse_acl_filters
+from .authz import link_principal
 from .errors import KafkaError
 from .filter_json import filter_list
 
@@ -780,6 +781,15 @@ class LinkConfig:
         return int(self.get("cluster.link.retry.timeout.ms"))
 
     @property
+    def principal(self) -> str | None:
+        """The principal the source authorizes the link as (:func:`.authz.link_principal`:
+        the SASL username of ``sasl.jaas.config``, else ``User:ANONYMOUS``); None when the
+        configuration is set but hidden (a REST answer never shows a sensitive value)."""
+        if "sasl.jaas.config" in self.values and self.values["sasl.jaas.config"] is None:
+            return None
+        return link_principal(self.values)
+
+    @property
     def mirror_start_offset_spec(self) -> str | int:
         """``"earliest"``, ``"latest"`` or a timestamp in ms since the epoch (the first
         offset whose record timestamp is at or after it)."""
@@ -938,6 +948,11 @@ class LinkInfo:
     @property
     def is_destination(self) -> bool:
         return self.config.is_destination
+
+    @property
+    def principal(self) -> str | None:
+        """The link's principal on its source (:attr:`LinkConfig.principal`)."""
+        return self.config.principal
 
     def due(self, task: str, now_ms: int) -> bool:
         """Whether ``task`` (a :data:`TASK_NAMES` name) should run at ``now_ms``: never ran,

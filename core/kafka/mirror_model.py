@@ -29,6 +29,9 @@ SOURCE_UNREACHED = (SOURCE_UNAVAILABLE, LINK_FAILED)
 NO_ERROR = "NO_ERROR"
 SOURCE_TOPIC_MAY_BE_DELETED = "SOURCE_TOPIC_MAY_BE_DELETED"
 SOURCE_PARTITIONS_DECREASED = "SOURCE_PARTITIONS_DECREASED"
+# the link's principal may not READ the source topic (its ACL removed, a DENY added): Kafka's
+# error name, in the REST description's extensible mirror_topic_error enum
+SOURCE_TOPIC_NOT_AUTHORIZED = "TOPIC_AUTHORIZATION_FAILED"
 
 # Always synced from the source topic (Confluent's Mirror Topics documentation, "Synced Mirror
 # Topic Configurations"); one definition, in topic_configs.py, where altering them on a mirror
