@@ -37,6 +37,13 @@ link's DESTINATION cluster as with ``jetlink --cluster C links ...``):
   &validate_only=`` (O) -> 200 KafkaPromoteMirror: each topic truncated to where the other
   side's mirror stopped and mirroring again (the pattern selects the topics the engine could
   restore), ``messages_truncated`` and, when asked, the truncation per partition
+- ``GET /acls?resource_type=&resource_name=&pattern_type=&principal=&host=&operation=
+  &permission=`` -> 200 KafkaAclList of KafkaAcl (the cluster's AclStore, filtered);
+  ``POST /acls`` (one CreateAclRequestData) and ``POST /acls:batch`` (O and K: ``{data:
+  [...]}``, all read before any is created, one transaction) -> 201; ``DELETE /acls`` with
+  the filter (resource_type, pattern_type, operation and permission required, as kafka-rest's
+  AclsResource and O require them) -> 200 ``{data: [KafkaAcl]}`` of those deleted. A cluster
+  without an authorizer answers SECURITY_DISABLED: 400/40002 (M: SecurityDisabledException)
 
 Every request is first checked against its operation's rules (cli/rest/schemas.py: the query
 parameters and body fields the descriptions declare, their types, enums and required ones):
@@ -52,7 +59,9 @@ What was checked against Confluent's published material, and where (the commits 
   github.com/confluentinc/ccloud-sdk-go-v2 (commit b5d63ec4); [P] Confluent Platform's,
   ``kafkarestv3/api/openapi.yaml`` of github.com/confluentinc/kafka-rest-sdk-go (26451bd7);
   [M] ``KafkaExceptionMapper`` of github.com/confluentinc/rest-utils (5269b872), the
-  exception -> status mapping of Confluent's REST servers.
+  exception -> status mapping of Confluent's REST servers; [K] ``api/v3/openapi.yaml`` and
+  ``AclsResource`` / ``CreateAclBatchAction`` / ``AclManagerImpl`` of
+  github.com/confluentinc/kafka-rest (985d0e05), Confluent's REST server.
 
 =======================================  ================================================  ====
 fact                                     jetlink                                           src
@@ -103,6 +112,12 @@ topic / link exists, invalid config,     400 {40002, ...} (TopicExistsException,
 invalid request                          InvalidConfigurationException,
                                          InvalidRequestException)
 authentication failed                    401 {40101, "Authentication failed"}              O M
+ACL kinds                                KafkaAclList / KafkaAcl, fields cluster_id and    O K
+                                         the binding's seven; delete: {data} only
+ACL create / batch                       201 no content (K's server answers 204 to batch)  O P K
+security disabled (no authorizer)        400 {40002, ...}                                  M
+ACL request refusals                     400 {400, "resource_type cannot be unspecified    O K
+                                         or UNKNOWN"}, "pattern_type cannot be MATCH" ...
 =======================================  ================================================  ====
 
 Not verified (no published source found): what Confluent Server answers for an existing link
