@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from helpers import data_dir_bytes, ok
-from test_rest_client import TOKEN, same, start_server, stop_server
+from test_rest_client import TOKEN, cli, same, start_server, stop_server  # noqa: F401 (cli: the fixture)
 
 from jetlink.core.kafka.acls import AclStore
 from jetlink.core.store import DataDir
@@ -67,7 +67,7 @@ def pair(server, tmp_path):
 
 
 @pytest.fixture
-def both(server, cli, tmp_path):
+def both(server, cli, tmp_path):  # noqa: F811 (the fixture imported above)
     """``both(cluster, local_data, *args)``: (local result, remote result) of ``jetlink
     --cluster C acls ARGS``."""
     nowhere = tmp_path / "no-data-dir-for-remote-runs"
@@ -78,23 +78,6 @@ def both(server, cli, tmp_path):
         here = cli(local, "--cluster", cluster, "acls", *args)
         assert not nowhere.exists(), "a remote run touched the local store"
         return here, remote
-
-    return run
-
-
-@pytest.fixture
-def cli(tmp_path, monkeypatch):
-    from helpers import ENV_VARS, runner
-
-    from jetlink.cli.main import app
-
-    for var in ENV_VARS:
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
-
-    def run(data, *args):
-        return runner.invoke(app, ["--data-dir", str(data), *args], prog_name="jetlink")
 
     return run
 
@@ -177,7 +160,7 @@ def test_a_filter_that_matches_nothing_removes_nothing(server, pair, both):
     assert data_dir_bytes(server.data, databases_only=True) == before
 
 
-def test_acls_check_is_refused_with_a_rest_url(server, pair, cli, tmp_path):
+def test_acls_check_is_refused_with_a_rest_url(server, pair, cli, tmp_path):  # noqa: F811
     result = cli(tmp_path / "none", "--cluster", pair.secured, "acls", "--rest-url",
                  server.url, "check", "--principal", "User:alice", "--operation", "Read",
                  "--topic", "orders")
