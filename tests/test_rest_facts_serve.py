@@ -337,3 +337,20 @@ def test_a_cluster_without_an_authorizer_answers_security_disabled(served, metho
     assert (status, doc["error_code"], problems) == (400, 40002, [])
     assert doc["message"].startswith(text)
     assert data_dir_bytes(served.data) == before
+
+
+def test_a_resource_type_rest_does_not_list_is_answered_unknown(served):
+    """A USER binding (Kafka has the type, AclResourceType does not): UNKNOWN, as kafka-rest
+    answers a type it does not know, and the answer stays within the closed enum."""
+    from jetlink.core.kafka.acls import AclBinding
+
+    dd = DataDir(served.data)
+    try:
+        AclStore(dd.open("cluster-1")).add([AclBinding.make(
+            "USER", "alice", "LITERAL", "User:admin", "*", "ALL", "ALLOW")])
+    finally:
+        dd.close()
+    fact, status, doc, _ = call(served, "GET", f"{C}/acls")
+    assert status == 200 and _each_source(fact, status, doc) == {"cloud": [], "platform": []}
+    assert [(d["resource_type"], d["resource_name"]) for d in doc["data"]] == [
+        ("UNKNOWN", "alice")]
