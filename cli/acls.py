@@ -7,7 +7,9 @@ takes the Kafka tool's syntax as runbooks type it (``--add --allow-principal Use
 (``Current ACLs for resource `ResourcePattern(...)`:``). Both act on ``--cluster`` (or the
 cluster ``--bootstrap-server`` names); a cluster without an authorizer answers
 SECURITY_DISABLED, as a broker without one does. ``acls check`` says why a principal is
-allowed or refused, with the function the engine authorizes with.
+allowed or refused, with the function the engine authorizes with. With ``--rest-url`` (or a
+context's ``rest_url``) ``acls add|ls|rm`` call REST v3's ACL operations instead
+(cli/rest/remote_acls.py ``RestAcls``, the same methods as the store): one rendering path.
 """
 
 from __future__ import annotations
@@ -18,15 +20,20 @@ import typer
 
 from jetlink.cli import common, output
 from jetlink.cli.app import App
-from jetlink.cli.options import ForceOption, JsonOption
+from jetlink.cli.options import ForceOption, JsonOption, rest_callback
 
 acls_app = typer.Typer(
     name="acls",
     help="Manage the ACLs of a Kafka cluster.\n\nACLs as Kafka has them (principal, host, "
     "operation, ALLOW or DENY, on a topic, group, the cluster or a transactional id, LITERAL "
-    "or PREFIXED), enforced by a cluster added with --authorizer.",
+    "or PREFIXED), enforced by a cluster added with --authorizer.\n\nWith --rest-url URL "
+    "(before or after add, ls or rm; or a context's rest_url) those verbs call that REST API "
+    "v3 endpoint's ACL operations, cluster ID --cluster, and print the same output.",
     no_args_is_help=True,
 )
+acls_app.callback()(rest_callback)
+
+RestUrlOpt = Annotated[str | None, common.rest_url_option()]
 
 PrincipalOpt = Annotated[str | None, typer.Option(
     "--principal", metavar="TYPE:NAME", show_default=False,
@@ -48,7 +55,16 @@ HostOpt = Annotated[str, typer.Option(
     "--host", metavar="HOST", help="The client's address the ACL applies to (* every host).")]
 
 
-def _store(app: App) -> Any:
+def _store(app: App, *, remote: bool = False) -> Any:
+    """The ACLs of --cluster: the engine's AclStore, or, for ``remote`` verbs with
+    --rest-url (or a context's rest_url), the same calls over REST v3
+    (cli/rest/remote_acls.py)."""
+    rest = common.rest_settings(app) if remote else None
+    if rest is not None:
+        from jetlink.cli.rest.remote import open_client
+        from jetlink.cli.rest.remote_acls import RestAcls
+
+        return RestAcls(open_client(app, rest))
     from jetlink.core.kafka.acls import AclStore
 
     return AclStore(common.data_dir(app).open_kind(app.cluster, "kafka", "ACLs"))
@@ -95,6 +111,7 @@ def add(
         "--prefixed", help="The names are prefixes (PREFIXED pattern), not names.")] = False,
     deny: Annotated[bool, typer.Option("--deny", help="A DENY ACL (default ALLOW).")] = False,
     host: HostOpt = "*",
+    rest_url: RestUrlOpt = None,
     json_output: JsonOption = False,
 ) -> None:
     """Add ACLs.
@@ -114,7 +131,7 @@ def add(
                 for rt, name in _resources(topic, group, kafka_cluster, transactional_id,
                                            required=True)
                 for op in operation]
-    store = _store(app)
+    store = _store(app, remote=True)
     store.require()
     made = store.add(bindings)
 
@@ -155,6 +172,7 @@ def ls(
     kafka_cluster: ClusterResOpt = False,
     transactional_id: TxnOpt = None,
     pattern_type: PatternOpt = "any",
+    rest_url: RestUrlOpt = None,
     json_output: JsonOption = False,
 ) -> None:
     """List ACLs.
@@ -163,11 +181,12 @@ def ls(
     AclDataList (kind, data).
     """
     app = App.of(ctx)
-    store = _store(app)
+    filters = _filter_flags(principal, None, topic, group, kafka_cluster, transactional_id,
+                            pattern_type, None, None)
+    store = _store(app, remote=True)
     store.require()
     found: list[Any] = []
-    for f in _filter_flags(principal, None, topic, group, kafka_cluster, transactional_id,
-                           pattern_type, None, None):
+    for f in filters:
         found += [b for b in store.find(f) if b not in found]
     app.emit(_doc(sorted(found)), human=_table)
 
@@ -189,6 +208,7 @@ def rm(
         "--host", metavar="HOST", show_default=False, help="Only the ACLs of this host.")]
     = None,
     force: ForceOption = False,
+    rest_url: RestUrlOpt = None,
     json_output: JsonOption = False,
 ) -> None:
     """Remove ACLs.
@@ -201,7 +221,7 @@ def rm(
         return
     filters = _filter_flags(principal, operation, topic, group, kafka_cluster,
                             transactional_id, pattern_type, host, permission)
-    store = _store(app)
+    store = _store(app, remote=True)
     store.require()
     matching = sorted({b for f in filters for b in store.find(f)})
     if matching:
@@ -248,6 +268,10 @@ def check(
     from jetlink.core.kafka.acls import operation_of, parse_principal
 
     app = App.of(ctx)
+    if common.rest_settings(app) is not None:
+        raise common.usage("acls check runs on the data directory's cluster: REST API v3 "
+                           "has no operation for it (leave out --rest-url and the "
+                           "context's rest_url)")
     if principal is None or operation is None:
         raise common.usage("acls check needs --principal and --operation")
     resources = _resources([topic] if topic else None, [group] if group else None,
