@@ -22,8 +22,24 @@ def two(jl, cli_clock):
     for who in ("alice", "bob"):
         ok(jl("--cluster", "west", "acls", "add", "--principal", f"User:{who}",
               "--operation", "read", "--topic", "orders"))
+    # the link's principal (User:ANONYMOUS) may read west's ACLs: DESCRIBE on the cluster
+    ok(jl("--cluster", "west", "acls", "add", "--principal", "User:ANONYMOUS", "--operation",
+          "describe", "--kafka-cluster"))
     (jl.tmp / "f.json").write_text(ALICE)
     return jl
+
+
+def test_a_link_that_may_not_describe_the_source_cluster_syncs_nothing(two):
+    ok(two("--cluster", "west", "acls", "rm", "--principal", "User:ANONYMOUS",
+           "--kafka-cluster", "-f"))
+    ok(two("--cluster", "east", "links", "create", "L", "--source-cluster", "west", "-c",
+           "acl.sync.enable=true", "--acl-filters-json-file", str(two.tmp / "f.json")))
+    assert east_acls(two) == []
+    d = doc(two("--cluster", "east", "links", "describe", "L", "-j"))
+    [err] = d["tasks"][0]["errors"]
+    assert err["error_code"] == "CLUSTER_AUTHORIZATION_FAILED"
+    assert err["error_message"].endswith(
+        "the link needs the ACL DESCRIBE on the cluster of west to sync ACLs")
 
 
 def east_acls(jl):

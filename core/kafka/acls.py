@@ -28,7 +28,8 @@ cluster link's ACL sync created: the sync removes only those.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -385,6 +386,38 @@ def refusal(d: Decision) -> KafkaError:
 
 
 # --- the store ---------------------------------------------------------------------------------
+#: keys of the cluster connection's cache (``Cluster.cache``): the index, and a counter this
+#: process bumps with every change of the bindings or settings
+_INDEX, _GENERATION = "kafka_acls.index", "kafka_acls.generation"
+
+
+class _Index:
+    """A cluster's bindings by resource: LITERAL ones by (type, name), PREFIXED ones by type
+    then prefix, so a decision reads the name, ``*`` and the name's prefixes, never a scan."""
+
+    def __init__(self, key: Any, settings: AuthorizerSettings, rows: Iterable[AclBinding]
+                 ) -> None:
+        self.key, self.settings = key, settings
+        self.literal: dict[tuple[str, str], list[AclBinding]] = {}
+        self.prefixed: dict[str, dict[str, list[AclBinding]]] = {}
+        self.longest: dict[str, int] = {}
+        for b in rows:
+            if b.pattern_type == "LITERAL":
+                self.literal.setdefault((b.resource_type, b.name), []).append(b)
+            else:
+                self.prefixed.setdefault(b.resource_type, {}).setdefault(b.name, []).append(b)
+                self.longest[b.resource_type] = max(self.longest.get(b.resource_type, 0),
+                                                    len(b.name))
+
+    def candidates(self, resource_type: str, name: str) -> list[AclBinding]:
+        out = [*self.literal.get((resource_type, name), ()),
+               *self.literal.get((resource_type, WILDCARD), ())]
+        prefixed = self.prefixed.get(resource_type)
+        if prefixed:
+            for i in range(1, min(len(name), self.longest[resource_type]) + 1):
+                out += prefixed.get(name[:i], ())
+        return out
+
 _COLUMNS = "resource_type, name, pattern_type, principal, host, operation, permission"
 
 
@@ -425,7 +458,7 @@ class AclStore:
         if allow_everyone is not None:
             values["allow.everyone.if.no.acl.found"] = "true" if allow_everyone else "false"
         if values:
-            with self._schema.write() as conn:
+            with self._writing() as conn:
                 conn.executemany("INSERT INTO authorizer(key, value) VALUES (?, ?) ON CONFLICT"
                                  "(key) DO UPDATE SET value = excluded.value",
                                  list(values.items()))
@@ -447,7 +480,7 @@ class AclStore:
         the ones created."""
         wanted = list(dict.fromkeys(bindings))
         made = []
-        with self._schema.write() as conn:
+        with self._writing() as conn:
             for b in wanted:
                 cur = conn.execute(
                     f"INSERT OR IGNORE INTO acls({_COLUMNS}, owner) "
@@ -464,7 +497,7 @@ class AclStore:
         one transaction. Returns the ones deleted."""
         flts = list(filters)
         gone = []
-        with self._schema.write() as conn:
+        with self._writing() as conn:
             for b, own in self._rows(conn, None):
                 if owner is not None and own != owner:
                     continue
@@ -485,7 +518,7 @@ class AclStore:
         another owner's). Returns (created, deleted)."""
         want = set(wanted)
         created, deleted = [], []
-        with self._schema.write() as conn:
+        with self._writing() as conn:
             mine = [b for b, own in self._rows(conn, None) if own == owner]
             for b in sorted(set(mine) - want):
                 conn.execute(
@@ -548,12 +581,42 @@ class AclStore:
 
     def authorize(self, principal: str | None, operation: str, resource_type: str,
                   name: str, host: str = "127.0.0.1") -> Decision:
-        """Kafka's decision for this request (:func:`decide`)."""
-        settings = self.settings()
-        if not settings.enabled or principal is None:
-            return decide(settings, (), principal, operation, resource_type, name, host)
-        return decide(settings, self.candidates(resource_type, name), principal, operation,
-                      resource_type, name, host)
+        """Kafka's decision for this request (:func:`decide`), over the cluster's bindings
+        held in memory by resource (:class:`_Index`), read again only when they changed."""
+        index = self._index()
+        if not index.settings.enabled or principal is None:
+            return decide(index.settings, (), principal, operation, resource_type, name, host)
+        return decide(index.settings, index.candidates(resource_type, name), principal,
+                      operation, resource_type, name, host)
+
+    def _index(self) -> _Index:
+        """The bindings and settings as last read: kept with the cluster's connection and
+        read again when this process changed them (:meth:`_changed`) or another connection
+        committed since (SQLite's ``PRAGMA data_version``)."""
+        with self._schema.read() as conn:
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
+            key = (id(conn), version, self.cluster.cache.get(_GENERATION, 0))
+            index = self.cluster.cache.get(_INDEX)
+            if isinstance(index, _Index) and index.key == key:
+                return index
+            rows = [b for b, _own in self._rows(conn, None)]
+        index = _Index(key, self.settings(), rows)
+        self.cluster.cache[_INDEX] = index
+        return index
+
+    def _changed(self) -> None:
+        self.cluster.cache[_GENERATION] = self.cluster.cache.get(_GENERATION, 0) + 1
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[Any]:
+        """A write transaction of the bindings or settings: the index is read again after
+        it (committed or rolled back) and never holds what it wrote before its end."""
+        self._changed()
+        try:
+            with self._schema.write() as conn:
+                yield conn
+        finally:
+            self._changed()
 
     def check(self, principal: str | None, operation: str, resource_type: str, name: str,
               host: str = "127.0.0.1") -> Decision:
