@@ -85,7 +85,7 @@ def _resources(topics: list[str] | None, groups: list[str] | None, cluster: bool
 
 
 def _doc(bindings: list[Any]) -> dict[str, Any]:
-    return {"kind": "KafkaAclDataList", "data": [b.to_json() for b in bindings]}
+    return {"kind": "KafkaAclList", "data": [b.to_json() for b in bindings]}
 
 
 def _table(app: App, doc: dict[str, Any]) -> None:

@@ -554,10 +554,9 @@ def acls(
     Authorization: two Kafka clusters with topic orders, one without an authorizer and one
     with --acls ACLs (literal and prefixed, over many topics, groups and principals);
     each side makes --requests produce requests of one record then as many consume requests
-    (a fetch of one record and its commit), every request first authorized for User:bench
-    by the cluster's decision (AclStore.authorize; produce / consume do not take a
-    principal yet, so the bench calls the decision and the topic store itself, in the
-    order a verb acting for a principal would). Sides take turns by chunks of 100
+    (a fetch of one record and its commit) as User:bench, each authorized by the topic
+    store as topic produce|consume --principal are (Kafka's rules over the cluster's
+    ACLs). Sides take turns by chunks of 100
     requests; counts asserted; per-run ratios secured / plain and their median (goal: under
     1.05), and the decision alone in microseconds. ACL sync: --acls ACLs read from a source
     cluster and created on a fresh destination as a link's (one transaction), then the

@@ -123,7 +123,7 @@ def test_the_authorizer_is_changed_later(jl):
     assert ok(jl("cluster", "authorizer", "k")).stdout == (
         "Cluster k: authorizer on, super.users=User:a;User:b, "
         "allow.everyone.if.no.acl.found=false\n")
-    assert doc(jl("--cluster", "k", "acls", "ls", "-j")) == {"kind": "KafkaAclDataList",
+    assert doc(jl("--cluster", "k", "acls", "ls", "-j")) == {"kind": "KafkaAclList",
                                                            "data": []}
 
 

@@ -96,7 +96,7 @@ def test_add_ls_rm_print_the_same_over_rest(pair, both):
     doc = json.loads(ok(same(*both(k, local, "add", "--principal", "User:*", "--operation",
                                    "Read", "--group", "billing-", "--prefixed", "--deny",
                                    "-j"))).stdout)
-    assert doc == {"kind": "KafkaAclDataList", "data": [{
+    assert doc == {"kind": "KafkaAclList", "data": [{
         "resource_type": "GROUP", "resource_name": "billing-", "pattern_type": "PREFIXED",
         "principal": "User:*", "host": "*", "operation": "READ", "permission": "DENY"}]}
     for args in (["ls"], ["ls", "-j"], ["ls", "--topic", "orders"],
@@ -156,7 +156,7 @@ def test_a_filter_that_matches_nothing_removes_nothing(server, pair, both):
     assert out == "No ACL matched: nothing removed\n"
     doc = json.loads(ok(same(*both(pair.secured, pair.local, "rm", "--group", "g", "-f",
                                    "-j"))).stdout)
-    assert doc == {"kind": "KafkaAclDataList", "data": []}
+    assert doc == {"kind": "KafkaAclList", "data": []}
     assert data_dir_bytes(server.data, databases_only=True) == before
 
 

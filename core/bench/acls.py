@@ -8,12 +8,11 @@ Two figures, each printed beside its goal:
   over many topics, groups and principals, a few dozen on the benchmarked topic itself, among
   them the bench principal's WRITE and READ on it and READ on its group). Each side does the
   same work: ``requests`` produce requests of one record, then ``requests`` consume requests
-  (a fetch of one record and the commit of its offset); every request is first authorized
-  with ``AclStore.authorize`` (core/kafka/acls.py), the one decision the engine has (on the
-  plain cluster it answers "no authorizer" from the settings alone), and a refusal stops the
-  run. The produce / consume verbs do not yet take a principal: the bench calls the store's
-  decision and the topic store's produce / fetch / commit directly, in the order a verb acting
-  for a principal would. Sides alternate which goes first, run by run; the records produced
+  (a fetch of one record and the commit of its offset), made by the topic store acting for
+  ``User:bench`` (``Kafka(..., principal=...)``, what ``topic produce|consume --principal``
+  use): each request is authorized there by Kafka's rules (core/kafka/authz.py over
+  ``AclStore.authorize``; on the plain cluster "no authorizer" from the settings alone), and
+  a refusal stops the run. Sides alternate which goes first, run by run; the records produced
   and consumed are asserted on both; the per-run ratios secured / plain and their median are
   printed. Within a run the sides take turns by chunks of 100 requests (the side that starts
   alternating too), so that both meet the same moments of a busy machine; the decision alone
@@ -101,33 +100,26 @@ class _Side:
 
         db = dd.open(cluster)
         self.name = cluster
-        self.acls, self.kafka = AclStore(db), Kafka(db, SystemClock())
+        # the client acting as PRINCIPAL: each request authorized by the topic store itself
+        # (core/kafka/authz.py check_request), as `topic produce|consume --principal` is
+        self.acls = AclStore(db)
+        self.kafka = Kafka(db, SystemClock(), principal=PRINCIPAL)
         self.offset = self.kafka.committed(GROUP).get((TOPIC, 0), 0)
         self.seconds = 0.0
         self.produced = self.consumed = 0
 
-    def _authorize(self, operation: str, resource_type: str, name: str) -> None:
-        from ..kafka.acls import refusal
-
-        d = self.acls.authorize(PRINCIPAL, operation, resource_type, name)
-        if not d.allowed:
-            raise refusal(d)
-
     def produce(self, n: int) -> None:
-        """``n`` produce requests of one record, each authorized (WRITE on the topic)."""
+        """``n`` produce requests of one record (Produce: WRITE on the topic)."""
         t0 = time.perf_counter()
         for i in range(n):
-            self._authorize("WRITE", "TOPIC", TOPIC)
             self.produced += len(self.kafka.produce(TOPIC, [(None, b"r%d" % i)], partition=0))
         self.seconds += time.perf_counter() - t0
 
     def consume(self, n: int) -> None:
-        """``n`` consume requests, each authorized (READ on the topic and on the group):
-        a fetch of one record and the commit of its offset."""
+        """``n`` consume requests: a fetch of one record (Fetch: READ on the topic) and the
+        commit of its offset (OffsetCommit: READ on the group, then on the topic)."""
         t0 = time.perf_counter()
         for _ in range(n):
-            self._authorize("READ", "TOPIC", TOPIC)
-            self._authorize("READ", "GROUP", GROUP)
             got = self.kafka.fetch(TOPIC, 0, self.offset, max_records=1)
             self.consumed += len(got)
             self.offset += len(got)
