@@ -763,8 +763,8 @@ def _deleted(backend: Backend, sides: list[_Side], journals: dict[str, Journal],
     out = []
     for side in sides:
         j = journals.get(side.label)
-        if j is None:
-            j = journals[side.label] = Journal(backend.kv(side.cluster), action, wanted)
+        if j is None:  # a side none of whose objects is left: kept only when one is found
+            j = Journal(backend.kv(side.cluster), action, wanted)
             j.read()
         for key, was in ((j.doc or {}).get("objects") or {}).items():
             kind, _, rest = key.partition(":")
@@ -772,8 +772,11 @@ def _deleted(backend: Backend, sides: list[_Side], journals: dict[str, Journal],
             if key in found or kind not in ("stream", "kv") or was.get("state") in (
                     DONE, EARLIER, SKIPPED):
                 continue
-            stream = f"KV_{name}" if kind == "kv" else name
-            rec = FailbackStore(backend.site(side.cluster).kv()).read(stream)
+            store = FailbackStore(backend.site(side.cluster).kv())
+            # a bucket's stream: KV_<bucket>, or the bucket's own name (core/config/kv.py)
+            stream = next((n for n in ([f"KV_{name}", name] if kind == "kv" else [name])
+                           if store.read(n) is not None), name)
+            rec = store.read(stream)
             if rec is None or rec.get("phase") == BACK or not rec.get("mirror"):
                 continue
             src = StreamSource.from_json(rec["mirror"], strict=False)
@@ -784,6 +787,7 @@ def _deleted(backend: Backend, sides: list[_Side], journals: dict[str, Journal],
                     else src.name
                 out.append(RegionObject(kind, name, side.label, side.cluster, stream, origin,
                                         region, promoted=True))
+                journals[side.label] = j
     return out
 
 
