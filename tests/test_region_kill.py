@@ -392,21 +392,24 @@ def _killed_at(w: World, args: list[str], step: str) -> None:
         p.wait(timeout=60)
 
 
-def test_a_failback_killed_before_the_old_origin_caught_up_is_finished_by_the_rerun(returned):
-    """Killed right after an old origin was created again as a mirror (it has copied nothing
-    yet, JETLINK_FAILBACK_PAUSE=create-mirror, core/dr/failback.py's seam): the re-run's plan
-    does not refuse the object for the mirror's lag (the run waits for it to catch up, as
-    kv|stream failback --switch does) and finishes the failback."""
+@pytest.mark.parametrize("step", ["delete-origin", "create-mirror"])
+def test_a_failback_killed_before_its_old_origin_is_a_caught_up_mirror_is_finished(
+        returned, step):
+    """Killed right after an old origin was deleted (not yet created again as a mirror:
+    delete-origin) or created again as a mirror that has copied nothing yet (create-mirror;
+    JETLINK_FAILBACK_PAUSE, core/dr/failback.py's seam): the dry run of that object cannot
+    see past the steps left, yet the re-run's plan does not refuse it (its failback record
+    resumes it, as kv|stream failback does) and the re-run finishes the failback."""
     w, want, tmp = returned
-    t = w.copy(tmp / "failback-behind")
-    tails = tmp / "tail-behind"
+    t = w.copy(tmp / f"failback-{step}")
+    tails = tmp / f"tail-{step}"
     args = [*FAILBACK, "--tail", f"parquet:{tails}"]
-    _killed_at(t, args, "create-mirror")
+    _killed_at(t, args, step)
     plan = t(*args, "--dry-run", "-j")
     assert plan.exit_code == 0, (plan.stdout, plan.stderr)
     behind = [o for o in json.loads(plan.stdout)["objects"] if o["detail"]]
     assert len(behind) == 1 and behind[0]["state"] == "planned" and \
-        behind[0]["detail"].startswith("its old origin catches up first ("), behind
+        behind[0]["detail"].startswith("resumes the failback a run began ("), behind
     again = t.doc(*args)
     assert again["complete"] is True and again["failed"] == [], again
     _assert_failed_back(t, want, tails)

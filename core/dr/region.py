@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ApiError, JetlinkError, UsageError, did_you_mean
 from .fence import region_of
 from .positions import is_jetlink_own, key_for, open_own_bucket
-from .rules import PromoteRefused, _stamp, _was_mirror, one_line
+from .rules import _stamp, _was_mirror, one_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backend import Backend
@@ -731,13 +731,15 @@ def _failback_plan(backend: Backend, objects: list[RegionObject],
                 dry = failback(backend.site(o.cluster), o.stream, tail=_tail_of(o, options),
                                switch=bool(options.get("switch")), dry_run=True,
                                kind=o.kind)
-            except PromoteRefused as err:
-                if not err.pending:
-                    o.state, o.detail = REFUSED, one_line(err)
-                else:  # the old origin a mirror behind: the run waits for it to catch up
-                    o.detail = f"its old origin catches up first ({one_line(err)})"
-            except JetlinkError as err:
+            except UsageError as err:
                 o.state, o.detail = REFUSED, one_line(err)
+            except JetlinkError as err:
+                if _resumed(backend, o):
+                    # a failback a killed run began: its record finishes it; the dry run
+                    # cannot see past the steps left (an old origin deleted, not caught up)
+                    o.detail = f"resumes the failback a run began ({one_line(err)})"
+                else:
+                    o.state, o.detail = REFUSED, one_line(err)
             else:
                 doc = dry.to_json()
                 o.plan = {k: doc.get(k) for k in ("origin", "promoted_last_seq", "tail",
@@ -746,6 +748,16 @@ def _failback_plan(backend: Backend, objects: list[RegionObject],
                     o.state, o.detail = EARLIER, f"failed back at {dry.failed_back_at}"
             out.append(o)
     return out
+
+
+def _resumed(backend: Backend, o: RegionObject) -> bool:
+    """Whether ``o``'s failback was begun by a run and not finished (its record in
+    core/dr/failback.py's bucket, before the phase done)."""
+    from .failback import DONE as BACK
+    from .failback import FailbackStore
+
+    rec = FailbackStore(backend.site(o.cluster).kv()).read(o.stream)
+    return rec is not None and rec.get("phase") != BACK
 
 
 def _deleted(backend: Backend, sides: list[_Side], journals: dict[str, Journal],

@@ -196,13 +196,19 @@ def test_a_region_fails_over_is_fenced_and_fails_back(region, tmp_path):
     again = ok(region("dr", "failback", "--from", "west", "--switch", "-f"))
     assert again.stdout.startswith("Nothing to do: the region failback of west was done "
                                    "already"), again.stdout
-    # a publish on west: stored once in west, mirrored once to east
-    last = c.stream_info("ORD", domain="west")["state"]["last_seq"]
-    assert c.js_publish("orders.final")["stream"] == "ORD"
-    wait_until(lambda: c.stream_info("ORD_EAST", domain="east")["state"]["last_seq"]
-               == last + 1, message="east mirrored the publish after the switch")
-    assert contents(c, "ORD", "west") == contents(c, "ORD_EAST", "east") == [
-        *east_now["ORD_EAST"], (last + 1, "orders.final", b"")]
+    stored_once(c, "ORD", east_now["ORD_EAST"])
+
+
+def stored_once(c, stream: str, before: list) -> None:
+    """A publish from the west server on ``stream``'s subjects after the failback: stored
+    once in west, mirrored once to east (both then hold ``before`` and it)."""
+    subject = f"{STREAMS[stream][0]}.final"
+    last = c.stream_info(stream, domain="west")["state"]["last_seq"]
+    assert c.js_publish(subject)["stream"] == stream
+    wait_until(lambda: c.stream_info(f"{stream}_EAST", domain="east")["state"]["last_seq"]
+               == last + 1, message=f"east mirrored the publish on {subject}")
+    assert contents(c, stream, "west") == contents(c, f"{stream}_EAST", "east") == [
+        *before, (last + 1, subject, b"")]
 
 
 def read_tails(base) -> dict[str, list[tuple[int, str, bytes]]]:

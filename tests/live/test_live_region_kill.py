@@ -41,6 +41,7 @@ from live.test_live_region import (
     read_tails,
     refused,
     region,  # noqa: F401 - the fixture
+    stored_once,
 )
 
 KILLS_FAILOVER, KILLS_FAILBACK = 20, 10
@@ -140,16 +141,6 @@ def test_a_region_failover_killed_anywhere_is_finished_by_the_rerun(region, tmp_
     print(f"failover kills (0..{min(works) * 1.1:.3f}s after the plan): {met}")
 
 
-def _stored_once(c, before: list) -> None:
-    """A publish on west's pay.> after the failback: stored once in west, mirrored once."""
-    last = c.stream_info("PAY", domain="west")["state"]["last_seq"]
-    assert c.js_publish("pay.final")["stream"] == "PAY"
-    wait_until(lambda: c.stream_info("PAY_EAST", domain="east")["state"]["last_seq"]
-               == last + 1, message="east mirrored the publish after the switch")
-    assert contents(c, "PAY", "west") == contents(c, "PAY_EAST", "east") == [
-        *before, (last + 1, "pay.final", b"")]
-
-
 def _returned(east) -> dict[str, list[tuple[int, str, bytes]]]:
     """A fresh region failed over with west up, a split-brain publish on orders.> stored on
     both sides (ORD's tail), west fenced, east written to: what east holds."""
@@ -198,5 +189,5 @@ def test_a_region_failback_killed_anywhere_is_finished_by_the_rerun(region, tmp_
         assert third.stdout.startswith("Nothing to do: the region failback of west was done "
                                        "already"), (delay, third.stdout)
         # a publish on west: stored once in west, mirrored once to east
-        _stored_once(c, east_now["PAY_EAST"])
+        stored_once(c, "PAY", east_now["PAY_EAST"])
     print(f"failback kills (0..{work * 1.1:.3f}s after the plan): {met}")
