@@ -435,3 +435,23 @@ def test_a_failback_killed_after_deleting_the_promoted_stream_is_finished_by_the
     assert {("KV_" if o["kind"] == "kv" else "") + o["name"]: o["state"]
             for o in again["objects"]} == dict.fromkeys(ours, "done"), again
     _assert_failed_back(t, want, tails)
+
+
+def test_a_failover_killed_before_its_fence_fences_on_the_rerun(region):
+    """``--fence``: a run killed after its last object, before the fence (west back and
+    unfenced, the journal open): the re-run fences every old origin and finishes the
+    record."""
+    w, _, tmp = region
+    t = w.copy(tmp / "failover-fence")
+    t.ok("cluster", "up", "west")
+    t.ok(*FAILOVER)
+    _journal_left_open(t, "failover")
+    again = t.doc(*FAILOVER, "--fence")
+    assert again["done_earlier"] == len(STREAMS) + 1 and again["complete"] is True, again
+    assert again["fence"] is not None, "the re-run did not fence"
+    assert sorted((o["name"], o["action"]) for o in again["fence"]["objects"]) == sorted(
+        [("CFG", "fenced"), *((s, "fenced") for s in STREAMS)])
+    for s in STREAMS:
+        assert t.config("west", s)["subjects"] == [f"$JETLINK.fenced.{s}"]
+    assert _journal(t, "failover") == "finished"
+    assert t.doc(*FAILOVER, "--fence")["nothing_to_do"] is True

@@ -450,6 +450,9 @@ class RegionPlan:
         if self.refused:
             return report
         if not self.todo:
+            if self.run_options.get("fence") and any(
+                    j.doc and not j.doc.get("finished") for j in self.journals.values()):
+                report.fence = self._fence()  # a run stopped before its fence: fenced now
             report.finished = self._finish_stopped()
             report.nothing_to_do = report.finished is None
             report.finished = report.finished or self._finished()
