@@ -450,8 +450,7 @@ class RegionPlan:
         if self.refused:
             return report
         if not self.todo:
-            if self.run_options.get("fence") and any(
-                    j.doc and not j.doc.get("finished") for j in self.journals.values()):
+            if self.run_options.get("fence") and self._open():
                 report.fence = self._fence()  # a run stopped before its fence: fenced now
             report.finished = self._finish_stopped()
             report.nothing_to_do = report.finished is None
@@ -505,11 +504,15 @@ class RegionPlan:
             return None  # nothing failed over from the region (every object skipped)
         return fence.carry_out()
 
+    def _open(self) -> list[Journal]:
+        """The journal records a run began and did not finish (killed, or an object failed)."""
+        return [j for j in self.journals.values() if j.doc and not j.doc.get("finished")]
+
     def _finish_stopped(self) -> str | None:
         """A run killed after its last object's verb but before the journal said so leaves
         its record open with nothing left to do: the record is finished now, each object as
         this plan found it (done earlier); when, or None (no record open)."""
-        open_ = [j for j in self.journals.values() if j.doc and not j.doc.get("finished")]
+        open_ = self._open()
         if not open_:
             return None
         end = _stamp(self.clock.now_ns())
@@ -789,9 +792,9 @@ def _deleted(backend: Backend, sides: list[_Side], journals: dict[str, Journal],
                 continue
             store = FailbackStore(backend.site(side.cluster).kv())
             # a bucket's stream: KV_<bucket>, or the bucket's own name (core/config/kv.py)
-            stream = next((n for n in ([f"KV_{name}", name] if kind == "kv" else [name])
-                           if store.read(n) is not None), name)
-            rec = store.read(stream)
+            recs = [(n, store.read(n)) for n in ([f"KV_{name}", name] if kind == "kv"
+                                                  else [name])]
+            stream, rec = next(((n, r) for n, r in recs if r is not None), (name, None))
             if rec is None or rec.get("phase") == BACK or not rec.get("mirror"):
                 continue
             src = StreamSource.from_json(rec["mirror"], strict=False)
