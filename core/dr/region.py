@@ -185,7 +185,7 @@ class Journal:
 # --- the report ---------------------------------------------------------------------------------
 @dataclass
 class RegionReport:
-    """A region run's outcome (``to_json``: docs/dr.md "A region's outage")."""
+    """A region run's outcome (``to_json``: docs/region.md "JSON")."""
 
     action: str
     regions: list[str]
@@ -428,10 +428,11 @@ class RegionPlan:
         if self.refused:
             return report
         if not self.todo:
-            report.nothing_to_do = True
-            report.finished = self._finished()
-            if self.run_options.get("fence"):  # a re-run with --fence still fences
-                report.fence = self._fence()
+            if self.run_options.get("fence"):  # a re-run with --fence fences (again: a no-op
+                report.fence = self._fence()   # for what is fenced already)
+            report.finished = self._finish_stopped()
+            report.nothing_to_do = report.finished is None
+            report.finished = report.finished or self._finished()
             return report
         now = _stamp(self.clock.now_ns())
         for j in self.journals.values():
@@ -480,6 +481,28 @@ class RegionPlan:
         except UsageError:
             return None  # nothing failed over from the region (every object skipped)
         return fence.carry_out()
+
+    def _open(self) -> list[Journal]:
+        """The journal records a run began and did not finish (killed, or an object failed)."""
+        return [j for j in self.journals.values() if j.doc and not j.doc.get("finished")]
+
+    def _finish_stopped(self) -> str | None:
+        """A run killed after its last object's verb but before the journal said so leaves
+        its record open with nothing left to do: the record is finished now, each object as
+        this plan found it (done earlier); when, or None (no record open)."""
+        open_ = self._open()
+        if not open_:
+            return None
+        end = _stamp(self.clock.now_ns())
+        for o in self.objects:
+            j = self._journal(o)
+            if j in open_ and j.doc is not None:
+                j.doc["objects"][o.key] = {"state": o.state, "at": end, "detail": o.detail}
+        for j in open_:
+            assert j.doc is not None
+            j.doc["finished"] = end
+            j.write()
+        return end
 
     def _finished(self) -> str | None:
         ends = [j.doc.get("finished") for j in self.journals.values() if j.doc]
@@ -676,8 +699,11 @@ def _failback_plan(backend: Backend, objects: list[RegionObject],
         switched = bool(((journal.doc or {}).get("options") or {}).get("switch"))
         if o.kind == "topic":
             out.append(o)
-        elif not o.promoted:  # a mirror: failed back (switched) by this plan, or not ours
-            if done.get("state") in (DONE, EARLIER):
+        elif not o.promoted and (not done or done.get("state") in (DONE, EARLIER)):
+            # a mirror: failed back (switched) by this plan, or not ours; one this plan's
+            # journal left unfinished (a run killed inside or after its switch) is its
+            # failback's to finish or report (core/dr/failback.py's record), as below
+            if done:
                 o.state, o.detail = EARLIER, f"failed back at {done.get('at')}"
                 out.append(o)
         elif finished and done.get("state") in (DONE, EARLIER) and (
@@ -689,8 +715,15 @@ def _failback_plan(backend: Backend, objects: list[RegionObject],
                 dry = failback(backend.site(o.cluster), o.stream, tail=_tail_of(o, options),
                                switch=bool(options.get("switch")), dry_run=True,
                                kind=o.kind)
-            except JetlinkError as err:
+            except UsageError as err:
                 o.state, o.detail = REFUSED, one_line(err)
+            except JetlinkError as err:
+                if _resumed(backend, o):
+                    # a failback a killed run began: its record finishes it; the dry run
+                    # cannot see past the steps left (an old origin deleted, not caught up)
+                    o.detail = f"resumes the failback a run began ({one_line(err)})"
+                else:
+                    o.state, o.detail = REFUSED, one_line(err)
             else:
                 doc = dry.to_json()
                 o.plan = {k: doc.get(k) for k in ("origin", "promoted_last_seq", "tail",
@@ -698,6 +731,59 @@ def _failback_plan(backend: Backend, objects: list[RegionObject],
                 if dry.already_done:
                     o.state, o.detail = EARLIER, f"failed back at {dry.failed_back_at}"
             out.append(o)
+    return out
+
+
+def _resumed(backend: Backend, o: RegionObject) -> bool:
+    """Whether ``o``'s failback was begun by a run and not finished (its record in
+    core/dr/failback.py's bucket, before the phase done)."""
+    from .failback import DONE as BACK
+    from .failback import FailbackStore
+
+    rec = FailbackStore(backend.site(o.cluster).kv()).read(o.stream)
+    return rec is not None and rec.get("phase") != BACK
+
+
+def _deleted(backend: Backend, sides: list[Side], journals: dict[str, Journal],
+             objects: list[RegionObject], wanted: list[str], seen: set[str], action: str
+             ) -> list[RegionObject]:
+    """The objects this failback's journal left unfinished whose promoted stream is gone: a
+    run killed inside a switch, between its steps delete-promoted and create-mirror-back
+    (core/dr/failback.py), deleted it; its failback record (phase switch) finishes it."""
+    from ..config.kv import bucket_of_stream
+    from ..config.stream import StreamSource
+    from .failback import DONE as BACK
+    from .failback import FailbackStore
+
+    found = {o.key for o in objects}
+    out = []
+    for side in sides:
+        j = journals.get(side.label)
+        if j is None:  # a side none of whose objects is left: kept only when one is found
+            j = Journal(backend.kv(side.cluster), action, wanted)
+            j.read()
+        for key, was in ((j.doc or {}).get("objects") or {}).items():
+            kind, _, rest = key.partition(":")
+            name = rest.rpartition("@")[0]
+            if key in found or kind not in ("stream", "kv") or was.get("state") in (
+                    DONE, EARLIER, SKIPPED):
+                continue
+            store = FailbackStore(backend.site(side.cluster).kv())
+            # a bucket's stream: KV_<bucket>, or the bucket's own name (core/config/kv.py)
+            recs = [(n, store.read(n)) for n in ([f"KV_{name}", name] if kind == "kv"
+                                                  else [name])]
+            stream, rec = next(((n, r) for n, r in recs if r is not None), (name, None))
+            if rec is None or rec.get("phase") == BACK or not rec.get("mirror"):
+                continue
+            src = StreamSource.from_json(rec["mirror"], strict=False)
+            region = region_of(side.label, src)
+            if region in wanted:
+                seen.add(region)
+                origin = (bucket_of_stream(src.name) or src.name) if kind == "kv" \
+                    else src.name
+                out.append(RegionObject(kind, name, side.label, side.cluster, stream, origin,
+                                        region, promoted=True))
+                journals[side.label] = j
     return out
 
 
@@ -741,6 +827,8 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
         j = Journal(kv, action, wanted)
         j.read()
         journals[first.side] = j
+    if action == FAILBACK:
+        objects += _deleted(backend, sides, journals, objects, wanted, seen, action)
     options: dict[str, Any] = {"no_consumers": no_consumers, "skip": list(skip),
                                "skip_unready": skip_unready, "fence": fence}
     if action == FAILBACK:

@@ -1,0 +1,266 @@
+"""`jetlink dr failover --from west` and `jetlink dr failback --from west` on real
+nats-servers (core/dr/region.py): two JetStream domains joined by a leafnode (west the hub,
+east the leaf), jetlink talking to east.
+
+West's region: three streams, each with a durable consumer (its ack floor synced to east with
+``positions sync``), and the KV bucket CFG, each mirrored in east. West goes down; the region
+fails over in one run: every object promoted once with its origin's subjects, every consumer
+placed at its ack floor + 1, a re-run has nothing to do. West comes back over the leafnode: a
+split brain (a publish stored on both sides, `dr check` CRITICAL); `dr fence --from west`
+takes west's subjects away; the region fails back with --switch, each divergent tail saved in
+its partition of one dataset; then a publish on west is stored once in west and mirrored once
+to east. With west up at failover time, ``--fence`` fences it in the same run.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+from helpers import runner
+
+from jetlink.cli.main import app
+from live.clihelp import doc, ok
+from live.servers import wait_until
+
+#: stream -> (its subjects' prefix, the ack floor of its consumer c)
+STREAMS = {"ORD": ("orders", 2), "PAY": ("pay", 4), "SHIP": ("ship", 0)}
+MSGS = 6
+KEYS = {"a": "1", "b": "2"}
+ALL = [*(f"{s}_EAST" for s in STREAMS), "KV_CFG"]
+
+
+@pytest.fixture
+def region(live_domains, monkeypatch):
+    """West's region mirrored in east, caught up, positions synced: ``region(*args)`` runs
+    jetlink against east, ``region.west(*args)`` against west."""
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+    d = live_domains
+
+    def east(*args):
+        return runner.invoke(app, ["--server", d.leaf.url, *args], prog_name="jetlink")
+
+    def west(*args):
+        return runner.invoke(app, ["--server", d.hub.url, *args], prog_name="jetlink")
+
+    east.west, east.domains = west, d
+    return east
+
+
+def build(east) -> dict[str, list[tuple[int, str, bytes]]]:
+    """The region (file storage: west comes back with it) and its mirrors, caught up, the
+    origins' consumers acknowledged to their floors, positions synced. East's contents."""
+    build_west(east)
+    return build_east(east)
+
+
+def build_west(east) -> None:
+    """West's streams with their consumer c acknowledged to its floor, and the bucket CFG."""
+    c = east.domains.client()
+    for s, (sub, floor) in STREAMS.items():
+        c.stream_create({"name": s, "subjects": [f"{sub}.>"]}, domain="west")
+        for i in range(MSGS):
+            c.js_publish(f"{sub}.x", f"{s}-m{i + 1}".encode())
+        c.api(f"CONSUMER.CREATE.{s}.c", {"stream_name": s, "config": {
+            "durable_name": "c", "ack_policy": "explicit"}}, domain="west")
+        if floor:
+            assert c.fetch_ack(s, "c", floor, domain="west") == floor
+    ok(east.west("kv", "add", "CFG"))
+    for k, v in KEYS.items():
+        ok(east.west("kv", "put", "CFG", k, v))
+
+
+def build_east(east) -> dict[str, list[tuple[int, str, bytes]]]:
+    """East's mirrors of west's region, caught up, positions synced; their contents."""
+    d = east.domains
+    c = d.client()
+    for s in STREAMS:
+        c.stream_create({"name": f"{s}_EAST", "mirror": {
+            "name": s, "external": {"api": "$JS.west.API"}}}, domain="east")
+    ok(east("kv", "add", "KV_CFG", "--mirror", "CFG", "--mirror-domain", "west"))
+    want = {s: MSGS for s in STREAMS} | {"CFG": len(KEYS)}
+    for s, n in want.items():
+        mirror = "KV_CFG" if s == "CFG" else f"{s}_EAST"
+        wait_until(lambda m=mirror, n=n: c.stream_info(m, domain="east")["state"]["last_seq"]
+                   == n, message=f"{mirror} caught up")
+    ok(east("positions", "sync"))
+    return {m: contents(c, m, "east") for m in ALL}
+
+
+def contents(c, stream: str, domain: str) -> list[tuple[int, str, bytes]]:
+    """Every message of ``stream`` (sequence, subject, data), read one by one."""
+    st = c.stream_info(stream, domain=domain)["state"]
+    out = []
+    for seq in range(st["first_seq"], st["last_seq"] + 1) if st["messages"] else ():
+        m = c.api(f"STREAM.MSG.GET.{stream}", {"seq": seq}, domain=domain)
+        if "message" in m:
+            msg = m["message"]
+            out.append((msg["seq"], msg["subject"], base64.b64decode(msg.get("data") or "")))
+    return out
+
+
+def assert_failed_over(c, rep: dict, want: dict, states: tuple[str, ...] = ("done",)) -> None:
+    """Every object promoted once (by this run, or ``states``: by the run it finished) with
+    its subjects, every consumer placed once at its ack floor + 1, no message lost or
+    duplicated."""
+    assert rep["complete"] is True and rep["failed"] == [] and rep["refused"] == [], rep
+    assert sorted((o["kind"], o["name"]) for o in rep["objects"]) == sorted(
+        [("kv", "CFG"), *(("stream", f"{s}_EAST") for s in STREAMS)])
+    assert {o["state"] for o in rep["objects"]} <= set(states), rep["objects"]
+    for s, (sub, floor) in STREAMS.items():
+        cfg = c.stream_info(f"{s}_EAST", domain="east")["config"]
+        assert "mirror" not in cfg and cfg["subjects"] == [f"{sub}.>"], cfg
+        assert json.loads(cfg["metadata"]["jetlink.promoted_mirror"])["mirror"]["name"] == s
+        assert contents(c, f"{s}_EAST", "east") == want[f"{s}_EAST"]
+        names = c.api(f"CONSUMER.NAMES.{s}_EAST", {}, domain="east")["consumers"]
+        assert names == ["c"], names
+        info = c.api(f"CONSUMER.INFO.{s}_EAST.c", domain="east")
+        assert (info["config"]["deliver_policy"], info["config"]["opt_start_seq"],
+                info["num_pending"]) == ("by_start_sequence", floor + 1, MSGS - floor), info
+    cfg = c.stream_info("KV_CFG", domain="east")["config"]
+    assert "mirror" not in cfg and cfg["subjects"] == ["$KV.CFG.>"], cfg
+    assert contents(c, "KV_CFG", "east") == want["KV_CFG"]
+
+
+def refused(c, subject: str) -> str | None:
+    """The publish's error (a request nobody answers), or None when a stream took it."""
+    try:
+        c.js_publish(subject, b"x")
+    except Exception as err:  # noqa: BLE001 - the client's no-responders error
+        return f"{type(err).__name__}: {err}"
+    return None
+
+
+def counts(c) -> dict[str, tuple[int, int]]:
+    """Each stream's message count: (west's, east's)."""
+    return {s: (c.stream_info(s, domain="west")["state"]["messages"],
+                c.stream_info(f"{s}_EAST", domain="east")["state"]["messages"])
+            for s in STREAMS}
+
+
+@pytest.mark.slow
+def test_a_region_fails_over_is_fenced_and_fails_back(region, tmp_path):
+    d = region.domains
+    want = build(region)
+    d.hub.kill()  # the outage
+    try:
+        rep = doc(region("dr", "failover", "--from", "west", "-f", "-j"))
+        again = ok(region("dr", "failover", "--from", "west", "-f"))
+        assert again.stdout.startswith("Nothing to do: the region failover of west was done "
+                                       "already (finished "), again.stdout
+    finally:
+        d.hub.restart()
+        d.wait_ready()  # west is back, the leafnode joined
+    c = d.client()
+    assert_failed_over(c, rep, want)
+    # the split brain: one publish from the west server, stored on both sides
+    # (published until a stream takes it: the leafnode's interest may still be forming)
+    wait_until(lambda: refused(c, "orders.dup") is None, message="orders.dup stored")
+    wait_until(lambda: counts(c)["ORD"] == (MSGS + 1, MSGS + 1),
+               message=lambda: f"orders.dup stored in both domains ({counts(c)})")
+    assert c.js_publish("pay.dup")["stream"] in ("PAY", "PAY_EAST")
+    wait_until(lambda: counts(c)["PAY"] == (MSGS + 1, MSGS + 1),
+               message=lambda: f"pay.dup stored in both domains ({counts(c)})")
+    r = region("dr", "check", "-j")
+    assert r.exit_code == 2, r.stdout
+    split = {m["check_name"]: m["status"] for m in json.loads(r.stdout)["mirrors"]}
+    assert split == dict.fromkeys(["ORD_EAST", "PAY_EAST", "SHIP_EAST", "CFG"], "CRITICAL")
+    fence = doc(region("dr", "fence", "--from", "west", "-f", "-j"))
+    assert sorted((o["name"], o["action"]) for o in fence["objects"]) == [
+        ("CFG", "fenced"), ("ORD", "fenced"), ("PAY", "fenced"), ("SHIP", "fenced")]
+    before = counts(c)
+    # fenced: a publish from the west server on west's subject is stored once, in east only
+    assert c.js_publish("orders.after.fence")["stream"] == "ORD_EAST"
+    assert counts(c) == {**before, "ORD": (before["ORD"][0], before["ORD"][1] + 1)}
+    # east on its own subjects (stream failover --subjects): refused and stored nowhere
+    ok(region("stream", "failover", "SHIP_EAST", "--subjects", "east.ship.>", "-f"))
+    wait_until(lambda: refused(c, "ship.refused") is not None,
+               message="a publish on ship.> refused once east left it")
+    assert "no responders" in refused(c, "ship.refused").lower()
+    assert counts(c)["SHIP"] == (MSGS, MSGS)
+    east_now = {m: contents(c, m, "east") for m in ALL}
+    # the failback: each tail in its partition, counted; --switch: west the primary again
+    tails = tmp_path / "tails"
+    plan = doc(region("dr", "failback", "--from", "west", "--switch", "--tail",
+                      f"parquet:{tails}", "--dry-run", "-j"))
+    planned = {o["name"]: (o["plan"]["tail"] or {}).get("messages") for o in plan["objects"]}
+    assert planned == {"ORD_EAST": 1, "PAY_EAST": 1, "SHIP_EAST": 0, "CFG": 0}, planned
+    back = doc(region("dr", "failback", "--from", "west", "--switch", "--tail",
+                      f"parquet:{tails}", "-f", "-j"))
+    assert back["complete"] is True and [o["state"] for o in back["objects"]] == [
+        "done"] * 4, back
+    assert read_tails(tails) == {"object=ORD_EAST": [(MSGS + 1, "orders.dup", b"x")],
+                                 "object=PAY_EAST": [(MSGS + 1, "pay.dup", b"")]}
+    assert_failed_back(c, east_now)
+    again = ok(region("dr", "failback", "--from", "west", "--switch", "-f"))
+    assert again.stdout.startswith("Nothing to do: the region failback of west was done "
+                                   "already"), again.stdout
+    stored_once(c, "ORD", east_now["ORD_EAST"])
+
+
+def stored_once(c, stream: str, before: list) -> None:
+    """A publish from the west server on ``stream``'s subjects after the failback: stored
+    once in west, mirrored once to east (both then hold ``before`` and it)."""
+    subject = f"{STREAMS[stream][0]}.final"
+    last = c.stream_info(stream, domain="west")["state"]["last_seq"]
+    assert c.js_publish(subject)["stream"] == stream
+    wait_until(lambda: c.stream_info(f"{stream}_EAST", domain="east")["state"]["last_seq"]
+               == last + 1, message=f"east mirrored the publish on {subject}")
+    assert contents(c, stream, "west") == contents(c, f"{stream}_EAST", "east") == [
+        *before, (last + 1, subject, b"")]
+
+
+def read_tails(base) -> dict[str, list[tuple[int, str, bytes]]]:
+    """Each partition of the region's tail dataset: its rows (seq, subject, data)."""
+    import pyarrow.parquet as pq
+
+    out = {}
+    for part in sorted(base.glob("object=*")):
+        rows = []
+        for f in sorted(part.glob("*.parquet")):
+            rows += [(x["seq"], x["subject"], x["data"]) for x in
+                     pq.read_table(f, columns=["seq", "subject", "data"]).to_pylist()]
+        out[part.name] = rows
+    return out
+
+
+def assert_failed_back(c, east_now: dict) -> None:
+    """The round trip: each old origin the primary with its own subjects, unfenced, holding
+    what east held; east mirroring it, caught up; the consumers back on west."""
+    for s, (sub, floor) in STREAMS.items():
+        o = c.stream_info(s, domain="west")
+        assert "mirror" not in o["config"] and o["config"]["subjects"] == [f"{sub}.>"], o
+        assert "jetlink.fenced_subjects" not in (o["config"].get("metadata") or {})
+        assert contents(c, s, "west") == east_now[f"{s}_EAST"]
+        wait_until(lambda s=s: contents(c, f"{s}_EAST", "east") == east_now[f"{s}_EAST"],
+                   message=f"{s}_EAST mirrors {s} again")
+        assert c.stream_info(f"{s}_EAST", domain="east")["config"]["mirror"]["name"] == s
+        assert c.api(f"CONSUMER.NAMES.{s}", {}, domain="west")["consumers"] == ["c"]
+        info = c.api(f"CONSUMER.INFO.{s}.c", domain="west")
+        assert (info["config"]["opt_start_seq"], info["ack_floor"]["stream_seq"],
+                info["num_pending"]) == (floor + 1, floor, len(east_now[f"{s}_EAST"]) - floor)
+    o = c.stream_info("KV_CFG", domain="west")
+    assert "mirror" not in o["config"] and o["config"]["subjects"] == ["$KV.CFG.>"], o
+    assert contents(c, "KV_CFG", "west") == east_now["KV_CFG"]
+
+
+@pytest.mark.slow
+def test_a_region_failover_with_west_up_fences_it_in_the_same_run(region):
+    want = build(region)
+    c = region.domains.client()
+    rep = doc(region("dr", "failover", "--from", "west", "--fence", "-f", "-j"))
+    assert_failed_over(c, rep, want)
+    assert sorted((o["name"], o["action"]) for o in rep["fence"]["objects"]) == [
+        ("CFG", "fenced"), ("ORD", "fenced"), ("PAY", "fenced"), ("SHIP", "fenced")]
+    for s, (sub, _) in STREAMS.items():
+        cfg = c.stream_info(s, domain="west")["config"]
+        assert cfg["subjects"] == [f"$JETLINK.fenced.{s}"], cfg
+        assert json.loads(cfg["metadata"]["jetlink.fenced_subjects"]) == [f"{sub}.>"]
+    # no split brain: a publish from the west server is stored once, in east
+    before = counts(c)
+    assert c.js_publish("orders.after")["stream"] == "ORD_EAST"
+    assert counts(c) == {**before, "ORD": (before["ORD"][0], before["ORD"][1] + 1)}
+    again = ok(region("dr", "failover", "--from", "west", "--fence", "-f"))
+    assert again.stdout.startswith("Nothing to do: the region failover of west was done "
+                                   "already"), again.stdout
