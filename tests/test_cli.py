@@ -330,7 +330,7 @@ def test_shell_completion_through_the_entry_point():
     )
     assert proc.stdout.split() == ["transform", "validate", "pub", "replicate", "batch",
                                    "startup", "all", "kv", "link", "spark", "live", "live-dr",
-                                   "dr", "live-export", "serve"]
+                                   "dr", "acls", "live-export", "serve"]
 
 
 # -- validate, against a stand-in core.topology ----------------------------------------

@@ -130,7 +130,7 @@ def test_the_regions_tab_fails_a_live_region_over(live_domains):
     assert [r[:5] + r[6:] for r in rows] == [["west", "0", "1", "1", "0", "0", "0", "-"]]
     assert asked[:2] == ["1 object of west to fail over",
                          "Region failover of west: 1 object, 0 messages at risk, recovery "
-                         "point 0s, 1 consumers to place"]
+                         "point 0s, 1 consumer to place"]
     assert outcome[0] == "Region failover of west: 1 done, 0 done earlier, 0 skipped, 0 failed"
     # west never went away: its ORDERS still takes orders.>, as ORDERS_EAST now does
     assert after == [["west", " 1 ", "1", "0", "0", "-", "-", "1", "0/1"]]
