@@ -3,8 +3,9 @@
 Benchmarks print what they measured and assert nothing. The measuring code is in the
 package jetlink.core.bench (``bench_transform`` in .transform, ``bench_validate`` in
 .validate, ``bench_pub``, ``bench_replicate``, ``bench_kv`` and ``bench_link`` in .engine;
-``bench_spark`` in jetlink.sparkops.bench, imported inside its command only); this module
-calls it and renders the returned dict.
+``bench_spark`` in jetlink.sparkops.bench, imported inside its command only;
+``bench_authorize`` and ``bench_acl_sync`` in .acls); this module calls it and renders the
+returned dict.
 """
 
 from __future__ import annotations
@@ -581,6 +582,51 @@ def _region_only(backend: BenchBackend, *sizes: int | None) -> None:
     if given:
         raise UsageError(f"{given[0]} goes with --region (the region's failover bench)",
                          field=given[0].lstrip("-").replace("-", "_"))
+
+
+@bench_app.command("acls")
+def acls(
+    ctx: typer.Context,
+    acls: Annotated[
+        int, typer.Option("--acls", min=3, metavar="N", help="ACLs on the secured cluster.")
+    ] = 10_000,
+    requests: Annotated[
+        int, typer.Option("--requests", min=1, metavar="N",
+                          help="Produce requests, and as many consume requests, per side "
+                          "and run.")
+    ] = 2000,
+    runs: Annotated[
+        int, typer.Option("--runs", min=1, metavar="N",
+                          help="Runs (authorization: pairs, sides taking turns; ACL sync: "
+                          "syncs).")
+    ] = 5,
+    json_output: JsonOption = False,
+) -> None:
+    """Time Kafka authorization and ACL sync.
+
+    Authorization: two Kafka clusters with topic orders, one without an authorizer and one
+    with --acls ACLs (literal and prefixed, over many topics, groups and principals);
+    each side makes --requests produce requests of one record then as many consume requests
+    (a fetch of one record and its commit) as User:bench, each authorized by the topic
+    store as topic produce|consume --principal are (Kafka's rules over the cluster's
+    ACLs). Sides take turns by chunks of 100
+    requests; counts asserted; per-run ratios secured / plain and their median (goal: under
+    1.05), and the decision alone in microseconds. ACL sync: --acls ACLs read from a source
+    cluster and created on a fresh destination as a link's (one transaction), then the
+    removal pass over them (goal: under 2 s per sync). Building is not timed.
+    """
+    from jetlink.core.bench.acls import bench_acl_sync, bench_authorize
+
+    doc = {"authorization": bench_authorize(acls, requests, runs),
+           "sync": bench_acl_sync(acls, runs)}
+
+    def human(a: App, d: dict[str, Any]) -> None:
+        for part, title in (("authorization", "authorization (secured / plain)"),
+                            ("sync", "ACL sync")):
+            output.line(a, f"{title}:")
+            output.kv_block(a, d[part])
+
+    App.of(ctx).emit(doc, human=human)
 
 
 @bench_app.command("live-export")

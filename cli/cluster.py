@@ -33,6 +33,15 @@ KINDS = ("nats", "kafka")
 
 # -- commands -------------------------------------------------------------------------------
 
+AuthorizerOpt = Annotated[bool, typer.Option(
+    "--authorizer", help="A Kafka cluster that enforces ACLs (authorizer.class.name set).")]
+SuperUsersOpt = Annotated[str | None, typer.Option(
+    "--super-users", metavar="'User:a;User:b'", show_default=False,
+    help="Kafka's super.users: principals never refused.")]
+AllowEveryoneOpt = Annotated[bool, typer.Option(
+    "--allow-everyone-if-no-acl-found",
+    help="Kafka's allow.everyone.if.no.acl.found: a resource without any ACL is open.")]
+
 NameArg = Annotated[str, typer.Argument(metavar="NAME", help="Cluster name ([A-Za-z0-9_-]).",
                                         autocompletion=completion.clusters)]
 
@@ -49,24 +58,80 @@ def add(
             help="nats (streams, consumers, KV) or kafka (topics, groups, links).",
         ),
     ] = "nats",
+    authorizer: AuthorizerOpt = False,
+    super_users: SuperUsersOpt = None,
+    allow_everyone: AllowEveryoneOpt = False,
     json_output: JsonOption = False,
 ) -> None:
     """Add a cluster to the data directory.
 
     Creates <data-dir>/NAME.db. Address the cluster afterwards with the global option
-    --cluster NAME.
+    --cluster NAME. A Kafka cluster added with --authorizer enforces ACLs (jetlink acls,
+    kafka-acls): every request of a principal (--principal) is authorized as Kafka's
+    StandardAuthorizer would; jetlink itself, without --principal, administers it.
     """
     app = App.of(ctx)
+    if (authorizer or super_users is not None or allow_everyone) and kind != "kafka":
+        from jetlink.cli.common import usage
+
+        raise usage("--authorizer, --super-users and --allow-everyone-if-no-acl-found are for "
+                    "a Kafka cluster (--kind kafka)")
     store = data_dir(app)
+    if authorizer or super_users is not None:  # checked before anything is created
+        from jetlink.core.kafka.acls import parse_principal
+
+        for user in (super_users or "").split(";"):
+            if user.strip():
+                parse_principal(user.strip(), field="super_users")
     info = store.add_cluster(name, kind=kind)
     if kind == "kafka":  # the Kafka tables belong to the cluster from its creation
         from jetlink.core.kafka.schema import create_schema
 
         create_schema(store.open(name))
+        if authorizer or super_users is not None or allow_everyone:
+            from jetlink.core.kafka.acls import AclStore
+
+            AclStore(store.open(name)).configure(enabled=authorizer, super_users=super_users,
+                                                 allow_everyone=allow_everyone)
     if info is None:  # the store may return nothing: describe the new cluster
         info = next((c for c in store.clusters() if to_doc(c).get("name") == name), None)
     doc = to_doc(info)
     app.emit(doc, human=lambda a, d: output.line(a, f"Cluster {name} was created"))
+
+
+@cluster_app.command("authorizer")
+def authorizer_cmd(
+    ctx: typer.Context,
+    name: NameArg,
+    enable: Annotated[bool | None, typer.Option(
+        "--enable/--disable", show_default=False,
+        help="Enforce ACLs, or stop enforcing them (the ACLs are kept).")] = None,
+    super_users: SuperUsersOpt = None,
+    allow_everyone: Annotated[bool | None, typer.Option(
+        "--allow-everyone-if-no-acl-found/--deny-if-no-acl-found", show_default=False,
+        help="Kafka's allow.everyone.if.no.acl.found.")] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Show or change a Kafka cluster's authorizer.
+
+    Without options: its settings. --enable makes the cluster enforce ACLs, --disable stops
+    it (its ACLs stay); --super-users replaces super.users.
+    """
+    from jetlink.core.kafka.acls import AclStore
+
+    app = App.of(ctx)
+    store = AclStore(data_dir(app).open_kind(name, "kafka", "ACLs"))
+    settings = store.configure(enabled=enable, super_users=super_users,
+                               allow_everyone=allow_everyone)
+    doc = {"cluster": name, **settings.to_json()}
+
+    def human(a: App, d: dict[str, Any]) -> None:
+        output.line(a, f"Cluster {name}: authorizer {'on' if d['authorizer'] else 'off'}, "
+                       f"super.users={d['super.users'] or '(none)'}, "
+                       "allow.everyone.if.no.acl.found="
+                       f"{'true' if d['allow.everyone.if.no.acl.found'] else 'false'}")
+
+    app.emit(doc, human=human)
 
 
 @cluster_app.command("ls")

@@ -16,7 +16,10 @@ usage error (2).
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,10 +27,11 @@ import typer
 
 from jetlink.cli import common, completion
 from jetlink.cli.app import App
-from jetlink.cli.options import DURATION, ForceOption, JsonOption
+from jetlink.cli.options import DURATION, DurationType, ForceOption, JsonOption
 from jetlink.cli.server_check import (
     Format,
     FormatOption,
+    NamespaceOption,
     OutfileOption,
     _duration,
     write_outfile,
@@ -35,11 +39,12 @@ from jetlink.cli.server_check import (
 
 dr_app = typer.Typer(
     name="dr",
-    help="Check failover readiness; fail a region over, fence it, fail it back.\n\nWhat a "
+    help="Failover readiness; a region out and back.\n\nWhat a "
     "failover made now would lose or break, per mirror (NATS streams, KV buckets, mirror "
     "topics), in natscli's server check formats and exit codes (0 OK, 1 WARNING, 2 CRITICAL, "
-    "3 UNKNOWN), with a split brain (an old origin back and writable) CRITICAL; and the "
-    "fence that stops a returned region's old origins taking writes.",
+    "3 UNKNOWN), with a split brain (an old origin back and writable) CRITICAL; a region's "
+    "failover and failback as one journalled plan; and the fence that stops a returned "
+    "region's old origins taking writes.",
     no_args_is_help=True,
 )
 
@@ -53,6 +58,40 @@ def _msgs(help: str) -> Any:
     return typer.Option(metavar="MSGS", help=help, min=0, show_default=False)
 
 
+# the thresholds and the topology file of dr check and dr watch (core/dr/readiness.py
+# DrThresholds: a flag not given comes from the mirror's io.nats.monitor.<flag> metadata)
+LagWarn = Annotated[int | None, _msgs(
+    "Warn when the mirror is this many messages behind its origin or more.")]
+LagCritical = Annotated[int | None, _msgs(
+    "Critical when the mirror is this many messages behind its origin or more.")]
+SeenWarn = Annotated[str | None, _span(
+    "Warn when the mirror last heard from its origin this long ago or more.")]
+SeenCritical = Annotated[str | None, _span(
+    "Critical when the mirror last heard from its origin this long ago or more.")]
+PositionsWarn = Annotated[str | None, _span(
+    "Warn when the consumer positions were synced this long ago or more.")]
+PositionsCritical = Annotated[str | None, _span(
+    "Critical when the consumer positions were synced this long ago or more (or never).")]
+RpoWarn = Annotated[str | None, _span(
+    "Warn when the oldest message a failover now would lose is this old or more (the "
+    "recovery point in seconds).")]
+RpoCritical = Annotated[str | None, _span(
+    "Critical when the oldest message a failover now would lose is this old or more (or "
+    "unknown: never heard from the origin).")]
+TopologyOption = Annotated[Path | None, typer.Option(
+    "--topology", metavar="FILE", dir_okay=False, show_default=False,
+    help="A topology file naming the origins' streams: their subjects, for a failover "
+    "whose origin is gone.")]
+_THRESHOLDS = ("lag_warn", "lag_critical", "seen_warn", "seen_critical", "positions_warn",
+               "positions_critical", "rpo_warn", "rpo_critical")
+
+
+def _flags(given: dict[str, Any]) -> dict[str, Any]:
+    """The threshold flags of a command's parameters (its ``locals()``) as check_readiness
+    takes them: DrThresholds field -> the flag's value (None: not given)."""
+    return {name: given[name] for name in _THRESHOLDS}
+
+
 @dr_app.command("check")
 def check(
     ctx: typer.Context,
@@ -60,34 +99,17 @@ def check(
         metavar="[NAME]...", help="Only these mirrors: STREAM, BUCKET (a KV mirror), "
         "LINK/TOPIC or TOPIC (a mirror topic); NAME@CLUSTER on the embedded engine.",
         show_default=False, autocompletion=completion.dr_checked)] = None,
-    lag_warn: Annotated[int | None, _msgs(
-        "Warn when the mirror is this many messages behind its origin or more.")] = None,
-    lag_critical: Annotated[int | None, _msgs(
-        "Critical when the mirror is this many messages behind its origin or more.")] = None,
-    seen_warn: Annotated[str | None, _span(
-        "Warn when the mirror last heard from its origin this long ago or more.")] = None,
-    seen_critical: Annotated[str | None, _span(
-        "Critical when the mirror last heard from its origin this long ago or more.")
-    ] = None,
-    positions_warn: Annotated[str | None, _span(
-        "Warn when the consumer positions were synced this long ago or more.")] = None,
-    positions_critical: Annotated[str | None, _span(
-        "Critical when the consumer positions were synced this long ago or more (or "
-        "never).")] = None,
-    rpo_warn: Annotated[str | None, _span(
-        "Warn when the oldest message a failover now would lose is this old or more (the "
-        "recovery point in seconds).")] = None,
-    rpo_critical: Annotated[str | None, _span(
-        "Critical when the oldest message a failover now would lose is this old or more "
-        "(or unknown: never heard from the origin).")] = None,
-    topology: Annotated[Path | None, typer.Option(
-        "--topology", metavar="FILE", dir_okay=False, show_default=False,
-        help="A topology file naming the origins' streams: their subjects, for a failover "
-        "whose origin is gone.")] = None,
+    lag_warn: LagWarn = None,
+    lag_critical: LagCritical = None,
+    seen_warn: SeenWarn = None,
+    seen_critical: SeenCritical = None,
+    positions_warn: PositionsWarn = None,
+    positions_critical: PositionsCritical = None,
+    rpo_warn: RpoWarn = None,
+    rpo_critical: RpoCritical = None,
+    topology: TopologyOption = None,
     fmt: FormatOption = Format.nagios,
-    namespace: Annotated[str, typer.Option(
-        "--namespace", metavar="NAME", help="The Prometheus namespace (metric name prefix).")
-    ] = "jetlink",
+    namespace: NamespaceOption = "jetlink",
     outfile: OutfileOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -106,10 +128,7 @@ def check(
     from jetlink.core.dr import check_readiness
 
     app = App.of(ctx)
-    flags = {"lag_warn": lag_warn, "lag_critical": lag_critical, "seen_warn": seen_warn,
-             "seen_critical": seen_critical, "positions_warn": positions_warn,
-             "positions_critical": positions_critical, "rpo_warn": rpo_warn,
-             "rpo_critical": rpo_critical}
+    flags = _flags(locals())
     clusters = [app.cluster] if common.given(ctx.find_root(), "cluster") else None
     readiness = check_readiness(common.backend(app), names or (), flags=flags,
                                 topology=_topology(topology), clusters=clusters,
@@ -148,9 +167,11 @@ def fence(
     (jetlink.fenced_subjects). Producers still publishing there get no responders instead
     of storing a tail nobody reads, or a copy of every message east stores too (a split
     brain over a leafnode). Its stored messages and consumers stay. Only stream|kv failback
-    --switch undoes it (the old origin becomes the primary with its recorded subjects). A
-    failed-over Kafka mirror topic is refused: its source would be fenced by ACLs, which
-    jetlink does not have. Exit status 0 when every old origin is fenced (or was), 1 when
+    --switch undoes it (the old origin becomes the primary with its recorded subjects). For
+    a failed-over Kafka mirror topic its old source topic gets a DENY WRITE ACL for User:*
+    in REGION's cluster, which must enforce ACLs (cluster authorizer NAME --enable; refused
+    otherwise); mirrors truncate-and-restore removes it. Exit status 0 when every old origin
+    is fenced (or was), 1 when
     one was not (unreachable, refused, failed: named), 2 for a --from that is unknown,
     empty or the side addressed (nothing changed).
     """
@@ -183,6 +204,12 @@ def _render_fence(app: App, doc: dict[str, Any]) -> None:
     """``dr fence``'s report: one line per old origin, then what it comes to."""
     from jetlink.cli import output
 
+    output.lines(app, fence_lines(doc))
+
+
+def fence_lines(doc: dict[str, Any]) -> list[str]:
+    """``dr fence``'s report as lines (the dashboard's fence dialog shows them too)."""
+    out = []
     regions = ", ".join(doc["regions"])
     for o in doc["objects"]:
         subjects = ""
@@ -190,15 +217,198 @@ def _render_fence(app: App, doc: dict[str, Any]) -> None:
             subjects = f": {', '.join(o['subjects_before'])} -> " \
                 f"{', '.join(o['subjects_after'])}"
         detail = f" ({o['detail']})" if o["detail"] else ""
-        output.line(app, f"{o['kind']} {o['name']}@{o['region']} (failed over to "
-                         f"{o['failed_over_to']}): {o['action']}{subjects}{detail}")
+        out.append(f"{o['kind']} {o['name']}@{o['region']} (failed over to "
+                   f"{o['failed_over_to']}): {o['action']}{subjects}{detail}")
     if doc["dry_run"]:
-        output.line(app, "Dry run: nothing changed")
+        out.append("Dry run: nothing changed")
     elif doc["nothing_to_do"]:
-        output.line(app, f"Nothing to do: every old origin of {regions} is fenced already")
+        out.append(f"Nothing to do: every old origin of {regions} is fenced already")
     elif doc["fenced"]:
-        output.line(app, f"Fenced {doc['fenced']} old origin{'' if doc['fenced'] == 1 else 's'}"
-                         f" of {regions}: stream|kv failback NAME --switch undoes it")
+        undo = [u for k, u in (
+            (("stream", "kv"), "stream|kv failback NAME --switch"),
+            (("topic",), "mirrors truncate-and-restore TOPIC --link LINK"))
+            if any(o["kind"] in k and o["action"] == "fenced" for o in doc["objects"])]
+        out.append(f"Fenced {doc['fenced']} old origin{'' if doc['fenced'] == 1 else 's'}"
+                   f" of {regions}: {' / '.join(undo)} undoes it")
+    return out
+
+
+#: ``dr watch --interval``: the natscli duration rule, at least 100ms
+INTERVAL = DurationType(wait=True, minimum=100 * 1_000_000)
+#: how long a stopped watch waits for the check under way before it ends anyway
+STOP_GRACE = 1.5
+
+
+@dr_app.command("watch")
+def watch(
+    ctx: typer.Context,
+    regions: Annotated[list[str] | None, typer.Option(
+        "--from", metavar="REGION", show_default=False,
+        help="Only the objects whose origin is in REGION: a cluster of the data directory "
+        "(embedded engine) or a JetStream domain (live server). Repeatable.")] = None,
+    listen: Annotated[str, typer.Option(
+        "--listen", metavar="HOST:PORT",
+        help="Serve /metrics and /healthz here (port 0: one the system chooses, printed "
+        "on stderr).")] = "127.0.0.1:9180",
+    interval: Annotated[str, typer.Option(
+        "--interval", metavar="DURATION", parser=INTERVAL,
+        help="Time between two checks (at least 100ms).")] = "15s",
+    namespace: NamespaceOption = "jetlink",
+    lag_warn: LagWarn = None,
+    lag_critical: LagCritical = None,
+    seen_warn: SeenWarn = None,
+    seen_critical: SeenCritical = None,
+    positions_warn: PositionsWarn = None,
+    positions_critical: PositionsCritical = None,
+    rpo_warn: RpoWarn = None,
+    rpo_critical: RpoCritical = None,
+    topology: TopologyOption = None,
+    fence_on_return: Annotated[bool, typer.Option(
+        "--fence-on-return", help="When a failed-over object's old origin answers again "
+        "unfenced, fence its region (dr fence --from REGION), each old origin once.")
+    ] = False,
+    failover_after: Annotated[str | None, _span(
+        "Fail a --from region over (dr failover --from REGION) once none of its origins "
+        "has answered for this long, check after check, while the positions are recent; "
+        "once.")] = None,
+    positions_max_age: Annotated[str | None, _span(
+        "With --failover-after: the positions must have been synced this recently (default "
+        "1m).")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="With --fence-on-return or --failover-after: only log what would "
+        "be done.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Export readiness to Prometheus, continuously.
+
+    Runs the dr check every --interval and serves the last result over HTTP: /metrics in
+    the Prometheus text format (per object, per region and for the whole: status, lag,
+    recovery point, positions age, fenced, split brain; the time and duration of the last
+    check; counters of checks and of automatic actions) and /healthz (200 ok once a check
+    listed the mirrors, else 503 and why). One line per check on stdout (with --json one
+    JSON document per line). --fence-on-return fences a returned region's old origins by
+    itself, --failover-after fails a --from region over when its origins stay silent
+    (--dry-run: only says so); each action logged on stderr, counted, done once. SIGINT
+    and SIGTERM stop it, exit status 0; a --listen that is not HOST:PORT or a bad --from is
+    a usage error (2), an address that cannot be bound exits 1.
+    """
+    from jetlink.cli.stream import _topology
+    from jetlink.core.dr.watch import Watch, listen_address, serve
+
+    app = App.of(ctx)
+    host, port = listen_address(listen)
+    every = INTERVAL.seconds(interval)
+    clusters = [app.cluster] if common.given(ctx.find_root(), "cluster") else None
+    w = Watch(common.backend(app), regions=regions or (), flags=_flags(locals()),
+              topology=_topology(topology), clusters=clusters, clock=common.make_clock(),
+              fence_on_return=fence_on_return, failover_after=failover_after,
+              positions_max_age=positions_max_age, dry_run=dry_run)
+    with _stop_signals() as stop:
+        server = serve(w, host, port, namespace)
+        try:
+            first = w.check()  # --from is checked against what it finds
+            server.start()
+            from jetlink.cli import output
+
+            output.notice(app, f"jetlink: dr watch: serving {server.url}/metrics and "
+                               f"/healthz, a check every {interval}")
+            _report(app, first)
+            _loop(app, w, every, stop)
+        finally:
+            server.close()
+
+
+def _loop(app: App, w: Any, every: float, stop: Any) -> None:
+    """A check every ``every`` seconds on a thread of its own until ``stop`` is set (a
+    signal): the main thread only waits, so a stop is never held up by a slow check
+    longer than :data:`STOP_GRACE`."""
+    import threading
+
+    broke: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            while not stop.wait(every):
+                _report(app, w.check())
+        except Exception as err:  # noqa: BLE001 - handed to the main thread, reported there
+            broke.append(err)
+
+    worker = threading.Thread(target=run, name="dr-watch", daemon=True)
+    worker.start()
+    while not stop.is_set() and worker.is_alive():
+        stop.wait(0.1)
+    stop.set()
+    worker.join(STOP_GRACE)
+    if broke:  # its output could not be written (a closed pipe): the watch cannot go on
+        from jetlink.core.errors import JetlinkError
+
+        raise JetlinkError(f"dr watch stopped: {type(broke[0]).__name__}: {broke[0]}")
+
+
+def _report(app: App, done: Any) -> None:
+    """One check: its line (or JSON document) on stdout, each action taken on stderr."""
+    from jetlink.cli import output
+
+    for a in done.actions:
+        output.notice(app, f"jetlink: dr watch: {a.message()}")
+    doc = done.to_json()
+    if app.json:
+        output.json_line(doc)
+        return
+    output.line(app, _check_line(doc))
+
+
+def _check_line(doc: dict[str, Any]) -> str:
+    """``2026-11-28T11:30:00Z WARNING: 3 objects (2 ok, 1 warning, 0 critical); worst
+    recovery point 5s, 2 messages``."""
+    from jetlink.core.monitor.lag import ago
+
+    head = f"{doc['time']} {doc['status']}"
+    if doc["failure"]:
+        return f"{head}: {doc['failure']}"
+    c = doc["counts"]
+    n = len(doc["objects"])
+    line = (f"{head}: {n} object{'' if n == 1 else 's'} ({c['OK']} ok, {c['WARNING']} "
+            f"warning, {c['CRITICAL']} critical)")
+    worst = doc["worst_recovery_point"]
+    if worst["messages"] is not None:
+        seconds = "unknown" if worst["seconds"] is None else \
+            ago(round(worst["seconds"] * 1e9))
+        n = worst["messages"]
+        line += f"; worst recovery point {seconds}, {n} message{'' if n == 1 else 's'}"
+    return line
+
+
+@contextlib.contextmanager
+def _stop_signals() -> Iterator[Any]:
+    """An event set by SIGINT or SIGTERM (the watch's stop: exit status 0 for both, a
+    service manager's and a terminal's stop alike), the previous handlers back after. The
+    handler only sets a flag the main thread polls: a lock taken in a signal handler could
+    be the one the interrupted code holds."""
+    import threading
+
+    stop = threading.Event()
+    caught: list[int] = []
+
+    class Stop:
+        def wait(self, seconds: float) -> bool:
+            if caught:
+                stop.set()
+            return stop.wait(seconds) or bool(caught)
+
+        def is_set(self) -> bool:
+            return stop.is_set() or bool(caught)
+
+        def set(self) -> None:
+            stop.set()
+
+    previous = {sig: signal.signal(sig, lambda sig, _frame: caught.append(sig))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield Stop()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 RegionsOption = Annotated[list[str], typer.Option(
@@ -342,29 +552,58 @@ def _secs(v: Any) -> str:
 
 
 def _object_line(o: dict[str, Any], action: str) -> str:
-    """One object of a region run: what it is, where from, its state and plan."""
+    """One object of a region run: what it is, where from, its state, then its plan (not
+    run yet) or what was done (its verb's report)."""
     head = f"{o['kind']} {o['name']}{'@' + o['side'] if o['side'] else ''} <- " \
         f"{o['origin']}@{o['region']}: {o['state']}"
-    p = o.get("plan") or {}
-    parts = []
-    rp = p.get("recovery_point") or {}
-    if action == "failover" and o["state"] in ("planned", "done") and rp:
-        parts.append(f"{rp.get('messages') or 0} not copied, recovery point "
-                     f"{_secs(rp.get('seconds'))}")
-        if p.get("subjects"):
-            parts.append(f"subjects {', '.join(p['subjects'])} (from "
-                         f"{p.get('subjects_from')})")
-        if p.get("consumers"):
-            parts.append(f"{len(p['consumers'])} consumer"
-                         f"{'' if len(p['consumers']) == 1 else 's'} to place")
-        if p.get("clamps"):
-            parts.append(f"{len(p['clamps'])} clamp{'' if len(p['clamps']) == 1 else 's'}")
-    tail = p.get("tail") or {}
-    if action == "failback" and isinstance(tail, dict) and tail:
-        parts.append(f"tail {tail.get('messages', 0)} messages -> {tail.get('path')}")
+    done = o.get("result") or {}
+    parts = _outcome(done, o["kind"], action) if done else _planned(o.get("plan") or {},
+                                                                      o["state"], action)
     if o.get("detail"):
         parts.append(o["detail"])
     return head + (f" ({'; '.join(parts)})" if parts else "")
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _planned(p: dict[str, Any], state: str, action: str) -> list[str]:
+    parts = []
+    rp = p.get("recovery_point") or {}
+    if rp and state == "planned":
+        parts.append(f"{rp.get('messages') or 0} not copied, recovery point "
+                     f"{_secs(rp.get('seconds'))}")
+    if p.get("subjects") and state == "planned":
+        parts.append(f"subjects {', '.join(p['subjects'])} (from {p.get('subjects_from')})")
+    if p.get("consumers"):
+        parts.append(f"{_n(len(p['consumers']), 'consumer')} to place")
+    if p.get("clamps"):
+        parts.append(_n(len(p["clamps"]), "clamp"))
+    tail = p.get("tail")
+    if action == "failback" and isinstance(tail, dict):
+        parts.append(f"tail {_n(int(tail.get('messages') or 0), 'message')} -> "
+                     f"{tail.get('path')}")
+    return parts
+
+
+def _outcome(r: dict[str, Any], kind: str, action: str) -> list[str]:
+    if kind == "topic":
+        return [_n(len(r.get("clamps") or []), "clamp")] if r.get("clamps") else []
+    if action == "failover":
+        placed = sum(1 for c in r.get("consumers") or [] if c.get("status") == "created")
+        parts = [f"subjects {', '.join(r.get('subjects') or [])}"]
+        if placed:
+            parts.append(f"{_n(placed, 'consumer')} placed")
+        if r.get("clamps"):
+            parts.append(_n(len(r["clamps"]), "clamp"))
+        return parts
+    tail = r.get("tail") or {}
+    parts = [f"tail {_n(int(tail.get('messages') or 0), 'message')} saved to "
+             f"{tail.get('path')}"] if tail else []
+    parts.append("switched: the old origin is the primary again" if r.get("state") ==
+                 "switched" else "the old origin mirrors it again")
+    return parts
 
 
 def _render_region(app: App, doc: dict[str, Any], *, plan_only: bool = False,
@@ -372,6 +611,14 @@ def _render_region(app: App, doc: dict[str, Any], *, plan_only: bool = False,
     """A region run's plan or report: one line per object, the listed, then the totals."""
     from jetlink.cli import output
 
+    output.lines(app, region_lines(doc, plan_only=plan_only, outcome_only=outcome_only))
+
+
+def region_lines(doc: dict[str, Any], *, plan_only: bool = False,
+                 outcome_only: bool = False) -> list[str]:
+    """A region run's plan or report as lines (the dashboard's region dialogs show them
+    too)."""
+    out = []
     action = doc["action"]
     regions = ", ".join(doc["regions"])
     t = doc["totals"]
@@ -380,29 +627,28 @@ def _render_region(app: App, doc: dict[str, Any], *, plan_only: bool = False,
             f"{'' if t['objects'] == 1 else 's'}"
         if action == "failover":
             head += f", {t['messages_at_risk']} messages at risk, recovery point " \
-                f"{_secs(t['recovery_point_seconds'])}, {t['consumers']} consumers to place"
-        output.line(app, head)
-        for o in doc["objects"]:
-            output.line(app, "  " + _object_line(o, action))
-        for x in doc["listed"]:
-            output.line(app, f"  listed: {x['kind']} {x['name']}@{x['side']} sources "
-                             f"{', '.join(x['sources'])}: it stops receiving them (not "
-                             "promoted)")
+                f"{_secs(t['recovery_point_seconds'])}, {_n(t['consumers'], 'consumer')} to place"
+        out.append(head)
+        out += ["  " + _object_line(o, action) for o in doc["objects"]]
+        out += [f"  listed: {x['kind']} {x['name']}@{x['side']} sources "
+                f"{', '.join(x['sources'])}: it stops receiving them (not promoted)"
+                for x in doc["listed"]]
     if plan_only:
-        return
+        return out
     if doc["dry_run"]:
-        output.line(app, "Dry run: nothing changed")
+        out.append("Dry run: nothing changed")
     elif doc["nothing_to_do"]:
         when = f" (finished {doc['finished']})" if doc.get("finished") else ""
-        output.line(app, f"Nothing to do: the region {action} of {regions} was done "
-                         f"already{when}")
+        out.append(f"Nothing to do: the region {action} of {regions} was done "
+                   f"already{when}")
     else:
-        output.line(app, f"Region {action} of {regions}: {doc['done']} done, "
-                         f"{doc['done_earlier']} done earlier, {doc['skipped']} skipped, "
-                         f"{len(doc['failed'])} failed")
+        out.append(f"Region {action} of {regions}: {doc['done']} done, "
+                   f"{doc['done_earlier']} done earlier, {doc['skipped']} skipped, "
+                   f"{len(doc['failed'])} failed")
     fence = doc.get("fence")
     if fence:
-        _render_fence(app, fence)
+        out += fence_lines(fence)
+    return out
 
 
 def register(app: typer.Typer) -> None:

@@ -25,7 +25,7 @@ from jetlink.cli import completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import usage
 from jetlink.cli.options import JsonOption, force_option
-from jetlink.cli.topic import open_kafka
+from jetlink.cli.topic import PrincipalOption, open_kafka
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.kafka.topics import GroupInfo
@@ -80,14 +80,16 @@ def state_table(infos: list[GroupInfo]) -> list[str]:
 
 
 @group_app.command("ls")
-def ls(ctx: typer.Context, json_output: JsonOption = False) -> None:
+def ls(ctx: typer.Context, principal: PrincipalOption = None,
+       json_output: JsonOption = False) -> None:
     """List the consumer groups and their state.
 
     kafka-consumer-groups --list --state: GROUP and STATE (Stable with a live member, else
-    Empty). With --json a list of groups.
+    Empty). With --principal on a cluster that enforces ACLs: every group with DESCRIBE on
+    the cluster, else the groups it may DESCRIBE. With --json a list of groups.
     """
     app = App.of(ctx)
-    groups = open_kafka(app).groups()
+    groups = open_kafka(app, principal).groups()
 
     def human(a: App, _docs: Any) -> None:
         if not groups:
@@ -102,15 +104,17 @@ def ls(ctx: typer.Context, json_output: JsonOption = False) -> None:
 
 
 @group_app.command("describe")
-def describe(ctx: typer.Context, group: GroupArg, json_output: JsonOption = False) -> None:
+def describe(ctx: typer.Context, group: GroupArg, principal: PrincipalOption = None,
+             json_output: JsonOption = False) -> None:
     """Show a group's offsets, lag and state.
 
     Per partition the committed (CURRENT-OFFSET), LOG-END-OFFSET and LAG, and the member
     it is assigned to, as kafka-consumer-groups --describe; then the state and member count.
-    With --json the group (state, members, lags).
+    With --principal on a cluster that enforces ACLs: DESCRIBE on the group. With --json
+    the group (state, members, lags).
     """
     app = App.of(ctx)
-    info = open_kafka(app).describe_group(group)
+    info = open_kafka(app, principal).describe_group(group)
 
     def human(a: App, _doc: Any) -> None:
         if info.state == "Empty":
@@ -147,13 +151,16 @@ def set_offsets(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the new offsets without writing them.")
     ] = False,
+    principal: PrincipalOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Reset a group's committed offsets.
 
     Like kafka-consumer-groups --reset-offsets --execute: one of --to-offset, --to-earliest,
     --to-latest, for every partition of --topic or only --partition. Refused while the group
-    has a live member. Prints GROUP TOPIC PARTITION NEW-OFFSET.
+    has a live member. With --principal on a cluster that enforces ACLs: READ on the group
+    and the topic (DESCRIBE on both with --dry-run). Prints GROUP TOPIC PARTITION
+    NEW-OFFSET.
     """
     app = App.of(ctx)
     chosen = [flag for flag, on in (("--to-offset", to_offset is not None),
@@ -161,7 +168,7 @@ def set_offsets(
               if on]
     if len(chosen) != 1:
         raise usage("give exactly one of --to-offset, --to-earliest, --to-latest")
-    rows = open_kafka(app).set_offsets(
+    rows = open_kafka(app, principal).set_offsets(
         group, topic, partition=partition, to_offset=to_offset, to_earliest=to_earliest,
         to_latest=to_latest, dry_run=dry_run,
     )
@@ -186,15 +193,17 @@ def rm(
     ctx: typer.Context,
     group: GroupArg,
     force: Annotated[bool, force_option("Delete")] = False,
+    principal: PrincipalOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Delete a consumer group's committed offsets.
 
-    Refused while the group has a live member (NON_EMPTY_GROUP). Asks for confirmation on a
-    terminal; without one, -f/--force is required (exit status 2 otherwise).
+    Refused while the group has a live member (NON_EMPTY_GROUP). With --principal on a
+    cluster that enforces ACLs: DELETE on the group. Asks for confirmation on
+    a terminal; without one, -f/--force is required (exit status 2 otherwise).
     """
     app = App.of(ctx)
-    kafka = open_kafka(app)
+    kafka = open_kafka(app, principal)
     kafka.describe_group(group)  # an unknown group fails before the question
     output.confirm(app, f"Delete consumer group {group}?", force=force,
                    action=f"delete consumer group {group}")

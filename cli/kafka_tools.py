@@ -272,6 +272,12 @@ def kafka_cluster_links(
         typer.Option("--topic-filters-json-file", metavar="FILE", exists=True,
                      dir_okay=False, help='JSON {"topicFilters": [...]}.', show_default=False),
     ] = None,
+    acl_filters: Annotated[
+        Path | None,
+        typer.Option("--acl-filters-json-file", metavar="FILE", exists=True,
+                     dir_okay=False, help='JSON {"aclFilters": [...]}: acl.filters.',
+                     show_default=False),
+    ] = None,
     add_config: Annotated[
         list[str] | None,
         typer.Option("--add-config", "--config", metavar="K=V[,K=V...]",
@@ -312,7 +318,8 @@ def kafka_cluster_links(
         "--list": list_, "--create": create, "--describe": describe, "--delete": delete,
         "--alter": alter,
     })
-    configs_given = bool(config_file or group_filters or topic_filters or add_config)
+    configs_given = bool(config_file or group_filters or topic_filters or acl_filters
+                         or add_config)
     if action in ("--list", "--describe", "--delete") and (configs_given or delete_config):
         raise usage(f"configuration options do not apply to {action}")
     if delete_config and action != "--alter":
@@ -339,7 +346,7 @@ def kafka_cluster_links(
     elif action == "--create":
         links.create(ctx, link, source_cluster, config=pairs, config_file=config_file,
                      group_filters=group_filters, topic_filters=topic_filters,
-                     validate_only=validate_only)
+                     acl_filters=acl_filters, validate_only=validate_only)
     elif action == "--describe":
         links.describe(ctx, link)
     elif action == "--delete":
@@ -347,7 +354,7 @@ def kafka_cluster_links(
     else:
         links.alter(ctx, link, config=pairs, delete_config=split_list(delete_config) or None,
                     config_file=config_file, group_filters=group_filters,
-                    topic_filters=topic_filters)
+                    topic_filters=topic_filters, acl_filters=acl_filters)
 
 
 def register(app: typer.Typer) -> None:

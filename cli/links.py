@@ -9,7 +9,8 @@ its ``--list`` and ``--describe`` lines), or REST v3 link data with ``--json``. 
 (cli/rest/remote.py ``RestLinks``, which returns the engine's LinkInfo): one rendering path.
 
 Configurations come from ``--config-file F`` (a Java properties file), then repeated
-``--config KEY=VALUE`` (later wins), then the filter JSON files; a filter configuration given
+``--config KEY=VALUE`` (later wins), then the filter JSON files (group, topic and ACL
+filters); a filter configuration given
 both as ``--config`` and as a JSON file is a usage error.
 """
 
@@ -85,6 +86,17 @@ TopicFiltersOpt = Annotated[
         show_default=False,
     ),
 ]
+AclFiltersOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--acl-filters-json-file",
+        metavar="FILE",
+        exists=True,
+        dir_okay=False,
+        help='JSON {"aclFilters": [...]}: acl.filters, the ACLs the link syncs.',
+        show_default=False,
+    ),
+]
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -121,6 +133,7 @@ def gather_configs(
     config_file: Path | None,
     group_filters_file: Path | None,
     topic_filters_file: Path | None,
+    acl_filters_file: Path | None = None,
 ) -> dict[str, str]:
     """The configurations of one command line: the properties file, then ``--config``
     pairs, then the filter JSON files."""
@@ -137,6 +150,7 @@ def gather_configs(
     for path, key, flag in (
         (group_filters_file, "consumer.offset.group.filters", "--consumer-group-filters-json-file"),
         (topic_filters_file, "auto.create.mirror.topics.filters", "--topic-filters-json-file"),
+        (acl_filters_file, "acl.filters", "--acl-filters-json-file"),
     ):
         if path is None:
             continue
@@ -177,7 +191,9 @@ def describe_lines(info: LinkInfo) -> list[str]:
         f"link mode: '{cfg.get('link.mode')}', connection mode: '{cfg.get('connection.mode')}', "
         f"link state: '{info.state}', topics: [{', '.join(info.topic_names)}]"
     )
-    configs = ",".join(f"{k}={v}" for k, v in cfg.to_json().items())
+    # a sensitive value (sasl.jaas.config, passwords) is never shown: null, as REST lists it
+    configs = ",".join(f"{k}={'null' if v is None else v}"
+                       for k, v in cfg.public_json().items())
     lines = [first, f"Configs: {configs}".rstrip()]
     if info.link_error != "NO_ERROR":
         lines.append(f"Link error: {info.link_error}: {info.link_error_message or ''}")
@@ -212,6 +228,8 @@ def render_describe(app: App, info: LinkInfo) -> None:
         title="Tasks",
         no_wrap=("Task Name", "State"),
     )
+    if info.principal is not None:
+        output.line(app, f"Principal on the source: {info.principal}")
 
 
 # -- commands ---------------------------------------------------------------------------------
@@ -234,6 +252,7 @@ def create(
     config_file: ConfigFileOpt = None,
     group_filters: GroupFiltersOpt = None,
     topic_filters: TopicFiltersOpt = None,
+    acl_filters: AclFiltersOpt = None,
     validate_only: Annotated[
         bool, typer.Option("--validate-only", help="Check everything; create nothing.")
     ] = False,
@@ -245,12 +264,13 @@ def create(
     The link is stored on this cluster (--cluster), its destination.
     Every configuration has Confluent's default (links describe LINK lists them);
     unknown keys and bad values are refused. consumer.offset.sync.enable=true needs group
-    filters, auto.create.mirror.topics.enable=true topic filters; cluster.link.prefix (at
-    most 12 characters) can only be set here. The source cluster must exist and be up.
-    With --json: the link (REST v3 link data).
+    filters, auto.create.mirror.topics.enable=true topic filters, acl.sync.enable=true ACL
+    filters (--acl-filters-json-file); cluster.link.prefix (at most 12 characters) can only
+    be set here. The source cluster must exist and be up. With --json: the link (REST v3
+    link data).
     """
     app = App.of(ctx)
-    configs = gather_configs(config, config_file, group_filters, topic_filters)
+    configs = gather_configs(config, config_file, group_filters, topic_filters, acl_filters)
     info = _links(app).create(name, source_cluster, configs, validate_only=validate_only)
     _warn(app, info)
     action = "validated" if validate_only else "completed"
@@ -295,12 +315,17 @@ def describe(ctx: typer.Context, name: LinkArg, rest_url: RestUrlOpt = None,
 
     The kafka-cluster-links --describe lines, then every configuration with its value and
     whether it is the default, then the tasks (AclSync, AutoCreateMirror,
-    ConsumerOffsetSync, TopicConfigsSync) with their state and errors. With --json: REST v3
-    link data plus configs.
+    ConsumerOffsetSync, TopicConfigsSync) with their state and errors, then the principal
+    the source authorizes the link as (User:<username> of its sasl.jaas.config, else
+    User:ANONYMOUS; no secret is ever shown). With --json: REST v3 link data plus configs
+    and principal.
     """
     app = App.of(ctx)
     info = _links(app).get(name)
-    app.emit(info.to_json(include_configs=True), human=lambda a, _d: render_describe(a, info))
+    doc = info.to_json(include_configs=True)
+    if info.principal is not None:  # the source authorizes the link as this principal
+        doc["principal"] = info.principal
+    app.emit(doc, human=lambda a, _d: render_describe(a, info))
 
 
 @links_app.command("alter")
@@ -320,6 +345,7 @@ def alter(
     config_file: ConfigFileOpt = None,
     group_filters: GroupFiltersOpt = None,
     topic_filters: TopicFiltersOpt = None,
+    acl_filters: AclFiltersOpt = None,
     rest_url: RestUrlOpt = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -330,7 +356,7 @@ def alter(
     cluster.link.prefix cannot change. With --json: the link as links describe --json.
     """
     app = App.of(ctx)
-    configs = gather_configs(config, config_file, group_filters, topic_filters)
+    configs = gather_configs(config, config_file, group_filters, topic_filters, acl_filters)
     if not configs and not delete_config:
         raise usage(
             "nothing to alter: give --config KEY=VALUE, --delete-config KEY, --config-file "

@@ -196,7 +196,8 @@ def describe(
     Like kafka-mirrors --describe.
 
     One line per topic (Topic, LinkName, LinkId, SourceTopic, State, StoppedSequenceNumber,
-    StateTime), then one per partition (State, LocalLogEndOffset,
+    StateTime, and MirrorTopicError when there is one, e.g. TOPIC_AUTHORIZATION_FAILED when
+    the link may no longer read its source topic), then one per partition (State, LocalLogEndOffset,
     LastFetchSourceHighWatermark, Lag, TimeSinceLastFetchMs).
     """
     app = App.of(ctx)
@@ -218,11 +219,13 @@ def describe(
             output.line(a, "No mirror topics found.")
             return
         for i in infos:
+            error = ([f"MirrorTopicError: {i.mirror_topic_error}"]
+                     if i.mirror_topic_error not in (None, "NO_ERROR") else [])
             output.line(a, "\t".join([
                 f"Topic: {i.mirror_topic_name}", f"LinkName: {i.link_name}",
                 f"LinkId: {link_ids[i.link_name]}", f"SourceTopic: {i.source_topic_name}",
                 f"State: {i.mirror_status}", f"StoppedSequenceNumber: {i.stopped_seq}",
-                f"StateTime: {_ms_time(i.status_time_ms)}"]))
+                f"StateTime: {_ms_time(i.status_time_ms)}", *error]))
             stopped = i.mirror_status in ("STOPPED", "PENDING_STOPPED")
             for p in i.mirror_lags:
                 hw = -1 if stopped else p.source_hw

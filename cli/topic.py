@@ -58,14 +58,30 @@ ConfigOption = Annotated[
     ),
 ]
 
+PrincipalOption = Annotated[
+    str | None,
+    typer.Option(
+        "--principal",
+        metavar="User:NAME",
+        help="Act as this client: on a cluster that enforces ACLs (cluster add --authorizer) "
+        "the request is authorized as Kafka authorizes it (default: the operator, never "
+        "refused).",
+        show_default=False,
+    ),
+]
 
-def open_kafka(app: App) -> Kafka:
-    """The topics and groups of the cluster named by ``--cluster``."""
+
+def open_kafka(app: App, principal: str | None = None) -> Kafka:
+    """The topics and groups of the cluster named by ``--cluster``, acting for
+    ``principal`` (``User:NAME``; None: the operator)."""
+    from jetlink.core.kafka.acls import parse_principal
     from jetlink.core.kafka.topics import Kafka
 
+    if principal is not None:
+        principal = parse_principal(principal)
     # common.make_clock looked up at call time: tests replace it
     return Kafka(data_dir(app).open_kind(app.cluster, "kafka", "topics"),
-                 common.make_clock())
+                 common.make_clock(), principal=principal)
 
 
 def parse_configs(values: list[str] | None) -> dict[str, str]:
@@ -98,17 +114,19 @@ def create(
         ),
     ] = 1,
     config: ConfigOption = None,
+    principal: PrincipalOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Create a topic.
 
     Names follow Kafka's rules (ASCII letters, digits, '.', '_', '-'; at most 249
     characters); --config takes any topic configuration jetlink knows (unknown keys and bad
-    values are refused with Kafka's INVALID_CONFIG texts). Prints "Created topic T."; with
-    --json the topic.
+    values are refused with Kafka's INVALID_CONFIG texts). With --principal on a cluster
+    that enforces ACLs: CREATE on the cluster or on the topic. Prints "Created topic T.";
+    with --json the topic.
     """
     app = App.of(ctx)
-    info = open_kafka(app).create_topic(
+    info = open_kafka(app, principal).create_topic(
         topic, partitions, parse_configs(config), replication_factor=replication_factor
     )
     app.emit(info.to_json(), human=lambda a, d: output.line(a, f"Created topic {topic}."))
@@ -174,15 +192,17 @@ def describe_lines(info: TopicInfo) -> list[str]:
 
 
 @topic_app.command("describe")
-def describe(ctx: typer.Context, topic: TopicArg, json_output: JsonOption = False) -> None:
+def describe(ctx: typer.Context, topic: TopicArg, principal: PrincipalOption = None,
+             json_output: JsonOption = False) -> None:
     """Show a topic and its partitions.
 
     The lines of kafka-topics --describe (Configs: the ones set on the topic), each
-    partition with its log start and log end offsets. With --json the topic (configs set,
-    partitions with log_start_offset, log_end_offset, size_bytes).
+    partition with its log start and log end offsets. With --principal on a cluster that
+    enforces ACLs: DESCRIBE on the topic. With --json the topic (configs set, partitions
+    with log_start_offset, log_end_offset, size_bytes).
     """
     app = App.of(ctx)
-    info = open_kafka(app).describe_topic(topic)
+    info = open_kafka(app, principal).describe_topic(topic)
     app.emit(info.to_json(), human=lambda a, d: output.lines(a, describe_lines(info)))
 
 
@@ -287,6 +307,7 @@ def produce(
             "--count", metavar="N", min=1, help="Produce VALUE N times ({{Count}}: 1..N)."
         ),
     ] = 1,
+    principal: PrincipalOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Produce records to a topic.
@@ -295,8 +316,9 @@ def produce(
     partition of Kafka's default partitioner (murmur2 of the key); unkeyed records of one
     command all go to one partition (sticky), the next command to the next one. VALUE,
     --key and header values may use jetlink pub's templates ({{Count}}, {{ID}},
-    {{TimeStamp}} ...). A mirror topic refuses records. With --json a list of {"partition",
-    "offset"}.
+    {{TimeStamp}} ...). A mirror topic refuses records. With --principal on a cluster that
+    enforces ACLs: WRITE on the topic (TOPIC_AUTHORIZATION_FAILED otherwise, nothing
+    produced). With --json a list of {"partition", "offset"}.
     """
     from jetlink.cli.common import now_ns
     from jetlink.cli.pub import _expand_or_warn, parse_headers
@@ -345,7 +367,7 @@ def produce(
         output.notice(app, "Nothing to produce.")
         app.emit([], human=lambda a, d: None)
         return
-    kafka = open_kafka(app)
+    kafka = open_kafka(app, principal)
     placed: list[tuple[int, int]] = []  # every (partition, offset) with --json
     produced = 0
     spans: dict[int, list[int]] = {}  # partition -> [first offset, last offset]
@@ -466,6 +488,7 @@ def consume(
     print_headers: Annotated[
         bool, typer.Option("--print-headers", help="Print the headers (k:v,... or NO_HEADERS).")
     ] = False,
+    principal: PrincipalOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Consume records from a topic.
@@ -477,7 +500,10 @@ def consume(
     keeps polling, the group stays active (heartbeats), until --max N, --timeout DURATION
     without records, or Ctrl-C (exit status 130). Prints each value per line
     (--print-key, --print-offset ... as kafka-console-consumer); "Processed a total of N
-    messages" on stderr. With --json a list of records (JSON lines with --follow).
+    messages" on stderr. With --principal on a cluster that enforces ACLs: READ on the
+    topic, and with --group READ on the group (TOPIC_AUTHORIZATION_FAILED /
+    GROUP_AUTHORIZATION_FAILED otherwise, nothing consumed or committed). With --json a
+    list of records (JSON lines with --follow).
     """
     from jetlink.cli.stream_flags import parse_duration_flag
     from jetlink.core.kafka.consumer import TopicConsumer
@@ -488,7 +514,7 @@ def consume(
     idle_ns = (parse_duration_flag(timeout, flag="--timeout", wait=True)
                if timeout is not None else None)
     session_ms = parse_duration_flag(session_timeout, flag="--session-timeout") // 1_000_000
-    kafka = open_kafka(app)
+    kafka = open_kafka(app, principal)
     info = kafka.describe_topic(topic)
     ts_type = info.effective_configs()["message.timestamp.type"]
     got: list[dict[str, Any]] = []

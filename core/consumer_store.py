@@ -96,6 +96,12 @@ class SqlStreamView:
         return S.existing(self.conn, self.sid, seqs)
 
 
+def has_schema(conn: sqlite3.Connection) -> bool:
+    """Whether the consumers component exists (a consumer was made in the cluster once)."""
+    return conn.execute("SELECT 1 FROM schema_components WHERE component = ?",
+                        (COMPONENT,)).fetchone() is not None
+
+
 def _ensure_schema(conn: sqlite3.Connection) -> None:
     """The consumers component, applied inside the current transaction if missing."""
     row = conn.execute(

@@ -754,12 +754,27 @@ class JetStream:
             return eng.info(stream, name)
 
     def consumers(self, stream: str) -> list[ConsumerInfo]:
+        if self._no_consumer_yet(stream):
+            return []
         with self._consumers() as eng:
             return eng.infos(stream)
 
     def consumer_names(self, stream: str) -> list[str]:
+        if self._no_consumer_yet(stream):
+            return []
         with self._consumers() as eng:
             return eng.names(stream)
+
+    def _no_consumer_yet(self, stream: str) -> bool:
+        """No consumer was ever made in this cluster (core/consumer_store.py's schema
+        component is created with the first): a listing is empty and made without a write
+        (a dry run or a check changes no byte); StreamNotFound as the engine's listing."""
+        from .consumer_store import has_schema
+
+        if has_schema(self.cluster.conn):
+            return False
+        self.stream_info(stream)
+        return True
 
     def delete_consumer(self, stream: str, name: str) -> None:
         with self._consumers() as eng:

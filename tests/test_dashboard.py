@@ -904,3 +904,264 @@ def test_a_split_brain_shows_in_failover_ready(demo):
         report = dr.plan_fence(backend, ["west"], clusters=["east"], clock=clock).carry_out()
     assert [(i.name, i.action) for i in report.items] == [("ORDERS", "fenced")]
     assert load(path, clock).readiness[("east", "BACKUP")] == "OK"  # fenced: no blocker
+
+
+# -- the Regions tab -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def west_down(jl, cli_clock):
+    """west: ORDERS on orders.> (2 messages, a consumer) and the bucket CONFIG; east: their
+    mirrors, caught up, the positions synced; then west down (tests/test_dr_fence.py's
+    ``returned`` before its failover). (data directory, clock) as :func:`demo`."""
+    from helpers import ok
+
+    def at(cluster, *args):
+        return ok(jl("--cluster", cluster, *args))
+
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    at("west", "stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults")
+    at("east", "stream", "add", "ORDERS_EAST", "--mirror", "ORDERS@west", "--defaults")
+    at("west", "kv", "add", "CONFIG")
+    at("west", "kv", "put", "CONFIG", "a", "1")
+    at("east", "kv", "add", "CONFIG", "--mirror", "CONFIG@west")
+    at("west", "pub", "orders.new", "one")
+    at("west", "pub", "orders.new", "two")
+    at("west", "consumer", "add", "ORDERS", "billing", "--defaults")
+    ok(jl("replicate"))
+    at("east", "positions", "sync")
+    ok(jl("cluster", "down", "west"))
+    return jl.data, cli_clock
+
+
+def _set_down(path, cluster, down):
+    dd = DataDir(path)
+    try:
+        dd.set_down(cluster, down)
+    finally:
+        dd.close()
+
+
+async def region_key(pilot, key, region="west"):
+    """On the Regions tab, ``key`` on ``region``'s row, its plan (or refusal) shown."""
+    await pilot.press("7")
+    await select(pilot, "regions", region)
+    await pilot.press(key)
+    await settle(pilot)
+
+
+REGION_COLUMNS = ["Region", "Split Brain", "Objects", "Ready", "Not Ready", "Worst RP",
+                  "At Risk", "Failed Over", "Fenced"]
+
+
+def test_regions_view_counts_a_regions_objects(west_down):
+    """One row per region: west's two mirrors on east, ready (dr check: WARNING, the origin
+    does not answer), nothing at risk; the same counts in dashboard --json."""
+    path, clock = west_down
+    snap = load(path, clock)
+    assert [(o.side, o.region, o.kind, o.name, o.failed_over, o.status)
+            for o in snap.region_objects] == [
+        ("east", "west", "kv", "CONFIG", False, "WARNING"),
+        ("east", "west", "stream", "ORDERS_EAST", False, "WARNING")]
+    region = snap.to_json()["regions"][0]
+    assert {k: v for k, v in region.items() if k != "members"} == {
+        "region": "west", "down": True, "objects": 2, "mirrors": 2, "failed_over": 0,
+        "ready": 2, "not_ready": 0, "messages_at_risk": 0, "recovery_point_seconds": 0.0,
+        "fenced": 0, "split_brain": 0, "unfenced": 0}
+    app = make_app(west_down)
+
+    async def steps(pilot):
+        from textual.widgets import DataTable
+
+        await pilot.press("7")
+        table = app.query_one("#regions-table", DataTable)
+        return (app.active_tab, app.current_table(),
+                [str(c.label) for c in table.columns.values()], cells(app, "regions"))
+
+    tab, table, columns, rows = drive(app, steps)
+    assert (tab, table, columns) == ("regions", "regions", REGION_COLUMNS)
+    assert rows == [["west (down)", "0", "2", "2", "0", "0s", "0", "0", "-"]]
+
+
+def test_region_failover_shows_the_plan_then_fails_over(west_down):
+    """F on a region: its plan (core/dr/region.py, as dr failover --from --dry-run shows
+    it) in the dialog; cancelled nothing changes; confirmed every mirror is promoted and the
+    outcome is shown; the row counts them failed over."""
+    from jetlink.cli.dr import region_lines
+    from jetlink.core.backend import EmbeddedBackend
+    from jetlink.core.dr.region import plan_region
+
+    path, clock = west_down
+    with EmbeddedBackend(path, "local", lambda: clock, step=False) as backend:
+        plan = region_lines(plan_region(backend, "failover", ["west"], clock=clock)
+                            .preview().to_json(), plan_only=True)
+    app = make_app(west_down)
+
+    async def steps(pilot):
+        from jetlink.cli.dashboard.app import ConfirmScreen
+
+        await region_key(pilot, "F")
+        assert isinstance(app.screen, ConfirmScreen)
+        asked = (app.screen.title_text, list(app.screen.lines))
+        await pilot.press("n")
+        await settle(pilot)
+        cancelled = (status(app), stream_info(path, "east", "ORDERS_EAST")["config"])
+        await pilot.press("F")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen) and app.screen.confirm is None
+        outcome = (app.screen.title_text, list(app.screen.lines), status(app))
+        await pilot.press("n")  # closes it
+        await settle(pilot)
+        return asked, cancelled, outcome, cells(app, "regions"), type(app.screen).__name__
+
+    asked, cancelled, outcome, rows, screen = drive(app, steps)
+    assert asked == ("Fail region west over? Each mirror of it below stops mirroring and "
+                     "becomes a normal stream (or topic).", ["2 objects of west to fail over",
+                                                              *plan])
+    assert plan[0] == ("Region failover of west: 2 objects, 0 messages at risk, recovery "
+                       "point 0s, 1 consumer to place")
+    assert "Failover: cancelled, nothing changed" in cancelled[0]
+    assert cancelled[1]["mirror"]["name"] == "ORDERS"
+    title, lines, said = outcome
+    assert title == "Failover of region west"
+    assert lines[0] == "Region failover of west: 2 done, 0 done earlier, 0 skipped, 0 failed"
+    assert lines[1] == plan[0] and len(lines) == 4 and "Region failover of west: 2 done" in said
+    assert [line.split(": ")[1].split(" ")[0] for line in lines[2:4]] == ["done", "done"]
+    info = stream_info(path, "east", "ORDERS_EAST")
+    assert "mirror" not in info["config"] and info["config"]["subjects"] == ["orders.>"]
+    assert "mirror" not in stream_info(path, "east", "KV_CONFIG")["config"]
+    assert rows == [["west (down)", "0", "2", "0", "0", "-", "-", "2", "0/2"]]
+    assert screen == "Screen"  # the outcome closed: back to the tables
+
+
+def _failed_over_and_back(path, clock):
+    """west's mirrors failed over (dr failover --from west), then west up again."""
+    from jetlink.core.backend import EmbeddedBackend
+    from jetlink.core.dr.region import plan_region
+
+    with EmbeddedBackend(path, "local", lambda: clock, step=False) as backend:
+        report = plan_region(backend, "failover", ["west"], clock=clock).carry_out()
+    assert report.count("done") == 2
+    _set_down(path, "west", False)
+
+
+def test_a_split_brain_shows_and_fence_ends_it(west_down):
+    """west back after the failover: both old origins take the promoted streams' subjects,
+    a split brain of 2 in the region's row; E shows dr fence's plan, confirmed it fences
+    them: 2/2 fenced, no split brain."""
+    path, clock = west_down
+    _failed_over_and_back(path, clock)
+    app = make_app(west_down)
+
+    async def steps(pilot):
+        from jetlink.cli.dashboard.app import ConfirmScreen
+
+        await pilot.press("7")
+        await select(pilot, "regions", "west")
+        before = cells(app, "regions")
+        keys = {b.binding.action for b in app.active_bindings.values()
+                if app.check_action(b.binding.action, ())} & {"failover", "failback", "fence"}
+        await pilot.press("E")
+        await settle(pilot)
+        asked = list(app.screen.lines)
+        await pilot.press("y")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        outcome = list(app.screen.lines)
+        await pilot.press("escape")
+        await settle(pilot)
+        return before, keys, asked, outcome, cells(app, "regions")
+
+    before, keys, asked, outcome, after = drive(app, steps)
+    assert before == [["west", " 2 ", "2", "0", "0", "-", "-", "2", "0/2"]]
+    assert keys == {"failback", "fence"}  # nothing left to fail over
+    assert asked == [
+        "2 old origins of west to fence: they take no writes until failback --switch",
+        "kv CONFIG@west (failed over to CONFIG@east): to fence: $KV.CONFIG.> -> "
+        "$JETLINK.fenced.KV_CONFIG",
+        "stream ORDERS@west (failed over to ORDERS_EAST@east): to fence: orders.> -> "
+        "$JETLINK.fenced.ORDERS"]
+    assert outcome[0] == "Fenced 2 old origins of west"
+    assert outcome[-1] == ("Fenced 2 old origins of west: stream|kv failback NAME --switch "
+                           "undoes it")
+    assert after == [["west", "0", "2", "0", "0", "-", "-", "2", "2/2"]]
+    assert stream_info(path, "west", "ORDERS")["config"]["subjects"] == [
+        "$JETLINK.fenced.ORDERS"]
+
+
+def test_region_failback_shows_its_plan_first(west_down):
+    """B: dr failback's plan (each old origin's tail counted) in the dialog; cancelled,
+    nothing changes."""
+    path, clock = west_down
+    _failed_over_and_back(path, clock)
+    app = make_app(west_down)
+
+    async def steps(pilot):
+        await region_key(pilot, "B")
+        asked = (app.screen.title_text, list(app.screen.lines))
+        await pilot.press("n")
+        await settle(pilot)
+        return asked, status(app)
+
+    (title, lines), said = drive(app, steps)
+    assert title.startswith("Fail region west back?")
+    assert lines[:2] == ["2 objects of west to fail back", "Region failback of west: 2 objects"]
+    assert [line.split(": ")[1].split(" (")[0] for line in lines[2:]] == ["planned", "planned"]
+    assert "Failback: cancelled, nothing changed" in said
+    assert "mirror" not in stream_info(path, "east", "ORDERS_EAST")["config"]
+
+
+def test_a_refused_region_plan_is_shown_to_close(demo):
+    """The demo's west: BACKUP's subjects are unknown (never synced), so dr failover --from
+    west refuses the plan; the dialog shows it with the way out, and asks nothing."""
+    app = make_app(demo)
+
+    async def steps(pilot):
+        from jetlink.cli.dashboard.app import ConfirmScreen
+
+        await pilot.press("7")
+        rows = cells(app, "regions")
+        await pilot.press("down")  # kwest (a Kafka region: the mirror topic), then west
+        await pilot.press("F")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        shown = (app.screen.confirm, list(app.screen.lines))
+        await pilot.press("y")  # nothing to confirm: y closes it too
+        await settle(pilot)
+        return rows, shown, type(app.screen).__name__
+
+    rows, (confirm, lines), screen = drive(app, steps)
+    assert rows == [["kwest", "0", "1", "1", "0", "5s", "5", "0", "-"],
+                    ["west (down)", "0", "2", "0", "2", "16s", "0", "0", "-"]]
+    assert confirm is None and screen == "Screen"  # back to the tables
+    assert lines[0].startswith("The region failover of west is refused: BACKUP@east (")
+    assert lines[-1] == ("jetlink dr failover --from west --skip NAME (or --skip-unready) "
+                         "leaves them out")
+    assert "mirror" in stream_info(demo[0], "east", "BACKUP")["config"]
+
+
+def test_snapshot_regions_with_a_split_brain(demo, snap_compare):
+    """The demo's BACKUP failed over on its origin's subjects, then west up: the Regions tab
+    with the split brain."""
+    from jetlink.core import dr
+    from jetlink.core.backend import EmbeddedBackend
+
+    path, clock = demo
+    dd = DataDir(path)
+    dd.set_down("west", False)
+    subjects = JetStream(dd.open("west"), clock).stream_info("ORDERS").config.subjects
+    dd.set_down("west", True)
+    dd.close()
+    with EmbeddedBackend(path, "east", lambda: clock, step=False) as backend:
+        dr.promote(backend.site(), "BACKUP", failover=True, subjects=list(subjects))
+    _set_down(path, "west", False)
+
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("7")
+        await settle(pilot)
+
+    assert snap_compare(make_app(demo), terminal_size=(80, 24), run_before=run_before)

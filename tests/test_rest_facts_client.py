@@ -73,11 +73,26 @@ def alter_entry(name: str, dialect: str) -> dict[str, Any]:
     return entry
 
 
+ACL = {"resource_type": "TOPIC", "resource_name": "orders", "pattern_type": "LITERAL",
+       "principal": "User:alice", "host": "*", "operation": "READ", "permission": "ALLOW"}
+
+
+def acl_data() -> dict[str, Any]:
+    return {"kind": "KafkaAcl", "metadata": {"self": f"{SELF}/acls?principal=User%3Aalice"},
+            "cluster_id": "east", **ACL}
+
+
 def canned(operation_id: str, params: dict[str, str], body: Any, dialect: str
            ) -> tuple[int, Any]:
     """The answer of the recording server: (status, JSON document or None)."""
     if dialect not in OPERATIONS[operation_id]["sources"]:
         return 404, {"error_code": 404, "message": "HTTP 404 Not Found"}
+    if operation_id == "getKafkaAcls":
+        return 200, collection("KafkaAclList", "/acls", [acl_data()])
+    if operation_id == "deleteKafkaAcls":
+        return 200, {"data": [acl_data()]}
+    if operation_id in ("createKafkaAcls", "batchCreateKafkaAcls"):
+        return 201, None
     if operation_id == "listKafkaLinks":
         return 200, collection("KafkaLinkDataList", "/links", [LINK_DATA])
     if operation_id == "getKafkaLink":
@@ -200,6 +215,15 @@ VERBS = [
     ("mirrors", "reverse-and-start", "orders", "--link", "L"),
     ("mirrors", "reverse-and-pause", "orders", "--link", "L", "--dry-run"),
     ("mirrors", "truncate-and-restore", "orders", "--link", "L"),
+    ("acls", "ls"),
+    ("acls", "ls", "--topic", "orders", "--principal", "User:alice", "-j"),
+    ("acls", "ls", "--group", "g", "--resource-pattern-type", "match"),
+    ("acls", "add", "--principal", "User:alice", "--operation", "Read", "--topic", "orders"),
+    ("acls", "add", "--principal", "User:alice", "--operation", "Write", "--operation",
+     "Describe", "--topic", "orders", "--deny", "--host", "10.0.0.1"),
+    ("acls", "rm", "--topic", "orders", "-f"),
+    ("acls", "rm", "--kafka-cluster", "--operation", "Alter", "--principal", "User:bob",
+     "--permission", "deny", "-f", "-j"),
 ]
 
 
@@ -238,6 +262,16 @@ def test_operations_each_verb_reaches(remote, recorder):
     assert by_verb["links config set"] == ["updateKafkaLinkConfig", "getKafkaLinkConfigs"]
     assert by_verb["links config delete"] == ["deleteKafkaLinkConfig", "getKafkaLinkConfigs"]
     assert "createKafkaMirrorTopic" in by_verb["mirrors create orders"]
+    assert by_verb["acls ls"] == ["getKafkaAcls"]
+    # READ exists (the canned list has it): nothing created
+    assert by_verb["acls add --principal"][0] == "getKafkaAcls"
+    assert by_verb["acls rm --topic"] == ["getKafkaAcls", "deleteKafkaAcls"]
+    adds = [s for v, s in zip(VERBS, sent, strict=True) if v[:2] == ("acls", "add")]
+    assert adds[0] == ["getKafkaAcls"]
+    # two ACLs to create: the batch where the description has it, else one request each
+    assert adds[1] == (["getKafkaAcls", "batchCreateKafkaAcls"] if recorder.dialect == "cloud"
+                       else ["getKafkaAcls", "batchCreateKafkaAcls", "createKafkaAcls",
+                             "createKafkaAcls"])
     if recorder.dialect == "cloud":
         assert by_verb["mirrors reverse-and-start orders"] == [
             "updateKafkaMirrorTopicsReverseAndStartMirror"]

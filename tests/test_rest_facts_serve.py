@@ -17,6 +17,7 @@ from helpers import data_dir_bytes
 from restfacts import OPERATIONS, match, response_problems
 
 from jetlink.core.clock import SystemClock
+from jetlink.core.kafka.acls import AclStore
 from jetlink.core.kafka.links import Links
 from jetlink.core.kafka.mirrors import Mirrors
 from jetlink.core.kafka.topics import Kafka
@@ -31,8 +32,9 @@ JSON = {"Content-Type": "application/json"}
 @pytest.fixture
 def served(tmp_path):
     """Clusters cluster-1 (destination: link link-1 from cluster-2, mirrors topic-1 and
-    topic-2) and cluster-2 (topics topic-1, topic-2, topic-3) as the descriptions' examples
-    name them; a TestClient on serve's application."""
+    topic-2; an authorizer, no ACL) and cluster-2 (topics topic-1, topic-2, topic-3; no
+    authorizer) as the descriptions' examples name them; a TestClient on serve's
+    application."""
     from starlette.testclient import TestClient
 
     from jetlink.cli.rest.server import create_app
@@ -44,6 +46,7 @@ def served(tmp_path):
     try:
         dd.add_cluster("cluster-1", kind="kafka")
         dd.add_cluster("cluster-2", kind="kafka")
+        AclStore(dd.open("cluster-1")).configure(enabled=True)
         src = Kafka(dd.open("cluster-2"), clock)
         for t in ("topic-1", "topic-2", "topic-3"):
             src.create_topic(t, 2)
@@ -92,6 +95,12 @@ DESTINATION_LINK = {  # the descriptions' createKafkaLink example "destination_i
     ],
 }
 
+ACL_TOPIC = {"resource_type": "TOPIC", "resource_name": "topic-", "pattern_type": "PREFIXED",
+             "principal": "User:alice", "host": "*", "operation": "ALL", "permission": "ALLOW"}
+ACL_CLUSTER = {"resource_type": "CLUSTER", "resource_name": "kafka-cluster",
+               "pattern_type": "LITERAL", "principal": "User:alice", "host": "*",
+               "operation": "DESCRIBE", "permission": "DENY"}
+
 VALID = [
     ("GET", ROOT, None, None),
     ("GET", C, None, None),
@@ -128,6 +137,16 @@ VALID = [
     ("POST", f"{L}/mirrors:promote-local-and-pause-remote-mirror", None,
      {"mirror_topic_names": ["topic-1"]}),
     ("DELETE", L, {"force": "true"}, None),
+    # ACLs: the descriptions' examples (TOPIC topic- PREFIXED, CLUSTER kafka-cluster DENY)
+    ("GET", f"{C}/acls", None, None),
+    ("GET", f"{C}/acls", {"principal": "User:alice"}, None),
+    ("GET", f"{C}/acls", {"resource_type": "topic", "resource_name": "topic-1",
+                          "pattern_type": "MATCH", "operation": "Read"}, None),
+    ("POST", f"{C}/acls", None, ACL_TOPIC),
+    ("POST", f"{C}/acls:batch", None, {"data": [ACL_TOPIC, ACL_CLUSTER]}),
+    ("DELETE", f"{C}/acls", {**ACL_TOPIC}, None),
+    ("DELETE", f"{C}/acls", {"resource_type": "ANY", "pattern_type": "ANY",
+                             "operation": "ANY", "permission": "ANY"}, None),
 ]
 
 
@@ -168,6 +187,26 @@ INVALID = [
     ("POST", f"{L}/mirrors:pause", None, {"mirror_topic_names": "topic-1"}),
     ("POST", f"{L}/mirrors:promote", {"validate_only": "1"}, {"mirror_topic_names": ["topic-1"]}),
     ("DELETE", L, {"force": "yes"}, None),
+    # ACLs: hostile input
+    ("GET", f"{C}/acls", {"resource_type": "USER"}, None),  # not in AclResourceType
+    ("GET", f"{C}/acls", {"operation": "NOPE"}, None),
+    ("GET", f"{C}/acls", {"pattern_type": "MATCH"}, None),  # MATCH needs a name
+    ("GET", f"{C}/acls", {"permission": "UNKNOWN"}, None),
+    ("POST", f"{C}/acls", None, {**ACL_TOPIC, "operation": "Nope"}),
+    ("POST", f"{C}/acls", None, {**ACL_TOPIC, "principal": "alice"}),
+    ("POST", f"{C}/acls", None, {**ACL_TOPIC, "resource_name": "t" * 100_000}),
+    ("POST", f"{C}/acls", None, {**ACL_TOPIC, "resource_name": ""}),
+    ("POST", f"{C}/acls", None, {**ACL_TOPIC, "resource_type": "ANY"}),
+    ("POST", f"{C}/acls", None, {**ACL_TOPIC, "pattern_type": "MATCH"}),
+    ("POST", f"{C}/acls", None, {**ACL_TOPIC, "permission": "ANY"}),
+    ("POST", f"{C}/acls", None, {**ACL_CLUSTER, "resource_name": "topic-1"}),
+    ("POST", f"{C}/acls", None, {k: v for k, v in ACL_TOPIC.items() if k != "host"}),
+    ("POST", f"{C}/acls", None, {**ACL_TOPIC, "resource_type": "USER"}),
+    ("POST", f"{C}/acls:batch", None, {"data": [ACL_TOPIC, {**ACL_TOPIC, "host": ""}]}),
+    ("POST", f"{C}/acls:batch", None, ACL_TOPIC),
+    ("DELETE", f"{C}/acls", {"resource_name": "topic-"}, None),  # resource_type required
+    ("DELETE", f"{C}/acls", {"resource_type": "TOPIC", "pattern_type": "ANY",
+                             "operation": "UNKNOWN", "permission": "ANY"}, None),
 ]
 
 
@@ -222,3 +261,96 @@ def test_observed_statuses_are_few_and_carry_their_evidence():
     assert set(observed) == {"deleteKafkaLink"}
     assert set(observed["deleteKafkaLink"]) == {204}
     assert "kafka_rest_router.go" in observed["deleteKafkaLink"][204]
+
+
+# -- ACLs -----------------------------------------------------------------------------------
+
+
+def _each_source(fact, status, doc):
+    return {s: response_problems(fact, status, doc, s) for s in fact["sources"]}
+
+
+def test_acls_created_listed_and_deleted_as_each_description_declares(served):
+    """Created one by one and in a batch, listed (every AclData field, sorted as kafka-rest
+    sorts), deleted by a filter: each answer passes every description that declares the
+    operation, not only one."""
+    fact, status, _doc, _ = call(served, "POST", f"{C}/acls", None, ACL_TOPIC)
+    assert status == 201 and _each_source(fact, status, None) == {"cloud": [], "platform": []}
+    fact, status, _doc, _ = call(served, "POST", f"{C}/acls:batch", None,
+                                 {"data": [ACL_CLUSTER, ACL_TOPIC]})  # one exists: kept
+    assert status == 201
+    assert _each_source(fact, status, None) == {"cloud": [], "kafka-rest": []}
+    fact, status, doc, _ = call(served, "GET", f"{C}/acls")
+    assert status == 200 and _each_source(fact, status, doc) == {"cloud": [], "platform": []}
+    assert doc["kind"] == "KafkaAclList"
+    assert [{k: d[k] for k in ACL_TOPIC} for d in doc["data"]] == [ACL_CLUSTER, ACL_TOPIC]
+    assert {d["cluster_id"] for d in doc["data"]} == {"cluster-1"}
+    assert doc["data"][1]["metadata"]["self"] == (
+        "http://127.0.0.1/kafka/v3/clusters/cluster-1/acls?resource_type=TOPIC&resource_name="
+        "topic-&pattern_type=PREFIXED&principal=User%3Aalice&host=%2A&operation=ALL"
+        "&permission=ALLOW")
+    # MATCH: the ACLs that apply to topic topic-1 (the prefix topic-)
+    _f, _s, doc, _ = call(served, "GET", f"{C}/acls", {"resource_type": "TOPIC",
+                                                      "resource_name": "topic-1",
+                                                      "pattern_type": "MATCH"})
+    assert [d["resource_name"] for d in doc["data"]] == ["topic-"]
+    fact, status, doc, _ = call(served, "DELETE", f"{C}/acls", {
+        "resource_type": "ANY", "pattern_type": "ANY", "operation": "ANY",
+        "permission": "DENY"})
+    assert status == 200 and _each_source(fact, status, doc) == {"cloud": [], "platform": []}
+    assert [{k: d[k] for k in ACL_TOPIC} for d in doc["data"]] == [ACL_CLUSTER]
+    _f, _s, doc, _ = call(served, "GET", f"{C}/acls")
+    assert [d["resource_name"] for d in doc["data"]] == ["topic-"]
+
+
+def test_a_delete_that_matches_nothing_answers_no_acl_and_changes_nothing(served):
+    call(served, "POST", f"{C}/acls", None, ACL_TOPIC)
+    before = data_dir_bytes(served.data)
+    fact, status, doc, problems = call(served, "DELETE", f"{C}/acls", {
+        "resource_type": "GROUP", "pattern_type": "ANY", "operation": "ANY",
+        "permission": "ANY"})
+    assert (status, doc, problems) == (200, {"data": []}, [])
+    assert data_dir_bytes(served.data) == before
+
+
+def test_a_refused_batch_creates_none_of_its_acls(served):
+    fact, status, doc, problems = call(served, "POST", f"{C}/acls:batch", None,
+                                       {"data": [ACL_TOPIC, {**ACL_TOPIC, "principal": "x"}]})
+    assert (status, problems) == (400, [])
+    assert doc["message"] == ("data[1]: principal 'x' is not TYPE:NAME (e.g. User:alice, or "
+                              "User:* for every user)")
+    assert call(served, "GET", f"{C}/acls")[2]["data"] == []
+
+
+@pytest.mark.parametrize(("method", "query", "body", "text"), [
+    ("GET", None, None, "No Authorizer is configured on cluster cluster-2"),
+    ("POST", None, ACL_TOPIC, "No Authorizer is configured on cluster cluster-2"),
+    ("DELETE", {"resource_type": "ANY", "pattern_type": "ANY", "operation": "ANY",
+                "permission": "ANY"}, None, "No Authorizer is configured on cluster cluster-2"),
+])
+def test_a_cluster_without_an_authorizer_answers_security_disabled(served, method, query, body,
+                                                                   text):
+    """As Confluent's REST server answers Kafka's SecurityDisabledException: 400 with
+    error_code 40002 (rest-utils KafkaExceptionMapper)."""
+    before = data_dir_bytes(served.data)
+    fact, status, doc, problems = call(served, method, f"{ROOT}/cluster-2/acls", query, body)
+    assert (status, doc["error_code"], problems) == (400, 40002, [])
+    assert doc["message"].startswith(text)
+    assert data_dir_bytes(served.data) == before
+
+
+def test_a_resource_type_rest_does_not_list_is_answered_unknown(served):
+    """A USER binding (Kafka has the type, AclResourceType does not): UNKNOWN, as kafka-rest
+    answers a type it does not know, and the answer stays within the closed enum."""
+    from jetlink.core.kafka.acls import AclBinding
+
+    dd = DataDir(served.data)
+    try:
+        AclStore(dd.open("cluster-1")).add([AclBinding.make(
+            "USER", "alice", "LITERAL", "User:admin", "*", "ALL", "ALLOW")])
+    finally:
+        dd.close()
+    fact, status, doc, _ = call(served, "GET", f"{C}/acls")
+    assert status == 200 and _each_source(fact, status, doc) == {"cloud": [], "platform": []}
+    assert [(d["resource_type"], d["resource_name"]) for d in doc["data"]] == [
+        ("UNKNOWN", "alice")]

@@ -32,19 +32,24 @@ def dashboard(
 ) -> None:
     """Watch replication live and act on it (TUI).
 
-    Tabs (keys 1-6): Clusters (up/down, streams, buckets, topics, links); Streams with each
+    Tabs (keys 1-7): Clusters (up/down, streams, buckets, topics, links); Streams with each
     mirror and source agreement (lag, last seen, error) and message-rate sparklines; KV
     buckets (values, history, TTL, mirrors and aggregates); Links with their mirror topics
     (status, per-partition lag and last source fetch offset, status time); Groups (offsets,
     lag); Feed, the messages published on a subject (jetlink sub semantics, e.g. a RePublish
-    monitor subject). Enter shows the selected item's document.
+    monitor subject); Regions, one row per region the mirrors' origins are in (split brain,
+    objects, ready / not ready, worst recovery point, messages at risk, failed over,
+    fenced). Enter shows the selected item's document.
 
     Keys: p/r pause/resume a link or mirror topic, P/F promote/fail over a mirror topic or
-    NATS mirror (the dry run's lag and clamps are shown before confirming), d/u take a cluster
-    down/up, s one replication step, f start/stop following (replicate --follow), x purge a
-    stream, / filter by name, c cycle the clusters shown, q quit. Destructive keys confirm in
-    a dialog. Shows every cluster unless --cluster (or JETLINK_CLUSTER) names one. With
-    --json: one snapshot of what the tables show ({time, clusters: [...]}), no UI.
+    NATS mirror (the dry run's lag and clamps are shown before confirming), F/B/E fail the
+    selected region over / back or fence it (as dr failover|failback|fence --from: the plan
+    is shown before confirming, then the outcome), d/u take a cluster down/up, s one
+    replication step, f start/stop following (replicate --follow), x purge a stream, /
+    filter by name, c cycle the clusters shown, q quit. Destructive keys confirm in a
+    dialog. Shows every cluster unless --cluster (or JETLINK_CLUSTER) names one. With
+    --json: one snapshot of what the tables show ({time, clusters: [...], regions: [...]}),
+    no UI.
 
     With a live server in force (--server, NATS_URL, a context) it shows that server's
     JetStream domain: streams with the server's mirror and source infos (lag, last seen,

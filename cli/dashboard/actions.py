@@ -18,10 +18,13 @@ text the CLI prints; nothing is raised to the UI.
 | d/u | cluster down / up     | ``cluster down|up NAME``                                |
 | x   | purge a stream        | ``stream purge S -f``                                   |
 | s   | one replication step  | ``replicate`` (one bounded step)                        |
+| F   | fail a region over    | ``dr failover --from REGION [--dry-run]``               |
+| B   | fail a region back    | ``dr failback --from REGION [--dry-run]``               |
+| E   | fence a region        | ``dr fence --from REGION [--dry-run]``                  |
 
-On a live server, promote / failover and purge act on the server; the others are the
-embedded engine's (links, mirror topics, cluster down/up, replication steps) and answer with
-a sentence saying so.
+On a live server, promote / failover, the region actions and purge act on the server; the
+others are the embedded engine's (links, mirror topics, cluster down/up, replication steps)
+and answer with a sentence saying so.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ class Outcome:
     ok: bool
     message: str
     details: list[str] = field(default_factory=list)
+    asks: bool = True  # a dry run with something to confirm (False: it ends there)
 
 
 class Source:
@@ -231,5 +235,74 @@ def alter_mirror(cluster: str, link: str, topic: str, how: str, *, dry_run: bool
         message = (f"Mirror topic {topic}@{cluster} can be {verb}" if dry_run
                    else f"Mirror topic {topic}@{cluster} {verb}")
         return Outcome(True, message, details)
+
+    return act
+
+
+# -- regions ---------------------------------------------------------------------------------
+
+
+def _objects(n: int) -> str:
+    return _plural(n, "object")
+
+
+def region_run(action: str, region: str, clusters: list[str] | None, *, dry_run: bool
+               ) -> Callable[[Any, Clock], Outcome]:
+    """``dr failover|failback --from REGION [--dry-run]`` (``action``: "failover" or
+    "failback"; ``clusters``: the sides, None every one): core/dr/region.py's plan, its
+    preview or its run, in the CLI's lines. A refused plan, or one with nothing left to do,
+    is a preview that asks nothing."""
+
+    def act(place: Any, clock: Clock) -> Outcome:
+        from jetlink.cli.dr import region_lines
+        from jetlink.core.dr.region import plan_region
+
+        plan = plan_region(place, action, [region], clusters=clusters, clock=clock)
+        if plan.refused or dry_run:
+            report = plan.preview()
+            lines = region_lines(report.to_json(), plan_only=True)
+            if plan.refused:
+                names = ", ".join(f"{o.shown} ({o.detail})" for o in plan.refused)
+                return Outcome(False, f"The region {action} of {region} is refused: {names}",
+                               [*lines, f"jetlink dr {action} --from {region} --skip NAME "
+                                "(or --skip-unready) leaves them out"], asks=False)
+            if report.nothing_to_do:
+                return Outcome(True, f"Nothing to do: the region {action} of {region} was "
+                               "done already", lines, asks=False)
+            verb = "fail over" if action == "failover" else "fail back"
+            return Outcome(True, f"{_objects(len(plan.todo))} of {region} to {verb}", lines)
+        doc = plan.carry_out().to_json()
+        said = region_lines(doc, outcome_only=True)  # what it came to, then a fence's
+        return Outcome(not doc["failed"], said[0],
+                       region_lines(doc, plan_only=True) + said[1:])
+
+    return act
+
+
+def fence_region(region: str, clusters: list[str] | None, *, dry_run: bool
+                 ) -> Callable[[Any, Clock], Outcome]:
+    """``dr fence --from REGION [--dry-run]``: core/dr/fence.py's plan, its preview or
+    its run, in the CLI's lines. Nothing to fence now (every old origin fenced already, or
+    not answering) is a preview that asks nothing."""
+
+    def act(place: Any, clock: Clock) -> Outcome:
+        from jetlink.cli.dr import fence_lines
+        from jetlink.core.dr import plan_fence
+
+        plan = plan_fence(place, [region], clusters=clusters, clock=clock)
+        if dry_run:
+            lines = fence_lines(plan.preview().to_json())[:-1]  # not "Dry run: ..."
+            todo = len(plan.to_fence)
+            if not todo:
+                return Outcome(True, f"Nothing to fence in {region} now: every old origin "
+                               "is fenced already or does not answer", lines, asks=False)
+            return Outcome(True, f"{_plural(todo, 'old origin')} of {region} to fence: "
+                           "they take no writes until failback --switch", lines)
+        report = plan.carry_out()
+        doc = report.to_json()
+        message = f"Fenced {_plural(doc['fenced'], 'old origin')} of {region}"
+        if report.not_fenced:
+            message += "; not fenced: " + ", ".join(doc["not_fenced"])
+        return Outcome(not report.not_fenced, message, fence_lines(doc))
 
     return act

@@ -6,7 +6,8 @@ every ``refresh`` seconds (never more often than once a second); a load still ru
 next tick is not doubled, and one that takes long, or a locked database, shows a notice in
 the status line while the tables keep the last snapshot. Actions
 (:mod:`jetlink.cli.dashboard.actions`) run in worker threads too; destructive ones ask in a
-modal first (promote and failover show their dry run: lag and clamps).
+modal first (promote and failover show their dry run: lag and clamps; a region's failover,
+failback and fence show their plan, then their outcome).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from jetlink.cli.dashboard.data import (
     LinkRow,
     MirrorRow,
     Rates,
+    RegionRow,
     Snapshot,
     StreamRow,
     load,
@@ -68,7 +70,7 @@ FEED_LINES = 500
 # the dashboard's own actions: hidden under a modal or the detail view, and where they do
 # not apply (check_action)
 GATED = frozenset({"tab", "detail", "filter", "scope", "step", "follow", "pause", "resume",
-                   "promote", "failover", "down", "up", "purge"})
+                   "promote", "failover", "failback", "fence", "down", "up", "purge"})
 
 
 def _at(name: str, cluster: str) -> str:
@@ -106,6 +108,35 @@ def _num(n: int | None) -> str:
     return "-" if n is None else output.comma(n)
 
 
+# a region action: its verb, and its question (over its plan)
+REGION_ACTIONS = {
+    "failover": ("Failover", "Fail region {region} over? Each mirror of it below stops "
+                 "mirroring and becomes a normal stream (or topic)."),
+    "failback": ("Failback", "Fail region {region} back? Each object failed over from it "
+                 "goes back below its old origin, whose tail is saved first."),
+    "fence": ("Fence", "Fence region {region}? Each old origin below stops taking writes "
+              "(its subjects moved aside and recorded) until failback --switch."),
+}
+
+
+def _region_cells(r: RegionRow) -> tuple[Any, ...]:
+    """A region's row: the split brain count first, white on red (``dr check`` grades it
+    CRITICAL)."""
+    from jetlink.core.monitor.lag import ago
+
+    name = Text(r.name)
+    if r.down:
+        name.append(" (down)", style="bold red")
+    worst = "-" if not r.mirrors else "unknown" if r.worst_seconds is None \
+        else ago(round(r.worst_seconds * 1e9))
+    split = r.returned("split brain")
+    return (name, Text(f" {split} ", style="bold white on red") if split else Text("0"),
+            str(len(r.objects)), Text(str(r.ready), style="green" if r.ready else ""),
+            Text(str(r.not_ready), style="bold red" if r.not_ready else ""), worst,
+            "-" if not r.mirrors else output.comma(r.messages_at_risk), str(r.failed_over),
+            f"{r.returned('fenced')}/{r.failed_over}" if r.failed_over else "-")
+
+
 # -- the tables: columns and cells ----------------------------------------------------------
 
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -118,12 +149,15 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "mirrors": ("Mirror Topic", "Link", "Status", "Part", "Lag", "Last Fetch", "Since",
                 "Failover Ready"),
     "groups": ("Group", "State", "Topic", "Part", "Offset", "Log End", "Lag"),
+    "regions": ("Region", "Split Brain", "Objects", "Ready", "Not Ready", "Worst RP",
+                "At Risk", "Failed Over", "Fenced"),
 }
 TABLE_TAB = {"clusters": "clusters", "streams": "streams", "agreements": "streams",
-             "kv": "kv", "links": "links", "mirrors": "links", "groups": "groups"}
+             "kv": "kv", "links": "links", "mirrors": "links", "groups": "groups",
+             "regions": "regions"}
 TAB_TABLES = {"clusters": ("clusters",), "streams": ("streams", "agreements"),
               "kv": ("kv",), "links": ("links", "mirrors"), "groups": ("groups",),
-              "feed": ()}
+              "feed": (), "regions": ("regions",)}
 
 
 class DetailScreen(Screen[None]):
@@ -146,14 +180,15 @@ class DetailScreen(Screen[None]):
 
 
 class ConfirmScreen(ModalScreen[bool]):
-    """A destructive action's question: what will happen, then confirm or cancel."""
+    """A destructive action's question: what will happen, then confirm or cancel; without
+    ``confirm`` only what happened (or why nothing can), to close."""
 
     BINDINGS = [
         Binding("y", "answer(True)", "Confirm"),
         Binding("n,escape", "answer(False)", "Cancel"),
     ]
 
-    def __init__(self, title: str, lines: list[str], confirm: str) -> None:
+    def __init__(self, title: str, lines: list[str], confirm: str | None) -> None:
         super().__init__()
         self.title_text = title
         self.lines = lines
@@ -162,10 +197,13 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm"):
             yield Static(Text(self.title_text, style="bold"), id="confirm-title")
-            yield Static(Text("\n".join(self.lines)), id="confirm-body")
+            with VerticalScroll(id="confirm-scroll"):  # a region's plan can be long
+                yield Static(Text("\n".join(self.lines)), id="confirm-body")
             with Horizontal(id="confirm-buttons"):
-                yield Button(f"{self.confirm} (y)", variant="error", id="yes")
-                yield Button("Cancel (n)", variant="primary", id="no")
+                if self.confirm is not None:
+                    yield Button(f"{self.confirm} (y)", variant="error", id="yes")
+                yield Button("Cancel (n)" if self.confirm is not None else "Close (n)",
+                             variant="primary", id="no")
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
@@ -174,7 +212,7 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(event.button.id == "yes")
 
     def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
+        self.dismiss(yes and self.confirm is not None)
 
 
 class Dashboard(App[None]):
@@ -199,6 +237,7 @@ class Dashboard(App[None]):
     ConfirmScreen { align: center middle; }
     #confirm { width: 76; height: auto; max-height: 90%; border: thick $error; padding: 1 2;
                background: $surface; }
+    #confirm-scroll { height: auto; max-height: 45vh; }
     #confirm-body { margin: 1 0; }
     #confirm-buttons { height: auto; align-horizontal: right; }
     #confirm-buttons Button { margin-left: 2; }
@@ -215,6 +254,7 @@ class Dashboard(App[None]):
         Binding("4", "tab('links')", "Links", show=False),
         Binding("5", "tab('groups')", "Groups", show=False),
         Binding("6", "tab('feed')", "Feed", show=False),
+        Binding("7", "tab('regions')", "Regions", show=False),
         Binding("i", "detail", "Info"),
         Binding("slash", "filter", "Filter"),
         Binding("c", "scope", "Cluster"),
@@ -224,6 +264,8 @@ class Dashboard(App[None]):
         Binding("r", "resume", "Resume"),
         Binding("P", "promote", "Promote"),
         Binding("F", "failover", "Failover"),
+        Binding("B", "failback", "Failback"),
+        Binding("E", "fence", "Fence"),
         Binding("d", "down", "Down"),
         Binding("u", "up", "Up"),
         Binding("x", "purge", "Purge"),
@@ -285,6 +327,8 @@ class Dashboard(App[None]):
                                 placeholder="subject to follow, e.g. monitor.> or monitor.>@east",
                                 id="feed-subject")
                     yield RichLog(id="feed-log", max_lines=FEED_LINES, wrap=False)
+                with TabPane("7 Regions", id="regions"):
+                    yield DataTable(id="regions-table")
             with VerticalScroll(id="side"):
                 yield Static(id="detail")
         yield Static(id="status")
@@ -455,6 +499,10 @@ class Dashboard(App[None]):
                                      g.state if first else "", g.topic or "-",
                                      "-" if g.partition is None else str(g.partition),
                                      _num(g.offset), _num(g.log_end), _num(g.lag))))
+        elif table == "regions":
+            for r in snap.regions(self.scope):
+                if self._wanted(self.scope or "", r.name, *(o.name for o in r.objects)):
+                    rows.append((r, _region_cells(r)))
         return rows
 
     def render_tables(self) -> None:
@@ -593,6 +641,10 @@ class Dashboard(App[None]):
                 return item.status in (ACTIVE, PAUSED) and (
                     (item.status == PAUSED) == (action == "resume"))
             return False
+        if action in ("failback", "fence"):  # a region's (failover too, below)
+            return isinstance(item, RegionRow) and bool(item.failed_over)
+        if isinstance(item, RegionRow) and action == "failover":
+            return bool(item.mirrors)
         if action in ("promote", "failover"):
             if isinstance(item, MirrorRow):
                 return item.status not in (STOPPED, PENDING_STOPPED)
@@ -618,7 +670,8 @@ class Dashboard(App[None]):
             return
         title = {ClusterRow: "Cluster", StreamRow: "StreamInfo", AgreementRow: "Stream",
                  BucketRow: "KV status", LinkRow: "Cluster link",
-                 MirrorRow: "Mirror topic", GroupRow: "Consumer group"}[type(item)]
+                 MirrorRow: "Mirror topic", GroupRow: "Consumer group",
+                 RegionRow: "Region"}[type(item)]
         doc = item.doc
         if isinstance(item, AgreementRow):
             doc = next((s.doc for s in (self.snapshot.streams if self.snapshot else [])
@@ -693,12 +746,13 @@ class Dashboard(App[None]):
         self.tick()
 
     def _confirm(self, title: str, lines: list[str], verb: str,
-                 action: Callable[..., Outcome]) -> None:
+                 action: Callable[..., Outcome],
+                 then: Callable[[Outcome], None] | None = None) -> None:
         def answered(yes: bool | None) -> None:
             if yes:
                 self.message = f"{verb}: running..."
                 self._render_status()
-                self._run(action)
+                self._run(action, then)
             else:
                 self.message = f"{verb}: cancelled, nothing changed"
                 self._render_status()
@@ -737,7 +791,60 @@ class Dashboard(App[None]):
         self._stop(failover=False)
 
     def action_failover(self) -> None:
-        self._stop(failover=True)
+        if isinstance(self.current_item(), RegionRow):
+            self._region("failover")
+        else:
+            self._stop(failover=True)
+
+    def action_failback(self) -> None:
+        self._region("failback")
+
+    def action_fence(self) -> None:
+        self._region("fence")
+
+    def _region(self, how: str) -> None:
+        """A region's failover, failback or fence (``dr failover|failback|fence --from``):
+        its plan first (planned again when confirmed, as the CLI's run is), then the
+        outcome; both in a dialog."""
+        item = self.current_item()
+        if not isinstance(item, RegionRow):
+            return
+        clusters = None if self.scope is None else [self.scope]
+        verb, title = REGION_ACTIONS[how]
+        title = title.format(region=item.name)
+        if how == "fence":
+            act = actions.fence_region(item.name, clusters, dry_run=False)
+            preview = actions.fence_region(item.name, clusters, dry_run=True)
+        else:
+            act = actions.region_run(how, item.name, clusters, dry_run=False)
+            preview = actions.region_run(how, item.name, clusters, dry_run=True)
+        self.message = f"{verb} of region {item.name}: planning..."
+        self._render_status()
+        self._run(preview, self._planned(title, verb, act, f"{verb} of region {item.name}"),
+                  step_after=False)
+
+    def _planned(self, title: str, verb: str, action: Callable[..., Outcome], done: str
+                 ) -> Callable[[Outcome], None]:
+        """After a region's plan: the question with the plan, or the plan that asks
+        nothing (refused, nothing to do) to close; the run's outcome in a dialog too."""
+
+        def shown(outcome: Outcome) -> None:
+            self._say(Outcome(outcome.ok, outcome.message))
+            self.push_screen(ConfirmScreen(done, [outcome.message, *outcome.details], None))
+            self.tick()
+
+        def then(preview: Outcome) -> None:
+            if preview.ok and preview.asks:
+                self.message = ""
+                self._render_status()
+                self._confirm(title, [preview.message, *preview.details], verb, action,
+                              shown)
+            else:
+                self._say(Outcome(preview.ok, preview.message))
+                self.push_screen(ConfirmScreen(done, [preview.message, *preview.details],
+                                               None))
+
+        return then
 
     def _stop(self, *, failover: bool) -> None:
         item = self.current_item()

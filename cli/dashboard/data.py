@@ -159,6 +159,89 @@ class GroupRow:
 
 
 @dataclass
+class RegionObject:
+    """One object of a region (core/dr/region.py): a mirror on a side whose origin is in
+    the region, or one failed over from it, with what ``dr check`` said of it."""
+
+    side: str  # the cluster (embedded) or JetStream domain it is on
+    region: str  # its origin's cluster or domain (core/dr/fence.py ``region_of``)
+    kind: str  # "stream" | "kv" | "topic"
+    name: str  # as its verb takes it: STREAM, BUCKET, LINK/TOPIC
+    failed_over: bool  # promoted (its promotion record), or a stopped mirror topic
+    status: str = ""  # dr check's grade of a mirror ("" not checked)
+    messages: int | None = None  # its recovery point: messages a failover now loses
+    seconds: float | None = None  # and the age of the oldest of them (None: unknown)
+    returned: str = ""  # its old origin back: "split brain", "unfenced" or "fenced"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "name": self.name, "side": self.side,
+                "failed_over": self.failed_over, "status": self.status or None,
+                "recovery_point": {"messages": self.messages, "seconds": self.seconds},
+                "old_origin": self.returned or None}
+
+
+@dataclass
+class RegionRow:
+    """A region as the Regions tab shows it: its objects counted (:meth:`Snapshot.regions`).
+    Ready: a mirror ``dr check`` grades OK or WARNING (``dr failover --skip-unready``
+    leaves the CRITICAL ones out)."""
+
+    name: str
+    down: bool | None  # its cluster taken down (embedded); None: no cluster of that name
+    objects: list[RegionObject] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    def count(self, test: Any) -> int:
+        return sum(1 for o in self.objects if test(o))
+
+    @property
+    def mirrors(self) -> int:
+        return self.count(lambda o: not o.failed_over)
+
+    @property
+    def failed_over(self) -> int:
+        return self.count(lambda o: o.failed_over)
+
+    @property
+    def ready(self) -> int:
+        return self.count(lambda o: not o.failed_over and o.status in ("OK", "WARNING"))
+
+    @property
+    def not_ready(self) -> int:
+        return self.mirrors - self.ready
+
+    @property
+    def messages_at_risk(self) -> int:
+        """As the region plan's totals: the mirrors' messages not copied, summed."""
+        return sum(o.messages or 0 for o in self.objects if not o.failed_over)
+
+    @property
+    def worst_seconds(self) -> float | None:
+        found = [o.seconds for o in self.objects if not o.failed_over and o.seconds is not None]
+        return max(found) if found else None
+
+    def returned(self, state: str) -> int:
+        return self.count(lambda o: o.returned == state)
+
+    @property
+    def doc(self) -> dict[str, Any]:
+        return self.to_json()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"region": self.name, "down": self.down, "objects": len(self.objects),
+                "mirrors": self.mirrors, "failed_over": self.failed_over,
+                "ready": self.ready, "not_ready": self.not_ready,
+                "messages_at_risk": self.messages_at_risk,
+                "recovery_point_seconds": self.worst_seconds,
+                "fenced": self.returned("fenced"), "split_brain": self.returned("split brain"),
+                "unfenced": self.returned("unfenced"),
+                "members": [o.to_json() for o in self.objects]}
+
+
+@dataclass
 class Snapshot:
     taken_ns: int
     clusters: list[ClusterRow] = field(default_factory=list)
@@ -171,12 +254,28 @@ class Snapshot:
     # each mirror's readiness for a failover now (core/dr/readiness.py, as `dr check`):
     # (cluster, stream or mirror topic) -> "STATUS" or "STATUS: first reason"
     readiness: dict[tuple[str, str], str] = field(default_factory=dict)
+    # the same checks whole (their facts: the recovery point, an old origin back)
+    checks: dict[tuple[str, str], Any] = field(default_factory=dict)
+    # every object of a region on the sides read (:func:`add_regions`)
+    region_objects: list[RegionObject] = field(default_factory=list)
+
+    def regions(self, side: str | None = None) -> list[RegionRow]:
+        """One row per region, of the objects on ``side`` (None: on every side)."""
+        down = {c.name: c.down for c in self.clusters}
+        rows: dict[str, RegionRow] = {}
+        for o in self.region_objects:
+            if side is None or o.side == side:
+                rows.setdefault(o.region, RegionRow(o.region, down.get(o.region))
+                                ).objects.append(o)
+        return [rows[name] for name in sorted(rows)]
 
     def to_json(self) -> dict[str, Any]:
-        """The documents behind the tables (``dashboard --json``), per cluster."""
+        """The documents behind the tables (``dashboard --json``), per cluster; the
+        regions."""
         from jetlink.core.clock import format_rfc3339_nano
 
-        out: dict[str, Any] = {"time": format_rfc3339_nano(self.taken_ns), "clusters": []}
+        out: dict[str, Any] = {"time": format_rfc3339_nano(self.taken_ns), "clusters": [],
+                               "regions": [r.to_json() for r in self.regions()]}
         for c in self.clusters:
             doc = dict(c.doc)
             doc["error"] = c.error or None
@@ -328,20 +427,79 @@ def add_readiness(snap: Snapshot, backend: Any, clock: Clock) -> Snapshot:
     from jetlink.core.errors import JetlinkError
 
     try:
-        found = check_readiness(backend, clock=clock)
+        found = check_readiness(backend, clock=clock).mirrors
     except (JetlinkError, sqlite3.Error):
-        return snap
+        found = []  # the regions' objects are still listed, ungraded
     only = snap.clusters[0].name if len(snap.clusters) == 1 else ""
-    for m in found.mirrors:
+    for m in found:
         name = m.facts.get("stream") or m.facts.get("topic")
         if name:
             snap.readiness[(m.cluster or only, name)] = m.summary()
+            snap.checks[(m.cluster or only, name)] = m
         back = m.facts.get("returned_origin")
         if name and back is not None:  # a failed-over stream whose old origin is back
             snap.agreements.append(AgreementRow(
                 m.cluster or only, name, "promoted", f"{back['origin']}@{back['region']}",
                 0, -1, ""))
+    add_regions(snap)
     return snap
+
+
+def add_regions(snap: Snapshot) -> Snapshot:
+    """The objects of every region (``snap.region_objects``) as ``dr failover|failback
+    --from REGION`` finds them (core/dr/region.py): on each side, the mirror streams, KV
+    mirror buckets and mirror topics whose origin is in another region, and those failed
+    over from one; each with the grade, recovery point and returned old origin of the
+    readiness checks already read (``snap.checks``), nothing read again."""
+    from jetlink.core.config.kv import bucket_of_stream
+    from jetlink.core.config.stream import StreamConfig
+    from jetlink.core.dr.fence import region_of
+    from jetlink.core.dr.region import mirrored_from
+    from jetlink.core.errors import JetlinkError
+    from jetlink.core.kafka.mirror_model import STOPPED
+
+    # the sides a region plan takes objects on (core/dr/fence.py ``sides_of``): the clusters
+    # that are up (a live server's one domain); streams on the NATS ones, mirror topics on
+    # every one with links
+    up = {c.name for c in snap.clusters if not c.down}
+    sides = {c.name for c in snap.clusters if c.kind == "nats" and c.name in up}
+    for s in snap.streams:
+        try:
+            cfg = StreamConfig.from_json(dict(s.doc.get("config") or {}), strict=False)
+        except JetlinkError:
+            continue
+        mirrored = mirrored_from(cfg) if s.cluster in sides else None
+        if mirrored is None:
+            continue
+        kind, src, promoted = mirrored
+        region = region_of(s.cluster, src)
+        if region != s.cluster:
+            name = (bucket_of_stream(cfg.name) or cfg.name) if kind == "kv" else cfg.name
+            snap.region_objects.append(_graded(RegionObject(
+                s.cluster, region, kind, name, promoted), snap.checks.get((s.cluster, s.name))))
+    sources = {(lk.cluster, lk.name): lk.source for lk in snap.links}
+    topics: set[tuple[str, str]] = set()
+    for m in snap.mirrors:
+        region = sources.get((m.cluster, m.link))
+        if m.cluster in up and region and (m.cluster, m.topic) not in topics:
+            topics.add((m.cluster, m.topic))
+            snap.region_objects.append(_graded(RegionObject(
+                m.cluster, region, "topic", f"{m.link}/{m.topic}", m.status == STOPPED),
+                snap.checks.get((m.cluster, m.topic))))
+    return snap
+
+
+def _graded(o: RegionObject, check: Any) -> RegionObject:
+    """``o`` with its readiness check's facts (None: not checked)."""
+    if check is None:
+        return o
+    back = check.facts.get("returned_origin")
+    if back is not None:  # a failed-over object whose old origin answers again
+        o.returned = str(back.get("state") or "")
+        return o
+    rp = check.facts.get("recovery_point") or {}
+    o.status, o.messages, o.seconds = check.status.value, rp.get("messages"), rp.get("seconds")
+    return o
 
 
 def load(path: Path, clock: Clock, *, clusters: Container[str] | None = None) -> Snapshot:

@@ -420,6 +420,31 @@ class RestClient:
             )
         return [d for d in doc["data"] if isinstance(d, dict)]
 
+    # -- ACLs ------------------------------------------------------------------------------
+
+    def list_acls(self, params: Mapping[str, str]) -> list[dict[str, Any]]:
+        """GET /acls?resource_type=...&... (getKafkaAcls): the AclData of the filter."""
+        return self._list("/acls", params)
+
+    def create_acl(self, acl: Mapping[str, str]) -> Any:
+        """POST /acls with one CreateAclRequestData (createKafkaAcls)."""
+        return self.request("POST", "/acls", body=dict(acl))
+
+    def create_acls(self, acls: Iterable[Mapping[str, str]]) -> Any:
+        """POST /acls:batch with ``{"data": [CreateAclRequestData]}`` (batchCreateKafkaAcls:
+        Cloud's and kafka-rest's descriptions; the Platform's has no such operation)."""
+        return self.request("POST", "/acls:batch", body={"data": [dict(a) for a in acls]})
+
+    def delete_acls(self, params: Mapping[str, str]) -> list[dict[str, Any]]:
+        """DELETE /acls?resource_type=...&... (deleteKafkaAcls): the AclData deleted."""
+        doc = self.request("DELETE", "/acls", params=params)
+        if doc is None:
+            return []
+        if not isinstance(doc, Mapping) or not isinstance(doc.get("data"), list):
+            raise RestError(f"REST API at {self.base_url}: DELETE /acls did not answer "
+                            "a list of the ACLs deleted")
+        return [d for d in doc["data"] if isinstance(d, dict)]
+
 
 def error_of(status: int, doc: Mapping[str, Any], message: str) -> JetlinkError:
     """The error of a 4xx answer: a KafkaError when the document names a Kafka error

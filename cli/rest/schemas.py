@@ -120,6 +120,36 @@ ALTER_MIRRORS_REQUEST_DATA_P: dict[str, Any] = {
     "properties": {"mirror_topic_names": {"type": "array", "items": STRING}},
 }
 
+# The ACL operations (getKafkaAcls, createKafkaAcls, deleteKafkaAcls: O and P;
+# batchCreateKafkaAcls: O and K). AclResourceType is a closed enum in every description;
+# AclPatternType, AclOperation and AclPermission are x-extensible-enum (their values are
+# read by core/kafka/acls.py, which names the field and Kafka's values when it refuses one).
+# Query enums are read in any case, as Confluent's REST server reads them
+# (kafka-rest EnumConverterProvider).
+ACL_RESOURCE_TYPE: dict[str, Any] = {"type": "string", "case_insensitive": True, "enum": [
+    "UNKNOWN", "ANY", "TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID", "DELEGATION_TOKEN"]}
+ACL_QUERY: dict[str, Any] = {
+    "resource_type": {**ACL_RESOURCE_TYPE, "required": False},
+    "resource_name": {"type": "string", "required": False},
+    "pattern_type": {"type": "string", "required": False},
+    "principal": {"type": "string", "required": False},
+    "host": {"type": "string", "required": False},
+    "operation": {"type": "string", "required": False},
+    "permission": {"type": "string", "required": False},
+}
+CREATE_ACL_REQUEST_DATA: dict[str, Any] = {
+    "title": "CreateAclRequestData", "type": "object",
+    "required": ["resource_type", "resource_name", "pattern_type", "principal", "host",
+                 "operation", "permission"],
+    "properties": {"resource_type": ACL_RESOURCE_TYPE, "resource_name": STRING,
+                   "pattern_type": STRING, "principal": STRING, "host": STRING,
+                   "operation": STRING, "permission": STRING},
+}
+CREATE_ACL_REQUEST_DATA_LIST: dict[str, Any] = {
+    "title": "CreateAclRequestDataList", "type": "object", "required": ["data"],
+    "properties": {"data": {"type": "array", "items": CREATE_ACL_REQUEST_DATA}},
+}
+
 
 @dataclass(frozen=True)
 class Operation:
@@ -198,6 +228,14 @@ _ALL: tuple[Operation, ...] = (
               body=ALTER_MIRRORS_REQUEST_DATA_P, sources=(PLATFORM,)),
     Operation("readKafkaMirrorTopic", "GET", _L + "/mirrors/{mirror_topic_name}",
               query={"include_state_transition_errors": _q(type="boolean")}),
+    # O requires resource_type, pattern_type, operation and permission of deleteKafkaAcls,
+    # P none: the handler asks for them (kafka-rest's AclsResource does, as O's example).
+    Operation("getKafkaAcls", "GET", _C + "/acls", query=ACL_QUERY),
+    Operation("createKafkaAcls", "POST", _C + "/acls", body=CREATE_ACL_REQUEST_DATA,
+              status=201),
+    Operation("deleteKafkaAcls", "DELETE", _C + "/acls", query=ACL_QUERY),
+    Operation("batchCreateKafkaAcls", "POST", _C + "/acls:batch",
+              body=CREATE_ACL_REQUEST_DATA_LIST, status=201, sources=(CLOUD, KAFKA_REST)),
 )
 
 OPERATIONS: dict[str, Operation] = {op.operation_id: op for op in _ALL}
@@ -314,8 +352,11 @@ def check_query(operation: Operation, query: Mapping[str, str]) -> dict[str, Any
             if text == "" and schema.get("required"):
                 raise RequestInvalid(f"{what}: it must be a non-empty string")
             enum = schema.get("enum")
-            if enum is not None and text not in enum:
-                raise RequestInvalid(f"{what}: it must be one of " + ", ".join(enum))
+            if enum is not None:
+                if schema.get("case_insensitive"):
+                    text = text.upper()
+                if text not in enum:
+                    raise RequestInvalid(f"{what}: it must be one of " + ", ".join(enum))
             out[name] = text
     return out
 

@@ -37,6 +37,13 @@ link's DESTINATION cluster as with ``jetlink --cluster C links ...``):
   &validate_only=`` (O) -> 200 KafkaPromoteMirror: each topic truncated to where the other
   side's mirror stopped and mirroring again (the pattern selects the topics the engine could
   restore), ``messages_truncated`` and, when asked, the truncation per partition
+- ``GET /acls?resource_type=&resource_name=&pattern_type=&principal=&host=&operation=
+  &permission=`` -> 200 KafkaAclList of KafkaAcl (the cluster's AclStore, filtered);
+  ``POST /acls`` (one CreateAclRequestData) and ``POST /acls:batch`` (O and K: ``{data:
+  [...]}``, all read before any is created, one transaction) -> 201; ``DELETE /acls`` with
+  the filter (resource_type, pattern_type, operation and permission required, as kafka-rest's
+  AclsResource and O require them) -> 200 ``{data: [KafkaAcl]}`` of those deleted. A cluster
+  without an authorizer answers SECURITY_DISABLED: 400/40002 (M: SecurityDisabledException)
 
 Every request is first checked against its operation's rules (cli/rest/schemas.py: the query
 parameters and body fields the descriptions declare, their types, enums and required ones):
@@ -52,7 +59,9 @@ What was checked against Confluent's published material, and where (the commits 
   github.com/confluentinc/ccloud-sdk-go-v2 (commit b5d63ec4); [P] Confluent Platform's,
   ``kafkarestv3/api/openapi.yaml`` of github.com/confluentinc/kafka-rest-sdk-go (26451bd7);
   [M] ``KafkaExceptionMapper`` of github.com/confluentinc/rest-utils (5269b872), the
-  exception -> status mapping of Confluent's REST servers.
+  exception -> status mapping of Confluent's REST servers; [K] ``api/v3/openapi.yaml`` and
+  ``AclsResource`` / ``CreateAclBatchAction`` / ``AclManagerImpl`` of
+  github.com/confluentinc/kafka-rest (985d0e05), Confluent's REST server.
 
 =======================================  ================================================  ====
 fact                                     jetlink                                           src
@@ -103,6 +112,12 @@ topic / link exists, invalid config,     400 {40002, ...} (TopicExistsException,
 invalid request                          InvalidConfigurationException,
                                          InvalidRequestException)
 authentication failed                    401 {40101, "Authentication failed"}              O M
+ACL kinds                                KafkaAclList / KafkaAcl, fields cluster_id and    O K
+                                         the binding's seven; delete: {data} only
+ACL create / batch                       201 no content (K's server answers 204 to batch)  O P K
+security disabled (no authorizer)        400 {40002, ...}                                  M
+ACL request refusals                     400 {400, "resource_type cannot be unspecified    O K
+                                         or UNKNOWN"}, "pattern_type cannot be MATCH" ...
 =======================================  ================================================  ====
 
 Not verified (no published source found): what Confluent Server answers for an existing link
@@ -970,6 +985,122 @@ def truncate_and_restore_mirrors(call: Call) -> tuple[int, Any]:
     return _alter_answer(call, link, data)
 
 
+# -- handlers: ACLs -------------------------------------------------------------------------
+
+# The fields of an ACL, as REST v3 names them (query parameters and AclData's fields).
+ACL_FIELDS = ("resource_type", "resource_name", "pattern_type", "principal", "host",
+              "operation", "permission")
+# AclResourceType (every description: a closed enum without USER): a binding of another type
+# is answered UNKNOWN, as kafka-rest's Acl.ResourceType.fromAdminResourceType answers it.
+_REST_RESOURCE_TYPES = ("TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID", "DELEGATION_TOKEN")
+
+
+def _acls_url(base: str, fields: Mapping[str, Any]) -> str:
+    from urllib.parse import urlencode
+
+    given = {k: fields[k] for k in ACL_FIELDS if fields.get(k) is not None}
+    return f"{base}/acls" + (f"?{urlencode(given)}" if given else "")
+
+
+def acl_data(base: str, cluster: str, binding: Any) -> dict[str, Any]:
+    """KafkaAcl (AclData) of a binding: ``cluster_id`` and the binding's fields; its
+    ``self`` is the ACL list filtered to exactly it (kafka-rest's AclsResource)."""
+    fields = binding.to_json()
+    if fields["resource_type"] not in _REST_RESOURCE_TYPES:
+        fields["resource_type"] = "UNKNOWN"
+    return resource("KafkaAcl", _acls_url(base, binding.to_json()),
+                    {"cluster_id": cluster, **fields})
+
+
+def _acl_store(call: Call) -> Any:
+    from jetlink.core.kafka.acls import AclStore
+
+    return AclStore(call.store.open_kind(call.cluster, "kafka", "ACLs"))
+
+
+def _acl_filter(call: Call, *, required: tuple[str, ...] = ()) -> Any:
+    """The AclFilter of the query (an empty value is no value, as kafka-rest reads it);
+    ``required``: the parameters deleteKafkaAcls needs (kafka-rest's AclsResource, O's
+    ``delete_acls_unspecified_resource_type``). UNKNOWN is refused in any of them."""
+    from jetlink.core.kafka.acls import AclFilter
+
+    q = {k: (call.query.get(k) or None) for k in ACL_FIELDS}
+    for name in ("resource_type", "pattern_type", "operation", "permission"):
+        value = q[name]
+        if (value is None and name in required) or (value or "").upper() == "UNKNOWN":
+            how = "unspecified or UNKNOWN" if name in required else "UNKNOWN"
+            raise RestError(400, 400, f"{name} cannot be {how}")
+    return AclFilter.make(q["resource_type"], q["resource_name"], q["pattern_type"],
+                          q["principal"], q["host"], q["operation"], q["permission"])
+
+
+def _acl_binding(entry: Mapping[str, Any], where: str = "") -> Any:
+    """The AclBinding of a CreateAclRequestData (its fields' types checked by the schema):
+    ANY, MATCH and UNKNOWN refused as kafka-rest's AclManagerImpl refuses them, each field
+    then read by core/kafka/acls.py (UsageError naming it)."""
+    from jetlink.core.kafka.acls import AclBinding
+
+    for name, refused in (("resource_type", ("ANY", "UNKNOWN")),
+                          ("pattern_type", ("ANY", "MATCH", "UNKNOWN")),
+                          ("operation", ("ANY", "UNKNOWN")),
+                          ("permission", ("ANY", "UNKNOWN"))):
+        if str(entry[name]).upper() in refused:
+            raise RestError(400, 400, f"{where}{name} cannot be {str(entry[name]).upper()}")
+    return AclBinding.make(*(entry[k] for k in ACL_FIELDS))
+
+
+def list_acls(call: Call) -> tuple[int, Any]:
+    """``GET /acls`` (getKafkaAcls): the ACLs matching the query's filter, KafkaAclList,
+    sorted by every field as kafka-rest sorts them."""
+    flt = _acl_filter(call)
+    store = _acl_store(call)
+    store.require()
+    found = store.find(flt)
+    return 200, {"kind": "KafkaAclList",
+                 "metadata": {"self": _acls_url(call.base, call.query), "next": None},
+                 "data": [acl_data(call.base, call.cluster, b) for b in found]}
+
+
+def create_acl(call: Call) -> tuple[int, Any]:
+    """``POST /acls`` (createKafkaAcls): the binding created (an existing one stays) -> 201."""
+    binding = _acl_binding(_body_object(call))
+    store = _acl_store(call)
+    store.require()
+    store.add([binding])
+    return 201, None
+
+
+def batch_create_acls(call: Call) -> tuple[int, Any]:
+    """``POST /acls:batch`` (batchCreateKafkaAcls, O and K): every binding read first (one
+    refused: nothing created), then created in one transaction -> 201 (the descriptions;
+    kafka-rest's CreateAclBatchAction answers 204)."""
+    from jetlink.core.errors import UsageError
+
+    bindings = []
+    for i, entry in enumerate(_body_object(call)["data"]):
+        try:
+            bindings.append(_acl_binding(entry, f"data[{i}]."))
+        except UsageError as err:
+            raise RestError(400, 400, f"data[{i}]: {err.description}") from None
+    store = _acl_store(call)
+    store.require()
+    store.add(bindings)
+    return 201, None
+
+
+def delete_acls(call: Call) -> tuple[int, Any]:
+    """``DELETE /acls`` (deleteKafkaAcls): the ACLs matching the query's filter deleted (one
+    transaction); ``{"data": [AclData]}`` of those deleted, none when nothing matched."""
+    flt = _acl_filter(call, required=("resource_type", "pattern_type", "operation",
+                                      "permission"))
+    store = _acl_store(call)
+    store.require()
+    # a filter that matches nothing writes nothing (no transaction, no replication step)
+    gone = sorted(store.remove([flt])) if store.find(flt) else []
+    call.dry = not gone
+    return 200, {"data": [acl_data(call.base, call.cluster, b) for b in gone]}
+
+
 # -- the application ----------------------------------------------------------------------
 
 # The handler of every operation (cli/rest/schemas.py OPERATIONS has their paths and rules).
@@ -999,6 +1130,10 @@ HANDLERS: dict[str, Handler] = {
     "updateKafkaMirrorTopicsPromoteLocalAndPauseRemoteMirror":
         _reverse_mirrors("promote_local_and_pause"),
     "readKafkaMirrorTopic": get_mirror,
+    "getKafkaAcls": list_acls,
+    "createKafkaAcls": create_acl,
+    "deleteKafkaAcls": delete_acls,
+    "batchCreateKafkaAcls": batch_create_acls,
 }
 
 

@@ -38,6 +38,7 @@ BENCHES: dict[str, dict[str, Any]] = {
     "live": {"args": ["live", "--runs", "3"], "needs": "server"},
     "live-export": {"args": ["live-export", "--runs", "3"], "needs": "server"},
     "live-dr": {"args": ["live-dr", "--runs", "3"], "needs": "server"},
+    "acls": {"args": []},
 }
 
 
@@ -115,6 +116,11 @@ GOALS: tuple[Goal, ...] = (
          lambda d: _dig(d, "apply", "median_s"), lambda v: v < 15, "s"),
     Goal("live-dr", "failover placing 200 consumers", "< 3 s",
          lambda d: _dig(d, "failover", "median_s"), lambda v: v < 3, "s"),
+    Goal("acls", "produce / consume authorized against 10,000 ACLs vs no authorizer",
+         "< 1.05x", lambda d: _dig(d, "authorization", "ratio_median"),
+         lambda v: v < 1.05, "x"),
+    Goal("acls", "ACL sync of 10,000 ACLs (copy + removal pass)", "< 2 s",
+         lambda d: _dig(d, "sync", "sync_median_s"), lambda v: v < 2, "s"),
 )
 
 

@@ -14,8 +14,13 @@
 - core/dr/fence.py: :func:`plan_fence`, ``dr fence --from REGION`` (the old origins of a
   returned region stop taking writes, their subjects recorded for failback), and the split
   brain ``dr check`` reports (``returned_origin``) and ``failover`` warns of.
+- core/dr/region.py: :func:`plan_region`, ``dr failover|failback --from REGION`` (every
+  mirror of a region as one plan over the per-object rules above, journalled in the
+  ``JETLINK_REGIONS`` bucket, resumable).
 - core/dr/readiness.py: ``check_readiness``, every mirror's readiness for a failover now
   (``jetlink dr check``, the dashboard's readiness column), built on ``prepare`` / ``preview``.
+- core/dr/watch.py: ``Watch``, ``jetlink dr watch`` (the readiness check every interval, its
+  Prometheus collector and HTTP server, the fences it makes by itself on return).
 - core/dr/recovery.py: the recovery point in seconds of each mirror (the age of the oldest
   message a failover now would lose) and the worst of them, for ``check_readiness``.
 

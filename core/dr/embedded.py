@@ -177,6 +177,10 @@ class EmbeddedSite:
                                 self.clock)
 
     def own_clamps(self, stream: str, last: int) -> list[PositionClamp]:
+        from ..consumer_store import has_schema
+
+        if not has_schema(self.js.cluster.conn):
+            return []  # no consumer was ever made here: none to clamp, and no write
         with self.js.write() as txn:
             return _clamp_consumers(txn, stream, last, apply=False)
 

@@ -22,9 +22,10 @@ always) every publish across a leafnode is stored on both sides, a split brain.
   of the data directory, or ``--cluster``; a live server's JetStream domain): streams and KV
   buckets a promotion made (their ``jetlink.promoted_mirror`` record, core/dr/rules.py)
   whose old origin is in a region named by ``--from`` (its cluster, or JetStream domain),
-  and the stopped mirror topics of links whose source cluster is that region: refused,
-  a mirror topic's source would be fenced by Kafka ACLs (DENY WRITE for every principal),
-  which jetlink does not have.
+  and the stopped mirror topics of links whose source cluster is that region: their old
+  source topic is fenced by a DENY WRITE ACL for ``User:*`` in that cluster
+  (core/kafka/acl_fence.py), when it enforces ACLs (refused, saying so, when it has no
+  authorizer); the mirror topic's failback (truncate-and-restore, reverse) removes it.
 
 One implementation over core/dr/rules.py's ``Site`` (``origin``, ``side``) and the Backend's
 ``either`` / ``site``: the embedded engine and live servers alike.
@@ -33,7 +34,7 @@ One implementation over core/dr/rules.py's ``Site`` (``origin``, ``side``) and t
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +47,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..clock import Clock
 
 __all__ = ["FENCE_KEY", "FenceItem", "FencePlan", "FenceReport", "OriginReturn",
-           "fence_subject", "fenced_subjects", "plan_fence", "region_of", "returned_origin",
+           "fence_subject", "fenced_subjects", "plan_fence", "region_names", "region_of",
+           "returned_origin",
            "return_warning", "unfenced_config"]
 
 #: the metadata key of a fenced stream: the subjects it had (a JSON list)
@@ -260,6 +262,7 @@ class FenceItem:
     stream: str = ""  # the origin's stream (a bucket's KV_<bucket>)
     _promoted: _Promoted | None = field(default=None, repr=False)
     _config: StreamConfig | None = field(default=None, repr=False)
+    _cluster: Any = field(default=None, repr=False)  # a topic's: its cluster
 
     @property
     def ok(self) -> bool:
@@ -356,15 +359,55 @@ def _fence(item: FenceItem) -> None:
 
 
 _TOPIC_REFUSED = (
-    "a mirror topic's source is fenced by denying writes to it (Kafka ACLs: DENY WRITE for "
-    "every principal), which jetlink does not have yet: stop the producers of {topic} in "
-    "cluster {region} yourself")
+    "cluster {region} has no authorizer: a topic is fenced by a DENY WRITE ACL, which only a "
+    "cluster that enforces ACLs applies; jetlink cluster authorizer {region} --enable first "
+    "(or stop the producers of {topic} yourself)")
+_TOPIC_FENCE = "DENY WRITE for User:* (host *) on topic {topic}"
+
+
+def _topic_item(dd: Any, topic: str, region: str, to: str) -> FenceItem:
+    """An old source topic of a failed-over mirror as it is now: to fence (a DENY WRITE
+    ACL, core/kafka/acl_fence.py), already fenced, refused (no authorizer) or unreachable."""
+    from ..kafka.acl_fence import is_fenced
+    from ..kafka.acls import AclStore
+
+    item = FenceItem("topic", topic, region, to, None, None, UNREACHABLE)
+    if not dd.has_cluster(region):
+        item.detail = f"cluster {region} does not exist"
+        return item
+    cl = dd.open(region, create_local=False)
+    if cl.down:
+        item.detail = f"cluster {region} is down"
+        return item
+    if not AclStore(cl).settings().enabled:
+        item.action, item.detail = REFUSED, _TOPIC_REFUSED.format(topic=topic, region=region)
+    elif is_fenced(cl, topic):
+        item.action, item.detail = ALREADY, _TOPIC_FENCE.format(topic=topic) + " there"
+    else:
+        item.action, item.detail = TO_FENCE, _TOPIC_FENCE.format(topic=topic)
+        item._cluster = cl
+    return item
+
+
+def _fence_topic(item: FenceItem) -> None:
+    """``item``'s old source topic fenced: the DENY WRITE ACL added (one transaction)."""
+    from ..kafka.acl_fence import fence_topic
+
+    try:
+        made = fence_topic(item._cluster, item.name)
+    except JetlinkError as err:
+        item.action, item.detail = FAILED, one_line(err)
+        return
+    item.action = FENCED if made else ALREADY
+    item.detail = _TOPIC_FENCE.format(topic=item.name) + (
+        ": producers get TOPIC_AUTHORIZATION_FAILED" if made else " there")
 
 
 def _topic_items(dd: Any, cluster: str, clock: Clock, regions: Sequence[str]
                  ) -> tuple[list[FenceItem], set[str]]:
     """The stopped (failed-over or promoted) mirror topics of ``cluster``'s links whose
-    source cluster is one of ``regions``: refused; and every link's source cluster."""
+    source cluster is one of ``regions``, each with its old source topic
+    (:func:`_topic_item`); and every link's source cluster."""
     from ..kafka import mirror_model as mm
     from ..kafka.mirrors import Mirrors
 
@@ -378,18 +421,9 @@ def _topic_items(dd: Any, cluster: str, clock: Clock, regions: Sequence[str]
         region = sources[info.link_name]
         if info.mirror_status != mm.STOPPED or region not in regions:
             continue
-        out.append(FenceItem(
-            "topic", info.source_topic_name, region,
-            f"{info.link_name}/{info.mirror_topic_name}@{cluster}", None, None, REFUSED,
-            _TOPIC_REFUSED.format(topic=info.source_topic_name, region=region)))
+        out.append(_topic_item(dd, info.source_topic_name, region,
+                               f"{info.link_name}/{info.mirror_topic_name}@{cluster}"))
     return out, set(sources.values())
-
-
-@dataclass
-class _Side:
-    cluster: str | None  # the embedded cluster (None: the live server's domain)
-    label: str
-    links: bool = False
 
 
 class FencePlan:
@@ -408,38 +442,61 @@ class FencePlan:
 
     def carry_out(self) -> FenceReport:
         for item in self.to_fence:
-            _fence(item)
+            if item.kind == "topic":
+                _fence_topic(item)
+            else:
+                _fence(item)
         return FenceReport(self.regions, self.sides, self.items, False)
 
 
-def _sides(backend: Backend, clusters: Sequence[str] | None, clock: Clock
-           ) -> tuple[list[_Side], list[str], Callable[[str, Sequence[str]], Any] | None]:
-    """The sides addressed, the regions known there (embedded: every cluster of the data
-    directory; live: the server's domain), and how a side's mirror topics are read
-    (embedded only)."""
+@dataclass
+class Side:
+    """A side a region's objects are looked for on: an embedded cluster (``cluster``) or
+    the live server's JetStream domain (``cluster`` None), named ``label``."""
 
-    def data_dir(dd: Any) -> tuple[list[_Side], list[str], Any]:
-        backend.data_dir("dr fence", step=False)  # a fence copies nothing
+    cluster: str | None
+    label: str
+    links: bool = False  # it holds cluster links (mirror topics)
+    nats: bool = True  # a NATS cluster (a Kafka one only has links)
+
+
+def sides_of(backend: Backend, clusters: Sequence[str] | None, verb: str, *, step: bool
+             ) -> tuple[list[Side], list[str], Any]:
+    """The sides addressed (embedded: every cluster of the data directory that is up, or
+    those of ``clusters``; live: the server's domain), the regions known there (every
+    cluster; the server's domain) and the data directory (None: live). ``step``: whether the
+    command ends with a replication step (``verb`` copies or changes what mirrors read)."""
+
+    def data_dir(dd: Any) -> tuple[list[Side], list[str], Any]:
+        backend.data_dir(verb, step=step)
         infos = dd.clusters(create_local=False, broken=[])
-        known = [i.name for i in infos]
-        sides = [_Side(i.name, i.name, "links" in dd.open(i.name, create_local=False)
-                       .table_names())
-                 for i in infos if i.kind == "nats" and (clusters is None or i.name in
-                                                        clusters)]
-        return sides, known, dd
+        sides = []
+        for i in infos:
+            if clusters is not None and i.name not in clusters:
+                continue
+            c = dd.open(i.name, create_local=False)
+            if c.down:
+                continue  # a side that is down is a region, not where objects are taken
+            sides.append(Side(i.name, i.name, "links" in c.table_names(), i.kind == "nats"))
+        return sides, [i.name for i in infos], dd
 
-    def server(js: Any) -> tuple[list[_Side], list[str], Any]:
+    def server(js: Any) -> tuple[list[Side], list[str], Any]:
         label = str(backend.site(None).label)
-        return [_Side(None, label)], [label] if label else [], None
+        return [Side(None, label)], [label] if label else [], None
 
-    sides, known, dd = backend.either(data_dir=data_dir, server=server)
-    if dd is None:
-        return sides, known, None
+    found: tuple[list[Side], list[str], Any] = backend.either(data_dir=data_dir, server=server)
+    return found
 
-    def topics(cluster: str, regions: Sequence[str]) -> Any:
-        return _topic_items(dd, cluster, clock, regions)
 
-    return sides, known, topics
+def region_names(regions: Sequence[str]) -> list[str]:
+    """The regions of ``--from`` (``dr fence``, ``dr watch``), each once; UsageError for an
+    empty one."""
+    wanted = list(dict.fromkeys(r.strip() for r in regions))
+    for r in wanted:
+        if not r:
+            raise UsageError("--from: a region is a cluster (embedded engine) or a JetStream "
+                             "domain (live server), not an empty name", field="from")
+    return wanted
 
 
 def plan_fence(backend: Backend, regions: Sequence[str], *,
@@ -452,15 +509,11 @@ def plan_fence(backend: Backend, regions: Sequence[str], *,
     from ..clock import SystemClock
 
     clock = clock or SystemClock()
-    wanted = list(dict.fromkeys(r.strip() for r in regions))
-    for r in wanted:
-        if not r:
-            raise UsageError("--from: a region is a cluster (embedded engine) or a JetStream "
-                             "domain (live server), not an empty name", field="from")
-    sides, known, topics = _sides(backend, clusters, clock)
+    wanted = region_names(regions)
+    sides, known, dd = sides_of(backend, clusters, "dr fence", step=False)  # copies nothing
     labels = [s.label for s in sides]
     for r in wanted:
-        if r in labels and (clusters is not None or topics is None):
+        if r in labels and (clusters is not None or dd is None):
             raise UsageError(f"--from {r}: that is the side addressed (the failed-over "
                              "objects live there); name the region that failed, where the "
                              "old origins are", field="from")
@@ -468,6 +521,12 @@ def plan_fence(backend: Backend, regions: Sequence[str], *,
     items: list[FenceItem] = []
     seen: set[str] = set(known)
     for side in sides:
+        if side.links and dd is not None and side.cluster is not None:
+            found, sources = _topic_items(dd, side.cluster, clock, wanted)
+            items += found
+            seen.update(sources)
+        if not side.nats:
+            continue
         site = backend.site(side.cluster)
         for info in site.js.streams():
             if info.config.mirror is not None:  # a region its mirrors copy from
@@ -479,14 +538,10 @@ def plan_fence(backend: Backend, regions: Sequence[str], *,
             seen.add(p.region)
             if p.region in wanted:
                 items.append(_stream_item(p, side.label if side.cluster else ""))
-        if side.links and topics is not None and side.cluster is not None:
-            found, sources = topics(side.cluster, wanted)
-            items += found
-            seen.update(sources)
     for r in wanted:
         if r not in seen:
             hint = did_you_mean(r, sorted(seen))
-            what = "cluster of the data directory" if topics is not None else \
+            what = "cluster of the data directory" if dd is not None else \
                 "JetStream domain an origin of this server's mirrors or failed-over streams " \
                 "is in"
             raise UsageError(f"--from {r}: no {what} is named {r}" +

@@ -717,7 +717,7 @@ def _check_topic(m: Any, info: Any, li: Any, shown: str, cluster: str, t: DrThre
     group offsets' sync and the clamps of the failover's dry run."""
     result = Result(name=shown, check=CHECK)
     status = info.mirror_status
-    reachable = _grade_topic_state(result, info, li)
+    reachable = _grade_topic_state(result, info, li, m)
     behind = sum(p.lag for p in info.mirror_lags)
     fetched = max((p.last_fetch_ms or 0 for p in info.mirror_lags), default=0)
     active = (now_ms - fetched) * MS if fetched else -1
@@ -729,6 +729,7 @@ def _check_topic(m: Any, info: Any, li: Any, shown: str, cluster: str, t: DrThre
     rp = topic_recovery_point(m, info, reachable, active, now_ms)
     _grade_recovery_point(result, rp, t)
     positions = _grade_offset_sync(result, m, info, li, reachable, t, now_ms)
+    acls = _grade_acl_sync(result, m, info, li, reachable)
     dry = m.failover([info.mirror_topic_name], info.link_name, dry_run=True)[0]
     _list_clamps(result, [f"Clamp {c.group} partition {c.partition}: {c.from_offset} -> "
                           f"{c.to_offset}" for c in dry.clamps])
@@ -741,13 +742,26 @@ def _check_topic(m: Any, info: Any, li: Any, shown: str, cluster: str, t: DrThre
                            "last_seen_ms": active // MS if active >= 0 else None,
                            "partitions": [{**p.to_json(), "log_end": p.log_end}
                                           for p in info.mirror_lags], **rp.to_json()},
-        "positions": positions,
+        "positions": positions, "acls": acls,
         "clamps": [c.to_json() for c in dry.clamps]})
 
 
-def _grade_topic_state(result: Result, info: Any, li: Any) -> bool:
-    """A mirror topic's state (failing, its link failed, paused, being stopped) and whether
-    its source answers (returned)."""
+def _link_acl_text(m: Any, info: Any, li: Any) -> str:
+    """A mirror whose link may not READ its source topic: the ACL missing (the source's
+    authorizer, core/kafka/authz.py ``link_read_denied``)."""
+    from ..kafka.authz import link_read_denied
+
+    why = None
+    if m.datadir.has_cluster(li.source_cluster) and li.principal is not None:
+        why = link_read_denied(m.datadir.open(li.source_cluster), li.principal,
+                               info.source_topic_name)
+    return (f"Link {li.name} cannot read source topic {info.source_topic_name}: "
+            f"{why or 'its principal lost the ACL READ on the topic'}")
+
+
+def _grade_topic_state(result: Result, info: Any, li: Any, m: Any) -> bool:
+    """A mirror topic's state (failing, its link failed, paused, being stopped, its link
+    not authorized to read the source topic) and whether its source answers (returned)."""
     from ..kafka import mirror_model as mm
 
     status = info.mirror_status
@@ -760,6 +774,8 @@ def _grade_topic_state(result: Result, info: Any, li: Any) -> bool:
         result.warn("Mirror paused: it copies nothing until resumed")
     elif status == mm.PENDING_STOPPED:
         result.warn("Mirror being stopped (a promote or failover is under way)")
+    if info.mirror_topic_error == mm.SOURCE_TOPIC_NOT_AUTHORIZED:
+        result.critical(_link_acl_text(m, info, li))
     source = f"Source {info.source_topic_name} in cluster {li.source_cluster}"
     reachable = status not in mm.SOURCE_UNREACHED
     if status == mm.SOURCE_UNAVAILABLE:
@@ -807,6 +823,68 @@ def _grade_offset_sync(result: Result, m: Any, info: Any, li: Any, reachable: bo
                        "of the source without synced offsets",
                        "Groups of the source whose offsets are not synced yet")
     return positions
+
+
+def _consumer_groups(m: Any, info: Any, li: Any) -> set[str]:
+    """The groups that consume the mirror: those with offsets committed on its source topic
+    (source cluster) or on the mirror topic."""
+    from ..kafka.topics import Kafka
+
+    groups = set(m.kafka.committed_all(info.mirror_topic_name))
+    try:
+        src = Kafka(m.datadir.open(li.source_cluster), m.clock)
+        groups |= set(src.committed_all(info.source_topic_name))
+    except JetlinkError:
+        pass
+    return groups
+
+
+def _grade_acl_sync(result: Result, m: Any, info: Any, li: Any, reachable: bool
+                    ) -> dict[str, Any]:
+    """The link's ACL sync (core/kafka/acl_sync.py) for this mirror: off while the source
+    enforces ACLs (WARNING: the clients' ACLs are not on the DR side), or the source's ACLs
+    the filters select that the destination lacks: CRITICAL for the topic and the groups
+    its consumers use, WARNING for the others. Returns the facts' ``acls``."""
+    from ..kafka.acl_sync import pending_acls
+    from ..kafka.acls import AclStore
+
+    facts: dict[str, Any] = {"acl_sync": li.config.acl_sync_enable}
+    if not reachable:
+        return facts
+    try:
+        enforced = AclStore(m.datadir.open(li.source_cluster)).settings().enabled
+        missing = pending_acls(m.datadir, m.cl, li.source_cluster, li.config) \
+            if li.config.acl_sync_enable else []
+    except JetlinkError:
+        return facts
+    if not li.config.acl_sync_enable:
+        if enforced:
+            result.warn(f"ACL sync off on link {li.name} while cluster {li.source_cluster} "
+                        "enforces ACLs: clients' ACLs are not on the DR side "
+                        "(acl.sync.enable)")
+        return facts
+    if missing is None:
+        result.warn(f"ACL sync of link {li.name} cannot run: a cluster without an "
+                    "authorizer (its AclSync task says which)")
+        return facts
+    groups = _consumer_groups(m, info, li)
+    topics = (info.source_topic_name, info.mirror_topic_name)
+    used = [b for b in missing if any(b.matches_resource("TOPIC", x) for x in topics)
+            or any(b.matches_resource("GROUP", g) for g in groups)]
+    others = len(missing) - len(used)
+    facts.update(missing=len(missing), missing_for_consumers=[b.to_json() for b in used])
+    if used:
+        shown = "; ".join(f"{b.pattern()} {b.entry()}" for b in used[:3])
+        more = f" and {len(used) - 3} more" if len(used) > 3 else ""
+        result.critical(f"{len(used)} ACL{'' if len(used) == 1 else 's'} of the source for "
+                        f"this topic or its consumers' groups not on the DR side yet: "
+                        f"{shown}{more}")
+    if others:
+        result.warn(f"{others} other ACL{'' if others == 1 else 's'} the link's filters "
+                    "select not synced yet")
+    if not missing:
+        result.ok("ACL sync current")
+    return facts
 
 
 # --- the whole ---------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ failback --from REGION``.
   record, a failback record): a re-run finishes what a killed run left.
 - **The journal.** jetlink's own KV bucket :data:`BUCKET` on each DR side (never exported,
   planned or pruned, as the positions bucket: core/dr/positions.py ``OWN_STREAMS``) holds one
-  record per run (key ``<action>.<regions>``): the plan's objects and each one's state, written
+  record per run (key ``<action>.<region>``): the plan's objects and each one's state, written
   before an object starts and when it ends. A run killed anywhere is finished by the same
   command again; a run of a finished plan is a no-op that says so. A record jetlink did not
   write is refused, naming it and how to start over (nothing changed).
@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ApiError, JetlinkError, UsageError, did_you_mean
-from .fence import region_of
+from .fence import Side, region_names, region_of, sides_of
 from .positions import is_jetlink_own, key_for, open_own_bucket
 from .rules import _stamp, _was_mirror, one_line
 
@@ -53,7 +53,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .fence import FenceReport
     from .readiness import MirrorReadiness
 
-__all__ = ["BUCKET", "RegionObject", "RegionPlan", "RegionReport", "plan_region"]
+__all__ = ["BUCKET", "RegionObject", "RegionPlan", "RegionReport", "mirrored_from",
+           "plan_region"]
 
 #: jetlink's own bucket of region runs (one per DR side)
 BUCKET = "JETLINK_REGIONS"
@@ -119,12 +120,14 @@ class Listed:
 
 # --- the journal ---------------------------------------------------------------------------------
 class Journal:
-    """One side's record of a region run (bucket :data:`BUCKET`, key ``<action>.<regions>``),
-    over core/kv.py's KV of that side; writes are serialized (objects run in threads)."""
+    """One side's record of a region run (bucket :data:`BUCKET`, key
+    ``<action>.<region>[.<region>...]``), over core/kv.py's KV of that side; writes are
+    serialized (objects run in threads). ``kv`` None: a Kafka cluster's side, which has no
+    Key-Value: its mirror topics' own state (STOPPED) is their record, nothing is kept."""
 
     def __init__(self, kv: Any, action: str, regions: Sequence[str]) -> None:
         self.kv = kv
-        self.key = key_for(f"{action}.{'+'.join(sorted(regions))}")
+        self.key = ".".join([action, *(key_for(r) for r in sorted(regions))])
         self._bucket: Any = None
         self._lock = threading.Lock()
         self.doc: dict[str, Any] | None = None
@@ -137,6 +140,8 @@ class Journal:
         return self._bucket
 
     def read(self) -> dict[str, Any] | None:
+        if self.kv is None:
+            return None
         try:
             entry = self._open(False).get(self.key)
         except ApiError as err:
@@ -163,6 +168,8 @@ class Journal:
 
     def write(self) -> None:
         assert self.doc is not None
+        if self.kv is None:
+            return
         with self._lock:
             self._open(True).put(self.key, json.dumps(self.doc, separators=(",", ":"))
                                  .encode())
@@ -242,46 +249,8 @@ class RegionReport:
 
 
 # --- finding the objects -------------------------------------------------------------------------
-@dataclass
-class _Side:
-    cluster: str | None  # the embedded cluster (None: the live server's domain)
-    label: str
-    links: bool = False
-
-
-def _sides(backend: Backend, clusters: Sequence[str] | None, verb: str
-           ) -> tuple[list[_Side], list[str], Any]:
-    """The sides addressed, the regions known there (embedded: every cluster of the data
-    directory; live: the server's domain) and the data directory (None: live)."""
-
-    def data_dir(dd: Any) -> tuple[list[_Side], list[str], Any]:
-        backend.data_dir(verb)
-        infos = dd.clusters(create_local=False, broken=[])
-        sides = []
-        for i in infos:
-            if i.kind != "nats" or (clusters is not None and i.name not in clusters):
-                continue
-            c = dd.open(i.name, create_local=False)
-            if c.down:
-                continue  # a side that is down is a region, not where objects are taken
-            sides.append(_Side(i.name, i.name, "links" in c.table_names()))
-        return sides, [i.name for i in infos], dd
-
-    def server(js: Any) -> tuple[list[_Side], list[str], Any]:
-        label = str(backend.site(None).label)
-        return [_Side(None, label)], [label] if label else [], None
-
-    result: tuple[list[_Side], list[str], Any] = backend.either(data_dir=data_dir,
-                                                                 server=server)
-    return result
-
-
-def _check_regions(wanted: list[str], sides: list[_Side], explicit: bool, embedded: bool
+def _check_regions(wanted: list[str], sides: list[Side], explicit: bool, embedded: bool
                    ) -> None:
-    for r in wanted:
-        if not r:
-            raise UsageError("--from: a region is a cluster (embedded engine) or a JetStream "
-                             "domain (live server), not an empty name", field="from")
     labels = [s.label for s in sides]
     for r in wanted:
         if r in labels and (explicit or not embedded):
@@ -290,12 +259,28 @@ def _check_regions(wanted: list[str], sides: list[_Side], explicit: bool, embedd
                              field="from")
 
 
-def _nats_objects(backend: Backend, side: _Side, wanted: list[str], seen: set[str]
+def mirrored_from(cfg: Any) -> tuple[str, Any, bool] | None:
+    """A stream as an object of a region: (its kind, ``"stream"`` or ``"kv"``; the
+    StreamSource of its origin, whose region is :func:`~jetlink.core.dr.fence.region_of`
+    it; whether a promotion made it, its promotion record naming the mirror it was). None
+    for any other stream (not a mirror and not promoted, or one of jetlink's own)."""
+    from .readiness import mirror_kind
+
+    kind = mirror_kind(cfg)
+    if kind is not None:
+        return kind, cfg.mirror, False
+    was = _was_mirror(cfg)
+    if was is None or was[0].mirror is None or is_jetlink_own(cfg.name):
+        return None
+    src = was[0].mirror
+    return ("kv" if src.name.startswith("KV_") else "stream"), src, True
+
+
+def _nats_objects(backend: Backend, side: Side, wanted: list[str], seen: set[str]
                   ) -> tuple[list[RegionObject], list[Listed], list[Any]]:
     """The mirrors of ``side`` whose origin is in ``wanted`` and the streams a promotion
     made from one, with their StreamInfos; the streams sourcing from the region."""
     from ..config.kv import bucket_of_stream
-    from .readiness import mirror_kind
 
     site = backend.site(side.cluster)
     label = side.label if side.cluster is not None else str(site.label)
@@ -304,16 +289,9 @@ def _nats_objects(backend: Backend, side: _Side, wanted: list[str], seen: set[st
         cfg = info.config
         if is_jetlink_own(cfg.name):
             continue
-        kind = mirror_kind(cfg)
-        was = None
-        if kind is None:
-            w = _was_mirror(cfg)
-            if w is not None:
-                was = w[0]
-                kind = "kv" if was.mirror is not None and was.mirror.name.startswith("KV_") \
-                    else "stream"
-        src = cfg.mirror if was is None else was.mirror
-        if src is not None and kind is not None:
+        mirrored = mirrored_from(cfg)
+        if mirrored is not None:
+            kind, src, promoted = mirrored
             region = region_of(label, src)
             seen.add(region)
             if region in wanted and region != label:
@@ -322,7 +300,7 @@ def _nats_objects(backend: Backend, side: _Side, wanted: list[str], seen: set[st
                     else src.name
                 found.append(RegionObject(kind, name, side.label if side.cluster else label,
                                           side.cluster, cfg.name, origin, region,
-                                          promoted=was is not None))
+                                          promoted=promoted))
                 infos.append(info)
             continue
         froms = []
@@ -338,7 +316,7 @@ def _nats_objects(backend: Backend, side: _Side, wanted: list[str], seen: set[st
     return found, listed, infos
 
 
-def _topic_objects(dd: Any, side: _Side, wanted: list[str], action: str, clock: Clock,
+def _topic_objects(dd: Any, side: Side, wanted: list[str], action: str, clock: Clock,
                    seen: set[str]) -> list[RegionObject]:
     """The mirror topics of ``side``'s links whose source cluster is in ``wanted``."""
     from ..kafka import mirror_model as mm
@@ -411,7 +389,7 @@ class RegionPlan:
     """The region's objects, each read once (:func:`plan_region`); :meth:`preview` is the dry
     run's report, :meth:`carry_out` runs it."""
 
-    def __init__(self, backend: Backend, action: str, regions: list[str], sides: list[_Side],
+    def __init__(self, backend: Backend, action: str, regions: list[str], sides: list[Side],
                  objects: list[RegionObject], listed: list[Listed], journals: dict[str, Journal],
                  options: dict[str, Any], clock: Clock) -> None:
         self.backend, self.action, self.regions = backend, action, regions
@@ -452,6 +430,8 @@ class RegionPlan:
         if not self.todo:
             report.nothing_to_do = True
             report.finished = self._finished()
+            if self.run_options.get("fence"):  # a re-run with --fence still fences
+                report.fence = self._fence()
             return report
         now = _stamp(self.clock.now_ns())
         for j in self.journals.values():
@@ -735,8 +715,10 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
     from ..clock import SystemClock
 
     clock = clock or SystemClock()
-    wanted = list(dict.fromkeys(r.strip() for r in regions))
-    sides, known, dd = _sides(backend, clusters, f"dr {action}")
+    wanted = region_names(regions)
+    # no replication step after it: a dry run copies nothing, a failover promotes and a
+    # failback catches its old origins up itself (core/dr/failback.py)
+    sides, known, dd = sides_of(backend, clusters, f"dr {action}", step=False)
     _check_regions(wanted, sides, clusters is not None, dd is not None)
     sides = [s for s in sides if s.label not in wanted]
     seen: set[str] = set(known)
@@ -744,15 +726,19 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
     listed: list[Listed] = []
     infos: dict[str, Any] = {}
     for side in sides:
-        found, lst, fi = _nats_objects(backend, side, wanted, seen)
-        objects += found
-        listed += lst
-        infos.update({o.key: i for o, i in zip(found, fi, strict=True)})
+        if side.nats:
+            found, lst, fi = _nats_objects(backend, side, wanted, seen)
+            objects += found
+            listed += lst
+            infos.update({o.key: i for o, i in zip(found, fi, strict=True)})
         if side.links and dd is not None:
             objects += _topic_objects(dd, side, wanted, action, clock, seen)
     journals = {}
+    nats_sides = {s.label for s in sides if s.nats}
     for first in {o.side: o for o in objects}.values():
-        j = Journal(backend.kv(first.cluster), action, wanted)
+        kv = backend.kv(first.cluster) if first.side in nats_sides or first.cluster is None \
+            else None
+        j = Journal(kv, action, wanted)
         j.read()
         journals[first.side] = j
     options: dict[str, Any] = {"no_consumers": no_consumers, "skip": list(skip),
@@ -770,7 +756,7 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
 
 
 def _no_object(wanted: list[str], seen: set[str], objects: list[RegionObject],
-               sides: list[_Side], action: str, embedded: bool) -> None:
+               sides: list[Side], action: str, embedded: bool) -> None:
     """UsageError for a region nobody knows of, or one with nothing to take over."""
     for r in wanted:
         if r not in seen:

@@ -86,6 +86,8 @@ _ERRORS: dict[str, tuple[int, str]] = {
         "library or the message was sent to an incompatible broker. See the broker logs for "
         "more details."),
     "POLICY_VIOLATION": (44, "Request parameters do not satisfy the configured policy."),
+    "TRANSACTIONAL_ID_AUTHORIZATION_FAILED": (53, "Transactional Id authorization failed."),
+    "SECURITY_DISABLED": (54, "Security features are disabled."),
     "KAFKA_STORAGE_ERROR": (56, "Disk error when trying to access log file on the disk."),
     "REASSIGNMENT_IN_PROGRESS": (60, "A partition reassignment is in progress."),
     "NON_EMPTY_GROUP": (68, "The group is not empty."),

@@ -47,7 +47,8 @@ Link state (:meth:`Links.state`), first that applies:
 - ``ACTIVE``.
 
 Tasks (:meth:`Links.tasks`; REST's task list, alphabetical): AclSync (configured by
-``acl.sync.enable``; jetlink has no ACLs, so an ACTIVE AclSync copies nothing),
+``acl.sync.enable``; it copies the source's ACLs that ``acl.filters`` select:
+:mod:`.acl_sync`),
 AutoCreateMirror (``auto.create.mirror.topics.enable``), ConsumerOffsetSync
 (``consumer.offset.sync.enable``), TopicConfigsSync (always configured: mirror topics always
 sync their configs). A task that is not configured is ``NOT_CONFIGURED``; else, first that
@@ -79,7 +80,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import clip
 from ..numbers import IntTextError, parse_int
+from .acl_sync import parse_acl_filters
+from .authz import link_principal
 from .errors import KafkaError
+from .filter_json import filter_list
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..clock import Clock
@@ -335,26 +339,12 @@ def parse_start_offset_spec(text: str, key: str = "mirror.start.offset.spec") ->
 
 
 def _acl_filters(text: str) -> str:
-    """acl.filters: a JSON object with an ``aclFilters`` list (jetlink keeps no ACLs, so the
-    filters are only checked for shape and stored canonical)."""
+    """acl.filters: Confluent's ``{"aclFilters": [...]}``, every entry checked
+    (:func:`.acl_sync.parse_acl_filters`), stored compact."""
     if not text:
         return ""
-    key = "acl.filters"
-    try:
-        doc = json.loads(text)
-    except ValueError as err:
-        raise KafkaError(
-            "INVALID_CONFIG",
-            f"Invalid value for configuration {key}: not a JSON document: {err}",
-            field=key,
-        ) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("aclFilters"), list):
-        raise KafkaError(
-            "INVALID_CONFIG",
-            f'Invalid value for configuration {key}: expected {{"aclFilters": [...]}}',
-            field=key,
-        )
-    return json.dumps(doc, separators=(",", ":"), sort_keys=False)
+    parse_acl_filters(text)
+    return json.dumps(json.loads(text), separators=(",", ":"), sort_keys=False)
 
 
 # -- filters ------------------------------------------------------------------------------
@@ -454,23 +444,7 @@ def parse_filters(key: str, text: str | Mapping[str, Any]) -> list[LinkFilter]:
             "INVALID_CONFIG", f"Invalid value for configuration {key}: {where}{why}", field=key
         )
 
-    if isinstance(text, Mapping):
-        doc: Any = dict(text)
-    else:
-        try:
-            doc = json.loads(text)
-        except ValueError as err:
-            raise bad("", f"not a JSON document: {err}") from None
-    if not isinstance(doc, dict):
-        raise bad("", f'expected a JSON object {{"{list_key}": [...]}}')
-    extra = [k for k in doc if k != list_key]
-    if extra:
-        raise bad(extra[0], f"unknown field (the document has one field, {list_key})")
-    if list_key not in doc:
-        raise bad(list_key, "missing")
-    items = doc[list_key]
-    if not isinstance(items, list):
-        raise bad(list_key, "expected a list of filters")
+    items = filter_list(text, list_key, bad, f'expected a JSON object {{"{list_key}": [...]}}')
     if not items:
         raise bad(list_key, "must have at least one filter")
     out = []
@@ -807,6 +781,15 @@ class LinkConfig:
         return int(self.get("cluster.link.retry.timeout.ms"))
 
     @property
+    def principal(self) -> str | None:
+        """The principal the source authorizes the link as (:func:`.authz.link_principal`:
+        the SASL username of ``sasl.jaas.config``, else ``User:ANONYMOUS``); None when the
+        configuration is set but hidden (a REST answer never shows a sensitive value)."""
+        if "sasl.jaas.config" in self.values and self.values["sasl.jaas.config"] is None:
+            return None
+        return link_principal(self.values)
+
+    @property
     def mirror_start_offset_spec(self) -> str | int:
         """``"earliest"``, ``"latest"`` or a timestamp in ms since the epoch (the first
         offset whose record timestamp is at or after it)."""
@@ -965,6 +948,11 @@ class LinkInfo:
     @property
     def is_destination(self) -> bool:
         return self.config.is_destination
+
+    @property
+    def principal(self) -> str | None:
+        """The link's principal on its source (:attr:`LinkConfig.principal`)."""
+        return self.config.principal
 
     def due(self, task: str, now_ms: int) -> bool:
         """Whether ``task`` (a :data:`TASK_NAMES` name) should run at ``now_ms``: never ran,

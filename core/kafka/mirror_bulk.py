@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from . import mirror_promote
+from .authz import link_read_denied
 from .errors import KafkaError
 from .links import parse_start_offset_spec
 from .mirror_copy import initial_offset, write_offsets
@@ -107,6 +108,9 @@ def _bulk_source(m: MirrorState, li: Any, link: str, row: tuple
         raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}': the source cluster "
                          f"{li.source_cluster} can not be reached", field="link")
     source_topic = row[2]
+    why = link_read_denied(src.cluster, li.principal, source_topic) if li.principal else None
+    if why is not None:  # the link's READ on the source topic, as the pump needs it
+        raise KafkaError("TOPIC_AUTHORIZATION_FAILED", why, field="source_topic")
     try:
         src.describe_topic(source_topic)  # the source's retention, as the pump sees it
     except KafkaError:

@@ -26,6 +26,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .authz import groups_denied
 from .errors import KafkaError
 from .links import parse_start_offset_spec
 from .mirror_model import (
@@ -42,6 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "attached",
     "copy_records",
+    "denied_groups",
     "initial_offset",
     "offsets_to_sync",
     "pending_offsets",
@@ -76,22 +78,41 @@ def sync_configs(m: MirrorState, li: Any, src: Any, rows: Sequence[tuple]) -> in
     return n
 
 
+def denied_groups(m: MirrorState, li: Any, source: str) -> list[str]:
+    """The groups with offsets of source topic ``source`` the link's group filters select
+    that its principal may not DESCRIBE in a source that enforces ACLs
+    (:func:`.authz.groups_denied`): their offsets are not synced."""
+    from .links import filter_selects, group_filters
+    from .topics import Kafka
+
+    if li.principal is None or not m.datadir.has_cluster(li.source_cluster):
+        return []
+    src = m.datadir.open(li.source_cluster)
+    filters = group_filters(li.configs)
+    groups = [g for g in Kafka(src, m.clock).committed_all(source)
+              if filter_selects(filters, g)]
+    return groups_denied(src, li.principal, groups) if groups else []
+
+
 def offsets_to_sync(m: MirrorState, li: Any, mirror: str, source: str) -> tuple[str, list[Any]]:
     """``FROM ... WHERE ...`` selecting, in the source database attached as ``kl_src``,
     the committed offsets the offset sync writes for ``mirror`` (from ``source``): groups
-    the link's group filters select, not live on this cluster, whose offset here is
-    missing or different. The one definition of the rule: the sync writes these rows and
-    promote's "pending offset sync" check reads them."""
+    the link's group filters select, that the link may DESCRIBE (:func:`denied_groups`),
+    not live on this cluster, whose offset here is missing or different. The one
+    definition of the rule: the sync writes these rows and promote's "pending offset sync"
+    check reads them."""
     from .links import filters_sql, group_filters
     from .topic_groups import LIVE_MEMBER_SQL
 
     cond, cond_args = filters_sql(group_filters(li.configs), "s.grp")
+    denied = denied_groups(m, li, source)
+    skip = f" AND s.grp NOT IN ({', '.join('?' * len(denied))})" if denied else ""
     sql = (f"FROM {ATTACHED}.group_offsets s LEFT JOIN main.group_offsets d "
            "ON d.grp = s.grp AND d.topic = ? AND d.partition = s.partition "
-           f"WHERE s.topic = ? AND ({cond}) AND (d.committed IS NULL OR "
+           f"WHERE s.topic = ? AND ({cond}){skip} AND (d.committed IS NULL OR "
            "d.committed != s.committed) AND s.grp NOT IN (SELECT grp FROM "
            f"main.group_members WHERE {LIVE_MEMBER_SQL})")
-    return sql, [mirror, source, *cond_args, now_ms(m.clock)]
+    return sql, [mirror, source, *cond_args, *denied, now_ms(m.clock)]
 
 
 def pending_offsets(m: MirrorState, li: Any, topics: dict[str, str]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .authz import ANONYMOUS, mirror_refusal
 from .errors import KafkaError
 from .links import parse_start_offset_spec
 from .mirror_model import (
@@ -68,6 +69,10 @@ def create(m: MirrorState, topic: str, link: str, *, source_topic: str | None = 
     if src is None:
         raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}': the source cluster "
                          f"{info.source_cluster} can not be reached", field="link")
+    # the link's credentials need READ and DESCRIBE_CONFIGS on the source topic (source ACLs)
+    refused = mirror_refusal(src.cluster, info.principal or ANONYMOUS, source_topic, link)
+    if refused is not None:
+        raise refused
     try:
         stopic = src.describe_topic(source_topic)
     except KafkaError:
@@ -105,7 +110,8 @@ def _planned(m: MirrorState, topic: str, link: str, source: str, n: int) -> Mirr
 
 def auto_create(m: MirrorState, li: Any, src: Any) -> list[str]:
     """The link step's auto-create: a mirror topic for every source topic the link's topic
-    filters select that has none yet; the names created."""
+    filters select that has none yet and that the link is authorized (source ACLs) to
+    mirror; the names created."""
     from .links import filter_selects, topic_filters
 
     if not li.config.auto_create_enable:

@@ -29,6 +29,9 @@ SOURCE_UNREACHED = (SOURCE_UNAVAILABLE, LINK_FAILED)
 NO_ERROR = "NO_ERROR"
 SOURCE_TOPIC_MAY_BE_DELETED = "SOURCE_TOPIC_MAY_BE_DELETED"
 SOURCE_PARTITIONS_DECREASED = "SOURCE_PARTITIONS_DECREASED"
+# the link's principal may not READ the source topic (its ACL removed, a DENY added): Kafka's
+# error name, in the REST description's extensible mirror_topic_error enum
+SOURCE_TOPIC_NOT_AUTHORIZED = "TOPIC_AUTHORIZATION_FAILED"
 
 # Always synced from the source topic (Confluent's Mirror Topics documentation, "Synced Mirror
 # Topic Configurations"); one definition, in topic_configs.py, where altering them on a mirror
@@ -278,6 +281,7 @@ class LinkReport:
     created: list[str] = field(default_factory=list)
     offsets_synced: int = 0
     configs_synced: int = 0
+    acls_synced: int = 0
     stopped: list[str] = field(default_factory=list)
     clamps: list[OffsetClamp] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -294,6 +298,8 @@ class LinkReport:
         }
         if self.created:
             out["created"] = self.created
+        if self.acls_synced:
+            out["acls_synced"] = self.acls_synced
         if self.stopped:
             out["stopped"] = self.stopped
         if self.clamps:

@@ -28,6 +28,10 @@ sync has nothing left to copy, so the stop is the reversal's. The two clusters a
 databases: the stop is marked (``pending = 'reverse'`` on the stopped row) until the restore is
 written, so a run killed in between is finished by running the same verb again.
 
+Failing back removes the fence ``dr fence`` put on the old source topic (its DENY WRITE ACL,
+core/kafka/acl_fence.py): :func:`truncate_and_restore`, which the reverse verbs run on the
+other side too, drops it once the topic is a mirror again.
+
 Its functions take the mirrors' state (:class:`~jetlink.core.kafka.mirror_state.MirrorState`)
 as their first argument; the ``Mirrors`` facade binds them as its methods.
 """
@@ -38,6 +42,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import did_you_mean
+from .acl_fence import unfence_topic
 from .errors import KafkaError
 from .mirror_copy import pending_offsets, sync_configs, write_offsets
 from .mirror_model import (
@@ -356,6 +361,7 @@ def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool
             "VALUES (?, ?, ?)",
             [(topic, p["partition"], p["offset_truncated_to"]) for p in parts])
     m.kafka.set_mirror_link(topic, link)
+    unfence_topic(m.cl, topic)  # dr fence's DENY WRITE on the old source topic, if any
     return TruncateResult(topic, parts)
 
 

@@ -15,6 +15,7 @@ import builtins
 from typing import TYPE_CHECKING, Any
 
 from ..clock import Clock, SystemClock
+from .authz import link_read_denied
 from .errors import KafkaError
 from .mirror_model import (
     ACTIVE,
@@ -27,6 +28,7 @@ from .mirror_model import (
     SCHEMA_STEPS,
     SOURCE_PARTITIONS_DECREASED,
     SOURCE_TOPIC_MAY_BE_DELETED,
+    SOURCE_TOPIC_NOT_AUTHORIZED,
     SOURCE_UNAVAILABLE,
     STATUSES,
     STOPPED,
@@ -165,8 +167,13 @@ class MirrorState:
 
     # -- states ----------------------------------------------------------------------------
     def _target_status(self, row: tuple, link_state: str, src: Any, now: int,
-                       retry_ms: int) -> tuple[str, str, int | None]:
-        """(status, error, trouble_since_ms) a mirror should have now."""
+                       retry_ms: int, principal: str | None = None
+                       ) -> tuple[str, str, int | None]:
+        """(status, error, trouble_since_ms) a mirror should have now. A source topic the
+        link's ``principal`` may not READ (source ACLs) keeps the mirror ACTIVE, copying
+        nothing, with the error TOPIC_AUTHORIZATION_FAILED, and FAILED once
+        ``cluster.link.retry.timeout.ms`` passed (Confluent's Mirror Topics document); the
+        ACL restored before then lets it go on."""
         status, error, paused, trouble = row[3], row[4], row[7], row[9]
         if status in (STOPPED, PENDING_STOPPED, FAILED):
             return status, error, trouble
@@ -184,12 +191,15 @@ class MirrorState:
                 problem = SOURCE_PARTITIONS_DECREASED
         except KafkaError:
             problem = SOURCE_TOPIC_MAY_BE_DELETED
+        if problem is None and principal is not None and link_read_denied(
+                src.cluster, principal, row[2]) is not None:
+            problem = SOURCE_TOPIC_NOT_AUTHORIZED
         if problem is None:
             return ACTIVE, NO_ERROR, None
         since = trouble if trouble is not None else now
         if now - since >= retry_ms:
             return FAILED, problem, since
-        return ACTIVE, NO_ERROR, since
+        return ACTIVE, problem if problem == SOURCE_TOPIC_NOT_AUTHORIZED else NO_ERROR, since
 
     def refresh(self, link: str | None = None, topic: str | None = None) -> None:
         """Recompute the statuses of the mirrors of ``link`` / named ``topic`` (every mirror
@@ -198,17 +208,18 @@ class MirrorState:
         or process) is never overwritten with a status computed from older data."""
         now = now_ms(self.clock)
         changes = []
-        links: dict[str, tuple[str, Any, int]] = {}
+        links: dict[str, tuple[str, Any, int, str | None]] = {}
         for row in self._rows(link, topic):
             if row[1] not in links:
                 try:
                     li, src = self._source(row[1])
                     retry = li.config.retry_timeout_ms
-                    links[row[1]] = (self._state(row[1]), src, retry)
+                    links[row[1]] = (self._state(row[1]), src, retry, li.principal)
                 except KafkaError:
-                    links[row[1]] = ("FAILED", None, 300000)
-            state, src, retry = links[row[1]]
-            status, error, trouble = self._target_status(row, state, src, now, retry)
+                    links[row[1]] = ("FAILED", None, 300000, None)
+            state, src, retry, principal = links[row[1]]
+            status, error, trouble = self._target_status(row, state, src, now, retry,
+                                                         principal)
             if (status, error, trouble) != (row[3], row[4], row[9]):
                 changes.append((status, error, trouble, now if status != row[3] else row[5],
                                 row[0], row[1], row[3], row[4], row[7], row[9]))

@@ -3,7 +3,8 @@ steps 1 to 6): per link, the mirrors a promote or failover left PENDING_STOPPED 
 (:func:`.mirror_promote.finish_pending`, with their clamps), the statuses recomputed, then,
 when the source cluster answers, auto-create (:func:`.mirror_create.auto_create`, not on a
 PAUSED link), config sync when due, the record copy of every ACTIVE mirror and the consumer
-offset sync when due (:mod:`.mirror_copy`), each in its own destination transaction.
+offset sync when due (:mod:`.mirror_copy`), the link's ACL sync when due
+(:mod:`.acl_sync`), each in its own destination transaction.
 
 Its functions take the mirrors' state (:class:`~jetlink.core.kafka.mirror_state.MirrorState`)
 as their first argument; the ``Mirrors`` facade binds ``step`` as its method.
@@ -15,8 +16,10 @@ import sqlite3
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from .acl_sync import step_acl_sync
+from .authz import link_read_denied
 from .errors import KafkaError
-from .mirror_copy import copy_records, sync_configs, write_offsets
+from .mirror_copy import copy_records, denied_groups, sync_configs, write_offsets
 from .mirror_create import auto_create
 from .mirror_model import ACTIVE, PAUSED, PENDING_STOPPED, LinkReport, now_ms
 from .mirror_promote import finish_pending
@@ -64,7 +67,7 @@ def step_link(m: MirrorState, li: Any, max_records: int | None) -> LinkReport:
     rows = m._rows(li.name)
     rep.mirrors = len(rows)
     now = now_ms(m.clock)
-    active = [r for r in rows if r[3] == ACTIVE]
+    active = _readable(m, li, src, [r for r in rows if r[3] == ACTIVE], rep)
     if li.due("TopicConfigsSync", now):
         rep.configs_synced = sync_configs(m, li, src, active)
         m.links.record_run(li.name, "TopicConfigsSync", now)
@@ -74,11 +77,46 @@ def step_link(m: MirrorState, li: Any, max_records: int | None) -> LinkReport:
         except (KafkaError, sqlite3.Error) as err:
             rep.errors.append(f"{r[0]}: {err}")
     if li.config.consumer_offset_sync_enable and li.due("ConsumerOffsetSync", now):
-        live = {r[0]: r[2] for r in m._rows(li.name) if r[3] == ACTIVE}
+        readable = {r[0] for r in active}
+        live = {r[0]: r[2] for r in m._rows(li.name) if r[3] == ACTIVE and r[0] in readable}
         if live:  # the period starts with the first mirror to sync offsets for
+            _report_denied_groups(m, li, live, rep)
             rep.offsets_synced = write_offsets(m, li, live)
             m.links.record_run(li.name, "ConsumerOffsetSync", now)
+    rep.acls_synced = step_acl_sync(m, li, state, now)  # the link's, whatever its mirrors
     for r in m._rows(li.name):
         rep.lag += m._info(r, src).max_per_partition_mirror_lag
     return rep
+
+
+def _readable(m: MirrorState, li: Any, src: Any, rows: list[tuple], rep: LinkReport
+              ) -> list[tuple]:
+    """The ACTIVE mirror ``rows`` whose source topic the link may READ (source ACLs); the
+    others copy nothing from now on (reported; FAILED after the retry timeout,
+    :meth:`.mirror_state.MirrorState.refresh`)."""
+    out = []
+    for r in rows:
+        why = link_read_denied(src.cluster, li.principal, r[2]) if li.principal else None
+        if why is None:
+            out.append(r)
+        else:
+            rep.errors.append(f"{r[0]}: {why}")
+    return out
+
+
+def _report_denied_groups(m: MirrorState, li: Any, live: dict[str, str], rep: LinkReport
+                          ) -> None:
+    """Groups whose offsets the link may not sync (no DESCRIBE on the group in the source):
+    skipped by the sync (:func:`.mirror_copy.offsets_to_sync`), reported here and as the
+    ConsumerOffsetSync task's errors (cleared once none is left)."""
+    denied = sorted({g for source in live.values() for g in denied_groups(m, li, source)})
+    errors = [{"error_code": "GROUP_AUTHORIZATION_FAILED",
+               "error_message": f"Consumer offsets of group '{g}' not synced: the link's "
+               f"principal {li.principal} needs the ACL DESCRIBE on the group in source "
+               f"cluster {li.source_cluster}"} for g in denied]
+    for e in errors:
+        rep.errors.append(e["error_message"])
+    task = next((t for t in li.tasks if t.task_name == "ConsumerOffsetSync"), None)
+    if task is not None and [dict(e) for e in task.errors] != errors:
+        m.links.set_task_errors(li.name, "ConsumerOffsetSync", errors)
 

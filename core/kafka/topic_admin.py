@@ -55,6 +55,7 @@ def create_topic(kafka: TopicStore, name: str, partitions: int = 1,
     collision of '.' and '_', partitions, replication factor, configs). With
     ``validate_only`` nothing is written and the would-be TopicInfo is returned.
     ``mirror_link``: the topic is a mirror of that link (read-only)."""
+    kafka.authorize("CreateTopics", topic=name)
     validate_topic_name(name)
     with kafka._schema.write() as conn:
         if find_topic(conn, name) is not None:
@@ -121,6 +122,7 @@ def _free_rowid(conn: Any) -> int:
 
 def describe_topic(kafka: TopicStore, name: str) -> TopicInfo:
     """The topic with its partitions (retention applied first); UNKNOWN_TOPIC_OR_PARTITION."""
+    kafka.authorize("Metadata", topic=name)
     maintain(kafka, name)
     with kafka._schema.read() as conn:
         return topic_info(conn, get_topic(conn, name))

@@ -103,6 +103,7 @@ def commit(kafka: TopicStore, group: str, offsets: Mapping[tuple[str, int], int]
     A live group (with members) takes commits only from its members: UNKNOWN_MEMBER_ID
     otherwise (Kafka's OffsetCommit rule); an Empty group takes anyone's."""
     _check_group(group)
+    kafka.authorize("OffsetCommit", group=group, topics=sorted({t for t, _p in offsets}))
     now = kafka.now_ms()
     with kafka._schema.write() as conn:
         _expire_members(conn, now)
@@ -124,6 +125,7 @@ def commit(kafka: TopicStore, group: str, offsets: Mapping[tuple[str, int], int]
 
 def committed(kafka: TopicStore, group: str) -> dict[tuple[str, int], int]:
     """``{(topic, partition): committed offset}`` of the group (empty when it has none)."""
+    kafka.authorize("OffsetFetch", group=group)
     with kafka._schema.read() as conn:
         return {
             (t, p): o for t, p, o in conn.execute(
@@ -178,6 +180,7 @@ def join(kafka: TopicStore, group: str, member: str, topics: Iterable[str], *,
     session timeout must be within Kafka's broker defaults 6000..1800000 ms
     (INVALID_SESSION_TIMEOUT)."""
     _check_group(group)
+    kafka.authorize("JoinGroup", group=group)
     if not isinstance(member, str) or not member:
         raise KafkaError("MEMBER_ID_REQUIRED", field="member")
     if not MIN_SESSION_TIMEOUT_MS <= session_timeout_ms <= MAX_SESSION_TIMEOUT_MS:
@@ -199,6 +202,7 @@ def join(kafka: TopicStore, group: str, member: str, topics: Iterable[str], *,
 
 def heartbeat(kafka: TopicStore, group: str, member: str) -> None:
     """Keep ``member`` alive; UNKNOWN_MEMBER_ID when its session already expired."""
+    kafka.authorize("Heartbeat", group=group)
     now = kafka.now_ms()
     with kafka._schema.write() as conn:
         _expire_members(conn, now)
@@ -211,6 +215,7 @@ def heartbeat(kafka: TopicStore, group: str, member: str) -> None:
 
 def leave(kafka: TopicStore, group: str, member: str) -> None:
     """``member`` leaves ``group`` (no error when it is already gone)."""
+    kafka.authorize("LeaveGroup", group=group)
     with kafka._schema.write() as conn:
         conn.execute("DELETE FROM group_members WHERE grp = ? AND member = ?", (group, member))
 
@@ -279,6 +284,7 @@ def describe_group(kafka: TopicStore, group: str) -> GroupInfo:
     """State (Stable: a live member; Empty), members with their RangeAssignor partitions,
     and per partition the committed offset, log end offset and lag (like
     ``kafka-consumer-groups --describe``). GROUP_ID_NOT_FOUND for an unknown group."""
+    kafka.authorize("DescribeGroups", group=group)
     now = kafka.now_ms()
     with kafka._schema.read() as conn:
         info = _group(conn, group, now)
@@ -289,13 +295,16 @@ def describe_group(kafka: TopicStore, group: str) -> GroupInfo:
 
 
 def groups(kafka: TopicStore) -> list[GroupInfo]:
-    """Every group with committed offsets or live members, by name."""
+    """Every group with committed offsets or live members, by name (for a principal: those
+    it may DESCRIBE, Kafka's ListGroups)."""
     now = kafka.now_ms()
     with kafka._schema.read() as conn:
         names = sorted({g for (g,) in conn.execute("SELECT DISTINCT grp FROM group_offsets")}
                        | {g for (g,) in conn.execute(
                            f"SELECT DISTINCT grp FROM group_members WHERE "
                            f"{LIVE_MEMBER_SQL}", (now,))})
+    names = kafka.visible("GROUP", names)
+    with kafka._schema.read() as conn:
         out = []
         catalog = _catalog(conn)
         for name in names:
@@ -326,8 +335,14 @@ def set_offsets(kafka: TopicStore, group: str, topic: str, *, partition: int | N
     ``partition``) to ``to_offset`` (clamped into [log start, log end], as the tool
     does), the log start or the log end. Refused while the group is active (NON_EMPTY_GROUP
     with the tool's text). Returns ``(topic, partition, old or None, new)`` rows;
-    ``dry_run`` writes nothing."""
+    ``dry_run`` writes nothing. A principal needs what the tool's requests need: READ on the
+    group and the topic (OffsetCommit), DESCRIBE on both for a ``dry_run``."""
     _check_group(group)
+    if dry_run:
+        kafka.authorize("DescribeGroups", group=group)
+        kafka.authorize("ListOffsets", topic=topic)
+    else:
+        kafka.authorize("OffsetCommit", group=group, topic=topic)
     chosen = sum(1 for x in (to_offset is not None, to_earliest, to_latest) if x)
     if chosen != 1:
         raise KafkaError("INVALID_REQUEST",
@@ -374,6 +389,7 @@ def set_offsets(kafka: TopicStore, group: str, topic: str, *, partition: int | N
 def delete_group(kafka: TopicStore, group: str) -> None:
     """Delete the group's committed offsets: NON_EMPTY_GROUP while it has live members,
     GROUP_ID_NOT_FOUND when it has nothing."""
+    kafka.authorize("DeleteGroups", group=group)
     now = kafka.now_ms()
     with kafka._schema.write() as conn:
         _expire_members(conn, now)

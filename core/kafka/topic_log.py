@@ -58,6 +58,7 @@ def produce(kafka: TopicStore, topic: str, records: Iterable[Any], *, partition:
     ``message.timestamp.before/after.max.ms`` (INVALID_TIMESTAMP). LogAppendTime topics
     stamp every record with the clock's time.
     """
+    kafka.authorize("Produce", topic=topic)
     now = kafka.now_ms()
     default_headers = norm_headers(headers)
     with kafka._schema.write() as conn:
@@ -322,6 +323,7 @@ def fetch(kafka: TopicStore, topic: str, partition: int, offset: int,
     """Up to ``max_records`` records of ``partition`` from ``offset`` on (a compacted
     partition skips its holes). ``offset == log_end``: none. Outside
     ``[log_start, log_end]``: OFFSET_OUT_OF_RANGE."""
+    kafka.authorize("Fetch", topic=topic)
     maintain(kafka, topic)
     with kafka._schema.read() as conn:
         t = get_topic(conn, topic)

@@ -10,8 +10,11 @@ them: arrows point down (facade -> rules -> state -> store).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..clock import Clock, SystemClock
 from ..store import Cluster
+from .authz import check_request, visible
 from .tables import KafkaSchema
 from .topic_types import find_topic, get_topic
 
@@ -72,11 +75,26 @@ class TopicStore:
     """The topics, records and consumer groups of one cluster database: what the rule
     modules read and write through (``_schema``) and the time they stamp (``clock``)."""
 
-    def __init__(self, cluster: Cluster, clock: Clock | None = None) -> None:
+    def __init__(self, cluster: Cluster, clock: Clock | None = None, *,
+                 principal: str | None = None) -> None:
         self.cluster = cluster
         self.clock = clock or SystemClock()
+        # the client the requests are made for (None: the operator, never refused)
+        self.principal = principal
         # the tables: made by the first write when missing (a refused one makes nothing)
         self._schema = KafkaSchema(cluster, [(COMPONENT, SCHEMA_STEPS)])
+
+    def authorize(self, request: str, *, topic: str | None = None, group: str | None = None,
+                  topics: Iterable[str] = ()) -> None:
+        """Kafka's authorization of ``request`` for :attr:`principal` (:mod:`.authz`): the
+        refused one's Kafka error; nothing asked for the operator."""
+        if self.principal is not None:
+            check_request(self.cluster, self.principal, request, topic=topic, group=group,
+                          topics=topics)
+
+    def visible(self, resource_type: str, names: Iterable[str]) -> list[str]:
+        """``names`` :attr:`principal` may DESCRIBE (every one for the operator)."""
+        return visible(self.cluster, self.principal, resource_type, names)
 
     def now_ms(self) -> int:
         return self.clock.now_ns() // 1_000_000

@@ -7,7 +7,8 @@ checked as a whole.
 * a JSON StreamConfig, or a StreamInfo (``nats stream info --json``): one stream in cluster
   ``local``; a JSON array of those: several streams;
 * a topology, TOML or JSON, with the top-level tables ``version``, ``clusters``, ``streams``,
-  ``kv``, ``kv_mirrors``, ``kv_aggregates``, ``topics``, ``links``, ``mirror_topics`` (a JSON
+  ``kv``, ``kv_mirrors``, ``kv_aggregates``, ``topics``, ``links``, ``mirror_topics``,
+  ``acls`` (a JSON
   object holding any of these keys is a topology; any other JSON object is a stream config).
   The format is in docs/topology.md.
 
@@ -17,9 +18,10 @@ A NATS cluster may be bound to a live server (``[clusters.west] server = "nats:/
 core/live/settings.py's rules), resolved by :mod:`.bindings` and connected by :mod:`.live`.
 A bound cluster holds no Kafka objects.
 
-Kafka objects (``topics``, ``links``, ``mirror_topics``) are :class:`TopologyObject` of kind
-``topic`` / ``link`` / ``mirror_topic`` whose ``spec`` is a :class:`TopicSpec`,
-:class:`LinkSpec` or :class:`MirrorTopicSpec` (``config`` None, no origins). They are kept in
+Kafka objects (``topics``, ``links``, ``mirror_topics``, ``acls``) are :class:`TopologyObject`
+of kind ``topic`` / ``link`` / ``mirror_topic`` / ``acl`` whose ``spec`` is a
+:class:`TopicSpec`, :class:`LinkSpec`, :class:`MirrorTopicSpec` or :class:`AclSpec` (``config``
+None, no origins; an ACL's name is its binding, :func:`acl_identity`). They are kept in
 ``Topology.kafka`` keyed by (kind, cluster, name), never in ``Topology.streams``; the stream
 checks pass them by. Their rules are the engine's own (core/kafka: topic names, partitions and
 configs; LinkConfig.build; the mirror topic rules of Mirrors.create); their problems have

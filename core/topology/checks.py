@@ -154,7 +154,8 @@ def _index(topo: Topology, add) -> None:
         obj.duplicate_of = first  # type: ignore[attr-defined]
 
 
-_KAFKA_WORDS = {"topic": "topic", "link": "cluster link", "mirror_topic": "mirror topic"}
+_KAFKA_WORDS = {"topic": "topic", "link": "cluster link", "mirror_topic": "mirror topic",
+                "acl": "ACL"}
 
 
 def _binding_text(cluster: TopologyCluster) -> str:

@@ -7,9 +7,11 @@ buckets, KV mirrors and aggregates written as such when their stream is exactly 
 table makes, else as streams), topics, cluster links and mirror topics (``jetlink export``
 writes it with tomli-w). Each change is one engine call, i.e. one transaction: streams
 through the cluster's JetStream, KV objects through core/kv.py KV, Kafka objects through
-Kafka.create_topic / alter_topic / delete_topic, Links.create / alter / delete and
-Mirrors.create. What the embedded engine refuses that a clustered server accepts (replicas
-> 1, 10074) is a problem of the plan.
+Kafka.create_topic / alter_topic / delete_topic, Links.create / alter / delete,
+Mirrors.create and AclStore.add / remove (ACLs: those a cluster's operator made, not the
+ones a link's ACL sync or ``dr fence`` created, which carry an owner and are never exported
+or pruned; created only in a cluster that enforces ACLs). What the embedded engine refuses
+that a clustered server accepts (replicas > 1, 10074) is a problem of the plan.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ class EmbeddedClusters:
         return problems
 
     def limits(self, changes: list[Change]) -> list[Problem]:
-        return _engine_limits(changes)
+        return _engine_limits(self.dd, changes)
 
     def apply(self, change: Change) -> None:
         _apply_one(self.dd, self.clock, change)
@@ -92,13 +94,15 @@ def _export(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = None,
     for info in infos:
         if wanted is not None and info.name not in wanted:
             continue
-        out.cluster(info.name, {"kind": info.kind})
         cl = dd.open(info.name, create_local=False)
+        out.cluster(info.name, _cluster_table(info.kind, cl))
         for sinfo in JetStream(cl, clock).streams():
             if stored is not None:
                 stored[(info.name, sinfo.config.name)] = sinfo.config
             out.stream(info.name, sinfo.config, minimal=minimal)
         have = cl.table_names()
+        if "acls" in have:
+            _export_acls(out, info.name, cl)
         if "topics" not in have and "links" not in have:
             continue
         kafka = Kafka(cl, clock)
@@ -122,13 +126,57 @@ def _export(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = None,
     return out.finish()
 
 
+def _cluster_table(kind: str, cl: Any) -> dict[str, Any]:
+    """A cluster's table: its kind; a kafka cluster that enforces ACLs ``authorizer``."""
+    from ..kafka.acls import AclStore
+
+    table: dict[str, Any] = {"kind": kind}
+    if kind == "kafka" and "authorizer" in cl.table_names() and \
+            AclStore(cl).settings().enabled:
+        table["authorizer"] = True
+    return table
+
+
+def _export_acls(out: _Document, cluster: str, cl: Any) -> None:
+    """The ACLs of ``cluster`` created by hand (``acls add``, ``kafka-acls``, a topology):
+    not those a link's ACL sync or ``dr fence`` made (they have an owner), which jetlink
+    keeps itself."""
+    from ..kafka.acls import AclStore
+    from .kafka_specs import _acl_table_of
+    from .model import acl_identity
+
+    for b in AclStore(cl).find(owner=""):
+        out.add("acls", cluster, acl_identity(b), _acl_table_of(b))
+
+
 def make_plan(dd: DataDir, clock: Clock, desired: Topology, *, prune: bool = False) -> Plan:
     """The plan that brings ``dd`` to ``desired`` (module doc). ``desired`` is a loaded file
     (its own problems are kept as they are)."""
     return plan_topology(EmbeddedClusters(dd, clock), desired, prune=prune)
 
 
-def _engine_limits(changes: list[Change]) -> list[Problem]:
+def _acl_limit(dd: DataDir, c: Change, changes: list[Change]) -> list[Problem]:
+    """An ACL is created only in a cluster that enforces ACLs, or will once the plan's
+    cluster change is made (Kafka's CreateAcls on a broker without an authorizer:
+    SECURITY_DISABLED)."""
+    from ..kafka.acls import AclStore
+
+    said = [x.authorizer for x in changes if x.kind == "cluster" and x.name == c.cluster
+            and x.authorizer is not None]
+    if said:
+        enforced = said[0]
+    else:
+        enforced = dd.has_cluster(c.cluster) and \
+            AclStore(dd.open(c.cluster, create_local=False)).settings().enabled
+    if enforced:
+        return []
+    return [Problem(c.desired.file, c.desired.label, "cluster", 0,
+                    f"{c.label}: cluster {c.cluster} has no authorizer, so it holds no ACLs: "
+                    f"authorizer = true in [clusters.{c.cluster}] (or jetlink cluster "
+                    f"authorizer {c.cluster} --enable) first (SECURITY_DISABLED 54)")]
+
+
+def _engine_limits(dd: DataDir, changes: list[Change]) -> list[Problem]:
     """What the embedded engine refuses that a clustered server accepts, for the objects to
     create (an update meets the same rule in :func:`_check_update`): replicas > 1 (10074),
     checked before anything is applied."""
@@ -137,6 +185,8 @@ def _engine_limits(changes: list[Change]) -> list[Problem]:
     out = []
     for c in changes:
         obj = c.obj
+        if c.action == "create" and c.kind == "acl" and obj is not None:
+            out += _acl_limit(dd, c, changes)
         if c.action != "create" or obj is None or obj.config is None:
             continue
         try:
@@ -163,11 +213,16 @@ def _apply_one(dd: DataDir, clock: Clock, c: Change) -> None:
     from ..kv import KV
 
     if c.kind == "cluster":
-        dd.add_cluster(c.name, kind=c.cluster_kind, now_ns=clock.now_ns())
-        if c.cluster_kind == "kafka":  # its tables belong to adding it (core/kafka/schema.py)
-            from ..kafka.schema import create_schema
+        if c.action == "create":
+            dd.add_cluster(c.name, kind=c.cluster_kind, now_ns=clock.now_ns())
+            if c.cluster_kind == "kafka":  # its tables belong to adding it (kafka/schema.py)
+                from ..kafka.schema import create_schema
 
-            create_schema(dd.open(c.name, create_local=False))
+                create_schema(dd.open(c.name, create_local=False))
+        if c.authorizer is not None:  # a kafka cluster's authorizer = true / false
+            from ..kafka.acls import AclStore
+
+            AclStore(dd.open(c.name, create_local=False)).configure(enabled=c.authorizer)
         return
     # The default cluster (``local``) is made by the first write to it, as every command
     # does: a file without a [clusters] table applies to a fresh data directory.
@@ -195,6 +250,16 @@ def _apply_one(dd: DataDir, clock: Clock, c: Change) -> None:
             links.alter(c.name, configs, delete=delete)
         else:
             links.delete(c.name, force=True)
+    elif c.kind == "acl":
+        from ..kafka.acls import AclFilter, AclStore
+
+        b = (c.obj or c.existing).spec.binding()
+        if c.action == "create":
+            AclStore(cl).add([b])
+        else:  # a delete (an ACL has no field to update: its fields are its identity)
+            AclStore(cl).remove([AclFilter(b.resource_type, b.name, b.pattern_type,
+                                           b.principal, b.host, b.operation, b.permission)],
+                                owner="")
     elif c.kind == "mirror_topic":
         if c.action == "create":
             Mirrors(dd, c.cluster, clock).create(

@@ -19,6 +19,7 @@ from .model import (
     FORMAT_VERSION,
     KAFKA_KINDS,
     OBJECT_TABLES,
+    AclSpec,
     LinkSpec,
     TopicSpec,
     _is_duplicate,
@@ -111,6 +112,8 @@ def _kafka_table(
     out: dict[str, Any] = {}
     if with_cluster:
         out["cluster"] = obj.cluster
+    if isinstance(spec, AclSpec):
+        return key, {**out, **_acl_table(spec)}
     if spec.name != key:
         out["name"] = spec.name
     configs = dict(sorted(spec.configs.items()))
@@ -139,6 +142,21 @@ def _kafka_table(
     if configs:
         out["configs"] = configs
     return key, out
+
+
+def _acl_table(spec: AclSpec) -> dict[str, Any]:
+    """An ACL's table: its fields, those at their defaults (TOPIC, LITERAL, ``*``, ALLOW)
+    left out; the CLUSTER resource's name too."""
+    out: dict[str, Any] = {"principal": spec.principal, "operation": spec.operation}
+    if spec.resource_type != "TOPIC":
+        out["resource_type"] = spec.resource_type
+    if spec.resource_type != "CLUSTER":
+        out["resource_name"] = spec.resource_name
+    for fld, default in (("pattern_type", "LITERAL"), ("host", "*"),
+                         ("permission", "ALLOW")):
+        if getattr(spec, fld) != default:
+            out[fld] = getattr(spec, fld)
+    return out
 
 
 def stream_table(cfg: StreamConfig) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import JetlinkError
-from .model import _NAME_RE, LinkSpec, MirrorTopicSpec, Problem, TopicSpec
+from .model import _NAME_RE, AclSpec, LinkSpec, MirrorTopicSpec, Problem, TopicSpec, acl_identity
 
 if TYPE_CHECKING:  # pragma: no cover
     from .model import TopologyObject
@@ -24,6 +24,15 @@ _KAFKA_KEYS: dict[str, tuple[str, ...]] = {
         "cluster", "name", "source_cluster", "configs", "consumer_group_filters", "topic_filters",
     ),
     "mirror_topics": ("cluster", "name", "link", "source_topic", "configs"),
+    "acls": ("cluster", "principal", "operation", "resource_type", "resource_name",
+             "pattern_type", "host", "permission"),
+}
+#: an ACL table's fields -> (AclBinding.make's argument, its default)
+_ACL_FIELDS: dict[str, tuple[str, str | None]] = {
+    "resource_type": ("resource_type", "TOPIC"), "resource_name": ("name", None),
+    "pattern_type": ("pattern_type", "LITERAL"), "principal": ("principal", None),
+    "host": ("host", "*"), "operation": ("operation", None),
+    "permission": ("permission", "ALLOW"),
 }
 # link table array -> the link configuration it stands for
 _FILTER_FIELDS: dict[str, str] = {
@@ -198,9 +207,75 @@ def _mirror_topic_spec(body: dict[str, Any], name: str, cluster: str,
     return MirrorTopicSpec(name, link, source or name, dict(sorted(checked.items())))
 
 
+def _acl_binding(body: dict[str, Any], errors: list[JetlinkError]) -> Any:
+    """The binding an ``[acls.<key>]`` table declares, each field checked as ``jetlink acls
+    add`` checks it (every field's fault); None when it does not make one."""
+    from ..kafka import acls
+
+    checks: dict[str, Callable[[str], str]] = {
+        "resource_type": acls.resource_type_of, "pattern_type": acls.pattern_type_of,
+        "principal": acls.parse_principal, "operation": acls.operation_of,
+        "permission": acls.permission_of}
+    args: dict[str, str] = {}
+    for fld, (arg, default) in _ACL_FIELDS.items():
+        value = body.get(fld, default)
+        if value is None and fld == "resource_name" and \
+                str(body.get("resource_type", "")).upper() == "CLUSTER":
+            value = acls.CLUSTER_NAME
+        if value is None:
+            errors.append(JetlinkError(f"{fld} is required", field=fld))
+        elif not isinstance(value, str):
+            errors.append(JetlinkError(f"{fld} must be a string", field=fld))
+        else:
+            try:
+                if fld in checks:
+                    checks[fld](value)
+                args[arg] = value
+            except JetlinkError as exc:
+                errors.append(_refield(exc, fld))
+    if errors:
+        return None
+    try:
+        return acls.AclBinding.make(**args)
+    except JetlinkError as exc:  # the name, the host, CLUSTER's name
+        errors.append(_refield(exc, {"name": "resource_name"}.get(exc.field or "",
+                                                                   exc.field)))
+        return None
+
+
+def acl_name(body: Any) -> str | None:
+    """The identity of an ``[acls.<key>]`` table (:func:`.model.acl_identity`), None when
+    it declares no valid binding."""
+    if not isinstance(body, dict):
+        return None
+    b = _acl_binding(_plain_acl(body), [])
+    return None if b is None else acl_identity(b)
+
+
+def _plain_acl(body: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if k in _ACL_FIELDS}
+
+
+def _acl_table_of(b: Any) -> dict[str, Any]:
+    """The table fields of binding ``b`` (what export writes before normalizing)."""
+    return {"resource_type": b.resource_type, "resource_name": b.name,
+            "pattern_type": b.pattern_type, "principal": b.principal, "host": b.host,
+            "operation": b.operation, "permission": b.permission}
+
+
+def _acl_spec(body: dict[str, Any], name: str, cluster: str,
+              errors: list[JetlinkError]) -> AclSpec | None:
+    b = _acl_binding(_plain_acl(body), errors)
+    if b is None:
+        return None
+    return AclSpec(acl_identity(b), b.resource_type, b.name, b.pattern_type, b.principal,
+                   b.host, b.operation, b.permission)
+
+
 # Kafka table -> its spec decoder, in the order the tables are read.
 _KAFKA_TABLES: dict[str, Callable[..., Any]] = {
     "topics": _topic_spec,
     "links": _link_spec,
     "mirror_topics": _mirror_topic_spec,
+    "acls": _acl_spec,
 }

@@ -26,7 +26,7 @@ from .decode import (
     is_topology_document,
 )
 from .export import to_document
-from .kafka_specs import _KAFKA_KEYS, _KAFKA_TABLES, _kafka_problem
+from .kafka_specs import _KAFKA_KEYS, _KAFKA_TABLES, _kafka_problem, acl_name
 from .model import (
     _NAME_RE,
     CLUSTER_KEYS,
@@ -248,11 +248,20 @@ class Topology:
         if binding and kind == "kafka" and ("server" in binding or "context" in binding):
             problem("kind", f'cluster "{name}" is bound to a NATS server (server / context): '
                     'its kind must be "nats", not "kafka"')
-        cluster = TopologyCluster(name, kind, description, f.path, binding)
+        authorizer = body.get("authorizer")
+        if authorizer is not None and not isinstance(authorizer, bool):
+            problem("authorizer", "authorizer must be true or false")
+            authorizer = None
+        elif authorizer is not None and kind != "kafka":
+            problem("authorizer", 'authorizer (a cluster that enforces Kafka ACLs) is for '
+                    'kind = "kafka" clusters')
+            authorizer = None
+        cluster = TopologyCluster(name, kind, description, f.path, binding, authorizer)
         old = self.clusters.get(name)
         if old is None:
             self.clusters[name] = cluster
-        elif (old.kind, old.description, old.binding) != (kind, description, binding):
+        elif (old.kind, old.description, old.binding, old.authorizer) != (
+                kind, description, binding, authorizer):
             problem(None, f'cluster "{name}" is declared again with a different kind, '
                     f"description or server binding (first declared in {old.file})")
 
@@ -292,7 +301,10 @@ class Topology:
         rules checked (every problem found), its spec when it has none."""
         kind = KIND_OF_TABLE[table]
         cluster, explicit = _cluster_of(body)
-        name = body.get("name", key) if isinstance(body, dict) else key
+        if kind == "acl":  # its identity is the binding; the key is a label
+            name = acl_name(body) or key
+        else:
+            name = body.get("name", key) if isinstance(body, dict) else key
         obj = self._new_object(kind, key, cluster, name if isinstance(name, str) else key, f)
         obj.explicit_cluster = explicit
         if not isinstance(body, dict):
@@ -306,7 +318,7 @@ class Topology:
                     f'unknown key "{k}" in [{table}.{key}] (allowed: {", ".join(allowed)})',
                     field=k,
                 ))
-        if not isinstance(name, str):
+        if not isinstance(name, str) and kind != "acl":
             errors.append(JetlinkError("name must be a string", field="name"))
         decode = _KAFKA_TABLES[table]
         spec = decode(_plain(body), name if isinstance(name, str) else key, cluster, errors)

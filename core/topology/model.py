@@ -27,6 +27,7 @@ __all__ = [
     "FORMAT_VERSION",
     "KAFKA_KINDS",
     "KIND_OF_TABLE",
+    "AclSpec",
     "OBJECT_TABLES",
     "TEXT_CYCLE",
     "TEXT_REPUBLISH_CYCLE",
@@ -45,7 +46,7 @@ FORMAT_VERSION = 1
 DEFAULT_CLUSTER = "local"
 CLUSTER_KINDS = ("nats", "kafka")
 OBJECT_TABLES = (
-    "streams", "kv", "kv_mirrors", "kv_aggregates", "topics", "links", "mirror_topics",
+    "streams", "kv", "kv_mirrors", "kv_aggregates", "topics", "links", "mirror_topics", "acls",
 )
 TOP_LEVEL = ("version", "clusters") + OBJECT_TABLES
 # table -> the object kind named in Problem.object ("stream ORDERS", "kv CONFIG", ...)
@@ -57,8 +58,9 @@ KIND_OF_TABLE = {
     "topics": "topic",
     "links": "link",
     "mirror_topics": "mirror_topic",
+    "acls": "acl",
 }
-KAFKA_KINDS = ("topic", "link", "mirror_topic")
+KAFKA_KINDS = ("topic", "link", "mirror_topic", "acl")
 _TABLE_OF_KIND = {kind: table for table, kind in KIND_OF_TABLE.items()}
 _NAME_RE = re.compile(r"[A-Za-z0-9_-]+")  # cluster / domain names (fullmatch)
 # A cluster bound to a live NATS server: ``[clusters.<name>]`` keys naming how to connect
@@ -66,7 +68,7 @@ _NAME_RE = re.compile(r"[A-Za-z0-9_-]+")  # cluster / domain names (fullmatch)
 # or ``context`` binds; the others refine (they override the context's settings).
 BINDING_KEYS = ("server", "context", "js_domain", "user", "password", "token", "creds", "nkey",
                 "tls_cert", "tls_key", "tls_ca", "tls_first", "timeout")
-CLUSTER_KEYS = ("kind", "description", *BINDING_KEYS)
+CLUSTER_KEYS = ("kind", "description", "authorizer", *BINDING_KEYS)
 _PATH_KEYS = ("creds", "nkey", "tls_cert", "tls_key", "tls_ca")
 _CONTEXT_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,100}")  # jetlink's or natscli's context names
 
@@ -116,6 +118,8 @@ class TopologyCluster:
     # the live server the cluster is bound to: BINDING_KEYS as the file gives them ({}: not
     # bound; the embedded engine's data directory, or the server in force)
     binding: dict[str, Any] = field(default_factory=dict)
+    # a kafka cluster: whether it enforces ACLs (``authorizer = true``); None: not said
+    authorizer: bool | None = None
 
     @property
     def bound(self) -> bool:
@@ -127,6 +131,8 @@ class TopologyCluster:
         out: dict[str, Any] = {"kind": self.kind}
         if self.description:
             out["description"] = self.description
+        if self.authorizer is not None:
+            out["authorizer"] = self.authorizer
         out.update({k: self.binding[k] for k in BINDING_KEYS if k in self.binding})
         return out
 
@@ -187,12 +193,49 @@ class MirrorTopicSpec:
     configs: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class AclSpec:
+    """A declared Kafka ACL (``[acls.<key>]``) of its cluster: the binding's fields as Kafka
+    names them (checked by core/kafka/acls.py ``AclBinding.make``). ``name`` is its identity,
+    :func:`acl_identity` of the binding: the key of a table is only a label."""
+
+    name: str
+    resource_type: str
+    resource_name: str
+    pattern_type: str
+    principal: str
+    host: str
+    operation: str
+    permission: str
+
+    @property
+    def configs(self) -> dict[str, str]:  # what every Kafka spec has: none here
+        return {}
+
+    def binding(self) -> Any:
+        from ..kafka.acls import AclBinding
+
+        return AclBinding(self.resource_type, self.resource_name, self.pattern_type,
+                          self.principal, self.host, self.operation, self.permission)
+
+
+def acl_identity(b: Any) -> str:
+    """An ACL binding as one line, its identity in a topology:
+    ``User:app ALLOW READ TOPIC:orders`` (`` PREFIXED`` and `` from HOST`` when not the
+    defaults LITERAL and ``*``)."""
+    text = f"{b.principal} {b.permission} {b.operation} {b.resource_type}:{b.name}"
+    if b.pattern_type != "LITERAL":
+        text += f" {b.pattern_type}"
+    return text + (f" from {b.host}" if b.host != "*" else "")
+
+
 @dataclass
 class TopologyObject:
     """A declared stream, KV bucket, KV mirror or KV aggregate, as the stream it becomes; or
     a declared Kafka topic, cluster link or mirror topic (``config`` None, no origins)."""
 
-    kind: str  # "stream" | "kv" | "kv_mirror" | "kv_aggregate" | "topic" | "link" | "mirror_topic"
+    kind: str  # "stream" | "kv" | "kv_mirror" | "kv_aggregate" | "topic" | "link" |
+    # "mirror_topic" | "acl"
     key: str  # the table key ([streams.<key>]); the stream name for a JSON stream file
     cluster: str
     name: str  # the stream name (KV_<bucket> for buckets and aggregates); the Kafka name

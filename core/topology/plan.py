@@ -35,19 +35,20 @@ __all__ = ["NATS_KINDS", "Change", "Plan", "plan_topology", "unique_problems"]
 NATS_KINDS = ("stream", "kv", "kv_mirror", "kv_aggregate")
 # creation order of the kinds (streams are further ordered origins first)
 ORDER = {"cluster": 0, "topic": 1, "stream": 2, "kv": 2, "kv_mirror": 2, "kv_aggregate": 2,
-         "link": 3, "mirror_topic": 4}
+         "link": 3, "mirror_topic": 4, "acl": 5}
 
 
 @dataclass
 class Change:
     action: str  # create | update | delete | unchanged
-    kind: str  # cluster, stream, kv, kv_mirror, kv_aggregate, topic, link, mirror_topic
+    kind: str  # cluster, stream, kv, kv_mirror, kv_aggregate, topic, link, mirror_topic, acl
     cluster: str
     name: str
     diff: list[dict[str, Any]] = field(default_factory=list)  # {field, from, to}
     obj: TopologyObject | None = None  # the desired object (create / update)
     current: TopologyObject | None = None  # the object in the data directory
     cluster_kind: str = "nats"  # a cluster change: its kind
+    authorizer: bool | None = None  # a kafka cluster change: authorizer = true / false
     config: Any = None  # a stream update: the complete config sent (declared + defaults)
 
     @property
@@ -244,9 +245,16 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
                 problems.append(Problem(c.file, f"cluster {name}", "kind", 0,
                                         f"cluster {name} exists with kind {old.kind}: a "
                                         "cluster's kind can not change"))
-            changes.append(Change("unchanged", "cluster", name, name))
+            was = bool(old.authorizer)
+            if c.authorizer is not None and c.authorizer != was:
+                changes.append(Change("update", "cluster", name, name, [
+                    {"field": "authorizer", "from": was, "to": c.authorizer}],
+                    cluster_kind=c.kind, authorizer=c.authorizer))
+            else:
+                changes.append(Change("unchanged", "cluster", name, name))
         else:
-            changes.append(Change("create", "cluster", name, name, cluster_kind=c.kind))
+            changes.append(Change("create", "cluster", name, name, cluster_kind=c.kind,
+                                  authorizer=c.authorizer))
     for obj in declared_objects:
         cur = cur_by_id.get(_ident(obj))
         if cur is None:

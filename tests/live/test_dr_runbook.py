@@ -1,8 +1,9 @@
 """The disaster-recovery runbook's two server configurations (examples/dr-west.conf and
-examples/dr-east.conf, shown in docs/dr.md): nats-server accepts them, the page shows them as
-they are, and started (on free ports, stores in the test's directory) they make the pair the
-runbook assumes: west's domain answers through east, a mirror in east of a stream in west
-catches up and `dr check` says it is ready, and the runbook's failover promotes it."""
+examples/dr-east.conf, shown in docs/dr.md and docs/region.md): nats-server accepts them, the
+pages show them as they are, and started (on free ports, stores in the test's directory)
+they make the pair the runbook assumes: west's domain answers through east, a mirror in east
+of a stream in west catches up and `dr check` says it is ready, and the runbook's failover
+promotes it."""
 
 from __future__ import annotations
 
@@ -31,10 +32,11 @@ def test_the_server_accepts_the_configuration(name):
     assert "is valid" in res.stdout + res.stderr
 
 
-def test_the_guide_shows_the_files_as_they_are():
-    page = (ROOT / "docs" / "dr.md").read_text()
+@pytest.mark.parametrize("page", ["dr.md", "region.md"])
+def test_the_guide_shows_the_files_as_they_are(page):
+    text = (ROOT / "docs" / page).read_text()
     for path in CONFS.values():
-        assert f"```text\n{path.read_text()}```" in page, path.name
+        assert f"```text\n{path.read_text()}```" in text, path.name
 
 
 def _local(tmp: Path, name: str, ports: dict[str, int]) -> LocalServer:

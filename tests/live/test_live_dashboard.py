@@ -94,3 +94,44 @@ def test_failover_key_acts_on_the_live_server(live_domains):
     assert "mirror" not in info["config"]
     placed = c.api("CONSUMER.INFO.ORDERS_EAST.billing", domain="east")
     assert placed["config"]["opt_start_seq"] == 8
+
+
+def test_the_regions_tab_fails_a_live_region_over(live_domains):
+    """The server's domain east mirrors ORDERS of domain west: the Regions tab has west with
+    one ready mirror; F shows dr failover --from west's plan over the server, confirmed it
+    fails ORDERS_EAST over there, and west (still up) is a split brain."""
+    from jetlink.cli.dashboard.actions import Source
+    from jetlink.cli.dashboard.app import ConfirmScreen, create_app
+    from jetlink.core.clock import SystemClock
+    from jetlink.core.live.target import ServerTarget
+
+    d = live_domains
+    c = _setup(d)
+    source = Source(None, ServerTarget((d.leaf.url,), origin="test"))
+    dash = create_app(None, clock=SystemClock(), refresh=3600, label=d.leaf.url,
+                      source=source, loader=source.load)
+
+    async def steps(pilot):
+        await settle(pilot)
+        await pilot.press("7")
+        rows = cells(dash, "regions")
+        await pilot.press("F")
+        await settle(pilot)
+        assert isinstance(dash.screen, ConfirmScreen), status(dash)
+        asked = list(dash.screen.lines)
+        await pilot.press("y")
+        await settle(pilot)
+        outcome = list(dash.screen.lines)
+        await pilot.press("n")
+        await settle(pilot)
+        return rows, asked, outcome, cells(dash, "regions")
+
+    rows, asked, outcome, after = drive(dash, steps)
+    assert [r[:5] + r[6:] for r in rows] == [["west", "0", "1", "1", "0", "0", "0", "-"]]
+    assert asked[:2] == ["1 object of west to fail over",
+                         "Region failover of west: 1 object, 0 messages at risk, recovery "
+                         "point 0s, 1 consumers to place"]
+    assert outcome[0] == "Region failover of west: 1 done, 0 done earlier, 0 skipped, 0 failed"
+    # west never went away: its ORDERS still takes orders.>, as ORDERS_EAST now does
+    assert after == [["west", " 1 ", "1", "0", "0", "-", "-", "1", "0/1"]]
+    assert "mirror" not in c.stream_info("ORDERS_EAST", domain="east")["config"]

@@ -20,7 +20,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .schemas import MIRROR_STATUS_CLOUD, MIRROR_STATUS_PLATFORM, SCHEMAS
+from .schemas import (
+    ACL_OPERATIONS,
+    ACL_PATTERN_TYPES,
+    ACL_PERMISSIONS,
+    ACL_RESOURCE_TYPES,
+    MIRROR_STATUS_CLOUD,
+    MIRROR_STATUS_PLATFORM,
+    SCHEMAS,
+)
 
 CLOUD = "b5d63ec49044539918deb877ff9379eabc8c9e38"
 PLATFORM = "26451bd70da77371a77a16f01308bc91ec72f60d"
@@ -84,6 +92,23 @@ def _alter_mirrors(operation_id: str, action: str, *, sources: dict[str, str] | 
                    query: dict[str, Any] | None = None) -> dict[str, Any]:
     return _op(operation_id, "POST", f"{_MIRRORS}:{action}", ok=_ALTER_OK,
                query=query or _VALIDATE, body="AlterMirrorsRequestData", sources=sources)
+
+
+def _acl_query(*required: str) -> dict[str, Any]:
+    """The ACL filter's query parameters (getKafkaAcls, deleteKafkaAcls), ``required`` ones
+    marked; resource_type is a closed enum, the other enums extensible."""
+    query: dict[str, Any] = {
+        "resource_type": {"type": "string", "enum": ACL_RESOURCE_TYPES},
+        "resource_name": {"type": "string"},
+        "pattern_type": {"type": "string", "extensible_enum": ACL_PATTERN_TYPES},
+        "principal": {"type": "string"},
+        "host": {"type": "string"},
+        "operation": {"type": "string", "extensible_enum": ACL_OPERATIONS},
+        "permission": {"type": "string", "extensible_enum": ACL_PERMISSIONS},
+    }
+    for name in required:
+        query[name] = {**query[name], "required": True}
+    return query
 
 
 _OPERATIONS = [
@@ -153,6 +178,21 @@ _OPERATIONS = [
                    "promote-local-and-start-remote-mirror", sources={"platform": PLATFORM}),
     _alter_mirrors("updateKafkaMirrorTopicsPromoteLocalAndPauseRemoteMirror",
                    "promote-local-and-pause-remote-mirror", sources={"platform": PLATFORM}),
+    # -- ACLs (Cloud's declare 403 too; the Platform's do not)
+    _op("getKafkaAcls", "GET", "/clusters/{cluster_id}/acls", ok={200: "AclDataList"},
+        query=_acl_query(), forbidden=("cloud",)),
+    _op("createKafkaAcls", "POST", "/clusters/{cluster_id}/acls", ok={201: None},
+        body="CreateAclRequestData", forbidden=("cloud",)),
+    # Cloud's (and kafka-rest's) description requires four of the filter's fields, the
+    # Platform's none.
+    _op("deleteKafkaAcls", "DELETE", "/clusters/{cluster_id}/acls",
+        ok={200: "DeleteAclsResponseData"},
+        query=_acl_query("resource_type", "pattern_type", "operation", "permission"),
+        differs={"platform": {"query": _acl_query()}}, forbidden=("cloud",)),
+    # Cloud and kafka-rest only.
+    _op("batchCreateKafkaAcls", "POST", "/clusters/{cluster_id}/acls:batch", ok={201: None},
+        body="CreateAclRequestDataList", sources={"cloud": CLOUD, "kafka-rest": KAFKA_REST},
+        forbidden=("cloud", "kafka-rest")),
 ]
 
 OPERATIONS: dict[str, dict[str, Any]] = {op["operation_id"]: op for op in _OPERATIONS}

@@ -52,6 +52,24 @@ MIRROR_STATUS_PLATFORM = ["ACTIVE", "FAILED", "PAUSED", "STOPPED", "PENDING_STOP
 
 _RELATIONSHIP = _obj(["related"], related=STRING)
 
+# The ACL enums: AclResourceType is closed in the three descriptions; AclPatternType,
+# AclOperation and AclPermission are x-extensible-enum.
+ACL_RESOURCE_TYPES = ["UNKNOWN", "ANY", "TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID",
+                      "DELEGATION_TOKEN"]
+ACL_PATTERN_TYPES = ["UNKNOWN", "ANY", "MATCH", "LITERAL", "PREFIXED"]
+ACL_OPERATIONS = ["UNKNOWN", "ANY", "ALL", "READ", "WRITE", "CREATE", "DELETE", "ALTER",
+                  "DESCRIBE", "CLUSTER_ACTION", "DESCRIBE_CONFIGS", "ALTER_CONFIGS",
+                  "IDEMPOTENT_WRITE"]
+ACL_PERMISSIONS = ["UNKNOWN", "ANY", "DENY", "ALLOW"]
+_ACL_ENUMS: dict[str, Any] = {
+    "resource_type": {"type": "string", "enum": ACL_RESOURCE_TYPES},
+    "pattern_type": {"type": "string", "extensible_enum": ACL_PATTERN_TYPES},
+    "operation": {"type": "string", "extensible_enum": ACL_OPERATIONS},
+    "permission": {"type": "string", "extensible_enum": ACL_PERMISSIONS},
+}
+_ACL_FIELDS = ["resource_type", "resource_name", "pattern_type", "principal", "host",
+               "operation", "permission"]
+
 # What the three descriptions define alike.
 _COMMON: dict[str, dict[str, Any]] = {
     "Error": _obj(["error_code", "message"], error_code=INTEGER,
@@ -79,6 +97,20 @@ _COMMON: dict[str, dict[str, Any]] = {
         ["source_topic_name"], source_topic_name=STRING, mirror_topic_name=STRING,
         replication_factor=INTEGER, configs={"type": "array", "items": {"ref": "ConfigData"}}),
     "UpdateLinkConfigRequestData": _obj(["value"], value=STRING),
+    # The ACL documents (the three descriptions alike; the Platform's AclData_allOf and its
+    # inline_response_200 omit "type: object", which changes nothing they accept).
+    "AclData": _resource(["cluster_id", *_ACL_FIELDS], cluster_id=STRING,
+                         resource_name=STRING, principal=STRING, host=STRING, **_ACL_ENUMS),
+    "AclDataList": _list_of("AclData"),
+    # deleteKafkaAcls' 200 (O and P: inline_response_200; K: an inline schema): the deleted
+    # ACLs, {data} only.
+    "DeleteAclsResponseData": _obj(["data"], data={"type": "array",
+                                                   "items": {"ref": "AclData"}}),
+    "CreateAclRequestData": _obj(_ACL_FIELDS, resource_name=STRING, principal=STRING,
+                                 host=STRING, **_ACL_ENUMS),
+    # batchCreateKafkaAcls' body (O and K; P has no batch operation).
+    "CreateAclRequestDataList": _obj(["data"], data={"type": "array",
+                                                     "items": {"ref": "CreateAclRequestData"}}),
 }
 
 _CLOUD: dict[str, dict[str, Any]] = {

@@ -1,0 +1,493 @@
+"""``jetlink acls add|ls|rm|check`` and ``jetlink kafka-acls``: the ACLs of a Kafka cluster of
+the data directory (core/kafka/acls.py ``AclStore``), parsed and rendered here.
+
+``acls`` is jetlink's own group (tables, ``--json``: REST v3's AclData fields); ``kafka-acls``
+takes the Kafka tool's syntax as runbooks type it (``--add --allow-principal User:alice
+--operation Read --topic orders --bootstrap-server H:P``) and prints what it prints
+(``Current ACLs for resource `ResourcePattern(...)`:``). Both act on ``--cluster`` (or the
+cluster ``--bootstrap-server`` names); a cluster without an authorizer answers
+SECURITY_DISABLED, as a broker without one does. ``acls check`` says why a principal is
+allowed or refused, with the function the engine authorizes with. With ``--rest-url`` (or a
+context's ``rest_url``) ``acls add|ls|rm`` call REST v3's ACL operations instead
+(cli/rest/remote_acls.py ``RestAcls``, the same methods as the store): one rendering path.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from jetlink.cli import common, output
+from jetlink.cli.app import App
+from jetlink.cli.options import ForceOption, JsonOption, rest_callback
+
+acls_app = typer.Typer(
+    name="acls",
+    help="Manage the ACLs of a Kafka cluster.\n\nACLs as Kafka has them (principal, host, "
+    "operation, ALLOW or DENY, on a topic, group, the cluster or a transactional id, LITERAL "
+    "or PREFIXED), enforced by a cluster added with --authorizer.\n\nWith --rest-url URL "
+    "(before or after add, ls or rm; or a context's rest_url) those verbs call that REST API "
+    "v3 endpoint's ACL operations, cluster ID --cluster, and print the same output.",
+    no_args_is_help=True,
+)
+acls_app.callback()(rest_callback)
+
+RestUrlOpt = Annotated[str | None, common.rest_url_option()]
+
+PrincipalOpt = Annotated[str | None, typer.Option(
+    "--principal", metavar="TYPE:NAME", show_default=False,
+    help="The principal, e.g. User:alice (User:* every user).")]
+OperationOpt = Annotated[list[str] | None, typer.Option(
+    "--operation", metavar="OP", show_default=False,
+    help="Read, Write, Create, Delete, Alter, Describe, ClusterAction, DescribeConfigs, "
+    "AlterConfigs, IdempotentWrite, All (Kafka's names too). Repeatable.")]
+TopicOpt = Annotated[list[str] | None, typer.Option(
+    "--topic", metavar="TOPIC", show_default=False, help="A topic (* every topic). Repeatable.")]
+GroupOpt = Annotated[list[str] | None, typer.Option(
+    "--group", metavar="GROUP", show_default=False, help="A consumer group. Repeatable.")]
+ClusterResOpt = Annotated[bool, typer.Option(
+    "--kafka-cluster", help="The cluster itself (the resource kafka-cluster).")]
+TxnOpt = Annotated[list[str] | None, typer.Option(
+    "--transactional-id", metavar="ID", show_default=False,
+    help="A transactional id. Repeatable.")]
+HostOpt = Annotated[str, typer.Option(
+    "--host", metavar="HOST", help="The client's address the ACL applies to (* every host).")]
+
+
+def _store(app: App, *, remote: bool = False) -> Any:
+    """The ACLs of --cluster: the engine's AclStore, or, for ``remote`` verbs with
+    --rest-url (or a context's rest_url), the same calls over REST v3
+    (cli/rest/remote_acls.py)."""
+    rest = common.rest_settings(app) if remote else None
+    if rest is not None:
+        from jetlink.cli.rest.remote import open_client
+        from jetlink.cli.rest.remote_acls import RestAcls
+
+        return RestAcls(open_client(app, rest))
+    from jetlink.core.kafka.acls import AclStore
+
+    return AclStore(common.data_dir(app).open_kind(app.cluster, "kafka", "ACLs"))
+
+
+def _resources(topics: list[str] | None, groups: list[str] | None, cluster: bool,
+               txns: list[str] | None, *, required: bool) -> list[tuple[str, str]]:
+    from jetlink.core.kafka.acls import CLUSTER_NAME
+
+    out = [("TOPIC", t) for t in topics or []] + [("GROUP", g) for g in groups or []]
+    out += [("TRANSACTIONAL_ID", t) for t in txns or []]
+    if cluster:
+        out.append(("CLUSTER", CLUSTER_NAME))
+    if required and not out:
+        raise common.usage("give a resource: --topic, --group, --kafka-cluster or "
+                           "--transactional-id")
+    return out
+
+
+def _doc(bindings: list[Any]) -> dict[str, Any]:
+    return {"kind": "KafkaAclList", "data": [b.to_json() for b in bindings]}
+
+
+def _table(app: App, doc: dict[str, Any]) -> None:
+    rows = [[d["resource_type"], d["resource_name"], d["pattern_type"], d["principal"],
+             d["host"], d["operation"], d["permission"]] for d in doc["data"]]
+    if not rows:
+        output.line(app, "No ACLs")
+        return
+    output.table(app, ["Resource Type", "Name", "Pattern", "Principal", "Host", "Operation",
+                       "Permission"], rows, title="ACLs")
+
+
+@acls_app.command("add")
+def add(
+    ctx: typer.Context,
+    principal: PrincipalOpt = None,
+    operation: OperationOpt = None,
+    topic: TopicOpt = None,
+    group: GroupOpt = None,
+    kafka_cluster: ClusterResOpt = False,
+    transactional_id: TxnOpt = None,
+    prefixed: Annotated[bool, typer.Option(
+        "--prefixed", help="The names are prefixes (PREFIXED pattern), not names.")] = False,
+    deny: Annotated[bool, typer.Option("--deny", help="A DENY ACL (default ALLOW).")] = False,
+    host: HostOpt = "*",
+    rest_url: RestUrlOpt = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Add ACLs.
+
+    One binding per resource and operation for the principal. Those that exist stay as they
+    are. With --json: the bindings created (REST v3's AclData fields).
+    """
+    from jetlink.core.kafka.acls import AclBinding
+
+    app = App.of(ctx)
+    if principal is None:
+        raise common.usage("acls add needs --principal (e.g. User:alice)")
+    if not operation:
+        raise common.usage("acls add needs --operation (e.g. Read)")
+    bindings = [AclBinding.make(rt, name, "PREFIXED" if prefixed else "LITERAL", principal,
+                                host, op, "DENY" if deny else "ALLOW")
+                for rt, name in _resources(topic, group, kafka_cluster, transactional_id,
+                                           required=True)
+                for op in operation]
+    store = _store(app, remote=True)
+    store.require()
+    made = store.add(bindings)
+
+    def human(a: App, _d: Any) -> None:
+        for b in bindings:
+            said = "Added" if b in made else "Exists"
+            output.line(a, f"{said}: {b.pattern()} {b.entry()}")
+
+    app.emit(_doc(made), human=human)
+
+
+def _filter_flags(principal: str | None, operation: list[str] | None, topic: list[str] | None,
+                  group: list[str] | None, kafka_cluster: bool, txn: list[str] | None,
+                  pattern_type: str, host: str | None, permission: str | None) -> list[Any]:
+    from jetlink.core.kafka.acls import AclFilter
+
+    resources = _resources(topic, group, kafka_cluster, txn, required=False)
+    ops = operation or [None]
+    if not resources:
+        return [AclFilter.make(None, None, pattern_type, principal, host, op, permission)
+                for op in ops]
+    return [AclFilter.make(rt, name, pattern_type, principal, host, op, permission)
+            for rt, name in resources for op in ops]
+
+
+PatternOpt = Annotated[str, typer.Option(
+    "--resource-pattern-type", metavar="TYPE",
+    help="any, match (the ACLs that apply to the name: literal, * and prefixes), literal or "
+    "prefixed.")]
+
+
+@acls_app.command("ls")
+def ls(
+    ctx: typer.Context,
+    principal: PrincipalOpt = None,
+    topic: TopicOpt = None,
+    group: GroupOpt = None,
+    kafka_cluster: ClusterResOpt = False,
+    transactional_id: TxnOpt = None,
+    pattern_type: PatternOpt = "any",
+    rest_url: RestUrlOpt = None,
+    json_output: JsonOption = False,
+) -> None:
+    """List ACLs.
+
+    Every ACL, or those of the resources and principal given. With --json: REST v3's
+    AclDataList (kind, data).
+    """
+    app = App.of(ctx)
+    filters = _filter_flags(principal, None, topic, group, kafka_cluster, transactional_id,
+                            pattern_type, None, None)
+    store = _store(app, remote=True)
+    store.require()
+    found: list[Any] = []
+    for f in filters:
+        found += [b for b in store.find(f) if b not in found]
+    app.emit(_doc(sorted(found)), human=_table)
+
+
+@acls_app.command("rm")
+def rm(
+    ctx: typer.Context,
+    principal: PrincipalOpt = None,
+    operation: OperationOpt = None,
+    topic: TopicOpt = None,
+    group: GroupOpt = None,
+    kafka_cluster: ClusterResOpt = False,
+    transactional_id: TxnOpt = None,
+    pattern_type: PatternOpt = "literal",
+    permission: Annotated[str | None, typer.Option(
+        "--permission", metavar="PERM", show_default=False,
+        help="allow or deny (default both).")] = None,
+    host: Annotated[str | None, typer.Option(
+        "--host", metavar="HOST", show_default=False, help="Only the ACLs of this host.")]
+    = None,
+    force: ForceOption = False,
+    rest_url: RestUrlOpt = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Remove ACLs.
+
+    Those matching every flag given (a resource is required). Asks for confirmation on a
+    terminal; without one, -f/--force is required. With --json: the bindings removed.
+    """
+    app = App.of(ctx)
+    if not _resources(topic, group, kafka_cluster, transactional_id, required=True):
+        return
+    filters = _filter_flags(principal, operation, topic, group, kafka_cluster,
+                            transactional_id, pattern_type, host, permission)
+    store = _store(app, remote=True)
+    store.require()
+    matching = sorted({b for f in filters for b in store.find(f)})
+    if matching:
+        output.confirm(app, f"Really remove {len(matching)} ACL"
+                            f"{'' if len(matching) == 1 else 's'}", force=force,
+                       action=f"remove {len(matching)} ACLs")
+    gone = store.remove(filters)
+
+    def human(a: App, _d: Any) -> None:
+        for b in gone:
+            output.line(a, f"Removed: {b.pattern()} {b.entry()}")
+        if not gone:
+            output.line(a, "No ACL matched: nothing removed")
+
+    app.emit(_doc(sorted(gone)), human=human)
+
+
+@acls_app.command("check")
+def check(
+    ctx: typer.Context,
+    principal: PrincipalOpt = None,
+    operation: Annotated[str | None, typer.Option(
+        "--operation", metavar="OP", show_default=False,
+        help="The operation asked for (Read, Write, Describe ...).")] = None,
+    topic: Annotated[str | None, typer.Option("--topic", metavar="TOPIC", show_default=False,
+                                              help="The topic asked for.")] = None,
+    group: Annotated[str | None, typer.Option("--group", metavar="GROUP", show_default=False,
+                                              help="The consumer group asked for.")] = None,
+    kafka_cluster: ClusterResOpt = False,
+    transactional_id: Annotated[str | None, typer.Option(
+        "--transactional-id", metavar="ID", show_default=False,
+        help="The transactional id asked for.")] = None,
+    host: Annotated[str, typer.Option(
+        "--host", metavar="HOST", help="The client's address.")] = "127.0.0.1",
+    json_output: JsonOption = False,
+) -> None:
+    """Say whether a principal is allowed, and why.
+
+    ALLOWED or DENIED (exit status 0 / 1) with what decided: the DENY that matched, the
+    ALLOW (and the operation it implies), the super user, or no ACL on the resource
+    (allow.everyone.if.no.acl.found). The same function the cluster authorizes requests
+    with (Kafka's StandardAuthorizer rules).
+    """
+    from jetlink.core.kafka.acls import operation_of, parse_principal
+
+    app = App.of(ctx)
+    if common.rest_settings(app) is not None:
+        raise common.usage("acls check runs on the data directory's cluster: REST API v3 "
+                           "has no operation for it (leave out --rest-url and the "
+                           "context's rest_url)")
+    if principal is None or operation is None:
+        raise common.usage("acls check needs --principal and --operation")
+    resources = _resources([topic] if topic else None, [group] if group else None,
+                           kafka_cluster, [transactional_id] if transactional_id else None,
+                           required=True)
+    if len(resources) != 1:
+        raise common.usage("acls check takes one resource: --topic, --group, --kafka-cluster "
+                           "or --transactional-id")
+    (rt, name), = resources
+    d = _store(app).authorize(parse_principal(principal), operation_of(operation), rt, name,
+                              host)
+    doc = d.to_json()
+
+    def human(a: App, x: dict[str, Any]) -> None:
+        output.line(a, f"{x['result']}: {x['principal']} {x['operation']} on "
+                       f"{x['resource_type']} {x['resource_name']} from {x['host']}: "
+                       f"{x['reason']}")
+
+    app.emit(doc, human=human)
+    if not d.allowed:
+        raise typer.Exit(1)
+
+
+# -- kafka-acls -----------------------------------------------------------------------------
+
+
+def kafka_acls(
+    ctx: typer.Context,
+    add_: Annotated[bool, typer.Option("--add", help="Add ACLs.")] = False,
+    remove: Annotated[bool, typer.Option("--remove", help="Remove ACLs.")] = False,
+    list_: Annotated[bool, typer.Option("--list", help="List ACLs.")] = False,
+    allow_principal: Annotated[list[str] | None, typer.Option(
+        "--allow-principal", metavar="P", show_default=False,
+        help="A principal the ACLs allow (User:alice). Repeatable.")] = None,
+    deny_principal: Annotated[list[str] | None, typer.Option(
+        "--deny-principal", metavar="P", show_default=False,
+        help="A principal the ACLs deny. Repeatable.")] = None,
+    allow_host: Annotated[list[str] | None, typer.Option(
+        "--allow-host", metavar="H", show_default=False,
+        help="The hosts of --allow-principal (default *). Repeatable.")] = None,
+    deny_host: Annotated[list[str] | None, typer.Option(
+        "--deny-host", metavar="H", show_default=False,
+        help="The hosts of --deny-principal (default *). Repeatable.")] = None,
+    principal: Annotated[list[str] | None, typer.Option(
+        "--principal", metavar="P", show_default=False,
+        help="With --list: only this principal's ACLs.")] = None,
+    operation: OperationOpt = None,
+    topic: TopicOpt = None,
+    group: GroupOpt = None,
+    cluster_res: Annotated[bool, typer.Option(
+        "--cluster", help="The cluster resource (kafka-cluster).")] = False,
+    transactional_id: TxnOpt = None,
+    pattern_type: Annotated[str, typer.Option(
+        "--resource-pattern-type", metavar="TYPE",
+        help="literal (default), prefixed, match or any (the last two with --list and "
+        "--remove).")] = "literal",
+    producer: Annotated[bool, typer.Option(
+        "--producer", help="WRITE, DESCRIBE and CREATE on the topics.")] = False,
+    consumer: Annotated[bool, typer.Option(
+        "--consumer", help="READ and DESCRIBE on the topics, READ on the groups.")] = False,
+    idempotent: Annotated[bool, typer.Option(
+        "--idempotent", help="With --producer: IDEMPOTENT_WRITE on the cluster.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Remove without asking.")] = False,
+    bootstrap_server: Annotated[str | None, typer.Option(
+        "--bootstrap-server", metavar="HOST:PORT", show_default=False,
+        help="Selects the cluster when it (or its host) names a cluster of the data "
+        "directory.")] = None,
+    command_config: Annotated[str | None, typer.Option(
+        "--command-config", metavar="FILE", show_default=False,
+        help="Accepted and ignored.")] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """ACLs, kafka-acls syntax.
+
+    One action: --add (with --allow-principal/--deny-principal, --operation or --producer
+    / --consumer, and the resources), --remove (the same, or every ACL of the resources),
+    --list (every ACL, or the resources' and --principal's). Prints what kafka-acls prints.
+    """
+    from jetlink.cli.kafka_tools import one_action, select_cluster
+
+    app = App.of(ctx)
+    action = one_action("kafka-acls", {"--add": add_, "--remove": remove, "--list": list_})
+    select_cluster(app, bootstrap_server, command_config)
+    store = _store(app)
+    store.require()
+    resources = _resources(topic, group, cluster_res, transactional_id,
+                           required=action != "--list")
+    if action == "--list":
+        _kafka_list(app, store, resources, pattern_type, principal or [])
+        return
+    entries = _entries(allow_principal, deny_principal, allow_host, deny_host)
+    per_resource = _wanted_ops(resources, operation, producer, consumer, idempotent)
+    if action == "--add":
+        _kafka_add(app, store, per_resource, entries, pattern_type)
+    else:
+        _kafka_remove(app, store, per_resource, entries, pattern_type, force)
+
+
+def _entries(allow_p: list[str] | None, deny_p: list[str] | None, allow_h: list[str] | None,
+             deny_h: list[str] | None) -> list[tuple[str, str, str]]:
+    """(principal, host, permission) of the flags (a host defaults to * for its side)."""
+    from jetlink.core.kafka.acls import parse_principal
+
+    out = [(parse_principal(p), h, "ALLOW") for p in allow_p or [] for h in allow_h or ["*"]]
+    out += [(parse_principal(p), h, "DENY") for p in deny_p or [] for h in deny_h or ["*"]]
+    return out
+
+
+def _wanted_ops(resources: list[tuple[str, str]], operation: list[str] | None,
+                producer: bool, consumer: bool, idempotent: bool
+                ) -> dict[tuple[str, str], list[str]]:
+    """The operations per resource: --operation on each, or the --producer / --consumer
+    shortcuts (kafka-acls AclCommand's sets)."""
+    from jetlink.core.kafka.acls import CLUSTER_NAME, operation_of
+
+    if not (producer or consumer):
+        return {r: [operation_of(o) for o in operation or ["All"]] for r in resources}
+    if consumer and not any(rt == "GROUP" for rt, _ in resources):
+        raise common.usage("--consumer needs --group (READ on the consumer group)")
+    out: dict[tuple[str, str], list[str]] = {}
+    for rt, name in resources:
+        ops: list[str] = []
+        if producer and rt == "TOPIC":
+            ops += ["WRITE", "DESCRIBE", "CREATE"]
+        if producer and rt == "TRANSACTIONAL_ID":
+            ops += ["WRITE", "DESCRIBE"]
+        if consumer and rt == "TOPIC":
+            ops += ["READ", "DESCRIBE"]
+        if consumer and rt == "GROUP":
+            ops += ["READ"]
+        if ops:
+            out[(rt, name)] = list(dict.fromkeys(ops))
+    if producer and idempotent:
+        out[("CLUSTER", CLUSTER_NAME)] = ["IDEMPOTENT_WRITE"]
+    return out
+
+
+def _kafka_add(app: App, store: Any, per_resource: dict[tuple[str, str], list[str]],
+               entries: list[tuple[str, str, str]], pattern_type: str) -> None:
+    from jetlink.core.kafka.acls import AclBinding, pattern_type_of
+
+    if not entries:
+        raise common.usage("You must specify one of: --allow-principal, --deny-principal when "
+                           "trying to add ACLs.")
+    pt = pattern_type_of(pattern_type)
+    created: list[Any] = []
+    for (rt, name), ops in per_resource.items():
+        wanted = [AclBinding.make(rt, name, pt, p, h, op, perm)
+                  for p, h, perm in entries for op in ops]
+        made = store.add(wanted)
+        created += made
+        if app.json:
+            continue
+        for b in wanted:
+            if b not in made:
+                output.line(app, f"Acl (pattern={b.pattern()}, entry={b.entry()}) already "
+                                 "exists.")
+        if made:
+            output.line(app, f"Adding ACLs for resource `{made[0].pattern()}`: ")
+            output.lines(app, [(" \t" if i == 0 else "\t") + b.entry()
+                               for i, b in enumerate(made)])
+            output.line(app, "")
+    if app.json:
+        output.print_json(_doc(created))
+
+
+def _kafka_remove(app: App, store: Any, per_resource: dict[tuple[str, str], list[str]],
+                  entries: list[tuple[str, str, str]], pattern_type: str, force: bool) -> None:
+    from jetlink.core.kafka.acls import AclFilter
+
+    filters = []
+    for (rt, name), ops in per_resource.items():
+        if entries:
+            filters += [AclFilter.make(rt, name, pattern_type, p, h, op, perm)
+                        for p, h, perm in entries for op in ops]
+        else:
+            filters.append(AclFilter.make(rt, name, pattern_type))
+    matching = sorted({b for f in filters for b in store.find(f)})
+    if matching:
+        output.confirm(app, f"Are you sure you want to remove {len(matching)} ACLs? (y/n)",
+                       force=force, action=f"remove {len(matching)} ACLs (kafka-acls --force)")
+    gone = store.remove(filters)
+    if app.json:
+        output.print_json(_doc(sorted(gone)))
+
+
+def _kafka_list(app: App, store: Any, resources: list[tuple[str, str]], pattern_type: str,
+                principals: list[str]) -> None:
+    from jetlink.core.kafka.acls import AclFilter, parse_principal
+
+    filters = [AclFilter.make(rt, name, pattern_type) for rt, name in resources] or \
+        [AclFilter.make(None, None, "any")]
+    found = sorted({b for f in filters for b in store.find(f)})
+    if app.json:
+        wanted = {parse_principal(p) for p in principals}
+        output.print_json(_doc([b for b in found if not wanted or b.principal in wanted]))
+        return
+
+    def block(bindings: list[Any]) -> None:
+        by_pattern: dict[str, list[Any]] = {}
+        for b in bindings:
+            by_pattern.setdefault(b.pattern(), []).append(b)
+        for pattern, bs in by_pattern.items():
+            output.line(app, f"Current ACLs for resource `{pattern}`:")
+            output.lines(app, ["\t" + b.entry() for b in bs])
+            output.line(app, "")
+
+    if not principals:
+        block(found)
+        return
+    for p in principals:
+        name = parse_principal(p)
+        output.line(app, f"ACLs for principal `{name}`")
+        block([b for b in found if b.principal == name])
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(acls_app, name="acls")
+    app.command("kafka-acls")(kafka_acls)

@@ -1,0 +1,627 @@
+"""Kafka's ACLs and its authorizer, for the embedded engine's Kafka clusters.
+
+An ACL binding is a resource pattern (resource type, name, pattern type) and an access
+control entry (principal, host, operation, permission), as Apache Kafka has them
+(``org.apache.kafka.common.acl``). A cluster *enforces* ACLs when it was added with an
+authorizer (``cluster add NAME --kind kafka --authorizer``), as a broker with
+``authorizer.class.name`` set: every request of a principal is then authorized by
+:func:`decide`, the rules of Kafka's StandardAuthorizer (metadata/.../authorizer/
+StandardAuthorizerData ``findAclRule`` / ``findResult``), defined once here:
+
+- a super user (``super.users``) is allowed everything;
+- otherwise the bindings whose resource pattern matches the resource are read (LITERAL: the
+  same name, or ``*``; PREFIXED: a prefix of the name); a matching DENY wins; otherwise a
+  matching ALLOW allows; when no binding matches the resource at all (for any principal or
+  operation) ``allow.everyone.if.no.acl.found`` decides (default false); otherwise denied;
+- a binding applies to the principal when it names it or ``User:*``, to the host when it is
+  ``*`` or the client's address, to the operation when it is ``ALL`` or the same operation,
+  and, for an ALLOW only, when it implies it: READ, WRITE, DELETE and ALTER imply DESCRIBE;
+  ALTER_CONFIGS implies DESCRIBE_CONFIGS (a DENY READ does not deny DESCRIBE).
+
+The operator running jetlink (no ``--principal``) is the cluster's administrator, as the
+broker's own super user: never refused. The bindings are kept in the cluster database (the
+schema component ``kafka_acls``), one transaction per change; a lookup reads only the
+bindings of the resource's name, of ``*`` and of the name's prefixes (an index on
+(resource type, pattern type, name)), never every binding. ``owner`` marks the bindings a
+cluster link's ACL sync created: the sync removes only those.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UsageError
+from .errors import KafkaError
+from .tables import KafkaSchema
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..store import Cluster
+
+__all__ = ["COMPONENT", "OPERATIONS", "PATTERN_TYPES", "PERMISSIONS", "RESOURCE_TYPES",
+           "AclBinding", "AclFilter", "AclStore", "AuthorizerSettings", "Decision",
+           "CLUSTER_NAME", "decide", "operation_of", "parse_principal", "resource_type_of"]
+
+COMPONENT = "kafka_acls"
+SCHEMA_STEPS: list[list[str]] = [[
+    """CREATE TABLE acls (
+        resource_type TEXT NOT NULL,
+        name          TEXT NOT NULL,
+        pattern_type  TEXT NOT NULL,
+        principal     TEXT NOT NULL,
+        host          TEXT NOT NULL,
+        operation     TEXT NOT NULL,
+        permission    TEXT NOT NULL,
+        owner         TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (resource_type, pattern_type, name, principal, host, operation, permission)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE authorizer (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    ) WITHOUT ROWID""",
+]]
+
+#: Kafka's enums (AclOperation, ResourceType, PatternType, AclPermissionType) as bindings
+#: take them; filters also take ANY (and MATCH for pattern types)
+OPERATIONS = ("ALL", "READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE",
+              "CLUSTER_ACTION", "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "IDEMPOTENT_WRITE",
+              "CREATE_TOKENS", "DESCRIBE_TOKENS")
+RESOURCE_TYPES = ("TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID", "DELEGATION_TOKEN", "USER")
+PATTERN_TYPES = ("LITERAL", "PREFIXED")
+PERMISSIONS = ("ALLOW", "DENY")
+ANY, MATCH, WILDCARD = "ANY", "MATCH", "*"
+#: the one CLUSTER resource's name (org.apache.kafka.common.resource.Resource.CLUSTER_NAME)
+CLUSTER_NAME = "kafka-cluster"
+#: the longest name: a Kafka protocol STRING (a signed 16-bit length)
+MAX_NAME = 32767
+
+_IMPLIES_DESCRIBE = frozenset({"DESCRIBE", "READ", "WRITE", "DELETE", "ALTER"})
+_IMPLIES_DESCRIBE_CONFIGS = frozenset({"DESCRIBE_CONFIGS", "ALTER_CONFIGS"})
+
+
+def _key(text: str) -> str:
+    """``DescribeConfigs``, ``describe-configs``, ``DESCRIBE_CONFIGS`` -> ``DESCRIBECONFIGS``."""
+    return "".join(ch for ch in text.upper() if ch.isalnum())
+
+
+def _enum(value: str, names: Sequence[str], what: str, field: str,
+          extra: Sequence[str] = ()) -> str:
+    found = {_key(n): n for n in (*names, *extra)}.get(_key(value or ""))
+    if found is None:
+        raise UsageError(f"{what} {value!r} is not one of {', '.join((*names, *extra))} "
+                         "(Kafka's names; the kafka-acls spellings Read, DescribeConfigs ... "
+                         "too)", field=field)
+    return found
+
+
+def operation_of(value: str, *, filter_: bool = False) -> str:
+    """An operation as Kafka names it (``Read`` -> ``READ``); ANY only in a filter."""
+    return _enum(value, OPERATIONS, "operation", "operation", (ANY,) if filter_ else ())
+
+
+def resource_type_of(value: str, *, filter_: bool = False) -> str:
+    return _enum(value, RESOURCE_TYPES, "resource type", "resource_type",
+                 (ANY,) if filter_ else ())
+
+
+def pattern_type_of(value: str, *, filter_: bool = False) -> str:
+    return _enum(value, PATTERN_TYPES, "pattern type", "pattern_type",
+                 (ANY, MATCH) if filter_ else ())
+
+
+def permission_of(value: str, *, filter_: bool = False) -> str:
+    return _enum(value, PERMISSIONS, "permission", "permission", (ANY,) if filter_ else ())
+
+
+def parse_principal(value: str, *, field: str = "principal") -> str:
+    """``User:alice`` as given (Kafka's KafkaPrincipal: ``TYPE:NAME``, both non-empty);
+    UsageError naming the rule otherwise."""
+    text = value or ""
+    kind, sep, name = text.partition(":")
+    if not sep or not kind or not name:
+        raise UsageError(f"principal {_shown(text)} is not TYPE:NAME (e.g. User:alice, or "
+                         "User:* for every user)", field=field)
+    if len(text) > MAX_NAME:
+        raise UsageError(f"principal of {len(text)} characters: at most {MAX_NAME} (a Kafka "
+                         "protocol string)", field=field)
+    return text
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
+def _name(value: str, field: str = "resource_name") -> str:
+    if not value:
+        raise UsageError("a resource name must not be empty (* is every resource of the type)",
+                         field=field)
+    if len(value) > MAX_NAME:
+        raise UsageError(f"resource name of {len(value)} characters: at most {MAX_NAME} (a "
+                         "Kafka protocol string)", field=field)
+    return value
+
+
+def _host(value: str) -> str:
+    if not value or len(value) > 255 or any(ch.isspace() for ch in value):
+        raise UsageError(f"host {_shown(value or '')} is not an address or * (every host)",
+                         field="host")
+    return value
+
+
+# --- bindings and filters -----------------------------------------------------------------------
+@dataclass(frozen=True, order=True)
+class AclBinding:
+    """One ACL: a resource pattern and an access control entry."""
+
+    resource_type: str
+    name: str
+    pattern_type: str
+    principal: str
+    host: str
+    operation: str
+    permission: str
+
+    @classmethod
+    def make(cls, resource_type: str, name: str, pattern_type: str, principal: str,
+             host: str, operation: str, permission: str) -> AclBinding:
+        """A binding from user input, each field checked (UsageError naming it)."""
+        rt = resource_type_of(resource_type)
+        if rt == "CLUSTER" and name != CLUSTER_NAME:
+            raise UsageError(f"a CLUSTER resource is named {CLUSTER_NAME}, not {_shown(name)}",
+                             field="resource_name")
+        return cls(rt, _name(name), pattern_type_of(pattern_type), parse_principal(principal),
+                   _host(host), operation_of(operation), permission_of(permission))
+
+    def pattern(self) -> str:
+        """``ResourcePattern(resourceType=TOPIC, name=T, patternType=LITERAL)`` (Kafka's)."""
+        return (f"ResourcePattern(resourceType={self.resource_type}, name={self.name}, "
+                f"patternType={self.pattern_type})")
+
+    def entry(self) -> str:
+        """``(principal=User:x, host=*, operation=READ, permissionType=ALLOW)`` (Kafka's)."""
+        return (f"(principal={self.principal}, host={self.host}, operation={self.operation}, "
+                f"permissionType={self.permission})")
+
+    def to_json(self) -> dict[str, str]:
+        """REST v3's AclData fields (resource_type ... permission)."""
+        return {"resource_type": self.resource_type, "resource_name": self.name,
+                "pattern_type": self.pattern_type, "principal": self.principal,
+                "host": self.host, "operation": self.operation,
+                "permission": self.permission}
+
+    def matches_resource(self, resource_type: str, name: str) -> bool:
+        """Whether this binding's pattern applies to the resource (StandardAuthorizerData
+        ``checkSection``)."""
+        if self.resource_type != resource_type:
+            return False
+        if self.pattern_type == "LITERAL":
+            return self.name == name or self.name == WILDCARD
+        return name.startswith(self.name)
+
+
+@dataclass(frozen=True)
+class AclFilter:
+    """An AclBindingFilter: each field None/ANY matches every value; ``pattern_type``
+    MATCH matches the bindings that apply to ``name`` (the literal, ``*``, its prefixes)."""
+
+    resource_type: str = ANY
+    name: str | None = None
+    pattern_type: str = ANY
+    principal: str | None = None
+    host: str | None = None
+    operation: str = ANY
+    permission: str = ANY
+
+    @classmethod
+    def make(cls, resource_type: str | None = None, name: str | None = None,
+             pattern_type: str | None = None, principal: str | None = None,
+             host: str | None = None, operation: str | None = None,
+             permission: str | None = None) -> AclFilter:
+        """A filter from user input, each field checked (UsageError naming it)."""
+        pt = pattern_type_of(pattern_type or ANY, filter_=True)
+        if pt == MATCH and name is None:
+            raise UsageError("a MATCH filter needs the resource name it applies to",
+                             field="resource_name")
+        return cls(resource_type_of(resource_type or ANY, filter_=True),
+                   None if name is None else _name(name), pt,
+                   None if principal is None else parse_principal(principal),
+                   None if host is None else _host(host),
+                   operation_of(operation or ANY, filter_=True),
+                   permission_of(permission or ANY, filter_=True))
+
+    def matches(self, b: AclBinding) -> bool:
+        if self.resource_type != ANY and b.resource_type != self.resource_type:
+            return False
+        if self.pattern_type == MATCH:
+            assert self.name is not None
+            if not b.matches_resource(b.resource_type, self.name):
+                return False
+        else:
+            if self.pattern_type != ANY and b.pattern_type != self.pattern_type:
+                return False
+            if self.name is not None and b.name != self.name:
+                return False
+        return ((self.principal is None or b.principal == self.principal)
+                and (self.host is None or b.host == self.host)
+                and (self.operation == ANY or b.operation == self.operation)
+                and (self.permission == ANY or b.permission == self.permission))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"resource_type": self.resource_type, "resource_name": self.name,
+                "pattern_type": self.pattern_type, "principal": self.principal,
+                "host": self.host, "operation": self.operation,
+                "permission": self.permission}
+
+
+# --- the decision ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AuthorizerSettings:
+    """A cluster's authorizer: whether it enforces ACLs, ``super.users`` and
+    ``allow.everyone.if.no.acl.found``."""
+
+    enabled: bool = False
+    super_users: tuple[str, ...] = ()
+    allow_everyone_if_no_acl_found: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"authorizer": self.enabled, "super.users": ";".join(self.super_users),
+                "allow.everyone.if.no.acl.found": self.allow_everyone_if_no_acl_found}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Whether a principal may do an operation on a resource, and the rule that decided:
+    ``super user``, ``operator`` (jetlink without --principal), ``deny`` / ``allow`` (the
+    binding), ``no acl`` (no binding matches the resource: allow.everyone.if.no.acl.found),
+    ``default deny`` (bindings match the resource, none allows this), ``no authorizer``."""
+
+    allowed: bool
+    rule: str
+    binding: AclBinding | None = None
+    principal: str | None = None
+    operation: str = ""
+    resource_type: str = ""
+    name: str = ""
+    host: str = ""
+
+    def reason(self) -> str:
+        b = self.binding
+        if self.rule == "deny" and b is not None:
+            return f"the DENY {b.pattern()} {b.entry()} matched"
+        if self.rule == "allow" and b is not None:
+            implied = "" if b.operation in (self.operation, "ALL") else \
+                f" ({b.operation} implies {self.operation})"
+            return f"the ALLOW {b.pattern()} {b.entry()} matched{implied}"
+        if self.rule == "super user":
+            return f"{self.principal} is a super user (super.users)"
+        if self.rule == "operator":
+            return "the operator (no --principal) administers the cluster"
+        if self.rule == "no authorizer":
+            return "the cluster has no authorizer: every request is allowed"
+        if self.rule == "no acl":
+            return ("no ACL matched the resource: allow.everyone.if.no.acl.found="
+                    f"{'true' if self.allowed else 'false'}")
+        return (f"ACLs match the resource, none allows {self.principal} {self.operation} from "
+                f"host {self.host}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"result": "ALLOWED" if self.allowed else "DENIED", "rule": self.rule,
+                "principal": self.principal, "host": self.host, "operation": self.operation,
+                "resource_type": self.resource_type, "resource_name": self.name,
+                "binding": self.binding.to_json() if self.binding is not None else None,
+                "reason": self.reason()}
+
+
+def _applies(b: AclBinding, principal: str, host: str, operation: str) -> str | None:
+    """The permission of ``b`` for this request, or None when it does not apply
+    (StandardAuthorizerData ``findResult``)."""
+    if b.principal not in (principal, "User:*"):
+        return None
+    if b.host != WILDCARD and b.host != host:
+        return None
+    if b.operation != "ALL":
+        if b.permission == "ALLOW":
+            if operation == "DESCRIBE":
+                if b.operation not in _IMPLIES_DESCRIBE:
+                    return None
+            elif operation == "DESCRIBE_CONFIGS":
+                if b.operation not in _IMPLIES_DESCRIBE_CONFIGS:
+                    return None
+            elif b.operation != operation:
+                return None
+        elif b.operation != operation:
+            return None
+    return b.permission
+
+
+def decide(settings: AuthorizerSettings, bindings: Iterable[AclBinding], principal: str | None,
+           operation: str, resource_type: str, name: str, host: str = "127.0.0.1"
+           ) -> Decision:
+    """Kafka's decision (this module's opening) over ``bindings``, the candidates of the
+    resource (those that do not match its pattern are skipped here too)."""
+    def result(allowed: bool, rule: str, binding: AclBinding | None = None) -> Decision:
+        return Decision(allowed, rule, binding, principal, operation, resource_type, name,
+                        host)
+
+    if not settings.enabled:
+        return result(True, "no authorizer")
+    if principal is None:
+        return result(True, "operator")
+    if principal in settings.super_users:
+        return result(True, "super user")
+    allow: AclBinding | None = None
+    found = False
+    for b in sorted(bindings):
+        if not b.matches_resource(resource_type, name):
+            continue
+        found = True
+        got = _applies(b, principal, host, operation)
+        if got == "DENY":
+            return result(False, "deny", b)
+        if got == "ALLOW" and allow is None:
+            allow = b
+    if allow is not None:
+        return result(True, "allow", allow)
+    if not found:
+        return result(settings.allow_everyone_if_no_acl_found, "no acl")
+    return result(False, "default deny")
+
+
+#: the error a refused request answers, per resource type (Kafka's Errors)
+DENIED_ERRORS = {"TOPIC": "TOPIC_AUTHORIZATION_FAILED", "GROUP": "GROUP_AUTHORIZATION_FAILED",
+                 "CLUSTER": "CLUSTER_AUTHORIZATION_FAILED",
+                 "TRANSACTIONAL_ID": "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"}
+
+
+def refusal(d: Decision) -> KafkaError:
+    """The Kafka error a client gets for the refused ``d`` (TOPIC_AUTHORIZATION_FAILED ...),
+    its message naming the rule."""
+    what = {"TOPIC": "topic", "GROUP": "group", "CLUSTER": "cluster",
+            "TRANSACTIONAL_ID": "transactional id"}.get(d.resource_type, d.resource_type)
+    name = DENIED_ERRORS.get(d.resource_type, "CLUSTER_AUTHORIZATION_FAILED")
+    return KafkaError(name, f"{d.principal} is not authorized to {d.operation} {what} "
+                            f"{d.name}: {d.reason()}")
+
+
+# --- the store ---------------------------------------------------------------------------------
+#: keys of the cluster connection's cache (``Cluster.cache``): the index, and a counter this
+#: process bumps with every change of the bindings or settings
+_INDEX, _GENERATION = "kafka_acls.index", "kafka_acls.generation"
+
+
+class _Index:
+    """A cluster's bindings by resource: LITERAL ones by (type, name), PREFIXED ones by type
+    then prefix, so a decision reads the name, ``*`` and the name's prefixes, never a scan."""
+
+    def __init__(self, key: Any, settings: AuthorizerSettings, rows: Iterable[AclBinding]
+                 ) -> None:
+        self.key, self.settings = key, settings
+        self.literal: dict[tuple[str, str], list[AclBinding]] = {}
+        self.prefixed: dict[str, dict[str, list[AclBinding]]] = {}
+        self.longest: dict[str, int] = {}
+        for b in rows:
+            if b.pattern_type == "LITERAL":
+                self.literal.setdefault((b.resource_type, b.name), []).append(b)
+            else:
+                self.prefixed.setdefault(b.resource_type, {}).setdefault(b.name, []).append(b)
+                self.longest[b.resource_type] = max(self.longest.get(b.resource_type, 0),
+                                                    len(b.name))
+
+    def candidates(self, resource_type: str, name: str) -> list[AclBinding]:
+        out = [*self.literal.get((resource_type, name), ()),
+               *self.literal.get((resource_type, WILDCARD), ())]
+        prefixed = self.prefixed.get(resource_type)
+        if prefixed:
+            for i in range(1, min(len(name), self.longest[resource_type]) + 1):
+                out += prefixed.get(name[:i], ())
+        return out
+
+_COLUMNS = "resource_type, name, pattern_type, principal, host, operation, permission"
+
+
+#: names up to this long are looked up by each of their prefixes (one key lookup each)
+_PREFIX_LOOKUPS = 512
+
+
+def _prefixes(name: str) -> list[str]:
+    return [name[:i] for i in range(1, len(name) + 1)]
+
+
+class AclStore:
+    """The ACLs and the authorizer settings of one Kafka cluster (its database)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._schema = KafkaSchema(cluster, [(COMPONENT, SCHEMA_STEPS)])
+
+    # -- settings ----------------------------------------------------------------------------
+    def settings(self) -> AuthorizerSettings:
+        with self._schema.read() as conn:
+            rows = dict(conn.execute("SELECT key, value FROM authorizer").fetchall())
+        users = tuple(u for u in rows.get("super.users", "").split(";") if u)
+        return AuthorizerSettings(rows.get("authorizer") == "true", users,
+                                  rows.get("allow.everyone.if.no.acl.found") == "true")
+
+    def configure(self, *, enabled: bool | None = None, super_users: str | None = None,
+                  allow_everyone: bool | None = None) -> AuthorizerSettings:
+        """Change the settings given (``super_users``: Kafka's ``User:a;User:b``)."""
+        values: dict[str, str] = {}
+        if enabled is not None:
+            values["authorizer"] = "true" if enabled else "false"
+        if super_users is not None:
+            users = [u.strip() for u in super_users.split(";") if u.strip()]
+            for u in users:
+                parse_principal(u, field="super_users")
+            values["super.users"] = ";".join(dict.fromkeys(users))
+        if allow_everyone is not None:
+            values["allow.everyone.if.no.acl.found"] = "true" if allow_everyone else "false"
+        if values:
+            with self._writing() as conn:
+                conn.executemany("INSERT INTO authorizer(key, value) VALUES (?, ?) ON CONFLICT"
+                                 "(key) DO UPDATE SET value = excluded.value",
+                                 list(values.items()))
+        return self.settings()
+
+    def require(self) -> AuthorizerSettings:
+        """The settings of a cluster that enforces ACLs; SECURITY_DISABLED otherwise (Kafka's
+        answer to an ACL request on a broker without an authorizer)."""
+        settings = self.settings()
+        if not settings.enabled:
+            raise KafkaError("SECURITY_DISABLED", f"No Authorizer is configured on cluster "
+                             f"{self.cluster.name}: add it with jetlink cluster authorizer "
+                             f"{self.cluster.name} --enable")
+        return settings
+
+    # -- bindings ----------------------------------------------------------------------------
+    def add(self, bindings: Iterable[AclBinding], *, owner: str = "") -> list[AclBinding]:
+        """Create ``bindings`` (one transaction); those that exist stay as they are. Returns
+        the ones created."""
+        wanted = list(dict.fromkeys(bindings))
+        made = []
+        with self._writing() as conn:
+            for b in wanted:
+                cur = conn.execute(
+                    f"INSERT OR IGNORE INTO acls({_COLUMNS}, owner) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (b.resource_type, b.name, b.pattern_type, b.principal, b.host, b.operation,
+                     b.permission, owner))
+                if cur.rowcount:
+                    made.append(b)
+        return made
+
+    def remove(self, filters: Iterable[AclFilter], *, owner: str | None = None
+               ) -> list[AclBinding]:
+        """Delete the bindings matching any of ``filters`` (``owner``: only those it owns),
+        one transaction. Returns the ones deleted."""
+        flts = list(filters)
+        gone = []
+        with self._writing() as conn:
+            for b, own in self._rows(conn, None):
+                if owner is not None and own != owner:
+                    continue
+                if any(f.matches(b) for f in flts):
+                    conn.execute(
+                        "DELETE FROM acls WHERE resource_type = ? AND pattern_type = ? AND "
+                        "name = ? AND principal = ? AND host = ? AND operation = ? AND "
+                        "permission = ?", (b.resource_type, b.pattern_type, b.name,
+                                           b.principal, b.host, b.operation, b.permission))
+                    gone.append(b)
+        return gone
+
+    def sync_owned(self, owner: str, wanted: Iterable[AclBinding]
+                   ) -> tuple[list[AclBinding], list[AclBinding]]:
+        """Make the bindings ``owner`` created be ``wanted`` (one transaction): create the
+        missing ones with that owner (one that exists already, whoever made it, stays as it
+        is and is not taken over) and delete the owner's bindings not in ``wanted`` (never
+        another owner's). Returns (created, deleted)."""
+        want = set(wanted)
+        created, deleted = [], []
+        with self._writing() as conn:
+            mine = [b for b, own in self._rows(conn, None) if own == owner]
+            for b in sorted(set(mine) - want):
+                conn.execute(
+                    "DELETE FROM acls WHERE resource_type = ? AND pattern_type = ? AND "
+                    "name = ? AND principal = ? AND host = ? AND operation = ? AND "
+                    "permission = ? AND owner = ?",
+                    (b.resource_type, b.pattern_type, b.name, b.principal, b.host,
+                     b.operation, b.permission, owner))
+                deleted.append(b)
+            for b in sorted(want - set(mine)):
+                cur = conn.execute(
+                    f"INSERT OR IGNORE INTO acls({_COLUMNS}, owner) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (b.resource_type, b.name, b.pattern_type, b.principal, b.host,
+                     b.operation, b.permission, owner))
+                if cur.rowcount:
+                    created.append(b)
+        return created, deleted
+
+    def find(self, flt: AclFilter | None = None, *, owner: str | None = None
+             ) -> list[AclBinding]:
+        """The bindings matching ``flt`` (all by default), sorted."""
+        flt = flt or AclFilter()
+        with self._schema.read() as conn:
+            rows = self._rows(conn, flt.resource_type if flt.resource_type != ANY else None)
+        return sorted(b for b, own in rows if flt.matches(b)
+                      and (owner is None or own == owner))
+
+    def owned(self, owner: str) -> list[AclBinding]:
+        return self.find(owner=owner)
+
+    @staticmethod
+    def _rows(conn: Any, resource_type: str | None) -> list[tuple[AclBinding, str]]:
+        sql = f"SELECT {_COLUMNS}, owner FROM acls"
+        args: tuple[Any, ...] = ()
+        if resource_type is not None:
+            sql += " WHERE resource_type = ?"
+            args = (resource_type,)
+        return [(AclBinding(*r[:7]), r[7]) for r in conn.execute(sql, args)]
+
+    def candidates(self, resource_type: str, name: str) -> list[AclBinding]:
+        """The bindings that can apply to the resource: its name and ``*`` (LITERAL), its
+        prefixes (PREFIXED), read through the primary key, not a scan."""
+        literal = (f"SELECT {_COLUMNS} FROM acls WHERE resource_type = ? AND pattern_type = "
+                   "'LITERAL' AND name IN (?, ?)")
+        with self._schema.read() as conn:
+            rows = conn.execute(literal, (resource_type, name, WILDCARD)).fetchall()
+            if len(name) <= _PREFIX_LOOKUPS:
+                names = _prefixes(name)
+                rows += conn.execute(
+                    f"SELECT {_COLUMNS} FROM acls WHERE resource_type = ? AND pattern_type = "
+                    f"'PREFIXED' AND name IN ({', '.join('?' * len(names))})",
+                    (resource_type, *names)).fetchall()
+            else:  # a very long name: the type's prefixed bindings, compared in SQL
+                rows += conn.execute(
+                    f"SELECT {_COLUMNS} FROM acls WHERE resource_type = ? AND pattern_type = "
+                    "'PREFIXED' AND substr(?, 1, length(name)) = name",
+                    (resource_type, name)).fetchall()
+        return [AclBinding(*r) for r in rows]
+
+    def authorize(self, principal: str | None, operation: str, resource_type: str,
+                  name: str, host: str = "127.0.0.1") -> Decision:
+        """Kafka's decision for this request (:func:`decide`), over the cluster's bindings
+        held in memory by resource (:class:`_Index`), read again only when they changed."""
+        index = self._index()
+        if not index.settings.enabled or principal is None:
+            return decide(index.settings, (), principal, operation, resource_type, name, host)
+        return decide(index.settings, index.candidates(resource_type, name), principal,
+                      operation, resource_type, name, host)
+
+    def _index(self) -> _Index:
+        """The bindings and settings as last read: kept with the cluster's connection and
+        read again when this process changed them (:meth:`_changed`) or another connection
+        committed since (SQLite's ``PRAGMA data_version``)."""
+        with self._schema.read() as conn:
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
+            key = (id(conn), version, self.cluster.cache.get(_GENERATION, 0))
+            index = self.cluster.cache.get(_INDEX)
+            if isinstance(index, _Index) and index.key == key:
+                return index
+            rows = [b for b, _own in self._rows(conn, None)]
+        index = _Index(key, self.settings(), rows)
+        self.cluster.cache[_INDEX] = index
+        return index
+
+    def _changed(self) -> None:
+        self.cluster.cache[_GENERATION] = self.cluster.cache.get(_GENERATION, 0) + 1
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[Any]:
+        """A write transaction of the bindings or settings: the index is read again after
+        it (committed or rolled back) and never holds what it wrote before its end."""
+        self._changed()
+        try:
+            with self._schema.write() as conn:
+                yield conn
+        finally:
+            self._changed()
+
+    def check(self, principal: str | None, operation: str, resource_type: str, name: str,
+              host: str = "127.0.0.1") -> Decision:
+        """:meth:`authorize`, raising the client's Kafka error when refused."""
+        d = self.authorize(principal, operation, resource_type, name, host)
+        if not d.allowed:
+            raise refusal(d)
+        return d

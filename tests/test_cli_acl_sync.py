@@ -1,0 +1,102 @@
+"""ACL sync through the CLI: --acl-filters-json-file on both `links create` forms, the ACLs
+on the destination after the command's link step, the AclSync task in `links describe`, a
+hostile filter file refused in one line with nothing changed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import doc, ok
+
+ALICE = '{"aclFilters":[{"accessFilter":{"principal":"User:alice"}}]}'
+ALICE_READ = {"resource_type": "TOPIC", "resource_name": "orders", "pattern_type": "LITERAL",
+              "principal": "User:alice", "host": "*", "operation": "READ",
+              "permission": "ALLOW"}
+
+
+@pytest.fixture
+def two(jl, cli_clock):
+    for name in ("west", "east"):
+        ok(jl("cluster", "add", name, "--kind", "kafka", "--authorizer"))
+    for who in ("alice", "bob"):
+        ok(jl("--cluster", "west", "acls", "add", "--principal", f"User:{who}",
+              "--operation", "read", "--topic", "orders"))
+    # the link's principal (User:ANONYMOUS) may read west's ACLs: DESCRIBE on the cluster
+    ok(jl("--cluster", "west", "acls", "add", "--principal", "User:ANONYMOUS", "--operation",
+          "describe", "--kafka-cluster"))
+    (jl.tmp / "f.json").write_text(ALICE)
+    return jl
+
+
+def test_a_link_that_may_not_describe_the_source_cluster_syncs_nothing(two):
+    ok(two("--cluster", "west", "acls", "rm", "--principal", "User:ANONYMOUS",
+           "--kafka-cluster", "-f"))
+    ok(two("--cluster", "east", "links", "create", "L", "--source-cluster", "west", "-c",
+           "acl.sync.enable=true", "--acl-filters-json-file", str(two.tmp / "f.json")))
+    assert east_acls(two) == []
+    d = doc(two("--cluster", "east", "links", "describe", "L", "-j"))
+    [err] = d["tasks"][0]["errors"]
+    assert err["error_code"] == "CLUSTER_AUTHORIZATION_FAILED"
+    assert err["error_message"].endswith(
+        "the link needs the ACL DESCRIBE on the cluster of west to sync ACLs")
+
+
+def east_acls(jl):
+    return doc(jl("--cluster", "east", "acls", "ls", "-j"))["data"]
+
+
+@pytest.mark.parametrize("form", [
+    ("links", "create", "L", "--source-cluster", "west", "-c", "acl.sync.enable=true"),
+    ("kafka-cluster-links", "--create", "--link", "L", "--cluster-id", "west", "--config",
+     "acl.sync.enable=true"),
+])
+def test_both_create_forms_take_the_filters_file_and_sync(two, form):
+    r = ok(two("--cluster", "east", *form, "--acl-filters-json-file", str(two.tmp / "f.json")))
+    assert r.stdout == "Cluster link 'L' creation successfully completed.\n"
+    assert east_acls(two) == [ALICE_READ]  # the command's link step synced
+    d = doc(two("--cluster", "east", "links", "describe", "L", "-j"))
+    assert d["tasks"][0] == {"task_name": "AclSync", "state": "ACTIVE", "errors": []}
+    assert {c["name"]: c["value"] for c in d["configs"]}["acl.filters"] == ALICE
+
+
+def test_removed_on_the_source_is_removed_on_the_destination(two):
+    ok(two("--cluster", "east", "links", "create", "L", "--source-cluster", "west", "-c",
+           "acl.sync.enable=true", "-c", "acl.sync.ms=0", "--acl-filters-json-file",
+           str(two.tmp / "f.json")))
+    ok(two("--cluster", "west", "acls", "rm", "--principal", "User:alice", "--topic",
+           "orders", "--force"))
+    assert east_acls(two) == []
+
+
+def test_source_without_authorizer_shows_in_the_task(two):
+    ok(two("cluster", "authorizer", "west", "--disable"))
+    ok(two("--cluster", "east", "links", "create", "L", "--source-cluster", "west", "-c",
+           "acl.sync.enable=true", "--acl-filters-json-file", str(two.tmp / "f.json")))
+    d = doc(two("--cluster", "east", "links", "describe", "L", "-j"))
+    assert d["tasks"][0] == {"task_name": "AclSync", "state": "IN_ERROR", "errors": [{
+        "error_code": "SECURITY_DISABLED",
+        "error_message": "No Authorizer is configured on cluster west: add it with jetlink "
+                         "cluster authorizer west --enable"}]}
+
+
+def test_hostile_filters_file_is_one_line_and_changes_nothing(two):
+    bad = two.tmp / "bad.json"
+    bad.write_text(json.dumps({"aclFilters": [{"accessFilter": {"operation": "x" * 100_000}}]}))
+    r = two("--cluster", "east", "links", "create", "L", "--source-cluster", "west", "-c",
+            "acl.sync.enable=true", "--acl-filters-json-file", str(bad))
+    assert (r.exit_code, r.stdout) == (1, "")
+    assert r.stderr == (
+        "jetlink: error: Invalid value for configuration acl.filters: aclFilters[0]."
+        "accessFilter.operation: a value of 100000 characters is not one of Kafka's "
+        "operation names (INVALID_CONFIG 40)\n")
+    assert ok(two("--cluster", "east", "links", "ls")).stdout == "No cluster links found.\n"
+    assert east_acls(two) == []
+
+
+def test_filters_given_twice_is_a_usage_error(two):
+    r = two("--cluster", "east", "links", "create", "L", "--source-cluster", "west", "-c",
+            f"acl.filters={ALICE}", "--acl-filters-json-file", str(two.tmp / "f.json"))
+    assert (r.exit_code, r.stderr) == (2, "jetlink: error: acl.filters is given twice: by "
+                                       "--acl-filters-json-file and by --config / "
+                                       "--config-file\n")

@@ -1,0 +1,168 @@
+"""`jetlink kafka-acls`, `jetlink acls add|ls|rm|check` and `cluster add|authorizer` on the
+embedded engine's Kafka clusters (core/kafka/acls.py): exact output, JSON and exit codes;
+hostile input is one line and changes nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from helpers import doc, ok
+
+PATTERN = "ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL)"
+
+
+def entry(principal: str, op: str, perm: str = "ALLOW", host: str = "*") -> str:
+    return f"(principal={principal}, host={host}, operation={op}, permissionType={perm})"
+
+
+@pytest.fixture
+def kw(jl):
+    ok(jl("cluster", "add", "kw", "--kind", "kafka", "--authorizer", "--super-users",
+          "User:admin"))
+    ok(jl("--cluster", "kw", "topic", "create", "orders"))
+
+    def run(*args):
+        return jl("--cluster", "kw", *args)
+
+    run.data = jl.data
+    return run
+
+
+def digest(path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(path.rglob("*")):
+        if p.is_file():
+            h.update(p.name.encode() + p.read_bytes())
+    return h.hexdigest()
+
+
+def test_kafka_acls_add_and_list_print_what_kafka_acls_prints(kw):
+    r = ok(kw("kafka-acls", "--add", "--allow-principal", "User:alice", "--operation", "Read",
+              "--operation", "Describe", "--topic", "orders"))
+    assert r.stdout.splitlines() == [
+        f"Adding ACLs for resource `{PATTERN}`: ",
+        " \t" + entry("User:alice", "READ"), "\t" + entry("User:alice", "DESCRIBE"), ""]
+    r = ok(kw("kafka-acls", "--add", "--allow-principal", "User:alice", "--operation", "Read",
+              "--topic", "orders"))
+    assert r.stdout.splitlines() == [
+        f"Acl (pattern={PATTERN}, entry={entry('User:alice', 'READ')}) already exists."]
+    ok(kw("kafka-acls", "--add", "--deny-principal", "User:bob", "--operation", "Write",
+          "--topic", "orders"))
+    r = ok(kw("kafka-acls", "--list", "--topic", "orders"))
+    assert r.stdout.splitlines() == [
+        f"Current ACLs for resource `{PATTERN}`:",
+        "\t" + entry("User:alice", "DESCRIBE"), "\t" + entry("User:alice", "READ"),
+        "\t" + entry("User:bob", "WRITE", "DENY"), ""]
+    r = ok(kw("kafka-acls", "--list", "--principal", "User:bob"))
+    assert r.stdout.splitlines() == [
+        "ACLs for principal `User:bob`", f"Current ACLs for resource `{PATTERN}`:",
+        "\t" + entry("User:bob", "WRITE", "DENY"), ""]
+
+
+def test_producer_and_consumer_shortcuts(kw):
+    ok(kw("kafka-acls", "--add", "--allow-principal", "User:app", "--producer", "--consumer",
+          "--topic", "orders", "--group", "billing", "--idempotent"))
+    d = doc(kw("acls", "ls", "-j"))
+    got = sorted((x["resource_type"], x["resource_name"], x["operation"]) for x in d["data"])
+    assert got == [("CLUSTER", "kafka-cluster", "IDEMPOTENT_WRITE"), ("GROUP", "billing", "READ"),
+                   ("TOPIC", "orders", "CREATE"), ("TOPIC", "orders", "DESCRIBE"),
+                   ("TOPIC", "orders", "READ"), ("TOPIC", "orders", "WRITE")]
+    r = kw("kafka-acls", "--add", "--allow-principal", "User:app", "--consumer", "--topic",
+           "orders")
+    assert r.exit_code == 2 and "--consumer needs --group" in r.stderr
+
+
+def test_acls_check_says_why(kw):
+    ok(kw("acls", "add", "--principal", "User:alice", "--operation", "read", "--topic",
+          "orders"))
+    ok(kw("acls", "add", "--principal", "User:*", "--operation", "read", "--topic", "ord",
+          "--prefixed", "--deny", "--host", "10.0.0.9"))
+    r = ok(kw("acls", "check", "--principal", "User:alice", "--operation", "Describe",
+              "--topic", "orders"))
+    assert r.stdout == (
+        f"ALLOWED: User:alice DESCRIBE on TOPIC orders from 127.0.0.1: the ALLOW {PATTERN} "
+        f"{entry('User:alice', 'READ')} matched (READ implies DESCRIBE)\n")
+    r = kw("acls", "check", "--principal", "User:alice", "--operation", "Read", "--topic",
+           "orders", "--host", "10.0.0.9")
+    assert r.exit_code == 1
+    assert r.stdout.startswith("DENIED: User:alice READ on TOPIC orders from 10.0.0.9: the "
+                               "DENY ResourcePattern(resourceType=TOPIC, name=ord, "
+                               "patternType=PREFIXED)")
+    d = json.loads(kw("acls", "check", "--principal", "User:admin", "--operation", "Delete",
+                      "--topic", "orders", "-j").stdout)
+    assert (d["result"], d["rule"]) == ("ALLOWED", "super user")
+    r = kw("acls", "check", "--principal", "User:bob", "--operation", "Read", "--group", "g")
+    assert (r.exit_code, r.stdout) == (1, "DENIED: User:bob READ on GROUP g from 127.0.0.1: no "
+                                          "ACL matched the resource: "
+                                          "allow.everyone.if.no.acl.found=false\n")
+
+
+def test_rm_removes_what_matches(kw):
+    ok(kw("acls", "add", "--principal", "User:alice", "--operation", "read", "--operation",
+          "write", "--topic", "orders"))
+    r = kw("acls", "rm", "--topic", "orders", "--operation", "write")
+    assert r.exit_code == 2 and "pass -f/--force" in r.stderr
+    d = doc(kw("acls", "rm", "--topic", "orders", "--operation", "write", "-f", "-j"))
+    assert [x["operation"] for x in d["data"]] == ["WRITE"]
+    ok(kw("kafka-acls", "--remove", "--topic", "orders", "--force"))
+    assert doc(kw("acls", "ls", "-j"))["data"] == []
+
+
+def test_the_authorizer_is_changed_later(jl):
+    ok(jl("cluster", "add", "k", "--kind", "kafka"))
+    r = jl("--cluster", "k", "acls", "ls")
+    assert r.exit_code == 1
+    assert r.stderr == ("jetlink: error: No Authorizer is configured on cluster k: add it with "
+                        "jetlink cluster authorizer k --enable (SECURITY_DISABLED 54)\n")
+    d = doc(jl("cluster", "authorizer", "k", "--enable", "--super-users", "User:a;User:b",
+               "-j"))
+    assert d == {"cluster": "k", "authorizer": True, "super.users": "User:a;User:b",
+                 "allow.everyone.if.no.acl.found": False}
+    assert ok(jl("cluster", "authorizer", "k")).stdout == (
+        "Cluster k: authorizer on, super.users=User:a;User:b, "
+        "allow.everyone.if.no.acl.found=false\n")
+    assert doc(jl("--cluster", "k", "acls", "ls", "-j")) == {"kind": "KafkaAclList",
+                                                           "data": []}
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["acls", "add", "--principal", "alice", "--operation", "read", "--topic", "orders"],
+     "jetlink: error: principal 'alice' is not TYPE:NAME (e.g. User:alice, or User:* for every "
+     "user)"),
+    (["acls", "add", "--principal", "User:a", "--operation", "Reed", "--topic", "orders"],
+     "jetlink: error: operation 'Reed' is not one of ALL, READ, WRITE, CREATE, DELETE, ALTER, "
+     "DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, "
+     "CREATE_TOKENS, DESCRIBE_TOKENS (Kafka's names; the kafka-acls spellings Read, "
+     "DescribeConfigs ... too)"),
+    (["acls", "add", "--principal", "User:a", "--operation", "read", "--topic", "x" * 100_000],
+     "jetlink: error: resource name of 100000 characters: at most 32767 (a Kafka protocol "
+     "string)"),
+    (["acls", "add", "--principal", "User:a", "--operation", "read"],
+     "jetlink: error: give a resource: --topic, --group, --kafka-cluster or "
+     "--transactional-id"),
+    (["kafka-acls", "--add", "--operation", "Read", "--topic", "orders"],
+     "jetlink: error: You must specify one of: --allow-principal, --deny-principal when trying "
+     "to add ACLs."),
+    (["kafka-acls", "--add", "--list"], "jetlink: error: kafka-acls: give only one action, not "
+                                        "--add and --list"),
+    (["kafka-acls", "--add", "--allow-principal", "User:a", "--topic", "orders",
+      "--resource-pattern-type", "match"],
+     "jetlink: error: pattern type 'match' is not one of LITERAL, PREFIXED"),
+])
+def test_hostile_input_is_one_line_and_changes_nothing(kw, args, message):
+    before = digest(kw.data)
+    r = kw(*args)
+    assert r.exit_code == 2, (r.stdout, r.stderr)
+    assert r.stderr.splitlines()[-1].startswith(message)
+    assert "Traceback" not in r.stderr
+    assert digest(kw.data) == before
+
+
+def test_cluster_add_refuses_authorizer_flags_on_nats_and_bad_super_users(jl):
+    r = jl("cluster", "add", "n", "--authorizer")
+    assert r.exit_code == 2 and "are for a Kafka cluster (--kind kafka)" in r.stderr
+    r = jl("cluster", "add", "k", "--kind", "kafka", "--authorizer", "--super-users", "admin")
+    assert r.exit_code == 2 and "principal 'admin' is not TYPE:NAME" in r.stderr
+    assert "k" not in [c["name"] for c in doc(jl("cluster", "ls", "-j"))]

@@ -1,0 +1,125 @@
+"""`jetlink dr fence --from REGION` on Kafka mirror topics (core/dr/fence.py,
+core/kafka/acl_fence.py): the old source topic gets a DENY WRITE ACL for User:* in its
+cluster when that cluster enforces ACLs, refused saying so when it does not; the mirror
+topic's failback (truncate-and-restore) removes that ACL, and only it."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import doc, ok
+
+from jetlink.core.kafka.acl_fence import FENCE_OWNER, fence_binding
+from jetlink.core.kafka.acls import AclBinding, AclStore
+from jetlink.core.store import DataDir
+
+FENCE = "DENY WRITE for User:* (host *) on topic orders"
+
+
+def link_may_mirror(jl):
+    """The link's principal (no sasl.jaas.config: User:ANONYMOUS) may mirror orders from
+    west: READ and DESCRIBE_CONFIGS on the topic (Confluent's Mirror Topics)."""
+    ok(jl("--cluster", "west", "acls", "add", "--principal", "User:ANONYMOUS", "--operation",
+          "read", "--operation", "describe-configs", "--topic", "orders"))
+
+
+def failed_over(jl, *, authorizer: bool):
+    """west (the region) mirrored to east; east failed over; west back."""
+    ok(jl("cluster", "add", "west", "--kind", "kafka", *(["--authorizer"] if authorizer
+                                                          else [])))
+    ok(jl("cluster", "add", "east", "--kind", "kafka"))
+    ok(jl("--cluster", "west", "topic", "create", "orders"))
+    if authorizer:
+        link_may_mirror(jl)
+    ok(jl("--cluster", "east", "links", "create", "L", "--source-cluster", "west"))
+    ok(jl("--cluster", "west", "links", "create", "L", "--source-cluster", "east"))
+    ok(jl("--cluster", "east", "mirrors", "create", "orders", "--link", "L"))
+    ok(jl("--cluster", "east", "mirrors", "failover", "orders", "--link", "L"))
+    return jl
+
+
+def west(jl):
+    return AclStore(DataDir(jl.data).open("west"))
+
+
+def others(jl):
+    """west's ACLs but the link's own (what link_may_mirror added)."""
+    return [b for b in west(jl).find() if b.principal != "User:ANONYMOUS"]
+
+
+@pytest.fixture
+def fenced_world(jl, cli_clock):
+    return failed_over(jl, authorizer=True)
+
+
+def test_fence_denies_writes_to_the_old_source_topic(fenced_world):
+    jl = fenced_world
+    # the link's ACLs name the topic: a client without one is refused by default, not by a DENY
+    assert west(jl).authorize("User:x", "WRITE", "TOPIC", "orders").rule == "default deny"
+    r = ok(jl("dr", "fence", "--from", "west", "--dry-run"))
+    assert r.stdout == ("topic orders@west (failed over to L/orders@east): to fence "
+                        f"({FENCE})\nDry run: nothing changed\n")
+    assert others(jl) == []
+    d = doc(jl("dr", "fence", "--from", "west", "-f", "-j"))
+    assert d["objects"] == [{
+        "kind": "topic", "name": "orders", "region": "west",
+        "failed_over_to": "L/orders@east", "subjects_before": None, "subjects_after": None,
+        "action": "fenced", "detail": f"{FENCE}: producers get TOPIC_AUTHORIZATION_FAILED"}]
+    assert (d["fenced"], d["complete"]) == (1, True)
+    assert west(jl).owned(FENCE_OWNER) == [fence_binding("orders")]
+    got = west(jl).authorize("User:x", "WRITE", "TOPIC", "orders")
+    assert (got.allowed, got.rule, got.binding) == (False, "deny", fence_binding("orders"))
+    again = doc(jl("dr", "fence", "--from", "west", "-f", "-j"))
+    assert (again["objects"][0]["action"], again["nothing_to_do"]) == ("already fenced", True)
+
+
+def test_failback_removes_the_fence_and_only_it(fenced_world):
+    jl = fenced_world
+    mine = AclBinding("TOPIC", "orders", "LITERAL", "User:ops", "*", "WRITE", "DENY")
+    west(jl).add([mine])
+    ok(jl("dr", "fence", "--from", "west", "-f"))
+    ok(jl("--cluster", "west", "mirrors", "truncate-and-restore", "orders", "--link", "L",
+          "--dry-run"))
+    assert fence_binding("orders") in west(jl).find()  # a dry run keeps it
+    ok(jl("--cluster", "west", "mirrors", "truncate-and-restore", "orders", "--link", "L"))
+    assert others(jl) == [mine]
+    got = west(jl).authorize("User:x", "WRITE", "TOPIC", "orders")
+    assert (got.allowed, got.rule) == (False, "default deny")  # mine still names the topic
+
+
+def test_failback_after_the_fence_allows_writes_again(fenced_world):
+    jl = fenced_world
+    west(jl).add([AclBinding("TOPIC", "orders", "LITERAL", "User:x", "*", "WRITE", "ALLOW")])
+    ok(jl("dr", "fence", "--from", "west", "-f"))
+    assert not west(jl).authorize("User:x", "WRITE", "TOPIC", "orders").allowed
+    ok(jl("--cluster", "west", "mirrors", "truncate-and-restore", "orders", "--link", "L"))
+    got = west(jl).authorize("User:x", "WRITE", "TOPIC", "orders")
+    assert (got.allowed, got.rule) == (True, "allow")
+
+
+def test_a_region_without_authorizer_is_refused_saying_so(jl, cli_clock):
+    failed_over(jl, authorizer=False)
+    r = jl("dr", "fence", "--from", "west", "-f")
+    why = ("cluster west has no authorizer: a topic is fenced by a DENY WRITE ACL, which only "
+           "a cluster that enforces ACLs applies; jetlink cluster authorizer west --enable "
+           "first (or stop the producers of orders yourself)")
+    assert (r.exit_code, r.stdout) == (
+        1, f"topic orders@west (failed over to L/orders@east): refused ({why})\n")
+    assert r.stderr == f"error: not fenced: orders@west (refused: {why})\n"
+    assert others(jl) == []
+    ok(jl("cluster", "authorizer", "west", "--enable"))
+    assert doc(jl("dr", "fence", "--from", "west", "-f", "-j"))["fenced"] == 1
+
+
+def test_region_failover_with_fence_fences_the_topics(jl, cli_clock):
+    ok(jl("cluster", "add", "west", "--kind", "kafka", "--authorizer"))
+    ok(jl("cluster", "add", "east", "--kind", "kafka"))
+    ok(jl("--cluster", "west", "topic", "create", "orders"))
+    link_may_mirror(jl)
+    ok(jl("--cluster", "east", "links", "create", "L", "--source-cluster", "west"))
+    ok(jl("--cluster", "east", "mirrors", "create", "orders", "--link", "L"))
+    r = ok(jl("dr", "failover", "--from", "west", "--fence", "-f"))
+    assert r.stdout.endswith(
+        f"topic orders@west (failed over to L/orders@east): fenced ({FENCE}: producers get "
+        "TOPIC_AUTHORIZATION_FAILED)\nFenced 1 old origin of west: mirrors truncate-and-restore "
+        "TOPIC --link LINK undoes it\n")
+    assert others(jl) == [fence_binding("orders")]

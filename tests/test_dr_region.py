@@ -1,0 +1,310 @@
+"""`jetlink dr failover --from REGION` and `jetlink dr failback --from REGION` on the
+embedded engine (core/dr/region.py): a region's mirrors as one plan, run, journalled and
+resumed; refusals, skips, hostile input. Exact output, JSON and exit codes; a dry run and a
+refused command change no byte of the data directory."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from helpers import doc, ok
+
+SECOND = 1_000_000_000
+
+
+@pytest.fixture
+def jl(jl, cli_clock, utc):
+    jl.clock = cli_clock
+    return jl
+
+
+def east(jl, *args):
+    return jl("--cluster", "east", *args)
+
+
+def west(jl, *args):
+    return jl("--cluster", "west", *args)
+
+
+def digest(jl) -> str:
+    """Every byte of the data directory (files and their names)."""
+    h = hashlib.sha256()
+    for p in sorted(jl.data.rglob("*")):
+        if p.is_file():
+            h.update(str(p.relative_to(jl.data)).encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+@pytest.fixture
+def region(jl):
+    """west: ORDERS on orders.> (3 messages, the durable consumer billing), PAY on pay.>
+    and the bucket CONFIG; east: their mirrors (ORDERS_EAST, PAY, CONFIG) and ALL, a stream
+    sourcing ORDERS@west; positions synced; then west goes down, 2 s later."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(west(jl, "stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    ok(west(jl, "stream", "add", "PAY", "--subjects", "pay.>", "--defaults"))
+    ok(east(jl, "stream", "add", "ORDERS_EAST", "--mirror", "ORDERS@west", "--defaults"))
+    ok(east(jl, "stream", "add", "PAY", "--mirror", "PAY@west", "--defaults"))
+    ok(east(jl, "stream", "add", "ALL", "--source", "ORDERS@west", "--subjects", "all.>",
+            "--defaults"))
+    ok(west(jl, "kv", "add", "CONFIG"))
+    ok(west(jl, "kv", "put", "CONFIG", "a", "1"))
+    ok(east(jl, "kv", "add", "CONFIG", "--mirror", "CONFIG@west"))
+    for i in range(3):
+        ok(west(jl, "pub", "orders.new", f"m{i}"))
+    ok(west(jl, "consumer", "add", "ORDERS", "billing", "--defaults"))
+    ok(jl("replicate"))
+    ok(east(jl, "positions", "sync"))
+    ok(jl("cluster", "down", "west"))
+    jl.clock.advance(2 * SECOND)
+    return jl
+
+
+PLAN = [
+    "Region failover of west: 3 objects, 0 messages at risk, recovery point 2s, 1 consumer "
+    "to place",
+    "  kv CONFIG@east <- CONFIG@west: planned (0 not copied, recovery point 2s; subjects "
+    "$KV.CONFIG.> (from positions))",
+    "  stream ORDERS_EAST@east <- ORDERS@west: planned (0 not copied, recovery point 2s; "
+    "subjects orders.> (from positions); 1 consumer to place)",
+    "  stream PAY@east <- PAY@west: planned (0 not copied, recovery point 2s; subjects pay.> "
+    "(from positions))",
+    "  listed: stream ALL@east sources ORDERS@west: it stops receiving them (not promoted)",
+]
+
+
+def test_the_dry_run_shows_the_plan_and_changes_nothing(region):
+    before = digest(region)
+    r = ok(east(region, "dr", "failover", "--from", "west", "--dry-run"))
+    assert r.stdout.splitlines() == [*PLAN, "Dry run: nothing changed"]
+    d = doc(east(region, "dr", "failover", "--from", "west", "--dry-run", "-j"))
+    assert digest(region) == before
+    assert d["totals"] == {"objects": 3, "messages_at_risk": 0, "recovery_point_seconds": 2.0,
+                           "consumers": 1, "listed": 1}
+    assert [(o["kind"], o["name"], o["state"], o["plan"]["subjects"]) for o in d["objects"]] \
+        == [("kv", "CONFIG", "planned", ["$KV.CONFIG.>"]),
+            ("stream", "ORDERS_EAST", "planned", ["orders.>"]),
+            ("stream", "PAY", "planned", ["pay.>"])]
+    orders = d["objects"][1]
+    assert orders["plan"]["recovery_point"] == {"messages": 0, "seconds": 2.0,
+                                                "seconds_from": "silence", "stale": True}
+    assert [c["consumer"] for c in orders["plan"]["consumers"]] == ["billing"]
+    assert d["listed"] == [{"kind": "stream", "name": "ALL", "side": "east",
+                            "sources": ["ORDERS@west"]}]
+    assert (d["dry_run"], d["complete"], d["nothing_to_do"]) == (True, False, False)
+
+
+def test_a_failover_takes_every_mirror_and_a_second_run_does_nothing(region):
+    r = ok(east(region, "dr", "failover", "--from", "west", "-f"))
+    assert r.stdout.splitlines() == [
+        *PLAN,
+        "kv CONFIG@east <- CONFIG@west: done (subjects $KV.CONFIG.>)",
+        "stream ORDERS_EAST@east <- ORDERS@west: done (subjects orders.>; 1 consumer placed)",
+        "stream PAY@east <- PAY@west: done (subjects pay.>)",
+        "Region failover of west: 3 done, 0 done earlier, 0 skipped, 0 failed"]
+    info = doc(east(region, "stream", "info", "ORDERS_EAST", "-j"))
+    assert "mirror" not in info["config"] and info["config"]["subjects"] == ["orders.>"]
+    billing = doc(east(region, "consumer", "info", "ORDERS_EAST", "billing", "-j"))
+    assert billing["config"]["opt_start_seq"] == 1
+    assert doc(east(region, "kv", "put", "CONFIG", "b", "2", "-j"))  # writable now
+    before = digest(region)
+    again = ok(east(region, "dr", "failover", "--from", "west", "-f"))
+    assert again.stdout.splitlines()[-1] == (
+        "Nothing to do: the region failover of west was done already (finished "
+        f"{_stamp(region)})")
+    d = doc(east(region, "dr", "failover", "--from", "west", "-f", "-j"))
+    assert d["nothing_to_do"] and [o["state"] for o in d["objects"]] == ["done earlier"] * 3
+    assert digest(region) == before
+
+
+def _stamp(jl) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(jl.clock.now_ns() / 1e9))
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--from", "wset"], "jetlink: error: --from wset: no cluster of the data directory is "
+                         "named wset; did you mean west?"),
+    (["--from", ""], "jetlink: error: --from: a region is a cluster (embedded engine) or a "
+                     "JetStream domain (live server), not an empty name"),
+    (["--from", "east"], "jetlink: error: --from east: that is the side addressed (where the "
+                         "mirrors are); name the region that failed, where their origins "
+                         "are"),
+    (["--from", "north"], "jetlink: error: --from north: nothing on east mirrors from north "
+                          "(no mirror stream, KV mirror bucket or mirror topic has its origin "
+                          "there): nothing to fail over"),
+    (["--from", "west", "--skip", "ORDER"], "jetlink: error: --skip ORDER: no object of the "
+                                            "region is named ORDER; did you mean ORDERS_EAST?"),
+])
+def test_hostile_input_is_one_line_and_changes_nothing(region, args, message):
+    ok(region("cluster", "add", "north"))
+    before = digest(region)
+    for verb in ("failover", "failback"):
+        r = east(region, "dr", verb, *args, "-f")
+        assert r.exit_code == 2, (verb, r.stdout, r.stderr)
+        if verb == "failback":  # nothing was failed over: that comes first
+            message = message.replace("east mirrors from", "east was failed over from") \
+                .replace("fail over", "fail back")
+            if "--skip" in message:
+                continue
+        assert r.stderr.strip().splitlines() == [message], verb
+        assert "Traceback" not in r.stderr
+    assert digest(region) == before
+
+
+def test_a_damaged_journal_record_is_refused_naming_it(region):
+    ok(east(region, "dr", "failover", "--from", "west", "-f"))
+    ok(east(region, "kv", "put", "JETLINK_REGIONS", "failover.west", "{not json"))
+    before = digest(region)
+    r = east(region, "dr", "failover", "--from", "west", "-f")
+    assert r.exit_code == 1
+    assert r.stderr.splitlines() == [
+        "jetlink: error: the region journal record failover.west in bucket JETLINK_REGIONS "
+        "is not JSON, so not a record jetlink wrote: remove it to start over: jetlink kv del "
+        "JETLINK_REGIONS failover.west (the objects keep their own records: a new run finds "
+        "what was done)"]
+    ok(east(region, "kv", "put", "JETLINK_REGIONS", "failover.west", '{"version": 7}'))
+    r = east(region, "dr", "failover", "--from", "west", "-f")
+    assert r.exit_code == 1 and "is not a record jetlink wrote (version 1" in r.stderr
+    assert digest(region) != before  # only the put above changed it
+    before = digest(region)
+    east(region, "dr", "failover", "--from", "west", "-f")
+    assert digest(region) == before
+    ok(east(region, "kv", "del", "JETLINK_REGIONS", "failover.west", "-f"))
+    d = doc(east(region, "dr", "failover", "--from", "west", "-f", "-j"))
+    assert d["nothing_to_do"]  # the objects' own records say they were done
+
+
+def test_a_refused_object_refuses_the_plan_unless_skipped(region):
+    # a mirror made after the positions were synced: with west down its subjects are unknown
+    ok(region("cluster", "up", "west"))
+    ok(west(region, "stream", "add", "SHIP", "--subjects", "ship.>", "--defaults"))
+    ok(east(region, "stream", "add", "SHIP", "--mirror", "SHIP@west", "--defaults"))
+    ok(region("cluster", "down", "west"))
+    before = digest(region)
+    r = east(region, "dr", "failover", "--from", "west", "-f")
+    assert r.exit_code == 2
+    assert "  stream SHIP@east <- SHIP@west: refused (" in r.stdout
+    assert r.stderr.startswith("error: the region failover is refused: SHIP@east "
+                               "(the subjects of the promoted stream SHIP are unknown")
+    assert r.stderr.rstrip().endswith("--skip NAME or --skip-unready leaves them out")
+    assert digest(region) == before
+    d = doc(east(region, "dr", "failover", "--from", "west", "--skip", "SHIP", "-f", "-j"))
+    states = {o["name"]: (o["state"], o["detail"]) for o in d["objects"]}
+    assert states["SHIP"][0] == "skipped" and states["SHIP"][1].startswith("--skip SHIP (")
+    assert {n: s for n, (s, _) in states.items() if n != "SHIP"} == {
+        "CONFIG": "done", "ORDERS_EAST": "done", "PAY": "done"}
+    info = doc(east(region, "stream", "info", "SHIP", "-j"))
+    assert info["config"]["mirror"]["name"] == "SHIP"  # left as it was
+
+
+def test_skip_unready_leaves_out_what_would_be_refused(region):
+    ok(region("cluster", "up", "west"))
+    ok(west(region, "stream", "add", "SHIP", "--subjects", "ship.>", "--defaults"))
+    ok(east(region, "stream", "add", "SHIP", "--mirror", "SHIP@west", "--defaults"))
+    ok(region("cluster", "down", "west"))
+    d = doc(east(region, "dr", "failover", "--from", "west", "--skip-unready", "-f", "-j"))
+    ship = next(o for o in d["objects"] if o["name"] == "SHIP")
+    assert ship["state"] == "skipped" and ship["detail"].startswith("--skip-unready: ")
+    assert d["done"] == 3 and d["complete"]
+
+
+def test_fence_fences_the_origins_that_answer(region):
+    ok(region("cluster", "up", "west"))
+    d = doc(east(region, "dr", "failover", "--from", "west", "--fence", "-f", "-j"))
+    assert d["done"] == 3
+    assert {(o["name"], o["action"]) for o in d["fence"]["objects"]} == {
+        ("ORDERS", "fenced"), ("PAY", "fenced"), ("CONFIG", "fenced")}
+    r = west(region, "pub", "orders.late", "x")
+    assert r.exit_code == 1 and "no stream matches subject orders.late" in r.stderr
+
+
+def test_a_failback_takes_the_region_back_with_its_tails(region, tmp_path):
+    ok(east(region, "dr", "failover", "--from", "west", "-f"))
+    ok(east(region, "pub", "orders.east", "e1"))
+    ok(region("cluster", "up", "west"))
+    ok(west(region, "pub", "orders.west", "w1"))  # the divergent tail
+    ok(west(region, "pub", "orders.west", "w2"))
+    ok(east(region, "dr", "fence", "--from", "west", "-f"))
+    tails = tmp_path / "tails"
+    before = digest(region)
+    dry = doc(east(region, "dr", "failback", "--from", "west", "--tail", f"parquet:{tails}",
+                   "--switch", "--dry-run", "-j"))
+    assert digest(region) == before and not tails.exists()
+    plan = {o["name"]: o["plan"]["tail"] for o in dry["objects"]}
+    assert plan["ORDERS_EAST"]["messages"] == 2
+    assert plan["ORDERS_EAST"]["path"] == str(tails / "object=ORDERS_EAST@east")
+    r = ok(east(region, "dr", "failback", "--from", "west", "--tail", f"parquet:{tails}",
+                "--switch", "-f"))
+    assert ("stream ORDERS_EAST@east <- ORDERS@west: done (tail 2 messages saved to "
+            f"{tails}/object=ORDERS_EAST@east; switched: the old origin is the primary "
+            "again)") in r.stdout.splitlines()
+    assert r.stdout.splitlines()[-1] == ("Region failback of west: 3 done, 0 done earlier, "
+                                         "0 skipped, 0 failed")
+    import pyarrow.dataset as ds
+
+    rows = ds.dataset(str(tails / "object=ORDERS_EAST@east"), format="parquet").to_table()
+    assert sorted(rows.column("subject").to_pylist()) == ["orders.west", "orders.west"]
+    origin = doc(west(region, "stream", "info", "ORDERS", "-j"))
+    assert origin["config"]["subjects"] == ["orders.>"] and "mirror" not in origin["config"]
+    assert doc(east(region, "stream", "info", "ORDERS_EAST", "-j"))["config"]["mirror"][
+        "name"] == "ORDERS"
+    ok(west(region, "pub", "orders.after", "once"))
+    ok(region("replicate"))
+    got = doc(east(region, "stream", "get", "ORDERS_EAST", "--last-for", "orders.after", "-j"))
+    assert got["subject"] == "orders.after"
+    again = doc(east(region, "dr", "failback", "--from", "west", "--switch", "-f", "-j"))
+    assert again["nothing_to_do"] and again["complete"]
+    assert [o["state"] for o in again["objects"]] == ["done earlier"] * 3
+
+
+def test_mirror_topics_of_a_kafka_region(jl):
+    from jetlink.core.kafka.links import Links
+    from jetlink.core.kafka.topics import Kafka
+    from jetlink.core.store import DataDir
+
+    dd = DataDir(jl.data)
+    dd.add_cluster("kwest", "kafka")
+    dd.add_cluster("keast", "kafka")
+    src = Kafka(dd.open("kwest"), jl.clock)
+    src.create_topic("orders", 1)
+    src.produce("orders", [(None, f"a{i}".encode()) for i in range(5)], partition=0)
+    Links(dd, "keast", jl.clock).create("L", "kwest", {})
+    dd.close()
+    ok(jl("--cluster", "keast", "mirrors", "create", "orders", "--link", "L"))
+    ok(jl("replicate"))
+    ok(jl("cluster", "down", "kwest"))
+    d = doc(jl("--cluster", "keast", "dr", "failover", "--from", "kwest", "-f", "-j"))
+    [o] = d["objects"]
+    assert (o["kind"], o["name"], o["state"], o["origin"]) == ("topic", "L/orders", "done",
+                                                                "orders")
+    desc = doc(jl("--cluster", "keast", "mirrors", "describe", "--link", "L", "-j"))
+    assert [m["mirror_status"] for m in desc] == ["STOPPED"]
+    back = doc(jl("--cluster", "keast", "dr", "failback", "--from", "kwest", "-f", "-j"))
+    assert back["objects"][0]["state"] == "manual"
+    assert "kafka-mirrors truncate-and-restore --link L orders" in back["objects"][0]["detail"]
+
+
+def test_objects_that_depend_on_others_run_after_them():
+    from jetlink.core.dr.region import RegionObject, _levels
+
+    def obj(name, after=()):
+        return RegionObject("stream", name, "east", "east", name, name, "west",
+                            after=[f"stream:{a}@east" for a in after])
+
+    a, b, c, d = obj("A"), obj("B", ["A"]), obj("C", ["B"]), obj("D")
+    assert [[o.name for o in level] for level in _levels([c, b, d, a])] == [
+        ["D", "A"], ["B"], ["C"]]
+
+
+def test_a_rerun_with_fence_fences_what_the_first_run_left(region):
+    ok(east(region, "dr", "failover", "--from", "west", "-f"))
+    ok(region("cluster", "up", "west"))
+    d = doc(east(region, "dr", "failover", "--from", "west", "--fence", "-f", "-j"))
+    assert d["nothing_to_do"]
+    assert sorted((o["name"], o["action"]) for o in d["fence"]["objects"]) == [
+        ("CONFIG", "fenced"), ("ORDERS", "fenced"), ("PAY", "fenced")]
