@@ -522,6 +522,10 @@ def dr(
         "--region-mirrors", min=1, metavar="N", show_default=False,
         help="With --region: mirrors dr check reads on the live servers (default 1,000).")
     ] = None,
+    region_watch_interval: Annotated[float | None, typer.Option(
+        "--region-watch-interval", min=0.1, metavar="SECONDS", show_default=False,
+        help="With --region: dr watch's --interval on the live servers, whose CPU seconds "
+        "per interval are measured over 3 intervals (default 15).")] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Time dr check, failback, a region's failover.
@@ -544,7 +548,8 @@ def dr(
     (under 10 s), the failback with tails and --switch once west is back and took messages
     (under 20 s). Live, whole commands on two nats-servers it starts (200 streams, 20
     buckets, 1,000 consumers): failover (under 5 s), fence with west back (under 2 s),
-    failback with tails and --switch (under 30 s), dr check of 1,000 mirrors (under 5 s).
+    failback with tails and --switch (under 30 s), dr check of 1,000 mirrors (under 5 s),
+    and dr watch over them: its CPU seconds per interval.
     Objects done, consumers placed, tails' counts and an exact round trip are asserted;
     building is not timed.
     """
@@ -552,10 +557,11 @@ def dr(
         from jetlink.cli import bench_region
 
         doc = bench_region.run(backend, region_streams, region_kv, region_consumers,
-                               region_mirrors)
+                               region_mirrors, region_watch_interval)
         App.of(ctx).emit(doc, human=bench_region.render)
         return
-    _region_only(backend, region_streams, region_kv, region_consumers, region_mirrors)
+    _region_only(backend, region_streams, region_kv, region_consumers, region_mirrors,
+                 region_watch_interval)
     from jetlink.core.bench.dr import bench_dr_check, bench_failback
 
     doc = {"check": bench_dr_check(mirrors, consumers=consumers, runs=runs)}
@@ -571,11 +577,12 @@ def dr(
     App.of(ctx).emit(doc, human=human)
 
 
-def _region_only(backend: BenchBackend, *sizes: int | None) -> None:
+def _region_only(backend: BenchBackend, *sizes: float | None) -> None:
     """A --region option given without --region: a usage error naming it."""
     from jetlink.core.errors import UsageError
 
-    flags = ["--region-streams", "--region-kv", "--region-consumers", "--region-mirrors"]
+    flags = ["--region-streams", "--region-kv", "--region-consumers", "--region-mirrors",
+             "--region-watch-interval"]
     given = [f for f, v in zip(flags, sizes, strict=True) if v is not None]
     if backend is not BenchBackend.both:
         given.insert(0, "--backend")

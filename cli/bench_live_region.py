@@ -25,6 +25,9 @@ positions sync`` on east. Then:
 - **dr check**: more mirrors on east (``X<k>`` of west's streams) up to ``mirrors`` mirrors
   in all, caught up, positions synced; ``jetlink -s EAST dr check -j``, timed; the number of
   mirrors it read asserted.
+- **dr watch**: ``jetlink -s EAST dr watch --interval I -j`` as a process over the same
+  mirrors: after its first check, the CPU seconds (user + system, /proc) it uses over
+  ``watch_checks`` more checks, per interval; every check's objects asserted.
 
 Only counts are asserted; the times are printed next to their goals.
 """
@@ -242,7 +245,8 @@ def _dr_check(regions: Any, r: Any, mirrors: int) -> dict[str, Any]:
 
 def bench_live_region(streams: int = 200, kv: int = 20, consumers: int = 1000, *,
                       mirrors: int = 1000, messages: int = 20, writes: int = 5,
-                      tail: int = 5) -> dict[str, Any]:
+                      tail: int = 5, watch_interval: float = 15.0,
+                      watch_checks: int = 3) -> dict[str, Any]:
     """A region's failover, fence, failback and dr check on two nats-servers started here
     (module doc)."""
     from jetlink.core.bench.region import Region
@@ -268,8 +272,56 @@ def bench_live_region(streams: int = 200, kv: int = 20, consumers: int = 1000, *
         out["failback"] = {**_failback(regions.east.url, r, tmp / "tails"),
                            **_round_trip(regions.west.url, regions.east.url, r, before)}
         out["check"] = _dr_check(regions, r, mirrors)
+        out["watch"] = _watch(regions.east.url, out["check"]["mirrors"], watch_interval,
+                              watch_checks)
         out["build_s"] = round(built, 1)
         return out
     finally:
         regions.stop()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _cpu_seconds(pid: int) -> float:
+    """The user + system CPU seconds process ``pid`` used so far (/proc/PID/stat)."""
+    import os
+
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _watch(east_url: str, mirrors: int, interval: float, checks: int) -> dict[str, Any]:
+    """``jetlink -s EAST dr watch --interval I -j`` as a process: after its first check
+    (start-up included), the CPU seconds it uses over ``checks`` more checks, per interval,
+    and the checks' own durations; stopped by its PID (SIGTERM)."""
+    import subprocess
+
+    cmd = _jetlink("-s", east_url, "dr", "watch", "--listen", "127.0.0.1:0", "--interval",
+                   f"{interval:g}s", "-j")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, env=_env())
+    try:
+        assert proc.stdout is not None
+        docs = []
+
+        def line() -> dict[str, Any]:
+            got = proc.stdout.readline() if proc.stdout is not None else ""
+            if not got:
+                raise RuntimeError(f"dr watch stopped (exit status {proc.wait()})")
+            doc: dict[str, Any] = json.loads(got)
+            docs.append(doc)
+            return doc
+
+        line()
+        cpu0, t0 = _cpu_seconds(proc.pid), time.perf_counter()
+        for _ in range(checks):
+            line()
+        cpu, wall = _cpu_seconds(proc.pid) - cpu0, time.perf_counter() - t0
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    seen = {len(d["objects"]) for d in docs}
+    _expect("dr watch", "objects per check", min(seen), mirrors)
+    durations = [float(d["duration_seconds"]) for d in docs[1:]]
+    return {"interval_s": interval, "checks": checks, "cpu_s": round(cpu, 3),
+            "cpu_s_per_interval": round(cpu / checks, 3), "wall_s": round(wall, 3),
+            "check_s": [round(s, 3) for s in durations], "objects": min(seen)}

@@ -22,10 +22,12 @@ class BenchBackend(StrEnum):
 SIZES = {"embedded": (900, 100, 2000), "live": (200, 20, 1000)}
 #: the mirrors ``dr check`` reads on the live servers
 CHECK_MIRRORS = 1000
+#: ``dr watch --interval`` on the live servers (its default)
+WATCH_INTERVAL_S = 15.0
 
 
 def run(backend: BenchBackend, streams: int | None, kv: int | None, consumers: int | None,
-        mirrors: int | None) -> dict[str, Any]:
+        mirrors: int | None, watch_interval: float | None = None) -> dict[str, Any]:
     """The region bench of each backend asked for, sizes not given from :data:`SIZES`."""
     from jetlink.core.errors import JetlinkError
 
@@ -45,7 +47,8 @@ def run(backend: BenchBackend, streams: int | None, kv: int | None, consumers: i
 
         try:
             doc["live"] = bench_live_region(
-                *size, mirrors=CHECK_MIRRORS if mirrors is None else mirrors)
+                *size, mirrors=CHECK_MIRRORS if mirrors is None else mirrors,
+                watch_interval=WATCH_INTERVAL_S if watch_interval is None else watch_interval)
         except FileNotFoundError as err:
             raise JetlinkError(f"{err}: jetlink bench dr --region --backend live needs "
                                "nats-server (pip install 'jetlink[live]')") from None
@@ -92,3 +95,10 @@ def render(app: App, doc: dict[str, Any]) -> None:
                          f"{d['consumers']:,} durable consumers (built in {d['build_s']:g}s)")
         for key, title, counts in steps:
             output.line(app, _figure(title, d[key], counts(d[key])))
+        w = d.get("watch")
+        if w is not None:
+            output.line(app, f"  dr watch --interval {w['interval_s']:g}s: "
+                             f"{w['cpu_s_per_interval']:.3f} CPU-seconds per interval (no "
+                             f"goal; {w['cpu_s']:.3f}s over {w['checks']} intervals, checks "
+                             f"of {', '.join(f'{s:.2f}s' for s in w['check_s'])}); "
+                             f"{w['objects']:,} objects")

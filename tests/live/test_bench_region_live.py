@@ -1,7 +1,7 @@
 """`jetlink bench dr --region --backend live` at a tiny size, on the two nats-servers it
 starts (west the hub, east the leaf: core/live/local.py): failover, fence with west back,
-failback with tails and --switch, dr check; the counts it moved asserted and reported
-(cli/bench_live_region.py)."""
+failback with tails and --switch, dr check, dr watch's CPU per interval; the counts it moved
+asserted and reported (cli/bench_live_region.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from jetlink.cli.main import build_app
 def test_bench_region_live_reports_what_it_moved():
     result = CliRunner().invoke(build_app(), [
         "bench", "dr", "--region", "--backend", "live", "--region-streams", "3",
-        "--region-kv", "1", "--region-consumers", "7", "--region-mirrors", "6", "-j"])
+        "--region-kv", "1", "--region-consumers", "7", "--region-mirrors", "6",
+        "--region-watch-interval", "0.5", "-j"])
     assert result.exit_code == 0, result.output
     d = json.loads(result.stdout)["live"]
     assert {k: d[k] for k in ("backend", "streams", "kv", "objects", "consumers",
@@ -32,3 +33,7 @@ def test_bench_region_live_reports_what_it_moved():
         "objects": 4, "tail_messages": 20, "tail_rows": 20, "objects_exact": 4,
         "consumers_back": 7, "goal_s": 30.0}
     assert {k: d["check"][k] for k in ("mirrors", "goal_s")} == {"mirrors": 6, "goal_s": 5.0}
+    w = d["watch"]
+    assert {k: w[k] for k in ("interval_s", "checks", "objects")} == {
+        "interval_s": 0.5, "checks": 3, "objects": 6}
+    assert len(w["check_s"]) == 3 and w["cpu_s_per_interval"] == round(w["cpu_s"] / 3, 3)
