@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from jetlink.cli.bench_live_dr import _client, _env, _jetlink, _run
+from jetlink.core.bench.region import expect
 
 #: the goals of the live figures, seconds (printed next to them, never asserted)
 GOALS_S = {"failover": 5.0, "fence": 2.0, "failback": 30.0, "check": 5.0}
@@ -173,14 +174,9 @@ def _round_trip(west_url: str, east_url: str, r: Any, before: dict[str, tuple[in
     finally:
         west.close()
         east.close()
-    _expect("the round trip", "objects back exactly", exact, r.objects)
-    _expect("the round trip", "consumers back on west", consumers, r.consumers)
+    expect("the round trip", "objects back exactly", exact, r.objects)
+    expect("the round trip", "consumers back on west", consumers, r.consumers)
     return {"objects_exact": exact, "consumers_back": consumers}
-
-
-def _expect(step: str, what: str, got: int, want: int) -> None:
-    if got != want:
-        raise RuntimeError(f"{step}: {got} {what}, expected {want}")
 
 
 def _more_mirrors(east_url: str, r: Any, mirrors: int) -> int:
@@ -202,35 +198,26 @@ def _more_mirrors(east_url: str, r: Any, mirrors: int) -> int:
 
 
 def _failover(east_url: str, r: Any) -> dict[str, Any]:
+    from jetlink.core.bench.region import failover_counts
+
     seconds, doc = _command(["-s", east_url, "dr", "failover", "--from", "west", "-f"])
-    placed = sum(1 for o in doc["objects"] for c in (o["result"] or {}).get("consumers") or []
-                 if c["status"] == "created")
-    _expect("the failover", "objects done", doc["done"], r.objects)
-    _expect("the failover", "consumers placed", placed, r.consumers)
     return {"seconds": round(seconds, 3), "goal_s": GOALS_S["failover"],
-            "objects": doc["done"], "consumers_placed": placed}
+            **failover_counts(doc, r)}
 
 
 def _fence(east_url: str, r: Any) -> dict[str, Any]:
     seconds, doc = _command(["-s", east_url, "dr", "fence", "--from", "west", "-f"])
-    _expect("the fence", "old origins fenced", doc["fenced"], r.objects)
+    expect("the fence", "old origins fenced", doc["fenced"], r.objects)
     return {"seconds": round(seconds, 3), "goal_s": GOALS_S["fence"], "fenced": doc["fenced"]}
 
 
 def _failback(east_url: str, r: Any, tails: Path) -> dict[str, Any]:
-    from jetlink.core.bench.region import dataset_rows
+    from jetlink.core.bench.region import failback_counts
 
     seconds, doc = _command(["-s", east_url, "dr", "failback", "--from", "west", "--tail",
                              f"parquet:{tails}", "--switch", "-f"])
-    per_object = [int(((o["result"] or {}).get("tail") or {}).get("messages") or 0)
-                  for o in doc["objects"]]
-    _expect("the failback", "objects done", doc["done"], r.objects)
-    _expect("the failback", "objects whose tail is what west took",
-            sum(1 for n in per_object if n == r.tail), r.objects)
-    rows = dataset_rows(tails)
-    _expect("the failback", "rows of the tail dataset", rows, r.objects * r.tail)
     return {"seconds": round(seconds, 3), "goal_s": GOALS_S["failback"],
-            "objects": doc["done"], "tail_messages": sum(per_object), "tail_rows": rows}
+            **failback_counts(doc, r, tails)}
 
 
 def _dr_check(regions: Any, r: Any, mirrors: int) -> dict[str, Any]:
@@ -238,7 +225,7 @@ def _dr_check(regions: Any, r: Any, mirrors: int) -> dict[str, Any]:
     _run(_jetlink("-s", regions.east.url, "positions", "sync"), _env())
     seconds, doc = _check(regions.east.url)
     checked = len(doc["mirrors"])
-    _expect("dr check", "mirrors checked", checked, r.objects + added)
+    expect("dr check", "mirrors checked", checked, r.objects + added)
     return {"seconds": round(seconds, 3), "goal_s": GOALS_S["check"], "mirrors": checked,
             "status": doc.get("status")}
 
@@ -320,7 +307,7 @@ def _watch(east_url: str, mirrors: int, interval: float, checks: int) -> dict[st
         proc.terminate()
         proc.wait(timeout=30)
     seen = {len(d["objects"]) for d in docs}
-    _expect("dr watch", "objects per check", min(seen), mirrors)
+    expect("dr watch", "objects per check", min(seen), mirrors)
     durations = [float(d["duration_seconds"]) for d in docs[1:]]
     return {"interval_s": interval, "checks": checks, "cpu_s": round(cpu, 3),
             "cpu_s_per_interval": round(cpu / checks, 3), "wall_s": round(wall, 3),

@@ -30,11 +30,13 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["GOALS_S", "Region", "bench_region", "dataset_rows"]
+__all__ = ["GOALS_S", "Region", "bench_region", "dataset_rows", "expect", "failback_counts",
+           "failover_counts"]
 
 #: the goals of the embedded figures, seconds (printed next to them, never asserted)
 GOALS_S = {"plan": 2.0, "failover": 10.0, "failback": 20.0}
@@ -91,17 +93,15 @@ def _build(root: Path, r: Region) -> None:
     from ..config.kv import KeyValueConfig, KVMirrorConfig
     from ..config.stream import StreamConfig
     from ..dr.positions import sync
-    from ..jetstream import JetStream
     from ..kv import KV
     from ..replication import pump_until_idle
     from ..store import DataDir
+    from .dr import west_and_east
 
     clock = SystemClock()
     dd = DataDir(root)
     try:
-        dd.add_cluster("west", "nats")
-        dd.add_cluster("east", "nats")
-        west, east = JetStream(dd.open("west"), clock), JetStream(dd.open("east"), clock)
+        west, east = west_and_east(dd, clock)
         for i in range(r.streams):
             name = r.stream(i)
             west.add_stream(StreamConfig.from_json({"name": name, "subjects": [f"o{i}.>"]}))
@@ -149,67 +149,77 @@ def _writes(root: Path, r: Region, cluster: str, per: int, subject: str) -> None
         dd.close()
 
 
-def _timed_plan(root: Path, r: Region) -> tuple[float, dict[str, Any]]:
-    """``dr failover --from west --dry-run``: the plan of every object, timed."""
+def _timed(root: Path, step: Callable[[Any, Any], dict[str, Any]]
+           ) -> tuple[float, dict[str, Any]]:
+    """``step(backend, clock)`` on east's backend opened as a command opens it, timed
+    (opening included); its report document."""
     from ..backend import open_backend
     from ..clock import SystemClock
-    from ..dr.region import FAILOVER, plan_region
 
     clock = SystemClock()
     t0 = time.perf_counter()
     with open_backend(None, root, "east", lambda: clock, create=False, step=False) as backend:
-        doc = plan_region(backend, FAILOVER, ["west"], clock=clock).preview().to_json()
-    seconds = time.perf_counter() - t0
+        doc = step(backend, clock)
+    return time.perf_counter() - t0, doc
+
+
+def _timed_plan(root: Path, r: Region) -> tuple[float, dict[str, Any]]:
+    """``dr failover --from west --dry-run``: the plan of every object, timed."""
+    from ..dr.region import FAILOVER, plan_region
+
+    seconds, doc = _timed(root, lambda backend, clock: plan_region(
+        backend, FAILOVER, ["west"], clock=clock).preview().to_json())
     t = doc["totals"]
     planned = sum(1 for o in doc["objects"] if o["state"] == "planned")
-    _expect("the plan", "objects planned", planned, r.objects)
-    _expect("the plan", "consumers to place", t["consumers"], r.consumers)
+    expect("the plan", "objects planned", planned, r.objects)
+    expect("the plan", "consumers to place", t["consumers"], r.consumers)
     return seconds, {"objects": planned, "consumers_to_place": t["consumers"],
                      "messages_at_risk": t["messages_at_risk"]}
 
 
 def _timed_failover(root: Path, r: Region) -> tuple[float, dict[str, Any]]:
     """``dr failover --from west -f``: the plan and its run, timed."""
-    from ..backend import open_backend
-    from ..clock import SystemClock
     from ..dr.region import FAILOVER, plan_region
 
-    clock = SystemClock()
-    t0 = time.perf_counter()
-    with open_backend(None, root, "east", lambda: clock, create=False, step=False) as backend:
-        doc = plan_region(backend, FAILOVER, ["west"], clock=clock).carry_out().to_json()
-    seconds = time.perf_counter() - t0
-    placed = sum(1 for o in doc["objects"] for c in (o["result"] or {}).get("consumers") or []
-                 if c["status"] == "created")
-    _expect("the failover", "objects done", doc["done"], r.objects)
-    _expect("the failover", "consumers placed", placed, r.consumers)
-    return seconds, {"objects": doc["done"], "consumers_placed": placed,
+    seconds, doc = _timed(root, lambda backend, clock: plan_region(
+        backend, FAILOVER, ["west"], clock=clock).carry_out().to_json())
+    return seconds, {**failover_counts(doc, r),
                      "promoted_streams": sum(o["kind"] == "stream" for o in doc["objects"]),
                      "promoted_buckets": sum(o["kind"] == "kv" for o in doc["objects"])}
 
 
+def failover_counts(doc: dict[str, Any], r: Region) -> dict[str, Any]:
+    """A region failover's report (``dr failover --from -j``): every object done and every
+    consumer placed ("created"), asserted; the counts."""
+    placed = sum(1 for o in doc["objects"] for c in (o["result"] or {}).get("consumers") or []
+                 if c["status"] == "created")
+    expect("the failover", "objects done", doc["done"], r.objects)
+    expect("the failover", "consumers placed", placed, r.consumers)
+    return {"objects": doc["done"], "consumers_placed": placed}
+
+
 def _timed_failback(root: Path, r: Region, tails: Path) -> tuple[float, dict[str, Any]]:
     """``dr failback --from west --tail parquet:DIR --switch -f``, timed (west up)."""
-    from ..backend import open_backend
-    from ..clock import SystemClock
     from ..dr.region import FAILBACK, plan_region
 
-    clock = SystemClock()
-    t0 = time.perf_counter()
-    with open_backend(None, root, "east", lambda: clock, create=False, step=False) as backend:
-        plan = plan_region(backend, FAILBACK, ["west"], tail=str(tails), switch=True,
-                           clock=clock)
-        doc = plan.carry_out().to_json()
-    seconds = time.perf_counter() - t0
+    seconds, doc = _timed(root, lambda backend, clock: plan_region(
+        backend, FAILBACK, ["west"], tail=str(tails), switch=True, clock=clock
+    ).carry_out().to_json())
+    return seconds, failback_counts(doc, r, tails)
+
+
+def failback_counts(doc: dict[str, Any], r: Region, tails: Path) -> dict[str, Any]:
+    """A region failback's report (``dr failback --from --tail parquet:DIR -j``): every
+    object done, each tail what west took, the dataset's rows their sum, asserted; the
+    counts."""
     per_object = [int(((o["result"] or {}).get("tail") or {}).get("messages") or 0)
                   for o in doc["objects"]]
-    _expect("the failback", "objects done", doc["done"], r.objects)
-    _expect("the failback", "objects whose tail is what west took",
-            sum(1 for n in per_object if n == r.tail), r.objects)
+    expect("the failback", "objects done", doc["done"], r.objects)
+    expect("the failback", "objects whose tail is what west took",
+           sum(1 for n in per_object if n == r.tail), r.objects)
     rows = dataset_rows(tails)
-    _expect("the failback", "rows of the tail dataset", rows, r.objects * r.tail)
-    return seconds, {"objects": doc["done"], "tail_messages": sum(per_object),
-                     "tail_rows": rows}
+    expect("the failback", "rows of the tail dataset", rows, r.objects * r.tail)
+    return {"objects": doc["done"], "tail_messages": sum(per_object), "tail_rows": rows}
 
 
 def dataset_rows(path: Path) -> int:
@@ -244,13 +254,14 @@ def _round_trip(root: Path, r: Region) -> dict[str, Any]:
                 exact += 1
     finally:
         dd.close()
-    _expect("the round trip", "objects back exactly", exact, r.objects)
-    _expect("the round trip", "consumers back on west", consumers, r.consumers)
+    expect("the round trip", "objects back exactly", exact, r.objects)
+    expect("the round trip", "consumers back on west", consumers, r.consumers)
     return {"objects_exact": exact, "consumers_back": consumers,
             "messages_per_object": want}
 
 
-def _expect(step: str, what: str, got: int, want: int) -> None:
+def expect(step: str, what: str, got: int, want: int) -> None:
+    """RuntimeError naming ``step``, ``what`` and both counts when they differ."""
     if got != want:
         raise RuntimeError(f"{step}: {got} {what}, expected {want}")
 
