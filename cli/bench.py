@@ -16,6 +16,7 @@ import typer
 
 from jetlink.cli import output
 from jetlink.cli.app import App
+from jetlink.cli.bench_region import BenchBackend
 from jetlink.cli.options import DurationType, JsonOption
 from jetlink.core.counts import MAX_COUNT  # (the bound of pub --count: core/counts.py)
 
@@ -499,9 +500,35 @@ def dr(
         int, typer.Option("--messages", min=1, metavar="N",
                           help="Messages in the failed-back streams, in all.")
     ] = 1_000_000,
+    region: Annotated[bool, typer.Option(
+        "--region", help="Time a region's failover and failback instead (dr failover, fence "
+        "and failback --from west, dr check).")] = False,
+    backend: Annotated[BenchBackend, typer.Option(
+        "--backend", help="With --region: the embedded engine, nats-servers started here, or "
+        "both.")] = BenchBackend.both,
+    region_streams: Annotated[int | None, typer.Option(
+        "--region-streams", min=1, metavar="N", show_default=False,
+        help="With --region: mirror streams in the region (default 900 embedded, 200 live)."),
+    ] = None,
+    region_kv: Annotated[int | None, typer.Option(
+        "--region-kv", min=0, metavar="N", show_default=False,
+        help="With --region: KV mirror buckets in the region (default 100 embedded, 20 "
+        "live).")] = None,
+    region_consumers: Annotated[int | None, typer.Option(
+        "--region-consumers", min=0, metavar="N", show_default=False,
+        help="With --region: durable consumers of the origins' streams (default 2,000 "
+        "embedded, 1,000 live).")] = None,
+    region_mirrors: Annotated[int | None, typer.Option(
+        "--region-mirrors", min=1, metavar="N", show_default=False,
+        help="With --region: mirrors dr check reads on the live servers (default 1,000).")
+    ] = None,
+    region_watch_interval: Annotated[float | None, typer.Option(
+        "--region-watch-interval", min=0.1, metavar="SECONDS", show_default=False,
+        help="With --region: dr watch's --interval on the live servers, whose CPU seconds "
+        "per interval are measured over 3 intervals (default 15).")] = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Time dr check and failback at scale.
+    """Time dr check, failback, a region's failover.
 
     dr check: builds a data directory (in a temporary directory) with cluster west holding
     the origin ORDERS and its durable consumers, and cluster east holding --mirrors mirrors
@@ -515,10 +542,29 @@ def dr(
     saved, west made a mirror and caught up; no switch) against a plain copy of the same
     data (fresh mirrors of the promoted streams caught up by the pump). The messages each
     side moved are asserted equal; the ratios failback / copy and their median printed.
+
+    --region (then only this): region west's mirrors on east, west down. Embedded (900
+    streams, 100 KV buckets, 2,000 consumers): the plan (goal under 2 s), the failover
+    (under 10 s), the failback with tails and --switch once west is back and took messages
+    (under 20 s). Live, whole commands on two nats-servers it starts (200 streams, 20
+    buckets, 1,000 consumers): failover (under 5 s), fence with west back (under 2 s),
+    failback with tails and --switch (under 30 s), dr check of 1,000 mirrors (under 5 s),
+    and dr watch over them: its CPU seconds per interval.
+    Objects done, consumers placed, tails' counts and an exact round trip are asserted;
+    building is not timed.
     """
+    if region:
+        from jetlink.cli import bench_region
+
+        doc = bench_region.run(backend, region_streams, region_kv, region_consumers,
+                               region_mirrors, region_watch_interval)
+        App.of(ctx).emit(doc, human=bench_region.render)
+        return
+    _region_only(backend, region_streams, region_kv, region_consumers, region_mirrors,
+                 region_watch_interval)
     from jetlink.core.bench.dr import bench_dr_check, bench_failback
 
-    doc: dict[str, Any] = {"check": bench_dr_check(mirrors, consumers=consumers, runs=runs)}
+    doc = {"check": bench_dr_check(mirrors, consumers=consumers, runs=runs)}
     if streams:
         doc["failback"] = bench_failback(streams, messages, runs=runs)
 
@@ -529,6 +575,20 @@ def dr(
                 output.kv_block(a, d[part])
 
     App.of(ctx).emit(doc, human=human)
+
+
+def _region_only(backend: BenchBackend, *sizes: float | None) -> None:
+    """A --region option given without --region: a usage error naming it."""
+    from jetlink.core.errors import UsageError
+
+    flags = ["--region-streams", "--region-kv", "--region-consumers", "--region-mirrors",
+             "--region-watch-interval"]
+    given = [f for f, v in zip(flags, sizes, strict=True) if v is not None]
+    if backend is not BenchBackend.both:
+        given.insert(0, "--backend")
+    if given:
+        raise UsageError(f"{given[0]} goes with --region (the region's failover bench)",
+                         field=given[0].lstrip("-").replace("-", "_"))
 
 
 @bench_app.command("acls")

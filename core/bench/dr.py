@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["bench_dr_check", "bench_failback"]
+__all__ = ["bench_dr_check", "bench_failback", "west_and_east"]
 
 ORIGIN = "ORDERS"
 
@@ -94,6 +94,16 @@ def bench_dr_check(mirrors: int = 1000, *, messages: int = 1000, consumers: int 
 # -- failback: the way back of many promoted streams, against a plain copy ---------------------
 
 
+def west_and_east(dd: Any, clock: Any) -> tuple[Any, Any]:
+    """Clusters ``west`` and ``east`` added to the data directory ``dd``: their JetStream
+    APIs (west, east)."""
+    from ..jetstream import JetStream
+
+    dd.add_cluster("west", "nats")
+    dd.add_cluster("east", "nats")
+    return JetStream(dd.open("west"), clock), JetStream(dd.open("east"), clock)
+
+
 def _failback_world(root: Path, streams: int, messages: int, tail: int) -> None:
     """West holding ``streams`` origins O<i> (``messages`` in all), east their mirrors M<i>
     caught up, then failed over (west down); west took ``tail`` more messages per stream
@@ -102,16 +112,13 @@ def _failback_world(root: Path, streams: int, messages: int, tail: int) -> None:
     from ..clock import SystemClock
     from ..config.stream import StreamConfig
     from ..dr import promote
-    from ..jetstream import JetStream
     from ..replication import pump_until_idle
     from ..store import DataDir
 
     clock = SystemClock()
     dd = DataDir(root)
     try:
-        dd.add_cluster("west", "nats")
-        dd.add_cluster("east", "nats")
-        west, east = JetStream(dd.open("west"), clock), JetStream(dd.open("east"), clock)
+        west, east = west_and_east(dd, clock)
         per = messages // streams
         for i in range(streams):
             west.add_stream(StreamConfig.from_json({"name": f"O{i:03d}",
