@@ -539,7 +539,8 @@ def _cleanup(dd: DataDir, clock: Clock, cl: Cluster) -> None:
 def pump(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = None,
          max_msgs: int | None = None, bulk: bool = True, batch: int | None = None,
          on_moved: Callable[[int], None] | None = None,
-         broken: list[tuple[str, JetlinkError]] | None = None) -> list[AgreementReport]:
+         broken: list[tuple[str, JetlinkError]] | None = None,
+         streams: Iterable[str] | None = None) -> list[AgreementReport]:
     """One step over every agreement whose target lives in ``clusters`` (all when None) and
     in a cluster that is not down: copies what is pending (at most ``max_msgs`` messages per
     agreement when given), in transactions of at most ``batch`` messages per agreement, each
@@ -548,8 +549,10 @@ def pump(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = Non
     messages (copied or skipped as duplicates; a progress bar). Returns one report per
     agreement. A cluster whose database cannot be used (store/health.py) stops only what
     involves it: the others are served, then its error is raised, or, given a ``broken``
-    list, appended there as (name, error)."""
+    list, appended there as (name, error). ``streams``: only the agreements of these target
+    streams (a caller waiting for one stream: core/dr/embedded.py ``settle``)."""
     wanted = None if clusters is None else set(clusters)
+    only = None if streams is None else set(streams)
     reports: list[AgreementReport] = []
     found: list[tuple[str, JetlinkError]] = []
     for info in datadir.clusters(create_local=False, broken=found):
@@ -565,6 +568,8 @@ def pump(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = Non
         with contextlib.suppress(JetlinkError, sqlite3.Error):
             JetStream(cl, clock)._expire_if_due()
         names = _targets(cl)
+        if only is not None:
+            names = [n for n in names if n in only]
         if names:
             cl.ensure_schema(COMPONENT, SCHEMA_STEPS)
         _cleanup(datadir, clock, cl)
@@ -583,8 +588,8 @@ def pump_until_idle(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] |
                     bulk: bool = True, batch: int | None = None,
                     max_rounds: int = MAX_ROUNDS,
                     on_moved: Callable[[int], None] | None = None,
-                    broken: list[tuple[str, JetlinkError]] | None = None
-                    ) -> list[AgreementReport]:
+                    broken: list[tuple[str, JetlinkError]] | None = None,
+                    streams: Iterable[str] | None = None) -> list[AgreementReport]:
     """:func:`pump` until a step moves nothing (chains of mirrors and sources settle too).
     Returns the last step's reports with the totals copied / skipped over all steps.
     ``on_moved``, ``broken``: as :func:`pump` (the ``n`` add up to the copied and skipped
@@ -595,7 +600,7 @@ def pump_until_idle(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] |
     found: list[tuple[str, JetlinkError]] = [] if broken is None else broken
     for _ in range(max_rounds):
         reports = pump(datadir, clock, clusters=clusters, bulk=bulk, batch=batch,
-                       on_moved=on_moved, broken=found)
+                       on_moved=on_moved, broken=found, streams=streams)
         moved = False
         for r in reports:
             key = (r.target_cluster, r.target, r.kind, r.origin_cluster, r.origin)

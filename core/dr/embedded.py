@@ -224,5 +224,7 @@ class EmbeddedSite:
     def settle(self, stream: str, upto: int, timeout: float) -> int:
         from ..replication import pump_until_idle
 
-        pump_until_idle(self.datadir, self.clock, clusters=[self.cluster])
+        # only this stream's agreements: a wait for one mirror does not copy every other
+        # (a region's failback waits once per object)
+        pump_until_idle(self.datadir, self.clock, clusters=[self.cluster], streams=[stream])
         return int(self.js.stream_info(stream).state.last_seq)

@@ -643,18 +643,21 @@ def _list_clamps(result: Result, clamps: Sequence[str]) -> None:
 
 def _nats_mirrors(backend: Backend, cluster: str | None, label: str, names: _Names,
                   topology: Any, flags: Mapping[str, Any]) -> list[MirrorReadiness]:
+    """Every mirror of the side checked, in the order the server lists its streams; on a
+    live server up to ``backend.parallel`` checks in flight over its one connection (each is
+    a few requests: one after the other they cost the round trips of every mirror)."""
     from ..kv import bucket_of_stream
 
     site = _OnceSite(backend.site(cluster))
     records = _Records(backend.positions(cluster))
     suffix = f"@{label}" if cluster is not None else ""
-    out = []
+    jobs: list[tuple[Any, str, str | None]] = []  # (info, shown, kind: None a returned one)
     for info in site.js.streams():
         cfg = info.config
         names.seen_stream(cfg.name, suffix)
         kind = mirror_kind(cfg)
         if kind is None:
-            out += _check_returned(site._site, info, suffix, label, names)
+            jobs.append((info, "", None))
             continue
         shown = cfg.name
         if kind == "kv":
@@ -662,8 +665,21 @@ def _nats_mirrors(backend: Backend, cluster: str | None, label: str, names: _Nam
         shown += suffix
         if not names.wanted(shown, cfg.name + suffix):
             continue
-        out.append(check_nats_mirror(site, info, shown, kind, label, records, topology, flags))
-    return out
+        jobs.append((info, shown, kind))
+
+    def one(job: tuple[Any, str, str | None]) -> list[MirrorReadiness]:
+        info, shown, kind = job
+        if kind is None:
+            return _check_returned(site._site, info, suffix, label, names)
+        return [check_nats_mirror(site, info, shown, kind, label, records, topology, flags)]
+
+    workers = min(backend.parallel, len(jobs))
+    if workers <= 1:
+        return [m for job in jobs for m in one(job)]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return [m for found in pool.map(one, jobs) for m in found]
 
 
 def _check_returned(site: Any, info: Any, suffix: str, label: str, names: _Names

@@ -143,30 +143,48 @@ class Journal:
         if self.kv is None:
             return None
         try:
-            entry = self._open(False).get(self.key)
+            bucket = self._open(False)
+            entry = bucket.get(self.key)
         except ApiError as err:
             if err.err_code in (10037, 10059, 10058):
                 return None
             raise
-        fix = (f"remove it to start over: jetlink kv del {BUCKET} {self.key} (the objects "
-               "keep their own records: a new run finds what was done)")
-        try:
-            doc = json.loads(entry.value)
-        except ValueError:
-            raise JetlinkError(f"the region journal record {self.key} in bucket {BUCKET} is "
-                               f"not JSON, so not a record jetlink wrote: {fix}",
-                               field="journal") from None
+        doc = self._parse(self.key, entry.value)
         if not isinstance(doc, dict) or doc.get("version") != VERSION or \
                 not isinstance(doc.get("objects"), dict) or \
-                not all(isinstance(v, dict) and isinstance(v.get("state"), str)
-                        for v in doc["objects"].values()):
-            raise JetlinkError(f"the region journal record {self.key} in bucket {BUCKET} is "
-                               f"not a record jetlink wrote (version {VERSION}, objects with "
-                               f"their state): {fix}", field="journal")
+                not all(_is_state(v) for v in doc["objects"].values()):
+            raise self._damaged(self.key, f"not a record jetlink wrote (version {VERSION}, "
+                                          "objects with their state)")
+        for key in bucket.keys([f"{self.key}.>"]):  # each object's mark since (mark)
+            try:
+                mark = self._parse(key, bucket.get(key).value)
+            except ApiError as err:
+                if err.err_code == 10037:
+                    continue  # deleted or purged since listed
+                raise
+            if not _is_state(mark) or not isinstance(mark.get("key"), str):
+                raise self._damaged(key, "not a record jetlink wrote (an object's state)")
+            if mark.get("run") == doc.get("started"):  # a mark of an earlier run: not ours
+                doc["objects"][mark["key"]] = {k: mark[k] for k in ("state", "at", "detail")
+                                               if k in mark}
         self.doc = doc
         return doc
 
+    def _damaged(self, key: str, why: str) -> JetlinkError:
+        return JetlinkError(
+            f"the region journal record {key} in bucket {BUCKET} is {why}: remove it to "
+            f"start over: jetlink kv del {BUCKET} {key} (the objects keep their own "
+            "records: a new run finds what was done)", field="journal")
+
+    def _parse(self, key: str, value: bytes) -> Any:
+        try:
+            return json.loads(value)
+        except ValueError:
+            raise self._damaged(key, "not JSON, so not a record jetlink wrote") from None
+
     def write(self) -> None:
+        """The run's record: its plan and each object's state as now (at the start and the
+        end of a run)."""
         assert self.doc is not None
         if self.kv is None:
             return
@@ -175,11 +193,22 @@ class Journal:
                                  .encode())
 
     def mark(self, obj: RegionObject, now: str) -> None:
+        """One object's state: a small record of its own (``<key>.<object>``, tagged with the
+        run), not the whole record again: a region of thousands of objects writes each
+        once per change."""
         assert self.doc is not None
+        state = {"state": obj.state, "at": now, "detail": obj.detail}
         with self._lock:
-            self.doc["objects"][obj.key] = {"state": obj.state, "at": now,
-                                            "detail": obj.detail}
-        self.write()
+            self.doc["objects"][obj.key] = state
+        if self.kv is None:
+            return
+        mark = {"key": obj.key, "run": self.doc.get("started"), **state}
+        self._open(True).put(f"{self.key}.{key_for(obj.key)}",
+                             json.dumps(mark, separators=(",", ":")).encode())
+
+
+def _is_state(v: Any) -> bool:
+    return isinstance(v, dict) and isinstance(v.get("state"), str)
 
 
 # --- the report ---------------------------------------------------------------------------------
