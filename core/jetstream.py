@@ -152,12 +152,12 @@ class JetStream:
     def _due(conn: sqlite3.Connection, catalog: S.Catalog, now: int) -> bool:
         return any(((d.max_age or d.allow_ttl or d.sdm_ttl_s) and S.expiry_due(conn, d, now))
                    or (d.allow_schedules and _schedules().due(conn, d, now))
-                   for d in catalog.by_id.values())
+                   for d in catalog.timed)
 
     def _expire(self, txn: S.Txn) -> None:
         """The due work: expiry, then message schedules that are due (ADR-51: fired at the
         first engine call at or after their time, core/streamstore/schedules.py)."""
-        for d in txn.catalog.by_id.values():
+        for d in txn.catalog.timed:
             if (d.max_age or d.allow_ttl or d.sdm_ttl_s) and S.expiry_due(txn.conn, d, txn.now):
                 txn.stream(d).expire()
             if d.allow_schedules and _schedules().due(txn.conn, d, txn.now):

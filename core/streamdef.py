@@ -117,6 +117,10 @@ class Catalog:
         self.by_name = {d.name: d for d in defs}
         self.by_id = {d.id: d for d in defs}
         self._routes: dict[str, StreamDef | None] = {}
+        #: the streams with due work to look for on an engine call (expiry: max_age, per
+        #: message TTLs, delete markers; message schedules), the others never have any
+        self.timed = [d for d in defs
+                      if d.max_age or d.allow_ttl or d.sdm_ttl_s or d.allow_schedules]
 
     def route(self, subject: str) -> StreamDef | None:
         """The stream whose subjects capture ``subject`` (subjects never overlap: at most one)."""

@@ -195,15 +195,16 @@ def sync(site: Any, store: PositionStore, mirrors: Sequence[str] = ()) -> list[S
     """Read the durable consumers of every mirror's origin (of ``mirrors``: only those) on
     ``site`` (core/dr/rules.py Site) and write them to ``store``."""
     js = site.js
-    infos = [i for i in js.streams() if i.config.mirror is not None
-             and i.config.name != f"KV_{BUCKET}"]
-    if mirrors:
-        by_name = {i.config.name: i for i in infos}
-        missing = [m for m in mirrors if m not in by_name]
-        for name in missing:
-            js.stream_info(name)  # the server's 10059 for a stream that is not there
-            raise JetlinkError(f"stream {name} is not a mirror", field="mirror")
-        infos = [by_name[m] for m in mirrors]
+    if mirrors:  # each named one read by itself (a failback syncs one among thousands)
+        infos = []
+        for name in mirrors:
+            info = js.stream_info(name)  # the server's 10059 for a stream that is not there
+            if info.config.mirror is None or name == f"KV_{BUCKET}":
+                raise JetlinkError(f"stream {name} is not a mirror", field="mirror")
+            infos.append(info)
+    else:
+        infos = [i for i in js.streams() if i.config.mirror is not None
+                 and i.config.name != f"KV_{BUCKET}"]
     out: list[SyncResult] = []
     for info in infos:
         cfg = info.config
