@@ -67,10 +67,9 @@ def _wait_caught_up(js: Any, want: dict[str, int], what: str) -> None:
 
 def _build(west_url: str, east_url: str, r: Any) -> None:
     """West's streams, buckets and consumers; east's mirrors of them, caught up."""
+    from jetlink.core.backend import domain_kv
     from jetlink.core.config.consumer import ConsumerConfig
     from jetlink.core.config.kv import KeyValueConfig, KVMirrorConfig
-    from jetlink.core.kv import KV
-    from jetlink.core.live.jetstream import LiveDomains
 
     west, east = _client(west_url), _client(east_url)
     try:
@@ -82,7 +81,7 @@ def _build(west_url: str, east_url: str, r: Any) -> None:
                     {"durable_name": f"C{c}", "ack_policy": "explicit"}))
         _acked(west.publish_batch([(f"o{i}.{k % 10}", b"x" * 64, None)
                                    for i in range(r.streams) for k in range(r.messages)]))
-        wkv, ekv = KV.over(LiveDomains(west), ""), KV.over(LiveDomains(east), "east")
+        wkv, ekv = domain_kv(west, ""), domain_kv(east, "east")
         for j in range(r.kv):
             wkv.create_bucket(KeyValueConfig(bucket=r.bucket(j)))
             _acked(wkv.open(r.bucket(j)).put_many([(f"k{k}", b"v" * 32)
@@ -109,14 +108,13 @@ def _acked(acks: list[Any]) -> None:
 
 def _publish(url: str, r: Any, per: int, subject: str) -> None:
     """``per`` messages on every stream's subjects and every bucket through ``url``."""
-    from jetlink.core.kv import KV
-    from jetlink.core.live.jetstream import LiveDomains
+    from jetlink.core.backend import domain_kv
 
     js = _client(url)
     try:
         _acked(js.publish_batch([(f"o{i}.{subject}", b"w" * 64, None)
                                  for i in range(r.streams) for _ in range(per)]))
-        kv = KV.over(LiveDomains(js), "")
+        kv = domain_kv(js, "")
         for j in range(r.kv):
             _acked(kv.open(r.bucket(j)).put_many([(f"{subject}{k}", b"w" * 32)
                                                   for k in range(per)]))

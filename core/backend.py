@@ -273,7 +273,7 @@ class LiveBackend(Backend):
     def site(self, cluster: str | None = None) -> Any:
         from .dr.live import LiveSite
 
-        return LiveSite(self._live(), kv=_domain_kv)
+        return LiveSite(self._live(), kv=domain_kv)
 
     def data_dir(self, what: str, *, step: bool = True) -> DataDir:
         raise JetlinkError(
@@ -304,7 +304,7 @@ class LiveBackend(Backend):
             js.close()
 
 
-def _domain_kv(js: Any, domain: str) -> KV:
+def domain_kv(js: Any, domain: str) -> KV:
     """Key-Value of the JetStream domain ``domain`` whose API is ``js`` (a live site's
     ``kv``: jetlink's own records on either side of a failback)."""
     from .kv import KV
