@@ -308,3 +308,20 @@ def test_a_rerun_with_fence_fences_what_the_first_run_left(region):
     assert d["nothing_to_do"]
     assert sorted((o["name"], o["action"]) for o in d["fence"]["objects"]) == [
         ("CONFIG", "fenced"), ("ORDERS", "fenced"), ("PAY", "fenced")]
+
+
+def test_a_damaged_object_record_of_the_journal_is_refused_naming_it(region):
+    from jetlink.core.dr.positions import key_for
+
+    ok(east(region, "dr", "failover", "--from", "west", "-f"))
+    key = f"failover.west.{key_for('stream:PAY@east')}"
+    ok(east(region, "kv", "put", "JETLINK_REGIONS", key, "[1, 2]"))
+    before = digest(region)
+    r = east(region, "dr", "failover", "--from", "west", "-f")
+    assert r.exit_code == 1
+    assert r.stderr.splitlines() == [
+        f"jetlink: error: the region journal record {key} in bucket JETLINK_REGIONS is not a "
+        f"record jetlink wrote (an object's state): remove it to start over: jetlink kv del "
+        f"JETLINK_REGIONS {key} (the objects keep their own records: a new run finds what "
+        "was done)"]
+    assert digest(region) == before
