@@ -209,12 +209,12 @@ class JetStream:
                         field="first_seq")
                 first = final.first_seq if final.first_seq > 0 else 0
                 last = first - 1 if first > 0 else 0
-                txn.conn.execute(
+                cur = txn.conn.execute(
                     "INSERT INTO streams(name, config, created_ns, first_seq, last_seq, "
                     "last_ts, msgs, bytes) VALUES (?, ?, ?, ?, ?, 0, 0, 0)",
                     (final.name, _config_doc(final), txn.now, first, last),
                 )
-                S.bump_config_gen(txn.conn)
+                S.bump_config_gen(txn.conn, cur.lastrowid)
                 txn.catalog = S.Catalog.load(txn.conn, self.cluster.cache)
                 d = txn.catalog.by_name[final.name]
             return self._info(txn.conn, d, txn.now)
@@ -237,7 +237,7 @@ class JetStream:
                 fastbatch.drop_stream(txn, old.id)
             txn.conn.execute("UPDATE streams SET config = ? WHERE id = ?",
                              (_config_doc(final), old.id))
-            S.bump_config_gen(txn.conn)
+            S.bump_config_gen(txn.conn, old.id)
             txn.catalog = S.Catalog.load(txn.conn, self.cluster.cache)
             txn.streams.pop(old.id, None)
             d = txn.catalog.by_name[final.name]
@@ -266,7 +266,7 @@ class JetStream:
             conn.execute("DELETE FROM dedupe WHERE stream_id = ?", (d.id,))
             _schedules().forget_stream(conn, d.id)
             conn.execute("DELETE FROM streams WHERE id = ?", (d.id,))
-            S.bump_config_gen(conn)
+            S.bump_config_gen(conn, d.id)
             txn.streams.pop(d.id, None)
             txn.catalog = S.Catalog.load(conn, self.cluster.cache)
 

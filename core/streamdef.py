@@ -149,6 +149,11 @@ class Catalog:
         cat: Catalog | None = cache.get("catalog")
         if cat is not None and cat.gen == gen:
             return cat
+        if cat is not None and cat.gen == gen - 1:
+            one = cls._one_changed(conn, cat, gen)
+            if one is not None:
+                cache["catalog"] = one
+                return one
         old = {d.id: d for d in cat.by_name.values()} if cat is not None else {}
         defs = []
         for sid, name, config, created in conn.execute(
@@ -164,9 +169,43 @@ class Catalog:
         cache["catalog"] = cat
         return cat
 
+    @classmethod
+    def _one_changed(cls, conn: sqlite3.Connection, cat: Catalog, gen: int
+                     ) -> Catalog | None:
+        """The catalog after the one change that made ``gen`` from ``cat``'s, when the change
+        recorded which stream it was (:func:`bump_config_gen`): that stream's row read
+        alone, not every stream's (a region's failover changes thousands, one by one). None
+        when the change is not recorded so (then everything is read)."""
+        marks = dict(conn.execute(
+            "SELECT key, value FROM meta WHERE key IN ('config_changed_gen', "
+            "'config_changed_id')").fetchall())
+        if marks.get("config_changed_gen") != gen or marks.get("config_changed_id") is None:
+            return None
+        sid = int(marks["config_changed_id"])
+        defs = [d for d in cat.by_id.values() if d.id != sid]
+        row = conn.execute("SELECT id, name, config, created_ns FROM streams WHERE id = ?",
+                           (sid,)).fetchone()
+        if row is not None:
+            prev = cat.by_id.get(sid)
+            if prev is not None and prev.config_json == row[2] and prev.name == row[1]:
+                defs.append(prev)
+            else:
+                cfg = StreamConfig.from_json(json.loads(row[2]), strict=False)
+                defs.append(StreamDef(row[0], cfg, row[3], row[2]))
+            defs.sort(key=lambda d: d.id)
+        return cls(gen, defs)
 
-def bump_config_gen(conn: sqlite3.Connection) -> None:
+
+def bump_config_gen(conn: sqlite3.Connection, stream_id: int | None = None) -> None:
+    """A stream was added, changed or deleted: the catalog's generation moves on, and, given
+    ``stream_id``, which stream it was (the next :meth:`Catalog.load` then reads that one
+    row; without it, or after any other change in between, every row)."""
     conn.execute(
         "INSERT INTO meta(key, value) VALUES ('config_gen', 1) "
         "ON CONFLICT(key) DO UPDATE SET value = value + 1"
     )
+    gen = Catalog.config_gen(conn) if stream_id is not None else None
+    conn.executemany(
+        "INSERT INTO meta(key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [("config_changed_gen", gen), ("config_changed_id", stream_id)])
