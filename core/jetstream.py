@@ -301,6 +301,11 @@ class JetStream:
         with self.read() as (_conn, catalog):
             return self._names(catalog, subject)
 
+    def stream_configs(self) -> list[StreamConfig]:
+        """Every stream's config from the catalog, no state counted (shared: read only)."""
+        with self.read() as (_conn, catalog):
+            return [catalog.by_name[n].cfg for n in self._names(catalog, None)]
+
     @staticmethod
     def _names(catalog: S.Catalog, subject: str | None) -> list[str]:
         names = sorted(catalog.by_name)

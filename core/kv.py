@@ -502,8 +502,7 @@ class KV:
                 return KeyValue(self, origin, self.cluster, name, kind="mirror",
                                 read_only=True, display=name)
         validate_bucket_name(name)
-        for info in js.streams():
-            cfg = info.config
+        for cfg in js.stream_configs():
             if _mirrored_bucket(cfg) == name and cfg.mirror_direct:
                 assert cfg.mirror is not None
                 ocluster = _origin_cluster(cfg.mirror, self.cluster)

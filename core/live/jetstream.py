@@ -251,6 +251,9 @@ class LiveJetStream(LiveConsumers):
     def stream_names(self, subject: str | None = None) -> list[str]:
         return sorted(self._paged("STREAM.NAMES", "streams", subject))
 
+    def stream_configs(self) -> list[StreamConfig]:
+        return [i.config for i in self.streams()]  # the server lists configs with states
+
     def _paged(self, verb: str, key: str, subject: str | None) -> list[Any]:
         items: list[Any] = []
         while True:
