@@ -319,7 +319,8 @@ def watch(
 
 
 def _loop(app: App, w: Any, every: float, stop: Any) -> None:
-    """A check every ``every`` seconds on a thread of its own until ``stop`` is set (a
+    """A check every ``every`` seconds (start to start; a check that takes longer is
+    followed by the next at once) on a thread of its own until ``stop`` is set (a
     signal): the main thread only waits, so a stop is never held up by a slow check
     longer than :data:`STOP_GRACE`."""
     import threading
@@ -327,9 +328,14 @@ def _loop(app: App, w: Any, every: float, stop: Any) -> None:
     broke: list[BaseException] = []
 
     def run() -> None:
+        import time
+
         try:
-            while not stop.wait(every):
+            due = time.monotonic() + every  # a fixed rate: the interval is check to check
+            while not stop.wait(max(0.0, due - time.monotonic())):
+                due += every
                 _report(app, w.check())
+                due = max(due, time.monotonic())  # a check longer than the interval: next now
         except Exception as err:  # noqa: BLE001 - handed to the main thread, reported there
             broke.append(err)
 
