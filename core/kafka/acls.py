@@ -351,22 +351,33 @@ def decide(settings: AuthorizerSettings, bindings: Iterable[AclBinding], princip
         return result(True, "operator")
     if principal in settings.super_users:
         return result(True, "super user")
+    matching = [b for b in bindings if b.matches_resource(resource_type, name)]
+    return _verdict(settings, matching, bool(matching), principal, operation, resource_type,
+                    name, host)
+
+
+def _verdict(settings: AuthorizerSettings, bindings: Iterable[AclBinding], found: bool,
+             principal: str, operation: str, resource_type: str, name: str, host: str
+             ) -> Decision:
+    """The decision over ``bindings`` that match the resource (``found``: some binding,
+    of any principal, matches it: else ``allow.everyone.if.no.acl.found`` decides)."""
     allow: AclBinding | None = None
-    found = False
-    for b in sorted(bindings):
-        if not b.matches_resource(resource_type, name):
-            continue
-        found = True
+    deny: AclBinding | None = None
+    for b in bindings:  # the one reported is the least of those that apply (any order in)
         got = _applies(b, principal, host, operation)
-        if got == "DENY":
-            return result(False, "deny", b)
-        if got == "ALLOW" and allow is None:
+        if got == "DENY" and (deny is None or b < deny):
+            deny = b
+        elif got == "ALLOW" and (allow is None or b < allow):
             allow = b
+    if deny is not None:
+        return Decision(False, "deny", deny, principal, operation, resource_type, name, host)
     if allow is not None:
-        return result(True, "allow", allow)
+        return Decision(True, "allow", allow, principal, operation, resource_type, name, host)
     if not found:
-        return result(settings.allow_everyone_if_no_acl_found, "no acl")
-    return result(False, "default deny")
+        return Decision(settings.allow_everyone_if_no_acl_found, "no acl", None, principal,
+                        operation, resource_type, name, host)
+    return Decision(False, "default deny", None, principal, operation, resource_type, name,
+                    host)
 
 
 #: the error a refused request answers, per resource type (Kafka's Errors)
@@ -388,45 +399,52 @@ def refusal(d: Decision) -> KafkaError:
 # --- the store ---------------------------------------------------------------------------------
 #: keys of the cluster connection's cache (``Cluster.cache``): the index, and a counter this
 #: process bumps with every change of the bindings or settings
-_INDEX, _GENERATION = "kafka_acls.index", "kafka_acls.generation"
+_INDEX, _GENERATION, _STORE = "kafka_acls.index", "kafka_acls.generation", "kafka_acls.store"
 
 
 class _Index:
-    """A cluster's bindings by resource: LITERAL ones by (type, name), PREFIXED ones by type
-    then prefix, so a decision reads the name, ``*`` and the name's prefixes, never a scan."""
+    """A cluster's bindings by resource and principal: LITERAL ones by (type, name), PREFIXED
+    ones by type then prefix, each then by principal, so a decision reads the bindings of
+    the resource's name, ``*`` and the name's prefixes for the principal and ``User:*``,
+    never a scan."""
 
     def __init__(self, key: Any, settings: AuthorizerSettings, rows: Iterable[AclBinding]
                  ) -> None:
         self.key, self.settings = key, settings
-        self.literal: dict[tuple[str, str], list[AclBinding]] = {}
-        self.prefixed: dict[str, dict[str, list[AclBinding]]] = {}
+        self.literal: dict[tuple[str, str], dict[str, list[AclBinding]]] = {}
+        self.prefixed: dict[str, dict[str, dict[str, list[AclBinding]]]] = {}
         self.longest: dict[str, int] = {}
         for b in rows:
             if b.pattern_type == "LITERAL":
-                self.literal.setdefault((b.resource_type, b.name), []).append(b)
+                by = self.literal.setdefault((b.resource_type, b.name), {})
             else:
-                self.prefixed.setdefault(b.resource_type, {}).setdefault(b.name, []).append(b)
+                by = self.prefixed.setdefault(b.resource_type, {}).setdefault(b.name, {})
                 self.longest[b.resource_type] = max(self.longest.get(b.resource_type, 0),
                                                     len(b.name))
+            by.setdefault(b.principal, []).append(b)
 
-    def candidates(self, resource_type: str, name: str) -> list[AclBinding]:
-        out = [*self.literal.get((resource_type, name), ()),
-               *self.literal.get((resource_type, WILDCARD), ())]
+    def _patterns(self, resource_type: str, name: str) -> list[dict[str, list[AclBinding]]]:
+        out = [p for p in (self.literal.get((resource_type, name)),
+                           self.literal.get((resource_type, WILDCARD))) if p]
         prefixed = self.prefixed.get(resource_type)
         if prefixed:
             for i in range(1, min(len(name), self.longest[resource_type]) + 1):
-                out += prefixed.get(name[:i], ())
+                found = prefixed.get(name[:i])
+                if found:
+                    out.append(found)
         return out
 
+    def decide(self, principal: str, operation: str, resource_type: str, name: str,
+               host: str) -> Decision:
+        """:func:`decide` over the bindings of the resource for ``principal`` and
+        ``User:*`` (the only ones that can apply), the others counted as "found"."""
+        patterns = self._patterns(resource_type, name)
+        mine = [b for by in patterns for who in (principal, "User:*") for b in by.get(who, ())]
+        return _verdict(self.settings, mine, bool(patterns), principal, operation,
+                        resource_type, name, host)
+
+
 _COLUMNS = "resource_type, name, pattern_type, principal, host, operation, permission"
-
-
-#: names up to this long are looked up by each of their prefixes (one key lookup each)
-_PREFIX_LOOKUPS = 512
-
-
-def _prefixes(name: str) -> list[str]:
-    return [name[:i] for i in range(1, len(name) + 1)]
 
 
 class AclStore:
@@ -436,10 +454,23 @@ class AclStore:
         self.cluster = cluster
         self._schema = KafkaSchema(cluster, [(COMPONENT, SCHEMA_STEPS)])
 
+    @classmethod
+    def of(cls, cluster: Cluster) -> AclStore:
+        """The store of ``cluster``, made once per connection (a request asks it each time)."""
+        store = cluster.cache.get(_STORE)
+        if not isinstance(store, cls) or store.cluster is not cluster:
+            store = cls(cluster)
+            cluster.cache[_STORE] = store
+        return store
+
     # -- settings ----------------------------------------------------------------------------
     def settings(self) -> AuthorizerSettings:
-        with self._schema.read() as conn:
-            rows = dict(conn.execute("SELECT key, value FROM authorizer").fetchall())
+        """The authorizer's settings as they are now (held with the bindings, :meth:`_index`)."""
+        return self._index().settings
+
+    @staticmethod
+    def _read_settings(conn: Any) -> AuthorizerSettings:
+        rows = dict(conn.execute("SELECT key, value FROM authorizer").fetchall())
         users = tuple(u for u in rows.get("super.users", "").split(";") if u)
         return AuthorizerSettings(rows.get("authorizer") == "true", users,
                                   rows.get("allow.everyone.if.no.acl.found") == "true")
@@ -559,48 +590,30 @@ class AclStore:
             args = (resource_type,)
         return [(AclBinding(*r[:7]), r[7]) for r in conn.execute(sql, args)]
 
-    def candidates(self, resource_type: str, name: str) -> list[AclBinding]:
-        """The bindings that can apply to the resource: its name and ``*`` (LITERAL), its
-        prefixes (PREFIXED), read through the primary key, not a scan."""
-        literal = (f"SELECT {_COLUMNS} FROM acls WHERE resource_type = ? AND pattern_type = "
-                   "'LITERAL' AND name IN (?, ?)")
-        with self._schema.read() as conn:
-            rows = conn.execute(literal, (resource_type, name, WILDCARD)).fetchall()
-            if len(name) <= _PREFIX_LOOKUPS:
-                names = _prefixes(name)
-                rows += conn.execute(
-                    f"SELECT {_COLUMNS} FROM acls WHERE resource_type = ? AND pattern_type = "
-                    f"'PREFIXED' AND name IN ({', '.join('?' * len(names))})",
-                    (resource_type, *names)).fetchall()
-            else:  # a very long name: the type's prefixed bindings, compared in SQL
-                rows += conn.execute(
-                    f"SELECT {_COLUMNS} FROM acls WHERE resource_type = ? AND pattern_type = "
-                    "'PREFIXED' AND substr(?, 1, length(name)) = name",
-                    (resource_type, name)).fetchall()
-        return [AclBinding(*r) for r in rows]
-
     def authorize(self, principal: str | None, operation: str, resource_type: str,
                   name: str, host: str = "127.0.0.1") -> Decision:
         """Kafka's decision for this request (:func:`decide`), over the cluster's bindings
         held in memory by resource (:class:`_Index`), read again only when they changed."""
         index = self._index()
-        if not index.settings.enabled or principal is None:
-            return decide(index.settings, (), principal, operation, resource_type, name, host)
-        return decide(index.settings, index.candidates(resource_type, name), principal,
-                      operation, resource_type, name, host)
+        s = index.settings
+        if not s.enabled or principal is None or principal in s.super_users:
+            return decide(s, (), principal, operation, resource_type, name, host)
+        return index.decide(principal, operation, resource_type, name, host)
 
     def _index(self) -> _Index:
         """The bindings and settings as last read: kept with the cluster's connection and
         read again when this process changed them (:meth:`_changed`) or another connection
-        committed since (SQLite's ``PRAGMA data_version``)."""
+        committed since (SQLite's ``PRAGMA data_version``, asked outside any transaction:
+        one statement per decision)."""
+        version = self.cluster.conn.execute("PRAGMA data_version").fetchone()[0]
+        key = (version, self.cluster.cache.get(_GENERATION, 0))
+        index = self.cluster.cache.get(_INDEX)
+        if isinstance(index, _Index) and index.key == key:
+            return index
         with self._schema.read() as conn:
-            version = conn.execute("PRAGMA data_version").fetchone()[0]
-            key = (id(conn), version, self.cluster.cache.get(_GENERATION, 0))
-            index = self.cluster.cache.get(_INDEX)
-            if isinstance(index, _Index) and index.key == key:
-                return index
+            settings = self._read_settings(conn)
             rows = [b for b, _own in self._rows(conn, None)]
-        index = _Index(key, self.settings(), rows)
+        index = _Index(key, settings, rows)
         self.cluster.cache[_INDEX] = index
         return index
 

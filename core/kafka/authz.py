@@ -62,7 +62,7 @@ ANONYMOUS = "User:ANONYMOUS"
 
 def _store(cluster: Cluster) -> AclStore | None:
     """The cluster's ACLs when it enforces them, else None (nothing to ask)."""
-    store = AclStore(cluster)
+    store = AclStore.of(cluster)
     return store if store.settings().enabled else None
 
 
