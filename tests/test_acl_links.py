@@ -243,3 +243,32 @@ def test_the_bulk_copy_needs_the_links_read_too(w):
             "User:linker is not authorized to READ topic orders: the DENY")
     finally:
         dd.close()
+
+
+def test_after_a_failover_principals_whose_acls_the_link_synced_consume(w, tmp_path):
+    """The link copies west's ACLs (acl.sync); after the failover alice, whose ACLs were
+    synced, consumes from the promoted topic on east; bob, who had none on west, is refused
+    and nothing is consumed or committed for him."""
+    grant(w, "--operation", "read", "--operation", "describe-configs", "--topic", "orders")
+    grant(w, "--operation", "describe", "--kafka-cluster")  # ACL sync reads west's ACLs
+    ok(west(w, "acls", "add", "--principal", "User:alice", "--operation", "read",
+            "--topic", "orders", "--group", "app"))
+    ok(w("cluster", "authorizer", "east", "--enable"))
+    filters = tmp_path / "filters.json"
+    filters.write_text('{"aclFilters":[{"accessFilter":{"principal":"User:alice"}}]}')
+    ok(east(w, "links", "alter", "L", "-c", "acl.sync.enable=true",
+            "--acl-filters-json-file", str(filters)))
+    ok(east(w, "mirrors", "create", "orders", "--link", "L"))
+    ok(east(w, "replicate"))
+    synced = doc(east(w, "acls", "ls", "--principal", "User:alice", "-j"))["data"]
+    assert sorted((a["resource_type"], a["resource_name"]) for a in synced) == [
+        ("GROUP", "app"), ("TOPIC", "orders")]
+    ok(east(w, "mirrors", "failover", "orders", "--link", "L"))
+    r = east(w, "topic", "consume", "orders", "--from-beginning", "-g", "app",
+             "--principal", "User:alice")
+    assert (r.exit_code, r.stdout) == (0, "r1\nr2\nr3\n")
+    r = east(w, "topic", "consume", "orders", "--from-beginning", "-g", "app2",
+             "--principal", "User:bob")
+    assert (r.exit_code, r.stdout) == (1, "")
+    assert "TOPIC_AUTHORIZATION_FAILED 29" in r.stderr
+    assert groups(w) == ["app"]
