@@ -403,12 +403,9 @@ def _fence_topic(item: FenceItem) -> None:
         ": producers get TOPIC_AUTHORIZATION_FAILED" if made else " there")
 
 
-def _topic_items(dd: Any, cluster: str, clock: Clock, regions: Sequence[str]
-                 ) -> tuple[list[FenceItem], set[str]]:
-    """The stopped (failed-over or promoted) mirror topics of ``cluster``'s links whose
-    source cluster is one of ``regions``, each with its old source topic
-    (:func:`_topic_item`); and every link's source cluster."""
-    from ..kafka import mirror_model as mm
+def mirror_topics(dd: Any, cluster: str, clock: Clock) -> list[tuple[Any, str]]:
+    """The mirror topics of ``cluster``'s links, each with its link's source cluster (the
+    region it mirrors from)."""
     from ..kafka.mirrors import Mirrors
 
     m = Mirrors(dd, cluster, clock)
@@ -418,12 +415,25 @@ def _topic_items(dd: Any, cluster: str, clock: Clock, regions: Sequence[str]
         if info.link_name not in sources:
             sources[info.link_name] = m.links.get(info.link_name,
                                                   with_topics=False).source_cluster
-        region = sources[info.link_name]
+        out.append((info, sources[info.link_name]))
+    return out
+
+
+def _topic_items(dd: Any, cluster: str, clock: Clock, regions: Sequence[str]
+                 ) -> tuple[list[FenceItem], set[str]]:
+    """The stopped (failed-over or promoted) mirror topics of ``cluster``'s links whose
+    source cluster is one of ``regions``, each with its old source topic
+    (:func:`_topic_item`); and every link's source cluster."""
+    from ..kafka import mirror_model as mm
+
+    out = []
+    found = mirror_topics(dd, cluster, clock)
+    for info, region in found:
         if info.mirror_status != mm.STOPPED or region not in regions:
             continue
         out.append(_topic_item(dd, info.source_topic_name, region,
                                f"{info.link_name}/{info.mirror_topic_name}@{cluster}"))
-    return out, set(sources.values())
+    return out, {region for _info, region in found}
 
 
 class FencePlan:

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ApiError, JetlinkError, UsageError, did_you_mean
-from .fence import Side, region_names, region_of, sides_of
+from .fence import Side, mirror_topics, region_names, region_of, sides_of
 from .positions import is_jetlink_own, key_for, open_own_bucket
 from .rules import _stamp, _was_mirror, one_line
 
@@ -349,17 +349,10 @@ def _topic_objects(dd: Any, side: Side, wanted: list[str], action: str, clock: C
                    seen: set[str]) -> list[RegionObject]:
     """The mirror topics of ``side``'s links whose source cluster is in ``wanted``."""
     from ..kafka import mirror_model as mm
-    from ..kafka.mirrors import Mirrors
 
     assert side.cluster is not None
-    m = Mirrors(dd, side.cluster, clock)
-    sources: dict[str, str] = {}
     out = []
-    for info in m.list():
-        if info.link_name not in sources:
-            sources[info.link_name] = m.links.get(info.link_name,
-                                                  with_topics=False).source_cluster
-        region = sources[info.link_name]
+    for info, region in mirror_topics(dd, side.cluster, clock):
         seen.add(region)
         if region not in wanted:
             continue

@@ -1065,30 +1065,16 @@ class ServerKVRunner:
         # delivery). The listing is nats.go's History: every entry of the key's subject, in
         # order, its delta the consumer's pending count after it; none is KEY_NOT_FOUND.
         kv = self.kv(op)
-        stream = kv._stream
-        cfg = {"deliver_policy": "all", "ack_policy": "none", "mem_storage": True,
-               "inactive_threshold": 10 * SEC, "filter_subject": kv._pre + op["key"]}
-        resp = self.js.api(f"CONSUMER.CREATE.{stream}", {"stream_name": stream, "config": cfg})
-        if "error" in resp:
-            raise AssertionError(f"history consumer refused: {resp['error']}")
-        name, pending = resp["name"], resp["num_pending"]
-        got = []
-        if pending:
-            req = json.dumps({"batch": pending, "no_wait": True}).encode()
-            got = self.js.collect(f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{name}", req, pending)
-        self.js.api(f"CONSUMER.DELETE.{stream}.{name}")
+        got = self._drain(kv, {"deliver_policy": "all", "filter_subject": kv._pre + op["key"]},
+                          f"history of {op['key']}")
         rows = []
         for m in got:
-            if m.headers and m.headers.get("Status"):
-                continue
             # $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>
             # (the v2 form puts <domain>.<account hash> before <stream>)
             tokens = m.reply.split(".")
             at = 0 if len(tokens) == 9 else 2
             rows.append([m.subject[len(kv._pre):], decode_data(m.data or b""),
                          int(tokens[5 + at]), int(tokens[8 + at]), op_of_headers(m.headers)])
-        if len(rows) != pending:
-            raise AssertionError(f"history of {op['key']}: {pending} pending, {len(rows)} read")
         return rows or KEY_NOT_FOUND
 
     def op_keys(self, op: Mapping[str, Any]) -> Any:
@@ -1100,28 +1086,31 @@ class ServerKVRunner:
         # listing is the one nats.go's KeysWithFilters makes (ADR-8), over every key.
         return self._keys_filtered(kv, op["filters"] or [">"])
 
-    def _keys_filtered(self, kv: Any, filters: list[str]) -> list[str]:
-        """ADR-8 KeysWithFilters: last per subject, headers only, ``filter_subjects``."""
+    def _drain(self, kv: Any, cfg: dict[str, Any], what: str) -> list[Any]:
+        """What a short-lived consumer of the bucket's stream (``cfg``, acks none, memory)
+        delivers of what is stored now: its ``num_pending`` fetched at once (all of them, or
+        AssertionError), then removed."""
         stream = kv._stream
-        cfg = {"deliver_policy": "last_per_subject", "ack_policy": "none",
-               "headers_only": True, "mem_storage": True, "inactive_threshold": 10 * SEC,
-               "filter_subjects": [kv._pre + f for f in filters]}
+        cfg = {**cfg, "ack_policy": "none", "mem_storage": True, "inactive_threshold": 10 * SEC}
         resp = self.js.api(f"CONSUMER.CREATE.{stream}", {"stream_name": stream, "config": cfg})
         if "error" in resp:
-            raise AssertionError(f"keys consumer refused: {resp['error']}")
+            raise AssertionError(f"{what} consumer refused: {resp['error']}")
         name, pending = resp["name"], resp["num_pending"]
         got = []
         if pending:
             req = json.dumps({"batch": pending, "no_wait": True}).encode()
             got = self.js.collect(f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{name}", req, pending)
         self.js.api(f"CONSUMER.DELETE.{stream}.{name}")
-        out = []
-        for m in got:
-            if m.headers and m.headers.get("Status"):
-                continue
-            if op_of_headers(m.headers) == PUT:
-                out.append(m.subject[len(kv._pre):])
-        return sorted(out)
+        msgs = [m for m in got if not (m.headers and m.headers.get("Status"))]
+        if len(msgs) != pending:
+            raise AssertionError(f"{what}: {pending} pending, {len(msgs)} read")
+        return msgs
+
+    def _keys_filtered(self, kv: Any, filters: list[str]) -> list[str]:
+        """ADR-8 KeysWithFilters: last per subject, headers only, ``filter_subjects``."""
+        got = self._drain(kv, {"deliver_policy": "last_per_subject", "headers_only": True,
+                               "filter_subjects": [kv._pre + f for f in filters]}, "keys")
+        return sorted(m.subject[len(kv._pre):] for m in got if op_of_headers(m.headers) == PUT)
 
     def op_watch(self, op: Mapping[str, Any]) -> Any:
         opts = dict(op["opts"])
