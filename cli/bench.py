@@ -17,7 +17,7 @@ import typer
 from jetlink.cli import output
 from jetlink.cli.app import App
 from jetlink.cli.bench_region import BenchBackend
-from jetlink.cli.options import DurationType, JsonOption
+from jetlink.cli.options import DURATION, DurationType, JsonOption
 from jetlink.core.counts import MAX_COUNT  # (the bound of pub --count: core/counts.py)
 
 CLIENT_TIMEOUT = DurationType(minimum=100_000_000)  # bench serve --timeout: at least 100ms
@@ -522,10 +522,10 @@ def dr(
         "--region-mirrors", min=1, metavar="N", show_default=False,
         help="With --region: mirrors dr check reads on the live servers (default 1,000).")
     ] = None,
-    region_watch_interval: Annotated[float | None, typer.Option(
-        "--region-watch-interval", min=0.1, metavar="SECONDS", show_default=False,
+    region_watch_interval: Annotated[str | None, typer.Option(
+        "--region-watch-interval", parser=DURATION, metavar="DURATION", show_default=False,
         help="With --region: dr watch's --interval on the live servers, whose CPU seconds "
-        "per interval are measured over 3 intervals (default 15).")] = None,
+        "per interval are measured over 3 intervals (default 15s).")] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Time dr check, failback, a region's failover.
@@ -556,8 +556,10 @@ def dr(
     if region:
         from jetlink.cli import bench_region
 
+        every = None if region_watch_interval is None else \
+            DURATION.seconds(region_watch_interval)
         doc = bench_region.run(backend, region_streams, region_kv, region_consumers,
-                               region_mirrors, region_watch_interval)
+                               region_mirrors, every)
         App.of(ctx).emit(doc, human=bench_region.render)
         return
     _region_only(backend, region_streams, region_kv, region_consumers, region_mirrors,
@@ -577,7 +579,7 @@ def dr(
     App.of(ctx).emit(doc, human=human)
 
 
-def _region_only(backend: BenchBackend, *sizes: float | None) -> None:
+def _region_only(backend: BenchBackend, *sizes: float | str | None) -> None:
     """A --region option given without --region: a usage error naming it."""
     from jetlink.core.errors import UsageError
 

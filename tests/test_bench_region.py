@@ -64,7 +64,7 @@ def test_bench_region_human_output_names_each_goal():
 
 def test_region_options_go_with_region():
     for args in (["--region-streams", "3"], ["--backend", "live"],
-                 ["--region-watch-interval", "1"]):
+                 ["--region-watch-interval", "1s"]):
         result = CliRunner().invoke(build_app(), ["bench", "dr", *args])
         assert result.exit_code == 2
         assert result.stderr == f"jetlink: error: {args[0]} goes with --region (the region's " \

@@ -18,7 +18,7 @@ def test_bench_region_live_reports_what_it_moved():
     result = CliRunner().invoke(build_app(), [
         "bench", "dr", "--region", "--backend", "live", "--region-streams", "3",
         "--region-kv", "1", "--region-consumers", "7", "--region-mirrors", "6",
-        "--region-watch-interval", "0.5", "-j"])
+        "--region-watch-interval", "500ms", "-j"])
     assert result.exit_code == 0, result.output
     d = json.loads(result.stdout)["live"]
     assert {k: d[k] for k in ("backend", "streams", "kv", "objects", "consumers",
