@@ -496,10 +496,13 @@ def _drop_consumer(dd: DataDir, clock: Clock, ocluster: str, origin: str, name: 
 # --------------------------------------------------------------------------------------------
 # The pump
 # --------------------------------------------------------------------------------------------
-def _targets(cl: Cluster) -> list[str]:
+def _targets(cl: Cluster, only: set[str] | None = None) -> list[str]:
+    """The streams of ``cl`` that mirror or source (of ``only``: those among them), by id."""
     with cl.read() as conn:
         catalog = S.Catalog.load(conn, cl.cache)
-        return [d.name for d in sorted(catalog.by_id.values(), key=lambda d: d.id)
+        defs = catalog.by_id.values() if only is None else \
+            [catalog.by_name[n] for n in only if n in catalog.by_name]
+        return [d.name for d in sorted(defs, key=lambda d: d.id)
                 if d.cfg.mirror is not None or d.cfg.sources]
 
 
@@ -510,15 +513,23 @@ def agreements_of(cfg: StreamConfig) -> list[tuple[str, StreamSource]]:
     return [("source", s) for s in cfg.sources]
 
 
-def _cleanup(dd: DataDir, clock: Clock, cl: Cluster) -> None:
-    """Forget agreements of deleted / reconfigured streams; drop their 'upgraded' consumers."""
+def _cleanup(dd: DataDir, clock: Clock, cl: Cluster, names: Iterable[str] | None = None
+             ) -> None:
+    """Forget agreements of deleted / reconfigured streams; drop their 'upgraded' consumers.
+    ``names``: only the agreements of these streams as they are now (a pump of those alone:
+    a stream made again under its id must not take the old one's cursor)."""
     if not _has_table(cl.conn):
         return
+    sql = ("SELECT target_id, kind, iname, target_created, origin_cluster, origin, consumer, "
+           "consumer_auto FROM repl_agreements")
     with cl.read() as conn:
         catalog = S.Catalog.load(conn, cl.cache)
-        rows = conn.execute(
-            "SELECT target_id, kind, iname, target_created, origin_cluster, origin, consumer, "
-            "consumer_auto FROM repl_agreements").fetchall()
+        if names is None:
+            rows = conn.execute(sql).fetchall()
+        else:
+            ids = [catalog.by_name[n].id for n in names if n in catalog.by_name]
+            rows = conn.execute(f"{sql} WHERE target_id IN ({', '.join('?' * len(ids))})",
+                                ids).fetchall() if ids else []
     stale = []
     for tid, kind, iname, created, ocl, origin, consumer, auto in rows:
         d = catalog.by_id.get(tid)
@@ -567,12 +578,10 @@ def pump(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = Non
 
         with contextlib.suppress(JetlinkError, sqlite3.Error):
             JetStream(cl, clock)._expire_if_due()
-        names = _targets(cl)
-        if only is not None:
-            names = [n for n in names if n in only]
+        names = _targets(cl, only)
         if names:
             cl.ensure_schema(COMPONENT, SCHEMA_STEPS)
-        _cleanup(datadir, clock, cl)
+        _cleanup(datadir, clock, cl, None if only is None else names)
         for name in names:
             reports += _pump_target(datadir, clock, cl, name, max_msgs, bulk, batch,
                                     on_moved)

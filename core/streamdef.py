@@ -117,6 +117,9 @@ class Catalog:
         self.by_name = {d.name: d for d in defs}
         self.by_id = {d.id: d for d in defs}
         self._routes: dict[str, StreamDef | None] = {}
+        # the cached routes by the stream they go to (None: no stream), so that a catalog
+        # after one change keeps every route that change cannot affect (_carry_routes)
+        self._routed: dict[int | None, set[str]] = {}
         #: the streams with due work to look for on an engine call (expiry: max_age, per
         #: message TTLs, delete markers; message schedules), the others never have any
         self.timed = [d for d in defs
@@ -135,8 +138,22 @@ class Catalog:
                 break
         if len(self._routes) >= self.ROUTE_CACHE_MAX:
             self._routes.clear()
+            self._routed.clear()
         self._routes[subject] = found
+        self._routed.setdefault(found.id if found is not None else None, set()).add(subject)
         return found
+
+    def _carry_routes(self, old: Catalog, changed: int) -> None:
+        """Take over ``old``'s routes after a change of the one stream ``changed`` (added,
+        updated or deleted): every route but those to that stream, and those to no stream
+        (the changed one may capture them now), stays right, as subjects of two streams
+        never overlap. ``old`` is left without routes (it is superseded)."""
+        routes, routed = old._routes, old._routed
+        old._routes, old._routed = {}, {}
+        for key in (changed, None):
+            for subject in routed.pop(key, ()):
+                routes.pop(subject, None)
+        self._routes, self._routed = routes, routed
 
     @staticmethod
     def config_gen(conn: sqlite3.Connection) -> int:
@@ -193,7 +210,9 @@ class Catalog:
                 cfg = StreamConfig.from_json(json.loads(row[2]), strict=False)
                 defs.append(StreamDef(row[0], cfg, row[3], row[2]))
             defs.sort(key=lambda d: d.id)
-        return cls(gen, defs)
+        out = cls(gen, defs)
+        out._carry_routes(cat, sid)
+        return out
 
 
 def bump_config_gen(conn: sqlite3.Connection, stream_id: int | None = None) -> None:
