@@ -9,7 +9,6 @@ from jetlink.core.jetstream import JetStream
 from jetlink.core.store import DataDir
 from jetlink.core.streamdef import Catalog
 
-
 SUBJECTS = ["s0.a", "s1.a", "s2.a", "s3.a", "t.a", "u.a", "v.a", "w.a", "none.a"]
 
 
