@@ -4,11 +4,10 @@ hostile input is one line and changes nothing."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 import pytest
-from helpers import doc, ok
+from helpers import data_dir_bytes, doc, ok
 
 PATTERN = "ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL)"
 
@@ -30,12 +29,6 @@ def kw(jl):
     return run
 
 
-def digest(path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(path.rglob("*")):
-        if p.is_file():
-            h.update(p.name.encode() + p.read_bytes())
-    return h.hexdigest()
 
 
 def test_kafka_acls_add_and_list_print_what_kafka_acls_prints(kw):
@@ -152,12 +145,12 @@ def test_the_authorizer_is_changed_later(jl):
      "jetlink: error: pattern type 'match' is not one of LITERAL, PREFIXED"),
 ])
 def test_hostile_input_is_one_line_and_changes_nothing(kw, args, message):
-    before = digest(kw.data)
+    before = data_dir_bytes(kw.data)
     r = kw(*args)
     assert r.exit_code == 2, (r.stdout, r.stderr)
     assert r.stderr.splitlines()[-1].startswith(message)
     assert "Traceback" not in r.stderr
-    assert digest(kw.data) == before
+    assert data_dir_bytes(kw.data) == before
 
 
 def test_cluster_add_refuses_authorizer_flags_on_nats_and_bad_super_users(jl):

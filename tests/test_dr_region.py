@@ -5,10 +5,8 @@ refused command change no byte of the data directory."""
 
 from __future__ import annotations
 
-import hashlib
-
 import pytest
-from helpers import doc, ok
+from helpers import data_dir_bytes, doc, ok
 
 SECOND = 1_000_000_000
 
@@ -27,14 +25,6 @@ def west(jl, *args):
     return jl("--cluster", "west", *args)
 
 
-def digest(jl) -> str:
-    """Every byte of the data directory (files and their names)."""
-    h = hashlib.sha256()
-    for p in sorted(jl.data.rglob("*")):
-        if p.is_file():
-            h.update(str(p.relative_to(jl.data)).encode())
-            h.update(p.read_bytes())
-    return h.hexdigest()
 
 
 @pytest.fixture
@@ -77,11 +67,11 @@ PLAN = [
 
 
 def test_the_dry_run_shows_the_plan_and_changes_nothing(region):
-    before = digest(region)
+    before = data_dir_bytes(region.data)
     r = ok(east(region, "dr", "failover", "--from", "west", "--dry-run"))
     assert r.stdout.splitlines() == [*PLAN, "Dry run: nothing changed"]
     d = doc(east(region, "dr", "failover", "--from", "west", "--dry-run", "-j"))
-    assert digest(region) == before
+    assert data_dir_bytes(region.data) == before
     assert d["totals"] == {"objects": 3, "messages_at_risk": 0, "recovery_point_seconds": 2.0,
                            "consumers": 1, "listed": 1}
     assert [(o["kind"], o["name"], o["state"], o["plan"]["subjects"]) for o in d["objects"]] \
@@ -110,14 +100,14 @@ def test_a_failover_takes_every_mirror_and_a_second_run_does_nothing(region):
     billing = doc(east(region, "consumer", "info", "ORDERS_EAST", "billing", "-j"))
     assert billing["config"]["opt_start_seq"] == 1
     assert doc(east(region, "kv", "put", "CONFIG", "b", "2", "-j"))  # writable now
-    before = digest(region)
+    before = data_dir_bytes(region.data)
     again = ok(east(region, "dr", "failover", "--from", "west", "-f"))
     assert again.stdout.splitlines()[-1] == (
         "Nothing to do: the region failover of west was done already (finished "
         f"{_stamp(region)})")
     d = doc(east(region, "dr", "failover", "--from", "west", "-f", "-j"))
     assert d["nothing_to_do"] and [o["state"] for o in d["objects"]] == ["done earlier"] * 3
-    assert digest(region) == before
+    assert data_dir_bytes(region.data) == before
 
 
 def _stamp(jl) -> str:
@@ -142,7 +132,7 @@ def _stamp(jl) -> str:
 ])
 def test_hostile_input_is_one_line_and_changes_nothing(region, args, message):
     ok(region("cluster", "add", "north"))
-    before = digest(region)
+    before = data_dir_bytes(region.data)
     for verb in ("failover", "failback"):
         r = east(region, "dr", verb, *args, "-f")
         assert r.exit_code == 2, (verb, r.stdout, r.stderr)
@@ -153,13 +143,13 @@ def test_hostile_input_is_one_line_and_changes_nothing(region, args, message):
                 continue
         assert r.stderr.strip().splitlines() == [message], verb
         assert "Traceback" not in r.stderr
-    assert digest(region) == before
+    assert data_dir_bytes(region.data) == before
 
 
 def test_a_damaged_journal_record_is_refused_naming_it(region):
     ok(east(region, "dr", "failover", "--from", "west", "-f"))
     ok(east(region, "kv", "put", "JETLINK_REGIONS", "failover.west", "{not json"))
-    before = digest(region)
+    before = data_dir_bytes(region.data)
     r = east(region, "dr", "failover", "--from", "west", "-f")
     assert r.exit_code == 1
     assert r.stderr.splitlines() == [
@@ -170,10 +160,10 @@ def test_a_damaged_journal_record_is_refused_naming_it(region):
     ok(east(region, "kv", "put", "JETLINK_REGIONS", "failover.west", '{"version": 7}'))
     r = east(region, "dr", "failover", "--from", "west", "-f")
     assert r.exit_code == 1 and "is not a record jetlink wrote (version 1" in r.stderr
-    assert digest(region) != before  # only the put above changed it
-    before = digest(region)
+    assert data_dir_bytes(region.data) != before  # only the put above changed it
+    before = data_dir_bytes(region.data)
     east(region, "dr", "failover", "--from", "west", "-f")
-    assert digest(region) == before
+    assert data_dir_bytes(region.data) == before
     ok(east(region, "kv", "del", "JETLINK_REGIONS", "failover.west", "-f"))
     d = doc(east(region, "dr", "failover", "--from", "west", "-f", "-j"))
     assert d["nothing_to_do"]  # the objects' own records say they were done
@@ -185,14 +175,14 @@ def test_a_refused_object_refuses_the_plan_unless_skipped(region):
     ok(west(region, "stream", "add", "SHIP", "--subjects", "ship.>", "--defaults"))
     ok(east(region, "stream", "add", "SHIP", "--mirror", "SHIP@west", "--defaults"))
     ok(region("cluster", "down", "west"))
-    before = digest(region)
+    before = data_dir_bytes(region.data)
     r = east(region, "dr", "failover", "--from", "west", "-f")
     assert r.exit_code == 2
     assert "  stream SHIP@east <- SHIP@west: refused (" in r.stdout
     assert r.stderr.startswith("error: the region failover is refused: SHIP@east "
                                "(the subjects of the promoted stream SHIP are unknown")
     assert r.stderr.rstrip().endswith("--skip NAME or --skip-unready leaves them out")
-    assert digest(region) == before
+    assert data_dir_bytes(region.data) == before
     d = doc(east(region, "dr", "failover", "--from", "west", "--skip", "SHIP", "-f", "-j"))
     states = {o["name"]: (o["state"], o["detail"]) for o in d["objects"]}
     assert states["SHIP"][0] == "skipped" and states["SHIP"][1].startswith("--skip SHIP (")
@@ -231,10 +221,10 @@ def test_a_failback_takes_the_region_back_with_its_tails(region, tmp_path):
     ok(west(region, "pub", "orders.west", "w2"))
     ok(east(region, "dr", "fence", "--from", "west", "-f"))
     tails = tmp_path / "tails"
-    before = digest(region)
+    before = data_dir_bytes(region.data)
     dry = doc(east(region, "dr", "failback", "--from", "west", "--tail", f"parquet:{tails}",
                    "--switch", "--dry-run", "-j"))
-    assert digest(region) == before and not tails.exists()
+    assert data_dir_bytes(region.data) == before and not tails.exists()
     plan = {o["name"]: o["plan"]["tail"] for o in dry["objects"]}
     assert plan["ORDERS_EAST"]["messages"] == 2
     assert plan["ORDERS_EAST"]["path"] == str(tails / "object=ORDERS_EAST@east")
@@ -316,7 +306,7 @@ def test_a_damaged_object_record_of_the_journal_is_refused_naming_it(region):
     ok(east(region, "dr", "failover", "--from", "west", "-f"))
     key = f"failover.west.{key_for('stream:PAY@east')}"
     ok(east(region, "kv", "put", "JETLINK_REGIONS", key, "[1, 2]"))
-    before = digest(region)
+    before = data_dir_bytes(region.data)
     r = east(region, "dr", "failover", "--from", "west", "-f")
     assert r.exit_code == 1
     assert r.stderr.splitlines() == [
@@ -324,4 +314,4 @@ def test_a_damaged_object_record_of_the_journal_is_refused_naming_it(region):
         f"record jetlink wrote (an object's state): remove it to start over: jetlink kv del "
         f"JETLINK_REGIONS {key} (the objects keep their own records: a new run finds what "
         "was done)"]
-    assert digest(region) == before
+    assert data_dir_bytes(region.data) == before

@@ -18,7 +18,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from helpers import doc, ok, wait_until
+from helpers import data_dir_bytes, doc, ok, wait_until
 from prometheus_client.parser import text_string_to_metric_families
 
 from jetlink.core.backend import EmbeddedBackend
@@ -493,8 +493,9 @@ def test_failover_after_waits_for_recent_positions(manual):
 
 def test_failover_after_with_dry_run_only_says_so_once(manual):
     backend, w = _watch(manual, failover_after=2 * SECOND, dry_run=True)
+    ok(manual("cluster", "down", "west"))
+    before = data_dir_bytes(manual.data)
     with backend:
-        ok(manual("cluster", "down", "west"))
         assert w.check().actions == []
         manual.clock.advance(2 * SECOND)
         [a] = w.check().actions
@@ -502,6 +503,7 @@ def test_failover_after_with_dry_run_only_says_so_once(manual):
                                "(dry run): BACKUP@east")
         manual.clock.advance(2 * SECOND)
         assert w.check().actions == []
+    assert data_dir_bytes(manual.data) == before  # a dry run changes nothing
     assert _is_mirror(manual)
 
 
@@ -536,6 +538,7 @@ def test_fence_on_return_with_dry_run_only_says_so_once(returned):
     from jetlink.core.clock import SystemClock
     from jetlink.core.dr.watch import Watch
 
+    before = data_dir_bytes(returned.data)
     with EmbeddedBackend(returned.data, "east", SystemClock, step=False) as backend:
         w = Watch(backend, fence_on_return=True, dry_run=True)
         assert [a.message() for a in w.check().actions] == [
@@ -544,5 +547,6 @@ def test_fence_on_return_with_dry_run_only_says_so_once(returned):
             "would fence stream ORDERS@west (failed over to ORDERS_EAST@east) (dry run): "
             "orders.> -> $JETLINK.fenced.ORDERS"]
         assert w.check().actions == []
+    assert data_dir_bytes(returned.data) == before  # a dry run changes nothing
     d = doc(returned("dr", "fence", "--from", "west", "--dry-run", "-j"))
     assert [o["action"] for o in d["objects"]] == ["to fence", "to fence"]

@@ -90,19 +90,17 @@ def _world(root: Path, acls: int) -> None:
 
 
 class _Side:
-    """One cluster's authorized clients: its ACL store and topic store, the next offset its
-    group reads, and the time its requests took so far."""
+    """One cluster's authorized client: its topic store acting for the principal, the next
+    offset its group reads, and the time its requests took so far."""
 
     def __init__(self, dd: Any, cluster: str) -> None:
         from ..clock import SystemClock
-        from ..kafka.acls import AclStore
         from ..kafka.topics import Kafka
 
         db = dd.open(cluster)
         self.name = cluster
         # the client acting as PRINCIPAL: each request authorized by the topic store itself
         # (core/kafka/authz.py check_request), as `topic produce|consume --principal` is
-        self.acls = AclStore(db)
         self.kafka = Kafka(db, SystemClock(), principal=PRINCIPAL)
         self.offset = self.kafka.committed(GROUP).get((TOPIC, 0), 0)
         self.seconds = 0.0

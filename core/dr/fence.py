@@ -509,6 +509,28 @@ def region_names(regions: Sequence[str]) -> list[str]:
     return wanted
 
 
+def refuse_side_addressed(wanted: Sequence[str], sides: Sequence[Side], refused: bool,
+                          why: str) -> None:
+    """UsageError (nothing changed) for a ``--from`` that names a side addressed, when
+    ``refused`` (the sides were named with ``--cluster``, or a live server's domain); ``why``
+    ends the sentence (what lives on the side, where the region is instead)."""
+    labels = {s.label for s in sides}
+    for r in wanted:
+        if refused and r in labels:
+            raise UsageError(f"--from {r}: that is the side addressed ({why}", field="from")
+
+
+def refuse_unknown_region(r: str, seen: set[str], embedded: bool, live: str) -> None:
+    """UsageError (with a suggestion) for a ``--from`` no cluster of the data directory
+    (``embedded``) or no JetStream domain ``live`` says is named ``r``."""
+    if r in seen:
+        return
+    hint = did_you_mean(r, sorted(seen))
+    what = "cluster of the data directory" if embedded else f"JetStream domain {live}"
+    raise UsageError(f"--from {r}: no {what} is named {r}" + (f"; {hint}" if hint else ""),
+                     field="from")
+
+
 def plan_fence(backend: Backend, regions: Sequence[str], *,
                clusters: Sequence[str] | None = None, clock: Clock | None = None
                ) -> FencePlan:
@@ -521,12 +543,9 @@ def plan_fence(backend: Backend, regions: Sequence[str], *,
     clock = clock or SystemClock()
     wanted = region_names(regions)
     sides, known, dd = sides_of(backend, clusters, "dr fence", step=False)  # copies nothing
-    labels = [s.label for s in sides]
-    for r in wanted:
-        if r in labels and (clusters is not None or dd is None):
-            raise UsageError(f"--from {r}: that is the side addressed (the failed-over "
-                             "objects live there); name the region that failed, where the "
-                             "old origins are", field="from")
+    refuse_side_addressed(wanted, sides, clusters is not None or dd is None,
+                          "the failed-over objects live there); name the region that "
+                          "failed, where the old origins are")
     sides = [s for s in sides if s.label not in wanted]
     items: list[FenceItem] = []
     seen: set[str] = set(known)
@@ -549,13 +568,8 @@ def plan_fence(backend: Backend, regions: Sequence[str], *,
             if p.region in wanted:
                 items.append(_stream_item(p, side.label if side.cluster else ""))
     for r in wanted:
-        if r not in seen:
-            hint = did_you_mean(r, sorted(seen))
-            what = "cluster of the data directory" if dd is not None else \
-                "JetStream domain an origin of this server's mirrors or failed-over streams " \
-                "is in"
-            raise UsageError(f"--from {r}: no {what} is named {r}" +
-                             (f"; {hint}" if hint else ""), field="from")
+        refuse_unknown_region(r, seen, dd is not None, "an origin of this server's mirrors or "
+                              "failed-over streams is in")
         if not any(i.region == r for i in items):
             where = ", ".join(s.label or "the server's domain" for s in sides) or "no side"
             raise UsageError(f"--from {r}: nothing failed over from {r} on {where} (no stream, "

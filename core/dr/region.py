@@ -43,7 +43,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ApiError, JetlinkError, UsageError, did_you_mean
-from .fence import Side, mirror_topics, region_names, region_of, sides_of
+from .fence import (
+    Side,
+    mirror_topics,
+    refuse_side_addressed,
+    refuse_unknown_region,
+    region_names,
+    region_of,
+    sides_of,
+)
 from .positions import is_jetlink_own, key_for, open_own_bucket
 from .rules import _stamp, _was_mirror, one_line
 
@@ -278,16 +286,6 @@ class RegionReport:
 
 
 # --- finding the objects -------------------------------------------------------------------------
-def _check_regions(wanted: list[str], sides: list[Side], explicit: bool, embedded: bool
-                   ) -> None:
-    labels = [s.label for s in sides]
-    for r in wanted:
-        if r in labels and (explicit or not embedded):
-            raise UsageError(f"--from {r}: that is the side addressed (where the mirrors "
-                             "are); name the region that failed, where their origins are",
-                             field="from")
-
-
 def mirrored_from(cfg: Any) -> tuple[str, Any, bool] | None:
     """A stream as an object of a region: (its kind, ``"stream"`` or ``"kv"``; the
     StreamSource of its origin, whose region is :func:`~jetlink.core.dr.fence.region_of`
@@ -827,7 +825,9 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
     # no replication step after it: a dry run copies nothing, a failover promotes and a
     # failback catches its old origins up itself (core/dr/failback.py)
     sides, known, dd = sides_of(backend, clusters, f"dr {action}", step=False)
-    _check_regions(wanted, sides, clusters is not None, dd is not None)
+    refuse_side_addressed(wanted, sides, clusters is not None or dd is None,
+                          "where the mirrors are); name the region that failed, where their "
+                          "origins are")
     sides = [s for s in sides if s.label not in wanted]
     seen: set[str] = set(known)
     objects: list[RegionObject] = []
@@ -869,12 +869,7 @@ def _no_object(wanted: list[str], seen: set[str], objects: list[RegionObject],
                sides: list[Side], action: str, embedded: bool) -> None:
     """UsageError for a region nobody knows of, or one with nothing to take over."""
     for r in wanted:
-        if r not in seen:
-            hint = did_you_mean(r, sorted(seen))
-            what = "cluster of the data directory" if embedded else \
-                "JetStream domain an origin of this server's mirrors is in"
-            raise UsageError(f"--from {r}: no {what} is named {r}" +
-                             (f"; {hint}" if hint else ""), field="from")
+        refuse_unknown_region(r, seen, embedded, "an origin of this server's mirrors is in")
         if not any(o.region == r for o in objects):
             where = ", ".join(s.label or "the server's domain" for s in sides) or "no side"
             what = ("mirrors from" if action == FAILOVER else

@@ -248,12 +248,6 @@ class AclFilter:
                 and (self.operation == ANY or b.operation == self.operation)
                 and (self.permission == ANY or b.permission == self.permission))
 
-    def to_json(self) -> dict[str, Any]:
-        return {"resource_type": self.resource_type, "resource_name": self.name,
-                "pattern_type": self.pattern_type, "principal": self.principal,
-                "host": self.host, "operation": self.operation,
-                "permission": self.permission}
-
 
 # --- the decision ------------------------------------------------------------------------------
 @dataclass(frozen=True)
