@@ -233,3 +233,49 @@ def test_a_cluster_without_authorizer_answers_security_disabled(tmp_path):
         AclStore(dd.open("k")).require()
     assert (err.value.name, err.value.error_code) == ("SECURITY_DISABLED", 54)
     dd.close()
+
+
+def test_a_remembered_decision_is_forgotten_when_the_bindings_change(tmp_path):
+    """Decisions are remembered per view of the bindings; a change made here (the store's
+    generation) or committed by another connection (PRAGMA data_version) makes a new view."""
+    from jetlink.core.store import DataDir
+
+    allow = AclBinding("TOPIC", "orders", "LITERAL", "User:a", "*", "READ", "ALLOW")
+    deny = AclBinding("TOPIC", "orders", "LITERAL", "User:a", "*", "READ", "DENY")
+    dd, other = DataDir(tmp_path / "d"), None
+    try:
+        dd.add_cluster("k", "kafka")
+        store = AclStore(dd.open("k"))
+        store.configure(enabled=True)
+        store.add([allow])
+        assert [store.authorize("User:a", "READ", "TOPIC", "orders").rule for _ in "ab"] == [
+            "allow", "allow"]
+        store.add([deny])  # this connection
+        assert store.authorize("User:a", "READ", "TOPIC", "orders").rule == "deny"
+        other = DataDir(tmp_path / "d")
+        AclStore(other.open("k")).remove([AclFilter(permission="DENY")])  # another one
+        assert store.authorize("User:a", "READ", "TOPIC", "orders").rule == "allow"
+        AclStore(other.open("k")).configure(enabled=False)
+        assert store.authorize("User:a", "READ", "TOPIC", "orders").rule == "no authorizer"
+    finally:
+        dd.close()
+        if other is not None:
+            other.close()
+
+
+def test_a_view_remembers_a_bounded_number_of_decisions(tmp_path):
+    from jetlink.core.kafka.acls import AclView
+    from jetlink.core.store import DataDir
+
+    dd = DataDir(tmp_path / "d")
+    try:
+        dd.add_cluster("k", "kafka")
+        store = AclStore(dd.open("k"))
+        store.configure(enabled=True)
+        view = store.view()
+        for i in range(AclView.MEMO + 10):
+            assert view.authorize("User:a", "READ", "TOPIC", f"t{i}").rule == "no acl"
+        assert 0 < len(view._memo) <= AclView.MEMO
+        assert store.view() is view  # nothing changed: the same view
+    finally:
+        dd.close()

@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store import Cluster
 
 __all__ = ["COMPONENT", "OPERATIONS", "PATTERN_TYPES", "PERMISSIONS", "RESOURCE_TYPES",
-           "AclBinding", "AclFilter", "AclStore", "AuthorizerSettings", "Decision",
+           "AclBinding", "AclFilter", "AclStore", "AclView", "AuthorizerSettings", "Decision",
            "CLUSTER_NAME", "decide", "operation_of", "parse_principal", "resource_type_of"]
 
 COMPONENT = "kafka_acls"
@@ -396,11 +396,14 @@ def refusal(d: Decision) -> KafkaError:
 _INDEX, _GENERATION, _STORE = "kafka_acls.index", "kafka_acls.generation", "kafka_acls.store"
 
 
-class _Index:
-    """A cluster's bindings by resource and principal: LITERAL ones by (type, name), PREFIXED
-    ones by type then prefix, each then by principal, so a decision reads the bindings of
-    the resource's name, ``*`` and the name's prefixes for the principal and ``User:*``,
-    never a scan."""
+class AclView:
+    """A cluster's bindings and settings as read at one moment (never changed after): the
+    bindings by resource and principal, LITERAL ones by (type, name), PREFIXED ones by type
+    then prefix, each then by principal, so a decision reads the bindings of the resource's
+    name, ``*`` and the name's prefixes for the principal and ``User:*``, never a scan. A
+    decision made once is remembered (the view never changes, so neither does it)."""
+
+    MEMO = 4096  # decisions remembered; all forgotten when full
 
     def __init__(self, key: Any, settings: AuthorizerSettings, rows: Iterable[AclBinding]
                  ) -> None:
@@ -416,6 +419,31 @@ class _Index:
                 self.longest[b.resource_type] = max(self.longest.get(b.resource_type, 0),
                                                     len(b.name))
             by.setdefault(b.principal, []).append(b)
+        self._memo: dict[tuple[str | None, str, str, str, str], Decision] = {}
+
+    def authorize(self, principal: str | None, operation: str, resource_type: str,
+                  name: str, host: str = "127.0.0.1") -> Decision:
+        """Kafka's decision for this request (:func:`decide`) over this view."""
+        key = (principal, operation, resource_type, name, host)
+        d = self._memo.get(key)
+        if d is None:
+            s = self.settings
+            if not s.enabled or principal is None or principal in s.super_users:
+                d = decide(s, (), principal, operation, resource_type, name, host)
+            else:
+                d = self.decide(principal, operation, resource_type, name, host)
+            if len(self._memo) >= self.MEMO:
+                self._memo.clear()
+            self._memo[key] = d
+        return d
+
+    def check(self, principal: str | None, operation: str, resource_type: str, name: str,
+              host: str = "127.0.0.1") -> Decision:
+        """:meth:`authorize`, raising the client's Kafka error when refused."""
+        d = self.authorize(principal, operation, resource_type, name, host)
+        if not d.allowed:
+            raise refusal(d)
+        return d
 
     def _patterns(self, resource_type: str, name: str) -> list[dict[str, list[AclBinding]]]:
         out = [p for p in (self.literal.get((resource_type, name)),
@@ -459,8 +487,8 @@ class AclStore:
 
     # -- settings ----------------------------------------------------------------------------
     def settings(self) -> AuthorizerSettings:
-        """The authorizer's settings as they are now (held with the bindings, :meth:`_index`)."""
-        return self._index().settings
+        """The authorizer's settings as they are now (held with the bindings, :meth:`view`)."""
+        return self.view().settings
 
     @staticmethod
     def _read_settings(conn: Any) -> AuthorizerSettings:
@@ -587,14 +615,10 @@ class AclStore:
     def authorize(self, principal: str | None, operation: str, resource_type: str,
                   name: str, host: str = "127.0.0.1") -> Decision:
         """Kafka's decision for this request (:func:`decide`), over the cluster's bindings
-        held in memory by resource (:class:`_Index`), read again only when they changed."""
-        index = self._index()
-        s = index.settings
-        if not s.enabled or principal is None or principal in s.super_users:
-            return decide(s, (), principal, operation, resource_type, name, host)
-        return index.decide(principal, operation, resource_type, name, host)
+        held in memory by resource (:meth:`view`), read again only when they changed."""
+        return self.view().authorize(principal, operation, resource_type, name, host)
 
-    def _index(self) -> _Index:
+    def view(self) -> AclView:
         """The bindings and settings as last read: kept with the cluster's connection and
         read again when this process changed them (:meth:`_changed`) or another connection
         committed since (SQLite's ``PRAGMA data_version``, asked outside any transaction:
@@ -602,12 +626,12 @@ class AclStore:
         version = self.cluster.conn.execute("PRAGMA data_version").fetchone()[0]
         key = (version, self.cluster.cache.get(_GENERATION, 0))
         index = self.cluster.cache.get(_INDEX)
-        if isinstance(index, _Index) and index.key == key:
+        if isinstance(index, AclView) and index.key == key:
             return index
         with self._schema.read() as conn:
             settings = self._read_settings(conn)
             rows = [b for b, _own in self._rows(conn, None)]
-        index = _Index(key, settings, rows)
+        index = AclView(key, settings, rows)
         self.cluster.cache[_INDEX] = index
         return index
 
@@ -628,7 +652,4 @@ class AclStore:
     def check(self, principal: str | None, operation: str, resource_type: str, name: str,
               host: str = "127.0.0.1") -> Decision:
         """:meth:`authorize`, raising the client's Kafka error when refused."""
-        d = self.authorize(principal, operation, resource_type, name, host)
-        if not d.allowed:
-            raise refusal(d)
-        return d
+        return self.view().check(principal, operation, resource_type, name, host)

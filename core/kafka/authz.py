@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from .acls import CLUSTER_NAME, AclStore, Decision, refusal
+from .acls import CLUSTER_NAME, AclStore, AclView, Decision, refusal
 from .errors import KafkaError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -60,10 +60,11 @@ MIRROR_NEEDS = ("READ", "DESCRIBE_CONFIGS")
 ANONYMOUS = "User:ANONYMOUS"
 
 
-def _store(cluster: Cluster) -> AclStore | None:
-    """The cluster's ACLs when it enforces them, else None (nothing to ask)."""
-    store = AclStore.of(cluster)
-    return store if store.settings().enabled else None
+def _store(cluster: Cluster) -> AclView | None:
+    """The cluster's ACLs as they are now when it enforces them, else None (nothing to ask):
+    one view for the whole request (its bindings read again only when they changed)."""
+    view = AclStore.of(cluster).view()
+    return view if view.settings.enabled else None
 
 
 def check_request(cluster: Cluster, principal: str | None, request: str, *,
@@ -126,7 +127,7 @@ def link_principal(configs: Mapping[str, str]) -> str:
     return ANONYMOUS
 
 
-def _missing(store: AclStore, principal: str, operations: Iterable[str], topic: str
+def _missing(store: AclView, principal: str, operations: Iterable[str], topic: str
              ) -> list[Decision]:
     return [d for d in (store.authorize(principal, op, "TOPIC", topic) for op in operations)
             if not d.allowed]
