@@ -25,7 +25,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import shutil
 import sqlite3
 import threading
 from pathlib import Path
@@ -222,6 +221,8 @@ def os_error(err: OSError, directory: Path | str, what: str) -> JetlinkError:
 def free_bytes(path: Path | str) -> int:
     """The free bytes of the filesystem that holds ``path`` (or would: a data directory not
     made yet is looked up through its nearest existing parent)."""
+    import shutil
+
     p = Path(path)
     while not p.exists() and p != p.parent:
         p = p.parent
