@@ -259,7 +259,7 @@ def test_validate_loads_the_kafka_and_kv_rules_when_a_file_needs_them(tmp_path):
 
 
 def test_a_group_builds_only_the_command_that_runs():
-    # cli/main.py _load_command: `jetlink kv get` builds `get`, not the group's 17 commands;
+    # cli/root.py _load_command: `jetlink kv get` builds `get`, not the group's 17 commands;
     # walking the commands (help, completion) builds them all, in typer's own order.
     import typer
     from typer.main import get_group
