@@ -1,6 +1,6 @@
 """The one application object of a jetlink invocation.
 
-The root callback (cli/main.py) builds an :class:`App` from the global options and stores it
+The root callback (cli/root.py) builds an :class:`App` from the global options and stores it
 in ``ctx.obj``; every command gets it back with :meth:`App.of`. It carries what every command
 needs and nothing domain-specific: where the data lives, which cluster is addressed, whether
 to print JSON, and the two output streams.

@@ -162,9 +162,11 @@ def startup(
 ) -> None:
     """Time the start-up of three commands.
 
-    Whole processes (Python start-up and imports included), the three interleaved run by
-    run: `jetlink --help`, `jetlink kv get` of a one-key bucket, `jetlink validate FILE` of
-    one stream. Prints each run's milliseconds and the medians.
+    Whole processes (Python start-up and imports included), interleaved run by run after
+    a warm-up round: `jetlink --help`, `jetlink kv get` of a one-key bucket, `jetlink
+    validate FILE` of one stream, and the bare interpreter (`python -c pass`, the same
+    executable), bytecode written and reused. Prints each run's milliseconds, the medians
+    and each command's time over the bare interpreter's (median of the per-run ratios).
     """
     from jetlink.core.bench.engine import bench_startup
 

@@ -83,17 +83,18 @@ def ago(rfc3339: str | None, doc: Mapping[str, Any]) -> str:
     return output.since(max(now_of(doc) - last, 0))
 
 
-def open_backend(app: App) -> Backend:
+def open_backend(app: App, *, reads: bool | None = None) -> Backend:
     """What the invocation acts on (core/backend.py): the live server in force
     (``--server``, ``NATS_URL``, a context: ``app.target``), else the data directory of
     ``--data-dir`` with the cluster of ``--cluster`` addressed. Nothing is opened before a
-    command uses it; a command that only reads creates nothing (:data:`READ_VERBS`); a
+    command uses it; a command that only reads creates nothing (:data:`READ_VERBS`, read
+    from the command's context when it runs; ``reads`` when the caller knows the verb); a
     command that wrote ends with one bounded replication step, whose failure is a warning
     on stderr, never the command's failure."""
     from jetlink.core.backend import open_backend as core_open
 
     return core_open(app.target, app.data_dir, app.cluster, lambda: make_clock(),
-                     create=lambda: not reads_only(app.ctx),
+                     create=lambda: not (reads_only(app.ctx) if reads is None else reads),
                      on_step_error=lambda err: notice_step_error(app, err))
 
 
@@ -254,19 +255,24 @@ def target_in_force(ctx: typer.Context) -> Any:
     """The live server the invocation's settings put in force (core/live/settings.py:
     option > environment > jetlink context > natscli context), or None: the embedded
     engine. Read from the root's options; no nats-py import here."""
+    root = ctx.find_root()
+    return target_of(root.params, context_in_force(root))
+
+
+def target_of(p: Mapping[str, Any], context: Context | None) -> Any:
+    """The live server the root's options ``p`` (by parameter name; absent: not given) and
+    the context in force put in force (:func:`target_in_force`)."""
     import os
 
     from jetlink.core.live.settings import resolve_target
 
-    root = ctx.find_root()
-    p = root.params
     options = {"servers": p.get("server"), "creds": p.get("creds"), "nkey": p.get("nkey"),
                "user": p.get("user"), "password": p.get("password"),
                "tls_cert": p.get("tlscert"), "tls_key": p.get("tlskey"),
                "tls_ca": p.get("tlsca"), "tls_first": p.get("tlsfirst"),
                "js_domain": p.get("js_domain"), "js_api_prefix": p.get("js_api_prefix"),
                "inbox_prefix": p.get("inbox_prefix"), "timeout": p.get("timeout")}
-    return resolve_target(options, os.environ, context_in_force(root), p.get("nats_context"))
+    return resolve_target(options, os.environ, context, p.get("nats_context"))
 
 
 # -- --rest-url: where the links / mirrors verbs send their calls ----------------------------

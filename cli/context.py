@@ -2,7 +2,7 @@
 
 A context (like ``nats context``) names a data directory and a cluster; the selected one
 applies to every command whose --data-dir / --cluster come neither from the command line nor
-from the environment (the precedence is in cli/main.py ``_apply_context``). The files are
+from the environment (the precedence is in cli/root.py ``_apply_context``). The files are
 ``jetlink.core.contexts.ContextStore``'s: TOML in the XDG config directory, mode 0600; this
 module parses, calls it and renders. The root callback does not apply a context to these
 verbs, so they work even when the context in force is broken or names a missing directory.

@@ -26,7 +26,6 @@ KV mirror or aggregate of a bucket sees a put at once.
 
 from __future__ import annotations
 
-import base64
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -35,10 +34,11 @@ import typer
 from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import usage
+from jetlink.cli.kv_get import open_bucket, printable, show_entry
 from jetlink.cli.options import DURATION, UNLIMITED_DURATION, WAIT, JsonOption, force_option
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jetlink.core.kv import KV, Entry, KeyValue
+    from jetlink.core.kv import KV, Entry
 
 kv_app = typer.Typer(
     name="kv",
@@ -53,8 +53,7 @@ kv_app = typer.Typer(
 # How long one wait of `kv watch` for an entry lasts before checking --timeout again.
 POLL_SECONDS = 0.25
 
-# natscli's limits on shown values (get: 120 characters, history/revert: 40).
-GET_SHOW_MAX = 120
+# natscli's limit on values shown in tables (history/revert: 40; get: cli/kv_get.py).
 TABLE_SHOW_MAX = 40
 
 OPERATION_NAMES = {"PUT": "PUT", "DEL": "DELETE", "PURGE": "PURGE"}
@@ -204,10 +203,6 @@ SourceOption = Annotated[
 def open_kv(app: App) -> KV:
     """The KV API the command acts on (cli/common.py open_kv)."""
     return common.open_kv(app)
-
-
-def open_bucket(app: App, bucket: str) -> KeyValue:
-    return open_kv(app).open(bucket)
 
 
 # -- flag values --------------------------------------------------------------------------------
@@ -1027,24 +1022,12 @@ def revert(
 # -- reads --------------------------------------------------------------------------------------
 
 
-def printable(value: bytes) -> str:
-    """natscli's ``Base64IfNotPrintable``: the value as text when every byte is printable
-    ASCII, else standard base64."""
-    if all(0x20 <= b < 0x7F for b in value):
-        return value.decode("ascii")
-    return base64.b64encode(value).decode("ascii")
-
-
 def _short(value: bytes, limit: int) -> str:
     """A value in a table cell: :func:`printable`, cut to ``first15...last15`` past ``limit``."""
     text = printable(value)
     if len(text) > limit:
         return text[:15] + "..." + text[-15:]
     return text
-
-
-def entry_doc(entry: Entry) -> dict[str, Any]:
-    return {**entry.to_json(), "served_by": entry.served_by}
 
 
 @kv_app.command("get")
@@ -1068,44 +1051,7 @@ def get(
     by the mirror. With --json: the Entry (bucket, key, value as base64, revision, created,
     delta, operation) and served_by, the stream that answered.
     """
-    app = App.of(ctx)
-    entry = open_bucket(app, bucket).get(key, revision=revision)
-    if raw and not app.json:
-        write_raw(entry.value)
-        return
-    app.emit(entry_doc(entry), human=lambda a, d: render_get(a, entry))
-
-
-def write_raw(data: bytes) -> None:
-    """The bytes exactly, no newline (natscli's get --raw)."""
-    sys.stdout.flush()
-    stream = getattr(sys.stdout, "buffer", None)
-    if stream is None:  # pragma: no cover - a text-only stdout
-        sys.stdout.write(data.decode("utf-8", "backslashreplace"))
-    else:
-        stream.write(data)
-        stream.flush()
-
-
-def render_get(app: App, entry: Entry) -> None:
-    """natscli's kv get: ``B > K revision: N created @ TIME``, a blank line, the value."""
-    output.line(
-        app,
-        f"{entry.bucket} > {entry.key} revision: {entry.revision} created @ "
-        f"{output.local_ns(entry.created)}",
-    )
-    output.line(app)
-    text = printable(entry.value)
-    if len(text) > GET_SHOW_MAX:
-        output.line(
-            app,
-            f"Showing first {GET_SHOW_MAX} bytes of {output.comma(len(text))}, use --raw for "
-            "full data",
-        )
-        output.line(app)
-        text = text[:GET_SHOW_MAX]
-    output.line(app, text)
-    output.line(app)
+    show_entry(App.of(ctx), bucket, key, revision=revision, raw=raw)
 
 
 @kv_app.command("history")

@@ -20,7 +20,7 @@ TOML, holds an unknown key or a value of the wrong type is a :class:`JetlinkErro
 file, never a traceback.
 
 Which context is in force and how its values rank against the command line and the
-environment is decided by the CLI (cli/main.py); this module only stores. It imports no
+environment is decided by the CLI (cli/root.py); this module only stores. It imports no
 Typer, Rich or other CLI library.
 """
 

@@ -72,27 +72,22 @@ from typing import TYPE_CHECKING, Any
 from . import headers as H
 from . import limits as L
 from .clock import Clock, SystemClock
-from .config.kv import (
+from .config.kvnames import (
     KV_STREAM_PREFIX,
-    KeyValueConfig,
-    KVAggregateConfig,
-    KVAggregateOrigin,
-    KVMirrorConfig,
     bucket_of_stream,
-    check_kv_mirror,
     kv_stream_name,
     validate_bucket_name,
     validate_key,
     validate_key_filter,
 )
 from .config.stream import StreamConfig, StreamSource
-from .durations import format_duration
 from .errors import ApiError, JetlinkError
 from .jetstream import JetStream
 from .messages import StoredMsg, StreamInfo, format_rfc3339_nano
 from .subjects import SubjectFilter
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .config.kv import KeyValueConfig, KVAggregateConfig, KVAggregateOrigin, KVMirrorConfig
     from .store import DataDir
 
 __all__ = [
@@ -397,6 +392,8 @@ class KV:
 
     def bucket_config(self, bucket: str) -> KeyValueConfig:
         """The bucket's configuration, read back from its stream."""
+        from .config.kv import KeyValueConfig
+
         return KeyValueConfig.from_stream_config(self._stream_of_bucket(bucket).config)
 
     def delete_bucket(self, name: str) -> None:
@@ -410,6 +407,8 @@ class KV:
         allow_direct (ADR-8 "Creation of Mirrors"). Its stream is ``KV_<name>`` (nats.go's
         CreateKeyValue); a KV mirror of that name made the old way (a stream ``<name>``) is
         refused, not doubled."""
+        from .config.kv import check_kv_mirror
+
         src = cfg.filter_source()
         stream = cfg.stream_name
         js = self.js()
@@ -437,6 +436,8 @@ class KV:
 
     def add_aggregate_origin(self, bucket: str, origin: KVAggregateOrigin) -> KVStatus:
         """Add one origin to an aggregate (ADR-8 ``AddAggregateOrigin``)."""
+        from .config.kv import KVAggregateConfig
+
         info = self._stream_of_bucket(bucket)
         cfg = info.config
         if not cfg.sources or cfg.mirror is not None:
@@ -612,6 +613,8 @@ class KeyValue:
         """Store ``value`` only when the key is absent or its last entry is a DEL / PURGE."""
         hdrs = {EXPECTED_LAST_SUBJECT_SEQ: "0"}
         if ttl:
+            from .durations import format_duration
+
             hdrs[MSG_TTL] = format_duration(ttl)
         try:
             return self._publish(key, value, hdrs)
@@ -643,6 +646,8 @@ class KeyValue:
         """A PURGE entry replacing the key's history (``Nats-Rollup: sub``); its revision."""
         hdrs = {H.KV_OPERATION: PURGE, ROLLUP: "sub"}
         if ttl:
+            from .durations import format_duration
+
             hdrs[MSG_TTL] = format_duration(ttl)
         return self._publish(key, b"", hdrs)
 

@@ -30,7 +30,6 @@ their import path stays ``jetlink.core.streams``.
 
 from __future__ import annotations
 
-import heapq
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator
@@ -335,6 +334,8 @@ def next_msgs(conn: sqlite3.Connection, stream_id: int, start: int, filters: Ite
                         break
             cursor = rows[-1][0] + 1
         return out
+    import heapq
+
     heads = []
     for _sid, _n, first, last, _subject in subjects.values():
         seq = _first_at_or_after(conn, base, first, last, start)

@@ -19,8 +19,14 @@ from a class-data-sharing archive of the classes it loaded the first time (Java 
 CDS: the first run records with ``-XX:ArchiveClassesAtExit``, which makes it slower, and its
 JVM writes the archive as it exits, after the command has returned; later runs map it with
 ``-XX:SharedArchiveFile``), kept in ``$XDG_CACHE_HOME/jetlink/`` (default ``~/.cache/jetlink``)
-under a name keyed by the Java runtime and the pyspark version and installation (Java 19+:
-``-XX:+AutoCreateSharedArchive`` does the same by itself). A new archive is kept only once a
+under a name keyed by what decides their content: the Java runtime, the pyspark version and
+Spark's jars by name and size (Java 19+: ``-XX:+AutoCreateSharedArchive`` does the same by
+itself). Installations of the same Spark and Java share one set: an archive holds the class
+path it was made with, so the JVMs run with SPARK_HOME set to a link in the cache
+(``<set>.home``) pointing at this installation's Spark, the same path for every
+installation. At most two sets are kept (this run's and the most recently used other one; a
+set used in the last ten minutes is never removed, nor is a file being written), and the sets
+earlier versions kept per installation path are removed. A new archive is kept only once a
 JVM has started with it (a detached helper checks it after the writing JVM has gone), and used
 only while its size is the one recorded then; one the JVM refuses (it says so) is removed; a
 JVM that fails to start with the archives is started again without them, and they are
@@ -38,6 +44,7 @@ docs/benchmarks.md (Spark) has the figures.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -261,6 +268,8 @@ def _start(opts: SparkOptions, settings: dict[str, str]) -> Any:
         launcher_opts += cds.launcher_flags
     env = {"SPARK_LAUNCHER_OPTS": " ".join(
         [*launcher_opts, os.environ.get("SPARK_LAUNCHER_OPTS", "")]).strip()}
+    if cds is not None and cds.spark_home is not None:
+        env["SPARK_HOME"] = str(cds.spark_home)  # the class path the archives were made with
     if java_opts:
         # the user's own options last: the JVM takes the last of a repeated flag
         conf.set("spark.driver.extraJavaOptions", " ".join([*java_opts, user_opts]).strip())
@@ -276,6 +285,7 @@ def _start(opts: SparkOptions, settings: dict[str, str]) -> Any:
         conf.set("spark.driver.extraJavaOptions", " ".join([*java_opts, user_opts]).strip())
         env["SPARK_LAUNCHER_OPTS"] = " ".join(
             o for o in env["SPARK_LAUNCHER_OPTS"].split(" ") if o not in cds.launcher_flags)
+        env.pop("SPARK_HOME", None)
         gateway = _launch(conf, env, log_path)
         cds.discard()
         cds = None
@@ -391,7 +401,90 @@ def input_rows_hint(addresses: list[str], data_dir: Any, cluster: str) -> int | 
 # --------------------------------------------------------------------------------------------
 # JVM class-data sharing (start-up)
 # --------------------------------------------------------------------------------------------
-KEEP_OTHER_ARCHIVES = 1  # archive sets of other installations kept besides the current one
+KEEP_OTHER_ARCHIVES = 1  # archive sets kept besides the current one (two in all)
+IN_USE_SECONDS = 600  # a set used this recently is never removed (a JVM may be starting)
+STEM_PREFIX = "cds-spark-"  # cds-spark-<pyspark>-java<feature>-<key>-driver|launcher.jsa
+HOME_SUFFIX = ".home"  # <stem>.home: the link the set's JVMs see as SPARK_HOME
+# The sets of archives jetlink kept before they were shared, keyed by the installation's path
+# (spark-<pyspark>-java<feature>-<16 hex>-driver|launcher.jsa[.size]): removed.
+_PATH_KEYED = re.compile(r"spark-.+-java[0-9]+-[0-9a-f]{16}-(?:driver|launcher)\.jsa(?:\.size)?")
+
+
+def archive_stem(java_home: Path, spark_home: Path, pyspark_version: str
+                 ) -> tuple[str, int] | None:
+    """The name of the set of archives for this Java runtime and this Spark, and the Java
+    feature version; None when the runtime has no dynamic archives (before Java 13). The key
+    is what decides the archives' content: the Java runtime (its ``release`` file, the size
+    and time of its libjvm), the pyspark version and Spark's jars by name and size. Not
+    where they are installed: every installation with the same Spark and Java shares it."""
+    import hashlib
+
+    release = _java_release(java_home)
+    if release is None or release[0] < 13:
+        return None
+    feature, text = release
+    libjvm = next(iter(sorted(java_home.glob("lib/server/libjvm.*"))), None)
+    stat = libjvm.stat() if libjvm else None
+    jars_dir = spark_home / "jars"
+    jars = [f"{name}:{(jars_dir / name).stat().st_size}"
+            for name in (sorted(os.listdir(jars_dir)) if jars_dir.is_dir() else [])]
+    key = hashlib.sha256("\0".join([
+        text, f"{stat.st_size}:{stat.st_mtime_ns}" if stat else "", pyspark_version,
+        *jars]).encode()).hexdigest()[:16]
+    return f"{STEM_PREFIX}{pyspark_version}-java{feature}-{key}", feature
+
+
+def _set_of(name: str) -> str | None:
+    """The set of archives a file of the cache belongs to (its stem), None for another file
+    (or one being written: ``*.tmp``)."""
+    if name.endswith(".tmp"):
+        return None
+    if name.endswith(HOME_SUFFIX):
+        stem = name[:-len(HOME_SUFFIX)]
+        return stem if stem.startswith(STEM_PREFIX) else None
+    base, dot, rest = name.partition(".jsa")
+    if not dot or rest not in ("", ".size"):
+        return None
+    stem, _, part = base.rpartition("-")
+    if part not in ("driver", "launcher"):
+        return None
+    if stem.startswith(STEM_PREFIX) or _PATH_KEYED.fullmatch(name):
+        return stem
+    return None
+
+
+def _point(link: Path, target: Path) -> bool:
+    """Make ``link`` a symbolic link to ``target`` (atomically: a new link renamed over the
+    old one, so a JVM starting meanwhile sees one or the other, both a Spark of the same
+    jars); its time records the set's last use. False when it cannot be made."""
+    try:
+        if os.readlink(link) == str(target):
+            os.utime(link, follow_symlinks=False)
+            return True
+    except OSError:
+        pass
+    tmp = link.with_name(f"{link.name}.{os.getpid()}.tmp")
+    try:
+        tmp.unlink(missing_ok=True)
+        os.symlink(target, tmp)
+        os.replace(tmp, link)
+        return True
+    except OSError:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        return False
+
+
+def _used(*paths: Path) -> None:
+    """Record that an archive is used now (its set's last use, :meth:`ClassDataSharing.
+    _keep_recent`)."""
+    for p in paths:
+        try:
+            os.utime(p)
+        except OSError:
+            pass
 
 
 def cds_enabled() -> bool:
@@ -454,8 +547,9 @@ def _intact(archive: Path) -> bool:
 
 @dataclass
 class ClassDataSharing:
-    """The CDS archives of one Java runtime + pyspark installation: the flags to pass, and
-    the bookkeeping of an archive being made by this run."""
+    """The CDS archives of one Java runtime and Spark (:func:`archive_stem`): the flags to
+    pass, the SPARK_HOME to run the JVMs with, and the bookkeeping of an archive being made
+    by this run."""
 
     driver_archive: Path
     launcher_archive: Path
@@ -464,6 +558,8 @@ class ClassDataSharing:
     launcher_flags: list[str] = field(default_factory=list)
     driver_tmp: Path | None = None
     launcher_tmp: Path | None = None
+    # SPARK_HOME for the JVMs: the set's link to this installation's Spark (module doc)
+    spark_home: Path | None = None
 
     @classmethod
     def plan(cls) -> ClassDataSharing | None:
@@ -474,29 +570,24 @@ class ClassDataSharing:
 
     @classmethod
     def _plan(cls) -> ClassDataSharing | None:
-        import hashlib
-
         from pyspark import __version__ as pyspark_version
         from pyspark.find_spark_home import _find_spark_home
 
         home = _java_home()
-        release = _java_release(home) if home else None
-        if home is None or release is None or release[0] < 13:
+        spark_home = Path(_find_spark_home()).resolve()
+        named = archive_stem(home, spark_home, pyspark_version) if home else None
+        if named is None:
             return None
-        feature, text = release
-        spark_home = Path(_find_spark_home())
-        libjvm = next(iter(sorted(home.glob("lib/server/libjvm.*"))), None)
-        stat = libjvm.stat() if libjvm else None
-        jars = sorted(os.listdir(spark_home / "jars")) if (spark_home / "jars").is_dir() else []
-        key = hashlib.sha256("\0".join([
-            str(home), text, f"{stat.st_size}:{stat.st_mtime_ns}" if stat else "",
-            pyspark_version, str(spark_home.resolve()), *jars]).encode()).hexdigest()[:16]
+        stem, feature = named
         folder = cache_dir()
         if any(c.isspace() for c in str(folder)):
             return None  # SPARK_LAUNCHER_OPTS is split on blanks by spark-class
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        stem = f"spark-{pyspark_version}-java{feature}-{key}"
-        out = cls(folder / f"{stem}-driver.jsa", folder / f"{stem}-launcher.jsa", feature >= 19)
+        link = folder / f"{stem}{HOME_SUFFIX}"
+        if not _point(link, spark_home):
+            return None
+        out = cls(folder / f"{stem}-driver.jsa", folder / f"{stem}-launcher.jsa", feature >= 19,
+                  spark_home=link)
         out._clean_stale(folder)
         out._keep_recent(folder, stem)
         # a JVM that crashes while mapping an archive writes its report here, not in the cwd
@@ -508,12 +599,14 @@ class ClassDataSharing:
                                 f"-XX:SharedArchiveFile={out.driver_archive}", crash]
             out.launcher_flags = ["-XX:+AutoCreateSharedArchive",
                                   f"-XX:SharedArchiveFile={out.launcher_archive}", crash]
+            _used(out.driver_archive, out.launcher_archive)
             return out
         pid = os.getpid()
         for which in ("driver", "launcher"):
             final: Path = getattr(out, f"{which}_archive")
             if _intact(final):
                 flags = [f"-XX:SharedArchiveFile={final}"]
+                _used(_sidecar(final))
             else:
                 tmp = final.with_name(f"{final.name}.{pid}.tmp")
                 setattr(out, f"{which}_tmp", tmp)
@@ -523,35 +616,51 @@ class ClassDataSharing:
 
     @staticmethod
     def _clean_stale(folder: Path) -> None:
-        """Archives half-written by runs that never finished (a day old)."""
+        """Archives (and links) half-written by runs that never finished (a day old)."""
         import time
 
-        for tmp in folder.glob("spark-*.jsa.*.tmp"):
+        for tmp in folder.glob("*.tmp"):
+            if ".jsa." not in tmp.name and f"{HOME_SUFFIX}." not in tmp.name:
+                continue
             try:
-                if time.time() - tmp.stat().st_mtime > 86_400:
+                if time.time() - tmp.lstat().st_mtime > 86_400:
                     tmp.unlink()
             except OSError:
                 pass
 
     @staticmethod
-    def _keep_recent(folder: Path, stem: str, others: int = KEEP_OTHER_ARCHIVES) -> None:
-        """Archives of other installations (another virtualenv, pyspark or Java) are kept
-        for the ``others`` most recently written ones only: each set is about 200 MB."""
-        sets: dict[str, float] = {}
-        for f in folder.glob("spark-*.jsa*"):
-            if f.name.endswith(".tmp"):
-                continue
-            key = f.name.split(".jsa", 1)[0].rsplit("-", 1)[0]  # <stem>-driver|launcher
-            if key == stem:
-                continue
-            try:
-                sets[key] = max(sets.get(key, 0.0), f.stat().st_mtime)
-            except OSError:
-                continue
-        for key in sorted(sets, key=sets.__getitem__, reverse=True)[others:]:
-            for f in folder.glob(f"{key}-*.jsa*"):
-                if f.name.endswith(".tmp"):  # being written (_clean_stale's, a day on)
+    def _keep_recent(folder: Path, stem: str, others: int = KEEP_OTHER_ARCHIVES,
+                     now: float | None = None) -> None:
+        """Besides the set ``stem`` (this run's), the ``others`` most recently used sets of
+        archives stay (each set is about 200 MB; the default keeps two sets in all); the sets
+        jetlink kept per installation path before they were shared are removed. A set used
+        in the last :data:`IN_USE_SECONDS` stays whatever its rank: a JVM may be starting
+        with it (one that runs has mapped its archive, which removing the file does not
+        change)."""
+        import time
+
+        now = time.time() if now is None else now
+        files: dict[str, list[Path]] = {}
+        for f in folder.iterdir():
+            key = _set_of(f.name)
+            if key is not None and key != stem:
+                files.setdefault(key, []).append(f)
+        used: dict[str, float] = {}
+        for key, paths in files.items():
+            times = []
+            for f in paths:
+                try:
+                    times.append(f.lstat().st_mtime)
+                except OSError:
                     continue
+            used[key] = max(times, default=0.0)
+        shared = sorted((k for k in used if k.startswith(STEM_PREFIX)), key=used.__getitem__,
+                        reverse=True)
+        drop = [k for k in used if not k.startswith(STEM_PREFIX)] + shared[others:]
+        for key in drop:
+            if now - used[key] < IN_USE_SECONDS:
+                continue
+            for f in files[key]:
                 try:
                     f.unlink()
                 except OSError:

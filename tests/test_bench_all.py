@@ -76,6 +76,12 @@ def test_bench_all_refuses_an_unknown_name():
 def test_bench_startup_and_validate_process_time_whole_processes():
     doc = bench_startup(1)
     assert doc["runs"] == 1 and doc["kv_get_ms_median"] > 0 and len(doc["validate_ms"]) == 1
+    # the bare interpreter, timed in the same rounds: each command's per-run ratio to it
+    assert len(doc["python_ms"]) == 1 and doc["python_ms_median"] > 0
+    ratio = doc["kv_get_ms"][0] / doc["python_ms"][0]  # of the printed (rounded) times
+    assert abs(doc["kv_get_vs_python_runs"][0] - ratio) < 0.1
+    assert doc["kv_get_vs_python"] > 0 and doc["kv_get_cpu_vs_python"] > 0
+    assert isinstance(doc["bytecode"], bool)
     doc = bench_validate_process(200, 1)
     assert doc["configs"] == 200 and len(doc["seconds"]) == 1
 

@@ -1,5 +1,5 @@
 """Contexts (like ``nats context``): the store (core/contexts.py), the ``jetlink context``
-verbs (cli/context.py) and the precedence of the global options (cli/main.py):
+verbs (cli/context.py) and the precedence of the global options (cli/root.py):
 command line > environment > the context in force (--context, JETLINK_CONTEXT, the selected
 one) > defaults.
 

@@ -129,35 +129,38 @@ def test_a_server_in_force_imports_the_live_client():
 
 # -- `jetlink kv get` and `jetlink validate FILE` import only what they use ----------------
 
-# Every jetlink module `jetlink kv get BUCKET KEY` may import: the CLI's root, the kv group,
-# the engine's read path (kv -> jetstream -> streams -> streamdef / txnstate ->
-# streamstore.base -> store). Not the config checks (only creating or changing a stream
-# needs them), the write engine (streamstore.txn), transforms, RePublish, topology, Kafka,
-# the replication pump, the consumer engine or the live client. The backend seam
-# (core/backend.py) is opened by the root callback of every command: it imports nothing
-# until it is used.
-KV_GET_MODULES = {
-    "jetlink", "jetlink.cli", "jetlink.cli.app", "jetlink.cli.common", "jetlink.cli.completion",
-    "jetlink.cli.console",
-    "jetlink.cli.kv", "jetlink.cli.main", "jetlink.cli.options", "jetlink.cli.output",
+# Every jetlink module `jetlink kv get BUCKET KEY` may import: the entry point and the quick
+# path (cli/main.py, cli/launch.py, cli/kv_get.py: no Typer), the engine's read path (kv ->
+# jetstream -> streams -> streamdef / txnstate -> streamstore.base -> store) and the names of
+# buckets and keys (config/kvnames.py). Not the bucket configs (config/kv.py: only creating or
+# changing a bucket needs them), durations, the config checks, the write engine
+# (streamstore.txn), transforms, RePublish, topology, Kafka, the replication pump, the
+# consumer engine or the live client (nor its ServerTarget while no server is in force).
+# The backend seam (core/backend.py) imports nothing until it is used.
+KV_GET_QUICK_MODULES = {
+    "jetlink", "jetlink.cli", "jetlink.cli.app", "jetlink.cli.common", "jetlink.cli.console",
+    "jetlink.cli.kv_get", "jetlink.cli.launch", "jetlink.cli.main", "jetlink.cli.output",
     "jetlink.core", "jetlink.core.backend", "jetlink.core.clock", "jetlink.core.config",
-    "jetlink.core.config.codec",
-    "jetlink.core.config.kv", "jetlink.core.config.stream", "jetlink.core.consumer_store",
-    "jetlink.core.contexts", "jetlink.core.durations", "jetlink.core.errors",
+    "jetlink.core.config.codec", "jetlink.core.config.kvnames", "jetlink.core.config.stream",
+    "jetlink.core.consumer_store", "jetlink.core.contexts", "jetlink.core.errors",
     "jetlink.core.fanout", "jetlink.core.headers", "jetlink.core.jetstream", "jetlink.core.kv",
     "jetlink.core.limits", "jetlink.core.live", "jetlink.core.live.settings",
-    "jetlink.core.live.target", "jetlink.core.messages", "jetlink.core.numbers",
-    "jetlink.core.store",
-    "jetlink.core.store.datadir", "jetlink.core.store.health", "jetlink.core.store.schema",
-    "jetlink.core.streamdef", "jetlink.core.streams", "jetlink.core.streamstore",
-    "jetlink.core.streamstore.base", "jetlink.core.subjects", "jetlink.core.txnstate",
-    "jetlink.core.xdg",
+    "jetlink.core.messages", "jetlink.core.numbers", "jetlink.core.store",
+    "jetlink.core.store.datadir",
+    "jetlink.core.store.health", "jetlink.core.store.schema", "jetlink.core.streamdef",
+    "jetlink.core.streams", "jetlink.core.streamstore", "jetlink.core.streamstore.base",
+    "jetlink.core.subjects", "jetlink.core.txnstate", "jetlink.core.xdg",
+}
+# ... and with a global option on the command line, through the Typer app: its root
+# (cli/root.py), the kv group and the options it declares, the completion callbacks.
+KV_GET_MODULES = KV_GET_QUICK_MODULES | {
+    "jetlink.cli.completion", "jetlink.cli.kv", "jetlink.cli.options", "jetlink.cli.root",
 }
 # ... and `jetlink validate FILE` of a topology of streams only (no KV or Kafka objects, no
 # transforms): the stream rules and the topology, no engine, no store, no KV or Kafka rules.
 VALIDATE_MODULES = {
     "jetlink", "jetlink.cli", "jetlink.cli.app", "jetlink.cli.common", "jetlink.cli.completion",
-    "jetlink.cli.console",
+    "jetlink.cli.console", "jetlink.cli.launch", "jetlink.cli.root",
     "jetlink.cli.main", "jetlink.cli.options", "jetlink.cli.output", "jetlink.cli.validate",
     "jetlink.core", "jetlink.core.backend", "jetlink.core.config", "jetlink.core.config.codec",
     "jetlink.core.config.stream", "jetlink.core.config.validate", "jetlink.core.contexts",
@@ -170,15 +173,19 @@ VALIDATE_MODULES = {
 }
 
 
-def _modules_of_run(argv: list[str], tmp_path: Path) -> tuple[set[str], str, int]:
+def _modules_of_run(argv: list[str], tmp_path: Path, *, option: bool = True,
+                    ) -> tuple[set[str], str, int]:
     """(sys.modules after ``jetlink ARGV`` ran in a fresh interpreter, its stdout, its exit
-    status), with no context, server or JETLINK_* setting from the environment."""
+    status), with no context, server or JETLINK_* setting from the environment; the data
+    directory given with --data-dir (``option``) or else JETLINK_DATA_DIR."""
+    where = ["--data-dir", str(tmp_path / "data")] if option else []
     code = (
         "import json, os, sys\n"
         "[os.environ.pop(k, None) for k in list(os.environ)"
         " if k.startswith(('NATS_', 'JETLINK_'))]\n"
         f"os.environ['XDG_CONFIG_HOME'] = {str(tmp_path / 'config')!r}\n"
-        f"sys.argv = ['jetlink', '--data-dir', {str(tmp_path / 'data')!r}, *{argv!r}]\n"
+        + ("" if option else f"os.environ['JETLINK_DATA_DIR'] = {str(tmp_path / 'data')!r}\n")
+        + f"sys.argv = ['jetlink', *{where!r}, *{argv!r}]\n"
         "from jetlink.cli.main import run\n"
         "status = 0\n"
         "try:\n"
@@ -212,6 +219,27 @@ def test_kv_get_imports_only_its_read_path(tmp_path):
         assert offenders(names, ("tomllib", "rich", "nats", "pyspark")) == []
 
 
+def test_kv_get_without_global_options_imports_no_typer(tmp_path):
+    # cli/launch.py quick_kv_get: a plain `kv get` (settings from the environment) runs
+    # without Typer and Click, and without the bucket configs (config/kv.py).
+    for argv in (["kv", "add", "CFG"], ["kv", "put", "CFG", "limit", "100"]):
+        _, _, status = _modules_of_run(argv, tmp_path)
+        assert status == 0
+    for extra in (["--raw"], [], ["-j"], ["--revision", "1", "--raw"]):
+        names, out, status = _modules_of_run(["kv", "get", "CFG", "limit", *extra], tmp_path,
+                                             option=False)
+        assert status == 0 and ("100" in out or '"MTAw"' in out), out
+        assert "jetlink.core.kv" in names  # the measurement itself works
+        assert offenders(names, ("typer", "click", "rich", "tomllib", "nats", "pyspark",
+                                 "jetlink.core.live.target")) == [], extra
+        assert _jetlink(names) <= KV_GET_QUICK_MODULES, sorted(
+            _jetlink(names) - KV_GET_QUICK_MODULES)
+    # a usage error is the Typer app's: it is loaded then
+    names, _, status = _modules_of_run(["kv", "get", "CFG", "limit", "--revision", "0"],
+                                       tmp_path, option=False)
+    assert status == 2 and "typer" in names
+
+
 def test_validate_of_streams_imports_no_engine_kv_or_kafka_rules(tmp_path):
     path = tmp_path / "one.toml"
     path.write_text('[streams.ORDERS]\nsubjects = ["orders.>"]\nmax_age = "1h"\n')
@@ -231,7 +259,7 @@ def test_validate_loads_the_kafka_and_kv_rules_when_a_file_needs_them(tmp_path):
 
 
 def test_a_group_builds_only_the_command_that_runs():
-    # cli/main.py _load_command: `jetlink kv get` builds `get`, not the group's 17 commands;
+    # cli/root.py _load_command: `jetlink kv get` builds `get`, not the group's 17 commands;
     # walking the commands (help, completion) builds them all, in typer's own order.
     import typer
     from typer.main import get_group

@@ -179,14 +179,14 @@ def test_cds_archives_are_checked(monkeypatch, tmp_path):
 
 
 def test_archives_of_other_installations_are_not_kept_forever(tmp_path):
-    """Each set of archives is about 200 MB: besides the current installation's, only the
-    most recently written other set stays."""
+    """Each set of archives is about 200 MB: besides the current one, only the most recently
+    used other set stays (tests/test_spark_cds.py has the rest)."""
 
     from jetlink.sparkops import session as S
 
     folder = tmp_path / "cache"
     folder.mkdir()
-    stems = [f"spark-4.3.0-java17-{k}" for k in ("aaaa", "bbbb", "cccc", "dddd")]
+    stems = [f"cds-spark-4.3.0-java17-{k * 4}" for k in ("aaaa", "bbbb", "cccc", "dddd")]
     for age, stem in enumerate(stems):  # aaaa the newest ... dddd the oldest
         for part in ("driver.jsa", "driver.jsa.size", "launcher.jsa", "launcher.jsa.size"):
             f = folder / f"{stem}-{part}"

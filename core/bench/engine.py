@@ -268,18 +268,25 @@ def _jetlink_command() -> list[str]:
 
 def bench_startup(runs: int = 10, *, command: list[str] | None = None) -> dict[str, Any]:
     """Whole-process wall time (start-up included) of ``jetlink --help``, ``jetlink kv get
-    BUCKET KEY`` (a one-key bucket of a fresh data directory) and ``jetlink validate FILE``
-    (one stream), ``runs`` times each, the three interleaved run by run: each run's
-    milliseconds and the medians. A run that does not exit 0 (or a get that does not print
-    the value) is an error."""
+    BUCKET KEY --raw`` (a one-key bucket of a fresh data directory) and ``jetlink validate
+    FILE`` (one stream), and of the bare interpreter (``python -c pass``, the same
+    executable), ``runs`` times each, the four interleaved run by run after one warm-up
+    round: each run's milliseconds, the medians, and per run the ratio of each command to the
+    bare interpreter of the same round (``kv_get_vs_python``: the median of those per-run
+    ratios; ``kv_get_cpu_vs_python``: the same in CPU time, steadier on a busy machine).
+    Bytecode is written and reused (PYTHONDONTWRITEBYTECODE is left out of the commands'
+    environment; ``bytecode`` says whether jetlink's modules have it). A run that does not
+    exit 0 (or a get that does not print the value) is an error."""
+    import importlib.util
     import subprocess
+    import sys
 
     cmd = command or _jetlink_command()
     tmp = tempfile.mkdtemp(prefix="jetlink-bench-")
     try:
         env = {**os.environ, "JETLINK_DATA_DIR": os.path.join(tmp, "data"),
                "XDG_CONFIG_HOME": os.path.join(tmp, "config")}
-        for k in ("JETLINK_CONTEXT", "NATS_URL", "NATS_CONTEXT"):
+        for k in ("JETLINK_CONTEXT", "NATS_URL", "NATS_CONTEXT", "PYTHONDONTWRITEBYTECODE"):
             env.pop(k, None)
         for args in (["kv", "add", "CFG"], ["kv", "put", "CFG", "limit", "100"]):
             subprocess.run([*cmd, *args], env=env, capture_output=True, check=True)
@@ -287,26 +294,53 @@ def bench_startup(runs: int = 10, *, command: list[str] | None = None) -> dict[s
         with open(path, "w", encoding="utf-8") as f:
             f.write('[streams.ORDERS]\nsubjects = ["orders.>"]\nmax_age = "1h"\n')
         checks = {
-            "help": (["--help"], "Usage"),
-            "kv_get": (["kv", "get", "CFG", "limit", "--raw"], "100"),
-            "validate": (["validate", path], "OK"),
+            "python": ([sys.executable, "-c", "pass"], ""),
+            "help": ([*cmd, "--help"], "Usage"),
+            "kv_get": ([*cmd, "kv", "get", "CFG", "limit", "--raw"], "100"),
+            "validate": ([*cmd, "validate", path], "OK"),
         }
         times: dict[str, list[float]] = {k: [] for k in checks}
-        for _ in range(runs):
-            for name, (args, expect) in checks.items():
+        cpu: dict[str, list[float]] = {k: [] for k in checks}
+        for i in range(runs + 1):  # the first round warms up (and writes bytecode)
+            for name, (argv, expect) in checks.items():
+                c0 = _children_cpu()
                 t0 = time.perf_counter()
-                res = subprocess.run([*cmd, *args], env=env, capture_output=True, text=True)
-                times[name].append((time.perf_counter() - t0) * 1000)
+                res = subprocess.run(argv, env=env, capture_output=True, text=True)
+                took = (time.perf_counter() - t0) * 1000
                 if res.returncode != 0 or expect not in res.stdout:
-                    raise RuntimeError(f"jetlink {' '.join(args)} exited {res.returncode}: "
-                                       f"{res.stderr[-300:]}")
+                    raise RuntimeError(f"{' '.join(argv[len(cmd):] or argv)} exited "
+                                       f"{res.returncode}: {res.stderr[-300:]}")
+                if i:
+                    times[name].append(took)
+                    cpu[name].append(_children_cpu() - c0)
         out: dict[str, Any] = {"runs": runs}
         for name, ms in times.items():
-            out[f"{name}_ms"] = [round(x) for x in ms]
-            out[f"{name}_ms_median"] = round(median(ms))
+            out[f"{name}_ms"] = [round(x, 1) if name == "python" else round(x) for x in ms]
+            out[f"{name}_ms_median"] = round(median(ms), 1 if name == "python" else None)
+        for name in ("help", "kv_get", "validate"):
+            ratios = [a / b for a, b in zip(times[name], times["python"], strict=True)]
+            out[f"{name}_vs_python"] = round(median(ratios), 2)
+        out["kv_get_vs_python_runs"] = [round(a / b, 2) for a, b in
+                                        zip(times["kv_get"], times["python"], strict=True)]
+        # the same in CPU time (user + system of each process): steadier on a busy machine
+        out["kv_get_cpu_vs_python"] = round(median(
+            [a / b for a, b in zip(cpu["kv_get"], cpu["python"], strict=True) if b > 0]
+            or [0.0]), 2)
+        main = importlib.util.find_spec("jetlink.cli.main")
+        origin = main.origin if main is not None else None
+        out["bytecode"] = bool(origin) and os.path.exists(
+            importlib.util.cache_from_source(str(origin)))
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _children_cpu() -> float:
+    """User + system seconds of this process's finished children."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def bench_validate_process(n: int = 10_000, runs: int = 3, *,

@@ -22,10 +22,12 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import TOO_DEEP, JetlinkError, UsageError
-from .target import DEFAULT_TIMEOUT, ServerTarget
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .target import ServerTarget
 
 __all__ = [
     "ENV",
@@ -288,11 +290,15 @@ def resolve_target(options: Mapping[str, Any], environ: Mapping[str, str] | None
                 sources[fld] = label
     # The timeout is read whichever engine is in force, as natscli reads NATS_TIMEOUT and
     # --timeout at every start: a bad one is refused on the embedded engine too.
-    timeout = DEFAULT_TIMEOUT
+    timeout: float | None = None
     if "timeout" in merged:
         timeout = parse_timeout(merged.pop("timeout"), sources["timeout"])
     if "servers" not in merged:
         return None
+    from .target import DEFAULT_TIMEOUT, ServerTarget  # a server is in force
+
+    if timeout is None:
+        timeout = DEFAULT_TIMEOUT
     where = sources["servers"]
     servers = merged.pop("servers")
     servers = parse_servers(servers if isinstance(servers, str) else ",".join(servers), where)

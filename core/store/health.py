@@ -22,12 +22,11 @@ disk, a read-only data directory. How they are noticed, and the one error line e
 
 from __future__ import annotations
 
+import _thread
 import errno
 import json
 import os
-import shutil
 import sqlite3
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +120,7 @@ def file_problem(path: Path) -> str | None:
 # close while a lock is held.
 _HEAD_FDS: dict[tuple[int, int], int] = {}
 _SPARE_FDS: list[tuple[tuple[int, int], int]] = []
-HEAD_LOCK = threading.RLock()
+HEAD_LOCK = _thread.RLock()  # threading.RLock, without importing threading
 HEAD_FDS_KEPT = 64
 
 
@@ -222,6 +221,8 @@ def os_error(err: OSError, directory: Path | str, what: str) -> JetlinkError:
 def free_bytes(path: Path | str) -> int:
     """The free bytes of the filesystem that holds ``path`` (or would: a data directory not
     made yet is looked up through its nearest existing parent)."""
+    import shutil
+
     p = Path(path)
     while not p.exists() and p != p.parent:
         p = p.parent

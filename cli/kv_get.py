@@ -1,0 +1,81 @@
+"""``jetlink kv get``'s body and rendering, without Typer.
+
+The command is declared in cli/kv.py (its options, help and completion); what it does is
+:func:`show_entry`, shared with the quick path of cli/launch.py, which runs a plain ``kv get``
+without importing Typer (docs/benchmarks.md "Start-up"). Nothing here imports Typer or Rich.
+"""
+
+from __future__ import annotations
+
+import base64
+import sys
+from typing import TYPE_CHECKING, Any
+
+from jetlink.cli import common, output
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jetlink.cli.app import App
+    from jetlink.core.kv import Entry, KeyValue
+
+# natscli's limit on a value `kv get` shows (history and revert show 40: cli/kv.py).
+GET_SHOW_MAX = 120
+
+
+def open_bucket(app: App, bucket: str) -> KeyValue:
+    """The handle of ``bucket`` (core/kv.py ``KV.open``: a bucket, a KV mirror, a read
+    replica) over the backend the command acts on."""
+    return common.open_kv(app).open(bucket)
+
+
+def show_entry(app: App, bucket: str, key: str, *, revision: int | None, raw: bool) -> None:
+    """``kv get``: the key's latest entry (or the one at ``revision``), its bytes as they
+    are with ``raw`` (unless --json), else natscli's layout or the Entry document."""
+    entry = open_bucket(app, bucket).get(key, revision=revision)
+    if raw and not app.json:
+        write_raw(entry.value)
+        return
+    app.emit(entry_doc(entry), human=lambda a, d: render_get(a, entry))
+
+
+def printable(value: bytes) -> str:
+    """natscli's ``Base64IfNotPrintable``: the value as text when every byte is printable
+    ASCII, else standard base64."""
+    if all(0x20 <= b < 0x7F for b in value):
+        return value.decode("ascii")
+    return base64.b64encode(value).decode("ascii")
+
+
+def entry_doc(entry: Entry) -> dict[str, Any]:
+    return {**entry.to_json(), "served_by": entry.served_by}
+
+
+def write_raw(data: bytes) -> None:
+    """The bytes exactly, no newline (natscli's get --raw)."""
+    sys.stdout.flush()
+    stream = getattr(sys.stdout, "buffer", None)
+    if stream is None:  # pragma: no cover - a text-only stdout
+        sys.stdout.write(data.decode("utf-8", "backslashreplace"))
+    else:
+        stream.write(data)
+        stream.flush()
+
+
+def render_get(app: App, entry: Entry) -> None:
+    """natscli's kv get: ``B > K revision: N created @ TIME``, a blank line, the value."""
+    output.line(
+        app,
+        f"{entry.bucket} > {entry.key} revision: {entry.revision} created @ "
+        f"{output.local_ns(entry.created)}",
+    )
+    output.line(app)
+    text = printable(entry.value)
+    if len(text) > GET_SHOW_MAX:
+        output.line(
+            app,
+            f"Showing first {GET_SHOW_MAX} bytes of {output.comma(len(text))}, use --raw for "
+            "full data",
+        )
+        output.line(app)
+        text = text[:GET_SHOW_MAX]
+    output.line(app, text)
+    output.line(app)

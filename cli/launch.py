@@ -1,0 +1,241 @@
+"""What the entry point needs before (and without) Typer: the command-line flags it looks
+for, how an exception of a command becomes one error line, and the quick path.
+
+The quick path (:func:`quick_kv_get`) runs ``jetlink kv get BUCKET KEY [--raw] [-j|--json]
+[--revision N]`` without importing Typer and the Click it ships (a third of the command's
+time, measured against the bare interpreter in docs/benchmarks.md "Start-up"). It takes
+only that exact shape, with the global settings from the environment (JETLINK_DATA_DIR,
+JETLINK_CLUSTER, JETLINK_CONTEXT, NATS_* and the contexts, as the root's options read them
+when they are not on the command line), and does what the Typer app does for it: the root
+callback's App (cli/root.py ``_root``: the context in force, the live server in force, the
+backend), the command's body (cli/kv_get.py ``show_entry``, the one the Typer command runs)
+and the root group's error handling (:func:`command_error`). Any other command line (a
+global option, ``-h``, an unknown or malformed option, a shell completion) is left to the
+Typer app, which also reports every usage error: the quick path never prints one.
+tests/test_imports.py checks that the quick path imports no Typer and answers as the Typer
+app does.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jetlink.cli.app import App
+    from jetlink.core.contexts import Context
+    from jetlink.core.errors import JetlinkError
+
+
+def has_flag(args: Sequence[str], flags: Sequence[str]) -> bool:
+    """One of ``flags`` anywhere in ``args`` before ``--``."""
+    for arg in args:
+        if arg == "--":
+            return False
+        if arg in flags:
+            return True
+    return False
+
+
+def wants_json(args: Sequence[str]) -> bool:
+    """``-j``/``--json`` anywhere before ``--``: even a usage error is then one JSON document."""
+    return has_flag(args, ("-j", "--json"))
+
+
+def command_error(exc: BaseException, directory: Any) -> JetlinkError | None:
+    """The one error line a command's exception is reported as (the root group's rule,
+    cli/root.py ``JetlinkGroup.invoke``): a JetlinkError as it is, a storage fault or a
+    Spark failure in jetlink's words; None: a bug, left to raise."""
+    from jetlink.core.errors import JetlinkError
+
+    if isinstance(exc, JetlinkError):
+        return exc
+    found: JetlinkError | None = _storage_fault(exc, directory) or _spark_fault(exc)
+    return found
+
+
+def _storage_fault(exc: BaseException, directory: Any) -> Any:
+    """A storage fault that escaped the store's own wrapping (store/health.py), as one
+    error line: SQLite's (damage only when ``cluster check``'s checks agree), and the OS
+    refusing a write (read-only, no permission, no space); None for anything else."""
+    import errno
+
+    if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM,
+                                                  errno.ENOSPC, errno.EDQUOT):
+        from jetlink.core.errors import JetlinkError
+
+        what = f" {exc.filename}" if exc.filename else ""
+        return JetlinkError(f"cannot write{what}: {exc.strerror or exc}")
+    if type(exc).__module__ != "sqlite3":
+        return None
+    from jetlink.core.store.datadir import confirmed_in
+    from jetlink.core.store.health import storage_error
+
+    err = storage_error(exc)
+    if err is None:
+        from jetlink.core.retry import passes
+
+        if passes(exc):  # busy or locked past the busy timeout: not a crash, not damage
+            from jetlink.core.store.health import StorageError
+
+            busy = StorageError(f"data directory {directory}: a database stayed busy ({exc}): "
+                                "another process held it; nothing was written, run the "
+                                "command again")
+            busy.transient = True
+            return busy
+        return None
+    return confirmed_in(err, exc, directory)
+
+
+def _spark_fault(exc: BaseException) -> Any:
+    """A Spark job that failed in the JVM (py4j / pyspark exceptions: an executor lost, out
+    of memory...) as one error line naming the cause and Spark's log; None for anything
+    else."""
+    module = type(exc).__module__
+    if not module.startswith(("py4j", "pyspark")):
+        return None
+    from jetlink.core.errors import JetlinkError
+    from jetlink.sparkops.session import failure_text
+
+    return JetlinkError(failure_text(exc))
+
+
+def apply_context(app: App, found: Context | None, *, need_dir: bool,
+                  need_cluster: bool) -> None:
+    """The context in force fills in the data directory and the cluster the command line
+    and the environment left unset (cli/root.py ``_apply_context`` has the precedence)."""
+    from pathlib import Path
+
+    if found is None:
+        return
+    if need_dir and found.data_dir:
+        app.data_dir = Path(found.data_dir).expanduser()
+    if need_cluster and found.cluster:
+        app.cluster = found.cluster
+
+
+# -- the quick path ----------------------------------------------------------------------------
+
+
+def quick_kv_get(args: Sequence[str]) -> int | None:
+    """Run ``args`` when they are a plain ``kv get`` (module doc) and return the exit status;
+    None: not that shape, nothing was done (the Typer app runs it)."""
+    import os
+
+    from jetlink.cli.app import COMPLETE_VAR
+
+    line = _kv_get_line(args)
+    if line is None or os.environ.get(COMPLETE_VAR):
+        return None
+    bucket, key, revision, raw, as_json = line
+    root = _root_app(os.environ)
+    if root is None:
+        return None
+    app, given = root
+    app.json = as_json
+    try:
+        _open(app, given)
+        from jetlink.cli.kv_get import show_entry
+
+        show_entry(app, bucket, key, revision=revision, raw=raw)
+    except KeyboardInterrupt:  # Typer's rule inside a command: exit 130, nothing printed
+        return 130
+    except Exception as exc:  # noqa: BLE001 - sorted as the root group sorts them
+        return _failed(app, exc)
+    finally:
+        if app.backend is not None:
+            app.backend.close()
+    return 0
+
+
+def _kv_get_line(args: Sequence[str]) -> tuple[str, str, int | None, bool, bool] | None:
+    """(bucket, key, revision, raw, json) of ``kv get BUCKET KEY`` with only ``--raw``,
+    ``-j``/``--json`` and one ``--revision N`` (N a positive integer in digits), in any
+    order; None for anything else."""
+    if len(args) < 4 or args[0] != "kv" or args[1] != "get":
+        return None
+    words: list[str] = []
+    raw = as_json = False
+    revision: int | None = None
+    rest = iter(args[2:])
+    for arg in rest:
+        if arg == "--raw":
+            raw = True
+        elif arg in ("-j", "--json"):
+            as_json = True
+        elif arg == "--revision" or arg.startswith("--revision="):
+            value = arg.partition("=")[2] if "=" in arg else next(rest, "")
+            if revision is not None or not (value.isascii() and value.isdigit()) or \
+                    int(value) < 1:
+                return None
+            revision = int(value)
+        elif arg.startswith("-"):
+            return None
+        else:
+            words.append(arg)
+    if len(words) != 2:
+        return None
+    return words[0], words[1], revision, raw, as_json
+
+
+def _root_app(environ: Any) -> tuple[App, tuple[bool, bool]] | None:
+    """The App the root callback builds when no global option is on the command line: the
+    environment's JETLINK_DATA_DIR and JETLINK_CLUSTER (an empty one is unset, as Click reads
+    them), else the defaults; and whether each of the two was given. None when Click would
+    refuse the data directory (it must be readable when it exists): the Typer app then says
+    so."""
+    import os
+    from pathlib import Path
+
+    from jetlink.cli.app import DEFAULT_CLUSTER, ENV_CLUSTER, ENV_DATA_DIR, App, default_data_dir
+
+    data_dir = environ.get(ENV_DATA_DIR) or None
+    if data_dir is not None and os.path.exists(data_dir) and not os.access(data_dir, os.R_OK):
+        return None
+    cluster = environ.get(ENV_CLUSTER) or None
+    app = App(data_dir=Path(data_dir).expanduser() if data_dir else default_data_dir(),
+              cluster=cluster or DEFAULT_CLUSTER)
+    return app, (data_dir is not None, cluster is not None)
+
+
+def _open(app: App, given: tuple[bool, bool]) -> None:
+    """The rest of the root callback: the context in force (JETLINK_CONTEXT, else the
+    selected one) fills in what the environment left unset, then the live server in force
+    and the backend (a read: nothing is created)."""
+    import os
+
+    from jetlink.cli.app import ENV_CONTEXT
+    from jetlink.cli.common import open_backend, target_of
+    from jetlink.core.contexts import ContextStore
+
+    found = ContextStore().in_force(os.environ.get(ENV_CONTEXT) or None, source=ENV_CONTEXT)
+    dir_given, cluster_given = given
+    apply_context(app, found, need_dir=not dir_given, need_cluster=not cluster_given)
+    app.target = target_of({"tlsfirst": False}, found)
+    app.backend = open_backend(app, reads=True)
+
+
+def _failed(app: App, exc: Exception) -> int:
+    """A command's exception as the root group and Typer report it: one error line (JSON
+    with --json) and its exit status; end of input: ``Aborted!``, 1; a closed stdout: 1,
+    silently; anything else is a bug and raises."""
+    import errno
+
+    err = command_error(exc, app.data_dir)
+    if err is not None:
+        from jetlink.cli.output import print_error
+
+        print_error(app, err)
+        return err.exit_code
+    if isinstance(exc, EOFError):
+        print(file=sys.stderr)
+        print("Aborted!", file=sys.stderr)
+        return 1
+    if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    raise exc

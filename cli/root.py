@@ -1,0 +1,520 @@
+"""jetlink's command line: the root Typer app, its global options and the entry point.
+
+Structure (hatch / natscli style):
+- ``app`` is the root ``typer.Typer``; its callback takes the global options (--data-dir,
+  --cluster) and builds ONE :class:`~jetlink.cli.app.App` stored in ``ctx.obj``;
+- each command group lives in its own module under cli/ and exposes ``register(app)``;
+  :data:`COMMANDS` lists them in the order they appear in ``--help``, with the module that
+  defines each and its one-line help; a module is imported only when its command runs. To add
+  a group (say ``kv``): write cli/kv.py with a ``typer.Typer`` sub-app and a ``register``
+  function doing ``app.add_typer(kv_app, name="kv")``, add it to COMMANDS, then
+  ``make generated`` for the completions and man pages. Within a group, a command is built
+  (Typer reads its function's signature) only when it is looked up: ``jetlink kv get``
+  builds ``get`` alone (``_LazyCommands``);
+- the selected context (cli/context.py, core/contexts.py) fills in --data-dir and --cluster
+  when neither the command line nor the environment gave them (see ``_apply_context``);
+- a ``JetlinkError`` raised anywhere below the root group is reported by ``App.fail`` (one
+  function, cli/output.py ``print_error``) and the process exits with ``err.exit_code``;
+  Ctrl-C exits 130.
+
+Only Typer and the small cli modules are imported at start-up: command bodies import core
+(and Rich, through cli/output.py) when they run, so ``jetlink --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from jetlink.cli.app import (
+    COMPLETE_VAR,
+    DEFAULT_CLUSTER,
+    ENV_CLUSTER,
+    ENV_CONTEXT,
+    ENV_DATA_DIR,
+    EXIT_STATUSES,
+    PROG,
+    App,
+    ExitCode,
+    default_data_dir,
+)
+from jetlink.cli.launch import apply_context, command_error, has_flag, wants_json
+from jetlink.cli.options import TIMEOUT
+
+
+def _complete_clusters(ctx: typer.Context, incomplete: str) -> list[str]:
+    from jetlink.cli.completion import clusters
+
+    return clusters(ctx, incomplete)
+
+
+# The commands of the root, in help order: name -> (module cli/<module>.py, the one-line
+# help `jetlink --help` shows). A module is imported only when its command runs (or its own
+# help is asked for), so start-up does not grow with the number of commands. The module's
+# ``register(app)`` defines the command; tests/test_cli_help.py checks the line below equals
+# the command's own short help.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "cluster": ("cluster", "Manage the clusters of the data directory."),
+    "context": ("context", "Manage contexts (like nats context)."),
+    "stream": ("stream", "Manage JetStream streams (natscli's verbs)."),
+    "consumer": ("consumer", "Manage durable pull consumers."),
+    "kv": ("kv", "Manage Key-Value buckets (natscli's verbs)."),
+    "topic": ("topic", "Manage Kafka-style topics (kafka-topics)."),
+    "group": ("group", "Manage Kafka consumer groups."),
+    "links": ("links", "Manage cluster links (kafka-cluster-links)."),
+    "mirrors": ("mirrors", "Manage mirror topics (kafka-mirrors)."),
+    "kafka-cluster-links": ("kafka_tools", "Cluster links, kafka-cluster-links syntax."),
+    "kafka-mirrors": ("kafka_tools", "Mirror topics, kafka-mirrors syntax."),
+    "acls": ("acls", "Manage the ACLs of a Kafka cluster."),
+    "kafka-acls": ("acls", "ACLs, kafka-acls syntax."),
+    "serve": ("serve", "Serve the Confluent REST API v3 of links."),
+    "pub": ("pub", "Publish a message to a subject."),
+    "sub": ("sub", "Follow messages published on a subject."),
+    "counter": ("counter", "Access distributed counters (ADR-49)."),
+    "replicate": ("replicate", "Copy pending messages to mirrors and sources."),
+    "positions": ("positions", "Sync origin consumers' positions to mirrors."),
+    "dashboard": ("dashboard", "Watch replication live and act on it (TUI)."),
+    "spark": ("spark", "Run bulk replication jobs on Spark."),
+    "server": ("server_check", "Check streams, consumers, buckets (natscli)."),
+    "dr": ("dr", "Failover readiness; a region out and back."),
+    "validate": ("validate", "Check stream configs and topology files."),
+    "apply": ("apply", "Apply a topology file (data dir or servers)."),
+    "export": ("apply", "Write a topology (data dir or servers)."),
+    "bench": ("bench", "Measure the engine's hot paths."),
+    "demo": ("demo", "Run the disaster-recovery drill, narrated."),
+}
+# ctx.meta key: the arguments after the global options (JetlinkGroup.invoke records them).
+ARGS_KEY = "jetlink.args"
+COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(m for m, _ in COMMANDS.values()))
+
+HELP = (
+    "Operate stream replication: NATS JetStream streams, mirrors, sources and KV buckets, "
+    "and Kafka-style cluster links, on a local engine; bulk jobs on Spark."
+)
+EPILOG = "Exit status: " + ", ".join(f"{code} {meaning}" for code, meaning in EXIT_STATUSES) + "."
+
+
+class JetlinkGroup(TyperGroup):
+    """The root group: loads command modules on demand and reports every JetlinkError raised
+    by a command through App.fail."""
+
+    # name -> module; set per app by build_app (a subclass per app).
+    lazy: dict[str, str] = {}
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        eager = [n for n in super().list_commands(ctx) if n not in self.lazy]
+        return [*self.lazy, *eager]
+
+    def get_command(self, ctx: Any, name: str) -> Any:
+        if name not in self.commands and name in self.lazy:
+            self.commands[name] = _load_command(name, self.lazy[name])
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        # Short help from the registry: listing the commands imports none of them.
+        limit = formatter.width - 6 - max(len(n) for n in self.list_commands(ctx))
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.lazy:
+                rows.append((name, COMMANDS[name][1]))
+            else:
+                rows.append((name, self.commands[name].get_short_help_str(limit)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        args = [*ctx._protected_args, *ctx.args]  # the command's, before invoke consumes them
+        ctx.meta[ARGS_KEY] = args
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:  # noqa: BLE001 - sorted below: ours, the storage's, a bug
+            app = App.of(ctx)
+            err = command_error(exc, app.data_dir)
+            if err is None:
+                raise
+            # Raised by the root callback (e.g. an unknown context), before the command's
+            # -j/--json was parsed: look for it as run() does for usage errors.
+            if not app.json and wants_json(args):
+                app.json = True
+            app.fail(err)
+
+
+def _load_command(name: str, module: str) -> Any:
+    """The click command ``name`` as cli/<module>.py's ``register`` defines it. When it is
+    a group (``kv``, ``stream``...), its commands are built from their functions when they
+    are looked up (:class:`_LazyCommands`): ``jetlink kv get`` builds ``get`` only."""
+    from typer.main import get_command_from_info, get_command_name, get_group
+
+    holder = typer.Typer(rich_markup_mode=None)
+    importlib.import_module(f"jetlink.cli.{module}").register(holder)
+    sub = next((g.typer_instance for g in holder.registered_groups
+                if g.name == name and g.typer_instance is not None), None)
+    if sub is None or not sub.registered_commands:
+        return get_group(holder).commands[name]
+    infos = {(info.name or get_command_name(info.callback.__name__)): info
+             for info in sub.registered_commands if info.callback is not None}
+    if len(infos) != len(sub.registered_commands):  # pragma: no cover - typer refuses them
+        return get_group(holder).commands[name]
+    registered, sub.registered_commands = sub.registered_commands, []
+    try:
+        group = get_group(holder).commands[name]  # its sub-groups built, no command yet
+    finally:
+        sub.registered_commands = registered
+
+    def build(info: Any) -> Any:
+        return get_command_from_info(info, pretty_exceptions_short=holder.pretty_exceptions_short,
+                                     rich_markup_mode=holder.rich_markup_mode)
+
+    group.commands = _LazyCommands(group.commands, infos, build)
+    return group
+
+
+class _LazyCommands(dict):  # type: ignore[type-arg]
+    """A group's ``commands`` (name -> click command) whose commands are built when first
+    looked up (``get``, ``[]``, ``in``); anything that walks them all (``--help``,
+    completion, ``len``) builds them all, in the order typer would have: commands as
+    registered, then sub-groups. Building one (Typer reads the function's signature and
+    annotations) costs about 0.5 ms: a group of 17 commands paid ~10 ms for every one of its
+    verbs (docs/benchmarks.md, start-up)."""
+
+    def __init__(self, built: dict[str, Any], infos: dict[str, Any],
+                 build: Callable[[Any], Any]) -> None:
+        super().__init__(built)
+        self._infos = dict(infos)
+        self._order = [*infos, *(n for n in built if n not in infos)]
+        self._build = build
+        self._whole = False  # every command built and in typer's order
+
+    def _load(self, name: Any) -> None:
+        info = self._infos.pop(name, None) if isinstance(name, str) else None
+        if info is not None:
+            dict.__setitem__(self, name, self._build(info))
+
+    def _load_all(self) -> None:
+        if self._whole:
+            return
+        self._whole = True
+        for name in list(self._infos):
+            self._load(name)
+        items = {n: dict.__getitem__(self, n) for n in self._order if dict.__contains__(self, n)}
+        extra = {n: c for n, c in dict.items(self) if n not in items}  # added since
+        dict.clear(self)
+        dict.update(self, items)
+        dict.update(self, extra)
+
+    def __getitem__(self, name: Any) -> Any:
+        self._load(name)
+        return dict.__getitem__(self, name)
+
+    def get(self, name: Any, default: Any = None) -> Any:
+        self._load(name)
+        return dict.get(self, name, default)
+
+    def __contains__(self, name: object) -> bool:
+        self._load(name)
+        return dict.__contains__(self, name)
+
+    def __setitem__(self, name: Any, command: Any) -> None:
+        self._infos.pop(name, None)
+        dict.__setitem__(self, name, command)
+
+    def __delitem__(self, name: Any) -> None:
+        self._load(name)
+        dict.__delitem__(self, name)
+
+    def pop(self, name: Any, *default: Any) -> Any:
+        self._load(name)
+        return dict.pop(self, name, *default)
+
+    def __iter__(self) -> Iterator[Any]:
+        self._load_all()
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        self._load_all()
+        return dict.__len__(self)
+
+    def __eq__(self, other: object) -> bool:
+        self._load_all()
+        return dict.__eq__(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        self._load_all()
+        return dict.__repr__(self)
+
+    def keys(self) -> Any:
+        self._load_all()
+        return dict.keys(self)
+
+    def values(self) -> Any:
+        self._load_all()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self._load_all()
+        return dict.items(self)
+
+    def copy(self) -> dict[str, Any]:
+        self._load_all()
+        return dict(dict.items(self))
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"{PROG} {version(PROG)}")
+        except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+            typer.echo(f"{PROG} (not installed)")
+        raise typer.Exit()
+
+
+def _root(
+    ctx: typer.Context,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--data-dir",
+            envvar=ENV_DATA_DIR,
+            metavar="DIR",
+            show_default="$XDG_DATA_HOME/jetlink",
+            help="Directory holding one SQLite database per cluster "
+            "(without XDG_DATA_HOME: ~/.local/share/jetlink).",
+        ),
+    ] = None,
+    cluster: Annotated[
+        str,
+        typer.Option(
+            "--cluster",
+            envvar=ENV_CLUSTER,
+            metavar="NAME",
+            help="Cluster the command addresses.",
+            autocompletion=_complete_clusters,
+        ),
+    ] = DEFAULT_CLUSTER,
+    context: Annotated[
+        str | None,
+        typer.Option(
+            "--context",
+            envvar=ENV_CONTEXT,
+            metavar="NAME",
+            show_default="the selected context",
+            help="Context giving the data directory and cluster when neither their option "
+            "nor their environment variable does (jetlink context).",
+        ),
+    ] = None,
+    server: Annotated[
+        str | None,
+        typer.Option("--server", "-s", metavar="URL[,URL...]", rich_help_panel="Live server",
+                     show_default="NATS_URL",
+                     help="NATS server URLs: run the verbs on this live server instead of the "
+                     "embedded engine."),
+    ] = None,
+    creds: Annotated[
+        str | None,
+        typer.Option("--creds", metavar="FILE", show_default="NATS_CREDS",
+                     help="User credentials file (JWT and seed)."),
+    ] = None,
+    nkey: Annotated[
+        str | None,
+        typer.Option("--nkey", metavar="FILE", show_default="NATS_NKEY",
+                     help="User NKEY seed file."),
+    ] = None,
+    user: Annotated[
+        str | None,
+        typer.Option("--user", metavar="USER", show_default="NATS_USER",
+                     help="Username or token."),
+    ] = None,
+    password: Annotated[
+        str | None,
+        typer.Option("--password", metavar="PASSWORD", show_default="NATS_PASSWORD",
+                     help="Password."),
+    ] = None,
+    tlscert: Annotated[
+        str | None,
+        typer.Option("--tlscert", metavar="FILE", show_default="NATS_CERT",
+                     help="TLS client certificate file."),
+    ] = None,
+    tlskey: Annotated[
+        str | None,
+        typer.Option("--tlskey", metavar="FILE", show_default="NATS_KEY",
+                     help="TLS client private key file."),
+    ] = None,
+    tlsca: Annotated[
+        str | None,
+        typer.Option("--tlsca", metavar="FILE", show_default="NATS_CA",
+                     help="TLS certificate authority chain file."),
+    ] = None,
+    tlsfirst: Annotated[
+        bool,
+        typer.Option("--tlsfirst",
+                     help="Perform the TLS handshake first (server tls handshake_first)."),
+    ] = False,
+    js_domain: Annotated[
+        str | None,
+        typer.Option("--js-domain", metavar="DOMAIN", help="JetStream domain."),
+    ] = None,
+    js_api_prefix: Annotated[
+        str | None,
+        typer.Option("--js-api-prefix", metavar="PREFIX",
+                     help="JetStream API prefix (instead of $JS.API)."),
+    ] = None,
+    inbox_prefix: Annotated[
+        str | None,
+        typer.Option("--inbox-prefix", metavar="PREFIX", help="Custom inbox prefix."),
+    ] = None,
+    timeout: Annotated[
+        str | None,
+        typer.Option("--timeout", metavar="DURATION", parser=TIMEOUT,
+                     show_default="5s (NATS_TIMEOUT)",
+                     help="Time to wait on responses from the server."),
+    ] = None,
+    nats_context: Annotated[
+        str | None,
+        typer.Option("--nats-context", metavar="NAME", show_default="NATS_CONTEXT",
+                     help="natscli context to take the server settings from "
+                     "(~/.config/nats/context/NAME.json); natscli's selected context is "
+                     "never used unless named."),
+    ] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_version,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    # The help text of the root is HELP (given to typer.Typer), not this function's.
+    from jetlink.cli.common import open_backend, target_in_force
+
+    app = ctx.obj = App(
+        data_dir=data_dir.expanduser() if data_dir is not None else default_data_dir(),
+        cluster=cluster,
+    )
+    # The context verbs manage the context files themselves: they must work whatever the
+    # context in force says (even when its file is broken or its data directory missing);
+    # a command's --help needs no context either.
+    if (
+        ctx.invoked_subcommand != "context"
+        and not ctx.resilient_parsing
+        and not has_flag(ctx.meta.get(ARGS_KEY, ()), ("-h", "--help"))
+    ):
+        _apply_context(ctx, app, context)
+        app.target = target_in_force(ctx)
+    # What the command acts on, opened on first use and closed (after the post-write
+    # replication step) when the invocation ends.
+    app.backend = ctx.with_resource(open_backend(app))
+
+
+def _apply_context(ctx: typer.Context, app: App, name: str | None) -> None:
+    """Precedence of --data-dir and --cluster: the command line, then the environment
+    (JETLINK_DATA_DIR, JETLINK_CLUSTER), then the context in force, then the defaults.
+
+    The context in force is --context NAME, else $JETLINK_CONTEXT, else the selected one
+    (``jetlink context select``), else none. Its files are read only when a value is still
+    unset or a context was named (so a mistyped name is reported even then)."""
+    from jetlink.cli.common import given
+
+    need_dir = not given(ctx, "data_dir")
+    need_cluster = not given(ctx, "cluster")
+    if name is None and not (need_dir or need_cluster):
+        return
+    from jetlink.cli.common import context_in_force
+
+    # reads the root's --context (``name``)
+    apply_context(app, context_in_force(ctx), need_dir=need_dir, need_cluster=need_cluster)
+
+
+def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
+    """A fresh root app whose commands come from the given modules (tests add more)."""
+    lazy = {name: module for name, (module, _) in COMMANDS.items() if module in modules}
+    root = typer.Typer(
+        name=PROG,
+        cls=type("JetlinkGroup", (JetlinkGroup,), {"lazy": lazy}),
+        help=HELP,
+        epilog=EPILOG,
+        no_args_is_help=True,
+        rich_markup_mode=None,  # plain click help: Rich's help renderer costs ~150 ms at start-up
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    root.callback()(_root)
+    for name in modules:  # modules outside the registry (tests) are registered at once
+        if name not in lazy.values():
+            importlib.import_module(f"jetlink.cli.{name}").register(root)
+    return root
+
+
+app = build_app()
+
+
+def _show_click_error(exc: Any) -> None:
+    """A bad command line in jetlink's one error format (``jetlink: error: ...``, as every
+    other error), then where to look: ``Try 'jetlink stream view -h' for help.``"""
+    from jetlink.cli.output import format_error
+    from jetlink.core.errors import UsageError
+
+    print(format_error(UsageError(exc.format_message())), file=sys.stderr)
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None:
+        print(f"Try '{ctx.command_path} -h' for help.", file=sys.stderr)
+
+
+def click_exception() -> type[Exception]:
+    """Click's ClickException: the base of the command-line errors (bad option, missing
+    argument, ...) the parser raises. Typer ships its own copy of Click and exports some of
+    its exceptions (BadParameter): the base is found among BadParameter's."""
+    found: type[Exception] = next(c for c in typer.BadParameter.__mro__
+                                  if c.__name__ == "ClickException")
+    return found
+
+
+def run_app(args: list[str], root: typer.Typer | None = None) -> None:
+    """Run the command line ``args`` through the Typer app ``root`` (default: :data:`app`;
+    cli/main.py ``run``, once it has seen that no quick path takes them) and exit with its
+    status."""
+    from typer.exceptions import Abort
+    from typer.main import get_command
+
+    from jetlink.core.errors import JetlinkError, UsageError
+
+    ClickException = click_exception()
+    command = get_command(root or app)
+    try:
+        rv = command.main(
+            args=args, prog_name=PROG, complete_var=COMPLETE_VAR, standalone_mode=False
+        )
+    except KeyboardInterrupt:  # outside a command (Typer maps it to 130 inside one)
+        sys.exit(ExitCode.INTERRUPTED)
+    except ClickException as exc:  # bad command line: exit 2 (click's own exit code)
+        if wants_json(args) and exc.exit_code == ExitCode.USAGE:
+            from jetlink.cli.output import print_json
+
+            print_json(UsageError(exc.format_message()).to_dict())
+        else:
+            _show_click_error(exc)
+        sys.exit(exc.exit_code)
+    except Abort:
+        print("Aborted!", file=sys.stderr)
+        sys.exit(ExitCode.FAILED)
+    except JetlinkError as exc:
+        # Raised before the root group runs (e.g. by a global option's callback): there is
+        # no App yet, so report it in human form.
+        from jetlink.cli.output import print_error
+
+        print_error(None, exc)
+        sys.exit(exc.exit_code)
+    # Without standalone mode click returns the code of a typer.Exit (or the command's None).
+    sys.exit(rv if isinstance(rv, int) else ExitCode.OK)

@@ -1,0 +1,125 @@
+"""The names of KV buckets and keys (ADR-8, nats.go's ``validBucketRe`` / ``keyValid``):
+bucket and key rules, the bucket's stream and subjects. Kept apart from the bucket configs
+(config/kv.py, which re-exports every name here) so that reading a key (``jetlink kv get``,
+core/kv.py) loads only these rules.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..errors import client_error
+
+KV_STREAM_PREFIX = "KV_"
+
+_BUCKET_RE = re.compile(r"[a-zA-Z0-9_-]+")  # used with fullmatch: \A...\z
+_KEY_RE = re.compile(r"[-/_=.a-zA-Z0-9]+")
+_KEY_TOKEN_RE = re.compile(r"[-/_=a-zA-Z0-9]+")
+
+# nats.go's error texts (jetstream/errors.go); nats-py raises InvalidBucketNameError,
+# InvalidKeyError and "nats: history limited to a max of 64" for the same mistakes.
+ERR_INVALID_BUCKET = "nats: invalid bucket name"
+ERR_INVALID_KEY = "nats: invalid key"
+
+
+# --------------------------------------------------------------------------- names and keys
+
+
+def validate_bucket_name(name: Any, *, field: str = "bucket") -> str:
+    """Return ``name`` if it is a valid bucket name (``\\A[a-zA-Z0-9_-]+\\z``), else raise."""
+    if not isinstance(name, str) or not name:
+        raise client_error(
+            f"{ERR_INVALID_BUCKET} {_q(name)}: a bucket name is required", field=field
+        )
+    if not _BUCKET_RE.fullmatch(name):
+        raise client_error(
+            f"{ERR_INVALID_BUCKET} {_q(name)}: bucket names may contain only letters, digits, "
+            '"_" and "-"',
+            field=field,
+        )
+    return name
+
+
+def validate_key(key: Any, *, field: str = "key") -> str:
+    """Return ``key`` if it is a valid KV key (ADR-8 1.0 and nats.go's ``keyValid``), else raise.
+
+    ``\\A[-/_=\\.a-zA-Z0-9]+\\z``, not starting or ending with ``.``, no empty token (``..``),
+    and not starting with ``_kv`` (reserved for internal use).
+    """
+    if not isinstance(key, str) or not key:
+        raise client_error(f"{ERR_INVALID_KEY} {_q(key)}: a key can not be empty", field=field)
+    if not _KEY_RE.fullmatch(key):
+        raise client_error(
+            f"{ERR_INVALID_KEY} {_q(key)}: keys may contain only letters, digits and "
+            '"-", "/", "_", "=", "."',
+            field=field,
+        )
+    _check_key_shape(key, field)
+    return key
+
+
+def validate_key_filter(key: Any, *, field: str = "keys") -> str:
+    """A key or a key pattern (for mirrors, aggregates, watchers): ``*`` and a final ``>``
+    allowed as whole tokens, every other token as in a key."""
+    if not isinstance(key, str) or not key:
+        raise client_error(f"{ERR_INVALID_KEY} {_q(key)}: a key can not be empty", field=field)
+    tokens = key.split(".")
+    for i, tok in enumerate(tokens):
+        if tok == "*" or (tok == ">" and i == len(tokens) - 1):
+            continue
+        if tok == ">":
+            raise client_error(
+                f'{ERR_INVALID_KEY} {_q(key)}: ">" may only be the last token of a key filter',
+                field=field,
+            )
+        if tok and not _KEY_TOKEN_RE.fullmatch(tok):
+            raise client_error(
+                f"{ERR_INVALID_KEY} {_q(key)}: key filters may contain only letters, digits, "
+                '"-", "/", "_", "=", "." and the whole-token wildcards "*" and ">"',
+                field=field,
+            )
+    _check_key_shape(key, field)
+    return key
+
+
+def _check_key_shape(key: str, field: str) -> None:
+    if key[0] == "." or key[-1] == ".":
+        raise client_error(
+            f'{ERR_INVALID_KEY} {_q(key)}: a key can not start or end with "."', field=field
+        )
+    if ".." in key:
+        raise client_error(
+            f'{ERR_INVALID_KEY} {_q(key)}: a key can not contain an empty token ("..")',
+            field=field,
+        )
+    if key.startswith("_kv"):
+        raise client_error(
+            f'{ERR_INVALID_KEY} {_q(key)}: keys starting with "_kv" are reserved for internal use',
+            field=field,
+        )
+
+
+def _q(value: Any) -> str:
+    """A key as an error quotes it (cut when long: core/errors.py clip)."""
+    from ..errors import clip
+
+    if isinstance(value, str):
+        return '"' + clip(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return clip(repr(value))
+
+
+def kv_subjects(bucket: str) -> str:
+    """The ingest subjects of bucket ``bucket``: ``$KV.<bucket>.>``."""
+    return f"$KV.{bucket}.>"
+
+
+def kv_stream_name(bucket: str) -> str:
+    return KV_STREAM_PREFIX + bucket
+
+
+def bucket_of_stream(stream: str) -> str | None:
+    """``KV_ORDERS`` -> ``ORDERS``; None for a stream name without the ``KV_`` prefix."""
+    if stream.startswith(KV_STREAM_PREFIX) and len(stream) > len(KV_STREAM_PREFIX):
+        return stream[len(KV_STREAM_PREFIX) :]
+    return None
