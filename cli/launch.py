@@ -166,8 +166,9 @@ def _kv_get_line(args: Sequence[str]) -> tuple[str, str, int | None, bool, bool]
             as_json = True
         elif arg == "--revision" or arg.startswith("--revision="):
             value = arg.partition("=")[2] if "=" in arg else next(rest, "")
+            # digits of a positive int64 only; any other value is the Typer app's to judge
             if revision is not None or not (value.isascii() and value.isdigit()) or \
-                    int(value) < 1:
+                    len(value) > 18 or int(value) < 1:
                 return None
             revision = int(value)
         elif arg.startswith("-"):

@@ -105,6 +105,8 @@ def test_the_typer_app_keeps_every_other_command_line(env):
     ["kv", "get", "B", "K", "--revision", "x"], ["kv", "get", "B", "K", "--revision", "-1"],
     ["kv", "get", "B", "K", "--revision", "1", "--revision", "2"],
     ["kv", "get", "B", "K", "--rev", "1"], ["kv", "get", "B", "-K"],
+    ["kv", "get", "B", "K", "--revision", "9" * 19],  # past int64: the app's range rule
+    ["kv", "get", "B", "K", "--revision", "9" * 5000],  # past Python's int() digit limit
     ["kv", "put", "B", "K"], ["--data-dir", "d", "kv", "get", "B", "K"], ["kv", "--raw", "get"],
 ])
 def test_only_a_plain_kv_get_takes_the_quick_path(args):
