@@ -22,6 +22,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Final
 
 from . import headers as H
@@ -525,7 +526,7 @@ class JetStream:
             ids: dict[int, list[str]] = {}
             run_d: S.StreamDef | None = None
             run: list[tuple[str, bytes]] = []
-            run_subjects: set[str] = set()
+            fan = core.active
             for i, item in enumerate(msgs):
                 headers: H.HeadersIn | None
                 if len(item) == 3:
@@ -545,7 +546,7 @@ class JetStream:
                     # cached: subjects whose line fits whatever the reply and sizes
                     if len(valid) < 100_000 and len(subject) <= _CACHED_SUBJECT_MAX:
                         valid.add(subject)
-                if core.active:
+                if fan:
                     core.add(subject, hdr, data)
                 found = routes.get(subject, _MISSING)
                 d = route(subject) if found is _MISSING else found
@@ -561,9 +562,8 @@ class JetStream:
                     if d is not run_d:
                         run_d, run = d, []
                         work.append((d, run))
-                        run_subjects = touched.setdefault(d.id, set())
+                        touched.setdefault(d.id, set())  # (streams in order of appearance)
                     run.append((subject, data))
-                    run_subjects.add(subject)
                     continue
                 run_d = None
                 work.append((d, subject, hdr, data, fv))
@@ -572,6 +572,9 @@ class JetStream:
                 if mid:
                     ids.setdefault(d.id, []).append(mid)
             streams = txn.streams
+            for w in work:  # the subjects of header-less runs, gathered per run
+                if len(w) == 2:
+                    touched[w[0].id].update(map(itemgetter(0), w[1]))
             for sid, subjects in touched.items():
                 txn.stream(catalog.by_id[sid]).prefetch_subjects(subjects)
             for sid, mids in ids.items():
