@@ -95,6 +95,19 @@ class CoreMsg:
         }
 
 
+def _batches() -> Any:
+    """core/streamstore/batches.py, imported at the first atomic batch message."""
+    mod = _LAZY.get("batches")
+    if mod is None:
+        from .streamstore import batches as mod
+
+        _LAZY["batches"] = mod
+    return mod
+
+
+_LAZY: dict[str, Any] = {}
+
+
 def _schedules() -> Any:
     """core/streamstore/schedules.py, imported when a stream allows message schedules."""
     from .streamstore import schedules
@@ -591,7 +604,7 @@ class JetStream:
                     d, subject, hdr, data, fv = w
                     r: PubAck | JetlinkError | None
                     if fv and "Nats-Batch-Id" in fv:  # an atomic batch message
-                        r = self._batch_msg(streams[d.id], subject, hdr or b"", data)
+                        r = self._batch_msg(streams[d.id], subject, hdr or b"", data, fv)
                     else:
                         r = streams[d.id].append(subject, hdr, data, fv=fv)
                     append(None if d.no_ack else r)
@@ -627,17 +640,17 @@ class JetStream:
             return self._batch_msg(txn.stream(d), subject, hdr, data)
         return txn.stream(d).append(subject, hdr, data)
 
-    def _batch_msg(self, st: Any, subject: str, hdr: bytes, data: bytes
-                   ) -> PubAck | JetlinkError | None:
+    def _batch_msg(self, st: Any, subject: str, hdr: bytes, data: bytes,
+                   fv: dict[str, str] | None = None) -> PubAck | JetlinkError | None:
         """An atomic batch message (ADR-50): core/streamstore/batches.py; None when staged
-        (the server's empty reply). Anything else takes the publish path."""
-        from .streamstore import batches
-
-        if not batches.is_batch_msg(hdr):
-            return st.append(subject, hdr, data)  # type: ignore[no-any-return]
+        (the server's empty reply). Anything else takes the publish path. ``fv``: the
+        header block's first values, when known."""
+        batches = _batches()
+        if not (fv.get(batches.BATCH_ID) if fv is not None else batches.is_batch_msg(hdr)):
+            return st.append(subject, hdr, data, fv=fv)  # type: ignore[no-any-return]
         return batches.publish(
             st, subject, hdr, data,
-            lambda: self.cluster.ensure_schema(batches.COMPONENT, batches.SCHEMA_STEPS))
+            lambda: self.cluster.ensure_schema(batches.COMPONENT, batches.SCHEMA_STEPS), fv)
 
     # --- fast batch publish (ADR-50, 2.14): core/streamstore/fastbatch.py, core/fastpublish.py
     def publish_fast_msg(self, subject: str, data: bytes = b"",

@@ -83,6 +83,21 @@ class StreamAppend(StreamOverlay):
                                "", "", None, None)
         return self._append_slow(subject, hdr, data, sourced, fv)
 
+    def append_inert(self, subject: str, hdr: bytes | None, data: bytes) -> PubAck | ApiError:
+        """``_append_slow`` of a client message on a ``fast`` stream whose header block holds
+        none of the headers the publish path acts on (an atomic batch's own headers only:
+        batches.py): the size checks, then ``_store``."""
+        d = self.d
+        hlen = len(hdr) if hdr else 0
+        mlen = len(data)
+        mms = d.max_msg_size
+        if mms >= 0 and (hlen > mms or mlen > mms - hlen):
+            return _too_big(mms, hlen, mlen)
+        if hlen > MAX_HEADER_SIZE:
+            return nats_error("StreamHeaderExceedsMaximum")
+        return self._store(subject, hdr, data, 0, msg_size(d.file, _blen(subject), hlen, mlen),
+                           "", "", "", None)
+
     def append_plain(self, items: list[tuple[str, bytes]]) -> list[PubAck | ApiError]:
         """``append`` for many header-less messages (the batch hot path).
 
