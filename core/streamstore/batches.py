@@ -98,10 +98,10 @@ def is_batch_msg(hdr: bytes | None) -> bool:
 
 def _cleanup(st: StreamTxn, batch_id: str) -> None:
     """Abandon (or, committing, finish) a batch: its row, its messages, its staged state."""
-    b = st._staged.pop(batch_id, None)
+    b = st._staged.pop(batch_id)
     conn, key = st.conn, (st.d.id, batch_id)
     conn.execute("DELETE FROM atomic_batches WHERE stream_id = ? AND batch_id = ?", key)
-    if b is None or b.held:
+    if b.held:
         conn.execute("DELETE FROM atomic_batch_msgs WHERE stream_id = ? AND batch_id = ?", key)
 
 
