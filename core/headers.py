@@ -73,6 +73,8 @@ def encode_headers_fv(headers: HeadersIn | None) -> tuple[bytes | None, dict[str
     # atomic batch's headers, ...); anything else takes the general loop below.
     lines = []
     for name, value in headers.items():
+        if type(value) is list and len(value) == 1:  # {name: [value]}, as nats-py's
+            value = value[0]
         if type(name) is not str or type(value) is not str or not _KEY_RE.fullmatch(name):
             fv.clear()
             break
