@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import pytest
 from test_batches import CASES, hdrs
+from test_fast_batch import CASES as FAST_CASES
 
+from jetlink.core import headers as H
 from jetlink.core.clock import ManualClock
 from jetlink.core.errors import ApiError
 from jetlink.core.jetstream import JetStream
 from jetlink.core.messages import PubAck
 from jetlink.core.store import DataDir
 from jetlink.core.streamstore import batches as B
+from jetlink.core.streamstore import fastbatch as F
 
 MASK = (1 << 40) - 1
 
@@ -130,3 +133,41 @@ def test_idle_batch_staged_by_an_earlier_call_is_abandoned(tmp_path):
     acks = js.publish_batch([("at.a", b"2", hdrs("b", 2)), ("at.a", b"3", hdrs("b", 3, "1"))])
     assert [a.err_code for a in acks] == [10176, 10176]
     assert _state(js)[1:] == ([], [])
+
+
+# --- fast batches: their state kept in memory within a transaction ----------------------------
+@pytest.mark.parametrize("extra,steps", [c[1:] for c in FAST_CASES],
+                         ids=[c[0] for c in FAST_CASES])
+def test_fast_batch_steps_in_one_transaction_match_one_each(tmp_path, extra, steps):
+    """The server table of tests/test_fast_batch.py with all its steps in one transaction,
+    or split in two: the same answers, messages and batches left in flight."""
+    def fresh(path):
+        js = JetStream(DataDir(path).open(), ManualClock(1_700_000_000_000_000_000))
+        js.add_stream({"name": "TEST", "subjects": ["foo"], "allow_batched": True,
+                       "duplicate_window": 60_000_000_000, **extra})
+        return js
+
+    def in_txns(js, parts):
+        out = []
+        for part in parts:
+            with js.write() as txn:
+                for subject, headers, reply in part:
+                    hdr = H.encode_headers(headers)
+                    out.append(js._fast_msg(txn, subject, hdr, b"x", F.parse_reply(reply)))
+        return out
+
+    def state(js):
+        conn = js.cluster.conn
+        msgs = conn.execute(f"SELECT id & {MASK}, hdr, data FROM msgs ORDER BY id").fetchall()
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        rows = conn.execute("SELECT * FROM fast_batches ORDER BY 1, 2").fetchall() \
+            if "fast_batches" in tables else []
+        return msgs, rows
+
+    sent = [(s, h, reply) for s, h, reply, _want in steps]
+    one = fresh(tmp_path / "one")
+    want = (in_txns(one, [[m] for m in sent]), state(one))
+    assert want[0] == [w for *_x, w in steps]
+    for cut in range(len(sent) + 1):
+        js = fresh(tmp_path / f"cut{cut}")
+        assert (in_txns(js, [sent[:cut], sent[cut:]]), state(js)) == want, cut

@@ -1,4 +1,5 @@
-"""The staging of atomic batches (ADR-50, batches.py) inside one write transaction.
+"""The state of batches in flight (ADR-50) inside one write transaction: atomic batches'
+staged messages (batches.py) and fast batches' flow state (fastbatch.py).
 
 A batch's messages before its commit are staged; within one transaction they stay in memory
 (:class:`Staged`, kept per stream in ``StreamTxn._staged``) and are written to the
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 
-__all__ = ["Staged", "write_staged"]
+__all__ = ["FastBatch", "Staged", "write_fast", "write_staged"]
 
 
 class Staged:
@@ -53,3 +54,43 @@ def write_staged(conn: sqlite3.Connection, sid: int, now: int,
     if states:
         conn.executemany("UPDATE atomic_batches SET last_seq = ?, touched_ns = ? WHERE "
                          "stream_id = ? AND batch_id = ?", states)
+
+
+class FastBatch:
+    """One fast batch's state (the server's ``fastBatch``; ``pending`` and ``commit`` are not
+    kept: the engine finishes a message, and a commit, before the next message). Kept per
+    stream in ``StreamTxn._fast`` within a transaction; its ``fast_batches`` row is inserted
+    when the batch starts (the in-flight limits count those rows) and rewritten at the
+    stream's flush when ``dirty`` (:func:`write_fast`)."""
+
+    __slots__ = ("ack", "dirty", "fseq", "gap_ok", "id", "lseq", "max_ack", "pseq", "sseq")
+
+    def __init__(self, batch_id: str, lseq: int, pseq: int, fseq: int, sseq: int, ack: int,
+                 max_ack: int, gap_ok: bool) -> None:
+        self.id = batch_id
+        self.lseq, self.pseq, self.fseq, self.sseq = lseq, pseq, fseq, sseq
+        self.ack, self.max_ack, self.gap_ok = ack, max_ack, gap_ok
+        self.dirty = False
+
+    def row(self, sid: int, now: int) -> tuple[int, str, int, int, int, int, int, int, int, int]:
+        """Its ``fast_batches`` row, touched at ``now``."""
+        return (sid, self.id, self.lseq, self.pseq, self.fseq, self.sseq, self.ack,
+                self.max_ack, int(self.gap_ok), now)
+
+
+SAVE_FAST_SQL = ("INSERT OR REPLACE INTO fast_batches(stream_id, batch_id, lseq, pseq, fseq, "
+                 "sseq, ack_msgs, max_ack, gap_ok, touched_ns) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+
+def write_fast(conn: sqlite3.Connection, sid: int, now: int,
+               fast: dict[str, FastBatch]) -> None:
+    """Write the changed fast batch states of stream ``sid`` (``StreamTxn._fast``; its flush
+    calls this), touched at ``now``, in one statement."""
+    rows = []
+    for b in fast.values():
+        if b.dirty:
+            rows.append(b.row(sid, now))
+            b.dirty = False
+    if rows:
+        conn.executemany(SAVE_FAST_SQL, rows)
