@@ -540,12 +540,17 @@ class JetStream:
             run_d: S.StreamDef | None = None
             run: list[tuple[str, bytes]] = []
             fan = core.active
+            plain: object = _MISSING  # run_d when it has no subject transform
             for i, item in enumerate(msgs):
                 headers: H.HeadersIn | None
                 if len(item) == 3:
                     subject, data, headers = item
                 else:
                     (subject, data), headers = item, None
+                if (not headers and not fan and type(data) is bytes and subject in valid
+                        and len(data) <= max_payload and routes.get(subject) is plain):
+                    run.append((subject, data))  # the hot path: what the loop below does
+                    continue
                 if type(data) is not bytes:
                     data = bytes(data)
                 hdr: bytes | None
@@ -565,6 +570,7 @@ class JetStream:
                 d = route(subject) if found is _MISSING else found
                 if d is None:
                     run_d = None
+                    plain = _MISSING
                     work.append((subject,))
                     continue
                 if d.transform is not None:
@@ -574,11 +580,13 @@ class JetStream:
                 if hdr is None:
                     if d is not run_d:
                         run_d, run = d, []
+                        plain = d if d.transform is None else _MISSING
                         work.append((d, run))
                         touched.setdefault(d.id, set())  # (streams in order of appearance)
                     run.append((subject, data))
                     continue
                 run_d = None
+                plain = _MISSING
                 work.append((d, subject, hdr, data, fv))
                 touched.setdefault(d.id, set()).add(subject)
                 mid = fv.get(H.MSG_ID) if fv else None
