@@ -656,9 +656,10 @@ class JetStream:
         batches = _batches()
         if not (fv.get(batches.BATCH_ID) if fv is not None else batches.is_batch_msg(hdr)):
             return st.append(subject, hdr, data, fv=fv)  # type: ignore[no-any-return]
-        return batches.publish(
+        result: PubAck | ApiError | None = batches.publish(
             st, subject, hdr, data,
             lambda: self.cluster.ensure_schema(batches.COMPONENT, batches.SCHEMA_STEPS), fv)
+        return result
 
     # --- fast batch publish (ADR-50, 2.14): core/streamstore/fastbatch.py, core/fastpublish.py
     def publish_fast_msg(self, subject: str, data: bytes = b"",

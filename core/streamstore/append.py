@@ -90,11 +90,9 @@ class StreamAppend(StreamOverlay):
         d = self.d
         hlen = len(hdr) if hdr else 0
         mlen = len(data)
-        mms = d.max_msg_size
-        if mms >= 0 and (hlen > mms or mlen > mms - hlen):
-            return _too_big(mms, hlen, mlen)
-        if hlen > MAX_HEADER_SIZE:
-            return nats_error("StreamHeaderExceedsMaximum")
+        refused = _size_refusal(d.max_msg_size, hlen, mlen)
+        if refused is not None:
+            return refused
         return self._store(subject, hdr, data, 0, msg_size(d.file, _blen(subject), hlen, mlen),
                            "", "", "", None)
 
@@ -414,11 +412,9 @@ class StreamAppend(StreamOverlay):
             hdr, data, counter_val = applied
         hlen = len(hdr) if hdr else 0
         mlen = len(data)
-        mms = d.max_msg_size
-        if mms >= 0 and (hlen > mms or mlen > mms - hlen):
-            return _too_big(mms, hlen, mlen)
-        if hlen > MAX_HEADER_SIZE:
-            return nats_error("StreamHeaderExceedsMaximum")
+        refused = _size_refusal(d.max_msg_size, hlen, mlen)
+        if refused is not None:
+            return refused
 
         # Interest retention with nobody interested: the sequence is used, nothing stored.
         if d.retention == "interest" and not self.txn.has_interest(name, subject):
@@ -686,6 +682,16 @@ def _oversized(over_cap: bool) -> ApiError:
     """A message of a run refused for its size: over max_msg_size (headers and data), else
     a header block over 64 KiB."""
     return nats_error("StreamMessageExceedsMaximum" if over_cap else "StreamHeaderExceedsMaximum")
+
+
+def _size_refusal(mms: int, hlen: int, mlen: int) -> ApiError | None:
+    """A message's sizes against max_msg_size (``mms``, negative: none) and the largest
+    header block: the refusal, or None."""
+    if mms >= 0 and (hlen > mms or mlen > mms - hlen):
+        return _too_big(mms, hlen, mlen)
+    if hlen > MAX_HEADER_SIZE:
+        return nats_error("StreamHeaderExceedsMaximum")
+    return None
 
 
 def _too_big(mms: int, hlen: int, mlen: int) -> ApiError:
