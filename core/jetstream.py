@@ -620,15 +620,17 @@ class JetStream:
         return out
 
     def _route(self, txn: S.Txn, subject: str, hdr: bytes | None, data: bytes, *,
-               core: bool) -> tuple[Any, str] | S.NoStreamError:
+               core: bool, fan: CoreFanout | None = None) -> tuple[Any, str] | S.NoStreamError:
         """A published message's way in: core subscribers (``core``: a publish, not a
         replicated copy) get it first, then the stream whose subjects match, with the
-        subject after that stream's subject transform."""
+        subject after that stream's subject transform. ``fan``: the transaction's core
+        subscribers, loaded once by the caller, who flushes them (as ``publish_batch``)."""
         if core:
-            fan = CoreFanout.load(txn)
-            if fan.active:
-                fan.add(subject, hdr, data)
-                fan.flush()
+            f = CoreFanout.load(txn) if fan is None else fan
+            if f.active:
+                f.add(subject, hdr, data)
+                if fan is None:
+                    f.flush()
         d = txn.catalog.route(subject)
         if d is None:
             return S.NoStreamError(subject)
@@ -682,11 +684,11 @@ class JetStream:
             raise out
         return out
 
-    def _fast_msg(self, txn: S.Txn, subject: str, hdr: bytes | None, data: bytes, fb: Any
-                  ) -> list[dict[str, Any]] | S.NoStreamError:
+    def _fast_msg(self, txn: S.Txn, subject: str, hdr: bytes | None, data: bytes, fb: Any,
+                  fan: CoreFanout | None = None) -> list[dict[str, Any]] | S.NoStreamError:
         from .streamstore import fastbatch
 
-        routed = self._route(txn, subject, hdr, data, core=True)
+        routed = self._route(txn, subject, hdr, data, core=True, fan=fan)
         if isinstance(routed, S.NoStreamError):
             return routed
         d, subject = routed
@@ -716,23 +718,26 @@ class JetStream:
             encoded.append((subject, hdr, data))
         for start in range(0, len(encoded), 1000):
             with self.write() as txn:
+                fan = CoreFanout.load(txn)
                 for i in range(start, min(start + 1000, len(encoded))):
                     if pub.done or pub.stopped:
                         break
                     subject, hdr, data = encoded[i]
                     reply = pub.reply(last=i == len(encoded) - 1)
-                    out = self._fast_msg(txn, subject, hdr, data, fastbatch.parse_reply(reply))
+                    out = self._fast_msg(txn, subject, hdr, data, fastbatch.parse_reply(reply),
+                                         fan)
                     if isinstance(out, S.NoStreamError):
                         raise out
                     for doc in out:
                         pub.take(doc)
                     if pub.must_wait:  # nothing more will come: ask for the last flow ack
                         pinged = self._fast_msg(txn, subject, None, b"",
-                                                fastbatch.parse_reply(pub.ping()))
+                                                fastbatch.parse_reply(pub.ping()), fan)
                         for doc in pinged if isinstance(pinged, list) else []:
                             pub.take(doc)
                     if pub.must_wait:  # pragma: no cover - the engine answers at once
                         raise JetlinkError(f"fast batch {batch_id}: no flow acknowledgement")
+                fan.flush()
             if pub.done or pub.stopped:
                 break
         return pub.result

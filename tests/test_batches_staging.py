@@ -171,3 +171,19 @@ def test_fast_batch_steps_in_one_transaction_match_one_each(tmp_path, extra, ste
     for cut in range(len(sent) + 1):
         js = fresh(tmp_path / f"cut{cut}")
         assert (in_txns(js, [sent[:cut], sent[cut:]]), state(js)) == want, cut
+
+
+def test_fast_batch_messages_reach_core_subscribers(tmp_path):
+    """A fast batch's messages are publishes: core subscribers see each, in order, once
+    (the transaction's subscribers are loaded once and written at its end)."""
+    js = JetStream(DataDir(tmp_path / "d").open(), ManualClock(1_700_000_000_000_000_000))
+    js.add_stream({"name": "FB", "subjects": ["fb.>"], "allow_batched": True})
+    sub = js.subscribe("fb.*")
+    res = js.publish_fast_batch([(f"fb.{i % 3}", str(i).encode(), None) for i in range(2500)],
+                                batch_id="x")
+    assert res.doc == {"stream": "FB", "seq": 2500, "batch": "x", "count": 2500}
+    seen = []
+    while (m := sub.next(0)) is not None:
+        seen.append((m.subject, m.data))
+    assert seen == [(f"fb.{i % 3}", str(i).encode()) for i in range(2500)]
+    sub.close()
