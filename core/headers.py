@@ -69,12 +69,19 @@ def encode_headers_fv(headers: HeadersIn | None) -> tuple[bytes | None, dict[str
     fv: dict[str, str] = {}
     if not headers:
         return None, fv
-    if len(headers) == 1:  # the common single-header case (Nats-Msg-Id, ...)
-        for name, value in headers.items():
-            if type(name) is str and type(value) is str and _KEY_RE.fullmatch(name):
-                value = value.strip().translate(_NEWLINES)
-                fv[name] = value
-                return b"NATS/1.0\r\n" + f"{name}: {value}\r\n\r\n".encode(), fv
+    # The common case: names that are tokens, one string value each (Nats-Msg-Id, an
+    # atomic batch's headers, ...); anything else takes the general loop below.
+    lines = []
+    for name, value in headers.items():
+        if type(value) is list and len(value) == 1:  # {name: [value]}, as nats-py's
+            value = value[0]
+        if type(name) is not str or type(value) is not str or not _KEY_RE.fullmatch(name):
+            fv.clear()
+            break
+        value = fv[name] = value.strip().translate(_NEWLINES)
+        lines.append(f"{name}: {value}\r\n")
+    else:
+        return HDR_LINE + "".join(lines).encode() + CRLF, fv
     parts = [HDR_LINE]
     for name, values in headers.items():
         if not isinstance(name, str):

@@ -22,6 +22,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Final
 
 from . import headers as H
@@ -92,6 +93,19 @@ class CoreMsg:
             "headers": H.decode_headers(self.hdr),
             "data": base64.b64encode(self.data).decode("ascii"),
         }
+
+
+def _batches() -> Any:
+    """core/streamstore/batches.py, imported at the first atomic batch message."""
+    mod = _LAZY.get("batches")
+    if mod is None:
+        from .streamstore import batches as mod
+
+        _LAZY["batches"] = mod
+    return mod
+
+
+_LAZY: dict[str, Any] = {}
 
 
 def _schedules() -> Any:
@@ -525,13 +539,18 @@ class JetStream:
             ids: dict[int, list[str]] = {}
             run_d: S.StreamDef | None = None
             run: list[tuple[str, bytes]] = []
-            run_subjects: set[str] = set()
+            fan = core.active
+            plain: object = _MISSING  # run_d when it has no subject transform
             for i, item in enumerate(msgs):
                 headers: H.HeadersIn | None
                 if len(item) == 3:
                     subject, data, headers = item
                 else:
                     (subject, data), headers = item, None
+                if (not headers and not fan and type(data) is bytes and subject in valid
+                        and len(data) <= max_payload and routes.get(subject) is plain):
+                    run.append((subject, data))  # the hot path: what the loop below does
+                    continue
                 if type(data) is not bytes:
                     data = bytes(data)
                 hdr: bytes | None
@@ -545,12 +564,13 @@ class JetStream:
                     # cached: subjects whose line fits whatever the reply and sizes
                     if len(valid) < 100_000 and len(subject) <= _CACHED_SUBJECT_MAX:
                         valid.add(subject)
-                if core.active:
+                if fan:
                     core.add(subject, hdr, data)
                 found = routes.get(subject, _MISSING)
                 d = route(subject) if found is _MISSING else found
                 if d is None:
                     run_d = None
+                    plain = _MISSING
                     work.append((subject,))
                     continue
                 if d.transform is not None:
@@ -560,18 +580,22 @@ class JetStream:
                 if hdr is None:
                     if d is not run_d:
                         run_d, run = d, []
+                        plain = d if d.transform is None else _MISSING
                         work.append((d, run))
-                        run_subjects = touched.setdefault(d.id, set())
+                        touched.setdefault(d.id, set())  # (streams in order of appearance)
                     run.append((subject, data))
-                    run_subjects.add(subject)
                     continue
                 run_d = None
+                plain = _MISSING
                 work.append((d, subject, hdr, data, fv))
                 touched.setdefault(d.id, set()).add(subject)
                 mid = fv.get(H.MSG_ID) if fv else None
                 if mid:
                     ids.setdefault(d.id, []).append(mid)
             streams = txn.streams
+            for w in work:  # the subjects of header-less runs, gathered per run
+                if len(w) == 2:
+                    touched[w[0].id].update(map(itemgetter(0), w[1]))
             for sid, subjects in touched.items():
                 txn.stream(catalog.by_id[sid]).prefetch_subjects(subjects)
             for sid, mids in ids.items():
@@ -588,7 +612,7 @@ class JetStream:
                     d, subject, hdr, data, fv = w
                     r: PubAck | JetlinkError | None
                     if fv and "Nats-Batch-Id" in fv:  # an atomic batch message
-                        r = self._batch_msg(streams[d.id], subject, hdr or b"", data)
+                        r = self._batch_msg(streams[d.id], subject, hdr or b"", data, fv)
                     else:
                         r = streams[d.id].append(subject, hdr, data, fv=fv)
                     append(None if d.no_ack else r)
@@ -596,15 +620,17 @@ class JetStream:
         return out
 
     def _route(self, txn: S.Txn, subject: str, hdr: bytes | None, data: bytes, *,
-               core: bool) -> tuple[Any, str] | S.NoStreamError:
+               core: bool, fan: CoreFanout | None = None) -> tuple[Any, str] | S.NoStreamError:
         """A published message's way in: core subscribers (``core``: a publish, not a
         replicated copy) get it first, then the stream whose subjects match, with the
-        subject after that stream's subject transform."""
+        subject after that stream's subject transform. ``fan``: the transaction's core
+        subscribers, loaded once by the caller, who flushes them (as ``publish_batch``)."""
         if core:
-            fan = CoreFanout.load(txn)
-            if fan.active:
-                fan.add(subject, hdr, data)
-                fan.flush()
+            f = CoreFanout.load(txn) if fan is None else fan
+            if f.active:
+                f.add(subject, hdr, data)
+                if fan is None:
+                    f.flush()
         d = txn.catalog.route(subject)
         if d is None:
             return S.NoStreamError(subject)
@@ -624,17 +650,18 @@ class JetStream:
             return self._batch_msg(txn.stream(d), subject, hdr, data)
         return txn.stream(d).append(subject, hdr, data)
 
-    def _batch_msg(self, st: Any, subject: str, hdr: bytes, data: bytes
-                   ) -> PubAck | JetlinkError | None:
+    def _batch_msg(self, st: Any, subject: str, hdr: bytes, data: bytes,
+                   fv: dict[str, str] | None = None) -> PubAck | JetlinkError | None:
         """An atomic batch message (ADR-50): core/streamstore/batches.py; None when staged
-        (the server's empty reply). Anything else takes the publish path."""
-        from .streamstore import batches
-
-        if not batches.is_batch_msg(hdr):
-            return st.append(subject, hdr, data)  # type: ignore[no-any-return]
-        return batches.publish(
+        (the server's empty reply). Anything else takes the publish path. ``fv``: the
+        header block's first values, when known."""
+        batches = _batches()
+        if not (fv.get(batches.BATCH_ID) if fv is not None else batches.is_batch_msg(hdr)):
+            return st.append(subject, hdr, data, fv=fv)  # type: ignore[no-any-return]
+        result: PubAck | ApiError | None = batches.publish(
             st, subject, hdr, data,
-            lambda: self.cluster.ensure_schema(batches.COMPONENT, batches.SCHEMA_STEPS))
+            lambda: self.cluster.ensure_schema(batches.COMPONENT, batches.SCHEMA_STEPS), fv)
+        return result
 
     # --- fast batch publish (ADR-50, 2.14): core/streamstore/fastbatch.py, core/fastpublish.py
     def publish_fast_msg(self, subject: str, data: bytes = b"",
@@ -657,11 +684,11 @@ class JetStream:
             raise out
         return out
 
-    def _fast_msg(self, txn: S.Txn, subject: str, hdr: bytes | None, data: bytes, fb: Any
-                  ) -> list[dict[str, Any]] | S.NoStreamError:
+    def _fast_msg(self, txn: S.Txn, subject: str, hdr: bytes | None, data: bytes, fb: Any,
+                  fan: CoreFanout | None = None) -> list[dict[str, Any]] | S.NoStreamError:
         from .streamstore import fastbatch
 
-        routed = self._route(txn, subject, hdr, data, core=True)
+        routed = self._route(txn, subject, hdr, data, core=True, fan=fan)
         if isinstance(routed, S.NoStreamError):
             return routed
         d, subject = routed
@@ -691,23 +718,26 @@ class JetStream:
             encoded.append((subject, hdr, data))
         for start in range(0, len(encoded), 1000):
             with self.write() as txn:
+                fan = CoreFanout.load(txn)
                 for i in range(start, min(start + 1000, len(encoded))):
                     if pub.done or pub.stopped:
                         break
                     subject, hdr, data = encoded[i]
                     reply = pub.reply(last=i == len(encoded) - 1)
-                    out = self._fast_msg(txn, subject, hdr, data, fastbatch.parse_reply(reply))
+                    out = self._fast_msg(txn, subject, hdr, data, fastbatch.parse_reply(reply),
+                                         fan)
                     if isinstance(out, S.NoStreamError):
                         raise out
                     for doc in out:
                         pub.take(doc)
                     if pub.must_wait:  # nothing more will come: ask for the last flow ack
                         pinged = self._fast_msg(txn, subject, None, b"",
-                                                fastbatch.parse_reply(pub.ping()))
+                                                fastbatch.parse_reply(pub.ping()), fan)
                         for doc in pinged if isinstance(pinged, list) else []:
                             pub.take(doc)
                     if pub.must_wait:  # pragma: no cover - the engine answers at once
                         raise JetlinkError(f"fast batch {batch_id}: no flow acknowledgement")
+                fan.flush()
             if pub.done or pub.stopped:
                 break
         return pub.result

@@ -772,13 +772,17 @@ class _PublishRun:
     async def run(self) -> tuple[list[PubAck | JetlinkError | None],
                                  dict[str, list[str] | None]]:
         """Send, wait for the answers; (the results in order, what the probes learnt)."""
-        sub = await self.nc.subscribe(self.prefix + ".*", cb=self.answered,
-                                      pending_msgs_limit=1_000_000,
-                                      pending_bytes_limit=256 * 1024 * 1024)
+        # The answers are taken as the parser hands them over (no nats-py message object,
+        # no callback task each): an atomic batch's staged messages are answered with
+        # empty replies, one per message, while the next ones are still being sent.
+        sub = await self.nc.subscribe(self.prefix + ".*", cb=_ignore)
+        handlers = _raw_handlers(self.nc)
+        handlers[sub._id] = self.answered
         try:
             await self.send_all()
             await self.wait_answers()
         finally:
+            handlers.pop(sub._id, None)
             await sub.unsubscribe()
         return self.outcome(), self.known
 
@@ -827,19 +831,18 @@ class _PublishRun:
                 except TimeoutError:
                     break
 
-    async def answered(self, msg: Any) -> None:
-        """The server's answer to publish ``<inbox>.<index>``."""
-        i = int(msg.subject.rsplit(".", 1)[1])
+    def answered(self, subject: bytes, _reply: bytes, data: bytes, hdr: bytes | None) -> None:
+        """The server's answer to publish ``<inbox>.<index>`` (a raw handler: the parser's
+        subject, reply, payload and header block)."""
+        i = int(subject.rsplit(b".", 1)[1])
         if self.done[i]:
             return
-        h = msg.headers or {}
-        if h.get("Status") == "503":
+        if hdr is not None and hdr[8:9] == b" " and hdr[9:12] == b"503":  # no responders
             self.refused[i] = True
             asyncio.ensure_future(self.again(i))
             return
         hs = self.msgs[i][2]
-        self.finish(i, _ack_of(msg.data, self.msgs[i][0],
-                               hs is not None and "Nats-Batch-Id" in hs))
+        self.finish(i, _ack_of(data, self.msgs[i][0], hs is not None and "Nats-Batch-Id" in hs))
 
     async def probe(self, subject: str) -> list[str] | None:
         """The streams that capture ``subject`` (STREAM.NAMES; None: no answer, as while

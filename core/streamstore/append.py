@@ -20,7 +20,10 @@ the limits a store enforces) and ``purge`` / ``notify_purge`` (purge.py, a rollu
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
+from itertools import count, repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from .. import headers as H
@@ -41,7 +44,7 @@ from .base import (
     msg_size,
     parse_msg_ttl,
 )
-from .overlay import _NEXT, StreamOverlay
+from .overlay import _NEXT, _SID, StreamOverlay
 
 if TYPE_CHECKING:  # pragma: no cover
     from .overlay import _Subj
@@ -80,6 +83,19 @@ class StreamAppend(StreamOverlay):
                                "", "", None, None)
         return self._append_slow(subject, hdr, data, sourced, fv)
 
+    def append_inert(self, subject: str, hdr: bytes | None, data: bytes) -> PubAck | ApiError:
+        """``_append_slow`` of a client message on a ``fast`` stream whose header block holds
+        none of the headers the publish path acts on (an atomic batch's own headers only:
+        batches.py): the size checks, then ``_store``."""
+        d = self.d
+        hlen = len(hdr) if hdr else 0
+        mlen = len(data)
+        refused = _size_refusal(d.max_msg_size, hlen, mlen)
+        if refused is not None:
+            return refused
+        return self._store(subject, hdr, data, 0, msg_size(d.file, _blen(subject), hlen, mlen),
+                           "", "", "", None)
+
     def append_plain(self, items: list[tuple[str, bytes]]) -> list[PubAck | ApiError]:
         """``append`` for many header-less messages (the batch hot path).
 
@@ -92,8 +108,100 @@ class StreamAppend(StreamOverlay):
         if self.last_seq + len(items) > MAX_SEQ:  # pragma: no cover - 2^40 messages
             return [self.append(subject, None, data) for subject, data in items]
         out: list[PubAck | ApiError] = []
-        self._append_run(items, None, out)
+        if not self._append_bulk(items, out):
+            self._append_run(items, None, out)
         return out
+
+    def _append_bulk(self, items: list[tuple[str, bytes]], out: list[PubAck | ApiError]
+                     ) -> bool:
+        """``_append_run`` of header-less publishes none of which a limit or a size acts on,
+        done per subject instead of per message: False (nothing done) when one would be
+        (a message over max_msg_size, a subject reaching max_msgs_per_subject, the stream
+        reaching max_msgs or max_bytes), and the run takes the message-by-message loop.
+
+        The checks are the loop's, summed: its ``count >= max_per`` before each message of
+        a subject holds for none of them when the subject's count after the run is at most
+        max_per; likewise max_msgs, and max_bytes (sizes only grow). Subjects are looked up
+        (new ones get their ids) in order of first appearance, as the loop does."""
+        n = len(items)
+        if not n:
+            return True
+        base_size, _hdr_extra, cap, max_per, max_msgs, max_bytes = self._run_limits()
+        lens = list(map(len, map(itemgetter(1), items)))
+        if (cap < MAX_SEQ and max(lens) > cap) or (max_msgs and self.msgs + n > max_msgs):
+            return False
+        counts = Counter(map(itemgetter(0), items))
+        cache = self._subj
+        subj: dict[str, _Subj] = {}
+        size = base_size * n + sum(lens)
+        for subject, k in counts.items():
+            s = cache.get(subject)
+            if s is None:
+                s = self._subject(subject)
+            if max_per and s.count + k > max_per:
+                return False
+            subj[subject] = s
+            size += s.slen * k
+        if max_bytes and self.bytes + size > max_bytes:
+            return False
+        self._link_bulk(items, subj, counts, size)
+        name = self.d.name
+        out.extend(map(PubAck, repeat(name, n), range(self.last_seq - n + 1, self.last_seq + 1)))
+        return True
+
+    def _link_bulk(self, items: list[tuple[str, bytes]], subj: dict[str, _Subj],
+                   counts: Counter[str], size: int) -> None:
+        """The rows of :meth:`_append_bulk`, each linked into its subject's chain, and the
+        subjects' and the stream's counters (``counts``: the run's messages per subject,
+        ``size``: the bytes it adds)."""
+        base = self.base
+        ts = self.last_ts
+        if self.txn.now > ts:
+            ts = self.txn.now
+        seq0 = seq = self.last_seq
+        rows = self._rows
+        self._row_pos.update(zip(range(seq0 + 1, seq0 + len(items) + 1), count(len(rows))))
+        add = rows.append
+        last: dict[str, list] = {}
+        get = last.get
+        first: dict[str, list] = {}
+        nxt, sid = _NEXT, _SID
+        for subject, data in items:
+            seq += 1
+            r = get(subject)
+            if r is not None:
+                r[nxt] = seq
+                row = [base | seq, r[sid], ts, r[0] - base, 0, None, data]
+            else:
+                row = first[subject] = [base | seq, subj[subject].id, ts, 0, 0, None, data]
+            last[subject] = row
+            add(row)
+        row_pos, ptr_next, touched = self._row_pos, self._ptr_next, self._touched
+        for subject, row in first.items():
+            s = subj[subject]
+            fseq = row[0] - base
+            if s.count:
+                prev = row[3] = s.last
+                pos = row_pos.get(prev)
+                if pos is not None:
+                    rows[pos][_NEXT] = fseq
+                else:
+                    ptr_next[prev] = fseq
+            else:
+                s.first = fseq
+            s.last = last[subject][0] - base
+            s.count += counts[subject]
+            if not s.touched:
+                s.touched = True
+                touched.append(s)
+        if self.msgs == 0:
+            self.first_seq = seq0 + 1
+            self._first_dirty = False
+        self.msgs += seq - seq0
+        self.bytes += size
+        self._pend_alive += seq - seq0
+        self.last_seq, self.last_ts = seq, ts
+        self.last_msg_id = ""
 
     def append_sourced(self, items: list[tuple[str, bytes | None, bytes]],
                        at: list[tuple[int, int]] | None = None
@@ -304,11 +412,9 @@ class StreamAppend(StreamOverlay):
             hdr, data, counter_val = applied
         hlen = len(hdr) if hdr else 0
         mlen = len(data)
-        mms = d.max_msg_size
-        if mms >= 0 and (hlen > mms or mlen > mms - hlen):
-            return _too_big(mms, hlen, mlen)
-        if hlen > MAX_HEADER_SIZE:
-            return nats_error("StreamHeaderExceedsMaximum")
+        refused = _size_refusal(d.max_msg_size, hlen, mlen)
+        if refused is not None:
+            return refused
 
         # Interest retention with nobody interested: the sequence is used, nothing stored.
         if d.retention == "interest" and not self.txn.has_interest(name, subject):
@@ -576,6 +682,16 @@ def _oversized(over_cap: bool) -> ApiError:
     """A message of a run refused for its size: over max_msg_size (headers and data), else
     a header block over 64 KiB."""
     return nats_error("StreamMessageExceedsMaximum" if over_cap else "StreamHeaderExceedsMaximum")
+
+
+def _size_refusal(mms: int, hlen: int, mlen: int) -> ApiError | None:
+    """A message's sizes against max_msg_size (``mms``, negative: none) and the largest
+    header block: the refusal, or None."""
+    if mms >= 0 and (hlen > mms or mlen > mms - hlen):
+        return _too_big(mms, hlen, mlen)
+    if hlen > MAX_HEADER_SIZE:
+        return nats_error("StreamHeaderExceedsMaximum")
+    return None
 
 
 def _too_big(mms: int, hlen: int, mlen: int) -> ApiError:

@@ -47,6 +47,7 @@ from ..errors import ApiError, nats_error
 from ..messages import BatchPubAck, PubAck
 from ..numbers import go_parse_uint64
 from .base import _as_uint64
+from .staging import Staged, write_staged
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..streams import Txn
@@ -64,6 +65,7 @@ MAX_INFLIGHT_PER_STREAM = 50
 MAX_INFLIGHT_TOTAL = 1000
 BATCH_TIMEOUT_NS = 10 * 1_000_000_000
 MAX_BATCH_ID = 64
+_OWN = frozenset({BATCH_ID, BATCH_SEQ, BATCH_COMMIT})  # a batch message's own headers
 
 _EXPIRED = "atomic_batches.expired"  # Txn.cache key: the time idle batches were abandoned
 COMPONENT = "atomic_batches"
@@ -94,12 +96,13 @@ def is_batch_msg(hdr: bytes | None) -> bool:
     return hdr is not None and b"Nats-Batch-Id" in hdr and bool(H.header_value(hdr, BATCH_ID))
 
 
-def _cleanup(txn: TxnState, stream_id: int, batch_id: str) -> None:
-    conn = txn.conn
-    conn.execute("DELETE FROM atomic_batches WHERE stream_id = ? AND batch_id = ?",
-                 (stream_id, batch_id))
-    conn.execute("DELETE FROM atomic_batch_msgs WHERE stream_id = ? AND batch_id = ?",
-                 (stream_id, batch_id))
+def _cleanup(st: StreamTxn, batch_id: str) -> None:
+    """Abandon (or, committing, finish) a batch: its row, its messages, its staged state."""
+    b = st._staged.pop(batch_id)
+    conn, key = st.conn, (st.d.id, batch_id)
+    conn.execute("DELETE FROM atomic_batches WHERE stream_id = ? AND batch_id = ?", key)
+    if b.held:
+        conn.execute("DELETE FROM atomic_batch_msgs WHERE stream_id = ? AND batch_id = ?", key)
 
 
 def _expire(txn: TxnState) -> None:
@@ -108,13 +111,28 @@ def _expire(txn: TxnState) -> None:
     cutoff = txn.now - BATCH_TIMEOUT_NS
     stale = conn.execute("SELECT stream_id, batch_id FROM atomic_batches WHERE touched_ns <= ?",
                          (cutoff,)).fetchall()
+    streams = _transaction_streams(txn)
     for sid, bid in stale:
-        _cleanup(txn, sid, bid)
+        st = streams.get(sid)
+        if st is not None:
+            st._staged.pop(bid, None)
+        conn.execute("DELETE FROM atomic_batches WHERE stream_id = ? AND batch_id = ?",
+                     (sid, bid))
+        conn.execute("DELETE FROM atomic_batch_msgs WHERE stream_id = ? AND batch_id = ?",
+                     (sid, bid))
+
+
+def _transaction_streams(txn: TxnState) -> dict[int, StreamTxn]:
+    """The streams the transaction opened (core/streams.py ``Txn.streams``)."""
+    return cast("dict[int, StreamTxn]", getattr(txn, "streams", {}))
 
 
 def drop_stream(txn: TxnState, stream_id: int) -> None:
     """A deleted stream's batches go with it (the server's ``deleteAtomicBatches``)."""
     conn = txn.conn
+    st = _transaction_streams(txn).get(stream_id)
+    if st is not None:
+        st._staged.clear()
     if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'atomic_batches'").fetchone():
         conn.execute("DELETE FROM atomic_batches WHERE stream_id = ?", (stream_id,))
         conn.execute("DELETE FROM atomic_batch_msgs WHERE stream_id = ?", (stream_id,))
@@ -122,17 +140,22 @@ def drop_stream(txn: TxnState, stream_id: int) -> None:
 
 def inflight(txn: TxnState, stream_id: int) -> dict[str, int]:
     """The batches of a stream in flight: id -> the highest staged sequence."""
+    st = _transaction_streams(txn).get(stream_id)
+    if st is not None:
+        write_staged(st.conn, stream_id, txn.now, st._staged)
     return dict(txn.conn.execute(
         "SELECT batch_id, last_seq FROM atomic_batches WHERE stream_id = ? ORDER BY batch_id",
         (stream_id,)).fetchall())
 
 
 def publish(st: StreamTxn, subject: str, hdr: bytes, data: bytes,
-            ensure_tables: Callable[[], None]) -> PubAck | ApiError | None:
+            ensure_tables: Callable[[], None], fv: dict[str, str] | None = None
+            ) -> PubAck | ApiError | None:
     """One atomic batch message on stream ``st`` (``subject`` after the stream's transform):
     None when staged (the server's empty reply), the commit's :class:`BatchPubAck`, or the
     refusal (nothing stored). ``ensure_tables()`` makes the component's tables; it is called
-    past the refusals that need no table, so those change nothing."""
+    past the refusals that need no table, so those change nothing. ``fv``: the header
+    block's first values when the caller has them (``H.first_values(hdr)``)."""
     d = st.d
     txn = st.txn
     if d.sealed:
@@ -142,72 +165,95 @@ def publish(st: StreamTxn, subject: str, hdr: bytes, data: bytes,
         return nats_error("StreamMessageExceedsMaximum")
     if not d.cfg.allow_atomic:
         return nats_error("AtomicPublishDisabled")
-    fv = H.first_values(hdr)
+    if fv is None:
+        fv = H.first_values(hdr)
     batch_id = fv.get(BATCH_ID, "")
     if len(batch_id) > MAX_BATCH_ID:
         return nats_error("AtomicPublishInvalidBatchID")
     seq = go_parse_uint64(fv.get(BATCH_SEQ))
     if seq is None:
         return nats_error("AtomicPublishMissingSeq")
-    commit_hdr = H.header_value(hdr, BATCH_COMMIT)
+    commit_hdr = fv.get(BATCH_COMMIT)
     commit = commit_hdr is not None
     eob = commit_hdr == "eob"
-    commit_invalid = commit and not eob and commit_hdr != "1"
     size = seq - 1 if eob else seq  # the end-of-batch marker is not counted
 
-    ensure_tables()
-    conn = txn.conn
     if txn.cache.get(_EXPIRED) != txn.now:  # once per transaction
+        ensure_tables()
         _expire(txn)
         txn.cache[_EXPIRED] = txn.now
-    row = conn.execute("SELECT last_seq FROM atomic_batches WHERE stream_id = ? AND "
-                       "batch_id = ?", (d.id, batch_id)).fetchone()
-    if row is None:
-        if seq != 1:
-            if size > MAX_BATCH_SIZE:
-                return nats_error("AtomicPublishTooLargeBatch", size=MAX_BATCH_SIZE)
-            return nats_error("AtomicPublishIncompleteBatch")
-        here, total = conn.execute(
-            "SELECT count(*) FILTER (WHERE stream_id = ?), count(*) FROM atomic_batches",
-            (d.id,)).fetchone()
-        if here + 1 > MAX_INFLIGHT_PER_STREAM or total + 1 > MAX_INFLIGHT_TOTAL:
-            return nats_error("AtomicPublishTooManyInflight")
-        conn.execute("INSERT INTO atomic_batches(stream_id, batch_id, last_seq, touched_ns) "
-                     "VALUES (?, ?, 0, ?)", (d.id, batch_id, txn.now))
-        last = 0
-    else:
-        last = row[0]
-    if commit_invalid:
-        _cleanup(txn, d.id, batch_id)
+    b = _find(st, batch_id, seq, size)
+    if not isinstance(b, Staged):
+        return b
+    if commit and not eob and commit_hdr != "1":
+        _cleanup(st, batch_id)
         return nats_error("AtomicPublishInvalidBatchCommit")
-    if last + 1 != seq or (seq == 1 and eob):
-        _cleanup(txn, d.id, batch_id)
+    if b.last + 1 != seq or (seq == 1 and eob):
+        _cleanup(st, batch_id)
         return nats_error("AtomicPublishIncompleteBatch")
     if size > MAX_BATCH_SIZE:
-        _cleanup(txn, d.id, batch_id)
+        _cleanup(st, batch_id)
         return nats_error("AtomicPublishTooLargeBatch", size=MAX_BATCH_SIZE)
     if not commit:
-        conn.execute("INSERT INTO atomic_batch_msgs(stream_id, batch_id, seq, subject, hdr, "
-                     "data) VALUES (?, ?, ?, ?, ?, ?)", (d.id, batch_id, seq, subject, hdr, data))
-        conn.execute("UPDATE atomic_batches SET last_seq = ?, touched_ns = ? WHERE "
-                     "stream_id = ? AND batch_id = ?", (seq, txn.now, d.id, batch_id))
+        b.rows.append((seq, subject, hdr, data, fv))
+        b.last = seq
+        b.dirty = True
         return None
-    msgs: list[tuple[str, bytes | None, bytes]] = [
-        (s, h, bytes(b)) for s, h, b in conn.execute(
-            "SELECT subject, hdr, data FROM atomic_batch_msgs WHERE stream_id = ? AND "
-            "batch_id = ? ORDER BY seq", (d.id, batch_id))]
-    _cleanup(txn, d.id, batch_id)
+    msgs = _staged_msgs(st, batch_id, b)
+    _cleanup(st, batch_id)
     if not eob:
-        msgs.append((subject, hdr, data))
+        msgs.append((subject, hdr, data, fv))
     elif msgs:  # committed by an end-of-batch marker: its last message carries the commit
-        s, h, b = msgs[-1]
-        msgs[-1] = (s, H.append_header(H.remove_header(h, BATCH_COMMIT), BATCH_COMMIT, "1"), b)
+        s, h, m, _fv = msgs[-1]
+        h = H.append_header(H.remove_header(h, BATCH_COMMIT), BATCH_COMMIT, "1")
+        msgs[-1] = (s, h, m, H.first_values(h))
     return _commit(st, batch_id, msgs)
 
 
-def _commit(st: StreamTxn, batch_id: str, msgs: list[tuple[str, bytes | None, bytes]]
-            ) -> PubAck | ApiError:
-    """Check and store the whole batch, or nothing of it."""
+def _find(st: StreamTxn, batch_id: str, seq: int, size: int) -> Staged | ApiError:
+    """The batch ``batch_id`` in flight on ``st``, started when ``seq`` is 1 (its row
+    inserted: the in-flight limits count it), or the refusal of a message that starts none."""
+    b = st._staged.get(batch_id)
+    if b is not None:
+        return b
+    conn, d = st.conn, st.d
+    row = conn.execute("SELECT last_seq FROM atomic_batches WHERE stream_id = ? AND "
+                       "batch_id = ?", (d.id, batch_id)).fetchone()
+    if row is not None:
+        b = st._staged[batch_id] = Staged(row[0], True)
+        return b
+    if seq != 1:
+        if size > MAX_BATCH_SIZE:
+            return nats_error("AtomicPublishTooLargeBatch", size=MAX_BATCH_SIZE)
+        return nats_error("AtomicPublishIncompleteBatch")
+    here, total = conn.execute(
+        "SELECT count(*) FILTER (WHERE stream_id = ?), count(*) FROM atomic_batches",
+        (d.id,)).fetchone()
+    if here + 1 > MAX_INFLIGHT_PER_STREAM or total + 1 > MAX_INFLIGHT_TOTAL:
+        return nats_error("AtomicPublishTooManyInflight")
+    conn.execute("INSERT INTO atomic_batches(stream_id, batch_id, last_seq, touched_ns) "
+                 "VALUES (?, ?, 0, ?)", (d.id, batch_id, st.txn.now))
+    b = st._staged[batch_id] = Staged(0, False)
+    return b
+
+
+def _staged_msgs(st: StreamTxn, batch_id: str, b: Staged
+                 ) -> list[tuple[str, bytes | None, bytes, dict[str, str]]]:
+    """The messages staged for the batch, in order: those written earlier (one query), then
+    those of this transaction."""
+    msgs: list[tuple[str, bytes | None, bytes, dict[str, str]]] = []
+    if b.held:
+        msgs = [(s, h, bytes(m), H.first_values(h) if h else {}) for s, h, m in st.conn.execute(
+            "SELECT subject, hdr, data FROM atomic_batch_msgs WHERE stream_id = ? AND "
+            "batch_id = ? ORDER BY seq", (st.d.id, batch_id))]
+    msgs += [(s, h, m, f) for _seq, s, h, m, f in b.rows]
+    return msgs
+
+
+def _commit(st: StreamTxn, batch_id: str,
+            msgs: list[tuple[str, bytes | None, bytes, dict[str, str]]]) -> PubAck | ApiError:
+    """Check and store the whole batch, or nothing of it (``msgs``: subject, header block,
+    data and the block's first values of each)."""
     txn = _transaction(st)
     d = st.d
     txn.flush()
@@ -217,14 +263,18 @@ def _commit(st: StreamTxn, batch_id: str, msgs: list[tuple[str, bytes | None, by
     ids: set[str] = set()
     result: PubAck | ApiError | None = None
     try:
-        for i, (subject, hdr, data) in enumerate(msgs):
-            fv = H.first_values(hdr) if hdr else {}
-            err = _batch_rule(st, i, subject, fv, written, ids)
-            if err is not None:
-                result = err
-                break
-            r = st._append_slow(subject, hdr, data, False, fv if hdr else None,
-                                _rollup_rule(i, subject, written))
+        fast = d.fast  # no counter, interest or schedule rules
+        for i, (subject, hdr, data, fv) in enumerate(msgs):
+            r: PubAck | ApiError
+            if fast and fv.keys() <= _OWN:  # no header a rule acts on: sizes and the store
+                r = st.append_inert(subject, hdr, data)
+            else:
+                err = _batch_rule(st, i, subject, fv, written, ids)
+                if err is not None:
+                    result = err
+                    break
+                r = st._append_slow(subject, hdr, data, False, fv if hdr else None,
+                                    _rollup_rule(i, subject, written))
             if isinstance(r, ApiError):
                 result = r
                 break

@@ -52,6 +52,7 @@ from ..messages import PubAck
 from ..numbers import go_parse_int64 as _parse_int64
 from ..numbers import go_parse_uint64 as _parse_uint64
 from .batches import BATCH_TIMEOUT_NS, MAX_BATCH_ID
+from .staging import SAVE_FAST_SQL, FastBatch, write_fast
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..txnstate import TxnState
@@ -159,12 +160,18 @@ def drop_stream(txn: TxnState, stream_id: int) -> None:
     """A deleted stream's fast batches go with it, as do those of a stream that stops
     allowing them (the server's ``deleteFastBatches``)."""
     conn = txn.conn
+    st = getattr(txn, "streams", {}).get(stream_id)  # core/streams.py Txn.streams
+    if st is not None:
+        st._fast.clear()
     if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'fast_batches'").fetchone():
         conn.execute("DELETE FROM fast_batches WHERE stream_id = ?", (stream_id,))
 
 
 def inflight(txn: TxnState, stream_id: int) -> dict[str, int]:
     """A stream's fast batches in flight: id -> the highest batch sequence seen."""
+    st = getattr(txn, "streams", {}).get(stream_id)  # core/streams.py Txn.streams
+    if st is not None:
+        write_fast(txn.conn, stream_id, txn.now, st._fast)
     return dict(txn.conn.execute(
         "SELECT batch_id, lseq FROM fast_batches WHERE stream_id = ? ORDER BY batch_id",
         (stream_id,)).fetchall())
@@ -177,19 +184,6 @@ def error_doc(stream: str, err: ApiError) -> dict[str, Any]:
 
 def flow_ack(seq: int, msgs: int) -> dict[str, Any]:
     return {"type": "ack", "seq": seq, "msgs": msgs}
-
-
-class _Batch:
-    """One batch's state (the server's ``fastBatch``; ``pending`` and ``commit`` are not
-    kept: the engine finishes a message, and a commit, before the next message)."""
-
-    __slots__ = ("ack", "fseq", "gap_ok", "id", "lseq", "max_ack", "pseq", "sseq")
-
-    def __init__(self, batch_id: str, lseq: int, pseq: int, fseq: int, sseq: int, ack: int,
-                 max_ack: int, gap_ok: bool) -> None:
-        self.id = batch_id
-        self.lseq, self.pseq, self.fseq, self.sseq = lseq, pseq, fseq, sseq
-        self.ack, self.max_ack, self.gap_ok = ack, max_ack, gap_ok
 
 
 class _Processor:
@@ -207,24 +201,22 @@ class _Processor:
                                 (self.sid,)).fetchone()
         return int(row[0])
 
-    def _save(self, b: _Batch, now: int) -> None:
-        self.conn.execute(
-            "INSERT OR REPLACE INTO fast_batches(stream_id, batch_id, lseq, pseq, fseq, sseq, "
-            "ack_msgs, max_ack, gap_ok, touched_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (self.sid, b.id, b.lseq, b.pseq, b.fseq, b.sseq, b.ack, b.max_ack,
-             int(b.gap_ok), now))
+    def _save(self, b: FastBatch, now: int) -> None:
+        """The batch's state changed: written at the stream's flush (staging.py)."""
+        b.dirty = True
 
-    def _cleanup(self, b: _Batch) -> None:
+    def _cleanup(self, b: FastBatch) -> None:
+        self.st._fast.pop(b.id, None)
         self.conn.execute("DELETE FROM fast_batches WHERE stream_id = ? AND batch_id = ?",
                           (self.sid, b.id))
 
-    def _commit(self, b: _Batch) -> None:
+    def _commit(self, b: FastBatch) -> None:
         """``fastBatchCommit`` when everything up to ``lseq`` is persisted: the PubAck, and
         the batch is gone."""
         self._cleanup(b)
         self.out.append({"stream": self.name, "seq": b.sseq, "batch": b.id, "count": b.lseq})
 
-    def _check_flow(self, b: _Batch) -> bool:
+    def _check_flow(self, b: FastBatch) -> bool:
         """``checkFlowControl``: a flow ack when ``ack`` messages were persisted since the
         last one, the flow adjusted first."""
         am = b.ack
@@ -264,11 +256,14 @@ class _Processor:
             return refuse(nats_error("BatchPublishInvalidPattern"))
         if len(fb.id) > MAX_BATCH_ID:
             return refuse(nats_error("BatchPublishInvalidBatchID"))
-        ensure_table()
         if txn.cache.get(_EXPIRED) != txn.now:  # the cleanup timers, once per transaction
+            ensure_table()
             self.conn.execute("DELETE FROM fast_batches WHERE touched_ns <= ?",
                               (txn.now - BATCH_TIMEOUT_NS,))
             txn.cache[_EXPIRED] = txn.now
+        b = st._fast.get(fb.id)
+        if b is not None:
+            return self._message(b, subject, fb, hdr, data, can_respond)
         row = self.conn.execute(
             "SELECT lseq, pseq, fseq, sseq, ack_msgs, max_ack, gap_ok FROM fast_batches "
             "WHERE stream_id = ? AND batch_id = ?", (self.sid, fb.id)).fetchone()
@@ -280,15 +275,16 @@ class _Processor:
             if here + 1 > MAX_INFLIGHT_PER_STREAM or total + 1 > MAX_INFLIGHT_TOTAL:
                 return refuse(nats_error("BatchPublishTooManyInflight"))
             # fastBatchInit: the client's flow up to 500, or 1 beside other batches
-            b = _Batch(fb.id, 0, 0, 0, 0, 1 if here else min(MAX_ACK_MESSAGES, fb.flow),
-                       fb.flow, fb.gap_ok)
-            self._save(b, txn.now)
+            b = FastBatch(fb.id, 0, 0, 0, 0, 1 if here else min(MAX_ACK_MESSAGES, fb.flow),
+                          fb.flow, fb.gap_ok)
+            self.conn.execute(SAVE_FAST_SQL, b.row(self.sid, txn.now))  # counted from now on
         else:
             lseq, pseq, fseq, sseq, ack, max_ack, gap_ok = row
-            b = _Batch(fb.id, lseq, pseq, fseq, sseq, ack, max_ack, bool(gap_ok))
+            b = FastBatch(fb.id, lseq, pseq, fseq, sseq, ack, max_ack, bool(gap_ok))
+        st._fast[fb.id] = b
         return self._message(b, subject, fb, hdr, data, can_respond)
 
-    def _message(self, b: _Batch, subject: str, fb: FastBatchReply, hdr: bytes | None,
+    def _message(self, b: FastBatch, subject: str, fb: FastBatchReply, hdr: bytes | None,
                  data: bytes, can_respond: bool) -> list[dict[str, Any]]:
         out = self.out
         now = self.st.txn.now

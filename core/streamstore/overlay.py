@@ -26,6 +26,7 @@ from .base import (
     UPDATE_SUBJECTS_SQL,
     matching_subjects,
 )
+from .staging import FastBatch, Staged, write_fast, write_staged
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..streamdef import StreamDef
@@ -94,6 +95,8 @@ class StreamOverlay:
         self.wrote = False  # rows changed in this transaction (flush), e.g. a message stored
         self._subj: dict[str, _Subj] = {}
         self._subj_by_id: dict[int, _Subj] = {}
+        self._staged: dict[str, Staged] = {}  # atomic batches in flight (batches.py)
+        self._fast: dict[str, FastBatch] = {}  # fast batches in flight (fastbatch.py)
         self._clear_overlay()
 
     def _clear_overlay(self) -> None:
@@ -256,6 +259,10 @@ class StreamOverlay:
     def flush(self) -> None:
         """Write pending rows, deletes, pointer changes, subject states, stream counters."""
         dead = self._dead
+        if self._staged:
+            write_staged(self.conn, self.d.id, self.txn.now, self._staged)
+        if self._fast:
+            write_fast(self.conn, self.d.id, self.txn.now, self._fast)
         if self._rows or self._ttl:
             self._write_appends(dead)
         if self._db_deletes:
