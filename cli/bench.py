@@ -589,8 +589,9 @@ def scale(
         "--sizes", metavar="N,N,...", show_default=False,
         help="Sizes instead of each series' own (the same for every series run; at least "
         "two).")] = None,
-    runs: Annotated[int, typer.Option("--runs", min=1, metavar="N",
-                                      help="Measurements per size (their median).")] = 1,
+    runs: Annotated[int, typer.Option(
+        "--runs", min=1, metavar="N", help="Measurements per size, their median (dr check: "
+        "checks of one world built once; the others: a world built per run).")] = 1,
     svg: Annotated[str | None, typer.Option(
         "--svg", metavar="FILE", help="Also write the plot (per-unit cost against size) as "
         "an SVG to FILE.")] = None,

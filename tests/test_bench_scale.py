@@ -90,9 +90,19 @@ def test_filtered_mirror_holds_the_selected_messages_after_each_phase():
 
 def test_a_step_that_moved_another_count_fails_naming_it():
     wrong = Series("odd", "odd", "messages", "µs/message", 1e6, (1, 2),
-                   lambda size, _dir: (0.1, size - 1))
+                   lambda size, _runs, _dir: (0.1, size - 1))
     with pytest.raises(RuntimeError, match="bench scale odd: 9 messages moved at size 10"):
         _point(wrong, 10, 1, None)
+
+
+def test_runs_take_the_median_and_the_same_count_each_time():
+    from jetlink.core.bench.scale import _each
+
+    got = iter([(0.3, 5), (0.1, 5), (0.2, 5)])
+    assert _each(3, lambda: next(got)) == (0.2, 5)
+    got = iter([(0.3, 5), (0.1, 4)])
+    with pytest.raises(RuntimeError, match=r"bench scale: the runs moved \[4, 5\]"):
+        _each(2, lambda: next(got))
 
 
 def test_svg_plot_is_xml_with_one_polyline_per_series():
@@ -115,7 +125,7 @@ def test_svg_plot_is_xml_with_one_polyline_per_series():
     assert pts[1][0][1] == y0 and pts[1][1][1] < y0  # b's 4x is higher up
     texts = [t.text for t in root.iter(f"{SVG}text")]
     assert "a < b & c" in texts and "goal 1.5x" in texts
-    assert "2 µs/message at 10, 2.5 at 1M" in texts
+    assert "2 µs/message at 10, 2.5 at 1M (1.25x)" in texts
     assert "1M" in texts and "10" in texts
 
 

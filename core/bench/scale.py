@@ -44,7 +44,8 @@ GOAL_RATIO = 1.5
 @dataclass(frozen=True)
 class Series:
     """One series: what grows, the unit of its cost, its default sizes, how one size runs
-    (``run(size, data_dir)`` -> (seconds timed, the count moved, asserted, at that size))."""
+    (``run(size, runs, data_dir)`` -> (the median of ``runs`` timed seconds, the count moved
+    at that size, asserted))."""
 
     name: str
     title: str
@@ -52,35 +53,56 @@ class Series:
     cost_unit: str
     per_second: float  # cost units in one second
     sizes: tuple[int, ...]
-    run: Callable[[int, str | None], tuple[float, int]]
+    run: Callable[[int, int, str | None], tuple[float, int]]
 
 
-def _mirror(size: int, data_dir: str | None) -> tuple[float, int]:
+def _each(runs: int, one: Callable[[], tuple[float, int]]) -> tuple[float, int]:
+    """``one()`` ``runs`` times (each on a world of its own): the median seconds, and the
+    count, the same every run (else RuntimeError)."""
+    got = [one() for _ in range(runs)]
+    counts = {c for _, c in got}
+    if len(counts) != 1:
+        raise RuntimeError(f"bench scale: the runs moved {sorted(counts)}")
+    return statistics.median(s for s, _ in got), counts.pop()
+
+
+def _mirror(size: int, runs: int, data_dir: str | None) -> tuple[float, int]:
     from .engine import bench_replicate
 
-    doc = bench_replicate(size, kinds=("mirror",), data_dir=data_dir)  # asserts the count
-    rate = doc["mirror_msgs_per_sec"]  # less rounded than mirror_seconds at small sizes
-    return (size / rate if rate else float(doc["mirror_seconds"])), int(doc["mirror_messages"])
+    def one() -> tuple[float, int]:
+        doc = bench_replicate(size, kinds=("mirror",), data_dir=data_dir)  # asserts the count
+        rate = doc["mirror_msgs_per_sec"]  # less rounded than mirror_seconds at small sizes
+        return (size / rate if rate else float(doc["mirror_seconds"]),
+                int(doc["mirror_messages"]))
+
+    return _each(runs, one)
 
 
-def _check(size: int, data_dir: str | None) -> tuple[float, int]:
+def _check(size: int, runs: int, data_dir: str | None) -> tuple[float, int]:
     from .dr import bench_dr_check
 
-    doc = bench_dr_check(size, runs=1, data_dir=data_dir)  # asserts the mirrors checked
+    # one world, ``runs`` checks of it; each asserts the mirrors it checked
+    doc = bench_dr_check(size, runs=runs, data_dir=data_dir)
     rate = doc["mirrors_per_s"]  # less rounded than median_s at small sizes
     return (size / rate if rate else float(doc["median_s"])), int(doc["mirrors"])
 
 
-def _failover(size: int, data_dir: str | None) -> tuple[float, int]:
+def _failover(size: int, runs: int, data_dir: str | None) -> tuple[float, int]:
     from .region import bench_region_failover
 
-    doc = bench_region_failover(size, data_dir=data_dir)  # asserts every object done
-    return float(doc["seconds"]), int(doc["objects"])
+    def one() -> tuple[float, int]:
+        doc = bench_region_failover(size, data_dir=data_dir)  # asserts every object done
+        return float(doc["seconds"]), int(doc["objects"])
+
+    return _each(runs, one)
 
 
-def _filtered(size: int, data_dir: str | None) -> tuple[float, int]:
-    doc = bench_filtered(size, data_dir=data_dir)
-    return float(doc["seconds"]), int(doc["subjects"])
+def _filtered(size: int, runs: int, data_dir: str | None) -> tuple[float, int]:
+    def one() -> tuple[float, int]:
+        doc = bench_filtered(size, data_dir=data_dir)  # asserts what the mirror holds
+        return float(doc["seconds"]), int(doc["subjects"])
+
+    return _each(runs, one)
 
 
 SERIES: dict[str, Series] = {s.name: s for s in (
@@ -156,14 +178,10 @@ def bench_filtered(subjects: int, *, per_subject: int = 2, size: int = 64,
 
 def _point(s: Series, size: int, runs: int, data_dir: str | None) -> dict[str, Any]:
     """``runs`` measurements of ``s`` at ``size``: the median seconds, its per-unit cost."""
-    times = []
-    for _ in range(runs):
-        seconds, count = s.run(size, data_dir)
-        if count != size:
-            raise RuntimeError(f"bench scale {s.name}: {count:,} {s.size_unit} moved at size "
-                               f"{size:,}")
-        times.append(seconds)
-    median = statistics.median(times)
+    median, count = s.run(size, runs, data_dir)
+    if count != size:
+        raise RuntimeError(f"bench scale {s.name}: {count:,} {s.size_unit} moved at size "
+                           f"{size:,}")
     return {"size": size, "count": size, "seconds": round(median, 4),
             "cost": round(median / size * s.per_second, 4)}
 
@@ -201,8 +219,8 @@ def bench_scale(only: Sequence[str] = (), sizes: Sequence[int] = (), *, runs: in
 
 # -- the plot -----------------------------------------------------------------------------------
 
-_W, _H = 720, 420
-_LEFT, _RIGHT, _TOP, _BOTTOM = 70, 250, 40, 60
+_W, _H = 800, 420
+_LEFT, _RIGHT, _TOP, _BOTTOM = 70, 310, 40, 60
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
 
@@ -289,11 +307,11 @@ def _lines(series: list[tuple[str, dict[str, Any]]], x: Callable[[float], float]
         out.append(f'<line x1="{lx}" y1="{ly - 4}" x2="{lx + 20}" y2="{ly - 4}" '
                    f'stroke="{colour}" stroke-width="2"/><text x="{lx + 26}" y="{ly}">'
                    f'{escape(s["title"])}</text><text x="{lx + 26}" y="{ly + 15}" '
-                   f'fill="#555">{escape(_legend(s, first, last))}</text>')
+                   f'fill="#555" font-size="11">{escape(_legend(s, first, last))}</text>')
     return out
 
 
 def _legend(s: dict[str, Any], first: float, last: dict[str, Any]) -> str:
     small = _size_text(s["points"][0]["size"])
     return (f"{first:.3g} {s['cost_unit']} at {small}, {last['cost']:.3g} at "
-            f"{_size_text(last['size'])}")
+            f"{_size_text(last['size'])} ({last['cost'] / first:.2f}x)")
