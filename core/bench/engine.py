@@ -22,7 +22,8 @@ import time
 from typing import Any
 
 __all__ = ["bench_kv", "bench_link", "bench_pub", "bench_replicate",
-           "bench_replicate_pairs", "bench_startup", "pairs", "bench_validate_process"]
+           "bench_replicate_pairs", "bench_startup", "pairs", "bench_validate_process",
+           "publish_spread"]
 
 # nats-server 2.15.1 on this kind of machine (shared/reference/nats-semantics.md): mirror
 # catch-up 110k-140k msgs/s, a sourced stream with a subject transform about 7.2k msgs/s.
@@ -115,8 +116,26 @@ def bench_pub(n: int = 1_000_000, size: int = 128, *, batch: int = 10_000,
     }
 
 
+def publish_spread(js: Any, stream: str, n: int, names: list[str], payload: bytes, *,
+                   first: int = 0) -> int:
+    """``n`` messages of ``payload`` published into ``stream`` of ``js`` over ``names`` in
+    turn (message ``i`` on ``names[(first + i) % len(names)]``), 10,000 per
+    ``publish_batch``; the stream's message count after it, asserted to have grown by
+    ``n``."""
+    before = js.stream_info(stream).state.messages
+    for start in range(first, first + n, 10_000):
+        js.publish_batch([(names[i % len(names)], payload, None)
+                          for i in range(start, min(first + n, start + 10_000))])
+    held = int(js.stream_info(stream).state.messages)
+    if held != before + n:
+        raise RuntimeError(f"bench: {stream} holds {held:,} messages after publishing "
+                           f"{n:,} (it held {before:,})")
+    return held
+
+
 def bench_replicate(n: int = 1_000_000, size: int = 128, *, subjects: int = 1_000,
                     bulk: bool = True, external: bool = False,
+                    kinds: tuple[str, ...] = ("mirror", "source"),
                     data_dir: str | None = None) -> dict[str, Any]:
     """Catch-up rates of replication (core/replication.py ``pump_until_idle``).
 
@@ -125,7 +144,8 @@ def bench_replicate(n: int = 1_000_000, size: int = 128, *, subjects: int = 1_00
     (b) a sourced stream with the transform ``orders.*.new`` ->
     ``archive.{{wildcard(1)}}.{{partition(3,1)}}`` catches up. ``external=True`` puts both
     targets in another cluster (``external.api = "$JS.local.API"``: the origin database is
-    attached); ``bulk=False`` times the per-message path instead of the SQL path.
+    attached); ``bulk=False`` times the per-message path instead of the SQL path;
+    ``kinds``: which of the two (``"mirror"``, ``"source"``) are timed.
 
     Returns ``{"messages", "mirror_seconds", "mirror_msgs_per_sec", "mirror_vs_server",
     "source_seconds", "source_msgs_per_sec", "source_vs_server", ...}``; the server figures
@@ -144,11 +164,8 @@ def bench_replicate(n: int = 1_000_000, size: int = 128, *, subjects: int = 1_00
         dd = DataDir(os.path.join(tmp, "data"))
         origin = JetStream(dd.open("local"), clock)
         origin.add_stream({"name": "ORDERS", "subjects": ["orders.>"]})
-        names = [f"orders.{i}.new" for i in range(subjects)]
-        payload = os.urandom(size)
-        for start in range(0, n, 10_000):
-            origin.publish_batch([(names[i % subjects], payload, None)
-                                  for i in range(start, min(n, start + 10_000))])
+        publish_spread(origin, "ORDERS", n, [f"orders.{i}.new" for i in range(subjects)],
+                       os.urandom(size))
         target = origin
         ext: dict[str, Any] = {}
         if external:
@@ -165,6 +182,8 @@ def bench_replicate(n: int = 1_000_000, size: int = 128, *, subjects: int = 1_00
                     "dest": "archive.{{wildcard(1)}}.{{partition(3,1)}}"}]}]}),
         )
         for kind, cfg in copies:
+            if kind not in kinds:
+                continue
             target.add_stream(cfg)
             t0 = time.perf_counter()
             reports = pump_until_idle(dd, clock, bulk=bulk)

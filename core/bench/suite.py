@@ -40,6 +40,7 @@ BENCHES: dict[str, dict[str, Any]] = {
     "live-dr": {"args": ["live-dr", "--runs", "3"], "needs": "server"},
     "acls": {"args": []},
     "batch": {"args": ["batch", "--runs", "3"], "needs": "server"},
+    "scale": {"args": []},
 }
 
 
@@ -73,6 +74,11 @@ def _find(doc: Any, key: str) -> list[Any]:
         for v in doc:
             out += _find(v, key)
     return out
+
+
+def _scale_ratio(series: str) -> Callable[[dict[str, Any]], float]:
+    """``bench scale``'s ratio of ``series`` (per-unit cost at its largest size / smallest)."""
+    return lambda d: float(_dig(d, "series", series, "ratio"))
 
 
 GOALS: tuple[Goal, ...] = (
@@ -124,6 +130,12 @@ GOALS: tuple[Goal, ...] = (
          lambda d: _dig(d, "sync", "sync_median_s"), lambda v: v < 2, "s"),
     Goal("batch", "atomic batches of 1,000, engine vs nats-server batches/s (median of pairs)",
          ">= 1.0x", lambda d: d["median_ratio"], lambda v: v >= 1.0, "x"),
+    *(Goal("scale", f"{what}: per-unit cost at the largest size / at the smallest",
+           "<= 1.5x", _scale_ratio(series), lambda v: v <= 1.5, "x")
+      for series, what in (("mirror", "mirror catch-up, 10k to 1M messages"),
+                           ("check", "`dr check`, 100 to 10,000 mirrors"),
+                           ("failover", "a region's failover, 10 to 1,000 mirrors"),
+                           ("filtered", "a filtered mirror, 1k to 100k origin subjects"))),
 )
 
 
