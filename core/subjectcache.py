@@ -104,6 +104,8 @@ def matched_hint(conn: sqlite3.Connection, stream_id: int, filters: Iterable[str
         hint = _hints[key] = [0, 0]
     top, count = hint
     new_top = conn.execute("SELECT max(id) FROM subjects").fetchone()[0] or 0
+    if new_top < top:  # the highest subjects deleted (or the database made anew): recount
+        top = count = 0
     if new_top > top:
         match = fm.matches
         count += sum(1 for (subject,) in conn.execute(

@@ -194,3 +194,23 @@ def test_memo_is_the_subject_filter():
     ref = SubjectFilter(flt)
     names = ["a.1", "a.1.2", "b", "b.1", "b.1.2", "c", "c.1", "a", "x"]
     assert [fm(n) for n in names * 2] == [ref.matches(n) for n in names * 2]
+
+
+def test_matched_hint_counts_new_subjects_and_recounts_after_the_top_is_deleted(js):
+    js.add_stream(ORIGIN)
+    for i in range(3):
+        js.publish(f"keep.{i}", b"x")
+        js.publish(f"skip.{i}", b"x")
+    with js.cluster.read() as conn:
+        sid = conn.execute("SELECT id FROM streams WHERE name = 'O'").fetchone()[0]
+    hint = subjectcache.matched_hint
+    with js.cluster.read() as conn:
+        assert hint(conn, sid, ["keep.*"]) == 3
+    for i in range(3, 70):
+        js.publish(f"keep.{i}", b"x")
+    with js.cluster.read() as conn:
+        assert hint(conn, sid, ["keep.*"]) == 70  # only the new rows were read
+    js.purge_stream("O", subject="keep.69")
+    js.purge_stream("O", subject="keep.68")
+    with js.cluster.read() as conn:
+        assert hint(conn, sid, ["keep.*"]) == 68  # the highest ids gone: counted again
