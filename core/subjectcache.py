@@ -31,10 +31,11 @@ from .subjects import SubjectFilter
 
 __all__ = ["FilterMemo", "matched_hint", "memo"]
 
-# Names remembered per filter set, and filter sets remembered, before starting afresh (a
-# long-lived process, `jetlink serve`, stays bounded).
-MAX_NAMES = 1 << 18
+# Names remembered in all (every filter set's verdicts dropped beyond it), and filter sets
+# remembered, before starting afresh: a long-lived process (`jetlink serve`) stays bounded.
+MAX_NAMES = 1 << 19
 MAX_SETS = 256
+_remembered = [0]  # names remembered by every memo of the process
 
 
 class FilterMemo:
@@ -52,8 +53,9 @@ class FilterMemo:
         seen = self._seen
         verdict = seen.get(subject)
         if verdict is None:
-            if len(seen) >= MAX_NAMES:
-                seen.clear()
+            if _remembered[0] >= MAX_NAMES:
+                _forget()
+            _remembered[0] += 1
             verdict = seen[subject] = self._flt.matches(subject)
         return verdict
 
@@ -63,8 +65,15 @@ class FilterMemo:
 _memos: dict[tuple[str, ...], FilterMemo] = {}
 
 
+def _forget() -> None:
+    for fm in _memos.values():
+        fm._seen.clear()
+    _remembered[0] = 0
+
+
 def _key(filters: Iterable[str]) -> tuple[str, ...]:
-    return tuple(sorted({f for f in filters if f}))
+    # an empty filter selects everything, as core/streamstore/base.py matching_subjects
+    return tuple(sorted({f or ">" for f in filters}))
 
 
 def memo(filters: Iterable[str]) -> FilterMemo:
@@ -73,6 +82,7 @@ def memo(filters: Iterable[str]) -> FilterMemo:
     found = _memos.get(key)
     if found is None:
         if len(_memos) >= MAX_SETS:
+            _forget()
             _memos.clear()
         found = _memos[key] = FilterMemo(key)
     return found

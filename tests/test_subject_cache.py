@@ -214,3 +214,12 @@ def test_matched_hint_counts_new_subjects_and_recounts_after_the_top_is_deleted(
     js.purge_stream("O", subject="keep.68")
     with js.cluster.read() as conn:
         assert hint(conn, sid, ["keep.*"]) == 68  # the highest ids gone: counted again
+
+
+def test_memo_stays_bounded_and_right(monkeypatch):
+    monkeypatch.setattr(subjectcache, "MAX_NAMES", 50)
+    a, b = subjectcache.memo(["bound.a.*"]), subjectcache.memo(["bound.>"])
+    for i in range(400):
+        assert a(f"bound.a.{i}") and b(f"bound.a.{i}") and not a(f"bound.b.{i}")
+        assert subjectcache._remembered[0] <= 50
+    assert len(a._seen) + len(b._seen) <= 50
