@@ -5,10 +5,10 @@
 shape). Below cli/pub.py and cli/pub_fast.py, which both use it.
 """
 
+import functools
 import random
 import re
 import string
-from collections.abc import Callable
 from datetime import datetime
 
 _TEMPLATE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
@@ -36,6 +36,63 @@ RANDOM_MAX = 64 * 1024 * 1024  # nats-server refuses a max_payload over 64 MiB
 _RNG = random.Random()  # seeded once: seeding per message costs more than the publish
 
 
+_NAMES = frozenset(("Count", "Cnt", "Unix", "UnixNano", "TimeStamp", "Time", "ID", "Random"))
+Action = tuple[str, tuple[str, ...]]
+
+
+def _action(m: re.Match[str]) -> Action:
+    """A template action checked: its function name and arguments (TemplateError)."""
+    words = m.group(1).split()
+    if not words:
+        raise TemplateError(f"empty template action in {m.group(0)!r}")
+    name, args = words[0].lstrip("."), words[1:]
+    if name not in _NAMES:
+        raise TemplateError(f'function "{name}" not defined')
+    if name == "Random":
+        if len(args) != 2 or not all(re.fullmatch(r"\d+", x) for x in args):
+            raise TemplateError("Random takes two numbers: {{Random min max}}")
+        if max(int(x) for x in args) > RANDOM_MAX:
+            # checked before the text is built: a message is never larger
+            raise TemplateError(f"Random {args[0]} {args[1]}: at most {RANDOM_MAX:,} "
+                                "characters (nats-server's largest max_payload)")
+    elif args:
+        raise TemplateError(f"{name} takes no arguments")
+    return name, tuple(args)
+
+
+@functools.lru_cache(maxsize=64)
+def _parse(text: str) -> tuple[str | Action, ...]:
+    """``text`` as literal pieces and checked actions, left to right (parsed once per text:
+    a publish of N messages expands the same subject and body N times)."""
+    parts: list[str | Action] = []
+    pos = 0
+    for m in _TEMPLATE.finditer(text):
+        parts.append(text[pos:m.start()])
+        parts.append(_action(m))
+        pos = m.end()
+    parts.append(text[pos:])
+    return tuple(parts)
+
+
+def _value(name: str, args: tuple[str, ...], count: int, now_ns: int,
+           rng: random.Random) -> str:
+    if name in ("Count", "Cnt"):
+        return str(count)
+    if name == "Unix":
+        return str(now_ns // 1_000_000_000)
+    if name == "UnixNano":
+        return str(now_ns)
+    if name == "TimeStamp":
+        now = datetime.fromtimestamp(now_ns / 1e9).astimezone().replace(microsecond=0)
+        text = now.isoformat()
+        return text[:-6] + "Z" if text.endswith("+00:00") else text
+    if name == "Time":
+        return datetime.fromtimestamp(now_ns / 1e9).astimezone().strftime("%I:%M%p").lstrip("0")
+    if name == "ID":
+        return unique_id(rng)
+    return _random_text(rng, int(args[0]), int(args[1]))  # Random (checked by _action)
+
+
 def expand(text: str, count: int, now_ns: int, rng: random.Random | None = None) -> str:
     """natscli's ``PubReplyBodyTemplate``: expand ``{{Count}}``, ``{{ID}}``... in ``text``.
 
@@ -44,46 +101,8 @@ def expand(text: str, count: int, now_ns: int, rng: random.Random | None = None)
     if "{{" not in text:
         return text
     rng = rng or _RNG
-
-    def stamp() -> str:
-        now = datetime.fromtimestamp(now_ns / 1e9).astimezone().replace(microsecond=0)
-        text = now.isoformat()
-        return text[:-6] + "Z" if text.endswith("+00:00") else text
-
-    def kitchen() -> str:
-        return datetime.fromtimestamp(now_ns / 1e9).astimezone().strftime("%I:%M%p").lstrip("0")
-
-    values: dict[str, Callable[[list[str]], str]] = {
-        "Count": lambda a: str(count),
-        "Cnt": lambda a: str(count),
-        "Unix": lambda a: str(now_ns // 1_000_000_000),
-        "UnixNano": lambda a: str(now_ns),
-        "TimeStamp": lambda a: stamp(),
-        "Time": lambda a: kitchen(),
-        "ID": lambda a: unique_id(rng),
-        "Random": lambda a: _random_text(rng, int(a[0]), int(a[1])),
-    }
-
-    def one(m: re.Match[str]) -> str:
-        words = m.group(1).split()
-        if not words:
-            raise TemplateError(f"empty template action in {m.group(0)!r}")
-        name, args = words[0].lstrip("."), words[1:]
-        fn = values.get(name)
-        if fn is None:
-            raise TemplateError(f'function "{name}" not defined')
-        if name == "Random":
-            if len(args) != 2 or not all(re.fullmatch(r"\d+", x) for x in args):
-                raise TemplateError("Random takes two numbers: {{Random min max}}")
-            if max(int(x) for x in args) > RANDOM_MAX:
-                # checked before the text is built: a message is never larger
-                raise TemplateError(f"Random {args[0]} {args[1]}: at most {RANDOM_MAX:,} "
-                                    "characters (nats-server's largest max_payload)")
-        elif args:
-            raise TemplateError(f"{name} takes no arguments")
-        return fn(args)
-
-    return _TEMPLATE.sub(one, text)
+    return "".join(p if isinstance(p, str) else _value(p[0], p[1], count, now_ns, rng)
+                   for p in _parse(text))
 
 
 def new_batch_id() -> str:

@@ -50,7 +50,7 @@ from .startseq import deliver_all_start
 from .store import Cluster, DataDir, connect
 from .store.health import StorageError
 from .streamstore.base import INSERT_SUBJECTS_SQL, UPDATE_SUBJECTS_SQL
-from .subjects import SubjectFilter
+from .subjectcache import matched_hint, memo
 from .transform import compile_transform
 
 __all__ = [
@@ -242,45 +242,65 @@ def _start_seq(view: _OriginView, filters: list[str], *, seq: int = 0,
     return start_state(cfg, view, view.d.cfg, 0).sseq
 
 
+# At most this many subjects selected by a filter set: read them along their chains
+# (S.next_msgs, S.count_msgs); more: scan the range, each message's subject judged by name.
+_FEW_SUBJECTS = 64
+
+
 def _read(conn: sqlite3.Connection, oid: int, start: int, filters: list[str],
           limit: int) -> list[tuple]:
     """Up to ``limit`` origin messages at or after ``start`` matching ``filters`` (none:
-    all), as ``(seq, subject, ts, hdr, data)`` in sequence order."""
+    all), as ``(seq, subject, ts, hdr, data)`` in sequence order.
+
+    A filtered read never lists the origin's subjects: each message's subject name comes
+    with it (a join) and is judged by the process's memo of verdicts by name
+    (core/subjectcache.py), so a subject id reused after a delete can not carry the old
+    subject's verdict, and each name is matched once per process."""
     if limit <= 0:
         return []
     base, top = S.key_range(oid)
     lo = base | max(start, 0)
+    cols = f"m.id, s.subject, m.ts, {S.hdr_sql('m.')}, m.data"
+    join = "FROM msgs m JOIN subjects s ON s.id = m.subject_id"
     if not filters or ">" in filters:
         return [(k & _MASK, subj, ts, hdr, data) for k, subj, ts, hdr, data in conn.execute(
-            f"SELECT m.id, s.subject, m.ts, {S.hdr_sql('m.')}, m.data FROM msgs m JOIN subjects s "
-            "ON s.id = m.subject_id WHERE m.id BETWEEN ? AND ? ORDER BY m.id LIMIT ?",
+            f"SELECT {cols} {join} WHERE m.id BETWEEN ? AND ? ORDER BY m.id LIMIT ?",
             (lo, top, limit))]
-    names: dict[int, str] = {}
-    for f in filters:
-        for sid, _n, _first, _last, subject in S.matching_subjects(conn, oid, f):
-            names[sid] = subject
-    if not names:
-        return []
-    if len(names) <= 64:  # few subjects: walk their chains
+    if matched_hint(conn, oid, filters) <= _FEW_SUBJECTS:  # few subjects: walk their chains
         return [(m.seq, m.subject, m.ts, m.hdr, m.data)
                 for m in S.next_msgs(conn, oid, start, filters, limit)]
     out: list[tuple] = []
-    get = names.get
+    match = memo(filters).matches
     chunk = min(max(limit, 1000), 20_000)
     while len(out) < limit:
-        rows = conn.execute(f"SELECT id, subject_id, ts, {S.hdr_sql()}, data FROM msgs "
-                            "WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ?",
-                            (lo, top, chunk)).fetchall()
-        for k, sid, ts, hdr, data in rows:
-            selected = get(sid)
-            if selected is not None:
-                out.append((k & _MASK, selected, ts, hdr, data))
+        rows = conn.execute(f"SELECT {cols} {join} WHERE m.id BETWEEN ? AND ? ORDER BY m.id "
+                            "LIMIT ?", (lo, top, chunk)).fetchall()
+        for k, subject, ts, hdr, data in rows:
+            if match(subject):
+                out.append((k & _MASK, subject, ts, hdr, data))
                 if len(out) >= limit:
                     break
         if len(rows) < chunk:
             break
         lo = rows[-1][0] + 1
     return out
+
+
+def _count_from(conn: sqlite3.Connection, oid: int, start: int, filters: list[str]) -> int:
+    """How many origin messages at or after ``start`` match ``filters`` (S.count_msgs's
+    answer): with many subjects selected and a range not much longer than them, counted
+    per subject over the range and judged by name (as :func:`_read`)."""
+    if filters and ">" not in filters:
+        hint = matched_hint(conn, oid, filters)
+        last = conn.execute("SELECT last_seq FROM streams WHERE id = ?", (oid,)).fetchone()
+        if hint > _FEW_SUBJECTS and last is not None and last[0] - start < 16 * hint:
+            base, top = S.key_range(oid)
+            match = memo(filters).matches
+            return sum(n for subject, n in conn.execute(
+                "SELECT s.subject, count(*) FROM msgs m JOIN subjects s ON s.id = m.subject_id "
+                "WHERE m.id BETWEEN ? AND ? GROUP BY m.subject_id",
+                (base + min(max(start, 0), _MASK + 1), top)) if match(subject))
+    return S.count_msgs(conn, oid, start, filters)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1262,7 +1282,7 @@ def _pending_after(a: _Agreement, seq: int, flt: list[str]) -> int:
     if a.od is None or a.oview is None:
         return 0
     try:
-        return S.count_msgs(a.oview.conn, a.od.id, seq + 1, flt)
+        return _count_from(a.oview.conn, a.od.id, seq + 1, flt)
     except sqlite3.Error:
         return 0
 
@@ -1492,7 +1512,7 @@ def _map_subjects(txn: Any, d: S.StreamDef, a: _Agreement, r: _SqlRange) -> bool
     rules = a.rules
     assert rules is not None
     stats, tsubj = r.stats, r.tsubj
-    flt = None if not a.filters or ">" in a.filters else SubjectFilter(a.filters)
+    flt = None if not a.filters or ">" in a.filters else memo(a.filters)
     for sid in list(stats):
         subject = r.snames[sid]
         if flt is not None and not flt.matches(subject):
