@@ -88,6 +88,11 @@ def test_the_drill_as_json(env, spark):
     # the divergent tail failback saved (the 2,000 orders west took after the last step)
     point = summary["recovery_point"]
     assert (point["predicted"], point["tail_saved"], point["west_primary"]) == (2000, 2000, True)
+    # what `jetlink bench demo` checks of each drill it times
+    from jetlink.core.bench.demo import drill_counts
+
+    assert drill_counts(summary) == {"steps": 9, "moved": sum(r[1] for r in rows),
+                                     "spark_rows": 1000, "tail_saved": 2000}
 
 
 @pytest.mark.spark

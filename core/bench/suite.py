@@ -39,6 +39,7 @@ BENCHES: dict[str, dict[str, Any]] = {
     "live-export": {"args": ["live-export", "--runs", "3"], "needs": "server"},
     "live-dr": {"args": ["live-dr", "--runs", "3"], "needs": "server"},
     "acls": {"args": []},
+    "demo": {"args": ["demo", "--runs", "3"], "needs": "spark"},
     "batch": {"args": ["batch", "--runs", "3"], "needs": "server"},
     "scale": {"args": []},
 }
@@ -130,6 +131,8 @@ GOALS: tuple[Goal, ...] = (
          lambda d: _dig(d, "sync", "sync_median_s"), lambda v: v < 2, "s"),
     Goal("batch", "atomic batches of 1,000, engine vs nats-server batches/s (median of pairs)",
          ">= 1.0x", lambda d: d["median_ratio"], lambda v: v >= 1.0, "x"),
+    Goal("demo", "the drill (`jetlink demo`, a whole process, median)", "<= 30 s",
+         lambda d: d["seconds_median"], lambda v: v <= 30, "s"),
     *(Goal("scale", f"{what}: per-unit cost at the largest size / at the smallest",
            "<= 1.5x", _scale_ratio(series), lambda v: v <= 1.5, "x")
       for series, what in (("mirror", "mirror catch-up, 10k to 1M messages"),
