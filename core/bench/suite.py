@@ -39,6 +39,7 @@ BENCHES: dict[str, dict[str, Any]] = {
     "live-export": {"args": ["live-export", "--runs", "3"], "needs": "server"},
     "live-dr": {"args": ["live-dr", "--runs", "3"], "needs": "server"},
     "acls": {"args": []},
+    "dr": {"args": ["dr", "--runs", "3"]},
 }
 
 
@@ -121,6 +122,9 @@ GOALS: tuple[Goal, ...] = (
          lambda v: v < 1.05, "x"),
     Goal("acls", "ACL sync of 10,000 ACLs (copy + removal pass)", "< 2 s",
          lambda d: _dig(d, "sync", "sync_median_s"), lambda v: v < 2, "s"),
+    Goal("dr", "failback of 100 streams x 10k vs a plain copy of the same data (median of "
+         "pairs)", "<= 2.5x", lambda d: _dig(d, "failback", "ratio_median"),
+         lambda v: v <= 2.5, "x"),
 )
 
 
