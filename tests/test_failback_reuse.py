@@ -244,3 +244,28 @@ def test_a_header_the_copy_acts_on_is_not_kept(tmp_path):
     assert (reuse["messages"], reuse["upto_seq"]) == (12, 12)
     assert reuse["reason"].endswith(
         ": sequence 13 has a header the mirror's copy strips or acts on")
+
+
+def test_a_message_removed_after_the_comparison_keeps_nothing(tmp_path, monkeypatch):
+    """The old origin loses a message between the comparison and the reuse (an expiry, a
+    delete): the reuse's transaction sees its counters moved and keeps nothing; every
+    message is copied, the result exact."""
+    from jetlink.core.dr import embedded
+
+    world = tmp_path / "world"
+    _world(world)
+    real = embedded.EmbeddedSite.agreed_prefix
+
+    def then_delete(self, stream, *args):
+        got = real(self, stream, *args)
+        self.js.delete_msg(stream, 2)
+        return got
+
+    monkeypatch.setattr(embedded.EmbeddedSite, "agreed_prefix", then_delete)
+    rep = _failback(world, tmp_path, reuse=True)
+    assert rep["reuse"] == {"messages": 0, "upto_seq": 0, "copied": 15, "reason": (
+        "O@west changed while it was compared (a message removed): nothing kept, every "
+        "message copied")}
+    assert [s["step"] for s in rep["steps"]][:6] == [
+        "record", "save-tail", "compare", "record-consumers", "delete-origin", "create-mirror"]
+    assert _dump(world, "west", "O")["msgs"] == _dump(world, "east", "M")["msgs"]

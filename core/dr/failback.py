@@ -682,9 +682,11 @@ def _to_mirror(run: _Run) -> bool:
         if not run.dry_run and int(
                 run.osite.js.stream_info(run.origin_name).state.last_seq) != cut:
             continue  # it took messages meanwhile: save the longer tail
+        if reuse.upto and not _reuse_origin(run, reuse):
+            if int(run.osite.js.stream_info(run.origin_name).state.last_seq) != cut:
+                continue  # it took messages since compared: save the longer tail
+            reuse = _not_reused(run)  # a message removed since compared (an expiry)
         if reuse.upto:
-            if not _reuse_origin(run, reuse):
-                continue  # it changed since compared: its tail saved again, compared again
             created = True
         else:
             _delete_origin(run, oinfo)
@@ -763,6 +765,17 @@ def _compare(run: _Run) -> Reuse:
     report.reuse = reuse.to_json()
     run.done("compare", (f"{reuse.messages} of {report.there}'s messages kept, up to "
                          f"sequence {reuse.upto}: " if reuse.upto else "") + reuse.reason)
+    return reuse
+
+
+def _not_reused(run: _Run) -> Reuse:
+    """The old origin lost a message between the comparison and the reuse (an expiry, a
+    delete): nothing is kept this time, every message copied (recorded first)."""
+    reuse = Reuse(reason=f"{run.report.there} changed while it was compared (a message "
+                  "removed): nothing kept, every message copied")
+    run.rec["reuse"] = {**reuse.to_json(), "state": reuse.state}
+    run.report.reuse = reuse.to_json()
+    run.save()
     return reuse
 
 
