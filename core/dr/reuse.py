@@ -86,7 +86,7 @@ def _both(ocl: Any, pcl: Any) -> Iterator[tuple[sqlite3.Connection, str]]:
     """A read snapshot of O's database with P's attached (its schema name: ``main`` when
     both live in one database)."""
     conn = ocl.conn
-    same = ocl.path.resolve() == pcl.path.resolve()
+    same = ocl is pcl or ocl.path == pcl.path  # one data directory: the same file
     if not same:
         conn.execute("ATTACH DATABASE ? AS fb_p", (str(pcl.path),))
     try:
