@@ -1232,6 +1232,13 @@ def render_failback(app: App, doc: dict[str, Any], *, what: str) -> None:
         cols.row(shown_m, f"at sequence {output.comma(m['last_seq'])}, "
                  + ("caught up" if m["caught_up"] else
                     f"{output.comma(m['behind'])} behind"))
+    r = doc.get("reuse") or {}
+    if m and r and not doc.get("already_done"):
+        kept = (f"{output.comma(r['messages'])} messages kept (up to sequence "
+                f"{output.comma(r['upto_seq'])})" if r["upto_seq"] else "none")
+        cols.row("Reused", kept)
+        cols.row("Copied", f"{output.comma(r['copied'])} messages")
+        cols.row("Why", r["reason"], bool(r["reason"]))
     cols.title("Steps")
     for s in doc["steps"]:
         cols.row(s["step"], f"{s['status']}: {s['detail']}" if s["detail"] else s["status"])

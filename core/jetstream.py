@@ -269,20 +269,45 @@ class JetStream:
         with self.write(expire=False) as txn:
             d = self._find(txn.catalog, name)
             conn = txn.conn
-            self.hooks.on_stream_deleted(txn, d.name)
-            from .streamstore import batches, fastbatch
-
-            batches.drop_stream(txn, d.id)
-            fastbatch.drop_stream(txn, d.id)
+            self._drop_state(txn, d)
             conn.execute("DELETE FROM msgs WHERE id BETWEEN ? AND ?", S.key_range(d.id))
-            conn.execute("DELETE FROM msg_ttl WHERE id BETWEEN ? AND ?", S.key_range(d.id))
             conn.execute("DELETE FROM subjects WHERE stream_id = ?", (d.id,))
-            conn.execute("DELETE FROM dedupe WHERE stream_id = ?", (d.id,))
-            _schedules().forget_stream(conn, d.id)
             conn.execute("DELETE FROM streams WHERE id = ?", (d.id,))
             S.bump_config_gen(conn, d.id)
             txn.streams.pop(d.id, None)
             txn.catalog = S.Catalog.load(conn, self.cluster.cache)
+
+    def _drop_state(self, txn: S.Txn, d: S.StreamDef) -> None:
+        """What a stream's deletion removes besides its messages, subjects and row: its
+        consumers, batches, TTL entries, dedupe window and schedules."""
+        self.hooks.on_stream_deleted(txn, d.name)
+        from .streamstore import batches, fastbatch
+
+        batches.drop_stream(txn, d.id)
+        fastbatch.drop_stream(txn, d.id)
+        txn.conn.execute("DELETE FROM msg_ttl WHERE id BETWEEN ? AND ?", S.key_range(d.id))
+        txn.conn.execute("DELETE FROM dedupe WHERE stream_id = ?", (d.id,))
+        _schedules().forget_stream(txn.conn, d.id)
+
+    def recreate_in_place(self, txn: S.Txn, d: S.StreamDef, cfg: StreamConfig
+                          ) -> S.StreamDef:
+        """Inside ``txn``: stream ``d`` deleted and created again as ``cfg`` (the checks of
+        a creation; a new creation time), its messages and subjects left to the caller, who
+        keeps what the new stream starts with: failback's reuse of an old origin
+        (core/dr/reuse.py). Counters and sequences are the caller's to set."""
+        from .config.validate import check_stream_create
+
+        txn.flush()
+        existing = {x.name: x.cfg for x in txn.catalog.by_id.values() if x.id != d.id}
+        final = check_stream_create(cfg, existing)
+        self._drop_state(txn, d)
+        txn.conn.execute("UPDATE streams SET name = ?, config = ?, created_ns = ?, "
+                         "last_msg_id = '', dedupe_pruned_ns = 0 WHERE id = ?",
+                         (final.name, _config_doc(final), txn.now, d.id))
+        S.bump_config_gen(txn.conn, d.id)
+        txn.streams.pop(d.id, None)
+        txn.catalog = S.Catalog.load(txn.conn, self.cluster.cache)
+        return txn.catalog.by_name[final.name]
 
     def stream_info(self, name: str, *, subjects_filter: str | None = None,
                     deleted_details: bool = False) -> StreamInfo:

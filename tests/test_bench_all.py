@@ -36,6 +36,12 @@ def test_pairs_alternate_which_side_goes_first():
      "failover placing 200 consumers", 0.61, True),
     ("live", {"publish": {"median_ratio": 1.22}, "read": {"median_ratio": 0.7}},
      "`stream view` vs plain nats-py", 0.7, False),
+    ("dr", {"failback": {"ratio_median": 1.4}},
+     "failback of 100 streams x 10k vs a plain copy of the same data (median of pairs)", 1.4,
+     True),
+    ("dr", {"failback": {"ratio_median": 5.83}},
+     "failback of 100 streams x 10k vs a plain copy of the same data (median of pairs)", 5.83,
+     False),
 ])
 def test_goals_are_read_from_the_documents(bench, doc, what, measured, met):
     [row] = [g for g in judge({bench: doc}) if g["what"] == what]
@@ -106,7 +112,9 @@ def test_bench_dr_checks_and_fails_back_against_a_copy_and_counts():
     doc = json.loads(result.stdout)
     assert (doc["check"]["mirrors"], doc["check"]["status"]) == (12, "OK")
     fb = doc["failback"]
-    assert (fb["streams"], fb["messages"], fb["tail_per_stream"], fb["runs"]) == (3, 300, 10, 2)
+    # 100 messages and 10 new ones per promoted stream: the old origins keep their 100
+    assert (fb["streams"], fb["messages"], fb["tail_per_stream"], fb["runs"]) == (3, 330, 10, 2)
+    assert (fb["reused"], fb["copied"], fb["new_per_stream"]) == (300, 30, 10)
     assert len(fb["failback_s"]) == len(fb["copy_s"]) == len(fb["ratios"]) == 2
     # each ratio is its pair's failback / copy (the times are printed rounded to 1 ms)
     for r, a, b in zip(fb["ratios"], fb["failback_s"], fb["copy_s"], strict=True):

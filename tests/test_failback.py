@@ -42,9 +42,10 @@ def _acked(js: JetStream, stream: str, name: str, upto: int) -> None:
         js.ack(stream, name, m.seq)
 
 
-def scenario(path: Path, *, kv: bool = False) -> dict:
+def scenario(path: Path, *, kv: bool = False, lost_first: bool = False) -> dict:
     """Build the module's scenario in the data directory ``path`` (its docstring); returns
-    the tail as west holds it: [(seq, subject, headers, data, ts)]."""
+    the tail as west holds it: [(seq, subject, headers, data, ts)]. ``lost_first``: west
+    deletes its message 1 when it is back (east holds it: nothing of west is reused)."""
     from jetlink.core.dr import promote
     from jetlink.core.dr.embedded import EmbeddedSite
     from jetlink.core.dr.positions import PositionStore, sync
@@ -99,6 +100,8 @@ def scenario(path: Path, *, kv: bool = False) -> dict:
     else:
         for i in range(3):
             west.publish("orders.us", b"tail%d" % (i + 1), headers={"Tail": str(i)})
+        if lost_first:
+            west.delete_msg(origin, 1)
     tail = [(m.seq, m.subject, m.hdr or None, bytes(m.data), m.ts)
             for m in west.messages(origin, start_seq=11)]
     dd.close()
@@ -193,8 +196,8 @@ def test_round_trip(world):
                             "saved": False, "verified": False, "path_from": "given",
                             "abandoned": []}
     assert [(s["step"], s["status"]) for s in plan["steps"]] == [
-        ("record", "planned"), ("save-tail", "planned"), ("record-consumers", "planned"),
-        ("delete-origin", "planned"), ("create-mirror", "planned"),
+        ("record", "planned"), ("save-tail", "planned"), ("compare", "planned"),
+        ("record-consumers", "planned"), ("reuse-origin", "planned"),
         ("record-consumers", "planned"), ("seal", "planned"), ("promote-origin", "planned"),
         ("place-consumers", "planned"), ("delete-promoted", "planned"),
         ("create-mirror-back", "planned"), ("restore-consumers", "planned"),
@@ -209,6 +212,13 @@ def test_round_trip(world):
     assert rep["tail"]["saved"] is rep["tail"]["verified"] is True
     assert rep["mirror"] == {"stream": "ORDERS", "cluster": "west", "last_seq": 14, "behind": 0,
                              "caught_up": True}
+    # west's 1..10 are east's 1..10: kept; east's 11..14 copied; the tail 11..13 removed
+    assert rep["reuse"] == {
+        "messages": 10, "upto_seq": 10, "copied": 4,
+        "reason": "ORDERS@west and ORDERS_EAST@east agree up to sequence 10 (subject, headers, "
+                  "data and time compared): every message up to the promoted sequence 10 "
+                  "agrees"}
+    assert plan["reuse"] == {**rep["reuse"], "copied": 0}
     assert [(c["name"], c["ack_floor"]) for c in rep["origin_consumers"]] == [
         ("billing", 6), ("shipping", 2)]
     dd, west = _js(world.data, "west")
@@ -232,6 +242,12 @@ def test_human_report_lists_the_tail(world):
     assert "Messages: 3 (sequences 11..13)" in out.stdout
     assert f"Dataset: parquet:{tail_path} (saved, counted there; given now)" in out.stdout
     assert "orders.us: 3" in out.stdout
+    # what the old origin kept and what its mirror copied
+    assert "            Reused: 10 messages kept (up to sequence 10)\n" in out.stdout
+    assert "            Copied: 4 messages\n" in out.stdout
+    assert ("               Why: ORDERS@west and ORDERS_EAST@east agree up to sequence 10 "
+            "(subject, headers, data and time compared): every message up to the promoted "
+            "sequence 10 agrees\n") in out.stdout
 
 
 def test_default_tail_path_is_dated_and_kept_across_runs(world, monkeypatch):
@@ -308,7 +324,9 @@ def test_kv_failback_round_trip(jl):
 
 
 # --- SIGKILL after each step, then the same command again -----------------------------------
-MIRROR_STEPS = ["record", "save-tail", "record-consumers", "delete-origin", "create-mirror"]
+MIRROR_STEPS = ["record", "save-tail", "compare", "record-consumers", "reuse-origin"]
+# west without its message 1: nothing reused, west deleted and created again as the mirror
+COPY_STEPS = ["compare", "delete-origin", "create-mirror"]
 SWITCH_STEPS = ["record-consumers", "seal", "promote-origin", "place-consumers",
                 "delete-promoted", "create-mirror-back", "restore-consumers"]
 
@@ -349,10 +367,11 @@ def _done(path: Path, *args: str) -> dict:
 
 
 @pytest.mark.parametrize("phase,step", [("mirror", s) for s in MIRROR_STEPS]
+                         + [("copy", s) for s in COPY_STEPS]
                          + [("switch", s) for s in SWITCH_STEPS])
 def test_killed_after_each_step_and_run_again(tmp_path, phase, step):
     path = tmp_path / "data"
-    built = scenario(path)
+    built = scenario(path, lost_first=phase == "copy")
     tail_path = str(tmp_path / "tail")
     base = ["stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}"]
     if phase == "switch":
@@ -363,6 +382,9 @@ def test_killed_after_each_step_and_run_again(tmp_path, phase, step):
         rep = _done(path, *base)
         assert rep["resumed"] is True and rep["state"] == "mirroring"
         assert rep["tail"]["messages"] == 3 and rep["tail"]["verified"] is True
+        # what the re-run reports: kept as the killed run compared, or copied whole
+        assert (rep["reuse"]["messages"], rep["reuse"]["copied"]) == (
+(0, 14) if phase == "copy" else (10, 4))
     rep = _done(path, *base, "--switch")
     assert rep["state"] == "switched" and rep["complete"] is True
     check_round_trip(path, tail_path, built["tail"])
@@ -497,8 +519,13 @@ def test_kv_failback_names_each_side_with_its_cluster(jl):
     rep = doc(jl("--cluster", "east", "kv", "failback", "CFG", "--tail",
                  f"parquet:{tail_path}", "--switch", "-f", "-j"))
     details = {(s["step"], s["detail"]) for s in rep["steps"]}
-    assert ("create-mirror", "KV_CFG@west as a mirror of KV_CFG@east ($JS.east.API); its "
-            "consumers come back with the switch") in details
+    # west's history limit removed its k1 at 2 when it took the tail: reused up to 1
+    assert ("reuse-origin", "KV_CFG@west as a mirror of KV_CFG@east, keeping its messages up "
+            "to sequence 1 (1 of them) and removing the rest (one transaction); its consumers "
+            "come back with the switch") in details
+    assert rep["reuse"]["reason"] == (
+        "KV_CFG@west and KV_CFG@east agree up to sequence 1 (subject, headers, data and time "
+        "compared): sequence 2 is on KV_CFG@east only")
     assert ("seal", "KV_CFG@east takes no more writes (its producers are refused until they "
             "publish to KV_CFG@west)") in details
     assert ("create-mirror-back", "KV_CFG@east as the mirror of KV_CFG@west it was") in details

@@ -42,6 +42,7 @@ BENCHES: dict[str, dict[str, Any]] = {
     "demo": {"args": ["demo", "--runs", "3"], "needs": "spark"},
     "batch": {"args": ["batch", "--runs", "3"], "needs": "server"},
     "scale": {"args": []},
+    "dr": {"args": ["dr", "--runs", "3"]},
 }
 
 
@@ -139,6 +140,9 @@ GOALS: tuple[Goal, ...] = (
                            ("check", "`dr check`, 100 to 10,000 mirrors"),
                            ("failover", "a region's failover, 10 to 1,000 mirrors"),
                            ("filtered", "a filtered mirror, 1k to 100k origin subjects"))),
+    Goal("dr", "failback of 100 streams x 10k vs a plain copy of the same data (median of "
+         "pairs)", "<= 2.5x", lambda d: _dig(d, "failback", "ratio_median"),
+         lambda v: v <= 2.5, "x"),
 )
 
 

@@ -221,6 +221,17 @@ class EmbeddedSite:
 
         return KV(self.datadir, self.cluster, self.clock)
 
+    def agreed_prefix(self, stream: str, promoted: Any, name: str, last: int,
+                      shown: tuple[str, str]) -> Any:
+        from .reuse import agreed_prefix
+
+        return agreed_prefix(self.js.cluster, stream, promoted.js.cluster, name, last, shown)
+
+    def reuse_as_mirror(self, cfg: StreamConfig, reuse: Any) -> None:
+        from .reuse import reuse_as_mirror
+
+        reuse_as_mirror(self.js, cfg, reuse)
+
     def settle(self, stream: str, upto: int, timeout: float) -> int:
         from ..replication import pump_until_idle
 

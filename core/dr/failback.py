@@ -3,8 +3,9 @@ divergent tail saved, then (``switch``) the original topology restored.
 
 One implementation over the JetStream interface and core/dr/rules.py's ``Site`` (both
 backends); the site methods failback adds are ``side`` (the old origin's site), ``source_for``
-(how a stream there mirrors one here), ``kv`` (jetlink's own records) and ``settle`` (let a
-mirror copy: the embedded replication pump, or waiting for a live server).
+(how a stream there mirrors one here), ``kv`` (jetlink's own records), ``settle`` (let a
+mirror copy: the embedded replication pump, or waiting for a live server), ``agreed_prefix``
+and ``reuse_as_mirror`` (what the old origin keeps of its messages).
 
 Run against the promoted stream P (its metadata holds ``jetlink.promoted_mirror``: the mirror
 it was and its last sequence L at the promotion, core/dr/rules.py ``PROMOTED_KEY``):
@@ -20,7 +21,11 @@ it was and its last sequence L at the promotion, core/dr/rules.py ``PROMOTED_KEY
 3. O's config and its durable consumers (config and position) are recorded, O is deleted
    and created again as a mirror of P (a stream update cannot add ``mirror``: the server
    refuses a change of it), and it catches up. O's consumers are not recreated on the
-   mirror: they come back when the switch makes O the primary again (step 4).
+   mirror: they come back when the switch makes O the primary again (step 4). Where the
+   engine allows it (embedded), O keeps its messages up to the divergence point, those a
+   mirror of P would copy first unchanged: deleted and created again in one transaction
+   with them (core/dr/reuse.py); on nats-server nothing is kept (``reuse`` in the report
+   says what was kept and copied, and why).
 4. ``switch``, once O has caught up: P's consumers are recorded and synced to O's side
    (core/dr/positions.py ``sync``), P is sealed (it takes no more writes: a producer still
    sending there is refused, nothing is accepted and then lost), O is promoted with promote's
@@ -60,6 +65,7 @@ from ..errors import ApiError, JetlinkError, UsageError
 from .fence import unfenced_config
 from .positions import PositionStore, key_for, open_own_bucket
 from .positions import sync as sync_positions
+from .reuse import OriginChanged, Reuse
 from .rules import (
     PROMOTED_KEY,
     Naming,
@@ -196,6 +202,9 @@ class FailbackReport:
     tail: TailReport | None = None
     origin_consumers: list[dict[str, Any]] = field(default_factory=list)
     mirror: dict[str, Any] = field(default_factory=dict)  # the old origin as a mirror
+    # what the old origin kept of its messages (core/dr/reuse.py Reuse.to_json): messages,
+    # upto_seq, copied (by the mirror after them), reason
+    reuse: dict[str, Any] = field(default_factory=lambda: Reuse().to_json())
     placed: list[PlacedConsumer] = field(default_factory=list)  # on the old origin (switch)
     restored: list[PlacedConsumer] = field(default_factory=list)  # on the promoted side (switch)
     steps: list[Step] = field(default_factory=list)
@@ -234,6 +243,7 @@ class FailbackReport:
             "origin": self.origin, "promoted_last_seq": self.promoted_last_seq,
             "tail": self.tail.to_json() if self.tail is not None else None,
             "origin_consumers": self.origin_consumers, "mirror": self.mirror,
+            "reuse": self.reuse,
             "placed": [p.to_json() for p in self.placed],
             "restored": [p.to_json() for p in self.restored],
             "steps": [s.to_json() for s in self.steps],
@@ -588,6 +598,8 @@ def _record_plan(run: _Run, rec: dict[str, Any] | None, info: Any,
     report.tail = TailReport.from_json(run.rec["tail"])
     report.tail.path_from = path_from
     report.origin_consumers = _consumers_shown(run.rec.get("origin_consumers", []))
+    if "reuse" in run.rec:
+        report.reuse = Reuse.from_json(run.rec["reuse"]).to_json()
 
 
 def _mirror_state(run: _Run, info: Any, facts: Any, planned: bool, switch: bool) -> bool:
@@ -605,6 +617,9 @@ def _mirror_state(run: _Run, info: Any, facts: Any, planned: bool, switch: bool)
     elif oinfo.config.mirror is not None:
         last_now = (int(oinfo.state.last_seq) if run.dry_run else
                     run.osite.settle(origin_name, target, run.timeout if switch else 0))
+        held = oinfo if run.dry_run else run.osite.js.stream_info(origin_name)
+        # what the mirror holds besides the messages it kept: what it copied
+        report.reuse["copied"] = max(int(held.state.messages) - report.reuse["messages"], 0)
     elif PROMOTED_KEY in (oinfo.config.metadata or {}):
         promoted_apart, last_now = True, int(oinfo.state.last_seq)
     else:
@@ -654,7 +669,7 @@ def _to_mirror(run: _Run) -> bool:
     record-consumers and delete-origin (again while it takes messages meanwhile: three
     tries), then create-mirror. True when a dry run only planned them (the old origin is not
     a mirror yet)."""
-    planned = False
+    planned = created = False
     for _attempt in range(3):
         oinfo = _stream(run.osite.js, run.origin_name)
         if oinfo is None or oinfo.config.mirror is not None:
@@ -662,11 +677,19 @@ def _to_mirror(run: _Run) -> bool:
         cut = int(oinfo.state.last_seq)
         if not _save_tail_step(run, cut):
             continue  # it took messages while its tail was saved: save the longer tail
+        reuse = _compare(run)  # recorded with the old origin's consumers
         _record_origin(run, oinfo)
         if not run.dry_run and int(
                 run.osite.js.stream_info(run.origin_name).state.last_seq) != cut:
             continue  # it took messages meanwhile: save the longer tail
-        _delete_origin(run, oinfo)
+        if reuse.upto and not _reuse_origin(run, reuse):
+            if int(run.osite.js.stream_info(run.origin_name).state.last_seq) != cut:
+                continue  # it took messages since compared: save the longer tail
+            reuse = _not_reused(run)  # a message removed since compared (an expiry)
+        if reuse.upto:
+            created = True
+        else:
+            _delete_origin(run, oinfo)
         planned = run.dry_run
         oinfo = None
         break
@@ -674,7 +697,7 @@ def _to_mirror(run: _Run) -> bool:
         raise JetlinkError(f"{run.origin_name} keeps taking messages while its tail is saved: "
                            "stop its producers and run again (nothing was deleted)",
                            field="stream")
-    if oinfo is None:
+    if oinfo is None and not created:
         _create_mirror(run)
     tail = run.report.tail
     assert tail is not None
@@ -728,6 +751,50 @@ def _record_origin(run: _Run, oinfo: Any) -> None:
     run.done("record-consumers", f"{len(rec['origin_consumers'])} durable consumers of "
              f"{run.report.there}: " + (", ".join(c["name"] for c in rec["origin_consumers"])
                                        or "none"))
+
+
+def _compare(run: _Run) -> Reuse:
+    """Step compare: how much of the old origin a mirror of the promoted stream would copy
+    identically (core/dr/reuse.py: up to the divergence point); recorded by the next step
+    (record-consumers), before anything of the old origin changes."""
+    report = run.report
+    reuse: Reuse = run.osite.agreed_prefix(run.origin_name, run.site, run.stream,
+                                           report.promoted_last_seq,
+                                           (report.there, report.here))
+    run.rec["reuse"] = {**reuse.to_json(), "state": reuse.state}
+    report.reuse = reuse.to_json()
+    run.done("compare", (f"{reuse.messages} of {report.there}'s messages kept, up to "
+                         f"sequence {reuse.upto}: " if reuse.upto else "") + reuse.reason)
+    return reuse
+
+
+def _not_reused(run: _Run) -> Reuse:
+    """The old origin lost a message between the comparison and the reuse (an expiry, a
+    delete): nothing is kept this time, every message copied (recorded first)."""
+    reuse = Reuse(reason=f"{run.report.there} changed while it was compared (a message "
+                  "removed): nothing kept, every message copied")
+    run.rec["reuse"] = {**reuse.to_json(), "state": reuse.state}
+    run.report.reuse = reuse.to_json()
+    run.save()
+    return reuse
+
+
+def _reuse_origin(run: _Run, reuse: Reuse) -> bool:
+    """Step reuse-origin: the old origin deleted and created again as a mirror of the
+    promoted stream keeping its messages up to the divergence point, in one transaction
+    (core/dr/reuse.py). False when it changed since it was compared."""
+    rec, report = run.rec, run.report
+    doc = rec.get("origin_config") or {**rec["stream_config"], "name": run.origin_name}
+    cfg = _as_mirror(doc, run.site.source_for(run.stream, run.osite))
+    if not run.dry_run:
+        try:
+            run.osite.reuse_as_mirror(cfg, reuse)
+        except OriginChanged:
+            return False
+    run.done("reuse-origin", f"{report.there} as a mirror of {report.here}, keeping its "
+             f"messages up to sequence {reuse.upto} ({reuse.messages} of them) and removing "
+             "the rest (one transaction); its consumers come back with the switch")
+    return True
 
 
 def _delete_origin(run: _Run, oinfo: Any) -> None:

@@ -193,6 +193,17 @@ class LiveSite:
                                "LiveBackend.site gives it)")
         return self._kv_of(self.js, self.label)
 
+    def agreed_prefix(self, stream: str, promoted: Any, name: str, last: int,
+                      shown: tuple[str, str]) -> Any:
+        from .reuse import LIVE_REASON, Reuse
+
+        return Reuse(reason=LIVE_REASON)  # nothing is kept: the old origin is recreated
+
+    def reuse_as_mirror(self, cfg: StreamConfig, reuse: Any) -> None:
+        from .reuse import LIVE_REASON
+
+        raise JetlinkError(LIVE_REASON)  # pragma: no cover - agreed_prefix reuses nothing
+
     def settle(self, stream: str, upto: int, timeout: float) -> int:
         import time
 

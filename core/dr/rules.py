@@ -317,6 +317,16 @@ class Site(Protocol):
     def kv(self) -> Any:
         """Key-Value of this site (core/kv.py KV): jetlink's own records live there."""
 
+    def agreed_prefix(self, stream: str, promoted: Site, name: str, last: int,
+                      shown: tuple[str, str]) -> Any:
+        """What failback keeps of the old origin ``stream`` of this site when it becomes a
+        mirror of ``name`` at ``promoted``: core/dr/reuse.py ``Reuse`` (the messages up to
+        the divergence point, compared up to ``last``; on a live server none, and why)."""
+
+    def reuse_as_mirror(self, cfg: StreamConfig, reuse: Any) -> None:
+        """The old origin deleted and created again as the mirror ``cfg`` keeping what
+        ``reuse`` says, in one transaction (core/dr/reuse.py)."""
+
     def settle(self, stream: str, upto: int, timeout: float) -> int:
         """Let the mirror ``stream`` of this site copy up to sequence ``upto`` (embedded:
         the replication pump; live: the server copies, this waits at most ``timeout``

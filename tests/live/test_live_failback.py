@@ -143,7 +143,7 @@ def test_round_trip(east, tmp_path):
     assert (plan["tail"]["messages"], plan["tail"]["first_seq"], plan["tail"]["last_seq"],
             plan["tail"]["subjects"]) == (3, 11, 13, {"orders.us": 3})
     assert [s["step"] for s in plan["steps"]] == [
-        "record", "save-tail", "record-consumers", "delete-origin", "create-mirror",
+        "record", "save-tail", "compare", "record-consumers", "delete-origin", "create-mirror",
         "record-consumers", "seal", "promote-origin", "place-consumers", "delete-promoted",
         "create-mirror-back", "restore-consumers", "finish"]
 
@@ -151,6 +151,11 @@ def test_round_trip(east, tmp_path):
                    "-f", "-j"))
     assert rep["state"] == "mirroring" and rep["tail"]["verified"] is True
     assert rep["tail"]["messages"] == 3
+    # nats-server keeps nothing of a stream made a mirror: every message copied, and why
+    from jetlink.core.dr.reuse import LIVE_REASON
+
+    assert (rep["reuse"]["messages"], rep["reuse"]["upto_seq"], rep["reuse"]["reason"]) == (
+        0, 0, LIVE_REASON)
     o = c.stream_info("ORDERS", domain="west")["config"]
     assert o["mirror"] == {"name": "ORDERS_EAST", "external": {"api": "$JS.east.API"}} or \
         (o["mirror"]["name"], o["mirror"]["external"]["api"]) == ("ORDERS_EAST",
