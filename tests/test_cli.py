@@ -329,8 +329,8 @@ def test_shell_completion_through_the_entry_point():
         },
     )
     assert proc.stdout.split() == ["transform", "validate", "pub", "replicate", "batch",
-                                   "startup", "all", "kv", "link", "spark", "live", "live-dr",
-                                   "dr", "acls", "live-export", "serve"]
+                                   "demo", "startup", "all", "kv", "link", "spark", "live",
+                                   "live-dr", "dr", "scale", "acls", "live-export", "serve"]
 
 
 # -- validate, against a stand-in core.topology ----------------------------------------
