@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -225,6 +226,54 @@ def test_requests_that_wrote_share_a_step_started_after_their_write():
         failing.future.result(WAIT_TIMEOUT)
     assert log[-1] == "step"  # a refused request that wrote is answered after a step too
     worker.close()
+
+
+def test_a_create_is_answered_before_the_step_of_its_link_which_follows():
+    """Confluent answers a create before the link's first fetch: the job that created is
+    answered while the step of its link has not run; that step runs in the background (once
+    the queue is idle), for the links the creates named, and a full step is not run."""
+    log: list[Any] = []
+    release = threading.Event()
+
+    def links_step(links: frozenset[tuple[str, str]]) -> None:
+        release.wait(WAIT_TIMEOUT)
+        log.append(sorted(links))
+
+    worker = EngineWorker(lambda: log.append("step"), links_step=links_step, step_every=10.0)
+    jobs = [worker.submit(lambda n=n: Outcome(value=n, links=frozenset({("east", f"L{n}")})),
+                          create=True) for n in range(3)]
+    assert [j.future.result(WAIT_TIMEOUT) for j in jobs] == [0, 1, 2]
+    assert log == []  # answered, the links' step not done
+    release.set()
+    wait_until(lambda: log, message=lambda: f"the links' step ({log})")
+    assert log == [[("east", "L0"), ("east", "L1"), ("east", "L2")]]
+    # a job that is not a create runs after the step the creates before it owe; a request
+    # that wrote is still answered after a full step
+    worker.submit(lambda: Outcome(value="c", links=frozenset({("east", "L3")})), create=True)
+    assert worker.submit(lambda: Outcome(value="w", wrote=True)).future.result(WAIT_TIMEOUT) \
+        == "w"
+    assert log[1:] == [[("east", "L3")], "step"]
+    worker.close()
+
+
+def test_a_link_step_runs_only_the_links_named(tmp_path):
+    """``pump_links(links=...)`` (the step a create owes in ``jetlink serve``) copies the
+    records of the named links' mirror topics only."""
+    data = make_data(tmp_path, topics=2)
+    dd = DataDir(data)
+    clock = SystemClock()
+    try:
+        links = Links.open(dd, "keast", clock)
+        m = Mirrors(dd, "keast", clock)
+        for name, topic in (("a", "t0"), ("b", "t1")):
+            links.create(name, "kwest", {"cluster.link.prefix": f"{name}_"})
+            m.create(f"{name}_{topic}", name, source_topic=topic)
+        reports = pump_links(dd, clock, links={"keast": ["a", "gone"]})
+        assert [(r.link, r.copied) for r in reports] == [("a", 3)]
+        ends = {i.mirror_topic_name: sum(p.log_end for p in i.mirror_lags) for i in m.list()}
+        assert ends == {"a_t0": 3, "b_t1": 0}
+    finally:
+        dd.close()
 
 
 def test_sigint_stops_a_busy_server(tmp_path):

@@ -140,7 +140,9 @@ Requests: one DataDir per request, opened and closed by the one thread that runs
 work of every request in arrival order (cli/rest/worker.py); a request that changed the store
 is answered after a bounded replication step (``jetlink.core.step.bounded_step``, the one
 every mutating CLI command ends with) that started after its write, shared with the requests
-that wrote meanwhile; the queued work of a client that disconnected is dropped. A request
+that wrote meanwhile, except a create of a link or mirror topic: answered before the link's
+first fetch (as Confluent's server; its link's step follows in the background, the worker's
+module doc); the queued work of a client that disconnected is dropped. A request
 body must be JSON with ``Content-Type: application/json`` (415 otherwise: a browser cannot send that
 cross-origin without a CORS preflight, which this server never grants).
 
@@ -638,6 +640,8 @@ class Call:
     base: str
     # set by a handler that must not end with a replication step (validate_only)
     dry: bool = field(default=False)
+    # set by a create answered before its link's first step: the link (cli/rest/worker.py)
+    early_link: str | None = field(default=None)
 
     def flag(self, name: str, default: bool = False) -> bool:
         """Boolean query parameter ``name`` (its schema checked it: absent is ``default``)."""
@@ -742,6 +746,7 @@ def create_link(call: Call) -> tuple[int, Any]:
     call.dry = validate_only
     call.links().create(name, source, _configs(body), validate_only=validate_only,
                         validate_link=call.flag("validate_link", True))
+    call.early_link = name  # answered before the link's first step, as Confluent's server
     return 204, None
 
 
@@ -849,6 +854,7 @@ def create_mirror(call: Call) -> tuple[int, Any]:
     if topic is None:
         topic = m.links.get(link, with_topics=False).config.prefix + source
     m.create(topic, link, source_topic=source, configs=_configs(body))
+    call.early_link = link  # answered before the first fetch: records follow (worker.py)
     return 204, None
 
 
@@ -1137,6 +1143,11 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
+# Creates answered before their link's first step, as Confluent's server answers them
+# (cli/rest/worker.py; each sets Call.early_link).
+ANSWERED_BEFORE_STEP = (create_link, create_mirror)
+
+
 def _step_error(err: Exception) -> None:
     from jetlink.cli.common import step_error_text
 
@@ -1165,7 +1176,11 @@ def _run(handler: Handler, data_dir: Path, clock_factory: Callable[[], Any],
             outcome.value = handler(call)
         except Exception as exc:  # noqa: BLE001 - answered by the endpoint
             outcome.error = exc
-        outcome.wrote = mutating and not call.dry and store.wrote()
+        wrote = mutating and not call.dry and store.wrote()
+        if wrote and call.early_link is not None and outcome.error is None:
+            outcome.links = frozenset({(cluster, call.early_link)})  # answered at once
+        else:
+            outcome.wrote = wrote
     finally:
         store.close()
     return outcome
@@ -1186,14 +1201,37 @@ def _step(data_dir: Path, clock_factory: Callable[[], Any]) -> None:
         store.close()
 
 
-async def _in_engine(request: Request, work: Callable[[], Outcome]) -> Any:
+def _links_step(data_dir: Path, clock_factory: Callable[[], Any],
+                links: frozenset[tuple[str, str]]) -> None:
+    """The step a create owes (cli/rest/worker.py): ``pump_links`` of the ``links``
+    (cluster, link) only, as many records per mirror topic as :func:`_step`'s; failures on
+    the log."""
+    from jetlink.core import step
+    from jetlink.core.kafka.mirrors import pump_links
+    from jetlink.core.store import DataDir
+
+    by_cluster: dict[str, list[str]] = {}
+    for cluster, link in sorted(links):
+        by_cluster.setdefault(cluster, []).append(link)
+    store = DataDir(data_dir)
+    try:
+        pump_links(store, clock_factory(), links=by_cluster, max_records=step.STEP_MAX_MSGS,
+                   on_error=lambda _cluster, err: _step_error(err))
+    except Exception as exc:  # noqa: BLE001 - as _step: the server goes on
+        _step_error(exc)
+    finally:
+        store.close()
+
+
+async def _in_engine(request: Request, work: Callable[[], Outcome], *,
+                     create: bool = False) -> Any:
     """``work`` run by the engine thread (cli/rest/worker.py); its value, or its error
     raised. A client that disconnects while the work waits in the queue has it dropped:
     :class:`ClientDisconnect` is raised then (nobody is left to answer)."""
     import asyncio
 
     engine: EngineWorker = request.app.state.engine
-    job = engine.submit(work)
+    job = engine.submit(work, create=create)
     answer = asyncio.wrap_future(job.future)
     gone = asyncio.ensure_future(_disconnected(request.receive))
     try:
@@ -1308,7 +1346,7 @@ def _endpoint(handlers: Mapping[str, tuple[Any, Handler]], data_dir: Path,
             query = checked_request(operation, request, body)
             status, doc = await _in_engine(request, lambda: _run(
                 handler, data_dir, clock_factory, cluster, params, query, body, base,
-                method != "GET"))
+                method != "GET"), create=handler in ANSWERED_BEFORE_STEP)
         except ClientDisconnect:
             return Response(status_code=499)  # not sent: the client is gone
         except WorkerClosed:
@@ -1361,5 +1399,7 @@ def create_app(data_dir: Path, *, clock_factory: Callable[[], Any] | None = None
     )
     # every request's engine work and the replication steps: one thread (cli/rest/worker.py);
     # app.state.engine.close() when the server stops
-    app.state.engine = EngineWorker(lambda: _step(Path(data_dir), clocks))
+    app.state.engine = EngineWorker(lambda: _step(Path(data_dir), clocks),
+                                    links_step=lambda links: _links_step(Path(data_dir),
+                                                                         clocks, links))
     return app

@@ -39,6 +39,7 @@ BENCHES: dict[str, dict[str, Any]] = {
     "live-export": {"args": ["live-export", "--runs", "3"], "needs": "server"},
     "live-dr": {"args": ["live-dr", "--runs", "3"], "needs": "server"},
     "acls": {"args": []},
+    "serve": {"args": ["serve"]},
 }
 
 
@@ -121,6 +122,11 @@ GOALS: tuple[Goal, ...] = (
          lambda v: v < 1.05, "x"),
     Goal("acls", "ACL sync of 10,000 ACLs (copy + removal pass)", "< 2 s",
          lambda d: _dig(d, "sync", "sync_median_s"), lambda v: v < 2, "s"),
+    Goal("serve", "`jetlink serve`: a cluster link + a mirror topic created per pair of "
+         "requests, 1 client", ">= 50 pairs/s",
+         lambda d: _dig(d, "pairs", "one_client_pairs_per_sec"), lambda v: v >= 50, "pairs/s"),
+    Goal("serve", "`jetlink serve` pairs: 20 clients in total vs 1 client (median of runs)",
+         ">= 1x", lambda d: _dig(d, "pairs", "ratio_median"), lambda v: v >= 1, "x"),
 )
 
 
