@@ -29,6 +29,7 @@ from helpers import WAIT_TIMEOUT, wait_until
 from test_rest_server import JSON, Server, server_env
 
 from jetlink.cli.rest.conn import Listener, connection_cap
+from jetlink.cli.rest.server import Anchor
 from jetlink.cli.rest.worker import EngineWorker, Outcome, WorkerClosed
 from jetlink.core.clock import SystemClock
 from jetlink.core.kafka.links import Links
@@ -253,6 +254,32 @@ def test_a_create_is_answered_before_the_step_of_its_link_which_follows():
     assert worker.submit(lambda: Outcome(value="w", wrote=True)).future.result(WAIT_TIMEOUT) \
         == "w"
     assert log[1:] == [[("east", "L3")], "step"]
+    worker.close()
+
+
+def test_the_engine_keeps_the_databases_open_while_busy_and_closes_them_when_idle(tmp_path):
+    """While the engine thread works, the server's Anchor holds a connection to each
+    database, so a request's own close is not the last one (no checkpoint then: the
+    write-ahead log stays); once the thread is idle it is released and the last close
+    checkpoints and removes the log, as without it."""
+    data = make_data(tmp_path, topics=1)
+    wal = data / "kwest.db-wal"
+    anchor = Anchor(data)
+    worker = EngineWorker(lambda: None, on_idle=anchor.release)
+
+    def produce() -> Outcome:
+        anchor.hold()
+        dd = DataDir(data)
+        try:
+            Kafka(dd.open("kwest"), SystemClock()).produce("t0", [(None, b"x")])
+        finally:
+            dd.close()
+        return Outcome(value=wal.exists())
+
+    assert not wal.exists()
+    assert worker.submit(produce).future.result(WAIT_TIMEOUT) is True
+    wait_until(lambda: not wal.exists(), message="the log checkpointed once idle")
+    assert anchor.store is None
     worker.close()
 
 

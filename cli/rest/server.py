@@ -1155,6 +1155,48 @@ def _step_error(err: Exception) -> None:
     sys.stderr.flush()
 
 
+class Anchor:
+    """While the engine thread is busy, one more connection to each cluster database of the
+    data directory, kept open: SQLite checkpoints the write-ahead log into the database and
+    deletes it (with fsyncs) when the last connection to a database closes, which each
+    request's own DataDir otherwise was; with this one open, a request's close is just a
+    close and the log is checkpointed as it grows (SQLite's automatic checkpoints). It holds
+    no transaction, so it delays no checkpoint. Released (closed: the last close checkpoints,
+    as before) whenever the engine thread has nothing left to do, before the answer that
+    leaves it so (cli/rest/worker.py ``on_idle``): a client that got its answer finds the
+    files as they stay. Clusters added meanwhile are not held; a cluster removed meanwhile is
+    gone for the requests (each opens its own)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.store: Any = None
+
+    def hold(self) -> None:
+        if self.store is not None:
+            return
+        from jetlink.core.errors import JetlinkError
+        from jetlink.core.store import DataDir
+
+        self.store = DataDir(self.data_dir, create=False)
+        try:
+            names = self.store.cluster_names()
+        except (JetlinkError, OSError):
+            return  # nothing to hold: the requests say why
+        for name in names:
+            try:
+                self.store.open(name, create_local=False)
+            except (JetlinkError, sqlite3.Error, OSError):
+                continue  # the requests on it report it
+
+    def release(self) -> None:
+        store, self.store = self.store, None
+        if store is not None:
+            try:
+                store.close()
+            except sqlite3.Error as exc:
+                _step_error(exc)
+
+
 def _run(handler: Handler, data_dir: Path, clock_factory: Callable[[], Any],
          cluster: str, params: dict[str, str], query: dict[str, Any], body: Any, base: str,
          mutating: bool) -> Outcome:
@@ -1231,7 +1273,13 @@ async def _in_engine(request: Request, work: Callable[[], Outcome], *,
     import asyncio
 
     engine: EngineWorker = request.app.state.engine
-    job = engine.submit(work, create=create)
+    anchor: Anchor = request.app.state.anchor
+
+    def held() -> Outcome:
+        anchor.hold()
+        return work()
+
+    job = engine.submit(held, create=create)
     answer = asyncio.wrap_future(job.future)
     gone = asyncio.ensure_future(_disconnected(request.receive))
     try:
@@ -1399,7 +1447,17 @@ def create_app(data_dir: Path, *, clock_factory: Callable[[], Any] | None = None
     )
     # every request's engine work and the replication steps: one thread (cli/rest/worker.py);
     # app.state.engine.close() when the server stops
-    app.state.engine = EngineWorker(lambda: _step(Path(data_dir), clocks),
-                                    links_step=lambda links: _links_step(Path(data_dir),
-                                                                         clocks, links))
+    anchor = Anchor(Path(data_dir))
+
+    def held(work: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: Any) -> Any:
+            anchor.hold()
+            return work(*args)
+        return run
+
+    app.state.engine = EngineWorker(
+        held(lambda: _step(Path(data_dir), clocks)),
+        links_step=held(lambda links: _links_step(Path(data_dir), clocks, links)),
+        on_idle=anchor.release)
+    app.state.anchor = anchor
     return app

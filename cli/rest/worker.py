@@ -1,6 +1,7 @@
 """The engine side of ``jetlink serve``: one thread runs the engine work of every request, in
 the order the requests arrived, and the bounded replication steps that mutating requests end
-with.
+with; ``on_idle()`` runs whenever it has nothing left to do, before the answer that leaves
+it so (the server then closes what it kept open while busy).
 
 Why one thread: the engine's writes are SQLite transactions on the data directory's
 databases, one writer at a time whatever the number of threads; threads of one process that
@@ -91,8 +92,11 @@ class EngineWorker:
 
     def __init__(self, step: Callable[[], None], *,
                  links_step: Callable[[frozenset[tuple[str, str]]], None] | None = None,
+                 on_idle: Callable[[], None] | None = None,
                  step_every: float = STEP_EVERY, step_idle: float = STEP_IDLE) -> None:
         self._step = step
+        self._on_idle = on_idle or (lambda: None)  # run before the thread waits with nothing
+        # to do, and as it ends (it must not raise)
         self._links_step = links_step or (lambda _links: step())
         self._step_every = step_every
         self._step_idle = step_idle
@@ -151,7 +155,13 @@ class EngineWorker:
         with self._cond:
             while not self._queue and not self._waiting and not self._closed:
                 if not self._owed:
-                    self._cond.wait()
+                    self._cond.release()
+                    try:
+                        self._on_idle()
+                    finally:
+                        self._cond.acquire()
+                    while not self._queue and not self._closed:
+                        self._cond.wait()
                     continue
                 now = time.monotonic()
                 left = min(self._last_job + self._step_idle,
@@ -176,6 +186,7 @@ class EngineWorker:
             elif self._owed and (job is None or now - self._first_owed >= self._links_gap):
                 self._step_owed()
             if closed and job is None and not self._waiting and not self._owed:
+                self._on_idle()
                 return
 
     def _run(self, job: Job) -> None:
@@ -194,6 +205,7 @@ class EngineWorker:
             if not self._owed:
                 self._first_owed = time.monotonic()
             self._owed |= outcome.links
+        self._settle()
         _answer(job, outcome)
 
     def _step_and_answer(self) -> None:
@@ -204,8 +216,15 @@ class EngineWorker:
             self._step()
         finally:
             self._gap = max(self._step_every, STEP_GAP * (time.monotonic() - started))
+            self._settle()
             for job, outcome in waiting:
                 _answer(job, outcome)
+
+    def _settle(self) -> None:
+        """Before an answer: ``on_idle()`` when nothing is left to do (no job queued, no
+        step owed), so that the answer comes when the files are as the thread leaves them."""
+        if not self._queue and not self._waiting and not self._owed:
+            self._on_idle()
 
     def _step_owed(self) -> None:
         owed, self._owed = frozenset(self._owed), set()
