@@ -1156,8 +1156,9 @@ def _step_error(err: Exception) -> None:
 
 
 class Anchor:
-    """While the engine thread is busy, one more connection to each cluster database of the
-    data directory, kept open: SQLite checkpoints the write-ahead log into the database and
+    """While the engine thread is busy (more work queued or owed: cli/rest/worker.py
+    ``on_busy``), one more connection to each cluster database of the data directory, kept
+    open: SQLite checkpoints the write-ahead log into the database and
     deletes it (with fsyncs) when the last connection to a database closes, which each
     request's own DataDir otherwise was; with this one open, a request's close is just a
     close and the log is checkpointed as it grows (SQLite's automatic checkpoints). It holds
@@ -1273,13 +1274,7 @@ async def _in_engine(request: Request, work: Callable[[], Outcome], *,
     import asyncio
 
     engine: EngineWorker = request.app.state.engine
-    anchor: Anchor = request.app.state.anchor
-
-    def held() -> Outcome:
-        anchor.hold()
-        return work()
-
-    job = engine.submit(held, create=create)
+    job = engine.submit(work, create=create)
     answer = asyncio.wrap_future(job.future)
     gone = asyncio.ensure_future(_disconnected(request.receive))
     try:
@@ -1448,16 +1443,8 @@ def create_app(data_dir: Path, *, clock_factory: Callable[[], Any] | None = None
     # every request's engine work and the replication steps: one thread (cli/rest/worker.py);
     # app.state.engine.close() when the server stops
     anchor = Anchor(Path(data_dir))
-
-    def held(work: Callable[..., Any]) -> Callable[..., Any]:
-        def run(*args: Any) -> Any:
-            anchor.hold()
-            return work(*args)
-        return run
-
     app.state.engine = EngineWorker(
-        held(lambda: _step(Path(data_dir), clocks)),
-        links_step=held(lambda links: _links_step(Path(data_dir), clocks, links)),
-        on_idle=anchor.release)
-    app.state.anchor = anchor
+        lambda: _step(Path(data_dir), clocks),
+        links_step=lambda links: _links_step(Path(data_dir), clocks, links),
+        on_busy=anchor.hold, on_idle=anchor.release)
     return app

@@ -1,7 +1,8 @@
 """The engine side of ``jetlink serve``: one thread runs the engine work of every request, in
 the order the requests arrived, and the bounded replication steps that mutating requests end
-with; ``on_idle()`` runs whenever it has nothing left to do, before the answer that leaves
-it so (the server then closes what it kept open while busy).
+with. ``on_busy()`` runs before a job that more work follows, ``on_idle()`` whenever it has
+nothing left to do, before the answer that leaves it so (the server keeps its databases open
+in between).
 
 Why one thread: the engine's writes are SQLite transactions on the data directory's
 databases, one writer at a time whatever the number of threads; threads of one process that
@@ -92,11 +93,15 @@ class EngineWorker:
 
     def __init__(self, step: Callable[[], None], *,
                  links_step: Callable[[frozenset[tuple[str, str]]], None] | None = None,
+                 on_busy: Callable[[], None] | None = None,
                  on_idle: Callable[[], None] | None = None,
                  step_every: float = STEP_EVERY, step_idle: float = STEP_IDLE) -> None:
         self._step = step
-        self._on_idle = on_idle or (lambda: None)  # run before the thread waits with nothing
-        # to do, and as it ends (it must not raise)
+        # on_busy() before a job that more work follows (queued, or a step owed); on_idle()
+        # once nothing is left to do, before the answer that leaves it so, and as the thread
+        # ends (neither may raise)
+        self._on_busy = on_busy or (lambda: None)
+        self._on_idle = on_idle or (lambda: None)
         self._links_step = links_step or (lambda _links: step())
         self._step_every = step_every
         self._step_idle = step_idle
@@ -178,6 +183,8 @@ class EngineWorker:
             if job is not None:
                 if self._owed and not job.create:
                     self._step_owed()  # what follows a create sees its link stepped
+                if more or self._owed or self._waiting:
+                    self._on_busy()
                 self._run(job)
                 self._last_job = time.monotonic()
             now = time.monotonic()

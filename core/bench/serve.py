@@ -19,11 +19,21 @@ answer has the expected status, and afterwards every mirror topic the setup made
 exists as a mirror with its records (nothing acknowledged is lost). A request that got no
 answer within ``timeout`` (a figure: ``unanswered``) is not counted in requests/s.
 
+The pairs (:func:`bench_pairs`): on the same data directory, pair J creates link ``pJ``
+and then a mirror topic on it (:data:`PAIR_MIX`, each answered 204), 1 client making the
+pairs in a row and 20 clients sharing the same pairs, each count on its own server, the
+count that goes first alternating run by run: pairs/s from the first request to the last
+answer, each run's ratio 20 clients / 1 client and their median. Not timed: the wait (with a
+deadline, :data:`REPLICATED_WAIT`) until the server lists every new mirror topic caught up,
+then, the server stopped, the check that every link and mirror topic is in the data
+directory with its records.
+
 Standard library only (the server is a subprocess: ``python -m jetlink.cli.main``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -34,6 +44,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -301,19 +312,31 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[k]
 
 
-def measure_clients(clients: int, rounds: int, *, timeout: float = 30.0,
-                    command: list[str] | None = None) -> dict[str, Any]:
-    """One client count on its own data directory and server (module doc)."""
+def _check_share(clients: int, n: int, what: str) -> None:
     if clients < 1 or clients > LINKS:
         raise ValueError(f"clients must be 1 to {LINKS}, not {clients}")
-    if rounds < clients or rounds % clients:
-        raise ValueError(f"rounds ({rounds}) must be a multiple of clients ({clients})")
-    cmd = command or [sys.executable, "-m", "jetlink.cli.main"]
+    if n < clients or n % clients:
+        raise ValueError(f"{what} ({n}) must be a multiple of clients ({clients})")
+
+
+@contextlib.contextmanager
+def _served(command: list[str] | None) -> Iterator[tuple[str, _Server]]:
+    """A fresh data directory made by :func:`_setup` and a ``jetlink serve`` on it (the
+    caller stops it, :func:`_stop`); the directory is removed at the end."""
     tmp = tempfile.mkdtemp(prefix="jetlink-bench-serve-")
     try:
         data = os.path.join(tmp, "data")
         _setup(data)
-        server = _start(data, tmp, cmd)
+        yield data, _start(data, tmp, command or [sys.executable, "-m", "jetlink.cli.main"])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def measure_clients(clients: int, rounds: int, *, timeout: float = 30.0,
+                    command: list[str] | None = None) -> dict[str, Any]:
+    """One client count on its own data directory and server (module doc)."""
+    _check_share(clients, rounds, "rounds")
+    with _served(command) as (data, server):
         per_client = [[{**_names(i), "ms": str(30_000 + r % 2)} for r in range(rounds // clients)]
                       for i in range(clients)]
         try:
@@ -347,8 +370,6 @@ def measure_clients(clients: int, rounds: int, *, timeout: float = 30.0,
                 name: round(_percentile([x[2] for x in done if x[0] == name], 0.99) * 1000, 1)
                 for name in (m[0] for m in MIX)},
         }
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _replicated(server: _Server, pairs: int, timeout: float) -> float | None:
@@ -407,16 +428,8 @@ def measure_pairs(clients: int, pairs: int, *, timeout: float = 30.0,
     last answer; then (not timed) the wait until the server lists every new mirror topic
     caught up, and after the server stopped, the check that every link and mirror topic is
     in the data directory with its records."""
-    if clients < 1 or clients > LINKS:
-        raise ValueError(f"clients must be 1 to {LINKS}, not {clients}")
-    if pairs < clients or pairs % clients:
-        raise ValueError(f"pairs ({pairs}) must be a multiple of clients ({clients})")
-    cmd = command or [sys.executable, "-m", "jetlink.cli.main"]
-    tmp = tempfile.mkdtemp(prefix="jetlink-bench-serve-")
-    try:
-        data = os.path.join(tmp, "data")
-        _setup(data)
-        server = _start(data, tmp, cmd)
+    _check_share(clients, pairs, "pairs")
+    with _served(command) as (data, server):
         per_client = [[_pair_names(j) for j in range(i, pairs, clients)]
                       for i in range(clients)]
         try:
@@ -442,8 +455,6 @@ def measure_pairs(clients: int, pairs: int, *, timeout: float = 30.0,
             "stop_seconds": round(stop_seconds, 2),
             "missing": _pairs_missing(data, pairs),
         }
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def bench_pairs(pairs: int = PAIRS, runs: int = 1, *, timeout: float = 30.0,
