@@ -680,6 +680,11 @@ def live_export(
     app.emit(result, human=lambda a, doc: output.lines(a, render_export(doc)))
 
 
+def _shared_option(flag: str, help_text: str) -> Any:
+    """A count of requests the clients share (0: that part is left out)."""
+    return typer.Option(flag, min=0, metavar="N", help=help_text)
+
+
 @bench_app.command("serve")
 def serve(
     ctx: typer.Context,
@@ -688,18 +693,12 @@ def serve(
         typer.Option("--clients", min=1, max=50, metavar="N",
                      help="Concurrent clients (repeatable; default 1, 5, 20 and 50)."),
     ] = None,
-    rounds: Annotated[
-        int,
-        typer.Option("--rounds", min=0, metavar="N",
-                     help="Rounds of the request mix shared by the clients, per client "
-                     "count (a multiple of every --clients; 0: no mix)."),
-    ] = 200,
-    pairs: Annotated[
-        int,
-        typer.Option("--pairs", min=0, metavar="N",
-                     help="Pairs (create a cluster link, then a mirror topic on it) per "
-                     "run and client count, 1 and 20 clients (a multiple of 20; 0: none)."),
-    ] = 200,
+    rounds: Annotated[int, _shared_option(
+        "--rounds", "Rounds of the request mix shared by the clients, per client count (a "
+        "multiple of every --clients; 0: no mix).")] = 200,
+    pairs: Annotated[int, _shared_option(
+        "--pairs", "Pairs (create a cluster link, then a mirror topic on it) per run and "
+        "client count, 1 and 20 clients (a multiple of 20; 0: none).")] = 200,
     pair_runs: Annotated[
         int, typer.Option("--pair-runs", min=1, metavar="N",
                           help="Runs of the pairs (the client count that goes first "
