@@ -29,7 +29,8 @@ is not such a create (so whatever a client asks next sees the link stepped, as w
 create waited for it), or in the background: once no request has arrived for
 :data:`STEP_IDLE` seconds, or when the oldest of those creates has waited
 :data:`LINKS_STEP_EVERY` seconds or :data:`STEP_GAP` times as long as the last such step
-took. A full step also covers the links owed until it starts.
+took (then of the links owed for at least half that time: the others wait for the next). A
+full step also covers the links owed until it starts.
 """
 
 from __future__ import annotations
@@ -109,7 +110,8 @@ class EngineWorker:
         self._waiting: list[tuple[Job, Outcome]] = []  # wrote; answered after the next step
         self._first_wait = 0.0
         self._gap = step_every  # the wait before a step while requests keep arriving
-        self._owed: set[tuple[str, str]] = set()  # links whose step creates owe
+        # links whose step creates owe -> when the first of those creates was answered
+        self._owed: dict[tuple[str, str], float] = {}
         self._first_owed = 0.0
         self._links_every = max(step_every, LINKS_STEP_EVERY)
         self._links_gap = self._links_every  # the same for the step of the links owed
@@ -190,8 +192,10 @@ class EngineWorker:
             now = time.monotonic()
             if self._waiting and (not more or closed or now - self._first_wait >= self._gap):
                 self._step_and_answer()
-            elif self._owed and (job is None or now - self._first_owed >= self._links_gap):
-                self._step_owed()
+            elif self._owed and job is None:
+                self._step_owed()  # idle, or closing: every link owed
+            elif self._owed and now - self._first_owed >= self._links_gap:
+                self._step_owed(older_than=now - self._links_gap / 2)
             if closed and job is None and not self._waiting and not self._owed:
                 self._on_idle()
                 return
@@ -209,15 +213,17 @@ class EngineWorker:
             self._waiting.append((job, outcome))
             return
         if outcome.links:
+            now = time.monotonic()
             if not self._owed:
-                self._first_owed = time.monotonic()
-            self._owed |= outcome.links
+                self._first_owed = now
+            for link in outcome.links:
+                self._owed.setdefault(link, now)
         self._settle()
         _answer(job, outcome)
 
     def _step_and_answer(self) -> None:
         waiting, self._waiting = self._waiting, []
-        self._owed = set()  # the step covers every link
+        self._owed = {}  # the step covers every link
         started = time.monotonic()
         try:
             self._step()
@@ -233,8 +239,16 @@ class EngineWorker:
         if not self._queue and not self._waiting and not self._owed:
             self._on_idle()
 
-    def _step_owed(self) -> None:
-        owed, self._owed = frozenset(self._owed), set()
+    def _step_owed(self, older_than: float | None = None) -> None:
+        """The step of the links owed (``older_than``: of those owed since before then
+        only, the others wait for the next: under load a link's create and its mirror's
+        create, answered a few requests apart, then share one step)."""
+        if older_than is None:
+            owed, self._owed = frozenset(self._owed), {}
+        else:
+            owed = frozenset(k for k, t in self._owed.items() if t <= older_than)
+            self._owed = {k: t for k, t in self._owed.items() if k not in owed}
+            self._first_owed = min(self._owed.values(), default=0.0)
         started = time.monotonic()
         try:
             self._links_step(owed)
