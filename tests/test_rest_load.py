@@ -283,6 +283,31 @@ def test_the_engine_keeps_the_databases_open_while_busy_and_closes_them_when_idl
     worker.close()
 
 
+def test_queued_requests_share_the_held_databases_only_while_the_files_are_the_same(tmp_path):
+    """A job with more queued behind it runs on the Anchor's DataDir (its writes counted
+    through the held connections); a job with nothing queued opens its own; a cluster file
+    removed and created again by another process is never written through the old
+    connection: the Anchor is released, and held again on the new file."""
+    data = make_data(tmp_path, topics=1)
+    anchor = Anchor(data)
+    anchor.hold(queued=False)
+    assert anchor.shared() is None
+    anchor.hold(queued=True)
+    store = anchor.shared()
+    assert store is not None
+    before = anchor.changes()
+    Kafka(store.open("kwest"), SystemClock()).produce("t0", [(None, b"x")])
+    assert anchor.changes() > before  # the record written through the held connection
+    other = DataDir(data)
+    other.remove_cluster("keast")
+    other.add_cluster("keast", "kafka")
+    other.close()
+    assert anchor.shared() is None and anchor.store is None
+    anchor.hold(queued=True)
+    assert anchor.shared() is not None
+    anchor.release()
+
+
 def test_a_link_step_runs_only_the_links_named(tmp_path):
     """``pump_links(links=...)`` (the step a create owes in ``jetlink serve``) copies the
     records of the named links' mirror topics only."""

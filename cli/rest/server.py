@@ -1157,40 +1157,72 @@ def _step_error(err: Exception) -> None:
 
 class Anchor:
     """While the engine thread is busy (more work queued or owed: cli/rest/worker.py
-    ``on_busy``), one more connection to each cluster database of the data directory, kept
-    open: SQLite checkpoints the write-ahead log into the database and
+    ``on_busy``), one DataDir with a connection to each cluster database of the data
+    directory, kept open. SQLite checkpoints the write-ahead log into the database and
     deletes it (with fsyncs) when the last connection to a database closes, which each
     request's own DataDir otherwise was; with this one open, a request's close is just a
-    close and the log is checkpointed as it grows (SQLite's automatic checkpoints). It holds
-    no transaction, so it delays no checkpoint. Released (closed: the last close checkpoints,
-    as before) whenever the engine thread has nothing left to do, before the answer that
-    leaves it so (cli/rest/worker.py ``on_idle``): a client that got its answer finds the
-    files as they stay. Clusters added meanwhile are not held; a cluster removed meanwhile is
-    gone for the requests (each opens its own)."""
+    close and the log is checkpointed as it grows (SQLite's automatic checkpoints). Between
+    requests it holds no transaction, so it delays no checkpoint. A request that starts with
+    more queued behind it runs on this DataDir itself (:meth:`shared`: requests queued back
+    to back share their connections, as one batch), once the files are checked to be the
+    ones it opened. Released (closed: the last close checkpoints, as before) whenever the
+    engine thread has nothing left to do, before the answer that leaves it so
+    (cli/rest/worker.py ``on_idle``): a client that got its answer finds the files as they
+    stay."""
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
         self.store: Any = None
+        self.files: dict[str, tuple[int, int]] = {}  # cluster -> (device, inode) held
+        self.queued = False  # the job running now started with more queued behind it
 
-    def hold(self) -> None:
+    def hold(self, queued: bool = False) -> None:
+        self.queued = queued
         if self.store is not None:
             return
         from jetlink.core.errors import JetlinkError
         from jetlink.core.store import DataDir
 
-        self.store = DataDir(self.data_dir, create=False)
+        self.store = DataDir(self.data_dir)
+        self.files = {}
         try:
             names = self.store.cluster_names()
-        except (JetlinkError, OSError):
+        except OSError:
             return  # nothing to hold: the requests say why
         for name in names:
             try:
                 self.store.open(name, create_local=False)
+                self.files[name] = _file_id(self.store.cluster_path(name))
             except (JetlinkError, sqlite3.Error, OSError):
-                continue  # the requests on it report it
+                continue  # the requests on it report it (and it is never shared)
+
+    def shared(self) -> Any:
+        """The held DataDir for the job running now when it started with more queued and
+        the data directory still has exactly the cluster files held, each the same file (not
+        one removed and created again) and no connection left in a transaction; else None
+        (the DataDir is released when the files changed: the next busy job holds again)."""
+        if self.store is None or not self.queued:
+            return None
+        try:
+            same = self.store.cluster_names() == sorted(self.files) and all(
+                _file_id(self.store.cluster_path(n)) == f for n, f in self.files.items())
+            same = same and not any(self.store.open(n, create_local=False).conn.in_transaction
+                                    for n in self.files)
+        except Exception:  # noqa: BLE001 - anything unexpected: not shared
+            same = False
+        if not same:
+            self.release()
+            return None
+        return self.store
+
+    def changes(self) -> int:
+        """Rows changed so far through the held connections (a shared request's writes are
+        the difference)."""
+        return sum(self.store.open(n, create_local=False).changes for n in self.files)
 
     def release(self) -> None:
         store, self.store = self.store, None
+        self.files = {}
         if store is not None:
             try:
                 store.close()
@@ -1198,18 +1230,26 @@ class Anchor:
                 _step_error(exc)
 
 
+def _file_id(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_dev, st.st_ino
+
+
 def _run(handler: Handler, data_dir: Path, clock_factory: Callable[[], Any],
          cluster: str, params: dict[str, str], query: dict[str, Any], body: Any, base: str,
-         mutating: bool) -> Outcome:
-    """``handler`` on a DataDir opened for this request (in the engine thread,
-    cli/rest/worker.py): its answer ``(status, document)`` or its error, and whether it
-    changed the store (the request is then answered after the next replication step)."""
+         mutating: bool, anchor: Anchor) -> Outcome:
+    """``handler`` on a DataDir opened for this request, or shared with the requests queued
+    with it (:meth:`Anchor.shared`; in the engine thread, cli/rest/worker.py): its answer
+    ``(status, document)`` or its error, and whether it changed the store (the request is
+    then answered after the next replication step)."""
     from jetlink.core.store import DataDir
     from jetlink.core.store.datadir import NAME_RE
 
     if not NAME_RE.fullmatch(cluster):
         return Outcome(error=RestError(404, 404, f"Cluster {cluster} cannot be found."))
-    store = DataDir(data_dir)
+    shared = anchor.shared()
+    store = shared if shared is not None else DataDir(data_dir)
+    before = anchor.changes() if shared is not None else 0
     call = Call(store, cluster, clock_factory(), params, query, body, base)
     outcome = Outcome()
     try:
@@ -1219,13 +1259,15 @@ def _run(handler: Handler, data_dir: Path, clock_factory: Callable[[], Any],
             outcome.value = handler(call)
         except Exception as exc:  # noqa: BLE001 - answered by the endpoint
             outcome.error = exc
-        wrote = mutating and not call.dry and store.wrote()
+        changed = anchor.changes() > before if shared is not None else store.wrote()
+        wrote = mutating and not call.dry and changed
         if wrote and call.early_link is not None and outcome.error is None:
             outcome.links = frozenset({(cluster, call.early_link)})  # answered at once
         else:
             outcome.wrote = wrote
     finally:
-        store.close()
+        if shared is None:
+            store.close()
     return outcome
 
 
@@ -1389,7 +1431,8 @@ def _endpoint(handlers: Mapping[str, tuple[Any, Handler]], data_dir: Path,
             query = checked_request(operation, request, body)
             status, doc = await _in_engine(request, lambda: _run(
                 handler, data_dir, clock_factory, cluster, params, query, body, base,
-                method != "GET"), create=handler in ANSWERED_BEFORE_STEP)
+                method != "GET", request.app.state.anchor),
+                create=handler in ANSWERED_BEFORE_STEP)
         except ClientDisconnect:
             return Response(status_code=499)  # not sent: the client is gone
         except WorkerClosed:
@@ -1447,4 +1490,5 @@ def create_app(data_dir: Path, *, clock_factory: Callable[[], Any] | None = None
         lambda: _step(Path(data_dir), clocks),
         links_step=lambda links: _links_step(Path(data_dir), clocks, links),
         on_busy=anchor.hold, on_idle=anchor.release)
+    app.state.anchor = anchor
     return app

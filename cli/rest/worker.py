@@ -1,8 +1,8 @@
 """The engine side of ``jetlink serve``: one thread runs the engine work of every request, in
 the order the requests arrived, and the bounded replication steps that mutating requests end
-with. ``on_busy()`` runs before a job that more work follows, ``on_idle()`` whenever it has
-nothing left to do, before the answer that leaves it so (the server keeps its databases open
-in between).
+with. ``on_busy(queued)`` runs before a job that more work follows, ``on_idle()`` whenever
+it has nothing left to do, before the answer that leaves it so (the server keeps its
+databases open in between, and requests queued back to back share them).
 
 Why one thread: the engine's writes are SQLite transactions on the data directory's
 databases, one writer at a time whatever the number of threads; threads of one process that
@@ -94,14 +94,14 @@ class EngineWorker:
 
     def __init__(self, step: Callable[[], None], *,
                  links_step: Callable[[frozenset[tuple[str, str]]], None] | None = None,
-                 on_busy: Callable[[], None] | None = None,
+                 on_busy: Callable[[bool], None] | None = None,
                  on_idle: Callable[[], None] | None = None,
                  step_every: float = STEP_EVERY, step_idle: float = STEP_IDLE) -> None:
         self._step = step
-        # on_busy() before a job that more work follows (queued, or a step owed); on_idle()
-        # once nothing is left to do, before the answer that leaves it so, and as the thread
-        # ends (neither may raise)
-        self._on_busy = on_busy or (lambda: None)
+        # on_busy(queued) before a job that more work follows (queued: jobs are queued
+        # behind it; or a step is owed); on_idle() once nothing is left to do, before the
+        # answer that leaves it so, and as the thread ends (neither may raise)
+        self._on_busy = on_busy or (lambda _queued: None)
         self._on_idle = on_idle or (lambda: None)
         self._links_step = links_step or (lambda _links: step())
         self._step_every = step_every
@@ -186,7 +186,9 @@ class EngineWorker:
                 if self._owed and not job.create:
                     self._step_owed()  # what follows a create sees its link stepped
                 if more or self._owed or self._waiting:
-                    self._on_busy()
+                    self._on_busy(more)
+                else:
+                    self._on_idle()  # a lone job: nothing is kept for it
                 self._run(job)
                 self._last_job = time.monotonic()
             now = time.monotonic()
