@@ -137,8 +137,9 @@ A link is always described with its ``tasks`` (``include_tasks`` is accepted and
 nothing).
 
 Requests: one DataDir per request, opened and closed by the one thread that runs the engine
-work of every request in arrival order (cli/rest/worker.py); a request that changed the store
-is answered after a bounded replication step (``jetlink.core.step.bounded_step``, the one
+work of every request in arrival order (cli/rest/worker.py), or, for requests queued back to
+back, the one DataDir the thread holds while busy (:class:`Anchor`); a request that changed
+the store is answered after a bounded replication step (``jetlink.core.step.bounded_step``, the one
 every mutating CLI command ends with) that started after its write, shared with the requests
 that wrote meanwhile, except a create of a link or mirror topic: answered before the link's
 first fetch (as Confluent's server; its link's step follows in the background, the worker's
