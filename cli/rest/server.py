@@ -1216,10 +1216,13 @@ class Anchor:
             return None
         return self.store
 
-    def changes(self) -> int:
+    def changes(self) -> int | None:
         """Rows changed so far through the held connections (a shared request's writes are
-        the difference)."""
-        return sum(self.store.open(n, create_local=False).changes for n in self.files)
+        the difference); None when they cannot be read (a cluster removed meanwhile)."""
+        try:
+            return sum(self.store.open(n, create_local=False).changes for n in self.files)
+        except Exception:  # noqa: BLE001 - the caller then counts the request as a write
+            return None
 
     def release(self) -> None:
         store, self.store = self.store, None
@@ -1250,7 +1253,7 @@ def _run(handler: Handler, data_dir: Path, clock_factory: Callable[[], Any],
         return Outcome(error=RestError(404, 404, f"Cluster {cluster} cannot be found."))
     shared = anchor.shared()
     store = shared if shared is not None else DataDir(data_dir)
-    before = anchor.changes() if shared is not None else 0
+    before = anchor.changes() if shared is not None else None
     call = Call(store, cluster, clock_factory(), params, query, body, base)
     outcome = Outcome()
     try:
@@ -1260,7 +1263,11 @@ def _run(handler: Handler, data_dir: Path, clock_factory: Callable[[], Any],
             outcome.value = handler(call)
         except Exception as exc:  # noqa: BLE001 - answered by the endpoint
             outcome.error = exc
-        changed = anchor.changes() > before if shared is not None else store.wrote()
+        if shared is None:
+            changed = store.wrote()
+        else:  # unknown counts as changed: answered after a step, as a write is
+            after = anchor.changes()
+            changed = before is None or after is None or after > before
         wrote = mutating and not call.dry and changed
         if wrote and call.early_link is not None and outcome.error is None:
             outcome.links = frozenset({(cluster, call.early_link)})  # answered at once
