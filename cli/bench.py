@@ -787,6 +787,11 @@ def live_export(
     app.emit(result, human=lambda a, doc: output.lines(a, render_export(doc)))
 
 
+def _shared_option(flag: str, help_text: str) -> Any:
+    """A count of requests the clients share (0: that part is left out)."""
+    return typer.Option(flag, min=0, metavar="N", help=help_text)
+
+
 @bench_app.command("serve")
 def serve(
     ctx: typer.Context,
@@ -795,12 +800,17 @@ def serve(
         typer.Option("--clients", min=1, max=50, metavar="N",
                      help="Concurrent clients (repeatable; default 1, 5, 20 and 50)."),
     ] = None,
-    rounds: Annotated[
-        int,
-        typer.Option("--rounds", min=1, metavar="N",
-                     help="Rounds of the request mix shared by the clients, per client "
-                     "count (a multiple of every --clients)."),
-    ] = 200,
+    rounds: Annotated[int, _shared_option(
+        "--rounds", "Rounds of the request mix shared by the clients, per client count (a "
+        "multiple of every --clients; 0: no mix).")] = 200,
+    pairs: Annotated[int, _shared_option(
+        "--pairs", "Pairs (create a cluster link, then a mirror topic on it) per run and "
+        "client count, 1 and 20 clients (a multiple of 20; 0: none).")] = 200,
+    pair_runs: Annotated[
+        int, typer.Option("--pair-runs", min=1, metavar="N",
+                          help="Runs of the pairs (the client count that goes first "
+                          "alternating).")
+    ] = 3,
     timeout: Annotated[
         str, typer.Option("--timeout", metavar="DURATION", parser=CLIENT_TIMEOUT,
                           help="How long a client waits for an answer (at least 100ms).")
@@ -813,10 +823,13 @@ def serve(
     with a mirror topic each), a `jetlink serve` process, and --rounds rounds of 8 requests
     (create, get and delete a link; get and list mirrors; alter a link config; pause and
     resume a mirror) shared by the clients. Prints requests/s, p50 and p99 latency, and the
-    seconds the server took to stop after SIGINT. Fails when an answer has an unexpected
-    status or a mirror topic is lost.
+    seconds the server took to stop after SIGINT. Then the pairs: on the same data, --pairs
+    pairs of requests (create a cluster link, create a mirror topic on it) shared by 1, then
+    20 clients, each count on its own server, --pair-runs times: pairs/s and the ratio 20
+    clients / 1 client. Fails when an answer has an unexpected status, a mirror topic is
+    lost, or a new mirror topic is missing or not caught up afterwards.
     """
-    from jetlink.core.bench.serve import CLIENTS, bench_serve
+    from jetlink.core.bench.serve import CLIENTS, PAIR_CLIENTS, bench_serve
     from jetlink.core.errors import UsageError
 
     counts = tuple(clients or CLIENTS)
@@ -824,18 +837,37 @@ def serve(
         if rounds % n:
             raise UsageError(f"--rounds {rounds} is not a multiple of --clients {n}: every "
                              "client count shares the same rounds", field="rounds")
-    App.of(ctx).emit(bench_serve(counts, rounds, timeout=CLIENT_TIMEOUT.seconds(timeout)),
+    if pairs % max(PAIR_CLIENTS):
+        raise UsageError(f"--pairs {pairs} is not a multiple of {max(PAIR_CLIENTS)}: every "
+                         "client count makes the same pairs", field="pairs")
+    App.of(ctx).emit(bench_serve(counts, rounds, pairs=pairs, pair_runs=pair_runs,
+                                 timeout=CLIENT_TIMEOUT.seconds(timeout)),
                      human=render_serve)
 
 
 def render_serve(app: App, doc: dict[str, Any]) -> None:
-    output.line(app, f"{doc['rounds']} rounds of {doc['requests_per_round']} requests per "
-                     f"client count ({', '.join(doc['mix'])})")
-    output.table(app, ["clients", "requests", "ok", "unanswered", "req/s", "p50 ms", "p99 ms",
-                       "max ms", "stop s"],
-                 [[r["clients"], r["requests"], r["ok"], r["unanswered"],
-                   r["requests_per_sec"], r["p50_ms"], r["p99_ms"], r["max_ms"],
-                   r["stop_seconds"]] for r in doc["results"]])
+    if doc["results"]:
+        output.line(app, f"{doc['rounds']} rounds of {doc['requests_per_round']} requests per "
+                         f"client count ({', '.join(doc['mix'])})")
+        output.table(app, ["clients", "requests", "ok", "unanswered", "req/s", "p50 ms",
+                           "p99 ms", "max ms", "stop s"],
+                     [[r["clients"], r["requests"], r["ok"], r["unanswered"],
+                       r["requests_per_sec"], r["p50_ms"], r["p99_ms"], r["max_ms"],
+                       r["stop_seconds"]] for r in doc["results"]])
+    pairs = doc["pairs"]
+    if pairs:
+        output.line(app, f"{pairs['pairs']} pairs per run and client count "
+                         f"({', '.join(pairs['mix'])})")
+        output.table(app, ["run", "clients", "ok", "pairs/s", "p50 ms", "p99 ms",
+                           "caught up s", "ratio"],
+                     [[i + 1, r["clients"], r["ok"], r["pairs_per_sec"], r["p50_ms"],
+                       r["p99_ms"], r["replicated_after_s"],
+                       run["ratio"] if r["clients"] != 1 else ""]
+                      for i, run in enumerate(pairs["runs"]) for r in run["results"]])
+        output.line(app, f"median: 1 client {pairs['one_client_pairs_per_sec']} pairs/s, "
+                         f"{pairs['many_clients']} clients "
+                         f"{pairs['many_clients_pairs_per_sec']} pairs/s, ratio "
+                         f"{pairs['ratio_median']}")
 
 
 def _time_cli_get(root: str, keys: int, runs: int) -> dict[str, Any]:

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -28,6 +29,7 @@ from helpers import WAIT_TIMEOUT, wait_until
 from test_rest_server import JSON, Server, server_env
 
 from jetlink.cli.rest.conn import Listener, connection_cap
+from jetlink.cli.rest.server import Anchor
 from jetlink.cli.rest.worker import EngineWorker, Outcome, WorkerClosed
 from jetlink.core.clock import SystemClock
 from jetlink.core.kafka.links import Links
@@ -225,6 +227,105 @@ def test_requests_that_wrote_share_a_step_started_after_their_write():
         failing.future.result(WAIT_TIMEOUT)
     assert log[-1] == "step"  # a refused request that wrote is answered after a step too
     worker.close()
+
+
+def test_a_create_is_answered_before_the_step_of_its_link_which_follows():
+    """Confluent answers a create before the link's first fetch: the job that created is
+    answered while the step of its link has not run; that step runs in the background (once
+    the queue is idle), for the links the creates named, and a full step is not run."""
+    log: list[Any] = []
+    release = threading.Event()
+
+    def links_step(links: frozenset[tuple[str, str]]) -> None:
+        release.wait(WAIT_TIMEOUT)
+        log.append(sorted(links))
+
+    worker = EngineWorker(lambda: log.append("step"), links_step=links_step, step_every=10.0)
+    jobs = [worker.submit(lambda n=n: Outcome(value=n, links=frozenset({("east", f"L{n}")})),
+                          create=True) for n in range(3)]
+    assert [j.future.result(WAIT_TIMEOUT) for j in jobs] == [0, 1, 2]
+    assert log == []  # answered, the links' step not done
+    release.set()
+    wait_until(lambda: log, message=lambda: f"the links' step ({log})")
+    assert log == [[("east", "L0"), ("east", "L1"), ("east", "L2")]]
+    # a job that is not a create runs after the step the creates before it owe; a request
+    # that wrote is still answered after a full step
+    worker.submit(lambda: Outcome(value="c", links=frozenset({("east", "L3")})), create=True)
+    assert worker.submit(lambda: Outcome(value="w", wrote=True)).future.result(WAIT_TIMEOUT) \
+        == "w"
+    assert log[1:] == [[("east", "L3")], "step"]
+    worker.close()
+
+
+def test_the_engine_keeps_the_databases_open_while_busy_and_closes_them_when_idle(tmp_path):
+    """While the engine thread works, the server's Anchor holds a connection to each
+    database, so a request's own close is not the last one (no checkpoint then: the
+    write-ahead log stays); once the thread is idle it is released and the last close
+    checkpoints and removes the log, as without it."""
+    data = make_data(tmp_path, topics=1)
+    wal = data / "kwest.db-wal"
+    anchor = Anchor(data)
+    worker = EngineWorker(lambda: None, on_idle=anchor.release)
+
+    def produce() -> Outcome:
+        anchor.hold()
+        dd = DataDir(data)
+        try:
+            Kafka(dd.open("kwest"), SystemClock()).produce("t0", [(None, b"x")])
+        finally:
+            dd.close()
+        return Outcome(value=wal.exists())
+
+    assert not wal.exists()
+    assert worker.submit(produce).future.result(WAIT_TIMEOUT) is True
+    wait_until(lambda: not wal.exists(), message="the log checkpointed once idle")
+    assert anchor.store is None
+    worker.close()
+
+
+def test_queued_requests_share_the_held_databases_only_while_the_files_are_the_same(tmp_path):
+    """A job with more queued behind it runs on the Anchor's DataDir (its writes counted
+    through the held connections); a job with nothing queued opens its own; a cluster file
+    removed and created again by another process is never written through the old
+    connection: the Anchor is released, and held again on the new file."""
+    data = make_data(tmp_path, topics=1)
+    anchor = Anchor(data)
+    anchor.hold(queued=False)
+    assert anchor.shared() is None
+    anchor.hold(queued=True)
+    store = anchor.shared()
+    assert store is not None
+    before = anchor.changes()
+    Kafka(store.open("kwest"), SystemClock()).produce("t0", [(None, b"x")])
+    assert anchor.changes() > before  # the record written through the held connection
+    other = DataDir(data)
+    other.remove_cluster("keast")
+    other.add_cluster("keast", "kafka")
+    other.close()
+    assert anchor.shared() is None and anchor.store is None
+    anchor.hold(queued=True)
+    assert anchor.shared() is not None
+    anchor.release()
+
+
+def test_a_link_step_runs_only_the_links_named(tmp_path):
+    """``pump_links(links=...)`` (the step a create owes in ``jetlink serve``) copies the
+    records of the named links' mirror topics only."""
+    data = make_data(tmp_path, topics=2)
+    dd = DataDir(data)
+    clock = SystemClock()
+    try:
+        links = Links.open(dd, "keast", clock)
+        m = Mirrors(dd, "keast", clock)
+        for name, topic in (("a", "t0"), ("b", "t1")):
+            links.create(name, "kwest", {"cluster.link.prefix": f"{name}_"})
+            m.create(f"{name}_{topic}", name, source_topic=topic)
+        reports = pump_links(dd, clock, links={"keast": ["a", "gone"]})
+        assert [(r.link, r.copied) for r in reports] == [("a", 3)]
+        ends = {i.mirror_topic_name: sum(p.log_end for p in i.mirror_lags) for i in m.list()}
+        assert ends == {"a_t0": 3, "b_t1": 0}
+    finally:
+        dd.close()
 
 
 def test_sigint_stops_a_busy_server(tmp_path):

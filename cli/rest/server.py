@@ -137,10 +137,13 @@ A link is always described with its ``tasks`` (``include_tasks`` is accepted and
 nothing).
 
 Requests: one DataDir per request, opened and closed by the one thread that runs the engine
-work of every request in arrival order (cli/rest/worker.py); a request that changed the store
-is answered after a bounded replication step (``jetlink.core.step.bounded_step``, the one
+work of every request in arrival order (cli/rest/worker.py), or, for requests queued back to
+back, the one DataDir the thread holds while busy (:class:`Anchor`); a request that changed
+the store is answered after a bounded replication step (``jetlink.core.step.bounded_step``, the one
 every mutating CLI command ends with) that started after its write, shared with the requests
-that wrote meanwhile; the queued work of a client that disconnected is dropped. A request
+that wrote meanwhile, except a create of a link or mirror topic: answered before the link's
+first fetch (as Confluent's server; its link's step follows in the background, the worker's
+module doc); the queued work of a client that disconnected is dropped. A request
 body must be JSON with ``Content-Type: application/json`` (415 otherwise: a browser cannot send that
 cross-origin without a CORS preflight, which this server never grants).
 
@@ -638,6 +641,8 @@ class Call:
     base: str
     # set by a handler that must not end with a replication step (validate_only)
     dry: bool = field(default=False)
+    # set by a create answered before its link's first step: the link (cli/rest/worker.py)
+    early_link: str | None = field(default=None)
 
     def flag(self, name: str, default: bool = False) -> bool:
         """Boolean query parameter ``name`` (its schema checked it: absent is ``default``)."""
@@ -742,6 +747,7 @@ def create_link(call: Call) -> tuple[int, Any]:
     call.dry = validate_only
     call.links().create(name, source, _configs(body), validate_only=validate_only,
                         validate_link=call.flag("validate_link", True))
+    call.early_link = name  # answered before the link's first step, as Confluent's server
     return 204, None
 
 
@@ -849,6 +855,7 @@ def create_mirror(call: Call) -> tuple[int, Any]:
     if topic is None:
         topic = m.links.get(link, with_topics=False).config.prefix + source
     m.create(topic, link, source_topic=source, configs=_configs(body))
+    call.early_link = link  # answered before the first fetch: records follow (worker.py)
     return 204, None
 
 
@@ -1137,6 +1144,11 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
+# Creates answered before their link's first step, as Confluent's server answers them
+# (cli/rest/worker.py; each sets Call.early_link).
+ANSWERED_BEFORE_STEP = (create_link, create_mirror)
+
+
 def _step_error(err: Exception) -> None:
     from jetlink.cli.common import step_error_text
 
@@ -1144,18 +1156,104 @@ def _step_error(err: Exception) -> None:
     sys.stderr.flush()
 
 
+class Anchor:
+    """While the engine thread is busy (more work queued or owed: cli/rest/worker.py
+    ``on_busy``), one DataDir with a connection to each cluster database of the data
+    directory, kept open. SQLite checkpoints the write-ahead log into the database and
+    deletes it (with fsyncs) when the last connection to a database closes, which each
+    request's own DataDir otherwise was; with this one open, a request's close is just a
+    close and the log is checkpointed as it grows (SQLite's automatic checkpoints). Between
+    requests it holds no transaction, so it delays no checkpoint. A request that starts with
+    more queued behind it runs on this DataDir itself (:meth:`shared`: requests queued back
+    to back share their connections, as one batch), once the files are checked to be the
+    ones it opened. Released (closed: the last close checkpoints, as before) whenever the
+    engine thread has nothing left to do, before the answer that leaves it so
+    (cli/rest/worker.py ``on_idle``): a client that got its answer finds the files as they
+    stay."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.store: Any = None
+        self.files: dict[str, tuple[int, int]] = {}  # cluster -> (device, inode) held
+        self.queued = False  # the job running now started with more queued behind it
+
+    def hold(self, queued: bool = False) -> None:
+        self.queued = queued
+        if self.store is not None:
+            return
+        from jetlink.core.errors import JetlinkError
+        from jetlink.core.store import DataDir
+
+        self.store = DataDir(self.data_dir)
+        self.files = {}
+        try:
+            names = self.store.cluster_names()
+        except OSError:
+            return  # nothing to hold: the requests say why
+        for name in names:
+            try:
+                self.store.open(name, create_local=False)
+                self.files[name] = _file_id(self.store.cluster_path(name))
+            except (JetlinkError, sqlite3.Error, OSError):
+                continue  # the requests on it report it (and it is never shared)
+
+    def shared(self) -> Any:
+        """The held DataDir for the job running now when it started with more queued and
+        the data directory still has exactly the cluster files held, each the same file (not
+        one removed and created again) and no connection left in a transaction; else None
+        (the DataDir is released when the files changed: the next busy job holds again)."""
+        if self.store is None or not self.queued:
+            return None
+        try:
+            same = self.store.cluster_names() == sorted(self.files) and all(
+                _file_id(self.store.cluster_path(n)) == f for n, f in self.files.items())
+            same = same and not any(self.store.open(n, create_local=False).conn.in_transaction
+                                    for n in self.files)
+        except Exception:  # noqa: BLE001 - anything unexpected: not shared
+            same = False
+        if not same:
+            self.release()
+            return None
+        return self.store
+
+    def changes(self) -> int | None:
+        """Rows changed so far through the held connections (a shared request's writes are
+        the difference); None when they cannot be read (a cluster removed meanwhile)."""
+        try:
+            return sum(self.store.open(n, create_local=False).changes for n in self.files)
+        except Exception:  # noqa: BLE001 - the caller then counts the request as a write
+            return None
+
+    def release(self) -> None:
+        store, self.store = self.store, None
+        self.files = {}
+        if store is not None:
+            try:
+                store.close()
+            except sqlite3.Error as exc:
+                _step_error(exc)
+
+
+def _file_id(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_dev, st.st_ino
+
+
 def _run(handler: Handler, data_dir: Path, clock_factory: Callable[[], Any],
          cluster: str, params: dict[str, str], query: dict[str, Any], body: Any, base: str,
-         mutating: bool) -> Outcome:
-    """``handler`` on a DataDir opened for this request (in the engine thread,
-    cli/rest/worker.py): its answer ``(status, document)`` or its error, and whether it
-    changed the store (the request is then answered after the next replication step)."""
+         mutating: bool, anchor: Anchor) -> Outcome:
+    """``handler`` on a DataDir opened for this request, or shared with the requests queued
+    with it (:meth:`Anchor.shared`; in the engine thread, cli/rest/worker.py): its answer
+    ``(status, document)`` or its error, and whether it changed the store (the request is
+    then answered after the next replication step)."""
     from jetlink.core.store import DataDir
     from jetlink.core.store.datadir import NAME_RE
 
     if not NAME_RE.fullmatch(cluster):
         return Outcome(error=RestError(404, 404, f"Cluster {cluster} cannot be found."))
-    store = DataDir(data_dir)
+    shared = anchor.shared()
+    store = shared if shared is not None else DataDir(data_dir)
+    before = anchor.changes() if shared is not None else None
     call = Call(store, cluster, clock_factory(), params, query, body, base)
     outcome = Outcome()
     try:
@@ -1165,9 +1263,19 @@ def _run(handler: Handler, data_dir: Path, clock_factory: Callable[[], Any],
             outcome.value = handler(call)
         except Exception as exc:  # noqa: BLE001 - answered by the endpoint
             outcome.error = exc
-        outcome.wrote = mutating and not call.dry and store.wrote()
+        if shared is None:
+            changed = store.wrote()
+        else:  # unknown counts as changed: answered after a step, as a write is
+            after = anchor.changes()
+            changed = before is None or after is None or after > before
+        wrote = mutating and not call.dry and changed
+        if wrote and call.early_link is not None and outcome.error is None:
+            outcome.links = frozenset({(cluster, call.early_link)})  # answered at once
+        else:
+            outcome.wrote = wrote
     finally:
-        store.close()
+        if shared is None:
+            store.close()
     return outcome
 
 
@@ -1186,14 +1294,37 @@ def _step(data_dir: Path, clock_factory: Callable[[], Any]) -> None:
         store.close()
 
 
-async def _in_engine(request: Request, work: Callable[[], Outcome]) -> Any:
+def _links_step(data_dir: Path, clock_factory: Callable[[], Any],
+                links: frozenset[tuple[str, str]]) -> None:
+    """The step a create owes (cli/rest/worker.py): ``pump_links`` of the ``links``
+    (cluster, link) only, as many records per mirror topic as :func:`_step`'s; failures on
+    the log."""
+    from jetlink.core import step
+    from jetlink.core.kafka.mirrors import pump_links
+    from jetlink.core.store import DataDir
+
+    by_cluster: dict[str, list[str]] = {}
+    for cluster, link in sorted(links):
+        by_cluster.setdefault(cluster, []).append(link)
+    store = DataDir(data_dir)
+    try:
+        pump_links(store, clock_factory(), links=by_cluster, max_records=step.STEP_MAX_MSGS,
+                   on_error=lambda _cluster, err: _step_error(err))
+    except Exception as exc:  # noqa: BLE001 - as _step: the server goes on
+        _step_error(exc)
+    finally:
+        store.close()
+
+
+async def _in_engine(request: Request, work: Callable[[], Outcome], *,
+                     create: bool = False) -> Any:
     """``work`` run by the engine thread (cli/rest/worker.py); its value, or its error
     raised. A client that disconnects while the work waits in the queue has it dropped:
     :class:`ClientDisconnect` is raised then (nobody is left to answer)."""
     import asyncio
 
     engine: EngineWorker = request.app.state.engine
-    job = engine.submit(work)
+    job = engine.submit(work, create=create)
     answer = asyncio.wrap_future(job.future)
     gone = asyncio.ensure_future(_disconnected(request.receive))
     try:
@@ -1308,7 +1439,8 @@ def _endpoint(handlers: Mapping[str, tuple[Any, Handler]], data_dir: Path,
             query = checked_request(operation, request, body)
             status, doc = await _in_engine(request, lambda: _run(
                 handler, data_dir, clock_factory, cluster, params, query, body, base,
-                method != "GET"))
+                method != "GET", request.app.state.anchor),
+                create=handler in ANSWERED_BEFORE_STEP)
         except ClientDisconnect:
             return Response(status_code=499)  # not sent: the client is gone
         except WorkerClosed:
@@ -1361,5 +1493,10 @@ def create_app(data_dir: Path, *, clock_factory: Callable[[], Any] | None = None
     )
     # every request's engine work and the replication steps: one thread (cli/rest/worker.py);
     # app.state.engine.close() when the server stops
-    app.state.engine = EngineWorker(lambda: _step(Path(data_dir), clocks))
+    anchor = Anchor(Path(data_dir))
+    app.state.engine = EngineWorker(
+        lambda: _step(Path(data_dir), clocks),
+        links_step=lambda links: _links_step(Path(data_dir), clocks, links),
+        on_busy=anchor.hold, on_idle=anchor.release)
+    app.state.anchor = anchor
     return app

@@ -19,11 +19,21 @@ answer has the expected status, and afterwards every mirror topic the setup made
 exists as a mirror with its records (nothing acknowledged is lost). A request that got no
 answer within ``timeout`` (a figure: ``unanswered``) is not counted in requests/s.
 
+The pairs (:func:`bench_pairs`): on the same data directory, pair J creates link ``pJ``
+and then a mirror topic on it (:data:`PAIR_MIX`, each answered 204), 1 client making the
+pairs in a row and 20 clients sharing the same pairs, each count on its own server, the
+count that goes first alternating run by run: pairs/s from the first request to the last
+answer, each run's ratio 20 clients / 1 client and their median. Not timed: the wait (with a
+deadline, :data:`REPLICATED_WAIT`) until the server lists every new mirror topic caught up,
+then, the server stopped, the check that every link and mirror topic is in the data
+directory with its records.
+
 Standard library only (the server is a subprocess: ``python -m jetlink.cli.main``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -34,13 +44,15 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import JetlinkError
 
-__all__ = ["CLIENTS", "MIX", "bench_serve", "measure_clients"]
+__all__ = ["CLIENTS", "MIX", "PAIR_CLIENTS", "PAIR_MIX", "bench_serve", "measure_clients",
+           "measure_pairs"]
 
 CLIENTS = (1, 5, 20, 50)
 TOPICS = 20
@@ -68,6 +80,28 @@ MIX: tuple[tuple[str, str, str, Any, tuple[int, ...]], ...] = (
     ("resume mirror", "POST", "/links/{link}/mirrors:resume",
      {"mirror_topic_names": ["{mirror}"]}, (200,)),
 )
+
+
+# The pairs (``bench serve``'s figure for creating links): pair J = a new link ``pJ`` (prefix
+# ``pJ_``) and a mirror topic on it of source topic ``tK`` (K = J mod 20), each 204 (both
+# operations declare 204 No Content: cli/rest/schemas.py). Every client count makes the same
+# pairs; client I makes pairs I, I + clients, ... in order.
+PAIR_CLIENTS = (1, 20)
+PAIRS = 200
+PAIR_MIX: tuple[tuple[str, str, str, Any, tuple[int, ...]], ...] = (
+    ("create link", "POST", "/links?link_name={link}",
+     {"source_cluster_id": "kwest",
+      "configs": [{"name": "cluster.link.prefix", "value": "{link}_"}]}, (204,)),
+    ("create mirror", "POST", "/links/{link}/mirrors", {"source_topic_name": "{source}"},
+     (204,)),
+)
+# How long the records of the pairs' mirror topics may take to be replicated after the last
+# answer (not timed: a deadline for the check only).
+REPLICATED_WAIT = 300.0
+
+
+def _pair_names(j: int) -> dict[str, str]:
+    return {"link": f"p{j}", "source": f"t{j % TOPICS}", "mirror": f"p{j}_t{j % TOPICS}"}
 
 
 def _names(i: int) -> dict[str, str]:
@@ -216,28 +250,58 @@ class _Client:
             self.close()
             return 0  # no answer (timed out, connection reset)
 
+    def get(self, path: str) -> tuple[int, Any]:
+        """``GET path``: (status, the JSON document or None); status 0 without an answer."""
+        if self.conn is None:
+            self.conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        try:
+            self.conn.request("GET", path, headers={"Host": f"127.0.0.1:{self.port}"})
+            resp = self.conn.getresponse()
+            body = resp.read()
+            return resp.status, json.loads(body) if body else None
+        except (OSError, http.client.HTTPException, ValueError):
+            self.close()
+            return 0, None
+
     def close(self) -> None:
         if self.conn is not None:
             self.conn.close()
             self.conn = None
 
 
-def _client_run(server: _Server, i: int, rounds: int, timeout: float, start: threading.Barrier,
-                out: list[tuple[str, int, float, bool]]) -> None:
-    names = _names(i)
+def _client_run(server: _Server, mix: Any, rounds: list[dict[str, str]], timeout: float,
+                start: threading.Barrier, out: list[tuple[str, int, float, bool]]) -> None:
+    """One client: ``mix`` once per entry of ``rounds`` (the names filled in), in order."""
     client = _Client(server.host, server.port, timeout)
     try:
         start.wait()
-        for r in range(rounds):
-            ms = str(30_000 + r % 2)
-            for name, method, path, body, expected in MIX:
-                fields = {**names, "ms": ms}
+        for fields in rounds:
+            for name, method, path, body, expected in mix:
                 t0 = time.perf_counter()
                 status = client.request(method, API + path.format(**fields),
                                         _fill(body, fields))
                 out.append((name, status, time.perf_counter() - t0, status in expected))
     finally:
         client.close()
+
+
+def _drive(server: _Server, mix: Any, per_client: list[list[dict[str, str]]],
+           timeout: float) -> tuple[list[tuple[str, int, float, bool]], float]:
+    """Every client (one thread each, ``per_client[i]`` its rounds) started at once: the
+    answers ``(request, status, seconds, expected)`` and the seconds from the first request
+    to the last answer."""
+    results: list[list[tuple[str, int, float, bool]]] = [[] for _ in per_client]
+    start = threading.Barrier(len(per_client) + 1)
+    threads = [threading.Thread(target=_client_run, daemon=True,
+                                args=(server, mix, rounds, timeout, start, results[i]))
+               for i, rounds in enumerate(per_client)]
+    for t in threads:
+        t.start()
+    start.wait()
+    t0 = time.perf_counter()
+    for t in threads:
+        t.join()
+    return [x for per in results for x in per], time.perf_counter() - t0
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -248,37 +312,37 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[k]
 
 
-def measure_clients(clients: int, rounds: int, *, timeout: float = 30.0,
-                    command: list[str] | None = None) -> dict[str, Any]:
-    """One client count on its own data directory and server (module doc)."""
+def _check_share(clients: int, n: int, what: str) -> None:
     if clients < 1 or clients > LINKS:
         raise ValueError(f"clients must be 1 to {LINKS}, not {clients}")
-    if rounds < clients or rounds % clients:
-        raise ValueError(f"rounds ({rounds}) must be a multiple of clients ({clients})")
-    cmd = command or [sys.executable, "-m", "jetlink.cli.main"]
+    if n < clients or n % clients:
+        raise ValueError(f"{what} ({n}) must be a multiple of clients ({clients})")
+
+
+@contextlib.contextmanager
+def _served(command: list[str] | None) -> Iterator[tuple[str, _Server]]:
+    """A fresh data directory made by :func:`_setup` and a ``jetlink serve`` on it (the
+    caller stops it, :func:`_stop`); the directory is removed at the end."""
     tmp = tempfile.mkdtemp(prefix="jetlink-bench-serve-")
     try:
         data = os.path.join(tmp, "data")
         _setup(data)
-        server = _start(data, tmp, cmd)
-        stop_seconds = None
+        yield data, _start(data, tmp, command or [sys.executable, "-m", "jetlink.cli.main"])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def measure_clients(clients: int, rounds: int, *, timeout: float = 30.0,
+                    command: list[str] | None = None) -> dict[str, Any]:
+    """One client count on its own data directory and server (module doc)."""
+    _check_share(clients, rounds, "rounds")
+    with _served(command) as (data, server):
+        per_client = [[{**_names(i), "ms": str(30_000 + r % 2)} for r in range(rounds // clients)]
+                      for i in range(clients)]
         try:
-            results: list[list[tuple[str, int, float, bool]]] = [[] for _ in range(clients)]
-            start = threading.Barrier(clients + 1)
-            threads = [threading.Thread(target=_client_run, daemon=True,
-                                        args=(server, i, rounds // clients, timeout, start,
-                                              results[i]))
-                       for i in range(clients)]
-            for t in threads:
-                t.start()
-            start.wait()
-            t0 = time.perf_counter()
-            for t in threads:
-                t.join()
-            seconds = time.perf_counter() - t0
+            done, seconds = _drive(server, MIX, per_client, timeout)
         finally:
             stop_seconds = _stop(server)
-        done = [x for per in results for x in per]
         expected = rounds * len(MIX)
         if len(done) != expected:
             raise RuntimeError(f"{clients} clients: {len(done)} requests sent, not {expected}")
@@ -306,17 +370,145 @@ def measure_clients(clients: int, rounds: int, *, timeout: float = 30.0,
                 name: round(_percentile([x[2] for x in done if x[0] == name], 0.99) * 1000, 1)
                 for name in (m[0] for m in MIX)},
         }
+
+
+def _replicated(server: _Server, pairs: int, timeout: float) -> float | None:
+    """Polls ``GET /links/-/mirrors`` until every pair's mirror topic is listed with lag 0
+    on every partition (its source's records all copied): the seconds that took after the
+    last answer, None when :data:`REPLICATED_WAIT` passed first."""
+    want = {_pair_names(j)["mirror"] for j in range(pairs)}
+    client = _Client(server.host, server.port, timeout)
+    t0 = time.perf_counter()
+    try:
+        while True:
+            status, doc = client.get(API + "/links/-/mirrors")
+            if status == 200:
+                done = {m["mirror_topic_name"] for m in doc["data"]
+                        if all(p["lag"] == 0 for p in m["mirror_lags"])}
+                if want <= done:
+                    return time.perf_counter() - t0
+            if time.perf_counter() - t0 > REPLICATED_WAIT:
+                return None
+            time.sleep(0.05)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        client.close()
+
+
+def _pairs_missing(data: str, pairs: int) -> list[str]:
+    """The pairs whose link or mirror topic (holding its source's records) is not in the
+    data directory."""
+    from ..clock import SystemClock
+    from ..kafka.links import Links
+    from ..kafka.mirrors import Mirrors
+    from ..store import DataDir
+
+    dd = DataDir(data)
+    try:
+        clock = SystemClock()
+        links = {li.name for li in Links.open(dd, "keast", clock).list()}
+        have = {i.mirror_topic_name: i for i in Mirrors(dd, "keast", clock).list()}
+        out = []
+        for j in range(pairs):
+            names = _pair_names(j)
+            info = have.get(names["mirror"])
+            if names["link"] not in links:
+                out.append(f"link {names['link']}")
+            elif info is None or info.link_name != names["link"] or \
+                    sum(p.log_end for p in info.mirror_lags) != RECORDS:
+                out.append(f"mirror topic {names['mirror']}")
+        return out
+    finally:
+        dd.close()
+
+
+def measure_pairs(clients: int, pairs: int, *, timeout: float = 30.0,
+                  command: list[str] | None = None) -> dict[str, Any]:
+    """``pairs`` pairs of :data:`PAIR_MIX` shared by ``clients`` clients, on the data
+    directory of :func:`_setup` and its own server: pairs/s from the first request to the
+    last answer; then (not timed) the wait until the server lists every new mirror topic
+    caught up, and after the server stopped, the check that every link and mirror topic is
+    in the data directory with its records."""
+    _check_share(clients, pairs, "pairs")
+    with _served(command) as (data, server):
+        per_client = [[_pair_names(j) for j in range(i, pairs, clients)]
+                      for i in range(clients)]
+        try:
+            done, seconds = _drive(server, PAIR_MIX, per_client, timeout)
+            waited = _replicated(server, pairs, timeout)
+        finally:
+            stop_seconds = _stop(server)
+        if len(done) != 2 * pairs:
+            raise RuntimeError(f"{clients} clients: {len(done)} requests sent, not {2 * pairs}")
+        ok = sum(1 for a, b in zip(done[::2], done[1::2], strict=True) if a[3] and b[3])
+        latencies = [x[2] for x in done]
+        return {
+            "clients": clients,
+            "pairs": pairs,
+            "ok": ok,
+            "unanswered": sum(1 for x in done if x[1] == 0),
+            "wrong_status": sorted({f"{x[0]}: {x[1]}" for x in done if x[1] != 0 and not x[3]}),
+            "seconds": round(seconds, 3),
+            "pairs_per_sec": round(ok / seconds, 1) if seconds > 0 else 0.0,
+            "p50_ms": round(_percentile(latencies, 0.50) * 1000, 1),
+            "p99_ms": round(_percentile(latencies, 0.99) * 1000, 1),
+            "replicated_after_s": None if waited is None else round(waited, 2),
+            "stop_seconds": round(stop_seconds, 2),
+            "missing": _pairs_missing(data, pairs),
+        }
+
+
+def bench_pairs(pairs: int = PAIRS, runs: int = 1, *, timeout: float = 30.0,
+                command: list[str] | None = None) -> dict[str, Any]:
+    """:func:`measure_pairs` with 1 and 20 clients (:data:`PAIR_CLIENTS`), ``runs`` times,
+    the side that goes first alternating run by run: each run's pairs/s per count, the
+    ratio 20 clients / 1 client of each run and their median; a JetlinkError when a run's
+    checks fail (an unexpected status, records not replicated within
+    :data:`REPLICATED_WAIT`, a link or mirror topic missing)."""
+    one, many = PAIR_CLIENTS
+    runs_out: list[dict[str, Any]] = []
+    for r in range(runs):
+        order = (one, many) if r % 2 == 0 else (many, one)
+        got = {}
+        for n in order:
+            res = measure_pairs(n, pairs, timeout=timeout, command=command)
+            problems = [f"{p}: {', '.join(res[k])}" for k, p in (
+                ("wrong_status", "answers with an unexpected status"),
+                ("missing", "not in the data directory afterwards")) if res[k]]
+            if res["replicated_after_s"] is None:
+                problems.append(f"mirror topics not caught up {REPLICATED_WAIT:.0f} s after "
+                                "the last answer")
+            if problems:
+                raise JetlinkError(f"jetlink serve, pairs with {n} clients: "
+                                   f"{'; '.join(problems)}")
+            got[n] = res
+        runs_out.append({"first": order[0], "results": [got[one], got[many]],
+                         "ratio": round(got[many]["pairs_per_sec"]
+                                        / max(got[one]["pairs_per_sec"], 1e-9), 3)})
+    ratios = sorted(x["ratio"] for x in runs_out)
+    mid = len(ratios) // 2
+    median = ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
+
+    def med(n: int) -> float:
+        v = sorted(next(r for r in x["results"] if r["clients"] == n)["pairs_per_sec"]
+                   for x in runs_out)
+        return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+    return {"pairs": pairs, "runs": runs_out, "mix": [m[0] for m in PAIR_MIX],
+            "one_client_pairs_per_sec": round(med(one), 1),
+            "many_clients_pairs_per_sec": round(med(many), 1),
+            "many_clients": many, "ratio_median": round(median, 3)}
 
 
 def bench_serve(clients: tuple[int, ...] = CLIENTS, rounds: int = 200, *,
-                timeout: float = 30.0, command: list[str] | None = None) -> dict[str, Any]:
-    """Every client count of ``clients`` in turn (module doc): ``{"rounds", "mix",
-    "results": [one dict per count]}``; a JetlinkError when a count's checks fail (answers
-    with an unexpected status, lost mirrors; requests not all sent: RuntimeError)."""
+                pairs: int = PAIRS, pair_runs: int = 1, timeout: float = 30.0,
+                command: list[str] | None = None) -> dict[str, Any]:
+    """Every client count of ``clients`` in turn (module doc), then the pairs
+    (:func:`bench_pairs`): ``{"rounds", "mix", "results": [one dict per count], "pairs":
+    the pairs' document}``; ``rounds`` 0 leaves the mix out (``results`` empty), ``pairs``
+    0 the pairs (``pairs`` None). A JetlinkError when a count's checks fail (answers with an
+    unexpected status, lost mirrors; requests not all sent: RuntimeError)."""
     out: list[dict[str, Any]] = []
-    for n in clients:
+    for n in clients if rounds else ():
         res = measure_clients(n, rounds, timeout=timeout, command=command)
         out.append(res)
         problems = [f"{p}: {', '.join(res[k])}" for k, p in (
@@ -324,5 +516,6 @@ def bench_serve(clients: tuple[int, ...] = CLIENTS, rounds: int = 200, *,
             ("lost_mirrors", "mirror topics lost")) if res[k]]
         if problems:
             raise JetlinkError(f"jetlink serve with {n} clients: {'; '.join(problems)}")
+    paired = bench_pairs(pairs, pair_runs, timeout=timeout, command=command) if pairs else None
     return {"rounds": rounds, "requests_per_round": len(MIX),
-            "mix": [m[0] for m in MIX], "results": out}
+            "mix": [m[0] for m in MIX], "results": out, "pairs": paired}

@@ -43,6 +43,7 @@ BENCHES: dict[str, dict[str, Any]] = {
     "batch": {"args": ["batch", "--runs", "3"], "needs": "server"},
     "scale": {"args": []},
     "dr": {"args": ["dr", "--runs", "3"]},
+    "serve": {"args": ["serve"]},
 }
 
 
@@ -143,6 +144,11 @@ GOALS: tuple[Goal, ...] = (
     Goal("dr", "failback of 100 streams x 10k vs a plain copy of the same data (median of "
          "pairs)", "<= 2.5x", lambda d: _dig(d, "failback", "ratio_median"),
          lambda v: v <= 2.5, "x"),
+    Goal("serve", "`jetlink serve`: a cluster link + a mirror topic created per pair of "
+         "requests, 1 client", ">= 50 pairs/s",
+         lambda d: _dig(d, "pairs", "one_client_pairs_per_sec"), lambda v: v >= 50, "pairs/s"),
+    Goal("serve", "`jetlink serve` pairs: 20 clients in total vs 1 client (median of runs)",
+         ">= 1x", lambda d: _dig(d, "pairs", "ratio_median"), lambda v: v >= 1, "x"),
 )
 
 

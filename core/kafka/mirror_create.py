@@ -63,7 +63,7 @@ def create(m: MirrorState, topic: str, link: str, *, source_topic: str | None = 
         "mirror topics can only be created on an active link")
     cfg = info.configs
     source_topic = mirror_source_topic(topic, info.config.prefix, source_topic)
-    if any(t.name == topic for t in m.kafka.topics()):
+    if m.kafka.has_topic(topic):  # its row alone, not every topic described
         raise mirror_topic_exists(topic)
     _info, src = m._source(link)
     if src is None:
@@ -120,7 +120,7 @@ def auto_create(m: MirrorState, li: Any, src: Any) -> list[str]:
     if not filters:
         return []
     prefix = li.config.prefix
-    existing = {t.name for t in m.kafka.topics()}
+    existing = set(m.kafka.topic_names())
     made = []
     for t in src.topics():
         if not filter_selects(filters, t.name):

@@ -32,12 +32,15 @@ __all__ = ["step", "step_link"]
 
 def step(m: MirrorState, *, max_records: int | None = None, links: Iterable[str] | None = None
          ) -> list[LinkReport]:
-    """One step of every link stored in this cluster (module doc)."""
+    """One step of every link stored in this cluster (module doc); ``links``: of those
+    links only (by name; one that does not exist, or no longer, is skipped), each read alone
+    rather than the whole list."""
     reports = []
-    wanted = None if links is None else set(links)
-    for li in m.links.list():
-        if wanted is not None and li.name not in wanted:
-            continue
+    if links is None:
+        infos = m.links.list()
+    else:
+        infos = [li for li in map(m.links.find, sorted(set(links))) if li is not None]
+    for li in infos:
         try:
             reports.append(step_link(m, li, max_records))
         except KafkaError as err:

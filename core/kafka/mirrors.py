@@ -60,7 +60,7 @@ in :mod:`.mirror_model`, re-exported here.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..clock import Clock
@@ -205,11 +205,16 @@ def link_hooks(datadir: DataDir, cluster: Any, clock: Clock | None = None) -> An
 
 def pump_links(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = None,
                max_records: int | None = None,
-               on_error: Callable[[str, Exception], None] | None = None) -> list[LinkReport]:
+               on_error: Callable[[str, Exception], None] | None = None,
+               links: Mapping[str, Iterable[str]] | None = None) -> list[LinkReport]:
     """One step of every cluster link of the data directory (clusters that are down are
     skipped: their links do not run; so are clusters whose database cannot be used, which
-    the replication pump reports)."""
+    the replication pump reports). ``links`` (cluster -> link names): one step of those
+    links only (``jetlink serve``'s step after a create, cli/rest/worker.py), without the
+    orphan cleanup of the clusters' other mirrors."""
     wanted = None if clusters is None else set(clusters)
+    if links is not None:
+        wanted = set(links) if wanted is None else wanted & set(links)
     reports: list[LinkReport] = []
     for info in datadir.clusters(create_local=False, broken=[]):
         if info.down or (wanted is not None and info.name not in wanted):
@@ -219,8 +224,11 @@ def pump_links(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None
             continue
         try:
             m = Mirrors(datadir, info.name, clock)
-            m.drop_orphans()
-            reports += m.step(max_records=max_records)
+            if links is None:
+                m.drop_orphans()
+                reports += m.step(max_records=max_records)
+            else:
+                reports += m.step(max_records=max_records, links=links[info.name])
         except (JetlinkError, sqlite3.Error) as err:
             if on_error is None:
                 raise
