@@ -27,6 +27,7 @@ __all__ = [
     "is_valid_literal_subject",
     "is_valid_publish_subject",
     "is_valid_subject",
+    "literal_prefix",
     "matches",
     "overlaps",
     "tokenize",
@@ -78,6 +79,18 @@ def has_wildcard(s: str) -> bool:
     """True when some whole token of ``s`` is ``*`` or ``>``."""
     tokens = s.split(SEP)
     return PWC in tokens or FWC in tokens
+
+
+def literal_prefix(pattern: str) -> str:
+    """The tokens of ``pattern`` before its first wildcard token, each followed by ``.``
+    (``"orders.eu.*.new"`` -> ``"orders.eu."``; ``""`` when it starts with one, or when it
+    has none): every subject the pattern :func:`matches` starts with it."""
+    head = []
+    for t in pattern.split(SEP):
+        if t == PWC or t == FWC:
+            return "".join(h + SEP for h in head)
+        head.append(t)
+    return ""
 
 
 def _match_tokens(ptoks: list[str], stoks: list[str]) -> bool:
