@@ -28,7 +28,7 @@ from .streamstore.base import (
     MEM_RECORD_OVERHEAD,
     payload_sql,
 )
-from .subjects import SubjectFilter, SubjectIndex
+from .subjects import KeyedSubjectIndex, SubjectFilter
 
 if TYPE_CHECKING:  # pragma: no cover
     from .republish_rule import RePublishRule
@@ -157,7 +157,7 @@ class Catalog:
         self.gen = gen
         self.by_name = {d.name: d for d in defs}
         self.by_id = {d.id: d for d in defs}
-        self.index: SubjectIndex[int] = SubjectIndex()
+        self.index: KeyedSubjectIndex[int] = KeyedSubjectIndex()
         for d in defs:
             self.index.put(d.id, d.cfg.subjects)
         self._routes: dict[str, StreamDef | None] = {}

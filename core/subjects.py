@@ -20,8 +20,8 @@ from collections.abc import Hashable, Iterable
 from typing import Any, Generic, TypeVar
 
 __all__ = [
+    "KeyedSubjectIndex",
     "SubjectFilter",
-    "SubjectIndex",
     "has_wildcard",
     "is_subset",
     "is_valid_literal_subject",
@@ -85,7 +85,7 @@ def literal_prefix(pattern: str) -> str:
     """The tokens of ``pattern`` before its first wildcard token, each followed by ``.``
     (``"orders.eu.*.new"`` -> ``"orders.eu."``; ``""`` when it starts with one, or when it
     has none): every subject the pattern :func:`matches` starts with it."""
-    head = []
+    head: list[str] = []
     for t in pattern.split(SEP):
         if t == PWC or t == FWC:
             return "".join(h + SEP for h in head)
@@ -292,7 +292,7 @@ def _any_token(t: str) -> bool:
 
 
 class _IndexNode:
-    """A level of the :class:`SubjectIndex` token trie."""
+    """A level of the :class:`KeyedSubjectIndex` token trie."""
 
     __slots__ = ("lit", "wild", "rest", "end")
 
@@ -325,7 +325,7 @@ def _subtree_keys(node: _IndexNode, out: set[Any]) -> None:
             stack.append(n.wild)
 
 
-class SubjectIndex(Generic[K]):
+class KeyedSubjectIndex(Generic[K]):
     """Keys (streams) by the subjects they hold, to find without looking at every key those
     whose subjects can match or overlap a subject.
 
@@ -337,7 +337,8 @@ class SubjectIndex(Generic[K]):
     the candidates, so the rule stays defined once (:func:`overlaps`, :func:`matches`). An
     invalid held subject makes its key a candidate of every subject; an invalid
     ``subject``'s candidates are every key. Changes are incremental (:meth:`put`,
-    :meth:`discard`: the key's own subjects only).
+    :meth:`discard`: the key's own subjects only). (core/topology/subject_index.py's
+    ``SubjectIndex`` is the topology check's: it answers the overlapping pairs themselves.)
     """
 
     __slots__ = ("_root", "_subjects", "_odd")

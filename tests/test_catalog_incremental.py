@@ -91,7 +91,7 @@ def test_a_change_updates_the_catalog_in_place_not_every_stream(tmp_path, monkey
 def test_route_and_overlap_check_look_at_the_streams_that_can_match_only(tmp_path,
                                                                           monkeypatch):
     """The route of a new subject and the overlap check of a stream's new subjects look at
-    the streams their subjects' index gives (core/subjects.py ``SubjectIndex``), not at
+    the streams their subjects' index gives (core/subjects.py ``KeyedSubjectIndex``), not at
     every stream; the answers stay those of the rule."""
     from jetlink.core.config import validate
     from jetlink.core.errors import ApiError
@@ -120,4 +120,27 @@ def test_route_and_overlap_check_look_at_the_streams_that_can_match_only(tmp_pat
     assert js.stream_info("S7").state.messages == 1
     assert js.stream_info("S9").state.messages == 1
     assert js.stream_info("ANY").state.messages == 1
+    dd.close()
+
+
+def test_a_change_rolled_back_leaves_no_trace_in_the_catalog(tmp_path):
+    """The cached catalog changed in place by a stream added in a transaction that then
+    fails is read whole again: the stream is gone, routes and overlaps as before."""
+    from jetlink.core.errors import ApiError
+
+    dd = DataDir(tmp_path / "d")
+    js = JetStream(dd.open(), ManualClock())
+    js.add_stream({"name": "S0", "subjects": ["s0.>"]})
+    _same(js)
+    with pytest.raises(RuntimeError), js.write():
+        js.add_stream({"name": "T", "subjects": ["t.>"]})
+        js.update_stream({"name": "S0", "subjects": ["s0.>", "u.>"]})
+        raise RuntimeError("the transaction fails")
+    _same(js)
+    assert js.stream_names() == ["S0"]
+    js.add_stream({"name": "T2", "subjects": ["t.>"]})  # no overlap with the rolled-back T
+    with pytest.raises(ApiError) as err:
+        js.add_stream({"name": "X", "subjects": ["s0.a"]})
+    assert err.value.detail == '"s0.a" overlaps "s0.>" of stream S0'
+    _same(js)
     dd.close()

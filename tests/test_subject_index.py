@@ -1,4 +1,4 @@
-"""core/subjects.py ``SubjectIndex``: the candidates it gives for a subject hold every key a
+"""core/subjects.py ``KeyedSubjectIndex``: the candidates it gives for a subject hold every key a
 plain scan with the one rule (``overlaps``, ``matches``) finds, so the catalog's route and
 the overlap check (core/streamdef.py, core/config/validate.py ``overlapping_stream``) answer
 exactly as a scan of every stream; and changes are incremental."""
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from jetlink.core.config.stream import StreamConfig
 from jetlink.core.config.validate import overlapping_stream
 from jetlink.core.streams import matching_subjects, next_msgs
-from jetlink.core.subjects import SubjectIndex, literal_prefix, matches, overlaps
+from jetlink.core.subjects import KeyedSubjectIndex, literal_prefix, matches, overlaps
 
 PROPS = settings(max_examples=300, deadline=None,
                  suppress_health_check=[HealthCheck.too_slow])
@@ -34,7 +34,7 @@ def _scan(index: dict[int, list[str]], q: str) -> set[int]:
 @PROPS
 @given(st.dictionaries(st.integers(0, 30), _held, max_size=12), st.lists(subject, max_size=6))
 def test_candidates_hold_every_key_a_scan_finds(keys, queries):
-    idx: SubjectIndex[int] = SubjectIndex()
+    idx: KeyedSubjectIndex[int] = KeyedSubjectIndex()
     for k, held in keys.items():
         idx.put(k, held)
     for q in queries + ["a", "a.b", "*", ">", "*.>", "a.>"]:
@@ -52,7 +52,7 @@ def test_candidates_hold_every_key_a_scan_finds(keys, queries):
 @given(st.lists(st.tuples(st.integers(0, 8), _held), max_size=25),
        st.lists(subject, max_size=6))
 def test_incremental_changes_equal_an_index_built_whole(changes, queries):
-    idx: SubjectIndex[int] = SubjectIndex()
+    idx: KeyedSubjectIndex[int] = KeyedSubjectIndex()
     now: dict[int, list[str]] = {}
     for k, held in changes:  # put (an empty list: the key dropped)
         if held:
@@ -61,7 +61,7 @@ def test_incremental_changes_equal_an_index_built_whole(changes, queries):
         else:
             idx.discard(k)
             now.pop(k, None)
-    whole: SubjectIndex[int] = SubjectIndex()
+    whole: KeyedSubjectIndex[int] = KeyedSubjectIndex()
     for k, held in now.items():
         whole.put(k, held)
     assert len(idx) == len(now)
@@ -83,7 +83,7 @@ class _Indexed(dict):
     def __init__(self, configs: dict[str, StreamConfig]) -> None:
         super().__init__(configs)
         self.order = {name: i for i, name in enumerate(configs)}
-        self.index: SubjectIndex[str] = SubjectIndex()
+        self.index: KeyedSubjectIndex[str] = KeyedSubjectIndex()
         for name, cfg in configs.items():
             self.index.put(name, cfg.subjects)
 

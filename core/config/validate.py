@@ -799,7 +799,7 @@ class IndexedStreams(Protocol):
 
     def overlap_candidates(self, subjects: list[str]) -> list[str]:
         """The names of the streams whose subjects may overlap one of ``subjects`` (a
-        superset: core/subjects.py ``SubjectIndex``), in the mapping's order."""
+        superset: core/subjects.py ``KeyedSubjectIndex``), in the mapping's order."""
 
 
 def overlapping_stream(
