@@ -212,7 +212,7 @@ class JetStream:
 
         cfg = _as_config(cfg)
         with self.write() as txn:
-            existing = {d.name: d.cfg for d in txn.catalog.by_id.values()}
+            existing = txn.catalog.configs  # by name, its subjects indexed
             final = check_stream_create(cfg, existing)
             if final.name in existing:
                 d = txn.catalog.by_name[final.name]
@@ -242,7 +242,7 @@ class JetStream:
             old = txn.catalog.by_name.get(cfg.name)
             if old is None:
                 raise not_found(nats_error("StreamNotFound"), cfg.name, txn.catalog.by_name)
-            existing = {d.name: d.cfg for d in txn.catalog.by_id.values()}
+            existing = txn.catalog.configs  # by name, its subjects indexed
             final = check_stream_update(old.cfg, cfg, existing)
             txn.flush()
             if old.cfg.allow_batched and not final.allow_batched:

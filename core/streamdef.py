@@ -14,8 +14,10 @@ when a stream has them, its transform (core/transform.py) and its RePublish rule
 
 from __future__ import annotations
 
+import bisect
 import json
 import sqlite3
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .config.stream import StreamConfig
@@ -26,13 +28,13 @@ from .streamstore.base import (
     MEM_RECORD_OVERHEAD,
     payload_sql,
 )
-from .subjects import SubjectFilter
+from .subjects import KeyedSubjectIndex, SubjectFilter
 
 if TYPE_CHECKING:  # pragma: no cover
     from .republish_rule import RePublishRule
     from .transform import SubjectTransform
 
-__all__ = ["Catalog", "StreamDef", "bump_config_gen"]
+__all__ = ["Catalog", "StreamConfigs", "StreamDef", "bump_config_gen"]
 
 
 class StreamDef:
@@ -107,8 +109,47 @@ class StreamDef:
         return f"StreamDef({self.id}, {self.name!r})"
 
 
+def _is_timed(d: StreamDef) -> bool:
+    """A stream with due work to look for on an engine call (expiry: max_age, per message
+    TTLs, delete markers; message schedules); the others never have any."""
+    return bool(d.max_age or d.allow_ttl or d.sdm_ttl_s or d.allow_schedules)
+
+
+class StreamConfigs(Mapping[str, StreamConfig]):
+    """A catalog's streams' configs by name, in id order (a view, nothing copied), and which
+    of them can overlap given subjects (its subject index): what the create and update checks
+    read (core/config/validate.py ``IndexedStreams``). Read only."""
+
+    __slots__ = ("_cat",)
+
+    def __init__(self, cat: Catalog) -> None:
+        self._cat = cat
+
+    def __getitem__(self, name: str) -> StreamConfig:
+        return self._cat.by_name[name].cfg
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cat.by_name)
+
+    def __len__(self) -> int:
+        return len(self._cat.by_name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._cat.by_name
+
+    def overlap_candidates(self, subjects: list[str]) -> list[str]:
+        by_id = self._cat.by_id
+        return [by_id[i].name for i in sorted(self._cat.index.candidates_of(subjects))]
+
+
 class Catalog:
-    """Every stream of a cluster database, reloaded when ``meta.config_gen`` changes."""
+    """Every stream of a cluster database, reloaded when ``meta.config_gen`` changes.
+
+    ``by_name`` and ``by_id`` hold the streams in id order, ``index`` their subjects (the
+    route of a subject and the overlap check look at the streams that can match only). After
+    one recorded change (:func:`bump_config_gen`) the catalog is changed in place, only that
+    stream's entries (:meth:`_one_changed`): a region's failover changes thousands of
+    streams one by one."""
 
     ROUTE_CACHE_MAX = 200_000
 
@@ -116,23 +157,33 @@ class Catalog:
         self.gen = gen
         self.by_name = {d.name: d for d in defs}
         self.by_id = {d.id: d for d in defs}
+        self.index: KeyedSubjectIndex[int] = KeyedSubjectIndex()
+        for d in defs:
+            self.index.put(d.id, d.cfg.subjects)
         self._routes: dict[str, StreamDef | None] = {}
-        # the cached routes by the stream they go to (None: no stream), so that a catalog
-        # after one change keeps every route that change cannot affect (_carry_routes)
+        # the cached routes by the stream they go to (None: no stream), so that a change of
+        # one stream drops only the routes it can affect (_forget_routes)
         self._routed: dict[int | None, set[str]] = {}
-        #: the streams with due work to look for on an engine call (expiry: max_age, per
-        #: message TTLs, delete markers; message schedules), the others never have any
-        self.timed = [d for d in defs
-                      if d.max_age or d.allow_ttl or d.sdm_ttl_s or d.allow_schedules]
+        #: the streams with due work to look for on an engine call (:func:`_is_timed`), by
+        #: id; a new list after a change that concerns one of them
+        self.timed = [d for d in defs if _is_timed(d)]
+
+    @property
+    def configs(self) -> StreamConfigs:
+        """Every stream's config by name, with the subject index (the checks' ``existing``)."""
+        return StreamConfigs(self)
 
     def route(self, subject: str) -> StreamDef | None:
-        """The stream whose subjects capture ``subject`` (subjects never overlap: at most one)."""
+        """The stream whose subjects capture ``subject`` (subjects never overlap: at most one;
+        were there more, the first by id, as a scan of every stream would find)."""
         try:
             return self._routes[subject]
         except KeyError:
             pass
         found = None
-        for d in self.by_name.values():
+        by_id = self.by_id
+        for sid in sorted(self.index.candidates(subject)):
+            d = by_id[sid]
             if d.filter.matches(subject):
                 found = d
                 break
@@ -143,17 +194,38 @@ class Catalog:
         self._routed.setdefault(found.id if found is not None else None, set()).add(subject)
         return found
 
-    def _carry_routes(self, old: Catalog, changed: int) -> None:
-        """Take over ``old``'s routes after a change of the one stream ``changed`` (added,
-        updated or deleted): every route but those to that stream, and those to no stream
-        (the changed one may capture them now), stays right, as subjects of two streams
-        never overlap. ``old`` is left without routes (it is superseded)."""
-        routes, routed = old._routes, old._routed
-        old._routes, old._routed = {}, {}
+    def _forget_routes(self, changed: int) -> None:
+        """After a change of the one stream ``changed`` (added, updated or deleted): every
+        cached route but those to that stream, and those to no stream (the changed one may
+        capture them now), stays right, as subjects of two streams never overlap."""
+        routes, routed = self._routes, self._routed
         for key in (changed, None):
             for subject in routed.pop(key, ()):
                 routes.pop(subject, None)
-        self._routes, self._routed = routes, routed
+
+    def _replace(self, sid: int, new: StreamDef | None) -> bool:
+        """Stream ``sid`` is ``new`` now (None: deleted): its entries only. False (nothing
+        changed) when the id order could not be kept (a new stream below the highest id, a
+        renamed one): then the catalog is read whole."""
+        prev = self.by_id.get(sid)
+        if new is not None and (prev.name != new.name if prev is not None
+                                else self.by_id and sid < next(reversed(self.by_id))):
+            return False
+        if prev is not None and new is None:
+            del self.by_id[sid]
+            del self.by_name[prev.name]
+        elif new is not None:
+            self.by_id[sid] = new  # an update keeps its place; a new id is the highest
+            self.by_name[new.name] = new
+        self.index.put(sid, new.cfg.subjects if new is not None else ())
+        if (prev is not None and _is_timed(prev)) or (new is not None and _is_timed(new)):
+            timed = [d for d in self.timed if d.id != sid]
+            if new is not None and _is_timed(new):
+                ids = [d.id for d in timed]
+                timed.insert(bisect.bisect(ids, sid), new)
+            self.timed = timed
+        self._forget_routes(sid)
+        return True
 
     @staticmethod
     def config_gen(conn: sqlite3.Connection) -> int:
@@ -166,12 +238,9 @@ class Catalog:
         cat: Catalog | None = cache.get("catalog")
         if cat is not None and cat.gen == gen:
             return cat
-        if cat is not None and cat.gen == gen - 1:
-            one = cls._one_changed(conn, cat, gen)
-            if one is not None:
-                cache["catalog"] = one
-                return one
-        old = {d.id: d for d in cat.by_name.values()} if cat is not None else {}
+        if cat is not None and cat.gen == gen - 1 and cls._one_changed(conn, cat, gen):
+            return cat
+        old = cat.by_id if cat is not None else {}
         defs = []
         for sid, name, config, created in conn.execute(
             "SELECT id, name, config, created_ns FROM streams ORDER BY id"
@@ -187,32 +256,31 @@ class Catalog:
         return cat
 
     @classmethod
-    def _one_changed(cls, conn: sqlite3.Connection, cat: Catalog, gen: int
-                     ) -> Catalog | None:
-        """The catalog after the one change that made ``gen`` from ``cat``'s, when the change
-        recorded which stream it was (:func:`bump_config_gen`): that stream's row read
-        alone, not every stream's (a region's failover changes thousands, one by one). None
-        when the change is not recorded so (then everything is read)."""
+    def _one_changed(cls, conn: sqlite3.Connection, cat: Catalog, gen: int) -> bool:
+        """``cat`` made the catalog of ``gen`` in place, when the one change that made
+        ``gen`` from ``cat``'s recorded which stream it was (:func:`bump_config_gen`): that
+        stream's row read alone, its entries alone replaced. False when the change is not
+        recorded so, or its stream cannot be placed in id order (then everything is read)."""
         marks = dict(conn.execute(
             "SELECT key, value FROM meta WHERE key IN ('config_changed_gen', "
             "'config_changed_id')").fetchall())
         if marks.get("config_changed_gen") != gen or marks.get("config_changed_id") is None:
-            return None
+            return False
         sid = int(marks["config_changed_id"])
-        defs = [d for d in cat.by_id.values() if d.id != sid]
         row = conn.execute("SELECT id, name, config, created_ns FROM streams WHERE id = ?",
                            (sid,)).fetchone()
+        new = None
         if row is not None:
             prev = cat.by_id.get(sid)
             if prev is not None and prev.config_json == row[2] and prev.name == row[1]:
-                defs.append(prev)
+                new = prev
             else:
                 cfg = StreamConfig.from_json(json.loads(row[2]), strict=False)
-                defs.append(StreamDef(row[0], cfg, row[3], row[2]))
-            defs.sort(key=lambda d: d.id)
-        out = cls(gen, defs)
-        out._carry_routes(cat, sid)
-        return out
+                new = StreamDef(row[0], cfg, row[3], row[2])
+        if not cat._replace(sid, new):
+            return False
+        cat.gen = gen
+        return True
 
 
 def bump_config_gen(conn: sqlite3.Connection, stream_id: int | None = None) -> None:

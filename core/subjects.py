@@ -16,19 +16,24 @@ Standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
+from typing import Any, Generic, TypeVar
 
 __all__ = [
+    "KeyedSubjectIndex",
     "SubjectFilter",
     "has_wildcard",
     "is_subset",
     "is_valid_literal_subject",
     "is_valid_publish_subject",
     "is_valid_subject",
+    "literal_prefix",
     "matches",
     "overlaps",
     "tokenize",
 ]
+
+K = TypeVar("K", bound=Hashable)
 
 PWC = "*"
 FWC = ">"
@@ -74,6 +79,18 @@ def has_wildcard(s: str) -> bool:
     """True when some whole token of ``s`` is ``*`` or ``>``."""
     tokens = s.split(SEP)
     return PWC in tokens or FWC in tokens
+
+
+def literal_prefix(pattern: str) -> str:
+    """The tokens of ``pattern`` before its first wildcard token, each followed by ``.``
+    (``"orders.eu.*.new"`` -> ``"orders.eu."``; ``""`` when it starts with one, or when it
+    has none): every subject the pattern :func:`matches` starts with it."""
+    head: list[str] = []
+    for t in pattern.split(SEP):
+        if t == PWC or t == FWC:
+            return "".join(h + SEP for h in head)
+        head.append(t)
+    return ""
 
 
 def _match_tokens(ptoks: list[str], stoks: list[str]) -> bool:
@@ -265,3 +282,166 @@ class SubjectFilter:
 
     def __repr__(self) -> str:
         return f"SubjectFilter({list(self.patterns)!r})"
+
+
+def _any_token(t: str) -> bool:
+    """A token the index treats as standing for any one token: ``*``, and, as the server's
+    ``SubjectsCollide`` / ``isSubsetMatch`` quirks do, any token starting with ``*`` or ``>``
+    (a whole ``>`` token is kept apart: it takes the rest)."""
+    return t[:1] == PWC or t[:1] == FWC
+
+
+class _IndexNode:
+    """A level of the :class:`KeyedSubjectIndex` token trie."""
+
+    __slots__ = ("lit", "wild", "rest", "end")
+
+    def __init__(self) -> None:
+        self.lit: dict[str, _IndexNode] = {}  # child by a literal token
+        self.wild: _IndexNode | None = None  # child by a token starting with '*' or '>'
+        self.rest: dict[Any, int] = {}  # keys with a subject ending in '>' here (how many)
+        self.end: dict[Any, int] = {}  # keys with a subject ending exactly here
+
+    def empty(self) -> bool:
+        return not (self.lit or self.wild or self.rest or self.end)
+
+
+def _count(counts: dict[Any, int], key: Any, by: int) -> None:
+    n = counts.get(key, 0) + by
+    if n > 0:
+        counts[key] = n
+    else:
+        counts.pop(key, None)
+
+
+def _subtree_keys(node: _IndexNode, out: set[Any]) -> None:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        out.update(n.rest)
+        out.update(n.end)
+        stack.extend(n.lit.values())
+        if n.wild is not None:
+            stack.append(n.wild)
+
+
+class KeyedSubjectIndex(Generic[K]):
+    """Keys (streams) by the subjects they hold, to find without looking at every key those
+    whose subjects can match or overlap a subject.
+
+    ``candidates(subject)`` is a superset of the keys holding a subject ``s`` for which
+    ``overlaps(subject, s)`` or ``matches(s, subject)`` is true (``s`` and ``subject`` any
+    strings): a trie of the held subjects' tokens, walked with ``subject``'s; a token that
+    may stand for others on either side (``*``, ``>``, and any token starting with one of
+    them, the server's quirk) follows every branch. The caller applies the rule itself to
+    the candidates, so the rule stays defined once (:func:`overlaps`, :func:`matches`). An
+    invalid held subject makes its key a candidate of every subject; an invalid
+    ``subject``'s candidates are every key. Changes are incremental (:meth:`put`,
+    :meth:`discard`: the key's own subjects only). (core/topology/subject_index.py's
+    ``SubjectIndex`` is the topology check's: it answers the overlapping pairs themselves.)
+    """
+
+    __slots__ = ("_root", "_subjects", "_odd")
+
+    def __init__(self) -> None:
+        self._root = _IndexNode()
+        self._subjects: dict[K, tuple[str, ...]] = {}
+        self._odd: dict[K, int] = {}  # keys with invalid subjects: candidates of everything
+
+    def __len__(self) -> int:
+        return len(self._subjects)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._subjects
+
+    def subjects(self, key: K) -> tuple[str, ...]:
+        """The subjects held for ``key`` (none: empty)."""
+        return self._subjects.get(key, ())
+
+    def put(self, key: K, subjects: Iterable[str]) -> None:
+        """``key`` holds ``subjects`` now (in place of what it held; none: not indexed)."""
+        self.discard(key)
+        held = tuple(subjects)
+        if not held:
+            return
+        self._subjects[key] = held
+        for s in held:
+            self._mark(key, s, 1)
+
+    def discard(self, key: K) -> None:
+        """``key`` holds no subject any more (nothing when it held none)."""
+        held = self._subjects.pop(key, None)
+        for s in held or ():
+            self._mark(key, s, -1)
+
+    def _mark(self, key: K, subject: str, by: int) -> None:
+        if not is_valid_subject(subject):
+            _count(self._odd, key, by)
+            return
+        path = [self._root]
+        node = self._root
+        for t in subject.split(SEP):
+            if t == FWC:  # valid: the last token
+                _count(node.rest, key, by)
+                break
+            if _any_token(t):
+                nxt = node.wild
+                if nxt is None:
+                    nxt = node.wild = _IndexNode()
+            else:
+                nxt = node.lit.get(t)
+                if nxt is None:
+                    nxt = node.lit[t] = _IndexNode()
+            node = nxt
+            path.append(node)
+        else:
+            _count(node.end, key, by)
+        if by < 0:  # drop the branches left empty
+            toks = subject.split(SEP)
+            for depth in range(len(path) - 1, 0, -1):
+                if not path[depth].empty():
+                    break
+                parent, t = path[depth - 1], toks[depth - 1]
+                if _any_token(t):
+                    parent.wild = None
+                else:
+                    del parent.lit[t]
+
+    def candidates(self, subject: str) -> set[K]:
+        """The keys that may hold a subject overlapping or matching ``subject`` (a
+        superset: apply the rule to each)."""
+        if not is_valid_subject(subject):
+            return set(self._subjects)
+        out: set[K] = set(self._odd)
+        toks = subject.split(SEP)
+        n = len(toks)
+        stack = [(self._root, 0)]
+        while stack:
+            node, i = stack.pop()
+            if i == n:
+                out.update(node.end)
+                continue
+            out.update(node.rest)  # a held '>' here takes this token and any after it
+            t = toks[i]
+            if t == FWC:  # valid: the last token; it takes one token or more of any below
+                for child in node.lit.values():
+                    _subtree_keys(child, out)
+                if node.wild is not None:
+                    _subtree_keys(node.wild, out)
+                continue
+            if _any_token(t):
+                stack.extend((child, i + 1) for child in node.lit.values())
+            else:
+                same = node.lit.get(t)
+                if same is not None:
+                    stack.append((same, i + 1))
+            if node.wild is not None:
+                stack.append((node.wild, i + 1))
+        return out
+
+    def candidates_of(self, subjects: Iterable[str]) -> set[K]:
+        """The union of :meth:`candidates` of each of ``subjects``."""
+        out: set[K] = set()
+        for s in subjects:
+            out |= self.candidates(s)
+        return out

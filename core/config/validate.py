@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol, Self, TypeVar
+from typing import Any, Protocol, Self, TypeVar, runtime_checkable
 
 from ..errors import ApiError, JetlinkError, invalid_config, nats_error
 from ..subjects import (
@@ -793,16 +793,32 @@ def _check_filters_on_add(cfg: StreamConfig) -> None:
             )
 
 
+@runtime_checkable
+class IndexedStreams(Protocol):
+    """Streams by name whose subjects are indexed (core/streamdef.py ``StreamConfigs``)."""
+
+    def overlap_candidates(self, subjects: list[str]) -> list[str]:
+        """The names of the streams whose subjects may overlap one of ``subjects`` (a
+        superset: core/subjects.py ``KeyedSubjectIndex``), in the mapping's order."""
+
+
 def overlapping_stream(
     subjects: list[str], existing: Mapping[str, StreamConfig], skip: str | None
 ) -> str | None:
     """None, or which subject overlaps which of which stream (the refusal's detail; the
-    live client gives a server's 10065 the same detail, from the server's streams)."""
+    live client gives a server's 10065 the same detail, from the server's streams): the
+    first stream in ``existing``'s order with a clash, its first subject that clashes, the
+    first of ``subjects`` it clashes with. An ``existing`` that indexes its subjects
+    (:class:`IndexedStreams`) has only the streams that can clash looked at, in the same
+    order, so the answer is the same."""
     if not subjects:  # a mirror's: nothing to overlap, no stream to look at
         return None
-    for name, other in existing.items():
+    names = existing.overlap_candidates(subjects) if isinstance(existing, IndexedStreams) \
+        else existing
+    for name in names:
         if name == skip:
             continue
+        other = existing[name]
         for theirs in other.subjects:
             for mine in subjects:
                 if overlaps(mine, theirs):
