@@ -1568,8 +1568,9 @@ def _fill_repl_map(d: S.StreamDef, a: _Agreement, r: _SqlRange) -> bool:
 
 
 def _insert_mirrored(d: S.StreamDef, a: _Agreement, r: _SqlRange) -> bool:
-    """Copy a mirror's range at its own sequences, then measure what it stored. False: the
-    guard met a header the per-message path must see (nothing copied)."""
+    """Copy a mirror's range at its own sequences, then measure what it stored. False
+    (nothing copied): the guard met a header the per-message path must see, or the first
+    part of a split catch-up held no message the mirror's filter selects."""
     conn, o, lo, hi, tb = r.conn, r.o, r.lo, r.hi, r.tb
     base_o = r.base_o
     assert a.od is not None
@@ -1594,6 +1595,8 @@ def _insert_mirrored(d: S.StreamDef, a: _Agreement, r: _SqlRange) -> bool:
     if r.split is not None:
         r.stats, r.known_obytes = r.split.first_part(conn, o, r.stats, r.snames, r.obytes)
         r.n_total = sum(v[0] for v in r.stats.values())
+        if not r.n_total:  # a filter selects none of the first part's messages: nothing
+            return False   # was copied; the step counts its range instead (scanned)
     if r.known_obytes is not None and r.every and a.od.file == d.file:
         # Every origin message of the range: the origin's own byte count (same storage).
         r.first_c = conn.execute("SELECT min(id) FROM main.msgs WHERE id BETWEEN ? AND ?",
