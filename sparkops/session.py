@@ -22,9 +22,11 @@ JVM writes the archive as it exits, after the command has returned; later runs m
 under a name keyed by what decides their content: the Java runtime, the pyspark version and
 Spark's jars by name and size (Java 19+: ``-XX:+AutoCreateSharedArchive`` does the same by
 itself). Installations of the same Spark and Java share one set: an archive holds the class
-path it was made with, so the JVMs run with SPARK_HOME set to a link in the cache
-(``<set>.home``) pointing at this installation's Spark, the same path for every
-installation. At most two sets are kept (this run's and the most recently used other one; a
+path it was made with (the jar files' sizes and times, which differ between two
+installations of the same Spark), so the JVMs run with SPARK_HOME set to a link in the cache
+(``<set>.home``), the same path for every installation, pointing at the Spark of the set's
+first installation while it is there with the same jars (:func:`shared_home`), else at this
+installation's. At most two sets are kept (this run's and the most recently used other one; a
 set used in the last ten minutes is never removed, nor is a file being written), and the sets
 earlier versions kept per installation path are removed. A new archive is kept only once a
 JVM has started with it (a detached helper checks it after the writing JVM has gone), and used
@@ -425,9 +427,7 @@ def archive_stem(java_home: Path, spark_home: Path, pyspark_version: str
     feature, text = release
     libjvm = next(iter(sorted(java_home.glob("lib/server/libjvm.*"))), None)
     stat = libjvm.stat() if libjvm else None
-    jars_dir = spark_home / "jars"
-    jars = [f"{name}:{(jars_dir / name).stat().st_size}"
-            for name in (sorted(os.listdir(jars_dir)) if jars_dir.is_dir() else [])]
+    jars = [f"{name}:{size}" for name, size in _jars(spark_home)]
     key = hashlib.sha256("\0".join([
         text, f"{stat.st_size}:{stat.st_mtime_ns}" if stat else "", pyspark_version,
         *jars]).encode()).hexdigest()[:16]
@@ -451,6 +451,33 @@ def _set_of(name: str) -> str | None:
     if stem.startswith(STEM_PREFIX) or _PATH_KEYED.fullmatch(name):
         return stem
     return None
+
+
+def _jars(spark_home: Path) -> list[tuple[str, int]]:
+    """Spark's jars by name and size (what the set's key reads of them)."""
+    jars_dir = spark_home / "jars"
+    return [(name, (jars_dir / name).stat().st_size)
+            for name in (sorted(os.listdir(jars_dir)) if jars_dir.is_dir() else [])]
+
+
+def shared_home(link: Path, spark_home: Path) -> Path:
+    """The Spark the set's JVMs see through ``link``: the one it points at already while that
+    is still there with the jars of this one (by name and size, the set's key), else this
+    installation's. The JVM takes an archive only with the very jar files it was made with
+    (their size and modification time), and two installations of the same Spark differ in
+    those times: the set's first installation stays the class path of every one (the same
+    classes), so they all map its archives instead of making them again in turn."""
+    try:
+        current = Path(os.readlink(link))
+    except OSError:
+        return spark_home
+    if current == spark_home:
+        return spark_home
+    try:
+        same = current.is_absolute() and _jars(current) == _jars(spark_home)
+    except OSError:
+        same = False
+    return current if same else spark_home
 
 
 def _point(link: Path, target: Path) -> bool:
@@ -584,7 +611,7 @@ class ClassDataSharing:
             return None  # SPARK_LAUNCHER_OPTS is split on blanks by spark-class
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         link = folder / f"{stem}{HOME_SUFFIX}"
-        if not _point(link, spark_home):
+        if not _point(link, shared_home(link, spark_home)):
             return None
         out = cls(folder / f"{stem}-driver.jsa", folder / f"{stem}-launcher.jsa", feature >= 19,
                   spark_home=link)

@@ -128,3 +128,25 @@ def test_the_link_is_pointed_at_this_installation_atomically(tmp_path):
         "one", "set.home", "two"]
     (tmp_path / "dir.home").mkdir()  # not a link: left alone, no archives then
     assert not S._point(tmp_path / "dir.home", one)
+
+
+def test_the_sets_link_stays_on_the_first_installation_while_it_has_the_same_jars(tmp_path):
+    """The JVM maps an archive only with the jar files it was made with (their sizes and
+    times: two installations differ in their times), so the link keeps the Spark it points
+    at while that one is there with the same jars; else it is this installation's."""
+    first = _spark(tmp_path / "venv1" / "pyspark", JARS)
+    second = _spark(tmp_path / "venv2" / "pyspark", JARS)  # same jars, newer files
+    link = tmp_path / "cache" / "set.home"
+    link.parent.mkdir()
+    assert S.shared_home(link, second) == second  # no link yet: this installation's
+    os.symlink(first, link)
+    assert S.shared_home(link, second) == first
+    assert S._point(link, S.shared_home(link, second)) and os.readlink(link) == str(first)
+    other = _spark(tmp_path / "venv3" / "pyspark", {**JARS, "extra.jar": 1})
+    assert S.shared_home(link, other) == other  # other jars: not the set's Spark
+    (first / "jars" / "scala-library-2.13.16.jar").write_bytes(b"x" * 501)
+    assert S.shared_home(link, second) == second  # the first one changed
+    import shutil
+
+    shutil.rmtree(tmp_path / "venv1")
+    assert S.shared_home(link, second) == second  # the first one is gone
