@@ -112,6 +112,8 @@ GOALS: tuple[Goal, ...] = (
          lambda d: d["kv_get_ms_median"], lambda v: v < 200, "ms"),
     Goal("startup", "`jetlink validate FILE` (one stream)", "< 200 ms",
          lambda d: d["validate_ms_median"], lambda v: v < 200, "ms"),
+    Goal("startup", "`jetlink kv get` vs the bare interpreter (median of per-run ratios)",
+         "<= 3x", lambda d: d["kv_get_vs_python"], lambda v: v <= 3, "x"),
     Goal("spark", "Spark source job vs plain Parquet copy (median of pairs)", "<= 1.3x",
          lambda d: (_find(d, "ratio_median") or _find(d, "ratio"))[0], lambda v: v <= 1.3, "x"),
     Goal("spark", "`jetlink spark mirror` of 10,000 messages, JVM start included", "< 10 s",
