@@ -47,7 +47,7 @@ from ..errors import ApiError, nats_error
 from ..messages import BatchPubAck, PubAck
 from ..numbers import go_parse_uint64
 from .base import _as_uint64
-from .staging import Staged, write_staged
+from .staging import Staged
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..streams import Txn
@@ -136,16 +136,6 @@ def drop_stream(txn: TxnState, stream_id: int) -> None:
     if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'atomic_batches'").fetchone():
         conn.execute("DELETE FROM atomic_batches WHERE stream_id = ?", (stream_id,))
         conn.execute("DELETE FROM atomic_batch_msgs WHERE stream_id = ?", (stream_id,))
-
-
-def inflight(txn: TxnState, stream_id: int) -> dict[str, int]:
-    """The batches of a stream in flight: id -> the highest staged sequence."""
-    st = _transaction_streams(txn).get(stream_id)
-    if st is not None:
-        write_staged(st.conn, stream_id, txn.now, st._staged)
-    return dict(txn.conn.execute(
-        "SELECT batch_id, last_seq FROM atomic_batches WHERE stream_id = ? ORDER BY batch_id",
-        (stream_id,)).fetchall())
 
 
 def publish(st: StreamTxn, subject: str, hdr: bytes, data: bytes,

@@ -52,7 +52,7 @@ from ..messages import PubAck
 from ..numbers import go_parse_int64 as _parse_int64
 from ..numbers import go_parse_uint64 as _parse_uint64
 from .batches import BATCH_TIMEOUT_NS, MAX_BATCH_ID
-from .staging import SAVE_FAST_SQL, FastBatch, write_fast
+from .staging import SAVE_FAST_SQL, FastBatch
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..txnstate import TxnState
@@ -165,16 +165,6 @@ def drop_stream(txn: TxnState, stream_id: int) -> None:
         st._fast.clear()
     if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'fast_batches'").fetchone():
         conn.execute("DELETE FROM fast_batches WHERE stream_id = ?", (stream_id,))
-
-
-def inflight(txn: TxnState, stream_id: int) -> dict[str, int]:
-    """A stream's fast batches in flight: id -> the highest batch sequence seen."""
-    st = getattr(txn, "streams", {}).get(stream_id)  # core/streams.py Txn.streams
-    if st is not None:
-        write_fast(txn.conn, stream_id, txn.now, st._fast)
-    return dict(txn.conn.execute(
-        "SELECT batch_id, lseq FROM fast_batches WHERE stream_id = ? ORDER BY batch_id",
-        (stream_id,)).fetchall())
 
 
 def error_doc(stream: str, err: ApiError) -> dict[str, Any]:
