@@ -20,6 +20,7 @@ import json
 import os
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
@@ -549,99 +550,124 @@ class JetStream:
 
     def _publish_batch(self, msgs: Iterable[BatchItem]
                        ) -> list[PubAck | ApiError | JetlinkError | None]:
+        from .streamstore.overlay import data_version
+
+        if not isinstance(msgs, list):
+            msgs = list(msgs)
+        with self.write() as txn:
+            core = CoreFanout.load(txn)
+            whole = (None if core.active
+                     else _one_plain_run(msgs, txn.catalog._routes, self._valid_subjects))
+            if whole is None:
+                return self._publish_loop(txn, core, msgs)
+            # The whole call is one header-less run into one stream without a transform,
+            # every subject already checked: what the loop would do, in bulk.
+            d, subjects, datas, counts = whole
+            st = txn.stream(d)
+            memo_key = f"subject-memo:{d.id}"
+            version = data_version(txn.conn)
+            if not st.recall_subjects(self.cluster.cache.pop(memo_key, None)):
+                st.prefetch_subjects(counts)
+            acks = st.append_columns(subjects, datas, counts)
+        memo = st.subject_memo(version)  # committed: the next bulk publish may take it
+        if memo is not None:
+            self.cluster.cache[memo_key] = memo
+        return [None] * len(acks) if d.no_ack else acks  # type: ignore[return-value]
+
+    def _publish_loop(self, txn: S.Txn, core: CoreFanout, msgs: list[BatchItem]
+                      ) -> list[PubAck | ApiError | JetlinkError | None]:
+        """``publish_batch`` message by message, in the caller's transaction."""
         valid = self._valid_subjects
         max_payload = S.MAX_PAYLOAD
         out: list[PubAck | ApiError | JetlinkError | None] = []
-        with self.write() as txn:
-            # One pass: client checks (a refusal raises: the transaction rolls back, nothing
-            # is written), routing and transforms, grouping header-less runs per stream.
-            core = CoreFanout.load(txn)
-            catalog = txn.catalog
-            routes = catalog._routes
-            route = catalog.route
-            work: list[_Work] = []
-            touched: dict[int, set[str]] = {}
-            ids: dict[int, list[str]] = {}
-            run_d: S.StreamDef | None = None
-            run: list[tuple[str, bytes]] = []
-            fan = core.active
-            plain: object = _MISSING  # run_d when it has no subject transform
-            for i, item in enumerate(msgs):
-                headers: H.HeadersIn | None
-                if len(item) == 3:
-                    subject, data, headers = item
-                else:
-                    (subject, data), headers = item, None
-                if (not headers and not fan and type(data) is bytes and subject in valid
-                        and len(data) <= max_payload and routes.get(subject) is plain):
-                    run.append((subject, data))  # the hot path: what the loop below does
-                    continue
-                if type(data) is not bytes:
-                    data = bytes(data)
-                hdr: bytes | None
-                fv: dict[str, str] | None
-                if headers:
-                    hdr, fv = H.encode_headers_fv(headers)
-                else:
-                    hdr = fv = None
-                if subject not in valid or len(data) + (len(hdr) if hdr else 0) > max_payload:
-                    S.check_publish_input(subject, hdr, data, reply_len=L.js_reply_len(i))
-                    # cached: subjects whose line fits whatever the reply and sizes
-                    if len(valid) < 100_000 and len(subject) <= _CACHED_SUBJECT_MAX:
-                        valid.add(subject)
-                if fan:
-                    core.add(subject, hdr, data)
-                found = routes.get(subject, _MISSING)
-                d = route(subject) if found is _MISSING else found
-                if d is None:
-                    run_d = None
-                    plain = _MISSING
-                    work.append((subject,))
-                    continue
-                if d.transform is not None:
-                    mapped = d.transform.apply(subject)
-                    if mapped is not None:
-                        subject = mapped
-                if hdr is None:
-                    if d is not run_d:
-                        run_d, run = d, []
-                        plain = d if d.transform is None else _MISSING
-                        work.append((d, run))
-                        touched.setdefault(d.id, set())  # (streams in order of appearance)
-                    run.append((subject, data))
-                    continue
+        # One pass: client checks (a refusal raises: the transaction rolls back, nothing
+        # is written), routing and transforms, grouping header-less runs per stream.
+        catalog = txn.catalog
+        routes = catalog._routes
+        route = catalog.route
+        work: list[_Work] = []
+        touched: dict[int, set[str]] = {}
+        ids: dict[int, list[str]] = {}
+        run_d: S.StreamDef | None = None
+        run: list[tuple[str, bytes]] = []
+        fan = core.active
+        plain: object = _MISSING  # run_d when it has no subject transform
+        for i, item in enumerate(msgs):
+            headers: H.HeadersIn | None
+            if len(item) == 3:
+                subject, data, headers = item
+            else:
+                (subject, data), headers = item, None
+            if (not headers and not fan and type(data) is bytes and subject in valid
+                    and len(data) <= max_payload and routes.get(subject) is plain):
+                run.append((subject, data))  # the hot path: what the loop below does
+                continue
+            if type(data) is not bytes:
+                data = bytes(data)
+            hdr: bytes | None
+            fv: dict[str, str] | None
+            if headers:
+                hdr, fv = H.encode_headers_fv(headers)
+            else:
+                hdr = fv = None
+            if subject not in valid or len(data) + (len(hdr) if hdr else 0) > max_payload:
+                S.check_publish_input(subject, hdr, data, reply_len=L.js_reply_len(i))
+                # cached: subjects whose line fits whatever the reply and sizes
+                if len(valid) < 100_000 and len(subject) <= _CACHED_SUBJECT_MAX:
+                    valid.add(subject)
+            if fan:
+                core.add(subject, hdr, data)
+            found = routes.get(subject, _MISSING)
+            d = route(subject) if found is _MISSING else found
+            if d is None:
                 run_d = None
                 plain = _MISSING
-                work.append((d, subject, hdr, data, fv))
-                touched.setdefault(d.id, set()).add(subject)
-                mid = fv.get(H.MSG_ID) if fv else None
-                if mid:
-                    ids.setdefault(d.id, []).append(mid)
-            streams = txn.streams
-            for w in work:  # the subjects of header-less runs, gathered per run
-                if len(w) == 2:
-                    touched[w[0].id].update(map(itemgetter(0), w[1]))
-            for sid, subjects in touched.items():
-                txn.stream(catalog.by_id[sid]).prefetch_subjects(subjects)
-            for sid, mids in ids.items():
-                streams[sid].prefetch_msg_ids(mids)
-            append = out.append
-            for w in work:
-                if len(w) == 2:  # a run of header-less messages: the batch hot path
-                    d, items = w
-                    acks = streams[d.id].append_plain(items)
-                    out.extend([None] * len(acks) if d.no_ack else acks)
-                elif len(w) == 1:
-                    append(S.NoStreamError(w[0]))
+                work.append((subject,))
+                continue
+            if d.transform is not None:
+                mapped = d.transform.apply(subject)
+                if mapped is not None:
+                    subject = mapped
+            if hdr is None:
+                if d is not run_d:
+                    run_d, run = d, []
+                    plain = d if d.transform is None else _MISSING
+                    work.append((d, run))
+                    touched.setdefault(d.id, set())  # (streams in order of appearance)
+                run.append((subject, data))
+                continue
+            run_d = None
+            plain = _MISSING
+            work.append((d, subject, hdr, data, fv))
+            touched.setdefault(d.id, set()).add(subject)
+            mid = fv.get(H.MSG_ID) if fv else None
+            if mid:
+                ids.setdefault(d.id, []).append(mid)
+        streams = txn.streams
+        for w in work:  # the subjects of header-less runs, gathered per run
+            if len(w) == 2:
+                touched[w[0].id].update(map(itemgetter(0), w[1]))
+        for sid, subjects in touched.items():
+            txn.stream(catalog.by_id[sid]).prefetch_subjects(subjects)
+        for sid, mids in ids.items():
+            streams[sid].prefetch_msg_ids(mids)
+        append = out.append
+        for w in work:
+            if len(w) == 2:  # a run of header-less messages: the batch hot path
+                d, items = w
+                acks = streams[d.id].append_plain(items)
+                out.extend([None] * len(acks) if d.no_ack else acks)
+            elif len(w) == 1:
+                append(S.NoStreamError(w[0]))
+            else:
+                d, subject, hdr, data, fv = w
+                r: PubAck | JetlinkError | None
+                if fv and "Nats-Batch-Id" in fv:  # an atomic batch message
+                    r = self._batch_msg(streams[d.id], subject, hdr or b"", data, fv)
                 else:
-                    d, subject, hdr, data, fv = w
-                    r: PubAck | JetlinkError | None
-                    if fv and "Nats-Batch-Id" in fv:  # an atomic batch message
-                        r = self._batch_msg(streams[d.id], subject, hdr or b"", data, fv)
-                    else:
-                        r = streams[d.id].append(subject, hdr, data, fv=fv)
-                    append(None if d.no_ack else r)
-            core.flush()
+                    r = streams[d.id].append(subject, hdr, data, fv=fv)
+                append(None if d.no_ack else r)
+        core.flush()
         return out
 
     def _route(self, txn: S.Txn, subject: str, hdr: bytes | None, data: bytes, *,
@@ -898,6 +924,42 @@ _MISSING: Final = _Missing.MISSING
 # a subject this long (characters; up to 4 bytes each) fits a protocol line whatever its
 # reply and sizes: the batch path checks it once, then trusts it
 _CACHED_SUBJECT_MAX = (L.MAX_CONTROL_LINE - 128) // 4
+
+
+def _one_plain_run(msgs: list[BatchItem], routes: Mapping[str, Any], valid: set[str]
+                   ) -> tuple[S.StreamDef, list[str], list[bytes], Counter[str]] | None:
+    """``publish_batch``'s messages as ONE header-less run into one stream, when every
+    message takes the loop's hot path: no headers, bytes within the payload limit, a subject
+    already checked (``valid``) and routed (``routes``) to the same stream, which has no
+    subject transform. ``(stream, subjects, payloads, Counter(subjects))``, or None (the loop
+    decides message by message). Each test is one pass in C over the batch."""
+    if not msgs:
+        return None
+    shapes = set(map(len, msgs))
+    if shapes == {3}:
+        if any(map(_third, msgs)):
+            return None
+    elif shapes != {2}:
+        return None
+    subjects: list[str] = list(map(_first, msgs))
+    datas: list[bytes] = list(map(_second, msgs))
+    if set(map(type, datas)) != {bytes} or max(map(len, datas)) > S.MAX_PAYLOAD:
+        return None
+    counts = Counter(subjects)
+    if not counts.keys() <= valid:
+        return None
+    found: S.StreamDef | None = routes.get(subjects[0])
+    if found is None or found.transform is not None:
+        return None
+    d: S.StreamDef = found
+    get = routes.get
+    for subject in counts:
+        if get(subject) is not d:
+            return None
+    return d, subjects, datas, counts
+
+
+_first, _second, _third = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
 class Tail:

@@ -88,3 +88,89 @@ def test_runs_a_limit_acts_on_store_what_one_by_one_stores(tmp_path, limits):
     batches = [_batch(20, 3), _batch(25, 4, start=1, size=9) + _batch(10, 2, size=6)]
     bulk, one_by_one = _both(tmp_path, limits, batches)
     assert bulk == one_by_one
+
+
+def test_a_later_run_removes_rows_of_a_bulk_run_in_the_same_transaction(tmp_path):
+    # The first run is linked in bulk (its rows' positions are indexed only when first asked
+    # for); the run after the header message reaches max_msgs_per_subject and removes rows
+    # of the first, still pending in the same transaction.
+    batch = _batch(6, 3) + [("b.s0", b"h", {"A": "b"})] + _batch(6, 3)
+    bulk, one_by_one = _both(tmp_path, {"max_msgs_per_subject": 4}, [batch])
+    assert bulk == one_by_one
+    assert [row[2] for row in bulk[1][1]] == [4, 4, 4]  # each subject at its limit
+
+
+# --- subject states kept from one bulk publish to the next (overlay.py SubjectMemo) --------
+
+def _replay(tmp_path, ops: list) -> list:
+    """``ops`` applied to two data directories: ("batch", msgs) through publish_batch in the
+    first and message by message in the second; (name, fn) ops call ``fn(js, path)`` on both
+    (``path``: the data directory, for a second connection). (acks, stored) of each."""
+    out = []
+    for k, bulk in enumerate((True, False)):
+        clock = ManualClock(1_700_000_000_000_000_000)
+        path = tmp_path / f"d{k}"
+        js = JetStream(DataDir(path).open(), clock)
+        js.add_stream(cfg(name="B", subjects=["b.>"]))
+        acks: list = []
+        for op, arg in ops:
+            if op != "batch":
+                arg(js, path)
+            elif bulk:
+                acks += js.publish_batch(arg)
+            else:
+                acks += [js.publish(*m) for m in arg]
+            clock.advance(1_000)
+        out.append(([a.to_json() for a in acks], _stored(js)))
+    return out
+
+
+def _other_connection(path):
+    """A second connection to the same data directory (another process, as SQLite sees it)."""
+    return JetStream(DataDir(path).open(), ManualClock(1_700_000_000_000_100_000))
+
+
+def test_kept_subject_states_yield_to_another_connections_commit(tmp_path):
+    # Another writer publishes to known subjects and purges one between two bulk publishes:
+    # the states this connection kept are stale, and PRAGMA data_version says so.
+    def other(js, path):
+        o = _other_connection(path)
+        o.publish("b.s1", b"other")
+        o.publish("b.s9", b"other")
+        o.purge_stream("B", subject="b.s2")
+        o.cluster.close()
+
+    ops = [("batch", _batch(30, 5)), ("batch", _batch(30, 5, start=1)), ("other", other),
+           ("batch", _batch(30, 5, start=2)), ("batch", _batch(30, 10))]
+    bulk, one_by_one = _replay(tmp_path, ops)
+    assert bulk == one_by_one
+
+
+def test_kept_subject_states_yield_to_this_connections_other_writes(tmp_path):
+    # The same connection purges and deletes between bulk publishes (total_changes moves);
+    # subjects emptied by the purge free their ids, which new subjects then take again.
+    def purge(js, path):
+        js.purge_stream("B", subject="b.s4")
+        js.purge_stream("B", subject="b.s3")
+
+    def delete(js, path):
+        js.delete_msg("B", js.state("B").last_seq)
+
+    ops = [("batch", _batch(30, 5)), ("batch", _batch(30, 5)), ("purge", purge),
+           ("batch", [(f"b.n{i % 4}", b"x", None) for i in range(12)]),
+           ("batch", _batch(30, 5)), ("delete", delete), ("batch", _batch(30, 5))]
+    bulk, one_by_one = _replay(tmp_path, ops)
+    assert bulk == one_by_one
+    subjects = [row[1] for row in bulk[1][1]]
+    assert len(subjects) == len(set(subjects)) == 9  # b.s0-4 and b.n0-3, each once
+
+
+def test_kept_subject_states_leave_out_subjects_a_limit_emptied(tmp_path):
+    # max_msgs empties b.b inside a bulk publish (its row deleted, its id free again); the
+    # next bulk publish gives b.c a new id, which must not be the id b.b had.
+    one = [("b.c", b"c", None)]
+    batches = [one, [(f"b.{x}", b"m", None) for x in "aaaaabbbbb"],
+               [("b.a", b"n", None)] * 10, one + [("b.b", b"o", None)]]
+    bulk, one_by_one = _both(tmp_path, {"max_msgs": 10}, batches)
+    assert bulk == one_by_one
+    assert [row[1] for row in bulk[1][1]] == ["b.a", "b.c", "b.b"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
-from itertools import count, repeat
+from itertools import repeat
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .overlay import _Subj
 
 _INT64_MAX = (1 << 63) - 1
+_first, _second = itemgetter(0), itemgetter(1)
 
 
 class StreamAppend(StreamOverlay):
@@ -102,35 +103,48 @@ class StreamAppend(StreamOverlay):
         Same results as calling ``append(subject, None, data)`` for each; messages a limit
         would act on (discard, per-subject removal) take the general path one by one.
         """
-        d = self.d
-        if d.sealed or not d.fast or d.republish is not None:
-            return [self.append(subject, None, data) for subject, data in items]
-        if self.last_seq + len(items) > MAX_SEQ:  # pragma: no cover - 2^40 messages
-            return [self.append(subject, None, data) for subject, data in items]
-        out: list[PubAck | ApiError] = []
-        if not self._append_bulk(items, out):
-            self._append_run(items, None, out)
-        return out
+        subjects = list(map(_first, items))
+        return self.append_columns(subjects, list(map(_second, items)), Counter(subjects),
+                                   items)
 
-    def _append_bulk(self, items: list[tuple[str, bytes]], out: list[PubAck | ApiError]
-                     ) -> bool:
+    def append_columns(self, subjects: list[str], datas: list[bytes], counts: Counter[str],
+                       items: list[tuple[str, bytes]] | None = None
+                       ) -> list[PubAck | ApiError]:
+        """:meth:`append_plain` of the messages ``zip(subjects, datas)`` given as columns
+        (``counts``: ``Counter(subjects)``; ``items``: the pairs, when the caller has them)."""
+        d = self.d
+        n = len(subjects)
+        if (d.sealed or not d.fast or d.republish is not None
+                or self.last_seq + n > MAX_SEQ):  # (MAX_SEQ: 2^40 messages)
+            pairs = items if items is not None else list(zip(subjects, datas, strict=True))
+            return [self.append(subject, None, data) for subject, data in pairs]
+        acks = self._append_bulk(subjects, datas, counts)
+        if acks is None:
+            out: list[PubAck | ApiError] = []
+            pairs = items if items is not None else list(zip(subjects, datas, strict=True))
+            self._append_run(pairs, None, out)
+            return out
+        return acks
+
+    def _append_bulk(self, subjects: list[str], datas: list[bytes], counts: Counter[str]
+                     ) -> list[PubAck | ApiError] | None:
         """``_append_run`` of header-less publishes none of which a limit or a size acts on,
-        done per subject instead of per message: False (nothing done) when one would be
-        (a message over max_msg_size, a subject reaching max_msgs_per_subject, the stream
-        reaching max_msgs or max_bytes), and the run takes the message-by-message loop.
+        done per subject instead of per message: their PubAcks, or None (nothing done) when
+        one would be (a message over max_msg_size, a subject reaching max_msgs_per_subject,
+        the stream reaching max_msgs or max_bytes), and the run takes the message-by-message
+        loop.
 
         The checks are the loop's, summed: its ``count >= max_per`` before each message of
         a subject holds for none of them when the subject's count after the run is at most
         max_per; likewise max_msgs, and max_bytes (sizes only grow). Subjects are looked up
         (new ones get their ids) in order of first appearance, as the loop does."""
-        n = len(items)
+        n = len(subjects)
         if not n:
-            return True
+            return []
         base_size, _hdr_extra, cap, max_per, max_msgs, max_bytes = self._run_limits()
-        lens = list(map(len, map(itemgetter(1), items)))
+        lens = list(map(len, datas))
         if (cap < MAX_SEQ and max(lens) > cap) or (max_msgs and self.msgs + n > max_msgs):
-            return False
-        counts = Counter(map(itemgetter(0), items))
+            return None
         cache = self._subj
         subj: dict[str, _Subj] = {}
         size = base_size * n + sum(lens)
@@ -139,34 +153,35 @@ class StreamAppend(StreamOverlay):
             if s is None:
                 s = self._subject(subject)
             if max_per and s.count + k > max_per:
-                return False
+                return None
             subj[subject] = s
             size += s.slen * k
         if max_bytes and self.bytes + size > max_bytes:
-            return False
-        self._link_bulk(items, subj, counts, size)
-        name = self.d.name
-        out.extend(map(PubAck, repeat(name, n), range(self.last_seq - n + 1, self.last_seq + 1)))
-        return True
+            return None
+        self._link_bulk(subjects, datas, subj, counts, size)
+        return list(map(PubAck, repeat(self.d.name, n),
+                        range(self.last_seq - n + 1, self.last_seq + 1)))
 
-    def _link_bulk(self, items: list[tuple[str, bytes]], subj: dict[str, _Subj],
+    def _link_bulk(self, subjects: list[str], datas: list[bytes], subj: dict[str, _Subj],
                    counts: Counter[str], size: int) -> None:
         """The rows of :meth:`_append_bulk`, each linked into its subject's chain, and the
         subjects' and the stream's counters (``counts``: the run's messages per subject,
-        ``size``: the bytes it adds)."""
+        ``size``: the bytes it adds). The rows' positions are indexed when first asked for
+        (``_index_rows``): a run nothing looks up again costs no index."""
         base = self.base
         ts = self.last_ts
         if self.txn.now > ts:
             ts = self.txn.now
         seq0 = seq = self.last_seq
         rows = self._rows
-        self._row_pos.update(zip(range(seq0 + 1, seq0 + len(items) + 1), count(len(rows))))
+        row_pos = self._index_rows() if self._row_runs else self._row_pos
+        self._row_runs.append((seq0 + 1, len(subjects), len(rows)))
         add = rows.append
         last: dict[str, list] = {}
         get = last.get
         first: dict[str, list] = {}
         nxt, sid = _NEXT, _SID
-        for subject, data in items:
+        for subject, data in zip(subjects, datas):  # noqa: B905 - columns of one length
             seq += 1
             r = get(subject)
             if r is not None:
@@ -176,7 +191,7 @@ class StreamAppend(StreamOverlay):
                 row = first[subject] = [base | seq, subj[subject].id, ts, 0, 0, None, data]
             last[subject] = row
             add(row)
-        row_pos, ptr_next, touched = self._row_pos, self._ptr_next, self._touched
+        ptr_next, touched = self._ptr_next, self._touched
         for subject, row in first.items():
             s = subj[subject]
             fseq = row[0] - base
@@ -232,7 +247,8 @@ class StreamAppend(StreamOverlay):
         """
         name, base = self.d.name, self.base
         base_size, hdr_extra, cap, max_per, max_msgs, max_bytes = self._run_limits()
-        rows, row_pos, ptr_next = self._rows, self._row_pos, self._ptr_next
+        rows, ptr_next = self._rows, self._ptr_next
+        row_pos = self._index_rows() if self._row_runs else self._row_pos
         touched, cache = self._touched, self._subj
         add = out.append if out is not None else None
         at_next = iter(at).__next__ if at is not None else None
@@ -512,6 +528,8 @@ class StreamAppend(StreamOverlay):
         seq = self.last_seq + 1
         if seq > MAX_SEQ:  # pragma: no cover - 2^40 messages
             return nats_error("StreamStoreFailed", err="sequence space of jetlink exhausted")
+        if self._row_runs:
+            self._index_rows()
         if count > 0:
             prev = s.last
             pos = self._row_pos.get(prev)

@@ -12,8 +12,10 @@ purge (purge.py) collaborators all work through these methods.
 
 from __future__ import annotations
 
+import sqlite3
 from collections import deque
 from collections.abc import Iterable
+from itertools import count
 from typing import TYPE_CHECKING
 
 from ..errors import JetlinkError, nats_error
@@ -50,6 +52,29 @@ class _Subj:
         self.new = new
         self.touched = False
 
+
+class SubjectMemo:
+    """One stream's subject states as a committed transaction of this connection left them
+    (:meth:`StreamOverlay.subject_memo`), with what proves them current: the database's
+    ``data_version`` and the connection's ``total_changes`` right after that commit."""
+
+    __slots__ = ("stream_id", "version", "changes", "subj", "by_id")
+
+    def __init__(self, stream_id: int, version: int, changes: int, subj: dict[str, _Subj],
+                 by_id: dict[int, _Subj]) -> None:
+        self.stream_id = stream_id
+        self.version = version
+        self.changes = changes
+        self.subj = subj
+        self.by_id = by_id
+
+
+def data_version(conn: sqlite3.Connection) -> int:
+    """SQLite's ``PRAGMA data_version``: changes when ANOTHER connection commits."""
+    return int(conn.execute("PRAGMA data_version").fetchone()[0])
+
+
+_MEMO_MAX = 100_000  # subjects a memo keeps at most (a larger stream reads them each time)
 
 # A pending row is a list: [id, subject_id, ts, prev, next, hdr, data]
 _K, _SID, _TS, _PREV, _NEXT, _HDR, _DATA = range(7)
@@ -101,7 +126,8 @@ class StreamOverlay:
 
     def _clear_overlay(self) -> None:
         self._rows: list[list] = []
-        self._row_pos: dict[int, int] = {}
+        self._row_pos: dict[int, int] = {}  # pending seq -> its row's position in _rows
+        self._row_runs: list[tuple[int, int, int]] = []  # (seq, rows, position) to index
         self._dead: set[int] = set()
         self._db_deletes: list[int] = []
         self._ptr_next: dict[int, int] = {}
@@ -150,6 +176,33 @@ class StreamOverlay:
                 self._subj[subject] = s
                 self._subj_by_id[sid] = s
 
+    def recall_subjects(self, memo: SubjectMemo | None) -> bool:
+        """Take the subject states ``memo`` kept from this process's last bulk publish into
+        the stream, when the database is still exactly as that commit left it: no other
+        connection committed since (``PRAGMA data_version``) and this one changed no row
+        (``total_changes``; the expiry of this transaction included). False: nothing taken,
+        the states are read from the database as usual."""
+        if (memo is None or memo.stream_id != self.d.id or self._subj
+                or memo.changes != self.conn.total_changes
+                or memo.version != data_version(self.conn)):
+            return False
+        self._subj, self._subj_by_id = memo.subj, memo.by_id
+        return True
+
+    def subject_memo(self, version: int) -> SubjectMemo | None:
+        """After the commit of a transaction that wrote this stream only through this
+        overlay: its subject states as stored (``flush`` made each match its row), for
+        :meth:`recall_subjects`. Subjects left empty are not kept: their ids may be reused
+        (``TxnState.alloc_subject_id``). ``version``: ``data_version`` read in the
+        transaction (a connection's own commits do not change it)."""
+        subj = self._subj
+        if len(subj) > _MEMO_MAX or self._touched or self._rows:
+            return None
+        if not all(s.count > 0 and not s.new for s in subj.values()):
+            subj = {k: s for k, s in subj.items() if s.count > 0 and not s.new}
+        return SubjectMemo(self.d.id, version, self.conn.total_changes, subj,
+                           {s.id: s for s in subj.values()})
+
     def _subject_by_id(self, sid: int) -> _Subj:
         s = self._subj_by_id.get(sid)
         if s is not None:
@@ -170,12 +223,22 @@ class StreamOverlay:
             self._touched.append(s)
 
     # --- nodes and chains --------------------------------------------------------------------
+    def _index_rows(self) -> dict[int, int]:
+        """``_row_pos`` with the runs of consecutive rows the bulk path appended
+        (``_row_runs``) folded in: every method that looks a pending row up calls this first
+        when a run is waiting."""
+        pos = self._row_pos
+        for seq, n, at in self._row_runs:
+            pos.update(zip(range(seq, seq + n), count(at)))  # noqa: B905 - count is endless
+        self._row_runs.clear()
+        return pos
+
     def _node(self, seq: int) -> tuple[int, int, int, int] | None:
         """(subject_id, size, prev, next) of a live message, pending or stored."""
         if seq in self._dead:
             return None
         d = self.d
-        pos = self._row_pos.get(seq)
+        pos = (self._index_rows() if self._row_runs else self._row_pos).get(seq)
         if pos is not None:
             r = self._rows[pos]
             hdr = r[_HDR]
@@ -195,14 +258,14 @@ class StreamOverlay:
         return (sid, size, self._ptr_prev.get(seq, prev), self._ptr_next.get(seq, nxt))
 
     def _set_next(self, seq: int, value: int) -> None:
-        pos = self._row_pos.get(seq)
+        pos = (self._index_rows() if self._row_runs else self._row_pos).get(seq)
         if pos is not None:
             self._rows[pos][_NEXT] = value
         else:
             self._ptr_next[seq] = value
 
     def _set_prev(self, seq: int, value: int) -> None:
-        pos = self._row_pos.get(seq)
+        pos = (self._index_rows() if self._row_runs else self._row_pos).get(seq)
         if pos is not None:
             self._rows[pos][_PREV] = value
         else:
@@ -227,7 +290,7 @@ class StreamOverlay:
         s.count -= 1
         self._touch(s)
         self._dead.add(seq)
-        if seq in self._row_pos:
+        if seq in (self._index_rows() if self._row_runs else self._row_pos):
             self._pend_alive -= 1
         else:
             self._db_deletes.append(seq)
@@ -240,7 +303,8 @@ class StreamOverlay:
     def _read_ahead(self, seq: int) -> None:
         """Load the stored rows from ``seq`` on into the window: limits remove oldest
         messages, and the next ones to go are usually near."""
-        if seq in self._window or seq in self._row_pos or seq in self._dead:
+        if (seq in self._window or seq in self._dead
+                or seq in (self._index_rows() if self._row_runs else self._row_pos)):
             return
         if len(self._window) > 200_000:
             self._window.clear()
