@@ -566,8 +566,8 @@ class JetStream:
             st = txn.stream(d)
             memo_key = f"subject-memo:{d.id}"
             version = data_version(txn.conn)
-            if not st.recall_subjects(self.cluster.cache.pop(memo_key, None)):
-                st.prefetch_subjects(counts)
+            st.recall_subjects(self.cluster.cache.pop(memo_key, None))
+            st.prefetch_subjects(counts)  # (the states the memo did not have)
             acks = st.append_columns(subjects, datas, counts)
         memo = st.subject_memo(version)  # committed: the next bulk publish may take it
         if memo is not None:

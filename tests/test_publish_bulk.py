@@ -174,3 +174,35 @@ def test_kept_subject_states_leave_out_subjects_a_limit_emptied(tmp_path):
     bulk, one_by_one = _both(tmp_path, {"max_msgs": 10}, batches)
     assert bulk == one_by_one
     assert [row[1] for row in bulk[1][1]] == ["b.a", "b.c", "b.b"]
+
+
+def test_kept_subject_states_leave_out_subjects_looked_up_but_never_stored(tmp_path):
+    # discard new refuses b.c (too big for max_bytes) inside a bulk publish: b.c was given an
+    # id when looked up, and never stored; b.e then takes that id, and b.c stored at last
+    # must get another.
+    big, small = b"x" * 300, b"y" * 10
+    batches = [[("b.a", small, None), ("b.c", big, None), ("b.e", big, None)],
+               [("b.c", big, None)], [("b.e", small, None)], [("b.c", small, None)]]
+    bulk, one_by_one = _both(tmp_path, {"max_bytes": 200, "discard": "new"}, batches)
+    assert bulk == one_by_one
+    assert [row[1] for row in bulk[1][1]] == ["b.a", "b.e", "b.c"]
+
+
+def test_a_bulk_publish_reads_the_subject_states_it_lacks_in_a_few_queries(tmp_path):
+    # The kept states are those of the last bulk publish (1,000 other keys, as a KV client
+    # putting keys batch by batch): the missing ones are read together, not one by one.
+    js = JetStream(DataDir(tmp_path).open(), ManualClock(1_700_000_000_000_000_000))
+    js.add_stream(cfg(name="B", subjects=["b.>"]))
+    keys = [f"b.k{i}" for i in range(2000)]
+    js.publish_batch([(k, b"v", None) for k in keys])  # every subject checked once
+    js.publish_batch([(k, b"w", None) for k in keys[:1000]])
+    statements: list[str] = []
+    js.cluster.conn.set_trace_callback(statements.append)
+    try:
+        acks = js.publish_batch([(k, b"w", None) for k in keys[1000:]])
+    finally:
+        js.cluster.conn.set_trace_callback(None)
+    assert [a.seq for a in acks] == list(range(3001, 4001))
+    reads = [s for s in statements if s.startswith("SELECT") and "FROM subjects" in s]
+    assert 1 <= len(reads) <= 4, reads[:5]
+    assert js.subjects("B") == {k: 2 for k in keys[:1000]} | {k: 2 for k in keys[1000:]}

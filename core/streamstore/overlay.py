@@ -120,6 +120,7 @@ class StreamOverlay:
         self.wrote = False  # rows changed in this transaction (flush), e.g. a message stored
         self._subj: dict[str, _Subj] = {}
         self._subj_by_id: dict[int, _Subj] = {}
+        self._dropped: list[_Subj] = []  # subjects new or emptied here (subject_memo)
         self._staged: dict[str, Staged] = {}  # atomic batches in flight (batches.py)
         self._fast: dict[str, FastBatch] = {}  # fast batches in flight (fastbatch.py)
         self._clear_overlay()
@@ -156,6 +157,7 @@ class StreamOverlay:
         ).fetchone()
         if row is None:
             s = _Subj(self.txn.alloc_subject_id(), subject, 0, 0, 0, True)
+            self._dropped.append(s)  # (kept by subject_memo only once stored)
         else:
             s = _Subj(row[0], subject, row[1], row[2], row[3], False)
         self._subj[subject] = s
@@ -192,16 +194,18 @@ class StreamOverlay:
     def subject_memo(self, version: int) -> SubjectMemo | None:
         """After the commit of a transaction that wrote this stream only through this
         overlay: its subject states as stored (``flush`` made each match its row), for
-        :meth:`recall_subjects`. Subjects left empty are not kept: their ids may be reused
-        (``TxnState.alloc_subject_id``). ``version``: ``data_version`` read in the
-        transaction (a connection's own commits do not change it)."""
-        subj = self._subj
+        :meth:`recall_subjects`. Subjects left empty, and those looked up but never stored,
+        are not kept: their ids may be given again (``TxnState.alloc_subject_id``).
+        ``version``: ``data_version`` read in the transaction (a connection's own commits do
+        not change it). Costs what the transaction touched, not the memo's size."""
+        subj, by_id = self._subj, self._subj_by_id
         if len(subj) > _MEMO_MAX or self._touched or self._rows:
             return None
-        if not all(s.count > 0 and not s.new for s in subj.values()):
-            subj = {k: s for k, s in subj.items() if s.count > 0 and not s.new}
-        return SubjectMemo(self.d.id, version, self.conn.total_changes, subj,
-                           {s.id: s for s in subj.values()})
+        for s in self._dropped:
+            if (s.count <= 0 or s.new) and subj.get(s.subject) is s:
+                del subj[s.subject]
+                by_id.pop(s.id, None)
+        return SubjectMemo(self.d.id, version, self.conn.total_changes, subj, by_id)
 
     def _subject_by_id(self, sid: int) -> _Subj:
         s = self._subj_by_id.get(sid)
@@ -412,9 +416,11 @@ class StreamOverlay:
                     s.new = False
                 elif state != s.orig:
                     upd.append((s.count, s.first, s.last, s.id))
-            elif not s.new:
-                dele.append((s.id,))
-                s.new = True
+            else:
+                self._dropped.append(s)
+                if not s.new:
+                    dele.append((s.id,))
+                    s.new = True
             s.orig = state
             s.touched = False
         conn = self.conn
