@@ -36,7 +36,7 @@ from .errors import ApiError, JetlinkError, client_error, nats_error, not_found
 from .fanout import CoreFanout
 from .messages import PubAck, StoredMsg, StreamInfo, StreamState
 from .store import Cluster
-from .subjects import SubjectFilter, is_valid_subject, overlaps
+from .subjects import SubjectFilter, is_valid_publish_subject, is_valid_subject, overlaps
 
 if TYPE_CHECKING:
     from .config.consumer import ConsumerConfig
@@ -557,7 +557,7 @@ class JetStream:
         with self.write() as txn:
             core = CoreFanout.load(txn)
             whole = (None if core.active
-                     else _one_plain_run(msgs, txn.catalog._routes, self._valid_subjects))
+                     else _one_plain_run(msgs, txn.catalog, self._valid_subjects))
             if whole is None:
                 return self._publish_loop(txn, core, msgs)
             # The whole call is one header-less run into one stream without a transform,
@@ -613,7 +613,7 @@ class JetStream:
             if subject not in valid or len(data) + (len(hdr) if hdr else 0) > max_payload:
                 S.check_publish_input(subject, hdr, data, reply_len=L.js_reply_len(i))
                 # cached: subjects whose line fits whatever the reply and sizes
-                if len(valid) < 100_000 and len(subject) <= _CACHED_SUBJECT_MAX:
+                if len(valid) < _CACHED_SUBJECTS and len(subject) <= _CACHED_SUBJECT_MAX:
                     valid.add(subject)
             if fan:
                 core.add(subject, hdr, data)
@@ -924,15 +924,18 @@ _MISSING: Final = _Missing.MISSING
 # a subject this long (characters; up to 4 bytes each) fits a protocol line whatever its
 # reply and sizes: the batch path checks it once, then trusts it
 _CACHED_SUBJECT_MAX = (L.MAX_CONTROL_LINE - 128) // 4
+_CACHED_SUBJECTS = 100_000  # checked subjects a JetStream remembers at most
 
 
-def _one_plain_run(msgs: list[BatchItem], routes: Mapping[str, Any], valid: set[str]
+def _one_plain_run(msgs: list[BatchItem], catalog: S.Catalog, valid: set[str]
                    ) -> tuple[S.StreamDef, list[str], list[bytes], Counter[str]] | None:
     """``publish_batch``'s messages as ONE header-less run into one stream, when every
     message takes the loop's hot path: no headers, bytes within the payload limit, a subject
-    already checked (``valid``) and routed (``routes``) to the same stream, which has no
-    subject transform. ``(stream, subjects, payloads, Counter(subjects))``, or None (the loop
-    decides message by message). Each test is one pass in C over the batch."""
+    a client sends (checked once, then cached in ``valid`` as the loop caches it) routed to
+    the same stream, which has no subject transform. ``(stream, subjects, payloads,
+    Counter(subjects))``, or None (the loop decides message by message, and names the
+    message a client would refuse). Each test is one pass in C over the batch, or one per
+    distinct subject."""
     if not msgs:
         return None
     shapes = set(map(len, msgs))
@@ -946,15 +949,22 @@ def _one_plain_run(msgs: list[BatchItem], routes: Mapping[str, Any], valid: set[
     if set(map(type, datas)) != {bytes} or max(map(len, datas)) > S.MAX_PAYLOAD:
         return None
     counts = Counter(subjects)
-    if not counts.keys() <= valid:
-        return None
-    found: S.StreamDef | None = routes.get(subjects[0])
+    new = counts.keys() - valid
+    if new:
+        if len(valid) + len(new) > _CACHED_SUBJECTS:
+            return None
+        for subject in new:  # the loop's check, for subjects whose line always fits
+            if (type(subject) is not str or len(subject) > _CACHED_SUBJECT_MAX
+                    or not is_valid_publish_subject(subject)):
+                return None
+        valid.update(new)
+    route = catalog.route
+    found = route(subjects[0])
     if found is None or found.transform is not None:
         return None
     d: S.StreamDef = found
-    get = routes.get
     for subject in counts:
-        if get(subject) is not d:
+        if route(subject) is not d:
             return None
     return d, subjects, datas, counts
 

@@ -9,6 +9,7 @@ import pytest
 from helpers import cfg
 
 from jetlink.core.clock import ManualClock
+from jetlink.core.errors import JetlinkError
 from jetlink.core.jetstream import JetStream
 from jetlink.core.messages import PubAck
 from jetlink.core.store import DataDir
@@ -194,7 +195,8 @@ def test_a_bulk_publish_reads_the_subject_states_it_lacks_in_a_few_queries(tmp_p
     js = JetStream(DataDir(tmp_path).open(), ManualClock(1_700_000_000_000_000_000))
     js.add_stream(cfg(name="B", subjects=["b.>"]))
     keys = [f"b.k{i}" for i in range(2000)]
-    js.publish_batch([(k, b"v", None) for k in keys])  # every subject checked once
+    # (one message with a header: the loop takes this call, and keeps no states)
+    js.publish_batch([(k, b"v", None) for k in keys] + [("b.h", b"h", {"A": "b"})])
     js.publish_batch([(k, b"w", None) for k in keys[:1000]])
     statements: list[str] = []
     js.cluster.conn.set_trace_callback(statements.append)
@@ -202,7 +204,29 @@ def test_a_bulk_publish_reads_the_subject_states_it_lacks_in_a_few_queries(tmp_p
         acks = js.publish_batch([(k, b"w", None) for k in keys[1000:]])
     finally:
         js.cluster.conn.set_trace_callback(None)
-    assert [a.seq for a in acks] == list(range(3001, 4001))
+    assert [a.seq for a in acks] == list(range(3002, 4002))
     reads = [s for s in statements if s.startswith("SELECT") and "FROM subjects" in s]
     assert 1 <= len(reads) <= 4, reads[:5]
-    assert js.subjects("B") == {k: 2 for k in keys[:1000]} | {k: 2 for k in keys[1000:]}
+    assert js.subjects("B") == {k: 2 for k in keys} | {"b.h": 1}
+
+
+def test_a_plain_batch_the_bulk_path_cannot_take_is_published_as_the_loop_publishes(tmp_path):
+    # a subject no stream captures (its result is the error), a subject too long to be
+    # remembered as checked, and new subjects checked on the way: each as one by one
+    long = "b." + "x" * 1200
+    batches = [[("b.n1", b"1", None), ("elsewhere.x", b"2", None), ("b.n2", b"3", None)],
+               [(long, b"4", None), ("b.n1", b"5", None)],
+               [("b.n3", b"6", None), ("b.n1", b"7", None)]]
+    bulk, one_by_one = _both(tmp_path, {}, batches)
+    assert bulk == one_by_one
+    assert bulk[0][1] == "no stream matches subject elsewhere.x"
+
+
+def test_a_plain_batch_with_a_subject_a_client_refuses_stores_nothing(tmp_path):
+    js = JetStream(DataDir(tmp_path).open(), ManualClock(1_700_000_000_000_000_000))
+    js.add_stream(cfg(name="B", subjects=["b.>"]))
+    js.publish_batch([("b.a", b"1", None)])
+    for bad in ("b.*", "b..c", "b. c"):
+        with pytest.raises(JetlinkError, match="invalid subject"):
+            js.publish_batch([("b.a", b"2", None), (bad, b"3", None)])
+    assert js.state("B").messages == 1
