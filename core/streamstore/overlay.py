@@ -145,13 +145,14 @@ class StreamOverlay:
         self._window: dict[int, tuple[int, int, int, int]] = {}
         self._ahead = _READ_AHEAD_MIN  # rows the next read-ahead loads (doubles per use)
         self._dd_known: dict[str, tuple[int, int] | None] = {}  # prefetched dedupe entries
+        self._absent: set[str] = set()  # subjects prefetch_subjects found without a row
 
     # --- subjects ------------------------------------------------------------------------
     def _subject(self, subject: str) -> _Subj:
         s = self._subj.get(subject)
         if s is not None:
             return s
-        row = self.conn.execute(
+        row = None if subject in self._absent else self.conn.execute(
             "SELECT id, msgs, first_seq, last_seq FROM subjects WHERE stream_id = ? "
             "AND subject = ?", (self.d.id, subject),
         ).fetchone()
@@ -177,6 +178,8 @@ class StreamOverlay:
                 s = _Subj(sid, subject, n, first, last, False)
                 self._subj[subject] = s
                 self._subj_by_id[sid] = s
+        # the others have no row: _subject creates them (ids in the order it is asked)
+        self._absent.update(x for x in missing if x not in self._subj)
 
     def recall_subjects(self, memo: SubjectMemo | None) -> bool:
         """Take the subject states ``memo`` kept from this process's last bulk publish into
@@ -442,6 +445,7 @@ class StreamOverlay:
         self.flush()
         self._subj = {}
         self._subj_by_id = {}
+        self._absent = set()
         self._dirty = True
 
     # --- reads inside the transaction ----------------------------------------------------------
