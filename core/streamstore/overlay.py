@@ -207,7 +207,8 @@ class StreamOverlay:
         for s in self._dropped:
             if (s.count <= 0 or s.new) and subj.get(s.subject) is s:
                 del subj[s.subject]
-                by_id.pop(s.id, None)
+                if by_id.get(s.id) is s:  # (its id may be another subject's by now)
+                    del by_id[s.id]
         return SubjectMemo(self.d.id, version, self.conn.total_changes, subj, by_id)
 
     def _subject_by_id(self, sid: int) -> _Subj:
