@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 from helpers import cfg
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from jetlink.core.clock import ManualClock
 from jetlink.core.errors import JetlinkError
@@ -230,3 +232,71 @@ def test_a_plain_batch_with_a_subject_a_client_refuses_stores_nothing(tmp_path):
         with pytest.raises(JetlinkError, match="invalid subject"):
             js.publish_batch([("b.a", b"2", None), (bad, b"3", None)])
     assert js.state("B").messages == 1
+
+
+# --- any mix, generated: the bulk path and the kept states against one-by-one publishing ----
+
+_SUBJECTS = [f"b.s{i}" for i in range(6)]
+_MSG = st.tuples(st.sampled_from(_SUBJECTS), st.binary(max_size=12),
+                 st.one_of(st.none(), st.none(), st.just({"A": "b"})))
+_OP = st.one_of(
+    st.tuples(st.just("batch"), st.lists(_MSG, min_size=1, max_size=25)),
+    st.tuples(st.just("batch"), st.lists(_MSG.map(lambda m: (m[0], m[1], None)),
+                                          min_size=1, max_size=25)),
+    st.tuples(st.just("purge"), st.sampled_from(_SUBJECTS)),
+    st.tuples(st.just("other"), st.sampled_from(_SUBJECTS)),
+)
+_LIMITS = st.fixed_dictionaries({}, optional={
+    "max_msgs_per_subject": st.integers(1, 8), "max_msgs": st.integers(5, 40),
+    "max_bytes": st.integers(300, 1500), "discard": st.just("new"),
+})
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(limits=_LIMITS, ops=st.lists(_OP, min_size=1, max_size=8))
+def test_any_mix_stores_what_one_by_one_stores(tmp_path_factory, limits, ops):
+    # batches (plain ones take the bulk path and keep subject states between them), purges
+    # by this connection, publishes by another one: the same rows, subjects, counters and
+    # results as publishing every message alone
+    tmp_path = tmp_path_factory.mktemp("mix")
+    out = []
+    for k, bulk in enumerate((True, False)):
+        clock = ManualClock(1_700_000_000_000_000_000)
+        path = tmp_path / f"d{k}"
+        js = JetStream(DataDir(path).open(), clock)
+        js.add_stream(cfg(name="B", subjects=["b.>"], **limits))
+        results: list = []
+        for op, arg in ops:
+            if op == "purge":
+                js.purge_stream("B", subject=arg)
+            elif op == "other":
+                o = _other_connection(path)
+                results.append(_result(o, arg, b"other"))
+                o.cluster.close()
+            elif bulk:
+                results += js.publish_batch(arg)
+            else:
+                results += [_result(js, *m) for m in arg]
+            clock.advance(1_000)
+        out.append(([r.to_json() if isinstance(r, PubAck) else str(r) for r in results],
+                    _named(_stored(js))))
+        js.cluster.close()
+    assert out[0] == out[1]
+
+
+def _named(stored: tuple) -> tuple:
+    """``_stored`` with each subject id replaced by its subject: ids are the store's own
+    (one transaction gives ids a limit freed in it to no one, one publish each gives them
+    again), the subject a row belongs to is the rule."""
+    msgs, subjects, stream = stored
+    name = {row[0]: row[1] for row in subjects}
+    return ([(m[0], name[m[1]], *m[2:]) for m in msgs], sorted(r[1:] for r in subjects),
+            stream)
+
+
+def _result(js: JetStream, subject: str, data: bytes, headers: dict | None = None):
+    try:
+        return js.publish(subject, data, headers)
+    except JetlinkError as e:  # a refusal (publish raises what publish_batch returns)
+        return e
