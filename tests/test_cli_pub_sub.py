@@ -280,6 +280,12 @@ def test_bench_pub(monkeypatch):
     human = ok(runner.invoke(app, ["bench", "pub", "--count", "100"], prog_name="jetlink"))
     assert human.stdout.startswith("messages:")
     assert "msgs_per_sec:" in human.stdout
+    spread = json.loads(ok(runner.invoke(
+        app, ["bench", "pub", "--count", "300", "--subjects", "7", "--batch", "40", "-j"],
+        prog_name="jetlink")).stdout)
+    assert (spread["subjects"], spread["batch"], spread["stream_messages"]) == (7, 40, 300)
+    bad = runner.invoke(app, ["bench", "pub", "--subjects", "0"], prog_name="jetlink")
+    assert bad.exit_code == 2 and "--subjects" in bad.stderr
 
 
 def _ignoring_sigint() -> None:
