@@ -337,8 +337,8 @@ class KeyedSubjectIndex(Generic[K]):
     the candidates, so the rule stays defined once (:func:`overlaps`, :func:`matches`). An
     invalid held subject makes its key a candidate of every subject; an invalid
     ``subject``'s candidates are every key. Changes are incremental (:meth:`put`,
-    :meth:`discard`: the key's own subjects only). (core/topology/subject_index.py's
-    ``SubjectIndex`` is the topology check's: it answers the overlapping pairs themselves.)
+    :meth:`discard`: the key's own subjects only). The engine's routing and the topology
+    check's overlap search (core/topology/subject_index.py ``SubjectIndex``) both use it.
     """
 
     __slots__ = ("_root", "_subjects", "_odd")
@@ -378,7 +378,7 @@ class KeyedSubjectIndex(Generic[K]):
         if not is_valid_subject(subject):
             _count(self._odd, key, by)
             return
-        path = [self._root]
+        path = [self._root] if by < 0 else None  # (to drop emptied branches)
         node = self._root
         for t in subject.split(SEP):
             if t == FWC:  # valid: the last token
@@ -393,10 +393,11 @@ class KeyedSubjectIndex(Generic[K]):
                 if nxt is None:
                     nxt = node.lit[t] = _IndexNode()
             node = nxt
-            path.append(node)
+            if path is not None:
+                path.append(node)
         else:
             _count(node.end, key, by)
-        if by < 0:  # drop the branches left empty
+        if path is not None:  # drop the branches left empty
             toks = subject.split(SEP)
             for depth in range(len(path) - 1, 0, -1):
                 if not path[depth].empty():
