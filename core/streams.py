@@ -64,6 +64,7 @@ from .streamstore.base import (
     msg_size,
     parse_msg_ttl,
     payload_sql,
+    remove_key_range,
     src_ref_id_sql,
     src_ref_sql,
 )
@@ -133,6 +134,7 @@ __all__ = [
     "max_src_ref",
     "parse_msg_ttl",
     "payload_sql",
+    "remove_key_range",
     "src_ref_id_sql",
     "src_ref_sql",
 ]

@@ -170,37 +170,11 @@ def agreed_prefix(ocl: Any, origin: str, pcl: Any, promoted: str, last: int,
 
 
 def _truncate(conn: sqlite3.Connection, d: S.StreamDef, upto: int) -> tuple[int, int]:
-    """Stream ``d``'s messages after ``upto`` removed (the store's ``Truncate``): each
-    subject loses the newest part of its chain (its last sequence moves back to the previous
-    message's, or its row goes); (messages, bytes) removed."""
+    """Stream ``d``'s messages after ``upto`` removed (the store's ``Truncate``); (messages,
+    bytes) removed."""
     base, top = S.key_range(d.id)
-    per: dict[int, list[int]] = {}  # subject id -> [count, payload, prev of the lowest]
-    for _key, sid, size, prev in conn.execute(
-            f"SELECT id, subject_id, {d.payload_sql}, prev FROM msgs WHERE id BETWEEN ? AND ? "
-            "ORDER BY id", (base | (upto + 1), top)):
-        p = per.get(sid)
-        if p is None:
-            per[sid] = [1, size, prev]
-        else:
-            p[0] += 1
-            p[1] += size
-    if not per:
-        return 0, 0
-    conn.execute("DELETE FROM msgs WHERE id BETWEEN ? AND ?", (base | (upto + 1), top))
-    count = total = 0
-    upd, dele = [], []
-    for sid, (n, size, prev) in per.items():
-        msgs, subject = conn.execute("SELECT msgs, subject FROM subjects WHERE id = ?",
-                                     (sid,)).fetchone()
-        count += n
-        total += size + n * (d.base_size + S._blen(subject))
-        if msgs <= n:
-            dele.append((sid,))
-        else:
-            upd.append((msgs - n, prev, sid))
-    conn.executemany("UPDATE subjects SET msgs = ?, last_seq = ? WHERE id = ?", upd)
-    conn.executemany("DELETE FROM subjects WHERE id = ?", dele)
-    return count, total
+    return S.remove_key_range(conn, base | (upto + 1), top, payload=d.payload_sql,
+                              base_size=d.base_size, head=False)
 
 
 def reuse_as_mirror(js: Any, cfg: Any, reuse: Reuse) -> None:

@@ -173,6 +173,50 @@ def payload_sql(file_storage: bool, alias: str = "", schema: str = "") -> str:
 
 
 # --- reads shared with core/streams.py -------------------------------------------------------
+def remove_key_range(conn: sqlite3.Connection, lo: int, hi: int, *, payload: str,
+                     base_size: int, head: bool) -> tuple[int, int]:
+    """Remove a stream's messages with keys ``lo``..``hi`` in one range scan and one range
+    delete: the oldest ones (``head``: a purge below a sequence) or the newest (the store's
+    ``Truncate``). Each subject loses that end of its chain: its first sequence moves to the
+    next of its last removed message (``head``) or its last sequence to the previous of its
+    first removed one; a subject left without messages loses its row. ``payload``: the
+    stream's payload size SQL (``StreamDef.payload_sql``), ``base_size`` its record size.
+    Returns (messages, bytes) removed; the stream's row is the caller's."""
+    per: dict[int, list[int]] = {}  # subject id -> [count, payload, the new chain end]
+    for _key, sid, size, edge in conn.execute(
+            f"SELECT id, subject_id, {payload}, {'next' if head else 'prev'} FROM msgs "
+            "WHERE id BETWEEN ? AND ? ORDER BY id", (lo, hi)):
+        p = per.get(sid)
+        if p is None:
+            per[sid] = [1, size, edge]
+        else:
+            p[0] += 1
+            p[1] += size
+            if head:
+                p[2] = edge
+    if not per:
+        return 0, 0
+    conn.execute("DELETE FROM msgs WHERE id BETWEEN ? AND ?", (lo, hi))
+    conn.execute("DELETE FROM msg_ttl WHERE id BETWEEN ? AND ?", (lo, hi))
+    count = total = 0
+    upd, dele = [], []
+    for sid, (n, size, edge) in per.items():
+        msgs, subject = conn.execute("SELECT msgs, subject FROM subjects WHERE id = ?",
+                                     (sid,)).fetchone()
+        count += n
+        total += size + n * (base_size + _blen(subject))
+        if msgs <= n:
+            dele.append((sid,))
+        else:
+            upd.append((msgs - n, edge, sid))
+    if upd:
+        conn.executemany(f"UPDATE subjects SET msgs = ?, {'first_seq' if head else 'last_seq'}"
+                         " = ? WHERE id = ?", upd)
+    if dele:
+        conn.executemany("DELETE FROM subjects WHERE id = ?", dele)
+    return count, total
+
+
 def matching_subjects(conn: sqlite3.Connection, stream_id: int,
                       pattern: str) -> Iterator[tuple[int, int, int, int, str]]:
     """(id, msgs, first_seq, last_seq, subject) of the stream's subjects matching

@@ -19,7 +19,7 @@ import sqlite3
 from collections.abc import Iterable
 
 from ..errors import JetlinkError
-from .base import _MASK, MAX_SEQ, _blen, _chain_from, matching_subjects
+from .base import _MASK, MAX_SEQ, _blen, _chain_from, matching_subjects, remove_key_range
 from .overlay import StreamOverlay
 
 
@@ -157,37 +157,10 @@ class StreamPurge(StreamOverlay):
             return 0
         conn, base = self.conn, self.base
         lo, hi = base | self.first_seq, base | min(upto - 1, MAX_SEQ)
-        per: dict[int, list[int]] = {}  # subject id -> [count, payload, next of last removed]
-        for _key, sid, size, nxt in conn.execute(
-            f"SELECT id, subject_id, {self.d.payload_sql}, next FROM msgs "
-            "WHERE id BETWEEN ? AND ? ORDER BY id", (lo, hi),
-        ):
-            p = per.get(sid)
-            if p is None:
-                per[sid] = [1, size, nxt]
-            else:
-                p[0] += 1
-                p[1] += size
-                p[2] = nxt
-        if not per:
+        count, total = remove_key_range(conn, lo, hi, payload=self.d.payload_sql,
+                                        base_size=self.d.base_size, head=True)
+        if not count:
             return 0
-        conn.execute("DELETE FROM msgs WHERE id BETWEEN ? AND ?", (lo, hi))
-        conn.execute("DELETE FROM msg_ttl WHERE id BETWEEN ? AND ?", (lo, hi))
-        count = total = 0
-        upd, dele = [], []
-        for sid, (n, size, nxt) in per.items():
-            row = conn.execute("SELECT msgs, subject FROM subjects WHERE id = ?",
-                               (sid,)).fetchone()
-            count += n
-            total += size + n * (self.d.base_size + _blen(row[1]))
-            if row[0] <= n:
-                dele.append((sid,))
-            else:
-                upd.append((row[0] - n, nxt, sid))
-        if upd:
-            conn.executemany("UPDATE subjects SET msgs = ?, first_seq = ? WHERE id = ?", upd)
-        if dele:
-            conn.executemany("DELETE FROM subjects WHERE id = ?", dele)
         self.msgs -= count
         self.bytes -= total
         if self.msgs <= 0:
