@@ -727,9 +727,9 @@ def _kv_promote(ctx: typer.Context, bucket: str, *, force: bool, failover: bool,
 
     app = App.of(ctx)
     stream, origin = kv_mirror_stream(common.open_jetstream(app), bucket)
-    promote_mirror(app, stream, [f"$KV.{origin}.>"], force=force, failover=failover,
+    promote_mirror(app, stream, None, force=force, failover=failover,
                    dry_run=dry_run, no_consumers=no_consumers, what="KV mirror",
-                   verb_name="kv", adjust=kv_adjust, shown=bucket)
+                   verb_name="kv", adjust=kv_adjust, shown=bucket, bucket=origin)
 
 
 _KV_DRY_RUN = typer.Option("--dry-run", help="Report the lag and what would change; change "

@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # pragma: no cover
 # The report's subjects_from, said after the subjects.
 SUBJECTS_FROM = {
     "given": "given",
+    "bucket": "the origin bucket's",
     "origin": "the origin's",
     "positions": "the origin's, as last synced",
     "topology": "the origin's in the topology file",

@@ -1033,10 +1033,11 @@ def promote_mirror(
     app: App, name: str, subjects: list[str] | None, *, force: bool, failover: bool,
     dry_run: bool = False, no_consumers: bool = False, what: str = "mirror",
     verb_name: str = "stream", adjust: Any = None, shown: str | None = None,
-    topology: Path | None = None,
+    topology: Path | None = None, bucket: str | None = None,
 ) -> None:
     """``stream|kv promote|failover``: the same promotion (core/dr/rules.py) on the site
-    in force, rendered; exit status 1 with the report when it stopped part-way."""
+    in force, rendered; exit status 1 with the report when it stopped part-way
+    (``bucket``: a KV mirror's origin bucket, whose subjects it takes)."""
     from jetlink.core import dr
 
     site = common.open_site(app)
@@ -1047,7 +1048,7 @@ def promote_mirror(
         again=f"jetlink {verb_name} {'failover' if failover else 'promote'} {shown or name}")
     promotion = dr.prepare(site, name, subjects=wanted, failover=failover,
                            positions=positions, transfer=not no_consumers, adjust=adjust,
-                           naming=naming, topology=_topology(topology))
+                           naming=naming, topology=_topology(topology), bucket=bucket)
     warning = dr.return_warning(promotion)
     if warning is not None:
         output.notice(app, f"jetlink: warning: {warning}")

@@ -301,12 +301,27 @@ def test_kv_mirrors_by_their_bucket_names(buckets):
     [m] = got["mirrors"]
     assert (got["status"], m["check_name"], m["kind"], m["readiness"]["stream"]) == (
         "OK", "CONFIG@east", "kv", "KV_CONFIG")
-    assert "Subjects $KV.CONFIG.> (from origin)" in m["ok"]
+    assert "Subjects $KV.CONFIG.> (from bucket)" in m["ok"]
     # a KV mirror under another name: kv failover would refuse it
     line = nagios(jl("dr", "check", "OTHER"), 2)
     assert line.startswith(
         "CRITICAL dr Crit:OTHER@east: Not promotable: KV mirror KV_OTHER mirrors bucket CONFIG "
         "under another name")
+
+
+def test_a_kv_mirror_knows_its_subjects_with_its_origin_gone_and_nothing_synced(buckets):
+    """A KV mirror becomes its origin bucket: it takes $KV.<bucket>.>, as kv failover does,
+    with no positions synced and the origin down (not "Subjects unknown")."""
+    jl = buckets
+    ok(jl("cluster", "down", "west"))
+    got = json.loads(jl("dr", "check", "CONFIG", "-j").stdout)
+    [m] = got["mirrors"]
+    assert m["readiness"]["subjects"] == ["$KV.CONFIG.>"]
+    assert m["readiness"]["subjects_from"] == "bucket"
+    assert "Subjects $KV.CONFIG.> (from bucket)" in m["ok"]
+    assert "critical" not in m  # (omitted when empty, as natscli's check result)
+    assert not [w for w in m["warning"] if w.startswith("Subjects")]
+    assert got["status"] == "WARNING"  # the origin does not answer, no positions synced
 
 
 @pytest.fixture

@@ -57,7 +57,7 @@ PLAN = [
     "Region failover of west: 3 objects, 0 messages at risk, recovery point 2s, 1 consumer "
     "to place",
     "  kv CONFIG@east <- CONFIG@west: planned (0 not copied, recovery point 2s; subjects "
-    "$KV.CONFIG.> (from positions))",
+    "$KV.CONFIG.> (from bucket))",
     "  stream ORDERS_EAST@east <- ORDERS@west: planned (0 not copied, recovery point 2s; "
     "subjects orders.> (from positions); 1 consumer to place)",
     "  stream PAY@east <- PAY@west: planned (0 not copied, recovery point 2s; subjects pay.> "
@@ -85,6 +85,27 @@ def test_the_dry_run_shows_the_plan_and_changes_nothing(region):
     assert d["listed"] == [{"kind": "stream", "name": "ALL", "side": "east",
                             "sources": ["ORDERS@west"]}]
     assert (d["dry_run"], d["complete"], d["nothing_to_do"]) == (True, False, False)
+
+
+def test_a_kv_mirror_fails_over_with_its_origin_gone_and_no_positions_synced(jl):
+    """A KV mirror takes its origin bucket's subjects ($KV.<bucket>.>) as kv failover does:
+    with west down and nothing synced, the region's plan does not refuse it."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(west(jl, "kv", "add", "CONFIG"))
+    ok(west(jl, "kv", "put", "CONFIG", "a", "1"))
+    ok(east(jl, "kv", "add", "CONFIG", "--mirror", "CONFIG@west"))
+    ok(jl("replicate"))
+    ok(jl("cluster", "down", "west"))
+    plan = ok(east(jl, "dr", "failover", "--from", "west", "--dry-run")).stdout.splitlines()
+    assert plan[1] == ("  kv CONFIG@east <- CONFIG@west: planned (0 not copied, recovery "
+                       "point 0s; subjects $KV.CONFIG.> (from bucket))")
+    d = doc(east(jl, "dr", "failover", "--from", "west", "-f", "-j"))
+    [o] = d["objects"]
+    assert (o["state"], d["complete"]) == ("done", True)
+    assert o["result"]["subjects_from"] == "bucket"
+    assert doc(east(jl, "kv", "get", "CONFIG", "a", "-j"))["value"] == "MQ=="
+    assert doc(east(jl, "kv", "put", "CONFIG", "b", "2", "-j"))  # writable now
 
 
 def test_a_failover_takes_every_mirror_and_a_second_run_does_nothing(region):

@@ -226,6 +226,7 @@ def return_warning(promotion: Any) -> str | None:
     origin in another region captures (a stream without ``--subjects``: the origin's; a KV
     bucket: ``$KV.<bucket>.>`` always): the origin, once it answers again, captures them too
     until it is fenced. None otherwise (a re-run, a promote, other subjects)."""
+    from ..config.kvnames import KV_STREAM_PREFIX, kv_subjects
     from ..subjects import overlaps
 
     if not promotion.failover or promotion.rerun:
@@ -233,8 +234,9 @@ def return_warning(promotion: Any) -> str | None:
     facts = promotion.facts
     region = _region(promotion.site, promotion.cfg)
     theirs = facts.subjects
-    if theirs is None and facts.stream.startswith("KV_"):
-        theirs = [f"$KV.{facts.stream[3:]}.>"]  # a bucket's stream captures its keys
+    if theirs is None and facts.stream.startswith(KV_STREAM_PREFIX):
+        # a bucket's stream captures its keys
+        theirs = [kv_subjects(facts.stream[len(KV_STREAM_PREFIX):])]
     if region == promotion.site.label or theirs is None:
         return None
     mine = promotion.subjects or []

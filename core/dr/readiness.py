@@ -420,11 +420,11 @@ def check_nats_mirror(site: Any, info: Any, shown: str, kind: str, cluster: str,
     failing = _mirror_error(state)
     if failing is not None:
         out.facts["error"] = failing
-    if kind == "kv":
-        _check_kv_promotable(site, shown, result)
+    bucket = _check_kv_promotable(site, shown, result) if kind == "kv" else None
     record = records.read(stream)
     try:
-        report, unknown_subjects = _failover_preview(site, stream, kind, records, topology)
+        report, unknown_subjects = _failover_preview(site, stream, kind, records, topology,
+                                                     bucket)
     except JetlinkError as err:
         result.critical(f"could not prepare a failover: {reason(err)}")
         return out
@@ -479,29 +479,31 @@ def _mirror_error(state: Mapping[str, Any]) -> str | None:
     return error.get("description", str(error)) if isinstance(error, dict) else str(error)
 
 
-def _check_kv_promotable(site: Any, shown: str, result: Result) -> None:
-    """A KV mirror bucket: critical when ``kv promote`` would refuse it
-    (core/dr/rules.py ``kv_mirror_stream``)."""
+def _check_kv_promotable(site: Any, shown: str, result: Result) -> str | None:
+    """A KV mirror bucket: its origin bucket, or None and critical when ``kv promote``
+    would refuse it (core/dr/rules.py ``kv_mirror_stream``)."""
     from .rules import kv_mirror_stream
 
     try:
-        kv_mirror_stream(site.js, shown.split("@")[0])
+        return kv_mirror_stream(site.js, shown.split("@")[0])[1]
     except JetlinkError as err:
         result.critical(f"Not promotable: {reason(err)}")
+        return None
 
 
-def _failover_preview(site: Any, stream: str, kind: str, records: _Records, topology: Any
-                      ) -> tuple[Any, str | None]:
+def _failover_preview(site: Any, stream: str, kind: str, records: _Records, topology: Any,
+                      bucket: str | None = None) -> tuple[Any, str | None]:
     """The dry run of a failover now (core/dr/rules.py ``prepare`` then
-    ``Promotion.preview``) and, when no subjects are known, why (its error; the rest of the
-    dry run then made with the subjects left open)."""
+    ``Promotion.preview``), as ``stream|kv failover`` would make it (``bucket``: a KV
+    mirror's origin bucket, whose subjects it takes) and, when no subjects are known, why
+    (its error; the rest of the dry run then made with the subjects left open)."""
     from .rules import kv_adjust, prepare
 
     unknown_subjects: str | None = None
     adjust = kv_adjust if kind == "kv" else None
     try:
         promotion = prepare(site, stream, failover=True, positions=records,
-                            topology=topology, adjust=adjust)
+                            topology=topology, adjust=adjust, bucket=bucket)
     except UsageError as err:
         if err.field != "subjects":
             raise

@@ -586,11 +586,10 @@ def _prepare(backend: Backend, o: RegionObject, options: dict[str, Any]) -> Any:
     no_consumers = bool(options.get("no_consumers"))
     positions = None if no_consumers else backend.positions(o.cluster)
     kv = o.kind == "kv"
-    return prepare(backend.site(o.cluster), o.stream,
-                   subjects=[f"$KV.{o.origin}.>"] if kv else None, failover=True,
+    return prepare(backend.site(o.cluster), o.stream, failover=True,
                    positions=positions, transfer=not no_consumers,
                    adjust=kv_adjust if kv else None, naming=_naming(o),
-                   topology=options.get("_topology"))
+                   topology=options.get("_topology"), bucket=o.origin if kv else None)
 
 
 def _failover(backend: Backend, o: RegionObject, options: dict[str, Any], clock: Clock

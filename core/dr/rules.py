@@ -46,6 +46,7 @@ from typing import Any, Protocol
 
 from ..api import JetStreamAPI
 from ..config.consumer import ConsumerConfig
+from ..config.kvnames import kv_subjects
 from ..config.stream import StreamConfig
 from ..errors import ApiError, JetlinkError, UsageError
 
@@ -206,8 +207,9 @@ class PromoteReport:
     origin: OriginFacts
     mirror_last_seq: int
     subjects: list[str]
-    # where the subjects come from: "given", "origin", "positions" (as last synced),
-    # "topology" (the topology file), "promoted" (an earlier run's update)
+    # where the subjects come from: "given", "bucket" (a KV mirror: its origin bucket's
+    # $KV.<bucket>.>), "origin", "positions" (as last synced), "topology" (the topology
+    # file), "promoted" (an earlier run's update)
     subjects_from: str = "origin"
     lag: int | None = None  # the mirror's lag as the server reports it (None: not a mirror now)
     clamps: list[PositionClamp] = field(default_factory=list)
@@ -410,13 +412,15 @@ def one_line(err: Exception) -> str:
 
 # --- promote ----------------------------------------------------------------------------------
 def choose_subjects(cfg: StreamConfig, facts: OriginFacts, subjects: Sequence[str] | None,
-                    topology: Any = None) -> tuple[list[str] | None, str]:
-    """The promoted stream's subjects and where they come from: given, else the origin's
-    (read now, or as last synced: ``facts.known_from``), else the topology file's stream of
-    the origin's name (``topology``: a core/topology Topology); ``(None, "unknown")`` when
-    nothing knows them. A mirror that transforms its origin's subjects needs them given."""
+                    topology: Any = None, given: str = "given"
+                    ) -> tuple[list[str] | None, str]:
+    """The promoted stream's subjects and where they come from: given (``given`` says by
+    whom: "given", or "bucket" for a KV mirror's), else the origin's (read now, or as last
+    synced: ``facts.known_from``), else the topology file's stream of the origin's name
+    (``topology``: a core/topology Topology); ``(None, "unknown")`` when nothing knows them.
+    A mirror that transforms its origin's subjects needs them given."""
     if subjects is not None:
-        return [s for s in subjects if s], "given"
+        return [s for s in subjects if s], given
     m = cfg.mirror
     if m is not None and m.subject_transforms:
         raise UsageError(
@@ -632,12 +636,16 @@ def _place_consumers(js: Any, stream: str, report: PromoteReport, found: list[Po
 def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
             failover: bool = False, positions: Any = None, transfer: bool = True,
             adjust: Callable[[StreamConfig], None] | None = None,
-            naming: Naming | None = None, topology: Any = None) -> Promotion:
+            naming: Naming | None = None, topology: Any = None,
+            bucket: str | None = None) -> Promotion:
     """Read and check the promotion of the mirror ``stream`` (:func:`promote` has the
     arguments): the mirror and its origin are read once here; :class:`PromoteRefused`
     (worded by ``naming``) when it must not go ahead, a UsageError (``subjects``) when the
     promoted stream's subjects are unknown."""
     naming = naming or Naming()
+    given_from = "given"
+    if bucket is not None:  # a KV mirror becomes its origin bucket: the bucket's subjects
+        subjects, given_from = [kv_subjects(bucket)], "bucket"
     shown = naming.shown or stream
     js = site.js
     info = js.stream_info(stream)
@@ -682,7 +690,7 @@ def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
     before: list[str] | None = None
     if resumed:
         chosen, source, before = _rerun_subjects(info.config, facts, subjects, topology,
-                                                 naming)
+                                                 naming, given_from)
         if record is not None and record.done is not None and not transfer and record.placed:
             # the consumers an earlier run placed cannot be taken back by a flag
             many = record.placed != 1
@@ -694,7 +702,7 @@ def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
                 f"consumer rm {stream} NAME (jetlink consumer ls {stream} lists them)",
                 field="no_consumers")
     else:
-        found, source = choose_subjects(cfg, facts, subjects, topology)
+        found, source = choose_subjects(cfg, facts, subjects, topology, given_from)
         if found is None:
             nothing = ["no positions were synced (jetlink positions sync)" if synced is None
                        else "the synced positions hold none"]
@@ -712,8 +720,8 @@ def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
 
 
 def _rerun_subjects(promoted: StreamConfig, facts: OriginFacts,
-                    subjects: Sequence[str] | None, topology: Any, naming: Naming
-                    ) -> tuple[list[str], str, list[str] | None]:
+                    subjects: Sequence[str] | None, topology: Any, naming: Naming,
+                    given_from: str = "given") -> tuple[list[str], str, list[str] | None]:
     """A re-run's subjects: (subjects, from, the ones they replace or None). Subjects given
     are applied, as ``stream edit --subjects`` would apply them (the operator named them);
     a topology file is only a fallback for subjects nothing else knows, and the promoted
@@ -723,7 +731,7 @@ def _rerun_subjects(promoted: StreamConfig, facts: OriginFacts,
     if subjects is not None:
         given = [s for s in subjects if s]
         if sorted(given) != sorted(current):
-            return given, "given", current
+            return given, given_from, current
         return current, "promoted", None
     found = topology_subjects(topology, facts)
     if found is not None and sorted(found) != sorted(current):
@@ -741,13 +749,15 @@ def _rerun_subjects(promoted: StreamConfig, facts: OriginFacts,
 def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
             failover: bool = False, dry_run: bool = False, positions: Any = None,
             transfer: bool = True, adjust: Callable[[StreamConfig], None] | None = None,
-            naming: Naming | None = None, topology: Any = None) -> PromoteReport:
+            naming: Naming | None = None, topology: Any = None,
+            bucket: str | None = None) -> PromoteReport:
     """Turn the mirror ``stream`` into a normal stream and place its origin's consumers on it.
 
     ``promote`` (``failover=False``) needs the origin reachable and caught up;
     ``failover=True`` goes ahead whatever the origin's state (Confluent's meanings).
     ``subjects``: the promoted stream's (default: the origin's, read now or as last synced,
-    else the stream of the origin's name in ``topology``). ``positions``: a
+    else the stream of the origin's name in ``topology``); ``bucket``: the origin bucket of
+    a KV mirror, whose subjects (``$KV.<bucket>.>``) it takes. ``positions``: a
     core/dr/positions.py ``PositionStore`` of the mirror's side (the consumer positions
     synced there), used when the origin does not answer; None: none kept.
     ``transfer=False``: no consumer of the origin is placed. ``adjust``: changes to the
@@ -759,7 +769,7 @@ def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
     """
     promotion = prepare(site, stream, subjects=subjects, failover=failover,
                         positions=positions, transfer=transfer, adjust=adjust, naming=naming,
-                        topology=topology)
+                        topology=topology, bucket=bucket)
     return promotion.preview() if dry_run else promotion.carry_out()
 
 
