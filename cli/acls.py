@@ -71,7 +71,8 @@ def _store(app: App, *, remote: bool = False) -> Any:
 
 
 def _resources(topics: list[str] | None, groups: list[str] | None, cluster: bool,
-               txns: list[str] | None, *, required: bool) -> list[tuple[str, str]]:
+               txns: list[str] | None, *, required: bool,
+               cluster_flag: str = "--kafka-cluster") -> list[tuple[str, str]]:
     from jetlink.core.kafka.acls import CLUSTER_NAME
 
     out = [("TOPIC", t) for t in topics or []] + [("GROUP", g) for g in groups or []]
@@ -79,7 +80,7 @@ def _resources(topics: list[str] | None, groups: list[str] | None, cluster: bool
     if cluster:
         out.append(("CLUSTER", CLUSTER_NAME))
     if required and not out:
-        raise common.usage("give a resource: --topic, --group, --kafka-cluster or "
+        raise common.usage(f"give a resource: --topic, --group, {cluster_flag} or "
                            "--transactional-id")
     return out
 
@@ -351,23 +352,38 @@ def kafka_acls(
     --list (every ACL, or the resources' and --principal's). Prints what kafka-acls prints.
     """
     from jetlink.cli.kafka_tools import one_action, select_cluster
+    from jetlink.core.kafka.acls import AclFilter, parse_principal
 
     app = App.of(ctx)
     action = one_action("kafka-acls", {"--add": add_, "--remove": remove, "--list": list_})
     select_cluster(app, bootstrap_server, command_config)
-    store = _store(app)
-    store.require()
+    # Every option is checked before the cluster is asked (kafka-acls checks its arguments
+    # before the broker answers, SECURITY_DISABLED included).
     resources = _resources(topic, group, cluster_res, transactional_id,
-                           required=action != "--list")
+                           required=action != "--list", cluster_flag="--cluster")
     if action == "--list":
-        _kafka_list(app, store, resources, pattern_type, principal or [])
+        filters = [AclFilter.make(rt, name, pattern_type) for rt, name in resources] or \
+            [AclFilter.make(None, None, "any")]
+        names = [parse_principal(p) for p in principal or []]
+        store = _enforcing(app)
+        _kafka_list(app, store, filters, names)
         return
     entries = _entries(allow_principal, deny_principal, allow_host, deny_host)
     per_resource = _wanted_ops(resources, operation, producer, consumer, idempotent)
     if action == "--add":
-        _kafka_add(app, store, per_resource, entries, pattern_type)
+        plan = _add_plan(per_resource, entries, pattern_type)
+        _kafka_add(app, _enforcing(app), plan)
     else:
-        _kafka_remove(app, store, per_resource, entries, pattern_type, force)
+        filters = _remove_filters(per_resource, entries, pattern_type)
+        _kafka_remove(app, _enforcing(app), filters, force)
+
+
+def _enforcing(app: App) -> Any:
+    """The cluster's ACL store, when the cluster enforces ACLs (SECURITY_DISABLED 54
+    otherwise, as a broker without an authorizer answers)."""
+    store = _store(app)
+    store.require()
+    return store
 
 
 def _entries(allow_p: list[str] | None, deny_p: list[str] | None, allow_h: list[str] | None,
@@ -409,18 +425,39 @@ def _wanted_ops(resources: list[tuple[str, str]], operation: list[str] | None,
     return out
 
 
-def _kafka_add(app: App, store: Any, per_resource: dict[tuple[str, str], list[str]],
-               entries: list[tuple[str, str, str]], pattern_type: str) -> None:
+def _add_plan(per_resource: dict[tuple[str, str], list[str]],
+              entries: list[tuple[str, str, str]], pattern_type: str) -> list[list[Any]]:
+    """The bindings ``--add`` creates, one list per resource, each field checked."""
     from jetlink.core.kafka.acls import AclBinding, pattern_type_of
 
     if not entries:
         raise common.usage("You must specify one of: --allow-principal, --deny-principal when "
                            "trying to add ACLs.")
     pt = pattern_type_of(pattern_type)
-    created: list[Any] = []
+    return [[AclBinding.make(rt, name, pt, p, h, op, perm)
+             for p, h, perm in entries for op in ops]
+            for (rt, name), ops in per_resource.items()]
+
+
+def _remove_filters(per_resource: dict[tuple[str, str], list[str]],
+                    entries: list[tuple[str, str, str]], pattern_type: str) -> list[Any]:
+    """The filters ``--remove`` removes by: the entries' on each resource, or every ACL of
+    the resources when no principal is given."""
+    from jetlink.core.kafka.acls import AclFilter
+
+    filters = []
     for (rt, name), ops in per_resource.items():
-        wanted = [AclBinding.make(rt, name, pt, p, h, op, perm)
-                  for p, h, perm in entries for op in ops]
+        if entries:
+            filters += [AclFilter.make(rt, name, pattern_type, p, h, op, perm)
+                        for p, h, perm in entries for op in ops]
+        else:
+            filters.append(AclFilter.make(rt, name, pattern_type))
+    return filters
+
+
+def _kafka_add(app: App, store: Any, plan: list[list[Any]]) -> None:
+    created: list[Any] = []
+    for wanted in plan:
         made = store.add(wanted)
         created += made
         if app.json:
@@ -438,17 +475,7 @@ def _kafka_add(app: App, store: Any, per_resource: dict[tuple[str, str], list[st
         output.print_json(_doc(created))
 
 
-def _kafka_remove(app: App, store: Any, per_resource: dict[tuple[str, str], list[str]],
-                  entries: list[tuple[str, str, str]], pattern_type: str, force: bool) -> None:
-    from jetlink.core.kafka.acls import AclFilter
-
-    filters = []
-    for (rt, name), ops in per_resource.items():
-        if entries:
-            filters += [AclFilter.make(rt, name, pattern_type, p, h, op, perm)
-                        for p, h, perm in entries for op in ops]
-        else:
-            filters.append(AclFilter.make(rt, name, pattern_type))
+def _kafka_remove(app: App, store: Any, filters: list[Any], force: bool) -> None:
     matching = sorted({b for f in filters for b in store.find(f)})
     if matching:
         output.confirm(app, f"Are you sure you want to remove {len(matching)} ACLs? (y/n)",
@@ -458,15 +485,12 @@ def _kafka_remove(app: App, store: Any, per_resource: dict[tuple[str, str], list
         output.print_json(_doc(sorted(gone)))
 
 
-def _kafka_list(app: App, store: Any, resources: list[tuple[str, str]], pattern_type: str,
-                principals: list[str]) -> None:
-    from jetlink.core.kafka.acls import AclFilter, parse_principal
-
-    filters = [AclFilter.make(rt, name, pattern_type) for rt, name in resources] or \
-        [AclFilter.make(None, None, "any")]
+def _kafka_list(app: App, store: Any, filters: list[Any], principals: list[str]) -> None:
+    """``--list``: the ACLs of ``filters``, only those of ``principals`` (checked) when
+    given."""
     found = sorted({b for f in filters for b in store.find(f)})
     if app.json:
-        wanted = {parse_principal(p) for p in principals}
+        wanted = set(principals)
         output.print_json(_doc([b for b in found if not wanted or b.principal in wanted]))
         return
 
@@ -482,8 +506,7 @@ def _kafka_list(app: App, store: Any, resources: list[tuple[str, str]], pattern_
     if not principals:
         block(found)
         return
-    for p in principals:
-        name = parse_principal(p)
+    for name in principals:
         output.line(app, f"ACLs for principal `{name}`")
         block([b for b in found if b.principal == name])
 

@@ -153,6 +153,35 @@ def test_hostile_input_is_one_line_and_changes_nothing(kw, args, message):
     assert data_dir_bytes(kw.data) == before
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (["--add", "--allow-principal", "alice", "--operation", "Read", "--topic", "orders"],
+     "principal 'alice' is not TYPE:NAME"),
+    (["--add", "--allow-principal", "User:a", "--operation", "Reed", "--topic", "orders"],
+     "operation 'Reed' is not one of ALL, READ,"),
+    (["--add", "--allow-principal", "User:a", "--operation", "Read"],
+     "give a resource: --topic, --group, --cluster or --transactional-id"),
+    (["--add", "--operation", "Read", "--topic", "orders"],
+     "You must specify one of: --allow-principal, --deny-principal when trying to add ACLs."),
+    (["--add", "--allow-principal", "User:a", "--topic", "orders", "--resource-pattern-type",
+      "match"], "pattern type 'match' is not one of LITERAL, PREFIXED"),
+    (["--remove", "--topic", "orders", "--resource-pattern-type", "bogus", "--force"],
+     "pattern type 'bogus' is not one of LITERAL, PREFIXED, ANY, MATCH"),
+    (["--list", "--principal", "bob"], "principal 'bob' is not TYPE:NAME"),
+])
+def test_kafka_acls_checks_its_arguments_before_the_authorizer(jl, args, message):
+    """kafka-acls checks its arguments before the broker answers: on a cluster without an
+    authorizer a mistyped argument is named (exit 2), not hidden behind SECURITY_DISABLED."""
+    ok(jl("cluster", "add", "k", "--kind", "kafka"))
+    r = jl("--cluster", "k", "kafka-acls", *args)
+    assert r.exit_code == 2, (r.stdout, r.stderr)
+    assert r.stderr.startswith(f"jetlink: error: {message}"), r.stderr
+    assert r.stderr.count("\n") == 1 and "SECURITY_DISABLED" not in r.stderr
+    good = jl("--cluster", "k", "kafka-acls", "--list")
+    assert (good.exit_code, good.stderr) == (1, (
+        "jetlink: error: No Authorizer is configured on cluster k: add it with jetlink cluster "
+        "authorizer k --enable (SECURITY_DISABLED 54)\n"))
+
+
 def test_cluster_add_refuses_authorizer_flags_on_nats_and_bad_super_users(jl):
     r = jl("cluster", "add", "n", "--authorizer")
     assert r.exit_code == 2 and "are for a Kafka cluster (--kind kafka)" in r.stderr
