@@ -81,7 +81,7 @@ from .config.kvnames import (
     validate_key_filter,
 )
 from .config.stream import StreamConfig, StreamSource
-from .errors import ApiError, JetlinkError
+from .errors import ApiError, JetlinkError, not_found
 from .jetstream import JetStream
 from .messages import StoredMsg, StreamInfo, format_rfc3339_nano
 from .subjects import SubjectFilter
@@ -122,8 +122,14 @@ def key_not_found(key: str) -> ApiError:
     return ApiError(404, 10037, "key not found", field="key")
 
 
-def bucket_not_found(name: str) -> ApiError:
-    return ApiError(404, 10059, f"bucket not found: {name}", field="bucket")
+def bucket_not_found(name: str, streams: Iterable[str] = ()) -> ApiError:
+    """404/10059 for bucket ``name``, with the closest bucket of ``streams`` (stream names:
+    a bucket's is ``KV_<bucket>``) as its hint for people (core/errors.py ``not_found``)."""
+    err = ApiError(404, 10059, f"bucket not found: {name}", field="bucket")
+    buckets = [n[len(KV_STREAM_PREFIX):] for n in streams if n.startswith(KV_STREAM_PREFIX)]
+    if buckets:
+        not_found(err, name, buckets)  # (sets the hint on err)
+    return err
 
 
 def operation_of(hdr: bytes | None) -> str:
@@ -465,7 +471,7 @@ class KV:
             return self.js().stream_info(kv_stream_name(bucket))
         except ApiError as err:
             if err.err_code == 10059:
-                raise bucket_not_found(bucket) from None
+                raise bucket_not_found(bucket, self.js().stream_names()) from None
             raise
 
     def _own_stream(self, name: str) -> str:
@@ -477,7 +483,7 @@ class KV:
             return kv_stream_name(name)
         if name in names and _mirrored_bucket(js.stream_info(name).config) is not None:
             return name
-        raise bucket_not_found(name)
+        raise bucket_not_found(name, names)
 
     # -- handles ---------------------------------------------------------------------------
     def open(self, name: str) -> KeyValue:
@@ -509,7 +515,7 @@ class KV:
                 ocluster = _origin_cluster(cfg.mirror, self.cluster)
                 return KeyValue(self, name, ocluster, stream, kind="bucket",
                                 replica=(cfg.name, _mirror_filter(cfg.mirror)))
-        raise bucket_not_found(name)
+        raise bucket_not_found(name, names)
 
 
 # --------------------------------------------------------------------------- key operations

@@ -386,6 +386,8 @@ ERRORS = [
     (("kv", "get", "CFG", "app.color", "--revision", "9"), 1, "jetlink: error: key not found (10037)"),
     (("kv", "history", "CFG", "never"), 1, "jetlink: error: key not found (10037)"),
     (("kv", "get", "NOPE", "k"), 1, "jetlink: error: bucket not found: NOPE (10059)"),
+    (("kv", "get", "CFGG", "k"), 1, "jetlink: error: bucket not found: CFGG (10059): did you mean CFG?"),
+    (("kv", "info", "CGF"), 1, "jetlink: error: bucket not found: CGF (10059): did you mean CFG?"),
     (("kv", "rm", "CFG"), 2, "jetlink: error: no terminal to confirm on: pass -f/--force to delete bucket CFG"),
     (("kv", "del", "CFG", "app.color"), 2, "jetlink: error: no terminal to confirm on: pass -f/--force to delete key app.color of bucket CFG"),
     (("kv", "purge", "CFG", "app.color"), 2, "jetlink: error: no terminal to confirm on: pass -f/--force to purge key app.color of bucket CFG"),
