@@ -644,9 +644,17 @@ def region_lines(doc: dict[str, Any], *, plan_only: bool = False,
     if doc["dry_run"]:
         out.append("Dry run: nothing changed")
     elif doc["nothing_to_do"]:
-        when = f" (finished {doc['finished']})" if doc.get("finished") else ""
-        out.append(f"Nothing to do: the region {action} of {regions} was done "
-                   f"already{when}")
+        if doc["done_earlier"] or doc.get("finished"):
+            when = f" (finished {doc['finished']})" if doc.get("finished") else ""
+            said = f"Nothing to do: the region {action} of {regions} was done already{when}"
+        else:  # every object skipped, or left to a step of its own
+            said = f"Nothing to do: the region {action} of {regions} runs no object"
+        manual = [o for o in doc["objects"] if o["state"] == "manual"]
+        if manual:
+            if outcome_only:  # no plan was shown: the steps left to people, each named
+                out += ["  " + _object_line(o, action) for o in manual]
+            said += f"; {_n(len(manual), 'object')} left to the step named above"
+        out.append(said)
     else:
         out.append(f"Region {action} of {regions}: {doc['done']} done, "
                    f"{doc['done_earlier']} done earlier, {doc['skipped']} skipped, "

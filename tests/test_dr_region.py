@@ -298,6 +298,15 @@ def test_mirror_topics_of_a_kafka_region(jl):
     back = doc(jl("--cluster", "keast", "dr", "failback", "--from", "kwest", "-f", "-j"))
     assert back["objects"][0]["state"] == "manual"
     assert "kafka-mirrors truncate-and-restore --link L orders" in back["objects"][0]["detail"]
+    assert (back["nothing_to_do"], back["manual"], back["done_earlier"]) == (True, 1, 0)
+    # as people read it: the step left to them, and no claim that it was done
+    r = ok(jl("--cluster", "keast", "dr", "failback", "--from", "kwest", "-f"))
+    assert r.stdout.splitlines() == [
+        "  topic L/orders@keast <- orders@kwest: manual (a mirror topic goes back per link: "
+        "jetlink kafka-mirrors truncate-and-restore --link L orders (or reverse-and-start), "
+        "once kwest answers)",
+        "Nothing to do: the region failback of kwest runs no object; 1 object left to the "
+        "step named above"]
 
 
 def test_objects_that_depend_on_others_run_after_them():
