@@ -26,7 +26,9 @@ KV mirror or aggregate of a bucket sees a put at once.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -844,8 +846,25 @@ def put(
     app = App.of(ctx)
     handle = open_bucket(app, bucket)
     data, echo = read_value(value)
-    revision = handle.put(key, data)
+    with _fence_explained(handle):
+        revision = handle.put(key, data)
     app.emit(_written(handle.name, key, revision, "PUT"), human=_echo(echo))
+
+
+@contextlib.contextmanager
+def _fence_explained(handle: Any) -> Iterator[None]:
+    """A write no stream captures says why when a fence took the bucket's subjects off
+    (core/dr/fence.py ``fence_hint``)."""
+    from jetlink.core.dr.fence import fence_hint
+    from jetlink.core.streams import NoStreamError
+
+    try:
+        yield
+    except NoStreamError as err:
+        hint = fence_hint(handle.js.stream_configs(), err.subject)
+        if hint:
+            err.detail = hint
+        raise
 
 
 @kv_app.command("create")

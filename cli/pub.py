@@ -416,11 +416,14 @@ def _publish_atomic(app: App, js: Any, message: Callable[[int], Any], count: int
 def _publish(js: Any, msgs: list[tuple[str, bytes, dict[str, list[str]] | None]]) -> list[Any]:
     """JetStream publishes (core's publish_many); "no stream matches" gets a hint about
     --core."""
+    from jetlink.core.dr.fence import fence_hint
     from jetlink.core.streams import NoStreamError
 
     acks = js.publish_many(msgs)
     if acks and isinstance(acks[-1], NoStreamError):
-        acks[-1].description += " (use --core for a core NATS publish, without a stream)"
+        err = acks[-1]
+        fenced = fence_hint(js.stream_configs(), err.subject)
+        err.description += f" ({fenced or 'use --core for a core NATS publish, without a stream'})"
     return acks
 
 

@@ -137,7 +137,16 @@ def test_fence_stops_writes_keeps_messages_and_a_rerun_is_a_noop(returned):
     assert json.loads(info["config"]["metadata"]["jetlink.fenced_subjects"]) == ["orders.>"]
     assert info["state"]["messages"] == 2 and info["state"]["consumer_count"] == 1
     r = west(returned, "pub", "orders.new", "three")
-    assert r.exit_code == 1 and "no stream matches subject orders.new" in r.stderr
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: no stream matches subject orders.new (stream ORDERS is fenced by "
+        "jetlink dr fence: it failed over, and its subjects orders.> are the other side's "
+        "until a failback with --switch makes it the primary again)\n"))
+    r = west(returned, "kv", "put", "CONFIG", "b", "2")
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: no stream matches subject $KV.CONFIG.b: bucket CONFIG is fenced by "
+        "jetlink dr fence: it failed over, and its subjects $KV.CONFIG.> are the other "
+        "side's until a failback with --switch makes it the primary again\n"))
+    assert west(returned, "kv", "get", "CONFIG", "b").exit_code == 1  # (key not found)
     assert doc(west(returned, "stream", "info", "ORDERS", "-j"))["state"]["messages"] == 2
     r = ok(returned("dr", "fence", "--from", "west", "-f"))
     assert r.stdout == (

@@ -34,7 +34,7 @@ One implementation over core/dr/rules.py's ``Site`` (``origin``, ``side``) and t
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +78,23 @@ def fenced_subjects(cfg: StreamConfig) -> list[str] | None:
     if not isinstance(found, list) or not all(isinstance(s, str) for s in found):
         return None
     return found
+
+
+def fence_hint(configs: Iterable[StreamConfig], subject: str) -> str | None:
+    """Why no stream captures ``subject`` when a fence took it off a stream (or bucket):
+    which one, and what gives its subjects back; None when no fenced stream had it."""
+    from ..config.kvnames import KV_STREAM_PREFIX
+    from ..subjects import matches
+
+    for cfg in configs:
+        had = fenced_subjects(cfg)
+        if had and any(matches(p, subject) for p in had):
+            kv = cfg.name.startswith(KV_STREAM_PREFIX)
+            what = f"bucket {cfg.name[len(KV_STREAM_PREFIX):]}" if kv else f"stream {cfg.name}"
+            return (f"{what} is fenced by jetlink dr fence: it failed over, and its subjects "
+                    f"{', '.join(had)} are the other side's until a failback with --switch "
+                    "makes it the primary again")
+    return None
 
 
 def unfenced_config(doc: dict[str, Any]) -> dict[str, Any]:

@@ -45,7 +45,7 @@ def _refused(c, subject):
 
 
 @pytest.mark.slow
-def test_split_brain_seen_fenced_and_undone_by_failback(east, tmp_path):
+def test_split_brain_seen_fenced_and_undone_by_failback(east, cli, tmp_path):
     d = east.domains
     c = d.client()
     c.stream_create({"name": "ORDERS", "subjects": ["orders.>"]}, domain="west")
@@ -104,6 +104,12 @@ def test_split_brain_seen_fenced_and_undone_by_failback(east, tmp_path):
     wait_until(lambda: _refused(c, "orders.refused") is not None,
                message="a publish on orders.> refused once east left it")
     assert "no responders" in _refused(c, "orders.refused").lower()
+    # jetlink's own publish in west says why (the fence), as on the embedded engine
+    r = cli("--server", d.hub.url, "pub", "orders.refused", "x")
+    assert r.exit_code == 1 and r.stderr.startswith(
+        "jetlink: error: no stream matches subject orders.refused (stream ORDERS is fenced by "
+        "jetlink dr fence: it failed over, and its subjects orders.> are the other side's"), \
+        r.stderr
     assert _counts(c) == (6, 7)
     assert east("dr", "check", "ORDERS_EAST").exit_code != 2
     # failback: the tail (orders.dup.check, west's 6) saved, west a mirror, then the switch
