@@ -197,7 +197,8 @@ def serve(
 
     store = DataDir(common.embedded_data_dir(app))  # the engine's data directory only
     try:
-        clusters = [c.name for c in store.clusters(create_local=False)]
+        clusters = [c.name for c in store.clusters(create_local=False)
+                    if store.takes(c.name, "kafka")]
     finally:
         store.close()
     sock = _listen(host, port)

@@ -417,6 +417,26 @@ def test_clusters_endpoints(served):
     assert r.json() == {"error_code": 404, "message": "Cluster nowhere cannot be found."}
 
 
+def test_a_nats_cluster_is_no_kafka_cluster_of_the_rest_api(served):
+    """listKafkaClusters lists the Kafka clusters (and local, which takes both kinds); a
+    NATS cluster's paths answer as an unknown cluster's, as `jetlink links` refuses it."""
+    import httpx
+
+    from jetlink.core.store import DataDir
+
+    data, asgi = served
+    dd = DataDir(data)
+    dd.add_cluster("natsy")
+    dd.close()
+    http = httpx.Client(transport=_SyncASGI(asgi), base_url="http://127.0.0.1:8090")
+    assert [c["cluster_id"] for c in http.get("/kafka/v3/clusters").json()["data"]] == [
+        "east", "west"]
+    for path in ("", "/links", "/links/-/mirrors", "/acls"):
+        r = http.get(f"/kafka/v3/clusters/natsy{path}")
+        assert (r.status_code, r.json()) == (
+            404, {"error_code": 404, "message": "Cluster natsy cannot be found."}), path
+
+
 def test_serve_subprocess_printed_urls_work_as_rest_url(tmp_path, monkeypatch):
     """A real `jetlink serve`: the URL of its notice ({cluster} included) and the one of its
     -j line work as --rest-url as printed, after the verb too, and the clusters endpoints

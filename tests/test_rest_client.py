@@ -942,7 +942,7 @@ def test_e2e_a_killed_server_is_a_clear_error(world, cli, tmp_path, monkeypatch)
     monkeypatch.setattr(rest_client, "BACKOFF_SECONDS", 0.01)
     data = tmp_path / "killed-data"
     data.mkdir(mode=0o700)
-    DataDir(data).add_cluster("east")
+    DataDir(data).add_cluster("east", "kafka")
     served = start_server(tmp_path, data, token=None)
     try:
         args = ["--cluster", "east", "links", "--rest-url", served.url, "ls"]

@@ -5,7 +5,8 @@ over the embedded engine.
 ``/kafka/v3/clusters/{cluster_id}`` (``cluster_id``: a cluster of the data directory, the
 link's DESTINATION cluster as with ``jetlink --cluster C links ...``):
 
-- ``GET /kafka/v3/clusters`` -> 200 KafkaClusterList (every cluster of the data directory)
+- ``GET /kafka/v3/clusters`` -> 200 KafkaClusterList (every Kafka cluster of the data
+  directory, and ``local``, which takes both kinds)
 - ``GET /kafka/v3/clusters/{cluster_id}`` -> 200 KafkaCluster (``cluster_id`` and the
   ``related`` links of Confluent's cluster resource; no ``controller``: an optional,
   non-nullable relationship, left out as there are no brokers)
@@ -700,7 +701,8 @@ def _list_clusters(data_dir: Path, root: str) -> dict[str, Any]:
 
     store = DataDir(data_dir)
     try:
-        names = [c.name for c in store.clusters(create_local=False)]
+        names = [c.name for c in store.clusters(create_local=False)
+                 if store.takes(c.name, "kafka")]  # the Kafka clusters (and local)
     finally:
         store.close()
     return collection("KafkaClusterList", root,
@@ -1258,7 +1260,9 @@ def _run(handler: Handler, data_dir: Path, clock_factory: Callable[[], Any],
     outcome = Outcome()
     try:
         try:
-            if not store.has_cluster(cluster):
+            if not store.has_cluster(cluster) or not store.takes(cluster, "kafka"):
+                # a NATS cluster is no Kafka cluster: as an unknown one (listKafkaClusters
+                # does not list it)
                 raise RestError(404, 404, f"Cluster {cluster} cannot be found.")
             outcome.value = handler(call)
         except Exception as exc:  # noqa: BLE001 - answered by the endpoint

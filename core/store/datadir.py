@@ -813,13 +813,18 @@ class DataDir:
         self._open[name] = cluster
         return cluster
 
+    def takes(self, name: str, kind: str) -> bool:
+        """Whether cluster ``name`` holds what a cluster of ``kind`` holds: one of that kind,
+        or the default cluster (``local``), which takes both so that the first commands need
+        no ``cluster add``."""
+        return name == LOCAL or self.open(name).kind == kind
+
     def open_kind(self, name: str, kind: str, what: str) -> Cluster:
         """The cluster ``name`` for ``what`` (a verb family: "streams", "topics" ...), which
-        needs a cluster of ``kind``: JetlinkError naming the cluster and its kind when it is
-        of the other kind. The default cluster (``local``) takes both, so that the first
-        commands need no ``cluster add``."""
+        needs a cluster of ``kind`` (:meth:`takes`): JetlinkError naming the cluster and its
+        kind when it is of the other kind."""
         cluster = self.open(name)
-        if name != LOCAL and cluster.kind != kind:
+        if not self.takes(name, kind):
             label = {"nats": "NATS", "kafka": "Kafka"}
             raise JetlinkError(
                 f"cluster {name} is a {label.get(cluster.kind, cluster.kind)} cluster: "
