@@ -885,12 +885,21 @@ def _time_cli_get(root: str, keys: int, runs: int) -> dict[str, Any]:
     import sys
     import time
 
+    from jetlink.core.bench.children import child_env
+
     argv = [sys.executable, "-m", "jetlink.cli", "--data-dir", os.path.join(root, "data"),
             "kv", "get", "BENCH", f"user.{keys // 2:07d}", "--raw"]
+    env = child_env(os.path.join(root, "config"))
     times = []
     for i in range(runs + 1):
         t0 = time.perf_counter()
-        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+        res = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True, env=env)
+        if res.returncode != 0:
+            from jetlink.core.errors import JetlinkError
+
+            raise JetlinkError(f"bench kv: `jetlink kv get` exited {res.returncode}: "
+                               f"{res.stderr.strip()[-300:]}")
         if i:
             times.append(time.perf_counter() - t0)
     return {"cli_get_runs": runs, "cli_get_median_s": round(statistics.median(times), 3),

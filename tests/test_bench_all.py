@@ -119,3 +119,24 @@ def test_bench_dr_checks_and_fails_back_against_a_copy_and_counts():
     # each ratio is its pair's failback / copy (the times are printed rounded to 1 ms)
     for r, a, b in zip(fb["ratios"], fb["failback_s"], fb["copy_s"], strict=True):
         assert (a - 0.0005) / (b + 0.0005) - 0.005 <= r <= (a + 0.0005) / (b - 0.0005) + 0.005
+
+
+def test_benchmarks_start_their_jetlink_processes_apart_from_the_users_settings(
+        tmp_path, monkeypatch):
+    """A selected context, JETLINK_CLUSTER and NATS_URL of the user's shell do not reach the
+    processes a benchmark starts (core/bench/children.py): they time their own work."""
+    config = tmp_path / "config"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    made = CliRunner().invoke(build_app(), [
+        "context", "add", "prod", "--data-dir", str(tmp_path / "elsewhere"), "--cluster",
+        "east", "--select"])
+    assert made.exit_code == 0, made.output
+    monkeypatch.setenv("JETLINK_CLUSTER", "nowhere")
+    monkeypatch.setenv("NATS_URL", "nats://127.0.0.1:1")
+    doc = bench_startup(1)
+    assert doc["kv_get_ms_median"] > 0
+    r = CliRunner().invoke(build_app(), ["bench", "kv", "--keys", "200", "--puts", "10",
+                                         "--gets", "10", "--cli-runs", "1", "-j"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["cli_get_runs"] == 1
+    assert not (tmp_path / "elsewhere").exists()

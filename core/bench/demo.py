@@ -14,13 +14,14 @@ Standard library only.
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import subprocess
+import tempfile
 import time
 from typing import Any
 
 from ..errors import JetlinkError
+from .children import child_env
 
 __all__ = ["DEMO_GOAL_S", "bench_demo", "drill_counts"]
 
@@ -59,14 +60,15 @@ def bench_demo(runs: int = 3, *, command: list[str] | None = None) -> dict[str, 
     from .engine import _jetlink_command
 
     cmd = [*(command or _jetlink_command()), "demo", "--json"]
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     walls: list[float] = []
     drills: list[float] = []
     counts: list[dict[str, Any]] = []
     for _ in range(runs):
-        t0 = time.perf_counter()
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-        wall = time.perf_counter() - t0
+        with tempfile.TemporaryDirectory(prefix="jetlink-bench-") as config:
+            env = child_env(config)  # (no context selected there)
+            t0 = time.perf_counter()
+            done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+            wall = time.perf_counter() - t0
         if done.returncode != 0:
             tail = (done.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
             raise JetlinkError(f"bench demo: `{' '.join(cmd)}` exited {done.returncode}: "

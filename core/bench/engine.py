@@ -21,6 +21,8 @@ import tempfile
 import time
 from typing import Any
 
+from .children import child_env
+
 __all__ = ["bench_kv", "bench_link", "bench_pub", "bench_replicate",
            "bench_replicate_pairs", "bench_startup", "pairs", "bench_validate_process",
            "publish_spread"]
@@ -303,10 +305,8 @@ def bench_startup(runs: int = 10, *, command: list[str] | None = None) -> dict[s
     cmd = command or _jetlink_command()
     tmp = tempfile.mkdtemp(prefix="jetlink-bench-")
     try:
-        env = {**os.environ, "JETLINK_DATA_DIR": os.path.join(tmp, "data"),
-               "XDG_CONFIG_HOME": os.path.join(tmp, "config")}
-        for k in ("JETLINK_CONTEXT", "NATS_URL", "NATS_CONTEXT", "PYTHONDONTWRITEBYTECODE"):
-            env.pop(k, None)
+        env = child_env(os.path.join(tmp, "config"),
+                        JETLINK_DATA_DIR=os.path.join(tmp, "data"))
         for args in (["kv", "add", "CFG"], ["kv", "put", "CFG", "limit", "100"]):
             subprocess.run([*cmd, *args], env=env, capture_output=True, check=True)
         path = os.path.join(tmp, "one.toml")
@@ -377,10 +377,11 @@ def bench_validate_process(n: int = 10_000, runs: int = 3, *,
                 f.write(f'[streams.S{i}]\nsubjects = ["s{i}.>"]\nmax_age = "1h"\n'
                         f'max_msgs_per_subject = 10\n\n')
         cmd = (command or _jetlink_command()) + ["validate", path]
+        env = child_env(os.path.join(tmp, "config"))
         seconds = []
         for _ in range(runs):
             t0 = time.perf_counter()
-            res = subprocess.run(cmd, capture_output=True, text=True)
+            res = subprocess.run(cmd, capture_output=True, text=True, env=env)
             seconds.append(time.perf_counter() - t0)
             if res.returncode != 0:
                 raise RuntimeError(f"validate exited {res.returncode}: {res.stderr[-500:]}")

@@ -50,6 +50,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import JetlinkError
+from .children import child_env
 
 __all__ = ["CLIENTS", "MIX", "PAIR_CLIENTS", "PAIR_MIX", "bench_serve", "measure_clients",
            "measure_pairs"]
@@ -184,9 +185,7 @@ class _Server:
 def _start(data: str, tmp: str, command: list[str]) -> _Server:
     log_path = os.path.join(tmp, "serve.log")
     log = open(log_path, "w", encoding="utf-8")  # noqa: SIM115 - closed by _stop
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("JETLINK_CONTEXT", "JETLINK_CLUSTER", "JETLINK_DATA_DIR")}
-    env["XDG_CONFIG_HOME"] = os.path.join(tmp, "config")
+    env = child_env(os.path.join(tmp, "config"))
     proc = subprocess.Popen([*command, "--data-dir", data, "serve", "--port", "0", "-j"],
                             stdout=subprocess.PIPE, stderr=log, text=True, env=env)
     line = _readline(proc, START_WAIT)
