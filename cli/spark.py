@@ -18,7 +18,14 @@ from jetlink.cli import common, output
 from jetlink.cli.app import App
 from jetlink.cli.common import usage
 from jetlink.cli.options import JsonOption, config_option
-from jetlink.cli.spark_session import ConfOpt, MasterOpt, PropsOpt, job_runner, with_progress
+from jetlink.cli.spark_session import (
+    ConfOpt,
+    MasterOpt,
+    PropsOpt,
+    check_addresses,
+    job_runner,
+    with_progress,
+)
 
 spark_app = typer.Typer(
     name="spark",
@@ -90,6 +97,7 @@ def mirror(
     after the last sequence written.
     """
     app = App.of(ctx)
+    check_addresses(app, ORIGIN=origin, TARGET=target)
     runner = job_runner(app, master, conf, properties_file, [origin])
     _run(app, lambda: runner.mirror(origin, target, config=_config(config)))
 
@@ -125,6 +133,7 @@ def source(
         if not sep or not src or not dest:
             raise usage(f"--transform {t!r}: expected SRC=DEST")
         pairs.append((src, dest))
+    check_addresses(app, TARGET=target, __from=origins)
     runner = job_runner(app, master, conf, properties_file, origins)
     _run(app, lambda: runner.source(target, origins, transforms=pairs, config=_config(config)))
 

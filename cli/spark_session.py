@@ -38,6 +38,20 @@ def session(master: str, conf: list[str] | None, props: Path | None,
     return get_session(opts)
 
 
+def check_addresses(app: App, **named: str | list[str]) -> None:
+    """Each address argument (``TARGET="store:east/M"``, ``origins=[...]``) checked before
+    Spark starts: a malformed one is a usage error (exit status 2) naming it and the rule
+    (sparkops/io.py ``parse_address``, the rule the job reads them by)."""
+    from jetlink.sparkops.io import AddressError, parse_address
+
+    for what, value in named.items():
+        for text in [value] if isinstance(value, str) else value:
+            try:
+                parse_address(text, app.cluster, what=what.replace("_", "-"))
+            except AddressError as err:
+                raise common.usage(str(err)) from None
+
+
 def job_runner(app: App, master: str, conf: list[str] | None, props: Path | None,
                inputs: list[str] | None = None) -> Any:
     from jetlink.sparkops.run import Runner

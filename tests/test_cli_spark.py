@@ -118,8 +118,15 @@ def test_cross_cluster_mirror_and_refusals(jl):
     assert "has stored messages already" in r.stderr
     assert rows(jl.data, "east", "BACKUP") == rows(jl.data, "west", "ORDERS")
     # addresses and options
+    # a malformed address is a usage error, named before Spark starts
     r = jl("spark", "mirror", "store:a/b/c/d", "X")
-    assert r.exit_code == 1 and "expected store:[CLUSTER/]STREAM" in r.stderr
+    assert (r.exit_code, r.stderr) == (2, (
+        "jetlink: error: ORIGIN 'store:a/b/c/d': expected store:[CLUSTER/]STREAM, "
+        "store:[CLUSTER/]topic/TOPIC or parquet:PATH\n"))
+    for args, what in ((["source", "X", "--from", "bogus:y"], "--from 'bogus:y'"),
+                       (["verify", "store:west/ORDERS", "parquet:"], "B 'parquet:'")):
+        r = jl("spark", *args)
+        assert r.exit_code == 2 and r.stderr.startswith(f"jetlink: error: {what}"), r.stderr
     r = jl("spark", "mirror", "store:west/NOPE", "X")
     assert r.exit_code == 1 and "NOPE" in r.stderr
     r = jl("spark", "mirror", "store:west/ORDERS", "Y", "--conf", "novalue")
