@@ -174,7 +174,7 @@ class StreamAppend(StreamOverlay):
             ts = self.txn.now
         seq0 = seq = self.last_seq
         rows = self._rows
-        row_pos = self._index_rows() if self._row_runs else self._row_pos
+        row_pos = self._index_rows()
         self._row_runs.append((seq0 + 1, len(subjects), len(rows)))
         add = rows.append
         last: dict[str, list] = {}
@@ -248,7 +248,7 @@ class StreamAppend(StreamOverlay):
         name, base = self.d.name, self.base
         base_size, hdr_extra, cap, max_per, max_msgs, max_bytes = self._run_limits()
         rows, ptr_next = self._rows, self._ptr_next
-        row_pos = self._index_rows() if self._row_runs else self._row_pos
+        row_pos = self._index_rows()
         touched, cache = self._touched, self._subj
         add = out.append if out is not None else None
         at_next = iter(at).__next__ if at is not None else None
@@ -528,11 +528,10 @@ class StreamAppend(StreamOverlay):
         seq = self.last_seq + 1
         if seq > MAX_SEQ:  # pragma: no cover - 2^40 messages
             return nats_error("StreamStoreFailed", err="sequence space of jetlink exhausted")
-        if self._row_runs:
-            self._index_rows()
+        row_pos = self._index_rows()
         if count > 0:
             prev = s.last
-            pos = self._row_pos.get(prev)
+            pos = row_pos.get(prev)
             if pos is not None:
                 self._rows[pos][_NEXT] = seq
             else:
@@ -543,7 +542,7 @@ class StreamAppend(StreamOverlay):
         if ttl:
             # (an expiry past the int64 nanosecond clock, year 2262, is kept at its maximum)
             self._ttl[seq] = min(ts + ttl * _SECOND, _INT64_MAX) if ttl > 0 else -1
-        self._row_pos[seq] = len(self._rows)
+        row_pos[seq] = len(self._rows)
         self._rows.append([self.base | seq, s.id, ts, prev, 0, hdr, data])
         s.last = seq
         s.count = count + 1

@@ -232,10 +232,12 @@ class StreamOverlay:
 
     # --- nodes and chains --------------------------------------------------------------------
     def _index_rows(self) -> dict[int, int]:
-        """``_row_pos`` with the runs of consecutive rows the bulk path appended
-        (``_row_runs``) folded in: every method that looks a pending row up calls this first
-        when a run is waiting."""
+        """``_row_pos`` (pending seq -> position in ``_rows``) with the runs of consecutive
+        rows the bulk path appended (``_row_runs``) folded in: every lookup of a pending row
+        goes through it."""
         pos = self._row_pos
+        if not self._row_runs:
+            return pos
         for seq, n, at in self._row_runs:
             pos.update(zip(range(seq, seq + n), count(at)))  # noqa: B905 - count is endless
         self._row_runs.clear()
@@ -246,7 +248,7 @@ class StreamOverlay:
         if seq in self._dead:
             return None
         d = self.d
-        pos = (self._index_rows() if self._row_runs else self._row_pos).get(seq)
+        pos = self._index_rows().get(seq)
         if pos is not None:
             r = self._rows[pos]
             hdr = r[_HDR]
@@ -266,14 +268,14 @@ class StreamOverlay:
         return (sid, size, self._ptr_prev.get(seq, prev), self._ptr_next.get(seq, nxt))
 
     def _set_next(self, seq: int, value: int) -> None:
-        pos = (self._index_rows() if self._row_runs else self._row_pos).get(seq)
+        pos = self._index_rows().get(seq)
         if pos is not None:
             self._rows[pos][_NEXT] = value
         else:
             self._ptr_next[seq] = value
 
     def _set_prev(self, seq: int, value: int) -> None:
-        pos = (self._index_rows() if self._row_runs else self._row_pos).get(seq)
+        pos = self._index_rows().get(seq)
         if pos is not None:
             self._rows[pos][_PREV] = value
         else:
@@ -298,7 +300,7 @@ class StreamOverlay:
         s.count -= 1
         self._touch(s)
         self._dead.add(seq)
-        if seq in (self._index_rows() if self._row_runs else self._row_pos):
+        if seq in self._index_rows():
             self._pend_alive -= 1
         else:
             self._db_deletes.append(seq)
@@ -312,7 +314,7 @@ class StreamOverlay:
         """Load the stored rows from ``seq`` on into the window: limits remove oldest
         messages, and the next ones to go are usually near."""
         if (seq in self._window or seq in self._dead
-                or seq in (self._index_rows() if self._row_runs else self._row_pos)):
+                or seq in self._index_rows()):
             return
         if len(self._window) > 200_000:
             self._window.clear()
