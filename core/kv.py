@@ -126,7 +126,7 @@ def bucket_not_found(name: str, streams: Iterable[str] = ()) -> ApiError:
     """404/10059 for bucket ``name``, with the closest bucket of ``streams`` (stream names:
     a bucket's is ``KV_<bucket>``) as its hint for people (core/errors.py ``not_found``)."""
     err = ApiError(404, 10059, f"bucket not found: {name}", field="bucket")
-    buckets = [n[len(KV_STREAM_PREFIX):] for n in streams if n.startswith(KV_STREAM_PREFIX)]
+    buckets = [b for b in map(bucket_of_stream, streams) if b]
     if buckets:
         not_found(err, name, buckets)  # (sets the hint on err)
     return err

@@ -83,14 +83,14 @@ def fenced_subjects(cfg: StreamConfig) -> list[str] | None:
 def fence_hint(configs: Iterable[StreamConfig], subject: str) -> str | None:
     """Why no stream captures ``subject`` when a fence took it off a stream (or bucket):
     which one, and what gives its subjects back; None when no fenced stream had it."""
-    from ..config.kvnames import KV_STREAM_PREFIX
+    from ..config.kvnames import bucket_of_stream
     from ..subjects import matches
 
     for cfg in configs:
         had = fenced_subjects(cfg)
         if had and any(matches(p, subject) for p in had):
-            kv = cfg.name.startswith(KV_STREAM_PREFIX)
-            what = f"bucket {cfg.name[len(KV_STREAM_PREFIX):]}" if kv else f"stream {cfg.name}"
+            bucket = bucket_of_stream(cfg.name)
+            what = f"bucket {bucket}" if bucket else f"stream {cfg.name}"
             return (f"{what} is fenced by jetlink dr fence: it failed over, and its subjects "
                     f"{', '.join(had)} are the other side's until a failback with --switch "
                     "makes it the primary again")
@@ -243,7 +243,7 @@ def return_warning(promotion: Any) -> str | None:
     origin in another region captures (a stream without ``--subjects``: the origin's; a KV
     bucket: ``$KV.<bucket>.>`` always): the origin, once it answers again, captures them too
     until it is fenced. None otherwise (a re-run, a promote, other subjects)."""
-    from ..config.kvnames import KV_STREAM_PREFIX, kv_subjects
+    from ..config.kvnames import bucket_of_stream, kv_subjects
     from ..subjects import overlaps
 
     if not promotion.failover or promotion.rerun:
@@ -251,9 +251,9 @@ def return_warning(promotion: Any) -> str | None:
     facts = promotion.facts
     region = _region(promotion.site, promotion.cfg)
     theirs = facts.subjects
-    if theirs is None and facts.stream.startswith(KV_STREAM_PREFIX):
-        # a bucket's stream captures its keys
-        theirs = [kv_subjects(facts.stream[len(KV_STREAM_PREFIX):])]
+    bucket = bucket_of_stream(facts.stream)
+    if theirs is None and bucket is not None:  # a bucket's stream captures its keys
+        theirs = [kv_subjects(bucket)]
     if region == promotion.site.label or theirs is None:
         return None
     mine = promotion.subjects or []
