@@ -48,9 +48,9 @@ def _run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, str]
 
 
 def _env() -> dict[str, str]:
-    import os
+    from jetlink.core.bench.children import without_user_settings
 
-    return {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "JETLINK_"))}
+    return without_user_settings()
 
 
 def topology_file(path: Path, url: str, streams: int) -> None:

@@ -13,11 +13,17 @@ from __future__ import annotations
 import os
 
 
+def without_user_settings() -> dict[str, str]:
+    """This process's environment without the user's jetlink and NATS settings (every
+    ``JETLINK_*`` and ``NATS_*`` variable)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("JETLINK_", "NATS_"))}
+
+
 def child_env(config_home: str, **extra: str) -> dict[str, str]:
-    """This process's environment for a jetlink child, without the user's jetlink and NATS
-    settings; ``config_home`` (absolute) its XDG_CONFIG_HOME; ``extra`` set on top."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("JETLINK_", "NATS_")) and k != "PYTHONDONTWRITEBYTECODE"}
+    """:func:`without_user_settings` for a jetlink child, without PYTHONDONTWRITEBYTECODE;
+    ``config_home`` (absolute) its XDG_CONFIG_HOME; ``extra`` set on top."""
+    env = without_user_settings()
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["XDG_CONFIG_HOME"] = os.path.abspath(config_home)
     env.update(extra)
     return env
