@@ -97,7 +97,7 @@ def mirror(
     after the last sequence written.
     """
     app = App.of(ctx)
-    check_addresses(app, ORIGIN=origin, TARGET=target)
+    check_addresses(app, {"ORIGIN": [origin], "TARGET": [target]})
     runner = job_runner(app, master, conf, properties_file, [origin])
     _run(app, lambda: runner.mirror(origin, target, config=_config(config)))
 
@@ -133,7 +133,7 @@ def source(
         if not sep or not src or not dest:
             raise usage(f"--transform {t!r}: expected SRC=DEST")
         pairs.append((src, dest))
-    check_addresses(app, TARGET=target, __from=origins)
+    check_addresses(app, {"TARGET": [target], "--from": origins})
     runner = job_runner(app, master, conf, properties_file, origins)
     _run(app, lambda: runner.source(target, origins, transforms=pairs, config=_config(config)))
 

@@ -38,16 +38,16 @@ def session(master: str, conf: list[str] | None, props: Path | None,
     return get_session(opts)
 
 
-def check_addresses(app: App, **named: str | list[str]) -> None:
-    """Each address argument (``TARGET="store:east/M"``, ``origins=[...]``) checked before
-    Spark starts: a malformed one is a usage error (exit status 2) naming it and the rule
-    (sparkops/io.py ``parse_address``, the rule the job reads them by)."""
+def check_addresses(app: App, named: dict[str, list[str]]) -> None:
+    """Each address argument (``{"TARGET": ["store:east/M"], "--from": [...]}``) checked
+    before Spark starts: a malformed one is a usage error (exit status 2) naming it and the
+    rule (sparkops/io.py ``parse_address``, the rule the job reads them by)."""
     from jetlink.sparkops.io import AddressError, parse_address
 
-    for what, value in named.items():
-        for text in [value] if isinstance(value, str) else value:
+    for what, texts in named.items():
+        for text in texts:
             try:
-                parse_address(text, app.cluster, what=what.replace("_", "-"))
+                parse_address(text, app.cluster, what=what)
             except AddressError as err:
                 raise common.usage(str(err)) from None
 

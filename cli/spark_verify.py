@@ -133,7 +133,7 @@ def register_commands(spark_app: typer.Typer) -> None:
         from jetlink.sparkops.verify import verify as run_verify
 
         app = App.of(ctx)
-        check_addresses(app, A=a, B=b)
+        check_addresses(app, {"A": [a], "B": [b]})
 
         def on_server(js: Any) -> tuple[Any, Any]:  # streams of the live server in force
             from jetlink.sparkops.run import Runner
