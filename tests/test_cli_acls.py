@@ -172,7 +172,9 @@ def test_kafka_acls_checks_its_arguments_before_the_authorizer(jl, args, message
     """kafka-acls checks its arguments before the broker answers: on a cluster without an
     authorizer a mistyped argument is named (exit 2), not hidden behind SECURITY_DISABLED."""
     ok(jl("cluster", "add", "k", "--kind", "kafka"))
+    before = data_dir_bytes(jl.data)
     r = jl("--cluster", "k", "kafka-acls", *args)
+    assert data_dir_bytes(jl.data) == before
     assert r.exit_code == 2, (r.stdout, r.stderr)
     assert r.stderr.startswith(f"jetlink: error: {message}"), r.stderr
     assert r.stderr.count("\n") == 1 and "SECURITY_DISABLED" not in r.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import data_dir_bytes
 
 from jetlink.core import lake
 from jetlink.core.store import DataDir
@@ -118,7 +119,8 @@ def test_cross_cluster_mirror_and_refusals(jl):
     assert "has stored messages already" in r.stderr
     assert rows(jl.data, "east", "BACKUP") == rows(jl.data, "west", "ORDERS")
     # addresses and options
-    # a malformed address is a usage error, named before Spark starts
+    # a malformed address is a usage error, named before Spark starts; nothing changes
+    before = data_dir_bytes(jl.data)
     r = jl("spark", "mirror", "store:a/b/c/d", "X")
     assert (r.exit_code, r.stderr) == (2, (
         "jetlink: error: ORIGIN 'store:a/b/c/d': expected store:[CLUSTER/]STREAM, "
@@ -127,6 +129,7 @@ def test_cross_cluster_mirror_and_refusals(jl):
                        (["verify", "store:west/ORDERS", "parquet:"], "B 'parquet:'")):
         r = jl("spark", *args)
         assert r.exit_code == 2 and r.stderr.startswith(f"jetlink: error: {what}"), r.stderr
+    assert data_dir_bytes(jl.data) == before
     r = jl("spark", "mirror", "store:west/NOPE", "X")
     assert r.exit_code == 1 and "NOPE" in r.stderr
     r = jl("spark", "mirror", "store:west/ORDERS", "Y", "--conf", "novalue")

@@ -97,7 +97,9 @@ def test_a_kv_mirror_fails_over_with_its_origin_gone_and_no_positions_synced(jl)
     ok(east(jl, "kv", "add", "CONFIG", "--mirror", "CONFIG@west"))
     ok(jl("replicate"))
     ok(jl("cluster", "down", "west"))
+    before = data_dir_bytes(jl.data)
     plan = ok(east(jl, "dr", "failover", "--from", "west", "--dry-run")).stdout.splitlines()
+    assert data_dir_bytes(jl.data) == before
     assert plan[1] == ("  kv CONFIG@east <- CONFIG@west: planned (0 not copied, recovery "
                        "point 0s; subjects $KV.CONFIG.> (from bucket))")
     d = doc(east(jl, "dr", "failover", "--from", "west", "-f", "-j"))
@@ -295,7 +297,9 @@ def test_mirror_topics_of_a_kafka_region(jl):
                                                                 "orders")
     desc = doc(jl("--cluster", "keast", "mirrors", "describe", "--link", "L", "-j"))
     assert [m["mirror_status"] for m in desc] == ["STOPPED"]
+    before = data_dir_bytes(jl.data)
     back = doc(jl("--cluster", "keast", "dr", "failback", "--from", "kwest", "-f", "-j"))
+    assert data_dir_bytes(jl.data) == before  # it ran nothing
     assert back["objects"][0]["state"] == "manual"
     assert "kafka-mirrors truncate-and-restore --link L orders" in back["objects"][0]["detail"]
     assert (back["nothing_to_do"], back["manual"], back["done_earlier"]) == (True, 1, 0)

@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from helpers import ENV_VARS, doc, ok, runner
+from helpers import ENV_VARS, data_dir_bytes, doc, ok, runner
 
 from jetlink.cli.main import app
 from jetlink.core.kafka.links import Links
@@ -435,6 +435,11 @@ def test_a_nats_cluster_is_no_kafka_cluster_of_the_rest_api(served):
         r = http.get(f"/kafka/v3/clusters/natsy{path}")
         assert (r.status_code, r.json()) == (
             404, {"error_code": 404, "message": "Cluster natsy cannot be found."}), path
+    before = data_dir_bytes(data, databases_only=True)
+    r = http.post("/kafka/v3/clusters/natsy/links?link_name=L",
+                  json={"source_cluster_id": "west"})
+    assert (r.status_code, r.json()["message"]) == (404, "Cluster natsy cannot be found.")
+    assert data_dir_bytes(data, databases_only=True) == before
 
 
 def test_serve_subprocess_printed_urls_work_as_rest_url(tmp_path, monkeypatch):
