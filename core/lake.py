@@ -231,10 +231,10 @@ def meta_bytes(doc: dict[str, Any]) -> bytes:
 
 
 def write_meta(path: str, doc: dict[str, Any]) -> None:
-    """Write ``doc`` as the ``_jetlink.json`` of the dataset directory ``path``."""
-    fs, where = _meta_location(path)
-    with fs.open_output_stream(where) as f:
-        f.write(meta_bytes(doc))
+    """Write ``doc`` as the ``_jetlink.json`` of the dataset directory ``path``, atomically
+    (a process killed while writing leaves the old file or none, never a torn one)."""
+    fs, base = lake_filesystem(path)
+    _write_json_atomically(fs, base, META_FILE, doc)
 
 
 def stream_meta(js, name: str) -> dict[str, Any]:
@@ -433,7 +433,8 @@ def _store_row_alone(txn, st, stream: str, row: tuple, saved: int) -> None:
 
 
 # -- export -----------------------------------------------------------------------------------
-_OWN_FILES = ("_SUCCESS", META_FILE, "_jetlink_progress.json", "_jetlink_progress.json.tmp")
+_OWN_FILES = ("_SUCCESS", META_FILE, META_FILE + ".tmp", "_jetlink_progress.json",
+              "_jetlink_progress.json.tmp")
 
 
 def _replaceable(name: str) -> bool:

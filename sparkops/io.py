@@ -223,13 +223,21 @@ def read_meta(spark: Any, path: str) -> dict[str, Any] | None:
 
 
 def write_meta(spark: Any, path: str, doc: dict[str, Any]) -> None:
+    """``doc`` as the dataset's ``_jetlink.json``, written beside it first and renamed into
+    place (core/lake.py ``write_meta``'s rule: a job killed while writing never leaves a
+    torn file; Hadoop's rename does not replace, so an old one is deleted just before)."""
     fs, base = _hadoop_path(spark, path)
-    jvm = spark.sparkContext._jvm
-    out = fs.create(jvm.org.apache.hadoop.fs.Path(base, lake.META_FILE), True)
+    Path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path
+    final, tmp = Path(base, lake.META_FILE), Path(base, lake.META_FILE + ".tmp")
+    out = fs.create(tmp, True)
     try:
         out.write(lake.meta_bytes(doc))
     finally:
         out.close()
+    if fs.exists(final):
+        fs.delete(final, False)
+    if not fs.rename(tmp, final):
+        raise OSError(f"could not rename {tmp} to {final}")
 
 
 def path_exists(spark: Any, path: str) -> bool:

@@ -189,6 +189,7 @@ def test_mirror_from_a_lake_export_into_the_store(jl):
     assert summary["output"] == f"parquet:{out}" and summary["cursor_set"] is False
     meta = json.loads((out / "_jetlink.json").read_text())
     assert meta["name"] == "ORDERS" and meta["state"]["messages"] == 14
+    assert not (out / "_jetlink.json.tmp").exists()  # written beside it, renamed into place
     import pyarrow.parquet as pq
 
     table = pq.read_table(out).sort_by("seq")

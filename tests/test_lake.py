@@ -412,3 +412,47 @@ def test_cli_path_without_parquet_prefix_is_a_usage_error(jl, verb, target):
     assert result.exit_code == 2
     assert "Invalid value for 'parquet:PATH'" in result.stderr
     assert "give parquet:PATH" in result.stderr
+
+
+def test_a_write_of_the_meta_file_cut_short_leaves_the_old_one_whole(tmp_path, monkeypatch):
+    """A process killed while writing ``_jetlink.json`` (a failback's tail, an export) must
+    not leave a torn file its re-run cannot read: the write goes to a temporary file moved
+    into place. The cut is made half-way through the bytes."""
+    path = str(tmp_path / "ds")
+    (tmp_path / "ds").mkdir()
+    lake.write_meta(path, {"kind": "stream", "name": "OLD"})
+    real = lake.lake_filesystem
+
+    class Cut(Exception):
+        pass
+
+    class HalfStream:
+        def __init__(self, stream):
+            self.stream = stream
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.stream.close()
+
+        def write(self, data):
+            self.stream.write(data[: len(data) // 2])
+            raise Cut
+
+    class CuttingFs:
+        def __init__(self, fs):
+            self.fs = fs
+
+        def open_output_stream(self, where):
+            return HalfStream(self.fs.open_output_stream(where))
+
+        def __getattr__(self, name):
+            return getattr(self.fs, name)
+
+    monkeypatch.setattr(lake, "lake_filesystem",
+                        lambda p: (CuttingFs(real(p)[0]), real(p)[1]))
+    with pytest.raises(Cut):
+        lake.write_meta(path, {"kind": "stream", "name": "NEW" * 1000})
+    monkeypatch.setattr(lake, "lake_filesystem", real)
+    assert lake.read_meta(path) == {"kind": "stream", "name": "OLD"}
