@@ -896,7 +896,8 @@ def create(
     ttl_ns = parse_duration_flag(ttl, flag="--ttl") if ttl is not None else None
     handle = open_bucket(app, bucket)
     data, echo = read_value(value)
-    revision = handle.create(key, data, ttl=ttl_ns or None)
+    with _fence_explained(handle):
+        revision = handle.create(key, data, ttl=ttl_ns or None)
     app.emit(_written(handle.name, key, revision, "PUT"), human=_echo(echo))
 
 
@@ -935,7 +936,8 @@ def update(
     isatty = getattr(sys.stdin, "isatty", None)
     piped = value == "" and not (isatty is not None and isatty())
     data, echo = read_value(None if piped else value)
-    new = handle.update(key, data, revision)
+    with _fence_explained(handle):
+        new = handle.update(key, data, revision)
     app.emit(_written(handle.name, key, new, "PUT"), human=_echo(echo))
 
 
@@ -961,7 +963,8 @@ def delete(
         force=force,
         action=f"delete key {key} of bucket {handle.name}",
     )
-    revision = handle.delete(key)
+    with _fence_explained(handle):
+        revision = handle.delete(key)
     app.emit(_written(handle.name, key, revision, "DEL"), human=_silent)
 
 
@@ -999,7 +1002,8 @@ def purge(
         force=force,
         action=f"purge key {key} of bucket {handle.name}",
     )
-    revision = handle.purge(key, ttl=ttl_ns or None)
+    with _fence_explained(handle):
+        revision = handle.purge(key, ttl=ttl_ns or None)
     app.emit(_written(handle.name, key, revision, "PURGE"), human=_silent)
 
 

@@ -146,7 +146,15 @@ def test_fence_stops_writes_keeps_messages_and_a_rerun_is_a_noop(returned):
         "jetlink: error: no stream matches subject $KV.CONFIG.b: bucket CONFIG is fenced by "
         "jetlink dr fence: it failed over, and its subjects $KV.CONFIG.> are the other "
         "side's until a failback with --switch makes it the primary again\n"))
+    for write in (("create", "CONFIG", "b", "2"), ("update", "CONFIG", "a", "3", "1"),
+                  ("del", "CONFIG", "a", "-f"), ("purge", "CONFIG", "a", "-f")):
+        r = west(returned, "kv", *write)
+        assert (r.exit_code, r.stderr) == (1, (
+            f"jetlink: error: no stream matches subject $KV.CONFIG.{write[2]}: bucket CONFIG is "
+            "fenced by jetlink dr fence: it failed over, and its subjects $KV.CONFIG.> are the "
+            "other side's until a failback with --switch makes it the primary again\n")), write
     assert west(returned, "kv", "get", "CONFIG", "b").exit_code == 1  # (key not found)
+    assert ok(west(returned, "kv", "get", "CONFIG", "a", "--raw")).stdout == "1"
     assert doc(west(returned, "stream", "info", "ORDERS", "-j"))["state"]["messages"] == 2
     r = ok(returned("dr", "fence", "--from", "west", "-f"))
     assert r.stdout == (
