@@ -92,9 +92,9 @@ def apply(
     directory or the servers hold): any problem, or a change the engine or server would
     refuse (a non-editable stream field, fewer partitions, a link's source), is listed and
     nothing is changed (exit 3). Then prints the plan (create / update with each field's
-    old and new value / delete) and applies it in dependency order: clusters, topics,
-    streams (origins first, across clusters and domains), links, mirror topics; deletions
-    in reverse. --prune deletes the objects of the file's clusters the file does not
+    old and new value / delete) and applies it in dependency order: clusters, ACLs,
+    topics, streams (origins first, across clusters and domains), links, mirror topics;
+    deletions in reverse. --prune deletes the objects of the file's clusters the file does not
     declare (asks on a terminal; -f without one). A change that fails stops the run: what
     was applied, what failed (the server's error as it answered) and what was not tried is
     printed (exit 1). Applying the same file twice changes nothing. With --json: {plan,

@@ -171,3 +171,91 @@ def test_bad_acls_are_problems_naming_the_field(jl, text, expected):
            for p in json.loads(r.stdout)["problems"]]
     assert got == expected
     assert not jl.data.exists() or not list(jl.data.iterdir())
+
+
+LINKED = """
+[clusters.kw]
+kind = "kafka"
+authorizer = true
+
+[clusters.ke]
+kind = "kafka"
+
+[topics.orders]
+cluster = "kw"
+
+[links.dr]
+cluster = "ke"
+source_cluster = "kw"
+
+[mirror_topics.orders]
+cluster = "ke"
+link = "dr"
+source_topic = "orders"
+
+[acls.link-reads]
+cluster = "kw"
+principal = "User:ANONYMOUS"
+operation = "Read"
+resource_name = "orders"
+
+[acls.link-describes-configs]
+cluster = "kw"
+principal = "User:ANONYMOUS"
+operation = "DescribeConfigs"
+resource_name = "orders"
+"""
+
+
+def test_the_acls_a_mirror_topic_needs_are_created_before_it(jl):
+    """A link's principal needs READ and DESCRIBE_CONFIGS on a source topic that enforces
+    ACLs: the file's ACLs are applied before its links and mirror topics (and an export of
+    the result applies again on an empty data directory)."""
+    r = ok(jl("apply", write(jl, LINKED), "-f"))
+    applied = [line for line in r.stdout.splitlines() if line.startswith("Applied: ")]
+    assert applied == [
+        "Applied: create cluster ke", "Applied: create cluster kw",
+        "Applied: create acl User:ANONYMOUS ALLOW DESCRIBE_CONFIGS TOPIC:orders in cluster kw",
+        "Applied: create acl User:ANONYMOUS ALLOW READ TOPIC:orders in cluster kw",
+        "Applied: create topic orders in cluster kw",
+        "Applied: create link dr in cluster ke",
+        "Applied: create mirror_topic orders in cluster ke"]
+    mirror, = doc(jl("--cluster", "ke", "mirrors", "describe", "orders", "-j"))
+    assert mirror["mirror_status"] == "ACTIVE"
+    exported = jl.tmp / "exported.json"
+    exported.write_text(ok(jl("export", "-j")).stdout)
+    fresh = jl.tmp / "fresh"
+    r = ok(jl("--data-dir", str(fresh), "apply", str(exported), "-f"))
+    assert r.stdout.endswith("Applied: create mirror_topic orders in cluster ke\n")
+    plan = doc(jl("apply", write(jl, LINKED), "--prune", "--dry-run", "-j"))["plan"]
+    assert [c for c in plan["changes"] if c["action"] != "unchanged"] == []
+
+
+def test_a_mirror_topic_the_planned_acls_do_not_allow_is_a_problem_before_anything(jl):
+    """The check a mirror topic's creation makes (the link's principal needs READ and
+    DESCRIBE_CONFIGS on the source topic), made over the ACLs the source will hold once the
+    plan is applied: a problem (exit 3), nothing changed."""
+    only_read = LINKED.split("[acls.link-describes-configs]")[0]
+    r = jl("apply", write(jl, only_read), "-f")
+    assert r.exit_code == 3
+    assert (
+        "mirror_topic orders: link: Cluster link 'dr' is not authorized to mirror source "
+        "topic 'orders': its principal User:ANONYMOUS needs the ACLs READ and "
+        "DESCRIBE_CONFIGS on the topic in source cluster kw, and lacks DESCRIBE_CONFIGS (ACLs "
+        "match the resource, none allows User:ANONYMOUS DESCRIBE_CONFIGS from host 127.0.0.1) "
+        "(TOPIC_AUTHORIZATION_FAILED 29)") in r.stdout + r.stderr
+    assert not (jl.data / "kw").exists() and not (jl.data / "ke").exists()
+    # the link's own principal (its sasl.jaas.config) is the one asked for
+    named = LINKED.replace('source_cluster = "kw"\n', 'source_cluster = "kw"\nconfigs = {'
+                           '"sasl.jaas.config" = "org.apache.kafka.common.security.plain.'
+                           'PlainLoginModule required username=\\"dr\\" password=\\"pw\\";"}\n')
+    r = jl("apply", write(jl, named), "-f")
+    assert r.exit_code == 3 and "its principal User:dr needs" in r.stdout + r.stderr
+    ok(jl("apply", write(jl, named.replace("User:ANONYMOUS", "User:dr")), "-f"))
+    # an ACL the same plan deletes (--prune) is gone for the mirror topic it would create
+    dr = named.replace("User:ANONYMOUS", "User:dr")
+    ok(jl("--data-dir", str(jl.tmp / "d2"), "apply", write(jl, dr.split("[links.dr]")[0] + dr[
+        dr.index("[acls.link-reads]"):]), "-f"))
+    r = jl("--data-dir", str(jl.tmp / "d2"), "apply", write(jl, dr.split(
+        "[acls.link-describes-configs]")[0]), "--prune", "-f")
+    assert r.exit_code == 3 and "and lacks DESCRIBE_CONFIGS" in r.stdout + r.stderr, r.stdout

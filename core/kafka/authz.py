@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store import Cluster
 
 __all__ = ["ANONYMOUS", "MIRROR_NEEDS", "REQUESTS", "check_request", "groups_denied",
-           "link_principal", "link_read_denied", "mirror_refusal", "visible"]
+           "link_principal", "link_read_denied", "mirror_denied", "mirror_refusal", "visible"]
 
 #: Kafka request -> ((operation, resource type), ...), checked in this order
 REQUESTS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -140,7 +140,14 @@ def mirror_refusal(source: Cluster, principal: str, topic: str, link: str
     store = _store(source)
     if store is None:
         return None
-    denied = _missing(store, principal, MIRROR_NEEDS, topic)
+    return mirror_denied(store, source.name, principal, topic, link)
+
+
+def mirror_denied(acls: AclView, source: str, principal: str, topic: str, link: str
+                  ) -> KafkaError | None:
+    """:func:`mirror_refusal` over the ACLs ``acls`` of the source cluster named ``source``
+    (which enforces them): the ones it holds, or will hold once a plan is applied."""
+    denied = _missing(acls, principal, MIRROR_NEEDS, topic)
     if not denied:
         return None
     ops = " and ".join(d.operation for d in denied)
@@ -148,7 +155,7 @@ def mirror_refusal(source: Cluster, principal: str, topic: str, link: str
         "TOPIC_AUTHORIZATION_FAILED",
         f"Cluster link '{link}' is not authorized to mirror source topic '{topic}': its "
         f"principal {principal} needs the ACLs READ and DESCRIBE_CONFIGS on the topic in "
-        f"source cluster {source.name}, and lacks {ops} ({denied[0].reason()})",
+        f"source cluster {source}, and lacks {ops} ({denied[0].reason()})",
         field="source_topic_name")
 
 

@@ -155,25 +155,73 @@ def make_plan(dd: DataDir, clock: Clock, desired: Topology, *, prune: bool = Fal
     return plan_topology(EmbeddedClusters(dd, clock), desired, prune=prune)
 
 
+def _enforces_acls(dd: DataDir, cluster: str, changes: list[Change]) -> bool:
+    """Whether ``cluster`` enforces ACLs once the plan is applied: its cluster change's
+    ``authorizer``, else the data directory's setting."""
+    from ..kafka.acls import AclStore
+
+    said = [x.authorizer for x in changes if x.kind == "cluster" and x.name == cluster
+            and x.authorizer is not None]
+    if said:
+        return said[0]
+    return dd.has_cluster(cluster) and \
+        AclStore(dd.open(cluster, create_local=False)).settings().enabled
+
+
 def _acl_limit(dd: DataDir, c: Change, changes: list[Change]) -> list[Problem]:
     """An ACL is created only in a cluster that enforces ACLs, or will once the plan's
     cluster change is made (Kafka's CreateAcls on a broker without an authorizer:
     SECURITY_DISABLED)."""
-    from ..kafka.acls import AclStore
-
-    said = [x.authorizer for x in changes if x.kind == "cluster" and x.name == c.cluster
-            and x.authorizer is not None]
-    if said:
-        enforced = said[0]
-    else:
-        enforced = dd.has_cluster(c.cluster) and \
-            AclStore(dd.open(c.cluster, create_local=False)).settings().enabled
-    if enforced:
+    if _enforces_acls(dd, c.cluster, changes):
         return []
     return [Problem(c.desired.file, c.desired.label, "cluster", 0,
                     f"{c.label}: cluster {c.cluster} has no authorizer, so it holds no ACLs: "
                     f"authorizer = true in [clusters.{c.cluster}] (or jetlink cluster "
                     f"authorizer {c.cluster} --enable) first (SECURITY_DISABLED 54)")]
+
+
+def _planned_acls(dd: DataDir, cluster: str, changes: list[Change]) -> Any:
+    """The ACLs ``cluster`` holds once the plan is applied (those it holds, including the
+    ones a link's ACL sync or a fence made, less the plan's deletions, with its creations),
+    as the view the authorizer decides over, enforced."""
+    from dataclasses import replace
+
+    from ..kafka.acls import AclStore, AclView, AuthorizerSettings
+
+    settings, rows = AuthorizerSettings(), set()
+    if dd.has_cluster(cluster):
+        store = AclStore(dd.open(cluster, create_local=False))
+        settings, rows = store.settings(), set(store.find())
+    for x in changes:
+        if x.kind == "acl" and x.cluster == cluster and x.action in ("create", "delete"):
+            b = (x.obj or x.existing).spec.binding()
+            (rows.add if x.action == "create" else rows.discard)(b)
+    return AclView(None, replace(settings, enabled=True), sorted(rows))
+
+
+def _mirror_authorized(dd: DataDir, c: Change, changes: list[Change]) -> list[Problem]:
+    """A mirror topic to create through a link whose source enforces ACLs (now, or once the
+    plan's cluster change is made): the link's principal is allowed READ and DESCRIBE_CONFIGS
+    on the source topic by the ACLs the source holds after the plan (core/kafka/authz.py
+    ``mirror_denied``, the check the mirror's creation makes), else a problem before anything
+    is applied."""
+    from ..kafka.authz import link_principal, mirror_denied
+    from .kafka_specs import _kafka_problem
+
+    spec = c.desired.spec
+    link = next((x for x in changes if x.kind == "link" and x.cluster == c.cluster
+                 and x.name == spec.link and x.action != "delete"), None)
+    if link is None:  # (a missing link is the checks' problem)
+        return []
+    lspec = (link.obj or link.existing).spec
+    if not _enforces_acls(dd, lspec.source_cluster, changes):
+        return []
+    configs = dict(link.current.spec.configs) if link.current is not None else {}
+    configs.update(lspec.configs)
+    err = mirror_denied(_planned_acls(dd, lspec.source_cluster, changes),
+                        lspec.source_cluster, link_principal(configs), spec.source_topic,
+                        spec.link)
+    return [] if err is None else [_kafka_problem(c.desired, err, "link")]
 
 
 def _engine_limits(dd: DataDir, changes: list[Change]) -> list[Problem]:
@@ -187,6 +235,8 @@ def _engine_limits(dd: DataDir, changes: list[Change]) -> list[Problem]:
         obj = c.obj
         if c.action == "create" and c.kind == "acl" and obj is not None:
             out += _acl_limit(dd, c, changes)
+        if c.action == "create" and c.kind == "mirror_topic" and obj is not None:
+            out += _mirror_authorized(dd, c, changes)
         if c.action != "create" or obj is None or obj.config is None:
             continue
         try:

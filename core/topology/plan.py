@@ -9,9 +9,9 @@ objects, in the clusters the file declares). Every problem of that state, and ev
 the engine would refuse (a non-editable stream field, a link's source, fewer partitions, a
 mirror topic's link or source), is a :class:`~jetlink.core.topology.Problem`: the plan is
 then not applied at all. Otherwise it lists one :class:`Change` per object (create / update
-with the field differences / delete / unchanged), in dependency order: clusters, topics,
-streams (origins before their mirrors and sources), links, mirror topics; deletions in the
-reverse order. core/topology/apply.py makes the changes.
+with the field differences / delete / unchanged), in dependency order: clusters, ACLs,
+topics, streams (origins before their mirrors and sources), links, mirror topics; deletions
+in the reverse order. core/topology/apply.py makes the changes.
 
 Objects are identified by (kind, cluster, name); a NATS object is the stream it becomes,
 whatever table declares it.
@@ -33,9 +33,12 @@ from .stored import _user_config
 __all__ = ["NATS_KINDS", "Change", "Plan", "plan_topology", "unique_problems"]
 
 NATS_KINDS = ("stream", "kv", "kv_mirror", "kv_aggregate")
-# creation order of the kinds (streams are further ordered origins first)
-ORDER = {"cluster": 0, "topic": 1, "stream": 2, "kv": 2, "kv_mirror": 2, "kv_aggregate": 2,
-         "link": 3, "mirror_topic": 4, "acl": 5}
+# creation order of the kinds (streams are further ordered origins first). ACLs come with
+# their cluster, before the links and mirror topics they authorize (a mirror topic's link
+# needs READ and DESCRIBE_CONFIGS on its source topic where the source enforces ACLs), and
+# are deleted after them.
+ORDER = {"cluster": 0, "acl": 1, "topic": 2, "stream": 3, "kv": 3, "kv_mirror": 3,
+         "kv_aggregate": 3, "link": 4, "mirror_topic": 5}
 
 
 @dataclass
@@ -277,11 +280,11 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
             _check_update(change, current_streams, problems,
                           single_server=clusters.single_server)
         changes.append(change)
-    problems += clusters.limits(changes)
     if prune:
         for obj in current.objects:
             if obj.cluster in declared and _ident(obj) not in file_ids:
                 changes.append(Change("delete", obj.kind, obj.cluster, obj.name, current=obj))
+    problems += clusters.limits(changes)  # (the deletions too: an ACL pruned is gone)
     return Plan(_ordered(changes, state), _unique(problems), prune, _unique(warnings))
 
 
