@@ -192,8 +192,14 @@ def export(
     if live is not None:
         doc = live.read(None)
     else:
+        withheld: list[tuple[str, str, str]] = []
         doc = export_document(data_dir(app, step=False), common.make_clock(),
-                                   clusters or None)
+                              clusters or None, withheld)
+        for cluster, link, key in withheld:
+            output.notice(app, f"jetlink: warning: link {link} (cluster {cluster}): {key} is "
+                          "sensitive and not exported; add it to the link's configs in the "
+                          "file before applying it elsewhere (a plan keeps the one a link "
+                          "has when the file leaves it out)")
     if out is not None:
         as_json = out.suffix.lower() == ".json"
         text = (json.dumps(doc, indent=2) + "\n") if as_json else tomli_w.dumps(doc)

@@ -372,3 +372,54 @@ def test_the_positions_bucket_is_never_exported_planned_or_pruned(jl, tmp_path):
     assert "JETLINK_POSITIONS" not in json.dumps(plan)
     ok(jl("apply", path, "--prune", "-f"))
     assert "KV_JETLINK_POSITIONS" in doc(ok(jl("--cluster", "east", "stream", "ls", "-j")))
+
+
+JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="dr" '
+        'password="s3cret";')
+
+
+def test_a_links_secret_is_never_exported_nor_shown_and_a_file_without_it_keeps_it(jl, tmp_path):
+    """A link's sensitive configs (sasl.jaas.config, passwords) are not exported (a warning
+    per config on stderr); a plan keeps one the file leaves out (no difference, not deleted
+    by an update) and shows a changed one as [hidden, changed], never its value."""
+    from jetlink.core.clock import SystemClock
+    from jetlink.core.kafka.links import Links
+    from jetlink.core.store import DataDir
+
+    def stored():
+        dd = DataDir(jl.data)
+        try:
+            return Links.open(dd, dd.open("keast"), SystemClock()).get("dr").config.to_json()
+        finally:
+            dd.close()
+
+    ok(jl("cluster", "add", "kwest", "--kind", "kafka"))
+    ok(jl("cluster", "add", "keast", "--kind", "kafka"))
+    ok(jl("--cluster", "keast", "links", "create", "dr", "--source-cluster", "kwest",
+          "--config", f"sasl.jaas.config={JAAS}"))
+    r = ok(jl("export", "--cluster", "keast"))
+    assert "s3cret" not in r.stdout and "sasl.jaas.config" not in r.stdout
+    assert r.stderr == (
+        "jetlink: warning: link dr (cluster keast): sasl.jaas.config is sensitive and not "
+        "exported; add it to the link's configs in the file before applying it elsewhere (a "
+        "plan keeps the one a link has when the file leaves it out)\n")
+    exported = write(tmp_path, r.stdout, "exported.toml")
+    assert ok(jl("apply", exported, "-f")).stdout.startswith("No changes")
+    tuned = write(tmp_path, r.stdout.replace('source_cluster = "kwest"',
+                                             'source_cluster = "kwest"\n'
+                                             'configs = {"acl.sync.ms" = "6000"}'), "tuned.toml")
+    r = ok(jl("apply", tuned, "-f"))
+    assert "s3cret" not in r.stdout + r.stderr
+    assert stored()["sasl.jaas.config"] == JAAS and stored()["acl.sync.ms"] == "6000"
+    other = JAAS.replace("s3cret", "n3w")
+    secret = write(tmp_path, Path(tuned).read_text().replace(
+        '"6000"}', f'"6000", "sasl.jaas.config" = {json.dumps(other)}}}'), "secret.toml")
+    plan = doc(jl("apply", secret, "--dry-run", "-j"))["plan"]
+    change, = [c for c in plan["changes"] if c["action"] == "update"]
+    assert change["diff"] == [{"field": "configs",
+                               "from": {"acl.sync.ms": "6000", "sasl.jaas.config": "[hidden]"},
+                               "to": {"acl.sync.ms": "6000",
+                                      "sasl.jaas.config": "[hidden, changed]"}}]
+    r = ok(jl("apply", secret, "-f"))
+    assert "n3w" not in r.stdout + r.stderr and "s3cret" not in r.stdout + r.stderr
+    assert stored()["sasl.jaas.config"] == other

@@ -16,7 +16,7 @@ that a clustered server accepts (replicas > 1, 10074) is a problem of the plan.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..clock import Clock
@@ -65,20 +65,24 @@ class EmbeddedClusters:
         """The data directory is the caller's."""
 
 
-def export_document(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = None
-                    ) -> dict[str, Any]:
+def export_document(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = None,
+                    withheld: list[tuple[str, str, str]] | None = None) -> dict[str, Any]:
     """The topology of ``dd`` (only ``clusters`` when given) in the file format, normalized
-    through :class:`Topology` (what ``export -> apply -> export`` keeps equal)."""
-    return EmbeddedClusters(dd, clock).read(clusters)
+    through :class:`Topology` (what ``export -> apply -> export`` keeps equal). A link's
+    sensitive configs (core/kafka/links.py ``SENSITIVE_CONFIGS``: its ``sasl.jaas.config``,
+    passwords, keys) are never written: each left out is added to ``withheld`` as
+    (cluster, link, config), and a plan keeps a sensitive config a file leaves out."""
+    return _export(dd, clock, clusters, withheld=withheld if withheld is not None else [])
 
 
 def _export(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = None,
-            stored: dict[tuple[str, str], Any] | None = None, *, minimal: bool = True
-            ) -> dict[str, Any]:
+            stored: dict[tuple[str, str], Any] | None = None, *, minimal: bool = True,
+            withheld: list[tuple[str, str, str]] | None = None) -> dict[str, Any]:
     """:func:`export_document`; ``stored`` (when given) receives (cluster, stream) -> the
-    configuration the engine stores, read in the same pass."""
+    configuration the engine stores, read in the same pass. Without ``withheld`` (a plan's
+    reading of the data directory) the sensitive configs are kept."""
     from ..jetstream import JetStream
-    from ..kafka.links import Links
+    from ..kafka.links import SENSITIVE_CONFIGS, Links
     from ..kafka.mirrors import Mirrors
     from ..kafka.topics import Kafka
 
@@ -121,8 +125,13 @@ def _export(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = None,
                 out.add("topics", info.name, t.name, {
                     "partitions": len(t.partitions), "configs": dict(sorted(t.configs.items()))})
         for li in links:
+            configs = li.config.to_json()
+            if withheld is not None:
+                for key in sorted(SENSITIVE_CONFIGS & configs.keys()):
+                    del configs[key]
+                    withheld.append((info.name, li.name, key))
             out.add("links", info.name, li.name, {"source_cluster": li.source_cluster,
-                                                  "configs": li.config.to_json()})
+                                                  "configs": configs})
     return out.finish()
 
 
@@ -249,10 +258,13 @@ def _engine_limits(dd: DataDir, changes: list[Change]) -> list[Problem]:
     return out
 
 
-def _config_delta(old: dict[str, Any], new: dict[str, Any]
+def _config_delta(old: dict[str, Any], new: dict[str, Any], *, keep: Iterable[str] = ()
                   ) -> tuple[dict[str, Any], list[str]]:
-    """The configs to set and the ones to delete (back to their defaults) from old to new."""
-    return {k: v for k, v in new.items() if old.get(k) != v}, [k for k in old if k not in new]
+    """The configs to set and the ones to delete (back to their defaults) from old to new;
+    ``keep``: configs kept as they are when new leaves them out."""
+    kept = set(keep)
+    return ({k: v for k, v in new.items() if old.get(k) != v},
+            [k for k in old if k not in new and k not in kept])
 
 
 def _apply_one(dd: DataDir, clock: Clock, c: Change) -> None:
@@ -296,7 +308,10 @@ def _apply_one(dd: DataDir, clock: Clock, c: Change) -> None:
         if c.action == "create":
             links.create(c.name, c.desired.spec.source_cluster, c.desired.spec.configs)
         elif c.action == "update":
-            configs, delete = _config_delta(c.existing.spec.configs, c.desired.spec.configs)
+            from ..kafka.links import SENSITIVE_CONFIGS
+
+            configs, delete = _config_delta(c.existing.spec.configs, c.desired.spec.configs,
+                                            keep=SENSITIVE_CONFIGS)
             links.alter(c.name, configs, delete=delete)
         else:
             links.delete(c.name, force=True)

@@ -154,6 +154,39 @@ def _diff(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _link_diff(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """A link's differences. A sensitive config (core/kafka/links.py ``SENSITIVE_CONFIGS``:
+    ``sasl.jaas.config``, passwords, keys) the file leaves out is kept as it is, as export
+    leaves them out, so it is no difference; one the file changes is one, shown as
+    ``[hidden]`` on both sides (a plan is printed and logged: never a secret)."""
+    from ..kafka.links import SENSITIVE_CONFIGS
+
+    have, want = dict(old.get("configs") or {}), new.get("configs") or {}
+    for key in SENSITIVE_CONFIGS & have.keys() - want.keys():
+        del have[key]
+    before = {k: v for k, v in old.items() if k != "configs"}
+    if have:
+        before["configs"] = have
+    diff = _diff(before, new)
+    for d in diff:
+        if d["field"] == "configs":
+            d["from"], d["to"] = _hidden(d["from"], None), _hidden(d["to"], have)
+    return diff
+
+
+def _hidden(configs: dict[str, Any] | None, before: dict[str, Any] | None
+            ) -> dict[str, Any] | None:
+    """``configs`` with each sensitive value ``[hidden]`` (``[hidden, changed]`` when it
+    differs from ``before``'s)."""
+    from ..kafka.links import SENSITIVE_CONFIGS
+
+    if not configs:
+        return configs
+    return {k: v if k not in SENSITIVE_CONFIGS else "[hidden, changed]"
+            if before is not None and before.get(k) != v else "[hidden]"
+            for k, v in configs.items()}
+
+
 def _refusal(change: Change, dd_problem: str, fld: str | None) -> Problem:
     obj = change.obj or change.current
     return Problem(obj.file if obj else "", f"{change.kind} {change.name}", fld, 0,
@@ -270,6 +303,8 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
         elif obj.kind == "mirror_topic":  # its configs are creation settings, not read back
             diff = _diff({k: v for k, v in object_table(cur).items() if k != "configs"},
                          {k: v for k, v in object_table(obj).items() if k != "configs"})
+        elif obj.kind == "link":
+            diff = _link_diff(object_table(cur), object_table(obj))
         else:
             diff = _diff(object_table(cur), object_table(obj))
         change = Change("update" if diff else "unchanged", obj.kind, obj.cluster, obj.name,
