@@ -273,7 +273,10 @@ def _alter(ctx: typer.Context, how: str, topics: list[str] | None, link: str,
                 output.line(a, f"Topic '{r.mirror_topic_name}' has already stopped its mirror "
                                f"from '{link}'")
             elif not r.ok:
-                output.line(a, f"Topic '{r.mirror_topic_name}': {r.error_message}")
+                text = r.error_message or ""
+                if not text.startswith(f"Topic '{r.mirror_topic_name}'"):
+                    text = f"Topic '{r.mirror_topic_name}': {text}"
+                output.line(a, text)
             elif dry_run:
                 output.line(a, f"Request for {_verb(how)} topic {r.mirror_topic_name}'s mirror "
                                "would succeed (dry run).")
@@ -310,7 +313,9 @@ def promote(ctx: typer.Context, link: LinkOpt, topics: TopicsArg = None,
     Refused per topic unless the source cluster is reachable and there is no mirroring lag,
     no pending config sync and no pending consumer offset sync. Synced consumer group offsets
     beyond the mirror's log end offsets are clamped; every clamp is printed. --link alone
-    promotes every mirror of the link. Exit status 1 when a topic was refused.
+    promotes every mirror of the link. Exit status 1 when a topic was refused; a mirror
+    already stopped is reported (its error_code 42 in --json, as the REST API answers) with
+    exit status 0, so a re-run after a promote or failover is not a failure.
     """
     _alter(ctx, "promote", topics, link, dry_run, timeout)
 
@@ -325,7 +330,8 @@ def failover(ctx: typer.Context, link: LinkOpt, topics: TopicsArg = None,
 
     Always succeeds, source reachable or not; synced consumer group offsets beyond the
     mirror's log end offsets are clamped and printed. --link alone fails over every mirror
-    of the link.
+    of the link. Exit status 1 when a topic is no mirror; one already stopped is reported
+    (error_code 42 in --json) with exit status 0, so a re-run is not a failure.
     """
     _alter(ctx, "failover", topics, link, dry_run, timeout)
 

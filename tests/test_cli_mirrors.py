@@ -64,6 +64,10 @@ def test_empty_list_and_unknown_link(jl, world):
     assert ok(east(jl, "mirrors", "ls")).stdout == "No mirror topics found.\n"
     result = east(jl, "mirrors", "ls", "--link", "NOPE")
     assert result.exit_code == 1 and "NOPE" in result.stderr
+    ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
+    result = east(jl, "mirrors", "describe", "orders", "--link", "NOPE")
+    assert (result.exit_code, result.stderr) == (
+        1, "jetlink: error: Cluster link 'NOPE' not found (CLUSTER_LINK_NOT_FOUND 10000)\n")
 
 
 def test_create_refusals(jl, world):
@@ -79,8 +83,8 @@ def test_promote_refused_with_lag_then_promoted(jl, world):
     east_k = Kafka(dd.open("east"), None)
     result = east(jl, "mirrors", "promote", "orders", "--link", "L", "--dry-run")
     assert result.exit_code == 1
-    assert "Topic 'orders': Topic 'orders' can not be promoted: it has mirroring lag " \
-           "(partition 0: 1)" in result.stdout
+    assert "\nTopic 'orders' can not be promoted: it has mirroring lag " \
+           "(partition 0: 1)" in "\n" + result.stdout  # (the topic named once)
     ok(east(jl, "replicate"))
     out = ok(east(jl, "mirrors", "promote", "orders", "--link", "L")).stdout
     assert out == (

@@ -137,6 +137,8 @@ class MirrorState:
             stopped_seq=row[10])
 
     def describe(self, topic: str, link: str | None = None) -> MirrorInfo:
+        if link is not None:
+            self.links.get(link, with_topics=False)  # CLUSTER_LINK_NOT_FOUND, as list's
         self.refresh(link, topic)
         rows = self._rows(link, topic)
         if not rows:
