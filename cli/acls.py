@@ -120,7 +120,7 @@ def add(
     One binding per resource and operation for the principal. Those that exist stay as they
     are. With --json: the bindings created (REST v3's AclData fields).
     """
-    from jetlink.core.kafka.acls import AclBinding
+    from jetlink.core.kafka.acls import AclBinding, check_operation
 
     app = App.of(ctx)
     if principal is None:
@@ -132,6 +132,8 @@ def add(
                 for rt, name in _resources(topic, group, kafka_cluster, transactional_id,
                                            required=True)
                 for op in operation]
+    for b in bindings:
+        check_operation(b.resource_type, b.operation)
     store = _store(app, remote=True)
     store.require()
     made = store.add(bindings)
@@ -401,10 +403,14 @@ def _wanted_ops(resources: list[tuple[str, str]], operation: list[str] | None,
                 ) -> dict[tuple[str, str], list[str]]:
     """The operations per resource: --operation on each, or the --producer / --consumer
     shortcuts (kafka-acls AclCommand's sets)."""
-    from jetlink.core.kafka.acls import CLUSTER_NAME, operation_of
+    from jetlink.core.kafka.acls import CLUSTER_NAME, check_operation, operation_of
 
     if not (producer or consumer):
-        return {r: [operation_of(o) for o in operation or ["All"]] for r in resources}
+        wanted = {r: [operation_of(o) for o in operation or ["All"]] for r in resources}
+        for (rt, _name), ops in wanted.items():  # AclCommand validateOperation
+            for op in ops:
+                check_operation(rt, op)
+        return wanted
     if consumer and not any(rt == "GROUP" for rt, _ in resources):
         raise common.usage("--consumer needs --group (READ on the consumer group)")
     out: dict[tuple[str, str], list[str]] = {}

@@ -127,8 +127,8 @@ def test_the_authorizer_is_changed_later(jl):
     (["acls", "add", "--principal", "User:a", "--operation", "Reed", "--topic", "orders"],
      "jetlink: error: operation 'Reed' is not one of ALL, READ, WRITE, CREATE, DELETE, ALTER, "
      "DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, "
-     "CREATE_TOKENS, DESCRIBE_TOKENS (Kafka's names; the kafka-acls spellings Read, "
-     "DescribeConfigs ... too)"),
+     "CREATE_TOKENS, DESCRIBE_TOKENS (Kafka's names, in any case: the kafka-acls spellings "
+     "Read, DescribeConfigs ... too)"),
     (["acls", "add", "--principal", "User:a", "--operation", "read", "--topic", "x" * 100_000],
      "jetlink: error: resource name of 100000 characters: at most 32767 (a Kafka protocol "
      "string)"),
@@ -143,6 +143,22 @@ def test_the_authorizer_is_changed_later(jl):
     (["kafka-acls", "--add", "--allow-principal", "User:a", "--topic", "orders",
       "--resource-pattern-type", "match"],
      "jetlink: error: pattern type 'match' is not one of LITERAL, PREFIXED"),
+    # an operation the resource type does not take (Kafka's AclCommand validateOperation)
+    (["kafka-acls", "--add", "--allow-principal", "User:a", "--operation", "Read", "--cluster"],
+     "jetlink: error: operation READ on a CLUSTER resource: ResourceType CLUSTER only supports "
+     "operations [ALL, CREATE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, "
+     "IDEMPOTENT_WRITE, ALTER, DESCRIBE]"),
+    (["kafka-acls", "--add", "--allow-principal", "User:a", "--operation", "IdempotentWrite",
+      "--topic", "orders"],
+     "jetlink: error: operation IDEMPOTENT_WRITE on a TOPIC resource: ResourceType TOPIC only "
+     "supports operations [ALL, READ, WRITE, CREATE, DESCRIBE, DELETE, ALTER, "
+     "DESCRIBE_CONFIGS, ALTER_CONFIGS]"),
+    (["acls", "add", "--principal", "User:a", "--operation", "Write", "--group", "g"],
+     "jetlink: error: operation WRITE on a GROUP resource: ResourceType GROUP only supports "
+     "operations [ALL, READ, DESCRIBE, DELETE, DESCRIBE_CONFIGS, ALTER_CONFIGS]"),
+    (["acls", "add", "--principal", "User:a", "--operation", "Read", "--transactional-id", "t"],
+     "jetlink: error: operation READ on a TRANSACTIONAL_ID resource: ResourceType "
+     "TRANSACTIONAL_ID only supports operations [ALL, DESCRIBE, WRITE]"),
 ])
 def test_hostile_input_is_one_line_and_changes_nothing(kw, args, message):
     before = data_dir_bytes(kw.data)

@@ -166,8 +166,8 @@ HOSTILE = [
     ('{"aclFilters": [{"accessFilter": {"operation": "Reed"}}]}',
      "aclFilters[0].accessFilter.operation: operation 'Reed' is not one of ALL, READ, WRITE, "
      "CREATE, DELETE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, "
-     "IDEMPOTENT_WRITE, CREATE_TOKENS, DESCRIBE_TOKENS, ANY (Kafka's names; the kafka-acls "
-     "spellings Read, DescribeConfigs ... too)"),
+     "IDEMPOTENT_WRITE, CREATE_TOKENS, DESCRIBE_TOKENS, ANY (Kafka's names, in any case: "
+     "the kafka-acls spellings Read, DescribeConfigs ... too)"),
     ('{"aclFilters": [{"accessFilter": {"principal": "alice"}}]}',
      "aclFilters[0].accessFilter.principal: principal 'alice' is not TYPE:NAME (e.g. "
      "User:alice, or User:* for every user)"),

@@ -127,8 +127,8 @@ def test_a_cluster_without_an_authorizer_says_so_on_both_sides(pair, both):
     (["add", "--principal", "User:a", "--operation", "Peek", "--topic", "t"],
      "jetlink: error: operation 'Peek' is not one of ALL, READ, WRITE, CREATE, DELETE, ALTER, "
      "DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, "
-     "CREATE_TOKENS, DESCRIBE_TOKENS (Kafka's names; the kafka-acls spellings Read, "
-     "DescribeConfigs ... too)\n"),
+     "CREATE_TOKENS, DESCRIBE_TOKENS (Kafka's names, in any case: the kafka-acls spellings "
+     "Read, DescribeConfigs ... too)\n"),
     (["add", "--principal", "alice", "--operation", "Read", "--topic", "t"],
      "jetlink: error: principal 'alice' is not TYPE:NAME (e.g. User:alice, or User:* for "
      "every user)\n"),

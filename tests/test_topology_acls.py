@@ -122,8 +122,17 @@ resource_name = "orders"
       "every user)",
       "acl bad: operation: operation 'Reed' is not one of ALL, READ, WRITE, CREATE, DELETE, "
       "ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, "
-      "CREATE_TOKENS, DESCRIBE_TOKENS (Kafka's names; the kafka-acls spellings Read, "
-      "DescribeConfigs ... too)"]),
+      "CREATE_TOKENS, DESCRIBE_TOKENS (Kafka's names, in any case: the kafka-acls spellings "
+      "Read, DescribeConfigs ... too)"]),
+    ("operation the resource type does not take", """
+[acls.bad]
+cluster = "kw"
+principal = "User:app"
+operation = "Read"
+resource_type = "cluster"
+""", ["acl bad: operation: operation READ on a CLUSTER resource: ResourceType CLUSTER only "
+      "supports operations [ALL, CREATE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, "
+      "IDEMPOTENT_WRITE, ALTER, DESCRIBE]"]),
     ("required and unknown", """
 [acls.bad]
 cluster = "kw"

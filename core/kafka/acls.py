@@ -42,7 +42,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["COMPONENT", "OPERATIONS", "PATTERN_TYPES", "PERMISSIONS", "RESOURCE_TYPES",
            "AclBinding", "AclFilter", "AclStore", "AclView", "AuthorizerSettings", "Decision",
-           "CLUSTER_NAME", "decide", "operation_of", "parse_principal", "resource_type_of"]
+           "CLUSTER_NAME", "SUPPORTED_OPERATIONS", "check_operation", "decide", "operation_of",
+           "parse_principal", "resource_type_of"]
 
 COMPONENT = "kafka_acls"
 SCHEMA_STEPS: list[list[str]] = [[
@@ -77,6 +78,32 @@ CLUSTER_NAME = "kafka-cluster"
 #: the longest name: a Kafka protocol STRING (a signed 16-bit length)
 MAX_NAME = 32767
 
+#: the operations an ACL on each resource type may name besides ALL (Kafka's AclEntry
+#: ``supportedOperations``, Kafka 4: groups also DESCRIBE_CONFIGS and ALTER_CONFIGS): what
+#: the kafka-acls tool checks (AclCommand ``validateOperation``) before it asks the cluster;
+#: the broker's CreateAcls does not (REST v3 takes any)
+SUPPORTED_OPERATIONS: dict[str, tuple[str, ...]] = {
+    "TOPIC": ("READ", "WRITE", "CREATE", "DESCRIBE", "DELETE", "ALTER", "DESCRIBE_CONFIGS",
+              "ALTER_CONFIGS"),
+    "GROUP": ("READ", "DESCRIBE", "DELETE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS"),
+    "CLUSTER": ("CREATE", "CLUSTER_ACTION", "DESCRIBE_CONFIGS", "ALTER_CONFIGS",
+                "IDEMPOTENT_WRITE", "ALTER", "DESCRIBE"),
+    "TRANSACTIONAL_ID": ("DESCRIBE", "WRITE"),
+    "DELEGATION_TOKEN": ("DESCRIBE",),
+    "USER": ("CREATE_TOKENS", "DESCRIBE_TOKENS"),
+}
+
+
+def check_operation(resource_type: str, operation: str) -> None:
+    """kafka-acls' check that ``operation`` (Kafka's name) applies to ``resource_type``
+    (:data:`SUPPORTED_OPERATIONS`): UsageError naming both and the operations it takes."""
+    supported = SUPPORTED_OPERATIONS[resource_type]
+    if operation != "ALL" and operation not in supported:
+        raise UsageError(f"operation {operation} on a {resource_type} resource: ResourceType "
+                         f"{resource_type} only supports operations "
+                         f"[{', '.join(('ALL', *supported))}]", field="operation")
+
+
 _IMPLIES_DESCRIBE = frozenset({"DESCRIBE", "READ", "WRITE", "DELETE", "ALTER"})
 _IMPLIES_DESCRIBE_CONFIGS = frozenset({"DESCRIBE_CONFIGS", "ALTER_CONFIGS"})
 
@@ -90,10 +117,19 @@ def _enum(value: str, names: Sequence[str], what: str, field: str,
           extra: Sequence[str] = ()) -> str:
     found = {_key(n): n for n in (*names, *extra)}.get(_key(value or ""))
     if found is None:
+        spelt = ", ".join(_camel(n) for n in _SPELT.get(field, names[:2]))
         raise UsageError(f"{what} {value!r} is not one of {', '.join((*names, *extra))} "
-                         "(Kafka's names; the kafka-acls spellings Read, DescribeConfigs ... "
+                         f"(Kafka's names, in any case: the kafka-acls spellings {spelt} ... "
                          "too)", field=field)
     return found
+
+
+_SPELT = {"operation": ("READ", "DESCRIBE_CONFIGS"), "resource_type": ("TOPIC", "TRANSACTIONAL_ID")}
+
+
+def _camel(name: str) -> str:
+    """``DESCRIBE_CONFIGS`` -> ``DescribeConfigs`` (how the kafka-acls tool spells it)."""
+    return "".join(part.capitalize() for part in name.split("_"))
 
 
 def operation_of(value: str, *, filter_: bool = False) -> str:

@@ -236,8 +236,10 @@ def _acl_binding(body: dict[str, Any], errors: list[JetlinkError]) -> Any:
     if errors:
         return None
     try:
-        return acls.AclBinding.make(**args)
-    except JetlinkError as exc:  # the name, the host, CLUSTER's name
+        b = acls.AclBinding.make(**args)
+        acls.check_operation(b.resource_type, b.operation)  # (as jetlink acls add)
+        return b
+    except JetlinkError as exc:  # the name, the host, CLUSTER's name, the operation
         errors.append(_refield(exc, {"name": "resource_name"}.get(exc.field or "",
                                                                    exc.field)))
         return None
