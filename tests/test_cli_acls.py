@@ -143,6 +143,10 @@ def test_the_authorizer_is_changed_later(jl):
     (["kafka-acls", "--add", "--allow-principal", "User:a", "--topic", "orders",
       "--resource-pattern-type", "match"],
      "jetlink: error: pattern type 'match' is not one of LITERAL, PREFIXED"),
+    (["acls", "add", "--principal", "User:a", "--operation", "Read", "--topic", "t",
+      "--host", ""],
+     "jetlink: error: host '' is empty, longer than 255 characters or holds a space: the "
+     "client's address (Kafka compares it as a string), or * for every host"),
     # an operation the resource type does not take (Kafka's AclCommand validateOperation)
     (["kafka-acls", "--add", "--allow-principal", "User:a", "--operation", "Read", "--cluster"],
      "jetlink: error: operation READ on a CLUSTER resource: ResourceType CLUSTER only supports "

@@ -181,8 +181,9 @@ def _name(value: str, field: str = "resource_name") -> str:
 
 def _host(value: str) -> str:
     if not value or len(value) > 255 or any(ch.isspace() for ch in value):
-        raise UsageError(f"host {_shown(value or '')} is not an address or * (every host)",
-                         field="host")
+        raise UsageError(f"host {_shown(value or '')} is empty, longer than 255 characters or "
+                         "holds a space: the client's address (Kafka compares it as a "
+                         "string), or * for every host", field="host")
     return value
 
 
