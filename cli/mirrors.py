@@ -259,6 +259,9 @@ def _alter(ctx: typer.Context, how: str, topics: list[str] | None, link: str,
             "data": [r.to_json() for r in results]}
 
     def human(a: App, _doc: Any) -> None:
+        if not results:  # --link alone, on a link without mirror topics
+            output.notice(a, f"Link '{link}' has no mirror topics: nothing to {how}")
+            return
         mirrored = [n for n, r in zip(names, results, strict=True) if not r.not_mirrored]
         if how in ("promote", "failover") and mirrored:
             output.line(a, f"Calculating max offset and ms lag for mirror topics: "

@@ -64,6 +64,11 @@ def test_empty_list_and_unknown_link(jl, world):
     assert ok(east(jl, "mirrors", "ls")).stdout == "No mirror topics found.\n"
     result = east(jl, "mirrors", "ls", "--link", "NOPE")
     assert result.exit_code == 1 and "NOPE" in result.stderr
+    for verb in ("promote", "failover", "pause", "resume"):
+        result = ok(east(jl, "mirrors", verb, "--link", "L"))
+        assert (result.stdout, result.stderr) == (
+            "", f"Link 'L' has no mirror topics: nothing to {verb}\n")
+        assert doc(east(jl, "mirrors", verb, "--link", "L", "-j"))["data"] == []
     ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
     result = east(jl, "mirrors", "describe", "orders", "--link", "NOPE")
     assert (result.exit_code, result.stderr) == (
