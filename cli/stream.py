@@ -1557,6 +1557,8 @@ def view(
     start_time = None
     if since is not None:
         start_time = now_ns() - parse_duration_flag(since, flag="--since")
+    if subject is not None:
+        _check_filter("--subject", subject)
     js = open_jetstream(app)
     js.stream_info(name)  # stream not found: the error before anything else
     found = js.messages(name, start_seq=start, start_time_ns=start_time, subject=subject)
@@ -1595,6 +1597,16 @@ def _render_viewed(app: App, msg: dict[str, Any], data: bytes) -> None:
     output.print_body(app, data)
 
 
+def _check_filter(option: str, value: str) -> None:
+    """A subject filter given on the command line is a valid subject (wildcards allowed):
+    a usage error naming the option, the value and the rule (core/subjects.py)."""
+    from jetlink.core.subjects import subject_problem
+
+    problem = subject_problem(value)
+    if problem is not None:
+        raise common.usage(f"{option}: {problem}")
+
+
 @stream_app.command("subjects")
 def subjects(
     ctx: typer.Context,
@@ -1627,6 +1639,7 @@ def subjects(
     (default >). With --json: {subject: count}.
     """
     app = App.of(ctx)
+    _check_filter("FILTER", filter)
     counts = dict(open_jetstream(app).subjects(name, filter))
     if sort in ("name", "subjects"):
         order = sorted(counts, reverse=reverse)

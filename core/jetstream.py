@@ -36,7 +36,13 @@ from .errors import ApiError, JetlinkError, client_error, nats_error, not_found
 from .fanout import CoreFanout
 from .messages import PubAck, StoredMsg, StreamInfo, StreamState
 from .store import Cluster
-from .subjects import SubjectFilter, is_valid_publish_subject, is_valid_subject, overlaps
+from .subjects import (
+    SubjectFilter,
+    is_valid_publish_subject,
+    is_valid_subject,
+    overlaps,
+    subject_problem,
+)
 
 if TYPE_CHECKING:
     from .config.consumer import ConsumerConfig
@@ -813,7 +819,9 @@ class JetStream:
         """Follow core messages on ``subject`` (wildcards) published from now on, by any
         process sharing the data directory."""
         if not isinstance(subject, str) or not is_valid_subject(subject):
-            raise client_error("nats: invalid subject")
+            err = client_error("nats: invalid subject", field="subject")
+            err.detail = subject_problem(subject)  # (people only: not in --json)
+            raise err
         return Subscription(self.cluster, subject)
 
     # --- consumers (rules: core/consumers.py; storage: core/consumer_store.py) -----------

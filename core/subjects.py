@@ -65,6 +65,22 @@ def is_valid_subject(s: str) -> bool:
     return FWC not in tokens or tokens.index(FWC) == len(tokens) - 1
 
 
+#: :func:`is_valid_subject`'s rule, as an error states it
+SUBJECT_RULE = ("tokens separated by '.', none empty, no spaces or tabs, '>' only as the "
+                "last token")
+
+
+def subject_problem(s: object, *, literal: bool = False) -> str | None:
+    """Why ``s`` is not a valid subject (``literal``: one a message can carry, no wildcard),
+    naming it and the rule; None when it is one."""
+    if isinstance(s, str) and is_valid_subject(s) and not (literal and has_wildcard(s)):
+        return None
+    shown = repr(s) if not isinstance(s, str) or len(s) <= 80 else repr(s[:77] + "...")
+    if literal and isinstance(s, str) and is_valid_subject(s):
+        return f"subject {shown} has a wildcard token ('*' or '>'): a message's subject has none"
+    return f"subject {shown} is not valid: {SUBJECT_RULE}"
+
+
 def is_valid_literal_subject(s: str) -> bool:
     """True for a valid subject with no ``*``/``>`` token (what a message can carry)."""
     return is_valid_subject(s) and not has_wildcard(s)

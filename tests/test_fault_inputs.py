@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from collections import namedtuple
@@ -441,3 +442,34 @@ def test_every_duration_needs_its_unit(jl, args):
     r = jl(*args)
     assert r.exit_code == 2, (args, r.stdout, r.stderr)
     assert "missing unit" in r.stdout + r.stderr
+
+
+RULE = "tokens separated by '.', none empty, no spaces or tabs, '>' only as the last token"
+
+
+@pytest.mark.parametrize(("args", "status", "line"), [
+    (["stream", "view", "S", "--subject", "a b"], 2,
+     f"jetlink: error: --subject: subject 'a b' is not valid: {RULE}"),
+    (["stream", "view", "S", "--subject", "a.>.b"], 2,
+     f"jetlink: error: --subject: subject 'a.>.b' is not valid: {RULE}"),
+    (["stream", "subjects", "S", "a..b"], 2,
+     f"jetlink: error: FILTER: subject 'a..b' is not valid: {RULE}"),
+    (["pub", "a b", "hi"], 1,
+     f"jetlink: error: nats: invalid subject: subject 'a b' is not valid: {RULE}"),
+    (["pub", "s.>", "hi"], 1,
+     "jetlink: error: nats: invalid subject: subject 's.>' has a wildcard token ('*' or '>'): "
+     "a message's subject has none"),
+    (["sub", "a..b"], 1,
+     f"jetlink: error: nats: invalid subject: subject 'a..b' is not valid: {RULE}"),
+])
+def test_a_bad_subject_or_filter_is_one_line_naming_it_and_the_rule(jl, args, status, line):
+    """No traceback, whatever the backend would have made of the filter; --json: one
+    document on stdout (the client's own text, as nats.go's, without the detail)."""
+    ok(jl("stream", "add", "S", "--subjects", "s.>", "--defaults"))
+    ok(jl("pub", "s.1", "x"))
+    before = data_dir_bytes(jl.data)
+    r = jl(*args)
+    assert (r.exit_code, r.stderr) == (status, line + "\n")
+    assert data_dir_bytes(jl.data) == before
+    r = jl(*args, "-j")
+    assert r.exit_code == status and list(json.loads(r.stdout)) == ["error"]
