@@ -335,6 +335,7 @@ class _Agreement:
     read: bool = False  # the origin was reachable in this step
     got: bool = False  # messages came from the origin in this step
     final: bool = True  # no further step follows in this pump call (lag is worth counting)
+    limit: int | None = None  # the messages this step may copy (0: its budget is spent)
     oconn: sqlite3.Connection | None = None
     saved: list[Any] | None = None
     # The SQL path's next parts of a catch-up split in transactions (``_TailScan``).
@@ -836,7 +837,7 @@ def _limits(plans: list[_Agreement], budget: dict[int, int | None], step: int
     out = {}
     for a in plans:
         left = budget[id(a)]
-        out[id(a)] = step if left is None else max(min(step, left), 0)
+        out[id(a)] = a.limit = step if left is None else max(min(step, left), 0)
         a.final = left is not None and left <= step
     return out
 
@@ -1273,7 +1274,9 @@ def _finish(a: _Agreement, now: int) -> None:
             flt = a.consumer_filters if a.consumer_filters is not None else a.filters
             after = a.last_attempt or row[_R_CURSOR]
             row[_R_LAG] = max(_pending_after(a, after, flt) - 1, 0)
-        elif not a.truncated:
+        elif not a.truncated and a.limit != 0:
+            # (an agreement whose budget an earlier step of this pump spent read nothing
+            # now: the lag that step counted stands)
             row[_R_LAG] = 0
     rep.lag, rep.seq = row[_R_LAG], row[_R_CURSOR]
 

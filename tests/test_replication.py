@@ -557,6 +557,26 @@ def test_max_msgs_bounds_each_agreement_and_lag(world):
     assert state(js, "M")["messages"] == state(js, "S")["messages"] == 10
 
 
+def test_a_spent_budget_keeps_the_lag_its_step_counted(world):
+    """A stream with two sources: once one source's budget is spent (the other still has
+    some, so the pump steps again) its lag stays what its last step counted, never 0."""
+    js = world.js()
+    js.add_stream(O)
+    js.add_stream({"name": "P", "subjects": ["p.>"]})
+    js.add_stream({"name": "S", "sources": [{"name": "O"}, {"name": "P"}]})
+    for i in range(10):
+        js.publish("o.a", str(i).encode())
+    js.publish("p.a", b"only one")
+    world.step(max_msgs=4)
+    lags = {s["name"]: s["lag"] for s in js.stream_info("S").to_json()["sources"]}
+    assert lags == {"O": 5, "P": 0}
+    world.step(max_msgs=4)
+    lags = {s["name"]: s["lag"] for s in js.stream_info("S").to_json()["sources"]}
+    assert lags == {"O": 1, "P": 0} and state(js, "S")["messages"] == 9
+    world.pump()
+    assert [s["lag"] for s in js.stream_info("S").to_json()["sources"]] == [0, 0]
+
+
 def test_agreements_forgotten_with_their_stream(world):
     js = world.js()
     js.add_stream(O)
