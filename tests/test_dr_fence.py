@@ -9,7 +9,7 @@ import hashlib
 import json
 
 import pytest
-from helpers import doc, ok
+from helpers import data_dir_bytes, doc, ok
 
 SECOND = 1_000_000_000
 
@@ -230,3 +230,23 @@ def test_bad_regions_are_refused_and_change_nothing(returned, args, error):
 def test_a_rerun_of_the_failover_does_not_warn_again(returned):
     r = ok(east(returned, "stream", "failover", "ORDERS_EAST", "-f"))
     assert r.stderr == ""
+
+
+@pytest.mark.parametrize(("args", "status", "line"), [
+    (["dr", "check"], 2, "CRITICAL dr Crit:could not list mirrors: cluster eats not found: did "
+                         "you mean east? | mirrors=0 mirrors_critical=0 mirrors_warning=0"),
+    (["dr", "failover", "--from", "west", "--dry-run"], 1,
+     "jetlink: error: cluster eats not found: did you mean east?"),
+    (["dr", "fence", "--from", "west", "-f"], 1,
+     "jetlink: error: cluster eats not found: did you mean east?"),
+    (["dr", "failback", "--from", "west", "--dry-run"], 1,
+     "jetlink: error: cluster eats not found: did you mean east?"),
+])
+def test_a_misspelt_side_is_named_not_silently_empty(returned, args, status, line):
+    """--cluster names the side: one the data directory does not hold is an error naming it
+    (with the closest), never a side with nothing on it (nothing changed)."""
+    before = data_dir_bytes(returned.data)
+    r = returned("--cluster", "eats", *args)
+    assert r.exit_code == status
+    assert line + "\n" in (r.stdout + r.stderr)
+    assert data_dir_bytes(returned.data) == before

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config.stream import StreamConfig
 from ..errors import JetlinkError, UsageError, did_you_mean
-from .rules import _was_mirror, one_line
+from .rules import _was_mirror, one_line, require_clusters
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backend import Backend
@@ -499,6 +499,7 @@ def sides_of(backend: Backend, clusters: Sequence[str] | None, verb: str, *, ste
     def data_dir(dd: Any) -> tuple[list[Side], list[str], Any]:
         backend.data_dir(verb, step=step)
         infos = dd.clusters(create_local=False, broken=[])
+        require_clusters(dd, infos, clusters)
         sides = []
         for i in infos:
             if clusters is not None and i.name not in clusters:

@@ -69,6 +69,7 @@ from .recovery import (
     worst_recovery_point,
     worst_summary,
 )
+from .rules import require_clusters
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backend import Backend
@@ -984,6 +985,7 @@ def check_readiness(backend: Backend, names: Sequence[str] = (), *,
         # reads of consumers are write transactions, which would otherwise ask for one)
         backend.data_dir("dr check", step=False)
         infos = dd.clusters(create_local=False, broken=[])
+        require_clusters(dd, infos, clusters)
         chosen = [i for i in infos if clusters is None or i.name in clusters]
         out: list[tuple[str | None, str, str, bool]] = []
         for i in chosen:
@@ -1014,6 +1016,8 @@ def check_readiness(backend: Backend, names: Sequence[str] = (), *,
         # a server that does not answer (refused, silent, not NATS): a check that cannot
         # look is critical, as natscli's checks are ("could not load info")
         return Readiness(mirrors, where=backend.label,
-                         failures=[f"could not list mirrors: {reason(err)}"])
+                         failures=[f"could not list mirrors: {reason(err)}"
+                                   + (f": {err.detail}" if err.detail  # (the closest name)
+                                      and "did you mean" in err.detail else "")])
     mirrors += wanted.missing()
     return Readiness(mirrors, where=backend.label)

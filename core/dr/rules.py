@@ -960,3 +960,13 @@ def kv_adjust(cfg: StreamConfig) -> None:
     """A promoted KV mirror as a bucket: direct gets answered by itself (``deny_purge`` stays
     as the mirror had it: the server cannot cancel it, so ``kv purge`` is refused there)."""
     cfg.allow_direct = True
+
+
+def require_clusters(dd: Any, infos: Sequence[Any], clusters: Sequence[str] | None) -> None:
+    """Each cluster named (``--cluster``) is one of the data directory's ``infos``: else
+    its open's error (``cluster eats not found``, with the closest name), never a side
+    silently left out."""
+    known = {i.name for i in infos}
+    for name in clusters or ():
+        if name not in known:
+            dd.open(name, create_local=False)
