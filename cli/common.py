@@ -137,14 +137,20 @@ READ_VERBS = frozenset({"ls", "info", "report", "get", "view", "subjects", "hist
 # Groups whose every verb only reads (``server check stream|consumer|kv``).
 READ_GROUPS = frozenset({"check"})
 
+# Verbs that copy between objects that exist already (``replicate``, ``positions sync``):
+# a data directory that does not exist holds none, so they create nothing either and say
+# so, as a read does (``data directory ... does not exist``).
+COPY_VERBS = frozenset({"replicate", "sync"})
+
 
 def reads_only(ctx: Any) -> bool:
-    """Whether the command of ``ctx`` only reads the data directory."""
+    """Whether the command of ``ctx`` only reads the data directory (or copies between
+    objects it holds: :data:`COPY_VERBS`): it creates nothing."""
     if ctx is None:
         return False
     parent = ctx.parent
-    return ctx.info_name in READ_VERBS or (parent is not None
-                                           and parent.info_name in READ_GROUPS)
+    return ctx.info_name in READ_VERBS or ctx.info_name in COPY_VERBS or (
+        parent is not None and parent.info_name in READ_GROUPS)
 
 
 def check_write_count(app: App, count: int, msg_bytes: int) -> None:

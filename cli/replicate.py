@@ -88,6 +88,7 @@ def replicate(
     if follow and pause <= 0:
         raise usage("invalid value for --interval: must be more than 0")
     store = data_dir(app, step=False)
+    store.check_exists()  # (a data directory that does not exist holds nothing to copy)
     clock = common.make_clock()
     if follow:
         _follow(app, store, clock, pause)

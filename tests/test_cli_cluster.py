@@ -14,7 +14,8 @@ def _without_created(docs):
 def test_local_is_created_by_the_first_write_never_by_a_read(jl):
     jl.data.rmdir()
     for args in (["cluster", "ls"], ["stream", "ls"], ["kv", "ls"], ["stream", "info", "X"],
-                 ["cluster", "check"]):
+                 ["cluster", "check"], ["replicate"], ["positions", "sync"],
+                 ["replicate", "--follow", "--interval", "1s"]):
         result = jl(*args)
         assert result.exit_code == 1, (args, result.output)
         assert result.stderr == (f"jetlink: error: data directory {jl.data} does not exist (a "
@@ -25,6 +26,10 @@ def test_local_is_created_by_the_first_write_never_by_a_read(jl):
     # An existing directory without the default cluster: read as an empty one, not made.
     assert jl("stream", "ls").stdout == "No Streams defined\n"
     assert json.loads(jl("cluster", "ls", "-j").stdout) == []
+    assert not (jl.data / "local.db").exists()
+    # nor by a copy between objects that exist (none here)
+    assert jl("replicate").stdout == "No mirrors or sources to replicate\n"
+    assert jl("positions", "sync").stdout == "No mirror to sync on this side\n"
     assert not (jl.data / "local.db").exists()
     jl.data.rmdir()
     result = jl("stream", "add", "S", "--subjects", "s.>", "--defaults")
