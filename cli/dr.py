@@ -518,7 +518,8 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
     plan = plan_region(common.backend(app), action, regions, clusters=clusters, skip=skip,
                        clock=common.make_clock(), **options)
     if dry_run or plan.refused:
-        report = plan.preview()
+        # (a refused run is carried out as far as its refusal: nothing, dry_run false)
+        report = plan.preview() if dry_run else plan.carry_out()
         app.emit(report.to_json(), human=_render_region)
         if plan.refused:
             names = ", ".join(f"{o.shown} ({o.detail})" for o in plan.refused)
@@ -643,6 +644,8 @@ def region_lines(doc: dict[str, Any], *, plan_only: bool = False,
         return out
     if doc["dry_run"]:
         out.append("Dry run: nothing changed")
+    elif any(o["state"] == "refused" for o in doc["objects"]) and not doc["done"]:
+        out.append("Refused: nothing changed")
     elif doc["nothing_to_do"]:
         if doc["done_earlier"] or doc.get("finished"):
             when = f" (finished {doc['finished']})" if doc.get("finished") else ""

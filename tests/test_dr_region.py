@@ -5,6 +5,8 @@ refused command change no byte of the data directory."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from helpers import data_dir_bytes, doc, ok
 
@@ -202,9 +204,13 @@ def test_a_refused_object_refuses_the_plan_unless_skipped(region):
     r = east(region, "dr", "failover", "--from", "west", "-f")
     assert r.exit_code == 2
     assert "  stream SHIP@east <- SHIP@west: refused (" in r.stdout
+    assert r.stdout.endswith("\nRefused: nothing changed\n")  # (not a dry run)
     assert r.stderr.startswith("error: the region failover is refused: SHIP@east "
                                "(the subjects of the promoted stream SHIP are unknown")
     assert r.stderr.rstrip().endswith("--skip NAME or --skip-unready leaves them out")
+    assert data_dir_bytes(region.data) == before
+    r = east(region, "dr", "failover", "--from", "west", "-f", "-j")
+    assert r.exit_code == 2 and json.loads(r.stdout)["dry_run"] is False
     assert data_dir_bytes(region.data) == before
     d = doc(east(region, "dr", "failover", "--from", "west", "--skip", "SHIP", "-f", "-j"))
     states = {o["name"]: (o["state"], o["detail"]) for o in d["objects"]}
