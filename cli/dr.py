@@ -647,11 +647,14 @@ def region_lines(doc: dict[str, Any], *, plan_only: bool = False,
     elif any(o["state"] == "refused" for o in doc["objects"]) and not doc["done"]:
         out.append("Refused: nothing changed")
     elif doc["nothing_to_do"]:
-        if doc["done_earlier"] or doc.get("finished"):
+        if (doc["done_earlier"] or doc.get("finished")) and not doc["skipped"]:
             when = f" (finished {doc['finished']})" if doc.get("finished") else ""
             said = f"Nothing to do: the region {action} of {regions} was done already{when}"
-        else:  # every object skipped, or left to a step of its own
-            said = f"Nothing to do: the region {action} of {regions} runs no object"
+        else:  # every object skipped, done earlier by its own verb, or left to a step
+            parts = [f"{doc['done_earlier']} done earlier"] if doc["done_earlier"] else []
+            parts += [f"{doc['skipped']} skipped"] if doc["skipped"] else []
+            said = f"Nothing to do: the region {action} of {regions} runs no object" + (
+                f" ({', '.join(parts)})" if parts else "")
         manual = [o for o in doc["objects"] if o["state"] == "manual"]
         if manual:
             if outcome_only:  # no plan was shown: the steps left to people, each named

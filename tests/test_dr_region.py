@@ -355,3 +355,18 @@ def test_a_damaged_object_record_of_the_journal_is_refused_naming_it(region):
         f"JETLINK_REGIONS {key} (the objects keep their own records: a new run finds what "
         "was done)"]
     assert data_dir_bytes(region.data) == before
+
+
+def test_a_plan_of_objects_skipped_or_done_by_hand_says_so_not_done_already(region):
+    """One object failed over by its own verb, the others skipped: the region run runs
+    nothing and says what it left, never that the region failover was done already."""
+    ok(east(region, "stream", "failover", "ORDERS_EAST", "-f"))
+    r = ok(east(region, "dr", "failover", "--from", "west", "--skip", "CONFIG", "--skip",
+                "PAY", "-f"))
+    assert r.stdout.splitlines()[-1] == (
+        "Nothing to do: the region failover of west runs no object (1 done earlier, "
+        "2 skipped)")
+    d = doc(east(region, "dr", "failover", "--from", "west", "--skip", "CONFIG", "--skip",
+                 "PAY", "-f", "-j"))
+    assert (d["done"], d["done_earlier"], d["skipped"], d["nothing_to_do"]) == (0, 1, 2, True)
+    assert doc(east(region, "stream", "info", "PAY", "-j"))["config"]["mirror"]["name"] == "PAY"
