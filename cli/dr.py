@@ -579,7 +579,10 @@ def _planned(p: dict[str, Any], state: str, action: str) -> list[str]:
     parts = []
     rp = p.get("recovery_point") or {}
     if rp and state == "planned":
-        parts.append(f"{rp.get('messages') or 0} not copied, recovery point "
+        # (an origin that does not answer: its count is the last it reported, dr check's
+        # "as last reported"; what it stored since is not known)
+        heard = " as last reported" if rp.get("seconds_from") == "silence" else ""
+        parts.append(f"{rp.get('messages') or 0} not copied{heard}, recovery point "
                      f"{_secs(rp.get('seconds'))}")
     if p.get("subjects") and state == "planned":
         parts.append(f"subjects {', '.join(p['subjects'])} (from {p.get('subjects_from')})")
@@ -633,8 +636,12 @@ def region_lines(doc: dict[str, Any], *, plan_only: bool = False,
         head = f"Region {action} of {regions}: {t['objects']} object" \
             f"{'' if t['objects'] == 1 else 's'}"
         if action == "failover":
-            head += f", {t['messages_at_risk']} messages at risk, recovery point " \
-                f"{_secs(t['recovery_point_seconds'])}, {_n(t['consumers'], 'consumer')} to place"
+            silent = any((o.get("plan") or {}).get("recovery_point", {}).get("seconds_from")
+                         == "silence" for o in doc["objects"])
+            head += f", {t['messages_at_risk']} messages at risk" + (
+                " as last reported (an origin does not answer)" if silent else "") + \
+                f", recovery point {_secs(t['recovery_point_seconds'])}, " \
+                f"{_n(t['consumers'], 'consumer')} to place"
         out.append(head)
         out += ["  " + _object_line(o, action) for o in doc["objects"]]
         out += [f"  listed: {x['kind']} {x['name']}@{x['side']} sources "

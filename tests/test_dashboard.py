@@ -1021,8 +1021,9 @@ def test_region_failover_shows_the_plan_then_fails_over(west_down):
     assert asked == ("Fail region west over? Each mirror of it below stops mirroring and "
                      "becomes a normal stream (or topic).", ["2 objects of west to fail over",
                                                               *plan])
-    assert plan[0] == ("Region failover of west: 2 objects, 0 messages at risk, recovery "
-                       "point 0s, 1 consumer to place")
+    assert plan[0] == ("Region failover of west: 2 objects, 0 messages at risk as last "
+                       "reported (an origin does not answer), recovery point 0s, 1 consumer "
+                       "to place")
     assert "Failover: cancelled, nothing changed" in cancelled[0]
     assert cancelled[1]["mirror"]["name"] == "ORDERS"
     title, lines, said = outcome

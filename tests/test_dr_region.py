@@ -56,14 +56,14 @@ def region(jl):
 
 
 PLAN = [
-    "Region failover of west: 3 objects, 0 messages at risk, recovery point 2s, 1 consumer "
-    "to place",
-    "  kv CONFIG@east <- CONFIG@west: planned (0 not copied, recovery point 2s; subjects "
-    "$KV.CONFIG.> (from bucket))",
-    "  stream ORDERS_EAST@east <- ORDERS@west: planned (0 not copied, recovery point 2s; "
-    "subjects orders.> (from positions); 1 consumer to place)",
-    "  stream PAY@east <- PAY@west: planned (0 not copied, recovery point 2s; subjects pay.> "
-    "(from positions))",
+    "Region failover of west: 3 objects, 0 messages at risk as last reported (an origin does "
+    "not answer), recovery point 2s, 1 consumer to place",
+    "  kv CONFIG@east <- CONFIG@west: planned (0 not copied as last reported, recovery point "
+    "2s; subjects $KV.CONFIG.> (from bucket))",
+    "  stream ORDERS_EAST@east <- ORDERS@west: planned (0 not copied as last reported, "
+    "recovery point 2s; subjects orders.> (from positions); 1 consumer to place)",
+    "  stream PAY@east <- PAY@west: planned (0 not copied as last reported, recovery point 2s; "
+    "subjects pay.> (from positions))",
     "  listed: stream ALL@east sources ORDERS@west: it stops receiving them (not promoted)",
 ]
 
@@ -102,7 +102,8 @@ def test_a_kv_mirror_fails_over_with_its_origin_gone_and_no_positions_synced(jl)
     before = data_dir_bytes(jl.data)
     plan = ok(east(jl, "dr", "failover", "--from", "west", "--dry-run")).stdout.splitlines()
     assert data_dir_bytes(jl.data) == before
-    assert plan[1] == ("  kv CONFIG@east <- CONFIG@west: planned (0 not copied, recovery "
+    assert plan[1] == ("  kv CONFIG@east <- CONFIG@west: planned (0 not copied as last "
+                       "reported, recovery "
                        "point 0s; subjects $KV.CONFIG.> (from bucket))")
     d = doc(east(jl, "dr", "failover", "--from", "west", "-f", "-j"))
     [o] = d["objects"]
