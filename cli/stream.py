@@ -1266,6 +1266,10 @@ def _topology(path: Path | None) -> Any:
         raise JetlinkError(f"--topology {path}: no such file", field="topology")
     topo = Topology()
     topo.add_file(str(path))
+    unread = [p for p in topo.problems if p.object is None]  # the file itself (not TOML...)
+    if unread:
+        raise JetlinkError(f"--topology {path}: {unread[0].description} (jetlink validate "
+                           f"{path} lists every problem)", field="topology")
     return topo
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import doc, ok
+from helpers import data_dir_bytes, doc, ok
 
 PROMOTED_AT = "2026-01-01T00:00:00Z"
 
@@ -154,3 +154,27 @@ def test_a_kv_failover_rerun_is_already_done(jl):
     again = doc(jl("kv", "failover", "KV_CONFIG", "-f", "-j"))
     assert (again["resumed"], again["already_done"], again["subjects"]) == (
         False, True, ["$KV.CONFIG.>"])
+
+
+def test_a_topology_file_that_does_not_read_is_named_not_a_missing_stream(jl, tmp_path):
+    """--topology FILE that is not TOML (or JSON) is an error naming the file and the parse
+    error; one that reads but lacks the origin's stream says how many problems it has."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>",
+          "--defaults"))
+    ok(jl("stream", "add", "BACKUP", "--mirror", "ORDERS@west", "--defaults"))
+    ok(jl("cluster", "down", "west"))  # no positions synced: the subjects come from the file
+    bad = tmp_path / "bad.toml"
+    bad.write_text("garbage = [\n")
+    before = data_dir_bytes(jl.data)
+    res = jl("stream", "failover", "BACKUP", "--topology", str(bad), "--dry-run")
+    assert (res.exit_code, res.stderr) == (1, (
+        f"jetlink: error: --topology {bad}: invalid TOML: Invalid value (at end of document) "
+        f"(jetlink validate {bad} lists every problem)\n"))
+    odd = tmp_path / "odd.toml"
+    odd.write_text('[clusters.west.streams.ORDERS]\nsubjects = ["orders.>"]\n')
+    res = jl("stream", "failover", "BACKUP", "--topology", str(odd), "-f")
+    assert res.exit_code == 2
+    assert ("the topology file has no stream ORDERS (it has 1 problem: jetlink validate lists "
+            "them)") in res.stderr
+    assert data_dir_bytes(jl.data) == before

@@ -707,7 +707,10 @@ def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
             nothing = ["no positions were synced (jetlink positions sync)" if synced is None
                        else "the synced positions hold none"]
             if topology is not None:
-                nothing.append(f"the topology file has no stream {facts.stream}")
+                bad = len(getattr(topology, "problems", ()) or ())
+                nothing.append(f"the topology file has no stream {facts.stream}" + (
+                    f" (it has {bad} problem{'s' if bad != 1 else ''}: jetlink validate "
+                    "lists them)" if bad else ""))
             raise UsageError(
                 f"the subjects of the promoted stream {shown} are unknown: its origin "
                 f"{facts.stream} ({facts.where}) is not reachable and {' and '.join(nothing)}: "
