@@ -157,13 +157,15 @@ def parse_origin(text: str, *, flag: str, domain: str | None = None) -> "StreamS
     """A StreamSource from ``--mirror`` / ``--source``: ``NAME``, ``NAME@CLUSTER`` (split at
     the last ``@``; the origin lives in cluster CLUSTER: ``external.api =
     "$JS.<CLUSTER>.API"``) or a StreamSource JSON object (natscli's form: a value starting
-    with ``{`` and ending with ``}``; unknown fields are refused). ``domain``
+    with ``{``; unknown fields are refused). ``domain``
     (``--mirror-domain``) names the cluster when the value does not."""
     from jetlink.core.config.stream import ExternalStream, StreamSource
     from jetlink.core.errors import JetlinkError
 
     value = str(text).strip()
-    if value.startswith("{") and value.endswith("}"):
+    # (natscli reads a JSON object only when the value also ends with "}"; a value that
+    # opens one and breaks off is a JSON mistake to name, not a stream called '{"name":...')
+    if value.startswith("{"):
         try:
             doc = json.loads(value)
         except ValueError as exc:
