@@ -1020,8 +1020,15 @@ def ack_(
     SEQ is the message's stream sequence (str seq in consumer next). With --json:
     {"success": true}.
     """
+    from jetlink.core.errors import JetlinkError
+
     app = App.of(ctx)
-    open_jetstream(app).ack(stream, name, seq)
+    if not open_jetstream(app).ack(stream, name, seq):
+        raise JetlinkError(f"message {seq} is not pending on consumer {stream} > {name} (never "
+                           "delivered to it, acknowledged already, or ack policy none): nothing "
+                           "acknowledged; "
+                           f"jetlink consumer info {stream} {name} shows what is outstanding",
+                           field="seq")
     output.success(app, f"Acknowledged message {seq}")
 
 

@@ -1318,9 +1318,16 @@ class ConsumerEngine:
         return result
 
     def ack(self, stream: str, name: str, seq: int, consumer_seq: int | None = None) -> bool:
-        """``+ACK`` of stream sequence ``seq``; False when there was nothing to acknowledge."""
-        return self._on_msg(stream, name, lambda st, cfg: ack_msg(
-            st, cfg, seq, self.now, consumer_seq))
+        """``+ACK`` of stream sequence ``seq``; False when there was nothing to acknowledge
+        (``seq`` not pending: never delivered, acknowledged already, or ack policy none;
+        the server's ``processAckMsg`` still applies, as it does to any ack it gets)."""
+        pending: list[bool] = []
+
+        def fn(st: ConsumerState, cfg: ConsumerConfig) -> list[int]:
+            pending.append(seq in st.pending)
+            return ack_msg(st, cfg, seq, self.now, consumer_seq)
+
+        return bool(self._on_msg(stream, name, fn)) and pending[0]
 
     def term(self, stream: str, name: str, seq: int, consumer_seq: int | None = None) -> bool:
         """``+TERM``: never redeliver ``seq`` (acknowledged as far as retention goes)."""

@@ -352,8 +352,17 @@ def test_next_ack_and_info(jl):
         }
     ]
     assert doc(jl("consumer", "info", "ORDERS", "NEW", "-j"))["num_ack_pending"] == 1
+    for seq in ("999", "1"):  # never delivered; not pending
+        wrong = jl("consumer", "ack", "ORDERS", "NEW", seq)
+        assert (wrong.exit_code, wrong.stdout, wrong.stderr) == (1, "", (
+            f"jetlink: error: message {seq} is not pending on consumer ORDERS > NEW (never "
+            "delivered to it, acknowledged already, or ack policy none): nothing acknowledged; "
+            "jetlink consumer info ORDERS NEW shows what is outstanding\n"))
+    assert doc(jl("consumer", "info", "ORDERS", "NEW", "-j"))["num_ack_pending"] == 1
     assert doc(jl("consumer", "ack", "ORDERS", "NEW", "2", "-j")) == {"success": True}
     assert doc(jl("consumer", "info", "ORDERS", "NEW", "-j"))["num_ack_pending"] == 0
+    again = jl("consumer", "ack", "ORDERS", "NEW", "2")
+    assert again.exit_code == 1 and "acknowledged already" in again.stderr
     rest = doc(jl("consumer", "next", "ORDERS", "NEW", "--count", "5", "-j"))
     assert [m["seq"] for m in rest] == [3]
     empty = ok(jl("consumer", "next", "ORDERS", "NEW"))
