@@ -280,6 +280,13 @@ def test_a_failback_takes_the_region_back_with_its_tails(region, tmp_path):
     again = doc(east(region, "dr", "failback", "--from", "west", "--switch", "-f", "-j"))
     assert again["nothing_to_do"] and again["complete"]
     assert [o["state"] for o in again["objects"]] == ["done earlier"] * 3
+    before = data_dir_bytes(region.data)
+    other = east(region, "dr", "failback", "--from", "west", "--tail",
+                 f"parquet:{tmp_path / 'other'}", "-f")
+    assert other.exit_code == 2 and (
+        f"and its tails went to parquet:{tails}: nothing is written to --tail "
+        f"parquet:{tmp_path / 'other'}; run again without --tail") in other.stderr
+    assert data_dir_bytes(region.data) == before
 
 
 def test_mirror_topics_of_a_kafka_region(jl):

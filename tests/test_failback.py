@@ -176,7 +176,7 @@ def check_round_trip(path: Path, tail_path: str, tail: list) -> None:
         # the record of the failback in progress is replaced by its outcome
         rec = FailbackStore(KV(dd, "east", SystemClock())).read("ORDERS_EAST")
         assert rec is not None and set(rec) == {"stream", "kind", "phase", "at", "origin",
-                                                "promoted_last_seq"}
+                                                "promoted_last_seq", "tail"}
         assert (rec["phase"], rec["origin"], rec["promoted_last_seq"]) == (
             "done", {"stream": "ORDERS", "cluster": "west", "reachable": True}, 10)
     finally:
@@ -510,6 +510,16 @@ def test_a_second_failback_says_when_it_finished(world):
     assert out.splitlines()[0] == (
         f"Stream ORDERS_EAST already failed back at {at}: ORDERS@west is the primary again")
     assert state(world.data) == before
+    # the same --tail again is what it was; another is refused (never exit 0 ignoring it)
+    assert doc(world("stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}",
+                     "-f", "-j"))["already_done"] is True
+    other = world("stream", "failback", "ORDERS_EAST", "--tail",
+                  f"parquet:{world.tmp / 'elsewhere'}", "-f")
+    assert (other.exit_code, other.stderr) == (2, (
+        f"jetlink: error: ORDERS_EAST already failed back at {at} and its divergent tail went "
+        f"to parquet:{tail_path}: nothing is written to --tail parquet:"
+        f"{world.tmp / 'elsewhere'}; run again without --tail\n"))
+    assert state(world.data) == before and not (world.tmp / "elsewhere").exists()
     check_round_trip(world.data, tail_path, world.tail)
 
 

@@ -458,6 +458,8 @@ def failback(site: Site, stream: str, *, tail: str | None = None, switch: bool =
     promoted = _promoted_from(stream, info, rec)
     if promoted is None:  # a mirror
         if finished is not None:  # a re-run of a failback that finished: what it is
+            if tail:
+                _no_tail_after(stream, finished, _abs(tail))
             return _already(site, stream, info, finished, kind, dry_run, switch)
         raise JetlinkError(f"stream {stream} is a mirror: failback is run against the stream "
                            "a failover promoted", field="stream")
@@ -641,6 +643,19 @@ def _wait_for_switch(run: _Run, promoted_apart: bool) -> None:
                 f"{report.there} {what}: run again with --switch to make it the "
                 f"primary again and {report.here} its mirror")
     report.complete = not run.dry_run
+
+
+def _no_tail_after(stream: str, finished: dict[str, Any], path: str) -> None:
+    """A re-run of a finished failback given ``--tail``: the path its tail went to, or
+    refused (exit 2): a re-run never exits 0 with a flag it did not honour."""
+    old = finished.get("tail") or {}
+    if old.get("path") == path:
+        return
+    where = (f"its divergent tail went to parquet:{old['path']}" if old.get("path") else
+             "its divergent tail was dealt with then")
+    raise UsageError(f"{stream} already failed back at {finished.get('at') or 'an earlier run'} "
+                     f"and {where}: nothing is written to --tail parquet:{path}; run again "
+                     "without --tail", field="tail")
 
 
 def _retarget_tail(stream: str, rec: dict[str, Any], path: str) -> None:
@@ -1038,6 +1053,7 @@ def _record_outcome(run: _Run, olast: int) -> None:
     # the outcome; a later failover's failback replaces it with its own plan
     run.store.write(stream, {"stream": stream, "kind": report.kind, "phase": DONE,
                              "at": _stamp(run.site.now_ns()), "origin": run.rec["origin"],
-                             "promoted_last_seq": int(run.rec["promoted_last_seq"])})
+                             "promoted_last_seq": int(run.rec["promoted_last_seq"]),
+                             "tail": run.rec.get("tail")})
     got = run.site.settle(stream, olast, run.timeout)
     report.mirror = report.mirror_doc(stream, run.site.label, got, max(olast - got, 0))

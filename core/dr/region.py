@@ -716,6 +716,7 @@ def _failback_plan(backend: Backend, objects: list[RegionObject],
         done = (journal.doc or {}).get("objects", {}).get(o.key, {})
         finished = bool((journal.doc or {}).get("finished"))
         switched = bool(((journal.doc or {}).get("options") or {}).get("switch"))
+        _same_tail(journal, options)
         if o.kind == "topic":
             out.append(o)
         elif not o.promoted and (not done or done.get("state") in (DONE, EARLIER)):
@@ -751,6 +752,24 @@ def _failback_plan(backend: Backend, objects: list[RegionObject],
                     o.state, o.detail = EARLIER, f"failed back at {dry.failed_back_at}"
             out.append(o)
     return out
+
+
+def _same_tail(journal: Journal, options: dict[str, Any]) -> None:
+    """A re-run of a finished failback given ``--tail``: the directory its run wrote the
+    tails to, or refused (exit 2; a re-run never exits 0 with a flag it did not honour)."""
+    import os
+
+    doc = journal.doc or {}
+    given = options.get("tail")
+    if not given or not doc.get("finished"):
+        return
+    had = (doc.get("options") or {}).get("tail")
+    if had and os.path.abspath(str(had)) == os.path.abspath(str(given)):
+        return
+    where = f"its tails went to parquet:{had}" if had else "its tails went to their defaults"
+    raise UsageError(f"the region failback finished at {doc['finished']} and {where}: nothing "
+                     f"is written to --tail parquet:{given}; run again without --tail",
+                     field="tail")
 
 
 def _resumed(backend: Backend, o: RegionObject) -> bool:
