@@ -97,8 +97,8 @@ def parse_size(text: str, *, flag: str, bits: int = 64) -> int:
         unit = m.group(2).upper() if m else ""
         if not m or unit not in _SIZE_UNITS:
             raise usage(
-                f"invalid value for {flag}: {clip(str(text))!r}: bytes must end in B, K, KB, "
-                "M, MB, G, GB, T or TB (1024-based), or be -1 for unlimited"
+                f"invalid value for {flag}: {clip(str(text))!r}: bytes are a whole number "
+                "ending in B, K, KB, M, MB, G, GB, T or TB (1024-based), or -1 for unlimited"
             )
         digits, shift = m.group(1), _SIZE_UNITS[unit]
     try:

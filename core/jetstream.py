@@ -430,7 +430,10 @@ class JetStream:
                 if seq <= 0:
                     raise nats_error("StreamMsgDeleteFailed", err="no message found")
                 if seq > st.last_seq:
-                    raise nats_error("StreamMsgDeleteFailed", err="stream store EOF")
+                    err = nats_error("StreamMsgDeleteFailed", err="stream store EOF")
+                    err.detail = (f"message {seq}: the last sequence of stream {name} is "
+                                  f"{st.last_seq}")  # (people only: not in --json)
+                    raise err
                 if st.msgs == 0 or seq < st.first_seq:
                     raise nats_error("StreamMsgDeleteFailed", err="no message found")
             if seq <= 0 or st.remove_seqs([seq]) == 0:

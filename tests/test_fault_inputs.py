@@ -473,3 +473,31 @@ def test_a_bad_subject_or_filter_is_one_line_naming_it_and_the_rule(jl, args, st
     assert data_dir_bytes(jl.data) == before
     r = jl(*args, "-j")
     assert r.exit_code == status and list(json.loads(r.stdout)) == ["error"]
+
+
+@pytest.mark.parametrize(("args", "status", "line"), [
+    (["consumer", "add", "S", "bad name", "--defaults"], 1,
+     "jetlink: error: consumer name can not contain '.', '*', '>', '\\', '/' (10052): name = "
+     '"bad name"'),
+    (["stream", "rmm", "S", "99", "-f"], 1,
+     "jetlink: error: stream store EOF (10057): message 99: the last sequence of stream S "
+     "is 1"),
+    (["kv", "failover", "CGF", "-f"], 1,
+     "jetlink: error: bucket not found: CGF (10059): did you mean CFG?"),
+    (["stream", "purge", "S", "-f", "--seq", "2000000000000"], 2,
+     "jetlink: error: sequence 2000000000000 is beyond jetlink's limit 1099511627776 (the "
+     "engine stores at most 2^40 sequences)"),
+    (["stream", "add", "Z", "--subjects", "z", "--max-msg-size", "1.5MB", "--defaults"], 2,
+     "jetlink: error: invalid value for --max-msg-size: '1.5MB': bytes are a whole number "
+     "ending in B, K, KB, M, MB, G, GB, T or TB (1024-based), or -1 for unlimited"),
+])
+def test_refusals_name_the_value(jl, args, status, line):
+    """Each refusal names what was wrong (its value, the name not found and the closest one,
+    the sequence past the end) and changes nothing."""
+    ok(jl("stream", "add", "S", "--subjects", "s.>", "--defaults"))
+    ok(jl("pub", "s.1", "x"))
+    ok(jl("kv", "add", "CFG"))
+    before = data_dir_bytes(jl.data)
+    r = jl(*args)
+    assert (r.exit_code, r.stderr) == (status, line + "\n")
+    assert data_dir_bytes(jl.data) == before

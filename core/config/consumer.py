@@ -29,6 +29,7 @@ Standard library only.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import secrets
 from collections.abc import Mapping
@@ -439,11 +440,15 @@ def _check(cfg: ConsumerConfig, stream: StreamConfig) -> None:
 
 def _check_names_and_replicas(cfg: ConsumerConfig, stream: StreamConfig) -> None:
     if cfg.name and not is_valid_asset_name(cfg.name):
-        raise invalid_config("consumer name can not contain '.', '*', '>', '\\', '/'",
+        err = invalid_config("consumer name can not contain '.', '*', '>', '\\', '/'",
                              field="name")
+        err.detail = f"name = {json.dumps(cfg.name)}"  # (people only: not in --json)
+        raise err
     if cfg.durable_name and not is_valid_asset_name(cfg.durable_name):
-        raise invalid_config("consumer durable name can not contain '.', '*', '>', '\\', '/'",
+        err = invalid_config("consumer durable name can not contain '.', '*', '>', '\\', '/'",
                              field="durable_name")
+        err.detail = f"durable_name = {json.dumps(cfg.durable_name)}"
+        raise err
     stream_replicas = stream.num_replicas or 1
     if cfg.num_replicas > 0 and cfg.num_replicas > stream_replicas:
         raise nats_error("ConsumerReplicasExceedsStream", field="num_replicas")

@@ -937,7 +937,9 @@ def kv_mirror_stream(js: Any, bucket: str) -> tuple[str, str]:
     names = set(js.stream_names())
     stream = f"KV_{bucket}" if f"KV_{bucket}" in names else bucket
     if stream not in names:
-        raise ApiError(404, 10059, f"bucket not found: {bucket}", field="bucket")
+        from ..kv import bucket_not_found
+
+        raise bucket_not_found(bucket, names)
     cfg = js.stream_info(stream).config
     mirror = cfg.mirror
     if mirror is None:

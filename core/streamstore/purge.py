@@ -18,7 +18,7 @@ import heapq
 import sqlite3
 from collections.abc import Iterable
 
-from ..errors import JetlinkError
+from ..errors import JetlinkError, UsageError
 from .base import _MASK, MAX_SEQ, _blen, _chain_from, matching_subjects, remove_key_range
 from .overlay import StreamOverlay
 
@@ -119,8 +119,9 @@ class StreamPurge(StreamOverlay):
             return 0
         if seq <= self.last_seq:
             return self._remove_below(seq)
-        if seq > MAX_SEQ + 1:
-            raise JetlinkError(f"sequence {seq} is beyond jetlink's limit {MAX_SEQ}")
+        if seq > MAX_SEQ + 1:  # (a number past its range: a usage error, exit status 2)
+            raise UsageError(f"sequence {seq} is beyond jetlink's limit {MAX_SEQ + 1} (the "
+                             "engine stores at most 2^40 sequences)", field="seq")
         return self._purge_all(seq)
 
     def notify_purge(self, subject: str | None) -> None:
