@@ -141,6 +141,11 @@ def test_a_rerun_of_a_finished_failover_is_already_done_not_resumed(jl):
         f"Stream BACKUP was already promoted (failover) at {PROMOTED_AT}: nothing left to do")
     plan = doc(jl("stream", "failover", "BACKUP", "--dry-run", "-j"))
     assert (plan["resumed"], plan["already_done"]) == (False, True)
+    # the other verb's re-run reports what was done: a failover
+    other = ok(jl("stream", "promote", "BACKUP", "-f"))
+    assert other.stdout.splitlines()[0] == (
+        f"Stream BACKUP was already promoted (failover) at {PROMOTED_AT}: nothing left to do")
+    assert doc(jl("stream", "promote", "BACKUP", "-f", "-j"))["action"] == "failover"
 
 
 def test_a_kv_failover_rerun_is_already_done(jl):
@@ -154,6 +159,7 @@ def test_a_kv_failover_rerun_is_already_done(jl):
     again = doc(jl("kv", "failover", "KV_CONFIG", "-f", "-j"))
     assert (again["resumed"], again["already_done"], again["subjects"]) == (
         False, True, ["$KV.CONFIG.>"])
+    assert doc(jl("kv", "promote", "KV_CONFIG", "-f", "-j"))["action"] == "failover"
 
 
 def test_a_topology_file_that_does_not_read_is_named_not_a_missing_stream(jl, tmp_path):

@@ -500,6 +500,8 @@ class Promotion:
         new_subjects = self.subjects
         from_origin = self.subjects_from in ("origin", "positions", "topology")
         action = "failover" if self.failover else "promote"
+        if self.finished and self.record is not None and self.record.action:
+            action = self.record.action  # a re-run reports what the earlier run did
         forced = self.failover and bool(facts.reachable and facts.pending)
         report = PromoteReport(cluster=site.label, stream=stream, action=action, forced=forced,
                                origin=facts, mirror_last_seq=self.mirror_last,
@@ -572,7 +574,8 @@ class Promotion:
             if self.adjust is not None:
                 self.adjust(new_cfg)
             _promoted_config(new_cfg, cfg.mirror, mirror_last,
-                             site.own_plan(stream, mirror_last), at=_stamp(site.now_ns()))
+                             site.own_plan(stream, mirror_last), at=_stamp(site.now_ns()),
+                             action="failover" if self.failover else "promote")
             try:
                 promoted, own = site.promote_update(new_cfg, mirror_last)
             except ApiError as err:
@@ -787,7 +790,8 @@ def _stamp(ns: int) -> str:
 
 
 def _promoted_config(cfg: StreamConfig, mirror: Any, last: int,
-                     own: Sequence[OwnConsumer] = (), at: str | None = None) -> None:
+                     own: Sequence[OwnConsumer] = (), at: str | None = None,
+                     action: str | None = None) -> None:
     """The promoted stream's config: the mirror it was in its metadata
     (:data:`PROMOTED_KEY`, with ``at``, the time of the promotion), with the own consumers
     still to be recreated, so that a promotion stopped before every consumer was placed can
@@ -797,6 +801,8 @@ def _promoted_config(cfg: StreamConfig, mirror: Any, last: int,
     doc: dict[str, Any] = {"mirror": mirror.to_json(), "last_seq": last}
     if at:
         doc["at"] = at
+    if action:  # promote or failover: what a re-run of either verb reports it was
+        doc["action"] = action
     if own:
         doc["own"] = [o.to_json() for o in own]
     cfg.metadata = {**(cfg.metadata or {}),
@@ -812,6 +818,7 @@ class PromotionRecord:
     at: str | None
     done: str | None
     placed: int
+    action: str | None = None  # promote | failover (None: a record from before it was kept)
 
 
 def promotion_record(cfg: StreamConfig) -> PromotionRecord | None:
@@ -823,7 +830,9 @@ def promotion_record(cfg: StreamConfig) -> PromotionRecord | None:
         return None
     try:
         doc = json.loads(text)
-        return PromotionRecord(doc.get("at"), doc.get("done"), int(doc.get("placed") or 0))
+        action = doc.get("action")
+        return PromotionRecord(doc.get("at"), doc.get("done"), int(doc.get("placed") or 0),
+                               action if action in ("promote", "failover") else None)
     except (ValueError, TypeError, AttributeError):
         return None
 
