@@ -447,6 +447,22 @@ def test_several_problems_of_one_object_are_all_reported(tmp_path):
     assert [p.field for p in problems] == ["name", "partitions", "configs.retention.ms"]
 
 
+def test_every_bad_config_of_an_object_is_reported(tmp_path):
+    """Each refused config is set aside and the rest checked again, as stream fields are."""
+    problems = validate_files([write(tmp_path, KAFKA + """
+        [topics.o]
+        cluster = "kwest"
+        configs = { "retention.ms" = "x", "cleanup.policy" = "zzz", "segment.bytes" = "1" }
+        """)])
+    assert [p.field for p in problems] == [
+        "configs.retention.ms", "configs.cleanup.policy", "configs.segment.bytes"]
+    problems = validate_files([write(tmp_path, _link(
+        configs='"acl.sync.ms" = "-5", "consumer.offset.sync.ms" = "x", "bogus.key" = "1"'))])
+    assert [(p.object, p.field) for p in problems] == [
+        ("link dr", "configs.acl.sync.ms"), ("link dr", "configs.consumer.offset.sync.ms"),
+        ("link dr", "configs.bogus.key")]
+
+
 def test_a_broken_link_does_not_cascade(tmp_path):
     """A mirror topic on a link that broke its own rules: only the link's problem."""
     problems = validate_files([write(tmp_path, _link(configs='"link.mode" = "NOWHERE"') + """

@@ -93,11 +93,18 @@ def _checked_configs(body: dict[str, Any], errors: list[JetlinkError],
     from ..kafka.errors import KafkaError
 
     configs = _config_table(body, errors)
-    try:
-        return check(configs)
-    except KafkaError as exc:
-        errors.append(_refield(exc, _configs_field(exc.field or "")))
-        return {}
+    refused = False
+    while True:  # each refused config set aside and the rest checked again: every one named
+        try:
+            checked = check(configs)
+            return {} if refused else checked
+        except KafkaError as exc:
+            refused = True
+            key = _configs_field(exc.field or "")[len("configs."):]
+            errors.append(_refield(exc, _configs_field(key)))
+            if key not in configs:
+                return {}
+            configs = {k: v for k, v in configs.items() if k != key}
 
 
 def _topic_spec(body: dict[str, Any], name: str, cluster: str,
@@ -161,20 +168,36 @@ def _link_spec(body: dict[str, Any], name: str, cluster: str,
                 field=fld))
             continue
         configs[key] = json.dumps({FILTER_KEYS[key]: items})
-    try:
-        cfg = LinkConfig.build(configs, creating=True)
-    except KafkaError as exc:
-        key = exc.field or ""
-        if key in _FIELD_OF_FILTER and key not in given_in_configs:
-            fld = _FIELD_OF_FILTER[key]
-        else:
-            fld = _configs_field(key)
-        errors.append(_refield(exc, fld))
-        return None
+    set_aside: set[str] = set()
+    while True:  # each refused config set aside and the rest checked again: every one named
+        try:
+            cfg = LinkConfig.build(configs, creating=True)
+            break
+        except KafkaError as exc:
+            key = exc.field or ""
+            key = key[len("config."):] if key.startswith("config.") else key
+            if key not in configs:
+                if not set_aside:  # (after one set aside, what follows from it is none of
+                    _link_fault(errors, exc, key, given_in_configs)  # the file's own)
+                return None
+            _link_fault(errors, exc, key, given_in_configs)
+            set_aside.add(key)
+            configs = {k: v for k, v in configs.items() if k != key}
     if errors:
         return None
     assert isinstance(source, str), "a missing or non-string source_cluster is in errors"
     return LinkSpec(name, source, cfg.to_json())
+
+
+def _link_fault(errors: list[JetlinkError], exc: JetlinkError, key: str,
+                given_in_configs: set[str]) -> None:
+    """A link config the engine refused, named by the field the file gave it in (a filter
+    table, or ``configs.<name>``)."""
+    if key in _FIELD_OF_FILTER and key not in given_in_configs:
+        fld = _FIELD_OF_FILTER[key]
+    else:
+        fld = _configs_field(key)
+    errors.append(_refield(exc, fld))
 
 
 def _mirror_topic_spec(body: dict[str, Any], name: str, cluster: str,
