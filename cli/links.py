@@ -482,7 +482,8 @@ def config_get(ctx: typer.Context, name: LinkArg, key: KeyArg, rest_url: RestUrl
     app.emit(entry, human=lambda a, _d: output.line(a, _config_line(entry)))
 
 
-@config_app.command("set")
+# (a VALUE such as -5 is the value, not an unknown option: the engine names what is wrong)
+@config_app.command("set", context_settings={"ignore_unknown_options": True})
 def config_set(ctx: typer.Context, name: LinkArg, key: KeyArg,
                value: Annotated[str, typer.Argument(metavar="VALUE", help="The new value.")],
                rest_url: RestUrlOpt = None, json_output: JsonOption = False) -> None:

@@ -355,6 +355,10 @@ def test_config_get_set_delete_one(jl):
         "acl.sync.ms=5000 (default)\n"
     assert ok(jl("links", "config", "set", "L", "acl.sync.ms", "1000")).stdout == \
         "Completed updating config acl.sync.ms for cluster-link L.\n"
+    negative = jl("links", "config", "set", "L", "acl.sync.ms", "-5")  # a value, no option
+    assert (negative.exit_code, negative.stderr) == (1, (
+        "jetlink: error: Invalid value -5 for configuration acl.sync.ms: Value must be at "
+        "least 0 (INVALID_CONFIG 40)\n"))
     assert doc(jl("links", "config", "get", "L", "acl.sync.ms", "-j")) == {
         "name": "acl.sync.ms", "value": "1000", "is_default": False, "is_read_only": False,
         "is_sensitive": False, "source": "DYNAMIC_CLUSTER_LINK_CONFIG"}
