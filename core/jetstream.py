@@ -38,10 +38,10 @@ from .messages import PubAck, StoredMsg, StreamInfo, StreamState
 from .store import Cluster
 from .subjects import (
     SubjectFilter,
+    invalid_subject,
     is_valid_publish_subject,
     is_valid_subject,
     overlaps,
-    subject_problem,
 )
 
 if TYPE_CHECKING:
@@ -822,9 +822,7 @@ class JetStream:
         """Follow core messages on ``subject`` (wildcards) published from now on, by any
         process sharing the data directory."""
         if not isinstance(subject, str) or not is_valid_subject(subject):
-            err = client_error("nats: invalid subject", field="subject")
-            err.detail = subject_problem(subject)  # (people only: not in --json)
-            raise err
+            raise invalid_subject(subject, literal=False)
         return Subscription(self.cluster, subject)
 
     # --- consumers (rules: core/consumers.py; storage: core/consumer_store.py) -----------

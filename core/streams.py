@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from . import limits as L
 from .config.stream import StreamConfig
-from .errors import NoStreamError, client_error, nats_error
+from .errors import NoStreamError, nats_error
 from .messages import StoredMsg, StreamState
 from .streamdef import Catalog, StreamDef, bump_config_gen
 from .streamstore.base import (
@@ -68,7 +68,7 @@ from .streamstore.base import (
     src_ref_id_sql,
     src_ref_sql,
 )
-from .subjects import SubjectFilter, has_wildcard, is_valid_publish_subject, subject_problem
+from .subjects import SubjectFilter, has_wildcard, invalid_subject, is_valid_publish_subject
 from .txnstate import TxnState
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -590,7 +590,5 @@ def check_publish_input(subject: str, hdr: bytes | None, data: bytes | bytearray
     the bytes of the reply subject the line carries (a JetStream publish's inbox,
     :func:`limits.js_reply_len`); 0 for a core publish."""
     if not isinstance(subject, str) or not is_valid_publish_subject(subject):
-        err = client_error("nats: invalid subject", field="subject")
-        err.detail = subject_problem(subject, literal=True)  # (people only: not in --json)
-        raise err
+        raise invalid_subject(subject)
     L.check_publish(subject, len(data), hdr_len=len(hdr) if hdr else 0, reply_len=reply_len)

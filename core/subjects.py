@@ -81,6 +81,17 @@ def subject_problem(s: object, *, literal: bool = False) -> str | None:
     return f"subject {shown} is not valid: {SUBJECT_RULE}"
 
 
+def invalid_subject(subject: object, *, literal: bool = True) -> Any:
+    """The error a NATS client raises before sending to a bad subject (nats.go's ``nats:
+    invalid subject``, no err_code), with :func:`subject_problem` as its detail for people
+    (``literal``: a publish, whose subject has no wildcard)."""
+    from .errors import client_error
+
+    err = client_error("nats: invalid subject", field="subject")
+    err.detail = subject_problem(subject, literal=literal)
+    return err
+
+
 def is_valid_literal_subject(s: str) -> bool:
     """True for a valid subject with no ``*``/``>`` token (what a message can carry)."""
     return is_valid_subject(s) and not has_wildcard(s)

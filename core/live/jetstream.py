@@ -707,10 +707,10 @@ class LiveJetStream(LiveConsumers):
 
     def publish_core(self, subject: str, data: bytes = b"",
                      headers: Mapping[str, Any] | None = None) -> None:
-        from ..subjects import is_valid_publish_subject
+        from ..subjects import invalid_subject, is_valid_publish_subject
 
         if not is_valid_publish_subject(subject):
-            raise client_error("nats: invalid subject", field="subject")
+            raise invalid_subject(subject)
         _check_limits(subject, data, headers, None)
         self.conn.publish(subject, bytes(data), headers=flat_headers(headers))
         self._core_published = True
@@ -725,11 +725,11 @@ def _sendable(msgs: list[tuple[str, bytes, Mapping[str, Any] | None]], stop_at_e
     server's limits refuse (checked before anything is sent: the server would close the
     connection). publish_many sends what comes before the refused message and ends with its
     error; publish_batch refuses the whole call, as the embedded engine."""
-    from ..subjects import is_valid_publish_subject
+    from ..subjects import invalid_subject, is_valid_publish_subject
 
     for subject, _data, _h in msgs:
         if not is_valid_publish_subject(subject):
-            raise client_error("nats: invalid subject", field="subject")
+            raise invalid_subject(subject)
     for i, (subject, data, headers) in enumerate(msgs):
         try:
             _check_limits(subject, data, headers, i)
