@@ -10,6 +10,10 @@ One rule for every such option, by what is at the path:
   (the link stays a link).
 - a character device (``/dev/null``, ``/dev/stdout``, a terminal) or a FIFO: written through,
   as a shell's ``>`` does (a FIFO waits for its reader). Nothing is ever renamed over them.
+- a name of one of this process's open descriptors (``/dev/stdout``, ``/dev/stderr``,
+  ``/dev/fd/N``, ``/proc/self/fd/N``): written to that descriptor where it stands, whatever
+  it is open on (a log file the caller redirected stdout to is appended to, never
+  replaced nor truncated).
 - a directory, a socket or a block device: refused (a usage error, exit 2), nothing written.
 
 A write that fails (``/dev/full``, a full disk, a directory without write permission) is a
@@ -19,7 +23,9 @@ one-line error naming the path and the system's reason (exit 1); a temporary fil
 from __future__ import annotations
 
 import os
+import re
 import stat
+import sys
 import tempfile
 
 from .errors import JetlinkError, UsageError
@@ -40,6 +46,10 @@ def write_output(path: str | os.PathLike[str], text: str, *, new_mode: int | Non
     """Write ``text`` (UTF-8) to the user's ``path`` by the rule above. ``new_mode`` is the
     permission of a file that did not exist (default: 0666 less the umask, as ``open``)."""
     data = text.encode("utf-8")
+    fd = _own_descriptor(path)
+    if fd is not None:
+        _write_fd(path, fd, data)
+        return
     try:
         st: os.stat_result | None = os.stat(path)  # follows symbolic links
     except FileNotFoundError:
@@ -56,6 +66,36 @@ def write_output(path: str | os.PathLike[str], text: str, *, new_mode: int | Non
             _write_through(path, data)
             return
     _replace(path, data, st, new_mode)
+
+
+_STD = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+_FD_PATH = re.compile(r"/(?:dev/fd|proc/self/fd)/(\d+)")
+
+
+def _own_descriptor(path: str | os.PathLike[str]) -> int | None:
+    """The descriptor of this process a path names (``/dev/stdout`` is 1), or None."""
+    text = os.path.normpath(os.fspath(path))
+    if text in _STD:
+        return _STD[text]
+    found = _FD_PATH.fullmatch(text)
+    return int(found.group(1)) if found else None
+
+
+def _write_fd(path: str | os.PathLike[str], fd: int, data: bytes) -> None:
+    """Written to open descriptor ``fd`` after what Python still holds for it (so the
+    command's own lines and the file's stay in order)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None and stream.fileno() == fd:
+                stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError as err:
+        raise _cannot(path, err) from None
 
 
 def _write_through(path: str | os.PathLike[str], data: bytes) -> None:

@@ -204,3 +204,30 @@ def test_directory_is_refused(tmp_path):
 def test_unwritable_directory_names_the_path(tmp_path):
     with pytest.raises(JetlinkError, match=r"^cannot write .*/missing/out: No such file"):
         write_output(tmp_path / "missing" / "out", "x\n")
+
+
+def test_a_name_of_an_open_descriptor_is_written_to_it_never_replaced(tmp_path):
+    """/dev/stdout (and /dev/fd/N, /proc/self/fd/N) while stdout is a log file: the text is
+    appended where the log stands, in order with the process's own lines; the log is the
+    same file (never renamed over nor truncated)."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "log"
+    log.write_text("before\n")
+    inode = log.stat().st_ino
+    script = ("from jetlink.core.outfile import write_output\n"
+              "print('one', flush=False)\n"
+              "write_output('/dev/stdout', 'two\\n')\n"
+              "write_output('/proc/self/fd/1', 'three\\n')\n"
+              "print('four')\n")
+    with open(log, "a") as out:
+        subprocess.run([sys.executable, "-c", script], stdout=out, check=True, timeout=60)
+    assert log.read_text() == "before\none\ntwo\nthree\nfour\n"
+    assert log.stat().st_ino == inode
+    other = tmp_path / "fd9"
+    with open(other, "w") as f9:
+        subprocess.run([sys.executable, "-c", "from jetlink.core.outfile import write_output\n"
+                        f"write_output('/dev/fd/{f9.fileno()}', 'nine\\n')"],
+                       pass_fds=(f9.fileno(),), check=True, timeout=60)
+    assert other.read_text() == "nine\n"
