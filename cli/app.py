@@ -54,6 +54,9 @@ EXIT_STATUSES: tuple[tuple[int, str], ...] = (
     (ExitCode.PROBLEMS, "validate found problems"),
     (ExitCode.INTERRUPTED, "interrupted"),
 )
+# The checks' own statuses (natscli's server check): the help epilog and the man pages say so.
+CHECK_STATUSES = ("server check and dr check exit as natscli's checks do: 0 OK, 1 WARNING, "
+                  "2 CRITICAL, 3 UNKNOWN")
 
 
 def default_data_dir(environ: dict[str, str] | None = None) -> Path:

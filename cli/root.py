@@ -38,6 +38,7 @@ from jetlink.cli.app import (
     ENV_CLUSTER,
     ENV_CONTEXT,
     ENV_DATA_DIR,
+    CHECK_STATUSES,
     EXIT_STATUSES,
     PROG,
     App,
@@ -97,7 +98,8 @@ HELP = (
     "Operate stream replication: NATS JetStream streams, mirrors, sources and KV buckets, "
     "and Kafka-style cluster links, on a local engine; bulk jobs on Spark."
 )
-EPILOG = "Exit status: " + ", ".join(f"{code} {meaning}" for code, meaning in EXIT_STATUSES) + "."
+EPILOG = ("Exit status: " + ", ".join(f"{code} {meaning}" for code, meaning in EXIT_STATUSES)
+          + f"; {CHECK_STATUSES}.")
 
 
 class JetlinkGroup(TyperGroup):
@@ -466,10 +468,21 @@ def _show_click_error(exc: Any) -> None:
     from jetlink.cli.output import format_error
     from jetlink.core.errors import UsageError
 
-    print(format_error(UsageError(exc.format_message())), file=sys.stderr)
+    print(format_error(UsageError(clipped_message(exc))), file=sys.stderr)
     ctx = getattr(exc, "ctx", None)
     if ctx is not None:
         print(f"Try '{ctx.command_path} -h' for help.", file=sys.stderr)
+
+
+def clipped_message(exc: Any) -> str:
+    """Click's message with each value longer than core/errors.py ``CLIP_OVER`` characters
+    (a 5,000-digit number, a pasted blob) quoted by its start and its length, as every
+    jetlink error quotes one (``clip``)."""
+    import re
+
+    from jetlink.core.errors import clip
+
+    return re.sub(r"\S{101,}", lambda m: clip(m.group(0)), str(exc.format_message()))
 
 
 def click_exception() -> type[Exception]:
@@ -502,7 +515,7 @@ def run_app(args: list[str], root: typer.Typer | None = None) -> None:
         if wants_json(args) and exc.exit_code == ExitCode.USAGE:
             from jetlink.cli.output import print_json
 
-            print_json(UsageError(exc.format_message()).to_dict())
+            print_json(UsageError(clipped_message(exc)).to_dict())
         else:
             _show_click_error(exc)
         sys.exit(exc.exit_code)

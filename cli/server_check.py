@@ -75,8 +75,16 @@ StreamOption = Annotated[str, typer.Option(
     "--stream", metavar="STREAM", help="The stream to check.", show_default=False)]
 
 
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+_UINT64_MAX = (1 << 64) - 1
+
+
 def _count(help: str, metavar: str, *, minimum: int | None = None) -> Any:
-    return typer.Option(metavar=metavar, help=help, min=minimum, show_default=False)
+    """A threshold flag: natscli's int (64 bits) or, with ``minimum=0``, its uint64; a
+    value past that range is a usage error (exit 2), as natscli's parser refuses it."""
+    low, high = (0, _UINT64_MAX) if minimum == 0 else _INT64
+    return typer.Option(metavar=metavar, help=help, min=max(low, minimum or low), max=high,
+                        show_default=False)
 
 
 def _span(help: str) -> Any:
@@ -210,11 +218,11 @@ def check_kv(
     bucket: Annotated[str, typer.Option(
         "--bucket", metavar="BUCKET", help="The bucket to check.", show_default=False)],
     values_critical: Annotated[int, typer.Option(
-        metavar="VALUES", help="Critical threshold for the number of values in the bucket "
-        "(-1: none).")] = -1,
+        metavar="VALUES", min=_INT64[0], max=_INT64[1], help="Critical threshold for the "
+        "number of values in the bucket (-1: none).")] = -1,
     values_warn: Annotated[int, typer.Option(
-        metavar="VALUES", help="Warning threshold for the number of values in the bucket "
-        "(-1: none).")] = -1,
+        metavar="VALUES", min=_INT64[0], max=_INT64[1], help="Warning threshold for the "
+        "number of values in the bucket (-1: none).")] = -1,
     key: Annotated[str, typer.Option(
         metavar="KEY", help="Require this key to hold a value.", show_default=False)] = "",
     fmt: FormatOption = Format.nagios,

@@ -42,6 +42,7 @@ from typer.main import get_command  # noqa: E402
 
 from jetlink.cli.app import (  # noqa: E402
     COMPLETE_VAR,
+    CHECK_STATUSES,
     EXIT_STATUSES,
     PROG,
 )
@@ -256,6 +257,7 @@ def exit_status_section() -> list[str]:
     lines = [".SH EXIT STATUS"]
     for code, meaning in EXIT_STATUSES:
         lines += [".TP", f".B {int(code)}", esc(meaning[0].upper() + meaning[1:] + ".")]
+    lines += [".PP", esc(CHECK_STATUSES[0].upper() + CHECK_STATUSES[1:] + ".")]
     return lines
 
 
@@ -528,6 +530,8 @@ def render_cli_doc() -> str:
         "## Exit status",
         "",
         *table(("status", "meaning"), [(str(int(s)), md(text)) for s, text in EXIT_STATUSES]),
+        "",
+        md(CHECK_STATUSES[0].upper() + CHECK_STATUSES[1:] + "."),
         "",
         "## Environment",
         "",

@@ -150,6 +150,45 @@ def test_stream_metadata_thresholds_and_flags_override(jl):
     assert (res.exit_code, res.stdout) == (
         2, "CRITICAL MIR Crit:could not configure based on metadata: "
            "io.nats.monitor.lag-critical: 'lots' is not a whole number of 0 or more\n")
+    ok(jl("stream", "edit", "MIR", "--metadata",
+          "io.nats.monitor.lag-critical=18446744073709551616", "-f"))
+    res = check(jl, "stream", "--stream", "MIR")
+    assert (res.exit_code, res.stdout) == (
+        2, "CRITICAL MIR Crit:could not configure based on metadata: "
+           "io.nats.monitor.lag-critical: 18446744073709551616 is out of range (0 to "
+           "18446744073709551615)\n")
+
+
+@pytest.mark.parametrize(("args", "flag", "value", "low", "high"), [
+    (["stream", "--stream", "S"], "--lag-critical", str(1 << 64), 0, (1 << 64) - 1),
+    (["stream", "--stream", "S"], "--msgs-warn", str(1 << 64), 0, (1 << 64) - 1),
+    (["stream", "--stream", "S"], "--min-sources", str(1 << 63), -(1 << 63), (1 << 63) - 1),
+    (["kv", "--bucket", "B"], "--values-critical", str(1 << 63), -(1 << 63), (1 << 63) - 1),
+    (["consumer", "--stream", "S", "--consumer", "C"], "--waiting-critical", str(1 << 63),
+     -(1 << 63), (1 << 63) - 1),
+])
+def test_a_threshold_past_its_range_is_a_usage_error(capsys, args, flag, value, low, high):
+    """natscli's flags are 64-bit (int, or uint for counts): past the range is refused
+    before anything is asked, not taken as a threshold."""
+    from jetlink.cli.main import run
+
+    with pytest.raises(SystemExit) as exc:
+        run(["server", "check", *args, flag, value])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"jetlink: error: Invalid value for '{flag}': {value} is not in the range "
+        f"{low}<=x<={high}.")
+
+
+def test_a_long_number_is_quoted_by_its_start_and_length(capsys):
+    from jetlink.cli.main import run
+
+    with pytest.raises(SystemExit) as exc:
+        run(["server", "check", "stream", "--stream", "S", "--lag-critical", "9" * 5000])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        "jetlink: error: Invalid value for '--lag-critical': '999999999999999999999999999999"
+        "999999999... (5,002 characters) is not a valid int range.")
 
 
 # -- consumer -------------------------------------------------------------------------------------

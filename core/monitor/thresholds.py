@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
 from ..durations import DurationError, parse_duration
+from ..errors import clip
 
 __all__ = ["META_PREFIX", "ConsumerThresholds", "StreamThresholds", "ThresholdError",
            "meta_key"]
@@ -58,7 +59,11 @@ def _parse(key: str, kind: str, text: str) -> int | bool:
     pattern = value[1:] if kind == "int" and value[:1] in "+-" else value
     if not pattern.isascii() or not pattern.isdigit():
         whole = "whole number" if kind == "int" else "whole number of 0 or more"
-        raise ThresholdError(f"{key}: {text!r} is not a {whole}")
+        raise ThresholdError(f"{key}: {clip(repr(text))} is not a {whole}")
+    # Go's strconv.ParseInt / ParseUint, 64 bits: past the range is "value out of range"
+    low, high = (-(1 << 63), (1 << 63) - 1) if kind == "int" else (0, (1 << 64) - 1)
+    if len(pattern.lstrip("0")) > 20 or not low <= int(value) <= high:
+        raise ThresholdError(f"{key}: {clip(value)} is out of range ({low} to {high})")
     return int(value)
 
 
