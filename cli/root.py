@@ -33,12 +33,12 @@ import typer
 from typer.core import TyperGroup
 
 from jetlink.cli.app import (
+    CHECK_STATUSES,
     COMPLETE_VAR,
     DEFAULT_CLUSTER,
     ENV_CLUSTER,
     ENV_CONTEXT,
     ENV_DATA_DIR,
-    CHECK_STATUSES,
     EXIT_STATUSES,
     PROG,
     App,

@@ -41,8 +41,8 @@ from typer._completion_shared import get_completion_script  # noqa: E402
 from typer.main import get_command  # noqa: E402
 
 from jetlink.cli.app import (  # noqa: E402
-    COMPLETE_VAR,
     CHECK_STATUSES,
+    COMPLETE_VAR,
     EXIT_STATUSES,
     PROG,
 )
