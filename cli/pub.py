@@ -187,9 +187,11 @@ def pub(
     _check_modes(core=core, atomic=atomic, fast=fast, batch_size=batch_size, batch_id=batch_id,
                  continue_on_gap=continue_on_gap, flow=flow, max_outstanding=max_outstanding)
     pairs = parse_headers(header or [])
-    pairs += PS.schedule_headers(PS.ScheduleFlags(
-        schedule_at, schedule_after, schedule_every, schedule_cron, schedule_dest,
-        schedule_source, schedule_ttl), now_ns())
+    schedule = PS.ScheduleFlags(schedule_at, schedule_after, schedule_every, schedule_cron,
+                                schedule_dest, schedule_source, schedule_ttl)
+    if core and schedule.given():  # (natscli: the schedule flags imply a JetStream publish)
+        raise usage("--schedule-*: a scheduled message is a JetStream publish, not with --core")
+    pairs += PS.schedule_headers(schedule, now_ns())
     body_text = _read_body(app) if body is None else body
     check_write_count(app, count, message_bytes(subject, body_text, pairs))
     js = open_jetstream(app)

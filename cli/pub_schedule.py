@@ -10,12 +10,12 @@ from dataclasses import dataclass
 
 from jetlink.cli.common import usage
 
-DEST_HELP = "Subject the message will publish to when the schedule fires (implies --jetstream)."
-AT_HELP = "Schedule the message at a certain RFC3339 time (implies --jetstream)."
-AFTER_HELP = "Schedule the message after a certain duration (implies --jetstream)."
-EVERY_HELP = "Schedules the message every interval (implies --jetstream)."
-CRON_HELP = "Cron definition for a scheduled message (implies --jetstream)."
-SOURCE_HELP = "Reads a specific subject when scheduling (implies --jetstream)."
+DEST_HELP = "Subject the message will publish to when the schedule fires (a JetStream publish: not with --core)."
+AT_HELP = "Schedule the message at a certain RFC3339 time (a JetStream publish: not with --core)."
+AFTER_HELP = "Schedule the message after a certain duration (a JetStream publish: not with --core)."
+EVERY_HELP = "Schedules the message every interval (a JetStream publish: not with --core)."
+CRON_HELP = "Cron definition for a scheduled message (a JetStream publish: not with --core)."
+SOURCE_HELP = "Reads a specific subject when scheduling (a JetStream publish: not with --core)."
 TTL_HELP = "How long generated messages should live in the stream."
 
 

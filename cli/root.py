@@ -482,7 +482,26 @@ def clipped_message(exc: Any) -> str:
 
     from jetlink.core.errors import clip
 
-    return re.sub(r"\S{101,}", lambda m: clip(m.group(0)), str(exc.format_message()))
+    text = re.sub(r"\S{101,}", lambda m: clip(m.group(0)), str(exc.format_message()))
+    return text + _global_hint(exc, text)
+
+
+def _global_hint(exc: Any, text: str) -> str:
+    """An option of the root (``--cluster``, ``--data-dir``, ``-s``...) given after the
+    command: where it goes."""
+    import re
+
+    found = re.fullmatch(r"No such option: (-[^\s]+)(?: .*)?", text)
+    ctx = getattr(exc, "ctx", None)
+    if found is None or ctx is None:
+        return ""
+    root = ctx.find_root()
+    names = {o for p in root.command.params for o in getattr(p, "opts", ())}
+    flag = found.group(1)
+    if flag not in names:
+        return ""
+    return (f"; {flag} is a global option: give it before the command "
+            f"(jetlink {flag} ... {ctx.command_path.partition(' ')[2]} ...)")
 
 
 def click_exception() -> type[Exception]:

@@ -60,3 +60,13 @@ def test_validate_exit_codes_through_run(capsys):
     code, out, err = call(capsys, "validate", "-j", str(ROOT / "examples" / "broken-topology.toml"))
     assert code == 3
     assert json.loads(out)["valid"] is False
+
+
+def test_a_global_option_after_the_command_says_where_it_goes(capsys):
+    code, out, err = call(capsys, "stream", "ls", "--cluster", "west")
+    assert (code, out) == (2, "")
+    assert err == ("jetlink: error: No such option: --cluster; --cluster is a global option: "
+                   "give it before the command (jetlink --cluster ... stream ls ...)\n"
+                   "Try 'jetlink stream ls -h' for help.\n")
+    code, out, err = call(capsys, "stream", "ls", "--clustr", "west")
+    assert code == 2 and "global option" not in err

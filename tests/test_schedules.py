@@ -575,6 +575,8 @@ def test_cli_schedule_flags(sjl, flags, expected):
 @pytest.mark.parametrize("flags,message", [
     (["--schedule-every", "5s"], "schedule destination is required when setting schedule "
                                  "properties"),
+    (["--core", "--schedule-dest", "s.t", "--schedule-after", "1s"],
+     "--schedule-*: a scheduled message is a JetStream publish, not with --core"),
     (["--schedule-dest", "s.t", "--schedule-at", "2026-01-01T00:00:00Z", "--schedule-after",
       "1s"], "--schedule-at and --schedule-after are mutually exclusive"),
     (["--schedule-dest", "s.t", "--schedule-every", "1s", "--schedule-after", "1s"],
