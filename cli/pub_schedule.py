@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from jetlink.cli.common import usage
 
-DEST_HELP = "Subject the message will publish to when the schedule fires (a JetStream publish: not with --core)."
+DEST_HELP = ("Subject the message will publish to when the schedule fires (a JetStream "
+             "publish: not with --core).")
 AT_HELP = "Schedule the message at a certain RFC3339 time (a JetStream publish: not with --core)."
 AFTER_HELP = "Schedule the message after a certain duration (a JetStream publish: not with --core)."
 EVERY_HELP = "Schedules the message every interval (a JetStream publish: not with --core)."
