@@ -24,7 +24,7 @@ from typing import Annotated, Any
 
 import typer
 
-from jetlink.cli import common
+from jetlink.cli import common, completion
 from jetlink.cli.app import App
 from jetlink.cli.options import DURATION, JsonOption
 
@@ -72,7 +72,8 @@ OutfileOption = Annotated[Path | None, typer.Option(
     help="Write the check to FILE instead of stdout (a regular file is replaced "
     "atomically, a device or FIFO written through, a symbolic link followed).")]
 StreamOption = Annotated[str, typer.Option(
-    "--stream", metavar="STREAM", help="The stream to check.", show_default=False)]
+    "--stream", metavar="STREAM", help="The stream to check.", show_default=False,
+    autocompletion=completion.streams)]
 
 
 _INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -174,7 +175,8 @@ def check_consumer(
     ctx: typer.Context,
     stream: StreamOption,
     consumer: Annotated[str, typer.Option(
-        "--consumer", metavar="CONSUMER", help="The consumer to check.", show_default=False)],
+        "--consumer", metavar="CONSUMER", help="The consumer to check.", show_default=False,
+        autocompletion=completion.consumers)],
     outstanding_ack_critical: Annotated[int | None, _count(
         "Maximum number of outstanding acks to allow.", "ACKS")] = None,
     waiting_critical: Annotated[int | None, _count(
@@ -216,7 +218,8 @@ def check_consumer(
 def check_kv(
     ctx: typer.Context,
     bucket: Annotated[str, typer.Option(
-        "--bucket", metavar="BUCKET", help="The bucket to check.", show_default=False)],
+        "--bucket", metavar="BUCKET", help="The bucket to check.", show_default=False,
+        autocompletion=completion.buckets)],
     values_critical: Annotated[int, typer.Option(
         metavar="VALUES", min=_INT64[0], max=_INT64[1], help="Critical threshold for the "
         "number of values in the bucket (-1: none).")] = -1,

@@ -86,6 +86,9 @@ def bash(line):
     ("--cluster keast mirrors failover --link L ", ["orders"]),
     ("--cluster keast mirrors promote -l ", ["L"]),
     ("--cluster keast mirrors ls --link ", ["L"]),
+    ("server check stream --stream O", ["ORDERS", "OTHER"]),
+    ("server check consumer --stream ORDERS --consumer ", ["audit", "billing"]),
+    ("server check kv --bucket ", ["CONFIG"]),
 ])
 def test_bash_completes_names(data, line, expected):
     got = bash(f"jetlink --data-dir {data} {line}")
