@@ -47,6 +47,7 @@ from jetlink.cli.app import (  # noqa: E402
     PROG,
 )
 from jetlink.cli.main import app  # noqa: E402
+from jetlink.core.live.settings import ENV, ENV_CONTEXT, OPTION  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SHELLS = ("bash", "zsh", "fish")
@@ -62,6 +63,17 @@ EXTRA_ENVIRONMENT = {
     "NO_COLOR": "When set and not empty, output has no colour (as when it is not a terminal).",
     COMPLETE_VAR: "Set by the shell completion scripts (completions/) when they ask "
     f"{PROG} for completions.",
+    "XDG_CONFIG_HOME": f"Where {PROG}'s contexts are kept ($XDG_CONFIG_HOME/{PROG}, default "
+    f"~/.config/{PROG}) and natscli's contexts are read ($XDG_CONFIG_HOME/nats/context).",
+    "XDG_CACHE_HOME": f"Where the Spark driver's class-data archives are kept "
+    f"($XDG_CACHE_HOME/{PROG}, default ~/.cache/{PROG}).",
+    "JETLINK_SPARK_CDS": "0 (or off, no): start the Spark driver without class-data archives.",
+    "JETLINK_SPARK_JIT": "quick or full: the Spark driver's JIT (C1 only, or both tiers) "
+    "whatever the job's size; default auto.",
+    **{var: f"Default for {OPTION[field]} (natscli's variable; the option beats it, it beats "
+       "the context in force)." for field, var in ENV.items()},
+    ENV_CONTEXT: "Default for --nats-context: the natscli context whose server settings are "
+    "taken.",
 }
 
 
