@@ -566,3 +566,18 @@ def test_adopt_copies_an_object_into_another_topology(tmp_path):
     assert validate_topology(state) == []
     assert list(state.kafka) == list(topo.kafka)
     assert state.kafka["mirror_topic", "keast", "west.payments"].spec.source_topic == "payments"
+
+
+def test_every_problem_of_a_kv_object_is_reported(tmp_path):
+    """A KV table's fields that do not decode, or break the KV rules, are each set aside and
+    the rest checked again (as a stream's), not only the first."""
+    problems = validate_files([write(tmp_path, """
+        [kv.CFG]
+        history = 100
+        ttl = "abc"
+        bogus = 1
+        max_value_size = "x"
+        """)])
+    assert [(p.object, p.field) for p in problems] == [
+        ("kv CFG", "ttl"), ("kv CFG", "bogus"), ("kv CFG", "max_value_size"),
+        ("kv CFG", "history")]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import TOO_DEEP, JetlinkError
@@ -287,12 +287,14 @@ class Topology:
         obj.explicit_cluster = explicit
         try:
             doc = _plain_table(body, f"[{table}.{key}]")
-            doc.pop("cluster", None)
-            spec = decode(doc, key, cluster)
-            cfg = spec.to_stream_config()
         except JetlinkError as exc:
             self._object_problem(obj, exc)
             return
+        doc.pop("cluster", None)
+        found = self._decode_kv_all(obj, doc, key, cluster, decode)
+        if found is None:
+            return
+        spec, cfg = found
         obj.spec, obj.config = spec, cfg
         obj.origins = _stream_origins(cfg, cluster)
 
@@ -416,6 +418,31 @@ class Topology:
                 self._object_problem(obj, exc)
                 fld = exc.field
                 if not fld or fld in seen or not isinstance(doc, dict):
+                    return None
+                seen.add(fld)
+                doc = copy.deepcopy(doc)
+                if not drop_path(doc, fld):
+                    return None
+        return None
+
+    def _decode_kv_all(self, obj: TopologyObject, doc: dict[str, Any], key: str, cluster: str,
+                       decode: Callable[..., Any]) -> tuple[Any, StreamConfig] | None:
+        """A KV object's spec and stream, reporting every field that does not decode or
+        breaks the KV rules (not only the first), as :meth:`_decode_all` does for a stream:
+        each set aside and the rest decoded again. None: it does not decode at all."""
+        import copy
+
+        from ..config.validate import MAX_PROBLEMS, drop_path
+
+        seen: set[str] = set()
+        for _ in range(MAX_PROBLEMS):
+            try:
+                spec = decode(copy.deepcopy(doc), key, cluster)
+                return spec, spec.to_stream_config()
+            except JetlinkError as exc:
+                self._object_problem(obj, exc)
+                fld = exc.field
+                if not fld or fld in seen:
                     return None
                 seen.add(fld)
                 doc = copy.deepcopy(doc)
