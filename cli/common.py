@@ -295,6 +295,7 @@ class RestSettings:
     api_key: str | None = None
     api_secret: str | None = None
     insecure: bool = False
+    url_from: str | None = None  # the environment variable the URL came from, if one did
 
 
 def rest_api_root(url: str) -> str:

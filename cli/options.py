@@ -202,10 +202,13 @@ def rest_callback(
     a verb's --help always works."""
     from jetlink.cli.common import REST_KEY, RestSettings
 
+    # (compared by name: Typer carries its own copy of Click and of its ParameterSource)
+    source = getattr(ctx.get_parameter_source("rest_url"), "name", "")
     ctx.meta[REST_KEY] = RestSettings(
         url=rest_url or None,
         token=rest_token or None,
         api_key=rest_api_key or None,
         api_secret=rest_api_secret or None,
         insecure=insecure,
+        url_from=ENV_REST_URL if rest_url and source == "ENVIRONMENT" else None,
     )

@@ -165,6 +165,16 @@ def test_refused_connection_is_one_line(home, tmp_path):
     assert not (tmp_path / "d").exists()  # the embedded engine was never touched
 
 
+def test_a_missing_creds_file_names_where_it_was_given(home, tmp_path, monkeypatch):
+    gone = str(tmp_path / "nonexist")
+    res = jl("-s", "nats://127.0.0.1:1", "--creds", gone, "stream", "ls")
+    assert (res.exit_code, res.stderr) == (1, f"jetlink: error: --creds {gone}: no such file\n")
+    monkeypatch.setenv("NATS_CREDS", gone)
+    res = jl("-s", "nats://127.0.0.1:1", "stream", "ls")
+    assert (res.exit_code, res.stderr) == (
+        1, f"jetlink: error: --creds (from NATS_CREDS) {gone}: no such file\n")
+
+
 def test_bad_url_is_a_usage_error(home):
     res = jl("-s", "http://x", "stream", "ls")
     assert res.exit_code == 2

@@ -499,9 +499,14 @@ def test_mirror_create_validate_only_is_refused_before_any_request(jl, nobody):
     assert "cannot reach" not in result.stderr
 
 
-def test_bad_rest_options_are_usage_errors(jl):
+def test_bad_rest_options_are_usage_errors(jl, monkeypatch):
     result = jl("links", "--rest-url", "localhost:8090", "ls")
     assert result.exit_code == 2 and "invalid REST URL 'localhost:8090'" in result.stderr
+    monkeypatch.setenv("JETLINK_REST_URL", "localhost:8090")  # the variable is named
+    result = jl("links", "ls")
+    assert result.exit_code == 2 and ("jetlink: error: JETLINK_REST_URL: invalid REST URL "
+                                      "'localhost:8090'") in result.stderr
+    monkeypatch.delenv("JETLINK_REST_URL")
     result = jl("context", "add", "c", "--rest-url", "localhost:8090")
     assert result.exit_code == 2 and "invalid REST URL 'localhost:8090'" in result.stderr
     result = jl("links", "--rest-url", "http://h", "--rest-api-key", "k", "ls")

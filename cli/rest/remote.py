@@ -116,14 +116,21 @@ def open_client(app: App, settings: RestSettings) -> RestClient:
     from jetlink.cli.common import rest_url_cluster
     from jetlink.cli.rest.client import RestClient
 
-    client = RestClient(
-        settings.url or "",
-        cluster_id=rest_url_cluster(settings.url or "") or app.cluster,
-        token=settings.token,
-        api_key=settings.api_key,
-        api_secret=settings.api_secret,
-        verify=not settings.insecure,
-    )
+    from jetlink.core.errors import UsageError
+
+    try:
+        client = RestClient(
+            settings.url or "",
+            cluster_id=rest_url_cluster(settings.url or "") or app.cluster,
+            token=settings.token,
+            api_key=settings.api_key,
+            api_secret=settings.api_secret,
+            verify=not settings.insecure,
+        )
+    except UsageError as err:  # a URL from the environment: say which variable gave it
+        if settings.url_from:
+            err.description = f"{settings.url_from}: {err.description}"
+        raise
     if app.ctx is not None:
         app.ctx.call_on_close(client.close)
     return client

@@ -75,12 +75,15 @@ def _ssl_context(t: ServerTarget) -> ssl.SSLContext | None:
     return ctx
 
 
-def _file(path: str | None, flag: str) -> str | None:
+def _file(path: str | None, flag: str, source: str | None = None) -> str | None:
+    """``path`` made whole; LiveError naming where it was given (``--creds``, ``NATS_CREDS``,
+    a context) when no such file exists."""
     if not path:
         return None
     full = os.path.expanduser(path)
     if not os.path.isfile(full):
-        raise LiveError(f"{flag} {path}: no such file", field=flag.lstrip("-"))
+        given = flag if not source or source == flag else f"{flag} (from {source})"
+        raise LiveError(f"{given} {path}: no such file", field=flag.lstrip("-"))
     return full
 
 
@@ -238,10 +241,10 @@ class LiveConnection:
             kw["token"] = t.user
         if t.token:
             kw["token"] = t.token
-        creds = _file(t.creds, "--creds")
+        creds = _file(t.creds, "--creds", (t.sources or {}).get("creds"))
         if creds:
             kw["user_credentials"] = creds
-        nkey = _file(t.nkey, "--nkey")
+        nkey = _file(t.nkey, "--nkey", (t.sources or {}).get("nkey"))
         if nkey:
             kw["nkeys_seed"] = nkey
         tls = _ssl_context(t)
