@@ -115,7 +115,6 @@ def open_client(app: App, settings: RestSettings) -> RestClient:
     names: ``.../v3/clusters/C``), closed when the command ends."""
     from jetlink.cli.common import rest_url_cluster
     from jetlink.cli.rest.client import RestClient
-
     from jetlink.core.errors import UsageError
 
     try:
