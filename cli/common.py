@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -260,9 +260,50 @@ def context_in_force(ctx: typer.Context) -> Context | None:
 def target_in_force(ctx: typer.Context) -> Any:
     """The live server the invocation's settings put in force (core/live/settings.py:
     option > environment > jetlink context > natscli context), or None: the embedded
-    engine. Read from the root's options; no nats-py import here."""
+    engine. Read from the root's options; no nats-py import here.
+
+    A context that is only *selected* (``jetlink context select``; not named by --context
+    or JETLINK_CONTEXT) gives no server settings to an invocation whose command line
+    addresses the embedded engine itself (--data-dir or --cluster) or that names a natscli
+    context (--nats-context, NATS_CONTEXT): a rehearsal given its own data directory never
+    reaches the selected context's server, and a natscli context named on the command line
+    is used whole, never mixed with another source's URL (:func:`_selected_set_aside`)."""
     root = ctx.find_root()
-    return target_of(root.params, context_in_force(root))
+    context = context_in_force(root)
+    if context is not None and _selected_set_aside(
+            root, context, ("data_dir", "cluster"), nats=True,
+            what="server" if context.server or context.nats_context else None):
+        context = None
+    return target_of(root.params, context)
+
+
+def _selected_set_aside(root: typer.Context, context: Context, names: Sequence[str], *,
+                        nats: bool, what: str | None) -> bool:
+    """Whether the *selected* context ``context`` is set aside for this invocation: it was
+    not named (--context, JETLINK_CONTEXT) and the command line gives one of the root
+    options ``names`` (their variables are standing settings, as the selected context is)
+    or, with ``nats``, a natscli context (--nats-context, NATS_CONTEXT). A notice
+    names what of it is not used (``what``: its server, its REST URL; None: nothing to
+    say)."""
+    import os
+
+    if named_context(root)[0] is not None:
+        return False
+    addressed = [f"--{n.replace('_', '-')}" for n in names
+                 if parameter_source(root, n) == "COMMANDLINE"]
+    natscli = (root.params.get("nats_context") or os.environ.get("NATS_CONTEXT") or ""
+               ) if nats else ""
+    if not (addressed or natscli):
+        return False
+    if what:
+        from jetlink.cli.output import notice
+
+        why = (f"{' and '.join(addressed)} address{'es' if len(addressed) == 1 else ''} "
+               "the embedded engine" if addressed else f"the natscli context {natscli} is "
+               "named")
+        notice(None, f"jetlink: notice: the selected context {context.name}'s {what} is not "
+                     f"used: {why} (jetlink --context {context.name} ... uses it)")
+    return True
 
 
 def target_of(p: Mapping[str, Any], context: Context | None) -> Any:
@@ -377,6 +418,9 @@ def rest_settings(app: App) -> RestSettings | None:
     found = context_in_force(ctx)
     if found is None or not found.rest_url:
         return None
+    if _selected_set_aside(ctx.find_root(), found, ("data_dir",), nats=False,
+                           what="REST URL"):
+        return None  # (--cluster is the REST API's cluster ID: it addresses no engine)
     return replace(settings, url=found.rest_url)
 
 

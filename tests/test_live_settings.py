@@ -235,3 +235,30 @@ def test_context_with_a_bad_server_is_refused(home):
     res = jl("context", "add", "x", "--server", "ftp://nope")
     assert res.exit_code == 2 and "invalid server URL" in res.stderr
     assert not (home / "jetlink" / "context" / "x.toml").exists()
+
+
+def test_a_selected_context_never_takes_a_rehearsal_to_its_server(home, tmp_path):
+    """A context only selected (not named) gives its server to no invocation whose command
+    line gives --data-dir or --cluster (the embedded engine, a notice saying so), nor to one
+    naming a natscli context (used whole: its URL with its credentials)."""
+    ok = "nats://127.0.0.1:1"
+    assert jl("context", "add", "live1", "--server", ok, "--select").exit_code == 0
+    reh = tmp_path / "rehearsal"
+    res = jl("--data-dir", str(reh), "stream", "add", "REHEARSE", "--subjects", "reh.>",
+             "--defaults")
+    assert res.exit_code == 0 and (reh / "local.db").exists()
+    assert res.stderr == ("jetlink: notice: the selected context live1's server is not used: "
+                          "--data-dir addresses the embedded engine (jetlink --context live1 "
+                          "... uses it)\n")
+    # without them, the selected context's server is the target; named, it wins again
+    assert "nats://127.0.0.1:1: connection refused" in jl("stream", "ls").stderr
+    named = jl("--context", "live1", "--data-dir", str(reh), "stream", "ls")
+    assert named.exit_code == 1 and "nats://127.0.0.1:1: connection refused" in named.stderr
+    nats_ctx(home, "nc", url="nats://127.0.0.1:2", user="alice", password="secret")
+    res = jl("--nats-context", "nc", "stream", "ls")
+    assert res.exit_code == 1
+    assert res.stderr == (
+        "jetlink: notice: the selected context live1's server is not used: the natscli "
+        "context nc is named (jetlink --context live1 ... uses it)\n"
+        "jetlink: error: connecting: could not connect to nats://127.0.0.1:2: connection "
+        "refused\n")

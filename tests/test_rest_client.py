@@ -472,11 +472,21 @@ def test_an_unreachable_server_is_a_clear_error(jl, nobody, argv):
         f"cannot reach the REST API at {nobody}: ")
 
 
-def test_the_rest_url_comes_from_the_context(jl, nobody):
+def test_the_rest_url_comes_from_the_context(jl, nobody, monkeypatch):
     ok(jl("context", "add", "remote", "--rest-url", nobody, "--select"))
-    result = jl("links", "ls")
+    monkeypatch.setenv("JETLINK_DATA_DIR", str(jl.data))  # (no --data-dir: see below)
+    result = runner.invoke(app, ["links", "ls"], prog_name="jetlink")
     assert result.exit_code == 1
     assert f"cannot reach the REST API at {nobody}" in result.stderr
+    # --data-dir on the command line addresses the engine: the selected context's REST URL
+    # is set aside, and a notice says so (a rehearsal never reaches the selected endpoint)
+    result = jl("links", "ls")
+    assert (result.exit_code, result.stdout) == (0, "No cluster links found.\n")
+    assert result.stderr == ("jetlink: notice: the selected context remote's REST URL is not "
+                             "used: --data-dir addresses the embedded engine (jetlink "
+                             "--context remote ... uses it)\n")
+    assert f"cannot reach the REST API at {nobody}" in jl("--context", "remote", "links",
+                                                         "ls").stderr
     # --rest-url wins over the context
     other = f"http://127.0.0.1:{free_port()}"
     assert f"cannot reach the REST API at {other}" in jl("links", "--rest-url", other,
@@ -936,10 +946,13 @@ def test_e2e_the_context_gives_the_rest_url(world, cli, server, tmp_path, monkey
     ok(cli(tmp_path / "none", "context", "add", "remote", "--cluster", w.east, "--rest-url",
            server.url, "--select"))
     monkeypatch.setenv("JETLINK_REST_TOKEN", TOKEN)
-    remote = cli(tmp_path / "none", "links", "ls")
+    remote = cli(tmp_path / "none", "--context", "remote", "links", "ls")
     local = cli(w.local, "--cluster", w.east, "--context", "remote", "links", "ls")
     assert ok(remote).stdout.startswith("Link name: 'L'")
-    assert same(cli(w.local, "--cluster", w.east, "links", "ls"), remote)
+    # the engine itself (--data-dir sets the selected context aside, with a notice)
+    engine = cli(w.local, "--cluster", w.east, "links", "ls")
+    assert (engine.exit_code, engine.stdout) == (0, remote.stdout)
+    assert "the selected context remote's REST URL is not used" in engine.stderr
     assert local.stdout == remote.stdout  # --context too: still the REST endpoint
 
 
