@@ -298,6 +298,17 @@ def _committed(doc: Any) -> dict[str, int]:
     return {str(p["partition_id"]): p["current_offset"] for p in doc["lags"]}
 
 
+def serve_env(d: Drill) -> dict[str, str]:
+    """The environment of the drill's ``jetlink serve``: none of the caller's JETLINK_* or
+    NATS_* variables, and the drill's own configuration directory (as its in-process
+    commands see it), so no context the caller selected applies."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(CALLERS)}
+    config_home = d.work / "config"
+    config_home.mkdir(mode=0o700, exist_ok=True)
+    env["XDG_CONFIG_HOME"] = str(config_home)
+    return env
+
+
 def _rest(d: Drill, keast: tuple[str, str]) -> None:
     import select
 
@@ -305,7 +316,7 @@ def _rest(d: Drill, keast: tuple[str, str]) -> None:
 
     args = ["serve", "--port", "0", "--json"]
     cmd = [sys.executable, "-m", "jetlink.cli.main", "--data-dir", str(d.data_dir), *args]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(CALLERS)}
+    env = serve_env(d)
     log = d.work / "serve.log"  # its stderr: read back only when it fails to start
     with open(log, "wb") as errors:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, text=True, env=env)
@@ -317,8 +328,9 @@ def _rest(d: Drill, keast: tuple[str, str]) -> None:
         except (ValueError, KeyError, TypeError):
             proc.kill()
             proc.wait()
-            raise DemoFailed(f"jetlink serve did not start: {first}"
-                             f"{log.read_text(errors='replace')}") from None
+            said = (first + (proc.stdout.read() if proc.stdout else "")).strip()
+            raise DemoFailed("jetlink serve did not start: " + " ".join(
+                (said + " " + log.read_text(errors="replace")).split())) from None
         d.show(args, first, note="in the background (&)")
         d.run(*keast, "mirrors", "--rest-url", url, "describe", "orders")
         d.run(*keast, "links", "--rest-url", url, "ls")

@@ -222,6 +222,10 @@ def test_the_commands_never_go_to_the_callers_live_server(env, monkeypatch, tmp_
     assert (tmp_path / "dd" / "local.db").exists()
     assert os.environ["NATS_URL"] == "nats://127.0.0.1:1"  # restored
     assert os.environ["XDG_CONFIG_HOME"] == str(config)
+    # nor does the `jetlink serve` it starts in the background see the caller's context
+    env = demo_mod.serve_env(drill)
+    assert env["XDG_CONFIG_HOME"] == str(tmp_path / "config")
+    assert not [k for k in env if k.startswith(("JETLINK_", "NATS_"))]
 
 
 # -- the example files it ships ------------------------------------------------------------------
