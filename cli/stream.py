@@ -61,6 +61,10 @@ from jetlink.cli.stream_flags import (
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.config.stream import StreamConfig
 
+# A stream sequence is a uint64 (the server's): a number past it is a usage error (exit 2),
+# never sent (nats-server would answer with its JSON decoder's text).
+UINT64_MAX = (1 << 64) - 1
+
 stream_app = typer.Typer(
     name="stream",
     help="Manage JetStream streams (natscli's verbs).\n\nStreams store the messages "
@@ -833,6 +837,7 @@ def purge(
             "--seq",
             metavar="SEQUENCE",
             min=1,
+            max=UINT64_MAX,
             help="Purge up to but not including a specific message sequence.",
         ),
     ] = None,
@@ -842,6 +847,7 @@ def purge(
             "--keep",
             metavar="MESSAGES",
             min=0,
+            max=UINT64_MAX,
             help="Keeps a certain number of messages after the purge.",
         ),
     ] = None,
@@ -876,7 +882,8 @@ def rmm(
     seq: Annotated[
         int,
         typer.Argument(
-            metavar="SEQ", min=1, help="Message sequence to remove.", show_default=False
+            metavar="SEQ", min=1, max=UINT64_MAX, help="Message sequence to remove.",
+            show_default=False
         ),
     ],
     force: ForceOption = False,
@@ -1464,7 +1471,8 @@ def get(
     seq: Annotated[
         int | None,
         typer.Argument(
-            metavar="[SEQ]", min=1, help="Message sequence to retrieve.", show_default=False
+            metavar="[SEQ]", min=1, max=UINT64_MAX, help="Message sequence to retrieve.",
+            show_default=False
         ),
     ] = None,
     last_for: Annotated[
@@ -1531,7 +1539,8 @@ def view(
     ] = None,
     start: Annotated[
         int | None,
-        typer.Option("--id", metavar="SEQ", min=1, help="Start at a specific message sequence."),
+        typer.Option("--id", metavar="SEQ", min=1, max=UINT64_MAX,
+                     help="Start at a specific message sequence."),
     ] = None,
     count: Annotated[
         int | None, typer.Option("--count", metavar="N", min=1, help="Show at most N messages.")

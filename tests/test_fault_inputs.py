@@ -501,3 +501,21 @@ def test_refusals_name_the_value(jl, args, status, line):
     r = jl(*args)
     assert (r.exit_code, r.stderr) == (status, line + "\n")
     assert data_dir_bytes(jl.data) == before
+
+
+@pytest.mark.parametrize("args", [
+    ["stream", "get", "S", str(1 << 64)],
+    ["stream", "rmm", "S", str(1 << 64), "-f"],
+    ["stream", "purge", "S", "-f", "--seq", str(1 << 64)],
+    ["stream", "purge", "S", "-f", "--keep", str(1 << 64)],
+    ["stream", "view", "S", "--id", str(1 << 64)],
+])
+def test_a_sequence_past_uint64_is_a_usage_error_on_every_backend(jl, args):
+    """A stream sequence is the server's uint64: one past it is refused before anything is
+    asked (a live server would answer with its JSON decoder's text), exit 2."""
+    ok(jl("stream", "add", "S", "--subjects", "s.>", "--defaults"))
+    before = data_dir_bytes(jl.data)
+    r = jl(*args)
+    assert r.exit_code == 2
+    assert f"{1 << 64} is not in the range" in r.stdout + r.stderr
+    assert data_dir_bytes(jl.data) == before
