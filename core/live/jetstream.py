@@ -767,6 +767,7 @@ class _PublishRun:
         # subject -> the streams that capture it, as the server answered (None: no answer)
         self.known: dict[str, list[str] | None] = {}
         self.probing: dict[str, asyncio.Future[list[str] | None]] = {}
+        self.no_jetstream = False  # the JetStream API itself met no responders
         self.probe_slots = asyncio.Semaphore(16)
 
     async def run(self) -> tuple[list[PubAck | JetlinkError | None],
@@ -848,12 +849,17 @@ class _PublishRun:
         """The streams that capture ``subject`` (STREAM.NAMES; None: no answer, as while
         the cluster elects its leaders)."""
         async with self.probe_slots:
+            import nats.errors as ne
+
             try:
                 reply = await self.nc.request(f"{self.js.api_prefix}.STREAM.NAMES",
                                               json.dumps({"subject": subject}).encode(),
                                               timeout=min(self.timeout, 1.0))
                 doc = json.loads(reply.data)
                 found = None if "error" in doc else list(doc.get("streams") or [])
+            except ne.NoRespondersError:  # no server answers the JetStream API at all (an
+                found = None              # election answers it, with error 10008)
+                self.no_jetstream = True
             except Exception:  # noqa: BLE001 - no answer: not known
                 found = None
         if found is not None or subject not in self.known:
@@ -878,6 +884,9 @@ class _PublishRun:
         subject, data, headers = self.msgs[i]
         exists = await self.captured(subject)
         if self.done[i]:
+            return
+        if self.no_jetstream:  # said at once, not after the timeout's retries
+            self.finish(i, self.js.conn.no_jetstream(self.js.api_prefix))
             return
         if exists == [] or self.loop.time() + PUB_RETRY_WAIT - self.sent_at[i] >= self.timeout:
             self.finish(i, NoStreamError(self.js.stored_subject(subject)))

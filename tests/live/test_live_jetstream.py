@@ -80,6 +80,20 @@ def test_jetstream_not_enabled(tmp_path):
                           message="a connection to the server without JetStream")
         with conn, pytest.raises(LiveError, match="JetStream is not enabled on"):
             conn.api("INFO")
+        # a JetStream publish says so at once, not after the timeout's retries as if the
+        # cluster elected its leaders (a core publish goes through)
+        from helpers import runner
+
+        from jetlink.cli.main import app
+
+        url = f"nats://127.0.0.1:{port}"
+        res = runner.invoke(app, ["-s", url, "--timeout", "30s", "pub", "foo", "x"],
+                            prog_name="jetlink")
+        assert (res.exit_code, res.stderr) == (1, (
+            f"jetlink: error: JetStream is not enabled on {url} (no responders for "
+            "$JS.API.INFO)\n"))
+        res = runner.invoke(app, ["-s", url, "pub", "foo", "x", "--core"], prog_name="jetlink")
+        assert res.exit_code == 0, res.stderr
     finally:
         stop_server(proc)
 
