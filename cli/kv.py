@@ -444,6 +444,13 @@ def add(
                 name=bucket, origin_bucket=origin, domain=cluster, keys=list(keys or []), **values
             )
         )
+        from jetlink.core.config.kvnames import kv_stream_name, mirror_name_problem
+
+        problem = mirror_name_problem(kv_stream_name(bucket), origin)
+        if problem:  # (readable as it is; the DR verbs refuse it: said now, not at 3 a.m.)
+            output.notice(app, f"jetlink: warning: {problem}: kv promote and kv failover "
+                               f"refuse it, and dr check grades it CRITICAL; name it {origin} "
+                               "to fail it over")
     elif source:
         origins = [parse_source(s) for s in source]
         status = kv.create_aggregate(

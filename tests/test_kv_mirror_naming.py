@@ -131,3 +131,18 @@ def test_failover_finds_both_namings(jl):
     _old_style(jl, "KM", "east")
     res = jl("--cluster", "east", "kv", "failover", "KM", "-f", "-j")
     assert "mirrors bucket KB under another name" in _err(res)["description"]
+
+
+def test_a_mirror_under_another_name_is_told_it_cannot_fail_over(jl):
+    """Readable as it is; the DR verbs refuse it (its keys are $KV.<origin>.<key>): kv add
+    says so when it is made, and a mirror named as its origin is made without a word."""
+    _origin(jl)
+    r = ok(jl("kv", "add", "KM", "--mirror", "KB", "--mirror-domain", "west"))
+    assert r.stderr == (
+        "jetlink: warning: KV mirror KV_KM mirrors bucket KB under another name: its keys are "
+        "stored as $KV.KB.<key>, so it can only be promoted as a stream named KV_KB (in "
+        "another domain or cluster than the origin): kv promote and kv failover refuse it, "
+        "and dr check grades it CRITICAL; name it KB to fail it over\n")
+    refused = jl("kv", "failover", "KM", "--dry-run")
+    assert refused.exit_code == 1 and "under another name" in refused.stderr
+    assert ok(jl("kv", "add", "KB", "--mirror", "KB", "--mirror-domain", "west")).stderr == ""

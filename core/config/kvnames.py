@@ -123,3 +123,15 @@ def bucket_of_stream(stream: str) -> str | None:
     if stream.startswith(KV_STREAM_PREFIX) and len(stream) > len(KV_STREAM_PREFIX):
         return stream[len(KV_STREAM_PREFIX) :]
     return None
+
+
+def mirror_name_problem(stream: str, origin: str) -> str | None:
+    """Why the KV mirror stored as ``stream`` of bucket ``origin`` can not be promoted (or
+    failed over) under its name, or None: its keys are stored as ``$KV.<origin>.<key>``, so
+    only a stream named ``KV_<origin>`` reads and writes them after the promotion (nats.go's
+    naming of a mirror bucket)."""
+    if stream == kv_stream_name(origin):
+        return None
+    return (f"KV mirror {stream} mirrors bucket {origin} under another name: its keys are "
+            f"stored as $KV.{origin}.<key>, so it can only be promoted as a stream named "
+            f"KV_{origin} (in another domain or cluster than the origin)")

@@ -962,11 +962,11 @@ def kv_mirror_stream(js: Any, bucket: str) -> tuple[str, str]:
         raise JetlinkError(f"bucket {bucket} is not a KV mirror (stream {stream} mirrors no "
                            "bucket)", field="bucket")
     origin = m.group(1)
-    if stream != f"KV_{origin}":
-        raise JetlinkError(
-            f"KV mirror {stream} mirrors bucket {origin} under another name: its keys are "
-            f"stored as $KV.{origin}.<key>, so it can only be promoted as a stream named "
-            f"KV_{origin} (in another domain or cluster than the origin)", field="bucket")
+    from ..config.kvnames import mirror_name_problem
+
+    problem = mirror_name_problem(stream, origin)
+    if problem:
+        raise JetlinkError(problem, field="bucket")
     return stream, origin
 
 
