@@ -53,6 +53,15 @@ LAYERS = [
 ]
 
 
+def test_a_named_natscli_context_without_a_url_is_natscli_default_server(home):
+    """natscli connects a context without url to nats.go's DefaultURL: so does jetlink,
+    never the embedded engine behind the operator's back."""
+    nats_ctx(home, "bare", user="alice", password="secret")
+    t = resolve_target({}, env_with(home), None, "bare")
+    assert t is not None and t.servers == ("nats://127.0.0.1:4222",)
+    assert (t.user, t.origin) == ("alice", f"natscli context bare ({home}/nats/context/bare.json)")
+
+
 @pytest.mark.parametrize("options,environ,jl_url,nc_url,want,origin", LAYERS)
 def test_url_precedence(home, options, environ, jl_url, nc_url, want, origin):
     nats_ctx(home, "ops", url=nc_url)

@@ -51,6 +51,7 @@ ENV: dict[str, str] = {
     "timeout": "NATS_TIMEOUT",
 }
 ENV_CONTEXT = "NATS_CONTEXT"
+NATSCLI_DEFAULT_URL = "nats://127.0.0.1:4222"  # nats.go DefaultURL: natscli's server by default
 # ServerTarget field -> the command line option (for messages and `context show`)
 OPTION: dict[str, str] = {
     "servers": "--server",
@@ -273,7 +274,11 @@ def resolve_target(options: Mapping[str, Any], environ: Mapping[str, str] | None
     named = nats_context or env.get(ENV_CONTEXT) or jl_nats
     nctx = read_nats_context(named, env) if named else None
     if nctx is not None:
-        layers.append((f"natscli context {nctx.name} ({nctx.path})", dict(nctx.settings)))
+        found = dict(nctx.settings)
+        # A natscli context named without a url is natscli's default server, as natscli
+        # connects with it (nats.DefaultURL), never the embedded engine behind one's back.
+        found.setdefault("servers", NATSCLI_DEFAULT_URL)
+        layers.append((f"natscli context {nctx.name} ({nctx.path})", found))
 
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}
