@@ -158,6 +158,13 @@ class LakeError(JetlinkError):
     """A Parquet dataset that cannot be read, written or imported as asked."""
 
 
+class LakeLocationError(LakeError):
+    """A dataset location no filesystem opens (a scheme pyarrow does not know): a usage
+    error, exit status 2, as any malformed argument."""
+
+    exit_code = 2
+
+
 class LakeExistsError(LakeError):
     """The export's directory already holds files (``force`` replaces the dataset)."""
 
@@ -181,7 +188,7 @@ def lake_filesystem(path: str):
         try:
             return pafs.FileSystem.from_uri(path)
         except Exception as exc:  # pyarrow: ArrowInvalid / ArrowNotImplementedError / OSError
-            raise LakeError(f"{path}: unsupported dataset location: {exc}") from None
+            raise LakeLocationError(f"{path}: unsupported dataset location: {exc}") from None
     return pafs.LocalFileSystem(), os.path.abspath(os.path.expanduser(path))
 
 

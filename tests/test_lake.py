@@ -394,6 +394,15 @@ def test_cli_export_overwrite_needs_force(jl, cli_clock):
     ok(jl("stream", "export", "ORDERS", f"parquet:{out}", "-f"))
 
 
+def test_cli_a_location_no_filesystem_opens_is_a_usage_error(jl, cli_clock):
+    _published(jl)
+    for verb in ("export", "import"):
+        r = jl("stream", verb, "ORDERS", "parquet:nosuchscheme://bucket/x")
+        assert r.exit_code == 2, (verb, r.stderr)
+        assert r.stderr.startswith("jetlink: error: nosuchscheme://bucket/x: unsupported "
+                                   "dataset location: ")
+
+
 def test_cli_import_refuses_a_non_empty_stream(jl, cli_clock):
     _published(jl)
     out = jl.tmp / "lake"
