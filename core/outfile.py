@@ -90,6 +90,11 @@ def _write_fd(path: str | os.PathLike[str], fd: int, data: bytes) -> None:
                 stream.flush()
         except (OSError, ValueError, AttributeError):
             pass
+    _write_all(path, fd, data)
+
+
+def _write_all(path: str | os.PathLike[str], fd: int, data: bytes) -> None:
+    """Every byte of ``data`` to descriptor ``fd`` (short writes continued)."""
     try:
         view = memoryview(data)
         while view:
@@ -106,11 +111,7 @@ def _write_through(path: str | os.PathLike[str], data: bytes) -> None:
     except OSError as err:
         raise _cannot(path, err) from None
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-    except OSError as err:
-        raise _cannot(path, err) from None
+        _write_all(path, fd, data)
     finally:
         os.close(fd)
 

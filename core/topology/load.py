@@ -10,7 +10,7 @@ import dataclasses
 import json
 import tomllib
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import TOO_DEEP, JetlinkError
 from ..numbers import reason
@@ -49,6 +49,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .subject_index import SubjectIndex
 
 __all__ = ["Topology", "load_files", "load_topology"]
+
+T = TypeVar("T")
 
 class Topology:
     """Everything the given files declare. Streams are keyed by (cluster, stream name); Kafka
@@ -402,34 +404,27 @@ class Topology:
 
     def _decode_all(self, obj: TopologyObject, body: Any, key: str, *, allow_cluster: bool
                     ) -> tuple[str, StreamConfig] | None:
-        """Decode a stream, reporting every field that does not decode (not only the first):
-        each one is set aside and the rest decoded again, so the object's own rules still
-        run on what is left. None: it does not decode at all."""
-        import copy
-
-        from ..config.validate import MAX_PROBLEMS, drop_path
-
-        doc = body
-        seen: set[str] = set()
-        for _ in range(MAX_PROBLEMS):
-            try:
-                return _decode_stream(doc, key, allow_cluster=allow_cluster)
-            except JetlinkError as exc:
-                self._object_problem(obj, exc)
-                fld = exc.field
-                if not fld or fld in seen or not isinstance(doc, dict):
-                    return None
-                seen.add(fld)
-                doc = copy.deepcopy(doc)
-                if not drop_path(doc, fld):
-                    return None
-        return None
+        """Decode a stream, reporting every field that does not decode (not only the first),
+        so the object's own rules still run on what is left (:meth:`_every_problem`)."""
+        return self._every_problem(
+            obj, body, lambda doc: _decode_stream(doc, key, allow_cluster=allow_cluster))
 
     def _decode_kv_all(self, obj: TopologyObject, doc: dict[str, Any], key: str, cluster: str,
                        decode: Callable[..., Any]) -> tuple[Any, StreamConfig] | None:
         """A KV object's spec and stream, reporting every field that does not decode or
-        breaks the KV rules (not only the first), as :meth:`_decode_all` does for a stream:
-        each set aside and the rest decoded again. None: it does not decode at all."""
+        breaks the KV rules (not only the first), as a stream's (:meth:`_every_problem`)."""
+        import copy
+
+        def attempt(table: Any) -> tuple[Any, StreamConfig]:
+            spec = decode(copy.deepcopy(table), key, cluster)
+            return spec, spec.to_stream_config()
+
+        return self._every_problem(obj, doc, attempt)
+
+    def _every_problem(self, obj: TopologyObject, doc: Any, attempt: Callable[[Any], T]
+                       ) -> T | None:
+        """``attempt(doc)``, each field it refuses reported as a problem of ``obj``, set
+        aside and the rest tried again; None: nothing decodes."""
         import copy
 
         from ..config.validate import MAX_PROBLEMS, drop_path
@@ -437,12 +432,11 @@ class Topology:
         seen: set[str] = set()
         for _ in range(MAX_PROBLEMS):
             try:
-                spec = decode(copy.deepcopy(doc), key, cluster)
-                return spec, spec.to_stream_config()
+                return attempt(doc)
             except JetlinkError as exc:
                 self._object_problem(obj, exc)
                 fld = exc.field
-                if not fld or fld in seen:
+                if not fld or fld in seen or not isinstance(doc, dict):
                     return None
                 seen.add(fld)
                 doc = copy.deepcopy(doc)
