@@ -52,6 +52,7 @@ __all__ = ["Topology", "load_files", "load_topology"]
 
 T = TypeVar("T")
 
+
 class Topology:
     """Everything the given files declare. Streams are keyed by (cluster, stream name); Kafka
     objects by (kind, cluster, name), kind "topic", "link" or "mirror_topic"."""
