@@ -111,9 +111,12 @@ def test_integer_past_any_range_is_refused_in_one_line(jl, args, status, line, n
 
 def test_stream_view_id_past_the_store_finds_nothing(jl):
     ok(jl("pub", "s.a", "x"))
-    for seq in (str(2**40), str(INT64_MAX), WIDE):
+    for seq in (str(2**40), str(INT64_MAX), str(UINT64_MAX)):
         res = ok(jl("stream", "view", "S", "--id", seq, "-j"))
         assert res.stdout.split() == ["[]"], (seq, res.stdout)
+    # past uint64 (a stream sequence's range): refused before anything is asked, exit 2
+    res = jl("stream", "view", "S", "--id", WIDE, "-j")
+    assert res.exit_code == 2 and "is not in the range" in res.stdout + res.stderr
     assert len(json.loads(ok(jl("stream", "view", "S", "--id", "1", "-j")).stdout)) == 1
 
 
