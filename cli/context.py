@@ -70,10 +70,13 @@ def _env(name: str) -> str:
     return os.environ.get(name, "")
 
 
-def overridden_by(name: str, in_force: str | None) -> dict[str, str]:
+def overridden_by(name: str, in_force: str | None, context: Context | None = None
+                  ) -> dict[str, str]:
     """The environment variables that currently override the context ``name``: name ->
-    value. JETLINK_CONTEXT is listed when it puts another context in force."""
-    found = {var: _env(var) for var, _ in OVERRIDES if _env(var)}
+    value (with ``context``, only those of the values it sets). JETLINK_CONTEXT is listed
+    when it puts another context in force."""
+    found = {var: _env(var) for var, key in OVERRIDES
+             if _env(var) and (context is None or getattr(context, key, None))}
     env_context = _env(ENV_CONTEXT)
     if env_context and env_context != name and in_force != name:
         found[ENV_CONTEXT] = env_context
@@ -90,17 +93,20 @@ def _abs(path: str | None) -> str | None:
     return os.path.abspath(os.path.expanduser(path)) if path else None
 
 
-def target_doc(ctx: typer.Context) -> dict[str, Any]:
+def target_doc(ctx: typer.Context, shown: Context | None = None) -> dict[str, Any]:
     """Which target the invocation's settings put in force (cli/common.py
     ``target_in_force``, as for every other verb), and why: {"kind": "live", ...} or {"kind":
-    "embedded", "data_dir"}; a setting that can not be used: {"kind": "error", "error"}."""
-    from jetlink.cli.common import target_in_force
+    "embedded", "data_dir"}; a setting that can not be used: {"kind": "error", "error"}.
+    ``shown``: the target of that context instead (``context show NAME`` of a context not
+    in force: what ``--context NAME`` would give)."""
+    from jetlink.cli.common import target_in_force, target_of
     from jetlink.core.errors import JetlinkError
     from jetlink.core.live.settings import selected_nats_context
 
     app = App.of(ctx)
     try:
-        target = target_in_force(ctx)
+        target = (target_in_force(ctx) if shown is None
+                  else target_of(ctx.find_root().params, shown))
     except JetlinkError as err:
         return {"kind": "error", "error": err.description}
     if target is not None:
@@ -110,7 +116,7 @@ def target_doc(ctx: typer.Context) -> dict[str, Any]:
 
         data = app.data_dir  # the context verbs skip _apply_context: apply it here
         if not given(ctx.find_root(), "data_dir"):
-            found = context_in_force(ctx)
+            found = context_in_force(ctx) if shown is None else shown
             if found is not None and found.data_dir:
                 data = Path(found.data_dir).expanduser()
         doc = {"kind": "embedded", "data_dir": str(data)}
@@ -349,8 +355,8 @@ def show(
     in_force = named if named is not None else selected
     doc = {
         **context_doc(store, context, selected),
-        "overridden_by": overridden_by(context.name, in_force),
-        "target": target_doc(ctx),
+        "overridden_by": overridden_by(context.name, in_force, context),
+        "target": target_doc(ctx, None if context.name == in_force else context),
     }
     app.emit(doc, human=render_context)
 

@@ -346,8 +346,9 @@ def test_show(jc, env):
     in_force = {"kind": "embedded", "data_dir": str(jc.tmp / "p")}  # prod's data directory
     assert doc(jc("context", "show", "-j")) == {**prod, "overridden_by": {},
                                                 "target": in_force}
+    # a context not in force: the target --context dev would give (dev sets no data dir)
     assert doc(jc("context", "show", "dev", "-j")) == {**ctx_doc(jc, "dev"), "overridden_by": {},
-                                                       "target": in_force}
+                                                       "target": default}
     assert doc(jc("--context", "dev", "context", "show", "-j"))["name"] == "dev"
     assert error(jc("context", "show", "nope", "-j")) == "unknown context 'nope'"
     assert ok(jc("context", "show")).stdout == (
@@ -385,6 +386,9 @@ def test_show_lists_the_environment_overrides(jc, env):
     assert (d["name"], d["selected"], d["overridden_by"]) == ("dev", False, {})
     d = doc(jc("context", "show", "prod", "-j"))
     assert d["overridden_by"] == {"JETLINK_CONTEXT": "dev"}
+    env.setenv("JETLINK_DATA_DIR", "/srv/jl")  # dev sets no data dir: nothing overridden
+    assert doc(jc("context", "show", "dev", "-j"))["overridden_by"] == {}
+    env.delenv("JETLINK_DATA_DIR")
     assert ok(jc("context", "show", "prod")).stdout.splitlines()[-1] == (
         "JETLINK_CONTEXT=dev puts context dev in force instead"
     )
