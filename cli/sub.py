@@ -57,8 +57,9 @@ def sub(
     traffic, or Ctrl-C.
 
     With --json: JSON lines, one message per line as it arrives ({"subject", "seq"?,
-    "time", "headers", "data": base64}): the one command whose --json output is not a
-    single document.
+    "time", "headers", "data": base64}), as every following command's --json (kv watch,
+    replicate --follow, positions sync --follow, topic consume --follow): not a single
+    document.
     """
     app = App.of(ctx)
     idle_ns = None
