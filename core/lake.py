@@ -733,9 +733,11 @@ def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> None:
     try:
         js.add_stream(StreamConfig.from_json(doc, strict=False))
     except ApiError as err:
+        detail = f": {err.detail}" if err.detail else ""  # (what overlaps what, ...)
         raise LakeError(f"cannot create stream {name} from the config in {path}: "
-                        f"{err.description} ({err.err_code}); create the stream yourself "
-                        "(jetlink stream add) and import into it") from err
+                        f"{err.description} ({err.err_code}){detail}; create the stream "
+                        "yourself (jetlink stream add) and import into it") from err
+
 
 def import_stream(js, name: str, path: str, *, txn_rows: int = 100_000,
                   on_total: Callable[[int], None] | None = None,

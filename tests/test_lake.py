@@ -403,6 +403,17 @@ def test_cli_a_location_no_filesystem_opens_is_a_usage_error(jl, cli_clock):
                                    "dataset location: ")
 
 
+def test_cli_import_into_a_new_stream_names_what_its_config_overlaps(jl, cli_clock):
+    _published(jl)
+    out = jl.tmp / "lake"
+    ok(jl("stream", "export", "ORDERS", f"parquet:{out}"))
+    r = jl("stream", "import", "COPY", f"parquet:{out}")
+    assert (r.exit_code, r.stderr) == (1, (
+        f"jetlink: error: cannot create stream COPY from the config in {out}: subjects "
+        'overlap with an existing stream (10065): "orders.>" overlaps "orders.>" of stream '
+        "ORDERS; create the stream yourself (jetlink stream add) and import into it\n"))
+
+
 def test_cli_import_refuses_a_non_empty_stream(jl, cli_clock):
     _published(jl)
     out = jl.tmp / "lake"
