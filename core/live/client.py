@@ -115,6 +115,22 @@ def passing(err: LiveError) -> LiveError:
     return err
 
 
+def _credentials_from(target: ServerTarget) -> str:
+    """The credentials the connection used and where each came from (``--user/--password
+    (from jetlink context prod)``), or the options that give them when none was."""
+    sources = target.sources or {}
+    used = [(fld, opt) for fld, opt in (("user", "--user"), ("password", "--password"),
+                                        ("creds", "--creds"), ("nkey", "--nkey"))
+            if getattr(target, fld, None)]
+    if not used:
+        return "--user/--password, --creds or --nkey (none was given)"
+    parts = []
+    for fld, opt in used:
+        source = sources.get(fld, opt)
+        parts.append(opt if source == opt else f"{opt} (from {source})")
+    return ", ".join(parts)
+
+
 def describe(exc: BaseException, target: ServerTarget, doing: str = "") -> LiveError:
     """One line for a nats-py (or socket / TLS) failure: what failed, where, why."""
     import nats.errors as ne
@@ -124,8 +140,8 @@ def describe(exc: BaseException, target: ServerTarget, doing: str = "") -> LiveE
     if isinstance(exc, LiveError):
         return exc
     if isinstance(exc, ne.AuthorizationError) or "authorization violation" in str(exc).lower():
-        return LiveError(f"{what}authorization violation on {where}: check --user/--password, "
-                         "--creds or --nkey")
+        return LiveError(f"{what}authorization violation on {where}: check "
+                         f"{_credentials_from(target)}")
     if isinstance(exc, (ssl.SSLError, ne.SecureConnFailedError)):
         return LiveError(f"{what}TLS failure with {where}: {exc}")
     if isinstance(exc, ne.SecureConnRequiredError):

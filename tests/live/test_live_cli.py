@@ -62,6 +62,12 @@ def test_wrong_credentials(live_auth):
     res = runner.invoke(app, ["--server", live_auth.url, "--user", "ops", "--password", "nope",
                               "stream", "ls"], prog_name="jetlink")
     one_line_error(res, r"authorization violation")
+    assert res.stderr.rstrip().endswith("check --user, --password")
+    # the credentials named where they came from (here natscli's variables)
+    res = runner.invoke(app, ["--server", live_auth.url, "stream", "ls"], prog_name="jetlink",
+                        env={"NATS_USER": "ops", "NATS_PASSWORD": "nope"})
+    assert res.stderr.rstrip().endswith(
+        "check --user (from NATS_USER), --password (from NATS_PASSWORD)"), res.stderr
     res = runner.invoke(app, ["--server", live_auth.url, "--user", "ops", "--password",
                               "s3cret", "stream", "ls"], prog_name="jetlink")
     ok(res)
