@@ -80,6 +80,7 @@ from .rules import (
     one_line,
     place,
     placed_config,
+    plural,
     prepare,
 )
 
@@ -267,11 +268,6 @@ def _pause(step: str) -> None:
 
         print(f"failback step: {step}", file=sys.stderr, flush=True)
         time.sleep(60)
-
-
-def _msgs(n: Any) -> str:
-    """``1 message``, ``2 messages``."""
-    return f"{n} message{'' if int(n) == 1 else 's'}"
 
 
 def _abs(path: str) -> str:
@@ -643,7 +639,7 @@ def _wait_for_switch(run: _Run, promoted_apart: bool) -> None:
     report.state = "mirroring"
     what = "was promoted on its side" if promoted_apart else (
         "has caught up" if report.mirror["caught_up"] else
-        f"is {_msgs(report.mirror['behind'])} behind")
+        f"is {plural(report.mirror['behind'], 'message')} behind")
     report.step("switch", "waiting",
                 f"{report.there} {what}: run again with --switch to make it the "
                 f"primary again and {report.here} its mirror")
@@ -672,9 +668,9 @@ def _retarget_tail(stream: str, rec: dict[str, Any], path: str) -> None:
     if old.get("verified") and int(old.get("messages") or 0):
         raise UsageError(
             f"the divergent tail of {stream} was saved to parquet:{old['path']} and counted "
-            f"there ({_msgs(old['messages'])}) by an earlier run: it is not written again to "
-            f"--tail parquet:{path}; run again without --tail (move the dataset yourself to "
-            "keep it elsewhere)", field="tail")
+            f"there ({plural(old['messages'], 'message')}) by an earlier run: it is not "
+            f"written again to --tail parquet:{path}; run again without --tail (move the "
+            "dataset yourself to keep it elsewhere)", field="tail")
     abandoned = [str(x) for x in old.get("abandoned") or []]
     if old.get("writing") and old["path"] not in abandoned:
         abandoned.append(str(old["path"]))
@@ -738,8 +734,8 @@ def _save_tail_step(run: _Run, cut: int) -> bool:
         rec["tail"] = {**tail.to_json(), "subjects": tail.subjects, "cut": cut}
     elif run.dry_run:
         _read_tail(ojs, origin_name, tail.from_seq, cut, tail)
-        run.done("save-tail", f"{_msgs(tail.messages)} ({tail.first_seq}..{tail.last_seq}) "
-                 f"to parquet:{tail.path}")
+        run.done("save-tail", f"{plural(tail.messages, 'message')} "
+                 f"({tail.first_seq}..{tail.last_seq}) to parquet:{tail.path}")
     else:
         ours = bool(rec["tail"].get("writing"))
         if not ours:
@@ -751,8 +747,9 @@ def _save_tail_step(run: _Run, cut: int) -> bool:
             return False
         rec["tail"] = {**tail.to_json(), "subjects": tail.subjects, "cut": cut,
                        "writing": True}
-        run.done("save-tail", f"{_msgs(tail.messages)} ({tail.first_seq}..{tail.last_seq}) "
-                 f"saved to parquet:{tail.path} and counted there")
+        run.done("save-tail", f"{plural(tail.messages, 'message')} "
+                 f"({tail.first_seq}..{tail.last_seq}) saved to parquet:{tail.path} and "
+                 "counted there")
     if tail.note:
         run.done("save-tail", tail.note)
     return True
@@ -821,7 +818,7 @@ def _delete_origin(run: _Run, oinfo: Any) -> None:
     """Step delete-origin: the old origin deleted (its tail saved, it recorded)."""
     if not run.dry_run:
         run.osite.js.delete_stream(run.origin_name)
-    run.done("delete-origin", f"{run.report.there}, {_msgs(oinfo.state.messages)}")
+    run.done("delete-origin", f"{run.report.there}, {plural(oinfo.state.messages, 'message')}")
 
 
 def _add_stream(js: Any, cfg: StreamConfig) -> None:
@@ -946,7 +943,7 @@ def _promote_origin(run: _Run, target: int, planned: bool) -> None:
     got = target if run.dry_run else osite.settle(origin_name, target, run.timeout)
     if got < target:
         raise PromoteRefused(
-            f"{report.there} is {_msgs(target - got)} behind {report.here} (sealed: it "
+            f"{report.there} is {plural(target - got, 'message')} behind {report.here} (sealed: it "
             "takes "
             f"no more): let it catch up ({osite.catch_up}) and run again",
             pending=target - got, mirror_last_seq=got, origin_last_seq=target,
@@ -1013,8 +1010,8 @@ def _mirror_again(run: _Run) -> None:
                                f"{report.here}: it was not deleted", field="stream")
         if not run.dry_run:
             js.delete_stream(run.stream)
-        run.done("delete-promoted", f"{report.here}, {_msgs(info.state.messages)} (all on "
-                 f"{report.there} now)")
+        run.done("delete-promoted", f"{report.here}, "
+                 f"{plural(info.state.messages, 'message')} (all on {report.there} now)")
     cfg = _as_mirror(run.rec["stream_config"], run.rec["mirror"])
     if not run.dry_run:
         _add_stream(js, cfg)

@@ -69,7 +69,7 @@ from .recovery import (
     worst_recovery_point,
     worst_summary,
 )
-from .rules import require_clusters
+from .rules import plural, require_clusters
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backend import Backend
@@ -121,10 +121,6 @@ def _grade_lag(result: Result, reading: LagReading, origin_answers: bool,
         result.warn(text_)
         return
     _grade(result, reading.lag, t.lag_warn, t.lag_critical, text_, text_)
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 @dataclass
@@ -241,7 +237,7 @@ class Readiness:
         if fmt == "text":
             counts = self.counts()
             worst = worst_summary(self.worst_recovery_point())
-            head = (f"{CHECK}: {self.status.value} ({_plural(len(self.mirrors), 'mirror')}: "
+            head = (f"{CHECK}: {self.status.value} ({plural(len(self.mirrors), 'mirror')}: "
                     f"{counts['OK']} ok, {counts['WARNING']} warning, "
                     f"{counts['CRITICAL']} critical{'; ' + worst if worst else ''})")
             failed = "".join(f"\n\n{f}" for f in self.failures)
@@ -582,7 +578,7 @@ def _grade_positions(result: Result, report: Any, record: MirrorPositions | None
         _grade(result, age, t.positions_warn, t.positions_critical,
                f"Positions synced {_ago(age)} ago",
                f"Positions synced {_ago(age)} ago "
-               f"({_plural(len(record.positions), 'consumer')})")
+               f"({plural(len(record.positions), 'consumer')})")
     if report.origin.reachable and report.positions.source == "origin":
         have = {p.consumer for p in record.positions} if record is not None else set()
         missing = [p.consumer for p in report.consumers if p.consumer not in have]
@@ -602,7 +598,7 @@ def _list_unsynced(result: Result, facts: dict[str, Any], names: list[str], word
     facts["unsynced"] = names
     result.pd(PerfDataItem("consumers_unsynced", len(names), help=help_text))
     if names:
-        result.warn(f"{_plural(len(names), word)} {what}: {', '.join(names)}")
+        result.warn(f"{plural(len(names), word)} {what}: {', '.join(names)}")
 
 
 def _grade_subjects(out: MirrorReadiness, report: Any, record: MirrorPositions | None,

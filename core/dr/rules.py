@@ -984,3 +984,8 @@ def require_clusters(dd: Any, infos: Sequence[Any], clusters: Sequence[str] | No
     for name in clusters or ():
         if name not in known:
             dd.open(name, create_local=False)
+
+
+def plural(n: int, word: str) -> str:
+    """``1 message``, ``2 messages``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
