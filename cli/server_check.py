@@ -27,6 +27,7 @@ import typer
 from jetlink.cli import common, completion
 from jetlink.cli.app import App
 from jetlink.cli.options import DURATION, JsonOption
+from jetlink.core.numbers import INT64_MAX, INT64_MIN, UINT64_MAX
 
 server_app = typer.Typer(
     name="server",
@@ -76,14 +77,13 @@ StreamOption = Annotated[str, typer.Option(
     autocompletion=completion.streams)]
 
 
-_INT64 = (-(1 << 63), (1 << 63) - 1)
-_UINT64_MAX = (1 << 64) - 1
+_INT64 = (INT64_MIN, INT64_MAX)
 
 
 def _count(help: str, metavar: str, *, minimum: int | None = None) -> Any:
     """A threshold flag: natscli's int (64 bits) or, with ``minimum=0``, its uint64; a
     value past that range is a usage error (exit 2), as natscli's parser refuses it."""
-    low, high = (0, _UINT64_MAX) if minimum == 0 else _INT64
+    low, high = (0, UINT64_MAX) if minimum == 0 else _INT64
     return typer.Option(metavar=metavar, help=help, min=max(low, minimum or low), max=high,
                         show_default=False)
 

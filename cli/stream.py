@@ -57,13 +57,13 @@ from jetlink.cli.stream_flags import (
     split_subjects,
     stream_flags,
 )
+from jetlink.core.numbers import UINT64_MAX
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.config.stream import StreamConfig
 
-# A stream sequence is a uint64 (the server's): a number past it is a usage error (exit 2),
-# never sent (nats-server would answer with its JSON decoder's text).
-UINT64_MAX = (1 << 64) - 1
+# A stream sequence is a uint64 (the server's, core/numbers.py UINT64_MAX): a number past it
+# is a usage error (exit 2), never sent (nats-server would answer with its JSON decoder's text).
 
 stream_app = typer.Typer(
     name="stream",

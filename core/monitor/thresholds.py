@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from ..durations import DurationError, parse_duration
 from ..errors import clip
+from ..numbers import INT64_MAX, INT64_MIN, UINT64_MAX, IntTextError, parse_int
 
 __all__ = ["META_PREFIX", "ConsumerThresholds", "StreamThresholds", "ThresholdError",
            "meta_key"]
@@ -61,10 +62,12 @@ def _parse(key: str, kind: str, text: str) -> int | bool:
         whole = "whole number" if kind == "int" else "whole number of 0 or more"
         raise ThresholdError(f"{key}: {clip(repr(text))} is not a {whole}")
     # Go's strconv.ParseInt / ParseUint, 64 bits: past the range is "value out of range"
-    low, high = (-(1 << 63), (1 << 63) - 1) if kind == "int" else (0, (1 << 64) - 1)
-    if len(pattern.lstrip("0")) > 20 or not low <= int(value) <= high:
-        raise ThresholdError(f"{key}: {clip(value)} is out of range ({low} to {high})")
-    return int(value)
+    low, high = (INT64_MIN, INT64_MAX) if kind == "int" else (0, UINT64_MAX)
+    try:
+        return parse_int(value, low, high)
+    except IntTextError:
+        raise ThresholdError(f"{key}: {clip(value)} is out of range ({low} to {high})"
+                             ) from None
 
 
 @dataclass
