@@ -82,8 +82,7 @@ def _file(path: str | None, flag: str, source: str | None = None) -> str | None:
         return None
     full = os.path.expanduser(path)
     if not os.path.isfile(full):
-        given = flag if not source or source == flag else f"{flag} (from {source})"
-        raise LiveError(f"{given} {path}: no such file", field=flag.lstrip("-"))
+        raise LiveError(f"{_given(flag, source)} {path}: no such file", field=flag.lstrip("-"))
     return full
 
 
@@ -124,11 +123,12 @@ def _credentials_from(target: ServerTarget) -> str:
             if getattr(target, fld, None)]
     if not used:
         return "--user/--password, --creds or --nkey (none was given)"
-    parts = []
-    for fld, opt in used:
-        source = sources.get(fld, opt)
-        parts.append(opt if source == opt else f"{opt} (from {source})")
-    return ", ".join(parts)
+    return ", ".join(_given(opt, sources.get(fld)) for fld, opt in used)
+
+
+def _given(option: str, source: str | None) -> str:
+    """``--creds``, or ``--creds (from NATS_CREDS)`` when the value came from elsewhere."""
+    return option if not source or source == option else f"{option} (from {source})"
 
 
 def describe(exc: BaseException, target: ServerTarget, doing: str = "") -> LiveError:
