@@ -158,7 +158,8 @@ def _link_diff(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]
     """A link's differences. A sensitive config (core/kafka/links.py ``SENSITIVE_CONFIGS``:
     ``sasl.jaas.config``, passwords, keys) the file leaves out is kept as it is, as export
     leaves them out, so it is no difference; one the file changes is one, shown as
-    ``[hidden]`` on both sides (a plan is printed and logged: never a secret)."""
+    ``[hidden]`` before and ``[hidden, changed]`` after (a plan is printed and logged:
+    never a secret)."""
     from ..kafka.links import SENSITIVE_CONFIGS
 
     have, want = dict(old.get("configs") or {}), new.get("configs") or {}
