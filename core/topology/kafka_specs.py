@@ -59,11 +59,15 @@ def _refield(exc: JetlinkError, fld: str | None) -> JetlinkError:
     return exc
 
 
+def _config_key(key: str | None) -> str:
+    """The config an engine error names (as ``key`` or ``config.key``)."""
+    key = key or ""
+    return key[len("config."):] if key.startswith("config.") else key
+
+
 def _configs_field(key: str) -> str:
     """The problem field of config ``key`` (the engine names ``key`` or ``config.key``)."""
-    if key.startswith("config."):
-        key = key[len("config."):]
-    return f"configs.{key}"
+    return f"configs.{_config_key(key)}"
 
 
 def _config_table(body: dict[str, Any], errors: list[JetlinkError], *,
@@ -100,7 +104,7 @@ def _checked_configs(body: dict[str, Any], errors: list[JetlinkError],
             return {} if refused else checked
         except KafkaError as exc:
             refused = True
-            key = _configs_field(exc.field or "")[len("configs."):]
+            key = _config_key(exc.field)
             errors.append(_refield(exc, _configs_field(key)))
             if key not in configs:
                 return {}
@@ -174,8 +178,7 @@ def _link_spec(body: dict[str, Any], name: str, cluster: str,
             cfg = LinkConfig.build(configs, creating=True)
             break
         except KafkaError as exc:
-            key = exc.field or ""
-            key = key[len("config."):] if key.startswith("config.") else key
+            key = _config_key(exc.field)
             if key not in configs:
                 if not set_aside:  # (after one set aside, what follows from it is none of
                     _link_fault(errors, exc, key, given_in_configs)  # the file's own)
