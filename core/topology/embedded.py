@@ -208,7 +208,8 @@ def _planned_acls(dd: DataDir, cluster: str, changes: list[Change]) -> Any:
     return AclView(None, replace(settings, enabled=True), sorted(rows))
 
 
-def _mirror_authorized(dd: DataDir, c: Change, changes: list[Change]) -> list[Problem]:
+def _mirror_authorized(dd: DataDir, c: Change, changes: list[Change],
+                       views: dict[str, Any]) -> list[Problem]:
     """A mirror topic to create through a link whose source enforces ACLs (now, or once the
     plan's cluster change is made): the link's principal is allowed READ and DESCRIBE_CONFIGS
     on the source topic by the ACLs the source holds after the plan (core/kafka/authz.py
@@ -227,9 +228,11 @@ def _mirror_authorized(dd: DataDir, c: Change, changes: list[Change]) -> list[Pr
         return []
     configs = dict(link.current.spec.configs) if link.current is not None else {}
     configs.update(lspec.configs)
-    err = mirror_denied(_planned_acls(dd, lspec.source_cluster, changes),
-                        lspec.source_cluster, link_principal(configs), spec.source_topic,
-                        spec.link)
+    view = views.get(lspec.source_cluster)
+    if view is None:  # (read once per source cluster of the plan, not once per mirror)
+        view = views[lspec.source_cluster] = _planned_acls(dd, lspec.source_cluster, changes)
+    err = mirror_denied(view, lspec.source_cluster, link_principal(configs),
+                        spec.source_topic, spec.link)
     return [] if err is None else [_kafka_problem(c.desired, err, "link")]
 
 
@@ -240,12 +243,13 @@ def _engine_limits(dd: DataDir, changes: list[Change]) -> list[Problem]:
     from ..config.validate import check_single_server
 
     out = []
+    views: dict[str, Any] = {}  # source cluster -> its ACLs as the plan leaves them
     for c in changes:
         obj = c.obj
         if c.action == "create" and c.kind == "acl" and obj is not None:
             out += _acl_limit(dd, c, changes)
         if c.action == "create" and c.kind == "mirror_topic" and obj is not None:
-            out += _mirror_authorized(dd, c, changes)
+            out += _mirror_authorized(dd, c, changes, views)
         if c.action != "create" or obj is None or obj.config is None:
             continue
         try:
