@@ -1318,16 +1318,16 @@ class ConsumerEngine:
         return result
 
     def ack(self, stream: str, name: str, seq: int, consumer_seq: int | None = None) -> bool:
-        """``+ACK`` of stream sequence ``seq``; False when there was nothing to acknowledge
-        (``seq`` not pending: never delivered, acknowledged already, or ack policy none;
-        the server's ``processAckMsg`` still applies, as it does to any ack it gets)."""
-        pending: list[bool] = []
-
-        def fn(st: ConsumerState, cfg: ConsumerConfig) -> list[int]:
-            pending.append(seq in st.pending)
-            return ack_msg(st, cfg, seq, self.now, consumer_seq)
-
-        return bool(self._on_msg(stream, name, fn)) and pending[0]
+        """``+ACK`` of the delivery of stream sequence ``seq``; False, and nothing changed,
+        when there is nothing to acknowledge: ``seq`` not pending (never delivered,
+        acknowledged already, or ack policy none). An ack comes from a delivery (its reply
+        subject, as a client sends it): a sequence no delivery holds acknowledges nothing,
+        and never acknowledges the pending ones below it (ack policy all) nor removes a
+        message of an interest or work-queue stream."""
+        if seq not in self._session(stream).get(name).state.pending:
+            return False
+        return bool(self._on_msg(stream, name, lambda st, cfg: ack_msg(
+            st, cfg, seq, self.now, consumer_seq)))
 
     def term(self, stream: str, name: str, seq: int, consumer_seq: int | None = None) -> bool:
         """``+TERM``: never redeliver ``seq`` (acknowledged as far as retention goes)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import doc, ok
+from helpers import data_dir_bytes, doc, ok
 
 from jetlink.cli.consumer import build_config, deliver_policy, missing_answers
 from jetlink.core.errors import UsageError
@@ -392,3 +392,23 @@ def test_rm(jl):
     assert doc(jl("consumer", "rm", "ORDERS", "GONE", "-f", "-j")) == {"success": True}
     assert doc(jl("consumer", "ls", "ORDERS", "-j")) == []
     assert doc(jl("stream", "info", "ORDERS", "-j"))["state"]["consumer_count"] == 0
+
+
+def test_an_ack_of_a_sequence_no_delivery_holds_changes_nothing(jl):
+    """On a work-queue stream an ack removes the message: one of a sequence never delivered
+    (a typo: the consumer sequence for the stream's) is refused and removes nothing, nor
+    acknowledges the pending ones below it."""
+    ok(jl("stream", "add", "WQ", "--subjects", "wq.>", "--retention", "work", "--defaults"))
+    for i in range(3):
+        ok(jl("pub", f"wq.{i}", f"m{i}"))
+    ok(jl("consumer", "add", "WQ", "W", "--pull", "--ack", "explicit", "--filter", "wq.1",
+          "--defaults"))
+    ok(jl("consumer", "next", "WQ", "W", "--no-ack"))  # seq 2 pending; 1 and 3 not its own
+    before = data_dir_bytes(jl.data)
+    for seq in ("1", "3"):
+        r = jl("consumer", "ack", "WQ", "W", seq)
+        assert r.exit_code == 1 and "is not pending" in r.stderr
+    assert data_dir_bytes(jl.data) == before
+    assert doc(jl("stream", "info", "WQ", "-j"))["state"]["messages"] == 3
+    assert ok(jl("consumer", "ack", "WQ", "W", "2")).exit_code == 0
+    assert doc(jl("stream", "info", "WQ", "-j"))["state"]["messages"] == 2
