@@ -8,6 +8,8 @@ import json
 import tomllib
 from pathlib import Path
 
+from helpers import data_dir_bytes
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "topology.toml"
 
@@ -414,7 +416,9 @@ def test_a_links_secret_is_never_exported_nor_shown_and_a_file_without_it_keeps_
     other = JAAS.replace("s3cret", "n3w")
     secret = write(tmp_path, Path(tuned).read_text().replace(
         '"6000"}', f'"6000", "sasl.jaas.config" = {json.dumps(other)}}}'), "secret.toml")
+    before = data_dir_bytes(jl.data)
     plan = doc(jl("apply", secret, "--dry-run", "-j"))["plan"]
+    assert data_dir_bytes(jl.data) == before  # (the dry run changed no byte)
     change, = [c for c in plan["changes"] if c["action"] == "update"]
     assert change["diff"] == [{"field": "configs",
                                "from": {"acl.sync.ms": "6000", "sasl.jaas.config": "[hidden]"},
