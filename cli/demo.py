@@ -14,7 +14,6 @@ summary is made of what they answered.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -27,7 +26,7 @@ from typing import Annotated, Any
 import typer
 
 from jetlink.cli.app import App
-from jetlink.cli.demo_drill import CALLERS, DemoFailed, Drill, section
+from jetlink.cli.demo_drill import DemoFailed, Drill, section
 from jetlink.cli.options import JsonOption
 
 TOPOLOGY = "dr-drill.toml"
@@ -302,11 +301,11 @@ def serve_env(d: Drill) -> dict[str, str]:
     """The environment of the drill's ``jetlink serve``: none of the caller's JETLINK_* or
     NATS_* variables, and the drill's own configuration directory (as its in-process
     commands see it), so no context the caller selected applies."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(CALLERS)}
+    from jetlink.core.bench.children import without_user_settings
+
     config_home = d.work / "config"
     config_home.mkdir(mode=0o700, exist_ok=True)
-    env["XDG_CONFIG_HOME"] = str(config_home)
-    return env
+    return {**without_user_settings(), "XDG_CONFIG_HOME": str(config_home)}
 
 
 def _rest(d: Drill, keast: tuple[str, str]) -> None:
