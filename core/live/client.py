@@ -86,6 +86,71 @@ def _file(path: str | None, flag: str, source: str | None = None) -> str | None:
     return full
 
 
+_CREDS_JWT = "BEGIN NATS USER JWT"
+_CREDS_SEED = "BEGIN USER NKEY SEED"
+
+
+def _creds_file(path: str | None, source: str | None = None) -> str | None:
+    """``--creds`` made whole and read once: a credentials file holds a ``-----BEGIN NATS
+    USER JWT-----`` line with the user's JWT on the next line, and a ``-----BEGIN USER NKEY
+    SEED-----`` line with a user seed (``SU...``) on the next (the decorated form ``nsc``
+    writes, the one nats-py reads). Checked before connecting: nats-py reads the file only
+    when the server asks for credentials, and then never returns from a file without the
+    JWT line; nats.go refuses such a file at every connect."""
+    full = _file(path, "--creds", source)
+    if full is None:
+        return None
+    where = f"{_given('--creds', source)} {path}"
+    try:
+        with open(full, "rb") as f:
+            raw = f.read(1 << 20)
+    except OSError as exc:
+        raise LiveError(f"{where}: can not read it: {exc.strerror or exc}",
+                        field="creds") from None
+    lines = [ln.strip() for ln in raw.decode("utf-8", "replace").splitlines()]
+
+    def after(marker: str) -> str:
+        for i, ln in enumerate(lines):
+            if marker in ln:
+                return lines[i + 1] if i + 1 < len(lines) else ""
+        return ""
+
+    rule = ("a credentials file holds the user's JWT after a '-----BEGIN NATS USER "
+            "JWT-----' line and its seed after a '-----BEGIN USER NKEY SEED-----' line")
+    jwt = after(_CREDS_JWT)
+    if jwt.count(".") != 2 or jwt.startswith("-"):
+        raise LiveError(f"{where}: no user JWT found ({rule})", field="creds")
+    seed = after(_CREDS_SEED)
+    if not seed.startswith("SU"):
+        raise LiveError(f"{where}: no user nkey seed found ({rule}; a user seed starts "
+                        "with SU)", field="creds")
+    if not _seed_checksum_ok(seed):
+        raise LiveError(f"{where}: the user nkey seed is not valid (its checksum or "
+                        "encoding is wrong)", field="creds")
+    return full
+
+
+def _seed_checksum_ok(seed: str) -> bool:
+    """An nkey's base32 text decodes and its last two bytes are the CRC-16 (XMODEM,
+    little-endian) of the rest: nkeys' ``decode`` (nats.go refuses a seed that fails it;
+    the Python nkeys package does not check the checksum)."""
+    import base64
+    import binascii
+
+    try:
+        raw = base64.b32decode(seed + "=" * (-len(seed) % 8))
+    except (binascii.Error, ValueError):
+        return False
+    if len(raw) < 34:
+        return False
+    crc = 0
+    for byte in raw[:-2]:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021 if crc & 0x8000 else crc << 1) & 0xFFFF
+    return crc == int.from_bytes(raw[-2:], "little")
+
+
 def _tls_only_client() -> Any:
     """A nats-py client that never talks without TLS once TLS was asked for (a ``tls://``
     URL, ``--tlsca``, ``--tlscert``, a context with TLS settings). nats-py upgrades only
@@ -257,7 +322,7 @@ class LiveConnection:
             kw["token"] = t.user
         if t.token:
             kw["token"] = t.token
-        creds = _file(t.creds, "--creds", (t.sources or {}).get("creds"))
+        creds = _creds_file(t.creds, (t.sources or {}).get("creds"))
         if creds:
             kw["user_credentials"] = creds
         nkey = _file(t.nkey, "--nkey", (t.sources or {}).get("nkey"))

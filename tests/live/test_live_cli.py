@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from helpers import WAIT_TIMEOUT, runner, wait_until
@@ -349,6 +350,39 @@ def test_creds_file_on_an_operator_mode_server(nats_operator, monkeypatch, tmp_p
     assert info["state"]["messages"] == 1
     ok(runner.invoke(app, ["--nats-context", "op", "stream", "rm", "C", "-f"],
                      prog_name="jetlink"))
+
+
+def _corrupt_seed(seed: str) -> str:
+    """``seed`` with one base32 character changed: its CRC16 no longer matches."""
+    i = 10
+    return seed[:i] + ("A" if seed[i] != "A" else "B") + seed[i + 1:]
+
+
+@pytest.mark.parametrize("make,says", [
+    (lambda good: "garbage\n", "no user JWT found"),
+    (lambda good: good.split("\n\n")[0] + "\n", "no user nkey seed found"),
+    (lambda good: good.split("\n\n")[1], "no user JWT found"),
+    (lambda good: good.replace("-----BEGIN NATS USER JWT-----\n",
+                               "-----BEGIN NATS USER JWT-----\n\n"), "no user JWT found"),
+    (lambda good: "\n".join(_corrupt_seed(ln) if ln.startswith("SU") else ln
+                            for ln in good.split("\n")), "the user nkey seed is not valid"),
+    (lambda good: "\n".join("SA" + ln[2:] if ln.startswith("SU") else ln
+                            for ln in good.split("\n")), "no user nkey seed found"),
+])
+def test_a_creds_file_that_is_not_one_is_refused_before_connecting(nats_operator, tmp_path,
+                                                                     make, says):
+    """A credentials file without its JWT line or a valid user seed is refused, naming the
+    file and the form it must have, before anything is sent: nats-py would read it only when
+    the server asks for credentials, and then never return from one without the JWT line."""
+    good = Path(nats_operator.creds_file).read_text()
+    bad = tmp_path / "bad.creds"
+    bad.write_text(make(good))
+    res = runner.invoke(app, ["--server", nats_operator.url, "--creds", str(bad), "stream",
+                              "ls"], prog_name="jetlink")
+    assert res.exit_code == 1
+    assert res.stderr.startswith(f"jetlink: error: --creds {bad}: {says}"), res.stderr
+    assert len(res.stderr.splitlines()) == 1
+    assert ("BEGIN NATS USER JWT" in res.stderr) == says.endswith("found")  # the form
 
 
 def test_client_certificate(nats_tls_verify):
