@@ -23,6 +23,7 @@ from jetlink.cli.spark_session import (
     MasterOpt,
     PropsOpt,
     check_addresses,
+    check_output,
     job_runner,
     with_progress,
 )
@@ -98,6 +99,7 @@ def mirror(
     """
     app = App.of(ctx)
     check_addresses(app, {"ORIGIN": [origin], "TARGET": [target]})
+    check_output("TARGET", target)
     runner = job_runner(app, master, conf, properties_file, [origin])
     _run(app, lambda: runner.mirror(origin, target, config=_config(config)))
 

@@ -27,7 +27,13 @@ def session(master: str, conf: list[str] | None, props: Path | None,
             rows: int | None = None) -> Any:
     """The SparkSession of --master / --conf / --properties-file (a bad pair: exit 2);
     ``rows``: the job's input rows when known (a small job starts a faster JVM)."""
-    from jetlink.sparkops.session import SparkConfError, SparkOptions, get_session
+    from jetlink.core.errors import JetlinkError
+    from jetlink.sparkops.session import (
+        SparkConfError,
+        SparkOptions,
+        get_session,
+        master_unreachable,
+    )
 
     opts = SparkOptions(master=master, conf=list(conf or []),
                         properties_file=str(props) if props else None, expected_rows=rows)
@@ -35,6 +41,10 @@ def session(master: str, conf: list[str] | None, props: Path | None,
         opts.settings()
     except SparkConfError as e:
         raise common.usage(str(e)) from None
+    why = master_unreachable(master)
+    if why:
+        raise JetlinkError(f"--master {master}: no Spark master answers ({why}); nothing "
+                           "was started", field="master")
     return get_session(opts)
 
 
@@ -50,6 +60,18 @@ def check_addresses(app: App, named: dict[str, list[str]]) -> None:
                 parse_address(text, app.cluster, what=what)
             except AddressError as err:
                 raise common.usage(str(err)) from None
+
+
+def check_output(what: str, text: str) -> None:
+    """A ``parquet:`` output on the local filesystem that cannot be written: one line naming
+    it and why (exit status 1), before Spark starts."""
+    from jetlink.core.errors import JetlinkError
+    from jetlink.sparkops.io import unwritable_output
+
+    if text.startswith("parquet:"):
+        why = unwritable_output(text[len("parquet:"):])
+        if why:
+            raise JetlinkError(f"{what} {text!r}: {why}; nothing was started", field=what)
 
 
 def job_runner(app: App, master: str, conf: list[str] | None, props: Path | None,

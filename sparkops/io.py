@@ -72,6 +72,33 @@ def parse_address(text: str, default_cluster: str, *, what: str = "address") -> 
     return Address(kind, name=name, cluster=cluster)
 
 
+def unwritable_output(path: str) -> str | None:
+    """Why a job could not write a dataset at ``path`` on the local filesystem (no scheme or
+    ``file:``), or None (it can, or another filesystem: Spark's own to judge). Asked of the
+    nearest directory that exists, by creating and removing an empty directory there: the
+    question Spark's writer meets first, answered before a driver starts."""
+    import os
+    import tempfile
+
+    if "://" in path and not path.startswith("file://"):
+        return None
+    local = path[len("file://"):] if path.startswith("file://") else path
+    local = local[len("file:"):] if local.startswith("file:") else local
+    here = os.path.abspath(os.path.expanduser(local))
+    while not os.path.lexists(here):
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    if not os.path.isdir(here):
+        return f"{here} is not a directory"
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".jetlink-write-check-", dir=here))
+    except OSError as exc:
+        return f"can not create a directory in {here}: {(exc.strerror or str(exc)).lower()}"
+    return None
+
+
 # --------------------------------------------------------------------------------------------
 # the store as a Spark data source
 # --------------------------------------------------------------------------------------------

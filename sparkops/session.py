@@ -162,6 +162,31 @@ def is_loopback(master: str) -> bool:
     return all(h == "localhost" or h == "::1" or h.startswith("127.") for h in hosts)
 
 
+def master_unreachable(master: str, timeout: float = 5.0) -> str | None:
+    """Why a ``spark://`` master cannot be reached (each ``host:port`` refused a TCP
+    connection or did not answer within ``timeout``), or None (one answered; any other
+    master). Asked before a driver starts: Spark's own client gives up on an unreachable
+    master only after three registration attempts of 20 s each."""
+    import socket
+
+    if not master.startswith("spark://"):
+        return None
+    why = []
+    for hp in master[len("spark://"):].split(","):
+        host, _, port = hp.rpartition(":")
+        host = host.strip("[]")
+        if not host or not port.isdigit():
+            return None  # Spark says what is wrong with the URL itself
+        try:
+            with socket.create_connection((host, int(port)), timeout=timeout):
+                return None
+        except TimeoutError:
+            why.append(f"{hp}: no answer within {timeout:g}s")
+        except OSError as exc:
+            why.append(f"{hp}: {(exc.strerror or str(exc)).lower()}")
+    return "; ".join(why)
+
+
 def read_properties(path: str) -> dict[str, str]:
     """A Spark properties file (``spark-defaults.conf`` format: ``key value`` or ``key=value``
     per line, ``#`` comments)."""

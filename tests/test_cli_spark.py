@@ -309,3 +309,72 @@ def test_the_driver_exits_on_out_of_memory(spark):
     jvm = spark.sparkContext._jvm
     args = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
     assert EXIT_ON_OOM in args
+
+
+def test_an_unreachable_cluster_master_is_named_before_spark_starts(jl, tmp_path):
+    """A ``spark://`` master none of whose addresses accepts a connection: one line naming
+    it and each address's answer, exit 1, in well under Spark's own minute of retries;
+    nothing is written."""
+    import socket
+
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 3)
+    closed = []
+    for _ in range(2):  # two ports nothing listens on (bound, then closed)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            closed.append(s.getsockname()[1])
+    master = f"spark://127.0.0.1:{closed[0]},127.0.0.1:{closed[1]}"
+    before = data_dir_bytes(jl.data)
+    r = jl("spark", "mirror", "store:ORDERS", f"parquet:{tmp_path / 'out'}", "--master", master)
+    assert (r.exit_code, r.stderr) == (1, (
+        f"jetlink: error: --master {master}: no Spark master answers (127.0.0.1:{closed[0]}: "
+        f"connection refused; 127.0.0.1:{closed[1]}: connection refused); nothing was "
+        "started\n"))
+    assert data_dir_bytes(jl.data) == before
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_cluster_master_with_one_address_answering_is_used():
+    """``master_unreachable``: None when any of the master's addresses accepts a connection,
+    and for every master that is not ``spark://`` (local, yarn, k8s: Spark resolves those)."""
+    import socket
+
+    from jetlink.sparkops.session import master_unreachable
+
+    with socket.socket() as listening, socket.socket() as gone:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        gone.bind(("127.0.0.1", 0))
+        port, dead = listening.getsockname()[1], gone.getsockname()[1]
+        gone.close()
+        assert master_unreachable(f"spark://127.0.0.1:{dead},127.0.0.1:{port}") is None
+        assert master_unreachable(f"spark://127.0.0.1:{dead}") == (
+            f"127.0.0.1:{dead}: connection refused")
+    for master in ("local[*]", "local", "yarn", "k8s://https://10.0.0.1:6443"):
+        assert master_unreachable(master) is None
+
+
+def test_an_output_that_cannot_be_written_is_named_before_spark_starts(jl, tmp_path):
+    """``spark mirror`` to a ``parquet:`` path under a file, or where no directory can be
+    made: one line naming the target and why, exit 1, nothing written; the check leaves
+    nothing behind where it can write."""
+    from jetlink.sparkops.io import unwritable_output
+
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 3)
+    (tmp_path / "afile").write_text("x")
+    before = data_dir_bytes(jl.data)
+    for target, why in ((f"parquet:{tmp_path}/afile/out", f"{tmp_path}/afile is not a directory"),
+                        (f"parquet:{tmp_path}/afile", f"{tmp_path}/afile is not a directory"),
+                        ("parquet:/proc/jetlink-none/out",
+                         "can not create a directory in /proc: no such file or directory")):
+        r = jl("spark", "mirror", "store:ORDERS", target)
+        assert (r.exit_code, r.stderr) == (
+            1, f"jetlink: error: TARGET {target!r}: {why}; nothing was started\n")
+    assert data_dir_bytes(jl.data) == before
+    assert unwritable_output(str(tmp_path / "new" / "deeper")) is None
+    assert unwritable_output(f"file://{tmp_path}/new") is None
+    assert unwritable_output("hdfs://namenode:8020/lake/x") is None  # Spark's to judge
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".jetlink-write-check")]
+    assert not (tmp_path / "new").exists()
