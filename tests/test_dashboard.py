@@ -714,6 +714,18 @@ def test_command_json_is_one_snapshot(jl, demo):
     assert doc["clusters"][0]["mirrors"][0]["mirror_topic_name"] == "orders"
 
 
+def test_command_json_refuses_a_feed_it_would_not_show(jl, demo):
+    """--json prints one snapshot of the tables, which has no Feed tab: --feed with it is a
+    usage error naming the option, not an option silently dropped."""
+    path, _ = demo
+    result = jl("--data-dir", str(path), "dashboard", "--json", "--feed", "orders.>")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"]["description"] == (
+        "--feed orders.>: the Feed tab follows a subject in the terminal UI; --json prints "
+        "one snapshot of the tables, which has no feed (use `jetlink sub SUBJECT --json` for "
+        "its messages)")
+
+
 def test_command_refuses_without_a_terminal(jl):
     result = jl("dashboard")
     assert result.exit_code == 1

@@ -49,7 +49,7 @@ def dashboard(
     filter by name, c cycle the clusters shown, q quit. Destructive keys confirm in a
     dialog. Shows every cluster unless --cluster (or JETLINK_CLUSTER) names one. With
     --json: one snapshot of what the tables show ({time, clusters: [...], regions: [...]}),
-    no UI.
+    no UI (and no --feed).
 
     With a live server in force (--server, NATS_URL, a context) it shows that server's
     JetStream domain: streams with the server's mirror and source infos (lag, last seen,
@@ -71,6 +71,11 @@ def dashboard(
     data = app.data_dir
     source = Source(data, app.target)  # a live server: its JetStream domain
     if app.json:
+        if feed is not None:
+            raise common.usage(f"--feed {feed}: the Feed tab follows a subject in the "
+                               "terminal UI; --json prints one snapshot of the tables, "
+                               "which has no feed (use `jetlink sub SUBJECT --json` for "
+                               "its messages)")
         snap = source.load(data, clock, clusters=None if scope is None else (scope,))
         app.emit(snap.to_json())
         return
