@@ -272,9 +272,63 @@ def target_in_force(ctx: typer.Context) -> Any:
     context = context_in_force(root)
     if context is not None and _selected_set_aside(
             root, context, ("data_dir", "cluster"), nats=True,
-            what="server" if context.server or context.nats_context else None):
+            what=_unused_parts(root, context)):
         context = None
-    return target_of(root.params, context)
+    target = target_of(root.params, context)
+    if target is not None:
+        standing = _server_from_environment(root, target)
+        addressed = [f"--{n.replace('_', '-')}" for n in ("data_dir", "cluster")
+                     if parameter_source(root, n) == "COMMANDLINE"]
+        if standing and addressed:
+            from jetlink.cli.output import notice
+
+            label, hint = standing
+            notice(None, f"jetlink: notice: the server of {label} is not used: "
+                         f"{' and '.join(addressed)} address"
+                         f"{'es' if len(addressed) == 1 else ''} the embedded engine "
+                         f"({hint})")
+            return None
+    return target
+
+
+def _server_from_environment(root: typer.Context, target: Any) -> tuple[str, str] | None:
+    """The environment variable the live server ``target`` was taken from and how the
+    command line would use it: (``NATS_URL (nats://...)``, ``--server ... uses it``), or
+    (``NATS_CONTEXT (the natscli context ops)``, ``--nats-context ops ...``); None when the
+    command line or a jetlink context gave it. Such a standing setting gives way to a
+    command line that addresses the embedded engine, as a selected context does."""
+    import os
+
+    from jetlink.core.live.settings import ENV, ENV_CONTEXT
+
+    origin = target.origin
+    if origin == ENV["servers"]:
+        return (f"{origin} ({','.join(target.servers)})",
+                "jetlink --server URL ... uses a server")
+    named = os.environ.get(ENV_CONTEXT)
+    if (named and not root.params.get("nats_context")
+            and origin.startswith(f"natscli context {named} (")):
+        return (f"{ENV_CONTEXT} (the natscli context {named})",
+                f"jetlink --nats-context {named} ... uses it")
+    return None
+
+
+def _unused_parts(root: typer.Context, context: Context) -> str | None:
+    """What of the selected ``context`` an invocation that sets it aside does not use, for
+    the notice: its server, and with --data-dir on the command line its cluster (a cluster
+    of its own data directory); None: nothing it would have given."""
+    import os
+
+    from jetlink.cli.app import ENV_CLUSTER
+
+    parts = []
+    if context.server or context.nats_context:
+        parts.append("server")
+    if (context.cluster and parameter_source(root, "data_dir") == "COMMANDLINE"
+            and parameter_source(root, "cluster") != "COMMANDLINE"
+            and not os.environ.get(ENV_CLUSTER)):
+        parts.append(f"cluster {context.cluster}")
+    return " and ".join(parts) or None
 
 
 def _selected_set_aside(root: typer.Context, context: Context, names: Sequence[str], *,
@@ -301,8 +355,9 @@ def _selected_set_aside(root: typer.Context, context: Context, names: Sequence[s
         why = (f"{' and '.join(addressed)} address{'es' if len(addressed) == 1 else ''} "
                "the embedded engine" if addressed else f"the natscli context {natscli} is "
                "named")
-        notice(None, f"jetlink: notice: the selected context {context.name}'s {what} is not "
-                     f"used: {why} (jetlink --context {context.name} ... uses it)")
+        verb = "are" if " and " in what else "is"
+        notice(None, f"jetlink: notice: the selected context {context.name}'s {what} {verb} "
+                     f"not used: {why} (jetlink --context {context.name} ... uses it)")
     return True
 
 

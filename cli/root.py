@@ -433,10 +433,17 @@ def _apply_context(ctx: typer.Context, app: App, name: str | None) -> None:
     need_cluster = not given(ctx, "cluster")
     if name is None and not (need_dir or need_cluster):
         return
-    from jetlink.cli.common import context_in_force
+    from jetlink.cli.common import context_in_force, named_context, parameter_source
 
     # reads the root's --context (``name``)
-    apply_context(app, context_in_force(ctx), need_dir=need_dir, need_cluster=need_cluster)
+    found = context_in_force(ctx)
+    if (found is not None and parameter_source(ctx, "data_dir") == "COMMANDLINE"
+            and named_context(ctx)[0] is None):
+        # A data directory on the command line sets a context that is only selected aside
+        # (cli/common.py ``target_in_force`` says so): its cluster is one of its own data
+        # directory, not of the one given.
+        need_cluster = False
+    apply_context(app, found, need_dir=need_dir, need_cluster=need_cluster)
 
 
 def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:

@@ -240,6 +240,66 @@ def test_context_show_names_an_unused_natscli_selection(home):
     assert "natscli_selected_unused" not in d["target"]
 
 
+def test_a_server_from_the_environment_gives_way_to_the_embedded_engine_named(home, tmp_path,
+                                                                               monkeypatch):
+    """NATS_URL (or NATS_CONTEXT) exported in the shell is a standing setting: a command line
+    that gives --data-dir or --cluster addresses the embedded engine, which runs, with a
+    notice naming the variable and its server; --server on the same command line still
+    reaches the server."""
+    monkeypatch.setenv("NATS_URL", "nats://127.0.0.1:1")
+    reh = tmp_path / "rehearsal"
+    assert jl("--data-dir", str(reh), "cluster", "add", "west").exit_code == 0
+    res = jl("--data-dir", str(reh), "--cluster", "west", "stream", "add", "W",
+             "--subjects", "w.>", "--defaults")
+    assert res.exit_code == 0 and (reh / "west.db").exists()
+    assert res.stderr == (
+        "jetlink: notice: the server of NATS_URL (nats://127.0.0.1:1) is not used: --data-dir "
+        "and --cluster address the embedded engine (jetlink --server URL ... uses a server)\n")
+    res = jl("--data-dir", str(reh), "--cluster", "west", "stream", "ls", "-n")
+    assert (res.exit_code, res.stdout) == (0, "W\n")
+    # without them (the shell's variable alone), and with --server as well, the server
+    assert "nats://127.0.0.1:1: connection refused" in jl("stream", "ls").stderr
+    both = jl("--server", "nats://127.0.0.1:2", "--cluster", "west", "stream", "ls")
+    assert both.stderr == ("jetlink: error: connecting: could not connect to "
+                           "nats://127.0.0.1:2: connection refused\n")
+    monkeypatch.delenv("NATS_URL")
+    nats_ctx(home, "ops", url="nats://127.0.0.1:3")
+    monkeypatch.setenv("NATS_CONTEXT", "ops")
+    res = jl("--cluster", "west", "--data-dir", str(reh), "stream", "ls", "-n")
+    assert (res.exit_code, res.stdout) == (0, "W\n")
+    assert res.stderr == (
+        "jetlink: notice: the server of NATS_CONTEXT (the natscli context ops) is not used: "
+        "--data-dir and --cluster address the embedded engine (jetlink --nats-context ops ... "
+        "uses it)\n")
+    named = jl("--nats-context", "ops", "--cluster", "west", "stream", "ls")
+    assert "nats://127.0.0.1:3: connection refused" in named.stderr
+
+
+def test_a_data_dir_on_the_command_line_sets_a_selected_contexts_cluster_aside(home, tmp_path):
+    """A selected context's cluster is one of its own data directory: with --data-dir on the
+    command line it is not used (the notice says so), as its server is not; named with
+    --context it is."""
+    srv, reh = tmp_path / "srv", tmp_path / "rehearsal"
+    assert jl("--data-dir", str(reh), "stream", "add", "R", "--subjects", "r.>",
+              "--defaults").exit_code == 0
+    assert jl("context", "add", "p2", "--data-dir", str(srv), "--cluster", "east",
+              "--select").exit_code == 0
+    res = jl("--data-dir", str(reh), "stream", "ls", "-n")
+    assert (res.exit_code, res.stdout) == (0, "R\n")
+    assert res.stderr == ("jetlink: notice: the selected context p2's cluster east is not "
+                          "used: --data-dir addresses the embedded engine (jetlink --context p2 "
+                          "... uses it)\n")
+    named = jl("--context", "p2", "--data-dir", str(reh), "stream", "ls")
+    assert (named.exit_code, named.stderr) == (1, "jetlink: error: cluster east not found\n")
+    assert jl("context", "add", "p3", "--data-dir", str(srv), "--cluster", "east", "--server",
+              "nats://127.0.0.1:1", "--select").exit_code == 0
+    res = jl("--data-dir", str(reh), "stream", "ls", "-n")
+    assert (res.exit_code, res.stdout) == (0, "R\n")
+    assert res.stderr == ("jetlink: notice: the selected context p3's server and cluster east "
+                          "are not used: --data-dir addresses the embedded engine (jetlink "
+                          "--context p3 ... uses it)\n")
+
+
 def test_context_with_a_bad_server_is_refused(home):
     res = jl("context", "add", "x", "--server", "ftp://nope")
     assert res.exit_code == 2 and "invalid server URL" in res.stderr
