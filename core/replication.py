@@ -121,11 +121,13 @@ _REQUIRES_ACK_FC = {
     "source": (400, 10217, "stream source consumer requires flow control ack policy"),
 }
 # A mirror refused by its own DiscardNew limits (max_msgs, max_bytes, max_msgs_per_subject)
-# does as nats-server 2.15.1's processInboundMirrorMsg: the message is consumed and dropped
-# (its mirror consumer has moved on; storeRawMsg's refusal only bumps the stream's clfs and
-# is logged), lag is the consumer's pending count, no error is reported. Any other refusal
-# (sealed, max_msg_size) stalls the mirror at that message; jetlink shows that one in the
-# mirror info (the server logs it and retries its consumer): STALL_ERROR_IN_INFO.
+# at the newest message it can read does as nats-server 2.15.1's processInboundMirrorMsg:
+# the message is consumed and dropped (its mirror consumer has moved on; storeRawMsg's
+# refusal only bumps the stream's clfs and is logged), lag is the consumer's pending count,
+# no error is reported. Refused with more after it (a burst: processMirrorMsgs discards the
+# rest and retries its consumer), and at any other refusal (sealed, max_msg_size), the
+# mirror stalls at that message; jetlink shows the refusal in the mirror info (the server
+# logs it and retries its consumer): STALL_ERROR_IN_INFO.
 STALL_ERROR_IN_INFO = True
 
 
@@ -1203,8 +1205,9 @@ def _flush_run(st: Any, run: list[tuple]) -> bool:
     """Store a run of lean messages ``(subject, hdr, data, agreement, origin seq[, origin
     time])`` (mirrors give the time); an agreement refused at one message stalls and its
     later messages in the run are left for a later step. A mirror's message refused by its
-    DiscardNew limits is dropped (``_drop``) and the rest of the run goes on one by one (a
-    full mirror refuses each)."""
+    DiscardNew limits is dropped (``_drop``) when it is the newest it can read, and the rest
+    of the run goes on one by one (a full mirror refuses each); one with more after it
+    stalls the mirror there (``_more_after``)."""
     moved = False
     i, one = 0, False
     while i < len(run):
@@ -1232,7 +1235,8 @@ def _flush_run(st: Any, run: list[tuple]) -> bool:
                 continue
             break
         bad = part[n][3]
-        if mirrored and S.is_limit_refusal(err):
+        if mirrored and S.is_limit_refusal(err) and not _more_after(bad, part[n][4],
+                                                                     run[i + 1:]):
             _drop(bad, part[n][4])
             i, one, moved = i + 1, True, True
             continue
@@ -1242,6 +1246,20 @@ def _flush_run(st: Any, run: list[tuple]) -> bool:
             bad.row[_R_CURSOR] = st.last_seq + bad.row[_R_FAILED]
         run, i, one = [x for x in run[i + 1:] if x[3] is not bad], 0, False
     return moved
+
+
+def _more_after(a: _Agreement, seq: int, rest: list[tuple]) -> bool:
+    """Whether mirror ``a`` has messages after ``seq`` to read now: in the rest of this
+    step's run, else at its origin. A DiscardNew refusal followed by more is inside a
+    burst: nats-server's processMirrorMsgs then discards the rest of the burst and retries
+    its consumer (the mirror stores nothing more, lag frozen, nothing dropped), so the
+    agreement stalls at ``seq`` (retried on every later step, as any other refusal); only
+    the newest message, reaching the mirror on its own, is consumed and dropped
+    (processInboundMirrorMsg, ``_drop``)."""
+    if any(x[3] is a for x in rest):
+        return True
+    flt = a.consumer_filters if a.consumer_filters is not None else a.filters
+    return _pending_after(a, seq, flt) > 0
 
 
 def _drop(a: _Agreement, seq: int) -> None:

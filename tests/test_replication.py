@@ -251,24 +251,26 @@ def test_mirror_start_options_only_while_empty(world):
 
 
 def test_mirror_at_its_discard_new_limit_drops_as_the_server(world):
-    """nats-server 2.15.1 (stream.go processInboundMirrorMsg): a message the mirror's own
-    DiscardNew limit refuses is consumed and dropped (the server bumps its clfs and logs it),
-    no error in the mirror info, lag the consumer's pending count; once there is room the
-    next message takes the mirror's next sequence (measured: origin 6 stored as mirror 3)."""
+    """nats-server 2.15.1 (stream.go processInboundMirrorMsg): a message reaching the mirror
+    on its own that the mirror's DiscardNew limit refuses is consumed and dropped (the
+    server bumps its clfs and logs it), no error in the mirror info, lag the consumer's
+    pending count; once there is room the next message takes the mirror's next sequence
+    (measured: origin 6 stored as mirror 3)."""
     js = world.js()
     js.add_stream(O)
     js.add_stream(mirror(max_msgs=2, discard="new"))
-    world.run(PUB5)
-    reports = world.pump()
+    for op in PUB5:  # one at a time, a step after each
+        world.run([op])
+        reports = world.pump()
     rep = next(r for r in reports if r.target == "M")
-    assert (rep.copied, rep.stalled, rep.error, rep.lag, rep.seq) == (2, False, None, 0, 5)
+    assert (rep.copied, rep.stalled, rep.error, rep.lag, rep.seq) == (0, False, None, 0, 5)
     st = state(js, "M")
     assert (st["messages"], st["last_seq"]) == (2, 2)
     info = js.stream_info("M").to_json()["mirror"]
     assert info["lag"] == 0 and "error" not in info
-    js.publish("o.f", b"6")
-    js.publish("o.g", b"7")
-    world.pump()
+    for subject, data in (("o.f", b"6"), ("o.g", b"7")):
+        js.publish(subject, data)
+        world.pump()
     info = js.stream_info("M").to_json()["mirror"]
     assert info["lag"] == 0 and "error" not in info
     assert state(js, "O")["messages"] == 7  # nothing lost at the origin
@@ -283,6 +285,37 @@ def test_mirror_at_its_discard_new_limit_drops_as_the_server(world):
     js.publish("o.i", b"9")
     world.pump()
     assert [(r[0], r[1]) for r in rows(js, "M")][-1] == (4, "o.i")
+
+
+def test_mirror_refused_inside_a_burst_stalls_and_drops_nothing(world):
+    """A DiscardNew refusal with more messages after it (a burst: the origin ran ahead, or
+    the mirror was made on an origin with history): nats-server's processMirrorMsgs
+    discards the rest of the burst and retries its consumer, storing nothing more (measured
+    on 2.15.1: 10 messages into max_msgs 3, lag 5). The mirror stalls at the refused
+    message, the refusal in its info, lag the pending count; nothing is dropped: with room,
+    every message comes in at its origin sequence."""
+    js = world.js()
+    js.add_stream(O)
+    js.add_stream(mirror(max_msgs=2, discard="new"))
+    world.run(PUB5)
+    rep = next(r for r in world.pump() if r.target == "M")
+    assert (rep.copied, rep.stalled, rep.error, rep.lag, rep.seq) == (
+        2, True, "maximum messages exceeded", 1, 2)  # the server's pending - 1
+    info = js.stream_info("M").to_json()["mirror"]
+    assert (info["lag"], info["error"]["err_code"]) == (1, 10077)
+    assert (state(js, "M")["messages"], state(js, "M")["last_seq"]) == (2, 2)
+    js.publish("o.f", b"6")
+    js.publish("o.g", b"7")
+    world.pump()
+    info = js.stream_info("M").to_json()["mirror"]
+    assert (info["lag"], info["error"]["err_code"]) == (3, 10077)
+    assert [r[0] for r in rows(js, "M")] == [1, 2]
+    js.update_stream(mirror(max_msgs=100, discard="new"))
+    world.pump()
+    assert [(r[0], r[3]) for r in rows(js, "M")] == [
+        (i, str(i)) for i in range(1, 8)]  # each at its origin sequence
+    info = js.stream_info("M").to_json()["mirror"]
+    assert info["lag"] == 0 and "error" not in info
 
 
 # --- sources ---------------------------------------------------------------------------------

@@ -158,3 +158,47 @@ def test_script_outcomes(embedded):
     assert at("stream info ORIGIN -j")["json"]["state"]["messages"] == 102
     got = at("stream get BLOCKED 101 -j")["json"]
     assert (got["subject"], got["seq"]) == ("o.last", 101)
+
+
+BURST: list[str] = [
+    "stream add BORIGIN --subjects b.> --defaults",
+    "pub b.{{Count}} x --count 10",
+    "stream add BURST --mirror BORIGIN --max-msgs 3 --discard new --defaults",
+]
+
+
+def _burst_state(prefix: list[str], want_lag: int | None) -> tuple[int, int, int]:
+    """(messages, last_seq, lag) of the mirror BURST; on a server, once its lag is
+    ``want_lag`` (it reaches the refusal asynchronously), failing with what it saw."""
+    deadline = time.monotonic() + SETTLE_DEADLINE
+    while True:
+        res = runner.invoke(app, [*prefix, "stream", "info", "BURST", "-j"],
+                            prog_name="jetlink")
+        info = json.loads(res.stdout)
+        seen = (info["state"]["messages"], info["state"]["last_seq"], info["mirror"]["lag"])
+        if want_lag is None or seen[2] == want_lag:
+            return seen
+        if time.monotonic() > deadline:
+            pytest.fail(f"BURST did not reach lag {want_lag}: saw {seen}")
+        time.sleep(0.05)
+
+
+def test_a_refusal_inside_a_burst_stores_nothing_past_it_on_both(nats_single,
+                                                                  tmp_path_factory):
+    """A mirror made with DiscardNew max_msgs 3 on an origin of 10 messages: the origin's
+    history reaches it as one burst. nats-server (processMirrorMsgs) stores 3, reports lag
+    5 (pending - 1 after the refused message 4) and stores nothing more, nothing at another
+    sequence; the engine stalls at message 4 with the same counts (docs/replication.md: it
+    then says why, and a raised limit lets it go on at the origin's sequences)."""
+    seen = {}
+    for where, server in (("embedded", NoServer()), ("live", nats_single)):
+        with parity_env(tmp_path_factory, server, f"burst-{where}"):
+            prefix = (["--data-dir", str(tmp_path_factory.mktemp("burst") / "data")]
+                      if where == "embedded" else ["--server", nats_single.url])
+            for s in BURST:
+                assert step(prefix, shlex.split(s))["status"] == 0, s
+            seen[where] = _burst_state(prefix, 5 if where == "live" else None)
+            step(prefix, ["pub", "b.late", "y"])
+            after = _burst_state(prefix, None)
+            assert after[:2] == (3, 3), (where, after)  # nothing stored past the refusal
+    assert seen["embedded"] == seen["live"] == (3, 3, 5)
