@@ -289,6 +289,23 @@ def test_a_failback_takes_the_region_back_with_its_tails(region, tmp_path):
     assert data_dir_bytes(region.data) == before
 
 
+def test_a_failback_without_cluster_passes_over_a_kafka_cluster(region):
+    """With no --cluster every cluster that is up is a side: a Kafka one among them keeps no
+    failback records (its mirror topics' state is the link's) and is passed over, as
+    failover and fence pass over it, not refused for the buckets it cannot hold."""
+    ok(region("cluster", "add", "keast", "--kind", "kafka"))
+    ok(east(region, "dr", "failover", "--from", "west", "-f"))
+    ok(region("cluster", "up", "west"))
+    before = data_dir_bytes(region.data)
+    dry = region("dr", "failback", "--from", "west", "--dry-run")
+    assert dry.exit_code == 0, dry.stderr
+    assert dry.stdout.splitlines()[-1] == "Dry run: nothing changed"
+    assert data_dir_bytes(region.data) == before
+    done = doc(region("dr", "failback", "--from", "west", "--switch", "-f", "-j"))
+    assert (done["complete"], sorted(o["name"] for o in done["objects"])) == (
+        True, ["CONFIG", "ORDERS_EAST", "PAY"])
+
+
 def test_mirror_topics_of_a_kafka_region(jl):
     from jetlink.core.kafka.links import Links
     from jetlink.core.kafka.topics import Kafka

@@ -328,7 +328,7 @@ MIRROR_STEPS = ["record", "save-tail", "compare", "record-consumers", "reuse-ori
 # west without its message 1: nothing reused, west deleted and created again as the mirror
 COPY_STEPS = ["compare", "delete-origin", "create-mirror"]
 SWITCH_STEPS = ["record-consumers", "seal", "promote-origin", "place-consumers",
-                "delete-promoted", "create-mirror-back", "restore-consumers"]
+                "delete-promoted", "create-mirror-back", "restore-consumers", "mirror-caught-up"]
 
 
 def _cli(path: Path, *args: str, pause: str | None = None) -> subprocess.Popen:

@@ -1051,11 +1051,16 @@ def _record_outcome(run: _Run, olast: int) -> None:
         cfg = oinfo.config.copy()
         cfg.metadata = {k: v for k, v in (cfg.metadata or {}).items() if k != PROMOTED_KEY}
         ojs.update_stream(cfg)
+    # The copy is waited for before the outcome is recorded: a run killed while it waits
+    # finds the switch's record and does its (idempotent) steps again, this wait included;
+    # recorded first, the re-run would report "already failed back" over a mirror still
+    # empty (nothing else steps it on the engine until the next write or replicate).
+    got = run.site.settle(stream, olast, run.timeout)
+    _pause("mirror-caught-up")
     # what a re-run reads ("already failed back at ..."): the plan's record replaced by
     # the outcome; a later failover's failback replaces it with its own plan
     run.store.write(stream, {"stream": stream, "kind": report.kind, "phase": DONE,
                              "at": _stamp(run.site.now_ns()), "origin": run.rec["origin"],
                              "promoted_last_seq": int(run.rec["promoted_last_seq"]),
                              "tail": run.rec.get("tail")})
-    got = run.site.settle(stream, olast, run.timeout)
     report.mirror = report.mirror_doc(stream, run.site.label, got, max(olast - got, 0))

@@ -796,6 +796,8 @@ def _deleted(backend: Backend, sides: list[Side], journals: dict[str, Journal],
     found = {o.key for o in objects}
     out = []
     for side in sides:
+        if not side.nats:  # a Kafka cluster keeps no failback records (mirror topics' are
+            continue       # the link's): nothing of its own to finish here
         j = journals.get(side.label)
         if j is None:  # a side none of whose objects is left: kept only when one is found
             j = Journal(backend.kv(side.cluster), action, wanted)
