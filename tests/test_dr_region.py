@@ -306,6 +306,84 @@ def test_a_failback_without_cluster_passes_over_a_kafka_cluster(region):
         True, ["CONFIG", "ORDERS_EAST", "PAY"])
 
 
+def _two_sides(jl):
+    """west: ORDERS (3 messages) and PAY; east: their mirrors; central: ORDERS_C, a second
+    mirror of ORDERS@west; positions synced on both sides; west down."""
+    for c in ("west", "east", "central"):
+        ok(jl("cluster", "add", c))
+    ok(west(jl, "stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    ok(west(jl, "stream", "add", "PAY", "--subjects", "pay.>", "--defaults"))
+    for i in range(3):
+        ok(west(jl, "pub", "orders.new", f"m{i}"))
+    ok(east(jl, "stream", "add", "ORDERS_EAST", "--mirror", "ORDERS@west", "--defaults"))
+    ok(east(jl, "stream", "add", "PAY", "--mirror", "PAY@west", "--defaults"))
+    ok(jl("--cluster", "central", "stream", "add", "ORDERS_C", "--mirror", "ORDERS@west",
+          "--defaults"))
+    ok(jl("replicate"))
+    ok(east(jl, "positions", "sync"))
+    ok(jl("--cluster", "central", "positions", "sync"))
+    ok(jl("cluster", "down", "west"))
+
+
+def test_an_origin_mirrored_on_two_sides_is_failed_over_to_one(jl):
+    """Without --cluster both mirrors of ORDERS@west would be promoted: two primaries taking
+    writes for one stream. Both are refused, naming each other, nothing changed; --skip
+    one (or --cluster) and the failover goes ahead; --skip-unready leaves both out."""
+    _two_sides(jl)
+    before = data_dir_bytes(jl.data)
+    res = jl("dr", "failover", "--from", "west", "-f")
+    assert res.exit_code == 2 and data_dir_bytes(jl.data) == before
+    lines = res.stdout.splitlines()
+    assert ("  stream ORDERS_C@central <- ORDERS@west: refused (stream ORDERS@west is mirrored "
+            "on other sides too (ORDERS_EAST@east): a failover of each would make two "
+            "primaries taking writes for one stream; fail over one side (--cluster) or --skip "
+            "the others)") in lines
+    assert any(ln.startswith("  stream ORDERS_EAST@east <- ORDERS@west: refused (stream "
+                             "ORDERS@west is mirrored on other sides too (ORDERS_C@central)")
+               for ln in lines), lines
+    unready = doc(jl("dr", "failover", "--from", "west", "--skip-unready", "--dry-run", "-j"))
+    assert {o["name"]: o["state"] for o in unready["objects"]} == {
+        "ORDERS_C": "skipped", "ORDERS_EAST": "skipped", "PAY": "planned"}
+    assert data_dir_bytes(jl.data) == before
+    done = doc(jl("dr", "failover", "--from", "west", "--skip", "ORDERS_C@central", "-f", "-j"))
+    assert {o["name"]: o["state"] for o in done["objects"]} == {
+        "ORDERS_C": "skipped", "ORDERS_EAST": "done", "PAY": "done"}
+    # promoted once: a later run without --skip refuses the other side's, not the done one
+    again = jl("dr", "failover", "--from", "west", "-f", "-j")
+    assert again.exit_code == 2
+    assert {o["name"]: o["state"] for o in json.loads(again.stdout)["objects"]} == {
+        "ORDERS_C": "refused", "ORDERS_EAST": "done earlier", "PAY": "done earlier"}
+
+
+def test_a_mirror_its_origin_no_longer_agrees_with_is_critical(jl):
+    """A failback replaces the old origin's divergent tail with the promoted side's
+    messages; a mirror of that origin on a third side copied the tail before and only ever
+    appends: dr check compares its last message with the origin's at that sequence and
+    says Diverged (CRITICAL) rather than OK."""
+    _two_sides(jl)
+    ok(east(jl, "dr", "failover", "--from", "west", "-f"))
+    ok(east(jl, "pub", "orders.east", "e1"))
+    ok(jl("cluster", "up", "west"))
+    ok(west(jl, "pub", "orders.west", "w1"))  # the tail: central copies it
+    ok(jl("replicate"))
+    ok(east(jl, "dr", "fence", "--from", "west", "-f"))
+    ok(east(jl, "dr", "failback", "--from", "west", "--switch", "-f"))
+    ok(jl("replicate"))
+    res = jl("--cluster", "central", "dr", "check")
+    assert res.exit_code == 2
+    assert ("Crit:ORDERS_C@central: Diverged: sequence 4 of the mirror (orders.west) is not "
+            "its origin's (orders.east): the origin was replaced since it was copied: re-seed "
+            "the mirror from its origin (stream rm, then stream add as it was) before failing "
+            "over to it") in res.stdout
+    res = jl("--cluster", "central", "dr", "check", "--format", "json")
+    assert res.exit_code == 2
+    (mirror,) = json.loads(res.stdout)["mirrors"]
+    assert mirror["readiness"]["diverged"] == {"seq": 4, "subject": "orders.west",
+                                               "origin_subject": "orders.east"}
+    # the side that failed back agrees with its origin
+    assert "Diverged" not in jl("--cluster", "east", "dr", "check", "ORDERS_EAST").stdout
+
+
 def test_mirror_topics_of_a_kafka_region(jl):
     from jetlink.core.kafka.links import Links
     from jetlink.core.kafka.topics import Kafka

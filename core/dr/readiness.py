@@ -427,6 +427,9 @@ def check_nats_mirror(site: Any, info: Any, shown: str, kind: str, cluster: str,
         return out
     now = site.now_ns()
     reading, active = _grade_origin(result, report, state, failing, t)
+    diverged = _grade_agreement(result, site, cfg, report)
+    if diverged is not None:
+        out.facts["diverged"] = diverged
     rp = _nats_recovery_point(site, cfg, report, reading, active, now)
     _grade_recovery_point(result, rp, t)
     out.facts["positions"] = _grade_positions(result, report, record, now, t)
@@ -446,6 +449,40 @@ def check_nats_mirror(site: Any, info: Any, shown: str, kind: str, cluster: str,
         consumers=[p.to_json() for p in report.consumers],
         failover=report.to_json())
     return out
+
+
+def _grade_agreement(result: Result, site: Any, cfg: Any, report: Any
+                     ) -> dict[str, Any] | None:
+    """Whether the mirror still holds what its origin holds: its last message is the
+    origin's message at the same sequence (the same data, the same time: a mirror keeps
+    both). An origin that was replaced since (created again, failed back from another
+    side, promoted on two sides) no longer holds it, and the mirror, which only ever
+    appends after its last sequence, never sees that: CRITICAL "Diverged", with what each
+    holds. None when it agrees or can not be compared (the origin does not answer, either
+    side deleted that message). Returns the facts for ``--json``."""
+    facts = report.origin
+    last = int(report.mirror_last_seq or 0)
+    ojs = site.origin_js.get(cfg.name)
+    if not facts.reachable or ojs is None or last <= 0:
+        return None
+    fix = ("re-seed the mirror from its origin (stream rm, then stream add as it was) "
+           "before failing over to it")
+    if facts.last_seq is not None and facts.last_seq < last:
+        result.critical(f"Diverged: the mirror holds sequence {last}, past its origin's "
+                        f"last sequence {facts.last_seq} (the origin was created again or "
+                        f"replaced since): {fix}")
+        return {"seq": last, "origin_last_seq": facts.last_seq}
+    try:
+        mine = site.js.get_msg(cfg.name, last)
+        theirs = ojs.get_msg(facts.stream, last)
+    except JetlinkError:  # deleted on either side since (deletes are not replicated)
+        return None
+    if mine.data == theirs.data and mine.ts == theirs.ts:
+        return None
+    result.critical(f"Diverged: sequence {last} of the mirror ({mine.subject}) is not its "
+                    f"origin's ({theirs.subject}): the origin was replaced since it was "
+                    f"copied: {fix}")
+    return {"seq": last, "subject": mine.subject, "origin_subject": theirs.subject}
 
 
 def _nats_recovery_point(site: Any, cfg: Any, report: Any, reading: LagReading,

@@ -881,6 +881,8 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
     if action == FAILOVER:
         _plan_facts(backend, objects, infos, topology, clock, dd)
     _apply_skips(objects, skip, skip_unready)
+    if action == FAILOVER:
+        _one_primary(objects, skip_unready)
     return RegionPlan(backend, action, wanted, sides, objects, listed, journals,
                       {**options, "_topology": topology}, clock)
 
@@ -897,6 +899,31 @@ def _no_object(wanted: list[str], seen: set[str], objects: list[RegionObject],
             raise UsageError(f"--from {r}: nothing on {where} {what} {r} (no mirror stream, "
                              "KV mirror bucket or mirror topic has its origin there): nothing "
                              f"to {action.replace('fail', 'fail ')}", field="from")
+
+
+def _one_primary(objects: list[RegionObject], skip_unready: bool) -> None:
+    """An origin whose mirrors on two sides would both be promoted ends with two primaries
+    taking writes for one stream (each failback then keeps one side's and sets the other's
+    aside): every such object is refused, naming the others, until all but one are left out
+    (``--cluster`` for the side that takes over, or ``--skip``; ``--skip-unready`` leaves
+    them all out). One promoted by an earlier run counts: the others are refused."""
+    groups: dict[tuple[str, str, str], list[RegionObject]] = {}
+    for o in objects:
+        if o.kind in ("stream", "kv") and o.state in (PLANNED, EARLIER):
+            groups.setdefault((o.region, o.kind, o.origin), []).append(o)
+    for (region, kind, origin), group in groups.items():
+        if len({o.side for o in group}) < 2:
+            continue
+        for o in group:
+            if o.state != PLANNED:
+                continue
+            others = ", ".join(x.shown for x in group if x is not o)
+            what = "bucket" if kind == "kv" else "stream"
+            why = (f"{what} {origin}@{region} is mirrored on other sides too ({others}): a "
+                   f"failover of each would make two primaries taking writes for one {what}; "
+                   "fail over one side (--cluster) or --skip the others")
+            o.state, o.detail = (SKIPPED, f"--skip-unready: {why}") if skip_unready else \
+                (REFUSED, why)
 
 
 def _apply_skips(objects: list[RegionObject], skip: Sequence[str], skip_unready: bool
