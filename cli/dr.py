@@ -517,14 +517,17 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
     clusters = [app.cluster] if common.given(ctx.find_root(), "cluster") else None
     plan = plan_region(common.backend(app), action, regions, clusters=clusters, skip=skip,
                        clock=common.make_clock(), **options)
+    if action == "failover" and not options.get("fence") and not plan.refused:
+        _warn_answering(app, plan, dry_run)
     if dry_run or plan.refused:
         # (a refused run is carried out as far as its refusal: nothing, dry_run false)
         report = plan.preview() if dry_run else plan.carry_out()
         app.emit(report.to_json(), human=_render_region)
         if plan.refused:
             names = ", ".join(f"{o.shown} ({o.detail})" for o in plan.refused)
-            output.notice(app, f"error: the region {action} is refused: {names}; --skip NAME "
-                          "or --skip-unready leaves them out")
+            skips = "--skip NAME or --skip-unready leaves them out" if action == "failover" \
+                else "--skip NAME leaves them out"
+            output.notice(app, f"error: the region {action} is refused: {names}; {skips}")
             raise typer.Exit(2)
         return
     todo = plan.todo
@@ -550,6 +553,23 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
                                              "failed back") + ": " +
                       "; ".join(f"{o.shown} ({o.detail})" for o in report.failed))
         raise typer.Exit(1)
+
+
+def _warn_answering(app: App, plan: Any, dry_run: bool) -> None:
+    """A failover of objects whose origin answers now (the region is up) without --fence:
+    both sides then take their subjects, as ``stream failover``'s warning says for one."""
+    from jetlink.cli import output
+
+    up = [o for o in plan.todo if (o.plan.get("origin") or {}).get("reachable")]
+    if not up:
+        return
+    shown = ", ".join(f"{o.origin}@{o.region}" for o in up[:5]) + (
+        f" and {len(up) - 5} more" if len(up) > 5 else "")
+    regions = " ".join(f"--from {r}" for r in plan.regions)
+    output.notice(app, f"jetlink: warning: {shown} answer{'s' if len(up) == 1 else ''} now: "
+                  f"after the failover {'they' if len(up) > 1 else 'it'} and the promoted "
+                  f"side {'would ' if dry_run else ''}both take writes (a split brain) until "
+                  f"fenced: add --fence, or run jetlink dr fence {regions}")
 
 
 def _secs(v: Any) -> str:

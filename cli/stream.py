@@ -1056,7 +1056,7 @@ def promote_mirror(
     promotion = dr.prepare(site, name, subjects=wanted, failover=failover,
                            positions=positions, transfer=not no_consumers, adjust=adjust,
                            naming=naming, topology=_topology(topology), bucket=bucket)
-    warning = dr.return_warning(promotion)
+    warning = dr.return_warning(promotion, planned=dry_run)
     if warning is not None:
         output.notice(app, f"jetlink: warning: {warning}")
     if not dry_run and not promotion.rerun:

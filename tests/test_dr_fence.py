@@ -45,6 +45,9 @@ def returned(jl):
     ok(jl("replicate"))
     ok(east(jl, "positions", "sync"))
     ok(jl("cluster", "down", "west"))
+    dry = ok(east(jl, "stream", "failover", "ORDERS_EAST", "--dry-run"))
+    assert dry.stderr.startswith(  # nothing promoted: what it would take
+        "jetlink: warning: ORDERS_EAST would take orders.>, the subjects of its origin ORDERS")
     r = ok(east(jl, "stream", "failover", "ORDERS_EAST", "-f"))
     assert r.stderr == (
         "jetlink: warning: ORDERS_EAST takes orders.>, the subjects of its origin ORDERS (cluster "

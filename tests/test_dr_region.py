@@ -384,6 +384,24 @@ def test_a_mirror_its_origin_no_longer_agrees_with_is_critical(jl):
     assert "Diverged" not in jl("--cluster", "east", "dr", "check", "ORDERS_EAST").stdout
 
 
+def test_a_failover_of_a_region_that_answers_warns_of_the_split_brain(jl):
+    """The region is up (its origins answer): a failover without --fence leaves both sides
+    taking writes. A warning on stderr says so and names the fence, in the dry run too
+    ("would"); with --fence there is nothing to warn of."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(west(jl, "stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    ok(east(jl, "stream", "add", "ORDERS_EAST", "--mirror", "ORDERS@west", "--defaults"))
+    warn = ("jetlink: warning: ORDERS@west answers now: after the failover it and the "
+            "promoted side {}both take writes (a split brain) until fenced: add --fence, or "
+            "run jetlink dr fence --from west\n")
+    dry = ok(east(jl, "dr", "failover", "--from", "west", "--dry-run"))
+    assert dry.stderr == warn.format("would ")
+    assert ok(east(jl, "dr", "failover", "--from", "west", "--fence", "--dry-run")).stderr == ""
+    done = ok(east(jl, "dr", "failover", "--from", "west", "-f"))
+    assert done.stderr == warn.format("")
+
+
 def test_mirror_topics_of_a_kafka_region(jl):
     from jetlink.core.kafka.links import Links
     from jetlink.core.kafka.topics import Kafka

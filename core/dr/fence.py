@@ -238,11 +238,12 @@ def returned_origin(site: Any, info: Any) -> OriginReturn | None:
                         mine, overlap, recorded)
 
 
-def return_warning(promotion: Any) -> str | None:
+def return_warning(promotion: Any, planned: bool = False) -> str | None:
     """What ``stream|kv failover`` warns of when the promoted stream takes subjects its old
     origin in another region captures (a stream without ``--subjects``: the origin's; a KV
     bucket: ``$KV.<bucket>.>`` always): the origin, once it answers again, captures them too
-    until it is fenced. None otherwise (a re-run, a promote, other subjects)."""
+    until it is fenced (``planned``: a dry run's, "would take"). None otherwise (a re-run,
+    a promote, other subjects)."""
     from ..config.kvnames import bucket_of_stream, kv_subjects
     from ..subjects import overlaps
 
@@ -259,7 +260,8 @@ def return_warning(promotion: Any) -> str | None:
     mine = promotion.subjects or []
     if not any(overlaps(s, x) for s in theirs for x in mine):
         return None
-    return (f"{promotion.stream} takes {', '.join(mine)}, the subjects of its "
+    takes = "would take" if planned else "takes"
+    return (f"{promotion.stream} {takes} {', '.join(mine)}, the subjects of its "
             f"origin {facts.stream} ({facts.where}): when that origin answers again it "
             "captures them too (a publish stored on both sides, or a tail nobody reads) "
             f"until it is fenced: jetlink dr fence --from {region}")
