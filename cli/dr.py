@@ -664,9 +664,12 @@ def region_lines(doc: dict[str, Any], *, plan_only: bool = False,
                 f"{_n(t['consumers'], 'consumer')} to place"
         out.append(head)
         out += ["  " + _object_line(o, action) for o in doc["objects"]]
+        what = ("it receives nothing from them while the region is out (not promoted; "
+                "they come back with the failback)" if action == "failover" else
+                "each source starts again after what it holds when its origin is created "
+                "again (nothing copied twice)")
         out += [f"  listed: {x['kind']} {x['name']}@{x['side']} sources "
-                f"{', '.join(x['sources'])}: it stops receiving them (not promoted)"
-                for x in doc["listed"]]
+                f"{', '.join(x['sources'])}: {what}" for x in doc["listed"]]
     if plan_only:
         return out
     if doc["dry_run"]:

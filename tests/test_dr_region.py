@@ -64,7 +64,8 @@ PLAN = [
     "recovery point 2s; subjects orders.> (from positions); 1 consumer to place)",
     "  stream PAY@east <- PAY@west: planned (0 not copied as last reported, recovery point 2s; "
     "subjects pay.> (from positions))",
-    "  listed: stream ALL@east sources ORDERS@west: it stops receiving them (not promoted)",
+    "  listed: stream ALL@east sources ORDERS@west: it receives nothing from them while the "
+    "region is out (not promoted; they come back with the failback)",
 ]
 
 
@@ -400,6 +401,43 @@ def test_a_failover_of_a_region_that_answers_warns_of_the_split_brain(jl):
     assert ok(east(jl, "dr", "failover", "--from", "west", "--fence", "--dry-run")).stderr == ""
     done = ok(east(jl, "dr", "failover", "--from", "west", "-f"))
     assert done.stderr == warn.format("")
+
+
+def _subjects(jl, cluster, stream):
+    return [m["subject"] for m in doc(jl("--cluster", cluster, "stream", "view", stream,
+                                         "--json"))]
+
+
+def test_a_stream_sourcing_a_failed_back_origin_copies_nothing_twice(region):
+    """ALL@east sources ORDERS@west. The failback creates ORDERS@west again, and a source
+    whose origin was created again starts over (the server's rule): the failback first sets
+    ALL's source to start after what it holds (opt_start_seq, at most the promoted last
+    sequence), so ALL gets east's outage write once and none of ORDERS' messages twice;
+    a run killed after the step and run again sets nothing twice."""
+    ok(east(region, "dr", "failover", "--from", "west", "-f"))
+    ok(east(region, "pub", "orders.east", "e1"))
+    ok(region("cluster", "up", "west"))
+    ok(region("replicate"))
+    ok(east(region, "dr", "fence", "--from", "west", "-f"))
+    assert _subjects(region, "east", "ALL") == ["orders.new"] * 3
+    dry = region("--cluster", "east", "dr", "failback", "--from", "west", "--dry-run")
+    assert ("  listed: stream ALL@east sources ORDERS@west: each source starts again after "
+            "what it holds when its origin is created again (nothing copied twice)"
+            ) in dry.stdout.splitlines()
+    done = doc(east(region, "dr", "failback", "--from", "west", "--switch", "-f", "-j"))
+    (orders,) = [o for o in done["objects"] if o["name"] == "ORDERS_EAST"]
+    held = [s for s in orders["result"]["steps"] if s["step"] == "hold-sources"]
+    assert [s["detail"] for s in held] == [
+        "ORDERS@west is created again: its sources start after what they hold: ALL@east "
+        "from sequence 4"]
+    ok(region("replicate"))
+    assert _subjects(region, "east", "ALL") == ["orders.new"] * 3 + ["orders.east"]
+    ok(west(region, "pub", "orders.after", "a1"))
+    ok(region("replicate"))
+    assert _subjects(region, "east", "ALL") == ["orders.new"] * 3 + ["orders.east",
+                                                                      "orders.after"]
+    src = doc(east(region, "stream", "info", "ALL", "-j"))["config"]["sources"][0]
+    assert (src["name"], src["opt_start_seq"]) == ("ORDERS", 4)
 
 
 def test_mirror_topics_of_a_kafka_region(jl):

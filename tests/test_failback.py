@@ -390,6 +390,42 @@ def test_killed_after_each_step_and_run_again(tmp_path, phase, step):
     check_round_trip(path, tail_path, built["tail"])
 
 
+def test_a_source_of_the_old_origin_is_held_across_a_kill(tmp_path):
+    """ALL@east sources ORDERS@west (west's 10 messages and its tail of 3). Killed right
+    after the step hold-sources and run again: the step is not done twice, ALL's source
+    starts after what it holds (L + 1 = 11) and once west is the primary again ALL holds
+    west's 13 and east's 4 outage writes, each once."""
+    from jetlink.core.replication import pump_until_idle
+
+    path = tmp_path / "data"
+    scenario(path)
+    dd = DataDir(path)
+    clock = SystemClock()
+    east = JetStream(dd.open("east"), clock)
+    east.add_stream({"name": "ALL", "subjects": ["all.>"], "sources": [
+        {"name": "ORDERS", "external": {"api": "$JS.west.API"}}]})
+    pump_until_idle(dd, clock)
+    dd.close()
+    tail_path = str(tmp_path / "tail")
+    base = ["stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}"]
+    _killed_at(path, "hold-sources", *base, "-f")
+    rep = _done(path, *base, "--switch")
+    assert rep["state"] == "switched"
+    assert [s["detail"] for s in rep["steps"] if s["step"] == "hold-sources"] == [
+        "ORDERS@west is created again: its sources start after what they hold: ALL@east "
+        "from sequence 11"]
+    dd = DataDir(path)
+    try:
+        pump_until_idle(dd, clock)
+        east = JetStream(dd.open("east"), clock)
+        got = [bytes(m.data) for m in east.messages("ALL", start_seq=1)]
+        assert got == [b"m%d" % i for i in range(1, 11)] + [b"tail%d" % i for i in (1, 2, 3)] \
+            + [b"east%d" % i for i in (1, 2, 3, 4)]
+        assert east.stream_info("ALL").config.sources[0].opt_start_seq == 11
+    finally:
+        dd.close()
+
+
 def test_a_switch_begun_is_finished_by_a_run_without_switch(tmp_path):
     """Once a switch began (the promoted stream sealed), a run without --switch finishes it:
     the report says it switched."""

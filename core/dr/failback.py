@@ -62,7 +62,7 @@ from typing import Any
 
 from ..config.stream import StreamConfig, StreamSource
 from ..errors import ApiError, JetlinkError, UsageError
-from .fence import unfenced_config
+from .fence import region_of, unfenced_config
 from .positions import PositionStore, key_for, open_own_bucket
 from .positions import sync as sync_positions
 from .reuse import OriginChanged, Reuse
@@ -695,6 +695,7 @@ def _to_mirror(run: _Run) -> bool:
             continue  # it took messages while its tail was saved: save the longer tail
         reuse = _compare(run)  # recorded with the old origin's consumers
         _record_origin(run, oinfo)
+        _hold_sources(run)
         if not run.dry_run and int(
                 run.osite.js.stream_info(run.origin_name).state.last_seq) != cut:
             continue  # it took messages meanwhile: save the longer tail
@@ -768,6 +769,69 @@ def _record_origin(run: _Run, oinfo: Any) -> None:
     run.done("record-consumers", f"{len(rec['origin_consumers'])} durable consumers of "
              f"{run.report.there}: " + (", ".join(c["name"] for c in rec["origin_consumers"])
                                        or "none"))
+
+
+def _sourcing(site: Site, origin: str, region: str) -> list[tuple[Any, int]]:
+    """The streams of ``site`` that source ``origin`` of ``region`` (seen from the site),
+    each with the index of that source in its config."""
+    out = []
+    label = str(site.label)
+    for info in site.js.streams():
+        for i, src in enumerate(info.config.sources or []):
+            if src.name == origin and region_of(label, src) == region:
+                out.append((info, i))
+    return out
+
+
+def _hold_sources(run: _Run) -> None:
+    """Step hold-sources: the streams on either side that source the old origin O start
+    their source again after what they already hold. O is about to be deleted and created
+    again (as a mirror, its messages up to L the same): a source whose origin was created
+    again starts over (nats-server compares the origin's identity the Nats-Stream-Source
+    header carries: it would copy O again from its first message, every message twice), at
+    the source's ``opt_start_seq`` when it has one. Each such source gets ``opt_start_seq``
+    = (the last origin sequence it received, at most L) + 1: it receives the promoted
+    side's messages after L once, and nothing twice. Computed once and recorded; set on
+    each stream unless it is set already (a re-run)."""
+    rec, report = run.rec, run.report
+    held = rec.get("held_sources")
+    if held is None:
+        probe = StreamConfig.from_json({"name": run.stream, "mirror": rec["mirror"]},
+                                       strict=False)
+        region = region_of(str(run.site.label), probe.mirror)
+        last = int(report.promoted_last_seq)
+        held = []
+        for site, where, side in ((run.site, region, "promoted"),
+                                  (run.osite, str(run.osite.label), "origin")):
+            for info, i in _sourcing(site, run.origin_name, where):
+                if info.config.name in (run.stream, run.origin_name):
+                    continue
+                got = (info.sources[i] if i < len(info.sources) else {}).get("seq") or last
+                held.append({"stream": info.config.name, "side": side, "source": i,
+                             "start_seq": min(int(got), last) + 1})
+        rec["held_sources"] = held
+        run.save()
+    shown = []
+    for h in held:
+        site = run.site if h["side"] == "promoted" else run.osite
+        where = f"{h['stream']}@{site.label}" if site.label else h["stream"]
+        shown.append(f"{where} from sequence {h['start_seq']}")
+        if run.dry_run:
+            continue
+        info = _stream(site.js, h["stream"])
+        if info is None or h["source"] >= len(info.config.sources or []):
+            continue  # removed since: nothing to hold
+        cfg = info.config.copy()
+        src = cfg.sources[h["source"]]
+        if src.name != run.origin_name or src.opt_start_seq == h["start_seq"]:
+            continue
+        doc = cfg.to_json()
+        doc["sources"][h["source"]]["opt_start_seq"] = h["start_seq"]
+        doc["sources"][h["source"]].pop("opt_start_time", None)
+        site.js.update_stream(doc)
+    if held:
+        run.done("hold-sources", f"{report.there} is created again: its sources start after "
+                 "what they hold: " + ", ".join(shown))
 
 
 def _compare(run: _Run) -> Reuse:

@@ -234,3 +234,34 @@ def test_killed_part_way_and_run_again(east, tmp_path):
         "place-consumers", "create-mirror-back", "restore-consumers", "finish"]
     assert [p["status"] for p in rep["placed"]] == ["exists", "exists"]
     _check_round_trip(c, tail_path, tail)
+
+
+@pytest.mark.slow
+def test_a_stream_sourcing_the_old_origin_copies_nothing_twice(east, tmp_path):
+    """ALL in east sources ORDERS of west. The failback deletes ORDERS and creates it again,
+    and nats-server starts a source over when its origin was created again (the identity in
+    Nats-Stream-Source): without the step hold-sources ALL would copy west's 10 messages
+    again. With it (opt_start_seq 11, after what ALL holds and at most L = 10), ALL gets
+    east's 4 outage writes and the next message once."""
+    c, _tail = _scenario(east)
+    c.stream_create({"name": "ALL", "subjects": ["all.>"], "sources": [
+        {"name": "ORDERS", "external": {"api": "$JS.west.API"}}]}, domain="east")
+    wait_until(lambda: c.stream_info("ALL", domain="east")["state"]["messages"] == 13,
+               message="ALL copied west's 10 messages and its tail of 3")
+    rep = doc(east("stream", "failback", "ORDERS_EAST", "--tail",
+                   f"parquet:{tmp_path / 'tail'}", "--switch", "-f", "-j"))
+    assert rep["state"] == "switched"
+    assert [s["detail"] for s in rep["steps"] if s["step"] == "hold-sources"] == [
+        "ORDERS@west is created again: its sources start after what they hold: ALL@east "
+        "from sequence 11"]
+    assert c.js_publish("orders.eu", b"after")["seq"] == 15
+
+    def datas() -> list[bytes]:
+        n = c.stream_info("ALL", domain="east")["state"]["last_seq"]
+        return [base64.b64decode(c.api("STREAM.MSG.GET.ALL", {"seq": s}, domain="east")
+                                 ["message"]["data"]) for s in range(1, n + 1)]
+
+    wait_until(lambda: datas()[-1:] == [b"after"], timeout=120,
+               message="ALL received the message after the switch")
+    assert datas() == [b"m%d" % i for i in range(1, 11)] + [b"tail1", b"tail2", b"tail3"] \
+        + [b"east%d" % i for i in range(1, 5)] + [b"after"]
