@@ -358,6 +358,7 @@ def kafka_acls(
 
     app = App.of(ctx)
     action = one_action("kafka-acls", {"--add": add_, "--remove": remove, "--list": list_})
+    app.reading = action == "--list"
     select_cluster(app, bootstrap_server, command_config)
     # Every option is checked before the cluster is asked (kafka-acls checks its arguments
     # before the broker answers, SECURITY_DISABLED included).

@@ -85,6 +85,10 @@ class App:
     # The context of the command running (recorded by :meth:`of`): its name tells whether it
     # only reads, its close callbacks end with it.
     ctx: Any = None
+    # Set by a command whose action only reads though its name does not say so (the Kafka
+    # tools' --list / --describe, `cluster authorizer` without a change): its data directory
+    # creates nothing, as a read verb's (cli/common.py READ_VERBS).
+    reading: bool = False
     _out: Console | None = field(default=None, init=False, repr=False, compare=False)
     _err: Console | None = field(default=None, init=False, repr=False, compare=False)
 

@@ -120,6 +120,7 @@ def authorizer_cmd(
     from jetlink.core.kafka.acls import AclStore
 
     app = App.of(ctx)
+    app.reading = enable is None and super_users is None and allow_everyone is None
     store = AclStore(data_dir(app).open_kind(name, "kafka", "ACLs"))
     settings = store.configure(enabled=enable, super_users=super_users,
                                allow_everyone=allow_everyone)

@@ -94,7 +94,8 @@ def open_backend(app: App, *, reads: bool | None = None) -> Backend:
     from jetlink.core.backend import open_backend as core_open
 
     return core_open(app.target, app.data_dir, app.cluster, lambda: make_clock(),
-                     create=lambda: not (reads_only(app.ctx) if reads is None else reads),
+                     create=lambda: not (app.reading or (reads_only(app.ctx) if reads is None
+                                                         else reads)),
                      on_step_error=lambda err: notice_step_error(app, err))
 
 

@@ -81,8 +81,10 @@ def select_cluster(app: App, bootstrap_server: str | None, command_config: str |
         return
     from jetlink.cli import output
 
-    chosen = None
+    chosen = close = None
+    given = common.given(app.ctx.find_root(), "cluster") if app.ctx is not None else True
     if bootstrap_server:
+        from jetlink.core.errors import did_you_mean
         from jetlink.core.store.datadir import NAME_RE
 
         first = bootstrap_server.split(",")[0].strip()
@@ -92,14 +94,24 @@ def select_cluster(app: App, bootstrap_server: str | None, command_config: str |
             if NAME_RE.fullmatch(name) and store.has_cluster(name):
                 chosen = name
                 break
+        if chosen is None:
+            close = did_you_mean(host.strip("[]"), store.cluster_names())
     if chosen is not None:
         common.address_cluster(app, chosen)
         output.notice(app, f"jetlink: notice: --bootstrap-server {bootstrap_server} selects "
                            f"cluster {chosen}; --bootstrap-server and --command-config are "
                            "otherwise ignored")
+    elif close is not None and not given:
+        # a host one typo away from a cluster's name: answering for the default cluster
+        # would be a wrong answer to a runbook line, not a rehearsal of it
+        raise usage(f"--bootstrap-server {bootstrap_server}: no cluster of the data directory "
+                    f"is named {host.strip('[]')!r} (its host selects the cluster); {close} "
+                    "(or give --cluster NAME)")
     else:
-        output.notice(app, f"jetlink: notice: cluster {app.cluster} (--cluster); "
-                           "--bootstrap-server and --command-config are ignored")
+        why = "--cluster" if given else "the default: no --cluster"
+        hint = f" ({close})" if close else ""
+        output.notice(app, f"jetlink: notice: cluster {app.cluster} ({why}); "
+                           f"--bootstrap-server{hint} and --command-config are ignored")
 
 
 def _need(value: Any, flag: str, action: str) -> Any:
@@ -210,6 +222,7 @@ def kafka_mirrors(
                     + (" (use --mirror-topic)" if action == "--create" else ""))
     if action not in ("--describe", "--list"):
         _need(link, "--link LINK", action)
+    app.reading = action in ("--describe", "--list")
     select_cluster(app, bootstrap_server, command_config)
 
     if action == "--describe":
@@ -338,6 +351,7 @@ def kafka_cluster_links(
         _need(link, "--link LINK", action)
     if action == "--create":
         _need(source_cluster, "--cluster-id NAME (the source cluster)", action)
+    app.reading = action in ("--describe", "--list")
     select_cluster(app, bootstrap_server, command_config)
 
     pairs = split_pairs(add_config) or None

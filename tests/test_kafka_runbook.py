@@ -221,6 +221,45 @@ def test_bootstrap_server_naming_no_cluster_leaves_cluster(worlds):
                         "--command-config are ignored\n")
 
 
+def test_a_bootstrap_server_one_typo_from_a_cluster_is_refused(worlds):
+    """``--bootstrap-server eats:9092`` with no --cluster: answering for the default cluster
+    would be a wrong answer to a runbook line. Refused (exit 2) with the closest cluster,
+    nothing created; with --cluster given, that cluster answers and the notice names the
+    closest one."""
+    data = worlds("w")
+    before = sorted(p.name for p in data.iterdir())  # (the open worlds share -shm)
+    for tool in (["kafka-mirrors", "--list"], ["kafka-cluster-links", "--list"],
+                 ["kafka-acls", "--list"]):
+        res = worlds.run(data, *tool, "--bootstrap-server", "eats:9092")
+        assert (res.exit_code, res.stderr) == (2, (
+            "jetlink: error: --bootstrap-server eats:9092: no cluster of the data directory is "
+            "named 'eats' (its host selects the cluster); did you mean east? (or give "
+            "--cluster NAME)\n")), tool
+    assert sorted(p.name for p in data.iterdir()) == before
+    a = ok(worlds.run(data, "--cluster", "east", "kafka-mirrors", "--list",
+                      "--bootstrap-server", "eats:9092"))
+    assert a.stderr == ("jetlink: notice: cluster east (--cluster); --bootstrap-server (did "
+                        "you mean east?) and --command-config are ignored\n")
+    b = ok(worlds.run(data, "kafka-mirrors", "--list", "--bootstrap-server",
+                      "broker-1.example.com:9092"))
+    assert b.stderr == ("jetlink: notice: cluster local (the default: no --cluster); "
+                        "--bootstrap-server and --command-config are ignored\n")
+    assert sorted(p.name for p in data.iterdir()) == before  # the reads created no local cluster
+
+
+def test_the_kafka_tools_reads_create_nothing(worlds):
+    """--list / --describe of the Kafka tools, and ``cluster authorizer`` without a change,
+    only read: a cluster they address that does not exist is not created."""
+    data = worlds("w")
+    before = sorted(p.name for p in data.iterdir())  # (the open worlds share -shm)
+    for args in (["kafka-mirrors", "--list"], ["kafka-mirrors", "--describe"],
+                 ["kafka-cluster-links", "--list"], ["cluster", "authorizer", "local"],
+                 ["kafka-acls", "--list"]):
+        worlds.run(data, *args)
+        assert sorted(p.name for p in data.iterdir()) == before, args
+    assert not (data / "local.db").exists()
+
+
 # -- kafka-cluster-links: the same output as the links verbs -----------------------------------
 
 
