@@ -283,6 +283,15 @@ def _origin_cluster(src: StreamSource, here: str) -> str:
     return name
 
 
+def _origin_place(cfg: Any, here: str) -> str | None:
+    """The cluster of a KV mirror's origin when it is another than ``here`` (None: the same,
+    or not known), for the words of a refused write."""
+    from .replication import origin_cluster
+
+    name, err = origin_cluster(cfg.mirror, here)
+    return name if err is None and name != here else None
+
+
 def _mirror_filter(src: StreamSource) -> SubjectFilter | None:
     """The subjects a mirror holds (None: all), as the replication agreement selects them."""
     from .replication import source_filters
@@ -499,7 +508,8 @@ class KV:
             origin = _mirrored_bucket(cfg)
             if origin is not None:  # a KV mirror named KV_<name> (as nats.go names it)
                 return KeyValue(self, origin, self.cluster, stream, kind="mirror",
-                                read_only=True, display=name)
+                                read_only=True, display=name,
+                                origin_place=_origin_place(cfg, self.cluster))
             kind, ro = _kind(cfg)
             return KeyValue(self, name, self.cluster, stream, kind=kind, read_only=ro)
         if name in names:
@@ -507,7 +517,8 @@ class KV:
             origin = _mirrored_bucket(cfg)
             if origin is not None:
                 return KeyValue(self, origin, self.cluster, name, kind="mirror",
-                                read_only=True, display=name)
+                                read_only=True, display=name,
+                                origin_place=_origin_place(cfg, self.cluster))
         validate_bucket_name(name)
         for cfg in js.stream_configs():
             if _mirrored_bucket(cfg) == name and cfg.mirror_direct:
@@ -526,8 +537,10 @@ class KeyValue:
 
     def __init__(self, kv: KV, bucket: str, cluster: str, stream: str, *, kind: str = "bucket",
                  read_only: bool = False, display: str | None = None,
-                 replica: tuple[str, SubjectFilter | None] | None = None) -> None:
+                 replica: tuple[str, SubjectFilter | None] | None = None,
+                 origin_place: str | None = None) -> None:
         self._kv = kv
+        self.origin_place = origin_place  # a mirror's origin's cluster, when another one
         self.bucket = bucket  # the bucket whose subjects ($KV.<bucket>.<key>) hold the keys
         self.name = display or bucket  # the name the handle was opened with
         self.cluster = cluster  # where `stream` lives
@@ -552,9 +565,10 @@ class KeyValue:
         if not self.read_only:
             return
         if self.kind == "mirror":
+            where = f" of cluster {self.origin_place}" if self.origin_place else ""
             raise ReadOnlyBucketError(
-                f"KV {self.name} is a read-only mirror of bucket {self.bucket}: "
-                f"write to the bucket {self.bucket} instead", field="bucket")
+                f"KV {self.name} is a read-only mirror of bucket {self.bucket}{where}: "
+                f"write to the bucket {self.bucket}{where} instead", field="bucket")
         raise ReadOnlyBucketError(f"KV {self.name} is a read-only aggregate: writes are refused "
                                   "(an aggregate created with --writable accepts them)",
                                   field="bucket")

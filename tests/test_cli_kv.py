@@ -494,8 +494,8 @@ def test_kv_mirror_across_clusters_serves_gets(jl):
     result = jl("kv", "put", "CONFIG_EAST", "features.dark", "x")
     assert result.exit_code == 1
     assert result.stderr == (
-        "jetlink: error: KV CONFIG_EAST is a read-only mirror of bucket CONFIG: write to the "
-        "bucket CONFIG instead\n"
+        "jetlink: error: KV CONFIG_EAST is a read-only mirror of bucket CONFIG of cluster west: "
+        "write to the bucket CONFIG of cluster west instead\n"
     )
     for args in (("del", "-f"), ("purge", "-f")):
         assert jl("kv", args[0], "CONFIG_EAST", "features.dark", args[1]).exit_code == 1
@@ -699,3 +699,16 @@ def test_kv_failover_names_the_bucket_not_its_stream(jl):
     done = ok(jl("--cluster", "east", "kv", "failover", "CONFIG", "-f"))
     assert done.stdout.splitlines()[0] == (
         "KV bucket CONFIG was promoted (failover): it no longer mirrors KV_CONFIG@west")
+
+
+def test_a_write_to_a_mirror_of_a_bucket_elsewhere_names_where_the_bucket_is(jl):
+    """A KV mirror named as its origin, in another cluster: the refusal says which CONFIG
+    takes the write (the origin's cluster), not just the name both share."""
+    ok(jl("kv", "add", "CONFIG"))
+    ok(jl("cluster", "add", "west"))
+    ok(jl("--cluster", "west", "kv", "add", "CONFIG", "--mirror", "CONFIG",
+          "--mirror-domain", "local"))
+    res = jl("--cluster", "west", "kv", "put", "CONFIG", "k", "v")
+    assert (res.exit_code, res.stderr) == (1, (
+        "jetlink: error: KV CONFIG is a read-only mirror of bucket CONFIG of cluster local: "
+        "write to the bucket CONFIG of cluster local instead\n"))
