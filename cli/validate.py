@@ -100,13 +100,19 @@ def render(app: App, doc: dict[str, Any]) -> None:
     warnings on stderr, one line each."""
     problems = doc["problems"]
     warnings = doc.get("warnings") or []
-    bad = [f for f in doc["files"] if any(_same_file(f, str(p["file"])) for p in problems)]
+    # --strict: the warnings made the files invalid (``valid`` false without a problem)
+    strict = not doc.get("valid", True) and not problems
+    failing = [*problems, *(warnings if strict else [])]
+    bad = [f for f in doc["files"] if any(_same_file(f, str(p["file"])) for p in failing)]
     for path in doc["files"]:
         if path not in bad:
             output.line(app, f"{path}: OK")
     render_warnings(app, warnings)
     more = f", {_plural(len(warnings), 'warning')}" if warnings else ""
     if not problems:
+        if strict:
+            output.line(app, f"{_plural(len(bad), 'file')} not valid: "
+                             f"{_plural(len(warnings), 'warning')}, problems under --strict")
         if warnings:
             output.notice(app, _plural(len(warnings), "warning"))
         return
