@@ -17,6 +17,7 @@ exits (a scrape reads the status gauge). A command line jetlink cannot parse is 
 
 from __future__ import annotations
 
+import re
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -93,12 +94,50 @@ def _span(help: str) -> Any:
                         show_default=False)
 
 
+_GROUP_KEY = "jetlink.check_output"  # ctx.meta: --format / --namespace / --outfile of `check`
+
+
+@check_app.callback()
+def _check_group(
+    ctx: typer.Context,
+    fmt: Annotated[Format | None, typer.Option(
+        "--format", show_default=False,
+        help="Render the check as nagios, json, prometheus or text (as after the check's "
+        "name).")] = None,
+    namespace: Annotated[str | None, typer.Option(
+        "--namespace", metavar="NAME", show_default=False,
+        help="The Prometheus namespace (as after the check's name).")] = None,
+    outfile: Annotated[Path | None, typer.Option(
+        "--outfile", metavar="FILE", dir_okay=False, show_default=False,
+        help="Write the check to FILE (as after the check's name).")] = None,
+) -> None:
+    """natscli defines --format, --namespace and --outfile on `check` itself: a Nagios command
+    line written for it (nats server check --format json kv ...) gives them before the
+    check's name. Kept for the check, whose own options win when given there too."""
+    ctx.meta[_GROUP_KEY] = {"fmt": fmt, "namespace": namespace, "outfile": outfile}
+
+
+_METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+
+
 def _finish(ctx: typer.Context, result: Any, fmt: Format, namespace: str,
             outfile: Path | None) -> None:
     """Print or write ``result`` in ``fmt``; exit with its status code."""
     from jetlink.core.monitor import render
 
     app = App.of(ctx)
+    group = ctx.meta.get(_GROUP_KEY) or {}
+    for name, value in (("fmt", fmt), ("namespace", namespace), ("outfile", outfile)):
+        if group.get(name) is not None and common.parameter_source(ctx, name) in (
+                None, "DEFAULT", "DEFAULT_MAP"):
+            value = group[name]
+            fmt = value if name == "fmt" else fmt
+            namespace = value if name == "namespace" else namespace
+            outfile = value if name == "outfile" else outfile
+    if namespace and not _METRIC_NAME.fullmatch(namespace):
+        raise common.usage(f"--namespace {namespace!r}: a Prometheus namespace is a metric "
+                           "name prefix: a letter, '_' or ':', then letters, digits, '_' or "
+                           "':'")
     chosen = Format.json if app.json else fmt
     body = render(result, chosen.value, namespace) + "\n"
     if outfile is None:

@@ -338,6 +338,38 @@ def test_outfile(jl):
     assert [p.name for p in jl.tmp.iterdir() if p.name.startswith(".check")] == []
 
 
+def test_output_options_before_the_checks_name_as_natscli_takes_them(jl):
+    """natscli defines --format, --namespace and --outfile on `check`: a Nagios command
+    line written for it gives them before the check's name. The check's own win."""
+    ok(jl("stream", "add", "ORIG", "--subjects", "orig.>", "--defaults"))
+    after = check(jl, "stream", "--stream", "ORIG", "--format", "json")
+    before = jl("server", "check", "--format", "json", "stream", "--stream", "ORIG")
+    assert (before.exit_code, before.stdout) == (after.exit_code, after.stdout)
+    assert json.loads(before.stdout)["status"] == "OK"
+    prom = jl("server", "check", "--format", "prometheus", "--namespace", "acme", "stream",
+              "--stream", "ORIG")
+    assert prom.exit_code == 0 and "acme_stream_sources" in prom.stdout
+    both = jl("server", "check", "--format", "json", "stream", "--stream", "ORIG", "--format",
+              "nagios")
+    assert both.stdout == "OK ORIG OK:0 sources | sources=0\n"
+    target = jl.tmp / "before.txt"
+    res = jl("server", "check", "--outfile", str(target), "stream", "--stream", "ORIG")
+    assert (res.exit_code, res.stdout) == (0, "")
+    assert target.read_text() == "OK ORIG OK:0 sources | sources=0\n"
+
+
+@pytest.mark.parametrize("namespace", ["bad-ns", "1abc", "a b"])
+def test_a_namespace_that_is_no_metric_name_prefix_is_refused(jl, namespace):
+    """A namespace with a character a Prometheus metric name can not hold would break the
+    whole scrape: a usage error naming it and the rule."""
+    ok(jl("stream", "add", "ORIG", "--subjects", "orig.>", "--defaults"))
+    res = check(jl, "stream", "--stream", "ORIG", "--format", "prometheus", "--namespace",
+                namespace)
+    assert (res.exit_code, res.stdout) == (2, "")
+    assert res.stderr.startswith(f"jetlink: error: --namespace {namespace!r}: a Prometheus "
+                                 "namespace is a metric name prefix")
+
+
 def test_bad_duration_is_a_usage_error(jl):
     res = check(jl, "stream", "--stream", "S", "--seen-critical", "soon")
     assert res.exit_code == 2 and res.stdout == ""
