@@ -370,6 +370,14 @@ def test_a_namespace_that_is_no_metric_name_prefix_is_refused(jl, namespace):
                                  "namespace is a metric name prefix")
 
 
+def test_a_bad_bucket_name_is_quoted_without_an_error_code(jl):
+    """nats.go refuses the name before any request: there is no server code to quote."""
+    res = check(jl, "kv", "--bucket", "a.b")
+    assert (res.exit_code, res.stdout) == (2, (
+        'CRITICAL a.b Crit:could not load bucket: nats: invalid bucket name "a.b": bucket '
+        'names may contain only letters, digits, "_" and "-"\n'))
+
+
 def test_bad_duration_is_a_usage_error(jl):
     res = check(jl, "stream", "--stream", "S", "--seen-critical", "soon")
     assert res.exit_code == 2 and res.stdout == ""

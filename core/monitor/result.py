@@ -87,6 +87,8 @@ def reason(err: Exception) -> str:
     (``stream not found (10059)``), anything else by its message."""
     from ..errors import ApiError
 
-    if isinstance(err, ApiError):
+    if isinstance(err, ApiError) and err.err_code:
         return f"{err.description} ({err.err_code})"
+    if isinstance(err, ApiError):  # a client-side refusal (a bad name): no server code
+        return err.description
     return str(err)
