@@ -440,8 +440,9 @@ class KV:
         except ApiError as err:
             if err.err_code != 10059:
                 raise
+            where = f"cluster {ocluster}" if ocluster else "the server's JetStream domain"
             raise ApiError(404, 10059, f"origin bucket {cfg.origin_bucket} not found in "
-                                       f"cluster {ocluster}", field="origin_bucket") from None
+                                       f"{where}", field="origin_bucket") from None
         info = self.js().add_stream(check_kv_mirror(cfg, origin))
         return _status(cfg.name, info)
 

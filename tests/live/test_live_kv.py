@@ -164,3 +164,17 @@ def test_kv_writes_reach_the_addressed_domain_across_a_leafnode(live_domains, mo
     ok(west("kv", "del", "SAME", "only", "-f"))
     assert doc(west("kv", "keys", "SAME", "-j")) == ["k"]
     assert [e["revision"] for e in doc(west("kv", "history", "SAME", "k", "-j"))] == [1]
+
+
+def test_a_kv_mirror_of_a_missing_bucket_says_where_it_was_looked_for(nats_single, tmp_path):
+    """The origin is looked for in the server's own JetStream domain: the refusal says so
+    (it said "in cluster " with no name)."""
+    from helpers import runner
+
+    from jetlink.cli.main import app
+
+    res = runner.invoke(app, ["--data-dir", str(tmp_path / "d"), "--server", nats_single.url,
+                              "kv", "add", "MNOPE", "--mirror", "NOPE"], prog_name="jetlink")
+    assert (res.exit_code, res.stderr) == (1, (
+        "jetlink: error: origin bucket NOPE not found in the server's JetStream domain "
+        "(10059)\n"))
