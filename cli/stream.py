@@ -1237,15 +1237,21 @@ def render_failback(app: App, doc: dict[str, Any], *, what: str) -> None:
         cols.title("Mirror")
         mkind = "domain" if "domain" in m else "cluster"
         shown_m = f"{m['stream']}@{m[mkind]}" if m.get(mkind) else m["stream"]
-        cols.row(shown_m, f"at sequence {output.comma(m['last_seq'])}, "
-                 + ("caught up" if m["caught_up"] else
-                    f"{output.comma(m['behind'])} behind"))
+        if doc.get("dry_run") and not m["caught_up"]:  # nothing made yet: what it would be
+            cols.row(shown_m, "planned: a mirror up to sequence "
+                     f"{output.comma(m['last_seq'] + m['behind'])}")
+        else:
+            cols.row(shown_m, f"at sequence {output.comma(m['last_seq'])}, "
+                     + ("caught up" if m["caught_up"] else
+                        f"{output.comma(m['behind'])} behind"))
     r = doc.get("reuse") or {}
     if m and r and not doc.get("already_done"):
-        kept = (f"{output.comma(r['messages'])} messages kept (up to sequence "
+        n = r["messages"]
+        kept = (f"{output.comma(n)} message{'' if n == 1 else 's'} kept (up to sequence "
                 f"{output.comma(r['upto_seq'])})" if r["upto_seq"] else "none")
         cols.row("Reused", kept)
-        cols.row("Copied", f"{output.comma(r['copied'])} messages")
+        c = r["copied"]
+        cols.row("Copied", f"{output.comma(c)} message{'' if c == 1 else 's'}")
         cols.row("Why", r["reason"], bool(r["reason"]))
     cols.title("Steps")
     for s in doc["steps"]:

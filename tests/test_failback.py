@@ -250,6 +250,18 @@ def test_human_report_lists_the_tail(world):
             "sequence 10 agrees\n") in out.stdout
 
 
+def test_the_dry_runs_report_says_what_the_mirror_would_be(world):
+    """Nothing made yet: the mirror row says what the run would make, not "at sequence 0"
+    beside the messages it would keep."""
+    out = world("stream", "failback", "ORDERS_EAST", "--dry-run")
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    assert any(ln.endswith("ORDERS@west: planned: a mirror up to sequence 14") for ln in lines), \
+        out.stdout
+    assert not any("at sequence 0" in ln for ln in lines)
+    assert "2 durable consumers of ORDERS@west: billing, shipping" in out.stdout
+
+
 def test_default_tail_path_is_dated_and_kept_across_runs(world, monkeypatch):
     monkeypatch.chdir(world.tmp)
     rep = doc(world("stream", "failback", "ORDERS_EAST", "-f", "-j"))

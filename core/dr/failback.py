@@ -766,9 +766,9 @@ def _record_origin(run: _Run, oinfo: Any) -> None:
     rec["origin_consumers"] = _positions(run.osite.js.consumers(run.origin_name))
     run.report.origin_consumers = _consumers_shown(rec["origin_consumers"])
     run.save()
-    run.done("record-consumers", f"{len(rec['origin_consumers'])} durable consumers of "
-             f"{run.report.there}: " + (", ".join(c["name"] for c in rec["origin_consumers"])
-                                       or "none"))
+    n = plural(len(rec["origin_consumers"]), "durable consumer")
+    names = ", ".join(c["name"] for c in rec["origin_consumers"]) or "none"
+    run.done("record-consumers", f"{n} of {run.report.there}: {names}")
 
 
 def _sourcing(site: Site, origin: str, region: str) -> list[tuple[Any, int]]:
@@ -978,10 +978,9 @@ def _record_promoted(run: _Run, info: Any, planned: bool) -> None:
     if not run.dry_run and oinfo is not None and oinfo.config.mirror is not None:
         synced = _sync(osite, run.origin_name, report.there)
     run.save()
-    run.done("record-consumers", f"{len(rec['stream_consumers'])} durable consumers of "
-             f"{report.here}: " + (", ".join(c["name"] for c in rec["stream_consumers"])
-                                   or "none")
-             + synced)
+    n = plural(len(rec["stream_consumers"]), "durable consumer")
+    names = ", ".join(c["name"] for c in rec["stream_consumers"]) or "none"
+    run.done("record-consumers", f"{n} of {report.here}: {names}" + synced)
 
 
 def _seal(run: _Run) -> Any:
