@@ -612,8 +612,9 @@ def _planned(p: dict[str, Any], state: str, action: str) -> list[str]:
         parts.append(_n(len(p["clamps"]), "clamp"))
     tail = p.get("tail")
     if action == "failback" and isinstance(tail, dict):
-        parts.append(f"tail {_n(int(tail.get('messages') or 0), 'message')} -> "
-                     f"{tail.get('path')}")
+        n = int(tail.get("messages") or 0)
+        parts.append(f"tail {_n(n, 'message')} -> {tail.get('path')}" if n else
+                     "no tail: nothing to save")
     return parts
 
 
@@ -629,8 +630,9 @@ def _outcome(r: dict[str, Any], kind: str, action: str) -> list[str]:
             parts.append(_n(len(r["clamps"]), "clamp"))
         return parts
     tail = r.get("tail") or {}
-    parts = [f"tail {_n(int(tail.get('messages') or 0), 'message')} saved to "
-             f"{tail.get('path')}"] if tail else []
+    n = int(tail.get("messages") or 0)
+    parts = ([f"tail {_n(n, 'message')} saved to {tail.get('path')}"] if n else
+             ["no tail: nothing saved"]) if tail else []
     parts.append("switched: the old origin is the primary again" if r.get("state") ==
                  "switched" else "the old origin mirrors it again")
     return parts

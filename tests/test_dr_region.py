@@ -244,6 +244,12 @@ def test_fence_fences_the_origins_that_answer(region):
     assert r.exit_code == 1 and "no stream matches subject orders.late" in r.stderr
 
 
+def _object_line_of(doc_: dict, name: str) -> list[str]:
+    from jetlink.cli.dr import _object_line
+
+    return [_object_line(o, doc_["action"]) for o in doc_["objects"] if o["name"] == name]
+
+
 def test_a_failback_takes_the_region_back_with_its_tails(region, tmp_path):
     ok(east(region, "dr", "failover", "--from", "west", "-f"))
     ok(east(region, "pub", "orders.east", "e1"))
@@ -266,6 +272,10 @@ def test_a_failback_takes_the_region_back_with_its_tails(region, tmp_path):
             "again)") in r.stdout.splitlines()
     assert r.stdout.splitlines()[-1] == ("Region failback of west: 3 done, 0 done earlier, "
                                          "0 skipped, 0 failed")
+    # PAY and CONFIG had no tail: nothing was saved, and the report says so, no path
+    assert "tail 0 messages" not in r.stdout and r.stdout.count("no tail: nothing saved") == 2
+    assert "no tail: nothing to save" in "\n".join(
+        _object_line_of(dry, "PAY"))
     import pyarrow.dataset as ds
 
     rows = ds.dataset(str(tails / "object=ORDERS_EAST@east"), format="parquet").to_table()
