@@ -450,6 +450,27 @@ def test_a_stream_sourcing_a_failed_back_origin_copies_nothing_twice(region):
     assert (src["name"], src["opt_start_seq"]) == ("ORDERS", 4)
 
 
+def test_the_journal_names_the_tail_path_a_run_took(region, tmp_path):
+    """A run whose --tail could not be written, then one with another --tail that saved the
+    tails: later runs accept that path and, given another, name it (not the failed one);
+    a --switch run without --tail keeps it too."""
+    ok(east(region, "dr", "failover", "--from", "west", "-f"))
+    ok(region("cluster", "up", "west"))
+    ok(west(region, "pub", "orders.west", "w1"))  # a tail
+    assert east(region, "dr", "failback", "--from", "west", "--tail", "parquet:/proc/jl-x",
+                "-f").exit_code == 1
+    tails = tmp_path / "tails"
+    ok(east(region, "dr", "failback", "--from", "west", "--tail", f"parquet:{tails}", "-f"))
+    ok(east(region, "dr", "failback", "--from", "west", "--tail", f"parquet:{tails}", "-f"))
+    ok(east(region, "dr", "failback", "--from", "west", "--switch", "-f"))
+    ok(east(region, "dr", "failback", "--from", "west", "--switch", "--tail",
+            f"parquet:{tails}", "-f"))
+    other = east(region, "dr", "failback", "--from", "west", "--tail",
+                 f"parquet:{tmp_path / 'other'}", "-f")
+    assert other.exit_code == 2
+    assert f"and its tails went to parquet:{tails}: nothing is written" in other.stderr
+
+
 def test_mirror_topics_of_a_kafka_region(jl):
     from jetlink.core.kafka.links import Links
     from jetlink.core.kafka.topics import Kafka

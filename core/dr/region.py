@@ -456,10 +456,17 @@ class RegionPlan:
             return report
         now = _stamp(self.clock.now_ns())
         for j in self.journals.values():
+            given = self.options.get("tail") if self.action == FAILBACK else None
             if j.doc is None or j.doc.get("finished"):
+                options = dict(self.options)
+                had = ((j.doc or {}).get("options") or {}).get("tail")
+                if self.action == FAILBACK and not given and had:
+                    options["tail"] = had  # the tails an earlier run saved stay where it did
                 j.doc = {"version": VERSION, "action": self.action, "regions": self.regions,
-                         "side": None, "options": self.options, "started": now,
+                         "side": None, "options": options, "started": now,
                          "finished": None, "objects": {}}
+            elif given:  # a run resumed with another --tail: its path is the one taken
+                j.doc.setdefault("options", {})["tail"] = given
             for o in self.objects:
                 if self._journal(o) is j:
                     j.doc["objects"].setdefault(o.key, {"state": o.state, "at": now,
