@@ -500,10 +500,10 @@ def region_failback(
     mirror topics are listed with the kafka-mirrors command that takes each back. Journalled
     and resumable as dr failover. Exit status 0 all done, 1 some failed (named), 2 refused.
     """
-    from jetlink.cli.stream import _parquet_path
+    from jetlink.cli.stream import parquet_option
 
     _run_region(ctx, "failback", regions, force=force, dry_run=dry_run,
-                tail=None if tail is None else _parquet_path(tail), switch=switch,
+                tail=None if tail is None else parquet_option(tail, "--tail"), switch=switch,
                 skip=skip or [])
 
 

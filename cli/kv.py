@@ -817,11 +817,12 @@ def failback(
     without one, -f/--force is required. With --json: the failback report, as stream
     failback prints it.
     """
-    from jetlink.cli.stream import _parquet_path, fail_back
+    from jetlink.cli.stream import fail_back, parquet_option
 
     app = App.of(ctx)
     stream = f"KV_{bucket}"
-    fail_back(app, stream, tail=None if tail is None else _parquet_path(tail), switch=switch,
+    fail_back(app, stream, tail=None if tail is None else parquet_option(tail, "--tail"),
+              switch=switch,
               force=force, dry_run=dry_run, kind="kv", shown=bucket)
 
 

@@ -1305,11 +1305,20 @@ PROGRESS_MIN = 100_000  # messages: a bar for a longer export (on a terminal onl
 
 
 def _parquet_path(value: str) -> str:
-    """PATH of a ``parquet:PATH`` argument (a usage error naming the rule otherwise)."""
+    """PATH of a ``parquet:PATH`` argument (a Click callback: a usage error naming the rule
+    otherwise)."""
+    return parquet_option(value)
+
+
+def parquet_option(value: str, option: str | None = None) -> str:
+    """:func:`_parquet_path`, naming ``option`` when it is called outside Click's own
+    parsing of that option."""
     if not value.startswith(PARQUET_PREFIX) or not value[len(PARQUET_PREFIX) :]:
+        hint = f"; did you mean parquet:{value}?" if value and ":" not in value else ""
         raise typer.BadParameter(
-            f"{value!r}: give parquet:PATH, a dataset directory (a path, or a URI such as "
-            "parquet:file:///data/orders)"
+            f"{value!r}: a dataset is given as parquet:PATH, PATH a directory or a URI "
+            f"(parquet:/data/orders, parquet:file:///data/orders){hint}",
+            param_hint=f"'{option}'" if option else None,
         )
     return value[len(PARQUET_PREFIX) :]
 

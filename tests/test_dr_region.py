@@ -137,6 +137,19 @@ def test_a_failover_takes_every_mirror_and_a_second_run_does_nothing(region):
     assert data_dir_bytes(region.data) == before
 
 
+@pytest.mark.parametrize("verb", [["dr", "failback", "--from", "west"],
+                                  ["kv", "failback", "CONFIG"],
+                                  ["stream", "failback", "ORDERS_EAST"]])
+def test_a_tail_without_parquet_names_the_option(region, verb):
+    """--tail checked in a command's body is named as Click names it in an option's own
+    check, with the form it takes and the value it was probably meant as."""
+    r = east(region, *verb, "--tail", "/tmp/x", "-f")
+    assert r.exit_code == 2
+    assert ("Invalid value for '--tail': '/tmp/x': a dataset is given as parquet:PATH, PATH "
+            "a directory or a URI (parquet:/data/orders, parquet:file:///data/orders); did "
+            "you mean parquet:/tmp/x?") in r.stderr, r.stderr
+
+
 def _stamp(jl) -> str:
     import time
 

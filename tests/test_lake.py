@@ -431,7 +431,9 @@ def test_cli_path_without_parquet_prefix_is_a_usage_error(jl, verb, target):
     result = jl("stream", verb, "ORDERS", target)
     assert result.exit_code == 2
     assert "Invalid value for 'parquet:PATH'" in result.stderr
-    assert "give parquet:PATH" in result.stderr
+    assert ("a dataset is given as parquet:PATH, PATH a directory or a URI "
+            "(parquet:/data/orders, parquet:file:///data/orders)") in result.stderr
+    assert ("did you mean parquet:/tmp/lake?" in result.stderr) == (target == "/tmp/lake")
 
 
 def test_a_write_of_the_meta_file_cut_short_leaves_the_old_one_whole(tmp_path, monkeypatch):
