@@ -361,13 +361,17 @@ class NoStreamError(JetlinkError):
 
 
 def did_you_mean(name: str, names: Any) -> str | None:
-    """"did you mean X?" with X the closest of ``names`` to ``name`` (difflib, ratio 0.6 or
-    more, ``name`` itself left out), None when none is close: the one suggestion rule of
-    every misspelt name (streams, consumers, clusters, mirrors, links, domains)."""
+    """"did you mean X?" with X the closest of ``names`` to ``name`` (one that differs only
+    in case first, else difflib, ratio 0.6 or more; ``name`` itself left out), None when
+    none is close: the one suggestion rule of every misspelt name (streams, consumers,
+    clusters, mirrors, links, domains)."""
     import difflib
 
-    close = difflib.get_close_matches(name, [str(n) for n in names if str(n) != name], n=1,
-                                      cutoff=0.6)
+    others = [str(n) for n in names if str(n) != name]
+    same = [n for n in others if n.lower() == name.lower()]  # WEST for west: only the case
+    if same:
+        return f"did you mean {difflib.get_close_matches(name, same, n=1, cutoff=0)[0]}?"
+    close = difflib.get_close_matches(name, others, n=1, cutoff=0.6)
     return f"did you mean {close[0]}?" if close else None
 
 

@@ -144,3 +144,16 @@ def test_global_cluster_option_addresses_another_database(jl):
     assert added.exit_code == 0, added.output
     assert json.loads(jl("--cluster", "east", "stream", "ls", "-j").stdout) == ["E"]
     assert json.loads(jl("stream", "ls", "-j").stdout) == []
+
+
+@pytest.mark.parametrize(("name", "names", "hint"), [
+    ("WEST", ["west", "east"], "did you mean west?"),   # only the case differs
+    ("wset", ["west", "east"], "did you mean west?"),   # a typo (difflib)
+    ("Orders", ["ORDERS", "orders"], "did you mean orders?"),
+    ("north", ["west", "east"], None),
+    ("west", ["west"], None),                           # the name itself is no suggestion
+])
+def test_the_one_suggestion_rule(name, names, hint):
+    from jetlink.core.errors import did_you_mean
+
+    assert did_you_mean(name, names) == hint

@@ -159,6 +159,8 @@ def _stamp(jl) -> str:
 @pytest.mark.parametrize(("args", "message"), [
     (["--from", "wset"], "jetlink: error: --from wset: no cluster of the data directory is "
                          "named wset; did you mean west?"),
+    (["--from", "WEST"], "jetlink: error: --from WEST: no cluster of the data directory is "
+                         "named WEST; did you mean west?"),
     (["--from", ""], "jetlink: error: --from: a region is a cluster (embedded engine) or a "
                      "JetStream domain (live server), not an empty name"),
     (["--from", "east"], "jetlink: error: --from east: that is the side addressed (where the "
