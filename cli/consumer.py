@@ -20,7 +20,14 @@ import typer
 from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import now_ns, open_jetstream, read_json_file, usage
-from jetlink.cli.options import DURATION, JsonOption, StreamArg, config_option, force_option
+from jetlink.cli.options import (
+    DURATION,
+    WAIT,
+    JsonOption,
+    StreamArg,
+    config_option,
+    force_option,
+)
 from jetlink.cli.output import to_doc
 
 consumer_app = typer.Typer(
@@ -925,6 +932,12 @@ def next_(
         int, typer.Option("--priority", metavar="N",
                           help="Prioritized: the request's priority (0 highest .. 9).")
     ] = 0,
+    wait: Annotated[
+        str | None,
+        typer.Option("--wait", metavar="DURATION", parser=WAIT, show_default=False,
+                     help="Wait up to DURATION for the --count messages (natscli waits its "
+                     "--timeout); none came: exit status 1. Without it: what is pending now."),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Fetch the next messages of a pull consumer.
@@ -949,13 +962,25 @@ def next_(
                            min_ack_pending=min_ack_pending, id=pin_id or "",
                            priority=priority)
     msgs: list[dict[str, Any]] = []
+    waited = None
+    if wait is not None:
+        import time
+
+        from jetlink.cli.stream_flags import parse_duration_flag
+
+        waited = parse_duration_flag(wait, flag="--wait", wait=True) / 1e9
+        deadline = time.monotonic() + waited
     # Pull requests until --count messages came or nothing more is deliverable: one request
     # gives at most max_ack_pending unacknowledged messages (1,000 by default), as natscli
-    # keeps asking until it has --count.
+    # keeps asking until it has --count. With --wait, asked again until its deadline (a
+    # publish from another process, a redelivery after the ack wait).
     while len(msgs) < count:
         got = [to_doc(m) for m in js.fetch(stream, name, batch=count - len(msgs),
                                            priority=req)]
         if not got:
+            if waited is not None and time.monotonic() < deadline:
+                time.sleep(min(0.05, max(deadline - time.monotonic(), 0)))
+                continue
             break
         if req is not None and not req.id:
             # a pinned client keeps asking with the pin its first messages carry
@@ -968,6 +993,11 @@ def next_(
             for msg in got:
                 js.ack(stream, name, msg["seq"])
         msgs += got
+    if waited is not None and not msgs:
+        from jetlink.core.errors import JetlinkError
+
+        raise JetlinkError(f"no message received within {wait} (--wait): nothing of "
+                           f"consumer {stream} > {name} was delivered", field="wait")
     app.emit(msgs, human=lambda a, d: render_next(a, d, acked=ack, raw=raw))
 
 

@@ -412,3 +412,47 @@ def test_an_ack_of_a_sequence_no_delivery_holds_changes_nothing(jl):
     assert doc(jl("stream", "info", "WQ", "-j"))["state"]["messages"] == 3
     assert ok(jl("consumer", "ack", "WQ", "W", "2")).exit_code == 0
     assert doc(jl("stream", "info", "WQ", "-j"))["state"]["messages"] == 2
+
+
+def test_next_waits_for_a_message_with_wait(jl):
+    """--wait D asks again until D is over (natscli waits its --timeout): a message another
+    process publishes meanwhile is received; none: exit status 1 naming the wait. Without
+    it: what is pending now, at once."""
+    import threading
+    import time
+
+    from helpers import wait_until
+
+    from jetlink.core.clock import SystemClock
+    from jetlink.core.jetstream import JetStream
+    from jetlink.core.store import DataDir
+
+    ok(jl("stream", "add", "S", "--subjects", "s.>", "--defaults"))
+    ok(jl("consumer", "add", "S", "C", "--defaults"))
+    res = jl("consumer", "next", "S", "C", "--wait", "200ms")
+    assert (res.exit_code, res.stderr) == (1, (
+        "jetlink: error: no message received within 200ms (--wait): nothing of consumer "
+        "S > C was delivered\n"))
+    now = ok(jl("consumer", "next", "S", "C"))
+    assert (now.stdout, now.stderr) == ("", "No messages pending\n")
+    started = threading.Event()
+
+    def publish_later() -> None:
+        dd = DataDir(jl.data)
+        try:
+            js = JetStream(dd.open("local"), SystemClock())
+            started.wait(30)
+            time.sleep(0.5)  # after the command asked once and found nothing (likely)
+            js.publish("s.late", b"late")
+        finally:
+            dd.close()
+
+    t = threading.Thread(target=publish_later)
+    t.start()
+    try:
+        started.set()
+        got = doc(jl("consumer", "next", "S", "C", "--wait", "30s", "--json"))
+    finally:
+        t.join(30)
+    assert [(m["subject"], m["data"]) for m in got] == [("s.late", "bGF0ZQ==")]
+    wait_until(lambda: not t.is_alive(), message="the publisher ended")
