@@ -37,7 +37,14 @@ from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import usage
 from jetlink.cli.kv_get import open_bucket, printable, show_entry
-from jetlink.cli.options import DURATION, UNLIMITED_DURATION, WAIT, JsonOption, force_option
+from jetlink.cli.options import (
+    DURATION,
+    UNLIMITED_DURATION,
+    WAIT,
+    JsonLinesOption,
+    JsonOption,
+    force_option,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.kv import KV, Entry
@@ -1199,7 +1206,7 @@ def watch(
             help="Stop when nothing arrives for this long (e.g. 5s).",
         ),
     ] = None,
-    json_output: JsonOption = False,
+    json_output: JsonLinesOption = False,
 ) -> None:
     """Watch a bucket for changes.
 

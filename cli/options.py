@@ -111,6 +111,18 @@ JsonOption = Annotated[
         show_default=False,
     ),
 ]
+# The commands that follow a feed (sub, kv watch): one document per line as each comes.
+JsonLinesOption = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        "-j",
+        help="Print JSON lines on stdout, one compact document per line as each comes (an "
+        "error: one document).",
+        callback=_record_json,
+        show_default=False,
+    ),
+]
 
 
 def force_option(verb: str = "Act") -> Any:

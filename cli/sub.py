@@ -17,7 +17,7 @@ import typer
 from jetlink.cli import common, output
 from jetlink.cli.app import App
 from jetlink.cli.common import open_jetstream
-from jetlink.cli.options import WAIT, JsonOption
+from jetlink.cli.options import WAIT, JsonLinesOption
 from jetlink.cli.output import to_doc
 
 # How long one wait for a message lasts before checking --wait again.
@@ -48,7 +48,7 @@ def sub(
         ),
     ] = None,
     raw: Annotated[bool, typer.Option("--raw", "-r", help="Show only the message bodies.")] = False,
-    json_output: JsonOption = False,
+    json_output: JsonLinesOption = False,
 ) -> None:
     """Follow messages published on a subject.
 
