@@ -384,3 +384,20 @@ def test_a_refused_config_change_changes_nothing(jl, args, message):
     res = jl("links", "config", *args)
     assert res.exit_code == 1 and message in res.stderr, res.output
     assert data_dir_bytes(jl.data) == before
+
+
+def test_a_link_not_found_names_the_closest_link(jl):
+    """Confluent's CLUSTER_LINK_NOT_FOUND, and for people the closest link's name (the one
+    suggestion rule); the JSON document stays Confluent's."""
+    ok(jl("cluster", "add", "kw", "--kind", "kafka"))
+    ok(jl("cluster", "add", "ke", "--kind", "kafka"))
+    ok(jl("--cluster", "ke", "links", "create", "dr-link", "--source-cluster", "kw"))
+    for verb in (["describe", "dr-lnk"], ["delete", "dr-lnk", "-f"]):
+        res = jl("--cluster", "ke", "links", *verb)
+        assert (res.exit_code, res.stderr) == (1, (
+            "jetlink: error: Cluster link 'dr-lnk' not found (CLUSTER_LINK_NOT_FOUND 10000): "
+            "did you mean dr-link?\n")), verb
+    res = jl("--cluster", "ke", "links", "describe", "dr-lnk", "-j")
+    assert json.loads(res.stdout) == {"error": {
+        "error_code": 10000, "error_name": "CLUSTER_LINK_NOT_FOUND",
+        "message": "Cluster link 'dr-lnk' not found"}}

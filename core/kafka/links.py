@@ -1061,10 +1061,20 @@ def _exists(name: str) -> KafkaError:
     )
 
 
-def _not_found(name: str) -> KafkaError:
-    return KafkaError(
+def _not_found(name: str, conn: Any = None) -> KafkaError:
+    """CLUSTER_LINK_NOT_FOUND in Confluent's words; for people, the closest link name of
+    ``conn``'s cluster when one is close (core/errors.py ``not_found``)."""
+    from ..errors import not_found
+
+    err = KafkaError(
         "CLUSTER_LINK_NOT_FOUND", f"Cluster link '{name}' not found", field="link_name"
     )
+    if conn is None:
+        return err
+    names = [r[0] for r in conn.execute("SELECT name FROM links")]
+    found = not_found(err, name, names)
+    assert isinstance(found, KafkaError)
+    return found
 
 
 def link_to_self(cluster: str) -> KafkaError:
@@ -1217,7 +1227,8 @@ class Links:
         """Link ``name``; KafkaError CLUSTER_LINK_NOT_FOUND (``Cluster link 'L' not found``)."""
         info = self.find(name, with_topics=with_topics)
         if info is None:
-            raise _not_found(name)
+            with self._schema.read() as conn:
+                raise _not_found(name, conn)
         return info
 
     def list(self, *, with_topics: bool = True) -> list[LinkInfo]:
@@ -1315,7 +1326,7 @@ class Links:
         with self._schema.write() as conn:
             row = conn.execute(f"SELECT {_COLUMNS} FROM links WHERE name = ?", (name,)).fetchone()
             if row is None:
-                raise _not_found(name)
+                raise _not_found(name, conn)
             cfg = LinkConfig.build(
                 configs, base=LinkConfig(json.loads(row[4])), delete=delete, creating=False
             )
@@ -1350,7 +1361,7 @@ class Links:
         validate_link_name(name)
         with self._schema.write() as conn:
             if not conn.execute("SELECT 1 FROM links WHERE name = ?", (name,)).fetchone():
-                raise _not_found(name)
+                raise _not_found(name, conn)
             topics = sorted(in_use(name)) if in_use is not None else self.in_use(name)
             if topics and not force:
                 raise KafkaError(
@@ -1400,7 +1411,7 @@ class Links:
         with self._schema.write() as conn:
             row = conn.execute("SELECT task_errors FROM links WHERE name = ?", (name,)).fetchone()
             if row is None:
-                raise _not_found(name)
+                raise _not_found(name, conn)
             current = json.loads(row[0])
             if errors:
                 current[task] = [
@@ -1424,4 +1435,4 @@ class Links:
         with self._schema.write() as conn:
             cur = conn.execute(f"UPDATE links SET {assignments} WHERE name = ?", (*params, name))
             if cur.rowcount == 0:
-                raise _not_found(name)
+                raise _not_found(name, conn)
