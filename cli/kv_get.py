@@ -30,7 +30,15 @@ def open_bucket(app: App, bucket: str) -> KeyValue:
 def show_entry(app: App, bucket: str, key: str, *, revision: int | None, raw: bool) -> None:
     """``kv get``: the key's latest entry (or the one at ``revision``), its bytes as they
     are with ``raw`` (unless --json), else natscli's layout or the Entry document."""
-    entry = open_bucket(app, bucket).get(key, revision=revision)
+    from jetlink.core.errors import ApiError
+
+    try:
+        entry = open_bucket(app, bucket).get(key, revision=revision)
+    except ApiError as err:
+        if err.err_code == 10037 and err.detail is None:  # for people: which key (the JSON
+            err.detail = f"key {key}" + (f" at revision {revision}" if revision else "") \
+                + f" in bucket {bucket}"  # document stays the server's)
+        raise
     if raw and not app.json:
         write_raw(entry.value)
         return

@@ -712,3 +712,19 @@ def test_a_write_to_a_mirror_of_a_bucket_elsewhere_names_where_the_bucket_is(jl)
     assert (res.exit_code, res.stderr) == (1, (
         "jetlink: error: KV CONFIG is a read-only mirror of bucket CONFIG of cluster local: "
         "write to the bucket CONFIG of cluster local instead\n"))
+
+
+def test_a_key_not_found_is_named(jl):
+    """The server's "key not found (10037)", and for people which key (and revision) of
+    which bucket; the JSON document stays the server's."""
+    ok(jl("kv", "add", "CONFIG"))
+    ok(jl("kv", "put", "CONFIG", "features.dark", "on"))
+    res = jl("kv", "get", "CONFIG", "features.drk")
+    assert (res.exit_code, res.stderr) == (
+        1, "jetlink: error: key not found (10037): key features.drk in bucket CONFIG\n")
+    res = jl("kv", "get", "CONFIG", "features.dark", "--revision", "9")
+    assert res.stderr == ("jetlink: error: key not found (10037): key features.dark at "
+                          "revision 9 in bucket CONFIG\n")
+    res = jl("kv", "get", "CONFIG", "features.drk", "-j")
+    assert json.loads(res.stdout) == {"error": {"code": 404, "err_code": 10037,
+                                                "description": "key not found"}}
