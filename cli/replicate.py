@@ -84,6 +84,9 @@ def replicate(
     from jetlink.cli.stream_flags import parse_duration_flag
 
     app = App.of(ctx)
+    if not follow and common.given(ctx, "interval"):
+        raise usage(f"--interval {interval} applies with --follow (the pause between its "
+                    "steps); without it replicate runs until nothing is pending and stops")
     pause = parse_duration_flag(interval, flag="--interval", wait=True) / 1e9
     if follow and pause <= 0:
         raise usage("invalid value for --interval: must be more than 0")

@@ -1058,3 +1058,11 @@ def test_positions_sync_follow_retries_a_server_that_does_not_answer(jl, monkeyp
     assert result.exit_code == 1
     assert result.stderr.strip() == (
         "jetlink: error: authorization violation on nats://127.0.0.1:4222")
+
+
+def test_interval_without_follow_is_a_usage_error(jl):
+    """--interval is the pause of --follow; given alone it would be silently ignored."""
+    res = jl("replicate", "--interval", "2s")
+    assert (res.exit_code, res.stdout) == (2, "")
+    assert ("--interval 2s applies with --follow (the pause between its steps); without it "
+            "replicate runs until nothing is pending and stops") in res.stderr
