@@ -334,6 +334,12 @@ class _Agreement:
     stalled: ApiError | None = None
     report: AgreementReport | None = None
     last_attempt: int = 0  # origin seq of the last message tried (lag is counted after it)
+    # Whether the agreement was caught up and healthy at its last step (a server's mirror
+    # consumer then gets each new message on its own), and since when its target exists
+    # (messages stored at the origin after that reached a new mirror one by one): the
+    # DiscardNew rule (``_in_a_burst``) tells a burst from a trickle by them.
+    tailing: bool = False
+    since: int = 0
     read: bool = False  # the origin was reachable in this step
     got: bool = False  # messages came from the origin in this step
     final: bool = True  # no further step follows in this pump call (lag is worth counting)
@@ -983,6 +989,7 @@ def _open(txn: Any, d: S.StreamDef, a: _Agreement) -> None:
     ident = identity(view.created)
     st = txn.stream(d)
     row = a.row
+    a.tailing = row is not None and row[_R_ERROR] is None and row[_R_LAG] == 0
     recreated = False
     if row is not None and a.kind == "source" and row[_R_STARTED] and row[_R_IDENT] \
             and row[_R_IDENT] != ident:
@@ -1007,6 +1014,7 @@ def _open(txn: Any, d: S.StreamDef, a: _Agreement) -> None:
     if a.kind == "mirror":
         # a mirror resumes after its last sequence and the messages its limits dropped
         row[_R_CURSOR] = st.last_seq + row[_R_FAILED]
+    a.since = int(row[_R_CREATED] or 0)
     row[_R_ERROR] = None
     a.read = True
 
@@ -1207,7 +1215,7 @@ def _flush_run(st: Any, run: list[tuple]) -> bool:
     later messages in the run are left for a later step. A mirror's message refused by its
     DiscardNew limits is dropped (``_drop``) when it is the newest it can read, and the rest
     of the run goes on one by one (a full mirror refuses each); one with more after it
-    stalls the mirror there (``_more_after``)."""
+    stalls the mirror there (``_in_a_burst``)."""
     moved = False
     i, one = 0, False
     while i < len(run):
@@ -1235,8 +1243,8 @@ def _flush_run(st: Any, run: list[tuple]) -> bool:
                 continue
             break
         bad = part[n][3]
-        if mirrored and S.is_limit_refusal(err) and not _more_after(bad, part[n][4],
-                                                                     run[i + 1:]):
+        if mirrored and S.is_limit_refusal(err) and not _in_a_burst(bad, part[n][4],
+                                                                     part[n][5], run[i + 1:]):
             _drop(bad, part[n][4])
             i, one, moved = i + 1, True, True
             continue
@@ -1248,14 +1256,18 @@ def _flush_run(st: Any, run: list[tuple]) -> bool:
     return moved
 
 
-def _more_after(a: _Agreement, seq: int, rest: list[tuple]) -> bool:
-    """Whether mirror ``a`` has messages after ``seq`` to read now: in the rest of this
-    step's run, else at its origin. A DiscardNew refusal followed by more is inside a
-    burst: nats-server's processMirrorMsgs then discards the rest of the burst and retries
-    its consumer (the mirror stores nothing more, lag frozen, nothing dropped), so the
-    agreement stalls at ``seq`` (retried on every later step, as any other refusal); only
-    the newest message, reaching the mirror on its own, is consumed and dropped
-    (processInboundMirrorMsg, ``_drop``)."""
+def _in_a_burst(a: _Agreement, seq: int, ts: int, rest: list[tuple]) -> bool:
+    """Whether mirror ``a``'s message ``seq`` (stored at the origin at ``ts``), refused by
+    its DiscardNew limit, reached it inside a burst. nats-server's mirror consumer delivers
+    what the origin holds when the consumer starts (a new mirror on an origin with history,
+    a mirror back after an outage or a stall) as one burst: a refusal there makes
+    processMirrorMsgs discard the rest of the burst and retry its consumer (the mirror
+    stores nothing more, nothing is dropped): the agreement stalls at ``seq``, retried on
+    every later step as any other refusal. A mirror that was caught up (``a.tailing``), or a
+    message stored after the mirror was made, reaches it on its own, as does the newest
+    message: consumed and dropped (processInboundMirrorMsg, ``_drop``)."""
+    if a.tailing or ts >= a.since:
+        return False
     if any(x[3] is a for x in rest):
         return True
     flt = a.consumer_filters if a.consumer_filters is not None else a.filters

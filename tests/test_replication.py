@@ -250,6 +250,22 @@ def test_mirror_start_options_only_while_empty(world):
     assert [r[0] for r in rows(js, "M")] == [6]
 
 
+def test_mirror_made_before_the_burst_drops_each_as_the_server(world):
+    """A mirror made before its origin took the messages (the conformance case
+    mirror/discard-new-drops, measured on nats-server 2.15.1): each reached the server's
+    mirror on its own, however quickly they were published, and was dropped; one step of
+    the engine reading them all drops them the same way."""
+    js = world.js()
+    js.add_stream(O)
+    js.add_stream(mirror(max_msgs=2, discard="new"))
+    world.clock.advance_s(1)
+    world.run(PUB5)
+    rep = next(r for r in world.pump() if r.target == "M")
+    assert (rep.copied, rep.stalled, rep.error, rep.lag) == (2, False, None, 0)
+    assert js.stream_info("M").to_json()["mirror"] == {
+        "name": "O", "lag": 0, "active": js.stream_info("M").to_json()["mirror"]["active"]}
+
+
 def test_mirror_at_its_discard_new_limit_drops_as_the_server(world):
     """nats-server 2.15.1 (stream.go processInboundMirrorMsg): a message reaching the mirror
     on its own that the mirror's DiscardNew limit refuses is consumed and dropped (the
@@ -296,8 +312,9 @@ def test_mirror_refused_inside_a_burst_stalls_and_drops_nothing(world):
     every message comes in at its origin sequence."""
     js = world.js()
     js.add_stream(O)
-    js.add_stream(mirror(max_msgs=2, discard="new"))
     world.run(PUB5)
+    world.clock.advance_s(1)
+    js.add_stream(mirror(max_msgs=2, discard="new"))  # on an origin with history: a burst
     rep = next(r for r in world.pump() if r.target == "M")
     assert (rep.copied, rep.stalled, rep.error, rep.lag, rep.seq) == (
         2, True, "maximum messages exceeded", 1, 2)  # the server's pending - 1
