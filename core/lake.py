@@ -1021,7 +1021,9 @@ def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,
                       on_resume: Callable[[dict[str, Any]], None] | None = None,
                       on_file: Callable[[dict[str, Any]], None] | None = None,
                       on_rows: Callable[[int], None] | None = None,
-                      start_seq: int = 1) -> dict[str, Any]:
+                      start_seq: int = 1,
+                      config: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+                      ) -> dict[str, Any]:
     """Write stream ``name`` of ``js`` (any JetStreamAPI; a live server's) as a Parquet
     dataset in the directory ``path``, in the lake schema (partition 0, key null, ``ts`` the
     stored time in ns, ``headers`` the header block as stored), with ``_jetlink.json`` as
@@ -1037,11 +1039,15 @@ def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,
     "resumed_from"}`` (``resumed_from``: the last sequence an earlier run had written, or
     None; the counts cover the whole dataset). ``start_seq``: the first sequence written
     (a range ``start_seq`` .. the cut: the divergent tail failback saves); a run resumed
-    must ask for the same start."""
+    must ask for the same start. ``config``: how the stream's config is recorded in
+    ``_jetlink.json`` (failback: a fenced origin's with its fence undone, the config an
+    import of the tail should make)."""
     if min(batch_rows, row_group_rows, file_rows) < 1:
         raise ValueError("batch_rows, row_group_rows and file_rows must be at least 1")
     info = js.stream_info(name)
     meta = api_stream_meta(js, info)
+    if config is not None:
+        meta["config"] = config(meta["config"])
     fs, base = lake_filesystem(path)
     progress, resumed_from = _export_progress(fs, base, path, name, info, meta, start_seq,
                                               force, on_resume)

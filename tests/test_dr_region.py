@@ -295,6 +295,13 @@ def test_a_failback_takes_the_region_back_with_its_tails(region, tmp_path):
 
     rows = ds.dataset(str(tails / "object=ORDERS_EAST@east"), format="parquet").to_table()
     assert sorted(rows.column("subject").to_pylist()) == ["orders.west", "orders.west"]
+    # west was fenced when its tail was saved: the dataset records its own subjects, the
+    # config an import of the tail makes, not the fence's
+    from jetlink.core import lake
+
+    meta = json.loads((tails / "object=ORDERS_EAST@east" / lake.META_FILE).read_text())
+    assert meta["config"]["subjects"] == ["orders.>"]
+    assert "jetlink.fenced_subjects" not in (meta["config"].get("metadata") or {})
     origin = doc(west(region, "stream", "info", "ORDERS", "-j"))
     assert origin["config"]["subjects"] == ["orders.>"] and "mirror" not in origin["config"]
     assert doc(east(region, "stream", "info", "ORDERS_EAST", "-j"))["config"]["mirror"][

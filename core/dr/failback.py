@@ -385,7 +385,8 @@ def _save_tail(js: Any, stream: str, tail: TailReport, cut: int, ours: bool) -> 
 
     def export(force: bool) -> None:
         try:
-            lake.export_stream_api(js, stream, tail.path, start_seq=tail.from_seq, force=force)
+            lake.export_stream_api(js, stream, tail.path, start_seq=tail.from_seq, force=force,
+                                   config=unfenced_config)
         except OSError as exc:
             err = lake._os_error(exc, tail.path, "cannot write")
             # the re-run's way out (_retarget_tail): another --tail is taken
