@@ -378,6 +378,25 @@ def test_a_failback_killed_after_its_last_switch_is_finished_by_the_rerun(return
     _assert_failed_back(t, want, tmp / "tail-open")
 
 
+def test_a_failback_killed_before_its_end_counts_what_it_did_as_done_earlier(returned):
+    """A failback without --switch killed after its objects' failbacks (each marked done in
+    the journal) but before the run's end was written: the re-run counts them done earlier,
+    not done again, and finishes the record."""
+    w, _want, tmp = returned
+    t = w.copy(tmp / "failback-part")
+    args = [a for a in FAILBACK if a != "--switch"] + ["--tail", f"parquet:{tmp / 'tp'}"]
+    t.ok(*args)
+    key = "failback.west"
+    rec = json.loads(t.ok("--cluster", "east", "kv", "get", "JETLINK_REGIONS", key,
+                          "--raw").stdout)
+    rec["finished"] = None  # killed before the run's end (the objects' marks say done)
+    t.ok("--cluster", "east", "kv", "put", "JETLINK_REGIONS", key, json.dumps(rec))
+    again = t.doc(*args)
+    assert [o["state"] for o in again["objects"]] == ["done earlier"] * (len(STREAMS) + 1)
+    assert (again["done"], again["done_earlier"]) == (0, len(STREAMS) + 1), again
+    assert again["complete"] is True and _journal(t, "failback") == "finished"
+
+
 def _killed_at(w: World, args: list[str], step: str) -> None:
     """``args`` run as a process SIGKILLed once its first object's failback did ``step``
     (core/dr/failback.py's documented seam: it says so on stderr and sleeps there)."""

@@ -721,7 +721,6 @@ def _failback_plan(backend: Backend, objects: list[RegionObject],
     for o in objects:
         journal = journals[o.side]
         done = (journal.doc or {}).get("objects", {}).get(o.key, {})
-        finished = bool((journal.doc or {}).get("finished"))
         switched = bool(((journal.doc or {}).get("options") or {}).get("switch"))
         _same_tail(journal, options)
         if o.kind == "topic":
@@ -733,8 +732,9 @@ def _failback_plan(backend: Backend, objects: list[RegionObject],
             if done:
                 o.state, o.detail = EARLIER, f"failed back at {done.get('at')}"
                 out.append(o)
-        elif finished and done.get("state") in (DONE, EARLIER) and (
-                switched or not options.get("switch")):
+        elif done.get("state") in (DONE, EARLIER) and (switched or not options.get("switch")):
+            # done by this plan's journal: a finished run, or one killed after this object
+            # (its journal marks an object done only once its failback finished)
             o.state, o.detail = EARLIER, f"failed back at {done.get('at')}"
             out.append(o)
         else:
