@@ -114,6 +114,29 @@ def select_cluster(app: App, bootstrap_server: str | None, command_config: str |
                            f"--bootstrap-server{hint} and --command-config are ignored")
 
 
+def _source_from_config(app: App, config_file: Path | None) -> str | None:
+    """The source cluster a link's ``--config-file`` names: its ``bootstrap.servers``' first
+    host (or host:port) when that is a cluster of the data directory, as --bootstrap-server
+    selects the destination (one notice says so); None otherwise."""
+    if config_file is None:
+        return None
+    from jetlink.cli import output
+    from jetlink.cli.links import _read_text
+    from jetlink.core.kafka.links import parse_properties
+    from jetlink.core.store.datadir import NAME_RE
+
+    servers = parse_properties(_read_text(config_file)).get("bootstrap.servers") or ""
+    first = servers.split(",")[0].strip()
+    host = (first.rsplit(":", 1)[0] if ":" in first else first).strip("[]")
+    store = common.data_dir(app)
+    for name in dict.fromkeys((first, host)):
+        if name and NAME_RE.fullmatch(name) and store.has_cluster(name):
+            output.notice(app, f"jetlink: notice: bootstrap.servers {servers} of "
+                               f"--config-file names cluster {name}: the source cluster")
+            return name
+    return None
+
+
 def _need(value: Any, flag: str, action: str) -> Any:
     if not value:
         raise usage(f"{action} needs {flag}")
@@ -349,10 +372,12 @@ def kafka_cluster_links(
         raise usage("--link does not apply to --list")
     if action != "--list":
         _need(link, "--link LINK", action)
-    if action == "--create":
-        _need(source_cluster, "--cluster-id NAME (the source cluster)", action)
     app.reading = action in ("--describe", "--list")
     select_cluster(app, bootstrap_server, command_config)
+    if action == "--create" and not source_cluster:
+        source_cluster = _source_from_config(app, config_file)
+        _need(source_cluster, "--cluster-id NAME (the source cluster; or a --config-file "
+              "whose bootstrap.servers host names a cluster of the data directory)", action)
 
     pairs = split_pairs(add_config) or None
     if action == "--list":

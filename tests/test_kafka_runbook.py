@@ -260,6 +260,28 @@ def test_the_kafka_tools_reads_create_nothing(worlds):
     assert not (data / "local.db").exists()
 
 
+def test_create_takes_the_source_cluster_from_the_config_files_bootstrap_servers(worlds,
+                                                                                  tmp_path):
+    """A runbook's link.properties names the source by bootstrap.servers: when its host is a
+    cluster of the data directory it is the source (one notice), as --bootstrap-server
+    selects the destination; otherwise --cluster-id is required (exit 2, saying both)."""
+    data = worlds("w", link=False)
+    props = tmp_path / "link.properties"
+    props.write_text("bootstrap.servers=west:9092\n")
+    res = ok(worlds.run(data, "--cluster", "east", "kafka-cluster-links", "--create",
+                        "--link", "L2", "--config-file", str(props)))
+    assert res.stderr == ("jetlink: notice: bootstrap.servers west:9092 of --config-file names "
+                          "cluster west: the source cluster\n")
+    described = doc(worlds.run(data, "--cluster", "east", "links", "describe", "L2", "-j"))
+    assert described["source_cluster_id"] == "west"
+    props.write_text("bootstrap.servers=broker-1.example.com:9092\n")
+    res = worlds.run(data, "--cluster", "east", "kafka-cluster-links", "--create", "--link",
+                     "L3", "--config-file", str(props))
+    assert res.exit_code == 2
+    assert ("--create needs --cluster-id NAME (the source cluster; or a --config-file whose "
+            "bootstrap.servers host names a cluster of the data directory)") in res.stderr
+
+
 # -- kafka-cluster-links: the same output as the links verbs -----------------------------------
 
 
