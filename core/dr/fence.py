@@ -588,7 +588,9 @@ def plan_fence(backend: Backend, regions: Sequence[str], *,
                 continue
             seen.add(p.region)
             if p.region in wanted:
-                items.append(_stream_item(p, side.label if side.cluster else ""))
+                # live: the server's JetStream domain names the side (none: the name alone)
+                items.append(_stream_item(p, side.label if side.cluster else
+                                          str(site.label or "")))
     for r in wanted:
         refuse_unknown_region(r, seen, dd is not None, "an origin of this server's mirrors or "
                               "failed-over streams is in")

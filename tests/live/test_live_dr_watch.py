@@ -55,7 +55,7 @@ def test_live_watch_exports_the_mirror_and_fences_a_returned_origin_once(
         wait_until(lambda: w.metrics()["jetlink_dr_checks"].samples[0].value >= checks + 2,
                    message=w.seen)
         assert [ln for ln in w.stderr().splitlines() if "dr watch: fenced" in ln] == [
-            "jetlink: dr watch: fenced stream ORDERS@west (failed over to ORDERS_EAST): "
+            "jetlink: dr watch: fenced stream ORDERS@west (failed over to ORDERS_EAST@east): "
             "producers on its subjects get no responders; stored messages and consumers "
             "kept"]
         assert w.stop(signal.SIGTERM) == 0

@@ -88,7 +88,7 @@ def test_split_brain_seen_fenced_and_undone_by_failback(east, cli, tmp_path):
     rep = doc(east("dr", "fence", "--from", "west", "-f", "-j"))
     assert rep["objects"] == [{
         "kind": "stream", "name": "ORDERS", "region": "west",
-        "failed_over_to": "ORDERS_EAST", "subjects_before": ["orders.>"],
+        "failed_over_to": "ORDERS_EAST@east", "subjects_before": ["orders.>"],
         "subjects_after": ["$JETLINK.fenced.ORDERS"], "action": "fenced",
         "detail": "producers on its subjects get no responders; stored messages and "
                   "consumers kept"}]
