@@ -36,6 +36,9 @@ from .wire import _name, _ts, encode_hdrs, flat_headers
 __all__ = ["LiveJetStream", "LiveStreamInfo", "LiveMsg"]
 
 PAGE = 256  # STREAM.LIST / NAMES page size (the server's)
+# Config refusals only the server can make, and the field each is about (the engine makes
+# them too, naming the field: core/config/validate.py ``explain`` gives both the detail).
+_FIELD_OF_CODE = {10074: "num_replicas", 10058: "name"}
 DIRECT_BATCH = 1000  # messages per batched direct get
 PUB_WINDOW = 1024  # outstanding publishes awaiting their acks
 PUB_RETRY_WAIT = 0.25  # a publish that met no responders is sent again after this (nats.go)
@@ -177,7 +180,8 @@ class LiveJetStream(LiveConsumers):
         try:
             return LiveStreamInfo(self.api(f"STREAM.CREATE.{cfg.name}", _request_config(cfg)))
         except ApiError as err:
-            raise self._name_the_overlap(err, checked.subjects, cfg.name) from None
+            raise self._name_the_overlap(_name_the_field(err, cfg), checked.subjects,
+                                         cfg.name) from None
 
     def update_stream(self, cfg: StreamConfig | Mapping[str, Any]) -> LiveStreamInfo:
         from ..config.validate import check_stream_update
@@ -188,7 +192,8 @@ class LiveJetStream(LiveConsumers):
         try:
             return LiveStreamInfo(self.api(f"STREAM.UPDATE.{cfg.name}", _request_config(cfg)))
         except ApiError as err:
-            raise self._name_the_overlap(err, checked.subjects, cfg.name) from None
+            raise self._name_the_overlap(_name_the_field(err, cfg), checked.subjects,
+                                         cfg.name) from None
 
     def _name_the_overlap(self, err: ApiError, subjects: list[str], name: str) -> ApiError:
         """The server's ``subjects overlap with an existing stream`` (10065) does not say
@@ -1284,3 +1289,16 @@ if TYPE_CHECKING:  # mypy checks that the live client implements the seam (core/
 
     _JETSTREAM_API: type[JetStreamAPI] = LiveJetStream
     _SUBSCRIPTION_API: type[SubscriptionAPI] = LiveCoreSubscription
+
+
+def _name_the_field(err: ApiError, cfg: StreamConfig) -> ApiError:
+    """A config refusal only the server makes (replicas > 1 on a single server, a name in use
+    with another config) names the field and the value it refused, as the engine's does
+    (core/config/validate.py ``explain``); the code and text stay the server's."""
+    if err.detail or err.err_code not in _FIELD_OF_CODE:
+        return err
+    from ..config.validate import explain
+
+    err.field = err.field or _FIELD_OF_CODE[err.err_code]
+    found: ApiError = explain(err, cfg)
+    return found
