@@ -574,6 +574,16 @@ def info(ctx: typer.Context, bucket: BucketArg, json_output: JsonOption = False)
     app.emit(open_kv(app).status(bucket).to_json(), human=render_status)
 
 
+@kv_app.command("status")
+def status_(ctx: typer.Context, bucket: BucketArg, json_output: JsonOption = False) -> None:
+    """Show a bucket's status (as kv info).
+
+    natscli's name for kv info: the same output, in natscli's layout or, with --json, the
+    KVStatus.
+    """
+    info(ctx, bucket, json_output)
+
+
 _STORAGE = {"file": "File", "memory": "Memory"}
 
 

@@ -728,3 +728,15 @@ def test_a_key_not_found_is_named(jl):
     res = jl("kv", "get", "CONFIG", "features.drk", "-j")
     assert json.loads(res.stdout) == {"error": {"code": 404, "err_code": 10037,
                                                 "description": "key not found"}}
+
+
+def test_status_is_info_under_natscli_name(jl):
+    """natscli's primary name is `kv status` (`info` its alias): both print the same."""
+    ok(jl("kv", "add", "CONFIG"))
+    ok(jl("kv", "put", "CONFIG", "k", "v"))
+    for extra in ([], ["-j"]):
+        assert jl("kv", "status", "CONFIG", *extra).stdout == \
+            jl("kv", "info", "CONFIG", *extra).stdout
+    assert json.loads(jl("kv", "status", "CONFIG", "-j").stdout)["values"] == 1
+    res = jl("kv", "status", "NOPE")
+    assert res.exit_code == 1 and "bucket not found" in res.stderr
