@@ -56,7 +56,7 @@ EXIT_STATUSES: tuple[tuple[int, str], ...] = (
 )
 # The checks' own statuses (natscli's server check): the help epilog and the man pages say so.
 CHECK_STATUSES = ("server check and dr check exit as natscli's checks do: 0 OK, 1 WARNING, "
-                  "2 CRITICAL, 3 UNKNOWN")
+                  "2 CRITICAL, 3 UNKNOWN (also for a bad command line)")
 
 
 def default_data_dir(environ: dict[str, str] | None = None) -> Path:

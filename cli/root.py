@@ -145,6 +145,8 @@ class JetlinkGroup(TyperGroup):
             # -j/--json was parsed: look for it as run() does for usage errors.
             if not app.json and wants_json(args):
                 app.json = True
+            if err.exit_code == ExitCode.USAGE and is_check(args):
+                err.exit_code = CHECK_UNKNOWN
             app.fail(err)
 
 
@@ -520,6 +522,17 @@ def click_exception() -> type[Exception]:
     return found
 
 
+CHECK_UNKNOWN = 3  # a check's UNKNOWN (core/monitor/result.py EXIT_CODES, Nagios')
+
+
+def is_check(words: Sequence[str]) -> bool:
+    """Whether the command words (after the global options) are a monitoring check
+    (``server check ...``, ``dr check``): its bad command line is UNKNOWN (exit 3), what a
+    Nagios plugin answers for invalid arguments, not a usage error's 2 (CRITICAL there)."""
+    w = [x for x in words if not x.startswith("-")][:2]
+    return w in (["server", "check"], ["dr", "check"])
+
+
 def run_app(args: list[str], root: typer.Typer | None = None) -> None:
     """Run the command line ``args`` through the Typer app ``root`` (default: :data:`app`;
     cli/main.py ``run``, once it has seen that no quick path takes them) and exit with its
@@ -544,6 +557,9 @@ def run_app(args: list[str], root: typer.Typer | None = None) -> None:
             print_json(UsageError(clipped_message(exc)).to_dict())
         else:
             _show_click_error(exc)
+        path = str(getattr(getattr(exc, "ctx", None), "command_path", "") or "")
+        if exc.exit_code == ExitCode.USAGE and is_check(path.split()[1:]):
+            sys.exit(CHECK_UNKNOWN)
         sys.exit(exc.exit_code)
     except Abort:
         print("Aborted!", file=sys.stderr)

@@ -70,3 +70,21 @@ def test_a_global_option_after_the_command_says_where_it_goes(capsys):
                    "Try 'jetlink stream ls -h' for help.\n")
     code, out, err = call(capsys, "stream", "ls", "--clustr", "west")
     assert code == 2 and "global option" not in err
+
+
+@pytest.mark.parametrize("args", [
+    ["server", "check", "stream", "--stream", "S", "--seen-critical", "soon"],
+    ["server", "check", "--format", "bogus", "kv", "--bucket", "B"],
+    ["server", "check", "kv", "--bucket", "B", "--bogus"],
+    ["dr", "check", "--bogus"],
+])
+def test_a_checks_bad_command_line_is_unknown(capsys, tmp_path, args):
+    """A monitoring check given invalid arguments answers UNKNOWN (exit 3), as a Nagios
+    plugin does, not a usage error's 2 (CRITICAL to Nagios); the message is the usage
+    error's. Any other command's stays 2."""
+    code, out, err = call(capsys, "--data-dir", str(tmp_path / "d"), *args)
+    assert (code, out) == (3, "")
+    assert err.startswith("jetlink: error: ")
+    code, _out, _err = call(capsys, "--data-dir", str(tmp_path / "d"), "stream", "ls", "--bogus")
+    assert code == 2
+    assert not (tmp_path / "d").exists()

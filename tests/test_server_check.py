@@ -169,12 +169,13 @@ def test_stream_metadata_thresholds_and_flags_override(jl):
 ])
 def test_a_threshold_past_its_range_is_a_usage_error(capsys, args, flag, value, low, high):
     """natscli's flags are 64-bit (int, or uint for counts): past the range is refused
-    before anything is asked, not taken as a threshold."""
+    before anything is asked, not taken as a threshold (UNKNOWN, a check's bad command
+    line)."""
     from jetlink.cli.main import run
 
     with pytest.raises(SystemExit) as exc:
         run(["server", "check", *args, flag, value])
-    assert exc.value.code == 2
+    assert exc.value.code == 3
     assert capsys.readouterr().err.splitlines()[0] == (
         f"jetlink: error: Invalid value for '{flag}': {value} is not in the range "
         f"{low}<=x<={high}.")
@@ -185,7 +186,7 @@ def test_a_long_number_is_quoted_by_its_start_and_length(capsys):
 
     with pytest.raises(SystemExit) as exc:
         run(["server", "check", "stream", "--stream", "S", "--lag-critical", "9" * 5000])
-    assert exc.value.code == 2
+    assert exc.value.code == 3
     assert capsys.readouterr().err.splitlines()[0] == (
         "jetlink: error: Invalid value for '--lag-critical': '999999999999999999999999999999"
         "999999999... (5,002 characters) is not a valid int range.")
@@ -361,11 +362,12 @@ def test_output_options_before_the_checks_name_as_natscli_takes_them(jl):
 @pytest.mark.parametrize("namespace", ["bad-ns", "1abc", "a b"])
 def test_a_namespace_that_is_no_metric_name_prefix_is_refused(jl, namespace):
     """A namespace with a character a Prometheus metric name can not hold would break the
-    whole scrape: a usage error naming it and the rule."""
+    whole scrape: refused naming it and the rule, UNKNOWN as any bad command line of a
+    check."""
     ok(jl("stream", "add", "ORIG", "--subjects", "orig.>", "--defaults"))
     res = check(jl, "stream", "--stream", "ORIG", "--format", "prometheus", "--namespace",
                 namespace)
-    assert (res.exit_code, res.stdout) == (2, "")
+    assert (res.exit_code, res.stdout) == (3, "")  # a check's bad command line: UNKNOWN
     assert res.stderr.startswith(f"jetlink: error: --namespace {namespace!r}: a Prometheus "
                                  "namespace is a metric name prefix")
 
