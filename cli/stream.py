@@ -250,8 +250,10 @@ def edit(
 
     Applies the given flags (or --config FILE) to the stream's configuration and shows the
     differences as a unified diff of the JSON configs; on a terminal it then asks for
-    confirmation unless -f/--force. --dry-run only shows the differences (exit status 0;
-    with --json: {"name", "changed", "diff", "config"}).
+    confirmation unless -f/--force. Without a terminal an edit whose tighter limits remove
+    stored messages is refused unless -f/--force (exit status 2, nothing changed), as every
+    destructive verb. --dry-run only shows the differences (exit status 0; with --json:
+    {"name", "changed", "diff", "config"}).
     """
     app = App.of(ctx)
     js = open_jetstream(app)
@@ -278,8 +280,44 @@ def edit(
         output.line(app)
     if not force and output.is_interactive():
         output.confirm(app, f"Really edit Stream {name}", force=False, action=f"edit stream {name}")
+    elif not force:
+        # without a terminal an edit is applied as given, unless it removes stored messages
+        # (a tighter limit): that, as every destructive verb, needs -f/--force
+        removes = _removed_by(js, name, old, new)
+        if removes:
+            output.confirm(app, "", force=False,
+                           action=f"edit stream {name} (it removes stored messages: {removes})")
     info = js.update_stream(new)
     app.emit(to_doc(info), human=lambda a, doc: _created(a, doc, "updated"))
+
+
+def _removed_by(js: Any, name: str, old: Any, new: Any) -> str:
+    """Why the limits of ``new`` remove messages ``name`` holds under ``old`` ("" when they
+    remove none): a message count, a byte count, a per-subject count or an age over its new
+    limit (the limits' rules, core/limits.py, then remove the oldest)."""
+    info = js.stream_info(name)
+    st = info.state
+    if not st.messages:
+        return ""
+
+    def tighter(attr: str) -> int:
+        n, was = int(getattr(new, attr) or 0), int(getattr(old, attr) or 0)
+        return n if n > 0 and (was <= 0 or n < was) else 0
+
+    if (limit := tighter("max_msgs")) and st.messages > limit:
+        return f"max_msgs {output.comma(limit)} < {output.comma(st.messages)} stored"
+    if (limit := tighter("max_bytes")) and st.bytes > limit:
+        return f"max_bytes {output.comma(limit)} < {output.comma(st.bytes)} stored"
+    if (limit := tighter("max_age")) and st.first_ts and now_ns() - int(st.first_ts) > limit:
+        from jetlink.core.durations import format_duration
+
+        return f"max_age {format_duration(limit)}: older messages stored"
+    if limit := tighter("max_msgs_per_subject"):
+        most = max(js.subjects(name).values(), default=0)
+        if most > limit:
+            return (f"max_msgs_per_subject {output.comma(limit)} < {output.comma(most)} "
+                    "stored on one subject")
+    return ""
 
 
 def _render_dry_run(app: App, doc: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import doc, ok
+from helpers import data_dir_bytes, doc, ok
 
 from jetlink.cli.stream_flags import (
     StreamFlags,
@@ -1136,3 +1136,25 @@ def test_natscli_runtime_feature_flags_set_their_fields(jl):
     refused = jl("stream", "edit", "B", "--allow-counter", "-f", "-j")
     assert refused.exit_code == 1
     assert json.loads(refused.stdout)["error"]["err_code"] == 10052
+
+
+def test_an_edit_that_removes_messages_needs_force_without_a_terminal(jl):
+    """Without a terminal an edit is applied as given, unless its tighter limits remove
+    stored messages: then, as purge or rmm, it needs -f (exit 2, nothing changed)."""
+    ok(jl("stream", "add", "O", "--subjects", "o.>", "--defaults"))
+    for i in range(6):
+        ok(jl("pub", f"o.{i % 2}", f"m{i}"))
+    before = data_dir_bytes(jl.data)
+    for flags, why in ((["--max-msgs", "4"], "max_msgs 4 < 6 stored"),
+                       (["--max-msgs-per-subject", "2"],
+                        "max_msgs_per_subject 2 < 3 stored on one subject")):
+        res = jl("stream", "edit", "O", *flags)
+        assert res.exit_code == 2, res.output
+        assert res.stderr.endswith(
+            "jetlink: error: no terminal to confirm on: pass -f/--force to edit stream O (it "
+            f"removes stored messages: {why})\n"), res.stderr
+    assert data_dir_bytes(jl.data) == before
+    # limits that keep every message: applied as given
+    assert doc(jl("stream", "edit", "O", "--max-msgs", "100", "-j"))["state"]["messages"] == 6
+    done = doc(jl("stream", "edit", "O", "--max-msgs", "4", "-f", "-j"))
+    assert done["state"]["messages"] == 4
