@@ -430,3 +430,18 @@ def test_a_links_secret_is_never_exported_nor_shown_and_a_file_without_it_keeps_
     r = ok(jl("apply", secret, "-f"))
     assert "n3w" not in r.stdout + r.stderr and "s3cret" not in r.stdout + r.stderr
     assert stored()["sasl.jaas.config"] == other
+
+
+def test_an_invalid_field_of_an_existing_stream_is_one_problem(jl, tmp_path):
+    """An update the file's own check refuses (max_age negative) is listed once, as validate
+    lists it: not again as "can not be updated" by the plan."""
+    ok(jl("apply", write(tmp_path, BASE)))
+    bad = write(tmp_path, BASE.replace('max_age = "30d"', 'max_age = "-5s"'), "bad.toml")
+    checked = jl("validate", bad, "-j")
+    applied = jl("apply", bad, "-j")
+    assert (checked.exit_code, applied.exit_code) == (3, 3)
+    want = [(p["object"], p["field"], p["err_code"])
+            for p in json.loads(checked.stdout)["problems"]]
+    got = [(p["object"], p["field"], p["err_code"])
+           for p in json.loads(applied.stdout)["plan"]["problems"]]
+    assert got == want == [("stream ORDERS", "max_age", 10052)]

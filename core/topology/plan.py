@@ -212,7 +212,9 @@ def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
             p = Problem(obj.file, obj.label, getattr(err, "field", None),
                         getattr(err, "err_code", 0),
                         f"{change.label} can not be updated: {err.description}")
-            problems.append(p)
+            if not any((q.file, q.object, q.field, q.err_code) ==
+                       (p.file, p.object, p.field, p.err_code) for q in problems):
+                problems.append(p)  # (the file's own check named it already: once)
     elif change.kind == "topic":
         if obj.spec.partitions < cur.spec.partitions:
             problems.append(_refusal(change, f"the partition count can only grow "
