@@ -540,6 +540,30 @@ def test_pause_and_resume(rest):
           "Cluster link 'X' not found")
 
 
+def test_validate_only_after_writes_changes_no_file_not_even_the_health_record(rest):
+    """After a link and a mirror topic were created (writes that leave the store's health
+    record, .<cluster>.db.checked), validate-only promote and config requests leave every
+    file of the data directory as it was, that record included: a connection that committed
+    nothing records nothing when it closes."""
+    def files() -> dict[str, bytes]:  # as they are: no checkpoint (that is a change too)
+        return {p.name: p.read_bytes() for p in sorted(rest.data.iterdir()) if p.is_file()}
+
+    clusters(rest, "vs", "vd")
+    topic(rest, "vs", "v", 3)
+    created(create_link(rest, "vd", "V1", "vs"))
+    created(rest.http.post("/vd/links/V1/mirrors", json={"source_topic_name": "v"}))
+    status(rest, "vd", "V1", "v")  # the create's step done (a GET runs it first)
+    before = files()
+    assert ".vd.db.checked" in before
+    for _ in range(3):
+        r = alter(rest, "vd", "V1", "promote", {"mirror_topic_names": ["v"]},
+                  validate_only="true")
+        assert r.status_code == 200, r.text
+        created(rest.http.put("/vd/links/V1/configs:alter", params={"validate_only": "true"},
+                              json={"data": [{"name": "acl.sync.ms", "value": "1"}]}))
+    assert files() == before
+
+
 def test_promote(rest):
     clusters(rest, "rs", "rd")
     topic(rest, "rs", "r", 4)

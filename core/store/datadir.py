@@ -292,6 +292,10 @@ class Cluster:
         self.readonly = False
         # Checked (or known unchanged) before this process's first write: see store/health.py.
         self._verified = False
+        # A write transaction of this connection committed: only then does its close record
+        # the files (a verified connection whose writes were all rolled back, a validate-only
+        # request, leaves every file as it found it, the record too).
+        self._wrote = False
         # Per-connection caches other modules may keep (e.g. compiled stream configs).
         self.cache: dict[str, Any] = {}
 
@@ -377,6 +381,7 @@ class Cluster:
         jetlink's own (another jetlink process writing alongside keeps the record fresh, so
         neither checks again for the other's writes; store/health.py)."""
         if self._verified:
+            self._wrote = True
             record(self.path)
 
     @contextlib.contextmanager
@@ -405,9 +410,9 @@ class Cluster:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-            if self._verified:
+            if self._verified and self._wrote:
                 record(self.path)  # the files as this verified process left them
-                self._verified = False
+            self._verified = self._wrote = False
 
     @property
     def changes(self) -> int:
@@ -432,6 +437,7 @@ class Cluster:
             return
         self.check_writable()
         try:
+            changes = conn.total_changes
             try:  # BEGIN inside: a KeyboardInterrupt as it returns must not leave it open
                 conn.execute("BEGIN IMMEDIATE")
                 yield conn
@@ -441,7 +447,8 @@ class Cluster:
                 raise
             else:
                 conn.execute("COMMIT")
-                self.committed()
+                if conn.total_changes != changes:  # (one that changed nothing wrote nothing)
+                    self.committed()
         except sqlite3.Error as err:
             if storage_error(err, self.name, self.path) is None:
                 raise

@@ -9,10 +9,12 @@ disk, a read-only data directory. How they are noticed, and the one error line e
 - **Before the first write of a process** (:func:`verify`): ``PRAGMA quick_check``, unless
   the files are exactly as jetlink left them after its last verified use (inode, size and
   modification time of the database and its write-ahead log, recorded in
-  ``.<name>.db.checked`` beside it after each write transaction of a verified process and
-  when it closes: jetlink processes writing side by side keep the record fresh for each
-  other). Anything else that touched the files (another program, a copy, a disk fault that
-  changed them) makes the next writer check again. A damaged database is never written to.
+  ``.<name>.db.checked`` beside it after each write transaction of a verified process that
+  changed something, and when it closes after one: jetlink processes writing side by side
+  keep the record fresh for each other; a write transaction that changed nothing, as a
+  validate-only request's, writes no file at all). Anything else that touched the files
+  (another program, a copy, a disk fault that changed them) makes the next writer check
+  again. A damaged database is never written to.
 - **While in use**: SQLite's own errors are turned into one line naming the file
   (:func:`storage_error`): damage, a full disk, a read-only file, an I/O error.
 - ``jetlink cluster check [NAME] [--repair]``: ``PRAGMA integrity_check`` of each database;
@@ -298,8 +300,9 @@ def trusted(path: Path) -> bool:
 
 
 def record(path: Path) -> None:
-    """Record the files' state as verified (after a check, or when a verified connection
-    closes). Best effort: a directory that cannot be written keeps no record.
+    """Record the files' state as verified (after a verified connection's write
+    transaction that changed something, and when it closes after one). Best effort: a
+    directory that cannot be written keeps no record.
 
     Written in place, not through a temporary file renamed over it (a rename costs a
     hundred times more, and a writer records after every commit): the record only spares
@@ -338,10 +341,11 @@ def check(conn: sqlite3.Connection, *, full: bool = False) -> list[str]:
 
 def verify(conn: sqlite3.Connection, name: str, path: Path) -> None:
     """Before the first write of a process: DamagedError when the database is damaged
-    (checked unless :func:`trusted`), else the state is recorded as verified."""
+    (checked unless :func:`trusted`). The state is recorded once a write transaction changed
+    something (core/store/datadir.py ``committed``): a write transaction that changed
+    nothing (a validate-only request) leaves every file as it found it, this record too."""
     if trusted(path):
         return
     problems = check(conn)
     if problems:
         raise damaged(name, path, f"is damaged (quick_check: {problems[0]})")
-    record(path)
