@@ -181,7 +181,7 @@ def test_the_error_names_the_option_in_json_too(tmp_path):
         [sys.executable, "-m", "jetlink.cli.main", "--data-dir", str(tmp_path / "d"), "dr",
          "check", "--positions-critical", "5", "-j"],
         capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2, proc.stderr
+    assert proc.returncode == 3, proc.stderr  # a check's bad command line: UNKNOWN
     doc = json.loads(proc.stdout)
     assert re.fullmatch(r"invalid value for --positions-critical: '5': "
                         r"missing unit, e\.g\. 5s", doc["error"]["description"]), doc
