@@ -493,6 +493,19 @@ def test_the_journal_names_the_tail_path_a_run_took(region, tmp_path):
     assert f"and its tails went to parquet:{tails}: nothing is written" in other.stderr
 
 
+def test_dr_check_after_a_failover_names_what_was_failed_over(region):
+    """West still down after the failover: nothing is a mirror any more (UNKNOWN, no mirror
+    to check), and the check says which streams were failed over from a silent origin and
+    what to do when it returns."""
+    ok(east(region, "dr", "failover", "--from", "west", "-f"))
+    res = east(region, "dr", "check")
+    assert res.exit_code == 3
+    assert res.stdout.startswith(
+        f"UNKNOWN dr OK:no mirrors in {region.data} (failed over, their old origin silent: "
+        "CONFIG@east from CONFIG@west, ORDERS_EAST@east from ORDERS@west, PAY@east from "
+        "PAY@west; fence each when its region returns) | mirrors=0 "), res.stdout
+
+
 def test_mirror_topics_of_a_kafka_region(jl):
     from jetlink.core.kafka.links import Links
     from jetlink.core.kafka.topics import Kafka

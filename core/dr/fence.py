@@ -216,16 +216,20 @@ class OriginReturn:
                 "overlap": self.overlap, "fenced_subjects": self.recorded}
 
 
-def returned_origin(site: Any, info: Any) -> OriginReturn | None:
+def returned_origin(site: Any, info: Any, *, silent: bool = False) -> OriginReturn | None:
     """The old origin of the stream ``info`` of ``site`` when it answers again writable
     (:class:`OriginReturn`); None when ``info`` is no failed-over stream of another region,
-    or its old origin does not answer, or takes no writes (a mirror, sealed)."""
+    or its old origin does not answer (``silent``: then an OriginReturn of state
+    ``silent``), or takes no writes (a mirror, sealed)."""
     from ..subjects import overlaps
 
     p = _promoted(site, info)
     if p is None:
         return None
     facts, oinfo = _origin_config(p)
+    if oinfo is None and silent:
+        return OriginReturn(p.kind, p.shown, facts.stream, facts.where, p.region, "silent",
+                            [], list(info.config.subjects), [])
     if oinfo is None or oinfo.config.mirror is not None or oinfo.config.sealed:
         return None
     ocfg = oinfo.config

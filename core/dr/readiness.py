@@ -164,6 +164,8 @@ class Readiness:
     where: str = ""  # what was looked at (the data directory or the server)
     # why the mirrors could not all be listed (a server that does not answer): critical
     failures: list[str] = field(default_factory=list)
+    # failed-over streams whose old origin does not answer (no mirror to check)
+    failed_over: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> Status:
@@ -199,7 +201,9 @@ class Readiness:
                               for p in m.result.perf_data]
         if not self.mirrors and not self.failures:
             where = f" in {self.where}" if self.where else ""
-            out.oks.append(f"no mirrors{where}")
+            out.oks.append(f"no mirrors{where}" + (
+                f" (failed over, their old origin silent: {', '.join(self.failed_over)}; "
+                "fence each when its region returns)" if self.failed_over else ""))
         counts = self.counts()
         out.perf_data += [
             PerfDataItem("mirrors", len(self.mirrors), help="Mirrors checked"),
@@ -726,10 +730,17 @@ def _check_returned(site: Any, info: Any, suffix: str, label: str, names: _Names
     when its old origin does not answer or takes no writes."""
     from .fence import returned_origin
 
-    back = returned_origin(site, info)
+    back = returned_origin(site, info, silent=True)
     if back is None:
         return []
     shown = back.shown + suffix
+    if back.state == "silent":  # nothing to check: said beside "no mirrors" (not a row)
+        from ..kv import bucket_of_stream
+
+        origin = (bucket_of_stream(back.origin) or back.origin) if back.kind == "kv" \
+            else back.origin
+        names.silent.append(f"{shown} from {origin}@{back.region}")
+        return []
     if not names.wanted(shown, info.config.name + suffix):
         return []
     result = Result(name=shown, check=CHECK)
@@ -948,6 +959,9 @@ class _Names:
         self.found: set[str] = set()
         self.streams: set[str] = set()  # streams seen (a name that is one, not a mirror)
         self.mirrors: set[str] = set()  # the names mirrors answer to (for a suggestion)
+        # failed-over streams whose old origin does not answer ("ORDERS_EAST@east from
+        # ORDERS@west"): no mirror to check, said when there is none
+        self.silent: list[str] = []
 
     def seen_stream(self, name: str, suffix: str) -> None:
         if self.names:
@@ -1053,4 +1067,4 @@ def check_readiness(backend: Backend, names: Sequence[str] = (), *,
                                    + (f": {err.detail}" if err.detail  # (the closest name)
                                       and "did you mean" in err.detail else "")])
     mirrors += wanted.missing()
-    return Readiness(mirrors, where=backend.label)
+    return Readiness(mirrors, where=backend.label, failed_over=sorted(wanted.silent))
