@@ -271,6 +271,8 @@ def test_export_of_some_clusters_to_a_file(jl, tmp_path):
     assert set(exported["streams"]) == {"ORDERS"}
     missing = jl("export", "--cluster", "nope")
     assert missing.exit_code == 1 and "cluster nope not found" in missing.stderr
+    close = jl("export", "--cluster", "wset")  # the closest cluster, as every verb names it
+    assert close.stderr == "jetlink: error: cluster wset not found: did you mean west?\n"
 
 
 PREFIXED_LINK = """

@@ -91,9 +91,10 @@ def _export(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = None,
     known = {c.name for c in infos}
     for name in sorted(wanted or ()):
         if name not in known:
-            from ..errors import NotFoundError
+            from ..errors import NotFoundError, not_found
 
-            raise NotFoundError(f"cluster {name} not found", field="cluster")
+            raise not_found(NotFoundError(f"cluster {name} not found", field="cluster"),
+                            name, sorted(known))
     out = _Document()
     for info in infos:
         if wanted is not None and info.name not in wanted:
