@@ -447,3 +447,13 @@ def test_an_invalid_field_of_an_existing_stream_is_one_problem(jl, tmp_path):
     got = [(p["object"], p["field"], p["err_code"])
            for p in json.loads(applied.stdout)["plan"]["problems"]]
     assert got == want == [("stream ORDERS", "max_age", 10052)]
+
+
+def test_a_refused_update_shows_only_what_the_file_changes(jl, tmp_path):
+    """The plan of a declaration its own checks refuse (max_age negative) shows the fields
+    the file sets, not the ones it leaves to their defaults as going to null."""
+    ok(jl("apply", write(tmp_path, BASE)))
+    bad = write(tmp_path, BASE.replace('max_age = "30d"', 'max_age = "-5s"'), "bad.toml")
+    plan = json.loads(jl("apply", bad, "-j").stdout)["plan"]
+    (orders,) = [c for c in plan["changes"] if c["name"] == "ORDERS"]
+    assert [d["field"] for d in orders["diff"]] == ["max_age"]

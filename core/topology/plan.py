@@ -301,6 +301,10 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
             continue
         if obj.kind in NATS_KINDS:
             diff = _diff(_effective_table(cur, state), _table(_declared(obj)))
+            if obj.config is not None and obj.effective is None:
+                # a declaration its own checks refused has no defaults filled in: what it
+                # leaves out is no change (it is shown once, as the file's problem)
+                diff = [d for d in diff if d["to"] is not None]
             if diff and cur.kind == obj.kind != "stream":  # shown in the KV table's terms
                 diff = _diff(object_table(cur), object_table(obj)) or diff
         elif obj.kind == "mirror_topic":  # its configs are creation settings, not read back
