@@ -194,7 +194,9 @@ def test_consume_commits_and_resumes(jl, engine, cli_clock):
               "--print-key", "--print-offset", "--print-partition"))
     assert r.stdout == "Partition:0\tOffset:0\ta\t1\nPartition:0\tOffset:1\tb\t2\n"
     assert r.stderr == "Processed a total of 2 messages\n"
-    assert engine.committed("g") == {("t", 0): 2}
+    # every assigned partition's position, as Kafka's consumer commits on close: partition 1,
+    # read nothing from, at where it started (the log start, --from-beginning)
+    assert engine.committed("g") == {("t", 0): 2, ("t", 1): 0}
     assert not engine.group_active("g")  # the consumer left
     now = cli_clock.now_ns() // 1_000_000
     r = ok(jl("topic", "consume", "t", "--group", "g", "--from-beginning", "--print-timestamp",
@@ -304,3 +306,16 @@ def test_follow_keeps_the_group_active_until_ctrl_c(tmp_path):
     assert follower.returncode == 130
     assert not k.group_active("g")
     assert k.committed("g") == {("t", 0): 2}
+
+
+def test_a_new_group_that_read_nothing_gets_what_is_produced_next(jl, engine):
+    """A new group's first run finds nothing (it starts at the log end) and commits that
+    position on close, as Kafka's consumer does: the record produced next is the next run's
+    first, not skipped as a new log end."""
+    ok(jl("topic", "create", "t1"))
+    r = ok(jl("topic", "consume", "t1", "--group", "fresh"))
+    assert r.stderr == "Processed a total of 0 messages\n"
+    assert engine.committed("fresh") == {("t1", 0): 0}
+    ok(jl("topic", "produce", "t1", "m1"))
+    r = ok(jl("topic", "consume", "t1", "--group", "fresh"))
+    assert (r.stdout, r.stderr) == ("m1\n", "Processed a total of 1 messages\n")

@@ -98,8 +98,19 @@ class TopicConsumer:
         return read
 
     def close(self) -> None:
-        """Leave the group (nothing without one)."""
+        """Commit the position of every assigned partition, then leave the group (nothing
+        without one). As Kafka's consumer commits on close: a partition it read nothing from
+        is committed at the position it started from (the log end for a new group), so a
+        record produced after this run is the next run's first, not skipped."""
         if self.group is not None:
+            try:
+                committed = self.kafka.committed(self.group)
+                todo = {(self.topic, p): pos for p, pos in self.positions.items()
+                        if committed.get((self.topic, p)) != pos}
+                if todo:
+                    self.kafka.commit(self.group, todo, member=self.member)
+            except KafkaError:  # evicted meanwhile (a rebalance): the next run decides
+                pass
             self.kafka.leave(self.group, self.member)
 
     def __enter__(self) -> TopicConsumer:
