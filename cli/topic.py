@@ -378,8 +378,19 @@ def produce(
             stop = min(total, i + PRODUCE_CHUNK)
             chunk = (records[i:stop] if records is not None
                      else [made(n) for n in range(i + 1, stop + 1)])
-            done = kafka.produce(topic, [(k, v, h or None) for k, v, h in chunk],
-                                 partition=partition)
+            from jetlink.core.errors import JetlinkError
+
+            try:
+                done = kafka.produce(topic, [(k, v, h or None) for k, v, h in chunk],
+                                     partition=partition)
+            except JetlinkError as err:
+                if produced and err.detail is None:  # for people: what earlier calls stored
+                    where = ", ".join(f"partition {q}: offsets {a}..{b}"
+                                      for q, (a, b) in sorted(spans.items()))
+                    err.detail = (f"the first {produced} records were stored before it (each "
+                                  f"call of {PRODUCE_CHUNK} records is all or nothing): "
+                                  f"{where}")
+                raise
             produced += len(done)
             for p, off in done:
                 spans.setdefault(p, [off, off])[1] = off

@@ -319,3 +319,17 @@ def test_a_new_group_that_read_nothing_gets_what_is_produced_next(jl, engine):
     ok(jl("topic", "produce", "t1", "m1"))
     r = ok(jl("topic", "consume", "t1", "--group", "fresh"))
     assert (r.stdout, r.stderr) == ("m1\n", "Processed a total of 1 messages\n")
+
+
+def test_a_refusal_after_the_first_call_says_what_was_stored(jl, engine):
+    """A produce of more than one call's records (10,000 each, each all or nothing) refused
+    in a later call says how many records the earlier calls stored, and where: a retry
+    would store them twice."""
+    ok(jl("topic", "create", "t", "--config", "max.message.bytes=100"))
+    lines_in = "".join(f"r{i}\n" for i in range(10_005)) + "x" * 200 + "\n"
+    r = jl("topic", "produce", "t", input=lines_in)
+    assert r.exit_code == 1
+    assert r.stderr.endswith(
+        "(MESSAGE_TOO_LARGE 10): the first 10000 records were stored before it (each call "
+        "of 10000 records is all or nothing): partition 0: offsets 0..9999\n"), r.stderr
+    assert engine.describe_topic("t").partitions[0].log_end == 10_000
