@@ -81,21 +81,14 @@ def select_cluster(app: App, bootstrap_server: str | None, command_config: str |
         return
     from jetlink.cli import output
 
-    chosen = close = None
+    chosen = close = host = None
     given = common.given(app.ctx.find_root(), "cluster") if app.ctx is not None else True
     if bootstrap_server:
         from jetlink.core.errors import did_you_mean
-        from jetlink.core.store.datadir import NAME_RE
 
-        first = bootstrap_server.split(",")[0].strip()
-        host = first.rsplit(":", 1)[0] if ":" in first else first
-        store = common.data_dir(app)
-        for name in dict.fromkeys((first, host.strip("[]"))):
-            if NAME_RE.fullmatch(name) and store.has_cluster(name):
-                chosen = name
-                break
+        chosen, host = _cluster_of_servers(app, bootstrap_server)
         if chosen is None:
-            close = did_you_mean(host.strip("[]"), store.cluster_names())
+            close = did_you_mean(host, common.data_dir(app).cluster_names())
     if chosen is not None:
         common.address_cluster(app, chosen)
         output.notice(app, f"jetlink: notice: --bootstrap-server {bootstrap_server} selects "
@@ -105,7 +98,7 @@ def select_cluster(app: App, bootstrap_server: str | None, command_config: str |
         # a host one typo away from a cluster's name: answering for the default cluster
         # would be a wrong answer to a runbook line, not a rehearsal of it
         raise usage(f"--bootstrap-server {bootstrap_server}: no cluster of the data directory "
-                    f"is named {host.strip('[]')!r} (its host selects the cluster); {close} "
+                    f"is named {host!r} (its host selects the cluster); {close} "
                     "(or give --cluster NAME)")
     else:
         why = "--cluster" if given else "the default: no --cluster"
@@ -123,18 +116,27 @@ def _source_from_config(app: App, config_file: Path | None) -> str | None:
     from jetlink.cli import output
     from jetlink.cli.links import _read_text
     from jetlink.core.kafka.links import parse_properties
-    from jetlink.core.store.datadir import NAME_RE
 
     servers = parse_properties(_read_text(config_file)).get("bootstrap.servers") or ""
+    name, _host = _cluster_of_servers(app, servers)
+    if name is not None:
+        output.notice(app, f"jetlink: notice: bootstrap.servers {servers} of --config-file "
+                           f"names cluster {name}: the source cluster")
+    return name
+
+
+def _cluster_of_servers(app: App, servers: str) -> tuple[str | None, str]:
+    """The cluster of the data directory a Kafka server list names (its first server as
+    HOST:PORT, or its host, is a cluster's name; None: none), and that host."""
+    from jetlink.core.store.datadir import NAME_RE
+
     first = servers.split(",")[0].strip()
     host = (first.rsplit(":", 1)[0] if ":" in first else first).strip("[]")
     store = common.data_dir(app)
     for name in dict.fromkeys((first, host)):
         if name and NAME_RE.fullmatch(name) and store.has_cluster(name):
-            output.notice(app, f"jetlink: notice: bootstrap.servers {servers} of "
-                               f"--config-file names cluster {name}: the source cluster")
-            return name
-    return None
+            return name, host
+    return None, host
 
 
 def _need(value: Any, flag: str, action: str) -> Any:

@@ -242,6 +242,11 @@ def comma(n: int) -> str:
     return f"{int(n):,}"
 
 
+def plural(n: int, word: str) -> str:
+    """``1 message``, ``1,234 messages``: a count with its separators and its word."""
+    return f"{comma(n)} {word}{'' if n == 1 else 's'}"
+
+
 _IEC = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 
 

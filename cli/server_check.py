@@ -127,13 +127,12 @@ def _finish(ctx: typer.Context, result: Any, fmt: Format, namespace: str,
 
     app = App.of(ctx)
     group = ctx.meta.get(_GROUP_KEY) or {}
-    for name, value in (("fmt", fmt), ("namespace", namespace), ("outfile", outfile)):
-        if group.get(name) is not None and common.parameter_source(ctx, name) in (
-                None, "DEFAULT", "DEFAULT_MAP"):
-            value = group[name]
-            fmt = value if name == "fmt" else fmt
-            namespace = value if name == "namespace" else namespace
-            outfile = value if name == "outfile" else outfile
+
+    def pick(name: str, value: Any) -> Any:  # the check's own option, else the group's
+        return value if common.given(ctx, name) or group.get(name) is None else group[name]
+
+    fmt, namespace, outfile = pick("fmt", fmt), pick("namespace", namespace), \
+        pick("outfile", outfile)
     if namespace and not _METRIC_NAME.fullmatch(namespace):
         raise common.usage(f"--namespace {namespace!r}: a Prometheus namespace is a metric "
                            "name prefix: a letter, '_' or ':', then letters, digits, '_' or "

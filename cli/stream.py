@@ -294,7 +294,7 @@ def edit(
 def _removed_by(js: Any, name: str, old: Any, new: Any) -> str:
     """Why the limits of ``new`` remove messages ``name`` holds under ``old`` ("" when they
     remove none): a message count, a byte count, a per-subject count or an age over its new
-    limit (the limits' rules, core/limits.py, then remove the oldest)."""
+    limit (the store then removes the oldest: core/streamstore/limits.py)."""
     info = js.stream_info(name)
     st = info.state
     if not st.messages:
@@ -1284,12 +1284,10 @@ def render_failback(app: App, doc: dict[str, Any], *, what: str) -> None:
                         f"{output.comma(m['behind'])} behind"))
     r = doc.get("reuse") or {}
     if m and r and not doc.get("already_done"):
-        n = r["messages"]
-        kept = (f"{output.comma(n)} message{'' if n == 1 else 's'} kept (up to sequence "
+        kept = (f"{output.plural(r['messages'], 'message')} kept (up to sequence "
                 f"{output.comma(r['upto_seq'])})" if r["upto_seq"] else "none")
         cols.row("Reused", kept)
-        c = r["copied"]
-        cols.row("Copied", f"{output.comma(c)} message{'' if c == 1 else 's'}")
+        cols.row("Copied", output.plural(r["copied"], "message"))
         cols.row("Why", r["reason"], bool(r["reason"]))
     cols.title("Steps")
     for s in doc["steps"]:

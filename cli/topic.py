@@ -373,13 +373,13 @@ def produce(
     spans: dict[int, list[int]] = {}  # partition -> [first offset, last offset]
     # Large --count runs go in chunks (each chunk one transaction, made as it goes) so a bar
     # can move; a bar only on a terminal, never with --json.
+    from jetlink.core.errors import JetlinkError
+
     with output.progress(app, "Producing", total, enabled=total > PRODUCE_CHUNK) as bar:
         for i in range(0, total, PRODUCE_CHUNK):
             stop = min(total, i + PRODUCE_CHUNK)
             chunk = (records[i:stop] if records is not None
                      else [made(n) for n in range(i + 1, stop + 1)])
-            from jetlink.core.errors import JetlinkError
-
             try:
                 done = kafka.produce(topic, [(k, v, h or None) for k, v, h in chunk],
                                      partition=partition)

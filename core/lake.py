@@ -169,13 +169,11 @@ class LakeExistsError(LakeError):
     """The export's directory already holds files (``force`` replaces the dataset)."""
 
 
-def lake_filesystem(path: str):
-    """``(pyarrow FileSystem, path inside it)`` for a local path, a ``file://`` URI or another
-    URI pyarrow.fs understands."""
+def local_path(path: str) -> str | None:
+    """The absolute local path of a dataset location (a path, or a ``file:`` URI), None for
+    another filesystem's URI."""
     import os
     from urllib.parse import unquote, urlparse
-
-    from pyarrow import fs as pafs
 
     if not path:
         raise LakeError("empty dataset path")
@@ -185,11 +183,22 @@ def lake_filesystem(path: str):
             raise LakeError(f"{path}: a file:// URI names a local path (file:///dir/...)")
         path = unquote(url.path)
     elif "://" in path:
+        return None
+    return os.path.abspath(os.path.expanduser(path))
+
+
+def lake_filesystem(path: str):
+    """``(pyarrow FileSystem, path inside it)`` for a local path, a ``file://`` URI or another
+    URI pyarrow.fs understands."""
+    from pyarrow import fs as pafs
+
+    local = local_path(path)
+    if local is None:
         try:
             return pafs.FileSystem.from_uri(path)
         except Exception as exc:  # pyarrow: ArrowInvalid / ArrowNotImplementedError / OSError
             raise LakeLocationError(f"{path}: unsupported dataset location: {exc}") from None
-    return pafs.LocalFileSystem(), os.path.abspath(os.path.expanduser(path))
+    return pafs.LocalFileSystem(), local
 
 
 def _join(base: str, name: str) -> str:

@@ -80,11 +80,12 @@ def unwritable_output(path: str) -> str | None:
     import os
     import tempfile
 
-    if "://" in path and not path.startswith("file://"):
+    try:
+        here = lake.local_path(path)
+    except lake.LakeError:
+        return None  # a malformed location: the job's own reading of it says why
+    if here is None:
         return None
-    local = path[len("file://"):] if path.startswith("file://") else path
-    local = local[len("file:"):] if local.startswith("file:") else local
-    here = os.path.abspath(os.path.expanduser(local))
     while not os.path.lexists(here):
         parent = os.path.dirname(here)
         if parent == here:
