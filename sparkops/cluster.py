@@ -107,7 +107,7 @@ class LocalCluster:
                 alive = [w for w in last.get("workers", []) if w.get("state") == "ALIVE"]
                 if len(alive) >= self.workers:
                     return
-            except OSError:
+            except (OSError, ValueError):  # not up yet, or its UI still answering HTML
                 pass
             time.sleep(0.5)
         raise ClusterError(f"{self.workers} workers did not register with the master in "
