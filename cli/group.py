@@ -172,6 +172,14 @@ def set_offsets(
         group, topic, partition=partition, to_offset=to_offset, to_earliest=to_earliest,
         to_latest=to_latest, dry_run=dry_run,
     )
+    if to_offset is not None:
+        # ConsumerGroupCommand's range check: an offset outside the log is clamped to its
+        # end or start, with a warning naming both.
+        for t, p, _old, new in rows:
+            if new != to_offset:
+                side = "higher than latest" if to_offset > new else "lower than earliest"
+                output.notice(app, f"New offset ({to_offset}) is {side} offset for topic "
+                                   f"partition {t}-{p}. Value will be set to {new}")
     docs = [
         {"group": group, "topic": t, "partition": p, "old_offset": old, "new_offset": new}
         for t, p, old, new in rows

@@ -266,7 +266,18 @@ def test_group_ls_describe_set_offsets_rm(jl, engine):
                         "          5",
                         "billing                        orders                         1"
                         "          0"]
+    # ConsumerGroupCommand's warning for an offset past the log, on stderr
+    assert r.stderr == (
+        "New offset (9) is higher than latest offset for topic partition orders-0. "
+        "Value will be set to 5\n"
+        "New offset (9) is higher than latest offset for topic partition orders-1. "
+        "Value will be set to 0\n")
     assert engine.committed("billing") == {("orders", 0): 3}
+    r = ok(jl("group", "set-offsets", "billing", "-t", "orders", "-p", "0", "--to-offset", "-1",
+              "--dry-run", "-j"))
+    assert json.loads(r.stdout)[0]["new_offset"] == 0
+    assert r.stderr == ("New offset (-1) is lower than earliest offset for topic partition "
+                        "orders-0. Value will be set to 0\n")
     assert doc(jl("group", "set-offsets", "billing", "-t", "orders", "-p", "0",
                   "--to-earliest", "-j")) == [
         {"group": "billing", "topic": "orders", "partition": 0, "old_offset": 3,
