@@ -79,7 +79,9 @@ def counter_stream(js: JetStreamAPI, subject: str | None, stream: str | None) ->
     if not name:
         names = js.stream_names(subject or ">")
         if not names:
-            raise nats_error("StreamNotFound")
+            err = nats_error("StreamNotFound")
+            err.detail = f"no stream's subjects match {subject}; give its stream with --stream"
+            raise err
         name = names[0]
     cfg = js.stream_info(name).config
     if not (cfg.allow_msg_counter and cfg.allow_direct):
