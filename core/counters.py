@@ -79,9 +79,10 @@ def counter_stream(js: JetStreamAPI, subject: str | None, stream: str | None) ->
     if not name:
         names = js.stream_names(subject or ">")
         if not names:
-            err = nats_error("StreamNotFound")
-            err.detail = f"no stream's subjects match {subject}; give its stream with --stream"
-            raise err
+            missing = nats_error("StreamNotFound")
+            missing.detail = (f"no stream's subjects match {subject}; give its stream with "
+                              "--stream")
+            raise missing
         name = names[0]
     cfg = js.stream_info(name).config
     if not (cfg.allow_msg_counter and cfg.allow_direct):

@@ -169,6 +169,9 @@ def test_a_non_editable_change_is_reported_not_forced(jl, tmp_path):
     problems = doc(result)["plan"]["problems"]
     assert any("stream ORDERS in cluster west can not be updated" in p["description"]
                for p in problems)
+    (orders,) = [c for c in doc(result)["plan"]["changes"] if c["name"] == "ORDERS"]
+    # the stored stream's storage is file, its default the table leaves out: not null
+    assert orders["diff"] == [{"field": "storage", "from": "file", "to": "memory"}]
     assert doc(ok(jl("--cluster", "west", "stream", "info", "ORDERS", "-j")))["config"][
         "storage"] == "file"
 

@@ -58,6 +58,12 @@ def _stream_table(cfg: StreamConfig, key: str, cluster: str, with_cluster: bool)
     return out
 
 
+def stream_table_defaults() -> dict[str, Any]:
+    """The value each field :func:`stream_table` leaves out stands for (the field at its
+    default), to show both sides of a change of one."""
+    return {k: v for k, v in StreamConfig(name="").to_json().items() if k != "name"}
+
+
 def _origin_table(src: dict[str, Any]) -> dict[str, Any]:
     ext = src.get("external")
     if ext and not ext.get("deliver"):

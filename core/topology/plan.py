@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import JetlinkError
 from .checks import validate_topology
-from .export import object_table, stream_table
+from .export import object_table, stream_table, stream_table_defaults
 from .load import Topology
 from .model import Problem, TopologyObject
 from .stored import _user_config
@@ -152,6 +152,17 @@ def _diff(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
         if old.get(key) != new.get(key):
             out.append({"field": key, "from": old.get(key), "to": new.get(key)})
     return out
+
+
+def _with_defaults(diff: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A stream's differences with a field one side leaves out shown at its default (the
+    stored ``file`` storage, not null)."""
+    defaults = stream_table_defaults()
+    for d in diff:
+        for side in ("from", "to"):
+            if d[side] is None:
+                d[side] = defaults.get(d["field"])
+    return diff
 
 
 def _link_diff(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
@@ -307,6 +318,8 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
                 diff = [d for d in diff if d["to"] is not None]
             if diff and cur.kind == obj.kind != "stream":  # shown in the KV table's terms
                 diff = _diff(object_table(cur), object_table(obj)) or diff
+            elif obj.kind == "stream":
+                diff = _with_defaults(diff)
         elif obj.kind == "mirror_topic":  # its configs are creation settings, not read back
             diff = _diff({k: v for k, v in object_table(cur).items() if k != "configs"},
                          {k: v for k, v in object_table(obj).items() if k != "configs"})
