@@ -7,7 +7,11 @@ A tour is Markdown whose ```console blocks hold `$ command` lines, each followed
 printed. Commands run in order through bash in a fresh data directory (JETLINK_DATA_DIR, as
 the tour's preamble says) with the checkout's virtualenv first on PATH, stdout not a terminal.
 Blocks containing a `# meanwhile` line are interactive (two shells, Ctrl-C) and kept as they
-are. A command that exits non-zero gets an `[exit status N]` line, as the tours show it.
+are; in a block where one command is marked `# in a second terminal`, that command and its
+output are kept and the others run. A command marked `# figures vary` (a benchmark) is run
+and its output refreshed, never compared. The temporary directory the tour runs in is shown
+as `/tmp/tour`, as the tours' preambles say. A command that exits non-zero gets an
+`[exit status N]` line, as the tours show it.
 ``--check`` compares with durations, timestamps and byte sizes masked, since those differ
 from run to run.
 """
@@ -34,6 +38,7 @@ VOLATILE = [
     (re.compile(r"\"active\": \d+"), '"active": <v>'),
     (re.compile(r"\[\d\d:\d\d:\d\d\]"), "[<clock>]"),
     (re.compile(r"(Nats-Stream-Source: .*) \w{8}$", re.M), r"\1 <identity>"),
+    (re.compile(r"\$JS\.ACK\.[^\"\s]+"), "<ack reply>"),  # it holds the delivery time
     (re.compile(r"[ ─│╭╮╰╯├┤┬┴┼]+"), " "),
 ]
 
@@ -66,6 +71,14 @@ def run(command: str, env: dict[str, str], cwd: str) -> str:
     return out
 
 
+def shown_as(output: str, tmp: str) -> str:
+    """``output`` with the tour's temporary directory shown as /tmp/tour; in a table cell
+    (the path followed by spaces) the cell keeps its width."""
+    pad = " " * max(0, len(tmp) - len("/tmp/tour"))
+    return re.sub(re.escape(tmp) + r"(\S*)( +)?",
+                  lambda m: f"/tmp/tour{m[1]}{m[2] + pad if m[2] else ''}", output)
+
+
 def refresh(path: Path, check: bool) -> bool:
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     tmp = tempfile.mkdtemp(prefix="jetlink-tour-")
@@ -94,14 +107,23 @@ def refresh(path: Path, check: bool) -> bool:
                 j = i + 1
                 while j < len(body) and not body[j].startswith("$ "):
                     j += 1
-                output = run(line[2:].rstrip("\n"), env, tmp)
-                if mask(output) != mask("".join(body[i + 1:j])):
+                if "# in a second terminal" in line:
+                    new.extend(body[i:j])
+                    i = j
+                    continue
+                output = shown_as(run(line[2:].rstrip("\n"), env, tmp), tmp)
+                shown = body[i + 1:j]
+                gap = []  # blank lines between this command's output and the next command
+                while shown and not shown[-1].strip():
+                    gap.insert(0, shown.pop())
+                if "# figures vary" not in line and mask(output) != mask("".join(shown)):
                     same = False
                     if check:
                         print(f"{path}: output of `{line[2:].strip()}` changed:\n{output}",
                               file=sys.stderr)
                 new.append(line)
                 new.extend(output.splitlines(keepends=True))
+                new.extend(gap)
                 i = j
         new.extend(lines[pos:])
     finally:
