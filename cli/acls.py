@@ -35,8 +35,13 @@ acls_app.callback()(rest_callback)
 
 RestUrlOpt = Annotated[str | None, common.rest_url_option()]
 
+def _stripped(value: str | None) -> str | None:
+    """A principal as kafka-acls reads it: the spaces around it are no part of it."""
+    return value.strip() if value is not None else None
+
+
 PrincipalOpt = Annotated[str | None, typer.Option(
-    "--principal", metavar="TYPE:NAME", show_default=False,
+    "--principal", metavar="TYPE:NAME", show_default=False, callback=_stripped,
     help="The principal, e.g. User:alice (User:* every user).")]
 OperationOpt = Annotated[list[str] | None, typer.Option(
     "--operation", metavar="OP", show_default=False,
@@ -268,7 +273,7 @@ def check(
     (allow.everyone.if.no.acl.found). The same function the cluster authorizes requests
     with (Kafka's StandardAuthorizer rules).
     """
-    from jetlink.core.kafka.acls import operation_of, parse_principal
+    from jetlink.core.kafka.acls import check_operation, host_of, operation_of, parse_principal
 
     app = App.of(ctx)
     if common.rest_settings(app) is not None:
@@ -284,8 +289,13 @@ def check(
         raise common.usage("acls check takes one resource: --topic, --group, --kafka-cluster "
                            "or --transactional-id")
     (rt, name), = resources
-    d = _store(app).authorize(parse_principal(principal), operation_of(operation), rt, name,
-                              host)
+    op = operation_of(operation)
+    if op == "ALL":
+        raise common.usage("acls check asks about one operation a request needs (Read, "
+                           "Write, Describe ...): ALL is what an ACL grants, never what a "
+                           "request asks for")
+    check_operation(rt, op)
+    d = _store(app).authorize(parse_principal(principal), op, rt, name, host_of(host))
     doc = d.to_json()
 
     def human(a: App, x: dict[str, Any]) -> None:
@@ -358,16 +368,37 @@ def kafka_acls(
 
     app = App.of(ctx)
     action = one_action("kafka-acls", {"--add": add_, "--remove": remove, "--list": list_})
+    given = {flag for flag, on in (
+        ("--list", list_), ("--producer", producer), ("--consumer", consumer),
+        ("--allow-host", allow_host), ("--allow-principal", allow_principal),
+        ("--deny-host", deny_host), ("--deny-principal", deny_principal),
+        ("--operation", operation is not None), ("--principal", principal),
+        ("--topic", topic), ("--group", group), ("--cluster", cluster_res),
+        ("--transactional-id", transactional_id), ("--idempotent", idempotent)) if on}
+    _check_kafka_acls_args(given)
+    if action == "--add" and pattern_type.strip().upper() in ("MATCH", "ANY"):
+        raise common.usage(f"A '--resource-pattern-type' value of "
+                           f"'{pattern_type.strip().upper()}' is not valid when adding acls.")
     app.reading = action == "--list"
     select_cluster(app, bootstrap_server, command_config)
     # Every option is checked before the cluster is asked (kafka-acls checks its arguments
-    # before the broker answers, SECURITY_DISABLED included).
-    resources = _resources(topic, group, cluster_res, transactional_id,
+    # before the broker answers, SECURITY_DISABLED included). As AclCommand: names,
+    # principals and hosts trimmed; the cluster resource only with the literal pattern type.
+    topic = [t.strip() for t in topic or []] or None
+    group = [g.strip() for g in group or []] or None
+    literal = pattern_type.strip().upper() == "LITERAL"
+    if cluster_res and not literal and not (topic or group or transactional_id) \
+            and action != "--list":
+        raise common.usage(f"--cluster is the cluster resource kafka-cluster, a literal "
+                           f"name: with --resource-pattern-type {pattern_type} it is no "
+                           "resource (You must provide at least one resource: --topic, "
+                           "--group, --cluster or --transactional-id)")
+    resources = _resources(topic, group, cluster_res and literal, transactional_id,
                            required=action != "--list", cluster_flag="--cluster")
     if action == "--list":
         filters = [AclFilter.make(rt, name, pattern_type) for rt, name in resources] or \
             [AclFilter.make(None, None, "any")]
-        names = [parse_principal(p) for p in principal or []]
+        names = [parse_principal(p.strip()) for p in principal or []]
         store = _enforcing(app)
         _kafka_list(app, store, filters, names)
         return
@@ -379,6 +410,33 @@ def kafka_acls(
     else:
         filters = _remove_filters(per_resource, entries, pattern_type)
         _kafka_remove(app, _enforcing(app), filters, force)
+
+
+def _check_kafka_acls_args(given: set[str]) -> None:
+    """kafka-acls' own argument checks (AclCommand ``checkArgs``), in its order: options
+    that exclude each other, and what --principal, --producer, --idempotent and --consumer
+    need."""
+    excluded = (
+        ("--list", ("--producer", "--consumer", "--allow-host", "--allow-principal",
+                    "--deny-host", "--deny-principal")),
+        ("--producer", ("--operation", "--deny-principal", "--deny-host")),
+        ("--consumer", ("--operation", "--deny-principal", "--deny-host")),
+    )
+    for used, others in excluded:
+        for other in others:
+            if used in given and other in given:
+                raise common.usage(f'Option "{used}" can\'t be used with option "{other}"')
+    if "--principal" in given and "--list" not in given:
+        raise common.usage("The --principal option is only available if --list is set")
+    if "--producer" in given and "--topic" not in given:
+        raise common.usage("With --producer you must specify a --topic")
+    if "--idempotent" in given and "--producer" not in given:
+        raise common.usage("The --idempotent option is only available if --producer is set")
+    if "--consumer" in given and (
+            not {"--topic", "--group"} <= given
+            or ("--producer" not in given and given & {"--cluster", "--transactional-id"})):
+        raise common.usage("With --consumer you must specify a --topic and a --group and no "
+                           "--cluster or --transactional-id option should be specified.")
 
 
 def _enforcing(app: App) -> Any:
@@ -394,8 +452,10 @@ def _entries(allow_p: list[str] | None, deny_p: list[str] | None, allow_h: list[
     """(principal, host, permission) of the flags (a host defaults to * for its side)."""
     from jetlink.core.kafka.acls import parse_principal
 
-    out = [(parse_principal(p), h, "ALLOW") for p in allow_p or [] for h in allow_h or ["*"]]
-    out += [(parse_principal(p), h, "DENY") for p in deny_p or [] for h in deny_h or ["*"]]
+    out = [(parse_principal(p.strip()), h.strip(), "ALLOW")
+           for p in allow_p or [] for h in allow_h or ["*"]]
+    out += [(parse_principal(p.strip()), h.strip(), "DENY")
+            for p in deny_p or [] for h in deny_h or ["*"]]
     return out
 
 
@@ -412,8 +472,6 @@ def _wanted_ops(resources: list[tuple[str, str]], operation: list[str] | None,
             for op in ops:
                 check_operation(rt, op)
         return wanted
-    if consumer and not any(rt == "GROUP" for rt, _ in resources):
-        raise common.usage("--consumer needs --group (READ on the consumer group)")
     out: dict[tuple[str, str], list[str]] = {}
     for rt, name in resources:
         ops: list[str] = []

@@ -76,7 +76,9 @@ def split_pairs(values: list[str] | None) -> list[str]:
 
 def select_cluster(app: App, bootstrap_server: str | None, command_config: str | None) -> None:
     """``--bootstrap-server`` names the cluster when a cluster of the data directory has its
-    value (or its first server's host) as name; one notice on stderr either way."""
+    value (or its first server's host) as name; one notice on stderr either way. One that
+    names no cluster, without ``--cluster``, is refused for a change (``app.reading``
+    false) and for a host one typo from a cluster's name."""
     if bootstrap_server is None and command_config is None:
         return
     from jetlink.cli import output
@@ -100,6 +102,12 @@ def select_cluster(app: App, bootstrap_server: str | None, command_config: str |
         raise usage(f"--bootstrap-server {bootstrap_server}: no cluster of the data directory "
                     f"is named {host!r} (its host selects the cluster); {close} "
                     "(or give --cluster NAME)")
+    elif bootstrap_server and not given and not app.reading:
+        # a change meant for the broker a runbook line names is not made on the default
+        # cluster: the real tool would have failed to connect
+        raise usage(f"--bootstrap-server {bootstrap_server}: no cluster of the data directory "
+                    f"is named {host!r} (its host selects the cluster); give --cluster NAME "
+                    f"to change cluster {app.cluster}")
     else:
         why = "--cluster" if given else "the default: no --cluster"
         hint = f" ({close})" if close else ""

@@ -64,7 +64,8 @@ def test_producer_and_consumer_shortcuts(kw):
                    ("TOPIC", "orders", "READ"), ("TOPIC", "orders", "WRITE")]
     r = kw("kafka-acls", "--add", "--allow-principal", "User:app", "--consumer", "--topic",
            "orders")
-    assert r.exit_code == 2 and "--consumer needs --group" in r.stderr
+    assert r.exit_code == 2 and "With --consumer you must specify a --topic and a --group" \
+        in r.stderr
 
 
 def test_acls_check_says_why(kw):
@@ -142,7 +143,43 @@ def test_the_authorizer_is_changed_later(jl):
                                         "--add and --list"),
     (["kafka-acls", "--add", "--allow-principal", "User:a", "--topic", "orders",
       "--resource-pattern-type", "match"],
-     "jetlink: error: pattern type 'match' is not one of LITERAL, PREFIXED"),
+     "jetlink: error: A '--resource-pattern-type' value of 'MATCH' is not valid when adding "
+     "acls."),
+    # AclCommand checkArgs: options that exclude each other, what the shortcuts need
+    (["kafka-acls", "--add", "--allow-principal", "User:c", "--producer", "--group", "g1"],
+     "jetlink: error: With --producer you must specify a --topic"),
+    (["kafka-acls", "--add", "--allow-principal", "User:c", "--consumer", "--group", "g1"],
+     "jetlink: error: With --consumer you must specify a --topic and a --group and no "
+     "--cluster or --transactional-id option should be specified."),
+    (["kafka-acls", "--add", "--allow-principal", "User:c", "--consumer", "--topic", "orders",
+      "--group", "g1", "--cluster"],
+     "jetlink: error: With --consumer you must specify a --topic and a --group and no "
+     "--cluster or --transactional-id option should be specified."),
+    (["kafka-acls", "--add", "--allow-principal", "User:c", "--producer", "--topic", "orders",
+      "--operation", "Read"],
+     'jetlink: error: Option "--producer" can\'t be used with option "--operation"'),
+    (["kafka-acls", "--add", "--deny-principal", "User:c", "--consumer", "--topic", "orders",
+      "--group", "g"],
+     'jetlink: error: Option "--consumer" can\'t be used with option "--deny-principal"'),
+    (["kafka-acls", "--add", "--allow-principal", "User:c", "--idempotent", "--topic",
+      "orders", "--operation", "Write"],
+     "jetlink: error: The --idempotent option is only available if --producer is set"),
+    (["kafka-acls", "--add", "--allow-principal", "User:c", "--principal", "User:c", "--topic",
+      "orders"], "jetlink: error: The --principal option is only available if --list is set"),
+    (["kafka-acls", "--list", "--allow-principal", "User:c", "--topic", "orders"],
+     'jetlink: error: Option "--list" can\'t be used with option "--allow-principal"'),
+    (["kafka-acls", "--list", "--producer"],
+     'jetlink: error: Option "--list" can\'t be used with option "--producer"'),
+    (["kafka-acls", "--add", "--allow-principal", "User:x", "--operation", "Alter", "--cluster",
+      "--resource-pattern-type", "prefixed"],
+     "jetlink: error: --cluster is the cluster resource kafka-cluster, a literal name: with "
+     "--resource-pattern-type prefixed it is no resource"),
+    (["acls", "check", "--principal", "User:a", "--operation", "All", "--topic", "orders"],
+     "jetlink: error: acls check asks about one operation a request needs"),
+    (["acls", "check", "--principal", "User:a", "--operation", "Read", "--kafka-cluster"],
+     "jetlink: error: operation READ on a CLUSTER resource: ResourceType CLUSTER only supports"),
+    (["acls", "check", "--principal", "User:a", "--operation", "Read", "--topic", "orders",
+      "--host", ""], "jetlink: error: host '' is empty"),
     (["acls", "add", "--principal", "User:a", "--operation", "Read", "--topic", "t",
       "--host", ""],
      "jetlink: error: host '' is empty, longer than 255 characters or holds a space: the "
@@ -183,7 +220,9 @@ def test_hostile_input_is_one_line_and_changes_nothing(kw, args, message):
     (["--add", "--operation", "Read", "--topic", "orders"],
      "You must specify one of: --allow-principal, --deny-principal when trying to add ACLs."),
     (["--add", "--allow-principal", "User:a", "--topic", "orders", "--resource-pattern-type",
-      "match"], "pattern type 'match' is not one of LITERAL, PREFIXED"),
+      "match"], "A '--resource-pattern-type' value of 'MATCH' is not valid when adding acls."),
+    (["--add", "--allow-principal", "User:a", "--topic", "orders", "--resource-pattern-type",
+      "bogus"], "pattern type 'bogus' is not one of LITERAL, PREFIXED"),
     (["--remove", "--topic", "orders", "--resource-pattern-type", "bogus", "--force"],
      "pattern type 'bogus' is not one of LITERAL, PREFIXED, ANY, MATCH"),
     (["--list", "--principal", "bob"], "principal 'bob' is not TYPE:NAME"),
@@ -210,3 +249,38 @@ def test_cluster_add_refuses_authorizer_flags_on_nats_and_bad_super_users(jl):
     r = jl("cluster", "add", "k", "--kind", "kafka", "--authorizer", "--super-users", "admin")
     assert r.exit_code == 2 and "principal 'admin' is not TYPE:NAME" in r.stderr
     assert "k" not in [c["name"] for c in doc(jl("cluster", "ls", "-j"))]
+
+
+def test_kafka_acls_trims_principals_hosts_and_names_as_kafka_acls_does(kw):
+    """A principal pasted with spaces is the principal (AclCommand trims principals, hosts,
+    topic and group names): a DENY of ``'User:eve '`` denies eve."""
+    ok(kw("kafka-acls", "--add", "--allow-principal", "User:*", "--operation", "Read",
+          "--topic", "orders"))
+    r = ok(kw("kafka-acls", "--add", "--deny-principal", " User:eve ", "--deny-host", " * ",
+              "--operation", "All", "--topic", " orders "))
+    assert r.stdout.splitlines()[1] == " \t" + entry("User:eve", "ALL", "DENY")
+    r = kw("acls", "check", "--principal", "User:eve ", "--operation", "Read", "--topic",
+           "orders")
+    assert r.exit_code == 1 and r.stdout.startswith("DENIED: User:eve READ on TOPIC orders")
+    r = ok(kw("kafka-acls", "--list", "--principal", "User:eve "))
+    assert r.stdout.splitlines()[:3] == [
+        "ACLs for principal `User:eve`", f"Current ACLs for resource `{PATTERN}`:",
+        "\t" + entry("User:eve", "ALL", "DENY")]
+
+
+def test_a_change_for_a_bootstrap_server_naming_no_cluster_is_refused(jl):
+    """A runbook line's broker names no cluster and no --cluster was given: a change is not
+    made on the default cluster (the real tool would not have connected); a read answers
+    for it with a notice."""
+    ok(jl("cluster", "add", "local", "--kind", "kafka", "--authorizer"))
+    before = data_dir_bytes(jl.data)
+    r = jl("kafka-acls", "--add", "--allow-principal", "User:x", "--operation", "Read",
+           "--topic", "q", "--bootstrap-server", "kafka-dr.example.com:9092")
+    assert (r.exit_code, r.stderr) == (2, (
+        "jetlink: error: --bootstrap-server kafka-dr.example.com:9092: no cluster of the data "
+        "directory is named 'kafka-dr.example.com' (its host selects the cluster); give "
+        "--cluster NAME to change cluster local\n"))
+    assert data_dir_bytes(jl.data) == before
+    r = ok(jl("kafka-acls", "--list", "--bootstrap-server", "kafka-dr.example.com:9092"))
+    assert r.stderr == ("jetlink: notice: cluster local (the default: no --cluster); "
+                        "--bootstrap-server and --command-config are ignored\n")

@@ -219,6 +219,14 @@ def test_bootstrap_server_naming_no_cluster_leaves_cluster(worlds):
     assert a.stdout == b.stdout
     assert a.stderr == ("jetlink: notice: cluster east (--cluster); --bootstrap-server and "
                         "--command-config are ignored\n")
+    # a change without --cluster is not made on the default cluster
+    for tool in (["kafka-mirrors", "--promote", "--topics", "orders", "--link", "dr"],
+                 ["kafka-cluster-links", "--delete", "--link", "dr"]):
+        r = worlds.run(data, *tool, "--bootstrap-server", "broker-1.example.com:9092")
+        assert (r.exit_code, r.stderr) == (2, (
+            "jetlink: error: --bootstrap-server broker-1.example.com:9092: no cluster of the "
+            "data directory is named 'broker-1.example.com' (its host selects the cluster); "
+            "give --cluster NAME to change cluster local\n")), tool
 
 
 def test_a_bootstrap_server_one_typo_from_a_cluster_is_refused(worlds):

@@ -179,6 +179,11 @@ def _name(value: str, field: str = "resource_name") -> str:
     return value
 
 
+def host_of(value: str) -> str:
+    """A client host as an ACL entry holds it (checked: not empty, no space, at most 255)."""
+    return _host(value)
+
+
 def _host(value: str) -> str:
     if not value or len(value) > 255 or any(ch.isspace() for ch in value):
         raise UsageError(f"host {_shown(value or '')} is empty, longer than 255 characters or "
