@@ -517,8 +517,12 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
     clusters = [app.cluster] if common.given(ctx.find_root(), "cluster") else None
     plan = plan_region(common.backend(app), action, regions, clusters=clusters, skip=skip,
                        clock=common.make_clock(), **options)
-    if action == "failover" and not options.get("fence") and not plan.refused:
-        _warn_answering(app, plan, dry_run)
+    warning = answering_warning(plan, dry_run, "add --fence, or run jetlink dr fence "
+                                + " ".join(f"--from {r}" for r in plan.regions))
+    if warning:
+        from jetlink.cli import output
+
+        output.notice(app, f"jetlink: warning: {warning}")
     if dry_run or plan.refused:
         # (a refused run is carried out as far as its refusal: nothing, dry_run false)
         report = plan.preview() if dry_run else plan.carry_out()
@@ -555,21 +559,19 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
         raise typer.Exit(1)
 
 
-def _warn_answering(app: App, plan: Any, dry_run: bool) -> None:
-    """A failover of objects whose origin answers now (the region is up) without --fence:
-    both sides then take their subjects, as ``stream failover``'s warning says for one."""
-    from jetlink.cli import output
-
-    up = [o for o in plan.todo if (o.plan.get("origin") or {}).get("reachable")]
+def answering_warning(plan: Any, dry_run: bool, hint: str) -> str | None:
+    """A failover of objects whose origin answers now (the region is up) without a fence
+    (the plan's ``answering``): both sides then take their subjects, as ``stream
+    failover``'s warning says for one. ``hint``: how to fence, in the caller's terms."""
+    up = plan.answering
     if not up:
-        return
+        return None
     shown = ", ".join(f"{o.origin}@{o.region}" for o in up[:5]) + (
         f" and {len(up) - 5} more" if len(up) > 5 else "")
-    regions = " ".join(f"--from {r}" for r in plan.regions)
-    output.notice(app, f"jetlink: warning: {shown} answer{'s' if len(up) == 1 else ''} now: "
-                  f"after the failover {'they' if len(up) > 1 else 'it'} and the promoted "
-                  f"side {'would ' if dry_run else ''}both take writes (a split brain) until "
-                  f"fenced: add --fence, or run jetlink dr fence {regions}")
+    return (f"{shown} answer{'s' if len(up) == 1 else ''} now: after the failover "
+            f"{'they' if len(up) > 1 else 'it'} and the promoted side "
+            f"{'would ' if dry_run else ''}both take writes (a split brain) until fenced: "
+            f"{hint}")
 
 
 def _secs(v: Any) -> str:

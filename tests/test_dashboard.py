@@ -304,6 +304,13 @@ def test_tabs_tables_and_detail_view(demo):
         assert app.screen.doc["config"]["mirror"]["name"] == "ORDERS"
         await pilot.press("escape")
         assert not isinstance(app.screen, DetailScreen)
+        await pilot.press("tab")  # the agreements table: its stream's StreamInfo
+        assert app.current_table() == "agreements"
+        await pilot.press("down", "i")
+        assert isinstance(app.screen, DetailScreen)
+        assert app.screen.title_text == "Stream BACKUP@east"
+        assert app.screen.doc["mirror"]["name"] == "ORDERS"
+        await pilot.press("escape")
         await pilot.press("4")
         assert cells(app, "mirrors") == [
             ["orders@keast", "dr", "ACTIVE", "0", "0", "10", "15s", "OK"],
@@ -610,6 +617,33 @@ def test_feed_follows_a_republish_subject(demo):
     lines = drive(app, steps)
     assert lines[0] == "Subscribing on monitor.> in cluster west"
     assert lines[1] == "[#1] monitor.orders.eu.77 (ORDERS #53) watched"
+
+
+def test_the_feed_box_gives_the_tab_keys_back_on_escape_and_enter(demo):
+    """The Feed tab's subject box takes what is typed (a subject may hold digits); Esc, or
+    Enter starting the feed, leaves it, and 1-7 switch tabs again."""
+    app = make_app(demo)
+
+    async def steps(pilot):
+        from textual.widgets import Input
+
+        await pilot.press("6")
+        box = app.query_one("#feed-subject", Input)
+        assert app.focused is box
+        await pilot.press("7")
+        assert (app.active_tab, box.value) == ("feed", "7")
+        await pilot.press("escape", "1")
+        assert app.active_tab == "clusters"
+        await pilot.press("6")
+        assert app.focused is box
+        await pilot.press("backspace", *"monitor.>", "enter", "2")
+        assert app.active_tab == "streams"
+        await pilot.press("6")  # a feed runs: its log has the focus, the keys work
+        assert app.focused is app.query_one("#feed-log")
+        await pilot.press("3")
+        return app.active_tab
+
+    assert drive(app, steps) == "kv"
 
 
 # -- the app: live data, slow and locked databases, no colour ---------------------------------
@@ -996,6 +1030,46 @@ def test_regions_view_counts_a_regions_objects(west_down):
     assert rows == [["west (down)", "0", "2", "2", "0", "0s", "0", "0", "-"]]
 
 
+def test_region_failover_of_an_answering_region_warns_of_the_split_brain(west_down):
+    """West answers: the dialog shows dr failover --dry-run's warning (both sides would take
+    writes until fenced) above the plan, in the dashboard's terms (E fences)."""
+    path, _clock = west_down
+    _set_down(path, "west", False)
+    app = make_app(west_down)
+
+    async def steps(pilot):
+        await region_key(pilot, "F")
+        lines = list(app.screen.lines)
+        await pilot.press("n")
+        await settle(pilot)
+        return lines
+
+    lines = drive(app, steps)
+    assert lines[1] == (
+        "Warning: CONFIG@west, ORDERS@west answer now: after the failover they and the "
+        "promoted side would both take writes (a split brain) until fenced: press E on "
+        "region west after it")
+
+
+def test_a_fence_nothing_can_fence_says_why_not_that_it_was_done(west_down):
+    """West down after its failover: E's dialog says nothing can be fenced and why (as dr
+    fence exits 1), not that every old origin is fenced already."""
+    from jetlink.core.backend import EmbeddedBackend
+    from jetlink.core.dr.region import plan_region
+
+    path, clock = west_down
+    with EmbeddedBackend(path, "local", lambda: clock, step=False) as backend:
+        plan_region(backend, "failover", ["west"], clock=clock).carry_out()
+    app = make_app(west_down)
+
+    async def steps(pilot):
+        await region_key(pilot, "E")
+        return list(app.screen.lines)
+
+    lines = drive(app, steps)
+    assert lines[0].startswith("Nothing can be fenced in west now: CONFIG@west (unreachable: ")
+
+
 def test_region_failover_shows_the_plan_then_fails_over(west_down):
     """F on a region: its plan (core/dr/region.py, as dr failover --from --dry-run shows
     it) in the dialog; cancelled nothing changes; confirmed every mirror is promoted and the
@@ -1178,3 +1252,18 @@ def test_snapshot_regions_with_a_split_brain(demo, snap_compare):
         await settle(pilot)
 
     assert snap_compare(make_app(demo), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_the_wide_detail_pane_shows_an_agreements_stream(demo):
+    """From 150 columns the selected item's document shows beside the tables: for a row of
+    the agreements table, its stream's StreamInfo."""
+    app = make_app(demo)
+
+    async def steps(pilot):
+        await pilot.press("2", "tab", "down")
+        await pilot.pause(0.1)
+        assert app.current_table() == "agreements"
+        return str(app.query_one("#detail").render())
+
+    shown = drive(app, steps, size=(160, 45))
+    assert '"mirror"' in shown and '"ORDERS"' in shown

@@ -254,13 +254,16 @@ def region_run(action: str, region: str, clusters: list[str] | None, *, dry_run:
     is a preview that asks nothing."""
 
     def act(place: Any, clock: Clock) -> Outcome:
-        from jetlink.cli.dr import region_lines
+        from jetlink.cli.dr import answering_warning, region_lines
         from jetlink.core.dr.region import plan_region
 
         plan = plan_region(place, action, [region], clusters=clusters, clock=clock)
         if plan.refused or dry_run:
             report = plan.preview()
             lines = region_lines(report.to_json(), plan_only=True)
+            warning = answering_warning(plan, True, f"press E on region {region} after it")
+            if warning:
+                lines = [f"Warning: {warning}", *lines]
             if plan.refused:
                 names = ", ".join(f"{o.shown} ({o.detail})" for o in plan.refused)
                 return Outcome(False, f"The region {action} of {region} is refused: {names}",
@@ -291,11 +294,17 @@ def fence_region(region: str, clusters: list[str] | None, *, dry_run: bool
 
         plan = plan_fence(place, [region], clusters=clusters, clock=clock)
         if dry_run:
-            lines = fence_lines(plan.preview().to_json())[:-1]  # not "Dry run: ..."
+            preview = plan.preview()
+            lines = fence_lines(preview.to_json())[:-1]  # not "Dry run: ..."
             todo = len(plan.to_fence)
+            if not todo and preview.not_fenced:  # refused or not answering: as dr fence's 1
+                names = "; ".join(f"{i.name}@{i.region} ({i.action}: {i.detail})"
+                                  for i in preview.not_fenced)
+                return Outcome(False, f"Nothing can be fenced in {region} now: {names}",
+                               lines, asks=False)
             if not todo:
                 return Outcome(True, f"Nothing to fence in {region} now: every old origin "
-                               "is fenced already or does not answer", lines, asks=False)
+                               "is fenced already", lines, asks=False)
             return Outcome(True, f"{_plural(todo, 'old origin')} of {region} to fence: "
                            "they take no writes until failback --switch", lines)
         report = plan.carry_out()

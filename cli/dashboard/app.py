@@ -567,7 +567,15 @@ class Dashboard(App[None]):
             return
         from rich.json import JSON
 
-        detail.update(JSON(json.dumps(item.doc, default=str), indent=2))
+        detail.update(JSON(json.dumps(self._doc_of(item), default=str), indent=2))
+
+    def _doc_of(self, item: Any) -> Any:
+        """The document an item shows: its own, or, for a mirror or source agreement, its
+        stream's StreamInfo (which holds the agreement's StreamSourceInfo)."""
+        if isinstance(item, AgreementRow):
+            return next((s.doc for s in (self.snapshot.streams if self.snapshot else [])
+                         if s.cluster == item.cluster and s.name == item.stream), {})
+        return item.doc
 
     # -- selection ----------------------------------------------------------------------------
 
@@ -614,7 +622,9 @@ class Dashboard(App[None]):
         if tables:
             self.query_one(f"#{tables[0]}-table", DataTable).focus()
         elif self.active_tab == "feed":
-            self.query_one("#feed-subject", Input).focus()
+            # the subject box while no feed runs; else the log, where 1-7 and q are keys
+            box = self.query_one("#feed-subject", Input)
+            (self.query_one("#feed-log", RichLog) if self.feed_subject else box).focus()
         self._render_detail()
         self._bindings_changed()
 
@@ -672,10 +682,7 @@ class Dashboard(App[None]):
                  BucketRow: "KV status", LinkRow: "Cluster link",
                  MirrorRow: "Mirror topic", GroupRow: "Consumer group",
                  RegionRow: "Region"}[type(item)]
-        doc = item.doc
-        if isinstance(item, AgreementRow):
-            doc = next((s.doc for s in (self.snapshot.streams if self.snapshot else [])
-                        if s.cluster == item.cluster and s.name == item.stream), {})
+        doc = self._doc_of(item)
         name = getattr(item, "name", None) or getattr(item, "bucket", None) \
             or getattr(item, "topic", None) or getattr(item, "group", None) \
             or getattr(item, "stream", "")
@@ -699,10 +706,14 @@ class Dashboard(App[None]):
             self._close_filter(keep=True)
         elif event.input.id == "feed-subject":
             self.start_feed(event.value.strip())
+            self.query_one("#feed-log", RichLog).focus()
 
     def on_key(self, event: Any) -> None:
         if event.key == "escape" and self.focused is self.query_one("#filter", Input):
             self._close_filter(keep=False)
+            event.stop()
+        elif event.key == "escape" and self.focused is self.query_one("#feed-subject", Input):
+            self.query_one("#feed-log", RichLog).focus()  # the tab and quit keys again
             event.stop()
 
     def _close_filter(self, *, keep: bool) -> None:

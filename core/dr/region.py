@@ -427,6 +427,15 @@ class RegionPlan:
     def refused(self) -> list[RegionObject]:
         return [o for o in self.objects if o.state == REFUSED]
 
+    @property
+    def answering(self) -> list[RegionObject]:
+        """A failover's objects whose origin answers now, with no fence asked for: after
+        it they and the promoted side both take their subjects (a split brain) until the
+        region is fenced. Empty for a refused plan (it runs nothing)."""
+        if self.action != "failover" or self.run_options.get("fence") or self.refused:
+            return []
+        return [o for o in self.todo if (o.plan.get("origin") or {}).get("reachable")]
+
     def _report(self, dry_run: bool) -> RegionReport:
         started = None
         for j in self.journals.values():
