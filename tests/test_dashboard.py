@@ -1267,3 +1267,23 @@ def test_the_wide_detail_pane_shows_an_agreements_stream(demo):
 
     shown = drive(app, steps, size=(160, 45))
     assert '"mirror"' in shown and '"ORDERS"' in shown
+
+
+def test_a_region_failback_left_to_manual_steps_says_so(demo):
+    """B on a Kafka region whose mirror topic was failed over: nothing jetlink runs, the
+    step left by hand shown, and no claim that the failback was done."""
+    app = make_app(demo)
+
+    async def steps(pilot):
+        await pilot.press("4")
+        await select(pilot, "mirrors", "orders@keast")
+        await pilot.press("F")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        await region_key(pilot, "B", "kwest")
+        return list(app.screen.lines)
+
+    lines = drive(app, steps)
+    assert lines[0] == "Nothing jetlink runs: 1 object of kwest to fail back by hand (below)"
+    assert "kafka-mirrors truncate-and-restore --link dr orders" in "\n".join(lines[1:])

@@ -517,20 +517,26 @@ def test_mirror_topics_of_a_kafka_region(jl):
     src = Kafka(dd.open("kwest"), jl.clock)
     src.create_topic("orders", 1)
     src.produce("orders", [(None, f"a{i}".encode()) for i in range(5)], partition=0)
+    src.create_topic("payments", 1)
     Links(dd, "keast", jl.clock).create("L", "kwest", {})
     dd.close()
     ok(jl("--cluster", "keast", "mirrors", "create", "orders", "--link", "L"))
+    ok(jl("--cluster", "keast", "mirrors", "create", "payments", "--link", "L"))
     ok(jl("replicate"))
     ok(jl("cluster", "down", "kwest"))
-    d = doc(jl("--cluster", "keast", "dr", "failover", "--from", "kwest", "-f", "-j"))
-    [o] = d["objects"]
+    d = doc(jl("--cluster", "keast", "dr", "failover", "--from", "kwest", "--skip",
+               "L/payments", "-f", "-j"))
+    o = d["objects"][0]
     assert (o["kind"], o["name"], o["state"], o["origin"]) == ("topic", "L/orders", "done",
                                                                 "orders")
+    assert (d["objects"][1]["name"], d["objects"][1]["state"]) == ("L/payments", "skipped")
     desc = doc(jl("--cluster", "keast", "mirrors", "describe", "--link", "L", "-j"))
-    assert [m["mirror_status"] for m in desc] == ["STOPPED"]
+    assert [m["mirror_status"] for m in desc] == ["STOPPED", "SOURCE_UNAVAILABLE"]
     before = data_dir_bytes(jl.data)
     back = doc(jl("--cluster", "keast", "dr", "failback", "--from", "kwest", "-f", "-j"))
     assert data_dir_bytes(jl.data) == before  # it ran nothing
+    # the mirror topic still mirroring was not failed over: nothing of it goes back
+    assert [o["name"] for o in back["objects"]] == ["L/orders"]
     assert back["objects"][0]["state"] == "manual"
     assert "kafka-mirrors truncate-and-restore --link L orders" in back["objects"][0]["detail"]
     assert (back["nothing_to_do"], back["manual"], back["done_earlier"]) == (True, 1, 0)
@@ -539,7 +545,7 @@ def test_mirror_topics_of_a_kafka_region(jl):
     assert r.stdout.splitlines() == [
         "  topic L/orders@keast <- orders@kwest: manual (a mirror topic goes back per link: "
         "jetlink kafka-mirrors truncate-and-restore --link L orders (or reverse-and-start), "
-        "once kwest answers)",
+        "with kwest answering)",
         "Nothing to do: the region failback of kwest runs no object; 1 object left to the "
         "step named above"]
 

@@ -255,7 +255,7 @@ def region_run(action: str, region: str, clusters: list[str] | None, *, dry_run:
 
     def act(place: Any, clock: Clock) -> Outcome:
         from jetlink.cli.dr import answering_warning, region_lines
-        from jetlink.core.dr.region import plan_region
+        from jetlink.core.dr.region import MANUAL, plan_region
 
         plan = plan_region(place, action, [region], clusters=clusters, clock=clock)
         if plan.refused or dry_run:
@@ -270,6 +270,11 @@ def region_run(action: str, region: str, clusters: list[str] | None, *, dry_run:
                                [*lines, f"jetlink dr {action} --from {region} --skip NAME "
                                 "(or --skip-unready) leaves them out"], asks=False)
             if report.nothing_to_do:
+                manual = report.count(MANUAL)
+                if manual:
+                    return Outcome(True, f"Nothing jetlink runs: {_objects(manual)} of "
+                                   f"{region} to {action.replace('fail', 'fail ')} by hand "
+                                   "(below)", lines, asks=False)
                 return Outcome(True, f"Nothing to do: the region {action} of {region} was "
                                "done already", lines, asks=False)
             verb = "fail over" if action == "failover" else "fail back"

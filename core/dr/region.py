@@ -361,11 +361,13 @@ def _topic_objects(dd: Any, side: Side, wanted: list[str], action: str, clock: C
             obj.state = EARLIER
             obj.detail = "its mirror was stopped (failed over or promoted) before"
         if action == FAILBACK:
+            if info.mirror_status != mm.STOPPED:
+                continue  # still mirroring: it was not failed over, nothing goes back
             obj.state = MANUAL
             obj.detail = (f"a mirror topic goes back per link: jetlink kafka-mirrors "
                           f"truncate-and-restore --link {info.link_name} "
-                          f"{info.mirror_topic_name} (or reverse-and-start), once "
-                          f"{region} answers")
+                          f"{info.mirror_topic_name} (or reverse-and-start), with "
+                          f"{region} answering")
         out.append(obj)
     return out
 
