@@ -1287,3 +1287,24 @@ def test_a_region_failback_left_to_manual_steps_says_so(demo):
     lines = drive(app, steps)
     assert lines[0] == "Nothing jetlink runs: 1 object of kwest to fail back by hand (below)"
     assert "kafka-mirrors truncate-and-restore --link dr orders" in "\n".join(lines[1:])
+
+
+def test_a_dialog_fits_a_narrow_terminal(demo):
+    """At 60 columns the confirmation dialog narrows to the screen: both buttons show."""
+    app = make_app(demo)
+
+    async def steps(pilot):
+        from textual.widgets import Button
+
+        await pilot.press("2")
+        await select(pilot, "streams", "ARCHIVE")
+        await pilot.press("x")
+        await settle(pilot)
+        shown = [(str(b.label), b.region.x, b.region.right)
+                 for b in app.screen.query("#confirm-buttons Button").results(Button)]
+        await pilot.press("n")
+        return shown
+
+    buttons = drive(app, steps, size=(60, 15))
+    assert [label for label, _x, _right in buttons] == ["Purge (y)", "Cancel (n)"]
+    assert all(0 <= x and right <= 60 for _label, x, right in buttons), buttons

@@ -235,7 +235,8 @@ class Dashboard(App[None]):
     #feed-subject { height: 3; }
     #feed-log { height: 1fr; }
     ConfirmScreen { align: center middle; }
-    #confirm { width: 76; height: auto; max-height: 90%; border: thick $error; padding: 1 2;
+    #confirm { width: 76; max-width: 100%; height: auto; max-height: 90%; border: thick $error;
+               padding: 1 2;
                background: $surface; }
     #confirm-scroll { height: auto; max-height: 45vh; }
     #confirm-body { margin: 1 0; }
