@@ -229,9 +229,12 @@ def format_error(err: JetlinkError) -> str:
 def print_error(app: Terminal | None, err: JetlinkError) -> None:
     """The one function that reports a JetlinkError: JSON on stdout with --json, else stderr."""
     if app is not None and app.json:
-        print_json(err.to_dict())
-    else:
-        notice(app, format_error(err))
+        try:
+            print_json(err.to_dict())
+            return
+        except OSError:  # stdout refuses the document (a full disk): the line on stderr
+            pass
+    notice(app, format_error(err))
 
 
 # -- natscli-style human forms (stream / consumer / pub / sub verbs) ----------------------

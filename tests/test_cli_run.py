@@ -88,3 +88,26 @@ def test_a_checks_bad_command_line_is_unknown(capsys, tmp_path, args):
     code, _out, _err = call(capsys, "--data-dir", str(tmp_path / "d"), "stream", "ls", "--bogus")
     assert code == 2
     assert not (tmp_path / "d").exists()
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_a_stdout_that_refuses_writes_is_one_error_line(tmp_path, json_flag):
+    """stdout on a full disk: the document (or the table) can not be written, and neither
+    can a JSON error: one line on stderr says so, exit 1, no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "JETLINK_"))}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
+    subprocess.run([sys.executable, "-m", "jetlink.cli.main", "--data-dir",
+                    str(tmp_path / "data"), "cluster", "add", "west"], check=True,
+                   capture_output=True, env=env, timeout=60)
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "jetlink.cli.main", "--data-dir",
+                               str(tmp_path / "data"), "cluster", "ls", *json_flag],
+                              stdout=full, stderr=subprocess.PIPE, text=True, env=env,
+                              timeout=60)
+    assert (proc.returncode, proc.stderr) == (
+        1, "jetlink: error: cannot write: No space left on device\n")
