@@ -15,7 +15,7 @@ import typer
 
 from jetlink.cli import completion, output
 from jetlink.cli.app import App
-from jetlink.cli.common import data_dir
+from jetlink.cli.common import data_dir, usage
 from jetlink.cli.options import JsonOption, force_option
 from jetlink.cli.output import to_doc
 
@@ -72,8 +72,6 @@ def add(
     """
     app = App.of(ctx)
     if (authorizer or super_users is not None or allow_everyone) and kind != "kafka":
-        from jetlink.cli.common import usage
-
         raise usage("--authorizer, --super-users and --allow-everyone-if-no-acl-found are for "
                     "a Kafka cluster (--kind kafka)")
     store = data_dir(app)
@@ -103,13 +101,18 @@ def add(
 def authorizer_cmd(
     ctx: typer.Context,
     name: NameArg,
-    enable: Annotated[bool | None, typer.Option(
-        "--enable/--disable", show_default=False,
-        help="Enforce ACLs, or stop enforcing them (the ACLs are kept).")] = None,
+    enable_: Annotated[bool, typer.Option(
+        "--enable", help="Enforce ACLs.")] = False,
+    disable: Annotated[bool, typer.Option(
+        "--disable", help="Stop enforcing ACLs (the ACLs are kept).")] = False,
     super_users: SuperUsersOpt = None,
-    allow_everyone: Annotated[bool | None, typer.Option(
-        "--allow-everyone-if-no-acl-found/--deny-if-no-acl-found", show_default=False,
-        help="Kafka's allow.everyone.if.no.acl.found.")] = None,
+    allow_: Annotated[bool, typer.Option(
+        "--allow-everyone-if-no-acl-found",
+        help="Kafka's allow.everyone.if.no.acl.found=true: a resource without ACLs is "
+        "open to every principal.")] = False,
+    deny_: Annotated[bool, typer.Option(
+        "--deny-if-no-acl-found",
+        help="allow.everyone.if.no.acl.found=false (Kafka's default).")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Show or change a Kafka cluster's authorizer.
@@ -120,6 +123,15 @@ def authorizer_cmd(
     from jetlink.core.kafka.acls import AclStore
 
     app = App.of(ctx)
+    # a command line that says both opens or closes the cluster by the order of its flags:
+    # refused, nothing changed
+    for on, off, a, b in ((enable_, disable, "--enable", "--disable"),
+                          (allow_, deny_, "--allow-everyone-if-no-acl-found",
+                           "--deny-if-no-acl-found")):
+        if on and off:
+            raise usage(f"give {a} or {b}, not both")
+    enable = True if enable_ else False if disable else None
+    allow_everyone = True if allow_ else False if deny_ else None
     app.reading = enable is None and super_users is None and allow_everyone is None
     store = AclStore(data_dir(app).open_kind(name, "kafka", "ACLs"))
     settings = store.configure(enabled=enable, super_users=super_users,

@@ -119,6 +119,18 @@ def test_the_authorizer_is_changed_later(jl):
         "allow.everyone.if.no.acl.found=false\n")
     assert doc(jl("--cluster", "k", "acls", "ls", "-j")) == {"kind": "KafkaAclList",
                                                            "data": []}
+    # both sides of a pair: refused, nothing changed (the last flag no longer wins)
+    before = data_dir_bytes(jl.data)
+    for pair, said in (
+            (["--enable", "--disable"], "--enable or --disable"),
+            (["--deny-if-no-acl-found", "--allow-everyone-if-no-acl-found"],
+             "--allow-everyone-if-no-acl-found or --deny-if-no-acl-found")):
+        r = jl("cluster", "authorizer", "k", *pair)
+        assert (r.exit_code, r.stderr) == (2, f"jetlink: error: give {said}, not both\n")
+    assert data_dir_bytes(jl.data) == before
+    assert doc(jl("cluster", "authorizer", "k", "--disable", "--allow-everyone-if-no-acl-found",
+                  "-j")) == {"cluster": "k", "authorizer": False, "super.users": "User:a;User:b",
+                             "allow.everyone.if.no.acl.found": True}
 
 
 @pytest.mark.parametrize(("args", "message"), [
