@@ -162,7 +162,7 @@ def gather_configs(
 
 def _warn(app: App, info: LinkInfo) -> None:
     if not app.json:
-        for text in info.config.warnings():
+        for text in [*info.config.warnings(), *info.notices]:
             output.notice(app, f"jetlink: warning: {text}")
 
 

@@ -29,7 +29,7 @@ def two(jl, cli_clock):
     return jl
 
 
-def test_a_link_that_may_not_describe_the_source_cluster_syncs_nothing(two):
+def test_a_link_that_may_not_describe_the_source_cluster_syncs_nothing(two, cli_clock):
     ok(two("--cluster", "west", "acls", "rm", "--principal", "User:ANONYMOUS",
            "--kafka-cluster", "-f"))
     ok(two("--cluster", "east", "links", "create", "L", "--source-cluster", "west", "-c",
@@ -40,6 +40,18 @@ def test_a_link_that_may_not_describe_the_source_cluster_syncs_nothing(two):
     assert err["error_code"] == "CLUSTER_AUTHORIZATION_FAILED"
     assert err["error_message"].endswith(
         "the link needs the ACL DESCRIBE on the cluster of west to sync ACLs")
+    # the failing sync is the link's error in every replicate until it works (exit 1)
+    for _ in range(2):
+        r = two("replicate", "-j")
+        assert r.exit_code == 1, (r.stdout, r.stderr)
+        [link] = json.loads(r.stdout)["links"]
+        assert link["errors"] == [f"ACL sync: {err['error_message']}"]
+    ok(two("--cluster", "west", "acls", "add", "--principal", "User:ANONYMOUS", "--operation",
+           "describe", "--kafka-cluster"))
+    cli_clock.advance_s(60)  # acl.sync.ms (5 s) passed: the sync runs again, and works
+    r = ok(two("replicate", "-j"))
+    assert "errors" not in json.loads(r.stdout)["links"][0]
+    assert east_acls(two) == [ALICE_READ]
 
 
 def east_acls(jl):
@@ -100,3 +112,26 @@ def test_filters_given_twice_is_a_usage_error(two):
     assert (r.exit_code, r.stderr) == (2, "jetlink: error: acl.filters is given twice: by "
                                        "--acl-filters-json-file and by --config / "
                                        "--config-file\n")
+
+
+def test_narrowing_the_filters_says_which_acls_the_next_sync_deletes(two):
+    """acl.filters that no longer select ACLs the link created: the alter warns, DENYs
+    counted, before the next sync deletes them (turning the sync off keeps them: no
+    warning)."""
+    ok(two("--cluster", "west", "acls", "add", "--principal", "User:alice", "--operation",
+           "write", "--topic", "orders", "--deny"))
+    ok(two("--cluster", "east", "links", "create", "L", "--source-cluster", "west", "-c",
+           "acl.sync.enable=true", "--acl-filters-json-file", str(two.tmp / "f.json")))
+    assert len(east_acls(two)) == 2
+    (two.tmp / "none.json").write_text('{"aclFilters":[]}')
+    r = ok(two("--cluster", "east", "links", "alter", "L", "--acl-filters-json-file",
+               str(two.tmp / "none.json")))
+    assert r.stderr == (
+        "jetlink: warning: the next ACL sync of link L deletes 2 ACLs it created that "
+        "acl.filters no longer selects (1 DENY): "
+        "ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL) "
+        "(principal=User:alice, host=*, operation=READ, permissionType=ALLOW); "
+        "ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL) "
+        "(principal=User:alice, host=*, operation=WRITE, permissionType=DENY)\n")
+    r = ok(two("--cluster", "east", "links", "alter", "L", "-c", "acl.sync.enable=false"))
+    assert r.stderr == ""

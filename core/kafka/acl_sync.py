@@ -37,7 +37,7 @@ from .filter_json import filter_list
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import Cluster, DataDir
 
-__all__ = ["ACL_FILTERS_KEY", "AclSyncResult", "link_acl_filters", "owner_of",
+__all__ = ["ACL_FILTERS_KEY", "AclSyncResult", "doomed_acls", "link_acl_filters", "owner_of",
            "parse_acl_filters", "pending_acls", "step_acl_sync", "sync_acls"]
 
 ACL_FILTERS_KEY = "acl.filters"
@@ -156,6 +156,21 @@ def sync_acls(datadir: DataDir, destination: Cluster, link: str, source: str,
     return AclSyncResult(tuple(created), tuple(deleted))
 
 
+def doomed_acls(datadir: DataDir, destination: Cluster, link: str, source: str,
+                configs: Any) -> list[AclBinding]:
+    """The ACLs ``link`` created on ``destination`` that its next sync deletes, under
+    ``configs``: those the filters do not select on the source (now). [] when the sync is
+    off (turning it off keeps them), or a cluster has no authorizer (nothing syncs)."""
+    if not configs.acl_sync_enable or not datadir.has_cluster(source):
+        return []
+    src = AclStore(datadir.open(source))
+    dst = AclStore(destination)
+    if not src.settings().enabled or not dst.settings().enabled:
+        return []
+    keep = set(_selected(src, link_acl_filters(configs)))
+    return [b for b in dst.find(owner=owner_of(link)) if b not in keep]
+
+
 def pending_acls(datadir: DataDir, destination: Cluster, source: str, configs: Any
                  ) -> list[AclBinding] | None:
     """The source's ACLs the filters select that ``destination`` lacks (what the next
@@ -168,12 +183,17 @@ def pending_acls(datadir: DataDir, destination: Cluster, source: str, configs: A
     return [b for b in _selected(src, link_acl_filters(configs)) if b not in have]
 
 
-def step_acl_sync(m: Any, li: Any, state: str, now: int) -> int:
+def step_acl_sync(m: Any, li: Any, state: str, now: int) -> tuple[int, list[str]]:
     """The AclSync task of the link step (:mod:`.mirror_step`): when enabled, the link not
     paused and ``acl.sync.ms`` passed since its last run, sync (:func:`sync_acls`) and
-    record the run and the task's errors. The ACLs created and deleted."""
-    if not li.config.acl_sync_enable or state == "PAUSED" or not li.due(_TASK, now):
-        return 0
+    record the run and the task's errors. The ACLs created and deleted, and the task's
+    errors as they stand (those of its last run while the next is not due): a sync that
+    fails is in every step's report until it works, as the task list has it."""
+    if not li.config.acl_sync_enable or state == "PAUSED":
+        return 0, []
+    if not li.due(_TASK, now):
+        task = next((t for t in li.tasks if t.task_name == _TASK), None)
+        return 0, [e["error_message"] for e in (task.errors if task is not None else ())]
     errors: Iterable[Mapping[str, str]] = ()
     changed = 0
     try:
@@ -182,4 +202,4 @@ def step_acl_sync(m: Any, li: Any, state: str, now: int) -> int:
         errors = [{"error_code": err.name, "error_message": err.description}]
     m.links.set_task_errors(li.name, _TASK, list(errors))
     m.links.record_run(li.name, _TASK, now)
-    return changed
+    return changed, [e["error_message"] for e in errors]

@@ -80,7 +80,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import clip
 from ..numbers import IntTextError, parse_int
-from .acl_sync import parse_acl_filters
+from .acl_sync import ACL_FILTERS_KEY, doomed_acls, parse_acl_filters
 from .authz import link_principal
 from .errors import KafkaError
 from .filter_json import filter_list
@@ -935,6 +935,9 @@ class LinkInfo:
     # when each task last ran (ms since the epoch, 0 = never): see Links.record_run
     last_runs: dict[str, int] = field(default_factory=dict)
     source_available: bool = True
+    #: what a change of the link leads to that its answer does not show (``alter``: the
+    #: ACLs its next ACL sync deletes); no part of the link's document
+    notices: list[str] = field(default_factory=list)
 
     @property
     def configs(self) -> dict[str, str]:
@@ -1085,6 +1088,20 @@ def link_to_self(cluster: str) -> KafkaError:
         "link to self",
         field="source_cluster",
     )
+
+
+def _doomed_notice(datadir: DataDir, cluster: Cluster, info: LinkInfo) -> list[str]:
+    """The ACLs the link created that its next sync deletes under new filters, said before
+    it happens: a DENY among them opens what it closed."""
+    doomed = doomed_acls(datadir, cluster, info.name, info.source_cluster, info.config)
+    if not doomed:
+        return []
+    denies = sum(1 for b in doomed if b.permission == "DENY")
+    shown = "; ".join(f"{b.pattern()} {b.entry()}" for b in doomed[:3]) + (
+        f"; and {len(doomed) - 3} more" if len(doomed) > 3 else "")
+    return [f"the next ACL sync of link {info.name} deletes {len(doomed)} ACL"
+            f"{'' if len(doomed) == 1 else 's'} it created that acl.filters no longer "
+            f"selects{f' ({denies} DENY)' if denies else ''}: {shown}"]
 
 
 class Links:
@@ -1336,7 +1353,10 @@ class Links:
                     "UPDATE links SET configs = ?, updated_ms = ? WHERE name = ?",
                     (new_row[4], now, name),
                 )
-        return self._info(new_row)
+        info = self._info(new_row)
+        if {ACL_FILTERS_KEY, "acl.sync.enable"} & {*(configs or {}), *delete}:
+            info.notices += _doomed_notice(self.datadir, self.cluster, info)
+        return info
 
     def pause(self, name: str) -> LinkInfo:
         return self.alter(name, {"cluster.link.paused": "true"})

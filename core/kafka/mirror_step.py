@@ -86,7 +86,8 @@ def step_link(m: MirrorState, li: Any, max_records: int | None) -> LinkReport:
             _report_denied_groups(m, li, live, rep)
             rep.offsets_synced = write_offsets(m, li, live)
             m.links.record_run(li.name, "ConsumerOffsetSync", now)
-    rep.acls_synced = step_acl_sync(m, li, state, now)  # the link's, whatever its mirrors
+    rep.acls_synced, acl_errors = step_acl_sync(m, li, state, now)  # whatever its mirrors
+    rep.errors += [f"ACL sync: {e}" for e in acl_errors]
     for r in m._rows(li.name):
         rep.lag += m._info(r, src).max_per_partition_mirror_lag
     return rep
