@@ -134,6 +134,8 @@ FILTERS = [
     (AclFilter(name="foo", pattern_type="LITERAL"), ["a", "e"]),
     (AclFilter(name="foo", pattern_type="PREFIXED"), ["b"]),
     (AclFilter(name="foobar", pattern_type="MATCH", resource_type="TOPIC"), ["b", "c", "d"]),
+    # MATCH with no name: every pattern (Kafka's ResourcePatternFilter, a null name)
+    (AclFilter.make(pattern_type="MATCH", resource_type="TOPIC"), ["a", "b", "c", "d"]),
     (AclFilter(principal="User:bob"), ["c"]),
     (AclFilter(operation="WRITE", permission="DENY"), ["d"]),
 ]

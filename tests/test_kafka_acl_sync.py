@@ -176,9 +176,6 @@ HOSTILE = [
      "patternType)"),
     ('{"aclFilters": [{"resourceFilter": {"name": 5}}]}',
      "aclFilters[0].resourceFilter.name: expected a string, not 5"),
-    ('{"aclFilters": [{"resourceFilter": {"patternType": "MATCH"}}]}',
-     "aclFilters[0].resourceFilter.name: a MATCH filter needs the resource name it applies "
-     "to"),
     (json.dumps({"aclFilters": [{"resourceFilter": {"name": "x" * 100_000}}]}),
      "aclFilters[0].resourceFilter.name: resource name of 100000 characters: at most 32767 "
      "(a Kafka protocol string)"),

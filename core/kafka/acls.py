@@ -246,7 +246,9 @@ class AclBinding:
 @dataclass(frozen=True)
 class AclFilter:
     """An AclBindingFilter: each field None/ANY matches every value; ``pattern_type``
-    MATCH matches the bindings that apply to ``name`` (the literal, ``*``, its prefixes)."""
+    MATCH matches the bindings that apply to ``name`` (the literal, ``*``, its prefixes),
+    and with no name every binding, as Kafka's ResourcePatternFilter (a null name
+    matches every pattern)."""
 
     resource_type: str = ANY
     name: str | None = None
@@ -263,9 +265,6 @@ class AclFilter:
              permission: str | None = None) -> AclFilter:
         """A filter from user input, each field checked (UsageError naming it)."""
         pt = pattern_type_of(pattern_type or ANY, filter_=True)
-        if pt == MATCH and name is None:
-            raise UsageError("a MATCH filter needs the resource name it applies to",
-                             field="resource_name")
         return cls(resource_type_of(resource_type or ANY, filter_=True),
                    None if name is None else _name(name), pt,
                    None if principal is None else parse_principal(principal),
@@ -277,8 +276,7 @@ class AclFilter:
         if self.resource_type != ANY and b.resource_type != self.resource_type:
             return False
         if self.pattern_type == MATCH:
-            assert self.name is not None
-            if not b.matches_resource(b.resource_type, self.name):
+            if self.name is not None and not b.matches_resource(b.resource_type, self.name):
                 return False
         else:
             if self.pattern_type != ANY and b.pattern_type != self.pattern_type:
