@@ -300,8 +300,11 @@ def root_page(root: click.Command, ctx: click.Context) -> str:
         esc(
             f"Every command takes -j/--json and then prints exactly one JSON document on "
             f"stdout; errors are printed as '{PROG}: error: DESCRIPTION (ERR_CODE)' on "
-            'stderr, or with --json as {"error": {"code", "err_code", "description"}} '
-            "on stdout."
+            'stderr, or with --json on stdout as the real system\'s error document: '
+            '{"error": {"code", "err_code", "description"}} for a NATS error, '
+            '{"error": {"error_code", "error_name", "message"}} for a Kafka one '
+            '({"error_code", "message"} as a REST endpoint answered it), '
+            '{"error": {"description"}} for a usage error.'
         ),
     ]
     lines += [".SH OPTIONS", *param_entries(root, ctx)]
@@ -530,7 +533,10 @@ def render_cli_doc() -> str:
     lines += [
         f"Every command takes `-j`/`--json` and then prints exactly one JSON document on stdout; "
         f"errors are printed as `{PROG}: error: DESCRIPTION (ERR_CODE)` on stderr, or with "
-        '`--json` as `{"error": {"code", "err_code", "description"}}` on stdout. '
+        '`--json` on stdout as the real system\'s error document: `{"error": {"code", '
+        '"err_code", "description"}}` for a NATS error, `{"error": {"error_code", '
+        '"error_name", "message"}}` for a Kafka one (`{"error_code", "message"}` as a REST '
+        'endpoint answered it), `{"error": {"description"}}` for a usage error. '
         f"The same reference is in the man pages: `man -l man/{PROG}.1`.",
         "",
         "## Global options",
