@@ -62,6 +62,33 @@ def _module_fixture_group(item: pytest.Item) -> str | None:
     return None
 
 
+_CHECKOUT = __import__("pathlib").Path(__file__).resolve().parent.parent
+_CACHES = {".pytest_cache", ".hypothesis", "__pycache__", ".coverage", ".mypy_cache",
+           ".ruff_cache", "site"}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):  # the controller (or a run without xdist)
+        session.config.stash[_TOP_KEY] = {p.name for p in _CHECKOUT.iterdir()}
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A test that writes into the checkout (a failback tail, an output file given
+    relative) fails the run: the next `git add` would commit it."""
+    before = session.config.stash.get(_TOP_KEY, None)
+    if before is None:
+        return
+    new = sorted(p.name for p in _CHECKOUT.iterdir()
+                 if p.name not in before and p.name not in _CACHES)
+    if new:
+        session.config.get_terminal_writer().line(
+            f"tests wrote into the checkout ({_CHECKOUT}): {', '.join(new)}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_TOP_KEY = pytest.StashKey[set]()
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the xdist_group markers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
@@ -141,6 +168,9 @@ def jl(tmp_path, monkeypatch):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+    # What a command writes beside the working directory (a failback's tail dataset, an
+    # --outfile given relative) lands in the test's directory, never in the checkout.
+    monkeypatch.chdir(tmp_path)
     # An existing, empty data directory, as a machine has after jetlink's first use: a read
     # there works (empty) and creates nothing; the first write makes the default cluster.
     data = tmp_path / "data"
