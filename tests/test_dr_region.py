@@ -601,3 +601,26 @@ def test_a_plan_of_objects_skipped_or_done_by_hand_says_so_not_done_already(regi
                  "PAY", "-f", "-j"))
     assert (d["done"], d["done_earlier"], d["skipped"], d["nothing_to_do"]) == (0, 1, 2, True)
     assert doc(east(region, "stream", "info", "PAY", "-j"))["config"]["mirror"]["name"] == "PAY"
+
+
+def test_a_kv_mirror_under_another_name_is_refused_as_kv_failover_refuses_it(region):
+    """A KV read replica named otherwise than its origin (CONFIG_RO of CONFIG) stores its
+    keys as $KV.CONFIG.<key>: `kv failover` refuses it, dr check grades it CRITICAL (not
+    promotable), and a region's plan refuses it too instead of promoting it (it did);
+    --skip-unready leaves it out and the rest runs."""
+    ok(region("cluster", "up", "west"))
+    ok(east(region, "kv", "add", "CONFIG_RO", "--mirror", "CONFIG@west"))
+    ok(region("replicate"))
+    ok(region("cluster", "down", "west"))
+    r = east(region, "kv", "failover", "CONFIG_RO", "--dry-run")
+    assert r.exit_code == 1 and "mirrors bucket CONFIG under another name" in r.stderr
+    before = data_dir_bytes(region.data)
+    r = east(region, "dr", "failover", "--from", "west", "-f")
+    assert r.exit_code == 2
+    assert data_dir_bytes(region.data) == before
+    assert ("  kv CONFIG_RO@east <- CONFIG@west: refused (Not promotable: KV mirror "
+            "KV_CONFIG_RO mirrors bucket CONFIG under another name") in r.stdout
+    d = doc(east(region, "dr", "failover", "--from", "west", "--skip-unready", "-f", "-j"))
+    states = {o["name"]: o["state"] for o in d["objects"]}
+    assert states == {"CONFIG": "done", "CONFIG_RO": "skipped", "ORDERS_EAST": "done",
+                      "PAY": "done"}

@@ -422,6 +422,8 @@ def check_nats_mirror(site: Any, info: Any, shown: str, kind: str, cluster: str,
     if failing is not None:
         out.facts["error"] = failing
     bucket = _check_kv_promotable(site, shown, result) if kind == "kv" else None
+    if kind == "kv" and bucket is None:  # kv failover refuses it: so does a region's plan
+        out.facts["not_promotable"] = result.criticals[-1]
     record = records.read(stream)
     try:
         report, unknown_subjects = _failover_preview(site, stream, kind, records, topology,

@@ -688,6 +688,9 @@ def _plan_facts(backend: Backend, objects: list[RegionObject], infos: dict[str, 
         if "failover" not in facts:
             o.state = REFUSED
             o.detail = (m.result.criticals or ["the failover could not be prepared"])[0]
+        elif facts.get("not_promotable"):
+            o.state = REFUSED
+            o.detail = str(facts["not_promotable"])
         elif facts.get("subjects_from") == "unknown":
             o.state = REFUSED
             o.detail = str(facts.get("subjects_why") or "its subjects are unknown")
