@@ -1308,3 +1308,21 @@ def test_a_dialog_fits_a_narrow_terminal(demo):
     buttons = drive(app, steps, size=(60, 15))
     assert [label for label, _x, _right in buttons] == ["Purge (y)", "Cancel (n)"]
     assert all(0 <= x and right <= 60 for _label, x, right in buttons), buttons
+
+
+def test_a_region_plan_with_an_object_done_before_counts_both(west_down, jl):
+    """One of west's two mirrors failed over already: the dialog's headline says 1 of 2
+    objects, as the plan below it counts 2."""
+    from helpers import ok
+
+    ok(jl("--cluster", "east", "stream", "failover", "ORDERS_EAST", "--subjects", "orders.>",
+          "-f"))
+    app = make_app(west_down)
+
+    async def steps(pilot):
+        await region_key(pilot, "F")
+        return list(app.screen.lines)
+
+    lines = drive(app, steps)
+    assert lines[0] == "1 of 2 objects of west to fail over"
+    assert lines[1].startswith("Region failover of west: 2 objects")

@@ -278,7 +278,9 @@ def region_run(action: str, region: str, clusters: list[str] | None, *, dry_run:
                 return Outcome(True, f"Nothing to do: the region {action} of {region} was "
                                "done already", lines, asks=False)
             verb = "fail over" if action == "failover" else "fail back"
-            return Outcome(True, f"{_objects(len(plan.todo))} of {region} to {verb}", lines)
+            todo, every = len(plan.todo), len(plan.objects)
+            counted = _objects(todo) if todo == every else f"{todo} of {_objects(every)}"
+            return Outcome(True, f"{counted} of {region} to {verb}", lines)
         doc = plan.carry_out().to_json()
         said = region_lines(doc, outcome_only=True)  # what it came to, then a fence's
         return Outcome(not doc["failed"], said[0],
