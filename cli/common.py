@@ -304,7 +304,7 @@ def _server_from_environment(root: typer.Context, target: Any) -> tuple[str, str
 
     origin = target.origin
     if origin == ENV["servers"]:
-        return (f"{origin} ({','.join(target.servers)})",
+        return (f"{origin} ({target.shown_url})",
                 "jetlink --server URL ... uses a server")
     named = os.environ.get(ENV_CONTEXT)
     if (named and not root.params.get("nats_context")

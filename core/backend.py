@@ -249,7 +249,7 @@ class LiveBackend(Backend):
 
     def __init__(self, target: Any) -> None:
         self.target = target
-        self.label = target.url
+        self.label = target.shown_url
         self._js: Any = None
 
     def _live(self) -> Any:
@@ -278,7 +278,7 @@ class LiveBackend(Backend):
     def data_dir(self, what: str, *, step: bool = True) -> DataDir:
         raise JetlinkError(
             f"{what} works on the embedded engine's data directory: it is not available with "
-            f"a live server ({self.target.url} from {self.target.origin}); leave out the "
+            f"a live server ({self.target.shown_url} from {self.target.origin}); leave out the "
             "server settings to use the embedded engine", field="server")
 
     def check_space(self, count: int, msg_bytes: int) -> None:

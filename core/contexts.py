@@ -130,12 +130,16 @@ class Context:
             parse_timeout(self.timeout, f"context {self.name} timeout")
 
     def server_settings(self) -> dict[str, Any]:
-        """The live-server settings it sets (the password masked), for the documents."""
+        """The live-server settings it sets (the password masked, in the server URL too),
+        for the documents."""
+        from .live.target import shown_url
+
         out: dict[str, Any] = {}
         for key in SERVER_KEYS:
             value = getattr(self, key)
             if value not in (None, False):
-                out[key] = MASK if key == "password" else value
+                out[key] = (MASK if key == "password" else
+                            shown_url(value) if key == "server" else value)
         return out
 
     def to_toml(self) -> dict[str, Any]:

@@ -331,3 +331,19 @@ def test_a_selected_context_never_takes_a_rehearsal_to_its_server(home, tmp_path
         "context nc is named (jetlink --context live1 ... uses it)\n"
         "jetlink: error: connecting: could not connect to nats://127.0.0.1:2: connection "
         "refused\n")
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("nats://127.0.0.1:4222", "nats://127.0.0.1:4222"),
+    ("nats://alice:s3cret@host:4222", "nats://alice:********@host:4222"),
+    ("nats://tok3n@host:4222", "nats://********@host:4222"),  # a lone user part: a token
+    ("tls://a:b:c@host", "tls://a:********@host"),  # the password holds a colon
+    ("nats://a:p@h1:4222,nats://h2:4222,nats://t@h3", "nats://a:********@h1:4222,"
+     "nats://h2:4222,nats://********@h3"),
+    ("alice:pw@host:4222", "alice:********@host:4222"),  # no scheme
+    ("nats://a:p%40ss@host", "nats://a:********@host"),
+])
+def test_a_server_url_is_shown_without_its_password_or_token(url, shown):
+    from jetlink.core.live.target import shown_url
+
+    assert shown_url(url) == shown

@@ -186,9 +186,13 @@ def _credentials_from(target: ServerTarget) -> str:
     used = [(fld, opt) for fld, opt in (("user", "--user"), ("password", "--password"),
                                         ("creds", "--creds"), ("nkey", "--nkey"))
             if getattr(target, fld, None)]
-    if not used:
+    in_url = any("@" in s.partition("://")[2] for s in target.servers)
+    if not used and not in_url:
         return "--user/--password, --creds or --nkey (none was given)"
-    return ", ".join(_given(opt, sources.get(fld)) for fld, opt in used)
+    given = [_given(opt, sources.get(fld)) for fld, opt in used]
+    if in_url:
+        given.append("the user and password (or token) in the server URL")
+    return ", ".join(given)
 
 
 def _given(option: str, source: str | None) -> str:
@@ -200,7 +204,7 @@ def describe(exc: BaseException, target: ServerTarget, doing: str = "") -> LiveE
     """One line for a nats-py (or socket / TLS) failure: what failed, where, why."""
     import nats.errors as ne
 
-    where = target.url
+    where = target.shown_url
     what = f"{doing}: " if doing else ""
     if isinstance(exc, LiveError):
         return exc
@@ -290,7 +294,7 @@ class LiveConnection:
             # connection lost in the middle of the command, not one that never was made.
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else ""
             what = f"{doing}: " if doing else ""
-            return passing(LiveError(f"{what}lost the connection to {self.target.url}"
+            return passing(LiveError(f"{what}lost the connection to {self.target.shown_url}"
                                       + (f" ({reason})" if reason else "")))
         return describe(exc, self.target, doing)
 
@@ -376,13 +380,13 @@ class LiveConnection:
     def no_jetstream(self, prefix: str | None = None) -> LiveError:
         t = self.target
         if prefix and prefix != t.api_prefix:
-            return LiveError(f"JetStream API {prefix} does not answer on {t.url}: is that "
+            return LiveError(f"JetStream API {prefix} does not answer on {t.shown_url}: is that "
                              "domain joined to this server? (no responders)", field="js_domain")
         if t.js_domain or t.js_api_prefix:
             where = (f"domain {t.js_domain}" if t.js_domain else f"API prefix {t.js_api_prefix}")
-            return LiveError(f"JetStream {where} does not answer on {t.url}: check --js-domain "
-                             "(no responders)", field="js_domain")
-        return LiveError(f"JetStream is not enabled on {t.url} (no responders for "
+            return LiveError(f"JetStream {where} does not answer on {t.shown_url}: check "
+                             "--js-domain (no responders)", field="js_domain")
+        return LiveError(f"JetStream is not enabled on {t.shown_url} (no responders for "
                          f"{t.api_prefix}.INFO)")
 
     def collect(self, subject: str, payload: bytes, *, wait: float,

@@ -139,7 +139,7 @@ class LiveJetStream(LiveConsumers):
 
     @property
     def where(self) -> str:
-        return self.conn.target.url
+        return self.conn.target.shown_url
 
     def api(self, verb: str, doc: Mapping[str, Any] | None = None) -> dict[str, Any]:
         try:

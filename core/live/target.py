@@ -12,9 +12,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["DEFAULT_TIMEOUT", "ServerTarget", "api_prefix_for"]
+__all__ = ["DEFAULT_TIMEOUT", "ServerTarget", "api_prefix_for", "shown_url"]
 
 DEFAULT_TIMEOUT = 5.0  # seconds, natscli's default --timeout
+SECRET = "********"
+
+
+def shown_url(url: str) -> str:
+    """A server URL (or a comma-separated list) as it may be printed: the password of
+    ``user:password@`` masked, and a lone ``token@`` (a token, as NATS clients read a
+    user part without a password) masked whole. Connections use the URL as given."""
+    out = []
+    for one in url.split(","):
+        scheme, sep, rest = one.partition("://")
+        if not sep:
+            scheme, rest = "", one
+        userinfo, at, host = rest.rpartition("@")
+        if at and userinfo:
+            user, colon, _secret = userinfo.partition(":")
+            one = f"{scheme}{sep}{f'{user}:{SECRET}' if colon else SECRET}@{host}"
+        out.append(one)
+    return ",".join(out)
 
 
 def api_prefix_for(domain: str | None, api_prefix: str | None = None) -> str:
@@ -60,6 +78,11 @@ class ServerTarget:
         return ",".join(self.servers)
 
     @property
+    def shown_url(self) -> str:
+        """:attr:`url` as it may be printed (:func:`shown_url`: no password, no token)."""
+        return shown_url(self.url)
+
+    @property
     def uses_tls(self) -> bool:
         return bool(self.tls_cert or self.tls_key or self.tls_ca or self.tls_first) or any(
             s.startswith("tls://") for s in self.servers
@@ -67,16 +90,17 @@ class ServerTarget:
 
     def to_dict(self) -> dict[str, object]:
         """Settings as `context show --json` prints them (secrets masked)."""
-        out: dict[str, object] = {"servers": list(self.servers), "origin": self.origin}
+        out: dict[str, object] = {"servers": [shown_url(s) for s in self.servers],
+                                  "origin": self.origin}
         for name in ("user", "creds", "nkey", "tls_cert", "tls_key", "tls_ca",
                      "js_domain", "js_api_prefix", "inbox_prefix"):
             value = getattr(self, name)
             if value:
                 out[name] = value
         if self.password:
-            out["password"] = "********"
+            out["password"] = SECRET
         if self.token:
-            out["token"] = "********"
+            out["token"] = SECRET
         if self.tls_first:
             out["tls_first"] = True
         out["timeout"] = self.timeout

@@ -57,7 +57,7 @@ class Binding:
     @property
     def where(self) -> str:
         d = self.domain
-        return self.target.url + (f", JetStream domain {d}" if d else "")
+        return self.target.shown_url + (f", JetStream domain {d}" if d else "")
 
 
 def _binding_env(environ: Any) -> dict[str, str]:
@@ -224,7 +224,7 @@ def live_bindings(topo: Topology, default: Any = None, environ: Any = None
                    else kv_field(obj.kind, f"{origin.field}.external"))
             problems.append(Problem(obj.file, obj.label, fld, 0,
                                     f'origin "{origin.name}" in cluster "{origin.cluster}": '
-                                    f"that cluster is bound to {bound.target.url} without a "
+                                    f"that cluster is bound to {bound.target.shown_url} without a "
                                     f'JetStream domain, so a stream of cluster "{obj.cluster}" '
                                     "can not reach it (set js_domain in "
                                     f"[clusters.{origin.cluster}])"))

@@ -126,7 +126,7 @@ class LiveClusters:
         self._js: dict[str, Any] = {}
         self._fs: dict[str, _FileSpace] = {}
         self._to_server_map: dict[str, str | None] = {n: b.domain for n, b in bindings.items()}
-        urls = sorted({b.target.url for b in bindings.values()})
+        urls = sorted({b.target.shown_url for b in bindings.values()})
         self.label = f"<{', '.join(urls) or 'live servers'}>"
 
     @classmethod

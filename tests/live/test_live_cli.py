@@ -74,6 +74,34 @@ def test_wrong_credentials(live_auth):
     ok(res)
 
 
+def test_a_password_in_the_server_url_is_never_printed(live_auth, tmp_path, monkeypatch):
+    """nats://user:password@host: the connection uses it, every line that shows the URL
+    masks the password (errors, the NATS_URL notice, context show / ls, --json too), and
+    a refusal names the URL's credentials instead of "none was given"."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    host = live_auth.url.partition("://")[2]
+    bad = f"nats://ops:wrong-pw@{host}"
+    res = runner.invoke(app, ["--server", bad, "stream", "ls"], prog_name="jetlink")
+    one_line_error(res, r"authorization violation")
+    assert "wrong-pw" not in res.stderr and f"nats://ops:********@{host}" in res.stderr
+    assert res.stderr.rstrip().endswith("the user and password (or token) in the server URL")
+    good = f"nats://ops:s3cret@{host}"
+    ok(runner.invoke(app, ["--server", good, "stream", "ls"], prog_name="jetlink"))
+    ok(runner.invoke(app, ["context", "add", "pw", "--server", good], prog_name="jetlink"))
+    shown = [runner.invoke(app, args, prog_name="jetlink") for args in (
+        ["context", "show", "pw"], ["context", "show", "pw", "-j"], ["context", "ls", "-j"],
+        ["--context", "pw", "stream", "ls", "-j"])]
+    for res in shown:
+        ok(res)
+        assert "s3cret" not in res.stdout + res.stderr, res.stdout
+    assert f"nats://ops:********@{host}" in shown[0].stdout
+    monkeypatch.setenv("NATS_URL", f"nats://tok-secret@{host}")
+    res = runner.invoke(app, ["--data-dir", str(tmp_path / "data"), "--cluster", "x",
+                              "stream", "ls"], prog_name="jetlink")
+    assert f"the server of NATS_URL (nats://********@{host}) is not used" in res.stderr
+    assert "tok-secret" not in res.stderr
+
+
 def test_credentials_from_the_environment(live_auth, monkeypatch):
     monkeypatch.setenv("NATS_URL", live_auth.url)
     monkeypatch.setenv("NATS_USER", "ops")
