@@ -251,11 +251,38 @@ def context_in_force(ctx: typer.Context) -> Context | None:
     meta = ctx.meta
     if _CONTEXT_KEY not in meta:
         from jetlink.core.contexts import ContextStore
+        from jetlink.core.errors import NotFoundError
 
         name, source = named_context(ctx)
-        meta[_CONTEXT_KEY] = ContextStore().in_force(name, source=source)
+        try:
+            meta[_CONTEXT_KEY] = ContextStore().in_force(name, source=source)
+        except NotFoundError as err:
+            # a selection naming a removed context: a command line that names its own
+            # target runs on it (as it sets a selected context aside), with a warning;
+            # any other stops here, rather than run somewhere the operator did not mean
+            own = _own_target(ctx.find_root()) if name is None else None
+            if own is None:
+                raise
+            from jetlink.cli.output import notice
+
+            notice(None, f"jetlink: warning: {err.description}; not used: {own} names the "
+                         "target (jetlink context select NAME mends the selection)")
+            meta[_CONTEXT_KEY] = None
     found: Context | None = meta[_CONTEXT_KEY]
     return found
+
+
+def _own_target(root: typer.Context) -> str | None:
+    """What on the command line (or in the environment) names the target by itself:
+    --server / NATS_URL, --nats-context / NATS_CONTEXT, --data-dir / JETLINK_DATA_DIR,
+    --cluster / JETLINK_CLUSTER; None when nothing does."""
+    for param, flag in (("server", "--server"), ("nats_context", "--nats-context"),
+                        ("data_dir", "--data-dir"), ("cluster", "--cluster")):
+        if root.params.get(param) and parameter_source(root, param) in (
+                "COMMANDLINE", "ENVIRONMENT"):
+            return flag if parameter_source(root, param) == "COMMANDLINE" else \
+                f"{flag} (from the environment)"
+    return None
 
 
 def target_in_force(ctx: typer.Context) -> Any:

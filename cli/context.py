@@ -267,6 +267,11 @@ def ls(
             output.notice(app, f"jetlink: warning: {err.description}")
             continue
         docs.append(context_doc(store, context, selected))
+    if selected and selected not in store.names():
+        output.notice(app, f"jetlink: warning: the selected context {selected!r} does not "
+                           f"exist (selected in {store.selected_path}): a command that names "
+                           "no target of its own is refused until jetlink context select "
+                           "NAME")
     if names and not app.json:
         output.lines(app, (doc["name"] for doc in docs))
         return

@@ -164,6 +164,18 @@ def test_selected_context_that_no_longer_exists(jc):
     assert error(jc("stream", "ls", "-j")) == (
         f"the selected context 'a' does not exist (selected in {jc.config / 'context.txt'})"
     )
+    # a command line naming its own target runs there, with a warning; context ls says so
+    missing = f"the selected context 'a' does not exist (selected in {jc.config / 'context.txt'})"
+    (jc.tmp / "dd").mkdir()
+    for args, own in ((["--data-dir", str(jc.tmp / "dd")], "--data-dir"),
+                      (["--cluster", "local"], "--cluster")):
+        r = ok(jc(*args, "stream", "ls", "-j"))
+        assert (json.loads(r.stdout), r.stderr) == ([], (
+            f"jetlink: warning: {missing}; not used: {own} names the target (jetlink context "
+            "select NAME mends the selection)\n"))
+    r = ok(jc("context", "ls"))
+    assert r.stderr == (f"jetlink: warning: {missing}: a command that names no target of "
+                        "its own is refused until jetlink context select NAME\n")
     ok(jc("context", "add", "b"))
     assert doc(jc("context", "select", "b", "-j"))["name"] == "b"
     assert doc(jc("stream", "ls", "-j")) == []
