@@ -184,6 +184,57 @@ def test_a_missing_creds_file_names_where_it_was_given(home, tmp_path, monkeypat
         1, f"jetlink: error: --creds (from NATS_CREDS) {gone}: no such file\n")
 
 
+def _seed() -> str:
+    """A user nkey seed with a right checksum (CRC-16/XMODEM, as nkeys encodes it)."""
+    import base64
+
+    raw = bytes([0x95, 0x00]) + bytes(32)  # seed and user prefix bits (SU...), the key
+    crc = 0
+    for byte in raw:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021 if crc & 0x8000 else crc << 1) & 0xFFFF
+    return base64.b32encode(raw + crc.to_bytes(2, "little")).decode().rstrip("=")
+
+
+def test_tls_and_nkey_files_are_named_with_what_is_wrong(home, tmp_path, monkeypatch):
+    """Each TLS or nkey file checked before connecting, named with where it was given and
+    what is wrong (as --creds is), one line, exit 1."""
+    (tmp_path / "bad.pem").write_text("not pem\n")
+    (tmp_path / "pub.nk").write_text("UAHJLSMSJ3A\n")
+    (tmp_path / "bad.nk").write_text("SUAXXXXXXXX\n")
+    gone = str(tmp_path / "gone.pem")
+    s = ["-s", "nats://127.0.0.1:1"]
+    cases = [
+        ([*s, "--tlsca", gone], f"--tlsca {gone}: no such file"),
+        ([*s, "--tlsca", str(tmp_path)], f"--tlsca {tmp_path}: a directory, not a file"),
+        ([*s, "--tlsca", str(tmp_path / "bad.pem")],
+         f"--tlsca {tmp_path / 'bad.pem'}: no CA certificate could be read from it (a PEM "
+         "file of certificates): no certificate or crl found"),
+        ([*s, "--tlscert", str(tmp_path / "bad.pem"), "--tlskey", str(tmp_path / "bad.pem")],
+         f"--tlscert {tmp_path / 'bad.pem'} with --tlskey {tmp_path / 'bad.pem'}: not a PEM "
+         "certificate and its private key: PEM lib"),
+        ([*s, "--nkey", str(tmp_path / "pub.nk")],
+         f"--nkey {tmp_path / 'pub.nk'}: no user nkey seed found (that is a public key: give "
+         "the seed) (a user seed starts with SU)"),
+        ([*s, "--nkey", str(tmp_path / "bad.nk")],
+         f"--nkey {tmp_path / 'bad.nk'}: the user nkey seed is not valid (its checksum or "
+         "encoding is wrong)"),
+        ([*s, "--password", "x"], "--password needs --user: a password alone is no credential"),
+    ]
+    for args, said in cases:
+        res = jl(*args, "stream", "ls")
+        assert (res.exit_code, res.stderr) == (1, f"jetlink: error: {said}\n"), args
+    monkeypatch.setenv("NATS_CA", gone)
+    res = jl(*s, "stream", "ls")
+    assert res.stderr == f"jetlink: error: --tlsca (from NATS_CA) {gone}: no such file\n"
+    monkeypatch.delenv("NATS_CA")
+    (tmp_path / "good.nk").write_text(_seed() + "\n")
+    res = jl(*s, "--nkey", str(tmp_path / "good.nk"), "stream", "ls")  # checked: it connects
+    assert res.stderr == ("jetlink: error: connecting: could not connect to "
+                          "nats://127.0.0.1:1: connection refused\n")
+
+
 def test_bad_url_is_a_usage_error(home):
     res = jl("-s", "http://x", "stream", "ls")
     assert res.exit_code == 2

@@ -59,20 +59,71 @@ class RawMsg:
 
 
 def _ssl_context(t: ServerTarget) -> ssl.SSLContext | None:
+    """The TLS settings; each file checked and named with where it was given (``--tlsca
+    (from NATS_CA) /x.pem: no such file``) and what is wrong with it."""
     if not t.uses_tls:
         return None
     ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
-    try:
-        if t.tls_ca:
-            ctx.load_verify_locations(cafile=os.path.expanduser(t.tls_ca))
-        if t.tls_cert or t.tls_key:
-            if not (t.tls_cert and t.tls_key):
-                raise LiveError("a client certificate needs both --tlscert and --tlskey",
-                                field="tlscert" if not t.tls_cert else "tlskey")
-            ctx.load_cert_chain(os.path.expanduser(t.tls_cert), os.path.expanduser(t.tls_key))
-    except (OSError, ssl.SSLError) as exc:
-        raise LiveError(f"can not load the TLS files: {exc}", field="tls") from None
+    sources = t.sources or {}
+    if t.tls_cert or t.tls_key:
+        if not (t.tls_cert and t.tls_key):
+            raise LiveError("a client certificate needs both --tlscert and --tlskey",
+                            field="tlscert" if not t.tls_cert else "tlskey")
+    ca = _file(t.tls_ca, "--tlsca", sources.get("tls_ca"))
+    cert = _file(t.tls_cert, "--tlscert", sources.get("tls_cert"))
+    key = _file(t.tls_key, "--tlskey", sources.get("tls_key"))
+    if ca:
+        try:
+            ctx.load_verify_locations(cafile=ca)
+        except (OSError, ssl.SSLError) as exc:
+            raise LiveError(f"{_given('--tlsca', sources.get('tls_ca'))} {t.tls_ca}: no CA "
+                            f"certificate could be read from it (a PEM file of "
+                            f"certificates): {_ssl_reason(exc)}", field="tlsca") from None
+    if cert and key:
+        try:
+            ctx.load_cert_chain(cert, key)
+        except (OSError, ssl.SSLError) as exc:
+            raise LiveError(f"{_given('--tlscert', sources.get('tls_cert'))} {t.tls_cert} "
+                            f"with {_given('--tlskey', sources.get('tls_key'))} {t.tls_key}: "
+                            "not a PEM certificate and its private key: "
+                            f"{_ssl_reason(exc)}", field="tlscert") from None
     return ctx
+
+
+def _ssl_reason(exc: BaseException) -> str:
+    """OpenSSL's reason in words (``no certificate or crl found``), not its codes."""
+    import re
+
+    reason = getattr(exc, "reason", None)
+    if reason:
+        return str(reason).replace("_", " ").lower()
+    text = str(exc.args[-1]) if exc.args else str(exc)
+    return re.sub(r"^\[\w+\] | \(_ssl\.c:\d+\)$", "", text)
+
+
+def _nkey_file(path: str | None, source: str | None = None) -> str | None:
+    """``--nkey`` made whole and checked: natscli's seed file, a user nkey seed (``SU...``,
+    its checksum right) on a line of its own; nats-py says only "invalid seed"."""
+    full = _file(path, "--nkey", source)
+    if full is None:
+        return None
+    where = f"{_given('--nkey', source)} {path}"
+    try:
+        with open(full, "rb") as f:
+            text = f.read(1 << 16).decode("utf-8", "replace")
+    except OSError as exc:
+        raise LiveError(f"{where}: can not read it: {exc.strerror or exc}",
+                        field="nkey") from None
+    seeds = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("SU")]
+    if not seeds:
+        kind = " (that is a public key: give the seed)" if any(
+            ln.strip().startswith("U") for ln in text.splitlines()) else ""
+        raise LiveError(f"{where}: no user nkey seed found{kind} (a user seed starts with SU)",
+                        field="nkey")
+    if not _seed_checksum_ok(seeds[0]):
+        raise LiveError(f"{where}: the user nkey seed is not valid (its checksum or encoding "
+                        "is wrong)", field="nkey")
+    return full
 
 
 def _file(path: str | None, flag: str, source: str | None = None) -> str | None:
@@ -82,7 +133,8 @@ def _file(path: str | None, flag: str, source: str | None = None) -> str | None:
         return None
     full = os.path.expanduser(path)
     if not os.path.isfile(full):
-        raise LiveError(f"{_given(flag, source)} {path}: no such file", field=flag.lstrip("-"))
+        what = "a directory, not a file" if os.path.isdir(full) else "no such file"
+        raise LiveError(f"{_given(flag, source)} {path}: {what}", field=flag.lstrip("-"))
     return full
 
 
@@ -329,7 +381,11 @@ class LiveConnection:
         creds = _creds_file(t.creds, (t.sources or {}).get("creds"))
         if creds:
             kw["user_credentials"] = creds
-        nkey = _file(t.nkey, "--nkey", (t.sources or {}).get("nkey"))
+        if t.password and not t.user:
+            raise LiveError(f"{_given('--password', (t.sources or {}).get('password'))} "
+                            "needs --user: a password alone is no credential",
+                            field="password")
+        nkey = _nkey_file(t.nkey, (t.sources or {}).get("nkey"))
         if nkey:
             kw["nkeys_seed"] = nkey
         tls = _ssl_context(t)
