@@ -398,3 +398,23 @@ def test_a_server_url_is_shown_without_its_password_or_token(url, shown):
     from jetlink.core.live.target import shown_url
 
     assert shown_url(url) == shown
+
+
+@pytest.mark.parametrize(("key", "value", "instead"), [
+    ("nsc", "nsc://operator/account/user", "give the user's credentials file instead"),
+    ("user_jwt", "eyJ0eXAiOiJKV1QifQ.e30.sig", "give a credentials file holding the JWT"),
+    ("socks_proxy", "127.0.0.1:1080", "jetlink connects directly"),
+])
+def test_a_natscli_context_key_jetlink_cannot_honour_is_refused(home, key, value, instead):
+    """A natscli context that authenticates or routes in a way jetlink cannot follow is
+    refused naming the key, rather than connecting without it (no credentials, no proxy)."""
+    nats_ctx(home, "ops", url="nats://127.0.0.1:1", **{key: value})
+    res = jl("--nats-context", "ops", "stream", "ls")
+    path = home / "nats" / "context" / "ops.json"
+    assert res.exit_code == 1
+    assert res.stderr.startswith(f"jetlink: error: natscli context {path}: {key} {value!r} is "
+                                 f"not supported by jetlink: {instead}"), res.stderr
+    nats_ctx(home, "ops", url="nats://127.0.0.1:1", jetstream_event_prefix="x",
+             color_scheme="dark")  # natscli's own output: ignored
+    assert "could not connect to nats://127.0.0.1:1" in jl("--nats-context", "ops", "stream",
+                                                            "ls").stderr

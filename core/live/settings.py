@@ -168,6 +168,10 @@ def read_nats_context(name: str, environ: Mapping[str, str] | None = None) -> Na
                            field="nats_context") from None
     if not isinstance(doc, dict):
         raise JetlinkError(f"natscli context {path} is not a JSON object", field="nats_context")
+    for key, why in _NATS_UNSUPPORTED.items():
+        if doc.get(key) not in (None, "", False):
+            raise JetlinkError(f"natscli context {path}: {key} {doc.get(key)!r} is not "
+                               f"supported by jetlink: {why}", field="nats_context")
     settings: dict[str, Any] = {}
     for key, fld in NATS_KEYS.items():
         value = doc.get(key)
@@ -184,6 +188,19 @@ def read_nats_context(name: str, environ: Mapping[str, str] | None = None) -> Na
         settings[fld] = value
     description = doc.get("description") if isinstance(doc.get("description"), str) else ""
     return NatsContext(name, path, settings, description or "")
+
+
+#: natscli context keys that change how it connects and that jetlink cannot honour: a
+#: context holding one is refused (connecting without them would leave out the credentials
+#: or the route natscli uses); keys that only shape natscli's own output are ignored
+_NATS_UNSUPPORTED = {
+    "nsc": "give the user's credentials file instead (--creds, or creds in the context: "
+           "nsc generate creds writes one)",
+    "user_jwt": "give a credentials file holding the JWT and the seed instead (--creds)",
+    "socks_proxy": "jetlink connects directly; run it where the server is reachable",
+    "windows_cert_store": "give the certificate files instead (--tlscert, --tlskey)",
+    "windows_cert_match": "give the certificate files instead (--tlscert, --tlskey)",
+}
 
 
 def parse_servers(text: str, where: str) -> tuple[str, ...]:
