@@ -235,6 +235,14 @@ def add(
     store.add(context)
     if select:
         store.select(name)
+    if nats_context is not None:
+        from jetlink.core.live.settings import nats_context_dir
+
+        where = nats_context_dir()
+        if not (where / f"{nats_context}.json").is_file():
+            output.notice(app, f"jetlink: warning: natscli context {nats_context} is not in "
+                               f"{where} (yet): commands using context {name} fail until it "
+                               "is")
     doc = context_doc(store, context, _selected(store))
     verb = "created and selected" if select else "created"
     app.emit(doc, human=lambda a, d: output.line(a, f"Context {name} was {verb}"))

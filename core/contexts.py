@@ -122,12 +122,22 @@ class Context:
                     raise JetlinkError("context tlsfirst must be true or false", field=key)
             elif value is not None and (not isinstance(value, str) or not value):
                 raise JetlinkError(f"context {key} must be a non-empty string", field=key)
-        from .live.settings import parse_servers, parse_timeout
+        from .live.settings import parse_servers, parse_timeout, validate_nats_context_name
 
         if self.server is not None:
             parse_servers(self.server, f"context {self.name} server")
         if self.timeout is not None:
             parse_timeout(self.timeout, f"context {self.name} timeout")
+        if (self.tlscert is None) != (self.tlskey is None):
+            missing = "tlskey" if self.tlskey is None else "tlscert"
+            raise JetlinkError(f"context {self.name}: a client certificate needs both tlscert "
+                               f"and tlskey (--tlscert, --tlskey): {missing} is missing",
+                               field=missing)
+        if self.password is not None and self.user is None:
+            raise JetlinkError(f"context {self.name}: password needs user (--user): a "
+                               "password alone is no credential", field="password")
+        if self.nats_context is not None:
+            validate_nats_context_name(self.nats_context)
 
     def server_settings(self) -> dict[str, Any]:
         """The live-server settings it sets (the password masked, in the server URL too),

@@ -534,3 +534,23 @@ def test_broken_selection_file(jc):
                             "select NAME)\n")
     ok(jc("context", "select", "a"))
     assert doc(jc("stream", "ls", "-j")) == []
+
+
+def test_context_add_checks_what_a_connection_needs_before_it_writes(jc):
+    """A client certificate without its key, a password without a user, an invalid natscli
+    context name: refused at add, nothing written; a natscli context not there yet: a
+    warning."""
+    for args, said in (
+            (["--server", "nats://h:1", "--tlscert", "a.pem"],
+             "context x: a client certificate needs both tlscert and tlskey (--tlscert, "
+             "--tlskey): tlskey is missing"),
+            (["--server", "nats://h:1", "--password", "p"],
+             "context x: password needs user (--user): a password alone is no credential"),
+            (["--nats-context", "../ops"],
+             "invalid natscli context name '../ops': use letters, digits, '_', '-' or '.'")):
+        assert error(jc("context", "add", "x", *args, "-j")) == said
+        assert jc.store.names() == []
+    r = ok(jc("context", "add", "x", "--nats-context", "ops"))
+    assert r.stderr == (f"jetlink: warning: natscli context ops is not in "
+                        f"{jc.tmp / 'config' / 'nats' / 'context'} (yet): commands using "
+                        "context x fail until it is\n")
