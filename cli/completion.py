@@ -26,10 +26,33 @@ def _where(ctx: Any) -> tuple[Path, str]:
     from jetlink.cli.app import default_data_dir
 
     root = ctx.find_root()
+    context = _context(root)
     path = root.params.get("data_dir") or os.environ.get("JETLINK_DATA_DIR") or \
-        default_data_dir()
-    cluster = root.params.get("cluster") or os.environ.get("JETLINK_CLUSTER") or "local"
+        (context.data_dir if context is not None else None) or default_data_dir()
+    from jetlink.cli.common import parameter_source
+
+    typed = root.params.get("cluster") if parameter_source(root, "cluster") == "COMMANDLINE" \
+        else None
+    cluster = typed or os.environ.get("JETLINK_CLUSTER") or \
+        (context.cluster if context is not None else None) or "local"
     return Path(path).expanduser(), cluster
+
+
+def _context(root: Any) -> Any:
+    """The jetlink context in force for the line typed so far (--context, JETLINK_CONTEXT,
+    the selected one), or None; a broken or missing one completes nothing from it, and
+    nothing is said on the terminal while the operator types."""
+    import contextlib
+    import io
+
+    from jetlink.cli.common import context_in_force
+    from jetlink.core.errors import JetlinkError
+
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            return context_in_force(root)
+    except JetlinkError:
+        return None
 
 
 LIVE_TIMEOUT = 2.0  # seconds a completion waits for a server at most
@@ -38,13 +61,16 @@ LIVE_TIMEOUT = 2.0  # seconds a completion waits for a server at most
 def _backend(ctx: Any) -> Any:
     """The backend of the command line as typed so far (core/backend.py), creating
     nothing, a live server waited for :data:`LIVE_TIMEOUT` at most."""
+    import contextlib
     import dataclasses
+    import io
 
     from jetlink.cli.common import target_in_force
     from jetlink.core.backend import open_backend
     from jetlink.core.clock import SystemClock
 
-    target = target_in_force(ctx)
+    with contextlib.redirect_stderr(io.StringIO()):  # no notice while the operator types
+        target = target_in_force(ctx)
     if target is not None:
         target = dataclasses.replace(target, timeout=min(float(target.timeout), LIVE_TIMEOUT))
     path, cluster = _where(ctx)

@@ -113,3 +113,28 @@ def test_a_missing_data_directory_completes_nothing_and_creates_nothing(tmp_path
     assert bash(f"jetlink --data-dir {missing} stream info ") == []
     assert bash(f"jetlink --data-dir {missing} --cluster ") == []
     assert not missing.exists()
+
+
+def test_the_context_in_force_gives_the_data_directory_and_cluster(data, tmp_path):
+    """A context (selected, or named by --context) that names the data directory and the
+    cluster is where names come from, as the command would run there; a selection naming a
+    removed context completes nothing and prints nothing while the operator types."""
+    cfg = tmp_path / "config"
+    env = {"XDG_CONFIG_HOME": str(cfg)}
+    proc = _subprocess(["context", "add", "w", "--data-dir", str(data), "--cluster", "west",
+                        "--select"], env=env)
+    assert proc.returncode == 0, proc.stderr
+
+    def complete(line):
+        words = line.split(" ")
+        return _subprocess([], env={**env, "_JETLINK_COMPLETE": "complete_bash",
+                                    "COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1)})
+
+    assert complete("jetlink stream info ").stdout.split() == ["KV_CONFIG2", "WEST_ONLY"]
+    assert complete("jetlink --cluster ").stdout.split() == [
+        "east", "keast", "kwest", "local", "west"]
+    (cfg / "jetlink" / "context.txt").write_text("ghost\n")
+    got = complete("jetlink stream info ")
+    assert (got.stdout.split(), got.stderr) == ([], "")
+    assert complete("jetlink --context w stream info ").stdout.split() == [
+        "KV_CONFIG2", "WEST_ONLY"]
