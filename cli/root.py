@@ -118,6 +118,22 @@ class JetlinkGroup(TyperGroup):
             self.commands[name] = _load_command(name, self.lazy[name])
         return super().get_command(ctx, name)
 
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """Typer's, with "Did you mean" drawn from every command, the ones not loaded yet
+        included (Typer looks only at the loaded ones)."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click_exception() as err:
+            message = getattr(err, "message", "")
+            if args and message.startswith("No such command") and "Did you mean" not in message:
+                from difflib import get_close_matches
+
+                close = get_close_matches(args[0], self.list_commands(ctx))
+                if close:
+                    err.message = (f"{message.rstrip('.')}. Did you mean "  # type: ignore[attr-defined]
+                                   f"{', '.join(repr(m) for m in close)}?")
+            raise
+
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         # Short help from the registry: listing the commands imports none of them.
         limit = formatter.width - 6 - max(len(n) for n in self.list_commands(ctx))

@@ -111,3 +111,14 @@ def test_a_stdout_that_refuses_writes_is_one_error_line(tmp_path, json_flag):
                               timeout=60)
     assert (proc.returncode, proc.stderr) == (
         1, "jetlink: error: cannot write: No space left on device\n")
+
+
+def test_a_mistyped_command_gets_the_close_ones_loaded_or_not(capsys):
+    """Every top-level command is a candidate for "Did you mean" (they load on demand)."""
+    code, out, err = call(capsys, "strem", "ls")
+    assert (code, err) == (2, "jetlink: error: No such command 'strem'. Did you mean "
+                              "'stream'?\nTry 'jetlink -h' for help.\n")
+    code, out, err = call(capsys, "kafka-mirror", "--list")
+    assert "Did you mean 'kafka-mirrors', 'mirrors'?" in err
+    code, out, err = call(capsys, "zzz")
+    assert err == "jetlink: error: No such command 'zzz'.\nTry 'jetlink -h' for help.\n"
