@@ -51,17 +51,18 @@ Example:
   jetlink pub orders.new --count 3 'order {{Count}} at {{TimeStamp}}'
 
 With --atomic the --count messages are one atomic batch (ADR-50; the stream needs
-allow_atomic): stored all or nothing when the last one commits; --batch-size B makes
-batches of B messages instead, each committed on its own.
+allow_atomic: stream add/edit --allow-batch): stored all or nothing when the last one
+commits; --batch-size B makes batches of B messages instead, each committed on its own.
 
 \b
 Example:
   jetlink pub orders.new --atomic --count 1000 --batch-size 100 'order {{Count}}'
 
 With --fast the --count messages are one fast batch (ADR-50 fast ingest, nats-server 2.14;
-the stream needs allow_batched): stored as they come, acknowledged every --flow messages at
-most, the last one commits; not atomic. In the default gap mode a refused message ends the
-batch (an error, with what was stored); --continue-on-gap goes on past it.
+the stream needs allow_batched: stream add/edit --allow-fast): stored as they come,
+acknowledged every --flow messages at most, the last one commits; not atomic. In the
+default gap mode a refused message ends the batch (an error, with what was stored);
+--continue-on-gap goes on past it.
 
 \b
 Example:
@@ -197,13 +198,23 @@ def pub(
     js = open_jetstream(app)
     per_message = not app.json and not quiet and count <= PER_MESSAGE_LINES
     message = _message_maker(app, subject, body_text, pairs, templates)
-    if atomic:
-        _publish_atomic(app, js, message, count, batch_size or count, quiet)
-        return
-    if fast:
-        PF.publish_fast(app, js, message, count, batch_size or count, quiet, flow=flow,
-                        max_outstanding=max_outstanding, gap_ok=continue_on_gap,
-                        batch_id=batch_id)
+    if atomic or fast:
+        from jetlink.core.errors import ApiError
+
+        try:
+            if atomic:
+                _publish_atomic(app, js, message, count, batch_size or count, quiet)
+            else:
+                PF.publish_fast(app, js, message, count, batch_size or count, quiet,
+                                flow=flow, max_outstanding=max_outstanding,
+                                gap_ok=continue_on_gap, batch_id=batch_id)
+        except ApiError as err:
+            flag = _ALLOWS.get(err.err_code)
+            if flag and not err.detail:  # the server's words, then the flag that allows it
+                names = js.stream_names(subject) if "{{" not in subject else []
+                err.detail = (f"the stream allows it with jetlink stream edit "
+                              f"{names[0] if names else 'STREAM'} {flag}")
+            raise
         return
     results: list[dict[str, Any]] = []
     streams: set[str] = set()
@@ -222,6 +233,10 @@ def pub(
                 f"Stored {output.comma(count)} messages in Stream: {', '.join(sorted(streams))} "
                 f"Sequences: {output.comma(results[0]['seq'])}..{output.comma(results[-1]['seq'])}",
             )
+
+
+#: the stream flag that allows what a disabled-publish error refuses
+_ALLOWS = {10174: "--allow-batch", 10205: "--allow-fast"}
 
 
 def _check_modes(*, core: bool, atomic: bool, fast: bool, batch_size: int | None,

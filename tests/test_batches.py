@@ -226,5 +226,9 @@ def test_cli_refused_batch_changes_nothing(jl, args):
     jl("stream", "add", "AT", "--subjects", "at.>", "--allow-batch", "--defaults")
     jl("stream", "add", "PLAIN", "--subjects", "plain.>", "--defaults")
     before = data_dir_bytes(jl.data)
-    assert jl("pub", *args).exit_code == 1
+    res = jl("pub", *args)
+    assert res.exit_code == 1
     assert data_dir_bytes(jl.data) == before
+    if "--atomic" in args:  # the server's words, then the flag that allows it
+        assert res.stderr == ("jetlink: error: atomic publish is disabled (10174): the stream "
+                              "allows it with jetlink stream edit PLAIN --allow-batch\n")

@@ -310,6 +310,14 @@ def test_cli_fast_ended_early(jl):
     assert res.stdout.endswith(" Messages: 2 Sequence: 3 Flow acks: 1\n")
 
 
+def test_cli_fast_on_a_stream_without_it_names_the_flag(jl):
+    jl("stream", "add", "PLAIN", "--subjects", "plain.>", "--defaults")
+    res = jl("pub", "plain.a", "x", "--fast", "--count", "2")
+    assert (res.exit_code, res.stderr) == (1, (
+        "jetlink: error: batch publish is disabled (10205): the stream allows it with jetlink "
+        "stream edit PLAIN --allow-fast\n"))
+
+
 @pytest.mark.parametrize("args", [["--fast", "--core"], ["--fast", "--atomic"], ["--flow", "5"],
                                   ["--batch-id", "x"], ["--batch-size", "2"]])
 def test_cli_fast_usage(jl, args):
