@@ -76,12 +76,17 @@ def check_output(what: str, text: str) -> None:
 
 def job_runner(app: App, master: str, conf: list[str] | None, props: Path | None,
                inputs: list[str] | None = None) -> Any:
+    """A job runner on the session of --master / --conf / --properties-file; a target it
+    creates gets the defaults ``jetlink stream add --defaults`` gives (cli/stream_flags.py
+    ``with_add_defaults``)."""
+    from jetlink.cli.stream_flags import with_add_defaults
     from jetlink.sparkops.run import Runner
     from jetlink.sparkops.session import input_rows_hint
 
     dd = common.data_dir(app)
     rows = input_rows_hint(inputs, dd, app.cluster) if inputs else None
-    return Runner(session(master, conf, props, rows), dd, common.make_clock(), app.cluster)
+    return Runner(session(master, conf, props, rows), dd, common.make_clock(), app.cluster,
+                  defaults=with_add_defaults)
 
 
 def with_progress(job: Any) -> Any:
