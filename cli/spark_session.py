@@ -63,13 +63,15 @@ def check_addresses(app: App, named: dict[str, list[str]]) -> None:
 
 
 def check_output(what: str, text: str) -> None:
-    """A ``parquet:`` output on the local filesystem that cannot be written: one line naming
-    it and why (exit status 1), before Spark starts."""
+    """A ``parquet:`` output on the local filesystem that cannot be written (no directory can
+    be made there, or a dataset or an unfinished job's files are there already): one line
+    naming it, why and how to clear it (exit status 1), before Spark starts."""
     from jetlink.core.errors import JetlinkError
-    from jetlink.sparkops.io import unwritable_output
+    from jetlink.sparkops.io import occupied_output, unwritable_output
 
     if text.startswith("parquet:"):
-        why = unwritable_output(text[len("parquet:"):])
+        path = text[len("parquet:"):]
+        why = unwritable_output(path) or occupied_output(path)
         if why:
             raise JetlinkError(f"{what} {text!r}: {why}; nothing was started", field=what)
 

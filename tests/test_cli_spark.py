@@ -543,3 +543,37 @@ def test_a_created_target_gets_the_defaults_of_stream_add(jl):
     assert config("M") == config("MREF")
     res = jl("spark", "verify", "REF", "SP", "--ignore-time")
     assert res.exit_code == 0, res.output
+
+
+def test_a_parquet_target_in_use_is_named_before_spark_starts(jl, tmp_path, monkeypatch):
+    """A ``parquet:`` TARGET holding what a killed job left (Spark's ``_temporary``, no
+    ``_jetlink.json``) or a finished dataset: one line naming the path and how to clear it,
+    exit 1, before a session is asked for; an empty directory is taken as a new one."""
+    import jetlink.cli.spark as cli_spark
+
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 4)
+    left = tmp_path / "left"
+    (left / "_temporary" / "0").mkdir(parents=True)
+    (left / "_temporary" / "0" / "part-00000.parquet").write_bytes(b"PAR1")
+    done = tmp_path / "done"
+    ok(jl("stream", "export", "ORDERS", f"parquet:{done}"))
+    real = cli_spark.job_runner
+
+    def no_session(*_a, **_k):
+        raise AssertionError("a session was asked for")
+
+    monkeypatch.setattr(cli_spark, "job_runner", no_session)
+    for path, why in (
+            (left, f"{left} holds what an unfinished job left (no _jetlink.json): remove it "
+                   f"(rm -r {left}) and run the job again"),
+            (done, f"{done} holds a dataset already (_jetlink.json): a job writes a new "
+                   f"dataset; remove it (rm -r {done}) or choose another path")):
+        r = jl("spark", "mirror", "ORDERS", f"parquet:{path}")
+        assert (r.exit_code, r.stderr) == (
+            1, f"jetlink: error: TARGET 'parquet:{path}': {why}; nothing was started\n")
+    monkeypatch.setattr(cli_spark, "job_runner", real)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    summary = doc(jl("spark", "mirror", "ORDERS", f"parquet:{empty}", "-j"))
+    assert summary["rows_out"] == 4 and (empty / "_jetlink.json").is_file()
