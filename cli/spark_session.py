@@ -32,7 +32,9 @@ def session(master: str, conf: list[str] | None, props: Path | None,
         SparkConfError,
         SparkOptions,
         get_session,
+        master_form_error,
         master_unreachable,
+        under_spark_submit,
     )
 
     opts = SparkOptions(master=master, conf=list(conf or []),
@@ -41,6 +43,9 @@ def session(master: str, conf: list[str] | None, props: Path | None,
         opts.settings()
     except SparkConfError as e:
         raise common.usage(str(e)) from None
+    bad = None if under_spark_submit() else master_form_error(master)
+    if bad:
+        raise common.usage(bad)
     why = master_unreachable(master)
     if why:
         raise JetlinkError(f"--master {master}: no Spark master answers ({why}); nothing "

@@ -577,3 +577,62 @@ def test_a_parquet_target_in_use_is_named_before_spark_starts(jl, tmp_path, monk
     empty.mkdir()
     summary = doc(jl("spark", "mirror", "ORDERS", f"parquet:{empty}", "-j"))
     assert summary["rows_out"] == 4 and (empty / "_jetlink.json").is_file()
+
+
+def test_a_master_that_can_never_work_is_a_usage_error(jl, monkeypatch):
+    """``--master`` values Spark could never use are named with the accepted forms before a
+    driver starts (exit 2), nothing written."""
+    from jetlink.sparkops.session import MASTER_FORMS
+
+    monkeypatch.delenv("HADOOP_CONF_DIR", raising=False)
+    monkeypatch.delenv("YARN_CONF_DIR", raising=False)
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 2)
+    before = data_dir_bytes(jl.data)
+    for master, why in (
+            ("bogus", f"expected {MASTER_FORMS}"),
+            ("local[abc]", f"expected {MASTER_FORMS}"),
+            ("spark://", f"'' is not HOST:PORT (expected {MASTER_FORMS})"),
+            ("spark://h:1,:2", f"':2' is not HOST:PORT (expected {MASTER_FORMS})"),
+            ("yarn", "set HADOOP_CONF_DIR or YARN_CONF_DIR to the cluster's Hadoop "
+                     "configuration directory (Spark finds the resource manager there)")):
+        r = jl("spark", "mirror", "ORDERS", "M", "--master", master)
+        assert (r.exit_code, r.stderr) == (
+            2, f"jetlink: error: --master {master!r}: {why}\n"), r.output
+    assert data_dir_bytes(jl.data) == before
+
+
+def test_a_driver_jvm_exiting_at_start_names_its_cause(tmp_path, monkeypatch):
+    """A driver JVM that exits before it answers (a bad --conf spark.driver.memory, Spark's
+    own refusal of a master) is reported with what it said in Spark's log, not only "Java
+    gateway process exited"; a spark:// address that does not answer in time is named as
+    such."""
+    import socket
+
+    from jetlink.sparkops import session
+
+    log = tmp_path / "spark.log"
+    monkeypatch.setattr(session, "jvm_log_path", lambda: log)
+    gone = RuntimeError("[JAVA_GATEWAY_EXITED] Java gateway process exited before sending its "
+                        "port number.")
+    log.write_text("Invalid maximum heap size: -Xmxnotasize\n"
+                   "Error: Could not create the Java Virtual Machine.\n"
+                   "Error: A fatal exception has occurred. Program will exit.\n")
+    assert session.failure_text(gone) == (
+        "the Spark driver JVM exited at start: Invalid maximum heap size: -Xmxnotasize "
+        f"(Spark's log: {log})")
+    log.write_text("WARNING: Using incubator modules: jdk.incubator.vector\n"
+                   'Exception in thread "main" org.apache.spark.SparkException: A reason.\n'
+                   "\tat org.apache.spark.deploy.SparkSubmit.main(SparkSubmit.scala)\n")
+    assert session.failure_text(gone) == (
+        "the Spark driver JVM exited at start: org.apache.spark.SparkException: A reason. "
+        f"(Spark's log: {log})")
+    log.write_text("")
+    assert session.failure_text(gone).startswith("the Spark job failed: [JAVA_GATEWAY_EXITED]")
+
+    def silent(address, timeout):
+        raise TimeoutError("timed out")
+
+    monkeypatch.setattr(socket, "create_connection", silent)
+    assert session.master_unreachable("spark://10.255.255.1:7077", timeout=2) == (
+        "10.255.255.1:7077: no answer within 2s")
