@@ -182,6 +182,7 @@ def kv_aggregate(
     values: dict[str, Any] = {}
     if history is not None:
         values["history"] = history
+    origins: list[Any] = []
     if mirror is not None:
         origin, cluster = parse_mirror(mirror, None)
         cfg: Any = KVMirrorConfig(name=bucket, origin_bucket=origin, domain=cluster,
@@ -190,14 +191,17 @@ def kv_aggregate(
         def create(kv: Any) -> Any:
             return kv.create_mirror(cfg)
     else:
-        cfg = KVAggregateConfig(bucket=bucket, origins=[parse_source(s) for s in source or []],
-                                writable=writable, **values)
+        parsed = [parse_source(s) for s in source or []]
+        cfg = KVAggregateConfig(bucket=bucket, origins=parsed, writable=writable, **values)
+        # each origin as typed, checked before the bucket is made
+        origins = [(f"--source {text}", o.resolved(i)[1], src) for i, (text, o, src) in
+                   enumerate(zip(source or [], parsed, cfg.sources(), strict=True))]
 
         def create(kv: Any) -> Any:
             return kv.create_aggregate(cfg)
 
     runner = job_runner(app, master, conf, properties_file)
-    _run(app, lambda: runner.kv(create))
+    _run(app, lambda: runner.kv(create, origins=origins))
 
 
 def register(app: typer.Typer) -> None:

@@ -32,7 +32,9 @@ def session(master: str, conf: list[str] | None, props: Path | None,
         SparkConfError,
         SparkOptions,
         get_session,
+        master_form_error,
         master_unreachable,
+        under_spark_submit,
     )
 
     opts = SparkOptions(master=master, conf=list(conf or []),
@@ -41,6 +43,9 @@ def session(master: str, conf: list[str] | None, props: Path | None,
         opts.settings()
     except SparkConfError as e:
         raise common.usage(str(e)) from None
+    bad = None if under_spark_submit() else master_form_error(master)
+    if bad:
+        raise common.usage(bad)
     why = master_unreachable(master)
     if why:
         raise JetlinkError(f"--master {master}: no Spark master answers ({why}); nothing "
@@ -63,25 +68,32 @@ def check_addresses(app: App, named: dict[str, list[str]]) -> None:
 
 
 def check_output(what: str, text: str) -> None:
-    """A ``parquet:`` output on the local filesystem that cannot be written: one line naming
-    it and why (exit status 1), before Spark starts."""
+    """A ``parquet:`` output on the local filesystem that cannot be written (no directory can
+    be made there, or a dataset or an unfinished job's files are there already): one line
+    naming it, why and how to clear it (exit status 1), before Spark starts."""
     from jetlink.core.errors import JetlinkError
-    from jetlink.sparkops.io import unwritable_output
+    from jetlink.sparkops.io import occupied_output, unwritable_output
 
     if text.startswith("parquet:"):
-        why = unwritable_output(text[len("parquet:"):])
+        path = text[len("parquet:"):]
+        why = unwritable_output(path) or occupied_output(path)
         if why:
             raise JetlinkError(f"{what} {text!r}: {why}; nothing was started", field=what)
 
 
 def job_runner(app: App, master: str, conf: list[str] | None, props: Path | None,
                inputs: list[str] | None = None) -> Any:
+    """A job runner on the session of --master / --conf / --properties-file; a target it
+    creates gets the defaults ``jetlink stream add --defaults`` gives (cli/stream_flags.py
+    ``with_add_defaults``)."""
+    from jetlink.cli.stream_flags import with_add_defaults
     from jetlink.sparkops.run import Runner
     from jetlink.sparkops.session import input_rows_hint
 
     dd = common.data_dir(app)
     rows = input_rows_hint(inputs, dd, app.cluster) if inputs else None
-    return Runner(session(master, conf, props, rows), dd, common.make_clock(), app.cluster)
+    return Runner(session(master, conf, props, rows), dd, common.make_clock(), app.cluster,
+                  defaults=with_add_defaults)
 
 
 def with_progress(job: Any) -> Any:

@@ -1054,3 +1054,32 @@ def _probe_config() -> "StreamConfig":
     from jetlink.core.config.stream import StreamConfig
 
     return StreamConfig(name="probe")
+
+
+# The config fields natscli's add --defaults fills, by flag (ADD_FLAG_DEFAULTS and ASKED).
+_DEFAULTED_FIELDS = {
+    "storage": "storage", "replicas": "num_replicas", "retention": "retention",
+    "discard": "discard", "max_msgs": "max_msgs", "max_msgs_per_subject": "max_msgs_per_subject",
+    "max_bytes": "max_bytes", "max_age": "max_age", "max_msg_size": "max_msg_size",
+    "dupe_window": "duplicate_window", "allow_rollup": "allow_rollup_hdrs",
+    "deny_delete": "deny_delete", "deny_purge": "deny_purge", "ack": "no_ack",
+    "allow_direct": "allow_direct", "max_consumers": "max_consumers",
+}
+
+
+def with_add_defaults(cfg: "StreamConfig", given: set[str]) -> "StreamConfig":
+    """``cfg`` (a JSON config giving the fields ``given``) with the value `stream add
+    --defaults` takes (:func:`add_defaults`) for every field natscli would ask for that the
+    config does not give: the stream ``jetlink stream add NAME --source ... --defaults``
+    (or ``--mirror``) creates. The ``jetlink spark`` jobs create their new targets so."""
+    from jetlink.core.durations import format_duration
+
+    probe = StreamFlags(mirror=cfg.mirror.name if cfg.mirror is not None else None,
+                        max_age=format_duration(cfg.max_age)
+                        if "max_age" in given and cfg.max_age > 0 else None)
+    values = dataclasses.asdict(add_defaults(probe))
+    values["mirror"] = None
+    for flag, name in _DEFAULTED_FIELDS.items():
+        if name in given:
+            values[flag] = None
+    return apply_flags(cfg, StreamFlags(**values))

@@ -100,6 +100,35 @@ def unwritable_output(path: str) -> str | None:
     return None
 
 
+def occupied_output(path: str) -> str | None:
+    """Why a job cannot write a new dataset at ``path`` on the local filesystem because
+    something is there already, or None (nothing there, an empty directory, or another
+    filesystem: Spark's own to judge). A job writes a new dataset only: a finished one (its
+    ``_jetlink.json``) or the leftovers of a job that never finished (Spark's ``_temporary``,
+    part files, no ``_jetlink.json``) are named with how to clear them."""
+    import os
+
+    try:
+        here = lake.local_path(path)
+    except lake.LakeError:
+        return None
+    if here is None or not os.path.isdir(here):
+        return None
+    try:
+        names = os.listdir(here)
+    except OSError as exc:
+        return f"can not read {here}: {(exc.strerror or str(exc)).lower()}"
+    if not names:
+        return None
+    if lake.META_FILE in names:
+        return (f"{here} holds a dataset already ({lake.META_FILE}): a job writes a new "
+                f"dataset; remove it (rm -r {here}) or choose another path")
+    if "_temporary" in names or any(n.startswith("part-") for n in names):
+        return (f"{here} holds what an unfinished job left (no {lake.META_FILE}): remove it "
+                f"(rm -r {here}) and run the job again")
+    return f"{here} is not empty: a job writes a new dataset into a new or empty directory"
+
+
 # --------------------------------------------------------------------------------------------
 # the store as a Spark data source
 # --------------------------------------------------------------------------------------------
@@ -278,7 +307,11 @@ def read_parquet(spark: Any, path: str) -> Any:
 
 
 def write_parquet(df: Any, path: str, meta: dict[str, Any] | None) -> None:
-    """Write rows (sorted by partition, seq) as a Parquet dataset; refuses an existing path."""
+    """Write rows (sorted by partition, seq) as a Parquet dataset; refuses an existing path
+    other than an empty directory (removed first: Spark's writer refuses any path there)."""
+    fs, p = _hadoop_path(df.sparkSession, path)
+    if fs.exists(p) and fs.getFileStatus(p).isDirectory() and not fs.listStatus(p):
+        fs.delete(p, False)
     df.write.mode("errorifexists").parquet(path)
     if meta is not None:
         write_meta(df.sparkSession, path, meta)

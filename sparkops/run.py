@@ -1,8 +1,9 @@
 """Running a job end to end: resolve the addresses, read, run the job, write, record cursors.
 
 A job writing into the embedded store seeds a NEW target: the target stream is created (from
-the addresses and ``--config``) or, when it exists, must never have stored anything. The rows
-are written through the engine in large transactions; each transaction also records the
+the addresses and ``--config``, checked and planned first, created only when the job writes,
+removed again when the writing fails) or, when it exists, must never have stored anything. The
+rows are written through the engine in large transactions; each transaction also records the
 agreement's progress (core/replication.py ``seed_agreement``), and the last one records the
 exact cursor: the last origin sequence the job's cut covered. The online pump continues from
 there, without a gap and without a duplicate, and a job interrupted half-way leaves a target
@@ -65,8 +66,12 @@ class Summary:
 class Runner:
     """Jobs over one data directory, one clock and one Spark session."""
 
-    def __init__(self, spark: Any, datadir: DataDir, clock: Clock, cluster: str) -> None:
+    def __init__(self, spark: Any, datadir: DataDir, clock: Clock, cluster: str,
+                 defaults: Callable[[StreamConfig, set[str]], StreamConfig] | None = None
+                 ) -> None:
         self.spark, self.dd, self.clock, self.cluster = spark, datadir, clock, cluster
+        # the defaults of a new target: ``defaults(config, fields --config gives)``
+        self.defaults = defaults
 
     # -- addresses -------------------------------------------------------------------------
     def address(self, text: str, what: str) -> io.Address:
@@ -112,21 +117,52 @@ class Runner:
         return Input(addr, df, addr.name, identity(created), last, msgs)
 
     # -- targets ---------------------------------------------------------------------------
-    def _fresh_target(self, addr: io.Address, make: Callable[[], StreamConfig]
-                      ) -> tuple[StreamConfig, int]:
-        """The target's config and its next sequence: created from ``make()`` when absent;
-        an existing target must never have stored anything."""
+    def _plan_target(self, addr: io.Address, make: Callable[[], StreamConfig]
+                     ) -> tuple[StreamConfig, int, StreamConfig | None]:
+        """The target's config, its next sequence and, when it does not exist yet, the
+        config to create it with (``make()``, checked here as the engine's add_stream checks
+        it, defaults filled in; created only when the job writes: :meth:`_finish`). An
+        existing target must never have stored anything (:func:`stored_already`)."""
+        from jetlink.core.config.validate import check_stream_create
         from jetlink.core.streams import empty_last_seq
 
         js = self._js(addr.cluster)
-        if addr.name not in js.stream_names():
-            js.add_stream(make().to_json())
-        info = js.stream_info(addr.name)
-        empty = empty_last_seq(info.config)
-        if info.state.last_seq != empty:
-            raise SparkJobError(f"{addr} has stored messages already: a bulk job seeds a new "
-                                "target (the pump keeps an existing one up to date)")
-        return info.config, empty + 1
+        if addr.name in js.stream_names():
+            info = js.stream_info(addr.name)
+            empty = empty_last_seq(info.config)
+            if info.state.last_seq != empty:
+                raise SparkJobError(stored_already(addr, info.state.messages,
+                                                   info.state.first_seq, info.state.last_seq))
+            return info.config, empty + 1, None
+        request = make()
+        with js.read() as (_conn, catalog):
+            try:
+                cfg = check_stream_create(request, catalog.configs)
+            except JetlinkError as e:
+                raise SparkJobError(f"{addr}: {e}") from None
+        return cfg, empty_last_seq(cfg) + 1, request
+
+    def _create_target(self, js: JetStream, addr: io.Address, request: StreamConfig) -> None:
+        """Create the target a job planned (:meth:`_plan_target`) just before it writes."""
+        if addr.name in js.stream_names():
+            raise SparkJobError(f"{addr} was created by another command while the job ran: "
+                                "nothing was written")
+        js.add_stream(request.to_json())
+
+    def _drop_target(self, js: JetStream, addr: io.Address) -> None:
+        """Remove a target this run created, after the job failed (a failed job leaves the
+        store as it found it)."""
+        try:
+            js.delete_stream(addr.name)
+        except JetlinkError:
+            pass
+
+    def _config(self, doc: dict[str, Any]) -> StreamConfig:
+        """A target config from its JSON document (the job's fields over ``--config``), with
+        the defaults of a stream ``jetlink stream add --defaults`` creates for every field
+        ``--config`` does not give (``self.defaults``)."""
+        cfg = StreamConfig.from_json(doc)
+        return self.defaults(cfg, set(doc)) if self.defaults is not None else cfg
 
     def _external(self, origin: Input, target_cluster: str) -> dict[str, Any]:
         oc = origin.address.cluster if origin.address.kind != "parquet" else target_cluster
@@ -145,19 +181,21 @@ class Runner:
             doc = dict(config or {})
             mirror = {"name": origin.name, **self._external(origin, target.cluster),
                       **doc.pop("mirror", {})}
-            return StreamConfig.from_json({**doc, "name": target.name or origin.name,
-                                           "mirror": mirror})
+            return self._config({**doc, "name": target.name or origin.name, "mirror": mirror})
 
+        create = None
         if target.kind == "parquet":
             cfg, first_seq = make(), 1
         elif target.kind == "stream":
-            cfg, first_seq = self._fresh_target(target, make)
+            cfg, first_seq, create = self._plan_target(target, make)
         else:
             raise SparkJobError(f"TARGET {target} is a topic: use `jetlink spark mirror-topic`")
         if cfg.mirror is None or cfg.mirror.name != origin.name:
-            raise SparkJobError(f"{target} is not a mirror of {origin.name}")
+            got = (f"--config's mirror names {cfg.mirror.name}" if create and cfg.mirror
+                   else f"it mirrors {cfg.mirror.name}" if cfg.mirror else "it is no mirror")
+            raise SparkJobError(f"{target} is not a mirror of {origin.name}: {got}")
         return self._execute("mirror", target, cfg, first_seq, [("mirror", cfg.mirror, origin)],
-                             t0, progress)
+                             t0, progress, create)
 
     def source(self, target_text: str, origin_texts: list[str], *,
                transforms: list[tuple[str, str]], config: dict[str, Any] | None,
@@ -170,18 +208,13 @@ class Runner:
 
         def make() -> StreamConfig:
             doc = dict(config or {})
-            sources = []
-            for o in origins:
-                s: dict[str, Any] = {"name": o.name, **self._external(o, target.cluster)}
-                if transforms:
-                    s["subject_transforms"] = [{"src": a, "dest": b} for a, b in transforms]
-                sources.append(s)
-            return StreamConfig.from_json({**doc, "name": target.name, "sources": sources})
+            return self._config({**doc, "name": target.name,
+                                 "sources": self._sources(doc, origins, transforms, target)})
 
         if target.kind != "stream":
             raise SparkJobError(f"TARGET {target}: a source job writes into a stream of the "
                                 "store (its sequences continue the target's)")
-        cfg, first_seq = self._fresh_target(target, make)
+        cfg, first_seq, create = self._plan_target(target, make)
         pairs: list[tuple[str, StreamSource, Input]] = []
         for o in origins:
             match = [s for s in cfg.sources
@@ -191,7 +224,39 @@ class Runner:
                 raise SparkJobError(f"--from {o.address}: {target} has no source {o.name} "
                                     "from that cluster")
             pairs += [("source", s, o) for s in match]
-        return self._execute("source", target, cfg, first_seq, pairs, t0, progress)
+        return self._execute("source", target, cfg, first_seq, pairs, t0, progress, create)
+
+    def _sources(self, doc: dict[str, Any], origins: list[Input],
+                 transforms: list[tuple[str, str]], target: io.Address) -> list[Any]:
+        """The sources of a new sourcing target: ``--config``'s own (their filters,
+        transforms and start options kept), each ``--from`` matching one of them by name and
+        each of them one ``--from``; else one per ``--from``, each with the ``--transform``
+        rules."""
+        given = doc.get("sources")
+        if not given:
+            out = []
+            for o in origins:
+                s: dict[str, Any] = {"name": o.name, **self._external(o, target.cluster)}
+                if transforms:
+                    s["subject_transforms"] = [{"src": a, "dest": b} for a, b in transforms]
+                out.append(s)
+            return out
+        if not isinstance(given, list) or not all(isinstance(s, dict) for s in given):
+            raise SparkJobError("--config: sources must be a list of StreamSource objects")
+        if transforms:
+            raise SparkJobError("--transform: --config gives sources (with their own "
+                                "subject_transforms); give the transforms in one place")
+        names = [str(s.get("name", "")) for s in given]
+        for o in origins:
+            if o.name not in names:
+                raise SparkJobError(f"--from {o.address}: --config's sources name no "
+                                    f"{o.name} (they name {', '.join(names)})")
+        have = {o.name for o in origins}
+        for name in names:
+            if name not in have:
+                raise SparkJobError(f"--config: source {name} has no --from origin (give "
+                                    "--from for every source of the config)")
+        return given
 
     def seed(self, target_text: str, *, job: str = "seed",
              progress: Callable[[str], None] | None = None) -> Summary:
@@ -207,7 +272,7 @@ class Runner:
         def absent() -> StreamConfig:
             raise SparkJobError(f"{target}: no such stream")
 
-        cfg, first_seq = self._fresh_target(target, absent)
+        cfg, first_seq, _create = self._plan_target(target, absent)
         agreements = agreements_of(cfg)
         if not agreements:
             raise SparkJobError(f"{target} is neither a mirror nor a sourcing stream")
@@ -223,9 +288,11 @@ class Runner:
 
     def _execute(self, job: str, target: io.Address, cfg: StreamConfig, first_seq: int,
                  pairs: list[tuple[str, StreamSource, Input]], t0: float,
-                 progress: Callable[[str], None] | None) -> Summary:
+                 progress: Callable[[str], None] | None,
+                 create: StreamConfig | None = None) -> Summary:
         """Run the mirror or source job ``cfg`` calls for over ``pairs`` (its agreements
-        and their inputs), then write the result (:meth:`_finish`)."""
+        and their inputs), then write the result (:meth:`_finish`; ``create``: the config of
+        a target to create first)."""
         now = self.clock.now_ns()
         facts: dict[str, Any] = {}  # the output's count and last sequence, when planned
         try:
@@ -240,29 +307,47 @@ class Runner:
             raise _job_error(e) from None
         inputs = {id(o): o for _k, _s, o in pairs}
         summary = Summary(job, str(target), rows_in=sum(o.msgs for o in inputs.values()))
-        self._finish(summary, df, cfg, target, now, pairs, progress, facts)
+        self._finish(summary, df, cfg, target, now, pairs, progress, facts, create)
         summary.seconds = time.perf_counter() - t0
         return summary
 
-    def kv(self, create: Callable[[Any], Any], progress: Callable[[str], None] | None = None
-           ) -> Summary:
+    def kv(self, create: Callable[[Any], Any], progress: Callable[[str], None] | None = None,
+           *, origins: list[tuple[str, str, StreamSource]] | None = None) -> Summary:
         """A KV mirror or aggregate: ``create(KV)`` makes the bucket through core (it must
-        not exist yet), then the job fills its stream from the origins' streams."""
+        not exist yet), then the job fills its stream from the origins' streams. Each of
+        ``origins`` (``(option, bucket, source)``: ``("--source NOPE", "NOPE", ...)``) must
+        exist before the bucket is made; a job that fails after it removes the bucket again."""
         from jetlink.core.kv import KV
 
+        for option, bucket, src in origins or []:
+            ocluster, err = origin_cluster(src, self.cluster)
+            if err is not None:
+                raise SparkJobError(f"{option}: {err.description}")
+            where = f" in cluster {ocluster}" if ocluster != self.cluster else ""
+            if (not self.dd.has_cluster(ocluster)
+                    or src.name not in self._js(ocluster).stream_names()):
+                raise SparkJobError(f"{option}: bucket {bucket} not found{where}; nothing "
+                                    "was created")
         kv = KV(self.dd, self.cluster, self.clock)
         stream = create(kv).config.name
-        return self.seed(f"store:{self.cluster}/{stream}", job="kv-aggregate",
-                         progress=progress)
+        try:
+            return self.seed(f"store:{self.cluster}/{stream}", job="kv-aggregate",
+                             progress=progress)
+        except Exception:
+            self._drop_target(self._js(self.cluster), io.Address("stream", stream,
+                                                                 self.cluster))
+            raise
 
     # -- writing ---------------------------------------------------------------------------
     def _finish(self, summary: Summary, df: Any, cfg: StreamConfig, target: io.Address,
                 now: int, pairs: list[tuple[str, StreamSource, Input]],
                 progress: Callable[[str], None] | None,
-                facts: dict[str, Any] | None = None) -> None:
+                facts: dict[str, Any] | None = None,
+                create: StreamConfig | None = None) -> None:
+        """Count the job's rows (unless its plan counted them), then write them: a Parquet
+        dataset, or the store's target (created first from ``create`` when the job planned
+        it; removed again when the writing fails, so a failed job leaves no target)."""
         from pyspark import StorageLevel
-
-        from jetlink.core.replication import prepare_seed, seed_agreement
 
         known = bool(facts)  # counted by the job's plan: the rows are read once, no cache
         if not known:
@@ -282,35 +367,63 @@ class Runner:
                 summary.output = str(target)
                 return
             js = self._js(target.cluster)
-            prepare_seed(js.cluster)
-
-            def seed(txn: Any, d: Any, final: bool) -> None:
-                for kind, src, o in pairs:
-                    seed_agreement(txn, target.cluster, d, kind, src, o.identity,
-                                   cursor=o.last_seq if final else None)
-
-            def on_txn(txn: Any, d: Any, last_written: int) -> None:
-                seed(txn, d, last_written == final_last)
-                if progress is not None:
-                    progress(f"{last_written}")
-
-            if summary.rows_out:
-                try:
-                    lake.write_stream_rows(js, target.name,
-                                           io.iter_arrow(df, total=summary.rows_out),
-                                           on_txn=on_txn)
-                except JetlinkError as e:
-                    raise SparkJobError(f"writing {target}: {e}") from None
-            else:
-                with js.write() as txn:
-                    d = txn.catalog.by_name.get(target.name)
-                    if d is not None:
-                        seed(txn, d, True)
-            summary.cursors = [{"origin": o.name, "agreement": iname_of(src), "kind": kind,
-                                "cursor": o.last_seq} for kind, src, o in pairs]
+            if create is not None:
+                self._create_target(js, target, create)
+            try:
+                self._write(summary, df, js, target, final_last, pairs, progress)
+            except Exception:
+                if create is not None:
+                    self._drop_target(js, target)
+                raise
         finally:
             if not known:
                 df.unpersist()
+
+    def _write(self, summary: Summary, df: Any, js: JetStream, target: io.Address,
+               final_last: int | None, pairs: list[tuple[str, StreamSource, Input]],
+               progress: Callable[[str], None] | None) -> None:
+        """The job's rows into the store's target, each transaction with the agreements'
+        progress, the last one with their cursors (the module doc)."""
+        from jetlink.core.replication import prepare_seed, seed_agreement
+
+        prepare_seed(js.cluster)
+
+        def seed(txn: Any, d: Any, final: bool) -> None:
+            for kind, src, o in pairs:
+                seed_agreement(txn, target.cluster, d, kind, src, o.identity,
+                               cursor=o.last_seq if final else None)
+
+        def on_txn(txn: Any, d: Any, last_written: int) -> None:
+            seed(txn, d, last_written == final_last)
+            if progress is not None:
+                progress(f"{last_written}")
+
+        if summary.rows_out:
+            try:
+                lake.write_stream_rows(js, target.name,
+                                       io.iter_arrow(df, total=summary.rows_out),
+                                       on_txn=on_txn)
+            except JetlinkError as e:
+                raise SparkJobError(f"writing {target}: {e}") from None
+        else:
+            with js.write() as txn:
+                d = txn.catalog.by_name.get(target.name)
+                if d is not None:
+                    seed(txn, d, True)
+        summary.cursors = [{"origin": o.name, "agreement": iname_of(src), "kind": kind,
+                            "cursor": o.last_seq} for kind, src, o in pairs]
+
+
+def stored_already(addr: io.Address, messages: int, first: int, last: int) -> str:
+    """The refusal of a target that holds messages, with the two ways on: a job interrupted
+    while writing it (a killed process) left a target the pump continues; or start over."""
+    held = (f"holds {messages:,} messages (sequences {first:,} to {last:,})" if messages
+            else f"has stored messages already (its last sequence is {last:,})")
+    where = "" if addr.cluster == "local" else f"--cluster {addr.cluster} "
+    return (f"{addr} {held}: a bulk job seeds only a new or never-written target. If they "
+            "are an interrupted job's, `jetlink replicate` continues it from there; or "
+            f"remove the target (`jetlink {where}stream rm {addr.name} -f`) and run the job "
+            "again")
 
 
 def _job_error(e: BaseException) -> SparkJobError:

@@ -187,6 +187,35 @@ def master_unreachable(master: str, timeout: float = 5.0) -> str | None:
     return "; ".join(why)
 
 
+MASTER_FORMS = ("local, local[N], local[*], local[N,F], spark://HOST:PORT[,HOST:PORT...], "
+                "yarn (with HADOOP_CONF_DIR or YARN_CONF_DIR set), k8s://URL")
+_LOCAL_MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[0-9]+)?\])?|"
+                           r"local-cluster\[[1-9][0-9]*,[1-9][0-9]*,[1-9][0-9]*\]")
+
+
+def master_form_error(master: str) -> str | None:
+    """Why ``--master`` can never work, as one line naming it, its value and the forms Spark
+    takes (:data:`MASTER_FORMS`), or None. Asked before a driver starts: Spark itself says
+    so only from inside its JVM (a JVM that exits at start, or a URL it cannot parse)."""
+    if _LOCAL_MASTER.fullmatch(master):
+        return None
+    if master.startswith("spark://"):
+        for hp in master[len("spark://"):].split(","):
+            host, _, port = hp.rpartition(":")
+            if not host.strip("[]") or not port.isdigit() or not 0 < int(port) < 65536:
+                return (f"--master {master!r}: {hp!r} is not HOST:PORT (expected "
+                        f"{MASTER_FORMS})")
+        return None
+    if master == "yarn":
+        if os.environ.get("HADOOP_CONF_DIR") or os.environ.get("YARN_CONF_DIR"):
+            return None
+        return ("--master 'yarn': set HADOOP_CONF_DIR or YARN_CONF_DIR to the cluster's "
+                "Hadoop configuration directory (Spark finds the resource manager there)")
+    if master.startswith("k8s://") and len(master) > len("k8s://"):
+        return None
+    return f"--master {master!r}: expected {MASTER_FORMS}"
+
+
 def read_properties(path: str) -> dict[str, str]:
     """A Spark properties file (``spark-defaults.conf`` format: ``key value`` or ``key=value``
     per line, ``#`` comments)."""
@@ -248,13 +277,41 @@ def failure_text(e: BaseException) -> str:
     exception line; never a stack trace."""
     from jetlink.core.errors import clip
 
-    lines = [ln.strip() for ln in str(e).splitlines()]
+    text = str(e)
+    if "JAVA_GATEWAY_EXITED" in text or "Java gateway process exited" in text:
+        cause = jvm_exit_cause()
+        if cause:
+            return (f"the Spark driver JVM exited at start: {clip(cause, 600, 500)} (Spark's "
+                    f"log: {jvm_log_path()})")
+    lines = [ln.strip() for ln in text.splitlines()]
     lines = [ln for ln in lines if ln and not ln.startswith(("at ", "..."))]
     aborted = [ln for ln in lines if "Job aborted" in ln]
     causes = [ln for ln in lines if "Exception" in ln or "Error" in ln]
     reason = (aborted or causes[-1:] or lines[:1] or [type(e).__name__])[0]
     reason = reason.removeprefix(": ").removeprefix("Caused by: ")
     return f"the Spark job failed: {clip(reason, 600, 500)} (Spark's log: {jvm_log_path()})"
+
+
+def jvm_exit_cause(path: Path | None = None) -> str:
+    """What a driver JVM that exited at start said (its console in Spark's log): the lines
+    naming an error, without stack frames or the JVM's generic closing lines, joined; "" when
+    the log says nothing of the kind."""
+    try:
+        text = (path or jvm_log_path()).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    generic = ("Could not create the Java Virtual Machine", "A fatal exception has occurred")
+    picked = []
+    for raw in text.splitlines()[-200:]:
+        line = raw.strip()
+        if not line or line.startswith(("at ", "...", "WARNING:")) or any(
+                g in line for g in generic):
+            continue
+        if re.search(r"Exception|Error|Invalid|must be set|[Uu]nrecognized|[Cc]ould not",
+                     line):
+            line = re.sub(r"^Exception in thread \"main\" ", "", line)
+            picked.append(line.removeprefix("Error: "))
+    return "; ".join(dict.fromkeys(picked[-3:]))
 
 
 def jvm_log_path() -> Path:

@@ -3,12 +3,14 @@ and online replication continuing after a bulk job without a gap or a duplicate.
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
 from helpers import data_dir_bytes
 
 from jetlink.core import lake
+from jetlink.core.jetstream import JetStream
 from jetlink.core.store import DataDir
 
 pytestmark = pytest.mark.spark
@@ -116,7 +118,7 @@ def test_cross_cluster_mirror_and_refusals(jl):
     # a target that holds messages is not seeded again
     r = jl("--cluster", "east", "spark", "mirror", "store:west/ORDERS", "BACKUP")
     assert r.exit_code == 1
-    assert "has stored messages already" in r.stderr
+    assert "store:east/BACKUP holds 5 messages (sequences 1 to 5)" in r.stderr
     assert rows(jl.data, "east", "BACKUP") == rows(jl.data, "west", "ORDERS")
     # addresses and options
     # a malformed address is a usage error, named before Spark starts; nothing changes
@@ -296,9 +298,8 @@ def test_a_job_failing_in_the_jvm_is_one_error_line(jl):
     assert "Traceback" not in r.output
     (line,) = r.stderr.strip().splitlines()
     assert line.startswith("jetlink: error: the Spark job failed: ") and "Spark's log: " in line
-    # The target the job made before it failed is a mirror like any other: the command's
-    # replication step filled it from its origin, nothing lost and nothing twice.
-    assert rows(jl.data, "local", "COPY") == rows(jl.data, "local", "ORDERS")
+    # The job failed before it wrote: no target was made, the store is as it was.
+    assert "COPY" not in doc(jl("stream", "ls", "-n", "-j"))
 
 
 def test_the_driver_exits_on_out_of_memory(spark):
@@ -378,3 +379,260 @@ def test_an_output_that_cannot_be_written_is_named_before_spark_starts(jl, tmp_p
     assert unwritable_output("hdfs://namenode:8020/lake/x") is None  # Spark's to judge
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".jetlink-write-check")]
     assert not (tmp_path / "new").exists()
+
+
+def _streams(jl) -> list[str]:
+    return doc(jl("stream", "ls", "-n", "-j"))
+
+
+def test_a_refused_or_failed_job_changes_nothing(jl):
+    """A job refused for its --config (a mirror of another origin, discard new, work-queue
+    retention), one failing inside Spark (a malformed Parquet origin) and a KV aggregate of a
+    bucket that is not there: one error line each, and the data directory's bytes are what
+    they were (no target, no bucket for the pump to fill); the corrected job then runs."""
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    ok(jl("stream", "add", "EVENTS", "--subjects", "events.>", "--defaults"))
+    publish(jl, "orders", 6)
+    publish(jl, "events", 2)
+    lake_path = jl.tmp / "lake"
+    ok(jl("stream", "export", "ORDERS", f"parquet:{lake_path}"))
+    (data_file,) = [p for p in lake_path.rglob("*.parquet")]
+    data_file.write_bytes(b"PAR1" + b"\xff" * 200 + b"PAR1")
+    configs = {"other": {"mirror": {"name": "EVENTS"}}, "dnew": {"discard": "new",
+                                                                 "max_msgs": 3},
+               "wq": {"retention": "workqueue"}}
+    for name, body in configs.items():
+        (jl.tmp / f"{name}.json").write_text(json.dumps(body))
+    before = data_dir_bytes(jl.data)
+    for args, words in (
+            (["mirror", "ORDERS", "M", "--config", str(jl.tmp / "other.json")],
+             "store:local/M is not a mirror of ORDERS: --config's mirror names EVENTS"),
+            (["mirror", "ORDERS", "M", "--config", str(jl.tmp / "dnew.json")], "discard new"),
+            (["mirror", "ORDERS", "M", "--config", str(jl.tmp / "wq.json")], "work"),
+            (["mirror", f"parquet:{lake_path}", "M"], "the Spark job failed: "),
+            (["kv-aggregate", "AGG", "--source", "NOPE"],
+             "--source NOPE: bucket NOPE not found; nothing was created")):
+        r = jl("spark", *args)
+        assert r.exit_code == 1, (args, r.output)
+        (line,) = r.stderr.strip().splitlines()
+        assert words in line, (args, line)
+        assert data_dir_bytes(jl.data) == before, args
+    # the corrected job: a new target, seeded
+    summary = doc(jl("spark", "mirror", "ORDERS", "M", "-j"))
+    assert (summary["rows_out"], summary["cursor_set"]) == (6, True)
+    assert rows(jl.data, "local", "M") == rows(jl.data, "local", "ORDERS")
+
+
+def test_a_job_failing_while_it_writes_removes_only_the_target_it_made(jl, monkeypatch):
+    """A job that fails after it made its target (here the writing breaks after the first
+    batch) removes that target again; a target that was there before the job is kept, with
+    what was written, and a job run again names what it holds and the two ways on; `jetlink
+    replicate` then continues it like the pump's own."""
+    from jetlink.sparkops import io
+    from jetlink.sparkops.run import SparkJobError
+
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 8)
+    real = io.iter_arrow
+
+    def broken(df, rows=50_000, *, total=None):
+        it = real(df, 3, total=total)
+        yield next(it)
+        yield next(it)
+        raise SparkJobError("the Spark job failed: lost an executor (test)")
+
+    monkeypatch.setattr(io, "iter_arrow", broken)
+    # transactions of 3 rows: the first is committed when the second breaks
+    monkeypatch.setattr(lake, "write_stream_rows",
+                        functools.partial(lake.write_stream_rows, txn_rows=3))
+    r = jl("spark", "mirror", "ORDERS", "M")
+    assert (r.exit_code, r.stderr) == (
+        1, "jetlink: error: writing store:local/M: the Spark job failed: lost an executor "
+        "(test)\n")
+    assert "M" not in _streams(jl)
+    # a target made before the job (never written: the pump has not run) is the user's
+    dd = DataDir(jl.data)
+    try:
+        JetStream(dd.open("local"), None).add_stream({"name": "KEPT", "mirror": {"name":
+                                                                                "ORDERS"}})
+    finally:
+        dd.close()
+    r = jl("spark", "mirror", "ORDERS", "KEPT")
+    assert r.exit_code == 1, r.output
+    assert "KEPT" in _streams(jl)
+    monkeypatch.undo()
+    held = doc(jl("stream", "info", "KEPT", "-j"))["state"]
+    assert held["messages"] >= 3  # the command's own replication step may go on
+    r = jl("spark", "mirror", "ORDERS", "KEPT")
+    assert (r.exit_code, r.stderr) == (1, (
+        f"jetlink: error: store:local/KEPT holds {held['messages']} messages (sequences 1 to "
+        f"{held['last_seq']}): a bulk job seeds only a new or never-written target. If they "
+        "are an interrupted job's, `jetlink replicate` continues it from there; or remove "
+        "the target (`jetlink stream rm KEPT -f`) and run the job again\n"))
+    ok(jl("replicate"))
+    assert rows(jl.data, "local", "KEPT") == rows(jl.data, "local", "ORDERS")
+
+
+def test_source_keeps_the_configs_sources_and_refuses_what_does_not_match(jl):
+    """`spark source --config FILE` with sources: their filters, transforms and start
+    sequences are the job's (each --from matched by name), and `spark verify` finds the
+    result identical to the engine's own sourcing stream of the same config; a --from the
+    config does not name, a source of the config no --from gives and --transform beside the
+    config's sources are refused, changing nothing."""
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    ok(jl("stream", "add", "EVENTS", "--subjects", "events.>", "--defaults"))
+    for i in range(12):
+        ok(jl("pub", f"orders.{'us' if i % 3 else 'eu'}.{i}", f"o{i}"))
+        ok(jl("pub", f"events.{'a' if i % 2 else 'b'}.{i}", f"e{i}"))
+    sources = [{"name": "ORDERS", "filter_subject": "orders.us.>", "opt_start_seq": 3},
+               {"name": "EVENTS", "subject_transforms": [
+                   {"src": "events.b.*", "dest": "ev.{{wildcard(1)}}"}]}]
+    config = {"sources": sources, "duplicate_window": 120_000_000_000}
+    (jl.tmp / "src.json").write_text(json.dumps(config))
+    (jl.tmp / "ref.json").write_text(json.dumps({**config, "name": "REF"}))
+    ok(jl("stream", "add", "REF", "--config", str(jl.tmp / "ref.json")))
+    ok(jl("replicate"))
+    before = data_dir_bytes(jl.data)
+    for args, line in (
+            (["--from", "ORDERS", "--from", "EVENTS", "--transform", "a.*=b.*"],
+             "--transform: --config gives sources (with their own subject_transforms); give "
+             "the transforms in one place"),
+            (["--from", "ORDERS", "--from", "EVENTS", "--from", "REF"],
+             "--from store:local/REF: --config's sources name no REF (they name ORDERS, "
+             "EVENTS)"),
+            (["--from", "ORDERS"],
+             "--config: source EVENTS has no --from origin (give --from for every source of "
+             "the config)")):
+        r = jl("spark", "source", "SP", *args, "--config", str(jl.tmp / "src.json"))
+        assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {line}\n"), r.output
+    assert data_dir_bytes(jl.data) == before
+    summary = doc(jl("spark", "source", "SP", "--from", "ORDERS", "--from", "store:EVENTS",
+                     "--config", str(jl.tmp / "src.json"), "-j"))
+    assert summary["rows_out"] == 7 + 6
+    assert doc(jl("stream", "info", "SP", "-j"))["config"]["sources"] == sources
+    res = jl("spark", "verify", "REF", "SP", "--ignore-time")
+    assert res.exit_code == 0, res.output
+    subjects = {r[1] for r in rows(jl.data, "local", "SP")}
+    assert "ev.0" in subjects and not [s for s in subjects if s.startswith("events.")]
+
+
+def test_a_created_target_gets_the_defaults_of_stream_add(jl):
+    """The stream `spark source` / `spark mirror` creates has the config `jetlink stream add
+    ... --defaults` gives the same stream (a 2m duplicate window for a sourcing stream,
+    direct gets...): Nats-Msg-Id duplicates are dropped as the engine drops them."""
+    ok(jl("stream", "add", "EU", "--subjects", "eu.>", "--defaults"))
+    ok(jl("stream", "add", "US", "--subjects", "us.>", "--defaults"))
+    publish(jl, "eu", 6, ids=True)
+    publish(jl, "us", 4, ids=True)  # id0..id3 again, in another origin
+    ok(jl("stream", "add", "REF", "--source", "EU", "--source", "US", "--subjects", "none.x",
+          "--defaults"))
+    ok(jl("stream", "add", "MREF", "--mirror", "EU", "--defaults"))
+    ok(jl("replicate"))
+    (jl.tmp / "subj.json").write_text(json.dumps({"subjects": ["none.y"]}))
+    summary = doc(jl("spark", "source", "SP", "--from", "EU", "--from", "US", "--config",
+                     str(jl.tmp / "subj.json"), "-j"))
+    assert summary["rows_out"] == 6  # US's four are duplicates within the window
+    doc(jl("spark", "mirror", "EU", "M", "-j"))
+
+    def config(name):
+        cfg = doc(jl("stream", "info", name, "-j"))["config"]
+        return {k: v for k, v in cfg.items() if k not in ("name", "subjects")}
+
+    assert config("SP") == config("REF")
+    assert config("SP")["duplicate_window"] == 120_000_000_000
+    assert config("M") == config("MREF")
+    res = jl("spark", "verify", "REF", "SP", "--ignore-time")
+    assert res.exit_code == 0, res.output
+
+
+def test_a_parquet_target_in_use_is_named_before_spark_starts(jl, tmp_path, monkeypatch):
+    """A ``parquet:`` TARGET holding what a killed job left (Spark's ``_temporary``, no
+    ``_jetlink.json``) or a finished dataset: one line naming the path and how to clear it,
+    exit 1, before a session is asked for; an empty directory is taken as a new one."""
+    import jetlink.cli.spark as cli_spark
+
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 4)
+    left = tmp_path / "left"
+    (left / "_temporary" / "0").mkdir(parents=True)
+    (left / "_temporary" / "0" / "part-00000.parquet").write_bytes(b"PAR1")
+    done = tmp_path / "done"
+    ok(jl("stream", "export", "ORDERS", f"parquet:{done}"))
+    real = cli_spark.job_runner
+
+    def no_session(*_a, **_k):
+        raise AssertionError("a session was asked for")
+
+    monkeypatch.setattr(cli_spark, "job_runner", no_session)
+    for path, why in (
+            (left, f"{left} holds what an unfinished job left (no _jetlink.json): remove it "
+                   f"(rm -r {left}) and run the job again"),
+            (done, f"{done} holds a dataset already (_jetlink.json): a job writes a new "
+                   f"dataset; remove it (rm -r {done}) or choose another path")):
+        r = jl("spark", "mirror", "ORDERS", f"parquet:{path}")
+        assert (r.exit_code, r.stderr) == (
+            1, f"jetlink: error: TARGET 'parquet:{path}': {why}; nothing was started\n")
+    monkeypatch.setattr(cli_spark, "job_runner", real)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    summary = doc(jl("spark", "mirror", "ORDERS", f"parquet:{empty}", "-j"))
+    assert summary["rows_out"] == 4 and (empty / "_jetlink.json").is_file()
+
+
+def test_a_master_that_can_never_work_is_a_usage_error(jl, monkeypatch):
+    """``--master`` values Spark could never use are named with the accepted forms before a
+    driver starts (exit 2), nothing written."""
+    from jetlink.sparkops.session import MASTER_FORMS
+
+    monkeypatch.delenv("HADOOP_CONF_DIR", raising=False)
+    monkeypatch.delenv("YARN_CONF_DIR", raising=False)
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 2)
+    before = data_dir_bytes(jl.data)
+    for master, why in (
+            ("bogus", f"expected {MASTER_FORMS}"),
+            ("local[abc]", f"expected {MASTER_FORMS}"),
+            ("spark://", f"'' is not HOST:PORT (expected {MASTER_FORMS})"),
+            ("spark://h:1,:2", f"':2' is not HOST:PORT (expected {MASTER_FORMS})"),
+            ("yarn", "set HADOOP_CONF_DIR or YARN_CONF_DIR to the cluster's Hadoop "
+                     "configuration directory (Spark finds the resource manager there)")):
+        r = jl("spark", "mirror", "ORDERS", "M", "--master", master)
+        assert (r.exit_code, r.stderr) == (
+            2, f"jetlink: error: --master {master!r}: {why}\n"), r.output
+    assert data_dir_bytes(jl.data) == before
+
+
+def test_a_driver_jvm_exiting_at_start_names_its_cause(tmp_path, monkeypatch):
+    """A driver JVM that exits before it answers (a bad --conf spark.driver.memory, Spark's
+    own refusal of a master) is reported with what it said in Spark's log, not only "Java
+    gateway process exited"; a spark:// address that does not answer in time is named as
+    such."""
+    import socket
+
+    from jetlink.sparkops import session
+
+    log = tmp_path / "spark.log"
+    monkeypatch.setattr(session, "jvm_log_path", lambda: log)
+    gone = RuntimeError("[JAVA_GATEWAY_EXITED] Java gateway process exited before sending its "
+                        "port number.")
+    log.write_text("Invalid maximum heap size: -Xmxnotasize\n"
+                   "Error: Could not create the Java Virtual Machine.\n"
+                   "Error: A fatal exception has occurred. Program will exit.\n")
+    assert session.failure_text(gone) == (
+        "the Spark driver JVM exited at start: Invalid maximum heap size: -Xmxnotasize "
+        f"(Spark's log: {log})")
+    log.write_text("WARNING: Using incubator modules: jdk.incubator.vector\n"
+                   'Exception in thread "main" org.apache.spark.SparkException: A reason.\n'
+                   "\tat org.apache.spark.deploy.SparkSubmit.main(SparkSubmit.scala)\n")
+    assert session.failure_text(gone) == (
+        "the Spark driver JVM exited at start: org.apache.spark.SparkException: A reason. "
+        f"(Spark's log: {log})")
+    log.write_text("")
+    assert session.failure_text(gone).startswith("the Spark job failed: [JAVA_GATEWAY_EXITED]")
+
+    def silent(address, timeout):
+        raise TimeoutError("timed out")
+
+    monkeypatch.setattr(socket, "create_connection", silent)
+    assert session.master_unreachable("spark://10.255.255.1:7077", timeout=2) == (
+        "10.255.255.1:7077: no answer within 2s")
