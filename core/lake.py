@@ -456,7 +456,7 @@ _OWN_FILES = ("_SUCCESS", META_FILE, META_FILE + ".tmp", "_jetlink_progress.json
 def _replaceable(name: str) -> bool:
     """A file of a dataset (ours or Spark's) that a forced export may delete."""
     return (name in _OWN_FILES or name.endswith((".parquet", ".parquet.crc"))
-            or (name.startswith(".") and name.endswith(".crc")))
+            or (name.startswith(".") and name.endswith(".crc")))  # _tmp-part-*.parquet too
 
 
 def _prepare_dir(fs, base: str, where: str, force: bool) -> None:
@@ -472,6 +472,10 @@ def _prepare_dir(fs, base: str, where: str, force: bool) -> None:
     if not entries:
         return
     if not force:
+        if all(e.type == pafs.FileType.File and _replaceable(e.base_name) for e in entries) \
+                and META_FILE not in {e.base_name for e in entries}:
+            raise LakeExistsError(f"{where} holds an unfinished export (no {META_FILE}: it "
+                                  "was interrupted): refusing to overwrite it")
         raise LakeExistsError(f"{where} is not empty ({len(entries)} entries): refusing to "
                               "overwrite it")
     others = sorted(e.base_name for e in entries
@@ -561,9 +565,15 @@ def _export_embedded(js, name: str, path: str, *, batch_rows: int = 65_536,
     pending_rows = 0
 
     def open_next():
+        # written as _tmp-part-NNNNN.parquet and renamed once complete (close_part): a run
+        # killed inside leaves no torn file under a name readers take (they skip "_" names)
         fname = PART_FORMAT.format(len(files))
         files.append(fname)
-        return pq.ParquetWriter(_join(base, fname), schema, filesystem=fs)
+        return pq.ParquetWriter(_join(base, TMP_PREFIX + fname), schema, filesystem=fs)
+
+    def close_part() -> None:
+        writer.close()
+        fs.move(_join(base, TMP_PREFIX + files[-1]), _join(base, files[-1]))
 
     def flush_group() -> None:
         nonlocal pending, pending_rows
@@ -594,13 +604,13 @@ def _export_embedded(js, name: str, path: str, *, batch_rows: int = 65_536,
                     flush_group()
                 if in_file >= file_rows:
                     flush_group()
-                    writer.close()
+                    close_part()
                     writer = None
         if writer is None and not files:  # no messages: one empty file keeps the schema
             writer = open_next()
         if writer is not None:
             flush_group()
-            writer.close()
+            close_part()
             writer = None
     finally:
         if writer is not None:

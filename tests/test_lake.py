@@ -263,6 +263,38 @@ def test_export_refuses_a_non_empty_directory_unless_forced(js, clock, tmp_path)
         lake.export_stream(js, "ORDERS", str(afile))
 
 
+def test_an_export_killed_inside_leaves_no_part_readers_take(js, clock, tmp_path,
+                                                             monkeypatch):
+    """A part file is written under a "_" name and renamed once complete: an export that
+    dies inside a part leaves a name Parquet readers skip, and the next run calls it an
+    unfinished export (replaced with force)."""
+    import pyarrow.parquet as pq
+
+    fill(js, clock)
+    out = tmp_path / "lake"
+    seen = []
+    real = pq.ParquetWriter.write_table
+
+    def dying(self, table, **kw):
+        seen.append(sorted(p.name for p in out.iterdir()))
+        if len(seen) == 2:
+            raise KeyboardInterrupt  # as if killed while writing the second part
+        return real(self, table, **kw)
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", dying)
+    with pytest.raises(KeyboardInterrupt):
+        lake.export_stream(js, "ORDERS", str(out), file_rows=2, row_group_rows=2)
+    assert seen[0] == ["_tmp-part-00000.parquet"]  # a part being written: not a part's name
+    assert sorted(p.name for p in out.iterdir()) == ["_tmp-part-00001.parquet",
+                                                     "part-00000.parquet"]
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", real)
+    with pytest.raises(lake.LakeExistsError, match="holds an unfinished export \(no "
+                                                   "_jetlink.json: it was interrupted\)"):
+        lake.export_stream(js, "ORDERS", str(out))
+    done = lake.export_stream(js, "ORDERS", str(out), force=True, file_rows=2)
+    assert sorted(p.name for p in out.iterdir()) == ["_jetlink.json", *done["files"]]
+
+
 # -- write_stream_rows -----------------------------------------------------------------------------
 
 
