@@ -11,8 +11,10 @@
   status (404 no messages, 408 request timeout) ends it; each message's metadata is read
   from its ``$JS.ACK`` reply subject.
 - ``ack`` / ``nak`` / ``term`` / ``in_progress`` answer on the reply subject of a message
-  this process fetched (a live server takes acknowledgements there only); the ack is a
-  request, so it has reached the server (and been applied) when the call returns.
+  this process fetched, else (``consumer ack STREAM CONSUMER SEQ`` of another command's
+  delivery) on the v1 ack subject of that stream sequence, which the server takes from any
+  connection (its pending record supplies the rest); the ack is a request, so it has
+  reached the server (and been applied) when the call returns.
 
 Values: :class:`LiveConsumerInfo` (the engine's ConsumerInfo attributes, ``to_json()`` the
 server's document as received) and :class:`LiveDeliveredMsg` (the engine's DeliveredMsg,
@@ -337,11 +339,17 @@ class LiveConsumers:
     def _reply_to(self, stream: str, consumer: str, seq: int, body: bytes) -> bool:
         reply = self._deliveries.get((stream, consumer, int(seq)))
         if reply is None:
-            raise JetlinkError(
-                f"message {seq} of consumer {stream} > {consumer} was not delivered by this "
-                "command: a live server takes acknowledgements only on the reply subject of "
-                "the delivery, which the command that fetched it holds (use consumer next, "
-                "which acknowledges what it fetches unless --no-ack)")
+            if self.api_prefix != "$JS.API":
+                raise JetlinkError(
+                    f"message {seq} of consumer {stream} > {consumer} was not delivered by "
+                    f"this command: through {self.api_prefix} the ack subject names the "
+                    "account and domain the delivery's reply subject holds, which only the "
+                    "command that fetched it has (use consumer next, which acknowledges what "
+                    "it fetches unless --no-ack)")
+            # A message delivered to another command: the server's processAck reads the
+            # stream sequence from the v1 ack subject and takes the delivery count and the
+            # consumer sequence from its own pending record (a message not pending: ignored)
+            reply = f"$JS.ACK.{stream}.{consumer}.1.{int(seq)}.1.0.0"
         timeout = self.conn.timeout
 
         async def go(nc: Any) -> bool:
