@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 
 from . import streams as S
 from .config.stream import StreamConfig
-from .errors import nats_error
+from .errors import nats_error, not_found
 from .messages import StoredMsg
 
 __all__ = ["COMPONENT", "ConsumerHooks", "SCHEMA_STEPS", "SqlConsumerStore", "SqlStreamView"]
@@ -135,8 +135,8 @@ class SqlConsumerStore:
 
     def _def(self, stream: str) -> S.StreamDef:
         d = self.txn.catalog.by_name.get(stream)
-        if d is None:
-            raise nats_error("StreamNotFound")
+        if d is None:  # named, with the closest stream, as stream info names it
+            raise not_found(nats_error("StreamNotFound"), stream, self.txn.catalog.by_name)
         return d
 
     def stream_config(self, stream: str) -> StreamConfig:

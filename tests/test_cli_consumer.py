@@ -253,6 +253,11 @@ def test_engine_errors(jl):
         "error": {"code": 404, "err_code": 10014, "description": "consumer not found"}}
     no_stream = jl("consumer", "ls", "NOPE", "-j")
     assert no_stream.exit_code == 1 and json.loads(no_stream.stdout)["error"]["err_code"] == 10059
+    # the stream named, with the closest one, as stream info and a live server name it
+    for args in (["info", "ORDRS", "billing"], ["add", "ORDRS", "x", "--pull", "--defaults"]):
+        r = jl("consumer", *args)
+        assert (r.exit_code, r.stderr) == (1, "jetlink: error: stream not found (10059): ORDRS; "
+                                              "did you mean ORDERS?\n")
 
 
 def test_ls(jl):
