@@ -140,6 +140,7 @@ VALID = [
     # ACLs: the descriptions' examples (TOPIC topic- PREFIXED, CLUSTER kafka-cluster DENY)
     ("GET", f"{C}/acls", None, None),
     ("GET", f"{C}/acls", {"principal": "User:alice"}, None),
+    ("GET", f"{C}/acls", {"pattern_type": "MATCH"}, None),  # no name: every ACL, as Kafka's
     ("GET", f"{C}/acls", {"resource_type": "topic", "resource_name": "topic-1",
                           "pattern_type": "MATCH", "operation": "Read"}, None),
     ("POST", f"{C}/acls", None, ACL_TOPIC),
@@ -190,7 +191,6 @@ INVALID = [
     # ACLs: hostile input
     ("GET", f"{C}/acls", {"resource_type": "USER"}, None),  # not in AclResourceType
     ("GET", f"{C}/acls", {"operation": "NOPE"}, None),
-    ("GET", f"{C}/acls", {"pattern_type": "MATCH"}, None),  # MATCH needs a name
     ("GET", f"{C}/acls", {"permission": "UNKNOWN"}, None),
     ("POST", f"{C}/acls", None, {**ACL_TOPIC, "operation": "Nope"}),
     ("POST", f"{C}/acls", None, {**ACL_TOPIC, "principal": "alice"}),

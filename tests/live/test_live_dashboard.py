@@ -128,7 +128,10 @@ def test_the_regions_tab_fails_a_live_region_over(live_domains):
 
     rows, asked, outcome, after = drive(dash, steps)
     assert [r[:5] + r[6:] for r in rows] == [["west", "0", "1", "1", "0", "0", "0", "-"]]
-    assert asked[:2] == ["1 object of west to fail over",
+    assert asked[:3] == ["1 object of west to fail over",
+                         "Warning: ORDERS@west answers now: after the failover it and the "
+                         "promoted side would both take writes (a split brain) until fenced: "
+                         "press E on region west after it",
                          "Region failover of west: 1 object, 0 messages at risk, recovery "
                          "point 0s, 1 consumer to place"]
     assert outcome[0] == "Region failover of west: 1 done, 0 done earlier, 0 skipped, 0 failed"
