@@ -310,9 +310,10 @@ def required_api_level(cfg: ConsumerConfig) -> int:
 
 
 def generate_consumer_name() -> str:
-    """A random consumer name like the server's (22 characters of [0-9A-Za-z])."""
+    """A random consumer name like the server's (createConsumerName: the 8-character hash
+    getHash makes of a nuid, [0-9A-Za-z])."""
     alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-    return "".join(secrets.choice(alphabet) for _ in range(22))
+    return "".join(secrets.choice(alphabet) for _ in range(8))
 
 
 # --- setConsumerConfigDefaults + checkConsumerCfg ----------------------------------------------
