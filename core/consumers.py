@@ -44,6 +44,8 @@ from .config.consumer import (
     ConsumerConfig,
     check_consumer_create,
     filters_of,
+    required_api_level,
+    set_static_metadata,
     valid_group_name,
     with_response_metadata,
 )
@@ -1259,8 +1261,11 @@ class ConsumerEngine:
         ``paused``, ``pause_until`` and, while paused, ``pause_remaining``."""
         s = self._session(stream)
         rec = s.get(name)
-        rec.config = rec.config.replace(
-            pause_until=format_rfc3339_nano(until) if until else "")
+        cfg = rec.config.replace(pause_until=format_rfc3339_nano(until) if until else "")
+        # the server's jsConsumerPauseRequest sets the static metadata again: a pause needs
+        # API level 1 while it lasts
+        set_static_metadata(cfg, required_api_level(cfg))
+        rec.config = cfg
         s.changed.add(name)
         s.save()
         out: dict[str, Any] = {"paused": self.now < until,

@@ -36,6 +36,8 @@ def test_pause_and_resume_on_the_clock():
     info = ConsumerEngine(be, 5 * SECOND).info("S", "C").to_json()
     assert (info["paused"], info["pause_remaining"]) == (True, 7 * SECOND)
     assert info["config"]["pause_until"] == "1970-01-01T00:00:12Z"
+    # the pause request sets the static metadata again (jsConsumerPauseRequest): level 1
+    assert info["config"]["metadata"]["_nats.req.level"] == "1"
     # the deadline passes: delivery resumes, info says nothing of a pause
     later = ConsumerEngine(be, 12 * SECOND)
     assert [m.seq for m in later.fetch("S", "C", 1)] == [1]
@@ -45,6 +47,7 @@ def test_pause_and_resume_on_the_clock():
     eng.pause("S", "C", 100 * SECOND)
     assert eng.pause("S", "C", 0) == {"paused": False, "pause_until": "0001-01-01T00:00:00Z"}
     assert "pause_until" not in eng.info("S", "C").to_json()["config"]
+    assert eng.info("S", "C").to_json()["config"]["metadata"]["_nats.req.level"] == "0"
     assert [m.seq for m in eng.fetch("S", "C", 1)] == [2]
 
 
