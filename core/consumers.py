@@ -1062,9 +1062,11 @@ class _Session:
             if deadline is not None and self.now >= deadline:
                 self.delete(name)
                 continue
-            if reconcile:
+            if reconcile:  # (a purge's session: the purge comes first, as the server's
+                # consumer.purge runs on the purge, before any timer; its pending entries
+                # are settled there, with the ack time updateAcks records)
                 reconcile_removed(rec.state, rec.config, self.view, self.now)
-            check_pending(rec.state, rec.config, self.view, self.now)
+                check_pending(rec.state, rec.config, self.view, self.now)
             expire_pin(rec.state, rec.config, self.now)
 
     def get(self, name: str) -> ConsumerRecord:

@@ -429,6 +429,20 @@ def test_removed_pending_messages_count_as_terminated(Env_):
     assert e.info("C") == info((4, 16), (4, 16), 0, 0, 0)
 
 
+def test_a_purge_settles_pending_acks_and_records_the_ack_time(Env_):
+    """The purge settles the pending messages it removes before any timer runs (the
+    server's consumer.purge, updateAcks): the ack floor moves past them and records when."""
+    e = Env_(name="S")
+    e.pub("s.a", "s.a")
+    e.add(durable_name="A", ack_policy="explicit")
+    e.fetch("A", 2)
+    assert e.info("A") == info((2, 2), (0, 0), 2, 0, 0)
+    assert "last_active" not in e.info_doc("A")["ack_floor"]
+    e.purge()
+    assert e.info("A") == info((2, 2), (2, 2), 0, 0, 0)
+    assert e.info_doc("A")["ack_floor"]["last_active"]
+
+
 # --------------------------------------------------------------------------------------------
 # Retention
 # --------------------------------------------------------------------------------------------
