@@ -194,6 +194,27 @@ def test_import_refuses_a_stream_that_stored_messages_and_leaves_it_alone(js, cl
     assert counters(other, "ORDERS") == (0, 0, 2, 1, 0)
 
 
+def test_an_import_run_again_stores_nothing_and_succeeds(js, clock, other, tmp_path):
+    """The same dataset imported whole into this stream already: the run again stores
+    nothing and says every row was there (as an import over the interface skips each as a
+    duplicate); the stream made again under the name is another one: refused."""
+    fill(js, clock)
+    out = tmp_path / "lake"
+    lake.export_stream(js, "ORDERS", str(out))
+    first = lake.import_stream(other, "ORDERS", str(out))
+    before = (msgs(other, "ORDERS"), counters(other, "ORDERS"))
+    again = lake.import_stream(other, "ORDERS", str(out))
+    assert (again["messages"], again["duplicates"], again["created"]) == (
+        0, first["messages"], False)
+    assert (msgs(other, "ORDERS"), counters(other, "ORDERS")) == before
+    other.delete_stream("ORDERS")
+    clock.advance(1)  # (a stream's identity is its creation time)
+    other.add_stream({"name": "ORDERS", "subjects": ["orders.>"]})
+    other.publish("orders.mine", b"keep")
+    with pytest.raises(lake.LakeError, match="stream ORDERS has stored messages"):
+        lake.import_stream(other, "ORDERS", str(out))
+
+
 def test_import_without_metadata_or_stream_is_refused(other, tmp_path):
     path = write_dataset(tmp_path / "lake", rows([1]))
     with pytest.raises(lake.LakeError, match="does not exist and .* has no _jetlink.json"):
