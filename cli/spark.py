@@ -128,12 +128,20 @@ def source(
     (origin time, then origin name, then origin sequence) with a Nats-Stream-Source header,
     then the target's limits apply.
     """
+    from jetlink.core.transform import TransformError, compile_transform, validate_mapping
+
     app = App.of(ctx)
     pairs = []
     for t in transform or []:
         src, sep, dest = t.partition("=")
         if not sep or not src or not dest:
             raise usage(f"--transform {t!r}: expected SRC=DEST")
+        try:  # the server's transform rules, before a JVM starts
+            validate_mapping(src, dest)
+            compile_transform(src, dest)
+        except TransformError as err:
+            raise usage(f"--transform {t!r}: {err} (a source subject transform: "
+                        "SRC=DEST, e.g. orders.*=shipping.{{wildcard(1)}})") from None
         pairs.append((src, dest))
     check_addresses(app, {"TARGET": [target], "--from": origins})
     runner = job_runner(app, master, conf, properties_file, origins)

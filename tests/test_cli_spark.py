@@ -602,6 +602,25 @@ def test_a_master_that_can_never_work_is_a_usage_error(jl, monkeypatch):
     assert data_dir_bytes(jl.data) == before
 
 
+def test_a_bad_transform_is_a_usage_error_before_a_driver_starts(jl, monkeypatch):
+    """``spark source --transform`` is checked with the server's transform rules first:
+    the value named with the rule, exit 2, no JVM asked for."""
+    from jetlink.cli import spark_session
+
+    def no_session(*_a, **_k):
+        raise AssertionError("a Spark session was asked for")
+
+    monkeypatch.setattr(spark_session, "session", no_session)
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    for value, why in (("noequals", "expected SRC=DEST"),
+                       ("orders.*=x.{{wildcard(2)}}", "invalid mapping destination: wildcard "
+                        "index out of range in {{wildcard(2)}}: [2] (a source subject "
+                        "transform")):
+        r = jl("spark", "source", "T", "--from", "ORDERS", "--transform", value)
+        assert r.exit_code == 2, r.output
+        assert r.stderr.startswith(f"jetlink: error: --transform {value!r}: {why}"), r.stderr
+
+
 def test_a_driver_jvm_exiting_at_start_names_its_cause(tmp_path, monkeypatch):
     """A driver JVM that exits before it answers (a bad --conf spark.driver.memory, Spark's
     own refusal of a master) is reported with what it said in Spark's log, not only "Java
