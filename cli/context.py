@@ -290,19 +290,28 @@ def render_contexts(app: App, docs: list[dict[str, Any]]) -> None:
     if not docs:
         output.line(app, "No contexts defined")
         return
+    def server(d: dict[str, Any]) -> str:
+        """Where a live-server context points: its server (the password masked) or the
+        natscli context it takes the settings from."""
+        nats = d.get("nats") or {}
+        if nats.get("server"):
+            return str(nats["server"])
+        return f"natscli context {nats['nats_context']}" if nats.get("nats_context") else ""
+
     rows = [
         [
             d["name"],
             "*" if d["selected"] else "",
             d["data_dir"] or "",
             d["cluster"] or "",
+            server(d),
             d["description"],
         ]
         for d in docs
     ]
     output.table(
         app,
-        ("Name", "Selected", "Data Dir", "Cluster", "Description"),
+        ("Name", "Selected", "Data Dir", "Cluster", "Server", "Description"),
         rows,
         title="Contexts",
         no_wrap=("Name", "Selected"),
@@ -372,6 +381,23 @@ def show(
         "target": target_doc(ctx, None if context.name == in_force else context),
     }
     app.emit(doc, human=render_context)
+
+
+@context_app.command("info")
+def info(
+    ctx: typer.Context,
+    name: Annotated[
+        str | None,
+        typer.Argument(metavar="[NAME]", help="Context name (default: the one in force).",
+                       show_default=False),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Show a context (as context show).
+
+    natscli's name for context show: the same output and --json document.
+    """
+    show(ctx, name, json_output)
 
 
 def render_context(app: App, doc: dict[str, Any]) -> None:

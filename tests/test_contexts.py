@@ -319,7 +319,7 @@ def test_ls(jc):
     out = ok(jc("context", "ls")).stdout.splitlines()
     assert out[0].strip() == "Contexts"
     header = out[2]
-    for column in ("Name", "Selected", "Data Dir", "Cluster", "Description"):
+    for column in ("Name", "Selected", "Data Dir", "Cluster", "Server", "Description"):
         assert column in header
     east = next(line for line in out if " east " in line)
     assert "*" in east
@@ -554,3 +554,13 @@ def test_context_add_checks_what_a_connection_needs_before_it_writes(jc):
     assert r.stderr == (f"jetlink: warning: natscli context ops is not in "
                         f"{jc.tmp / 'config' / 'nats' / 'context'} (yet): commands using "
                         "context x fail until it is\n")
+
+
+def test_context_ls_shows_where_a_live_context_points_and_info_is_show(jc):
+    ok(jc("context", "add", "prod", "--server", "nats://ops:s3cret@n1:4222"))
+    ok(jc("context", "add", "ops", "--nats-context", "ops"))
+    out = ok(jc("context", "ls")).stdout
+    prod = next(line for line in out.splitlines() if " prod " in line)
+    assert "nats://ops:********@n1:4222" in prod and "s3cret" not in out
+    assert "natscli context ops" in next(line for line in out.splitlines() if " ops " in line)
+    assert ok(jc("context", "info", "prod")).stdout == ok(jc("context", "show", "prod")).stdout
