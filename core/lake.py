@@ -328,7 +328,8 @@ def _rows(batches: Iterable[Any]) -> Iterator[tuple]:
 def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
                       txn_rows: int = 100_000,
                       on_txn: Callable[[Any, Any, int], None] | None = None,
-                      on_rows: Callable[[int], None] | None = None) -> dict[str, Any]:
+                      on_rows: Callable[[int], None] | None = None,
+                      as_published: bool = False) -> dict[str, Any]:
     """Append rows of the lake schema (pyarrow RecordBatches or Tables, in sequence order) to
     the existing stream ``stream``, each at its own sequence and time, as the replication
     pump stores a mirrored message (the sequences in between read as deleted).
@@ -339,9 +340,14 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
     bar). A row at or below the stream's last sequence, a row the stream refuses (an
     ApiError: sealed, too big, a limit with discard new...) or takes as a duplicate raises a
     LakeError and that transaction rolls back (the ones before it stay committed).
+    ``as_published`` (an import): each row is also checked as a publish to the stream is,
+    its subject one of the stream's subjects (a stream that is neither a mirror nor sourcing
+    and has them)
+    and its headers a NATS header block (``NATS/1.0``); a job seeding a mirror or a
+    sourcing stream writes what the pump would, which no subject of its own limits.
     Returns ``{"rows", "first_seq", "last_seq", "transactions"}`` (0s when no rows)."""
     from .streams import MAX_SEQ
-    from .subjects import is_valid_publish_subject
+    from .subjects import SubjectFilter, is_valid_publish_subject
 
     if txn_rows < 1:
         raise ValueError("txn_rows must be at least 1")
@@ -357,6 +363,9 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
             st = txn.stream(d)
             saved = txn.now
             lean = st.sourced_fast  # the pump's batch path, same results as append
+            # (a stream with sources stores their messages on subjects not its own)
+            own = (SubjectFilter(d.cfg.subjects) if as_published and d.cfg.subjects
+                   and d.cfg.mirror is None and not d.cfg.sources else None)
             items: list[tuple] = []
             at: list[tuple[int, int]] = []
             top = st.last_seq
@@ -371,8 +380,18 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
                                         f"{top} (rows must come after it, in order)")
                     if subject not in subjects_ok:
                         if not isinstance(subject, str) or not is_valid_publish_subject(subject):
-                            raise LakeError(f"message {seq}: invalid subject {subject!r}")
+                            raise LakeError(f"message {seq}: invalid subject {subject!r} "
+                                            "(column subject)")
+                        if own is not None and not own.matches(subject):
+                            raise LakeError(
+                                f"message {seq}: subject {subject!r} is not one of stream "
+                                f"{stream}'s subjects ({', '.join(d.cfg.subjects)}), as a "
+                                "publish there would be refused")
                         subjects_ok.add(subject)
+                    if as_published and hdr is not None and not hdr.startswith(b"NATS/1.0"):
+                        raise LakeError(f"message {seq}: headers {bytes(hdr[:20])!r} are not a "
+                                        "NATS header block (column headers: NATS/1.0 and "
+                                        "one header per line)")
                     if data is None:
                         data = b""
                     if ts is None:
@@ -889,7 +908,11 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,
     if after:
         batches = _after(batches, after, on_rows)
     try:
-        res = write_stream_rows(js, name, batches, txn_rows=txn_rows, on_rows=on_rows)
+        try:
+            res = write_stream_rows(js, name, batches, txn_rows=txn_rows, on_rows=on_rows,
+                                    as_published=True)
+        except LakeError as err:  # a row's fault: named with the dataset it is in
+            raise LakeError(f"{path}: {err}") from None
         end = (meta or {}).get("state", {}).get("last_seq")
         if isinstance(end, int) and end > res["last_seq"]:
             with js.write() as txn:  # the origin's trailing deleted messages

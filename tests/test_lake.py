@@ -338,6 +338,19 @@ def test_write_stream_rows_refusals_name_the_sequence(js):
     with pytest.raises(lake.LakeError, match="message 1: invalid subject 's.\\*'"):
         lake.write_stream_rows(js, "S", [rows([1], subject="s.*")])
     assert counters(js, "S") == (0, 0, 0, 0, 0)
+    # as an import writes (as_published): a subject the stream does not take, headers that
+    # are no header block; a job seeding the pump's way writes what the pump would
+    js.add_stream({"name": "A", "subjects": ["a.>"]})
+    with pytest.raises(lake.LakeError, match="message 1: subject 'zzz.b' is not one of "
+                                             "stream A's subjects \\(a.>\\), as a publish "
+                                             "there would be refused"):
+        lake.write_stream_rows(js, "A", [rows([1], subject="zzz.b")], as_published=True)
+    with pytest.raises(lake.LakeError, match="message 1: headers b'garbage' are not a NATS "
+                                             "header block"):
+        lake.write_stream_rows(js, "A", [rows([1], subject="a.b", headers=b"garbage")],
+                               as_published=True)
+    assert counters(js, "A") == (0, 0, 0, 0, 0)
+    assert lake.write_stream_rows(js, "A", [rows([1], subject="zzz.b")])["rows"] == 1
     js.add_stream({"name": "D", "subjects": ["d.>"], "duplicate_window": 60_000 * MS})
     hdr = b"NATS/1.0\r\nNats-Msg-Id: same\r\n\r\n"
     with pytest.raises(lake.LakeError, match="message 2 on d.a: .* duplicate of message 1"):
