@@ -51,8 +51,9 @@ TargetConfigOpt = Annotated[Path | None, config_option(
 
 
 def _run(app: App, job: Any) -> None:
-    """Run ``job()`` (a Summary) with a progress bar on a terminal, then print the summary."""
-    if app.json or not output.stdout_is_terminal():
+    """Run ``job()`` (a Summary) with a progress bar when stderr is a terminal (where the bar
+    goes, as every bar: output.progress's rule), then print the summary."""
+    if app.json or not output.stderr_is_terminal():
         summary = job()
     else:
         summary = with_progress(job)

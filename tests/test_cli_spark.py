@@ -655,3 +655,29 @@ def test_a_driver_jvm_exiting_at_start_names_its_cause(tmp_path, monkeypatch):
     monkeypatch.setattr(socket, "create_connection", silent)
     assert session.master_unreachable("spark://10.255.255.1:7077", timeout=2) == (
         "10.255.255.1:7077: no answer within 2s")
+
+
+def test_the_bar_follows_stderr_as_every_bar(monkeypatch):
+    """The Spark bar goes to stderr: shown when stderr is a terminal (stdout piped too),
+    never with --json or when stderr is not one."""
+    from types import SimpleNamespace
+
+    from jetlink.cli import output, spark
+
+    used = []
+    monkeypatch.setattr(spark, "with_progress", lambda job: used.append("bar") or job())
+
+    class Summary:
+        def to_json(self):
+            return {"job": "mirror", "target": "t", "output": "", "rows_in": 0, "rows_out": 0,
+                    "seconds": 0.0, "rows_per_second": 0.0, "cursors": []}
+
+    monkeypatch.setattr(output, "emit", lambda *a, **k: None)
+    for stderr_tty, stdout_tty, as_json, bar in ((True, False, False, True),
+                                                 (False, True, False, False),
+                                                 (True, True, True, False)):
+        used.clear()
+        monkeypatch.setattr(output, "stderr_is_terminal", lambda v=stderr_tty: v)
+        monkeypatch.setattr(output, "stdout_is_terminal", lambda v=stdout_tty: v)
+        spark._run(SimpleNamespace(json=as_json), Summary)
+        assert bool(used) == bar, (stderr_tty, stdout_tty, as_json)
