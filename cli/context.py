@@ -18,6 +18,7 @@ import typer
 
 from jetlink.cli import output
 from jetlink.cli.app import ENV_CLUSTER, ENV_CONTEXT, ENV_DATA_DIR, App
+from jetlink.cli.common import usage
 from jetlink.cli.options import ENV_REST_URL, TIMEOUT, JsonOption, force_option
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -203,9 +204,16 @@ def add(
     nats_context: Annotated[str | None, _server_opt(
         "--nats-context", "NAME", "natscli context to take the other server settings from.")
     ] = None,
+    update: Annotated[bool, typer.Option(
+        "--update", help="Change the settings given of an existing context, keeping its "
+        "other settings and its selection.")] = False,
+    unset: Annotated[list[str] | None, typer.Option(
+        "--unset", metavar="KEY", show_default=False,
+        help="With --update: remove this setting (data_dir, server, password, ...; "
+        "repeatable).")] = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Add a context.
+    """Add a context, or change one (--update).
 
     Writes <config>/context/NAME.toml (mode 0600); a context of that name must not exist.
     The live-server settings (--server ... --nats-context, natscli's names) make the verbs
@@ -225,14 +233,21 @@ def add(
         from jetlink.cli.common import rest_api_root
 
         rest_api_root(rest_url)  # a usage error when it is not an http(s) URL
-    context = Context(
-        name=name, description=description, data_dir=directory, cluster=cluster,
+    values = dict(
+        description=description, data_dir=directory, cluster=cluster,
         rest_url=rest_url or None, server=server, user=user, password=password,
         creds=_abs(creds), nkey=_abs(nkey), tlscert=_abs(tlscert), tlskey=_abs(tlskey),
         tlsca=_abs(tlsca), tlsfirst=tlsfirst, js_domain=js_domain, inbox_prefix=inbox_prefix,
         timeout=timeout, nats_context=nats_context,
     )
-    store.add(context)
+    if unset and not update:
+        raise usage("--unset KEY changes an existing context: give --update")
+    if update:
+        context = _updated(ctx, store.load(name), values, unset or [])
+        store.save(context)
+    else:
+        context = Context(name=name, **values)  # type: ignore[arg-type]
+        store.add(context)
     if select:
         store.select(name)
     if nats_context is not None:
@@ -244,8 +259,30 @@ def add(
                                f"{where} (yet): commands using context {name} fail until it "
                                "is")
     doc = context_doc(store, context, _selected(store))
-    verb = "created and selected" if select else "created"
+    verb = ("updated" if update else "created") + (" and selected" if select else "")
     app.emit(doc, human=lambda a, d: output.line(a, f"Context {name} was {verb}"))
+
+
+def _updated(ctx: typer.Context, current: Any, values: dict[str, Any], unset: list[str]
+             ) -> Any:
+    """``current`` with the settings the command line gave (their parameter given, not its
+    default) and without those ``--unset`` names; checked as a new one is."""
+    import dataclasses
+
+    from jetlink.cli.common import given
+    from jetlink.core.contexts import CONTEXT_KEYS
+
+    changes = {k: v for k, v in values.items() if given(ctx, k)}
+    for key in unset:
+        if key not in CONTEXT_KEYS:
+            raise usage(f"--unset {key!r}: not a context setting (one of "
+                        f"{', '.join(CONTEXT_KEYS)})")
+        if key in changes:
+            raise usage(f"--unset {key}: it is also given a value on this command line")
+        changes[key] = "" if key == "description" else False if key == "tlsfirst" else None
+    if not changes:
+        raise usage("--update: give the settings to change (or --unset KEY)")
+    return dataclasses.replace(current, **changes)
 
 
 @context_app.command("ls")

@@ -564,3 +564,27 @@ def test_context_ls_shows_where_a_live_context_points_and_info_is_show(jc):
     assert "nats://ops:********@n1:4222" in prod and "s3cret" not in out
     assert "natscli context ops" in next(line for line in out.splitlines() if " ops " in line)
     assert ok(jc("context", "info", "prod")).stdout == ok(jc("context", "show", "prod")).stdout
+
+
+def test_context_add_update_changes_only_what_is_given_and_keeps_the_selection(jc):
+    ok(jc("context", "add", "prod", "--server", "nats://n1:4222", "--user", "ops",
+          "--password", "old", "--description", "Production", "--select"))
+    r = ok(jc("context", "add", "prod", "--update", "--password", "new"))
+    assert r.stdout == "Context prod was updated\n"
+    got = jc.store.load("prod")
+    assert (got.server, got.user, got.password, got.description) == (
+        "nats://n1:4222", "ops", "new", "Production")
+    assert jc.store.selected() == "prod"
+    ok(jc("context", "add", "prod", "--update", "--unset", "password", "--unset", "user"))
+    got = jc.store.load("prod")
+    assert (got.user, got.password, got.server) == (None, None, "nats://n1:4222")
+    for args, said in (
+            (["prod", "--update"], "--update: give the settings to change (or --unset KEY)"),
+            (["prod", "--update", "--unset", "nope"], "--unset 'nope': not a context setting"),
+            (["prod", "--unset", "user"], "--unset KEY changes an existing context: give "
+                                          "--update"),
+            (["prod", "--update", "--password", "x"], "context prod: password needs user"),
+            (["gone", "--update", "--user", "u"], "unknown context 'gone'")):
+        r = jc("context", "add", *args)
+        assert r.exit_code in (1, 2) and said in r.stderr, (args, r.stderr)
+    assert jc.store.load("prod") == got  # the refused ones changed nothing
