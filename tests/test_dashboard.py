@@ -772,6 +772,8 @@ def test_command_refuses_a_refresh_under_a_second(jl):
     result = jl("dashboard", "--refresh", "500ms")
     assert result.exit_code == 2
     assert "at most once a second" in result.stderr
+    # --json prints one snapshot: nothing refreshes, so no refresh rule applies
+    assert jl("dashboard", "--refresh", "500ms", "--json").exit_code == 0
 
 
 # -- snapshots (pytest-textual-snapshot): few, small, deterministic ----------------------------

@@ -63,7 +63,7 @@ def dashboard(
 
     app = App.of(ctx)
     interval = parse_duration_flag(refresh, flag="--refresh", wait=True) / 1e9
-    if interval < 1:
+    if interval < 1 and not app.json:  # (--json prints one snapshot: nothing refreshes)
         raise common.usage(f"--refresh {refresh}: the dashboard refreshes at most once a "
                            "second (give 1s or more)")
     scope = app.cluster if common.given(ctx.find_root(), "cluster") else None
