@@ -100,3 +100,11 @@ def check_publish(subject: str, data_len: int, *, hdr_len: int = 0, reply_len: i
             f"{what}: over the server's max_payload ({max_payload:,} bytes): {PAYLOAD_ERROR}",
             field="payload")
 
+
+def message_size_detail(max_msg_size: int, hdr_len: int, data_len: int) -> str:
+    """What a stream's ``max_msg_size`` refusal (10054) says for people: the limit and the
+    message's size, headers and data as the server counts them (the same line on the
+    embedded engine and on a live server)."""
+    what = f"{hdr_len + data_len:,} bytes" + (f" ({hdr_len:,} of headers)" if hdr_len else "")
+    return f"max_msg_size = {max_msg_size:,}: the message is {what}"
+

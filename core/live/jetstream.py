@@ -592,10 +592,30 @@ class LiveJetStream(LiveConsumers):
             err.unacknowledged = len(msgs)
             raise
         out = self._no_responders(out, known)
+        self._size_details(msgs, out)
         if refused is not None and len(out) == len(msgs) and not any(
                 isinstance(res, Exception) for res in out):
             out.append(refused)
         return out
+
+    def _size_details(self, msgs: list[tuple[str, bytes, Mapping[str, Any] | None]],
+                      out: list[PubAck | JetlinkError | None]) -> None:
+        """A max_msg_size refusal (10054) with the limit and the message's size, as the
+        engine says it (the server's answer has neither): read from the stream's config,
+        on this path only."""
+        from ..headers import encode_headers
+        from ..limits import message_size_detail
+
+        for (subject, data, headers), res in zip(msgs, out, strict=False):
+            if isinstance(res, ApiError) and res.err_code == 10054 and not res.detail:
+                try:
+                    names = self.stream_names(subject)
+                    mms = self.stream_info(names[0]).config.max_msg_size if names else -1
+                except JetlinkError:
+                    continue
+                if mms >= 0:
+                    hlen = len(encode_headers(headers) or b"") if headers else 0
+                    res.detail = message_size_detail(mms, hlen, len(data))
 
     def publish_fast_batch(self, msgs: Iterable[tuple[str, bytes, Mapping[str, Any] | None]],
                            *, batch_id: str, flow: int = 100, gap_ok: bool = False,

@@ -712,6 +712,7 @@ def _size_refusal(mms: int, hlen: int, mlen: int) -> ApiError | None:
 
 
 def _too_big(mms: int, hlen: int, mlen: int) -> ApiError:
-    what = f"{hlen + mlen:,} bytes" + (f" ({hlen:,} of headers)" if hlen else "")
+    from ..limits import message_size_detail
+
     return _detailed(nats_error("StreamMessageExceedsMaximum"),
-                     f"max_msg_size = {mms:,}: the message is {what}")
+                     message_size_detail(mms, hlen, mlen))

@@ -42,6 +42,22 @@ def test_cli_kv_put_refuses_a_huge_key_like_the_embedded_engine(cli, jl):
     assert json.loads(cli("kv", "info", "CFG", "--json").stdout)["values"] == 0
 
 
+def test_a_message_over_max_msg_size_is_named_as_on_the_engine(cli, jl):
+    """The server's 10054 carries no sizes: the live client adds the stream's limit and
+    the message's size, the engine's line word for word; --json stays the server's."""
+    for run in (cli, jl):
+        assert run("stream", "add", "SZ", "--subjects", "sz.>", "--max-msg-size", "10",
+                   "--defaults").exit_code == 0
+    live = cli("pub", "sz.a", "hello world, more", "-H", "K:v")
+    embedded = jl("pub", "sz.a", "hello world, more", "-H", "K:v")
+    assert (live.exit_code, live.stderr) == (embedded.exit_code, embedded.stderr)
+    assert live.stderr == ("jetlink: error: message size exceeds maximum allowed (10054): "
+                           "max_msg_size = 10: the message is 35 bytes (18 of headers)\n")
+    assert json.loads(cli("pub", "sz.a", "hello world, more", "-j").stdout) == {
+        "error": {"code": 400, "err_code": 10054,
+                  "description": "message size exceeds maximum allowed"}}
+
+
 def test_connection_survives_a_refused_publish(live):
     js = LiveJetStream(connect(ServerTarget((live.url,))))
     try:
