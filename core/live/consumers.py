@@ -12,9 +12,9 @@
   from its ``$JS.ACK`` reply subject.
 - ``ack`` / ``nak`` / ``term`` / ``in_progress`` answer on the reply subject of a message
   this process fetched, else (``consumer ack STREAM CONSUMER SEQ`` of another command's
-  delivery) on the v1 ack subject of that stream sequence, which the server takes from any
-  connection (its pending record supplies the rest); the ack is a request, so it has
-  reached the server (and been applied) when the call returns.
+  delivery, ack policy explicit) on the v1 ack subject of that stream sequence, which the
+  server takes from any connection (its pending record supplies the rest); the ack is a
+  request, so it has reached the server (and been applied) when the call returns.
 
 Values: :class:`LiveConsumerInfo` (the engine's ConsumerInfo attributes, ``to_json()`` the
 server's document as received) and :class:`LiveDeliveredMsg` (the engine's DeliveredMsg,
@@ -338,19 +338,12 @@ class LiveConsumers:
     # -- acknowledgements ------------------------------------------------------------------
     def _reply_to(self, stream: str, consumer: str, seq: int, body: bytes) -> bool:
         reply = self._deliveries.get((stream, consumer, int(seq)))
-        if reply is None:
-            if self.api_prefix != "$JS.API":
-                raise JetlinkError(
-                    f"message {seq} of consumer {stream} > {consumer} was not delivered by "
-                    f"this command: through {self.api_prefix} the ack subject names the "
-                    "account and domain the delivery's reply subject holds, which only the "
-                    "command that fetched it has (use consumer next, which acknowledges what "
-                    "it fetches unless --no-ack)")
-            # A message delivered to another command: the server's processAck reads the
-            # stream sequence from the v1 ack subject and takes the delivery count and the
-            # consumer sequence from its own pending record (a message not pending: ignored)
-            reply = f"$JS.ACK.{stream}.{consumer}.1.{int(seq)}.1.0.0"
         timeout = self.conn.timeout
+        if reply is None:
+            reply = self._ack_subject_of(stream, consumer, int(seq), body)
+            if reply is None:
+                return False  # not pending on the consumer: nothing acknowledged
+            timeout = min(timeout, 2.0)
 
         async def go(nc: Any) -> bool:
             import nats.errors as ne
@@ -359,6 +352,8 @@ class LiveConsumers:
                 await nc.request(reply, body, timeout=timeout)
             except ne.NoRespondersError:
                 return False
+            except ne.TimeoutError:
+                return False  # (a hand-built ack of a message no longer pending)
             return True
 
         if self.conn.call(go, timeout=timeout + 5, doing=f"acknowledging message {seq}"):
@@ -367,6 +362,35 @@ class LiveConsumers:
         # engine answers (False); a consumer or stream gone raises the server's error.
         self.consumer_info(stream, consumer)
         return False
+
+    def _ack_subject_of(self, stream: str, consumer: str, seq: int, body: bytes
+                        ) -> str | None:
+        """The v1 ack subject of stream sequence ``seq`` for an ``+ACK`` of a message another
+        command fetched, or None when it is not pending (not delivered yet, or at or below
+        the ack floor). The server's processAck reads the stream sequence from it and, for
+        ack policy explicit only, takes the delivery count and the consumer sequence from
+        its own pending record; anything else (ack all, a nak, a term) needs the delivery's
+        own numbers, which only the command that fetched it has: refused, saying so."""
+        why = None
+        if self.api_prefix != "$JS.API":
+            why = (f"through {self.api_prefix} the ack subject names the account and domain "
+                   "the delivery's reply subject holds")
+        elif body != b"+ACK":
+            why = ("a nak, a term or a progress report carries the delivery's own count and "
+                   "consumer sequence")
+        info = self.consumer_info(stream, consumer) if why is None else None
+        if info is not None and info.config.ack_policy != "explicit":
+            why = (f"with ack policy {info.config.ack_policy} the server takes the "
+                   "delivery's own consumer sequence")
+        if why is not None:
+            raise JetlinkError(
+                f"message {seq} of consumer {stream} > {consumer} was not delivered by this "
+                f"command: {why}, which only the command that fetched it has (use consumer "
+                "next, which acknowledges what it fetches unless --no-ack)")
+        assert info is not None
+        if not info.ack_floor.stream_seq < seq <= info.delivered.stream_seq:
+            return None
+        return f"$JS.ACK.{stream}.{consumer}.1.{seq}.1.0.0"
 
     def ack(self, stream: str, consumer: str, seq: int,
             consumer_seq: int | None = None) -> bool:

@@ -259,6 +259,20 @@ def test_a_later_command_acknowledges_a_delivery_by_its_stream_sequence(jls):
     res = jls("consumer", "ack", "ORDERS", "C1", "1")
     assert res.exit_code == 0
     assert _server_info(jls.live, "C1")["ack_floor"]["stream_seq"] == 2
+    # not pending (acknowledged already; never delivered): nothing acknowledged, exit 1, as
+    # on the engine, answered without waiting for the server
+    for seq in ("1", "3"):
+        res = jls("consumer", "ack", "ORDERS", "C1", seq)
+        assert res.exit_code == 1 and f"message {seq} is not pending" in res.stderr
+    # ack policy all: the server takes the delivery's own consumer sequence: refused
+    assert jls("consumer", "add", "ORDERS", "C2", "--defaults", "--ack", "all").exit_code == 0
+    assert len(_doc(jls("consumer", "next", "ORDERS", "C2", "--count", "2", "--no-ack",
+                        "-j"))) == 2
+    res = jls("consumer", "ack", "ORDERS", "C2", "2")
+    assert res.exit_code == 1
+    assert "with ack policy all the server takes the delivery's own consumer sequence" \
+        in res.stderr
+    assert _server_info(jls.live, "C2")["num_ack_pending"] == 2
 
 
 def test_next_stops_at_max_ack_pending(jls):
