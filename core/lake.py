@@ -341,8 +341,8 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
     ApiError: sealed, too big, a limit with discard new...) or takes as a duplicate raises a
     LakeError and that transaction rolls back (the ones before it stay committed).
     ``as_published`` (an import): each row is also checked as a publish to the stream is,
-    its subject one of the stream's subjects (a stream that is neither a mirror nor sourcing
-    and has them)
+    its subject one of the stream's subjects (a stream that is neither a mirror nor sourcing,
+    has them and transforms none)
     and its headers a NATS header block (``NATS/1.0``); a job seeding a mirror or a
     sourcing stream writes what the pump would, which no subject of its own limits.
     Returns ``{"rows", "first_seq", "last_seq", "transactions"}`` (0s when no rows)."""
@@ -363,9 +363,11 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
             st = txn.stream(d)
             saved = txn.now
             lean = st.sourced_fast  # the pump's batch path, same results as append
-            # (a stream with sources stores their messages on subjects not its own)
+            # (a stream with sources stores their messages on subjects not its own; one
+            # with a subject transform stores the transformed subjects)
             own = (SubjectFilter(d.cfg.subjects) if as_published and d.cfg.subjects
-                   and d.cfg.mirror is None and not d.cfg.sources else None)
+                   and d.cfg.mirror is None and not d.cfg.sources
+                   and not d.cfg.subject_transform else None)
             items: list[tuple] = []
             at: list[tuple[int, int]] = []
             top = st.last_seq

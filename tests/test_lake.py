@@ -215,6 +215,21 @@ def test_an_import_run_again_stores_nothing_and_succeeds(js, clock, other, tmp_p
         lake.import_stream(other, "ORDERS", str(out))
 
 
+def test_a_transforming_stream_comes_back_from_its_own_export(js, clock, other, tmp_path):
+    """A stream with a subject transform stores the transformed subjects: its export
+    imports again (the subject check of an import is for streams that store what they
+    listen on)."""
+    js.add_stream({"name": "T", "subjects": ["orders.>"],
+                   "subject_transform": {"src": "orders.>", "dest": "archive.orders.>"}})
+    js.publish("orders.a", b"1")
+    js.publish("orders.b", b"2")
+    out = tmp_path / "lake"
+    lake.export_stream(js, "T", str(out))
+    res = lake.import_stream(other, "T", str(out))
+    assert res["messages"] == 2
+    assert [m[1] for m in msgs(other, "T")] == ["archive.orders.a", "archive.orders.b"]
+
+
 def test_import_without_metadata_or_stream_is_refused(other, tmp_path):
     path = write_dataset(tmp_path / "lake", rows([1]))
     with pytest.raises(lake.LakeError, match="does not exist and .* has no _jetlink.json"):
