@@ -244,9 +244,11 @@ def add(
         raise usage("--unset KEY changes an existing context: give --update")
     if update:
         context = _updated(ctx, store.load(name), values, unset or [])
+        context.check_connection()
         store.save(context)
     else:
         context = Context(name=name, **values)  # type: ignore[arg-type]
+        context.check_connection()
         store.add(context)
     if select:
         store.select(name)

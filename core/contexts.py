@@ -122,12 +122,20 @@ class Context:
                     raise JetlinkError("context tlsfirst must be true or false", field=key)
             elif value is not None and (not isinstance(value, str) or not value):
                 raise JetlinkError(f"context {key} must be a non-empty string", field=key)
-        from .live.settings import parse_servers, parse_timeout, validate_nats_context_name
+        from .live.settings import parse_servers, parse_timeout
 
         if self.server is not None:
             parse_servers(self.server, f"context {self.name} server")
         if self.timeout is not None:
             parse_timeout(self.timeout, f"context {self.name} timeout")
+
+    def check_connection(self) -> None:
+        """What a connection made from it needs, checked when a context is added or changed
+        (a file written before these rules still loads: its command fails when it
+        connects, naming the same rule): a client certificate's two files, a password only
+        with a user, a natscli context's name."""
+        from .live.settings import validate_nats_context_name
+
         if (self.tlscert is None) != (self.tlskey is None):
             missing = "tlskey" if self.tlskey is None else "tlscert"
             raise JetlinkError(f"context {self.name}: a client certificate needs both tlscert "

@@ -588,3 +588,19 @@ def test_context_add_update_changes_only_what_is_given_and_keeps_the_selection(j
         r = jc("context", "add", *args)
         assert r.exit_code in (1, 2) and said in r.stderr, (args, r.stderr)
     assert jc.store.load("prod") == got  # the refused ones changed nothing
+
+
+def test_a_file_from_before_the_connection_rules_still_loads_and_can_be_mended(jc):
+    """A context file with a password and no user (written before add checked it) is not a
+    broken file: it lists, selects and shows; --update --unset mends it."""
+    path = jc.config / "context" / "old.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('server = "nats://127.0.0.1:1"\npassword = "p"\n')
+    path.chmod(0o600)
+    assert [d["name"] for d in doc(jc("context", "ls", "-j"))] == ["old"]
+    ok(jc("context", "select", "old"))
+    ok(jc("context", "show", "old"))
+    r = jc("context", "add", "old", "--update", "--timeout", "2s")
+    assert r.exit_code == 1 and "password needs user" in r.stderr
+    ok(jc("context", "add", "old", "--update", "--unset", "password"))
+    assert jc.store.load("old").password is None
