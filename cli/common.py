@@ -273,15 +273,19 @@ def context_in_force(ctx: typer.Context) -> Context | None:
 
 
 def _own_target(root: typer.Context) -> str | None:
-    """What on the command line (or in the environment) names the target by itself:
-    --server / NATS_URL, --nats-context / NATS_CONTEXT, --data-dir / JETLINK_DATA_DIR,
-    --cluster / JETLINK_CLUSTER; None when nothing does."""
-    for param, flag in (("server", "--server"), ("nats_context", "--nats-context"),
-                        ("data_dir", "--data-dir"), ("cluster", "--cluster")):
-        if root.params.get(param) and parameter_source(root, param) in (
-                "COMMANDLINE", "ENVIRONMENT"):
-            return flag if parameter_source(root, param) == "COMMANDLINE" else \
-                f"{flag} (from the environment)"
+    """What on the command line or in the environment names the target by itself: a
+    server (--server, NATS_URL), a natscli context (--nats-context, NATS_CONTEXT) or a data
+    directory (--data-dir, JETLINK_DATA_DIR); None when nothing does (--cluster alone names
+    no data directory: the removed context's may have been another)."""
+    import os
+
+    for param, flag, var in (("server", "--server", "NATS_URL"),
+                             ("nats_context", "--nats-context", "NATS_CONTEXT"),
+                             ("data_dir", "--data-dir", "JETLINK_DATA_DIR")):
+        if root.params.get(param) and parameter_source(root, param) == "COMMANDLINE":
+            return flag
+        if os.environ.get(var):
+            return var
     return None
 
 

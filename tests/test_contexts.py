@@ -167,12 +167,19 @@ def test_selected_context_that_no_longer_exists(jc):
     # a command line naming its own target runs there, with a warning; context ls says so
     missing = f"the selected context 'a' does not exist (selected in {jc.config / 'context.txt'})"
     (jc.tmp / "dd").mkdir()
-    for args, own in ((["--data-dir", str(jc.tmp / "dd")], "--data-dir"),
-                      (["--cluster", "local"], "--cluster")):
-        r = ok(jc(*args, "stream", "ls", "-j"))
-        assert (json.loads(r.stdout), r.stderr) == ([], (
-            f"jetlink: warning: {missing}; not used: {own} names the target (jetlink context "
-            "select NAME mends the selection)\n"))
+    r = ok(jc("--data-dir", str(jc.tmp / "dd"), "stream", "ls", "-j"))
+    assert (json.loads(r.stdout), r.stderr) == ([], (
+        f"jetlink: warning: {missing}; not used: --data-dir names the target (jetlink context "
+        "select NAME mends the selection)\n"))
+    # --cluster alone names no data directory (the removed context's may have been another)
+    assert error(jc("--cluster", "local", "stream", "ls", "-j")) == missing
+    env = {"JETLINK_DATA_DIR": str(jc.tmp / "dd")}
+    r = runner.invoke(app, ["stream", "ls"], prog_name="jetlink", env=env)
+    assert r.exit_code == 0 and "not used: JETLINK_DATA_DIR names the target" in r.stderr
+    r = runner.invoke(app, ["stream", "ls"], prog_name="jetlink",
+                      env={"NATS_URL": "nats://127.0.0.1:1"})
+    assert "not used: NATS_URL names the target" in r.stderr
+    assert "could not connect to nats://127.0.0.1:1" in r.stderr
     r = ok(jc("context", "ls"))
     assert r.stderr == (f"jetlink: warning: {missing}: a command that names no target of "
                         "its own is refused until jetlink context select NAME\n")
