@@ -351,7 +351,8 @@ def kafka_acls(
     bootstrap_server: Annotated[str | None, typer.Option(
         "--bootstrap-server", metavar="HOST:PORT", show_default=False,
         help="Selects the cluster when it (or its host) names a cluster of the data "
-        "directory.")] = None,
+        "directory (a change is refused when it names none and no cluster is named "
+        "otherwise).")] = None,
     command_config: Annotated[str | None, typer.Option(
         "--command-config", metavar="FILE", show_default=False,
         help="Accepted and ignored.")] = None,

@@ -7,8 +7,9 @@ cli/mirrors.py and cli/links.py with the same values: the same engine (or REST v
 with ``--rest-url``), the same output, the same exit statuses. Nothing else is decided here.
 
 ``--bootstrap-server`` selects the cluster when its value (or its host part) names a cluster
-of the data directory, else the global ``--cluster`` applies; it and ``--command-config`` are
-otherwise ignored (one notice on stderr says so).
+of the data directory, else the cluster in force applies (``--cluster``, JETLINK_CLUSTER, a
+context's); it and ``--command-config`` are otherwise ignored (one notice on stderr says
+so). One that names no cluster, with no cluster named otherwise, is refused for a change.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ BootstrapOpt = Annotated[
     str | None,
     typer.Option("--bootstrap-server", metavar="HOST:PORT",
                  help="Selects the cluster when it (or its host) names a cluster of the data "
-                 "directory; otherwise ignored, as --command-config.", show_default=False),
+                 "directory; otherwise ignored, as --command-config (a change is refused "
+                 "when no cluster is named otherwise).", show_default=False),
 ]
 CommandConfigOpt = Annotated[
     str | None,
@@ -84,7 +86,7 @@ def select_cluster(app: App, bootstrap_server: str | None, command_config: str |
     from jetlink.cli import output
 
     chosen = close = host = None
-    given = common.given(app.ctx.find_root(), "cluster") if app.ctx is not None else True
+    given = _cluster_named(app)
     if bootstrap_server:
         from jetlink.core.errors import did_you_mean
 
@@ -109,10 +111,31 @@ def select_cluster(app: App, bootstrap_server: str | None, command_config: str |
                     f"is named {host!r} (its host selects the cluster); give --cluster NAME "
                     f"to change cluster {app.cluster}")
     else:
-        why = "--cluster" if given else "the default: no --cluster"
+        why = given or "the default: no --cluster"
         hint = f" ({close})" if close else ""
         output.notice(app, f"jetlink: notice: cluster {app.cluster} ({why}); "
                            f"--bootstrap-server{hint} and --command-config are ignored")
+
+
+def _cluster_named(app: App) -> str | None:
+    """Where the cluster in force was named, when it was: ``--cluster``, JETLINK_CLUSTER or
+    the jetlink context in force (its ``cluster``); None: the default."""
+    import os
+
+    if app.ctx is None:
+        return "--cluster"
+    root = app.ctx.find_root()
+    if common.given(root, "cluster"):
+        return "--cluster"
+    if os.environ.get("JETLINK_CLUSTER"):
+        return "JETLINK_CLUSTER"
+    try:
+        context = common.context_in_force(root)
+    except Exception:  # noqa: BLE001 - a broken context is reported by the command itself
+        return None
+    if context is not None and context.cluster:
+        return f"jetlink context {context.name}"
+    return None
 
 
 def _source_from_config(app: App, config_file: Path | None) -> str | None:

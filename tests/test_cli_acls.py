@@ -296,3 +296,16 @@ def test_a_change_for_a_bootstrap_server_naming_no_cluster_is_refused(jl):
     r = ok(jl("kafka-acls", "--list", "--bootstrap-server", "kafka-dr.example.com:9092"))
     assert r.stderr == ("jetlink: notice: cluster local (the default: no --cluster); "
                         "--bootstrap-server and --command-config are ignored\n")
+    # a cluster the context in force names is a cluster named: the change is made there
+    from helpers import runner
+
+    from jetlink.cli.main import app
+
+    ok(jl("context", "add", "kc", "--data-dir", str(jl.data), "--cluster", "local",
+          "--select"))
+    r = ok(runner.invoke(app, ["kafka-acls", "--add", "--allow-principal", "User:x",
+                               "--operation", "Read", "--topic", "q", "--bootstrap-server",
+                               "kafka-dr.example.com:9092"], prog_name="jetlink"))
+    assert r.stderr == ("jetlink: notice: cluster local (jetlink context kc); "
+                        "--bootstrap-server and --command-config are ignored\n")
+    assert "name=q" in r.stdout
