@@ -239,6 +239,11 @@ def test_bad_url_is_a_usage_error(home):
     res = jl("-s", "http://x", "stream", "ls")
     assert res.exit_code == 2
     assert "invalid server URL 'http://x' (--server)" in res.stderr
+    # a refused URL is shown without its password too
+    res = jl("-s", "nats://u:secret@h:99999", "stream", "ls")
+    assert res.exit_code == 2 and "secret" not in res.stderr
+    assert "invalid server URL 'nats://u:********@h:99999' (--server): port must be" in \
+        res.stderr
 
 
 def test_embedded_only_sentence(home):

@@ -209,9 +209,15 @@ _NATS_UNSUPPORTED = {
 }
 
 
+def _shown(url: str) -> str:
+    from .target import shown_url
+
+    return shown_url(url)
+
+
 def parse_servers(text: str, where: str) -> tuple[str, ...]:
     """Comma-separated URLs (natscli's): nats://, tls://, ws://, wss:// or host[:port]
-    (taken as nats://host:port)."""
+    (taken as nats://host:port). A refused one is shown without its password."""
     out = []
     for part in str(text).split(","):
         url = part.strip()
@@ -219,22 +225,22 @@ def parse_servers(text: str, where: str) -> tuple[str, ...]:
             continue
         if "://" in url:
             if not url.startswith(_SCHEMES):
-                raise UsageError(f"invalid server URL {url!r} ({where}): the scheme must be "
-                                   "nats://, tls://, ws:// or wss://", field="server")
+                raise UsageError(f"invalid server URL {_shown(url)!r} ({where}): the scheme "
+                                 "must be nats://, tls://, ws:// or wss://", field="server")
             rest = url.split("://", 1)[1]
             hostport = rest.rsplit("@", 1)[-1].rstrip("/")
             if not _HOSTPORT.fullmatch(hostport):
-                raise UsageError(f"invalid server URL {url!r} ({where}): expected "
+                raise UsageError(f"invalid server URL {_shown(url)!r} ({where}): expected "
                                    "scheme://host[:port]", field="server")
         else:
             if not _HOSTPORT.fullmatch(url):
-                raise UsageError(f"invalid server URL {url!r} ({where}): expected a URL "
+                raise UsageError(f"invalid server URL {_shown(url)!r} ({where}): expected a URL "
                                    "such as nats://host:4222 or host:port", field="server")
             url = "nats://" + url
         port = url.rsplit(":", 1)[-1] if url.count(":") >= 2 else ""
         if port.isdigit() and not 0 < int(port) < 65536:
-            raise UsageError(f"invalid server URL {url!r} ({where}): port must be 1 to 65535",
-                               field="server")
+            raise UsageError(f"invalid server URL {_shown(url)!r} ({where}): port must be 1 "
+                             "to 65535", field="server")
         out.append(url)
     if not out:
         raise UsageError(f"no server URL in {text!r} ({where})", field="server")
