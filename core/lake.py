@@ -495,8 +495,10 @@ def _prepare_dir(fs, base: str, where: str, force: bool) -> None:
     if not force:
         if all(e.type == pafs.FileType.File and _replaceable(e.base_name) for e in entries) \
                 and META_FILE not in {e.base_name for e in entries}:
-            raise LakeExistsError(f"{where} holds an unfinished export (no {META_FILE}: it "
-                                  "was interrupted): refusing to overwrite it")
+            raise LakeExistsError(f"{where} holds Parquet files without {META_FILE} (an "
+                                  "export that was interrupted, or a dataset jetlink did not "
+                                  "write): refusing to overwrite it (-f/--force replaces "
+                                  "them)")
         raise LakeExistsError(f"{where} is not empty ({len(entries)} entries): refusing to "
                               "overwrite it")
     others = sorted(e.base_name for e in entries
@@ -938,7 +940,7 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,
         raise
     return {"stream": name, "path": path, "messages": res["rows"],
             "first_seq": res["first_seq"], "last_seq": res["last_seq"], "created": created,
-            "transactions": res["transactions"]}
+            "transactions": res["transactions"], "duplicates": 0}
 
 
 # --------------------------------------------------------------------------------------------

@@ -189,8 +189,10 @@ def master_unreachable(master: str, timeout: float = 5.0) -> str | None:
 
 MASTER_FORMS = ("local, local[N], local[*], local[N,F], spark://HOST:PORT[,HOST:PORT...], "
                 "yarn (with HADOOP_CONF_DIR or YARN_CONF_DIR set), k8s://URL")
-_LOCAL_MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[0-9]+)?\])?|"
-                           r"local-cluster\[[1-9][0-9]*,[1-9][0-9]*,[1-9][0-9]*\]")
+# SparkMasterRegex's LOCAL_N / LOCAL_N_FAILURES / LOCAL_CLUSTER (spaces around the commas)
+_LOCAL_MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(\s*,\s*[0-9]+)?\])?|"
+                           r"local-cluster\[\s*[1-9][0-9]*\s*,\s*[1-9][0-9]*\s*,"
+                           r"\s*[1-9][0-9]*\s*\]")
 
 
 def master_form_error(master: str) -> str | None:

@@ -621,6 +621,15 @@ def test_a_bad_transform_is_a_usage_error_before_a_driver_starts(jl, monkeypatch
         assert r.stderr.startswith(f"jetlink: error: --transform {value!r}: {why}"), r.stderr
 
 
+@pytest.mark.parametrize("master", ["local", "local[2]", "local[*]", "local[2, 3]",
+                                    "local[*,4]", "local-cluster[ 2 , 1, 1024 ]"])
+def test_the_master_forms_spark_takes_pass_the_check(master):
+    """SparkMasterRegex's local forms, spaces around the commas included."""
+    from jetlink.sparkops.session import master_form_error
+
+    assert master_form_error(master) is None
+
+
 def test_a_driver_jvm_exiting_at_start_names_its_cause(tmp_path, monkeypatch):
     """A driver JVM that exits before it answers (a bad --conf spark.driver.memory, Spark's
     own refusal of a master) is reported with what it said in Spark's log, not only "Java

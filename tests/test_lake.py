@@ -98,7 +98,7 @@ def test_round_trip_keeps_sequences_gaps_times_headers_payloads(js, clock, other
     clock.advance(3600 * 1000 * MS)  # the import happens later: times stay the origin's
     result = lake.import_stream(other, "COPY", str(out), txn_rows=2)
     assert result == {"stream": "COPY", "path": str(out), "messages": 5, "first_seq": 2,
-                      "last_seq": 7, "created": True, "transactions": 3}
+                      "last_seq": 7, "created": True, "transactions": 3, "duplicates": 0}
     assert msgs(other, "COPY") == msgs(js, "ORDERS")
     assert [m[0] for m in msgs(other, "COPY")] == [2, 3, 5, 6, 7]
     assert counters(other, "COPY") == counters(js, "ORDERS") == (5, counters(js, "ORDERS")[1],
@@ -324,8 +324,9 @@ def test_an_export_killed_inside_leaves_no_part_readers_take(js, clock, tmp_path
     assert sorted(p.name for p in out.iterdir()) == ["_tmp-part-00001.parquet",
                                                      "part-00000.parquet"]
     monkeypatch.setattr(pq.ParquetWriter, "write_table", real)
-    with pytest.raises(lake.LakeExistsError, match="holds an unfinished export \(no "
-                                                   "_jetlink.json: it was interrupted\)"):
+    with pytest.raises(lake.LakeExistsError, match="holds Parquet files without "
+                                                   "_jetlink.json \\(an export that was "
+                                                   "interrupted"):
         lake.export_stream(js, "ORDERS", str(out))
     done = lake.export_stream(js, "ORDERS", str(out), force=True, file_rows=2)
     assert sorted(p.name for p in out.iterdir()) == ["_jetlink.json", *done["files"]]
@@ -443,6 +444,7 @@ def test_cli_export_and_import_json(jl, cli_clock):
         "last_seq": 3,
         "created": True,
         "transactions": 1,
+        "duplicates": 0,
     }
     origin = [doc(jl("stream", "get", "ORDERS", s, "--json")) for s in ("1", "3")]
     copy = [doc(jl("--data-dir", str(other), "stream", "get", "COPY", s, "--json"))

@@ -176,7 +176,8 @@ def read_nats_context(name: str, environ: Mapping[str, str] | None = None) -> Na
         raise JetlinkError(f"natscli context {path} is not a JSON object", field="nats_context")
     for key, why in _NATS_UNSUPPORTED.items():
         if doc.get(key) not in (None, "", False):
-            raise JetlinkError(f"natscli context {path}: {key} {doc.get(key)!r} is not "
+            shown = "is set" if key == "user_jwt" else repr(doc.get(key))  # (a credential)
+            raise JetlinkError(f"natscli context {path}: {key} {shown} is not "
                                f"supported by jetlink: {why}", field="nats_context")
     settings: dict[str, Any] = {}
     for key, fld in NATS_KEYS.items():
