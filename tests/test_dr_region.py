@@ -538,6 +538,22 @@ def test_mirror_topics_of_a_kafka_region(jl):
     # the mirror topic still mirroring was not failed over: nothing of it goes back
     assert [o["name"] for o in back["objects"]] == ["L/orders"]
     assert back["objects"][0]["state"] == "manual"
+    # one whose failover is not finished (PENDING_STOPPED, as a kill mid-stop leaves it)
+    # is listed with the step that finishes it
+    import sqlite3
+
+    with sqlite3.connect(jl.data / "keast.db") as conn:
+        conn.execute("UPDATE mirrors SET status = 'PENDING_STOPPED' WHERE topic = 'payments'")
+    pend = doc(jl("--cluster", "keast", "dr", "failback", "--from", "kwest", "--dry-run",
+                  "-j"))
+    [p] = [o for o in pend["objects"] if o["name"] == "L/payments"]
+    assert (p["state"], p["detail"]) == ("manual", (
+        "its failover is not finished (PENDING_STOPPED): jetlink replicate finishes it; then "
+        "it goes back per link with jetlink kafka-mirrors truncate-and-restore --link L "
+        "payments"))
+    with sqlite3.connect(jl.data / "keast.db") as conn:
+        conn.execute("UPDATE mirrors SET status = 'SOURCE_UNAVAILABLE' WHERE topic = "
+                     "'payments'")
     assert "kafka-mirrors truncate-and-restore --link L orders" in back["objects"][0]["detail"]
     assert (back["nothing_to_do"], back["manual"], back["done_earlier"]) == (True, 1, 0)
     # as people read it: the step left to them, and no claim that it was done

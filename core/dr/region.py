@@ -361,6 +361,15 @@ def _topic_objects(dd: Any, side: Side, wanted: list[str], action: str, clock: C
             obj.state = EARLIER
             obj.detail = "its mirror was stopped (failed over or promoted) before"
         if action == FAILBACK:
+            if info.mirror_status == mm.PENDING_STOPPED:
+                # a failover not finished yet: it goes back once it has (stopped)
+                obj.state = MANUAL
+                obj.detail = ("its failover is not finished (PENDING_STOPPED): jetlink "
+                              "replicate finishes it; then it goes back per link with jetlink "
+                              "kafka-mirrors truncate-and-restore --link "
+                              f"{info.link_name} {info.mirror_topic_name}")
+                out.append(obj)
+                continue
             if info.mirror_status != mm.STOPPED:
                 continue  # still mirroring: it was not failed over, nothing goes back
             obj.state = MANUAL
