@@ -104,16 +104,10 @@ def _ssl_reason(exc: BaseException) -> str:
 def _nkey_file(path: str | None, source: str | None = None) -> str | None:
     """``--nkey`` made whole and checked: natscli's seed file, a user nkey seed (``SU...``,
     its checksum right) on a line of its own; nats-py says only "invalid seed"."""
-    full = _file(path, "--nkey", source)
-    if full is None:
+    read = _read_file(path, "--nkey", source, 1 << 16)
+    if read is None:
         return None
-    where = f"{_given('--nkey', source)} {path}"
-    try:
-        with open(full, "rb") as f:
-            text = f.read(1 << 16).decode("utf-8", "replace")
-    except OSError as exc:
-        raise LiveError(f"{where}: can not read it: {exc.strerror or exc}",
-                        field="nkey") from None
+    full, where, text = read
     seeds = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("SU")]
     if not seeds:
         kind = " (that is a public key: give the seed)" if any(
@@ -138,6 +132,23 @@ def _file(path: str | None, flag: str, source: str | None = None) -> str | None:
     return full
 
 
+def _read_file(path: str | None, flag: str, source: str | None, limit: int
+               ) -> tuple[str, str, str] | None:
+    """The file an option names (:func:`_file`), read as text (at most ``limit`` bytes):
+    ``(its whole path, how it was given with the path, the text)``; None when not given."""
+    full = _file(path, flag, source)
+    if full is None:
+        return None
+    where = f"{_given(flag, source)} {path}"
+    try:
+        with open(full, "rb") as f:
+            text = f.read(limit).decode("utf-8", "replace")
+    except OSError as exc:
+        raise LiveError(f"{where}: can not read it: {exc.strerror or exc}",
+                        field=flag.lstrip("-")) from None
+    return full, where, text
+
+
 _CREDS_JWT = "BEGIN NATS USER JWT"
 _CREDS_SEED = "BEGIN USER NKEY SEED"
 
@@ -149,17 +160,11 @@ def _creds_file(path: str | None, source: str | None = None) -> str | None:
     writes, the one nats-py reads). Checked before connecting: nats-py reads the file only
     when the server asks for credentials, and then never returns from a file without the
     JWT line; nats.go refuses such a file at every connect."""
-    full = _file(path, "--creds", source)
-    if full is None:
+    read = _read_file(path, "--creds", source, 1 << 20)
+    if read is None:
         return None
-    where = f"{_given('--creds', source)} {path}"
-    try:
-        with open(full, "rb") as f:
-            raw = f.read(1 << 20)
-    except OSError as exc:
-        raise LiveError(f"{where}: can not read it: {exc.strerror or exc}",
-                        field="creds") from None
-    lines = [ln.strip() for ln in raw.decode("utf-8", "replace").splitlines()]
+    full, where, text = read
+    lines = [ln.strip() for ln in text.splitlines()]
 
     def after(marker: str) -> str:
         for i, ln in enumerate(lines):
