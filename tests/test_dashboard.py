@@ -669,6 +669,33 @@ def test_picks_up_a_change_made_by_another_process(demo):
     assert drive(app, steps)
 
 
+def test_an_open_document_follows_its_item_and_says_when_it_is_gone(demo):
+    """The document view refreshes with the data; a stream deleted by another process
+    keeps its last document, the title saying it is gone."""
+    path, _ = demo
+    app = make_app(demo, refresh=1)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JETLINK_")}
+
+    async def steps(pilot):
+        from jetlink.cli.dashboard.app import GONE, DetailScreen
+
+        await pilot.press("2")
+        await select(pilot, "streams", "ARCHIVE")
+        await pilot.press("i")
+        assert isinstance(app.screen, DetailScreen)
+        subprocess.run([sys.executable, "-m", "jetlink.cli.main", "--data-dir", str(path),
+                        "--cluster", "east", "stream", "rm", "ARCHIVE", "-f"], check=True,
+                       capture_output=True, env=env)
+        deadline = time.monotonic() + WAIT_TIMEOUT
+        while time.monotonic() < deadline and not app.screen.title_text.endswith(GONE):
+            await pilot.pause(0.1)
+        return app.screen.title_text, app.screen.doc["config"]["name"]
+
+    title, name = drive(app, steps)
+    assert title == "StreamInfo ARCHIVE@east (gone: it is no longer there; as last read)"
+    assert name == "ARCHIVE"
+
+
 def test_a_slow_load_shows_a_notice_and_keeps_the_ui_responsive(demo):
     gate = threading.Event()
     calls = []

@@ -165,10 +165,11 @@ class DetailScreen(Screen[None]):
 
     BINDINGS = [Binding("escape,q", "app.pop_screen", "Back")]
 
-    def __init__(self, title: str, doc: Any) -> None:
+    def __init__(self, title: str, doc: Any, key: tuple[type, str] | None = None) -> None:
         super().__init__()
         self.title_text = title
         self.doc = doc
+        self.key = key  # (row type, row key): the item it follows as the data refreshes
 
     def compose(self) -> ComposeResult:
         from rich.json import JSON
@@ -177,6 +178,25 @@ class DetailScreen(Screen[None]):
         with VerticalScroll(id="detail-scroll"):
             yield Static(JSON(json.dumps(self.doc, default=str), indent=2), id="detail-body")
         yield Footer()
+
+    def follow(self, doc: Any | None) -> None:
+        """The refreshed document of the item shown; None: it is gone (deleted meanwhile):
+        the last document stays, the title says so."""
+        from rich.json import JSON
+
+        if doc is None:
+            if not self.title_text.endswith(GONE):
+                self.title_text += GONE
+                self.query_one("#detail-title", Static).update(
+                    Text(self.title_text, style="bold"))
+            return
+        if doc != self.doc:
+            self.doc = doc
+            self.query_one("#detail-body", Static).update(
+                JSON(json.dumps(doc, default=str), indent=2))
+
+
+GONE = " (gone: it is no longer there; as last read)"
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -424,6 +444,20 @@ class Dashboard(App[None]):
         self.rates.update(snap)
         self.render_tables()
         self._render_status()
+        self._follow_detail()
+
+    def _follow_detail(self) -> None:
+        """An open document view follows its item into the new data (or says it is gone)."""
+        screen = self.screen if self.screen_stack else None
+        if not isinstance(screen, DetailScreen) or screen.key is None:
+            return
+        kind, key = screen.key
+        for rows in self._rows.values():
+            for row in rows:
+                if type(row) is kind and str(getattr(row, "key", "")) == key:
+                    screen.follow(self._doc_of(row))
+                    return
+        screen.follow(None)
 
     # -- rendering --------------------------------------------------------------------------
 
@@ -689,7 +723,8 @@ class Dashboard(App[None]):
             or getattr(item, "stream", "")
         cluster = getattr(item, "cluster", None)
         where = _at(name, cluster) if cluster else name
-        self.push_screen(DetailScreen(f"{title} {where}", doc))
+        self.push_screen(DetailScreen(f"{title} {where}", doc,
+                                      (type(item), str(getattr(item, "key", "")))))
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
