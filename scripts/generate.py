@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write jetlink's generated files from the Typer app: shell completions, man pages, docs.
 
-    completions/jetlink.bash, completions/jetlink.zsh, completions/jetlink.fish
+    completions/jetlink.bash, completions/_jetlink (zsh), completions/jetlink.fish
         Typer's own completion scripts (prog name ``jetlink``, complete var
         ``_JETLINK_COMPLETE``): they call back into ``jetlink`` to complete, exactly what
         ``jetlink --show-completion SHELL`` prints.
@@ -90,7 +90,10 @@ def render_completions() -> dict[str, str]:
             lines.insert(1, note)
         else:
             lines.insert(0, note)
-        files[f"completions/{PROG}.{shell}"] = "\n".join(lines) + "\n"
+        # the names each shell looks for: bash-completion's CMD.bash, zsh's _CMD on $fpath,
+        # fish's CMD.fish (the wheel installs them there: pyproject.toml data-files)
+        name = f"_{PROG}" if shell == "zsh" else f"{PROG}.{shell}"
+        files[f"completions/{name}"] = "\n".join(lines) + "\n"
     return files
 
 
@@ -583,7 +586,7 @@ def generate(output_dir: Path) -> list[Path]:
             target.write_text(content, encoding="utf-8", newline="\n")
         written.append(target)
     # Remove pages and scripts of commands or shells that no longer exist.
-    for pattern in (f"man/{PROG}*.1", f"completions/{PROG}.*"):
+    for pattern in (f"man/{PROG}*.1", f"completions/{PROG}.*", f"completions/_{PROG}*"):
         for stale in sorted(output_dir.glob(pattern)):
             if stale.relative_to(output_dir).as_posix() not in files:
                 stale.unlink()

@@ -20,7 +20,7 @@ GENERATED_FILES = ("docs/cli.md",)
 def tree(root: Path) -> dict[str, str]:
     files = {}
     for name in GENERATED_DIRS:
-        for path in sorted((root / name).glob("jetlink*")):
+        for path in sorted([*(root / name).glob("jetlink*"), *(root / name).glob("_jetlink")]):
             if path.is_file():
                 files[path.relative_to(root).as_posix()] = path.read_text(encoding="utf-8")
     for name in GENERATED_FILES:
@@ -60,9 +60,9 @@ def test_generation_is_deterministic(tmp_path):
         outputs.append(tree(out))
     assert outputs[0] == outputs[1]
     assert sorted(outputs[0]) == [
+        "completions/_jetlink",
         "completions/jetlink.bash",
         "completions/jetlink.fish",
-        "completions/jetlink.zsh",
         "docs/cli.md",
         *sorted(n for n in outputs[0] if n.startswith("man/")),
     ]
@@ -82,7 +82,8 @@ def test_completion_scripts_are_what_jetlink_prints():
             env=env,
         )
         assert proc.returncode == 0, proc.stderr
-        committed = (REPO / "completions" / f"jetlink.{shell}").read_text(encoding="utf-8")
+        script = "_jetlink" if shell == "zsh" else f"jetlink.{shell}"
+        committed = (REPO / "completions" / script).read_text(encoding="utf-8")
         body = [line for line in committed.splitlines() if not line.startswith("# Generated")]
         assert body == proc.stdout.rstrip("\n").splitlines()
 

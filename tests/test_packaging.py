@@ -24,6 +24,12 @@ def test_the_wheel_installs_every_man_page_under_share_man(tmp_path):
     pages = sorted(n.rsplit("/", 1)[1] for n in names if "/data/share/man/man1/" in n)
     assert pages == sorted(p.name for p in (ROOT / "man").glob("*.1"))
     assert "jetlink.1" in pages
+    # the shell completions where each shell looks under the prefix
+    shells = sorted(n.split("/data/", 1)[1] for n in names if "/data/share/" in n
+                    and "/man/" not in n)
+    assert shells == ["share/bash-completion/completions/jetlink.bash",
+                      "share/fish/vendor_completions.d/jetlink.fish",
+                      "share/zsh/site-functions/_jetlink"]
 
 
 def test_without_the_spark_extra_the_commands_say_how_to_install_it(monkeypatch, tmp_path):
