@@ -201,13 +201,16 @@ def test_same_cluster_origin(dd, clock, js):
     js.add_stream({"name": "M", "mirror": {"name": "O"}})
     copy(js, "O", js, "M")
     assert js.stream_info("M").config.mirror_direct is True
-    with pytest.raises(JetlinkError) as exc:  # the origin's subjects are taken by the origin
-        promote(dd, "local", "M", clock)
-    assert "give the promoted stream's subjects" in exc.value.description
+    for dry_run in (True, False):  # the dry run sees it too, before anything is changed
+        with pytest.raises(JetlinkError) as exc:  # the origin's subjects: taken by the origin
+            promote(dd, "local", "M", clock, dry_run=dry_run)
+        assert exc.value.description == (
+            'the origin\'s subjects o.> overlap with another stream of local ("o.>" overlaps '
+            '"o.>" of stream O): give the promoted stream\'s subjects with --subjects')
     assert js.stream_info("M").config.mirror is not None  # nothing changed
     with pytest.raises(ApiError) as exc:
-        promote(dd, "local", "M", clock, subjects=["o.a"])
-    assert exc.value.err_code == 10065
+        promote(dd, "local", "M", clock, subjects=["o.a"], dry_run=True)
+    assert (exc.value.err_code, exc.value.detail) == (10065, '"o.a" overlaps "o.>" of stream O')
     report = promote(dd, "local", "M", clock, subjects=["m.>"])
     assert report.origin.reachable and report.origin_pending == 0
     assert report.origin.cluster == "local"

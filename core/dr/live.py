@@ -65,6 +65,9 @@ class LiveSite:
 
         return time.time_ns()
 
+    def stream_configs(self) -> dict[str, StreamConfig]:
+        return {i.config.name: i.config for i in self.js.streams()}
+
     def _origin_js(self, cfg: StreamConfig) -> tuple[LiveJetStream, str]:
         m = cfg.mirror
         assert m is not None

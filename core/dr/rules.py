@@ -48,7 +48,7 @@ from ..api import JetStreamAPI
 from ..config.consumer import ConsumerConfig
 from ..config.kvnames import kv_subjects
 from ..config.stream import StreamConfig
-from ..errors import ApiError, JetlinkError, UsageError
+from ..errors import ApiError, JetlinkError, UsageError, nats_error
 
 __all__ = [
     "OriginFacts", "PartialPromotion", "PlacedConsumer", "PositionClamp", "PositionsUsed",
@@ -306,6 +306,10 @@ class Site(Protocol):
         or still beyond ``last`` placed at ``last + 1``; the clamps made now."""
 
     def now_ns(self) -> int: ...
+
+    def stream_configs(self) -> dict[str, StreamConfig]:
+        """Every stream's config on the mirror's side, by name (what a promoted stream's
+        subjects must not overlap)."""
 
     # -- failback (core/dr/failback.py) --------------------------------------------------------
     def side(self, cfg: StreamConfig) -> Site:
@@ -720,9 +724,29 @@ def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
                 "give them with --subjects (what the producers publish to), or --topology "
                 "FILE naming the origin's stream", field="subjects")
         chosen = found
+        _no_overlap(site, stream, chosen, source)
     return Promotion(site, stream, info, cfg, mirror_last, resumed, facts, origin_js, synced,
                      chosen, source, bool(failover), transfer, adjust, own_plan, record,
                      before)
+
+
+def _no_overlap(site: Site, stream: str, subjects: Sequence[str], source: str) -> None:
+    """The promoted stream's subjects against the other streams' of its side, before
+    anything is changed (the dry run, dr check and a region's plan see it too): the
+    server's overlap rule (core/config/validate.py ``overlapping_stream``), the stream and
+    subject named with the way out."""
+    from ..config.validate import overlapping_stream
+
+    clash = overlapping_stream(list(subjects), site.stream_configs(), stream)
+    if clash is None:
+        return
+    if source in ("origin", "positions", "topology"):
+        raise JetlinkError(f"the origin's subjects {', '.join(subjects)} overlap with another "
+                           f"stream of {site.label or 'the server'} ({clash}): give the "
+                           "promoted stream's subjects with --subjects", field="subjects")
+    err = nats_error("StreamSubjectOverlap", field="subjects")  # the update's refusal
+    err.detail = clash
+    raise err
 
 
 def _rerun_subjects(promoted: StreamConfig, facts: OriginFacts,
