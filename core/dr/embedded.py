@@ -165,8 +165,8 @@ class EmbeddedSite:
     def now_ns(self) -> int:
         return self.clock.now_ns()
 
-    def stream_configs(self) -> dict[str, StreamConfig]:
-        return {i.config.name: i.config for i in self.js.streams()}
+    def subject_streams(self) -> dict[str, StreamConfig]:
+        return {i.config.name: i.config for i in self.js.streams() if i.config.subjects}
 
     def origin(self, cfg: StreamConfig, mirror_last: int, *, count_pending: bool = True
                ) -> tuple[OriginFacts, Any]:

@@ -65,8 +65,8 @@ class LiveSite:
 
         return time.time_ns()
 
-    def stream_configs(self) -> dict[str, StreamConfig]:
-        return {i.config.name: i.config for i in self.js.streams()}
+    def subject_streams(self) -> dict[str, StreamConfig]:
+        return {i.config.name: i.config for i in self.js.streams() if i.config.subjects}
 
     def _origin_js(self, cfg: StreamConfig) -> tuple[LiveJetStream, str]:
         m = cfg.mirror

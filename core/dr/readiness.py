@@ -333,11 +333,11 @@ class _OnceSite:
         self.origin_js[cfg.name] = ojs
         return facts, ojs
 
-    def stream_configs(self) -> Any:
+    def subject_streams(self) -> Any:
         """The side's stream configs, read once for the whole check (every mirror's dry
         run asks for them)."""
         if "_configs" not in self.__dict__:
-            self.__dict__["_configs"] = self._site.stream_configs()
+            self.__dict__["_configs"] = self._site.subject_streams()
         return self.__dict__["_configs"]
 
     def __getattr__(self, name: str) -> Any:

@@ -607,7 +607,8 @@ def _naming(o: RegionObject) -> Any:
 
 
 def _prepare(backend: Backend, o: RegionObject, options: dict[str, Any]) -> Any:
-    """``o``'s promotion read and checked, as ``stream|kv failover`` read it."""
+    """``o``'s promotion read and checked, as ``stream|kv failover`` read it (its subjects
+    against the other streams: by the plan, once per side, not again per object)."""
     from .rules import kv_adjust, prepare
 
     no_consumers = bool(options.get("no_consumers"))
@@ -616,7 +617,8 @@ def _prepare(backend: Backend, o: RegionObject, options: dict[str, Any]) -> Any:
     return prepare(backend.site(o.cluster), o.stream, failover=True,
                    positions=positions, transfer=not no_consumers,
                    adjust=kv_adjust if kv else None, naming=_naming(o),
-                   topology=options.get("_topology"), bucket=o.origin if kv else None)
+                   topology=options.get("_topology"), bucket=o.origin if kv else None,
+                   overlap=False)
 
 
 def _failover(backend: Backend, o: RegionObject, options: dict[str, Any], clock: Clock

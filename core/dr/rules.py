@@ -307,9 +307,9 @@ class Site(Protocol):
 
     def now_ns(self) -> int: ...
 
-    def stream_configs(self) -> dict[str, StreamConfig]:
-        """Every stream's config on the mirror's side, by name (what a promoted stream's
-        subjects must not overlap)."""
+    def subject_streams(self) -> dict[str, StreamConfig]:
+        """The configs of the streams of the mirror's side that take subjects (a mirror
+        takes none), by name: what a promoted stream's subjects must not overlap."""
 
     # -- failback (core/dr/failback.py) --------------------------------------------------------
     def side(self, cfg: StreamConfig) -> Site:
@@ -644,11 +644,13 @@ def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
             failover: bool = False, positions: Any = None, transfer: bool = True,
             adjust: Callable[[StreamConfig], None] | None = None,
             naming: Naming | None = None, topology: Any = None,
-            bucket: str | None = None) -> Promotion:
+            bucket: str | None = None, overlap: bool = True) -> Promotion:
     """Read and check the promotion of the mirror ``stream`` (:func:`promote` has the
     arguments): the mirror and its origin are read once here; :class:`PromoteRefused`
     (worded by ``naming``) when it must not go ahead, a UsageError (``subjects``) when the
-    promoted stream's subjects are unknown."""
+    promoted stream's subjects are unknown. ``overlap`` false: the subjects are not checked
+    against the other streams here (a region's run, whose plan checked them; the update
+    itself still refuses an overlap)."""
     naming = naming or Naming()
     given_from = "given"
     if bucket is not None:  # a KV mirror becomes its origin bucket: the bucket's subjects
@@ -724,7 +726,8 @@ def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
                 "give them with --subjects (what the producers publish to), or --topology "
                 "FILE naming the origin's stream", field="subjects")
         chosen = found
-        _no_overlap(site, stream, chosen, source)
+        if overlap:
+            _no_overlap(site, stream, chosen, source)
     return Promotion(site, stream, info, cfg, mirror_last, resumed, facts, origin_js, synced,
                      chosen, source, bool(failover), transfer, adjust, own_plan, record,
                      before)
@@ -737,7 +740,7 @@ def _no_overlap(site: Site, stream: str, subjects: Sequence[str], source: str) -
     subject named with the way out."""
     from ..config.validate import overlapping_stream
 
-    clash = overlapping_stream(list(subjects), site.stream_configs(), stream)
+    clash = overlapping_stream(list(subjects), site.subject_streams(), stream)
     if clash is None:
         return
     if source in ("origin", "positions", "topology"):
