@@ -83,8 +83,15 @@ def test_dr_check_documents(jl):
     doc = valid(jl("dr", "check", "-j"), 2, DR_VALIDATOR)  # a stalled mirror
     assert doc["check_suite"] == "dr" and doc["mirrors"]
     ok(jl("stream", "add", "ORIG2", "--subjects", "orig2.>", "--defaults"))
-    ok(jl("stream", "add", "MIR2", "--mirror", "ORIG2", "--defaults"))
-    valid(jl("dr", "check", "MIR2", "-j"), 1, DR_VALIDATOR)  # no positions synced: a warning
+    ok(jl("cluster", "add", "east2"))  # (beside its origin a failover would clash: CRITICAL)
+    ok(jl("--cluster", "east2", "stream", "add", "MIR2", "--mirror", "ORIG2@local",
+          "--defaults"))
+    valid(jl("--cluster", "east2", "dr", "check", "MIR2", "-j"), 1,
+          DR_VALIDATOR)  # no positions synced: a warning
+    # a mirror beside its origin: a failover's subjects would overlap it: CRITICAL, named
+    ok(jl("stream", "add", "MIR3", "--mirror", "ORIG2", "--defaults"))
+    same = valid(jl("dr", "check", "MIR3", "-j"), 2, DR_VALIDATOR)
+    assert '"orig2.>" overlaps "orig2.>" of stream ORIG2' in same["critical"][0]
     assert not DR_VALIDATOR.is_valid({**doc, "mirrors": [{"status": "OK"}]})
 
 
