@@ -253,10 +253,11 @@ def add(
     if select:
         store.select(name)
     if nats_context is not None:
-        from jetlink.core.live.settings import nats_context_dir
+        from jetlink.core.live.settings import nats_context_path
 
-        where = nats_context_dir()
-        if not (where / f"{nats_context}.json").is_file():
+        file = nats_context_path(nats_context)
+        where = file.parent
+        if not file.is_file():
             output.notice(app, f"jetlink: warning: natscli context {nats_context} is not in "
                                f"{where} (yet): commands using context {name} fail until it "
                                "is")

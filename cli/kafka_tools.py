@@ -118,20 +118,23 @@ def select_cluster(app: App, bootstrap_server: str | None, command_config: str |
 
 
 def _cluster_named(app: App) -> str | None:
-    """Where the cluster in force was named, when it was: ``--cluster``, JETLINK_CLUSTER or
-    the jetlink context in force (its ``cluster``); None: the default."""
-    import os
+    """Where the cluster in force was named, when it was: ``--cluster``, JETLINK_CLUSTER (the
+    root option's environment variable) or the jetlink context in force (its ``cluster``);
+    None: the default."""
+    from jetlink.cli.app import ENV_CLUSTER
+    from jetlink.core.errors import JetlinkError
 
     if app.ctx is None:
         return "--cluster"
     root = app.ctx.find_root()
+    source = common.parameter_source(root, "cluster")
+    if source == "ENVIRONMENT":
+        return ENV_CLUSTER
     if common.given(root, "cluster"):
         return "--cluster"
-    if os.environ.get("JETLINK_CLUSTER"):
-        return "JETLINK_CLUSTER"
     try:
         context = common.context_in_force(root)
-    except Exception:  # noqa: BLE001 - a broken context is reported by the command itself
+    except JetlinkError:  # a broken context is reported by the command itself
         return None
     if context is not None and context.cluster:
         return f"jetlink context {context.name}"

@@ -162,7 +162,7 @@ class JetlinkGroup(TyperGroup):
             if not app.json and wants_json(args):
                 app.json = True
             if err.exit_code == ExitCode.USAGE and is_check(args):
-                err.exit_code = CHECK_UNKNOWN
+                err.exit_code = check_unknown()
             app.fail(err)
 
 
@@ -538,7 +538,12 @@ def click_exception() -> type[Exception]:
     return found
 
 
-CHECK_UNKNOWN = 3  # a check's UNKNOWN (core/monitor/result.py EXIT_CODES, Nagios')
+def check_unknown() -> int:
+    """A check's UNKNOWN exit code (Nagios' 3, core/monitor's ``EXIT_CODES``): read on the
+    error path only, so that start-up does not load the monitoring package."""
+    from jetlink.core.monitor import EXIT_CODES, Status
+
+    return EXIT_CODES[Status.UNKNOWN]
 
 
 def is_check(words: Sequence[str]) -> bool:
@@ -575,7 +580,7 @@ def run_app(args: list[str], root: typer.Typer | None = None) -> None:
             _show_click_error(exc)
         path = str(getattr(getattr(exc, "ctx", None), "command_path", "") or "")
         if exc.exit_code == ExitCode.USAGE and is_check(path.split()[1:]):
-            sys.exit(CHECK_UNKNOWN)
+            sys.exit(check_unknown())
         sys.exit(exc.exit_code)
     except Abort:
         print("Aborted!", file=sys.stderr)

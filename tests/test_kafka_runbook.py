@@ -229,6 +229,20 @@ def test_bootstrap_server_naming_no_cluster_leaves_cluster(worlds):
             "give --cluster NAME to change cluster local\n")), tool
 
 
+def test_the_notice_names_where_the_cluster_was_named(worlds, monkeypatch):
+    """The cluster in force given by JETLINK_CLUSTER (the environment variable of
+    ``--cluster``) is named as such in the notice, and is named, so a change is made there."""
+    data = worlds("w")
+    monkeypatch.setenv("JETLINK_CLUSTER", "east")
+    a = ok(worlds.run(data, "kafka-cluster-links", "--list",
+                      "--bootstrap-server", "broker-1.example.com:9092"))
+    assert a.stderr == ("jetlink: notice: cluster east (JETLINK_CLUSTER); --bootstrap-server "
+                        "and --command-config are ignored\n")
+    b = ok(worlds.run(data, "kafka-mirrors", "--promote", "--topics", "orders", "--link", "L",
+                      "--bootstrap-server", "broker-1.example.com:9092"))
+    assert "(JETLINK_CLUSTER)" in b.stderr
+
+
 def test_a_bootstrap_server_one_typo_from_a_cluster_is_refused(worlds):
     """``--bootstrap-server eats:9092`` with no --cluster: answering for the default cluster
     would be a wrong answer to a runbook line. Refused (exit 2) with the closest cluster,

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from .. import headers as H
 from .. import limits as L
 from ..errors import ApiError, JetlinkError, clip
-from .target import ServerTarget
+from .target import ServerTarget, url_has_credentials
 
 __all__ = ["LiveConnection", "LiveError", "RawMsg", "connect", "without_envelope"]
 
@@ -243,7 +243,7 @@ def _credentials_from(target: ServerTarget) -> str:
     used = [(fld, opt) for fld, opt in (("user", "--user"), ("password", "--password"),
                                         ("creds", "--creds"), ("nkey", "--nkey"))
             if getattr(target, fld, None)]
-    in_url = any("@" in s.partition("://")[2] for s in target.servers)
+    in_url = any(url_has_credentials(s) for s in target.servers)
     if not used and not in_url:
         return "--user/--password, --creds or --nkey (none was given)"
     given = [_given(opt, sources.get(fld)) for fld, opt in used]

@@ -33,6 +33,7 @@ __all__ = [
     "ENV",
     "NatsContext",
     "nats_context_dir",
+    "nats_context_path",
     "read_nats_context",
     "resolve_target",
     "selected_nats_context",
@@ -116,6 +117,11 @@ def nats_context_dir(environ: Mapping[str, str] | None = None) -> Path:
     return _config_home(os.environ if environ is None else environ) / "nats" / "context"
 
 
+def nats_context_path(name: str, environ: Mapping[str, str] | None = None) -> Path:
+    """The file of natscli's context NAME: ``NAME.json`` in :func:`nats_context_dir`."""
+    return nats_context_dir(environ) / f"{name}.json"
+
+
 class NatsContext:
     """A natscli context file: its name, path and the settings jetlink uses."""
 
@@ -149,8 +155,8 @@ def validate_nats_context_name(name: object) -> None:
 def read_nats_context(name: str, environ: Mapping[str, str] | None = None) -> NatsContext:
     """natscli's context NAME (JetlinkError naming the file when missing or broken)."""
     validate_nats_context_name(name)
-    directory = nats_context_dir(environ)
-    path = directory / f"{name}.json"
+    path = nats_context_path(name, environ)
+    directory = path.parent
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["DEFAULT_TIMEOUT", "ServerTarget", "api_prefix_for", "shown_url"]
+__all__ = ["DEFAULT_TIMEOUT", "ServerTarget", "api_prefix_for", "shown_url", "url_has_credentials"]
 
 DEFAULT_TIMEOUT = 5.0  # seconds, natscli's default --timeout
 SECRET = "********"
@@ -24,15 +24,27 @@ def shown_url(url: str) -> str:
     user part without a password) masked whole. Connections use the URL as given."""
     out = []
     for one in url.split(","):
-        scheme, sep, rest = one.partition("://")
-        if not sep:
-            scheme, rest = "", one
-        userinfo, at, host = rest.rpartition("@")
-        if at and userinfo:
+        scheme, userinfo, host = _userinfo(one)
+        if userinfo:
             user, colon, _secret = userinfo.partition(":")
-            one = f"{scheme}{sep}{f'{user}:{SECRET}' if colon else SECRET}@{host}"
+            one = f"{scheme}{f'{user}:{SECRET}' if colon else SECRET}@{host}"
         out.append(one)
     return ",".join(out)
+
+
+def url_has_credentials(url: str) -> bool:
+    """Whether one server URL carries ``user:password@`` or a ``token@``."""
+    return bool(_userinfo(url)[1])
+
+
+def _userinfo(url: str) -> tuple[str, str, str]:
+    """One server URL split into its ``scheme://`` (empty without one), its user part (empty
+    without one: the text before the last ``@`` of what follows the scheme) and the rest."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    userinfo, at, host = rest.rpartition("@")
+    return f"{scheme}{sep}", userinfo if at else "", host
 
 
 def api_prefix_for(domain: str | None, api_prefix: str | None = None) -> str:

@@ -77,7 +77,7 @@ def resolve_binding(cluster: Any, environ: Any = None) -> Any:
     cluster) when the context does not exist or gives no server."""
     from ..contexts import NAME_RE, ContextStore, config_dir
     from ..errors import NotFoundError
-    from ..live.settings import nats_context_dir, resolve_target
+    from ..live.settings import nats_context_path, resolve_target
 
     env = _binding_env(environ)
     b = cluster.binding
@@ -100,10 +100,11 @@ def resolve_binding(cluster: Any, environ: Any = None) -> Any:
                                    field="context") from None
         if not found:
             nats_ctx = name
-            if not (nats_context_dir(env) / f"{name}.json").is_file():
+            file = nats_context_path(name, env)
+            if not file.is_file():
                 raise JetlinkError(
                     f"{where} context = {name!r}: no such context: neither a jetlink context "
-                    f"({store.context_dir}) nor a natscli context ({nats_context_dir(env)})",
+                    f"({store.context_dir}) nor a natscli context ({file.parent})",
                     field="context")
     try:
         target = resolve_target(options, env, jetlink_ctx, nats_ctx)
