@@ -278,6 +278,7 @@ class JetStream:
             conn = txn.conn
             self._drop_state(txn, d)
             conn.execute("DELETE FROM msgs WHERE id BETWEEN ? AND ?", S.key_range(d.id))
+            conn.execute("DELETE FROM msg_next WHERE id BETWEEN ? AND ?", S.key_range(d.id))
             conn.execute("DELETE FROM subjects WHERE stream_id = ?", (d.id,))
             conn.execute("DELETE FROM streams WHERE id = ?", (d.id,))
             S.bump_config_gen(conn, d.id)

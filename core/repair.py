@@ -182,6 +182,8 @@ def _rebuild_streams(conn: sqlite3.Connection, report: RepairReport) -> None:
         f"coalesce((lead(id) OVER w) & {mask}, 0) "
         "AS n FROM msgs WINDOW w AS (PARTITION BY subject_id ORDER BY id)) AS c "
         "WHERE msgs.id = c.id")
+    if "msg_next" in tables:  # every next is now in msgs.next (store/schema.py msg_next)
+        conn.execute("DELETE FROM msg_next")
     conn.execute(
         f"UPDATE subjects SET msgs = c.n, first_seq = c.f & {mask}, last_seq = c.l & {mask} "
         "FROM (SELECT subject_id, count(*) AS n, min(id) AS f, max(id) AS l FROM msgs "

@@ -1625,6 +1625,7 @@ def _insert_mirrored(d: S.StreamDef, a: _Agreement, r: _SqlRange) -> bool:
                     f"FROM {o}.msgs m JOIN temp.repl_map r ON r.osid = m.subject_id "
                     "WHERE m.id BETWEEN ? AND ?", (tb, base_o | lo, base_o | hi)):
         return False
+    _copy_later_links(r, tb, 0, "n.next")
     if r.split is not None:
         r.stats, r.known_obytes = r.split.first_part(conn, o, r.stats, r.snames, r.obytes)
         r.n_total = sum(v[0] for v in r.stats.values())
@@ -1672,6 +1673,9 @@ def _insert_sourced(txn: Any, d: S.StreamDef, a: _Agreement, r: _SqlRange) -> bo
                     (tb, shift, ts, lo, hi, shift, lo, hi, shift, r.base_o | lo,
                      r.base_o | hi)):
         return False
+    _copy_later_links(r, tb, shift,
+                      f"CASE WHEN n.next >= {lo} AND n.next <= {hi} THEN n.next + {shift} "
+                      "ELSE 0 END")
     r.first_c, r.last_c = lo + shift, hi + shift
     r.new_last_ts = ts
     r.last_msg_id = ""
@@ -1695,6 +1699,19 @@ def _insert_sourced(txn: Any, d: S.StreamDef, a: _Agreement, r: _SqlRange) -> bo
     return True
 
 
+def _copy_later_links(r: _SqlRange, tb: int, shift: int, value: str) -> None:
+    """The origin's ``msg_next`` entries (store/schema.py) of the rows just copied, as the
+    target's (``value``: the SQL of an entry's next in the target; ``shift``: target seq -
+    origin seq): copied as entries, the stored ``next`` the copy took being overridden as
+    in the origin."""
+    pick = "" if r.every else (
+        f"JOIN {r.o}.msgs m ON m.id = n.id JOIN temp.repl_map r ON r.osid = m.subject_id ")
+    r.conn.execute(
+        f"INSERT OR REPLACE INTO main.msg_next(id, next) SELECT ? | ((n.id & {_SQL_MASK}) "
+        f"+ ?), {value} FROM {r.o}.msg_next n {pick}WHERE n.id BETWEEN ? AND ?",
+        (tb, shift, r.base_o | r.lo, r.base_o | r.hi))
+
+
 def _link_subject_chains(d: S.StreamDef, r: _SqlRange) -> None:
     """Subject chains: link each subject's first copied message to what the target had, and
     store the target subjects' counters."""
@@ -1706,14 +1723,14 @@ def _link_subject_chains(d: S.StreamDef, r: _SqlRange) -> None:
         f, last = f + shift, last + shift
         if tn > 0:
             fix_prev.append((tl, tb | f))
-            fix_next.append((f, tb | tl))
+            fix_next.append((tb | tl, f))
             sub_upd.append((tn + n, tf, last, tid))
         else:
             sub_ins.append((tid, d.id, r.tsubj[sid], n, f, last))
         t[1], t[2], t[3] = tn + n, (tf if tn else f), last
     if fix_prev:
         conn.executemany("UPDATE msgs SET prev = ? WHERE id = ?", fix_prev)
-        conn.executemany("UPDATE msgs SET next = ? WHERE id = ?", fix_next)
+        conn.executemany(S.SET_NEXT_SQL, fix_next)
     if sub_ins:
         conn.executemany(INSERT_SUBJECTS_SQL, sub_ins)
     if sub_upd:

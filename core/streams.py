@@ -50,6 +50,7 @@ from .streamstore.base import (
     MAX_SEQ,
     MEM_RECORD_OVERHEAD,
     SEQ_BITS,
+    SET_NEXT_SQL,
     _blen,  # noqa: F401 - core/replication.py counts with S._blen
     _chain_from,
     _stored,
@@ -62,6 +63,7 @@ from .streamstore.base import (
     max_src_ref,
     msg_key,
     msg_size,
+    next_sql,
     parse_msg_ttl,
     payload_sql,
     remove_key_range,
@@ -128,10 +130,12 @@ __all__ = [
     "msg_size",
     "remove_msgs",
     # re-exported from core/streamstore/base.py, besides the names above
+    "SET_NEXT_SQL",
     "hdr_sql",
     "is_limit_refusal",
     "is_src_ref_sql",
     "max_src_ref",
+    "next_sql",
     "parse_msg_ttl",
     "payload_sql",
     "remove_key_range",
@@ -347,7 +351,7 @@ def next_msgs(conn: sqlite3.Connection, stream_id: int, start: int, filters: Ite
     out = []
     while heads and len(out) < limit:
         seq, last = heapq.heappop(heads)
-        row = conn.execute(f"SELECT {_MSG_COLS}, m.next {_MSG_FROM} WHERE m.id = ?",
+        row = conn.execute(f"SELECT {_MSG_COLS}, {next_sql('m.')} {_MSG_FROM} WHERE m.id = ?",
                            (base | seq,)).fetchone()
         out.append(_stored(row))
         if seq < last and row[5]:

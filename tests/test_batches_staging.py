@@ -18,6 +18,7 @@ from jetlink.core.errors import ApiError
 from jetlink.core.jetstream import JetStream
 from jetlink.core.messages import PubAck
 from jetlink.core.store import DataDir
+from jetlink.core.streams import next_sql
 from jetlink.core.streamstore import batches as B
 from jetlink.core.streamstore import fastbatch as F
 
@@ -41,7 +42,9 @@ def _answer(r: object) -> object:
 def _state(js: JetStream) -> tuple:
     conn = js.cluster.conn
     # subjects by name: ids are the engine's own (a rolled-back commit may leave a gap)
-    msgs = conn.execute(f"SELECT m.id & {MASK}, s.subject, m.prev, m.next, m.hdr, m.data FROM "
+    # a chain's next as every reader takes it (a link set later is in msg_next)
+    msgs = conn.execute(f"SELECT m.id & {MASK}, s.subject, m.prev, {next_sql('m.')}, m.hdr, "
+                        "m.data FROM "
                         "msgs m JOIN subjects s ON s.id = m.subject_id ORDER BY m.id").fetchall()
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     if "atomic_batches" not in tables:

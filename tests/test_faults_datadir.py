@@ -51,6 +51,20 @@ def damage_page(path) -> None:
         f.write(os.urandom(4096))
 
 
+def damage_msgs_leaf(path) -> None:
+    """Random bytes over the middle leaf page of the messages' table (SQLite's ``dbstat``)."""
+    conn = sqlite3.connect(path)
+    try:
+        (size,) = conn.execute("PRAGMA page_size").fetchone()
+        leaves = [n for (n,) in conn.execute("SELECT pageno FROM dbstat WHERE name = 'msgs' "
+                                             "AND pagetype = 'leaf' ORDER BY pageno")]
+    finally:
+        conn.close()
+    with open(path, "r+b") as f:
+        f.seek((leaves[len(leaves) // 2] - 1) * size)
+        f.write(os.urandom(size))
+
+
 def empty(path) -> None:
     open(path, "w").close()
 
@@ -137,7 +151,7 @@ def test_an_emptied_database_is_not_taken_for_a_new_cluster(jl):
 def test_repair_keeps_what_is_readable_and_the_damaged_file(jl):
     _seed(jl)
     stored = doc(jl("stream", "info", "ORDERS", "--json"))["state"]["messages"]
-    damage_page(_db(jl))
+    damage_msgs_leaf(_db(jl))
     damaged_bytes = _bytes(_db(jl))
     r = jl("cluster", "check", "local", "--repair", "--json")
     _no_traceback(r)
@@ -150,8 +164,8 @@ def test_repair_keeps_what_is_readable_and_the_damaged_file(jl):
     assert rep["messages_before"] == total
     assert 0 < rep["messages_after"] < total
     assert rep["messages_lost"] == total - rep["messages_after"]
-    # one leaf page of ~250-byte rows lost, not the rows around it (the middle page of this
-    # layout is a leaf of msgs): 17 rows for a 4 KiB page, about 32 for the 8 KiB of new databases
+    # one leaf page of ~250-byte rows lost, not the rows around it: 17 rows for a 4 KiB
+    # page, about 32 for the 8 KiB of new databases
     page = int.from_bytes(damaged_bytes[16:18], "big") or 65536
     assert page == PAGE_SIZE
     assert rep["messages_lost"] <= page // 200, rep

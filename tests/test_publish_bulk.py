@@ -15,14 +15,16 @@ from jetlink.core.errors import JetlinkError
 from jetlink.core.jetstream import JetStream
 from jetlink.core.messages import PubAck
 from jetlink.core.store import DataDir
+from jetlink.core.streams import next_sql
 
 MASK = (1 << 40) - 1
 
 
 def _stored(js: JetStream) -> tuple[list, list, tuple]:
     conn = js.cluster.conn
-    msgs = conn.execute(f"SELECT id & {MASK}, subject_id, ts, prev, next, hdr, data FROM msgs "
-                        "ORDER BY id").fetchall()
+    # a chain's next as every reader takes it (a link set on a stored row is in msg_next)
+    msgs = conn.execute(f"SELECT id & {MASK}, subject_id, ts, prev, {next_sql()}, hdr, data "
+                        "FROM msgs ORDER BY id").fetchall()
     subjects = conn.execute("SELECT id, subject, msgs, first_seq, last_seq FROM subjects "
                             "ORDER BY id").fetchall()
     stream = conn.execute("SELECT first_seq, last_seq, last_ts, msgs, bytes, last_msg_id "

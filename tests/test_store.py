@@ -133,9 +133,10 @@ def test_reopen_does_not_migrate_again(dd):
     again.close()
 
 
-def test_a_v1_database_is_brought_to_v2_with_its_messages(tmp_path):
-    """Schema v2 adds ``src_hdrs`` (source headers by reference); a v1 database gains it
-    when opened for writing, and keeps its streams and messages."""
+def test_a_v1_database_is_brought_to_this_version_with_its_messages(tmp_path):
+    """Schema v2 adds ``src_hdrs`` (source headers by reference), v3 ``msg_next`` (links set
+    later); a v1 database gains both when opened for writing, and keeps its streams and
+    messages."""
     from jetlink.core.clock import ManualClock
     from jetlink.core.jetstream import JetStream
     from jetlink.core.store.schema import MIGRATIONS
@@ -148,7 +149,7 @@ def test_a_v1_database_is_brought_to_v2_with_its_messages(tmp_path):
     conn.close()
     dd = DataDir(tmp_path)
     js = JetStream(dd.open("local"), ManualClock())
-    assert js.cluster.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert js.cluster.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     js.add_stream({"name": "S", "subjects": ["s.>"]})
     js.publish("s.a", b"x", {"K": "v"})
     assert [(m.subject, m.headers, m.data) for m in js.messages("S")] == [
@@ -160,7 +161,9 @@ def _as_v1(path) -> None:
     """A database of this version without references, turned back into schema v1."""
     conn = sqlite3.connect(path, isolation_level=None)
     assert conn.execute("SELECT count(*) FROM src_hdrs").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM msg_next").fetchone()[0] == 0
     conn.execute("DROP TABLE src_hdrs")
+    conn.execute("DROP TABLE msg_next")
     conn.execute("PRAGMA user_version=1")
     conn.close()
 

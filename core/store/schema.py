@@ -29,6 +29,14 @@ Table notes (see docs/engine.md "Storage layout"):
   as the server's. Readers never see the integer: ``streams.hdr_sql`` expands it in the
   query and ``streams.payload_sql`` counts its size (one definition each). Rows of
   ``src_hdrs`` are never removed (a few per source and subject).
+- ``msg_next`` (v3): a forward link set on a row already stored (the first message of a
+  later transaction on the row's subject, a relink around a removed message, a catch-up's
+  link into what the target had) is written here, keyed by the row's ``id``, instead of
+  rewriting the message's row: a row's next is this table's ``next`` when it has an entry,
+  else ``msgs.next`` (``streams.next_sql`` is the rule's one definition in SQL). Writing a
+  small row instead of rewriting a message row with its payload is what keeps a publish of
+  many subjects near a plain insert. Entries go with their rows (every delete of ``msgs``
+  deletes the same keys here); a repair folds them into ``msgs.next`` and empties it.
 - ``msg_ttl`` holds the expiry (ns; -1 for ``never``) of messages with a Nats-TTL header only,
   keyed by the same ``id``: ordinary messages pay nothing for TTL support.
 - ``core_msgs`` / ``core_subs``: core NATS pub/sub across processes. A subscriber registers
@@ -118,6 +126,13 @@ MIGRATIONS: list[list[str]] = [
             size INTEGER NOT NULL
         )""",
         "CREATE UNIQUE INDEX src_hdrs_by_text ON src_hdrs(head, tail)",
+    ],
+    # v3: forward links written after their row (see ``msg_next`` in the table notes).
+    [
+        """CREATE TABLE msg_next (
+            id   INTEGER PRIMARY KEY,
+            next INTEGER NOT NULL
+        )""",
     ],
 ]
 

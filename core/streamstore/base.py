@@ -161,6 +161,35 @@ def hdr_sql(alias: str = "", schema: str = "") -> str:
             f"ELSE {h} END)")
 
 
+# A forward link written after its row (``msg_next`` in store/schema.py): the table's entry,
+# when the row has one, is its next. These are the rule's only definitions.
+SET_NEXT_SQL = "INSERT OR REPLACE INTO msg_next(id, next) VALUES (?, ?)"
+
+
+def next_sql(alias: str = "msgs.", schema: str = "") -> str:
+    """SQL for a stored row's next on its subject's chain: ``alias`` names the row's table
+    (qualified: inside the look-up a bare ``id`` would be the entry's own), ``schema`` as for
+    :func:`hdr_sql`."""
+    return (f"coalesce((SELECT x.next FROM {schema}msg_next x WHERE x.id = {alias}id), "
+            f"{alias}next)")
+
+
+def later_links(conn: sqlite3.Connection, lo: int, hi: int) -> dict[int, int]:
+    """The ``msg_next`` entries of keys ``lo``..``hi`` (key -> next): what overrides
+    ``msgs.next`` for rows a range read took with their stored ``next``."""
+    return dict(conn.execute("SELECT id, next FROM msg_next WHERE id BETWEEN ? AND ?",
+                             (lo, hi)))
+
+
+def drop_links(conn: sqlite3.Connection, singles: list[tuple[int]],
+               spans: list[tuple[int, int]]) -> None:
+    """The ``msg_next`` entries of removed rows: keys ``singles`` and ranges ``spans``."""
+    if singles:
+        conn.executemany("DELETE FROM msg_next WHERE id = ?", singles)
+    if spans:
+        conn.executemany("DELETE FROM msg_next WHERE id BETWEEN ? AND ?", spans)
+
+
 def payload_sql(file_storage: bool, alias: str = "", schema: str = "") -> str:
     """SQL for a stored row's size without the fixed part and the subject (see msg_size);
     ``schema`` as for :func:`hdr_sql`."""
@@ -182,25 +211,32 @@ def remove_key_range(conn: sqlite3.Connection, lo: int, hi: int, *, payload: str
     first removed one; a subject left without messages loses its row. ``payload``: the
     stream's payload size SQL (``StreamDef.payload_sql``), ``base_size`` its record size.
     Returns (messages, bytes) removed; the stream's row is the caller's."""
-    per: dict[int, list[int]] = {}  # subject id -> [count, payload, the new chain end]
-    for _key, sid, size, edge in conn.execute(
+    per: dict[int, list[int]] = {}  # subject id -> [count, payload, the new chain end, key]
+    for key, sid, size, edge in conn.execute(
             f"SELECT id, subject_id, {payload}, {'next' if head else 'prev'} FROM msgs "
             "WHERE id BETWEEN ? AND ? ORDER BY id", (lo, hi)):
         p = per.get(sid)
         if p is None:
-            per[sid] = [1, size, edge]
+            per[sid] = [1, size, edge, key]
         else:
             p[0] += 1
             p[1] += size
             if head:
                 p[2] = edge
+                p[3] = key
     if not per:
         return 0, 0
+    if head:  # the chain ends' next as next_sql reads it (one look-up per subject)
+        for p in per.values():
+            row = conn.execute("SELECT next FROM msg_next WHERE id = ?", (p[3],)).fetchone()
+            if row is not None:
+                p[2] = row[0]
     conn.execute("DELETE FROM msgs WHERE id BETWEEN ? AND ?", (lo, hi))
     conn.execute("DELETE FROM msg_ttl WHERE id BETWEEN ? AND ?", (lo, hi))
+    drop_links(conn, [], [(lo, hi)])
     count = total = 0
     upd, dele = [], []
-    for sid, (n, size, edge) in per.items():
+    for sid, (n, size, edge, _key) in per.items():
         msgs, subject = conn.execute("SELECT msgs, subject FROM subjects WHERE id = ?",
                                      (sid,)).fetchone()
         count += n
@@ -249,7 +285,7 @@ def _chain_from(conn: sqlite3.Connection, base: int, seq: int, last: int,
                 payload: str = "0") -> Iterator[tuple[int, int, int]]:
     """(seq, payload size, next) along a subject's chain from ``seq`` up to its ``last``."""
     while seq and seq <= last:
-        row = conn.execute(f"SELECT {payload}, next FROM msgs WHERE id = ?",
+        row = conn.execute(f"SELECT {payload}, {next_sql()} FROM msgs WHERE id = ?",
                            (base | seq,)).fetchone()
         if row is None:  # pragma: no cover - chains are always complete
             raise JetlinkError(f"store inconsistency: broken subject chain at {seq}")

@@ -4,7 +4,8 @@ overlay inside one write transaction, and its bookkeeping.
 The overlay holds pending rows (lists, so a later append can still set their ``next``
 pointer), removed sequences, pointer changes of stored rows, subject states (:class:`_Subj`,
 ``count`` including pending appends) and the stream's counters. Every message is a node of its
-subject's doubly linked chain (``msgs.prev`` / ``msgs.next``); :meth:`StreamOverlay._remove`
+subject's doubly linked chain (``msgs.prev`` / ``msgs.next``, a next set on a stored row in
+``msg_next``: store/schema.py); :meth:`StreamOverlay._remove`
 unlinks one keeping chains and counters right, :meth:`StreamOverlay.flush` writes everything
 back with a few ``executemany`` statements. The appending (append.py), limits (limits.py) and
 purge (purge.py) collaborators all work through these methods.
@@ -25,8 +26,12 @@ from .base import (
     INSERT_SUBJECTS_SQL,
     MAX_SEQ,
     SEQ_BITS,
+    SET_NEXT_SQL,
     UPDATE_SUBJECTS_SQL,
+    drop_links,
+    later_links,
     matching_subjects,
+    next_sql,
 )
 from .staging import FastBatch, Staged, write_fast, write_staged
 
@@ -258,7 +263,7 @@ class StreamOverlay:
         row = self._window.get(seq)
         if row is None:
             row = self.conn.execute(
-                f"SELECT subject_id, {d.payload_sql}, prev, next FROM msgs WHERE id = ?",
+                f"SELECT subject_id, {d.payload_sql}, prev, {next_sql()} FROM msgs WHERE id = ?",
                 (self.base | seq,)
             ).fetchone()
             if row is None:
@@ -322,12 +327,19 @@ class StreamOverlay:
         # removing many (a bulk publish at a limit) reads ever larger chunks.
         ahead = self._ahead
         self._ahead = min(ahead * 2, _READ_AHEAD_MAX)
+        window = self._window
+        top = -1
         for key, sid, payload, prev, nxt in self.conn.execute(
             f"SELECT id, subject_id, {self.d.payload_sql}, prev, next FROM msgs "
             "WHERE id >= ? AND id <= ? ORDER BY id LIMIT ?",
             (self.base | seq, self.base | MAX_SEQ, ahead),
         ):
-            self._window[key & _MASK] = (sid, payload, prev, nxt)
+            window[key & _MASK] = (sid, payload, prev, nxt)
+            top = key
+        if top >= 0:  # the stored next as next_sql reads it
+            for key, nxt in later_links(self.conn, self.base | seq, top).items():
+                sid, payload, prev, _stale = window[key & _MASK]
+                window[key & _MASK] = (sid, payload, prev, nxt)
 
     # --- flushing --------------------------------------------------------------------------
     def flush(self) -> None:
@@ -393,17 +405,17 @@ class StreamOverlay:
             conn.executemany("DELETE FROM msgs WHERE id = ?", singles)
         if spans:
             conn.executemany("DELETE FROM msgs WHERE id BETWEEN ? AND ?", spans)
+        drop_links(conn, singles, spans)
         if self.d.allow_ttl:
             conn.executemany("DELETE FROM msg_ttl WHERE id = ?", singles)
             conn.executemany("DELETE FROM msg_ttl WHERE id BETWEEN ? AND ?", spans)
 
     def _write_pointers(self, dead: set[int]) -> None:
-        """The chain pointers changed on stored rows still alive."""
+        """The chain pointers changed on stored rows still alive (a next in ``msg_next``)."""
         base = self.base
         if self._ptr_next:
             self.conn.executemany(
-                "UPDATE msgs SET next = ? WHERE id = ?",
-                [(v, base | k) for k, v in self._ptr_next.items() if k not in dead])
+                SET_NEXT_SQL, [(base | k, v) for k, v in self._ptr_next.items() if k not in dead])
         if self._ptr_prev:
             self.conn.executemany(
                 "UPDATE msgs SET prev = ? WHERE id = ?",

@@ -19,7 +19,16 @@ import sqlite3
 from collections.abc import Iterable
 
 from ..errors import JetlinkError, UsageError
-from .base import _MASK, MAX_SEQ, _blen, _chain_from, matching_subjects, remove_key_range
+from .base import (
+    _MASK,
+    MAX_SEQ,
+    _blen,
+    _chain_from,
+    drop_links,
+    later_links,
+    matching_subjects,
+    remove_key_range,
+)
 from .overlay import StreamOverlay
 
 
@@ -64,6 +73,7 @@ class StreamPurge(StreamOverlay):
         # Each subject loses a prefix of its chain: no neighbour pointer to rewrite.
         keys = [(self.base | v[0],) for v in victims]
         self.conn.executemany("DELETE FROM msgs WHERE id = ?", keys)
+        drop_links(self.conn, keys, [])
         if self.d.allow_ttl:
             self.conn.executemany("DELETE FROM msg_ttl WHERE id = ?", keys)
         per: dict[int, list[int]] = {}
@@ -105,6 +115,7 @@ class StreamPurge(StreamOverlay):
                      (self.base, self.base | MAX_SEQ))
         conn.execute("DELETE FROM msg_ttl WHERE id BETWEEN ? AND ?",
                      (self.base, self.base | MAX_SEQ))
+        drop_links(conn, [], [(self.base, self.base | MAX_SEQ)])
         conn.execute("DELETE FROM subjects WHERE stream_id = ?", (self.d.id,))
         if fseq == 0:
             fseq = self.last_seq + 1
@@ -198,6 +209,11 @@ def _oldest_of_subjects(conn: sqlite3.Connection, base: int,
                 out.append((key & _MASK, sid, size, nxt))
                 if maxp and len(out) >= maxp:
                     break
+        if out:  # the stored next as next_sql reads it
+            later = later_links(conn, base | out[0][0], base | out[-1][0])
+            if later:
+                out = [(seq, sid, size, later.get(base | seq, nxt))
+                       for seq, sid, size, nxt in out]
         return out
     heads = []
     for sid, _n, first, last, _subject in subjects:
