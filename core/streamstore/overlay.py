@@ -338,8 +338,10 @@ class StreamOverlay:
             top = key
         if top >= 0:  # the stored next as next_sql reads it
             for key, nxt in later_links(self.conn, self.base | seq, top).items():
-                sid, payload, prev, _stale = window[key & _MASK]
-                window[key & _MASK] = (sid, payload, prev, nxt)
+                row = window.get(key & _MASK)
+                if row is not None:  # (an entry's row is always there: deleted together)
+                    sid, payload, prev, _stale = row
+                    window[key & _MASK] = (sid, payload, prev, nxt)
 
     # --- flushing --------------------------------------------------------------------------
     def flush(self) -> None:
