@@ -9,6 +9,7 @@ are served from here as well, loaded when first asked for.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -37,6 +38,13 @@ def run(argv: Sequence[str] | None = None) -> None:
     # does jetlink: an interrupt ends any command with 130 (docs/exit-codes.md).
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    # A closed stdout or stderr (`jetlink ... >&-`) is None in Python: what would be written
+    # there goes nowhere, as a Go program's writes to a closed descriptor do (natscli), and
+    # the command's exit code is its own.
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the whole process
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the whole process
     from jetlink.cli.launch import quick_kv_get
 
     status = quick_kv_get(args)

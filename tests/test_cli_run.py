@@ -113,6 +113,28 @@ def test_a_stdout_that_refuses_writes_is_one_error_line(tmp_path, json_flag):
         1, "jetlink: error: cannot write: No space left on device\n")
 
 
+@pytest.mark.parametrize(("args", "code"), [
+    (["server", "check", "stream", "--stream", "S"], 0),  # OK
+    (["dr", "check"], 3),  # UNKNOWN: no mirrors
+    (["stream", "ls"], 0),
+])
+def test_a_closed_stdout_gets_nothing_and_the_command_its_own_exit_code(tmp_path, args, code):
+    """`jetlink ... >&-`: Python starts with no sys.stdout; what would be printed goes
+    nowhere (as a Go program's writes to a closed descriptor), no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "JETLINK_"))}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
+    base = [sys.executable, "-m", "jetlink.cli.main", "--data-dir", str(tmp_path / "data")]
+    subprocess.run([*base, "stream", "add", "S", "--subjects", "s.>", "--defaults"],
+                   check=True, capture_output=True, env=env, timeout=60)
+    proc = subprocess.run([*base, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True, env=env, timeout=60, preexec_fn=lambda: os.close(1))
+    assert (proc.returncode, proc.stderr) == (code, "")
+
+
 def test_a_mistyped_command_gets_the_close_ones_loaded_or_not(capsys):
     """Every top-level command is a candidate for "Did you mean" (they load on demand)."""
     code, out, err = call(capsys, "strem", "ls")

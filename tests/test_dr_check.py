@@ -704,3 +704,32 @@ def test_kafka_mirror_topics_recovery_point(jl, links):
         0, 65.5, "silence", 65_500)
     assert "Recovery point 1m6s since the origin was last heard (0 messages as last " \
         "reported)" in m["ok"]
+
+
+def _damage(path) -> None:
+    """A cluster database whose header was overwritten (store/health.py: not SQLite)."""
+    data = bytearray(path.read_bytes())
+    data[:16] = b"garbage garbage!"
+    path.write_bytes(bytes(data))
+
+
+def test_a_cluster_that_cannot_be_read_is_critical_not_left_out(world):
+    """Its mirrors would be missing from the check: natscli's rule for a check that cannot
+    load what it checks is CRITICAL; a check of named mirrors all found elsewhere is not
+    about it."""
+    ok(world("cluster", "add", "north"))
+    ok(world("--cluster", "north", "stream", "add", "NB", "--mirror", "ORDERS@west",
+             "--defaults"))
+    _damage(world.data / "east.db")
+    line = nagios(world("dr", "check"), 2)
+    assert line.startswith("CRITICAL dr Crit:could not read cluster east: "
+                           f"{world.data / 'east.db'} is not a SQLite database")
+    d = json.loads(world("dr", "check", "--format", "json").stdout)
+    assert d["status"] == "CRITICAL" and d["critical"][0].startswith(
+        "could not read cluster east: ")
+    assert "NB@north: Lag 0" in d["ok"]  # the others are still checked
+    # BACKUP lives in the damaged cluster: it is not "no mirror named BACKUP"
+    line = nagios(world("dr", "check", "BACKUP"), 2)
+    assert "could not read cluster east" in line and "no mirror named" not in line
+    assert world("dr", "check", "NB").exit_code == 1  # NB's own check (a WARNING)
+    assert "east" not in world("dr", "check", "NB").stdout

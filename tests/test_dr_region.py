@@ -640,3 +640,38 @@ def test_a_kv_mirror_under_another_name_is_refused_as_kv_failover_refuses_it(reg
     states = {o["name"]: o["state"] for o in d["objects"]}
     assert states == {"CONFIG": "done", "CONFIG_RO": "skipped", "ORDERS_EAST": "done",
                       "PAY": "done"}
+
+
+def _damage(path) -> None:
+    """A cluster database whose header was overwritten (store/health.py: not SQLite)."""
+    data = bytearray(path.read_bytes())
+    data[:16] = b"garbage garbage!"
+    path.write_bytes(bytes(data))
+
+
+def test_a_side_that_cannot_be_read_is_refused_the_failed_region_may_be_damaged(region):
+    """A damaged cluster on the side of the plan would hide the mirrors it holds: refused,
+    naming it and both ways on; the region that failed is a region all the same."""
+    ok(region("cluster", "add", "north"))
+    ok(region("cluster", "up", "west"))
+    ok(region("--cluster", "north", "stream", "add", "NB", "--mirror", "ORDERS@west",
+              "--defaults"))
+    ok(region("replicate"))
+    ok(region("--cluster", "north", "positions", "sync"))
+    ok(region("cluster", "down", "west"))
+    data_dir_bytes(region.data)  # every log folded in: the files alone hold the data
+    _damage(region.data / "east.db")
+    before = {p.name: p.read_bytes() for p in region.data.iterdir() if p.is_file()}
+    r = region("dr", "failover", "--from", "west", "--dry-run")
+    assert r.exit_code == 1 and r.stdout == ""
+    assert r.stderr.startswith("jetlink: error: dr failover: cluster east cannot be read, so "
+                               "the objects it holds cannot be planned (cluster east: ")
+    assert "'jetlink cluster check east --repair'" in r.stderr
+    assert "name the clusters to plan with --cluster" in r.stderr
+    assert "Traceback" not in r.stderr
+    r = ok(region("--cluster", "north", "dr", "failover", "--from", "west", "--dry-run"))
+    assert r.stdout.splitlines()[1].startswith("  stream NB@north <- ORDERS@west: planned")
+    # east, damaged, as the region that failed: known, nothing mirrors from it
+    r = region("--cluster", "north", "dr", "fence", "--from", "east", "--dry-run")
+    assert r.exit_code == 2 and "no region named" not in r.stderr
+    assert {p.name: p.read_bytes() for p in region.data.iterdir() if p.is_file()} == before

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config.stream import StreamConfig
 from ..errors import JetlinkError, UsageError, did_you_mean
+from ..monitor.result import reason
 from .rules import _was_mirror, one_line, require_clusters
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -495,17 +496,31 @@ class Side:
     nats: bool = True  # a NATS cluster (a Kafka one only has links)
 
 
-def sides_of(backend: Backend, clusters: Sequence[str] | None, verb: str, *, step: bool
-             ) -> tuple[list[Side], list[str], Any]:
+def sides_of(backend: Backend, clusters: Sequence[str] | None, verb: str, *, step: bool,
+             regions: Sequence[str] = ()) -> tuple[list[Side], list[str], Any]:
     """The sides addressed (embedded: every cluster of the data directory that is up, or
     those of ``clusters``; live: the server's domain), the regions known there (every
     cluster; the server's domain) and the data directory (None: live). ``step``: whether the
-    command ends with a replication step (``verb`` copies or changes what mirrors read)."""
+    command ends with a replication step (``verb`` copies or changes what mirrors read).
+
+    A cluster whose database cannot be used is known as a region (the one that failed may
+    well be damaged: ``regions``), but one that would be a side is refused (JetlinkError,
+    nothing changed): its objects could be in the plan and cannot be read."""
 
     def data_dir(dd: Any) -> tuple[list[Side], list[str], Any]:
         backend.data_dir(verb, step=step)
-        infos = dd.clusters(create_local=False, broken=[])
+        broken: list[tuple[str, JetlinkError]] = []
+        infos = dd.clusters(create_local=False, broken=broken)
+        for name, err in broken:
+            if name not in regions and (clusters is None or name in clusters):
+                raise JetlinkError(
+                    f"{verb}: cluster {name} cannot be read, so the objects it holds cannot "
+                    f"be planned ({reason(err)}); repair it ('jetlink cluster check {name} "
+                    "--repair'), or name the clusters to plan with --cluster",
+                    field="cluster")
+        infos = infos + [_Unread(name) for name, _err in broken]
         require_clusters(dd, infos, clusters)
+        infos = [i for i in infos if not isinstance(i, _Unread)]
         sides = []
         for i in infos:
             if clusters is not None and i.name not in clusters:
@@ -514,7 +529,7 @@ def sides_of(backend: Backend, clusters: Sequence[str] | None, verb: str, *, ste
             if c.down:
                 continue  # a side that is down is a region, not where objects are taken
             sides.append(Side(i.name, i.name, "links" in c.table_names(), i.kind == "nats"))
-        return sides, [i.name for i in infos], dd
+        return sides, [i.name for i in infos] + [name for name, _err in broken], dd
 
     def server(js: Any) -> tuple[list[Side], list[str], Any]:
         label = str(backend.site(None).label)
@@ -522,6 +537,13 @@ def sides_of(backend: Backend, clusters: Sequence[str] | None, verb: str, *, ste
 
     found: tuple[list[Side], list[str], Any] = backend.either(data_dir=data_dir, server=server)
     return found
+
+
+@dataclass(frozen=True)
+class _Unread:
+    """A cluster of the data directory whose database cannot be used (``sides_of``)."""
+
+    name: str
 
 
 def region_names(regions: Sequence[str]) -> list[str]:
@@ -568,7 +590,8 @@ def plan_fence(backend: Backend, regions: Sequence[str], *,
 
     clock = clock or SystemClock()
     wanted = region_names(regions)
-    sides, known, dd = sides_of(backend, clusters, "dr fence", step=False)  # copies nothing
+    sides, known, dd = sides_of(backend, clusters, "dr fence", step=False,  # copies nothing
+                                regions=wanted)
     refuse_side_addressed(wanted, sides, clusters is not None or dd is None,
                           "the failed-over objects live there); name the region that "
                           "failed, where the old origins are")

@@ -1018,6 +1018,13 @@ def _no_topics(js: Any) -> list[MirrorReadiness]:
     return []  # a live server has no cluster links
 
 
+def _unread(name: str, err: JetlinkError) -> str:
+    """A cluster whose database cannot be used, as a check's critical reason."""
+    why = reason(err)
+    return f"could not read {why}" if why.startswith(f"cluster {name}:") else \
+        f"could not read cluster {name}: {why}"
+
+
 def check_readiness(backend: Backend, names: Sequence[str] = (), *,
                     flags: Mapping[str, Any] | None = None, topology: Any = None,
                     clusters: Sequence[str] | None = None, clock: Clock | None = None
@@ -1035,12 +1042,13 @@ def check_readiness(backend: Backend, names: Sequence[str] = (), *,
     flags = dict(flags or {})
     clock = clock or SystemClock()
     wanted = _Names(names)
+    broken: list[tuple[str, JetlinkError]] = []  # clusters whose database cannot be used
 
     def data_dir(dd: DataDir) -> list[tuple[str | None, str, str, bool]]:
         # a check copies nothing: no replication step when the command ends (the engine's
         # reads of consumers are write transactions, which would otherwise ask for one)
         backend.data_dir("dr check", step=False)
-        infos = dd.clusters(create_local=False, broken=[])
+        infos = dd.clusters(create_local=False, broken=broken)
         require_clusters(dd, infos, clusters)
         chosen = [i for i in infos if clusters is None or i.name in clusters]
         out: list[tuple[str | None, str, str, bool]] = []
@@ -1075,5 +1083,15 @@ def check_readiness(backend: Backend, names: Sequence[str] = (), *,
                          failures=[f"could not list mirrors: {reason(err)}"
                                    + (f": {err.detail}" if err.detail  # (the closest name)
                                       and "did you mean" in err.detail else "")])
-    mirrors += wanted.missing()
-    return Readiness(mirrors, where=backend.label, failed_over=sorted(wanted.silent))
+    # A cluster that cannot be read hides its mirrors: a check that cannot look is critical
+    # (natscli's "could not load info"), named with what `cluster check` says of it; a
+    # check of named mirrors all found elsewhere is not about it.
+    unread = [_unread(name, err) for name, err in broken
+              if clusters is None or name in clusters]
+    missing = wanted.missing()
+    if names and not missing:
+        unread = []
+    if not unread:
+        mirrors += missing
+    return Readiness(mirrors, where=backend.label, failed_over=sorted(wanted.silent),
+                     failures=unread)

@@ -876,7 +876,8 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
     wanted = region_names(regions)
     # no replication step after it: a dry run copies nothing, a failover promotes and a
     # failback catches its old origins up itself (core/dr/failback.py)
-    sides, known, dd = sides_of(backend, clusters, f"dr {action}", step=False)
+    sides, known, dd = sides_of(backend, clusters, f"dr {action}", step=False,
+                                regions=wanted)
     refuse_side_addressed(wanted, sides, clusters is not None or dd is None,
                           "where the mirrors are); name the region that failed, where their "
                           "origins are")

@@ -360,7 +360,7 @@ class Watch:
         core/errors.py ``did_you_mean``). Not checked when that check could not list the
         mirrors of a live server (nothing is known of its regions)."""
         def data_dir(dd: Any) -> list[str]:
-            return [i.name for i in dd.clusters(create_local=False, broken=[])]
+            return list(dd.cluster_names())  # a damaged one too: it is a region all the same
 
         known = set(self.backend.either(data_dir=data_dir, server=lambda js: []))
         if first is None or (failure and not known):
