@@ -121,6 +121,25 @@ def test_sources_lag_and_counts(jl):
     assert (res.exit_code, res.stdout) == (0, "OK AGG OK:2 sources | sources=2;2;2\n")
 
 
+@pytest.mark.parametrize(("args", "line"), [
+    (["stream", "--stream", "a.b"], 'CRITICAL a.b Crit:could not load info: "a.b" is not a '
+                                    "valid stream name"),
+    (["stream", "--stream", "*"], 'CRITICAL * Crit:could not load info: "*" is not a valid '
+                                  "stream name"),
+    (["stream", "--stream", "bad name"], 'CRITICAL bad name Crit:could not load info: "bad '
+                                         'name" is not a valid stream name'),
+    (["consumer", "--stream", "S", "--consumer", "x>"],
+     'CRITICAL S_x> Crit:could not load info: "x>" is not a valid consumer name'),
+    (["consumer", "--stream", "a.b", "--consumer", "C"],
+     'CRITICAL a.b_C Crit:could not load info: "a.b" is not a valid stream name'),
+])
+def test_a_name_jsm_would_not_ask_about_is_named_as_invalid(jl, args, line):
+    """jsm.go's loaders refuse a name holding '>', '*', '.' or a space before asking the
+    server (IsValidName): the check says so, not "not found" from a server never asked."""
+    res = check(jl, *args)
+    assert (res.exit_code, res.stdout) == (2, line + "\n")
+
+
 def test_missing_stream_and_not_a_mirror(jl):
     res = check(jl, "stream", "--stream", "NOPE")
     assert (res.exit_code, res.stdout) == (

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..durations import SECOND, format_duration
 from ..errors import JetlinkError
-from .result import PerfDataItem, Result, reason
+from .result import PerfDataItem, Result, invalid_name, reason
 from .thresholds import ConsumerThresholds, ThresholdError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,6 +45,10 @@ def check_consumer(open_js: Callable[[], JetStreamAPI], stream: str, consumer: s
     result = Result(name=f"{stream}_{consumer}", check="consumer")
     if not stream or not consumer:
         result.critical(f"{'stream' if not stream else 'consumer'} name is required")
+        return result
+    bad = invalid_name(stream, "stream") or invalid_name(consumer, "consumer")
+    if bad:
+        result.critical(f"could not load info: {bad}")
         return result
     try:
         info = open_js().consumer_info(stream, consumer)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-__all__ = ["DEFAULT_NAMESPACE", "EXIT_CODES", "PerfDataItem", "Result", "Status", "reason"]
+__all__ = ["DEFAULT_NAMESPACE", "EXIT_CODES", "PerfDataItem", "Result", "Status", "invalid_name",
+           "reason"]
 
 #: natscli's default Prometheus namespace for ``server check`` (its ``--namespace``)
 DEFAULT_NAMESPACE = "nats_server_check"
@@ -80,6 +81,17 @@ class Result:
         """The Nagios code of :attr:`status` (natscli exits 0 for the Prometheus format:
         the CLI decides, see cli/server_check.py)."""
         return EXIT_CODES[self.status]
+
+
+def invalid_name(name: str, kind: str) -> str | None:
+    """jsm.go's loaders refuse a name ``IsValidName`` refuses (one holding ``>``, ``*``,
+    ``.`` or a space) before asking the server: ``"a.b" is not a valid stream name``, the
+    check's reason; None for a name they would ask about."""
+    if any(c in name for c in ">*. "):
+        from ..config.validate import go_quote
+
+        return f"{go_quote(name)} is not a valid {kind} name"
+    return None
 
 
 def reason(err: Exception) -> str:

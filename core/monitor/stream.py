@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from ..durations import SECOND, format_duration
 from ..errors import JetlinkError
 from .lag import lag_reading
-from .result import PerfDataItem, Result, reason
+from .result import PerfDataItem, Result, invalid_name, reason
 from .thresholds import StreamThresholds, ThresholdError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,6 +52,10 @@ def check_stream(open_js: Callable[[], JetStreamAPI], stream: str,
     result = Result(name=stream, check="stream")
     if not stream:
         result.critical("stream name is required")
+        return result
+    bad = invalid_name(stream, "stream")
+    if bad:
+        result.critical(f"could not load info: {bad}")
         return result
     try:
         info = open_js().stream_info(stream)
