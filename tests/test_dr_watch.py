@@ -272,6 +272,29 @@ def test_the_ages_exactly_on_a_manual_clock(manual):
     assert samples(got, "ops_dr_checks") == {(): 1}
 
 
+def test_a_mirror_whose_check_stopped_early_keeps_its_region(manual):
+    """Bad metadata ends a mirror's check before its origin is read: its region is still
+    its config's (the origin's cluster), so --from keeps it and the region's gauge counts
+    it (it was exported with region="" and the region stayed OK)."""
+    from jetlink.core.dr.watch import Watch, serve
+
+    ok(east(manual, "stream", "add", "EBAD", "--mirror", "ORDERS@west", "--defaults",
+            "--metadata", "io.nats.monitor.rpo-critical=abc"))
+    clock = manual.clock
+    with EmbeddedBackend(manual.data, "east", lambda: clock, step=False) as backend:
+        w = Watch(backend, regions=["west"], clock=clock)
+        server = serve(w, "127.0.0.1", 0, "ops")
+        server.start()
+        try:
+            w.check()
+            got = {f.name: f for f in text_string_to_metric_families(
+                _get(server.url + "/metrics")[1])}
+        finally:
+            server.close()
+    assert samples(got, "ops_dr_status_code") == {obj("BACKUP@east"): 0, obj("EBAD@east"): 2}
+    assert samples(got, "ops_dr_region_status_code") == {(("region", "west"),): 2}
+
+
 def _get(url: str) -> tuple[int, str]:
     try:
         with urllib.request.urlopen(url, timeout=30) as r:

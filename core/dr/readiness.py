@@ -62,6 +62,7 @@ from ..monitor.lag import ago as _ago
 from ..monitor.render import FORMATS, go_g, nagios, prometheus, render_json, text
 from ..monitor.result import EXIT_CODES, PerfDataItem, Result, Status, reason
 from ..monitor.thresholds import ThresholdError, _kind, _Thresholds
+from .fence import region_of
 from .recovery import (
     RecoveryPoint,
     stream_recovery_point,
@@ -132,6 +133,9 @@ class MirrorReadiness:
     cluster: str  # the embedded cluster, or the live server's JetStream domain
     result: Result
     facts: dict[str, Any] = field(default_factory=dict)
+    # its origin's region as its config names it (cluster or domain; "" none known): the
+    # region of a mirror whose check stopped before the origin was read (dr watch's label)
+    region: str = ""
 
     @property
     def status(self) -> Status:
@@ -418,7 +422,9 @@ def check_nats_mirror(site: Any, info: Any, shown: str, kind: str, cluster: str,
     cfg = info.config
     stream = cfg.name
     result = Result(name=shown, check=CHECK)
-    out = MirrorReadiness(shown, kind, cluster, result, {"stream": stream})
+    # the origin's region from the config: known even when the check stops early
+    out = MirrorReadiness(shown, kind, cluster, result, {"stream": stream},
+                          region=region_of(cluster, cfg.mirror))
     try:
         t = DrThresholds.resolve(flags, cfg.metadata)
     except ThresholdError as err:

@@ -10,8 +10,8 @@
   numbering (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN), and the figures ``dr check`` reports
   as perf data (``lag``, ``recovery_point_seconds``, ``positions_age``), whether its old
   origin is fenced and whether it is a split brain (core/dr/fence.py ``returned_origin``).
-  ``--from REGION`` keeps the rows of those regions (a row whose region is not known, a
-  mirror whose check stopped early, is kept: it is never hidden).
+  ``--from REGION`` keeps the rows of those regions (a mirror whose check stopped early has
+  its config's region; a row whose region is not known at all is kept: never hidden).
 - **Fence on return** (opt-in): after a check, the regions with a row whose old origin is
   back unfenced (``split brain`` or ``unfenced``) are fenced, core/dr/fence.py
   ``plan_fence(...).carry_out()``, each old origin at most once by itself: what was done
@@ -120,8 +120,8 @@ def listen_address(text: str) -> tuple[str, int]:
 
 # --- rows --------------------------------------------------------------------------------------
 def region_of(m: MirrorReadiness) -> str:
-    """The region of an object of a check: its origin's cluster or JetStream domain ("":
-    not known, a mirror whose check stopped before its origin was read)."""
+    """The region of an object of a check: its origin's cluster or JetStream domain (for a
+    mirror whose check stopped before its origin was read, as its config names it)."""
     back = m.facts.get("returned_origin")
     if back:
         return str(back["region"])
@@ -131,7 +131,7 @@ def region_of(m: MirrorReadiness) -> str:
     source = m.facts.get("source")
     if source:
         return str(source.get("cluster") or "")
-    return ""
+    return m.region  # from the mirror's config: a check stopped early
 
 
 @dataclass(frozen=True)
