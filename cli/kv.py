@@ -45,6 +45,7 @@ from jetlink.cli.options import (
     JsonOption,
     force_option,
 )
+from jetlink.core.numbers import UINT64_MAX
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.kv import KV, Entry
@@ -87,13 +88,14 @@ ValueArg = Annotated[
     str | None,
     typer.Argument(
         metavar="[VALUE]",
-        help="Value to store (read from stdin when absent).",
+        help="Value to store (read from stdin when absent, or '' with stdin not a terminal).",
         show_default=False,
     ),
 ]
 RevisionArg = Annotated[
     int,
-    typer.Argument(metavar="REVISION", min=1, help="Revision of the key.", show_default=False),
+    typer.Argument(metavar="REVISION", min=1, max=UINT64_MAX, help="Revision of the key.",
+                   show_default=False),
 ]
 
 
@@ -334,18 +336,19 @@ def parse_source(text: str) -> Any:
 
 
 def read_value(value: str | None) -> tuple[bytes, str]:
-    """(the value to store, what ``put`` echoes): VALUE as given, else all of stdin, echoed
-    as natscli's ``kv put`` prints it (the value read, its last newline left to the line's
-    own)."""
-    if value is not None:
-        return value.encode("utf-8", "surrogateescape"), value
+    """(the value to store, what ``put``, ``create`` and ``update`` echo), as natscli's:
+    VALUE as given; none, or '' with stdin not a terminal, reads all of stdin, and then
+    the echo is an empty line (natscli prints the VALUE argument, '' then: never the bytes
+    read, which may be binary or large)."""
     isatty = getattr(sys.stdin, "isatty", None)
-    if isatty is not None and isatty():
+    tty = isatty is not None and isatty()
+    if value is not None and (value != "" or tty):
+        return value.encode("utf-8", "surrogateescape"), value
+    if tty:
         raise usage("missing argument VALUE: give it, or pipe the value on stdin")
     stream = getattr(sys.stdin, "buffer", None)
     data = bytes(stream.read() if stream is not None else sys.stdin.read().encode())
-    text = data.decode("utf-8", "replace")
-    return data, text[:-1] if text.endswith("\n") else text
+    return data, ""
 
 
 # -- add / edit ---------------------------------------------------------------------------------
@@ -865,8 +868,9 @@ def put(
 ) -> None:
     """Store a value.
 
-    VALUE, or all of stdin when VALUE is absent. Prints the value as given (natscli); with
-    --json: {"bucket", "key", "revision", "operation": "PUT"}.
+    VALUE, or all of stdin when VALUE is absent (or '' with stdin not a terminal). Prints
+    the VALUE given, an empty line for stdin (natscli); with --json: {"bucket", "key",
+    "revision", "operation": "PUT"}.
     """
     app = App.of(ctx)
     handle = open_bucket(app, bucket)
@@ -912,8 +916,8 @@ def create(
     """Store a value only if the key does not exist.
 
     A key whose latest entry is a delete or purge counts as absent; an existing key fails
-    with "key exists" (10071). Prints the value as given; with --json: {"bucket", "key",
-    "revision", "operation": "PUT"}.
+    with "key exists" (10071). Prints the VALUE given (an empty line for stdin); with
+    --json: {"bucket", "key", "revision", "operation": "PUT"}.
     """
     from jetlink.cli.stream_flags import parse_duration_flag
 
@@ -944,6 +948,7 @@ def update(
         typer.Argument(
             metavar="REVISION",
             min=1,
+            max=UINT64_MAX,
             help="The key's latest revision: the update fails if it has changed since.",
             show_default=False,
         ),
@@ -953,14 +958,12 @@ def update(
     """Update a key if unchanged since REVISION.
 
     Compare-and-set: fails with "wrong last sequence: N" (10071) when the key's latest
-    revision is not REVISION. Prints the value as given; with --json: {"bucket", "key",
-    "revision", "operation": "PUT"}.
+    revision is not REVISION. Prints the VALUE given (an empty line for stdin); with
+    --json: {"bucket", "key", "revision", "operation": "PUT"}.
     """
     app = App.of(ctx)
     handle = open_bucket(app, bucket)
-    isatty = getattr(sys.stdin, "isatty", None)
-    piped = value == "" and not (isatty is not None and isatty())
-    data, echo = read_value(None if piped else value)
+    data, echo = read_value(value)
     with _fence_explained(handle):
         new = handle.update(key, data, revision)
     app.emit(_written(handle.name, key, new, "PUT"), human=_echo(echo))
@@ -1085,7 +1088,8 @@ def get(
     key: KeyArg,
     revision: Annotated[
         int | None,
-        _opt("--revision", metavar="N", min=1, help="Get this revision of the key."),
+        _opt("--revision", metavar="N", min=1, max=UINT64_MAX,
+             help="Get this revision of the key."),
     ] = None,
     raw: Annotated[
         bool, typer.Option("--raw", help="Show only the value, exactly as stored.")

@@ -84,7 +84,7 @@ from .config.stream import StreamConfig, StreamSource
 from .errors import ApiError, JetlinkError, not_found
 from .jetstream import JetStream
 from .messages import StoredMsg, StreamInfo, format_rfc3339_nano
-from .subjects import SubjectFilter
+from .subjects import SubjectFilter, overlaps
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config.kv import KeyValueConfig, KVAggregateConfig, KVAggregateOrigin, KVMirrorConfig
@@ -413,7 +413,9 @@ class KV:
 
     def delete_bucket(self, name: str) -> None:
         """Destroy a bucket or a KV mirror (``KV_<name>``; a KV mirror made before jetlink followed
-        nats.go's naming: ``<name>``)."""
+        nats.go's naming: ``<name>``). A name no bucket may have is refused first, as
+        nats.go's ``DeleteKeyValue`` does (not "bucket not found")."""
+        validate_bucket_name(name)
         stream = self._own_stream(name)
         self.js().delete_stream(stream)
 
@@ -760,6 +762,15 @@ class KeyValue:
                        updates_only=updates_only)
 
 
+def _distinct_filters(patterns: list[str], whole: str) -> list[str]:
+    """``patterns`` as a consumer's filters: themselves when no two overlap (core/subjects.py
+    ``overlaps``, the server's ``SubjectsCollide``), else ``whole`` (the caller filters)."""
+    for i, a in enumerate(patterns):
+        if any(overlaps(a, b) for b in patterns[i + 1:]):
+            return [whole]
+    return patterns
+
+
 class Watcher:
     """Entries of a bucket as an ordered consumer delivers them (module doc). ``next()``
     returns an :class:`Entry`, :data:`END_OF_INITIAL_DATA` (once), or None when ``timeout``
@@ -790,8 +801,11 @@ class Watcher:
         for i, msg in enumerate(initial):
             self._offer(msg, n - 1 - i)
         self._queue.append(END_OF_INITIAL_DATA)
-        # what is stored from now on (the engine polls its store; a live server pushes)
-        self._tail = kv.js.tail(kv.stream, patterns, self._cursor)
+        # what is stored from now on (the engine polls its store; a live server pushes). A
+        # server refuses a consumer's filters that overlap (10138): such keys are watched
+        # through the whole bucket's subjects, the entries taken by the keys' filter here.
+        self._tail = kv.js.tail(kv.stream, _distinct_filters(patterns, kv.prefix + ">"),
+                                self._cursor)
 
     def _offer(self, msg: StoredMsg, delta: int) -> None:
         entry = self._kv._entry(msg, delta, meta_only=self._meta_only)
@@ -806,7 +820,7 @@ class Watcher:
                 return None
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             msg = self._tail.next(left)
-            if msg is not None:
+            if msg is not None and self._flt.matches(msg.subject):
                 self._offer(msg, 0)
             elif deadline is not None and time.monotonic() >= deadline:
                 return None

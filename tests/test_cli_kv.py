@@ -238,8 +238,14 @@ def test_put_echoes_the_value_and_get_shows_natscli_layout(jl):
 def test_values_from_stdin_raw_and_not_printable(jl):
     ok(jl("kv", "add", "CFG"))
     result = ok(jl("kv", "put", "CFG", "bin", input=b"\x00\x01\xff"))
-    assert result.stdout == "\x00\x01\ufffd\n"  # the value stored, as natscli prints it
-    assert ok(jl("kv", "put", "CFG", "piped", input="v\n")).stdout == "v\n"
+    assert result.stdout == "\n"  # natscli prints the VALUE argument: none, for stdin
+    assert ok(jl("kv", "put", "CFG", "piped", input="v\n")).stdout == "\n"
+    # '' with stdin not a terminal reads stdin too (put, create, update alike)
+    assert ok(jl("kv", "put", "CFG", "e1", "", input="from stdin")).stdout == "\n"
+    assert ok(jl("kv", "get", "CFG", "e1", "--raw")).stdout == "from stdin"
+    assert ok(jl("kv", "create", "CFG", "e2", "", input="made")).stdout == "\n"
+    assert ok(jl("kv", "get", "CFG", "e2", "--raw")).stdout == "made"
+    assert ok(jl("kv", "put", "CFG", "given", "v")).stdout == "v\n"
     assert ok(jl("kv", "get", "CFG", "bin", "--raw")).stdout_bytes == b"\x00\x01\xff"
     assert ok(jl("kv", "get", "CFG", "bin")).stdout.splitlines()[2] == "AAH/"  # base64
     ok(jl("kv", "put", "CFG", "long", "x" * 130))
@@ -327,8 +333,7 @@ def test_create_update_revert(jl):
         "revision": 4,
         "operation": "PUT",
     }
-    assert ok(jl("kv", "update", "CFG", "k", "", "4", input="from stdin")).stdout == (
-        "from stdin\n")
+    assert ok(jl("kv", "update", "CFG", "k", "", "4", input="from stdin")).stdout == "\n"
     assert doc(jl("kv", "get", "CFG", "k", "-j"))["value"] == "ZnJvbSBzdGRpbg=="
     refused = jl("kv", "revert", "CFG", "k", "1")
     assert refused.exit_code == 2
@@ -358,6 +363,13 @@ def test_create_update_revert(jl):
 
 ERRORS = [
     (
+        ("kv", "rm", "bad.name", "-f"),
+        1,
+        'jetlink: error: nats: invalid bucket name "bad.name": bucket names may contain only '
+        'letters, digits, "_" and "-"',
+    ),
+    (("kv", "rm", "", "-f"), 1, 'jetlink: error: nats: invalid bucket name "": a bucket name is required'),
+    (
         ("kv", "add", "bad.name"),
         1,
         'jetlink: error: nats: invalid bucket name "bad.name": bucket names may contain only '
@@ -384,6 +396,9 @@ ERRORS = [
     (("kv", "create", "CFG", "app.color", "x"), 1, "jetlink: error: key exists (10071)"),
     (("kv", "get", "CFG", "gone"), 1, "jetlink: error: key not found (10037)"),
     (("kv", "get", "CFG", "app.color", "--revision", "9"), 1, "jetlink: error: key not found (10037)"),
+    (("kv", "get", "CFG", "app.color", "--revision", "18446744073709551616"), 2, "Invalid value for '--revision': 18446744073709551616 is not in the range 1<=x<=18446744073709551615."),
+    (("kv", "revert", "CFG", "app.color", "99999999999999999999999", "-f"), 2, "Invalid value for 'REVISION': 99999999999999999999999 is not in the range 1<=x<=18446744073709551615."),
+    (("kv", "update", "CFG", "app.color", "x", "18446744073709551616"), 2, "Invalid value for 'REVISION': 18446744073709551616 is not in the range 1<=x<=18446744073709551615."),
     (("kv", "history", "CFG", "never"), 1, "jetlink: error: key not found (10037)"),
     (("kv", "get", "NOPE", "k"), 1, "jetlink: error: bucket not found: NOPE (10059)"),
     (("kv", "get", "CFGG", "k"), 1, "jetlink: error: bucket not found: CFGG (10059): did you mean CFG?"),

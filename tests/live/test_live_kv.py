@@ -94,6 +94,27 @@ def test_watch_initial_data_then_updates(kv, live):
     assert live.client().api("CONSUMER.NAMES.KV_W").get("consumers") in ([], None)
 
 
+def test_watch_with_overlapping_key_filters(kv, live):
+    """The server refuses a consumer whose filters overlap (10138): the watcher reads the
+    bucket's subjects and keeps what the keys select, as on the embedded engine."""
+    ok(kv("kv", "add", "OV"))
+    for key in ("a.b.c", "a.x", "z"):
+        ok(kv("kv", "put", "OV", key, "v"))
+
+    def later():
+        c = live.client()
+        wait_until(lambda: c.api("CONSUMER.NAMES.KV_OV").get("consumers"),
+                   message="the watcher's consumer")
+        c.js_publish("$KV.OV.z", b"not selected")
+        c.js_publish("$KV.OV.a.b.d", b"new")
+
+    threading.Thread(target=later, daemon=True).start()
+    res = ok(kv("kv", "watch", "OV", "a.>", "a.b.*", "--count", "3", "--timeout", "120s",
+                "-j"))
+    keys = [json.loads(x)["key"] for x in res.stdout.splitlines() if '"key"' in x]
+    assert keys == ["a.b.c", "a.x", "a.b.d"]
+
+
 def test_watch_empty_bucket_times_out_cleanly(kv):
     ok(kv("kv", "add", "E"))
     res = ok(kv("kv", "watch", "E", "--timeout", "300ms", "-j"))
