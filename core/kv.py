@@ -819,9 +819,16 @@ class Watcher:
             if self._stopped:
                 return None
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            msg = self._tail.next(left)
-            if msg is not None and self._flt.matches(msg.subject):
-                self._offer(msg, 0)
+            try:
+                msg = self._tail.next(left)
+            except ApiError as err:
+                if err.err_code == 10059:  # the bucket was removed while watched
+                    raise ApiError(404, 10059, f"bucket not found: {self._kv.name} (removed "
+                                   "while watched)", field="bucket") from None
+                raise
+            if msg is not None:
+                if self._flt.matches(msg.subject):  # (a tail of the whole bucket: overlaps)
+                    self._offer(msg, 0)
             elif deadline is not None and time.monotonic() >= deadline:
                 return None
         return self._queue.pop(0)

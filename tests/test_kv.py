@@ -243,6 +243,27 @@ def test_watch_latest_values_then_updates(bucket):
     assert drain(w) == [("c", PUT, 0, b"4")]
 
 
+def test_watch_with_overlapping_filters_and_a_bucket_removed_while_watched(kv, bucket):
+    """Overlapping key filters select each entry once; a bucket removed under a watch is
+    named as the bucket (not its stream, nor a bucket of a close name)."""
+    kv.create_bucket(KeyValueConfig(bucket="CF"))  # a close name: no "did you mean" here
+    bucket.put("a.b.c", b"1")
+    bucket.put("a.x", b"2")
+    bucket.put("z", b"3")
+    w = bucket.watch(["a.>", "a.b.*"])
+    assert [e if e is END_OF_INITIAL_DATA else e[0] for e in drain(w)] == [
+        "a.b.c", "a.x", END_OF_INITIAL_DATA]
+    bucket.put("z", b"4")
+    bucket.put("a.b.d", b"5")
+    assert [e[0] for e in drain(w)] == ["a.b.d"]
+    kv.delete_bucket("CFG")
+    with pytest.raises(ApiError) as got:
+        w.next(timeout=1.0)
+    assert (got.value.err_code, str(got.value.description)) == (
+        10059, "bucket not found: CFG (removed while watched)")
+    assert got.value.detail is None
+
+
 @pytest.mark.parametrize(
     "options, expected",
     [
