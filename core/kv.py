@@ -675,10 +675,16 @@ class KeyValue:
         return self._publish(key, b"", hdrs)
 
     def revert(self, key: str, revision: int) -> int:
-        """Put the value the key had at ``revision`` again; the new revision."""
+        """Put the value the key had at ``revision`` again; the new revision. As natscli's
+        ``kv revert``: refused for a key with one entry ("history=1"), and written as an
+        update on the key's latest revision (a write in between fails it: 10071)."""
         self._writable()
+        history = self.history(key)
+        if len(history) <= 1:
+            raise JetlinkError("cannot revert key in a bucket where history=1",
+                               field="revision")
         old = self.get(key, revision=revision)
-        return self.put(key, old.value)
+        return self.update(key, old.value, history[-1].revision)
 
     # -- reads -----------------------------------------------------------------------------
     def _last(self, key: str, js: JetStream | None = None, stream: str | None = None

@@ -140,6 +140,21 @@ def test_revert_puts_an_old_value_again(bucket):
     bucket.put("k", b"second")
     assert bucket.revert("k", 1) == 3
     assert bucket.get("k").value == b"first"
+    bucket.delete("k")  # a deleted key takes an old value back too
+    assert bucket.revert("k", 2) == 5
+    assert bucket.get("k").value == b"second"
+
+
+def test_revert_of_a_key_with_one_entry_is_refused_as_natscli(kv):
+    """natscli reverts only a key with more than one entry (its history), as an update on
+    the latest revision."""
+    kv.create_bucket(KeyValueConfig(bucket="ONE", history=1))
+    one = kv.open("ONE")
+    one.put("k", b"a")
+    one.put("k", b"b")  # history 1: revision 1 is gone
+    with pytest.raises(JetlinkError, match="^cannot revert key in a bucket where history=1$"):
+        one.revert("k", 1)
+    assert one.get("k").revision == 2
 
 
 @pytest.mark.parametrize(
