@@ -191,8 +191,8 @@ def _rebuild_streams(conn: sqlite3.Connection, report: RepairReport) -> None:
     conn.execute("DELETE FROM subjects WHERE id NOT IN (SELECT DISTINCT subject_id FROM msgs)")
     import json
 
-    for sid, config, last_seq in conn.execute(
-            "SELECT id, config, last_seq FROM streams").fetchall():
+    for sid, config, last_seq, first_seq in conn.execute(
+            "SELECT id, config, last_seq, first_seq FROM streams").fetchall():
         file_storage = json.loads(config).get("storage", "file") != "memory"
         fixed = FILE_RECORD_OVERHEAD if file_storage else MEM_RECORD_OVERHEAD
         n, nbytes, lo, hi = conn.execute(
@@ -201,7 +201,10 @@ def _rebuild_streams(conn: sqlite3.Connection, report: RepairReport) -> None:
             "JOIN subjects s ON s.id = m.subject_id WHERE m.id BETWEEN ? AND ?",
             (sid * shift, sid * shift + mask)).fetchone()
         last = max(last_seq, (hi & mask) if hi is not None else 0)
-        first = (lo & mask) if lo is not None else (last + 1 if last else 0)
+        # empty: the next sequence once anything was stored; a stream never written has 0,
+        # or 1 once purged (the server's purge sets last + 1): its own value kept
+        first = (lo & mask) if lo is not None else (
+            last + 1 if last else (1 if first_seq == 1 else 0))
         conn.execute("UPDATE streams SET msgs = ?, bytes = ?, first_seq = ?, last_seq = ? "
                      "WHERE id = ?", (n, nbytes, first, last, sid))
         report.messages_after += n

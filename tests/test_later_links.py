@@ -165,3 +165,4 @@ def test_a_database_of_the_schema_before_is_brought_up_with_its_chains(tmp_path)
     _batches(js, 400, 4)
     assert _entries(js, "O") == 4
     _whole(js, "O")
+

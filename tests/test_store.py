@@ -439,3 +439,21 @@ def test_end_interrupted_rolls_back_what_an_interrupt_left_open(dd, tmp_path):
     assert other.meta_get("cut") is None
     other.meta_set("next", 2)  # the write lock is free again
     assert cluster.meta_get("next") == 2
+
+
+def test_repair_keeps_the_first_sequence_of_a_purged_empty_stream(tmp_path):
+    """A stream never written then purged has first_seq 1 (last + 1, as the server's
+    purge sets it); a repair kept recomputing 0."""
+    from jetlink.core.clock import ManualClock
+    from jetlink.core.jetstream import JetStream
+    from jetlink.core.repair import repair
+
+    js = JetStream(DataDir(tmp_path / "d").open("local"), ManualClock())
+    js.add_stream({"name": "O", "subjects": ["o.>"]})
+    js.add_stream({"name": "N", "subjects": ["n.>"]})
+    js.purge_stream("O")
+    assert (js.stream_info("O").state.first_seq, js.stream_info("N").state.first_seq) == (1, 0)
+    js.cluster.conn.close()
+    repair(DataDir(tmp_path / "d"), "local")
+    js = JetStream(DataDir(tmp_path / "d").open("local"), ManualClock())
+    assert (js.stream_info("O").state.first_seq, js.stream_info("N").state.first_seq) == (1, 0)
