@@ -133,11 +133,13 @@ def _finish(ctx: typer.Context, result: Any, fmt: Format, namespace: str,
 
     fmt, namespace, outfile = pick("fmt", fmt), pick("namespace", namespace), \
         pick("outfile", outfile)
-    if namespace and not _METRIC_NAME.fullmatch(namespace):
+    chosen = Format.json if app.json else fmt
+    # natscli uses the namespace for Prometheus only: a Nagios command line that carries
+    # one it would never use is not refused for it
+    if chosen is Format.prometheus and namespace and not _METRIC_NAME.fullmatch(namespace):
         raise common.usage(f"--namespace {namespace!r}: a Prometheus namespace is a metric "
                            "name prefix: a letter, '_' or ':', then letters, digits, '_' or "
                            "':'")
-    chosen = Format.json if app.json else fmt
     body = render(result, chosen.value, namespace) + "\n"
     if outfile is None:
         sys.stdout.write(body)

@@ -389,6 +389,10 @@ def test_a_namespace_that_is_no_metric_name_prefix_is_refused(jl, namespace):
     assert (res.exit_code, res.stdout) == (3, "")  # a check's bad command line: UNKNOWN
     assert res.stderr.startswith(f"jetlink: error: --namespace {namespace!r}: a Prometheus "
                                  "namespace is a metric name prefix")
+    # the other formats never use it (natscli): not refused for it
+    res = check(jl, "stream", "--stream", "ORIG", "--format", "nagios", "--namespace",
+                namespace)
+    assert (res.exit_code, res.stdout) == (0, "OK ORIG OK:0 sources | sources=0\n")
 
 
 def test_a_bad_bucket_name_is_quoted_without_an_error_code(jl):
