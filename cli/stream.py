@@ -250,8 +250,9 @@ def edit(
 
     Applies the given flags (or --config FILE) to the stream's configuration and shows the
     differences as a unified diff of the JSON configs; on a terminal it then asks for
-    confirmation unless -f/--force. Without a terminal an edit whose tighter limits remove
-    stored messages is refused unless -f/--force (exit status 2, nothing changed), as every
+    confirmation unless -f/--force. Without a terminal an edit that removes stored
+    messages (tighter limits; interest retention with no consumer, which keeps none, as
+    the server) is refused unless -f/--force (exit status 2, nothing changed), as every
     destructive verb. --dry-run only shows the differences (exit status 0; with --json:
     {"name", "changed", "diff", "config"}).
     """
@@ -282,7 +283,8 @@ def edit(
         output.confirm(app, f"Really edit Stream {name}", force=False, action=f"edit stream {name}")
     elif not force:
         # without a terminal an edit is applied as given, unless it removes stored messages
-        # (a tighter limit): that, as every destructive verb, needs -f/--force
+        # (a tighter limit, interest retention with no consumer): that, as every
+        # destructive verb, needs -f/--force
         removes = _removed_by(js, name, old, new)
         if removes:
             output.confirm(app, "", force=False,
@@ -299,14 +301,18 @@ def _removed_by(js: Any, name: str, old: Any, new: Any) -> str:
     st = info.state
     if not st.messages:
         return ""
+    if new.retention == "interest" and old.retention != "interest" and not st.consumer_count:
+        return (f"retention interest with no consumer: the {output.comma(st.messages)} "
+                "stored go, as nobody is interested")
 
     def tighter(attr: str) -> int:
         n, was = int(getattr(new, attr) or 0), int(getattr(old, attr) or 0)
         return n if n > 0 and (was <= 0 or n < was) else 0
 
-    if (limit := tighter("max_msgs")) and st.messages > limit:
+    keeps = new.discard == "new"  # discard new: a lower max_msgs/max_bytes refuses new ones
+    if not keeps and (limit := tighter("max_msgs")) and st.messages > limit:
         return f"max_msgs {output.comma(limit)} < {output.comma(st.messages)} stored"
-    if (limit := tighter("max_bytes")) and st.bytes > limit:
+    if not keeps and (limit := tighter("max_bytes")) and st.bytes > limit:
         return f"max_bytes {output.comma(limit)} < {output.comma(st.bytes)} stored"
     if (limit := tighter("max_age")) and st.first_ts and now_ns() - int(st.first_ts) > limit:
         from jetlink.core.durations import format_duration

@@ -268,7 +268,10 @@ class JetStream:
                 st.expire()
             if old.cfg.retention != "interest" and final.retention == "interest":
                 txn.flush()
-                self.hooks.on_retention_changed(txn, final.name)
+                if self.hooks.consumer_count(txn.conn, final.name):
+                    self.hooks.on_retention_changed(txn, final.name)
+                else:  # nobody is interested: nats-server 2.15.1 keeps none of them
+                    txn.stream(d).purge()
             txn.flush()
             return self._info(txn.conn, d, txn.now)
 

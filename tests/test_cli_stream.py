@@ -1147,7 +1147,9 @@ def test_an_edit_that_removes_messages_needs_force_without_a_terminal(jl):
     before = data_dir_bytes(jl.data)
     for flags, why in ((["--max-msgs", "4"], "max_msgs 4 < 6 stored"),
                        (["--max-msgs-per-subject", "2"],
-                        "max_msgs_per_subject 2 < 3 stored on one subject")):
+                        "max_msgs_per_subject 2 < 3 stored on one subject"),
+                       (["--retention", "interest"], "retention interest with no consumer: "
+                        "the 6 stored go, as nobody is interested")):
         res = jl("stream", "edit", "O", *flags)
         assert res.exit_code == 2, res.output
         assert res.stderr.endswith(
@@ -1158,3 +1160,16 @@ def test_an_edit_that_removes_messages_needs_force_without_a_terminal(jl):
     assert doc(jl("stream", "edit", "O", "--max-msgs", "100", "-j"))["state"]["messages"] == 6
     done = doc(jl("stream", "edit", "O", "--max-msgs", "4", "-f", "-j"))
     assert done["state"]["messages"] == 4
+    # nobody interested: the server keeps none of them, nor does the engine
+    done = doc(jl("stream", "edit", "O", "--retention", "interest", "-f", "-j"))
+    assert (done["state"]["messages"], done["state"]["first_seq"]) == (0, 7)
+
+
+def test_a_lower_limit_under_discard_new_removes_nothing_and_needs_no_force(jl):
+    """Discard new: a lower max_msgs or max_bytes refuses new messages, it keeps the stored
+    ones (as the server): the edit is not one that removes messages."""
+    ok(jl("stream", "add", "DN", "--subjects", "dn.>", "--defaults", "--discard", "new"))
+    for i in range(5):
+        ok(jl("pub", f"dn.{i}", "xxxxxxxxxx"))
+    assert doc(jl("stream", "edit", "DN", "--max-msgs", "2", "-j"))["state"]["messages"] == 5
+    assert doc(jl("stream", "edit", "DN", "--max-bytes", "100", "-j"))["state"]["messages"] == 5

@@ -50,3 +50,25 @@ def _embedded(tmp_path) -> tuple[int, int]:
 def test_limits_to_interest_update_matches_the_server(live, tmp_path):
     server = _on_server(live)
     assert server == _embedded(tmp_path) == (4, 3)
+
+
+def test_limits_to_interest_with_no_consumer_keeps_nothing_as_the_server(live, tmp_path):
+    """Nobody is interested: nats-server 2.15.1 removes every stored message (first_seq
+    last + 1); the engine kept them all, and would have delivered them to a consumer made
+    later."""
+    c = live.client()
+    assert "error" not in c.stream_create({"name": "N", "subjects": ["n.>"]})
+    for i in range(5):
+        c.js_publish(f"n.{i}", b"m")
+    resp = c.api("STREAM.UPDATE.N", {"name": "N", "subjects": ["n.>"], "retention": "interest"})
+    assert resp.get("config", {}).get("retention") == "interest", resp
+    server = wait_until(lambda: (s := c.stream_info("N")["state"])["messages"] == 0 and s,
+                        message=lambda: f"stream N emptied ({c.stream_info('N')['state']})")
+    js = JetStream(DataDir(tmp_path / "data").open("local"), ManualClock(10**18))
+    js.add_stream({"name": "N", "subjects": ["n.>"]})
+    for i in range(5):
+        js.publish(f"n.{i}", b"m")
+    js.update_stream(js.stream_info("N").config.replace(retention="interest"))
+    st = js.state("N")
+    assert (server["messages"], server["first_seq"], server["last_seq"]) == (
+        st.messages, st.first_seq, st.last_seq) == (0, 6, 5)
