@@ -432,11 +432,14 @@ def rest_api_root(url: str) -> str:
     from urllib.parse import urlsplit
 
     text = (url or "").strip()
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise usage(
-            f"invalid REST URL {url!r}: expected http://HOST[:PORT] or https://HOST[:PORT]"
-        )
+    expected = f"invalid REST URL {url!r}: expected http://HOST[:PORT] or https://HOST[:PORT]"
+    try:
+        parts = urlsplit(text)
+        port = parts.port  # a port that is no number, or past 65535: ValueError
+    except ValueError as err:
+        raise usage(f"{expected} ({err})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
+        raise usage(expected)
     if parts.query or parts.fragment:
         raise usage(f"invalid REST URL {url!r}: no query or fragment allowed")
     text = text.rstrip("/")
@@ -459,7 +462,11 @@ def rest_url_cluster(url: str) -> str | None:
     ``{cluster}`` placeholder `jetlink serve` prints)."""
     from urllib.parse import unquote, urlsplit
 
-    found = _CLUSTERS_PATH.fullmatch(urlsplit((url or "").strip()).path.rstrip("/"))
+    try:
+        path = urlsplit((url or "").strip()).path
+    except ValueError:  # not a URL at all: rest_api_root says why
+        return None
+    found = _CLUSTERS_PATH.fullmatch(path.rstrip("/"))
     if not found or not found.group(2):
         return None
     cluster = unquote(found.group(2))

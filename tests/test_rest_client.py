@@ -523,6 +523,24 @@ def test_bad_rest_options_are_usage_errors(jl, monkeypatch):
     assert result.exit_code == 2 and "needs its secret" in result.stderr
 
 
+@pytest.mark.parametrize(("url", "why"), [
+    ("http://[::1", " (Invalid IPv6 URL)"),
+    ("http://127.0.0.1:abc", " (Port could not be cast to integer value as 'abc')"),
+    ("http://127.0.0.1:99999", " (Port out of range 0-65535)"),
+    ("http://127.0.0.1:0", ""),
+    ("http://:80", ""),
+])
+@pytest.mark.parametrize("verb", [["links", "ls"], ["mirrors", "ls"],
+                                  ["kafka-cluster-links", "--list"]])
+def test_a_rest_url_urllib_can_not_split_is_a_usage_error(jl, url, why, verb):
+    """A malformed host or port was a Python traceback (urllib's ValueError), or a refused
+    connection for a port past 65535: one line, exit 2, before any request."""
+    result = jl(*verb, "--rest-url", url)
+    assert (result.exit_code, result.stderr) == (
+        2, f"jetlink: error: invalid REST URL {url!r}: expected http://HOST[:PORT] or "
+           f"https://HOST[:PORT]{why}\n")
+
+
 # == end to end: the CLI against `jetlink serve` ==================================================
 #
 # A module-scoped `jetlink serve` (a real HTTP server in a subprocess, bearer token required)
