@@ -143,12 +143,18 @@ READ_GROUPS = frozenset({"check"})
 # so, as a read does (``data directory ... does not exist``).
 COPY_VERBS = frozenset({"replicate", "sync"})
 
+# Options that make any verb change nothing (``--dry-run``, ``--validate-only``): its data
+# directory creates nothing, not the default cluster, as a read verb's.
+CHANGES_NOTHING = ("dry_run", "validate_only")
+
 
 def reads_only(ctx: Any) -> bool:
     """Whether the command of ``ctx`` only reads the data directory (or copies between
     objects it holds: :data:`COPY_VERBS`): it creates nothing."""
     if ctx is None:
         return False
+    if any(ctx.params.get(p) for p in CHANGES_NOTHING):
+        return True  # a dry run or validate-only request: it creates nothing either
     parent = ctx.parent
     return ctx.info_name in READ_VERBS or ctx.info_name in COPY_VERBS or (
         parent is not None and parent.info_name in READ_GROUPS)

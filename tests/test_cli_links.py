@@ -63,6 +63,19 @@ def test_validate_only_creates_nothing(jl):
     assert doc(jl("links", "ls", "-j")) == []
 
 
+def test_a_validate_only_or_dry_run_on_the_default_cluster_creates_no_cluster(jl):
+    """The default cluster does not exist yet: a request that changes nothing must not
+    make it (nor run a replication step that would write another cluster)."""
+    from helpers import data_dir_bytes
+
+    assert not (jl.data / "local.db").exists()
+    before = data_dir_bytes(jl.data)
+    ok(jl("links", "create", "X", "--source-cluster", "east", "--validate-only"))
+    assert jl("mirrors", "promote", "orders", "--link", "X", "--dry-run").exit_code == 1
+    assert data_dir_bytes(jl.data) == before
+    assert not (jl.data / "local.db").exists()
+
+
 def test_create_from_files(jl):
     props = jl.tmp / "link.properties"
     props.write_text("# the link\nconsumer.offset.sync.enable=true\n"
