@@ -41,6 +41,7 @@ import typer
 
 from jetlink.cli.common import usage
 from jetlink.cli.options import DURATION, UNLIMITED_DURATION
+from jetlink.core.numbers import INT64_MAX, INT64_MIN, UINT64_MAX
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.config.stream import StreamConfig, StreamSource
@@ -334,6 +335,7 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
             int | None,
             _opt(
                 "--replicas",
+                min=INT64_MIN, max=INT64_MAX,  # natscli's int flags: 64 bits
                 metavar="N",
                 help="When clustered, how many replicas of the data to create.",
             ),
@@ -407,7 +409,8 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
         "first_sequence",
         Annotated[
             int | None,
-            _opt("--first-sequence", metavar="SEQ", min=0, help="Sets the starting sequence."),
+            _opt("--first-sequence", metavar="SEQ", min=0, max=UINT64_MAX,
+                 help="Sets the starting sequence."),
         ],
         _CREATE,
     ),
@@ -441,6 +444,7 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
             int | None,
             _opt(
                 "--max-consumers",
+                min=INT64_MIN, max=INT64_MAX,  # natscli's int flags: 64 bits
                 metavar="N",
                 help="Maximum number of consumers to allow (-1 unlimited).",
             ),
@@ -464,7 +468,8 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
         Annotated[
             int | None,
             _opt(
-                "--max-msgs", metavar="N", help="Maximum amount of messages to keep (-1 unlimited)."
+                "--max-msgs", metavar="N", min=INT64_MIN, max=INT64_MAX,
+                help="Maximum amount of messages to keep (-1 unlimited)."
             ),
         ],
         _ALL,
@@ -475,6 +480,7 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
             int | None,
             _opt(
                 "--max-msgs-per-subject",
+                min=INT64_MIN, max=INT64_MAX,  # natscli's int flags: 64 bits
                 metavar="N",
                 help="Maximum amount of messages to keep per subject (-1 unlimited).",
             ),
@@ -737,6 +743,7 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
             int | None,
             _opt(
                 "--limit-consumer-max-pending",
+                min=INT64_MIN, max=INT64_MAX,  # natscli's int flags: 64 bits
                 metavar="N",
                 help="The maximum consumer ack pending the stream allows.",
             ),

@@ -573,6 +573,19 @@ def test_bad_flag_values_are_usage_errors(jl):
         assert f"invalid value for {flag}: {value!r}: " in result.stderr
     choice = jl("stream", "add", "S", "--subjects", "s", "--defaults", "--storage", "disk")
     assert choice.exit_code == 2 and "Invalid value for '--storage'" in choice.stderr
+    # natscli's int flags are 64 bits: past them, refused as the flag is parsed (a server
+    # answered a JSON decoding error, 10025)
+    for flag, value, rng in (
+            ("--max-msgs", "99999999999999999999", "-9223372036854775808<=x<=9223372036854775807"),
+            ("--max-msgs-per-subject", "-9223372036854775809",
+             "-9223372036854775808<=x<=9223372036854775807"),
+            ("--max-consumers", "9223372036854775808",
+             "-9223372036854775808<=x<=9223372036854775807"),
+            ("--first-sequence", "18446744073709551616", "0<=x<=18446744073709551615")):
+        result = jl("stream", "add", "S", "--subjects", "s", "--defaults", flag, value)
+        assert result.exit_code == 2, (flag, result.output)
+        assert f"Invalid value for '{flag}': {value} is not in the range {rng}." in \
+            result.stderr
 
 
 INFO_HUMAN = """\
