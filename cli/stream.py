@@ -263,6 +263,12 @@ def edit(
         new = load_config_file(config)
         if not new.name:
             new.name = name
+        elif new.name != name:  # natscli's STREAM.UPDATE.<NAME>: the server's answer
+            from jetlink.core.errors import nats_error
+
+            err = nats_error("StreamMismatch", field="name")
+            err.detail = f"--config names stream {new.name}, the command {name}"
+            raise err
         new = apply_flags(new, flags)
     else:
         new = apply_flags(old, flags)

@@ -972,6 +972,18 @@ def test_edit_from_config_file(jl):
     assert (
         doc(jl("stream", "edit", "ORDERS", "--config", str(new), "-j"))["config"]["max_msgs"] == 9
     )
+    # a file naming another stream: the server's answer to STREAM.UPDATE.ORDERS (it was
+    # "stream not found: OTHER" while ORDERS exists), nothing changed
+    other = jl.tmp / "other.json"
+    other.write_text(json.dumps({"name": "OTHER", "subjects": ["orders.*"], "max_msgs": 5}))
+    before = data_dir_bytes(jl.data)
+    res = jl("stream", "edit", "ORDERS", "--config", str(other), "-f")
+    assert (res.exit_code, res.stdout, res.stderr) == (
+        1, "", "jetlink: error: stream name in subject does not match request (10056): "
+               "--config names stream OTHER, the command ORDERS\n")
+    assert json.loads(jl("stream", "edit", "ORDERS", "--config", str(other), "-f", "-j")
+                      .stdout)["error"]["err_code"] == 10056
+    assert data_dir_bytes(jl.data) == before
 
 
 def test_copy(jl):
