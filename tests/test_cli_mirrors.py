@@ -171,3 +171,21 @@ def test_replicate_reports_links(jl, world):
     out = res.stdout
     assert "│ L@east │ UNAVAILABLE │" in out
     assert doc(east(jl, "mirrors", "ls", "-j"))[0]["mirror_status"] == "SOURCE_UNAVAILABLE"
+
+
+def test_replicate_exits_1_while_a_mirror_is_failed(jl, world, cli_clock):
+    """A mirror whose source topic is gone past the link's retry timeout copies nothing any
+    more: `replicate` names it in the link's error and exits 1 (it exited 0 with an empty
+    Error column, so a cron job on its status never noticed)."""
+    dd, west = world
+    ok(east(jl, "links", "alter", "L", "-c", "cluster.link.retry.timeout.ms=1000"))
+    ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
+    ok(jl("replicate"))
+    ok(jl("--cluster", "west", "topic", "rm", "orders", "-f"))
+    jl("replicate")
+    cli_clock.advance(2_000_000_000)
+    res = jl("replicate", "-j")
+    assert res.exit_code == 1
+    (link,) = json.loads(res.stdout)["links"]
+    assert link["errors"] == ["orders: mirror FAILED (SOURCE_TOPIC_MAY_BE_DELETED)"]
+    assert res.stderr == "jetlink: 1 agreement in error: exit status 1\n"

@@ -21,7 +21,15 @@ from .authz import link_read_denied
 from .errors import KafkaError
 from .mirror_copy import copy_records, denied_groups, sync_configs, write_offsets
 from .mirror_create import auto_create
-from .mirror_model import ACTIVE, PAUSED, PENDING_STOPPED, LinkReport, now_ms
+from .mirror_model import (
+    ACTIVE,
+    FAILED,
+    NO_ERROR,
+    PAUSED,
+    PENDING_STOPPED,
+    LinkReport,
+    now_ms,
+)
 from .mirror_promote import finish_pending
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,7 +97,14 @@ def step_link(m: MirrorState, li: Any, max_records: int | None) -> LinkReport:
     rep.acls_synced, acl_errors = step_acl_sync(m, li, state, now)  # whatever its mirrors
     rep.errors += [f"ACL sync: {e}" for e in acl_errors]
     for r in m._rows(li.name):
-        rep.lag += m._info(r, src).max_per_partition_mirror_lag
+        info = m._info(r, src)
+        rep.lag += info.max_per_partition_mirror_lag
+        # a mirror that copies nothing any more (FAILED), or will be once its source is gone
+        # for the link's retry timeout, is the link's error: `replicate` exits 1 for it
+        if info.mirror_status == FAILED or info.mirror_topic_error != NO_ERROR:
+            if not any(e.startswith(f"{r[0]}: ") for e in rep.errors):
+                rep.errors.append(f"{r[0]}: mirror {info.mirror_status} "
+                                  f"({info.mirror_topic_error})")
     return rep
 
 
