@@ -97,6 +97,9 @@ def test_create_describe_ls_alter_rm(jl):
       "Invalid partition given with record: 4 is not in the range [0...1).")),
     (["group", "describe", "nope"],
      ("GROUP_ID_NOT_FOUND", 69, "Consumer group 'nope' does not exist.")),
+    (["topic", "alter", "orders", "--config", "retention.ms=1000", "--delete-config",
+      "retention.ms"],
+     ("INVALID_REQUEST", 42, "Error due to duplicate config keys : retention.ms")),
 ])
 def test_kafka_errors(jl, args, error):
     ok(jl("topic", "create", "orders"))

@@ -370,6 +370,13 @@ def test_link_configs_list_and_alter(rest):
     error(alter([{"name": "acl.sync.ms", "value": "1", "operation": "APPEND"}]), 400, 400,
           'data[0].operation in the request body of updateKafkaLinkConfigBatch is "APPEND": '
           "it must be one of SET, DELETE")
+    # a key named twice, whatever its operations (Kafka's incrementalAlterConfigs): refused,
+    # nothing changed (the last entry won)
+    for dup in ([{"name": "acl.sync.ms", "value": "111"},
+                 {"name": "acl.sync.ms", "operation": "DELETE"}],
+                [{"name": "acl.sync.ms", "value": "1"}, {"name": "acl.sync.ms", "value": "2"}]):
+        error(alter(dup), 400, 40002, "Error due to duplicate config keys : acl.sync.ms")
+    assert config("acl.sync.ms")["value"] == "7000"
     error(rest.http.put("/l4/links/C/configs:alter", json={}), 400, 400,
           "data is missing in the request body of updateKafkaLinkConfigBatch: "
           "AlterConfigBatchRequestData requires data")

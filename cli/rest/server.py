@@ -776,7 +776,10 @@ def list_link_configs(call: Call) -> tuple[int, Any]:
 def alter_link_configs(call: Call) -> tuple[int, Any]:
     """updateKafkaLinkConfigBatch: ``data`` (SET, the default operation, or DELETE) in one
     transaction; ``validate_only`` in the query or (O) the body."""
+    from jetlink.core.kafka.errors import check_unique_config_keys
+
     body = _body_object(call)
+    check_unique_config_keys(item["name"] for item in body["data"])
     sets: dict[str, str] = {}
     deletes: list[str] = []
     for item in body["data"]:

@@ -18,6 +18,7 @@ maps the class-style names to the enum name, so ``KafkaError("RECORD_TOO_LARGE",
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from ..errors import JetlinkError
@@ -216,3 +217,19 @@ class KafkaError(JetlinkError):
 
     def __hash__(self) -> int:
         return hash((self.name, self.description))
+
+
+def check_unique_config_keys(names: Iterable[str]) -> None:
+    """An incremental config alteration names each key once (Kafka's
+    ``incrementalAlterConfigs``: ``Error due to duplicate config keys : k``, INVALID_REQUEST);
+    a key both set and deleted is named twice."""
+    seen: set[str] = set()
+    dup: list[str] = []
+    for n in names:
+        if n in seen and n not in dup:
+            dup.append(n)
+        seen.add(n)
+    if dup:
+        raise KafkaError("INVALID_REQUEST",
+                         f"Error due to duplicate config keys : {', '.join(dup)}",
+                         field=dup[0])

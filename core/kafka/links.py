@@ -82,7 +82,7 @@ from ..errors import clip
 from ..numbers import IntTextError, parse_int
 from .acl_sync import ACL_FILTERS_KEY, doomed_acls, parse_acl_filters
 from .authz import link_principal
-from .errors import KafkaError
+from .errors import KafkaError, check_unique_config_keys
 from .filter_json import filter_list
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -1339,6 +1339,7 @@ class Links:
         INVALID_CONFIG."""
         validate_link_name(name)
         delete = list(delete)
+        check_unique_config_keys([*(configs or {}), *delete])
         now = self._now_ms()
         with self._schema.write() as conn:
             row = conn.execute(f"SELECT {_COLUMNS} FROM links WHERE name = ?", (name,)).fetchone()

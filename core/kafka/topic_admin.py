@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .errors import KafkaError
+from .errors import KafkaError, check_unique_config_keys
 from .topic_configs import (
     CONFIG_DEFS,
     MIRROR_SYNCED_CONFIGS,
@@ -146,6 +146,7 @@ def alter_topic(kafka: TopicStore, name: str, *, configs: Mapping[str, Any] | No
     INVALID_REQUEST naming them; mirror_copy.py passes ``internal=True`` for config sync."""
     configs = dict(configs or {})
     delete = list(delete)
+    check_unique_config_keys([*configs, *delete])
     for key in delete:
         if key not in CONFIG_DEFS:
             raise KafkaError("INVALID_CONFIG", f"Unknown topic config name: {key}", field=key)
