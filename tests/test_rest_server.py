@@ -409,7 +409,7 @@ def test_mirror_create_get_list(rest):
     clusters(rest, "m1")
     created(create_link(rest, "m1", "M", "west"))
     created(rest.http.post("/m1/links/M/mirrors", headers=JSON,
-                           json={"source_topic_name": "orders", "replication_factor": 3,
+                           json={"source_topic_name": "orders", "replication_factor": 1,
                                  "configs": [{"name": "min.insync.replicas", "value": "1"}]}))
     r = rest.http.get("/m1/links/M/mirrors/orders")
     assert r.status_code == 200
@@ -462,6 +462,21 @@ def test_mirror_errors(rest):
                                                       "replication_factor": "3"}),
           400, 400, 'replication_factor in the request body of createKafkaMirrorTopic is "3": '
                     "it must be an integer")
+    # the mirror topic's replication factor, as a topic's (it was ignored: 204 for any)
+    for rf, why in ((-5, "Replication factor must be larger than 0, or -1 to use the "
+                         "default value."),
+                    (3, "Unable to replicate the partition 3 time(s): The target replication "
+                        "factor of 3 cannot be reached because only 1 broker(s) are "
+                        "registered.")):
+        error(rest.http.post("/m2/links/E/mirrors", json={"source_topic_name": "orders",
+                                                          "replication_factor": rf}),
+              400, 40002, why)
+    # 1 and -1 pass it: the next rule speaks (the topic exists already)
+    for rf in (1, -1):
+        error(rest.http.post("/m2/links/E/mirrors", json={"source_topic_name": "orders",
+                                                          "replication_factor": rf}),
+              400, 40002, "Topic 'orders' already exists: a mirror topic is always created "
+              "as a new topic (an existing topic can not be converted)")
     error(rest.http.post("/m2/links/X/mirrors", json={"source_topic_name": "orders"}),
           404, 404, "Cluster link 'X' not found")
     error(rest.http.get("/m2/links/E/mirrors/nope"), 404, 40403,

@@ -856,6 +856,10 @@ def create_mirror(call: Call) -> tuple[int, Any]:
     body = _body_object(call)
     source = _string(body, "source_topic_name", required=True)
     topic = _string(body, "mirror_topic_name", required=False)
+    if body.get("replication_factor") is not None:  # the mirror topic's, as a topic's
+        from jetlink.core.kafka.topic_admin import check_replication_factor
+
+        check_replication_factor(body["replication_factor"])
     m = call.mirrors()
     if topic is None:
         topic = m.links.get(link, with_topics=False).config.prefix + source

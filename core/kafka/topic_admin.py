@@ -65,17 +65,7 @@ def create_topic(kafka: TopicStore, name: str, partitions: int = 1,
             check_topic_collision(
                 name, (other for (other,) in conn.execute("SELECT name FROM topics")))
         validate_partitions(partitions)
-        if replication_factor != 1 and replication_factor != -1:
-            if replication_factor <= 0:
-                raise KafkaError(
-                    "INVALID_REPLICATION_FACTOR",
-                    "Replication factor must be larger than 0, or -1 to use the default value.",
-                    field="replication_factor")
-            raise KafkaError(
-                "INVALID_REPLICATION_FACTOR",
-                f"Unable to replicate the partition {replication_factor} time(s): The target "
-                f"replication factor of {replication_factor} cannot be reached because only "
-                "1 broker(s) are registered.", field="replication_factor")
+        check_replication_factor(replication_factor)
         stored = validate_topic_configs(configs)
         now = kafka.now_ms()
         rowid = _free_rowid(conn)
@@ -134,6 +124,22 @@ def topics(kafka: TopicStore) -> list[TopicInfo]:
         rows = [row_topic(r) for r in conn.execute(
             f"SELECT {TOPIC_COLS} FROM topics ORDER BY name")]
         return [topic_info(conn, t) for t in rows]
+
+
+def check_replication_factor(replication_factor: int) -> None:
+    """A topic's replication factor on this one-broker cluster: 1, or -1 for the default
+    (Kafka's INVALID_REPLICATION_FACTOR texts otherwise)."""
+    if replication_factor != 1 and replication_factor != -1:
+        if replication_factor <= 0:
+            raise KafkaError(
+                "INVALID_REPLICATION_FACTOR",
+                "Replication factor must be larger than 0, or -1 to use the default value.",
+                field="replication_factor")
+        raise KafkaError(
+            "INVALID_REPLICATION_FACTOR",
+            f"Unable to replicate the partition {replication_factor} time(s): The target "
+            f"replication factor of {replication_factor} cannot be reached because only "
+            "1 broker(s) are registered.", field="replication_factor")
 
 
 def alter_topic(kafka: TopicStore, name: str, *, configs: Mapping[str, Any] | None = None,
