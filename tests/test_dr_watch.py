@@ -243,21 +243,10 @@ def manual(jl, cli_clock, utc):
 def test_the_ages_exactly_on_a_manual_clock(manual):
     """In process: recovery point and positions age from the check's clock; --from keeps
     the region's objects; the namespace prefixes every name; /healthz 503 before a check."""
-    from jetlink.core.dr.watch import Watch, serve
-
     clock = manual.clock
-    with EmbeddedBackend(manual.data, "east", lambda: clock, step=False) as backend:
-        w = Watch(backend, regions=["west"], clock=clock)
-        server = serve(w, "127.0.0.1", 0, "ops")
-        server.start()
-        try:
-            assert _get(server.url + "/healthz") == (503, "no check has completed yet\n")
-            w.check()
-            got = {f.name: f for f in text_string_to_metric_families(
-                _get(server.url + "/metrics")[1])}
-            assert _get(server.url + "/healthz") == (200, "ok\n")
-        finally:
-            server.close()
+    got = _one_check(manual, before=lambda url: _get(url + "/healthz") == (
+        503, "no check has completed yet\n"), after=lambda url: _get(url + "/healthz") == (
+        200, "ok\n"))
     backup = obj("BACKUP@east")
     assert samples(got, "ops_dr_status_code") == {backup: 0}  # north's ITEMS_EAST left out
     assert samples(got, "ops_dr_lag") == {backup: 1}
@@ -276,23 +265,33 @@ def test_a_mirror_whose_check_stopped_early_keeps_its_region(manual):
     """Bad metadata ends a mirror's check before its origin is read: its region is still
     its config's (the origin's cluster), so --from keeps it and the region's gauge counts
     it (it was exported with region="" and the region stayed OK)."""
-    from jetlink.core.dr.watch import Watch, serve
-
     ok(east(manual, "stream", "add", "EBAD", "--mirror", "ORDERS@west", "--defaults",
             "--metadata", "io.nats.monitor.rpo-critical=abc"))
+    got = _one_check(manual)
+    assert samples(got, "ops_dr_status_code") == {obj("BACKUP@east"): 0, obj("EBAD@east"): 2}
+    assert samples(got, "ops_dr_region_status_code") == {(("region", "west"),): 2}
+
+
+def _one_check(manual, before=lambda url: True, after=lambda url: True) -> dict:
+    """One check of a watch of east --from west, in process, on ``manual``'s clock, served
+    with the namespace ``ops``: its metric families by name (``before`` / ``after``: what
+    must hold of the server's URL before and after the check)."""
+    from jetlink.core.dr.watch import Watch, serve
+
     clock = manual.clock
     with EmbeddedBackend(manual.data, "east", lambda: clock, step=False) as backend:
         w = Watch(backend, regions=["west"], clock=clock)
         server = serve(w, "127.0.0.1", 0, "ops")
         server.start()
         try:
+            assert before(server.url)
             w.check()
             got = {f.name: f for f in text_string_to_metric_families(
                 _get(server.url + "/metrics")[1])}
+            assert after(server.url)
         finally:
             server.close()
-    assert samples(got, "ops_dr_status_code") == {obj("BACKUP@east"): 0, obj("EBAD@east"): 2}
-    assert samples(got, "ops_dr_region_status_code") == {(("region", "west"),): 2}
+    return got
 
 
 def _get(url: str) -> tuple[int, str]:
