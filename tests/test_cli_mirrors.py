@@ -174,15 +174,19 @@ def test_replicate_reports_links(jl, world):
 
 
 def test_replicate_exits_1_while_a_mirror_is_failed(jl, world, cli_clock):
-    """A mirror whose source topic is gone past the link's retry timeout copies nothing any
-    more: `replicate` names it in the link's error and exits 1 (it exited 0 with an empty
-    Error column, so a cron job on its status never noticed)."""
+    """A mirror whose source topic is gone copies nothing: `replicate` names it in the
+    link's error and exits 1, with when it fails inside the retry timeout, FAILED past it
+    (it exited 0 with an empty Error column, so a cron job on its status never noticed)."""
     dd, west = world
     ok(east(jl, "links", "alter", "L", "-c", "cluster.link.retry.timeout.ms=1000"))
     ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
     ok(jl("replicate"))
     ok(jl("--cluster", "west", "topic", "rm", "orders", "-f"))
-    jl("replicate")
+    res = jl("replicate", "-j")  # inside the retry timeout: said, with when it fails
+    assert res.exit_code == 1
+    assert json.loads(res.stdout)["links"][0]["errors"] == [
+        "orders: source topic orders not found: the mirror fails in 1s "
+        "(cluster.link.retry.timeout.ms) unless it comes back"]
     cli_clock.advance(2_000_000_000)
     res = jl("replicate", "-j")
     assert res.exit_code == 1

@@ -101,11 +101,26 @@ def step_link(m: MirrorState, li: Any, max_records: int | None) -> LinkReport:
         rep.lag += info.max_per_partition_mirror_lag
         # a mirror that copies nothing any more (FAILED), or will be once its source is gone
         # for the link's retry timeout, is the link's error: `replicate` exits 1 for it
+        if any(e.startswith(f"{r[0]}: ") for e in rep.errors):
+            continue
         if info.mirror_status == FAILED or info.mirror_topic_error != NO_ERROR:
-            if not any(e.startswith(f"{r[0]}: ") for e in rep.errors):
-                rep.errors.append(f"{r[0]}: mirror {info.mirror_status} "
-                                  f"({info.mirror_topic_error})")
+            rep.errors.append(f"{r[0]}: mirror {info.mirror_status} "
+                              f"({info.mirror_topic_error})")
+        elif info.mirror_status == ACTIVE and r[9] is not None:  # inside the retry timeout
+            left = max(0, r[9] + li.config.retry_timeout_ms - now) // 1000
+            rep.errors.append(f"{r[0]}: {_trouble(src, r[2])}: the mirror fails in {left}s "
+                              "(cluster.link.retry.timeout.ms) unless it comes back")
     return rep
+
+
+def _trouble(src: Any, source_topic: str) -> str:
+    """What keeps an ACTIVE mirror from copying while its retry timeout runs (the statuses'
+    rules: core/kafka/mirror_state.py ``_target_status``)."""
+    try:
+        src.describe_topic(source_topic)
+    except KafkaError:
+        return f"source topic {source_topic} not found"
+    return f"source topic {source_topic} has fewer partitions"
 
 
 def _readable(m: MirrorState, li: Any, src: Any, rows: list[tuple], rep: LinkReport
