@@ -193,3 +193,34 @@ def test_replicate_exits_1_while_a_mirror_is_failed(jl, world, cli_clock):
     (link,) = json.loads(res.stdout)["links"]
     assert link["errors"] == ["orders: mirror FAILED (SOURCE_TOPIC_MAY_BE_DELETED)"]
     assert res.stderr == "jetlink: 1 agreement in error: exit status 1\n"
+
+
+def test_a_source_topic_created_again_under_its_name_is_not_copied_on(jl, world, cli_clock):
+    """The topic mirrored was deleted and another made under its name (another topic id,
+    KIP-516): its records are never copied into the mirror (it mixed both: the old records,
+    then the new ones from the mirror's offset on, ACTIVE with lag 0); said by `replicate`
+    (exit 1), FAILED with SOURCE_TOPIC_MAY_BE_DELETED after the retry timeout."""
+    dd, west = world
+    ok(east(jl, "links", "alter", "L", "-c", "cluster.link.retry.timeout.ms=1000"))
+    ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
+    ok(jl("replicate"))
+    ok(jl("--cluster", "west", "topic", "rm", "orders", "-f"))
+    ok(jl("--cluster", "west", "topic", "create", "orders", "--partitions", "2"))
+    for i in range(12):
+        ok(jl("--cluster", "west", "topic", "produce", "orders", f"new {i}", "--partition",
+              "0"))
+    res = jl("replicate", "-j")
+    assert res.exit_code == 1
+    assert json.loads(res.stdout)["links"][0]["errors"] == [
+        "orders: source topic orders was deleted and created again (another topic id): its "
+        "records are not copied into this mirror"]
+    got = doc(east(jl, "topic", "consume", "orders", "--from-beginning", "-j"))
+    assert sorted(r["value"] for r in got) == sorted(
+        [f"a{i}" for i in range(5)] + [f"b{i}" for i in range(3)])
+    cli_clock.advance(2_000_000_000)
+    res = jl("replicate", "-j")
+    assert json.loads(res.stdout)["links"][0]["errors"] == [
+        "orders: mirror FAILED (SOURCE_TOPIC_MAY_BE_DELETED)"]
+    (m,) = doc(east(jl, "mirrors", "ls", "-j"))
+    assert (m["mirror_status"], m["mirror_topic_error"]) == ("FAILED",
+                                                             "SOURCE_TOPIC_MAY_BE_DELETED")

@@ -94,9 +94,10 @@ def create(m: MirrorState, topic: str, link: str, *, source_topic: str | None = 
     with m._schema.write() as conn:
         conn.execute(
             "INSERT INTO mirrors(topic, link, source_topic, status, status_time_ms, "
-            "created_ms, auto_created, start_spec, paused) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "created_ms, auto_created, start_spec, paused, source_topic_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (topic, link, source_topic, PAUSED if paused else ACTIVE, now, now,
-             int(auto_created), spec, int(paused)))
+             int(auto_created), spec, int(paused), stopic.topic_id))
         conn.executemany(
             "INSERT INTO mirror_partitions(topic, partition) VALUES (?, ?)",
             [(topic, p.partition) for p in stopic.partitions])

@@ -145,6 +145,10 @@ SCHEMA_STEPS: list[list[str]] = [
             PRIMARY KEY (link, grp, topic)
         ) WITHOUT ROWID""",
     ],
+    # The source topic's id when the mirror was made (KIP-516 topic ids): a source topic
+    # deleted and created again under its name is another topic, never copied on (NULL: made
+    # before this step, not checked).
+    ["ALTER TABLE mirrors ADD COLUMN source_topic_id TEXT"],
 ]
 
 # the source database's name on the destination connection while records or offsets are copied
@@ -396,3 +400,10 @@ def code_of(name: str) -> int:
     from .errors import ERROR_CODES
 
     return int(ERROR_CODES.get(name, -1))
+
+
+def source_replaced(row: tuple, sinfo: Any) -> bool:
+    """Whether the source topic of mirror ``row`` (``MirrorState._rows``) is another one than
+    the topic mirrored: deleted and created again under its name (its topic id changed; a
+    mirror made before ids were kept is not checked)."""
+    return bool(row[13]) and sinfo.topic_id != row[13]

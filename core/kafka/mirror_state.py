@@ -36,6 +36,7 @@ from .mirror_model import (
     PartitionLag,
     not_mirrored_message,
     now_ms,
+    source_replaced,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -84,8 +85,8 @@ class MirrorState:
     # -- reading ---------------------------------------------------------------------------
     def _rows(self, link: str | None = None, topic: str | None = None) -> list[tuple]:
         sql = ("SELECT topic, link, source_topic, status, error, status_time_ms, auto_created, "
-               "paused, pending, trouble_since_ms, stopped_seq, start_spec, started "
-               "FROM mirrors")
+               "paused, pending, trouble_since_ms, stopped_seq, start_spec, started, "
+               "source_topic_id FROM mirrors")
         cond, args = [], []
         if link is not None:
             cond.append("link = ?")
@@ -189,7 +190,9 @@ class MirrorState:
         try:
             sinfo = src.describe_topic(row[2])
             mine = len(self.kafka.describe_topic(row[0]).partitions)
-            if len(sinfo.partitions) < mine:
+            if source_replaced(row, sinfo):  # the topic mirrored was deleted
+                problem = SOURCE_TOPIC_MAY_BE_DELETED
+            elif len(sinfo.partitions) < mine:
                 problem = SOURCE_PARTITIONS_DECREASED
         except KafkaError:
             problem = SOURCE_TOPIC_MAY_BE_DELETED

@@ -29,6 +29,7 @@ from .mirror_model import (
     PENDING_STOPPED,
     LinkReport,
     now_ms,
+    source_replaced,
 )
 from .mirror_promote import finish_pending
 
@@ -125,12 +126,19 @@ def _trouble(src: Any, source_topic: str) -> str:
 
 def _readable(m: MirrorState, li: Any, src: Any, rows: list[tuple], rep: LinkReport
               ) -> list[tuple]:
-    """The ACTIVE mirror ``rows`` whose source topic the link may READ (source ACLs); the
-    others copy nothing from now on (reported; FAILED after the retry timeout,
-    :meth:`.mirror_state.MirrorState.refresh`)."""
+    """The ACTIVE mirror ``rows`` whose source topic the link may READ (source ACLs) and is
+    still the topic mirrored (its topic id); the others copy nothing from now on (reported;
+    FAILED after the retry timeout, :meth:`.mirror_state.MirrorState.refresh`)."""
     out = []
     for r in rows:
         why = link_read_denied(src.cluster, li.principal, r[2]) if li.principal else None
+        if why is None and r[13]:
+            try:
+                if source_replaced(r, src.describe_topic(r[2])):
+                    why = (f"source topic {r[2]} was deleted and created again (another "
+                           "topic id): its records are not copied into this mirror")
+            except KafkaError:
+                pass  # gone: the statuses say so (SOURCE_TOPIC_MAY_BE_DELETED)
         if why is None:
             out.append(r)
         else:
