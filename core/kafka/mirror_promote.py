@@ -334,6 +334,7 @@ def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool
     parts = _truncation(m, topic, stopped)
     if dry_run:
         return TruncateResult(topic, parts)
+    source_id = src.describe_topic(source_topic).topic_id  # the topic mirrored from now on
     t_id = m._topic_rowid(topic)
     now = now_ms(m.clock)
     with m._schema.write() as conn:
@@ -353,9 +354,10 @@ def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool
         conn.execute("DELETE FROM mirror_partitions WHERE topic = ?", (topic,))
         conn.execute(
             "INSERT INTO mirrors(topic, link, source_topic, status, status_time_ms, "
-            "created_ms, start_spec, started, paused) "
-            "VALUES (?, ?, ?, ?, ?, ?, 'earliest', 1, ?)",
-            (topic, link, source_topic, PAUSED if paused else ACTIVE, now, now, int(paused)))
+            "created_ms, start_spec, started, paused, source_topic_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, 'earliest', 1, ?, ?)",
+            (topic, link, source_topic, PAUSED if paused else ACTIVE, now, now, int(paused),
+             source_id))
         conn.executemany(
             "INSERT INTO mirror_partitions(topic, partition, last_fetch_offset) "
             "VALUES (?, ?, ?)",
