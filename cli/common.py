@@ -95,7 +95,8 @@ def open_backend(app: App, *, reads: bool | None = None) -> Backend:
 
     return core_open(app.target, app.data_dir, app.cluster, lambda: make_clock(),
                      create=lambda: not (app.reading or (reads_only(app.ctx) if reads is None
-                                                         else reads)),
+                                                         else reads)
+                                         or changes_nothing(app)),
                      on_step_error=lambda err: notice_step_error(app, err))
 
 
@@ -144,7 +145,7 @@ READ_GROUPS = frozenset({"check"})
 COPY_VERBS = frozenset({"replicate", "sync"})
 
 # Options that make any verb change nothing (``--dry-run``, ``--validate-only``): its data
-# directory creates nothing, not the default cluster, as a read verb's.
+# directory creates nothing, not the default cluster, as a read verb's (changes_nothing).
 CHANGES_NOTHING = ("dry_run", "validate_only")
 
 
@@ -153,11 +154,21 @@ def reads_only(ctx: Any) -> bool:
     objects it holds: :data:`COPY_VERBS`): it creates nothing."""
     if ctx is None:
         return False
-    if any(ctx.params.get(p) for p in CHANGES_NOTHING):
-        return True  # a dry run or validate-only request: it creates nothing either
     parent = ctx.parent
     return ctx.info_name in READ_VERBS or ctx.info_name in COPY_VERBS or (
         parent is not None and parent.info_name in READ_GROUPS)
+
+
+def changes_nothing(app: App) -> bool:
+    """A dry run or validate-only request (:data:`CHANGES_NOTHING`) on a data directory that
+    exists: it creates nothing there, not the default cluster, as a read. (On one that does
+    not exist yet it is made, so that the plan of a first `apply --dry-run` can be shown.)"""
+    ctx = app.ctx
+    if ctx is None or not any(ctx.params.get(p) for p in CHANGES_NOTHING):
+        return False
+    from pathlib import Path
+
+    return Path(app.data_dir).is_dir()
 
 
 def check_write_count(app: App, count: int, msg_bytes: int) -> None:

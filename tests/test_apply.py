@@ -123,6 +123,18 @@ def test_dry_run_changes_nothing(jl, tmp_path):
     assert not jl.data.exists() or not list(jl.data.iterdir())
 
 
+def test_a_dry_run_on_a_data_directory_not_made_yet_shows_the_plan(jl, tmp_path):
+    """A first `apply --dry-run` on a new machine: the plan against nothing, and nothing
+    made (neither the directory nor the default cluster)."""
+    fresh = tmp_path / "not-yet"
+    path = tmp_path / "t.toml"
+    path.write_text('[streams.ORDERS]\nsubjects = ["orders.>"]\n')
+    res = ok(jl("--data-dir", str(fresh), "apply", str(path), "--dry-run"))
+    assert res.stdout == ("Plan:\n  + create stream ORDERS in cluster local\n"
+                          "1 to create, 0 to update, 0 to delete, 0 unchanged\n")
+    assert not fresh.exists()
+
+
 def test_plan_with_every_kind_of_change(jl, tmp_path):
     ok(jl("apply", write(tmp_path, BASE)))
     changed = (BASE.replace('max_age = "30d"', 'max_age = "60d"')
