@@ -307,7 +307,9 @@ def _removed_by(js: Any, name: str, old: Any, new: Any) -> str:
     st = info.state
     if not st.messages:
         return ""
-    if new.retention == "interest" and old.retention != "interest" and not st.consumer_count:
+    from jetlink.core.config.stream import interest_keeps_none
+
+    if interest_keeps_none(old, new, st.consumer_count):
         return (f"retention interest with no consumer: the {output.comma(st.messages)} "
                 "stored go, as nobody is interested")
 

@@ -31,7 +31,7 @@ from . import limits as L
 from . import streams as S
 from .clock import Clock, SystemClock, format_rfc3339_nano
 from .config.codec import given_empty
-from .config.stream import StreamConfig
+from .config.stream import StreamConfig, interest_keeps_none
 from .errors import ApiError, JetlinkError, client_error, nats_error, not_found
 from .fanout import CoreFanout
 from .messages import PubAck, StoredMsg, StreamInfo, StreamState
@@ -268,10 +268,11 @@ class JetStream:
                 st.expire()
             if old.cfg.retention != "interest" and final.retention == "interest":
                 txn.flush()
-                if self.hooks.consumer_count(txn.conn, final.name):
-                    self.hooks.on_retention_changed(txn, final.name)
-                else:  # nobody is interested: nats-server 2.15.1 keeps none of them
+                if interest_keeps_none(old.cfg, final,
+                                       self.hooks.consumer_count(txn.conn, final.name)):
                     txn.stream(d).purge()
+                else:
+                    self.hooks.on_retention_changed(txn, final.name)
             txn.flush()
             return self._info(txn.conn, d, txn.now)
 

@@ -84,7 +84,7 @@ from .config.stream import StreamConfig, StreamSource
 from .errors import ApiError, JetlinkError, not_found
 from .jetstream import JetStream
 from .messages import StoredMsg, StreamInfo, format_rfc3339_nano
-from .subjects import SubjectFilter, overlaps
+from .subjects import SubjectFilter
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config.kv import KeyValueConfig, KVAggregateConfig, KVAggregateOrigin, KVMirrorConfig
@@ -769,11 +769,12 @@ class KeyValue:
 
 
 def _distinct_filters(patterns: list[str], whole: str) -> list[str]:
-    """``patterns`` as a consumer's filters: themselves when no two overlap (core/subjects.py
-    ``overlaps``, the server's ``SubjectsCollide``), else ``whole`` (the caller filters)."""
-    for i, a in enumerate(patterns):
-        if any(overlaps(a, b) for b in patterns[i + 1:]):
-            return [whole]
+    """``patterns`` as a consumer's filters: themselves when a consumer takes them
+    (core/config/consumer.py ``overlapping_filter``), else ``whole`` (the caller filters)."""
+    from .config.consumer import overlapping_filter
+
+    if any(overlapping_filter(patterns, i) for i in range(len(patterns))):
+        return [whole]
     return patterns
 
 

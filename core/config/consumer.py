@@ -32,7 +32,7 @@ import dataclasses
 import json
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -549,10 +549,15 @@ def _check_filters(cfg: ConsumerConfig) -> list[str]:
         where = "filter_subject" if cfg.filter_subject else f"filter_subjects[{i}]"
         if not is_valid_subject(subject):
             raise invalid_config("invalid subject", field=where)
-        for j, other in enumerate(filters):
-            if i != j and is_subset(subject, other):
-                raise nats_error("ConsumerOverlappingSubjectFilters", field=where)
+        if overlapping_filter(filters, i):
+            raise nats_error("ConsumerOverlappingSubjectFilters", field=where)
     return filters
+
+
+def overlapping_filter(filters: Sequence[str], i: int) -> bool:
+    """Whether filter ``i`` lies within another of ``filters``: a consumer refuses them
+    (ConsumerOverlappingSubjectFilters, 10138; nats-server's ``SubjectIsSubsetMatch``)."""
+    return any(j != i and is_subset(filters[i], other) for j, other in enumerate(filters))
 
 
 def _check_deliver_policy(cfg: ConsumerConfig, filters: list[str]) -> None:

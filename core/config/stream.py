@@ -212,6 +212,12 @@ class StreamConfig(_JsonMixin):
         return dataclasses.replace(self.copy(), **changes)
 
 
+def interest_keeps_none(old: StreamConfig, new: StreamConfig, consumers: int) -> bool:
+    """An update to interest retention of a stream with no consumer: nobody is interested,
+    so no stored message stays (nats-server 2.15.1 removes them all)."""
+    return old.retention != "interest" and new.retention == "interest" and not consumers
+
+
 def parse_time(text: str) -> datetime:
     """Parse an RFC3339 time (``Z`` or offset, optional fraction up to nanoseconds)."""
     t = text.strip()

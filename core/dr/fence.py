@@ -518,9 +518,9 @@ def sides_of(backend: Backend, clusters: Sequence[str] | None, verb: str, *, ste
                     f"be planned ({reason(err)}); repair it ('jetlink cluster check {name} "
                     "--repair'), or name the clusters to plan with --cluster",
                     field="cluster")
-        infos = infos + [_Unread(name) for name, _err in broken]
-        require_clusters(dd, infos, clusters)
-        infos = [i for i in infos if not isinstance(i, _Unread)]
+        unread = {name for name, _err in broken}  # known: not "not found" either
+        require_clusters(dd, infos, [c for c in clusters if c not in unread]
+                         if clusters is not None else None)
         sides = []
         for i in infos:
             if clusters is not None and i.name not in clusters:
@@ -529,7 +529,7 @@ def sides_of(backend: Backend, clusters: Sequence[str] | None, verb: str, *, ste
             if c.down:
                 continue  # a side that is down is a region, not where objects are taken
             sides.append(Side(i.name, i.name, "links" in c.table_names(), i.kind == "nats"))
-        return sides, [i.name for i in infos] + [name for name, _err in broken], dd
+        return sides, [i.name for i in infos] + sorted(unread), dd
 
     def server(js: Any) -> tuple[list[Side], list[str], Any]:
         label = str(backend.site(None).label)
@@ -537,13 +537,6 @@ def sides_of(backend: Backend, clusters: Sequence[str] | None, verb: str, *, ste
 
     found: tuple[list[Side], list[str], Any] = backend.either(data_dir=data_dir, server=server)
     return found
-
-
-@dataclass(frozen=True)
-class _Unread:
-    """A cluster of the data directory whose database cannot be used (``sides_of``)."""
-
-    name: str
 
 
 def region_names(regions: Sequence[str]) -> list[str]:

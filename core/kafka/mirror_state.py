@@ -169,6 +169,25 @@ class MirrorState:
         return [r[0] for r in self._rows(link) if not live_only or r[3] != STOPPED]
 
     # -- states ----------------------------------------------------------------------------
+    def source_problem(self, row: tuple, src: Any, principal: str | None = None) -> str | None:
+        """Why mirror ``row`` cannot copy from its source now (the mirror_topic_error it
+        fails with once ``cluster.link.retry.timeout.ms`` passed), None when it can: the
+        source topic gone, or another one under its name (its topic id), fewer partitions
+        than the mirror's, or not READable by the link's ``principal``."""
+        try:
+            sinfo = src.describe_topic(row[2])
+            mine = len(self.kafka.describe_topic(row[0]).partitions)
+            if source_replaced(row, sinfo):  # the topic mirrored was deleted
+                return SOURCE_TOPIC_MAY_BE_DELETED
+            if len(sinfo.partitions) < mine:
+                return SOURCE_PARTITIONS_DECREASED
+        except KafkaError:
+            return SOURCE_TOPIC_MAY_BE_DELETED
+        if principal is not None and link_read_denied(src.cluster, principal,
+                                                      row[2]) is not None:
+            return SOURCE_TOPIC_NOT_AUTHORIZED
+        return None
+
     def _target_status(self, row: tuple, link_state: str, src: Any, now: int,
                        retry_ms: int, principal: str | None = None
                        ) -> tuple[str, str, int | None]:
@@ -186,19 +205,7 @@ class MirrorState:
             return SOURCE_UNAVAILABLE, NO_ERROR, trouble
         if link_state == "FAILED":
             return LINK_FAILED, NO_ERROR, trouble
-        problem = None
-        try:
-            sinfo = src.describe_topic(row[2])
-            mine = len(self.kafka.describe_topic(row[0]).partitions)
-            if source_replaced(row, sinfo):  # the topic mirrored was deleted
-                problem = SOURCE_TOPIC_MAY_BE_DELETED
-            elif len(sinfo.partitions) < mine:
-                problem = SOURCE_PARTITIONS_DECREASED
-        except KafkaError:
-            problem = SOURCE_TOPIC_MAY_BE_DELETED
-        if problem is None and principal is not None and link_read_denied(
-                src.cluster, principal, row[2]) is not None:
-            problem = SOURCE_TOPIC_NOT_AUTHORIZED
+        problem = self.source_problem(row, src, principal)
         if problem is None:
             return ACTIVE, NO_ERROR, None
         since = trouble if trouble is not None else now

@@ -27,6 +27,8 @@ from .mirror_model import (
     NO_ERROR,
     PAUSED,
     PENDING_STOPPED,
+    SOURCE_PARTITIONS_DECREASED,
+    SOURCE_TOPIC_MAY_BE_DELETED,
     LinkReport,
     now_ms,
     source_replaced,
@@ -97,31 +99,28 @@ def step_link(m: MirrorState, li: Any, max_records: int | None) -> LinkReport:
             m.links.record_run(li.name, "ConsumerOffsetSync", now)
     rep.acls_synced, acl_errors = step_acl_sync(m, li, state, now)  # whatever its mirrors
     rep.errors += [f"ACL sync: {e}" for e in acl_errors]
+    named = {e.split(": ", 1)[0] for e in rep.errors}  # mirrors whose error is said already
     for r in m._rows(li.name):
         info = m._info(r, src)
         rep.lag += info.max_per_partition_mirror_lag
         # a mirror that copies nothing any more (FAILED), or will be once its source is gone
         # for the link's retry timeout, is the link's error: `replicate` exits 1 for it
-        if any(e.startswith(f"{r[0]}: ") for e in rep.errors):
+        if r[0] in named:
             continue
         if info.mirror_status == FAILED or info.mirror_topic_error != NO_ERROR:
             rep.errors.append(f"{r[0]}: mirror {info.mirror_status} "
                               f"({info.mirror_topic_error})")
         elif info.mirror_status == ACTIVE and r[9] is not None:  # inside the retry timeout
+            why = _TROUBLE.get(m.source_problem(r, src) or "", "source topic {} cannot be read")
             left = max(0, r[9] + li.config.retry_timeout_ms - now) // 1000
-            rep.errors.append(f"{r[0]}: {_trouble(src, r[2])}: the mirror fails in {left}s "
+            rep.errors.append(f"{r[0]}: {why.format(r[2])}: the mirror fails in {left}s "
                               "(cluster.link.retry.timeout.ms) unless it comes back")
     return rep
 
 
-def _trouble(src: Any, source_topic: str) -> str:
-    """What keeps an ACTIVE mirror from copying while its retry timeout runs (the statuses'
-    rules: core/kafka/mirror_state.py ``_target_status``)."""
-    try:
-        src.describe_topic(source_topic)
-    except KafkaError:
-        return f"source topic {source_topic} not found"
-    return f"source topic {source_topic} has fewer partitions"
+# an ACTIVE mirror's trouble inside the retry timeout (MirrorState.source_problem), as said
+_TROUBLE = {SOURCE_TOPIC_MAY_BE_DELETED: "source topic {} not found",
+            SOURCE_PARTITIONS_DECREASED: "source topic {} has fewer partitions"}
 
 
 def _readable(m: MirrorState, li: Any, src: Any, rows: list[tuple], rep: LinkReport
