@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import ENV_VARS, WAIT_TIMEOUT, doc, ok, wait_until
+from helpers import ENV_VARS, WAIT_TIMEOUT, data_dir_bytes, doc, ok, wait_until
 
 from jetlink.core.kafka.topics import Kafka
 from jetlink.core.store import DataDir
@@ -347,3 +347,18 @@ def test_a_refusal_after_the_first_call_says_what_was_stored(jl, engine):
         "(MESSAGE_TOO_LARGE 10): the first 10000 records were stored before it (each call "
         "of 10000 records is all or nothing): partition 0: offsets 0..9999\n"), r.stderr
     assert engine.describe_topic("t").partitions[0].log_end == 10_000
+
+
+def test_an_alteration_naming_a_key_twice_changes_nothing(jl):
+    """Refused as Kafka's incrementalAlterConfigs refuses it, before anything is written."""
+    ok(jl("topic", "create", "orders", "--config", "retention.ms=5000"))
+    ok(jl("cluster", "add", "west", "--kind", "kafka"))
+    ok(jl("links", "create", "L", "--source-cluster", "west"))
+    before = data_dir_bytes(jl.data)
+    for args in (["topic", "alter", "orders", "--config", "retention.ms=1000",
+                  "--delete-config", "retention.ms"],
+                 ["links", "alter", "L", "-c", "consumer.offset.sync.ms=444",
+                  "--delete-config", "consumer.offset.sync.ms"]):
+        r = jl(*args)
+        assert r.exit_code == 1 and "Error due to duplicate config keys : " in r.stderr
+    assert data_dir_bytes(jl.data) == before
