@@ -676,18 +676,30 @@ def ls(
     names: Annotated[
         bool, typer.Option("--names", "-n", help="Show just the bucket names.")
     ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="With BUCKET: a table of its keys' "
+                           "latest entries (created, delta, revision).")
+    ] = False,
+    display_value: Annotated[
+        bool, typer.Option("--display-value", help="With --verbose: show the values too.")
+    ] = False,
     json_output: JsonOption = False,
 ) -> None:
     """List the buckets (or the keys of one).
 
     Table of Bucket, Description, Created, Size, Values, Last Update (smallest first, as
     natscli); KV mirrors are listed under their own names. --names prints one name per
-    line. With BUCKET: its keys, as kv keys. With --json: the list of KVStatus documents
-    (with --names: the list of names).
+    line. With BUCKET: its keys, as kv keys; with -v/--verbose a table "Contents for
+    bucket" of Key, Created, Delta, Revision (and Value with --display-value). With --json:
+    the list of KVStatus documents (with --names: the list of names; with BUCKET: the keys,
+    with --verbose their latest Entry documents).
     """
     app = App.of(ctx)
     if bucket is not None:
-        _keys(app, bucket, filters or [])
+        if verbose:
+            _keys_verbose(app, bucket, filters or [], display_value)
+        else:
+            _keys(app, bucket, filters or [])
         return
     statuses = [s.to_json() for s in open_kv(app).statuses()]
     if names:
@@ -723,23 +735,52 @@ def render_ls(app: App, statuses: list[dict[str, Any]]) -> None:
     )
 
 
+OptionalKeyArg = Annotated[
+    str | None,
+    typer.Argument(metavar="[KEY]", help="Key to delete (without it: the whole bucket).",
+                   show_default=False),
+]
+
+
 @kv_app.command("rm")
 def rm(
     ctx: typer.Context,
     bucket: BucketArg,
-    force: Annotated[bool, force_option("Remove")] = False,
+    key: OptionalKeyArg = None,
+    force: Annotated[bool, force_option("Delete")] = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Remove a bucket or a KV mirror.
+    """Remove a bucket (or with KEY delete the key).
 
-    Asks for confirmation on a terminal; without one, -f/--force is required (exit status
-    2 otherwise). Prints nothing (as natscli); with --json: {"success": true}.
+    Removes a bucket or a KV mirror; with KEY, deletes the key as kv del does. natscli's kv
+    rm and kv del are one verb: with KEY a delete marker is stored (the key's history is
+    kept); without it the bucket goes, with its values. Asks for confirmation on
+    a terminal; without one, -f/--force is required (exit status 2 otherwise). Prints
+    nothing (as natscli); with --json: {"success": true} for a bucket, {"bucket", "key",
+    "revision", "operation": "DEL"} for a key.
     """
-    app = App.of(ctx)
-    kv = open_kv(app)
-    output.confirm(app, f"Delete bucket {bucket}?", force=force, action=f"delete bucket {bucket}")
-    kv.delete_bucket(bucket)
-    app.emit({"success": True}, human=_silent)
+    _delete(App.of(ctx), bucket, key, force)
+
+
+def _delete(app: App, bucket: str, key: str | None, force: bool) -> None:
+    """kv rm / kv del (natscli's deleteAction): the key's delete, or the bucket's removal."""
+    if key is None:
+        kv = open_kv(app)
+        output.confirm(app, f"Delete bucket {bucket}?", force=force,
+                       action=f"delete bucket {bucket}")
+        kv.delete_bucket(bucket)
+        app.emit({"success": True}, human=_silent)
+        return
+    handle = open_bucket(app, bucket)
+    output.confirm(
+        app,
+        f"Delete key {handle.name} > {key}?",
+        force=force,
+        action=f"delete key {key} of bucket {handle.name}",
+    )
+    with _fence_explained(handle):
+        revision = handle.delete(key)
+    app.emit(_written(handle.name, key, revision, "DEL"), human=_silent)
 
 
 def _silent(app: App, data: Any) -> None:
@@ -973,27 +1014,46 @@ def update(
 def delete(
     ctx: typer.Context,
     bucket: BucketArg,
-    key: KeyArg,
+    key: OptionalKeyArg = None,
     force: Annotated[bool, force_option("Delete")] = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Delete a key (its history is kept).
+    """Delete a key (without KEY: the bucket).
 
-    Stores a delete marker. Asks for confirmation on a terminal; without one, -f/--force is
+    With KEY: stores a delete marker. Without KEY: removes the bucket (natscli's kv del and
+    kv rm are one verb). Asks for confirmation on a terminal; without one, -f/--force is
     required. Prints nothing (as natscli); with --json: {"bucket", "key", "revision",
-    "operation": "DEL"}.
+    "operation": "DEL"}, or {"success": true} for a bucket.
+    """
+    _delete(App.of(ctx), bucket, key, force)
+
+
+@kv_app.command("compact")
+def compact(
+    ctx: typer.Context,
+    bucket: BucketArg,
+    force: Annotated[bool, force_option("Compact")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Reclaim the space of deleted keys.
+
+    natscli's kv compact (nats.go's PurgeDeletes): every key whose latest entry is a delete
+    or purge marker loses its history; the marker goes too when it is older than 30
+    minutes (a younger one stays, so watchers still see the key deleted). Asks for
+    confirmation on a terminal; without one, -f/--force is required. Prints nothing (as
+    natscli); with --json: {"success": true, "keys": keys compacted, "purged": messages
+    removed}.
     """
     app = App.of(ctx)
     handle = open_bucket(app, bucket)
     output.confirm(
         app,
-        f"Delete key {handle.name} > {key}?",
+        f"Purge all historic values and audit trails for deleted keys in bucket {handle.name}?",
         force=force,
-        action=f"delete key {key} of bucket {handle.name}",
+        action=f"compact bucket {handle.name}",
     )
-    with _fence_explained(handle):
-        revision = handle.delete(key)
-    app.emit(_written(handle.name, key, revision, "DEL"), human=_silent)
+    done = handle.purge_deletes()
+    app.emit({"success": True, **done}, human=_silent)
 
 
 @kv_app.command("purge")
@@ -1178,6 +1238,27 @@ def _keys(app: App, bucket: str, filters: list[str]) -> None:
     app.emit(found, human=human)
 
 
+def _keys_verbose(app: App, bucket: str, filters: list[str], values: bool) -> None:
+    """natscli's ``kv ls -v`` (displayKeyInfo): each key's latest entry."""
+    handle = open_bucket(app, bucket)
+    entries = handle.latest(filters)
+
+    def human(a: App, docs: list[dict[str, Any]]) -> None:
+        if not entries:
+            output.notice(a, "No keys found in bucket")
+            return
+        headers = ("Key", "Created", "Delta", "Revision", *(("Value",) if values else ()))
+        rows = []
+        for e in entries:
+            row = [e.key, output.local_ns(e.created), str(e.delta), str(e.revision)]
+            if values:
+                row.append(e.value.decode("utf-8", "backslashreplace"))
+            rows.append(row)
+        output.table(a, headers, rows, title=f"Contents for bucket '{handle.name}'")
+
+    app.emit([e.to_json() for e in entries], human=human)
+
+
 @kv_app.command("watch")
 def watch(
     ctx: typer.Context,
@@ -1193,11 +1274,16 @@ def watch(
     history: Annotated[
         bool, typer.Option("--history", help="Start with every stored revision, not the latest.")
     ] = False,
-    ignore_deletes: Annotated[
+    deletes: Annotated[
         bool,
         typer.Option(
-            "--ignore-deletes", "--no-deletes", help="Leave out deletes and purges."
+            "--deletes/--no-deletes", help="Include deletes and purges (--no-deletes: leave "
+            "them out)."
         ),
+    ] = True,
+    ignore_deletes: Annotated[
+        bool,
+        typer.Option("--ignore-deletes", help="Leave out deletes and purges (as --no-deletes)."),
     ] = False,
     meta_only: Annotated[
         bool, typer.Option("--meta-only", help="Leave out the values.")
@@ -1208,6 +1294,11 @@ def watch(
             "--updates-only", "--updates", help="Show only changes made from now on."
         ),
     ] = False,
+    revision: Annotated[
+        int | None,
+        _opt("--revision", metavar="REVISION", min=1, max=UINT64_MAX,
+             help="Start from this revision: every entry from it on (natscli's --revision)."),
+    ] = None,
     count: Annotated[
         int | None,
         _opt("--count", metavar="N", min=1, help="Stop after N entries."),
@@ -1225,9 +1316,10 @@ def watch(
     """Watch a bucket for changes.
 
     First the latest entry of every matching key (--history: every stored entry;
-    --updates-only: none), then the end of the initial data (always signalled, also for an
-    empty bucket: "End of initial data" on stderr), then every change as it is stored,
-    until --count N entries, --timeout DURATION without one, or Ctrl-C (exit status 130).
+    --updates-only: none; --revision N: every entry from revision N on), then the end of the
+    initial data (always signalled, also for an empty bucket: "End of initial data" on
+    stderr), then every change as it is stored, until --count N entries, --timeout
+    DURATION without one, or Ctrl-C (exit status 130).
     Lines as natscli: [TIME] PUT BUCKET > KEY: VALUE, [TIME] DELETE BUCKET > KEY.
 
     With --json: JSON lines, one Entry per line, and {"end_of_initial_data": true} when the
@@ -1245,9 +1337,10 @@ def watch(
     watcher = handle.watch(
         list(keys or []),
         include_history=history,
-        ignore_deletes=ignore_deletes,
+        ignore_deletes=ignore_deletes or not deletes,
         meta_only=meta_only,
         updates_only=updates_only,
+        revision=revision or 0,
     )
     received = 0
     try:

@@ -90,6 +90,37 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("bench", "Measure the engine's hot paths."),
     "demo": ("demo", "Run the disaster-recovery drill, narrated."),
 }
+# natscli's aliases (fisk's Alias()) of the verbs jetlink has: group -> alias -> command
+# ("" is the root). They resolve like the command's own name, are left out of the command
+# lists and completion, and each group's help names them (``_alias_help``).
+ALIASES: dict[str, dict[str, str]] = {
+    "": {"str": "stream", "st": "stream", "ms": "stream", "s": "stream",
+         "con": "consumer", "obs": "consumer", "c": "consumer",
+         "srv": "server", "sys": "server", "system": "server", "ctx": "context"},
+    "stream": {"create": "add", "new": "add", "list": "ls", "l": "ls", "nfo": "info",
+               "i": "info", "update": "edit", "delete": "rm", "del": "rm", "cp": "copy",
+               "subj": "subjects"},
+    "consumer": {"create": "add", "new": "add", "update": "edit", "list": "ls",
+                 "nfo": "info", "delete": "rm", "del": "rm"},
+    "kv": {"new": "add", "view": "info", "list": "ls"},
+    "context": {"create": "add", "save": "add", "list": "ls", "l": "ls", "remove": "rm",
+                "switch": "select", "set": "select", "v": "info", "view": "info"},
+}
+
+
+def _alias_help(group: str) -> str:
+    """The paragraph of a group's help naming its aliases (``ALIASES``), e.g. ``Aliases
+    (natscli's): jetlink kv ...: none; add: new; ...``."""
+    by: dict[str, list[str]] = {}
+    for alias, command in ALIASES.get(group, {}).items():
+        by.setdefault(command, []).append(alias)
+    parts = [f"{c}: {', '.join(a)}" for c, a in by.items()]
+    own = [alias for alias, command in ALIASES[""].items() if command == group]
+    if own:
+        parts.insert(0, f"{group}: {', '.join(own)}")
+    return "Aliases (natscli's): " + "; ".join(parts) + "." if parts else ""
+
+
 # ctx.meta key: the arguments after the global options (JetlinkGroup.invoke records them).
 ARGS_KEY = "jetlink.args"
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(m for m, _ in COMMANDS.values()))
@@ -114,6 +145,8 @@ class JetlinkGroup(TyperGroup):
         return [*self.lazy, *eager]
 
     def get_command(self, ctx: Any, name: str) -> Any:
+        if name not in self.commands and name not in self.lazy:
+            name = ALIASES[""].get(name, name)
         if name not in self.commands and name in self.lazy:
             self.commands[name] = _load_command(name, self.lazy[name])
         return super().get_command(ctx, name)
@@ -177,7 +210,7 @@ def _load_command(name: str, module: str) -> Any:
     sub = next((g.typer_instance for g in holder.registered_groups
                 if g.name == name and g.typer_instance is not None), None)
     if sub is None or not sub.registered_commands:
-        return get_group(holder).commands[name]
+        return _named(get_group(holder).commands[name], name)
     infos = {(info.name or get_command_name(info.callback.__name__)): info
              for info in sub.registered_commands if info.callback is not None}
     if len(infos) != len(sub.registered_commands):  # pragma: no cover - typer refuses them
@@ -192,8 +225,16 @@ def _load_command(name: str, module: str) -> Any:
         return get_command_from_info(info, pretty_exceptions_short=holder.pretty_exceptions_short,
                                      rich_markup_mode=holder.rich_markup_mode)
 
-    group.commands = _LazyCommands(group.commands, infos, build)
-    return group
+    group.commands = _LazyCommands(group.commands, infos, build, ALIASES.get(name))
+    return _named(group, name)
+
+
+def _named(command: Any, name: str) -> Any:
+    """``command`` with its natscli aliases named at the end of its help (``_alias_help``)."""
+    named = _alias_help(name)
+    if named:
+        command.help = f"{command.help}\n\n{named}"
+    return command
 
 
 class _LazyCommands(dict):  # type: ignore[type-arg]
@@ -205,8 +246,9 @@ class _LazyCommands(dict):  # type: ignore[type-arg]
     verbs (docs/benchmarks.md, start-up)."""
 
     def __init__(self, built: dict[str, Any], infos: dict[str, Any],
-                 build: Callable[[Any], Any]) -> None:
+                 build: Callable[[Any], Any], aliases: dict[str, str] | None = None) -> None:
         super().__init__(built)
+        self._aliases = aliases or {}  # natscli's names for commands (ALIASES), for get only
         self._infos = dict(infos)
         self._order = [*infos, *(n for n in built if n not in infos)]
         self._build = build
@@ -234,7 +276,12 @@ class _LazyCommands(dict):  # type: ignore[type-arg]
         return dict.__getitem__(self, name)
 
     def get(self, name: Any, default: Any = None) -> Any:
+        """The command ``name``, or the one it is an alias of (click looks commands up
+        with ``get``; listing them never shows an alias)."""
         self._load(name)
+        if not dict.__contains__(self, name) and name in self._aliases:
+            name = self._aliases[name]
+            self._load(name)
         return dict.get(self, name, default)
 
     def __contains__(self, name: object) -> bool:

@@ -12,8 +12,8 @@ are the KV rules. Entry points:
   ``open(name)`` -> :class:`KeyValue`; :func:`kv_statuses` (the same from StreamInfos read
   already).
 - :class:`KeyValue`: ``put``, ``put_many`` (one transaction, like pipelined puts), ``create``,
-  ``update``, ``delete``, ``purge``, ``get``, ``history``, ``keys``, ``watch``, ``revert``,
-  ``status``.
+  ``update``, ``delete``, ``purge``, ``purge_deletes``, ``get``, ``history``, ``keys``,
+  ``watch``, ``revert``, ``status``.
 - :class:`Entry` (``to_json``: ``{"bucket", "key", "value" (base64), "revision", "created",
   "delta", "operation"}``), :class:`KVStatus`, :class:`Watcher`, :data:`END_OF_INITIAL_DATA`.
 
@@ -50,12 +50,16 @@ Operations (ADR-8):
   Purge read as PURGE, Remove as DEL) are 404/10037 ``key not found``. ``get`` has delta 0.
 - ``history``: every stored entry of the key, oldest first, delta = the entries after it.
 - ``keys(filters)``: last message per subject, keys whose latest entry is a PUT, sorted;
-  filters are NATS wildcards over keys.
+  filters are NATS wildcards over keys. ``latest(filters)``: the same keys' entries.
 - ``watch``: an ordered consumer's view: first the latest entry of every matching key
-  (``include_history``: every entry; ``updates_only``: none), each with delta = the initial
-  entries still to come, then :data:`END_OF_INITIAL_DATA` (always, also for an empty bucket),
-  then every new entry as it is stored (delta 0). ``ignore_deletes`` drops DEL and PURGE
-  entries; ``meta_only`` drops values.
+  (``include_history``: every entry; ``updates_only``: none; ``revision``: every entry from
+  that revision on, whatever else was asked: nats.go's ResumeFromRevision), each with delta =
+  the initial entries still to come, then :data:`END_OF_INITIAL_DATA` (always, also for an
+  empty bucket; first with ``updates_only``), then every new entry as it is stored (delta
+  0). ``ignore_deletes`` drops DEL and PURGE entries; ``meta_only`` drops values.
+- ``purge_deletes`` (natscli's ``kv compact``, nats.go's PurgeDeletes): every key whose
+  latest entry is a DEL or PURGE loses its history, its marker too once older than 30
+  minutes.
 
 Errors are the server's ApiErrors where the server decides (10071, 10037, 10059, 10166 ...)
 and :class:`ReadOnlyBucketError` (a JetlinkError) for writes to a read-only handle.
@@ -112,6 +116,8 @@ MARKER_REASON = "Nats-Marker-Reason"
 EXPECTED_LAST_SUBJECT_SEQ = "Nats-Expected-Last-Subject-Sequence"
 ROLLUP = "Nats-Rollup"
 MSG_TTL = "Nats-TTL"
+# nats.go's kvDefaultPurgeDeletesMarkerThreshold: PurgeDeletes keeps younger markers.
+PURGE_DELETES_MARKER_AGE_NS = 30 * 60 * 1_000_000_000
 
 
 class ReadOnlyBucketError(JetlinkError):
@@ -674,6 +680,26 @@ class KeyValue:
             hdrs[MSG_TTL] = format_duration(ttl)
         return self._publish(key, b"", hdrs)
 
+    def purge_deletes(self, older_than_ns: int = PURGE_DELETES_MARKER_AGE_NS
+                      ) -> dict[str, int]:
+        """nats.go's ``PurgeDeletes`` (natscli's ``kv compact``): every key whose latest entry
+        is a DEL or PURGE loses its history; its marker goes too when it is older than
+        ``older_than_ns`` (nats.go's DeleteMarkersOlderThan, 30 minutes by default; 0 or
+        less: every marker goes), else it is kept (a subject purge keeping one). Returns
+        ``{"keys": keys compacted, "purged": messages removed}``."""
+        self._writable()
+        js = self.js
+        limit = None
+        if older_than_ns > 0:
+            limit = self._kv.clock.now_ns() - older_than_ns
+        markers = [m for m in self._last_per_subject([self.prefix + ">"])
+                   if operation_of(m.hdr) != PUT]
+        purged = 0
+        for msg in markers:
+            keep = 1 if limit is not None and msg.ts > limit else None
+            purged += js.purge_stream(self.stream, subject=msg.subject, keep=keep)
+        return {"keys": len(markers), "purged": purged}
+
     def revert(self, key: str, revision: int) -> int:
         """Put the value the key had at ``revision`` again; the new revision. As natscli's
         ``kv revert``: refused for a key with one entry ("history=1"), and written as an
@@ -734,12 +760,15 @@ class KeyValue:
 
     def keys(self, filters: Sequence[str] = ()) -> list[str]:
         """The keys whose latest entry is a PUT, sorted; ``filters`` are key wildcards."""
+        return [e.key for e in self.latest(filters)]
+
+    def latest(self, filters: Sequence[str] = ()) -> list[Entry]:
+        """The latest entry of every key whose latest entry is a PUT (as ``get`` gives
+        it, delta 0), sorted by key; ``filters`` are key wildcards."""
         pats = [self._filter_subject(f) for f in filters] or [self.prefix + ">"]
-        out = []
-        for msg in self._last_per_subject(pats):
-            if operation_of(msg.hdr) == PUT:
-                out.append(msg.subject[len(self.prefix):])
-        return sorted(out)
+        out = [self._entry(msg) for msg in self._last_per_subject(pats)
+               if operation_of(msg.hdr) == PUT]
+        return sorted(out, key=lambda e: e.key)
 
     def _last_per_subject(self, patterns: Sequence[str]) -> list[StoredMsg]:
         """The latest message of every subject matching ``patterns``, in sequence order."""
@@ -755,17 +784,20 @@ class KeyValue:
 
     def watch(self, keys: Sequence[str] | str = (), *, include_history: bool = False,
               ignore_deletes: bool = False, meta_only: bool = False,
-              updates_only: bool = False) -> Watcher:
-        """A watcher over ``keys`` (key wildcards; none: the whole bucket)."""
+              updates_only: bool = False, revision: int = 0) -> Watcher:
+        """A watcher over ``keys`` (key wildcards; none: the whole bucket); ``revision``:
+        nats.go's ResumeFromRevision (every entry from that revision on)."""
         if isinstance(keys, str):
             keys = [keys] if keys else []
         if include_history and updates_only:
             raise JetlinkError("a watcher can not both include history and send only updates",
                                field="updates_only")
         pats = [self._filter_subject(k) for k in keys] or [self.prefix + ">"]
+        if revision < 0:
+            raise JetlinkError(f"revision {revision} is not a sequence number", field="revision")
         return Watcher(self, pats, include_history=include_history,
                        ignore_deletes=ignore_deletes, meta_only=meta_only,
-                       updates_only=updates_only)
+                       updates_only=updates_only, revision=revision)
 
 
 def _distinct_filters(patterns: list[str], whole: str) -> list[str]:
@@ -784,7 +816,8 @@ class Watcher:
     passes with nothing new. Iterating yields the same until :meth:`stop`."""
 
     def __init__(self, kv: KeyValue, patterns: list[str], *, include_history: bool,
-                 ignore_deletes: bool, meta_only: bool, updates_only: bool) -> None:
+                 ignore_deletes: bool, meta_only: bool, updates_only: bool,
+                 revision: int = 0) -> None:
         self._kv = kv
         self._flt = SubjectFilter(patterns)
         self._patterns = patterns
@@ -799,15 +832,21 @@ class Watcher:
                 raise bucket_not_found(kv.name) from None
             raise
         initial: list[StoredMsg] = []
-        if include_history:
+        if revision:  # a start sequence: it decides, whatever else was asked (nats.go)
+            initial = [m for m in kv.js.messages(kv.stream, start_seq=revision)
+                       if m.seq <= self._cursor and self._flt.matches(m.subject)]
+        elif include_history:
             initial = [m for m in kv.js.messages(kv.stream, start_seq=1)
                        if m.seq <= self._cursor and self._flt.matches(m.subject)]
         elif not updates_only:
             initial = [m for m in kv._last_per_subject(patterns) if m.seq <= self._cursor]
+        if updates_only:  # done at once (nats.go), even when a revision brings entries
+            self._queue.append(END_OF_INITIAL_DATA)
         n = len(initial)
         for i, msg in enumerate(initial):
             self._offer(msg, n - 1 - i)
-        self._queue.append(END_OF_INITIAL_DATA)
+        if not updates_only:
+            self._queue.append(END_OF_INITIAL_DATA)
         # what is stored from now on (the engine polls its store; a live server pushes). A
         # server refuses a consumer's filters that overlap (10138): such keys are watched
         # through the whole bucket's subjects, the entries taken by the keys' filter here.

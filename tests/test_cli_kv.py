@@ -204,6 +204,102 @@ def test_rm_destroys_the_bucket(jl):
     }
 
 
+def test_rm_and_del_are_one_verb_as_natscli(jl):
+    """natscli's kv del and kv rm (its alias): with KEY a delete marker, without it the
+    bucket goes."""
+    cfg_bucket(jl)
+    assert doc(jl("kv", "rm", "CFG", "app.color", "-f", "-j")) == {
+        "bucket": "CFG", "key": "app.color", "revision": 3, "operation": "DEL"}
+    refused = jl("kv", "del", "CFG")
+    assert (refused.exit_code, refused.stderr) == (
+        2, "jetlink: error: no terminal to confirm on: pass -f/--force to delete bucket CFG\n")
+    assert ok(jl("kv", "ls", "--names")).stdout == "CFG\n"
+    result = ok(jl("kv", "del", "CFG", "-f"))
+    assert (result.stdout, result.stderr) == ("", "")
+    assert ok(jl("kv", "ls", "--names")).stdout == ""
+
+
+def test_aliases_resolve_as_natscli_and_are_named_in_help(jl):
+    ok(jl("kv", "new", "CFG", "--history", "2"))
+    ok(jl("kv", "put", "CFG", "k", "v"))
+    assert ok(jl("kv", "list", "--names")).stdout == "CFG\n"
+    assert doc(jl("kv", "view", "CFG", "-j"))["bucket"] == "CFG"
+    assert ok(jl("str", "list", "--names")).stdout == "KV_CFG\n"
+    assert doc(jl("s", "nfo", "KV_CFG", "-j"))["config"]["name"] == "KV_CFG"
+    assert ok(jl("ctx", "list")).exit_code == 0
+    help_text = ok(jl("kv", "--help")).stdout
+    assert "Aliases (natscli's): add: new; info: view; ls: list." in help_text
+    assert "Aliases (natscli's): stream: str, st, ms, s; add: create, new;" in ok(
+        jl("stream", "--help")).stdout
+    assert "  new " not in help_text  # listed as aliases, not as commands
+    unknown = jl("kv", "lst")
+    assert unknown.exit_code == 2 and "No such command 'lst'" in unknown.stderr
+
+
+def test_ls_verbose_shows_each_keys_latest_entry(jl):
+    cfg_bucket(jl)
+    ok(jl("kv", "put", "CFG", "gone", "x"))
+    ok(jl("kv", "del", "CFG", "gone", "-f"))
+    assert ok(jl("kv", "ls", "CFG", "-v")).stdout == table(
+        "Contents for bucket 'CFG'",
+        "╭───────────┬─────────────────────┬───────┬──────────╮",
+        "│ Key       │ Created             │ Delta │ Revision │",
+        "├───────────┼─────────────────────┼───────┼──────────┤",
+        "│ app.color │ 2026-01-01 00:00:01 │ 0     │ 2        │",
+        "╰───────────┴─────────────────────┴───────┴──────────╯",
+    )
+    assert ok(jl("kv", "ls", "CFG", "-v", "--display-value")).stdout.splitlines()[4] == (
+        "│ app.color │ 2026-01-01 00:00:01 │ 0     │ 2        │ green │")
+    assert doc(jl("kv", "ls", "CFG", "-v", "-j")) == [{
+        "bucket": "CFG", "key": "app.color", "value": "Z3JlZW4=", "revision": 2,
+        "created": "2026-01-01T00:00:01Z", "delta": 0, "operation": "PUT"}]
+    ok(jl("kv", "add", "EMPTY"))
+    empty = ok(jl("kv", "ls", "EMPTY", "-v"))
+    assert (empty.stdout, empty.stderr) == ("", "No keys found in bucket\n")
+
+
+def test_compact_purges_deleted_keys_keeping_young_markers(jl):
+    """nats.go's PurgeDeletes: deleted keys lose their history; a marker older than 30
+    minutes goes too, a younger one stays."""
+    cfg_bucket(jl)  # app.color: revs 1, 2
+    ok(jl("kv", "put", "CFG", "old", "1"))  # rev 3
+    ok(jl("kv", "del", "CFG", "old", "-f"))  # rev 4, at T0 + 1s
+    jl.clock.advance(31 * 60 * SECOND)
+    ok(jl("kv", "put", "CFG", "young", "1"))  # rev 5
+    ok(jl("kv", "purge", "CFG", "young", "-f"))  # rev 6 (the purge leaves its marker)
+    ok(jl("kv", "put", "CFG", "young2", "a"))  # rev 7
+    ok(jl("kv", "put", "CFG", "young2", "b"))  # rev 8
+    ok(jl("kv", "del", "CFG", "young2", "-f"))  # rev 9
+    refused = jl("kv", "compact", "CFG")
+    assert (refused.exit_code, refused.stderr) == (2, "jetlink: error: no terminal to confirm "
+                                                      "on: pass -f/--force to compact bucket CFG\n")
+    before = doc(jl("kv", "info", "CFG", "-j"))["stream_info"]["state"]["messages"]
+    assert before == 8  # (the purge of young removed rev 5)
+    # old: revs 3 and 4 go; young: its marker stays; young2: revs 7 and 8 go, 9 stays
+    assert doc(jl("kv", "compact", "CFG", "-f", "-j")) == {
+        "success": True, "keys": 3, "purged": 4}
+    state = doc(jl("kv", "info", "CFG", "-j"))["stream_info"]["state"]
+    assert state["messages"] == 4  # app.color x2, young's marker, young2's marker
+    assert [e["revision"] for e in doc(jl("kv", "history", "CFG", "young2", "-j"))] == [9]
+    assert [e["revision"] for e in doc(jl("kv", "history", "CFG", "young", "-j"))] == [6]
+    assert jl("kv", "history", "CFG", "old").exit_code == 1  # history and marker gone
+    assert ok(jl("kv", "compact", "CFG", "-f")).stdout == ""
+
+
+def test_watch_from_a_revision_and_without_deletes(jl):
+    cfg_bucket(jl)
+    ok(jl("kv", "put", "CFG", "other", "x"))
+    ok(jl("kv", "del", "CFG", "other", "-f"))
+    lines = [json.loads(x) for x in ok(jl("kv", "watch", "CFG", "--revision", "2", "--count",
+                                          "3", "-j")).stdout.splitlines()]
+    assert [(e.get("revision"), e.get("delta")) for e in lines] == [(2, 2), (3, 1), (4, 0)]
+    seen = ok(jl("kv", "watch", "CFG", "--history", "--no-deletes", "--timeout", "100ms", "-j"))
+    assert [json.loads(x).get("operation") for x in seen.stdout.splitlines()] == [
+        "PUT", "PUT", "PUT", None]
+    assert ok(jl("kv", "watch", "CFG", "--history", "--deletes", "--timeout", "100ms",
+                 "-j")).stdout.count('"DEL"') == 1
+
+
 # -- keys: put / get / history / keys / del / purge / create / update / revert ---------------------
 
 

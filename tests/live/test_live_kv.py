@@ -72,6 +72,26 @@ def test_keys_with_filters(kv):
     assert doc(kv("kv", "keys", "K", "app.*", "-j")) == ["app.a", "app.b"]
 
 
+def test_compact_ls_verbose_and_watch_from_a_revision(kv, live):
+    """natscli's kv compact (PurgeDeletes: young markers stay), kv ls -v and kv watch
+    --revision on a real server."""
+    ok(kv("kv", "add", "C", "--history", "5"))
+    ok(kv("kv", "put", "C", "a", "1"))
+    ok(kv("kv", "put", "C", "b", "1"))
+    ok(kv("kv", "put", "C", "b", "2"))
+    ok(kv("kv", "rm", "C", "b", "-f"))  # natscli's rm with a key: a delete marker (rev 4)
+    entries = doc(kv("kv", "ls", "C", "-v", "-j"))
+    assert [(e["key"], e["revision"], e["delta"]) for e in entries] == [("a", 1, 0)]
+    watched = [json.loads(x) for x in ok(kv("kv", "watch", "C", "--revision", "3",
+                                            "--count", "2", "-j")).stdout.splitlines()]
+    assert [(e.get("revision"), e.get("operation")) for e in watched] == [
+        (3, "PUT"), (4, "DEL")]
+    assert doc(kv("kv", "compact", "C", "-f", "-j")) == {"success": True, "keys": 1,
+                                                         "purged": 2}
+    assert [h["revision"] for h in doc(kv("kv", "history", "C", "b", "-j"))] == [4]
+    assert live.client().stream_info("KV_C")["state"]["messages"] == 2
+
+
 def test_watch_initial_data_then_updates(kv, live):
     ok(kv("kv", "add", "W"))
     ok(kv("kv", "put", "W", "a", "1"))
