@@ -77,16 +77,22 @@ def _store(app: App, *, remote: bool = False) -> Any:
 
 def _resources(topics: list[str] | None, groups: list[str] | None, cluster: bool,
                txns: list[str] | None, *, required: bool,
-               cluster_flag: str = "--kafka-cluster") -> list[tuple[str, str]]:
+               cluster_flag: str = "--kafka-cluster", tokens: list[str] | None = None,
+               users: list[str] | None = None, missing: str | None = None
+               ) -> list[tuple[str, str]]:
+    """The (resource type, name) pairs of the resource flags; ``required``: none is a usage
+    error (``missing``: its text)."""
     from jetlink.core.kafka.acls import CLUSTER_NAME
 
     out = [("TOPIC", t) for t in topics or []] + [("GROUP", g) for g in groups or []]
     out += [("TRANSACTIONAL_ID", t) for t in txns or []]
     if cluster:
         out.append(("CLUSTER", CLUSTER_NAME))
+    out += [("DELEGATION_TOKEN", t) for t in tokens or []]
+    out += [("USER", u) for u in users or []]
     if required and not out:
-        raise common.usage(f"give a resource: --topic, --group, {cluster_flag} or "
-                           "--transactional-id")
+        raise common.usage(missing or f"give a resource: --topic, --group, {cluster_flag} or "
+                                      "--transactional-id")
     return out
 
 
@@ -337,6 +343,13 @@ def kafka_acls(
     cluster_res: Annotated[bool, typer.Option(
         "--cluster", help="The cluster resource (kafka-cluster).")] = False,
     transactional_id: TxnOpt = None,
+    delegation_token: Annotated[list[str] | None, typer.Option(
+        "--delegation-token", metavar="ID", show_default=False,
+        help="A delegation token (* every token). Repeatable.")] = None,
+    user_principal: Annotated[list[str] | None, typer.Option(
+        "--user-principal", metavar="P", show_default=False,
+        help="A user principal as the resource (for CreateTokens / DescribeTokens). "
+        "Repeatable.")] = None,
     pattern_type: Annotated[str, typer.Option(
         "--resource-pattern-type", metavar="TYPE",
         help="literal (default), prefixed, match or any (the last two with --list and "
@@ -353,6 +366,9 @@ def kafka_acls(
         help="Selects the cluster when it (or its host) names a cluster of the data "
         "directory (a change is refused when it names none and no cluster is named "
         "otherwise).")] = None,
+    bootstrap_controller: Annotated[str | None, typer.Option(
+        "--bootstrap-controller", metavar="HOST:PORT", show_default=False,
+        help="As --bootstrap-server (kafka-acls takes one of the two).")] = None,
     command_config: Annotated[str | None, typer.Option(
         "--command-config", metavar="FILE", show_default=False,
         help="Accepted and ignored.")] = None,
@@ -364,11 +380,18 @@ def kafka_acls(
     / --consumer, and the resources), --remove (the same, or every ACL of the resources),
     --list (every ACL, or the resources' and --principal's). Prints what kafka-acls prints.
     """
-    from jetlink.cli.kafka_tools import one_action, select_cluster
+    from jetlink.cli.kafka_tools import select_cluster
     from jetlink.core.kafka.acls import AclFilter, parse_principal
 
     app = App.of(ctx)
-    action = one_action("kafka-acls", {"--add": add_, "--remove": remove, "--list": list_})
+    if bootstrap_server is not None and bootstrap_controller is not None:
+        raise common.usage("Only one of --bootstrap-server or --bootstrap-controller must be "
+                           "specified")
+    actions = [flag for flag, on in (("--add", add_), ("--remove", remove), ("--list", list_))
+               if on]
+    if len(actions) != 1:  # AclCommand checkArgs' text
+        raise common.usage("Command must include exactly one action: --list, --add, --remove.")
+    action = actions[0]
     given = {flag for flag, on in (
         ("--list", list_), ("--producer", producer), ("--consumer", consumer),
         ("--allow-host", allow_host), ("--allow-principal", allow_principal),
@@ -381,21 +404,26 @@ def kafka_acls(
         raise common.usage(f"A '--resource-pattern-type' value of "
                            f"'{pattern_type.strip().upper()}' is not valid when adding acls.")
     app.reading = action == "--list"
-    select_cluster(app, bootstrap_server, command_config)
+    if bootstrap_controller is not None:
+        select_cluster(app, bootstrap_controller, command_config, flag="--bootstrap-controller")
+    else:
+        select_cluster(app, bootstrap_server, command_config)
     # Every option is checked before the cluster is asked (kafka-acls checks its arguments
     # before the broker answers, SECURITY_DISABLED included). As AclCommand: names,
     # principals and hosts trimmed; the cluster resource only with the literal pattern type.
     topic = [t.strip() for t in topic or []] or None
     group = [g.strip() for g in group or []] or None
+    tokens = [t.strip() for t in delegation_token or []] or None
+    users = [u.strip() for u in user_principal or []] or None
     literal = pattern_type.strip().upper() == "LITERAL"
-    if cluster_res and not literal and not (topic or group or transactional_id) \
-            and action != "--list":
+    others = topic or group or transactional_id or tokens or users
+    if cluster_res and not literal and not others and action != "--list":
         raise common.usage(f"--cluster is the cluster resource kafka-cluster, a literal "
                            f"name: with --resource-pattern-type {pattern_type} it is no "
-                           "resource (You must provide at least one resource: --topic, "
-                           "--group, --cluster or --transactional-id)")
+                           f"resource ({_NO_RESOURCE})")
     resources = _resources(topic, group, cluster_res and literal, transactional_id,
-                           required=action != "--list", cluster_flag="--cluster")
+                           required=action != "--list", cluster_flag="--cluster",
+                           tokens=tokens, users=users, missing=_NO_RESOURCE)
     if action == "--list":
         filters = [AclFilter.make(rt, name, pattern_type) for rt, name in resources] or \
             [AclFilter.make(None, None, "any")]
@@ -404,13 +432,21 @@ def kafka_acls(
         _kafka_list(app, store, filters, names)
         return
     entries = _entries(allow_principal, deny_principal, allow_host, deny_host)
-    per_resource = _wanted_ops(resources, operation, producer, consumer, idempotent)
+    # AclCommand validateOperation checks the operations of the entries made: with no
+    # principal there are none (--remove then removes every ACL of the resources)
+    per_resource = _wanted_ops(resources, operation, producer, consumer, idempotent,
+                               check=bool(entries))
     if action == "--add":
         plan = _add_plan(per_resource, entries, pattern_type)
         _kafka_add(app, _enforcing(app), plan)
     else:
         filters = _remove_filters(per_resource, entries, pattern_type)
         _kafka_remove(app, _enforcing(app), filters, force)
+
+
+# AclCommand getResourceFilter's text when no resource is given
+_NO_RESOURCE = ("You must provide at least one resource: --topic <topic> or --cluster or "
+                "--group <group> or --delegation-token <Delegation Token ID>")
 
 
 def _check_kafka_acls_args(given: set[str]) -> None:
@@ -426,7 +462,9 @@ def _check_kafka_acls_args(given: set[str]) -> None:
     for used, others in excluded:
         for other in others:
             if used in given and other in given:
-                raise common.usage(f'Option "{used}" can\'t be used with option "{other}"')
+                # joptsimple names an option [list] (CommandLineUtils checkInvalidArgs)
+                raise common.usage(f'Option "[{used[2:]}]" can\'t be used with option '
+                                   f'"[{other[2:]}]"')
     if "--principal" in given and "--list" not in given:
         raise common.usage("The --principal option is only available if --list is set")
     if "--producer" in given and "--topic" not in given:
@@ -461,16 +499,18 @@ def _entries(allow_p: list[str] | None, deny_p: list[str] | None, allow_h: list[
 
 
 def _wanted_ops(resources: list[tuple[str, str]], operation: list[str] | None,
-                producer: bool, consumer: bool, idempotent: bool
+                producer: bool, consumer: bool, idempotent: bool, *, check: bool = True
                 ) -> dict[tuple[str, str], list[str]]:
-    """The operations per resource: --operation on each, or the --producer / --consumer
-    shortcuts (kafka-acls AclCommand's sets)."""
+    """The operations per resource: --operation on each (``check``: each one the resource
+    type takes), or the --producer / --consumer shortcuts (kafka-acls AclCommand's sets;
+    the cluster's IDEMPOTENT_WRITE of --idempotent is on the literal kafka-cluster whatever
+    --resource-pattern-type says: ``pattern_for``)."""
     from jetlink.core.kafka.acls import CLUSTER_NAME, check_operation, operation_of
 
     if not (producer or consumer):
         wanted = {r: [operation_of(o) for o in operation or ["All"]] for r in resources}
         for (rt, _name), ops in wanted.items():  # AclCommand validateOperation
-            for op in ops:
+            for op in ops if check else ():
                 check_operation(rt, op)
         return wanted
     out: dict[tuple[str, str], list[str]] = {}
@@ -500,9 +540,15 @@ def _add_plan(per_resource: dict[tuple[str, str], list[str]],
         raise common.usage("You must specify one of: --allow-principal, --deny-principal when "
                            "trying to add ACLs.")
     pt = pattern_type_of(pattern_type)
-    return [[AclBinding.make(rt, name, pt, p, h, op, perm)
+    return [[AclBinding.make(rt, name, pattern_for(rt, pt), p, h, op, perm)
              for p, h, perm in entries for op in ops]
             for (rt, name), ops in per_resource.items()]
+
+
+def pattern_for(resource_type: str, pattern_type: str) -> str:
+    """The pattern type kafka-acls gives a resource: the one asked for, but LITERAL for the
+    cluster (AclCommand's CLUSTER_RESOURCE_FILTER: kafka-cluster is one literal name)."""
+    return "LITERAL" if resource_type == "CLUSTER" else pattern_type
 
 
 def _remove_filters(per_resource: dict[tuple[str, str], list[str]],
@@ -513,11 +559,12 @@ def _remove_filters(per_resource: dict[tuple[str, str], list[str]],
 
     filters = []
     for (rt, name), ops in per_resource.items():
+        pt = pattern_for(rt, pattern_type)
         if entries:
-            filters += [AclFilter.make(rt, name, pattern_type, p, h, op, perm)
+            filters += [AclFilter.make(rt, name, pt, p, h, op, perm)
                         for p, h, perm in entries for op in ops]
         else:
-            filters.append(AclFilter.make(rt, name, pattern_type))
+            filters.append(AclFilter.make(rt, name, pt))
     return filters
 
 

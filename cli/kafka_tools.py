@@ -76,7 +76,8 @@ def split_pairs(values: list[str] | None) -> list[str]:
     return [p.strip() for value in values or [] for p in _PAIR_SPLIT.split(value) if p.strip()]
 
 
-def select_cluster(app: App, bootstrap_server: str | None, command_config: str | None) -> None:
+def select_cluster(app: App, bootstrap_server: str | None, command_config: str | None, *,
+                   flag: str = "--bootstrap-server") -> None:
     """``--bootstrap-server`` names the cluster when a cluster of the data directory has its
     value (or its first server's host) as name; one notice on stderr either way. One that
     names no cluster, without ``--cluster``, is refused for a change (``app.reading``
@@ -95,26 +96,26 @@ def select_cluster(app: App, bootstrap_server: str | None, command_config: str |
             close = did_you_mean(host, common.data_dir(app).cluster_names())
     if chosen is not None:
         common.address_cluster(app, chosen)
-        output.notice(app, f"jetlink: notice: --bootstrap-server {bootstrap_server} selects "
-                           f"cluster {chosen}; --bootstrap-server and --command-config are "
+        output.notice(app, f"jetlink: notice: {flag} {bootstrap_server} selects "
+                           f"cluster {chosen}; {flag} and --command-config are "
                            "otherwise ignored")
     elif close is not None and not given:
         # a host one typo away from a cluster's name: answering for the default cluster
         # would be a wrong answer to a runbook line, not a rehearsal of it
-        raise usage(f"--bootstrap-server {bootstrap_server}: no cluster of the data directory "
+        raise usage(f"{flag} {bootstrap_server}: no cluster of the data directory "
                     f"is named {host!r} (its host selects the cluster); {close} "
                     "(or give --cluster NAME)")
     elif bootstrap_server and not given and not app.reading:
         # a change meant for the broker a runbook line names is not made on the default
         # cluster: the real tool would have failed to connect
-        raise usage(f"--bootstrap-server {bootstrap_server}: no cluster of the data directory "
+        raise usage(f"{flag} {bootstrap_server}: no cluster of the data directory "
                     f"is named {host!r} (its host selects the cluster); give --cluster NAME "
                     f"to change cluster {app.cluster}")
     else:
         why = given or "the default: no --cluster"
         hint = f" ({close})" if close else ""
         output.notice(app, f"jetlink: notice: cluster {app.cluster} ({why}); "
-                           f"--bootstrap-server{hint} and --command-config are ignored")
+                           f"{flag}{hint} and --command-config are ignored")
 
 
 def _cluster_named(app: App) -> str | None:

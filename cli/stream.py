@@ -394,6 +394,17 @@ def info(
     app.emit(doc, human=lambda a, d: render_info(a, d, state_only=state))
 
 
+@stream_app.command("state")
+def state_(ctx: typer.Context, name: StreamArg, json_output: JsonOption = False) -> None:
+    """Show only a stream's state.
+
+    As stream info --state (natscli's stream state): "State for Stream NAME", its cluster,
+    mirror or sources and state sections. With --json: the StreamInfo, as stream info
+    --json.
+    """
+    info(ctx, name, state=True, json_output=json_output)
+
+
 _STORAGE = {"file": "File", "memory": "Memory"}
 _RETENTION = {"limits": "Limits", "interest": "Interest", "workqueue": "WorkQueue"}
 _DISCARD = {"old": "Old", "new": "New"}

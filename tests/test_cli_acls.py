@@ -68,6 +68,49 @@ def test_producer_and_consumer_shortcuts(kw):
         in r.stderr
 
 
+def test_idempotent_writes_the_literal_cluster_acl_whatever_the_pattern_type(kw):
+    """AclCommand's CLUSTER_RESOURCE_FILTER: --producer --idempotent with prefixed topics
+    adds (and removes) IDEMPOTENT_WRITE on the literal kafka-cluster."""
+    args = ("--allow-principal", "User:app", "--producer", "--idempotent", "--topic", "Test-",
+            "--resource-pattern-type", "prefixed")
+    r = ok(kw("kafka-acls", "--add", *args))
+    assert ("Adding ACLs for resource `ResourcePattern(resourceType=CLUSTER, "
+            "name=kafka-cluster, patternType=LITERAL)`: ") in r.stdout.splitlines()
+    got = sorted((x["resource_type"], x["pattern_type"], x["operation"])
+                 for x in doc(kw("acls", "ls", "-j"))["data"])
+    assert got == [("CLUSTER", "LITERAL", "IDEMPOTENT_WRITE"), ("TOPIC", "PREFIXED", "CREATE"),
+                   ("TOPIC", "PREFIXED", "DESCRIBE"), ("TOPIC", "PREFIXED", "WRITE")]
+    ok(kw("kafka-acls", "--remove", "--force", *args))
+    assert doc(kw("acls", "ls", "-j"))["data"] == []
+
+
+def test_delegation_tokens_and_user_principals_are_resources(kw):
+    ok(kw("kafka-acls", "--add", "--delegation-token", "token1", "--allow-principal", "User:a",
+          "--operation", "Describe"))
+    ok(kw("kafka-acls", "--add", "--user-principal", "User:test-user1", "--allow-principal",
+          "User:a", "--operation", "CreateTokens", "--operation", "DescribeTokens"))
+    r = ok(kw("kafka-acls", "--list", "--user-principal", "User:test-user1"))
+    assert r.stdout.splitlines()[0] == ("Current ACLs for resource `ResourcePattern("
+                                        "resourceType=USER, name=User:test-user1, "
+                                        "patternType=LITERAL)`:")
+    got = sorted((x["resource_type"], x["resource_name"], x["operation"])
+                 for x in doc(kw("kafka-acls", "--list", "--bootstrap-controller", "kw:9093",
+                                 "--delegation-token", "token1", "-j"))["data"])
+    assert got == [("DELEGATION_TOKEN", "token1", "DESCRIBE")]
+    bad = kw("kafka-acls", "--add", "--delegation-token", "t", "--allow-principal", "User:a",
+             "--operation", "Read")
+    assert bad.exit_code == 2 and ("ResourceType DELEGATION_TOKEN only supports operations "
+                                   "[ALL, DESCRIBE]") in bad.stderr
+
+
+def test_remove_without_a_principal_removes_every_acl_whatever_the_operation(kw):
+    """AclCommand validateOperation checks the entries it makes: none without a principal."""
+    ok(kw("kafka-acls", "--add", "--allow-principal", "User:a", "--operation", "Alter",
+          "--cluster"))
+    ok(kw("kafka-acls", "--remove", "--force", "--cluster", "--operation", "Read"))
+    assert doc(kw("acls", "ls", "-j"))["data"] == []
+
+
 def test_acls_check_says_why(kw):
     ok(kw("acls", "add", "--principal", "User:alice", "--operation", "read", "--topic",
           "orders"))
@@ -151,8 +194,13 @@ def test_the_authorizer_is_changed_later(jl):
     (["kafka-acls", "--add", "--operation", "Read", "--topic", "orders"],
      "jetlink: error: You must specify one of: --allow-principal, --deny-principal when trying "
      "to add ACLs."),
-    (["kafka-acls", "--add", "--list"], "jetlink: error: kafka-acls: give only one action, not "
-                                        "--add and --list"),
+    (["kafka-acls", "--add", "--list"], "jetlink: error: Command must include exactly one "
+                                        "action: --list, --add, --remove."),
+    (["kafka-acls", "--topic", "orders"], "jetlink: error: Command must include exactly one "
+                                          "action: --list, --add, --remove."),
+    (["kafka-acls", "--list", "--bootstrap-server", "kw:9092", "--bootstrap-controller",
+      "kw:9093"], "jetlink: error: Only one of --bootstrap-server or --bootstrap-controller "
+                  "must be specified"),
     (["kafka-acls", "--add", "--allow-principal", "User:a", "--topic", "orders",
       "--resource-pattern-type", "match"],
      "jetlink: error: A '--resource-pattern-type' value of 'MATCH' is not valid when adding "
@@ -169,19 +217,19 @@ def test_the_authorizer_is_changed_later(jl):
      "--cluster or --transactional-id option should be specified."),
     (["kafka-acls", "--add", "--allow-principal", "User:c", "--producer", "--topic", "orders",
       "--operation", "Read"],
-     'jetlink: error: Option "--producer" can\'t be used with option "--operation"'),
+     'jetlink: error: Option "[producer]" can\'t be used with option "[operation]"'),
     (["kafka-acls", "--add", "--deny-principal", "User:c", "--consumer", "--topic", "orders",
       "--group", "g"],
-     'jetlink: error: Option "--consumer" can\'t be used with option "--deny-principal"'),
+     'jetlink: error: Option "[consumer]" can\'t be used with option "[deny-principal]"'),
     (["kafka-acls", "--add", "--allow-principal", "User:c", "--idempotent", "--topic",
       "orders", "--operation", "Write"],
      "jetlink: error: The --idempotent option is only available if --producer is set"),
     (["kafka-acls", "--add", "--allow-principal", "User:c", "--principal", "User:c", "--topic",
       "orders"], "jetlink: error: The --principal option is only available if --list is set"),
     (["kafka-acls", "--list", "--allow-principal", "User:c", "--topic", "orders"],
-     'jetlink: error: Option "--list" can\'t be used with option "--allow-principal"'),
+     'jetlink: error: Option "[list]" can\'t be used with option "[allow-principal]"'),
     (["kafka-acls", "--list", "--producer"],
-     'jetlink: error: Option "--list" can\'t be used with option "--producer"'),
+     'jetlink: error: Option "[list]" can\'t be used with option "[producer]"'),
     (["kafka-acls", "--add", "--allow-principal", "User:x", "--operation", "Alter", "--cluster",
       "--resource-pattern-type", "prefixed"],
      "jetlink: error: --cluster is the cluster resource kafka-cluster, a literal name: with "
@@ -228,7 +276,8 @@ def test_hostile_input_is_one_line_and_changes_nothing(kw, args, message):
     (["--add", "--allow-principal", "User:a", "--operation", "Reed", "--topic", "orders"],
      "operation 'Reed' is not one of ALL, READ,"),
     (["--add", "--allow-principal", "User:a", "--operation", "Read"],
-     "give a resource: --topic, --group, --cluster or --transactional-id"),
+     "You must provide at least one resource: --topic <topic> or --cluster or --group <group> "
+     "or --delegation-token <Delegation Token ID>"),
     (["--add", "--operation", "Read", "--topic", "orders"],
      "You must specify one of: --allow-principal, --deny-principal when trying to add ACLs."),
     (["--add", "--allow-principal", "User:a", "--topic", "orders", "--resource-pattern-type",

@@ -662,6 +662,8 @@ def test_info_human_is_natscli_layout(jl):
     state = ok(jl("stream", "info", "ORDERS", "--state")).stdout
     assert state.startswith("State for Stream ORDERS created 2026-01-01 00:00:00\n\nState:\n\n")
     assert "Messages: 3\n" in state and "Options" not in state
+    assert ok(jl("stream", "state", "ORDERS")).stdout == state  # natscli's verb for it
+    assert doc(jl("stream", "state", "ORDERS", "-j")) == doc(jl("stream", "info", "ORDERS", "-j"))
 
 
 def test_info_json_is_stream_info(jl):
