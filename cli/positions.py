@@ -109,11 +109,18 @@ def sync(
             results = sync_positions(site, store, mirrors or ())
         else:
             try:
+                if site is None or store is None:  # after a failed pass: connected anew
+                    site, store = common.open_site(app), common.open_positions(app)
                 results = sync_positions(site, store, mirrors or ())
             except Exception as err:  # noqa: BLE001 - retried when it passes, else raised
                 said = retries.failed(err)
                 if said:
                     output.notice(app, f"jetlink: warning: positions sync failed: {said}")
+                # A connection never reconnects by itself (core/live/client.py): the next
+                # pass opens the server (or the data directory) again, so a server that
+                # restarted is followed again (core/retry.py).
+                common.backend(app).close(step=False)
+                site = store = None
                 passes += 1
                 if count is not None and passes >= count:
                     raise

@@ -331,6 +331,11 @@ class Watch:
             failure = f"check failed: {type(err).__name__}: {err}"
         else:
             readiness, failure = found, "; ".join(found.failures)
+        if failure:
+            # A live connection never reconnects by itself (core/live/client.py): after a
+            # check that failed (the server addressed may have restarted) the next one
+            # connects anew, so a server that came back is watched again.
+            self.backend.close(step=False)
         if self._checks == 0 and self.regions:
             self.check_regions(readiness, failure)
         rows = [] if readiness is None else self._within(readiness.mirrors)

@@ -61,3 +61,23 @@ def test_live_watch_exports_the_mirror_and_fences_a_returned_origin_once(
         assert w.stop(signal.SIGTERM) == 0
     finally:
         w.kill()
+
+
+def test_a_watch_connects_again_after_the_server_restarts(live):
+    """A failed check closes the backend's connection (which never reconnects by itself):
+    the next check connects anew, so a restarted server is watched again."""
+    from jetlink.core.backend import LiveBackend
+    from jetlink.core.dr.watch import Watch
+    from jetlink.core.live.target import ServerTarget
+
+    backend = LiveBackend(ServerTarget((live.url,)))
+    w = Watch(backend)
+    try:
+        assert w.check().failure == ""
+        live.restart()
+        failed = w.check()
+        assert "lost the connection" in failed.failure, failed.failure
+        again = w.check()
+        assert again.failure == "", again.failure
+    finally:
+        backend.close()

@@ -295,3 +295,40 @@ def test_a_failover_rerun_applies_the_subjects_given(east):
     finally:
         d.hub.restart()
         d.wait_ready()
+
+
+def test_positions_sync_follow_connects_again_after_the_server_restarts(east, monkeypatch):
+    """A follow loop's connection never reconnects by itself: after the addressed server
+    restarted, the next pass connects anew and the loop says it follows again."""
+    d = east.domains
+    c = d.client()
+    c.stream_create({"name": "PAY", "subjects": ["pay.>"], "storage": "memory"},
+                    domain="west")
+    c.js_publish("pay.x", b"1")
+    c.stream_create({"name": "PAY_EAST", "mirror": {"name": "PAY",
+                                                    "external": {"api": "$JS.west.API"}},
+                     "storage": "file"}, domain="east")
+    wait_until(lambda: c.stream_info("PAY_EAST", domain="east")["state"]["last_seq"] >= 1,
+               message="the mirror caught up")
+    _consumer(c, "billing", 1, stream="PAY")
+    restarted = []
+
+    def pause(seconds):
+        if not restarted:  # between the first and the second pass: east goes down and back
+            d.leaf.restart()
+            d.wait_ready()
+            restarted.append(True)
+
+    monkeypatch.setattr("jetlink.cli.positions.sleep", pause)
+    try:
+        r = east("positions", "sync", "--follow", "--count", "3", "--interval", "1s",
+                 "-j", "PAY_EAST")
+        assert r.exit_code == 0, (r.stdout, r.stderr)
+        lines = [json.loads(x) for x in r.stdout.splitlines()]
+        assert [m["status"] for line in lines for m in line["mirrors"]] == ["synced", "synced"]
+        assert "positions sync failed: " in r.stderr and "lost the connection" in r.stderr
+        assert r.stderr.rstrip().endswith("the last pass succeeded: following again")
+    finally:
+        for name in ("PAY_EAST",):
+            c.api(f"STREAM.DELETE.{name}", {}, domain="east")
+        c.api("STREAM.DELETE.PAY", {}, domain="west")
