@@ -253,3 +253,35 @@ def test_a_misspelt_side_is_named_not_silently_empty(returned, args, status, lin
     assert r.exit_code == status
     assert line + "\n" in (r.stdout + r.stderr)
     assert data_dir_bytes(returned.data) == before
+
+
+def test_apply_and_export_keep_the_fence(returned, tmp_path):
+    """A topology file declaring the fenced origin as it was is no change: apply keeps the
+    fence (and says so); a change to another field is made with the fence kept and the
+    file's subjects recorded; export writes the stream as declared, not fenced."""
+    ok(returned("dr", "fence", "--from", "west", "-f"))
+    exported = ok(returned("export", "--cluster", "west")).stdout
+    assert "$JETLINK" not in exported and "fenced" not in exported
+    path = tmp_path / "west.toml"
+    path.write_text(exported)
+    plan = doc(returned("apply", str(path), "--dry-run", "-j"))["plan"]
+    assert plan["changes"] == [] and plan["unchanged"] == 3
+    assert sorted(w["description"] for w in plan["warnings"] if w["field"] == "subjects") == [
+        "kv CONFIG in cluster west is fenced by jetlink dr fence (it failed over): apply "
+        "keeps the fence, its subjects stay off until jetlink dr failback --switch gives "
+        "them back",
+        "stream ORDERS in cluster west is fenced by jetlink dr fence (it failed over): apply "
+        "keeps the fence, its subjects stay off until jetlink dr failback --switch gives "
+        "them back"]
+    ok(returned("apply", str(path)))
+    r = west(returned, "pub", "orders.new", "three")
+    assert r.exit_code == 1 and "is fenced by jetlink dr fence" in r.stderr
+    # another field changed: made, the fence kept
+    assert '[streams.ORDERS]\ncluster = "west"\n' in exported
+    path.write_text(exported.replace('[streams.ORDERS]\ncluster = "west"\n',
+                                      '[streams.ORDERS]\ncluster = "west"\nmax_msgs = 1000\n'))
+    ok(returned("apply", str(path)))
+    cfg = doc(west(returned, "stream", "info", "ORDERS", "-j"))["config"]
+    assert (cfg["subjects"], cfg["max_msgs"]) == (["$JETLINK.fenced.ORDERS"], 1000)
+    assert json.loads(cfg["metadata"]["jetlink.fenced_subjects"]) == ["orders.>"]
+    assert "Split brain" not in ok(east(returned, "dr", "check")).stdout

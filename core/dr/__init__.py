@@ -13,7 +13,8 @@
   saved, the old origin a mirror of the promoted stream, then the switch back).
 - core/dr/fence.py: :func:`plan_fence`, ``dr fence --from REGION`` (the old origins of a
   returned region stop taking writes, their subjects recorded for failback), and the split
-  brain ``dr check`` reports (``returned_origin``) and ``failover`` warns of.
+  brain ``dr check`` reports (``returned_origin``) and ``failover`` warns of; the fenced
+  configuration's rule itself is core/dr/fencing.py (read by the topology planner too).
 - core/dr/region.py: :func:`plan_region`, ``dr failover|failback --from REGION`` (every
   mirror of a region as one plan over the per-object rules above, journalled in the
   ``JETLINK_REGIONS`` bucket, resumable).

@@ -33,7 +33,6 @@ One implementation over core/dr/rules.py's ``Site`` (``origin``, ``side``) and t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -41,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from ..config.stream import StreamConfig
 from ..errors import JetlinkError, UsageError, did_you_mean
 from ..monitor.result import reason
+from .fencing import FENCE_KEY, fence_subject, fenced_subjects, with_fence, without_fence
 from .rules import _was_mirror, one_line, require_clusters
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,35 +50,11 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["FENCE_KEY", "FenceItem", "FencePlan", "FenceReport", "OriginReturn",
            "fence_subject", "fenced_subjects", "plan_fence", "region_names", "region_of",
            "returned_origin",
-           "return_warning", "unfenced_config"]
-
-#: the metadata key of a fenced stream: the subjects it had (a JSON list)
-FENCE_KEY = "jetlink.fenced_subjects"
+           "return_warning", "unfenced_config", "with_fence", "without_fence"]
 
 #: what a fence does to a stream of the object, for the reports
 FENCED, ALREADY, UNREACHABLE, REFUSED, FAILED, TO_FENCE = (
     "fenced", "already fenced", "unreachable", "refused", "failed", "to fence")
-
-
-def fence_subject(stream: str) -> str:
-    """The one subject of a fenced stream: nobody publishes there, and it is the stream's
-    own (a stream name is one token), so fenced streams never overlap."""
-    return f"$JETLINK.fenced.{stream}"
-
-
-def fenced_subjects(cfg: StreamConfig) -> list[str] | None:
-    """The subjects a fenced stream had (None: not fenced: no record, or subjects other
-    than :func:`fence_subject` since)."""
-    text = (cfg.metadata or {}).get(FENCE_KEY)
-    if not text or list(cfg.subjects) != [fence_subject(cfg.name)]:
-        return None
-    try:
-        found = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(found, list) or not all(isinstance(s, str) for s in found):
-        return None
-    return found
 
 
 def fence_hint(configs: Iterable[StreamConfig], subject: str) -> str | None:
@@ -368,9 +344,7 @@ def _fence(item: FenceItem) -> None:
     had recorded in :data:`FENCE_KEY` (one stream update)."""
     p, cfg = item._promoted, item._config
     assert p is not None and cfg is not None
-    new = cfg.copy()
-    new.metadata = {**(cfg.metadata or {}), FENCE_KEY: json.dumps(list(cfg.subjects))}
-    new.subjects = [fence_subject(cfg.name)]
+    new = with_fence(cfg)
     try:
         _facts, ojs = p.site.origin(p.was, p.last, count_pending=False)
         if ojs is None:

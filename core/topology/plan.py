@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..dr.fencing import fenced_subjects, with_fence
 from ..errors import JetlinkError
 from .checks import validate_topology
 from .export import object_table, stream_table, stream_table_defaults
@@ -329,8 +330,19 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
             diff = _diff(object_table(cur), object_table(obj))
         change = Change("update" if diff else "unchanged", obj.kind, obj.cluster, obj.name,
                         diff, obj=obj, current=cur)
+        stored = current_streams.get((obj.cluster, obj.name)) if obj.kind in NATS_KINDS \
+            else None
+        fenced = stored is not None and fenced_subjects(stored) is not None
         if diff and obj.kind in NATS_KINDS and obj.config is not None:
             change.config = _declared(obj)
+            if fenced:  # the update keeps the fence; the declared subjects are recorded
+                change.config = with_fence(change.config)
+        if fenced:
+            warnings.append(Problem(
+                obj.file, obj.label, "subjects", 0,
+                f"{obj.label} in cluster {obj.cluster} is fenced by jetlink dr fence (it failed "
+                "over): apply keeps the fence, its subjects stay off until jetlink dr "
+                "failback --switch gives them back"))
         if diff:
             _check_update(change, current_streams, problems,
                           single_server=clusters.single_server)
