@@ -675,3 +675,28 @@ def test_a_side_that_cannot_be_read_is_refused_the_failed_region_may_be_damaged(
     r = region("--cluster", "north", "dr", "fence", "--from", "east", "--dry-run")
     assert r.exit_code == 2 and "no region named" not in r.stderr
     assert {p.name: p.read_bytes() for p in region.data.iterdir() if p.is_file()} == before
+
+
+def test_the_default_tail_the_plan_names_is_the_one_written(region, tmp_path, monkeypatch):
+    """Without --tail each tail goes to ./failback-<stream>-<time>: the time is the plan's,
+    so the path the plan shows is the one the run writes, however long the run takes."""
+    import jetlink.core.dr.region as R
+
+    ok(east(region, "dr", "failover", "--from", "west", "-f"))
+    ok(region("cluster", "up", "west"))
+    ok(west(region, "pub", "orders.west", "w1"))  # the divergent tail
+    ok(east(region, "dr", "fence", "--from", "west", "-f"))
+    monkeypatch.chdir(tmp_path)
+    real = R._failback
+
+    def later(*args, **kw):  # each object's failback runs a while after the plan
+        region.clock.advance(5 * SECOND)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(R, "_failback", later)
+    done = doc(east(region, "dr", "failback", "--from", "west", "-f", "-j"))
+    o = next(o for o in done["objects"] if o["name"] == "ORDERS_EAST")
+    planned = o["plan"]["tail"]["path"]
+    assert planned.startswith(str(tmp_path / "failback-ORDERS-"))
+    written = [p.name for p in tmp_path.iterdir() if p.name.startswith("failback-")]
+    assert written == [planned.rsplit("/", 1)[1]]

@@ -441,13 +441,15 @@ class _Grew(Exception):
 # --- failback -----------------------------------------------------------------------------------
 def failback(site: Site, stream: str, *, tail: str | None = None, switch: bool = False,
              dry_run: bool = False, kind: str = "stream", timeout: float = 30.0,
-             on_step: Callable[[Step], None] | None = None) -> FailbackReport:
+             on_step: Callable[[Step], None] | None = None,
+             tail_at: int | None = None) -> FailbackReport:
     """Fail back the promoted stream ``stream`` of ``site`` (this module's opening has the
     steps). ``tail``: the dataset directory of the divergent tail (default
     :func:`default_tail`; a run resumed keeps the one recorded first). ``switch``: also
     switch back once the old origin caught up. ``kind``: "kv" for a bucket's stream (the
     words only). ``timeout``: seconds a live mirror is waited for. ``on_step``: called
-    after each step done (the CLI's progress)."""
+    after each step done (the CLI's progress). ``tail_at``: the time the default tail's
+    name carries (a plan shown before the run names the dataset the run writes)."""
     js = site.js
     store = FailbackStore(site.kv())
     rec = store.read(stream)
@@ -476,7 +478,8 @@ def failback(site: Site, stream: str, *, tail: str | None = None, switch: bool =
                             {"stream": origin_name, facts.kind: facts.cluster,
                              "reachable": True},
                             last, dry_run, switch, resumed=rec is not None)
-    run = _Run(site, osite, stream, origin_name, report, store, dry_run, timeout, on_step)
+    run = _Run(site, osite, stream, origin_name, report, store, dry_run, timeout, on_step,
+               tail_at=tail_at)
     _record_plan(run, rec, info, mirror_doc, tail)  # step "record"
     planned = False
     if run.rec["phase"] == "mirror":
@@ -509,6 +512,7 @@ class _Run:
     timeout: float
     on_step: Callable[[Step], None] | None
     rec: dict[str, Any] = field(default_factory=dict)
+    tail_at: int | None = None  # the default tail's time (None: now)
 
     def done(self, name: str, detail: str = "") -> None:
         """Step ``name`` done (planned, in a dry run): reported, shown, the test seam."""
@@ -588,7 +592,8 @@ def _record_plan(run: _Run, rec: dict[str, Any] | None, info: Any,
         assert info is not None
         run.rec = {"stream": stream, "kind": report.kind, "mirror": mirror_doc,
                    "promoted_last_seq": last, "origin": report.origin, "phase": "mirror",
-                   "tail": {"path": _abs(tail) if tail else default_tail(run.origin_name, now),
+                   "tail": {"path": _abs(tail) if tail else
+                            default_tail(run.origin_name, run.tail_at or now),
                             "from_seq": last + 1},
                    "stream_config": _cfg_doc(info.config)}
         path_from = "given" if tail else "default"

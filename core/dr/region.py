@@ -655,7 +655,8 @@ def _failback(backend: Backend, o: RegionObject, options: dict[str, Any]) -> dic
     from .failback import failback
 
     report = failback(backend.site(o.cluster), o.stream, tail=_tail_of(o, options),
-                      switch=bool(options.get("switch")), kind=o.kind)
+                      switch=bool(options.get("switch")), kind=o.kind,
+                      tail_at=options.get("_tail_at"))
     doc: dict[str, Any] = report.to_json()
     if not report.complete:
         raise JetlinkError(f"{o.kind} {o.shown}: the failback stopped at "
@@ -766,7 +767,7 @@ def _failback_plan(backend: Backend, objects: list[RegionObject],
             try:
                 dry = failback(backend.site(o.cluster), o.stream, tail=_tail_of(o, options),
                                switch=bool(options.get("switch")), dry_run=True,
-                               kind=o.kind)
+                               kind=o.kind, tail_at=options.get("_tail_at"))
             except UsageError as err:
                 o.state, o.detail = REFUSED, one_line(err)
             except JetlinkError as err:
@@ -907,7 +908,9 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
     options: dict[str, Any] = {"no_consumers": no_consumers, "skip": list(skip),
                                "skip_unready": skip_unready, "fence": fence}
     if action == FAILBACK:
-        options = {"tail": tail, "switch": switch, "skip": list(skip)}
+        # one time for every default tail's name: the plan shown names what the run writes
+        options = {"tail": tail, "switch": switch, "skip": list(skip),
+                   "_tail_at": clock.now_ns()}
         objects = _failback_plan(backend, objects, journals, options)
     _no_object(wanted, seen, objects, sides, action, dd is not None)
     _dependencies(objects, infos)
