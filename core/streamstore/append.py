@@ -386,6 +386,14 @@ class StreamAppend(StreamOverlay):
         rollup = ""
         incr: int | None = None
         only_id = False
+        if not sourced:
+            # nats-server 2.15.1 refuses a client message over max_msg_size (its headers and
+            # payload as published) before any header rule: an oversized duplicate, a wrong
+            # expected sequence or a disabled Nats-TTL is answered 10054 (the sizes are
+            # checked again below, as stored: a counter's value, a TTL header rewritten)
+            refused = _size_refusal(d.max_msg_size, len(hdr) if hdr else 0, len(data))
+            if refused is not None:
+                return refused
         if hdr:
             if fv is None:
                 fv = H.first_values(hdr)
