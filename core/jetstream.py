@@ -64,8 +64,10 @@ def _config_doc(cfg: StreamConfig) -> str:
     """The stored JSON of a config (lists given empty are kept, as Go keeps them)."""
     doc = cfg.to_json()
     for name in given_empty(cfg):
-        if name not in doc:
-            value = getattr(cfg, name, None)
+        value = getattr(cfg, name, None)
+        # (a list or map: an empty object given for a struct, such as a placement the
+        # checks dropped, is not kept)
+        if name not in doc and isinstance(value, (list, dict)):
             doc[name] = {} if isinstance(value, dict) else []
     return json.dumps(doc, separators=(",", ":"))
 
@@ -270,7 +272,9 @@ class JetStream:
                 txn.flush()
                 if interest_keeps_none(old.cfg, final,
                                        self.hooks.consumer_count(txn.conn, final.name)):
-                    txn.stream(d).purge()
+                    st = txn.stream(d)
+                    if st.msgs:  # (an empty stream keeps its sequences: 0 when never written)
+                        st.purge()
                 else:
                     self.hooks.on_retention_changed(txn, final.name)
             txn.flush()

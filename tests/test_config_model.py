@@ -121,6 +121,12 @@ def test_compression_must_be_none_or_s2():
         10025, "invalid JSON: unknown compression algorithm")
 
 
+@pytest.mark.parametrize(("given", "read"), [("NEW", "new"), ("Old", "old"), ("new", "new")])
+def test_discard_is_read_in_any_case_as_the_server_does(given, read):
+    """DiscardPolicy's UnmarshalJSON lowers the value (the other enums are exact)."""
+    assert StreamConfig.from_json({"name": "X", "discard": given}).discard == read
+
+
 def test_null_leaves_the_zero_value_as_go_does():
     cfg = StreamConfig.from_json({"name": "X", "mirror": None, "max_msgs": None})
     assert cfg.mirror is None and cfg.max_msgs == 0
@@ -155,6 +161,10 @@ def test_domain_shorthand_is_read_from_external_api():
         ),
         ({"name": "x", "retention": "foo"}, 'invalid JSON: can not unmarshal "\\"foo\\""',
          "retention"),
+        ({"name": "x", "retention": "Limits"},
+         'invalid JSON: can not unmarshal "\\"Limits\\""', "retention"),
+        ({"name": "x", "discard": "Nope"}, 'invalid JSON: can not unmarshal "\\"Nope\\""',
+         "discard"),
         (
             {"name": "x", "subjects": "a.b"},
             "invalid JSON: json: cannot unmarshal string into Go struct field "

@@ -652,3 +652,10 @@ def test_publish_many_stops_at_the_first_refusal(js):
     results = js.publish_many([("zzz", b"", None), ("n.c", b"", None)])
     assert len(results) == 1 and "no stream matches subject" in str(results[0])
     assert state(js, "N")["messages"] == 1
+
+
+def test_an_empty_placement_object_is_dropped_as_the_server_does(js):
+    """``"placement": {}`` is no placement: created without one, read back without one."""
+    info = js.add_stream({"name": "P", "subjects": ["p.>"], "placement": {}})
+    assert info.config.placement is None
+    assert "placement" not in js.stream_info("P").config.to_json()

@@ -92,11 +92,13 @@ def _decode_value(value: Any, go: str, hint: Any, struct: str, path: str, enum: 
         if not isinstance(value, str):
             raise _type_error(value, struct, path, go)
         return value
-    if go == "enum":
-        if not isinstance(value, str) or value not in enum:
+    if go in ("enum", "enum_fold"):
+        # enum_fold: any case (DiscardPolicy's UnmarshalJSON: strings.ToLower)
+        known = value.lower() if isinstance(value, str) and go == "enum_fold" else value
+        if not isinstance(known, str) or known not in enum:
             # Go: fmt.Errorf("can not unmarshal %q", rawJSON)
             raise invalid_json(f"can not unmarshal {json.dumps(json.dumps(value))}", field=path)
-        return value
+        return known
     if go == "compression":
         if not isinstance(value, str):
             raise invalid_json(

@@ -72,3 +72,19 @@ def test_limits_to_interest_with_no_consumer_keeps_nothing_as_the_server(live, t
     st = js.state("N")
     assert (server["messages"], server["first_seq"], server["last_seq"]) == (
         st.messages, st.first_seq, st.last_seq) == (0, 6, 5)
+
+
+def test_limits_to_interest_of_a_stream_never_written_keeps_its_sequences(live, tmp_path):
+    """An empty stream has nothing to remove: its sequences stay as they were (0 for one
+    never written) on the server and on the engine."""
+    c = live.client()
+    assert "error" not in c.stream_create({"name": "E", "subjects": ["e.>"]})
+    resp = c.api("STREAM.UPDATE.E", {"name": "E", "subjects": ["e.>"], "retention": "interest"})
+    assert resp.get("config", {}).get("retention") == "interest", resp
+    server = c.stream_info("E")["state"]
+    js = JetStream(DataDir(tmp_path / "data").open("local"), ManualClock(10**18))
+    js.add_stream({"name": "E", "subjects": ["e.>"]})
+    js.update_stream(js.stream_info("E").config.replace(retention="interest"))
+    st = js.state("E")
+    assert (server["messages"], server["first_seq"], server["last_seq"]) == (
+        st.messages, st.first_seq, st.last_seq) == (0, 0, 0)
