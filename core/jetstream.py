@@ -31,7 +31,7 @@ from . import limits as L
 from . import streams as S
 from .clock import Clock, SystemClock, format_rfc3339_nano
 from .config.codec import given_empty
-from .config.stream import StreamConfig, interest_keeps_none
+from .config.stream import StreamConfig, interest_keeps_none, pedantic_requested
 from .errors import ApiError, JetlinkError, client_error, nats_error, not_found
 from .fanout import CoreFanout
 from .messages import PubAck, StoredMsg, StreamInfo, StreamState
@@ -222,7 +222,7 @@ class JetStream:
         cfg = _as_config(cfg)
         with self.write() as txn:
             existing = txn.catalog.configs  # by name, its subjects indexed
-            final = check_stream_create(cfg, existing)
+            final = check_stream_create(cfg, existing, pedantic=pedantic_requested(cfg))
             if final.name in existing:
                 d = txn.catalog.by_name[final.name]
             else:
@@ -252,7 +252,8 @@ class JetStream:
             if old is None:
                 raise not_found(nats_error("StreamNotFound"), cfg.name, txn.catalog.by_name)
             existing = txn.catalog.configs  # by name, its subjects indexed
-            final = check_stream_update(old.cfg, cfg, existing)
+            final = check_stream_update(old.cfg, cfg, existing,
+                                        pedantic=pedantic_requested(cfg))
             txn.flush()
             if old.cfg.allow_batched and not final.allow_batched:
                 from .streamstore import fastbatch  # the server's deleteFastBatches

@@ -186,10 +186,25 @@ class StreamConfig(_JsonMixin):
 
     @classmethod
     def from_json(cls, doc: Any, *, strict: bool = True) -> StreamConfig:
-        """Decode like the server's API (strict mode, its default: unknown fields refused)."""
+        """Decode like the server's API (strict mode, its default: unknown fields refused).
+        The request's ``pedantic`` (StreamConfigRequest's, not a config field) is kept
+        aside: :func:`pedantic_requested`."""
+        pedantic = False
+        if isinstance(doc, dict) and "pedantic" in doc:
+            doc = dict(doc)
+            value = doc.pop("pedantic")
+            if value is not None and not isinstance(value, bool):
+                from .codec import _json_kind, invalid_json
+
+                raise invalid_json(f"json: cannot unmarshal {_json_kind(value)} into Go struct "
+                                   "field StreamConfigRequest.pedantic of type bool",
+                                   field="pedantic")
+            pedantic = bool(value)
         cfg = decode(cls, doc, strict=strict, struct="StreamConfigRequest")
         if cfg.persist_mode == "default":
             cfg.persist_mode = ""
+        if pedantic:
+            object.__setattr__(cfg, "_pedantic", True)
         return cfg
 
     @classmethod
@@ -211,6 +226,12 @@ class StreamConfig(_JsonMixin):
 
     def replace(self, **changes: Any) -> StreamConfig:
         return dataclasses.replace(self.copy(), **changes)
+
+
+def pedantic_requested(cfg: StreamConfig) -> bool:
+    """Whether the request ``cfg`` was decoded from asked for the server's pedantic mode
+    (``"pedantic": true``: refuse what the server would otherwise adjust, 10157)."""
+    return bool(getattr(cfg, "_pedantic", False))
 
 
 def interest_keeps_none(old: StreamConfig, new: StreamConfig, consumers: int) -> bool:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import headers as H
 from .. import limits as L
-from ..config.stream import StreamConfig
+from ..config.stream import StreamConfig, pedantic_requested
 from ..config.validate import JS_API_PREFIX
 from ..errors import ApiError, JetlinkError, NoStreamError, client_error, clip, not_found
 from ..messages import BatchPubAck, PubAck, StoredMsg, StreamState
@@ -176,7 +176,8 @@ class LiveJetStream(LiveConsumers):
 
         cfg = _as_config(cfg)
         # jetlink's rules first (nothing is sent when they refuse), origins read live
-        checked = check_stream_create(cfg, self._lookup, single_server=False)
+        checked = check_stream_create(cfg, self._lookup, single_server=False,
+                                      pedantic=pedantic_requested(cfg))
         try:
             return LiveStreamInfo(self.api(f"STREAM.CREATE.{cfg.name}", _request_config(cfg)))
         except ApiError as err:
@@ -188,7 +189,8 @@ class LiveJetStream(LiveConsumers):
 
         cfg = _as_config(cfg)
         current = self.stream_info(cfg.name)
-        checked = check_stream_update(current.config, cfg, self._lookup, single_server=False)
+        checked = check_stream_update(current.config, cfg, self._lookup, single_server=False,
+                                      pedantic=pedantic_requested(cfg))
         try:
             return LiveStreamInfo(self.api(f"STREAM.UPDATE.{cfg.name}", _request_config(cfg)))
         except ApiError as err:
@@ -1298,8 +1300,11 @@ def _as_config(cfg: StreamConfig | Mapping[str, Any]) -> StreamConfig:
 
 def _request_config(cfg: StreamConfig) -> dict[str, Any]:
     """The config document sent to the server (what the user set; the server fills in
-    its defaults and answers with the complete config)."""
-    return cfg.to_json()
+    its defaults and answers with the complete config), with the request's pedantic."""
+    doc = cfg.to_json()
+    if pedantic_requested(cfg):
+        doc["pedantic"] = True
+    return doc
 
 
 

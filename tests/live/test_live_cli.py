@@ -488,3 +488,34 @@ def test_server_only_config_refusals_name_the_field_on_both_backends(live, tmp_p
             "jetlink: error: replicas > 1 not supported in non-clustered mode (10074): "
             "num_replicas = 3\n"))
         ok(run("stream", "rm", "NAMED", "-f"))
+
+
+@pytest.mark.parametrize(("extra", "expect"), [
+    # the server's pedantic mode refuses what it would otherwise adjust (10157)
+    ({"pedantic": True, "max_age": 60_000_000_000},
+     {"code": 400, "err_code": 10157,
+      "description": "pedantic mode: duplicate window cannot be bigger than max age"}),
+    ({"pedantic": True, "max_msgs": -5},
+     {"code": 400, "err_code": 10157, "description": "pedantic mode: max_msgs must be set to -1"}),
+    ({"pedantic": "yes"},
+     {"code": 400, "err_code": 10025,
+      "description": "invalid JSON: json: cannot unmarshal string into Go struct field "
+                     "StreamConfigRequest.pedantic of type bool"}),
+    ({"pedantic": False, "max_age": 60_000_000_000}, None),  # adjusted: created
+    ({"discard": "NEW"}, None),  # any case (created with discard new)
+])
+def test_a_request_asking_for_pedantic_mode_is_answered_as_the_server_does(
+        live, tmp_path, extra, expect):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"name": "PD", "subjects": ["pd.>"], **extra}))
+    on_server = jl(live.url, "stream", "add", "--config", str(path), "-j")
+    embedded = jl_data(tmp_path / "data", "stream", "add", "--config", str(path), "-j")
+    if expect is None:
+        assert (on_server.exit_code, embedded.exit_code) == (0, 0), (on_server.stdout,
+                                                                     embedded.stdout)
+        a, b = json.loads(on_server.stdout)["config"], json.loads(embedded.stdout)["config"]
+        assert (a["duplicate_window"], a["discard"]) == (b["duplicate_window"], b["discard"])
+        assert "pedantic" not in a and "pedantic" not in b
+        jl(live.url, "stream", "rm", "PD", "-f")
+    else:
+        assert json.loads(on_server.stdout) == json.loads(embedded.stdout) == {"error": expect}
