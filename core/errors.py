@@ -362,17 +362,39 @@ class NoStreamError(JetlinkError):
 
 def did_you_mean(name: str, names: Any) -> str | None:
     """"did you mean X?" with X the closest of ``names`` to ``name`` (one that differs only
-    in case first, else difflib, ratio 0.6 or more; ``name`` itself left out), None when
-    none is close: the one suggestion rule of every misspelt name (streams, consumers,
-    clusters, mirrors, links, domains)."""
+    in case first; else, of those difflib finds close (ratio 0.6 or more), the fewest edits,
+    two letters swapped counting as one (``esat`` is ``east``, not ``west``), then
+    difflib's order; ``name`` itself left out), None when none is close:
+    the one suggestion rule of every misspelt name (streams, consumers, clusters, mirrors,
+    links, domains)."""
     import difflib
 
     others = [str(n) for n in names if str(n) != name]
     same = [n for n in others if n.lower() == name.lower()]  # WEST for west: only the case
     if same:
         return f"did you mean {difflib.get_close_matches(name, same, n=1, cutoff=0)[0]}?"
-    close = difflib.get_close_matches(name, others, n=1, cutoff=0.6)
-    return f"did you mean {close[0]}?" if close else None
+    close = difflib.get_close_matches(name, others, n=len(others) or 1, cutoff=0.6)
+    if not close:
+        return None
+    best = min(range(len(close)), key=lambda i: (_edits(name, close[i]), i))
+    return f"did you mean {close[best]}?"
+
+
+def _edits(a: str, b: str) -> int:
+    """The optimal string alignment distance of ``a`` and ``b``, case folded: insertions,
+    deletions, substitutions and swaps of two neighbours, one edit each."""
+    a, b = a.lower(), b.lower()
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[len(b)]
 
 
 def not_found(err: JetlinkError, name: str, names: Any) -> JetlinkError:

@@ -149,6 +149,9 @@ def test_global_cluster_option_addresses_another_database(jl):
 @pytest.mark.parametrize(("name", "names", "hint"), [
     ("WEST", ["west", "east"], "did you mean west?"),   # only the case differs
     ("wset", ["west", "east"], "did you mean west?"),   # a typo (difflib)
+    ("esat", ["west", "east"], "did you mean east?"),   # two letters swapped: one edit
+    ("esat", ["east", "west"], "did you mean east?"),   # whatever the order
+    ("ORDRES", ["ORDERS", "ORDERS_EAST"], "did you mean ORDERS?"),
     ("Orders", ["ORDERS", "orders"], "did you mean orders?"),
     ("north", ["west", "east"], None),
     ("west", ["west"], None),                           # the name itself is no suggestion

@@ -161,6 +161,9 @@ def _stamp(jl) -> str:
                          "named wset; did you mean west?"),
     (["--from", "WEST"], "jetlink: error: --from WEST: no cluster of the data directory is "
                          "named WEST; did you mean west?"),
+    # east is the side addressed (--cluster east): never the suggestion for a region
+    (["--from", "eats"], "jetlink: error: --from eats: no cluster of the data directory is "
+                         "named eats"),
     (["--from", ""], "jetlink: error: --from: a region is a cluster (embedded engine) or a "
                      "JetStream domain (live server), not an empty name"),
     (["--from", "east"], "jetlink: error: --from east: that is the side addressed (where the "

@@ -535,12 +535,14 @@ def refuse_side_addressed(wanted: Sequence[str], sides: Sequence[Side], refused:
             raise UsageError(f"--from {r}: that is the side addressed ({why}", field="from")
 
 
-def refuse_unknown_region(r: str, seen: set[str], embedded: bool, live: str) -> None:
+def refuse_unknown_region(r: str, seen: set[str], embedded: bool, live: str,
+                          addressed: Sequence[str] = ()) -> None:
     """UsageError (with a suggestion) for a ``--from`` no cluster of the data directory
-    (``embedded``) or no JetStream domain ``live`` says is named ``r``."""
+    (``embedded``) or no JetStream domain ``live`` says is named ``r``. The sides
+    ``addressed`` are never suggested: a region is where the origins are, not them."""
     if r in seen:
         return
-    hint = did_you_mean(r, sorted(seen))
+    hint = did_you_mean(r, sorted(seen - set(addressed)))
     what = "cluster of the data directory" if embedded else f"JetStream domain {live}"
     raise UsageError(f"--from {r}: no {what} is named {r}" + (f"; {hint}" if hint else ""),
                      field="from")
@@ -559,9 +561,11 @@ def plan_fence(backend: Backend, regions: Sequence[str], *,
     wanted = region_names(regions)
     sides, known, dd = sides_of(backend, clusters, "dr fence", step=False,  # copies nothing
                                 regions=wanted)
-    refuse_side_addressed(wanted, sides, clusters is not None or dd is None,
+    chosen = clusters is not None or dd is None  # the sides were named (or the server's)
+    refuse_side_addressed(wanted, sides, chosen,
                           "the failed-over objects live there); name the region that "
                           "failed, where the old origins are")
+    addressed = [s.label for s in sides] if chosen else []
     sides = [s for s in sides if s.label not in wanted]
     items: list[FenceItem] = []
     seen: set[str] = set(known)
@@ -587,7 +591,7 @@ def plan_fence(backend: Backend, regions: Sequence[str], *,
                                           str(site.label or "")))
     for r in wanted:
         refuse_unknown_region(r, seen, dd is not None, "an origin of this server's mirrors or "
-                              "failed-over streams is in")
+                              "failed-over streams is in", addressed)
         if not any(i.region == r for i in items):
             where = ", ".join(s.label or "the server's domain" for s in sides) or "no side"
             raise UsageError(f"--from {r}: nothing failed over from {r} on {where} (no stream, "

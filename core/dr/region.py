@@ -879,9 +879,11 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
     # failback catches its old origins up itself (core/dr/failback.py)
     sides, known, dd = sides_of(backend, clusters, f"dr {action}", step=False,
                                 regions=wanted)
-    refuse_side_addressed(wanted, sides, clusters is not None or dd is None,
+    chosen = clusters is not None or dd is None  # the sides were named (or the server's)
+    refuse_side_addressed(wanted, sides, chosen,
                           "where the mirrors are); name the region that failed, where their "
                           "origins are")
+    addressed = [s.label for s in sides] if chosen else []
     sides = [s for s in sides if s.label not in wanted]
     seen: set[str] = set(known)
     objects: list[RegionObject] = []
@@ -912,7 +914,7 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
         options = {"tail": tail, "switch": switch, "skip": list(skip),
                    "_tail_at": clock.now_ns()}
         objects = _failback_plan(backend, objects, journals, options)
-    _no_object(wanted, seen, objects, sides, action, dd is not None)
+    _no_object(wanted, seen, objects, sides, action, dd is not None, addressed)
     _dependencies(objects, infos)
     if action == FAILOVER:
         _plan_facts(backend, objects, infos, topology, clock, dd)
@@ -924,10 +926,12 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
 
 
 def _no_object(wanted: list[str], seen: set[str], objects: list[RegionObject],
-               sides: list[Side], action: str, embedded: bool) -> None:
+               sides: list[Side], action: str, embedded: bool,
+               addressed: Sequence[str] = ()) -> None:
     """UsageError for a region nobody knows of, or one with nothing to take over."""
     for r in wanted:
-        refuse_unknown_region(r, seen, embedded, "an origin of this server's mirrors is in")
+        refuse_unknown_region(r, seen, embedded, "an origin of this server's mirrors is in",
+                              addressed)
         if not any(o.region == r for o in objects):
             where = ", ".join(s.label or "the server's domain" for s in sides) or "no side"
             what = ("mirrors from" if action == FAILOVER else
