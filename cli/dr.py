@@ -662,9 +662,15 @@ def region_lines(doc: dict[str, Any], *, plan_only: bool = False,
         if action == "failover":
             silent = any((o.get("plan") or {}).get("recovery_point", {}).get("seconds_from")
                          == "silence" for o in doc["objects"])
-            head += f", {t['messages_at_risk']} messages at risk" + (
-                " as last reported (an origin does not answer)" if silent else "") + \
-                f", recovery point {_secs(t['recovery_point_seconds'])}, " \
+            unknown = int(t.get("at_risk_unknown") or 0)
+            if unknown and unknown == t["objects"]:
+                risk = "messages at risk unknown (never heard from the origins)"
+            else:
+                risk = f"{t['messages_at_risk']} messages at risk" + (
+                    " as last reported (an origin does not answer)" if silent else "") + (
+                    f" and unknown for {_n(unknown, 'object')} (never heard from its origin)"
+                    if unknown else "")
+            head += f", {risk}, recovery point {_secs(t['recovery_point_seconds'])}, " \
                 f"{_n(t['consumers'], 'consumer')} to place"
         out.append(head)
         out += ["  " + _object_line(o, action) for o in doc["objects"]]

@@ -75,8 +75,8 @@ def test_the_dry_run_shows_the_plan_and_changes_nothing(region):
     assert r.stdout.splitlines() == [*PLAN, "Dry run: nothing changed"]
     d = doc(east(region, "dr", "failover", "--from", "west", "--dry-run", "-j"))
     assert data_dir_bytes(region.data) == before
-    assert d["totals"] == {"objects": 3, "messages_at_risk": 0, "recovery_point_seconds": 2.0,
-                           "consumers": 1, "listed": 1}
+    assert d["totals"] == {"objects": 3, "messages_at_risk": 0, "at_risk_unknown": 0,
+                           "recovery_point_seconds": 2.0, "consumers": 1, "listed": 1}
     assert [(o["kind"], o["name"], o["state"], o["plan"]["subjects"]) for o in d["objects"]] \
         == [("kv", "CONFIG", "planned", ["$KV.CONFIG.>"]),
             ("stream", "ORDERS_EAST", "planned", ["orders.>"]),
@@ -703,3 +703,22 @@ def test_the_default_tail_the_plan_names_is_the_one_written(region, tmp_path, mo
     assert planned.startswith(str(tmp_path / "failback-ORDERS-"))
     written = [p.name for p in tmp_path.iterdir() if p.name.startswith("failback-")]
     assert written == [planned.rsplit("/", 1)[1]]
+
+
+def test_an_origin_never_heard_from_has_no_figure_at_risk(jl):
+    """A mirror made while its origin was down never heard from it: its lag is no figure,
+    so the plan says the messages at risk are unknown (not 0), as dr check says its lag."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(west(jl, "stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    ok(jl("cluster", "down", "west"))
+    ok(east(jl, "stream", "add", "ORDERS_EAST", "--mirror", "ORDERS@west", "--defaults"))
+    r = east(jl, "dr", "failover", "--from", "west", "--dry-run")
+    assert r.stdout.splitlines()[0] == (
+        "Region failover of west: 1 object, messages at risk unknown (never heard from the "
+        "origins), recovery point unknown, 0 consumers to place")
+    refused = east(jl, "dr", "failover", "--from", "west", "--dry-run", "-j")
+    assert refused.exit_code == 2  # (refused: its subjects are unknown too)
+    totals = json.loads(refused.stdout)["totals"]
+    assert (totals["messages_at_risk"], totals["at_risk_unknown"]) == (0, 1)
+    assert "Lag unknown (never reported)" in east(jl, "dr", "check").stdout

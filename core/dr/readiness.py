@@ -117,7 +117,7 @@ def _grade_lag(result: Result, reading: LagReading, origin_answers: bool,
     """The recovery point's lag item: graded against the thresholds, marked when stale
     (core/monitor/lag.py). While the origin does not answer the figure is the last one the
     mirror reported and the real lag is unknown: never OK, at least a warning."""
-    text_ = f"Lag {reading.lag}{reading.mark()}"
+    text_ = f"Lag {reading.shown()}"
     if not origin_answers and not (t.lag_critical > 0 and reading.lag >= t.lag_critical):
         result.warn(text_)
         return

@@ -256,17 +256,23 @@ class RegionReport:
         return 1 if self.failed else 0
 
     def totals(self) -> dict[str, Any]:
-        at_risk = 0
+        """``messages_at_risk`` counts the objects whose lag is known; an object whose
+        origin was never heard from has none (``at_risk_unknown`` counts them)."""
+        at_risk = unknown = 0
         worst: float | None = None
         consumers = 0
         for o in self.objects:
             rp = o.plan.get("recovery_point") or {}
-            at_risk += int(rp.get("messages") or 0)
             secs = rp.get("seconds")
+            if rp and secs is None:  # never heard from its origin: its lag is no figure
+                unknown += 1
+            else:
+                at_risk += int(rp.get("messages") or 0)
             if secs is not None and (worst is None or secs > worst):
                 worst = secs
             consumers += len(o.plan.get("consumers") or [])
         return {"objects": len(self.objects), "messages_at_risk": at_risk,
+                "at_risk_unknown": unknown,
                 "recovery_point_seconds": worst, "consumers": consumers,
                 "listed": len(self.listed)}
 

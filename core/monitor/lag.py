@@ -67,6 +67,13 @@ class LagReading:
             return " (never reported)"
         return f" (last reported {ago(self.age_ns)} ago)"
 
+    def shown(self) -> str:
+        """The figure with its :meth:`mark` for a message: ``12``, ``12 (last reported 3m0s
+        ago)``; a lag never reported is no figure: ``unknown (never reported)``."""
+        if self.stale and self.age_ns is None:
+            return "unknown (never reported)"
+        return f"{self.lag}{self.mark()}"
+
     def to_json(self) -> dict[str, Any]:
         """``stale`` and ``lag_age_ms`` (None: never reported), for a JSON document."""
         return {"stale": self.stale,

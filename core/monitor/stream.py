@@ -160,7 +160,7 @@ def _sources(info: StreamInfoAPI, result: Result, t: StreamThresholds) -> None:
                    if t.seen_critical > 0 and int(s.get("active", 0)) >= t.seen_critical)
     # the sources whose lag is as last reported long ago (core/monitor/lag.py): named, so
     # "current" is never read as a current lag
-    stale = [f"{s.get('name', '')} Lag {r.lag}{r.mark()}"
+    stale = [f"{s.get('name', '')} Lag {r.shown()}"
              for s in sources for r in [lag_reading(s)] if r.stale]
     result.pd(PerfDataItem("sources_lagged", lagged, help="Number of sources that are behind "
                            "more than the configured threshold", stale=bool(stale)),
@@ -196,7 +196,7 @@ def _mirror(info: StreamInfoAPI, result: Result, t: StreamThresholds) -> None:
                            help="Indicates if this peer is active and catching up if lagged"))
     healthy = True
     if t.lag_critical > 0 and lag >= t.lag_critical:
-        result.critical(f"Mirror Lag {lag}{reading.mark()}")
+        result.critical(f"Mirror Lag {reading.shown()}")
         healthy = False
     if t.seen_critical > 0 and active >= t.seen_critical:
         result.critical(f"Mirror Seen {format_duration(active)}")
@@ -204,5 +204,5 @@ def _mirror(info: StreamInfoAPI, result: Result, t: StreamThresholds) -> None:
     if healthy:
         # natscli's status and message; a lag as last reported long ago says so
         # (core/monitor/lag.py), so an OK is never read as a current lag
-        stale = f": Lag {lag}{reading.mark()}" if reading.stale else ""
+        stale = f": Lag {reading.shown()}" if reading.stale else ""
         result.ok(f"Mirror {mirror.name}{stale}")
