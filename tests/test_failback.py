@@ -391,6 +391,13 @@ def test_killed_after_each_step_and_run_again(tmp_path, phase, step):
         _killed_at(path, step, *base, "--switch", "-f")
     else:
         _killed_at(path, step, *base, "-f")
+        if step == "delete-origin":  # west's ORDERS gone: dr check names the fix
+            proc = _cli(path, "dr", "check")
+            out, _err = proc.communicate(timeout=60)
+            assert proc.returncode == 1, out
+            assert "Failback of ORDERS_EAST under way: its old origin ORDERS in cluster west " \
+                "was deleted and is not a mirror yet; run jetlink stream failback " \
+                "ORDERS_EAST again to finish it" in out
         rep = _done(path, *base)
         assert rep["resumed"] is True and rep["state"] == "mirroring"
         assert rep["tail"]["messages"] == 3 and rep["tail"]["verified"] is True

@@ -53,7 +53,6 @@ at ...").
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -62,8 +61,9 @@ from typing import Any
 
 from ..config.stream import StreamConfig, StreamSource
 from ..errors import ApiError, JetlinkError, UsageError
+from .failback_record import BUCKET, DONE, FailbackStore
 from .fence import region_of, unfenced_config
-from .positions import PositionStore, key_for, open_own_bucket
+from .positions import PositionStore
 from .positions import sync as sync_positions
 from .reuse import OriginChanged, Reuse
 from .rules import (
@@ -87,9 +87,7 @@ from .rules import (
 __all__ = ["BUCKET", "FailbackReport", "FailbackStore", "Step", "TailReport", "default_tail",
            "failback"]
 
-BUCKET = "JETLINK_FAILBACK"
 SUBJECTS_SHOWN = 100  # per-subject counts of the tail listed in the report
-DONE = "done"  # the record's phase once the switch finished (what a re-run reports)
 PAUSE_ENV = "JETLINK_FAILBACK_PAUSE"  # test seam: a step after which the run sleeps (_pause)
 
 
@@ -100,39 +98,6 @@ def default_tail(stream: str, now_ns: int) -> str:
 
 
 # --- the record ---------------------------------------------------------------------------------
-class FailbackStore:
-    """jetlink's own record of failbacks in progress (bucket :data:`BUCKET`, one JSON
-    document per promoted stream), over core/kv.py's KV of the promoted stream's side."""
-
-    def __init__(self, kv: Any) -> None:
-        self.kv = kv
-        self._bucket: Any = None
-
-    def _open(self, create: bool) -> Any:
-        if self._bucket is None:
-            self._bucket = open_own_bucket(
-                self.kv, BUCKET, "jetlink: failbacks in progress (jetlink stream failback)",
-                create=create)
-        return self._bucket
-
-    def read(self, stream: str) -> dict[str, Any] | None:
-        try:
-            entry = self._open(False).get(key_for(stream))
-        except ApiError as err:
-            if err.err_code in (10037, 10059, 10058):
-                return None
-            raise
-        try:
-            doc = json.loads(entry.value)
-        except ValueError:
-            raise JetlinkError(f"the failback record of {stream} in bucket {BUCKET} is not a "
-                               "record jetlink wrote", field="stream") from None
-        return doc if isinstance(doc, dict) else None
-
-    def write(self, stream: str, doc: dict[str, Any]) -> None:
-        self._open(True).put(key_for(stream), json.dumps(doc, separators=(",", ":")).encode())
-
-
 # --- the report ---------------------------------------------------------------------------------
 @dataclass
 class TailReport:

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from ..config.stream import StreamConfig
 from ..errors import JetlinkError, UsageError, did_you_mean
 from ..monitor.result import reason
+from .failback_record import under_way
 from .fencing import FENCE_KEY, fence_subject, fenced_subjects, with_fence, without_fence
 from .rules import _was_mirror, one_line, require_clusters
 
@@ -155,7 +156,9 @@ def _origin_config(p: _Promoted) -> tuple[Any, Any]:
 class OriginReturn:
     """A failed-over object's old origin that answers again and is writable (not a mirror,
     not sealed): ``state`` ``split brain`` (it captures subjects the promoted stream
-    captures too), ``unfenced`` (it takes writes nobody reads) or ``fenced``."""
+    captures too), ``unfenced`` (it takes writes nobody reads) or ``fenced``; with
+    ``returned_origin(silent=True)`` also ``silent`` (it does not answer) or ``failback``
+    (a failback deleted it and stopped before making it a mirror)."""
 
     kind: str
     shown: str  # the promoted stream / bucket
@@ -175,6 +178,10 @@ class OriginReturn:
 
     def message(self) -> str:
         what = f"{self.origin} in {self.where}"
+        if self.state == "failback":
+            return (f"Failback of {self.shown} under way: its old origin {what} was deleted "
+                    f"and is not a mirror yet; run jetlink {_verb(self.kind)} failback "
+                    f"{self.shown} again to finish it")
         if self.state == "split brain":
             return (f"Split brain: the old origin {what} answers again and takes "
                     f"{', '.join(self.overlap)}, as {self.shown} does: a publish there is "
@@ -205,7 +212,8 @@ def returned_origin(site: Any, info: Any, *, silent: bool = False) -> OriginRetu
         return None
     facts, oinfo = _origin_config(p)
     if oinfo is None and silent:
-        return OriginReturn(p.kind, p.shown, facts.stream, facts.where, p.region, "silent",
+        state = "failback" if under_way(p.site.kv(), p.stream) else "silent"
+        return OriginReturn(p.kind, p.shown, facts.stream, facts.where, p.region, state,
                             [], list(info.config.subjects), [])
     if oinfo is None or oinfo.config.mirror is not None or oinfo.config.sealed:
         return None
@@ -319,6 +327,13 @@ def _stream_item(p: _Promoted, side: str) -> FenceItem:
         item.detail = one_line(err)
         return item
     if oinfo is None:
+        if under_way(p.site.kv(), p.stream):
+            # its stream deleted by a failback that stopped before making it a mirror
+            item.action = ALREADY
+            item.detail = (f"its stream is gone: the failback of {p.shown} is under way; "
+                           f"run jetlink {_verb(p.kind)} failback {p.shown} again to finish "
+                           "it")
+            return item
         item.detail = facts.error or f"{facts.where} does not answer"
         return item
     cfg = oinfo.config

@@ -759,7 +759,9 @@ def _check_returned(site: Any, info: Any, suffix: str, label: str, names: _Names
     if not names.wanted(shown, info.config.name + suffix):
         return []
     result = Result(name=shown, check=CHECK)
-    (result.ok if back.state == "fenced" else result.critical)(back.message())
+    grade = {"fenced": result.ok, "failback": result.warn}.get(back.state,
+                                                                  result.critical)
+    grade(back.message())
     return [MirrorReadiness(shown, back.kind, label, result,
                             {"stream": info.config.name, "returned_origin": back.to_json()})]
 

@@ -814,8 +814,8 @@ def _same_tail(journal: Journal, options: dict[str, Any]) -> None:
 def _resumed(backend: Backend, o: RegionObject) -> bool:
     """Whether ``o``'s failback was begun by a run and not finished (its record in
     core/dr/failback.py's bucket, before the phase done)."""
-    from .failback import DONE as BACK
-    from .failback import FailbackStore
+    from .failback_record import DONE as BACK
+    from .failback_record import FailbackStore
 
     rec = FailbackStore(backend.site(o.cluster).kv()).read(o.stream)
     return rec is not None and rec.get("phase") != BACK
@@ -829,8 +829,8 @@ def _deleted(backend: Backend, sides: list[Side], journals: dict[str, Journal],
     (core/dr/failback.py), deleted it; its failback record (phase switch) finishes it."""
     from ..config.kv import bucket_of_stream
     from ..config.stream import StreamSource
-    from .failback import DONE as BACK
-    from .failback import FailbackStore
+    from .failback_record import DONE as BACK
+    from .failback_record import FailbackStore
 
     found = {o.key for o in objects}
     out = []

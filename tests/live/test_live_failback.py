@@ -220,6 +220,18 @@ def test_killed_part_way_and_run_again(east, tmp_path):
 
     # killed with west's ORDERS deleted and not yet created again as a mirror
     _kill_after(_cli(d, *args, pause="delete-origin"), "delete-origin", gone("ORDERS", "west"))
+    # meanwhile dr check and dr fence name the fix: the failback again, not a silent origin
+    check = east("dr", "check")
+    assert check.exit_code == 1, (check.stdout, check.stderr)
+    assert ("Failback of ORDERS_EAST under way: its old origin ORDERS in domain west was "
+            "deleted and is not a mirror yet; run jetlink stream failback ORDERS_EAST again "
+            "to finish it") in check.stdout
+    fence = east("dr", "fence", "--from", "west", "-f", "-j")
+    assert fence.exit_code == 0, (fence.stdout, fence.stderr)
+    item = json.loads(fence.stdout)["objects"][0]
+    assert (item["action"], item["detail"]) == (
+        "already fenced", "its stream is gone: the failback of ORDERS_EAST is under way; run "
+        "jetlink stream failback ORDERS_EAST again to finish it")
     rep = doc(east(*args))
     assert rep["resumed"] is True and rep["tail"]["messages"] == 3
     assert [s["step"] for s in rep["steps"]] == ["create-mirror", "switch"]
