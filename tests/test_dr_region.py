@@ -722,3 +722,33 @@ def test_an_origin_never_heard_from_has_no_figure_at_risk(jl):
     totals = json.loads(refused.stdout)["totals"]
     assert (totals["messages_at_risk"], totals["at_risk_unknown"]) == (0, 1)
     assert "Lag unknown (never reported)" in east(jl, "dr", "check").stdout
+
+
+def test_a_rerun_plans_the_consumers_the_stopped_run_had_not_placed(region, monkeypatch):
+    """A stream promoted by a run that stopped before placing its origin's consumers: the
+    re-run's plan counts them (the run places them), not 0."""
+    import jetlink.core.dr.rules as rules
+    from jetlink.core.errors import JetlinkError
+
+    def stopped(*args, **kw):
+        raise JetlinkError("stopped before placing the consumers")
+
+    monkeypatch.setattr(rules, "_place_consumers", stopped)
+    assert east(region, "stream", "failover", "ORDERS_EAST", "-f").exit_code == 1
+    monkeypatch.undo()
+    check = east(region, "dr", "check", "ORDERS_EAST")
+    assert check.stdout.startswith(
+        "CRITICAL dr Crit:ORDERS_EAST: not mirrored: promoted by a failover that stopped "
+        "before it finished: run it again (jetlink stream failover ORDERS_EAST, or the "
+        "region's jetlink dr failover) to finish it"), check.stdout
+    plan = doc(east(region, "dr", "failover", "--from", "west", "--dry-run", "-j"))
+    o = next(o for o in plan["objects"] if o["name"] == "ORDERS_EAST")
+    assert (o["state"], o["detail"]) == (
+        "planned", "promoted by an earlier run that stopped: the rest is finished")
+    assert [c["consumer"] for c in o["plan"]["consumers"]] == ["billing"]
+    assert plan["totals"]["consumers"] == 1
+    done = doc(east(region, "dr", "failover", "--from", "west", "-f", "-j"))
+    o = next(o for o in done["objects"] if o["name"] == "ORDERS_EAST")
+    assert o["state"] == "done"
+    assert doc(east(region, "consumer", "ls", "ORDERS_EAST", "-j")) == ["billing"]
+    assert "not mirrored: promoted at " in east(region, "dr", "check", "ORDERS_EAST").stdout

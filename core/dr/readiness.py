@@ -70,11 +70,12 @@ from .recovery import (
     worst_recovery_point,
     worst_summary,
 )
-from .rules import plural, require_clusters
+from .rules import plural, promotion_record, require_clusters
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backend import Backend
     from ..clock import Clock
+    from ..config.stream import StreamConfig
     from ..store import DataDir
     from .positions import MirrorPositions, PositionStore
 
@@ -709,7 +710,7 @@ def _nats_mirrors(backend: Backend, cluster: str | None, label: str, names: _Nam
     jobs: list[tuple[Any, str, str | None]] = []  # (info, shown, kind: None a returned one)
     for info in site.js.streams():
         cfg = info.config
-        names.seen_stream(cfg.name, suffix)
+        names.seen_stream(cfg, suffix)
         kind = mirror_kind(cfg)
         if kind is None:
             jobs.append((info, "", None))
@@ -975,14 +976,32 @@ class _Names:
         self.names = list(dict.fromkeys(names))
         self.found: set[str] = set()
         self.streams: set[str] = set()  # streams seen (a name that is one, not a mirror)
+        self.promoted: dict[str, str] = {}  # streams a promotion made: what to do about them
         self.mirrors: set[str] = set()  # the names mirrors answer to (for a suggestion)
         # failed-over streams whose old origin does not answer ("ORDERS_EAST@east from
         # ORDERS@west"): no mirror to check, said when there is none
         self.silent: list[str] = []
 
-    def seen_stream(self, name: str, suffix: str) -> None:
-        if self.names:
-            self.streams.update((name, name + suffix))
+    def seen_stream(self, cfg: StreamConfig, suffix: str) -> None:
+        """A stream of the side (a mirror or not): a name asked for that is not a mirror
+        is "not mirrored", with what a promotion's record says (:meth:`missing`)."""
+        if not self.names:
+            return
+        name = cfg.name
+        self.streams.update((name, name + suffix))
+        if cfg.mirror is not None:
+            return
+        rec = promotion_record(cfg)
+        if rec is None:
+            return
+        verb = "kv" if cfg.name.startswith("KV_") else "stream"
+        if rec.done is None:
+            why = ("promoted by a failover that stopped before it finished: run it again (jetlink "
+                   f"{verb} failover {name}, or the region's jetlink dr failover) to finish it")
+        else:
+            why = (f"promoted at {rec.done} (jetlink {verb} failback {name} makes it a mirror "
+                   "again)")
+        self.promoted[name] = self.promoted[name + suffix] = why
 
     def wanted(self, *aliases: str) -> bool:
         if not self.names:
@@ -1005,7 +1024,8 @@ class _Names:
                 continue
             result = Result(name=name, check=CHECK)
             if name in self.streams:
-                result.critical("not mirrored")
+                why = self.promoted.get(name)
+                result.critical(f"not mirrored: {why}" if why else "not mirrored")
             else:
                 hint = did_you_mean(name, sorted(self.mirrors))
                 result.critical(f"no mirror named {name} (no mirror stream, KV mirror bucket "

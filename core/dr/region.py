@@ -734,12 +734,16 @@ def _plan_rerun(backend: Backend, o: RegionObject) -> None:
         o.state, o.detail = REFUSED, one_line(err)
         return
     rec = promotion.record
+    o.plan = {"subjects": list(promotion.info.config.subjects), "subjects_from": "promoted"}
     if promotion.finished:
         o.state = EARLIER
         o.detail = f"failed over at {rec.done if rec is not None else 'an earlier run'}"
     else:
         o.detail = "promoted by an earlier run that stopped: the rest is finished"
-    o.plan = {"subjects": list(promotion.info.config.subjects), "subjects_from": "promoted"}
+        # what the re-run places: the origin's consumers the earlier run had not placed
+        preview = promotion.preview()
+        o.plan["consumers"] = [p.to_json() for p in preview.consumers if p.status != "exists"]
+        o.plan["clamps"] = [c.to_json() for c in preview.clamps]
 
 
 def _failback_plan(backend: Backend, objects: list[RegionObject],
