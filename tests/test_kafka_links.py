@@ -118,6 +118,10 @@ ACCEPTED = [
      '{"topicFilters":[{"name":"x","patternType":"LITERAL","filterType":"exclude"}]}',
      '{"topicFilters":[{"name":"x","patternType":"LITERAL","filterType":"EXCLUDE"}]}'),
     ("acl.filters", '{"aclFilters": []}', '{"aclFilters":[]}'),
+    # the client's timing settings Confluent lists for a link: kept, whole milliseconds
+    ("request.timeout.ms", " 2000 ", "2000"),
+    ("metadata.max.age.ms", "5000", "5000"),
+    ("retry.backoff.ms", "0", "0"),
 ]
 
 
@@ -155,6 +159,13 @@ REFUSED = [
      "Unknown cluster link configuration 'ssl.foo': not a Kafka client connection setting "
      "(bootstrap.servers, client.dns.lookup, security.protocol and the SASL and SSL settings, "
      "local.-prefixed for the local cluster)"),
+    ({"request.timeout.ms": "2147483648"}, "request.timeout.ms",
+     "Invalid value 2147483648 for configuration request.timeout.ms: Not a number of type "
+     "INT"),
+    ({"retry.backoff.ms": "-1"}, "retry.backoff.ms",
+     "Invalid value -1 for configuration retry.backoff.ms: Value must be at least 0"),
+    ({"metadata.max.age.ms": "soon"}, "metadata.max.age.ms",
+     "Invalid value soon for configuration metadata.max.age.ms: Not a number of type LONG"),
     ({"security.protocol": "TLS"}, "security.protocol",
      "Invalid value TLS for configuration security.protocol: String must be one of: "
      "PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"),

@@ -170,11 +170,12 @@ MAX_PREFIX_LENGTH = 12
 INT_MAX = 2**31 - 1  # Kafka's INT configs
 
 # The client connection settings a Confluent link takes (the Kafka client's
-# ``bootstrap.servers``, ``client.dns.lookup``, ``security.protocol`` and its SASL and SSL
-# configurations; ``local.``-prefixed for the local cluster of a source-initiated link, as in
-# Confluent's "Link configuration"). jetlink accepts and stores them but never dials them: a
-# jetlink link reaches its source cluster in the same data directory by name. The ones Kafka
-# declares PASSWORD are sensitive: never shown (REST ``is_sensitive``, value null).
+# ``bootstrap.servers``, ``client.dns.lookup``, its timing settings, ``security.protocol``
+# and its SASL and SSL configurations; ``local.``-prefixed for the local cluster of a
+# source-initiated link, as in Confluent's "Link configuration"). jetlink accepts and stores
+# them but never dials them: a jetlink link reaches its source cluster in the same data
+# directory by name. The ones Kafka declares PASSWORD are sensitive: never shown (REST
+# ``is_sensitive``, value null).
 _SASL_KEYS = (
     "sasl.mechanism", "sasl.jaas.config", "sasl.client.callback.handler.class",
     "sasl.login.callback.handler.class", "sasl.login.class", "sasl.kerberos.service.name",
@@ -202,8 +203,15 @@ _SSL_KEYS = (
     "ssl.engine.factory.class",
 )
 _SECURITY_KEYS = ("security.protocol", *_SASL_KEYS, *_SSL_KEYS)
+# The client's timing settings Confluent lists for a link ("Client Configurations":
+# AdminClient's), a whole number of milliseconds each, Kafka's type and its range.
+CLIENT_TIMING_CONFIGS: dict[str, tuple[str, int]] = {
+    "metadata.max.age.ms": ("LONG", 2**63 - 1),
+    "retry.backoff.ms": ("LONG", 2**63 - 1),
+    "request.timeout.ms": ("INT", INT_MAX),
+}
 CONNECTION_CONFIGS: frozenset[str] = frozenset(
-    ("bootstrap.servers", "client.dns.lookup", *_SECURITY_KEYS,
+    ("bootstrap.servers", "client.dns.lookup", *CLIENT_TIMING_CONFIGS, *_SECURITY_KEYS,
      *(f"local.{k}" for k in _SECURITY_KEYS)))
 _PASSWORD_KEYS = ("sasl.jaas.config", "ssl.keystore.password", "ssl.key.password",
                   "ssl.keystore.key", "ssl.keystore.certificate.chain",
@@ -316,6 +324,15 @@ def _connection_value(key: str, value: Any) -> str:
         return value.strip().upper()
     if base == "client.dns.lookup" and value.strip() not in CLIENT_DNS_LOOKUPS:
         raise _invalid(key, value, "String must be one of: " + ", ".join(CLIENT_DNS_LOOKUPS))
+    if key in CLIENT_TIMING_CONFIGS:
+        kind, high = CLIENT_TIMING_CONFIGS[key]
+        try:
+            n = parse_int(value.strip(), -high - 1, high)
+        except IntTextError:
+            raise _invalid(key, value, f"Not a number of type {kind}") from None
+        if n < 0:
+            raise _invalid(key, value, "Value must be at least 0")
+        return str(n)
     return value
 
 
