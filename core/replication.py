@@ -1198,11 +1198,14 @@ def _store_sourced(st: Any, order: Iterable[tuple], live: list[_Agreement]) -> b
         if isinstance(r, ApiError):
             a.stalled = r
             continue
+        row[_R_CURSOR] = seq
         if r.duplicate:
+            # skipped: the source's reported seq stays the last origin sequence stored
+            # (nats-server 2.15.1's StreamSourceInfo)
             a.report.skipped += 1
         else:
             a.report.copied += 1
-        row[_R_CURSOR] = row[_R_SEQ] = seq
+            row[_R_SEQ] = seq
         moved = True
     if run:
         moved = _flush_run(st, run) or moved

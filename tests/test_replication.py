@@ -437,6 +437,26 @@ def test_source_dedupe_within_target_window(world):
     assert js.stream_info("S").to_json()["sources"][1]["seq"] == 3
 
 
+def test_a_skipped_duplicate_leaves_the_sources_seq_at_the_last_stored(world):
+    """StreamSourceInfo's seq is the last origin sequence the target stored (nats-server
+    2.15.1): a duplicate skipped after it does not move it; the next one stored does."""
+    js = world.js()
+    js.add_stream({"name": "Q", "subjects": ["q.>"]})
+    js.add_stream({"name": "T", "subjects": ["t.>"], "duplicate_window": 120 * SEC,
+                   "sources": [{"name": "Q"}]})
+    for i in range(3):
+        js.publish("q.b", f"n{i}".encode())
+    js.publish("t.x", b"mine", {"Nats-Msg-Id": "k9"})
+    js.publish("q.c", b"dup", {"Nats-Msg-Id": "k9"})  # Q's 4: a duplicate in T
+    world.pump()
+    info = js.stream_info("T").to_json()
+    assert (info["state"]["messages"], info["sources"][0]["seq"]) == (4, 3)
+    js.publish("q.d", b"after")
+    world.pump()
+    info = js.stream_info("T").to_json()
+    assert (info["state"]["messages"], info["sources"][0]["seq"]) == (5, 5)
+
+
 def test_source_merge_by_origin_time_then_name_then_seq(world):
     js, clock = world.js(), world.clock
     for n in ("A", "B", "C"):

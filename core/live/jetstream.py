@@ -28,6 +28,7 @@ from ..config.validate import JS_API_PREFIX
 from ..errors import ApiError, JetlinkError, NoStreamError, client_error, clip, not_found
 from ..messages import BatchPubAck, PubAck, StoredMsg, StreamState
 from .client import LiveConnection, LiveError, RawMsg, passing
+from .client import raw_handlers as _raw_handlers
 from .consumers import LiveConsumers
 from .stream_info import LiveStreamInfo
 from .target import api_prefix_for
@@ -101,9 +102,23 @@ def _msg_of_direct(raw: RawMsg) -> LiveMsg:
         subject=h.get("Nats-Subject", raw.subject),
         seq=int(h.get("Nats-Sequence", 0)),
         ts=_ts(h.get("Nats-Time-Stamp")),
-        hdr=encode_hdrs(h, DIRECT_HEADERS),
+        hdr=(stored_block(raw.block) if raw.block is not None
+             else encode_hdrs(h, DIRECT_HEADERS)),
         data=raw.data,
     )
+
+
+def stored_block(block: bytes) -> bytes | None:
+    """The stored message's own header block in a direct get's reply ``block``: the server
+    appends its headers (``Nats-Stream`` first, nats-server's getDirectRequest) after the
+    message's, so everything before the last ``Nats-Stream`` line is the message's, byte for
+    byte (its own Nats-Stream, Nats-Subject... a RePublish wrote included); None when it
+    had none."""
+    at = block.rfind(b"\r\nNats-Stream:")
+    own = block[:at] if at >= 0 else block.rstrip(b"\r\n")
+    if b"\r\n" not in own:  # the NATS/1.0 line alone: no header of its own
+        return None
+    return own + b"\r\n\r\n"
 
 
 def _ack_of(data: bytes, subject: str, batch: bool = False) -> PubAck | JetlinkError | None:
@@ -380,7 +395,7 @@ class LiveJetStream(LiveConsumers):
         replies = self.conn.collect(
             f"{self.api_prefix}.DIRECT.GET.{name}", json.dumps(req).encode(),
             wait=self.conn.timeout, last=lambda raw, _so_far: bool(raw.status),
-            doing=f"DIRECT.GET {name}")
+            doing=f"DIRECT.GET {name}", raw_headers=True)
         end = replies[-1]
         msgs = [_msg_of_direct(r) for r in replies[:-1]]
         status = end.status
@@ -1026,29 +1041,6 @@ class LiveTail:
                 self._js.api(f"CONSUMER.DELETE.{self._stream}.{self._consumer}")
             except JetlinkError:
                 pass  # gone already, or the server is: it expires on its own
-
-
-def _raw_handlers(nc: Any) -> dict[int, Any]:
-    """The subscriptions of connection ``nc`` whose messages are taken as the parser hands
-    them over (``sid -> handler(subject, reply, data, header bytes)``), before nats-py
-    parses headers and builds its message objects; every other subscription goes the usual
-    way. Installed once per connection over nats-py's ``_process_msg`` (2.x)."""
-    table: dict[int, Any] | None = getattr(nc, "_jetlink_raw", None)
-    if table is None:
-        table = {}
-        original = nc._process_msg
-
-        async def process_msg(sid: int, subject: bytes, reply: bytes, data: bytes,
-                              headers: bytes | None) -> None:
-            handler = table.get(sid)
-            if handler is None:
-                await original(sid, subject, reply, data, headers)
-            else:
-                handler(subject, reply, data, headers)
-
-        nc._process_msg = process_msg
-        nc._jetlink_raw = table
-    return table
 
 
 def _header_value(block: bytes, name: bytes) -> bytes:

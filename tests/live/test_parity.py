@@ -89,6 +89,13 @@ SCRIPT: list[str] = [
     "stream view ORDERS --since 1h --count 1 -j",
     "stream view ORDERS --subject orders.us.> -j",
     "stream view DIRECT -j",
+    # a message's own Nats-Stream / Nats-Subject... (a RePublish wrote them) read through a
+    # direct get, where the server appends its own of the same names
+    "stream add RPDEST --subjects rpd.> --allow-direct --defaults -j",
+    "stream add RPSRC --subjects rps.> --republish-source rps.> --republish-destination rpd.> "
+    "--defaults -j",
+    "pub rps.a hi",
+    "stream view RPDEST -j",
     "stream subjects ORDERS",
     "stream subjects ORDERS -j",
     "stream subjects ORDERS orders.us.> -j",
@@ -204,6 +211,8 @@ def _mask_doc(value: Any) -> Any:
                 for k, v in value.items() if k not in DROPPED_KEYS}
     if isinstance(value, str) and value.startswith("$JS.ACK."):
         return _ACK_TS.sub(r"\1<ts>\2", value)
+    if isinstance(value, str) and MASKS[0][0].fullmatch(value):
+        return "<time>"  # a time in a header value (Nats-Time-Stamp)
     if isinstance(value, list):
         return [_mask_doc(v) for v in value]
     return value
