@@ -405,8 +405,6 @@ def kafka_cluster_links(
         raise usage(f"--force applies to --delete, not {action}")
     if include_topics and action != "--list":
         raise usage(f"--include-topics applies to --list, not {action}")
-    if action == "--list" and link:
-        raise usage("--link does not apply to --list")
     if action != "--list":
         _need(link, "--link LINK", action)
     app.reading = action in ("--describe", "--list")
@@ -418,7 +416,7 @@ def kafka_cluster_links(
 
     pairs = split_pairs(add_config) or None
     if action == "--list":
-        links.ls(ctx, include_topics=include_topics)
+        links.ls(ctx, include_topics=include_topics, link=link)
     elif action == "--create":
         links.create(ctx, link, source_cluster, config=pairs, config_file=config_file,
                      group_filters=group_filters, topic_filters=topic_filters,

@@ -290,14 +290,17 @@ def ls(
     ] = False,
     rest_url: RestUrlOpt = None,
     json_output: JsonOption = False,
+    link: Annotated[str | None, typer.Option(
+        "--link", metavar="LINK", help="Only this link (CLUSTER_LINK_NOT_FOUND when there "
+        "is none).", show_default=False)] = None,
 ) -> None:
     """List the cluster links of this cluster.
 
-    One kafka-cluster-links --list line per link. With --json: a list of links (REST v3
-    link data, topic_names included).
+    One kafka-cluster-links --list line per link (--link: that one). With --json: a list of
+    links (REST v3 link data, topic_names included).
     """
     app = App.of(ctx)
-    infos = _links(app).list()
+    infos = [_links(app).get(link)] if link is not None else _links(app).list()
 
     def human(a: App, _docs: Any) -> None:
         if not infos:

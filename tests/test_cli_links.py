@@ -56,6 +56,20 @@ def test_create_json_is_rest_link_data(jl):
     }
 
 
+def test_ls_of_one_link(jl):
+    """kafka-cluster-links --list --link L: that link's line alone (and its error when it
+    does not exist)."""
+    ok(jl("links", "create", "L", "--source-cluster", "east"))
+    ok(jl("links", "create", "M", "--source-cluster", "east"))
+    assert [x["link_name"] for x in doc(jl("links", "ls", "-j"))] == ["L", "M"]
+    assert [x["link_name"] for x in doc(jl("links", "ls", "--link", "M", "-j"))] == ["M"]
+    line = ok(jl("kafka-cluster-links", "--list", "--link", "M")).stdout
+    assert line.startswith("Link name: 'M'") and line.count("\n") == 1
+    missing = jl("links", "ls", "--link", "N")
+    assert (missing.exit_code, missing.stderr) == (
+        1, "jetlink: error: Cluster link 'N' not found (CLUSTER_LINK_NOT_FOUND 10000)\n")
+
+
 def test_validate_only_creates_nothing(jl):
     result = ok(jl("links", "create", "L", "--source-cluster", "east", "--validate-only"))
     assert result.stdout == "Cluster link 'L' creation successfully validated.\n"

@@ -160,6 +160,22 @@ def test_a_misspelt_mirror_topic_is_not_mirrored_with_a_suggestion_and_nothing_e
     assert "Topic 'ordrs' is not mirrored; did you mean orders?\n" in both.stdout
 
 
+def test_describe_of_a_topic_that_does_not_exist_is_unknown_topic(jl, world):
+    """No topic of the name: Kafka's UNKNOWN_TOPIC_OR_PARTITION (the REST API's 40403 for
+    the same); a topic that exists and is no mirror: INVALID_REQUEST "is not mirrored"."""
+    ok(east(jl, "topic", "create", "plain"))
+    missing = east(jl, "mirrors", "describe", "nosuch", "--link", "L", "-j")
+    assert (missing.exit_code, json.loads(missing.stdout)) == (1, {"error": {
+        "error_code": 3, "error_name": "UNKNOWN_TOPIC_OR_PARTITION",
+        "message": "This server does not host this topic-partition."}})
+    assert east(jl, "mirrors", "describe", "nosuch", "--link", "L").stderr == (
+        "jetlink: error: This server does not host this topic-partition. "
+        "(UNKNOWN_TOPIC_OR_PARTITION 3): no topic nosuch\n")
+    plain = east(jl, "mirrors", "describe", "plain", "--link", "L")
+    assert (plain.exit_code, plain.stderr) == (
+        1, "jetlink: error: Topic 'plain' is not mirrored by link 'L' (INVALID_REQUEST 42)\n")
+
+
 def test_replicate_reports_links(jl, world):
     ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
     d = doc(jl("replicate", "-j"))

@@ -876,8 +876,8 @@ def get_mirror(call: Call) -> tuple[int, Any]:
     m.links.get(link, with_topics=False)
     try:
         info = m.describe(topic, link)
-    except KafkaError:
-        if topic not in {t.name for t in m.kafka.topics()}:
+    except KafkaError as err:
+        if err.name == "UNKNOWN_TOPIC_OR_PARTITION":
             raise RestError(404, UNKNOWN_TOPIC_PARTITION,
                             "This server does not host this topic-partition.") from None
         raise RestError(404, 404, f"Topic '{topic}' is not a mirror topic of cluster link "

@@ -143,6 +143,12 @@ class MirrorState:
         self.refresh(link, topic)
         rows = self._rows(link, topic)
         if not rows:
+            if self.cl.conn.execute("SELECT 1 FROM topics WHERE name = ?",
+                                    (topic,)).fetchone() is None:
+                # no topic of that name at all: Kafka's UnknownTopicOrPartitionException
+                err = KafkaError("UNKNOWN_TOPIC_OR_PARTITION", field="topic")
+                err.detail = f"no topic {topic}"
+                raise err
             raise KafkaError("INVALID_REQUEST", not_mirrored_message(topic)
                              + (f" by link '{link}'" if link else ""), field="topic")
         return self._info(rows[0])
