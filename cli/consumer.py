@@ -961,7 +961,6 @@ def next_(
         req = PullPriority(group=group or "", min_pending=min_pending,
                            min_ack_pending=min_ack_pending, id=pin_id or "",
                            priority=priority)
-    msgs: list[dict[str, Any]] = []
     waited = None
     if wait is not None:
         import time
@@ -970,12 +969,17 @@ def next_(
 
         waited = parse_duration_flag(wait, flag="--wait", wait=True) / 1e9
         deadline = time.monotonic() + waited
+    # Each message is written (and flushed) before it is acknowledged, as natscli prints a
+    # message and then acks it: output that never reached its reader (a full disk, a closed
+    # pipe, Ctrl-C) leaves its messages unacknowledged, redelivered after the ack wait.
+    listing = output.JsonList() if app.json else None
+    shown = 0
     # Pull requests until --count messages came or nothing more is deliverable: one request
     # gives at most max_ack_pending unacknowledged messages (1,000 by default), as natscli
     # keeps asking until it has --count. With --wait, asked again until its deadline (a
     # publish from another process, a redelivery after the ack wait).
-    while len(msgs) < count:
-        got = [to_doc(m) for m in js.fetch(stream, name, batch=count - len(msgs),
+    while shown < count:
+        got = [to_doc(m) for m in js.fetch(stream, name, batch=count - shown,
                                            priority=req)]
         if not got:
             if waited is not None and time.monotonic() < deadline:
@@ -989,47 +993,57 @@ def next_(
                 req = PullPriority(group=req.group, min_pending=req.min_pending,
                                    min_ack_pending=req.min_ack_pending, id=pins[0],
                                    priority=req.priority)
-        if ack:
-            for msg in got:
+        for msg in got:
+            if listing is not None:
+                listing.add(msg)
+            else:
+                output.print_message(app, msg, _render_next, raw=raw)
+            if ack:
                 js.ack(stream, name, msg["seq"])
-        msgs += got
-    if waited is not None and not msgs:
+            if listing is None and not raw:
+                _next_tail(app, acked=ack)
+            shown += 1
+    if waited is not None and not shown:
         from jetlink.core.errors import JetlinkError
 
         raise JetlinkError(f"no message received within {wait} (--wait): nothing of "
                            f"consumer {stream} > {name} was delivered", field="wait")
-    app.emit(msgs, human=lambda a, d: render_next(a, d, acked=ack, raw=raw))
+    if listing is not None:
+        listing.close()
+    elif not shown:
+        output.notice(app, "No messages pending")
 
 
-def render_next(app: App, msgs: list[dict[str, Any]], *, acked: bool, raw: bool = False) -> None:
+def _render_next(app: App, msg: dict[str, Any], data: bytes) -> None:
     """natscli's consumer next: ``[15:04:05] subj: S / tries: 1 / cons seq: 1 / str seq: 1 /
-    pending: 4``, the headers, the data, ``Acknowledged message``."""
+    pending: 4``, the headers, the data (then :func:`_next_tail`)."""
     from datetime import datetime
 
-    def human(app: App, msg: dict[str, Any], data: bytes) -> None:
-        when = datetime.fromtimestamp(now_ns() / 1e9).strftime("%H:%M:%S")
-        output.line(
-            app,
-            f"[{when}] subj: {msg['subject']} / tries: {msg['num_delivered']} / cons seq: "
-            f"{msg['consumer_seq']} / str seq: {msg['seq']} / pending: "
-            f"{output.comma(msg['num_pending'])}",
-        )
-        if msg.get("headers"):
-            output.line(app)
-            output.line(app, "Headers:")
-            output.line(app)
-            output.print_headers(app, msg["headers"], indent="  ")
-            output.line(app)
-            output.line(app, "Data:")
-            output.line(app)
+    when = datetime.fromtimestamp(now_ns() / 1e9).strftime("%H:%M:%S")
+    output.line(
+        app,
+        f"[{when}] subj: {msg['subject']} / tries: {msg['num_delivered']} / cons seq: "
+        f"{msg['consumer_seq']} / str seq: {msg['seq']} / pending: "
+        f"{output.comma(msg['num_pending'])}",
+    )
+    if msg.get("headers"):
         output.line(app)
-        output.print_body(app, data, trailing_blank=False)
-        if acked:
-            output.line(app)
-            output.line(app, "Acknowledged message")
+        output.line(app, "Headers:")
         output.line(app)
+        output.print_headers(app, msg["headers"], indent="  ")
+        output.line(app)
+        output.line(app, "Data:")
+        output.line(app)
+    output.line(app)
+    output.print_body(app, data, trailing_blank=False)
 
-    output.print_messages(app, msgs, human, raw=raw, empty="No messages pending")
+
+def _next_tail(app: App, *, acked: bool) -> None:
+    """After a message shown (and acknowledged): ``Acknowledged message``, a blank line."""
+    if acked:
+        output.line(app)
+        output.line(app, "Acknowledged message")
+    output.line(app)
 
 
 @consumer_app.command("ack")

@@ -70,6 +70,27 @@ def print_json(data: Any, *, file: Any = None) -> None:
     stream.flush()
 
 
+class JsonList:
+    """A JSON list written item by item, the same text :func:`print_json` writes for the
+    whole list, each item flushed as it is added (what was acknowledged after it reached
+    stdout, ``consumer next``); :meth:`close` ends it (``[]`` when nothing was added)."""
+
+    def __init__(self) -> None:
+        self.items = 0
+
+    def add(self, item: Any) -> None:
+        import textwrap
+
+        text = textwrap.indent(to_json(item), "  ")
+        sys.stdout.write(("[\n" if not self.items else ",\n") + text)
+        sys.stdout.flush()
+        self.items += 1
+
+    def close(self) -> None:
+        sys.stdout.write("\n]\n" if self.items else "[]\n")
+        sys.stdout.flush()
+
+
 # -- the entry point of every command -----------------------------------------------------
 
 

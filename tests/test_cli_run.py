@@ -144,3 +144,53 @@ def test_a_mistyped_command_gets_the_close_ones_loaded_or_not(capsys):
     assert "Did you mean 'kafka-mirrors', 'mirrors'?" in err
     code, out, err = call(capsys, "zzz")
     assert err == "jetlink: error: No such command 'zzz'.\nTry 'jetlink -h' for help.\n"
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("flags", [["-r"], [], ["--json"]])
+def test_consumer_next_acknowledges_only_what_reached_stdout(tmp_path, flags):
+    """Each message is written before it is acknowledged: to a stdout that refuses the
+    writes, nothing is acknowledged (the messages are redelivered), as natscli's print then
+    ack."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "JETLINK_"))}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
+    base = [sys.executable, "-m", "jetlink.cli.main", "--data-dir", str(tmp_path / "data")]
+
+    def run(*args, **kw):
+        return subprocess.run([*base, *args], capture_output=True, text=True, env=env,
+                              timeout=60, **kw)
+
+    assert run("stream", "add", "O", "--subjects", "o.>", "--defaults").returncode == 0
+    assert run("pub", "o.a", "m", "--count", "5").returncode == 0
+    assert run("consumer", "add", "O", "P", "--defaults").returncode == 0
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([*base, "consumer", "next", "O", "P", "--count", "5", *flags],
+                              stdout=full, stderr=subprocess.PIPE, text=True, env=env,
+                              timeout=60)
+    assert (proc.returncode, proc.stderr) == (
+        1, "jetlink: error: cannot write: No space left on device\n")
+    info = json.loads(run("consumer", "info", "O", "P", "-j").stdout)
+    assert info["ack_floor"]["stream_seq"] == 0 and info["num_ack_pending"] <= 5
+    # written: acknowledged
+    assert run("consumer", "add", "O", "Q", "--defaults").returncode == 0
+    out = run("consumer", "next", "O", "Q", "--count", "2", *flags)
+    assert out.returncode == 0, out.stderr
+    info = json.loads(run("consumer", "info", "O", "Q", "-j").stdout)
+    assert info["ack_floor"]["stream_seq"] == 2
+
+
+def test_a_json_list_written_item_by_item_is_the_whole_lists_text(capsys):
+    from jetlink.cli.output import JsonList, to_json
+
+    items = [{"a": 1, "b": [1, {"c": "x\ny"}], "d": "é"}, {"e": []}, 3]
+    listing = JsonList()
+    for item in items:
+        listing.add(item)
+    listing.close()
+    assert capsys.readouterr().out == to_json(items) + "\n"
+    JsonList().close()
+    assert capsys.readouterr().out == "[]\n"
