@@ -529,3 +529,28 @@ def test_repair_and_export_into_a_read_only_directory_are_one_line(jl, tmp_path)
         finally:
             jl.data.chmod(0o700)
     assert _bytes(_db(jl)) == before
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo"])
+def test_a_cluster_path_that_is_no_file_is_named_never_a_traceback(jl, kind):
+    """A directory (or a pipe) where a cluster's database file belongs: every command says
+    what it is and what to do, one line, exit 1."""
+    ok(jl("cluster", "add", "other"))
+    path = jl.data / "odd.db"
+    if kind == "directory":
+        path.mkdir()
+        what = "is a directory, not a database file"
+    else:
+        os.mkfifo(path)
+        what = "is not a regular file (a device, a pipe or a socket), not a database file"
+    for args in (("stream", "ls"), ("stream", "add", "N", "--subjects", "n.>", "--defaults"),
+                 ("kv", "ls")):
+        r = jl("--cluster", "odd", *args)
+        _no_traceback(r)
+        assert (r.exit_code, r.stderr) == (1, f"jetlink: error: cluster odd: {path} {what}; "
+                                              "nothing was written. Move it out of the data "
+                                              "directory: a cluster is one database file, and "
+                                              "jetlink never makes anything else under its "
+                                              "name\n"), args
+    r = jl("--cluster", "odd", "stream", "ls", "-j")
+    assert r.exit_code == 1 and what in json.loads(r.stdout)["error"]["description"]

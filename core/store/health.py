@@ -29,6 +29,7 @@ import errno
 import json
 import os
 import sqlite3
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,10 @@ def file_problem(path: Path) -> str | None:
     file looks like one). A missing file is not this function's business (None)."""
     try:
         st = os.stat(path)
+        if stat.S_ISDIR(st.st_mode):
+            return "is a directory, not a database file"
+        if not stat.S_ISREG(st.st_mode):
+            return "is not a regular file (a device, a pipe or a socket), not a database file"
         if st.st_size == 0:
             return "is empty (0 bytes): the file was emptied or replaced"
         size = st.st_size
@@ -188,7 +193,10 @@ def writable(path: Path) -> bool:
 def damaged_text(name: str, path: Path | str, why: str, *, readable: bool = True) -> str:
     """The one line of a damaged database: what is wrong, and what to do (``readable``: SQLite
     can still read parts of it, so a repair can copy them out)."""
-    if readable:
+    if why.startswith(("is a directory", "is not a regular file")):
+        todo = ("Move it out of the data directory: a cluster is one database file, and "
+                "jetlink never makes anything else under its name")
+    elif readable:
         todo = (f"Restore it from a backup, or run 'jetlink cluster check {name} --repair' to "
                 "copy what is readable into a new file (the damaged one is kept beside it)")
     else:
@@ -203,7 +211,8 @@ def damaged(name: str, path: Path | str, why: str, *, readable: bool = True) -> 
 
 def unreadable(problem: str) -> bool:
     """Whether a :func:`file_problem` leaves nothing SQLite can read (empty, no header)."""
-    return problem.startswith(("is empty", "is not a SQLite", "has a damaged header"))
+    return problem.startswith(("is empty", "is not a SQLite", "has a damaged header",
+                               "is a directory", "is not a regular file"))
 
 
 def readonly(directory: Path | str, what: str) -> ReadOnlyError:
