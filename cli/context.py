@@ -150,7 +150,7 @@ def add(
     ctx: typer.Context,
     name: NameArg,
     data_dir: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--data-dir",
             metavar="DIR",
@@ -228,7 +228,9 @@ def add(
     validate_context_name(name)
     directory = None
     if data_dir is not None:
-        directory = os.path.abspath(os.path.expanduser(str(data_dir)))
+        from jetlink.cli.options import dir_path
+
+        directory = os.path.abspath(str(dir_path(data_dir, "--data-dir")))
     if rest_url is not None:
         from jetlink.cli.common import rest_api_root
 

@@ -14,6 +14,7 @@ verbs name their stream with ``StreamArg``.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -224,3 +225,17 @@ def rest_callback(
         insecure=insecure,
         url_from=ENV_REST_URL if rest_url and source == "ENVIRONMENT" else None,
     )
+
+
+def dir_path(value: str | None, flag: str) -> Path | None:
+    """A directory option's text as a path (``~`` expanded): an empty or blank one is a usage
+    error naming the flag (it would mean the working directory, or a directory named by
+    spaces, never what was meant)."""
+    if value is None:
+        return None
+    if not value.strip():
+        from jetlink.core.errors import UsageError
+
+        raise UsageError(f"invalid value for {flag}: {value!r} is an empty path (give a "
+                         "directory, e.g. ./data)", field=flag.lstrip("-").replace("-", "_"))
+    return Path(value).expanduser()

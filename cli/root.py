@@ -26,7 +26,6 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -46,7 +45,7 @@ from jetlink.cli.app import (
     default_data_dir,
 )
 from jetlink.cli.launch import apply_context, command_error, has_flag, wants_json
-from jetlink.cli.options import TIMEOUT
+from jetlink.cli.options import TIMEOUT, dir_path
 
 
 def _complete_clusters(ctx: typer.Context, incomplete: str) -> list[str]:
@@ -349,7 +348,7 @@ def _version(value: bool) -> None:
 def _root(
     ctx: typer.Context,
     data_dir: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--data-dir",
             envvar=ENV_DATA_DIR,
@@ -466,8 +465,9 @@ def _root(
     # The help text of the root is HELP (given to typer.Typer), not this function's.
     from jetlink.cli.common import open_backend, target_in_force
 
+    given_dir = dir_path(data_dir, "--data-dir") if data_dir is not None else None
     app = ctx.obj = App(
-        data_dir=data_dir.expanduser() if data_dir is not None else default_data_dir(),
+        data_dir=given_dir if given_dir is not None else default_data_dir(),
         cluster=cluster,
     )
     # The context verbs manage the context files themselves: they must work whatever the

@@ -194,3 +194,23 @@ def test_a_json_list_written_item_by_item_is_the_whole_lists_text(capsys):
     assert capsys.readouterr().out == to_json(items) + "\n"
     JsonList().close()
     assert capsys.readouterr().out == "[]\n"
+
+
+@pytest.mark.parametrize("given", ["", "  "])
+def test_an_empty_data_dir_is_a_usage_error_and_creates_nothing(tmp_path, monkeypatch, given):
+    """--data-dir '' would mean the working directory (a database written where the command
+    ran); an empty JETLINK_DATA_DIR is unset (the default applies)."""
+    from helpers import runner
+
+    from jetlink.cli.main import app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    r = runner.invoke(app, ["--data-dir", given, "stream", "add", "E", "--subjects", "e",
+                            "--defaults"], prog_name="jetlink")
+    assert (r.exit_code, r.stderr) == (2, f"jetlink: error: invalid value for --data-dir: "
+                                          f"{given!r} is an empty path (give a directory, "
+                                          "e.g. ./data)\n")
+    r = runner.invoke(app, ["context", "add", "c", "--data-dir", given], prog_name="jetlink")
+    assert r.exit_code == 2 and "is an empty path" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
