@@ -822,7 +822,11 @@ def _apply_storage(new: "StreamConfig", f: StreamFlags) -> None:
     from jetlink.core.config.stream import Placement
 
     if f.subjects is not None and f.subjects:
-        new.subjects = split_subjects(f.subjects)
+        subjects = split_subjects(f.subjects)
+        if not subjects:  # ('' or ','): it would take every subject off the stream
+            raise usage(f"invalid value for --subjects: {', '.join(map(repr, f.subjects))} "
+                        "holds no subject (subjects are separated by commas or spaces)")
+        new.subjects = subjects
     if f.description is not None:
         new.description = f.description
     if f.storage is not None:

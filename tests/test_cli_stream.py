@@ -573,6 +573,21 @@ def test_bad_flag_values_are_usage_errors(jl):
         assert f"invalid value for {flag}: {value!r}: " in result.stderr
     choice = jl("stream", "add", "S", "--subjects", "s", "--defaults", "--storage", "disk")
     assert choice.exit_code == 2 and "Invalid value for '--storage'" in choice.stderr
+
+
+@pytest.mark.parametrize("given", ["", " ", ","])
+def test_subjects_that_hold_no_subject_are_refused_and_change_nothing(jl, given):
+    """An empty --subjects would take every subject off the stream (an edit) or give it its
+    name as its one subject (an add): refused, naming the flag and the value."""
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    before = data_dir_bytes(jl.data)
+    line = (f"jetlink: error: invalid value for --subjects: {given!r} holds no subject "
+            "(subjects are separated by commas or spaces)\n")
+    for args in (("stream", "edit", "ORDERS", "--subjects", given, "-f"),
+                 ("stream", "add", "X", "--subjects", given, "--defaults")):
+        r = jl(*args)
+        assert (r.exit_code, r.stderr) == (2, line), args
+    assert data_dir_bytes(jl.data) == before
     # natscli's int flags are 64 bits: past them, refused as the flag is parsed (a server
     # answered a JSON decoding error, 10025)
     for flag, value, rng in (
