@@ -34,6 +34,7 @@ from jetlink.cli.server_check import (
     NamespaceOption,
     OutfileOption,
     _duration,
+    check_namespace,
     write_outfile,
 )
 
@@ -128,6 +129,7 @@ def check(
     from jetlink.core.dr import check_readiness
 
     app = App.of(ctx)
+    check_namespace(Format.json if app.json else fmt, namespace)
     flags = _flags(locals())
     clusters = [app.cluster] if common.given(ctx.find_root(), "cluster") else None
     readiness = check_readiness(common.backend(app), names or (), flags=flags,
@@ -296,6 +298,7 @@ def watch(
     from jetlink.core.dr.watch import Watch, listen_address, serve
 
     app = App.of(ctx)
+    check_namespace(Format.prometheus, namespace)  # its /metrics are Prometheus's
     host, port = listen_address(listen)
     every = INTERVAL.seconds(interval)
     clusters = [app.cluster] if common.given(ctx.find_root(), "cluster") else None

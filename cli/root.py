@@ -598,6 +598,8 @@ def is_check(words: Sequence[str]) -> bool:
     (``server check ...``, ``dr check``): its bad command line is UNKNOWN (exit 3), what a
     Nagios plugin answers for invalid arguments, not a usage error's 2 (CRITICAL there)."""
     w = [x for x in words if not x.startswith("-")][:2]
+    if w:
+        w[0] = ALIASES[""].get(w[0], w[0])  # natscli's names of server (srv, sys, system)
     return w in (["server", "check"], ["dr", "check"])
 
 

@@ -134,12 +134,7 @@ def _finish(ctx: typer.Context, result: Any, fmt: Format, namespace: str,
     fmt, namespace, outfile = pick("fmt", fmt), pick("namespace", namespace), \
         pick("outfile", outfile)
     chosen = Format.json if app.json else fmt
-    # natscli uses the namespace for Prometheus only: a Nagios command line that carries
-    # one it would never use is not refused for it
-    if chosen is Format.prometheus and namespace and not _METRIC_NAME.fullmatch(namespace):
-        raise common.usage(f"--namespace {namespace!r}: a Prometheus namespace is a metric "
-                           "name prefix: a letter, '_' or ':', then letters, digits, '_' or "
-                           "':'")
+    check_namespace(chosen, namespace)
     body = render(result, chosen.value, namespace) + "\n"
     if outfile is None:
         sys.stdout.write(body)
@@ -149,6 +144,15 @@ def _finish(ctx: typer.Context, result: Any, fmt: Format, namespace: str,
     code = 0 if chosen is Format.prometheus else result.exit_code
     if code:
         raise typer.Exit(code)
+
+
+def check_namespace(chosen: Format, namespace: str | None) -> None:
+    """A Prometheus namespace must prefix metric names; natscli uses it for Prometheus only:
+    a Nagios command line that carries one it would never use is not refused for it."""
+    if chosen is Format.prometheus and namespace and not _METRIC_NAME.fullmatch(namespace):
+        raise common.usage(f"--namespace {namespace!r}: a Prometheus namespace is a metric "
+                           "name prefix: a letter, '_' or ':', then letters, digits, '_' or "
+                           "':'")
 
 
 def write_outfile(path: Path, body: str) -> None:

@@ -395,6 +395,21 @@ def test_a_namespace_that_is_no_metric_name_prefix_is_refused(jl, namespace):
     assert (res.exit_code, res.stdout) == (0, "OK ORIG OK:0 sources | sources=0\n")
 
 
+@pytest.mark.parametrize("words", [["dr", "check", "--format", "prometheus"],
+                                   ["srv", "check", "stream", "--stream", "ORIG", "--format",
+                                    "prometheus"],
+                                   ["dr", "watch"]])
+def test_every_check_refuses_a_bad_namespace(jl, words):
+    """dr check and dr watch (its /metrics) refuse it too; server check under natscli's
+    alias srv is a check as well (UNKNOWN, 3); dr watch, a daemon, exits 2."""
+    ok(jl("stream", "add", "ORIG", "--subjects", "orig.>", "--defaults"))
+    res = jl(*words, "--namespace", "9bad")
+    assert (res.exit_code, res.stdout) == (2 if words[1] == "watch" else 3, "")
+    assert res.stderr == ("jetlink: error: --namespace '9bad': a Prometheus namespace is a "
+                          "metric name prefix: a letter, '_' or ':', then letters, digits, "
+                          "'_' or ':'\n")
+
+
 def test_a_bad_bucket_name_is_quoted_without_an_error_code(jl):
     """nats.go refuses the name before any request: there is no server code to quote."""
     res = check(jl, "kv", "--bucket", "a.b")
