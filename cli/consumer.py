@@ -29,6 +29,7 @@ from jetlink.cli.options import (
     force_option,
 )
 from jetlink.cli.output import to_doc
+from jetlink.core.numbers import INT64_MAX, INT64_MIN
 
 consumer_app = typer.Typer(
     name="consumer",
@@ -238,7 +239,7 @@ MaxDeliverOpt = Annotated[
     int | None,
     typer.Option(
         "--max-deliver",
-        metavar="TRIES",
+        metavar="TRIES", min=INT64_MIN, max=INT64_MAX,
         help="Maximum amount of times a message will be delivered.",
     ),
 ]
@@ -246,7 +247,8 @@ MaxDeliverOpt = Annotated[
 MaxPendingOpt = Annotated[
     int | None,
     typer.Option(
-        "--max-pending", metavar="N", help="Maximum pending acks before consumers are paused."
+        "--max-pending", metavar="N", min=INT64_MIN, max=INT64_MAX,
+        help="Maximum pending acks before consumers are paused."
     ),
 ]
 
@@ -269,14 +271,16 @@ HeadersOnlyOpt = Annotated[
 MaxWaitingOpt = Annotated[
     int | None,
     typer.Option(
-        "--max-waiting", metavar="PULLS", help="Maximum number of outstanding pulls allowed."
+        "--max-waiting", metavar="PULLS", min=INT64_MIN, max=INT64_MAX,
+        help="Maximum number of outstanding pulls allowed."
     ),
 ]
 
 MaxPullBatchOpt = Annotated[
     int | None,
     typer.Option(
-        "--max-pull-batch", metavar="N", help="Maximum batch size a pull request may ask for."
+        "--max-pull-batch", metavar="N", min=INT64_MIN, max=INT64_MAX,
+        help="Maximum batch size a pull request may ask for."
     ),
 ]
 

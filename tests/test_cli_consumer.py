@@ -461,3 +461,16 @@ def test_next_waits_for_a_message_with_wait(jl):
         t.join(30)
     assert [(m["subject"], m["data"]) for m in got] == [("s.late", "bGF0ZQ==")]
     wait_until(lambda: not t.is_alive(), message="the publisher ended")
+
+
+@pytest.mark.parametrize("flag", ["--max-deliver", "--max-pending", "--max-waiting",
+                                  "--max-pull-batch"])
+def test_a_consumer_limit_past_int64_is_a_usage_error(jl, flag):
+    """The server's fields are Go ints: a value past int64 is refused as a flag (exit 2),
+    never sent for the server's JSON decoder to refuse."""
+    before = data_dir_bytes(jl.data)
+    r = jl("consumer", "add", "ORDERS", "C", "--defaults", flag, str(2**63))
+    assert r.exit_code == 2, r.stderr
+    assert (f"Invalid value for '{flag}': 9223372036854775808 is not in the range "
+            "-9223372036854775808<=x<=9223372036854775807.") in r.stderr
+    assert data_dir_bytes(jl.data) == before
