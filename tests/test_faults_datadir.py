@@ -554,3 +554,20 @@ def test_a_cluster_path_that_is_no_file_is_named_never_a_traceback(jl, kind):
                                               "name\n"), args
     r = jl("--cluster", "odd", "stream", "ls", "-j")
     assert r.exit_code == 1 and what in json.loads(r.stdout)["error"]["description"]
+
+
+def test_a_data_directory_that_is_a_file_is_named_so(tmp_path):
+    """A file where the data directory should be: "is not a directory" for a read and a
+    write alike (not "does not exist", not "File exists"); the file is left as it was."""
+    from helpers import runner
+
+    from jetlink.cli.main import app
+
+    path = tmp_path / "file"
+    path.write_bytes(b"mine")
+    line = (f"jetlink: error: data directory {path} is not a directory (a file of that name is "
+            "there): give another --data-dir\n")
+    for args in (("stream", "ls"), ("stream", "add", "X", "--subjects", "x", "--defaults")):
+        r = runner.invoke(app, ["--data-dir", str(path), *args], prog_name="jetlink")
+        assert (r.exit_code, r.stderr) == (1, line), args
+    assert path.read_bytes() == b"mine"

@@ -664,6 +664,7 @@ class DataDir:
 
     def check_exists(self) -> None:
         """NotFoundError when the directory does not exist (for a read: nothing to read)."""
+        self._not_a_file()
         if not self.path.is_dir():
             raise NotFoundError(f"data directory {self.path} does not exist (a read creates "
                                 "nothing: the first command that writes makes it)")
@@ -671,8 +672,14 @@ class DataDir:
     def __repr__(self) -> str:
         return f"DataDir({str(self.path)!r})"
 
+    def _not_a_file(self) -> None:
+        if self.path.exists() and not self.path.is_dir():
+            raise StorageError(f"data directory {self.path} is not a directory (a file of "
+                               "that name is there): give another --data-dir")
+
     def ensure(self) -> Path:
         """Create the directory (mode 0700) if needed."""
+        self._not_a_file()
         if not self.path.is_dir():
             try:
                 self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
