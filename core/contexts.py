@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jetlink.core.errors import JetlinkError, NotFoundError
+from jetlink.core.errors import JetlinkError, NotFoundError, clip
 
 __all__ = [
     "CONTEXT_KEYS",
@@ -70,7 +70,8 @@ def validate_context_name(name: Any) -> str:
     (``field="name"``)."""
     if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         raise JetlinkError(
-            f"invalid context name {name!r}: use 1 to 100 letters, digits, '_' or '-'",
+            f"invalid context name {clip(repr(name))}: use 1 to 100 letters, digits, '_' or "
+            "'-'",
             field="name",
         )
     return name

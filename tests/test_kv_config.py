@@ -630,3 +630,19 @@ def test_buckets_that_copy_send_the_window_nats_go_sends(ttl, window):
     assert mirror.to_stream_config().duplicate_window == window
     assert aggregate.to_stream_config().duplicate_window == window
     assert plain.to_stream_config().duplicate_window == kv_duplicate_window(ttl)
+
+
+@pytest.mark.parametrize(("key", "quoted"), [
+    ("a\x1b[31mRED", '"a\\x1b[31mRED"'),
+    ("a\x01b", '"a\\x01b"'),
+    ('say "hi"', '"say \\"hi\\""'),
+])
+def test_a_refused_key_is_quoted_as_go_quotes_it(key, quoted):
+    """A control character in a refused key is escaped (%q), never written raw to the
+    operator's terminal."""
+    from jetlink.core.config.kvnames import validate_key
+    from jetlink.core.errors import ApiError
+
+    with pytest.raises(ApiError) as err:
+        validate_key(key)
+    assert err.value.description.startswith(f"nats: invalid key {quoted}: ")

@@ -101,11 +101,13 @@ def _check_key_shape(key: str, field: str) -> None:
 
 
 def _q(value: Any) -> str:
-    """A key as an error quotes it (cut when long: core/errors.py clip)."""
+    """A key as an error quotes it: Go's %q (a control character escaped, never written
+    to the terminal as it is), cut when long (core/errors.py clip)."""
     from ..errors import clip
+    from .validate import go_quote
 
     if isinstance(value, str):
-        return '"' + clip(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return go_quote(clip(value))
     return clip(repr(value))
 
 
