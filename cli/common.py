@@ -546,11 +546,18 @@ def usage(message: str) -> UsageError:
 
 
 def read_json_file(path: Path) -> Any:
-    """The JSON document in ``path``; an unreadable or unparsable file is a JetlinkError."""
+    """The JSON document in ``path``; an unreadable, unparsable or huge file (over
+    core/limits.py MAX_INPUT_FILE) is a JetlinkError."""
     from jetlink.core.errors import JetlinkError
+    from jetlink.core.limits import MAX_INPUT_FILE
 
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_INPUT_FILE + 1)
+        if len(data) > MAX_INPUT_FILE:
+            raise JetlinkError(f"cannot read {path}: larger than {MAX_INPUT_FILE:,} bytes: no "
+                               "configuration is that large")
+        return json.loads(data.decode("utf-8"))
     except OSError as exc:
         raise JetlinkError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
@@ -564,6 +571,23 @@ def user_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
     from jetlink.core.config.validate import user_metadata as core_user_metadata
 
     return core_user_metadata(metadata)
+
+
+def read_stdin(limit: int, what: str) -> bytes:
+    """All of stdin, refused (a usage error naming ``what``) when it holds more than
+    ``limit`` bytes: read no further than that (``pub < /dev/zero`` never fills the
+    memory)."""
+    import sys
+
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is not None:
+        data = bytes(stream.read(limit + 1))
+    else:
+        data = sys.stdin.read(limit + 1).encode("utf-8", "surrogateescape")
+    if len(data) > limit:
+        raise usage(f"{what} from stdin is larger than {limit:,} bytes (the largest payload, "
+                    "max_payload)")
+    return data
 
 
 # -- following a live source (sub, kv watch) ------------------------------------------------

@@ -346,9 +346,9 @@ def read_value(value: str | None) -> tuple[bytes, str]:
         return value.encode("utf-8", "surrogateescape"), value
     if tty:
         raise usage("missing argument VALUE: give it, or pipe the value on stdin")
-    stream = getattr(sys.stdin, "buffer", None)
-    data = bytes(stream.read() if stream is not None else sys.stdin.read().encode())
-    return data, ""
+    from jetlink.core.limits import MAX_PAYLOAD
+
+    return common.read_stdin(MAX_PAYLOAD, "the value"), ""
 
 
 # -- add / edit ---------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ Expanding them is the client's job in natscli as well, so it lives in the CLI
 (cli/pub_templates.py).
 """
 
-import sys
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -259,9 +258,10 @@ def _read_body(app: App) -> str:
     """The body read from stdin (a notice first on a terminal), undecodable bytes kept."""
     if output.is_interactive():
         output.notice(app, "Reading payload from STDIN")
-    data = (
-        sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
-    )
+    from jetlink.cli.common import read_stdin
+    from jetlink.core.limits import MAX_PAYLOAD
+
+    data = read_stdin(MAX_PAYLOAD, "the payload")
     return data.decode("utf-8", errors="surrogateescape")
 
 

@@ -42,6 +42,9 @@ __all__ = [
 
 MAX_CONTROL_LINE = 4096  # nats-server's MAX_CONTROL_LINE_SIZE (max_control_line)
 MAX_PAYLOAD = 1024 * 1024  # nats-server's MAX_PAYLOAD_SIZE (max_payload)
+# the largest file jetlink reads whole (a stream's config, a topology file): a larger one is
+# refused before it fills the memory (/dev/zero, a log given by mistake)
+MAX_INPUT_FILE = 256 * 1024 * 1024
 CONTROL_LINE_ERROR = "nats: maximum control line exceeded"
 PAYLOAD_ERROR = "nats: maximum payload exceeded"
 

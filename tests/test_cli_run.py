@@ -214,3 +214,33 @@ def test_an_empty_data_dir_is_a_usage_error_and_creates_nothing(tmp_path, monkey
     r = runner.invoke(app, ["context", "add", "c", "--data-dir", given], prog_name="jetlink")
     assert r.exit_code == 2 and "is an empty path" in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_inputs_larger_than_any_real_one_are_refused_before_filling_memory(jl, tmp_path,
+                                                                           monkeypatch):
+    """A file read whole (a config, a topology) past core/limits.py MAX_INPUT_FILE, a
+    payload from stdin past max_payload: refused, read no further than the limit."""
+    from helpers import ok
+
+    import jetlink.core.limits as limits
+    import jetlink.core.topology.load as load
+
+    monkeypatch.setattr(limits, "MAX_INPUT_FILE", 1000)
+    monkeypatch.setattr(load, "MAX_INPUT_FILE", 1000)
+    big = tmp_path / "big.json"
+    big.write_text('{"name": "X", "subjects": ["x"], "description": "' + "d" * 2000 + '"}')
+    r = jl("stream", "add", "--config", str(big), "--defaults")
+    assert (r.exit_code, r.stderr) == (1, f"jetlink: error: cannot read {big}: larger than "
+                                          "1,000 bytes: no configuration is that large\n")
+    r = jl("validate", str(big), "-j")
+    assert r.exit_code == 3
+    assert json.loads(r.stdout)["problems"][0]["description"] == (
+        "is larger than 1,000 bytes: no topology file is that large")
+    ok(jl("stream", "add", "O", "--subjects", "o.>", "--defaults"))
+    r = jl("pub", "o.a", input=b"\0" * (limits.MAX_PAYLOAD + 1))
+    assert (r.exit_code, r.stderr) == (2, "jetlink: error: the payload from stdin is larger "
+                                          "than 1,048,576 bytes (the largest payload, "
+                                          "max_payload)\n")
+    ok(jl("kv", "add", "B"))
+    r = jl("kv", "put", "B", "k", input=b"\0" * (limits.MAX_PAYLOAD + 1))
+    assert r.exit_code == 2 and "the value from stdin is larger than 1,048,576" in r.stderr

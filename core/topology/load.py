@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import TOO_DEEP, JetlinkError
+from ..limits import MAX_INPUT_FILE
 from ..numbers import reason
 from .decode import (
     _KV_TABLES,
@@ -80,7 +81,7 @@ class Topology:
         self.files.append(path)
         try:
             with open(path, "rb") as fh:
-                data = fh.read()
+                data = fh.read(MAX_INPUT_FILE + 1)
         except FileNotFoundError:
             self._problem(path, None, None, 0, "file not found", fpos)
             return
@@ -89,6 +90,10 @@ class Topology:
             return
         except OSError as exc:
             self._problem(path, None, None, 0, f"can not read file: {exc.strerror}", fpos)
+            return
+        if len(data) > MAX_INPUT_FILE:
+            self._problem(path, None, None, 0, f"is larger than {MAX_INPUT_FILE:,} bytes: no "
+                          "topology file is that large", fpos)
             return
         try:
             text = data.decode("utf-8")
