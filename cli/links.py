@@ -408,17 +408,32 @@ def delete(
         force=force,
         action=f"delete cluster link {name}",
     )
+    clamps: list[Any] = []
+    in_use = links.in_use(name) if force else []
+    if in_use:
+        # Failed over first, as mirrors failover does, so the consumer offsets it clamps are
+        # printed (the delete's own failover of what is left reports none)
+        from jetlink.cli.mirrors import _mirrors
+
+        clamps = [c for r in _mirrors(app).failover(in_use, name, dry_run=False)
+                  for c in r.clamps]
     stopped = links.delete(name, force=force)
+    stopped = sorted(set(stopped) | set(in_use))
     if stopped and not app.json:
         output.notice(
             app, f"jetlink: mirror topics of link {name} stopped mirroring: {', '.join(stopped)}"
         )
-    app.emit(
-        {"success": True},
-        human=lambda a, _d: output.line(
-            a, f"Cluster link '{name}' deletion successfully completed."
-        ),
-    )
+    doc: dict[str, Any] = {"success": True}
+    if clamps:
+        doc["clamps"] = [c.to_json() for c in clamps]
+
+    def human(a: App, _d: Any) -> None:
+        for c in clamps:
+            output.line(a, f"Clamped consumer group {c.group} on {c.topic} partition "
+                           f"{c.partition}: offset {c.from_offset} -> {c.to_offset}")
+        output.line(a, f"Cluster link '{name}' deletion successfully completed.")
+
+    app.emit(doc, human=human)
 
 
 # -- one configuration ------------------------------------------------------------------------

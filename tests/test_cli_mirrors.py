@@ -105,6 +105,29 @@ def test_promote_refused_with_lag_then_promoted(jl, world):
     assert "Topic 'orders' has already stopped its mirror from 'L'\n" in again
 
 
+def test_a_forced_link_delete_prints_the_clamps_of_its_failover(jl, world, cli_clock):
+    """links delete --force fails the link's mirror topics over: the consumer offsets that
+    clamps are printed (and in --json), as mirrors failover prints them."""
+    dd, west = world
+    ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
+    ok(east(jl, "replicate"))
+    west.produce("orders", [(None, b"x"), (None, b"y")], partition=0)
+    west.commit("G", {("orders", 0): 7})
+    cli_clock.advance(31_000_000_000)
+    from jetlink.core.kafka.mirrors import Mirrors
+
+    Mirrors(dd, "east", cli_clock).sync_offsets("L")
+    ok(jl("cluster", "down", "west"))
+    out = ok(east(jl, "links", "delete", "L", "--force"))
+    assert out.stdout == ("Clamped consumer group G on orders partition 0: offset 7 -> 5\n"
+                          "Cluster link 'L' deletion successfully completed.\n")
+    assert out.stderr == "jetlink: mirror topics of link L stopped mirroring: orders\n"
+    assert doc(east(jl, "group", "describe", "G", "-j"))  # the group is there, clamped
+    from jetlink.core.kafka.topics import Kafka
+
+    assert Kafka(dd.open("east"), cli_clock).committed("G") == {("orders", 0): 5}
+
+
 def test_failover_prints_the_clamps(jl, world, cli_clock):
     dd, west = world
     ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
