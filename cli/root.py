@@ -24,6 +24,7 @@ Only Typer and the small cli modules are imported at start-up: command bodies im
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Annotated, Any
@@ -209,7 +210,7 @@ def _load_command(name: str, module: str) -> Any:
     sub = next((g.typer_instance for g in holder.registered_groups
                 if g.name == name and g.typer_instance is not None), None)
     if sub is None or not sub.registered_commands:
-        return _named(get_group(holder).commands[name], name)
+        return _named(strict_ints(get_group(holder).commands[name]), name)
     infos = {(info.name or get_command_name(info.callback.__name__)): info
              for info in sub.registered_commands if info.callback is not None}
     if len(infos) != len(sub.registered_commands):  # pragma: no cover - typer refuses them
@@ -221,11 +222,43 @@ def _load_command(name: str, module: str) -> Any:
         sub.registered_commands = registered
 
     def build(info: Any) -> Any:
-        return get_command_from_info(info, pretty_exceptions_short=holder.pretty_exceptions_short,
-                                     rich_markup_mode=holder.rich_markup_mode)
+        return strict_ints(get_command_from_info(
+            info, pretty_exceptions_short=holder.pretty_exceptions_short,
+            rich_markup_mode=holder.rich_markup_mode))
 
     group.commands = _LazyCommands(group.commands, infos, build, ALIASES.get(name))
-    return _named(group, name)
+    return _named(strict_ints(group), name)
+
+
+# An integer typed on the command line: ASCII digits with an optional sign, as Go's
+# strconv and Kafka read one (core/numbers.py's rule); Python's int() also takes "1_000",
+# " 5 " and other scripts' digits ("١٠"), which no server or tool reads as a number.
+_ASCII_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def strict_ints(command: Any) -> Any:
+    """``command`` (and the sub-commands built with it) reading its integer parameters as
+    :data:`_ASCII_INT` says: anything else is the parameter type's own "is not a valid
+    integer" usage error. Each type object is wrapped once (Click shares them)."""
+    for param in getattr(command, "params", ()):
+        ptype = param.type
+        if getattr(ptype, "name", "") in ("int", "int range", "integer", "integer range") and \
+                not getattr(ptype, "_jetlink_strict", False):
+            convert = ptype.convert
+
+            def strict(value: Any, p: Any, ctx: Any, _t: Any = ptype,
+                       _convert: Any = convert) -> Any:
+                if isinstance(value, str) and not _ASCII_INT.fullmatch(value):
+                    _t.fail(f"{value!r} is not a valid integer.", p, ctx)
+                return _convert(value, p, ctx)
+
+            ptype.convert = strict
+            ptype._jetlink_strict = True
+    commands = getattr(command, "commands", None)
+    if isinstance(commands, dict) and not isinstance(commands, _LazyCommands):
+        for sub in list(commands.values()):
+            strict_ints(sub)
+    return command
 
 
 def _named(command: Any, name: str) -> Any:

@@ -244,3 +244,28 @@ def test_inputs_larger_than_any_real_one_are_refused_before_filling_memory(jl, t
     ok(jl("kv", "add", "B"))
     r = jl("kv", "put", "B", "k", input=b"\0" * (limits.MAX_PAYLOAD + 1))
     assert r.exit_code == 2 and "the value from stdin is larger than 1,048,576" in r.stderr
+
+
+@pytest.mark.parametrize("value", ["١٠", "1_000", " 5", "5 ", "0x10", "1e3"])
+@pytest.mark.parametrize("args", [
+    ("stream", "add", "U", "--subjects", "u.>", "--defaults", "--max-msgs"),
+    ("stream", "view", "U", "--count"),
+    ("kv", "add", "KB", "--history"),
+    ("consumer", "add", "U", "C", "--defaults", "--max-deliver"),
+])
+def test_an_integer_is_ascii_digits_with_an_optional_sign(jl, args, value):
+    """Every integer option reads ASCII digits only, as Go's strconv and Kafka read one:
+    Python's int() would take "1_000", " 5" and other scripts' digits."""
+    from helpers import ok
+
+    ok(jl("stream", "add", "U", "--subjects", "u.>", "--defaults"))
+    r = jl(*args, value)
+    assert r.exit_code == 2, (args, value, r.stdout)
+    assert "is not a valid integer." in r.stderr and repr(value) in r.stderr
+
+
+def test_signed_integers_are_read(jl):
+    from helpers import doc
+
+    assert doc(jl("stream", "add", "S", "--subjects", "s.>", "--defaults", "--max-msgs", "+5",
+                  "--max-bytes", "-1", "-j"))["config"]["max_msgs"] == 5
