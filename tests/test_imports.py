@@ -164,7 +164,7 @@ VALIDATE_MODULES = {
     "jetlink.cli.main", "jetlink.cli.options", "jetlink.cli.output", "jetlink.cli.validate",
     "jetlink.core", "jetlink.core.backend", "jetlink.core.config", "jetlink.core.config.codec",
     "jetlink.core.config.stream", "jetlink.core.config.validate", "jetlink.core.contexts",
-    "jetlink.core.durations", "jetlink.core.errors", "jetlink.core.live",
+    "jetlink.core.durations", "jetlink.core.errors", "jetlink.core.limits", "jetlink.core.live",
     "jetlink.core.live.settings", "jetlink.core.live.target", "jetlink.core.numbers",
     "jetlink.core.subjects", "jetlink.core.topology", "jetlink.core.topology.checks",
     "jetlink.core.topology.decode", "jetlink.core.topology.export",
