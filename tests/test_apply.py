@@ -472,3 +472,18 @@ def test_a_refused_update_shows_only_what_the_file_changes(jl, tmp_path):
     plan = json.loads(jl("apply", bad, "-j").stdout)["plan"]
     (orders,) = [c for c in plan["changes"] if c["name"] == "ORDERS"]
     assert [d["field"] for d in orders["diff"]] == ["max_age"]
+
+
+def test_a_kv_mirror_is_updated_as_a_bucket_is(jl, tmp_path):
+    """A KV mirror MIR is the stream KV_MIR: its update is checked against that stream
+    (it was looked up as MIR: a KeyError traceback)."""
+    text = ('[kv.CFG]\nhistory = 2\n[kv_mirrors.MIR]\norigin_bucket = "CFG"\n'
+            "history = 2\n")
+    ok(jl("apply", write(tmp_path, text)))
+    changed = write(tmp_path, text.replace("history = 2", "history = 3"), "b.toml")
+    plan = doc(ok(jl("apply", changed, "--dry-run", "-j")))["plan"]
+    assert [(c["kind"], c["name"], c["diff"]) for c in plan["changes"]] == [
+        ("kv", "CFG", [{"field": "history", "from": 2, "to": 3}]),
+        ("kv_mirror", "MIR", [{"field": "history", "from": 2, "to": 3}])]
+    ok(jl("apply", changed))
+    assert doc(ok(jl("kv", "info", "MIR", "-j")))["history"] == 3

@@ -217,8 +217,10 @@ def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
         if obj.config is None:
             return
         existing = {n: c for (cl, n), c in current_streams.items() if cl == change.cluster}
+        # the stream the object is (a KV mirror MIR is the stream KV_MIR)
+        stream = cur.config.name if cur.config is not None else cur.name
         try:
-            check_stream_update(current_streams[(change.cluster, cur.name)], change.config,
+            check_stream_update(current_streams[(change.cluster, stream)], change.config,
                                 existing, single_server=single_server)
         except JetlinkError as err:
             p = Problem(obj.file, obj.label, getattr(err, "field", None),
@@ -330,8 +332,8 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
             diff = _diff(object_table(cur), object_table(obj))
         change = Change("update" if diff else "unchanged", obj.kind, obj.cluster, obj.name,
                         diff, obj=obj, current=cur)
-        stored = current_streams.get((obj.cluster, obj.name)) if obj.kind in NATS_KINDS \
-            else None
+        stored = current_streams.get((obj.cluster, cur.config.name if cur.config is not None
+                                      else obj.name)) if obj.kind in NATS_KINDS else None
         fenced = stored is not None and fenced_subjects(stored) is not None
         if diff and obj.kind in NATS_KINDS and obj.config is not None:
             change.config = _declared(obj)
