@@ -17,6 +17,7 @@ or write (like ssh with a private key). The socket is bound before the notice is
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import stat
@@ -274,8 +275,26 @@ def _server(rest_app: Any, max_connections: int, request_timeout: float) -> Any:
             rest_app.state.engine.close(wait=0)
             await super().shutdown(sockets=sockets)
 
-    return Server(uvicorn.Config(
-        rest_app,
+    server: Any = None
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        """``rest_app``; a request a stop cuts (a client still sending its body when the
+        grace ran out) is answered 503, never logged as an exception (nothing is printed
+        on a stop)."""
+        try:
+            await rest_app(scope, receive, send)
+        except asyncio.CancelledError:
+            if server is None or not server.should_exit:
+                raise
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await send({"type": "http.response.start", "status": 503,
+                            "headers": [(b"content-type", b"application/json")]})
+                await send({"type": "http.response.body", "body": b'{"error_code":503,'
+                            b'"message":"the server is stopping"}'})
+
+    logging.getLogger("uvicorn.error").addFilter(_QuietStop())
+    server = Server(uvicorn.Config(
+        app,
         http=conn.protocol_class(request_timeout, max_connections),
         loop="asyncio",
         backlog=BACKLOG,
@@ -286,6 +305,15 @@ def _server(rest_app: Any, max_connections: int, request_timeout: float) -> Any:
         lifespan="off",
         server_header=False,
     ))
+    return server
+
+
+class _QuietStop(logging.Filter):
+    """uvicorn's line when its graceful stop cancels the requests left ("Cancel N running
+    task(s), timeout graceful shutdown exceeded"): the stop is jetlink's, and says nothing."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "timeout graceful shutdown exceeded" not in str(record.msg)
 
 
 def register(app: typer.Typer) -> None:

@@ -354,3 +354,30 @@ def test_a_resource_type_rest_does_not_list_is_answered_unknown(served):
     assert status == 200 and _each_source(fact, status, doc) == {"cloud": [], "platform": []}
     assert [(d["resource_type"], d["resource_name"]) for d in doc["data"]] == [
         ("UNKNOWN", "alice")]
+
+
+def test_a_pattern_whose_backtracking_explodes_is_refused_not_a_hang(served):
+    """mirror_topic_name_pattern is matched in a child interpreter stopped after a bound:
+    ``(a+)+`` against a 41-character mirror topic name (exponential backtracking) is a 400
+    naming the pattern, and the server answers the next request."""
+    from jetlink.cli.rest.server import PATTERN_SECONDS
+
+    name = "a" * 40 + "-"
+    dd = DataDir(served.data)
+    try:
+        Kafka(dd.open("cluster-2"), SystemClock()).create_topic(name, 1)
+        m = Mirrors(dd, "cluster-1", SystemClock())
+        m.create(name, "link-1")
+    finally:
+        dd.close()
+    fact, status, doc, problems = call(served, "POST", f"{L}/mirrors:pause",
+                                       {"validate_only": "true"},
+                                       {"mirror_topic_name_pattern": "(a+)+"})
+    assert status == 400 and doc["error_code"] == 40002, (status, doc)
+    assert doc["message"] == (f"mirror_topic_name_pattern '(a+)+': matching it took longer "
+                              f"than {PATTERN_SECONDS:g} s (its backtracking explodes): give a "
+                              "simpler pattern or mirror_topic_names")
+    fact, status, doc, problems = call(served, "POST", f"{L}/mirrors:pause",
+                                       {"validate_only": "true"},
+                                       {"mirror_topic_name_pattern": "a+-"})
+    assert status == 200 and [d["mirror_topic_name"] for d in doc["data"]] == [name]

@@ -553,3 +553,28 @@ def test_a_localhost_name_resolving_elsewhere_is_not_served_without_a_token(
     result = jl("serve", "--host", "evil.localhost", "--port", "0")
     assert result.exit_code == code, result.output
     assert complaint in result.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_with_a_client_mid_body_prints_nothing(tmp_path, sig):
+    """A client still sending its body when the grace runs out: its request is cut and
+    answered 503; nothing is printed on the stop (no uvicorn error, no traceback)."""
+    data = make_data(tmp_path, topics=1)
+    server = Server(data, tmp_path)
+    socks = []
+    try:
+        for _ in range(2):
+            sock = socket.create_connection(_address(server))
+            sock.sendall(b"POST /kafka/v3/clusters/keast/links?link_name=x HTTP/1.1\r\n"
+                         b"Host: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 30\r\n\r\n{\"source")
+            socks.append(sock)
+        time.sleep(0.5)  # the requests are in the application, reading their bodies
+        server.proc.send_signal(sig)
+        code = server.proc.wait(WAIT_TIMEOUT)
+        assert code == (130 if sig == signal.SIGINT else 0)
+        assert server.stderr() == "", server.stderr()
+    finally:
+        for sock in socks:
+            sock.close()
+        server.stop()

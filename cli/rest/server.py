@@ -903,13 +903,51 @@ def _selected_mirrors(call: Call, m: Any, link: str,
     if names is not None:
         return names
     if pattern is not None:
+        if not isinstance(pattern, str) or len(pattern) > PATTERN_MAX:
+            raise RestError(400, BAD_REQUEST, f"mirror_topic_name_pattern: a regular "
+                                              f"expression of at most {PATTERN_MAX} characters")
         try:
-            rx = re.compile(pattern)
+            re.compile(pattern)
         except re.error as exc:
             raise RestError(400, BAD_REQUEST, f"mirror_topic_name_pattern {pattern!r}: "
                                               f"{exc}") from None
-        return [t for t in (candidates or m.topics_of)(link) if rx.fullmatch(t)]
+        return _matching(pattern, (candidates or m.topics_of)(link))
     raise RestError(400, 400, "mirror_topic_names or mirror_topic_name_pattern is required")
+
+
+PATTERN_MAX = 1000  # characters of a mirror_topic_name_pattern
+PATTERN_SECONDS = 2.0  # the longest a pattern may take to match a link's mirror topics
+_MATCH = ("import json, re, sys\n"
+          "d = json.load(sys.stdin)\n"
+          "r = re.compile(d['p'])\n"
+          "print(json.dumps([n for n in d['n'] if r.fullmatch(n)]))\n")
+
+
+def _matching(pattern: str, names: list[str]) -> list[str]:
+    """The ``names`` a client's regular expression matches whole, matched in a child
+    interpreter stopped after :data:`PATTERN_SECONDS`: a pattern whose backtracking
+    explodes (``(a+)+`` against a long name) never holds the engine, and so every other
+    client, for longer (Python's re can not be interrupted)."""
+    import subprocess
+    import sys
+
+    if not names:
+        return []
+    try:
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", _MATCH],
+                              input=json.dumps({"p": pattern, "n": names}),
+                              capture_output=True, text=True, timeout=PATTERN_SECONDS,
+                              check=True)
+    except subprocess.TimeoutExpired:
+        raise RestError(400, BAD_REQUEST, f"mirror_topic_name_pattern {pattern!r}: matching "
+                                          f"it took longer than {PATTERN_SECONDS:g} s (its "
+                                          "backtracking explodes): give a simpler pattern "
+                                          "or mirror_topic_names") from None
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise RestError(500, 500, f"mirror_topic_name_pattern {pattern!r}: could not be "
+                                  f"matched: {exc}") from None
+    found: list[str] = json.loads(done.stdout)
+    return found
 
 
 def _alter_answer(call: Call, link: str, data: list[dict[str, Any]]) -> tuple[int, Any]:
