@@ -487,3 +487,25 @@ def test_a_kv_mirror_is_updated_as_a_bucket_is(jl, tmp_path):
         ("kv_mirror", "MIR", [{"field": "history", "from": 2, "to": 3}])]
     ok(jl("apply", changed))
     assert doc(ok(jl("kv", "info", "MIR", "-j")))["history"] == 3
+
+
+def test_same_named_streams_of_two_clusters_apply_again_and_round_trip(jl, tmp_path):
+    """Two clusters holding a stream ORD, declared under other keys with name = "ORD": a
+    second apply changes nothing (the data directory read them as ORD@west, ORD@east with
+    their name lost: overlaps refused), and the export names them, so it re-creates them
+    elsewhere."""
+    text = ('[clusters.west]\n[clusters.east]\n[streams.W]\ncluster = "west"\nname = "ORD"\n'
+            'subjects = ["ord.>"]\n[streams.ORD]\ncluster = "east"\nsubjects = ["ord.>"]\n')
+    path = write(tmp_path, text)
+    ok(jl("apply", path))
+    before = data_dir_bytes(jl.data)
+    assert ok(jl("apply", path)).stdout.startswith("No changes")
+    assert data_dir_bytes(jl.data) == before
+    exported = ok(jl("export")).stdout
+    assert tomllib.loads(exported)["streams"]["ORD@west"]["name"] == "ORD"
+    other = tmp_path / "other"
+    again = write(tmp_path, exported, "exp.toml")
+    ok(jl("--data-dir", str(other), "apply", again))
+    for cluster in ("west", "east"):
+        assert doc(ok(jl("--data-dir", str(other), "--cluster", cluster, "stream", "ls",
+                         "-j"))) == ["ORD"]

@@ -46,7 +46,9 @@ def _stream_table(cfg: StreamConfig, key: str, cluster: str, with_cluster: bool)
     if with_cluster:
         out["cluster"] = cluster
     for k, v in doc.items():
-        if k == "name" and v == key:
+        if k == "name":
+            if v != key:  # a table keyed otherwise (NAME@cluster) names its stream
+                out[k] = v
             continue
         if k in default and default[k] == v and k != "subjects":
             continue
