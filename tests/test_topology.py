@@ -1053,3 +1053,20 @@ def test_a_cluster_declared_twice_with_another_binding(tmp_path):
     problems = validate_files([str(tmp_path / n) for n in ("a.toml", "b.toml", "c.toml")])
     assert brief(problems) == [("cluster west", None, 0)]
     assert "different kind, description or server binding" in problems[0].description
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ('{"streams": {"A": {"subjects": ["a.>"]}, "A": {"subjects": ["c.>"]}}}', "A"),
+    ('{"streams": {"A": {"subjects": ["a.>"], "subjects": ["c.>"]}}}', "subjects"),
+])
+def test_a_json_key_given_twice_is_a_problem_as_in_toml(tmp_path, text, key):
+    """JSON's last value would win silently; TOML refuses a key given twice: so does a JSON
+    topology file."""
+    from jetlink.core.topology import load_files
+
+    path = tmp_path / "dup.json"
+    path.write_text(text)
+    topo = load_files([str(path)])
+    assert [p.description for p in topo.problems] == [
+        f'invalid JSON: key "{key}" given twice in one object (the second would silently '
+        "replace the first)"]

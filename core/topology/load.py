@@ -103,7 +103,7 @@ class Topology:
         fmt = _format_of(path, text)
         if fmt == "sniff":  # no telling extension: JSON if it parses as JSON, else TOML
             try:
-                doc = json.loads(text)
+                doc = _json(text)
                 fmt = "json"
             except ValueError:  # a JSONDecodeError, or a number too long to convert
                 fmt = "json" if text.lstrip()[:1] == "{" else "toml"
@@ -123,9 +123,12 @@ class Topology:
                 return
         else:
             try:
-                doc = json.loads(text)
+                doc = _json(text)
             except RecursionError:
                 self._problem(path, None, None, 0, f"invalid JSON: {TOO_DEEP}", fpos)
+                return
+            except _DuplicateKey as exc:
+                self._problem(path, None, None, 0, f"invalid JSON: {exc}", fpos)
                 return
             except json.JSONDecodeError as exc:
                 self._problem(
@@ -477,6 +480,25 @@ class Topology:
         """The topology as a document in the topology format (what ``jetlink export`` writes
         with tomli-w): durations as human strings, fields at their defaults left out."""
         return to_document(self)
+
+
+class _DuplicateKey(ValueError):
+    """A JSON object giving one key twice (TOML refuses it; JSON's last one would win)."""
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(f"key {json.dumps(key)} given twice in one object (the "
+                                "second would silently replace the first)")
+        out[key] = value
+    return out
+
+
+def _json(text: str) -> Any:
+    """A topology file's JSON, every object's keys given once (:class:`_DuplicateKey`)."""
+    return json.loads(text, object_pairs_hook=_no_duplicates)
 
 
 def load_topology(path: str) -> Topology:
