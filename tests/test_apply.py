@@ -509,3 +509,18 @@ def test_same_named_streams_of_two_clusters_apply_again_and_round_trip(jl, tmp_p
     for cluster in ("west", "east"):
         assert doc(ok(jl("--data-dir", str(other), "--cluster", cluster, "stream", "ls",
                          "-j"))) == ["ORD"]
+
+
+def test_a_pruned_stream_whose_subjects_a_new_one_takes_goes_first(jl, tmp_path):
+    """Renaming a stream with --prune: the old one (its subjects the new one's) is deleted
+    before the new one is created, which would overlap it (validation judged the state
+    after pruning; the run created first and failed half way)."""
+    ok(jl("apply", write(tmp_path, '[clusters.west]\n[streams.OLD]\ncluster = "west"\n'
+                                   'subjects = ["a.>"]\n')))
+    renamed = write(tmp_path, '[clusters.west]\n[streams.NEW]\ncluster = "west"\n'
+                              'subjects = ["a.b"]\n', "new.toml")
+    plan = doc(ok(jl("apply", renamed, "--prune", "--dry-run", "-j")))["plan"]
+    assert [(c["action"], c["name"]) for c in plan["changes"]] == [
+        ("delete", "OLD"), ("create", "NEW")]
+    ok(jl("apply", renamed, "--prune", "-f"))
+    assert doc(ok(jl("--cluster", "west", "stream", "ls", "-j"))) == ["NEW"]

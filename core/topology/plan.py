@@ -388,7 +388,8 @@ def _unique(problems: Iterable[Problem]) -> list[Problem]:
 
 def _ordered(changes: list[Change], state: Topology) -> list[Change]:
     """Creations and updates by kind, streams origins first; deletions after them, in the
-    reverse order (mirrors before their origins, mirror topics before links before topics)."""
+    reverse order (mirrors before their origins, mirror topics before links before topics),
+    but a pruned stream whose subjects a created or changed one takes before them all."""
     rank: dict[tuple[str, str], int] = {}
 
     def depth(cluster: str, name: str, seen: frozenset = frozenset()) -> int:
@@ -404,10 +405,29 @@ def _ordered(changes: list[Change], state: Topology) -> list[Change]:
         rank[key] = d
         return d
 
+    from ..subjects import overlaps
+
+    def subjects(c: Change, obj: Any) -> list[str]:
+        cfg = obj.config if obj is not None else None
+        return list(cfg.subjects) if cfg is not None else []
+
+    # What the file creates or changes, per cluster: a pruned stream whose subjects one of
+    # them takes (a stream renamed) goes first, or its create would overlap it.
+    wanted: dict[str, list[str]] = {}
+    for c in changes:
+        if c.action in ("create", "update") and c.kind in NATS_KINDS:
+            wanted.setdefault(c.cluster, []).extend(subjects(c, c.obj))
+
+    def frees(c: Change) -> bool:
+        mine = subjects(c, c.current)
+        return any(overlaps(a, b) for a in mine for b in wanted.get(c.cluster, ()))
+
     def sort_key(c: Change) -> tuple:
         obj = c.obj or c.current
         d = depth(c.cluster, obj.name) if c.kind in NATS_KINDS and obj else 0
         if c.action == "delete":
+            if c.kind in NATS_KINDS and frees(c):
+                return (-1, -ORDER[c.kind], -d, c.cluster, c.name)
             return (1, -ORDER[c.kind], -d, c.cluster, c.name)
         return (0, ORDER[c.kind], d, c.cluster, c.name)
 
