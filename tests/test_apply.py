@@ -524,3 +524,22 @@ def test_a_pruned_stream_whose_subjects_a_new_one_takes_goes_first(jl, tmp_path)
         ("delete", "OLD"), ("create", "NEW")]
     ok(jl("apply", renamed, "--prune", "-f"))
     assert doc(ok(jl("--cluster", "west", "stream", "ls", "-j"))) == ["NEW"]
+
+
+def test_a_kv_mirror_is_its_stream_for_duplicates_origins_and_order(jl, tmp_path):
+    """A KV mirror X is the stream KV_X, as a bucket X is: declared beside a bucket X it is
+    a duplicate (apply created the bucket, then failed), and as an aggregate's origin it
+    exists and is created before the aggregate."""
+    dup = write(tmp_path, '[kv.Y]\n[kv.X]\n[kv_mirrors.X]\norigin_bucket = "Y"\n', "dup.toml")
+    r = jl("validate", dup)
+    assert r.exit_code == 3 and ('kv_mirror X: name: duplicate definition: stream "KV_X" in '
+                                 'cluster "local" is already defined by kv X') in r.stdout
+    before = data_dir_bytes(jl.data)
+    assert jl("apply", dup).exit_code == 3 and data_dir_bytes(jl.data) == before
+    agg = write(tmp_path, '[kv.CFG]\n[kv_mirrors.MIR]\norigin_bucket = "CFG"\n'
+                          '[kv_aggregates.AGG]\norigins = [{ bucket = "MIR" }]\n', "agg.toml")
+    r = jl("validate", agg, "--strict")
+    assert (r.exit_code, r.stdout) == (0, f"{agg}: OK\n")
+    plan = doc(ok(jl("apply", agg, "-j")))["plan"]
+    assert [(c["kind"], c["name"]) for c in plan["changes"]] == [
+        ("kv", "CFG"), ("kv_mirror", "MIR"), ("kv_aggregate", "AGG")]

@@ -632,7 +632,7 @@ def test_json_topology_same_as_toml(tmp_path):
     validate_topology(topo)
     agg = topo.stream("east", "KV_AGG").config
     assert agg.sources[0].external.api == "$JS.west.API"
-    assert topo.stream("east", "CFG").config.mirror.external.api == "$JS.west.API"
+    assert topo.stream("east", "KV_CFG").config.mirror.external.api == "$JS.west.API"
 
 
 def test_json_stream_config_and_stream_info(tmp_path):
@@ -732,7 +732,7 @@ def test_example_topology_is_clean():
     assert kinds == [
         ("kv", "west", "KV_CONFIG"),
         ("kv_aggregate", "east", "KV_FEATURES"),
-        ("kv_mirror", "east", "CONFIG_EAST"),
+        ("kv_mirror", "east", "KV_CONFIG_EAST"),  # the stream it is, as a bucket's
         ("link", "keast", "audit"),
         ("link", "keast", "dr"),
         ("mirror_topic", "keast", "orders"),

@@ -360,11 +360,20 @@ def _kv_stream_name(bucket: str) -> str:
     return kv_stream_name(bucket)
 
 
+def _kv_mirror_stream_name(name: str) -> str:
+    """config/kv.py ``KVMirrorConfig.stream_name``: ``KV_<name>``, or the name as given when
+    it has the prefix already (the stream the mirror is, as a bucket's is ``KV_<bucket>``:
+    one identity for duplicates and origins across the KV tables)."""
+    from ..config.kvnames import bucket_of_stream
+
+    return name if bucket_of_stream(name) is not None else _kv_stream_name(name)
+
+
 # KV table -> (key naming the object, its stream name from that, the spec decoder), in the
 # order the tables are read.
 _KV_TABLES: dict[str, tuple[str, Callable[[str], str], Callable[..., Any]]] = {
     "kv": ("bucket", _kv_stream_name, _kv_spec),
-    "kv_mirrors": ("name", str, _kv_mirror_spec),
+    "kv_mirrors": ("name", _kv_mirror_stream_name, _kv_mirror_spec),
     "kv_aggregates": ("bucket", _kv_stream_name, _kv_aggregate_spec),
 }
 

@@ -73,6 +73,8 @@ class Change:
         obj = self.obj or self.current
         if obj is not None and obj.kind in ("kv", "kv_aggregate") and obj.spec is not None:
             return obj.spec.bucket
+        if obj is not None and obj.kind == "kv_mirror" and obj.spec is not None:
+            return str(obj.spec.name)  # (the mirror's name, not its KV_ stream's)
         return self.name
 
     @property
