@@ -543,3 +543,15 @@ def test_a_kv_mirror_is_its_stream_for_duplicates_origins_and_order(jl, tmp_path
     plan = doc(ok(jl("apply", agg, "-j")))["plan"]
     assert [(c["kind"], c["name"]) for c in plan["changes"]] == [
         ("kv", "CFG"), ("kv_mirror", "MIR"), ("kv_aggregate", "AGG")]
+
+
+def test_consumer_limits_export_their_duration_as_a_string(jl, tmp_path):
+    """Export writes durations as strings ("1h0m0s"), the consumer limits' inactive
+    threshold too (it was nanoseconds), and the file applies again with no change."""
+    ok(jl("apply", write(tmp_path, '[streams.CL]\nsubjects = ["cl.>"]\nconsumer_limits = '
+                                   '{ inactive_threshold = "1h", max_ack_pending = 10 }\n')))
+    exported = ok(jl("export")).stdout
+    assert tomllib.loads(exported)["streams"]["CL"]["consumer_limits"] == {
+        "inactive_threshold": "1h0m0s", "max_ack_pending": 10}
+    assert ok(jl("apply", write(tmp_path, exported, "e.toml"))).stdout.startswith(
+        "No changes")

@@ -54,6 +54,9 @@ def _stream_table(cfg: StreamConfig, key: str, cluster: str, with_cluster: bool)
             continue
         if k in _DURATIONS and isinstance(v, int) and v:
             v = format_duration(v)
+        if k == "consumer_limits" and isinstance(v, dict) and \
+                isinstance(v.get("inactive_threshold"), int) and v["inactive_threshold"]:
+            v = {**v, "inactive_threshold": format_duration(v["inactive_threshold"])}
         if k in ("mirror", "sources"):
             v = [_origin_table(s) for s in v] if k == "sources" else _origin_table(v)
         out[k] = v
