@@ -587,7 +587,10 @@ def clipped_message(exc: Any) -> str:
 
     from jetlink.core.errors import clip
 
-    text = re.sub(r"\S{101,}", lambda m: clip(m.group(0)), str(exc.format_message()))
+    # a quoted value is cut inside its quotes, so the length given is the value's own
+    text = re.sub(r"'([^'\s]{101,})'|\S{101,}",
+                  lambda m: f"'{clip(m.group(1))}'" if m.group(1) else clip(m.group(0)),
+                  str(exc.format_message()))
     return text + _global_hint(exc, text)
 
 

@@ -165,6 +165,6 @@ def test_the_one_suggestion_rule(name, names, hint):
 def test_a_long_cluster_or_context_name_is_quoted_cut(jl):
     """A 100,000-character name is never echoed in full (core/errors.py clip)."""
     r = jl("--cluster", "c" * 100_000, "stream", "ls")
-    assert r.exit_code == 1 and len(r.stderr) < 300 and "(100,002 characters)" in r.stderr
+    assert r.exit_code == 1 and len(r.stderr) < 300 and "(100,000 characters)" in r.stderr
     r = jl("context", "add", "x" * 100_000)
-    assert r.exit_code == 1 and len(r.stderr) < 300 and "(100,002 characters)" in r.stderr
+    assert r.exit_code == 1 and len(r.stderr) < 300 and "(100,000 characters)" in r.stderr

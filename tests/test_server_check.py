@@ -208,7 +208,7 @@ def test_a_long_number_is_quoted_by_its_start_and_length(capsys):
     assert exc.value.code == 3
     assert capsys.readouterr().err.splitlines()[0] == (
         "jetlink: error: Invalid value for '--lag-critical': '999999999999999999999999999999"
-        "999999999... (5,002 characters) is not a valid int range.")
+        "9999999999... (5,000 characters)' is not a valid int range.")
 
 
 # -- consumer -------------------------------------------------------------------------------------

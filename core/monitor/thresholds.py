@@ -60,7 +60,7 @@ def _parse(key: str, kind: str, text: str) -> int | bool:
     pattern = value[1:] if kind == "int" and value[:1] in "+-" else value
     if not pattern.isascii() or not pattern.isdigit():
         whole = "whole number" if kind == "int" else "whole number of 0 or more"
-        raise ThresholdError(f"{key}: {clip(repr(text))} is not a {whole}")
+        raise ThresholdError(f"{key}: {clip(text)!r} is not a {whole}")
     # Go's strconv.ParseInt / ParseUint, 64 bits: past the range is "value out of range"
     low, high = (INT64_MIN, INT64_MAX) if kind == "int" else (0, UINT64_MAX)
     try:

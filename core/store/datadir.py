@@ -77,7 +77,7 @@ def validate_cluster_name(name: Any, *, field: str = "name") -> str:
     naming ``field``."""
     if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         raise JetlinkError(
-            f"invalid cluster name {clip(repr(name))}: use 1 to 64 letters, digits, '_' or "
+            f"invalid cluster name {clip(name)!r}: use 1 to 64 letters, digits, '_' or "
             "'-'",
             field=field,
         )
