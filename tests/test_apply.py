@@ -555,3 +555,52 @@ def test_consumer_limits_export_their_duration_as_a_string(jl, tmp_path):
         "inactive_threshold": "1h0m0s", "max_ack_pending": 10}
     assert ok(jl("apply", write(tmp_path, exported, "e.toml"))).stdout.startswith(
         "No changes")
+
+
+MIRROR_CONFIGS = """
+[clusters.ks]
+kind = "kafka"
+[clusters.kd]
+kind = "kafka"
+[topics.a]
+cluster = "ks"
+configs = { "retention.ms" = "604800000" }
+[topics.b]
+cluster = "ks"
+[topics.c]
+cluster = "ks"
+[links.L]
+cluster = "kd"
+source_cluster = "ks"
+configs = { "mirror.start.offset.spec" = "latest" }
+[mirror_topics.a]
+cluster = "kd"
+link = "L"
+configs = { "mirror.start.offset.spec" = "earliest", "segment.bytes" = "1048576" }
+[mirror_topics.b]
+cluster = "kd"
+link = "L"
+[mirror_topics.c]
+cluster = "kd"
+link = "L"
+configs = { "mirror.start.offset.spec" = "latest" }
+"""
+
+
+def test_a_mirror_topics_own_configs_and_start_are_exported(jl, tmp_path):
+    """A mirror topic's own configs (not the ones synced from its source) and a start
+    position other than its link's default are written back; the file applies elsewhere
+    to the same mirrors and exports the same again."""
+    ok(jl("apply", write(tmp_path, MIRROR_CONFIGS)))
+    first = ok(jl("export")).stdout
+    mirrors = tomllib.loads(first)["mirror_topics"]
+    assert mirrors == {
+        "a": {"cluster": "kd", "link": "L", "configs": {
+            "mirror.start.offset.spec": "earliest", "segment.bytes": "1048576"}},
+        "b": {"cluster": "kd", "link": "L"},
+        "c": {"cluster": "kd", "link": "L"},
+    }
+    other = tmp_path / "other"
+    ok(jl("--data-dir", str(other), "apply", write(tmp_path, first, "e.toml")))
+    assert ok(jl("--data-dir", str(other), "export")).stdout == first
+    assert "retention.ms" not in mirrors["a"]["configs"]  # synced from the source topic

@@ -170,6 +170,26 @@ class MirrorState:
             out.append(self._info(row))
         return out
 
+    def creation_configs(self, topic: str) -> dict[str, str]:
+        """The configs that create ``topic`` again as it is (a topology export): its own
+        topic configs (every one not synced from the source topic, mirror_model.py
+        ``SYNCED_CONFIGS``) and ``mirror.start.offset.spec`` where the mirror started from
+        another position than its link's default (link config of that name, else
+        ``earliest``: mirror_create.py). {} for a topic that is not a mirror."""
+        from .mirror_model import START_OFFSET_SPEC, SYNCED_CONFIGS
+
+        rows = self._rows(topic=topic)
+        if not rows:
+            return {}
+        row = rows[0]
+        found = self.kafka.describe_topic(topic)
+        out = {k: v for k, v in found.configs.items() if k not in SYNCED_CONFIGS}
+        default = self.links.get(row[1], with_topics=False).configs.get(
+            START_OFFSET_SPEC, "earliest")
+        if row[11] != default:
+            out[START_OFFSET_SPEC] = row[11]
+        return dict(sorted(out.items()))
+
     def topics_of(self, link: str, *, live_only: bool = False) -> builtins.list[str]:
         """Mirror topics of a link (``live_only``: not STOPPED)."""
         return [r[0] for r in self._rows(link) if not live_only or r[3] != STOPPED]

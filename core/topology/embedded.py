@@ -113,15 +113,20 @@ def _export(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = None,
         kafka = Kafka(cl, clock)
         mirrored = {}
         links = Links.open(dd, cl, clock).list() if "links" in have else []
+        mirrors = Mirrors(dd, info.name, clock)
         if links:
-            for m in Mirrors(dd, info.name, clock).list():
+            for m in mirrors.list():
                 if m.mirror_status not in ("STOPPED",):
                     mirrored[m.mirror_topic_name] = m
         for t in kafka.topics():
             if t.name in mirrored:
                 m = mirrored[t.name]
-                out.add("mirror_topics", info.name, t.name, {
-                    "link": m.link_name, "source_topic": m.source_topic_name})
+                table: dict[str, Any] = {"link": m.link_name,
+                                         "source_topic": m.source_topic_name}
+                configs = mirrors.creation_configs(t.name)
+                if configs:
+                    table["configs"] = configs
+                out.add("mirror_topics", info.name, t.name, table)
             else:
                 out.add("topics", info.name, t.name, {
                     "partitions": len(t.partitions), "configs": dict(sorted(t.configs.items()))})

@@ -325,7 +325,7 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
                 diff = _diff(object_table(cur), object_table(obj)) or diff
             elif obj.kind == "stream":
                 diff = _with_defaults(diff)
-        elif obj.kind == "mirror_topic":  # its configs are creation settings, not read back
+        elif obj.kind == "mirror_topic":  # its configs are creation settings: never updated
             diff = _diff({k: v for k, v in object_table(cur).items() if k != "configs"},
                          {k: v for k, v in object_table(obj).items() if k != "configs"})
         elif obj.kind == "link":
