@@ -111,6 +111,43 @@ def test_authorizer_of_an_existing_cluster_is_an_update(jl):
     assert doc(jl("cluster", "authorizer", "kw", "-j"))["authorizer"] is True
 
 
+SETTINGS = FILE.replace("authorizer = true\n", """authorizer = true
+super_users = ["User:admin", "User:ops"]
+allow_everyone_if_no_acl_found = true
+""")
+
+
+def test_the_authorizers_settings_are_applied_exported_and_updated(jl):
+    """super.users and allow.everyone.if.no.acl.found of a kafka cluster: applied with it,
+    exported (the file applies elsewhere to the same settings), a change is an update of
+    the cluster, a key left out leaves the setting as it is."""
+    ok(jl("apply", write(jl, SETTINGS), "-f"))
+    assert doc(jl("cluster", "authorizer", "kw", "-j")) == {
+        "cluster": "kw", "authorizer": True, "super.users": "User:admin;User:ops",
+        "allow.everyone.if.no.acl.found": True}
+    exported = doc(jl("export", "-j"))
+    assert exported["clusters"]["kw"] == {
+        "kind": "kafka", "authorizer": True, "super_users": ["User:admin", "User:ops"],
+        "allow_everyone_if_no_acl_found": True}
+    other = jl.tmp / "other"
+    ok(jl("--data-dir", str(other), "apply", write(jl, json.dumps(exported), "e.json"), "-f"))
+    assert doc(jl("--data-dir", str(other), "export", "-j")) == exported
+    changed = SETTINGS.replace('"User:admin", "User:ops"', '"User:ops"').replace(
+        "allow_everyone_if_no_acl_found = true", "allow_everyone_if_no_acl_found = false")
+    plan = doc(jl("apply", write(jl, changed), "--dry-run", "-j"))["plan"]
+    assert plan["changes"] == [{"action": "update", "kind": "cluster", "cluster": "kw",
+                                "name": "kw", "diff": [
+                                    {"field": "super_users", "from": ["User:admin", "User:ops"],
+                                     "to": ["User:ops"]},
+                                    {"field": "allow_everyone_if_no_acl_found", "from": True,
+                                     "to": False}]}]
+    ok(jl("apply", write(jl, changed), "-f"))
+    assert doc(jl("cluster", "authorizer", "kw", "-j")) == {
+        "cluster": "kw", "authorizer": True, "super.users": "User:ops",
+        "allow.everyone.if.no.acl.found": False}
+    assert ok(jl("apply", write(jl, FILE), "-f")).stdout.startswith("No changes")
+
+
 BAD = [
     ("every field's fault", """
 [acls.bad]
@@ -166,8 +203,31 @@ resource_name = "orders"
     ("authorizer of a nats cluster", """
 [clusters.n]
 authorizer = true
+super_users = ["User:a"]
+allow_everyone_if_no_acl_found = false
 """, ['cluster n: authorizer: authorizer (a cluster that enforces Kafka ACLs) is for kind = '
-      '"kafka" clusters']),
+      '"kafka" clusters',
+      "cluster n: super_users: super_users (Kafka's super.users, principals the authorizer "
+      'never refuses) is for kind = "kafka" clusters',
+      "cluster n: allow_everyone_if_no_acl_found: allow_everyone_if_no_acl_found (Kafka's "
+      'allow.everyone.if.no.acl.found) is for kind = "kafka" clusters']),
+    ("authorizer settings of the wrong type", """
+[clusters.k2]
+kind = "kafka"
+authorizer = "yes"
+super_users = "User:a"
+allow_everyone_if_no_acl_found = 1
+""", ["cluster k2: authorizer: authorizer must be true or false, not 'yes'",
+      'cluster k2: super_users: super_users must be an array of principals, e.g. '
+      '["User:admin"]',
+      "cluster k2: allow_everyone_if_no_acl_found: allow_everyone_if_no_acl_found must be "
+      "true or false, not 1"]),
+    ("a super user that is not a principal", """
+[clusters.k2]
+kind = "kafka"
+super_users = ["User:a", "admin"]
+""", ["cluster k2: super_users: super_users: principal 'admin' is not TYPE:NAME (e.g. "
+      "User:alice, or User:* for every user)"]),
 ]
 
 
@@ -268,3 +328,14 @@ def test_a_mirror_topic_the_planned_acls_do_not_allow_is_a_problem_before_anythi
     r = jl("--data-dir", str(jl.tmp / "d2"), "apply", write(jl, dr.split(
         "[acls.link-describes-configs]")[0]), "--prune", "-f")
     assert r.exit_code == 3 and "and lacks DESCRIBE_CONFIGS" in r.stdout + r.stderr, r.stdout
+
+
+def test_a_planned_super_user_may_mirror_without_acls(jl):
+    """The link's principal a super user of the source (in the same plan): the mirror
+    topic's authorization check passes without ACLs; without it, it is a problem."""
+    bare = LINKED.split("[acls.link-reads]")[0]
+    assert jl("apply", write(jl, bare), "--dry-run").exit_code == 3
+    ok(jl("apply", write(jl, bare.replace("authorizer = true\n", 'authorizer = true\n'
+                                          'super_users = ["User:ANONYMOUS"]\n', 1)), "-f"))
+    assert [m["mirror_status"] for m in doc(jl("--cluster", "ke", "mirrors", "describe",
+                                               "orders", "-j"))] == ["ACTIVE"]

@@ -28,6 +28,7 @@ from .model import (
     _CONTEXT_NAME_RE,
     _NAME_RE,
     _PATH_KEYS,
+    AUTHORIZER_KEYS,
     BINDING_KEYS,
     DEFAULT_CLUSTER,
     TOP_LEVEL,
@@ -43,6 +44,49 @@ def is_topology_document(doc: Any) -> bool:
     """A JSON object with any of the object tables (or ``clusters`` or ``version``) is a
     topology (a StreamConfig has none of these fields)."""
     return isinstance(doc, dict) and any(k in doc for k in TOP_LEVEL)
+
+
+
+_AUTHORIZER_MEANING = {
+    "authorizer": "a cluster that enforces Kafka ACLs",
+    "super_users": "Kafka's super.users, principals the authorizer never refuses",
+    "allow_everyone_if_no_acl_found": "Kafka's allow.everyone.if.no.acl.found",
+}
+
+
+def _authorizer_keys(body: dict[str, Any], kind: str, problem: Any
+                     ) -> tuple[bool | None, tuple[str, ...] | None, bool | None]:
+    """A cluster table's ``authorizer``, ``super_users`` and
+    ``allow_everyone_if_no_acl_found`` (model.py AUTHORIZER_KEYS; None: not given or
+    refused, each refusal a problem naming its key): kafka clusters only; the booleans
+    true or false, the super users an array of principals ``TYPE:NAME`` (Kafka's
+    super.users, core/kafka/acls.py ``parse_principal``)."""
+    from ..kafka.acls import parse_principal
+
+    out: list[Any] = []
+    for key in AUTHORIZER_KEYS:
+        value = body.get(key)
+        if value is None:
+            out.append(None)
+            continue
+        if kind != "kafka":
+            problem(key, f'{key} ({_AUTHORIZER_MEANING[key]}) is for kind = "kafka" clusters')
+            value = None
+        elif key != "super_users":
+            if not isinstance(value, bool):
+                problem(key, f"{key} must be true or false, not {value!r}")
+                value = None
+        elif not isinstance(value, list) or not all(isinstance(u, str) for u in value):
+            problem(key, 'super_users must be an array of principals, e.g. ["User:admin"]')
+            value = None
+        else:
+            try:
+                value = tuple(dict.fromkeys(parse_principal(u, field=key) for u in value))
+            except JetlinkError as err:
+                problem(key, f"super_users: {err}")
+                value = None
+        out.append(value)
+    return out[0], out[1], out[2]
 
 
 def _binding(name: str, body: dict[str, Any], problem: Callable[[str | None, str], None]

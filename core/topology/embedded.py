@@ -142,13 +142,20 @@ def _export(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = None,
 
 
 def _cluster_table(kind: str, cl: Any) -> dict[str, Any]:
-    """A cluster's table: its kind; a kafka cluster that enforces ACLs ``authorizer``."""
+    """A cluster's table: its kind; a kafka cluster's authorizer settings that are not
+    Kafka's defaults (``authorizer = true``, its ``super_users``,
+    ``allow_everyone_if_no_acl_found = true``)."""
     from ..kafka.acls import AclStore
 
     table: dict[str, Any] = {"kind": kind}
-    if kind == "kafka" and "authorizer" in cl.table_names() and \
-            AclStore(cl).settings().enabled:
-        table["authorizer"] = True
+    if kind == "kafka" and "authorizer" in cl.table_names():
+        settings = AclStore(cl).settings()
+        if settings.enabled:
+            table["authorizer"] = True
+        if settings.super_users:
+            table["super_users"] = list(settings.super_users)
+        if settings.allow_everyone_if_no_acl_found:
+            table["allow_everyone_if_no_acl_found"] = True
     return table
 
 
@@ -175,8 +182,8 @@ def _enforces_acls(dd: DataDir, cluster: str, changes: list[Change]) -> bool:
     ``authorizer``, else the data directory's setting."""
     from ..kafka.acls import AclStore
 
-    said = [x.authorizer for x in changes if x.kind == "cluster" and x.name == cluster
-            and x.authorizer is not None]
+    said = [x.authorizer_settings[0] for x in changes if x.kind == "cluster"
+            and x.name == cluster and x.authorizer_settings[0] is not None]
     if said:
         return said[0]
     return dd.has_cluster(cluster) and \
@@ -207,6 +214,13 @@ def _planned_acls(dd: DataDir, cluster: str, changes: list[Change]) -> Any:
     if dd.has_cluster(cluster):
         store = AclStore(dd.open(cluster, create_local=False))
         settings, rows = store.settings(), set(store.find())
+    for x in changes:  # the plan's super users and allow.everyone.if.no.acl.found
+        if x.kind == "cluster" and x.name == cluster:
+            _enabled, users, everyone = x.authorizer_settings
+            if users is not None:
+                settings = replace(settings, super_users=users)
+            if everyone is not None:
+                settings = replace(settings, allow_everyone_if_no_acl_found=everyone)
     for x in changes:
         if x.kind == "acl" and x.cluster == cluster and x.action in ("create", "delete"):
             b = (x.obj or x.existing).spec.binding()
@@ -291,10 +305,13 @@ def _apply_one(dd: DataDir, clock: Clock, c: Change) -> None:
                 from ..kafka.schema import create_schema
 
                 create_schema(dd.open(c.name, create_local=False))
-        if c.authorizer is not None:  # a kafka cluster's authorizer = true / false
+        if c.authorizer_settings != (None, None, None):  # a kafka cluster's authorizer
             from ..kafka.acls import AclStore
 
-            AclStore(dd.open(c.name, create_local=False)).configure(enabled=c.authorizer)
+            enabled, users, everyone = c.authorizer_settings
+            AclStore(dd.open(c.name, create_local=False)).configure(
+                enabled=enabled, super_users=None if users is None else ";".join(users),
+                allow_everyone=everyone)
         return
     # The default cluster (``local``) is made by the first write to it, as every command
     # does: a file without a [clusters] table applies to a fresh data directory.

@@ -17,6 +17,7 @@ from ..limits import MAX_INPUT_FILE
 from ..numbers import reason
 from .decode import (
     _KV_TABLES,
+    _authorizer_keys,
     _binding,
     _cluster_of,
     _decode_stream,
@@ -259,20 +260,14 @@ class Topology:
         if binding and kind == "kafka" and ("server" in binding or "context" in binding):
             problem("kind", f'cluster "{name}" is bound to a NATS server (server / context): '
                     'its kind must be "nats", not "kafka"')
-        authorizer = body.get("authorizer")
-        if authorizer is not None and not isinstance(authorizer, bool):
-            problem("authorizer", "authorizer must be true or false")
-            authorizer = None
-        elif authorizer is not None and kind != "kafka":
-            problem("authorizer", 'authorizer (a cluster that enforces Kafka ACLs) is for '
-                    'kind = "kafka" clusters')
-            authorizer = None
-        cluster = TopologyCluster(name, kind, description, f.path, binding, authorizer)
+        authorizer, super_users, allow_everyone = _authorizer_keys(body, kind, problem)
+        cluster = TopologyCluster(name, kind, description, f.path, binding, authorizer,
+                                  super_users, allow_everyone)
         old = self.clusters.get(name)
         if old is None:
             self.clusters[name] = cluster
-        elif (old.kind, old.description, old.binding, old.authorizer) != (
-                kind, description, binding, authorizer):
+        elif (old.kind, old.description, old.binding, old.authorizer_settings) != (
+                kind, description, binding, cluster.authorizer_settings):
             problem(None, f'cluster "{name}" is declared again with a different kind, '
                     f"description or server binding (first declared in {old.file})")
 

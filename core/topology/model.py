@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "BINDING_KEYS",
+    "AUTHORIZER_KEYS",
     "CLUSTER_KEYS",
     "CLUSTER_KINDS",
     "DEFAULT_CLUSTER",
@@ -68,7 +69,10 @@ _NAME_RE = re.compile(r"[A-Za-z0-9_-]+")  # cluster / domain names (fullmatch)
 # or ``context`` binds; the others refine (they override the context's settings).
 BINDING_KEYS = ("server", "context", "js_domain", "user", "password", "token", "creds", "nkey",
                 "tls_cert", "tls_key", "tls_ca", "tls_first", "timeout")
-CLUSTER_KEYS = ("kind", "description", "authorizer", *BINDING_KEYS)
+# a kafka cluster's authorizer: whether it enforces ACLs, Kafka's super.users and
+# allow.everyone.if.no.acl.found
+AUTHORIZER_KEYS = ("authorizer", "super_users", "allow_everyone_if_no_acl_found")
+CLUSTER_KEYS = ("kind", "description", *AUTHORIZER_KEYS, *BINDING_KEYS)
 _PATH_KEYS = ("creds", "nkey", "tls_cert", "tls_key", "tls_ca")
 _CONTEXT_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,100}")  # jetlink's or natscli's context names
 
@@ -118,8 +122,16 @@ class TopologyCluster:
     # the live server the cluster is bound to: BINDING_KEYS as the file gives them ({}: not
     # bound; the embedded engine's data directory, or the server in force)
     binding: dict[str, Any] = field(default_factory=dict)
-    # a kafka cluster: whether it enforces ACLs (``authorizer = true``); None: not said
+    # a kafka cluster: whether it enforces ACLs (``authorizer = true``), its super users
+    # (principals never refused) and whether a resource without ACLs is open; None: not said
     authorizer: bool | None = None
+    super_users: tuple[str, ...] | None = None
+    allow_everyone_if_no_acl_found: bool | None = None
+
+    @property
+    def authorizer_settings(self) -> tuple[Any, ...]:
+        """The authorizer keys as the file gives them (AUTHORIZER_KEYS' order)."""
+        return (self.authorizer, self.super_users, self.allow_everyone_if_no_acl_found)
 
     @property
     def bound(self) -> bool:
@@ -131,8 +143,9 @@ class TopologyCluster:
         out: dict[str, Any] = {"kind": self.kind}
         if self.description:
             out["description"] = self.description
-        if self.authorizer is not None:
-            out["authorizer"] = self.authorizer
+        for key, value in zip(AUTHORIZER_KEYS, self.authorizer_settings, strict=True):
+            if value is not None:
+                out[key] = list(value) if key == "super_users" else value
         out.update({k: self.binding[k] for k in BINDING_KEYS if k in self.binding})
         return out
 

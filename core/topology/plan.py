@@ -28,7 +28,7 @@ from ..errors import JetlinkError
 from .checks import validate_topology
 from .export import object_table, stream_table, stream_table_defaults
 from .load import Topology
-from .model import Problem, TopologyObject
+from .model import AUTHORIZER_KEYS, Problem, TopologyObject
 from .stored import _user_config
 
 __all__ = ["NATS_KINDS", "Change", "Plan", "plan_topology", "unique_problems"]
@@ -52,7 +52,9 @@ class Change:
     obj: TopologyObject | None = None  # the desired object (create / update)
     current: TopologyObject | None = None  # the object in the data directory
     cluster_kind: str = "nats"  # a cluster change: its kind
-    authorizer: bool | None = None  # a kafka cluster change: authorizer = true / false
+    # a kafka cluster change: authorizer, super_users, allow_everyone_if_no_acl_found as
+    # the file gives them (None: not said, left as it is; model.py AUTHORIZER_KEYS)
+    authorizer_settings: tuple[Any, ...] = (None, None, None)
     config: Any = None  # a stream update: the complete config sent (declared + defaults)
 
     @property
@@ -300,16 +302,22 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
                 problems.append(Problem(c.file, f"cluster {name}", "kind", 0,
                                         f"cluster {name} exists with kind {old.kind}: a "
                                         "cluster's kind can not change"))
-            was = bool(old.authorizer)
-            if c.authorizer is not None and c.authorizer != was:
-                changes.append(Change("update", "cluster", name, name, [
-                    {"field": "authorizer", "from": was, "to": c.authorizer}],
-                    cluster_kind=c.kind, authorizer=c.authorizer))
+            diff = []
+            for key, was, want in zip(AUTHORIZER_KEYS, old.authorizer_settings,
+                                      c.authorizer_settings, strict=True):
+                was = (list(was or ()) if key == "super_users" else bool(was))
+                if want is not None and (list(want) if key == "super_users" else want) != was:
+                    diff.append({"field": key, "from": was,
+                                 "to": list(want) if key == "super_users" else want})
+            if diff:
+                changes.append(Change("update", "cluster", name, name, diff,
+                                      cluster_kind=c.kind,
+                                      authorizer_settings=c.authorizer_settings))
             else:
                 changes.append(Change("unchanged", "cluster", name, name))
         else:
             changes.append(Change("create", "cluster", name, name, cluster_kind=c.kind,
-                                  authorizer=c.authorizer))
+                                  authorizer_settings=c.authorizer_settings))
     for obj in declared_objects:
         cur = cur_by_id.get(_ident(obj))
         if cur is None:
