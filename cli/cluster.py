@@ -61,6 +61,10 @@ def add(
     authorizer: AuthorizerOpt = False,
     super_users: SuperUsersOpt = None,
     allow_everyone: AllowEveryoneOpt = False,
+    description: Annotated[str, typer.Option(
+        "--description", metavar="TEXT",
+        help="Words on the cluster, shown by cluster ls (a topology's description).",
+    )] = "",
     json_output: JsonOption = False,
 ) -> None:
     """Add a cluster to the data directory.
@@ -81,7 +85,7 @@ def add(
         for user in (super_users or "").split(";"):
             if user.strip():
                 parse_principal(user.strip(), field="super_users")
-    info = store.add_cluster(name, kind=kind)
+    info = store.add_cluster(name, kind=kind, description=description)
     if kind == "kafka":  # the Kafka tables belong to the cluster from its creation
         from jetlink.core.kafka.schema import create_schema
 
@@ -159,8 +163,8 @@ def ls(
 
     A cluster whose database cannot be used (damaged, emptied) is listed as DAMAGED with a
     warning on stderr (jetlink cluster check tells more). With --json: a list of clusters
-    (name, kind, down, path, created; such a cluster: kind, down and created null and an
-    "error").
+    (name, kind, down, path, created, and description when it has one; such a cluster:
+    kind, down and created null and an "error").
     """
     app = App.of(ctx)
     store = data_dir(app)
@@ -185,16 +189,19 @@ def render_clusters(app: App, docs: list[dict[str, Any]]) -> None:
     if not docs:
         output.line(app, "No clusters defined")
         return
+    described = any(d.get("description") for d in docs)  # the column only when one has one
     rows = [
         [
             d.get("name", ""),
             d.get("kind") or "?",
             "DAMAGED" if d.get("error") else "down" if d.get("down") else "up",
+            *([d.get("description", "")] if described else []),
             str(d.get("path", "")),
         ]
         for d in docs
     ]
-    output.table(app, ("Name", "Kind", "Status", "Path"), rows, title="Clusters", no_wrap=("Name",))
+    output.table(app, ("Name", "Kind", "Status", *(("Description",) if described else ()),
+                       "Path"), rows, title="Clusters", no_wrap=("Name",))
 
 
 @cluster_app.command("rm")

@@ -604,3 +604,30 @@ def test_a_mirror_topics_own_configs_and_start_are_exported(jl, tmp_path):
     ok(jl("--data-dir", str(other), "apply", write(tmp_path, first, "e.toml")))
     assert ok(jl("--data-dir", str(other), "export")).stdout == first
     assert "retention.ms" not in mirrors["a"]["configs"]  # synced from the source topic
+
+
+def test_a_clusters_description_is_stored_planned_and_exported(jl, tmp_path):
+    """`description` of a cluster: given to a cluster apply creates (and by cluster add
+    --description), shown by cluster ls, a change is an update of the cluster, exported
+    (the file applies elsewhere to the same); a file without it leaves it as it is."""
+    text = '[clusters.west]\ndescription = "Frankfurt"\n[streams.S]\ncluster = "west"\n'
+    ok(jl("apply", write(tmp_path, text)))
+    assert [(c["name"], c.get("description")) for c in doc(ok(jl("cluster", "ls", "-j")))] == [
+        ("west", "Frankfurt")]
+    exported = ok(jl("export")).stdout
+    assert tomllib.loads(exported)["clusters"]["west"] == {
+        "kind": "nats", "description": "Frankfurt"}
+    other = tmp_path / "other"
+    ok(jl("--data-dir", str(other), "apply", write(tmp_path, exported, "e.toml")))
+    assert ok(jl("--data-dir", str(other), "export")).stdout == exported
+    plan = doc(ok(jl("apply", write(tmp_path, text.replace("Frankfurt", "Paris")),
+                     "--dry-run", "-j")))["plan"]
+    assert plan["changes"] == [{"action": "update", "kind": "cluster", "cluster": "west",
+                                "name": "west", "diff": [{"field": "description",
+                                                          "from": "Frankfurt", "to": "Paris"}]}]
+    ok(jl("apply", write(tmp_path, text.replace("Frankfurt", "Paris"))))
+    assert "│ west │ nats │ up     │ Paris       │" in ok(jl("cluster", "ls")).stdout
+    assert ok(jl("apply", write(tmp_path, '[streams.S]\ncluster = "west"\n'))
+              ).stdout.startswith("No changes")
+    ok(jl("cluster", "add", "east", "--description", "Dublin"))
+    assert doc(ok(jl("cluster", "ls", "-j")))[0]["description"] == "Dublin"

@@ -262,17 +262,21 @@ class ClusterInfo:
     down: bool
     path: str
     created_ns: int
+    description: str = ""
 
     def to_json(self) -> dict[str, Any]:
         from ..clock import format_rfc3339_nano
 
-        return {
+        out = {
             "name": self.name,
             "kind": self.kind,
             "down": self.down,
             "path": self.path,
             "created": format_rfc3339_nano(self.created_ns),
         }
+        if self.description:
+            out["description"] = self.description
+        return out
 
 
 class Cluster:
@@ -513,6 +517,15 @@ class Cluster:
     def set_down(self, down: bool) -> None:
         self.meta_set("down", 1 if down else 0)
 
+    @property
+    def description(self) -> str:
+        """The operator's words on the cluster (``cluster add --description``, a topology's
+        ``description``); "" when none."""
+        return str(self.meta_get("description", "") or "")
+
+    def set_description(self, text: str) -> None:
+        self.meta_set("description", text)
+
     def info(self) -> ClusterInfo:
         with self.read():
             return ClusterInfo(
@@ -521,6 +534,7 @@ class Cluster:
                 down=self.down,
                 path=str(self.path),
                 created_ns=int(self.meta_get("created_ns", 0) or 0),
+                description=self.description,
             )
 
     # --- component schemas ------------------------------------------------------------------
@@ -692,7 +706,7 @@ class DataDir:
     def cluster_path(self, name: str) -> Path:
         return self.path / (validate_cluster_name(name) + DB_SUFFIX)
 
-    def _create(self, name: str, kind: str, now_ns: int) -> bool:
+    def _create(self, name: str, kind: str, now_ns: int, description: str = "") -> bool:
         """Create ``name``'s database if it does not exist; True when this call created it."""
         self.ensure()
         path = self.cluster_path(name)
@@ -714,7 +728,8 @@ class DataDir:
                 _migrate(conn)
                 conn.execute("BEGIN IMMEDIATE")
                 for key, value in (("kind", kind), ("down", 0), ("created_ns", now_ns),
-                                   ("config_gen", 0)):
+                                   ("config_gen", 0), *((("description", description),)
+                                                        if description else ())):
                     conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
                                  (key, value))
                 conn.execute("COMMIT")
@@ -742,8 +757,9 @@ class DataDir:
             self._create(LOCAL, "nats", time.time_ns())
 
     def add_cluster(self, name: str, kind: str = "nats", *,
-                    now_ns: int | None = None) -> ClusterInfo:
-        """Create cluster ``name`` (JetlinkError if it exists or the name/kind is invalid)."""
+                    now_ns: int | None = None, description: str = "") -> ClusterInfo:
+        """Create cluster ``name`` (JetlinkError if it exists or the name/kind is invalid),
+        with the operator's ``description``."""
         import time
 
         validate_cluster_name(name)
@@ -751,7 +767,8 @@ class DataDir:
             raise JetlinkError(
                 f"invalid cluster kind {kind!r}: use one of {', '.join(KINDS)}", field="kind"
             )
-        if not self._create(name, kind, time.time_ns() if now_ns is None else now_ns):
+        if not self._create(name, kind, time.time_ns() if now_ns is None else now_ns,
+                            description):
             raise JetlinkError(f"cluster {name} already exists", field="name")
         return self.open(name).info()
 

@@ -39,6 +39,9 @@ class Binding:
     target: Any  # ServerTarget
     table: dict[str, Any]
     file: str = ""
+    # the file's description of the cluster: a server holds none, so the file's is the
+    # cluster's own (what a plan compares and export --from writes)
+    description: str = ""
 
     @property
     def domain(self) -> str | None:
@@ -181,12 +184,12 @@ def live_bindings(topo: Topology, default: Any = None, environ: Any = None
                                         err.description))
                 continue
             table = {k: v for k, v in c.to_table().items() if k not in ("kind", "description")}
-            bindings[name] = Binding(name, target, table, file)
+            bindings[name] = Binding(name, target, table, file, c.description)
         elif c is not None and c.binding:
             continue  # its server key is broken: reported with the file's problems
         elif default is not None:
             target = default if name == DEFAULT_CLUSTER else _in_domain(default, name)
-            b = Binding(name, target, {}, file)
+            b = Binding(name, target, {}, file, c.description if c is not None else "")
             b.table = target_table(target, b.domain)
             bindings[name] = b
         else:

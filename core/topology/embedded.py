@@ -142,12 +142,15 @@ def _export(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = None,
 
 
 def _cluster_table(kind: str, cl: Any) -> dict[str, Any]:
-    """A cluster's table: its kind; a kafka cluster's authorizer settings that are not
+    """A cluster's table: its kind, its description; a kafka cluster's authorizer settings
+    that are not
     Kafka's defaults (``authorizer = true``, its ``super_users``,
     ``allow_everyone_if_no_acl_found = true``)."""
     from ..kafka.acls import AclStore
 
     table: dict[str, Any] = {"kind": kind}
+    if cl.description:
+        table["description"] = cl.description
     if kind == "kafka" and "authorizer" in cl.table_names():
         settings = AclStore(cl).settings()
         if settings.enabled:
@@ -300,11 +303,14 @@ def _apply_one(dd: DataDir, clock: Clock, c: Change) -> None:
 
     if c.kind == "cluster":
         if c.action == "create":
-            dd.add_cluster(c.name, kind=c.cluster_kind, now_ns=clock.now_ns())
+            dd.add_cluster(c.name, kind=c.cluster_kind, now_ns=clock.now_ns(),
+                           description=c.description or "")
             if c.cluster_kind == "kafka":  # its tables belong to adding it (kafka/schema.py)
                 from ..kafka.schema import create_schema
 
                 create_schema(dd.open(c.name, create_local=False))
+        elif c.description is not None:
+            dd.open(c.name, create_local=False).set_description(c.description)
         if c.authorizer_settings != (None, None, None):  # a kafka cluster's authorizer
             from ..kafka.acls import AclStore
 

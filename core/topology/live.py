@@ -226,7 +226,8 @@ class LiveClusters:
         for name, b in self.bindings.items():
             if clusters and name not in clusters:
                 continue
-            out.cluster(name, {"kind": "nats", **b.table})
+            out.cluster(name, {"kind": "nats", **({"description": b.description}
+                                                  if b.description else {}), **b.table})
             for info in self.js(name).streams():
                 if stored is not None:
                     stored[(name, info.config.name)] = info.config

@@ -55,6 +55,7 @@ class Change:
     # a kafka cluster change: authorizer, super_users, allow_everyone_if_no_acl_found as
     # the file gives them (None: not said, left as it is; model.py AUTHORIZER_KEYS)
     authorizer_settings: tuple[Any, ...] = (None, None, None)
+    description: str | None = None  # a cluster change: its description (None: as it is)
     config: Any = None  # a stream update: the complete config sent (declared + defaults)
 
     @property
@@ -302,7 +303,10 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
                 problems.append(Problem(c.file, f"cluster {name}", "kind", 0,
                                         f"cluster {name} exists with kind {old.kind}: a "
                                         "cluster's kind can not change"))
-            diff = []
+            diff: list[dict[str, Any]] = []
+            if c.description and c.description != old.description:
+                diff.append({"field": "description", "from": old.description,
+                             "to": c.description})
             for key, was, want in zip(AUTHORIZER_KEYS, old.authorizer_settings,
                                       c.authorizer_settings, strict=True):
                 was = (list(was or ()) if key == "super_users" else bool(was))
@@ -312,12 +316,14 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
             if diff:
                 changes.append(Change("update", "cluster", name, name, diff,
                                       cluster_kind=c.kind,
-                                      authorizer_settings=c.authorizer_settings))
+                                      authorizer_settings=c.authorizer_settings,
+                                      description=c.description or None))
             else:
                 changes.append(Change("unchanged", "cluster", name, name))
         else:
             changes.append(Change("create", "cluster", name, name, cluster_kind=c.kind,
-                                  authorizer_settings=c.authorizer_settings))
+                                  authorizer_settings=c.authorizer_settings,
+                                  description=c.description or None))
     for obj in declared_objects:
         cur = cur_by_id.get(_ident(obj))
         if cur is None:

@@ -173,6 +173,7 @@ def test_cluster_names_other_than_the_domains(live_domains, tmp_path):
 [clusters.primary]
 server = "{url}"
 js_domain = "west"
+description = "the primary region"
 [clusters.dr]
 server = "{url}"
 js_domain = "east"
@@ -205,6 +206,8 @@ cluster = "primary"
     assert exported["streams"]["ORDERS_DR"]["mirror"] == {"name": "ORDERS",
                                                           "domain": "primary"}
     assert exported["kv_mirrors"]["CONFIG_DR"]["domain"] == "primary"
+    # a server holds no description: the file's is the cluster's, never a change
+    assert exported["clusters"]["primary"]["description"] == "the primary region"
     # a cluster bound without a JetStream domain can not be reached from another cluster
     nodomain = text.replace('js_domain = "west"\n', "", 1)
     problems = problems_of(jl("validate", write(tmp_path, nodomain, "n.toml"), "--live",
