@@ -42,7 +42,9 @@ check_app = typer.Typer(
     name="check",
     help="Health checks (natscli's nats server check).\n\nThresholds not given as flags come "
     "from the stream's or consumer's metadata, io.nats.monitor.<flag> (e.g. "
-    "io.nats.monitor.lag-critical: 200); flags override it.",
+    "io.nats.monitor.lag-critical: 200); flags override it. Values are read as natscli "
+    "reads them (Go's strconv: no blanks around a number); io.nats.monitor.enabled must be "
+    "a boolean, or the check is CRITICAL.",
     no_args_is_help=True,
 )
 server_app.add_typer(check_app)

@@ -466,6 +466,44 @@ def test_metadata_kinds():
         StreamThresholds.resolve({}, {"io.nats.monitor.peer-seen-critical": "later"})
 
 
+# (metadata key, value, the field it sets or the error): read as jsm.go reads them with
+# Go's strconv (ParseBool, ParseUint, ParseInt), the text as stored (never trimmed)
+METADATA_TEXTS = [
+    ("enabled", "true", ("enabled", True)),
+    ("enabled", "1", ("enabled", True)),
+    ("enabled", "F", ("enabled", False)),
+    ("enabled", "yes", "io.nats.monitor.enabled: 'yes' is not a boolean (true or false)"),
+    ("enabled", " true", "io.nats.monitor.enabled: ' true' is not a boolean (true or false)"),
+    ("lag-critical", "5", ("lag_critical", 5)),
+    ("lag-critical", " 5", "io.nats.monitor.lag-critical: ' 5' is not a whole number of 0 or "
+                           "more"),
+    ("lag-critical", "+5", "io.nats.monitor.lag-critical: '+5' is not a whole number of 0 or "
+                           "more"),
+    ("min-sources", "+5", ("min_sources", 5)),
+    ("min-sources", "5\n", "io.nats.monitor.min-sources: '5\\n' is not a whole number"),
+]
+
+
+@pytest.mark.parametrize(("key", "text", "expected"), METADATA_TEXTS)
+def test_metadata_text_as_go_parses_it(key, text, expected):
+    meta = {f"io.nats.monitor.{key}": text}
+    if isinstance(expected, str):
+        with pytest.raises(ThresholdError) as err:
+            StreamThresholds.resolve({}, meta)
+        assert str(err.value) == expected
+    else:
+        assert getattr(StreamThresholds.resolve({}, meta), expected[0]) == expected[1]
+
+
+def test_a_bad_enabled_fails_the_check_as_natscli(jl):
+    ok(jl("stream", "add", "E", "--subjects", "e.>", "--defaults", "--metadata",
+          "io.nats.monitor.enabled=maybe"))
+    res = check(jl, "stream", "--stream", "E")
+    assert (res.exit_code, res.stdout) == (
+        2, "CRITICAL E Crit:could not configure based on metadata: "
+           "io.nats.monitor.enabled: 'maybe' is not a boolean (true or false)\n")
+
+
 def test_a_check_only_reads(jl):
     """A check creates nothing: not the default cluster of an empty data directory."""
     result = jl("server", "check", "stream", "--stream", "X")

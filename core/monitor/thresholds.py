@@ -47,7 +47,9 @@ def _kind(k: str) -> Any:
 
 
 def _parse(key: str, kind: str, text: str) -> int | bool:
-    value = text.strip()
+    # read as jsm.go reads it (strconv.ParseBool / ParseInt / ParseUint, jsm.ParseDuration):
+    # the text as stored, surrounding blanks included, never trimmed
+    value = text
     if kind == "duration":
         try:
             return parse_duration(value)
@@ -92,8 +94,12 @@ class _Thresholds:
 
 @dataclass
 class StreamThresholds(_Thresholds):
-    """``server check stream``: durations in nanoseconds, 0 = not checked."""
+    """``server check stream``: durations in nanoseconds, 0 = not checked. ``enabled``
+    (``io.nats.monitor.enabled``) is read and must be a boolean, as jsm.go's
+    populateStreamHealthCheckOptions reads it; the check of one named stream does not
+    depend on it there either."""
 
+    enabled: bool = _kind("bool")
     lag_critical: int = _kind("uint")
     seen_critical: int = _kind("duration")
     min_sources: int = _kind("int")
@@ -109,8 +115,10 @@ class StreamThresholds(_Thresholds):
 
 @dataclass
 class ConsumerThresholds(_Thresholds):
-    """``server check consumer``: durations in nanoseconds, 0 (or less) = not checked."""
+    """``server check consumer``: durations in nanoseconds, 0 (or less) = not checked;
+    ``enabled`` as for a stream (jsm.go populateConsumerHealthCheckOptions)."""
 
+    enabled: bool = _kind("bool")
     outstanding_ack_critical: int = _kind("int")
     waiting_critical: int = _kind("int")
     unprocessed_critical: int = _kind("int")
