@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jetlink.core.errors import JetlinkError, NotFoundError, clip
+from jetlink.core.errors import JetlinkError, NotFoundError, quoted
 
 __all__ = [
     "CONTEXT_KEYS",
@@ -70,7 +70,7 @@ def validate_context_name(name: Any) -> str:
     (``field="name"``)."""
     if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         raise JetlinkError(
-            f"invalid context name {clip(name)!r}: use 1 to 100 letters, digits, '_' or "
+            f"invalid context name {quoted(name)}: use 1 to 100 letters, digits, '_' or "
             "'-'",
             field="name",
         )

@@ -325,6 +325,12 @@ CLIP_OVER = 100  # a quoted value longer than this is cut
 CLIP_KEEP = 40  # ... to its first this many characters
 
 
+def quoted(value: object) -> str:
+    """``value`` as a message quotes it: ``repr`` of the text :func:`clip` leaves (its
+    count the text's own length), ``repr`` of anything that is not text (None, a number)."""
+    return repr(clip(value)) if isinstance(value, str) else repr(value)
+
+
 def clip(value: str, over: int = CLIP_OVER, keep: int = CLIP_KEEP) -> str:
     """``value`` as an error message may quote it: whole when at most ``over`` characters,
     else its first ``keep`` characters and its length, ``aaaa... (100,000 characters)``

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import JetlinkError, NotFoundError, clip, not_found
+from ..errors import JetlinkError, NotFoundError, not_found, quoted
 from .health import (
     HEAD_LOCK,
     ChangedError,
@@ -77,7 +77,7 @@ def validate_cluster_name(name: Any, *, field: str = "name") -> str:
     naming ``field``."""
     if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         raise JetlinkError(
-            f"invalid cluster name {clip(name)!r}: use 1 to 64 letters, digits, '_' or "
+            f"invalid cluster name {quoted(name)}: use 1 to 64 letters, digits, '_' or "
             "'-'",
             field=field,
         )
