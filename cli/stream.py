@@ -53,8 +53,8 @@ from jetlink.cli.stream_flags import (
     add_defaults,
     apply_flags,
     ask_missing,
+    given_subjects,
     missing_answers,
-    split_subjects,
     stream_flags,
 )
 from jetlink.core.numbers import UINT64_MAX
@@ -1112,7 +1112,7 @@ def promote_mirror(
 
     site = common.open_site(app)
     positions = None if no_consumers else common.open_positions(app)
-    wanted = None if subjects is None else split_subjects(subjects)
+    wanted = None if subjects is None else given_subjects(subjects)
     naming = dr.Naming(what=what, shown=shown, instead=(
         f"fail over instead (jetlink {verb_name} failover {shown or name})"),
         again=f"jetlink {verb_name} {'failover' if failover else 'promote'} {shown or name}")

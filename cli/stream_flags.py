@@ -816,17 +816,24 @@ def apply_flags(cfg: "StreamConfig", flags: StreamFlags) -> "StreamConfig":
     return new
 
 
+def given_subjects(values: list[str]) -> list[str]:
+    """The subjects of a given ``--subjects`` (:func:`split_subjects`); usage error when it
+    holds none (``''``, ``' '``, ``','``: an unset shell variable), which would take every
+    subject off a stream, or give a promoted one its own name."""
+    subjects = split_subjects(values)
+    if not subjects:
+        raise usage(f"invalid value for --subjects: {', '.join(map(repr, values))} "
+                    "holds no subject (subjects are separated by commas or spaces)")
+    return subjects
+
+
 def _apply_storage(new: "StreamConfig", f: StreamFlags) -> None:
     """What is stored and how: subjects, description, storage, compression, replicas,
     placement, acknowledgements, retention, discard and the first sequence."""
     from jetlink.core.config.stream import Placement
 
     if f.subjects is not None and f.subjects:
-        subjects = split_subjects(f.subjects)
-        if not subjects:  # ('' or ','): it would take every subject off the stream
-            raise usage(f"invalid value for --subjects: {', '.join(map(repr, f.subjects))} "
-                        "holds no subject (subjects are separated by commas or spaces)")
-        new.subjects = subjects
+        new.subjects = given_subjects(f.subjects)
     if f.description is not None:
         new.description = f.description
     if f.storage is not None:

@@ -699,6 +699,20 @@ def promoted(origin_reachable=True, **kw):
     return out
 
 
+@pytest.mark.parametrize("verb", ["promote", "failover"])
+@pytest.mark.parametrize("given", ["", " ", ","])
+def test_a_subjects_that_holds_none_is_refused_before_anything(jl, verb, given):
+    """`--subjects "$UNSET"`: refused as stream add refuses it, never a promotion onto the
+    stream's own name; the mirror stays a mirror."""
+    west_orders(jl)
+    backup(jl)
+    r = jl("stream", verb, "BACKUP", "--subjects", given, "-f")
+    assert (r.exit_code, r.stdout, r.stderr) == (
+        2, "", f"jetlink: error: invalid value for --subjects: {given!r} holds no subject "
+               "(subjects are separated by commas or spaces)\n")
+    assert "mirror" in doc(jl("stream", "info", "BACKUP", "-j"))["config"]
+
+
 def test_promote_a_caught_up_mirror(jl):
     west_orders(jl)
     backup(jl)
