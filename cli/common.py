@@ -133,7 +133,8 @@ def _verb(app: App) -> str:
 # Verbs that only read (their last word): their data directory creates nothing, not the
 # directory, not the default cluster (core/store/datadir.py DataDir ``create``).
 READ_VERBS = frozenset({"ls", "info", "report", "get", "view", "subjects", "history", "keys",
-                        "watch", "describe", "show", "sub", "export", "check"})
+                        "watch", "describe", "show", "sub", "export", "check", "state",
+                        "status", "list", "verify"})
 
 
 # Groups whose every verb only reads (``server check stream|consumer|kv``).

@@ -14,6 +14,8 @@ def _without_created(docs):
 def test_local_is_created_by_the_first_write_never_by_a_read(jl):
     jl.data.rmdir()
     for args in (["cluster", "ls"], ["stream", "ls"], ["kv", "ls"], ["stream", "info", "X"],
+                 ["stream", "state", "X"], ["kv", "status", "B"], ["counter", "list", "S"],
+                 ["spark", "verify", "store:a", "store:b"],
                  ["cluster", "check"], ["replicate"], ["positions", "sync"],
                  ["replicate", "--follow", "--interval", "1s"]):
         result = jl(*args)
@@ -25,6 +27,8 @@ def test_local_is_created_by_the_first_write_never_by_a_read(jl):
     jl.data.mkdir()
     # An existing directory without the default cluster: read as an empty one, not made.
     assert jl("stream", "ls").stdout == "No Streams defined\n"
+    for args in (["stream", "state", "X"], ["kv", "status", "B"], ["counter", "list", "S"]):
+        assert jl(*args).exit_code == 1
     assert json.loads(jl("cluster", "ls", "-j").stdout) == []
     assert not (jl.data / "local.db").exists()
     # nor by a copy between objects that exist (none here)
