@@ -120,9 +120,10 @@ def check(
     since it last heard from its origin, whether the origin answers), the consumer
     positions (age of the last sync, the origin's durable consumers without a synced
     position), the subjects the promoted stream would take and where they come from (or
-    unknown: give --subjects, critical), the clamps a failover now would print, and what
-    blocks it (a failing or paused mirror, the thresholds). Thresholds not given come from
-    the mirror stream's metadata, io.nats.monitor.<flag> (e.g.
+    unknown: critical; give --topology, or --subjects to its failover), the clamps a
+    failover now would print, and what blocks it (a failing or paused mirror, the
+    thresholds). Thresholds not given come from the mirror stream's metadata,
+    io.nats.monitor.<flag> (e.g.
     io.nats.monitor.lag-critical: 100, io.nats.monitor.rpo-critical: 30s).
     """
     from jetlink.cli.stream import _topology
@@ -197,7 +198,7 @@ def fence(
     if report.not_fenced:
         from jetlink.cli import output
 
-        output.notice(app, "error: not fenced: " + "; ".join(
+        output.notice(app, "jetlink: error: not fenced: " + "; ".join(
             f"{i.name}@{i.region} ({i.action}: {i.detail})" for i in report.not_fenced))
         raise typer.Exit(1)
 
@@ -534,7 +535,7 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
             names = ", ".join(f"{o.shown} ({o.detail})" for o in plan.refused)
             skips = "--skip NAME or --skip-unready leaves them out" if action == "failover" \
                 else "--skip NAME leaves them out"
-            output.notice(app, f"error: the region {action} is refused: {names}; {skips}")
+            output.notice(app, f"jetlink: error: the region {action} is refused: {names}; {skips}")
             raise typer.Exit(2)
         return
     todo = plan.todo
@@ -556,7 +557,7 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
         report = plan.carry_out(on_event)
     app.emit(report.to_json(), human=lambda a, d: _render_region(a, d, outcome_only=lines))
     if report.failed:
-        output.notice(app, "error: not " + ("failed over" if action == "failover" else
+        output.notice(app, "jetlink: error: not " + ("failed over" if action == "failover" else
                                              "failed back") + ": " +
                       "; ".join(f"{o.shown} ({o.detail})" for o in report.failed))
         raise typer.Exit(1)

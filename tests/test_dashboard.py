@@ -297,7 +297,8 @@ def test_tabs_tables_and_detail_view(demo):
         assert cells(app, "agreements")[1] == [
             "BACKUP@east", "mirror", "ORDERS@west", "0 (last reported)", "16s",
             "origin cluster west is down",
-        "CRITICAL: Subjects unknown: give --subjects (a failover now would be refused)"]
+        "CRITICAL: Subjects unknown: a failover now would be refused (give --topology FILE "
+        "naming the origin's stream, or --subjects to its failover)"]
         await pilot.press("down", "enter")
         assert isinstance(app.screen, DetailScreen)
         assert app.screen.title_text == "StreamInfo BACKUP@east"

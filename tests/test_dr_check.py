@@ -228,8 +228,9 @@ def test_unknown_subjects_are_critical_and_a_topology_file_knows_them(world, tmp
     ok(world("cluster", "down", "west"))  # and no positions were ever synced
     line = nagios(world("dr", "check"), 2)
     assert line.startswith(
-        "CRITICAL dr Crit:BACKUP@east: Subjects unknown: give --subjects (a failover now "
-        "would be refused) Warn:BACKUP@east: Origin ORDERS in cluster west does not answer "
+        "CRITICAL dr Crit:BACKUP@east: Subjects unknown: a failover now would be refused "
+        "(give --topology FILE naming the origin's stream, or --subjects to its failover) "
+        "Warn:BACKUP@east: Origin ORDERS in cluster west does not answer "
         "(cluster west is down): promote would be refused, failover would go ahead "
         "Warn:BACKUP@east: Lag 0 (last reported 5s ago) "
         "Warn:BACKUP@east: No positions synced (jetlink positions sync) ")
@@ -602,8 +603,9 @@ def test_a_silent_origin_the_time_since_the_mirror_last_heard_from_it(behind):
     ok(east(behind, "stream", "add", "LATE", "--mirror", "ORDERS@west", "--defaults"))
     behind.clock.advance(55 * SECOND)
     assert nagios(behind("dr", "check", "BACKUP", "LATE", "--rpo-warn", "1m"), 2) == (
-        "CRITICAL dr Crit:LATE@east: Subjects unknown: give --subjects (a failover now would "
-        "be refused) Warn:BACKUP@east: Origin ORDERS in cluster west does not answer "
+        "CRITICAL dr Crit:LATE@east: Subjects unknown: a failover now would be refused (give "
+        "--topology FILE naming the origin's stream, or --subjects to its failover) "
+        "Warn:BACKUP@east: Origin ORDERS in cluster west does not answer "
         "(cluster west is down): promote would be refused, failover would go ahead "
         "Warn:BACKUP@east: Lag 0 (last reported 1m0s ago) Warn:BACKUP@east: Recovery point "
         "1m0s since the origin was last heard (0 messages as last reported) Warn:LATE@east: "

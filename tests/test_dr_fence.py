@@ -206,8 +206,8 @@ def test_an_unreachable_origin_is_named_and_exits_1(returned):
         "kv CONFIG@west (failed over to CONFIG@east): unreachable (cluster west is down)\n"
         "stream ORDERS@west (failed over to ORDERS_EAST@east): unreachable (cluster west is "
         "down)\n")
-    assert r.stderr == ("error: not fenced: CONFIG@west (unreachable: cluster west is down); "
-                        "ORDERS@west (unreachable: cluster west is down)\n")
+    assert r.stderr == ("jetlink: error: not fenced: CONFIG@west (unreachable: cluster west "
+                        "is down); ORDERS@west (unreachable: cluster west is down)\n")
 
 
 @pytest.mark.parametrize(("args", "error"), [

@@ -104,7 +104,7 @@ def test_a_region_without_authorizer_is_refused_saying_so(jl, cli_clock):
            "first (or stop the producers of orders yourself)")
     assert (r.exit_code, r.stdout) == (
         1, f"topic orders@west (failed over to L/orders@east): refused ({why})\n")
-    assert r.stderr == f"error: not fenced: orders@west (refused: {why})\n"
+    assert r.stderr == f"jetlink: error: not fenced: orders@west (refused: {why})\n"
     assert others(jl) == []
     ok(jl("cluster", "authorizer", "west", "--enable"))
     assert doc(jl("dr", "fence", "--from", "west", "-f", "-j"))["fenced"] == 1

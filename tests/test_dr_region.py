@@ -225,9 +225,14 @@ def test_a_refused_object_refuses_the_plan_unless_skipped(region):
     assert r.exit_code == 2
     assert "  stream SHIP@east <- SHIP@west: refused (" in r.stdout
     assert r.stdout.endswith("\nRefused: nothing changed\n")  # (not a dry run)
-    assert r.stderr.startswith("error: the region failover is refused: SHIP@east "
+    assert r.stderr.startswith("jetlink: error: the region failover is refused: SHIP@east "
                                "(the subjects of the promoted stream SHIP are unknown")
     assert r.stderr.rstrip().endswith("--skip NAME or --skip-unready leaves them out")
+    # the way out names what this command takes (--topology), or the object's own failover
+    assert ("give --topology FILE naming the origin's stream, or fail it over alone with "
+            "jetlink stream failover SHIP --subjects SUBJECTS (what the producers publish "
+            "to) and run this again") in r.stdout + r.stderr
+    assert "give them with --subjects" not in r.stdout + r.stderr
     assert data_dir_bytes(region.data) == before
     r = east(region, "dr", "failover", "--from", "west", "-f", "-j")
     assert r.exit_code == 2 and json.loads(r.stdout)["dry_run"] is False

@@ -25,7 +25,7 @@ Per mirror:
   (when the origin answers: its consumers against the record; a topic: the groups whose
   offsets the sync has not written yet). No record at all is a warning;
 - **subjects** the promoted stream would take and where they come from (``origin``,
-  ``positions`` as last synced, ``topology``); "unknown: give --subjects" is critical (a
+  ``positions`` as last synced, ``topology``); "Subjects unknown" is critical (a
   failover now would be refused). Subjects known from the origin only (no record holds them,
   no topology file names the stream) are a warning: once the origin is gone they are unknown;
 - **clamps** the failover would print (listed; informational);
@@ -416,10 +416,11 @@ def dr_names(infos: Iterable[Any]) -> DrNames:
 
 
 def check_nats_mirror(site: Any, info: Any, shown: str, kind: str, cluster: str,
-                records: _Records, topology: Any, flags: Mapping[str, Any]
-                ) -> MirrorReadiness:
+                records: _Records, topology: Any, flags: Mapping[str, Any],
+                naming: Any = None) -> MirrorReadiness:
     """One NATS mirror's readiness, from the failover's own dry run: the recovery point,
-    the consumer positions, the subjects and the clamps, each graded."""
+    the consumer positions, the subjects and the clamps, each graded (``naming``: the
+    words of the failover's refusals, core/dr/rules.py ``Naming``, as the caller runs it)."""
     cfg = info.config
     stream = cfg.name
     result = Result(name=shown, check=CHECK)
@@ -441,7 +442,7 @@ def check_nats_mirror(site: Any, info: Any, shown: str, kind: str, cluster: str,
     record = records.read(stream)
     try:
         report, unknown_subjects = _failover_preview(site, stream, kind, records, topology,
-                                                     bucket)
+                                                     bucket, naming)
     except JetlinkError as err:
         result.critical(f"could not prepare a failover: {reason(err)}")
         return out
@@ -546,7 +547,8 @@ def _check_kv_promotable(site: Any, shown: str, result: Result) -> str | None:
 
 
 def _failover_preview(site: Any, stream: str, kind: str, records: _Records, topology: Any,
-                      bucket: str | None = None) -> tuple[Any, str | None]:
+                      bucket: str | None = None, naming: Any = None
+                      ) -> tuple[Any, str | None]:
     """The dry run of a failover now (core/dr/rules.py ``prepare`` then
     ``Promotion.preview``), as ``stream|kv failover`` would make it (``bucket``: a KV
     mirror's origin bucket, whose subjects it takes) and, when no subjects are known, why
@@ -557,7 +559,7 @@ def _failover_preview(site: Any, stream: str, kind: str, records: _Records, topo
     adjust = kv_adjust if kind == "kv" else None
     try:
         promotion = prepare(site, stream, failover=True, positions=records,
-                            topology=topology, adjust=adjust, bucket=bucket)
+                            topology=topology, adjust=adjust, bucket=bucket, naming=naming)
     except UsageError as err:
         if err.field != "subjects":
             raise
@@ -666,7 +668,8 @@ def _grade_subjects(out: MirrorReadiness, report: Any, record: MirrorPositions |
 
     result = out.result
     if unknown_subjects is not None:
-        result.critical("Subjects unknown: give --subjects (a failover now would be refused)")
+        result.critical("Subjects unknown: a failover now would be refused (give --topology "
+                        "FILE naming the origin's stream, or --subjects to its failover)")
         out.facts.update(subjects=None, subjects_from="unknown", subjects_why=unknown_subjects)
         return
     subjects, source = list(report.subjects), report.subjects_from

@@ -609,7 +609,10 @@ def _naming(o: RegionObject) -> Any:
     verb = "kv" if o.kind == "kv" else "stream"
     return Naming(what="KV mirror" if o.kind == "kv" else "mirror", shown=o.name,
                   instead=f"fail over instead (jetlink {verb} failover {o.name})",
-                  again=f"jetlink {verb} failover {o.name}")
+                  again=f"jetlink {verb} failover {o.name}",
+                  subjects_hint="give --topology FILE naming the origin's stream, or fail it "
+                  f"over alone with jetlink {verb} failover {o.name} --subjects SUBJECTS (what "
+                  "the producers publish to) and run this again")
 
 
 def _prepare(backend: Backend, o: RegionObject, options: dict[str, Any]) -> Any:
@@ -700,7 +703,7 @@ def _plan_facts(backend: Backend, objects: list[RegionObject], infos: dict[str, 
             _plan_rerun(backend, o)
             continue
         m = check_nats_mirror(sites[o.cluster], info, o.name, o.kind, o.side,
-                              records[o.cluster], topology, {})
+                              records[o.cluster], topology, {}, _naming(o))
         o.status = m.status.value
         facts = m.facts
         if "failover" not in facts:

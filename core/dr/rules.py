@@ -465,6 +465,9 @@ class Naming:
     shown: str | None = None
     instead: str = "fail over instead"
     again: str = ""
+    # how to give the subjects of a promoted stream whose origin is gone and unknown
+    subjects_hint: str = ("give them with --subjects (what the producers publish to), or "
+                          "--topology FILE naming the origin's stream")
 
 
 class Promotion:
@@ -723,8 +726,7 @@ def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
             raise UsageError(
                 f"the subjects of the promoted stream {shown} are unknown: its origin "
                 f"{facts.stream} ({facts.where}) is not reachable and {' and '.join(nothing)}: "
-                "give them with --subjects (what the producers publish to), or --topology "
-                "FILE naming the origin's stream", field="subjects")
+                f"{naming.subjects_hint}", field="subjects")
         chosen = found
         if overlap:
             _no_overlap(site, stream, chosen, source)
