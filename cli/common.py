@@ -140,10 +140,13 @@ READ_VERBS = frozenset({"ls", "info", "report", "get", "view", "subjects", "hist
 # Groups whose every verb only reads (``server check stream|consumer|kv``).
 READ_GROUPS = frozenset({"check"})
 
-# Verbs that copy between objects that exist already (``replicate``, ``positions sync``):
-# a data directory that does not exist holds none, so they create nothing either and say
-# so, as a read does (``data directory ... does not exist``).
-COPY_VERBS = frozenset({"replicate", "sync"})
+# Verbs that copy between or change objects that exist already (``replicate``, ``positions
+# sync``, a mirror's promote / failover / failback / pause..., a region's fence): a data
+# directory that does not exist holds none, so they create nothing either and say so, as a
+# read does (``data directory ... does not exist``).
+COPY_VERBS = frozenset({"replicate", "sync", "promote", "failover", "failback", "fence",
+                        "pause", "resume", "truncate-and-restore", "reverse-and-start",
+                        "reverse-and-pause"})
 
 # Options that make any verb change nothing (``--dry-run``, ``--validate-only``): its data
 # directory creates nothing, not the default cluster, as a read verb's (changes_nothing).

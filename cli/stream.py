@@ -1005,7 +1005,8 @@ PromoteSubjectsOption = Annotated[
         "--subjects",
         metavar="SUBJECTS",
         help="Subjects of the promoted stream (repeatable; commas or spaces separate several; "
-        "'' for the server's default, the stream's name). Default: the origin's subjects.",
+        "one that holds none, as '' from an unset variable, is refused: give the stream's "
+        "name for the server's default). Default: the origin's subjects.",
         show_default=False,
     ),
 ]

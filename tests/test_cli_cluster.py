@@ -15,14 +15,16 @@ def test_local_is_created_by_the_first_write_never_by_a_read(jl):
     jl.data.rmdir()
     for args in (["cluster", "ls"], ["stream", "ls"], ["kv", "ls"], ["stream", "info", "X"],
                  ["stream", "state", "X"], ["kv", "status", "B"], ["counter", "list", "S"],
-                 ["spark", "verify", "store:a", "store:b"],
+                 ["spark", "verify", "store:a", "store:b"], ["stream", "failover", "X", "-f"],
+                 ["kv", "promote", "B", "-f"], ["dr", "failover", "--from", "west", "-f"],
+                 ["dr", "fence", "--from", "west", "-f"], ["mirrors", "pause", "t", "-l", "l"],
                  ["cluster", "check"], ["replicate"], ["positions", "sync"],
                  ["replicate", "--follow", "--interval", "1s"]):
         result = jl(*args)
         assert result.exit_code == 1, (args, result.output)
-        assert result.stderr == (f"jetlink: error: data directory {jl.data} does not exist (a "
-                                 "read creates nothing: the first command that writes makes "
-                                 "it)\n")
+        assert result.stderr == (f"jetlink: error: data directory {jl.data} does not exist "
+                                 "(nothing to read or act on: the first command that creates "
+                                 "something makes it)\n")
     assert not jl.data.exists()
     jl.data.mkdir()
     # An existing directory without the default cluster: read as an empty one, not made.

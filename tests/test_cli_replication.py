@@ -844,7 +844,7 @@ def test_failover_human_report(jl):
     backup(jl)
     pub(jl, "orders.new", "one")
     ok(jl("cluster", "rm", "west", "-f"))
-    result = ok(jl("stream", "failover", "BACKUP", "-f", "--subjects", ""))
+    result = ok(jl("stream", "failover", "BACKUP", "-f", "--subjects", "BACKUP"))
     assert result.stdout == (
         "Stream BACKUP was promoted (failover): it no longer mirrors ORDERS@west\n"
         "\n"

@@ -183,12 +183,26 @@ def test_hostile_input_is_one_line_and_changes_nothing(region, args, message):
         assert r.exit_code == 2, (verb, r.stdout, r.stderr)
         if verb == "failback":  # nothing was failed over: that comes first
             message = message.replace("east mirrors from", "east was failed over from") \
-                .replace("fail over", "fail back")
+                .replace("fail over", "fail back").replace(
+                    "no mirror stream, KV mirror bucket or mirror topic has its origin there",
+                    "no stream, KV bucket or mirror topic there was promoted by a failover "
+                    "from north")
             if "--skip" in message:
                 continue
         assert r.stderr.strip().splitlines() == [message], verb
         assert "Traceback" not in r.stderr
     assert data_dir_bytes(region.data) == before
+
+
+def test_every_cluster_named_as_a_region_leaves_no_side(region):
+    names = [c["name"] for c in doc(region("cluster", "ls", "-j"))]
+    args = [a for n in names for a in ("--from", n)]
+    for verb, to in (("failover", "fail over"), ("failback", "fail back")):
+        r = region("dr", verb, *args, "--dry-run")
+        assert (r.exit_code, r.stderr) == (2, (
+            f"jetlink: error: --from {names[0]}: no side is left to {to} to: every cluster is "
+            f"one of the regions given ({', '.join('--from ' + n for n in names)}); name only "
+            "the regions that failed (every other cluster is a side that takes over)\n"))
 
 
 def test_a_damaged_journal_record_is_refused_naming_it(region):

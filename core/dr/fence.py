@@ -551,14 +551,18 @@ def refuse_side_addressed(wanted: Sequence[str], sides: Sequence[Side], refused:
 
 
 def refuse_unknown_region(r: str, seen: set[str], embedded: bool, live: str,
-                          addressed: Sequence[str] = ()) -> None:
+                          addressed: Sequence[str] = (), bare: bool = False) -> None:
     """UsageError (with a suggestion) for a ``--from`` no cluster of the data directory
     (``embedded``) or no JetStream domain ``live`` says is named ``r``. The sides
-    ``addressed`` are never suggested: a region is where the origins are, not them."""
+    ``addressed`` are never suggested: a region is where the origins are, not them.
+    ``bare``: the server's side names no origin at all (said: the likely wrong -s)."""
     if r in seen:
         return
     hint = did_you_mean(r, sorted(seen - set(addressed)))
     what = "cluster of the data directory" if embedded else f"JetStream domain {live}"
+    if not embedded and bare:  # no origin at all (``bare``): likely the wrong server
+        hint = ("the server holds no such object: is -s the server of the side that takes "
+                "over (or --js-domain its domain)?")
     raise UsageError(f"--from {r}: no {what} is named {r}" + (f"; {hint}" if hint else ""),
                      field="from")
 
@@ -606,7 +610,7 @@ def plan_fence(backend: Backend, regions: Sequence[str], *,
                                           str(site.label or "")))
     for r in wanted:
         refuse_unknown_region(r, seen, dd is not None, "an origin of this server's mirrors or "
-                              "failed-over streams is in", addressed)
+                              "failed-over streams is in", addressed, bare=seen <= set(known))
         if not any(i.region == r for i in items):
             where = ", ".join(s.label or "the server's domain" for s in sides) or "no side"
             raise UsageError(f"--from {r}: nothing failed over from {r} on {where} (no stream, "

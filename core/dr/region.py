@@ -927,7 +927,8 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
         options = {"tail": tail, "switch": switch, "skip": list(skip),
                    "_tail_at": clock.now_ns()}
         objects = _failback_plan(backend, objects, journals, options)
-    _no_object(wanted, seen, objects, sides, action, dd is not None, addressed)
+    _no_object(wanted, seen, objects, sides, action, dd is not None, addressed,
+               bare=seen <= set(known))
     _dependencies(objects, infos)
     if action == FAILOVER:
         _plan_facts(backend, objects, infos, topology, clock, dd)
@@ -940,18 +941,27 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
 
 def _no_object(wanted: list[str], seen: set[str], objects: list[RegionObject],
                sides: list[Side], action: str, embedded: bool,
-               addressed: Sequence[str] = ()) -> None:
-    """UsageError for a region nobody knows of, or one with nothing to take over."""
+               addressed: Sequence[str] = (), bare: bool = False) -> None:
+    """UsageError for a region nobody knows of, or one with nothing to take over
+    (``bare``: the sides name no origin at all)."""
     for r in wanted:
         refuse_unknown_region(r, seen, embedded, "an origin of this server's mirrors is in",
-                              addressed)
+                              addressed, bare)
         if not any(o.region == r for o in objects):
-            where = ", ".join(s.label or "the server's domain" for s in sides) or "no side"
-            what = ("mirrors from" if action == FAILOVER else
-                    "was failed over from")
-            raise UsageError(f"--from {r}: nothing on {where} {what} {r} (no mirror stream, "
-                             "KV mirror bucket or mirror topic has its origin there): nothing "
-                             f"to {action.replace('fail', 'fail ')}", field="from")
+            verb = action.replace('fail', 'fail ')
+            if not sides:  # every cluster is a region given: none is left to take over
+                given = ", ".join(f"--from {w}" for w in wanted)
+                raise UsageError(f"--from {r}: no side is left to {verb} to: every cluster is "
+                                 f"one of the regions given ({given}); name only the regions "
+                                 "that failed (every other cluster is a side that takes over)",
+                                 field="from")
+            where = ", ".join(s.label or "the server's domain" for s in sides)
+            why = ("no mirror stream, KV mirror bucket or mirror topic has its origin there"
+                   if action == FAILOVER else "no stream, KV bucket or mirror topic there "
+                   f"was promoted by a failover from {r}")
+            what = "mirrors from" if action == FAILOVER else "was failed over from"
+            raise UsageError(f"--from {r}: nothing on {where} {what} {r} ({why}): nothing to "
+                             f"{verb}", field="from")
 
 
 def _one_primary(objects: list[RegionObject], skip_unready: bool) -> None:

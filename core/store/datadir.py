@@ -678,11 +678,13 @@ class DataDir:
         self._open: dict[str, Cluster] = {}
 
     def check_exists(self) -> None:
-        """NotFoundError when the directory does not exist (for a read: nothing to read)."""
+        """NotFoundError when the directory does not exist (for a read, or a command on
+        objects that exist: cli/common.py READ_VERBS, COPY_VERBS)."""
         self._not_a_file()
         if not self.path.is_dir():
-            raise NotFoundError(f"data directory {self.path} does not exist (a read creates "
-                                "nothing: the first command that writes makes it)")
+            raise NotFoundError(f"data directory {self.path} does not exist (nothing to read "
+                                "or act on: the first command that creates something makes "
+                                "it)")
 
     def __repr__(self) -> str:
         return f"DataDir({str(self.path)!r})"

@@ -264,3 +264,15 @@ def test_a_region_failover_with_west_up_fences_it_in_the_same_run(region):
     again = ok(region("dr", "failover", "--from", "west", "--fence", "-f"))
     assert again.stdout.startswith("Nothing to do: the region failover of west was done "
                                    "already"), again.stdout
+
+
+def test_a_region_asked_of_a_server_without_mirrors_says_so(region):
+    """The likely mistake behind it (the old region's server given to -s, or a domain with
+    nothing mirrored): said, not only that no domain has that name; nothing changed."""
+    for verb in ("failover", "failback", "fence"):
+        r = region("dr", verb, "--from", "west", "--dry-run")
+        what = "mirrors or failed-over streams" if verb == "fence" else "mirrors"
+        assert (r.exit_code, r.stderr) == (2, (
+            f"jetlink: error: --from west: no JetStream domain an origin of this server's "
+            f"{what} is in is named west; the server holds no such object: is -s the server "
+            "of the side that takes over (or --js-domain its domain)?\n")), verb
