@@ -531,3 +531,17 @@ def test_a_failover_killed_part_way_is_finished_by_the_rerun(tmp_path, kill_afte
             assert js.consumer_info("M", f"own{i}").delivered.stream_seq <= 40
     finally:
         store.close()
+
+
+@pytest.mark.parametrize(("kind", "cluster", "error", "silence"), [
+    ("cluster", "west", "cluster west is down", "cluster west is down"),
+    ("domain", "west", "domain west does not answer (no responders)", "no responders"),
+    ("domain", "", "the mirror's own domain does not answer (timeout)", "timeout"),
+    ("domain", "west", "stream O not found in domain west", "stream O not found in domain west"),
+])
+def test_why_an_origin_is_silent_is_said_once(kind, cluster, error, silence):
+    """``... does not answer (REASON)`` never says "does not answer" twice."""
+    from jetlink.core.dr.rules import OriginFacts
+
+    facts = OriginFacts(cluster, "O", False, error, None, None, None, kind=kind)
+    assert facts.silence == silence

@@ -582,7 +582,7 @@ def _grade_origin(result: Result, report: Any, state: Mapping[str, Any],
         if failing:  # the origin answers and the mirror does not copy: stalled
             result.critical(f"Mirror failing: {failing}")
     else:
-        result.warn(f"{origin} does not answer ({facts.error}): promote would be refused, "
+        result.warn(f"{origin} does not answer ({facts.silence}): promote would be refused, "
                     "failover would go ahead")
     lag = report.lag or 0
     reading = counted_now(facts.pending) if facts.pending is not None else \

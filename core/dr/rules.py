@@ -129,6 +129,14 @@ class OriginFacts:
             return "the mirror's own domain"
         return f"{self.kind} {self.cluster}"
 
+    @property
+    def silence(self) -> str:
+        """:attr:`error` as the reason in ``... does not answer (REASON)``: without the
+        words ``<where> does not answer`` it may hold itself (a live origin's)."""
+        text = self.error or ""
+        said = f"{self.where} does not answer ("
+        return text[len(said):-1] if text.startswith(said) and text.endswith(")") else text
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"stream": self.stream, self.kind: self.cluster,
                                "reachable": self.reachable}
