@@ -441,8 +441,9 @@ class KV:
                                        f"{cfg.name}, named the old way, before KV_<bucket>)",
                            field="name")
         ocluster = _origin_cluster(src, self.cluster)
-        if not self.clusters.has_cluster(ocluster):
-            raise JetlinkError(f"cluster {ocluster} not found", field="mirror_domain")
+        if not self.clusters.has_cluster(ocluster):  # (a data directory's: it has names)
+            raise not_found(JetlinkError(f"cluster {ocluster} not found", field="mirror_domain"),
+                            ocluster, self.clusters.names())
         try:
             origin = self.js(ocluster).stream_info(cfg.origin_stream).config
         except ApiError as err:

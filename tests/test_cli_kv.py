@@ -511,6 +511,7 @@ ERRORS = [
     (("kv", "add", "M", "--mirror", "CFG@"), 2, "jetlink: error: invalid value for --mirror: 'CFG@': expected BUCKET or BUCKET@CLUSTER"),
     (("kv", "add", "M", "--mirror", "CFG@east", "--mirror-domain", "west"), 2, "jetlink: error: --mirror-domain conflicts with the cluster given by --mirror"),
     (("kv", "add", "M", "--mirror", "CFG", "--mirror-domain", "east"), 1, "jetlink: error: cluster east not found"),
+    (("kv", "add", "M", "--mirror", "CFG", "--mirror-domain", "lcal"), 1, "jetlink: error: cluster lcal not found: did you mean local?"),
     (("kv", "add", "M", "--mirror", "NOPE"), 1, 'jetlink: error: origin bucket NOPE not found in cluster local (10059)'),
     (("kv", "add", "M", "--mirror", "CFG", "--keys", "a..b"), 1, 'jetlink: error: nats: invalid key "a..b": a key can not contain an empty token ("..")'),
     (("kv", "add", "A", "--source", "CFG:"), 2, "jetlink: error: invalid value for --source: 'CFG:': expected ORIGIN, ORIGIN:KEYS, ORIGIN@CLUSTER or ORIGIN:KEYS@CLUSTER (KEYS: comma-separated key filters)"),
