@@ -631,3 +631,31 @@ def test_a_clusters_description_is_stored_planned_and_exported(jl, tmp_path):
               ).stdout.startswith("No changes")
     ok(jl("cluster", "add", "east", "--description", "Dublin"))
     assert doc(ok(jl("cluster", "ls", "-j")))[0]["description"] == "Dublin"
+
+
+def test_a_files_bad_values_name_the_rule(jl, tmp_path):
+    """The server's own texts (10025, unchanged in JSON) with the rule for people: the
+    values an enum takes, the type a field has; an unknown key's closest name; a KV
+    field named once."""
+    path = write(tmp_path, '[streams.S3]\nsubjects = "s3.>"\nretention = "workq"\n'
+                           'storage = "mem"\nmax_msgs = 1.5\nsubject = ["x"]\n'
+                           '[kv.CFG]\nttl = "1x"\n')
+    r = jl("validate", path)
+    assert r.exit_code == 3
+    assert r.stdout.splitlines() == [
+        f'{path}: stream S3: subject: unknown key "subject": not a StreamConfig field; did '
+        "you mean subjects?",
+        f"{path}: stream S3: subjects: invalid JSON: json: cannot unmarshal string into Go "
+        "struct field StreamConfigRequest.subjects of type []string (10025): subjects is an "
+        'array of strings, e.g. ["a.>"]',
+        f'{path}: stream S3: retention: invalid JSON: can not unmarshal "\\"workq\\"" (10025): '
+        "retention is one of limits, interest, workqueue",
+        f'{path}: stream S3: storage: invalid JSON: can not unmarshal "\\"mem\\"" (10025): '
+        "storage is one of file, memory",
+        f"{path}: stream S3: max_msgs: invalid JSON: json: cannot unmarshal number 1.5 into "
+        "Go struct field StreamConfigRequest.max_msgs of type int64 (10025): max_msgs is a "
+        "whole number from -9223372036854775808 to 9223372036854775807",
+        f"{path}: kv CFG: ttl: invalid duration '1x': expected a number and a unit (ns, us, "
+        "ms, s, m, h, d, w, M, y), e.g. 1h30m or 1.5d"]
+    problems = doc(jl("validate", path, "-j"))["problems"]
+    assert problems[2]["description"] == 'invalid JSON: can not unmarshal "\\"workq\\""'

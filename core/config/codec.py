@@ -67,10 +67,24 @@ def _type_error(value: Any, struct: str, path: str, go: str, *, number: bool = F
     kind = _json_kind(value)
     if number:
         kind = f"number {value}"
-    return invalid_json(
+    err = invalid_json(
         f"json: cannot unmarshal {kind} into Go struct field {struct}.{path} of type {go}",
         field=path,
     )
+    err.detail = _rule_of(path, go)
+    return err
+
+
+def _rule_of(path: str, go: str) -> str | None:
+    """The rule a value of Go type ``go`` breaks, for people (the error's detail; its JSON
+    stays the server's): ``max_msgs is a whole number from -9223372036854775808 to ...``."""
+    leaf = path.rsplit(".", 1)[-1]
+    if go in _INT_RANGES:
+        lo, hi = _INT_RANGES[go]
+        return f"{leaf} is a whole number from {lo} to {hi}"
+    friendly = {"bool": "true or false", "string": "a string",
+                "[]string": 'an array of strings, e.g. ["a.>"]'}.get(go)
+    return f"{leaf} is {friendly}" if friendly else None
 
 
 def _decode_value(value: Any, go: str, hint: Any, struct: str, path: str, enum: Any, strict: bool):
@@ -97,7 +111,10 @@ def _decode_value(value: Any, go: str, hint: Any, struct: str, path: str, enum: 
         known = value.lower() if isinstance(value, str) and go == "enum_fold" else value
         if not isinstance(known, str) or known not in enum:
             # Go: fmt.Errorf("can not unmarshal %q", rawJSON)
-            raise invalid_json(f"can not unmarshal {json.dumps(json.dumps(value))}", field=path)
+            err = invalid_json(f"can not unmarshal {json.dumps(json.dumps(value))}", field=path)
+            err.detail = f"{path.rsplit('.', 1)[-1]} is one of {', '.join(enum)}" + (
+                " (any case)" if go == "enum_fold" else "")
+            raise err
         return known
     if go == "compression":
         if not isinstance(value, str):

@@ -23,7 +23,7 @@ from ..config.stream import (
     SubjectTransformConfig,
 )
 from ..durations import DurationError, parse_duration
-from ..errors import ApiError, JetlinkError
+from ..errors import ApiError, JetlinkError, did_you_mean
 from .model import (
     _CONTEXT_NAME_RE,
     _NAME_RE,
@@ -237,7 +237,9 @@ def _check_keys(cls: type, doc: Any, path: str) -> None:
     for key, value in doc.items():
         here = f"{path}.{key}" if path else key
         if key not in allowed and key not in extra:
-            raise JetlinkError(f'unknown key "{key}": not a {cls.__name__} field', field=here)
+            hint = did_you_mean(key, [*allowed, *extra]) if isinstance(key, str) else None
+            raise JetlinkError(f'unknown key "{key}": not a {cls.__name__} field'
+                               + (f"; {hint}" if hint else ""), field=here)
         sub = nested.get(key)
         if sub is not None and value is not None:
             sub_cls, is_list = sub

@@ -97,6 +97,13 @@ class Problem:
     # the offending value, for people (``max_age = 50ms``): only when known
     detail: str | None = None
 
+    def __post_init__(self) -> None:
+        # a text that starts with its field (a KV config's "ttl: invalid duration ...") says
+        # it once: the field is shown beside it
+        said = f"{self.field}: "
+        if self.field and self.description.startswith(said):
+            self.description = self.description[len(said):]
+
     def to_dict(self) -> dict[str, Any]:
         out = {
             "file": self.file,
