@@ -196,7 +196,28 @@ class JetlinkGroup(TyperGroup):
                 app.json = True
             if err.exit_code == ExitCode.USAGE and is_check(args):
                 err.exit_code = check_unknown()
+            _held_elsewhere(app, err)
             app.fail(err)
+
+
+def _held_elsewhere(app: App, err: Any) -> None:
+    """A stream not found (10059) where the command looked, that another cluster of the
+    data directory holds (a forgotten --cluster): said in the error's detail, with the
+    option that reaches it (core/backend.py ``holders``). Nothing when a closer name was
+    suggested already."""
+    from jetlink.core.errors import ApiError
+
+    if not (isinstance(err, ApiError) and err.err_code == 10059 and app.backend is not None
+            and err.description == "stream not found" and err.detail
+            and ";" not in err.detail and ":" not in err.detail):
+        return
+    name = err.detail
+    holders = app.backend.holders(name)
+    if holders:
+        where = " and ".join(f"cluster {c}" for c in holders)
+        verb = "holds" if len(holders) == 1 else "hold"
+        err.detail = (f"{name}; {where} {verb} a stream {name}: give --cluster {holders[0]} "
+                      "(before the command)")
 
 
 def _load_command(name: str, module: str) -> Any:

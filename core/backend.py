@@ -98,6 +98,12 @@ class Backend(ABC):
         live server has one JetStream domain in force: nothing changes)."""
         return None
 
+    def holders(self, stream: str) -> list[str]:
+        """The other places that hold a stream named ``stream``, for a "not found" where
+        the command looked (a forgotten ``--cluster``): embedded, the data directory's other
+        NATS clusters; a live server's domains are not listed by it: none."""
+        return []
+
     @abstractmethod
     def either(self, *, data_dir: Callable[[DataDir], T], server: Callable[[JetStreamAPI], T]
                ) -> T:
@@ -165,6 +171,24 @@ class EmbeddedBackend(Backend):
     def either(self, *, data_dir: Callable[[DataDir], T], server: Callable[[JetStreamAPI], T]
                ) -> T:
         return data_dir(self.store)
+
+    def holders(self, stream: str) -> list[str]:
+        from .jetstream import JetStream
+
+        store = self.store
+        if not store.path.is_dir():
+            return []
+        out = []
+        for name in store.cluster_names():
+            if name == self.cluster:
+                continue
+            try:
+                cl = store.open(name, create_local=False)
+                if cl.kind == "nats" and stream in JetStream(cl, self._clock()).stream_names():
+                    out.append(name)
+            except JetlinkError:  # a hint only: a damaged cluster holds none
+                continue
+        return out
 
     def data_dir(self, what: str = "", *, step: bool = True) -> DataDir:
         if not step:

@@ -174,3 +174,21 @@ def test_a_long_cluster_or_context_name_is_quoted_cut(jl):
     assert r.exit_code == 1 and len(r.stderr) < 300 and "(100,000 characters)" in r.stderr
     r = jl("context", "add", "x" * 100_000)
     assert r.exit_code == 1 and len(r.stderr) < 300 and "(100,000 characters)" in r.stderr
+
+
+def test_a_stream_of_another_cluster_is_named_with_the_option_that_reaches_it(jl):
+    """A forgotten --cluster: the stream not found where the command looked is said to be
+    held by the other clusters that hold it; the JSON document stays the server's."""
+    for c in ("west", "east"):
+        assert jl("cluster", "add", c).exit_code == 0
+        assert jl("--cluster", c, "stream", "add", "ORDERS", "--subjects", "o.>",
+                  "--defaults").exit_code == 0
+    r = jl("stream", "info", "ORDERS")
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: stream not found (10059): ORDERS; cluster east and cluster west "
+        "hold a stream ORDERS: give --cluster east (before the command)\n"))
+    r = jl("stream", "info", "ORDERS", "-j")
+    assert json.loads(r.stdout) == {"error": {"code": 404, "err_code": 10059,
+                                              "description": "stream not found"}}
+    r = jl("--cluster", "west", "stream", "rm", "ORDER", "-f")  # a close name: that hint
+    assert r.stderr == "jetlink: error: stream not found (10059): ORDER; did you mean ORDERS?\n"
