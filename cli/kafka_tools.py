@@ -10,6 +10,8 @@ with ``--rest-url``), the same output, the same exit statuses. Nothing else is d
 of the data directory, else the cluster in force applies (``--cluster``, JETLINK_CLUSTER, a
 context's); it and ``--command-config`` are otherwise ignored (one notice on stderr says
 so). One that names no cluster, with no cluster named otherwise, is refused for a change.
+A change made with neither ``--bootstrap-server`` nor ``--cluster`` says on stderr which
+cluster it was made on.
 """
 
 from __future__ import annotations
@@ -81,13 +83,19 @@ def select_cluster(app: App, bootstrap_server: str | None, command_config: str |
     """``--bootstrap-server`` names the cluster when a cluster of the data directory has its
     value (or its first server's host) as name; one notice on stderr either way. One that
     names no cluster, without ``--cluster``, is refused for a change (``app.reading``
-    false) and for a host one typo from a cluster's name."""
-    if bootstrap_server is None and command_config is None:
-        return
+    false) and for a host one typo from a cluster's name. A change without either option
+    and without ``--cluster`` names the cluster it is made on in one notice (as ``--list``
+    does when ``--bootstrap-server`` names none)."""
     from jetlink.cli import output
 
-    chosen = close = host = None
     given = _cluster_named(app)
+    if bootstrap_server is None and command_config is None:
+        if not app.reading and given != "--cluster":
+            # a change made where no option of this command line said: name the cluster
+            why = given or "the default: no --cluster"
+            output.notice(app, f"jetlink: notice: cluster {app.cluster} ({why})")
+        return
+    chosen = close = host = None
     if bootstrap_server:
         from jetlink.core.errors import did_you_mean
 

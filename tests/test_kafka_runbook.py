@@ -243,6 +243,38 @@ def test_the_notice_names_where_the_cluster_was_named(worlds, monkeypatch):
     assert "(JETLINK_CLUSTER)" in b.stderr
 
 
+def test_a_change_without_bootstrap_server_or_cluster_names_its_cluster(worlds, monkeypatch):
+    """Without --bootstrap-server and --cluster a change is made on the cluster in force (the
+    default, local, takes both kinds) and one notice names it; JSON stdout is unchanged; a
+    read, or a change with --cluster, prints no notice."""
+    data = worlds("w")
+    notice = "jetlink: notice: cluster local (the default: no --cluster)\n"
+    r = ok(worlds.run(data, "kafka-cluster-links", "--create", "--link", "cl4",
+                      "--cluster-id", "west"))
+    assert (r.stdout, r.stderr) == (
+        "Cluster link 'cl4' creation successfully completed.\n", notice)
+    r = ok(worlds.run(data, "kafka-cluster-links", "--alter", "--link", "cl4", "--add-config",
+                      "acl.sync.ms=6000", "-j"))
+    assert r.stderr == notice
+    doc(r)
+    r = ok(worlds.run(data, "kafka-mirrors", "--create", "--mirror-topic", "payments",
+                      "--link", "cl4"))
+    assert (r.stdout, r.stderr) == ("Created topic payments.\n", notice)
+    r = ok(worlds.run(data, "kafka-mirrors", "--list"))
+    assert r.stderr == ""
+    r = ok(worlds.run(data, "kafka-cluster-links", "--list"))
+    assert r.stderr == ""
+    r = worlds.run(data, "kafka-acls", "--add", "--allow-principal", "User:x", "--operation",
+                   "Read", "--topic", "q")
+    assert (r.exit_code, r.stderr.splitlines()[0]) == (1, notice.rstrip())
+    r = ok(worlds.run(data, "--cluster", "east", "kafka-mirrors", "--pause", "--topics",
+                      "orders", "--link", "L"))
+    assert r.stderr == ""
+    monkeypatch.setenv("JETLINK_CLUSTER", "east")
+    r = ok(worlds.run(data, "kafka-mirrors", "--unpause", "--topics", "orders", "--link", "L"))
+    assert r.stderr == "jetlink: notice: cluster east (JETLINK_CLUSTER)\n"
+
+
 def test_a_bootstrap_server_one_typo_from_a_cluster_is_refused(worlds):
     """``--bootstrap-server eats:9092`` with no --cluster: answering for the default cluster
     would be a wrong answer to a runbook line. Refused (exit 2) with the closest cluster,
