@@ -264,7 +264,7 @@ def cli(tmp_path, monkeypatch, cli_clock):
 
 STOPPED_DOC = {
     "mirror_topic_name": "orders",
-    "error_code": 0,
+    "error_code": None,
     "error_message": None,
     "mirror_lags": [{"partition": 0, "lag": 2, "last_source_fetch_offset": 5},
                     {"partition": 1, "lag": 0, "last_source_fetch_offset": 3}],

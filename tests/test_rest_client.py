@@ -348,7 +348,7 @@ def mirror_server(states: list[str]):
         seen.append((request.method, request.url.path))
         if request.method == "POST":
             return httpx.Response(200, json={"data": [
-                {"mirror_topic_name": "t", "error_code": 0, "error_message": None,
+                {"mirror_topic_name": "t", "error_code": None, "error_message": None,
                  "mirror_lags": [], "clamps": []}]})
         state = states.pop(0) if len(states) > 1 else states[0]
         return httpx.Response(200, json={"link_name": "L", "mirror_topic_name": "t",

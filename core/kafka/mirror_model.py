@@ -241,9 +241,10 @@ class AlterResult:
         return self.error_code == 0
 
     def to_json(self) -> dict[str, Any]:
+        # as REST v3's AlterMirrorStatusResponseData: error_code null on success
         return {
             "mirror_topic_name": self.mirror_topic_name,
-            "error_code": self.error_code,
+            "error_code": None if self.ok else self.error_code,
             "error_message": self.error_message or None,
             "mirror_lags": [p.to_json() for p in self.mirror_lags],
             "clamps": [c.to_json() for c in self.clamps],
