@@ -95,6 +95,10 @@ def test_create_describe_ls_alter_rm(jl):
     (["topic", "produce", "orders", "x", "--partition", "4"],
      ("UNKNOWN_TOPIC_OR_PARTITION", 3,
       "Invalid partition given with record: 4 is not in the range [0...1).")),
+    (["group", "set-offsets", "g", "--topic", "orders", "--partition", "9", "--to-earliest"],
+     ("UNKNOWN_TOPIC_OR_PARTITION", 3,
+      "This server does not host this topic-partition: partition 9 of topic 'orders' is not "
+      "in the range [0...1).")),
     (["group", "describe", "nope"],
      ("GROUP_ID_NOT_FOUND", 69, "Consumer group 'nope' does not exist.")),
     (["topic", "alter", "orders", "--config", "retention.ms=1000", "--delete-config",

@@ -624,6 +624,16 @@ def test_commit_and_describe_an_empty_group(orders):
     with pytest.raises(KafkaError) as exc:
         k.commit("", {("orders", 0): 1})
     assert exc.value.name == "INVALID_GROUP_ID"
+    # a partition the topic lacks is named with its topic and the range
+    unknown = ("This server does not host this topic-partition: partition 3 of topic 'orders' "
+               "is not in the range [0...3).")
+    for call in (lambda: k.commit("g", {("orders", 3): 1}),
+                 lambda: k.fetch("orders", 3, 0, 1),
+                 lambda: k.offset_for_timestamp("orders", 3, 0)):
+        with pytest.raises(KafkaError) as exc:
+            call()
+        assert (exc.value.name, exc.value.description, exc.value.field) == (
+            "UNKNOWN_TOPIC_OR_PARTITION", unknown, "partition")
 
 
 def test_members_make_a_group_active_until_their_session_times_out(orders, clock):

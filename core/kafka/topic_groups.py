@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import KafkaError
 from .topic_retention import maintain
-from .topic_types import GroupInfo, GroupMember, GroupOffset, get_topic, unknown_topic
+from .topic_types import (
+    GroupInfo,
+    GroupMember,
+    GroupOffset,
+    get_topic,
+    unknown_partition,
+    unknown_topic,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .topic_store import TopicStore
@@ -87,9 +94,7 @@ def _validate_offsets(conn: Any, offsets: Mapping[tuple[str, int], int]) -> list
                 raise unknown_topic(topic)
             counts[topic] = row[0]
         if not isinstance(part, int) or not 0 <= part < counts[topic]:
-            raise KafkaError("UNKNOWN_TOPIC_OR_PARTITION",
-                             "This server does not host this topic-partition.",
-                             field="partition")
+            raise unknown_partition(topic, part, counts[topic])
         if not isinstance(off, int) or off < 0:
             raise KafkaError("INVALID_REQUEST", f"Invalid negative offset {off}",
                              field="offset")
@@ -358,9 +363,7 @@ def set_offsets(kafka: TopicStore, group: str, topic: str, *, partition: int | N
                 "the current state is Stable.", field="group")
         t = get_topic(conn, topic)
         if partition is not None and not 0 <= partition < t.partitions:
-            raise KafkaError("UNKNOWN_TOPIC_OR_PARTITION",
-                             "This server does not host this topic-partition.",
-                             field="partition")
+            raise unknown_partition(topic, partition, t.partitions)
         old = {p: o for p, o in conn.execute(
             "SELECT partition, committed FROM group_offsets WHERE grp = ? AND topic = ?",
             (group, topic))}

@@ -28,7 +28,7 @@ from .topic_records import (
     varint_size,
 )
 from .topic_retention import apply_policies, maintain
-from .topic_types import PartitionInfo, Record, get_topic
+from .topic_types import PartitionInfo, Record, get_topic, unknown_partition
 
 if TYPE_CHECKING:  # pragma: no cover
     from .topic_store import TopicStore
@@ -328,9 +328,7 @@ def fetch(kafka: TopicStore, topic: str, partition: int, offset: int,
     with kafka._schema.read() as conn:
         t = get_topic(conn, topic)
         if not 0 <= partition < t.partitions:
-            raise KafkaError("UNKNOWN_TOPIC_OR_PARTITION",
-                             "This server does not host this topic-partition.",
-                             field="partition")
+            raise unknown_partition(topic, partition, t.partitions)
         start, end = conn.execute(
             "SELECT log_start, log_end FROM partitions WHERE topic = ? AND partition = ?",
             (t.rowid, partition)).fetchone()
@@ -362,8 +360,7 @@ def offset_for_timestamp(kafka: TopicStore, topic: str, partition: int, timestam
     with kafka._schema.read() as conn:
         t = get_topic(conn, topic)
         if not 0 <= partition < t.partitions:
-            raise KafkaError("UNKNOWN_TOPIC_OR_PARTITION",
-                             "This server does not host this topic-partition.")
+            raise unknown_partition(topic, partition, t.partitions)
         lo, hi = partition_range(t.rowid, partition)
         row = conn.execute(
             "SELECT id FROM records WHERE id >= ? AND id < ? AND ts >= ? ORDER BY id LIMIT 1",

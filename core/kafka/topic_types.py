@@ -28,6 +28,7 @@ __all__ = [
     "get_topic",
     "row_topic",
     "topic_info",
+    "unknown_partition",
     "unknown_topic",
 ]
 
@@ -211,6 +212,15 @@ class TopicRow:
 def unknown_topic(name: str) -> KafkaError:
     return KafkaError("UNKNOWN_TOPIC_OR_PARTITION", f"Topic '{name}' does not exist as expected",
                       field="topic")
+
+
+def unknown_partition(topic: str, partition: Any, partitions: int) -> KafkaError:
+    """UNKNOWN_TOPIC_OR_PARTITION for a partition ``topic`` does not have: Kafka's text, then
+    the topic, the partition and the range it is not in (as the producer's own refusal)."""
+    return KafkaError("UNKNOWN_TOPIC_OR_PARTITION",
+                      f"This server does not host this topic-partition: partition {partition} "
+                      f"of topic '{topic}' is not in the range [0...{partitions}).",
+                      field="partition")
 
 
 def row_topic(row: Any) -> TopicRow:
