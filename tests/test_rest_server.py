@@ -480,7 +480,7 @@ def test_mirror_errors(rest):
     error(rest.http.post("/m2/links/X/mirrors", json={"source_topic_name": "orders"}),
           404, 404, "Cluster link 'X' not found")
     error(rest.http.get("/m2/links/E/mirrors/nope"), 404, 40403,
-          "This server does not host this topic-partition.")
+          "This server does not host this topic-partition: there is no topic 'nope'.")
     error(rest.http.get("/m2/links/E/mirrors/local-topic"), 404, 404,
           "Topic 'local-topic' is not a mirror topic of cluster link 'E'")
     error(rest.http.get("/m2/links/X/mirrors/orders"), 404, 404, "Cluster link 'X' not found")

@@ -877,9 +877,8 @@ def get_mirror(call: Call) -> tuple[int, Any]:
     try:
         info = m.describe(topic, link)
     except KafkaError as err:
-        if err.name == "UNKNOWN_TOPIC_OR_PARTITION":
-            raise RestError(404, UNKNOWN_TOPIC_PARTITION,
-                            "This server does not host this topic-partition.") from None
+        if err.name == "UNKNOWN_TOPIC_OR_PARTITION":  # the engine's text names the topic
+            raise RestError(404, UNKNOWN_TOPIC_PARTITION, err.description) from None
         raise RestError(404, 404, f"Topic '{topic}' is not a mirror topic of cluster link "
                                   f"'{link}'") from None
     doc = mirror_data(call.base, info)

@@ -72,6 +72,13 @@ def already_stopped_message(topic: str, link: str) -> str:
     return f"Topic '{topic}' has already stopped its mirror from '{link}'"
 
 
+def unknown_mirror_topic(topic: str) -> KafkaError:
+    """UNKNOWN_TOPIC_OR_PARTITION: no topic ``topic`` at all where a mirror topic is asked
+    for (Kafka's text, then the topic; REST answers it as 404 / 40403)."""
+    return KafkaError("UNKNOWN_TOPIC_OR_PARTITION", "This server does not host this "
+                      f"topic-partition: there is no topic '{topic}'.", field="topic")
+
+
 def mirror_topic_exists(topic: str) -> KafkaError:
     """A mirror topic is always a new topic: TOPIC_ALREADY_EXISTS when ``topic`` exists."""
     return KafkaError("TOPIC_ALREADY_EXISTS", f"Topic '{topic}' already exists: a mirror "

@@ -37,6 +37,7 @@ from .mirror_model import (
     not_mirrored_message,
     now_ms,
     source_replaced,
+    unknown_mirror_topic,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -146,9 +147,7 @@ class MirrorState:
             if self.cl.conn.execute("SELECT 1 FROM topics WHERE name = ?",
                                     (topic,)).fetchone() is None:
                 # no topic of that name at all: Kafka's UnknownTopicOrPartitionException
-                err = KafkaError("UNKNOWN_TOPIC_OR_PARTITION", field="topic")
-                err.detail = f"no topic {topic}"
-                raise err
+                raise unknown_mirror_topic(topic)
             raise KafkaError("INVALID_REQUEST", not_mirrored_message(topic)
                              + (f" by link '{link}'" if link else ""), field="topic")
         return self._info(rows[0])
