@@ -107,9 +107,9 @@ def replicate(
     app.emit(doc, human=render_summary)
     for _name, err in broken:
         output.notice(app, output.format_error(err))
-    failing = doc["errors"] + sum(1 for r in doc["links"] if r.get("errors"))
+    failing = in_error(doc)
     if failing:  # the report is printed; the exit status says not everything replicates
-        output.notice(app, f"jetlink: {_plural(failing, 'agreement')} in error: exit status 1")
+        output.notice(app, f"jetlink: {failing} in error: exit status 1")
     if failing or broken:
         raise typer.Exit(ExitCode.FAILED)
 
@@ -220,6 +220,15 @@ def summary_doc(reports: list[AgreementReport], links: list[Any] | None = None
         "lag": sum(d["lag"] for d in docs),
         "errors": sum(1 for d in docs if d.get("error")),
     }
+
+
+def in_error(doc: dict[str, Any]) -> str:
+    """What a summary has in error, each kind by its own word: ``1 link``, ``2 agreements``
+    (NATS mirrors and sources), ``1 agreement and 1 link``; "" when nothing is."""
+    links = sum(1 for r in doc["links"] if r.get("errors"))
+    parts = [_plural(n, word) for n, word in ((doc["errors"], "agreement"), (links, "link"))
+             if n]
+    return " and ".join(parts)
 
 
 def at(stream: str, cluster: str) -> str:

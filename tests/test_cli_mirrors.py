@@ -212,10 +212,31 @@ def test_replicate_reports_links(jl, world):
         == [("L", "east", "ACTIVE", 1, 0)]
     ok(jl("cluster", "down", "west"))
     res = jl("replicate")
-    assert res.exit_code == 1 and "in error: exit status 1" in res.stderr
+    assert (res.exit_code, res.stderr) == (1, "jetlink: 1 link in error: exit status 1\n")
     out = res.stdout
     assert "│ L@east │ UNAVAILABLE │" in out
     assert doc(east(jl, "mirrors", "ls", "-j"))[0]["mirror_status"] == "SOURCE_UNAVAILABLE"
+
+
+def test_replicate_counts_links_and_agreements_in_error_by_their_own_word(jl, world):
+    """A cluster link in error is a link, a NATS mirror or source an agreement: the last line
+    counts each by its word, both when both are."""
+    ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
+    ok(jl("cluster", "add", "nw"))
+    ok(jl("--cluster", "nw", "stream", "add", "ORDERS", "--subjects", "orders.>",
+          "--defaults"))
+    ok(jl("stream", "add", "BACKUP", "--mirror", "ORDERS@nw", "--defaults"))
+    ok(jl("replicate"))
+    ok(jl("cluster", "down", "nw"))
+    res = jl("replicate")
+    assert (res.exit_code, res.stderr) == (1, "jetlink: 1 agreement in error: exit status 1\n")
+    ok(jl("cluster", "down", "west"))
+    res = jl("replicate")
+    assert (res.exit_code, res.stderr) == (
+        1, "jetlink: 1 agreement and 1 link in error: exit status 1\n")
+    ok(jl("cluster", "up", "nw"))
+    res = jl("replicate")
+    assert (res.exit_code, res.stderr) == (1, "jetlink: 1 link in error: exit status 1\n")
 
 
 def test_replicate_exits_1_while_a_mirror_is_failed(jl, world, cli_clock):
@@ -237,7 +258,7 @@ def test_replicate_exits_1_while_a_mirror_is_failed(jl, world, cli_clock):
     assert res.exit_code == 1
     (link,) = json.loads(res.stdout)["links"]
     assert link["errors"] == ["orders: mirror FAILED (SOURCE_TOPIC_MAY_BE_DELETED)"]
-    assert res.stderr == "jetlink: 1 agreement in error: exit status 1\n"
+    assert res.stderr == "jetlink: 1 link in error: exit status 1\n"  # a link, no agreement
 
 
 def test_a_source_topic_created_again_under_its_name_is_not_copied_on(jl, world, cli_clock):
