@@ -37,7 +37,8 @@ AuthorizerOpt = Annotated[bool, typer.Option(
     "--authorizer", help="A Kafka cluster that enforces ACLs (authorizer.class.name set).")]
 SuperUsersOpt = Annotated[str | None, typer.Option(
     "--super-users", metavar="'User:a;User:b'", show_default=False,
-    help="Kafka's super.users: principals never refused.")]
+    help="Kafka's super.users, ';' separated: principals never refused (a ',TYPE:' "
+    "in a name is warned about).")]
 AllowEveryoneOpt = Annotated[bool, typer.Option(
     "--allow-everyone-if-no-acl-found",
     help="Kafka's allow.everyone.if.no.acl.found: a resource without any ACL is open.")]
@@ -98,7 +99,17 @@ def add(
     if info is None:  # the store may return nothing: describe the new cluster
         info = next((c for c in store.clusters() if to_doc(c).get("name") == name), None)
     doc = to_doc(info)
+    _warn_commas(app, super_users)
     app.emit(doc, human=lambda a, d: output.line(a, f"Cluster {name} was created"))
+
+
+def _warn_commas(app: App, super_users: str | None) -> None:
+    """One warning on stderr per super user that looks like principals joined with ','
+    (accepted, as Kafka accepts it)."""
+    from jetlink.core.kafka.acls import super_users_comma_warnings
+
+    for text in super_users_comma_warnings(super_users or ""):
+        output.notice(app, f"jetlink: warning: {text}")
 
 
 @cluster_app.command("authorizer")
@@ -140,6 +151,7 @@ def authorizer_cmd(
     store = AclStore(data_dir(app).open_kind(name, "kafka", "ACLs"))
     settings = store.configure(enabled=enable, super_users=super_users,
                                allow_everyone=allow_everyone)
+    _warn_commas(app, super_users)
     doc = {"cluster": name, **settings.to_json()}
 
     def human(a: App, d: dict[str, Any]) -> None:

@@ -312,6 +312,27 @@ def test_cluster_add_refuses_authorizer_flags_on_nats_and_bad_super_users(jl):
     assert "k" not in [c["name"] for c in doc(jl("cluster", "ls", "-j"))]
 
 
+def test_super_users_joined_with_commas_are_kept_with_a_warning(jl):
+    """Kafka separates super.users with ';': ``User:alice,User:bob`` is one principal (kept, as
+    Kafka keeps it) and a warning on stderr says so; a comma inside a name (a DN) is not
+    warned about."""
+    warning = ("jetlink: warning: super user 'User:alice,User:bob' is one principal whose "
+               "name holds ',User:': Kafka separates super.users with ';' (for several: "
+               "'User:alice;User:bob')\n")
+    r = ok(jl("cluster", "add", "kw", "--kind", "kafka", "--super-users",
+              "User:alice,User:bob"))
+    assert (r.stdout, r.stderr) == ("Cluster kw was created\n", warning)
+    r = ok(jl("cluster", "authorizer", "kw", "--super-users", "User:alice,User:bob", "-j"))
+    assert (json.loads(r.stdout)["super.users"], r.stderr) == ("User:alice,User:bob", warning)
+    r = ok(jl("cluster", "authorizer", "kw", "--super-users", "User:carol; Group:ops, User:dan"))
+    assert r.stderr == ("jetlink: warning: super user 'Group:ops, User:dan' is one principal "
+                        "whose name holds ',User:': Kafka separates super.users with ';' (for "
+                        "several: 'Group:ops;User:dan')\n")
+    r = ok(jl("cluster", "authorizer", "kw", "--super-users", "User:CN=a,OU=b;User:alice"))
+    assert r.stderr == ""
+    assert ok(jl("cluster", "authorizer", "kw")).stderr == ""
+
+
 def test_kafka_acls_trims_principals_hosts_and_names_as_kafka_acls_does(kw):
     """A principal pasted with spaces is the principal (AclCommand trims principals, hosts,
     topic and group names): a DENY of ``'User:eve '`` denies eve."""

@@ -29,6 +29,7 @@ cluster link's ACL sync created: the sync removes only those.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -43,7 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["COMPONENT", "OPERATIONS", "PATTERN_TYPES", "PERMISSIONS", "RESOURCE_TYPES",
            "AclBinding", "AclFilter", "AclStore", "AclView", "AuthorizerSettings", "Decision",
            "CLUSTER_NAME", "SUPPORTED_OPERATIONS", "check_operation", "decide", "operation_of",
-           "parse_principal", "resource_type_of"]
+           "parse_principal", "resource_type_of", "super_users_comma_warnings"]
 
 COMPONENT = "kafka_acls"
 SCHEMA_STEPS: list[list[str]] = [[
@@ -163,6 +164,25 @@ def parse_principal(value: str, *, field: str = "principal") -> str:
         raise UsageError(f"principal of {len(text)} characters: at most {MAX_NAME} (a Kafka "
                          "protocol string)", field=field)
     return text
+
+
+# a comma followed by what starts a principal (TYPE:): a list joined with the wrong separator
+_COMMA_PRINCIPAL = re.compile(r",(?=\s*[A-Za-z][A-Za-z0-9_]*:)")
+
+
+def super_users_comma_warnings(super_users: str) -> list[str]:
+    """A sentence per super user of ``super_users`` (Kafka's ``super.users``, ';'
+    separated) whose name holds ``,TYPE:``: most likely two principals joined with ','
+    (``User:alice,User:bob`` is one principal to Kafka, which accepts it)."""
+    out = []
+    for user in (u.strip() for u in super_users.split(";")):
+        parts = [p.strip() for p in _COMMA_PRINCIPAL.split(user)]
+        if len(parts) > 1:
+            kind = parts[1].partition(":")[0]
+            out.append(f"super user {_shown(user)} is one principal whose name holds "
+                       f"',{kind}:': Kafka separates super.users with ';' (for several: "
+                       f"{';'.join(parts)!r})")
+    return out
 
 
 def _shown(text: str) -> str:
