@@ -368,7 +368,8 @@ class NoStreamError(JetlinkError):
 
 def did_you_mean(name: str, names: Any) -> str | None:
     """"did you mean X?" with X the closest of ``names`` to ``name`` (one that differs only
-    in case first; else, of those difflib finds close (ratio 0.6 or more), the fewest edits,
+    in case first; else, of those difflib finds close (ratio 0.6 or more) or one edit away
+    (for a name of two characters or more), the fewest edits,
     two letters swapped counting as one (``esat`` is ``east``, not ``west``), then
     difflib's order; ``name`` itself left out), None when none is close:
     the one suggestion rule of every misspelt name (streams, consumers, clusters, mirrors,
@@ -380,6 +381,10 @@ def did_you_mean(name: str, names: Any) -> str | None:
     if same:
         return f"did you mean {difflib.get_close_matches(name, same, n=1, cutoff=0)[0]}?"
     close = difflib.get_close_matches(name, others, n=len(others) or 1, cutoff=0.6)
+    if len(name) >= 2:
+        # one edit away is close whatever difflib's ratio, which is low for short names
+        # (dx for dr: 0.5)
+        close += [n for n in others if n not in close and _edits(name, n) == 1]
     if not close:
         return None
     best = min(range(len(close)), key=lambda i: (_edits(name, close[i]), i))

@@ -160,6 +160,10 @@ def test_global_cluster_option_addresses_another_database(jl):
     ("ORDRES", ["ORDERS", "ORDERS_EAST"], "did you mean ORDERS?"),
     ("Orders", ["ORDERS", "orders"], "did you mean orders?"),
     ("north", ["west", "east"], None),
+    ("dx", ["dr", "west"], "did you mean dr?"),         # short: one edit is close
+    ("kz", ["kw", "east"], "did you mean kw?"),
+    ("x", ["y"], None),                                 # one character: no guess
+    ("dxy", ["dr"], None),                              # two edits away
     ("west", ["west"], None),                           # the name itself is no suggestion
 ])
 def test_the_one_suggestion_rule(name, names, hint):

@@ -428,3 +428,19 @@ def test_a_link_not_found_names_the_closest_link(jl):
     assert json.loads(res.stdout) == {"error": {
         "error_code": 10000, "error_name": "CLUSTER_LINK_NOT_FOUND",
         "message": "Cluster link 'dr-lnk' not found"}}
+    # a short name one edit away is suggested too (difflib alone finds dx far from dr),
+    # on every path that looks a link up
+    ok(jl("--cluster", "ke", "links", "create", "dr", "--source-cluster", "kw"))
+    for verb in (["links", "describe", "dx"], ["links", "delete", "dx", "-f"],
+                 ["links", "alter", "dx", "-c", "acl.sync.ms=6000"],
+                 ["links", "config", "set", "dx", "acl.sync.ms", "6000"],
+                 ["links", "config", "get", "dx", "acl.sync.ms"],
+                 ["mirrors", "ls", "--link", "dx"], ["mirrors", "create", "t", "--link", "dx"],
+                 ["mirrors", "describe", "t", "--link", "dx"],
+                 ["mirrors", "promote", "t", "--link", "dx"],
+                 ["kafka-cluster-links", "--describe", "--link", "dx"],
+                 ["kafka-mirrors", "--failover", "--topics", "t", "--link", "dx"]):
+        res = jl("--cluster", "ke", *verb)
+        assert (res.exit_code, res.stderr) == (1, (
+            "jetlink: error: Cluster link 'dx' not found (CLUSTER_LINK_NOT_FOUND 10000): "
+            "did you mean dr?\n")), verb
