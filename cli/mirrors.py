@@ -253,7 +253,8 @@ def _alter(ctx: typer.Context, how: str, topics: list[str] | None, link: str,
 
         wait = parse_duration_flag(timeout, flag="--timeout", wait=True) / 1e9
     m = _mirrors(app, wait_seconds=wait)
-    results = getattr(m, how)(list(topics or []), link, dry_run=dry_run)
+    # a topic named twice is asked once (a REST endpoint may not drop the repeat)
+    results = getattr(m, how)(list(dict.fromkeys(topics or [])), link, dry_run=dry_run)
     names = [r.mirror_topic_name for r in results]
     docs = {"kind": "KafkaAlterMirrorResultList", "dry_run": dry_run,
             "data": [r.to_json() for r in results]}

@@ -201,7 +201,7 @@ def test_promote_refusals_and_success(world):
     pump_links(dd, clock)
     assert m.promote(["t"], "L", dry_run=True)[0].ok
     assert m.describe("t", "L").mirror_status == ACTIVE  # dry run changed nothing
-    res = m.promote(["t"], "L")[0]
+    (res,) = m.promote(["t", "t"], "L")  # a topic named twice is promoted once
     assert res.ok and res.clamps == []
     assert m.describe("t", "L").mirror_status == STOPPED
     again = m.promote(["t"], "L")[0]

@@ -141,6 +141,28 @@ def test_prints_kafka_mirrors_lines(worlds):
     assert "Request for stopping topic orders's mirror was successfully scheduled." in out
 
 
+def test_a_topic_named_twice_is_done_once(worlds):
+    """--topics orders,orders (or the topic given twice to a mirrors verb) is one topic, in
+    the order first named: one line, one JSON row, no "already stopped" for the repeat."""
+    data = worlds("w")
+    ok(worlds.run(data, "--cluster", "east", "mirrors", "create", "payments", "--link", "L"))
+    ok(worlds.run(data, "--cluster", "east", "replicate"))
+    out = ok(worlds.run(data, "--cluster", "east", "kafka-mirrors", "--promote", "--topics",
+                        "payments,orders,payments", "--link", "L", "--dry-run")).stdout
+    assert out == (
+        "Calculating max offset and ms lag for mirror topics: [payments, orders]\n"
+        "Finished calculating max offset lag and max lag ms for mirror topics: "
+        "[payments, orders]\n"
+        "Request for promoting topic payments's mirror would succeed (dry run).\n"
+        "Request for promoting topic orders's mirror would succeed (dry run).\n")
+    d = doc(worlds.run(data, "--cluster", "east", "mirrors", "pause", "orders", "orders",
+                       "--link", "L", "-j"))
+    assert [r["mirror_topic_name"] for r in d["data"]] == ["orders"]
+    out = ok(worlds.run(data, "--cluster", "east", "kafka-mirrors", "--failover", "--topics",
+                        "orders", "--topics", "orders", "--link", "L")).stdout
+    assert out.count("orders") == 3 and "already stopped" not in out
+
+
 def test_truncate_and_reverse_run_the_mirrors_verbs(worlds):
     # failover on east, then reverse-and-start there needs a link L on west: compare the
     # refusal / result of both syntaxes on two identical worlds.

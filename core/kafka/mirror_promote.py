@@ -89,7 +89,8 @@ def _select(m: MirrorState, topics: Sequence[str], link: str) -> list[tuple[str,
     m.links.get(link)
     m.refresh(link)
     rows = {r[0]: r for r in m._rows(link)}
-    names = list(topics) if topics else list(rows)
+    # a topic named twice is done once, where it was first named
+    names = list(dict.fromkeys(topics)) if topics else list(rows)
     return [(t, rows.get(t)) for t in names]
 
 
