@@ -227,8 +227,10 @@ def rm(
 ) -> None:
     """Remove ACLs.
 
-    Those matching every flag given (a resource is required). Asks for confirmation on a
-    terminal; without one, -f/--force is required. With --json: the bindings removed.
+    The ACLs of any of the resources given (at least one of --topic, --group,
+    --kafka-cluster, --transactional-id), narrowed by --principal, --operation, --host and
+    --permission when given. Asks for confirmation on a terminal; without one, -f/--force
+    is required. With --json: the bindings removed.
     """
     app = App.of(ctx)
     if not _resources(topic, group, kafka_cluster, transactional_id, required=True):

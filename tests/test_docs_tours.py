@@ -78,6 +78,7 @@ def _shown(line: str, out: list[str]) -> bool:
 
 @pytest.mark.parametrize(("path", "block", "tmp_paths"), [
     ("docs/mirror-topics.md", 0, ()),
+    ("docs/acls.md", 3, ()),                         # what acls rm removes
     ("README.md", 3, ("/tmp/jetlink-tour",)),        # five minutes for a NATS operator
     ("README.md", 5, ("/tmp/jetlink-kafka",)),       # five minutes for a Kafka operator
 ])
