@@ -208,7 +208,9 @@ def render_describe(app: App, info: LinkInfo) -> None:
         app,
         ("Name", "Value", "Default"),
         [
-            [e["name"], e["value"], "yes" if e["is_default"] else "no"]
+            # a sensitive value is null here as on the Configs: line (REST lists it so)
+            [e["name"], "null" if e["value"] is None else e["value"],
+             "yes" if e["is_default"] else "no"]
             for e in info.config.entries()
         ],
         title="Configurations",

@@ -72,6 +72,10 @@ def test_the_link_principal_is_its_sasl_username_and_no_secret_is_shown(w):
     out = ok(east(w, "links", "describe", "L")).stdout
     assert out.splitlines()[-1] == "Principal on the source: User:linker"
     assert SECRET not in out
+    # the secret is null on the Configs: line and in the table alike
+    assert "Configs: cluster.link.retry.timeout.ms=10000,sasl.jaas.config=null" in out
+    (row,) = [line for line in out.splitlines() if "sasl.jaas.config " in line]
+    assert [cell.strip() for cell in row.split("│")[1:4]] == ["sasl.jaas.config", "null", "no"]
     d = doc(east(w, "links", "describe", "L", "-j"))
     assert d["principal"] == "User:linker" and SECRET not in json.dumps(d)
     scram = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
