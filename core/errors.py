@@ -384,7 +384,8 @@ def did_you_mean(name: str, names: Any) -> str | None:
     if len(name) >= 2:
         # one edit away is close whatever difflib's ratio, which is low for short names
         # (dx for dr: 0.5)
-        close += [n for n in others if n not in close and _edits(name, n) == 1]
+        close += [n for n in others if abs(len(n) - len(name)) <= 1 and n not in close
+                  and _edits(name, n) == 1]  # (lengths first: a long name costs nothing)
     if not close:
         return None
     best = min(range(len(close)), key=lambda i: (_edits(name, close[i]), i))
