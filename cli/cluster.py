@@ -229,13 +229,19 @@ def rm(
     confirmation on a terminal; without one, -f/--force is required.
     """
     app = App.of(ctx)
+    store = data_dir(app)
+    if not store.has_cluster(name):  # said before any question
+        from jetlink.core.errors import NotFoundError, not_found
+
+        raise not_found(NotFoundError(f"cluster {name} not found", field="cluster"), name,
+                        store.cluster_names())
     output.confirm(
         app,
         f"Really remove cluster {name} and all its data",
         force=force,
         action=f"remove cluster {name}",
     )
-    data_dir(app).remove_cluster(name)
+    store.remove_cluster(name)
     output.success(app, f"Cluster {name} was removed")
 
 

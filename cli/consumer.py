@@ -1095,6 +1095,7 @@ def rm(
     """
     app = App.of(ctx)
     js = open_jetstream(app)
+    js.consumer_info(stream, name)  # (not there: said before any question, as natscli)
     output.confirm(
         app,
         f"Really delete Consumer {stream} > {name}",

@@ -766,6 +766,7 @@ def _delete(app: App, bucket: str, key: str | None, force: bool) -> None:
     """kv rm / kv del (natscli's deleteAction): the key's delete, or the bucket's removal."""
     if key is None:
         kv = open_kv(app)
+        kv.check_bucket(bucket)  # (not there: said before any question)
         output.confirm(app, f"Delete bucket {bucket}?", force=force,
                        action=f"delete bucket {bucket}")
         kv.delete_bucket(bucket)

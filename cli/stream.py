@@ -878,6 +878,7 @@ def rm(
     """
     app = App.of(ctx)
     js = open_jetstream(app)
+    js.stream_info(name)  # a stream that is not there is said first, never asked about
     output.confirm(app, f"Really delete Stream {name}", force=force, action=f"delete stream {name}")
     js.delete_stream(name)
     output.success(app, f"Stream {name} was deleted")
@@ -926,6 +927,7 @@ def purge(
     if seq is not None and keep is not None:
         raise usage("--seq and --keep cannot be combined when purging")
     js = open_jetstream(app)
+    js.stream_info(name)  # (not there: said before any question)
     output.confirm(app, f"Really purge Stream {name}", force=force, action=f"purge stream {name}")
     purged = js.purge_stream(name, subject=subject, seq=seq, keep=keep)
     doc = {"success": True, "purged": purged}
@@ -959,6 +961,7 @@ def rmm(
     """
     app = App.of(ctx)
     js = open_jetstream(app)
+    js.stream_info(name)  # (not there: said before any question)
     output.confirm(
         app,
         f"Really remove message {seq} from Stream {name}",

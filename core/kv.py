@@ -417,6 +417,12 @@ class KV:
 
         return KeyValueConfig.from_stream_config(self._stream_of_bucket(bucket).config)
 
+    def check_bucket(self, name: str) -> None:
+        """What :meth:`delete_bucket` refuses before it deletes anything (a name no bucket
+        may have, a bucket that is not there): a caller asks its question after this."""
+        validate_bucket_name(name)
+        self._own_stream(name)
+
     def delete_bucket(self, name: str) -> None:
         """Destroy a bucket or a KV mirror (``KV_<name>``; a KV mirror made before jetlink followed
         nats.go's naming: ``<name>``). A name no bucket may have is refused first, as

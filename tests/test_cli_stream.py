@@ -1215,3 +1215,19 @@ def test_a_lower_limit_under_discard_new_removes_nothing_and_needs_no_force(jl):
         ok(jl("pub", f"dn.{i}", "xxxxxxxxxx"))
     assert doc(jl("stream", "edit", "DN", "--max-msgs", "2", "-j"))["state"]["messages"] == 5
     assert doc(jl("stream", "edit", "DN", "--max-bytes", "100", "-j"))["state"]["messages"] == 5
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["stream", "rm", "NOPE"], "stream not found (10059): NOPE"),
+    (["stream", "purge", "NOPE"], "stream not found (10059): NOPE"),
+    (["stream", "rmm", "NOPE", "1"], "stream not found (10059): NOPE"),
+    (["consumer", "rm", "ORDERS", "nope"], "consumer not found (10014): nope"),
+    (["kv", "rm", "NOPE"], "bucket not found: NOPE (10059)"),
+    (["cluster", "rm", "lcal"], "cluster lcal not found: did you mean local?"),
+])
+def test_what_is_not_there_is_said_before_any_question(jl, args, message):
+    """As natscli (it loads the stream before asking): no confirmation is asked, nor -f
+    required, to remove what does not exist."""
+    assert jl("stream", "add", "ORDERS", "--subjects", "o.>", "--defaults").exit_code == 0
+    r = jl(*args)  # no terminal, no -f: the question would be refused with exit status 2
+    assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {message}\n")
