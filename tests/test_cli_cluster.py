@@ -196,3 +196,14 @@ def test_a_stream_of_another_cluster_is_named_with_the_option_that_reaches_it(jl
                                               "description": "stream not found"}}
     r = jl("--cluster", "west", "stream", "rm", "ORDER", "-f")  # a close name: that hint
     assert r.stderr == "jetlink: error: stream not found (10059): ORDER; did you mean ORDERS?\n"
+
+
+def test_a_cluster_name_differing_only_in_case_is_refused(jl):
+    """WEST.db beside west.db is one file on a case-insensitive filesystem: refused, the
+    existing cluster untouched."""
+    assert jl("cluster", "add", "west").exit_code == 0
+    r = jl("cluster", "add", "WEST", "--kind", "kafka")
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: cluster WEST differs from cluster west only in case: their files "
+        "would be one on a case-insensitive filesystem; choose another name\n"))
+    assert [c["name"] for c in json.loads(jl("cluster", "ls", "-j").stdout)] == ["west"]

@@ -769,6 +769,13 @@ class DataDir:
             raise JetlinkError(
                 f"invalid cluster kind {kind!r}: use one of {', '.join(KINDS)}", field="kind"
             )
+        if self.path.is_dir():
+            twin = next((n for n in self.cluster_names()
+                         if n != name and n.lower() == name.lower()), None)
+            if twin is not None:  # one file on a case-insensitive filesystem (macOS, Windows)
+                raise JetlinkError(f"cluster {name} differs from cluster {twin} only in case: "
+                                   "their files would be one on a case-insensitive filesystem; "
+                                   "choose another name", field="name")
         if not self._create(name, kind, time.time_ns() if now_ns is None else now_ns,
                             description):
             raise JetlinkError(f"cluster {name} already exists", field="name")
