@@ -615,6 +615,34 @@ def clipped_message(exc: Any) -> str:
     return text + _global_hint(exc, text)
 
 
+def _global_moved_forward(command: Any, args: list[str], exc: Any) -> list[str] | None:
+    """natscli's global flags go anywhere (``nats stream ls -s URL``): a root option
+    (``-s``, ``--context``, ``--js-domain``, ``--cluster``...) the command refused as
+    unknown (it has no option of that name, so nothing ran: the refusal is the parser's)
+    is moved, with its value, before the command words; None when ``exc`` is not that."""
+    flag = getattr(exc, "option_name", None)
+    if type(exc).__name__ != "NoSuchOption" or not flag:
+        return None
+    param = next((p for p in command.params if flag in getattr(p, "opts", ())
+                  or flag in getattr(p, "secondary_opts", ())), None)
+    if param is None:
+        return None
+    takes_value = not getattr(param, "is_flag", False) and not getattr(param, "count", False)
+    start = next((i for i, a in enumerate(args) if not a.startswith("-")), len(args))
+    for i in range(start, len(args)):
+        if args[i] == "--":
+            return None  # (after --: an argument, not an option)
+        if args[i].startswith(flag + "="):
+            return [args[i], *args[:i], *args[i + 1:]]
+        if args[i] == flag:
+            if takes_value:
+                if i + 1 >= len(args):
+                    return None  # (its value missing: the parser says so)
+                return [args[i], args[i + 1], *args[:i], *args[i + 2:]]
+            return [args[i], *args[:i], *args[i + 1:]]
+    return None
+
+
 def _global_hint(exc: Any, text: str) -> str:
     """An option of the root (``--cluster``, ``--data-dir``, ``-s``...) given after the
     command: where it goes."""
@@ -672,9 +700,18 @@ def run_app(args: list[str], root: typer.Typer | None = None) -> None:
     ClickException = click_exception()
     command = get_command(root or app)
     try:
-        rv = command.main(
-            args=args, prog_name=PROG, complete_var=COMPLETE_VAR, standalone_mode=False
-        )
+        for _ in range(len(args) + 1):  # (each pass moves one global option: bounded)
+            try:
+                rv = command.main(
+                    args=args, prog_name=PROG, complete_var=COMPLETE_VAR,
+                    standalone_mode=False
+                )
+                break
+            except ClickException as exc:
+                moved = _global_moved_forward(command, args, exc)
+                if moved is None:
+                    raise
+                args = moved
     except KeyboardInterrupt:  # outside a command (Typer maps it to 130 inside one)
         sys.exit(ExitCode.INTERRUPTED)
     except ClickException as exc:  # bad command line: exit 2 (click's own exit code)

@@ -626,29 +626,43 @@ def ls(
     names: Annotated[
         bool, typer.Option("--names", "-n", help="Show just the stream names.")
     ] = False,
+    show_all: Annotated[bool, typer.Option(
+        "--all", "-a", help="Include system streams: the KV_, OBJ_ and $MQTT_ streams "
+        "behind KV buckets, object stores and MQTT state.")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """List the streams.
 
     Table of Name, Description, Created, Messages, Size, Last Message (smallest first, as
-    natscli). With --json: the list of names (natscli's stream ls --json).
+    natscli), without the system streams behind KV buckets, object stores and MQTT state
+    unless -a/--all (kv ls lists the buckets). With --json: the list of those names
+    (natscli's stream ls --json); --names: every name, one per line.
     """
+    from jetlink.core.config.stream import is_system_stream
+
     app = App.of(ctx)
     js = open_jetstream(app)
-    if names or app.json:
+    if names:  # (natscli's names listing leaves nothing out)
         stream_names = sorted(js.stream_names(subject) if subject else js.stream_names())
         app.emit(stream_names, human=output.lines)
+        return
+    if app.json:
+        listed = sorted(js.stream_names(subject) if subject else js.stream_names())
+        app.emit([n for n in listed if show_all or not is_system_stream(n)])
         return
     infos = [to_doc(i) for i in js.streams()]
     if subject:
         wanted = set(js.stream_names(subject))
         infos = [i for i in infos if i["config"]["name"] in wanted]
-    render_ls(app, infos, subject)
+    shown = [i for i in infos if show_all or not is_system_stream(i["config"]["name"])]
+    render_ls(app, shown, subject, skipped=len(shown) < len(infos))
 
 
-def render_ls(app: App, infos: list[dict[str, Any]], subject: str | None = None) -> None:
+def render_ls(app: App, infos: list[dict[str, Any]], subject: str | None = None, *,
+              skipped: bool = False) -> None:
     if not infos:
-        output.line(app, "No Streams defined")
+        output.line(app, "No Streams defined" + (", pass -a to include system streams"
+                                                 if skipped else ""))
         return
     infos = sorted(
         infos, key=lambda i: ((i.get("state") or {}).get("bytes", 0), i["config"]["name"])

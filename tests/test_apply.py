@@ -387,13 +387,15 @@ def test_the_positions_bucket_is_never_exported_planned_or_pruned(jl, tmp_path):
     path = write(tmp_path, BASE)
     ok(jl("apply", path))
     ok(jl("--cluster", "east", "positions", "sync"))
-    assert "KV_JETLINK_POSITIONS" in doc(ok(jl("--cluster", "east", "stream", "ls", "-j")))
+    assert "KV_JETLINK_POSITIONS" in doc(ok(jl("--cluster", "east", "stream", "ls", "-a",
+                                               "-j")))
     exported = doc(ok(jl("export", "--cluster", "east", "-j")))
     assert "JETLINK_POSITIONS" not in json.dumps(exported)
     plan = doc(ok(jl("apply", path, "--prune", "--dry-run", "-j")))
     assert "JETLINK_POSITIONS" not in json.dumps(plan)
     ok(jl("apply", path, "--prune", "-f"))
-    assert "KV_JETLINK_POSITIONS" in doc(ok(jl("--cluster", "east", "stream", "ls", "-j")))
+    assert "KV_JETLINK_POSITIONS" in doc(ok(jl("--cluster", "east", "stream", "ls", "-a",
+                                               "-j")))
 
 
 JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="dr" '

@@ -62,14 +62,30 @@ def test_validate_exit_codes_through_run(capsys):
     assert json.loads(out)["valid"] is False
 
 
-def test_a_global_option_after_the_command_says_where_it_goes(capsys):
-    code, out, err = call(capsys, "stream", "ls", "--cluster", "west")
-    assert (code, out) == (2, "")
-    assert err == ("jetlink: error: No such option: --cluster; --cluster is a global option: "
-                   "give it before the command (jetlink --cluster ... stream ls ...)\n"
-                   "Try 'jetlink stream ls -h' for help.\n")
+@pytest.mark.parametrize("after", [
+    ["--cluster", "west"], ["--cluster=west"], ["--data-dir", "{d}", "--cluster", "west"],
+    ["-j", "--cluster", "west"],
+])
+def test_a_global_option_after_the_command_acts_as_before_it(capsys, tmp_path, after):
+    """natscli takes its global flags anywhere (`nats stream ls -s URL`): a root option
+    the command itself does not have is taken as given before the command words."""
+    d = str(tmp_path / "d")
+    assert call(capsys, "--data-dir", d, "cluster", "add", "west")[0] == 0
+    assert call(capsys, "--data-dir", d, "--cluster", "west", "stream", "add", "S",
+                "--subjects", "s.>", "--defaults")[0] == 0
+    moved = [a.replace("{d}", d) for a in after]
+    before = [a for a in moved if a != "-j"]
+    json_flag = ["-j"] if "-j" in moved else []
+    expected = call(capsys, *(["--data-dir", d] if "{d}" not in after else []), *before,
+                    "stream", "ls", *json_flag)
+    got = call(capsys, *(["--data-dir", d] if "{d}" not in after else []), "stream", "ls",
+               *moved)
+    assert got == expected and got[0] == 0 and "S" in got[1]
     code, out, err = call(capsys, "stream", "ls", "--clustr", "west")
     assert code == 2 and "global option" not in err
+    # a global option without its value is the parser's error, said where it goes
+    code, out, err = call(capsys, "stream", "ls", "--cluster")
+    assert code == 2 and "--cluster" in err
 
 
 @pytest.mark.parametrize("args", [

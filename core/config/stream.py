@@ -228,6 +228,16 @@ class StreamConfig(_JsonMixin):
         return dataclasses.replace(self.copy(), **changes)
 
 
+# The backing streams of KV buckets, object stores and MQTT state: "system" streams a
+# listing leaves out unless asked (jsm.go IsInternalStream, natscli's stream ls -a)
+SYSTEM_STREAM_PREFIXES = ("KV_", "OBJ_", "$MQTT_")
+
+
+def is_system_stream(name: str) -> bool:
+    """Whether ``name`` is a backing stream (:data:`SYSTEM_STREAM_PREFIXES`)."""
+    return name.startswith(SYSTEM_STREAM_PREFIXES)
+
+
 def pedantic_requested(cfg: StreamConfig) -> bool:
     """Whether the request ``cfg`` was decoded from asked for the server's pedantic mode
     (``"pedantic": true``: refuse what the server would otherwise adjust, 10157)."""
