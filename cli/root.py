@@ -194,7 +194,9 @@ class JetlinkGroup(TyperGroup):
             # -j/--json was parsed: look for it as run() does for usage errors.
             if not app.json and wants_json(args):
                 app.json = True
-            if err.exit_code == ExitCode.USAGE and is_check(args):
+            if is_check(args) and err.exit_code in (ExitCode.USAGE, ExitCode.FAILED):
+                # a check that could not check (bad command line, a missing data
+                # directory, an --outfile it can not write): UNKNOWN, never a WARNING's 1
                 err.exit_code = check_unknown()
             _held_elsewhere(app, err)
             app.fail(err)

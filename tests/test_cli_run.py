@@ -285,3 +285,16 @@ def test_signed_integers_are_read(jl):
 
     assert doc(jl("stream", "add", "S", "--subjects", "s.>", "--defaults", "--max-msgs", "+5",
                   "--max-bytes", "-1", "-j"))["config"]["max_msgs"] == 5
+
+
+@pytest.mark.parametrize("args", [
+    ["dr", "check", "--outfile", "{d}/no/such/dir/out"],
+    ["server", "check", "stream", "--stream", "S", "--outfile", "{d}/no/such/dir/out"],
+])
+def test_a_check_that_can_not_deliver_its_answer_is_unknown(capsys, tmp_path, args):
+    """An error that stops a check before its answer (an --outfile it can not write) is
+    UNKNOWN (3), not the 1 a Nagios reader takes for a WARNING."""
+    d = str(tmp_path)
+    code, out, err = call(capsys, "--data-dir", str(tmp_path / "data"),
+                          *[a.replace("{d}", d) for a in args])
+    assert code == 3 and err.startswith("jetlink: error: cannot write "), (code, err)
