@@ -89,6 +89,9 @@ class App:
     # tools' --list / --describe, `cluster authorizer` without a change): its data directory
     # creates nothing, as a read verb's (cli/common.py READ_VERBS).
     reading: bool = False
+    # Where ``cluster`` came from when a context gave it ("the selected context dev"), for
+    # the error of a cluster not found: the user did not type it
+    cluster_from: str | None = None
     _out: Console | None = field(default=None, init=False, repr=False, compare=False)
     _err: Console | None = field(default=None, init=False, repr=False, compare=False)
 

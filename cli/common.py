@@ -384,20 +384,33 @@ def _unused_parts(root: typer.Context, context: Context) -> str | None:
     return " and ".join(parts) or None
 
 
+def addressing(root: typer.Context, name: str) -> str:
+    """How the root option ``name`` was given, for a notice: ``--data-dir`` from the
+    command line, its variable (``JETLINK_DATA_DIR``) from the environment."""
+    if parameter_source(root, name) == "ENVIRONMENT":
+        param = next((p for p in root.command.params if p.name == name), None)
+        env = getattr(param, "envvar", None)
+        if isinstance(env, str):
+            return env
+    return f"--{name.replace('_', '-')}"
+
+
 def _selected_set_aside(root: typer.Context, context: Context, names: Sequence[str], *,
                         nats: bool, what: str | None) -> bool:
     """Whether the *selected* context ``context`` is set aside for this invocation: it was
     not named (--context, JETLINK_CONTEXT) and the command line gives one of the root
-    options ``names`` (their variables are standing settings, as the selected context is)
-    or, with ``nats``, a natscli context (--nats-context, NATS_CONTEXT). A notice
+    options ``names`` or their variables (JETLINK_DATA_DIR, JETLINK_CLUSTER: set for this
+    shell, they are nearer than a selection kept on disk, as natscli's NATS_URL beats its
+    selected context) or, with ``nats``, a natscli context (--nats-context, NATS_CONTEXT).
+    A notice
     names what of it is not used (``what``: its server, its REST URL; None: nothing to
     say)."""
     import os
 
     if named_context(root)[0] is not None:
         return False
-    addressed = [f"--{n.replace('_', '-')}" for n in names
-                 if parameter_source(root, n) == "COMMANDLINE"]
+    addressed = [addressing(root, n) for n in names
+                 if parameter_source(root, n) in ("COMMANDLINE", "ENVIRONMENT")]
     natscli = (root.params.get("nats_context") or os.environ.get("NATS_CONTEXT") or ""
                ) if nats else ""
     if not (addressed or natscli):

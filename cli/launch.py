@@ -113,6 +113,7 @@ def apply_context(app: App, found: Context | None, *, need_dir: bool,
         app.data_dir = Path(found.data_dir).expanduser()
     if need_cluster and found.cluster:
         app.cluster = found.cluster
+        app.cluster_from = f"context {found.name}"
 
 
 # -- the quick path ----------------------------------------------------------------------------

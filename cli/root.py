@@ -199,7 +199,19 @@ class JetlinkGroup(TyperGroup):
                 # directory, an --outfile it can not write): UNKNOWN, never a WARNING's 1
                 err.exit_code = check_unknown()
             _held_elsewhere(app, err)
+            _cluster_origin(app, err)
             app.fail(err)
+
+
+def _cluster_origin(app: App, err: Any) -> None:
+    """The addressed cluster not found, when a context named it (not the command line):
+    said where it came from, and how to address another."""
+    if (app.cluster_from is None or getattr(err, "field", None) != "cluster"
+            or err.description != f"cluster {app.cluster} not found"):
+        return
+    said = (f"cluster {app.cluster} is the one of {app.cluster_from}: give --cluster NAME "
+            "to address another")
+    err.detail = f"{err.detail}; {said}" if err.detail else said
 
 
 def _held_elsewhere(app: App, err: Any) -> None:

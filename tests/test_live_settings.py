@@ -346,7 +346,9 @@ def test_a_data_dir_on_the_command_line_sets_a_selected_contexts_cluster_aside(h
                           "used: --data-dir addresses the embedded engine (jetlink --context p2 "
                           "... uses it)\n")
     named = jl("--context", "p2", "--data-dir", str(reh), "stream", "ls")
-    assert (named.exit_code, named.stderr) == (1, "jetlink: error: cluster east not found\n")
+    assert (named.exit_code, named.stderr) == (1, (
+        "jetlink: error: cluster east not found: cluster east is the one of context p2: give "
+        "--cluster NAME to address another\n"))
     assert jl("context", "add", "p3", "--data-dir", str(srv), "--cluster", "east", "--server",
               "nats://127.0.0.1:1", "--select").exit_code == 0
     res = jl("--data-dir", str(reh), "stream", "ls", "-n")
@@ -387,6 +389,35 @@ def test_a_selected_context_never_takes_a_rehearsal_to_its_server(home, tmp_path
         "context nc is named (jetlink --context live1 ... uses it)\n"
         "jetlink: error: connecting: could not connect to nats://127.0.0.1:2: connection "
         "refused\n")
+
+
+def test_an_exported_data_directory_sets_a_selected_contexts_server_aside(home, tmp_path,
+                                                                         monkeypatch):
+    """JETLINK_DATA_DIR set in this shell is nearer than a selection kept on disk (as
+    natscli's NATS_URL beats its selected context): the embedded engine, a notice naming
+    the variable; --context still names the server."""
+    assert jl("context", "add", "live1", "--server", "nats://127.0.0.1:1",
+              "--select").exit_code == 0
+    reh = tmp_path / "rehearsal"
+    monkeypatch.setenv("JETLINK_DATA_DIR", str(reh))
+    res = jl("stream", "add", "REHEARSE", "--subjects", "reh.>", "--defaults")
+    assert res.exit_code == 0 and (reh / "local.db").exists()
+    assert res.stderr == ("jetlink: notice: the selected context live1's server is not used: "
+                          "JETLINK_DATA_DIR addresses the embedded engine (jetlink --context "
+                          "live1 ... uses it)\n")
+    named = jl("--context", "live1", "stream", "ls")
+    assert named.exit_code == 1 and "nats://127.0.0.1:1: connection refused" in named.stderr
+
+
+def test_a_cluster_a_context_gave_is_named_with_it_when_not_found(home, tmp_path,
+                                                                 monkeypatch):
+    assert jl("context", "add", "dev", "--cluster", "east", "--select").exit_code == 0
+    monkeypatch.setenv("JETLINK_DATA_DIR", str(tmp_path / "d"))
+    assert jl("cluster", "add", "west").exit_code == 0
+    res = jl("stream", "ls")
+    assert (res.exit_code, res.stderr) == (1, (
+        "jetlink: error: cluster east not found: did you mean west?; cluster east is the one "
+        "of context dev: give --cluster NAME to address another\n"))
 
 
 @pytest.mark.parametrize(("url", "shown"), [
