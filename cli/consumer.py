@@ -1015,7 +1015,23 @@ def next_(
     if listing is not None:
         listing.close()
     elif not shown:
-        output.notice(app, "No messages pending")
+        output.notice(app, "No messages pending" + _paused_note(js, stream, name))
+
+
+def _paused_note(js: Any, stream: str, name: str) -> str:
+    """Why a consumer delivered nothing when it is paused (the server holds its pulls
+    until the pause ends): ``: consumer S > C is paused until ...``; "" otherwise."""
+    from jetlink.core.errors import JetlinkError
+
+    try:
+        info = to_doc(js.consumer_info(stream, name))
+    except JetlinkError:
+        return ""
+    if not info.get("paused"):
+        return ""
+    until = (info.get("config") or {}).get("pause_until") or "it is resumed"
+    return (f": consumer {stream} > {name} is paused until {until} (jetlink consumer "
+            f"resume {stream} {name})")
 
 
 def _render_next(app: App, msg: dict[str, Any], data: bytes) -> None:
