@@ -938,6 +938,25 @@ def _fence_explained(handle: Any) -> Iterator[None]:
         raise
 
 
+@contextlib.contextmanager
+def _key_named(handle: Any, key: str, revision: int | None = None) -> Iterator[None]:
+    """A key's error names the key and the bucket for people (the JSON document stays the
+    server's): ``key not found (10037): key k at revision 6 in bucket CFG``, as kv get's."""
+    from jetlink.core.errors import ApiError, JetlinkError
+
+    try:
+        yield
+    except ApiError as err:
+        if err.err_code in (10037, 10071) and err.detail is None:
+            err.detail = (f"key {key}" + (f" at revision {revision}" if revision else "")
+                          + f" in bucket {handle.name}")
+        raise
+    except JetlinkError as err:
+        if err.field == "revision" and err.detail is None:  # natscli's "history=1"
+            err.detail = f"key {key} of bucket {handle.name} has one revision"
+        raise
+
+
 @kv_app.command("create")
 def create(
     ctx: typer.Context,
@@ -967,7 +986,7 @@ def create(
     ttl_ns = parse_duration_flag(ttl, flag="--ttl") if ttl is not None else None
     handle = open_bucket(app, bucket)
     data, echo = read_value(value)
-    with _fence_explained(handle):
+    with _fence_explained(handle), _key_named(handle, key):
         revision = handle.create(key, data, ttl=ttl_ns or None)
     app.emit(_written(handle.name, key, revision, "PUT"), human=_echo(echo))
 
@@ -1006,7 +1025,7 @@ def update(
     app = App.of(ctx)
     handle = open_bucket(app, bucket)
     data, echo = read_value(value)
-    with _fence_explained(handle):
+    with _fence_explained(handle), _key_named(handle, key):
         new = handle.update(key, data, revision)
     app.emit(_written(handle.name, key, new, "PUT"), human=_echo(echo))
 
@@ -1115,7 +1134,8 @@ def revert(
     app = App.of(ctx)
     handle = open_bucket(app, bucket)
     if not force and output.is_interactive():
-        old = handle.get(key, revision=revision)
+        with _key_named(handle, key, revision):
+            old = handle.get(key, revision=revision)
         output.line(app, f"Revision: {old.revision}")
         output.line(app)
         output.line(app, _short(old.value, TABLE_SHOW_MAX))
@@ -1126,7 +1146,8 @@ def revert(
         force=force,
         action=f"revert key {key} of bucket {handle.name} to revision {revision}",
     )
-    new = handle.revert(key, revision)
+    with _key_named(handle, key, revision):
+        new = handle.revert(key, revision)
     doc = _written(handle.name, key, new, "PUT")
     app.emit(doc, human=lambda a, d: render_history(a, handle.name, key, handle.history(key)))
 
@@ -1178,7 +1199,8 @@ def history(
     """
     app = App.of(ctx)
     handle = open_bucket(app, bucket)
-    entries = handle.history(key)
+    with _key_named(handle, key):
+        entries = handle.history(key)
     app.emit(
         [e.to_json() for e in entries],
         human=lambda a, d: render_history(a, handle.name, key, entries),
