@@ -106,6 +106,15 @@ ACK_WAIT_DELAY = MS  # the server's timer fires this long after a deadline (ackW
 # --------------------------------------------------------------------------------------------
 # Reading a stream
 # --------------------------------------------------------------------------------------------
+
+def pause_left(until: int, now: int) -> int:
+    """A pause's time left, nanoseconds, as the server's ``time.Until`` gives it: a
+    time.Duration is an int64, saturated at its largest (a pause until 9999 has about 292
+    years left, not 7,978)."""
+    from .numbers import INT64_MAX
+
+    return min(until - now, INT64_MAX)
+
 @dataclass(frozen=True)
 class StoredMessage:
     """One stored message as a consumer reads it (``hdr`` is the raw NATS header block)."""
@@ -947,7 +956,7 @@ def make_info(stream: str, name: str, created: int, cfg: ConsumerConfig, st: Con
         num_pending=num_pending(st, cfg, view),
         ts=now,
         paused=paused,
-        pause_remaining=pause_until - now if paused else 0,
+        pause_remaining=pause_left(pause_until, now) if paused else 0,
         priority_groups=group_states(cfg, st),
     )
 
@@ -1273,7 +1282,7 @@ class ConsumerEngine:
         out: dict[str, Any] = {"paused": self.now < until,
                                "pause_until": format_rfc3339_nano(until)}
         if out["paused"]:
-            out["pause_remaining"] = until - self.now
+            out["pause_remaining"] = pause_left(until, self.now)
         return out
 
     def reset(self, stream: str, name: str, seq: int = 0) -> tuple[ConsumerInfo, int]:

@@ -156,6 +156,11 @@ def test_cli_pause_until_time_and_past(jlc):
     res = jlc("consumer", "pause", "S", "C", "2026-01-02 00:00:00", "-f", "-j")
     assert doc(res) == {"paused": True, "pause_until": "2026-01-02T00:00:00Z",
                         "pause_remaining": 86400 * SECOND}
+    # far ahead: the time left is a Go time.Duration, saturated at int64's largest
+    res = jlc("consumer", "pause", "S", "C", "9999-12-31 23:59:59", "-f", "-j")
+    assert doc(res) == {"paused": True, "pause_until": "9999-12-31T23:59:59Z",
+                        "pause_remaining": 2**63 - 1}
+    assert doc(jlc("consumer", "info", "S", "C", "-j"))["pause_remaining"] == 2**63 - 1
     res = jlc("consumer", "pause", "S", "C", "2025-01-02 00:00:00", "-f")
     assert (res.exit_code, res.stderr) == (
         1, "jetlink: error: consumer failed to pause, perhaps a time in the past was given\n")
