@@ -164,8 +164,15 @@ class LiveJetStream(LiveConsumers):
             if err.detail is None and verb.count(".") >= 2:
                 parts = verb.split(".")
                 lister: Callable[[], list[str]] | None = None
+                name = parts[-1]
                 if err.err_code == 10059 and parts[0] == "STREAM":  # STREAM.<VERB>.<stream>
                     lister = self.stream_names
+                elif err.err_code == 10059 and parts[0] == "CONSUMER":
+                    # CONSUMER.<VERB>.<stream>..., CONSUMER.MSG.NEXT.<stream>.<consumer>,
+                    # CONSUMER.DURABLE.CREATE.<stream>.<durable>: the stream is not there
+                    at = 3 if parts[1] in ("MSG", "DURABLE") else 2
+                    if at < len(parts):
+                        name, lister = parts[at], self.stream_names
                 elif err.err_code == 10014 and parts[0] == "CONSUMER" and len(parts) >= 4:
                     # CONSUMER.<VERB>.<stream>.<consumer>
                     lister = lambda: self.consumer_names(parts[-2])  # noqa: E731
@@ -174,7 +181,7 @@ class LiveJetStream(LiveConsumers):
                         names = lister()
                     except JetlinkError:
                         names = []
-                    raise not_found(err, parts[-1], names) from None
+                    raise not_found(err, name, names) from None
             raise
 
     def close(self) -> None:

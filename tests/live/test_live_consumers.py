@@ -501,3 +501,15 @@ def test_ack_metadata_v1_and_v2():
     v2 = ack_metadata("$JS.ACK.hub.ACCHASH.ORDERS.C1.2.5.7.1700000000000000000.3.rnd")
     assert v2 == {**v1, "domain": "hub"}
     assert ack_metadata("$JS.ACK._.ACCHASH.ORDERS.C1.2.5.7.1700000000000000000.3")["domain"] == ""
+
+
+@pytest.mark.parametrize("args", [
+    ["consumer", "ls", "ORDRES"], ["consumer", "info", "ORDRES", "C1"],
+    ["consumer", "next", "ORDRES", "C1"], ["consumer", "add", "ORDRES", "C9", "--defaults"],
+])
+def test_a_consumers_missing_stream_is_named_as_the_engine_names_it(jls, args):
+    """The server's 10059 of a consumer request, for people: the stream and the closest
+    name, as the embedded engine says it (the JSON document stays the server's)."""
+    res = jls(*args)
+    assert (res.exit_code, res.stderr) == (
+        1, "jetlink: error: stream not found (10059): ORDRES; did you mean ORDERS?\n")
