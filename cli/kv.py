@@ -950,6 +950,11 @@ def _key_named(handle: Any, key: str, revision: int | None = None) -> Iterator[N
         if err.err_code in (10037, 10071) and err.detail is None:
             err.detail = (f"key {key}" + (f" at revision {revision}" if revision else "")
                           + f" in bucket {handle.name}")
+        elif err.err_code == 10166 and err.detail is None:  # per-message TTL is disabled
+            err.detail = (f"bucket {handle.name} takes no per-key TTL: jetlink kv edit "
+                          f"{handle.name} --marker-ttl DURATION allows it")
+        elif err.err_code == 10165 and err.detail is None:  # invalid per-message TTL
+            err.detail = "a per-key TTL is at least 1s"
         raise
     except JetlinkError as err:
         if err.field == "revision" and err.detail is None:  # natscli's "history=1"
@@ -1110,7 +1115,7 @@ def purge(
         force=force,
         action=f"purge key {key} of bucket {handle.name}",
     )
-    with _fence_explained(handle):
+    with _fence_explained(handle), _key_named(handle, key):
         revision = handle.purge(key, ttl=ttl_ns or None)
     app.emit(_written(handle.name, key, revision, "PURGE"), human=_silent)
 

@@ -853,3 +853,20 @@ def test_status_is_info_under_natscli_name(jl):
     assert json.loads(jl("kv", "status", "CONFIG", "-j").stdout)["values"] == 1
     res = jl("kv", "status", "NOPE")
     assert res.exit_code == 1 and "bucket not found" in res.stderr
+
+
+def test_per_key_ttl_refusals_say_what_to_do(jl):
+    """The server's 10166 / 10165, for people: which bucket, and how to allow it."""
+    assert jl("kv", "add", "CFG").exit_code == 0
+    assert jl("kv", "add", "TTLB", "--marker-ttl", "5s").exit_code == 0
+    r = jl("kv", "create", "CFG", "t1", "x", "--ttl", "5s")
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: per-message TTL is disabled (10166): bucket CFG takes no per-key "
+        "TTL: jetlink kv edit CFG --marker-ttl DURATION allows it\n"))
+    r = jl("kv", "purge", "CFG", "k", "--ttl", "5s", "-f")
+    assert r.stderr.startswith("jetlink: error: per-message TTL is disabled (10166): bucket CFG")
+    r = jl("kv", "create", "TTLB", "t2", "x", "--ttl", "500ms")
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: invalid per-message TTL (10165): a per-key TTL is at least 1s\n"))
+    r = jl("kv", "create", "TTLB", "t2", "x", "--ttl", "500ms", "-j")
+    assert json.loads(r.stdout)["error"]["description"] == "invalid per-message TTL"
