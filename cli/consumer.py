@@ -722,6 +722,79 @@ def ls(
     )
 
 
+@consumer_app.command("report")
+def report(
+    ctx: typer.Context,
+    stream: StreamArg,
+    raw: Annotated[bool, typer.Option("--raw", "-r", help="Show un-formatted numbers.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Report statistics of a stream's consumers.
+
+    natscli's consumer report: "Consumer report for STREAM with N consumers", a table of
+    Consumer, Mode, Ack Policy, Ack Wait, Ack Pending, Redelivered, Unprocessed (and its
+    share of the stream's messages), Ack Floor and Cluster (the leader marked *, a replica
+    behind or offline !). With --json: the list of ConsumerInfo documents.
+    """
+    app = App.of(ctx)
+    js = open_jetstream(app)
+    messages = int((to_doc(js.stream_info(stream)).get("state") or {}).get("messages", 0))
+    infos = sorted((to_doc(i) for i in js.consumers(stream)), key=lambda i: i["name"])
+    app.emit(infos, human=lambda a, d: _render_report(a, stream, d, messages, raw=raw))
+
+
+def _render_report(app: App, stream: str, infos: list[dict[str, Any]], messages: int, *,
+                   raw: bool) -> None:
+    from jetlink.core.durations import format_duration
+
+    num = (lambda n: str(n)) if raw else output.comma
+    rows = []
+    for i in infos:
+        cfg = i.get("config") or {}
+        pending = int(i.get("num_pending", 0))
+        if raw:
+            unprocessed = str(pending)
+        elif pending > 0:  # natscli: its share of the stream's messages, floored, at most 100
+            share = min(100, (pending * 100 // messages) if messages else 100)
+            unprocessed = f"{output.comma(pending)} / {share}%"
+        else:
+            unprocessed = "0"
+        rows.append([
+            i["name"],
+            "Push" if cfg.get("deliver_subject") else "Pull",
+            str(cfg.get("ack_policy", "explicit")).capitalize(),
+            format_duration(int(cfg.get("ack_wait", 0))) if raw
+            else output.since(cfg.get("ack_wait", 0)),
+            num(i.get("num_ack_pending", 0)),
+            num(i.get("num_redelivered", 0)),
+            unprocessed,
+            num((i.get("ack_floor") or {}).get("stream_seq", 0)),
+            _cluster_cell(i.get("cluster")),
+        ])
+    output.table(
+        app,
+        ("Consumer", "Mode", "Ack Policy", "Ack Wait", "Ack Pending", "Redelivered",
+         "Unprocessed", "Ack Floor", "Cluster"),
+        rows,
+        title=f"Consumer report for {stream} with {output.comma(len(infos))} consumers",
+        no_wrap=("Consumer",),
+    )
+
+
+def _cluster_cell(cluster: dict[str, Any] | None) -> str:
+    """natscli's renderCluster: the leader and the replicas, the leader marked ``*``, a
+    replica offline or not current ``!``, sorted; "" for none."""
+    if not cluster:
+        return ""
+    names = []
+    if cluster.get("leader"):
+        names.append(f"{cluster['leader']}*")
+    for peer in cluster.get("replicas") or []:
+        bad = peer.get("offline") or not peer.get("current")
+        names.append(f"{peer.get('name', '')}{'!' if bad else ''}")
+    return ", ".join(sorted(names))
+
+
 @consumer_app.command("info")
 def info(
     ctx: typer.Context,

@@ -260,6 +260,29 @@ def test_engine_errors(jl):
                                               "did you mean ORDERS?\n")
 
 
+def test_report(jl):
+    """natscli's consumer report: its title, columns and cells; --raw numbers; --json the
+    ConsumerInfo documents."""
+    ok(jl("consumer", "add", "ORDERS", "B", "--defaults", "--ack", "none"))
+    ok(jl("consumer", "add", "ORDERS", "A", "--defaults", "--filter", "orders.new"))
+    ok(jl("consumer", "next", "ORDERS", "A", "--count", "2", "--no-ack"))
+    rows = ok(jl("consumer", "report", "ORDERS")).stdout.splitlines()
+    assert rows[0].strip() == "Consumer report for ORDERS with 2 consumers"
+    cells = [[c.strip() for c in r.split("│")[1:-1]] for r in rows if r.startswith("│")]
+    assert cells == [
+        ["Consumer", "Mode", "Ack Policy", "Ack Wait", "Ack Pending", "Redelivered",
+         "Unprocessed", "Ack Floor", "Cluster"],
+        ["A", "Pull", "Explicit", "30s", "2", "0", "1 / 25%", "0", ""],
+        ["B", "Pull", "None", "0s", "0", "0", "4 / 100%", "0", ""],
+    ]
+    raw = ok(jl("consumer", "report", "ORDERS", "--raw")).stdout.splitlines()
+    assert [c.strip() for c in raw[4].split("│")[1:-1]] == [
+        "A", "Pull", "Explicit", "30s", "2", "0", "1", "0", ""]
+    assert [d["name"] for d in doc(jl("consumer", "report", "ORDERS", "-j"))] == ["A", "B"]
+    r = jl("consumer", "report", "ORDRES")
+    assert r.stderr == "jetlink: error: stream not found (10059): ORDRES; did you mean ORDERS?\n"
+
+
 def test_ls(jl):
     assert ok(jl("consumer", "ls", "ORDERS")).stdout == "No Consumers defined\n"
     ok(jl("consumer", "add", "ORDERS", "B", "--defaults", "--description", "second"))
