@@ -62,7 +62,6 @@ _DELIVER_NAMES = {
 def deliver_policy(text: str, now_ns: int) -> dict[str, Any]:
     """natscli's --deliver: all, last, new (next), subject / last_per_subject, a stream
     sequence, or a duration (messages since that long ago)."""
-    from jetlink.cli.stream_flags import parse_duration_flag
 
     value = text.strip().lower()
     if value in _DELIVER_NAMES:
@@ -77,9 +76,13 @@ def deliver_policy(text: str, now_ns: int) -> dict[str, Any]:
             raise usage(f"invalid value for --deliver: {clip(text)!r}: a stream sequence is "
                         f"at most {UINT64_MAX:,}") from None
         return {"deliver_policy": "by_start_sequence", "opt_start_seq": seq}
+    from jetlink.core.durations import DurationError, read_duration
+
     try:
-        ago = parse_duration_flag(text, flag="--deliver")
-    except Exception:
+        ago = read_duration(text)
+    except DurationError as exc:
+        if exc.reason.startswith("more than the maximum"):  # a duration, too long
+            raise usage(f"invalid value for --deliver: {exc.value!r}: {exc.reason}") from None
         raise usage(
             f"invalid value for --deliver: {text!r} (all, last, new, subject, "
             "last_per_subject, a sequence, or a duration like 1h)"
@@ -1199,18 +1202,21 @@ def parse_pause_until(text: str, now: int) -> int:
     """natscli's pause time: ``2006-01-02 15:04:05`` (UTC) or a duration from now."""
     from datetime import UTC, datetime
 
-    from jetlink.cli.stream_flags import parse_duration_flag
 
     try:
         when = datetime.strptime(text.strip(), "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
         return int(when.timestamp()) * 1_000_000_000
     except ValueError:
         pass
-    try:
-        return now + parse_duration_flag(text, flag="UNTIL")
-    except Exception:
-        from jetlink.core.errors import UsageError
+    from jetlink.core.durations import DurationError, read_duration
+    from jetlink.core.errors import UsageError
 
+    try:
+        return now + read_duration(text)
+    except DurationError as exc:
+        if exc.reason.startswith("more than the maximum"):  # a duration, too long
+            raise UsageError(f"invalid value for UNTIL: {exc.value!r}: {exc.reason}",
+                             field="until") from None
         raise UsageError(
             f"invalid value for UNTIL: {text!r} (a time like 2006-01-02 15:04:05, UTC, or a "
             "duration like 1h30m)", field="until") from None

@@ -167,6 +167,14 @@ def test_cli_pause_until_time_and_past(jlc):
     res = jlc("consumer", "pause", "S", "C", "soon", "-f")
     assert res.exit_code == 2
     assert "invalid value for UNTIL: 'soon'" in res.stderr
+    # a duration too long is said to be one, with the maximum (not "a time or a duration")
+    res = jlc("consumer", "pause", "S", "C", "99999999h", "-f")
+    assert (res.exit_code, res.stderr) == (2, (
+        "jetlink: error: invalid value for UNTIL: '99999999h': more than the maximum "
+        "2562047h47m16.854775807s (about 292 years)\n"))
+    res = jlc("consumer", "add", "S", "D", "--defaults", "--deliver", "999999999h")
+    assert res.stderr.startswith("jetlink: error: invalid value for --deliver: '999999999h': "
+                                 "more than the maximum ")
 
 
 def test_cli_add_pause(jlc):
