@@ -1350,7 +1350,20 @@ def reset(
     js = open_jetstream(app)
     output.confirm(app, "Really reset the consumer", force=force,
                    action=f"reset consumer {stream} > {name}")
-    info, seq = js.reset_consumer(stream, name, sequence or 0)
+    from jetlink.core.errors import ApiError
+
+    try:
+        info, seq = js.reset_consumer(stream, name, sequence or 0)
+    except ApiError as err:
+        if err.err_code == 10204 and err.detail is None:  # below start seq: which start
+            cfg = to_doc(js.consumer_info(stream, name)).get("config") or {}
+            start = (f"stream sequence {cfg['opt_start_seq']}" if cfg.get("opt_start_seq")
+                     else f"time {cfg['opt_start_time']}" if cfg.get("opt_start_time")
+                     else None)
+            if start is not None:
+                err.detail = (f"--sequence {sequence}: consumer {stream} > {name} starts at "
+                              f"{start}")
+        raise
     doc = {**to_doc(info), "reset_seq": seq}
     app.emit(doc, human=lambda a, d: render_info(a, d, state_only=True))
 

@@ -198,3 +198,11 @@ def test_cli_reset(jlc):
     res = jlc("consumer", "reset", "S", "N", "--sequence", "1", "-f")
     assert (res.exit_code, res.stderr) == (
         1, "jetlink: error: invalid reset: not allowed (10204)\n")
+    # below a consumer's own start: which start (the JSON stays the server's)
+    assert jlc("consumer", "add", "S", "D", "--defaults", "--deliver", "3").exit_code == 0
+    res = jlc("consumer", "reset", "S", "D", "--sequence", "2", "-f")
+    assert (res.exit_code, res.stderr) == (1, (
+        "jetlink: error: invalid reset: below start seq (10204): --sequence 2: consumer S > D "
+        "starts at stream sequence 3\n"))
+    res = jlc("consumer", "reset", "S", "D", "--sequence", "2", "-f", "-j")
+    assert json.loads(res.stdout)["error"]["description"] == "invalid reset: below start seq"
