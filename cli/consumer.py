@@ -1059,8 +1059,7 @@ def next_(
     # keeps asking until it has --count. With --wait, asked again until its deadline (a
     # publish from another process, a redelivery after the ack wait).
     while shown < count:
-        got = [to_doc(m) for m in js.fetch(stream, name, batch=count - shown,
-                                           priority=req)]
+        got = [to_doc(m) for m in _fetch_explained(js, stream, name, count - shown, req)]
         if not got:
             if waited is not None and time.monotonic() < deadline:
                 time.sleep(min(0.05, max(deadline - time.monotonic(), 0)))
@@ -1092,6 +1091,27 @@ def next_(
         listing.close()
     elif not shown:
         output.notice(app, "No messages pending" + _paused_note(js, stream, name))
+
+
+_GROUP_REFUSALS = ("Bad Request - Priority Group missing",
+                   "Bad Request - Invalid Priority Group")
+
+
+def _fetch_explained(js: Any, stream: str, name: str, batch: int, req: Any) -> list[Any]:
+    """``js.fetch``; a priority-group consumer's refusal of a request without its group
+    (or with another) names the groups it takes and the option that gives one."""
+    from jetlink.core.errors import ApiError
+
+    try:
+        return list(js.fetch(stream, name, batch=batch, priority=req))
+    except ApiError as err:
+        if err.description in _GROUP_REFUSALS and err.detail is None:
+            groups = (to_doc(js.consumer_info(stream, name)).get("config") or {}).get(
+                "priority_groups") or []
+            if groups:
+                err.detail = (f"consumer {stream} > {name} takes --group "
+                              f"{' or '.join(groups)}")
+        raise
 
 
 def _paused_note(js: Any, stream: str, name: str) -> str:

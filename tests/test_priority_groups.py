@@ -191,7 +191,10 @@ def test_cli_next_group_and_unpin(jlp):
     assert jlp("consumer", "add", "S", "P", "--defaults", "--pinned-groups", "g1").exit_code == 0
     res = jlp("consumer", "next", "S", "P")
     assert (res.exit_code, res.stderr) == (1, "jetlink: error: Bad Request - Priority Group "
-                                              "missing\n")
+                                              "missing: consumer S > P takes --group g1\n")
+    res = jlp("consumer", "next", "S", "P", "--group", "g9")
+    assert (res.exit_code, res.stderr) == (1, "jetlink: error: Bad Request - Invalid Priority "
+                                              "Group: consumer S > P takes --group g1\n")
     res = jlp("consumer", "next", "S", "P", "--group", "g1", "--count", "2", "-j")
     msgs = json.loads(res.stdout)
     pins = {m["headers"]["Nats-Pin-Id"][0] for m in msgs}
