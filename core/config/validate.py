@@ -975,18 +975,22 @@ def drop_path(doc: dict, path: str) -> bool:
 
 def missing_origin_text(described: str, cluster: str, cluster_known: bool,
                         where: str = "declared", kind: str = "cluster",
-                        known: Iterable[str] = ()) -> str:
+                        known: Iterable[str] = (), files_only: bool = False) -> str:
     """The one wording of a mirror's or source's origin that is not there, for ``validate``,
     ``apply`` and ``stream add`` alike: a warning, since the server accepts such a stream
     (its mirror or source waits for the origin). ``described``: ``mirror origin "O"``,
     ``source "S"``, ``origin bucket "B" (stream KV_B)``... An unknown cluster close to one
-    of ``known`` gets the suggestion (core/errors.py ``did_you_mean``)."""
+    of ``known`` gets the suggestion (core/errors.py ``did_you_mean``). ``files_only``:
+    only files were read (``validate`` without --live): the origin is in none of them."""
     from ..errors import did_you_mean
 
     text = nats_error("StreamNotFound").description
     hint = None if cluster_known else did_you_mean(cluster, known)
     note = "" if cluster_known else (f' ({kind} "{cluster}" is not {where}'
                                      + (f"; {hint}" if hint else "") + ")")
+    if files_only:  # what was looked in: the files, no data directory, no server
+        note += (" in the files given (validate reads no data directory or server; --live "
+                 "reads the servers they are bound to)")
     return (f'{text}: {described} does not exist in {kind} "{cluster}"{note}: '
             "the server accepts this, the stream waits for its origin")
 

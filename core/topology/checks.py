@@ -51,6 +51,7 @@ def check_files(paths: Iterable[str]) -> tuple[list[Problem], list[Problem]]:
     """``(problems, warnings)`` of the files read together as one topology (``jetlink
     validate``)."""
     topo = load_files(paths)
+    topo.files_only = True
     return validate_topology(topo), list(topo.warnings)
 
 
@@ -330,7 +331,7 @@ def _check_origins(topo: Topology, add, add_error) -> None:
                     obj.file, obj.label, _field_for(obj, f"{origin.field}.name"), err_code,
                     missing_origin_text(_describe_origin(obj, origin), origin.cluster,
                                         not topo.clusters or origin.cluster in topo.clusters,
-                                        known=topo.clusters),
+                                        known=topo.clusters, files_only=topo.files_only),
                 ))
                 continue
             if target.config is None:

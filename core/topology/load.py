@@ -67,6 +67,9 @@ class Topology:
         # what the server accepts but is likely a mistake (a mirror or source whose origin
         # is not there): filled by validate_topology, never a reason to fail
         self.warnings: list[Problem] = []
+        # read on its own (``jetlink validate`` without --live): an origin in no file may
+        # well be in a data directory or on a server, which nothing here read
+        self.files_only = False
         self.streams: dict[tuple[str, str], TopologyObject] = {}
         self.kafka: dict[tuple[str, str, str], TopologyObject] = {}
         self._sort: dict[int, tuple[int, int]] = {}  # id(problem or object) -> sort key
