@@ -626,7 +626,27 @@ def clipped_message(exc: Any) -> str:
     text = re.sub(r"'([^'\s]{101,})'|\S{101,}",
                   lambda m: f"'{clip(m.group(1))}'" if m.group(1) else clip(m.group(0)),
                   str(exc.format_message()))
-    return text + _global_hint(exc, text)
+    return _fixed_at_creation(exc, text) or text + _global_hint(exc, text)
+
+
+# Options of stream add that stream edit does not take: what the server fixes when a stream
+# is created (nats-server's stream update checks refuse a change of storage or first
+# sequence), so natscli's edit has no flag for them either
+_FIXED_AT_CREATION = {"--storage": "a stream's storage",
+                      "--first-sequence": "a stream's first sequence"}
+
+
+def _fixed_at_creation(exc: Any, text: str) -> str | None:
+    """``stream edit --storage``: said to be fixed at creation, rather than Click's closest
+    options (``--force, --tag``)."""
+    flag = getattr(exc, "option_name", None)
+    ctx = getattr(exc, "ctx", None)
+    path = str(getattr(ctx, "command_path", "") or "")
+    if type(exc).__name__ != "NoSuchOption" or flag not in _FIXED_AT_CREATION \
+            or not path.endswith("stream edit"):
+        return None
+    return (f"No such option: {flag}: {_FIXED_AT_CREATION[flag]} is fixed when it is "
+            "created; stream edit can not change it")
 
 
 def _global_moved_forward(command: Any, args: list[str], exc: Any) -> list[str] | None:

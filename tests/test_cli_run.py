@@ -298,3 +298,12 @@ def test_a_check_that_can_not_deliver_its_answer_is_unknown(capsys, tmp_path, ar
     code, out, err = call(capsys, "--data-dir", str(tmp_path / "data"),
                           *[a.replace("{d}", d) for a in args])
     assert code == 3 and err.startswith("jetlink: error: cannot write "), (code, err)
+
+
+@pytest.mark.parametrize(("flag", "what"), [("--storage", "storage"),
+                                            ("--first-sequence", "first sequence")])
+def test_what_stream_edit_can_not_change_is_said_so(capsys, flag, what):
+    code, out, err = call(capsys, "stream", "edit", "S", flag, "5", "-f")
+    assert (code, out) == (2, "")
+    assert err.splitlines()[0] == (f"jetlink: error: No such option: {flag}: a stream's {what} "
+                                   "is fixed when it is created; stream edit can not change it")
