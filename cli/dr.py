@@ -35,6 +35,7 @@ from jetlink.cli.server_check import (
     OutfileOption,
     _duration,
     check_namespace,
+    chosen_format,
     write_outfile,
 )
 
@@ -130,13 +131,13 @@ def check(
     from jetlink.core.dr import check_readiness
 
     app = App.of(ctx)
-    check_namespace(Format.json if app.json else fmt, namespace)
+    chosen = chosen_format(app.json, fmt, common.given(ctx, "fmt"))
+    check_namespace(chosen, namespace)
     flags = _flags(locals())
     clusters = [app.cluster] if common.given(ctx.find_root(), "cluster") else None
     readiness = check_readiness(common.backend(app), names or (), flags=flags,
                                 topology=_topology(topology), clusters=clusters,
                                 clock=common.make_clock())
-    chosen = Format.json if app.json else fmt
     body = readiness.render(chosen.value, namespace) + "\n"
     if outfile is None:
         sys.stdout.write(body)

@@ -135,7 +135,8 @@ def _finish(ctx: typer.Context, result: Any, fmt: Format, namespace: str,
 
     fmt, namespace, outfile = pick("fmt", fmt), pick("namespace", namespace), \
         pick("outfile", outfile)
-    chosen = Format.json if app.json else fmt
+    chosen = chosen_format(app.json, fmt, common.given(ctx, "fmt")
+                           or group.get("fmt") is not None)
     check_namespace(chosen, namespace)
     body = render(result, chosen.value, namespace) + "\n"
     if outfile is None:
@@ -146,6 +147,17 @@ def _finish(ctx: typer.Context, result: Any, fmt: Format, namespace: str,
     code = 0 if chosen is Format.prometheus else result.exit_code
     if code:
         raise typer.Exit(code)
+
+
+def chosen_format(json_output: bool, fmt: Format, given: bool) -> Format:
+    """The format a check prints: -j/--json is ``--format json``; with a --format given
+    that is another, the two conflict (a usage error, never one silently dropped)."""
+    if not json_output:
+        return fmt
+    if given and fmt is not Format.json:
+        raise common.usage(f"-j/--json and --format {fmt.value} conflict: give one "
+                           "(-j is --format json)")
+    return Format.json
 
 
 def check_namespace(chosen: Format, namespace: str | None) -> None:

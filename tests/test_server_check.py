@@ -577,3 +577,19 @@ def test_a_stale_source_lag_is_named(jl):
     assert (res.exit_code, res.stdout) == (0, (
         "OK AGG OK:1 sources OK:1 sources current (A Lag 0 (last reported 1m0s ago)) "
         "OK:1 sources active | sources=1 sources_lagged=0 sources_inactive=0\n"))
+
+
+@pytest.mark.parametrize("args", [
+    ["server", "check", "stream", "--stream", "S", "--format", "prometheus", "-j"],
+    ["server", "check", "--format", "prometheus", "kv", "--bucket", "B", "-j"],
+    ["dr", "check", "--format", "nagios", "-j"],
+])
+def test_json_and_another_format_conflict(jl, args):
+    """-j is --format json: given with another --format, the two are refused together (a
+    check's bad command line: UNKNOWN), never one of them silently dropped."""
+    res = jl(*args)
+    fmt = args[args.index("--format") + 1]
+    assert res.exit_code == 3
+    assert json.loads(res.stdout) == {"error": {"description": (
+        f"-j/--json and --format {fmt} conflict: give one (-j is --format json)")}}
+    assert json.loads(jl(*[a for a in args if a not in ("--format", fmt)]).stdout)["status"]
