@@ -263,6 +263,15 @@ def add(
             output.notice(app, f"jetlink: warning: natscli context {nats_context} is not in "
                                f"{where} (yet): commands using context {name} fail until it "
                                "is")
+        else:  # there, but a file natscli would not read either: said now, not at 3 a.m.
+            from jetlink.core.errors import JetlinkError
+            from jetlink.core.live.settings import read_nats_context
+
+            try:
+                read_nats_context(nats_context)
+            except JetlinkError as err:
+                output.notice(app, f"jetlink: warning: {err}: commands using context {name} "
+                                   "fail until it is mended")
     doc = context_doc(store, context, _selected(store))
     verb = ("updated" if update else "created") + (" and selected" if select else "")
     app.emit(doc, human=lambda a, d: output.line(a, f"Context {name} was {verb}"))

@@ -563,6 +563,13 @@ def test_context_add_checks_what_a_connection_needs_before_it_writes(jc):
     assert r.stderr == (f"jetlink: warning: natscli context ops is not in "
                         f"{jc.tmp / 'config' / 'nats' / 'context'} (yet): commands using "
                         "context x fail until it is\n")
+    # there but broken: said at add, as a command using it would say it
+    broken = jc.tmp / "config" / "nats" / "context" / "bj.json"
+    broken.parent.mkdir(parents=True, exist_ok=True)
+    broken.write_text("{bad")
+    r = ok(jc("context", "add", "y", "--nats-context", "bj"))
+    assert r.stderr.startswith(f"jetlink: warning: natscli context {broken} is not valid JSON")
+    assert r.stderr.endswith(": commands using context y fail until it is mended\n")
 
 
 def test_context_ls_shows_where_a_live_context_points_and_info_is_show(jc):
