@@ -467,7 +467,8 @@ def add(
             KVAggregateConfig(bucket=bucket, origins=origins, writable=writable, **values)
         )
     else:
-        status = kv.create_bucket(KeyValueConfig(bucket=bucket, **values))
+        with _bucket_explained(bucket, values.get("limit_marker_ttl")):
+            status = kv.create_bucket(KeyValueConfig(bucket=bucket, **values))
     app.emit(status.to_json(), human=render_status)
 
 
@@ -554,7 +555,8 @@ def edit(
             values["metadata"] = with_user_metadata(cfg.metadata, values["metadata"])
         for field, value in values.items():
             setattr(cfg, field, value)
-        status = kv.update_bucket(cfg)
+        with _bucket_explained(bucket, values.get("limit_marker_ttl")):
+            status = kv.update_bucket(cfg)
     for origin in origins:
         status = kv.add_aggregate_origin(bucket, origin)
     assert status is not None
@@ -917,7 +919,7 @@ def put(
     app = App.of(ctx)
     handle = open_bucket(app, bucket)
     data, echo = read_value(value)
-    with _fence_explained(handle):
+    with _fence_explained(handle), _bucket_explained(handle.name):
         revision = handle.put(key, data)
     app.emit(_written(handle.name, key, revision, "PUT"), human=_echo(echo))
 
@@ -935,6 +937,38 @@ def _fence_explained(handle: Any) -> Iterator[None]:
         hint = fence_hint(handle.js.stream_configs(), err.subject)
         if hint:
             err.detail = hint
+        raise
+
+
+# A bucket's stream fields as kv's options (nats.go's KeyValueConfig -> StreamConfig)
+_KV_OPTION_OF_FIELD = {"max_msg_size": "--max-value-size", "max_age": "--ttl",
+                       "max_msgs_per_subject": "--history", "max_bytes": "--max-bytes",
+                       "subject_delete_marker_ttl": "--marker-ttl",
+                       "allow_msg_ttl": "--marker-ttl"}
+
+
+@contextlib.contextmanager
+def _bucket_explained(bucket: str, marker_ttl: int | None = None) -> Iterator[None]:
+    """A refusal of a bucket's stream config or of a write to it, said in kv's terms: the
+    option the user gave (``--max-value-size``), not the stream field it becomes
+    (``max_msg_size``); a marker TTL's refusal with the value given."""
+    from jetlink.core.durations import format_duration
+    from jetlink.core.errors import ApiError
+
+    try:
+        yield
+    except ApiError as err:
+        detail = err.detail or ""
+        field = detail.split(" = ", 1)[0] if " = " in detail else ""
+        option = _KV_OPTION_OF_FIELD.get(field)
+        if field == "allow_msg_ttl":  # the server: TTLs once allowed stay allowed
+            err.detail = (f"--marker-ttl {format_duration(marker_ttl or 0)} would turn off "
+                          f"bucket {bucket}'s per-key TTLs, which the server keeps once on")
+        elif option is not None:
+            err.detail = f"bucket {bucket}: {option} {detail.split(' = ', 1)[1]}"
+        elif (not detail and marker_ttl is not None
+              and "delete marker TTL" in err.description):
+            err.detail = f"--marker-ttl {format_duration(marker_ttl)}"
         raise
 
 
@@ -991,7 +1025,7 @@ def create(
     ttl_ns = parse_duration_flag(ttl, flag="--ttl") if ttl is not None else None
     handle = open_bucket(app, bucket)
     data, echo = read_value(value)
-    with _fence_explained(handle), _key_named(handle, key):
+    with _fence_explained(handle), _key_named(handle, key), _bucket_explained(handle.name):
         revision = handle.create(key, data, ttl=ttl_ns or None)
     app.emit(_written(handle.name, key, revision, "PUT"), human=_echo(echo))
 
@@ -1030,7 +1064,7 @@ def update(
     app = App.of(ctx)
     handle = open_bucket(app, bucket)
     data, echo = read_value(value)
-    with _fence_explained(handle), _key_named(handle, key):
+    with _fence_explained(handle), _key_named(handle, key), _bucket_explained(handle.name):
         new = handle.update(key, data, revision)
     app.emit(_written(handle.name, key, new, "PUT"), human=_echo(echo))
 

@@ -870,3 +870,24 @@ def test_per_key_ttl_refusals_say_what_to_do(jl):
         "jetlink: error: invalid per-message TTL (10165): a per-key TTL is at least 1s\n"))
     r = jl("kv", "create", "TTLB", "t2", "x", "--ttl", "500ms", "-j")
     assert json.loads(r.stdout)["error"]["description"] == "invalid per-message TTL"
+
+
+def test_bucket_refusals_are_said_in_kv_terms(jl):
+    """The server refuses a bucket's stream; the error names kv's option and the value
+    given (--max-value-size, --marker-ttl), not the stream field it became."""
+    assert jl("kv", "add", "SMALL", "--max-value-size", "10").exit_code == 0
+    r = jl("kv", "put", "SMALL", "k", "a" * 24)
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: message size exceeds maximum allowed (10054): bucket SMALL: "
+        "--max-value-size 10: the message is 24 bytes\n"))
+    r = jl("kv", "add", "BAD3", "--marker-ttl", "100ms")
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: subject delete marker TTL must be at least 1 second (10052): "
+        "--marker-ttl 100ms\n"))
+    assert jl("kv", "add", "TTLB", "--marker-ttl", "5s").exit_code == 0
+    r = jl("kv", "edit", "TTLB", "--marker-ttl", "0s")
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: message TTL status can not be disabled (10052): --marker-ttl 0s would "
+        "turn off bucket TTLB's per-key TTLs, which the server keeps once on\n"))
+    r = jl("kv", "put", "SMALL", "k", "a" * 24, "-j")
+    assert json.loads(r.stdout)["error"]["description"] == "message size exceeds maximum allowed"

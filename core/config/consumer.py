@@ -188,7 +188,10 @@ class ConsumerConfig(_JsonMixin):
                 allowed = DELIVER_POLICIES + ("undefined",) if key == "deliver_policy" else (
                     ACK_POLICIES if key == "ack_policy" else REPLAY_POLICIES)
                 if not isinstance(value, str) or value not in allowed:
-                    raise invalid_json(f"can not unmarshal {_go_q(_raw(value))}", field=key)
+                    err = invalid_json(f"can not unmarshal {_go_q(_raw(value))}", field=key)
+                    shown = [a for a in allowed if a != "undefined"]
+                    err.detail = f"{key} is one of {', '.join(shown)}"  # for people
+                    raise err
                 setattr(cfg, key, "all" if value == "undefined" else value)
         if "priority_policy" in special:
             value = special["priority_policy"]
