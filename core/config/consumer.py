@@ -188,10 +188,11 @@ class ConsumerConfig(_JsonMixin):
                 allowed = DELIVER_POLICIES + ("undefined",) if key == "deliver_policy" else (
                     ACK_POLICIES if key == "ack_policy" else REPLAY_POLICIES)
                 if not isinstance(value, str) or value not in allowed:
-                    err = invalid_json(f"can not unmarshal {_go_q(_raw(value))}", field=key)
+                    refused = invalid_json(f"can not unmarshal {_go_q(_raw(value))}",
+                                           field=key)
                     shown = [a for a in allowed if a != "undefined"]
-                    err.detail = f"{key} is one of {', '.join(shown)}"  # for people
-                    raise err
+                    refused.detail = f"{key} is one of {', '.join(shown)}"  # for people
+                    raise refused
                 setattr(cfg, key, "all" if value == "undefined" else value)
         if "priority_policy" in special:
             value = special["priority_policy"]
