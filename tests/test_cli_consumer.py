@@ -497,3 +497,20 @@ def test_a_consumer_limit_past_int64_is_a_usage_error(jl, flag):
     assert (f"Invalid value for '{flag}': 9223372036854775808 is not in the range "
             "-9223372036854775808<=x<=9223372036854775807.") in r.stderr
     assert data_dir_bytes(jl.data) == before
+
+
+def test_a_config_files_bad_enum_names_the_values(jl, tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text('{"durable_name": "C2", "ack_policy": "sometimes"}')
+    r = jl("consumer", "add", "ORDERS", "--config", str(path))
+    assert r.exit_code == 1
+    assert r.stderr.startswith('jetlink: error: invalid JSON: can not unmarshal "\\"sometimes\\"" '
+                               "(10025): ack_policy is one of none, all, explicit")
+    assert doc_error(jl("consumer", "add", "ORDERS", "--config", str(path), "-j")) == (
+        'invalid JSON: can not unmarshal "\\"sometimes\\""')
+
+
+def doc_error(result):
+    import json
+
+    return json.loads(result.stdout)["error"]["description"]
