@@ -11,7 +11,9 @@ pending until ``consumer ack`` or the ack wait). Only pull consumers exist here:
 accepted for natscli compatibility and changes nothing.
 """
 
+import contextlib
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -503,8 +505,26 @@ def add(
                     answer = output.ask(question, default)
                     values[key] = [answer] if key == "filter" else answer
         cfg = consumer_config(build_config(name, values, now))
-    info = open_jetstream(app).add_consumer(stream, cfg)
+    with _backoff_explained(cfg):
+        info = open_jetstream(app).add_consumer(stream, cfg)
     app.emit(to_doc(info), human=render_info)
+
+
+@contextlib.contextmanager
+def _backoff_explained(cfg: Any) -> Iterator[None]:
+    """10116 (max deliver not more than the backoff's steps) says both numbers and the
+    options that set them, not the backoff list alone."""
+    from jetlink.core.errors import ApiError
+
+    try:
+        yield
+    except ApiError as err:
+        backoff = list(getattr(cfg, "backoff", None) or [])
+        if err.err_code == 10116 and backoff:
+            err.detail = (f"max_deliver is {getattr(cfg, 'max_deliver', 0)} and the backoff has "
+                          f"{len(backoff)} steps: --max-deliver must be more than "
+                          "--backoff-steps")
+        raise
 
 
 def edit_config(doc: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
@@ -659,7 +679,8 @@ def edit(
             force=False,
             action=f"edit consumer {stream} > {name}",
         )
-    info = js.add_consumer(stream, new, action="update")
+    with _backoff_explained(new):
+        info = js.add_consumer(stream, new, action="update")
     app.emit(to_doc(info), human=render_info)
 
 

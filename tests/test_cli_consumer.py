@@ -514,3 +514,12 @@ def doc_error(result):
     import json
 
     return json.loads(result.stdout)["error"]["description"]
+
+
+def test_max_deliver_below_the_backoff_names_both(jl):
+    r = jl("consumer", "add", "ORDERS", "C4", "--defaults", "--max-deliver", "1",
+           "--backoff", "linear")
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: max deliver is required to be > length of backoff values (10116): "
+        "max_deliver is 1 and the backoff has 10 steps: --max-deliver must be more than "
+        "--backoff-steps\n"))
