@@ -434,6 +434,7 @@ def _publish(js: Any, msgs: list[tuple[str, bytes, dict[str, list[str]] | None]]
     """JetStream publishes (core's publish_many); "no stream matches" gets a hint about
     --core."""
     from jetlink.core.dr.fence import fence_hint
+    from jetlink.core.errors import ApiError
     from jetlink.core.streams import NoStreamError
 
     acks = js.publish_many(msgs)
@@ -441,6 +442,13 @@ def _publish(js: Any, msgs: list[tuple[str, bytes, dict[str, list[str]] | None]]
         err = acks[-1]
         fenced = fence_hint(js.stream_configs(), err.subject)
         err.description += f" ({fenced or 'use --core for a core NATS publish, without a stream'})"
+    elif (acks and isinstance(acks[-1], ApiError) and acks[-1].err_code == 10166
+          and acks[-1].detail is None):
+        # per-message TTL is disabled: which stream, and how to allow it
+        names = js.stream_names(msgs[len(acks) - 1][0])
+        if names:
+            acks[-1].detail = (f"stream {names[0]} takes no Nats-TTL: jetlink stream edit "
+                               f"{names[0]} --allow-msg-ttl allows it")
     return acks
 
 

@@ -362,3 +362,10 @@ def test_pub_count_progress_bar_only_on_a_terminal(monkeypatch):
     with output.progress(App(), "Publishing", 10, enabled=False) as bar:
         bar.advance(10)
     assert tty.getvalue() == ""
+
+
+def test_a_ttl_the_stream_does_not_take_names_it_and_the_way(jl):
+    r = jl("pub", "orders.a", "hi", "-H", "Nats-TTL:5s")
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: per-message TTL is disabled (10166): stream ORDERS takes no Nats-TTL: "
+        "jetlink stream edit ORDERS --allow-msg-ttl allows it\n"))
