@@ -67,6 +67,10 @@ def sub(
         from jetlink.cli.stream_flags import parse_duration_flag
 
         idle_ns = parse_duration_flag(wait, flag="--wait", wait=True)
+    from jetlink.core.subjects import invalid_subject, is_valid_subject
+
+    if not is_valid_subject(subject):  # the client's refusal, said the same on any backend
+        raise invalid_subject(subject, literal=False)
     js = open_jetstream(app)
     subscription = js.subscribe(subject)
     received = 0

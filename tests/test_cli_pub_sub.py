@@ -369,3 +369,13 @@ def test_a_ttl_the_stream_does_not_take_names_it_and_the_way(jl):
     assert (r.exit_code, r.stderr) == (1, (
         "jetlink: error: per-message TTL is disabled (10166): stream ORDERS takes no Nats-TTL: "
         "jetlink stream edit ORDERS --allow-msg-ttl allows it\n"))
+
+
+def test_a_bad_subscription_subject_is_refused_before_connecting(jl):
+    """The client's own refusal, with its rule, on either backend: a live server is not
+    even dialled (nothing listens on port 1)."""
+    for target in ([], ["-s", "nats://127.0.0.1:1"]):
+        r = jl(*target, "sub", "orders..>", "--count", "1")
+        assert (r.exit_code, r.stderr) == (1, (
+            "jetlink: error: nats: invalid subject: subject 'orders..>' is not valid: tokens "
+            "separated by '.', none empty, no spaces or tabs, '>' only as the last token\n"))
