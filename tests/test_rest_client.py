@@ -474,10 +474,19 @@ def test_an_unreachable_server_is_a_clear_error(jl, nobody, argv):
 
 def test_the_rest_url_comes_from_the_context(jl, nobody, monkeypatch):
     ok(jl("context", "add", "remote", "--rest-url", nobody, "--select"))
-    monkeypatch.setenv("JETLINK_DATA_DIR", str(jl.data))  # (no --data-dir: see below)
+    monkeypatch.setenv("XDG_DATA_HOME", str(jl.tmp / "xdg"))  # (no --data-dir: see below)
     result = runner.invoke(app, ["links", "ls"], prog_name="jetlink")
     assert result.exit_code == 1
     assert f"cannot reach the REST API at {nobody}" in result.stderr
+    # JETLINK_DATA_DIR set in the shell addresses the engine as --data-dir does: the
+    # selected context's REST URL is set aside, with a notice naming the variable
+    monkeypatch.setenv("JETLINK_DATA_DIR", str(jl.data))
+    result = runner.invoke(app, ["links", "ls"], prog_name="jetlink")
+    assert (result.exit_code, result.stdout) == (0, "No cluster links found.\n")
+    assert result.stderr == ("jetlink: notice: the selected context remote's REST URL is not "
+                             "used: JETLINK_DATA_DIR addresses the embedded engine (jetlink "
+                             "--context remote ... uses it)\n")
+    monkeypatch.delenv("JETLINK_DATA_DIR")
     # --data-dir on the command line addresses the engine: the selected context's REST URL
     # is set aside, and a notice says so (a rehearsal never reaches the selected endpoint)
     result = jl("links", "ls")
