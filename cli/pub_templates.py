@@ -71,6 +71,8 @@ def _parse(text: str) -> tuple[str | Action, ...]:
         parts.append(_action(m))
         pos = m.end()
     parts.append(text[pos:])
+    if any(isinstance(p, str) and "{{" in p for p in parts):
+        raise TemplateError("unclosed action")  # Go's text/template: "{{" never closed
     return tuple(parts)
 
 

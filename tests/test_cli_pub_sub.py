@@ -67,6 +67,8 @@ def test_expand_id_and_random():
         ("{{Nope}}", 'function "Nope" not defined'),
         ("{{Random 1}}", "Random takes two numbers"),
         ("{{Count 2}}", "Count takes no arguments"),
+        ("{{Count", "unclosed action"),  # Go's text/template: never closed
+        ("a {{Count}} b {{ID", "unclosed action"),
     ],
 )
 def test_expand_errors(text, message):
