@@ -944,7 +944,7 @@ def _fence_explained(handle: Any) -> Iterator[None]:
 _KV_OPTION_OF_FIELD = {"max_msg_size": "--max-value-size", "max_age": "--ttl",
                        "max_msgs_per_subject": "--history", "max_bytes": "--max-bytes",
                        "subject_delete_marker_ttl": "--marker-ttl",
-                       "allow_msg_ttl": "--marker-ttl"}
+                       "allow_msg_ttl": "--marker-ttl", "num_replicas": "--replicas"}
 
 
 @contextlib.contextmanager

@@ -486,7 +486,7 @@ def test_server_only_config_refusals_name_the_field_on_both_backends(live, tmp_p
         res = run("kv", "add", "R3", "--replicas", "3")
         assert (res.exit_code, res.stderr) == (1, (
             "jetlink: error: replicas > 1 not supported in non-clustered mode (10074): "
-            "num_replicas = 3\n"))
+            "bucket R3: --replicas 3\n"))
         ok(run("stream", "rm", "NAMED", "-f"))
 
 
