@@ -57,14 +57,31 @@ def check_addresses(app: App, named: dict[str, list[str]]) -> None:
     """Each address argument (``{"TARGET": ["store:east/M"], "--from": [...]}``) checked
     before Spark starts: a malformed one is a usage error (exit status 2) naming it and the
     rule (sparkops/io.py ``parse_address``, the rule the job reads them by)."""
+    import os
+
     from jetlink.sparkops.io import AddressError, parse_address
 
+    parsed: dict[str, list[Any]] = {}
     for what, texts in named.items():
         for text in texts:
             try:
-                parse_address(text, app.cluster, what=what)
+                parsed.setdefault(what, []).append(parse_address(text, app.cluster, what=what))
             except AddressError as err:
                 raise common.usage(str(err)) from None
+
+    def same(a: Any, b: Any) -> bool:
+        if a.kind != b.kind:
+            return False
+        if a.kind == "parquet":
+            return os.path.abspath(os.path.expanduser(a.path)) == \
+                os.path.abspath(os.path.expanduser(b.path))
+        return (a.cluster, a.name) == (b.cluster, b.name)
+
+    for target in parsed.get("TARGET", []):
+        for what, addresses in parsed.items():
+            if what != "TARGET" and any(same(target, a) for a in addresses):
+                raise common.usage(f"TARGET {target} is also {what}: a job writes a new "
+                                   "target from its origins, never into one of them")
 
 
 def check_output(what: str, text: str) -> None:

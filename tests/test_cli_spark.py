@@ -131,6 +131,17 @@ def test_cross_cluster_mirror_and_refusals(jl):
                        (["verify", "store:west/ORDERS", "parquet:"], "B 'parquet:'")):
         r = jl("spark", *args)
         assert r.exit_code == 2 and r.stderr.startswith(f"jetlink: error: {what}"), r.stderr
+    # a target that is one of its origins is refused (the "remove the target" way on of a
+    # target that holds messages would remove the origin)
+    for args, what in ((["mirror", "store:west/ORDERS", "store:west/ORDERS"], "ORIGIN"),
+                       (["--cluster", "west", "mirror", "ORDERS", "ORDERS"], "ORIGIN"),
+                       (["source", "store:west/ORDERS", "--from", "store:west/ORDERS"],
+                        "--from")):
+        r = jl(*(args[:2] if args[0] == "--cluster" else []), "spark",
+               *(args[2:] if args[0] == "--cluster" else args))
+        assert (r.exit_code, r.stderr) == (2, (
+            f"jetlink: error: TARGET store:west/ORDERS is also {what}: a job writes a new "
+            "target from its origins, never into one of them\n"))
     assert data_dir_bytes(jl.data) == before
     r = jl("spark", "mirror", "store:west/NOPE", "X")
     assert r.exit_code == 1 and "NOPE" in r.stderr
