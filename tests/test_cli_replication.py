@@ -700,6 +700,22 @@ def promoted(origin_reachable=True, **kw):
 
 
 @pytest.mark.parametrize("verb", ["promote", "failover"])
+@pytest.mark.parametrize("dry", [["--dry-run"], ["-f"]])
+def test_invalid_subjects_are_refused_by_the_dry_run_as_by_the_run(jl, verb, dry):
+    """The promoted stream's subjects are checked by the server's stream rules before
+    anything: a dry run refuses what the run would (it said "would be promoted")."""
+    from helpers import data_dir_bytes
+
+    west_orders(jl)
+    backup(jl)
+    before = data_dir_bytes(jl.data)
+    r = jl("stream", verb, "BACKUP", "--subjects", "a..b", *dry)
+    assert (r.exit_code, r.stdout, r.stderr) == (
+        1, "", "jetlink: error: invalid subject (10052): --subjects 'a..b'\n")
+    assert data_dir_bytes(jl.data) == before
+
+
+@pytest.mark.parametrize("verb", ["promote", "failover"])
 @pytest.mark.parametrize("given", ["", " ", ","])
 def test_a_subjects_that_holds_none_is_refused_before_anything(jl, verb, given):
     """`--subjects "$UNSET"`: refused as stream add refuses it, never a promotion onto the

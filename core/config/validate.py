@@ -733,6 +733,12 @@ def _may_overlap_api(subject: str) -> bool:
     return head in _API_HEADS or head[:1] in ("*", ">")
 
 
+def check_subjects(cfg: StreamConfig) -> None:
+    """The server's rules of a stream's own subjects (each valid, '>' only with no-ack and
+    one replica, the JetStream and system API namespaces only with no-ack): ApiError 10052."""
+    _check_subjects(cfg)
+
+
 def _check_subjects(cfg: StreamConfig) -> None:
     # The server also has a "duplicate subjects detected" rule, but it can never fire: the
     # pairwise overlap test below reports a duplicate at its first occurrence.

@@ -738,9 +738,32 @@ def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
         chosen = found
         if overlap:
             _no_overlap(site, stream, chosen, source)
+    _subjects_taken(cfg, chosen, source)
     return Promotion(site, stream, info, cfg, mirror_last, resumed, facts, origin_js, synced,
                      chosen, source, bool(failover), transfer, adjust, own_plan, record,
                      before)
+
+
+def _subjects_taken(cfg: StreamConfig, subjects: Sequence[str], source: str) -> None:
+    """The subjects a promoted stream takes, checked by the server's stream subject rules
+    (core/config/validate.py ``check_subjects``: a valid subject, '>' only with no-ack, the
+    API namespaces) before anything is changed, so that a dry run refuses what the run
+    would (10052, naming the subject)."""
+    from ..config.validate import check_subjects
+    from ..subjects import is_valid_subject
+
+    promoted = cfg.copy()
+    promoted.mirror = None
+    promoted.subjects = list(subjects)
+    try:
+        check_subjects(promoted)
+    except ApiError as err:
+        bad = next((s for s in subjects if not is_valid_subject(s)), None)
+        shown = repr(bad) if bad is not None else ", ".join(subjects)
+        if err.detail is None:  # (``source``: where they came from, "given" by --subjects)
+            err.detail = (f"--subjects {shown}" if source == "given"
+                          else f"subjects {shown} (from {source})")
+        raise
 
 
 def _no_overlap(site: Site, stream: str, subjects: Sequence[str], source: str) -> None:
