@@ -414,8 +414,8 @@ def _render_summary(console: Any, doc: dict[str, Any]) -> None:
 
 def _clean_up(target: Path, work: Path, *, given: bool, made: bool, keep: bool) -> None:
     """Remove the drill's data directory unless ``keep`` (a --data-dir that existed, empty,
-    is emptied rather than removed) and its scratch directory unless the data directory
-    kept is inside it."""
+    is emptied rather than removed) and its scratch directory unless ``keep``: what is kept
+    refers to it (the failback's saved divergent tail, recorded in the data directory)."""
     if not keep:
         if given and not made:
             for child in target.iterdir():
@@ -425,7 +425,7 @@ def _clean_up(target: Path, work: Path, *, given: bool, made: bool, keep: bool) 
                     child.unlink()
         else:
             shutil.rmtree(target, ignore_errors=True)
-    if not (keep and not given):
+    if not keep:
         shutil.rmtree(work, ignore_errors=True)
 
 
@@ -525,6 +525,8 @@ def demo(
     if keep:
         output.line(app, f"Data directory kept: {drill.data_dir} "
                          f"(JETLINK_DATA_DIR={drill.data_dir})")
+        if data_dir is not None:  # (else the data directory is inside it)
+            output.line(app, f"Work files kept: {work} (the failback's saved tail)")
 
 
 def register(app: typer.Typer) -> None:

@@ -144,6 +144,12 @@ def test_the_drill_narrated_and_kept(env, spark):
     # the consumers resume in east where the link left their offsets (tabs shown as spaces)
     assert re.search(r"^Partition:0 +Offset:2000 +order ", out, re.M)
     assert re.search(r"^Partition:1 +Offset:8056 +first record produced in east$", out, re.M)
+    # what it refers to is kept with it: the failback's saved divergent tail
+    kept_work = re.search(r"^Work files kept: (\S+) \(the failback's saved tail\)$", out, re.M)
+    assert kept_work is not None and (Path(kept_work.group(1)) / "orders-tail").is_dir()
+    import shutil
+
+    shutil.rmtree(kept_work.group(1))  # (kept for the user: the test removes it)
     # the kept directory is a data directory like any other
     mirrors = doc(invoke("--data-dir", str(target), "--cluster", "keast", "mirrors", "ls", "-j"))
     assert [(m["mirror_topic_name"], m["mirror_status"]) for m in mirrors] == [
