@@ -297,6 +297,20 @@ def write_meta(spark: Any, path: str, doc: dict[str, Any]) -> None:
         raise OSError(f"could not rename {tmp} to {final}")
 
 
+def _has_data_files(spark: Any, path: str) -> bool:
+    """Whether ``path`` holds a data file (a name not starting with ``_`` or ``.``, as
+    Spark's readers skip those), at any depth (partitioned datasets)."""
+    fs, p = _hadoop_path(spark, path)
+    if not fs.exists(p):
+        return False
+    files = fs.listFiles(p, True)
+    while files.hasNext():
+        name = files.next().getPath().getName()
+        if not name.startswith(("_", ".")):
+            return True
+    return False
+
+
 def path_exists(spark: Any, path: str) -> bool:
     fs, p = _hadoop_path(spark, path)
     return bool(fs.exists(p))
@@ -304,6 +318,28 @@ def path_exists(spark: Any, path: str) -> bool:
 
 def read_parquet(spark: Any, path: str) -> Any:
     return spark.read.schema(lake.spark_ddl()).parquet(path)
+
+
+# The lake columns a dataset must have for its rows to be messages (the others may be all
+# null: a stream's key and partition, a topic's subject)
+LAKE_REQUIRED = ("seq", "ts", "data")
+
+
+def lake_columns_problem(spark: Any, path: str, *, stream: bool = True) -> str | None:
+    """Why the Parquet files at ``path`` are not rows of the lake schema (core/lake.py
+    COLUMNS), or None: no Parquet data files at all, or columns missing (read with the lake
+    schema they would be nulls: a job would write empty messages)."""
+    try:
+        found = set(spark.read.parquet(path).columns)
+    except Exception:  # noqa: BLE001 - Spark's AnalysisException: its schema unreadable
+        if not _has_data_files(spark, path):
+            return "holds no Parquet data files"
+        return None  # (damaged files: the job's own read says what Spark found)
+    missing = [n for n in (*LAKE_REQUIRED, *(("subject",) if stream else ())) if n not in found]
+    if missing:
+        return (f"is not a dataset of the lake schema: no {', '.join(missing)} column"
+                f"{'s' if len(missing) > 1 else ''} (jetlink stream export writes one)")
+    return None
 
 
 def write_parquet(df: Any, path: str, meta: dict[str, Any] | None) -> None:

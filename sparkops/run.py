@@ -96,6 +96,10 @@ class Runner:
                 raise SparkJobError(f"{addr} has no {lake.META_FILE} (write it with `jetlink "
                                     "stream export` or a jetlink job)")
             state = meta.get("state", {})
+            problem = (io.lake_columns_problem(self.spark, addr.path)
+                       if int(state.get("messages", 0)) else None)  # (an empty one: no files)
+            if problem is not None:
+                raise SparkJobError(f"{addr} {problem}")
             return Input(addr, io.read_parquet(self.spark, addr.path), meta["name"],
                          meta.get("identity", ""), int(state.get("last_seq", 0)),
                          int(state.get("messages", 0)))

@@ -210,6 +210,35 @@ def test_mirror_from_a_lake_export_into_the_store(jl):
         rows(jl.data, "local", "ORDERS")
 
 
+def test_a_dataset_that_is_not_of_the_lake_schema_is_refused(jl):
+    """Parquet files without the lake's columns (read with its schema they would be nulls)
+    and a directory with none are named as such, never copied as empty messages nor
+    compared as 0 messages; nothing is created."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 5)
+    real = jl.tmp / "real"
+    ok(jl("stream", "export", "ORDERS", f"parquet:{real}"))
+    other = jl.tmp / "other"
+    other.mkdir()
+    pq.write_table(pa.table({"a": [1, 2], "b": ["x", "y"]}), other / "part-0.parquet")
+    shutil.copy(real / "_jetlink.json", other / "_jetlink.json")  # a metadata file alone
+    r = jl("spark", "mirror", f"parquet:{other}", "store:M")
+    assert (r.exit_code, r.stderr) == (1, (
+        f"jetlink: error: parquet:{other} is not a dataset of the lake schema: no seq, ts, "
+        "data, subject columns (jetlink stream export writes one)\n"))
+    assert "M" not in doc(jl("stream", "ls", "-a", "-j"))
+    empty = jl.tmp / "empty"
+    empty.mkdir()
+    r = jl("spark", "verify", f"parquet:{empty}", "ORDERS")
+    assert r.exit_code == 1 and r.stderr == (
+        f"jetlink: error: parquet:{empty} holds no Parquet data files\n")
+
+
 def test_progress_reports_the_running_stages(spark):
     """The progress bar's feed: tasks of the active stages, from Spark's status tracker."""
     import time
