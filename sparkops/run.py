@@ -83,6 +83,11 @@ class Runner:
     def _js(self, cluster: str) -> JetStream:
         if not self.dd.has_cluster(cluster) and cluster != "local":
             raise SparkJobError(f"cluster {cluster} not found")
+        if self.dd.has_cluster(cluster) and self.dd.is_down(cluster):
+            # a cluster marked unreachable (`cluster down`) is so for a job as for the pump:
+            # a rehearsed outage is never copied across
+            raise SparkJobError(f"cluster {cluster} is down (jetlink cluster up {cluster} "
+                                "brings it back)")
         return JetStream(self.dd.open(cluster), self.clock)
 
     def read(self, addr: io.Address) -> Input:

@@ -210,6 +210,22 @@ def test_mirror_from_a_lake_export_into_the_store(jl):
         rows(jl.data, "local", "ORDERS")
 
 
+def test_a_cluster_marked_down_is_not_read_nor_written(jl):
+    """A rehearsed outage (`cluster down`) is one for a job as for the pump."""
+    ok(jl("cluster", "add", "dn"))
+    ok(jl("--cluster", "dn", "stream", "add", "DS", "--subjects", "ds.>", "--defaults"))
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    ok(jl("cluster", "down", "dn"))
+    before = data_dir_bytes(jl.data)
+    for args in (["mirror", "store:dn/DS", "store:local/DSM"],
+                 ["mirror", "store:local/ORDERS", "store:dn/X"],
+                 ["verify", "store:dn/DS", "store:dn/DS"]):
+        r = jl("spark", *args)
+        assert (r.exit_code, r.stderr) == (
+            1, "jetlink: error: cluster dn is down (jetlink cluster up dn brings it back)\n")
+    assert data_dir_bytes(jl.data) == before
+
+
 def test_a_dataset_that_is_not_of_the_lake_schema_is_refused(jl):
     """Parquet files without the lake's columns (read with its schema they would be nulls)
     and a directory with none are named as such, never copied as empty messages nor
