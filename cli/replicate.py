@@ -363,6 +363,16 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
 
         live = Live(console=app.out, auto_refresh=False, transient=False)
         live.start()
+    # SIGTERM (a service manager's stop) ends the loop as Ctrl-C does: the summary, then
+    # 128 + 15 (the handler raises in the main thread between steps' statements, as
+    # Python's own SIGINT handler does: a transaction under way rolls back). Installed
+    # before the first line says the loop runs.
+    import signal
+
+    def terminated(_sig: int, _frame: Any) -> None:
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminated)
     output.notice(app, f"Replicating every {_interval_text(pause)}; Ctrl-C to stop")
     retries = Retries()
     try:
@@ -414,7 +424,7 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
                     output.line(app, activity_line(now, r))
             if not any(r.moved for r in reports) and not any(r.moved for r in link_reports):
                 sleep(pause)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         if live is not None:
             live.stop()
             live = None
@@ -423,10 +433,16 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
             f"Stopped after {_plural(state.steps, 'step')}: "
             f"{_plural(state.copied, 'message')} copied",
         )
-        raise typer.Exit(ExitCode.INTERRUPTED) from None
+        code = 128 + signal.SIGTERM if isinstance(stop, _Terminated) else ExitCode.INTERRUPTED
+        raise typer.Exit(code) from None
     finally:
+        signal.signal(signal.SIGTERM, previous)
         if live is not None:
             live.stop()
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised as Ctrl-C's KeyboardInterrupt is (``_follow``)."""
 
 
 def _interval_text(seconds: float) -> str:

@@ -8,6 +8,7 @@ import base64
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -381,3 +382,20 @@ def test_a_bad_subscription_subject_is_refused_before_connecting(jl):
         assert (r.exit_code, r.stderr) == (1, (
             "jetlink: error: nats: invalid subject: subject 'orders..>' is not valid: tokens "
             "separated by '.', none empty, no spaces or tabs, '>' only as the last token\n"))
+
+
+def test_replicate_follow_stopped_by_sigterm_says_what_it_did(jl):
+    """A service manager's stop (SIGTERM) ends `replicate --follow` as Ctrl-C does: the
+    summary on stderr, then 128 + 15."""
+    import signal
+
+    follower = _jetlink(jl.data, "replicate", "--follow", "--interval", "200ms")
+    try:
+        assert follower.stderr.readline() == "Replicating every 200ms; Ctrl-C to stop\n"
+        follower.send_signal(signal.SIGTERM)
+        _out, err = follower.communicate(timeout=WAIT_TIMEOUT)
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+    assert follower.returncode == 128 + signal.SIGTERM
+    assert re.fullmatch(r"Stopped after \d+ steps?: 0 messages copied\n", err), err
