@@ -1535,6 +1535,8 @@ def import_(
         summary = lake.import_stream(js, name, source, on_total=counted,
                                      on_rows=lambda n: bar.advance(n) if bar else None)
 
+    kept = int(to_doc(js.stream_info(name)).get("state", {}).get("messages", 0))
+
     def human(a: App, d: dict[str, Any]) -> None:
         how = "new stream" if d["created"] else "stream"
         dups = d.get("duplicates")
@@ -1545,6 +1547,10 @@ def import_(
             + (f"; {output.comma(dups)} duplicate{'s' if dups != 1 else ''} skipped"
                if dups else ""),
         )
+        if kept < d["messages"]:  # the stream's limits removed some as they were stored
+            output.line(a, f"The stream holds {output.comma(kept)} of them: its limits "
+                           "removed the rest (jetlink stream info "
+                           f"{d['stream']} shows its limits)")
 
     app.emit(summary, human=human)
 

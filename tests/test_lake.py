@@ -465,6 +465,15 @@ def test_cli_human_output(jl, cli_clock):
                    f"parquet:file://{out}"))
     assert result.stdout == (
         f"Imported 2 messages into new stream COPY (sequences 1 to 3) from file://{out}\n")
+    # into a stream whose limits keep fewer: said under the count
+    third = jl.tmp / "third"
+    ok(jl("--data-dir", str(third), "stream", "add", "ONE", "--subjects", "orders.>",
+          "--max-msgs", "1", "--defaults"))
+    result = ok(jl("--data-dir", str(third), "stream", "import", "ONE", f"parquet:{out}"))
+    assert result.stdout == (
+        f"Imported 2 messages into stream ONE (sequences 1 to 3) from {out}\n"
+        "The stream holds 1 of them: its limits removed the rest (jetlink stream info ONE "
+        "shows its limits)\n")
 
 
 def test_cli_export_overwrite_needs_force(jl, cli_clock):
