@@ -626,7 +626,26 @@ def clipped_message(exc: Any) -> str:
     text = re.sub(r"'([^'\s]{101,})'|\S{101,}",
                   lambda m: f"'{clip(m.group(1))}'" if m.group(1) else clip(m.group(0)),
                   str(exc.format_message()))
-    return _fixed_at_creation(exc, text) or text + _global_hint(exc, text)
+    return (_fixed_at_creation(exc, text) or _swallowed_command(exc)
+            or text + _global_hint(exc, text))
+
+
+def _swallowed_command(exc: Any) -> str | None:
+    """``jetlink --cluster stream ls``: the root option took the command's name as its value
+    and the next word is then an unknown command: said so, rather than Click's "No such
+    command 'ls'. Did you mean 'acls'?"."""
+    ctx = getattr(exc, "ctx", None)
+    if ctx is None or ctx.parent is not None or "No such command" not in exc.format_message():
+        return None
+    names = set(ctx.command.list_commands(ctx)) if hasattr(ctx.command, "list_commands") \
+        else set()
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name or "")
+        if isinstance(value, str) and value in names and getattr(param, "opts", None):
+            flag = max(param.opts, key=len)
+            return (f"{flag} took {value!r} as its value: give it one "
+                    f"(jetlink {flag} VALUE {value} ...)")
+    return None
 
 
 # Options of stream add that stream edit does not take: what the server fixes when a stream

@@ -307,3 +307,12 @@ def test_what_stream_edit_can_not_change_is_said_so(capsys, flag, what):
     assert (code, out) == (2, "")
     assert err.splitlines()[0] == (f"jetlink: error: No such option: {flag}: a stream's {what} "
                                    "is fixed when it is created; stream edit can not change it")
+
+
+@pytest.mark.parametrize(("flag", "command"), [("--cluster", "stream"), ("--context", "kv"),
+                                               ("--data-dir", "stream")])
+def test_a_global_option_that_took_the_command_as_its_value_says_so(capsys, flag, command):
+    code, out, err = call(capsys, flag, command, "ls")
+    assert (code, out) == (2, "")
+    assert err.splitlines()[0] == (f"jetlink: error: {flag} took {command!r} as its value: "
+                                   f"give it one (jetlink {flag} VALUE {command} ...)")
