@@ -82,6 +82,17 @@ def check_addresses(app: App, named: dict[str, list[str]]) -> None:
             if what != "TARGET" and any(same(target, a) for a in addresses):
                 raise common.usage(f"TARGET {target} is also {what}: a job writes a new "
                                    "target from its origins, never into one of them")
+    # a cluster the data directory does not have, named with the argument that names it
+    from jetlink.core.errors import NotFoundError, not_found
+    from jetlink.core.store import DataDir
+
+    store = DataDir(app.data_dir, create=False)
+    known = store.cluster_names() if app.data_dir.is_dir() else []
+    for what, addresses in parsed.items():
+        for a in addresses:
+            if a.kind != "parquet" and a.cluster != "local" and a.cluster not in known:
+                raise not_found(NotFoundError(f"{what} {a}: cluster {a.cluster} not found",
+                                              field=what), a.cluster, known)
 
 
 def check_output(what: str, text: str) -> None:

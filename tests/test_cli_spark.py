@@ -142,6 +142,13 @@ def test_cross_cluster_mirror_and_refusals(jl):
         assert (r.exit_code, r.stderr) == (2, (
             f"jetlink: error: TARGET store:west/ORDERS is also {what}: a job writes a new "
             "target from its origins, never into one of them\n"))
+    # a cluster the data directory lacks: named with its argument, before Spark starts
+    for args, said in ((["mirror", "store:wst/ORDERS", "X"],
+                        "ORIGIN store:wst/ORDERS: cluster wst not found: did you mean west?"),
+                       (["mirror", "store:west/ORDERS", "store:nope/X"],
+                        "TARGET store:nope/X: cluster nope not found")):
+        r = jl("spark", *args)
+        assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {said}\n")
     assert data_dir_bytes(jl.data) == before
     r = jl("spark", "mirror", "store:west/NOPE", "X")
     assert r.exit_code == 1 and "NOPE" in r.stderr
