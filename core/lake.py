@@ -492,6 +492,13 @@ def _prepare_dir(fs, base: str, where: str, force: bool) -> None:
     entries = fs.get_file_info(pafs.FileSelector(base))
     if not entries:
         return
+    # what no replace would remove is said first: no question is asked about it
+    others = sorted(e.base_name for e in entries
+                    if e.type != pafs.FileType.File or not _replaceable(e.base_name))
+    if others:
+        shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
+        raise LakeError(f"{where} holds more than a Parquet dataset ({shown}): not replacing "
+                        "it; choose another directory or empty it yourself")
     if not force:
         if all(e.type == pafs.FileType.File and _replaceable(e.base_name) for e in entries) \
                 and META_FILE not in {e.base_name for e in entries}:
@@ -501,12 +508,6 @@ def _prepare_dir(fs, base: str, where: str, force: bool) -> None:
                                   "them)")
         raise LakeExistsError(f"{where} is not empty ({len(entries)} entries): refusing to "
                               "overwrite it")
-    others = sorted(e.base_name for e in entries
-                    if e.type != pafs.FileType.File or not _replaceable(e.base_name))
-    if others:
-        shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
-        raise LakeError(f"{where} holds more than a Parquet dataset ({shown}): not replacing "
-                        "it; choose another directory or empty it yourself")
     for e in entries:
         fs.delete_file(e.path)
 

@@ -484,6 +484,15 @@ def test_cli_export_overwrite_needs_force(jl, cli_clock):
     assert refused.exit_code == 2
     assert "pass -f/--force to replace the dataset in" in refused.stderr
     ok(jl("stream", "export", "ORDERS", f"parquet:{out}", "-f"))
+    # a directory holding other files: refused at once, no question about a "dataset"
+    notes = jl.tmp / "notes"
+    notes.mkdir()
+    (notes / "notes.txt").write_text("mine")
+    r = jl("stream", "export", "ORDERS", f"parquet:{notes}")
+    assert (r.exit_code, r.stderr) == (1, (
+        f"jetlink: error: {notes} holds more than a Parquet dataset (notes.txt): not replacing "
+        "it; choose another directory or empty it yourself\n"))
+    assert (notes / "notes.txt").read_text() == "mine"
 
 
 def test_cli_a_location_no_filesystem_opens_is_a_usage_error(jl, cli_clock):
