@@ -163,7 +163,8 @@ def kv_aggregate(
         "--keys", metavar="KEY", help="Mirror only the keys matching this filter "
         "(repeatable; with --mirror).")] = None,
     history: Annotated[int | None, typer.Option(
-        "--history", metavar="N", help="Revisions kept per key.")] = None,
+        "--history", metavar="N", min=1, max=64,
+        help="Revisions kept per key, 1..64 (as kv add --history).")] = None,
     writable: Annotated[bool, typer.Option(
         "--writable", help="An aggregate that also takes writes.")] = False,
     master: MasterOpt = "local[*]",

@@ -753,3 +753,10 @@ def test_the_bar_follows_stderr_as_every_bar(monkeypatch):
         monkeypatch.setattr(output, "stdout_is_terminal", lambda v=stdout_tty: v)
         spark._run(SimpleNamespace(json=as_json), Summary)
         assert bool(used) == bar, (stderr_tty, stdout_tty, as_json)
+
+
+@pytest.mark.parametrize("value", ["0", "65"])
+def test_kv_aggregate_history_is_kv_adds_range(jl, value):
+    r = jl("spark", "kv-aggregate", "AGG", "--source", "CONFIG", "--history", value)
+    assert r.exit_code == 2
+    assert f"Invalid value for '--history': {value} is not in the range 1<=x<=64." in r.stderr
