@@ -97,7 +97,8 @@ def sync(
     app = App.of(ctx)
     pause = parse_duration_flag(interval, flag="--interval", wait=True) / 1e9
     if follow and pause <= 0:
-        raise common.usage("invalid value for --interval: must be more than 0")
+        raise common.usage(f"invalid value for --interval: {interval!r}: must be more than 0 "
+                           "(the pause between passes, e.g. 1s)")
     if count is not None and not follow:
         raise common.usage("--count goes with --follow")
     site = common.open_site(app)

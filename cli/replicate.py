@@ -89,7 +89,8 @@ def replicate(
                     "steps); without it replicate runs until nothing is pending and stops")
     pause = parse_duration_flag(interval, flag="--interval", wait=True) / 1e9
     if follow and pause <= 0:
-        raise usage("invalid value for --interval: must be more than 0")
+        raise usage(f"invalid value for --interval: {interval!r}: must be more than 0 (the "
+                    "pause between steps, e.g. 1s)")
     store = data_dir(app, step=False)
     store.check_exists()  # (a data directory that does not exist holds nothing to copy)
     clock = common.make_clock()

@@ -561,7 +561,8 @@ def test_replicate_interval_must_be_a_duration(jl):
     result = jl("replicate", "--follow", "--interval", "0s", "-j")
     assert (result.exit_code, json.loads(result.stdout)) == (
         2,
-        {"error": {"description": "invalid value for --interval: must be more than 0"}},
+        {"error": {"description": "invalid value for --interval: '0s': must be more than 0 "
+                                  "(the pause between steps, e.g. 1s)"}},
     )
 
 

@@ -30,8 +30,8 @@ def test_usage_error_without_json_is_one_format_on_stderr(capsys):
                    "Try 'jetlink validate -h' for help.\n")
     # jetlink's own usage errors: the same first line, the same exit status
     code, out, err = call(capsys, "replicate", "--follow", "--interval", "0")
-    assert (code, err) == (2, "jetlink: error: invalid value for --interval: must be more "
-                              "than 0\n")
+    assert (code, err) == (2, "jetlink: error: invalid value for --interval: '0': must be "
+                              "more than 0 (the pause between steps, e.g. 1s)\n")
     code, out, err = call(capsys, "stream", "view", "X", "--count", "0")
     assert (code, err) == (2, "jetlink: error: Invalid value for '--count': 0 is not in the "
                               "range x>=1.\nTry 'jetlink stream view -h' for help.\n")
