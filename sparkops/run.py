@@ -333,8 +333,13 @@ class Runner:
             if err is not None:
                 raise SparkJobError(f"{option}: {err.description}")
             where = f" in cluster {ocluster}" if ocluster != self.cluster else ""
-            if (not self.dd.has_cluster(ocluster)
-                    or src.name not in self._js(ocluster).stream_names()):
+            if not self.dd.has_cluster(ocluster) and ocluster != "local":
+                from jetlink.core.errors import did_you_mean
+
+                hint = did_you_mean(ocluster, self.dd.cluster_names())
+                raise SparkJobError(f"{option}: cluster {ocluster} not found"
+                                    + (f": {hint}" if hint else "") + "; nothing was created")
+            if src.name not in self._js(ocluster).stream_names():
                 raise SparkJobError(f"{option}: bucket {bucket} not found{where}; nothing "
                                     "was created")
         kv = KV(self.dd, self.cluster, self.clock)

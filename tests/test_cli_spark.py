@@ -474,7 +474,9 @@ def test_a_refused_or_failed_job_changes_nothing(jl):
             (["mirror", "ORDERS", "M", "--config", str(jl.tmp / "wq.json")], "work"),
             (["mirror", f"parquet:{lake_path}", "M"], "the Spark job failed: "),
             (["kv-aggregate", "AGG", "--source", "NOPE"],
-             "--source NOPE: bucket NOPE not found; nothing was created")):
+             "--source NOPE: bucket NOPE not found; nothing was created"),
+            (["kv-aggregate", "AGG", "--source", "NOPE@nowhere"],
+             "--source NOPE@nowhere: cluster nowhere not found; nothing was created")):
         r = jl("spark", *args)
         assert r.exit_code == 1, (args, r.output)
         (line,) = r.stderr.strip().splitlines()
