@@ -374,9 +374,9 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
         raise _Terminated
 
     previous = signal.signal(signal.SIGTERM, terminated)
-    output.notice(app, f"Replicating every {_interval_text(pause)}; Ctrl-C to stop")
-    retries = Retries()
-    try:
+    try:  # (the notice inside: a stop right after it lands in this try's handler)
+        output.notice(app, f"Replicating every {_interval_text(pause)}; Ctrl-C to stop")
+        retries = Retries()
         warned: set[str] = set()
         while True:
             broken: list[Any] = []
