@@ -1356,3 +1356,16 @@ def test_a_region_plan_with_an_object_done_before_counts_both(west_down, jl):
     lines = drive(app, steps)
     assert lines[0] == "1 of 2 objects of west to fail over"
     assert lines[1].startswith("Region failover of west: 2 objects")
+
+
+@pytest.mark.parametrize(("lag", "stale", "never", "shown"), [
+    (0, False, False, "0"),
+    (1234, False, False, "1,234"),
+    (62, True, False, "62 (last reported)"),
+    (0, True, True, "unknown"),  # the origin never heard from: no figure
+    (7, False, True, "7"),  # counted now (never active yet, but current)
+])
+def test_a_lag_cell(lag, stale, never, shown):
+    from jetlink.cli.dashboard.app import _lag
+
+    assert _lag(lag, stale, never).plain == shown

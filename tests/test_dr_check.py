@@ -616,7 +616,7 @@ def test_a_silent_origin_the_time_since_the_mirror_last_heard_from_it(behind):
         "OK:BACKUP@east: Positions synced 1m0s ago (1 consumer) OK:BACKUP@east: Subjects "
         "orders.> (from positions) OK:LATE@east: Never seen | BACKUP@east.lag=0 "
         "BACKUP@east.active=60.0000s BACKUP@east.recovery_point_seconds=60.0000s;60.0000 "
-        "BACKUP@east.positions_age=60.0000s BACKUP@east.clamps=0 LATE@east.lag=0 "
+        "BACKUP@east.positions_age=60.0000s BACKUP@east.clamps=0 "
         "LATE@east.clamps=0 mirrors=2 mirrors_critical=1 mirrors_warning=1 "
         "worst_recovery_point_seconds=60.0000s worst_recovery_point_messages=0")
     assert "OK:BACKUP@east: Recovery point 1m0s since" in nagios(
@@ -629,6 +629,14 @@ def test_a_silent_origin_the_time_since_the_mirror_last_heard_from_it(behind):
             backup["oldest"]) == (0, True, 60, "silence", None)
     assert (late["seconds"], late["seconds_from"], late["last_seen_ms"]) == (
         None, "silence", None)
+    # a lag never reported is no figure: no perf item, no sample (BACKUP's is, stale)
+    items = {p["name"]: p for p in got["perf_data"]}
+    assert "LATE@east.lag" not in items
+    assert items["BACKUP@east.lag"]["stale"] is True
+    prom = behind("dr", "check", "BACKUP", "LATE", "--format", "prometheus").stdout
+    assert 'jetlink_dr_lag{item="BACKUP@east"} 0' in prom.splitlines()
+    assert 'item="LATE@east"' not in "".join(ln for ln in prom.splitlines()
+                                            if ln.startswith("jetlink_dr_lag"))
     assert "Crit:LATE@east: Recovery point unknown: never heard from the origin" in nagios(
         behind("dr", "check", "LATE", "--rpo-critical", "1h"), 2)
     behind.clock.advance(3540 * SECOND)

@@ -96,9 +96,12 @@ def _ready(text: str) -> Text:
     return Text(text, style=style)
 
 
-def _lag(lag: int, stale: bool) -> Text:
+def _lag(lag: int, stale: bool, never: bool = False) -> Text:
     """A lag cell; one as last reported long ago (the origin silent, core/monitor/lag.py)
-    says so: ``62 (last reported)``, its age in the table's Active / Last Fetch column."""
+    says so: ``62 (last reported)``, its age in the table's Active / Last Fetch column; one
+    never reported (``never``: the origin never heard from) is no figure: ``unknown``."""
+    if stale and never:
+        return Text("unknown", style="yellow")
     if stale:
         return Text(f"{output.comma(lag)} (last reported)", style="yellow")
     return Text(output.comma(lag), style="yellow" if lag else "")
@@ -489,7 +492,8 @@ class Dashboard(App[None]):
             for a in snap.agreements:
                 if self._wanted(a.cluster, a.stream, a.origin):
                     # a promoted stream's row: its old origin back (dr check's split brain)
-                    lag = _lag(a.lag, a.stale) if a.kind != "promoted" else Text("-")
+                    lag = _lag(a.lag, a.stale, a.active_ns < 0) if a.kind != "promoted" \
+                        else Text("-")
                     ready = snap.readiness.get((a.cluster, a.stream), "") \
                         if a.kind in ("mirror", "promoted") else ""
                     rows.append((a, (_at(a.stream, a.cluster), a.kind, a.origin, lag,

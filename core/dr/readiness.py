@@ -596,10 +596,12 @@ def _grade_contact(result: Result, reading: LagReading, origin_answers: bool, ac
                    t: DrThresholds) -> None:
     """The recovery point's items, a stream's or a topic's: the lag (perf data and grade)
     and the time since the mirror last heard from its origin (``active`` in nanoseconds,
-    -1: never)."""
-    result.pd(PerfDataItem("lag", reading.lag, t.lag_warn, t.lag_critical,
-                           help="Messages the mirror has not copied from its origin",
-                           stale=reading.stale))
+    -1: never). A lag never reported has no perf item (as an unknown recovery point's
+    seconds): a ``lag=0`` would read as caught up on a graph."""
+    if not (reading.stale and reading.age_ns is None):
+        result.pd(PerfDataItem("lag", reading.lag, t.lag_warn, t.lag_critical,
+                               help="Messages the mirror has not copied from its origin",
+                               stale=reading.stale))
     _grade_lag(result, reading, origin_answers, t)
     if active >= 0:
         result.pd(PerfDataItem("active", active / SECOND, t.seen_warn / SECOND,
