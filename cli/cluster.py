@@ -226,7 +226,9 @@ def rm(
     """Remove a cluster and all its data.
 
     Deletes <data-dir>/NAME.db with its streams, consumers and messages. Asks for
-    confirmation on a terminal; without one, -f/--force is required.
+    confirmation on a terminal; without one, -f/--force is required. The mirrors, sourced
+    streams and mirror topics of other clusters that copy from it are named first (a
+    warning on stderr): they stop replicating.
     """
     app = App.of(ctx)
     store = data_dir(app)
@@ -235,6 +237,18 @@ def rm(
 
         raise not_found(NotFoundError(f"cluster {name} not found", field="cluster"), name,
                         store.cluster_names())
+    from jetlink.cli.common import make_clock
+    from jetlink.core.dr.region import reading_from
+
+    readers = reading_from(store, name, make_clock())
+    if readers and (force or output.is_interactive()):  # said before the question
+        n = len(readers)
+        what, copy, stop, them = (
+            ("1 mirror or source in other clusters", "copies", "stops", "it") if n == 1
+            else (f"{n} mirrors and sources in other clusters", "copy", "stop", "them"))
+        output.notice(app, f"jetlink: warning: {what} {copy} from cluster {name} and {stop} "
+                      f"replicating once it is gone (jetlink dr check reports {them}): "
+                      f"{', '.join(readers)}")
     output.confirm(
         app,
         f"Really remove cluster {name} and all its data",

@@ -136,6 +136,49 @@ def test_rm_asks_on_a_terminal(jl, monkeypatch):
     assert not (jl.data / "east.db").exists()
 
 
+def test_rm_names_the_copies_other_clusters_make_of_it(jl, monkeypatch):
+    """Removing an origin cluster names, before the question, what other clusters copy from
+    it (mirrors, sources, KV mirrors, mirror topics): they stop replicating."""
+    for args in (["cluster", "add", "west"], ["cluster", "add", "east"],
+                 ["cluster", "add", "kw", "--kind", "kafka"],
+                 ["cluster", "add", "ke", "--kind", "kafka"],
+                 ["--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>",
+                  "--defaults"],
+                 ["--cluster", "east", "stream", "add", "BACKUP", "--mirror", "ORDERS@west",
+                  "--defaults"],
+                 ["--cluster", "east", "stream", "add", "AGG", "--source", "ORDERS@west",
+                  "--subjects", "agg.>", "--defaults"],
+                 ["--cluster", "west", "kv", "add", "CFG"],
+                 ["--cluster", "east", "kv", "add", "CFGM", "--mirror", "CFG@west"],
+                 ["--cluster", "kw", "topic", "create", "orders"],
+                 ["--cluster", "ke", "links", "create", "L", "--source-cluster", "kw"],
+                 ["--cluster", "ke", "mirrors", "create", "orders", "--link", "L"]):
+        assert jl(*args).exit_code == 0, args
+    # refused without a terminal: no warning, only the refusal
+    refused = jl("cluster", "rm", "west")
+    assert refused.stderr == ("jetlink: error: no terminal to confirm on: pass -f/--force to "
+                              "remove cluster west\n")
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: True)
+    declined = jl("cluster", "rm", "west", input="n\n")
+    assert declined.exit_code == 1
+    assert declined.stderr.startswith(
+        "jetlink: warning: 3 mirrors and sources in other clusters copy from cluster west and "
+        "stop replicating once it is gone (jetlink dr check reports them): AGG@east (sources "
+        "ORDERS), BACKUP@east (mirror of ORDERS), CFGM@east (mirror of CFG)\nReally remove "
+        "cluster west and all its data [y/N]:")
+    assert (jl.data / "west.db").exists()
+    topic = jl("cluster", "rm", "kw", "-f", "-j")
+    assert (topic.exit_code, json.loads(topic.stdout)) == (0, {"success": True})
+    assert topic.stderr == (
+        "jetlink: warning: 1 mirror or source in other clusters copies from cluster kw and "
+        "stops replicating once it is gone (jetlink dr check reports it): L/orders@ke (mirror "
+        "topic of orders)\n")
+    quiet = jl("cluster", "rm", "east", "-f")
+    assert (quiet.exit_code, quiet.stderr) == (0, "")
+    gone = jl("cluster", "rm", "west", "-f")  # its readers went with east
+    assert (gone.exit_code, gone.stderr) == (0, "")
+
+
 def test_rm_unknown_cluster(jl):
     result = jl("cluster", "rm", "nope", "-f")
     assert (result.exit_code, result.stderr) == (1, "jetlink: error: cluster nope not found\n")

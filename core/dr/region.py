@@ -62,7 +62,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .readiness import MirrorReadiness
 
 __all__ = ["BUCKET", "RegionObject", "RegionPlan", "RegionReport", "mirrored_from",
-           "plan_region"]
+           "plan_region", "reading_from"]
 
 #: jetlink's own bucket of region runs (one per DR side)
 BUCKET = "JETLINK_REGIONS"
@@ -871,6 +871,50 @@ def _deleted(backend: Backend, sides: list[Side], journals: dict[str, Journal],
                                         region, promoted=True))
                 journals[side.label] = j
     return out
+
+
+def reading_from(dd: Any, cluster: str, clock: Clock) -> list[str]:
+    """What the other clusters of the data directory ``dd`` copy from ``cluster``: their
+    mirrors (streams, KV buckets) and promoted mirrors whose origin is in it, the streams
+    sourcing from it, and the mirror topics of links whose source cluster it is; each as
+    ``NAME@CLUSTER (mirror of ORIGIN)`` / ``(sources ORIGIN)`` / ``(mirror topic of
+    TOPIC)``, sorted. A cluster that does not open is passed over: this is what a removal
+    says, not a check."""
+    from ..config.kv import bucket_of_stream
+    from ..jetstream import JetStream
+
+    out: list[str] = []
+    for name in dd.cluster_names():
+        if name == cluster:
+            continue
+        try:
+            handle = dd.open(name)
+            if handle.kind == "kafka":
+                for info, region in mirror_topics(dd, name, clock):
+                    if region == cluster:
+                        out.append(f"{info.link_name}/{info.mirror_topic_name}@{name} "
+                                   f"(mirror topic of {info.source_topic_name})")
+                continue
+            infos = list(JetStream(handle, clock).streams())
+        except (JetlinkError, OSError):
+            continue
+        for info in infos:
+            cfg = info.config
+            if is_jetlink_own(cfg.name):
+                continue
+            shown = bucket_of_stream(cfg.name) or cfg.name
+            mirrored = mirrored_from(cfg)
+            if mirrored is not None:
+                kind, src, promoted = mirrored
+                if region_of(name, src) == cluster and not promoted:
+                    origin = (bucket_of_stream(src.name) or src.name) if kind == "kv" \
+                        else src.name
+                    out.append(f"{shown}@{name} (mirror of {origin})")
+                continue
+            froms = [s.name for s in cfg.sources or [] if region_of(name, s) == cluster]
+            if froms:
+                out.append(f"{shown}@{name} (sources {', '.join(froms)})")
+    return sorted(out)
 
 
 def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
