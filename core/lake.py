@@ -195,10 +195,48 @@ def lake_filesystem(path: str):
     local = local_path(path)
     if local is None:
         try:
-            return pafs.FileSystem.from_uri(path)
-        except Exception as exc:  # pyarrow: ArrowInvalid / ArrowNotImplementedError / OSError
-            raise LakeLocationError(f"{path}: unsupported dataset location: {exc}") from None
+            return pafs.FileSystem.from_uri(_bounded_retries(path))
+        except (ValueError, NotImplementedError) as exc:  # ArrowInvalid / ArrowNotImplemented
+            raise LakeLocationError(f"{path}: unsupported dataset location: "
+                                    f"{_first_line(exc)}") from None
+        except OSError as exc:  # a filesystem pyarrow knows that does not answer or load
+            raise LakeError(f"{path}: cannot open the dataset location: "
+                            f"{_first_line(exc)}{_fs_hint(exc)}") from None
     return pafs.LocalFileSystem(), local
+
+
+#: the longest a Google Cloud Storage request is retried (pyarrow's default is 15 minutes:
+#: a location without credentials or network would hang the command that long, silently);
+#: a ``retry_limit_seconds`` of the URI's own is kept
+GCS_RETRY_LIMIT_S = 30
+
+
+def _bounded_retries(uri: str) -> str:
+    """``uri`` with ``retry_limit_seconds`` = :data:`GCS_RETRY_LIMIT_S` for a ``gs://`` /
+    ``gcs://`` location that does not give one (others unchanged)."""
+    scheme = uri.partition("://")[0].lower()
+    if scheme not in ("gs", "gcs") or "retry_limit_seconds=" in uri.partition("?")[2]:
+        return uri
+    return f"{uri}{'&' if '?' in uri else '?'}retry_limit_seconds={GCS_RETRY_LIMIT_S}"
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception's text as one line: its first (pyarrow's HDFS error lists every place
+    it looked for the JVM, one line each), a Google Cloud status without its
+    ``error_info={...}`` (the same message again, as metadata)."""
+    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    if text.startswith("google::cloud::Status(") and " error_info={" in text:
+        text = text.removeprefix("google::cloud::Status(").partition(" error_info={")[0]
+    return text
+
+
+def _fs_hint(exc: BaseException) -> str:
+    """What to set when pyarrow's HDFS filesystem could not load the JVM or libhdfs."""
+    text = str(exc)
+    if "libjvm" in text or "libhdfs" in text:
+        return (" (pyarrow's HDFS filesystem loads the JVM and libhdfs: set JAVA_HOME, "
+                "HADOOP_HOME and CLASSPATH, or ARROW_LIBHDFS_DIR)")
+    return ""
 
 
 def _join(base: str, name: str) -> str:
@@ -549,7 +587,8 @@ def _os_error(exc: OSError, path: str, what: str) -> LakeError:
     "Detail:" of their own, left out)."""
     import re
 
-    text = re.sub(r"^\[Errno \d+\] ", "", str(exc) or exc.strerror or type(exc).__name__)
+    text = re.sub(r"^\[Errno \d+\] ", "", _first_line(exc) if str(exc) else
+                  exc.strerror or type(exc).__name__)
     text = re.sub(r"\. Detail: \[errno \d+\] ", ": ", text)
     return LakeError(f"{what} {path}: {text}")
 

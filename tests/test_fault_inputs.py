@@ -422,6 +422,24 @@ def test_an_export_to_a_place_that_cannot_hold_it_is_one_line(jl):
     assert r.exit_code == 1 and "Traceback" not in r.stderr
 
 
+def test_a_lake_location_that_does_not_open_is_one_line(jl):
+    """A scheme no pyarrow filesystem knows is a usage error (2); one it knows whose
+    filesystem does not load (HDFS without its JVM and libhdfs here) is one line with what
+    to set (1), not pyarrow's list of every place it looked."""
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    for verb in (["stream", "export", "ORDERS"], ["stream", "import", "COPY"]):
+        r = jl(*verb, "parquet:foo://x")
+        _one_line(r, 2, "jetlink: error: foo://x: unsupported dataset location: "
+                        "Unrecognized filesystem type in URI: foo://x")
+        r = jl(*verb, "parquet:hdfs://127.0.0.1:1/x")
+        _one_line(r, 1, "jetlink: error: hdfs://127.0.0.1:1/x: cannot open the dataset "
+                        "location: ")
+        assert "(pyarrow's HDFS filesystem loads the JVM and libhdfs: set JAVA_HOME, " \
+            "HADOOP_HOME and CLASSPATH, or ARROW_LIBHDFS_DIR)" in r.stderr
+        assert r.stderr.count("\n") == 1, r.stderr
+    assert jl("stream", "ls", "-n").stdout == "ORDERS\n"  # no COPY made
+
+
 def test_a_huge_random_template_is_refused_before_it_is_built(jl):
     ok(jl("stream", "add", "T", "--subjects", "t.>", "--defaults"))
     # refused by its size: building 100 GB first would fail with a MemoryError, not this

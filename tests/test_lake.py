@@ -579,3 +579,29 @@ def test_a_write_of_the_meta_file_cut_short_leaves_the_old_one_whole(tmp_path, m
         lake.write_meta(path, {"kind": "stream", "name": "NEW" * 1000})
     monkeypatch.setattr(lake, "lake_filesystem", real)
     assert lake.read_meta(path) == {"kind": "stream", "name": "OLD"}
+
+
+@pytest.mark.parametrize(("uri", "bounded"), [
+    ("gs://b/x", "gs://b/x?retry_limit_seconds=30"),
+    ("gcs://b/x", "gcs://b/x?retry_limit_seconds=30"),
+    ("GS://b/x", "GS://b/x?retry_limit_seconds=30"),
+    ("gs://b/x?project_id=p", "gs://b/x?project_id=p&retry_limit_seconds=30"),
+    ("gs://b/x?retry_limit_seconds=5", "gs://b/x?retry_limit_seconds=5"),  # the URI's own
+    ("s3://b/x", "s3://b/x"),
+    ("hdfs://nn:8020/x", "hdfs://nn:8020/x"),
+])
+def test_google_cloud_storage_retries_are_bounded(uri, bounded):
+    """pyarrow retries a GCS request for 15 minutes by default: a location without
+    credentials or network would hang the command that long; 30 s unless the URI says."""
+    assert lake._bounded_retries(uri) == bounded
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    ("Unable to load libjvm\ndlopen(/a) failed\ndlopen(/b) failed", "Unable to load libjvm"),
+    ("google::cloud::Status(UNAVAILABLE: Retry policy exhausted, with a last message of X "
+     "error_info={reason=, metadata={a=X}})", "UNAVAILABLE: Retry policy exhausted, with a "
+     "last message of X"),
+    ("", "OSError"),
+])
+def test_a_filesystem_error_is_one_line(text, line):
+    assert lake._first_line(OSError(text)) == line
