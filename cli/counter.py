@@ -46,10 +46,11 @@ ValueArg = Annotated[str, typer.Argument(metavar="VALUE", show_default=False,
                                          help="A decimal integer, any size.")]
 
 
-def _stream(js: Any, subject: str | None, stream: str | None) -> str:
+def _stream(js: Any, subject: str | None, stream: str | None, *,
+            by_option: bool = True) -> str:
     from jetlink.core import counters
 
-    return counters.counter_stream(js, subject, stream)
+    return counters.counter_stream(js, subject, stream, by_option=by_option)
 
 
 @counter_app.command("get")
@@ -108,7 +109,7 @@ def _add(ctx: typer.Context, subject: str, value: str, negate: bool) -> None:
     app = App.of(ctx)
     v = counters.parse_value(value, negate=negate)
     js = open_jetstream(app)
-    _stream(js, subject, None)
+    _stream(js, subject, None, by_option=False)
     ack = counters.add(js, subject, v)
     app.emit(ack.to_json(), human=lambda a, d: output.line(a, d["val"]))
 

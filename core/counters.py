@@ -73,15 +73,20 @@ def parse_value(text: str, *, negate: bool = False, field: str = "value") -> int
     return -v if negate else v
 
 
-def counter_stream(js: JetStreamAPI, subject: str | None, stream: str | None) -> str:
-    """The counter stream the verbs act on (checked: counters and direct access on)."""
+def counter_stream(js: JetStreamAPI, subject: str | None, stream: str | None, *,
+                   by_option: bool = True) -> str:
+    """The counter stream the verbs act on (checked: counters and direct access on);
+    ``by_option``: the verb takes ``--stream`` (get, view, list; increment and decrement
+    publish, and the stream is the one whose subjects match)."""
     name = stream or ""
     if not name:
         names = js.stream_names(subject or ">")
         if not names:
             missing = nats_error("StreamNotFound")
-            missing.detail = (f"no stream's subjects match {subject}; give its stream with "
-                              "--stream")
+            missing.detail = f"no stream's subjects match {subject}" + (
+                "; give its stream with --stream" if by_option else
+                " (a counter is a subject of a stream made with --allow-counter "
+                "--allow-direct)")
             raise missing
         name = names[0]
     cfg = js.stream_info(name).config

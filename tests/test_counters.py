@@ -425,9 +425,13 @@ def test_cli_counter_aggregate(counters_cli):
     (["incr", "cnt.a", "1x"], 2, "invalid value: '1x' is not a decimal integer"),
     (["ls"], 2, "no stream or subject specified"),
     (["ls", "cnt.none.>"], 1, "no counters found"),
+    # increment publishes: no --stream to give (the hint names what makes a counter)
     (["incr", "nomatch.a", "1"], 1, "stream not found (10059): no stream's subjects match "
-                                    "nomatch.a; give its stream with --stream"),
-    (["get", "nomatch.a"], 1, "stream not found (10059): no stream's subjects match nomatch.a"),
+                                    "nomatch.a (a counter is a subject of a stream made with "
+                                    "--allow-counter --allow-direct)\n"),
+    (["decr", "nomatch.a", "1"], 1, "no stream's subjects match nomatch.a (a counter"),
+    (["get", "nomatch.a"], 1, "stream not found (10059): no stream's subjects match nomatch.a; "
+                              "give its stream with --stream\n"),
 ])
 def test_cli_counter_errors(counters_cli, args, code, err):
     r = counters_cli("counter", *args)
