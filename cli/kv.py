@@ -476,6 +476,21 @@ def add(
 _MIRROR_EDITABLE = {"description", "history", "ttl", "max_bytes", "max_value_size", "metadata"}
 
 
+def _confirm_removal(app: App, kv: Any, bucket: str, old: Any, new: Any, *,
+                     force: bool) -> None:
+    """Ask (a terminal) or refuse (none, without -f) an edit whose limits remove stored
+    values, as stream edit does (cli/stream.py ``removed_by``, in a bucket's terms)."""
+    if force:
+        return
+    from jetlink.cli.stream import removed_by
+
+    removes = removed_by(kv.js(), old.name, old, new, kv=True)
+    if removes:
+        output.confirm(app, f"Really edit bucket {bucket}: it removes stored values "
+                       f"({removes})", force=False,
+                       action=f"edit bucket {bucket} (it removes stored values: {removes})")
+
+
 @kv_app.command("edit")
 def edit(
     ctx: typer.Context,
@@ -496,13 +511,17 @@ def edit(
     placement_cluster: PlacementClusterOption = None,
     placement_tags: PlacementTagsOption = None,
     source: SourceOption = None,
+    force: Annotated[bool, force_option("Edit")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Change a bucket's settings.
 
     Only the flags given change (--metadata replaces the metadata a user set). --source
     ORIGIN[:KEYS][@CLUSTER] (repeatable) adds origins to an aggregate. Shows the bucket's
-    status; with --json the KVStatus.
+    status; with --json the KVStatus. An edit that removes stored values (a history below
+    the revisions a key holds, a TTL shorter than the oldest value's age, a bucket size
+    below the bytes stored) asks first on a terminal and, without one, is refused unless
+    -f/--force (exit status 2, nothing changed), as stream edit.
     """
     from jetlink.core.errors import JetlinkError
 
@@ -537,15 +556,14 @@ def edit(
                     f"sizes and metadata can be edited, not {', '.join(sorted(extra))}",
                     field="bucket",
                 )
-            status = kv.update_mirror(
-                handle.name,
-                description=values.get("description"),
-                history=values.get("history"),
-                ttl=values.get("ttl"),
-                max_bytes=values.get("max_bytes"),
-                max_value_size=values.get("max_value_size"),
-                metadata=values.get("metadata"),
-            )
+            changes = {"description": values.get("description"),
+                       "history": values.get("history"), "ttl": values.get("ttl"),
+                       "max_bytes": values.get("max_bytes"),
+                       "max_value_size": values.get("max_value_size"),
+                       "metadata": values.get("metadata")}
+            _confirm_removal(app, kv, handle.name, *kv.mirror_update(handle.name, **changes),
+                             force=force)
+            status = kv.update_mirror(handle.name, **changes)
             app.emit(status.to_json(), human=render_status)
             return
         cfg = kv.bucket_config(bucket)
@@ -556,6 +574,7 @@ def edit(
         for field, value in values.items():
             setattr(cfg, field, value)
         with _bucket_explained(bucket, values.get("limit_marker_ttl")):
+            _confirm_removal(app, kv, bucket, *kv.bucket_update(cfg), force=force)
             status = kv.update_bucket(cfg)
     for origin in origins:
         status = kv.add_aggregate_origin(bucket, origin)
@@ -942,7 +961,7 @@ def _fence_explained(handle: Any) -> Iterator[None]:
 
 # A bucket's stream fields as kv's options (nats.go's KeyValueConfig -> StreamConfig)
 _KV_OPTION_OF_FIELD = {"max_msg_size": "--max-value-size", "max_age": "--ttl",
-                       "max_msgs_per_subject": "--history", "max_bytes": "--max-bytes",
+                       "max_msgs_per_subject": "--history", "max_bytes": "--max-bucket-size",
                        "subject_delete_marker_ttl": "--marker-ttl",
                        "allow_msg_ttl": "--marker-ttl", "num_replicas": "--replicas"}
 
@@ -965,7 +984,8 @@ def _bucket_explained(bucket: str, marker_ttl: int | None = None) -> Iterator[No
             err.detail = (f"--marker-ttl {format_duration(marker_ttl or 0)} would turn off "
                           f"bucket {bucket}'s per-key TTLs, which the server keeps once on")
         elif option is not None:
-            err.detail = f"bucket {bucket}: {option} {detail.split(' = ', 1)[1]}"
+            said = detail.split(" = ", 1)[1].replace("the stream holds", "the bucket holds")
+            err.detail = f"bucket {bucket}: {option} {said.replace('message needs', 'value needs')}"
         elif (not detail and marker_ttl is not None
               and "delete marker TTL" in err.description):
             err.detail = f"--marker-ttl {format_duration(marker_ttl)}"

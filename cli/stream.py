@@ -291,7 +291,7 @@ def edit(
         # without a terminal an edit is applied as given, unless it removes stored messages
         # (a tighter limit, interest retention with no consumer): that, as every
         # destructive verb, needs -f/--force
-        removes = _removed_by(js, name, old, new)
+        removes = removed_by(js, name, old, new)
         if removes:
             output.confirm(app, "", force=False,
                            action=f"edit stream {name} (it removes stored messages: {removes})")
@@ -299,10 +299,11 @@ def edit(
     app.emit(to_doc(info), human=lambda a, doc: _created(a, doc, "updated"))
 
 
-def _removed_by(js: Any, name: str, old: Any, new: Any) -> str:
+def removed_by(js: Any, name: str, old: Any, new: Any, *, kv: bool = False) -> str:
     """Why the limits of ``new`` remove messages ``name`` holds under ``old`` ("" when they
     remove none): a message count, a byte count, a per-subject count or an age over its new
-    limit (the store then removes the oldest: core/streamstore/limits.py)."""
+    limit (the store then removes the oldest: core/streamstore/limits.py). ``kv``: said in
+    a bucket's terms (history, TTL, bucket size; revisions of a key)."""
     info = js.stream_info(name)
     st = info.state
     if not st.messages:
@@ -321,15 +322,19 @@ def _removed_by(js: Any, name: str, old: Any, new: Any) -> str:
     if not keeps and (limit := tighter("max_msgs")) and st.messages > limit:
         return f"max_msgs {output.comma(limit)} < {output.comma(st.messages)} stored"
     if not keeps and (limit := tighter("max_bytes")) and st.bytes > limit:
-        return f"max_bytes {output.comma(limit)} < {output.comma(st.bytes)} stored"
+        return (f"{'max bucket size' if kv else 'max_bytes'} {output.comma(limit)} < "
+                f"{output.comma(st.bytes)} bytes stored")
     if (limit := tighter("max_age")) and st.first_ts and now_ns() - int(st.first_ts) > limit:
         from jetlink.core.durations import format_duration
 
-        return f"max_age {format_duration(limit)}: older messages stored"
+        return (f"ttl {format_duration(limit)}: older values stored" if kv else
+                f"max_age {format_duration(limit)}: older messages stored")
     if limit := tighter("max_msgs_per_subject"):
         most = max(js.subjects(name).values(), default=0)
         if most > limit:
-            return (f"max_msgs_per_subject {output.comma(limit)} < {output.comma(most)} "
+            return (f"history {output.comma(limit)} < {output.comma(most)} revisions stored "
+                    "for one key" if kv else
+                    f"max_msgs_per_subject {output.comma(limit)} < {output.comma(most)} "
                     "stored on one subject")
     return ""
 

@@ -377,22 +377,40 @@ class KV:
     def update_bucket(self, cfg: KeyValueConfig) -> KVStatus:
         """Change a bucket's settings (history, TTL, sizes, ...). An aggregate keeps its
         origins and read-only rules; use :meth:`update_mirror` for a KV mirror."""
+        _current, new = self.bucket_update(cfg)
+        info = self.js().update_stream(new)
+        return _status(cfg.bucket, info)
+
+    def bucket_update(self, cfg: KeyValueConfig) -> tuple[StreamConfig, StreamConfig]:
+        """The bucket's stream config now and as :meth:`update_bucket` would make it
+        (nothing changed): what a caller compares before it asks."""
         validate_bucket_name(cfg.bucket)
         current = self._stream_of_bucket(cfg.bucket).config
         new = cfg.to_stream_config()
         if current.sources and current.mirror is None:  # an aggregate: keep its topology
             for name in _TOPOLOGY_FIELDS:
                 setattr(new, name, getattr(current, name))
-        info = self.js().update_stream(new)
-        return _status(cfg.bucket, info)
+        return current, new
 
     def update_mirror(self, name: str, *, description: str | None = None,
                       history: int | None = None, ttl: int | None = None,
                       max_bytes: int | None = None, max_value_size: int | None = None,
                       metadata: dict[str, str] | None = None) -> KVStatus:
         """Change a KV mirror's own settings (its origin and key filter stay)."""
-        js = self.js()
-        cfg = js.stream_info(self._own_stream(name)).config.copy()
+        _current, cfg = self.mirror_update(
+            name, description=description, history=history, ttl=ttl, max_bytes=max_bytes,
+            max_value_size=max_value_size, metadata=metadata)
+        return _status(name, self.js().update_stream(cfg))
+
+    def mirror_update(self, name: str, *, description: str | None = None,
+                      history: int | None = None, ttl: int | None = None,
+                      max_bytes: int | None = None, max_value_size: int | None = None,
+                      metadata: dict[str, str] | None = None
+                      ) -> tuple[StreamConfig, StreamConfig]:
+        """The KV mirror's stream config now and as :meth:`update_mirror` would make it
+        (nothing changed)."""
+        current = self.js().stream_info(self._own_stream(name)).config
+        cfg = current.copy()
         if _mirrored_bucket(cfg) is None:
             raise JetlinkError(f"{name} is not a KV mirror", field="name")
         if description is not None:
@@ -409,7 +427,7 @@ class KV:
             cfg.max_msg_size = int(max_value_size) if max_value_size > 0 else -1
         if metadata is not None:
             cfg.metadata = dict(metadata)
-        return _status(name, js.update_stream(cfg))
+        return current, cfg
 
     def bucket_config(self, bucket: str) -> KeyValueConfig:
         """The bucket's configuration, read back from its stream."""

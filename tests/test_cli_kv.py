@@ -160,6 +160,60 @@ def test_edit_changes_only_the_given_values(jl):
     assert doc(jl("kv", "get", "CFG", "app.color", "-j"))["value"] == "Z3JlZW4="  # data kept
 
 
+def test_an_edit_that_removes_values_asks_or_needs_force(jl, monkeypatch):
+    """An edit whose limits remove stored values (history, TTL) is refused without a
+    terminal unless -f (exit 2, nothing changed), asked on one, as stream edit; one that
+    keeps every value is applied as given. A KV mirror's edit too."""
+    from helpers import data_dir_bytes
+
+    ok(jl("kv", "add", "H", "--history", "5"))
+    for v in ("v1", "v2", "v3"):
+        ok(jl("kv", "put", "H", "k", v))
+    jl.clock.advance(10 * SECOND)
+    before = data_dir_bytes(jl.data)
+    for flags, why in ((["--history", "2"], "history 2 < 3 revisions stored for one key"),
+                       (["--ttl", "5s"], "ttl 5s: older values stored")):
+        res = jl("kv", "edit", "H", *flags)
+        assert (res.exit_code, res.stdout) == (2, ""), res.output
+        assert res.stderr == ("jetlink: error: no terminal to confirm on: pass -f/--force to "
+                              f"edit bucket H (it removes stored values: {why})\n")
+    assert data_dir_bytes(jl.data) == before
+    assert doc(jl("kv", "edit", "H", "--history", "3", "--ttl", "1h", "-j"))["history"] == 3
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: True)
+    declined = jl("kv", "edit", "H", "--history", "1", input="n\n")
+    assert declined.exit_code == 1
+    assert ("Really edit bucket H: it removes stored values (history 1 < 3 revisions stored "
+            "for one key) [y/N]:") in declined.stderr
+    assert len(doc(jl("kv", "history", "H", "k", "-j"))) == 3
+    assert doc(jl("kv", "edit", "H", "--history", "1", "-f", "-j"))["history"] == 1
+    assert len(doc(jl("kv", "history", "H", "k", "-j"))) == 1
+    monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+    # a KV mirror's own history: the same rule
+    ok(jl("kv", "edit", "H", "--history", "5", "-f"))
+    for v in ("v4", "v5"):
+        ok(jl("kv", "put", "H", "k", v))
+    ok(jl("cluster", "add", "east"))
+    ok(jl("--cluster", "east", "kv", "add", "M", "--mirror", "H@local", "--history", "5"))
+    ok(jl("replicate"))
+    assert len(doc(jl("--cluster", "east", "kv", "history", "M", "k", "-j"))) == 3
+    res = jl("--cluster", "east", "kv", "edit", "M", "--history", "1")
+    assert res.stderr == ("jetlink: error: no terminal to confirm on: pass -f/--force to edit "
+                          "bucket M (it removes stored values: history 1 < 3 revisions stored "
+                          "for one key)\n")
+    assert doc(jl("--cluster", "east", "kv", "edit", "M", "--history", "1", "-f",
+                  "-j"))["history"] == 1
+
+
+def test_a_full_bucket_says_its_size_in_kv_terms(jl):
+    ok(jl("kv", "add", "S", "--max-bucket-size", "60"))
+    ok(jl("kv", "put", "S", "k", "v" * 10))
+    res = jl("kv", "put", "S", "k", "w" * 30)
+    assert res.exit_code == 1
+    assert res.stderr.startswith("jetlink: error: maximum bytes exceeded (10077): bucket S: "
+                                 "--max-bucket-size 60 (discard new): the bucket holds "), res.stderr
+    assert "the value needs " in res.stderr
+
+
 def test_ls_table_names_and_json(jl):
     assert ok(jl("kv", "ls")).stdout == "No Key-Value buckets found\n"
     assert ok(jl("kv", "ls", "--names")).stdout == ""
