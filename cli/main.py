@@ -45,14 +45,17 @@ def run(argv: Sequence[str] | None = None) -> None:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the whole process
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the whole process
-    from jetlink.cli.launch import quick_kv_get
+    try:
+        from jetlink.cli.launch import quick_kv_get
 
-    status = quick_kv_get(args)
-    if status is not None:
-        sys.exit(status)
-    from jetlink.cli.root import run_app
+        status = quick_kv_get(args)
+        if status is not None:
+            sys.exit(status)
+        from jetlink.cli.root import run_app
 
-    run_app(args, globals().get("app"))  # an app set on this module (tests) runs instead
+        run_app(args, globals().get("app"))  # an app set on this module (tests) runs instead
+    except KeyboardInterrupt:  # while the modules load and the app is built: as Typer's
+        sys.exit(130)          # rule inside a command, exit 130 and nothing printed
 
 
 if __name__ == "__main__":

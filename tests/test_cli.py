@@ -221,6 +221,22 @@ def test_keyboard_interrupt_exits_130():
     assert result.exit_code == 130
 
 
+@pytest.mark.parametrize("where", ["jetlink.cli.launch.quick_kv_get",
+                                   "jetlink.cli.root.run_app"])
+def test_an_interrupt_while_the_app_loads_exits_130_without_a_traceback(
+        where, monkeypatch, capsys):
+    """Ctrl-C before a command runs (the modules loading, the Typer app being built): exit
+    130 and nothing printed, as Typer's rule inside a command."""
+    def interrupted(*_a, **_k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(where, interrupted)
+    with pytest.raises(SystemExit) as done:
+        run(["dr", "check"])
+    assert done.value.code == 130
+    assert capsys.readouterr() == ("", "")
+
+
 def test_unexpected_exception_is_not_swallowed():
     app = make_app()
 
