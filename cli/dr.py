@@ -19,9 +19,9 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -548,20 +548,57 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
                        f"of {', '.join(plan.regions)}", force=force,
                        action=f"{verb} {', '.join(plan.regions)}")
     lines = not app.json and not output.stderr_is_terminal()
-    with output.progress(app, f"{action.capitalize()} of {', '.join(plan.regions)}",
-                         len(todo)) as bar:
-        def on_event(o: Any) -> None:
-            bar.advance(1)
-            if lines:
-                output.line(app, _object_line(o.to_json(), action))
+    ended: list[str] = []
+    try:
+        with output.progress(app, f"{action.capitalize()} of {', '.join(plan.regions)}",
+                             len(todo)) as bar:
+            def on_event(o: Any) -> None:
+                ended.append(f"{o.kind} {o.shown}")
+                bar.advance(1)
+                if lines:
+                    output.line(app, _object_line(o.to_json(), action))
 
-        report = plan.carry_out(on_event)
-    app.emit(report.to_json(), human=lambda a, d: _render_region(a, d, outcome_only=lines))
+            report = plan.carry_out(on_event)
+    except KeyboardInterrupt:
+        _interrupted(app, action, plan.regions, ended, len(todo))
+    # the run is journalled whole: an interrupt now would only cut its report short, and a
+    # script must not read a finished run as an interrupted one (exit 130)
+    with _no_interrupt():
+        app.emit(report.to_json(), human=lambda a, d: _render_region(a, d, outcome_only=lines))
     if report.failed:
         output.notice(app, "jetlink: error: not " + ("failed over" if action == "failover" else
                                              "failed back") + ": " +
                       "; ".join(f"{o.shown} ({o.detail})" for o in report.failed))
         raise typer.Exit(1)
+
+
+@contextlib.contextmanager
+def _no_interrupt() -> Iterator[None]:
+    """SIGINT ignored inside (the main thread's handler put back after)."""
+    try:
+        was = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: signals are not this thread's to handle
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, was)
+
+
+def _interrupted(app: App, action: str, regions: Sequence[str], ended: Sequence[str],
+                 todo: int) -> NoReturn:
+    """A region run stopped by Ctrl-C: what it finished, and that the same command finishes
+    the rest (its journal, core/dr/region.py, records each object before and after);
+    exit 130."""
+    from jetlink.cli import output
+
+    shown = f" ({', '.join(ended)})" if ended else ""
+    output.notice(app, f"jetlink: interrupted: the region {action} of {', '.join(regions)} "
+                  f"stopped with {len(ended)} of {todo} object{'' if todo == 1 else 's'} "
+                  f"ended{shown}; run the same command again to finish it (its journal "
+                  "keeps where it stopped)")
+    raise typer.Exit(130)
 
 
 def answering_warning(plan: Any, dry_run: bool, hint: str) -> str | None:

@@ -90,6 +90,34 @@ def test_the_dry_run_shows_the_plan_and_changes_nothing(region):
     assert (d["dry_run"], d["complete"], d["nothing_to_do"]) == (True, False, False)
 
 
+def test_an_interrupted_region_run_says_what_it_ended_and_a_rerun_finishes(region,
+                                                                            monkeypatch):
+    """Ctrl-C between two objects: exit 130, one line on stderr saying what ended and that
+    the same command finishes the run; the re-run does the rest."""
+    from jetlink.core.dr import region as R
+
+    real, calls = R._failover, []
+
+    def second_interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(R, "_failover", second_interrupted)
+    r = east(region, "dr", "failover", "--from", "west", "-f")
+    assert r.exit_code == 130, r.output
+    assert r.stderr.splitlines()[-1] == (
+        "jetlink: interrupted: the region failover of west stopped with 1 of 3 objects ended "
+        "(kv CONFIG@east); run the same command again to finish it (its journal keeps where "
+        "it stopped)")
+    monkeypatch.setattr(R, "_failover", real)
+    d = doc(east(region, "dr", "failover", "--from", "west", "-f", "-j"))
+    assert d["complete"] is True
+    assert sorted((o["name"], o["state"]) for o in d["objects"]) == [
+        ("CONFIG", "done earlier"), ("ORDERS_EAST", "done"), ("PAY", "done")]
+
+
 def test_a_kv_mirror_fails_over_with_its_origin_gone_and_no_positions_synced(jl):
     """A KV mirror takes its origin bucket's subjects ($KV.<bucket>.>) as kv failover does:
     with west down and nothing synced, the region's plan does not refuse it."""
