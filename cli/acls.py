@@ -588,6 +588,8 @@ def _kafka_add(app: App, store: Any, plan: list[list[Any]]) -> None:
             output.line(app, "")
     if app.json:
         output.print_json(_doc(created))
+        return
+    _current(app, store, [b for wanted in plan for b in wanted[:1]])
 
 
 def _kafka_remove(app: App, store: Any, filters: list[Any], force: bool) -> None:
@@ -598,6 +600,19 @@ def _kafka_remove(app: App, store: Any, filters: list[Any], force: bool) -> None
     gone = store.remove(filters)
     if app.json:
         output.print_json(_doc(sorted(gone)))
+        return
+    if not gone:  # AclCommand prints nothing of its own here: a filter that matched nothing
+        output.notice(app, "jetlink: notice: no ACL matched: nothing removed")
+    _current(app, store, filters)
+
+
+def _current(app: App, store: Any, patterns: list[Any]) -> None:
+    """What AclCommand prints after --add and --remove: the ACLs now on the resources the
+    command named (``patterns``: bindings or filters, their resource part), as --list."""
+    from jetlink.core.kafka.acls import AclFilter
+
+    seen = dict.fromkeys((p.resource_type, p.name, p.pattern_type) for p in patterns)
+    _kafka_list(app, store, [AclFilter.make(rt, name, pt) for rt, name, pt in seen], [])
 
 
 def _kafka_list(app: App, store: Any, filters: list[Any], principals: list[str]) -> None:

@@ -34,13 +34,29 @@ def kw(jl):
 def test_kafka_acls_add_and_list_print_what_kafka_acls_prints(kw):
     r = ok(kw("kafka-acls", "--add", "--allow-principal", "User:alice", "--operation", "Read",
               "--operation", "Describe", "--topic", "orders"))
+    # then, as AclCommand after --add and --remove, the resource's ACLs now (as --list)
+    current = [f"Current ACLs for resource `{PATTERN}`:",
+               "\t" + entry("User:alice", "DESCRIBE"), "\t" + entry("User:alice", "READ"), ""]
     assert r.stdout.splitlines() == [
         f"Adding ACLs for resource `{PATTERN}`: ",
-        " \t" + entry("User:alice", "READ"), "\t" + entry("User:alice", "DESCRIBE"), ""]
+        " \t" + entry("User:alice", "READ"), "\t" + entry("User:alice", "DESCRIBE"), "",
+        *current]
     r = ok(kw("kafka-acls", "--add", "--allow-principal", "User:alice", "--operation", "Read",
               "--topic", "orders"))
     assert r.stdout.splitlines() == [
-        f"Acl (pattern={PATTERN}, entry={entry('User:alice', 'READ')}) already exists."]
+        f"Acl (pattern={PATTERN}, entry={entry('User:alice', 'READ')}) already exists.",
+        *current]
+    # a removal that matches nothing says so (and lists what is there)
+    r = ok(kw("kafka-acls", "--remove", "--allow-principal", "User:nobody", "--operation",
+              "Read", "--topic", "orders", "--force"))
+    assert r.stdout.splitlines() == current
+    assert "jetlink: notice: no ACL matched: nothing removed\n" in r.stderr
+    r = ok(kw("kafka-acls", "--remove", "--allow-principal", "User:alice", "--operation",
+              "Read", "--topic", "orders", "--force"))
+    assert r.stdout.splitlines() == [current[0], current[1], ""]
+    assert "no ACL matched" not in r.stderr
+    ok(kw("kafka-acls", "--add", "--allow-principal", "User:alice", "--operation", "Read",
+          "--topic", "orders"))
     ok(kw("kafka-acls", "--add", "--deny-principal", "User:bob", "--operation", "Write",
           "--topic", "orders"))
     r = ok(kw("kafka-acls", "--list", "--topic", "orders"))
