@@ -148,19 +148,32 @@ COPY_VERBS = frozenset({"replicate", "sync", "promote", "failover", "failback", 
                         "pause", "resume", "truncate-and-restore", "reverse-and-start",
                         "reverse-and-pause"})
 
+# Verbs that change objects that must exist already (a message of a stream, a key of a
+# bucket, a consumer, a topic, a link, a cluster): a data directory that does not exist
+# holds none of them, so they create nothing either (not the directory, not the default
+# cluster) and say the directory is missing, as a read does. ``pub`` stores into a stream
+# (a core publish reaches subscribers of this data directory, of which a missing one has
+# none). The verbs that make objects (``add``, ``create``, ``import``, ``apply``) create.
+EXISTING_VERBS = frozenset({"rm", "purge", "rmm", "del", "delete", "edit", "seal", "next",
+                            "ack", "unpin", "reset", "compact", "revert", "put", "update",
+                            "pub", "increment", "decrement", "incr", "decr", "copy", "alter",
+                            "set", "set-offsets", "up", "down", "authorizer"})
+
 # Options that make any verb change nothing (``--dry-run``, ``--validate-only``): its data
 # directory creates nothing, not the default cluster, as a read verb's (changes_nothing).
 CHANGES_NOTHING = ("dry_run", "validate_only")
 
 
 def reads_only(ctx: Any) -> bool:
-    """Whether the command of ``ctx`` only reads the data directory (or copies between
-    objects it holds: :data:`COPY_VERBS`): it creates nothing."""
+    """Whether the command of ``ctx`` only reads the data directory, copies between objects
+    it holds (:data:`COPY_VERBS`) or changes one of them (:data:`EXISTING_VERBS`): it
+    creates nothing."""
     if ctx is None:
         return False
     parent = ctx.parent
-    return ctx.info_name in READ_VERBS or ctx.info_name in COPY_VERBS or (
-        parent is not None and parent.info_name in READ_GROUPS)
+    return (ctx.info_name in READ_VERBS or ctx.info_name in COPY_VERBS
+            or ctx.info_name in EXISTING_VERBS
+            or (parent is not None and parent.info_name in READ_GROUPS))
 
 
 def changes_nothing(app: App) -> bool:

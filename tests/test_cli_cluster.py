@@ -98,6 +98,28 @@ def test_invalid_names_never_touch_the_filesystem(jl, name):
     assert not (jl.data.parent / "escape.db").exists()
 
 
+@pytest.mark.parametrize("args", [
+    ["pub", "a", "b"], ["pub", "a", "b", "--core"], ["stream", "rm", "S", "-f"],
+    ["stream", "purge", "S", "-f"], ["stream", "edit", "S", "--max-msgs", "1", "-f"],
+    ["consumer", "next", "S", "C"], ["consumer", "rm", "S", "C", "-f"],
+    ["kv", "put", "B", "k", "v"], ["kv", "del", "B", "k", "-f"],
+    ["counter", "increment", "c.a", "1"], ["cluster", "down", "west"],
+    ["topic", "rm", "t", "-f"], ["topic", "alter", "t", "--partitions", "3"],
+    ["group", "set-offsets", "g", "--topic", "t", "--to-earliest"],
+])
+def test_a_change_to_an_object_in_a_missing_data_directory_creates_nothing(jl, args):
+    """A verb that changes an object that must exist (a misspelt --data-dir in a cron job):
+    the missing directory said, as a read says it; nothing made, not even the directory."""
+    jl.data.rmdir()
+    result = jl(*args)
+    assert result.exit_code == 1, (args, result.output)
+    assert result.stderr == (f"jetlink: error: data directory {jl.data} does not exist "
+                             "(nothing to read or act on: the first command that creates "
+                             "something makes it)\n")
+    assert not jl.data.exists()
+    jl.data.mkdir()
+
+
 def test_bad_kind_is_a_usage_error(jl):
     result = jl("cluster", "add", "east", "--kind", "pulsar")
     assert result.exit_code == 2
