@@ -203,15 +203,19 @@ def add(
 
 
 def warn_missing_origins(app: App, cfg: Any) -> None:
-    """One line on stderr per mirror / source origin that is not there (the same rule and
-    words as ``jetlink validate`` and ``apply``: core/config/validate.py)."""
+    """One line on stderr per mirror / source origin that is not there, and one for a cycle
+    through other clusters (the same rules and words as ``jetlink validate`` and ``apply``:
+    core/config/validate.py)."""
     if cfg.mirror is None and not cfg.sources:
         return
-    from jetlink.core.config.validate import origin_warnings
+    from jetlink.core.config.validate import cycle_warning, origin_warnings
 
     kv = common.open_kv(app)
     for text in origin_warnings(cfg, kv.cluster, kv.clusters):
         output.notice(app, f"jetlink: warning: {text}")
+    cycle = cycle_warning(cfg, kv.cluster, kv.clusters)
+    if cycle:
+        output.notice(app, f"jetlink: warning: {cycle}")
 
 
 def no_terminal_message(missing: list[str], defaults: bool) -> str:

@@ -206,6 +206,33 @@ def test_a_misspelt_mirror_domain_is_created_with_a_warning_naming_the_cluster(j
         "accepts this, the stream waits for its origin\n")
 
 
+def test_a_cycle_through_other_clusters_is_created_with_a_warning(jl):
+    """The server walks only its own streams (external origins are not followed): a mirror
+    cycle across clusters is accepted by stream add, with the warning that validate and
+    apply refuse it; a source whose filter cannot reach the stream closes none."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(jl("--cluster", "east", "stream", "add", "X", "--mirror", "Y@west", "--defaults"))
+    res = jl("--cluster", "west", "stream", "add", "Y", "--mirror", "X@east", "--defaults")
+    assert res.exit_code == 0
+    assert res.stderr == (
+        "jetlink: warning: detected cycle: Y@west -> X@east -> Y@west: each mirrors or sources "
+        "the next, which the server cannot see across clusters (validate and apply refuse "
+        "this topology, 10052)\n")
+    ok(jl("--cluster", "east", "stream", "add", "A", "--subjects", "a.>", "--source",
+          "B@west", "--defaults"))
+    res = jl("--cluster", "west", "stream", "add", "B", "--subjects", "b.>", "--source",
+             "A@east", "--defaults")
+    assert "detected cycle: B@west -> A@east -> B@west" in res.stderr
+    # a filter that cannot reach the other stream's subjects: no cycle
+    ok(jl("--cluster", "east", "stream", "add", "C", "--subjects", "c.>", "--source",
+          '{"name": "D", "filter_subject": "other.>", "external": {"api": "$JS.west.API"}}',
+          "--defaults"))
+    res = jl("--cluster", "west", "stream", "add", "D", "--subjects", "d.>", "--source",
+             "C@east", "--defaults")
+    assert (res.exit_code, res.stderr) == (0, "")
+
+
 def test_a_publish_to_the_origin_is_in_the_mirror_when_pub_returns(jl):
     west_orders(jl)
     backup(jl)

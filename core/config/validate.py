@@ -1034,6 +1034,55 @@ def origin_warnings(cfg: StreamConfig, cluster: str, clusters: Any) -> list[str]
     return out
 
 
+def cycle_warning(cfg: StreamConfig, cluster: str, clusters: Any, *,
+                  limit: int = 64) -> str | None:
+    """The warning for a stream just created or updated whose mirror or sources lead back to
+    it through other clusters (or domains): ``detected cycle: X@east -> Y@west -> X@east``,
+    the words ``validate`` and ``apply`` refuse such a topology with (10052). The server
+    walks only its own streams (``external`` origins are not followed), so it accepts the
+    stream; this says what it cannot see. The walk follows each origin where it is
+    (``clusters`` as :func:`origin_warnings`), the same filter rule as the server's (a
+    source whose filter cannot reach the stream's subjects closes no cycle), and gives up
+    after ``limit`` streams or at a side that does not answer."""
+    from ..errors import JetlinkError
+
+    start = (cluster, cfg.name)
+    paths: list[tuple[tuple[str, str], StreamConfig, list[tuple[str, str]]]] = [
+        (start, cfg, [start])]
+    seen = {start}
+    while paths and len(seen) <= limit:
+        (here, name), current, path = paths.pop(0)
+        origins = ([current.mirror] if current.mirror is not None else []) + \
+            list(current.sources)
+        for src in origins:
+            if src is not current.mirror and src.filter_subject and current.subjects and \
+                    not any(overlaps(x, src.filter_subject) for x in current.subjects):
+                continue
+            where = here if src.external is None else src.domain
+            if where is None:
+                continue  # another API prefix: not ours to look into
+            node = (where, src.name)
+            if node == start:
+                if all(c == cluster for c, _ in path):
+                    return None  # within one cluster: the server's own check refuses it
+                shown = " -> ".join(f"{n}@{c}" for c, n in [*path, start])
+                return (f"detected cycle: {shown}: each mirrors or sources the next, "
+                        "which the server cannot see across clusters (validate and apply "
+                        "refuse this topology, 10052)")
+            if node in seen:
+                continue
+            seen.add(node)
+            try:
+                if not clusters.has_cluster(where) or clusters.is_down(where):
+                    continue
+                origin = clusters.js(where, here=where == cluster).stream_info(
+                    src.name).config
+            except (ApiError, JetlinkError):
+                continue  # not there, or no answer: no cycle through it known
+            paths.append((node, origin, [*path, node]))
+    return None
+
+
 def check_single_server(cfg: StreamConfig) -> None:
     """A single server (no cluster, no gateway) keeps one copy of a stream: replicas > 1 is
     refused (10074) on create and update."""
