@@ -100,6 +100,55 @@ def test_export_apply_export_round_trip(jl, tmp_path):
     assert exported["topics"]["orders"]["partitions"] == 3
 
 
+def test_promoted_mirrors_export_as_what_they_became_and_apply_keeps_their_marks(
+        jl, tmp_path):
+    """After a failover the DR side's export is what rebuilds a region: a promoted stream or
+    KV bucket is written as a stream / bucket of its own (no promotion record, no
+    mirror_direct, which a create refuses without a mirror), so validate and apply of it
+    pass anywhere; applied back to the same data directory it is unchanged, and an update
+    keeps the record a failback reads."""
+    for args in (["cluster", "add", "west"], ["cluster", "add", "east"],
+                 ["--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>",
+                  "--defaults"],
+                 ["--cluster", "east", "stream", "add", "BACKUP", "--mirror", "ORDERS@west",
+                  "--defaults"],
+                 ["--cluster", "west", "kv", "add", "CONFIG", "--history", "5"],
+                 ["--cluster", "east", "kv", "add", "CONFIG", "--mirror", "CONFIG@west"],
+                 ["--cluster", "west", "pub", "orders.a", "x"],
+                 ["--cluster", "east", "positions", "sync"], ["cluster", "down", "west"],
+                 ["--cluster", "east", "dr", "failover", "--from", "west", "-f"]):
+        ok(jl(*args))
+    out = tmp_path / "east.toml"
+    ok(jl("export", "-c", "east", "-o", str(out)))
+    exported = tomllib.loads(out.read_text())
+    assert exported["kv"] == {"CONFIG": {"cluster": "east"}}
+    assert "KV_CONFIG" not in exported.get("streams", {})
+    backup = exported["streams"]["BACKUP"]
+    assert "mirror_direct" not in backup and "metadata" not in backup
+    assert backup["subjects"] == ["orders.>"]
+    ok(jl("validate", str(out)))
+    assert ok(jl("apply", str(out), "--dry-run")).stdout.startswith("No changes")
+    fresh = tmp_path / "fresh"
+    ok(jl("--data-dir", str(fresh), "apply", str(out)))
+    info = doc(ok(jl("--data-dir", str(fresh), "--cluster", "east", "stream", "info", "BACKUP",
+                     "-j")))["config"]
+    assert not info.get("mirror_direct") and "jetlink.promoted_mirror" not in info.get(
+        "metadata", {})
+    # an update applied to the promoted stream keeps its record and mirror_direct
+    before = doc(ok(jl("--cluster", "east", "stream", "info", "BACKUP", "-j")))["config"]
+    assert "jetlink.promoted_mirror" in before["metadata"]
+    out.write_text(out.read_text().replace('[streams.BACKUP]\n', '[streams.BACKUP]\n'
+                                           'max_age = "1h"\n', 1))
+    ok(jl("apply", str(out)))
+    cfg = doc(ok(jl("--cluster", "east", "stream", "info", "BACKUP", "-j")))["config"]
+    assert cfg["max_age"] == 3600 * 10**9
+    assert cfg.get("mirror_direct") == before.get("mirror_direct")
+    assert cfg["metadata"]["jetlink.promoted_mirror"] == \
+        before["metadata"]["jetlink.promoted_mirror"]
+    kv = doc(ok(jl("--cluster", "east", "stream", "info", "KV_CONFIG", "-j")))["config"]
+    assert kv["mirror_direct"] is True  # the server keeps it from the mirror it was
+
+
 def test_example_needs_a_single_server_and_then_applies_twice_the_same(jl, tmp_path):
     refused = jl("apply", str(EXAMPLE), "-j")  # replicas = 3: a clustered server's file
     assert refused.exit_code == 3

@@ -558,7 +558,7 @@ def load(path: Path, clock: Clock, *, clusters: Container[str] | None = None) ->
 def _promoted(s: StreamRow) -> bool:
     """A stream a failover or promote made (core/dr/rules.py ``PROMOTED_KEY``): its old
     origin, back, is a split brain ``dr check`` reports."""
-    from jetlink.core.dr.rules import PROMOTED_KEY
+    from jetlink.core.dr.fencing import PROMOTED_KEY
 
     return bool((s.doc.get("config", {}).get("metadata") or {}).get(PROMOTED_KEY))
 

@@ -63,11 +63,11 @@ from ..config.stream import StreamConfig, StreamSource
 from ..errors import ApiError, JetlinkError, UsageError
 from .failback_record import BUCKET, DONE, FailbackStore
 from .fence import region_of, unfenced_config
+from .fencing import PROMOTED_KEY
 from .positions import PositionStore
 from .positions import sync as sync_positions
 from .reuse import OriginChanged, Reuse
 from .rules import (
-    PROMOTED_KEY,
     Naming,
     PlacedConsumer,
     Position,

@@ -1,7 +1,9 @@
 """A fenced stream's configuration (``jetlink dr fence``): the rule, defined once, for
 the fence itself (core/dr/fence.py), the reports that recognise one and the topology
-readers and planner that keep one (core/topology/stored.py, plan.py). It imports only the
-stream configuration, so every layer that reads configs may use it."""
+readers and planner that keep one (core/topology/stored.py, plan.py); and the same for a
+promoted stream's marks (its promotion record, core/dr/rules.py, and the ``mirror_direct``
+the server keeps from the mirror it was). It imports only the stream configuration, so
+every layer that reads configs may use it."""
 
 from __future__ import annotations
 
@@ -9,10 +11,14 @@ import json
 
 from ..config.stream import StreamConfig
 
-__all__ = ["FENCE_KEY", "fence_subject", "fenced_subjects", "with_fence", "without_fence"]
+__all__ = ["FENCE_KEY", "PROMOTED_KEY", "fence_subject", "fenced_subjects", "with_fence",
+           "with_promotion", "without_fence", "without_promotion"]
 
 #: the metadata key of a fenced stream: the subjects it had (a JSON list)
 FENCE_KEY = "jetlink.fenced_subjects"
+#: the metadata key of a stream a promotion made from a mirror: the mirror it was (its
+#: record, core/dr/rules.py ``_promoted_config``)
+PROMOTED_KEY = "jetlink.promoted_mirror"
 
 
 def fence_subject(stream: str) -> str:
@@ -54,4 +60,33 @@ def without_fence(cfg: StreamConfig) -> StreamConfig:
     new = cfg.copy()
     new.subjects = subjects
     new.metadata = {k: v for k, v in (cfg.metadata or {}).items() if k != FENCE_KEY}
+    return new
+
+
+def without_promotion(cfg: StreamConfig) -> StreamConfig:
+    """``cfg`` as a stream of its own is declared: without jetlink's promotion record and
+    without the ``mirror_direct`` the server keeps from the mirror it was (a create refuses
+    it without a mirror: 10052); ``cfg`` itself when it has neither, or still mirrors."""
+    if cfg.mirror is not None or (PROMOTED_KEY not in (cfg.metadata or {})
+                                  and not cfg.mirror_direct):
+        return cfg
+    new = cfg.copy()
+    new.mirror_direct = False
+    new.metadata = {k: v for k, v in (cfg.metadata or {}).items() if k != PROMOTED_KEY}
+    return new
+
+
+def with_promotion(cfg: StreamConfig, stored: StreamConfig) -> StreamConfig:
+    """An update ``cfg`` of the promoted stream ``stored`` that keeps its marks (the
+    promotion record a failback reads, the ``mirror_direct`` the server kept): what a
+    topology apply sends, as it keeps a fence."""
+    if cfg.mirror is not None or stored.mirror is not None:
+        return cfg
+    record = (stored.metadata or {}).get(PROMOTED_KEY)
+    if record is None and not stored.mirror_direct:
+        return cfg
+    new = cfg.copy()
+    new.mirror_direct = stored.mirror_direct
+    if record is not None:
+        new.metadata = {**(cfg.metadata or {}), PROMOTED_KEY: record}
     return new

@@ -383,12 +383,12 @@ class DrNames:
 
 def dr_names(infos: Iterable[Any]) -> DrNames:
     """The mirrors (by :func:`mirror_kind`) and the streams a promote or failover made
-    (their ``PROMOTED_KEY`` metadata, core/dr/rules.py), KV ones by bucket name."""
+    (their ``PROMOTED_KEY`` metadata, core/dr/fencing.py), KV ones by bucket name."""
     import json
 
     from ..config.stream import StreamSource
     from ..kv import bucket_of_stream
-    from .rules import PROMOTED_KEY
+    from .fencing import PROMOTED_KEY
 
     out = DrNames()
     for info in infos:

@@ -49,6 +49,7 @@ from ..config.consumer import ConsumerConfig
 from ..config.kvnames import kv_subjects
 from ..config.stream import StreamConfig
 from ..errors import ApiError, JetlinkError, UsageError, nats_error
+from .fencing import PROMOTED_KEY  # the promotion record's key, with jetlink's other marks
 
 __all__ = [
     "OriginFacts", "PartialPromotion", "PlacedConsumer", "PositionClamp", "PositionsUsed",
@@ -839,7 +840,6 @@ def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
     return promotion.preview() if dry_run else promotion.carry_out()
 
 
-PROMOTED_KEY = "jetlink.promoted_mirror"
 
 
 def _stamp(ns: int) -> str:

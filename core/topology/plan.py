@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..dr.fencing import fenced_subjects, with_fence
+from ..dr.fencing import fenced_subjects, with_fence, with_promotion
 from ..errors import JetlinkError
 from .checks import validate_topology
 from .export import object_table, stream_table, stream_table_defaults
@@ -355,6 +355,8 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
             change.config = _declared(obj)
             if fenced:  # the update keeps the fence; the declared subjects are recorded
                 change.config = with_fence(change.config)
+            if stored is not None:  # and a promoted stream's marks (its record, failback's)
+                change.config = with_promotion(change.config, stored)
         if fenced:
             warnings.append(Problem(
                 obj.file, obj.label, "subjects", 0,

@@ -166,14 +166,17 @@ class _Document:
         """A stream as the engine or server stores it: a KV table when it is exactly what
         one makes, else a stream table (the shortest one with ``minimal``: what export
         writes; the plain one reads back the same and is quicker, for a plan)."""
-        from ..dr.fencing import without_fence
+        from ..dr.fencing import without_fence, without_promotion
         from ..dr.positions import is_jetlink_own
 
         if is_jetlink_own(stored.name):
             return  # jetlink's own record (the positions bucket), not the user's
         # A stream dr fence took the subjects off is declared with them: the fence is
         # jetlink's own state, kept by a plan (core/topology/plan.py), undone by failback.
-        cfg = _user_config(without_fence(stored))
+        # A promoted mirror is declared as the stream (or bucket) of its own it became: its
+        # promotion record and the mirror_direct the server kept are jetlink's and the
+        # server's marks, kept by a plan the same way.
+        cfg = _user_config(without_promotion(without_fence(stored)))
         kv = _kv_table(cfg)
         if kv is not None:
             self.add(kv[0], cluster, kv[1], kv[2])
