@@ -390,6 +390,16 @@ def test_kafka_mirror_topics(jl, links):
     west.produce("orders", [(None, b"z"), (None, b"w")], partition=0)
     line = nagios(jl("dr", "check", "L/orders", "--lag-critical", "1"), 2)
     assert "Crit:L/orders@east: Lag 2 Warn:L/orders@east: Mirror paused" in line
+    # a paused mirror's state never says its source went away (it fetches nothing): the
+    # link's view of the source does; the lag is then the one last reported, not current
+    ok(jl("cluster", "down", "west"))
+    got = json.loads(jl("dr", "check", "L/orders", "-j").stdout)
+    [m] = got["mirrors"]
+    assert m["readiness"]["source"]["reachable"] is False
+    assert "Source orders in cluster west does not answer: promote would be refused, " \
+        "failover would go ahead" in m["warning"]
+    assert m["readiness"]["recovery_point"]["stale"] is True
+    assert not any(o.endswith("answers") for o in m.get("ok", []))
 
 
 def test_a_misspelt_mirror_name_gets_a_suggestion(world):

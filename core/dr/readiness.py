@@ -863,8 +863,10 @@ def _grade_topic_state(result: Result, info: Any, li: Any, m: Any) -> bool:
     if info.mirror_topic_error == mm.SOURCE_TOPIC_NOT_AUTHORIZED:
         result.critical(_link_acl_text(m, info, li))
     source = f"Source {info.source_topic_name} in cluster {li.source_cluster}"
-    reachable = status not in mm.SOURCE_UNREACHED
-    if status == mm.SOURCE_UNAVAILABLE:
+    # a paused mirror fetches nothing, so its state never says the source went away: the
+    # link's own view of its source cluster does (core/kafka/links.py ``source_available``)
+    reachable = status not in mm.SOURCE_UNREACHED and li.source_available
+    if status == mm.SOURCE_UNAVAILABLE or (not reachable and status == mm.PAUSED):
         result.warn(f"{source} does not answer: promote would be refused, failover "
                     "would go ahead")
     elif reachable:
