@@ -310,9 +310,12 @@ def test_mirror_create_validate_only_sends_nothing(remote, recorder):
 
 def test_unknown_mirror_status_is_refused_before_sending(remote, recorder):
     result = remote("mirrors", "ls", "--mirror-status", "sleeping")
-    assert result.exit_code == 1
-    assert "Unknown mirror status sleeping" in result.stderr
+    assert result.exit_code == 2  # a bad option value: a usage error, as every enum option
+    assert result.stderr == ("jetlink: error: invalid value for --mirror-status: 'sleeping': "
+                             "one of ACTIVE, PAUSED, PENDING_STOPPED, STOPPED, "
+                             "SOURCE_UNAVAILABLE, LINK_FAILED, FAILED\n")
     assert recorder.requests == []
+    ok(remote("mirrors", "ls", "--mirror-status", "paused"))  # any case, as before
 
 
 def test_the_checker_finds_what_the_old_client_sent():
