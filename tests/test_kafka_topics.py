@@ -636,6 +636,24 @@ def test_commit_and_describe_an_empty_group(orders):
             "UNKNOWN_TOPIC_OR_PARTITION", unknown, "partition")
 
 
+def test_group_refusals_name_the_group_and_the_range(orders):
+    """The Kafka error as Kafka words it (the REST body and --json keep it); the human
+    line's detail names the group and its live members, the timeout and the broker's
+    range."""
+    k = orders
+    with pytest.raises(KafkaError) as exc:
+        k.join("g", "m1", ["orders"], session_timeout_ms=1000)
+    assert exc.value.name == "INVALID_SESSION_TIMEOUT"
+    assert exc.value.detail == "session timeout 1,000 ms, the broker's range 6,000 to " \
+        "1,800,000 ms"
+    k.join("g", "m1", ["orders"], session_timeout_ms=10_000)
+    with pytest.raises(KafkaError) as exc:
+        k.delete_group("g")
+    assert err(exc) == ("NON_EMPTY_GROUP", "The group is not empty.")
+    assert exc.value.detail == ("group 'g' has 1 live member (state Stable): it can be "
+                                "deleted once they leave or their session times out")
+
+
 def test_members_make_a_group_active_until_their_session_times_out(orders, clock):
     k = orders
     k.join("g", "m1", ["orders"], session_timeout_ms=10_000, client_id="c1")

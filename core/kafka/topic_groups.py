@@ -189,7 +189,10 @@ def join(kafka: TopicStore, group: str, member: str, topics: Iterable[str], *,
     if not isinstance(member, str) or not member:
         raise KafkaError("MEMBER_ID_REQUIRED", field="member")
     if not MIN_SESSION_TIMEOUT_MS <= session_timeout_ms <= MAX_SESSION_TIMEOUT_MS:
-        raise KafkaError("INVALID_SESSION_TIMEOUT", field="session_timeout_ms")
+        err = KafkaError("INVALID_SESSION_TIMEOUT", field="session_timeout_ms")
+        err.detail = (f"session timeout {session_timeout_ms:,} ms, the broker's range "
+                      f"{MIN_SESSION_TIMEOUT_MS:,} to {MAX_SESSION_TIMEOUT_MS:,} ms")
+        raise err
     names = sorted(set(topics))
     now = kafka.now_ms()
     with kafka._schema.write() as conn:
@@ -396,8 +399,13 @@ def delete_group(kafka: TopicStore, group: str) -> None:
     now = kafka.now_ms()
     with kafka._schema.write() as conn:
         _expire_members(conn, now)
-        if _live(conn, group, now):
-            raise KafkaError("NON_EMPTY_GROUP", "The group is not empty.", field="group")
+        live = _live(conn, group, now)
+        if live:
+            err = KafkaError("NON_EMPTY_GROUP", "The group is not empty.", field="group")
+            err.detail = (f"group '{group}' has {len(live)} live member"
+                          f"{'' if len(live) == 1 else 's'} (state Stable): it can be "
+                          "deleted once they leave or their session times out")
+            raise err
         n = conn.execute("DELETE FROM group_offsets WHERE grp = ?", (group,)).rowcount
         if not n:
             raise KafkaError("GROUP_ID_NOT_FOUND", f"Consumer group '{group}' does not exist.",
