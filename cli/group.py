@@ -26,6 +26,7 @@ from jetlink.cli.app import App
 from jetlink.cli.common import usage
 from jetlink.cli.options import JsonOption, force_option
 from jetlink.cli.topic import PrincipalOption, open_kafka
+from jetlink.core.numbers import INT32_MAX, INT64_MAX, INT64_MIN
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.kafka.topics import GroupInfo
@@ -134,12 +135,14 @@ def set_offsets(
     ],
     partition: Annotated[
         int | None,
-        typer.Option("--partition", "-p", metavar="P", help="Only this partition."),
+        typer.Option("--partition", "-p", metavar="P", min=0, max=INT32_MAX,
+                     help="Only this partition."),
     ] = None,
     to_offset: Annotated[
         int | None,
         typer.Option(
-            "--to-offset", metavar="OFFSET", help="Reset to OFFSET (kept within the log)."
+            "--to-offset", metavar="OFFSET", min=INT64_MIN, max=INT64_MAX,
+            help="Reset to OFFSET (kept within the log)."
         ),
     ] = None,
     to_earliest: Annotated[

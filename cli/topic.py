@@ -31,6 +31,7 @@ from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import data_dir, usage
 from jetlink.cli.options import DURATION, WAIT, JsonOption, force_option
+from jetlink.core.numbers import INT32_MAX
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.kafka.topics import Kafka, Record, TopicInfo
@@ -294,7 +295,8 @@ def produce(
     partition: Annotated[
         int | None,
         typer.Option(
-            "--partition", "-p", metavar="P", help="Partition (default: Kafka's partitioner)."
+            "--partition", "-p", metavar="P", min=0, max=INT32_MAX,
+            help="Partition (default: Kafka's partitioner)."
         ),
     ] = None,
     header: Annotated[
@@ -457,7 +459,8 @@ def consume(
     ] = None,
     max_records: Annotated[
         int | None,
-        typer.Option("--max", metavar="N", min=1, help="Stop after N records."),
+        typer.Option("--max", metavar="N", min=1, max=INT32_MAX,
+                     help="Stop after N records."),
     ] = None,
     from_beginning: Annotated[
         bool,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+INT32_MAX = 2**31 - 1  # a Kafka partition, a console consumer's --max-messages (Java int)
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 UINT64_MAX = 2**64 - 1

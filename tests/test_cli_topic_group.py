@@ -366,3 +366,24 @@ def test_an_alteration_naming_a_key_twice_changes_nothing(jl):
         r = jl(*args)
         assert r.exit_code == 1 and "Error due to duplicate config keys : " in r.stderr
     assert data_dir_bytes(jl.data) == before
+
+
+@pytest.mark.parametrize("args, shown", [
+    (["group", "set-offsets", "g", "-t", "orders", "--to-offset",
+      "99999999999999999999999"], "'--to-offset': 99999999999999999999999 is not in the "
+     "range -9223372036854775808<=x<=9223372036854775807."),
+    (["group", "set-offsets", "g", "-t", "orders", "-p", "2147483648", "--to-earliest"],
+     "'--partition' / '-p': 2147483648 is not in the range 0<=x<=2147483647."),
+    (["topic", "produce", "orders", "x", "-p", "-1"],
+     "'--partition' / '-p': -1 is not in the range 0<=x<=2147483647."),
+    (["topic", "consume", "orders", "--max", "2147483648"],
+     "'--max': 2147483648 is not in the range 1<=x<=2147483647."),
+])
+def test_numbers_past_their_java_type_are_usage_errors(jl, engine, args, shown):
+    """An offset is a Java long, a partition and a console consumer's --max-messages an int:
+    past their range is refused at parsing (exit 2), as the Kafka tools refuse it, never
+    clamped or looked up."""
+    engine.create_topic("orders", partitions=1)
+    r = jl(*args)
+    assert r.exit_code == 2, r.output
+    assert f"Invalid value for {shown}\n" in r.stderr, r.stderr
