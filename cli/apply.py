@@ -19,7 +19,7 @@ import typer
 
 from jetlink.cli import common, output
 from jetlink.cli.app import App, ExitCode
-from jetlink.cli.common import data_dir
+from jetlink.cli.common import data_dir, usage
 from jetlink.cli.options import JsonOption, force_option
 
 SIGN = {"create": "+", "update": "~", "delete": "-"}
@@ -188,6 +188,9 @@ def export(
     from jetlink.core.topology.embedded import export_document
 
     app = App.of(ctx)
+    if out is not None and out.suffix.lower() in (".yaml", ".yml"):
+        raise usage(f"--output {out}: YAML is not written: a name ending in .json gets JSON, "
+                    "any other TOML (the formats validate and apply read)")
     live = common.live_export_backend(app, clusters, source)
     if live is not None:
         doc = live.read(None)

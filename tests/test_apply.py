@@ -714,3 +714,21 @@ def test_a_files_bad_values_name_the_rule(jl, tmp_path):
         "ms, s, m, h, d, w, M, y), e.g. 1h30m or 1.5d"]
     problems = doc(jl("validate", path, "-j"))["problems"]
     assert problems[2]["description"] == 'invalid JSON: can not unmarshal "\\"workq\\""'
+
+
+def test_yaml_is_said_not_read_nor_written(jl, tmp_path):
+    """A file named .yaml / .yml is said to be YAML, not given TOML's parse error; export
+    refuses to write TOML under such a name (exit 2, nothing written)."""
+    path = write(tmp_path, "streams:\n  A:\n    subjects: [a]\n", "t.yaml")
+    for verb in ("validate", "apply"):
+        r = jl(verb, path)
+        assert r.exit_code == 3, r.output
+        assert r.stdout.startswith(f"{path}: YAML is not read: a topology file is TOML, or "
+                                   "JSON (a name ending in .json)\n"), r.stdout
+    out = tmp_path / "out.yml"
+    r = jl("export", "-o", str(out))
+    assert r.exit_code == 2
+    assert r.stderr == (f"jetlink: error: --output {out}: YAML is not written: a name ending "
+                        "in .json gets JSON, any other TOML (the formats validate and apply "
+                        "read)\n")
+    assert not out.exists()

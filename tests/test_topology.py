@@ -369,9 +369,15 @@ ROWS = [
         [streams.A]
         cluster = "north"
         subjects = ["a"]
+        [streams.B]
+        cluster = "wset"
+        subjects = ["b"]
         """,
         [("stream A", "cluster", 0,
-          'cluster "north" is not declared (declared clusters: east, west)')],
+          'cluster "north" is not declared (declared clusters: east, west)'),
+         ("stream B", "cluster", 0,
+          'cluster "wset" is not declared (declared clusters: east, west; did you mean '
+          'west?)')],
     ),
     (
         "kafka-cluster-holds-no-streams",
@@ -485,6 +491,8 @@ OBJECT_ROWS = [
         max_msgs = "many"
         [kv.K]
         ttl_seconds = 5
+        [kv.H]
+        histroy = 5
         [streams.F]
         mirror = { name = "A", domain = "west", external = { api = "$JS.east.API" } }
         """,
@@ -497,6 +505,7 @@ OBJECT_ROWS = [
             ("stream F", "mirror.domain", 0,
              'domain "west" contradicts external.api "$JS.east.API"'),
             ("kv K", "ttl_seconds", 0, 'unknown key "ttl_seconds"'),
+            ("kv H", "histroy", 0, 'unknown key "histroy"; did you mean history?'),
             # the rest of F, its domain set aside, checked all the same: a warning
             ("stream F", "mirror.name", 10059,
              'mirror origin "A" does not exist in cluster "east"'),

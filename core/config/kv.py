@@ -655,9 +655,12 @@ def _from_dict(cls: type, doc: Any, preset: dict[str, Any], *, prefix: str = "")
         path = f"{prefix}.{key}" if prefix else key
         kind = schema.get(key)
         if kind is None:
+            from ..errors import did_you_mean
+
+            hint = did_you_mean(key, schema) if isinstance(key, str) else None
             raise _format_error(
                 f'unknown key "{key}"' + (f" in {prefix}" if prefix else "")
-                + f" (allowed: {', '.join(schema)})",
+                + (f"; {hint}" if hint else f" (allowed: {', '.join(schema)})"),
                 path,
             )
         if value is None:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..config.validate import missing_origin_text, stream_config_problems
-from ..errors import JetlinkError
+from ..errors import JetlinkError, did_you_mean
 from ..subjects import overlaps
 from .kafka_specs import _kafka_problem
 from .load import load_files
@@ -111,10 +111,11 @@ def _index(topo: Topology, add) -> None:
     for obj in topo.objects:
         if obj.explicit_cluster:
             if declared and obj.cluster not in declared:
+                hint = did_you_mean(obj.cluster, sorted(declared))
                 add(obj, Problem(
                     obj.file, obj.label, "cluster", 0,
                     f'cluster "{obj.cluster}" is not declared (declared clusters: '
-                    f'{", ".join(sorted(declared))})',
+                    f'{", ".join(sorted(declared))}' + (f"; {hint}" if hint else "") + ")",
                 ))
             elif not _NAME_RE.fullmatch(obj.cluster):
                 add(obj, Problem(

@@ -155,6 +155,8 @@ def _format_of(path: str, text: str) -> str:
         return "toml"
     if ext == ".json":
         return "json"
+    if ext in (".yaml", ".yml"):
+        return "yaml"
     return "sniff" if text.lstrip()[:1] in ("{", "[") else "toml"
 
 

@@ -105,6 +105,10 @@ class Topology:
             self._problem(path, None, None, 0, f"file is not UTF-8 text: {exc}", fpos)
             return
         fmt = _format_of(path, text)
+        if fmt == "yaml":  # named YAML: its TOML error would say nothing useful
+            self._problem(path, None, None, 0, "YAML is not read: a topology file is TOML, "
+                          "or JSON (a name ending in .json)", fpos)
+            return
         if fmt == "sniff":  # no telling extension: JSON if it parses as JSON, else TOML
             try:
                 doc = _json(text)
