@@ -732,3 +732,28 @@ def test_yaml_is_said_not_read_nor_written(jl, tmp_path):
                         "in .json gets JSON, any other TOML (the formats validate and apply "
                         "read)\n")
     assert not out.exists()
+
+
+def test_applying_the_mirror_a_failover_promoted_says_what_happened_and_the_way_back(
+        jl, tmp_path):
+    path = write(tmp_path, """
+        [clusters.west]
+        [clusters.east]
+        [streams.ORDERS]
+        cluster = "west"
+        subjects = ["orders.>"]
+        [streams.BACKUP]
+        cluster = "east"
+        mirror = { name = "ORDERS", domain = "west" }
+        """.replace("\n        ", "\n"))
+    ok(jl("apply", path))
+    for args in (["--cluster", "west", "pub", "orders.a", "x"],
+                 ["--cluster", "east", "positions", "sync"], ["cluster", "down", "west"],
+                 ["--cluster", "east", "stream", "failover", "BACKUP", "-f"]):
+        ok(jl(*args))
+    r = jl("apply", path, "--dry-run")
+    assert r.exit_code == 3, r.output
+    assert "stream BACKUP in cluster east can not be updated: stream mirror configuration " \
+        "can not be updated (BACKUP was promoted by a failover at " in r.stdout
+    assert "it mirrored ORDERS@west; jetlink dr failback --from west makes it a mirror " \
+        "again)" in r.stdout

@@ -211,6 +211,32 @@ def _refusal(change: Change, dd_problem: str, fld: str | None) -> Problem:
                    f"{change.label}: {dd_problem}")
 
 
+def _promoted_hint(stored: Any, declared: Any) -> str:
+    """Why a file's mirror meets a stream that is none (10055) when a failover or promote
+    made it one of its own, and the way back: "" otherwise."""
+    import json
+
+    from ..dr.fencing import PROMOTED_KEY
+
+    text = (stored.metadata or {}).get(PROMOTED_KEY)
+    if declared is None or declared.mirror is None or stored.mirror is not None or not text:
+        return ""
+    try:
+        record = json.loads(text)
+        origin = str(record["mirror"]["name"])
+        api = ((record["mirror"].get("external") or {}).get("api") or "")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return ""
+    parts = api.split(".")
+    region = parts[1] if len(parts) == 3 and parts[0] == "$JS" and parts[2] == "API" else ""
+    when = f" at {record['at']}" if isinstance(record, dict) and record.get("at") else ""
+    back = f"jetlink dr failback --from {region}" if region else "jetlink stream failback " \
+        + stored.name
+    return (f" ({stored.name} was promoted by a {record.get('action') or 'failover'}{when}: "
+            f"it mirrored {origin}{'@' + region if region else ''}; {back} makes it a "
+            "mirror again)")
+
+
 def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
                   problems: list[Problem], *, single_server: bool = True) -> None:
     """The engine's (the server's) editable rules, checked before anything is applied."""
@@ -230,7 +256,9 @@ def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
         except JetlinkError as err:
             p = Problem(obj.file, obj.label, getattr(err, "field", None),
                         getattr(err, "err_code", 0),
-                        f"{change.label} can not be updated: {err.description}")
+                        f"{change.label} can not be updated: {err.description}"
+                        + _promoted_hint(current_streams[(change.cluster, stream)],
+                                         change.config))
             if not any((q.file, q.object, q.field, q.err_code) ==
                        (p.file, p.object, p.field, p.err_code) for q in problems):
                 problems.append(p)  # (the file's own check named it already: once)
