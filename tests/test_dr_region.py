@@ -118,6 +118,23 @@ def test_an_interrupted_region_run_says_what_it_ended_and_a_rerun_finishes(regio
         ("CONFIG", "done earlier"), ("ORDERS_EAST", "done"), ("PAY", "done")]
 
 
+def test_the_region_that_is_down_addressed_as_the_side_is_said_down(region):
+    """--cluster west (down) with --from east, the two swapped: said as such (exit 2, nothing
+    changed), naming the cluster that answers; dr check of it names the cluster."""
+    before = data_dir_bytes(region.data)
+    for verb in ("failover", "fence", "failback"):
+        r = west(region, "dr", verb, "--from", "east", "-f")
+        assert r.exit_code == 2, r.output
+        assert r.stderr == (
+            "jetlink: error: --cluster west: cluster west is down: a side that is down takes "
+            "nothing over (it is a region); address the cluster that holds the mirrors (east "
+            "answers), or leave --cluster out to plan every cluster that answers\n")
+    assert data_dir_bytes(region.data) == before
+    r = west(region, "dr", "check")
+    assert r.exit_code == 3
+    assert r.stdout.startswith("UNKNOWN dr OK:no mirrors in cluster west | ")
+
+
 def test_a_kv_mirror_fails_over_with_its_origin_gone_and_no_positions_synced(jl):
     """A KV mirror takes its origin bucket's subjects ($KV.<bucket>.>) as kv failover does:
     with west down and nothing synced, the region's plan does not refuse it."""
@@ -551,7 +568,7 @@ def test_dr_check_after_a_failover_names_what_was_failed_over(region):
     res = east(region, "dr", "check")
     assert res.exit_code == 3
     assert res.stdout.startswith(
-        f"UNKNOWN dr OK:no mirrors in {region.data} (failed over, their old origin silent: "
+        "UNKNOWN dr OK:no mirrors in cluster east (failed over, their old origin silent: "
         "CONFIG@east from CONFIG@west, ORDERS_EAST@east from ORDERS@west, PAY@east from "
         "PAY@west; fence each when its region returns) | mirrors=0 "), res.stdout
 

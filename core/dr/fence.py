@@ -510,14 +510,26 @@ def sides_of(backend: Backend, clusters: Sequence[str] | None, verb: str, *, ste
         unread = {name for name, _err in broken}  # known: not "not found" either
         require_clusters(dd, infos, [c for c in clusters if c not in unread]
                          if clusters is not None else None)
-        sides = []
+        sides, down = [], []
         for i in infos:
             if clusters is not None and i.name not in clusters:
                 continue
             c = dd.open(i.name, create_local=False)
             if c.down:
+                down.append(i.name)
                 continue  # a side that is down is a region, not where objects are taken
             sides.append(Side(i.name, i.name, "links" in c.table_names(), i.kind == "nats"))
+        if clusters is not None and not sides and down:
+            up = [i.name for i in infos if i.name not in down and not dd.open(
+                i.name, create_local=False).down]
+            named = ", ".join(f"--cluster {d}" for d in down)
+            raise UsageError(
+                f"{named}: cluster{'s' if len(down) > 1 else ''} {', '.join(down)} "
+                f"{'are' if len(down) > 1 else 'is'} down: a side that is down takes nothing "
+                "over (it is a region); address the cluster that holds the mirrors"
+                + (f" ({', '.join(up)} answer{'s' if len(up) == 1 else ''})" if up else "")
+                + ", or leave --cluster out to plan every cluster that answers",
+                field="cluster")
         return sides, [i.name for i in infos] + sorted(unread), dd
 
     def server(js: Any) -> tuple[list[Side], list[str], Any]:

@@ -1128,5 +1128,9 @@ def check_readiness(backend: Backend, names: Sequence[str] = (), *,
         unread = []
     if not unread:
         mirrors += missing
-    return Readiness(mirrors, where=backend.label, failed_over=sorted(wanted.silent),
+    where = backend.label
+    if clusters is not None and backend.either(data_dir=lambda _dd: True,
+                                               server=lambda _js: False):
+        where = f"cluster{'s' if len(clusters) > 1 else ''} {', '.join(clusters)}"
+    return Readiness(mirrors, where=where, failed_over=sorted(wanted.silent),
                      failures=unread)
