@@ -1262,6 +1262,7 @@ def fail_back(app: App, name: str, *, tail: str | None, switch: bool, force: boo
     from jetlink.core import dr
 
     what = f"KV bucket {shown}" if kind == "kv" and shown else f"stream {name}"
+    site = common.open_site(app)  # a cluster that is not there: said before any question
     if not dry_run:
         output.confirm(
             app,
@@ -1272,8 +1273,7 @@ def fail_back(app: App, name: str, *, tail: str | None, switch: bool, force: boo
             force=force,
             action=f"fail back {what}",
         )
-    report = dr.failback(common.open_site(app), name, tail=tail, switch=switch,
-                         dry_run=dry_run, kind=kind)
+    report = dr.failback(site, name, tail=tail, switch=switch, dry_run=dry_run, kind=kind)
     app.emit(report.to_json(), human=lambda a, d: render_failback(a, d, what=what))
 
 

@@ -1224,6 +1224,12 @@ def test_a_lower_limit_under_discard_new_removes_nothing_and_needs_no_force(jl):
     (["consumer", "rm", "ORDERS", "nope"], "consumer not found (10014): nope"),
     (["kv", "rm", "NOPE"], "bucket not found: NOPE (10059)"),
     (["cluster", "rm", "lcal"], "cluster lcal not found: did you mean local?"),
+    # a mirror's verbs on a misspelt cluster: the closest name, as every verb
+    (["--cluster", "lcal", "stream", "failover", "X"],
+     "cluster lcal not found: did you mean local?"),
+    (["--cluster", "lcal", "stream", "failback", "X"],
+     "cluster lcal not found: did you mean local?"),
+    (["--cluster", "lcal", "kv", "promote", "X"], "cluster lcal not found: did you mean local?"),
 ])
 def test_what_is_not_there_is_said_before_any_question(jl, args, message):
     """As natscli (it loads the stream before asking): no confirmation is asked, nor -f

@@ -49,7 +49,7 @@ from typing import Any
 from .. import streams as S
 from ..clock import Clock, parse_rfc3339_nano
 from ..config.stream import StreamConfig
-from ..errors import JetlinkError, NotFoundError, nats_error
+from ..errors import JetlinkError, NotFoundError, nats_error, not_found
 from ..messages import StreamInfo
 from ..store import Cluster, DataDir
 from .rules import (
@@ -155,7 +155,8 @@ class EmbeddedSite:
         from ..jetstream import JetStream
 
         if not datadir.has_cluster(cluster) and cluster != "local":
-            raise NotFoundError(f"cluster {cluster} not found")
+            raise not_found(NotFoundError(f"cluster {cluster} not found", field="cluster"),
+                            cluster, datadir.cluster_names())
         self.datadir = datadir
         self.cluster = self.label = cluster
         self.clock = clock
@@ -211,7 +212,8 @@ class EmbeddedSite:
             raise JetlinkError(f"stream {cfg.name} is not a mirror")
         ocluster = m.domain or self.cluster
         if not self.datadir.has_cluster(ocluster):
-            raise NotFoundError(f"cluster {ocluster} not found")
+            raise not_found(NotFoundError(f"cluster {ocluster} not found", field="cluster"),
+                            ocluster, self.datadir.cluster_names())
         return type(self)(self.datadir, ocluster, self.clock)
 
     def source_for(self, stream: str, at: Any) -> dict[str, Any]:

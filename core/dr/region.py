@@ -938,8 +938,9 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
                                 regions=wanted)
     chosen = clusters is not None or dd is None  # the sides were named (or the server's)
     refuse_side_addressed(wanted, sides, chosen,
-                          "where the mirrors are); name the region that failed, where their "
-                          "origins are")
+                          ("where the mirrors are" if action == FAILOVER else
+                           "where the streams a failover promoted are")
+                          + "); name the region that failed, where their origins are")
     addressed = [s.label for s in sides] if chosen else []
     sides = [s for s in sides if s.label not in wanted]
     seen: set[str] = set(known)
