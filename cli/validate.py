@@ -126,9 +126,14 @@ def render(app: App, doc: dict[str, Any]) -> None:
             where = ": ".join(str(p[k]) for k in ("file", "object", "field") if p.get(k))
             detail = f": {p['detail']}" if p.get("detail") else ""
             output.line(app, f"{where}: {p['description']}{code}{detail}")
-    n_files = len({str(p["file"]) for p in problems})
-    output.notice(app, f"{_plural(len(problems), 'problem')} in {_plural(n_files, 'file')}"
-                       f"{more}")
+    places = {str(p["file"]) for p in problems}
+    # what is not a file (the data directory, the live servers) is named as itself
+    others = sorted(w.strip("<>") for w in places if w.startswith("<") and w.endswith(">"))
+    n_files = len(places) - len(others)
+    where = " and ".join(([_plural(n_files, "file")] if n_files else [])
+                         + [f"the servers {o}" if "://" in o else f"the {o}"
+                            for o in others])
+    output.notice(app, f"{_plural(len(problems), 'problem')} in {where}{more}")
 
 
 def render_warnings(app: App, warnings: list[dict[str, Any]]) -> None:

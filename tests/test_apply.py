@@ -757,3 +757,20 @@ def test_applying_the_mirror_a_failover_promoted_says_what_happened_and_the_way_
         "can not be updated (BACKUP was promoted by a failover at " in r.stdout
     assert "it mirrored ORDERS@west; jetlink dr failback --from west makes it a mirror " \
         "again)" in r.stdout
+
+
+def test_problems_of_the_data_directory_are_not_counted_as_a_file(jl, tmp_path):
+    """A cycle the data directory already holds (stream add warns of it) refuses an apply of
+    its own export: the summary names the file and the data directory, not two files."""
+    for args in (["cluster", "add", "west"], ["cluster", "add", "east"],
+                 ["--cluster", "east", "stream", "add", "X", "--mirror", "Y@west",
+                  "--defaults"],
+                 ["--cluster", "west", "stream", "add", "Y", "--mirror", "X@east",
+                  "--defaults"]):
+        ok(jl(*args))
+    out = tmp_path / "east.toml"
+    ok(jl("export", "-c", "east", "-o", str(out)))
+    r = jl("apply", str(out), "--dry-run")
+    assert r.exit_code == 3
+    assert "<data directory>: stream Y: mirror.name: detected cycle" in r.stdout
+    assert r.stderr.endswith("2 problems in 1 file and the data directory\n"), r.stderr
