@@ -131,10 +131,10 @@ def key_not_found(key: str) -> ApiError:
 def bucket_not_found(name: str, streams: Iterable[str] = ()) -> ApiError:
     """404/10059 for bucket ``name``, with the closest bucket of ``streams`` (stream names:
     a bucket's is ``KV_<bucket>``) as its hint for people (core/errors.py ``not_found``)."""
-    err = ApiError(404, 10059, f"bucket not found: {name}", field="bucket")
-    buckets = [b for b in map(bucket_of_stream, streams) if b]
-    if buckets:
-        not_found(err, name, buckets)  # (sets the hint on err)
+    err = ApiError(404, 10059, "bucket not found", field="bucket")
+    # the name (and the closest bucket) for people; the JSON document stays nats.go's
+    # ErrBucketNotFound text, as a stream's is the server's "stream not found"
+    not_found(err, name, [b for b in map(bucket_of_stream, streams) if b])
     return err
 
 
@@ -894,8 +894,9 @@ class Watcher:
                 msg = self._tail.next(left)
             except ApiError as err:
                 if err.err_code == 10059:  # the bucket was removed while watched
-                    raise ApiError(404, 10059, f"bucket not found: {self._kv.name} (removed "
-                                   "while watched)", field="bucket") from None
+                    gone = ApiError(404, 10059, "bucket not found", field="bucket")
+                    gone.detail = f"{self._kv.name} (removed while watched)"
+                    raise gone from None
                 raise
             if msg is not None:
                 if self._flt.matches(msg.subject):  # (a tail of the whole bucket: overlaps)

@@ -1222,7 +1222,7 @@ def test_a_lower_limit_under_discard_new_removes_nothing_and_needs_no_force(jl):
     (["stream", "purge", "NOPE"], "stream not found (10059): NOPE"),
     (["stream", "rmm", "NOPE", "1"], "stream not found (10059): NOPE"),
     (["consumer", "rm", "ORDERS", "nope"], "consumer not found (10014): nope"),
-    (["kv", "rm", "NOPE"], "bucket not found: NOPE (10059)"),
+    (["kv", "rm", "NOPE"], "bucket not found (10059): NOPE"),
     (["cluster", "rm", "lcal"], "cluster lcal not found: did you mean local?"),
     # a mirror's verbs on a misspelt cluster: the closest name, as every verb
     (["--cluster", "lcal", "stream", "failover", "X"],

@@ -501,7 +501,7 @@ def test_a_bad_subject_or_filter_is_one_line_naming_it_and_the_rule(jl, args, st
      "jetlink: error: stream store EOF (10057): message 99: the last sequence of stream S "
      "is 1"),
     (["kv", "failover", "CGF", "-f"], 1,
-     "jetlink: error: bucket not found: CGF (10059): did you mean CFG?"),
+     "jetlink: error: bucket not found (10059): CGF; did you mean CFG?"),
     (["stream", "purge", "S", "-f", "--seq", "2000000000000"], 2,
      "jetlink: error: sequence 2000000000000 is beyond jetlink's limit 1099511627776 (the "
      "engine stores at most 2^40 sequences)"),
