@@ -949,6 +949,8 @@ def purge(
     app = App.of(ctx)
     if seq is not None and keep is not None:
         raise usage("--seq and --keep cannot be combined when purging")
+    if subject is not None:  # a typo is no purge of nothing: as view's and subjects' filter
+        _check_filter("--subject", subject)
     js = open_jetstream(app)
     js.stream_info(name)  # (not there: said before any question)
     output.confirm(app, f"Really purge Stream {name}", force=force, action=f"purge stream {name}")

@@ -876,6 +876,11 @@ def test_purge(jl):
         2,
         "jetlink: error: --seq and --keep cannot be combined when purging\n",
     )
+    # a malformed filter is refused as view's is, not reported as a purge of nothing
+    typo = jl("stream", "purge", "ORDERS", "-f", "--subject", "orders..paid")
+    assert (typo.exit_code, typo.stderr) == (
+        2, "jetlink: error: --subject: subject 'orders..paid' is not valid: tokens separated "
+           "by '.', none empty, no spaces or tabs, '>' only as the last token\n")
     assert doc(jl("stream", "purge", "ORDERS", "--force", "-j")) == {"success": True, "purged": 1}
 
 
