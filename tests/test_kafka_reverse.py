@@ -181,6 +181,28 @@ def test_an_unknown_link_is_not_found(world):
     assert err.value.name == "CLUSTER_LINK_NOT_FOUND"
 
 
+def test_a_link_that_is_on_the_other_side_says_where_the_verb_runs(dd, clock):
+    """Run on the wrong side (the link is not here): Kafka's CLUSTER_LINK_NOT_FOUND, with
+    which cluster the verb runs on and the command there."""
+    build(dd, clock, reverse_link=False)
+    with pytest.raises(KafkaError) as err:
+        Mirrors(dd, "west", clock).reverse_and_start("orders", "L")
+    assert (err.value.name, err.value.description) == ("CLUSTER_LINK_NOT_FOUND",
+                                                       "Cluster link 'L' not found")
+    assert err.value.detail == ("the link is on cluster east, which holds the mirror: jetlink "
+                                "--cluster east mirrors reverse-and-start orders --link L")
+    Mirrors(dd, "east", clock).failover(["orders"], "L")
+    with pytest.raises(KafkaError) as err:
+        Mirrors(dd, "west", clock).truncate_and_restore("orders", "L")
+    assert err.value.detail == (
+        "truncate-and-restore runs here, on the cluster the topic failed over from, through "
+        "a link from where it took over: jetlink --cluster west links create L "
+        "--source-cluster east")
+    with pytest.raises(KafkaError) as err:
+        Mirrors(dd, "west", clock).truncate_and_restore("orders", "NOPE")
+    assert err.value.detail is None or "--source-cluster" not in err.value.detail
+
+
 def test_a_dry_run_reports_the_same_and_changes_nothing(world):
     dd, clock, _west, _east = world
     before = _state(dd)

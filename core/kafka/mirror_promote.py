@@ -303,6 +303,38 @@ def _truncation(m: MirrorState, topic: str, stopped: dict[int, int]) -> list[dic
     return parts
 
 
+def _source_named(m: MirrorState, link: str, verb: str, topic: str) -> tuple[Any, Any]:
+    """``m._source(link)``; a link that is not on this cluster (CLUSTER_LINK_NOT_FOUND, its
+    text Kafka's) says, when another cluster holds a link of that name, which side the verb
+    runs on: truncate-and-restore on the cluster the topic failed over from, through a link
+    from the one that took over; the reverse verbs on the cluster holding the mirror."""
+    try:
+        return m._source(link)
+    except KafkaError as err:
+        if err.name != "CLUSTER_LINK_NOT_FOUND":
+            raise
+        elsewhere = []
+        for name in m.datadir.cluster_names():
+            if name == m.cluster or m.datadir.open(name).kind != "kafka":
+                continue
+            try:
+                there = type(m)(m.datadir, name, m.clock).links.get(link, with_topics=False)
+            except KafkaError:
+                continue
+            elsewhere.append((name, there.source_cluster))
+        if verb == "truncate-and-restore":
+            took = [c for c, src in elsewhere if src == m.cluster]
+            if took:
+                err.detail = (f"{verb} runs here, on the cluster the topic failed over from, "
+                              f"through a link from where it took over: jetlink --cluster "
+                              f"{m.cluster} links create {link} --source-cluster {took[0]}")
+        elif elsewhere:
+            where = elsewhere[0][0]
+            err.detail = (f"the link is on cluster {where}, which holds the mirror: jetlink "
+                          f"--cluster {where} mirrors {verb} {topic} --link {link}")
+        raise
+
+
 def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool = False,
                          paused: bool = False) -> TruncateResult:
     """Make local ``topic`` a mirror (through ``link``) of the other side's topic that
@@ -311,7 +343,7 @@ def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool
     in the same transaction)."""
     from .topic_records import record_key, records_bytes
 
-    li, src = m._source(link)
+    li, src = _source_named(m, link, "truncate-and-restore", topic)
     if src is None:
         raise _unreachable(li, link)
     prefix = li.config.prefix
@@ -416,7 +448,7 @@ def _reverse_check(m: MirrorState, topic: str, link: str, verb: str
     """The conditions of both reverse verbs, checked before anything changes: (the link, the
     source cluster's mirror state, the mirror's row, the source topic) or a KafkaError
     INVALID_REQUEST naming what is missing."""
-    li, src = m._source(link)  # CLUSTER_LINK_NOT_FOUND when the link is not here
+    li, src = _source_named(m, link, verb, topic)
     if src is None or m._state(link) in ("UNAVAILABLE", "FAILED"):
         raise _unreachable(li, link, f"{verb} needs both clusters up (failover stops the "
                            "mirror whatever the source's state)")
