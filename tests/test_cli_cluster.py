@@ -11,6 +11,14 @@ def _without_created(docs):
     return [{k: v for k, v in d.items() if k != "created"} for d in docs]
 
 
+def _says_the_directory_is_missing(jl, args):
+    result = jl(*args)
+    assert result.exit_code == 1, (args, result.output)
+    assert result.stderr == (f"jetlink: error: data directory {jl.data} does not exist "
+                             "(nothing to read or act on: the first command that creates "
+                             "something makes it)\n")
+
+
 def test_local_is_created_by_the_first_write_never_by_a_read(jl):
     jl.data.rmdir()
     for args in (["cluster", "ls"], ["stream", "ls"], ["kv", "ls"], ["stream", "info", "X"],
@@ -20,11 +28,7 @@ def test_local_is_created_by_the_first_write_never_by_a_read(jl):
                  ["dr", "fence", "--from", "west", "-f"], ["mirrors", "pause", "t", "-l", "l"],
                  ["cluster", "check"], ["replicate"], ["positions", "sync"],
                  ["replicate", "--follow", "--interval", "1s"]):
-        result = jl(*args)
-        assert result.exit_code == 1, (args, result.output)
-        assert result.stderr == (f"jetlink: error: data directory {jl.data} does not exist "
-                                 "(nothing to read or act on: the first command that creates "
-                                 "something makes it)\n")
+        _says_the_directory_is_missing(jl, args)
     assert not jl.data.exists()
     jl.data.mkdir()
     # An existing directory without the default cluster: read as an empty one, not made.
@@ -111,11 +115,7 @@ def test_a_change_to_an_object_in_a_missing_data_directory_creates_nothing(jl, a
     """A verb that changes an object that must exist (a misspelt --data-dir in a cron job):
     the missing directory said, as a read says it; nothing made, not even the directory."""
     jl.data.rmdir()
-    result = jl(*args)
-    assert result.exit_code == 1, (args, result.output)
-    assert result.stderr == (f"jetlink: error: data directory {jl.data} does not exist "
-                             "(nothing to read or act on: the first command that creates "
-                             "something makes it)\n")
+    _says_the_directory_is_missing(jl, args)
     assert not jl.data.exists()
     jl.data.mkdir()
 
