@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 
 import pytest
 from helpers import doc, ok
@@ -753,3 +754,21 @@ def test_a_cluster_that_cannot_be_read_is_critical_not_left_out(world):
     assert "could not read cluster east" in line and "no mirror named" not in line
     assert world("dr", "check", "NB").exit_code == 1  # NB's own check (a WARNING)
     assert "east" not in world("dr", "check", "NB").stdout
+
+
+def test_a_stream_and_a_kv_mirror_of_one_name_are_told_apart(world):
+    """A stream CONFIG and the KV mirror bucket CONFIG (its stream KV_CONFIG) on one side:
+    each is named with its kind, so no two perf items or Prometheus series share a name."""
+    ok(world("--cluster", "west", "kv", "add", "CONFIG"))
+    ok(east(world, "kv", "add", "CONFIG", "--mirror", "CONFIG@west"))
+    ok(east(world, "stream", "add", "CONFIG", "--mirror", "ORDERS@west", "--defaults"))
+    prom = world("dr", "check", "--format", "prometheus").stdout
+    samples = [(f.name, tuple(sorted(x.labels.items())))
+               for f in text_string_to_metric_families(prom) for x in f.samples]
+    assert len(samples) == len(set(samples)), "a series twice"
+    items = {dict(labels).get("item") for _n, labels in samples}
+    assert {"CONFIG@east (kv)", "CONFIG@east (stream)", "BACKUP@east"} <= items
+    line = world("dr", "check").stdout
+    assert " 'CONFIG@east (kv).lag'=0" in line  # a label with a space: quoted, as Nagios's
+    names = [p.rsplit("=", 1)[0] for p in shlex.split(line.split(" | ", 1)[1])]
+    assert len(names) == len(set(names))

@@ -1060,6 +1060,18 @@ def _unread(name: str, err: JetlinkError) -> str:
         f"could not read cluster {name}: {why}"
 
 
+def _distinct_names(mirrors: list[MirrorReadiness]) -> None:
+    """Two objects shown by one name (a stream CONFIG and the KV mirror bucket CONFIG, whose
+    stream is KV_CONFIG): each named with its kind, ``CONFIG@east (kv)``, so that no two
+    Nagios perf items or Prometheus series of one check share a name."""
+    from collections import Counter
+
+    seen = Counter(m.name for m in mirrors if m.kind)
+    for m in mirrors:
+        if m.kind and seen[m.name] > 1:
+            m.name = m.result.name = f"{m.name} ({m.kind})"
+
+
 def check_readiness(backend: Backend, names: Sequence[str] = (), *,
                     flags: Mapping[str, Any] | None = None, topology: Any = None,
                     clusters: Sequence[str] | None = None, clock: Clock | None = None
@@ -1128,6 +1140,7 @@ def check_readiness(backend: Backend, names: Sequence[str] = (), *,
         unread = []
     if not unread:
         mirrors += missing
+    _distinct_names(mirrors)
     where = backend.label
     if clusters is not None and backend.either(data_dir=lambda _dd: True,
                                                server=lambda _js: False):
