@@ -7,6 +7,7 @@ ages (recovery point, positions) are checked exactly in process, on a manual clo
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import signal
@@ -259,6 +260,17 @@ def test_the_ages_exactly_on_a_manual_clock(manual):
     assert samples(got, "ops_dr_last_check_timestamp_seconds") == {
         (): clock.now_ns() / SECOND}
     assert samples(got, "ops_dr_checks") == {(): 1}
+
+
+def test_a_mirror_never_synced_makes_the_region_positions_age_infinite(manual):
+    """A mirror of the region whose positions were never synced has no age: +Inf for it and
+    for the region, so an alert on the region's positions age fires (its other mirrors'
+    recent syncs do not hide it)."""
+    ok(east(manual, "stream", "add", "LATE", "--mirror", "ORDERS@west", "--defaults"))
+    got = _one_check(manual)
+    assert samples(got, "ops_dr_positions_age") == {obj("BACKUP@east"): 3,
+                                                     obj("LATE@east"): math.inf}
+    assert samples(got, "ops_dr_region_positions_age") == {(("region", "west"),): math.inf}
 
 
 def test_a_mirror_whose_check_stopped_early_keeps_its_region(manual):

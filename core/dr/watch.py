@@ -31,6 +31,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import Counter
@@ -151,6 +152,9 @@ class ObjectRow:
     origin: str = ""  # a returned origin: its stream
     returned: str = ""  # a returned origin: its state (core/dr/fence.py OriginReturn)
     origin_answers: bool | None = None  # a mirror's origin (a topic's source); None: unknown
+    # positions that apply to it were never synced (its age is no figure: +Inf in the
+    # exposition, so an alert on the age fires; the region's too)
+    positions_never: bool = False
 
     @classmethod
     def of(cls, m: MirrorReadiness) -> ObjectRow:
@@ -159,10 +163,12 @@ class ObjectRow:
         state = str(back.get("state", ""))
         seen = m.facts.get("origin") or m.facts.get("source") or {}
         answers = bool(seen["reachable"]) if "reachable" in seen else None
+        positions = m.facts.get("positions") or {}
+        never = "synced" in positions and positions["synced"] is None
         return cls(m.name, m.kind, m.cluster, region_of(m), m.status, perf.get("lag"),
                    perf.get("recovery_point_seconds"), perf.get("positions_age"),
                    state == "fenced", state == "split brain", str(back.get("origin", "")),
-                   state, answers)
+                   state, answers, never)
 
     @property
     def labels(self) -> list[str]:
@@ -524,7 +530,8 @@ def _add_check(families: dict[str, Any], last: WatchCheck) -> None:
             sum(lags) if lags else None,
             _top(r.recovery_point_seconds for r in rows), _top(r.positions_age for r in rows),
             bool(returned) and all(r.fenced for r in returned),
-            any(r.split_brain for r in rows))
+            any(r.split_brain for r in rows), positions_never=any(
+                r.positions_never for r in rows))
         _add_row(families, "region_", [region], merged)
     for status, n in last.counts().items():
         families["mirrors"].add_metric([status], n)
@@ -545,8 +552,9 @@ def _top(values: Any) -> float | None:
 
 def _add_row(families: dict[str, Any], prefix: str, labels: list[str], r: ObjectRow) -> None:
     families[prefix + "status_code"].add_metric(labels, EXIT_CODES[r.status])
+    age = math.inf if r.positions_never else r.positions_age
     for item, value in (("lag", r.lag), ("recovery_point_seconds", r.recovery_point_seconds),
-                        ("positions_age", r.positions_age)):
+                        ("positions_age", age)):
         if value is not None:
             families[prefix + item].add_metric(labels, value)
     families[prefix + "fenced"].add_metric(labels, int(r.fenced))
