@@ -143,12 +143,16 @@ def test_a_ready_mirror_in_every_format(world):
     families = {f.name: f for f in text_string_to_metric_families(prom.stdout)}
     assert sorted(families) == [
         "ops_dr_active", "ops_dr_clamps", "ops_dr_consumers_unsynced", "ops_dr_lag",
-        "ops_dr_mirrors", "ops_dr_overall_status_code", "ops_dr_positions_age",
+        "ops_dr_lag_stale", "ops_dr_mirrors", "ops_dr_overall_status_code",
+        "ops_dr_positions_age",
         "ops_dr_recovery_point_seconds", "ops_dr_status_code",
         "ops_dr_worst_recovery_point_messages", "ops_dr_worst_recovery_point_seconds"]
     [status] = families["ops_dr_status_code"].samples
     assert (status.labels, status.value) == ({"item": "BACKUP@east", "status": "OK"}, 0)
     assert families["ops_dr_active"].samples[0].value == 2
+    # the lag is current (the origin answers): not stale
+    assert [(x.labels, x.value) for x in families["ops_dr_lag_stale"].samples] == [
+        ({"item": "BACKUP@east"}, 0)]
     assert {s.labels["status"]: s.value for s in families["ops_dr_mirrors"].samples} == {
         "OK": 1, "WARNING": 0, "CRITICAL": 0}
     # text: a summary, then natscli's text of each mirror
@@ -646,6 +650,7 @@ def test_a_silent_origin_the_time_since_the_mirror_last_heard_from_it(behind):
     assert items["BACKUP@east.lag"]["stale"] is True
     prom = behind("dr", "check", "BACKUP", "LATE", "--format", "prometheus").stdout
     assert 'jetlink_dr_lag{item="BACKUP@east"} 0' in prom.splitlines()
+    assert 'jetlink_dr_lag_stale{item="BACKUP@east"} 1' in prom.splitlines()
     assert 'item="LATE@east"' not in "".join(ln for ln in prom.splitlines()
                                             if ln.startswith("jetlink_dr_lag"))
     assert "Crit:LATE@east: Recovery point unknown: never heard from the origin" in nagios(

@@ -251,6 +251,7 @@ def test_the_ages_exactly_on_a_manual_clock(manual):
     backup = obj("BACKUP@east")
     assert samples(got, "ops_dr_status_code") == {backup: 0}  # north's ITEMS_EAST left out
     assert samples(got, "ops_dr_lag") == {backup: 1}
+    assert samples(got, "ops_dr_lag_stale") == {backup: 0}  # counted at the origin now
     assert samples(got, "ops_dr_positions_age") == {backup: 3}
     assert samples(got, "ops_dr_recovery_point_seconds") == {backup: 3}
     assert samples(got, "ops_dr_worst_recovery_point_seconds") == {(): 3}
@@ -260,6 +261,15 @@ def test_the_ages_exactly_on_a_manual_clock(manual):
     assert samples(got, "ops_dr_last_check_timestamp_seconds") == {
         (): clock.now_ns() / SECOND}
     assert samples(got, "ops_dr_checks") == {(): 1}
+
+
+def test_a_lag_as_last_reported_is_marked_stale(manual):
+    """West silent: BACKUP's lag is the one it last reported; lag_stale says so, for it and
+    its region (a graph of the lag alone reads it as current)."""
+    ok(manual("cluster", "down", "west"))
+    got = _one_check(manual)
+    assert samples(got, "ops_dr_lag_stale") == {obj("BACKUP@east"): 1}
+    assert samples(got, "ops_dr_region_lag_stale") == {(("region", "west"),): 1}
 
 
 def test_a_mirror_never_synced_makes_the_region_positions_age_infinite(manual):

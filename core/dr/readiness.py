@@ -59,7 +59,15 @@ from ..durations import MS, SECOND
 from ..errors import JetlinkError, UsageError, did_you_mean
 from ..monitor.lag import LagReading, counted_now, lag_reading
 from ..monitor.lag import ago as _ago
-from ..monitor.render import FORMATS, go_g, nagios, prometheus, render_json, text
+from ..monitor.render import (
+    FORMATS,
+    go_g,
+    nagios,
+    prom_label,
+    prometheus,
+    render_json,
+    text,
+)
 from ..monitor.result import EXIT_CODES, PerfDataItem, Result, Status, reason
 from ..monitor.thresholds import ThresholdError, _kind, _Thresholds
 from .fence import region_of
@@ -269,6 +277,16 @@ class Readiness:
                 name, _, help_text = lines[0].partition(" ")
                 fam = families.setdefault(name, (help_text, []))
                 fam[1].extend(ln for ln in lines[2:] if ln)
+        # the lag of a mirror whose origin does not answer is the one it last reported
+        # (core/monitor/lag.py): JSON flags it "stale"; here a gauge of its own says so
+        stale = f"{namespace}_{CHECK}_lag_stale" if namespace else f"{CHECK}_lag_stale"
+        marks = [(m.name, p.stale) for m in self.mirrors for p in m.result.perf_data
+                 if p.name == "lag"]
+        if marks:
+            families[stale] = (
+                "1 when the mirror's lag is the one it last reported, its origin silent "
+                "(not current)", [f'{stale}{{item="{prom_label(n.replace(chr(34), "."))}"}} '
+                                  f"{int(flag)}" for n, flag in marks])
         total = f"{namespace}_{CHECK}_mirrors" if namespace else f"{CHECK}_mirrors"
         families[total] = ("Mirrors checked, by status", [
             f'{total}{{status="{s}"}} {n}' for s, n in self.counts().items()])

@@ -67,6 +67,9 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
                     "2 CRITICAL, 3 UNKNOWN)"),
     "lag": ("gauge", ("name", "kind", "cluster", "region"),
             "Messages the mirror has not copied from its origin"),
+    "lag_stale": ("gauge", ("name", "kind", "cluster", "region"),
+                  "1 when the lag is the one the mirror last reported, its origin silent "
+                  "(not current)"),
     "recovery_point_seconds": ("gauge", ("name", "kind", "cluster", "region"),
                                "Age in seconds of the oldest message a failover now would "
                                "lose"),
@@ -81,6 +84,8 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
                            "Nagios compatible status code of the region's worst object"),
     "region_lag": ("gauge", ("region",),
                    "Messages the mirrors of the region have not copied (summed)"),
+    "region_lag_stale": ("gauge", ("region",),
+                         "1 when a lag of the region's sum is one last reported, not current"),
     "region_recovery_point_seconds": ("gauge", ("region",),
                                       "The region's worst recovery point in seconds"),
     "region_positions_age": ("gauge", ("region",),
@@ -155,6 +160,7 @@ class ObjectRow:
     # positions that apply to it were never synced (its age is no figure: +Inf in the
     # exposition, so an alert on the age fires; the region's too)
     positions_never: bool = False
+    lag_stale: bool = False  # the lag as last reported (core/monitor/lag.py), not current
 
     @classmethod
     def of(cls, m: MirrorReadiness) -> ObjectRow:
@@ -165,10 +171,11 @@ class ObjectRow:
         answers = bool(seen["reachable"]) if "reachable" in seen else None
         positions = m.facts.get("positions") or {}
         never = "synced" in positions and positions["synced"] is None
+        stale = any(p.stale for p in m.result.perf_data if p.name == "lag")
         return cls(m.name, m.kind, m.cluster, region_of(m), m.status, perf.get("lag"),
                    perf.get("recovery_point_seconds"), perf.get("positions_age"),
                    state == "fenced", state == "split brain", str(back.get("origin", "")),
-                   state, answers, never)
+                   state, answers, never, stale)
 
     @property
     def labels(self) -> list[str]:
@@ -531,7 +538,8 @@ def _add_check(families: dict[str, Any], last: WatchCheck) -> None:
             _top(r.recovery_point_seconds for r in rows), _top(r.positions_age for r in rows),
             bool(returned) and all(r.fenced for r in returned),
             any(r.split_brain for r in rows), positions_never=any(
-                r.positions_never for r in rows))
+                r.positions_never for r in rows),
+            lag_stale=any(r.lag_stale for r in rows if r.lag is not None))
         _add_row(families, "region_", [region], merged)
     for status, n in last.counts().items():
         families["mirrors"].add_metric([status], n)
@@ -557,6 +565,8 @@ def _add_row(families: dict[str, Any], prefix: str, labels: list[str], r: Object
                         ("positions_age", age)):
         if value is not None:
             families[prefix + item].add_metric(labels, value)
+    if r.lag is not None:
+        families[prefix + "lag_stale"].add_metric(labels, int(r.lag_stale))
     families[prefix + "fenced"].add_metric(labels, int(r.fenced))
     families[prefix + "split_brain"].add_metric(labels, int(r.split_brain))
 

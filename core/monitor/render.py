@@ -27,7 +27,8 @@ from decimal import Decimal
 
 from .result import DEFAULT_NAMESPACE, PerfDataItem, Result
 
-__all__ = ["FORMATS", "nagios", "perf_item", "prometheus", "render", "render_json", "text"]
+__all__ = ["FORMATS", "nagios", "perf_item", "prom_label", "prometheus", "render", "render_json",
+           "text"]
 
 FORMATS = ("nagios", "json", "prometheus", "text")
 
@@ -178,13 +179,14 @@ def _help(text: str) -> str:
     return text.replace("\\", "\\\\").replace("\n", "\\n")
 
 
-def _label(text: str) -> str:
+def prom_label(text: str) -> str:
+    """A Prometheus label value, escaped as the text exposition format asks."""
     return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
 def prometheus(result: Result, namespace: str = DEFAULT_NAMESPACE) -> str:
     check = result.check or result.name
-    item = _label(result.name.replace('"', "."))
+    item = prom_label(result.name.replace('"', "."))
     families: list[tuple[str, str, str]] = []
     for p in result.perf_data:
         name = _fq_name(namespace, check, p.name)
