@@ -217,15 +217,22 @@ class Readiness:
             out.oks.append(f"no mirrors{where}" + (
                 f" (failed over, their old origin silent: {', '.join(self.failed_over)}; "
                 "fence each when its region returns)" if self.failed_over else ""))
-        counts = self.counts()
-        out.perf_data += [
-            PerfDataItem("mirrors", len(self.mirrors), help="Mirrors checked"),
-            PerfDataItem("mirrors_critical", counts["CRITICAL"],
-                         help="Mirrors a failover now would not be ready for"),
-            PerfDataItem("mirrors_warning", counts["WARNING"],
-                         help="Mirrors with a warning for a failover now"),
-            *self.worst_recovery_point()]
+        if not self.unlisted:
+            counts = self.counts()
+            out.perf_data += [
+                PerfDataItem("mirrors", len(self.mirrors), help="Mirrors checked"),
+                PerfDataItem("mirrors_critical", counts["CRITICAL"],
+                             help="Mirrors a failover now would not be ready for"),
+                PerfDataItem("mirrors_warning", counts["WARNING"],
+                             help="Mirrors with a warning for a failover now")]
+        out.perf_data += self.worst_recovery_point()
         return out
+
+    @property
+    def unlisted(self) -> bool:
+        """The mirrors could not be listed at all: their counts are unknown, not 0 (no
+        perf item, no sample, as any figure that is not known)."""
+        return bool(self.failures) and not self.mirrors
 
     def worst_recovery_point(self) -> list[PerfDataItem]:
         """The region's worst recovery point, seconds and messages (core/dr/recovery.py
@@ -288,8 +295,9 @@ class Readiness:
                 "(not current)", [f'{stale}{{item="{prom_label(n.replace(chr(34), "."))}"}} '
                                   f"{int(flag)}" for n, flag in marks])
         total = f"{namespace}_{CHECK}_mirrors" if namespace else f"{CHECK}_mirrors"
-        families[total] = ("Mirrors checked, by status", [
-            f'{total}{{status="{s}"}} {n}' for s, n in self.counts().items()])
+        if not self.unlisted:
+            families[total] = ("Mirrors checked, by status", [
+                f'{total}{{status="{s}"}} {n}' for s, n in self.counts().items()])
         overall = f"{namespace}_{CHECK}_overall_status_code" if namespace else \
             f"{CHECK}_overall_status_code"
         families[overall] = ("Nagios compatible status code of the worst mirror", [

@@ -541,8 +541,9 @@ def _add_check(families: dict[str, Any], last: WatchCheck) -> None:
                 r.positions_never for r in rows),
             lag_stale=any(r.lag_stale for r in rows if r.lag is not None))
         _add_row(families, "region_", [region], merged)
-    for status, n in last.counts().items():
-        families["mirrors"].add_metric([status], n)
+    if not (last.failure and not last.rows):  # listed: counts; else unknown, no sample
+        for status, n in last.counts().items():
+            families["mirrors"].add_metric([status], n)
     families["overall_status_code"].add_metric([], EXIT_CODES[last.status])
     seconds, messages = last.worst()
     if seconds is not None:
