@@ -599,10 +599,15 @@ class KeyValue:
         if not self.read_only:
             return
         if self.kind == "mirror":
-            where = f" of cluster {self.origin_place}" if self.origin_place else ""
+            place = getattr(self._kv.clusters, "kind", "cluster")  # or a live server's domain
+            where = f" of {place} {self.origin_place}" if self.origin_place else ""
+            how = ""
+            if self.origin_place:
+                flag = "--js-domain" if place == "domain" else "--cluster"
+                how = f" (jetlink {flag} {self.origin_place} kv put {self.bucket} ...)"
             raise ReadOnlyBucketError(
                 f"KV {self.name} is a read-only mirror of bucket {self.bucket}{where}: "
-                f"write to the bucket {self.bucket}{where} instead", field="bucket")
+                f"write to the bucket {self.bucket}{where} instead{how}", field="bucket")
         raise ReadOnlyBucketError(f"KV {self.name} is a read-only aggregate: writes are refused "
                                   "(an aggregate created with --writable accepts them)",
                                   field="bucket")

@@ -662,7 +662,8 @@ def test_kv_mirror_across_clusters_serves_gets(jl):
     assert result.exit_code == 1
     assert result.stderr == (
         "jetlink: error: KV CONFIG_EAST is a read-only mirror of bucket CONFIG of cluster west: "
-        "write to the bucket CONFIG of cluster west instead\n"
+        "write to the bucket CONFIG of cluster west instead (jetlink --cluster west kv put "
+        "CONFIG ...)\n"
     )
     for args in (("del", "-f"), ("purge", "-f")):
         assert jl("kv", args[0], "CONFIG_EAST", "features.dark", args[1]).exit_code == 1
@@ -878,7 +879,8 @@ def test_a_write_to_a_mirror_of_a_bucket_elsewhere_names_where_the_bucket_is(jl)
     res = jl("--cluster", "west", "kv", "put", "CONFIG", "k", "v")
     assert (res.exit_code, res.stderr) == (1, (
         "jetlink: error: KV CONFIG is a read-only mirror of bucket CONFIG of cluster local: "
-        "write to the bucket CONFIG of cluster local instead\n"))
+        "write to the bucket CONFIG of cluster local instead (jetlink --cluster local kv put "
+        "CONFIG ...)\n"))
 
 
 def test_a_key_not_found_is_named(jl):
