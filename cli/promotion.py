@@ -110,6 +110,10 @@ def promotion_columns(doc: dict[str, Any], *, label: str | None = None) -> outpu
             if p.get("error"):
                 state = f" ({p['status']}: {p['error']})"
             clamp = ", clamped" if p["clamped"] else ""
+            if p["status"] == "exists" and p.get("error"):  # someone else's, kept as it is
+                cols.row(p["consumer"], f"ack floor {seq(p['ack_floor'])} on the origin, not "
+                                        f"placed: {p['error']}")
+                continue
             cols.row(p["consumer"], f"ack floor {seq(p['ack_floor'])} on the origin, starts at "
                                     f"{seq(p['start_seq'])}{clamp}{state}")
     if doc["clamps"]:

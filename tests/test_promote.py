@@ -442,6 +442,27 @@ def test_a_consumer_the_promoted_stream_refuses_is_reported_and_the_rerun_finish
     assert again.resumed and again.subjects == ["m1.>"]
     assert [(p.consumer, p.status) for p in again.consumers] == [("all", "exists"),
                                                                   ("more", "failed")]
+    assert again.consumers[0].error == ""  # the earlier run's placement: nothing to say
+
+
+def test_a_consumer_of_the_origins_name_made_on_the_mirror_is_kept_and_said(dd, clock, env):
+    """The mirror holds a consumer of the origin consumer's name (made by hand, its own
+    config): the promotion keeps it as it is, and the report says it does not start where
+    the origin's was, and how to make it (it never claims the placement)."""
+    west, east = env
+    east.add_stream({"name": "M2", "mirror": {
+        "name": "O", "external": {"api": "$JS.west.API"}}})
+    copy(west, "O", east, "M2")
+    _acked(west, "O", "all", 2)
+    east.add_consumer("M2", {"durable_name": "all", "ack_policy": "none"})
+    rep = promote(dd, "east", "M2", clock, subjects=["m2.>"])
+    [p] = rep.consumers
+    assert (p.consumer, p.status, p.start_seq) == ("all", "exists", 3)
+    assert p.error == ("a consumer of that name was on the mirror already, kept as it is "
+                       "(deliver all, ack none): it does not start at 3 (consumer rm it, then "
+                       "consumer add it with --deliver 3, to start where the origin's was)")
+    cfg = east.consumer_info("M2", "all").config
+    assert (cfg.deliver_policy, cfg.ack_policy) == ("all", "none")  # untouched
 
 
 # --- a failover killed part-way (SIGKILL), finished by the rerun ------------------------------

@@ -406,6 +406,24 @@ def placed_config(pos: Position, start_seq: int) -> ConsumerConfig:
     return cfg
 
 
+def _not_placed(js: JetStreamAPI, stream: str, name: str, start_seq: int) -> str:
+    """Why a consumer of the origin's name that the promoted stream holds already is not
+    where the placement would put it: "" when it is the placement (an earlier run's:
+    delivering from ``start_seq``), else what it is, kept as it is (a consumer made on the
+    mirror by hand: the promotion never changes it)."""
+    try:
+        cfg = js.consumer_info(stream, name).config
+    except (ApiError, JetlinkError):
+        return ""
+    if cfg.deliver_policy == "by_start_sequence" and cfg.opt_start_seq == start_seq:
+        return ""
+    how = f"deliver {cfg.deliver_policy}" + (
+        f" from {cfg.opt_start_seq}" if cfg.deliver_policy == "by_start_sequence" else "")
+    return (f"a consumer of that name was on the mirror already, kept as it is ({how}, ack "
+            f"{cfg.ack_policy}): it does not start at {start_seq} (consumer rm it, then "
+            f"consumer add it with --deliver {start_seq}, to start where the origin's was)")
+
+
 def is_durable(config: dict[str, Any]) -> bool:
     """A consumer that outlives its clients: a durable name, or a name without an
     inactivity threshold."""
@@ -542,6 +560,7 @@ class Promotion:
             p = place(pos, self.mirror_last)
             if pos.consumer in existing:
                 p.status = "exists"
+                p.error = _not_placed(js, stream, pos.consumer, p.start_seq)
             report.consumers.append(p)
         return report, found, from_origin, new_subjects
 
