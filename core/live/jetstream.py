@@ -857,7 +857,7 @@ class _PublishRun:
                 break
             if window.locked():  # a window full of unanswered publishes ...
                 try:  # ... for `timeout`: give up
-                    await asyncio.wait_for(window.acquire(), timeout)
+                    await self.unless_closed(window.acquire(), timeout)
                 except TimeoutError:
                     break
             else:  # room: no timer, no task per message
@@ -876,10 +876,34 @@ class _PublishRun:
             deadline = loop.time() + self.timeout
             while self.outstanding:
                 try:
-                    await asyncio.wait_for(self.all_in.wait(),
-                                           max(0.01, deadline - loop.time()))
+                    await self.unless_closed(self.all_in.wait(),
+                                             max(0.01, deadline - loop.time()))
                 except TimeoutError:
                     break
+
+    async def unless_closed(self, aw: Any, timeout: float) -> Any:
+        """``await asyncio.wait_for(aw, timeout)``, but a connection that closes meanwhile
+        (the server gone: nats-py does not reconnect here) ends the wait at once with
+        nats-py's ConnectionClosedError, said as a lost connection (core/live/client.py),
+        instead of after the whole timeout for answers that cannot come."""
+        import nats.errors as ne
+
+        task = asyncio.ensure_future(aw)
+        loop = self.loop
+        deadline = loop.time() + timeout
+        try:
+            while True:
+                left = deadline - loop.time()
+                if left <= 0:
+                    raise TimeoutError
+                done, _pending = await asyncio.wait({task}, timeout=min(0.1, left))
+                if done:
+                    return task.result()
+                if self.nc.is_closed:
+                    raise ne.ConnectionClosedError
+        finally:
+            if not task.done():
+                task.cancel()
 
     def answered(self, subject: bytes, _reply: bytes, data: bytes, hdr: bytes | None) -> None:
         """The server's answer to publish ``<inbox>.<index>`` (a raw handler: the parser's

@@ -114,6 +114,34 @@ def test_server_killed_mid_command(nats_fresh):
     js.close()
 
 
+def test_a_pipeline_waiting_for_answers_ends_when_the_connection_closes(nats_fresh):
+    """Publishes sent to a server that stops answering (SIGSTOP), then is killed: the
+    pipeline ends with the lost connection as soon as it closes, not after its timeout
+    (an hour here: the deadline below would fail first)."""
+    import os
+    import signal
+
+    js = js_for(nats_fresh.url, timeout=3600.0)
+    js.add_stream({"name": "S", "subjects": ["s.>"]})
+    os.kill(nats_fresh.pid, signal.SIGSTOP)  # frozen: what is sent is never answered
+    got: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            got["result"] = js.publish_many([("s.1", b"x", None)] * 5)
+        except LiveError as err:
+            got["error"] = err
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    time.sleep(0.5)  # (sequencing only: the publishes go out and their answers are awaited)
+    nats_fresh.kill()
+    t.join(WAIT_TIMEOUT)
+    assert not t.is_alive(), "still waiting for answers after the connection closed"
+    assert "lost the connection" in str(got.get("error")), got
+    js.close()
+
+
 # -- streams ---------------------------------------------------------------------------------
 
 
