@@ -668,10 +668,29 @@ def topology_backend(app: App, topo: Any, *, live_only: bool = False
     problems)``: the bindings' problems with planner None (nothing connected). The
     connections close when the command ends; a server that does not answer is a LiveError
     (one line, exit status 1)."""
+    _timeout_not_for_bindings(app, topo)
     planner, problems = backend(app).planner(topo, live_only=live_only)
     if planner is not None:
         _close_at_end(app, planner)
     return planner, problems
+
+
+def _timeout_not_for_bindings(app: App, topo: Any) -> None:
+    """A --timeout (or NATS_TIMEOUT) given with a file that binds its clusters to servers:
+    said once on stderr that it is not theirs (the file alone says how each cluster is
+    reached: core/topology/bindings.py), rather than silently unused."""
+    import os
+
+    from jetlink.cli import output
+    from jetlink.core.backend import topo_binds_servers
+
+    root = app.ctx.find_root() if app.ctx is not None else None
+    gave = (root is not None and given(root, "timeout")) or "NATS_TIMEOUT" in os.environ
+    if gave and topo_binds_servers(topo):
+        what = "--timeout" if root is not None and given(root, "timeout") else "NATS_TIMEOUT"
+        output.notice(app, f"jetlink: notice: {what} is not used for the clusters the file "
+                      "binds to servers: each takes its connection settings from its "
+                      '[clusters.NAME] table (timeout = "1s" there)')
 
 
 def live_export_backend(app: App, domains: list[str] | None, source: Path | None) -> Any:
@@ -687,6 +706,7 @@ def live_export_backend(app: App, domains: list[str] | None, source: Path | None
 
         topo = Topology()
         topo.add_file(str(source))
+        _timeout_not_for_bindings(app, topo)
         bindings, problems = bound_clusters(topo, domains or None)
         if problems:
             p = problems[0]

@@ -174,3 +174,27 @@ def test_domain_names_translated_at_the_seam():
     assert out.sources[2].external.api == "$JS.primary.API"  # a deliver prefix: not a domain
     unchanged = StreamConfig.from_json({"name": "S", "subjects": ["s.>"]})
     assert backend.to_server(unchanged, "dr") is unchanged
+
+
+@pytest.mark.parametrize(("args", "env", "what"), [
+    (["--timeout", "1s", "apply", "{file}", "--dry-run"], {}, "--timeout"),
+    (["export", "--from", "{file}"], {"NATS_TIMEOUT": "1s"}, "NATS_TIMEOUT"),
+])
+def test_a_timeout_given_with_a_file_that_binds_servers_is_said_unused(
+        jl, tmp_path, monkeypatch, args, env, what):
+    """The file alone says how each bound cluster is reached (its table's timeout): a
+    --timeout or NATS_TIMEOUT given beside it is said not to apply, not silently unused."""
+    path = tmp_path / "b.toml"
+    path.write_text('[clusters.local]\nserver = "nats://127.0.0.1:1"\n\n'
+                    '[streams.A]\nsubjects = ["a"]\n')
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    r = jl(*[a.format(file=path) for a in args])
+    assert r.exit_code == 1  # nothing answers there
+    assert r.stderr.startswith(
+        f"jetlink: notice: {what} is not used for the clusters the file binds to servers: "
+        'each takes its connection settings from its [clusters.NAME] table (timeout = "1s" '
+        "there)\n"), r.stderr
+    monkeypatch.delenv("NATS_TIMEOUT", raising=False)
+    quiet = jl(*[a.format(file=path) for a in args if a not in ("--timeout", "1s")])
+    assert "notice" not in quiet.stderr
