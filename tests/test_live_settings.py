@@ -123,10 +123,29 @@ def test_natscli_context_errors(home, name, content, message):
     ("localhost", ("nats://localhost",)),
     ("nats://a:1, tls://b:2 ,", ("nats://a:1", "tls://b:2")),
     ("nats://user:pw@host:4222", ("nats://user:pw@host:4222",)),
-    ("wss://host/", ("wss://host/",)),
 ])
 def test_servers(text, want):
     assert parse_servers(text, "--server") == want
+
+
+@pytest.mark.parametrize("installed", [True, False])
+def test_websocket_urls_need_nats_pys_websocket_transport(monkeypatch, installed):
+    """ws:// and wss:// are natscli's too, but nats-py opens them only with aiohttp (not a
+    dependency of jetlink): without it, refused up front in one line naming what is
+    missing, never nats-py's import error at connect time."""
+    from jetlink.core.live import settings
+
+    monkeypatch.setattr(settings, "_websockets", lambda: installed)
+    if installed:
+        assert parse_servers("wss://host/", "--server") == ("wss://host/",)
+        return
+    with pytest.raises(UsageError) as err:
+        parse_servers("nats://a:1,ws://host:8080", "--server")
+    assert err.value.exit_code == 2
+    assert err.value.description == (
+        "server URL 'ws://host:8080' (--server): ws:// and wss:// need nats-py's websocket "
+        "transport, the aiohttp package, which is not installed (pip install aiohttp), or a "
+        "nats:// or tls:// URL of the server")
 
 
 @pytest.mark.parametrize("text,message", [

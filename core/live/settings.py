@@ -222,6 +222,14 @@ def _shown(url: str) -> str:
     return shown_url(url)
 
 
+def _websockets() -> bool:
+    """Whether nats-py can open a ws:// connection here (its transport needs aiohttp, an
+    optional dependency of nats-py that jetlink does not install)."""
+    import importlib.util
+
+    return importlib.util.find_spec("aiohttp") is not None
+
+
 def parse_servers(text: str, where: str) -> tuple[str, ...]:
     """Comma-separated URLs (natscli's): nats://, tls://, ws://, wss:// or host[:port]
     (taken as nats://host:port). A refused one is shown without its password."""
@@ -244,6 +252,11 @@ def parse_servers(text: str, where: str) -> tuple[str, ...]:
                 raise UsageError(f"invalid server URL {_shown(url)!r} ({where}): expected a URL "
                                    "such as nats://host:4222 or host:port", field="server")
             url = "nats://" + url
+        if url.startswith(("ws://", "wss://")) and not _websockets():
+            raise UsageError(f"server URL {_shown(url)!r} ({where}): ws:// and wss:// need "
+                             "nats-py's websocket transport, the aiohttp package, which is "
+                             "not installed (pip install aiohttp), or a nats:// or tls:// "
+                             "URL of the server", field="server")
         port = url.rsplit(":", 1)[-1] if url.count(":") >= 2 else ""
         if port.isdigit() and not 0 < int(port) < 65536:
             raise UsageError(f"invalid server URL {_shown(url)!r} ({where}): port must be 1 "
