@@ -1029,8 +1029,15 @@ def origin_warnings(cfg: StreamConfig, cluster: str, clusters: Any) -> list[str]
         except ApiError as err:
             if err.err_code == 10059:
                 out.append(missing_origin_text(described, where, True, kind=kind))
-        except JetlinkError:
-            continue  # no answer: unknown
+        except JetlinkError as err:
+            # no answer: the origin unknown; a domain no server answers for is said (a
+            # misspelt --mirror-domain, or one not joined), as the data directory's
+            # clusters that are not there are
+            if kind == "domain" and where != cluster and err.field == "js_domain":
+                out.append(f'{described}: JetStream domain "{where}" does not answer on '
+                           "this server: the server accepts this, the stream waits for its "
+                           "origin (a misspelt --mirror-domain, or a domain not joined "
+                           "here?)")
     return out
 
 

@@ -519,3 +519,16 @@ def test_a_request_asking_for_pedantic_mode_is_answered_as_the_server_does(
         jl(live.url, "stream", "rm", "PD", "-f")
     else:
         assert json.loads(on_server.stdout) == json.loads(embedded.stdout) == {"error": expect}
+
+
+def test_a_mirror_of_a_domain_that_does_not_answer_is_created_with_a_warning(live):
+    """The server accepts a mirror whose origin's domain nobody answers for (it waits): the
+    stream is made, and the warning names the domain (a misspelt --mirror-domain)."""
+    res = jl(live.url, "stream", "add", "TYPO_M", "--mirror", "ORDERS", "--mirror-domain",
+             "wset", "--defaults", "-j")
+    assert res.exit_code == 0, res.output
+    assert res.stderr == (
+        'jetlink: warning: mirror origin "ORDERS": JetStream domain "wset" does not answer on '
+        "this server: the server accepts this, the stream waits for its origin (a misspelt "
+        "--mirror-domain, or a domain not joined here?)\n")
+    ok(jl(live.url, "stream", "rm", "TYPO_M", "-f"))
