@@ -182,9 +182,10 @@ def read_nats_context(name: str, environ: Mapping[str, str] | None = None) -> Na
         raise JetlinkError(f"natscli context {path} is not a JSON object", field="nats_context")
     for key, why in _NATS_UNSUPPORTED.items():
         if doc.get(key) not in (None, "", False):
-            shown = "is set" if key == "user_jwt" else repr(doc.get(key))  # (a credential)
-            raise JetlinkError(f"natscli context {path}: {key} {shown} is not "
-                               f"supported by jetlink: {why}", field="nats_context")
+            # (a credential is never shown: only that it is set)
+            shown = f"{key} (set)" if key == "user_jwt" else f"{key} {doc.get(key)!r}"
+            raise JetlinkError(f"natscli context {path}: {shown} is not supported by "
+                               f"jetlink: {why}", field="nats_context")
     settings: dict[str, Any] = {}
     for key, fld in NATS_KEYS.items():
         value = doc.get(key)
