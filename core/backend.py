@@ -273,7 +273,10 @@ class LiveBackend(Backend):
 
     def __init__(self, target: Any) -> None:
         self.target = target
-        self.label = target.shown_url
+        # what was looked at: the server, and the JetStream domain (or API prefix) in force
+        place = (f"domain {target.js_domain} on " if target.js_domain else
+                 f"API {target.js_api_prefix} on " if target.js_api_prefix else "")
+        self.label = f"{place}{target.shown_url}"
         self._js: Any = None
 
     def _live(self) -> Any:

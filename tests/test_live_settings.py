@@ -475,3 +475,17 @@ def test_a_natscli_context_key_jetlink_cannot_honour_is_refused(home, key, value
              color_scheme="dark")  # natscli's own output: ignored
     assert "could not connect to nats://127.0.0.1:1" in jl("--nats-context", "ops", "stream",
                                                             "ls").stderr
+
+
+@pytest.mark.parametrize(("kw", "label"), [
+    ({}, "nats://127.0.0.1:1"),
+    ({"js_domain": "west"}, "domain west on nats://127.0.0.1:1"),
+    ({"js_api_prefix": "$JS.hub.API"}, "API $JS.hub.API on nats://127.0.0.1:1"),
+])
+def test_what_a_live_check_looked_at_names_the_domain(kw, label):
+    """`dr check` says where it looked ("no mirrors in ..."): the server, and the domain
+    or API prefix in force (-s URL --js-domain west looks in west, not at URL's own)."""
+    from jetlink.core.backend import LiveBackend
+    from jetlink.core.live.target import ServerTarget
+
+    assert LiveBackend(ServerTarget(("nats://127.0.0.1:1",), **kw)).label == label
