@@ -57,7 +57,7 @@ def render_result(app: App, report: Any) -> None:
         output.line(app, f"Applied: {_label(c.to_json())}")
     if report.failed is not None:
         output.line(app, f"Failed: {_label(report.failed.to_json())}: "
-                         f"{report.error.description}")
+                         f"{output.error_text(report.error)}")
         for c in report.not_applied:
             output.line(app, f"Not applied: {_label(c.to_json())}")
         done = len(report.applied)

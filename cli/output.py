@@ -241,10 +241,16 @@ def table(
 
 def format_error(err: JetlinkError) -> str:
     """``jetlink: error: <description> (<err_code>)``; no parenthesis when err_code is 0/absent."""
+    return f"{PROG}: error: {error_text(err)}"
+
+
+def error_text(err: JetlinkError) -> str:
+    """An error as the error line words it, without the ``jetlink: error:`` lead:
+    ``<description> (<err_code>): <detail>`` (a report line that quotes an error)."""
     err_code = getattr(err, "err_code", 0)
     suffix = f" ({err_code})" if err_code else ""
     detail = getattr(err, "detail", None)
-    return f"{PROG}: error: {err.description}{suffix}" + (f": {detail}" if detail else "")
+    return f"{err.description}{suffix}" + (f": {detail}" if detail else "")
 
 
 def print_error(app: Terminal | None, err: JetlinkError) -> None:

@@ -309,7 +309,7 @@ subjects = ["late.>"]
     assert human.exit_code == 1
     assert human.stdout.endswith(
         "Failed: create link dr in cluster keast: Unable to validate cluster link: source "
-        "cluster 'kwest' is unreachable (jetlink cluster up kwest first)\n"
+        "cluster 'kwest' is unreachable (jetlink cluster up kwest first) (INVALID_CONFIG 40)\n"
         "Not applied: create mirror_topic orders in cluster keast\n")
 
 
