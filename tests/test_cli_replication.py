@@ -862,8 +862,9 @@ def test_promote_refuses_a_lagging_mirror_failover_does_not(jl):
         {
             "error": {
                 "description": "mirror BACKUP is 2 messages behind its origin ORDERS (cluster "
-                "west, last sequence 3; mirror at 1): let it catch up (jetlink replicate) or "
-                "fail over instead (jetlink stream failover BACKUP)"
+                "west, last sequence 3; mirror at 1): its own limits (discard new) refused what "
+                "it read, which it does not read again (lag 0), so waiting will not catch it "
+                "up: fail over instead (jetlink stream failover BACKUP)"
             }
         },
     )
@@ -1124,3 +1125,23 @@ def test_interval_without_follow_is_a_usage_error(jl):
     assert (res.exit_code, res.stdout) == (2, "")
     assert ("--interval 2s applies with --follow (the pause between its steps); without it "
             "replicate runs until nothing is pending and stops") in res.stderr
+
+
+def test_promote_of_a_mirror_its_own_limits_hold_back_says_waiting_will_not_help(jl):
+    """A mirror under discard new at its max_msgs: what its consumer reads beyond is dropped
+    (nats-server's processInboundMirrorMsg: consumed, not stored, lag 0, no error), so it
+    never catches up: promote's refusal says so instead of "let it catch up"."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(jl("--cluster", "west", "stream", "add", "LAGO", "--subjects", "l.>", "--defaults"))
+    ok(jl("--cluster", "east", "stream", "add", "LAGM", "--mirror", "LAGO@west", "--max-msgs",
+          "5", "--discard", "new", "--defaults"))
+    ok(jl("--cluster", "west", "pub", "l.{{Count}}", "x", "--count", "8"))
+    ok(jl("replicate"))
+    res = jl("--cluster", "east", "stream", "promote", "LAGM", "-f")
+    assert res.exit_code == 1
+    assert res.stderr == (
+        "jetlink: error: mirror LAGM is 3 messages behind its origin LAGO (cluster west, last "
+        "sequence 8; mirror at 5): its own limits (discard new) refused what it read, which "
+        "it does not read again (lag 0), so waiting will not catch it up: fail over instead "
+        "(jetlink stream failover LAGM)\n")

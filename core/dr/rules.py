@@ -721,10 +721,29 @@ def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
                 origin=f"{facts.stream} ({facts.where})")
         if facts.pending:
             behind = f"{facts.pending} message{'s' if facts.pending != 1 else ''}"
+            mirror_info = getattr(info, "mirror", None) or {}
+            failing = mirror_info.get("error")
+            mcfg = info.config
+            limited = mcfg.discard == "new" and (mcfg.max_msgs > 0 or mcfg.max_bytes > 0
+                                                 or mcfg.max_msgs_per_subject > 0)
+            # a mirror that never catches up by waiting: its copy fails (the error it
+            # reports), or its own limits under discard new dropped what its consumer read
+            # (nats-server's processInboundMirrorMsg: consumed, not stored, no error, lag 0)
+            if isinstance(failing, dict):
+                wait = (f"its copy fails ({failing.get('description', 'error')}"
+                        f"{' ' + str(failing['err_code']) if failing.get('err_code') else ''})"
+                        ", so waiting will not catch it up: fix that (stream edit, e.g. its "
+                        f"limits) or {naming.instead}")
+            elif limited and not int(mirror_info.get("lag", 0) or 0):
+                wait = ("its own limits (discard new) refused what it read, which it does "
+                        "not read again (lag 0), so waiting will not catch it up: "
+                        f"{naming.instead}")
+            else:
+                wait = f"let it catch up ({site.catch_up}) or {naming.instead}"
             raise PromoteRefused(
                 f"{naming.what} {shown} is {behind} behind its origin {facts.stream} "
                 f"({facts.where}, last sequence {facts.last_seq}; mirror at {mirror_last}): "
-                f"let it catch up ({site.catch_up}) or {naming.instead}",
+                f"{wait}",
                 pending=facts.pending, mirror_last_seq=mirror_last,
                 origin_last_seq=facts.last_seq, origin=f"{facts.stream} ({facts.where})")
     before: list[str] | None = None
