@@ -432,6 +432,9 @@ def test_bad_duration_is_a_usage_error(jl):
     (PerfDataItem("active", 1.23456, crit=60, unit="s"), "active=1.2346s;;60.0000"),
     (PerfDataItem("bytes", 1024, unit="B"), "bytes=1024B"),
     (PerfDataItem("two words", 1), "'two words'=1"),
+    # the plugin guidelines: '=' and "'" quote a label too, a "'" doubled inside
+    (PerfDataItem("a=b@east.lag", 0), "'a=b@east.lag'=0"),
+    (PerfDataItem("it's@east.lag", 0), "'it''s@east.lag'=0"),
 ])
 def test_perf_items(item, text):
     assert perf_item(item) == text

@@ -100,7 +100,10 @@ def _commaf3(value: float) -> str:
 def perf_item(item: PerfDataItem) -> str:
     """One Nagios perf datum: ``name=value[unit][;warn][;crit]``."""
     fmt = "%.4f" if item.unit == "s" else "%.0f"
-    name = f"'{item.name}'" if (" " in item.name or "\t" in item.name) else item.name
+    # the plugin guidelines' label rule: quoted when it holds a space, '=' or "'" (a "'"
+    # doubled inside), so that a stream named a=b still reads as one label
+    quote = any(c in item.name for c in " \t='")
+    name = "'" + item.name.replace("'", "''") + "'" if quote else item.name
     out = f"{name}={fmt % item.value}{item.unit}"
     if item.warn or item.crit:
         out += ";" + (fmt % item.warn if item.warn else "")
