@@ -264,6 +264,8 @@ class Readiness:
             head = (f"{CHECK}: {self.status.value} ({plural(len(self.mirrors), 'mirror')}: "
                     f"{counts['OK']} ok, {counts['WARNING']} warning, "
                     f"{counts['CRITICAL']} critical{'; ' + worst if worst else ''})")
+            if self.unlisted:  # no counts: they are not known
+                head = f"{CHECK}: {self.status.value} (the mirrors could not be listed)"
             failed = "".join(f"\n\n{f}" for f in self.failures)
             if not self.mirrors:
                 none = "" if self.failures else \
