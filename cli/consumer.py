@@ -174,6 +174,10 @@ def build_config(name: str, values: dict[str, Any], now_ns: int) -> dict[str, An
     if values.get("metadata"):
         doc["metadata"] = parse_metadata(values["metadata"])
     doc.update(_backoff_doc(values))
+    if doc.get("backoff") and doc.get("max_deliver", -1) in (-1, 0):
+        # natscli's: a backoff without --max-deliver gets one delivery per step and one
+        # more (else the server's 10116: max deliver must exceed the backoff's steps)
+        doc["max_deliver"] = len(doc["backoff"]) + 1
     if values.get("pause"):
         doc["pause_until"] = _rfc3339(parse_pause_until(values["pause"], now_ns))
     doc.update(_priority_doc(values))
@@ -211,7 +215,8 @@ def _backoff_doc(values: dict[str, Any]) -> dict[str, Any]:
     mode = values.get("backoff")
     if not mode or mode == "none":
         return {}
-    steps = int(values.get("backoff_steps") or 10)
+    given = values.get("backoff_steps")
+    steps = 10 if given is None else int(given)  # (0 is refused below, not read as unset)
     low = parse_duration_flag(values.get("backoff_min") or "1m", flag="--backoff-min")
     high = parse_duration_flag(values.get("backoff_max") or "20m", flag="--backoff-max")
     if steps <= 0 or low == 0 or high == 0:
@@ -639,6 +644,14 @@ def edit(
     if not old.durable_name:
         raise JetlinkError(f"consumer {stream} > {name} is not durable: only durable "
                            "consumers can be edited")
+    if wait is not None and old.backoff:
+        # natscli's refusal (the server sets ack_wait from the backoff's first step: a new
+        # --wait would be shown as changed and thrown away)
+        err = JetlinkError("consumers with backoff policies do not support editing Ack Wait",
+                           field="wait")
+        err.detail = (f"consumer {stream} > {name} waits {len(old.backoff)} backoff steps; "
+                      "its ack wait is the first")
+        raise err
     values: dict[str, Any] = {
         "description": description,
         "filter": filter,

@@ -516,6 +516,28 @@ def doc_error(result):
     return json.loads(result.stdout)["error"]["description"]
 
 
+def test_a_backoff_is_built_as_natscli_builds_it_and_keeps_its_ack_wait(jl):
+    """--backoff without --max-deliver: one delivery per step and one more (natscli's); 0
+    steps refused, not read as the default; an edit of --wait on a backoff consumer is
+    natscli's refusal, not a change shown and thrown away."""
+    cfg = json.loads(jl("consumer", "add", "ORDERS", "B1", "--defaults", "--backoff", "linear",
+                        "--backoff-steps", "3", "--backoff-min", "1s", "--backoff-max", "3s",
+                        "-j").stdout)["config"]
+    assert (cfg["max_deliver"], len(cfg["backoff"]), cfg["ack_wait"]) == (4, 3, 10**9)
+    zero = jl("consumer", "add", "ORDERS", "B0", "--defaults", "--backoff", "linear",
+              "--backoff-steps", "0")
+    assert (zero.exit_code, zero.stderr) == (2, (
+        "jetlink: error: --backoff-steps, --backoff-min and --backoff-max must be more than "
+        "0\n"))
+    edit = jl("consumer", "edit", "ORDERS", "B1", "--wait", "10s", "-f")
+    assert (edit.exit_code, edit.stdout) == (1, "")
+    assert edit.stderr == ("jetlink: error: consumers with backoff policies do not support "
+                           "editing Ack Wait: consumer ORDERS > B1 waits 3 backoff steps; its "
+                           "ack wait is the first\n")
+    after = json.loads(jl("consumer", "info", "ORDERS", "B1", "-j").stdout)["config"]
+    assert after["ack_wait"] == 10**9
+
+
 def test_max_deliver_below_the_backoff_names_both(jl):
     r = jl("consumer", "add", "ORDERS", "C4", "--defaults", "--max-deliver", "1",
            "--backoff", "linear")
