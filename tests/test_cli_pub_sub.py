@@ -157,6 +157,12 @@ def test_pub_templates(jl):
     assert (
         doc(jl("stream", "get", "ORDERS", "1", "-j"))["data"] == "e3tOb3BlfX0geA=="
     )  # kept as given
+    # a header's template that does not parse is an error, nothing published (natscli's
+    # parseStringsToHeader), where a body's or subject's only warns
+    bad = jl("pub", "orders.new", "x", "-H", "X:{{Nope}}")
+    assert (bad.exit_code, bad.stderr) == (1, 'jetlink: error: failed to parse Header '
+                                              'template for X: function "Nope" not defined\n')
+    assert doc(jl("stream", "info", "ORDERS", "-j"))["state"]["messages"] == 1
     ok(jl("pub", "orders.new", "{{Count}}", "--no-templates"))
     assert doc(jl("stream", "get", "ORDERS", "2", "-j"))["data"] == "e3tDb3VudH19"  # {{Count}}
     ok(jl("pub", "orders.{{Count}}", "s", "--count", "2"))
