@@ -189,9 +189,15 @@ def _priority_doc(values: dict[str, Any]) -> dict[str, Any]:
     --pinned-ttl."""
     from jetlink.cli.stream_flags import parse_duration_flag, split_subjects
 
-    pinned = split_subjects(values.get("pinned_groups") or [])
-    overflow = split_subjects(values.get("overflow_groups") or [])
-    prioritized = split_subjects(values.get("prioritized_groups") or [])
+    def groups(raw: list[str]) -> list[str]:
+        # an empty value is a group named "" (natscli sends it): the server's 10161, never
+        # a consumer made without the groups asked for
+        out = split_subjects(raw)
+        return out + [""] if any(not v.strip(" ,\t") for v in raw) else out
+
+    pinned = groups(values.get("pinned_groups") or [])
+    overflow = groups(values.get("overflow_groups") or [])
+    prioritized = groups(values.get("prioritized_groups") or [])
     if pinned and overflow:
         raise usage("setting both overflow and pinned groups are not supported")
     doc: dict[str, Any] = {}

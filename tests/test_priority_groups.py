@@ -185,6 +185,12 @@ def test_cli_add_flags(jlp):
               "--pinned-groups", "g2")
     assert res.exit_code == 2
     assert "setting both overflow and pinned groups are not supported" in res.stderr
+    # an empty group name is sent as natscli sends it: the server's refusal, no consumer
+    for flag in ("--pinned-groups", "--overflow-groups", "--prioritized-groups"):
+        res = jlp("consumer", "add", "S", "E", "--defaults", flag, "")
+        assert (res.exit_code, res.stderr) == (1, "jetlink: error: Group name cannot be an "
+                                                  'empty string (10161): priority_groups[0] = '
+                                                  '""\n'), flag
 
 
 def test_cli_next_group_and_unpin(jlp):
