@@ -708,6 +708,14 @@ def _dataset(path: str):
     if missing:
         raise LakeError(f"{path}: not the lake message schema (no column "
                         f"{', '.join(missing)})")
+    import pyarrow.types as pt
+
+    for name in ("seq", "partition"):  # the columns read as numbers before any cast
+        kind_ = dataset.schema.field(name).type
+        if not pt.is_integer(kind_):
+            want = dict((n, t) for n, t, _null in COLUMNS)[name]
+            raise LakeError(f"{path}: column {name} is {kind_}, not an integer: not the lake "
+                            f"message schema ({name} {want})")
     return fragments, dataset.schema
 
 
@@ -856,7 +864,9 @@ def _import_mark(path: str, fragments: Any, meta: dict[str, Any] | None) -> str:
     import os
 
     h = hashlib.sha256()
-    h.update(os.path.abspath(path).encode())
+    # the place as a local path when it is one (a path and its file:// URI are one dataset,
+    # so a re-run spelled the other way still finds the import it continues)
+    h.update((local_path(path) or path).encode())
     for frag in fragments:
         where = getattr(frag, "path", str(frag))
         try:

@@ -215,6 +215,42 @@ def test_an_import_run_again_stores_nothing_and_succeeds(js, clock, other, tmp_p
         lake.import_stream(other, "ORDERS", str(out))
 
 
+def test_a_re_run_spelled_as_a_file_uri_is_the_same_dataset(js, clock, other, tmp_path):
+    """A path and its file:// URI name one dataset: a re-run (or the resume of a cut-short
+    import) spelled the other way stores nothing and succeeds."""
+    fill(js, clock)
+    out = tmp_path / "lake"
+    lake.export_stream(js, "ORDERS", str(out))
+    first = lake.import_stream(other, "ORDERS", str(out))
+    again = lake.import_stream(other, "ORDERS", out.resolve().as_uri())
+    assert (again["messages"], again["duplicates"]) == (0, first["messages"])
+
+
+@pytest.mark.parametrize("column", ["seq", "partition"])
+def test_a_number_column_of_another_type_is_one_error_naming_it(js, clock, other, tmp_path,
+                                                               column):
+    """seq / partition stored as text: one LakeError naming the column, its type and the
+    schema's (it was pyarrow's traceback from a subtraction), nothing stored."""
+    import pyarrow.compute as pc
+
+    fill(js, clock)
+    out = tmp_path / "lake"
+    lake.export_stream(js, "ORDERS", str(out))
+    table = pq.read_table(str(out))
+    table = table.set_column(table.schema.get_field_index(column), column,
+                             pc.cast(table[column], pa.string()))
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "_jetlink.json").write_bytes((out / "_jetlink.json").read_bytes())
+    pq.write_table(table, str(bad / "part-00000.parquet"))
+    want = "int64" if column == "seq" else "int32"
+    with pytest.raises(lake.LakeError) as err:
+        lake.import_stream(other, "ORDERS", str(bad))
+    assert err.value.description == (f"{bad}: column {column} is string, not an integer: not "
+                                     f"the lake message schema ({column} {want})")
+    assert "ORDERS" not in [i.config.name for i in other.streams()]
+
+
 def test_a_transforming_stream_comes_back_from_its_own_export(js, clock, other, tmp_path):
     """A stream with a subject transform stores the transformed subjects: its export
     imports again (the subject check of an import is for streams that store what they
