@@ -417,6 +417,13 @@ def spark(
                              "cores_per_worker": 1, "memory_per_worker": "4g",
                              "executor_memory": "3g", "driver_memory": f"{driver_mb}m"}
     else:
+        # the form every spark verb checks, before a JVM starts (exit 2 naming the rule)
+        from jetlink.core.errors import UsageError
+        from jetlink.sparkops.session import master_form_error
+
+        bad = master_form_error(master)
+        if bad:
+            raise UsageError(bad, field="master")
         result = bench_spark(messages, runs=runs, e2e_messages=e2e_messages, master=master,
                              note=note)
     app.emit(result, human=render)

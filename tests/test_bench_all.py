@@ -140,3 +140,13 @@ def test_benchmarks_start_their_jetlink_processes_apart_from_the_users_settings(
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["cli_get_runs"] == 1
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_bench_spark_checks_its_master_before_a_jvm_starts():
+    """--master of bench spark: the form every spark verb checks, exit 2 naming it, nothing
+    started (it was Spark's SparkException from a JVM)."""
+    res = CliRunner().invoke(build_app(), ["bench", "spark", "--master", "bogus", "--messages",
+                                           "10", "--e2e-messages", "0"], prog_name="jetlink")
+    assert res.exit_code == 2, res.output
+    assert "--master 'bogus': expected local, local[N]" in res.output
+    assert "SparkException" not in res.output
