@@ -331,10 +331,12 @@ def lake_columns_problem(spark: Any, path: str, *, stream: bool = True) -> str |
     schema they would be nulls: a job would write empty messages)."""
     try:
         found = set(spark.read.parquet(path).columns)
-    except Exception:  # noqa: BLE001 - Spark's AnalysisException: its schema unreadable
+    except Exception as exc:  # noqa: BLE001 - Spark's AnalysisException: schema unreadable
         if not _has_data_files(spark, path):
             return "holds no Parquet data files"
-        return None  # (damaged files: the job's own read says what Spark found)
+        # files that are no Parquet (an empty file, a text file): never read as 0 rows
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        return f"is not a Parquet dataset: Spark cannot read its schema ({first})"
     missing = [n for n in (*LAKE_REQUIRED, *(("subject",) if stream else ())) if n not in found]
     if missing:
         return (f"is not a dataset of the lake schema: no {', '.join(missing)} column"

@@ -267,6 +267,14 @@ def test_a_dataset_that_is_not_of_the_lake_schema_is_refused(jl):
     r = jl("spark", "verify", f"parquet:{empty}", "ORDERS")
     assert r.exit_code == 1 and r.stderr == (
         f"jetlink: error: parquet:{empty} holds no Parquet data files\n")
+    # a file that is no Parquet: an error naming it, never "0 messages" that differ
+    text = jl.tmp / "afile"
+    text.write_text("")
+    r = jl("spark", "verify", f"parquet:{text}", "ORDERS")
+    assert r.exit_code == 1 and r.stderr.startswith(
+        f"jetlink: error: parquet:{text} is not a Parquet dataset: Spark cannot read its "
+        "schema ("), r.stderr
+    assert "differ" not in r.stdout
 
 
 def test_progress_reports_the_running_stages(spark):
