@@ -334,9 +334,12 @@ def lake_columns_problem(spark: Any, path: str, *, stream: bool = True) -> str |
     except Exception as exc:  # noqa: BLE001 - Spark's AnalysisException: schema unreadable
         if not _has_data_files(spark, path):
             return "holds no Parquet data files"
-        # files that are no Parquet (an empty file, a text file): never read as 0 rows
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-        return f"is not a Parquet dataset: Spark cannot read its schema ({first})"
+        fs, p = _hadoop_path(spark, path)
+        if fs.getFileStatus(p).isFile():
+            # one file that is no Parquet (empty, text): never read as 0 rows
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            return f"is not a Parquet dataset: Spark cannot read its schema ({first})"
+        return None  # (damaged files: the job's own read says what Spark found)
     missing = [n for n in (*LAKE_REQUIRED, *(("subject",) if stream else ())) if n not in found]
     if missing:
         return (f"is not a dataset of the lake schema: no {', '.join(missing)} column"
