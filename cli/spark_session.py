@@ -87,11 +87,6 @@ def check_addresses(app: App, named: dict[str, list[str]]) -> None:
     from jetlink.core.store import DataDir
 
     store = DataDir(app.data_dir, create=False)
-    if app.target is None and any(a.kind != "parquet" for what, addresses in parsed.items()
-                                  if what != "TARGET" for a in addresses):
-        # an origin in the data directory: one that does not exist holds none, said before
-        # anything (the target's directory, Spark) is made, as a read says it
-        store.check_exists()
     known = store.cluster_names() if app.data_dir.is_dir() else []
     for what, addresses in parsed.items():
         for a in addresses:

@@ -154,13 +154,6 @@ def test_cross_cluster_mirror_and_refusals(jl):
     assert r.exit_code == 1 and "NOPE" in r.stderr
     r = jl("spark", "mirror", "store:west/ORDERS", "Y", "--conf", "novalue")
     assert r.exit_code == 2 and "expected KEY=VALUE" in r.stderr
-    # an origin in a data directory that does not exist: said, nothing made (no directory)
-    missing = jl.data.parent / "misspelt"
-    r = jl("--data-dir", str(missing), "spark", "mirror", "ORDERS", "X")
-    assert (r.exit_code, r.stderr) == (1, (
-        f"jetlink: error: data directory {missing} does not exist (nothing to read or act "
-        "on: the first command that creates something makes it)\n"))
-    assert not missing.exists()
 
 
 def test_limits_refused_when_the_pump_would_stall(jl):
