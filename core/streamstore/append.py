@@ -44,7 +44,7 @@ from .base import (
     msg_size,
     parse_msg_ttl,
 )
-from .overlay import _NEXT, _SID, StreamOverlay
+from .overlay import _NEXT, _PREV, _SID, StreamOverlay
 
 if TYPE_CHECKING:  # pragma: no cover
     from .overlay import _Subj
@@ -175,7 +175,13 @@ class StreamAppend(StreamOverlay):
         seq0 = seq = self.last_seq
         rows = self._rows
         row_pos = self._index_rows()
-        self._row_runs.append((seq0 + 1, len(subjects), len(rows)))
+        at = len(rows)
+        self._row_runs.append((seq0 + 1, len(subjects), at))
+        plain = self._plain  # plain rows (overlay.py): no headers, stored at ``ts``
+        if plain and plain[-1][1] == at and plain[-1][2] == ts:
+            plain[-1][1] = at + len(subjects)
+        else:
+            plain.append([at, at + len(subjects), ts])
         add = rows.append
         last: dict[str, list] = {}
         get = last.get
@@ -186,9 +192,9 @@ class StreamAppend(StreamOverlay):
             r = get(subject)
             if r is not None:
                 r[nxt] = seq
-                row = [base | seq, r[sid], ts, r[0] - base, 0, None, data]
+                row = [base | seq, r[sid], r[0] - base, 0, data]
             else:
-                row = first[subject] = [base | seq, subj[subject].id, ts, 0, 0, None, data]
+                row = first[subject] = [base | seq, subj[subject].id, 0, 0, data]
             last[subject] = row
             add(row)
         ptr_next, touched = self._ptr_next, self._touched
@@ -196,7 +202,7 @@ class StreamAppend(StreamOverlay):
             s = subj[subject]
             fseq = row[0] - base
             if s.count:
-                prev = row[3] = s.last
+                prev = row[_PREV] = s.last
                 pos = row_pos.get(prev)
                 if pos is not None:
                     rows[pos][_NEXT] = fseq
@@ -288,14 +294,14 @@ class StreamAppend(StreamOverlay):
                         prev = s.last
                         pos = row_pos.get(prev)
                         if pos is not None:
-                            rows[pos][4] = seq
+                            rows[pos][_NEXT] = seq
                         else:
                             ptr_next[prev] = seq
                     else:
                         prev = 0
                         s.first = seq
                     row_pos[seq] = len(rows)
-                    rows.append([base | seq, s.id, ts, prev, 0, hdr, data])
+                    rows.append([base | seq, s.id, prev, 0, data, ts, hdr])
                     s.last = seq
                     s.count = count + 1
                     if not s.touched:
@@ -551,7 +557,7 @@ class StreamAppend(StreamOverlay):
             # (an expiry past the int64 nanosecond clock, year 2262, is kept at its maximum)
             self._ttl[seq] = min(ts + ttl * _SECOND, _INT64_MAX) if ttl > 0 else -1
         row_pos[seq] = len(self._rows)
-        self._rows.append([self.base | seq, s.id, ts, prev, 0, hdr, data])
+        self._rows.append([self.base | seq, s.id, prev, 0, data, ts, hdr])
         s.last = seq
         s.count = count + 1
         if not s.touched:
