@@ -8,11 +8,12 @@ every layer that reads configs may use it."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from ..config.stream import StreamConfig
 
-__all__ = ["FENCE_KEY", "PROMOTED_KEY", "fence_subject", "fenced_subjects", "with_fence",
-           "with_promotion", "without_fence", "without_promotion"]
+__all__ = ["FENCE_KEY", "PROMOTED_KEY", "fence_subject", "fenced_subjects", "promotion_doc",
+           "with_fence", "with_promotion", "without_fence", "without_promotion"]
 
 #: the metadata key of a fenced stream: the subjects it had (a JSON list)
 FENCE_KEY = "jetlink.fenced_subjects"
@@ -61,6 +62,20 @@ def without_fence(cfg: StreamConfig) -> StreamConfig:
     new.subjects = subjects
     new.metadata = {k: v for k, v in (cfg.metadata or {}).items() if k != FENCE_KEY}
     return new
+
+
+def promotion_doc(cfg: StreamConfig) -> dict[str, Any] | None:
+    """The promotion record under :data:`PROMOTED_KEY` as its JSON object (None: none, or
+    not a JSON object): the one reading of it (core/dr/rules.py's records, the planner's
+    hint)."""
+    text = (cfg.metadata or {}).get(PROMOTED_KEY)
+    if not text:
+        return None
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def without_promotion(cfg: StreamConfig) -> StreamConfig:

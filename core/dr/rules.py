@@ -49,7 +49,7 @@ from ..config.consumer import ConsumerConfig
 from ..config.kvnames import kv_subjects
 from ..config.stream import StreamConfig
 from ..errors import ApiError, JetlinkError, UsageError, nats_error
-from .fencing import PROMOTED_KEY  # the promotion record's key, with jetlink's other marks
+from .fencing import PROMOTED_KEY, promotion_doc  # the record's key, with jetlink's other marks
 
 __all__ = [
     "OriginFacts", "PartialPromotion", "PlacedConsumer", "PositionClamp", "PositionsUsed",
@@ -921,13 +921,10 @@ class PromotionRecord:
 
 def promotion_record(cfg: StreamConfig) -> PromotionRecord | None:
     """The promotion record of a stream jetlink promoted (None: none, or not readable)."""
-    import json
-
-    text = (cfg.metadata or {}).get(PROMOTED_KEY)
-    if not text:
+    doc = promotion_doc(cfg)
+    if doc is None:
         return None
     try:
-        doc = json.loads(text)
         action = doc.get("action")
         return PromotionRecord(doc.get("at"), doc.get("done"), int(doc.get("placed") or 0),
                                action if action in ("promote", "failover") else None)
@@ -943,10 +940,9 @@ def _mark_done(js: Any, stream: str, now_ns: int, report: PromoteReport) -> Any:
 
     info = js.stream_info(stream)
     cfg = info.config.copy()
-    text = (cfg.metadata or {}).get(PROMOTED_KEY)
-    if not text:  # pragma: no cover - the update wrote it
+    doc = promotion_doc(cfg)
+    if doc is None:  # pragma: no cover - the update wrote it
         return info
-    doc = json.loads(text)
     doc.pop("own", None)
     doc["done"] = _stamp(now_ns)
     doc["placed"] = sum(1 for p in report.consumers if p.status in ("created", "exists"))
@@ -957,15 +953,12 @@ def _mark_done(js: Any, stream: str, now_ns: int, report: PromoteReport) -> Any:
 def _was_mirror(cfg: StreamConfig) -> tuple[StreamConfig, int, list[OwnConsumer]] | None:
     """A promoted stream's config with the mirror it was, its last sequence then and the
     own consumers it was to recreate (None: not promoted by jetlink)."""
-    import json
-
     from ..config.stream import StreamSource
 
-    text = (cfg.metadata or {}).get(PROMOTED_KEY)
-    if not text:
+    doc = promotion_doc(cfg)
+    if doc is None:
         return None
     try:
-        doc = json.loads(text)
         mirror = StreamSource.from_json(doc["mirror"], strict=False)
         last = int(doc["last_seq"])
         own = [OwnConsumer.from_json(o) for o in doc.get("own") or []]
@@ -1039,7 +1032,6 @@ def kv_mirror_stream(js: Any, bucket: str) -> tuple[str, str]:
     ``KV_<origin bucket>``: its keys are stored under the origin's subjects
     (``$KV.<origin>.<key>``), so only as that bucket can they be read and written after
     the promotion. A stream promoted by jetlink before (a re-run) is found the same way."""
-    import json
 
     names = set(js.stream_names())
     stream = f"KV_{bucket}" if f"KV_{bucket}" in names else bucket
@@ -1050,11 +1042,8 @@ def kv_mirror_stream(js: Any, bucket: str) -> tuple[str, str]:
     cfg = js.stream_info(stream).config
     mirror = cfg.mirror
     if mirror is None:
-        text = (cfg.metadata or {}).get(PROMOTED_KEY)
-        if text:
-            from ..config.stream import StreamSource
-
-            mirror = StreamSource.from_json(json.loads(text)["mirror"], strict=False)
+        was = _was_mirror(cfg)
+        mirror = was[0].mirror if was is not None else None
     m = _KV_STREAM.match(mirror.name) if mirror is not None else None
     if mirror is None or m is None:
         raise JetlinkError(f"bucket {bucket} is not a KV mirror (stream {stream} mirrors no "

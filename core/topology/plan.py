@@ -214,22 +214,21 @@ def _refusal(change: Change, dd_problem: str, fld: str | None) -> Problem:
 def _promoted_hint(stored: Any, declared: Any) -> str:
     """Why a file's mirror meets a stream that is none (10055) when a failover or promote
     made it one of its own, and the way back: "" otherwise."""
-    import json
+    from ..dr.fencing import promotion_doc
 
-    from ..dr.fencing import PROMOTED_KEY
-
-    text = (stored.metadata or {}).get(PROMOTED_KEY)
-    if declared is None or declared.mirror is None or stored.mirror is not None or not text:
+    if declared is None or declared.mirror is None or stored.mirror is not None:
+        return ""
+    record = promotion_doc(stored)
+    if record is None:
         return ""
     try:
-        record = json.loads(text)
         origin = str(record["mirror"]["name"])
-        api = ((record["mirror"].get("external") or {}).get("api") or "")
-    except (ValueError, KeyError, TypeError, AttributeError):
+        api = str((record["mirror"].get("external") or {}).get("api") or "")
+    except (KeyError, TypeError, AttributeError):
         return ""
     parts = api.split(".")
     region = parts[1] if len(parts) == 3 and parts[0] == "$JS" and parts[2] == "API" else ""
-    when = f" at {record['at']}" if isinstance(record, dict) and record.get("at") else ""
+    when = f" at {record['at']}" if record.get("at") else ""
     back = f"jetlink dr failback --from {region}" if region else "jetlink stream failback " \
         + stored.name
     return (f" ({stored.name} was promoted by a {record.get('action') or 'failover'}{when}: "
