@@ -233,6 +233,29 @@ def test_a_cycle_through_other_clusters_is_created_with_a_warning(jl):
     assert (res.exit_code, res.stderr) == (0, "")
 
 
+def test_a_cycle_the_servers_check_lets_through_is_created_with_a_warning(jl):
+    """Within one cluster the server refuses a cycle (10052), except through a stream
+    without subjects of its own whose source is filtered (its walk compares the filter with
+    no subjects): created, as the server does, with the warning that it loops."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("--cluster", "west", "stream", "add", "A", "--source",
+          '{"name": "B", "filter_subject": "b.1"}', "--defaults"))
+    res = jl("--cluster", "west", "stream", "add", "B", "--subjects", "b.>", "--source", "A",
+             "--defaults")
+    assert res.exit_code == 0
+    assert res.stderr == (
+        "jetlink: warning: detected cycle: B -> A -> B: each mirrors or sources "
+        "the next, and A has no subjects of its own: it stores what its filtered source sends "
+        "it, so a message goes round for ever; the server's check lets this through "
+        "(validate and apply refuse this topology, 10052)\n")
+    # a filter that misses the subjects of a stream that has some: no cycle, no warning
+    ok(jl("--cluster", "west", "stream", "add", "C", "--subjects", "c.>", "--source",
+          '{"name": "D", "filter_subject": "d.1"}', "--defaults"))
+    res = jl("--cluster", "west", "stream", "add", "D", "--subjects", "d.>", "--source", "C",
+             "--defaults")
+    assert (res.exit_code, res.stderr) == (0, "")
+
+
 def test_a_publish_to_the_origin_is_in_the_mirror_when_pub_returns(jl):
     west_orders(jl)
     backup(jl)

@@ -200,6 +200,28 @@ ROWS = [
         [],
     ),
     (
+        # the server's walk lets this through (A has no subjects of its own to compare the
+        # filter with), and a message published to b.1 then goes round for ever
+        "cycle-through-a-stream-without-subjects",
+        """
+        [streams.A]
+        sources = [{ name = "B", filter_subject = "b.1" }]
+        [streams.B]
+        subjects = ["b.>"]
+        sources = [{ name = "A" }]
+        """,
+        [
+            ("stream A", "sources[0].name", 10052,
+             "detected cycle: A -> B -> A (each stream sources or mirrors the next; A has no "
+             "subjects of its own: it stores what its filtered source sends it, so a message "
+             "goes round for ever; the server's check lets this through)"),
+            ("stream B", "sources[0].name", 10052,
+             "detected cycle: B -> A -> B (each stream sources or mirrors the next; A has no "
+             "subjects of its own: it stores what its filtered source sends it, so a message "
+             "goes round for ever; the server's check lets this through)"),
+        ],
+    ),
+    (
         "republish-loop",
         """
         [streams.A]

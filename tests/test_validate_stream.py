@@ -564,6 +564,18 @@ CASES: list[Case] = [
          {"name": "B", "subjects": ["b.>"], "sources": [{"name": "A", "filter_subject": "zz"}]},
          doc("B", subjects=["b.>"], duplicate_window=DROP,
              sources=[{"name": "A", "filter_subject": "zz"}])),
+    # The walk compares a filter with the subjects of the stream it is on: a stream without
+    # subjects of its own closes no cycle (though a message then goes round for ever).
+    Case("source-cycle-through-stream-without-subjects", "create",
+         [{"name": "A", "sources": [{"name": "B", "filter_subject": "b.1"}]}],
+         {"name": "B", "subjects": ["b.>"], "sources": [{"name": "A"}]},
+         doc("B", subjects=["b.>"], duplicate_window=DROP, sources=[{"name": "A"}])),
+    # subject_transforms are not looked at: a source with transforms and no filter closes one
+    Case("source-cycle-transforms-not-a-filter", "create",
+         [{"name": "A", "subjects": ["a.>"], "sources": [
+             {"name": "B", "subject_transforms": [{"src": "zzz.>", "dest": "q.>"}]}]}],
+         {"name": "B", "subjects": ["b.>"], "sources": [{"name": "A"}]},
+         inv("detected cycle", "sources[0].name")),
     Case("source-diamond-other-order", "create",
          [{"name": "B", "subjects": ["b"]},
           {"name": "C", "subjects": ["c"], "sources": [{"name": "B"}]}],

@@ -30,7 +30,7 @@ compares with the stored config (10058): the decoder records which lists were gi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, Self, TypeVar, runtime_checkable
 
 from ..errors import ApiError, JetlinkError, invalid_config, nats_error
@@ -689,6 +689,22 @@ def _check_sources(
                 api_prefixes.append((src.external.api, f"{path}.external.api"))
 
 
+def source_closes_cycle(filter_subject: str, subjects: Sequence[str]) -> bool:
+    """The server's rule of its cycle walk (``checkStreamCfg``): a source of a stream
+    already on the path closes a cycle unless its filter collides with none of the stream's
+    own subjects (``subject_transforms`` are not looked at: a source with transforms and no
+    filter closes one)."""
+    return not filter_subject or any(overlaps(s, filter_subject) for s in subjects)
+
+
+def source_may_loop(filter_subject: str, subjects: Sequence[str]) -> bool:
+    """:func:`source_closes_cycle`, or a stream without subjects of its own: it stores what
+    its filtered source sends it, and nothing stops that message coming round again (the
+    server accepts such a cycle, and 2.15.1 copies one message round it for ever). What
+    jetlink's topology check and its cross-cluster warning follow."""
+    return not subjects or source_closes_cycle(filter_subject, subjects)
+
+
 def _check_cycles(cfg: StreamConfig, find: Lookup) -> None:
     """Sources/mirrors that lead back to a stream already on the path ("detected cycle").
 
@@ -709,9 +725,7 @@ def _check_cycles(cfg: StreamConfig, find: Lookup) -> None:
                 continue
             path = via or f"sources[{i}]"
             if src.name in visited:
-                if not src.filter_subject or any(
-                    overlaps(subject, src.filter_subject) for subject in current.subjects
-                ):
+                if source_closes_cycle(src.filter_subject, current.subjects):
                     raise invalid_config("detected cycle", field=f"{path}.name")
             else:
                 origin = find(src.name)
@@ -997,7 +1011,10 @@ def missing_origin_text(described: str, cluster: str, cluster_known: bool,
     if files_only:  # what was looked in: the files, no data directory, no server
         note += (" in the files given (validate reads no data directory or server; --live "
                  "reads the servers they are bound to)")
-    return (f'{text}: {described} does not exist in {kind} "{cluster}"{note}: '
+    # (a live server without a JetStream domain is a place without a name)
+    place = f'in {kind} "{cluster}"' if cluster or not cluster_known else \
+        "on this server (it has no JetStream domain)"
+    return (f'{text}: {described} does not exist {place}{note}: '
             "the server accepts this, the stream waits for its origin")
 
 
@@ -1048,34 +1065,47 @@ def cycle_warning(cfg: StreamConfig, cluster: str, clusters: Any, *,
     the words ``validate`` and ``apply`` refuse such a topology with (10052). The server
     walks only its own streams (``external`` origins are not followed), so it accepts the
     stream; this says what it cannot see. The walk follows each origin where it is
-    (``clusters`` as :func:`origin_warnings`), the same filter rule as the server's (a
-    source whose filter cannot reach the stream's subjects closes no cycle), and gives up
-    after ``limit`` streams or at a side that does not answer."""
+    (``clusters`` as :func:`origin_warnings`), the filter rule of :func:`source_may_loop`
+    (which also catches, within one cluster, the cycle through a stream without subjects
+    that the server accepts), and gives up after ``limit`` streams or at a side that does
+    not answer."""
     from ..errors import JetlinkError
 
     start = (cluster, cfg.name)
-    paths: list[tuple[tuple[str, str], StreamConfig, list[tuple[str, str]]]] = [
-        (start, cfg, [start])]
+    # (where, name), its config, the path to it, the first stream on it without subjects of
+    # its own whose filtered source the server's walk does not follow (None: none)
+    paths: list[tuple[tuple[str, str], StreamConfig, list[tuple[str, str]], str | None]] = [
+        (start, cfg, [start], None)]
     seen = {start}
     while paths and len(seen) <= limit:
-        (here, name), current, path = paths.pop(0)
+        (here, name), current, path, loose = paths.pop(0)
         origins = ([current.mirror] if current.mirror is not None else []) + \
             list(current.sources)
         for src in origins:
-            if src is not current.mirror and src.filter_subject and current.subjects and \
-                    not any(overlaps(x, src.filter_subject) for x in current.subjects):
+            mirror = src is current.mirror
+            if not mirror and not source_may_loop(src.filter_subject, current.subjects):
                 continue
+            if loose is None and not mirror and not source_closes_cycle(src.filter_subject,
+                                                                        current.subjects):
+                loose_here: str | None = current.name
+            else:
+                loose_here = loose
             where = here if src.external is None else src.domain
             if where is None:
                 continue  # another API prefix: not ours to look into
             node = (where, src.name)
             if node == start:
-                if all(c == cluster for c, _ in path):
+                one_cluster = all(c == cluster for c, _ in path)
+                if one_cluster and loose_here is None:
                     return None  # within one cluster: the server's own check refuses it
-                shown = " -> ".join(f"{n}@{c}" for c, n in [*path, start])
-                return (f"detected cycle: {shown}: each mirrors or sources the next, "
-                        "which the server cannot see across clusters (validate and apply "
-                        "refuse this topology, 10052)")
+                shown = " -> ".join(n if one_cluster else f"{n}@{c}"
+                                    for c, n in [*path, start])
+                why = ("which the server cannot see across clusters" if loose_here is None
+                       else f"and {loose_here} has no subjects of its own: it stores what its "
+                       "filtered source sends it, so a message goes round for ever; the "
+                       "server's check lets this through")
+                return (f"detected cycle: {shown}: each mirrors or sources the next, {why} "
+                        "(validate and apply refuse this topology, 10052)")
             if node in seen:
                 continue
             seen.add(node)
@@ -1086,7 +1116,7 @@ def cycle_warning(cfg: StreamConfig, cluster: str, clusters: Any, *,
                     src.name).config
             except (ApiError, JetlinkError):
                 continue  # not there, or no answer: no cycle through it known
-            paths.append((node, origin, [*path, node]))
+            paths.append((node, origin, [*path, node], loose_here))
     return None
 
 

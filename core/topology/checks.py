@@ -12,9 +12,13 @@ from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..config.validate import missing_origin_text, stream_config_problems
+from ..config.validate import (
+    missing_origin_text,
+    source_closes_cycle,
+    source_may_loop,
+    stream_config_problems,
+)
 from ..errors import JetlinkError, did_you_mean
-from ..subjects import overlaps
 from .kafka_specs import _kafka_problem
 from .load import load_files
 from .model import (
@@ -514,6 +518,7 @@ def _check_cycles(topo: Topology, add) -> None:
     """Sources and mirrors leading back to a stream (also across clusters): 10052."""
     edges: dict[int, list[int]] = {}
     via: dict[tuple[int, int], str] = {}
+    loose: dict[tuple[int, int], str] = {}  # edges the server's walk does not follow: whose
     nodes = []
     for obj in topo.objects:
         cfg = obj.effective or obj.config
@@ -524,20 +529,28 @@ def _check_cycles(topo: Topology, add) -> None:
             target = _resolve(topo, origin)
             if target is None:
                 continue
-            # The server's rule: a source whose filter cannot reach this stream's subjects
-            # does not close a cycle.
-            if not origin.is_mirror and origin.filter_subject and cfg.subjects and not any(
-                overlaps(s, origin.filter_subject) for s in cfg.subjects
-            ):
+            # A source whose filter cannot reach this stream's subjects closes no cycle
+            # (the server's rule; a stream without subjects: jetlink's, source_may_loop).
+            if not origin.is_mirror and not source_may_loop(origin.filter_subject,
+                                                            cfg.subjects):
                 continue
             edges.setdefault(obj.index, []).append(target.index)
             via.setdefault((obj.index, target.index), origin.field)
+            if not origin.is_mirror and not source_closes_cycle(origin.filter_subject,
+                                                                cfg.subjects):
+                loose[(obj.index, target.index)] = obj.name
     by_index = {obj.index: obj for obj in topo.objects}
     _, err_code, _ = _ERR_INVALID
     for v, (path, size) in _cycles(nodes, edges).items():
         obj = by_index[v]
         fld = _field_for(obj, f"{via[(path[0], path[1])]}.name")
-        note = _cycle_note(path, size, "each stream sources or mirrors the next")
+        what = "each stream sources or mirrors the next"
+        names = [loose[e] for e in zip(path, path[1:], strict=False) if e in loose]
+        if names:
+            what += (f"; {names[0]} has no subjects of its own: it stores what its filtered "
+                     "source sends it, so a message goes round for ever; the server's check "
+                     "lets this through")
+        note = _cycle_note(path, size, what)
         add(obj, Problem(
             obj.file, obj.label, fld, err_code,
             f"{TEXT_CYCLE}: {_path_text(path, by_index)} ({note})",
