@@ -237,6 +237,26 @@ def test_a_non_editable_change_is_reported_not_forced(jl, tmp_path):
         "storage"] == "file"
 
 
+def test_implicit_clusters_the_target_lacks_refuse_the_plan_before_anything(jl, tmp_path):
+    """A file without [clusters] names its clusters implicitly; apply creates only declared
+    clusters, so an object in one the data directory lacks refuses the whole plan up front
+    (it used to create the rest and fail half-way)."""
+    fresh = tmp_path / "fresh"
+    path = write(tmp_path, 'version = 1\n[streams.ORDERS]\nsubjects = ["orders.>"]\n'
+                           '[streams.BACKUP]\ncluster = "west"\n'
+                           'mirror = { name = "ORDERS", domain = "local" }\n')
+    res = jl("--data-dir", str(fresh), "apply", path, "-f")
+    assert res.exit_code == 3
+    assert res.stdout == (
+        f'{path}: stream BACKUP: cluster: cluster "west" does not exist in the data '
+        "directory: declare it under [clusters] (apply creates it) or create it first "
+        "(jetlink cluster add west)\n")
+    assert not fresh.exists()
+    ok(jl("--data-dir", str(fresh), "cluster", "add", "west"))
+    res = ok(jl("--data-dir", str(fresh), "apply", path, "-f"))
+    assert "Applied: create stream BACKUP in cluster west" in res.stdout
+
+
 def test_an_invalid_file_changes_nothing(jl, tmp_path):
     bad = BASE.replace('mirror = { name = "ORDERS", domain = "west" }',
                        'mirror = { name = "ORDERS", domain = "west", filter_subject = "a..b" }')

@@ -280,6 +280,30 @@ def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
                                  None))
 
 
+def _implicit_clusters_missing(desired: Topology, known: set[str], label: str
+                               ) -> list[Problem]:
+    """A topology without ``[clusters]`` (its clusters implicit) applied where none exists
+    yet: each object in a cluster the target does not have, refused before anything is
+    applied (apply creates declared clusters only; ``local`` is always there)."""
+    from ..errors import did_you_mean
+    from .model import DEFAULT_CLUSTER
+
+    known = known | {DEFAULT_CLUSTER}
+    if label == "<data directory>":
+        label = "<the data directory>"
+    out = []
+    for obj in desired.objects:
+        if obj.cluster in known:
+            continue
+        hint = did_you_mean(obj.cluster, sorted(known))
+        out.append(Problem(
+            obj.file, obj.label, "cluster", 0,
+            f'cluster "{obj.cluster}" does not exist in {label.strip("<>")}'
+            + (f" ({hint})" if hint else "") + f": declare it under [clusters] (apply creates "
+            f"it) or create it first (jetlink cluster add {obj.cluster})"))
+    return out
+
+
 def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> Plan:
     """The plan that brings what ``clusters`` hold (core/topology/embedded.py
     ``EmbeddedClusters``: a data directory; core/topology/live.py ``LiveClusters``: the live
@@ -320,6 +344,8 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
     problems += [p for p in clusters.relevant(found)
                  if not (p.file == clusters.label and _key(p) in already)]
     warnings = [w for w in state.warnings if w.file != clusters.label]
+    if not state.clusters:
+        problems += _implicit_clusters_missing(desired, set(current.clusters), clusters.label)
     # Compare.
     changes: list[Change] = []
     cur_by_id = {_ident(o): o for o in current.objects}
