@@ -625,10 +625,13 @@ def read_stdin(limit: int, what: str) -> bytes:
 
 def follow(next_item: Any, idle_ns: int | None, poll_seconds: float) -> Any:
     """The items ``next_item(timeout)`` returns (None: nothing yet), polled every
-    ``poll_seconds``, until ``idle_ns`` nanoseconds pass without an item (None: forever; the
+    ``poll_seconds``, until ``idle_ns`` nanoseconds pass without an item (None or 0:
+    forever, as natscli's ``sub --wait 0``, whose timer runs only for a positive wait; the
     caller stops on Ctrl-C or its own count)."""
     import time
 
+    if not idle_ns:
+        idle_ns = None
     last = time.monotonic_ns()
     while True:
         wait = poll_seconds

@@ -1390,7 +1390,7 @@ def watch(
         _opt(
             "--timeout",
             metavar="DURATION", parser=WAIT,
-            help="Stop when nothing arrives for this long (e.g. 5s).",
+            help="Stop when nothing arrives for this long (e.g. 5s; 0: never, as without it).",
         ),
     ] = None,
     json_output: JsonLinesOption = False,

@@ -44,7 +44,8 @@ def sub(
         str | None,
         typer.Option(
             "--wait", metavar="DURATION", parser=WAIT,
-            help="Quit after this long without any message (e.g. 5s).",
+            help="Quit after this long without any message (e.g. 5s; 0: never, as "
+            "without it).",
         ),
     ] = None,
     raw: Annotated[bool, typer.Option("--raw", "-r", help="Show only the message bodies.")] = False,

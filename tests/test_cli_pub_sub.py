@@ -263,6 +263,33 @@ def test_sub_human_output_and_wait(jl):
     )
 
 
+def test_sub_wait_0_waits_for_ever_as_natscli(jl):
+    """natscli starts the idle timer only for a positive --wait: 0 is no limit (it used to
+    quit at once, having received nothing)."""
+    follower = _jetlink(jl.data, "sub", "orders.*", "--wait", "0", "--count", "1", "--raw")
+    try:
+        assert follower.stderr.readline() == "Subscribing on orders.*\n"
+        time.sleep(1.5)  # longer than one poll: a follower that quit has exited by now
+        assert follower.poll() is None, "sub --wait 0 quit without a message"
+        ok(jl("pub", "orders.new", "late", "--core"))
+        out, err = follower.communicate(timeout=30)
+    finally:
+        follower.kill()
+    assert (follower.returncode, out) == (0, "late\n"), err
+
+
+def test_follow_with_no_idle_limit_keeps_polling():
+    from jetlink.cli.common import follow
+
+    def source(items):
+        it = iter(items)
+        return lambda _wait: next(it, None)
+
+    for idle in (None, 0):  # three empty polls, then the item
+        assert next(follow(source([None, None, None, "x"]), idle, 0.001)) == "x"
+    assert list(follow(source([]), 1, 0.001)) == []  # 1 ns without an item: done
+
+
 def test_sub_bad_arguments(jl):
     bad = jl("sub", "orders..x", "-j")
     assert bad.exit_code == 1
