@@ -297,10 +297,7 @@ def _alter(ctx: typer.Context, how: str, topics: list[str] | None, link: str,
             else:
                 output.line(a, f"Request for {_verb(how)} topic {r.mirror_topic_name}'s mirror "
                                "was successfully completed.")
-            for c in r.clamps:
-                output.line(a, f"  {'Would clamp' if dry_run else 'Clamped'} consumer group "
-                               f"{c.group} on {c.topic} partition {c.partition}: offset "
-                               f"{c.from_offset} -> {c.to_offset}")
+            _render_clamps(a, r.clamps, dry_run)
 
     app.emit(docs, human=human)
     if any(not r.ok and not r.already_stopped for r in results):
@@ -368,12 +365,20 @@ def resume(ctx: typer.Context, link: LinkOpt, topics: TopicsArg = None,
 # -- failing back ----------------------------------------------------------------------------
 
 
+def _render_clamps(a: App, clamps: list[Any], dry_run: bool) -> None:
+    for c in clamps:
+        output.line(a, f"  {'Would clamp' if dry_run else 'Clamped'} consumer group "
+                       f"{c.group} on {c.topic} partition {c.partition}: offset "
+                       f"{c.from_offset} -> {c.to_offset}")
+
+
 def _render_truncate(a: App, res: Any, dry_run: bool) -> None:
     for p in res.partitions:
         verb = "would be truncated" if dry_run else "truncated"
         output.line(a, f"Topic {res.mirror_topic_name} partition {p['partition']}: "
                        f"{output.comma(p['messages_truncated'])} messages {verb}, log end "
                        f"offset {p['offset_truncated_to']}")
+    _render_clamps(a, res.clamps, dry_run)
 
 
 @mirrors_app.command("truncate-and-restore")
@@ -392,7 +397,8 @@ def truncate_and_restore(
     Run on the original cluster with a link pointing to the cluster where the topic was
     failed over: the local topic is truncated per partition to the log end offsets at which
     that mirror stopped, then mirrors it from there. Prints the messages truncated per
-    partition. With --rest-url: REST mirrors:truncate-and-restore (Confluent Cloud's API;
+    partition and the consumer group offsets left beyond a new log end, clamped to it (as
+    a failover clamps). With --rest-url: REST mirrors:truncate-and-restore (Confluent Cloud's API;
     Confluent Platform's has none).
     """
     app = App.of(ctx)
@@ -417,10 +423,7 @@ def _reverse(ctx: typer.Context, topic: str, link: str, dry_run: bool, *, paused
         elif trunc.mirror_status == "PAUSED":
             line += ", paused (its link there is paused)"
         output.line(a, line)
-        for c in res.clamps:
-            output.line(a, f"  {'Would clamp' if dry_run else 'Clamped'} consumer group "
-                           f"{c.group} on {c.topic} partition {c.partition}: offset "
-                           f"{c.from_offset} -> {c.to_offset}")
+        _render_clamps(a, res.clamps, dry_run)
         _render_truncate(a, trunc, dry_run)
 
     app.emit({"dry_run": dry_run, "stopped": res.to_json(), "restored": trunc.to_json()},

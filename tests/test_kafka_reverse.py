@@ -67,6 +67,26 @@ def world(dd, clock):
 # == core =========================================================================================
 
 
+def test_truncate_and_restore_clamps_the_groups_the_truncation_left_beyond_the_log(world):
+    """West's G committed 7 on partition 0; the truncation to 5 would leave it beyond the
+    log end, and the records mirrored into offsets 5 and 6 would never reach it: clamped
+    to 5 (dry run: reported, nothing changed), then it reads them."""
+    dd, clock, west, east = world
+    Mirrors(dd, "east", clock).failover(["orders"], "L")
+    Mirrors(dd, "east", clock).finish_pending()
+    east.produce("orders", [(None, b"e1"), (None, b"e2")], partition=0)  # offsets 5, 6
+    m_west = Mirrors(dd, "west", clock)
+    dry = m_west.truncate_and_restore("orders", "L", dry_run=True)
+    clamp = {"group": "G", "topic": "orders", "partition": 0, "from": 7, "to": 5}
+    assert [c.to_json() for c in dry.clamps] == [clamp]
+    assert west.committed("G")[("orders", 0)] == 7  # (the REST test compares the bytes)
+    res = m_west.truncate_and_restore("orders", "L")
+    assert [c.to_json() for c in res.clamps] == [clamp]
+    assert west.committed("G")[("orders", 0)] == 5
+    m_west.step()
+    assert [r.value for r in west.fetch("orders", 0, 5, 10)] == [b"e1", b"e2"]
+
+
 @pytest.mark.parametrize("paused", [True, False])
 def test_reverse_stops_clamps_truncates_and_mirrors_the_other_way(world, paused):
     dd, clock, west, east = world
@@ -81,6 +101,7 @@ def test_reverse_stops_clamps_truncates_and_mirrors_the_other_way(world, paused)
         "partitions": [{"partition": 0, "messages_truncated": 2, "offset_truncated_to": 5},
                        {"partition": 1, "messages_truncated": 0, "offset_truncated_to": 3}],
         "mirror_status": PAUSED if paused else ACTIVE,
+        "clamps": [{"group": "G", "topic": "orders", "partition": 0, "from": 7, "to": 5}],  # west's G was at 7 too
     }
     assert m_east.describe("orders", "L").mirror_status == STOPPED
     m_west = Mirrors(dd, "west", clock)
@@ -248,6 +269,7 @@ def test_a_reverse_killed_after_the_restore_is_finished_by_a_rerun(world):
         "partitions": [{"partition": 0, "messages_truncated": 0, "offset_truncated_to": 5},
                        {"partition": 1, "messages_truncated": 0, "offset_truncated_to": 3}],
         "mirror_status": PAUSED,
+        "clamps": [],
     }
     with sqlite3.connect(dd.path / "east.db") as conn:
         assert conn.execute("SELECT status, pending FROM mirrors WHERE topic = 'orders'"
@@ -300,6 +322,7 @@ def restored_doc(status: str) -> dict:
         "partitions": [{"partition": 0, "messages_truncated": 2, "offset_truncated_to": 5},
                        {"partition": 1, "messages_truncated": 0, "offset_truncated_to": 3}],
         "mirror_status": status,
+        "clamps": [{"group": "G", "topic": "orders", "partition": 0, "from": 7, "to": 5}],
     }
 
 
@@ -323,18 +346,21 @@ def test_mirrors_reverse_and_start_json(cli):
         "paused (mirrors resume orders --link L on that cluster starts it)",
         "  Clamped consumer group G on orders partition 0: offset 7 -> 5",
         "Topic orders partition 0: 2 messages truncated, log end offset 5",
-        "Topic orders partition 1: 0 messages truncated, log end offset 3"]),
+        "Topic orders partition 1: 0 messages truncated, log end offset 3",
+        "  Clamped consumer group G on orders partition 0: offset 7 -> 5"]),
     ("reverse-and-pause", True, [
         "Topic orders: mirror would stop; orders on the source cluster would mirror it from "
         "now on, paused (mirrors resume orders --link L on that cluster starts it)",
         "  Would clamp consumer group G on orders partition 0: offset 7 -> 5",
         "Topic orders partition 0: 2 messages would be truncated, log end offset 5",
-        "Topic orders partition 1: 0 messages would be truncated, log end offset 3"]),
+        "Topic orders partition 1: 0 messages would be truncated, log end offset 3",
+        "  Would clamp consumer group G on orders partition 0: offset 7 -> 5"]),
     ("reverse-and-start", False, [
         "Topic orders: mirror stopped; orders on the source cluster mirrors it from now on",
         "  Clamped consumer group G on orders partition 0: offset 7 -> 5",
         "Topic orders partition 0: 2 messages truncated, log end offset 5",
-        "Topic orders partition 1: 0 messages truncated, log end offset 3"]),
+        "Topic orders partition 1: 0 messages truncated, log end offset 3",
+        "  Clamped consumer group G on orders partition 0: offset 7 -> 5"]),
 ])
 def test_the_lines(cli, verb, dry_run, lines):
     r = ok(cli("--cluster", "east", "mirrors", verb, "orders", "--link", "L",

@@ -410,7 +410,9 @@ def _restored_entry(lags, truncation) -> dict:
             "metadata": {"self": f"{API}/west/links/L/mirrors/orders", "resource_name": None},
             "mirror_topic_name": "orders", "error_code": None, "error_message": None,
             "mirror_lags": lags, "messages_truncated": 2,
-            "partition_level_truncation_data": truncation, "clamps": []}
+            "partition_level_truncation_data": truncation,
+            # west's G committed 7 on partition 0, now beyond its log end: clamped to it
+            "clamps": [{"group": "G", "topic": "orders", "partition": 0, "from": 7, "to": 5}]}
 
 
 TRUNCATION = [{"partition_id": 0, "offset_truncated_to": 5, "messages_truncated": 2},

@@ -506,8 +506,8 @@ class RestMirrors:
     def truncate_and_restore(self, topic: str, link: str, *, dry_run: bool = False
                              ) -> TruncateResult:
         """mirrors:truncate-and-restore (Cloud's description; the Platform's has none)."""
-        entry, _res = self._one(("truncate-and-restore",), topic, link, dry_run)
-        return TruncateResult(topic, _truncation(entry))
+        entry, res = self._one(("truncate-and-restore",), topic, link, dry_run)
+        return TruncateResult(topic, _truncation(entry), clamps=res.clamps)
 
     def reverse_and_start(self, topic: str, link: str, *, dry_run: bool = False
                           ) -> tuple[AlterResult, TruncateResult]:
@@ -559,8 +559,11 @@ class RestMirrors:
         entry, res = self._one(actions, topic, link, dry_run)
         # Reversing needs the same name on both sides (no link prefix): the old source
         # topic, now the mirror, is named as this one.
+        restored = alter_result({"mirror_topic_name": topic,
+                                 "clamps": entry.get("restored_clamps")}, link)
         return res, TruncateResult(topic, _truncation(entry),
-                                   str(entry.get("restored_mirror_status") or status))
+                                   str(entry.get("restored_mirror_status") or status),
+                                   clamps=restored.clamps)
 
 
 def _truncation(entry: Mapping[str, Any]) -> list[dict[str, int]]:

@@ -455,6 +455,7 @@ def reverse_data(base: str, link: str, result: Any, restored: Any) -> dict[str, 
     doc["messages_truncated"] = restored.messages_truncated
     doc["partition_level_truncation_data"] = _truncation_data(restored)
     doc["restored_mirror_status"] = restored.mirror_status
+    doc["restored_clamps"] = [c.to_json() for c in restored.clamps]  # the truncation's
     return doc
 
 
@@ -1030,7 +1031,9 @@ def truncate_and_restore_mirrors(call: Call) -> tuple[int, Any]:
             data.append(alter_data(call.base, link, refused))
             continue
         lags = [] if dry_run else m.describe(name, link).mirror_lags
-        doc = alter_data(call.base, link, AlterResult(name, mirror_lags=lags))
+        # (clamps: the group offsets the truncation clamped, jetlink's field as a stop's)
+        doc = alter_data(call.base, link, AlterResult(name, mirror_lags=lags,
+                                                      clamps=restored.clamps))
         doc["messages_truncated"] = restored.messages_truncated
         if per_partition:
             doc["partition_level_truncation_data"] = _truncation_data(restored)

@@ -262,11 +262,15 @@ class AlterResult:
 class TruncateResult:
     """A topic truncated and made a mirror again (truncate-and-restore; the restored side of
     a reverse). ``mirror_status``: the new mirror's status, set by the reverse verbs (ACTIVE,
-    or PAUSED after reverse-and-pause) and then in the JSON."""
+    or PAUSED after reverse-and-pause) and then in the JSON. ``clamps``: the committed group
+    offsets the truncation left beyond a partition's new log end, reset to it (the rule of
+    :class:`OffsetClamp`: a group there would skip the records mirrored into those
+    offsets)."""
 
     mirror_topic_name: str
     partitions: list[dict[str, int]]  # {partition, messages_truncated, offset_truncated_to}
     mirror_status: str | None = None
+    clamps: list[OffsetClamp] = field(default_factory=list)
 
     @property
     def messages_truncated(self) -> int:
@@ -277,6 +281,7 @@ class TruncateResult:
                                "partitions": self.partitions}
         if self.mirror_status is not None:
             out["mirror_status"] = self.mirror_status
+        out["clamps"] = [c.to_json() for c in self.clamps]
         return out
 
 

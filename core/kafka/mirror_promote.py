@@ -303,6 +303,17 @@ def _truncation(m: MirrorState, topic: str, stopped: dict[int, int]) -> list[dic
     return parts
 
 
+def _truncation_clamps(m: MirrorState, topic: str, parts: list[dict[str, int]]
+                       ) -> list[OffsetClamp]:
+    """The committed group offsets of ``topic`` beyond where :func:`_truncation` cuts each
+    partition: clamped to the new log end (every group, synced or not: each would otherwise
+    skip the records the new mirror copies into those offsets)."""
+    to = {p["partition"]: p["offset_truncated_to"] for p in parts}
+    return [OffsetClamp(g, topic, p, off, to[p])
+            for g, offsets in m.kafka.committed_all(topic).items()
+            for (_t, p), off in sorted(offsets.items()) if p in to and off > to[p]]
+
+
 def _source_named(m: MirrorState, link: str, verb: str, topic: str) -> tuple[Any, Any]:
     """``m._source(link)``; a link that is not on this cluster (CLUSTER_LINK_NOT_FOUND, its
     text Kafka's) says, when another cluster holds a link of that name, which side the verb
@@ -365,8 +376,9 @@ def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool
         raise KafkaError("INVALID_REQUEST", f"Topic '{topic}' is already a mirror topic",
                          field="topic")
     parts = _truncation(m, topic, stopped)
+    clamps = _truncation_clamps(m, topic, parts)
     if dry_run:
-        return TruncateResult(topic, parts)
+        return TruncateResult(topic, parts, clamps=clamps)
     source_id = src.describe_topic(source_topic).topic_id  # the topic mirrored from now on
     t_id = m._topic_rowid(topic)
     now = now_ms(m.clock)
@@ -383,6 +395,10 @@ def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool
                          " bytes = max(bytes - ?, 0), cleaned = min(log_start, ?), "
                          "clean_bytes = 0 WHERE topic = ? AND partition = ?",
                          (to, to, cnt[1], to, t_id, part["partition"]))
+        conn.executemany(
+            "UPDATE group_offsets SET committed = ?, commit_ms = ? WHERE grp = ? AND "
+            "topic = ? AND partition = ? AND committed > ?",
+            [(c.to_offset, now, c.group, topic, c.partition, c.to_offset) for c in clamps])
         conn.execute("DELETE FROM mirrors WHERE topic = ?", (topic,))
         conn.execute("DELETE FROM mirror_partitions WHERE topic = ?", (topic,))
         conn.execute(
@@ -397,7 +413,7 @@ def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool
             [(topic, p["partition"], p["offset_truncated_to"]) for p in parts])
     m.kafka.set_mirror_link(topic, link)
     unfence_topic(m.cl, topic)  # dr fence's DENY WRITE on the old source topic, if any
-    return TruncateResult(topic, parts)
+    return TruncateResult(topic, parts, clamps=clamps)
 
 
 def reverse_and_start(m: MirrorState, topic: str, link: str, *, dry_run: bool = False
@@ -528,7 +544,8 @@ def _reverse(m: MirrorState, topic: str, link: str, *, paused: bool, dry_run: bo
     if restored:  # by the killed run: what it truncated is gone, nothing more is
         parts = [dict(p, messages_truncated=0) for p in parts]
     if dry_run:
-        return res, TruncateResult(source_topic, parts, status)
+        return res, TruncateResult(source_topic, parts, status,
+                                   clamps=_truncation_clamps(other, source_topic, parts))
     if restored:  # only the new mirror's paused flag and the mark are left
         with other._schema.write() as conn:
             conn.execute("UPDATE mirrors SET paused = ? WHERE topic = ?",
