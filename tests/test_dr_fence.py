@@ -172,6 +172,26 @@ def test_fence_stops_writes_keeps_messages_and_a_rerun_is_a_noop(returned):
         "stream failback ORDERS_EAST --switch gives them back)"])
 
 
+def test_another_mirror_of_a_fenced_origin_takes_the_subjects_it_had(returned):
+    """A second mirror of the fenced ORDERS (in a third cluster) failed over: it takes the
+    subjects ORDERS had (recorded by the fence), not the fence's own subject, and no split
+    brain is warned of (the fenced origin takes no writes)."""
+    jl = returned
+    ok(jl("cluster", "add", "central"))
+    ok(jl("--cluster", "central", "stream", "add", "ORDERS_C", "--mirror", "ORDERS@west",
+          "--defaults"))
+    ok(jl("replicate"))
+    ok(jl("dr", "fence", "--from", "west", "-f"))
+    dry = ok(jl("--cluster", "central", "stream", "failover", "ORDERS_C", "--dry-run", "-j"))
+    assert doc(dry)["subjects"] == ["orders.>"]
+    assert dry.stderr == ""
+    plan = ok(jl("--cluster", "central", "dr", "failover", "--from", "west", "--dry-run"))
+    assert "subjects orders.> (from origin)" in plan.stdout
+    assert "split brain" not in plan.stderr
+    check = jl("dr", "check", "ORDERS_C", "-j")
+    assert "$JETLINK.fenced" not in check.stdout
+
+
 def test_failback_switch_gives_the_fenced_origin_its_subjects_back(returned):
     ok(returned("dr", "fence", "--from", "west", "-f"))
     ok(east(returned, "pub", "orders.new", "three"))

@@ -101,7 +101,8 @@ def test_reverse_stops_clamps_truncates_and_mirrors_the_other_way(world, paused)
         "partitions": [{"partition": 0, "messages_truncated": 2, "offset_truncated_to": 5},
                        {"partition": 1, "messages_truncated": 0, "offset_truncated_to": 3}],
         "mirror_status": PAUSED if paused else ACTIVE,
-        "clamps": [{"group": "G", "topic": "orders", "partition": 0, "from": 7, "to": 5}],  # west's G was at 7 too
+        # west's G was at 7 too, beyond the truncation
+        "clamps": [{"group": "G", "topic": "orders", "partition": 0, "from": 7, "to": 5}],
     }
     assert m_east.describe("orders", "L").mirror_status == STOPPED
     m_west = Mirrors(dd, "west", clock)

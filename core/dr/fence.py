@@ -236,8 +236,8 @@ def return_warning(promotion: Any, planned: bool = False) -> str | None:
     from ..config.kvnames import bucket_of_stream, kv_subjects
     from ..subjects import overlaps
 
-    if not promotion.failover or promotion.rerun:
-        return None
+    if not promotion.failover or promotion.rerun or promotion.facts.fenced:
+        return None  # (a fenced origin takes no writes: nothing to split)
     facts = promotion.facts
     region = _region(promotion.site, promotion.cfg)
     theirs = facts.subjects

@@ -451,7 +451,8 @@ class RegionPlan:
         region is fenced. Empty for a refused plan (it runs nothing)."""
         if self.action != "failover" or self.run_options.get("fence") or self.refused:
             return []
-        return [o for o in self.todo if (o.plan.get("origin") or {}).get("reachable")]
+        return [o for o in self.todo if (o.plan.get("origin") or {}).get("reachable")
+                and not (o.plan.get("origin") or {}).get("fenced")]
 
     def _report(self, dry_run: bool) -> RegionReport:
         started = None

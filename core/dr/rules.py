@@ -122,6 +122,17 @@ class OriginFacts:
     subjects: list[str] | None  # None: unknown
     kind: str = "cluster"  # "cluster" | "domain"
     known_from: str = "origin"  # where last_seq / subjects came from: "origin" | "positions"
+    # fenced by dr fence: it takes no writes, and ``subjects`` are the ones it had (recorded
+    # in its metadata, core/dr/fencing.py), not the fence's own subject
+    fenced: bool = False
+
+    def read_subjects(self, cfg: StreamConfig) -> None:
+        """``subjects`` (and ``fenced``) from the origin's config as it is stored."""
+        from .fencing import fenced_subjects
+
+        recorded = fenced_subjects(cfg)
+        self.fenced = recorded is not None
+        self.subjects = list(recorded if recorded is not None else cfg.subjects)
 
     @property
     def where(self) -> str:
@@ -141,6 +152,8 @@ class OriginFacts:
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"stream": self.stream, self.kind: self.cluster,
                                "reachable": self.reachable}
+        if self.fenced:
+            out["fenced"] = True
         if self.error:
             out["error"] = self.error
         return out

@@ -39,12 +39,12 @@ results and clamps and changes nothing.
 Failing back: ``truncate_and_restore`` (on the ORIGINAL cluster, through a link pointing to the
 cluster that took over): the local topic is truncated per partition to the log end offsets at
 which the other side's mirror stopped and becomes a mirror of the other side's topic again,
-reporting messages truncated per partition; a committed group offset left beyond a
-partition's new log end is clamped to it (reported as a stop's clamps: that group would
-otherwise skip the records mirrored into those offsets). ``reverse_and_start`` / ``reverse_and_pause``
-(on the cluster holding the mirror, both clusters up, the link of the same name on the source
-cluster pointing back): stops the mirror (as failover) and runs ``truncate_and_restore`` on the
-source side through that reverse link, so the source becomes the mirror (left PAUSED by
+reporting messages truncated per partition; a committed group offset left beyond a partition's
+new log end is clamped to it (reported as a stop's clamps: that group would otherwise skip the
+records mirrored into those offsets). ``reverse_and_start`` / ``reverse_and_pause`` (on the
+cluster holding the mirror, both clusters up, the link of the same name on the source cluster
+pointing back): stops the mirror (as failover) and runs ``truncate_and_restore`` on the source
+side through that reverse link, so the source becomes the mirror (left PAUSED by
 ``reverse_and_pause``); a run killed between the two databases is finished by a re-run.
 
 This module holds the :class:`Mirrors` facade and :func:`pump_links`. Arrows point down:
