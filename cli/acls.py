@@ -104,7 +104,7 @@ def _table(app: App, doc: dict[str, Any]) -> None:
     rows = [[d["resource_type"], d["resource_name"], d["pattern_type"], d["principal"],
              d["host"], d["operation"], d["permission"]] for d in doc["data"]]
     if not rows:
-        output.line(app, "No ACLs")
+        output.notice(app, "No ACLs")
         return
     output.table(app, ["Resource Type", "Name", "Pattern", "Principal", "Host", "Operation",
                        "Permission"], rows, title="ACLs")

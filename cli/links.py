@@ -306,7 +306,7 @@ def ls(
 
     def human(a: App, _docs: Any) -> None:
         if not infos:
-            output.line(a, "No cluster links found.")
+            output.notice(a, "No cluster links found.")
         for info in infos:
             output.line(a, list_line(info, include_topics=include_topics))
 

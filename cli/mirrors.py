@@ -168,7 +168,7 @@ def ls(
 
     def human(a: App, _docs: Any) -> None:
         if not infos:
-            output.line(a, "No mirror topics found.")
+            output.notice(a, "No mirror topics found.")
             return
         output.table(
             a,
@@ -222,7 +222,7 @@ def describe(
 
     def human(a: App, _docs: Any) -> None:
         if not infos:
-            output.line(a, "No mirror topics found.")
+            output.notice(a, "No mirror topics found.")
             return
         for i in infos:
             error = ([f"MirrorTopicError: {i.mirror_topic_error}"]
@@ -275,18 +275,18 @@ def _alter(ctx: typer.Context, how: str, topics: list[str] | None, link: str,
                            f"[{', '.join(mirrored)}]")
             output.line(a, "Finished calculating max offset lag and max lag ms for mirror "
                            f"topics: [{', '.join(mirrored)}]")
-        for r in results:
+        for r in results:  # (a topic refused: its line on stderr, the exit status 1)
             if r.not_mirrored:
-                output.line(a, f"Topic '{r.mirror_topic_name}' is not mirrored"
-                               + (f"; {r.hint}" if r.hint else ""))
+                output.notice(a, f"Topic '{r.mirror_topic_name}' is not mirrored"
+                                 + (f"; {r.hint}" if r.hint else ""))
             elif r.already_stopped:
-                output.line(a, f"Topic '{r.mirror_topic_name}' has already stopped its mirror "
-                               f"from '{link}'")
+                output.notice(a, f"Topic '{r.mirror_topic_name}' has already stopped its "
+                                 f"mirror from '{link}'")
             elif not r.ok:
                 text = r.error_message or ""
                 if not text.startswith(f"Topic '{r.mirror_topic_name}'"):
                     text = f"Topic '{r.mirror_topic_name}': {text}"
-                output.line(a, text)
+                output.notice(a, text)
             elif dry_run:
                 output.line(a, f"Request for {_verb(how)} topic {r.mirror_topic_name}'s mirror "
                                "would succeed (dry run).")

@@ -73,7 +73,7 @@ def test_ls_of_one_link(jl):
 def test_validate_only_creates_nothing(jl):
     result = ok(jl("links", "create", "L", "--source-cluster", "east", "--validate-only"))
     assert result.stdout == "Cluster link 'L' creation successfully validated.\n"
-    assert jl("links", "ls").stdout == "No cluster links found.\n"
+    assert jl("links", "ls").stderr == "No cluster links found.\n"
     assert doc(jl("links", "ls", "-j")) == []
 
 
@@ -166,7 +166,7 @@ def test_create_refusals(jl, args, name, code, message):
     assert result.exit_code == 1
     assert json.loads(result.stdout) == {
         "error": {"error_code": code, "error_name": name, "message": message}}
-    assert jl("links", "ls").stdout == "No cluster links found.\n"
+    assert jl("links", "ls").stderr == "No cluster links found.\n"
 
 
 def test_create_twice_and_to_self_and_missing_source(jl):
@@ -201,7 +201,7 @@ def test_source_mode_link_warns(jl):
 def test_link_on_another_cluster(jl):
     ok(jl("cluster", "add", "west", "--kind", "kafka"))
     ok(jl("--cluster", "west", "links", "create", "L", "--source-cluster", "east"))
-    assert jl("links", "ls").stdout == "No cluster links found.\n"
+    assert jl("links", "ls").stderr == "No cluster links found.\n"
     got = doc(jl("--cluster", "west", "links", "ls", "-j"))
     assert [(d["link_name"], d["destination_cluster_id"]) for d in got] == [("L", "west")]
     result = jl("--cluster", "nowhere", "links", "ls")

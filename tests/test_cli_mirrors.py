@@ -61,7 +61,7 @@ def test_create_describe_and_list(jl, world):
 
 
 def test_empty_list_and_unknown_link(jl, world):
-    assert ok(east(jl, "mirrors", "ls")).stdout == "No mirror topics found.\n"
+    assert ok(east(jl, "mirrors", "ls")).stderr == "No mirror topics found.\n"
     result = east(jl, "mirrors", "ls", "--link", "NOPE")
     assert result.exit_code == 1 and "NOPE" in result.stderr
     for verb in ("promote", "failover", "pause", "resume"):
@@ -89,7 +89,7 @@ def test_promote_refused_with_lag_then_promoted(jl, world):
     result = east(jl, "mirrors", "promote", "orders", "--link", "L", "--dry-run")
     assert result.exit_code == 1
     assert "\nTopic 'orders' can not be promoted: it has mirroring lag " \
-           "(partition 0: 1)" in "\n" + result.stdout  # (the topic named once)
+           "(partition 0: 1)" in "\n" + result.stderr  # (the topic named once)
     ok(east(jl, "replicate"))
     out = ok(east(jl, "mirrors", "promote", "orders", "--link", "L")).stdout
     assert out == (
@@ -101,7 +101,7 @@ def test_promote_refused_with_lag_then_promoted(jl, world):
     assert doc(east(jl, "mirrors", "ls", "--mirror-status", "stopped", "-j"))[0][
         "mirror_topic_name"] == "orders"
     assert east_k.committed("G") == {("orders", 0): 4}
-    again = ok(east(jl, "mirrors", "promote", "orders", "--link", "L")).stdout
+    again = ok(east(jl, "mirrors", "promote", "orders", "--link", "L")).stderr
     assert "Topic 'orders' has already stopped its mirror from 'L'\n" in again
     # documented: a re-run is no failure (exit 0), the row carries INVALID_REQUEST 42
     again = doc(ok(east(jl, "mirrors", "promote", "orders", "--link", "L", "-j")))["data"]
@@ -168,7 +168,7 @@ def test_pause_resume_json(jl, world):
 
 def test_not_mirrored_and_missing_link_option(jl, world):
     out = east(jl, "mirrors", "promote", "other", "--link", "L")
-    assert out.exit_code == 1 and "Topic 'other' is not mirrored\n" in out.stdout
+    assert out.exit_code == 1 and "Topic 'other' is not mirrored\n" in out.stderr
     assert east(jl, "mirrors", "promote", "orders").exit_code == 2
 
 
@@ -177,16 +177,16 @@ def test_a_misspelt_mirror_topic_is_not_mirrored_with_a_suggestion_and_nothing_e
     the link is suggested (did_you_mean); the REST document stays Confluent's."""
     ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
     out = east(jl, "mirrors", "failover", "ordrs", "--link", "L")
-    assert (out.exit_code, out.stdout) == (
+    assert (out.exit_code, out.stderr) == (
         1, "Topic 'ordrs' is not mirrored; did you mean orders?\n")
     far = east(jl, "mirrors", "promote", "zzz", "--link", "L")
-    assert (far.exit_code, far.stdout) == (1, "Topic 'zzz' is not mirrored\n")
+    assert (far.exit_code, far.stderr) == (1, "Topic 'zzz' is not mirrored\n")
     d = json.loads(east(jl, "mirrors", "failover", "ordrs", "--link", "L", "-j").stdout)
     assert d["data"] == [{"mirror_topic_name": "ordrs", "error_code": 42,
                           "error_message": "Topic 'ordrs' is not mirrored", "mirror_lags": [],
                           "clamps": []}]
     both = east(jl, "mirrors", "pause", "ordrs", "orders", "--link", "L")
-    assert "Topic 'ordrs' is not mirrored; did you mean orders?\n" in both.stdout
+    assert "Topic 'ordrs' is not mirrored; did you mean orders?\n" in both.stderr
 
 
 def test_describe_of_a_topic_that_does_not_exist_is_unknown_topic(jl, world):

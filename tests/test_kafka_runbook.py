@@ -319,7 +319,8 @@ def test_a_bootstrap_server_one_typo_from_a_cluster_is_refused(worlds):
     b = ok(worlds.run(data, "kafka-mirrors", "--list", "--bootstrap-server",
                       "broker-1.example.com:9092"))
     assert b.stderr == ("jetlink: notice: cluster local (the default: no --cluster); "
-                        "--bootstrap-server and --command-config are ignored\n")
+                        "--bootstrap-server and --command-config are ignored\n"
+                        "No mirror topics found.\n")
     assert sorted(p.name for p in data.iterdir()) == before  # the reads created no local cluster
 
 

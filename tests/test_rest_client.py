@@ -482,18 +482,18 @@ def test_the_rest_url_comes_from_the_context(jl, nobody, monkeypatch):
     # selected context's REST URL is set aside, with a notice naming the variable
     monkeypatch.setenv("JETLINK_DATA_DIR", str(jl.data))
     result = runner.invoke(app, ["links", "ls"], prog_name="jetlink")
-    assert (result.exit_code, result.stdout) == (0, "No cluster links found.\n")
+    assert (result.exit_code, result.stdout) == (0, "")
     assert result.stderr == ("jetlink: notice: the selected context remote's REST URL is not "
                              "used: JETLINK_DATA_DIR addresses the embedded engine (jetlink "
-                             "--context remote ... uses it)\n")
+                             "--context remote ... uses it)\nNo cluster links found.\n")
     monkeypatch.delenv("JETLINK_DATA_DIR")
     # --data-dir on the command line addresses the engine: the selected context's REST URL
     # is set aside, and a notice says so (a rehearsal never reaches the selected endpoint)
     result = jl("links", "ls")
-    assert (result.exit_code, result.stdout) == (0, "No cluster links found.\n")
+    assert (result.exit_code, result.stdout) == (0, "")
     assert result.stderr == ("jetlink: notice: the selected context remote's REST URL is not "
                              "used: --data-dir addresses the embedded engine (jetlink "
-                             "--context remote ... uses it)\n")
+                             "--context remote ... uses it)\nNo cluster links found.\n")
     assert f"cannot reach the REST API at {nobody}" in jl("--context", "remote", "links",
                                                          "ls").stderr
     # --rest-url wins over the context
@@ -891,7 +891,7 @@ def test_e2e_mirrors_promote(world, both):
     ok(same(*both(w, "mirrors", "promote", "--link", "L")))  # --link alone: every mirror
     ok(same(*both(w, "mirrors", "ls", "-j"), times=False))
     local, remote = both(w, "mirrors", "promote", "orders", "--link", "L")  # again
-    assert ok(same(local, remote)).stdout.endswith(
+    assert ok(same(local, remote)).stderr.endswith(
         "Topic 'orders' has already stopped its mirror from 'L'\n")
 
 
@@ -920,7 +920,7 @@ def test_e2e_mirrors_promote_refused(world, both):
     local, remote = both(w, "mirrors", "promote", "orders", "--link", "L")
     assert same(local, remote).exit_code == 1
     assert "Topic 'orders' can not be promoted: the source cluster" in \
-        local.stdout
+        local.stderr
     local, remote = both(w, "mirrors", "promote", "orders", "--link", "L", "-j")
     docs = [json.loads(r.stdout) for r in (local, remote)]
     # per-topic error codes: the engine's Kafka number locally, REST's HTTP-style code remotely
@@ -991,7 +991,7 @@ def test_e2e_a_killed_server_is_a_clear_error(world, cli, tmp_path, monkeypatch)
     served = start_server(tmp_path, data, token=None)
     try:
         args = ["--cluster", "east", "links", "--rest-url", served.url, "ls"]
-        assert ok(cli(tmp_path / "none", *args)).stdout == "No cluster links found.\n"
+        assert ok(cli(tmp_path / "none", *args)).stderr == "No cluster links found.\n"
         os.kill(served.proc.pid, signal.SIGKILL)
         served.proc.wait(10)
         result = cli(tmp_path / "none", *args)
