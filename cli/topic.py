@@ -53,6 +53,7 @@ ConfigOption = Annotated[
     list[str] | None,
     typer.Option(
         "--config",
+        "-c",
         metavar="KEY=VALUE",
         help="A topic configuration, e.g. retention.ms=60000 (repeatable).",
         show_default=False,
@@ -104,13 +105,14 @@ def create(
     ctx: typer.Context,
     topic: TopicArg,
     partitions: Annotated[
-        int, typer.Option("--partitions", metavar="N", help="Number of partitions.")
+        int, typer.Option("--partitions", metavar="N", min=-INT32_MAX - 1, max=INT32_MAX,
+                          help="Number of partitions.")
     ] = 1,
     replication_factor: Annotated[
         int,
         typer.Option(
             "--replication-factor",
-            metavar="N",
+            metavar="N", min=-INT32_MAX - 1, max=INT32_MAX,
             help="Replication factor (a local cluster has one broker: only 1).",
         ),
     ] = 1,
@@ -149,7 +151,8 @@ def alter(
     ] = None,
     partitions: Annotated[
         int | None,
-        typer.Option("--partitions", metavar="N", help="New partition count (increase only)."),
+        typer.Option("--partitions", metavar="N", min=-INT32_MAX - 1, max=INT32_MAX,
+                     help="New partition count (increase only)."),
     ] = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -337,14 +340,18 @@ def produce(
         for n, line in enumerate(_stdin_lines(), start=1):
             rec_key = key.encode("utf-8") if key is not None else None
             rec_value = line
-            if key_separator:
+            if key_separator is not None:  # (an empty one: key "", as Kafka's indexOf)
                 sep = key_separator.encode("utf-8")
-                if sep not in line:
-                    raise usage(f"no key separator {key_separator!r} found on line number {n}")
-                rec_key, rec_value = line.split(sep, 1)
+                if sep not in line:  # LineMessageReader's words; nothing is sent
+                    from jetlink.core.errors import JetlinkError
+
+                    shown = line.decode("utf-8", "replace")
+                    raise JetlinkError(f"No key separator found on line number {n}: "
+                                       f"'{shown}'", field="--key-separator")
+                rec_key, rec_value = line.split(sep, 1) if sep else (b"", line)
             records.append((rec_key, rec_value, [(k, v.encode("utf-8")) for k, v in pairs]))
     else:
-        if key_separator:
+        if key_separator is not None:
             raise usage("--key-separator reads stdin: give no VALUE")
         from jetlink.cli.common import check_write_count
         from jetlink.core.counts import message_bytes

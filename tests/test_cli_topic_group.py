@@ -148,14 +148,21 @@ def test_produce_shapes(jl, engine):
                                                {"partition": 0, "offset": 3}]
     assert doc(jl("topic", "produce", "t", "v", "--key", "id-{{Count}}", "--count", "2",
                   "--json")) == [{"partition": 0, "offset": 4}, {"partition": 2, "offset": 2}]
-    r = jl("topic", "produce", "t", "--key-separator", ":", input="nosep\n")
-    assert (r.exit_code, r.stderr) == (
-        2, "jetlink: error: no key separator ':' found on line number 1\n")
+    r = jl("topic", "produce", "t", "--key-separator", ":", input="k:1\nnosep\n")
+    assert (r.exit_code, r.stderr) == (  # LineMessageReader's words; nothing is sent
+        1, "jetlink: error: No key separator found on line number 2: 'nosep'\n")
+    r = ok(jl("topic", "produce", "t", "--key-separator", "", "--partition", "1", "-j",
+              input="k:v\n"))  # an empty separator: key "", as Kafka's indexOf("") gives
+    assert doc(r) == [{"partition": 1, "offset": 2}]
+    assert [(x.key, x.value) for x in engine.fetch("t", 1, 2)] == [(b"", b"k:v")]
+    too_big = jl("topic", "create", "p", "--partitions", "9" * 20)
+    assert too_big.exit_code == 2 and "is not in the range" in too_big.stderr  # a Java int
+    ok(jl("topic", "create", "q", "-c", "retention.ms=1000"))  # -c as links and mirrors
     recs = engine.fetch("t", 2, 0)
     assert [(r.key, r.value, r.headers) for r in recs] == [
         (b"k1", b"hello", [("trace", b"abc")]), (b"k1", b"x", []), (b"id-2", b"v", [])]
     assert [r.value for r in engine.fetch("t", 0, 0)] == [b"v1", b"v2", b"v3", b"y:z", b"v"]
-    assert [r.value for r in engine.fetch("t", 1, 0)] == [b"a", b"b"]
+    assert [r.value for r in engine.fetch("t", 1, 0)] == [b"a", b"b", b"k:v"]
     r = ok(jl("topic", "produce", "t", input=""))
     assert (r.stdout, r.stderr) == ("", "Nothing to produce.\n")
 
