@@ -542,6 +542,8 @@ def consume(
     received = 0
 
     def emit(record: Record) -> None:
+        nonlocal received
+        received += 1  # (counted as shown: a Ctrl-C inside a poll says what was shown)
         if app.json:
             doc = record.to_json()
             if follow:
@@ -559,20 +561,23 @@ def consume(
             )
 
     last = time.monotonic_ns()
-    with TopicConsumer(kafka, topic, group=group, from_beginning=from_beginning,
-                       session_timeout_ms=session_ms) as consumer:
-        while max_records is None or received < max_records:
-            fetched = consumer.poll(None if max_records is None else max_records - received,
-                                    emit)
-            received += fetched
-            if fetched:
-                last = time.monotonic_ns()
-                continue
-            if not follow:
-                break
-            if idle_ns is not None and time.monotonic_ns() - last >= idle_ns:
-                break
-            time.sleep(POLL_SECONDS)
+    try:
+        with TopicConsumer(kafka, topic, group=group, from_beginning=from_beginning,
+                           session_timeout_ms=session_ms) as consumer:
+            while max_records is None or received < max_records:
+                fetched = consumer.poll(
+                    None if max_records is None else max_records - received, emit)
+                if fetched:
+                    last = time.monotonic_ns()
+                    continue
+                if not follow:
+                    break
+                if idle_ns is not None and time.monotonic_ns() - last >= idle_ns:
+                    break
+                time.sleep(POLL_SECONDS)
+    except KeyboardInterrupt:  # Ctrl-C: the total still said, as the consumer's shutdown hook
+        output.notice(app, f"Processed a total of {received} messages")
+        raise
     if app.json and not follow:
         output.print_json(got)
     output.notice(app, f"Processed a total of {received} messages")

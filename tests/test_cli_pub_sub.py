@@ -352,6 +352,29 @@ def test_sub_ctrl_c_exits_130_and_unsubscribes(jl, started):
     assert db.execute("SELECT count(*) FROM core_subs").fetchone() == (0,)
 
 
+def test_topic_consume_follow_ctrl_c_says_the_total_and_exits_130(jl):
+    """kafka-console-consumer's shutdown hook prints the total on Ctrl-C too."""
+    import signal
+
+    ok(jl("cluster", "add", "k", "--kind", "kafka"))
+    # (kept for ever: the records carry the test clock's time, the follower runs on the
+    # real one, and a 7-day retention would remove them there)
+    ok(jl("--cluster", "k", "topic", "create", "t", "-c", "retention.ms=-1"))
+    ok(jl("--cluster", "k", "topic", "produce", "t", "r{{Count}}", "--count", "2"))
+    follower = _jetlink(jl.data, "--cluster", "k", "topic", "consume", "t", "--group", "g",
+                        "--from-beginning", "--follow")
+    try:
+        assert follower.stdout.readline() == "r1\n"
+        assert follower.stdout.readline() == "r2\n"
+        follower.send_signal(signal.SIGINT)
+        _out, err = follower.communicate(timeout=WAIT_TIMEOUT)
+    finally:
+        follower.kill()
+    assert (follower.returncode, err) == (130, "Processed a total of 2 messages\n")
+    described = ok(jl("--cluster", "k", "group", "describe", "g")).stdout
+    assert " 2 " in described  # its position committed on the way out
+
+
 def test_pub_count_stops_at_the_first_refused_message(jl):
     """--count N publishes in chunks of PUBLISH_CHUNK per transaction; a refusal still stops
     the command at that message, what came before it stored (2 chunks here)."""
