@@ -149,6 +149,31 @@ def test_promoted_mirrors_export_as_what_they_became_and_apply_keeps_their_marks
     assert kv["mirror_direct"] is True  # the server keeps it from the mirror it was
 
 
+def test_a_failbacks_divergence_record_is_not_exported_and_apply_keeps_it():
+    """jetlink.divergence (core/dr/fencing.py) is jetlink's mark, as the promotion record:
+    export leaves it out, apply's update of the stream keeps it (dr check reads it)."""
+    from jetlink.core.config.stream import StreamConfig
+    from jetlink.core.dr.fencing import (
+        DIVERGENCE_KEY,
+        divergence,
+        with_promotion,
+        without_promotion,
+    )
+
+    mark = '{"after":10,"last":12,"at":"2026-11-29T00:00:00Z"}'
+    for mirror in (None, {"name": "ORDERS_EAST"}):  # switched back, or still mirroring
+        stored = StreamConfig.from_json({
+            "name": "ORDERS", "subjects": [] if mirror else ["orders.>"],
+            **({"mirror": mirror} if mirror else {}),
+            "metadata": {DIVERGENCE_KEY: mark, "team": "a"}})
+        assert divergence(stored) == (10, 12, "2026-11-29T00:00:00Z")
+        exported = without_promotion(stored)
+        assert exported.metadata == {"team": "a"}
+        declared = exported.copy()
+        declared.metadata = {"team": "b"}
+        assert with_promotion(declared, stored).metadata == {"team": "b", DIVERGENCE_KEY: mark}
+
+
 def test_example_needs_a_single_server_and_then_applies_twice_the_same(jl, tmp_path):
     refused = jl("apply", str(EXAMPLE), "-j")  # replicas = 3: a clustered server's file
     assert refused.exit_code == 3

@@ -96,7 +96,7 @@ def origin_facts(datadir: DataDir, cluster: str, mirror_cfg: StreamConfig, mirro
         if d is None:
             facts.error = f"stream {m.name} not found in cluster {ocluster}"
             return facts
-        facts.read_subjects(d.cfg)
+        facts.read_config(d.cfg)
         facts.last_seq = conn.execute("SELECT last_seq FROM streams WHERE id = ?",
                                       (d.id,)).fetchone()[0]
         if count_pending:

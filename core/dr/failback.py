@@ -63,7 +63,7 @@ from ..config.stream import StreamConfig, StreamSource
 from ..errors import ApiError, JetlinkError, UsageError
 from .failback_record import BUCKET, DONE, FailbackStore
 from .fence import region_of, unfenced_config
-from .fencing import PROMOTED_KEY
+from .fencing import DIVERGENCE_KEY, PROMOTED_KEY
 from .positions import PositionStore
 from .positions import sync as sync_positions
 from .reuse import OriginChanged, Reuse
@@ -248,6 +248,33 @@ def _cfg_doc(cfg: StreamConfig) -> dict[str, Any]:
     if not meta:
         doc.pop("metadata")
     return doc
+
+
+def _divergence_mark(run: _Run, cfg: StreamConfig) -> StreamConfig:
+    """``cfg`` (the old origin created again) with :data:`DIVERGENCE_KEY` when it held
+    messages past the divergence point: another mirror that copied them keeps them, and
+    ``dr check`` compares it there (core/dr/readiness.py ``_grade_agreement``)."""
+    import json
+
+    tail = run.rec.get("tail") or {}
+    after, cut = int(run.report.promoted_last_seq), int(tail.get("cut") or 0)
+    if not tail.get("messages") or cut <= after:
+        return cfg
+    record = {"after": after, "last": cut, "at": _stamp(run.site.now_ns())}
+    cfg.metadata = {**(cfg.metadata or {}),
+                    DIVERGENCE_KEY: json.dumps(record, separators=(",", ":"))}
+    return cfg
+
+
+def _divergence_note(cfg: StreamConfig) -> str:
+    """What the step says of :func:`_divergence_mark`'s record ("" without one)."""
+    from .fencing import divergence
+
+    cut = divergence(cfg)
+    if cut is None:
+        return ""
+    return (f"; any other mirror that copied its sequences {cut[0] + 1}..{cut[1]} keeps "
+            "them: jetlink dr check names each (Diverged), to re-seed")
 
 
 def _as_mirror(doc: dict[str, Any], mirror: dict[str, Any]) -> StreamConfig:
@@ -837,7 +864,7 @@ def _reuse_origin(run: _Run, reuse: Reuse) -> bool:
     (core/dr/reuse.py). False when it changed since it was compared."""
     rec, report = run.rec, run.report
     doc = rec.get("origin_config") or {**rec["stream_config"], "name": run.origin_name}
-    cfg = _as_mirror(doc, run.site.source_for(run.stream, run.osite))
+    cfg = _divergence_mark(run, _as_mirror(doc, run.site.source_for(run.stream, run.osite)))
     if not run.dry_run:
         try:
             run.osite.reuse_as_mirror(cfg, reuse)
@@ -845,7 +872,8 @@ def _reuse_origin(run: _Run, reuse: Reuse) -> bool:
             return False
     run.done("reuse-origin", f"{report.there} as a mirror of {report.here}, keeping its "
              f"messages up to sequence {reuse.upto} ({reuse.messages} of them) and removing "
-             "the rest (one transaction); its consumers come back with the switch")
+             "the rest (one transaction); its consumers come back with the switch"
+             + _divergence_note(cfg))
     return True
 
 
@@ -870,13 +898,13 @@ def _create_mirror(run: _Run) -> None:
     (its recorded config, ``_as_mirror``)."""
     rec, report = run.rec, run.report
     doc = rec.get("origin_config") or {**rec["stream_config"], "name": run.origin_name}
-    cfg = _as_mirror(doc, run.site.source_for(run.stream, run.osite))
+    cfg = _divergence_mark(run, _as_mirror(doc, run.site.source_for(run.stream, run.osite)))
     if not run.dry_run:
         _add_stream(run.osite.js, cfg)
     where = (cfg.mirror.external.api if cfg.mirror is not None and cfg.mirror.external
              else "the same domain")
     run.done("create-mirror", f"{report.there} as a mirror of {report.here} ({where}); its "
-             "consumers come back with the switch")
+             "consumers come back with the switch" + _divergence_note(cfg))
 
 
 def _sync(osite: Site, mirror: str, shown: str) -> str:
@@ -986,9 +1014,12 @@ def _promote_origin(run: _Run, target: int, planned: bool) -> None:
         **run.rec["stream_config"], "name": origin_name}), strict=False)
 
     def restore(cfg: StreamConfig) -> None:
+        mark = (cfg.metadata or {}).get(DIVERGENCE_KEY)  # (dr check reads it: kept)
         for name in ("description", "metadata", "allow_direct", "allow_rollup_hdrs",
                      "deny_delete", "deny_purge", "republish", "subject_transform"):
             setattr(cfg, name, getattr(orig, name))
+        if mark is not None:
+            cfg.metadata = {**(cfg.metadata or {}), DIVERGENCE_KEY: mark}
 
     if not planned:
         naming = Naming(what="mirror", shown=origin_name,

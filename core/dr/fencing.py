@@ -12,14 +12,19 @@ from typing import Any
 
 from ..config.stream import StreamConfig
 
-__all__ = ["FENCE_KEY", "PROMOTED_KEY", "fence_subject", "fenced_subjects", "promotion_doc",
-           "with_fence", "with_promotion", "without_fence", "without_promotion"]
+__all__ = ["DIVERGENCE_KEY", "FENCE_KEY", "PROMOTED_KEY", "divergence", "fence_subject",
+           "fenced_subjects", "promotion_doc", "with_fence", "with_promotion", "without_fence",
+           "without_promotion"]
 
 #: the metadata key of a fenced stream: the subjects it had (a JSON list)
 FENCE_KEY = "jetlink.fenced_subjects"
 #: the metadata key of a stream a promotion made from a mirror: the mirror it was (its
 #: record, core/dr/rules.py ``_promoted_config``)
 PROMOTED_KEY = "jetlink.promoted_mirror"
+#: the metadata key of an old origin a failback created again: the sequences it held past
+#: the divergence point, which it no longer holds (``{"after", "last", "at"}``): another
+#: mirror that copied them keeps them, and ``dr check`` compares it there
+DIVERGENCE_KEY = "jetlink.divergence"
 
 
 def fence_subject(stream: str) -> str:
@@ -78,30 +83,55 @@ def promotion_doc(cfg: StreamConfig) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
+def divergence(cfg: StreamConfig) -> tuple[int, int, str] | None:
+    """The :data:`DIVERGENCE_KEY` record: (the divergence point, the last sequence the old
+    origin held past it, when the failback replaced them); None: none, or not readable."""
+    text = (cfg.metadata or {}).get(DIVERGENCE_KEY)
+    if not text:
+        return None
+    try:
+        doc = json.loads(text)
+        after, last = int(doc["after"]), int(doc["last"])
+        return (after, last, str(doc.get("at") or "")) if 0 <= after < last else None
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
 def without_promotion(cfg: StreamConfig) -> StreamConfig:
     """``cfg`` as a stream of its own is declared: without jetlink's promotion record and
     without the ``mirror_direct`` the server keeps from the mirror it was (a create refuses
-    it without a mirror: 10052); ``cfg`` itself when it has neither, or still mirrors."""
-    if cfg.mirror is not None or (PROMOTED_KEY not in (cfg.metadata or {})
-                                  and not cfg.mirror_direct):
+    it without a mirror: 10052), and without a failback's divergence record; ``cfg`` itself
+    when it has none of them (a mirror keeps its ``mirror_direct``)."""
+    meta = cfg.metadata or {}
+    promoted = cfg.mirror is None and (PROMOTED_KEY in meta or cfg.mirror_direct)
+    if not promoted and DIVERGENCE_KEY not in meta:
         return cfg
     new = cfg.copy()
-    new.mirror_direct = False
-    new.metadata = {k: v for k, v in (cfg.metadata or {}).items() if k != PROMOTED_KEY}
+    dropped = {DIVERGENCE_KEY}
+    if promoted:
+        new.mirror_direct = False
+        dropped.add(PROMOTED_KEY)
+    new.metadata = {k: v for k, v in meta.items() if k not in dropped}
     return new
 
 
 def with_promotion(cfg: StreamConfig, stored: StreamConfig) -> StreamConfig:
     """An update ``cfg`` of the promoted stream ``stored`` that keeps its marks (the
-    promotion record a failback reads, the ``mirror_direct`` the server kept): what a
-    topology apply sends, as it keeps a fence."""
-    if cfg.mirror is not None or stored.mirror is not None:
+    promotion record a failback reads, the ``mirror_direct`` the server kept, a failback's
+    divergence record ``dr check`` reads): what a topology apply sends, as it keeps a
+    fence."""
+    kept = {k: v for k, v in (stored.metadata or {}).items() if k == DIVERGENCE_KEY}
+    if cfg.mirror is None and stored.mirror is None:
+        record = (stored.metadata or {}).get(PROMOTED_KEY)
+        if record is not None:
+            kept[PROMOTED_KEY] = record
+    elif not kept:
         return cfg
-    record = (stored.metadata or {}).get(PROMOTED_KEY)
-    if record is None and not stored.mirror_direct:
+    if not kept and not stored.mirror_direct:
         return cfg
     new = cfg.copy()
-    new.mirror_direct = stored.mirror_direct
-    if record is not None:
-        new.metadata = {**(cfg.metadata or {}), PROMOTED_KEY: record}
+    if cfg.mirror is None and stored.mirror is None:
+        new.mirror_direct = stored.mirror_direct
+    if kept:
+        new.metadata = {**(cfg.metadata or {}), **kept}
     return new

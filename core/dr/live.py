@@ -99,7 +99,7 @@ class LiveSite:
             return facts, None
         facts.reachable = True
         facts.last_seq = int(info.state.last_seq)
-        facts.read_subjects(info.config)
+        facts.read_config(info.config)
         if count_pending:
             facts.pending = self._pending(ojs, cfg, mirror_last, facts.last_seq)
         return facts, ojs

@@ -521,6 +521,23 @@ def _grade_agreement(result: Result, site: Any, cfg: Any, report: Any
                         f"last sequence {facts.last_seq} (the origin was created again or "
                         f"replaced since): {fix}")
         return {"seq": last, "origin_last_seq": facts.last_seq}
+    cut = facts.divergence
+    if cut is not None and last > cut[0]:
+        # a failback replaced the origin's sequences past cut[0]: a mirror that copied them
+        # before keeps them, and its last message agrees again once it copies newer ones
+        seq = cut[0] + 1
+        try:
+            mine = site.js.get_msg(cfg.name, seq)
+            theirs = ojs.get_msg(facts.stream, seq)
+        except JetlinkError:
+            mine = theirs = None
+        if mine is not None and theirs is not None and (
+                mine.data != theirs.data or mine.ts != theirs.ts):
+            when = f" at {cut[2]}" if cut[2] else ""
+            result.critical(f"Diverged: sequence {seq} of the mirror ({mine.subject}) is the "
+                            f"old origin's, which a failback{when} replaced (its sequences "
+                            f"{seq}..{cut[1]}; now {theirs.subject} there): {fix}")
+            return {"seq": seq, "subject": mine.subject, "origin_subject": theirs.subject}
     try:
         mine = site.js.get_msg(cfg.name, last)
         theirs = ojs.get_msg(facts.stream, last)

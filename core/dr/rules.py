@@ -125,14 +125,18 @@ class OriginFacts:
     # fenced by dr fence: it takes no writes, and ``subjects`` are the ones it had (recorded
     # in its metadata, core/dr/fencing.py), not the fence's own subject
     fenced: bool = False
+    # a failback created it again: (the divergence point, the last sequence it held past
+    # it, when), core/dr/fencing.py ``divergence``; None: none
+    divergence: tuple[int, int, str] | None = None
 
-    def read_subjects(self, cfg: StreamConfig) -> None:
-        """``subjects`` (and ``fenced``) from the origin's config as it is stored."""
-        from .fencing import fenced_subjects
+    def read_config(self, cfg: StreamConfig) -> None:
+        """``subjects``, ``fenced`` and ``divergence`` from the origin's config as stored."""
+        from .fencing import divergence, fenced_subjects
 
         recorded = fenced_subjects(cfg)
         self.fenced = recorded is not None
         self.subjects = list(recorded if recorded is not None else cfg.subjects)
+        self.divergence = divergence(cfg)
 
     @property
     def where(self) -> str:
