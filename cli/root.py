@@ -689,11 +689,27 @@ def _global_moved_forward(command: Any, args: list[str], exc: Any) -> list[str] 
             return [args[i], *args[:i], *args[i + 1:]]
         if args[i] == flag:
             if takes_value:
-                if i + 1 >= len(args):
-                    return None  # (its value missing: the parser says so)
+                if i + 1 >= len(args):  # its value missing: moved alone, the root parser
+                    return [args[i], *args[:i]]  # then says it took the command's name
                 return [args[i], args[i + 1], *args[:i], *args[i + 2:]]
             return [args[i], *args[:i], *args[i + 1:]]
     return None
+
+
+def _json_moved_back(args: list[str], exc: Any) -> list[str] | None:
+    """``jetlink -j stream ls``: every command takes -j/--json, the root does not; given
+    before the command words it is moved after them (natscli's flags go anywhere). None
+    when ``exc`` is not the root's refusal of it."""
+    flag = getattr(exc, "option_name", None)
+    ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ != "NoSuchOption" or flag not in ("-j", "--json") \
+            or ctx is None or ctx.parent is not None or flag not in args:
+        return None
+    i = args.index(flag)
+    rest = [*args[:i], *args[i + 1:]]
+    end = rest.index("--") if "--" in rest else len(rest)
+    moved = [*rest[:end], flag, *rest[end:]]
+    return moved if moved != args else None  # (no command after it: the refusal stands)
 
 
 def _global_hint(exc: Any, text: str) -> str:
@@ -761,7 +777,8 @@ def run_app(args: list[str], root: typer.Typer | None = None) -> None:
                 )
                 break
             except ClickException as exc:
-                moved = _global_moved_forward(command, args, exc)
+                moved = (_global_moved_forward(command, args, exc)
+                         or _json_moved_back(args, exc))
                 if moved is None:
                     raise
                 args = moved
