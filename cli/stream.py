@@ -1608,8 +1608,17 @@ def get(
         raise usage("give a message sequence (SEQ) or --last-for SUBJECT")
     if seq is not None and last_for is not None:
         raise usage("give either SEQ or --last-for SUBJECT, not both")
+    from jetlink.core.errors import ApiError
+
     js = open_jetstream(app)
-    msg = js.get_msg(name, seq) if seq is not None else js.get_msg(name, last_by_subj=last_for)
+    try:
+        msg = (js.get_msg(name, seq) if seq is not None
+               else js.get_msg(name, last_by_subj=last_for))
+    except ApiError as err:
+        if err.err_code == 10037 and not err.detail:  # which one, as natscli's "could not
+            err.detail = (f"{name}#{seq}" if seq is not None  # retrieve ORDERS#99"
+                          else f"the last message of {last_for} in {name}")
+        raise
     app.emit(msg.api_doc(), human=lambda a, _d: render_get(a, name, to_doc(msg)))
 
 

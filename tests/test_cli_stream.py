@@ -824,6 +824,13 @@ def test_get_errors(jl):
     assert json.loads(missing.stdout) == {
         "error": {"code": 404, "err_code": 10037, "description": "no message found"}
     }
+    # for people, which message (natscli: "could not retrieve ORDERS#9: no message found")
+    said = jl("stream", "get", "ORDERS", "9")
+    assert (said.exit_code, said.stderr) == (
+        1, "jetlink: error: no message found (10037): ORDERS#9\n")
+    said = jl("stream", "get", "ORDERS", "--last-for", "orders.none")
+    assert said.stderr == ("jetlink: error: no message found (10037): the last message of "
+                           "orders.none in ORDERS\n")
 
 
 def test_destructive_verbs_refuse_without_terminal(jl):
