@@ -149,6 +149,14 @@ def test_unknown_subjects_refuse_the_failover_naming_the_flag(dd, clock, env):
             "is not reachable and no positions were synced (jetlink positions sync): give "
             "them with --subjects")
     assert east.stream_info("M").config.mirror is not None  # unchanged
+    # an origin that is not there is said so, not "not reachable"
+    dd.open("west").set_down(False)
+    west.delete_stream("O")
+    with pytest.raises(UsageError) as exc:
+        promote(dd, "east", "M", clock, failover=True, dry_run=True)
+    assert exc.value.description.startswith(
+        "the subjects of the promoted stream M are unknown: its origin O (cluster west) is "
+        "not there (stream O not found in cluster west) and no positions were synced")
 
 
 def test_subjects_from_the_topology_file(dd, clock, env, tmp_path):

@@ -787,9 +787,11 @@ def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
                 nothing.append(f"the topology file has no stream {facts.stream}" + (
                     f" (it has {bad} problem{'s' if bad != 1 else ''}: jetlink validate "
                     "lists them)" if bad else ""))
+            why = (f"is not there ({facts.error})" if "not found" in (facts.error or "")
+                   else "is not reachable")
             raise UsageError(
                 f"the subjects of the promoted stream {shown} are unknown: its origin "
-                f"{facts.stream} ({facts.where}) is not reachable and {' and '.join(nothing)}: "
+                f"{facts.stream} ({facts.where}) {why} and {' and '.join(nothing)}: "
                 f"{naming.subjects_hint}", field="subjects")
         chosen = found
         if overlap:
