@@ -179,8 +179,8 @@ def doc_status(result):
 def test_a_name_that_is_no_mirror_is_critical_as_natscli_reports_a_missing_stream(world):
     assert nagios(world("dr", "check", "ORDERS", "NOPE"), 2) == (
         "CRITICAL dr Crit:ORDERS: not mirrored Crit:NOPE: no mirror named NOPE (no mirror "
-        "stream, KV mirror bucket or mirror topic of that name) | mirrors=2 "
-        "mirrors_critical=2 mirrors_warning=0")
+        "stream, KV mirror bucket or mirror topic of that name) | mirrors=0 "
+        "mirrors_critical=0 mirrors_warning=0")  # (names that are no mirror are not counted)
 
 
 def test_lag_thresholds_from_flags_and_from_metadata(world):
@@ -413,8 +413,28 @@ def test_a_misspelt_mirror_name_gets_a_suggestion(world):
     ok(east(world, "stream", "add", "ORDERS_EAST", "--mirror", "ORDERS@west", "--defaults"))
     assert nagios(world("dr", "check", "ORDERS_ESAT"), 2) == (
         "CRITICAL dr Crit:ORDERS_ESAT: no mirror named ORDERS_ESAT (no mirror stream, KV "
-        "mirror bucket or mirror topic of that name); did you mean ORDERS_EAST? | mirrors=1 "
-        "mirrors_critical=1 mirrors_warning=0")
+        "mirror bucket or mirror topic of that name); did you mean ORDERS_EAST? | mirrors=0 "
+        "mirrors_critical=0 mirrors_warning=0")
+
+
+def test_a_failed_over_bucket_answers_to_its_bucket_name(world):
+    """After kv failover the bucket's stream KV_CFG is promoted: dr check CFG (or KV_CFG)
+    says so with the kv command and the bucket's name, and kv failback of a misspelt bucket
+    is "bucket not found" as kv failover says it."""
+    ok(world("--cluster", "west", "kv", "add", "CFG"))
+    ok(east(world, "kv", "add", "CFG", "--mirror", "CFG@west"))
+    ok(world("replicate"))
+    ok(east(world, "positions", "sync"))
+    ok(world("cluster", "down", "west"))
+    ok(east(world, "kv", "failover", "CFG", "-f"))
+    for name in ("CFG", "KV_CFG", "CFG@east"):
+        line = nagios(world("dr", "check", name), 2)
+        assert line.startswith(f"CRITICAL dr Crit:{name}: not mirrored: promoted at "), line
+        assert "(jetlink kv failback CFG makes it a mirror again)" in line
+    for verb in ("failover", "failback"):
+        bad = east(world, "kv", verb, "CGF", "-f")
+        assert (bad.exit_code, bad.stderr) == (
+            1, "jetlink: error: bucket not found (10059): CGF; did you mean CFG?\n")
 
 
 def test_a_lag_as_last_reported_is_marked_and_never_ok_while_the_origin_is_down(world):

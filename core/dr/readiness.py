@@ -196,9 +196,12 @@ class Readiness:
         return EXIT_CODES[self.status]
 
     def counts(self) -> dict[str, int]:
+        """Mirrors by status (a name asked for that is no mirror is not one: its CRITICAL
+        is in the status, not in the mirrors' counts)."""
         out = {s.value: 0 for s in (Status.OK, Status.WARNING, Status.CRITICAL)}
         for m in self.mirrors:
-            out[m.status.value] = out.get(m.status.value, 0) + 1
+            if m.kind:
+                out[m.status.value] = out.get(m.status.value, 0) + 1
         return out
 
     def combined(self) -> Result:
@@ -220,7 +223,8 @@ class Readiness:
         if not self.unlisted:
             counts = self.counts()
             out.perf_data += [
-                PerfDataItem("mirrors", len(self.mirrors), help="Mirrors checked"),
+                PerfDataItem("mirrors", sum(1 for m in self.mirrors if m.kind),
+                             help="Mirrors checked"),
                 PerfDataItem("mirrors_critical", counts["CRITICAL"],
                              help="Mirrors a failover now would not be ready for"),
                 PerfDataItem("mirrors_warning", counts["WARNING"],
@@ -1039,21 +1043,26 @@ class _Names:
         is "not mirrored", with what a promotion's record says (:meth:`missing`)."""
         if not self.names:
             return
+        from ..config.kvnames import bucket_of_stream
+
         name = cfg.name
-        self.streams.update((name, name + suffix))
+        bucket = bucket_of_stream(name)  # a KV bucket's stream answers to the bucket's name
+        forms = (name, name + suffix) + ((bucket, bucket + suffix) if bucket else ())
+        self.streams.update(forms)
         if cfg.mirror is not None:
             return
         rec = promotion_record(cfg)
         if rec is None:
             return
-        verb = "kv" if cfg.name.startswith("KV_") else "stream"
+        verb, shown = ("kv", bucket) if bucket else ("stream", name)
         if rec.done is None:
             why = ("promoted by a failover that stopped before it finished: run it again (jetlink "
-                   f"{verb} failover {name}, or the region's jetlink dr failover) to finish it")
+                   f"{verb} failover {shown}, or the region's jetlink dr failover) to finish it")
         else:
-            why = (f"promoted at {rec.done} (jetlink {verb} failback {name} makes it a mirror "
+            why = (f"promoted at {rec.done} (jetlink {verb} failback {shown} makes it a mirror "
                    "again)")
-        self.promoted[name] = self.promoted[name + suffix] = why
+        for form in forms:
+            self.promoted[form] = why
 
     def wanted(self, *aliases: str) -> bool:
         if not self.names:
