@@ -725,7 +725,11 @@ def region_lines(doc: dict[str, Any], *, plan_only: bool = False,
     if plan_only:
         return out
     if doc["dry_run"]:
+        fence = doc.get("fence")
+        if fence:  # what --fence would do after it (its own "Dry run" line once, below)
+            out += [x for x in fence_lines(fence) if x != "Dry run: nothing changed"]
         out.append("Dry run: nothing changed")
+        return out
     elif any(o["state"] == "refused" for o in doc["objects"]) and not doc["done"]:
         out.append("Refused: nothing changed")
     elif doc["nothing_to_do"]:

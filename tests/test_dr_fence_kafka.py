@@ -117,6 +117,10 @@ def test_region_failover_with_fence_fences_the_topics(jl, cli_clock):
     link_may_mirror(jl)
     ok(jl("--cluster", "east", "links", "create", "L", "--source-cluster", "west"))
     ok(jl("--cluster", "east", "mirrors", "create", "orders", "--link", "L"))
+    dry = ok(jl("dr", "failover", "--from", "west", "--fence", "--dry-run"))
+    assert dry.stdout.endswith(  # the fence it would make, as dr fence --dry-run says it
+        f"topic orders@west (failed over to L/orders@east): to fence ({FENCE})\n"
+        "Dry run: nothing changed\n")
     r = ok(jl("dr", "failover", "--from", "west", "--fence", "-f"))
     assert r.stdout.endswith(
         f"topic orders@west (failed over to L/orders@east): fenced ({FENCE}: producers get "

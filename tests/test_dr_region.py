@@ -506,7 +506,18 @@ def test_a_failover_of_a_region_that_answers_warns_of_the_split_brain(jl):
             "run jetlink dr fence --from west\n")
     dry = ok(east(jl, "dr", "failover", "--from", "west", "--dry-run"))
     assert dry.stderr == warn.format("would ")
-    assert ok(east(jl, "dr", "failover", "--from", "west", "--fence", "--dry-run")).stderr == ""
+    before = data_dir_bytes(jl.data)
+    fenced = ok(east(jl, "dr", "failover", "--from", "west", "--fence", "--dry-run"))
+    assert fenced.stderr == ""
+    # the dry run shows the fence it would make after the failover, as dr fence --dry-run
+    assert fenced.stdout.splitlines()[-2:] == [
+        "stream ORDERS@west (failed over to ORDERS_EAST@east): to fence: orders.> -> "
+        "$JETLINK.fenced.ORDERS",
+        "Dry run: nothing changed"]
+    d = doc(east(jl, "dr", "failover", "--from", "west", "--fence", "--dry-run", "-j"))
+    assert [(o["name"], o["action"], o["subjects_after"]) for o in d["fence"]["objects"]] == [
+        ("ORDERS", "to fence", ["$JETLINK.fenced.ORDERS"])]
+    assert data_dir_bytes(jl.data) == before
     done = ok(east(jl, "dr", "failover", "--from", "west", "-f"))
     assert done.stderr == warn.format("")
 

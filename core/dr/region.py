@@ -465,7 +465,39 @@ class RegionPlan:
     def preview(self) -> RegionReport:
         report = self._report(True)
         report.nothing_to_do = not self.todo and not self.refused
+        if self.action == "failover" and self.run_options.get("fence") and not self.refused:
+            report.fence = self._fence_preview()
         return report
+
+    def _fence_preview(self) -> FenceReport:
+        """What ``--fence`` would do after the failover (the dry run's): each planned
+        object's old origin that answers now and takes writes is to be fenced; one that
+        does not answer is left for ``dr fence`` or ``dr watch --fence-on-return``."""
+        from .fence import TO_FENCE, UNREACHABLE, FenceItem, FenceReport, _topic_item
+        from .fencing import fence_subject
+
+        dd = self.backend.either(data_dir=lambda d: d, server=lambda _js: None)
+        items = []
+        for o in self.todo:
+            origin = o.plan.get("origin") or {}
+            if o.kind == "topic":  # (a data directory's: a live server has no links)
+                if dd is not None:  # as dr fence will find it: to fence, or refused
+                    items.append(_topic_item(dd, o.origin, o.region, o.shown))
+                continue
+            if origin.get("fenced"):
+                continue  # takes no writes already
+            else:
+                stream = str(origin.get("stream") or o.origin)
+                item = FenceItem(o.kind, o.origin, o.region, o.shown,
+                                 list(o.plan.get("subjects") or []) or None,
+                                 [fence_subject(stream)], TO_FENCE, stream=stream)
+            if not origin.get("reachable"):
+                item.action, item.subjects_after = UNREACHABLE, None
+                item.detail = ("does not answer: fenced when it does (jetlink dr fence --from "
+                               f"{o.region}, or dr watch --fence-on-return)")
+            items.append(item)
+        sides = sorted({o.side for o in self.objects})
+        return FenceReport(self.regions, sides, items, True)
 
     def carry_out(self, on_event: Callable[[RegionObject], None] | None = None
                   ) -> RegionReport:
