@@ -456,6 +456,33 @@ def test_an_origin_mirrored_on_two_sides_is_failed_over_to_one(jl):
         "ORDERS_C": "refused", "ORDERS_EAST": "done earlier", "PAY": "done earlier"}
 
 
+def test_a_kv_mirror_holding_a_replaced_value_of_the_same_key_is_critical(jl):
+    """A KV mirror in a third cluster copied west's value of a key written after the
+    failover (west's divergent tail); the failback replaced it with east's value of the
+    same key: Diverged, said as other data on the same subject (not the subject twice)."""
+    for c in ("west", "east", "central"):
+        ok(jl("cluster", "add", c))
+    ok(west(jl, "kv", "add", "CFG"))
+    ok(west(jl, "kv", "put", "CFG", "db.url", "x"))
+    ok(east(jl, "kv", "add", "CFG", "--mirror", "CFG@west"))
+    ok(jl("--cluster", "central", "kv", "add", "CFG", "--mirror", "CFG@west"))
+    ok(jl("replicate"))
+    ok(east(jl, "positions", "sync"))
+    ok(jl("cluster", "down", "west"))
+    ok(east(jl, "kv", "failover", "CFG", "-f"))
+    ok(east(jl, "kv", "put", "CFG", "db.url", "z"))
+    ok(jl("cluster", "up", "west"))
+    ok(west(jl, "kv", "put", "CFG", "db.url", "y"))  # the tail: central copies it
+    ok(jl("replicate"))
+    ok(east(jl, "dr", "fence", "--from", "west", "-f"))
+    ok(east(jl, "kv", "failback", "CFG", "--switch", "-f"))
+    ok(jl("replicate"))
+    line = jl("--cluster", "central", "dr", "check").stdout
+    assert ("Diverged: sequence 2 of the mirror ($KV.CFG.db.url) is the old origin's, which a "
+            "failback at ") in line, line
+    assert "(its sequences 2..2; now other data or time on that subject there)" in line
+
+
 def test_a_mirror_its_origin_no_longer_agrees_with_is_critical(jl):
     """A failback replaces the old origin's divergent tail with the promoted side's
     messages; a mirror of that origin on a third side copied the tail before and only ever

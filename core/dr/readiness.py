@@ -538,9 +538,11 @@ def _grade_agreement(result: Result, site: Any, cfg: Any, report: Any
         if mine is not None and theirs is not None and (
                 mine.data != theirs.data or mine.ts != theirs.ts):
             when = f" at {cut[2]}" if cut[2] else ""
+            now = (f"{theirs.subject} there" if theirs.subject != mine.subject
+                   else "other data or time on that subject there")
             result.critical(f"Diverged: sequence {seq} of the mirror ({mine.subject}) is the "
                             f"old origin's, which a failback{when} replaced (its sequences "
-                            f"{seq}..{cut[1]}; now {theirs.subject} there): {fix}")
+                            f"{seq}..{cut[1]}; now {now}): {fix}")
             return {"seq": seq, "subject": mine.subject, "origin_subject": theirs.subject}
     try:
         mine = site.js.get_msg(cfg.name, last)
@@ -549,8 +551,10 @@ def _grade_agreement(result: Result, site: Any, cfg: Any, report: Any
         return None
     if mine.data == theirs.data and mine.ts == theirs.ts:
         return None
+    theirs_shown = (theirs.subject if theirs.subject != mine.subject
+                    else "the same subject, other data or time")
     result.critical(f"Diverged: sequence {last} of the mirror ({mine.subject}) is not its "
-                    f"origin's ({theirs.subject}): the origin was replaced since it was "
+                    f"origin's ({theirs_shown}): the origin was replaced since it was "
                     f"copied: {fix}")
     return {"seq": last, "subject": mine.subject, "origin_subject": theirs.subject}
 
