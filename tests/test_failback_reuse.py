@@ -168,6 +168,26 @@ def test_a_prefix_both_hold_is_kept_and_the_tail_removed(tmp_path):
         "compared): every message up to the promoted sequence 12 agrees")}
 
 
+def test_a_dry_run_counts_what_the_reuse_leaves_to_copy(tmp_path):
+    """The dry run's "behind" is what the old origin, created again keeping its 1..12, has
+    left to copy of east's 1..15: 3 (not 15, as if it kept nothing)."""
+    from jetlink.core.dr import failback
+    from jetlink.core.dr.embedded import EmbeddedSite
+
+    path = tmp_path / "d"
+    _world(path)
+    dd = DataDir(path)
+    try:
+        rep = failback(EmbeddedSite(dd, "east", SystemClock()), "M",
+                       tail=str(tmp_path / "tail"), dry_run=True).to_json()
+    finally:
+        dd.close()
+    assert rep["reuse"]["upto_seq"] == 12
+    assert (rep["mirror"]["last_seq"], rep["mirror"]["behind"]) == (12, 3)
+    waiting = next(s for s in rep["steps"] if s["step"] == "switch")
+    assert "is 3 messages behind" in waiting["detail"]
+
+
 def _set_data(path: Path, cluster: str, stream: str, seq: int, data: bytes) -> None:
     """A stored message's data replaced in place, the same length (a side whose content at
     a sequence is not the other's, its counters unchanged)."""

@@ -611,8 +611,8 @@ def _mirror_state(run: _Run, info: Any, facts: Any, planned: bool, switch: bool)
     oinfo = _stream(run.osite.js, origin_name)
     target = int(info.state.last_seq)
     promoted_apart = False
-    if planned:
-        last_now = 0
+    if planned:  # created as a mirror holding what it keeps (the reuse): up to there
+        last_now = int(report.reuse.get("upto_seq") or 0)
     elif oinfo is None:  # pragma: no cover - created above
         raise JetlinkError(f"stream {origin_name} ({facts.where}) is missing")
     elif oinfo.config.mirror is not None:

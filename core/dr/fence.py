@@ -250,8 +250,12 @@ def return_warning(promotion: Any, planned: bool = False) -> str | None:
     if not any(overlaps(s, x) for s in theirs for x in mine):
         return None
     takes = "would take" if planned else "takes"
-    return (f"{promotion.stream} {takes} {', '.join(mine)}, the subjects of its "
-            f"origin {facts.stream} ({facts.where}): when that origin answers again it "
+    mine_bucket = bucket_of_stream(promotion.stream)
+    shown, origin = ((f"bucket {mine_bucket}", f"origin bucket {bucket}")
+                     if bucket is not None and mine_bucket is not None  # (as kv names them)
+                     else (promotion.stream, f"origin {facts.stream}"))
+    return (f"{shown} {takes} {', '.join(mine)}, the subjects of its "
+            f"{origin} ({facts.where}): when that origin answers again it "
             "captures them too (a publish stored on both sides, or a tail nobody reads) "
             f"until it is fenced: jetlink dr fence --from {region}")
 
