@@ -1112,7 +1112,9 @@ def test_duration_flag_over_the_maximum_is_refused_with_the_maximum(jl):
     ("setup", "args", "line"),
     [
         ([], ["stream", "add", "X", "--subjects", "a..b", "--defaults"],
-         'jetlink: error: invalid subject (10052): subjects: "a..b" is not a valid subject'),
+         'jetlink: error: invalid subject (10052): subjects: "a..b" is not a valid subject '
+         "(tokens separated by '.', none empty, no spaces or tabs, '>' only as the last "
+         "token)"),
         ([["stream", "add", "Y", "--subjects", "y.>", "--defaults"]],
          ["stream", "add", "Z", "--subjects", "y.a", "--defaults"],
          'jetlink: error: subjects overlap with an existing stream (10065): "y.a" overlaps '

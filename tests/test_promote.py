@@ -192,6 +192,14 @@ def test_origin_stream_deleted(dd, clock, env):
     assert report.subjects == ["m.>"]
 
 
+def test_an_invalid_subject_given_is_named_with_the_rule(dd, clock, env):
+    with pytest.raises(ApiError) as exc:
+        promote(dd, "east", "M", clock, subjects=["orders.*.>.x"], failover=True, dry_run=True)
+    assert (exc.value.err_code, exc.value.detail) == (
+        10052, "--subjects 'orders.*.>.x' (tokens separated by '.', none empty, no spaces or "
+               "tabs, '>' only as the last token)")
+
+
 @pytest.mark.parametrize("subjects,expected", [
     (None, ["o.>"]),
     ([], ["M"]),

@@ -35,6 +35,7 @@ from typing import Any, Protocol, Self, TypeVar, runtime_checkable
 
 from ..errors import ApiError, JetlinkError, invalid_config, nats_error
 from ..subjects import (
+    SUBJECT_RULE,
     is_subset,
     is_valid_literal_subject,
     is_valid_publish_subject,
@@ -877,7 +878,8 @@ def explain(err: _Error, cfg: Any) -> _Error:
             and "invalid" in err.description:
         bad = [s for s in value if not isinstance(s, str) or not is_valid_subject(s)]
         if bad:
-            err.detail = f"{fld}: {go_quote(clip(str(bad[0])))} is not a valid subject"
+            err.detail = (f"{fld}: {go_quote(clip(str(bad[0])))} is not a valid subject "
+                          f"({SUBJECT_RULE})")
             return err
     if fld in _DURATION_FIELDS and isinstance(value, int) and not isinstance(value, bool):
         shown = format_duration(value)

@@ -816,11 +816,14 @@ def _subjects_taken(cfg: StreamConfig, subjects: Sequence[str], source: str) -> 
     try:
         check_subjects(promoted)
     except ApiError as err:
+        from ..subjects import SUBJECT_RULE
+
         bad = next((s for s in subjects if not is_valid_subject(s)), None)
         shown = repr(bad) if bad is not None else ", ".join(subjects)
+        rule = f" ({SUBJECT_RULE})" if bad is not None else ""
         if err.detail is None:  # (``source``: where they came from, "given" by --subjects)
-            err.detail = (f"--subjects {shown}" if source == "given"
-                          else f"subjects {shown} (from {source})")
+            err.detail = (f"--subjects {shown}{rule}" if source == "given"
+                          else f"subjects {shown} (from {source}){rule}")
         raise
 
 

@@ -230,7 +230,9 @@ def stream_spy(live):
     s.close()
 
 
-INVALID = 'jetlink: error: invalid subject (10052): subjects: "a..b" is not a valid subject\n'
+INVALID = ('jetlink: error: invalid subject (10052): subjects: "a..b" is not a valid subject '
+           "(tokens separated by '.', none empty, no spaces or tabs, '>' only as the last "
+           "token)\n")
 
 
 def test_invalid_subject_named_and_refused_before_sending(live, stream_spy):
