@@ -486,12 +486,11 @@ def rm(
     Deletes <config>/context/NAME.toml; removing the selected context leaves none selected.
     Asks for confirmation on a terminal; without one, -f/--force is required.
     """
-    from jetlink.core.errors import NotFoundError
 
     app = App.of(ctx)
     store = _store()
     if not store.exists(name):  # validates the name too
-        raise NotFoundError(f"unknown context {name!r}", field="name")
+        raise store.unknown(name)
     output.confirm(
         app, f"Really remove context {name}", force=force, action=f"remove context {name}"
     )

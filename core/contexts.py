@@ -247,6 +247,14 @@ class ContextStore:
             if p.name.endswith(SUFFIX) and NAME_RE.fullmatch(p.name[: -len(SUFFIX)])
         )
 
+    def unknown(self, name: str, where: str = "", field: str = "name") -> NotFoundError:
+        """"unknown context 'NAME'", with the closest context's name for people."""
+        from .errors import not_found
+
+        err = NotFoundError(f"unknown context {name!r}{where}", field=field)
+        not_found(err, name, self.names())
+        return err
+
     def exists(self, name: str) -> bool:
         return self.path(name).is_file()
 
@@ -257,7 +265,7 @@ class ContextStore:
         try:
             data = path.read_bytes()
         except FileNotFoundError:
-            raise NotFoundError(f"unknown context {name!r}", field="name") from None
+            raise self.unknown(name) from None
         except OSError as err:
             raise JetlinkError(f"cannot read context file {path}: {err.strerror}") from None
         import tomllib  # only when a context file is read
@@ -309,9 +317,7 @@ class ContextStore:
             try:
                 return self.load(name)
             except NotFoundError:
-                raise NotFoundError(
-                    f"unknown context {name!r}{where}", field=source or "name"
-                ) from None
+                raise self.unknown(name, where, source or "name") from None
         selected = self.selected()
         if selected is None:
             return None
@@ -362,7 +368,7 @@ class ContextStore:
         when its file was not valid)."""
         path = self.path(name)
         if not path.is_file():
-            raise NotFoundError(f"unknown context {name!r}", field="name")
+            raise self.unknown(name)
         try:
             context = self.load(name)
         except NotFoundError:

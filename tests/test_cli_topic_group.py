@@ -33,6 +33,29 @@ def lines(result):
 
 
 # --- topics ----------------------------------------------------------------------------------
+def test_a_misspelt_topic_group_or_source_cluster_gets_the_closest_name(jl):
+    ok(jl("topic", "create", "orders"))
+    ok(jl("topic", "produce", "orders", "x"))
+    ok(jl("topic", "consume", "orders", "--group", "billing", "--from-beginning"))
+    cases = [
+        (["topic", "describe", "ordrs"], "Topic 'ordrs' does not exist as expected "
+         "(UNKNOWN_TOPIC_OR_PARTITION 3): did you mean orders?"),
+        (["group", "describe", "biling"], "Consumer group 'biling' does not exist. "
+         "(GROUP_ID_NOT_FOUND 69): did you mean billing?"),
+        (["group", "rm", "biling", "-f"], "Consumer group 'biling' does not exist. "
+         "(GROUP_ID_NOT_FOUND 69): did you mean billing?"),
+        (["links", "create", "L", "--source-cluster", "locl"], "Unable to validate cluster "
+         "link: source cluster 'locl' does not exist in the data directory (add it with "
+         "jetlink cluster add) (INVALID_CONFIG 40): did you mean local?"),
+    ]
+    for args, said in cases:
+        r = jl(*args)
+        assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {said}\n"), args
+    # the JSON documents stay Kafka's (no suggestion in them)
+    assert json.loads(jl("topic", "describe", "ordrs", "-j").stdout) == {"error": {
+        "error_code": 3, "error_name": "UNKNOWN_TOPIC_OR_PARTITION",
+        "message": "Topic 'ordrs' does not exist as expected"}}
+
 
 
 def test_create_describe_ls_alter_rm(jl):

@@ -158,6 +158,15 @@ def test_unknown_or_invalid_context_option(jc, env):
     )
 
 
+def test_a_misspelt_context_gets_the_closest_name(jc):
+    ok(jc("context", "add", "prod"))
+    for args in (["context", "select", "prdo"], ["context", "rm", "prdo", "-f"],
+                 ["--context", "prdo", "stream", "ls"]):
+        r = jc(*args)
+        assert r.exit_code == 1 and r.stderr.endswith(": did you mean prod?\n"), (args, r.stderr)
+        assert r.stderr.startswith("jetlink: error: unknown context 'prdo'")
+
+
 def test_selected_context_that_no_longer_exists(jc):
     ok(jc("context", "add", "a", "--select"))
     (jc.config / "context" / "a.toml").unlink()

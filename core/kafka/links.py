@@ -1311,12 +1311,15 @@ class Links:
         source_created_ns = 0
         if not self.datadir.has_cluster(source_cluster):
             if validate_link:
-                raise KafkaError(
+                from ..errors import not_found
+
+                err = KafkaError(
                     "INVALID_CONFIG",
                     f"Unable to validate cluster link: source cluster '{source_cluster}' does "
                     "not exist in the data directory (add it with jetlink cluster add)",
                     field="source_cluster",
                 )
+                raise not_found(err, source_cluster, self.datadir.cluster_names())
         else:
             src = self.datadir.open(source_cluster).info()
             source_created_ns = src.created_ns

@@ -296,10 +296,21 @@ def describe_group(kafka: TopicStore, group: str) -> GroupInfo:
     now = kafka.now_ms()
     with kafka._schema.read() as conn:
         info = _group(conn, group, now)
-    if info is None:
-        raise KafkaError("GROUP_ID_NOT_FOUND", f"Consumer group '{group}' does not exist.",
-                         field="group")
+        if info is None:
+            raise _unknown_group(conn, group)
     return info
+
+
+def _unknown_group(conn: Any, group: str) -> KafkaError:
+    """GROUP_ID_NOT_FOUND, the closest group named for people (core/errors.py not_found)."""
+    from ..errors import not_found
+
+    err = KafkaError("GROUP_ID_NOT_FOUND", f"Consumer group '{group}' does not exist.",
+                     field="group")
+    names = {g for (g,) in conn.execute("SELECT DISTINCT grp FROM group_offsets")}
+    names |= {g for (g,) in conn.execute("SELECT DISTINCT grp FROM group_members")}
+    not_found(err, group, sorted(names))
+    return err
 
 
 def groups(kafka: TopicStore) -> list[GroupInfo]:
@@ -408,5 +419,4 @@ def delete_group(kafka: TopicStore, group: str) -> None:
             raise err
         n = conn.execute("DELETE FROM group_offsets WHERE grp = ?", (group,)).rowcount
         if not n:
-            raise KafkaError("GROUP_ID_NOT_FOUND", f"Consumer group '{group}' does not exist.",
-                             field="group")
+            raise _unknown_group(conn, group)

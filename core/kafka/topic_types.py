@@ -233,8 +233,11 @@ TOPIC_COLS = "id, name, topic_id, partitions, configs, created_ms, mirror_link"
 
 def get_topic(conn: Any, name: str) -> TopicRow:
     row = conn.execute(f"SELECT {TOPIC_COLS} FROM topics WHERE name = ?", (name,)).fetchone()
-    if row is None:
-        raise unknown_topic(name)
+    if row is None:  # (the closest topic named for people: core/errors.py not_found)
+        from ..errors import not_found
+
+        names = [n for (n,) in conn.execute("SELECT name FROM topics")]
+        raise not_found(unknown_topic(name), name, names)
     return row_topic(row)
 
 
