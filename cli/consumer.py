@@ -31,7 +31,7 @@ from jetlink.cli.options import (
     force_option,
 )
 from jetlink.cli.output import to_doc
-from jetlink.core.numbers import INT64_MAX, INT64_MIN
+from jetlink.core.numbers import INT64_MAX, INT64_MIN, UINT64_MAX
 
 consumer_app = typer.Typer(
     name="consumer",
@@ -179,7 +179,7 @@ def build_config(name: str, values: dict[str, Any], now_ns: int) -> dict[str, An
         # more (else the server's 10116: max deliver must exceed the backoff's steps)
         doc["max_deliver"] = len(doc["backoff"]) + 1
     if values.get("pause"):
-        doc["pause_until"] = _rfc3339(parse_pause_until(values["pause"], now_ns))
+        doc["pause_until"] = _rfc3339(parse_pause_until(values["pause"], now_ns, "--pause"))
     doc.update(_priority_doc(values))
     return doc
 
@@ -387,7 +387,7 @@ def add(
         int | None,
         typer.Option(
             "--replicas",
-            metavar="N",
+            metavar="N", min=INT64_MIN, max=INT64_MAX,  # the server's int
             help="Sets a custom replica count rather than inherit from the stream.",
         ),
     ] = None,
@@ -612,7 +612,8 @@ def edit(
     inactive_threshold: InactiveThresholdOpt = None,
     replicas: Annotated[
         int | None,
-        typer.Option("--replicas", metavar="N", help="Sets a custom replica count."),
+        typer.Option("--replicas", metavar="N", min=INT64_MIN, max=INT64_MAX,
+                     help="Sets a custom replica count."),
     ] = None,
     metadata: Annotated[
         list[str] | None,
@@ -674,11 +675,28 @@ def edit(
     }
     base = old.to_json()
     if config is not None:
-        base = public_config(_load_config(config))
-        base["durable_name"] = name
-        base.pop("name", None)
+        loaded = public_config(_load_config(config))
+        named = {loaded.get(k) for k in ("name", "durable_name")} - {None, ""}
+        if named - {name}:  # the file is another consumer's: not silently applied to this
+            raise usage(f"--config {config} is the configuration of consumer "
+                        f"{sorted(named - {name})[0]}, not {name} (edit that one, or give "
+                        "this one's name in the file)")
+        base = loaded  # (the identity as the consumer has it: no false line in the diff)
+        for key in ("name", "durable_name"):
+            if base_name := old.to_json().get(key):
+                base[key] = base_name
+            else:
+                base.pop(key, None)
     new = consumer_config(edit_config(base, values))
-    old_doc, new_doc = public_config(old.to_json()), public_config(new.to_json())
+    # compared as the server stores it (its defaults filled in: --wait 0 is its 30s)
+    from jetlink.core.config.consumer import check_consumer_config
+
+    shown = new
+    try:
+        shown = check_consumer_config(new, js.stream_info(stream).config)
+    except JetlinkError:
+        pass  # (refused: the update says why)
+    old_doc, new_doc = public_config(old.to_json()), public_config(shown.to_json())
     diff = config_diff(name, old_doc, new_doc)
     if dry_run:
         doc = {"name": name, "changed": bool(diff), "diff": diff, "config": new_doc}
@@ -889,7 +907,12 @@ def _config_rows(cols: output.Columns, cfg: dict[str, Any], doc: dict[str, Any])
         bool(durable) and durable != (cfg.get("name") or doc.get("name")),
     )
     cols.row("Description", cfg.get("description", ""), bool(cfg.get("description")))
-    cols.row("Pull Mode", True)
+    if cfg.get("deliver_subject"):  # a push consumer (natscli: the subject, no pull mode)
+        cols.row("Delivery Subject", cfg["deliver_subject"])
+        cols.row("Deliver Queue Group", cfg.get("deliver_group", ""),
+                 bool(cfg.get("deliver_group")))
+    else:
+        cols.row("Pull Mode", True)
     if cfg.get("filter_subject"):
         cols.row("Filter Subject", cfg["filter_subject"])
     elif cfg.get("filter_subjects"):
@@ -985,7 +1008,11 @@ def _state_rows(cols: output.Columns, cfg: dict[str, Any], doc: dict[str, Any]) 
         cols.row("Redelivered Messages", output.comma(doc.get("num_redelivered", 0)))
     cols.row("Unprocessed Messages", output.comma(doc.get("num_pending", 0)))
     waiting = output.comma(doc.get("num_waiting", 0))
-    if cfg.get("max_waiting", 0) > 0:
+    if cfg.get("deliver_subject"):  # push: whether someone listens there (push_bound)
+        group = cfg.get("deliver_group")
+        cols.row("Active Interest", (f"Active using Queue Group {group}" if group else
+                                     "Active") if doc.get("push_bound") else "No interest")
+    elif cfg.get("max_waiting", 0) > 0:
         cols.row("Waiting Pulls", f"{waiting} of maximum {output.comma(cfg['max_waiting'])}")
     else:
         cols.row("Waiting Pulls", f"{waiting} of unlimited")
@@ -1258,8 +1285,9 @@ def rm(
     output.success(app, f"Consumer {stream} > {name} was deleted")
 
 
-def parse_pause_until(text: str, now: int) -> int:
-    """natscli's pause time: ``2006-01-02 15:04:05`` (UTC) or a duration from now."""
+def parse_pause_until(text: str, now: int, what: str = "UNTIL") -> int:
+    """natscli's pause time: ``2006-01-02 15:04:05`` (UTC) or a duration from now
+    (``what``: the argument or option an error names)."""
     from datetime import UTC, datetime
 
 
@@ -1275,10 +1303,10 @@ def parse_pause_until(text: str, now: int) -> int:
         return now + read_duration(text)
     except DurationError as exc:
         if exc.reason.startswith("more than the maximum"):  # a duration, too long
-            raise UsageError(f"invalid value for UNTIL: {exc.value!r}: {exc.reason}",
+            raise UsageError(f"invalid value for {what}: {exc.value!r}: {exc.reason}",
                              field="until") from None
         raise UsageError(
-            f"invalid value for UNTIL: {text!r} (a time like 2006-01-02 15:04:05, UTC, or a "
+            f"invalid value for {what}: {text!r} (a time like 2006-01-02 15:04:05, UTC, or a "
             "duration like 1h30m)", field="until") from None
 
 
@@ -1393,7 +1421,7 @@ def reset(
     name: ConsumerArg,
     sequence: Annotated[
         int | None,
-        typer.Option("--sequence", metavar="SEQ", min=1,
+        typer.Option("--sequence", metavar="SEQ", min=1, max=UINT64_MAX,  # a uint64
                      help="Stream sequence to reset to (default: just after the ack floor)."),
     ] = None,
     force: Annotated[bool, force_option("Reset")] = False,

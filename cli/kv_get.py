@@ -46,10 +46,13 @@ def show_entry(app: App, bucket: str, key: str, *, revision: int | None, raw: bo
 
 
 def printable(value: bytes) -> str:
-    """natscli's ``Base64IfNotPrintable``: the value as text when every byte is printable
-    ASCII, else standard base64."""
-    if all(0x20 <= b < 0x7F for b in value):
-        return value.decode("ascii")
+    """natscli's ``Base64IfNotPrintable``: the value as text when every character is
+    printable (Go's ``unicode.IsPrint`` over the string's runes: letters, marks, numbers,
+    punctuation, symbols and the ASCII space, as Python's ``isprintable``; an invalid
+    UTF-8 byte is Go's U+FFFD, a symbol), else standard base64."""
+    text = value.decode("utf-8", "replace")
+    if text.isprintable():
+        return text
     return base64.b64encode(value).decode("ascii")
 
 
@@ -77,13 +80,14 @@ def render_get(app: App, entry: Entry) -> None:
     )
     output.line(app)
     text = printable(entry.value)
-    if len(text) > GET_SHOW_MAX:
+    size = len(text.encode("utf-8"))  # (Go's len: bytes of the text shown)
+    if size > GET_SHOW_MAX:
         output.line(
             app,
-            f"Showing first {GET_SHOW_MAX} bytes of {output.comma(len(text))}, use --raw for "
+            f"Showing first {GET_SHOW_MAX} bytes of {output.comma(size)}, use --raw for "
             "full data",
         )
         output.line(app)
-        text = text[:GET_SHOW_MAX]
+        text = text.encode("utf-8")[:GET_SHOW_MAX].decode("utf-8", "replace")
     output.line(app, text)
     output.line(app)

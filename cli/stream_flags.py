@@ -99,7 +99,8 @@ def parse_size(text: str, *, flag: str, bits: int = 64) -> int:
         if not m or unit not in _SIZE_UNITS:
             raise usage(
                 f"invalid value for {flag}: {clip(str(text))!r}: bytes are a whole number "
-                "ending in B, K, KB, M, MB, G, GB, T or TB (1024-based), or -1 for unlimited"
+                "ending in B, K, KB, KiB, M, MB, MiB, G, GB, GiB, T, TB or TiB (all 1024-based), "
+                "or -1 for unlimited"
             )
         digits, shift = m.group(1), _SIZE_UNITS[unit]
     try:

@@ -545,3 +545,37 @@ def test_max_deliver_below_the_backoff_names_both(jl):
         "jetlink: error: max deliver is required to be > length of backoff values (10116): "
         "max_deliver is 1 and the backoff has 10 steps: --max-deliver must be more than "
         "--backoff-steps\n"))
+
+
+def test_the_rough_edges_a_natscli_user_met(jl, tmp_path):
+    """Push consumers shown as push; edit --config and --wait 0 with no false difference;
+    a file naming another consumer refused; flags named and ranged as the server's."""
+    ok(jl("stream", "add", "S", "--subjects", "o.>", "--defaults"))
+    path = tmp_path / "p.json"
+    path.write_text('{"durable_name":"P1","deliver_subject":"push.out","ack_policy":"explicit"}')
+    ok(jl("consumer", "add", "S", "--config", str(path)))
+    info = ok(jl("consumer", "info", "S", "P1")).stdout
+    assert "Delivery Subject: push.out" in info and "Active Interest: No interest" in info
+    assert "Pull Mode" not in info and "Waiting Pulls" not in info
+    ok(jl("consumer", "add", "S", "C3", "--defaults"))
+    current = tmp_path / "c3.json"
+    current.write_text(ok(jl("consumer", "info", "S", "C3", "-j")).stdout)
+    same = ok(jl("consumer", "edit", "S", "C3", "--config", str(current), "-f", "--dry-run"))
+    assert same.stdout == "No difference in configuration\n"
+    other = tmp_path / "c4.json"
+    other.write_text(current.read_text().replace('"C3"', '"OTHER"'))
+    r = jl("consumer", "edit", "S", "C3", "--config", str(other), "-f")
+    assert (r.exit_code, r.stderr) == (2, (
+        f"jetlink: error: --config {other} is the configuration of consumer OTHER, not C3 "
+        "(edit that one, or give this one's name in the file)\n"))
+    # --wait 0 is the server's 30s: nothing changes, and nothing is shown as changing
+    assert ok(jl("consumer", "edit", "S", "C3", "--wait", "0", "-f")).stdout == \
+        "No difference in configuration\n"
+    r = jl("consumer", "add", "S", "X", "--defaults", "--pause", "5x")
+    assert r.exit_code == 2 and r.stderr.startswith("jetlink: error: invalid value for --pause: ")
+    r = jl("consumer", "add", "S", "H", "--defaults", "--replicas", "9" * 20)
+    assert r.exit_code == 2 and "is not in the range" in r.stderr
+    before = data_dir_bytes(jl.data)
+    r = jl("consumer", "reset", "S", "C3", "-f", "--sequence", "9" * 23)  # past a uint64
+    assert r.exit_code == 2 and "is not in the range" in r.stderr
+    assert data_dir_bytes(jl.data) == before

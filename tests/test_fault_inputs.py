@@ -507,7 +507,8 @@ def test_a_bad_subject_or_filter_is_one_line_naming_it_and_the_rule(jl, args, st
      "engine stores at most 2^40 sequences)"),
     (["stream", "add", "Z", "--subjects", "z", "--max-msg-size", "1.5MB", "--defaults"], 2,
      "jetlink: error: invalid value for --max-msg-size: '1.5MB': bytes are a whole number "
-     "ending in B, K, KB, M, MB, G, GB, T or TB (1024-based), or -1 for unlimited"),
+     "ending in B, K, KB, KiB, M, MB, MiB, G, GB, GiB, T, TB or TiB (all 1024-based), or -1 "
+     "for unlimited"),
 ])
 def test_refusals_name_the_value(jl, args, status, line):
     """Each refusal names what was wrong (its value, the name not found and the closest one,
