@@ -762,7 +762,8 @@ def test_invalid_subjects_are_refused_by_the_dry_run_as_by_the_run(jl, verb, dry
     before = data_dir_bytes(jl.data)
     r = jl("stream", verb, "BACKUP", "--subjects", "a..b", *dry)
     assert (r.exit_code, r.stdout, r.stderr) == (
-        1, "", "jetlink: error: invalid subject (10052): --subjects 'a..b'\n")
+        1, "", "jetlink: error: invalid subject (10052): --subjects 'a..b' (tokens separated "
+               "by '.', none empty, no spaces or tabs, '>' only as the last token)\n")
     assert data_dir_bytes(jl.data) == before
 
 

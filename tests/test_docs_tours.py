@@ -1,6 +1,7 @@
 """The tours of README.md and the documentation run as written: each `$ jetlink ...` line of
 a tour's console block, in order, on a fresh data directory, exits as the page says (0, or
-the status its comment names) and prints the lines the page shows after it (those it shows:
+the status its comment names) and prints (on stdout or stderr) the lines the page shows
+after it (those it shows:
 `...` stands for lines left out, a line ending in `...` for the rest of that line)."""
 
 from __future__ import annotations
@@ -93,7 +94,8 @@ def test_a_tour_runs_as_written(jl, tmp_path, path, block, tmp_paths):
                 args = [a.replace(fixed, scratch) for a in args]
             r = jl(*args)
             assert r.exit_code == step.status, (args, r.stdout, r.stderr)
+            # (what a terminal shows: stdout, and the notices and errors on stderr)
             out += [line.replace(scratch, tmp_paths[0]) if tmp_paths else line
-                    for line in r.stdout.splitlines()]
+                    for line in (r.stdout + r.stderr).splitlines()]
         missing = [line for line in step.shown if not _shown(line, out)]
         assert not missing, (step.commands, missing, out)
