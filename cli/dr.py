@@ -657,7 +657,8 @@ def _planned(p: dict[str, Any], state: str, action: str) -> list[str]:
     tail = p.get("tail")
     if action == "failback" and isinstance(tail, dict):
         n = int(tail.get("messages") or 0)
-        parts.append(f"tail {_n(n, 'message')} -> {tail.get('path')}" if n else
+        to = "saved to" if tail.get("saved") else "->"  # (an earlier run saved it already)
+        parts.append(f"tail {_n(n, 'message')} {to} {tail.get('path')}" if n else
                      "no tail: nothing to save")
     return parts
 

@@ -333,6 +333,20 @@ def _object_line_of(doc_: dict, name: str) -> list[str]:
     return [_object_line(o, doc_["action"]) for o in doc_["objects"] if o["name"] == name]
 
 
+def test_a_switch_planned_after_the_tails_were_saved_says_they_are(region, tmp_path):
+    """A failback without --switch saves the tails; the switch's dry run then shows each
+    tail as saved (where), not as one still to save."""
+    ok(east(region, "dr", "failover", "--from", "west", "-f"))
+    ok(region("cluster", "up", "west"))
+    ok(west(region, "pub", "orders.west", "w1"))  # the divergent tail
+    ok(east(region, "dr", "fence", "--from", "west", "-f"))
+    tails = tmp_path / "tails"
+    ok(east(region, "dr", "failback", "--from", "west", "--tail", f"parquet:{tails}", "-f"))
+    dry = doc(east(region, "dr", "failback", "--from", "west", "--switch", "--dry-run", "-j"))
+    (line,) = _object_line_of(dry, "ORDERS_EAST")
+    assert f"tail 1 message saved to {tails}/object=ORDERS_EAST@east" in line, line
+
+
 def test_a_failback_takes_the_region_back_with_its_tails(region, tmp_path):
     ok(east(region, "dr", "failover", "--from", "west", "-f"))
     ok(east(region, "pub", "orders.east", "e1"))
