@@ -673,7 +673,7 @@ def edit(
         "replicas": replicas,
         "metadata": metadata,
     }
-    base = old.to_json()
+    base = current_json = old.to_json()
     if config is not None:
         loaded = public_config(_load_config(config))
         named = {loaded.get(k) for k in ("name", "durable_name")} - {None, ""}
@@ -683,7 +683,7 @@ def edit(
                         "this one's name in the file)")
         base = loaded  # (the identity as the consumer has it: no false line in the diff)
         for key in ("name", "durable_name"):
-            if base_name := old.to_json().get(key):
+            if base_name := current_json.get(key):
                 base[key] = base_name
             else:
                 base.pop(key, None)
@@ -696,7 +696,7 @@ def edit(
         shown = check_consumer_config(new, js.stream_info(stream).config)
     except JetlinkError:
         pass  # (refused: the update says why)
-    old_doc, new_doc = public_config(old.to_json()), public_config(shown.to_json())
+    old_doc, new_doc = public_config(current_json), public_config(shown.to_json())
     diff = config_diff(name, old_doc, new_doc)
     if dry_run:
         doc = {"name": name, "changed": bool(diff), "diff": diff, "config": new_doc}

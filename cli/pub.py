@@ -92,28 +92,23 @@ def parse_headers(values: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _expand_or_warn(app: App, text: str, what: str, count: int, now_ns: int, enabled: bool) -> str:
+def _expand_or_warn(app: App, text: str, what: str, count: int, now_ns: int, enabled: bool,
+                    *, header: str | None = None) -> str:
+    """``text``'s template expanded; one that does not parse is said and kept as it is (a
+    body's, a subject's), or, for the value of ``header``, an error and nothing is published
+    (natscli's parseStringsToHeader)."""
     if not enabled:
         return text
     try:
         return expand(text, count, now_ns)
     except (TemplateError, ValueError) as exc:
+        if header is not None:
+            from jetlink.core.errors import JetlinkError
+
+            raise JetlinkError(f"failed to parse Header template for {header}: {exc}",
+                               field="header") from None
         output.notice(app, f"Could not parse {what} template: {exc}")
         return text
-
-
-def _header_value(name: str, value: str, count: int, now_ns: int, enabled: bool) -> str:
-    """A header's value, its template expanded: one that does not parse is an error and
-    nothing is published (natscli's parseStringsToHeader; a body's or subject's only warns)."""
-    if not enabled:
-        return value
-    try:
-        return expand(value, count, now_ns)
-    except (TemplateError, ValueError) as exc:
-        from jetlink.core.errors import JetlinkError
-
-        raise JetlinkError(f"failed to parse Header template for {name}: {exc}",
-                           field="header") from None
 
 
 def pub(
@@ -290,7 +285,8 @@ def _message_maker(app: App, subject: str, body_text: str, pairs: list[tuple[str
         text = _expand_or_warn(app, body_text, "body", n, now, templates)
         headers: dict[str, list[str]] = {}
         for name, value in pairs:
-            headers.setdefault(name, []).append(_header_value(name, value, n, now, templates))
+            headers.setdefault(name, []).append(
+                _expand_or_warn(app, value, "header", n, now, templates, header=name))
         return subj, text.encode("utf-8", errors="surrogateescape"), headers or None
 
     return message

@@ -1275,17 +1275,7 @@ def fail_back(app: App, name: str, *, tail: str | None, switch: bool, force: boo
             force=force,
             action=f"fail back {what}",
         )
-    from jetlink.core.errors import ApiError
-
-    try:
-        report = dr.failback(site, name, tail=tail, switch=switch, dry_run=dry_run, kind=kind)
-    except ApiError as err:
-        if kind == "kv" and shown and err.err_code == 10059 \
-                and (err.detail or "").split(";")[0] == name:  # the bucket is not there
-            from jetlink.core.kv import bucket_not_found
-
-            raise bucket_not_found(shown, site.js.stream_names()) from None
-        raise
+    report = dr.failback(site, name, tail=tail, switch=switch, dry_run=dry_run, kind=kind)
     app.emit(report.to_json(), human=lambda a, d: render_failback(a, d, what=what))
 
 

@@ -564,7 +564,9 @@ def test_the_rough_edges_a_natscli_user_met(jl, tmp_path):
     assert same.stdout == "No difference in configuration\n"
     other = tmp_path / "c4.json"
     other.write_text(current.read_text().replace('"C3"', '"OTHER"'))
+    before = data_dir_bytes(jl.data)
     r = jl("consumer", "edit", "S", "C3", "--config", str(other), "-f")
+    assert data_dir_bytes(jl.data) == before  # refused: nothing changed
     assert (r.exit_code, r.stderr) == (2, (
         f"jetlink: error: --config {other} is the configuration of consumer OTHER, not C3 "
         "(edit that one, or give this one's name in the file)\n"))

@@ -450,6 +450,11 @@ def failback(site: Site, stream: str, *, tail: str | None = None, switch: bool =
         finished, rec = rec, None
     info = _stream(js, stream)
     if info is None and rec is None:
+        if kind == "kv":  # a bucket not there: said as kv failover says it (rules.py)
+            from ..config.kvnames import bucket_of_stream
+            from ..kv import bucket_not_found
+
+            raise bucket_not_found(bucket_of_stream(stream) or stream, js.stream_names())
         js.stream_info(stream)  # the server's 10059
     promoted = _promoted_from(stream, info, rec)
     if promoted is None:  # a mirror

@@ -119,18 +119,15 @@ def with_promotion(cfg: StreamConfig, stored: StreamConfig) -> StreamConfig:
     """An update ``cfg`` of the promoted stream ``stored`` that keeps its marks (the
     promotion record a failback reads, the ``mirror_direct`` the server kept, a failback's
     divergence record ``dr check`` reads): what a topology apply sends, as it keeps a
-    fence."""
-    kept = {k: v for k, v in (stored.metadata or {}).items() if k == DIVERGENCE_KEY}
-    if cfg.mirror is None and stored.mirror is None:
-        record = (stored.metadata or {}).get(PROMOTED_KEY)
-        if record is not None:
-            kept[PROMOTED_KEY] = record
-    elif not kept:
-        return cfg
-    if not kept and not stored.mirror_direct:
+    fence. A mirror keeps only the divergence record."""
+    meta = stored.metadata or {}
+    promoted = cfg.mirror is None and stored.mirror is None
+    keys = (DIVERGENCE_KEY, PROMOTED_KEY) if promoted else (DIVERGENCE_KEY,)
+    kept = {k: meta[k] for k in keys if k in meta}
+    if not kept and not (promoted and stored.mirror_direct):
         return cfg
     new = cfg.copy()
-    if cfg.mirror is None and stored.mirror is None:
+    if promoted:
         new.mirror_direct = stored.mirror_direct
     if kept:
         new.metadata = {**(cfg.metadata or {}), **kept}

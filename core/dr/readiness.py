@@ -530,13 +530,9 @@ def _grade_agreement(result: Result, site: Any, cfg: Any, report: Any
         # a failback replaced the origin's sequences past cut[0]: a mirror that copied them
         # before keeps them, and its last message agrees again once it copies newer ones
         seq = cut[0] + 1
-        try:
-            mine = site.js.get_msg(cfg.name, seq)
-            theirs = ojs.get_msg(facts.stream, seq)
-        except JetlinkError:
-            mine = theirs = None
-        if mine is not None and theirs is not None and (
-                mine.data != theirs.data or mine.ts != theirs.ts):
+        pair = _differing(site.js, cfg.name, ojs, facts.stream, seq)
+        if pair is not None:
+            mine, theirs = pair
             when = f" at {cut[2]}" if cut[2] else ""
             now = (f"{theirs.subject} there" if theirs.subject != mine.subject
                    else "other data or time on that subject there")
@@ -544,19 +540,27 @@ def _grade_agreement(result: Result, site: Any, cfg: Any, report: Any
                             f"old origin's, which a failback{when} replaced (its sequences "
                             f"{seq}..{cut[1]}; now {now}): {fix}")
             return {"seq": seq, "subject": mine.subject, "origin_subject": theirs.subject}
-    try:
-        mine = site.js.get_msg(cfg.name, last)
-        theirs = ojs.get_msg(facts.stream, last)
-    except JetlinkError:  # deleted on either side since (deletes are not replicated)
+    pair = _differing(site.js, cfg.name, ojs, facts.stream, last)
+    if pair is None:
         return None
-    if mine.data == theirs.data and mine.ts == theirs.ts:
-        return None
+    mine, theirs = pair
     theirs_shown = (theirs.subject if theirs.subject != mine.subject
                     else "the same subject, other data or time")
     result.critical(f"Diverged: sequence {last} of the mirror ({mine.subject}) is not its "
                     f"origin's ({theirs_shown}): the origin was replaced since it was "
                     f"copied: {fix}")
     return {"seq": last, "subject": mine.subject, "origin_subject": theirs.subject}
+
+
+def _differing(js: Any, mirror: str, ojs: Any, origin: str, seq: int) -> tuple[Any, Any] | None:
+    """The mirror's and the origin's message at ``seq`` when their data or time differ (a
+    mirror keeps both); None when they agree or either side deleted it since (deletes are
+    not replicated)."""
+    try:
+        mine, theirs = js.get_msg(mirror, seq), ojs.get_msg(origin, seq)
+    except JetlinkError:
+        return None
+    return None if mine.data == theirs.data and mine.ts == theirs.ts else (mine, theirs)
 
 
 def _nats_recovery_point(site: Any, cfg: Any, report: Any, reading: LagReading,

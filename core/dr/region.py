@@ -486,11 +486,10 @@ class RegionPlan:
                 continue
             if origin.get("fenced"):
                 continue  # takes no writes already
-            else:
-                stream = str(origin.get("stream") or o.origin)
-                item = FenceItem(o.kind, o.origin, o.region, o.shown,
-                                 list(o.plan.get("subjects") or []) or None,
-                                 [fence_subject(stream)], TO_FENCE, stream=stream)
+            stream = str(origin.get("stream") or o.origin)
+            item = FenceItem(o.kind, o.origin, o.region, o.shown,
+                             list(o.plan.get("subjects") or []) or None,
+                             [fence_subject(stream)], TO_FENCE, stream=stream)
             if not origin.get("reachable"):
                 item.action, item.subjects_after = UNREACHABLE, None
                 item.detail = ("does not answer: fenced when it does (jetlink dr fence --from "

@@ -518,7 +518,8 @@ def _check_cycles(topo: Topology, add) -> None:
     """Sources and mirrors leading back to a stream (also across clusters): 10052."""
     edges: dict[int, list[int]] = {}
     via: dict[tuple[int, int], str] = {}
-    loose: dict[tuple[int, int], str] = {}  # edges the server's walk does not follow: whose
+    # the edges the server's walk does not follow: the stream without subjects on each
+    loose: dict[tuple[int, int], str] = {}
     nodes = []
     for obj in topo.objects:
         cfg = obj.effective or obj.config

@@ -289,8 +289,7 @@ def _implicit_clusters_missing(desired: Topology, known: set[str], label: str
     from .model import DEFAULT_CLUSTER
 
     known = known | {DEFAULT_CLUSTER}
-    if label == "<data directory>":
-        label = "<the data directory>"
+    place = "the data directory" if label == "<data directory>" else label.strip("<>")
     out = []
     for obj in desired.objects:
         if obj.cluster in known:
@@ -298,7 +297,7 @@ def _implicit_clusters_missing(desired: Topology, known: set[str], label: str
         hint = did_you_mean(obj.cluster, sorted(known))
         out.append(Problem(
             obj.file, obj.label, "cluster", 0,
-            f'cluster "{obj.cluster}" does not exist in {label.strip("<>")}'
+            f'cluster "{obj.cluster}" does not exist in {place}'
             + (f" ({hint})" if hint else "") + f": declare it under [clusters] (apply creates "
             f"it) or create it first (jetlink cluster add {obj.cluster})"))
     return out
