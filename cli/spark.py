@@ -23,6 +23,7 @@ from jetlink.cli.spark_session import (
     MasterOpt,
     PropsOpt,
     check_addresses,
+    check_inputs,
     check_output,
     job_runner,
     with_progress,
@@ -101,6 +102,7 @@ def mirror(
     app = App.of(ctx)
     check_addresses(app, {"ORIGIN": [origin], "TARGET": [target]})
     check_output("TARGET", target)
+    check_inputs(app, {"ORIGIN": [origin]})
     runner = job_runner(app, master, conf, properties_file, [origin])
     _run(app, lambda: runner.mirror(origin, target, config=_config(config)))
 
@@ -145,6 +147,7 @@ def source(
                         "SRC=DEST, e.g. orders.*=shipping.{{wildcard(1)}})") from None
         pairs.append((src, dest))
     check_addresses(app, {"TARGET": [target], "--from": origins})
+    check_inputs(app, {"--from": origins})
     runner = job_runner(app, master, conf, properties_file, origins)
     _run(app, lambda: runner.source(target, origins, transforms=pairs, config=_config(config)))
 
@@ -197,6 +200,7 @@ def kv_aggregate(
         origin, cluster = parse_mirror(mirror, None)
         cfg: Any = KVMirrorConfig(name=bucket, origin_bucket=origin, domain=cluster,
                                   keys=list(keys or []), **values)
+        origins = [(f"--mirror {mirror}", origin, cfg.filter_source())]
 
         def create(kv: Any) -> Any:
             return kv.create_mirror(cfg)
@@ -210,6 +214,9 @@ def kv_aggregate(
         def create(kv: Any) -> Any:
             return kv.create_aggregate(cfg)
 
+    from jetlink.sparkops.run import check_kv_origins
+
+    check_kv_origins(common.data_dir(app), app.cluster, origins)  # before Spark starts
     runner = job_runner(app, master, conf, properties_file)
     _run(app, lambda: runner.kv(create, origins=origins))
 

@@ -95,6 +95,18 @@ def check_addresses(app: App, named: dict[str, list[str]]) -> None:
                                               field=what), a.cluster, known)
 
 
+def check_inputs(app: App, named: dict[str, list[str]], *, meta: bool = True) -> None:
+    """Each input address (``{"ORIGIN": ["store:O"]}``) there before Spark starts: a stream
+    or topic of the store, a local dataset (sparkops/io.py ``check_input``, read only: a
+    refused job creates nothing, not the data directory)."""
+    from jetlink.sparkops.io import check_input, parse_address
+
+    dd = common.data_dir(app)
+    for what, texts in named.items():
+        for text in texts:
+            check_input(dd, parse_address(text, app.cluster, what=what), meta=meta)
+
+
 def check_output(what: str, text: str) -> None:
     """A ``parquet:`` output on the local filesystem that cannot be written (no directory can
     be made there, or a dataset or an unfinished job's files are there already): one line

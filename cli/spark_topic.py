@@ -34,6 +34,20 @@ def _human(app: App, d: dict[str, Any]) -> None:
                          f"{c['partition']}: offset {c['from']} -> {c['to']}")
 
 
+def _check(store: Any, cluster: str, topic: str, link: str) -> None:
+    """What refuses the copy for its link or its existing mirror, read only (core's
+    ``bulk_check``): a refused job starts no Spark and creates nothing."""
+    from jetlink.core.kafka.mirrors import Mirrors
+    from jetlink.core.store import DataDir
+
+    store.check_exists()
+    read = DataDir(store.path, create=False)
+    try:
+        Mirrors(read, cluster, common.make_clock()).bulk_check(topic, link)
+    finally:
+        read.close()
+
+
 def mirror_topic(
     ctx: typer.Context,
     topic: Annotated[str, typer.Argument(
@@ -63,8 +77,9 @@ def mirror_topic(
     from jetlink.sparkops.topics import seed_mirror_topic
 
     app = App.of(ctx)
-    spark = session(master, conf, properties_file)
     store = data_dir(app)
+    _check(store, app.cluster, topic, link)  # before Spark starts
+    spark = session(master, conf, properties_file)
 
     def job() -> Any:
         return seed_mirror_topic(spark, store, common.make_clock(), app.cluster, topic, link,

@@ -14,6 +14,7 @@ from jetlink.cli.spark_session import (
     MasterOpt,
     PropsOpt,
     check_addresses,
+    check_inputs,
     job_runner,
     session,
     with_progress,
@@ -141,9 +142,11 @@ def register_commands(spark_app: typer.Typer) -> None:
             return js, Runner(session(master, conf, properties_file), None, make_clock(),
                               app.cluster)
 
-        live, runner = backend(app).either(
-            data_dir=lambda _dd: (None, job_runner(app, master, conf, properties_file)),
-            server=on_server)
+        def on_data_dir(_dd: Any) -> tuple[Any, Any]:  # inputs there before Spark starts
+            check_inputs(app, {"A": [a], "B": [b]}, meta=False)
+            return None, job_runner(app, master, conf, properties_file)
+
+        live, runner = backend(app).either(data_dir=on_data_dir, server=on_server)
 
         def job() -> dict[str, Any]:
             return run_verify(runner, a, b, ignore_time=ignore_time, limit=limit, live=live)

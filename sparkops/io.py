@@ -72,6 +72,55 @@ def parse_address(text: str, default_cluster: str, *, what: str = "address") -> 
     return Address(kind, name=name, cluster=cluster)
 
 
+def store_names(data_dir: Any, cluster: str, table: str) -> list[str]:
+    """The names in a cluster's ``streams`` or ``topics`` table, read only: a data directory
+    or a cluster without a database has none (nothing is created, as a read creates
+    nothing: core/store/datadir.py DataDir ``create``)."""
+    db = data_dir.cluster_path(cluster)
+    if not db.exists():
+        return []
+    conn = lake.open_readonly(str(db))
+    try:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                        (table,)).fetchone() is None:
+            return []
+        return [str(r[0]) for r in conn.execute(f"SELECT name FROM {table}")]  # noqa: S608
+    finally:
+        conn.close()
+
+
+def check_input(data_dir: Any, addr: Address, *, meta: bool = True) -> None:
+    """Refuse an input that is not there, before a Spark driver starts: a stream or topic
+    of the store (read only: not the data directory, not a cluster is created), a dataset on
+    the local filesystem (with its ``_jetlink.json`` when ``meta``: a job's origin). A
+    dataset on another filesystem is Spark's to find. The texts are the job's own
+    (sparkops/run.py Runner ``read``, :func:`read_topic`)."""
+    import os
+
+    from jetlink.core.errors import JetlinkError, NotFoundError, not_found
+
+    if addr.kind == "parquet":
+        try:
+            here = lake.local_path(addr.path)
+        except lake.LakeError:
+            return  # a malformed location: the job's own reading of it says why
+        if here is None:
+            return
+        if not os.path.exists(here):
+            raise NotFoundError(f"{addr}: no such dataset")
+        if meta and os.path.isdir(here) and not os.path.isfile(os.path.join(here,
+                                                                            lake.META_FILE)):
+            raise JetlinkError(f"{addr} has no {lake.META_FILE} (write it with `jetlink "
+                               "stream export` or a jetlink job)")
+        return
+    data_dir.check_exists()
+    topic = addr.kind == "topic"
+    names = store_names(data_dir, addr.cluster, "topics" if topic else "streams")
+    if addr.name not in names:
+        raise not_found(NotFoundError(f"{addr}: no such topic" if topic
+                                      else f"{addr}: stream not found"), addr.name, names)
+
+
 def unwritable_output(path: str) -> str | None:
     """Why a job could not write a dataset at ``path`` on the local filesystem (no scheme or
     ``file:``), or None (it can, or another filesystem: Spark's own to judge). Asked of the

@@ -328,20 +328,7 @@ class Runner:
         exist before the bucket is made; a job that fails after it removes the bucket again."""
         from jetlink.core.kv import KV
 
-        for option, bucket, src in origins or []:
-            ocluster, err = origin_cluster(src, self.cluster)
-            if err is not None:
-                raise SparkJobError(f"{option}: {err.description}")
-            where = f" in cluster {ocluster}" if ocluster != self.cluster else ""
-            if not self.dd.has_cluster(ocluster) and ocluster != "local":
-                from jetlink.core.errors import did_you_mean
-
-                hint = did_you_mean(ocluster, self.dd.cluster_names())
-                raise SparkJobError(f"{option}: cluster {ocluster} not found"
-                                    + (f": {hint}" if hint else "") + "; nothing was created")
-            if src.name not in self._js(ocluster).stream_names():
-                raise SparkJobError(f"{option}: bucket {bucket} not found{where}; nothing "
-                                    "was created")
+        check_kv_origins(self.dd, self.cluster, origins or [])
         kv = KV(self.dd, self.cluster, self.clock)
         stream = create(kv).config.name
         try:
@@ -426,6 +413,27 @@ class Runner:
                     seed(txn, d, True)
         summary.cursors = [{"origin": o.name, "agreement": iname_of(src), "kind": kind,
                             "cursor": o.last_seq} for kind, src, o in pairs]
+
+
+def check_kv_origins(dd: DataDir, cluster: str,
+                     origins: list[tuple[str, str, StreamSource]]) -> None:
+    """Each origin bucket of a KV job (``(option, bucket, source)``: ``("--source NOPE",
+    "NOPE", ...)``) exists, read only (asked before a Spark driver starts, and again by the
+    job): a missing one is refused naming its option, and nothing is created."""
+    from jetlink.core.errors import did_you_mean
+
+    for option, bucket, src in origins:
+        ocluster, err = origin_cluster(src, cluster)
+        if err is not None:
+            raise SparkJobError(f"{option}: {err.description}")
+        where = f" in cluster {ocluster}" if ocluster != cluster else ""
+        if not dd.has_cluster(ocluster) and ocluster != "local":
+            hint = did_you_mean(ocluster, dd.cluster_names())
+            raise SparkJobError(f"{option}: cluster {ocluster} not found"
+                                + (f": {hint}" if hint else "") + "; nothing was created")
+        if src.name not in io.store_names(dd, ocluster, "streams"):
+            raise SparkJobError(f"{option}: bucket {bucket} not found{where}; nothing "
+                                "was created")
 
 
 def stored_already(addr: io.Address, messages: int, first: int, last: int) -> str:

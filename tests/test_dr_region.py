@@ -341,10 +341,14 @@ def test_a_switch_planned_after_the_tails_were_saved_says_they_are(region, tmp_p
     ok(west(region, "pub", "orders.west", "w1"))  # the divergent tail
     ok(east(region, "dr", "fence", "--from", "west", "-f"))
     tails = tmp_path / "tails"
-    ok(east(region, "dr", "failback", "--from", "west", "--tail", f"parquet:{tails}", "-f"))
+    first = doc(east(region, "dr", "failback", "--from", "west", "--tail",
+                     f"parquet:{tails}", "-f", "-j"))
+    assert first["started"] and first["finished"] and first["complete"]
     dry = doc(east(region, "dr", "failback", "--from", "west", "--switch", "--dry-run", "-j"))
     (line,) = _object_line_of(dry, "ORDERS_EAST")
     assert f"tail 1 message saved to {tails}/object=ORDERS_EAST@east" in line, line
+    # the switch is a new run: the dry run has none started (the first one finished)
+    assert (dry["dry_run"], dry["started"], dry["finished"]) == (True, None, None)
 
 
 def test_a_failback_takes_the_region_back_with_its_tails(region, tmp_path):

@@ -435,6 +435,8 @@ def test_bad_duration_is_a_usage_error(jl):
     # the plugin guidelines: '=' and "'" quote a label too, a "'" doubled inside
     (PerfDataItem("a=b@east.lag", 0), "'a=b@east.lag'=0"),
     (PerfDataItem("it's@east.lag", 0), "'it''s@east.lag'=0"),
+    # "|" has no escape in the guidelines: written as a broken bar, the line still splits
+    (PerfDataItem("a|b@east.lag", 0), "a\u00a6b@east.lag=0"),
 ])
 def test_perf_items(item, text):
     assert perf_item(item) == text
@@ -456,6 +458,17 @@ def test_status_and_exit_codes():
     assert (r.status, r.exit_code) == ("WARNING", 1)
     r.critical("c")
     assert (r.status, r.exit_code, render(r)) == ("CRITICAL", 2, "CRITICAL X Crit:c Warn:w")
+
+
+def test_a_pipe_in_a_name_never_splits_the_nagios_line():
+    """The plugin guidelines' one separator: only the "|" before the perf data is one."""
+    r = Result("Stream a|b", "stream")
+    r.critical("a|b: 3 of 4")
+    r.pd(PerfDataItem("a|b@east.lag", 3, crit=1))
+    line = render(r)
+    assert line == ("CRITICAL Stream a\u00a6b Crit:a\u00a6b: 3 of 4 | "
+                    "a\u00a6b@east.lag=3;;1")
+    assert line.count("|") == 1
 
 
 def test_metadata_kinds():

@@ -455,10 +455,12 @@ class RegionPlan:
                 and not (o.plan.get("origin") or {}).get("fenced")]
 
     def _report(self, dry_run: bool) -> RegionReport:
-        started = None
+        started = None  # the run this one continues, or that did it all already
+        work = bool(self.todo)
         for j in self.journals.values():
-            if j.doc is not None:
-                started = started or j.doc.get("started")
+            if j.doc is not None and not (work and j.doc.get("finished")):
+                started = started or j.doc.get("started")  # (a finished run's with work
+                # left: this one is a new run, started when it starts: carry_out)
         return RegionReport(self.action, self.regions, [s.label for s in self.sides],
                             self.objects, self.listed, dry_run, self.options, started)
 

@@ -43,7 +43,7 @@ from .topic_records import record_key, records_bytes
 if TYPE_CHECKING:  # pragma: no cover
     from .mirror_state import MirrorState
 
-__all__ = ["bulk_begin", "bulk_finish", "bulk_release", "bulk_write", "check_hold"]
+__all__ = ["bulk_begin", "bulk_check", "bulk_finish", "bulk_release", "bulk_write", "check_hold"]
 
 
 def bulk_begin(m: MirrorState, topic: str, link: str) -> BulkPlan:
@@ -70,21 +70,24 @@ def bulk_begin(m: MirrorState, topic: str, link: str) -> BulkPlan:
                     parts)
 
 
-def _bulk_mirror(m: MirrorState, topic: str, link: str) -> tuple[Any, bool, tuple]:
-    """The mirror a bulk copy fills: (the link, whether the copy created it, its row). Created
-    paused when absent; an existing one must be this link's and ACTIVE."""
-    li = active_destination(
+def bulk_check(m: MirrorState, topic: str, link: str) -> None:
+    """Refuse a bulk copy into ``topic`` of ``link`` that :func:`bulk_begin` would refuse
+    for its link or its existing mirror, holding and creating nothing (asked before a Spark
+    driver starts)."""
+    _active_link(m, link)
+    if m.kafka.has_topic(topic):
+        _existing_mirror(m, topic, link, created=False)
+
+
+def _active_link(m: MirrorState, link: str) -> Any:
+    return active_destination(
         m, link, "mirror topics are filled on a link's destination cluster",
         "a bulk copy runs through an active link")
-    created = False
-    if not m.kafka.has_topic(topic):
-        try:
-            create(m, topic, link, paused=True)
-            created = True
-        except KafkaError as err:  # created meanwhile (auto-create): checked below
-            if err.name != "TOPIC_ALREADY_EXISTS":
-                raise
-    m.refresh()
+
+
+def _existing_mirror(m: MirrorState, topic: str, link: str, *, created: bool) -> tuple:
+    """The mirror row of ``topic`` on ``link``: it must be one, and ACTIVE unless the copy
+    just ``created`` it (paused)."""
     rows = m._rows(link, topic)
     if not rows:
         raise KafkaError("INVALID_REQUEST", f"Topic '{topic}' already exists and is not a "
@@ -95,7 +98,23 @@ def _bulk_mirror(m: MirrorState, topic: str, link: str) -> tuple[Any, bool, tupl
         raise KafkaError("INVALID_REQUEST", f"Mirror topic '{topic}' is {row[3]}: a bulk "
                          "copy fills an ACTIVE mirror topic"
                          + (" (jetlink mirrors resume)" if row[7] else ""), field="topic")
-    return li, created, row
+    return row
+
+
+def _bulk_mirror(m: MirrorState, topic: str, link: str) -> tuple[Any, bool, tuple]:
+    """The mirror a bulk copy fills: (the link, whether the copy created it, its row). Created
+    paused when absent; an existing one must be this link's and ACTIVE."""
+    li = _active_link(m, link)
+    created = False
+    if not m.kafka.has_topic(topic):
+        try:
+            create(m, topic, link, paused=True)
+            created = True
+        except KafkaError as err:  # created meanwhile (auto-create): checked below
+            if err.name != "TOPIC_ALREADY_EXISTS":
+                raise
+    m.refresh()
+    return li, created, _existing_mirror(m, topic, link, created=created)
 
 
 def _bulk_source(m: MirrorState, li: Any, link: str, row: tuple

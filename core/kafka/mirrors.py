@@ -175,6 +175,7 @@ class Mirrors(MirrorState):
 
     # -- bulk copy (mirror_bulk) ------------------------------------------------------------
     bulk_begin = mirror_bulk.bulk_begin
+    bulk_check = mirror_bulk.bulk_check
     bulk_write = mirror_bulk.bulk_write
     bulk_finish = mirror_bulk.bulk_finish
     bulk_release = mirror_bulk.bulk_release

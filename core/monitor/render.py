@@ -97,13 +97,24 @@ def _commaf3(value: float) -> str:
 
 
 # -- nagios ---------------------------------------------------------------------------------------
+# The plugin guidelines reserve "|" for the one separator of the status text from the perf
+# data, with no escape: a "|" of a name (a stream may be named a|b) is written as U+00A6
+# (broken bar), so the line still splits where the perf data begins.
+PIPE, PIPE_SHOWN = "|", "\u00a6"
+
+
+def _unpiped(text: str) -> str:
+    return text.replace(PIPE, PIPE_SHOWN)
+
+
 def perf_item(item: PerfDataItem) -> str:
     """One Nagios perf datum: ``name=value[unit][;warn][;crit]``."""
     fmt = "%.4f" if item.unit == "s" else "%.0f"
     # the plugin guidelines' label rule: quoted when it holds a space, '=' or "'" (a "'"
     # doubled inside), so that a stream named a=b still reads as one label
     quote = any(c in item.name for c in " \t='")
-    name = "'" + item.name.replace("'", "''") + "'" if quote else item.name
+    label = _unpiped(item.name)
+    name = "'" + label.replace("'", "''") + "'" if quote else label
     out = f"{name}={fmt % item.value}{item.unit}"
     if item.warn or item.crit:
         out += ";" + (fmt % item.warn if item.warn else "")
@@ -115,7 +126,7 @@ def perf_item(item: PerfDataItem) -> str:
 def nagios(result: Result) -> str:
     parts = [result.name, *(f"Crit:{c}" for c in result.criticals),
              *(f"Warn:{w}" for w in result.warnings), *(f"OK:{o}" for o in result.oks)]
-    line = f"{result.status.value} {' '.join(parts)}"
+    line = f"{result.status.value} {_unpiped(' '.join(parts))}"
     if not result.perf_data:
         return line
     return f"{line} | " + " ".join(perf_item(p) for p in result.perf_data).strip()

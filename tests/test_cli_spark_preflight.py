@@ -1,0 +1,78 @@
+"""`jetlink spark ...` refuses an input that is not there before a Spark driver starts: the
+store's stream, topic, bucket or link, a local dataset, a data directory that does not exist.
+No session is asked for, nothing is created (not the data directory, not the default
+cluster) and the data directory's bytes are unchanged."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import data_dir_bytes
+
+
+@pytest.fixture
+def no_spark(monkeypatch):
+    from jetlink.cli import spark_session, spark_topic
+
+    def no_session(*_a, **_k):
+        raise AssertionError("a Spark session was asked for")
+
+    monkeypatch.setattr(spark_session, "session", no_session)
+    monkeypatch.setattr(spark_topic, "session", no_session)
+
+
+MISSING_DIR = "data directory {dd} does not exist (nothing to read or act on: the first " \
+              "command that creates something makes it)"
+
+# (arguments, the error line after "jetlink: error: ") in a data directory holding the
+# stream ORDERS, the bucket CFG, the topic t1 and no link
+CASES = [
+    (["spark", "mirror", "ORDRES", "parquet:{tmp}/out"],
+     "store:local/ORDRES: stream not found: did you mean ORDERS?"),
+    (["spark", "mirror", "parquet:{tmp}/nothing", "M"], "parquet:{tmp}/nothing: no such dataset"),
+    (["spark", "mirror", "parquet:{tmp}", "M"],
+     "parquet:{tmp} has no _jetlink.json (write it with `jetlink stream export` or a jetlink "
+     "job)"),
+    (["spark", "source", "T", "--from", "ORDERS", "--from", "NOPE"],
+     "store:local/NOPE: stream not found"),
+    (["spark", "kv-aggregate", "AGG", "--source", "CGF"],
+     "--source CGF: bucket CGF not found; nothing was created"),
+    (["spark", "kv-aggregate", "KM", "--mirror", "NOPE"],
+     "--mirror NOPE: bucket NOPE not found; nothing was created"),
+    (["spark", "verify", "ORDERS", "store:topic/t2"],
+     "store:local/topic/t2: no such topic: did you mean t1?"),
+    (["spark", "verify", "parquet:{tmp}/nothing", "ORDERS"],
+     "parquet:{tmp}/nothing: no such dataset"),
+    (["spark", "mirror-topic", "t1", "--link", "NOPE"],
+     "Cluster link 'NOPE' not found (CLUSTER_LINK_NOT_FOUND 10000)"),
+]
+
+
+@pytest.mark.parametrize(("args", "error"), CASES, ids=[" ".join(c[0][:3]) for c in CASES])
+def test_a_missing_input_is_refused_before_spark_starts(jl, no_spark, args, error):
+    for made in (["stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"],
+                 ["kv", "add", "CFG"], ["topic", "create", "t1"]):
+        r = jl(*made)
+        assert r.exit_code == 0, r.output
+    before = data_dir_bytes(jl.data)
+    r = jl(*[a.format(tmp=jl.tmp) for a in args])
+    assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {error.format(tmp=jl.tmp)}\n")
+    assert data_dir_bytes(jl.data) == before
+
+
+@pytest.mark.parametrize("args", [
+    ["spark", "mirror", "ORDERS", "parquet:{tmp}/out"],
+    ["spark", "source", "T", "--from", "ORDERS"],
+    ["spark", "kv-aggregate", "AGG", "--source", "CFG"],
+    ["spark", "verify", "A", "B"],
+    ["spark", "mirror-topic", "t1", "--link", "L"],
+], ids=lambda a: " ".join(a[:2]))
+def test_a_data_directory_that_does_not_exist_is_not_created(jl, no_spark, args):
+    missing = jl.tmp / "none"
+    r = jl("--data-dir", str(missing), *[a.format(tmp=jl.tmp) for a in args])
+    if args[1] == "kv-aggregate":  # its origins are named, as kv add names them
+        want = "--source CFG: bucket CFG not found; nothing was created"
+    else:
+        want = MISSING_DIR.format(dd=missing)
+    assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {want}\n")
+    assert not missing.exists()
+    assert not (jl.tmp / "out").exists()
