@@ -466,6 +466,9 @@ def add(
         status = kv.create_aggregate(
             KVAggregateConfig(bucket=bucket, origins=origins, writable=writable, **values)
         )
+        app.emit(status.to_json(), human=render_status)
+        _warn_missing_origins(app, kv, bucket)
+        return
     else:
         with _bucket_explained(bucket, values.get("limit_marker_ttl")):
             status = kv.create_bucket(KeyValueConfig(bucket=bucket, **values))
@@ -580,6 +583,17 @@ def edit(
         status = kv.add_aggregate_origin(bucket, origin)
     assert status is not None
     app.emit(status.to_json(), human=render_status)
+    if origins:
+        _warn_missing_origins(app, kv, bucket)
+
+
+def _warn_missing_origins(app: App, kv: Any, bucket: str) -> None:
+    """An aggregate's origin buckets that are not there, one warning each on stderr (the
+    server accepts them: the aggregate waits for its origins), as stream add warns."""
+    from jetlink.cli.stream import warn_missing_origins
+    from jetlink.core.config.kvnames import aggregate_origin_described
+
+    warn_missing_origins(app, kv.bucket_stream_config(bucket), aggregate_origin_described)
 
 
 # -- info / ls / rm -----------------------------------------------------------------------------

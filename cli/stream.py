@@ -202,16 +202,16 @@ def add(
     warn_missing_origins(app, info.config)
 
 
-def warn_missing_origins(app: App, cfg: Any) -> None:
+def warn_missing_origins(app: App, cfg: Any, describe: Any = None) -> None:
     """One line on stderr per mirror / source origin that is not there, and one for a cycle
     through other clusters (the same rules and words as ``jetlink validate`` and ``apply``:
-    core/config/validate.py)."""
+    core/config/validate.py; ``describe``: how an origin is named, a KV aggregate's)."""
     if cfg.mirror is None and not cfg.sources:
         return
     from jetlink.core.config.validate import cycle_warning, origin_warnings
 
     kv = common.open_kv(app)
-    for text in origin_warnings(cfg, kv.cluster, kv.clusters):
+    for text in origin_warnings(cfg, kv.cluster, kv.clusters, describe=describe):
         output.notice(app, f"jetlink: warning: {text}")
     cycle = cycle_warning(cfg, kv.cluster, kv.clusters)
     if cycle:

@@ -435,6 +435,10 @@ class KV:
 
         return KeyValueConfig.from_stream_config(self._stream_of_bucket(bucket).config)
 
+    def bucket_stream_config(self, bucket: str) -> StreamConfig:
+        """The configuration of the bucket's stream (its mirror or sources as stored)."""
+        return self._stream_of_bucket(bucket).config
+
     def check_bucket(self, name: str) -> None:
         """What :meth:`delete_bucket` refuses before it deletes anything (a name no bucket
         may have, a bucket that is not there): a caller asks its question after this."""

@@ -700,6 +700,28 @@ def test_kv_mirror_with_key_filter(jl):
     assert doc(jl("kv", "get", "CONFIG", "flags.beta", "-j"))["served_by"] == "KV_CONFIG"
 
 
+def test_an_aggregate_origin_that_is_not_there_is_warned_as_stream_add_warns(jl):
+    """The server accepts an aggregate of an origin not there (it waits for it): the
+    bucket is made, exit 0, one warning per missing origin on stderr (stdout is the
+    document); an origin added by edit is judged the same way."""
+    ok(jl("kv", "add", "CFG"))
+    made = jl("kv", "add", "AGG", "--source", "NOPE", "--source", "CFG", "-j")
+    assert made.exit_code == 0 and json.loads(made.stdout)["bucket"] == "AGG"
+
+    def missing(bucket: str, where: str = "local", note: str = "") -> str:
+        return (f'jetlink: warning: stream not found: aggregate origin bucket "{bucket}" '
+                f'(stream KV_{bucket}) does not exist in cluster "{where}"{note}: the server '
+                "accepts this, the stream waits for its origin\n")
+
+    assert made.stderr == missing("NOPE")
+    edited = jl("kv", "edit", "AGG", "--source", "CGF@wset")
+    assert edited.exit_code == 0, edited.output
+    assert edited.stderr == missing("NOPE") + missing(
+        "CGF", "wset", ' (cluster "wset" is not in the data directory)')
+    quiet = jl("kv", "add", "AGG2", "--source", "CFG")
+    assert (quiet.exit_code, quiet.stderr) == (0, "")
+
+
 def test_aggregate_with_key_filter(jl):
     west_config(jl)
     ok(jl("kv", "add", "LOCAL"))

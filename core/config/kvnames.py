@@ -127,6 +127,15 @@ def bucket_of_stream(stream: str) -> str | None:
     return None
 
 
+def aggregate_origin_described(stream: str) -> str:
+    """How an aggregate's origin is named in a warning or an error: ``aggregate origin bucket
+    "B" (stream KV_B)``, or ``aggregate origin stream "S"`` for a stream of another name."""
+    bucket = bucket_of_stream(stream)
+    if bucket:
+        return f'aggregate origin bucket "{bucket}" (stream {stream})'
+    return f'aggregate origin stream "{stream}"'
+
+
 def mirror_name_problem(stream: str, origin: str) -> str | None:
     """Why the KV mirror stored as ``stream`` of bucket ``origin`` can not be promoted (or
     failed over) under its name, or None: its keys are stored as ``$KV.<origin>.<key>``, so

@@ -1020,12 +1020,15 @@ def missing_origin_text(described: str, cluster: str, cluster_known: bool,
             "the server accepts this, the stream waits for its origin")
 
 
-def origin_warnings(cfg: StreamConfig, cluster: str, clusters: Any) -> list[str]:
+def origin_warnings(cfg: StreamConfig, cluster: str, clusters: Any, *,
+                    describe: Callable[[str], str] | None = None) -> list[str]:
     """The warnings of :func:`missing_origin_text` for a stream just created or updated:
     each mirror / source origin looked up where it is (``clusters``: core/kv.py
     ``Clusters`` over a data directory, or a live server's ``LiveDomains``). An origin
     whose side does not answer (a cluster down, a domain without responders) or that
-    lies behind another API prefix is not judged."""
+    lies behind another API prefix is not judged. ``describe(origin stream)``: how an
+    origin is named (a KV aggregate's: core/config/kvnames.py
+    ``aggregate_origin_described``), else ``mirror origin "O"`` / ``source "S"``."""
     from ..errors import JetlinkError
 
     kind = getattr(clusters, "kind", "cluster")
@@ -1036,7 +1039,7 @@ def origin_warnings(cfg: StreamConfig, cluster: str, clusters: Any) -> list[str]
         where = cluster if src.external is None else src.domain
         if where is None:
             continue  # another API prefix: not ours to look into
-        described = f'{what} "{src.name}"'
+        described = describe(src.name) if describe is not None else f'{what} "{src.name}"'
         if not clusters.has_cluster(where):
             out.append(missing_origin_text(described, where, False, "in the data directory",
                                            kind, clusters.names()))

@@ -313,10 +313,9 @@ def _describe_origin(obj: TopologyObject, origin: Origin) -> str:
         bucket = bucket_of_stream(origin.name) or origin.name
         return f'origin bucket "{bucket}" (stream {origin.name})'
     if obj.kind == "kv_aggregate":
-        origin_bucket = bucket_of_stream(origin.name)
-        if origin_bucket:
-            return f'aggregate origin bucket "{origin_bucket}" (stream {origin.name})'
-        return f'aggregate origin stream "{origin.name}"'
+        from ..config.kvnames import aggregate_origin_described
+
+        return aggregate_origin_described(origin.name)
     return f'{"mirror origin" if origin.is_mirror else "source"} "{origin.name}"'
 
 

@@ -534,3 +534,17 @@ def test_a_mirror_of_a_domain_that_does_not_answer_is_created_with_a_warning(liv
         "this server: the server accepts this, the stream waits for its origin (a misspelt "
         "--mirror-domain, or a domain not joined here?)\n")
     ok(jl(live.url, "stream", "rm", "TYPO_M", "-f"))
+
+
+def test_an_aggregate_of_a_bucket_not_there_is_created_with_a_warning(live):
+    """On a server as on the engine: the aggregate is made (the server accepts a source
+    that is not there) and its missing origin bucket is warned on stderr."""
+    res = jl(live.url, "kv", "add", "AGG_NOPE", "--source", "NOPE_BUCKET", "-j")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["bucket"] == "AGG_NOPE"
+    assert res.stderr.startswith(
+        'jetlink: warning: stream not found: aggregate origin bucket "NOPE_BUCKET" (stream '
+        "KV_NOPE_BUCKET) does not exist "), res.stderr
+    assert res.stderr.endswith(": the server accepts this, the stream waits for its "
+                               "origin\n"), res.stderr
+    ok(jl(live.url, "kv", "rm", "AGG_NOPE", "-f"))
