@@ -322,7 +322,8 @@ def test_alter_refusals(jl):
     result = jl("links", "alter", "L", "-c", "cluster.link.prefix=w.")
     assert (result.exit_code, result.stderr) == (
         1, "jetlink: error: Configuration 'cluster.link.prefix' cannot be altered: it is set "
-           "when the cluster link is created (INVALID_CONFIG 40)\n")
+           "when the cluster link is created (delete the link and create it again) "
+           "(INVALID_CONFIG 40)\n")
     result = jl("links", "alter", "nope", "-c", "acl.sync.ms=1")
     assert (result.exit_code, result.stderr) == (
         1, "jetlink: error: Cluster link 'nope' not found (CLUSTER_LINK_NOT_FOUND 10000)\n")

@@ -77,7 +77,7 @@ def test_every_key_has_its_default_on_a_new_link(links, key, default):
         "name": key,
         "value": default,
         "is_default": True,
-        "is_read_only": key == "cluster.link.prefix",
+        "is_read_only": key in ("cluster.link.prefix", "link.mode"),
         "is_sensitive": False,
         "source": "DEFAULT_CONFIG",
     }
@@ -501,15 +501,24 @@ def test_pause_and_resume(links):
 def test_prefix_is_set_only_at_creation(links):
     links.create("P", "east", {"cluster.link.prefix": "eu."})
     links.create("N", "east")
-    message = ("Configuration 'cluster.link.prefix' cannot be altered: it is set when the "
-               "cluster link is created")
+    message = ("Configuration '{}' cannot be altered: it is set when the cluster link is "
+               "created (delete the link and create it again)")
     for name, change in (("P", {"cluster.link.prefix": "us."}), ("N", {"cluster.link.prefix": "x"}),
-                         ("P", {"cluster.link.prefix": ""})):
+                         ("P", {"cluster.link.prefix": ""}), ("N", {"link.mode": "SOURCE"}),
+                         ("P", {"link.mode": "BIDIRECTIONAL"})):
         err = refused(links.alter, name, change)
+        (key,) = change
         assert (err.name, err.field, err.description) == (
-            "INVALID_CONFIG", "cluster.link.prefix", message)
-    assert refused(links.alter, "P", delete=["cluster.link.prefix"]).description == message
+            "INVALID_CONFIG", key, message.format(key))
+    assert refused(links.alter, "P", delete=["cluster.link.prefix"]).description == \
+        message.format("cluster.link.prefix")
     assert links.alter("P", {"cluster.link.prefix": "eu."}).config.prefix == "eu."  # unchanged
+    # the mode a link has, given again or deleted back to its default: no change
+    assert links.alter("N", {"link.mode": "DESTINATION"}).config.link_mode == "DESTINATION"
+    assert links.alter("N", delete=["link.mode"]).config.link_mode == "DESTINATION"
+    links.create("S", "east", {"link.mode": "SOURCE"})
+    assert refused(links.alter, "S", delete=["link.mode"]).description == \
+        message.format("link.mode")
 
 
 def test_disabling_auto_create_clears_the_topic_filters(links):

@@ -166,6 +166,10 @@ FILTER_KEYS: dict[str, str] = {  # config -> the JSON document's list field
     "auto.create.mirror.topics.filters": "topicFilters",
 }
 PREFIX_KEY = "cluster.link.prefix"
+# Set when a link is created, never by an alter: the prefix names its mirror topics; the mode
+# decides which side copies (a destination link turned into a source one would strand its
+# mirror topics, still copying).
+FIXED_KEYS = (PREFIX_KEY, "link.mode")
 MAX_PREFIX_LENGTH = 12
 INT_MAX = 2**31 - 1  # Kafka's INT configs
 
@@ -624,7 +628,7 @@ class LinkConfig:
                 raise _unknown_key(key)
         new = {k: validate_link_config(k, v) for k, v in configs.items()}
         values = dict(base.values) if base is not None else {}
-        old_prefix = values.get(PREFIX_KEY, "")
+        old_fixed = {k: values.get(k, LINK_CONFIG_DEFAULTS.get(k, "")) for k in FIXED_KEYS}
         for key in delete:
             values.pop(key, None)
         for key, value in new.items():
@@ -632,13 +636,14 @@ class LinkConfig:
                 values.pop(key, None)  # "" means not set
             else:
                 values[key] = value
-        if not creating and values.get(PREFIX_KEY, "") != old_prefix:
-            raise KafkaError(
-                "INVALID_CONFIG",
-                f"Configuration '{PREFIX_KEY}' cannot be altered: it is set when the cluster "
-                "link is created",
-                field=PREFIX_KEY,
-            )
+        for key in FIXED_KEYS if not creating else ():
+            if values.get(key, LINK_CONFIG_DEFAULTS.get(key, "")) != old_fixed[key]:
+                raise KafkaError(
+                    "INVALID_CONFIG",
+                    f"Configuration '{key}' cannot be altered: it is set when the cluster "
+                    "link is created (delete the link and create it again)",
+                    field=key,
+                )
         auto = "auto.create.mirror.topics.enable"
         topic_filters = "auto.create.mirror.topics.filters"
         disabled = new.get(auto) == "false" or (auto in delete and auto not in new)
@@ -715,7 +720,7 @@ class LinkConfig:
             "name": key,
             "value": None if sensitive else self.get(key),
             "is_default": self.is_default(key),
-            "is_read_only": key == PREFIX_KEY,
+            "is_read_only": key in FIXED_KEYS,
             "is_sensitive": sensitive,
             "source": "DEFAULT_CONFIG" if self.is_default(key)
             else "DYNAMIC_CLUSTER_LINK_CONFIG",
