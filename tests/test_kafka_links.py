@@ -744,3 +744,17 @@ def test_filters_sql_selects_what_filter_selects_selects(filters, names):
     cond, args = filters_sql(filters, "name")
     got = sorted(n for (n,) in conn.execute(f"SELECT name FROM g WHERE {cond}", args))
     assert got == sorted(n for n in names if filter_selects(filters, n))
+
+
+def test_a_nats_cluster_is_never_a_links_source(links, dd):
+    """Its topics can never be mirrored: refused at creation, validated or not (the kind is
+    known in the data directory), and a dry run too; nothing is stored."""
+    dd.add_cluster("nats1", "nats")
+    message = ("Unable to validate cluster link: source cluster 'nats1' is a NATS cluster: a "
+               "link's source is a Kafka cluster, whose topics it mirrors (cluster add NAME "
+               "--kind kafka)")
+    for kw in ({}, {"validate_only": True}, {"validate_link": False}):
+        err = refused(links.create, "N", "nats1", **kw)
+        assert (err.name, err.field, err.description) == (
+            "INVALID_CONFIG", "source_cluster", message)
+    assert links.find("N", with_topics=False) is None

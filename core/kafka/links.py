@@ -1326,6 +1326,15 @@ class Links:
                 )
                 raise not_found(err, source_cluster, self.datadir.cluster_names())
         else:
+            if not self.datadir.takes(source_cluster, "kafka"):
+                # known whatever link.validate says: its topics can never be mirrored
+                raise KafkaError(
+                    "INVALID_CONFIG",
+                    f"Unable to validate cluster link: source cluster '{source_cluster}' is a "
+                    "NATS cluster: a link's source is a Kafka cluster, whose topics it "
+                    "mirrors (cluster add NAME --kind kafka)",
+                    field="source_cluster",
+                )
             src = self.datadir.open(source_cluster).info()
             source_created_ns = src.created_ns
             if validate_link and src.down:
