@@ -283,6 +283,18 @@ def test_cluster_data_leaves_controller_out(served):
     assert all("controller" not in c for c in listed) and len(listed) == 2
 
 
+def test_a_damaged_cluster_file_leaves_the_others_listed(served, capsys):
+    """listKafkaClusters answers with every usable Kafka cluster; a damaged database (one
+    unrelated file) is left out and said on the server's log, never a 500 for everyone."""
+    (served.data / "junk.db").write_bytes(b"garbage, not SQLite\n" * 10)
+    r = served.get(url(""))
+    assert r.status_code == 200, r.text
+    assert [c["cluster_id"] for c in r.json()["data"]] == ["east", "west"]
+    assert "jetlink: warning: GET /kafka/v3/clusters: cluster junk left out: " in \
+        capsys.readouterr().err
+    assert served.get(url("/east/links")).status_code == 200
+
+
 # == links =====================================================================================
 
 

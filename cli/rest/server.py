@@ -697,15 +697,22 @@ def get_cluster(call: Call) -> tuple[int, Any]:
     return 200, cluster_data(call.base, call.cluster)
 
 
-def _list_clusters(data_dir: Path, root: str) -> dict[str, Any]:
+def _list_clusters(data_dir: Path, root: str, scope: Scope | None = None) -> dict[str, Any]:
+    """The Kafka clusters (and local); a cluster whose database cannot be used (damaged:
+    core/store/health.py) is left out and said on the log, the others are listed (as
+    ``cluster ls`` lists them beside it)."""
     from jetlink.core.store import DataDir
 
     store = DataDir(data_dir)
+    broken: list[tuple[str, Any]] = []
     try:
-        names = [c.name for c in store.clusters(create_local=False)
-                 if store.takes(c.name, "kafka")]  # the Kafka clusters (and local)
+        names = [c.name for c in store.clusters(create_local=False, broken=broken)
+                 if store.takes(c.name, "kafka")]
     finally:
         store.close()
+    for name, err in broken:
+        if scope is not None:
+            log_line("warning", scope, f"cluster {name} left out: {err}")
     return collection("KafkaClusterList", root,
                       [cluster_data(f"{root}/{_q(n)}", n) for n in names])
 
@@ -717,7 +724,7 @@ def _clusters_endpoint(data_dir: Path, operation: Any) -> Callable[[Request], An
         root = str(request.base_url).rstrip("/") + BASE_PATH
         try:
             checked_request(operation, request, None)
-            doc = await run_in_threadpool(_list_clusters, data_dir, root)
+            doc = await run_in_threadpool(_list_clusters, data_dir, root, request.scope)
         except Exception as exc:  # noqa: BLE001 - every failure becomes an error body
             return _failure(request.scope, exc)
         return JSONResponse(doc, status_code=200)
