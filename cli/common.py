@@ -431,9 +431,11 @@ def _selected_set_aside(root: typer.Context, context: Context, names: Sequence[s
     if what:
         from jetlink.cli.output import notice
 
-        why = (f"{' and '.join(addressed)} address{'es' if len(addressed) == 1 else ''} "
-               "the embedded engine" if addressed else f"the natscli context {natscli} is "
-               "named")
+        # a natscli context named is what the invocation uses (its server), whatever data
+        # directory is addressed beside it: the reason said first
+        why = (f"the natscli context {natscli} is named" if natscli else
+               f"{' and '.join(addressed)} address{'es' if len(addressed) == 1 else ''} "
+               "the embedded engine")
         verb = "are" if " and " in what else "is"
         notice(None, f"jetlink: notice: the selected context {context.name}'s {what} {verb} "
                      f"not used: {why} (jetlink --context {context.name} ... uses it)")

@@ -223,9 +223,17 @@ def add(
     """
     from jetlink.core.contexts import Context, validate_context_name
 
+    from jetlink.core.contexts import validate_cluster
+    from jetlink.core.errors import JetlinkError
+
     app = App.of(ctx)
     store = _store()
-    validate_context_name(name)
+    try:  # the command line's values: a usage error, as every other bad value of it
+        validate_context_name(name)
+        if cluster is not None:
+            validate_cluster(cluster)
+    except JetlinkError as err:
+        raise usage(err.description) from None
     directory = None
     if data_dir is not None:
         from jetlink.cli.options import dir_path

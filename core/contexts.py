@@ -123,10 +123,12 @@ class Context:
                     raise JetlinkError("context tlsfirst must be true or false", field=key)
             elif value is not None and (not isinstance(value, str) or not value):
                 raise JetlinkError(f"context {key} must be a non-empty string", field=key)
-        from .live.settings import parse_servers, parse_timeout
+        from .live.settings import check_subject_setting, parse_servers, parse_timeout
 
         if self.server is not None:
             parse_servers(self.server, f"context {self.name} server")
+        for key in ("js_domain", "inbox_prefix"):
+            check_subject_setting(key, getattr(self, key), f"context {self.name} {key}")
         if self.timeout is not None:
             parse_timeout(self.timeout, f"context {self.name} timeout")
 
@@ -336,7 +338,8 @@ class ContextStore:
         """Store a new context; JetlinkError when one of that name exists."""
         path = self.path(context.name)
         if path.exists():
-            raise JetlinkError(f"context {context.name} already exists", field="name")
+            raise JetlinkError(f"context {context.name} already exists (jetlink context add "
+                               f"{context.name} --update changes it)", field="name")
         return self.save(context)
 
     def save(self, context: Context) -> Path:

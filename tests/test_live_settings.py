@@ -178,6 +178,91 @@ def test_bad_timeouts(value, why):
     assert why in str(err.value)
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (["--js-domain", "a.b"], "invalid JetStream domain 'a.b' (--js-domain): a domain is one "
+     "subject token: no '.', '*', '>' or spaces"),
+    (["--js-domain", "hub>"], "invalid JetStream domain 'hub>' (--js-domain)"),
+    (["--js-domain", "a b"], "invalid JetStream domain 'a b' (--js-domain)"),
+    (["--js-api-prefix", "$JS.x..API"], "invalid JetStream API prefix '$JS.x..API' "
+     "(--js-api-prefix): a subject of tokens separated by '.', none empty, no '*', '>' or "
+     "spaces"),
+    (["--js-api-prefix", "$JS.*.API"], "invalid JetStream API prefix '$JS.*.API'"),
+    (["--inbox-prefix", "x.>"], "invalid inbox prefix 'x.>' (--inbox-prefix): a subject of "
+     "tokens separated by '.', none empty, no '*', '>' or spaces, not ending in '.'"),
+    (["--inbox-prefix", "_IN."], "invalid inbox prefix '_IN.' (--inbox-prefix)"),
+    (["--inbox-prefix", "a b"], "invalid inbox prefix 'a b' (--inbox-prefix)"),
+])
+def test_a_domain_or_prefix_that_forms_no_subject_is_a_usage_error(home, args, message):
+    """Refused before anything is sent (nats-server's domain rule, nats.go's inbox prefix
+    rule), naming the option, the value and the rule, exit 2."""
+    res = jl("-s", "nats://127.0.0.1:1", *args, "stream", "ls")
+    assert res.exit_code == 2, res.output
+    assert res.stderr.startswith(f"jetlink: error: {message}"), res.stderr
+    assert "connection refused" not in res.stderr
+
+
+@pytest.mark.parametrize(("args", "value"), [
+    (["--js-api-prefix", "$JS.hub.API."], "$JS.hub.API."),  # nats.go appends the '.' itself
+    (["--inbox-prefix", "_INBOX_ops"], "_INBOX_ops"),
+    (["--js-domain", "hub-1"], "hub-1"),
+])
+def test_valid_domains_and_prefixes_pass(home, args, value):
+    res = jl("-s", "nats://127.0.0.1:1", *args, "stream", "ls")
+    assert (res.exit_code, res.stderr) == (
+        1, "jetlink: error: connecting: could not connect to nats://127.0.0.1:1: connection "
+           "refused\n")
+
+
+def test_context_add_refuses_bad_values_as_usage_errors(home):
+    """Every bad value of `context add`'s command line is a usage error (2), the name and
+    the cluster too; a name in use says how to change it."""
+    for args, message in (
+            (["bad name"], "invalid context name 'bad name': use 1 to 100 letters, digits, "
+                           "'_' or '-'"),
+            (["c1", "--cluster", "bad name"], "invalid cluster name 'bad name'"),
+            (["c1", "--js-domain", "a.b"], "invalid JetStream domain 'a.b' (context c1 "
+                                           "js_domain)"),
+            (["c1", "--inbox-prefix", "x."], "invalid inbox prefix 'x.' (context c1 "
+                                             "inbox_prefix)")):
+        res = jl("context", "add", *args)
+        assert res.exit_code == 2, res.output
+        assert res.stderr.startswith(f"jetlink: error: {message}"), res.stderr
+    assert jl("context", "add", "c1").exit_code == 0
+    again = jl("context", "add", "c1")
+    assert (again.exit_code, again.stderr) == (
+        1, "jetlink: error: context c1 already exists (jetlink context add c1 --update "
+           "changes it)\n")
+
+
+def test_a_natscli_contexts_token_and_domain_are_named_where_they_came_from(home):
+    """What a failure tells to check names the setting in force and its natscli context."""
+    from jetlink.core.live.client import _credentials_from
+    from jetlink.core.live.settings import resolve_target
+
+    nats_ctx(home, "tok", url="nats://127.0.0.1:1", token="s3cret", jetstream_domain="hub")
+    target = resolve_target({}, env_with(home), None, "tok")
+    where = f"natscli context tok ({home / 'nats' / 'context' / 'tok.json'})"
+    assert _credentials_from(target) == f"the token (from {where})"
+
+    class Conn:  # LiveConnection.no_jetstream reads only the target
+        pass
+
+    from jetlink.core.live.client import LiveConnection
+
+    conn = Conn()
+    conn.target = target
+    err = LiveConnection.no_jetstream(conn)  # type: ignore[arg-type]
+    assert str(err) == (f"JetStream domain hub does not answer on nats://127.0.0.1:1: check "
+                        f"--js-domain (from {where}) (no responders)")
+    prefixed = resolve_target({"servers": "nats://127.0.0.1:1", "js_api_prefix": "$JS.x.API"},
+                              env_with(home))
+    conn.target = prefixed
+    err = LiveConnection.no_jetstream(conn)  # type: ignore[arg-type]
+    assert (str(err), err.field) == (
+        "JetStream API prefix $JS.x.API does not answer on nats://127.0.0.1:1: check "
+        "--js-api-prefix (no responders)", "js_api_prefix")
+
+
 # -- through the CLI -------------------------------------------------------------------------
 
 

@@ -285,8 +285,9 @@ def _credentials_from(target: ServerTarget) -> str:
     (from jetlink context prod)``), or the options that give them when none was."""
     sources = target.sources or {}
     used = [(fld, opt) for fld, opt in (("user", "--user"), ("password", "--password"),
-                                        ("creds", "--creds"), ("nkey", "--nkey"))
-            if getattr(target, fld, None)]
+                                        ("token", "the token"), ("creds", "--creds"),
+                                        ("nkey", "--nkey"))
+            if getattr(target, fld, None)]  # (a token: a natscli context's, no option)
     in_url = any(url_has_credentials(s) for s in target.servers)
     if not used and not in_url:
         return "--user/--password, --creds or --nkey (none was given)"
@@ -488,9 +489,14 @@ class LiveConnection:
             return LiveError(f"JetStream API {prefix} does not answer on {t.shown_url}: is that "
                              "domain joined to this server? (no responders)", field="js_domain")
         if t.js_domain or t.js_api_prefix:
-            where = (f"domain {t.js_domain}" if t.js_domain else f"API prefix {t.js_api_prefix}")
+            # the setting in force, named with where it came from (a natscli context's)
+            fld, opt, where = (("js_domain", "--js-domain", f"domain {t.js_domain}")
+                               if t.js_domain else
+                               ("js_api_prefix", "--js-api-prefix",
+                                f"API prefix {t.js_api_prefix}"))
             return LiveError(f"JetStream {where} does not answer on {t.shown_url}: check "
-                             "--js-domain (no responders)", field="js_domain")
+                             f"{_given(opt, (t.sources or {}).get(fld))} (no responders)",
+                             field=fld)
         return LiveError(f"JetStream is not enabled on {t.shown_url} (no responders for "
                          f"{t.api_prefix}.INFO)")
 

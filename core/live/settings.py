@@ -299,6 +299,32 @@ def parse_timeout(value: Any, where: str) -> float:
                          field="timeout") from None
 
 
+def check_subject_setting(fld: str, value: Any, where: str) -> None:
+    """A JetStream domain, API prefix or inbox prefix that could never form the subjects it
+    is for, refused before anything is sent (a UsageError naming it, where it came from and
+    the rule): a domain is one subject token (nats-server's rule for ``jetstream.domain``:
+    no '.', '*', '>' or space); an API prefix is a subject without wildcards; an inbox prefix
+    too, not ending in '.' (nats.go's ``CustomInboxPrefix``)."""
+    from ..subjects import is_valid_literal_subject
+
+    if not isinstance(value, str):
+        return
+    shown = repr(value) if len(value) <= 60 else repr(value[:57] + "...")
+    if fld == "js_domain":
+        if not value or any(c in value for c in " \t\r\n\f.*>"):
+            raise UsageError(f"invalid JetStream domain {shown} ({where}): a domain is one "
+                             "subject token: no '.', '*', '>' or spaces", field=fld)
+    elif fld in ("js_api_prefix", "inbox_prefix"):
+        what = "JetStream API prefix" if fld == "js_api_prefix" else "inbox prefix"
+        body = value[:-1] if fld == "js_api_prefix" and value.endswith(".") else value
+        if not is_valid_literal_subject(body) or (fld == "inbox_prefix"
+                                                  and value.endswith(".")):
+            raise UsageError(f"invalid {what} {shown} ({where}): a subject of tokens "
+                             "separated by '.', none empty, no '*', '>' or spaces"
+                             + (", not ending in '.'" if fld == "inbox_prefix" else ""),
+                             field=fld)
+
+
 def resolve_target(options: Mapping[str, Any], environ: Mapping[str, str] | None = None,
                    jetlink_context: Any = None, nats_context: str | None = None,
                    ) -> ServerTarget | None:
@@ -350,6 +376,9 @@ def resolve_target(options: Mapping[str, Any], environ: Mapping[str, str] | None
         timeout = parse_timeout(merged.pop("timeout"), sources["timeout"])
     if "servers" not in merged:
         return None
+    for fld in ("js_domain", "js_api_prefix", "inbox_prefix"):
+        if fld in merged:
+            check_subject_setting(fld, merged[fld], sources[fld])
     from .target import DEFAULT_TIMEOUT, ServerTarget  # a server is in force
 
     if timeout is None:

@@ -74,6 +74,20 @@ def test_wrong_credentials(live_auth):
     ok(res)
 
 
+def test_a_natscli_contexts_wrong_token_is_named(live_auth, tmp_path, monkeypatch):
+    """The token a natscli context gives is sent, and a refusal names it and its context
+    (never "none was given")."""
+    cfg = tmp_path / "config"
+    (cfg / "nats" / "context").mkdir(parents=True)
+    path = cfg / "nats" / "context" / "tok.json"
+    path.write_text(json.dumps({"url": live_auth.url, "token": "wrong"}))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(cfg))
+    res = runner.invoke(app, ["--nats-context", "tok", "stream", "ls"], prog_name="jetlink")
+    one_line_error(res, r"authorization violation")
+    assert res.stderr.rstrip().endswith(
+        f"check the token (from natscli context tok ({path}))"), res.stderr
+
+
 def test_a_password_in_the_server_url_is_never_printed(live_auth, tmp_path, monkeypatch):
     """nats://user:password@host: the connection uses it, every line that shows the URL
     masks the password (errors, the NATS_URL notice, context show / ls, --json too), and
