@@ -221,9 +221,7 @@ def add(
     server"). With --json: the context (name, description, data_dir, cluster, rest_url,
     nats (its server settings, the password masked) when set, selected, path).
     """
-    from jetlink.core.contexts import Context, validate_context_name
-
-    from jetlink.core.contexts import validate_cluster
+    from jetlink.core.contexts import Context, validate_cluster, validate_context_name
     from jetlink.core.errors import JetlinkError
 
     app = App.of(ctx)
