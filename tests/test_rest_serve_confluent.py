@@ -157,6 +157,15 @@ SCHEMA_REFUSALS = [
                                            "replication_factor": True},
      "replication_factor in the request body of createKafkaMirrorTopic is true: it must be an "
      "integer"),
+    # an int32 of the schema: Java's range, the value shown cut at 80 characters
+    ("POST", "/east/links/L/mirrors", {}, {"source_topic_name": "orders",
+                                           "replication_factor": 2 ** 31},
+     "replication_factor in the request body of createKafkaMirrorTopic is 2147483648: it must "
+     "be an integer from -2,147,483,648 to 2,147,483,647"),
+    ("POST", "/east/links/L/mirrors", {}, {"source_topic_name": "orders",
+                                           "replication_factor": -(10 ** 100)},
+     "replication_factor in the request body of createKafkaMirrorTopic is -"
+     + "1" + "0" * 78 + "...: it must be an integer from -2,147,483,648 to 2,147,483,647"),
     ("POST", "/east/links/L/mirrors", {"validate_only": "true"}, {"source_topic_name": "x"},
      "Query parameter validate_only is not a parameter of createKafkaMirrorTopic (its "
      "parameters: none)"),

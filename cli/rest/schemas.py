@@ -49,7 +49,8 @@ KAFKA_REST = "kafka-rest"  # [K]
 
 STRING: dict[str, Any] = {"type": "string"}
 BOOLEAN: dict[str, Any] = {"type": "boolean"}
-INTEGER: dict[str, Any] = {"type": "integer"}
+INT32: dict[str, Any] = {"type": "integer", "format": "int32"}  # Java's int
+_INT32_RANGE = (-(2 ** 31), 2 ** 31 - 1)
 
 # O's MirrorTopicStatus (P's is ACTIVE, FAILED, PAUSED, STOPPED, PENDING_STOPPED,
 # PENDING_SYNCHRONIZE, PENDING_MIRROR: a subset).
@@ -101,7 +102,7 @@ CREATE_MIRROR_TOPIC_REQUEST_DATA: dict[str, Any] = {
     "properties": {
         "source_topic_name": STRING,
         "mirror_topic_name": STRING,
-        "replication_factor": INTEGER,
+        "replication_factor": INT32,
         "configs": {"type": "array", "items": CONFIG_DATA},
     },
 }
@@ -289,6 +290,9 @@ def _check(op: Operation, schema: Mapping[str, Any], value: Any, where: str) -> 
     if not _type_ok(schema["type"], value):
         raise RequestInvalid(f"{what} is {_shown(value)}: it must be "
                              f"{_JSON_TYPES[schema['type']]}")
+    if schema.get("format") == "int32" and not _INT32_RANGE[0] <= value <= _INT32_RANGE[1]:
+        raise RequestInvalid(f"{what} is {_shown(value)}: it must be an integer from "
+                             f"{_INT32_RANGE[0]:,} to {_INT32_RANGE[1]:,}")
     enum = schema.get("enum")
     if enum is not None:
         given = value.upper() if schema.get("case_insensitive") else value
