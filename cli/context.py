@@ -226,12 +226,12 @@ def add(
 
     app = App.of(ctx)
     store = _store()
-    try:  # the command line's values: a usage error, as every other bad value of it
-        validate_context_name(name)
-        if cluster is not None:
+    validate_context_name(name)  # (a usage error, as every bad value of a command line)
+    if cluster is not None:
+        try:
             validate_cluster(cluster)
-    except JetlinkError as err:
-        raise usage(err.description) from None
+        except JetlinkError as err:  # (a context file's is its own error: not a usage one)
+            raise usage(err.description) from None
     directory = None
     if data_dir is not None:
         from jetlink.cli.options import dir_path
@@ -422,7 +422,17 @@ def show(
     if name is not None:
         context = store.load(name)
     else:
-        found = context_in_force(ctx)
+        from jetlink.core.errors import JetlinkError
+
+        try:
+            found = context_in_force(ctx)
+        except JetlinkError as err:
+            if named is not None:  # --context / JETLINK_CONTEXT naming one not there
+                raise
+            # a selection naming a context not there (or a damaged context.txt): shown as
+            # what is in force, which is no context, the way context ls says it
+            output.notice(app, f"jetlink: warning: {err.description}")
+            found = None
         if found is None:
             doc = {"name": None, "target": target_doc(ctx)}
             app.emit(doc, human=lambda a, d: (

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jetlink.core.errors import JetlinkError, NotFoundError, quoted
+from jetlink.core.errors import JetlinkError, NotFoundError, UsageError, quoted
 
 __all__ = [
     "CONTEXT_KEYS",
@@ -66,10 +66,11 @@ def config_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def validate_context_name(name: Any) -> str:
-    """``name`` when it is a valid context name (``[A-Za-z0-9_-]{1,100}``), else JetlinkError
-    (``field="name"``)."""
+    """``name`` when it is a valid context name (``[A-Za-z0-9_-]{1,100}``), else a
+    UsageError (``field="name"``: a name is given on a command line, an option or
+    JETLINK_CONTEXT; exit status 2)."""
     if not isinstance(name, str) or not NAME_RE.fullmatch(name):
-        raise JetlinkError(
+        raise UsageError(
             f"invalid context name {quoted(name)}: use 1 to 100 letters, digits, '_' or "
             "'-'",
             field="name",
@@ -314,8 +315,8 @@ class ContextStore:
             where = f" (from {source})" if source else ""
             try:
                 validate_context_name(name)
-            except JetlinkError as err:
-                raise JetlinkError(err.description + where, field=source or "name") from None
+            except UsageError as err:  # (a name an option or a variable gave: exit 2)
+                raise UsageError(err.description + where, field=source or "name") from None
             try:
                 return self.load(name)
             except NotFoundError:

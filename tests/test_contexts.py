@@ -153,7 +153,7 @@ def test_unknown_or_invalid_context_option(jc, env):
     assert error(jc("--context", "other", "stream", "ls", "-j")) == (
         "unknown context 'other' (from --context)"
     )
-    assert error(jc("--context", "../x", "stream", "ls", "-j")) == (
+    assert error(jc("--context", "../x", "stream", "ls", "-j"), 2) == (
         "invalid context name '../x': use 1 to 100 letters, digits, '_' or '-' (from --context)"
     )
 
@@ -192,6 +192,11 @@ def test_selected_context_that_no_longer_exists(jc):
     r = ok(jc("context", "ls"))
     assert r.stderr == (f"jetlink: warning: {missing}: a command that names no target of "
                         "its own is refused until jetlink context select NAME\n")
+    # context show (no NAME) shows what is in force, no context, and why, exit 0
+    r = ok(jc("context", "show", "-j"))
+    assert json.loads(r.stdout) == {"name": None, "target": {"kind": "error",
+                                                             "error": missing}}
+    assert r.stderr == f"jetlink: warning: {missing}\n"
     ok(jc("context", "add", "b"))
     assert doc(jc("context", "select", "b", "-j"))["name"] == "b"
     assert doc(jc("stream", "ls", "-j")) == []
@@ -287,15 +292,16 @@ def test_add_stores_an_absolute_data_dir(jc, monkeypatch):
 def test_add_refuses_an_existing_name(jc):
     ok(jc("context", "add", "prod", "--cluster", "east"))
     assert error(jc("context", "add", "prod", "--cluster", "west", "-j")) == (
-        "context prod already exists"
+        "context prod already exists (jetlink context add prod --update changes it)"
     )
     r = jc("context", "add", "prod")
-    assert (r.exit_code, r.stderr) == (1, "jetlink: error: context prod already exists\n")
+    assert (r.exit_code, r.stderr) == (1, "jetlink: error: context prod already exists "
+                                          "(jetlink context add prod --update changes it)\n")
     assert jc.store.load("prod").cluster == "east"
 
 
 def test_add_refuses_a_bad_cluster(jc):
-    assert error(jc("context", "add", "x", "--cluster", "a.b", "-j")) == (
+    assert error(jc("context", "add", "x", "--cluster", "a.b", "-j"), 2) == (
         "invalid cluster name 'a.b': use 1 to 64 letters, digits, '_' or '-'"
     )
     assert jc.store.names() == []
@@ -312,7 +318,9 @@ def test_bad_names(jc, verb, name):
     r = jc("context", verb[0], name, *verb[1:], "-j")
     # a long name is cut to its first 40 characters and its length (core/errors.py clip)
     shown = repr(name) if len(name) <= 100 else "'" + "x" * 40 + "... (101 characters)'"
-    assert error(r) == f"invalid context name {shown}: use 1 to 100 letters, digits, '_' or '-'"
+    # a usage error (2) in every verb, as any bad value of a command line
+    assert error(r, 2) == f"invalid context name {shown}: use 1 to 100 letters, digits, '_' " \
+        "or '-'"
     assert not (jc.tmp / "config").exists() or jc.store.names() == []
 
 
