@@ -8,6 +8,7 @@ import json
 import tomllib
 from pathlib import Path
 
+import pytest
 from helpers import data_dir_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -260,6 +261,22 @@ def test_a_non_editable_change_is_reported_not_forced(jl, tmp_path):
     assert orders["diff"] == [{"field": "storage", "from": "file", "to": "memory"}]
     assert doc(ok(jl("--cluster", "west", "stream", "info", "ORDERS", "-j")))["config"][
         "storage"] == "file"
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ('keys = ["b.>"]', "keys"), ('origin_bucket = "CFG2"', "origin_bucket")])
+def test_a_kv_mirrors_refused_update_names_its_own_field(jl, tmp_path, change, field):
+    """The stream's "mirror" is the KV mirror's keys or origin_bucket: the one changed."""
+    text = ('version = 1\n[kv.CFG]\n[kv.CFG2]\n[kv_mirrors.M1]\norigin_bucket = "CFG"\n'
+            'keys = ["a.>"]\n')
+    ok(jl("apply", write(tmp_path, text)))
+    changed = text.replace('keys = ["a.>"]' if field == "keys" else 'origin_bucket = "CFG"',
+                           change)
+    result = jl("apply", write(tmp_path, changed, "b.toml"), "--dry-run", "-j")
+    assert result.exit_code == 3
+    (problem,) = doc(result)["plan"]["problems"]
+    assert (problem["object"], problem["field"], problem["err_code"]) == (
+        "kv_mirror M1", field, 10055)
 
 
 def test_implicit_clusters_the_target_lacks_refuse_the_plan_before_anything(jl, tmp_path):

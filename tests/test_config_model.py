@@ -181,7 +181,7 @@ def test_domain_shorthand_is_read_from_external_api():
             {"name": "x", "sources": [{"name": "a", "opt_start_time": "yesterday"}]},
             'invalid JSON: parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": '
             'cannot parse "yesterday" as "2006"',
-            "sources.opt_start_time",
+            "sources[0].opt_start_time",
         ),
     ],
 )

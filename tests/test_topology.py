@@ -544,12 +544,47 @@ OBJECT_ROWS = [
         [("stream MIRROR_WITH_SUBJECTS", "subjects", 10034,
           "stream mirrors can not contain subjects")],
     ),
+    (
+        # a list's element is named by its index (Go's text names the list only)
+        """
+        [streams.O]
+        subjects = ["o"]
+        [streams.P]
+        subjects = ["p"]
+        [streams.X]
+        subjects = ["x.>", 5]
+        [streams.Y]
+        subjects = ["y"]
+        sources = [{ name = "O" }, { name = "P", opt_start_seq = -3 }]
+        """,
+        [("stream X", "subjects[1]", 10025, "json: cannot unmarshal number into Go struct "
+          "field StreamConfigRequest.subjects of type string"),
+         ("stream Y", "sources[1].opt_start_seq", 10025, "json: cannot unmarshal number -3 "
+          "into Go struct field StreamConfigRequest.sources.opt_start_seq of type uint64")],
+    ),
 ]
 
 
 @pytest.mark.parametrize("text,expected", OBJECT_ROWS)
 def test_every_object_is_checked(tmp_path, text, expected):
     assert_problems(run(tmp_path, text), expected)
+
+
+def test_an_elements_detail_names_it_and_the_lists_rule(tmp_path):
+    (problem,) = run(tmp_path, """
+        [streams.X]
+        subjects = ["x.>", 5]
+        """)
+    assert problem.detail == 'subjects[1] is 5: subjects is an array of strings, e.g. ["a.>"]'
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    ('"1"', "version is '1': it must be the integer 1 (version = 1, unquoted)"),
+    ("2", "unsupported topology version 2: this jetlink reads version 1"),
+])
+def test_a_version_not_read_says_why(tmp_path, value, text):
+    (problem,) = run(tmp_path, f"version = {value}")
+    assert (problem.field, problem.description) == ("version", text)
 
 
 def test_top_level_and_cluster_table_problems(tmp_path):

@@ -135,10 +135,16 @@ def _decode_value(value: Any, go: str, hint: Any, struct: str, path: str, enum: 
             raise invalid_json(problem, field=path)
         return value
     if go == "[]string":
-        if not isinstance(value, list) or any(not isinstance(v, str) for v in value):
-            bad = (value if not isinstance(value, list)
-                   else next(v for v in value if not isinstance(v, str)))
-            raise _type_error(bad, struct, path, go if not isinstance(value, list) else "string")
+        if not isinstance(value, list):
+            raise _type_error(value, struct, path, go)
+        for i, v in enumerate(value):
+            if not isinstance(v, str):  # Go names the list; people get the element
+                err = _type_error(v, struct, path, "string")
+                err.field = f"{path}[{i}]"
+                shown = json.dumps(v)
+                shown = shown if len(shown) <= 40 else shown[:37] + "..."
+                err.detail = f"{path.rsplit('.', 1)[-1]}[{i}] is {shown}: {_rule_of(path, go)}"
+                raise err
         return list(value)
     if go == "map[string]string":
         if not isinstance(value, dict) or any(not isinstance(v, str) for v in value.values()):
@@ -149,12 +155,16 @@ def _decode_value(value: Any, go: str, hint: Any, struct: str, path: str, enum: 
         if not isinstance(value, list):
             raise _type_error(value, struct, path, go)
         cls = hint
-        return [
-            decode(cls, v, strict=strict, struct=struct, prefix=f"{path}")
-            if v is not None
-            else cls()
-            for v in value
-        ]
+        out = []
+        for i, v in enumerate(value):
+            try:
+                out.append(decode(cls, v, strict=strict, struct=struct, prefix=f"{path}")
+                           if v is not None else cls())
+            except ApiError as err:  # Go's text names no index; the field does
+                if err.field == path or (err.field or "").startswith(path + "."):
+                    err.field = f"{path}[{i}]" + (err.field or "")[len(path):]
+                raise
+        return out
     if not isinstance(value, dict):
         raise _type_error(value, struct, path, go)
     return decode(hint, value, strict=strict, struct=struct, prefix=path)

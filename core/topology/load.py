@@ -204,10 +204,13 @@ class Topology:
                 )
         version = doc.get("version", FORMAT_VERSION)
         if version != FORMAT_VERSION or isinstance(version, bool):
+            typed = isinstance(version, int) and not isinstance(version, bool)
             self._problem(
                 f.path, None, "version", 0,
                 f"unsupported topology version {version!r}: this jetlink reads version "
-                f"{FORMAT_VERSION}",
+                f"{FORMAT_VERSION}" if typed else
+                f"version is {version!r}: it must be the integer {FORMAT_VERSION} "
+                f"(version = {FORMAT_VERSION}, unquoted)",
                 f.position,
             )
         tables: dict[str, dict[str, Any]] = {}

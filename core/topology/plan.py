@@ -236,6 +236,20 @@ def _promoted_hint(stored: Any, declared: Any) -> str:
             "mirror again)")
 
 
+def _object_field(change: Change, stream_field: str | None) -> str | None:
+    """The field of the declared object a refused stream field is (a KV mirror's ``mirror``
+    is its ``keys``, ``domain`` or ``origin_bucket``: the one that changed)."""
+    from .model import kv_field
+
+    if change.kind == "kv_mirror" and stream_field == "mirror":
+        new, old = getattr(change.obj, "spec", None), getattr(change.current, "spec", None)
+        for key in ("keys", "domain", "origin_bucket"):
+            if new is not None and old is not None and \
+                    getattr(new, key, None) != getattr(old, key, None):
+                return key
+    return kv_field(change.kind, stream_field)
+
+
 def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
                   problems: list[Problem], *, single_server: bool = True) -> None:
     """The engine's (the server's) editable rules, checked before anything is applied."""
@@ -253,7 +267,7 @@ def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
             check_stream_update(current_streams[(change.cluster, stream)], change.config,
                                 existing, single_server=single_server)
         except JetlinkError as err:
-            p = Problem(obj.file, obj.label, getattr(err, "field", None),
+            p = Problem(obj.file, obj.label, _object_field(change, getattr(err, "field", None)),
                         getattr(err, "err_code", 0),
                         f"{change.label} can not be updated: {err.description}"
                         + _promoted_hint(current_streams[(change.cluster, stream)],
