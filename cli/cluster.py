@@ -182,10 +182,7 @@ def ls(
     store = data_dir(app)
     broken: list[Any] = []  # databases that cannot be used: listed, marked, not fatal
     docs = [to_doc(c) for c in store.clusters(broken=broken)]
-    for name, err in broken:
-        docs.append({"name": name, "kind": None, "down": None,
-                     "path": str(store.cluster_path(name)), "created": None,
-                     "error": err.description})
+    docs += [store.damaged_doc(name, err) for name, err in broken]
     docs.sort(key=lambda d: d["name"])
     if broken:
         output.notice(app, f"jetlink: warning: {len(broken)} cluster database"

@@ -788,6 +788,48 @@ def test_command_json_refuses_a_feed_it_would_not_show(jl, demo):
         "its messages)")
 
 
+def test_command_refuses_what_would_show_nothing_asked_for(jl, demo, tmp_path):
+    """A data directory that does not exist and a --cluster it does not have are refused
+    as a read verb refuses them (exit 1, the closest name), never an empty dashboard;
+    nothing is created."""
+    path, _ = demo
+    missing = tmp_path / "none"
+    gone = (f"data directory {missing} does not exist (nothing to read or act on: the "
+            "first command that creates something makes it)")
+    r = jl("--data-dir", str(missing), "dashboard")
+    assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {gone}\n")
+    r = jl("--data-dir", str(missing), "dashboard", "--json")
+    assert (r.exit_code, json.loads(r.stdout)) == (1, {"error": {"description": gone}})
+    r = jl("--data-dir", str(path), "--cluster", "kesat", "dashboard")
+    assert (r.exit_code, r.stderr) == (
+        1, "jetlink: error: cluster kesat not found: did you mean keast?\n")
+    r = jl("--data-dir", str(path), "--cluster", "kesat", "dashboard", "--json")
+    assert (r.exit_code, json.loads(r.stdout)) == (
+        1, {"error": {"description": "cluster kesat not found"}})
+    assert not missing.exists()
+
+
+def test_a_damaged_cluster_is_shown_damaged_with_its_document(demo):
+    """As cluster ls lists it: the JSON entry has its name, path and error, kind / down /
+    created null; the Clusters table says DAMAGED, the others are shown as they are."""
+    path, clock = demo
+    (path / "junk.db").write_bytes(b"garbage, not SQLite\n" * 10)
+    doc = load(path, clock).to_json()
+    (junk,) = [c for c in doc["clusters"] if c["name"] == "junk"]
+    assert {k: junk[k] for k in ("name", "kind", "down", "path", "created")} == {
+        "name": "junk", "kind": None, "down": None, "path": str(path / "junk.db"),
+        "created": None}
+    assert "is not a SQLite database" in junk["error"]
+    app = make_app(demo)
+
+    async def steps(pilot):
+        rows = {r[0]: r for r in cells(app, "clusters")}
+        assert rows["junk"][2] == "DAMAGED" and rows["west"][2] == "down"
+        assert rows["east"][2] == "up"
+
+    drive(app, steps)
+
+
 def test_command_refuses_without_a_terminal(jl):
     result = jl("dashboard")
     assert result.exit_code == 1

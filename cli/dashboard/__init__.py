@@ -70,6 +70,7 @@ def dashboard(
     clock = common.make_clock()
     data = app.data_dir
     source = Source(data, app.target)  # a live server: its JetStream domain
+    source.check(clock, scope)
     if app.json:
         if feed is not None:
             raise common.usage(f"--feed {feed}: the Feed tab follows a subject in the "

@@ -72,6 +72,23 @@ class Source:
         return open_backend(self.target, self.path, LOCAL, lambda: clock, step=step,
                             on_step_error=on_step_error)
 
+    def check(self, clock: Clock, scope: str | None) -> None:
+        """What would make the dashboard show nothing of what was asked, refused as a read
+        verb refuses it: a data directory that does not exist, a ``--cluster`` it does not
+        have (with the closest name). A live server answers for itself."""
+        from jetlink.core.errors import NotFoundError, not_found
+        from jetlink.core.store.datadir import LOCAL
+
+        def on_data_dir(dd: Any) -> None:
+            dd.check_exists()
+            names = dd.cluster_names()
+            if scope is not None and scope != LOCAL and scope not in names:
+                raise not_found(NotFoundError(f"cluster {scope} not found", field="cluster"),
+                                scope, names)
+
+        with self.open(clock, step=False) as backend:
+            backend.either(data_dir=on_data_dir, server=lambda _js: None)
+
     def load(self, path: Path, clock: Clock, *, clusters: Any = None) -> Any:
         """A snapshot (cli/dashboard/data.py): every cluster of a data directory, or the
         live server's JetStream domain."""

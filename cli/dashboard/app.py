@@ -475,7 +475,9 @@ class Dashboard(App[None]):
         if table == "clusters":
             for c in snap.clusters:
                 if self._wanted(c.name, c.name):
-                    state = Text("down", style="bold red") if c.down else Text("up")
+                    # (no kind: its database could not be read, as cluster ls says it)
+                    state = (Text("DAMAGED", style="bold red") if c.error and not c.kind
+                             else Text("down", style="bold red") if c.down else Text("up"))
                     rows.append((c, (c.name, c.kind, state, _num(c.streams),
                                      _num(c.buckets), _num(c.topics), _num(c.links),
                                      Text(c.error, style="red"))))

@@ -524,7 +524,8 @@ def load(path: Path, clock: Clock, *, clusters: Container[str] | None = None) ->
                 raise err  # a database that changed under the read: the caller retries
         rows = [ClusterRow(info.name, info.kind, info.down, doc=info.to_json())
                 for info in infos]
-        rows += [ClusterRow(name, "", False, error=str(err)) for name, err in broken]
+        rows += [ClusterRow(name, "", False, error=str(err), doc=dd.damaged_doc(name, err))
+                 for name, err in broken]
         for row in sorted(rows, key=lambda r: r.name):
             if clusters is not None and row.name not in clusters:
                 continue

@@ -802,6 +802,12 @@ class DataDir:
                 broken.append((name, err))
         return out
 
+    def damaged_doc(self, name: str, err: JetlinkError) -> dict[str, Any]:
+        """The document of a cluster whose database cannot be used (``clusters``'s
+        ``broken``): ClusterInfo's keys, kind, down and created null, and its ``error``."""
+        return {"name": name, "kind": None, "down": None, "path": str(self.cluster_path(name)),
+                "created": None, "error": err.description}
+
     def cluster_names(self) -> list[str]:
         """The names of the clusters whose files are in the directory, sorted (nothing is
         opened: a damaged file is named too)."""
