@@ -51,8 +51,28 @@ def command_error(exc: BaseException, directory: Any) -> JetlinkError | None:
 
     if isinstance(exc, JetlinkError):
         return exc
-    found: JetlinkError | None = _storage_fault(exc, directory) or _spark_fault(exc)
+    found: JetlinkError | None = (_storage_fault(exc, directory) or _spark_fault(exc)
+                                  or _not_utf8(exc))
     return found
+
+
+def _not_utf8(exc: BaseException) -> Any:
+    """A value of the command line that is not UTF-8 (Python holds its bytes as lone
+    surrogates, which no name, subject or key can be written with): a usage error naming
+    the argument and its first such byte; None for anything else. (A payload, a message's
+    body or a value, keeps its bytes as given: it never gets here.)"""
+    if not isinstance(exc, UnicodeEncodeError) or not isinstance(exc.object, str):
+        return None
+    bad = exc.object[exc.start:exc.end]
+    if not bad or not all("\udc80" <= c <= "\udcff" for c in bad):
+        return None
+    from jetlink.core.errors import UsageError
+
+    arg = next((a for a in sys.argv[1:] if bad in a), exc.object)
+    shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return UsageError(f"argument '{shown}' is not UTF-8 text (byte "
+                      f"0x{ord(bad[0]) - 0xDC00:02x}): names, subjects and keys are UTF-8")
 
 
 def _storage_fault(exc: BaseException, directory: Any) -> Any:

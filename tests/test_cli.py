@@ -608,3 +608,38 @@ def test_colour_only_on_a_terminal_without_no_color(monkeypatch):
 def test_no_escape_codes_when_piped(fake_transform):
     result = invoke(["bench", "transform", "--count", "5"])
     assert "\x1b" not in result.stdout
+
+
+NOT_UTF8 = [  # (command line with a byte that is not UTF-8, as Python holds it: a surrogate)
+    ["--cluster", "k", "topic", "describe", "x\udcff"],
+    ["--cluster", "k", "acls", "add", "--principal", "User:a\udcff", "--operation", "Read",
+     "--topic", "t"],
+    ["--cluster", "k", "group", "describe", "g\udcfe"],
+    ["stream", "add", "S\udcff", "--subjects", "q.>", "--defaults"],
+    ["pub", "s.\udcff", "x"],
+]
+
+
+@pytest.mark.parametrize("args", NOT_UTF8, ids=lambda a: " ".join(a[:4]))
+def test_a_value_that_is_not_utf8_is_a_usage_error_not_a_traceback(jl, args):
+    """A name, subject or principal can not be written with bytes that are not UTF-8: one
+    line naming the argument and the byte, exit 2, nothing stored."""
+    from helpers import data_dir_bytes
+
+    assert jl("cluster", "add", "k", "--kind", "kafka", "--authorizer").exit_code == 0
+    assert jl("stream", "add", "S", "--subjects", "s.>", "--defaults").exit_code == 0
+    before = data_dir_bytes(jl.data)
+    r = jl(*args)
+    bad = next(a for a in args if any("\udc80" <= c <= "\udcff" for c in a))
+    shown = bad.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    byte = next(ord(c) - 0xDC00 for c in bad if "\udc80" <= c <= "\udcff")
+    assert (r.exit_code, r.stderr) == (2, f"jetlink: error: argument '{shown}' is not UTF-8 "
+                                          f"text (byte 0x{byte:02x}): names, subjects and "
+                                          "keys are UTF-8\n")
+    assert data_dir_bytes(jl.data) == before
+
+
+def test_a_payload_that_is_not_utf8_keeps_its_bytes(jl):
+    assert jl("stream", "add", "S", "--subjects", "s.>", "--defaults").exit_code == 0
+    assert jl("pub", "s.x", "a\udcff").exit_code == 0
+    assert json.loads(jl("stream", "get", "S", "1", "-j").stdout)["data"] == "Yf8="
