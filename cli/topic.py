@@ -202,11 +202,12 @@ def describe(ctx: typer.Context, topic: TopicArg, principal: PrincipalOption = N
 
     The lines of kafka-topics --describe (Configs: the ones set on the topic), each
     partition with its log start and log end offsets. With --principal on a cluster that
-    enforces ACLs: DESCRIBE on the topic. With --json the topic (configs set, partitions
-    with log_start_offset, log_end_offset, size_bytes).
+    enforces ACLs: DESCRIBE and DESCRIBE_CONFIGS on the topic (kafka-topics asks for its
+    configs too). With --json the topic (configs set, partitions with log_start_offset,
+    log_end_offset, size_bytes).
     """
     app = App.of(ctx)
-    info = open_kafka(app, principal).describe_topic(topic)
+    info = open_kafka(app, principal).describe_with_configs(topic)
     app.emit(info.to_json(), human=lambda a, d: output.lines(a, describe_lines(info)))
 
 

@@ -127,6 +127,36 @@ def test_group_verbs_need_what_kafka_consumer_groups_requests_need(kw):
     assert [g["consumer_group_id"] for g in doc(kw("group", "ls", "-j", *p))] == ["other"]
 
 
+def test_a_groups_offsets_show_only_the_topics_the_principal_may_describe(kw):
+    """OffsetFetch leaves out the partitions of topics without DESCRIBE, and their log end
+    offsets need ListOffsets' DESCRIBE: a group describe (and ls) shows no offset, lag or
+    log end of a topic the principal may not describe."""
+    ok(kw("group", "set-offsets", "app", "--topic", "orders", "--to-offset", "1"))
+    allow(kw, "User:eve", "--operation", "describe", "--group", "app")
+    p = ("--principal", "User:eve")
+    described = doc(kw("group", "describe", "app", "-j", *p))
+    assert (described["state"], described["lags"]) == ("Empty", [])
+    (listed,) = doc(kw("group", "ls", "-j", *p))
+    assert listed["lags"] == []
+    allow(kw, "User:eve", "--operation", "describe", "--topic", "orders")
+    (lag,) = doc(kw("group", "describe", "app", "-j", *p))["lags"]
+    assert (lag["topic_name"], lag["current_offset"], lag["log_end_offset"]) == ("orders", 1, 2)
+
+
+def test_topic_describe_needs_describe_configs_as_kafka_topics_asks_it(kw):
+    """kafka-topics --describe asks for the topic's configs (DescribeConfigs): without
+    DESCRIBE_CONFIGS the whole describe fails, as the tool does."""
+    ok(kw("topic", "alter", "orders", "-c", "retention.ms=12345"))
+    allow(kw, "User:bob", "--operation", "write", "--topic", "orders")  # implies DESCRIBE
+    refused(kw("topic", "describe", "orders", "--principal", "User:bob"),
+            "User:bob is not authorized to DESCRIBE_CONFIGS topic orders: ACLs match the "
+            "resource, none allows User:bob DESCRIBE_CONFIGS from host 127.0.0.1 "
+            "(TOPIC_AUTHORIZATION_FAILED 29)")
+    allow(kw, "User:bob", "--operation", "DescribeConfigs", "--topic", "orders")
+    described = doc(kw("topic", "describe", "orders", "--principal", "User:bob", "-j"))
+    assert described["configs"]["retention.ms"] == "12345"
+
+
 def test_create_needs_create_on_the_cluster_or_the_topic(kw):
     refused(kw("topic", "create", "t1", "--principal", "User:hal"),
             f"User:hal is not authorized to CREATE topic t1: {NO_ACL} "

@@ -27,7 +27,7 @@ def acl(name="orders", principal="User:alice", op="READ", rt="TOPIC", perm="ALLO
 @pytest.fixture
 def world(dd, clock):
     for name in ("west", "east"):
-        dd.add_cluster(name)
+        dd.add_cluster(name, "kafka")
         AclStore(dd.open(name)).configure(enabled=True)
     # the link's principal (no sasl.jaas.config: User:ANONYMOUS) may read west's ACLs: a
     # super user there, so that the ACLs these tests compare are only their own

@@ -57,8 +57,8 @@ def test_sigkill_during_link_catch_up(tmp_path):
     data = tmp_path / "data"
     dd = DataDir(data)
     clock = ManualClock()
-    dd.add_cluster("west")
-    dd.add_cluster("east")
+    dd.add_cluster("west", "kafka")
+    dd.add_cluster("east", "kafka")
     west = Kafka(dd.open("west"), clock)
     west.create_topic("orders", PARTITIONS, {"retention.ms": "-1"})  # system clock later
     for p in range(PARTITIONS):

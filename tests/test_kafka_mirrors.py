@@ -24,8 +24,8 @@ MS = 1_000_000
 
 @pytest.fixture
 def world(dd, clock):
-    dd.add_cluster("west")
-    dd.add_cluster("east")
+    dd.add_cluster("west", "kafka")
+    dd.add_cluster("east", "kafka")
     west = Kafka(dd.open("west"), clock)
     east = Kafka(dd.open("east"), clock)
     return dd, clock, west, east
@@ -252,7 +252,7 @@ def test_auto_create_with_filters(world):
 
 def test_chaining_and_fan_out(world):
     dd, clock, west, east = world
-    dd.add_cluster("north")
+    dd.add_cluster("north", "kafka")
     north = Kafka(dd.open("north"), clock)
     west.create_topic("t", 1)
     produce(west, "t", 3)

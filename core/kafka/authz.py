@@ -8,8 +8,10 @@ Kafka's broker authorizes, in the order it does (KafkaApis ``handleProduceReques
 Authorizations (ACLs)" table): Produce WRITE on the topic (IDEMPOTENT_WRITE on the cluster
 only for idempotent records, which jetlink's console producer does not write), Fetch READ on
 the topic, JoinGroup / Heartbeat / LeaveGroup READ on the group, OffsetCommit READ on the
-group then READ on each topic, OffsetFetch and DescribeGroups DESCRIBE on the group,
-DeleteGroups DELETE on the group, Metadata / ListOffsets DESCRIBE on the topic, CreateTopics
+group then READ on each topic, OffsetFetch and DescribeGroups DESCRIBE on the group (the
+partitions of topics without DESCRIBE left out of the offsets, as OffsetFetch answers them),
+DeleteGroups DELETE on the group, Metadata / ListOffsets DESCRIBE on the topic,
+DescribeConfigs DESCRIBE_CONFIGS on the topic (kafka-topics --describe asks it), CreateTopics
 CREATE on the cluster or else on the topic. :func:`check_request` raises the refused one's
 Kafka error (TOPIC_AUTHORIZATION_FAILED 29, GROUP_AUTHORIZATION_FAILED 30 ...). ListGroups
 shows every group to a principal with DESCRIBE on the cluster, else the groups it may
@@ -52,6 +54,7 @@ REQUESTS: dict[str, tuple[tuple[str, str], ...]] = {
     "OffsetCommit": (("READ", "GROUP"), ("READ", "TOPIC")),
     "OffsetFetch": (("DESCRIBE", "GROUP"),),
     "DescribeGroups": (("DESCRIBE", "GROUP"),),
+    "DescribeConfigs": (("DESCRIBE_CONFIGS", "TOPIC"),),
     "DeleteGroups": (("DELETE", "GROUP"),),
 }
 

@@ -132,11 +132,24 @@ def committed(kafka: TopicStore, group: str) -> dict[tuple[str, int], int]:
     """``{(topic, partition): committed offset}`` of the group (empty when it has none)."""
     kafka.authorize("OffsetFetch", group=group)
     with kafka._schema.read() as conn:
-        return {
+        found = {
             (t, p): o for t, p, o in conn.execute(
                 "SELECT topic, partition, committed FROM group_offsets WHERE grp = ? "
                 "ORDER BY topic, partition", (group,))
         }
+    shown = set(kafka.visible("TOPIC", {t for t, _p in found}))
+    return {k: o for k, o in found.items() if k[0] in shown}
+
+
+def _described(kafka: TopicStore, info: GroupInfo) -> GroupInfo:
+    """``info`` with only the partitions of topics the principal may DESCRIBE: Kafka's
+    OffsetFetch leaves the others out (TOPIC_AUTHORIZATION_FAILED per partition, skipped by
+    the admin client), and their log end offsets need ListOffsets' DESCRIBE on the topic."""
+    topics = {o.topic for o in info.offsets}
+    shown = set(kafka.visible("TOPIC", topics))
+    if shown != topics:
+        info.offsets = [o for o in info.offsets if o.topic in shown]
+    return info
 
 
 def committed_all(kafka: TopicStore, topic: str | None = None
@@ -298,7 +311,7 @@ def describe_group(kafka: TopicStore, group: str) -> GroupInfo:
         info = _group(conn, group, now)
         if info is None:
             raise _unknown_group(conn, group)
-    return info
+    return _described(kafka, info)
 
 
 def _unknown_group(conn: Any, group: str) -> KafkaError:
@@ -329,7 +342,7 @@ def groups(kafka: TopicStore) -> list[GroupInfo]:
         for name in names:
             info = _group(conn, name, now, catalog)
             if info is not None:
-                out.append(info)
+                out.append(_described(kafka, info))
         return out
 
 

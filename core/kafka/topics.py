@@ -126,6 +126,7 @@ class Kafka(TopicStore):
     # --- topics (topic_admin) ------------------------------------------------------------------
     create_topic = topic_admin.create_topic
     describe_topic = topic_admin.describe_topic
+    describe_with_configs = topic_admin.describe_with_configs
     topics = topic_admin.topics
     alter_topic = topic_admin.alter_topic
     delete_topic = topic_admin.delete_topic
