@@ -141,6 +141,15 @@ def test_a_paused_link_does_not_sync_and_a_deleted_link_leaves_its_acls(world):
     assert east.find() == [acl()]
     Links.open(dd, "east", clock).delete("L")
     assert east.find() == [acl()]
+    # kept as ordinary ACLs: a link created later under that name, syncing from a source
+    # that has none of them, never takes them for its own (a DENY among them included)
+    assert east.owned(owner_of("L")) == []
+    dd.add_cluster("north", "kafka")
+    AclStore(dd.open("north")).configure(enabled=True, super_users="User:ANONYMOUS")
+    Links(dd, "east", clock).create("L", "north", {"acl.sync.enable": "true",
+                                                   "acl.filters": json.dumps(ALL)})
+    step(dd, clock)
+    assert east.find() == [acl()]
 
 
 def test_pending_acls_is_what_the_next_sync_creates(world):

@@ -660,6 +660,15 @@ class AclStore:
         return sorted(b for b, own in rows if flt.matches(b)
                       and (owner is None or own == owner))
 
+    def disown(self, owner: str) -> int:
+        """Make the bindings ``owner`` created ordinary ones (owner cleared, one
+        transaction); how many. Nothing is written when it owns none."""
+        if not self.find(owner=owner):
+            return 0
+        with self._writing() as conn:
+            return int(conn.execute("UPDATE acls SET owner = '' WHERE owner = ?",
+                                    (owner,)).rowcount)
+
     def owned(self, owner: str) -> list[AclBinding]:
         return self.find(owner=owner)
 

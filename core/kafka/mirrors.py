@@ -196,11 +196,21 @@ def link_hooks(datadir: DataDir, cluster: Any, clock: Clock | None = None) -> An
         if topics:
             mirrors().failover(topics, link)
 
+    def on_delete(link: str) -> None:
+        m = mirrors()
+        m.forget_link(link)
+        # the ACLs its sync created stay (the clients still need them after a failover), as
+        # ordinary ones: a link created later under that name never takes them for its own
+        from .acl_sync import owner_of
+        from .acls import AclStore
+
+        AclStore.of(m.cl).disown(owner_of(link))
+
     return LinkHooks(
         mirror_topics=lambda link: mirrors().topics_of(link),
         in_use=lambda link: mirrors().topics_of(link, live_only=True),
         on_force=on_force,
-        on_delete=lambda link: mirrors().forget_link(link),
+        on_delete=on_delete,
     )
 
 
