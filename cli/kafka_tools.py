@@ -276,6 +276,10 @@ def kafka_mirrors(
         "--reverse-and-start": reverse_and_start, "--reverse-and-pause": reverse_and_pause,
     })
     names = split_list(topics)
+    if topics is not None and not names:  # (an unset $TOPICS in a runbook: never "all")
+        raise usage(f"--topics {', '.join(repr(t) for t in topics)}: no topic named (an "
+                    "empty list never means every mirror of the link; leave --topics out "
+                    "for that)")
     if pending_stopped_only and action not in ("--describe", "--list"):
         raise usage(f"--pending-stopped-only applies to --describe and --list, not {action}")
     if dry_run and action in ("--describe", "--list"):

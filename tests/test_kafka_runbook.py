@@ -204,6 +204,11 @@ def test_reverse_and_pause_runs_the_mirrors_verb(worlds):
     ("kafka-mirrors", ["--create", "--link", "L"], ["--create needs --mirror-topic"]),
     ("kafka-mirrors", ["--truncate-and-restore", "--topics", "a,b", "--link", "L"],
      ["exactly one topic"]),
+    # an empty --topics (an unset $TOPICS) never means every mirror of the link
+    ("kafka-mirrors", ["--failover", "--topics", "", "--link", "L"],
+     ["--topics '': no topic named", "leave --topics out"]),
+    ("kafka-mirrors", ["--pause", "--topics", ",", "--link", "L", "--dry-run"],
+     ["--topics ',': no topic named"]),
     ("kafka-cluster-links", [], ["give one action", "--list", "--alter"]),
     ("kafka-cluster-links", ["--list", "--delete"], ["--list and --delete"]),
     ("kafka-cluster-links", ["--describe"], ["--describe needs --link"]),
