@@ -202,6 +202,35 @@ def test_refusals_name_the_rule_and_change_nothing(world, setup, topic, message,
     assert _state(dd) == before
 
 
+@pytest.mark.parametrize("verb", ["reverse_and_start", "reverse_and_pause"])
+def test_the_reversed_links_principal_needs_what_a_created_mirrors_needs(world, verb):
+    """West's link L back to east copies east's orders once reversed: where east enforces
+    ACLs its principal needs READ and DESCRIBE_CONFIGS on orders there, as mirror create
+    asks; refused (TOPIC_AUTHORIZATION_FAILED, dry run too) before anything changes."""
+    from jetlink.core.kafka.acls import AclBinding, AclStore
+
+    dd, clock, _west, _east = world
+    acls = AclStore(dd.open("east"))
+    acls.configure(enabled=True)
+    before = _state(dd)
+    m = Mirrors(dd, "east", clock)
+    for dry_run in (True, False):
+        with pytest.raises(KafkaError) as err:
+            getattr(m, verb)("orders", "L", dry_run=dry_run)
+        assert err.value.name == "TOPIC_AUTHORIZATION_FAILED"
+        assert err.value.description.startswith(
+            "Cluster link 'L' is not authorized to mirror source topic 'orders': its "
+            "principal User:ANONYMOUS needs the ACLs READ and DESCRIBE_CONFIGS on the topic "
+            "in source cluster east, and lacks READ and DESCRIBE_CONFIGS")
+        assert err.value.description.endswith(
+            f"({verb.replace('_', '-')} makes topic 'orders' of cluster west a mirror of it "
+            "through that link)")
+    assert _state(dd) == before
+    acls.add([AclBinding("TOPIC", "orders", "LITERAL", "User:ANONYMOUS", "*", op, "ALLOW")
+              for op in ("READ", "DESCRIBE_CONFIGS")])
+    getattr(m, verb)("orders", "L", dry_run=True)  # allowed now
+
+
 def test_an_unknown_link_is_not_found(world):
     dd, clock, _west, _east = world
     with pytest.raises(KafkaError) as err:

@@ -510,6 +510,16 @@ def _reverse_check(m: MirrorState, topic: str, link: str, verb: str
                          f"{li.source_cluster} is itself a mirror topic (of link "
                          f"'{theirs.mirror_link}'): only a writable source can be reversed",
                          field="topic")
+    # the reversed mirror copies this cluster's topic through the link back: its principal
+    # needs what a created mirror's needs (READ and DESCRIBE_CONFIGS here, when ACLs are
+    # enforced), checked as mirror create checks it, before anything changes
+    from .authz import ANONYMOUS, mirror_refusal
+
+    refused = mirror_refusal(m.cl, rev.principal or ANONYMOUS, topic, link)
+    if refused is not None:
+        refused.description += (f" ({verb} makes topic '{source_topic}' of cluster "
+                                f"{li.source_cluster} a mirror of it through that link)")
+        raise refused
     return li, other, row, source_topic
 
 
