@@ -249,8 +249,8 @@ def rm(
     def human(a: App, _d: Any) -> None:
         for b in gone:
             output.line(a, f"Removed: {b.pattern()} {b.entry()}")
-        if not gone:
-            output.line(a, "No ACL matched: nothing removed")
+        if not gone:  # (a notice on stderr, as every empty result: no false row on stdout)
+            output.notice(a, "No ACL matched: nothing removed")
 
     app.emit(_doc(sorted(gone)), human=human)
 
@@ -262,12 +262,13 @@ def check(
     operation: Annotated[str | None, typer.Option(
         "--operation", metavar="OP", show_default=False,
         help="The operation asked for (Read, Write, Describe ...).")] = None,
-    topic: Annotated[str | None, typer.Option("--topic", metavar="TOPIC", show_default=False,
-                                              help="The topic asked for.")] = None,
-    group: Annotated[str | None, typer.Option("--group", metavar="GROUP", show_default=False,
-                                              help="The consumer group asked for.")] = None,
+    topic: Annotated[list[str] | None, typer.Option(
+        "--topic", metavar="TOPIC", show_default=False, help="The topic asked for.")] = None,
+    group: Annotated[list[str] | None, typer.Option(
+        "--group", metavar="GROUP", show_default=False,
+        help="The consumer group asked for.")] = None,
     kafka_cluster: ClusterResOpt = False,
-    transactional_id: Annotated[str | None, typer.Option(
+    transactional_id: Annotated[list[str] | None, typer.Option(
         "--transactional-id", metavar="ID", show_default=False,
         help="The transactional id asked for.")] = None,
     host: Annotated[str, typer.Option(
@@ -290,12 +291,12 @@ def check(
                            "context's rest_url)")
     if principal is None or operation is None:
         raise common.usage("acls check needs --principal and --operation")
-    resources = _resources([topic] if topic else None, [group] if group else None,
-                           kafka_cluster, [transactional_id] if transactional_id else None,
-                           required=True)
+    # (each resource option a list: one given twice is refused, never the last one asked)
+    resources = _resources(topic or None, group or None, kafka_cluster,
+                           transactional_id or None, required=True)
     if len(resources) != 1:
         raise common.usage("acls check takes one resource: --topic, --group, --kafka-cluster "
-                           "or --transactional-id")
+                           "or --transactional-id, once")
     (rt, name), = resources
     op = operation_of(operation)
     if op == "ALL":

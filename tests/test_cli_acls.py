@@ -150,6 +150,13 @@ def test_acls_check_says_why(kw):
     assert (r.exit_code, r.stdout) == (1, "DENIED: User:bob READ on GROUP g from 127.0.0.1: no "
                                           "ACL matched the resource: "
                                           "allow.everyone.if.no.acl.found=false\n")
+    # one resource, once: two never answer for the last one only
+    for extra in (["--topic", "secret", "--topic", "orders"],
+                  ["--topic", "orders", "--group", "g"], ["--group", "a", "--group", "b"]):
+        r = kw("acls", "check", "--principal", "User:alice", "--operation", "Read", *extra)
+        assert (r.exit_code, r.stderr) == (2, "jetlink: error: acls check takes one "
+                                              "resource: --topic, --group, --kafka-cluster "
+                                              "or --transactional-id, once\n")
 
 
 def test_rm_removes_what_matches(kw):
