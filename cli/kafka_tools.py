@@ -9,7 +9,8 @@ with ``--rest-url``), the same output, the same exit statuses. Nothing else is d
 ``--bootstrap-server`` selects the cluster when its value (or its host part) names a cluster
 of the data directory, else the cluster in force applies (``--cluster``, JETLINK_CLUSTER, a
 context's); it and ``--command-config`` are otherwise ignored (one notice on stderr says
-so). One that names no cluster, with no cluster named otherwise, is refused for a change.
+so). A ``--cluster`` on the same command line naming another cluster is refused. One that
+names no cluster, with no cluster named otherwise, is refused for a change.
 A change made with neither ``--bootstrap-server`` nor ``--cluster`` says on stderr which
 cluster it was made on.
 """
@@ -102,6 +103,11 @@ def select_cluster(app: App, bootstrap_server: str | None, command_config: str |
         chosen, host = _cluster_of_servers(app, bootstrap_server)
         if chosen is None:
             close = did_you_mean(host, common.data_dir(app).cluster_names())
+    if chosen is not None and given == "--cluster" and chosen != app.cluster:
+        # two selectors of one command line naming two clusters: neither is guessed (a
+        # --remove or a --failover made on the other cluster is not undone by a notice)
+        raise usage(f"{flag} {bootstrap_server} selects cluster {chosen}, --cluster "
+                    f"{app.cluster} another: give one of them (or both naming the same)")
     if chosen is not None:
         common.address_cluster(app, chosen)
         output.notice(app, f"jetlink: notice: {flag} {bootstrap_server} selects "

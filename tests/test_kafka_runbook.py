@@ -238,6 +238,22 @@ def test_bootstrap_server_selects_a_cluster_with_one_notice(worlds):
                         "--bootstrap-server and --command-config are otherwise ignored\n")
 
 
+def test_bootstrap_server_and_cluster_naming_two_clusters_are_refused(worlds):
+    """Two selectors of one command line naming two clusters: a usage error, nothing done
+    on either; naming the same cluster is fine."""
+    data = worlds("w")
+    before = data_dir_bytes(data, databases_only=True)
+    for tool in (["kafka-mirrors", "--pause", "--topics", "orders", "--link", "L"],
+                 ["kafka-cluster-links", "--delete", "--link", "L"]):
+        r = worlds.run(data, "--cluster", "west", *tool, "--bootstrap-server", "east:9092")
+        assert (r.exit_code, r.stderr) == (2, (
+            "jetlink: error: --bootstrap-server east:9092 selects cluster east, --cluster "
+            "west another: give one of them (or both naming the same)\n")), tool
+    assert data_dir_bytes(data, databases_only=True) == before
+    ok(worlds.run(data, "--cluster", "east", "kafka-mirrors", "--list", "--bootstrap-server",
+                  "east:9092"))
+
+
 def test_bootstrap_server_naming_no_cluster_leaves_cluster(worlds):
     data = worlds("w")
     a = ok(worlds.run(data, "--cluster", "east", "kafka-cluster-links", "--list",
