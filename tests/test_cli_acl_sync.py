@@ -135,3 +135,19 @@ def test_narrowing_the_filters_says_which_acls_the_next_sync_deletes(two):
         "(principal=User:alice, host=*, operation=WRITE, permissionType=DENY)\n")
     r = ok(two("--cluster", "east", "links", "alter", "L", "-c", "acl.sync.enable=false"))
     assert r.stderr == ""
+
+
+def test_an_acl_the_source_deleted_is_not_blamed_on_unchanged_filters(two):
+    """The next sync deletes an ACL the source no longer has whatever the filters say: an
+    alter keeping the same filters warns of nothing."""
+    ok(two("--cluster", "west", "acls", "add", "--principal", "User:alice", "--operation",
+           "write", "--topic", "orders", "--deny"))
+    ok(two("--cluster", "east", "links", "create", "L", "--source-cluster", "west", "-c",
+           "acl.sync.enable=true", "-c", "acl.sync.ms=3600000", "--acl-filters-json-file",
+           str(two.tmp / "f.json")))
+    assert len(east_acls(two)) == 2
+    ok(two("--cluster", "west", "acls", "rm", "--topic", "orders", "--operation", "write",
+           "-f"))
+    r = ok(two("--cluster", "east", "links", "alter", "L", "--acl-filters-json-file",
+               str(two.tmp / "f.json")))
+    assert r.stderr == ""

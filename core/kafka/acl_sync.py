@@ -158,9 +158,10 @@ def sync_acls(datadir: DataDir, destination: Cluster, link: str, source: str,
 
 def doomed_acls(datadir: DataDir, destination: Cluster, link: str, source: str,
                 configs: Any) -> list[AclBinding]:
-    """The ACLs ``link`` created on ``destination`` that its next sync deletes, under
-    ``configs``: those the filters do not select on the source (now). [] when the sync is
-    off (turning it off keeps them), or a cluster has no authorizer (nothing syncs)."""
+    """The ACLs ``link`` created on ``destination`` that its next sync deletes because the
+    filters of ``configs`` no longer select them: the source still has them (one it deleted
+    goes whatever the filters say: not theirs to warn about). [] when the sync is off
+    (turning it off keeps them), or a cluster has no authorizer (nothing syncs)."""
     if not configs.acl_sync_enable or not datadir.has_cluster(source):
         return []
     src = AclStore(datadir.open(source))
@@ -168,7 +169,8 @@ def doomed_acls(datadir: DataDir, destination: Cluster, link: str, source: str,
     if not src.settings().enabled or not dst.settings().enabled:
         return []
     keep = set(_selected(src, link_acl_filters(configs)))
-    return [b for b in dst.find(owner=owner_of(link)) if b not in keep]
+    held = set(src.find())
+    return [b for b in dst.find(owner=owner_of(link)) if b not in keep and b in held]
 
 
 def pending_acls(datadir: DataDir, destination: Cluster, source: str, configs: Any
