@@ -279,6 +279,32 @@ def test_a_kv_mirrors_refused_update_names_its_own_field(jl, tmp_path, change, f
         "kv_mirror M1", field, 10055)
 
 
+def test_a_kv_mirror_whose_origin_is_not_there_refuses_the_plan_before_anything(jl,
+                                                                               tmp_path):
+    """A KV mirror is made from its origin bucket's settings (the engine refuses one whose
+    origin is not there): apply refuses the plan (exit 3) and creates nothing, never stops
+    half-way; validate of the files alone warns (the target may hold the origin)."""
+    text = ('version = 1\n[streams.FIRST]\nsubjects = ["first.>"]\n[kv_mirrors.M]\n'
+            'origin_bucket = "NOPE"\n[streams.LAST]\nsubjects = ["last.>"]\n')
+    path = write(tmp_path, text)
+    before = data_dir_bytes(jl.data)
+    result = jl("apply", path, "-j")
+    assert result.exit_code == 3
+    (problem,) = doc(result)["plan"]["problems"]
+    assert (problem["object"], problem["field"], problem["err_code"]) == (
+        "kv_mirror M", "origin_bucket", 10059)
+    assert problem["description"] == (
+        'stream not found: origin bucket "NOPE" (stream KV_NOPE) does not exist in cluster '
+        '"local": a KV mirror is made from its origin bucket\'s settings, which must exist '
+        "first (kv add --mirror refuses it too)")
+    assert data_dir_bytes(jl.data) == before
+    checked = jl("validate", path)
+    assert checked.exit_code == 0 and "1 warning" in checked.stderr
+    ok(jl("kv", "add", "NOPE"))
+    ok(jl("apply", path))
+    assert doc(jl("kv", "info", "M", "-j"))["kind"] == "mirror"
+
+
 def test_implicit_clusters_the_target_lacks_refuse_the_plan_before_anything(jl, tmp_path):
     """A file without [clusters] names its clusters implicitly; apply creates only declared
     clusters, so an object in one the data directory lacks refuses the whole plan up front

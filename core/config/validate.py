@@ -997,7 +997,8 @@ def drop_path(doc: dict, path: str) -> bool:
 
 def missing_origin_text(described: str, cluster: str, cluster_known: bool,
                         where: str = "declared", kind: str = "cluster",
-                        known: Iterable[str] = (), files_only: bool = False) -> str:
+                        known: Iterable[str] = (), files_only: bool = False,
+                        waits: bool = True) -> str:
     """The one wording of a mirror's or source's origin that is not there, for ``validate``,
     ``apply`` and ``stream add`` alike: a warning, since the server accepts such a stream
     (its mirror or source waits for the origin). ``described``: ``mirror origin "O"``,
@@ -1016,8 +1017,10 @@ def missing_origin_text(described: str, cluster: str, cluster_known: bool,
     # (a live server without a JetStream domain is a place without a name)
     place = f'in {kind} "{cluster}"' if cluster or not cluster_known else \
         "on this server (it has no JetStream domain)"
-    return (f'{text}: {described} does not exist {place}{note}: '
-            "the server accepts this, the stream waits for its origin")
+    tail = ("the server accepts this, the stream waits for its origin" if waits else
+            "a KV mirror is made from its origin bucket's settings, which must exist first "
+            "(kv add --mirror refuses it too)")
+    return f'{text}: {described} does not exist {place}{note}: {tail}'
 
 
 def origin_warnings(cfg: StreamConfig, cluster: str, clusters: Any, *,

@@ -331,12 +331,20 @@ def _check_origins(topo: Topology, add, add_error) -> None:
                 continue  # an external API prefix outside the topology
             target = topo.streams.get((origin.cluster, origin.name))
             if target is None:
-                topo.warnings.append(Problem(
+                # a stream waits for its origin; a KV mirror is made from its origin's
+                # settings (the engine's create_mirror refuses it): refused where the
+                # target was read, a warning when only the files were
+                kv_mirror = obj.kind == "kv_mirror" and origin.is_mirror
+                problem = Problem(
                     obj.file, obj.label, _field_for(obj, f"{origin.field}.name"), err_code,
                     missing_origin_text(_describe_origin(obj, origin), origin.cluster,
                                         not topo.clusters or origin.cluster in topo.clusters,
-                                        known=topo.clusters, files_only=topo.files_only),
-                ))
+                                        known=topo.clusters, files_only=topo.files_only,
+                                        waits=not kv_mirror))
+                if kv_mirror and not topo.files_only:
+                    add(obj, problem)
+                else:
+                    topo.warnings.append(problem)
                 continue
             if target.config is None:
                 continue  # declared but broken: reported on its own
