@@ -862,3 +862,26 @@ def test_problems_of_the_data_directory_are_not_counted_as_a_file(jl, tmp_path):
     assert r.exit_code == 3
     assert "<data directory>: stream Y: mirror.name: detected cycle" in r.stdout
     assert r.stderr.endswith("2 problems in 1 file and the data directory\n"), r.stderr
+
+
+def test_a_damaged_cluster_stops_only_what_involves_it(jl, tmp_path):
+    """A cluster whose database can not be read: export -c of another and a plan of a file
+    that does not touch it go ahead; a whole export and a change in it are refused."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("--cluster", "west", "stream", "add", "O", "--subjects", "o.>", "--defaults"))
+    (jl.data / "junk.db").write_bytes(b"garbage, not SQLite\n" * 10)
+    assert "[clusters.west]" in ok(jl("export", "-c", "west")).stdout
+    whole = jl("export")
+    assert whole.exit_code == 1 and whole.stderr.startswith("jetlink: error: cluster junk: ")
+    assert whole.stderr.endswith(": export -c NAME exports the other clusters\n")
+    elsewhere = write(tmp_path, 'version = 1\n[clusters.west]\nkind = "nats"\n[streams.P]\n'
+                                'cluster = "west"\nsubjects = ["p.>"]\n')
+    ok(jl("apply", elsewhere))
+    assert doc(jl("--cluster", "west", "stream", "info", "P", "-j"))["config"]["name"] == "P"
+    into = write(tmp_path, 'version = 1\n[clusters.junk]\nkind = "nats"\n[streams.X]\n'
+                           'cluster = "junk"\nsubjects = ["x.>"]\n', "j.toml")
+    result = jl("apply", into, "-j")
+    assert result.exit_code == 3
+    problems = doc(result)["plan"]["problems"]
+    assert any(p["object"] == "stream X" and p["field"] == "cluster"
+               and p["description"].startswith("cluster junk: ") for p in problems), problems

@@ -40,11 +40,16 @@ class EmbeddedClusters:
     def __init__(self, dd: DataDir, clock: Clock) -> None:
         self.dd = dd
         self.clock = clock
+        # clusters whose database cannot be read (damaged): left out of the state read, and
+        # refused only for what a plan changes in them (a damaged cluster stops only what
+        # involves it: docs/datadir.md)
+        self.damaged: dict[str, JetlinkError] = {}
 
     def read(self, clusters: Sequence[str] | None = None, *,
              stored: dict[tuple[str, str], Any] | None = None, minimal: bool = True
              ) -> dict[str, Any]:
-        return _export(self.dd, self.clock, clusters, stored, minimal=minimal)
+        return _export(self.dd, self.clock, clusters, stored, minimal=minimal,
+                       damaged=self.damaged)
 
     def complete(self, state: Topology) -> None:
         """Nothing outside the data directory to look up."""
@@ -53,7 +58,10 @@ class EmbeddedClusters:
         return problems
 
     def limits(self, changes: list[Change]) -> list[Problem]:
-        return _engine_limits(self.dd, changes)
+        out = [Problem(c.obj.file, c.obj.label, "cluster", 0,
+                       self.damaged[c.cluster].description)  # ("cluster junk: ...")
+               for c in changes if c.cluster in self.damaged and c.obj is not None]
+        return out + _engine_limits(self.dd, changes)
 
     def apply(self, change: Change) -> None:
         _apply_one(self.dd, self.clock, change)
@@ -77,24 +85,37 @@ def export_document(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = 
 
 def _export(dd: DataDir, clock: Clock, clusters: Sequence[str] | None = None,
             stored: dict[tuple[str, str], Any] | None = None, *, minimal: bool = True,
-            withheld: list[tuple[str, str, str]] | None = None) -> dict[str, Any]:
+            withheld: list[tuple[str, str, str]] | None = None,
+            damaged: dict[str, JetlinkError] | None = None) -> dict[str, Any]:
     """:func:`export_document`; ``stored`` (when given) receives (cluster, stream) -> the
     configuration the engine stores, read in the same pass. Without ``withheld`` (a plan's
-    reading of the data directory) the sensitive configs are kept."""
+    reading of the data directory) the sensitive configs are kept. A cluster whose database
+    cannot be read stops the export only when it is one of ``clusters`` (all of them when
+    None), unless ``damaged`` is given (a plan's reading): it then receives it, left out."""
     from ..jetstream import JetStream
     from ..kafka.links import SENSITIVE_CONFIGS, Links
     from ..kafka.mirrors import Mirrors
     from ..kafka.topics import Kafka
 
     wanted = None if clusters is None else set(clusters)
-    infos = dd.clusters(create_local=False)
-    known = {c.name for c in infos}
+    broken: list[tuple[str, JetlinkError]] = []
+    infos = dd.clusters(create_local=False, broken=broken)
+    known = {c.name for c in infos} | {name for name, _err in broken}
     for name in sorted(wanted or ()):
         if name not in known:
             from ..errors import NotFoundError, not_found
 
             raise not_found(NotFoundError(f"cluster {name} not found", field="cluster"),
                             name, sorted(known))
+    for name, err in broken:
+        if wanted is not None and name not in wanted:
+            continue
+        if damaged is None:
+            if wanted is None:  # a whole export would leave it out: said, with the way on
+                err.detail = ((err.detail + "; ") if err.detail else "") + (
+                    "export -c NAME exports the other clusters")
+            raise err
+        damaged[name] = err
     out = _Document()
     for info in infos:
         if wanted is not None and info.name not in wanted:

@@ -122,6 +122,7 @@ class LiveClusters:
 
     def __init__(self, bindings: dict[str, Binding]) -> None:
         self.bindings = bindings
+        self.damaged: dict[str, Any] = {}  # (a server answers for its own storage)
         self._conns: dict[Any, Any] = {}
         self._js: dict[str, Any] = {}
         self._fs: dict[str, _FileSpace] = {}

@@ -358,7 +358,8 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
                  if not (p.file == clusters.label and _key(p) in already)]
     warnings = [w for w in state.warnings if w.file != clusters.label]
     if not state.clusters:
-        problems += _implicit_clusters_missing(desired, set(current.clusters), clusters.label)
+        problems += _implicit_clusters_missing(
+            desired, set(current.clusters) | set(clusters.damaged), clusters.label)
     # Compare.
     changes: list[Change] = []
     cur_by_id = {_ident(o): o for o in current.objects}
