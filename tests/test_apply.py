@@ -885,3 +885,20 @@ def test_a_damaged_cluster_stops_only_what_involves_it(jl, tmp_path):
     problems = doc(result)["plan"]["problems"]
     assert any(p["object"] == "stream X" and p["field"] == "cluster"
                and p["description"].startswith("cluster junk: ") for p in problems), problems
+
+
+def test_prune_of_a_link_that_auto_creates_its_mirror_topics_converges(jl, tmp_path):
+    """The mirror topic deleted first leaves its mirror row until the next step: the link's
+    deletion is never held, nor failed over, by a topic that is gone. One run prunes all."""
+    both = 'version = 1\n[clusters.kw]\nkind = "kafka"\n[clusters.ke]\nkind = "kafka"\n'
+    full = both + (
+        '[topics.t1]\ncluster = "kw"\n[links.L]\ncluster = "ke"\nsource_cluster = "kw"\n'
+        'configs = { "auto.create.mirror.topics.enable" = "true" }\n'
+        'topic_filters = [{ name = "t", patternType = "PREFIXED", filterType = "INCLUDE" }]\n'
+        '[mirror_topics.t1]\ncluster = "ke"\nlink = "L"\n')
+    ok(jl("apply", write(tmp_path, full)))
+    pruned = ok(jl("apply", write(tmp_path, both, "none.toml"), "--prune", "-f"))
+    assert "Applied: delete link L in cluster ke" in pruned.stdout
+    assert ok(jl("apply", write(tmp_path, both, "none.toml"), "--prune", "-f")).stdout \
+        .startswith("No changes")
+    assert doc(jl("--cluster", "ke", "links", "ls", "-j")) == []

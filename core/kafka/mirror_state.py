@@ -190,8 +190,15 @@ class MirrorState:
         return dict(sorted(out.items()))
 
     def topics_of(self, link: str, *, live_only: bool = False) -> builtins.list[str]:
-        """Mirror topics of a link (``live_only``: not STOPPED)."""
-        return [r[0] for r in self._rows(link) if not live_only or r[3] != STOPPED]
+        """Mirror topics of a link (``live_only``: not STOPPED). A row whose topic was
+        deleted (an orphan the next step drops: :meth:`drop_orphans`) is none: a link is
+        never held, nor failed over, by a topic that is gone."""
+        rows = self._rows(link)
+        if not rows:
+            return []
+        with self._schema.read() as conn:
+            held = {n for (n,) in conn.execute("SELECT name FROM topics")}
+        return [r[0] for r in rows if (not live_only or r[3] != STOPPED) and r[0] in held]
 
     # -- states ----------------------------------------------------------------------------
     def source_problem(self, row: tuple, src: Any, principal: str | None = None) -> str | None:
