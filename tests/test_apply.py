@@ -848,8 +848,10 @@ def test_applying_the_mirror_a_failover_promoted_says_what_happened_and_the_way_
 
 
 def test_problems_of_the_data_directory_are_not_counted_as_a_file(jl, tmp_path):
-    """A cycle the data directory already holds (stream add warns of it) refuses an apply of
-    its own export: the summary names the file and the data directory, not two files."""
+    """A cycle the data directory already holds (stream add warns of it): an apply of its
+    own export changes nothing and warns of it (the target holds it so already); a file
+    that changes one of its streams is refused for that stream, the data directory's own
+    stream of the cycle a warning (the file does not change it)."""
     for args in (["cluster", "add", "west"], ["cluster", "add", "east"],
                  ["--cluster", "east", "stream", "add", "X", "--mirror", "Y@west",
                   "--defaults"],
@@ -858,10 +860,15 @@ def test_problems_of_the_data_directory_are_not_counted_as_a_file(jl, tmp_path):
         ok(jl(*args))
     out = tmp_path / "east.toml"
     ok(jl("export", "-c", "east", "-o", str(out)))
+    r = ok(jl("apply", str(out), "--dry-run"))
+    assert "stream X: mirror.name: warning: detected cycle" in r.stderr
+    assert "(the target holds it so already; the file changes nothing there)" in r.stderr
+    out.write_text(out.read_text().replace("[streams.X]", '[streams.X]\ndescription = "d"'))
     r = jl("apply", str(out), "--dry-run")
     assert r.exit_code == 3
-    assert "<data directory>: stream Y: mirror.name: detected cycle" in r.stdout
-    assert r.stderr.endswith("2 problems in 1 file and the data directory\n"), r.stderr
+    assert f"{out}: stream X: mirror.name: detected cycle" in r.stdout
+    assert "<data directory>: stream Y: mirror.name: warning: detected cycle" in r.stderr
+    assert r.stderr.endswith("1 problem in 1 file, 1 warning\n"), r.stderr
 
 
 def test_a_damaged_cluster_stops_only_what_involves_it(jl, tmp_path):
@@ -902,3 +909,30 @@ def test_prune_of_a_link_that_auto_creates_its_mirror_topics_converges(jl, tmp_p
     assert ok(jl("apply", write(tmp_path, both, "none.toml"), "--prune", "-f")).stdout \
         .startswith("No changes")
     assert doc(jl("--cluster", "ke", "links", "ls", "-j")) == []
+
+
+def test_an_unchanged_object_with_a_problem_the_target_holds_is_a_warning(jl, tmp_path):
+    """An origin's max_msg_size raised after its mirror was made (the server accepts the
+    edit): export then apply back changes nothing, with a warning, never a refusal; a file
+    changing the mirror meets the rule."""
+    for c in ("west", "east"):
+        ok(jl("cluster", "add", c))
+    ok(jl("--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>",
+          "--defaults", "--max-msg-size", "1048576"))
+    ok(jl("--cluster", "east", "stream", "add", "ORDERS_EAST", "--mirror", "ORDERS@west",
+          "--defaults", "--max-msg-size", "1048576"))
+    ok(jl("--cluster", "west", "stream", "edit", "ORDERS", "--max-msg-size", "2097152", "-f"))
+    path = write(tmp_path, ok(jl("export")).stdout)
+    before = data_dir_bytes(jl.data, databases_only=True)
+    applied = ok(jl("apply", path))
+    assert applied.stdout.startswith("No changes")
+    assert ("stream ORDERS_EAST: max_msg_size: warning: stream mirror must have max message "
+            "size >= source") in applied.stderr
+    assert "(the target holds it so already; the file changes nothing there)" in applied.stderr
+    assert data_dir_bytes(jl.data, databases_only=True) == before
+    text = (tmp_path / "t.toml").read_text()
+    assert "[streams.ORDERS_EAST]" in text
+    edited = text.replace("[streams.ORDERS_EAST]", '[streams.ORDERS_EAST]\ndescription = "x"')
+    result = jl("apply", write(tmp_path, edited, "e.toml"), "-j")
+    assert result.exit_code == 3
+    assert any(p["err_code"] == 10030 for p in doc(result)["plan"]["problems"])

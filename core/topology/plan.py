@@ -19,6 +19,7 @@ whatever table declares it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -353,6 +354,11 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
     # the clusters' own objects that is there without the file (e.g. a stream of the data
     # directory whose origin is gone) never makes an unrelated file fail.
     already = {_key(p) for p in validate_topology(_alone(current, keep))}
+    # ... nor does a problem of an object the file declares as the clusters hold it, the
+    # clusters holding the same problem already (a server accepted the origin's edit that
+    # made it: a mirror's max_msg_size below its origin's raised one): the file changes
+    # nothing there, so apply leaves it as it is, with a warning
+    held = {_bare(p) for p in validate_topology(_alone(current, current.objects))}
     found = validate_topology(state)
     problems += [p for p in clusters.relevant(found)
                  if not (p.file == clusters.label and _key(p) in already)]
@@ -439,11 +445,22 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
             if obj.cluster in declared and _ident(obj) not in file_ids:
                 changes.append(Change("delete", obj.kind, obj.cluster, obj.name, current=obj))
     problems += clusters.limits(changes)  # (the deletions too: an ACL pruned is gone)
-    return Plan(_ordered(changes, state), _unique(problems), prune, _unique(warnings))
+    same = {c.obj.label for c in changes if c.action == "unchanged" and c.obj is not None}
+    kept = [p for p in problems if not ((p.object in same or p.file == clusters.label)
+                                        and _bare(p) in held)]
+    warnings += [dataclasses.replace(p, description=f"{p.description} (the target holds it "
+                                     "so already; the file changes nothing there)")
+                 for p in problems if p not in kept]
+    return Plan(_ordered(changes, state), _unique(kept), prune, _unique(warnings))
 
 
 def _key(p: Problem) -> tuple[Any, ...]:
     return (p.file, p.object, p.field, p.err_code, p.description)
+
+
+def _bare(p: Problem) -> tuple[Any, ...]:
+    """:func:`_key` without the file: the same problem of the same object, wherever read."""
+    return (p.object, p.field, p.err_code, p.description)
 
 
 def _alone(current: Topology, keep: list[TopologyObject]) -> Topology:
