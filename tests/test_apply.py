@@ -936,3 +936,26 @@ def test_an_unchanged_object_with_a_problem_the_target_holds_is_a_warning(jl, tm
     result = jl("apply", write(tmp_path, edited, "e.toml"), "-j")
     assert result.exit_code == 3
     assert any(p["err_code"] == 10030 for p in doc(result)["plan"]["problems"])
+
+
+def test_a_sealed_stream_is_created_then_sealed(jl, tmp_path):
+    """export writes a sealed stream's sealed = true; the server refuses a sealed create, so
+    apply creates it and then seals it: the rebuild holds it sealed, a second apply changes
+    nothing."""
+    ok(jl("stream", "add", "SEAL", "--subjects", "s.>", "--defaults"))
+    ok(jl("stream", "seal", "SEAL", "-f"))
+    text = ok(jl("export")).stdout
+    assert "sealed = true" in text
+    path = write(tmp_path, text)
+    other = tmp_path / "rebuilt"
+    ok(jl("--data-dir", str(other), "apply", path))
+    cfg = doc(jl("--data-dir", str(other), "stream", "info", "SEAL", "-j"))["config"]
+    assert cfg["sealed"] is True
+    assert ok(jl("--data-dir", str(other), "apply", path)).stdout.startswith("No changes")
+    # a file saying only sealed = true: what a seal implies (deny_delete ...) is no change
+    hand = write(tmp_path, 'version = 1\n[streams.S2]\nsubjects = ["s2.>"]\nsealed = true\n',
+                 "h.toml")
+    ok(jl("--data-dir", str(other), "apply", hand))
+    assert doc(jl("--data-dir", str(other), "stream", "info", "S2", "-j"))["config"][
+        "deny_delete"] is True
+    assert ok(jl("--data-dir", str(other), "apply", hand)).stdout.startswith("No changes")

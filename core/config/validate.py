@@ -1197,6 +1197,16 @@ def _not_editable(field: str) -> ApiError:
     return invalid_config(f"stream configuration update can not change {field}", field=field)
 
 
+def seal(cfg: StreamConfig) -> StreamConfig:
+    """``cfg`` (changed in place, and returned) as the server stores a sealed stream's: it
+    keeps everything it has (no max age, discard new, no deletes, no purges, no rollups)."""
+    cfg.max_age = 0
+    cfg.discard = "new"
+    cfg.deny_delete = cfg.deny_purge = True
+    cfg.allow_rollup_hdrs = False
+    return cfg
+
+
 def check_stream_update(
     old: StreamConfig,
     new: StreamConfig,
@@ -1282,11 +1292,7 @@ def _check_stream_update(
 
     requested = cfg.copy()
     if cfg.sealed:
-        # A sealed stream keeps everything it has.
-        cfg.max_age = 0
-        cfg.discard = "new"
-        cfg.deny_delete = cfg.deny_purge = True
-        cfg.allow_rollup_hdrs = False
+        seal(cfg)
 
     # Only the subjects the update adds can clash: those it keeps were checked against every
     # stream when they were added (and every stream added since was checked against them),

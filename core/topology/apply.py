@@ -59,6 +59,13 @@ def _apply_nats(js: Any, kv: Any, c: Change) -> None:
             kv.create_mirror(spec)
         elif c.kind == "kv_aggregate":
             kv.create_aggregate(spec)
+        elif c.desired.config.sealed:
+            # the server refuses a sealed create: created, then sealed (an update may seal);
+            # a run stopped between the two seals it when run again (an update then)
+            import dataclasses
+
+            js.add_stream(dataclasses.replace(c.desired.config, sealed=False))
+            js.update_stream(c.desired.config)
         else:
             js.add_stream(c.desired.config)
     elif c.action == "update":

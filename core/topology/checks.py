@@ -7,6 +7,7 @@ and :func:`validate_files` / :func:`check_files` over files.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import deque
 from collections.abc import Iterable
@@ -284,7 +285,15 @@ def _check_objects(topo: Topology, add_error) -> None:
             other = streams.get((_c, name))
             return other.config if other is not None else None
 
-        effective, errors = stream_config_problems(obj.config, lookup, create=obj.creating)
+        # a sealed stream the file creates is created unsealed, then sealed (apply.py
+        # ``_apply_nats``: the server refuses a sealed create): checked as that create
+        declared = (dataclasses.replace(obj.config, sealed=False)
+                    if obj.creating and obj.config.sealed else obj.config)
+        effective, errors = stream_config_problems(declared, lookup, create=obj.creating)
+        if effective is not None and obj.config.sealed:  # as the server stores it sealed
+            from ..config.validate import seal
+
+            effective = seal(dataclasses.replace(effective, sealed=True))
         obj.effective = effective
         fields: set[str | None] = set()
         for exc in errors:

@@ -375,6 +375,27 @@ mirror = {{ name = "ORDERS", domain = "west" }}
         ("stream AGG", "sources[1].name", 10059)]
 
 
+def test_a_sealed_stream_is_created_then_sealed_on_the_server(live, tmp_path):
+    """The server refuses a sealed create: apply creates the stream, then seals it with an
+    update, as on the engine; a KV mirror whose origin bucket is nowhere refuses the plan
+    before anything (exit 3), as kv add --mirror does."""
+    body = '[streams.SEALED_T]\ncluster = "west"\nsubjects = ["sealed-t.>"]\nsealed = true\n'
+    path = write(tmp_path, bound(live.url, body))
+    ok(jl("apply", path))
+    cfg = live.client().stream_info("SEALED_T")["config"]
+    assert cfg["sealed"] is True
+    assert ok(jl("apply", path)).stdout.startswith("No changes: ")
+    kvm = write(tmp_path, bound(live.url, '[kv_mirrors.KVM_T]\ncluster = "west"\n'
+                                          'origin_bucket = "NOPE_T"\n'), "k.toml")
+    res = jl("apply", kvm, "-j")
+    assert res.exit_code == 3, (res.stdout, res.stderr)
+    (problem,) = json.loads(res.stdout)["plan"]["problems"]
+    assert (problem["object"], problem["field"], problem["err_code"]) == (
+        "kv_mirror KVM_T", "origin_bucket", 10059)
+    assert "KV_KVM_T" not in names(live)
+    live.client().stream_delete("SEALED_T")
+
+
 def test_a_server_that_does_not_answer_is_one_line(tmp_path):
     path = write(tmp_path, bound("nats://127.0.0.1:1", STREAMS))
     for args in (["validate", path, "--live"], ["apply", path], ["export", "--from", path]):
