@@ -14,6 +14,7 @@ failback.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -93,6 +94,15 @@ def _dump(path: Path, cluster: str, stream: str) -> dict:
         assert (rc["msgs"], rc["bytes"]) == (info.state.messages, info.state.bytes), rc
         assert rc["subjects"] == rc["subjects_table"], rc
         cfg = info.config.to_json()
+        # the divergence record's "at" is when each failback ran (two runs compared: a
+        # second apart at times); what it records is compared
+        from jetlink.core.dr.fencing import DIVERGENCE_KEY
+
+        meta = cfg.get("metadata") or {}
+        if DIVERGENCE_KEY in meta:
+            record = json.loads(meta[DIVERGENCE_KEY])
+            record.pop("at", None)
+            meta[DIVERGENCE_KEY] = json.dumps(record, sort_keys=True)
         return {"state": st, "msgs": msgs, "config": cfg}
     finally:
         dd.close()

@@ -345,8 +345,10 @@ def test_wrong_content_types_are_415(app_client, headers):
 
 
 def test_an_unusable_database_is_500_without_its_path(served):
+    """A request of the damaged cluster is a 500 without its path (the path on the log);
+    the cluster listing lists the others (200) and logs the damaged one as left out."""
     before = served.log()
-    for path in (f"{API}/bad/links", f"{API}/bad/links/-/mirrors", API):
+    for path in (f"{API}/bad/links", f"{API}/bad/links/-/mirrors"):
         r = raw_exchange(served.url, [request_bytes("GET", path, {})])
         assert r.status == 500, r
         doc = confluent_error(500, r.headers, r.body, served.data)
@@ -355,11 +357,15 @@ def test_an_unusable_database_is_500_without_its_path(served):
         "Content-Type": "application/json", "Content-Length": "29"},
         b'{"source_cluster_id": "west"}')])
     assert r.status == 500 and b"bad.db" not in r.body
+    listed = raw_exchange(served.url, [request_bytes("GET", API, {})])
+    assert listed.status == 200 and b'"cluster_id":"bad"' not in listed.body
     lines = served.log()[len(before):].splitlines()
     assert len(lines) == 4, lines  # one line per fault, no traceback
     bad = str(served.data / "bad.db")
-    for line in lines:
+    for line in lines[:3]:
         assert line.startswith("jetlink: error: ") and f"cluster bad: {bad}" in line, line
+    assert lines[3].startswith("jetlink: warning: GET /kafka/v3/clusters: cluster bad left "
+                               f"out: cluster bad: {bad}"), lines[3]
     assert raw_exchange(served.url, [request_bytes("GET", f"{API}/east/links", {})]).status == 200
 
 

@@ -42,7 +42,7 @@ def build(dd: DataDir, clock, topic: str = "orders", *, compact: bool = False) -
     and other do not. east and north hold link L from west (offset sync on)."""
     for name in ("west", "east", "north"):
         if not dd.has_cluster(name):
-            dd.add_cluster(name)
+            dd.add_cluster(name, "kafka")
     west = Kafka(dd.open("west"), clock)
     now = clock.now_ns() // 1_000_000
     if compact:

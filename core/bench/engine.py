@@ -491,8 +491,8 @@ def bench_link(n: int = 1_000_000, partitions: int = 8, size: int = 100, *,
     out: dict[str, Any] = {"records": n, "partitions": partitions, "value_size": size}
     try:
         dd = DataDir(os.path.join(tmp, "data"))
-        dd.add_cluster("west")
-        dd.add_cluster("east")
+        dd.add_cluster("west", "kafka")
+        dd.add_cluster("east", "kafka")
         west = Kafka(dd.open("west"), clock)
         west.create_topic("orders", partitions)
         value = os.urandom(size)
@@ -510,7 +510,7 @@ def bench_link(n: int = 1_000_000, partitions: int = 8, size: int = 100, *,
 
         def engine() -> float:
             east = f"east{len(made)}"  # a fresh destination cluster each run
-            dd.add_cluster(east)
+            dd.add_cluster(east, "kafka")
             Links(dd, east, clock).create("L", "west", {
                 "consumer.offset.sync.enable": "true",
                 "consumer.offset.sync.ms": "3600000",

@@ -59,7 +59,7 @@ def _apply_nats(js: Any, kv: Any, c: Change) -> None:
             kv.create_mirror(spec)
         elif c.kind == "kv_aggregate":
             kv.create_aggregate(spec)
-        elif c.desired.config.sealed:
+        elif c.desired.config is not None and c.desired.config.sealed:
             # the server refuses a sealed create: created, then sealed (an update may seal);
             # a run stopped between the two seals it when run again (an update then)
             import dataclasses
