@@ -27,6 +27,14 @@ def session(master: str, conf: list[str] | None, props: Path | None,
             rows: int | None = None) -> Any:
     """The SparkSession of --master / --conf / --properties-file (a bad pair: exit 2);
     ``rows``: the job's input rows when known (a small job starts a faster JVM)."""
+    return session_maker(master, conf, props, rows)()
+
+
+def session_maker(master: str, conf: list[str] | None, props: Path | None,
+                  rows: int | None = None) -> Any:
+    """:func:`session`'s options checked now (a bad pair or master: exit 2; a spark://
+    master none of whose addresses answers: exit 1), the session made when the function
+    returned is called (a job refused before that starts no driver)."""
     from jetlink.core.errors import JetlinkError
     from jetlink.sparkops.session import (
         SparkConfError,
@@ -50,7 +58,7 @@ def session(master: str, conf: list[str] | None, props: Path | None,
     if why:
         raise JetlinkError(f"--master {master}: no Spark master answers ({why}); nothing "
                            "was started", field="master")
-    return get_session(opts)
+    return lambda: get_session(opts)
 
 
 def check_addresses(app: App, named: dict[str, list[str]]) -> None:
@@ -132,8 +140,8 @@ def job_runner(app: App, master: str, conf: list[str] | None, props: Path | None
 
     dd = common.data_dir(app)
     rows = input_rows_hint(inputs, dd, app.cluster) if inputs else None
-    return Runner(session(master, conf, props, rows), dd, common.make_clock(), app.cluster,
-                  defaults=with_add_defaults)
+    return Runner(session_maker(master, conf, props, rows), dd, common.make_clock(),
+                  app.cluster, defaults=with_add_defaults)
 
 
 def with_progress(job: Any) -> Any:

@@ -35,14 +35,23 @@ class SparkJobError(JetlinkError):
 
 @dataclass
 class Input:
-    """One resolved input: its rows and what the job needs to know of the stream."""
+    """One resolved input: its rows and what the job needs to know of the stream. The rows
+    of a stream of the store are a DataFrame made when first asked for (``load``): a job
+    refused by its target or config checks no Spark session for it."""
 
     address: io.Address
-    df: Any
-    name: str
-    identity: str
-    last_seq: int  # the job's cut: the origin's last sequence when the job read it
-    msgs: int
+    load: Callable[[], Any] = field(repr=False)
+    name: str = ""
+    identity: str = ""
+    last_seq: int = 0  # the job's cut: the origin's last sequence when the job read it
+    msgs: int = 0
+    _df: Any = field(default=None, repr=False)
+
+    @property
+    def df(self) -> Any:
+        if self._df is None:
+            self._df = self.load()
+        return self._df
 
 
 @dataclass
@@ -64,14 +73,23 @@ class Summary:
 
 
 class Runner:
-    """Jobs over one data directory, one clock and one Spark session."""
+    """Jobs over one data directory, one clock and one Spark session: ``spark`` is the
+    session, or a function making it, called when a job first needs it (after its
+    addresses, inputs of the store, target and config were checked: a refused job starts
+    no driver)."""
 
     def __init__(self, spark: Any, datadir: DataDir, clock: Clock, cluster: str,
                  defaults: Callable[[StreamConfig, set[str]], StreamConfig] | None = None
                  ) -> None:
-        self.spark, self.dd, self.clock, self.cluster = spark, datadir, clock, cluster
+        self._spark, self.dd, self.clock, self.cluster = spark, datadir, clock, cluster
         # the defaults of a new target: ``defaults(config, fields --config gives)``
         self.defaults = defaults
+
+    @property
+    def spark(self) -> Any:
+        if callable(self._spark) and not hasattr(self._spark, "sparkContext"):
+            self._spark = self._spark()
+        return self._spark
 
     # -- addresses -------------------------------------------------------------------------
     def address(self, text: str, what: str) -> io.Address:
@@ -105,9 +123,9 @@ class Runner:
                        if int(state.get("messages", 0)) else None)  # (an empty one: no files)
             if problem is not None:
                 raise SparkJobError(f"{addr} {problem}")
-            return Input(addr, io.read_parquet(self.spark, addr.path), meta["name"],
-                         meta.get("identity", ""), int(state.get("last_seq", 0)),
-                         int(state.get("messages", 0)))
+            df = io.read_parquet(self.spark, addr.path)
+            return Input(addr, lambda: df, meta["name"], meta.get("identity", ""),
+                         int(state.get("last_seq", 0)), int(state.get("messages", 0)))
         js = self._js(addr.cluster)
         try:
             info = js.stream_info(addr.name)  # due expiry first, as the pump's read does
@@ -121,9 +139,10 @@ class Runner:
             raise SparkJobError(f"{addr}: an origin with {info.config.retention} retention "
                                 "is consumed through a durable consumer; use `jetlink "
                                 "replicate`")
-        df = io.read_store_stream(self.spark, str(self.dd.cluster_path(addr.cluster)),
-                                  addr.name, sid, first, last, msgs)
-        return Input(addr, df, addr.name, identity(created), last, msgs)
+        db = str(self.dd.cluster_path(addr.cluster))
+        return Input(addr, lambda: io.read_store_stream(self.spark, db, addr.name, sid, first,
+                                                        last, msgs),
+                     addr.name, identity(created), last, msgs)
 
     # -- targets ---------------------------------------------------------------------------
     def _plan_target(self, addr: io.Address, make: Callable[[], StreamConfig]
@@ -148,8 +167,19 @@ class Runner:
             try:
                 cfg = check_stream_create(request, catalog.configs)
             except JetlinkError as e:
-                raise SparkJobError(f"{addr}: {e}") from None
+                raise _refused(addr, e) from None
         return cfg, empty_last_seq(cfg) + 1, request
+
+    def _checked(self, cfg: StreamConfig, addr: io.Address) -> StreamConfig:
+        """A dataset target's config (written into its ``_jetlink.json``, what `stream
+        import` creates a stream from) as the engine checks a create, with no other stream
+        to compare with: a config the import would refuse is refused before the job."""
+        from jetlink.core.config.validate import check_stream_create
+
+        try:
+            return check_stream_create(cfg, {})
+        except JetlinkError as e:
+            raise _refused(addr, e) from None
 
     def _create_target(self, js: JetStream, addr: io.Address, request: StreamConfig) -> None:
         """Create the target a job planned (:meth:`_plan_target`) just before it writes."""
@@ -193,8 +223,8 @@ class Runner:
             return self._config({**doc, "name": target.name or origin.name, "mirror": mirror})
 
         create = None
-        if target.kind == "parquet":
-            cfg, first_seq = make(), 1
+        if target.kind == "parquet":  # checked as a stream created from it would be
+            cfg, first_seq = self._checked(make(), target), 1
         elif target.kind == "stream":
             cfg, first_seq, create = self._plan_target(target, make)
         else:
@@ -434,6 +464,14 @@ def check_kv_origins(dd: DataDir, cluster: str,
         if src.name not in io.store_names(dd, ocluster, "streams"):
             raise SparkJobError(f"{option}: bucket {bucket} not found{where}; nothing "
                                 "was created")
+
+
+def _refused(addr: io.Address, e: JetlinkError) -> SparkJobError:
+    """The engine's refusal of a job's target config, naming the target, with the server's
+    error code and the offending value (as `stream add` says it)."""
+    code = getattr(e, "err_code", 0)
+    text = f"{addr}: {e}" + (f" ({code})" if code else "")
+    return SparkJobError(text + (f": {e.detail}" if getattr(e, "detail", None) else ""))
 
 
 def stored_already(addr: io.Address, messages: int, first: int, last: int) -> str:

@@ -11,13 +11,16 @@ from helpers import data_dir_bytes
 
 @pytest.fixture
 def no_spark(monkeypatch):
+    """Any Spark session asked for fails the test (a driver would start there)."""
     from jetlink.cli import spark_session, spark_topic
+    from jetlink.sparkops import session as sparkops_session
 
     def no_session(*_a, **_k):
         raise AssertionError("a Spark session was asked for")
 
     monkeypatch.setattr(spark_session, "session", no_session)
     monkeypatch.setattr(spark_topic, "session", no_session)
+    monkeypatch.setattr(sparkops_session, "get_session", no_session)
 
 
 MISSING_DIR = "data directory {dd} does not exist (nothing to read or act on: the first " \
@@ -44,6 +47,19 @@ CASES = [
      "parquet:{tmp}/nothing: no such dataset"),
     (["spark", "mirror-topic", "t1", "--link", "NOPE"],
      "Cluster link 'NOPE' not found (CLUSTER_LINK_NOT_FOUND 10000)"),
+    # the job's own checks of its target and config come before its session too
+    (["spark", "mirror", "ORDERS", "M", "--config", "{tmp}/subjects.json"],
+     'store:local/M: stream mirrors can not contain subjects (10034): subjects = ["x.>"]'),
+    (["spark", "mirror", "ORDERS", "parquet:{tmp}/out", "--config", "{tmp}/negative.json"],
+     "parquet:{tmp}/out: max age can not be negative (10052): max_age = -5ns"),
+    (["spark", "source", "S", "--from", "ORDERS", "--from", "ORDERS"],
+     'store:local/S: duplicate source configuration detected (10140): sources[1] = '
+     '{{"name": "ORDERS"}}'),
+    (["spark", "source", "parquet:{tmp}/out", "--from", "ORDERS"],
+     "TARGET parquet:{tmp}/out: a source job writes into a stream of the store (its "
+     "sequences continue the target's)"),
+    (["spark", "mirror", "store:topic/t1", "M"],
+     "store:local/topic/t1 is a topic: this job reads streams"),
 ]
 
 
@@ -53,6 +69,8 @@ def test_a_missing_input_is_refused_before_spark_starts(jl, no_spark, args, erro
                  ["kv", "add", "CFG"], ["topic", "create", "t1"]):
         r = jl(*made)
         assert r.exit_code == 0, r.output
+    (jl.tmp / "subjects.json").write_text('{"subjects": ["x.>"]}')
+    (jl.tmp / "negative.json").write_text('{"max_age": -5}')
     before = data_dir_bytes(jl.data)
     r = jl(*[a.format(tmp=jl.tmp) for a in args])
     assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {error.format(tmp=jl.tmp)}\n")

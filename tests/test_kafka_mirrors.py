@@ -368,3 +368,22 @@ def test_reverse_and_start(world):
     assert [r[3] for r in records(west, "t")] == [b"v0", b"v1", b"v2", b"from east"]
     with pytest.raises(KafkaError):
         west.produce("t", [(None, b"x")])  # west's topic is the mirror now
+
+
+def test_bulk_check_refuses_what_bulk_begin_would_holding_nothing(world):
+    """The checks a bulk copy's driver start waits for: the link, an existing mirror's
+    state, the source topic; nothing is created or held."""
+    dd, clock, west, _east = world
+    m = link(dd, clock)
+    with pytest.raises(KafkaError) as err:
+        m.bulk_check("nope", "L")
+    assert (err.value.name, err.value.description) == (
+        "UNKNOWN_TOPIC_OR_PARTITION",
+        "Topic 'nope' does not exist on the source cluster west of link 'L'")
+    assert not m.kafka.has_topic("nope")
+    with pytest.raises(KafkaError) as err:
+        m.bulk_check("nope", "X")
+    assert err.value.name == "CLUSTER_LINK_NOT_FOUND"
+    west.create_topic("orders", 1)
+    m.bulk_check("orders", "L")  # a new mirror of a source topic that is there: no refusal
+    assert not m.kafka.has_topic("orders")

@@ -74,9 +74,19 @@ def bulk_check(m: MirrorState, topic: str, link: str) -> None:
     """Refuse a bulk copy into ``topic`` of ``link`` that :func:`bulk_begin` would refuse
     for its link or its existing mirror, holding and creating nothing (asked before a Spark
     driver starts)."""
-    _active_link(m, link)
+    li = _active_link(m, link)
     if m.kafka.has_topic(topic):
-        _existing_mirror(m, topic, link, created=False)
+        source_topic = _existing_mirror(m, topic, link, created=False)[2]
+    else:
+        from .mirror_model import mirror_source_topic
+
+        source_topic = mirror_source_topic(topic, li.config.prefix)
+    _li, src = m._source(link)
+    if src is None:
+        raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}': the source cluster "
+                         f"{li.source_cluster} can not be reached", field="link")
+    if not src.has_topic(source_topic):
+        raise _no_source_topic(source_topic, li.source_cluster, link)
 
 
 def _active_link(m: MirrorState, link: str) -> Any:
@@ -117,6 +127,11 @@ def _bulk_mirror(m: MirrorState, topic: str, link: str) -> tuple[Any, bool, tupl
     return li, created, _existing_mirror(m, topic, link, created=created)
 
 
+def _no_source_topic(topic: str, cluster: str, link: str) -> KafkaError:
+    return KafkaError("UNKNOWN_TOPIC_OR_PARTITION", f"Topic '{topic}' does not exist on the "
+                      f"source cluster {cluster} of link '{link}'", field="source_topic")
+
+
 def _bulk_source(m: MirrorState, li: Any, link: str, row: tuple
                  ) -> tuple[Any, str, int, dict[int, tuple[int, int]]]:
     """The source side of a bulk copy, its retention run first (as the pump's state check
@@ -133,9 +148,7 @@ def _bulk_source(m: MirrorState, li: Any, link: str, row: tuple
     try:
         src.describe_topic(source_topic)  # the source's retention, as the pump sees it
     except KafkaError:
-        raise KafkaError("UNKNOWN_TOPIC_OR_PARTITION", f"Topic '{source_topic}' does not "
-                         f"exist on the source cluster {li.source_cluster} of link "
-                         f"'{link}'", field="source_topic") from None
+        raise _no_source_topic(source_topic, li.source_cluster, link) from None
     with src._schema.read() as sconn:
         s_row = sconn.execute("SELECT id FROM topics WHERE name = ?",
                               (source_topic,)).fetchone()
