@@ -174,12 +174,19 @@ class Runner:
         """A dataset target's config (written into its ``_jetlink.json``, what `stream
         import` creates a stream from) as the engine checks a create, with no other stream
         to compare with: a config the import would refuse is refused before the job."""
+        import dataclasses
+
         from jetlink.core.config.validate import check_stream_create
 
+        # a mirror's dataset keeps its origin's name until `stream import NAME` names it: the
+        # config is checked as the import's stream (another name), not as a self-mirror
+        probe = cfg if cfg.mirror is None or cfg.mirror.name != cfg.name else \
+            dataclasses.replace(cfg, name="IMPORTED")
         try:
-            return check_stream_create(cfg, {})
+            check_stream_create(probe, {})
         except JetlinkError as e:
             raise _refused(addr, e) from None
+        return cfg
 
     def _create_target(self, js: JetStream, addr: io.Address, request: StreamConfig) -> None:
         """Create the target a job planned (:meth:`_plan_target`) just before it writes."""
