@@ -97,6 +97,9 @@ def open_backend(app: App, *, reads: bool | None = None) -> Backend:
                      create=lambda: not (app.reading or (reads_only(app.ctx) if reads is None
                                                          else reads)
                                          or changes_nothing(app)),
+                     # a dry run ends without the post-write step: whatever it touched (a
+                     # temporary table, a transaction rolled back) is no write to follow up
+                     step=lambda: not dry_run(app),
                      on_step_error=lambda err: notice_step_error(app, err))
 
 
@@ -176,12 +179,17 @@ def reads_only(ctx: Any) -> bool:
             or (parent is not None and parent.info_name in READ_GROUPS))
 
 
+def dry_run(app: App) -> bool:
+    """Whether the command is a dry run or a validate-only request (:data:`CHANGES_NOTHING`)."""
+    ctx = app.ctx
+    return ctx is not None and any(ctx.params.get(p) for p in CHANGES_NOTHING)
+
+
 def changes_nothing(app: App) -> bool:
     """A dry run or validate-only request (:data:`CHANGES_NOTHING`) on a data directory that
     exists: it creates nothing there, not the default cluster, as a read. (On one that does
     not exist yet it is made, so that the plan of a first `apply --dry-run` can be shown.)"""
-    ctx = app.ctx
-    if ctx is None or not any(ctx.params.get(p) for p in CHANGES_NOTHING):
+    if not dry_run(app):
         return False
     from pathlib import Path
 

@@ -143,7 +143,8 @@ class EmbeddedBackend(Backend):
     replicates = True
 
     def __init__(self, path: Path, cluster: str, clock: Callable[[], Clock], *,
-                 create: bool | Callable[[], bool] = True, step: bool = True,
+                 create: bool | Callable[[], bool] = True,
+                 step: bool | Callable[[], bool] = True,
                  on_step_error: Callable[[Exception], Any] | None = None,
                  store: DataDir | None = None) -> None:
         self.path = Path(path)
@@ -253,7 +254,9 @@ class EmbeddedBackend(Backend):
         if store is None:
             return
         try:
-            if self.step_enabled and step:
+            enabled = self.step_enabled() if callable(self.step_enabled) \
+                else self.step_enabled  # (a dry run's: never, answered when it ends)
+            if enabled and step:
                 self._store = store
                 try:
                     self.step()
@@ -347,7 +350,8 @@ def topo_binds_servers(topo: Topology) -> bool:
 
 
 def open_backend(target: Any, path: Path, cluster: str, clock: Callable[[], Clock], *,
-                 create: bool | Callable[[], bool] = True, step: bool = True,
+                 create: bool | Callable[[], bool] = True,
+                 step: bool | Callable[[], bool] = True,
                  on_step_error: Callable[[Exception], Any] | None = None) -> Backend:
     """The backend of a server in force (``target``, core/live/settings.py
     ``resolve_target``), else of the data directory ``path`` (addressed cluster

@@ -262,6 +262,58 @@ def test_the_dry_runs_report_says_what_the_mirror_would_be(world):
     assert "2 durable consumers of ORDERS@west: billing, shipping" in out.stdout
 
 
+def test_a_dry_run_changes_no_byte_with_replication_pending(jl, tmp_path):
+    """A failback dry run with --tail changes no byte of the data directory, with a KV
+    mirror and a divergent tail around (no post-write step follows a dry run)."""
+    from helpers import data_dir_bytes
+
+    def run(*args):
+        res = jl(*args)
+        assert res.exit_code == 0, res.output
+        return res
+
+    run("cluster", "add", "west")
+    run("cluster", "add", "east")
+    run("--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults")
+    run("--cluster", "east", "stream", "add", "ORDERS_EAST", "--mirror", "ORDERS",
+        "--mirror-domain", "west", "--defaults")
+    run("--cluster", "west", "kv", "add", "CFG")
+    run("--cluster", "east", "kv", "add", "CFG", "--mirror", "CFG@west")
+    run("--cluster", "west", "pub", "orders.{{Count}}", "x", "--count", "5")
+    run("--cluster", "east", "positions", "sync")
+    run("cluster", "down", "west")
+    run("--cluster", "east", "stream", "failover", "ORDERS_EAST", "-f")
+    run("cluster", "up", "west")
+    run("--cluster", "west", "pub", "orders.w", "y")  # the divergent tail
+    before = data_dir_bytes(jl.data, databases_only=True)
+    run("--cluster", "east", "stream", "failback", "ORDERS_EAST", "--dry-run", "--tail",
+        f"parquet:{tmp_path / 'dry-tail'}")
+    assert data_dir_bytes(jl.data, databases_only=True) == before
+    assert not (tmp_path / "dry-tail").exists()
+
+
+def test_no_post_write_step_ends_a_dry_run(tmp_path):
+    """The embedded backend's step is asked for when the command ends (a dry run answers
+    no): a write made under it is then not followed by a replication step."""
+    from jetlink.core.backend import EmbeddedBackend
+
+    def world(step):
+        path = tmp_path / f"d{int(step)}"
+        b = EmbeddedBackend(path, "local", SystemClock, step=lambda: step)
+        js = b.jetstream()
+        js.add_stream({"name": "O", "subjects": ["o.>"]})
+        js.add_stream({"name": "M", "mirror": {"name": "O"}})
+        js.publish("o.x", b"1")
+        b.close()
+        dd, j = _js(path, "local")
+        try:
+            return j.stream_info("M").state.messages
+        finally:
+            dd.close()
+
+    assert (world(True), world(False)) == (1, 0)
+
+
 def test_default_tail_path_is_dated_and_kept_across_runs(world, monkeypatch):
     monkeypatch.chdir(world.tmp)
     rep = doc(world("stream", "failback", "ORDERS_EAST", "-f", "-j"))
