@@ -351,6 +351,32 @@ def test_a_switch_planned_after_the_tails_were_saved_says_they_are(region, tmp_p
     assert (dry["dry_run"], dry["started"], dry["finished"]) == (True, None, None)
 
 
+def test_a_second_outage_of_the_region_fails_over_and_back_again(region, tmp_path):
+    """A failback finished before the region's next failover is that cycle's record: the
+    next failback is a new run (never "done already"), and it takes the region back."""
+    ok(east(region, "dr", "failover", "--from", "west", "-f"))
+    ok(region("cluster", "up", "west"))
+    first = doc(east(region, "dr", "failback", "--from", "west", "--switch", "-f", "--tail",
+                     f"parquet:{tmp_path / 't1'}", "-j"))
+    assert first["complete"] and first["done"] == 3
+    region.clock.advance(60 * SECOND)
+    ok(east(region, "positions", "sync"))
+    ok(region("cluster", "down", "west"))
+    region.clock.advance(2 * SECOND)
+    assert doc(east(region, "dr", "failover", "--from", "west", "-f", "-j"))["done"] == 3
+    ok(region("cluster", "up", "west"))
+    ok(east(region, "pub", "orders.after", "e2"))  # written on the promoted side
+    region.clock.advance(SECOND)
+    dry = doc(east(region, "dr", "failback", "--from", "west", "--switch", "--dry-run",
+                   "-j"))
+    assert not dry["nothing_to_do"] and dry["done_earlier"] == 0
+    second = doc(east(region, "dr", "failback", "--from", "west", "--switch", "-f", "--tail",
+                      f"parquet:{tmp_path / 't2'}", "-j"))
+    assert second["complete"] and second["done"] == 3 and second["done_earlier"] == 0
+    got = doc(west(region, "stream", "get", "ORDERS", "--last-for", "orders.after", "-j"))
+    assert got["subject"] == "orders.after"
+
+
 def test_a_failback_takes_the_region_back_with_its_tails(region, tmp_path):
     ok(east(region, "dr", "failover", "--from", "west", "-f"))
     ok(east(region, "pub", "orders.east", "e1"))

@@ -996,6 +996,14 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
             else None
         j = Journal(kv, action, wanted)
         j.read()
+        if action == FAILBACK and j.doc is not None and j.doc.get("finished"):
+            # a failback finished before the region's latest failover began is the last
+            # cycle's: this failback is a new run (the failover record says when it began)
+            over = Journal(kv, FAILOVER, wanted)
+            over.read()
+            if over.doc is not None and str(over.doc.get("started") or "") > \
+                    str(j.doc["finished"]):
+                j.doc = None
         journals[first.side] = j
     if action == FAILBACK:
         objects += _deleted(backend, sides, journals, objects, wanted, seen, action)
