@@ -655,3 +655,32 @@ def test_kv_failback_names_each_side_with_its_cluster(jl):
     out = ok_out(jl("--cluster", "east", "kv", "failback", "CFG", "-f"))
     assert out.splitlines()[0].startswith("KV bucket CFG already failed back at ")
     assert out.splitlines()[0].endswith(": KV_CFG@west is the primary again")
+
+
+def test_messages_older_than_the_promoted_streams_first_are_said_before_they_go(jl, tmp_path):
+    """A DR mirror whose limits dropped the oldest messages: the old origin's messages below
+    the promoted stream's first sequence are in no tail; the delete-origin step says how
+    many, the dry run first (nothing changed by it)."""
+    def run(*args):
+        res = jl(*args)
+        assert res.exit_code == 0, res.output
+        return res
+
+    run("cluster", "add", "west")
+    run("cluster", "add", "east")
+    run("--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults")
+    run("--cluster", "west", "pub", "orders.{{Count}}", "o", "--count", "10")
+    run("--cluster", "east", "stream", "add", "ORDERS_EAST", "--mirror", "ORDERS",
+        "--mirror-domain", "west", "--defaults", "--max-msgs", "5")
+    run("replicate")
+    run("--cluster", "east", "positions", "sync")
+    run("cluster", "down", "west")
+    run("--cluster", "east", "stream", "failover", "ORDERS_EAST", "-f")
+    run("cluster", "up", "west")
+    said = ("; 5 messages of them (sequences 1..5) older than ORDERS_EAST@east's first "
+            "sequence 6, held nowhere else and not in the tail: export them first to keep "
+            "them (jetlink stream export ORDERS parquet:DIR on its cluster)")
+    dry = doc(run("--cluster", "east", "stream", "failback", "ORDERS_EAST", "--dry-run",
+                  "--tail", f"parquet:{tmp_path / 't'}", "-j"))
+    step = next(s for s in dry["steps"] if s["step"] == "delete-origin")
+    assert step["detail"].endswith(said), step

@@ -883,10 +883,34 @@ def _reuse_origin(run: _Run, reuse: Reuse) -> bool:
 
 
 def _delete_origin(run: _Run, oinfo: Any) -> None:
-    """Step delete-origin: the old origin deleted (its tail saved, it recorded)."""
+    """Step delete-origin: the old origin deleted (its tail saved, it recorded). Messages
+    it holds older than the promoted stream's first sequence (the promoted side's limits
+    dropped them, or it never copied them) are held nowhere else and are not in the tail:
+    the step says how many, the dry run first."""
+    older = _older_than_promoted(run, oinfo)
     if not run.dry_run:
         run.osite.js.delete_stream(run.origin_name)
-    run.done("delete-origin", f"{run.report.there}, {plural(oinfo.state.messages, 'message')}")
+    run.done("delete-origin", f"{run.report.there}, {plural(oinfo.state.messages, 'message')}"
+             + older)
+
+
+def _older_than_promoted(run: _Run, oinfo: Any) -> str:
+    """What :func:`_delete_origin` says of the old origin's messages below the promoted
+    stream's first sequence ("" when there are none)."""
+    from .. import lake
+
+    first = int(run.site.js.stream_info(run.stream).state.first_seq)
+    ofirst = int(oinfo.state.first_seq)
+    if not oinfo.state.messages or ofirst >= first:
+        return ""
+    n = sum(b.num_rows for b in lake.iter_api_batches(run.osite.js, run.origin_name, ofirst,
+                                                       first - 1))
+    if not n:
+        return ""
+    return (f"; {plural(n, 'message')} of them (sequences {ofirst}..{first - 1}) older than "
+            f"{run.report.here}'s first sequence {first}, held nowhere else and not in the "
+            f"tail: export them first to keep them (jetlink stream export {run.origin_name} "
+            "parquet:DIR on its cluster)")
 
 
 def _add_stream(js: Any, cfg: StreamConfig) -> None:
