@@ -40,6 +40,23 @@ def _ago(now_ns: int, ts: str | None) -> str:
     return f"{output.since(max(now_ns - parse_rfc3339_nano(ts), 0))} ago"
 
 
+def _side_there(app: App) -> None:
+    """A side of the data directory that was never made (the default ``local`` while the
+    clusters have other names) holds no mirror to sync: said, with the clusters there, never
+    a quiet "nothing to sync" (a live server is its own side)."""
+    from jetlink.core.errors import NotFoundError, not_found
+
+    def check(dd: Any) -> None:
+        names = dd.cluster_names()
+        if names and not dd.has_cluster(app.cluster):
+            raise not_found(NotFoundError(
+                f"cluster {app.cluster} not found: the data directory holds "
+                f"{', '.join(names)}; give --cluster NAME, the side whose mirrors to sync",
+                field="cluster"), app.cluster, names)
+
+    common.backend(app).either(data_dir=check, server=lambda _js: None)
+
+
 def render_results(app: App, doc: dict[str, Any]) -> None:
     now = time.time_ns()
     if not doc["mirrors"]:
@@ -101,6 +118,7 @@ def sync(
                            "(the pause between passes, e.g. 1s)")
     if count is not None and not follow:
         raise common.usage("--count goes with --follow")
+    _side_there(app)
     site = common.open_site(app)
     store = common.open_positions(app)
     passes = 0

@@ -1169,3 +1169,20 @@ def test_promote_of_a_mirror_its_own_limits_hold_back_says_waiting_will_not_help
         "sequence 8; mirror at 5): its own limits (discard new) refused what it read, which "
         "it does not read again (lag 0), so waiting will not catch it up: fail over instead "
         "(jetlink stream failover LAGM)\n")
+
+
+def test_positions_sync_of_a_side_never_made_names_the_clusters(jl):
+    """The default side (local) never made while the clusters have other names: an error
+    naming them (the closest to a misspelt one), never a quiet "no mirror to sync"; nothing
+    is created."""
+    assert jl("cluster", "add", "west").exit_code == 0
+    assert jl("cluster", "add", "east").exit_code == 0
+    r = jl("positions", "sync")
+    assert (r.exit_code, r.stderr) == (1, "jetlink: error: cluster local not found: the data "
+                                          "directory holds east, west; give --cluster NAME, "
+                                          "the side whose mirrors to sync\n")
+    assert not (jl.data / "local.db").exists()
+    r = jl("--cluster", "esat", "positions", "sync")
+    assert r.exit_code == 1 and r.stderr.endswith(": did you mean east?\n"), r.stderr
+    assert jl("--cluster", "east", "positions", "sync").stdout == \
+        "No mirror to sync on this side\n"
