@@ -796,3 +796,21 @@ def test_a_stream_and_a_kv_mirror_of_one_name_are_told_apart(world):
     assert " 'CONFIG@east (kv).lag'=0" in line  # a label with a space: quoted, as Nagios's
     names = [p.rsplit("=", 1)[0] for p in shlex.split(line.split(" | ", 1)[1])]
     assert len(names) == len(set(names))
+
+
+def test_a_mirror_of_a_mirror_has_no_subjects_to_take(world):
+    """BACKUP's mirror CHAIN: its origin, itself a mirror, has no subjects of its own, so
+    the promoted stream's are unknown (CRITICAL; its failover refused, nothing changed),
+    never its own name."""
+    ok(world("cluster", "add", "central"))
+    ok(world("--cluster", "central", "stream", "add", "CHAIN", "--mirror", "BACKUP@east",
+             "--defaults"))
+    ok(world("--cluster", "central", "positions", "sync"))
+    line = nagios(world("--cluster", "central", "dr", "check", "CHAIN"), 2)
+    assert "Crit:CHAIN@central: Subjects unknown: a failover now would be refused" in line
+    ok(world("cluster", "down", "east"))
+    r = world("--cluster", "central", "stream", "failover", "CHAIN", "-f")
+    assert r.exit_code == 2 and "the subjects of the promoted stream CHAIN are unknown" in \
+        r.stderr, r.stderr
+    assert doc(world("--cluster", "central", "stream", "info", "CHAIN", "-j"))["config"][
+        "mirror"]["name"] == "BACKUP"

@@ -465,8 +465,9 @@ def choose_subjects(cfg: StreamConfig, facts: OriginFacts, subjects: Sequence[st
     """The promoted stream's subjects and where they come from: given (``given`` says by
     whom: "given", or "bucket" for a KV mirror's), else the origin's (read now, or as last
     synced: ``facts.known_from``), else the topology file's stream of the origin's name
-    (``topology``: a core/topology Topology); ``(None, "unknown")`` when nothing knows them.
-    A mirror that transforms its origin's subjects needs them given."""
+    (``topology``: a core/topology Topology); ``(None, "unknown")`` when nothing knows them
+    (an origin without subjects of its own, a mirror itself, knows none). A mirror that
+    transforms its origin's subjects needs them given."""
     if subjects is not None:
         return [s for s in subjects if s], given
     m = cfg.mirror
@@ -474,8 +475,10 @@ def choose_subjects(cfg: StreamConfig, facts: OriginFacts, subjects: Sequence[st
         raise UsageError(
             f"mirror {cfg.name} transforms its origin's subjects: give the promoted stream's "
             "subjects (--subjects)", field="subjects")
-    if facts.subjects is not None:
+    if facts.subjects:
         return list(facts.subjects), facts.known_from
+    # an origin with no subjects of its own (itself a mirror, or a stream only sourcing) says
+    # nothing of them: promoted without any, a stream would take its own name
     found = topology_subjects(topology, facts)
     if found is not None:
         return found, "topology"
