@@ -182,6 +182,11 @@ class OriginReturn:
             return (f"Failback of {self.shown} under way: its old origin {what} was deleted "
                     f"and is not a mirror yet; run jetlink {_verb(self.kind)} failback "
                     f"{self.shown} again to finish it")
+        if self.state == "switch":
+            return (f"Failback switch of {self.shown} stopped half-way: {self.shown} is sealed "
+                    f"here and its old origin {what} still mirrors it, so nothing takes its "
+                    f"writes; run jetlink {_verb(self.kind)} failback {self.shown} --switch "
+                    "again to finish it")
         if self.state == "split brain":
             return (f"Split brain: the old origin {what} answers again and takes "
                     f"{', '.join(self.overlap)}, as {self.shown} does: a publish there is "
@@ -214,6 +219,12 @@ def returned_origin(site: Any, info: Any, *, silent: bool = False) -> OriginRetu
     if oinfo is None and silent:
         state = "failback" if under_way(p.site.kv(), p.stream) else "silent"
         return OriginReturn(p.kind, p.shown, facts.stream, facts.where, p.region, state,
+                            [], list(info.config.subjects), [])
+    if oinfo is not None and info.config.sealed and oinfo.config.mirror is not None and \
+            under_way(p.site.kv(), p.stream):
+        # a failback's switch stopped half-way: this side sealed, the old origin still its
+        # mirror: nothing takes the subjects until the switch is run again
+        return OriginReturn(p.kind, p.shown, facts.stream, facts.where, p.region, "switch",
                             [], list(info.config.subjects), [])
     if oinfo is None or oinfo.config.mirror is not None or oinfo.config.sealed:
         return None
