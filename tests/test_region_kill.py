@@ -477,3 +477,28 @@ def test_a_failover_killed_before_its_fence_fences_on_the_rerun(region):
         assert t.config("west", s)["subjects"] == [f"$JETLINK.fenced.{s}"]
     assert _journal(t, "failover") == "finished"
     assert t.doc(*FAILOVER, "--fence")["nothing_to_do"] is True
+
+
+def test_a_switch_run_killed_then_finished_without_switch_leaves_the_switch_to_do(returned):
+    """A `--switch` run killed right after its plan was recorded, finished by a run without
+    --switch: the objects are mirrors again, not switched back, and the record says so, so
+    the next `--switch` run switches them (never "done already")."""
+    from jetlink.core.dr.region import VERSION
+
+    w, want, tmp = returned
+    t = w.copy(tmp / "switch-killed")
+    key = "failback.west"
+    killed = {"version": VERSION, "action": "failback", "regions": ["west"], "side": None,
+              "options": {"tail": f"parquet:{tmp / 'tail-sk'}", "switch": True, "skip": []},
+              "started": "2026-01-01T00:00:00Z", "finished": None, "objects": {}}
+    t.ok("--cluster", "east", "kv", "put", "JETLINK_REGIONS", key, json.dumps(killed))
+    plain = [a for a in FAILBACK if a != "--switch"] + ["--tail", f"parquet:{tmp / 'tail-sk'}"]
+    first = t.doc(*plain)
+    assert first["complete"] is True, first
+    rec = json.loads(t.ok("--cluster", "east", "kv", "get", "JETLINK_REGIONS", key,
+                          "--raw").stdout)
+    assert rec["finished"] and rec["options"]["switch"] is False, rec["options"]
+    switched = t.doc(*FAILBACK, "--tail", f"parquet:{tmp / 'tail-sk'}")
+    assert switched["nothing_to_do"] is False and switched["complete"] is True, switched
+    assert switched["done"] == len(STREAMS) + 1, switched
+    _assert_failed_back(t, want, tmp / "tail-sk")

@@ -525,8 +525,13 @@ class RegionPlan:
                 j.doc = {"version": VERSION, "action": self.action, "regions": self.regions,
                          "side": None, "options": options, "started": now,
                          "finished": None, "objects": {}}
-            elif given:  # a run resumed with another --tail: its path is the one taken
-                j.doc.setdefault("options", {})["tail"] = given
+            else:
+                if given:  # a run resumed with another --tail: its path is the one taken
+                    j.doc.setdefault("options", {})["tail"] = given
+                if self.action == FAILBACK and not self.options.get("switch"):
+                    # a run killed with --switch finished by one without: what it finishes
+                    # is not switched back, so a later --switch run still has that to do
+                    j.doc.setdefault("options", {})["switch"] = False
             for o in self.objects:
                 if self._journal(o) is j:
                     j.doc["objects"].setdefault(o.key, {"state": o.state, "at": now,
