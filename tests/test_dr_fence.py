@@ -182,6 +182,12 @@ def test_another_mirror_of_a_fenced_origin_takes_the_subjects_it_had(returned):
           "--defaults"))
     ok(jl("replicate"))
     ok(jl("dr", "fence", "--from", "west", "-f"))
+    # ORDERS_EAST@east, promoted from ORDERS, is a primary still: a second would make two
+    refused = jl("--cluster", "central", "stream", "failover", "ORDERS_C", "--dry-run")
+    assert refused.exit_code == 1 and "ORDERS (cluster west) was failed over already to " \
+        "ORDERS_EAST@east, a primary still: a second would make two primaries" in \
+        refused.stderr, refused.stderr
+    ok(east(jl, "stream", "rm", "ORDERS_EAST", "-f"))  # east given up: central takes over
     dry = ok(jl("--cluster", "central", "stream", "failover", "ORDERS_C", "--dry-run", "-j"))
     assert doc(dry)["subjects"] == ["orders.>"]
     assert dry.stderr == ""

@@ -143,6 +143,55 @@ def _clamp_consumers(txn: S.Txn, stream: str, last: int, *, apply: bool = True
 
 
 # --- the site -----------------------------------------------------------------------------------
+_PROMOTIONS: Any = None  # a WeakKeyDictionary: DataDir -> (its writes' count, the map)
+
+
+def _promotions(dd: DataDir, clock: Clock) -> dict[tuple[str, str], list[str]]:
+    """(origin stream, origin cluster) -> the streams (``NAME@CLUSTER``) a failover promoted
+    from it that are primaries still (no mirror again), over every cluster of ``dd`` that
+    can be read; made again when this process wrote through ``dd`` since."""
+    import weakref
+
+    from ..config.stream import StreamSource
+    from ..jetstream import JetStream
+    from ..replication import origin_cluster
+    from .fencing import promotion_doc
+
+    global _PROMOTIONS
+    if _PROMOTIONS is None:
+        _PROMOTIONS = weakref.WeakKeyDictionary()
+    names = dd.cluster_names()
+    writes = 0
+    for n in names:
+        try:
+            writes += dd.open(n, create_local=False).changes
+        except JetlinkError:
+            continue  # (damaged: read below, passed over)
+    version = (tuple(names), writes)
+    cached = _PROMOTIONS.get(dd)
+    if cached is not None and cached[0] == version:
+        found: dict[tuple[str, str], list[str]] = cached[1]
+        return found
+    out: dict[tuple[str, str], list[str]] = {}
+    for name in names:
+        try:
+            infos = JetStream(dd.open(name, create_local=False), clock).streams()
+        except JetlinkError:
+            continue  # a cluster that cannot be read has no primary to count
+        for info in infos:
+            doc = promotion_doc(info.config)
+            if info.config.mirror is not None or doc is None:
+                continue
+            try:
+                was = StreamSource.from_json(doc["mirror"], strict=False)
+            except (KeyError, TypeError, JetlinkError):
+                continue
+            key = (was.name, origin_cluster(was, name)[0])
+            out.setdefault(key, []).append(f"{info.config.name}@{name}")
+    _PROMOTIONS[dd] = (version, out)
+    return out
+
+
 class EmbeddedSite:
     """A cluster of a data directory as the place a mirror is promoted (core/dr/rules.py
     ``Site``): the origin is read from its cluster's database (a cluster marked down is not
@@ -168,6 +217,17 @@ class EmbeddedSite:
 
     def subject_streams(self) -> dict[str, StreamConfig]:
         return {i.config.name: i.config for i in self.js.streams() if i.config.subjects}
+
+    def other_primaries(self, mirror: Any) -> list[str]:
+        """(rules.py ``Site``) the other clusters of the data directory read for streams a
+        failover promoted from the same origin: every cluster read once per data directory
+        and its writes (:func:`_promotions`), not once per mirror asked about (a region's
+        check of thousands of mirrors)."""
+        from ..replication import origin_cluster
+
+        found = _promotions(self.datadir, self.clock)
+        return [n for n in found.get((mirror.name, origin_cluster(mirror, self.cluster)[0]),
+                                     []) if n.rpartition("@")[2] != self.cluster]
 
     def origin(self, cfg: StreamConfig, mirror_last: int, *, count_pending: bool = True
                ) -> tuple[OriginFacts, Any]:

@@ -68,6 +68,10 @@ class LiveSite:
     def subject_streams(self) -> dict[str, StreamConfig]:
         return {i.config.name: i.config for i in self.js.streams() if i.config.subjects}
 
+    def other_primaries(self, mirror: Any) -> list[str]:
+        """(rules.py ``Site``) a server's other domains are not listed by it: none seen."""
+        return []
+
     def _origin_js(self, cfg: StreamConfig) -> tuple[LiveJetStream, str]:
         m = cfg.mirror
         assert m is not None

@@ -337,6 +337,12 @@ class Site(Protocol):
         """The configs of the streams of the mirror's side that take subjects (a mirror
         takes none), by name: what a promoted stream's subjects must not overlap."""
 
+    def other_primaries(self, mirror: Any) -> list[str]:
+        """The streams of the other sides this site can see (``NAME@SIDE``) that a failover
+        promoted from the origin of ``mirror`` (a StreamSource) and that are primaries
+        still (not failed back): a second failover would make two. A live server sees its
+        own domain only: none."""
+
     # -- failback (core/dr/failback.py) --------------------------------------------------------
     def side(self, cfg: StreamConfig) -> Site:
         """The site of the origin of ``cfg`` (a mirror's config, or a promoted stream's with
@@ -730,6 +736,18 @@ def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
         facts.known_from = "positions"
         if facts.subjects is None and synced.origin_subjects is not None:
             facts.subjects = list(synced.origin_subjects)
+    if not resumed and cfg.mirror is not None:
+        others = site.other_primaries(cfg.mirror)
+        if others:  # (a region's plan refuses this across its sides: _one_primary)
+            raise PromoteRefused(
+                f"{naming.what} {shown} cannot be {'failed over' if failover else 'promoted'}"
+                f": {facts.stream} ({facts.where}) was failed over already to "
+                f"{', '.join(others)}, a primary still: a second would make two primaries "
+                "taking writes for one stream (each failback then keeps one side's writes "
+                f"and sets the other's aside); fail back {others[0]} first, or fail over "
+                "only one side",
+                pending=None, mirror_last_seq=mirror_last, origin_last_seq=facts.last_seq,
+                origin=f"{facts.stream} ({facts.where})")
     if not (failover or resumed):
         # promote, as Confluent's: the origin reachable and the mirror caught up
         if not facts.reachable:
