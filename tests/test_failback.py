@@ -262,11 +262,8 @@ def test_the_dry_runs_report_says_what_the_mirror_would_be(world):
     assert "2 durable consumers of ORDERS@west: billing, shipping" in out.stdout
 
 
-def test_a_dry_run_changes_no_byte_with_replication_pending(jl, tmp_path):
-    """A failback dry run with --tail changes no byte of the data directory, with a KV
-    mirror and a divergent tail around (no post-write step follows a dry run)."""
-    from helpers import data_dir_bytes
-
+def _west_east(jl):
+    """Clusters west and east, west's ORDERS on orders.>; the CLI that asserts success."""
     def run(*args):
         res = jl(*args)
         assert res.exit_code == 0, res.output
@@ -275,6 +272,15 @@ def test_a_dry_run_changes_no_byte_with_replication_pending(jl, tmp_path):
     run("cluster", "add", "west")
     run("cluster", "add", "east")
     run("--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults")
+    return run
+
+
+def test_a_dry_run_changes_no_byte_with_replication_pending(jl, tmp_path):
+    """A failback dry run with --tail changes no byte of the data directory, with a KV
+    mirror and a divergent tail around (no post-write step follows a dry run)."""
+    from helpers import data_dir_bytes
+
+    run = _west_east(jl)
     run("--cluster", "east", "stream", "add", "ORDERS_EAST", "--mirror", "ORDERS",
         "--mirror-domain", "west", "--defaults")
     run("--cluster", "west", "kv", "add", "CFG")
@@ -669,14 +675,7 @@ def test_messages_older_than_the_promoted_streams_first_are_said_before_they_go(
     """A DR mirror whose limits dropped the oldest messages: the old origin's messages below
     the promoted stream's first sequence are in no tail; the delete-origin step says how
     many, the dry run first (nothing changed by it)."""
-    def run(*args):
-        res = jl(*args)
-        assert res.exit_code == 0, res.output
-        return res
-
-    run("cluster", "add", "west")
-    run("cluster", "add", "east")
-    run("--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults")
+    run = _west_east(jl)
     run("--cluster", "west", "pub", "orders.{{Count}}", "o", "--count", "10")
     run("--cluster", "east", "stream", "add", "ORDERS_EAST", "--mirror", "ORDERS",
         "--mirror-domain", "west", "--defaults", "--max-msgs", "5")
