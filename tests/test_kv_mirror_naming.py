@@ -120,6 +120,11 @@ def test_failover_finds_both_namings(jl):
     ok(jl("cluster", "add", "south"))
     _old_style(jl, "KV_KB", "south")
     ok(jl("replicate"))
+    # local's KB, failed over from the same origin, is a primary still: a second is refused
+    refused = jl("--cluster", "south", "kv", "failover", "KB", "-f")
+    assert refused.exit_code == 1 and "was failed over already to KV_KB@local, a primary " \
+        "still" in refused.stderr, refused.stderr
+    ok(jl("kv", "rm", "KB", "-f"))  # local given up: south takes over
     ok(jl("--cluster", "south", "kv", "failover", "KB", "-f"))
     south = doc(jl("--cluster", "south", "kv", "info", "KB", "-j"))
     assert (south["kind"], south["values"]) == ("bucket", 3)  # every revision kept
@@ -129,6 +134,7 @@ def test_failover_finds_both_namings(jl):
     # only a stream named KV_KB can be promoted, as before)
     ok(jl("cluster", "add", "east"))
     _old_style(jl, "KM", "east")
+    ok(jl("--cluster", "south", "kv", "rm", "KB", "-f"))  # (no other primary of KB left)
     res = jl("--cluster", "east", "kv", "failover", "KM", "-f", "-j")
     assert "mirrors bucket KB under another name" in _err(res)["description"]
 
