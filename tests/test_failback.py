@@ -671,10 +671,11 @@ def test_kv_failback_names_each_side_with_its_cluster(jl):
     assert out.splitlines()[0].endswith(": KV_CFG@west is the primary again")
 
 
-def test_messages_older_than_the_promoted_streams_first_are_said_before_they_go(jl, tmp_path):
+def test_messages_older_than_the_promoted_streams_first_are_kept(jl, tmp_path):
     """A DR mirror whose limits dropped the oldest messages: the old origin's messages below
-    the promoted stream's first sequence are in no tail; the delete-origin step says how
-    many, the dry run first (nothing changed by it)."""
+    the promoted stream's first sequence are held nowhere else, so the failback keeps them
+    (compared from the promoted stream's first sequence on; a mirror keeps what its origin
+    no longer holds) and the old origin is the primary again with all of them."""
     run = _west_east(jl)
     run("--cluster", "west", "pub", "orders.{{Count}}", "o", "--count", "10")
     run("--cluster", "east", "stream", "add", "ORDERS_EAST", "--mirror", "ORDERS",
@@ -684,10 +685,14 @@ def test_messages_older_than_the_promoted_streams_first_are_said_before_they_go(
     run("cluster", "down", "west")
     run("--cluster", "east", "stream", "failover", "ORDERS_EAST", "-f")
     run("cluster", "up", "west")
-    said = ("; 5 messages of them (sequences 1..5) older than ORDERS_EAST@east's first "
-            "sequence 6, held nowhere else and not in the tail: export them first to keep "
-            "them (jetlink stream export ORDERS parquet:DIR on its cluster)")
-    dry = doc(run("--cluster", "east", "stream", "failback", "ORDERS_EAST", "--dry-run",
-                  "--tail", f"parquet:{tmp_path / 't'}", "-j"))
-    step = next(s for s in dry["steps"] if s["step"] == "delete-origin")
-    assert step["detail"].endswith(said), step
+    rep = doc(run("--cluster", "east", "stream", "failback", "ORDERS_EAST", "--tail",
+                  f"parquet:{tmp_path / 't'}", "-f", "-j"))
+    assert (rep["reuse"]["messages"], rep["reuse"]["upto_seq"]) == (10, 10), rep["reuse"]
+    assert rep["reuse"]["reason"].endswith(
+        "; its 5 messages before ORDERS_EAST@east's first sequence 6 kept (not on "
+        "ORDERS_EAST@east)"), rep["reuse"]
+    run("--cluster", "east", "stream", "failback", "ORDERS_EAST", "--switch", "-f")
+    west = doc(run("--cluster", "west", "stream", "info", "ORDERS", "-j"))["state"]
+    assert (west["first_seq"], west["last_seq"], west["messages"]) == (1, 10, 10)
+    first = doc(run("--cluster", "west", "stream", "get", "ORDERS", "1", "-j"))
+    assert first["subject"] == "orders.1"

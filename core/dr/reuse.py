@@ -7,7 +7,9 @@ of P would copy first: they are kept instead of copied again (Confluent's
 truncated to where both sides agree and the topic becomes a mirror).
 
 The divergence point (:func:`agreed_prefix`, read only): O's and P's messages are compared
-sequence by sequence up to the promoted last sequence L, in SQL over both databases (P's
+sequence by sequence from P's first sequence up to the promoted last sequence L (O's
+messages before P's first, which P's limits dropped or it never copied, are kept: a mirror
+keeps what its origin no longer holds, and nothing else holds them), in SQL over both databases (P's
 attached to O's connection): a sequence agrees when both hold no message there, or both hold
 one with the same subject, header block, data and time (the whole content, byte for byte,
 not a digest of it). The first sequence that does not agree ends the prefix: held by one side
@@ -97,12 +99,12 @@ def _both(ocl: Any, pcl: Any) -> Iterator[tuple[sqlite3.Connection, str]]:
             conn.execute("DETACH DATABASE fb_p")
 
 
-def _first_disagreement(c: sqlite3.Connection, p: str, ids: tuple[int, int], last: int
-                        ) -> tuple[int, int]:
-    """(the first sequence up to ``last`` where O and P (stream ids ``ids``) do not agree,
-    why); (last + 1, 0) when every one agrees. Each side's subject ids are its own: O's
-    mapped to P's by name first (a temporary table of this connection, kept for the next
-    comparison: a temporary schema change makes the connection prepare its statements
+def _first_disagreement(c: sqlite3.Connection, p: str, ids: tuple[int, int], last: int,
+                        start: int = 1) -> tuple[int, int]:
+    """(the first sequence from ``start`` up to ``last`` where O and P (stream ids ``ids``)
+    do not agree, why); (last + 1, 0) when every one agrees. Each side's subject ids are its
+    own: O's mapped to P's by name first (a temporary table of this connection, kept for the
+    next comparison: a temporary schema change makes the connection prepare its statements
     again)."""
     from ..replication import _SQL_UNSAFE
 
@@ -126,16 +128,18 @@ def _first_disagreement(c: sqlite3.Connection, p: str, ids: tuple[int, int], las
         "ON q.id = o.id - ? + ? WHERE o.id BETWEEN ? AND ? AND (q.id IS NULL OR "
         f"q.data != o.data OR q.ts != o.ts OR q.subject_id IS NOT m.pid OR {hdr} OR "
         f"({acted})) ORDER BY o.id LIMIT 1",
-        (ob, *needles, ob, pb, ob + 1, ob + last, *needles)).fetchone()
+        (ob, *needles, ob, pb, ob + start, ob + last, *needles)).fetchone()
     bad, why = (row[0], row[1]) if row else (last + 1, 0)
-    # below ``bad`` each of O's messages is P's: P holds no other when the counts agree
+    # from ``start`` to ``bad`` each of O's messages is P's: P holds no other when the
+    # counts agree
     count = "SELECT count(*) FROM {}.msgs WHERE id BETWEEN ? AND ?"
-    if bad > 1 and c.execute(count.format("main"), (ob + 1, ob + bad - 1)).fetchone()[0] != \
-            c.execute(count.format(p), (pb + 1, pb + bad - 1)).fetchone()[0]:
+    if bad > start and c.execute(count.format("main"),
+                                 (ob + start, ob + bad - 1)).fetchone()[0] != \
+            c.execute(count.format(p), (pb + start, pb + bad - 1)).fetchone()[0]:
         only_p = c.execute(
             f"SELECT q.id - ? FROM {p}.msgs q WHERE q.id BETWEEN ? AND ? AND NOT EXISTS "
             "(SELECT 1 FROM main.msgs o WHERE o.id = q.id - ? + ?) ORDER BY q.id LIMIT 1",
-            (pb, pb + 1, pb + bad - 1, pb, ob)).fetchone()
+            (pb, pb + start, pb + bad - 1, pb, ob)).fetchone()
         return only_p[0], _ONLY_PROMOTED
     return bad, why
 
@@ -148,13 +152,20 @@ def agreed_prefix(ocl: Any, origin: str, pcl: Any, promoted: str, last: int,
     with _both(ocl, pcl) as (c, p):
         orow = c.execute("SELECT id, first_seq, last_seq, msgs, bytes FROM main.streams "
                          "WHERE name = ?", (origin,)).fetchone()
-        prow = c.execute(f"SELECT id FROM {p}.streams WHERE name = ?", (promoted,)).fetchone()
+        prow = c.execute(f"SELECT id, first_seq FROM {p}.streams WHERE name = ?",
+                         (promoted,)).fetchone()
         if orow is None or prow is None:
             return Reuse(reason="a stream is missing: nothing compared")
-        bad, why = _first_disagreement(c, p, (orow[0], prow[0]), last)
+        # P's history starts at its first sequence (its limits dropped what came before, or
+        # it never copied it): O's messages below it are compared with nothing and kept,
+        # as a mirror keeps what its origin no longer holds
+        start = max(1, min(int(prow[1]), last + 1))
+        bad, why = _first_disagreement(c, p, (orow[0], prow[0]), last, start)
         ob = S.msg_key(orow[0], 0)
         upto = c.execute("SELECT max(id) - ?, count(*) FROM main.msgs WHERE id BETWEEN ? AND ?",
                          (ob, ob + 1, ob + bad - 1)).fetchone()
+        older = c.execute("SELECT count(*) FROM main.msgs WHERE id BETWEEN ? AND ?",
+                          (ob + 1, ob + start - 1)).fetchone()[0] if start > 1 else 0
         state = list(orow[1:])
     there, here = shown
     words = {_MISSING: f"sequence {bad} is on {there} only",
@@ -165,8 +176,10 @@ def agreed_prefix(ocl: Any, origin: str, pcl: Any, promoted: str, last: int,
     if not upto[1]:
         return Reuse(reason=f"nothing to reuse: {end}", state=state)
     k = int(upto[0])
+    kept = (f"; its {older} message{'s' if older != 1 else ''} before {here}'s first "
+            f"sequence {start} kept (not on {here})") if older else ""
     return Reuse(k, int(upto[1]), f"{there} and {here} agree up to sequence {k} (subject, "
-                 f"headers, data and time compared): {end}", state)
+                 f"headers, data and time compared): {end}{kept}", state)
 
 
 def _truncate(conn: sqlite3.Connection, d: S.StreamDef, upto: int) -> tuple[int, int]:
