@@ -214,10 +214,7 @@ def kv_aggregate(
         def create(kv: Any) -> Any:
             return kv.create_aggregate(cfg)
 
-    from jetlink.sparkops.run import check_kv_origins
-
-    check_kv_origins(common.data_dir(app), app.cluster, origins)  # before Spark starts
-    runner = job_runner(app, master, conf, properties_file)
+    runner = job_runner(app, master, conf, properties_file)  # (its origins checked first)
     _run(app, lambda: runner.kv(create, origins=origins))
 
 

@@ -56,6 +56,7 @@ from .rules import (
     OriginFacts,
     OwnConsumer,
     PositionClamp,
+    _was_mirror,
     beyond_position,
     lag_start,
     mirror_filters,
@@ -152,10 +153,8 @@ def _promotions(dd: DataDir, clock: Clock) -> dict[tuple[str, str], list[str]]:
     can be read; made again when this process wrote through ``dd`` since."""
     import weakref
 
-    from ..config.stream import StreamSource
     from ..jetstream import JetStream
     from ..replication import origin_cluster
-    from .fencing import promotion_doc
 
     global _PROMOTIONS
     if _PROMOTIONS is None:
@@ -179,14 +178,10 @@ def _promotions(dd: DataDir, clock: Clock) -> dict[tuple[str, str], list[str]]:
         except JetlinkError:
             continue  # a cluster that cannot be read has no primary to count
         for info in infos:
-            doc = promotion_doc(info.config)
-            if info.config.mirror is not None or doc is None:
+            was = _was_mirror(info.config) if info.config.mirror is None else None
+            if was is None or was[0].mirror is None:  # (the one reading of the record)
                 continue
-            try:
-                was = StreamSource.from_json(doc["mirror"], strict=False)
-            except (KeyError, TypeError, JetlinkError):
-                continue
-            key = (was.name, origin_cluster(was, name)[0])
+            key = (was[0].mirror.name, origin_cluster(was[0].mirror, name)[0])
             out.setdefault(key, []).append(f"{info.config.name}@{name}")
     _PROMOTIONS[dd] = (version, out)
     return out

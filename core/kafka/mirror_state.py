@@ -193,12 +193,11 @@ class MirrorState:
         """Mirror topics of a link (``live_only``: not STOPPED). A row whose topic was
         deleted (an orphan the next step drops: :meth:`drop_orphans`) is none: a link is
         never held, nor failed over, by a topic that is gone."""
-        rows = self._rows(link)
-        if not rows:
-            return []
         with self._schema.read() as conn:
-            held = {n for (n,) in conn.execute("SELECT name FROM topics")}
-        return [r[0] for r in rows if (not live_only or r[3] != STOPPED) and r[0] in held]
+            rows = conn.execute(
+                "SELECT topic, status FROM mirrors WHERE link = ? AND EXISTS (SELECT 1 FROM "
+                "topics WHERE topics.name = mirrors.topic) ORDER BY topic", (link,)).fetchall()
+        return [t for t, status in rows if not live_only or status != STOPPED]
 
     # -- states ----------------------------------------------------------------------------
     def source_problem(self, row: tuple, src: Any, principal: str | None = None) -> str | None:
