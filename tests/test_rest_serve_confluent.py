@@ -594,3 +594,13 @@ def test_the_same_requests_without_validate_only_change_bytes(served, method, pa
     r = served.request(method, url(path), params=query, **({"json": body} if body else {}))
     assert r.status_code in (200, 204), r.text
     assert data_dir_bytes(served.data) != before
+
+
+def test_link_mode_is_not_altered_over_rest_and_nothing_changes(served):
+    """link.mode is set when a link is created: a PUT of it is refused (400, the Kafka
+    error's code) and the data directory keeps every byte."""
+    before = data_dir_bytes(served.data)
+    r = served.put(url("/east/links/L/configs/link.mode"), json={"value": "SOURCE"})
+    assert r.status_code == 400, r.text
+    assert "Configuration 'link.mode' cannot be altered" in r.json()["message"]
+    assert data_dir_bytes(served.data) == before

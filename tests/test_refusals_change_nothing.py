@@ -1,0 +1,54 @@
+"""Refusals added for safety change nothing: each refused command leaves the data
+directory's databases byte for byte as they were (a usage error, a Kafka refusal, a
+failover refused for making a second primary)."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import data_dir_bytes, ok
+
+
+@pytest.fixture
+def world(jl, cli_clock):
+    """kw -> ke: link L (a mirror topic orders); west -> east and central: ORDERS mirrored
+    on both sides, east's failed over (a primary), west down."""
+    for args in (["cluster", "add", "kw", "--kind", "kafka"],
+                 ["cluster", "add", "ke", "--kind", "kafka"],
+                 ["--cluster", "kw", "topic", "create", "orders"],
+                 ["--cluster", "ke", "links", "create", "L", "--source-cluster", "kw"],
+                 ["--cluster", "ke", "mirrors", "create", "orders", "--link", "L"],
+                 ["cluster", "add", "west"], ["cluster", "add", "east"],
+                 ["cluster", "add", "central"],
+                 ["--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>",
+                  "--defaults"],
+                 ["--cluster", "east", "stream", "add", "ORDERS_EAST", "--mirror", "ORDERS",
+                  "--mirror-domain", "west", "--defaults"],
+                 ["--cluster", "central", "stream", "add", "ORDERS_C", "--mirror", "ORDERS",
+                  "--mirror-domain", "west", "--defaults"],
+                 ["--cluster", "west", "pub", "orders.a", "x"],
+                 ["--cluster", "east", "positions", "sync"],
+                 ["--cluster", "central", "positions", "sync"],
+                 ["cluster", "down", "west"],
+                 ["--cluster", "east", "stream", "failover", "ORDERS_EAST", "-f"]):
+        ok(jl(*args))
+    return jl
+
+
+REFUSED = [
+    (["--cluster", "ke", "links", "alter", "L", "-c", "link.mode=SOURCE"], 1),
+    (["--cluster", "ke", "links", "create", "N", "--source-cluster", "west"], 1),
+    (["--cluster", "ke", "kafka-mirrors", "--failover", "--topics", "", "--link", "L"], 2),
+    (["--cluster", "ke", "kafka-mirrors", "--pause", "--topics", "orders", "--link", "L",
+      "--bootstrap-server", "kw:9092"], 2),
+    (["--cluster", "central", "stream", "failover", "ORDERS_C", "-f"], 1),
+    (["--cluster", "central", "dr", "failover", "--from", "west", "-f"], 2),
+]
+
+
+@pytest.mark.parametrize(("args", "code"), REFUSED,
+                         ids=[" ".join(a[2:5]) + f" {i}" for i, (a, _c) in enumerate(REFUSED)])
+def test_a_refused_command_changes_no_byte(world, args, code):
+    before = data_dir_bytes(world.data, databases_only=True)
+    r = world(*args)
+    assert r.exit_code == code, (r.stdout, r.stderr)
+    assert data_dir_bytes(world.data, databases_only=True) == before
