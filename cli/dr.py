@@ -660,7 +660,17 @@ def _planned(p: dict[str, Any], state: str, action: str) -> list[str]:
         to = "saved to" if tail.get("saved") else "->"  # (an earlier run saved it already)
         parts.append(f"tail {_n(n, 'message')} {to} {tail.get('path')}" if n else
                      "no tail: nothing to save")
+    parts.extend(_unmatched_part(p.get("unmatched"), "->"))
     return parts
+
+
+def _unmatched_part(u: Any, to: str) -> list[str]:
+    """A failback's messages not on the promoted side, saved beside the tail (or none)."""
+    if not isinstance(u, dict) or not u.get("messages"):
+        return []
+    to = "saved to" if u.get("saved") else to
+    return [f"{_n(int(u['messages']), 'message')} not on the promoted side {to} "
+            f"{u.get('path')}"]
 
 
 def _outcome(r: dict[str, Any], kind: str, action: str) -> list[str]:
@@ -678,6 +688,7 @@ def _outcome(r: dict[str, Any], kind: str, action: str) -> list[str]:
     n = int(tail.get("messages") or 0)
     parts = ([f"tail {_n(n, 'message')} saved to {tail.get('path')}"] if n else
              ["no tail: nothing saved"]) if tail else []
+    parts.extend(_unmatched_part(r.get("unmatched"), "saved to"))
     parts.append("switched: the old origin is the primary again" if r.get("state") ==
                  "switched" else "the old origin mirrors it again")
     return parts

@@ -1242,18 +1242,20 @@ def failback(
     promotion record. Its divergent tail, the messages it took after the last one the mirror
     had copied, is saved whole (sequence, subject, headers, data, time) to a Parquet dataset
     in the lake schema, counted there before anything is removed, and listed (count, first
-    and last sequence, per subject). The old origin's consumers are recorded, its stream is
-    deleted and created again as a mirror of this one (NATS cannot add a mirror to a
-    stream), and it catches up. With --switch, once it has caught up: this stream is sealed,
-    the old origin is promoted (as stream promote: caught up and reachable) with its config
-    and the consumers placed at their positions here, and this stream becomes the mirror it
-    was, its own consumers recreated. A run stopped at any point is finished by running the
-    same command again (the plan is kept in jetlink's bucket JETLINK_FAILBACK). Asks for
-    confirmation on a terminal; without one, -f/--force is required. With --json: the
-    failback report (stream, cluster, kind, dry_run, switch, resumed, origin,
-    promoted_last_seq, tail, origin_consumers, mirror, placed, restored, steps, state,
-    complete, already_done, failed_back_at). Run again once it finished, it says when
-    (exit status 0).
+    and last sequence, per subject). Its messages at or below that last copied one which
+    this stream does not hold (older than its first sequence, or a KV mirror's smaller
+    history) are saved the same way beside it, to <tail>-unmatched. The old origin's
+    consumers are recorded, its stream is deleted and created again as a mirror of this one
+    (NATS cannot add a mirror to a stream), and it catches up. With --switch, once it has
+    caught up: this stream is sealed, the old origin is promoted (as stream promote: caught
+    up and reachable) with its config and the consumers placed at their positions here, and
+    this stream becomes the mirror it was, its own consumers recreated. A run stopped at any
+    point is finished by running the same command again (the plan is kept in jetlink's
+    bucket JETLINK_FAILBACK). Asks for confirmation on a terminal; without one, -f/--force
+    is required. With --json: the failback report (stream, cluster, kind, dry_run, switch,
+    resumed, origin, promoted_last_seq, tail, unmatched, origin_consumers, mirror, reuse,
+    placed, restored, steps, state, complete, already_done, failed_back_at). Run again once
+    it finished, it says when (exit status 0).
     """
     fail_back(App.of(ctx), name, tail=tail, switch=switch, force=force, dry_run=dry_run)
 
@@ -1324,6 +1326,18 @@ def render_failback(app: App, doc: dict[str, Any], *, what: str) -> None:
         for path in t.get("abandoned") or []:
             cols.row("Left Behind", f"parquet:{path} (an earlier run's unfinished dataset, "
                      "left as it is)")
+    u = doc.get("unmatched")
+    if u:
+        cols.title("Held Only By The Old Origin")
+        cols.row("Messages", f"{output.comma(u['messages'])} (sequences "
+                 f"{output.comma(u['first_seq'])}..{output.comma(u['last_seq'])}, at or below "
+                 "the promoted sequence, not on this side)")
+        state = "saved, counted there" if u["verified"] else "would be saved" if dry else ""
+        cols.row("Dataset", f"parquet:{u['path']}" + (f" ({state})" if state else ""))
+        for subj, n in list(u["subjects"].items())[:20]:
+            cols.row(subj, output.comma(n))
+        more = u["subjects_total"] - min(len(u["subjects"]), 20)
+        cols.row("Other Subjects", str(more), more > 0)
     m = doc.get("mirror") or {}
     if m:
         cols.title("Mirror")

@@ -1130,9 +1130,10 @@ def _clean_partial(fs, base: str, progress: dict[str, Any]) -> None:
 
 
 def _progress_matches(progress: dict[str, Any] | None, name: str, ident: str,
-                      start_seq: int = 1) -> bool:
+                      start_seq: int = 1, selection: str = "") -> bool:
     return (isinstance(progress, dict) and progress.get("stream") == name
             and progress.get("identity") == ident and progress.get("from", 1) == start_seq
+            and progress.get("selection", "") == selection
             and isinstance(progress.get("files"), list)
             and isinstance(progress.get("meta"), dict)
             and isinstance(progress.get("cut"), int) and isinstance(progress.get("through"), int))
@@ -1146,6 +1147,9 @@ def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,
                       on_rows: Callable[[int], None] | None = None,
                       start_seq: int = 1,
                       config: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+                      last_seq: int | None = None,
+                      keep: Callable[[Any], Any] | None = None,
+                      selection: str = "",
                       ) -> dict[str, Any]:
     """Write stream ``name`` of ``js`` (any JetStreamAPI; a live server's) as a Parquet
     dataset in the directory ``path``, in the lake schema (partition 0, key null, ``ts`` the
@@ -1164,21 +1168,30 @@ def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,
     (a range ``start_seq`` .. the cut: the divergent tail failback saves); a run resumed
     must ask for the same start. ``config``: how the stream's config is recorded in
     ``_jetlink.json`` (failback: a fenced origin's with its fence undone, the config an
-    import of the tail should make)."""
+    import of the tail should make). ``last_seq``: the cut at most that sequence;
+    ``keep``: of each batch's ``seq`` column, the mask of the rows written (the rest of the
+    range is read and left out), ``selection`` naming that choice (a run resumed must name
+    the same one: failback's messages the promoted side does not hold)."""
     if min(batch_rows, row_group_rows, file_rows) < 1:
         raise ValueError("batch_rows, row_group_rows and file_rows must be at least 1")
     info = js.stream_info(name)
     meta = api_stream_meta(js, info)
     if config is not None:
         meta["config"] = config(meta["config"])
+    if selection:
+        meta["selection"] = selection
     fs, base = lake_filesystem(path)
     progress, resumed_from = _export_progress(fs, base, path, name, info, meta, start_seq,
-                                              force, on_resume)
+                                              force, on_resume, last_seq, selection)
     parts = _PartFiles(fs, base, progress, row_group_rows, file_rows, on_file)
     cut = progress["cut"]
     batches = iter_api_batches(js, name, progress["through"] + 1, cut, batch_rows=batch_rows)
     try:
         for batch in batches:
+            if keep is not None:
+                batch = batch.filter(keep(batch.column("seq")))
+                if not batch.num_rows:
+                    continue
             if on_rows is not None:
                 on_rows(batch.num_rows)
             parts.add(batch)
@@ -1200,7 +1213,8 @@ def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,
 
 def _export_progress(fs, base: str, path: str, name: str, info, meta: dict[str, Any],
                      start_seq: int, force: bool,
-                     on_resume: Callable[[dict[str, Any]], None] | None
+                     on_resume: Callable[[dict[str, Any]], None] | None,
+                     last_seq: int | None = None, selection: str = ""
                      ) -> tuple[dict[str, Any], int | None]:
     """The export's progress record and the last sequence an earlier run had written (or
     None): an unfinished export of the same stream and start in the directory is continued
@@ -1211,7 +1225,7 @@ def _export_progress(fs, base: str, path: str, name: str, info, meta: dict[str, 
     found = _read_json_file(fs, _join(base, PROGRESS_FILE)) \
         if kind == pafs.FileType.Directory else None
     start_seq = max(int(start_seq), 1)
-    if _progress_matches(found, name, meta["identity"], start_seq):
+    if _progress_matches(found, name, meta["identity"], start_seq, selection):
         progress = found
         assert progress is not None
         _clean_partial(fs, base, progress)
@@ -1219,12 +1233,15 @@ def _export_progress(fs, base: str, path: str, name: str, info, meta: dict[str, 
             on_resume(progress)
         return progress, progress["through"]
     _prepare_dir(fs, base, path, force)
+    cut = info.state.last_seq if last_seq is None else min(info.state.last_seq, last_seq)
     progress = {"kind": "stream-export", "stream": name, "identity": meta["identity"],
-                "cut": info.state.last_seq, "through": start_seq - 1, "messages": 0,
+                "cut": cut, "through": start_seq - 1, "messages": 0,
                 "first_seq": 0,
                 "last_seq": 0, "bytes": 0, "files": [], "meta": meta}
     if start_seq > 1:
         progress["from"] = start_seq
+    if selection:
+        progress["selection"] = selection
     _write_json_atomically(fs, base, PROGRESS_FILE, progress)
     return progress, None
 

@@ -17,7 +17,10 @@ it was and its last sequence L at the promotion, core/dr/rules.py ``PROMOTED_KEY
    schema (core/lake.py ``export_stream_api`` from L + 1, resumable). The save is verified
    before anything of O is removed: the dataset's rows are counted and must be exactly O's
    messages above L (the same count, distinct sequences within the range, O's last sequence
-   unchanged). An empty tail saves nothing.
+   unchanged). An empty tail saves nothing. O's messages at or below L that P does not hold
+   (older than P's first sequence, or in P's gaps: a KV mirror's smaller history), and that
+   O does not keep (step 3), are saved the same way beside the tail and counted there
+   (core/dr/unmatched.py, step save-unmatched).
 3. O's config and its durable consumers (config and position) are recorded, O is deleted
    and created again as a mirror of P (a stream update cannot add ``mirror``: the server
    refuses a change of it), and it catches up. O's consumers are not recreated on the
@@ -83,6 +86,8 @@ from .rules import (
     plural,
     prepare,
 )
+from .unmatched import Selection, count_selection, dataset_rows, save_selection, select
+from .unmatched import unmatched_path as _unmatched_path
 
 __all__ = ["BUCKET", "FailbackReport", "FailbackStore", "Step", "TailReport", "default_tail",
            "failback"]
@@ -166,6 +171,9 @@ class FailbackReport:
     switch: bool
     resumed: bool = False
     tail: TailReport | None = None
+    # the old origin's messages at or below the promoted sequence the promoted stream does
+    # not hold (core/dr/unmatched.py), saved beside the tail; None when there are none
+    unmatched: TailReport | None = None
     origin_consumers: list[dict[str, Any]] = field(default_factory=list)
     mirror: dict[str, Any] = field(default_factory=dict)  # the old origin as a mirror
     # what the old origin kept of its messages (core/dr/reuse.py Reuse.to_json): messages,
@@ -208,6 +216,7 @@ class FailbackReport:
             "dry_run": self.dry_run, "switch": self.switch, "resumed": self.resumed,
             "origin": self.origin, "promoted_last_seq": self.promoted_last_seq,
             "tail": self.tail.to_json() if self.tail is not None else None,
+            "unmatched": self.unmatched.to_json() if self.unmatched is not None else None,
             "origin_consumers": self.origin_consumers, "mirror": self.mirror,
             "reuse": self.reuse,
             "placed": [p.to_json() for p in self.placed],
@@ -330,30 +339,6 @@ def _stream(js: Any, name: str) -> Any:
         raise
 
 
-def _dataset_rows(path: str) -> tuple[int, int, int, int, dict[str, int]]:
-    """(rows, distinct sequences, first, last, per-subject counts) of a tail dataset, read
-    back from its Parquet files."""
-    import pyarrow.compute as pc
-
-    from .. import lake
-
-    fragments, schema = lake._dataset(path)
-    rows = 0
-    seqs: set[int] = set()
-    subjects: dict[str, int] = {}
-    batches = (b for frag in fragments
-               for b in frag.to_batches(schema=schema, columns=["seq", "subject"]))
-    for batch in batches:
-        rows += batch.num_rows
-        seqs.update(batch.column(0).to_pylist())
-        if batch.num_rows:
-            counts = pc.value_counts(batch.column(1))
-            for item in counts.to_pylist():
-                subj = item["values"] or ""
-                subjects[subj] = subjects.get(subj, 0) + int(item["counts"])
-    return rows, len(seqs), min(seqs, default=0), max(seqs, default=0), subjects
-
-
 def _read_tail(js: Any, stream: str, lo: int, hi: int, tail: TailReport) -> None:
     """Count the tail ``lo..hi`` of ``stream`` (a dry run: read, nothing written)."""
     from .. import lake
@@ -395,7 +380,7 @@ def _save_tail(js: Any, stream: str, tail: TailReport, cut: int, ours: bool) -> 
         if cut_of() != cut:  # resumed one made with an older cut: written again
             export(force=True)
     expected = count_pending(js, stream, tail.from_seq, None, [])
-    rows, distinct, first, last, subjects = _dataset_rows(tail.path)
+    rows, distinct, first, last, subjects = dataset_rows(tail.path)
     if int(js.stream_info(stream).state.last_seq) != cut:
         raise _Grew()
     if not (rows == distinct == expected and (rows == 0 or (
@@ -603,6 +588,9 @@ def _record_plan(run: _Run, rec: dict[str, Any] | None, info: Any,
             run.save()
     report.tail = TailReport.from_json(run.rec["tail"])
     report.tail.path_from = path_from
+    if (run.rec.get("unmatched") or {}).get("verified"):
+        report.unmatched = TailReport.from_json(run.rec["unmatched"])
+        report.unmatched.path_from = "beside the tail"
     report.origin_consumers = _consumers_shown(run.rec.get("origin_consumers", []))
     if "reuse" in run.rec:
         report.reuse = Reuse.from_json(run.rec["reuse"]).to_json()
@@ -697,6 +685,7 @@ def _to_mirror(run: _Run) -> bool:
         if not _save_tail_step(run, cut):
             continue  # it took messages while its tail was saved: save the longer tail
         reuse = _compare(run)  # recorded with the old origin's consumers
+        _save_unmatched_step(run, reuse)
         _record_origin(run, oinfo)
         _hold_sources(run)
         if not run.dry_run and int(
@@ -706,6 +695,7 @@ def _to_mirror(run: _Run) -> bool:
             if int(run.osite.js.stream_info(run.origin_name).state.last_seq) != cut:
                 continue  # it took messages since compared: save the longer tail
             reuse = _not_reused(run)  # a message removed since compared (an expiry)
+            _save_unmatched_step(run, reuse)  # nothing kept: more of it goes
         if reuse.upto:
             created = True
         else:
@@ -757,6 +747,50 @@ def _save_tail_step(run: _Run, cut: int) -> bool:
     if tail.note:
         run.done("save-tail", tail.note)
     return True
+
+
+def _save_unmatched_step(run: _Run, reuse: Reuse) -> None:
+    """Step save-unmatched: the old origin's messages at or below the promoted sequence
+    that the promoted stream does not hold, and that the old origin does not keep
+    (``reuse``), saved beside the tail and counted there (core/dr/unmatched.py); a dry run
+    counts them. Nothing (no step) when there are none."""
+    rec, report = run.rec, run.report
+    sel = select(run.osite.js, run.origin_name, run.site.js, run.stream,
+                 report.promoted_last_seq, reuse.upto)
+    if sel is None:
+        if rec.pop("unmatched", None) is not None:
+            run.save()
+        report.unmatched = None
+        return
+    had = rec.get("unmatched") or {}
+    # beside the tail; once saved, where it was saved (a re-run given another --tail)
+    path = str(had["path"]) if had.get("verified") else _unmatched_path(rec["tail"]["path"])
+    u = TailReport(path, sel.lo, path_from="beside the tail")
+    if run.dry_run:
+        u.messages, u.first_seq, u.last_seq, u.subjects = count_selection(
+            run.osite.js, run.origin_name, sel)
+        report.unmatched = u
+        run.done("save-unmatched", f"{_unmatched_words(run, sel, u)} to parquet:{path}")
+        return
+    ours = bool(had.get("writing")) and had.get("path") == path
+    if not ours:
+        rec["unmatched"] = {"path": path, "from_seq": sel.lo, "writing": True}
+        run.save()
+    u.messages, u.first_seq, u.last_seq, u.subjects = save_selection(
+        run.osite.js, run.origin_name, sel, path, ours)
+    u.saved = u.verified = True
+    rec["unmatched"] = {**u.to_json(), "subjects": u.subjects, "writing": True}
+    run.save()
+    report.unmatched = u
+    run.done("save-unmatched", f"{_unmatched_words(run, sel, u)} saved to parquet:{path} "
+             "and counted there")
+
+
+def _unmatched_words(run: _Run, sel: Selection, u: TailReport) -> str:
+    """What the step save-unmatched says of the messages it saves."""
+    report = run.report
+    return (f"{plural(u.messages, 'message')} of {report.there} ({u.first_seq}..{u.last_seq}) "
+            f"not on {report.here}, held nowhere else ({sel.why(report.here)})")
 
 
 def _record_origin(run: _Run, oinfo: Any) -> None:
@@ -883,34 +917,16 @@ def _reuse_origin(run: _Run, reuse: Reuse) -> bool:
 
 
 def _delete_origin(run: _Run, oinfo: Any) -> None:
-    """Step delete-origin: the old origin deleted (its tail saved, it recorded). Messages
-    it holds older than the promoted stream's first sequence (the promoted side's limits
-    dropped them, or it never copied them) are held nowhere else and are not in the tail:
-    the step says how many, the dry run first."""
-    older = _older_than_promoted(run, oinfo)
+    """Step delete-origin: the old origin deleted (its tail and the messages the promoted
+    stream does not hold saved, it recorded)."""
     if not run.dry_run:
         run.osite.js.delete_stream(run.origin_name)
+    u = run.report.unmatched
+    saved = (f"; the {plural(u.messages, 'message')} not on {run.report.here} "
+             f"{'would be ' if run.dry_run else ''}saved to parquet:{u.path}"
+             if u is not None and u.messages else "")
     run.done("delete-origin", f"{run.report.there}, {plural(oinfo.state.messages, 'message')}"
-             + older)
-
-
-def _older_than_promoted(run: _Run, oinfo: Any) -> str:
-    """What :func:`_delete_origin` says of the old origin's messages below the promoted
-    stream's first sequence ("" when there are none)."""
-    from .. import lake
-
-    first = int(run.site.js.stream_info(run.stream).state.first_seq)
-    ofirst = int(oinfo.state.first_seq)
-    if not oinfo.state.messages or ofirst >= first:
-        return ""
-    n = sum(b.num_rows for b in lake.iter_api_batches(run.osite.js, run.origin_name, ofirst,
-                                                       first - 1))
-    if not n:
-        return ""
-    return (f"; {plural(n, 'message')} of them (sequences {ofirst}..{first - 1}) older than "
-            f"{run.report.here}'s first sequence {first}, held nowhere else and not in the "
-            f"tail: export them first to keep them (jetlink stream export {run.origin_name} "
-            "parquet:DIR on its cluster)")
+             + saved)
 
 
 def _add_stream(js: Any, cfg: StreamConfig) -> None:

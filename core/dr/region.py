@@ -832,7 +832,7 @@ def _failback_plan(backend: Backend, objects: list[RegionObject],
             else:
                 doc = dry.to_json()
                 o.plan = {k: doc.get(k) for k in ("origin", "promoted_last_seq", "tail",
-                                                   "origin_consumers", "steps")}
+                                                   "unmatched", "origin_consumers", "steps")}
                 if dry.already_done:
                     o.state, o.detail = EARLIER, f"failed back at {dry.failed_back_at}"
             out.append(o)

@@ -277,3 +277,44 @@ def test_a_stream_sourcing_the_old_origin_copies_nothing_twice(east, tmp_path):
                message="ALL received the message after the switch")
     assert datas() == [b"m%d" % i for i in range(1, 11)] + [b"tail1", b"tail2", b"tail3"] \
         + [b"east%d" % i for i in range(1, 5)] + [b"after"]
+
+
+@pytest.mark.slow
+def test_messages_the_promoted_mirror_dropped_are_saved_before_west_is_deleted(east,
+                                                                                 tmp_path):
+    """East's mirror keeps 5 messages (max_msgs): west's 1..5 are held nowhere else. A
+    nats-server stream is not made a mirror in place, so west is deleted: its 1..5 are saved
+    beside the tail first (core/dr/unmatched.py), byte for byte, and counted there."""
+    d = east.domains
+    c = d.client()
+    c.stream_create({"name": "ORDERS", "subjects": ["orders.>"]}, domain="west")
+    for i in range(10):
+        c.js_publish(f"orders.{('eu', 'us')[i % 2]}", b"m%d" % (i + 1),
+                     headers={"N": str(i + 1)})
+    c.stream_create({"name": "ORDERS_EAST", "max_msgs": 5, "mirror": {
+        "name": "ORDERS", "external": {"api": "$JS.west.API"}}}, domain="east")
+    wait_until(lambda: c.stream_info("ORDERS_EAST", domain="east")["state"]["first_seq"] == 6,
+               message="the mirror copied and dropped west's 1..5")
+    older = []
+    for seq in range(1, 6):
+        m = c.api("STREAM.MSG.GET.ORDERS", {"seq": seq}, domain="west")["message"]
+        older.append((seq, m["subject"], base64.b64decode(m["hdrs"]),
+                      base64.b64decode(m["data"]), parse_rfc3339_nano(m["time"])))
+    ok = doc(east("stream", "failover", "ORDERS_EAST", "--subjects", "east.orders.>", "-f",
+                  "-j"))
+    assert ok["stream"] == "ORDERS_EAST"
+    tail = tmp_path / "tail"
+    rep = doc(east("stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail}", "-f",
+                   "-j"))
+    u = rep["unmatched"]
+    assert (u["messages"], u["first_seq"], u["last_seq"], u["verified"], u["path"]) == (
+        5, 1, 5, True, f"{tail}-unmatched")
+    names = [s["step"] for s in rep["steps"]]
+    assert names.index("save-unmatched") < names.index("delete-origin")
+    assert next(s["detail"] for s in rep["steps"] if s["step"] == "delete-origin") == (
+        f"ORDERS@west, 10 messages; the 5 messages not on ORDERS_EAST@east saved to "
+        f"parquet:{tail}-unmatched")
+    assert _rows(f"{tail}-unmatched") == older
+    wait_until(lambda: c.stream_info("ORDERS", domain="west")["state"]["last_seq"] == 10,
+               message="west, a mirror now, copied east's messages")
+    assert c.stream_info("ORDERS", domain="west")["config"]["mirror"]["name"] == "ORDERS_EAST"
