@@ -243,6 +243,20 @@ topics = _offer(_topics)
 groups = _offer(_groups)
 links = _offer(_links)
 mirror_topics = _offer(_mirror_topics)
+
+
+def comma_list(offer: Callable[[typer.Context, str], list[str]]
+               ) -> Callable[[typer.Context, str], list[str]]:
+    """``offer`` for the last item of a comma-separated value (``--topics a,b,c``): what
+    comes before the last comma kept, the items already named not offered again."""
+    def complete(ctx: typer.Context, incomplete: str) -> list[str]:
+        head, comma, last = incomplete.rpartition(",")
+        named = set(head.split(",")) if comma else set()
+        return [f"{head}{comma}{name}" for name in offer(ctx, last) if name not in named]
+    return complete
+
+
+mirror_topic_lists = comma_list(mirror_topics)
 mirror_streams = _offer(_dr("mirrors"), "mirrors")
 kv_mirror_buckets = _offer(_dr("kv_mirrors"), "kv_mirrors")
 promoted_streams = _offer(_dr("promoted"), "promoted")

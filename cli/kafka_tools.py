@@ -26,11 +26,17 @@ import typer
 from jetlink.cli import common, completion
 from jetlink.cli.app import App
 from jetlink.cli.common import usage
-from jetlink.cli.options import WAIT, JsonOption
+from jetlink.cli.options import (
+    WAIT,
+    InsecureOption,
+    JsonOption,
+    RestApiKeyOption,
+    RestApiSecretOption,
+    RestTokenOption,
+    RestUrlOption,
+    rest_callback,
+)
 
-RestUrlOpt = Annotated[str | None, common.rest_url_option(
-    "Call this REST API v3 endpoint instead of the local engine (as links / mirrors "
-    "--rest-url; the URL jetlink serve prints works).")]
 BootstrapOpt = Annotated[
     str | None,
     typer.Option("--bootstrap-server", metavar="HOST:PORT",
@@ -188,6 +194,23 @@ def _cluster_of_servers(app: App, servers: str) -> tuple[str | None, str]:
     return None, host
 
 
+def _link_of(app: App, topics: list[str], action: str) -> str:
+    """The link of the mirror topics ``topics`` (``--topics`` without ``--link``, as
+    kafka-mirrors takes them): each described; a topic that is no mirror is the describe's
+    error; topics of several links are a usage error naming each link's."""
+    from jetlink.cli import mirrors
+
+    m = mirrors._mirrors(app)
+    links: dict[str, list[str]] = {}
+    for topic in dict.fromkeys(topics):
+        links.setdefault(m.describe(topic).link_name, []).append(topic)
+    if len(links) > 1:
+        each = "; ".join(f"{', '.join(ts)} of link {name}" for name, ts in links.items())
+        raise usage(f"{action} --topics names mirrors of {len(links)} links ({each}): run it "
+                    "once per link (--link LINK --topics ...)")
+    return next(iter(links))
+
+
 def _need(value: Any, flag: str, action: str) -> Any:
     if not value:
         raise usage(f"{action} needs {flag}")
@@ -222,7 +245,8 @@ def kafka_mirrors(
     topics: Annotated[
         list[str] | None,
         typer.Option("--topics", metavar="TOPIC[,TOPIC...]",
-                     help="Mirror topics, comma separated (repeatable).", show_default=False),
+                     help="Mirror topics, comma separated (repeatable).", show_default=False,
+                     autocompletion=completion.mirror_topic_lists),
     ] = None,
     mirror_topic: Annotated[
         str | None,
@@ -261,7 +285,11 @@ def kafka_mirrors(
     ] = None,
     bootstrap_server: BootstrapOpt = None,
     command_config: CommandConfigOpt = None,
-    rest_url: RestUrlOpt = None,
+    rest_url: RestUrlOption = None,
+    rest_token: RestTokenOption = None,
+    rest_api_key: RestApiKeyOption = None,
+    rest_api_secret: RestApiSecretOption = None,
+    insecure: InsecureOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Mirror topics, kafka-mirrors syntax.
@@ -274,6 +302,7 @@ def kafka_mirrors(
     """
     from jetlink.cli import mirrors
 
+    rest_callback(ctx, rest_url, rest_token, rest_api_key, rest_api_secret, insecure)
     app = App.of(ctx)
     action = one_action("kafka-mirrors", {
         "--describe": describe, "--list": list_, "--create": create, "--promote": promote,
@@ -298,10 +327,14 @@ def kafka_mirrors(
     if action in ("--create", "--list") and names:
         raise usage(f"--topics does not apply to {action}"
                     + (" (use --mirror-topic)" if action == "--create" else ""))
-    if action not in ("--describe", "--list"):
-        _need(link, "--link LINK", action)
+    alters = ("--promote", "--failover", "--pause", "--unpause")
+    if action not in ("--describe", "--list") and not (action in alters and names):
+        _need(link, "--link LINK" + (" (every mirror of it) or --topics TOPIC[,TOPIC...]"
+                                     if action in alters else ""), action)
     app.reading = action in ("--describe", "--list")
     select_cluster(app, bootstrap_server, command_config)
+    if action in alters and link is None:
+        link = _link_of(app, names, action)
 
     if action == "--describe":
         mirrors.describe(ctx, topics=names or None, link=link,
@@ -346,7 +379,7 @@ def kafka_cluster_links(
         str | None,
         typer.Option("--source-cluster", "--cluster-id", metavar="NAME",
                      help="With --create: the source cluster (a cluster of the data "
-                     "directory).", show_default=False),
+                     "directory).", show_default=False, autocompletion=completion.clusters),
     ] = None,
     config_file: Annotated[
         Path | None,
@@ -393,7 +426,11 @@ def kafka_cluster_links(
     ] = False,
     bootstrap_server: BootstrapOpt = None,
     command_config: CommandConfigOpt = None,
-    rest_url: RestUrlOpt = None,
+    rest_url: RestUrlOption = None,
+    rest_token: RestTokenOption = None,
+    rest_api_key: RestApiKeyOption = None,
+    rest_api_secret: RestApiSecretOption = None,
+    insecure: InsecureOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Cluster links, kafka-cluster-links syntax.
@@ -404,6 +441,7 @@ def kafka_cluster_links(
     """
     from jetlink.cli import links
 
+    rest_callback(ctx, rest_url, rest_token, rest_api_key, rest_api_secret, insecure)
     app = App.of(ctx)
     action = one_action("kafka-cluster-links", {
         "--list": list_, "--create": create, "--describe": describe, "--delete": delete,

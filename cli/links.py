@@ -248,6 +248,7 @@ def create(
             metavar="NAME",
             help="The cluster of the data directory the link copies from.",
             show_default=False,
+            autocompletion=completion.clusters,
         ),
     ],
     config: ConfigOpt = None,

@@ -156,13 +156,13 @@ def ls(
     their link exists.
     """
     app = App.of(ctx)
-    if mirror_status is not None:  # a bad value of an option is a usage error (exit 2)
-        from jetlink.core.kafka.mirror_model import STATUSES
-
-        if mirror_status.upper() not in STATUSES:
-            raise common.usage(f"invalid value for --mirror-status: {mirror_status!r}: one of "
-                               f"{', '.join(STATUSES)}")
-    infos = _mirrors(app).list(link, mirror_status, pending_stopped_only)
+    m = _mirrors(app)
+    # a bad value of an option is a usage error (exit 2); the statuses are those of the
+    # API called (the REST API's enum is longer than the engine's)
+    if mirror_status is not None and mirror_status.upper() not in m.statuses:
+        raise common.usage(f"invalid value for --mirror-status: {mirror_status!r}: one of "
+                           f"{', '.join(m.statuses)}")
+    infos = m.list(link, mirror_status, pending_stopped_only)
     docs = [dict(i.to_json(), status_time_ms=i.status_time_ms,
                  max_per_partition_mirror_lag=i.max_per_partition_mirror_lag) for i in infos]
 

@@ -157,58 +157,65 @@ ENV_REST_API_KEY = "JETLINK_REST_API_KEY"
 ENV_REST_API_SECRET = "JETLINK_REST_API_SECRET"
 
 
+RestUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--rest-url",
+        envvar=ENV_REST_URL,
+        metavar="URL",
+        help="Call this Confluent REST API v3 endpoint (jetlink serve, Confluent Server "
+        "or Cloud) instead of the local engine; the cluster ID is --cluster. Default: "
+        "the context's rest_url.",
+        show_default=False,
+    ),
+]
+RestTokenOption = Annotated[
+    str | None,
+    typer.Option(
+        "--rest-token",
+        envvar=ENV_REST_TOKEN,
+        metavar="TOKEN",
+        help="Bearer token sent to the REST API (Authorization: Bearer TOKEN).",
+        show_default=False,
+    ),
+]
+RestApiKeyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--rest-api-key",
+        envvar=ENV_REST_API_KEY,
+        metavar="KEY",
+        help="API key for HTTP Basic authentication (with --rest-api-secret), as "
+        "Confluent Cloud takes it.",
+        show_default=False,
+    ),
+]
+RestApiSecretOption = Annotated[
+    str | None,
+    typer.Option(
+        "--rest-api-secret",
+        envvar=ENV_REST_API_SECRET,
+        metavar="SECRET",
+        help="The API key's secret.",
+        show_default=False,
+    ),
+]
+InsecureOption = Annotated[
+    bool,
+    typer.Option(
+        "--insecure",
+        help="Do not verify the REST API's TLS certificate (verified by default).",
+    ),
+]
+
+
 def rest_callback(
     ctx: typer.Context,
-    rest_url: Annotated[
-        str | None,
-        typer.Option(
-            "--rest-url",
-            envvar=ENV_REST_URL,
-            metavar="URL",
-            help="Call this Confluent REST API v3 endpoint (jetlink serve, Confluent Server "
-            "or Cloud) instead of the local engine; the cluster ID is --cluster. Default: "
-            "the context's rest_url.",
-            show_default=False,
-        ),
-    ] = None,
-    rest_token: Annotated[
-        str | None,
-        typer.Option(
-            "--rest-token",
-            envvar=ENV_REST_TOKEN,
-            metavar="TOKEN",
-            help="Bearer token sent to the REST API (Authorization: Bearer TOKEN).",
-            show_default=False,
-        ),
-    ] = None,
-    rest_api_key: Annotated[
-        str | None,
-        typer.Option(
-            "--rest-api-key",
-            envvar=ENV_REST_API_KEY,
-            metavar="KEY",
-            help="API key for HTTP Basic authentication (with --rest-api-secret), as "
-            "Confluent Cloud takes it.",
-            show_default=False,
-        ),
-    ] = None,
-    rest_api_secret: Annotated[
-        str | None,
-        typer.Option(
-            "--rest-api-secret",
-            envvar=ENV_REST_API_SECRET,
-            metavar="SECRET",
-            help="The API key's secret.",
-            show_default=False,
-        ),
-    ] = None,
-    insecure: Annotated[
-        bool,
-        typer.Option(
-            "--insecure",
-            help="Do not verify the REST API's TLS certificate (verified by default).",
-        ),
-    ] = False,
+    rest_url: RestUrlOption = None,
+    rest_token: RestTokenOption = None,
+    rest_api_key: RestApiKeyOption = None,
+    rest_api_secret: RestApiSecretOption = None,
+    insecure: InsecureOption = False,
 ) -> None:
     """The options of the links / mirrors groups, recorded for :func:`jetlink.cli.common.
     rest_settings` (which adds the context's rest_url); nothing is read or checked here, so

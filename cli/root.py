@@ -90,9 +90,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("bench", "Measure the engine's hot paths."),
     "demo": ("demo", "Run the disaster-recovery drill, narrated."),
 }
-# natscli's aliases (fisk's Alias()) of the verbs jetlink has: group -> alias -> command
-# ("" is the root). They resolve like the command's own name, are left out of the command
-# lists and completion, and each group's help names them (``_alias_help``).
+# natscli's aliases (fisk's Alias()) of the verbs jetlink has, and the Confluent CLI's
+# ``list`` of the Kafka groups (confluent kafka link|mirror|topic|consumer group|acl list):
+# group -> alias -> command ("" is the root). They resolve like the command's own name, are
+# left out of the command lists and completion, and each group's help names them
+# (``_alias_help``).
 ALIASES: dict[str, dict[str, str]] = {
     "": {"str": "stream", "st": "stream", "ms": "stream", "s": "stream",
          "con": "consumer", "obs": "consumer", "c": "consumer",
@@ -105,7 +107,13 @@ ALIASES: dict[str, dict[str, str]] = {
     "kv": {"new": "add", "view": "info", "list": "ls"},
     "context": {"create": "add", "save": "add", "list": "ls", "l": "ls", "remove": "rm",
                 "switch": "select", "set": "select", "v": "info", "view": "info"},
+    "links": {"list": "ls"},
+    "mirrors": {"list": "ls"},
+    "topic": {"list": "ls"},
+    "group": {"list": "ls"},
+    "acls": {"list": "ls"},
 }
+KAFKA_ALIAS_GROUPS = ("links", "mirrors", "topic", "group", "acls")
 
 
 def _alias_help(group: str) -> str:
@@ -118,7 +126,8 @@ def _alias_help(group: str) -> str:
     own = [alias for alias, command in ALIASES[""].items() if command == group]
     if own:
         parts.insert(0, f"{group}: {', '.join(own)}")
-    return "Aliases (natscli's): " + "; ".join(parts) + "." if parts else ""
+    whose = "the Confluent CLI's" if group in KAFKA_ALIAS_GROUPS else "natscli's"
+    return f"Aliases ({whose}): " + "; ".join(parts) + "." if parts else ""
 
 
 # ctx.meta key: the arguments after the global options (JetlinkGroup.invoke records them).

@@ -315,7 +315,9 @@ def root_page(root: click.Command, ctx: click.Context) -> str:
     for name, sub in commands:
         lines += [".TP", bold(name), esc(f"{short_help(sub)} See {PROG}-{name}(1).")]
     lines += exit_status_section()
-    lines += environment_section(environment([(root, ctx)]))
+    # every command's variables (the REST options of links / mirrors among them), as
+    # docs/cli.md lists them
+    lines += environment_section(environment([(c, x) for _, c, x in walk([PROG], root, ctx)]))
     lines += [".SH SEE ALSO", ", ".join(f"{bold(f'{PROG}-{name}')}(1)" for name, _ in commands)]
     return "\n".join(lines) + "\n"
 

@@ -109,6 +109,12 @@ def test_read_only_actions_print_what_the_mirrors_verbs_print(worlds, kafka, ver
     (["--failover", "--topics", "orders", "--link", "L"], ["failover", "orders", "--link", "L"],
      True),
     (["--failover", "--link", "L"], ["failover", "--link", "L"], True),
+    # --topics without --link (Confluent's kafka-mirrors): the topics' link
+    (["--failover", "--topics", "orders"], ["failover", "orders", "--link", "L"], True),
+    (["--promote", "--topics", "orders", "--dry-run"],
+     ["promote", "orders", "--link", "L", "--dry-run"], True),
+    (["--pause", "--topics", "orders"], ["pause", "orders", "--link", "L"], True),
+    (["--unpause", "--topics", "orders"], ["resume", "orders", "--link", "L"], True),
     (["--pause", "--topics", "orders", "--link", "L"], ["pause", "orders", "--link", "L"], True),
     (["--unpause", "--topics", "orders", "--link", "L"], ["resume", "orders", "--link", "L"],
      True),
@@ -193,6 +199,46 @@ def test_reverse_and_pause_runs_the_mirrors_verb(worlds):
     assert "Cluster link 'L' is not bidirectional" in a.stdout
 
 
+def test_topics_without_a_link_take_each_topics_link(worlds):
+    """kafka-mirrors --failover --topics T (Confluent's reference: --topics and --link are
+    exclusive): the link is each topic's; a topic that is no mirror is the describe's error
+    (exit 1, nothing changed); topics of two links are refused, naming each link's."""
+    data = worlds("w")
+    bad = worlds.run(data, "--cluster", "east", "kafka-mirrors", "--failover", "--topics",
+                     "payments")
+    assert (bad.exit_code, bad.stdout) == (1, "")
+    assert "payments" in bad.stderr and "Traceback" not in bad.stderr
+    state = doc(worlds.run(data, "--cluster", "east", "mirrors", "describe", "-j"))
+    assert [m["mirror_status"] for m in state] == ["ACTIVE"]
+    ok(worlds.run(data, "--cluster", "east", "links", "create", "M", "--source-cluster",
+                  "west"))
+    ok(worlds.run(data, "--cluster", "east", "mirrors", "create", "payments", "--link", "M"))
+    two = worlds.run(data, "--cluster", "east", "kafka-mirrors", "--pause", "--topics",
+                     "orders,payments")
+    assert (two.exit_code, two.stderr) == (2, (
+        "jetlink: error: --pause --topics names mirrors of 2 links (orders of link L; "
+        "payments of link M): run it once per link (--link LINK --topics ...)\n"))
+
+
+def test_the_rest_options_and_their_variables(worlds, monkeypatch):
+    """kafka-mirrors and kafka-cluster-links take the links / mirrors groups' REST options
+    and their JETLINK_REST_* variables: a URL from JETLINK_REST_URL is called (a refused
+    connection here), never the local engine."""
+    data = worlds("w")
+    monkeypatch.setenv("JETLINK_REST_URL", "http://127.0.0.1:9")
+    for tool, args in (("kafka-mirrors", ["--list"]), ("kafka-cluster-links", ["--list"])):
+        r = worlds.run(data, "--cluster", "east", tool, *args)
+        assert r.exit_code == 1 and "127.0.0.1:9" in r.stderr, (tool, r.stderr)
+    monkeypatch.delenv("JETLINK_REST_URL")
+    r = worlds.run(data, "--cluster", "east", "kafka-mirrors", "--list", "--rest-url",
+                   "http://127.0.0.1:9", "--rest-token", "t", "--insecure")
+    assert r.exit_code == 1 and "127.0.0.1:9" in r.stderr, r.stderr
+    r = worlds.run(data, "--cluster", "east", "kafka-cluster-links", "--list",
+                   "--rest-api-key", "k", "--rest-api-secret", "s", "--rest-url",
+                   "http://127.0.0.1:9")
+    assert r.exit_code == 1 and "127.0.0.1:9" in r.stderr, r.stderr
+
+
 # -- usage errors ---------------------------------------------------------------------------
 
 
@@ -200,7 +246,10 @@ def test_reverse_and_pause_runs_the_mirrors_verb(worlds):
     ("kafka-mirrors", [], ["give one action", "--describe", "--reverse-and-pause"]),
     ("kafka-mirrors", ["--promote", "--failover", "--link", "L"],
      ["only one action", "--promote and --failover"]),
-    ("kafka-mirrors", ["--promote", "--topics", "orders"], ["--promote needs --link"]),
+    ("kafka-mirrors", ["--promote"], ["--promote needs --link LINK (every mirror of it) or "
+                                      "--topics TOPIC[,TOPIC...]"]),
+    ("kafka-mirrors", ["--truncate-and-restore", "--topics", "orders"],
+     ["--truncate-and-restore needs --link LINK"]),
     ("kafka-mirrors", ["--create", "--link", "L"], ["--create needs --mirror-topic"]),
     ("kafka-mirrors", ["--truncate-and-restore", "--topics", "a,b", "--link", "L"],
      ["exactly one topic"]),
@@ -649,3 +698,15 @@ def test_serve_subprocess_printed_urls_work_as_rest_url(tmp_path, monkeypatch):
                 ("KafkaCluster", "west", api + "/west")
         finally:
             server.stop()
+
+
+@pytest.mark.parametrize("group", ["links", "mirrors", "topic", "group", "acls"])
+def test_the_confluent_clis_list_is_ls(worlds, group):
+    """confluent kafka link|mirror|topic|consumer group|acl list: ``list`` runs ``ls`` (the
+    same output), is named in the group's help and is no command of its own."""
+    data = worlds("w")
+    same(worlds.run(data, "--cluster", "east", group, "list", "-j"),
+         worlds.run(data, "--cluster", "east", group, "ls", "-j"))
+    help_text = ok(worlds.run(data, group, "--help")).stdout
+    assert "Aliases (the Confluent CLI's): ls: list." in help_text
+    assert "\n  list " not in help_text

@@ -968,6 +968,41 @@ def test_e2e_auth_failure_is_a_clear_401(world, cli, server, tmp_path):
                                  "failed (401): Authentication failed\n")
 
 
+def test_e2e_describe_of_no_mirror_without_link_makes_no_error_code_up(world, cli, server,
+                                                                        tmp_path):
+    """mirrors describe TOPIC without --link lists every link's mirrors (the API answers no
+    error): the message names the topic and the cluster, with no Kafka error name or code."""
+    w = world()
+    r = cli(tmp_path / "none", "--cluster", w.east, "mirrors", *remote_args(server),
+            "describe", "nosuch")
+    assert (r.exit_code, r.stdout, r.stderr) == (1, "", (
+        f"jetlink: error: Topic 'nosuch' is not mirrored: no link of cluster {w.east} has a "
+        "mirror topic of that name\n"))
+
+
+def test_e2e_the_kafka_tools_authenticate_as_the_groups_do(world, cli, server, tmp_path,
+                                                           monkeypatch):
+    """kafka-mirrors / kafka-cluster-links with --rest-token, or the JETLINK_REST_* variables
+    (URL and token), print what the links / mirrors verbs print over the same endpoint."""
+    w = world()
+    none = tmp_path / "none"
+    links = ok(cli(none, "--cluster", w.east, "links", *remote_args(server), "ls"))
+    mirrors = ok(cli(none, "--cluster", w.east, "mirrors", *remote_args(server), "ls"))
+    assert ok(cli(none, "--cluster", w.east, "kafka-cluster-links", "--list",
+                  *remote_args(server))).stdout == links.stdout
+    assert ok(cli(none, "--cluster", w.east, "kafka-mirrors", "--list",
+                  *remote_args(server))).stdout == mirrors.stdout
+    monkeypatch.setenv("JETLINK_REST_URL", server.url)
+    monkeypatch.setenv("JETLINK_REST_TOKEN", TOKEN)
+    assert ok(cli(none, "--cluster", w.east, "kafka-mirrors", "--list")).stdout == \
+        mirrors.stdout
+    monkeypatch.setenv("JETLINK_REST_TOKEN", "wrong")
+    denied = cli(none, "--cluster", w.east, "kafka-cluster-links", "--list")
+    assert (denied.exit_code, denied.stderr) == (1, (
+        f"jetlink: error: REST API at {server.url}: authentication failed (401): "
+        "Authentication failed\n"))
+
+
 def test_e2e_the_context_gives_the_rest_url(world, cli, server, tmp_path, monkeypatch):
     w = world()
     ok(cli(tmp_path / "none", "context", "add", "remote", "--cluster", w.east, "--rest-url",

@@ -311,11 +311,16 @@ def test_mirror_create_validate_only_sends_nothing(remote, recorder):
 def test_unknown_mirror_status_is_refused_before_sending(remote, recorder):
     result = remote("mirrors", "ls", "--mirror-status", "sleeping")
     assert result.exit_code == 2  # a bad option value: a usage error, as every enum option
+    # the REST API's enum: the engine's statuses and those only a Confluent server reports
     assert result.stderr == ("jetlink: error: invalid value for --mirror-status: 'sleeping': "
-                             "one of ACTIVE, PAUSED, PENDING_STOPPED, STOPPED, "
-                             "SOURCE_UNAVAILABLE, LINK_FAILED, FAILED\n")
+                             "one of ACTIVE, FAILED, LINK_FAILED, LINK_PAUSED, PAUSED, "
+                             "PENDING_STOPPED, SOURCE_UNAVAILABLE, STOPPED, PENDING_MIRROR, "
+                             "PENDING_SYNCHRONIZE, PENDING_SETUP_FOR_RESTORE, "
+                             "PENDING_RESTORE\n")
     assert recorder.requests == []
     ok(remote("mirrors", "ls", "--mirror-status", "paused"))  # any case, as before
+    ok(remote("mirrors", "ls", "--mirror-status", "LINK_PAUSED"))
+    assert recorder.requests[-1][2] == [("mirror_status", "LINK_PAUSED")]
 
 
 def test_the_checker_finds_what_the_old_client_sent():

@@ -35,6 +35,7 @@ import httpx
 
 from jetlink.core.errors import JetlinkError, UsageError
 from jetlink.core.kafka.errors import ERROR_CODES, KafkaError, error_name
+from jetlink.core.kafka.mirror_model import REST_STATUSES
 
 __all__ = [
     "BACKOFF_SECONDS",
@@ -66,9 +67,7 @@ MIRROR_ACTIONS = ("promote", "failover", "pause", "resume", "reverse-and-start-m
 
 # mirror_status values of listKafkaMirrorTopics / listKafkaMirrorTopicsUnderLink: Cloud's
 # MirrorTopicStatus enum (the Platform's is a subset of it).
-MIRROR_STATUSES = ("ACTIVE", "FAILED", "LINK_FAILED", "LINK_PAUSED", "PAUSED",
-                   "PENDING_STOPPED", "SOURCE_UNAVAILABLE", "STOPPED", "PENDING_MIRROR",
-                   "PENDING_SYNCHRONIZE", "PENDING_SETUP_FOR_RESTORE", "PENDING_RESTORE")
+MIRROR_STATUSES = REST_STATUSES
 
 
 class RestError(JetlinkError):

@@ -72,6 +72,7 @@ from jetlink.core.kafka.links import (
     TaskInfo,
     compute_tasks,
 )
+from jetlink.core.kafka.mirror_model import REST_STATUSES
 from jetlink.core.kafka.mirrors import (
     ACTIVE,
     PAUSED,
@@ -379,6 +380,8 @@ class RestMirrors:
     context manager giving an ``update(text)`` function (a spinner on stderr), none by
     default; ``sleep`` / ``monotonic``: for tests."""
 
+    statuses: tuple[str, ...] = REST_STATUSES  # REST v3's MirrorTopicStatus enum
+
     def __init__(
         self,
         client: RestClient,
@@ -421,7 +424,11 @@ class RestMirrors:
         for data in self.client.list_mirrors():
             if data.get("mirror_topic_name") == topic:
                 return mirror_info(data)
-        raise KafkaError("INVALID_REQUEST", not_mirrored_message(topic), field="topic")
+        # found by listing every link's mirrors (GET /links/-/mirrors): the API answered no
+        # error, so none is made up (no Kafka error name or code, no HTTP status)
+        raise JetlinkError(f"{not_mirrored_message(topic)}: no link of cluster "
+                           f"{self.client.cluster_id} has a mirror topic of that name",
+                           field="topic")
 
     def list(self, link: str | None = None, status: str | None = None,
              pending_stopped_only: bool = False) -> list[MirrorInfo]:

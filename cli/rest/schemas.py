@@ -34,6 +34,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from jetlink.core.kafka.mirror_model import REST_STATUSES
+
 __all__ = [
     "OPERATIONS",
     "Operation",
@@ -54,11 +56,7 @@ _INT32_RANGE = (-(2 ** 31), 2 ** 31 - 1)
 
 # O's MirrorTopicStatus (P's is ACTIVE, FAILED, PAUSED, STOPPED, PENDING_STOPPED,
 # PENDING_SYNCHRONIZE, PENDING_MIRROR: a subset).
-MIRROR_TOPIC_STATUS: dict[str, Any] = {"type": "string", "enum": [
-    "ACTIVE", "FAILED", "LINK_FAILED", "LINK_PAUSED", "PAUSED", "PENDING_STOPPED",
-    "SOURCE_UNAVAILABLE", "STOPPED", "PENDING_MIRROR", "PENDING_SYNCHRONIZE",
-    "PENDING_SETUP_FOR_RESTORE", "PENDING_RESTORE",
-]}
+MIRROR_TOPIC_STATUS: dict[str, Any] = {"type": "string", "enum": list(REST_STATUSES)}
 
 # ConfigData: name and value required, value nullable.
 CONFIG_DATA: dict[str, Any] = {

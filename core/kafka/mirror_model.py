@@ -23,6 +23,11 @@ from .topic_configs import MIRROR_SYNCED_CONFIGS, validate_topic_configs
 ACTIVE, PAUSED, PENDING_STOPPED, STOPPED = "ACTIVE", "PAUSED", "PENDING_STOPPED", "STOPPED"
 SOURCE_UNAVAILABLE, LINK_FAILED, FAILED = "SOURCE_UNAVAILABLE", "LINK_FAILED", "FAILED"
 STATUSES = (ACTIVE, PAUSED, PENDING_STOPPED, STOPPED, SOURCE_UNAVAILABLE, LINK_FAILED, FAILED)
+# REST v3's MirrorTopicStatus enum (Confluent Cloud's; the Platform's is a subset of it): the
+# engine's statuses and those only a Confluent server reports
+REST_STATUSES = ("ACTIVE", "FAILED", "LINK_FAILED", "LINK_PAUSED", "PAUSED", "PENDING_STOPPED",
+                 "SOURCE_UNAVAILABLE", "STOPPED", "PENDING_MIRROR", "PENDING_SYNCHRONIZE",
+                 "PENDING_SETUP_FOR_RESTORE", "PENDING_RESTORE")
 # the source does not answer: the mirror's lag is the one of its last fetch (stale,
 # core/monitor/lag.py)
 SOURCE_UNREACHED = (SOURCE_UNAVAILABLE, LINK_FAILED)

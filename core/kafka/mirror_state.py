@@ -50,6 +50,8 @@ class MirrorState:
     """The mirror topics of the links stored in ``cluster`` (their destination cluster): the
     rows, their reads and statuses, their cleanup."""
 
+    statuses: tuple[str, ...] = tuple(STATUSES)  # the mirror_status values list filters by
+
     def __init__(self, datadir: DataDir, cluster: str, clock: Clock | None = None) -> None:
         from .links import Links
         from .topics import Kafka
