@@ -362,7 +362,28 @@ def target_in_force(ctx: typer.Context) -> Any:
                          f"{'es' if len(addressed) == 1 else ''} the embedded engine "
                          f"({hint})")
             return None
+    if target is None:
+        _no_server_for(root)
     return target
+
+
+# the root's options that only a NATS server takes (credentials, TLS, JetStream domain and
+# prefixes): given on the command line of an invocation with no server, they would be
+# dropped while the command acts on the embedded engine
+SERVER_ONLY = ("creds", "nkey", "user", "password", "tlscert", "tlskey", "tlsca", "tlsfirst",
+               "js_domain", "js_api_prefix", "inbox_prefix")
+
+
+def _no_server_for(root: typer.Context) -> None:
+    """Refused (usage error, nothing done) when server-only options were given on the
+    command line and no server is in force: the embedded engine would be acted on instead."""
+    flags = [f"--{n.replace('_', '-')}" for n in SERVER_ONLY
+             if parameter_source(root, n) == "COMMANDLINE"]
+    if flags:
+        raise usage(f"{', '.join(flags)} appl{'ies' if len(flags) == 1 else 'y'} to a NATS "
+                    "server, and none is in force: give it with -s/--server URL (or NATS_URL, "
+                    "--nats-context, a context's server); the embedded engine takes no "
+                    "credentials, TLS or domain (nothing was done)")
 
 
 def _server_from_environment(root: typer.Context, target: Any) -> tuple[str, str] | None:

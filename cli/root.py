@@ -662,6 +662,12 @@ def _swallowed_command(exc: Any) -> str | None:
 # sequence), so natscli's edit has no flag for them either
 _FIXED_AT_CREATION = {"--storage": "a stream's storage",
                       "--first-sequence": "a stream's first sequence"}
+# natscli: "cannot edit mirrors, or sources using the CLI, use --config instead"
+_EDITED_BY_CONFIG = {
+    "--mirror": "a stream's mirror is fixed when it is created (the server refuses a change "
+                "of it; jetlink stream promote makes a mirror a stream of its own)",
+    "--source": "a stream's sources are edited with the whole config: jetlink stream edit "
+                "STREAM --config FILE (stream info STREAM --json, its config changed)"}
 
 
 def _fixed_at_creation(exc: Any, text: str) -> str | None:
@@ -670,11 +676,34 @@ def _fixed_at_creation(exc: Any, text: str) -> str | None:
     flag = getattr(exc, "option_name", None)
     ctx = getattr(exc, "ctx", None)
     path = str(getattr(ctx, "command_path", "") or "")
-    if type(exc).__name__ != "NoSuchOption" or flag not in _FIXED_AT_CREATION \
-            or not path.endswith("stream edit"):
+    if type(exc).__name__ != "NoSuchOption" or not path.endswith("stream edit"):
+        return None
+    if flag in _EDITED_BY_CONFIG:
+        return f"No such option: {flag}: {_EDITED_BY_CONFIG[flag]}"
+    if flag not in _FIXED_AT_CREATION:
         return None
     return (f"No such option: {flag}: {_FIXED_AT_CREATION[flag]} is fixed when it is "
             "created; stream edit can not change it")
+
+
+# natscli's stream add / edit / copy take --cluster as the placement cluster
+_PLACED_VERBS = ("add", "create", "new", "edit", "update", "copy", "cp")
+
+
+def _placement_cluster(flag: str, exc: Any) -> None:
+    """``stream add ... --cluster east``: natscli's placement cluster, which jetlink's global
+    --cluster (the data directory's cluster; a live server takes none) is not: refused,
+    naming both, rather than moved forward and placing nothing."""
+    from jetlink.core.errors import UsageError
+
+    path = str(getattr(getattr(exc, "ctx", None), "command_path", "") or "").split()
+    if flag != "--cluster" or len(path) < 2 or path[-2] != "stream" \
+            or path[-1] not in _PLACED_VERBS:
+        return
+    raise UsageError(f"--cluster after stream {path[-1]}: natscli's placement cluster is "
+                     "--cluster-placement NAME here (placement.cluster); jetlink's --cluster, "
+                     "the data directory's cluster, goes before the command "
+                     f"(jetlink --cluster NAME stream {path[-1]} ...)", field="cluster")
 
 
 def _global_moved_forward(command: Any, args: list[str], exc: Any) -> list[str] | None:
@@ -689,6 +718,7 @@ def _global_moved_forward(command: Any, args: list[str], exc: Any) -> list[str] 
                   or flag in getattr(p, "secondary_opts", ())), None)
     if param is None:
         return None
+    _placement_cluster(flag, exc)
     takes_value = not getattr(param, "is_flag", False) and not getattr(param, "count", False)
     start = next((i for i, a in enumerate(args) if not a.startswith("-")), len(args))
     for i in range(start, len(args)):
@@ -810,9 +840,12 @@ def run_app(args: list[str], root: typer.Typer | None = None) -> None:
     except JetlinkError as exc:
         # Raised before the root group runs (e.g. by a global option's callback): there is
         # no App yet, so report it in human form.
-        from jetlink.cli.output import print_error
+        from jetlink.cli.output import print_error, print_json
 
-        print_error(None, exc)
+        if isinstance(exc, UsageError) and wants_json(args):
+            print_json(exc.to_dict())
+        else:
+            print_error(None, exc)
         sys.exit(exc.exit_code)
     # Without standalone mode click returns the code of a typer.Exit (or the command's None).
     sys.exit(rv if isinstance(rv, int) else ExitCode.OK)

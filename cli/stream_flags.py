@@ -401,7 +401,9 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
             bool | None,
             _flag(
                 "discard-per-subject",
-                "Sets the 'new' discard policy and applies it to every subject in the stream.",
+                "The 'new' discard policy applied per subject: a subject at its "
+                "--max-msgs-per-subject limit refuses new messages (needs --discard new and "
+                "--max-msgs-per-subject above 0).",
             ),
         ],
         _ALL,
@@ -947,7 +949,10 @@ def _apply_rewrites(new: "StreamConfig", f: StreamFlags) -> None:
             dest=f.republish_destination,
             headers_only=bool(f.republish_headers),
         )
-    elif f.republish_headers and new.republish is not None:
+    elif f.republish_headers:
+        if new.republish is None:  # natscli refuses it too: nothing would be republished
+            raise usage("--republish-headers: the stream republishes nothing: give "
+                        "--republish-source and --republish-destination with it")
         new.republish = RePublish(src=new.republish.src, dest=new.republish.dest, headers_only=True)
 
 

@@ -318,6 +318,57 @@ def test_what_stream_edit_can_not_change_is_said_so(capsys, flag, what):
                                    "is fixed when it is created; stream edit can not change it")
 
 
+@pytest.mark.parametrize(("flag", "said"), [
+    ("--source", "a stream's sources are edited with the whole config: jetlink stream edit "
+                 "STREAM --config FILE (stream info STREAM --json, its config changed)"),
+    ("--mirror", "a stream's mirror is fixed when it is created (the server refuses a change "
+                 "of it; jetlink stream promote makes a mirror a stream of its own)"),
+])
+def test_stream_edit_of_sources_or_mirror_says_how(capsys, flag, said):
+    """natscli: "cannot edit mirrors, or sources using the CLI, use --config instead"."""
+    code, out, err = call(capsys, "stream", "edit", "S", flag, "T1", "-f")
+    assert (code, out) == (2, "")
+    assert err.splitlines()[0] == f"jetlink: error: No such option: {flag}: {said}"
+
+
+@pytest.mark.parametrize("verb", ["add", "create", "edit", "copy"])
+def test_natscli_placement_cluster_after_the_verb_is_refused(capsys, tmp_path, verb):
+    """natscli's stream add|edit|copy --cluster is the placement cluster; jetlink's global
+    --cluster (the data directory's) is not it: refused, naming --cluster-placement, before
+    anything is read or made (on a live server it would have placed nothing)."""
+    data = tmp_path / "data"
+    code, out, err = call(capsys, "--data-dir", str(data), "stream", verb, "S", "--cluster",
+                          "east")
+    assert (code, out) == (2, "")
+    assert err == (f"jetlink: error: --cluster after stream {verb}: natscli's placement "
+                   "cluster is --cluster-placement NAME here (placement.cluster); jetlink's "
+                   "--cluster, the data directory's cluster, goes before the command (jetlink "
+                   f"--cluster NAME stream {verb} ...)\n")
+    assert not data.exists()
+    code, out, _err = call(capsys, "--data-dir", str(data), "stream", verb, "S", "--cluster",
+                           "east", "-j")
+    assert code == 2 and json.loads(out)["error"]["description"].startswith(
+        f"--cluster after stream {verb}: ")
+
+
+@pytest.mark.parametrize("args", [
+    ["--creds", "/nonexistent"], ["--user", "bob", "--password", "x"], ["--tlsfirst"],
+    ["--js-domain", "hub"], ["--inbox-prefix", "_I"], ["--tlsca", "ca.pem"],
+])
+def test_server_options_without_a_server_are_refused(capsys, tmp_path, monkeypatch, args):
+    """Credentials, TLS or a domain on the command line with no server in force: refused
+    (exit 2, nothing done) rather than dropped while the embedded engine is acted on."""
+    monkeypatch.delenv("NATS_URL", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    data = tmp_path / "data"
+    code, out, err = call(capsys, "--data-dir", str(data), *args, "stream", "rm", "S", "-f")
+    assert (code, out) == (2, "")
+    flags = ", ".join(a for a in args if a.startswith("--"))
+    assert err.startswith(f"jetlink: error: {flags} appl"), err
+    assert "none is in force: give it with -s/--server URL" in err
+    assert not data.exists()
+
+
 @pytest.mark.parametrize(("flag", "command"), [("--cluster", "stream"), ("--context", "kv"),
                                                ("--data-dir", "stream")])
 def test_a_global_option_that_took_the_command_as_its_value_says_so(capsys, flag, command):
@@ -325,3 +376,15 @@ def test_a_global_option_that_took_the_command_as_its_value_says_so(capsys, flag
     assert (code, out) == (2, "")
     assert err.splitlines()[0] == (f"jetlink: error: {flag} took {command!r} as its value: "
                                    f"give it one (jetlink {flag} VALUE {command} ...)")
+
+
+def test_republish_headers_without_a_republish_is_refused(capsys, tmp_path):
+    """natscli: --headers-only needs --republish-source and --republish-destination; a stream
+    that republishes nothing would take it silently."""
+    data = tmp_path / "data"
+    code, out, err = call(capsys, "--data-dir", str(data), "stream", "add", "RH", "--subjects",
+                          "rh.>", "--defaults", "--republish-headers")
+    assert (code, out, err) == (2, "", (
+        "jetlink: error: --republish-headers: the stream republishes nothing: give "
+        "--republish-source and --republish-destination with it\n"))
+    assert not (data / "local.db").exists()
