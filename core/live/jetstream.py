@@ -834,7 +834,42 @@ class _PublishRun:
         finally:
             handlers.pop(sub._id, None)
             await sub.unsubscribe()
+        await self.no_ack_unanswered()
         return self.outcome(), self.known
+
+    async def no_ack_unanswered(self) -> None:
+        """Messages unanswered after the timeout whose subject a ``no_ack`` stream captures
+        were stored without an answer (the stream sends none): their result is None, as
+        the engine's, not a time-out (a retry would store them twice). Asked of the server
+        per subject (STREAM.NAMES, then STREAM.INFO of each stream, at most
+        NO_ACK_PROBES subjects)."""
+        pending = [i for i in range(self.sent) if not self.done[i] and not self.refused[i]]
+        if not pending:
+            return
+        no_ack: dict[str, bool] = {}
+        verdict: dict[str, bool] = {}
+        for i in pending:
+            subject = self.msgs[i][0]
+            if subject not in verdict:
+                if len(verdict) >= NO_ACK_PROBES:
+                    continue
+                streams = await self.captured(subject)
+                for name in streams or []:
+                    if name not in no_ack:
+                        no_ack[name] = await self.stream_no_ack(name)
+                verdict[subject] = bool(streams) and all(no_ack[n] for n in streams or [])
+            if verdict.get(subject):
+                self.finish(i, None)
+
+    async def stream_no_ack(self, name: str) -> bool:
+        """Whether stream ``name``'s config has ``no_ack`` (False when it does not answer)."""
+        try:
+            reply = await self.nc.request(f"{self.js.api_prefix}.STREAM.INFO.{name}", b"",
+                                          timeout=min(self.timeout, 1.0))
+            doc = json.loads(reply.data)
+        except Exception:  # noqa: BLE001 - no answer: not known, the time-out stands
+            return False
+        return bool(((doc or {}).get("config") or {}).get("no_ack"))
 
     def finish(self, i: int, result: PubAck | JetlinkError | None) -> None:
         self.done[i] = True
@@ -1000,6 +1035,10 @@ class _PublishRun:
         if unacked and out and isinstance(out[-1], Exception):
             out[-1].unacknowledged = unacked
         return out
+
+
+# subjects whose streams are asked whether they are no_ack once a publish went unanswered
+NO_ACK_PROBES = 16
 
 
 def _check_limits(subject: str, data: bytes, headers: Mapping[str, Any] | None,

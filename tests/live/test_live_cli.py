@@ -353,6 +353,20 @@ def test_pub_count_stops_at_the_first_refusal(live):
     assert doc(jl(live.url, "stream", "info", "L", "-j"))["state"]["messages"] == 3
 
 
+def test_pub_to_a_no_ack_stream_is_sent_not_failed(live):
+    """A no_ack stream answers no publish: once the wait for an answer ends, the server is
+    asked whether the subject's stream is no_ack, and the message is reported sent without
+    an acknowledgement (exit 0), as on the embedded engine, never a time-out (a retry would
+    store it twice)."""
+    ok(jl(live.url, "stream", "add", "NA", "--subjects", "na.>", "--no-ack", "--defaults"))
+    res = ok(jl(live.url, "--timeout", "1s", "pub", "na.a", "x"))
+    assert res.stdout == ("Sent: no acknowledgement (an uncommitted batch message is answered "
+                          "with an empty reply; a no_ack stream answers none)\n")
+    assert doc(jl(live.url, "stream", "info", "NA", "-j"))["state"]["messages"] == 1
+    res = ok(jl(live.url, "--timeout", "1s", "pub", "na.{{Count}}", "x", "--count", "3"))
+    assert doc(jl(live.url, "stream", "info", "NA", "-j"))["state"]["messages"] == 4
+
+
 def test_sub_receives(live):
     received = threading.Event()
 
