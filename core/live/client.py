@@ -28,6 +28,7 @@ from .. import headers as H
 from .. import limits as L
 from ..errors import ApiError, JetlinkError, clip
 from .target import ServerTarget, url_has_credentials
+from .wire import nc_publish
 
 __all__ = ["LiveConnection", "LiveError", "RawMsg", "connect", "without_envelope"]
 
@@ -556,8 +557,7 @@ class LiveConnection:
         _check_limits(subject, data, headers, len(reply.encode()))
 
         async def go() -> None:
-            await self.nc.publish(subject, data, reply=reply,
-                                  headers=dict(headers) if headers else None)
+            await nc_publish(self.nc, subject, data, reply=reply, headers=headers)
 
         self.run(go(), doing=f"publishing to {clip(subject)}")
 

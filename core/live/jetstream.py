@@ -32,7 +32,7 @@ from .client import raw_handlers as _raw_handlers
 from .consumers import LiveConsumers
 from .stream_info import LiveStreamInfo
 from .target import api_prefix_for
-from .wire import _name, _ts, encode_hdrs, flat_headers
+from .wire import _name, _ts, encode_hdrs, nc_publish
 
 __all__ = ["LiveJetStream", "LiveStreamInfo", "LiveMsg"]
 
@@ -702,8 +702,8 @@ class LiveJetStream(LiveConsumers):
                         take(q.get_nowait(), subject)
                     if pub.done or pub.stopped:
                         break
-                    await nc.publish(subject, bytes(data), reply=pub.reply(i == len(items) - 1),
-                                     headers=flat_headers(headers))
+                    await nc_publish(nc, subject, bytes(data),
+                                     reply=pub.reply(i == len(items) - 1), headers=headers)
                     while pub.must_wait:
                         await wait_one(subject)
                 while not pub.done:
@@ -761,7 +761,7 @@ class LiveJetStream(LiveConsumers):
         if not is_valid_publish_subject(subject):
             raise invalid_subject(subject)
         _check_limits(subject, data, headers, None)
-        self.conn.publish(subject, bytes(data), headers=flat_headers(headers))
+        self.conn.publish(subject, bytes(data), headers=headers)
         self._core_published = True
 
     def subscribe(self, subject: str) -> LiveCoreSubscription:
@@ -900,8 +900,7 @@ class _PublishRun:
             self.outstanding += 1
             all_in.clear()
             sent_at[i] = loop.time()
-            await nc.publish(subject, bytes(data), reply=f"{prefix}.{i}",
-                             headers=flat_headers(headers))
+            await nc_publish(nc, subject, bytes(data), reply=f"{prefix}.{i}", headers=headers)
             self.sent = i + 1
 
     async def wait_answers(self) -> None:
@@ -1004,8 +1003,8 @@ class _PublishRun:
             return
         self.refused[i] = False  # sent again: its fate is unknown until answered
         try:
-            await self.nc.publish(subject, bytes(data), reply=f"{self.prefix}.{i}",
-                                  headers=flat_headers(headers))
+            await nc_publish(self.nc, subject, bytes(data), reply=f"{self.prefix}.{i}",
+                             headers=headers)
         except Exception as err:  # noqa: BLE001 - the connection's own error
             self.finish(i, LiveError(f"publish to {clip(subject)}: {err}"))
 

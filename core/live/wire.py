@@ -8,7 +8,7 @@ from typing import Any
 from ..clock import parse_rfc3339_nano
 from ..errors import ApiError
 
-__all__ = ["encode_hdrs", "flat_headers"]
+__all__ = ["encode_hdrs", "flat_headers", "nc_publish", "repeats"]
 
 
 def encode_hdrs(headers: Mapping[str, str] | None, drop: Iterable[str] = ()) -> bytes | None:
@@ -22,8 +22,45 @@ def encode_hdrs(headers: Mapping[str, str] | None, drop: Iterable[str] = ()) -> 
     return ("NATS/1.0\r\n" + "\r\n".join(lines) + "\r\n\r\n").encode()
 
 
+def repeats(headers: Mapping[str, Any] | None) -> bool:
+    """Whether a header has several values (lines of the same name)."""
+    return bool(headers) and any(isinstance(v, (list, tuple)) and len(v) > 1
+                                 for v in (headers or {}).values())
+
+
+async def nc_publish(nc: Any, subject: str, data: bytes, *, reply: str = "",
+                     headers: Mapping[str, Any] | None = None) -> None:
+    """Publish on nats-py's connection ``nc``. A header of several values goes out as
+    several lines of that name (natscli's ``-H X:1 -H X:2``, nats.go's ``Header.Add``):
+    nats-py takes one value per header, so that message's HPUB is built from jetlink's own
+    header block (core/headers.py ``encode_headers``) and queued as nats-py queues its own
+    (its checks first: a closed or draining connection, the server's max_payload);
+    otherwise nats-py publishes it."""
+    if not repeats(headers):
+        await nc.publish(subject, data, reply=reply, headers=flat_headers(headers))
+        return
+    import nats.errors as ne
+    from nats.protocol import command as prot_command
+
+    from ..headers import encode_headers
+
+    if nc.is_closed:
+        raise ne.ConnectionClosedError
+    if nc.is_draining_pubs:
+        raise ne.ConnectionDrainingError
+    if len(data) > nc._max_payload:
+        raise ne.MaxPayloadError
+    hdr = encode_headers(headers) or b""
+    nc.stats["out_msgs"] += 1
+    nc.stats["out_bytes"] += len(data)
+    await nc._send_command(prot_command.hpub_cmd(subject, reply, hdr, data))
+    if nc._flush_queue is not None and nc._flush_queue.empty():
+        await nc._flush_pending()
+
+
 def flat_headers(headers: Mapping[str, Any] | None) -> dict[str, str] | None:
-    """nats-py takes one value per header: lists are joined with ", " (HTTP's rule)."""
+    """nats-py takes one value per header: lists are joined with ", " (HTTP's rule); a
+    publish sends several values as lines of their own (:func:`nc_publish`)."""
     if not headers:
         return None
     out: dict[str, str] = {}

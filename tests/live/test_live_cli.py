@@ -4,6 +4,7 @@ sources across domains, pub / sub, embedded-only verbs refused."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import subprocess
@@ -351,6 +352,23 @@ def test_pub_count_stops_at_the_first_refusal(live):
     assert res.exit_code == 1
     assert "maximum messages exceeded" in res.stderr
     assert doc(jl(live.url, "stream", "info", "L", "-j"))["state"]["messages"] == 3
+
+
+def test_pub_repeated_headers_are_lines_of_their_own(live):
+    """-H X-A:1 -H X-A:2 stores two lines X-A, as natscli (nats.go's Header.Add) and the
+    engine do, not one line joined with a comma (nats-py takes one value per header)."""
+    ok(jl(live.url, "stream", "add", "HD", "--subjects", "hd.>", "--defaults"))
+    ok(jl(live.url, "pub", "hd.b", "x", "-H", "X-A:1", "-H", "X-A:2", "-H", "Y:3"))
+    ok(jl(live.url, "pub", "hd.c", "y", "-H", "X-A:1", "-H", "X-A:2", "--count", "2"))
+    c = live.client()
+    for seq in (1, 2, 3):
+        m = c.api("STREAM.MSG.GET.HD", {"seq": seq})["message"]
+        hdrs = base64.b64decode(m["hdrs"])
+        assert hdrs.startswith(b"NATS/1.0\r\n") and hdrs.endswith(b"\r\n\r\n"), hdrs
+        lines = hdrs[len(b"NATS/1.0\r\n"):-4].split(b"\r\n")
+        assert [ln for ln in lines if ln.startswith(b"X-A:")] == [b"X-A: 1", b"X-A: 2"], hdrs
+    assert doc(jl(live.url, "stream", "get", "HD", "1", "-j"))["data"] == \
+        base64.b64encode(b"x").decode()
 
 
 def test_pub_to_a_no_ack_stream_is_sent_not_failed(live):
