@@ -368,13 +368,17 @@ def copy(
     """Create a stream from another's configuration.
 
     Copies the configuration only (no messages) under the new name; flags given override
-    the copied values (--subjects usually must, as two streams cannot share subjects).
+    the copied values (--subjects usually must, as two streams cannot share subjects). A
+    promoted stream's copy is a stream of its own: without the promotion record and the
+    mirror_direct the server kept from the mirror it was.
     """
+    from jetlink.core.dr.fencing import without_promotion
+
     app = App.of(ctx)
     if source == destination:
         raise usage("source and destination stream names cannot be the same")
     js = open_jetstream(app)
-    cfg = apply_flags(config_of(js.stream_info(source)), flags)
+    cfg = apply_flags(without_promotion(config_of(js.stream_info(source))), flags)
     cfg.name = destination
     cfg.metadata = user_metadata(cfg.metadata)
     info = js.add_stream(cfg)

@@ -1033,6 +1033,21 @@ def test_copy(jl):
     assert overlap.exit_code == 1 and "(10065)" in overlap.stderr
 
 
+def test_a_promoted_streams_copy_is_a_stream_of_its_own(jl):
+    """A promoted mirror keeps mirror_direct (as nats-server keeps it) and jetlink's
+    promotion record; its copy has neither: a stream with mirror_direct and no mirror is
+    refused (10052), and the copy is no promoted stream a failback could take."""
+    ok(jl("stream", "add", "PO", "--subjects", "po.>", "--defaults", "--allow-direct"))
+    ok(jl("stream", "add", "PM", "--defaults", "--mirror", "PO"))
+    ok(jl("stream", "promote", "PM", "-f", "--subjects", "pm.>"))
+    promoted = doc(jl("stream", "info", "PM", "-j"))["config"]
+    assert promoted["mirror_direct"] is True
+    assert "jetlink.promoted_mirror" in promoted["metadata"]
+    copied = doc(jl("stream", "copy", "PM", "PMC", "--subjects", "pmc.>", "-j"))["config"]
+    assert copied["mirror_direct"] is False and "mirror" not in copied
+    assert "jetlink.promoted_mirror" not in (copied.get("metadata") or {})
+
+
 def test_help_examples_of_sizes_and_durations(jl):
     result = ok(jl("stream", "add", "--help"))
     assert "--cluster-placement NAME" in result.stdout
