@@ -11,6 +11,7 @@ returned dict.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
@@ -39,6 +40,45 @@ def _count_option(what: str) -> Any:
 def _runs_option(what: str = "pairs") -> Any:
     return typer.Option("--runs", min=1, metavar="N",
                         help=f"Runs ({what}, the side that goes first alternating).")
+
+
+@dataclass(frozen=True)
+class Part:
+    """A part of what a bench measures that an option can leave out: ``flag`` with ``value``
+    (0 or False: left out), ``what`` it measures, and the ``options`` that only it reads."""
+
+    flag: str
+    value: int | bool
+    what: str
+    options: tuple[str, ...] = ()
+
+    def off(self) -> str:
+        """Why the part is left out, after "which"."""
+        if isinstance(self.value, bool):
+            return f"runs only with {self.flag}"
+        return f"{self.flag} {self.value} leaves out"
+
+
+def _measured(ctx: typer.Context, *parts: Part, alone: bool = True) -> None:
+    """Refuse option values that measure nothing (a usage error, exit 2, naming the option,
+    its value and the rule): an option given for a part that is left out, and, when
+    ``parts`` are all the bench measures (``alone``), every part left out."""
+    from jetlink.cli.common import given
+    from jetlink.core.errors import UsageError
+
+    for part in parts:
+        for flag in part.options if not part.value else ():
+            name = flag.lstrip("-").replace("-", "_")
+            if given(ctx, name):
+                value = ctx.params[name]
+                shown = ", ".join(map(str, value)) if isinstance(value, list | tuple) else value
+                raise UsageError(f"{flag} {shown} applies to {part.what}, which {part.off()}",
+                                 field=name)
+    if alone and not any(p.value for p in parts):
+        raise UsageError(f"{' and '.join(f'{p.flag} {p.value}' for p in parts)} "
+                         f"{'measures' if len(parts) == 1 else 'measure'} "
+                         f"nothing ({' and '.join(p.what for p in parts)} left out): at least "
+                         "one must be above 0", field=parts[0].flag.lstrip("-"))
 
 
 def _server_option() -> Any:
@@ -77,6 +117,8 @@ def validate(
     Validates N generated stream configs and reports configs per second; with --process,
     the whole `jetlink validate FILE` command on a file of N streams (median of --runs).
     """
+    _measured(ctx, Part("--process", process, "the whole-process timing", ("--runs",)),
+              alone=False)
     if process:
         from jetlink.core.bench.engine import bench_validate_process
 
@@ -236,6 +278,11 @@ def all_(
         if name not in BENCHES:
             raise UsageError(f"invalid value for --only/--skip: {name!r}: a benchmark is one "
                              f"of {', '.join(BENCHES)}")
+    if not [n for n in BENCHES if (not only or n in only) and n not in (skip or [])]:
+        flags = [f"{flag} {', '.join(names)}" for flag, names in (("--only", only),
+                                                                  ("--skip", skip)) if names]
+        raise UsageError(f"{' and '.join(flags)} leave{'' if len(flags) > 1 else 's'} no "
+                         "benchmark to run", field="skip")
     have = {"server": server_available(),
             "spark": None if importlib.util.find_spec("pyspark") else
             "pyspark is not installed (pip install 'jetlink[spark]')"}
@@ -275,7 +322,8 @@ def kv(
         int, typer.Option("--keys", min=1, metavar="N", help="Keys in the bucket.")
     ] = 100_000,
     history: Annotated[
-        int, typer.Option("--history", min=1, max=64, help="The bucket's history per key.")
+        int, typer.Option("--history", min=1, max=64, metavar="N",
+                          help="The bucket's history per key.")
     ] = 5,
     puts: Annotated[
         int, typer.Option("--puts", min=1, metavar="N", help="Single put calls to time.")
@@ -316,7 +364,8 @@ def link(
     ctx: typer.Context,
     count: Annotated[int, _count_option("records")] = 1_000_000,
     partitions: Annotated[
-        int, typer.Option("--partitions", min=1, max=1024, help="Partitions of the topic.")
+        int, typer.Option("--partitions", min=1, max=1024, metavar="N",
+                          help="Partitions of the topic.")
     ] = 8,
     groups: Annotated[
         int, typer.Option("--groups", min=1, metavar="N",
@@ -605,6 +654,8 @@ def dr(
         return
     _region_only(backend, region_streams, region_kv, region_consumers, region_mirrors,
                  region_watch_interval)
+    _measured(ctx, Part("--streams", streams, "the failback part", ("--messages",)),
+              alone=False)
     from jetlink.core.bench.dr import bench_dr_check, bench_failback
 
     doc = {"check": bench_dr_check(mirrors, consumers=consumers, runs=runs)}
@@ -615,7 +666,7 @@ def dr(
         for part, title in (("check", "dr check"), ("failback", "failback")):
             if part in d:
                 output.line(a, f"{title}:")
-                output.kv_block(a, d[part])
+                render(a, d[part])
 
     App.of(ctx).emit(doc, human=human)
 
@@ -754,7 +805,7 @@ def acls(
         for part, title in (("authorization", "authorization (secured / plain)"),
                             ("sync", "ACL sync")):
             output.line(a, f"{title}:")
-            output.kv_block(a, d[part])
+            render(a, d[part])
 
     App.of(ctx).emit(doc, human=human)
 
@@ -846,7 +897,9 @@ def serve(
     from jetlink.core.bench.serve import CLIENTS, PAIR_CLIENTS, bench_serve
     from jetlink.core.errors import UsageError
 
-    counts = tuple(clients or CLIENTS)
+    _measured(ctx, Part("--rounds", rounds, "the request mix", ("--clients",)),
+              Part("--pairs", pairs, "the pairs", ("--pair-runs",)))
+    counts = tuple(dict.fromkeys(clients or CLIENTS))  # each count once, in the order given
     for n in counts:
         if rounds % n:
             raise UsageError(f"--rounds {rounds} is not a multiple of --clients {n}: every "
@@ -861,8 +914,9 @@ def serve(
 
 def render_serve(app: App, doc: dict[str, Any]) -> None:
     if doc["results"]:
-        output.line(app, f"{doc['rounds']} rounds of {doc['requests_per_round']} requests per "
-                         f"client count ({', '.join(doc['mix'])})")
+        output.line(app, f"{output.plural(doc['rounds'], 'round')} of "
+                         f"{output.plural(doc['requests_per_round'], 'request')} per client "
+                         f"count ({', '.join(doc['mix'])})")
         output.table(app, ["clients", "requests", "ok", "unanswered", "req/s", "p50 ms",
                            "p99 ms", "max ms", "stop s"],
                      [[r["clients"], r["requests"], r["ok"], r["unanswered"],
@@ -870,7 +924,7 @@ def render_serve(app: App, doc: dict[str, Any]) -> None:
                        r["stop_seconds"]] for r in doc["results"]])
     pairs = doc["pairs"]
     if pairs:
-        output.line(app, f"{pairs['pairs']} pairs per run and client count "
+        output.line(app, f"{output.plural(pairs['pairs'], 'pair')} per run and client count "
                          f"({', '.join(pairs['mix'])})")
         output.table(app, ["run", "clients", "ok", "pairs/s", "p50 ms", "p99 ms",
                            "caught up s", "ratio"],
@@ -913,8 +967,22 @@ def _time_cli_get(root: str, keys: int, runs: int) -> dict[str, Any]:
             "cli_get_min_s": round(min(times), 3), "cli_get_max_s": round(max(times), 3)}
 
 
+def readable(value: Any) -> Any:
+    """A figure as the bench blocks print it: a float under 0.001 (a second of a tiny run)
+    in plain decimals to 4 significant digits (``0.000003345``), never 3.345e-06; lists
+    alike; anything else as it is (output.format_value renders it)."""
+    import math
+
+    if isinstance(value, list):
+        return [readable(v) for v in value]
+    if isinstance(value, float) and math.isfinite(value) and 0 < abs(value) < 0.001:
+        digits = 3 - math.floor(math.log10(abs(value)))
+        return f"{value:.{digits}f}".rstrip("0")
+    return value
+
+
 def render(app: App, result: dict[str, Any]) -> None:
-    output.kv_block(app, result)
+    output.kv_block(app, {k: readable(v) for k, v in result.items()})
 
 
 def register(app: typer.Typer) -> None:

@@ -26,7 +26,7 @@ from typing import Annotated, Any
 import typer
 
 from jetlink.cli.app import App
-from jetlink.cli.demo_drill import DemoFailed, Drill, section
+from jetlink.cli.demo_drill import DemoFailed, Drill, first, section
 from jetlink.cli.options import JsonOption
 
 TOPOLOGY = "dr-drill.toml"
@@ -136,9 +136,9 @@ def scenario(d: Drill, examples: Path, messages: int) -> None:
     d.run(*kwest, "topic", "produce", "orders", "--count", "20000", "--key", "order-{{Count}}",
           "order {{Count}}")
     d.run(*kwest, "topic", "consume", "orders", "--group", "billing", "--from-beginning",
-          select=lambda ls: ls[-1:])
+          head=0, tail=1)
     d.run(*kwest, "topic", "consume", "orders", "--group", "analytics", "--from-beginning",
-          "--max", "6000", select=lambda ls: ls[-1:])
+          "--max", "6000", head=0, tail=1)
     files = [_shown_path(examples / f) for f in LINK_FILES]
     d.run(*keast, "links", "create", "dr", "--source-cluster", "kwest", "--config-file",
           files[0], "--consumer-group-filters-json-file", files[1],
@@ -188,7 +188,7 @@ def scenario(d: Drill, examples: Path, messages: int) -> None:
           "late order {{Count}}")
     d.pause(1.1, "the link's consumer offset sync runs every second")
     d.run(*kwest, "topic", "consume", "orders", "--group", "billing",
-          select=lambda ls: ls[-1:])
+          head=0, tail=1)
     d.run(*west, "pub", "orders.{{Count}}.shipped", "--count", "3000", "shipped")
     west_last = d.query(*west, "stream", "info", "ORDERS")["state"]["last_seq"]
     d.say("Before the outage: what would a failover lose now? dr check answers for every "
@@ -257,7 +257,7 @@ def scenario(d: Drill, examples: Path, messages: int) -> None:
     d.run("cluster", "up", "west", "kwest")
     tail_path = d.work / "orders-tail"
     fb = d.run(*east, "stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}",
-               "-f", select=lambda lines: section("Divergent Tail:")(lines)[:5])
+               "-f", select=first(5, section("Divergent Tail:")))
     saved = re.search(r"Messages: ([\d,]+)", fb.out)
     tail = int(saved.group(1).replace(",", "")) if saved else 0
     d.run(*east, "stream", "failback", "ORDERS_EAST", "--switch", "-f", head=1)
@@ -308,6 +308,20 @@ def serve_env(d: Drill) -> dict[str, str]:
     return {**without_user_settings(), "XDG_CONFIG_HOME": str(config_home)}
 
 
+JSON_TOOL = "python3 -m json.tool"  # what step 8's curl pipes its answer through
+
+
+def _pretty(body: str) -> tuple[dict[str, Any], str]:
+    """A REST answer as a document (empty when it is not a JSON object) and as
+    :data:`JSON_TOOL` prints it: indented by 4, keys in the server's order, non-ASCII
+    escaped (an answer that is not JSON, which stops the drill, shown as it came)."""
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return {}, body
+    return (doc if isinstance(doc, dict) else {}), json.dumps(doc, indent=4) + "\n"
+
+
 def _rest(d: Drill, keast: tuple[str, str]) -> None:
     import select
 
@@ -335,15 +349,13 @@ def _rest(d: Drill, keast: tuple[str, str]) -> None:
         d.run(*keast, "links", "--rest-url", url, "ls")
         path = f"{url}/kafka/v3/clusters/keast/links/dr/mirrors/orders"
         answer = httpx.get(path, timeout=10.0)
-        doc = answer.json()
-        keep = {k: doc.get(k) for k in ("mirror_topic_name", "source_topic_name",
-                                        "mirror_status", "num_partitions", "mirror_lags")}
-        body = json.dumps(keep, indent=2)
-        d.show(["-s", path], f"HTTP {answer.status_code}\n{body}\n", program="curl", head=30)
+        doc, printed = _pretty(answer.text)
+        # what `curl -s URL | python3 -m json.tool` prints: the server's document, whole
+        d.show(["-s", path], printed, program="curl", pipe=JSON_TOOL, head=60)
         d.summary.facts["rest"] = {"url": url, "status": answer.status_code,
                                    "mirror_status": doc.get("mirror_status")}
         if answer.status_code != 200 or doc.get("mirror_status") != "STOPPED":
-            raise DemoFailed(f"GET {path}: {answer.status_code} {doc}")
+            raise DemoFailed(f"GET {path}: {answer.status_code} {answer.text}")
     finally:
         proc.terminate()
         try:
@@ -443,7 +455,8 @@ def demo(
     messages: Annotated[
         int,
         typer.Option("--messages", metavar="N", min=1000,
-                     help="Payments in the LEDGER history the Spark job seeds from."),
+                     help="Payments in the LEDGER history the Spark job seeds from (not "
+                          "with --live)."),
     ] = 100_000,
     live: Annotated[
         bool, typer.Option("--live", help="Run the drill on real nats-servers it starts "
@@ -482,6 +495,11 @@ def demo(
     from jetlink.core.errors import JetlinkError, UsageError
 
     app = App.of(ctx)
+    from jetlink.cli.common import given
+
+    if live and given(ctx, "messages"):  # (the live drill has no LEDGER, no Spark seed)
+        app.fail(UsageError(f"--messages {messages} applies to the embedded drill (the LEDGER "
+                            "history its Spark job seeds), not --live", field="messages"))
     if not live:
         from jetlink.cli.common import need_spark_extra
 

@@ -2,7 +2,8 @@
 live one): :class:`Drill` runs jetlink commands in this process exactly as typed in a shell,
 narrates them (each command line, what it printed, cut) and collects the summary; a command
 that does not end as expected raises :class:`DemoFailed`. :func:`section` picks a
-natscli-style section of a command's output. Below both scenarios; cli/demo.py composes them.
+natscli-style section of a command's output, :func:`first` its first lines (the rest
+counted). Below both scenarios; cli/demo.py composes them.
 """
 
 from __future__ import annotations
@@ -168,14 +169,16 @@ class Drill:
     def show(self, args: Sequence[str], printed: str, *, code: int = 0,
              head: int = OUTPUT_LINES, tail: int = 0,
              select: Callable[[list[str]], list[str]] | None = None, note: str | None = None,
-             program: str = PROG) -> None:
-        """Print ``$ PROGRAM ARGS`` and what it printed (stdout, then stderr), cut."""
+             program: str = PROG, pipe: str | None = None) -> None:
+        """Print ``$ PROGRAM ARGS`` (``| PIPE`` after it: a shell pipeline, ``printed`` what
+        its last command printed) and what it printed (stdout, then stderr), cut."""
         if self.console is None:
             return
         from rich.text import Text
 
         line = Text("$ ", style="bold green")
-        line.append(self.command_line(args, program), style="bold")
+        line.append(self.command_line(args, program) + (f" | {pipe}" if pipe else ""),
+                    style="bold")
         if note:
             line.append(f"   # {note}", style="dim")
         self.console.print(line)
@@ -184,7 +187,7 @@ class Drill:
             lines = select(lines)
         elif len(lines) > head + tail + 1:
             hidden = len(lines) - head - tail
-            lines = [*lines[:head], f"... {hidden:,} more lines", *(lines[-tail:] if tail else [])]
+            lines = [*lines[:head], more_lines(hidden), *(lines[-tail:] if tail else [])]
         for text in lines:
             self.console.print(Text(text), overflow="ellipsis", no_wrap=True, crop=True)
         if code:
@@ -210,6 +213,25 @@ class Drill:
         self._end_step()
         while self.cleanups:
             self.cleanups.pop()()
+
+
+def more_lines(hidden: int) -> str:
+    """The line that stands for ``hidden`` lines of a command's output left out."""
+    return f"... {hidden:,} more lines"
+
+
+def first(n: int, pick: Callable[[list[str]], list[str]] | None = None,
+          ) -> Callable[[list[str]], list[str]]:
+    """Select the first ``n`` lines (of those ``pick`` selects, else of all), and
+    :func:`more_lines` for the rest when there is more than one line left out."""
+
+    def cut(lines: list[str]) -> list[str]:
+        chosen = pick(lines) if pick is not None else lines
+        if len(chosen) <= n + 1:
+            return chosen
+        return [*chosen[:n], more_lines(len(chosen) - n)]
+
+    return cut
 
 
 def section(heading: str) -> Callable[[list[str]], list[str]]:

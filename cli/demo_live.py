@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from jetlink.cli.demo_drill import DemoFailed, Drill, section
+from jetlink.cli.demo_drill import DemoFailed, Drill, first, section
 
 LIVE_STEPS = 9
 # The drill's topology: each cluster bound to its server and JetStream domain.
@@ -188,7 +188,7 @@ def live_scenario(d: Drill, root: Path) -> None:
     d.run(*E, "stream", "failover", "ORDERS_EAST", "--subjects", EAST_SUBJECTS, "-f",
           head=40)
     fo_seconds = time.perf_counter() - t0
-    d.run(*E, "kv", "failover", "CONFIG", "-f", select=lambda ls: ls[:1])
+    d.run(*E, "kv", "failover", "CONFIG", "-f", select=first(1))
 
     # 7 ----------------------------------------------------------------------------------
     d.step(7, "East takes over",
@@ -219,7 +219,7 @@ def live_scenario(d: Drill, root: Path) -> None:
     tail_path = root / "orders-tail"
     t0 = time.perf_counter()
     fb = d.run(*E, "stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}",
-               "-f", select=lambda lines: section("Divergent Tail:")(lines)[:4])
+               "-f", select=first(4, section("Divergent Tail:")))
     saved = re.search(r"Messages: ([\d,]+)", fb.out)
     tail = int(saved.group(1).replace(",", "")) if saved else 0
     d.run(*E, "stream", "failback", "ORDERS_EAST", "--switch", "-f",
@@ -228,7 +228,7 @@ def live_scenario(d: Drill, root: Path) -> None:
     d.say("CONFIG's subjects are its bucket's ($KV.CONFIG.>) on both sides: it fails back "
           "too, before anything writes to it.")
     d.run(*E, "kv", "failback", "CONFIG", "--tail", f"parquet:{root / 'config-tail'}",
-          "--switch", "-f", select=lambda ls: ls[:1])
+          "--switch", "-f", select=first(1))
     back = d.query(*W, "stream", "info", "ORDERS")
     again = d.query(*E, "stream", "info", "ORDERS_EAST")
     if "mirror" in back["config"] or "mirror" not in again["config"]:

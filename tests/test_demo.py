@@ -141,6 +141,28 @@ def test_the_drill_narrated_and_kept(env, spark):
     assert len(commands) >= 8
     for command in commands:
         assert flat(f"$ {command}") in narrated, command
+    # a cut output says how much it left out: the divergent tail's subjects (20 listed, then
+    # "Other Subjects"), the records a consume printed before its summary line
+    assert re.search(r"^  orders\.1001\.shipped: 1\n\.\.\. 20 more lines\n\$ jetlink --cluster "
+                     r"east stream failback ORDERS_EAST --switch -f$", out, re.M)
+    assert ("--group billing --from-beginning\n... 20,000 more lines\n"
+            "Processed a total of 20000 messages\n") in out
+    # step 8's curl shows what it prints: the server's whole document through json.tool
+    # (curl -s prints no status line)
+    assert "HTTP 200" not in out
+    lines = out.splitlines()
+    at = next(i for i, x in enumerate(lines) if x.startswith("$ curl -s http://127.0.0.1:"))
+    assert re.fullmatch(r"\$ curl -s http://127\.0\.0\.1:\d+/kafka/v3/clusters/keast/links/dr/"
+                        r"mirrors/orders \| python3 -m json\.tool", lines[at])
+    end = lines.index("}", at)
+    printed = "\n".join(lines[at + 1:end + 1]) + "\n"
+    mirror = json.loads(printed)
+    assert printed == json.dumps(mirror, indent=4) + "\n"  # json.tool's own form
+    assert {"kind", "metadata", "link_name", "mirror_topic_name", "source_topic_name",
+            "num_partitions", "mirror_lags", "mirror_status", "mirror_topic_error",
+            "state_time_ms"} <= set(mirror)
+    assert (mirror["kind"], mirror["mirror_status"]) == ("KafkaMirrorData", "STOPPED")
+    assert [p["partition"] for p in mirror["mirror_lags"]] == [0, 1, 2]
     # the consumers resume in east where the link left their offsets (tabs shown as spaces)
     assert re.search(r"^Partition:0 +Offset:2000 +order ", out, re.M)
     assert re.search(r"^Partition:1 +Offset:8056 +first record produced in east$", out, re.M)
@@ -176,6 +198,62 @@ def test_a_data_dir_that_is_not_empty_is_refused(env):
                              "or empty directory\n")
     assert (used / "west.db").read_bytes() == b"precious"
     assert invoke("demo", "--messages", "10").exit_code == 2  # at least 1,000
+
+
+def test_messages_is_refused_with_live(env):
+    """--messages sizes the embedded drill's LEDGER (its Spark seed); the live drill has
+    none: a usage error before anything starts, not an option silently ignored."""
+    result = invoke("demo", "--live", "--messages", "5000")
+    assert result.exit_code == 2
+    assert (result.stdout, result.stderr) == ("", "jetlink: error: --messages 5000 applies to "
+                                              "the embedded drill (the LEDGER history its "
+                                              "Spark job seeds), not --live\n")
+    result = invoke("demo", "--live", "--messages", "100000", "-j")  # (the default, given)
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"]["description"].startswith("--messages 100000 ")
+    assert not list(env.glob("jetlink-demo-*"))  # nothing made, nothing started
+
+
+def test_a_cut_output_says_how_many_lines_it_left_out(tmp_path):
+    """The narration of a command shows what it printed; where lines are left out (the
+    drill's default cut, or a selection cut with ``first``) a line says how many; a shell
+    pipeline is shown whole."""
+    import io
+
+    from rich.console import Console
+
+    from jetlink.cli.demo_drill import first, section
+
+    buf = io.StringIO()
+    d = demo_mod.Drill(tmp_path, tmp_path, Console(file=buf, width=100, color_system=None),
+                       None, 100)
+    printed = "Head\nDivergent Tail:\n\n  Messages: 9\n  a.1: 1\n  a.2: 1\n  a.3: 1\n\nEnd\n"
+    d.show(["stream", "failback", "S"], printed, select=first(3, section("Divergent Tail:")))
+    d.show(["x"], printed, select=first(5, section("Divergent Tail:")))  # one left: shown
+    d.show(["y"], "1\n2\n3\n4\n5\n", head=1, tail=1)
+    d.show(["-s", "http://h/p"], '{\n    "a": 1\n}\n', program="curl",
+           pipe=demo_mod.JSON_TOOL)
+    assert buf.getvalue() == (
+        "$ jetlink stream failback S\nDivergent Tail:\n\n  Messages: 9\n... 3 more lines\n"
+        "$ jetlink x\nDivergent Tail:\n\n  Messages: 9\n  a.1: 1\n  a.2: 1\n  a.3: 1\n"
+        "$ jetlink y\n1\n... 3 more lines\n5\n"
+        '$ curl -s http://h/p | python3 -m json.tool\n{\n    "a": 1\n}\n')
+
+
+def test_step_8_shows_what_json_tool_prints(tmp_path):
+    """The REST answer as `curl -s URL | python3 -m json.tool` prints it: the whole
+    document, json.tool's indentation, key order and escapes."""
+    import subprocess
+    import sys
+
+    body = '{"kind":"KafkaMirrorData","mirror_lags":[{"partition":0,"lag":0}],' \
+           '"link_name":"dr\u00e9","metadata":{"resource_name":null},"x":1.5}'
+    doc, printed = demo_mod._pretty(body)
+    tool = subprocess.run([sys.executable, "-m", "json.tool"], input=body, text=True,
+                          capture_output=True, check=True)
+    assert printed == tool.stdout
+    assert doc["link_name"] == "dr\u00e9" and list(doc)[0] == "kind"
+    assert demo_mod._pretty("Bad Gateway") == ({}, "Bad Gateway")
 
 
 def test_a_step_that_goes_wrong_stops_the_drill(env, monkeypatch):
