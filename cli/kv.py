@@ -859,8 +859,9 @@ def promote(
     cluster than the origin) stops mirroring and takes writes on $KV.<bucket>.>, with
     every key and revision it holds; direct gets are answered by itself. Refused (exit
     status 1, nothing changed) while the origin is reachable and the mirror lags: let it
-    catch up, or use kv failover. Purges stay refused on it: the server cannot cancel a
-    mirror's deny_purge. Asks for confirmation on a terminal; without one, -f/--force is
+    catch up, or use kv failover. A mirror made with deny_purge (jetlink's mirrors before
+    they followed nats.go, which sets none) keeps refusing purges: the server cannot cancel
+    it. Asks for confirmation on a terminal; without one, -f/--force is
     required. With --json: the promotion report, as stream promote prints it.
     """
     _kv_promote(ctx, bucket, force=force, failover=False, dry_run=dry_run,
@@ -1025,7 +1026,8 @@ def _key_named(handle: Any, key: str, revision: int | None = None) -> Iterator[N
             err.detail = "a per-key TTL is at least 1s"
         raise
     except JetlinkError as err:
-        if err.field == "revision" and err.detail is None:  # natscli's "history=1"
+        if err.field == "revision" and err.detail is None \
+                and "history=1" in err.description:  # natscli's words: which key
             err.detail = f"key {key} of bucket {handle.name} has one revision"
         raise
 
@@ -1081,9 +1083,10 @@ def update(
         int,
         typer.Argument(
             metavar="REVISION",
-            min=1,
+            min=0,
             max=UINT64_MAX,
-            help="The key's latest revision: the update fails if it has changed since.",
+            help="The key's latest revision: the update fails if it has changed since (0: "
+            "the key has no entry at all, as nats.go's Update with 0).",
             show_default=False,
         ),
     ],
@@ -1424,6 +1427,8 @@ def watch(
     from jetlink.core.kv import END_OF_INITIAL_DATA
 
     app = App.of(ctx)
+    if ignore_deletes and common.parameter_source(ctx, "deletes") == "COMMANDLINE" and deletes:
+        raise usage("--deletes and --ignore-deletes contradict each other: give one")
     idle_ns = None
     if timeout is not None:
         from jetlink.cli.stream_flags import parse_duration_flag

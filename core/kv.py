@@ -70,7 +70,7 @@ from __future__ import annotations
 import base64
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from . import headers as H
@@ -480,12 +480,42 @@ class KV:
             where = f"cluster {ocluster}" if ocluster else "the server's JetStream domain"
             raise ApiError(404, 10059, f"origin bucket {cfg.origin_bucket} not found in "
                                        f"{where}", field="origin_bucket") from None
+        mirrored = _mirrored_bucket(origin)
+        if mirrored is not None:
+            # its stream stores $KV.<mirrored>.<key>: a mirror of it would hold keys that
+            # no read under $KV.<origin bucket>. finds (nats.go's KV reads the same way)
+            raise JetlinkError(
+                f"origin bucket {cfg.origin_bucket} is itself a KV mirror (of bucket "
+                f"{mirrored}: its keys are stored as $KV.{mirrored}.<key>): mirror bucket "
+                f"{mirrored} instead (kv add {cfg.name} --mirror {mirrored} ...)",
+                field="origin_bucket")
         info = self.js().add_stream(check_kv_mirror(cfg, origin))
         return _status(cfg.name, info)
 
     def create_aggregate(self, cfg: KVAggregateConfig) -> KVStatus:
+        cfg = replace(cfg, origins=[self._origin_bucket(o, i)
+                                    for i, o in enumerate(cfg.origins)])
         info = self.js().add_stream(cfg.to_stream_config())
         return _status(cfg.bucket, info)
+
+    def _origin_bucket(self, origin: KVAggregateOrigin, index: int = 0) -> KVAggregateOrigin:
+        """An aggregate origin named by its bucket that is a KV mirror (ADR-8: an origin may
+        be a mirror): its stream stores the keys of the bucket it mirrors
+        (``$KV.<mirrored>.<key>``), so the keys are mapped from there, the stream kept.
+        Given as it is otherwise (a stream named, or an origin not found here: said
+        elsewhere)."""
+        if origin.stream:
+            return origin
+        stream, bucket = origin.resolved(index)
+        src = StreamSource(name=stream, external=origin.external_stream())
+        try:
+            ocfg = self.js(_origin_cluster(src, self.cluster)).stream_info(stream).config
+        except JetlinkError:
+            return origin
+        mirrored = _mirrored_bucket(ocfg)
+        if mirrored is None or mirrored == bucket:
+            return origin
+        return replace(origin, stream=stream, bucket=mirrored)
 
     def add_aggregate_origin(self, bucket: str, origin: KVAggregateOrigin) -> KVStatus:
         """Add one origin to an aggregate (ADR-8 ``AddAggregateOrigin``)."""
@@ -496,7 +526,8 @@ class KV:
         if not cfg.sources or cfg.mirror is not None:
             raise JetlinkError(f"bucket {bucket} is not an aggregate: only an aggregate takes "
                                "more origins", field="sources")
-        new = KVAggregateConfig(bucket=bucket, origins=[origin]).sources()[0]
+        new = KVAggregateConfig(bucket=bucket,
+                                origins=[self._origin_bucket(origin)]).sources()[0]
         if any(s.key() == new.key() for s in cfg.sources):
             raise JetlinkError(f"aggregate {bucket} already sources {new.name} with these "
                                "keys", field="sources")
@@ -598,6 +629,12 @@ class KeyValue:
 
     def _filter_subject(self, key: str) -> str:
         return self.prefix + validate_key_filter(key, field="key")
+
+    def _patterns(self, filters: Sequence[str]) -> list[str]:
+        """The subjects of key filters; none, or an empty key, is the whole bucket (ADR-8:
+        "using an empty key or a key with wildcard >")."""
+        return [self.prefix + ">" if f == "" else self._filter_subject(f)
+                for f in filters] or [self.prefix + ">"]
 
     def _writable(self) -> None:
         if not self.read_only:
@@ -741,7 +778,12 @@ class KeyValue:
         self._writable()
         history = self.history(key)
         if len(history) <= 1:
-            raise JetlinkError("cannot revert key in a bucket where history=1",
+            kept = self.js.stream_info(self.stream).config.max_msgs_per_subject
+            if kept == 1:  # natscli's words, where they are true
+                raise JetlinkError("cannot revert key in a bucket where history=1",
+                                   field="revision")
+            raise JetlinkError(f"cannot revert key {key}: it has one revision in bucket "
+                               f"{self.name} (history {kept}), nothing earlier to put back",
                                field="revision")
         old = self.get(key, revision=revision)
         return self.update(key, old.value, history[-1].revision)
@@ -799,7 +841,7 @@ class KeyValue:
     def latest(self, filters: Sequence[str] = ()) -> list[Entry]:
         """The latest entry of every key whose latest entry is a PUT (as ``get`` gives
         it, delta 0), sorted by key; ``filters`` are key wildcards."""
-        pats = [self._filter_subject(f) for f in filters] or [self.prefix + ">"]
+        pats = self._patterns(filters)
         out = [self._entry(msg) for msg in self._last_per_subject(pats)
                if operation_of(msg.hdr) == PUT]
         return sorted(out, key=lambda e: e.key)
@@ -822,11 +864,11 @@ class KeyValue:
         """A watcher over ``keys`` (key wildcards; none: the whole bucket); ``revision``:
         nats.go's ResumeFromRevision (every entry from that revision on)."""
         if isinstance(keys, str):
-            keys = [keys] if keys else []
+            keys = [keys]
         if include_history and updates_only:
             raise JetlinkError("a watcher can not both include history and send only updates",
                                field="updates_only")
-        pats = [self._filter_subject(k) for k in keys] or [self.prefix + ">"]
+        pats = self._patterns(keys)
         if revision < 0:
             raise JetlinkError(f"revision {revision} is not a sequence number", field="revision")
         return Watcher(self, pats, include_history=include_history,

@@ -22,6 +22,7 @@ from typing import Any, Generic, TypeVar
 __all__ = [
     "KeyedSubjectIndex",
     "SubjectFilter",
+    "disjoint_groups",
     "has_wildcard",
     "is_subset",
     "is_valid_literal_subject",
@@ -172,6 +173,29 @@ def is_subset(a: str, b: str) -> bool:
     ``foo.*``. Server quirk kept: a token of ``b`` starting with ``*`` acts as ``*``.
     """
     return _is_subset_tokens(a.split(SEP), b.split(SEP))
+
+
+def disjoint_groups(patterns: list[str]) -> list[list[str]]:
+    """``patterns`` as groups a consumer's ``filter_subjects`` takes (nats-server refuses
+    filters that overlap, 10138): a pattern that is a subset of another is dropped (the
+    other matches all it does), the rest put in the first group none of whose patterns it
+    overlaps. Every subject one of ``patterns`` matches is matched by exactly the same
+    groups' union; a subject may be matched in two groups (read twice: de-duplicate)."""
+    kept: list[str] = []
+    for i, p in enumerate(patterns):
+        if p in kept or any(is_subset(p, q) and not (is_subset(q, p) and j > i)
+                            for j, q in enumerate(patterns) if j != i and q != p):
+            continue
+        kept.append(p)
+    groups: list[list[str]] = []
+    for p in kept:
+        for g in groups:
+            if not any(overlaps(p, q) for q in g):
+                g.append(p)
+                break
+        else:
+            groups.append([p])
+    return groups
 
 
 def _analyze(tokens: list[str]) -> tuple[bool, bool]:

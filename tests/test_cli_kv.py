@@ -554,7 +554,7 @@ ERRORS = [
     (("kv", "get", "CFG", "app.color", "--revision", "9"), 1, "jetlink: error: key not found (10037)"),
     (("kv", "get", "CFG", "app.color", "--revision", "18446744073709551616"), 2, "Invalid value for '--revision': 18446744073709551616 is not in the range 1<=x<=18446744073709551615."),
     (("kv", "revert", "CFG", "app.color", "99999999999999999999999", "-f"), 2, "Invalid value for 'REVISION': 99999999999999999999999 is not in the range 1<=x<=18446744073709551615."),
-    (("kv", "update", "CFG", "app.color", "x", "18446744073709551616"), 2, "Invalid value for 'REVISION': 18446744073709551616 is not in the range 1<=x<=18446744073709551615."),
+    (("kv", "update", "CFG", "app.color", "x", "18446744073709551616"), 2, "Invalid value for 'REVISION': 18446744073709551616 is not in the range 0<=x<=18446744073709551615."),
     (("kv", "history", "CFG", "never"), 1, "jetlink: error: key not found (10037): key never in bucket CFG\n"),
     (("kv", "revert", "CFG", "app.color", "99", "-f"), 1, "jetlink: error: key not found (10037): key app.color at revision 99 in bucket CFG\n"),
     (("kv", "get", "NOPE", "k"), 1, "jetlink: error: bucket not found (10059): NOPE"),
@@ -720,6 +720,41 @@ def test_an_aggregate_origin_that_is_not_there_is_warned_as_stream_add_warns(jl)
         "CGF", "wset", ' (cluster "wset" is not in the data directory)')
     quiet = jl("kv", "add", "AGG2", "--source", "CFG")
     assert (quiet.exit_code, quiet.stderr) == (0, "")
+
+
+def test_an_aggregate_of_a_kv_mirror_maps_the_mirrored_buckets_keys(jl, tmp_path):
+    """ADR-8: an aggregate's origin may be a mirror. A KV mirror MY of B1 stores
+    $KV.B1.<key>: the aggregate sources KV_MY with B1's keys mapped (not $KV.MY.>, which
+    matches nothing), and the topology export declares that stream and bucket (applied
+    again: no change)."""
+    ok(jl("kv", "add", "B1", "--history", "3"))
+    ok(jl("kv", "put", "B1", "a.b", "val"))
+    ok(jl("kv", "add", "MY", "--mirror", "B1"))
+    ok(jl("replicate"))
+    ok(jl("kv", "add", "AGM", "--source", "MY"))
+    ok(jl("replicate"))
+    assert ok(jl("kv", "keys", "AGM")).stdout == "a.b\n"
+    assert ok(jl("kv", "get", "AGM", "a.b", "--raw")).stdout == "val"
+    src = doc(jl("stream", "info", "KV_AGM", "-j"))["config"]["sources"]
+    assert [(s["name"], s["subject_transforms"]) for s in src] == [
+        ("KV_MY", [{"src": "$KV.B1.>", "dest": "$KV.AGM.>"}])]
+    out = tmp_path / "t.toml"
+    out.write_text(ok(jl("export")).stdout)
+    assert '{ stream = "KV_MY", bucket = "B1" }' in out.read_text()
+    assert ok(jl("apply", str(out), "--dry-run")).stdout.startswith("No changes")
+
+
+def test_a_kv_mirror_of_a_kv_mirror_is_refused(jl):
+    """MY mirrors B1, so its stream stores $KV.B1.<key>: a mirror of MY would hold keys no
+    read finds (reads look under $KV.MY.): refused, naming the bucket to mirror, nothing
+    made."""
+    ok(jl("kv", "add", "B1"))
+    ok(jl("kv", "add", "MY", "--mirror", "B1"))
+    res = jl("kv", "add", "MM", "--mirror", "MY")
+    assert (res.exit_code, res.stdout, res.stderr) == (1, "", (
+        "jetlink: error: origin bucket MY is itself a KV mirror (of bucket B1: its keys are "
+        "stored as $KV.B1.<key>): mirror bucket B1 instead (kv add MM --mirror B1 ...)\n"))
+    assert "KV_MM" not in ok(jl("stream", "ls", "--names")).stdout.split()
 
 
 def test_aggregate_with_key_filter(jl):
@@ -975,3 +1010,33 @@ def test_bucket_refusals_are_said_in_kv_terms(jl):
         "turn off bucket TTLB's per-key TTLs, which the server keeps once on\n"))
     r = jl("kv", "put", "SMALL", "k", "a" * 24, "-j")
     assert json.loads(r.stdout)["error"]["description"] == "message size exceeds maximum allowed"
+
+
+def test_an_empty_key_filter_is_the_whole_bucket(jl):
+    """ADR-8: the whole bucket is watched "using an empty key or a key with wildcard >";
+    kv keys takes it alike."""
+    cfg_bucket(jl)
+    ok(jl("kv", "put", "CFG", "a.b", "1"))
+    ok(jl("kv", "put", "CFG", "c", "2"))
+    assert ok(jl("kv", "keys", "CFG", "")).stdout == ok(jl("kv", "keys", "CFG")).stdout
+    every = ok(jl("kv", "watch", "CFG", "", "--timeout", "0.2s", "-j")).stdout.splitlines()
+    keys = [json.loads(line).get("key") for line in every]
+    assert {"a.b", "c"} <= set(keys) and keys[-1] is None  # then the end of initial data
+
+
+def test_update_with_revision_0_needs_a_key_without_entries(jl):
+    """nats.go's Update(key, value, 0): expected last subject sequence 0, the key has no
+    entry at all."""
+    cfg_bucket(jl)
+    assert doc(jl("kv", "update", "CFG", "new", "v", "0", "-j"))["revision"] >= 1
+    res = jl("kv", "update", "CFG", "new", "w", "0")
+    assert res.exit_code == 1 and "wrong last sequence" in res.stderr and "(10071)" in \
+        res.stderr
+
+
+def test_contradictory_delete_flags_of_watch_are_refused(jl):
+    cfg_bucket(jl)
+    res = jl("kv", "watch", "CFG", "--deletes", "--ignore-deletes", "--timeout", "0.2s")
+    assert (res.exit_code, res.stdout, res.stderr) == (
+        2, "", "jetlink: error: --deletes and --ignore-deletes contradict each other: give "
+        "one\n")

@@ -155,6 +155,11 @@ def test_revert_of_a_key_with_one_entry_is_refused_as_natscli(kv):
     with pytest.raises(JetlinkError, match="^cannot revert key in a bucket where history=1$"):
         one.revert("k", 1)
     assert one.get("k").revision == 2
+    many = kv.open(kv.create_bucket(KeyValueConfig(bucket="MANY", history=10)).bucket)
+    many.put("k", b"a")  # one revision in a bucket that keeps ten: said so, not "history=1"
+    with pytest.raises(JetlinkError, match="^cannot revert key k: it has one revision in "
+                       r"bucket MANY \(history 10\), nothing earlier to put back$"):
+        many.revert("k", 1)
 
 
 @pytest.mark.parametrize(

@@ -379,6 +379,10 @@ class KVAggregateOrigin:
     external: ExternalStream | None = None
     domain: str = ""
 
+    def external_stream(self) -> ExternalStream | None:
+        """Where its stream is: ``external``, else ``$JS.<domain>.API``, else here."""
+        return _external(self.external, self.domain)
+
     def resolved(self, index: int = 0) -> tuple[str, str]:
         """(stream, bucket) with the defaults applied."""
         where = f"origins[{index}]"

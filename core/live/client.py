@@ -53,7 +53,6 @@ class RawMsg:
     headers: dict[str, str] | None
     data: bytes
     reply: str = ""
-    block: bytes | None = None  # the header block as sent (LiveConnection.collect raw_headers)
 
     @property
     def status(self) -> str:
@@ -81,26 +80,6 @@ def raw_handlers(nc: Any) -> dict[int, Any]:
         nc._process_msg = process_msg
         nc._jetlink_raw = table
     return table
-
-
-def parsed_headers(block: bytes | None) -> dict[str, str] | None:
-    """A header block as nats-py parses it: its lines (nats-py's own line parser), and a
-    status line's code and text as ``Status`` / ``Description``."""
-    if not block:
-        return None
-    from nats.aio.client import Client
-
-    first, _, rest = block.partition(b"\r\n")
-    out: dict[str, str] = {}
-    status = first[len(b"NATS/1.0"):].strip()
-    if status:
-        code, _, text = status.partition(b" ")
-        if code.isdigit():
-            out["Status"] = code.decode()
-        if text.strip():
-            out["Description"] = text.strip().decode("utf-8", "replace")
-    out.update(Client._parse_header_lines(rest))
-    return out
 
 
 def _ssl_context(t: ServerTarget) -> ssl.SSLContext | None:
@@ -503,13 +482,12 @@ class LiveConnection:
 
     def collect(self, subject: str, payload: bytes, *, wait: float,
                 last: Callable[[RawMsg, list[RawMsg]], bool], quiet_end: bool = False,
-                doing: str = "", raw_headers: bool = False) -> list[RawMsg]:
-        """A request answered by several messages (batched direct gets, pull requests):
+                doing: str = "") -> list[RawMsg]:
+        """A request answered by several messages (pull requests):
         its replies in order, up to the one ``last(msg, replies_so_far)`` says ends them
         (included). When that one has not come within ``wait`` seconds: the replies so far
         with ``quiet_end``, else a timeout. The whole exchange runs inside the loop, on a
-        private inbox. ``raw_headers``: each reply keeps its header block as sent
-        (``RawMsg.block``: a header repeated, or a value's bytes, as they were)."""
+        private inbox."""
         _check_limits(subject, payload, None, L.INBOX_LEN)
 
         async def go(nc: Any) -> list[RawMsg]:
@@ -528,14 +506,8 @@ class LiveConnection:
             async def cb(msg: Any) -> None:
                 take(RawMsg(msg.subject, msg.headers, msg.data, msg.reply))
 
-            def on_raw(subj: bytes, reply: bytes, data: bytes, block: bytes | None) -> None:
-                take(RawMsg(subj.decode(), parsed_headers(block), data, reply.decode(),
-                            block=block))
-
             sub = await nc.subscribe(inbox, cb=cb, pending_msgs_limit=1_000_000,
                                      pending_bytes_limit=512 * 1024 * 1024)
-            if raw_headers:
-                raw_handlers(nc)[sub._id] = on_raw
             try:
                 await nc.publish(subject, payload, reply=inbox)
                 try:
@@ -546,7 +518,6 @@ class LiveConnection:
                     raise
                 return out
             finally:
-                raw_handlers(nc).pop(sub._id, None)
                 await sub.unsubscribe()
 
         return self.call(go, timeout=wait * 2 + _GRACE if not quiet_end else None,

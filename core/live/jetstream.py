@@ -9,8 +9,10 @@ refuses comes back as the server's ApiError, as it gave it.
 
 Hot paths run whole inside the connection's event loop (jetlink.core.live.client): publishes
 are pipelined with their acknowledgements (a window of outstanding requests on one reply
-subscription), stored messages are read with batched DIRECT.GET requests when the stream
-allows direct gets (else one STREAM.MSG.GET per message).
+subscription), stored messages are read by ordered consumers (a direct get may be answered by
+any mirror with mirror_direct, holding a filtered, shorter or lagging copy: the stream's own
+messages are read from the stream itself, ADR-8's way for history, keys and watch), one
+message by STREAM.MSG.GET (its leader).
 """
 
 from __future__ import annotations
@@ -40,10 +42,8 @@ PAGE = 256  # STREAM.LIST / NAMES page size (the server's)
 # Config refusals only the server can make, and the field each is about (the engine makes
 # them too, naming the field: core/config/validate.py ``explain`` gives both the detail).
 _FIELD_OF_CODE = {10074: "num_replicas", 10058: "name"}
-DIRECT_BATCH = 1000  # messages per batched direct get
 PUB_WINDOW = 1024  # outstanding publishes awaiting their acks
 PUB_RETRY_WAIT = 0.25  # a publish that met no responders is sent again after this (nats.go)
-MULTI_LAST_MAX = 100_000  # messages one multi_last direct get may return
 TAIL_HEARTBEAT_NS = 5_000_000_000
 TAIL_INACTIVE_NS = 300_000_000_000
 COLUMNS_BATCH = 65_536  # rows per batch of stored_columns
@@ -79,11 +79,6 @@ class LiveCoreMsg:
         }
 
 
-# Headers a direct get adds to the stored message's own.
-DIRECT_HEADERS = ("Nats-Stream", "Nats-Sequence", "Nats-Time-Stamp", "Nats-Subject",
-                  "Nats-Num-Pending", "Nats-Last-Sequence", "Nats-UpTo-Sequence")
-
-
 def _msg_of_get(doc: dict[str, Any]) -> LiveMsg:
     m = doc.get("message") or {}
     hdrs = m.get("hdrs")
@@ -94,31 +89,6 @@ def _msg_of_get(doc: dict[str, Any]) -> LiveMsg:
         hdr=base64.b64decode(hdrs) if hdrs else None,
         data=base64.b64decode(m.get("data") or ""),
     )
-
-
-def _msg_of_direct(raw: RawMsg) -> LiveMsg:
-    h = raw.headers or {}
-    return LiveMsg(
-        subject=h.get("Nats-Subject", raw.subject),
-        seq=int(h.get("Nats-Sequence", 0)),
-        ts=_ts(h.get("Nats-Time-Stamp")),
-        hdr=(stored_block(raw.block) if raw.block is not None
-             else encode_hdrs(h, DIRECT_HEADERS)),
-        data=raw.data,
-    )
-
-
-def stored_block(block: bytes) -> bytes | None:
-    """The stored message's own header block in a direct get's reply ``block``: the server
-    appends its headers (``Nats-Stream`` first, nats-server's getDirectRequest) after the
-    message's, so everything before the last ``Nats-Stream`` line is the message's, byte for
-    byte (its own Nats-Stream, Nats-Subject... a RePublish wrote included); None when it
-    had none."""
-    at = block.rfind(b"\r\nNats-Stream:")
-    own = block[:at] if at >= 0 else block.rstrip(b"\r\n")
-    if b"\r\n" not in own:  # the NATS/1.0 line alone: no header of its own
-        return None
-    return own + b"\r\n\r\n"
 
 
 def _ack_of(data: bytes, subject: str, batch: bool = False) -> PubAck | JetlinkError | None:
@@ -150,7 +120,6 @@ class LiveJetStream(LiveConsumers):
     def __init__(self, conn: LiveConnection, *, api_prefix: str | None = None) -> None:
         self.conn = conn
         self.api_prefix = api_prefix or conn.target.api_prefix
-        self._direct: dict[str, bool] = {}
 
     @property
     def where(self) -> str:
@@ -329,32 +298,37 @@ class LiveJetStream(LiveConsumers):
         info = self.stream_info(name, subjects_filter=filter or ">")
         return dict(info.state.subjects or {})
 
-    def _allows_direct(self, name: str) -> bool:
-        if name not in self._direct:
-            self._direct[name] = bool(self.stream_info(name).config.allow_direct)
-        return self._direct[name]
-
     def messages(self, name: str, *, start_seq: int | None = None,
                  start_time_ns: int | None = None, subject: str | None = None,
                  chunk: int = 1000) -> Iterator[LiveMsg]:
         """Stored messages in sequence order, from ``start_seq`` (or the first stored at or
         after ``start_time_ns``), of ``subject`` when given."""
         _name(name)
-        if start_seq is None and start_time_ns is not None:
-            start_seq = self._seq_at_time(name, start_time_ns, subject)
-            if start_seq is None:
-                return
-        seq = max(1, int(start_seq or 1))
-        if self._allows_direct(name):
-            yield from self._direct_messages(name, seq, subject, max(1, chunk))
+        pats = [subject] if subject else []
+        info = self.stream_info(name)
+        if info.config.retention == "workqueue":  # no consumer: one get per message
+            if start_seq is None and start_time_ns is not None:
+                start_seq = self._seq_at_time(name, start_time_ns, subject)
+                if start_seq is None:
+                    return
+            yield from self._each_msg(name, max(1, int(start_seq or 1)),
+                                      int(info.state.last_seq), subject)
             return
-        yield from self._consumer_messages(name, seq, subject)
+        if start_seq is None and start_time_ns is not None:
+            from ..clock import format_rfc3339_nano
 
-    def _consumer_messages(self, name: str, seq: int, subject: str | None
-                           ) -> Iterator[LiveMsg]:
-        """Without direct gets: an ordered consumer from ``seq``, read until it has nothing
-        pending (what was stored when it was made), then deleted."""
-        tail = self.tail(name, [subject] if subject else [], seq - 1)
+            yield from self._consumer_messages(name, 1, pats, policy={
+                "deliver_policy": "by_start_time",
+                "opt_start_time": format_rfc3339_nano(start_time_ns)})
+            return
+        yield from self._consumer_messages(name, max(1, int(start_seq or 1)), pats)
+
+    def _consumer_messages(self, name: str, seq: int, patterns: Sequence[str], *,
+                           policy: dict[str, Any] | None = None) -> Iterator[LiveMsg]:
+        """An ordered consumer of ``patterns`` from ``seq`` (or delivering as ``policy``
+        says), read until it has nothing pending (what was stored when it was made), then
+        deleted."""
+        tail = self.tail(name, patterns, seq - 1, policy=policy)
         try:
             pending = tail.pending
             while pending > 0:
@@ -368,81 +342,37 @@ class LiveJetStream(LiveConsumers):
             tail.close()
 
     def _seq_at_time(self, name: str, ts_ns: int, subject: str | None) -> int | None:
+        """The sequence of the first message (of ``subject``) stored at or after ``ts_ns``
+        (STREAM.MSG.GET's ``start_time``); None when there is none."""
         from ..clock import format_rfc3339_nano
 
-        req: dict[str, Any] = {"start_time": format_rfc3339_nano(ts_ns),
-                               "next_by_subj": subject or ">"}
+        req = {"start_time": format_rfc3339_nano(ts_ns), "next_by_subj": subject or ">"}
         try:
-            if self._allows_direct(name):
-                raws = self._direct_batch(name, {**req, "batch": 1})
-                return raws[0].seq if raws else None
-            return _msg_of_get(self.api(f"STREAM.MSG.GET.{name}", req)).seq
+            return _msg_of_get(self.api(f"STREAM.MSG.GET.{_name(name)}", req)).seq
         except ApiError as err:
             if err.err_code == 10037:
                 return None
             raise
 
-    def _direct_messages(self, name: str, seq: int, subject: str | None,
-                         batch: int) -> Iterator[LiveMsg]:
-        batch = max(batch, DIRECT_BATCH)
-        while True:
-            req: dict[str, Any] = {"seq": seq, "batch": batch}
-            if subject:
-                req["next_by_subj"] = subject
-            msgs = self._direct_batch(name, req)
-            if not msgs:
-                return
-            yield from msgs
-            seq = msgs[-1].seq + 1
-            if len(msgs) < batch and self._pending_zero:
-                return
-
-    def _direct_batch(self, name: str, req: dict[str, Any]) -> list[LiveMsg]:
-        """One batched DIRECT.GET: the messages, until the end-of-batch status (204)."""
-        replies = self.conn.collect(
-            f"{self.api_prefix}.DIRECT.GET.{name}", json.dumps(req).encode(),
-            wait=self.conn.timeout, last=lambda raw, _so_far: bool(raw.status),
-            doing=f"DIRECT.GET {name}", raw_headers=True)
-        end = replies[-1]
-        msgs = [_msg_of_direct(r) for r in replies[:-1]]
-        status = end.status
-        self._pending_zero = status != "204" or (end.headers or {}).get(
-            "Nats-Num-Pending", "0") == "0"
-        if status in ("204", "404", "408"):  # end of batch; nothing (more) to get
-            return msgs
-        if status == "503":
-            raise self.conn.no_jetstream(self.api_prefix)
-        raise ApiError(int(status), 0, (end.headers or {}).get("Description", "") or
-                       f"direct get failed with status {status}")
-
     def last_msgs(self, name: str, patterns: Iterable[str]) -> list[LiveMsg]:
-        """The latest message of every subject matching ``patterns`` (by sequence): one
-        batched DIRECT.GET with ``multi_last`` when the stream allows direct gets (KV
-        streams do), else the subjects' counts and one last_by_subj get each."""
-        pats = list(patterns)
-        if self._allows_direct(name):
-            try:
-                msgs = self._direct_batch(name, {"multi_last": pats, "batch": MULTI_LAST_MAX})
-                if len(msgs) < MULTI_LAST_MAX:
-                    return sorted(msgs, key=lambda m: m.seq)
-            except ApiError as err:  # e.g. 413 too many results: the slow way below
-                if err.err_code:
-                    raise
-        counts: dict[str, int] = {}
-        for pat in pats:
-            counts.update(self.subjects(name, pat))
-        out: list[LiveMsg] = []
-        for subject in counts:
-            try:
-                out.append(self.get_msg(name, last_by_subj=subject))
-            except ApiError as err:
-                if err.err_code != 10037:
-                    raise
-        return sorted(out, key=lambda m: m.seq)
+        """The latest message of every subject matching ``patterns``, by sequence: ordered
+        consumers delivering the last message per subject (ADR-8's keys), read from the
+        stream itself."""
+        from ..subjects import disjoint_groups
 
-    def tail(self, name: str, patterns: Sequence[str], after_seq: int) -> LiveTail:
+        found: dict[int, LiveMsg] = {}
+        # a consumer's filters may not overlap (10138): one consumer per group of them
+        for group in disjoint_groups(list(patterns)) or [[]]:
+            for msg in self._consumer_messages(
+                    name, 1, group, policy={"deliver_policy": "last_per_subject"}):
+                found[msg.seq] = msg
+        return [found[seq] for seq in sorted(found)]
+
+    def tail(self, name: str, patterns: Sequence[str], after_seq: int, *,
+             policy: dict[str, Any] | None = None) -> LiveTail:
         """Messages stored after ``after_seq`` matching ``patterns``, pushed by an ordered
-        (ephemeral, no acks, flow-controlled) consumer as they are stored."""
+        (ephemeral, no acks, flow-controlled) consumer as they are stored; ``policy``: its
+        deliver policy instead (``last_per_subject``, ``by_start_time``)."""
         sub = self.conn.subscribe(self.conn.new_inbox())
         cfg: dict[str, Any] = {
             "deliver_subject": sub.subject,
@@ -457,6 +387,9 @@ class LiveJetStream(LiveConsumers):
             "mem_storage": True,
             "num_replicas": 1,
         }
+        if policy:
+            del cfg["opt_start_seq"]
+            cfg.update(policy)
         pats = list(patterns)
         if len(pats) == 1:
             cfg["filter_subject"] = pats[0]
@@ -494,13 +427,14 @@ class LiveJetStream(LiveConsumers):
         return LiveJetStream(self.conn, api_prefix=api_prefix_for(domain))
 
     # -- bulk reads as columns (jetlink stream export) ---------------------------------------
-    def _each_msg(self, name: str, seq: int, stop: int) -> Iterator[LiveMsg]:
-        """The stored messages ``seq..stop`` by one STREAM.MSG.GET each (deleted ones
-        skipped): the read of a workqueue stream without direct gets, which refuses a
-        consumer without acks."""
+    def _each_msg(self, name: str, seq: int, stop: int, subject: str | None = None
+                  ) -> Iterator[LiveMsg]:
+        """The stored messages ``seq..stop`` (of ``subject``) by one STREAM.MSG.GET each
+        (deleted ones skipped): the read of a workqueue stream, which refuses a consumer
+        without acks (and one with acks would take its messages)."""
         while seq <= stop:
             try:
-                msg = self._get_next(name, seq)
+                msg = self._get_next(name, seq, subject)
             except ApiError as err:
                 if err.err_code == 10037:  # nothing stored at or after seq
                     return
@@ -510,10 +444,10 @@ class LiveJetStream(LiveConsumers):
             yield msg
             seq = msg.seq + 1
 
-    def _get_next(self, name: str, seq: int) -> LiveMsg:
-        """The first stored message at or after ``seq``."""
+    def _get_next(self, name: str, seq: int, subject: str | None = None) -> LiveMsg:
+        """The first stored message (of ``subject``) at or after ``seq``."""
         return _msg_of_get(self.api(f"STREAM.MSG.GET.{_name(name)}",
-                                    {"seq": int(seq), "next_by_subj": ">"}))
+                                    {"seq": int(seq), "next_by_subj": subject or ">"}))
 
     def stored_columns(self, name: str, start_seq: int = 1, last_seq: int | None = None, *,
                        batch: int = COLUMNS_BATCH) -> Iterator[dict[str, Any]]:
@@ -530,8 +464,8 @@ class LiveJetStream(LiveConsumers):
         block as the server sent it and the rate above a plain nats-py consumer's. A
         delivery gap (a consumer sequence skipped) restarts the consumer after the last
         message received, as nats-py's ordered consumers do. Workqueue streams (which take no
-        consumer without acks) are read with direct gets, or one STREAM.MSG.GET per message
-        when they allow none. Breaking off the iteration deletes the consumer."""
+        consumer without acks) are read with one STREAM.MSG.GET per message. Breaking off
+        the iteration deletes the consumer."""
         _name(name)
         if batch < 1:
             raise ValueError("batch must be at least 1")
@@ -544,10 +478,7 @@ class LiveJetStream(LiveConsumers):
                 or not hasattr(self.conn.nc, "_process_msg")):
             from ..lake import message_columns
 
-            if info.config.retention == "workqueue" and not info.config.allow_direct:
-                msgs = self._each_msg(name, seq, stop)  # no consumer: it would take them
-            else:
-                msgs = self.messages(name, start_seq=seq)
+            msgs = self.messages(name, start_seq=seq)
             yield from message_columns(msgs, stop, batch)
             return
         restarts = 0

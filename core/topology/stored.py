@@ -80,6 +80,16 @@ def _keys(src: Any, bucket: str) -> list[str]:
     return [] if keys == [">"] else keys
 
 
+def _mapped_bucket(src: Any) -> str | None:
+    """The bucket an aggregate's source maps keys of (its transforms' ``$KV.<bucket>.``),
+    None without one."""
+    for t in src.subject_transforms or []:
+        parts = (t.src or "").split(".")
+        if len(parts) >= 3 and parts[0] == "$KV":
+            return parts[1]
+    return None
+
+
 def _kv_mirror_spec(cfg: Any) -> Any:
     from ..config.kv import KVMirrorConfig, bucket_of_stream
 
@@ -101,9 +111,13 @@ def _aggregate_spec(cfg: Any, bucket: str) -> Any:
 
     origins = []
     for src in cfg.sources:
-        origin = bucket_of_stream(src.name) or ""
+        named = bucket_of_stream(src.name) or ""
+        # the bucket whose keys it maps ($KV.<bucket>.<key>): another than the stream's
+        # name when the origin is a KV mirror (its keys are its origin bucket's)
+        origin = _mapped_bucket(src) or named
         external, domain = _domain(src)
-        origins.append(KVAggregateOrigin(bucket=origin, keys=_keys(src, origin),
+        origins.append(KVAggregateOrigin(stream="" if origin == named else src.name,
+                                         bucket=origin, keys=_keys(src, origin),
                                          external=external, domain=domain))
     return KVAggregateConfig(
         bucket=bucket, writable=bool(cfg.subjects), description=cfg.description,

@@ -63,6 +63,30 @@ def test_bucket_life(kv, live):
     assert json.loads(res.stdout)["error"]["err_code"] == 10059
 
 
+def test_reads_come_from_the_bucket_not_from_its_mirrors(kv, live):
+    """A filtered mirror and a history-1 mirror of R1 both serve direct gets for KV_R1
+    (mirror_direct): nats-server answers DIRECT.GET.KV_R1 from any of them. history, keys,
+    watch and revert read R1's own stream (ordered consumers, ADR-8), so every run gives
+    the whole answer."""
+    ok(kv("kv", "add", "R1", "--history", "5"))
+    for v in ("v1", "v2", "v3"):
+        ok(kv("kv", "put", "R1", "k", v))
+    ok(kv("kv", "put", "R1", "other", "x"))
+    ok(kv("kv", "add", "R1M", "--mirror", "R1", "--keys", "other"))
+    ok(kv("kv", "add", "R1H", "--mirror", "R1", "--history", "1"))
+    c = live.client()
+    wait_until(lambda: c.stream_info("KV_R1H")["state"]["last_seq"] == 4,
+               message="the history-1 mirror copied R1")
+    for _ in range(8):
+        hist = doc(kv("kv", "history", "R1", "k", "-j"))
+        assert [h["revision"] for h in hist] == [1, 2, 3]
+        assert ok(kv("kv", "keys", "R1")).stdout.split() == ["k", "other"]
+        lines = ok(kv("kv", "watch", "R1", "--timeout", "0.3s")).stdout.splitlines()
+        assert len(lines) == 2, lines
+    assert doc(kv("kv", "revert", "R1", "k", "1", "-f", "-j"))["revision"] == 5
+    assert ok(kv("kv", "get", "R1", "k", "--raw")).stdout == "v1"
+
+
 def test_keys_with_filters(kv):
     ok(kv("kv", "add", "K"))
     for key in ("app.a", "app.b", "db.x", "gone"):
