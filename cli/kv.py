@@ -1350,8 +1350,8 @@ def _keys_verbose(app: App, bucket: str, filters: list[str], values: bool) -> No
         rows = []
         for e in entries:
             row = [e.key, output.local_ns(e.created), str(e.delta), str(e.revision)]
-            if values:
-                row.append(e.value.decode("utf-8", "backslashreplace"))
+            if values:  # as get and history show it (natscli's Base64IfNotPrintable)
+                row.append(printable(e.value))
             rows.append(row)
         output.table(a, headers, rows, title=f"Contents for bucket '{handle.name}'")
 

@@ -371,8 +371,13 @@ class KV:
     # -- buckets ---------------------------------------------------------------------------
     def create_bucket(self, cfg: KeyValueConfig) -> KVStatus:
         validate_bucket_name(cfg.bucket)
-        info = self.js().add_stream(cfg.to_stream_config())
-        return _status(cfg.bucket, info)
+        return _status(cfg.bucket, self._created(cfg.to_stream_config()))
+
+    def _created(self, cfg: StreamConfig) -> StreamInfo:
+        """The bucket's stream created, then its info as a status reads it (nats.go's
+        Status after CreateKeyValue: a server's create answer has no cluster section)."""
+        info = self.js().add_stream(cfg)
+        return self.js().stream_info(info.config.name)
 
     def update_bucket(self, cfg: KeyValueConfig) -> KVStatus:
         """Change a bucket's settings (history, TTL, sizes, ...). An aggregate keeps its
@@ -489,14 +494,13 @@ class KV:
                 f"{mirrored}: its keys are stored as $KV.{mirrored}.<key>): mirror bucket "
                 f"{mirrored} instead (kv add {cfg.name} --mirror {mirrored} ...)",
                 field="origin_bucket")
-        info = self.js().add_stream(check_kv_mirror(cfg, origin))
+        info = self._created(check_kv_mirror(cfg, origin))
         return _status(cfg.name, info)
 
     def create_aggregate(self, cfg: KVAggregateConfig) -> KVStatus:
         cfg = replace(cfg, origins=[self._origin_bucket(o, i)
                                     for i, o in enumerate(cfg.origins)])
-        info = self.js().add_stream(cfg.to_stream_config())
-        return _status(cfg.bucket, info)
+        return _status(cfg.bucket, self._created(cfg.to_stream_config()))
 
     def _origin_bucket(self, origin: KVAggregateOrigin, index: int = 0) -> KVAggregateOrigin:
         """An aggregate origin named by its bucket that is a KV mirror (ADR-8: an origin may

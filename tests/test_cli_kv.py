@@ -304,6 +304,12 @@ def test_ls_verbose_shows_each_keys_latest_entry(jl):
     )
     assert ok(jl("kv", "ls", "CFG", "-v", "--display-value")).stdout.splitlines()[4] == (
         "│ app.color │ 2026-01-01 00:00:01 │ 0     │ 2        │ green │")
+    # a value that is not printable: base64, as get and history show it
+    ok(jl("kv", "add", "BIN"))
+    ok(jl("kv", "put", "BIN", "bin", input="\x80\x01 tab\there"))
+    shown = ok(jl("kv", "ls", "BIN", "-v", "--display-value")).stdout.splitlines()[4]
+    got = ok(jl("kv", "get", "BIN", "bin")).stdout.splitlines()
+    assert shown.split("│")[5].strip() in got, (shown, got)
     assert doc(jl("kv", "ls", "CFG", "-v", "-j")) == [{
         "bucket": "CFG", "key": "app.color", "value": "Z3JlZW4=", "revision": 2,
         "created": "2026-01-01T00:00:01Z", "delta": 0, "operation": "PUT"}]

@@ -87,6 +87,16 @@ def test_reads_come_from_the_bucket_not_from_its_mirrors(kv, live):
     assert ok(kv("kv", "get", "R1", "k", "--raw")).stdout == "v1"
 
 
+def test_add_prints_the_status_info_prints(kv):
+    """nats.go reads the bucket's status after creating it: kv add prints what kv info
+    prints (the cluster section included, which a create answer lacks)."""
+    added = ok(kv("kv", "add", "CI1")).stdout
+    info = ok(kv("kv", "info", "CI1")).stdout
+    assert "Cluster Information" in added
+    assert added.split("Cluster Information")[1] == info.split("Cluster Information")[1]
+    assert "cluster" in doc(kv("kv", "add", "CI2", "-j"))["stream_info"]
+
+
 def test_keys_with_filters(kv):
     ok(kv("kv", "add", "K"))
     for key in ("app.a", "app.b", "db.x", "gone"):
