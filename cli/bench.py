@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from jetlink.cli import output
+from jetlink.cli import completion, output
 from jetlink.cli.app import App
 from jetlink.cli.bench_region import BenchBackend
 from jetlink.cli.options import DURATION, DurationType, JsonOption
@@ -248,9 +248,11 @@ def startup(
 def all_(
     ctx: typer.Context,
     only: Annotated[list[str] | None, typer.Option(
-        "--only", metavar="NAME", help="Run only these benchmarks (repeatable).")] = None,
+        "--only", metavar="NAME", help="Run only these benchmarks (repeatable).",
+        autocompletion=completion.benchmarks)] = None,
     skip: Annotated[list[str] | None, typer.Option(
-        "--skip", metavar="NAME", help="Leave these benchmarks out (repeatable).")] = None,
+        "--skip", metavar="NAME", help="Leave these benchmarks out (repeatable).",
+        autocompletion=completion.benchmarks)] = None,
     output_file: Annotated[str | None, typer.Option(
         "--output", "-o", metavar="FILE", help="Also write the JSON document to FILE.")] = None,
     json_output: JsonOption = False,
@@ -676,7 +678,7 @@ def scale(
     ctx: typer.Context,
     only: Annotated[list[str] | None, typer.Option(
         "--only", metavar="SERIES", help="Run only these series (repeatable): mirror, check, "
-        "failover, filtered.")] = None,
+        "failover, filtered.", autocompletion=completion.scale_series)] = None,
     sizes: Annotated[str | None, typer.Option(
         "--sizes", metavar="N,N,...", show_default=False,
         help="Sizes instead of each series' own (the same for every series run; at least "

@@ -241,8 +241,41 @@ consumers = _offer(_consumers, "consumers")
 buckets = _offer(_buckets, "buckets")
 topics = _offer(_topics)
 groups = _offer(_groups)
-links = _offer(_links)
-mirror_topics = _offer(_mirror_topics)
+def _rest_in_force(ctx: Any) -> bool:
+    """A REST API named for the links / mirrors verbs (--rest-url, on the group or the
+    verb; JETLINK_REST_URL; the context's rest_url): their names are that API's, not the
+    data directory's."""
+    import os
+
+    from jetlink.cli.options import ENV_REST_URL
+
+    c = ctx
+    while c is not None:
+        if c.params.get("rest_url"):
+            return True
+        c = c.parent
+    if os.environ.get(ENV_REST_URL):
+        return True
+    try:
+        from jetlink.cli.common import context_in_force
+
+        found = context_in_force(ctx.find_root())
+    except Exception:  # noqa: BLE001 - a broken context: none in force for completion
+        return False
+    return bool(found is not None and found.rest_url)
+
+
+def _local_kafka(offer: Callable[[typer.Context, str], list[str]]
+                 ) -> Callable[[typer.Context, str], list[str]]:
+    """``offer`` of the data directory's links or mirror topics, nothing when a REST API is
+    in force (completion asks no endpoint: a TAB sends no request)."""
+    def complete(ctx: typer.Context, incomplete: str) -> list[str]:
+        return [] if _rest_in_force(ctx) else offer(ctx, incomplete)
+    return complete
+
+
+links = _local_kafka(_offer(_links))
+mirror_topics = _local_kafka(_offer(_mirror_topics))
 
 
 def comma_list(offer: Callable[[typer.Context, str], list[str]]
@@ -279,3 +312,17 @@ def clusters(ctx: typer.Context, incomplete: str) -> list[str]:
             dd.close()
     except Exception:  # noqa: BLE001
         return []
+
+
+def benchmarks(ctx: typer.Context, incomplete: str) -> list[str]:
+    """The benchmarks ``bench all --only / --skip`` take."""
+    from jetlink.core.bench.suite import BENCHES
+
+    return [n for n in BENCHES if n.startswith(incomplete)]
+
+
+def scale_series(ctx: typer.Context, incomplete: str) -> list[str]:
+    """The series ``bench scale --only`` takes."""
+    from jetlink.core.bench.scale import SERIES
+
+    return [n for n in SERIES if n.startswith(incomplete)]

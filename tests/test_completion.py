@@ -91,6 +91,13 @@ def bash(line):
     ("--cluster keast kafka-mirrors --failover --topics ", ["orders"]),
     ("--cluster keast kafka-mirrors --failover --topics orders,", []),
     ("--cluster keast kafka-mirrors --failover --topics x,o", ["x,orders"]),
+    ("bench scale --only f", ["failover", "filtered"]),
+    # a REST API in force: its names, not the data directory's (a TAB asks no endpoint)
+    ("--cluster keast mirrors --rest-url http://127.0.0.1:1 describe ", []),
+    ("--cluster keast mirrors describe --rest-url http://127.0.0.1:1 ", []),
+    ("--cluster keast links --rest-url http://127.0.0.1:1 describe ", []),
+    ("bench all --only live", ["live", "live-export", "live-dr"]),
+    ("bench all --skip sp", ["spark"]),
     ("server check stream --stream O", ["ORDERS", "OTHER"]),
     ("server check consumer --stream ORDERS --consumer ", ["audit", "billing"]),
     ("server check kv --bucket ", ["CONFIG"]),
