@@ -980,6 +980,26 @@ def test_e2e_describe_of_no_mirror_without_link_makes_no_error_code_up(world, cl
         "mirror topic of that name\n"))
 
 
+def test_e2e_a_url_naming_a_cluster_says_which_cluster_is_not_used(world, cli, server,
+                                                                    tmp_path, monkeypatch):
+    """--rest-url .../v3/clusters/C names the cluster: an explicit --cluster (or
+    JETLINK_CLUSTER) that differs is not used, and a notice says so."""
+    w = world()
+    url = f"{server.url}/kafka/v3/clusters/{w.east}"
+    r = cli(tmp_path / "none", "--cluster", "other", "links", "--rest-url", url,
+            "--rest-token", TOKEN, "ls")
+    assert r.exit_code == 0 and r.stdout.startswith("Link name: 'L'"), r.output
+    assert r.stderr == (f"jetlink: notice: the REST URL names cluster {w.east}: --cluster "
+                        "other is not used\n")
+    monkeypatch.setenv("JETLINK_CLUSTER", "other")
+    r = cli(tmp_path / "none", "links", "--rest-url", url, "--rest-token", TOKEN, "ls")
+    assert r.stderr == (f"jetlink: notice: the REST URL names cluster {w.east}: "
+                        "JETLINK_CLUSTER other is not used\n")
+    monkeypatch.delenv("JETLINK_CLUSTER")
+    r = cli(tmp_path / "none", "links", "--rest-url", url, "--rest-token", TOKEN, "ls")
+    assert r.stderr == ""
+
+
 def test_e2e_the_kafka_tools_authenticate_as_the_groups_do(world, cli, server, tmp_path,
                                                            monkeypatch):
     """kafka-mirrors / kafka-cluster-links with --rest-token, or the JETLINK_REST_* variables

@@ -114,14 +114,22 @@ STOPPED, FAILED = "STOPPED", "FAILED"
 def open_client(app: App, settings: RestSettings) -> RestClient:
     """A RestClient for ``settings`` and the cluster of ``--cluster`` (or the one the URL
     names: ``.../v3/clusters/C``), closed when the command ends."""
-    from jetlink.cli.common import rest_url_cluster
+    from jetlink.cli.common import parameter_source, rest_url_cluster
     from jetlink.cli.rest.client import RestClient
     from jetlink.core.errors import UsageError
 
+    named = rest_url_cluster(settings.url or "")
+    source = parameter_source(app.ctx.find_root(), "cluster") if app.ctx is not None else None
+    if named and named != app.cluster and source in ("COMMANDLINE", "ENVIRONMENT"):
+        from jetlink.cli.output import notice
+
+        how = "--cluster" if source == "COMMANDLINE" else "JETLINK_CLUSTER"
+        notice(app, f"jetlink: notice: the REST URL names cluster {named}: {how} "
+                    f"{app.cluster} is not used")
     try:
         client = RestClient(
             settings.url or "",
-            cluster_id=rest_url_cluster(settings.url or "") or app.cluster,
+            cluster_id=named or app.cluster,
             token=settings.token,
             api_key=settings.api_key,
             api_secret=settings.api_secret,
