@@ -434,8 +434,14 @@ def spark(
     from jetlink.sparkops.bench import bench_spark
 
     app = App.of(ctx)
-    from jetlink.cli.common import need_spark_extra
+    from jetlink.cli.common import given, need_spark_extra
 
+    if local_cluster and given(ctx, "master"):  # the cluster started here is the master
+        from jetlink.core.errors import UsageError
+
+        raise UsageError(f"--master {master} and --local-cluster {local_cluster} name two "
+                         "masters: --local-cluster runs on the one it starts; give one",
+                         field="master")
     need_spark_extra("jetlink bench spark")
 
     def note(text: str) -> None:
@@ -647,7 +653,18 @@ def dr(
     """
     if region:
         from jetlink.cli import bench_region
+        from jetlink.cli.common import given
+        from jetlink.core.errors import UsageError
 
+        # the region bench sizes itself with the --region-* options: these would be ignored
+        besides = [f"--{n}" for n in ("mirrors", "consumers", "runs", "streams", "messages")
+                   if given(ctx, n)]
+        if besides:
+            raise UsageError(f"{', '.join(besides)} {'does' if len(besides) == 1 else 'do'} "
+                             "not apply with --region (the region's bench takes "
+                             "--region-streams, --region-kv, --region-consumers, "
+                             "--region-mirrors, --region-watch-interval)",
+                             field=besides[0].lstrip("-"))
         every = None if region_watch_interval is None else \
             DURATION.seconds(region_watch_interval)
         doc = bench_region.run(backend, region_streams, region_kv, region_consumers,

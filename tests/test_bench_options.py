@@ -38,6 +38,14 @@ def invoke(*args: str):
      "--messages 10 applies to the failback part, which --streams 0 leaves out"),
     (["all", "--only", "transform", "--skip", "transform"],
      "--only transform and --skip transform leave no benchmark to run"),
+    # options another mode would ignore
+    (["dr", "--region", "--mirrors", "10", "--runs", "2"],
+     "--mirrors, --runs do not apply with --region (the region's bench takes "
+     "--region-streams, --region-kv, --region-consumers, --region-mirrors, "
+     "--region-watch-interval)"),
+    (["spark", "--master", "local[2]", "--local-cluster", "2"],
+     "--master local[2] and --local-cluster 2 name two masters: --local-cluster runs on the "
+     "one it starts; give one"),
 ])
 def test_options_that_measure_nothing_are_refused(args, error, monkeypatch):
     def measured(*_a, **_k):  # pragma: no cover - what a refusal must never reach
