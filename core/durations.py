@@ -172,6 +172,12 @@ def check_wait(ns: int) -> int:
     return ns
 
 
+def seconds_text(seconds: float) -> str:
+    """A time in seconds as Go prints a Duration (``5s``, ``500ms``, ``1ns``): what the
+    waits and time-outs say."""
+    return format_duration(round(seconds * 1e9))
+
+
 def format_duration(ns: int) -> str:
     """Go's ``time.Duration.String()``: ``2m0s``, ``1h30m0s``, ``1.5s``, ``100ms``, ``0s``."""
     if ns == 0:

@@ -33,6 +33,7 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
+from jetlink.core.durations import seconds_text
 from jetlink.core.errors import JetlinkError, UsageError
 from jetlink.core.kafka.errors import ERROR_CODES, KafkaError, error_name
 from jetlink.core.kafka.mirror_model import REST_STATUSES
@@ -212,7 +213,7 @@ class RestClient:
                 failure = exc
             except httpx.TimeoutException:
                 raise RestError(
-                    f"REST API at {self.base_url}: no answer within {self.timeout:g}s "
+                    f"REST API at {self.base_url}: no answer within {seconds_text(self.timeout)} "
                     f"({method.upper()} {urlsplit(url).path})"
                 ) from None
             except httpx.HTTPError as exc:

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 from .. import headers as H
 from .. import limits as L
+from ..durations import seconds_text
 from ..errors import ApiError, JetlinkError, clip
 from .target import ServerTarget, url_has_credentials
 from .wire import nc_publish
@@ -305,7 +306,7 @@ def describe(exc: BaseException, target: ServerTarget, doing: str = "") -> LiveE
         return passing(LiveError(f"{what}no responders on {where}"))
     if isinstance(exc, (ne.TimeoutError, asyncio.TimeoutError, TimeoutError)):
         return passing(LiveError(
-            f"{what}timed out after {target.timeout:g}s waiting for {where}"))
+            f"{what}timed out after {seconds_text(target.timeout)} waiting for {where}"))
     if isinstance(exc, (ne.ConnectionClosedError, ne.StaleConnectionError, ne.UnexpectedEOF)):
         return passing(LiveError(f"{what}lost the connection to {where}"))
     if isinstance(exc, ConnectionRefusedError):

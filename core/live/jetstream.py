@@ -27,6 +27,7 @@ from .. import headers as H
 from .. import limits as L
 from ..config.stream import StreamConfig, pedantic_requested
 from ..config.validate import JS_API_PREFIX
+from ..durations import seconds_text
 from ..errors import ApiError, JetlinkError, NoStreamError, client_error, clip, not_found
 from ..messages import BatchPubAck, PubAck, StoredMsg, StreamState
 from .client import LiveConnection, LiveError, RawMsg, passing
@@ -335,7 +336,8 @@ class LiveJetStream(LiveConsumers):
                 msg = tail.next(self.conn.timeout)
                 if msg is None:
                     raise LiveError(f"stream {name}: no message from {self.where} within "
-                                    f"{self.conn.timeout:g}s while {pending} were pending")
+                                    f"{seconds_text(self.conn.timeout)} while {pending} were "
+                                    "pending")
                 yield msg
                 pending = tail.pending
         finally:
@@ -621,8 +623,9 @@ class LiveJetStream(LiveConsumers):
                 try:
                     take(await asyncio.wait_for(q.get(), timeout), subject)
                 except TimeoutError:
-                    raise LiveError(f"fast batch {batch_id}: no answer within {timeout:g}s "
-                                    f"from {self.where} after message {pub.seq:,}") from None
+                    raise LiveError(f"fast batch {batch_id}: no answer within "
+                                    f"{seconds_text(timeout)} from {self.where} after message "
+                                    f"{pub.seq:,}") from None
 
             sub = await nc.subscribe(pub.subscription, cb=cb, pending_msgs_limit=1_000_000,
                                      pending_bytes_limit=256 * 1024 * 1024)
@@ -658,7 +661,7 @@ class LiveJetStream(LiveConsumers):
         server did not say (its JetStream API did not answer either), that, never "no stream
         matches". ``known``: what the publishes' probes learnt (subject -> streams)."""
         seen: dict[str, JetlinkError] = {}
-        wait = f"{self.conn.timeout:g}s"
+        wait = f"{seconds_text(self.conn.timeout)}"
         for i, res in enumerate(out):
             if not isinstance(res, NoStreamError):
                 continue
@@ -951,7 +954,7 @@ class _PublishRun:
                 results[i] = NoStreamError(self.js.stored_subject(msgs[i][0]))
             elif not done[i]:
                 results[i] = LiveError(f"publish to {clip(msgs[i][0])}: no "
-                                       f"acknowledgement within {self.timeout:g}s from "
+                                       f"acknowledgement within {seconds_text(self.timeout)} from "
                                        f"{self.js.where}")
         out = results[:sent]
         if self.stop_at_error:
@@ -1197,8 +1200,9 @@ class _ColumnReader:
             try:
                 item = self._q.get(timeout=wait)
             except queue.Empty:
-                raise LiveError(f"stream {name}: nothing from {js.where} within {wait:g}s "
-                                "while reading it (not even a heartbeat)") from None
+                raise LiveError(f"stream {name}: nothing from {js.where} within "
+                                f"{seconds_text(wait)} while reading it (not even a "
+                                "heartbeat)") from None
             if self._held:
                 self._loop.call_soon_threadsafe(self._release)
             kind = item[0]

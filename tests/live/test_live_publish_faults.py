@@ -48,12 +48,12 @@ def test_a_stream_without_a_leader_is_not_a_missing_stream(live_cluster, tmp_pat
     r = _jetlink(tmp_path, other.url, "--timeout", "500ms", "pub", "r3p.early", "m")
     assert "no stream matches" not in r.stderr
     assert r.returncode == 0 or r.stderr.strip() in (
-        "jetlink: error: publish to r3p.early: stream R3P did not answer within 0.5s (no "
+        "jetlink: error: publish to r3p.early: stream R3P did not answer within 500ms (no "
         "responders): it has no leader now, an election or too few of its servers up; "
         "nothing was stored",
-        f"jetlink: error: publish to r3p.early: no acknowledgement within 0.5s from "
+        f"jetlink: error: publish to r3p.early: no acknowledgement within 500ms from "
         f"{other.url}",
-        "jetlink: error: publish to r3p.early: no responders within 0.5s, and JetStream did "
+        "jetlink: error: publish to r3p.early: no responders within 500ms, and JetStream did "
         "not answer whether a stream captures the subject (its leaders may be being "
         "elected); nothing was stored"), r.stderr
     # the early message: stored (acknowledged), not stored (no responders), or unknown
