@@ -786,6 +786,26 @@ def check_unknown() -> int:
     return EXIT_CODES[Status.UNKNOWN]
 
 
+def command_words(command: Any, args: Sequence[str]) -> list[str]:
+    """The command words of the command line ``args``: the words that are not options, the
+    root's options' values left out (``--cluster east server check`` -> server, check)."""
+    valued = {o for p in command.params
+              if not getattr(p, "is_flag", False) and not getattr(p, "count", False)
+              for o in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ()))}
+    words: list[str] = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a == "--":
+            break
+        elif a.startswith("-"):
+            skip = not words and a in valued  # a root option's value follows
+        else:
+            words.append(a)
+    return words
+
+
 def is_check(words: Sequence[str]) -> bool:
     """Whether the command words (after the global options) are a monitoring check
     (``server check ...``, ``dr check``): its bad command line is UNKNOWN (exit 3), what a
@@ -831,7 +851,10 @@ def run_app(args: list[str], root: typer.Typer | None = None) -> None:
         else:
             _show_click_error(exc)
         path = str(getattr(getattr(exc, "ctx", None), "command_path", "") or "")
-        if exc.exit_code == ExitCode.USAGE and is_check(path.split()[1:]):
+        words = path.split()[1:]
+        if len(words) < 2:  # an error raised without the command's context (an option
+            words = command_words(command, args)  # missing its value): read the line
+        if exc.exit_code == ExitCode.USAGE and is_check(words):
             sys.exit(check_unknown())
         sys.exit(exc.exit_code)
     except Abort:
@@ -846,6 +869,8 @@ def run_app(args: list[str], root: typer.Typer | None = None) -> None:
             print_json(exc.to_dict())
         else:
             print_error(None, exc)
+        if isinstance(exc, UsageError) and is_check(command_words(command, args)):
+            sys.exit(check_unknown())  # a check's bad global option: UNKNOWN, as its own
         sys.exit(exc.exit_code)
     # Without standalone mode click returns the code of a typer.Exit (or the command's None).
     sys.exit(rv if isinstance(rv, int) else ExitCode.OK)

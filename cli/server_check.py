@@ -11,8 +11,8 @@ names prefixed by ``--namespace``) or ``text``, on stdout or into ``--outfile`` 
 a regular file is replaced atomically, a new one gets mode 0600; a symbolic link is followed;
 a character device or a FIFO is written through). The exit status is the check's:
 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN; with ``--format prometheus`` it is 0, as natscli
-exits (a scrape reads the status gauge). A command line jetlink cannot parse is a usage error
-(2) and checks nothing.
+exits (a scrape reads the status gauge). A command line jetlink cannot parse is UNKNOWN (3,
+with the usage error's message) and checks nothing.
 """
 
 from __future__ import annotations
@@ -135,8 +135,10 @@ def _finish(ctx: typer.Context, result: Any, fmt: Format, namespace: str,
 
     fmt, namespace, outfile = pick("fmt", fmt), pick("namespace", namespace), \
         pick("outfile", outfile)
-    chosen = chosen_format(app.json, fmt, common.given(ctx, "fmt")
-                           or group.get("fmt") is not None)
+    # -j is the check's own option: it wins over a --format given before the check's name
+    # (the group's), as every option given after it does; with the check's own --format
+    # it conflicts
+    chosen = chosen_format(app.json, fmt, common.given(ctx, "fmt"))
     check_namespace(chosen, namespace)
     body = render(result, chosen.value, namespace) + "\n"
     if outfile is None:

@@ -419,3 +419,11 @@ def not_found(err: JetlinkError, name: str, names: Any) -> JetlinkError:
     else:
         err.detail = f"{name}; {hint}" if hint else name
     return err
+
+
+class LiveError(JetlinkError):
+    """A live server could not be reached or used (connection, auth, TLS, timeout, no
+    JetStream): one line, exit status 1. Defined here so that what only reads a backend
+    through the interface can tell it from an answer (core/live/client.py raises it)."""
+
+    title = "nats"

@@ -102,6 +102,13 @@ def test_a_global_option_after_the_command_acts_as_before_it(capsys, tmp_path, a
     ["server", "check", "--format", "bogus", "kv", "--bucket", "B"],
     ["server", "check", "kv", "--bucket", "B", "--bogus"],
     ["dr", "check", "--bogus"],
+    # an option without its value: Click raises it without the command's context
+    ["server", "check", "stream", "--stream"],
+    ["dr", "check", "--lag-critical"],
+    ["server", "check", "stream", "--stream", "S", "--json=1"],
+    # a global option's bad value on a check's line
+    ["--timeout", "5", "server", "check", "stream", "--stream", "S"],
+    ["--cluster", "x", "--timeout", "5", "dr", "check"],
 ])
 def test_a_checks_bad_command_line_is_unknown(capsys, tmp_path, args):
     """A monitoring check given invalid arguments answers UNKNOWN (exit 3), as a Nagios

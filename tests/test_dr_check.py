@@ -70,7 +70,7 @@ def nagios(result, code):
 
 def test_no_mirror_is_unknown_and_creates_nothing(jl):
     assert nagios(jl("dr", "check"), 3) == (
-        f"UNKNOWN dr OK:no mirrors in {jl.data} | mirrors=0 mirrors_critical=0 "
+        f"UNKNOWN dr no mirrors in {jl.data} | mirrors=0 mirrors_critical=0 "
         "mirrors_warning=0")
     assert list(jl.data.iterdir()) == []
 

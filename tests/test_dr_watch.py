@@ -191,6 +191,12 @@ def test_a_mirror_behind_exported_exactly(behind, watcher):
     assert stamp.value > 1.7e9  # a Unix time, in seconds
     assert w.get("/healthz") == (200, "ok\n")
     assert w.get("/other")[0] == 404
+    # HEAD: GET's status and headers, no body (a probe that only asks whether it answers)
+    for path, length in (("/metrics", None), ("/healthz", "3")):
+        req = urllib.request.Request(w.url + path, method="HEAD")
+        with urllib.request.urlopen(req, timeout=30) as r:
+            assert (r.status, r.read()) == (200, b"")
+            assert length is None or r.headers["Content-Length"] == length
     assert w.stop(signal.SIGTERM) == 0
     lines = w.stdout().splitlines()
     assert len(lines) >= 2

@@ -132,10 +132,16 @@ def test_sources_lag_and_counts(jl):
      'CRITICAL S_x> Crit:could not load info: "x>" is not a valid consumer name'),
     (["consumer", "--stream", "a.b", "--consumer", "C"],
      'CRITICAL a.b_C Crit:could not load info: "a.b" is not a valid stream name'),
+    # IsValidName refuses / and \ too (jsm.go, since 2022)
+    (["stream", "--stream", "a/b"], 'CRITICAL a/b Crit:could not load info: "a/b" is not a '
+                                    "valid stream name"),
+    (["stream", "--stream", "a\\b"], 'CRITICAL a\\b Crit:could not load info: "a\\\\b" is '
+                                     "not a valid stream name"),
 ])
 def test_a_name_jsm_would_not_ask_about_is_named_as_invalid(jl, args, line):
-    """jsm.go's loaders refuse a name holding '>', '*', '.' or a space before asking the
-    server (IsValidName): the check says so, not "not found" from a server never asked."""
+    """jsm.go's loaders refuse a name holding '>', '*', '.', a space, '/', '\\' or NUL
+    before asking the server (IsValidName): the check says so, not "not found" from a
+    server never asked."""
     res = check(jl, *args)
     assert (res.exit_code, res.stdout) == (2, line + "\n")
 
@@ -597,7 +603,7 @@ def test_a_stale_source_lag_is_named(jl):
 
 @pytest.mark.parametrize("args", [
     ["server", "check", "stream", "--stream", "S", "--format", "prometheus", "-j"],
-    ["server", "check", "--format", "prometheus", "kv", "--bucket", "B", "-j"],
+    ["server", "check", "kv", "--bucket", "B", "--format", "prometheus", "-j"],
     ["dr", "check", "--format", "nagios", "-j"],
 ])
 def test_json_and_another_format_conflict(jl, args):
@@ -609,3 +615,10 @@ def test_json_and_another_format_conflict(jl, args):
     assert json.loads(res.stdout) == {"error": {"description": (
         f"-j/--json and --format {fmt} conflict: give one (-j is --format json)")}}
     assert json.loads(jl(*[a for a in args if a not in ("--format", fmt)]).stdout)["status"]
+
+
+def test_the_checks_own_json_wins_over_the_groups_format(jl):
+    """A --format given before the check's name is the group's: the check's own -j (an
+    option after the name) wins, as every option given there does."""
+    res = jl("server", "check", "--format", "text", "kv", "--bucket", "B", "-j")
+    assert json.loads(res.stdout)["check_suite"] == "kv", res.output

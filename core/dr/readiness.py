@@ -56,7 +56,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..durations import MS, SECOND
-from ..errors import JetlinkError, UsageError, did_you_mean
+from ..errors import JetlinkError, LiveError, UsageError, did_you_mean
 from ..monitor.lag import LagReading, counted_now, lag_reading
 from ..monitor.lag import ago as _ago
 from ..monitor.render import (
@@ -278,7 +278,10 @@ class Readiness:
             return head + failed + "\n\n" + "\n".join(text(m.result) for m in self.mirrors)
         line = nagios(self.combined())
         if self.status is Status.UNKNOWN:
-            line = Status.UNKNOWN.value + line[line.index(" "):]
+            # nothing to check is no OK: its words stand without the OK: mark
+            rest = line[line.index(" "):].replace(" OK:", " ", 1) if not self.mirrors \
+                else line[line.index(" "):]
+            line = Status.UNKNOWN.value + rest
         return line
 
     def _prometheus(self, namespace: str) -> str:
@@ -327,6 +330,8 @@ class _Records:
         self._all: dict[str, MirrorPositions] | None = None
         try:
             self._all = {r.mirror: r for r in store.records()}
+        except LiveError:
+            raise  # the server does not answer: no record read one by one answers either
         except (JetlinkError, ValueError, KeyError, TypeError):
             self._all = None  # one record that does not read: each is read on its own
 
@@ -1170,6 +1175,8 @@ def check_readiness(backend: Backend, names: Sequence[str] = (), *,
         label = ""
         try:
             label = str(js.api("INFO").get("domain", "") or "")
+        except LiveError:
+            raise  # a server that does not answer: said once, not after each request
         except (JetlinkError, AttributeError):
             pass
         return [(None, label, "nats", False)]

@@ -596,7 +596,8 @@ class MetricsServer:
 
 def _app(watch: Watch, namespace: str) -> Any:
     """The WSGI application: ``/metrics`` (prometheus_client's, over a registry holding
-    only the watch's collector) and ``/healthz`` (200 ``ok``, or 503 and why)."""
+    only the watch's collector) and ``/healthz`` (200 ``ok``, or 503 and why); HEAD answers
+    as GET without the body."""
     from prometheus_client import CollectorRegistry
     from prometheus_client.exposition import make_wsgi_app
 
@@ -605,6 +606,9 @@ def _app(watch: Watch, namespace: str) -> Any:
     metrics = make_wsgi_app(registry)
 
     def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        if environ.get("REQUEST_METHOD") == "HEAD":  # GET's status and headers, no body
+            list(app({**environ, "REQUEST_METHOD": "GET"}, start_response))
+            return []
         path = environ.get("PATH_INFO") or "/"
         if path == "/metrics":
             return list(metrics(environ, start_response))

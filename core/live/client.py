@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from .. import headers as H
 from .. import limits as L
 from ..durations import seconds_text
-from ..errors import ApiError, JetlinkError, clip
+from ..errors import ApiError, JetlinkError, LiveError, clip
 from .target import ServerTarget, url_has_credentials
 from .wire import nc_publish
 
@@ -36,13 +36,6 @@ __all__ = ["LiveConnection", "LiveError", "RawMsg", "connect", "without_envelope
 T = TypeVar("T")
 # Slack on top of a request's own timeout before the calling thread gives up on the loop.
 _GRACE = 5.0
-
-
-class LiveError(JetlinkError):
-    """A live server could not be reached or used (connection, auth, TLS, timeout, no
-    JetStream): one line, exit status 1."""
-
-    title = "nats"
 
 
 @dataclass

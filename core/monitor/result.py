@@ -85,9 +85,9 @@ class Result:
 
 def invalid_name(name: str, kind: str) -> str | None:
     """jsm.go's loaders refuse a name ``IsValidName`` refuses (one holding ``>``, ``*``,
-    ``.`` or a space) before asking the server: ``"a.b" is not a valid stream name``, the
-    check's reason; None for a name they would ask about."""
-    if any(c in name for c in ">*. "):
+    ``.``, a space, ``/``, ``\\`` or NUL) before asking the server: ``"a.b" is not a valid
+    stream name``, the check's reason; None for a name they would ask about."""
+    if any(c in name for c in ">*. /\\\0"):
         from ..config.validate import go_quote
 
         return f"{go_quote(name)} is not a valid {kind} name"

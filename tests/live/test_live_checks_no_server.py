@@ -128,3 +128,61 @@ def test_every_server_check_is_critical(cli, dead, args, name, says):
               "--format", "prometheus")
     assert res.exit_code == 0
     assert f'status_code{{item="{name}",status="CRITICAL"}} 2' in res.stdout
+
+
+class _DeafNats(_Listener):
+    """A listener that speaks NATS's handshake (INFO, PONG) and never answers a request:
+    a server whose JetStream is gone silent. ``requests``: the subjects published to it."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        super().__init__(b"")
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            self.conns.append(conn)
+            threading.Thread(target=self._talk, args=(conn,), daemon=True).start()
+
+    def _talk(self, conn: socket.socket) -> None:
+        conn.sendall(b'INFO {"server_id":"deaf","version":"2.15.1","proto":1,"headers":true,'
+                     b'"max_payload":1048576}\r\n')
+        buf = b""
+        try:
+            while not self.stop.is_set():
+                data = conn.recv(65536)
+                if not data:
+                    return
+                buf += data
+                while b"\r\n" in buf:
+                    line, buf = buf.split(b"\r\n", 1)
+                    if line.startswith(b"PING"):
+                        conn.sendall(b"PONG\r\n")
+                    elif line.startswith((b"PUB ", b"HPUB ")):
+                        parts = line.split()
+                        self.requests.append(parts[1].decode())
+                        size = int(parts[-1]) + 2
+                        while len(buf) < size:
+                            buf += conn.recv(65536)
+                        buf = buf[size:]
+        except OSError:
+            return
+
+
+def test_dr_check_of_a_server_whose_jetstream_never_answers_asks_once(cli):
+    """The first request that goes unanswered ends the check (CRITICAL, naming it): not one
+    time-out per request it would have made (JetStream's INFO, the positions bucket's
+    stream names, the stream list)."""
+    deaf = _DeafNats()
+    url = f"nats://127.0.0.1:{deaf.port}"
+    try:
+        res = cli("--server", url, "--timeout", "1s", "dr", "check")
+        assert res.exit_code == 2, (res.stdout, res.stderr)
+        assert res.stdout.startswith("CRITICAL dr Crit:could not list mirrors: INFO: timed "
+                                     f"out after 1s waiting for {url}"), res.stdout
+        assert [r for r in deaf.requests if r.startswith("$JS.")] == ["$JS.API.INFO"]
+    finally:
+        deaf.close()
