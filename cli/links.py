@@ -462,13 +462,15 @@ class EngineConfigs:
         self.links = links
 
     def get_config(self, name: str, key: str) -> dict[str, Any]:
-        from jetlink.core.kafka.links import LinkConfig
+        """The link config data of ``key``: a link configuration, or a connection setting
+        (set or not: one not set is "", as getKafkaLinkConfigs answers it); the engine's
+        unknown-configuration error otherwise."""
+        from jetlink.core.kafka.links import CONNECTION_CONFIGS, LINK_CONFIG_DEFAULTS, LinkConfig
 
-        for entry in self.links.get(name, with_topics=False).config.entries():
-            if entry["name"] == key:
-                return entry
-        LinkConfig.build({key: ""})  # raises the engine's unknown-configuration error
-        raise usage(f"{key}: not a configuration of link {name}")
+        config = self.links.get(name, with_topics=False).config
+        if key not in LINK_CONFIG_DEFAULTS and key not in CONNECTION_CONFIGS:
+            LinkConfig.build({key: ""})  # raises the engine's unknown-configuration error
+        return config.entry(key)
 
     def set_config(self, name: str, key: str, value: str) -> dict[str, Any]:
         self.links.alter(name, {key: value})

@@ -396,6 +396,26 @@ def test_config_get_set_delete_one(jl):
         "acl.sync.ms=5000 (default)\n"
 
 
+def test_config_of_a_connection_setting(jl):
+    """A Kafka client setting of the link (bootstrap.servers, security.protocol, sasl.*):
+    set, read, deleted like a link configuration, exit 0; one not set reads as "" (its
+    default), as getKafkaLinkConfigs answers it."""
+    ok(jl("links", "create", "S", "--source-cluster", "east", "-c",
+          "bootstrap.servers=east:9092", "-c", "security.protocol=SSL"))
+    assert ok(jl("links", "config", "delete", "S", "bootstrap.servers")).stdout == \
+        "Completed reverting config bootstrap.servers for cluster-link S to its default.\n"
+    assert doc(jl("links", "config", "get", "S", "bootstrap.servers", "-j")) == {
+        "name": "bootstrap.servers", "value": "", "is_default": True, "is_read_only": False,
+        "is_sensitive": False, "source": "DEFAULT_CONFIG"}
+    assert ok(jl("links", "config", "set", "S", "sasl.mechanism", "PLAIN")).stdout == \
+        "Completed updating config sasl.mechanism for cluster-link S.\n"
+    assert ok(jl("links", "config", "get", "S", "sasl.mechanism")).stdout == \
+        "sasl.mechanism=PLAIN\n"
+    assert ok(jl("links", "config", "set", "S", "sasl.mechanism", "")).exit_code == 0
+    assert ok(jl("links", "config", "get", "S", "sasl.mechanism")).stdout == \
+        "sasl.mechanism= (default)\n"
+
+
 @pytest.mark.parametrize("args,message", [
     (("set", "L", "bogus.key", "1"), "Unknown cluster link configuration 'bogus.key'"),
     (("set", "L", "acl.sync.ms", "abc"),
