@@ -27,9 +27,10 @@ imported inside the functions.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -783,3 +784,31 @@ def need_spark_extra(what: str) -> None:
         raise JetlinkError(
             f"{what} needs {', '.join(missing)}, which this installation does not have: "
             "pip install 'jetlink[spark]' (pyspark, pyarrow and pandas, about 0.7 GB)")
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during :func:`terminate_as_interrupt`: raised where the process stands, so
+    that the cleanup a Ctrl-C runs runs too (a consumer leaving its group); the command
+    then exits 143 (128 + SIGTERM), as a process the signal ended."""
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """Within the block SIGTERM (systemd, Kubernetes, ``timeout``) raises
+    :class:`Terminated` instead of ending the process at once; the handler before it is
+    put back after. Outside the main thread (a test's runner) nothing changes."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def raise_terminated(_signum: int, _frame: Any) -> None:
+        raise Terminated()
+
+    before = signal.signal(signal.SIGTERM, raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -563,8 +563,9 @@ def consume(
 
     last = time.monotonic_ns()
     try:
-        with TopicConsumer(kafka, topic, group=group, from_beginning=from_beginning,
-                           session_timeout_ms=session_ms) as consumer:
+        with common.terminate_as_interrupt(), TopicConsumer(
+                kafka, topic, group=group, from_beginning=from_beginning,
+                session_timeout_ms=session_ms) as consumer:
             while max_records is None or received < max_records:
                 fetched = consumer.poll(
                     None if max_records is None else max_records - received, emit)
@@ -576,8 +577,11 @@ def consume(
                 if idle_ns is not None and time.monotonic_ns() - last >= idle_ns:
                     break
                 time.sleep(POLL_SECONDS)
-    except KeyboardInterrupt:  # Ctrl-C: the total still said, as the consumer's shutdown hook
+    except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the consumer left its group (its
+        # close ran), the total still said, as kafka-console-consumer's shutdown hook does
         output.notice(app, f"Processed a total of {received} messages")
+        if isinstance(stop, common.Terminated):
+            raise typer.Exit(143) from None
         raise
     if app.json and not follow:
         output.print_json(got)

@@ -356,6 +356,30 @@ def test_follow_keeps_the_group_active_until_ctrl_c(tmp_path):
     assert k.committed("g") == {("t", 0): 2}
 
 
+def test_sigterm_leaves_the_group_as_ctrl_c_does(tmp_path):
+    """systemd, Kubernetes or timeout stop a consumer with SIGTERM: it leaves its group
+    (no member left behind for the session timeout, which would refuse offset resets and
+    deletes as NON_EMPTY_GROUP), says its total, and exits 143 (128 + SIGTERM), as
+    kafka-console-consumer's shutdown hook does."""
+    d = DataDir(tmp_path / "data")
+    k = Kafka(d.open())
+    k.create_topic("t", 1)
+    k.produce("t", [(None, b"one")])
+    follower = _jetlink(tmp_path / "data", "topic", "consume", "t", "--group", "g",
+                        "--from-beginning", "--follow")
+    try:
+        assert follower.stdout.readline() == "one\n"
+        wait_until(lambda: k.group_active("g"), message="group g active")
+        follower.send_signal(signal.SIGTERM)
+        _out, errs = follower.communicate(timeout=WAIT_TIMEOUT)
+    finally:
+        follower.kill()
+        d.close()
+    assert follower.returncode == 143, errs
+    assert errs == "Processed a total of 1 messages\n"
+    assert not k.group_active("g")
+
+
 def test_a_new_group_that_read_nothing_gets_what_is_produced_next(jl, engine):
     """A new group's first run finds nothing (it starts at the log end) and commits that
     position on close, as Kafka's consumer does: the record produced next is the next run's
