@@ -247,7 +247,7 @@ def _rest_in_force(ctx: Any) -> bool:
     data directory's."""
     import os
 
-    from jetlink.cli.options import ENV_REST_URL
+    from jetlink.cli.app import ENV_REST_URL
 
     c = ctx
     while c is not None:

@@ -20,7 +20,13 @@ from typing import Annotated, Any
 import typer
 
 from jetlink.cli import completion
-from jetlink.cli.app import App
+from jetlink.cli.app import (
+    ENV_REST_API_KEY,
+    ENV_REST_API_SECRET,
+    ENV_REST_TOKEN,
+    ENV_REST_URL,
+    App,
+)
 
 
 class DurationRefused(typer.BadParameter):
@@ -150,12 +156,6 @@ StreamArg = Annotated[
 
 
 # -- --rest-url: the links / mirrors groups drive a REST API v3 endpoint -------------------
-
-ENV_REST_URL = "JETLINK_REST_URL"
-ENV_REST_TOKEN = "JETLINK_REST_TOKEN"
-ENV_REST_API_KEY = "JETLINK_REST_API_KEY"
-ENV_REST_API_SECRET = "JETLINK_REST_API_SECRET"
-
 
 RestUrlOption = Annotated[
     str | None,

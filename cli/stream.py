@@ -1309,39 +1309,7 @@ def render_failback(app: App, doc: dict[str, Any], *, what: str) -> None:
     cols.row("Promoted At", f"sequence {output.comma(doc['promoted_last_seq'])}")
     if doc["resumed"]:
         cols.row("Resumed", "an earlier run had begun it")
-    t = doc.get("tail")
-    if t:
-        cols.title("Divergent Tail")
-        if t.get("note"):
-            cols.row("Messages", t["note"])
-        else:
-            cols.row("Messages", f"{output.comma(t['messages'])} (sequences "
-                     f"{output.comma(t['first_seq'])}..{output.comma(t['last_seq'])})")
-            came = {"given": "given now", "default": "the default",
-                    "recorded": "as the first run recorded it"}.get(t.get("path_from", ""), "")
-            state = ("saved, counted there" if t["verified"] else
-                     "would be saved" if dry else "")
-            said = "; ".join(x for x in (state, came) if x)
-            cols.row("Dataset", f"parquet:{t['path']}" + (f" ({said})" if said else ""))
-            for subj, n in list(t["subjects"].items())[:20]:
-                cols.row(subj, output.comma(n))
-            more = t["subjects_total"] - min(len(t["subjects"]), 20)
-            cols.row("Other Subjects", str(more), more > 0)
-        for path in t.get("abandoned") or []:
-            cols.row("Left Behind", f"parquet:{path} (an earlier run's unfinished dataset, "
-                     "left as it is)")
-    u = doc.get("unmatched")
-    if u:
-        cols.title("Held Only By The Old Origin")
-        cols.row("Messages", f"{output.comma(u['messages'])} (sequences "
-                 f"{output.comma(u['first_seq'])}..{output.comma(u['last_seq'])}, at or below "
-                 "the promoted sequence, not on this side)")
-        state = "saved, counted there" if u["verified"] else "would be saved" if dry else ""
-        cols.row("Dataset", f"parquet:{u['path']}" + (f" ({state})" if state else ""))
-        for subj, n in list(u["subjects"].items())[:20]:
-            cols.row(subj, output.comma(n))
-        more = u["subjects_total"] - min(len(u["subjects"]), 20)
-        cols.row("Other Subjects", str(more), more > 0)
+    _render_saved(cols, doc, dry)
     m = doc.get("mirror") or {}
     if m:
         cols.title("Mirror")
@@ -1374,6 +1342,46 @@ def render_failback(app: App, doc: dict[str, Any], *, what: str) -> None:
                          f"({p['status']})")
     cols.render(app)
 
+
+
+def _render_saved(cols: Any, doc: dict[str, Any], dry: bool) -> None:
+    """The failback report's datasets: the divergent tail, and the old origin's messages
+    this side does not hold (saved beside it)."""
+    t = doc.get("tail")
+    if t:
+        cols.title("Divergent Tail")
+        if t.get("note"):
+            cols.row("Messages", t["note"])
+        else:
+            cols.row("Messages", f"{output.comma(t['messages'])} (sequences "
+                     f"{output.comma(t['first_seq'])}..{output.comma(t['last_seq'])})")
+            came = {"given": "given now", "default": "the default",
+                    "recorded": "as the first run recorded it"}.get(t.get("path_from", ""), "")
+            state = ("saved, counted there" if t["verified"] else
+                     "would be saved" if dry else "")
+            said = "; ".join(x for x in (state, came) if x)
+            cols.row("Dataset", f"parquet:{t['path']}" + (f" ({said})" if said else ""))
+            _subject_rows(cols, t)
+        for path in t.get("abandoned") or []:
+            cols.row("Left Behind", f"parquet:{path} (an earlier run's unfinished dataset, "
+                     "left as it is)")
+    u = doc.get("unmatched")
+    if u:
+        cols.title("Held Only By The Old Origin")
+        cols.row("Messages", f"{output.comma(u['messages'])} (sequences "
+                 f"{output.comma(u['first_seq'])}..{output.comma(u['last_seq'])}, at or below "
+                 "the promoted sequence, not on this side)")
+        state = "saved, counted there" if u["verified"] else "would be saved" if dry else ""
+        cols.row("Dataset", f"parquet:{u['path']}" + (f" ({state})" if state else ""))
+        _subject_rows(cols, u)
+
+
+def _subject_rows(cols: Any, saved: dict[str, Any]) -> None:
+    """A saved dataset's messages per subject (20 at most, then how many others)."""
+    for subj, n in list(saved["subjects"].items())[:20]:
+        cols.row(subj, output.comma(n))
+    more = saved["subjects_total"] - min(len(saved["subjects"]), 20)
+    cols.row("Other Subjects", str(more), more > 0)
 
 def _topology(path: Path | None) -> Any:
     """The topology file of --topology, loaded (its problems are not this command's: only
