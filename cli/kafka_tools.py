@@ -422,7 +422,8 @@ def kafka_cluster_links(
     ] = False,
     force: Annotated[
         bool, typer.Option("--force", "-f", help="With --delete: delete even with mirror "
-                           "topics, without confirmation.")
+                           "topics (they stop mirroring). --delete asks no confirmation, as "
+                           "Confluent's tool asks none.")
     ] = False,
     bootstrap_server: BootstrapOpt = None,
     command_config: CommandConfigOpt = None,
@@ -479,8 +480,8 @@ def kafka_cluster_links(
                      acl_filters=acl_filters, validate_only=validate_only)
     elif action == "--describe":
         links.describe(ctx, link)
-    elif action == "--delete":
-        links.delete(ctx, link, force=force)
+    elif action == "--delete":  # no question, as Confluent's tool asks none
+        links.delete_link(app, link, force=force, ask=False)
     else:
         links.alter(ctx, link, config=pairs, delete_config=split_list(delete_config) or None,
                     config_file=config_file, group_filters=group_filters,

@@ -391,9 +391,16 @@ def delete(
     mirroring. Stopped mirrors lose their history with the link. Asks for confirmation on a
     terminal; without one, -f/--force is required.
     """
+    delete_link(App.of(ctx), name, force=force, ask=True)
+
+
+def delete_link(app: App, name: str, *, force: bool, ask: bool) -> None:
+    """``links delete``: refused while mirror topics use the link unless ``force``;
+    ``ask``: confirm first (on a terminal; without one ``force`` is required).
+    kafka-cluster-links --delete asks nothing, as Confluent's tool does not (its --force
+    only means: even with mirror topics)."""
     from jetlink.core.kafka.errors import KafkaError
 
-    app = App.of(ctx)
     links = _links(app)
     links.get(name, with_topics=False)  # CLUSTER_LINK_NOT_FOUND before anything is asked
     if not force:
@@ -405,12 +412,13 @@ def delete(
                 "delete, promote or fail them over first, or force the deletion with -f/--force",
                 field="link_name",
             )
-    output.confirm(
-        app,
-        f'Are you sure you want to delete cluster link "{name}"?',
-        force=force,
-        action=f"delete cluster link {name}",
-    )
+    if ask:
+        output.confirm(
+            app,
+            f'Are you sure you want to delete cluster link "{name}"?',
+            force=force,
+            action=f"delete cluster link {name}",
+        )
     clamps: list[Any] = []
     in_use = links.in_use(name) if force else []
     if in_use:

@@ -488,6 +488,22 @@ def test_links_actions_do_what_the_links_verbs_do(worlds, tmp_path):
                  worlds.run(two, "--cluster", "east", "links", "ls", "-j"))
 
 
+def test_kafka_cluster_links_delete_asks_nothing_as_confluents_tool(worlds):
+    """kafka-cluster-links --delete deletes an unused link with no question (the real tool
+    asks none; its --force only means: even with mirror topics), so a runbook needs no
+    --force, which would also stop every mirror of a link in use; links delete still asks
+    (without a terminal: -f/--force)."""
+    data = worlds("w", mirror=False)
+    asked = worlds.run(data, "--cluster", "east", "links", "delete", "L")
+    assert asked.exit_code == 2 and "pass -f/--force" in asked.stderr
+    r = ok(worlds.run(data, "--cluster", "east", "kafka-cluster-links", "--delete", "--link",
+                      "L"))
+    assert r.stdout == "Cluster link 'L' deletion successfully completed.\n"
+    used = worlds("u")  # a link with a mirror topic: refused without --force, as before
+    r = worlds.run(used, "--cluster", "east", "kafka-cluster-links", "--delete", "--link", "L")
+    assert r.exit_code == 1 and "CLUSTER_LINK_IN_USE" in r.stderr
+
+
 def test_alter_prints_kafka_cluster_links_line(worlds):
     data = worlds("w")
     r = ok(worlds.run(data, "--cluster", "east", "kafka-cluster-links", "--alter", "--link",
