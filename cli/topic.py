@@ -166,7 +166,12 @@ def alter(
     configs = parse_configs(config)
     if not configs and not delete_config and partitions is None:
         raise usage("nothing to alter: give --config, --delete-config or --partitions")
-    info = open_kafka(app).alter_topic(
+    kafka = open_kafka(app)
+    if delete_config:
+        from jetlink.core.kafka.topic_admin import check_deletable
+
+        check_deletable(kafka, topic, delete_config, configs)
+    info = kafka.alter_topic(
         topic, configs=configs, delete=delete_config or (), partitions=partitions
     )
 

@@ -127,6 +127,10 @@ def test_create_describe_ls_alter_rm(jl):
     (["topic", "alter", "orders", "--config", "retention.ms=1000", "--delete-config",
       "retention.ms"],
      ("INVALID_REQUEST", 42, "Error due to duplicate config keys : retention.ms")),
+    # kafka-configs --alter --delete-config of a config the topic does not set
+    (["topic", "alter", "orders", "--delete-config", "retention.ms", "--delete-config",
+      "segment.ms"],
+     ("INVALID_CONFIG", 40, "Invalid config(s): retention.ms,segment.ms")),
 ])
 def test_kafka_errors(jl, args, error):
     ok(jl("topic", "create", "orders"))
