@@ -318,6 +318,13 @@ def produce(
             "--count", metavar="N", min=1, help="Produce VALUE N times ({{Count}}: 1..N)."
         ),
     ] = 1,
+    null_marker: Annotated[
+        str | None,
+        typer.Option(
+            "--null-marker", metavar="TEXT",
+            help="A value equal to TEXT is produced as null, a tombstone "
+            "(kafka-console-producer's null.marker).", show_default=False),
+    ] = None,
     principal: PrincipalOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -329,7 +336,9 @@ def produce(
     --key and header values may use jetlink pub's templates ({{Count}}, {{ID}},
     {{TimeStamp}} ...). A mirror topic refuses records. With --principal on a cluster that
     enforces ACLs: WRITE on the topic (TOPIC_AUTHORIZATION_FAILED otherwise, nothing
-    produced). With --json a list of {"partition", "offset"}.
+    produced). --null-marker TEXT produces a value equal to TEXT as null (a tombstone: on a
+    compacted topic it deletes the key once delete.retention.ms passes). With --json a
+    list of {"partition", "offset"}.
     """
     from jetlink.cli.common import now_ns
     from jetlink.cli.pub import _expand_or_warn, parse_headers
@@ -355,6 +364,8 @@ def produce(
                     raise JetlinkError(f"No key separator found on line number {n}: "
                                        f"'{shown}'", field="--key-separator")
                 rec_key, rec_value = line.split(sep, 1) if sep else (b"", line)
+            if null_marker is not None and rec_value == null_marker.encode("utf-8"):
+                rec_value = None  # a tombstone
             records.append((rec_key, rec_value, [(k, v.encode("utf-8")) for k, v in pairs]))
     else:
         if key_separator is not None:
@@ -375,6 +386,8 @@ def produce(
             (k, _expand_or_warn(app, v, "header", n, now, True).encode("utf-8"))
             for k, v in pairs
         ]
+        if null_marker is not None and text == null_marker:
+            return rec_key, None, hdrs  # a tombstone
         return rec_key, text.encode("utf-8", errors="surrogateescape"), hdrs
 
     total = count if records is None else len(records)

@@ -445,3 +445,18 @@ def test_numbers_past_their_java_type_are_usage_errors(jl, engine, args, shown):
     r = jl(*args)
     assert r.exit_code == 2, r.output
     assert f"Invalid value for {shown}\n" in r.stderr, r.stderr
+
+
+def test_null_marker_produces_tombstones(jl):
+    """kafka-console-producer's null.marker: a value equal to it is produced as null (a
+    tombstone), from VALUE or from stdin's KEY<SEP>VALUE lines; consumed it reads null."""
+    ok(jl("topic", "create", "cmp"))
+    ok(jl("topic", "produce", "cmp", "v1", "-k", "a"))
+    ok(jl("topic", "produce", "cmp", "NULL", "-k", "a", "--null-marker", "NULL"))
+    ok(jl("topic", "produce", "cmp", "--key-separator", ":", "--null-marker", "NULL",
+          input="b:x\nc:NULL\n"))
+    got = doc(jl("topic", "consume", "cmp", "--from-beginning", "-j"))
+    assert [(r["key"], r["value"]) for r in got] == [
+        ("a", "v1"), ("a", None), ("b", "x"), ("c", None)]
+    out = ok(jl("topic", "consume", "cmp", "--from-beginning", "--print-key")).stdout
+    assert out == "a\tv1\na\tnull\nb\tx\nc\tnull\n"
