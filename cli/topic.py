@@ -132,6 +132,10 @@ def create(
     info = open_kafka(app, principal).create_topic(
         topic, partitions, parse_configs(config), replication_factor=replication_factor
     )
+    if "." in topic or "_" in topic:  # kafka-topics' warning (Topic.hasCollisionChars)
+        output.notice(app, "jetlink: warning: Due to limitations in metric names, topics with "
+                           "a period ('.') or underscore ('_') could collide. To avoid issues "
+                           "it is best to use either, but not both.")
     app.emit(info.to_json(), human=lambda a, d: output.line(a, f"Created topic {topic}."))
 
 

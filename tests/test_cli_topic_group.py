@@ -460,3 +460,12 @@ def test_null_marker_produces_tombstones(jl):
         ("a", "v1"), ("a", None), ("b", "x"), ("c", None)]
     out = ok(jl("topic", "consume", "cmp", "--from-beginning", "--print-key")).stdout
     assert out == "a\tv1\na\tnull\nb\tx\nc\tnull\n"
+
+
+def test_a_name_with_a_period_or_underscore_gets_kafka_topics_warning(jl):
+    r = ok(jl("topic", "create", "o.x"))
+    assert (r.stdout, r.stderr) == ("Created topic o.x.\n", (
+        "jetlink: warning: Due to limitations in metric names, topics with a period ('.') or "
+        "underscore ('_') could collide. To avoid issues it is best to use either, but not "
+        "both.\n"))
+    assert ok(jl("topic", "create", "plain")).stderr == ""

@@ -174,6 +174,13 @@ CONFIG_REFUSALS = [
     ("min.cleanable.dirty.ratio", "1.5",
      "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: "
      "Value must be no more than 1.0"),
+    # Java's Double.parseDouble: no digit separators, no Python spellings of infinity
+    ("min.cleanable.dirty.ratio", "1_0e-1",
+     "Invalid value 1_0e-1 for configuration min.cleanable.dirty.ratio: "
+     "Not a number of type DOUBLE"),
+    ("min.cleanable.dirty.ratio", "inf",
+     "Invalid value inf for configuration min.cleanable.dirty.ratio: "
+     "Not a number of type DOUBLE"),
     ("compression.gzip.level", "0",
      "Invalid value 0 for configuration compression.gzip.level: "
      "Value must be between 1 and 9 or equal to -1"),
@@ -207,6 +214,7 @@ def test_config_refusals(kafka, key, value, message):
     ("cleanup.policy", "", ""),
     ("unclean.leader.election.enable", "TRUE", "TRUE"),
     ("min.cleanable.dirty.ratio", "0", "0"),
+    ("min.cleanable.dirty.ratio", " .5 ", ".5"),
     ("compression.gzip.level", "-1", "-1"),
     ("compression.zstd.level", "-131072", "-131072"),
     ("confluent.placement.constraints", '{"version": 1, "replicas": []}',

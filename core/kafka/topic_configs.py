@@ -35,6 +35,10 @@ _TOPIC_NAME_RE = re.compile(r"[a-zA-Z0-9._-]+")
 MAX_TOPIC_NAME = 249
 
 
+_JAVA_DOUBLE = re.compile(  # (its f / d suffixes left out: the value is read as a float)
+    r"[+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
+
+
 def validate_topic_name(name: Any) -> str:
     """Kafka's ``Topic.validate``: ``[a-zA-Z0-9._-]``, 1..249 characters, not ``.`` / ``..``.
     KafkaError INVALID_TOPIC_EXCEPTION ``Topic name is invalid: ...`` otherwise."""
@@ -176,10 +180,11 @@ def validate_topic_config(key: Any, value: Any) -> str:
             if high is not None and n > high:
                 raise _invalid(key, value, f"Value must be no more than {high}")
     elif kind == "double":
-        try:
-            x = float(text)
-        except ValueError:
-            raise _invalid(key, value, "Not a number of type DOUBLE") from None
+        # Java's Double.parseDouble (trimmed, as ConfigDef parses): no "_" between digits
+        # nor Python's "inf" spellings, which float() would take
+        if not _JAVA_DOUBLE.fullmatch(text.strip()):
+            raise _invalid(key, value, "Not a number of type DOUBLE")
+        x = float(text)
         low, high = rule
         if not x >= low:
             raise _invalid(key, value, f"Value must be at least {low}")
