@@ -151,6 +151,29 @@ def set_offsets(
     to_latest: Annotated[
         bool, typer.Option("--to-latest", help="Reset to the log end offsets.")
     ] = False,
+    to_current: Annotated[
+        bool, typer.Option("--to-current", help="Reset to the committed offsets (the log end "
+                           "where none is).")
+    ] = False,
+    shift_by: Annotated[
+        int | None,
+        typer.Option("--shift-by", metavar="N", min=INT64_MIN, max=INT64_MAX,
+                     help="Move the committed offsets by N (negative: back; kept within the "
+                     "log).", show_default=False),
+    ] = None,
+    to_datetime: Annotated[
+        str | None,
+        typer.Option("--to-datetime", metavar="YYYY-MM-DDTHH:mm:SS.sss",
+                     help="Reset to the first offset at or after that time (local time "
+                     "unless it ends with Z or an offset such as +02:00).",
+                     show_default=False),
+    ] = None,
+    by_duration: Annotated[
+        str | None,
+        typer.Option("--by-duration", metavar="DURATION",
+                     help="Reset to the first offset at or after that long ago (PnDTnHnMnS, "
+                     "as Kafka's tool, or 1h30m).", show_default=False),
+    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the new offsets without writing them.")
     ] = False,
@@ -160,29 +183,45 @@ def set_offsets(
     """Reset a group's committed offsets.
 
     Like kafka-consumer-groups --reset-offsets --execute: one of --to-offset, --to-earliest,
-    --to-latest, for every partition of --topic or only --partition. Refused while the group
+    --to-latest, --to-current, --shift-by, --to-datetime, --by-duration, for every
+    partition of --topic or only --partition (a target outside the log is kept within it,
+    with the tool's warning). Refused while the group
     has a live member. With --principal on a cluster that enforces ACLs: READ on the group
     and the topic (DESCRIBE on both with --dry-run). Prints GROUP TOPIC PARTITION
     NEW-OFFSET.
     """
     app = App.of(ctx)
     chosen = [flag for flag, on in (("--to-offset", to_offset is not None),
-                                    ("--to-earliest", to_earliest), ("--to-latest", to_latest))
-              if on]
+                                    ("--to-earliest", to_earliest), ("--to-latest", to_latest),
+                                    ("--to-current", to_current),
+                                    ("--shift-by", shift_by is not None),
+                                    ("--to-datetime", to_datetime is not None),
+                                    ("--by-duration", by_duration is not None)) if on]
     if len(chosen) != 1:
-        raise usage("give exactly one of --to-offset, --to-earliest, --to-latest")
+        raise usage("give exactly one of --to-offset, --to-earliest, --to-latest, "
+                    "--to-current, --shift-by, --to-datetime, --by-duration"
+                    + (f" (given: {', '.join(chosen)})" if chosen else ""))
+    to_time_ms = None
+    if to_datetime is not None:
+        to_time_ms = _datetime_ms(to_datetime)
+    elif by_duration is not None:
+        from jetlink.cli.common import now_ns
+
+        to_time_ms = (now_ns() - _duration_ns(by_duration)) // 1_000_000
     rows = open_kafka(app, principal).set_offsets(
         group, topic, partition=partition, to_offset=to_offset, to_earliest=to_earliest,
-        to_latest=to_latest, dry_run=dry_run,
+        to_latest=to_latest, to_current=to_current, shift_by=shift_by,
+        to_time_ms=to_time_ms, dry_run=dry_run,
     )
-    if to_offset is not None:
-        # ConsumerGroupCommand's range check: an offset outside the log is clamped to its
-        # end or start, with a warning naming both.
-        for t, p, _old, new in rows:
-            if new != to_offset:
-                side = "higher than latest" if to_offset > new else "lower than earliest"
-                output.notice(app, f"New offset ({to_offset}) is {side} offset for topic "
-                                   f"partition {t}-{p}. Value will be set to {new}")
+    # ConsumerGroupCommand's range check: a target outside the log is clamped to its end or
+    # start, with a warning naming both
+    for t, p, old, new in rows:
+        target = to_offset if to_offset is not None else \
+            old + shift_by if shift_by is not None and old is not None else None
+        if target is not None and new != target:
+            side = "higher than latest" if target > new else "lower than earliest"
+            output.notice(app, f"New offset ({target}) is {side} offset for topic "
+                               f"partition {t}-{p}. Value will be set to {new}")
     docs = [
         {"group": group, "topic": t, "partition": p, "old_offset": old, "new_offset": new}
         for t, p, old, new in rows
@@ -197,6 +236,39 @@ def set_offsets(
         output.lines(a, lines)
 
     app.emit(docs, human=human)
+
+
+def _datetime_ms(text: str) -> int:
+    """--to-datetime's value (Kafka's ``YYYY-MM-DDTHH:mm:SS.sss``, local time unless a zone
+    is given) as milliseconds since the epoch; a usage error naming the form otherwise."""
+    from datetime import datetime
+
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise usage(f"invalid value for --to-datetime: {text!r}: expected "
+                    "YYYY-MM-DDTHH:mm:SS.sss, local time, or with Z or an offset such as "
+                    "+02:00") from None
+    if when.tzinfo is None:
+        when = when.astimezone()  # the local time zone, as the tool reads it
+    return int(when.timestamp() * 1000)
+
+
+def _duration_ns(text: str) -> int:
+    """--by-duration's value: Kafka's ``PnDTnHnMnS`` (java.time.Duration) or jetlink's
+    ``1h30m``, as nanoseconds; a usage error naming both forms otherwise."""
+    from jetlink.cli.stream_flags import parse_duration_flag
+    from jetlink.core.durations import parse_java_duration
+
+    iso = parse_java_duration(text)
+    if iso is not None:
+        return iso
+
+    try:
+        return parse_duration_flag(text, flag="--by-duration")
+    except Exception:  # noqa: BLE001 - said with both forms below
+        raise usage(f"invalid value for --by-duration: {text!r}: expected PnDTnHnMnS (e.g. "
+                    "PT1H30M, P1D) or a duration such as 1h30m") from None
 
 
 @group_app.command("rm")

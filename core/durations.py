@@ -172,6 +172,22 @@ def check_wait(ns: int) -> int:
     return ns
 
 
+_JAVA_DURATION = re.compile(
+    r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?", re.IGNORECASE)
+
+
+def parse_java_duration(text: str) -> int | None:
+    """java.time.Duration's ISO-8601 form (``PT1H30M``, ``P1D``, ``PT0.5S``: days, hours,
+    minutes, seconds) as nanoseconds, what Kafka's tools take (``--by-duration``); None for
+    text not in that form."""
+    t = text.strip()
+    m = _JAVA_DURATION.fullmatch(t)
+    if m is None or not any(m.groups()) or t.upper().endswith("T"):
+        return None
+    d, h, mi, sec = (float(x) if x else 0.0 for x in m.groups())
+    return int((((d * 24 + h) * 60 + mi) * 60 + sec) * 1e9)
+
+
 def seconds_text(seconds: float) -> str:
     """A time in seconds as Go prints a Duration (``5s``, ``500ms``, ``1ns``): what the
     waits and time-outs say."""

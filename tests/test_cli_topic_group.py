@@ -469,3 +469,45 @@ def test_a_name_with_a_period_or_underscore_gets_kafka_topics_warning(jl):
         "underscore ('_') could collide. To avoid issues it is best to use either, but not "
         "both.\n"))
     assert ok(jl("topic", "create", "plain")).stderr == ""
+
+
+def test_set_offsets_by_shift_current_and_time(jl, engine, cli_clock):
+    """kafka-consumer-groups --reset-offsets' other targets: --shift-by (from the committed
+    offset, kept within the log with the tool's warning; refused without one),
+    --to-current (the log end where none is committed), --to-datetime and --by-duration
+    (the first offset at or after that time)."""
+    from datetime import datetime, timezone
+
+    ok(jl("topic", "create", "orders"))
+    t0 = cli_clock.now_ns()
+    engine.produce("orders", [(None, b"x")] * 5, partition=0)
+    cli_clock.advance(10_000_000_000)
+    engine.produce("orders", [(None, b"y")] * 5, partition=0)
+    engine.commit("billing", {("orders", 0): 7})
+
+    def reset(*args):
+        got = doc(jl("group", "set-offsets", "billing", "--topic", "orders", *args, "-j"))
+        return [r["new_offset"] for r in got]
+
+    assert reset("--shift-by", "-2") == [5]
+    r = ok(jl("group", "set-offsets", "billing", "--topic", "orders", "--shift-by", "12"))
+    assert r.stderr == ("New offset (17) is higher than latest offset for topic partition "
+                        "orders-0. Value will be set to 10\n")
+    assert reset("--to-current") == [10]
+    assert doc(jl("group", "set-offsets", "fresh", "--topic", "orders", "--to-current",
+                  "--dry-run", "-j"))[0]["new_offset"] == 10
+    at = datetime.fromtimestamp((t0 + 5_000_000_000) / 1e9, tz=timezone.utc)
+    assert reset("--to-datetime", at.strftime("%Y-%m-%dT%H:%M:%S.000Z")) == [5]
+    assert reset("--to-datetime", at.strftime("%Y-%m-%dT%H:%M:%S.000+00:00")) == [5]
+    assert reset("--by-duration", "PT5S") == [5]
+    assert reset("--by-duration", "P1D") == [0]
+    assert reset("--by-duration", "1h") == [0]
+    r = jl("group", "set-offsets", "fresh", "--topic", "orders", "--shift-by", "1")
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: Cannot shift offset for partition orders-0 since there is no current "
+        "committed offset (INVALID_REQUEST 42)\n"))
+    for args, says in ((["--to-datetime", "yesterday"], "--to-datetime: 'yesterday'"),
+                       (["--by-duration", "PT"], "--by-duration: 'PT'"),
+                       (["--to-current", "--to-latest"], "(given: --to-latest, --to-current)")):
+        r = jl("group", "set-offsets", "billing", "--topic", "orders", *args)
+        assert r.exit_code == 2 and says in r.stderr, (args, r.stderr)

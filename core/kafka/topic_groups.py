@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import KafkaError
+from .topic_records import first_at_or_after
 from .topic_retention import maintain
 from .topic_types import (
     GroupInfo,
@@ -361,24 +362,31 @@ def assignment(kafka: TopicStore, group: str, member: str) -> list[tuple[str, in
 
 def set_offsets(kafka: TopicStore, group: str, topic: str, *, partition: int | None = None,
                 to_offset: int | None = None, to_earliest: bool = False,
-                to_latest: bool = False, dry_run: bool = False
-                ) -> list[tuple[str, int, int | None, int]]:
+                to_latest: bool = False, to_current: bool = False,
+                shift_by: int | None = None, to_time_ms: int | None = None,
+                dry_run: bool = False) -> list[tuple[str, int, int | None, int]]:
     """``kafka-consumer-groups --reset-offsets``: every partition of ``topic`` (or
-    ``partition``) to ``to_offset`` (clamped into [log start, log end], as the tool
-    does), the log start or the log end. Refused while the group is active (NON_EMPTY_GROUP
-    with the tool's text). Returns ``(topic, partition, old or None, new)`` rows;
-    ``dry_run`` writes nothing. A principal needs what the tool's requests need: READ on the
-    group and the topic (OffsetCommit), DESCRIBE on both for a ``dry_run``."""
+    ``partition``) to ``to_offset``, the log start (``to_earliest``), the log end
+    (``to_latest``), the committed offset (``to_current``; the log end where there is none,
+    as the tool), the committed offset plus ``shift_by`` (a partition without one is
+    refused, as the tool refuses it), or the first offset whose timestamp is at or after
+    ``to_time_ms`` (the log end where there is none: ``--to-datetime`` / ``--by-duration``).
+    Every target is clamped into [log start, log end], as the tool's checkOffsetsRange.
+    Refused while the group is active (NON_EMPTY_GROUP with the tool's text). Returns
+    ``(topic, partition, old or None, new)`` rows; ``dry_run`` writes nothing. A principal
+    needs what the tool's requests need: READ on the group and the topic (OffsetCommit),
+    DESCRIBE on both for a ``dry_run``."""
     _check_group(group)
     if dry_run:
         kafka.authorize("DescribeGroups", group=group)
         kafka.authorize("ListOffsets", topic=topic)
     else:
         kafka.authorize("OffsetCommit", group=group, topic=topic)
-    chosen = sum(1 for x in (to_offset is not None, to_earliest, to_latest) if x)
+    chosen = sum(1 for x in (to_offset is not None, to_earliest, to_latest, to_current,
+                             shift_by is not None, to_time_ms is not None) if x)
     if chosen != 1:
-        raise KafkaError("INVALID_REQUEST",
-                         "Exactly one of to_offset, to_earliest, to_latest must be given.")
+        raise KafkaError("INVALID_REQUEST", "Exactly one of to_offset, to_earliest, "
+                         "to_latest, to_current, shift_by, to_time_ms must be given.")
     maintain(kafka, topic)
     now = kafka.now_ms()
     with kafka._schema.write() as conn:
@@ -401,12 +409,22 @@ def set_offsets(kafka: TopicStore, group: str, topic: str, *, partition: int | N
             if partition is not None and p != partition:
                 continue
             if to_earliest:
-                new = start
+                target = start
             elif to_latest:
-                new = end
+                target = end
+            elif to_current:
+                target = old.get(p, end)
+            elif shift_by is not None:
+                if p not in old:
+                    raise KafkaError(
+                        "INVALID_REQUEST", f"Cannot shift offset for partition {topic}-{p} "
+                        "since there is no current committed offset", field="shift_by")
+                target = old[p] + shift_by
+            elif to_time_ms is not None:
+                target = first_at_or_after(conn, t.rowid, p, to_time_ms, end)
             else:
-                new = min(max(int(to_offset), start), end)  # type: ignore[arg-type]
-            result.append((topic, p, old.get(p), new))
+                target = int(to_offset)  # type: ignore[arg-type]
+            result.append((topic, p, old.get(p), min(max(target, start), end)))
         if not dry_run:
             conn.executemany(
                 "INSERT INTO group_offsets(grp, topic, partition, committed, metadata, "

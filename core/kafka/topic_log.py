@@ -22,6 +22,7 @@ from .topic_records import (
     as_bytes,
     decode_headers,
     encode_headers,
+    first_at_or_after,
     norm_headers,
     partition_range,
     record_size,
@@ -354,22 +355,15 @@ def offsets(kafka: TopicStore, topic: str) -> list[PartitionInfo]:
 
 def offset_for_timestamp(kafka: TopicStore, topic: str, partition: int, timestamp_ms: int) -> int:
     """ListOffsets by time: the first offset whose record timestamp is >= ``timestamp_ms``;
-    the log end offset when there is none (Kafka answers -1 there: jetlink gives the
-    offset a consumer would start at)."""
+    the log end offset when there is none (topic_records.py ``first_at_or_after``)."""
     maintain(kafka, topic)
     with kafka._schema.read() as conn:
         t = get_topic(conn, topic)
         if not 0 <= partition < t.partitions:
             raise unknown_partition(topic, partition, t.partitions)
-        lo, hi = partition_range(t.rowid, partition)
-        row = conn.execute(
-            "SELECT id FROM records WHERE id >= ? AND id < ? AND ts >= ? ORDER BY id LIMIT 1",
-            (lo, hi, timestamp_ms)).fetchone()
-        if row is not None:
-            return row[0] & MAX_OFFSET
-        return conn.execute(
-            "SELECT log_end FROM partitions WHERE topic = ? AND partition = ?",
-            (t.rowid, partition)).fetchone()[0]
+        end = conn.execute("SELECT log_end FROM partitions WHERE topic = ? AND partition = ?",
+                           (t.rowid, partition)).fetchone()[0]
+        return first_at_or_after(conn, t.rowid, partition, timestamp_ms, end)
 
 
 

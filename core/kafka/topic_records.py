@@ -183,3 +183,14 @@ def text_or_b64(data: bytes | None) -> Any:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return {"base64": base64.b64encode(data).decode("ascii")}
+
+
+def first_at_or_after(conn: Any, topic_rowid: int, partition: int, ts_ms: int,
+                      end: int) -> int:
+    """ListOffsets by time in one partition: the first offset whose record timestamp is at
+    or after ``ts_ms``; ``end`` (the log end) when none is (Kafka answers -1 there: jetlink
+    gives the offset a consumer would start at)."""
+    lo, hi = partition_range(topic_rowid, partition)
+    row = conn.execute("SELECT id FROM records WHERE id >= ? AND id < ? AND ts >= ? "
+                       "ORDER BY id LIMIT 1", (lo, hi, ts_ms)).fetchone()
+    return int(row[0]) & MAX_OFFSET if row is not None else end
