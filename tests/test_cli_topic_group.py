@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+from datetime import UTC
 
 import pytest
 from helpers import ENV_VARS, WAIT_TIMEOUT, data_dir_bytes, doc, ok, wait_until
@@ -152,9 +153,11 @@ def test_kafka_errors(jl, args, error):
      "--count needs VALUE (stdin gives one record per line)"),
     (["topic", "consume", "x", "--timeout", "1s"], "--timeout needs --follow"),
     (["group", "set-offsets", "g", "--topic", "x"],
-     "give exactly one of --to-offset, --to-earliest, --to-latest"),
+     "give exactly one of --to-offset, --to-earliest, --to-latest, --to-current, --shift-by, "
+     "--to-datetime, --by-duration"),
     (["group", "set-offsets", "g", "--topic", "x", "--to-earliest", "--to-latest"],
-     "give exactly one of --to-offset, --to-earliest, --to-latest"),
+     "give exactly one of --to-offset, --to-earliest, --to-latest, --to-current, --shift-by, "
+     "--to-datetime, --by-duration (given: --to-earliest, --to-latest)"),
 ])
 def test_usage_errors(jl, args, message):
     r = jl(*args, input="")
@@ -336,16 +339,23 @@ def _jetlink(data, *args):
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
-def test_follow_keeps_the_group_active_until_ctrl_c(tmp_path):
+def _following(tmp_path):
+    """Topic t holding "one", and a `topic consume t --group g --follow` process that printed
+    it with g active: (its DataDir, Kafka, the process)."""
     d = DataDir(tmp_path / "data")
     k = Kafka(d.open())
     k.create_topic("t", 1)
     k.produce("t", [(None, b"one")])
     follower = _jetlink(tmp_path / "data", "topic", "consume", "t", "--group", "g",
                         "--from-beginning", "--follow")
+    assert follower.stdout is not None and follower.stdout.readline() == "one\n"
+    wait_until(lambda: k.group_active("g"), message="group g active")
+    return d, k, follower
+
+
+def test_follow_keeps_the_group_active_until_ctrl_c(tmp_path):
+    d, k, follower = _following(tmp_path)
     try:
-        assert follower.stdout.readline() == "one\n"
-        wait_until(lambda: k.group_active("g"), message="group g active")
         k.produce("t", [(None, b"two")])
         assert follower.stdout.readline() == "two\n"
         wait_until(lambda: k.committed("g") == {("t", 0): 2},  # printed, then committed
@@ -365,15 +375,8 @@ def test_sigterm_leaves_the_group_as_ctrl_c_does(tmp_path):
     (no member left behind for the session timeout, which would refuse offset resets and
     deletes as NON_EMPTY_GROUP), says its total, and exits 143 (128 + SIGTERM), as
     kafka-console-consumer's shutdown hook does."""
-    d = DataDir(tmp_path / "data")
-    k = Kafka(d.open())
-    k.create_topic("t", 1)
-    k.produce("t", [(None, b"one")])
-    follower = _jetlink(tmp_path / "data", "topic", "consume", "t", "--group", "g",
-                        "--from-beginning", "--follow")
+    d, k, follower = _following(tmp_path)
     try:
-        assert follower.stdout.readline() == "one\n"
-        wait_until(lambda: k.group_active("g"), message="group g active")
         follower.send_signal(signal.SIGTERM)
         _out, errs = follower.communicate(timeout=WAIT_TIMEOUT)
     finally:
@@ -476,7 +479,7 @@ def test_set_offsets_by_shift_current_and_time(jl, engine, cli_clock):
     offset, kept within the log with the tool's warning; refused without one),
     --to-current (the log end where none is committed), --to-datetime and --by-duration
     (the first offset at or after that time)."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     ok(jl("topic", "create", "orders"))
     t0 = cli_clock.now_ns()
@@ -496,7 +499,7 @@ def test_set_offsets_by_shift_current_and_time(jl, engine, cli_clock):
     assert reset("--to-current") == [10]
     assert doc(jl("group", "set-offsets", "fresh", "--topic", "orders", "--to-current",
                   "--dry-run", "-j"))[0]["new_offset"] == 10
-    at = datetime.fromtimestamp((t0 + 5_000_000_000) / 1e9, tz=timezone.utc)
+    at = datetime.fromtimestamp((t0 + 5_000_000_000) / 1e9, tz=UTC)
     assert reset("--to-datetime", at.strftime("%Y-%m-%dT%H:%M:%S.000Z")) == [5]
     assert reset("--to-datetime", at.strftime("%Y-%m-%dT%H:%M:%S.000+00:00")) == [5]
     assert reset("--by-duration", "PT5S") == [5]

@@ -14,20 +14,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from helpers import doc
+from test_failback import _done, _killed_at
 
 from jetlink.core.clock import parse_rfc3339_nano
 from jetlink.core.dr.unmatched import unmatched_path
-
-JETLINK = str(Path(sys.executable).with_name("jetlink"))
 
 
 @pytest.mark.parametrize("tail,expected", [
@@ -44,13 +39,18 @@ def test_the_dataset_beside_the_tail(tail, expected):
     assert unmatched_path(tail) == expected
 
 
-def _kv_history(jl) -> dict:
-    """The module's scenario up to the failover (west back); west's messages by sequence."""
+def _ok(jl):
+    """The CLI that asserts success."""
     def run(*args):
         res = jl(*args)
         assert res.exit_code == 0, res.output
         return res
+    return run
 
+
+def _kv_history(jl) -> dict:
+    """The module's scenario up to the failover (west back); west's messages by sequence."""
+    run = _ok(jl)
     run("cluster", "add", "west")
     run("cluster", "add", "east")
     run("--cluster", "west", "kv", "add", "CFG", "--history", "5")
@@ -117,14 +117,6 @@ def test_a_kv_mirrors_smaller_history_saved_before_west_is_made_a_mirror(jl):
     assert f"Dataset: parquet:{saved} (saved, counted there)" in out.stdout
 
 
-def _cli(path: Path, *args: str, pause: str | None = None) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "JETLINK_"))}
-    if pause:
-        env["JETLINK_FAILBACK_PAUSE"] = pause
-    return subprocess.Popen([JETLINK, "--data-dir", str(path), "--cluster", "east", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-
-
 @pytest.mark.parametrize("step", ["compare", "save-unmatched"])
 def test_killed_around_the_save_and_run_again(jl, step):
     """SIGKILL right before and right after the save: the re-run saves the same one message
@@ -132,29 +124,11 @@ def test_killed_around_the_save_and_run_again(jl, step):
     again) and west is then a mirror."""
     _kv_history(jl)
     tail = jl.tmp / "tail"
-    args = ("kv", "failback", "CFG", "--tail", f"parquet:{tail}", "-f")
-    proc = _cli(jl.data, *args, pause=step)
-    try:
-        assert proc.stderr is not None
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            line = proc.stderr.readline()
-            if not line:
-                raise AssertionError(f"ended before step {step}: {proc.communicate()}")
-            if line.strip() == f"failback step: {step}":
-                break
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.communicate(timeout=10)
-    finally:
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+    args = ("kv", "failback", "CFG", "--tail", f"parquet:{tail}")
+    _killed_at(jl.data, step, *args, "-f")
     west = doc(jl("--cluster", "west", "stream", "info", "KV_CFG", "-j"))
     assert "mirror" not in west["config"] and west["state"]["messages"] == 4
-    proc = _cli(jl.data, *args, "-j")
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, (out, err)
-    rep = json.loads(out)
+    rep = _done(jl.data, *args)
     assert rep["resumed"] is True
     assert (rep["unmatched"]["messages"], rep["unmatched"]["verified"]) == (1, True)
     assert _rows(f"{tail}-unmatched") == [(3, "$KV.CFG.k1", b"c")]
@@ -165,11 +139,7 @@ def test_killed_around_the_save_and_run_again(jl, step):
 def test_nothing_unmatched_no_step_no_dataset(jl):
     """A mirror holding every message of its origin: no step, no dataset, ``unmatched``
     null."""
-    def run(*args):
-        res = jl(*args)
-        assert res.exit_code == 0, res.output
-        return res
-
+    run = _ok(jl)
     run("cluster", "add", "west")
     run("cluster", "add", "east")
     run("--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults")

@@ -39,8 +39,11 @@ class _Listener:
             except TimeoutError:
                 continue
             self.conns.append(conn)
-            if self.greeting:
-                conn.sendall(self.greeting)
+            self._accepted(conn)
+
+    def _accepted(self, conn: socket.socket) -> None:
+        if self.greeting:
+            conn.sendall(self.greeting)
 
     def close(self) -> None:
         self.stop.set()
@@ -138,14 +141,8 @@ class _DeafNats(_Listener):
         self.requests: list[str] = []
         super().__init__(b"")
 
-    def _serve(self) -> None:
-        while not self.stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except TimeoutError:
-                continue
-            self.conns.append(conn)
-            threading.Thread(target=self._talk, args=(conn,), daemon=True).start()
+    def _accepted(self, conn: socket.socket) -> None:
+        threading.Thread(target=self._talk, args=(conn,), daemon=True).start()
 
     def _talk(self, conn: socket.socket) -> None:
         conn.sendall(b'INFO {"server_id":"deaf","version":"2.15.1","proto":1,"headers":true,'
