@@ -1203,6 +1203,14 @@ def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,
     if now.created_ns != info.created_ns:
         raise LakeError(f"stream {name} was deleted and created again while it was exported")
     progress["through"] = cut
+    if selection or cut < int(progress["meta"]["state"]["last_seq"]):
+        # a part of the stream: its state is what the dataset holds, up to its cut (a
+        # selection: up to its last message), so an import ends the stream there, not at
+        # the whole stream's last sequence
+        last = progress["last_seq"] if selection and progress["messages"] else cut
+        progress["meta"]["state"] = {
+            "messages": progress["messages"], "bytes": progress["bytes"],
+            "first_seq": progress["first_seq"], "last_seq": last}
     write_meta(path, progress["meta"])
     fs.delete_file(_join(base, PROGRESS_FILE))
     return {"stream": name, "path": path, "messages": progress["messages"],

@@ -176,7 +176,7 @@ def check_round_trip(path: Path, tail_path: str, tail: list) -> None:
         # the record of the failback in progress is replaced by its outcome
         rec = FailbackStore(KV(dd, "east", SystemClock())).read("ORDERS_EAST")
         assert rec is not None and set(rec) == {"stream", "kind", "phase", "at", "origin",
-                                                "promoted_last_seq", "tail"}
+                                                "promoted_last_seq", "tail", "unmatched"}
         assert (rec["phase"], rec["origin"], rec["promoted_last_seq"]) == (
             "done", {"stream": "ORDERS", "cluster": "west", "reachable": True}, 10)
     finally:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from helpers import doc
+from helpers import doc, ok
 from test_failback import _done, _killed_at
 
 from jetlink.core.clock import parse_rfc3339_nano
@@ -48,24 +48,28 @@ def _ok(jl):
     return run
 
 
-def _kv_history(jl) -> dict:
+def _kv_history(jl, bucket: str = "CFG", clusters: bool = True) -> dict:
     """The module's scenario up to the failover (west back); west's messages by sequence."""
     run = _ok(jl)
-    run("cluster", "add", "west")
-    run("cluster", "add", "east")
-    run("--cluster", "west", "kv", "add", "CFG", "--history", "5")
+    if clusters:
+        run("cluster", "add", "west")
+        run("cluster", "add", "east")
+    run("--cluster", "west", "kv", "add", bucket, "--history", "5")
     for key, value in (("k1", "a"), ("k2", "b"), ("k1", "c"), ("k1", "d")):
-        run("--cluster", "west", "kv", "put", "CFG", key, value)
-    run("--cluster", "east", "kv", "add", "CFG", "--mirror", "CFG@west", "--history", "1")
+        run("--cluster", "west", "kv", "put", bucket, key, value)
+    run("--cluster", "east", "kv", "add", bucket, "--mirror", f"{bucket}@west", "--history",
+        "1")
     run("replicate")
-    east = doc(run("--cluster", "east", "stream", "info", "KV_CFG", "-j"))["state"]
+    stream = f"KV_{bucket}"
+    east = doc(run("--cluster", "east", "stream", "info", stream, "-j"))["state"]
     assert (east["first_seq"], east["last_seq"], east["messages"]) == (2, 4, 2), east
     west = {}
     for seq in (1, 2, 3, 4):
-        m = doc(run("--cluster", "west", "stream", "get", "KV_CFG", str(seq), "-j"))
+        m = doc(run("--cluster", "west", "stream", "get", stream, str(seq), "-j"))
         west[seq] = m
+    run("--cluster", "east", "positions", "sync")
     run("cluster", "down", "west")
-    run("--cluster", "east", "kv", "failover", "CFG", "-f")
+    run("--cluster", "east", "kv", "failover", bucket, "-f")
     run("cluster", "up", "west")
     return west
 
@@ -106,7 +110,7 @@ def test_a_kv_mirrors_smaller_history_saved_before_west_is_made_a_mirror(jl):
     ts = pq.read_table(saved, columns=["ts"]).column("ts").to_pylist()
     assert ts == [parse_rfc3339_nano(west[3]["time"])]
     meta = json.loads((Path(saved) / "_jetlink.json").read_text())
-    assert meta["name"] == "KV_CFG" and meta["selection"].startswith("not-held:3-4:below-2:")
+    assert meta["name"] == "KV_CFG" and meta["selection"].startswith("not-held:KV_CFG:")
     # west a mirror of east now: it no longer holds 3
     west_now = doc(jl("--cluster", "west", "stream", "info", "KV_CFG", "-j"))["state"]
     assert (west_now["first_seq"], west_now["last_seq"], west_now["messages"]) == (1, 4, 3)
@@ -157,3 +161,77 @@ def test_nothing_unmatched_no_step_no_dataset(jl):
     assert rep["unmatched"] is None
     assert "save-unmatched" not in [s["step"] for s in rep["steps"]]
     assert not os.path.exists(f"{tail}-unmatched")
+
+
+def test_another_buckets_dataset_at_the_path_is_not_taken_for_this_ones(jl):
+    """C8's failback saved its messages to V-unmatched; C9's, given the same --tail, finds a
+    dataset of another stream there (the selection alike): refused, nothing of C9 deleted,
+    the way out named; another --tail then saves C9's own."""
+    _kv_history(jl, "C8")
+    _kv_history(jl, "C9", clusters=False)
+    v = jl.tmp / "V"
+    ok(jl("--cluster", "east", "kv", "failback", "C8", "--tail", f"parquet:{v}", "-f"))
+    r = jl("--cluster", "east", "kv", "failback", "C9", "--tail", f"parquet:{v}", "-f")
+    assert r.exit_code == 1, r.output
+    assert f"{v}-unmatched" in r.stderr and "nothing of KV_C9 was deleted; run again with " \
+        "another --tail parquet:PATH" in r.stderr, r.stderr
+    west = doc(jl("--cluster", "west", "stream", "info", "KV_C9", "-j"))
+    assert "mirror" not in west["config"] and west["state"]["messages"] == 4
+    w = jl.tmp / "W"
+    rep = doc(jl("--cluster", "east", "kv", "failback", "C9", "--tail", f"parquet:{w}", "-f",
+                 "-j"))
+    assert rep["unmatched"]["path"] == f"{w}-unmatched"
+    assert _rows(f"{w}-unmatched") == [(3, "$KV.C9.k1", b"c")]
+    streams = pq.read_table(f"{w}-unmatched", columns=["stream"]).column(0).to_pylist()
+    assert streams == ["KV_C9"]
+
+
+def test_a_finished_failback_says_where_it_saved_and_an_import_ends_at_its_cut(jl):
+    """Run again once finished, the report still names the datasets (not null); the
+    unmatched dataset imported into a stream of its own ends at its cut (sequence 3), not
+    at the old origin's last sequence."""
+    _kv_history(jl)
+    tail = jl.tmp / "tail"
+    ok(jl("--cluster", "east", "kv", "failback", "CFG", "--tail", f"parquet:{tail}", "-f"))
+    ok(jl("--cluster", "east", "kv", "failback", "CFG", "--switch", "-f"))
+    again = doc(jl("--cluster", "east", "kv", "failback", "CFG", "-f", "-j"))
+    assert again["already_done"] is True
+    assert (again["unmatched"]["path"], again["unmatched"]["messages"]) == (
+        f"{tail}-unmatched", 1)
+    assert again["tail"]["path"] == str(tail)
+    ok(jl("cluster", "add", "imp"))
+    ok(jl("--cluster", "imp", "stream", "import", "RU", f"parquet:{tail}-unmatched"))
+    st = doc(jl("--cluster", "imp", "stream", "info", "RU", "-j"))["state"]
+    assert (st["messages"], st["first_seq"], st["last_seq"]) == (1, 3, 3), st
+
+
+def test_a_rerun_given_another_tail_says_where_the_unmatched_were_saved(jl):
+    """Killed after save-unmatched, run again with another --tail (the tail was empty, so
+    it is taken): the unmatched dataset stays where it was saved, and the report says so
+    rather than calling it beside the new tail."""
+    _kv_history(jl)
+    p1, p2 = jl.tmp / "P1", jl.tmp / "P2"
+    _killed_at(jl.data, "save-unmatched", "kv", "failback", "CFG", "--tail", f"parquet:{p1}",
+               "-f")
+    rep = _done(jl.data, "kv", "failback", "CFG", "--tail", f"parquet:{p2}")
+    assert rep["tail"]["path"] == str(p2)
+    assert (rep["unmatched"]["path"], rep["unmatched"]["path_from"]) == (
+        f"{p1}-unmatched", "beside the first run's tail, where it was saved")
+
+
+@pytest.mark.parametrize(("after", "said"), [
+    (6, "; any other mirror that copied its sequences 7..7 keeps them: jetlink dr check "
+        "names each (Diverged), to re-seed"),
+    (10, "; the mark of an earlier failback stays (its sequences 7..7: jetlink dr check still "
+         "names a mirror that copied them)"),
+])
+def test_the_divergence_mark_is_said_as_this_failbacks_or_an_earlier_ones(after, said):
+    import json as _json
+
+    from jetlink.core.config.stream import StreamConfig
+    from jetlink.core.dr.failback import _divergence_note
+    from jetlink.core.dr.fencing import DIVERGENCE_KEY
+
+    cfg = StreamConfig.from_json({"name": "KV_C3", "metadata": {DIVERGENCE_KEY: _json.dumps(
+        {"after": 6, "last": 7, "at": "2026-11-29T19:58:15Z"})}}, strict=False)
+    assert _divergence_note(cfg, after) == said

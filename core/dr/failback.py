@@ -94,6 +94,7 @@ __all__ = ["BUCKET", "FailbackReport", "FailbackStore", "Step", "TailReport", "d
 
 SUBJECTS_SHOWN = 100  # per-subject counts of the tail listed in the report
 PAUSE_ENV = "JETLINK_FAILBACK_PAUSE"  # test seam: a step after which the run sleeps (_pause)
+RESUME_ENV = "JETLINK_FAILBACK_RESUME"  # with it: a file whose creation ends that pause
 
 
 def default_tail(stream: str, now_ns: int) -> str:
@@ -236,12 +237,17 @@ def _at(name: str, place: str) -> str:
 def _pause(step: str) -> None:
     """The documented test seam for crash tests: with ``JETLINK_FAILBACK_PAUSE=STEP`` the run
     prints ``failback step: STEP`` on stderr once that step is done and sleeps (60 s), so
-    that a test can SIGKILL the process right there and run the command again."""
+    that a test can SIGKILL the process right there and run the command again; with
+    ``JETLINK_FAILBACK_RESUME=FILE`` too it goes on as soon as FILE exists (a test changes
+    something in between: what a concurrent writer would)."""
     if os.environ.get(PAUSE_ENV) == step:
         import sys
 
         print(f"failback step: {step}", file=sys.stderr, flush=True)
-        time.sleep(60)
+        resume = os.environ.get(RESUME_ENV)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (resume and os.path.exists(resume)):
+            time.sleep(0.05)
 
 
 def _abs(path: str) -> str:
@@ -275,13 +281,18 @@ def _divergence_mark(run: _Run, cfg: StreamConfig) -> StreamConfig:
     return cfg
 
 
-def _divergence_note(cfg: StreamConfig) -> str:
-    """What the step says of :func:`_divergence_mark`'s record ("" without one)."""
+def _divergence_note(cfg: StreamConfig, after: int) -> str:
+    """What the step says of :func:`_divergence_mark`'s record ("" without one); ``after``:
+    this failback's promoted sequence (a record of another is an earlier failback's, kept:
+    the mirrors it names may still have to be re-seeded)."""
     from .fencing import divergence
 
     cut = divergence(cfg)
     if cut is None:
         return ""
+    if cut[0] != after:
+        return (f"; the mark of an earlier failback stays (its sequences {cut[0] + 1}.."
+                f"{cut[1]}: jetlink dr check still names a mirror that copied them)")
     return (f"; any other mirror that copied its sequences {cut[0] + 1}..{cut[1]} keeps "
             "them: jetlink dr check names each (Diverged), to re-seed")
 
@@ -370,17 +381,27 @@ def _save_tail(js: Any, stream: str, tail: TailReport, cut: int, ours: bool) -> 
             err.description += (f": nothing of {stream} was deleted; run again with another "
                                 "--tail parquet:PATH (what was begun here is left as it is)")
             raise err from None
+        except lake.LakeError as err:  # another dataset, or other files, there
+            err.description += (f": nothing of {stream} was deleted; run again with another "
+                                "--tail parquet:PATH")
+            raise
 
-    def cut_of() -> int | None:
+    from ..agreements import identity
+
+    ident = identity(js.stream_info(stream).created_ns)
+
+    def cut_of() -> int | None:  # the cut of a dataset of this stream (this incarnation)
         meta = lake.read_meta(tail.path)
-        return None if meta is None else int(meta["state"]["last_seq"])
+        if meta is None or meta.get("name") != stream or meta.get("identity") != ident:
+            return None
+        return int(meta["state"]["last_seq"])
 
     if cut_of() != cut:
         export(force=ours)  # an unfinished export of an earlier run resumes
         if cut_of() != cut:  # resumed one made with an older cut: written again
             export(force=True)
     expected = count_pending(js, stream, tail.from_seq, None, [])
-    rows, distinct, first, last, subjects = dataset_rows(tail.path)
+    rows, distinct, first, last, subjects = dataset_rows(tail.path, stream)
     if int(js.stream_info(stream).state.last_seq) != cut:
         raise _Grew()
     if not (rows == distinct == expected and (rows == 0 or (
@@ -404,6 +425,12 @@ def _already(site: Site, stream: str, info: Any, back: dict[str, Any], kind: str
                             failed_back_at=str(back.get("at") or "") or None)
     lag = int((getattr(info, "mirror", None) or {}).get("lag", 0))
     report.mirror = report.mirror_doc(stream, site.label, int(info.state.last_seq), lag)
+    # where the first run saved what it saved (a re-run reports it, not null)
+    if (back.get("tail") or {}).get("path"):
+        report.tail = TailReport.from_json(back["tail"])
+    if (back.get("unmatched") or {}).get("verified"):
+        report.unmatched = TailReport.from_json(back["unmatched"])
+        report.unmatched.path_from = "as the failback saved it"
     when = f" at {report.failed_back_at}" if report.failed_back_at else ""
     report.step("finish", "skipped",
                 f"already failed back{when}: {report.there} is the primary again, "
@@ -590,7 +617,7 @@ def _record_plan(run: _Run, rec: dict[str, Any] | None, info: Any,
     report.tail.path_from = path_from
     if (run.rec.get("unmatched") or {}).get("verified"):
         report.unmatched = TailReport.from_json(run.rec["unmatched"])
-        report.unmatched.path_from = "beside the tail"
+        report.unmatched.path_from = _unmatched_from(run.rec, report.unmatched.path)
     report.origin_consumers = _consumers_shown(run.rec.get("origin_consumers", []))
     if "reuse" in run.rec:
         report.reuse = Reuse.from_json(run.rec["reuse"]).to_json()
@@ -676,7 +703,7 @@ def _to_mirror(run: _Run) -> bool:
     record-consumers and delete-origin (again while it takes messages meanwhile: three
     tries), then create-mirror. True when a dry run only planned them (the old origin is not
     a mirror yet)."""
-    planned = created = False
+    planned = created = moved = False
     for _attempt in range(3):
         oinfo = _stream(run.osite.js, run.origin_name)
         if oinfo is None or oinfo.config.mirror is not None:
@@ -691,6 +718,9 @@ def _to_mirror(run: _Run) -> bool:
         if not run.dry_run and int(
                 run.osite.js.stream_info(run.origin_name).state.last_seq) != cut:
             continue  # it took messages meanwhile: save the longer tail
+        if not run.dry_run and _unmatched_moved(run, reuse):
+            moved = True  # the promoted side dropped more meanwhile (its limits): save again
+            continue
         if reuse.upto and not _reuse_origin(run, reuse):
             if int(run.osite.js.stream_info(run.origin_name).state.last_seq) != cut:
                 continue  # it took messages since compared: save the longer tail
@@ -704,6 +734,11 @@ def _to_mirror(run: _Run) -> bool:
         oinfo = None
         break
     else:
+        if moved:
+            raise JetlinkError(
+                f"{run.report.here} keeps dropping messages {run.report.there} holds (its "
+                "limits: max_age, max_msgs, max_bytes) while they are saved: nothing was "
+                "deleted; run again (or raise its limits for the failback)", field="stream")
         raise JetlinkError(f"{run.origin_name} keeps taking messages while its tail is saved: "
                            "stop its producers and run again (nothing was deleted)",
                            field="stream")
@@ -765,7 +800,7 @@ def _save_unmatched_step(run: _Run, reuse: Reuse) -> None:
     had = rec.get("unmatched") or {}
     # beside the tail; once saved, where it was saved (a re-run given another --tail)
     path = str(had["path"]) if had.get("verified") else _unmatched_path(rec["tail"]["path"])
-    u = TailReport(path, sel.lo, path_from="beside the tail")
+    u = TailReport(path, sel.lo, path_from=_unmatched_from(rec, path))
     if run.dry_run:
         u.messages, u.first_seq, u.last_seq, u.subjects = count_selection(
             run.osite.js, run.origin_name, sel)
@@ -779,11 +814,30 @@ def _save_unmatched_step(run: _Run, reuse: Reuse) -> None:
     u.messages, u.first_seq, u.last_seq, u.subjects = save_selection(
         run.osite.js, run.origin_name, sel, path, ours)
     u.saved = u.verified = True
-    rec["unmatched"] = {**u.to_json(), "subjects": u.subjects, "writing": True}
+    rec["unmatched"] = {**u.to_json(), "subjects": u.subjects, "writing": True,
+                        "selection": sel.key}
     run.save()
     report.unmatched = u
     run.done("save-unmatched", f"{_unmatched_words(run, sel, u)} saved to parquet:{path} "
              "and counted there")
+
+
+def _unmatched_from(rec: dict[str, Any], path: str) -> str:
+    """Where the unmatched dataset is, in words: beside the tail, or beside the tail of the
+    run that saved it (a re-run given another --tail)."""
+    if path == _unmatched_path(rec["tail"]["path"]):
+        return "beside the tail"
+    return "beside the first run's tail, where it was saved"
+
+
+def _unmatched_moved(run: _Run, reuse: Reuse) -> bool:
+    """Whether what the old origin holds and the promoted side does not changed since it
+    was saved (the promoted side's limits dropped more, a message removed): looked at
+    again right before anything of the old origin is removed."""
+    sel = select(run.osite.js, run.origin_name, run.site.js, run.stream,
+                 run.report.promoted_last_seq, reuse.upto)
+    saved = (run.rec.get("unmatched") or {}).get("selection")
+    return (sel.key if sel is not None else None) != saved
 
 
 def _unmatched_words(run: _Run, sel: Selection, u: TailReport) -> str:
@@ -912,7 +966,7 @@ def _reuse_origin(run: _Run, reuse: Reuse) -> bool:
     run.done("reuse-origin", f"{report.there} as a mirror of {report.here}, keeping its "
              f"messages up to sequence {reuse.upto} ({reuse.messages} of them) and removing "
              "the rest (one transaction); its consumers come back with the switch"
-             + _divergence_note(cfg))
+             + _divergence_note(cfg, report.promoted_last_seq))
     return True
 
 
@@ -949,7 +1003,8 @@ def _create_mirror(run: _Run) -> None:
     where = (cfg.mirror.external.api if cfg.mirror is not None and cfg.mirror.external
              else "the same domain")
     run.done("create-mirror", f"{report.there} as a mirror of {report.here} ({where}); its "
-             "consumers come back with the switch" + _divergence_note(cfg))
+             "consumers come back with the switch"
+             + _divergence_note(cfg, report.promoted_last_seq))
 
 
 def _sync(osite: Site, mirror: str, shown: str) -> str:
@@ -1172,5 +1227,6 @@ def _record_outcome(run: _Run, olast: int) -> None:
     run.store.write(stream, {"stream": stream, "kind": report.kind, "phase": DONE,
                              "at": _stamp(run.site.now_ns()), "origin": run.rec["origin"],
                              "promoted_last_seq": int(run.rec["promoted_last_seq"]),
-                             "tail": run.rec.get("tail")})
+                             "tail": run.rec.get("tail"),
+                             "unmatched": run.rec.get("unmatched")})
     report.mirror = report.mirror_doc(stream, run.site.label, got, max(olast - got, 0))

@@ -51,7 +51,9 @@ def unmatched_path(tail: str) -> str:
 class Selection:
     """O's messages in ``lo..hi`` that P does not hold: every one below ``first`` (P's first
     sequence) and those at the sequences ``gaps``; ``messages`` of them; ``older``: how many
-    are below ``first``. ``key``: the selection named (a resumed export must be the same)."""
+    are below ``first``. ``origin`` and ``identity``: O's name and identity (its creation).
+    ``key``: the selection named (a dataset of another stream, another incarnation of it or
+    another selection is not this one: a resumed export must be the same)."""
 
     lo: int
     hi: int
@@ -59,12 +61,14 @@ class Selection:
     gaps: frozenset[int]
     messages: int
     older: int
+    origin: str = ""
+    identity: str = ""
 
     @property
     def key(self) -> str:
         digest = hashlib.sha256(",".join(map(str, sorted(self.gaps))).encode()).hexdigest()
-        return (f"not-held:{self.lo}-{self.hi}:below-{self.first}:gaps-{digest[:16]}:"
-                f"messages-{self.messages}")
+        return (f"not-held:{self.origin}:{self.identity}:{self.lo}-{self.hi}:"
+                f"below-{self.first}:gaps-{digest[:16]}:messages-{self.messages}")
 
     def keep(self, seqs: Any) -> Any:
         """The mask of the selected rows of a batch's ``seq`` column."""
@@ -92,7 +96,10 @@ def select(ojs: Any, origin: str, pjs: Any, promoted: str, last: int, upto: int
     """The messages of ``origin`` (of ``ojs``) after ``upto`` and at most ``last`` that
     ``promoted`` (of ``pjs``) does not hold (the module's opening); None when there are
     none."""
-    o = ojs.stream_info(origin, deleted_details=True).state
+    from ..agreements import identity
+
+    oinfo = ojs.stream_info(origin, deleted_details=True)
+    o = oinfo.state
     p = pjs.stream_info(promoted, deleted_details=True).state
     lo, hi = max(int(o.first_seq), upto + 1), min(last, int(o.last_seq))
     if not o.messages or lo > hi:
@@ -107,12 +114,15 @@ def select(ojs: Any, origin: str, pjs: Any, promoted: str, last: int, upto: int
                      if max(lo, first) <= int(s) <= hi and int(s) not in odel)
     if not older and not gaps:
         return None
-    return Selection(lo, hi, first, gaps, older + len(gaps), older)
+    return Selection(lo, hi, first, gaps, older + len(gaps), older, origin,
+                     identity(oinfo.created_ns))
 
 
-def dataset_rows(path: str) -> tuple[int, int, int, int, dict[str, int]]:
+def dataset_rows(path: str, stream: str | None = None
+                 ) -> tuple[int, int, int, int, dict[str, int]]:
     """(rows, distinct sequences, first, last, per-subject counts) of a dataset failback
-    wrote, read back from its Parquet files."""
+    wrote, read back from its Parquet files; ``stream``: every row must be that stream's
+    (a JetlinkError naming the other otherwise)."""
     import pyarrow.compute as pc
 
     from .. import lake
@@ -122,9 +132,16 @@ def dataset_rows(path: str) -> tuple[int, int, int, int, dict[str, int]]:
     seqs: set[int] = set()
     subjects: dict[str, int] = {}
     batches = (b for frag in fragments
-               for b in frag.to_batches(schema=schema, columns=["seq", "subject"]))
+               for b in frag.to_batches(schema=schema, columns=["seq", "subject", "stream"]))
     for batch in batches:
         rows += batch.num_rows
+        if stream is not None and batch.num_rows:
+            others = set(pc.unique(batch.column(2)).to_pylist()) - {stream}
+            if others:
+                raise JetlinkError(f"the dataset {path} holds messages of stream "
+                                   f"{sorted(others)[0]}, not of {stream}: nothing was "
+                                   "deleted; run again with another --tail parquet:PATH",
+                                   field="tail")
         seqs.update(batch.column(0).to_pylist())
         if batch.num_rows:
             counts = pc.value_counts(batch.column(1))
@@ -161,6 +178,9 @@ def save_selection(js: Any, origin: str, sel: Selection, path: str, ours: bool
     dataset of another selection is replaced; anything else there is refused)."""
     from .. import lake
 
+    way_out = (f": nothing of {origin} was deleted; run again with another --tail "
+               "parquet:PATH (this dataset goes beside it, to PATH-unmatched)")
+
     def export(force: bool) -> None:
         try:
             lake.export_stream_api(js, origin, path, start_seq=sel.lo, last_seq=sel.hi,
@@ -168,9 +188,11 @@ def save_selection(js: Any, origin: str, sel: Selection, path: str, ours: bool
                                    config=unfenced_config)
         except OSError as exc:
             err = lake._os_error(exc, path, "cannot write")
-            err.description += (f": nothing of {origin} was deleted; run again with another "
-                                "--tail parquet:PATH (this dataset goes beside it)")
+            err.description += way_out
             raise err from None
+        except lake.LakeError as err:  # another dataset, or other files, there
+            err.description += way_out
+            raise
 
     def selection_of() -> str | None:
         meta = lake.read_meta(path)
@@ -180,7 +202,7 @@ def save_selection(js: Any, origin: str, sel: Selection, path: str, ours: bool
         export(force=ours)  # an unfinished export of an earlier run resumes
         if selection_of() != sel.key:  # a finished one of another selection: replaced
             export(force=True)
-    rows, distinct, first, last, subjects = dataset_rows(path)
+    rows, distinct, first, last, subjects = dataset_rows(path, origin)
     if not (rows == distinct == sel.messages and sel.lo <= first and last <= sel.hi):
         raise JetlinkError(
             f"the messages of {origin} saved to {path} are not the {sel.messages} selected "

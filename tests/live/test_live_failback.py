@@ -318,3 +318,51 @@ def test_messages_the_promoted_mirror_dropped_are_saved_before_west_is_deleted(e
     wait_until(lambda: c.stream_info("ORDERS", domain="west")["state"]["last_seq"] == 10,
                message="west, a mirror now, copied east's messages")
     assert c.stream_info("ORDERS", domain="west")["config"]["mirror"]["name"] == "ORDERS_EAST"
+
+
+@pytest.mark.slow
+def test_what_the_promoted_side_drops_while_the_run_saves_is_saved_too(east, tmp_path):
+    """East's mirror keeps 4 messages (max_msgs). While the failback is between saving what
+    east does not hold (west's 1..6) and deleting west, east takes 4 messages, dropping its
+    copies of 7..10: the selection is made again right before west is removed, and saved
+    again (1..10), so nothing west held is lost."""
+    d = east.domains
+    c = d.client()
+    c.stream_create({"name": "LR", "subjects": ["lr.>"]}, domain="west")
+    for i in range(10):
+        c.js_publish(f"lr.{i + 1}", b"m%d" % (i + 1))
+    c.stream_create({"name": "LR_E", "max_msgs": 4, "mirror": {
+        "name": "LR", "external": {"api": "$JS.west.API"}}}, domain="east")
+    wait_until(lambda: c.stream_info("LR_E", domain="east")["state"]["first_seq"] == 7,
+               message="the mirror copied west and kept 7..10")
+    doc(east("stream", "failover", "LR_E", "--subjects", "east.lr.>", "-f", "-j"))
+    tail = tmp_path / "tail"
+    resume = tmp_path / "resume"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "JETLINK_"))}
+    env.update(JETLINK_FAILBACK_PAUSE="save-unmatched", JETLINK_FAILBACK_RESUME=str(resume))
+    proc = subprocess.Popen([JETLINK, "--server", d.leaf.url, "stream", "failback", "LR_E",
+                             "--tail", f"parquet:{tail}", "-f", "-j"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stderr is not None
+        while True:
+            line = proc.stderr.readline()
+            assert line, proc.communicate()
+            if line.strip() == "failback step: save-unmatched":
+                break
+        for i in range(4):  # east takes writes: its max_msgs drops its copies of 7..10
+            c.js_publish(f"east.lr.{i}", b"e%d" % i)
+        assert c.stream_info("LR_E", domain="east")["state"]["first_seq"] == 11
+        resume.touch()
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, (out, err)
+    rep = json.loads(out)
+    u = rep["unmatched"]
+    assert (u["messages"], u["first_seq"], u["last_seq"]) == (10, 1, 10), u
+    assert [r[0] for r in _rows(f"{tail}-unmatched")] == list(range(1, 11))
+    assert next(s["detail"] for s in rep["steps"] if s["step"] == "delete-origin") == (
+        f"LR@west, 10 messages; the 10 messages not on LR_E@east saved to "
+        f"parquet:{tail}-unmatched")
