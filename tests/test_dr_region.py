@@ -907,3 +907,31 @@ def test_a_rerun_plans_the_consumers_the_stopped_run_had_not_placed(region, monk
     assert o["state"] == "done"
     assert doc(east(region, "consumer", "ls", "ORDERS_EAST", "-j")) == ["billing"]
     assert "not mirrored: promoted at " in east(region, "dr", "check", "ORDERS_EAST").stdout
+
+
+def test_a_region_failback_saves_what_the_dr_side_lacks_beside_the_tails(jl):
+    """A KV mirror with history 1 of a bucket with history 5: the revision east never held
+    goes to DIR-unmatched/object=<name>, the region's tails dataset's sibling, partitioned
+    alike; the plan and the outcome say so."""
+    import pyarrow.parquet as pq
+
+    for c in ("west", "east"):
+        ok(jl("cluster", "add", c))
+    ok(jl("--cluster", "west", "kv", "add", "CFG", "--history", "5"))
+    for key, value in (("k1", "a"), ("k2", "b"), ("k1", "c"), ("k1", "d")):
+        ok(jl("--cluster", "west", "kv", "put", "CFG", key, value))
+    ok(jl("--cluster", "east", "kv", "add", "CFG", "--mirror", "CFG@west", "--history", "1"))
+    ok(jl("replicate"))
+    ok(jl("--cluster", "east", "positions", "sync"))
+    ok(jl("cluster", "down", "west"))
+    ok(jl("dr", "failover", "--from", "west", "-f"))
+    ok(jl("cluster", "up", "west"))
+    tails = jl.tmp / "tails"
+    saved = f"{tails}-unmatched/object=CFG@east"
+    plan = ok(jl("dr", "failback", "--from", "west", "--tail", f"parquet:{tails}",
+                 "--dry-run")).stdout
+    assert f"1 message not on the promoted side -> {saved})" in plan, plan
+    out = ok(jl("dr", "failback", "--from", "west", "--tail", f"parquet:{tails}", "-f")).stdout
+    assert f"1 message not on the promoted side saved to {saved};" in out, out
+    table = pq.read_table(saved, columns=["seq", "subject", "data"])
+    assert table.to_pylist() == [{"seq": 3, "subject": "$KV.CFG.k1", "data": b"c"}]
