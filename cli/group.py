@@ -24,7 +24,7 @@ import typer
 from jetlink.cli import completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import usage
-from jetlink.cli.options import JsonOption, force_option
+from jetlink.cli.options import JAVA_DURATION, JsonOption, force_option
 from jetlink.cli.topic import PrincipalOption, open_kafka
 from jetlink.core.numbers import INT32_MAX, INT64_MAX, INT64_MIN
 
@@ -170,7 +170,7 @@ def set_offsets(
     ] = None,
     by_duration: Annotated[
         str | None,
-        typer.Option("--by-duration", metavar="DURATION",
+        typer.Option("--by-duration", metavar="DURATION", parser=JAVA_DURATION,
                      help="Reset to the first offset at or after that long ago (PnDTnHnMnS, "
                      "as Kafka's tool, or 1h30m).", show_default=False),
     ] = None,
@@ -207,7 +207,7 @@ def set_offsets(
     elif by_duration is not None:
         from jetlink.cli.common import now_ns
 
-        to_time_ms = (now_ns() - _duration_ns(by_duration)) // 1_000_000
+        to_time_ms = (now_ns() - int(JAVA_DURATION.seconds(by_duration) * 1e9)) // 1_000_000
     rows = open_kafka(app, principal).set_offsets(
         group, topic, partition=partition, to_offset=to_offset, to_earliest=to_earliest,
         to_latest=to_latest, to_current=to_current, shift_by=shift_by,
@@ -252,23 +252,6 @@ def _datetime_ms(text: str) -> int:
     if when.tzinfo is None:
         when = when.astimezone()  # the local time zone, as the tool reads it
     return int(when.timestamp() * 1000)
-
-
-def _duration_ns(text: str) -> int:
-    """--by-duration's value: Kafka's ``PnDTnHnMnS`` (java.time.Duration) or jetlink's
-    ``1h30m``, as nanoseconds; a usage error naming both forms otherwise."""
-    from jetlink.cli.stream_flags import parse_duration_flag
-    from jetlink.core.durations import parse_java_duration
-
-    iso = parse_java_duration(text)
-    if iso is not None:
-        return iso
-
-    try:
-        return parse_duration_flag(text, flag="--by-duration")
-    except Exception:  # noqa: BLE001 - said with both forms below
-        raise usage(f"invalid value for --by-duration: {text!r}: expected PnDTnHnMnS (e.g. "
-                    "PT1H30M, P1D) or a duration such as 1h30m") from None
 
 
 @group_app.command("rm")

@@ -65,18 +65,27 @@ class DurationType:
     __name__ = "duration"  # the parameter type's name (Typer's FuncParamType reads it)
 
     def __init__(self, *, unlimited: bool = False, wait: bool = False,
-                 timeout: bool = False, minimum: int = 0, maximum: int | None = None) -> None:
+                 timeout: bool = False, minimum: int = 0, maximum: int | None = None,
+                 java: bool = False) -> None:
         self.unlimited = unlimited
         self.wait = wait
         self.timeout = timeout
+        self.java = java  # java.time.Duration's PnDTnHnMnS too (what Kafka's tools take)
         self.minimum = minimum  # nanoseconds, as ``maximum`` (None: the rule's own limit)
         self.maximum = maximum
 
     def __call__(self, value: Any) -> str:
-        from jetlink.core.durations import DurationError, format_duration, read_duration
+        from jetlink.core.durations import (
+            DurationError,
+            format_duration,
+            parse_java_duration,
+            read_duration,
+        )
         from jetlink.core.live.settings import timeout_seconds
 
         text = str(value).strip()
+        if self.java and parse_java_duration(text) is not None:
+            return text
         try:
             if self.timeout:
                 timeout_seconds(text)
@@ -91,12 +100,16 @@ class DurationType:
 
     def seconds(self, text: str) -> float:
         """The seconds of ``text``, a value this type has accepted."""
-        from jetlink.core.durations import read_duration
+        from jetlink.core.durations import parse_java_duration, read_duration
 
-        return read_duration(text, unlimited=self.unlimited, wait=self.wait) / 1e9
+        ns = parse_java_duration(text) if self.java else None
+        if ns is None:
+            ns = read_duration(text, unlimited=self.unlimited, wait=self.wait)
+        return ns / 1e9
 
 
 DURATION = DurationType()
+JAVA_DURATION = DurationType(java=True)  # Kafka's tools' durations (--by-duration)
 WAIT = DurationType(wait=True)
 UNLIMITED_DURATION = DurationType(unlimited=True)
 TIMEOUT = DurationType(timeout=True)

@@ -47,6 +47,7 @@ class RawMsg:
     headers: dict[str, str] | None
     data: bytes
     reply: str = ""
+    block: bytes | None = None  # the header block as sent (a raw subscription's)
 
     @property
     def status(self) -> str:
@@ -74,6 +75,26 @@ def raw_handlers(nc: Any) -> dict[int, Any]:
         nc._process_msg = process_msg
         nc._jetlink_raw = table
     return table
+
+
+def parsed_headers(block: bytes | None) -> dict[str, str] | None:
+    """A header block as nats-py parses it: its lines (nats-py's own line parser), and a
+    status line's code and text as ``Status`` / ``Description``."""
+    if not block:
+        return None
+    from nats.aio.client import Client
+
+    first, _, rest = block.partition(b"\r\n")
+    out: dict[str, str] = {}
+    status = first[len(b"NATS/1.0"):].strip()
+    if status:
+        code, _, text = status.partition(b" ")
+        if code.isdigit():
+            out["Status"] = code.decode()
+        if text.strip():
+            out["Description"] = text.strip().decode("utf-8", "replace")
+    out.update(Client._parse_header_lines(rest))
+    return out
 
 
 def _ssl_context(t: ServerTarget) -> ssl.SSLContext | None:
@@ -540,16 +561,28 @@ class LiveConnection:
         return str(self.nc.new_inbox())
 
     # -- subscriptions ---------------------------------------------------------------------
-    def subscribe(self, subject: str, *, queue: str = "") -> LiveSubscription:
+    def subscribe(self, subject: str, *, queue: str = "", raw: bool = False
+                  ) -> LiveSubscription:
+        """A subscription; ``raw``: its messages keep their header block as sent
+        (``RawMsg.block``: a header given several times, values' bytes, as stored),
+        taken from the parser before nats-py builds its one-value-per-name dict."""
         q: asyncio.Queue[RawMsg] = asyncio.Queue()
 
         async def go() -> Any:
             async def cb(msg: Any) -> None:
                 q.put_nowait(RawMsg(msg.subject, msg.headers, msg.data, msg.reply))
 
-            return await self.nc.subscribe(subject, queue=queue, cb=cb,
-                                           pending_msgs_limit=1_000_000,
-                                           pending_bytes_limit=256 * 1024 * 1024)
+            sub = await self.nc.subscribe(subject, queue=queue, cb=cb,
+                                          pending_msgs_limit=1_000_000,
+                                          pending_bytes_limit=256 * 1024 * 1024)
+            if raw:
+                def on_raw(subj: bytes, reply: bytes, data: bytes, block: bytes | None
+                           ) -> None:
+                    q.put_nowait(RawMsg(subj.decode(), parsed_headers(block), data,
+                                        reply.decode(), block=block))
+
+                raw_handlers(self.nc)[sub._id] = on_raw
+            return sub
 
         sub = self.run(go(), doing=f"subscribing to {subject}")
         return LiveSubscription(self, sub, q, subject)
@@ -641,6 +674,7 @@ class LiveSubscription:
     def close(self) -> None:
         if self._conn.nc is None or self._conn.nc.is_closed:
             return
+        raw_handlers(self._conn.nc).pop(self._sub._id, None)  # (a raw subscription's)
         try:
             self._conn.run(self._sub.unsubscribe(), doing="unsubscribing")
         except JetlinkError:

@@ -375,7 +375,7 @@ class LiveJetStream(LiveConsumers):
         """Messages stored after ``after_seq`` matching ``patterns``, pushed by an ordered
         (ephemeral, no acks, flow-controlled) consumer as they are stored; ``policy``: its
         deliver policy instead (``last_per_subject``, ``by_start_time``)."""
-        sub = self.conn.subscribe(self.conn.new_inbox())
+        sub = self.conn.subscribe(self.conn.new_inbox(), raw=True)  # blocks as stored
         cfg: dict[str, Any] = {
             "deliver_subject": sub.subject,
             "deliver_policy": "by_start_sequence",
@@ -1034,8 +1034,11 @@ class LiveTail:
                 continue
             meta = ack_metadata(raw.reply)
             self.pending = meta["num_pending"]
+            # the header block as delivered, which is the stored one (a header given several
+            # times kept); a subscription that is not raw: rebuilt from nats-py's dict
+            hdr = raw.block if raw.block is not None else encode_hdrs(raw.headers)
             return LiveMsg(subject=raw.subject, seq=meta["seq"], ts=meta["ts"],
-                           hdr=encode_hdrs(raw.headers), data=raw.data)
+                           hdr=hdr, data=raw.data)
 
     def close(self) -> None:
         self._sub.close()

@@ -369,6 +369,10 @@ def test_pub_repeated_headers_are_lines_of_their_own(live):
         assert [ln for ln in lines if ln.startswith(b"X-A:")] == [b"X-A: 1", b"X-A: 2"], hdrs
     assert doc(jl(live.url, "stream", "get", "HD", "1", "-j"))["data"] == \
         base64.b64encode(b"x").decode()
+    # read back through the stream's ordered consumer (stream view): the block as stored
+    viewed = doc(jl(live.url, "stream", "view", "HD", "-j"))
+    assert [m["headers"]["X-A"] for m in viewed] == [["1", "2"]] * 3
+    assert viewed[0]["headers"]["Y"] == ["3"]
 
 
 def test_pub_to_a_no_ack_stream_is_sent_not_failed(live):
