@@ -17,7 +17,7 @@ from .headers import Headers, decode_headers
 if TYPE_CHECKING:
     from .config.stream import StreamConfig
 
-__all__ = ["PubAck", "StoredMsg", "StreamState", "StreamInfo"]
+__all__ = ["PubAck", "StoredMsg", "StreamState", "StreamInfo", "UnstoredAck"]
 
 
 class PubAck:
@@ -60,6 +60,15 @@ class PubAck:
         dom = f", domain={self.domain!r}" if self.domain else ""
         return f"PubAck({self.stream!r}, {self.seq}{dup}{dom})"
 
+
+
+class UnstoredAck(PubAck):
+    """The PubAck of a message an interest-retention stream with nobody interested did not
+    store (its sequence used, as the server's): the same document to a publisher; a source
+    copying it does not report it as the last origin sequence stored (StreamSourceInfo's
+    ``seq`` moves only with what is stored)."""
+
+    __slots__ = ()
 
 class BatchPubAck(PubAck):
     """The PubAck of an atomic batch's commit (ADR-50): ``{"stream", "domain"?, "seq",

@@ -46,6 +46,7 @@ from .clock import Clock, format_rfc3339_nano, parse_rfc3339_nano
 from .config.stream import StreamConfig, StreamSource
 from .config.validate import JS_API_PREFIX
 from .errors import ApiError, JetlinkError, nats_error
+from .messages import UnstoredAck
 from .startseq import deliver_all_start
 from .store import Cluster, DataDir, connect
 from .store.health import StorageError
@@ -340,6 +341,9 @@ class _Agreement:
     # DiscardNew rule (``_in_a_burst``) tells a burst from a trickle by them.
     tailing: bool = False
     since: int = 0
+    # the last origin sequence the target's Nats-Stream-Source headers say it stored, found
+    # when a source (added again) resumes after it: its reported seq until it copies more
+    resumed_at: int = 0
     read: bool = False  # the origin was reachable in this step
     got: bool = False  # messages came from the origin in this step
     final: bool = True  # no further step follows in this pump call (lag is worth counting)
@@ -825,6 +829,7 @@ def _initial_start(conn: sqlite3.Connection, d: S.StreamDef, a: _Agreement,
         return _start_seq(view, filters)
     found = 0 if recreated else _scan_source_headers(conn, d, a.iname)
     if found:
+        a.resumed_at = found
         return found + 1
     if src.opt_start_seq > 0:
         return _start_seq(view, filters, seq=src.opt_start_seq)
@@ -1009,6 +1014,10 @@ def _open(txn: Any, d: S.StreamDef, a: _Agreement) -> None:
         row[_R_CURSOR] = start - 1
         if recreated:
             row[_R_SEQ] = 0
+        elif a.kind == "source" and a.resumed_at:
+            # nats-server's startingSequenceForSources: the source info's sequence is where
+            # it resumes after (the last one its headers say was stored)
+            row[_R_SEQ] = a.resumed_at
     row[_R_IDENT] = ident
     row[_R_CONSUMER], row[_R_AUTO] = a.consumer, int(a.consumer_auto)
     if a.kind == "mirror":
@@ -1199,9 +1208,10 @@ def _store_sourced(st: Any, order: Iterable[tuple], live: list[_Agreement]) -> b
             a.stalled = r
             continue
         row[_R_CURSOR] = seq
-        if r.duplicate:
-            # skipped: the source's reported seq stays the last origin sequence stored
-            # (nats-server 2.15.1's StreamSourceInfo)
+        if r.duplicate or isinstance(r, UnstoredAck):
+            # skipped (a duplicate, or nobody interested in an interest-retention target):
+            # the source's reported seq stays the last origin sequence stored (nats-server
+            # 2.15.1's StreamSourceInfo)
             a.report.skipped += 1
         else:
             a.report.copied += 1

@@ -1186,3 +1186,38 @@ def test_positions_sync_of_a_side_never_made_names_the_clusters(jl):
     assert r.exit_code == 1 and r.stderr.endswith(": did you mean east?\n"), r.stderr
     assert jl("--cluster", "east", "positions", "sync").stdout == \
         "No mirror to sync on this side\n"
+
+
+def _source_seqs(jl, stream):
+    return [(s["name"], s.get("seq")) for s in doc(jl("stream", "info", stream, "-j"))["sources"]]
+
+
+def test_a_source_reports_the_last_origin_sequence_it_stored(jl, tmp_path):
+    """StreamSourceInfo's seq (nats-server 2.15.1) moves with what the target stores: not
+    with messages an interest-retention target with nobody interested skips (the server
+    reports null there), and a source removed and added again reports where it resumes
+    after (startingSequenceForSources: the last sequence its headers say was stored)."""
+    ok(jl("stream", "add", "ORIG", "--subjects", "o.>", "--defaults"))
+    ok(jl("pub", "o.a", "a{{Count}}", "--count", "3"))
+    ok(jl("stream", "add", "SI", "--defaults", "--subjects", "si", "--retention", "interest",
+          "--source", "ORIG"))
+    ok(jl("replicate"))
+    assert doc(jl("stream", "info", "SI", "-j"))["state"]["messages"] == 0
+    assert _source_seqs(jl, "SI") == [("ORIG", None)]
+
+    ok(jl("stream", "add", "P", "--subjects", "p.>", "--defaults"))
+    for i in (1, 2, 3):
+        ok(jl("pub", "p.a", f"a{i}"))
+        ok(jl("pub", "p.b", f"b{i}"))
+    source = {"name": "P", "filter_subject": "p.a"}
+    ok(jl("stream", "add", "AGG", "--defaults", "--subjects", "agg", "--source",
+          json.dumps(source)))
+    ok(jl("replicate"))
+    assert _source_seqs(jl, "AGG") == [("P", 5)]
+    for sources in ([], [source]):
+        cfg = tmp_path / "agg.json"
+        cfg.write_text(json.dumps({"name": "AGG", "subjects": ["agg"], "sources": sources}))
+        ok(jl("stream", "edit", "AGG", "-f", "--config", str(cfg)))
+        ok(jl("replicate"))
+    assert _source_seqs(jl, "AGG") == [("P", 5)]
+    assert doc(jl("stream", "info", "AGG", "-j"))["state"]["messages"] == 3  # none twice

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from .. import headers as H
 from ..errors import ApiError, clip, nats_error
-from ..messages import PubAck, StoredMsg
+from ..messages import PubAck, StoredMsg, UnstoredAck
 from . import counters
 from . import schedules as _sched
 from .base import (
@@ -503,7 +503,7 @@ class StreamAppend(StreamOverlay):
             return nats_error("MessageSourceHdrNotAllowed")
         return hdr, fv
 
-    def _skip_uninterested(self, subject: str, msg_id: str, rollup: str) -> PubAck:
+    def _skip_uninterested(self, subject: str, msg_id: str, rollup: str) -> UnstoredAck:
         """Interest retention with nobody interested: the sequence is used, nothing stored
         (the duplicate window and a rollup still apply)."""
         d = self.d
@@ -520,7 +520,7 @@ class StreamAppend(StreamOverlay):
             self._dedupe[msg_id] = (seq, ts)
         if d.allow_rollup_purge and rollup:
             self._rollup(subject, rollup, keep=0)
-        return PubAck(d.name, seq)
+        return UnstoredAck(d.name, seq)
 
     def _store(self, subject: str, hdr: bytes | None, data: bytes, ttl: int, size: int,
                msg_id: str, rollup_hdr: str, rollup: str | None,
