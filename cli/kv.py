@@ -462,7 +462,8 @@ def add(
                                f"refuse it, and dr check grades it CRITICAL; name it {origin} "
                                "to fail it over")
     elif source:
-        origins = [parse_source(s) for s in source]
+        # an origin named by a KV mirror maps the keys of the bucket it mirrors
+        origins = [kv.resolve_origin(parse_source(s), i) for i, s in enumerate(source)]
         status = kv.create_aggregate(
             KVAggregateConfig(bucket=bucket, origins=origins, writable=writable, **values)
         )
@@ -580,7 +581,7 @@ def edit(
             _confirm_removal(app, kv, bucket, *kv.bucket_update(cfg), force=force)
             status = kv.update_bucket(cfg)
     for origin in origins:
-        status = kv.add_aggregate_origin(bucket, origin)
+        status = kv.add_aggregate_origin(bucket, kv.resolve_origin(origin))
     assert status is not None
     app.emit(status.to_json(), human=render_status)
     if origins:

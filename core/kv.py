@@ -498,15 +498,17 @@ class KV:
         return _status(cfg.name, info)
 
     def create_aggregate(self, cfg: KVAggregateConfig) -> KVStatus:
-        cfg = replace(cfg, origins=[self._origin_bucket(o, i)
-                                    for i, o in enumerate(cfg.origins)])
+        """The aggregate as declared (its origins' streams and buckets as given: a
+        topology file's, exported and applied again the same; the CLI resolves an origin
+        named by a KV mirror first, :meth:`resolve_origin`)."""
         return _status(cfg.bucket, self._created(cfg.to_stream_config()))
 
-    def _origin_bucket(self, origin: KVAggregateOrigin, index: int = 0) -> KVAggregateOrigin:
+    def resolve_origin(self, origin: KVAggregateOrigin, index: int = 0) -> KVAggregateOrigin:
         """An aggregate origin named by its bucket that is a KV mirror (ADR-8: an origin may
         be a mirror): its stream stores the keys of the bucket it mirrors
-        (``$KV.<mirrored>.<key>``), so the keys are mapped from there, the stream kept.
-        Given as it is otherwise (a stream named, or an origin not found here: said
+        (``$KV.<mirrored>.<key>``), so the keys are mapped from there, the stream kept
+        (``{stream: KV_<named>, bucket: <mirrored>}``, what a topology file declares for
+        it). Given as it is otherwise (a stream named, or an origin not found here: said
         elsewhere)."""
         if origin.stream:
             return origin
@@ -530,8 +532,7 @@ class KV:
         if not cfg.sources or cfg.mirror is not None:
             raise JetlinkError(f"bucket {bucket} is not an aggregate: only an aggregate takes "
                                "more origins", field="sources")
-        new = KVAggregateConfig(bucket=bucket,
-                                origins=[self._origin_bucket(origin)]).sources()[0]
+        new = KVAggregateConfig(bucket=bucket, origins=[origin]).sources()[0]
         if any(s.key() == new.key() for s in cfg.sources):
             raise JetlinkError(f"aggregate {bucket} already sources {new.name} with these "
                                "keys", field="sources")

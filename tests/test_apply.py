@@ -959,3 +959,24 @@ def test_a_sealed_stream_is_created_then_sealed(jl, tmp_path):
     assert doc(jl("--data-dir", str(other), "stream", "info", "S2", "-j"))["config"][
         "deny_delete"] is True
     assert ok(jl("--data-dir", str(other), "apply", hand)).stdout.startswith("No changes")
+
+
+def test_an_aggregate_of_a_kv_mirror_applies_as_declared_twice_the_same(jl, tmp_path):
+    """An aggregate origin is made as the file declares it (the CLI's kv add --source
+    resolves a KV mirror's bucket itself; a file says stream and bucket): applied again it
+    is unchanged, and export -> apply -> export is the same."""
+    f = tmp_path / "agg.toml"
+    f.write_text('[clusters.east]\n[kv.CONFIG]\ncluster = "east"\n'
+                 '[kv_mirrors.CONFIG_EAST]\ncluster = "east"\norigin_bucket = "CONFIG"\n'
+                 '[kv_aggregates.AGG]\ncluster = "east"\norigins = [{ stream = '
+                 '"KV_CONFIG_EAST", bucket = "CONFIG", keys = ["services.>"] }]\n')
+    ok(jl("apply", str(f)))
+    assert ok(jl("apply", str(f))).stdout.startswith("No changes")
+    ok(jl("--cluster", "east", "kv", "put", "CONFIG", "services.b", "2"))
+    ok(jl("replicate"))
+    assert ok(jl("--cluster", "east", "kv", "get", "AGG", "services.b", "--raw")).stdout == "2"
+    first = ok(jl("export")).stdout
+    assert 'stream = "KV_CONFIG_EAST"\nbucket = "CONFIG"' in first, first
+    out = tmp_path / "out.toml"
+    out.write_text(first)
+    assert ok(jl("apply", str(out), "--dry-run")).stdout.startswith("No changes")
