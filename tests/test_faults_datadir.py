@@ -571,3 +571,27 @@ def test_a_data_directory_that_is_a_file_is_named_so(tmp_path):
         r = runner.invoke(app, ["--data-dir", str(path), *args], prog_name="jetlink")
         assert (r.exit_code, r.stderr) == (1, line), args
     assert path.read_bytes() == b"mine"
+
+
+def test_a_link_to_nothing_is_no_cluster_and_a_directory_is_a_damaged_one(tmp_path):
+    """The data directory's listing never fails on an entry it cannot stat: a NAME.db
+    symbolic link to nothing is no cluster (no traceback); a directory named NAME.db is
+    listed, DAMAGED, so that cluster ls and check show what every command on it says."""
+    from helpers import runner
+
+    from jetlink.cli.main import app
+
+    data = tmp_path / "data"
+    data.mkdir()
+
+    def jl(*args):
+        return runner.invoke(app, ["--data-dir", str(data), *args], prog_name="jetlink")
+
+    assert jl("cluster", "add", "east").exit_code == 0
+    (data / "ghost.db").symlink_to(tmp_path / "nonexistent")
+    (data / "west.db").mkdir()
+    r = jl("cluster", "ls", "-n")
+    assert (r.exit_code, r.stdout) == (0, "east\nwest\n"), r.output
+    r = jl("cluster", "check")
+    assert r.exit_code == 1 and "Cluster west: DAMAGED" in r.stdout, r.output
+    assert "ghost" not in r.output and "Traceback" not in r.output

@@ -664,6 +664,20 @@ class _Absent(Cluster):
         return 0
 
 
+def _a_cluster_file(path: Path) -> bool:
+    """Whether ``NAME.db`` is a cluster's, to be listed: a regular file (through a symbolic
+    link too); a directory is one too, listed as it stands (opened, it is DAMAGED and says
+    why: an overview never hides a cluster its commands fail on); a symbolic link to
+    nothing, or something gone since the directory was read, is none."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # there, and not readable: its commands say why
+    return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
+
+
 class DataDir:
     """A jetlink data directory: ``<path>/<cluster>.db`` per cluster.
 
@@ -816,8 +830,8 @@ class DataDir:
         out = []
         for entry in sorted(os.listdir(self.path)):
             name = entry[: -len(DB_SUFFIX)]
-            if entry.endswith(DB_SUFFIX) and NAME_RE.fullmatch(name) and stat.S_ISREG(
-                    os.stat(self.path / entry).st_mode):
+            if entry.endswith(DB_SUFFIX) and NAME_RE.fullmatch(name) and _a_cluster_file(
+                    self.path / entry):
                 out.append(name)
         return out
 
