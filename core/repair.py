@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .store import DataDir, health
-from .store.datadir import connect, integrity
+from .store.datadir import connect, integrity, whole_file
 from .store.schema import MIGRATIONS, SCHEMA_VERSION
 from .streams import (
     FILE_RECORD_OVERHEAD,
@@ -287,6 +287,10 @@ def _repair(dd: DataDir, name: str) -> RepairReport:
             if problems:
                 raise JetlinkError(f"cluster {name}: the repaired copy does not pass "
                                    f"integrity_check ({problems[0]}); {path} is unchanged")
+            # whole before it replaces the damaged file: its log merged in (a full disk
+            # fails here, the damaged file left in place), not pages left in a log under
+            # the temporary name
+            whole_file(dst)
         except BaseException:
             dst.close()
             for suffix in ("", "-wal", "-shm"):

@@ -595,3 +595,36 @@ def test_a_link_to_nothing_is_no_cluster_and_a_directory_is_a_damaged_one(tmp_pa
     r = jl("cluster", "check")
     assert r.exit_code == 1 and "Cluster west: DAMAGED" in r.stdout, r.output
     assert "ghost" not in r.output and "Traceback" not in r.output
+
+
+def test_a_file_built_aside_is_made_whole_before_it_is_put_in_place(tmp_path):
+    """A cluster's file (and a repaired copy) is built under a temporary name in WAL mode:
+    its log is merged into the file before the file is linked into place (whole_file), so
+    a failure there (a full disk; here another connection holding it) is an error, never a
+    file cut short whose pages stay in a log under the temporary name; a created cluster
+    leaves no temporary file or log behind."""
+    import sqlite3
+
+    import pytest
+
+    from jetlink.core.store import DataDir
+    from jetlink.core.store.datadir import connect, whole_file
+
+    db = tmp_path / "x.db"
+    conn = connect(db)
+    conn.execute("CREATE TABLE t(a)")
+    other = sqlite3.connect(db)
+    other.execute("BEGIN")
+    other.execute("SELECT * FROM t").fetchall()  # a reader holds the log
+    with pytest.raises(sqlite3.OperationalError):
+        whole_file(conn)
+    other.rollback()
+    other.close()
+    whole_file(conn)
+    conn.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.db"]
+    d = DataDir(tmp_path / "data")
+    d.add_cluster("west")
+    d.close()
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()
+                  if p.name.startswith(".west")) == []

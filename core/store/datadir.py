@@ -165,7 +165,8 @@ def _migrate(conn: sqlite3.Connection) -> None:
                 conn.execute(f"PRAGMA user_version={version + 1}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # (SQLite may have rolled back already: a full disk)
+                conn.execute("ROLLBACK")
             raise
 
 
@@ -664,6 +665,17 @@ class _Absent(Cluster):
         return 0
 
 
+def whole_file(conn: sqlite3.Connection) -> None:
+    """A database built under a temporary name made whole before it is put in place: its
+    write-ahead log merged into the file and removed (journal mode DELETE; the next open
+    sets WAL again). A failure (a full disk) is an error here, not a file cut short whose
+    pages stay behind in a log under the temporary name."""
+    mode = conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
+    if str(mode).lower() != "delete":
+        raise sqlite3.OperationalError(
+            f"the write-ahead log could not be merged into the file (journal mode {mode})")
+
+
 def _a_cluster_file(path: Path) -> bool:
     """Whether ``NAME.db`` is a cluster's, to be listed: a regular file (through a symbolic
     link too); a directory is one too, listed as it stands (opened, it is DAMAGED and says
@@ -749,19 +761,22 @@ class DataDir:
                     conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
                                  (key, value))
                 conn.execute("COMMIT")
+                whole_file(conn)
             finally:
                 conn.close()
             try:
                 os.link(tmp, path)
             except FileExistsError:
                 return False
-            finally:
-                os.remove(tmp)
         except OSError as err:
             raise os_error(err, self.path, what) from err
         except sqlite3.Error as err:
             converted = storage_error(err, name, tmp)
             raise (converted or JetlinkError(f"{what}: {err}")) from err
+        finally:  # the temporary file and its journal files go, whatever happened
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(OSError):
+                    os.remove(f"{tmp}{suffix}")
         return True
 
     def _ensure_local(self) -> None:
