@@ -116,6 +116,11 @@ def apply(
     else:
         plan = plan_topology(backend, topo, prune=prune)
         plan_doc = plan.to_json()
+    if prune and not topo.clusters:  # (--prune acts on declared clusters only: said so)
+        output.notice(app, f"jetlink: notice: --prune deletes objects of the clusters the "
+                           f"file declares ([clusters.NAME]); {file} declares none, so "
+                           "nothing is pruned (declare [clusters.local] to prune the default "
+                           "cluster)")
     if plan_doc["problems"]:
         from jetlink.cli.validate import render as render_problems
 

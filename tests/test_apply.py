@@ -980,3 +980,64 @@ def test_an_aggregate_of_a_kv_mirror_applies_as_declared_twice_the_same(jl, tmp_
     out = tmp_path / "out.toml"
     out.write_text(first)
     assert ok(jl("apply", str(out), "--dry-run")).stdout.startswith("No changes")
+
+
+def _files(tmp_path, **texts):
+    out = {}
+    for name, text in texts.items():
+        out[name] = tmp_path / f"{name}.toml"
+        out[name].write_text(text)
+    return out
+
+
+def test_changes_are_ordered_so_that_each_can_be_made(jl, tmp_path):
+    """Subjects moved from an updated stream to a new one: the update gives them up first;
+    a pruned topic whose name a created one collides with goes first; a chain of mirror
+    topics (kwest -> keast -> kcentral) is made upstream first."""
+    f = _files(tmp_path,
+               o1='[streams.Z]\nsubjects = ["z.>", "shared.>"]\n',
+               o2='[streams.Z]\nsubjects = ["z.>"]\n[streams.B]\nsubjects = ["shared.>"]\n',
+               t1='[clusters.k]\nkind = "kafka"\n[topics."a.b"]\ncluster = "k"\n',
+               t2='[clusters.k]\nkind = "kafka"\n[topics."a_b"]\ncluster = "k"\n',
+               ch='[clusters.kwest]\nkind = "kafka"\n[clusters.keast]\nkind = "kafka"\n'
+                  '[clusters.kcentral]\nkind = "kafka"\n[topics.orders]\ncluster = "kwest"\n'
+                  '[links.dr]\ncluster = "keast"\nsource_cluster = "kwest"\n'
+                  '[links.dr2]\ncluster = "kcentral"\nsource_cluster = "keast"\n'
+                  '[mirror_topics.orders]\ncluster = "keast"\nlink = "dr"\n'
+                  '[mirror_topics.orders2]\ncluster = "kcentral"\nname = "orders"\n'
+                  'link = "dr2"\n')
+    ok(jl("apply", str(f["o1"])))
+    out = ok(jl("apply", str(f["o2"]))).stdout
+    assert out.index("update stream Z") < out.index("create stream B"), out
+    ok(jl("apply", str(f["t1"])))
+    out = ok(jl("apply", str(f["t2"]), "--prune", "-f")).stdout
+    assert out.index("delete topic a.b") < out.index("create topic a_b"), out
+    out = ok(jl("apply", str(f["ch"]))).stdout
+    assert out.index("mirror_topic orders in cluster keast") < \
+        out.index("mirror_topic orders in cluster kcentral"), out
+    assert ok(jl("apply", str(f["ch"]))).stdout.startswith("No changes")
+
+
+def test_prune_of_an_origin_others_depend_on_is_a_problem(jl, tmp_path):
+    """--prune deleting a bucket a KV mirror of an undeclared cluster is made from: a
+    problem of the file's doing (nothing applied), not one taken for the clusters' own."""
+    f = _files(tmp_path,
+               all='[clusters.west]\n[clusters.east]\n[kv.CONFIG]\ncluster = "west"\n'
+                   '[kv_mirrors.CONFIG_EAST]\ncluster = "east"\norigin_bucket = "CONFIG"\n'
+                   'domain = "west"\n',
+               west='[clusters.west]\n[streams.LEDGER]\ncluster = "west"\n'
+                    'subjects = ["ledger.>"]\n')
+    ok(jl("apply", str(f["all"])))
+    r = jl("apply", str(f["west"]), "--prune", "-f")
+    assert r.exit_code == 3 and 'origin bucket "CONFIG"' in r.output, r.output
+    assert "KV_CONFIG" in ok(jl("--cluster", "west", "stream", "ls", "--names")).stdout
+
+
+def test_prune_with_no_declared_cluster_says_nothing_is_pruned(jl, tmp_path):
+    f = _files(tmp_path, p1='[streams.X]\nsubjects = ["x"]\n[streams.Y]\nsubjects = ["y"]\n',
+               p2='[streams.X]\nsubjects = ["x"]\n')
+    ok(jl("apply", str(f["p1"])))
+    r = ok(jl("apply", str(f["p2"]), "--prune", "-f"))
+    assert "--prune deletes objects of the clusters the file declares" in r.stderr
+    assert "declares none, so nothing is pruned" in r.stderr
+    assert ok(jl("stream", "ls", "--names")).stdout == "X\nY\n"

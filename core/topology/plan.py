@@ -353,7 +353,10 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
     # What the clusters held before the file was read is not the file's doing: a problem of
     # the clusters' own objects that is there without the file (e.g. a stream of the data
     # directory whose origin is gone) never makes an unrelated file fail.
-    already = {_key(p) for p in validate_topology(_alone(current, keep))}
+    # (with what --prune deletes: an origin it deletes is missed by what stays, and that
+    # problem is the file's doing)
+    unfiled = [o for o in current.objects if _ident(o) not in file_ids]
+    already = {_key(p) for p in validate_topology(_alone(current, unfiled))}
     # ... nor does a problem of an object the file declares as the clusters hold it, the
     # clusters holding the same problem already (a server accepted the origin's edit that
     # made it: a mirror's max_msg_size below its origin's raised one): the file changes
@@ -509,28 +512,63 @@ def _ordered(changes: list[Change], state: Topology) -> list[Change]:
 
     from ..subjects import overlaps
 
+    def mirror_depth(c: Change, seen: frozenset = frozenset()) -> int:
+        """A mirror topic made after the mirror topic its link's source cluster makes of
+        the same topic (a chain: kwest -> keast -> kcentral), else first."""
+        obj = c.obj or c.current
+        spec = getattr(obj, "spec", None)
+        link = state.kafka.get(("link", c.cluster, getattr(spec, "link", "")))
+        source = getattr(getattr(link, "spec", None), "source_cluster", None)
+        key = (c.cluster, c.name)
+        if source is None or key in seen:
+            return 0
+        up = by_mirror.get((source, getattr(spec, "source_topic", "")))
+        return 0 if up is None else 1 + mirror_depth(up, seen | {key})
+
+    by_mirror = {(c.cluster, c.name): c for c in changes
+                 if c.kind == "mirror_topic" and c.action == "create"}
+
     def subjects(c: Change, obj: Any) -> list[str]:
         cfg = obj.config if obj is not None else None
         return list(cfg.subjects) if cfg is not None else []
 
     # What the file creates or changes, per cluster: a pruned stream whose subjects one of
-    # them takes (a stream renamed) goes first, or its create would overlap it.
-    wanted: dict[str, list[str]] = {}
+    # them takes (a stream renamed), or an update that gives subjects up to another (they
+    # moved), goes first, or the create would overlap it.
+    wanted: dict[str, list[tuple[int, str]]] = {}
     for c in changes:
         if c.action in ("create", "update") and c.kind in NATS_KINDS:
-            wanted.setdefault(c.cluster, []).extend(subjects(c, c.obj))
+            wanted.setdefault(c.cluster, []).extend((id(c), x) for x in subjects(c, c.obj))
 
-    def frees(c: Change) -> bool:
-        mine = subjects(c, c.current)
-        return any(overlaps(a, b) for a in mine for b in wanted.get(c.cluster, ()))
+    def frees(c: Change, given: list[str]) -> bool:
+        return any(overlaps(a, b) for a in given
+                   for who, b in wanted.get(c.cluster, ()) if who != id(c))
+
+    def gives_up(c: Change) -> bool:
+        keeps = set(subjects(c, c.obj))
+        return frees(c, [x for x in subjects(c, c.current) if x not in keeps])
+
+    # A Kafka topic (or mirror topic) pruned whose name a created one takes, or collides
+    # with ('.' and '_' alike, Kafka's rule), goes first, or the create is refused.
+    created = {(c.cluster, c.name.replace(".", "_")) for c in changes
+               if c.action == "create" and c.kind in ("topic", "mirror_topic")}
+
+    def makes_room(c: Change) -> bool:
+        if c.kind in NATS_KINDS:
+            return frees(c, subjects(c, c.current))
+        return c.kind in ("topic", "mirror_topic") and \
+            (c.cluster, c.name.replace(".", "_")) in created
 
     def sort_key(c: Change) -> tuple:
         obj = c.obj or c.current
-        d = depth(c.cluster, obj.name) if c.kind in NATS_KINDS and obj else 0
+        d = depth(c.cluster, obj.name) if c.kind in NATS_KINDS and obj else \
+            mirror_depth(c) if c.kind == "mirror_topic" else 0
         if c.action == "delete":
-            if c.kind in NATS_KINDS and frees(c):
+            if makes_room(c):
                 return (-1, -ORDER[c.kind], -d, c.cluster, c.name)
             return (1, -ORDER[c.kind], -d, c.cluster, c.name)
+        if c.action == "update" and c.kind in NATS_KINDS and gives_up(c):
+            return (-1, ORDER[c.kind], d, c.cluster, c.name)
         return (0, ORDER[c.kind], d, c.cluster, c.name)
 
     return sorted(changes, key=sort_key)
