@@ -1041,3 +1041,18 @@ def test_prune_with_no_declared_cluster_says_nothing_is_pruned(jl, tmp_path):
     assert "--prune deletes objects of the clusters the file declares" in r.stderr
     assert "declares none, so nothing is pruned" in r.stderr
     assert ok(jl("stream", "ls", "--names")).stdout == "X\nY\n"
+
+
+def test_an_aggregate_origin_named_by_a_kv_mirrors_bucket_is_warned_of(jl, tmp_path):
+    """{ bucket = "CONFIG_EAST" }, a KV mirror of CONFIG: its stream stores $KV.CONFIG.<key>,
+    so the declared mapping copies nothing: a warning saying what to declare instead."""
+    f = _files(tmp_path, agg='[clusters.east]\n[kv.CONFIG]\ncluster = "east"\n'
+               '[kv_mirrors.CONFIG_EAST]\ncluster = "east"\norigin_bucket = "CONFIG"\n'
+               '[kv_aggregates.AGG]\ncluster = "east"\n'
+               'origins = [{ bucket = "CONFIG_EAST", keys = ["services.>"] }]\n')
+    r = ok(jl("validate", str(f["agg"])))
+    assert r.stderr == (
+        f'{f["agg"]}: kv_aggregate AGG: origins[0].bucket: warning: aggregate origin bucket '
+        '"CONFIG_EAST" is a KV mirror of bucket CONFIG (its keys are stored as '
+        '$KV.CONFIG.<key>): $KV.CONFIG_EAST.> copies nothing from it; declare it { stream = '
+        '"KV_CONFIG_EAST", bucket = "CONFIG" }\n1 warning\n')

@@ -357,6 +357,8 @@ def _check_origins(topo: Topology, add, add_error) -> None:
                 continue
             if target.config is None:
                 continue  # declared but broken: reported on its own
+            if obj.kind == "kv_aggregate" and not origin.is_mirror:
+                _aggregate_of_a_mirror(topo, obj, origin, target)
             if obj.kind == "kv_mirror" and origin.is_mirror:
                 from ..config.kv import check_kv_mirror
 
@@ -374,6 +376,32 @@ def _check_origins(topo: Topology, add, add_error) -> None:
                     f"{t}: max_msg_size {mine} is smaller than {theirs}, the max_msg_size of "
                     f"{'mirror origin' if origin.is_mirror else 'source'} {origin.name}{where}",
                 ))
+
+
+def _aggregate_of_a_mirror(topo: Topology, obj: TopologyObject, origin: Origin,
+                           target: TopologyObject) -> None:
+    """A warning: an aggregate origin named by a KV mirror's bucket maps keys its stream does
+    not store (a KV mirror of bucket X stores ``$KV.X.<key>``), so it copies nothing; the
+    file should declare the stream and the bucket it mirrors."""
+    from ..config.kv import bucket_of_stream
+
+    mirror = target.config.mirror if target.config is not None else None
+    mirrored = bucket_of_stream(mirror.name) if mirror is not None else None
+    if mirrored is None:
+        return
+    for src in (obj.config.sources if obj.config is not None else None) or []:
+        if src.name != origin.name:
+            continue
+        mapped = {t.src.split(".")[1] for t in src.subject_transforms or []
+                  if t.src.startswith("$KV.") and t.src.count(".") >= 2}
+        if mapped and mirrored not in mapped:
+            named = sorted(mapped)[0]
+            topo.warnings.append(Problem(
+                obj.file, obj.label, _field_for(obj, f"{origin.field}.name"), 0,
+                f'aggregate origin bucket "{named}" is a KV mirror of bucket {mirrored} '
+                f"(its keys are stored as $KV.{mirrored}.<key>): $KV.{named}.> copies "
+                f'nothing from it; declare it {{ stream = "{origin.name}", bucket = '
+                f'"{mirrored}" }}'))
 
 
 # ----------------------------------------------------------------------------- overlaps
