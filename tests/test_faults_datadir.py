@@ -628,3 +628,24 @@ def test_a_file_built_aside_is_made_whole_before_it_is_put_in_place(tmp_path):
     d.close()
     assert sorted(p.name for p in (tmp_path / "data").iterdir()
                   if p.name.startswith(".west")) == []
+
+
+def test_an_io_error_with_no_room_left_is_the_full_disk(tmp_path, monkeypatch):
+    """SQLite's I/O error on a filesystem with next to no room (its log index could not be
+    created) is said as the full disk it is, with what to do, not as a failing storage or
+    a database that changed while read; with room left it stays an I/O error."""
+    import sqlite3
+
+    from jetlink.core.store import health
+
+    err = sqlite3.OperationalError("disk I/O error")
+    err.sqlite_errorname = "SQLITE_IOERR_SHMOPEN"  # type: ignore[attr-defined]
+    monkeypatch.setattr(health, "free_bytes", lambda _p: 4096)
+    got = health.storage_error(err, "east", tmp_path / "east.db")
+    assert isinstance(got, health.DiskFullError), got
+    assert str(got).startswith(f"cluster east: {tmp_path / 'east.db'}: database or disk is "
+                               "full (")
+    assert "free some space and run the command again" in str(got)
+    monkeypatch.setattr(health, "free_bytes", lambda _p: 10 << 30)
+    got = health.storage_error(err, "east", tmp_path / "east.db")
+    assert not isinstance(got, health.DiskFullError) and "the storage failed" in str(got)

@@ -240,6 +240,16 @@ def free_bytes(path: Path | str) -> int:
     return shutil.disk_usage(p).free
 
 
+NEARLY_FULL = 1 << 20  # bytes free below which an I/O error is taken for a full disk
+
+
+def _nearly_full(path: Path | str) -> bool:
+    try:
+        return free_bytes(Path(path).parent) < NEARLY_FULL
+    except OSError:
+        return False
+
+
 def _free(path: Path | str) -> str:
     try:
         return _size(free_bytes(path))
@@ -262,7 +272,10 @@ def storage_error(err: BaseException, name: str | None = None,
         return DamagedError(f"{where} is damaged ({err}); nothing was written. Run "
                             "'jetlink cluster check' to find which database, and restore it "
                             "or repair it with 'jetlink cluster check NAME --repair'")
-    if code == "SQLITE_FULL":
+    if code == "SQLITE_FULL" or ((code.startswith("SQLITE_IOERR") or code ==
+                                  "SQLITE_CANTOPEN") and path and _nearly_full(path)):
+        # (an I/O error on a filesystem with next to no room left is the full disk: its
+        # write-ahead log index, or a page of the log, could not be written)
         free = _free(Path(path).parent) if path else "unknown"
         return DiskFullError(
             f"{where}: database or disk is full ({free} free on its filesystem): the write "
