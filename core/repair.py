@@ -160,6 +160,27 @@ def _copy_other_table(src: sqlite3.Connection, dst: sqlite3.Connection, table: s
     return copied, True
 
 
+def _subjects_from_index(src: sqlite3.Connection, dst: sqlite3.Connection) -> int:
+    """The subject rows a damaged ``subjects`` table lost, read back from its index
+    (``subjects_by_name``: stream, subject and row id, on pages of their own): without them
+    every message of those subjects would be dropped, the messages whole. Their counts and
+    sequences are _rebuild_streams's. How many rows came back."""
+    try:
+        rows = src.execute("SELECT id, stream_id, subject FROM subjects INDEXED BY "
+                           "subjects_by_name").fetchall()
+    except sqlite3.DatabaseError:
+        rows = []
+        try:  # the index read as far as it goes
+            for row in src.execute("SELECT id, stream_id, subject FROM subjects INDEXED BY "
+                                   "subjects_by_name"):
+                rows.append(row)
+        except sqlite3.DatabaseError:
+            pass
+    cur = dst.executemany("INSERT OR IGNORE INTO subjects(id, stream_id, subject, msgs, "
+                          "first_seq, last_seq) VALUES (?, ?, ?, 0, 0, 0)", rows)
+    return max(cur.rowcount, 0)
+
+
 def _rebuild_streams(conn: sqlite3.Connection, report: RepairReport) -> None:
     """The streams' derived state made true for the messages that survived."""
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -272,6 +293,8 @@ def _repair(dd: DataDir, name: str) -> RepairReport:
                     report.tables[tname] = n
                     if not whole:
                         report.incomplete.append(tname)
+            if "subjects" in report.incomplete:
+                report.tables["subjects"] += _subjects_from_index(src, dst)
             for kind, tname, sql in schema:
                 if kind in ("index", "trigger", "view") and not tname.startswith("sqlite_"):
                     dst.execute(sql)

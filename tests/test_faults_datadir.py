@@ -649,3 +649,39 @@ def test_an_io_error_with_no_room_left_is_the_full_disk(tmp_path, monkeypatch):
     monkeypatch.setattr(health, "free_bytes", lambda _p: 10 << 30)
     got = health.storage_error(err, "east", tmp_path / "east.db")
     assert not isinstance(got, health.DiskFullError) and "the storage failed" in str(got)
+
+
+def test_repair_reads_the_subjects_a_damaged_table_lost_back_from_its_index(tmp_path):
+    """The one page of the subjects table zeroed: its index still names every subject, so
+    the repair keeps every message (not "0 kept, all lost" because the rows that name their
+    subjects were on one page)."""
+    import sqlite3
+
+    from helpers import runner
+
+    from jetlink.cli.main import app
+
+    data = tmp_path / "data"
+    data.mkdir()
+
+    def jl(*args):
+        return runner.invoke(app, ["--data-dir", str(data), *args], prog_name="jetlink")
+
+    for args in (["stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"],
+                 ["pub", "orders.x", "hello", "--count", "300"], ["pub", "orders.a", "a"],
+                 ["kv", "add", "CFG"], ["kv", "put", "CFG", "k1", "v1"]):
+        assert jl(*args).exit_code == 0, args
+    db = data / "local.db"
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    page = conn.execute("PRAGMA page_size").fetchone()[0]
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'subjects'"
+                        ).fetchone()[0]
+    conn.close()
+    with open(db, "r+b") as f:
+        f.seek((root - 1) * page)
+        f.write(b"\0" * page)
+    r = jl("cluster", "check", "local", "--repair", "-j")
+    assert r.exit_code == 0, r.output
+    info = json.loads(jl("stream", "info", "ORDERS", "-j").stdout)
+    assert info["state"]["messages"] == 301, info["state"]
+    assert jl("kv", "get", "CFG", "k1", "--raw").stdout == "v1"
