@@ -16,6 +16,7 @@ it as ``<name>.db.damaged-<UTC time>``. Nothing else may use the cluster meanwhi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import time
@@ -237,10 +238,26 @@ def repair(dd: DataDir, name: str) -> RepairReport:
     """Copy what is readable of cluster ``name`` into a new database that replaces it; the
     damaged file is kept beside it. Refused for a file SQLite cannot read at all, and for a
     data directory that cannot be written (nothing changed then)."""
+    from .errors import JetlinkError
+
+    path = dd.cluster_path(name)
     try:
         return _repair(dd, name)
     except OSError as err:
+        _leftovers(path)
         raise health.os_error(err, dd.path, f"cannot repair cluster {name}") from err
+    except sqlite3.Error as err:  # the new file could not be made (a full disk...)
+        _leftovers(path)
+        converted = health.storage_error(err, name, path)
+        raise (converted or JetlinkError(f"cannot repair cluster {name}: {err}")) from err
+
+
+def _leftovers(path: Path) -> None:
+    """This process's half-made repaired copy (and its log files) removed."""
+    tmp = path.with_name(f".{path.name}.repair-{os.getpid()}")
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(OSError):
+            os.remove(f"{tmp}{suffix}")
 
 
 def _repair(dd: DataDir, name: str) -> RepairReport:

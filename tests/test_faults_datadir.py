@@ -685,3 +685,38 @@ def test_repair_reads_the_subjects_a_damaged_table_lost_back_from_its_index(tmp_
     info = json.loads(jl("stream", "info", "ORDERS", "-j").stdout)
     assert info["state"]["messages"] == 301, info["state"]
     assert jl("kv", "get", "CFG", "k1", "--raw").stdout == "v1"
+
+
+def test_a_repair_that_cannot_make_its_copy_names_the_cluster_and_leaves_nothing(
+        tmp_path, monkeypatch):
+    """The repaired copy cannot be written (a full disk): one line naming the cluster and
+    its file, the damaged file left as it was, no half-made copy left behind."""
+    import sqlite3
+
+    import pytest
+
+    from jetlink.core import repair as R
+    from jetlink.core.store import DataDir, health
+
+    dd = DataDir(tmp_path / "data")
+    dd.add_cluster("west")
+    before = (tmp_path / "data" / "west.db").read_bytes()
+    real = R.connect
+
+    def full(path, *a, **k):
+        conn = real(path, *a, **k)
+        if ".repair-" in str(path):
+            err = sqlite3.OperationalError("database or disk is full")
+            err.sqlite_errorname = "SQLITE_FULL"  # type: ignore[attr-defined]
+            conn.close()
+            raise err
+        return conn
+
+    monkeypatch.setattr(R, "connect", full)
+    with pytest.raises(health.DiskFullError) as exc:
+        R.repair(dd, "west")
+    assert str(exc.value).startswith(
+        f"cluster west: {tmp_path / 'data' / 'west.db'}: database or disk is full (")
+    assert (tmp_path / "data" / "west.db").read_bytes() == before
+    assert [p.name for p in (tmp_path / "data").iterdir() if ".repair-" in p.name] == []
+    dd.close()
