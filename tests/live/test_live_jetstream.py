@@ -124,6 +124,12 @@ def test_a_pipeline_waiting_for_answers_ends_when_the_connection_closes(nats_fre
     js = js_for(nats_fresh.url, timeout=3600.0)
     js.add_stream({"name": "S", "subjects": ["s.>"]})
     os.kill(nats_fresh.pid, signal.SIGSTOP)  # frozen: what is sent is never answered
+
+    def stopped() -> bool:  # (a signal is asynchronous: on a busy machine the server may
+        with open(f"/proc/{nats_fresh.pid}/stat") as f:  # run on a little while)
+            return f.read().rsplit(")", 1)[1].split()[0] == "T"
+
+    wait_until(stopped, message="the server stopped by SIGSTOP")
     got: dict[str, object] = {}
 
     def run() -> None:
