@@ -1059,3 +1059,10 @@ def test_an_aggregate_origin_named_by_a_kv_mirrors_bucket_is_warned_of(jl, tmp_p
         '"CONFIG_EAST" is a KV mirror of bucket CONFIG (its keys are stored as '
         '$KV.CONFIG.<key>): $KV.CONFIG_EAST.> copies nothing from it; declare it { stream = '
         '"KV_CONFIG_EAST", bucket = "CONFIG" }\n1 warning\n')
+
+
+def test_a_kv_objects_problem_shows_the_value_as_its_own_field_says_it(jl, tmp_path):
+    f = _files(tmp_path, kt='[kv.B]\nttl = "-1s"\n')
+    r = jl("validate", str(f["kt"]))
+    assert (r.exit_code, r.stdout) == (3, (
+        f'{f["kt"]}: kv B: ttl: max age can not be negative (10052): ttl = -1s\n'))

@@ -363,8 +363,14 @@ def _problem_for(obj: TopologyObject, exc: JetlinkError, *, stream_fields: bool 
     fld = exc.field
     if stream_fields:
         fld = _field_for(obj, fld)
+    detail = exc.detail if obj.kind == "stream" else None
+    # a KV object's: the value as its own field says it (ttl = -1s for its max_age), when
+    # the stream field's detail is that value
+    head = f"{exc.field} = "
+    if obj.kind != "stream" and exc.detail and fld and exc.detail.startswith(head):
+        detail = f"{fld} = {exc.detail[len(head):]}"
     return Problem(obj.file, obj.label, fld, getattr(exc, "err_code", 0), exc.description,
-                   detail=exc.detail if obj.kind == "stream" else None)
+                   detail=detail)
 
 
 def _is_duplicate(obj: TopologyObject) -> bool:
