@@ -686,8 +686,9 @@ def _fixed_at_creation(exc: Any, text: str) -> str | None:
             "created; stream edit can not change it")
 
 
-# natscli's stream add / edit / copy take --cluster as the placement cluster
-_PLACED_VERBS = ("add", "create", "new", "edit", "update", "copy", "cp")
+# natscli's stream add / edit / copy take --cluster as the placement cluster (their aliases
+# too: ALIASES)
+_PLACED_VERBS = ("add", "edit", "copy")
 
 
 def _placement_cluster(flag: str, exc: Any) -> None:
@@ -698,7 +699,7 @@ def _placement_cluster(flag: str, exc: Any) -> None:
 
     path = str(getattr(getattr(exc, "ctx", None), "command_path", "") or "").split()
     if flag != "--cluster" or len(path) < 2 or path[-2] != "stream" \
-            or path[-1] not in _PLACED_VERBS:
+            or ALIASES["stream"].get(path[-1], path[-1]) not in _PLACED_VERBS:
         return
     raise UsageError(f"--cluster after stream {path[-1]}: natscli's placement cluster is "
                      "--cluster-placement NAME here (placement.cluster); jetlink's --cluster, "

@@ -86,7 +86,14 @@ from .rules import (
     plural,
     prepare,
 )
-from .unmatched import Selection, count_selection, dataset_rows, save_selection, select
+from .unmatched import (
+    Selection,
+    count_messages,
+    count_selection,
+    dataset_rows,
+    save_selection,
+    select,
+)
 from .unmatched import unmatched_path as _unmatched_path
 
 __all__ = ["BUCKET", "FailbackReport", "FailbackStore", "Step", "TailReport", "default_tail",
@@ -352,16 +359,10 @@ def _stream(js: Any, name: str) -> Any:
 
 def _read_tail(js: Any, stream: str, lo: int, hi: int, tail: TailReport) -> None:
     """Count the tail ``lo..hi`` of ``stream`` (a dry run: read, nothing written)."""
-    from .. import lake
-
-    tail.messages, tail.subjects = 0, {}
-    for batch in lake.iter_api_batches(js, stream, lo, hi):
-        seqs = batch.column("seq").to_pylist()
-        tail.first_seq = tail.first_seq or seqs[0]
-        tail.last_seq = seqs[-1]
-        tail.messages += len(seqs)
-        for subj in batch.column("subject").to_pylist():
-            tail.subjects[subj or ""] = tail.subjects.get(subj or "", 0) + 1
+    tail.messages, first, last, tail.subjects = count_messages(js, stream, lo, hi)
+    if tail.messages:
+        tail.first_seq = tail.first_seq or first
+        tail.last_seq = last
 
 
 def _save_tail(js: Any, stream: str, tail: TailReport, cut: int, ours: bool) -> None:

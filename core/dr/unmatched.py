@@ -31,7 +31,8 @@ from typing import Any
 from ..errors import JetlinkError
 from .fence import unfenced_config
 
-__all__ = ["SUFFIX", "Selection", "dataset_rows", "save_selection", "select", "unmatched_path"]
+__all__ = ["SUFFIX", "Selection", "count_messages", "count_selection", "dataset_rows",
+           "save_selection", "select", "unmatched_path"]
 
 SUFFIX = "-unmatched"  # the dataset beside the tail's: <tail>-unmatched
 
@@ -151,16 +152,17 @@ def dataset_rows(path: str, stream: str | None = None
     return rows, len(seqs), min(seqs, default=0), max(seqs, default=0), subjects
 
 
-def count_selection(js: Any, origin: str, sel: Selection
-                    ) -> tuple[int, int, int, dict[str, int]]:
-    """(messages, first, last, per-subject counts) of the selection as ``origin`` holds it
-    now (a dry run: read, nothing written)."""
+def count_messages(js: Any, stream: str, lo: int, hi: int, keep: Any = None
+                   ) -> tuple[int, int, int, dict[str, int]]:
+    """(messages, first, last, per-subject counts) of ``stream``'s messages ``lo..hi`` as it
+    holds them now, those ``keep`` masks when given (a dry run: read, nothing written)."""
     from .. import lake
 
     n = first = last = 0
     subjects: dict[str, int] = {}
-    for batch in lake.iter_api_batches(js, origin, sel.lo, sel.hi):
-        batch = batch.filter(sel.keep(batch.column("seq")))
+    for batch in lake.iter_api_batches(js, stream, lo, hi):
+        if keep is not None:
+            batch = batch.filter(keep(batch.column("seq")))
         if not batch.num_rows:
             continue
         seqs = batch.column("seq").to_pylist()
@@ -168,6 +170,12 @@ def count_selection(js: Any, origin: str, sel: Selection
         for subj in batch.column("subject").to_pylist():
             subjects[subj or ""] = subjects.get(subj or "", 0) + 1
     return n, first, last, subjects
+
+
+def count_selection(js: Any, origin: str, sel: Selection
+                    ) -> tuple[int, int, int, dict[str, int]]:
+    """:func:`count_messages` of the selection."""
+    return count_messages(js, origin, sel.lo, sel.hi, sel.keep)
 
 
 def save_selection(js: Any, origin: str, sel: Selection, path: str, ours: bool
