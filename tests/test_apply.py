@@ -1031,8 +1031,10 @@ def test_prune_of_an_origin_others_depend_on_is_a_problem(jl, tmp_path):
                west='[clusters.west]\n[streams.LEDGER]\ncluster = "west"\n'
                     'subjects = ["ledger.>"]\n')
     ok(jl("apply", str(f["all"])))
+    before = data_dir_bytes(jl.data, databases_only=True)
     r = jl("apply", str(f["west"]), "--prune", "-f")
     assert r.exit_code == 3 and 'origin bucket "CONFIG"' in r.output, r.output
+    assert data_dir_bytes(jl.data, databases_only=True) == before
     assert "KV_CONFIG" in ok(jl("--cluster", "west", "stream", "ls", "--names")).stdout
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from helpers import doc, ok
+from helpers import data_dir_bytes, doc, ok
 from test_failback import _done, _killed_at
 
 from jetlink.core.clock import parse_rfc3339_nano
@@ -84,8 +84,10 @@ def test_a_kv_mirrors_smaller_history_saved_before_west_is_made_a_mirror(jl):
     west = _kv_history(jl)
     tail = jl.tmp / "tail"
     saved = f"{tail}-unmatched"
+    before = data_dir_bytes(jl.data, databases_only=True)
     plan = doc(jl("--cluster", "east", "kv", "failback", "CFG", "--tail", f"parquet:{tail}",
                   "--dry-run", "-j"))
+    assert data_dir_bytes(jl.data, databases_only=True) == before
     assert plan["unmatched"] == {
         "path": saved, "path_from": "beside the tail", "from_seq": 3, "messages": 1,
         "first_seq": 3, "last_seq": 3, "subjects": {"$KV.CFG.k1": 1}, "subjects_total": 1,
@@ -171,12 +173,17 @@ def test_another_buckets_dataset_at_the_path_is_not_taken_for_this_ones(jl):
     _kv_history(jl, "C9", clusters=False)
     v = jl.tmp / "V"
     ok(jl("--cluster", "east", "kv", "failback", "C8", "--tail", f"parquet:{v}", "-f"))
+    before = data_dir_bytes(jl.data, databases_only=True)
     r = jl("--cluster", "east", "kv", "failback", "C9", "--tail", f"parquet:{v}", "-f")
     assert r.exit_code == 1, r.output
     assert f"{v}-unmatched" in r.stderr and "nothing of KV_C9 was deleted; run again with " \
         "another --tail parquet:PATH" in r.stderr, r.stderr
     west = doc(jl("--cluster", "west", "stream", "info", "KV_C9", "-j"))
     assert "mirror" not in west["config"] and west["state"]["messages"] == 4
+    # (its plan written first, in jetlink's own bucket on east: what a re-run takes on; the
+    # user's streams and buckets as they were)
+    after = data_dir_bytes(jl.data, databases_only=True)
+    assert after["west.db"] == before["west.db"]
     w = jl.tmp / "W"
     rep = doc(jl("--cluster", "east", "kv", "failback", "C9", "--tail", f"parquet:{w}", "-f",
                  "-j"))

@@ -42,7 +42,36 @@ REFUSED = [
       "--bootstrap-server", "kw:9092"], 2),
     (["--cluster", "central", "stream", "failover", "ORDERS_C", "-f"], 1),
     (["--cluster", "central", "dr", "failover", "--from", "west", "-f"], 2),
+    # this round's: natscli's placement --cluster after the verb, server-only options with
+    # no server, a republish of nothing, a mirror topic's link found from a non-mirror, a
+    # kafka-configs delete of an unset config, a shift with no committed offset
+    (["--cluster", "east", "stream", "add", "P", "--subjects", "p", "--defaults",
+      "--cluster", "west"], 2),
+    (["--creds", "/nonexistent", "--cluster", "east", "stream", "rm", "ORDERS_EAST", "-f"], 2),
+    (["--cluster", "east", "stream", "add", "RH", "--subjects", "rh", "--defaults",
+      "--republish-headers"], 2),
+    (["--cluster", "kw", "kafka-mirrors", "--failover", "--topics", "orders"], 1),
+    (["--cluster", "kw", "topic", "alter", "orders", "--delete-config", "retention.ms"], 1),
+    (["--cluster", "kw", "group", "set-offsets", "g", "--topic", "orders", "--shift-by",
+      "1"], 1),
 ]
+
+
+DRY_RUNS = [
+    ["--cluster", "kw", "group", "set-offsets", "g", "--topic", "orders", "--to-current",
+     "--dry-run"],
+    ["--cluster", "kw", "group", "set-offsets", "g", "--topic", "orders", "--by-duration",
+     "PT1H", "--dry-run"],
+    ["--cluster", "kw", "group", "set-offsets", "g", "--topic", "orders", "--to-datetime",
+     "2026-01-01T00:00:00Z", "--dry-run"],
+]
+
+
+@pytest.mark.parametrize("args", DRY_RUNS, ids=[" ".join(a[4:8]) for a in DRY_RUNS])
+def test_a_dry_run_changes_no_byte(world, args):
+    before = data_dir_bytes(world.data, databases_only=True)
+    ok(world(*args))
+    assert data_dir_bytes(world.data, databases_only=True) == before
 
 
 @pytest.mark.parametrize(("args", "code"), REFUSED,
