@@ -422,6 +422,20 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+def _cluster_name(value: str) -> None:
+    """--cluster (or $JETLINK_CLUSTER) checked by core's rule of cluster names before any
+    command runs: a bad one is a usage error (exit 2), as every bad value of a command line."""
+    from jetlink.core.errors import JetlinkError
+    from jetlink.core.store.datadir import validate_cluster_name
+
+    try:
+        validate_cluster_name(value, field="cluster")
+    except JetlinkError as err:
+        from jetlink.cli.common import usage
+
+        raise usage(f"--cluster: {err.description}") from None
+
+
 def _root(
     ctx: typer.Context,
     data_dir: Annotated[
@@ -543,6 +557,8 @@ def _root(
     from jetlink.cli.common import open_backend, target_in_force
 
     given_dir = dir_path(data_dir, "--data-dir") if data_dir is not None else None
+    if cluster != DEFAULT_CLUSTER and not ctx.resilient_parsing:
+        _cluster_name(cluster)
     app = ctx.obj = App(
         data_dir=given_dir if given_dir is not None else default_data_dir(),
         cluster=cluster,

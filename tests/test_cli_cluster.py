@@ -88,6 +88,18 @@ def test_add_twice_is_an_error(jl):
 
 
 @pytest.mark.parametrize("name", ["../escape", "a/b", "x" * 65, "with space", ""])
+def test_a_bad_global_cluster_is_a_usage_error(jl, name):
+    """--cluster NAME is checked by the cluster-name rule before any command runs: exit 2,
+    the value and the rule named, no file created."""
+    result = jl("--cluster", name, "stream", "ls", "-j")
+    assert result.exit_code == 2, result.output
+    assert json.loads(result.stdout) == {"error": {"description": (
+        f"--cluster: invalid cluster name {name!r}: use 1 to 64 letters, digits, '_' or '-'"
+    )}}
+    assert list(jl.data.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["../escape", "a/b", "x" * 65, "with space", ""])
 def test_invalid_names_never_touch_the_filesystem(jl, name):
     result = jl("cluster", "add", name, "-j")
     assert result.exit_code == 1
@@ -239,8 +251,8 @@ def test_the_one_suggestion_rule(name, names, hint):
 
 def test_a_long_cluster_or_context_name_is_quoted_cut(jl):
     """A 100,000-character name is never echoed in full (core/errors.py clip)."""
-    r = jl("--cluster", "c" * 100_000, "stream", "ls")
-    assert r.exit_code == 1 and len(r.stderr) < 300 and "(100,000 characters)" in r.stderr
+    r = jl("--cluster", "c" * 100_000, "stream", "ls")  # (a usage error too)
+    assert r.exit_code == 2 and len(r.stderr) < 300 and "(100,000 characters)" in r.stderr
     r = jl("context", "add", "x" * 100_000)  # (a usage error: the name is the argument's)
     assert r.exit_code == 2 and len(r.stderr) < 300 and "(100,000 characters)" in r.stderr
 
