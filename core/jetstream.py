@@ -240,7 +240,7 @@ class JetStream:
                 S.bump_config_gen(txn.conn, cur.lastrowid)
                 txn.catalog = S.Catalog.load(txn.conn, self.cluster.cache)
                 d = txn.catalog.by_name[final.name]
-            return self._info(txn.conn, d, txn.now)
+            return self._info(txn.conn, d, txn.now, answer="create")
 
     def update_stream(self, cfg: StreamConfig | Mapping[str, Any]) -> StreamInfo:
         """Update a stream (10059 if absent). Lowered limits apply at once, as on the server."""
@@ -279,7 +279,7 @@ class JetStream:
                 else:
                     self.hooks.on_retention_changed(txn, final.name)
             txn.flush()
-            return self._info(txn.conn, d, txn.now)
+            return self._info(txn.conn, d, txn.now, answer="update")
 
     def delete_stream(self, name: str) -> None:
         with self.write(expire=False) as txn:
@@ -334,7 +334,12 @@ class JetStream:
                               deleted_details=deleted_details)
 
     def _info(self, conn: sqlite3.Connection, d: S.StreamDef, now: int, *,
-              subjects_filter: str | None = None, deleted_details: bool = False) -> StreamInfo:
+              subjects_filter: str | None = None, deleted_details: bool = False,
+              answer: str = "info") -> StreamInfo:
+        """The StreamInfo a single server answers ``answer`` ("info", "create", "update",
+        "list") with: only STREAM.INFO names the leader (``cluster``), and STREAM.LIST's
+        configs lack the response metadata (jsStreamInfoRequest, jsStreamCreateRequest,
+        jsStreamUpdateRequest, jsStreamListRequest)."""
         state = S.stream_state(conn, d, consumer_count=self.hooks.consumer_count(conn, d.name),
                                subjects_filter=subjects_filter, deleted_details=deleted_details)
         mirror: dict[str, Any] | None = None
@@ -344,13 +349,14 @@ class JetStream:
 
             mirror, sources = stream_source_infos(conn, d, now)
         return StreamInfo(config=d.cfg.copy(), created_ns=d.created_ns, state=state, ts_ns=now,
-                          cluster=self.cluster.name, mirror=mirror, sources=sources)
+                          cluster=self.cluster.name if answer == "info" else "",
+                          mirror=mirror, sources=sources, response_metadata=answer != "list")
 
     def streams(self, subject: str | None = None) -> list[StreamInfo]:
         """Every stream (by name), or those whose subjects collide with ``subject``."""
         with self.read() as (conn, catalog):
             now = self.clock.now_ns()
-            return [self._info(conn, catalog.by_name[n], now)
+            return [self._info(conn, catalog.by_name[n], now, answer="list")
                     for n in self._names(catalog, subject)]
 
     def stream_names(self, subject: str | None = None) -> list[str]:

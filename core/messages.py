@@ -161,7 +161,7 @@ class StreamState:
         if self.num_subjects:
             out["num_subjects"] = self.num_subjects
         if self.subjects:
-            out["subjects"] = dict(self.subjects)
+            out["subjects"] = dict(sorted(self.subjects.items()))  # a Go map: keys sorted
         if self.num_deleted:
             out["num_deleted"] = self.num_deleted
         if self.deleted:
@@ -176,7 +176,8 @@ class StreamInfo:
     order).
 
     ``config`` is the stored StreamConfig; ``to_json`` adds the two metadata keys the server
-    adds to every response (``_nats.ver``, ``_nats.level``). ``mirror`` / ``sources`` are
+    adds to its responses (``_nats.ver``, ``_nats.level``; not to STREAM.LIST's). ``cluster``
+    (the leader) is named only in STREAM.INFO's answer, as a single server does. ``mirror`` / ``sources`` are
     StreamSourceInfo documents filled in by the replication layer (None / [] otherwise).
     """
 
@@ -187,6 +188,7 @@ class StreamInfo:
     cluster: str = ""
     mirror: dict[str, Any] | None = None
     sources: list[dict[str, Any]] = field(default_factory=list)
+    response_metadata: bool = True  # (STREAM.LIST's configs have none)
 
     @property
     def name(self) -> str:
@@ -196,7 +198,8 @@ class StreamInfo:
         from .config.validate import with_response_metadata
 
         out: dict[str, Any] = {
-            "config": with_response_metadata(self.config).to_json(),
+            "config": (with_response_metadata(self.config) if self.response_metadata
+                       else self.config).to_json(),
             "created": format_rfc3339_nano(self.created_ns),
             "state": self.state.to_json(),
         }

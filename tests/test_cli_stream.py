@@ -396,7 +396,6 @@ def test_add_prints_the_stream_info(jl):
         "config": {**NATSCLI_DEFAULTS, "subjects": ["orders.*"], "metadata": RESPONSE_METADATA},
         "created": "2026-01-01T00:00:00Z",
         "state": EMPTY_STATE,
-        "cluster": {"leader": "local"},
         "ts": "2026-01-01T00:00:00Z",
     }
 

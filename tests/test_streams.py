@@ -43,9 +43,19 @@ def test_add_fills_defaults_and_info_shape(js):
     info = js.add_stream(cfg()).to_json()
     c = info["config"]
     assert c["max_msgs"] == -1 and c["duplicate_window"] == 120_000_000_000
-    assert c["metadata"] == {"_nats.level": "5", "_nats.req.level": "0", "_nats.ver": "2.15.1"}
-    assert list(info) == ["config", "created", "state", "cluster", "ts"]
-    assert info["cluster"] == {"leader": "local"}
+    # a Go map: encoding/json writes its keys sorted
+    assert list(c["metadata"].items()) == [
+        ("_nats.level", "5"), ("_nats.req.level", "0"), ("_nats.ver", "2.15.1")]
+    # a single server names no leader in its answer to a create (jsStreamCreateRequest) nor
+    # to an update; STREAM.INFO does, and STREAM.LIST's configs lack the response metadata
+    assert list(info) == ["config", "created", "state", "ts"]
+    assert "cluster" not in js.update_stream(cfg(description="d")).to_json()
+    assert list(js.stream_info("S").to_json()) == [
+        "config", "created", "state", "cluster", "ts"]
+    assert js.stream_info("S").to_json()["cluster"] == {"leader": "local"}
+    listed = js.streams()[0].to_json()
+    assert list(listed) == ["config", "created", "state", "ts"]
+    assert listed["config"]["metadata"] == {"_nats.req.level": "0"}
     assert info["state"] == {
         "messages": 0, "bytes": 0, "first_seq": 0, "first_ts": "0001-01-01T00:00:00Z",
         "last_seq": 0, "last_ts": "0001-01-01T00:00:00Z", "consumer_count": 0}

@@ -254,8 +254,8 @@ def encode(obj: Any) -> dict[str, Any]:
             value = encode(value)
         elif isinstance(value, list):
             value = [encode(v) if dataclasses.is_dataclass(v) else v for v in value]
-        elif isinstance(value, dict):
-            value = dict(value)
+        elif isinstance(value, dict):  # a Go map: encoding/json writes its keys sorted
+            value = dict(sorted(value.items()))
         out[f.metadata["json"]] = value
     return out
 

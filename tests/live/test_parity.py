@@ -281,11 +281,7 @@ def both(request, tmp_path_factory):
 
 
 # Differences that remain on purpose: step text -> (part, reason). docs/live.md lists them.
-DIFFERENCES: dict[str, tuple[str, str]] = {
-    "kv ls -j": ("json", "the server leaves its _nats.ver / _nats.level metadata out of the "
-                 "configs STREAM.LIST returns; the engine's listing carries them as its "
-                 "STREAM.INFO does"),
-}
+DIFFERENCES: dict[str, tuple[str, str]] = {}
 
 
 def test_script_is_long_enough():
