@@ -177,8 +177,9 @@ class StreamInfo:
 
     ``config`` is the stored StreamConfig; ``to_json`` adds the two metadata keys the server
     adds to its responses (``_nats.ver``, ``_nats.level``; not to STREAM.LIST's). ``cluster``
-    (the leader) is named only in STREAM.INFO's answer, as a single server does. ``mirror`` / ``sources`` are
-    StreamSourceInfo documents filled in by the replication layer (None / [] otherwise).
+    (the leader) is named only in STREAM.INFO's answer, as a single server does. ``mirror`` /
+    ``sources`` are StreamSourceInfo documents filled in by the replication layer (None / []
+    otherwise).
     """
 
     config: StreamConfig
