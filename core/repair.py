@@ -269,7 +269,8 @@ def _repair(dd: DataDir, name: str) -> RepairReport:
     if problem and health.unreadable(problem):
         raise health.DamagedError(f"cluster {name}: {path} {problem}: nothing in it can be "
                                   f"read, so it cannot be repaired; restore it from a backup, "
-                                  f"or remove it with 'jetlink cluster rm {name}'")
+                                  f"or remove it with 'jetlink cluster rm {name}'"
+                                  + (" (a directory: when it is empty)" if path.is_dir() else ""))
     dd.close()
     src = _read_only(path)
     try:

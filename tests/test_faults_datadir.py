@@ -595,6 +595,23 @@ def test_a_link_to_nothing_is_no_cluster_and_a_directory_is_a_damaged_one(tmp_pa
     r = jl("cluster", "check")
     assert r.exit_code == 1 and "Cluster west: DAMAGED" in r.stdout, r.output
     assert "ghost" not in r.output and "Traceback" not in r.output
+    # cluster rm: a directory holding anything is no file jetlink made: it stays, the
+    # sentence says what to do; an empty one is removed
+    (data / "west.db" / "notes.txt").write_text("mine")
+    r = jl("cluster", "rm", "west", "-f")
+    assert (r.exit_code, r.stderr) == (1, (
+        f"jetlink: error: cluster west: {data / 'west.db'} is a directory holding 1 entry, "
+        "not a database file; jetlink removes only the files it made: move the directory out "
+        "of the data directory\n")), r.output
+    assert (data / "west.db" / "notes.txt").read_text() == "mine"
+    r = jl("cluster", "check", "west", "--repair")
+    assert r.exit_code == 1 and r.stderr.endswith(
+        "or remove it with 'jetlink cluster rm west' (a directory: when it is empty)\n"), r.output
+    (data / "west.db" / "notes.txt").unlink()
+    r = jl("cluster", "rm", "west", "-f")
+    assert (r.exit_code, r.stderr) == (0, ""), r.output
+    assert not (data / "west.db").exists()
+    assert jl("cluster", "ls", "-n").stdout == "east\n"
 
 
 def test_a_file_built_aside_is_made_whole_before_it_is_put_in_place(tmp_path):

@@ -13,6 +13,7 @@ never block the writer (WAL).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import sqlite3
@@ -916,6 +917,9 @@ class DataDir:
             cluster.close()
         if not path.exists():
             raise NotFoundError(f"cluster {name} not found")
+        if path.is_dir() and not path.is_symlink():
+            self._remove_directory(name, path)
+            return
         for suffix in ("", "-wal", "-shm", "-journal"):
             with contextlib.suppress(FileNotFoundError):
                 try:
@@ -925,6 +929,22 @@ class DataDir:
                         raise
                     raise os_error(err, self.path, f"cannot remove cluster {name}") \
                         from err
+        forget(path)
+
+    def _remove_directory(self, name: str, path: Path) -> None:
+        """A directory where cluster ``name``'s database belongs (``cluster ls``: DAMAGED):
+        removed when empty; one holding anything is no file jetlink made, and stays."""
+        try:
+            os.rmdir(path)
+        except OSError as err:
+            if err.errno != errno.ENOTEMPTY:
+                raise os_error(err, self.path, f"cannot remove cluster {name}") from err
+            held = sum(1 for _ in os.scandir(path))
+            raise JetlinkError(
+                f"cluster {name}: {path} is a directory holding {held} "
+                f"{'entry' if held == 1 else 'entries'}, not a database file; jetlink removes "
+                "only the files it made: move the directory out of the data directory",
+                field="cluster") from None
         forget(path)
 
     def wrote(self) -> bool:
