@@ -164,8 +164,8 @@ def set_offsets(
     to_datetime: Annotated[
         str | None,
         typer.Option("--to-datetime", metavar="YYYY-MM-DDTHH:mm:SS.sss",
-                     help="Reset to the first offset at or after that time (local time "
-                     "unless it ends with Z or an offset such as +02:00).",
+                     help="Reset to the first offset at or after that time (UTC unless "
+                     "it ends with Z or an offset such as +02:00, as the tool reads it).",
                      show_default=False),
     ] = None,
     by_duration: Annotated[
@@ -239,18 +239,20 @@ def set_offsets(
 
 
 def _datetime_ms(text: str) -> int:
-    """--to-datetime's value (Kafka's ``YYYY-MM-DDTHH:mm:SS.sss``, local time unless a zone
-    is given) as milliseconds since the epoch; a usage error naming the form otherwise."""
-    from datetime import datetime
+    """--to-datetime's value (Kafka's ``YYYY-MM-DDTHH:mm:SS.sss``, UTC unless a zone is
+    given) as milliseconds since the epoch; a usage error naming the form otherwise."""
+    from datetime import UTC, datetime
 
     try:
         when = datetime.fromisoformat(text.strip())
     except ValueError:
         raise usage(f"invalid value for --to-datetime: {text!r}: expected "
-                    "YYYY-MM-DDTHH:mm:SS.sss, local time, or with Z or an offset such as "
+                    "YYYY-MM-DDTHH:mm:SS.sss, UTC, or with Z or an offset such as "
                     "+02:00") from None
     if when.tzinfo is None:
-        when = when.astimezone()  # the local time zone, as the tool reads it
+        # Kafka's Utils.getDateTime appends "Z" to a time without a zone: UTC, whatever
+        # the machine's zone is
+        when = when.replace(tzinfo=UTC)
     return int(when.timestamp() * 1000)
 
 

@@ -129,6 +129,9 @@ def create(
     with --json the topic.
     """
     app = App.of(ctx)
+    if not 1 <= replication_factor <= 32767:  # kafka-topics' own check (TopicCommand)
+        raise usage(f"invalid value for --replication-factor: {replication_factor}: The "
+                    "replication factor must be between 1 and 32767 inclusive")
     info = open_kafka(app, principal).create_topic(
         topic, partitions, parse_configs(config), replication_factor=replication_factor
     )

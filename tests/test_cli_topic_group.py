@@ -132,6 +132,10 @@ def test_create_describe_ls_alter_rm(jl):
     (["topic", "alter", "orders", "--delete-config", "retention.ms", "--delete-config",
       "segment.ms"],
      ("INVALID_CONFIG", 40, "Invalid config(s): retention.ms,segment.ms")),
+    # ... an unknown name is never set: the same refusal, before anything is sent
+    (["topic", "alter", "orders", "--delete-config", "missing_config1", "--delete-config",
+      "missing_config2"],
+     ("INVALID_CONFIG", 40, "Invalid config(s): missing_config1,missing_config2")),
 ])
 def test_kafka_errors(jl, args, error):
     ok(jl("topic", "create", "orders"))
@@ -149,6 +153,13 @@ def test_kafka_errors(jl, args, error):
     (["topic", "create", "x", "--config", "retention.ms"],
      "invalid --config 'retention.ms': expected KEY=VALUE"),
     (["topic", "alter", "x"], "nothing to alter: give --config, --delete-config or --partitions"),
+    # kafka-topics' own check (-1, the broker's default over the API, is not the tool's)
+    (["topic", "create", "x", "--replication-factor", "-1"],
+     "invalid value for --replication-factor: -1: The replication factor must be between 1 "
+     "and 32767 inclusive"),
+    (["topic", "create", "x", "--replication-factor", "32768"],
+     "invalid value for --replication-factor: 32768: The replication factor must be between "
+     "1 and 32767 inclusive"),
     (["topic", "produce", "x", "--count", "2"],
      "--count needs VALUE (stdin gives one record per line)"),
     (["topic", "consume", "x", "--timeout", "1s"], "--timeout needs --follow"),
@@ -477,8 +488,9 @@ def test_a_name_with_a_period_or_underscore_gets_kafka_topics_warning(jl):
 def test_set_offsets_by_shift_current_and_time(jl, engine, cli_clock):
     """kafka-consumer-groups --reset-offsets' other targets: --shift-by (from the committed
     offset, kept within the log with the tool's warning; refused without one),
-    --to-current (the log end where none is committed), --to-datetime and --by-duration
-    (the first offset at or after that time)."""
+    --to-current (the log end where none is committed; a committed offset as it is),
+    --to-datetime (UTC without a zone) and --by-duration (the first offset at or after
+    that time)."""
     from datetime import datetime
 
     ok(jl("topic", "create", "orders"))
@@ -509,6 +521,24 @@ def test_set_offsets_by_shift_current_and_time(jl, engine, cli_clock):
     assert (r.exit_code, r.stderr) == (1, (
         "jetlink: error: Cannot shift offset for partition orders-0 since there is no current "
         "committed offset (INVALID_REQUEST 42)\n"))
+    # a time without a zone is UTC, whatever the machine's zone (Kafka's Utils.getDateTime
+    # appends Z): read in Tokyo, 9 hours ahead, it would be 9 hours in the past
+    import time
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TZ", "Asia/Tokyo")
+        time.tzset()
+        try:
+            assert reset("--to-datetime", at.strftime("%Y-%m-%dT%H:%M:%S.000")) == [5]
+        finally:
+            mp.undo()
+            time.tzset()
+    # --to-current keeps a committed offset the log start has passed (the tool clamps every
+    # other target, not that one)
+    assert reset("--to-offset", "2") == [2]
+    ok(jl("topic", "alter", "orders", "--config", "retention.bytes=0"))
+    assert doc(jl("topic", "describe", "orders", "-j"))["partitions"][0]["log_start_offset"] > 2
+    assert reset("--to-current") == [2]
     for args, says in ((["--to-datetime", "yesterday"], "--to-datetime: 'yesterday'"),
                        (["--by-duration", "PT"], "--by-duration: 'PT'"),
                        (["--to-current", "--to-latest"], "(given: --to-latest, --to-current)")):

@@ -173,7 +173,10 @@ CONFIG_REFUSALS = [
      "Invalid value 0 for configuration max.compaction.lag.ms: Value must be at least 1"),
     ("min.cleanable.dirty.ratio", "1.5",
      "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: "
-     "Value must be no more than 1.0"),
+     "Value must be no more than 1"),  # (LogConfig's between(0, 1): Integer bounds)
+    ("min.cleanable.dirty.ratio", "-0.5d",
+     "Invalid value -0.5d for configuration min.cleanable.dirty.ratio: "
+     "Value must be at least 0"),
     # Java's Double.parseDouble: no digit separators, no Python spellings of infinity
     ("min.cleanable.dirty.ratio", "1_0e-1",
      "Invalid value 1_0e-1 for configuration min.cleanable.dirty.ratio: "
@@ -186,6 +189,33 @@ CONFIG_REFUSALS = [
      "Value must be between 1 and 9 or equal to -1"),
     ("compression.lz4.level", "18",
      "Invalid value 18 for configuration compression.lz4.level: Value must be no more than 17"),
+    ("min.cleanable.dirty.ratio", "NaNd",
+     "Invalid value NaNd for configuration min.cleanable.dirty.ratio: "
+     "Not a number of type DOUBLE"),
+    ("min.cleanable.dirty.ratio", "0x1",  # (a hexadecimal double needs its p exponent)
+     "Invalid value 0x1 for configuration min.cleanable.dirty.ratio: "
+     "Not a number of type DOUBLE"),
+    # String.trim strips only characters up to U+0020: a no-break space stays, and is no
+    # digit nor a choice
+    ("retention.ms", "5\u00a0",
+     "Invalid value 5\u00a0 for configuration retention.ms: Not a number of type LONG"),
+    ("compression.type", "\u2003gzip",
+     "Invalid value \u2003gzip for configuration compression.type: "
+     "String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer"),
+    ("leader.replication.throttled.replicas", "0:1,x",
+     "Invalid value [0:1, x] for configuration leader.replication.throttled.replicas: "
+     "leader.replication.throttled.replicas must be the literal '*' or a list of replicas in "
+     "the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],..."),
+    ("message.format.version", "4.0",
+     "Invalid value 4.0 for configuration message.format.version: "
+     "Version 4.0 is not a valid version"),
+    ("message.format.version", "3.0-IV2",
+     "Invalid value 3.0-IV2 for configuration message.format.version: "
+     "Version 3.0-IV2 is not a valid version"),
+    # LogConfig.validateRemoteStorageOnlyIfSystemEnabled: no tiered storage here
+    ("remote.storage.enable", "true",
+     "Tiered Storage functionality is disabled in the broker. Topic cannot be configured "
+     "with remote log storage."),
     ("confluent.placement.constraints", "{not json",
      "Invalid value {not json for configuration confluent.placement.constraints: "
      "Value must be JSON text "
@@ -220,9 +250,39 @@ def test_config_refusals(kafka, key, value, message):
     ("confluent.placement.constraints", '{"version": 1, "replicas": []}',
      '{"version": 1, "replicas": []}'),
     ("max.message.bytes", 100, "100"),
+    # Java's Double.parseDouble: a suffix, a hexadecimal value, NaN (which ConfigDef.Range
+    # lets through: both its comparisons are false), a float suffix rounding to 1
+    ("min.cleanable.dirty.ratio", "0.5d", "0.5d"),
+    ("min.cleanable.dirty.ratio", "0x1p-1", "0x1p-1"),
+    ("min.cleanable.dirty.ratio", "NaN", "NaN"),
+    ("min.cleanable.dirty.ratio", "1.00000001f", "1.00000001f"),
+    # Long.parseLong reads any script's decimal digits; String.trim strips control chars
+    ("retention.ms", "\u0663", "\u0663"),
+    ("retention.ms", "\x015", "5"),
+    ("compression.type", "gzip\x00", "gzip"),
+    # LogConfig's other names
+    ("leader.replication.throttled.replicas", "*", "*"),
+    ("follower.replication.throttled.replicas", "100:10,12:10", "100:10,12:10"),
+    ("leader.replication.throttled.replicas", "", ""),
+    ("message.format.version", "3.0", "3.0"),
+    ("message.format.version", "0.10.0.1", "0.10.0.1"),
+    ("message.format.version", "2.8-IV1", "2.8-IV1"),
+    ("message.downconversion.enable", "false", "false"),
+    ("remote.log.copy.disable", "true", "true"),
+    ("remote.log.delete.on.disable", "false", "false"),
+    ("remote.storage.enable", "false", "false"),
 ])
 def test_config_accepted(key, value, stored):
     assert validate_topic_config(key, value) == stored
+
+
+def test_policy_reads_a_double_as_java_does():
+    """The engine reads min.cleanable.dirty.ratio with the rule that accepted it."""
+    from jetlink.core.kafka.topic_configs import Policy
+
+    assert Policy.of({"min.cleanable.dirty.ratio": "0x1p-1"}).dirty_ratio == 0.5
+    assert Policy.of({"min.cleanable.dirty.ratio": "0.25d"}).dirty_ratio == 0.25
+    assert Policy.of({"retention.ms": "\u0663"}).retention_ms == 3
 
 
 def test_config_defaults():

@@ -154,15 +154,15 @@ def check_replication_factor(replication_factor: int) -> None:
 
 def check_deletable(kafka: Any, name: str, keys: Iterable[str],
                     setting: Iterable[str] = ()) -> None:
-    """kafka-configs --alter --delete-config's rule: every key deleted is set on the topic
-    (a known one that is not: INVALID_CONFIG ``Invalid config(s): k1,k2``, as ConfigCommand
-    refuses it; an unknown one is alter_topic's error). The broker itself takes such a
-    delete as nothing to do: only the tool refuses it."""
+    """kafka-configs --alter --delete-config's rule: every key deleted is set on the topic;
+    those that are not (an unknown name never is) are INVALID_CONFIG ``Invalid config(s):
+    k1,k2``, as ConfigCommand refuses them before it sends anything. The broker itself takes
+    such a delete as nothing to do: only the tool refuses it."""
     also = set(setting)  # a key both set and deleted: alter_topic's duplicate-keys error
-    known = [k for k in keys if k in CONFIG_DEFS and k not in also]
-    if not known:
+    wanted = [k for k in dict.fromkeys(keys) if k not in also]
+    if not wanted:
         return
-    unset = [k for k in dict.fromkeys(known) if k not in kafka.describe_topic(name).configs]
+    unset = [k for k in wanted if k not in kafka.describe_topic(name).configs]
     if unset:
         raise KafkaError("INVALID_CONFIG", f"Invalid config(s): {','.join(unset)}",
                          field=unset[0])

@@ -35,8 +35,54 @@ _TOPIC_NAME_RE = re.compile(r"[a-zA-Z0-9._-]+")
 MAX_TOPIC_NAME = 249
 
 
-_JAVA_DOUBLE = re.compile(  # (its f / d suffixes left out: the value is read as a float)
-    r"[+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
+# Java's Double.parseDouble (FloatingDecimal.readJavaFormatString): ASCII digits, an
+# optional exponent and f/F/d/D suffix, NaN, Infinity, hexadecimal with a binary exponent
+_JAVA_DOUBLE = re.compile(
+    r"(?P<sign>[+-]?)(?:(?P<special>NaN|Infinity)"
+    r"|(?P<dec>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
+    r"|(?P<hex>0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+))"
+    r"(?P<suffix>[fFdD]?)")
+# Java's Integer.parseInt / Long.parseLong: a sign, then digits (Character.digit: any
+# script's decimal digits, as Python's \d)
+_JAVA_INT = re.compile(r"[+-]?\d+")
+_JAVA_SPACE = "".join(map(chr, range(0x21)))  # String.trim: every char up to U+0020
+
+
+def java_trim(text: str) -> str:
+    """Java's ``String.trim`` (ConfigDef trims a value before parsing it): the characters up
+    to U+0020 at both ends, control characters included, and no other space."""
+    return text.strip(_JAVA_SPACE)
+
+
+def java_double(text: str) -> float | None:
+    """The value of ``text`` as Java's ``Double.parseDouble`` reads it (trimmed; ``0.5d``,
+    ``1e3f`` rounded to a float, ``0x1p-1``, ``NaN``, ``-Infinity``), None where Java
+    throws."""
+    import struct
+
+    m = _JAVA_DOUBLE.fullmatch(java_trim(text))
+    if m is None or (m["special"] and m["suffix"]):
+        return None
+    if m["special"]:
+        x = float("nan") if m["special"] == "NaN" else float("inf")
+    elif m["hex"]:
+        x = float.fromhex(m["hex"])
+    else:
+        x = float(m["dec"])
+    if m["suffix"] in ("f", "F"):
+        x = struct.unpack("f", struct.pack("f", x))[0] if abs(x) < 3.5e38 else x
+    return -x if m["sign"] == "-" else x
+
+
+def java_long(text: str) -> str:
+    """``text`` trimmed as Java does, its digits of any script made ASCII (Long.parseLong
+    reads them all): the form :func:`parse_int` checks."""
+    trimmed = java_trim(text)
+    if not _JAVA_INT.fullmatch(trimmed) or trimmed.isascii():
+        return trimmed
+    import unicodedata
+
+    return "".join(str(unicodedata.decimal(c)) if c.isdecimal() else c for c in trimmed)
 
 
 def validate_topic_name(name: Any) -> str:
@@ -103,20 +149,26 @@ CONFIG_DEFS: dict[str, tuple[str, str, Any]] = {
     "delete.retention.ms": ("long", "86400000", (0, None)),
     "file.delete.delay.ms": ("long", "60000", (0, None)),
     "flush.messages": ("long", str(LONG_MAX), (1, None)),
+    "follower.replication.throttled.replicas": ("replicas", "", None),
     "flush.ms": ("long", str(LONG_MAX), (0, None)),
     "index.interval.bytes": ("int", "4096", (0, None)),
+    "leader.replication.throttled.replicas": ("replicas", "", None),
     "local.retention.bytes": ("long", "-2", (-2, None)),
     "local.retention.ms": ("long", "-2", (-2, None)),
     "max.compaction.lag.ms": ("long", str(LONG_MAX), (1, None)),
     "max.message.bytes": ("int", "1048588", (0, None)),
+    "message.downconversion.enable": ("boolean", "true", None),
+    "message.format.version": ("version", "3.0-IV1", None),
     "message.timestamp.after.max.ms": ("long", str(LONG_MAX), (0, None)),
     "message.timestamp.before.max.ms": ("long", str(LONG_MAX), (0, None)),
     "message.timestamp.difference.max.ms": ("long", str(LONG_MAX), (0, None)),
     "message.timestamp.type": ("string", "CreateTime", ("CreateTime", "LogAppendTime")),
-    "min.cleanable.dirty.ratio": ("double", "0.5", (0.0, 1.0)),
+    "min.cleanable.dirty.ratio": ("double", "0.5", (0, 1)),  # between(0, 1): Integer bounds
     "min.compaction.lag.ms": ("long", "0", (0, None)),
     "min.insync.replicas": ("int", "1", (1, None)),
     "preallocate": ("boolean", "false", None),
+    "remote.log.copy.disable": ("boolean", "false", None),
+    "remote.log.delete.on.disable": ("boolean", "false", None),
     "remote.storage.enable": ("boolean", "false", None),
     "retention.bytes": ("long", "-1", (None, None)),
     "retention.ms": ("long", "604800000", (-1, None)),
@@ -128,6 +180,25 @@ CONFIG_DEFS: dict[str, tuple[str, str, Any]] = {
 }
 
 TOPIC_CONFIG_DEFAULTS: dict[str, str] = {name: d[1] for name, d in CONFIG_DEFS.items()}
+
+# MetadataVersion's versions (message.format.version's MetadataVersionValidator): a release
+# and how many IVs it had; "x.y" (three parts before 1.0) names its latest IV
+_RELEASE_IVS = {
+    "0.8.0": 0, "0.8.1": 0, "0.8.2": 0, "0.9.0": 0, "0.10.0": 2, "0.10.1": 3, "0.10.2": 1,
+    "0.11.0": 3, "1.0": 1, "1.1": 1, "2.0": 2, "2.1": 3, "2.2": 2, "2.3": 2, "2.4": 2,
+    "2.5": 1, "2.6": 1, "2.7": 3, "2.8": 2, "3.0": 2, "3.1": 1, "3.2": 1, "3.3": 4, "3.4": 1,
+    "3.5": 3, "3.6": 3, "3.7": 5, "3.8": 1, "3.9": 1,
+}
+_METADATA_VERSIONS = frozenset(
+    [*_RELEASE_IVS, *(f"{r}-IV{i}" for r, n in _RELEASE_IVS.items() for i in range(n))])
+
+
+def _metadata_version_valid(text: str) -> bool:
+    """MetadataVersion.fromVersionString: the first three dot-separated parts of a 0.x
+    version, two of any other, one of the known versions."""
+    parts = text.split(".")
+    keep = 3 if text.startswith("0.") else 2
+    return (text if keep >= len(parts) else ".".join(parts[:keep])) in _METADATA_VERSIONS
 
 # Configurations a mirror topic always takes from its source topic (with the partition
 # count): users cannot alter them while the topic is a mirror (Confluent's list, in its
@@ -163,11 +234,11 @@ def validate_topic_config(key: Any, value: Any) -> str:
         raise _invalid(key, value, "Value must be non-null")
     if isinstance(value, bool):
         value = "true" if value else "false"
-    text = str(value).strip()
+    text = java_trim(str(value))
     if kind in ("int", "long"):
         limit = _INT_MAX if kind == "int" else LONG_MAX
         try:
-            n = parse_int(text, -limit - 1, limit)
+            n = parse_int(java_long(text), -limit - 1, limit)
         except IntTextError:
             raise _invalid(key, value, f"Not a number of type {kind.upper()}") from None
         if rule == "gzip":
@@ -180,19 +251,37 @@ def validate_topic_config(key: Any, value: Any) -> str:
             if high is not None and n > high:
                 raise _invalid(key, value, f"Value must be no more than {high}")
     elif kind == "double":
-        # Java's Double.parseDouble (trimmed, as ConfigDef parses): no "_" between digits
-        # nor Python's "inf" spellings, which float() would take
-        if not _JAVA_DOUBLE.fullmatch(text.strip()):
+        # Java's Double.parseDouble (no "_" between digits nor Python's "inf" spellings,
+        # which float() would take)
+        x = java_double(text)
+        if x is None:
             raise _invalid(key, value, "Not a number of type DOUBLE")
-        x = float(text)
-        low, high = rule
-        if not x >= low:
+        low, high = rule  # ConfigDef.Range: NaN passes both comparisons, as in Java
+        if x < low:
             raise _invalid(key, value, f"Value must be at least {low}")
-        if not x <= high:
+        if x > high:
             raise _invalid(key, value, f"Value must be no more than {high}")
     elif kind == "boolean":
         if text.lower() not in ("true", "false"):
             raise _invalid(key, value, "Expected value to be either true or false")
+        if key == "remote.storage.enable" and text.lower() == "true":
+            # LogConfig.validateRemoteStorageOnlyIfSystemEnabled: this broker has no tiered
+            # storage (remote.log.storage.system.enable is false)
+            raise KafkaError("INVALID_CONFIG", "Tiered Storage functionality is disabled in "
+                             "the broker. Topic cannot be configured with remote log storage.",
+                             field=key)
+    elif kind == "replicas":
+        # ThrottledReplicaListValidator: '*' or partitionId:brokerId pairs, a LIST
+        items = [i.strip() for i in re.split(r"\s*,\s*", text)] if text else []
+        if not (all(re.fullmatch(r"(?:[0-9]+:[0-9]+)?", i) for i in items)
+                or "".join(items) == "*"):
+            raise KafkaError(
+                "INVALID_CONFIG", f"Invalid value [{clip(', '.join(items))}] for configuration "
+                f"{key}: {key} must be the literal '*' or a list of replicas in the following "
+                "format: [partitionId]:[brokerId],[partitionId]:[brokerId],...", field=key)
+    elif kind == "version":
+        if not _metadata_version_valid(text):
+            raise _invalid(key, value, f"Version {clip(text)} is not a valid version")
     elif kind == "string":
         if text not in rule:
             raise _invalid(key, value, f"String must be one of: {', '.join(rule)}")
@@ -259,6 +348,6 @@ class Policy:
             ts_after_ms=min(int(c["message.timestamp.after.max.ms"]), diff),
             min_lag_ms=int(c["min.compaction.lag.ms"]),
             max_lag_ms=int(c["max.compaction.lag.ms"]),
-            dirty_ratio=float(c["min.cleanable.dirty.ratio"]),
+            dirty_ratio=java_double(c["min.cleanable.dirty.ratio"]) or 0.0,
             delete_retention_ms=int(c["delete.retention.ms"]),
         )

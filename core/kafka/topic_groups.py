@@ -371,7 +371,8 @@ def set_offsets(kafka: TopicStore, group: str, topic: str, *, partition: int | N
     as the tool), the committed offset plus ``shift_by`` (a partition without one is
     refused, as the tool refuses it), or the first offset whose timestamp is at or after
     ``to_time_ms`` (the log end where there is none: ``--to-datetime`` / ``--by-duration``).
-    Every target is clamped into [log start, log end], as the tool's checkOffsetsRange.
+    Every target but the committed offset is clamped into [log start, log end], as the
+    tool's checkOffsetsRange.
     Refused while the group is active (NON_EMPTY_GROUP with the tool's text). Returns
     ``(topic, partition, old or None, new)`` rows; ``dry_run`` writes nothing. A principal
     needs what the tool's requests need: READ on the group and the topic (OffsetCommit),
@@ -424,7 +425,10 @@ def set_offsets(kafka: TopicStore, group: str, topic: str, *, partition: int | N
                 target = first_at_or_after(conn, t.rowid, p, to_time_ms, end)
             else:
                 target = int(to_offset)  # type: ignore[arg-type]
-            result.append((topic, p, old.get(p), min(max(target, start), end)))
+            # (the tool's --to-current keeps a committed offset as it is, even one the log
+            # start has passed: no checkOffsetsRange on that branch of prepareOffsetsToReset)
+            result.append((topic, p, old.get(p),
+                           target if to_current else min(max(target, start), end)))
         if not dry_run:
             conn.executemany(
                 "INSERT INTO group_offsets(grp, topic, partition, committed, metadata, "
