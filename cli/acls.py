@@ -572,25 +572,20 @@ def _remove_filters(per_resource: dict[tuple[str, str], list[str]],
 
 
 def _kafka_add(app: App, store: Any, plan: list[list[Any]]) -> None:
+    """AclCommand.addAcls: per resource, "Adding ACLs for resource `R`: " and every ACL the
+    command line asks for (one that exists is created again: nothing changes), then
+    nothing more (the tool no longer lists the resource's ACLs after a change)."""
     created: list[Any] = []
     for wanted in plan:
-        made = store.add(wanted)
-        created += made
-        if app.json:
+        created += store.add(wanted)
+        if app.json or not wanted:
             continue
-        for b in wanted:
-            if b not in made:
-                output.line(app, f"Acl (pattern={b.pattern()}, entry={b.entry()}) already "
-                                 "exists.")
-        if made:
-            output.line(app, f"Adding ACLs for resource `{made[0].pattern()}`: ")
-            output.lines(app, [(" \t" if i == 0 else "\t") + b.entry()
-                               for i, b in enumerate(made)])
-            output.line(app, "")
+        output.line(app, f"Adding ACLs for resource `{wanted[0].pattern()}`: ")
+        output.lines(app, [(" \t" if i == 0 else "\t") + b.entry()
+                           for i, b in enumerate(wanted)])
+        output.line(app, "")
     if app.json:
         output.print_json(_doc(created))
-        return
-    _current(app, store, [b for wanted in plan for b in wanted[:1]])
 
 
 def _kafka_remove(app: App, store: Any, filters: list[Any], force: bool) -> None:
@@ -604,16 +599,6 @@ def _kafka_remove(app: App, store: Any, filters: list[Any], force: bool) -> None
         return
     if not gone:  # AclCommand prints nothing of its own here: a filter that matched nothing
         output.notice(app, "jetlink: notice: no ACL matched: nothing removed")
-    _current(app, store, filters)
-
-
-def _current(app: App, store: Any, patterns: list[Any]) -> None:
-    """What AclCommand prints after --add and --remove: the ACLs now on the resources the
-    command named (``patterns``: bindings or filters, their resource part), as --list."""
-    from jetlink.core.kafka.acls import AclFilter
-
-    seen = dict.fromkeys((p.resource_type, p.name, p.pattern_type) for p in patterns)
-    _kafka_list(app, store, [AclFilter.make(rt, name, pt) for rt, name, pt in seen], [])
 
 
 def _kafka_list(app: App, store: Any, filters: list[Any], principals: list[str]) -> None:
