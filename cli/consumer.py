@@ -1152,12 +1152,15 @@ def next_(
     if waited is not None and not shown:
         from jetlink.core.errors import JetlinkError
 
-        raise JetlinkError(f"no message received within {wait} (--wait): nothing of "
-                           f"consumer {stream} > {name} was delivered", field="wait")
+        why = _held_note(js, stream, name, req)
+        raise JetlinkError(f"no message received within {wait} (--wait): "
+                           + (why[2:] if why else f"nothing of consumer {stream} > {name} "
+                              "was delivered"), field="wait")
     if listing is not None:
         listing.close()
     elif not shown:
-        output.notice(app, "No messages pending" + _paused_note(js, stream, name))
+        why = _held_note(js, stream, name, req)
+        output.notice(app, "No messages delivered" + why if why else "No messages pending")
 
 
 _GROUP_REFUSALS = ("Bad Request - Priority Group missing",
@@ -1181,20 +1184,42 @@ def _fetch_explained(js: Any, stream: str, name: str, batch: int, req: Any) -> l
         raise
 
 
-def _paused_note(js: Any, stream: str, name: str) -> str:
-    """Why a consumer delivered nothing when it is paused (the server holds its pulls
-    until the pause ends): ``: consumer S > C is paused until ...``; "" otherwise."""
+def _held_note(js: Any, stream: str, name: str, req: Any) -> str:
+    """Why a pull got nothing while messages wait, read from the ConsumerInfo:
+    ``: consumer S > C is paused until ...`` (the server holds its pulls until the pause
+    ends), its max_ack_pending reached, its priority group pinned to another client, an
+    overflow request's minimums not met; "" when nothing is pending."""
     from jetlink.core.errors import JetlinkError
 
     try:
         info = to_doc(js.consumer_info(stream, name))
     except JetlinkError:
         return ""
-    if not info.get("paused"):
-        return ""
-    until = (info.get("config") or {}).get("pause_until") or "it is resumed"
-    return (f": consumer {stream} > {name} is paused until {until} (jetlink consumer "
-            f"resume {stream} {name})")
+    cfg = info.get("config") or {}
+    who = f"consumer {stream} > {name}"
+    if info.get("paused"):
+        until = cfg.get("pause_until") or "it is resumed"
+        return f": {who} is paused until {until} (jetlink consumer resume {stream} {name})"
+    pending, outstanding = info.get("num_pending") or 0, info.get("num_ack_pending") or 0
+    limit = cfg.get("max_ack_pending") or 0
+    if pending and limit > 0 and outstanding >= limit:
+        return (f": {who} has {outstanding} unacknowledged of its max_ack_pending {limit}, "
+                f"{pending} more pending (acknowledge them: jetlink consumer ack {stream} "
+                f"{name} SEQ, or they are redelivered after the ack wait)")
+    group = getattr(req, "group", "") or ""
+    pinned = {g.get("group"): g.get("pinned_client_id")
+              for g in info.get("priority_groups") or [] if g.get("pinned_client_id")}
+    if pending and pinned.get(group) and pinned[group] != getattr(req, "id", ""):
+        return (f": group {group} of {who} is pinned to client {pinned[group]} "
+                f"({pending} pending; --pin-id {pinned[group]} asks as that client, jetlink "
+                f"consumer unpin {stream} {name} {group} releases it)")
+    min_pending = getattr(req, "min_pending", 0) or 0
+    if pending and min_pending > pending:
+        return f": {pending} pending, fewer than --min-pending {min_pending}"
+    min_acks = getattr(req, "min_ack_pending", 0) or 0
+    if pending and min_acks > outstanding:
+        return f": {outstanding} unacknowledged, fewer than --min-ack-pending {min_acks}"
+    return ""
 
 
 def _render_next(app: App, msg: dict[str, Any], data: bytes) -> None:

@@ -408,6 +408,38 @@ def test_unacked_messages_come_back_after_the_ack_wait(jl):
     assert ok(jl("consumer", "next", "ORDERS", "W", "--raw")).stdout == "hello 2\n"
 
 
+def test_next_says_why_pending_messages_were_not_delivered(jl):
+    """Messages wait but a pull gets none: the line names what holds them (the consumer's
+    max_ack_pending reached, its group pinned to another client, an overflow request's
+    minimum) and what to do; exit 0 as for nothing pending, 1 with --wait."""
+    ok(jl("consumer", "add", "ORDERS", "MA", "--max-pending", "1", "--defaults"))
+    ok(jl("consumer", "next", "ORDERS", "MA", "--no-ack"))
+    r = ok(jl("consumer", "next", "ORDERS", "MA"))
+    assert (r.stdout, r.stderr) == ("", (
+        "No messages delivered: consumer ORDERS > MA has 1 unacknowledged of its "
+        "max_ack_pending 1, 3 more pending (acknowledge them: jetlink consumer ack ORDERS MA "
+        "SEQ, or they are redelivered after the ack wait)\n"))
+    r = jl("consumer", "next", "ORDERS", "MA", "--wait", "10ms")
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: no message received within 10ms (--wait): consumer ORDERS > MA has "
+        "1 unacknowledged of its max_ack_pending 1, 3 more pending (acknowledge them: jetlink "
+        "consumer ack ORDERS MA SEQ, or they are redelivered after the ack wait)\n"))
+    ok(jl("consumer", "add", "ORDERS", "PIN", "--pinned-groups", "jobs", "--pinned-ttl", "1m",
+          "--defaults"))
+    first = doc(jl("consumer", "next", "ORDERS", "PIN", "--group", "jobs", "-j"))
+    pin = first[0]["headers"]["Nats-Pin-Id"][0]
+    r = ok(jl("consumer", "next", "ORDERS", "PIN", "--group", "jobs"))  # another process
+    assert r.stderr == (
+        f"No messages delivered: group jobs of consumer ORDERS > PIN is pinned to client {pin} "
+        f"(3 pending; --pin-id {pin} asks as that client, jetlink consumer unpin ORDERS PIN "
+        "jobs releases it)\n")
+    assert ok(jl("consumer", "next", "ORDERS", "PIN", "--group", "jobs", "--pin-id", pin,
+                 "--raw")).stdout == "hello 2\n"
+    ok(jl("consumer", "add", "ORDERS", "OV", "--overflow-groups", "g", "--defaults"))
+    r = ok(jl("consumer", "next", "ORDERS", "OV", "--group", "g", "--min-pending", "9"))
+    assert r.stderr == "No messages delivered: 4 pending, fewer than --min-pending 9\n"
+
+
 def test_rm(jl):
     ok(jl("consumer", "add", "ORDERS", "GONE", "--defaults"))
     refused = jl("consumer", "rm", "ORDERS", "GONE")

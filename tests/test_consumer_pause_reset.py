@@ -138,7 +138,7 @@ def test_cli_pause_resume(jlc):
     assert json.loads(jlc("consumer", "next", "S", "C", "-j").stdout) == []
     held = jlc("consumer", "next", "S", "C")  # says why nothing came
     assert (held.exit_code, held.stderr) == (0, (
-        "No messages pending: consumer S > C is paused until 2026-01-01T01:00:00Z (jetlink "
+        "No messages delivered: consumer S > C is paused until 2026-01-01T01:00:00Z (jetlink "
         "consumer resume S C)\n"))
     info = jlc("consumer", "info", "S", "C")
     assert "Paused Until Deadline: 2026-01-01 01:00:00 (1h0m0s remaining)" in info.stdout
