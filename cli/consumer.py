@@ -1401,6 +1401,12 @@ def pause(
             raise usage("no terminal to ask on: give UNTIL (a time or a duration)")
         until = str(output.ask("Pause until (time or duration)", "1h"))
     ts = parse_pause_until(until, now)
+    if ts <= now:
+        # the server takes a time in the past as "not paused": sent, it would resume a
+        # paused consumer under an error saying it failed to pause
+        raise usage(f"invalid value for UNTIL: {until!r}: {output.local_ns(ts)} is not in "
+                    "the future (a pause that ended already; jetlink consumer resume ends "
+                    "one)")
     js = open_jetstream(app)
     output.confirm(app, f"Really pause Consumer {stream} > {name} until "
                    f"{output.local_ns(ts)}", force=force,

@@ -161,9 +161,15 @@ def test_cli_pause_until_time_and_past(jlc):
     assert doc(res) == {"paused": True, "pause_until": "9999-12-31T23:59:59Z",
                         "pause_remaining": 2**63 - 1}
     assert doc(jlc("consumer", "info", "S", "C", "-j"))["pause_remaining"] == 2**63 - 1
+    # a time in the past is refused before it is sent: the server would take it as "not
+    # paused" and resume the consumer paused above
     res = jlc("consumer", "pause", "S", "C", "2025-01-02 00:00:00", "-f")
-    assert (res.exit_code, res.stderr) == (
-        1, "jetlink: error: consumer failed to pause, perhaps a time in the past was given\n")
+    assert (res.exit_code, res.stderr) == (2, (
+        "jetlink: error: invalid value for UNTIL: '2025-01-02 00:00:00': 2025-01-02 00:00:00 "
+        "is not in the future (a pause that ended already; jetlink consumer resume ends "
+        "one)\n"))
+    assert doc(jlc("consumer", "info", "S", "C", "-j"))["pause_remaining"] == 2**63 - 1
+    assert jlc("consumer", "pause", "S", "C", "0s", "-f").exit_code == 2
     res = jlc("consumer", "pause", "S", "C", "soon", "-f")
     assert res.exit_code == 2
     assert "invalid value for UNTIL: 'soon'" in res.stderr
