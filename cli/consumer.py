@@ -21,7 +21,7 @@ import typer
 
 from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
-from jetlink.cli.common import now_ns, open_jetstream, read_json_file, usage
+from jetlink.cli.common import given, now_ns, open_jetstream, read_json_file, usage
 from jetlink.cli.options import (
     DURATION,
     WAIT,
@@ -200,6 +200,13 @@ def _priority_doc(values: dict[str, Any]) -> dict[str, Any]:
     prioritized = groups(values.get("prioritized_groups") or [])
     if pinned and overflow:
         raise usage("setting both overflow and pinned groups are not supported")
+    if prioritized and (pinned or overflow):  # (natscli keeps one and drops the other)
+        other = "--pinned-groups" if pinned else "--overflow-groups"
+        raise usage(f"{other} and --prioritized-groups: a consumer has one priority policy "
+                    "(give one of --pinned-groups, --overflow-groups, --prioritized-groups)")
+    if values.get("pinned_ttl") and not pinned:
+        raise usage("--pinned-ttl is the pin's time of a pinned client policy: give it with "
+                    "--pinned-groups")
     doc: dict[str, Any] = {}
     if pinned:
         doc = {"priority_groups": pinned, "priority_policy": "pinned_client"}
@@ -220,13 +227,23 @@ def _backoff_doc(values: dict[str, Any]) -> dict[str, Any]:
 
     mode = values.get("backoff")
     if not mode or mode == "none":
+        shaping = [flag for flag, key in (("--backoff-steps", "backoff_steps"),
+                                          ("--backoff-min", "backoff_min"),
+                                          ("--backoff-max", "backoff_max"))
+                   if values.get(key) is not None]
+        if shaping:  # (natscli ignores them: no backoff is made)
+            raise usage(f"{', '.join(shaping)} shape{'s' if len(shaping) == 1 else ''} a "
+                        "backoff: give --backoff linear")
         return {}
-    given = values.get("backoff_steps")
-    steps = 10 if given is None else int(given)  # (0 is refused below, not read as unset)
+    steps_given = values.get("backoff_steps")
+    steps = 10 if steps_given is None else int(steps_given)  # (0: refused below)
     low = parse_duration_flag(values.get("backoff_min") or "1m", flag="--backoff-min")
     high = parse_duration_flag(values.get("backoff_max") or "20m", flag="--backoff-max")
-    if steps <= 0 or low == 0 or high == 0:
-        raise usage("--backoff-steps, --backoff-min and --backoff-max must be more than 0")
+    for flag, value in (("--backoff-steps", steps), ("--backoff-min", low),
+                        ("--backoff-max", high)):
+        if value <= 0:
+            raise usage(f"invalid value for {flag}: {values.get(flag[2:].replace('-', '_'))}"
+                        ": it must be more than 0")
     if high < low:
         low, high = high, low
     step = (high - low) // steps
@@ -487,9 +504,10 @@ def add(
             "memory": memory,
             "metadata": metadata,
             "backoff": backoff,
-            "backoff_steps": backoff_steps,
-            "backoff_min": backoff_min,
-            "backoff_max": backoff_max,
+            # (their defaults apply with --backoff linear; given without it, refused)
+            **{key: value if given(ctx, key) else None for key, value in (
+                ("backoff_steps", backoff_steps), ("backoff_min", backoff_min),
+                ("backoff_max", backoff_max))},
             "pause": pause,
             "pinned_groups": pinned_groups,
             "pinned_ttl": pinned_ttl,
@@ -571,8 +589,12 @@ def edit_config(doc: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     if values.get("inactive_threshold") is not None:
         put("inactive_threshold", parse_duration_flag(values["inactive_threshold"],
                                                       flag="--inactive-threshold"))
-    filters = split_subjects(values.get("filter") or [])
-    if len(filters) == 1:
+    given = values.get("filter") or []
+    filters = split_subjects(given)
+    if given and not filters:  # --filter '': natscli's edit sets no filter at all
+        out.pop("filter_subject", None)
+        out.pop("filter_subjects", None)
+    elif len(filters) == 1:
         out["filter_subject"] = filters[0]
         out.pop("filter_subjects", None)
     elif len(filters) > 1:

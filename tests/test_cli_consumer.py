@@ -440,6 +440,16 @@ def test_next_says_why_pending_messages_were_not_delivered(jl):
     assert r.stderr == "No messages delivered: 4 pending, fewer than --min-pending 9\n"
 
 
+def test_edit_with_an_empty_filter_removes_the_filter(jl):
+    """natscli's edit: --filter '' sets no filter subject at all (one or several before)."""
+    ok(jl("consumer", "add", "ORDERS", "F", "--filter", "orders.new", "--filter",
+          "orders.paid", "--defaults"))
+    cfg = doc(jl("consumer", "edit", "ORDERS", "F", "--filter", "", "-f", "-j"))["config"]
+    assert "filter_subject" not in cfg and "filter_subjects" not in cfg
+    assert ok(jl("consumer", "edit", "ORDERS", "F", "--filter", "", "-f")).stdout == (
+        "No difference in configuration\n")
+
+
 def test_rm(jl):
     ok(jl("consumer", "add", "ORDERS", "GONE", "--defaults"))
     refused = jl("consumer", "rm", "ORDERS", "GONE")
@@ -559,8 +569,7 @@ def test_a_backoff_is_built_as_natscli_builds_it_and_keeps_its_ack_wait(jl):
     zero = jl("consumer", "add", "ORDERS", "B0", "--defaults", "--backoff", "linear",
               "--backoff-steps", "0")
     assert (zero.exit_code, zero.stderr) == (2, (
-        "jetlink: error: --backoff-steps, --backoff-min and --backoff-max must be more than "
-        "0\n"))
+        "jetlink: error: invalid value for --backoff-steps: 0: it must be more than 0\n"))
     edit = jl("consumer", "edit", "ORDERS", "B1", "--wait", "10s", "-f")
     assert (edit.exit_code, edit.stdout) == (1, "")
     assert edit.stderr == ("jetlink: error: consumers with backoff policies do not support "

@@ -185,6 +185,26 @@ def test_cli_add_flags(jlp):
               "--pinned-groups", "g2")
     assert res.exit_code == 2
     assert "setting both overflow and pinned groups are not supported" in res.stderr
+    # the other conflicts natscli drops silently are usage errors too, nothing created
+    for args, says in (
+            (["--pinned-groups", "a", "--prioritized-groups", "b"],
+             "--pinned-groups and --prioritized-groups: a consumer has one priority policy "
+             "(give one of --pinned-groups, --overflow-groups, --prioritized-groups)"),
+            (["--overflow-groups", "a", "--prioritized-groups", "b"],
+             "--overflow-groups and --prioritized-groups: a consumer has one priority policy "
+             "(give one of --pinned-groups, --overflow-groups, --prioritized-groups)"),
+            (["--pinned-ttl", "5s"], "--pinned-ttl is the pin's time of a pinned client "
+             "policy: give it with --pinned-groups"),
+            (["--backoff-steps", "4"], "--backoff-steps shapes a backoff: give --backoff linear"),
+            (["--backoff", "none", "--backoff-min", "1s", "--backoff-max", "2s"],
+             "--backoff-min, --backoff-max shape a backoff: give --backoff linear"),
+            (["--backoff", "linear", "--backoff-min", "0s"],
+             "invalid value for --backoff-min: 0s: it must be more than 0"),
+            (["--backoff", "linear", "--backoff-steps", "0"],
+             "invalid value for --backoff-steps: 0: it must be more than 0")):
+        res = jlp("consumer", "add", "S", "Y", "--defaults", *args)
+        assert (res.exit_code, res.stderr) == (2, f"jetlink: error: {says}\n"), args
+    assert "Y" not in doc(jlp("consumer", "ls", "S", "-j"))
     # an empty group name is sent as natscli sends it: the server's refusal, no consumer
     for flag in ("--pinned-groups", "--overflow-groups", "--prioritized-groups"):
         res = jlp("consumer", "add", "S", "E", "--defaults", flag, "")
