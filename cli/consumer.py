@@ -65,7 +65,7 @@ def deliver_policy(text: str, now_ns: int) -> dict[str, Any]:
     """natscli's --deliver: all, last, new (next), subject / last_per_subject, a stream
     sequence, or a duration (messages since that long ago)."""
 
-    value = text.strip().lower()
+    value = text.lower()  # (not trimmed: natscli's ParseUint takes no space either)
     if value in _DELIVER_NAMES:
         return {"deliver_policy": _DELIVER_NAMES[value]}
     if re.fullmatch(r"\d+", value):
@@ -1098,7 +1098,7 @@ def next_(
                           help="Overflow: only when at least N acks are outstanding.")
     ] = 0,
     priority: Annotated[
-        int, typer.Option("--priority", metavar="N",
+        int, typer.Option("--priority", metavar="N", min=0, max=9,
                           help="Prioritized: the request's priority (0 highest .. 9).")
     ] = 0,
     wait: Annotated[
@@ -1284,7 +1284,8 @@ def ack_(
     seq: Annotated[
         int,
         typer.Argument(
-            metavar="SEQ", min=1, help="Stream sequence of the message.", show_default=False
+            metavar="SEQ", min=1, max=UINT64_MAX, help="Stream sequence of the message.",
+            show_default=False
         ),
     ],
     json_output: JsonOption = False,

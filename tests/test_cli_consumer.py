@@ -440,6 +440,23 @@ def test_next_says_why_pending_messages_were_not_delivered(jl):
     assert r.stderr == "No messages delivered: 4 pending, fewer than --min-pending 9\n"
 
 
+@pytest.mark.parametrize(("args", "says"), [
+    (["consumer", "add", "ORDERS", "D", "--defaults", "--deliver", " 5"],
+     "invalid value for --deliver: ' 5' (all, last, new, subject, last_per_subject, a "
+     "sequence, or a duration like 1h)"),
+    (["consumer", "ack", "ORDERS", "C", "99999999999999999999999"],
+     "Invalid value for 'SEQ': 99999999999999999999999 is not in the range "
+     "1<=x<=18446744073709551615."),
+    (["consumer", "next", "ORDERS", "C", "--priority", "10"],
+     "Invalid value for '--priority': 10 is not in the range 0<=x<=9."),
+])
+def test_values_outside_their_rule_are_usage_errors(jl, args, says):
+    """A value the rule refuses is a usage error (exit 2) before anything is sent: a
+    sequence with a space, past uint64, a priority past 9."""
+    r = jl(*args)  # (CliRunner shows Click's own usage-error form; jetlink's is one line)
+    assert r.exit_code == 2 and says in r.stderr, r.output
+
+
 def test_edit_with_an_empty_filter_removes_the_filter(jl):
     """natscli's edit: --filter '' sets no filter subject at all (one or several before)."""
     ok(jl("consumer", "add", "ORDERS", "F", "--filter", "orders.new", "--filter",
