@@ -913,8 +913,28 @@ def render_info(app: App, doc: dict[str, Any], *, state_only: bool = False) -> N
         _config_rows(cols, cfg, doc)
         _pause_and_priority_rows(cols, cfg, doc)
         cols.metadata(cfg.get("metadata"))
+    _cluster_rows(cols, doc)
     _state_rows(cols, cfg, doc)
     cols.render(app)
+
+
+def _cluster_rows(cols: output.Columns, doc: dict[str, Any]) -> None:
+    """natscli's Cluster Information of a consumer on a clustered server: the cluster, the
+    RAFT group, the leader (and since when), each other replica's state."""
+    from jetlink.cli.stream import replica_line
+
+    cluster = doc.get("cluster") or {}
+    if not cluster.get("name"):
+        return
+    cols.title("Cluster Information")
+    cols.row("Name", cluster["name"])
+    cols.row("Raft Group", cluster.get("raft_group", ""), bool(cluster.get("raft_group")))
+    leader, since = cluster.get("leader", ""), output.rfc3339_ns(cluster.get("leader_since"))
+    if since:
+        leader += f" ({output.since(max(common.now_of(doc) - since, 0))})"
+    cols.row("Leader", leader)
+    for peer in cluster.get("replicas") or []:
+        cols.row("Replica", replica_line(peer))
 
 
 def _config_rows(cols: output.Columns, cfg: dict[str, Any], doc: dict[str, Any]) -> None:
@@ -929,10 +949,9 @@ def _config_rows(cols: output.Columns, cfg: dict[str, Any], doc: dict[str, Any])
         bool(durable) and durable != (cfg.get("name") or doc.get("name")),
     )
     cols.row("Description", cfg.get("description", ""), bool(cfg.get("description")))
-    if cfg.get("deliver_subject"):  # a push consumer (natscli: the subject, no pull mode)
+    push = bool(cfg.get("deliver_subject"))
+    if push:  # a push consumer (natscli: the subject, no pull mode)
         cols.row("Delivery Subject", cfg["deliver_subject"])
-        cols.row("Deliver Queue Group", cfg.get("deliver_group", ""),
-                 bool(cfg.get("deliver_group")))
     else:
         cols.row("Pull Mode", True)
     if cfg.get("filter_subject"):
@@ -946,11 +965,16 @@ def _config_rows(cols: output.Columns, cfg: dict[str, Any], doc: dict[str, Any])
         cols.row("Deliver Policy", f"From Sequence {cfg.get('opt_start_seq', 0)}")
     else:
         cols.row("Deliver Policy", _DELIVER_TITLES.get(policy, policy))
+    cols.row("Deliver Queue Group", cfg.get("deliver_group", ""),
+             push and bool(cfg.get("deliver_group")))
     cols.row("Ack Policy", ack.capitalize())
     cols.row("Ack Wait", output.since(cfg.get("ack_wait", 0)), ack != "none")
     cols.row("Replay Policy", cfg.get("replay_policy", "instant").capitalize())
     max_deliver = cfg.get("max_deliver", -1)
     cols.row("Maximum Deliveries", output.comma(max_deliver), max_deliver not in (-1, 0))
+    cols.row("Sampling Rate", cfg.get("sample_freq", ""), bool(cfg.get("sample_freq")))
+    rate = int(cfg.get("rate_limit_bps") or 0)
+    cols.row("Rate Limit", f"{output.ibytes(rate // 8)} / second", rate > 0)
     cols.row(
         "Max Ack Pending",
         output.comma(cfg.get("max_ack_pending", 0)),
@@ -961,11 +985,14 @@ def _config_rows(cols: output.Columns, cfg: dict[str, Any], doc: dict[str, Any])
         output.comma(cfg.get("max_waiting", 0)),
         cfg.get("max_waiting", 0) > 0,
     )
+    cols.row("Idle Heartbeat", output.since(cfg.get("idle_heartbeat", 0)),
+             cfg.get("idle_heartbeat", 0) > 0)
+    cols.row("Flow Control", bool(cfg.get("flow_control")), push)
     cols.row("Headers Only", True, bool(cfg.get("headers_only")))
-    cols.row(
+    cols.row(  # (natscli shows it for pull consumers only)
         "Inactive Threshold",
         output.since(cfg.get("inactive_threshold", 0)),
-        cfg.get("inactive_threshold", 0) > 0,
+        cfg.get("inactive_threshold", 0) > 0 and not push,
     )
     cols.row(
         "Max Pull Expire",
@@ -975,6 +1002,8 @@ def _config_rows(cols: output.Columns, cfg: dict[str, Any], doc: dict[str, Any])
     cols.row(
         "Max Pull Batch", output.comma(cfg.get("max_batch", 0)), cfg.get("max_batch", 0) > 0
     )
+    cols.row("Max Pull MaxBytes", output.comma(cfg.get("max_bytes", 0)),
+             cfg.get("max_bytes", 0) > 0)
     backoff = cfg.get("backoff") or []
     cols.row("Backoff", _render_backoff(backoff), bool(backoff))
     cols.row("Replicas", cfg.get("num_replicas", 0), cfg.get("num_replicas", 0) > 0)

@@ -457,6 +457,31 @@ def test_values_outside_their_rule_are_usage_errors(jl, args, says):
     assert r.exit_code == 2 and says in r.stderr, r.output
 
 
+def test_info_shows_the_push_and_pull_rows_natscli_shows(jl, tmp_path):
+    """natscli's showInfo rows and order: the queue group after the deliver policy, the
+    sampling rate, rate limit, idle heartbeat and flow control of a push consumer (and no
+    inactive threshold), a pull consumer's max bytes."""
+    push = tmp_path / "push.json"
+    push.write_text(json.dumps({
+        "durable_name": "P", "deliver_subject": "out.p", "deliver_group": "q",
+        "ack_policy": "explicit", "deliver_policy": "all", "idle_heartbeat": 5 * SECOND,
+        "flow_control": True, "rate_limit_bps": 80000, "sample_freq": "50%",
+        "inactive_threshold": 60 * SECOND}))
+    text = ok(jl("consumer", "add", "ORDERS", "--config", str(push))).stdout
+    rows = [line.strip() for line in text.split("Configuration:")[1].split("State:")[0]
+            .splitlines() if line.strip()]
+    assert rows == ["Name: P", "Delivery Subject: out.p", "Deliver Policy: All",
+                    "Deliver Queue Group: q", "Ack Policy: Explicit", "Ack Wait: 30s",
+                    "Replay Policy: Instant", "Sampling Rate: 50%",
+                    "Rate Limit: 9.8 KiB / second", "Max Ack Pending: 1,000",
+                    "Idle Heartbeat: 5s", "Flow Control: true"]
+    pull = tmp_path / "pull.json"
+    pull.write_text(json.dumps({"durable_name": "B", "ack_policy": "explicit",
+                                "deliver_policy": "all", "max_bytes": 1024}))
+    assert "Max Pull MaxBytes: 1,024\n" in ok(jl("consumer", "add", "ORDERS", "--config",
+                                                 str(pull))).stdout
+
+
 def test_edit_with_an_empty_filter_removes_the_filter(jl):
     """natscli's edit: --filter '' sets no filter subject at all (one or several before)."""
     ok(jl("consumer", "add", "ORDERS", "F", "--filter", "orders.new", "--filter",

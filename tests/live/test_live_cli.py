@@ -302,6 +302,14 @@ def test_r3_stream_on_a_cluster(live_cluster):
 
     replicas = re.findall(r"Replica: (n\d), (current|outdated|OFFLINE), seen ", text)
     assert len(replicas) == 2, text
+    # a consumer of it: natscli's Cluster Information too (its RAFT group and leader)
+    ok(jl(live_cluster.url, "consumer", "add", "R3", "C", "--pull", "--defaults"))
+    cons = doc(jl(live_cluster.url, "consumer", "info", "R3", "C", "-j"))["cluster"]
+    text = ok(jl(live_cluster.url, "consumer", "info", "R3", "C")).stdout
+    section = text.split("Cluster Information:")[1].split("State:")[0]
+    assert "Name: C3\n" in section and f"Raft Group: {cons['raft_group']}\n" in section
+    assert f"Leader: {cons['leader']}" in section, section
+    assert len(re.findall(r"Replica: (n\d), (current|outdated|OFFLINE), seen ", section)) == 2
 
 
 def test_mirror_and_source_across_domains(live_domains):

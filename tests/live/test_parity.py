@@ -206,8 +206,8 @@ MASKS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r'in cluster "local"|on this server \(it has no JetStream domain\)'),
      "in <here>"),
     # the cluster block of info outputs: the engine's cluster name, a server's name
-    (re.compile(r"\n\nCluster Information:\n\n( +Name:.*\n)?( +Leader:.*\n)?"
-                r"( +Replica:.*\n)*"), "\n"),
+    (re.compile(r"\n\nCluster Information:\n\n( +Name:.*\n)?( +Raft Group:.*\n)?"
+                r"( +Leader:.*\n)?( +Replica:.*\n)*"), "\n"),
 ]
 
 # JSON keys whose values are volatile (times, leaders, ids): replaced by "<volatile>".
