@@ -1176,8 +1176,9 @@ def next_(
     # gives at most max_ack_pending unacknowledged messages (1,000 by default), as natscli
     # keeps asking until it has --count. With --wait, asked again until its deadline (a
     # publish from another process, a redelivery after the ack wait).
+    cap = [count]  # (lowered to the consumer's max_batch when a request asked for more)
     while shown < count:
-        got = [to_doc(m) for m in _fetch_explained(js, stream, name, count - shown, req)]
+        got = [to_doc(m) for m in _fetch_explained(js, stream, name, count - shown, req, cap)]
         if not got:
             if waited is not None and time.monotonic() < deadline:
                 time.sleep(min(0.05, max(deadline - time.monotonic(), 0)))
@@ -1218,13 +1219,27 @@ _GROUP_REFUSALS = ("Bad Request - Priority Group missing",
                    "Bad Request - Invalid Priority Group")
 
 
-def _fetch_explained(js: Any, stream: str, name: str, batch: int, req: Any) -> list[Any]:
-    """``js.fetch``; a priority-group consumer's refusal of a request without its group
-    (or with another) names the groups it takes and the option that gives one."""
+_OVER_MAX_BATCH = re.compile(r"Exceeded MaxRequestBatch of (\d+)")
+
+
+def _fetch_explained(js: Any, stream: str, name: str, batch: int, req: Any,
+                     cap: list[int]) -> list[Any]:
+    """``js.fetch`` of at most ``cap[0]`` messages; a request over the consumer's max_batch
+    (the server's 409 "Exceeded MaxRequestBatch of N") is asked again for N and ``cap``
+    lowered to N, as natscli's next fetches --count in requests the consumer takes. A
+    priority-group consumer's refusal of a request without its group (or with another)
+    names the groups it takes and the option that gives one."""
     from jetlink.core.errors import ApiError
 
     try:
-        return list(js.fetch(stream, name, batch=batch, priority=req))
+        try:
+            return list(js.fetch(stream, name, batch=min(batch, cap[0]), priority=req))
+        except ApiError as err:
+            over = _OVER_MAX_BATCH.fullmatch(err.description)
+            if over is None or not 0 < int(over[1]) < min(batch, cap[0]):
+                raise
+            cap[0] = int(over[1])
+            return list(js.fetch(stream, name, batch=cap[0], priority=req))
     except ApiError as err:
         if err.description in _GROUP_REFUSALS and err.detail is None:
             groups = (to_doc(js.consumer_info(stream, name)).get("config") or {}).get(

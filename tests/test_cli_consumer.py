@@ -482,6 +482,16 @@ def test_info_shows_the_push_and_pull_rows_natscli_shows(jl, tmp_path):
                                                  str(pull))).stdout
 
 
+def test_next_count_over_the_max_batch_is_fetched_in_batches_the_consumer_takes(jl):
+    """natscli's next gets --count messages whatever the consumer's max_batch: a request
+    over it (the server's 409 "Exceeded MaxRequestBatch of 2") is asked again in batches of
+    2."""
+    ok(jl("consumer", "add", "ORDERS", "Y", "--max-pull-batch", "2", "--defaults"))
+    got = doc(jl("consumer", "next", "ORDERS", "Y", "--count", "3", "-j"))
+    assert [m["seq"] for m in got] == [1, 2, 3]
+    assert doc(jl("consumer", "info", "ORDERS", "Y", "-j"))["num_pending"] == 1
+
+
 def test_edit_with_an_empty_filter_removes_the_filter(jl):
     """natscli's edit: --filter '' sets no filter subject at all (one or several before)."""
     ok(jl("consumer", "add", "ORDERS", "F", "--filter", "orders.new", "--filter",
