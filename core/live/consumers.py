@@ -339,8 +339,10 @@ class LiveConsumers:
     def _reply_to(self, stream: str, consumer: str, seq: int, body: bytes) -> bool:
         reply = self._deliveries.get((stream, consumer, int(seq)))
         timeout = self.conn.timeout
+        before = None
         if reply is None:
-            reply = self._ack_subject_of(stream, consumer, int(seq), body)
+            before = self.consumer_info(stream, consumer)
+            reply = self._ack_subject_of(stream, consumer, int(seq), body, before)
             if reply is None:
                 return False  # not pending on the consumer: nothing acknowledged
             timeout = min(timeout, 2.0)
@@ -357,14 +359,25 @@ class LiveConsumers:
             return True
 
         if self.conn.call(go, timeout=timeout + 5, doing=f"acknowledging message {seq}"):
-            return True
+            return before is None or self._took_ack(stream, consumer, int(seq), before)
         # Nobody takes it: a consumer that acknowledges nothing (ack policy none), as the
         # engine answers (False); a consumer or stream gone raises the server's error.
         self.consumer_info(stream, consumer)
         return False
 
-    def _ack_subject_of(self, stream: str, consumer: str, seq: int, body: bytes
-                        ) -> str | None:
+    def _took_ack(self, stream: str, consumer: str, seq: int, before: Any) -> bool:
+        """Whether the server's answer to a hand-built ack acknowledged ``seq``: it answers
+        an ack of a message above the ack floor that is not pending (acknowledged already)
+        all the same, and only the consumer's counts tell them apart: one fewer pending, or
+        the floor past ``seq``. Another client's deliveries in between make the counts say
+        nothing: taken as acknowledged then."""
+        after = self.consumer_info(stream, consumer)
+        return (after.num_ack_pending < before.num_ack_pending
+                or after.ack_floor.stream_seq >= seq
+                or after.delivered.consumer_seq != before.delivered.consumer_seq)
+
+    def _ack_subject_of(self, stream: str, consumer: str, seq: int, body: bytes,
+                        info: Any) -> str | None:
         """The v1 ack subject of stream sequence ``seq`` for an ``+ACK`` of a message another
         command fetched, or None when it is not pending (not delivered yet, or at or below
         the ack floor). The server's processAck reads the stream sequence from it and, for
@@ -378,8 +391,7 @@ class LiveConsumers:
         elif body != b"+ACK":
             why = ("a nak, a term or a progress report carries the delivery's own count and "
                    "consumer sequence")
-        info = self.consumer_info(stream, consumer) if why is None else None
-        if info is not None and info.config.ack_policy != "explicit":
+        if why is None and info.config.ack_policy != "explicit":
             why = (f"with ack policy {info.config.ack_policy} the server takes the "
                    "delivery's own consumer sequence")
         if why is not None:
@@ -387,7 +399,6 @@ class LiveConsumers:
                 f"message {seq} of consumer {stream} > {consumer} was not delivered by this "
                 f"command: {why}, which only the command that fetched it has (use consumer "
                 "next, which acknowledges what it fetches unless --no-ack)")
-        assert info is not None
         if not info.ack_floor.stream_seq < seq <= info.delivered.stream_seq:
             return None
         return f"$JS.ACK.{stream}.{consumer}.1.{seq}.1.0.0"

@@ -256,6 +256,11 @@ def test_a_later_command_acknowledges_a_delivery_by_its_stream_sequence(jls):
     assert (res.exit_code, res.stdout) == (0, "Acknowledged message 2\n")
     server = _server_info(jls.live, "C1")
     assert server["num_ack_pending"] == 1 and server["ack_floor"]["stream_seq"] == 0
+    # acknowledged already, above the ack floor: the server answers that ack too; the
+    # consumer's counts, unchanged, say it was not pending
+    res = jls("consumer", "ack", "ORDERS", "C1", "2")
+    assert res.exit_code == 1 and "message 2 is not pending" in res.stderr, res.output
+    assert _server_info(jls.live, "C1")["num_ack_pending"] == 1
     res = jls("consumer", "ack", "ORDERS", "C1", "1")
     assert res.exit_code == 0
     assert _server_info(jls.live, "C1")["ack_floor"]["stream_seq"] == 2
