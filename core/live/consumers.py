@@ -37,7 +37,7 @@ from .client import without_envelope
 if TYPE_CHECKING:
     from .client import LiveConnection
     from .stream_info import LiveStreamInfo
-from .wire import _name, _ts, encode_hdrs
+from .wire import _name, _ts, encode_hdrs, name_the_field
 
 __all__ = ["LiveConsumers", "LiveConsumerInfo", "LiveDeliveredMsg", "ack_metadata"]
 
@@ -194,7 +194,10 @@ class LiveConsumers:
             req["action"] = action
         if pedantic:
             req["pedantic"] = True
-        return LiveConsumerInfo(self.api(verb, req))
+        try:
+            return LiveConsumerInfo(self.api(verb, req))
+        except ApiError as err:
+            raise name_the_field(err, cfg) from None
 
     def _check_create(self, stream: str, cfg: ConsumerConfig, *, action: str,
                       pedantic: bool) -> None:

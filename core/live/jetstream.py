@@ -35,14 +35,11 @@ from .client import raw_handlers as _raw_handlers
 from .consumers import LiveConsumers
 from .stream_info import LiveStreamInfo
 from .target import api_prefix_for
-from .wire import _name, _ts, encode_hdrs, nc_publish
+from .wire import _name, _ts, encode_hdrs, name_the_field, nc_publish
 
 __all__ = ["LiveJetStream", "LiveStreamInfo", "LiveMsg"]
 
 PAGE = 256  # STREAM.LIST / NAMES page size (the server's)
-# Config refusals only the server can make, and the field each is about (the engine makes
-# them too, naming the field: core/config/validate.py ``explain`` gives both the detail).
-_FIELD_OF_CODE = {10074: "num_replicas", 10058: "name"}
 PUB_WINDOW = 1024  # outstanding publishes awaiting their acks
 PUB_RETRY_WAIT = 0.25  # a publish that met no responders is sent again after this (nats.go)
 TAIL_HEARTBEAT_NS = 5_000_000_000
@@ -173,7 +170,7 @@ class LiveJetStream(LiveConsumers):
         try:
             return LiveStreamInfo(self.api(f"STREAM.CREATE.{cfg.name}", _request_config(cfg)))
         except ApiError as err:
-            raise self._name_the_overlap(_name_the_field(err, cfg), checked.subjects,
+            raise self._name_the_overlap(name_the_field(err, cfg), checked.subjects,
                                          cfg.name) from None
 
     def update_stream(self, cfg: StreamConfig | Mapping[str, Any]) -> LiveStreamInfo:
@@ -186,7 +183,7 @@ class LiveJetStream(LiveConsumers):
         try:
             return LiveStreamInfo(self.api(f"STREAM.UPDATE.{cfg.name}", _request_config(cfg)))
         except ApiError as err:
-            raise self._name_the_overlap(_name_the_field(err, cfg), checked.subjects,
+            raise self._name_the_overlap(name_the_field(err, cfg), checked.subjects,
                                          cfg.name) from None
 
     def _name_the_overlap(self, err: ApiError, subjects: list[str], name: str) -> ApiError:
@@ -1314,15 +1311,3 @@ if TYPE_CHECKING:  # mypy checks that the live client implements the seam (core/
     _JETSTREAM_API: type[JetStreamAPI] = LiveJetStream
     _SUBSCRIPTION_API: type[SubscriptionAPI] = LiveCoreSubscription
 
-
-def _name_the_field(err: ApiError, cfg: StreamConfig) -> ApiError:
-    """A config refusal only the server makes (replicas > 1 on a single server, a name in use
-    with another config) names the field and the value it refused, as the engine's does
-    (core/config/validate.py ``explain``); the code and text stay the server's."""
-    if err.detail or err.err_code not in _FIELD_OF_CODE:
-        return err
-    from ..config.validate import explain
-
-    err.field = err.field or _FIELD_OF_CODE[err.err_code]
-    found: ApiError = explain(err, cfg)
-    return found

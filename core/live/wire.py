@@ -89,3 +89,22 @@ def _ts(text: Any) -> int:
         return parse_rfc3339_nano(str(text))
     except ValueError:
         return 0
+
+
+# Config refusals only the server can make, and the field each is about (the engine makes
+# them too, naming the field: core/config/validate.py ``explain`` gives both the detail).
+_FIELD_OF_CODE = {10074: "num_replicas", 10058: "name"}
+
+
+def name_the_field(err: ApiError, cfg: Any) -> ApiError:
+    """A config refusal only the server makes (replicas > 1 on a single server, a name in use
+    with another config) names the field and the value it refused, as the engine's does
+    (core/config/validate.py ``explain``), for a stream's or a consumer's config; the code
+    and text stay the server's."""
+    if err.detail or err.err_code not in _FIELD_OF_CODE:
+        return err
+    from ..config.validate import explain
+
+    err.field = err.field or _FIELD_OF_CODE[err.err_code]
+    found: ApiError = explain(err, cfg)
+    return found

@@ -280,6 +280,14 @@ def test_a_later_command_acknowledges_a_delivery_by_its_stream_sequence(jls):
     assert _server_info(jls.live, "C2")["num_ack_pending"] == 2
 
 
+def test_a_refusal_only_the_server_makes_names_the_field_as_the_engines(jls):
+    """A single server refuses a consumer of 3 replicas itself (10074): the field and value
+    the engine names are added, the code and text stay the server's."""
+    res = jls("consumer", "add", "ORDERS", "R", "--defaults", "--replicas", "3")
+    assert (res.exit_code, res.stderr) == (1, "jetlink: error: replicas > 1 not supported in "
+                                              "non-clustered mode (10074): num_replicas = 3\n")
+
+
 def test_next_stops_at_max_ack_pending(jls):
     assert jls("consumer", "add", "ORDERS", "C1", "--defaults", "--max-pending", "1").exit_code == 0
     assert len(_doc(jls("consumer", "next", "ORDERS", "C1", "--no-ack", "-j"))) == 1
