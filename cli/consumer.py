@@ -895,6 +895,17 @@ def info(
     app.emit(doc, human=lambda a, d: render_info(a, d, state_only=state))
 
 
+@consumer_app.command("state")
+def state_(ctx: typer.Context, stream: StreamArg, name: ConsumerArg,
+           json_output: JsonOption = False) -> None:
+    """Show only a consumer's state.
+
+    As consumer info --state (natscli's consumer state): "State for Consumer S > C", its
+    cluster and state sections. With --json: the ConsumerInfo, as consumer info --json.
+    """
+    info(ctx, stream, name, state=True, json_output=json_output)
+
+
 _DELIVER_TITLES = {
     "all": "All",
     "last": "Last",
@@ -1107,6 +1118,14 @@ def next_(
             "--ack/--no-ack", help="Acknowledge the messages received (natscli's default)."
         ),
     ] = True,
+    nak: Annotated[
+        bool, typer.Option("--nak", help="Negatively acknowledge the messages received "
+                           "(redelivered at once).")
+    ] = False,
+    term: Annotated[
+        bool, typer.Option("--term", help="Terminate the messages received (never "
+                           "redelivered).")
+    ] = False,
     raw: Annotated[bool, typer.Option("--raw", "-r", help="Show only the message bodies.")] = False,
     group: Annotated[
         str | None,
@@ -1141,7 +1160,8 @@ def next_(
     """Fetch the next messages of a pull consumer.
 
     Fetches up to --count messages and acknowledges them (--no-ack leaves them pending:
-    redelivered after the ack wait unless acknowledged with consumer ack), asking again
+    redelivered after the ack wait unless acknowledged with consumer ack; --nak has them
+    redelivered at once, --term never again), asking again
     while the consumer's max_ack_pending holds back the rest. With --json:
     a list of messages ({"subject", "seq", "time", "headers", "data": base64} plus the
     delivery metadata); an empty list when nothing is pending.
@@ -1153,6 +1173,12 @@ def next_(
     from jetlink.core.priority import PullPriority
 
     app = App.of(ctx)
+    if term:  # natscli: --term alone answers the message (--ack then only when typed)
+        if nak or (ack and given(ctx, "ack")):
+            raise usage("can not both Acknowledge and Terminate message (--term with "
+                        f"{'--nak' if nak else '--ack'})")
+        ack = False
+    answer = "term" if term else "nak" if nak else "ack" if ack else None
     js = open_jetstream(app)
     req = None
     if group is not None or pin_id or min_pending or min_ack_pending or priority:
@@ -1196,10 +1222,10 @@ def next_(
                 listing.add(msg)
             else:
                 output.print_message(app, msg, _render_next, raw=raw)
-            if ack:
-                js.ack(stream, name, msg["seq"])
+            if answer is not None:
+                getattr(js, answer)(stream, name, msg["seq"])
             if listing is None and not raw:
-                _next_tail(app, acked=ack)
+                _next_tail(app, answer)
             shown += 1
     if waited is not None and not shown:
         from jetlink.core.errors import JetlinkError
@@ -1312,11 +1338,16 @@ def _render_next(app: App, msg: dict[str, Any], data: bytes) -> None:
     output.print_body(app, data, trailing_blank=False)
 
 
-def _next_tail(app: App, *, acked: bool) -> None:
-    """After a message shown (and acknowledged): ``Acknowledged message``, a blank line."""
-    if acked:
+_ANSWERED = {"ack": "Acknowledged message", "nak": "Negative Acknowledged message",
+             "term": "Terminated message"}
+
+
+def _next_tail(app: App, answer: str | None) -> None:
+    """After a message shown, what it was answered with (natscli's lines: ``Acknowledged
+    message``, ``Negative Acknowledged message``, ``Terminated message``), a blank line."""
+    if answer is not None:
         output.line(app)
-        output.line(app, "Acknowledged message")
+        output.line(app, _ANSWERED[answer])
     output.line(app)
 
 

@@ -492,6 +492,31 @@ def test_next_count_over_the_max_batch_is_fetched_in_batches_the_consumer_takes(
     assert doc(jl("consumer", "info", "ORDERS", "Y", "-j"))["num_pending"] == 1
 
 
+def test_next_nak_and_term_answer_the_message_as_natscli(jl):
+    """natscli's next --nak (redelivered at once) and --term (never again), with its lines;
+    --term with --ack (typed) or --nak is its usage error; consumer state is info --state."""
+    ok(jl("consumer", "add", "ORDERS", "NT", "--defaults"))
+    r = ok(jl("consumer", "next", "ORDERS", "NT", "--nak"))
+    assert r.stdout.endswith("hello 1\n\nNegative Acknowledged message\n\n"), r.stdout
+    again = doc(jl("consumer", "next", "ORDERS", "NT", "--term", "-j"))
+    assert [(m["seq"], m["num_delivered"]) for m in again] == [(1, 2)]
+    r = ok(jl("consumer", "next", "ORDERS", "NT", "--term"))
+    assert r.stdout.endswith("hello 2\n\nTerminated message\n\n"), r.stdout
+    got = doc(jl("consumer", "info", "ORDERS", "NT", "-j"))
+    assert (got["num_ack_pending"], got["ack_floor"]["stream_seq"]) == (0, 2)
+    for extra in ("--ack", "--nak"):
+        r = jl("consumer", "next", "ORDERS", "NT", "--term", extra)
+        assert (r.exit_code, r.stderr) == (2, (
+            "jetlink: error: can not both Acknowledge and Terminate message (--term with "
+            f"{extra})\n"))
+    assert doc(jl("consumer", "info", "ORDERS", "NT", "-j"))["num_pending"] == 2
+    state = ok(jl("consumer", "state", "ORDERS", "NT")).stdout
+    assert state.startswith("State for Consumer ORDERS > NT created ")
+    assert "Configuration:" not in state and "Unprocessed Messages: 2" in state
+    assert doc(jl("consumer", "state", "ORDERS", "NT", "-j")) == doc(
+        jl("consumer", "info", "ORDERS", "NT", "-j"))
+
+
 def test_edit_with_an_empty_filter_removes_the_filter(jl):
     """natscli's edit: --filter '' sets no filter subject at all (one or several before)."""
     ok(jl("consumer", "add", "ORDERS", "F", "--filter", "orders.new", "--filter",

@@ -288,6 +288,17 @@ def test_a_refusal_only_the_server_makes_names_the_field_as_the_engines(jls):
                                               "non-clustered mode (10074): num_replicas = 3\n")
 
 
+def test_next_nak_and_term_reach_the_server(jls):
+    """--nak: the server redelivers the message at once; --term: never again."""
+    assert jls("consumer", "add", "ORDERS", "NT", "--defaults").exit_code == 0
+    res = jls("consumer", "next", "ORDERS", "NT", "--nak")
+    assert res.exit_code == 0 and "Negative Acknowledged message" in res.stdout
+    got = _doc(jls("consumer", "next", "ORDERS", "NT", "--term", "-j"))
+    assert [(m["seq"], m["num_delivered"]) for m in got] == [(1, 2)]
+    server = _server_info(jls.live, "NT")
+    assert (server["num_ack_pending"], server["ack_floor"]["stream_seq"]) == (0, 1)
+
+
 def test_next_stops_at_max_ack_pending(jls):
     assert jls("consumer", "add", "ORDERS", "C1", "--defaults", "--max-pending", "1").exit_code == 0
     assert len(_doc(jls("consumer", "next", "ORDERS", "C1", "--no-ack", "-j"))) == 1
