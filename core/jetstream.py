@@ -532,6 +532,8 @@ class JetStream:
         out: list[PubAck | JetlinkError | None] = []
         with self.write() as txn:
             for i, (subject, data, headers) in enumerate(msgs):
+                if i:  # each its own time, as the server stamps each publish it stores
+                    txn.now = max(txn.now, self.clock.now_ns())
                 data = bytes(data)
                 try:
                     hdr = H.encode_headers(headers)

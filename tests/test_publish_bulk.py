@@ -302,3 +302,19 @@ def _result(js: JetStream, subject: str, data: bytes, headers: dict | None = Non
         return js.publish(subject, data, headers)
     except JetlinkError as e:  # a refusal (publish raises what publish_batch returns)
         return e
+
+
+def test_publish_many_stamps_each_message_with_its_own_time(tmp_path):
+    """Publishes sent one after the other (`pub --count`) are stored at their own times, as
+    the server stamps each one, though the engine writes them in one transaction."""
+
+    class Ticking(ManualClock):
+        def now_ns(self) -> int:  # each reading a microsecond later
+            return self.advance(1_000)
+
+    js = JetStream(DataDir(tmp_path / "d").open(), Ticking(1_700_000_000_000_000_000))
+    js.add_stream(cfg(name="T", subjects=["t.>"]))
+    acks = js.publish_many([("t.a", b"x", None)] * 3)
+    assert [a.seq for a in acks] == [1, 2, 3]
+    times = [js.get_msg("T", seq).ts for seq in (1, 2, 3)]
+    assert times[0] < times[1] < times[2], times
