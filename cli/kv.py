@@ -182,6 +182,7 @@ RepublishHeadersOption = Annotated[
 PlacementClusterOption = Annotated[
     str | None,
     _opt(
+        "--cluster-placement",
         "--placement-cluster",
         metavar="NAME",
         help="Place the bucket on a specific cluster (natscli's --cluster; --cluster is "

@@ -338,24 +338,39 @@ def test_stream_edit_of_sources_or_mirror_says_how(capsys, flag, said):
     assert err.splitlines()[0] == f"jetlink: error: No such option: {flag}: {said}"
 
 
-@pytest.mark.parametrize("verb", ["add", "create", "edit", "copy"])
-def test_natscli_placement_cluster_after_the_verb_is_refused(capsys, tmp_path, verb):
-    """natscli's stream add|edit|copy --cluster is the placement cluster; jetlink's global
-    --cluster (the data directory's) is not it: refused, naming --cluster-placement, before
-    anything is read or made (on a live server it would have placed nothing)."""
+@pytest.mark.parametrize(("group", "verb"), [
+    ("stream", "add"), ("stream", "create"), ("stream", "edit"), ("stream", "copy"),
+    ("kv", "add"), ("kv", "new"), ("kv", "edit")])
+def test_natscli_placement_cluster_after_the_verb_is_refused(capsys, tmp_path, group, verb):
+    """natscli's stream add|edit|copy and kv add|edit --cluster is the placement cluster;
+    jetlink's global --cluster (the data directory's) is not it: refused, naming
+    --cluster-placement, before anything is read or made (on a live server it would have
+    placed nothing)."""
     data = tmp_path / "data"
-    code, out, err = call(capsys, "--data-dir", str(data), "stream", verb, "S", "--cluster",
+    code, out, err = call(capsys, "--data-dir", str(data), group, verb, "S", "--cluster",
                           "east")
     assert (code, out) == (2, "")
-    assert err == (f"jetlink: error: --cluster after stream {verb}: natscli's placement "
+    assert err == (f"jetlink: error: --cluster after {group} {verb}: natscli's placement "
                    "cluster is --cluster-placement NAME here (placement.cluster); jetlink's "
                    "--cluster, the data directory's cluster, goes before the command (jetlink "
-                   f"--cluster NAME stream {verb} ...)\n")
+                   f"--cluster NAME {group} {verb} ...)\n")
     assert not data.exists()
-    code, out, _err = call(capsys, "--data-dir", str(data), "stream", verb, "S", "--cluster",
+    code, out, _err = call(capsys, "--data-dir", str(data), group, verb, "S", "--cluster",
                            "east", "-j")
     assert code == 2 and json.loads(out)["error"]["description"].startswith(
-        f"--cluster after stream {verb}: ")
+        f"--cluster after {group} {verb}: ")
+
+
+def test_natscli_stream_report_cluster_filter_is_refused(capsys, tmp_path):
+    """natscli's stream report --cluster reports the streams placed in that cluster: not
+    moved forward to jetlink's --cluster (a report of every stream, said to be filtered)."""
+    code, out, err = call(capsys, "--data-dir", str(tmp_path / "d"), "stream", "report",
+                          "--cluster", "east")
+    assert (code, out) == (2, "")
+    assert err == ("jetlink: error: --cluster after stream report: natscli's filter of the "
+                   "streams placed in a cluster is not jetlink's; jetlink's --cluster, the "
+                   "data directory's cluster, goes before the command (jetlink --cluster NAME "
+                   "stream report ...)\n")
 
 
 @pytest.mark.parametrize("args", [
