@@ -311,7 +311,13 @@ def parse_mirror(text: str, domain: str | None) -> tuple[str, str]:
         cluster = domain
     if cluster:
         cluster_api(cluster, flag="--mirror-domain" if domain is not None else "--mirror")
-    return origin, cluster
+    return _bucket_of(origin), cluster
+
+
+def _bucket_of(name: str) -> str:
+    """An origin named by its stream (``KV_ORDERS``) is the bucket ``ORDERS``, as nats.go's
+    prepareKeyValueConfig reads the names of a mirror and of the sources."""
+    return name[3:] if name.startswith("KV_") and len(name) > 3 else name
 
 
 def parse_source(text: str) -> Any:
@@ -333,7 +339,7 @@ def parse_source(text: str) -> Any:
         )
     if cluster:
         cluster_api(cluster, flag="--source")
-    return KVAggregateOrigin(bucket=bucket, keys=filters, domain=cluster)
+    return KVAggregateOrigin(bucket=_bucket_of(bucket), keys=filters, domain=cluster)
 
 
 def read_value(value: str | None) -> tuple[bytes, str]:

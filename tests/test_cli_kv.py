@@ -750,6 +750,18 @@ def test_an_aggregate_of_a_kv_mirror_maps_the_mirrored_buckets_keys(jl, tmp_path
     assert ok(jl("apply", str(out), "--dry-run")).stdout.startswith("No changes")
 
 
+def test_an_origin_named_by_its_stream_is_the_bucket(jl):
+    """nats.go's prepareKeyValueConfig: --source KV_CFG and --mirror KV_CFG name the bucket
+    CFG (its stream), never a bucket KV_CFG."""
+    ok(jl("kv", "add", "CFG"))
+    agg = doc(jl("kv", "add", "AGG", "--source", "KV_CFG", "-j"))["stream_info"]["config"]
+    assert agg["sources"] == [{"name": "KV_CFG", "subject_transforms": [
+        {"src": "$KV.CFG.>", "dest": "$KV.AGG.>"}]}]
+    ok(jl("cluster", "add", "east"))
+    mirror = doc(jl("--cluster", "east", "kv", "add", "CFG", "--mirror", "KV_CFG@local", "-j"))
+    assert mirror["stream_info"]["config"]["mirror"]["name"] == "KV_CFG"
+
+
 def test_a_kv_mirror_of_a_kv_mirror_is_refused(jl):
     """MY mirrors B1, so its stream stores $KV.B1.<key>: a mirror of MY would hold keys no
     read finds (reads look under $KV.MY.): refused, naming the bucket to mirror, nothing
