@@ -141,7 +141,8 @@ def pub(
         bool,
         typer.Option(
             "--templates/--no-templates",
-            help="Expand template functions in the body, subject and headers.",
+            help="Expand template functions in the body and subject (headers always: "
+            "natscli's --no-templates does not affect them).",
         ),
     ] = True,
     quiet: Annotated[
@@ -285,8 +286,8 @@ def _message_maker(app: App, subject: str, body_text: str, pairs: list[tuple[str
         text = _expand_or_warn(app, body_text, "body", n, now, templates)
         headers: dict[str, list[str]] = {}
         for name, value in pairs:
-            headers.setdefault(name, []).append(
-                _expand_or_warn(app, value, "header", n, now, templates, header=name))
+            headers.setdefault(name, []).append(  # (always: --no-templates is the body's)
+                _expand_or_warn(app, value, "header", n, now, True, header=name))
         return subj, text.encode("utf-8", errors="surrogateescape"), headers or None
 
     return message

@@ -163,8 +163,12 @@ def test_pub_templates(jl):
     assert (bad.exit_code, bad.stderr) == (1, 'jetlink: error: failed to parse Header '
                                               'template for X: function "Nope" not defined\n')
     assert doc(jl("stream", "info", "ORDERS", "-j"))["state"]["messages"] == 1
-    ok(jl("pub", "orders.new", "{{Count}}", "--no-templates"))
-    assert doc(jl("stream", "get", "ORDERS", "2", "-j"))["data"] == "e3tDb3VudH19"  # {{Count}}
+    # --no-templates is the body's and the subject's: headers are expanded all the same
+    # (natscli: "does not affect headers")
+    ok(jl("pub", "orders.new", "{{Count}}", "--no-templates", "-H", "N:{{Count}}"))
+    got = doc(jl("stream", "get", "ORDERS", "2", "-j"))
+    assert got["data"] == "e3tDb3VudH19"  # {{Count}}
+    assert base64.b64decode(got["hdrs"]) == b"NATS/1.0\r\nN: 1\r\n\r\n"
     ok(jl("pub", "orders.{{Count}}", "s", "--count", "2"))
     assert doc(jl("stream", "subjects", "ORDERS", "-j")) == {
         "orders.new": 2,
