@@ -148,6 +148,15 @@ def pub(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print nothing on success (errors still).")
     ] = False,
+    jetstream: Annotated[
+        bool, typer.Option("--jetstream", "-J", help="A JetStream publish (natscli's flag; "
+                           "jetlink's default without --core).")
+    ] = False,
+    sleep: Annotated[
+        str | None,
+        typer.Option("--sleep", metavar="DURATION", parser=DURATION, show_default=False,
+                     help="With --count: wait DURATION between the publishes."),
+    ] = None,
     # natscli's schedule flags (ADR-51): cli/pub_schedule.py
     schedule_at: Annotated[str | None, typer.Option(
         "--schedule-at", metavar="TIME", help=PS.AT_HELP, show_default=False)] = None,
@@ -196,6 +205,16 @@ def pub(
     app = App.of(ctx)
     _check_modes(core=core, atomic=atomic, fast=fast, batch_size=batch_size, batch_id=batch_id,
                  continue_on_gap=continue_on_gap, flow=flow, max_outstanding=max_outstanding)
+    if jetstream and core:
+        raise usage("--jetstream and --core: a publish is one or the other")
+    pause = 0.0
+    if sleep is not None:
+        from jetlink.cli.stream_flags import parse_duration_flag
+
+        if atomic or fast:
+            raise usage("--sleep: the publishes of a batch go together, not with --atomic or "
+                        "--fast")
+        pause = parse_duration_flag(sleep, flag="--sleep") / 1e9
     pairs = parse_headers(header or [])
     schedule = PS.ScheduleFlags(schedule_at, schedule_after, schedule_every, schedule_cron,
                                 schedule_dest, schedule_source, schedule_ttl)
@@ -228,9 +247,9 @@ def pub(
     results: list[dict[str, Any]] = []
     streams: set[str] = set()
     if core:
-        _publish_core(app, js, message, count, per_message, results)
+        _publish_core(app, js, message, count, per_message, results, pause)
     else:
-        streams = _publish_stored(app, js, message, count, per_message, results)
+        streams = _publish_stored(app, js, message, count, per_message, results, pause)
     if app.json:
         output.print_json(results[0] if count == 1 else results)
     elif not quiet and not per_message and results:
@@ -294,9 +313,14 @@ def _message_maker(app: App, subject: str, body_text: str, pairs: list[tuple[str
 
 
 def _publish_core(app: App, js: Any, message: Callable[[int], Any], count: int,
-                  per_message: bool, results: list[dict[str, Any]]) -> None:
-    """Core NATS publishes: at most once, no acknowledgement."""
+                  per_message: bool, results: list[dict[str, Any]], pause: float) -> None:
+    """Core NATS publishes: at most once, no acknowledgement (``pause`` seconds between
+    them: --sleep)."""
+    import time
+
     for n in range(1, count + 1):
+        if pause and n > 1:
+            time.sleep(pause)
         subj, payload, headers = message(n)
         js.publish_core(subj, payload, headers)
         if app.json:
@@ -306,11 +330,14 @@ def _publish_core(app: App, js: Any, message: Callable[[int], Any], count: int,
 
 
 def _publish_stored(app: App, js: Any, message: Callable[[int], Any], count: int,
-                    per_message: bool, results: list[dict[str, Any]]) -> set[str]:
+                    per_message: bool, results: list[dict[str, Any]],
+                    pause: float = 0.0) -> set[str]:
     """JetStream publishes in chunks of PUBLISH_CHUNK messages, each in one transaction (as
     a client pipelines its publishes): the same acknowledgements as one publish per
     message, and the first refused message still stops the command (what came before it
-    is stored, and said). Returns the streams that stored them (for the summary line)."""
+    is stored, and said); one at a time, ``pause`` seconds apart, with --sleep. Returns
+    the streams that stored them (for the summary line)."""
+    import time
     streams: set[str] = set()
     stored = 0
     first_seq = last_seq = 0
@@ -331,8 +358,11 @@ def _publish_stored(app: App, js: Any, message: Callable[[int], Any], count: int
 
     try:
         with output.progress(app, "Publishing", count, enabled=not per_message) as bar:
-            for start in range(1, count + 1, PUBLISH_CHUNK):
-                stop = min(count + 1, start + PUBLISH_CHUNK)
+            chunk = 1 if pause else PUBLISH_CHUNK
+            for start in range(1, count + 1, chunk):
+                if pause and start > 1:
+                    time.sleep(pause)
+                stop = min(count + 1, start + chunk)
                 sending = stop - start
                 acks = _publish(js, [message(n) for n in range(start, stop)])
                 sending = 0

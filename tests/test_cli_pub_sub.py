@@ -459,3 +459,23 @@ def test_replicate_follow_stopped_by_sigterm_says_what_it_did(jl):
             follower.kill()
     assert follower.returncode == 128 + signal.SIGTERM
     assert re.fullmatch(r"Stopped after \d+ steps?: 0 messages copied\n", err), err
+
+
+def test_pub_takes_natscli_jetstream_flag_and_sleeps_between_publishes(jl, monkeypatch):
+    """natscli's -J (jetlink's default publish) and --sleep (a pause between the publishes
+    of --count, one at a time); their conflicts are usage errors, nothing published."""
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.*", "--defaults"))
+    slept: list[float] = []
+    monkeypatch.setattr("time.sleep", slept.append)
+    r = ok(jl("pub", "-J", "orders.new", "m{{Count}}", "--count", "3", "--sleep", "250ms"))
+    assert r.stdout.splitlines() == [f"Stored in Stream: ORDERS Sequence: {n}" for n in (1, 2, 3)]
+    assert slept == [0.25, 0.25]
+    ok(jl("pub", "orders.new", "c", "--core", "--count", "2", "--sleep", "1s"))
+    assert slept[2:] == [1.0]
+    for args, says in ((["-J", "--core"], "--jetstream and --core: a publish is one or the "
+                        "other"),
+                       (["--sleep", "1s", "--atomic"], "--sleep: the publishes of a batch go "
+                        "together, not with --atomic or --fast")):
+        r = jl("pub", "orders.new", "x", *args)
+        assert (r.exit_code, r.stderr) == (2, f"jetlink: error: {says}\n"), args
+    assert doc(jl("stream", "info", "ORDERS", "-j"))["state"]["messages"] == 5
