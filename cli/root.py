@@ -683,7 +683,13 @@ _EDITED_BY_CONFIG = {
     "--mirror": "a stream's mirror is fixed when it is created (the server refuses a change "
                 "of it; jetlink stream promote makes a mirror a stream of its own)",
     "--source": "a stream's sources are edited with the whole config: jetlink stream edit "
-                "STREAM --config FILE (stream info STREAM --json, its config changed)"}
+                "STREAM --config FILE (stream info STREAM --json, its config changed)",
+    "--no-mirror": "natscli's edit that removes a stream's mirror is jetlink stream promote "
+                   "STREAM (the mirror then takes writes as a stream of its own)"}
+# kv edit: natscli's --no-mirror makes a KV mirror a bucket of its own
+_KV_EDITED_BY = {"--no-mirror": "natscli's edit that removes a bucket's mirror is jetlink kv "
+                                "promote BUCKET (the mirror then takes writes as a bucket of "
+                                "its own)"}
 
 
 def _fixed_at_creation(exc: Any, text: str) -> str | None:
@@ -692,6 +698,9 @@ def _fixed_at_creation(exc: Any, text: str) -> str | None:
     flag = getattr(exc, "option_name", None)
     ctx = getattr(exc, "ctx", None)
     path = str(getattr(ctx, "command_path", "") or "")
+    if type(exc).__name__ == "NoSuchOption" and path.endswith("kv edit") \
+            and flag in _KV_EDITED_BY:
+        return f"No such option: {flag}: {_KV_EDITED_BY[flag]}"
     if type(exc).__name__ != "NoSuchOption" or not path.endswith("stream edit"):
         return None
     if flag in _EDITED_BY_CONFIG:

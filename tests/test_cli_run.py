@@ -338,6 +338,17 @@ def test_stream_edit_of_sources_or_mirror_says_how(capsys, flag, said):
     assert err.splitlines()[0] == f"jetlink: error: No such option: {flag}: {said}"
 
 
+@pytest.mark.parametrize(("group", "what"), [("stream", "stream"), ("kv", "bucket")])
+def test_natscli_edit_no_mirror_names_promote(capsys, group, what):
+    """natscli's edit --no-mirror removes the mirror: jetlink's verb for it is promote."""
+    code, out, err = call(capsys, group, "edit", "S", "--no-mirror", "-f")
+    said = (f"natscli's edit that removes a {what}'s mirror is jetlink {group} promote "
+            f"{what.upper()} (the mirror then takes writes as a {what} of its own)")
+    flag = "--no-mirror"
+    assert (code, out) == (2, "")
+    assert err.splitlines()[0] == f"jetlink: error: No such option: {flag}: {said}"
+
+
 @pytest.mark.parametrize(("group", "verb"), [
     ("stream", "add"), ("stream", "create"), ("stream", "edit"), ("stream", "copy"),
     ("kv", "add"), ("kv", "new"), ("kv", "edit")])
