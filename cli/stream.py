@@ -1672,6 +1672,11 @@ VIEW_PAGE = 10  # natscli's page size
 def view(
     ctx: typer.Context,
     name: StreamArg,
+    size: Annotated[
+        int | None,
+        typer.Argument(metavar="[SIZE]", min=1, show_default=False,
+                       help="Messages per page on a terminal (natscli's page size; as --page)."),
+    ] = None,
     subject: Annotated[
         str | None,
         typer.Option("--subject", metavar="SUBJECT", help="Filter the stream using a subject."),
@@ -1729,6 +1734,12 @@ def view(
                 break
         app.emit(msgs)
         return
+    if size is not None:
+        from jetlink.cli.common import given
+
+        if given(ctx, "page") and page != size:
+            raise usage(f"page size {size} and --page {page}: give one of them")
+        page = size
     paged = 0 if show_all else page
     if not (output.stdout_is_terminal() and output.is_interactive()):
         paged = 0

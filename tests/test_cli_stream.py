@@ -1073,6 +1073,18 @@ def test_view_pages_on_a_terminal(jl, monkeypatch):
     assert res.stderr.count("Next page?") == 2
 
 
+def test_view_takes_natscli_positional_page_size(jl, monkeypatch):
+    """natscli's stream view STREAM SIZE: SIZE messages per page, as --page SIZE."""
+    _view_setup(jl)
+    _terminal(monkeypatch)
+    res = ok(jl("stream", "view", "ORDERS", "4", "--raw", input="\nn\n"))
+    shown = [w for w in res.stdout.split() if w.startswith("m")]
+    assert shown == [f"m{i}" for i in range(1, 9)]  # two pages of 4, then "n"
+    r = jl("stream", "view", "ORDERS", "4", "--page", "3")
+    assert (r.exit_code, r.stderr) == (2, "jetlink: error: page size 4 and --page 3: give "
+                                          "one of them\n")
+
+
 @pytest.mark.parametrize("args", [["--all"], ["--page", "0"]])
 def test_view_all_does_not_page(jl, monkeypatch, args):
     _view_setup(jl)
