@@ -52,8 +52,20 @@ def command_error(exc: BaseException, directory: Any) -> JetlinkError | None:
     if isinstance(exc, JetlinkError):
         return exc
     found: JetlinkError | None = (_storage_fault(exc, directory) or _spark_fault(exc)
-                                  or _not_utf8(exc))
+                                  or _not_utf8(exc) or _too_deep(exc))
     return found
+
+
+def _too_deep(exc: BaseException) -> Any:
+    """A value nested deeper than Python recurses (a JSON document of a file, an option or
+    a stored record, a thousand arrays deep): one error line, nothing written (the write
+    it was read for never began, or its transaction rolled back); None for anything
+    else."""
+    if not isinstance(exc, RecursionError):
+        return None
+    from jetlink.core.errors import TOO_DEEP, JetlinkError
+
+    return JetlinkError(f"a value read is {TOO_DEEP}")
 
 
 def _not_utf8(exc: BaseException) -> Any:

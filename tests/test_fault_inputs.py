@@ -402,6 +402,20 @@ def test_a_document_nested_too_deeply_is_invalid_not_a_crash(jl, name, body, ver
     _one_line(r, 3, f"{path}: invalid {kind}: nested too deeply")
 
 
+def test_a_config_nested_deeper_than_python_recurses_is_one_line(jl):
+    """A --config (or --source JSON) a thousand arrays deep: one error line, exit 1, nothing
+    created."""
+    path = jl.tmp / "d.json"
+    path.write_text('{"name":"D","subjects":["d"],"metadata":' + "[" * 1000 + "]" * 1000 + "}")
+    r = jl("stream", "add", "--config", str(path))
+    _one_line(r, 1, "jetlink: error: a value read is nested too deeply (more levels than a "
+                    "configuration ever has)")
+    r = jl("stream", "add", "S", "--subjects", "s", "--defaults", "--source",
+           '{"name":"X","x":' + "[" * 1000 + "]" * 1000 + "}")
+    _one_line(r, 1, "nested too deeply")
+    assert doc(jl("stream", "ls", "-j")) == []
+
+
 @pytest.mark.parametrize("content", [bytes(range(256)) * 4, b'{"url":' * 100_000])
 def test_a_broken_natscli_context_is_one_line(jl, content, monkeypatch):
     ctx_dir = jl.tmp / "nats-config" / "nats" / "context"
