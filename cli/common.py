@@ -611,17 +611,11 @@ def read_json_file(path: Path) -> Any:
     """The JSON document in ``path``; an unreadable, unparsable or huge file (over
     core/limits.py MAX_INPUT_FILE) is a JetlinkError."""
     from jetlink.core.errors import JetlinkError
-    from jetlink.core.limits import MAX_INPUT_FILE
+    from jetlink.core.limits import read_input_file
 
+    data = read_input_file(path)
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_INPUT_FILE + 1)
-        if len(data) > MAX_INPUT_FILE:
-            raise JetlinkError(f"cannot read {path}: larger than {MAX_INPUT_FILE:,} bytes: no "
-                               "configuration is that large")
         return json.loads(data.decode("utf-8"))
-    except OSError as exc:
-        raise JetlinkError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         from jetlink.core.numbers import reason
 

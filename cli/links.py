@@ -118,12 +118,12 @@ def _links(app: App) -> Links:
 
 
 def _read_text(path: Path) -> str:
+    """A properties or filters file's text (at most core/limits.py MAX_INPUT_FILE)."""
     from jetlink.core.errors import JetlinkError
+    from jetlink.core.limits import read_input_file
 
     try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise JetlinkError(f"cannot read {path}: {exc.strerror or exc}") from None
+        return read_input_file(path).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise JetlinkError(f"cannot read {path}: not UTF-8 text ({exc.reason})") from None
 

@@ -274,8 +274,16 @@ def rm(
 
 
 def _stdin_lines() -> list[bytes]:
+    """stdin's lines (at most core/limits.py MAX_INPUT_FILE bytes of them: a larger input,
+    ``< /dev/zero``, is refused before it fills the memory)."""
+    from jetlink.core.limits import MAX_INPUT_FILE
+
     stream = getattr(sys.stdin, "buffer", None)
-    data = stream.read() if stream is not None else sys.stdin.read().encode()
+    data = (stream.read(MAX_INPUT_FILE + 1) if stream is not None
+            else sys.stdin.read(MAX_INPUT_FILE + 1).encode())
+    if len(data) > MAX_INPUT_FILE:
+        raise usage(f"the records from stdin are more than {MAX_INPUT_FILE:,} bytes: produce "
+                    "them in parts")
     lines = bytes(data).split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()

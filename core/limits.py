@@ -111,3 +111,21 @@ def message_size_detail(max_msg_size: int, hdr_len: int, data_len: int) -> str:
     what = f"{hdr_len + data_len:,} bytes" + (f" ({hdr_len:,} of headers)" if hdr_len else "")
     return f"max_msg_size = {max_msg_size:,}: the message is {what}"
 
+
+def read_input_file(path: object, what: str = "") -> bytes:
+    """The bytes of a file read whole (a configuration, a properties or filters file), at
+    most :data:`MAX_INPUT_FILE`: a larger one (``/dev/zero``) is refused as soon as that
+    much was read, before it fills the memory. JetlinkError naming ``path`` (and ``what``,
+    the option that gave it) when it can not be read or is that large."""
+    from .errors import JetlinkError
+
+    named = f"{what} {path}" if what else str(path)
+    try:
+        with open(str(path), "rb") as fh:
+            data = fh.read(MAX_INPUT_FILE + 1)
+    except OSError as exc:
+        raise JetlinkError(f"cannot read {named}: {exc.strerror or exc}") from None
+    if len(data) > MAX_INPUT_FILE:
+        raise JetlinkError(f"cannot read {named}: larger than {MAX_INPUT_FILE:,} bytes: no "
+                           "configuration is that large")
+    return data

@@ -252,7 +252,7 @@ def test_inputs_larger_than_any_real_one_are_refused_before_filling_memory(jl, t
                                                                            monkeypatch):
     """A file read whole (a config, a topology) past core/limits.py MAX_INPUT_FILE, a
     payload from stdin past max_payload: refused, read no further than the limit."""
-    from helpers import ok
+    from helpers import doc, ok
 
     import jetlink.core.limits as limits
     import jetlink.core.topology.load as load
@@ -276,6 +276,22 @@ def test_inputs_larger_than_any_real_one_are_refused_before_filling_memory(jl, t
     ok(jl("kv", "add", "B"))
     r = jl("kv", "put", "B", "k", input=b"\0" * (limits.MAX_PAYLOAD + 1))
     assert r.exit_code == 2 and "the value from stdin is larger than 1,048,576" in r.stderr
+    # a link's properties and filters files, a topic's records from stdin
+    ok(jl("cluster", "add", "kw", "--kind", "kafka"))
+    ok(jl("cluster", "add", "ke", "--kind", "kafka"))
+    ok(jl("--cluster", "kw", "topic", "create", "orders"))
+    big.write_text("x" * 2000)
+    for flag in ("--config-file", "--topic-filters-json-file",
+                 "--consumer-group-filters-json-file", "--acl-filters-json-file"):
+        r = jl("--cluster", "ke", "links", "create", "dr", "--source-cluster", "kw", flag,
+               str(big))
+        assert (r.exit_code, r.stderr) == (1, f"jetlink: error: cannot read {big}: larger "
+                                              "than 1,000 bytes: no configuration is that "
+                                              "large\n"), flag
+    r = jl("--cluster", "kw", "topic", "produce", "orders", input=b"a\n" * 1000)
+    assert (r.exit_code, r.stderr) == (2, "jetlink: error: the records from stdin are more "
+                                          "than 1,000 bytes: produce them in parts\n")
+    assert doc(jl("--cluster", "ke", "links", "ls", "-j")) == []
 
 
 @pytest.mark.parametrize("value", ["١٠", "1_000", " 5", "5 ", "0x10", "1e3"])

@@ -94,3 +94,20 @@ def test_a_data_directory_that_does_not_exist_is_not_created(jl, no_spark, args)
     assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {want}\n")
     assert not missing.exists()
     assert not (jl.tmp / "out").exists()
+
+
+def test_a_properties_file_larger_than_any_real_one_is_refused(tmp_path, monkeypatch):
+    """--properties-file /dev/zero: refused once core/limits.py MAX_INPUT_FILE bytes were
+    read, never read whole into memory."""
+    import jetlink.core.limits as limits
+    from jetlink.sparkops.session import SparkConfError, read_properties
+
+    monkeypatch.setattr(limits, "MAX_INPUT_FILE", 1000)
+    big = tmp_path / "spark.conf"
+    big.write_text("spark.x 1\n" * 200)
+    with pytest.raises(SparkConfError, match=r"larger than 1,000 bytes: no properties file"):
+        read_properties(str(big))
+    small = tmp_path / "small.conf"
+    small.write_text("spark.executor.memory 2g\n# a comment\nspark.ui.enabled=false\n")
+    assert read_properties(str(small)) == {"spark.executor.memory": "2g",
+                                           "spark.ui.enabled": "false"}
