@@ -43,14 +43,15 @@ def wants_json(args: Sequence[str]) -> bool:
     return has_flag(args, ("-j", "--json"))
 
 
-def command_error(exc: BaseException, directory: Any) -> JetlinkError | None:
+def command_error(exc: BaseException, directory: Any,
+                  args: Sequence[str] | None = None) -> JetlinkError | None:
     """The one error line a command's exception is reported as (the root group's rule,
     cli/root.py ``JetlinkGroup.invoke``): a JetlinkError as it is, a storage fault or a
     Spark failure in jetlink's words; None: a bug, left to raise."""
     from jetlink.core.errors import JetlinkError
 
     if isinstance(exc, JetlinkError):
-        return exc
+        return _argument_not_utf8(exc, sys.argv[1:] if args is None else args) or exc
     found: JetlinkError | None = (_storage_fault(exc, directory) or _spark_fault(exc)
                                   or _not_utf8(exc) or _too_deep(exc))
     return found
@@ -66,6 +67,27 @@ def _too_deep(exc: BaseException) -> Any:
     from jetlink.core.errors import TOO_DEEP, JetlinkError
 
     return JetlinkError(f"a value read is {TOO_DEEP}")
+
+
+def _argument_not_utf8(err: Any, args: Sequence[str]) -> Any:
+    """A config refused for text that is not UTF-8 (core/config/codec.py ``not_utf8``) when
+    that text came from the command line: the usage error naming the argument and its
+    byte, as :func:`_not_utf8`; None when it came from elsewhere (a file: its 10025)."""
+    text = getattr(err, "not_utf8", None)
+    if not isinstance(text, str):
+        return None
+    bad = next((c for c in text if "\udc80" <= c <= "\udcff"), None)
+    if bad is None:
+        return None
+    arg = next((a for a in args if bad in a and (a in text or text in a)), None)
+    if arg is None:
+        return None
+    from jetlink.core.errors import UsageError
+
+    shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return UsageError(f"argument '{shown}' is not UTF-8 text (byte "
+                      f"0x{ord(bad) - 0xDC00:02x}): names, subjects and keys are UTF-8")
 
 
 def _not_utf8(exc: BaseException) -> Any:

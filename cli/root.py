@@ -196,7 +196,7 @@ class JetlinkGroup(TyperGroup):
             return super().invoke(ctx)
         except Exception as exc:  # noqa: BLE001 - sorted below: ours, the storage's, a bug
             app = App.of(ctx)
-            err = command_error(exc, app.data_dir)
+            err = command_error(exc, app.data_dir, args)
             if err is None:
                 raise
             # Raised by the root callback (e.g. an unknown context), before the command's

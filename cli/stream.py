@@ -276,6 +276,7 @@ def edit(
         new = apply_flags(new, flags)
     else:
         new = apply_flags(old, flags)
+    type(new).from_json(new.to_json())  # (the decoding's checks: text that is not UTF-8)
     diff = config_diff(name, public_config(old.to_json()), public_config(new.to_json()))
     if dry_run:
         doc = {"name": name, "changed": bool(diff), "diff": diff, "config": new.to_json()}

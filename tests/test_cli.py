@@ -617,6 +617,14 @@ NOT_UTF8 = [  # (command line with a byte that is not UTF-8, as Python holds it:
     ["--cluster", "k", "group", "describe", "g\udcfe"],
     ["stream", "add", "S\udcff", "--subjects", "q.>", "--defaults"],
     ["pub", "s.\udcff", "x"],
+    # values that go into a config: refused by its decoding (core/config/codec.py), named
+    # as the argument they came from, before anything is stored
+    ["stream", "add", "M", "--mirror", "x\udcff", "--defaults"],
+    ["stream", "add", "U", "--subjects", "u.\udcff", "--defaults"],
+    ["stream", "add", "D", "--subjects", "d", "--description", "d\udcff", "--defaults"],
+    ["stream", "edit", "S", "--metadata", "k=v\udcff", "-f"],
+    ["kv", "add", "B", "--description", "d\udcff"],
+    ["consumer", "add", "S", "C", "--metadata", "k=v\udcff", "--defaults"],
 ]
 
 
@@ -636,6 +644,22 @@ def test_a_value_that_is_not_utf8_is_a_usage_error_not_a_traceback(jl, args):
     assert (r.exit_code, r.stderr) == (2, f"jetlink: error: argument '{shown}' is not UTF-8 "
                                           f"text (byte 0x{byte:02x}): names, subjects and "
                                           "keys are UTF-8\n")
+    assert data_dir_bytes(jl.data) == before
+
+
+def test_a_config_file_with_text_that_is_not_utf8_is_refused_naming_the_field(jl, tmp_path):
+    """A --config whose string holds a lone surrogate (a \\udcff escape): the server's 10025
+    naming the field, nothing stored (no later answer could be written out)."""
+    from helpers import data_dir_bytes
+
+    assert jl("stream", "add", "S", "--subjects", "s.>", "--defaults").exit_code == 0
+    before = data_dir_bytes(jl.data)
+    path = tmp_path / "cf.json"
+    path.write_text('{"name": "CF", "subjects": ["cf"], "metadata": {"k": "v\\udcff"}}')
+    r = jl("stream", "add", "--config", str(path), "-j")
+    assert (r.exit_code, json.loads(r.stdout)) == (1, {"error": {
+        "code": 400, "err_code": 10025,
+        "description": "invalid JSON: metadata.k: not UTF-8 text (byte 0xff)"}})
     assert data_dir_bytes(jl.data) == before
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import typing
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -87,7 +88,27 @@ def _rule_of(path: str, go: str) -> str | None:
     return f"{leaf} is {friendly}" if friendly else None
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _utf8(value: Any, path: str) -> Any:
+    """``value`` (a string of the config) when it is UTF-8 text; one holding a lone
+    surrogate (bytes that are not UTF-8 from a command line, a ``\\udcff`` escape of a JSON
+    file) is refused, 10025 naming the field, before anything stores it: no later answer
+    could be written out (``not_utf8`` on the error: the text, for the CLI to name the
+    argument it came from)."""
+    if isinstance(value, str) and _SURROGATE.search(value):
+        bad = _SURROGATE.search(value)
+        code = ord(bad.group()) if bad else 0
+        byte = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+        err = invalid_json(f"{path}: not UTF-8 text ({byte})", field=path)
+        err.not_utf8 = value  # type: ignore[attr-defined]
+        raise err
+    return value
+
+
 def _decode_value(value: Any, go: str, hint: Any, struct: str, path: str, enum: Any, strict: bool):
+    _utf8(value, path)
     if go in _INT_RANGES:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _type_error(value, struct, path, go)
@@ -145,10 +166,14 @@ def _decode_value(value: Any, go: str, hint: Any, struct: str, path: str, enum: 
                 shown = shown if len(shown) <= 40 else shown[:37] + "..."
                 err.detail = f"{path.rsplit('.', 1)[-1]}[{i}] is {shown}: {_rule_of(path, go)}"
                 raise err
+            _utf8(v, f"{path}[{i}]")
         return list(value)
     if go == "map[string]string":
         if not isinstance(value, dict) or any(not isinstance(v, str) for v in value.values()):
             raise _type_error(value, struct, path, go)
+        for k, v in value.items():
+            _utf8(k, f"{path}.{k}")
+            _utf8(v, f"{path}.{k}")
         return dict(value)
     # nested struct or list of structs
     if go.startswith("[]"):
