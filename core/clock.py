@@ -99,7 +99,13 @@ def parse_rfc3339_nano(text: str) -> int:
         digits = t[dot + 1 : end]
         frac_ns = int(digits.ljust(9, "0")[:9]) if digits else 0
         t = t[:dot] + t[end:]
-    dt = datetime.fromisoformat(t)
-    if dt.tzinfo is None:
+    offset = 0
+    if len(t) >= 6 and t[-6] in "+-" and t[-3] == ":":
+        # applied by hand: Go takes offsets up to 24h60m, Python's timezone less than 24h
+        sign = -1 if t[-6] == "-" else 1
+        offset = sign * (int(t[-5:-3]) * 3600 + int(t[-2:]) * 60)
+        t = t[:-6]
+    else:
         raise ValueError(f"time without offset: {text!r}")
-    return int(dt.timestamp()) * 1_000_000_000 + frac_ns
+    dt = datetime.fromisoformat(t).replace(tzinfo=UTC)
+    return (int(dt.timestamp()) - offset) * 1_000_000_000 + frac_ns

@@ -96,6 +96,11 @@ def test_stream_info_document_is_accepted():
     [
         ("2024-13-01T00:00:00Z", 'parsing time "2024-13-01T00:00:00Z": month out of range'),
         ("2024-02-30T00:00:00Z", 'parsing time "2024-02-30T00:00:00Z": day out of range'),
+        # Go's offsets: up to 24 hours and 60 minutes
+        ("2024-01-01T00:00:00+25:00",
+         'parsing time "2024-01-01T00:00:00+25:00": time zone offset hour out of range'),
+        ("2024-01-01T00:00:00-01:61",
+         'parsing time "2024-01-01T00:00:00-01:61": time zone offset minute out of range'),
         (
             "2024-01-01 00:00:00Z",
             'parsing time "2024-01-01 00:00:00Z" as "2006-01-02T15:04:05Z07:00": cannot parse'

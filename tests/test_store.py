@@ -332,6 +332,9 @@ def test_rfc3339_nano_like_go(ns, text):
 
 def test_parse_rfc3339_offsets():
     assert parse_rfc3339_nano("2026-01-01T01:00:00+01:00") == 1_767_225_600_000_000_000
+    # Go takes an offset of 24 hours (Python's timezone less): applied by hand
+    assert parse_rfc3339_nano("2026-01-02T00:00:00+24:00") == 1_767_225_600_000_000_000
+    assert parse_rfc3339_nano("2025-12-31T22:30:00.5-01:30") == 1_767_225_600_500_000_000
 
 
 def test_new_databases_have_8_kib_pages_and_old_ones_keep_theirs(tmp_path):

@@ -323,6 +323,11 @@ def rfc3339_error(value: str) -> str | None:
         if not rest:
             return head + '"" as "Z07:00"'
         return head + f'"{rest}" as "Z07:00"'
+    if rest not in ("Z", "z"):  # Go's time.Parse: an offset of up to 24h and 60m
+        if int(rest[1:3]) > 24:
+            return f'parsing time "{value}": time zone offset hour out of range'
+        if int(rest[4:6]) > 60:
+            return f'parsing time "{value}": time zone offset minute out of range'
     month, day = int(value[5:7]), int(value[8:10])
     if not 1 <= month <= 12:
         return f'parsing time "{value}": month out of range'
