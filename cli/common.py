@@ -519,6 +519,9 @@ def rest_api_root(url: str) -> str:
         raise usage(f"{expected} ({err})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
         raise usage(expected)
+    problem = host_problem(parts.hostname)
+    if problem:
+        raise usage(f"invalid REST URL {url!r}: {problem}")
     if parts.query or parts.fragment:
         raise usage(f"invalid REST URL {url!r}: no query or fragment allowed")
     text = text.rstrip("/")
@@ -534,6 +537,25 @@ def rest_api_root(url: str) -> str:
 
 
 _CLUSTERS_PATH = re.compile(r"(.*/v3)/clusters(?:/([^/]+))?")
+
+
+def host_problem(host: str) -> str | None:
+    """Why ``host`` can be no host name a resolver takes (a label empty or longer than 63
+    characters: ``a..b``, ``.``), as the socket layer's IDNA encoding would fail on it; None
+    for a host name or an IP address."""
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return None
+    except ValueError:
+        pass
+    try:
+        host.encode("idna")
+    except UnicodeError as err:
+        reason = str(err.__cause__ or err).removeprefix("UnicodeError: ")
+        return f"host {host!r} is no host name ({reason or 'label empty or too long'})"
+    return None
 
 
 def rest_url_cluster(url: str) -> str | None:

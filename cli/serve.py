@@ -95,8 +95,12 @@ def _listen(host: str, port: int) -> Any:
     import socket
 
     from jetlink.cli.rest.conn import Listener
+    from jetlink.cli.common import host_problem, usage
     from jetlink.core.errors import JetlinkError
 
+    problem = host_problem(host)
+    if problem:
+        raise usage(f"--host: {problem}")
     try:
         infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM,
                                    flags=socket.AI_PASSIVE)

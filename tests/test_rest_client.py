@@ -68,10 +68,22 @@ def test_api_root(url, root):
     assert api_root(url) == root
 
 
-@pytest.mark.parametrize("url", ["h:8090", "ftp://h", "http://", "http://h/?x=1", ""])
+@pytest.mark.parametrize("url", ["h:8090", "ftp://h", "http://", "http://h/?x=1", "",
+                                 "http://a..b:8090", "http://" + "x" * 64 + ":8090"])
 def test_api_root_refuses_what_is_not_a_url(url):
     with pytest.raises(UsageError, match="invalid REST URL"):
         api_root(url)
+
+
+@pytest.mark.parametrize(("host", "ok"), [
+    ("localhost", True), ("pkc-1.confluent.cloud", True), ("127.0.0.1", True),
+    ("[::1]", True), ("a..b", False), (".", False), ("x" * 64, False), ("x" * 63, True)])
+def test_host_problem_is_what_the_resolver_refuses(host, ok):
+    """A label empty or over 63 characters fails the socket layer's IDNA encoding (a
+    UnicodeError, not an OSError): said before any connection is tried."""
+    from jetlink.cli.common import host_problem
+
+    assert (host_problem(host) is None) == ok
 
 
 def test_paths_are_under_the_cluster_and_quoted():

@@ -689,6 +689,14 @@ def jl_serve(jl):
     return lambda *args: jl("serve", *args)
 
 
+@pytest.mark.parametrize("host", ["a..b", "."])
+def test_a_host_no_resolver_takes_is_a_usage_error(jl_serve, host):
+    """A label empty or too long: said in one line (not the IDNA codec's traceback)."""
+    result = jl_serve("--host", host, "--port", "0")
+    assert (result.exit_code, result.stderr) == (2, (
+        f"jetlink: error: --host: host {host!r} is no host name (label empty or too long)\n"))
+
+
 def test_non_loopback_host_needs_a_token(jl_serve):
     result = jl_serve("--host", "0.0.0.0")
     assert result.exit_code == 2

@@ -146,8 +146,10 @@ class MirrorState:
         self.refresh(link, topic)
         rows = self._rows(link, topic)
         if not rows:
-            if self.cl.conn.execute("SELECT 1 FROM topics WHERE name = ?",
-                                    (topic,)).fetchone() is None:
+            with self.kafka._schema.read() as conn:  # (empty tables where never made)
+                known = conn.execute("SELECT 1 FROM topics WHERE name = ?",
+                                     (topic,)).fetchone() is not None
+            if not known:
                 # no topic of that name at all: Kafka's UnknownTopicOrPartitionException
                 raise unknown_mirror_topic(topic)
             raise KafkaError("INVALID_REQUEST", not_mirrored_message(topic)
