@@ -94,8 +94,8 @@ def _listen(host: str, port: int) -> Any:
     (cli/rest/conn.py ``Listener``; JetlinkError when it cannot be bound)."""
     import socket
 
-    from jetlink.cli.rest.conn import Listener
     from jetlink.cli.common import host_problem, usage
+    from jetlink.cli.rest.conn import Listener
     from jetlink.core.errors import JetlinkError
 
     problem = host_problem(host)
