@@ -72,6 +72,18 @@ def _config_doc(cfg: StreamConfig) -> str:
     return json.dumps(doc, separators=(",", ":"))
 
 
+def _check_start_seqs(cfg: StreamConfig) -> None:
+    """A mirror's or source's opt_start_seq past the engine's largest sequence could never
+    be stored: refused when the stream is made, as its first_seq is (never a replication
+    that fails on every step after an answer that said created)."""
+    origins = ([("mirror", cfg.mirror)] if cfg.mirror is not None else []) + [
+        (f"sources[{i}]", src) for i, src in enumerate(cfg.sources)]
+    for where, src in origins:
+        if src.opt_start_seq > S.MAX_SEQ:
+            raise JetlinkError(f"{where}.opt_start_seq above {S.MAX_SEQ} (2^40-1) is not "
+                               "supported by jetlink", field=f"{where}.opt_start_seq")
+
+
 def _as_config(cfg: StreamConfig | Mapping[str, Any]) -> StreamConfig:
     if isinstance(cfg, StreamConfig):
         return cfg
@@ -230,6 +242,7 @@ class JetStream:
                     raise JetlinkError(
                         f"first_seq above {S.MAX_SEQ} (2^40-1) is not supported by jetlink",
                         field="first_seq")
+                _check_start_seqs(final)
                 first = final.first_seq if final.first_seq > 0 else 0
                 last = first - 1 if first > 0 else 0
                 cur = txn.conn.execute(

@@ -26,9 +26,12 @@ Standard library only (plus jetlink's errors).
 
 from __future__ import annotations
 
+import re
+
 from .errors import client_error
 
 __all__ = [
+    "CLUSTER_NAME_RE",
     "CONTROL_LINE_ERROR",
     "INBOX_LEN",
     "MAX_CONTROL_LINE",
@@ -45,6 +48,9 @@ MAX_PAYLOAD = 1024 * 1024  # nats-server's MAX_PAYLOAD_SIZE (max_payload)
 # the largest file jetlink reads whole (a stream's config, a topology file): a larger one is
 # refused before it fills the memory (/dev/zero, a log given by mistake)
 MAX_INPUT_FILE = 256 * 1024 * 1024
+# a cluster's name (its database file's; a JetStream domain an API prefix names): 1 to 64
+# letters, digits, '_' or '-'
+CLUSTER_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 CONTROL_LINE_ERROR = "nats: maximum control line exceeded"
 PAYLOAD_ERROR = "nats: maximum payload exceeded"
 

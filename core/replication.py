@@ -49,6 +49,7 @@ from .errors import ApiError, JetlinkError, nats_error
 from .messages import UnstoredAck
 from .startseq import deliver_all_start
 from .store import Cluster, DataDir, connect
+from .store.datadir import NAME_RE
 from .store.health import StorageError
 from .streamstore.base import INSERT_SUBJECTS_SQL, UPDATE_SUBJECTS_SQL
 from .subjectcache import matched_hint, memo
@@ -365,9 +366,12 @@ def origin_cluster(src: StreamSource, target_cluster: str) -> tuple[str, ApiErro
     if ext is None or not ext.api or ext.api == JS_API_PREFIX:
         return target_cluster, None
     dom = src.domain
-    if dom is None:
-        return "", ApiError(500, 0, f"external api {ext.api} names no cluster of the data "
-                                    "directory (use $JS.<cluster>.API)")
+    if dom is None or not NAME_RE.fullmatch(dom):  # (no cluster can have that name)
+        from .errors import clip
+
+        return "", ApiError(500, 0, f"external api {clip(ext.api)} names no cluster of the "
+                                    "data directory (use $JS.<cluster>.API; a cluster name is "
+                                    "1 to 64 letters, digits, '_' or '-')")
     return dom, None
 
 

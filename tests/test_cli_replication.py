@@ -1221,3 +1221,32 @@ def test_a_source_reports_the_last_origin_sequence_it_stored(jl, tmp_path):
         ok(jl("replicate"))
     assert _source_seqs(jl, "AGG") == [("P", 5)]
     assert doc(jl("stream", "info", "AGG", "-j"))["state"]["messages"] == 3  # none twice
+
+
+def test_an_origin_no_data_directory_can_hold_is_warned_and_a_start_past_the_limit_refused(
+        jl, tmp_path):
+    """A mirror whose API prefix names a domain no cluster can be named (5,000 characters):
+    created, as the server accepts it, with a warning that it never reaches its origin
+    (not an error after the answer said created); an opt_start_seq past the engine's
+    largest sequence is refused before anything is made, as first_seq is."""
+    import json as _json
+
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    far = tmp_path / "far.json"
+    far.write_text(_json.dumps({"name": "FAR", "mirror": {
+        "name": "ORDERS", "external": {"api": "$JS." + "x" * 5000 + ".API"}}}))
+    r = jl("stream", "add", "--config", str(far))
+    assert r.exit_code == 0, r.output
+    assert r.stderr == (
+        'jetlink: warning: mirror origin "ORDERS": API prefix $JS.' + "x" * 40
+        + "... (5,000 characters).API names no cluster a data directory can hold (1 to 64 "
+        "letters, digits, '_' or '-'): the stream never reaches its origin\n")
+    ok(jl("pub", "orders.a", "x"))  # later writes are not broken by it
+    seq = tmp_path / "seq.json"
+    seq.write_text(_json.dumps({"name": "SQ", "sources": [
+        {"name": "ORDERS", "opt_start_seq": 2**40}]}))
+    r = jl("stream", "add", "--config", str(seq))
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: sources[0].opt_start_seq above 1099511627775 (2^40-1) is not "
+        "supported by jetlink\n"))
+    assert sorted(doc(jl("stream", "ls", "-j"))) == ["FAR", "ORDERS"]

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, Self, TypeVar, runtime_checkable
 
 from ..errors import ApiError, JetlinkError, invalid_config, nats_error
+from ..limits import CLUSTER_NAME_RE
 from ..subjects import (
     SUBJECT_RULE,
     is_subset,
@@ -1043,6 +1044,13 @@ def origin_warnings(cfg: StreamConfig, cluster: str, clusters: Any, *,
         if where is None:
             continue  # another API prefix: not ours to look into
         described = describe(src.name) if describe is not None else f'{what} "{src.name}"'
+        if kind == "cluster" and not CLUSTER_NAME_RE.fullmatch(where):
+            from ..errors import clip
+
+            out.append(f"{described}: API prefix $JS.{clip(where)}.API names no cluster a "
+                       "data directory can hold (1 to 64 letters, digits, '_' or '-'): the "
+                       "stream never reaches its origin")
+            continue
         if not clusters.has_cluster(where):
             out.append(missing_origin_text(described, where, False, "in the data directory",
                                            kind, clusters.names()))

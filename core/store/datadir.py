@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import re
 import sqlite3
 import stat
 from collections.abc import Iterator, Sequence
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JetlinkError, NotFoundError, not_found, quoted
+from ..limits import CLUSTER_NAME_RE
 from .health import (
     HEAD_LOCK,
     ChangedError,
@@ -60,7 +60,7 @@ __all__ = [
 
 LOCAL = "local"
 KINDS = ("nats", "kafka")
-NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+NAME_RE = CLUSTER_NAME_RE
 DB_SUFFIX = ".db"
 BUSY_TIMEOUT_MS = 30_000
 CACHE_KIB = 65_536  # page cache per connection (negative cache_size = KiB)
@@ -852,6 +852,10 @@ class DataDir:
         return out
 
     def has_cluster(self, name: str) -> bool:
+        """Whether the data directory holds cluster ``name`` (never one that can have no
+        cluster's name: an API prefix's domain, a file's value)."""
+        if not isinstance(name, str) or not NAME_RE.fullmatch(name):
+            return False
         return self.cluster_path(name).exists()
 
     def set_down(self, name: str, down: bool = True) -> None:
