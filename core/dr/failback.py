@@ -552,6 +552,11 @@ def _promoted_from(stream: str, info: Any, rec: dict[str, Any] | None
         return was[0].mirror.to_json(), was[1]
     if info is not None and info.config.mirror is not None:
         return None
+    if info is not None and PROMOTED_KEY in (info.config.metadata or {}):
+        raise JetlinkError(f"stream {stream}'s {PROMOTED_KEY} is not a record jetlink wrote "
+                           "(not the mirror and a last sequence from 0 to 2^63-1): changed by "
+                           "hand, it can not be failed back; restore the record, or edit the "
+                           "stream back into a mirror of its origin", field="stream")
     raise JetlinkError(f"stream {stream} was not promoted by jetlink (its metadata holds no "
                        f"{PROMOTED_KEY}): there is nothing to fail back", field="stream")
 

@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from ..errors import ApiError, JetlinkError
+from .fencing import record_seq
 from .positions import key_for, open_own_bucket
 
 __all__ = ["BUCKET", "DONE", "FailbackStore", "under_way"]
@@ -41,7 +42,12 @@ class FailbackStore:
             raise
         try:
             doc = json.loads(entry.value)
-        except ValueError:
+            if isinstance(doc, dict):
+                if "promoted_last_seq" in doc:
+                    record_seq(doc["promoted_last_seq"])
+                if not isinstance(doc.get("mirror", {}), dict):
+                    raise ValueError("mirror")
+        except (ValueError, RecursionError):
             raise JetlinkError(f"the failback record of {stream} in bucket {BUCKET} is not a "
                                "record jetlink wrote", field="stream") from None
         return doc if isinstance(doc, dict) else None

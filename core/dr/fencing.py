@@ -13,6 +13,7 @@ from typing import Any
 from ..config.stream import StreamConfig
 
 __all__ = ["DIVERGENCE_KEY", "FENCE_KEY", "PROMOTED_KEY", "divergence", "fence_subject",
+           "record_seq",
            "fenced_subjects", "promotion_doc", "with_fence", "with_promotion", "without_fence",
            "without_promotion"]
 
@@ -78,9 +79,18 @@ def promotion_doc(cfg: StreamConfig) -> dict[str, Any] | None:
         return None
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return doc if isinstance(doc, dict) else None
+
+
+def record_seq(value: Any) -> int:
+    """A sequence of a record jetlink wrote (a whole number from 0 to 2^63-1, as SQLite and
+    the server's int64 hold one); ValueError for anything else (a float, 1e400, a number
+    past int64, text): the record is then not readable, never a crash further on."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+        raise ValueError(f"not a sequence: {value!r:.40}")
+    return value
 
 
 def divergence(cfg: StreamConfig) -> tuple[int, int, str] | None:
@@ -91,9 +101,9 @@ def divergence(cfg: StreamConfig) -> tuple[int, int, str] | None:
         return None
     try:
         doc = json.loads(text)
-        after, last = int(doc["after"]), int(doc["last"])
+        after, last = record_seq(doc["after"]), record_seq(doc["last"])
         return (after, last, str(doc.get("at") or "")) if 0 <= after < last else None
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return None
 
 

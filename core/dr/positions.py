@@ -115,6 +115,21 @@ def open_own_bucket(kv: KV, bucket: str, description: str, *, create: bool) -> K
     return kv.open(bucket)
 
 
+def _decoded(mirror: str, value: bytes) -> MirrorPositions:
+    """A positions record as jetlink wrote it; anything else (a value put by hand: not JSON,
+    another shape, numbers past any sequence, nested past reason) is one JetlinkError
+    saying what to do, never a traceback."""
+    try:
+        return MirrorPositions.from_json(json.loads(value))
+    except ValueError:
+        why = "not JSON"
+    except (KeyError, TypeError, AttributeError, OverflowError, RecursionError):
+        why = "not the fields jetlink writes"
+    raise JetlinkError(
+        f"the consumer positions of mirror {mirror} in bucket {BUCKET} are not a record "
+        f"jetlink wrote ({why}): run jetlink positions sync again", field="positions")
+
+
 class PositionStore:
     """The positions bucket of one side, over core/kv.py's KV (either backend)."""
 
@@ -137,13 +152,7 @@ class PositionStore:
             if err.err_code in (10037, 10059, 10058):  # no key / no bucket
                 return None
             raise
-        try:
-            return MirrorPositions.from_json(json.loads(entry.value))
-        except (ValueError, KeyError, TypeError) as err:
-            raise JetlinkError(
-                f"the consumer positions of mirror {mirror} in bucket {BUCKET} are not a "
-                f"record jetlink wrote ({err}): run jetlink positions sync again",
-                field="positions") from None
+        return _decoded(mirror, entry.value)
 
     def records(self) -> list[MirrorPositions]:
         try:
@@ -155,10 +164,12 @@ class PositionStore:
         out = []
         for key in bucket.keys():
             try:
-                out.append(MirrorPositions.from_json(json.loads(bucket.get(key).value)))
+                value = bucket.get(key).value
             except ApiError as err:
                 if err.err_code != 10037:  # deleted meanwhile
                     raise
+                continue
+            out.append(_decoded(key, value))
         return sorted(out, key=lambda r: r.mirror)
 
     def write(self, rec: MirrorPositions) -> int:

@@ -443,7 +443,7 @@ def dr_names(infos: Iterable[Any]) -> DrNames:
             continue
         try:
             was = StreamSource.from_json(json.loads(text)["mirror"], strict=False)
-        except (ValueError, KeyError, TypeError, JetlinkError):
+        except (ValueError, KeyError, TypeError, JetlinkError, RecursionError):
             continue
         if was.name.startswith("KV_"):
             out.kv_promoted.append(bucket)

@@ -49,7 +49,11 @@ from ..config.consumer import ConsumerConfig
 from ..config.kvnames import kv_subjects
 from ..config.stream import StreamConfig
 from ..errors import ApiError, JetlinkError, UsageError, nats_error
-from .fencing import PROMOTED_KEY, promotion_doc  # the record's key, with jetlink's other marks
+from .fencing import (  # the record's key, with jetlink's other marks
+    PROMOTED_KEY,
+    promotion_doc,
+    record_seq,
+)
 
 __all__ = [
     "OriginFacts", "PartialPromotion", "PlacedConsumer", "PositionClamp", "PositionsUsed",
@@ -969,7 +973,8 @@ def promotion_record(cfg: StreamConfig) -> PromotionRecord | None:
         return None
     try:
         action = doc.get("action")
-        return PromotionRecord(doc.get("at"), doc.get("done"), int(doc.get("placed") or 0),
+        return PromotionRecord(doc.get("at"), doc.get("done"),
+                               record_seq(doc.get("placed") or 0),
                                action if action in ("promote", "failover") else None)
     except (ValueError, TypeError, AttributeError):
         return None
@@ -1003,9 +1008,9 @@ def _was_mirror(cfg: StreamConfig) -> tuple[StreamConfig, int, list[OwnConsumer]
         return None
     try:
         mirror = StreamSource.from_json(doc["mirror"], strict=False)
-        last = int(doc["last_seq"])
+        last = record_seq(doc["last_seq"])
         own = [OwnConsumer.from_json(o) for o in doc.get("own") or []]
-    except (ValueError, KeyError, TypeError, JetlinkError):
+    except (ValueError, KeyError, TypeError, JetlinkError, RecursionError):
         return None
     out = cfg.copy()
     out.mirror = mirror
