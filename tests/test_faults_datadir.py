@@ -614,6 +614,36 @@ def test_a_link_to_nothing_is_no_cluster_and_a_directory_is_a_damaged_one(tmp_pa
     assert jl("cluster", "ls", "-n").stdout == "east\n"
 
 
+def test_a_loop_of_symbolic_links_is_a_damaged_cluster_not_a_traceback(tmp_path):
+    """``ln -s loop.db loop.db`` in the data directory: listed DAMAGED, checked as one that
+    can not be read, refused by its commands, removed (the link) by cluster rm."""
+    from helpers import runner
+
+    from jetlink.cli.main import app
+
+    data = tmp_path / "data"
+    data.mkdir()
+
+    def jl(*args):
+        return runner.invoke(app, ["--data-dir", str(data), *args], prog_name="jetlink")
+
+    assert jl("cluster", "add", "west").exit_code == 0
+    (data / "loop.db").symlink_to("loop.db")
+    r = jl("cluster", "ls", "-n")
+    assert (r.exit_code, r.stdout) == (0, "loop\nwest\n"), r.output
+    r = jl("cluster", "check")
+    assert r.exit_code == 1 and r.exception is None or isinstance(r.exception, SystemExit)
+    assert ("Cluster loop: DAMAGED" in r.stdout
+            and "the file can not be read (Too many levels of symbolic links)" in r.stdout)
+    r = jl("--cluster", "loop", "stream", "ls")
+    assert r.exit_code == 1 and "can not be read (Too many levels of symbolic links)" in \
+        r.stderr, r.output
+    assert jl("--cluster", "west", "stream", "ls").exit_code == 0
+    r = jl("cluster", "rm", "loop", "-f")
+    assert (r.exit_code, r.stdout) == (0, "Cluster loop was removed\n"), r.output
+    assert sorted(p.name for p in data.iterdir() if p.suffix == ".db") == ["west.db"]
+
+
 def test_a_file_built_aside_is_made_whole_before_it_is_put_in_place(tmp_path):
     """A cluster's file (and a repaired copy) is built under a temporary name in WAL mode:
     its log is merged into the file before the file is linked into place (whole_file), so

@@ -313,7 +313,7 @@ class Cluster:
     @property
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
-            if not self.path.exists():
+            if not _there(self.path):
                 raise NotFoundError(f"cluster {self.name} not found")
             problem = file_problem(self.path)
             if problem:
@@ -677,6 +677,19 @@ def whole_file(conn: sqlite3.Connection) -> None:
             f"the write-ahead log could not be merged into the file (journal mode {mode})")
 
 
+def _there(path: Path) -> bool:
+    """Whether ``path`` is there: a file (through a link too), or something that can not be
+    read (a loop of symbolic links: opened, it is DAMAGED and says why); a link to nothing
+    is not."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return True
+    return True
+
+
 def _a_cluster_file(path: Path) -> bool:
     """Whether ``NAME.db`` is a cluster's, to be listed: a regular file (through a symbolic
     link too); a directory is one too, listed as it stands (opened, it is DAMAGED and says
@@ -856,7 +869,7 @@ class DataDir:
         cluster's name: an API prefix's domain, a file's value)."""
         if not isinstance(name, str) or not NAME_RE.fullmatch(name):
             return False
-        return self.cluster_path(name).exists()
+        return _there(self.cluster_path(name))
 
     def set_down(self, name: str, down: bool = True) -> None:
         """Mark cluster ``name`` unreachable (``cluster down``) or reachable again (``up``):
@@ -877,7 +890,7 @@ class DataDir:
         if name == LOCAL and create_local:
             self._ensure_local()
         path = self.cluster_path(name)
-        if not path.exists():
+        if not _there(path):
             if not self.create:
                 self.check_exists()
                 if name == LOCAL and create_local:
@@ -919,7 +932,7 @@ class DataDir:
         cluster = self._open.pop(name, None)
         if cluster is not None:
             cluster.close()
-        if not path.exists():
+        if not _there(path) and not path.is_symlink():  # (a loop of links: the link goes)
             raise NotFoundError(f"cluster {name} not found")
         if path.is_dir() and not path.is_symlink():
             self._remove_directory(name, path)

@@ -86,10 +86,12 @@ def file_problem(path: Path) -> str | None:
             return "is empty (0 bytes): the file was emptied or replaced"
         size = st.st_size
         head = read_head(path, st)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except PermissionError:
         return None  # SQLite says so when it opens it
+    except OSError as err:  # a loop of symbolic links, an I/O error: said, never raised
+        return f"can not be read ({err.strerror or err})"
     if len(head) < 100 or not head.startswith(HEADER):
         return "is not a SQLite database: its header was overwritten or the file was replaced"
     page = int.from_bytes(head[16:18], "big")
