@@ -278,6 +278,7 @@ def _load_command(name: str, module: str) -> Any:
 # strconv and Kafka read one (core/numbers.py's rule); Python's int() also takes "1_000",
 # " 5 " and other scripts' digits ("١٠"), which no server or tool reads as a number.
 _ASCII_INT = re.compile(r"[+-]?[0-9]+")
+_DIGITS_PAST_ANY_RANGE = 40  # (uint64's largest has 20 digits)
 
 
 def strict_ints(command: Any) -> Any:
@@ -294,6 +295,17 @@ def strict_ints(command: Any) -> Any:
                        _convert: Any = convert) -> Any:
                 if isinstance(value, str) and not _ASCII_INT.fullmatch(value):
                     _t.fail(f"{value!r} is not a valid integer.", p, ctx)
+                if isinstance(value, str) and len(value) > _DIGITS_PAST_ANY_RANGE:
+                    # past any int64 / uint64 (and Python's 4,300-digit int() limit): the
+                    # range's own words, the value clipped
+                    from jetlink.core.errors import clip
+
+                    describe = getattr(_t, "_describe_range", None)
+                    bound = getattr(_t, "min" if value.startswith("-") else "max", None)
+                    _t.fail(f"{clip(value)} is not in the range {describe()}."
+                            if describe is not None and bound is not None
+                            else f"{clip(value)} is past any number this option takes.", p,
+                            ctx)
                 return _convert(value, p, ctx)
 
             ptype.convert = strict

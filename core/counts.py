@@ -27,8 +27,10 @@ MSG_OVERHEAD = 32  # bytes the store takes per message beyond payload, subject a
 def check_count(count: int, *, flag: str = "--count") -> int:
     """``count`` when at most MAX_COUNT, else a UsageError naming the flag, value and limit."""
     if count > MAX_COUNT:
+        from .errors import clip
+
         raise UsageError(
-            f"invalid value for {flag}: {str(count)!r}: more than the maximum "
+            f"invalid value for {flag}: {clip(str(count))!r}: more than the maximum "
             f"{MAX_COUNT:,} messages per command"
         )
     return count

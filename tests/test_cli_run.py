@@ -312,6 +312,27 @@ def test_an_integer_is_ascii_digits_with_an_optional_sign(jl, args, value):
     assert "is not a valid integer." in r.stderr and repr(value) in r.stderr
 
 
+@pytest.mark.parametrize(("args", "says"), [
+    (("stream", "get", "U", "9" * 5000),
+     "Invalid value for '[SEQ]': " + "9" * 40 + "... (5,000 characters) is not in the range "
+     "1<=x<=18446744073709551615."),
+    (("pub", "u.a", "x", "--count", "9" * 4301),
+     "Invalid value for '--count': " + "9" * 40 + "... (4,301 characters) is past any number "
+     "this option takes."),
+    (("pub", "u.a", "x", "--count", "9" * 4000),  # (under Python's int() limit)
+     "Invalid value for '--count': " + "9" * 40 + "... (4,000 characters) is past any number "
+     "this option takes."),
+])
+def test_an_integer_of_thousands_of_digits_is_said_out_of_range_and_clipped(jl, args, says):
+    """Past any int64 / uint64 (and Python's 4,300-digit int() limit): the range's words,
+    the value quoted by its first 40 characters and its length."""
+    from helpers import ok
+
+    ok(jl("stream", "add", "U", "--subjects", "u.>", "--defaults"))
+    r = jl(*args)
+    assert r.exit_code == 2 and says in r.stderr and len(r.stderr) < 400, r.stderr[:300]
+
+
 def test_signed_integers_are_read(jl):
     from helpers import doc
 
