@@ -883,10 +883,10 @@ class KeyValue:
 
 def _distinct_filters(patterns: list[str], whole: str) -> list[str]:
     """``patterns`` as a consumer's filters: themselves when a consumer takes them
-    (core/config/consumer.py ``overlapping_filter``), else ``whole`` (the caller filters)."""
-    from .config.consumer import overlapping_filter
+    (core/config/consumer.py ``first_overlapping``), else ``whole`` (the caller filters)."""
+    from .config.consumer import first_overlapping
 
-    if any(overlapping_filter(patterns, i) for i in range(len(patterns))):
+    if first_overlapping(patterns) is not None:
         return [whole]
     return patterns
 

@@ -4,7 +4,7 @@ two of a group overlap: nats-server's 10138), every matched subject still matche
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jetlink.core.subjects import disjoint_groups, matches, overlaps
@@ -38,3 +38,20 @@ def test_no_group_overlaps_and_every_subject_is_still_matched(patterns, subject)
     before = any(matches(p, subject) for p in patterns)
     after = any(matches(p, subject) for g in groups for p in g)
     assert before == after
+
+
+_TOKEN = st.sampled_from(["a", "b", "c", "*", "d"])
+_FILTER = st.builds(lambda toks, tail: ".".join(toks + ([">"] if tail else [])),
+                    st.lists(_TOKEN, min_size=1, max_size=4), st.booleans())
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_FILTER, min_size=1, max_size=10))
+def test_first_overlapping_is_the_pairwise_rule_in_linear_time(filters):
+    """A consumer's filter that lies within another (10138): the first one the pairwise
+    definition finds, found with the literals counted instead of compared (5,000 filters
+    of a consumer checked at once, not in 12.5 million comparisons)."""
+    from jetlink.core.config.consumer import first_overlapping, overlapping_filter
+
+    pairwise = next((i for i in range(len(filters)) if overlapping_filter(filters, i)), None)
+    assert first_overlapping(filters) == pairwise

@@ -549,11 +549,12 @@ def _check_filters(cfg: ConsumerConfig) -> list[str]:
         if f == "":
             raise nats_error("ConsumerEmptyFilter", field=f"filter_subjects[{i}]")
     filters = filters_of(cfg)
+    first = first_overlapping(filters)
     for i, subject in enumerate(filters):
         where = "filter_subject" if cfg.filter_subject else f"filter_subjects[{i}]"
         if not is_valid_subject(subject):
             raise invalid_config("invalid subject", field=where)
-        if overlapping_filter(filters, i):
+        if i == first:
             raise nats_error("ConsumerOverlappingSubjectFilters", field=where)
     return filters
 
@@ -562,6 +563,20 @@ def overlapping_filter(filters: Sequence[str], i: int) -> bool:
     """Whether filter ``i`` lies within another of ``filters``: a consumer refuses them
     (ConsumerOverlappingSubjectFilters, 10138; nats-server's ``SubjectIsSubsetMatch``)."""
     return any(j != i and is_subset(filters[i], other) for j, other in enumerate(filters))
+
+
+def first_overlapping(filters: Sequence[str]) -> int | None:
+    """The first ``i`` for which :func:`overlapping_filter` holds, None when none does, in
+    time linear in the literal filters: a filter lies within another only when it is the
+    same (a duplicate) or the other has a wildcard (a literal holds only itself)."""
+    from collections import Counter
+
+    counts = Counter(filters)
+    wild = [(j, f) for j, f in enumerate(filters) if has_wildcard(f)]
+    for i, f in enumerate(filters):
+        if counts[f] > 1 or any(j != i and is_subset(f, w) for j, w in wild):
+            return i
+    return None
 
 
 def _check_deliver_policy(cfg: ConsumerConfig, filters: list[str]) -> None:
