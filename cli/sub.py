@@ -26,11 +26,11 @@ POLL_SECONDS = 0.5
 
 def sub(
     ctx: typer.Context,
-    subject: Annotated[
-        str,
+    subjects: Annotated[
+        list[str],
         typer.Argument(
-            metavar="SUBJECT",
-            help="Subject to subscribe to (wildcards allowed).",
+            metavar="SUBJECT...",
+            help="Subjects to subscribe to (wildcards allowed; several, as natscli's).",
             show_default=False,
         ),
     ],
@@ -51,11 +51,12 @@ def sub(
     raw: Annotated[bool, typer.Option("--raw", "-r", help="Show only the message bodies.")] = False,
     json_output: JsonLinesOption = False,
 ) -> None:
-    """Follow messages published on a subject.
+    """Follow messages published on subjects.
 
-    Prints every message published on SUBJECT (wildcards allowed) from now on, by any
-    process sharing the data directory, until --count N messages, --wait DURATION without
-    traffic, or Ctrl-C.
+    Prints every message published on a SUBJECT (wildcards allowed; several subjects, one
+    subscription each, as natscli's: a message two of them match is printed twice) from
+    now on, by any process sharing the data directory, until --count N messages, --wait
+    DURATION without traffic, or Ctrl-C.
 
     With --json: JSON lines, one message per line as it arrives ({"subject", "seq"?,
     "time", "headers", "data": base64}), as every following command's --json (kv watch,
@@ -70,14 +71,15 @@ def sub(
         idle_ns = parse_duration_flag(wait, flag="--wait", wait=True)
     from jetlink.core.subjects import invalid_subject, is_valid_subject
 
-    if not is_valid_subject(subject):  # the client's refusal, said the same on any backend
-        raise invalid_subject(subject, literal=False)
+    for subject in subjects:
+        if not is_valid_subject(subject):  # the client's refusal, the same on any backend
+            raise invalid_subject(subject, literal=False)
     js = open_jetstream(app)
-    subscription = js.subscribe(subject)
+    subscriptions = [js.subscribe(subject) for subject in dict.fromkeys(subjects)]
     received = 0
     try:
-        output.notice(app, f"Subscribing on {subject}")
-        for msg in common.follow(subscription.next, idle_ns, POLL_SECONDS):
+        output.notice(app, f"Subscribing on {', '.join(dict.fromkeys(subjects))}")
+        for msg in common.follow(_next_of(subscriptions), idle_ns, POLL_SECONDS):
             received += 1
             doc = to_doc(msg)
             if app.json:
@@ -87,9 +89,32 @@ def sub(
             if count is not None and received >= count:
                 break
     finally:
-        close = getattr(subscription, "close", None) or getattr(subscription, "unsubscribe", None)
-        if callable(close):
-            close()
+        for subscription in subscriptions:
+            close = getattr(subscription, "close", None) or getattr(subscription, "unsubscribe",
+                                                                   None)
+            if callable(close):
+                close()
+
+
+def _next_of(subscriptions: list[Any]) -> Any:
+    """``next(timeout)`` over every subscription (one per subject, as natscli subscribes
+    each): each asked in turn for its share of the wait, the turn starting after the one
+    that answered last, so that a busy subject never starves a quiet one."""
+    if len(subscriptions) == 1:
+        return subscriptions[0].next
+    turn = [0]
+
+    def next_msg(timeout: float | None) -> Any:
+        share = (timeout or 0) / len(subscriptions)
+        for k in range(len(subscriptions)):
+            i = (turn[0] + k) % len(subscriptions)
+            msg = subscriptions[i].next(share)
+            if msg is not None:
+                turn[0] = i + 1
+                return msg
+        return None
+
+    return next_msg
 
 
 def render_message(app: App, n: int, msg: dict[str, Any], *, raw: bool = False) -> None:

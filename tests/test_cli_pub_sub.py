@@ -250,6 +250,37 @@ def test_sub_follows_messages_across_processes(jl):
     assert list(first) == ["subject", "time", "headers", "data"]
 
 
+def test_sub_follows_several_subjects_as_natscli(jl):
+    """natscli's sub SUBJECT...: one subscription per subject, each message once per
+    subject it matches; a quiet subject is not starved by a busy one."""
+    follower = _jetlink(jl.data, "sub", "a.x", "b.*", "--count", "4", "--raw")
+    try:
+        assert follower.stderr.readline() == "Subscribing on a.x, b.*\n"
+        for subject, body in (("a.x", "1"), ("a.x", "2"), ("a.x", "3"), ("b.y", "4")):
+            ok(jl("pub", subject, body, "--core"))
+        out, err = follower.communicate(timeout=30)
+    finally:
+        follower.kill()
+    assert follower.returncode == 0, err
+    assert sorted(out.split()) == ["1", "2", "3", "4"]
+
+
+def test_sub_merges_turns_over_subscriptions():
+    """Each subscription asked for its share of the wait, the turn moving on after one that
+    answered: two that always have messages are read alternately."""
+    from jetlink.cli.sub import _next_of
+
+    class Busy:
+        def __init__(self, name):
+            self.name = name
+
+        def next(self, _timeout):
+            return self.name
+
+    nxt = _next_of([Busy("a"), Busy("b")])
+    assert [nxt(1.0) for _ in range(4)] == ["a", "b", "a", "b"]
+
+
 def test_sub_human_output_and_wait(jl):
     follower = _jetlink(jl.data, "sub", "orders.*", "--wait", "1s")
     try:
