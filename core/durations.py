@@ -172,20 +172,32 @@ def check_wait(ns: int) -> int:
     return ns
 
 
+# java.time.Duration.parse's pattern: a sign for the whole and for each part, a fraction of
+# the seconds after '.' or ',' of at most 9 digits
 _JAVA_DURATION = re.compile(
-    r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?", re.IGNORECASE)
+    r"([-+]?)P(?:([-+]?[0-9]+)D)?(T(?:([-+]?[0-9]+)H)?(?:([-+]?[0-9]+)M)?"
+    r"(?:([-+]?[0-9]+)(?:[.,]([0-9]{0,9}))?S)?)?", re.IGNORECASE)
 
 
 def parse_java_duration(text: str) -> int | None:
-    """java.time.Duration's ISO-8601 form (``PT1H30M``, ``P1D``, ``PT0.5S``: days, hours,
-    minutes, seconds) as nanoseconds, what Kafka's tools take (``--by-duration``); None for
-    text not in that form."""
+    """java.time.Duration's ISO-8601 form (``PT1H30M``, ``P1D``, ``PT0.5S``, ``PT0,5S``,
+    ``-PT1H``, ``PT-1H``: days, hours, minutes, seconds, each signed) as nanoseconds (exact,
+    no float), what Kafka's tools take (``--by-duration``); None for text not in that form
+    (as Duration.parse throws: a ``T`` with nothing after it, no part at all)."""
     t = text.strip()
     m = _JAVA_DURATION.fullmatch(t)
-    if m is None or not any(m.groups()) or t.upper().endswith("T"):
+    if m is None:
         return None
-    d, h, mi, sec = (float(x) if x else 0.0 for x in m.groups())
-    return int((((d * 24 + h) * 60 + mi) * 60 + sec) * 1e9)
+    sign, days, t_part, hours, minutes, secs, frac = m.groups()
+    if not (days or hours or minutes or secs) or (t_part is not None and not (
+            hours or minutes or secs)):
+        return None
+    whole = ((int(days or 0) * 24 + int(hours or 0)) * 60 + int(minutes or 0)) * 60
+    seconds = int(secs or 0)
+    nanos = int((frac or "").ljust(9, "0")) if frac else 0
+    ns = (whole + seconds) * 1_000_000_000 + (-nanos if secs and secs.startswith("-")
+                                              else nanos)
+    return -ns if sign == "-" else ns
 
 
 def seconds_text(seconds: float) -> str:

@@ -515,6 +515,8 @@ def test_set_offsets_by_shift_current_and_time(jl, engine, cli_clock):
     assert reset("--to-datetime", at.strftime("%Y-%m-%dT%H:%M:%S.000Z")) == [5]
     assert reset("--to-datetime", at.strftime("%Y-%m-%dT%H:%M:%S.000+00:00")) == [5]
     assert reset("--by-duration", "PT5S") == [5]
+    assert reset("--by-duration", "PT4,5S") == [5]  # (Duration.parse: ',' as '.')
+    assert reset("--by-duration", "-PT1H") == [10]  # (a time to come: the log end)
     assert reset("--by-duration", "P1D") == [0]
     assert reset("--by-duration", "1h") == [0]
     r = jl("group", "set-offsets", "fresh", "--topic", "orders", "--shift-by", "1")
@@ -541,6 +543,8 @@ def test_set_offsets_by_shift_current_and_time(jl, engine, cli_clock):
     assert reset("--to-current") == [2]
     for args, says in ((["--to-datetime", "yesterday"], "--to-datetime: 'yesterday'"),
                        (["--by-duration", "PT"], "--by-duration: 'PT'"),
+                       (["--by-duration", "PT1.1234567891S"],
+                        "--by-duration: 'PT1.1234567891S'"),
                        (["--to-current", "--to-latest"], "(given: --to-latest, --to-current)")):
         r = jl("group", "set-offsets", "billing", "--topic", "orders", *args)
         assert r.exit_code == 2 and says in r.stderr, (args, r.stderr)
