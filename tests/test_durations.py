@@ -175,3 +175,18 @@ def test_go_fraction_is_truncated_like_go(whole, frac, unit):
     text = f"{whole}.{frac:03d}{unit}"
     want = whole * _GO[unit] + int(float(frac) * (_GO[unit] / 1000))
     assert parse_duration(text) == want == parse_go_duration(text)
+
+
+@pytest.mark.parametrize(("text", "ns"), [
+    ("PT1H", 3_600 * 10**9), ("P1D", 86_400 * 10**9), ("PT0.5S", 5 * 10**8),
+    ("PT0,5S", 5 * 10**8), ("-PT1H", -3_600 * 10**9), ("PT-1H", -3_600 * 10**9),
+    ("PT-0.5S", -5 * 10**8), ("P-1DT1H", -82_800 * 10**9), ("p1dt2h", 93_600 * 10**9),
+    ("PT0.000000001S", 1), ("PT1H30M", 5_400 * 10**9),
+    ("PT", None), ("P", None), ("PT1.1234567891S", None), ("1h", None), ("PT1.S", 10**9),
+])
+def test_java_durations_as_duration_parse_reads_them(text, ns):
+    """java.time.Duration.parse's table (its Javadoc's examples and rules): signed parts,
+    ',' or '.', at most nine fraction digits, exact nanoseconds."""
+    from jetlink.core.durations import parse_java_duration
+
+    assert parse_java_duration(text) == ns
