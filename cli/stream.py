@@ -724,6 +724,10 @@ def report(
         bool, typer.Option("--storage", "-t", help="Sort by storage type.")
     ] = False,
     raw: Annotated[bool, typer.Option("--raw", "-r", help="Show un-formatted numbers.")] = False,
+    show_all: Annotated[
+        bool, typer.Option("--all", "-a", help="natscli's flag of the stream commands: the "
+                           "report lists every stream, the system ones too, with or without it.")
+    ] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Report statistics of every stream.

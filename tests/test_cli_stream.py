@@ -753,6 +753,8 @@ def test_report(jl):
             "replicas": 1,
         }
     ]
+    # natscli's -a of the stream commands: taken; the report lists every stream anyway
+    assert doc(jl("stream", "report", "-a", "-j")) == report
     rows = ok(jl("stream", "report")).stdout.splitlines()
     assert rows[0].startswith("Stream Report")
     assert [c.strip() for c in rows[4].split("│")[1:-1]] == [
