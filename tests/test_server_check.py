@@ -213,8 +213,9 @@ def test_a_long_number_is_quoted_by_its_start_and_length(capsys):
         run(["server", "check", "stream", "--stream", "S", "--lag-critical", "9" * 5000])
     assert exc.value.code == 3
     assert capsys.readouterr().err.splitlines()[0] == (
-        "jetlink: error: Invalid value for '--lag-critical': '999999999999999999999999999999"
-        "9999999999... (5,000 characters)' is not a valid int range.")
+        "jetlink: error: Invalid value for '--lag-critical': 999999999999999999999999999999"
+        "9999999999... (5,000 characters) is not in the range "
+        "0<=x<=18446744073709551615.")
 
 
 # -- consumer -------------------------------------------------------------------------------------

@@ -156,25 +156,9 @@ def _decode_value(value: Any, go: str, hint: Any, struct: str, path: str, enum: 
             raise invalid_json(problem, field=path)
         return value
     if go == "[]string":
-        if not isinstance(value, list):
-            raise _type_error(value, struct, path, go)
-        for i, v in enumerate(value):
-            if not isinstance(v, str):  # Go names the list; people get the element
-                err = _type_error(v, struct, path, "string")
-                err.field = f"{path}[{i}]"
-                shown = json.dumps(v)
-                shown = shown if len(shown) <= 40 else shown[:37] + "..."
-                err.detail = f"{path.rsplit('.', 1)[-1]}[{i}] is {shown}: {_rule_of(path, go)}"
-                raise err
-            _utf8(v, f"{path}[{i}]")
-        return list(value)
+        return _decode_strings(value, struct, path)
     if go == "map[string]string":
-        if not isinstance(value, dict) or any(not isinstance(v, str) for v in value.values()):
-            raise _type_error(value, struct, path, go)
-        for k, v in value.items():
-            _utf8(k, f"{path}.{k}")
-            _utf8(v, f"{path}.{k}")
-        return dict(value)
+        return _decode_string_map(value, struct, path)
     # nested struct or list of structs
     if go.startswith("[]"):
         if not isinstance(value, list):
@@ -193,6 +177,33 @@ def _decode_value(value: Any, go: str, hint: Any, struct: str, path: str, enum: 
     if not isinstance(value, dict):
         raise _type_error(value, struct, path, go)
     return decode(hint, value, strict=strict, struct=struct, prefix=path)
+
+
+def _decode_strings(value: Any, struct: str, path: str) -> list[str]:
+    """A Go ``[]string``: a list of UTF-8 strings (the element that is not one named)."""
+    if not isinstance(value, list):
+        raise _type_error(value, struct, path, "[]string")
+    for i, v in enumerate(value):
+        if not isinstance(v, str):  # Go names the list; people get the element
+            err = _type_error(v, struct, path, "string")
+            err.field = f"{path}[{i}]"
+            shown = json.dumps(v)
+            shown = shown if len(shown) <= 40 else shown[:37] + "..."
+            err.detail = (f"{path.rsplit('.', 1)[-1]}[{i}] is {shown}: "
+                          f"{_rule_of(path, '[]string')}")
+            raise err
+        _utf8(v, f"{path}[{i}]")
+    return list(value)
+
+
+def _decode_string_map(value: Any, struct: str, path: str) -> dict[str, str]:
+    """A Go ``map[string]string``: an object of UTF-8 strings, keys and values."""
+    if not isinstance(value, dict) or any(not isinstance(v, str) for v in value.values()):
+        raise _type_error(value, struct, path, "map[string]string")
+    for k, v in value.items():
+        _utf8(k, f"{path}.{k}")
+        _utf8(v, f"{path}.{k}")
+    return dict(value)
 
 
 def _inner_class(tp: Any) -> Any:
