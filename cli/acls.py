@@ -581,8 +581,8 @@ def _kafka_add(app: App, store: Any, plan: list[list[Any]]) -> None:
         if app.json or not wanted:
             continue
         output.line(app, f"Adding ACLs for resource `{wanted[0].pattern()}`: ")
-        output.lines(app, [(" \t" if i == 0 else "\t") + b.entry()
-                           for i, b in enumerate(wanted)])
+        output.lines(app, [(" \t" if i == 0 else "\t") + b.entry()  # (a set: once each)
+                           for i, b in enumerate(dict.fromkeys(wanted))])
         output.line(app, "")
     if app.json:
         output.print_json(_doc(created))

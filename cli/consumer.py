@@ -932,8 +932,6 @@ def render_info(app: App, doc: dict[str, Any], *, state_only: bool = False) -> N
 def _cluster_rows(cols: output.Columns, doc: dict[str, Any]) -> None:
     """natscli's Cluster Information of a consumer on a clustered server: the cluster, the
     RAFT group, the leader (and since when), each other replica's state."""
-    from jetlink.cli.stream import replica_line
-
     cluster = doc.get("cluster") or {}
     if not cluster.get("name"):
         return
@@ -945,7 +943,15 @@ def _cluster_rows(cols: output.Columns, doc: dict[str, Any]) -> None:
         leader += f" ({output.since(max(common.now_of(doc) - since, 0))})"
     cols.row("Leader", leader)
     for peer in cluster.get("replicas") or []:
-        cols.row("Replica", replica_line(peer))
+        cols.row("Replica", _replica_line(peer))
+
+
+def _replica_line(peer: dict[str, Any]) -> str:
+    """natscli's consumer replica row: ``n2, current, seen 1ms ago`` (outdated; ``not seen``
+    for a peer never heard from: an active of 0 or the largest int64)."""
+    active = int(peer.get("active") or 0)
+    seen = "not seen" if active in (0, 2**63 - 1) else f"seen {output.since(active)} ago"
+    return f"{peer.get('name', '')}, {'current' if peer.get('current') else 'outdated'}, {seen}"
 
 
 def _config_rows(cols: output.Columns, cfg: dict[str, Any], doc: dict[str, Any]) -> None:
@@ -1224,7 +1230,7 @@ def next_(
                 output.print_message(app, msg, _render_next, raw=raw)
             if answer is not None:
                 getattr(js, answer)(stream, name, msg["seq"])
-            if listing is None and not raw:
+            if listing is None and (not raw or answer == "term"):
                 _next_tail(app, answer)
             shown += 1
     if waited is not None and not shown:
@@ -1344,11 +1350,13 @@ _ANSWERED = {"ack": "Acknowledged message", "nak": "Negative Acknowledged messag
 
 def _next_tail(app: App, answer: str | None) -> None:
     """After a message shown, what it was answered with (natscli's lines: ``Acknowledged
-    message``, ``Negative Acknowledged message``, ``Terminated message``), a blank line."""
+    message``, ``Negative Acknowledged message`` then a blank line; ``Terminated message``,
+    with --raw too, and no blank line after it)."""
     if answer is not None:
         output.line(app)
         output.line(app, _ANSWERED[answer])
-    output.line(app)
+    if answer != "term":
+        output.line(app)
 
 
 @consumer_app.command("ack")

@@ -206,8 +206,13 @@ def set_offsets(
         to_time_ms = _datetime_ms(to_datetime)
     elif by_duration is not None:
         from jetlink.cli.common import now_ns
+        from jetlink.core.durations import parse_java_duration
 
-        to_time_ms = (now_ns() - int(JAVA_DURATION.seconds(by_duration) * 1e9)) // 1_000_000
+        ns = parse_java_duration(by_duration)
+        ago = ns if ns is not None else int(JAVA_DURATION.seconds(by_duration) * 1e9)
+        # a time an int64 of milliseconds holds (a duration of millions of years: the log's
+        # start or end, as the tool's offsetsForTimes answers it)
+        to_time_ms = max(-(2**63) + 1, min(2**63 - 1, (now_ns() - ago) // 1_000_000))
     rows = open_kafka(app, principal).set_offsets(
         group, topic, partition=partition, to_offset=to_offset, to_earliest=to_earliest,
         to_latest=to_latest, to_current=to_current, shift_by=shift_by,

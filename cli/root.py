@@ -295,7 +295,8 @@ def strict_ints(command: Any) -> Any:
                        _convert: Any = convert) -> Any:
                 if isinstance(value, str) and not _ASCII_INT.fullmatch(value):
                     _t.fail(f"{value!r} is not a valid integer.", p, ctx)
-                if isinstance(value, str) and len(value) > _DIGITS_PAST_ANY_RANGE:
+                if isinstance(value, str) and \
+                        len(value.lstrip("+-").lstrip("0")) > _DIGITS_PAST_ANY_RANGE:
                     # past any int64 / uint64 (and Python's 4,300-digit int() limit): the
                     # range's own words, the value clipped
                     from jetlink.core.errors import clip

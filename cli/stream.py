@@ -429,7 +429,7 @@ def _dur(ns: int) -> str:
     return output.since(ns)
 
 
-def replica_line(peer: dict[str, Any]) -> str:
+def _replica(peer: dict[str, Any]) -> str:
     """natscli's replica line: ``n2, current, seen 1ms ago`` (outdated / OFFLINE, and how
     many operations behind)."""
     state = "OFFLINE" if peer.get("offline") else ("current" if peer.get("current")
@@ -596,7 +596,7 @@ def render_info(app: App, doc: dict[str, Any], *, state_only: bool = False) -> N
         cols.row("Name", cluster["name"])
         cols.row("Leader", cluster.get("leader", ""), bool(cluster.get("leader")))
         for peer in cluster.get("replicas") or []:  # a live cluster's other peers (natscli)
-            cols.row("Replica", replica_line(peer))
+            cols.row("Replica", _replica(peer))
     if doc.get("mirror"):
         cols.title("Mirror Information")
         _source_info_columns(cols, doc["mirror"])

@@ -195,6 +195,8 @@ def parse_java_duration(text: str) -> int | None:
     whole = ((int(days or 0) * 24 + int(hours or 0)) * 60 + int(minutes or 0)) * 60
     seconds = int(secs or 0)
     nanos = int((frac or "").ljust(9, "0")) if frac else 0
+    if abs(whole + seconds) > 2**63 - 1:  # Duration.parse's multiplyExact: past a long
+        return None
     ns = (whole + seconds) * 1_000_000_000 + (-nanos if secs and secs.startswith("-")
                                               else nanos)
     return -ns if sign == "-" else ns

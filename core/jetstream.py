@@ -267,6 +267,7 @@ class JetStream:
             existing = txn.catalog.configs  # by name, its subjects indexed
             final = check_stream_update(old.cfg, cfg, existing,
                                         pedantic=pedantic_requested(cfg))
+            _check_start_seqs(final)
             txn.flush()
             if old.cfg.allow_batched and not final.allow_batched:
                 from .streamstore import fastbatch  # the server's deleteFastBatches

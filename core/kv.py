@@ -383,8 +383,13 @@ class KV:
         """Change a bucket's settings (history, TTL, sizes, ...). An aggregate keeps its
         origins and read-only rules; use :meth:`update_mirror` for a KV mirror."""
         _current, new = self.bucket_update(cfg)
-        info = self.js().update_stream(new)
-        return _status(cfg.bucket, info)
+        return _status(cfg.bucket, self._updated(new))
+
+    def _updated(self, cfg: StreamConfig) -> Any:
+        """``cfg``'s stream updated, and its info read afresh: natscli's kv edit shows the
+        bucket's status (STREAM.INFO, its cluster's leader too), not the update's answer."""
+        self.js().update_stream(cfg)
+        return self.js().stream_info(cfg.name)
 
     def bucket_update(self, cfg: KeyValueConfig) -> tuple[StreamConfig, StreamConfig]:
         """The bucket's stream config now and as :meth:`update_bucket` would make it
@@ -405,7 +410,7 @@ class KV:
         _current, cfg = self.mirror_update(
             name, description=description, history=history, ttl=ttl, max_bytes=max_bytes,
             max_value_size=max_value_size, metadata=metadata)
-        return _status(name, self.js().update_stream(cfg))
+        return _status(name, self._updated(cfg))
 
     def mirror_update(self, name: str, *, description: str | None = None,
                       history: int | None = None, ttl: int | None = None,
@@ -538,7 +543,7 @@ class KV:
                                "keys", field="sources")
         cfg = cfg.copy()
         cfg.sources = [*cfg.sources, new]
-        return _status(bucket, self.js().update_stream(cfg))
+        return _status(bucket, self._updated(cfg))
 
     # -- listing ---------------------------------------------------------------------------
     def statuses(self) -> list[KVStatus]:

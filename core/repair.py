@@ -75,7 +75,7 @@ def _names(dd: DataDir, names: list[str] | None) -> list[str]:
     dd.check_exists()  # a check only reads: a directory that does not exist is said
     if names:
         for n in names:
-            if not dd.cluster_path(n).exists():
+            if not dd.has_cluster(n):  # (a loop of links is there: checked, DAMAGED)
                 raise not_found(NotFoundError(f"cluster {n} not found"), n,
                                 dd.cluster_names())
         return list(dict.fromkeys(names))

@@ -500,8 +500,8 @@ def test_next_nak_and_term_answer_the_message_as_natscli(jl):
     assert r.stdout.endswith("hello 1\n\nNegative Acknowledged message\n\n"), r.stdout
     again = doc(jl("consumer", "next", "ORDERS", "NT", "--term", "-j"))
     assert [(m["seq"], m["num_delivered"]) for m in again] == [(1, 2)]
-    r = ok(jl("consumer", "next", "ORDERS", "NT", "--term"))
-    assert r.stdout.endswith("hello 2\n\nTerminated message\n\n"), r.stdout
+    r = ok(jl("consumer", "next", "ORDERS", "NT", "--term", "--raw"))  # (said with --raw too)
+    assert r.stdout == "hello 2\n\nTerminated message\n", r.stdout
     got = doc(jl("consumer", "info", "ORDERS", "NT", "-j"))
     assert (got["num_ack_pending"], got["ack_floor"]["stream_seq"]) == (0, 2)
     for extra in ("--ack", "--nak"):
@@ -699,3 +699,17 @@ def test_the_rough_edges_a_natscli_user_met(jl, tmp_path):
     r = jl("consumer", "reset", "S", "C3", "-f", "--sequence", "9" * 23)  # past a uint64
     assert r.exit_code == 2 and "is not in the range" in r.stderr
     assert data_dir_bytes(jl.data) == before
+
+
+@pytest.mark.parametrize(("peer", "line"), [
+    ({"name": "n2", "current": True, "active": 1_000_000}, "n2, current, seen 1ms ago"),
+    ({"name": "n3", "current": False, "active": 0, "offline": True, "lag": 4},
+     "n3, outdated, not seen"),
+    ({"name": "n3", "current": False, "active": 2**63 - 1}, "n3, outdated, not seen"),
+])
+def test_a_consumer_replica_row_is_natscli_s(peer, line):
+    """natscli's consumer Cluster Information rows: current or outdated, when last seen
+    ("not seen": an active of 0 or int64's largest); no lag, no OFFLINE (the stream's)."""
+    from jetlink.cli.consumer import _replica_line
+
+    assert _replica_line(peer) == line

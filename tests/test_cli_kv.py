@@ -158,6 +158,11 @@ def test_edit_changes_only_the_given_values(jl):
     assert cfg["description"] == "app config"
     assert {k: v for k, v in cfg["metadata"].items() if not k.startswith("_nats.")} == {"a": "b"}
     assert doc(jl("kv", "get", "CFG", "app.color", "-j"))["value"] == "Z3JlZW4="  # data kept
+    # natscli shows the bucket's status afresh after an edit (STREAM.INFO: its leader too)
+    assert status["stream_info"]["cluster"] == {"leader": "local"}
+    edited = ok(jl("kv", "edit", "CFG", "--history", "9")).stdout
+    assert "Cluster Information:" in edited and edited.split("Cluster Information:")[1] == \
+        ok(jl("kv", "info", "CFG")).stdout.split("Cluster Information:")[1]
 
 
 def test_an_edit_that_removes_values_asks_or_needs_force(jl, monkeypatch):

@@ -631,13 +631,18 @@ def test_a_loop_of_symbolic_links_is_a_damaged_cluster_not_a_traceback(tmp_path)
     (data / "loop.db").symlink_to("loop.db")
     r = jl("cluster", "ls", "-n")
     assert (r.exit_code, r.stdout) == (0, "loop\nwest\n"), r.output
-    r = jl("cluster", "check")
-    assert r.exit_code == 1 and r.exception is None or isinstance(r.exception, SystemExit)
-    assert ("Cluster loop: DAMAGED" in r.stdout
-            and "the file can not be read (Too many levels of symbolic links)" in r.stdout)
+    for args in (["cluster", "check"], ["cluster", "check", "loop"]):
+        r = jl(*args)
+        assert r.exit_code == 1 and isinstance(r.exception, (SystemExit, type(None))), args
+        assert ("Cluster loop: DAMAGED" in r.stdout and "the file can not be read (Too many "
+                "levels of symbolic links)" in r.stdout), (args, r.output)
+    r = jl("cluster", "check", "loop", "--repair")  # nothing in it can be read
+    assert r.exit_code == 1 and "nothing in it can be read, so it cannot be repaired" in \
+        r.stderr, r.output
     r = jl("--cluster", "loop", "stream", "ls")
     assert r.exit_code == 1 and "can not be read (Too many levels of symbolic links)" in \
         r.stderr, r.output
+    assert "--repair" not in r.stderr  # (no repair can read it)
     assert jl("--cluster", "west", "stream", "ls").exit_code == 0
     r = jl("cluster", "rm", "loop", "-f")
     assert (r.exit_code, r.stdout) == (0, "Cluster loop was removed\n"), r.output

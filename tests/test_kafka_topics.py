@@ -189,6 +189,10 @@ CONFIG_REFUSALS = [
      "Value must be between 1 and 9 or equal to -1"),
     ("compression.lz4.level", "18",
      "Invalid value 18 for configuration compression.lz4.level: Value must be no more than 17"),
+    # the suffix is skipped, not applied: parseDouble reads a double, never a float's value
+    ("min.cleanable.dirty.ratio", "1.00000001f",
+     "Invalid value 1.00000001f for configuration min.cleanable.dirty.ratio: "
+     "Value must be no more than 1"),
     ("min.cleanable.dirty.ratio", "NaNd",
      "Invalid value NaNd for configuration min.cleanable.dirty.ratio: "
      "Not a number of type DOUBLE"),
@@ -251,11 +255,10 @@ def test_config_refusals(kafka, key, value, message):
      '{"version": 1, "replicas": []}'),
     ("max.message.bytes", 100, "100"),
     # Java's Double.parseDouble: a suffix, a hexadecimal value, NaN (which ConfigDef.Range
-    # lets through: both its comparisons are false), a float suffix rounding to 1
+    # lets through: both its comparisons are false)
     ("min.cleanable.dirty.ratio", "0.5d", "0.5d"),
     ("min.cleanable.dirty.ratio", "0x1p-1", "0x1p-1"),
     ("min.cleanable.dirty.ratio", "NaN", "NaN"),
-    ("min.cleanable.dirty.ratio", "1.00000001f", "1.00000001f"),
     # Long.parseLong reads any script's decimal digits; String.trim strips control chars
     ("retention.ms", "\u0663", "\u0663"),
     ("retention.ms", "\x015", "5"),

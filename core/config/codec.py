@@ -304,6 +304,11 @@ _RFC3339_LAYOUT = (
 _LAYOUT = "2006-01-02T15:04:05Z07:00"
 
 
+def _ascii_digits(text: str) -> bool:
+    """Go's digits: '0' to '9' (Python's isdigit takes '²' and other scripts' too)."""
+    return text.isascii() and text.isdigit()
+
+
 def rfc3339_error(value: str) -> str | None:
     """None when ``value`` is an RFC3339 time, else Go's ``parsing time ...`` message."""
     head = f'parsing time "{value}" as "{_LAYOUT}": cannot parse '
@@ -315,30 +320,27 @@ def rfc3339_error(value: str) -> str | None:
             rest = rest[1:]
             continue
         digits = rest[:width]
-        if len(digits) < width or not digits.isdigit():
+        if len(digits) < width or not _ascii_digits(digits):
             return head + f'"{rest}" as "{elem}"'
         rest = rest[width:]
     if rest.startswith("."):
         n = 1
-        while n < len(rest) and rest[n].isdigit():
+        while n < len(rest) and _ascii_digits(rest[n]):
             n += 1
         rest = rest[n:]
     if rest in ("Z", "z"):
         tz_ok = True
     else:
         tz_ok = (
-            len(rest) == 6 and rest[0] in "+-" and rest[1:3].isdigit() and rest[3] == ":"
-            and rest[4:6].isdigit()
+            len(rest) == 6 and rest[0] in "+-" and _ascii_digits(rest[1:3]) and rest[3] == ":"
+            and _ascii_digits(rest[4:6])
         )
     if not tz_ok:
         if not rest:
             return head + '"" as "Z07:00"'
         return head + f'"{rest}" as "Z07:00"'
-    if rest not in ("Z", "z"):  # Go's time.Parse: an offset of up to 24h and 60m
-        if int(rest[1:3]) > 24:
-            return f'parsing time "{value}": time zone offset hour out of range'
-        if int(rest[4:6]) > 60:
-            return f'parsing time "{value}": time zone offset minute out of range'
+    # Go's time.Parse checks each element's range as it reads it: the month, the hour, the
+    # minute, the second, then the zone (up to 24h and 60m); the day after them all
     month, day = int(value[5:7]), int(value[8:10])
     if not 1 <= month <= 12:
         return f'parsing time "{value}": month out of range'
@@ -348,6 +350,11 @@ def rfc3339_error(value: str) -> str | None:
         return f'parsing time "{value}": minute out of range'
     if int(value[17:19]) > 59:
         return f'parsing time "{value}": second out of range'
+    if rest not in ("Z", "z"):
+        if int(rest[1:3]) > 24:
+            return f'parsing time "{value}": time zone offset hour out of range'
+        if int(rest[4:6]) > 60:
+            return f'parsing time "{value}": time zone offset minute out of range'
     import calendar
 
     if not 1 <= day <= calendar.monthrange(int(value[:4]), month)[1]:

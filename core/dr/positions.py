@@ -120,11 +120,15 @@ def _decoded(mirror: str, value: bytes) -> MirrorPositions:
     another shape, numbers past any sequence, nested past reason) is one JetlinkError
     saying what to do, never a traceback."""
     try:
-        return MirrorPositions.from_json(json.loads(value))
-    except ValueError:
+        doc = json.loads(value)
+    except (ValueError, RecursionError):
         why = "not JSON"
-    except (KeyError, TypeError, AttributeError, OverflowError, RecursionError):
-        why = "not the fields jetlink writes"
+    else:
+        try:
+            return MirrorPositions.from_json(doc)
+        except (ValueError, KeyError, TypeError, AttributeError, OverflowError,
+                RecursionError):
+            why = "not the fields jetlink writes"
     raise JetlinkError(
         f"the consumer positions of mirror {mirror} in bucket {BUCKET} are not a record "
         f"jetlink wrote ({why}): run jetlink positions sync again", field="positions")

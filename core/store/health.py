@@ -214,7 +214,7 @@ def damaged(name: str, path: Path | str, why: str, *, readable: bool = True) -> 
 def unreadable(problem: str) -> bool:
     """Whether a :func:`file_problem` leaves nothing SQLite can read (empty, no header)."""
     return problem.startswith(("is empty", "is not a SQLite", "has a damaged header",
-                               "is a directory", "is not a regular file"))
+                               "is a directory", "is not a regular file", "can not be read"))
 
 
 def readonly(directory: Path | str, what: str) -> ReadOnlyError:
