@@ -45,6 +45,11 @@ def test_kafka_acls_add_and_list_print_what_kafka_acls_prints(kw):
     assert r.stdout == (f"Adding ACLs for resource `{PATTERN}`: \n"
                         f" \t{entry('User:alice', 'READ')}\n\n")
     assert len(doc(kw("acls", "ls", "-j"))["data"]) == 2
+    # AclCommand builds a set: an ACL asked for twice is printed once
+    r = ok(kw("kafka-acls", "--add", "--allow-principal", "User:alice", "--allow-principal",
+              "User:alice", "--operation", "Read", "--operation", "Read", "--topic", "orders"))
+    assert r.stdout == (f"Adding ACLs for resource `{PATTERN}`: \n"
+                        f" \t{entry('User:alice', 'READ')}\n\n")
     # a removal that matches nothing says so on stderr; one that removes prints nothing
     r = ok(kw("kafka-acls", "--remove", "--allow-principal", "User:nobody", "--operation",
               "Read", "--topic", "orders", "--force"))

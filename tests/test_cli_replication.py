@@ -1250,3 +1250,11 @@ def test_an_origin_no_data_directory_can_hold_is_warned_and_a_start_past_the_lim
         "jetlink: error: sources[0].opt_start_seq above 1099511627775 (2^40-1) is not "
         "supported by jetlink\n"))
     assert sorted(doc(jl("stream", "ls", "-j"))) == ["FAR", "ORDERS"]
+    # ... and when an edit adds such a source
+    ok(jl("stream", "add", "AGG", "--subjects", "agg", "--defaults"))
+    edit = tmp_path / "agg.json"
+    edit.write_text(_json.dumps({"name": "AGG", "subjects": ["agg"], "sources": [
+        {"name": "ORDERS", "opt_start_seq": 2**40}]}))
+    r = jl("stream", "edit", "AGG", "--config", str(edit), "-f")
+    assert r.exit_code == 1 and "sources[0].opt_start_seq above 1099511627775" in r.stderr
+    assert doc(jl("stream", "info", "AGG", "-j"))["config"].get("sources") is None

@@ -325,12 +325,15 @@ def test_an_integer_is_ascii_digits_with_an_optional_sign(jl, args, value):
 ])
 def test_an_integer_of_thousands_of_digits_is_said_out_of_range_and_clipped(jl, args, says):
     """Past any int64 / uint64 (and Python's 4,300-digit int() limit): the range's words,
-    the value quoted by its first 40 characters and its length."""
-    from helpers import ok
+    the value quoted by its first 40 characters and its length; leading zeros do not count
+    (Go's ParseUint reads 000...01 as 1)."""
+    from helpers import doc, ok
 
     ok(jl("stream", "add", "U", "--subjects", "u.>", "--defaults"))
     r = jl(*args)
     assert r.exit_code == 2 and says in r.stderr and len(r.stderr) < 400, r.stderr[:300]
+    ok(jl("pub", "u.a", "x"))
+    assert doc(jl("stream", "get", "U", "0" * 60 + "1", "-j"))["seq"] == 1
 
 
 def test_signed_integers_are_read(jl):

@@ -183,6 +183,7 @@ def test_go_fraction_is_truncated_like_go(whole, frac, unit):
     ("PT-0.5S", -5 * 10**8), ("P-1DT1H", -82_800 * 10**9), ("p1dt2h", 93_600 * 10**9),
     ("PT0.000000001S", 1), ("PT1H30M", 5_400 * 10**9),
     ("PT", None), ("P", None), ("PT1.1234567891S", None), ("1h", None), ("PT1.S", 10**9),
+    ("P99999999999999999D", None), ("PT-9999999999999999999H", None),  # (past a long)
 ])
 def test_java_durations_as_duration_parse_reads_them(text, ns):
     """java.time.Duration.parse's table (its Javadoc's examples and rules): signed parts,
