@@ -75,10 +75,10 @@ def sub(
         if not is_valid_subject(subject):  # the client's refusal, the same on any backend
             raise invalid_subject(subject, literal=False)
     js = open_jetstream(app)
-    subscriptions = [js.subscribe(subject) for subject in dict.fromkeys(subjects)]
+    subscriptions = [js.subscribe(subject) for subject in subjects]
     received = 0
     try:
-        output.notice(app, f"Subscribing on {', '.join(dict.fromkeys(subjects))}")
+        output.notice(app, f"Subscribing on {', '.join(subjects)}")
         for msg in common.follow(_next_of(subscriptions), idle_ns, POLL_SECONDS):
             received += 1
             doc = to_doc(msg)
@@ -98,20 +98,34 @@ def sub(
 
 def _next_of(subscriptions: list[Any]) -> Any:
     """``next(timeout)`` over every subscription (one per subject, as natscli subscribes
-    each): each asked in turn for its share of the wait, the turn starting after the one
-    that answered last, so that a busy subject never starves a quiet one."""
+    each): one message held per subscription, the oldest (its ``ts``) given first, so that
+    the messages come in the order they were published whatever subject they match; each
+    subscription asked in turn for its share of the wait when none holds one."""
     if len(subscriptions) == 1:
         return subscriptions[0].next
-    turn = [0]
+    held: list[Any] = [None] * len(subscriptions)
+
+    def oldest() -> Any:
+        for i, sub in enumerate(subscriptions):
+            if held[i] is None:
+                held[i] = sub.next(0)
+        ready = [i for i, msg in enumerate(held) if msg is not None]
+        if not ready:
+            return None
+        # (the engine's messages carry their published order, which times that tie keep)
+        first = min(ready, key=lambda i: (held[i].ts, getattr(held[i], "order", 0)))
+        msg, held[first] = held[first], None
+        return msg
 
     def next_msg(timeout: float | None) -> Any:
+        msg = oldest()
+        if msg is not None:
+            return msg
         share = (timeout or 0) / len(subscriptions)
-        for k in range(len(subscriptions)):
-            i = (turn[0] + k) % len(subscriptions)
-            msg = subscriptions[i].next(share)
-            if msg is not None:
-                turn[0] = i + 1
-                return msg
+        for i, sub in enumerate(subscriptions):
+            held[i] = sub.next(share)
+            if held[i] is not None:
+                return oldest()
         return None
 
     return next_msg

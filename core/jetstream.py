@@ -100,6 +100,7 @@ class CoreMsg:
     hdr: bytes | None
     data: bytes
     ts: int
+    order: int = 0  # its place among the data directory's core messages (published order)
 
     @property
     def headers(self) -> Headers:
@@ -1093,7 +1094,7 @@ class Subscription:
         for rid, subject, hdr, data, ts in rows:
             self._cursor = rid
             if self._filter.matches(subject):
-                self._buf.append(CoreMsg(subject, hdr, data, ts))
+                self._buf.append(CoreMsg(subject, hdr, data, ts, rid))
 
     def next(self, timeout: float | None = 1.0) -> CoreMsg | None:
         """The next message, waiting up to ``timeout`` seconds (None: forever; 0: no wait)."""

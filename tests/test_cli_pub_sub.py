@@ -251,34 +251,41 @@ def test_sub_follows_messages_across_processes(jl):
 
 
 def test_sub_follows_several_subjects_as_natscli(jl):
-    """natscli's sub SUBJECT...: one subscription per subject, each message once per
-    subject it matches; a quiet subject is not starved by a busy one."""
-    follower = _jetlink(jl.data, "sub", "a.x", "b.*", "--count", "4", "--raw")
+    """natscli's sub SUBJECT...: one subscription per subject given (twice: each message
+    twice), the messages in the order they were published."""
+    follower = _jetlink(jl.data, "sub", "a.x", "b.*", "a.x", "--count", "5", "--raw")
     try:
-        assert follower.stderr.readline() == "Subscribing on a.x, b.*\n"
-        for subject, body in (("a.x", "1"), ("a.x", "2"), ("a.x", "3"), ("b.y", "4")):
+        assert follower.stderr.readline() == "Subscribing on a.x, b.*, a.x\n"
+        for subject, body in (("a.x", "1"), ("b.y", "2"), ("a.x", "3")):
             ok(jl("pub", subject, body, "--core"))
         out, err = follower.communicate(timeout=30)
     finally:
         follower.kill()
     assert follower.returncode == 0, err
-    assert sorted(out.split()) == ["1", "2", "3", "4"]
+    assert out.split() == ["1", "1", "2", "3", "3"]  # published order, a.x twice
 
 
-def test_sub_merges_turns_over_subscriptions():
-    """Each subscription asked for its share of the wait, the turn moving on after one that
-    answered: two that always have messages are read alternately."""
+def test_sub_gives_the_messages_of_several_subscriptions_in_publication_order():
+    """One message held per subscription, the oldest given first: a.1, a.2, b.1, a.3
+    published in one poll's window come in that order, not interleaved by subject; a
+    subject given twice has two subscriptions (natscli's: each message twice)."""
+    from types import SimpleNamespace
+
     from jetlink.cli.sub import _next_of
 
-    class Busy:
-        def __init__(self, name):
-            self.name = name
+    class Queue:
+        def __init__(self, msgs):
+            self.msgs = list(msgs)
 
         def next(self, _timeout):
-            return self.name
+            return self.msgs.pop(0) if self.msgs else None
 
-    nxt = _next_of([Busy("a"), Busy("b")])
-    assert [nxt(1.0) for _ in range(4)] == ["a", "b", "a", "b"]
+    def m(name, ts):
+        return SimpleNamespace(subject=name, ts=ts)
+
+    nxt = _next_of([Queue([m("a.1", 1), m("a.2", 2), m("a.3", 4)]), Queue([m("b.1", 3)])])
+    assert [nxt(0.1).subject for _ in range(4)] == ["a.1", "a.2", "b.1", "a.3"]
+    assert nxt(0.1) is None
 
 
 def test_sub_human_output_and_wait(jl):
