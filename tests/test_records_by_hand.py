@@ -27,6 +27,7 @@ def promoted(jl):
 @pytest.mark.parametrize(("value", "why"), [
     ("[]", "not the fields jetlink writes"), ("null", "not the fields jetlink writes"),
     ("{}", "not the fields jetlink writes"), ("garbage", "not JSON"),
+    ('{"mirror":"E","synced":"yesterday","consumers":[]}', "not the fields jetlink writes"),
     ('{"mirror":"E","synced":' + "[" * 1000 + "]" * 1000 + "}",
      "not the fields jetlink writes")])
 def test_positions_put_by_hand_are_not_a_record(promoted, value, why):
@@ -57,5 +58,4 @@ def test_a_promotion_record_changed_by_hand_is_said_to_be_one(promoted, last):
     for args in (["--cluster", "east", "dr", "check"], ["dr", "fence", "--from", "west",
                  "--dry-run"], ["dr", "failback", "--from", "west", "--dry-run"]):
         r = jl(*args)
-        assert "Traceback" not in r.output and r.exception is None or \
-            isinstance(r.exception, SystemExit), (args, r.output)
+        assert isinstance(r.exception, (SystemExit, type(None))), (args, r.output)
