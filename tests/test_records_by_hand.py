@@ -29,7 +29,8 @@ def promoted(jl):
     ("{}", "not the fields jetlink writes"), ("garbage", "not JSON"),
     ('{"mirror":"E","synced":"yesterday","consumers":[]}', "not the fields jetlink writes"),
     ('{"mirror":"E","synced":' + "[" * 1000 + "]" * 1000 + "}",
-     "not the fields jetlink writes")])
+     "nested deeper than any record")], ids=["list", "null", "object", "text", "types",
+                                             "deep"])
 def test_positions_put_by_hand_are_not_a_record(promoted, value, why):
     jl = promoted
     ok(jl("--cluster", "east", "kv", "put", "JETLINK_POSITIONS", "E", value))

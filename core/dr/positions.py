@@ -121,8 +121,10 @@ def _decoded(mirror: str, value: bytes) -> MirrorPositions:
     saying what to do, never a traceback."""
     try:
         doc = json.loads(value)
-    except (ValueError, RecursionError):
+    except ValueError:
         why = "not JSON"
+    except RecursionError:
+        why = "nested deeper than any record"
     else:
         try:
             return MirrorPositions.from_json(doc)
