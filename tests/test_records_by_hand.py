@@ -5,7 +5,13 @@ never a traceback (a JSON value of another shape, a number past any sequence, 1e
 from __future__ import annotations
 
 import pytest
-from helpers import ok
+from helpers import doc, ok
+
+# a record as positions sync writes it, its fields changed by the cases below
+_RECORD = ('{"mirror":"E","origin":{"stream":"ORDERS","domain":"west"},"origin_last_seq":1,'
+           '"origin_subjects":["orders.>"],"synced":"2026-01-01T00:00:00Z","consumers":[{'
+           '"name":"C","config":{"durable_name":"C","ack_policy":"explicit"},"ack_floor":0,'
+           '"delivered":0,"num_pending":1}]}')
 
 
 @pytest.fixture
@@ -29,8 +35,16 @@ def promoted(jl):
     ("{}", "not the fields jetlink writes"), ("garbage", "not JSON"),
     ('{"mirror":"E","synced":"yesterday","consumers":[]}', "not the fields jetlink writes"),
     ('{"mirror":"E","synced":' + "[" * 1000 + "]" * 1000 + "}",
-     "nested deeper than any record")], ids=["list", "null", "object", "text", "types",
-                                             "deep"])
+     "nested deeper than any record"),
+    (_RECORD.replace('"origin_subjects":["orders.>"]', '"origin_subjects":[1,null]'),
+     "not the fields jetlink writes"),
+    (_RECORD.replace('"origin_last_seq":1', '"origin_last_seq":"x"'),
+     "not the fields jetlink writes"),
+    (_RECORD.replace('"origin_last_seq":1', '"origin_last_seq":NaN'),
+     "not the fields jetlink writes"),
+    (_RECORD.replace('"ack_floor":0', '"ack_floor":1e400'), "not the fields jetlink writes"),
+], ids=["list", "null", "object", "text", "types", "deep", "subjects", "seq-text", "nan",
+        "inf"])
 def test_positions_put_by_hand_are_not_a_record(promoted, value, why):
     jl = promoted
     ok(jl("--cluster", "east", "kv", "put", "JETLINK_POSITIONS", "E", value))
@@ -40,6 +54,11 @@ def test_positions_put_by_hand_are_not_a_record(promoted, value, why):
     assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {said}\n")
     r = jl("--cluster", "east", "dr", "check")
     assert r.exit_code == 2 and said in r.stdout and "Traceback" not in r.output
+    # the origin down: the failover reads the record (and refuses it, changing nothing)
+    ok(jl("cluster", "down", "west"))
+    r = jl("--cluster", "east", "stream", "failover", "E", "-f")
+    assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {said}\n"), r.output
+    assert doc(jl("--cluster", "east", "stream", "info", "E", "-j"))["config"]["mirror"]
 
 
 @pytest.mark.parametrize("last", ["1e400", "99999999999999999999", '"7"', "-1"])

@@ -88,16 +88,27 @@ class MirrorPositions:
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> MirrorPositions:
+        """The record jetlink wrote; ValueError or TypeError for any field of another kind
+        (a sequence that is no whole number from 0 to 2^63-1, a subject that is no string),
+        which the readers say is not a record jetlink wrote."""
+        from .fencing import record_seq
+
         synced = parse_rfc3339_nano(doc["synced"])
         origin = dict(doc.get("origin") or {})
         stream = str(origin.pop("stream", ""))
+        last = doc.get("origin_last_seq")
+        subjects = doc.get("origin_subjects")
+        if subjects is not None and (not isinstance(subjects, list)
+                                     or not all(isinstance(x, str) for x in subjects)):
+            raise TypeError("origin_subjects")
         return cls(
             mirror=str(doc["mirror"]), origin_stream=stream,
             origin_where={k: str(v) for k, v in origin.items()},
-            origin_last_seq=doc.get("origin_last_seq"),
-            origin_subjects=doc.get("origin_subjects"), synced_ns=synced,
-            positions=[Position(str(c["name"]), dict(c["config"]), int(c["ack_floor"]),
-                                int(c["delivered"]), int(c.get("num_pending", 0)), synced)
+            origin_last_seq=None if last is None else record_seq(last),
+            origin_subjects=subjects, synced_ns=synced,
+            positions=[Position(str(c["name"]), dict(c["config"]), record_seq(c["ack_floor"]),
+                                record_seq(c["delivered"]),
+                                record_seq(c.get("num_pending", 0)), synced)
                        for c in doc.get("consumers", [])])
 
 
