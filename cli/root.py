@@ -76,7 +76,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "kafka-acls": ("acls", "ACLs, kafka-acls syntax."),
     "serve": ("serve", "Serve the Confluent REST API v3 of links."),
     "pub": ("pub", "Publish a message to a subject."),
-    "sub": ("sub", "Follow messages published on a subject."),
+    "sub": ("sub", "Follow messages published on subjects."),
     "counter": ("counter", "Access distributed counters (ADR-49)."),
     "replicate": ("replicate", "Copy pending messages to mirrors and sources."),
     "positions": ("positions", "Sync origin consumers' positions to mirrors."),
