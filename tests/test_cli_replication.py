@@ -1258,3 +1258,25 @@ def test_an_origin_no_data_directory_can_hold_is_warned_and_a_start_past_the_lim
     r = jl("stream", "edit", "AGG", "--config", str(edit), "-f")
     assert r.exit_code == 1 and "sources[0].opt_start_seq above 1099511627775" in r.stderr
     assert doc(jl("stream", "info", "AGG", "-j"))["config"].get("sources") is None
+
+
+def test_a_write_refused_inside_its_transaction_is_followed_by_no_replication_step(jl):
+    """A command whose write is refused after its transaction began (text that is not
+    UTF-8, found by the config's decoding) rolled back what it changed: it wrote nothing,
+    so no replication step follows it and no byte of any cluster changes (the mirror's
+    bookkeeping included)."""
+    from helpers import data_dir_bytes
+
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(jl("--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>",
+          "--defaults"))
+    ok(jl("--cluster", "east", "stream", "add", "OE", "--mirror", "ORDERS", "--mirror-domain",
+          "west", "--defaults"))
+    ok(jl("replicate"))
+    jl.clock.advance(10 * 1_000_000_000)  # (a step now would stamp a later poll time)
+    before = data_dir_bytes(jl.data)
+    r = jl("--cluster", "west", "stream", "add", "NU", "--subjects", "nu.>", "--defaults",
+           "--description", "caf\udce9")
+    assert r.exit_code == 2 and "is not UTF-8 text" in r.stderr, r.output
+    assert data_dir_bytes(jl.data) == before

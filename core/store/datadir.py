@@ -303,6 +303,9 @@ class Cluster:
         # the files (a verified connection whose writes were all rolled back, a validate-only
         # request, leaves every file as it found it, the record too).
         self._wrote = False
+        # Rows changed by transactions rolled back since the connection opened: not changes
+        # (:attr:`changes` is what this process changed and kept).
+        self._undone = 0
         # Per-connection caches other modules may keep (e.g. compiled stream configs).
         self.cache: dict[str, Any] = {}
 
@@ -420,12 +423,15 @@ class Cluster:
             if self._verified and self._wrote:
                 record(self.path)  # the files as this verified process left them
             self._verified = self._wrote = False
+            self._undone = 0
 
     @property
     def changes(self) -> int:
-        """Rows this process changed through this cluster's connection so far (SQLite's
-        ``total_changes``; 0 when the database was never opened)."""
-        return self._conn.total_changes if self._conn is not None else 0
+        """Rows this process changed and kept through this cluster's connection so far
+        (SQLite's ``total_changes`` less those of transactions rolled back: a refused write
+        is none, and no replication step follows it; 0 when the database was never
+        opened)."""
+        return self._conn.total_changes - self._undone if self._conn is not None else 0
         self.cache.clear()
         self._components.clear()
 
@@ -450,6 +456,7 @@ class Cluster:
                 yield conn
             except BaseException:
                 if conn.in_transaction:
+                    self._undone += conn.total_changes - changes
                     conn.execute("ROLLBACK")
                 raise
             else:
@@ -460,6 +467,7 @@ class Cluster:
             if storage_error(err, self.name, self.path) is None:
                 raise
             if conn.in_transaction:  # a failed COMMIT (disk full) leaves it open
+                self._undone += conn.total_changes - changes
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
             raise self.error(err) from err
