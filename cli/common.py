@@ -540,22 +540,10 @@ _CLUSTERS_PATH = re.compile(r"(.*/v3)/clusters(?:/([^/]+))?")
 
 
 def host_problem(host: str) -> str | None:
-    """Why ``host`` can be no host name a resolver takes (a label empty or longer than 63
-    characters: ``a..b``, ``.``), as the socket layer's IDNA encoding would fail on it; None
-    for a host name or an IP address."""
-    import ipaddress
+    """core/live/settings.py ``host_problem`` (the one rule of a host name)."""
+    from jetlink.core.live.settings import host_problem as core_host_problem
 
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-        return None
-    except ValueError:
-        pass
-    try:
-        host.encode("idna")
-    except UnicodeError as err:
-        reason = str(err.__cause__ or err).removeprefix("UnicodeError: ")
-        return f"host {host!r} is no host name ({reason or 'label empty or too long'})"
-    return None
+    return core_host_problem(host)
 
 
 def rest_url_cluster(url: str) -> str | None:

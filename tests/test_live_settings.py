@@ -348,6 +348,10 @@ def test_bad_url_is_a_usage_error(home):
     assert res.exit_code == 2 and "secret" not in res.stderr
     assert "invalid server URL 'nats://u:********@h:99999' (--server): port must be" in \
         res.stderr
+    # a host no resolver takes: said before any connection (not the IDNA codec's words)
+    for url in ("nats://a..b:4222", "a..b", "nats://" + "x" * 64 + ":4222"):
+        res = jl("-s", url, "stream", "ls")
+        assert res.exit_code == 2 and "is no host name" in res.stderr, (url, res.stderr)
 
 
 def test_embedded_only_sentence(home):

@@ -231,6 +231,35 @@ def _websockets() -> bool:
     return importlib.util.find_spec("aiohttp") is not None
 
 
+def host_problem(host: str) -> str | None:
+    """Why ``host`` can be no host name a resolver takes (a label empty or longer than 63
+    characters: ``a..b``, ``.``), as the socket layer's IDNA encoding would fail on it; None
+    for a host name or an IP address."""
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return None
+    except ValueError:
+        pass
+    try:
+        host.encode("idna")
+    except UnicodeError as err:
+        reason = str(err.__cause__ or err).removeprefix("UnicodeError: ")
+        return f"host {host!r} is no host name ({reason or 'label empty or too long'})"
+    return None
+
+
+def _check_host(url: str, hostport: str, where: str) -> None:
+    """A server URL's host that no resolver takes (a label empty or too long): refused
+    naming it, before a connection fails on the socket layer's IDNA codec."""
+    host = hostport.rsplit(":", 1)[0] if not hostport.endswith("]") else hostport
+    problem = host_problem(host) if host else None
+    if problem:
+        raise UsageError(f"invalid server URL {_shown(url)!r} ({where}): {problem}",
+                         field="server")
+
+
 def parse_servers(text: str, where: str) -> tuple[str, ...]:
     """Comma-separated URLs (natscli's): nats://, tls://, ws://, wss:// or host[:port]
     (taken as nats://host:port). A refused one is shown without its password."""
@@ -248,10 +277,12 @@ def parse_servers(text: str, where: str) -> tuple[str, ...]:
             if not _HOSTPORT.fullmatch(hostport):
                 raise UsageError(f"invalid server URL {_shown(url)!r} ({where}): expected "
                                    "scheme://host[:port]", field="server")
+            _check_host(url, hostport, where)
         else:
             if not _HOSTPORT.fullmatch(url):
                 raise UsageError(f"invalid server URL {_shown(url)!r} ({where}): expected a URL "
                                    "such as nats://host:4222 or host:port", field="server")
+            _check_host(url, url, where)
             url = "nats://" + url
         if url.startswith(("ws://", "wss://")) and not _websockets():
             raise UsageError(f"server URL {_shown(url)!r} ({where}): ws:// and wss:// need "
