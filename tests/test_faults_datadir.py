@@ -589,6 +589,11 @@ def test_a_link_to_nothing_is_no_cluster_and_a_directory_is_a_damaged_one(tmp_pa
 
     assert jl("cluster", "add", "east").exit_code == 0
     (data / "ghost.db").symlink_to(tmp_path / "nonexistent")
+    r = jl("cluster", "add", "ghost")  # (the link holds the name: said, not "already exists")
+    assert (r.exit_code, r.stderr) == (1, (
+        f"jetlink: error: cannot add cluster ghost: {data / 'ghost.db'} is a symbolic link to "
+        f"nothing ({tmp_path / 'nonexistent'}): remove the link, or restore what it points "
+        "to\n")), r.output
     (data / "west.db").mkdir()
     r = jl("cluster", "ls", "-n")
     assert (r.exit_code, r.stdout) == (0, "east\nwest\n"), r.output

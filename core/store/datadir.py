@@ -789,6 +789,11 @@ class DataDir:
             try:
                 os.link(tmp, path)
             except FileExistsError:
+                if path.is_symlink() and not _there(path):  # a link to nothing holds the name
+                    raise JetlinkError(
+                        f"cannot add cluster {name}: {path} is a symbolic link to nothing "
+                        f"({os.readlink(path)}): remove the link, or restore what it points "
+                        "to", field="name") from None
                 return False
         except OSError as err:
             raise os_error(err, self.path, what) from err
