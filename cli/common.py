@@ -519,6 +519,8 @@ def rest_api_root(url: str) -> str:
         raise usage(f"{expected} ({err})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
         raise usage(expected)
+    from jetlink.core.live.settings import host_problem
+
     problem = host_problem(parts.hostname)
     if problem:
         raise usage(f"invalid REST URL {url!r}: {problem}")
@@ -537,13 +539,6 @@ def rest_api_root(url: str) -> str:
 
 
 _CLUSTERS_PATH = re.compile(r"(.*/v3)/clusters(?:/([^/]+))?")
-
-
-def host_problem(host: str) -> str | None:
-    """core/live/settings.py ``host_problem`` (the one rule of a host name)."""
-    from jetlink.core.live.settings import host_problem as core_host_problem
-
-    return core_host_problem(host)
 
 
 def rest_url_cluster(url: str) -> str | None:

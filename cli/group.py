@@ -206,10 +206,7 @@ def set_offsets(
         to_time_ms = _datetime_ms(to_datetime)
     elif by_duration is not None:
         from jetlink.cli.common import now_ns
-        from jetlink.core.durations import parse_java_duration
-
-        ns = parse_java_duration(by_duration)
-        ago = ns if ns is not None else int(JAVA_DURATION.seconds(by_duration) * 1e9)
+        ago = JAVA_DURATION.ns(by_duration)
         # a time an int64 of milliseconds holds (a duration of millions of years: the log's
         # start or end, as the tool's offsetsForTimes answers it)
         to_time_ms = max(-(2**63) + 1, min(2**63 - 1, (now_ns() - ago) // 1_000_000))

@@ -80,14 +80,7 @@ def _argument_not_utf8(err: Any, args: Sequence[str]) -> Any:
     if bad is None:
         return None
     arg = next((a for a in args if bad in a and (a in text or text in a)), None)
-    if arg is None:
-        return None
-    from jetlink.core.errors import UsageError
-
-    shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    shown = shown if len(shown) <= 60 else shown[:57] + "..."
-    return UsageError(f"argument '{shown}' is not UTF-8 text (byte "
-                      f"0x{ord(bad) - 0xDC00:02x}): names, subjects and keys are UTF-8")
+    return None if arg is None else _argument_error(arg, bad)
 
 
 def _not_utf8(exc: BaseException) -> Any:
@@ -100,13 +93,19 @@ def _not_utf8(exc: BaseException) -> Any:
     bad = exc.object[exc.start:exc.end]
     if not bad or not all("\udc80" <= c <= "\udcff" for c in bad):
         return None
+    return _argument_error(next((a for a in sys.argv[1:] if bad in a), exc.object), bad[0])
+
+
+def _argument_error(arg: str, bad: str) -> Any:
+    """The usage error of a command-line ``arg`` holding ``bad``, a byte that is not UTF-8
+    (held as a lone surrogate): the argument as typed (its first 57 characters) and the
+    byte."""
     from jetlink.core.errors import UsageError
 
-    arg = next((a for a in sys.argv[1:] if bad in a), exc.object)
     shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
     return UsageError(f"argument '{shown}' is not UTF-8 text (byte "
-                      f"0x{ord(bad[0]) - 0xDC00:02x}): names, subjects and keys are UTF-8")
+                      f"0x{ord(bad) - 0xDC00:02x}): names, subjects and keys are UTF-8")
 
 
 def _storage_fault(exc: BaseException, directory: Any) -> Any:

@@ -98,14 +98,18 @@ class DurationType:
             raise DurationRefused(text, f"must be at least {format_duration(self.minimum)}{top}")
         return text
 
-    def seconds(self, text: str) -> float:
-        """The seconds of ``text``, a value this type has accepted."""
+    def ns(self, text: str) -> int:
+        """The nanoseconds of ``text``, a value this type has accepted (exact)."""
         from jetlink.core.durations import parse_java_duration, read_duration
 
         ns = parse_java_duration(text) if self.java else None
         if ns is None:
             ns = read_duration(text, unlimited=self.unlimited, wait=self.wait)
-        return ns / 1e9
+        return ns
+
+    def seconds(self, text: str) -> float:
+        """The seconds of ``text``, a value this type has accepted."""
+        return self.ns(text) / 1e9
 
 
 DURATION = DurationType()

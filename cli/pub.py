@@ -209,12 +209,10 @@ def pub(
         raise usage("--jetstream and --core: a publish is one or the other")
     pause = 0.0
     if sleep is not None:
-        from jetlink.cli.stream_flags import parse_duration_flag
-
         if atomic or fast:
             raise usage("--sleep: the publishes of a batch go together, not with --atomic or "
                         "--fast")
-        pause = parse_duration_flag(sleep, flag="--sleep") / 1e9
+        pause = DURATION.seconds(sleep)
     pairs = parse_headers(header or [])
     schedule = PS.ScheduleFlags(schedule_at, schedule_after, schedule_every, schedule_cron,
                                 schedule_dest, schedule_source, schedule_ttl)

@@ -94,9 +94,10 @@ def _listen(host: str, port: int) -> Any:
     (cli/rest/conn.py ``Listener``; JetlinkError when it cannot be bound)."""
     import socket
 
-    from jetlink.cli.common import host_problem, usage
+    from jetlink.cli.common import usage
     from jetlink.cli.rest.conn import Listener
     from jetlink.core.errors import JetlinkError
+    from jetlink.core.live.settings import host_problem
 
     problem = host_problem(host)
     if problem:

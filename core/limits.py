@@ -118,20 +118,25 @@ def message_size_detail(max_msg_size: int, hdr_len: int, data_len: int) -> str:
     return f"max_msg_size = {max_msg_size:,}: the message is {what}"
 
 
-def read_input_file(path: object, what: str = "") -> bytes:
-    """The bytes of a file read whole (a configuration, a properties or filters file), at
-    most :data:`MAX_INPUT_FILE`: a larger one (``/dev/zero``) is refused as soon as that
-    much was read, before it fills the memory. JetlinkError naming ``path`` (and ``what``,
-    the option that gave it) when it can not be read or is that large."""
+def read_capped(path: object) -> bytes | None:
+    """The bytes of a file read whole, or None when it holds more than
+    :data:`MAX_INPUT_FILE` (``/dev/zero``: refused as soon as that much was read, before it
+    fills the memory); OSError as ``open`` raises it."""
+    with open(str(path), "rb") as fh:
+        data = fh.read(MAX_INPUT_FILE + 1)
+    return None if len(data) > MAX_INPUT_FILE else data
+
+
+def read_input_file(path: object) -> bytes:
+    """:func:`read_capped` of a configuration, a properties or a filters file; JetlinkError
+    naming ``path`` when it can not be read or is that large."""
     from .errors import JetlinkError
 
-    named = f"{what} {path}" if what else str(path)
     try:
-        with open(str(path), "rb") as fh:
-            data = fh.read(MAX_INPUT_FILE + 1)
+        data = read_capped(path)
     except OSError as exc:
-        raise JetlinkError(f"cannot read {named}: {exc.strerror or exc}") from None
-    if len(data) > MAX_INPUT_FILE:
-        raise JetlinkError(f"cannot read {named}: larger than {MAX_INPUT_FILE:,} bytes: no "
+        raise JetlinkError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if data is None:
+        raise JetlinkError(f"cannot read {path}: larger than {MAX_INPUT_FILE:,} bytes: no "
                            "configuration is that large")
     return data

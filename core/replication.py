@@ -46,10 +46,10 @@ from .clock import Clock, format_rfc3339_nano, parse_rfc3339_nano
 from .config.stream import StreamConfig, StreamSource
 from .config.validate import JS_API_PREFIX
 from .errors import ApiError, JetlinkError, nats_error
+from .limits import CLUSTER_NAME_RE
 from .messages import UnstoredAck
 from .startseq import deliver_all_start
 from .store import Cluster, DataDir, connect
-from .store.datadir import NAME_RE
 from .store.health import StorageError
 from .streamstore.base import INSERT_SUBJECTS_SQL, UPDATE_SUBJECTS_SQL
 from .subjectcache import matched_hint, memo
@@ -366,7 +366,7 @@ def origin_cluster(src: StreamSource, target_cluster: str) -> tuple[str, ApiErro
     if ext is None or not ext.api or ext.api == JS_API_PREFIX:
         return target_cluster, None
     dom = src.domain
-    if dom is None or not NAME_RE.fullmatch(dom):  # (no cluster can have that name)
+    if dom is None or not CLUSTER_NAME_RE.fullmatch(dom):  # (no cluster can have that name)
         from .errors import clip
 
         return "", ApiError(500, 0, f"external api {clip(ext.api)} names no cluster of the "

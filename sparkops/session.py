@@ -221,18 +221,18 @@ def master_form_error(master: str) -> str | None:
 def read_properties(path: str) -> dict[str, str]:
     """A Spark properties file (``spark-defaults.conf`` format: ``key value`` or ``key=value``
     per line, ``#`` comments)."""
-    from jetlink.core.limits import MAX_INPUT_FILE
+    from jetlink.core import limits
 
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_INPUT_FILE + 1)  # (/dev/zero: refused, never read whole)
+        data = limits.read_capped(path)  # (/dev/zero: refused, never read whole)
     except OSError as e:
         raise SparkConfError(f"--properties-file {path}: {e.strerror or e}") from None
-    if len(raw) > MAX_INPUT_FILE:
-        raise SparkConfError(f"--properties-file {path}: larger than {MAX_INPUT_FILE:,} bytes: "
-                             "no properties file is that large")
+    if data is None:
+        raise SparkConfError(f"--properties-file {path}: larger than "
+                             f"{limits.MAX_INPUT_FILE:,} bytes: no properties file is that "
+                             "large")
     try:
-        text = raw.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise SparkConfError(f"--properties-file {path}: not UTF-8 text ({e.reason})") from None
     out: dict[str, str] = {}

@@ -54,6 +54,24 @@ REFUSED = [
     (["--cluster", "kw", "topic", "alter", "orders", "--delete-config", "retention.ms"], 1),
     (["--cluster", "kw", "group", "set-offsets", "g", "--topic", "orders", "--shift-by",
       "1"], 1),
+    # the refusals added after the sweeps against the real projects' tables: a cluster name
+    # no data directory holds, text that is not UTF-8 (refused inside the write's
+    # transaction: no replication step follows), natscli's contradicting flags, a pause in
+    # the past, Kafka's tools' and broker's refusals, natscli's --cluster after kv add
+    (["--cluster", "bad name", "stream", "ls"], 2),
+    (["--cluster", "east", "stream", "add", "NU", "--subjects", "nu", "--defaults",
+      "--description", "caf\udce9"], 2),
+    (["--cluster", "east", "consumer", "add", "ORDERS_EAST", "C", "--defaults",
+      "--pinned-groups", "a", "--prioritized-groups", "b"], 2),
+    (["--cluster", "east", "consumer", "pause", "ORDERS_EAST", "C", "2020-01-01 00:00:00",
+      "-f"], 2),
+    (["--cluster", "east", "pub", "orders.x", "x", "--sleep", "1s", "--atomic"], 2),
+    (["--cluster", "east", "kv", "add", "K", "--cluster", "west"], 2),
+    (["--cluster", "kw", "topic", "create", "t", "--replication-factor", "-1"], 2),
+    (["--cluster", "kw", "topic", "create", "t", "--config", "remote.storage.enable=true"], 1),
+    (["--cluster", "kw", "topic", "alter", "orders", "--delete-config", "missing_config1"], 1),
+    (["--cluster", "kw", "group", "set-offsets", "g", "--topic", "orders", "--by-duration",
+      "P99999999999999999D"], 2),
 ]
 
 
@@ -64,6 +82,10 @@ DRY_RUNS = [
      "PT1H", "--dry-run"],
     ["--cluster", "kw", "group", "set-offsets", "g", "--topic", "orders", "--to-datetime",
      "2026-01-01T00:00:00Z", "--dry-run"],
+    ["--cluster", "kw", "group", "set-offsets", "g", "--topic", "orders", "--to-datetime",
+     "2026-01-01T00:00:00.000", "--dry-run"],
+    ["--cluster", "kw", "group", "set-offsets", "g", "--topic", "orders", "--by-duration",
+     "-PT1H", "--dry-run"],
 ]
 
 

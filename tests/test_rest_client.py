@@ -81,7 +81,7 @@ def test_api_root_refuses_what_is_not_a_url(url):
 def test_host_problem_is_what_the_resolver_refuses(host, ok):
     """A label empty or over 63 characters fails the socket layer's IDNA encoding (a
     UnicodeError, not an OSError): said before any connection is tried."""
-    from jetlink.cli.common import host_problem
+    from jetlink.core.live.settings import host_problem
 
     assert (host_problem(host) is None) == ok
 

@@ -97,9 +97,9 @@ def _utf8(value: Any, path: str) -> Any:
     file) is refused, 10025 naming the field, before anything stores it: no later answer
     could be written out (``not_utf8`` on the error: the text, for the CLI to name the
     argument it came from)."""
-    if isinstance(value, str) and _SURROGATE.search(value):
-        bad = _SURROGATE.search(value)
-        code = ord(bad.group()) if bad else 0
+    bad = _SURROGATE.search(value) if isinstance(value, str) else None
+    if bad is not None:
+        code = ord(bad.group())
         byte = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
         err = invalid_json(f"{path}: not UTF-8 text ({byte})", field=path)
         err.not_utf8 = value  # type: ignore[attr-defined]
