@@ -559,16 +559,12 @@ def _check_filters(cfg: ConsumerConfig) -> list[str]:
     return filters
 
 
-def overlapping_filter(filters: Sequence[str], i: int) -> bool:
-    """Whether filter ``i`` lies within another of ``filters``: a consumer refuses them
-    (ConsumerOverlappingSubjectFilters, 10138; nats-server's ``SubjectIsSubsetMatch``)."""
-    return any(j != i and is_subset(filters[i], other) for j, other in enumerate(filters))
-
-
 def first_overlapping(filters: Sequence[str]) -> int | None:
-    """The first ``i`` for which :func:`overlapping_filter` holds, None when none does, in
-    time linear in the literal filters: a filter lies within another only when it is the
-    same (a duplicate) or the other has a wildcard (a literal holds only itself)."""
+    """The first filter ``i`` that lies within another of ``filters`` (a consumer refuses
+    them: ConsumerOverlappingSubjectFilters, 10138; nats-server's ``SubjectIsSubsetMatch``
+    of every pair), None when none does, in time linear in the literal filters: a filter
+    lies within another only when it is the same (a duplicate) or the other has a wildcard
+    (a literal holds only itself)."""
     from collections import Counter
 
     counts = Counter(filters)
