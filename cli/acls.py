@@ -407,6 +407,7 @@ def kafka_acls(
         raise common.usage(f"A '--resource-pattern-type' value of "
                            f"'{pattern_type.strip().upper()}' is not valid when adding acls.")
     app.reading = action == "--list"
+    app.existing = True  # an ACL lives in a cluster's authorizer (cluster authorizer)
     if bootstrap_controller is not None:
         select_cluster(app, bootstrap_controller, command_config, flag="--bootstrap-controller")
     else:
@@ -508,10 +509,10 @@ def _wanted_ops(resources: list[tuple[str, str]], operation: list[str] | None,
     type takes), or the --producer / --consumer shortcuts (kafka-acls AclCommand's sets;
     the cluster's IDEMPOTENT_WRITE of --idempotent is on the literal kafka-cluster whatever
     --resource-pattern-type says: ``pattern_for``)."""
-    from jetlink.core.kafka.acls import CLUSTER_NAME, check_operation, operation_of
+    from jetlink.core.kafka.acls import CLUSTER_NAME, check_operation, tool_operation
 
     if not (producer or consumer):
-        wanted = {r: [operation_of(o) for o in operation or ["All"]] for r in resources}
+        wanted = {r: [tool_operation(o) for o in operation or ["All"]] for r in resources}
         for (rt, _name), ops in wanted.items():  # AclCommand validateOperation
             for op in ops if check else ():
                 check_operation(rt, op)

@@ -93,6 +93,11 @@ class App:
     # tools' --list / --describe, `cluster authorizer` without a change): its data directory
     # creates nothing, as a read verb's (cli/common.py READ_VERBS).
     reading: bool = False
+    # Set by a command whose every action needs objects the data directory holds already
+    # (kafka-mirrors: a link; kafka-acls: an authorizer): it creates nothing either, and a
+    # data directory that does not exist is said to be missing (cli/common.py
+    # EXISTING_VERBS).
+    existing: bool = False
     # Where ``cluster`` came from when a context gave it ("the selected context dev"), for
     # the error of a cluster not found: the user did not type it
     cluster_from: str | None = None

@@ -95,8 +95,8 @@ def open_backend(app: App, *, reads: bool | None = None) -> Backend:
     from jetlink.core.backend import open_backend as core_open
 
     return core_open(app.target, app.data_dir, app.cluster, lambda: make_clock(),
-                     create=lambda: not (app.reading or (reads_only(app.ctx) if reads is None
-                                                         else reads)
+                     create=lambda: not (app.reading or app.existing
+                                         or (reads_only(app.ctx) if reads is None else reads)
                                          or changes_nothing(app)),
                      # a dry run ends without the post-write step: whatever it touched (a
                      # temporary table, a transaction rolled back) is no write to follow up
@@ -163,6 +163,14 @@ EXISTING_VERBS = frozenset({"rm", "purge", "rmm", "del", "delete", "edit", "seal
                             "pub", "increment", "decrement", "incr", "decr", "copy", "alter",
                             "set", "set-offsets", "up", "down", "authorizer"})
 
+# Verbs of a group that make an object inside another that must exist already (a consumer
+# in its stream, a mirror topic on its link, a link from another cluster of the data
+# directory, a group's offsets committed by consuming a topic, an ACL in a cluster's
+# authorizer): a data directory that does not exist holds none, so they create nothing
+# either and say the directory is missing.
+EXISTING_IN = frozenset({("consumer", "add"), ("mirrors", "create"), ("links", "create"),
+                         ("topic", "consume"), ("acls", "add")})
+
 # Options that make any verb change nothing (``--dry-run``, ``--validate-only``): its data
 # directory creates nothing, not the default cluster, as a read verb's (changes_nothing).
 CHANGES_NOTHING = ("dry_run", "validate_only")
@@ -177,7 +185,8 @@ def reads_only(ctx: Any) -> bool:
     parent = ctx.parent
     return (ctx.info_name in READ_VERBS or ctx.info_name in COPY_VERBS
             or ctx.info_name in EXISTING_VERBS
-            or (parent is not None and parent.info_name in READ_GROUPS))
+            or (parent is not None and (parent.info_name in READ_GROUPS
+                                        or (parent.info_name, ctx.info_name) in EXISTING_IN)))
 
 
 def dry_run(app: App) -> bool:
@@ -625,6 +634,10 @@ def read_json_file(path: Path) -> Any:
         from jetlink.core.numbers import reason
 
         raise JetlinkError(f"{path}: not a JSON document: {reason(exc)}") from None
+    except RecursionError:
+        from jetlink.core.errors import TOO_DEEP
+
+        raise JetlinkError(f"{path}: not a JSON document: {TOO_DEEP}") from None
 
 
 def user_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:

@@ -8,7 +8,8 @@ kafka-consumer-groups' printf columns (trailing blanks trimmed):
   CONSUMER-ID HOST CLIENT-ID table, then a GROUP STATE #MEMBERS line (``--state``); an Empty
   group gets the tool's "Consumer group 'G' has no active members." on stderr;
 - ``set-offsets``: ``--reset-offsets``' GROUP TOPIC PARTITION NEW-OFFSET table (--dry-run
-  shows it without writing, as the tool does without --execute);
+  shows it without writing, as the tool does without --execute), or with ``--export`` the
+  tool's ``topic,partition,offset`` CSV;
 - ``rm``: ``--delete``'s "Deletion of requested consumer groups ('G') was successful.".
 
 JSON: ``GroupInfo.to_json()`` (describe; a list for ls), ``[{"group", "topic",
@@ -17,6 +18,7 @@ JSON: ``GroupInfo.to_json()`` (describe; a list for ls), ``[{"group", "topic",
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -131,12 +133,19 @@ def set_offsets(
     ctx: typer.Context,
     group: GroupArg,
     topic: Annotated[
-        str, typer.Option("--topic", "-t", metavar="TOPIC", help="Topic whose offsets to reset.")
-    ],
+        list[str] | None,
+        typer.Option("--topic", "-t", metavar="TOPIC[:P,...]",
+                     help="Topic whose offsets to reset, every partition or those listed "
+                     "(repeatable).", show_default=False),
+    ] = None,
+    all_topics: Annotated[
+        bool, typer.Option("--all-topics", help="Every partition the group has a committed "
+                           "offset for.")
+    ] = False,
     partition: Annotated[
         int | None,
         typer.Option("--partition", "-p", metavar="P", min=0, max=INT32_MAX,
-                     help="Only this partition."),
+                     help="Only this partition (of one --topic)."),
     ] = None,
     to_offset: Annotated[
         int | None,
@@ -174,6 +183,16 @@ def set_offsets(
                      help="Reset to the first offset at or after that long ago (PnDTnHnMnS, "
                      "as Kafka's tool, or 1h30m).", show_default=False),
     ] = None,
+    from_file: Annotated[
+        Path | None,
+        typer.Option("--from-file", metavar="FILE",
+                     help="Reset to the offsets of a CSV file (topic,partition,offset lines, "
+                     "as --export prints them).", show_default=False),
+    ] = None,
+    export: Annotated[
+        bool, typer.Option("--export", help="Print the new offsets as CSV "
+                           "(topic,partition,offset), for --from-file.")
+    ] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the new offsets without writing them.")
     ] = False,
@@ -183,12 +202,13 @@ def set_offsets(
     """Reset a group's committed offsets.
 
     Like kafka-consumer-groups --reset-offsets --execute: one of --to-offset, --to-earliest,
-    --to-latest, --to-current, --shift-by, --to-datetime, --by-duration, for every
-    partition of --topic or only --partition (a target outside the log is kept within it,
-    with the tool's warning). Refused while the group
-    has a live member. With --principal on a cluster that enforces ACLs: READ on the group
-    and the topic (DESCRIBE on both with --dry-run). Prints GROUP TOPIC PARTITION
-    NEW-OFFSET.
+    --to-latest, --to-current, --shift-by, --to-datetime, --by-duration, --from-file, for
+    every partition of each --topic (TOPIC:0,2 those partitions; --partition one), or of
+    --all-topics, every partition the group has a committed offset for (--from-file: the
+    partitions of the file). A target outside the log is kept within it, with the tool's
+    warning. Refused while the group has a live member. With --principal on a cluster that
+    enforces ACLs: READ on the group and the topics (DESCRIBE on them with --dry-run).
+    Prints GROUP TOPIC PARTITION NEW-OFFSET, or with --export the CSV --from-file reads.
     """
     app = App.of(ctx)
     chosen = [flag for flag, on in (("--to-offset", to_offset is not None),
@@ -196,11 +216,14 @@ def set_offsets(
                                     ("--to-current", to_current),
                                     ("--shift-by", shift_by is not None),
                                     ("--to-datetime", to_datetime is not None),
-                                    ("--by-duration", by_duration is not None)) if on]
+                                    ("--by-duration", by_duration is not None),
+                                    ("--from-file", from_file is not None)) if on]
     if len(chosen) != 1:
         raise usage("give exactly one of --to-offset, --to-earliest, --to-latest, "
-                    "--to-current, --shift-by, --to-datetime, --by-duration"
+                    "--to-current, --shift-by, --to-datetime, --by-duration, --from-file"
                     + (f" (given: {', '.join(chosen)})" if chosen else ""))
+    scope = _reset_scope(topic, all_topics, partition, from_file is not None)
+    plan = _reset_plan(from_file, group) if from_file is not None else None
     to_time_ms = None
     if to_datetime is not None:
         to_time_ms = _datetime_ms(to_datetime)
@@ -211,14 +234,15 @@ def set_offsets(
         # start or end, as the tool's offsetsForTimes answers it)
         to_time_ms = max(-(2**63) + 1, min(2**63 - 1, (now_ns() - ago) // 1_000_000))
     rows = open_kafka(app, principal).set_offsets(
-        group, topic, partition=partition, to_offset=to_offset, to_earliest=to_earliest,
+        group, scope, to_offset=to_offset, to_earliest=to_earliest,
         to_latest=to_latest, to_current=to_current, shift_by=shift_by,
-        to_time_ms=to_time_ms, dry_run=dry_run,
+        to_time_ms=to_time_ms, plan=plan, dry_run=dry_run,
     )
     # ConsumerGroupCommand's range check: a target outside the log is clamped to its end or
     # start, with a warning naming both
     for t, p, old, new in rows:
         target = to_offset if to_offset is not None else \
+            plan[(t, p)] if plan is not None else \
             old + shift_by if shift_by is not None and old is not None else None
         if target is not None and new != target:
             side = "higher than latest" if target > new else "lower than earliest"
@@ -230,6 +254,11 @@ def set_offsets(
     ]
 
     def human(a: App, _docs: Any) -> None:
+        if export:  # the tool's println of its CSV: a blank line after the records
+            from jetlink.core.kafka.group_reset import export_csv
+
+            output.lines(a, [*export_csv(rows), ""])
+            return
         lines = [""]
         if rows:
             lines.append(f"{'GROUP':<30} {'TOPIC':<30} {'PARTITION':<10} NEW-OFFSET")
@@ -238,6 +267,48 @@ def set_offsets(
         output.lines(a, lines)
 
     app.emit(docs, human=human)
+
+
+def _reset_scope(topics: list[str] | None, all_topics: bool, partition: int | None,
+                 from_file: bool) -> list[tuple[str, int | None]] | None:
+    """What set-offsets resets (core/kafka/group_reset.py Scope): the partitions of the
+    --topic values (with --partition: that one of the only topic), None for --all-topics;
+    a usage error in the tool's words without either (--from-file names its own)."""
+    from jetlink.core.errors import JetlinkError
+    from jetlink.core.kafka.group_reset import parse_topic_scope
+
+    if topics and all_topics:
+        raise usage("give one of the reset scopes --all-topics, --topic, not both")
+    if not topics:
+        if not all_topics and not from_file:
+            raise usage("One of the reset scopes should be defined: --all-topics, --topic.")
+        if partition is not None:
+            raise usage("--partition applies to one --topic TOPIC")
+        return None
+    if partition is not None:
+        if len(topics) != 1 or ":" in topics[0]:
+            raise usage("--partition applies to one --topic TOPIC (or give --topic "
+                        "TOPIC:P[,P...])")
+        return [(topics[0], partition)]
+    try:
+        return [item for text in topics for item in parse_topic_scope(text)]
+    except JetlinkError as err:
+        raise usage(f"invalid value for --topic: {err.description}") from None
+
+
+def _reset_plan(path: Path, group: str) -> dict[tuple[str, int], int]:
+    """The offsets --from-file gives ``group`` (core/kafka/group_reset.py reset_plan)."""
+    from jetlink.core.errors import JetlinkError
+    from jetlink.core.kafka.group_reset import reset_plan
+    from jetlink.core.limits import read_input_file
+
+    data = read_input_file(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JetlinkError(f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at "
+                           f"{exc.start}): a reset plan is CSV text", field="from_file") from None
+    return reset_plan(text, group, str(path))
 
 
 def _datetime_ms(text: str) -> int:

@@ -332,6 +332,7 @@ def kafka_mirrors(
         _need(link, "--link LINK" + (" (every mirror of it) or --topics TOPIC[,TOPIC...]"
                                      if action in alters else ""), action)
     app.reading = action in ("--describe", "--list")
+    app.existing = True  # every action needs a link (a cluster of the data directory)
     select_cluster(app, bootstrap_server, command_config)
     if action in alters and link is None:
         link = _link_of(app, names, action)
@@ -465,6 +466,7 @@ def kafka_cluster_links(
     if action != "--list":
         _need(link, "--link LINK", action)
     app.reading = action in ("--describe", "--list")
+    app.existing = True  # a link comes from another cluster of the data directory
     select_cluster(app, bootstrap_server, command_config)
     if action == "--create" and not source_cluster:
         source_cluster = _source_from_config(app, config_file)

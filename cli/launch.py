@@ -58,15 +58,22 @@ def command_error(exc: BaseException, directory: Any,
 
 
 def _too_deep(exc: BaseException) -> Any:
-    """A value nested deeper than Python recurses (a JSON document of a file, an option or
-    a stored record, a thousand arrays deep): one error line, nothing written (the write
-    it was read for never began, or its transaction rolled back); None for anything
-    else."""
+    """A JSON document nested deeper than Python's decoder recurses (a stored record or a
+    server's answer, a thousand arrays deep: the files and options a user gives are
+    refused where they are read, naming them): one error line, nothing written (the
+    write it was read for never began, or its transaction rolled back). None for any
+    other RecursionError: that is a bug, and its traceback is how it gets reported."""
     if not isinstance(exc, RecursionError):
+        return None
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = "" if tb is None else tb.tb_frame.f_code.co_filename.replace("\\", "/")
+    if "/json/" not in where:  # the standard library's json package, and nothing else
         return None
     from jetlink.core.errors import TOO_DEEP, JetlinkError
 
-    return JetlinkError(f"a value read is {TOO_DEEP}")
+    return JetlinkError(f"a JSON document read is {TOO_DEEP}")
 
 
 def _argument_not_utf8(err: Any, args: Sequence[str]) -> Any:

@@ -172,6 +172,10 @@ def parse_origin(text: str, *, flag: str, domain: str | None = None) -> "StreamS
             doc = json.loads(value)
         except ValueError as exc:
             raise usage(f"invalid value for {flag}: not a JSON object: {exc}") from None
+        except RecursionError:
+            from jetlink.core.errors import TOO_DEEP
+
+            raise usage(f"invalid value for {flag}: not a JSON object: {TOO_DEEP}") from None
         if not isinstance(doc, dict):
             raise usage(f"invalid value for {flag}: not a JSON object")
         try:

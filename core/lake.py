@@ -66,15 +66,12 @@ def spark_ddl() -> str:
 # Reading a stream of the embedded store as Arrow batches
 # --------------------------------------------------------------------------------------------
 def open_readonly(db_path: str):
-    """A read-only connection to a cluster database (executors of a local master open the
-    file themselves; nothing they do can write to it)."""
-    import sqlite3
-    from pathlib import Path
+    """A connection that only reads a cluster database (executors of a local master open
+    the file themselves; nothing they do can write to it, nor leave a file beside it:
+    core/store/datadir.py ``connect_reading``)."""
+    from .store.datadir import connect_reading
 
-    uri = Path(db_path).resolve().as_uri() + "?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None)
-    conn.execute("PRAGMA query_only = ON")
-    return conn
+    return connect_reading(db_path)
 
 
 def stream_id(conn, stream: str) -> int | None:

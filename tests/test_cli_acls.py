@@ -302,7 +302,15 @@ def test_hostile_input_is_one_line_and_changes_nothing(kw, args, message):
     (["--add", "--allow-principal", "alice", "--operation", "Read", "--topic", "orders"],
      "principal 'alice' is not TYPE:NAME"),
     (["--add", "--allow-principal", "User:a", "--operation", "Reed", "--topic", "orders"],
-     "operation 'Reed' is not one of ALL, READ,"),
+     "operation 'Reed' is not one of All, Read, Write, Create, Delete, Alter, Describe, "
+     "ClusterAction, DescribeConfigs, AlterConfigs, IdempotentWrite, CreateTokens, "
+     "DescribeTokens (kafka-acls takes Kafka's names spelt so; jetlink acls takes them in "
+     "any case)"),
+    # the tool's SecurityUtils.operation: the PascalCase name only (trimmed)
+    (["--add", "--allow-principal", "User:a", "--operation", "read", "--topic", "orders"],
+     "operation 'read' is not one of All, Read,"),
+    (["--add", "--allow-principal", "User:a", "--operation", "DESCRIBE_CONFIGS", "--topic",
+      "orders"], "operation 'DESCRIBE_CONFIGS' is not one of All, Read,"),
     (["--add", "--allow-principal", "User:a", "--operation", "Read"],
      "You must provide at least one resource: --topic <topic> or --cluster or --group <group> "
      "or --delegation-token <Delegation Token ID>"),

@@ -72,8 +72,10 @@ def test_a_missing_input_is_refused_before_spark_starts(jl, no_spark, args, erro
     (jl.tmp / "subjects.json").write_text('{"subjects": ["x.>"]}')
     (jl.tmp / "negative.json").write_text('{"max_age": -5}')
     before = data_dir_bytes(jl.data)
+    files = sorted(p.name for p in jl.data.iterdir())  # (the logs folded in: none beside)
     r = jl(*[a.format(tmp=jl.tmp) for a in args])
     assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {error.format(tmp=jl.tmp)}\n")
+    assert sorted(p.name for p in jl.data.iterdir()) == files  # no -wal, -shm left beside
     assert data_dir_bytes(jl.data) == before
 
 

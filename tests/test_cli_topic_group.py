@@ -165,10 +165,28 @@ def test_kafka_errors(jl, args, error):
     (["topic", "consume", "x", "--timeout", "1s"], "--timeout needs --follow"),
     (["group", "set-offsets", "g", "--topic", "x"],
      "give exactly one of --to-offset, --to-earliest, --to-latest, --to-current, --shift-by, "
-     "--to-datetime, --by-duration"),
+     "--to-datetime, --by-duration, --from-file"),
     (["group", "set-offsets", "g", "--topic", "x", "--to-earliest", "--to-latest"],
      "give exactly one of --to-offset, --to-earliest, --to-latest, --to-current, --shift-by, "
-     "--to-datetime, --by-duration (given: --to-earliest, --to-latest)"),
+     "--to-datetime, --by-duration, --from-file (given: --to-earliest, --to-latest)"),
+    # the reset scopes (kafka-consumer-groups getPartitionsToReset, parseTopicsWithPartitions)
+    (["group", "set-offsets", "g", "--to-earliest"],
+     "One of the reset scopes should be defined: --all-topics, --topic."),
+    (["group", "set-offsets", "g", "--to-earliest", "--all-topics", "--topic", "x"],
+     "give one of the reset scopes --all-topics, --topic, not both"),
+    (["group", "set-offsets", "g", "--to-earliest", "--topic", "x:1", "--partition", "0"],
+     "--partition applies to one --topic TOPIC (or give --topic TOPIC:P[,P...])"),
+    (["group", "set-offsets", "g", "--to-earliest", "--all-topics", "--partition", "0"],
+     "--partition applies to one --topic TOPIC"),
+    (["group", "set-offsets", "g", "--to-earliest", "--topic", "x:1:2"],
+     "invalid value for --topic: Invalid topic arg 'x:1:2', expected topic name and "
+     "partitions"),
+    (["group", "set-offsets", "g", "--to-earliest", "--topic", "x:0,a"],
+     "invalid value for --topic: Invalid partition 'a' specified in topic arg 'x:0,a': a "
+     "partition is a number from 0 to 2147483647"),
+    (["group", "set-offsets", "g", "--to-earliest", "--topic", "x:"],
+     "invalid value for --topic: Invalid partition '' specified in topic arg 'x:': a "
+     "partition is a number from 0 to 2147483647"),
 ])
 def test_usage_errors(jl, args, message):
     r = jl(*args, input="")
@@ -548,3 +566,72 @@ def test_set_offsets_by_shift_current_and_time(jl, engine, cli_clock):
                        (["--to-current", "--to-latest"], "(given: --to-latest, --to-current)")):
         r = jl("group", "set-offsets", "billing", "--topic", "orders", *args)
         assert r.exit_code == 2 and says in r.stderr, (args, r.stderr)
+
+
+def test_set_offsets_of_several_topics_all_topics_and_a_plan_round_trip(jl, engine):
+    """kafka-consumer-groups' scopes and its CSV: --topic T:P,..., --all-topics (the
+    partitions the group committed), --export (the tool's topic,partition,offset lines and
+    its println's blank line) read back by --from-file, whose offsets are clamped with the
+    tool's warning; a plan of groups takes this group's lines only."""
+    ok(jl("topic", "create", "a", "--partitions", "2"))
+    ok(jl("topic", "create", "b", "--partitions", "3"))
+    engine.produce("a", [(None, b"x")] * 5, partition=0)
+    engine.produce("b", [(None, b"x")] * 2, partition=2)
+    engine.commit("g", {("a", 0): 4, ("b", 2): 1})
+    r = ok(jl("group", "set-offsets", "g", "--all-topics", "--to-earliest", "--dry-run",
+              "--export"))
+    assert (r.stdout, r.stderr) == ("a,0,0\nb,2,0\n\n", "")
+    r = ok(jl("group", "set-offsets", "g", "-t", "b:0,2", "-t", "a", "--to-latest",
+              "--dry-run"))
+    assert lines(r)[2:] == [
+        "g                              a                              0          5",
+        "g                              a                              1          0",
+        "g                              b                              0          0",
+        "g                              b                              2          2"]
+    plan = jl.tmp / "plan.csv"
+    plan.write_text(ok(jl("group", "set-offsets", "g", "--all-topics", "--to-offset", "1",
+                          "--export")).stdout)
+    assert engine.committed("g") == {("a", 0): 1, ("b", 2): 1}
+    engine.commit("g", {("a", 0): 3, ("b", 2): 0})
+    plan.write_text("a,0,1\r\nb,2,9\r\n\n")  # a file written on Windows: CRLF
+    r = ok(jl("group", "set-offsets", "g", "--from-file", str(plan), "-j"))
+    assert doc(r) == [
+        {"group": "g", "topic": "a", "partition": 0, "old_offset": 3, "new_offset": 1},
+        {"group": "g", "topic": "b", "partition": 2, "old_offset": 0, "new_offset": 2}]
+    assert r.stderr == ("New offset (9) is higher than latest offset for topic partition "
+                        "b-2. Value will be set to 2\n")
+    plan.write_text("h,a,0,0\ng,a,1,0\ng,a,0,2\n")
+    assert doc(jl("group", "set-offsets", "g", "--from-file", str(plan), "-j")) == [
+        {"group": "g", "topic": "a", "partition": 0, "old_offset": 1, "new_offset": 2},
+        {"group": "g", "topic": "a", "partition": 1, "old_offset": None, "new_offset": 0}]
+    assert engine.committed("g") == {("a", 0): 2, ("a", 1): 0, ("b", 2): 2}
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("", "no reset plan: the file holds no line (expected topic,partition,offset per line)"),
+    ("a,0\n", "line 1 'a,0' is neither topic,partition,offset nor "
+               "group,topic,partition,offset"),
+    ("a,0,1\na,1,2,3\n", "line 2 'a,1,2,3' is not topic,partition,offset (the form of its "
+                          "first line)"),
+    ("a,x,1\n", "line 1: partition 'x' is not a number from 0 to 2147483647"),
+    ("a,-1,1\n", "line 1: partition '-1' is not a number from 0 to 2147483647"),
+    ("a,0,9223372036854775808\n",
+     "line 1: offset '9223372036854775808' is not a 64-bit integer"),
+    ("h,a,0,1\n", "No reset plan for group g found (no line of group,topic,partition,offset "
+                  "names it)"),
+    ("a,5,1\n", None),
+    ("nope,0,1\n", None),
+])
+def test_a_bad_reset_plan_is_one_line_and_resets_nothing(jl, engine, content, message):
+    ok(jl("topic", "create", "a", "--partitions", "2"))
+    engine.commit("g", {("a", 0): 0})
+    plan = jl.tmp / "plan.csv"
+    plan.write_text(content)
+    before = data_dir_bytes(jl.data, databases_only=True)
+    r = jl("group", "set-offsets", "g", "--from-file", str(plan))
+    assert r.exit_code == 1, r.stdout + r.stderr
+    if message is None:  # a partition or a topic that is not there: Kafka's error
+        assert "(UNKNOWN_TOPIC_OR_PARTITION 3)" in r.stderr, r.stderr
+    else:
+        assert r.stderr == f"jetlink: error: {plan}: {message}\n"
+    assert data_dir_bytes(jl.data, databases_only=True) == before

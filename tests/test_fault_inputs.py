@@ -403,17 +403,52 @@ def test_a_document_nested_too_deeply_is_invalid_not_a_crash(jl, name, body, ver
 
 
 def test_a_config_nested_deeper_than_python_recurses_is_one_line(jl):
-    """A --config (or --source JSON) a thousand arrays deep: one error line, exit 1, nothing
-    created."""
+    """A --config (or --source JSON) a thousand arrays deep: one error line naming the file
+    (exit 1) or the option (a usage error, exit 2), nothing created."""
     path = jl.tmp / "d.json"
     path.write_text('{"name":"D","subjects":["d"],"metadata":' + "[" * 1000 + "]" * 1000 + "}")
     r = jl("stream", "add", "--config", str(path))
-    _one_line(r, 1, "jetlink: error: a value read is nested too deeply (more levels than a "
-                    "configuration ever has)")
+    _one_line(r, 1, f"jetlink: error: {path}: not a JSON document: nested too deeply (more "
+                    "levels than a configuration ever has)")
     r = jl("stream", "add", "S", "--subjects", "s", "--defaults", "--source",
            '{"name":"X","x":' + "[" * 1000 + "]" * 1000 + "}")
-    _one_line(r, 1, "nested too deeply")
+    _one_line(r, 2, "invalid value for --source: not a JSON object: nested too deeply (more "
+                    "levels than a configuration ever has)")
     assert doc(jl("stream", "ls", "-j")) == []
+
+
+def test_a_stored_record_nested_too_deeply_is_one_line(jl):
+    """A stored document a thousand arrays deep (written behind jetlink's back): reading it
+    is one error line, exit 1, and the store is left as it was."""
+    ok(jl("stream", "add", "S", "--subjects", "s", "--defaults"))
+    conn = sqlite3.connect(jl.data / "local.db")
+    with conn:
+        conn.execute("UPDATE streams SET config = ?",
+                     ('{"name":"S","subjects":["s"],"metadata":' + "[" * 1000 + "]" * 1000
+                      + "}",))
+    conn.close()
+    before = data_dir_bytes(jl.data)
+    r = jl("stream", "info", "S")
+    _one_line(r, 1, "jetlink: error: a JSON document read is nested too deeply (more levels "
+                    "than a configuration ever has)")
+    assert data_dir_bytes(jl.data) == before
+
+
+def test_a_recursion_error_outside_json_is_a_bug_not_a_deep_document(tmp_path):
+    """Only the json package's own RecursionError is a document nested too deeply: any
+    other is a bug, left to raise with its traceback (never hidden behind that line)."""
+    from jetlink.cli.launch import command_error
+
+    def down(n: int) -> int:
+        return down(n + 1) + 1
+
+    with pytest.raises(RecursionError) as raised:
+        down(0)
+    assert command_error(raised.value, tmp_path, []) is None
+    with pytest.raises(RecursionError) as raised:
+        json.loads("[" * 100_000)
+    err = command_error(raised.value, tmp_path, [])
+    assert err is not None and "nested too deeply" in err.description
 
 
 @pytest.mark.parametrize("content", [bytes(range(256)) * 4, b'{"url":' * 100_000])

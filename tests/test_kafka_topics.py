@@ -775,29 +775,52 @@ def test_range_assignment_and_leave(orders):
 def test_set_offsets(orders, clock):
     k = orders
     k.commit("g", {("orders", 0): 4})
-    assert k.set_offsets("g", "orders", to_earliest=True) == [
+    assert k.set_offsets("g", ORDERS, to_earliest=True) == [
         ("orders", 0, 4, 0), ("orders", 1, None, 0), ("orders", 2, None, 0)]
-    assert k.set_offsets("g", "orders", to_latest=True, dry_run=True) == [
+    assert k.set_offsets("g", ORDERS, to_latest=True, dry_run=True) == [
         ("orders", 0, 0, 5), ("orders", 1, 0, 3), ("orders", 2, 0, 0)]
     assert k.committed("g")[("orders", 0)] == 0  # dry run
     # --to-offset is kept within [log start, log end], as kafka-consumer-groups does
-    assert k.set_offsets("g", "orders", to_offset=4) == [
+    assert k.set_offsets("g", ORDERS, to_offset=4) == [
         ("orders", 0, 0, 4), ("orders", 1, 0, 3), ("orders", 2, 0, 0)]
-    assert k.set_offsets("g", "orders", partition=1, to_offset=1) == [("orders", 1, 3, 1)]
+    assert k.set_offsets("g", [("orders", 1)], to_offset=1) == [("orders", 1, 3, 1)]
     k.join("g", "m", ["orders"])
     with pytest.raises(KafkaError) as exc:
-        k.set_offsets("g", "orders", to_earliest=True)
+        k.set_offsets("g", ORDERS, to_earliest=True)
     assert err(exc) == ("NON_EMPTY_GROUP", "Assignments can only be reset if the group 'g' is "
                         "inactive, but the current state is Stable.")
     with pytest.raises(KafkaError) as exc:
         k.delete_group("g")
     assert exc.value.name == "NON_EMPTY_GROUP"
     clock.advance_s(46)
-    assert k.set_offsets("g", "orders", partition=2, to_latest=True) == [("orders", 2, 0, 0)]
+    assert k.set_offsets("g", [("orders", 2)], to_latest=True) == [("orders", 2, 0, 0)]
     with pytest.raises(KafkaError):
-        k.set_offsets("g", "orders", to_earliest=True, to_latest=True)
+        k.set_offsets("g", ORDERS, to_earliest=True, to_latest=True)
     k.delete_group("g")
     assert k.committed("g") == {}
+
+
+ORDERS = [("orders", None)]
+
+
+def test_set_offsets_scopes_and_plans(orders):
+    """The tool's scopes: --all-topics is every partition the group committed (not every
+    partition of those topics); a plan (--from-file) its own partitions, clamped; a
+    partition or topic that is not there is refused before anything is written."""
+    k = orders
+    k.commit("g", {("orders", 0): 4, ("orders", 2): 0})
+    assert k.set_offsets("g", None, to_earliest=True) == [
+        ("orders", 0, 4, 0), ("orders", 2, 0, 0)]
+    assert k.set_offsets("g", None, plan={("orders", 1): 2, ("orders", 0): 99}) == [
+        ("orders", 0, 0, 5), ("orders", 1, None, 2)]
+    assert k.committed("g") == {("orders", 0): 5, ("orders", 1): 2, ("orders", 2): 0}
+    for scope, plan in (([("orders", 3)], None), ([("nope", None)], None),
+                        (None, {("orders", 0): 1, ("orders", 7): 1})):
+        with pytest.raises(KafkaError) as exc:
+            k.set_offsets("g", scope, **({"plan": plan} if plan else {"to_offset": 1}))
+        assert exc.value.name == "UNKNOWN_TOPIC_OR_PARTITION"
+    assert k.committed("g") == {("orders", 0): 5, ("orders", 1): 2, ("orders", 2): 0}
+    assert k.set_offsets("h", None, to_latest=True) == []  # nothing committed: nothing
 
 
 def test_write_offsets_internal_skips_unchanged(orders):

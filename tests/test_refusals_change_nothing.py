@@ -103,3 +103,15 @@ def test_a_refused_command_changes_no_byte(world, args, code):
     r = world(*args)
     assert r.exit_code == code, (r.stdout, r.stderr)
     assert data_dir_bytes(world.data, databases_only=True) == before
+
+
+def test_a_check_leaves_every_file_as_it_was(world):
+    """``cluster check`` reads: no database changes, and no file is left beside one (a
+    read-only open of a database in WAL mode makes its -wal and -shm and can not remove
+    them)."""
+    before = data_dir_bytes(world.data)
+    files = sorted(p.name for p in world.data.iterdir())  # (the logs folded in: none beside)
+    r = world("cluster", "check")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert sorted(p.name for p in world.data.iterdir()) == files
+    assert data_dir_bytes(world.data) == before

@@ -138,6 +138,20 @@ def operation_of(value: str, *, filter_: bool = False) -> str:
     return _enum(value, OPERATIONS, "operation", "operation", (ANY,) if filter_ else ())
 
 
+def tool_operation(value: str) -> str:
+    """An operation as the kafka-acls tool takes it (AclCommand: SecurityUtils.operation of
+    the value trimmed): Kafka's name in PascalCase exactly (``Read``, ``DescribeConfigs``),
+    as a runbook line for the real tool must spell it; any other spelling is refused
+    naming it (the tool would find no operation, UNKNOWN, and stop). -> ``READ`` ..."""
+    found = {_camel(n): n for n in OPERATIONS}.get((value or "").strip())
+    if found is None:
+        raise UsageError(f"operation {value!r} is not one of "
+                         f"{', '.join(_camel(n) for n in OPERATIONS)} (kafka-acls takes "
+                         "Kafka's names spelt so; jetlink acls takes them in any case)",
+                         field="operation")
+    return found
+
+
 def resource_type_of(value: str, *, filter_: bool = False) -> str:
     return _enum(value, RESOURCE_TYPES, "resource type", "resource_type",
                  (ANY,) if filter_ else ())

@@ -69,11 +69,12 @@ class KafkaSchema:
     @contextlib.contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """``cluster.transaction()``, the tables created in it first when missing."""
+        nested = self.cluster.conn.in_transaction  # (an outer one may still roll back)
         with self.cluster.transaction() as conn:
             if not self.ready:
                 self._ensure()
             yield conn
-        if not conn.in_transaction:
+        if not nested:
             self.ready = True
 
     @contextlib.contextmanager

@@ -1,7 +1,7 @@
 """Consumer groups of the Kafka engine: members (join, heartbeat, leave; a member is gone
 once its session timeout passed), Kafka's RangeAssignor, committed offsets (commit with
 Kafka's OffsetCommit membership rule, the internal writes of the mirrors' offset sync and
-clamping), describe with lags, ``--reset-offsets`` and delete.
+clamping), describe with lags and delete (``--reset-offsets``: group_reset.py).
 
 Its functions take the topics' state (:class:`~jetlink.core.kafka.topic_store.TopicStore`)
 as their first argument; the ``Kafka`` facade (topics.py) binds them as its methods.
@@ -14,8 +14,6 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import KafkaError
-from .topic_records import first_at_or_after
-from .topic_retention import maintain
 from .topic_types import (
     GroupInfo,
     GroupMember,
@@ -44,7 +42,6 @@ __all__ = [
     "heartbeat",
     "join",
     "leave",
-    "set_offsets",
     "write_group_offsets",
     "write_offsets_internal",
 ]
@@ -358,84 +355,6 @@ def assignment(kafka: TopicStore, group: str, member: str) -> list[tuple[str, in
         if m.member == member:
             return list(m.assignment)
     return []
-
-
-def set_offsets(kafka: TopicStore, group: str, topic: str, *, partition: int | None = None,
-                to_offset: int | None = None, to_earliest: bool = False,
-                to_latest: bool = False, to_current: bool = False,
-                shift_by: int | None = None, to_time_ms: int | None = None,
-                dry_run: bool = False) -> list[tuple[str, int, int | None, int]]:
-    """``kafka-consumer-groups --reset-offsets``: every partition of ``topic`` (or
-    ``partition``) to ``to_offset``, the log start (``to_earliest``), the log end
-    (``to_latest``), the committed offset (``to_current``; the log end where there is none,
-    as the tool), the committed offset plus ``shift_by`` (a partition without one is
-    refused, as the tool refuses it), or the first offset whose timestamp is at or after
-    ``to_time_ms`` (the log end where there is none: ``--to-datetime`` / ``--by-duration``).
-    Every target but the committed offset is clamped into [log start, log end], as the
-    tool's checkOffsetsRange.
-    Refused while the group is active (NON_EMPTY_GROUP with the tool's text). Returns
-    ``(topic, partition, old or None, new)`` rows; ``dry_run`` writes nothing. A principal
-    needs what the tool's requests need: READ on the group and the topic (OffsetCommit),
-    DESCRIBE on both for a ``dry_run``."""
-    _check_group(group)
-    if dry_run:
-        kafka.authorize("DescribeGroups", group=group)
-        kafka.authorize("ListOffsets", topic=topic)
-    else:
-        kafka.authorize("OffsetCommit", group=group, topic=topic)
-    chosen = sum(1 for x in (to_offset is not None, to_earliest, to_latest, to_current,
-                             shift_by is not None, to_time_ms is not None) if x)
-    if chosen != 1:
-        raise KafkaError("INVALID_REQUEST", "Exactly one of to_offset, to_earliest, "
-                         "to_latest, to_current, shift_by, to_time_ms must be given.")
-    maintain(kafka, topic)
-    now = kafka.now_ms()
-    with kafka._schema.write() as conn:
-        _expire_members(conn, now)
-        if _live(conn, group, now):
-            raise KafkaError(
-                "NON_EMPTY_GROUP",
-                f"Assignments can only be reset if the group '{group}' is inactive, but "
-                "the current state is Stable.", field="group")
-        t = get_topic(conn, topic)
-        if partition is not None and not 0 <= partition < t.partitions:
-            raise unknown_partition(topic, partition, t.partitions)
-        old = {p: o for p, o in conn.execute(
-            "SELECT partition, committed FROM group_offsets WHERE grp = ? AND topic = ?",
-            (group, topic))}
-        result = []
-        for p, start, end in conn.execute(
-                "SELECT partition, log_start, log_end FROM partitions WHERE topic = ? "
-                "ORDER BY partition", (t.rowid,)).fetchall():
-            if partition is not None and p != partition:
-                continue
-            if to_earliest:
-                target = start
-            elif to_latest:
-                target = end
-            elif to_current:
-                target = old.get(p, end)
-            elif shift_by is not None:
-                if p not in old:
-                    raise KafkaError(
-                        "INVALID_REQUEST", f"Cannot shift offset for partition {topic}-{p} "
-                        "since there is no current committed offset", field="shift_by")
-                target = old[p] + shift_by
-            elif to_time_ms is not None:
-                target = first_at_or_after(conn, t.rowid, p, to_time_ms, end)
-            else:
-                target = int(to_offset)  # type: ignore[arg-type]
-            # (the tool's --to-current keeps a committed offset as it is, even one the log
-            # start has passed: no checkOffsetsRange on that branch of prepareOffsetsToReset)
-            result.append((topic, p, old.get(p),
-                           target if to_current else min(max(target, start), end)))
-        if not dry_run:
-            conn.executemany(
-                "INSERT INTO group_offsets(grp, topic, partition, committed, metadata, "
-                "commit_ms) VALUES (?, ?, ?, ?, '', ?) ON CONFLICT(grp, topic, partition) "
-                "DO UPDATE SET committed = excluded.committed, commit_ms = excluded.commit_ms",
-                [(group, tp, p, new, now) for tp, p, _o, new in result])
-        return result
 
 
 def delete_group(kafka: TopicStore, group: str) -> None:

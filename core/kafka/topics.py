@@ -31,13 +31,13 @@ and their defaults), :mod:`.topic_types` (the returned objects, stored topic row
 facade is a ``TopicStore`` composing the rule modules, which take the store (never the
 facade) as their first argument and import downward only: :mod:`.topic_admin` (topics),
 :mod:`.topic_log` (produce, fetch, offsets), :mod:`.topic_retention` (retention and
-compaction) and :mod:`.topic_groups` (consumer groups and their offsets); their functions
-are bound as its methods.
+compaction), :mod:`.topic_groups` (consumer groups and their offsets) and
+:mod:`.group_reset` (a group's offsets reset); their functions are bound as its methods.
 """
 
 from __future__ import annotations
 
-from . import topic_admin, topic_groups, topic_log, topic_retention
+from . import group_reset, topic_admin, topic_groups, topic_log, topic_retention
 from .topic_configs import (
     MAX_TOPIC_NAME,
     MIRROR_SYNCED_CONFIGS,
@@ -155,5 +155,5 @@ class Kafka(TopicStore):
     describe_group = topic_groups.describe_group
     groups = topic_groups.groups
     assignment = topic_groups.assignment
-    set_offsets = topic_groups.set_offsets
+    set_offsets = group_reset.set_offsets  # (--reset-offsets: group_reset)
     delete_group = topic_groups.delete_group

@@ -17,7 +17,7 @@ import errno
 import os
 import sqlite3
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -126,6 +126,33 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = False) -> sqlite3.
 def _settings(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
     conn.execute("PRAGMA temp_store=MEMORY")
+
+
+def connect_reading(path: str | os.PathLike[str]) -> sqlite3.Connection:
+    """A connection that only reads (``PRAGMA query_only``) and leaves no file behind. A
+    read-only open (``mode=ro``) of a database in WAL mode makes its ``-wal`` and ``-shm``
+    files and cannot remove them when it closes: when none of the database's side files is
+    there (no other connection has it open, no log is pending) and the directory can be
+    written, it is opened read-write, and SQLite's own close of the last connection
+    removes what the open made; otherwise read-only (the side files were there already,
+    or can not be made)."""
+    side = [f"{os.fspath(path)}{suffix}" for suffix in ("-wal", "-shm", "-journal")]
+    if any(os.path.lexists(p) for p in side) or not os.access(os.path.dirname(
+            os.path.abspath(path)), os.W_OK):
+        return connect(path, readonly=True)
+    if not os.path.isfile(path):  # (a read never creates the database itself)
+        raise sqlite3.OperationalError("unable to open database file")
+    with HEAD_LOCK:
+        conn = sqlite3.connect(os.fspath(path), isolation_level=None,
+                               timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+    try:
+        conn.execute("PRAGMA query_only = ON")
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        _settings(conn)
+    except sqlite3.Error:
+        conn.close()
+        raise
+    return conn
 
 
 def _connect_readonly(path: Path) -> sqlite3.Connection:
@@ -247,7 +274,7 @@ def integrity(path: Path) -> list[str]:
     if problem:
         return [f"the file {problem}"]
     try:
-        conn = connect(path, readonly=True)
+        conn = connect_reading(path)
     except (sqlite3.Error, StorageError) as err:
         return [str(err)]
     try:
@@ -645,13 +672,24 @@ class Checkpointer:
 
 
 class _Absent(Cluster):
-    """The default cluster of a data directory that has none yet, as a read sees it: empty,
-    in memory, never a file (a read creates nothing)."""
+    """The default cluster of a data directory that has none yet (a command that creates
+    nothing opened it: a read, or a change to objects that must exist): empty, in memory,
+    never a file while nothing is kept in it (a read, or a change refused, creates
+    nothing). A write transaction that commits a change makes it the file it stands for,
+    from this database (:meth:`DataDir._create`: whole or not at all), and this object is
+    then that cluster: a change is never kept in memory and lost (``cluster authorizer
+    local --enable`` before anything else was stored)."""
+
+    def __init__(self, name: str, path: Path,
+                 make: Callable[[sqlite3.Connection], bool]) -> None:
+        super().__init__(name, path)
+        self._make = make
 
     @property
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
             conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # the file's, for its copy
             _migrate(conn)
             for key, value in (("kind", "nats"), ("down", 0), ("created_ns", 0),
                                ("config_gen", 0)):
@@ -661,6 +699,46 @@ class _Absent(Cluster):
             self._verified = True
         return self._conn
 
+    def ensure_schema(self, component: str, steps: Sequence[Sequence[str]]) -> None:
+        """A component's tables, in memory and outside any transaction (a read makes them
+        too: they are no change of this cluster; a file made later holds them)."""
+        conn = self.conn
+        row = conn.execute("SELECT version FROM schema_components WHERE component = ?",
+                           (component,)).fetchone()
+        for stmt in (s for step in steps[row[0] if row else 0:] for s in step):
+            conn.execute(stmt)
+        conn.execute("INSERT INTO schema_components(component, version) VALUES (?, ?) "
+                     "ON CONFLICT(component) DO UPDATE SET version = excluded.version",
+                     (component, len(steps)))
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction in memory; when it commits a change, the cluster's file is
+        made from this database and this object is that cluster from then on."""
+        conn = self.conn
+        if conn.in_transaction:
+            yield conn
+            return
+        changes = conn.total_changes
+        try:
+            conn.execute("BEGIN")
+            yield conn
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        if conn.total_changes == changes:
+            return
+        if not self._make(conn):
+            raise JetlinkError(
+                f"cluster {self.name} was created by another command while this one ran: "
+                "its change was not stored; run the command again")
+        self.close()
+        self.__class__ = Cluster  # type: ignore[assignment]  # the file holds it now
+        self.cache.clear()
+        self._components.clear()
+
     def committed(self) -> None:
         pass  # no file, no record
 
@@ -668,6 +746,7 @@ class _Absent(Cluster):
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        self._verified = False
 
     @property
     def changes(self) -> int:
@@ -756,8 +835,11 @@ class DataDir:
     def cluster_path(self, name: str) -> Path:
         return self.path / (validate_cluster_name(name) + DB_SUFFIX)
 
-    def _create(self, name: str, kind: str, now_ns: int, description: str = "") -> bool:
-        """Create ``name``'s database if it does not exist; True when this call created it."""
+    def _create(self, name: str, kind: str, now_ns: int, description: str = "", *,
+                source: sqlite3.Connection | None = None) -> bool:
+        """Create ``name``'s database if it does not exist; True when this call created it.
+        ``source``: the database it starts as (the default cluster's first write, made in
+        memory: :class:`_Absent`), copied whole."""
         self.ensure()
         path = self.cluster_path(name)
         if path.exists():
@@ -775,6 +857,8 @@ class DataDir:
             os.close(fd)
             conn = connect(tmp)
             try:
+                if source is not None:
+                    source.backup(conn)
                 _migrate(conn)
                 conn.execute("BEGIN IMMEDIATE")
                 for key, value in (("kind", kind), ("down", 0), ("created_ns", now_ns),
@@ -782,6 +866,8 @@ class DataDir:
                                                         if description else ())):
                     conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
                                  (key, value))
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'created_ns' AND value = 0",
+                             (now_ns,))
                 conn.execute("COMMIT")
                 whole_file(conn)
             finally:
@@ -805,6 +891,13 @@ class DataDir:
                 with contextlib.suppress(OSError):
                     os.remove(f"{tmp}{suffix}")
         return True
+
+    def _made_local(self, source: sqlite3.Connection) -> bool:
+        """The default cluster's file made from ``source``, the database its first write
+        ran in (:class:`_Absent`); False when another process made it meanwhile."""
+        import time
+
+        return self._create(LOCAL, "nats", time.time_ns(), source=source)
 
     def _ensure_local(self) -> None:
         import time
@@ -907,7 +1000,7 @@ class DataDir:
             if not self.create:
                 self.check_exists()
                 if name == LOCAL and create_local:
-                    absent = self._open[name] = _Absent(name, path)
+                    absent = self._open[name] = _Absent(name, path, self._made_local)
                     return absent
             raise not_found(NotFoundError(f"cluster {name} not found", field="cluster"),
                             name, self.cluster_names())
