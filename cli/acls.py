@@ -244,7 +244,9 @@ def rm(
         output.confirm(app, f"Really remove {len(matching)} ACL"
                             f"{'' if len(matching) == 1 else 's'}", force=force,
                        action=f"remove {len(matching)} ACLs")
+    owners = store.owners(matching)
     gone = store.remove(filters)
+    _resynced(app, gone, owners)
 
     def human(a: App, _d: Any) -> None:
         for b in gone:
@@ -589,12 +591,34 @@ def _kafka_add(app: App, store: Any, plan: list[list[Any]]) -> None:
         output.print_json(_doc(created))
 
 
+def _resynced(app: App, gone: list[Any], owners: dict[Any, str]) -> None:
+    """A warning per cluster link whose ACL sync made ACLs just removed: while that sync
+    runs and the source cluster holds them, its next run creates them again
+    (core/kafka/acl_sync.py: the ACLs a link made are the link's)."""
+    from jetlink.core.kafka.acl_sync import owning_link
+
+    links: dict[str, int] = {}
+    for b in gone:
+        link = owning_link(owners.get(b, ""))
+        if link is not None:
+            links[link] = links.get(link, 0) + 1
+    for link, n in sorted(links.items()):
+        were = "was" if n == 1 else "were"
+        output.notice(app, f"jetlink: warning: {n} of the ACLs removed {were} made by the "
+                           f"ACL sync of cluster link {link} (acl.sync.enable): "
+                           "its next run creates them again while the source cluster holds "
+                           "them; change the link's acl.filters, or remove them on the "
+                           "source, to keep them removed")
+
+
 def _kafka_remove(app: App, store: Any, filters: list[Any], force: bool) -> None:
     matching = sorted({b for f in filters for b in store.find(f)})
     if matching:
         output.confirm(app, f"Are you sure you want to remove {len(matching)} ACLs? (y/n)",
                        force=force, action=f"remove {len(matching)} ACLs (kafka-acls --force)")
+    owners = store.owners(matching)
     gone = store.remove(filters)
+    _resynced(app, gone, owners)
     if app.json:
         output.print_json(_doc(sorted(gone)))
         return

@@ -42,6 +42,8 @@ def render_plan(app: App, plan_doc: dict[str, Any]) -> None:
         output.line(app, f"  {SIGN[c['action']]} {_label(c)}")
         for d in c.get("diff", []):
             output.line(app, f"      {d['field']}: {_value(d['from'])} -> {_value(d['to'])}")
+        if c.get("removes"):
+            output.line(app, f"      removes stored messages: {c['removes']}")
     counts = {a: sum(1 for c in changes if c["action"] == a) for a in SIGN}
     output.line(app, f"{counts['create']} to create, {counts['update']} to update, "
                      f"{counts['delete']} to delete, {plan_doc['unchanged']} unchanged")
@@ -78,7 +80,8 @@ def apply(
     prune: Annotated[bool, typer.Option(
         "--prune", help="Also delete the objects of the file's clusters it does not declare.")
     ] = False,
-    force: Annotated[bool, force_option("Prune")] = False,
+    force: Annotated[bool, force_option(
+        "Prune or make an update that removes stored messages")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Apply a topology file (data dir or servers).
@@ -95,7 +98,10 @@ def apply(
     old and new value / delete) and applies it in dependency order: clusters, ACLs,
     topics, streams (origins first, across clusters and domains), links, mirror topics;
     deletions in reverse. --prune deletes the objects of the file's clusters the file does not
-    declare (asks on a terminal; -f without one). A change that fails stops the run: what
+    declare (asks on a terminal; -f without one); so does an update whose limits remove
+    stored messages (shown in the plan: a lower max_msgs, interest retention with no
+    consumer, a shorter history...), as stream edit and kv edit. A change that fails stops
+    the run: what
     was applied, what failed (the server's error as it answered) and what was not tried is
     printed (exit 1). Applying the same file twice changes nothing. With --json: {plan,
     result, dry_run}.
@@ -138,16 +144,23 @@ def apply(
                  human=lambda a, _d: render_plan(a, plan_doc))
         return
     deletes = [c for c in plan.pending if c.action == "delete"]
-    if deletes:
+    removing = [c for c in plan.pending if c.removes]
+    if deletes or removing:
         if not app.json:
             render_plan(app, plan_doc)
-        output.confirm(app, f"Really delete {len(deletes)} object(s) the file does not "
-                            "declare", force=force, action="prune")
+        if deletes:
+            output.confirm(app, f"Really delete {len(deletes)} object(s) the file does not "
+                                "declare", force=force, action="prune")
+        if removing:  # as stream edit and kv edit: a destructive update asks, or needs -f
+            what = "; ".join(f"{c.label}: {c.removes}" for c in removing)
+            output.confirm(app, f"Really update {len(removing)} object(s) removing stored "
+                                f"messages ({what})", force=force,
+                           action=f"apply updates that remove stored messages ({what})")
     report = apply_changes(backend, plan)
     result = report.to_json()
 
     def human(a: App, _d: Any) -> None:
-        if not deletes:
+        if not (deletes or removing):
             render_plan(a, plan_doc)
         render_result(a, report)
 

@@ -222,6 +222,8 @@ def set_offsets(
         raise usage("give exactly one of --to-offset, --to-earliest, --to-latest, "
                     "--to-current, --shift-by, --to-datetime, --by-duration, --from-file"
                     + (f" (given: {', '.join(chosen)})" if chosen else ""))
+    if export and json_output:
+        raise usage("--export prints the new offsets as CSV, --json as JSON: give one")
     scope = _reset_scope(topic, all_topics, partition, from_file is not None)
     plan = _reset_plan(from_file, group) if from_file is not None else None
     to_time_ms = None
@@ -248,6 +250,8 @@ def set_offsets(
             side = "higher than latest" if target > new else "lower than earliest"
             output.notice(app, f"New offset ({target}) is {side} offset for topic "
                                f"partition {t}-{p}. Value will be set to {new}")
+    if not dry_run and rows:
+        _synced_back(app, group, rows)
     docs = [
         {"group": group, "topic": t, "partition": p, "old_offset": old, "new_offset": new}
         for t, p, old, new in rows
@@ -267,6 +271,23 @@ def set_offsets(
         output.lines(a, lines)
 
     app.emit(docs, human=human)
+
+
+def _synced_back(app: App, group: str, rows: list[Any]) -> None:
+    """A warning per cluster link whose consumer offset sync sets the offsets just reset
+    back to the source's (core/kafka/mirror_copy.py offset_sync_overwrites): the reset of
+    a synced group on a mirror topic lasts until the sync's next run, as in Confluent."""
+    from jetlink.cli.common import data_dir, make_clock
+    from jetlink.core.kafka.mirrors import Mirrors
+
+    m = Mirrors(data_dir(app), app.cluster, make_clock())
+    for link, topics in m.offset_sync_overwrites(group, {t for t, *_ in rows}).items():
+        output.notice(app, f"jetlink: warning: cluster link {link} syncs the offsets of group "
+                           f"{group} on mirror topic{'s' if len(topics) > 1 else ''} "
+                           f"{', '.join(topics)} (consumer.offset.sync.enable): its next "
+                           "offset sync sets them back to the source's; leave the group out "
+                           "of consumer.offset.group.filters, or promote the mirror, to keep "
+                           "them")
 
 
 def _reset_scope(topics: list[str] | None, all_topics: bool, partition: int | None,

@@ -490,12 +490,13 @@ _MIRROR_EDITABLE = {"description", "history", "ttl", "max_bytes", "max_value_siz
 def _confirm_removal(app: App, kv: Any, bucket: str, old: Any, new: Any, *,
                      force: bool) -> None:
     """Ask (a terminal) or refuse (none, without -f) an edit whose limits remove stored
-    values, as stream edit does (cli/stream.py ``removed_by``, in a bucket's terms)."""
+    values, as stream edit does (core/removal.py ``removed_by``, in a bucket's terms)."""
     if force:
         return
-    from jetlink.cli.stream import removed_by
+    from jetlink.cli.common import now_ns
+    from jetlink.core.removal import removed_by
 
-    removes = removed_by(kv.js(), old.name, old, new, kv=True)
+    removes = removed_by(kv.js(), old.name, old, new, now_ns(), kv=True)
     if removes:
         output.confirm(app, f"Really edit bucket {bucket}: it removes stored values "
                        f"({removes})", force=False,

@@ -8,7 +8,8 @@ reports agreements whose origin is unreachable.
 
 - ``jetlink replicate`` runs ``pump_until_idle`` and prints one row per agreement (target,
   origin, kind, messages copied, lag, error) and a summary; with --json one document
-  ``{"agreements": [AgreementReport...], "copied", "skipped", "lag", "errors"}``.
+  ``{"agreements": [AgreementReport...], "links": [...], "copied", "skipped", "lag",
+  "errors"}`` (errors: the agreements and the links in error).
 - ``jetlink replicate --follow`` keeps pumping (a step, then a pause of --interval when the
   step moved nothing) until Ctrl-C (exit status 130): a live table on a terminal, one plain
   line per agreement with activity otherwise, JSON lines with --json (one line per step with
@@ -79,7 +80,8 @@ def replicate(
     --follow keeps going until Ctrl-C (exit status 130): a live table on a terminal, one
     line per agreement with activity otherwise, JSON lines with --json (one line per step
     with activity). Without --follow, --json prints one document: {"agreements": [...],
-    "copied", "skipped", "lag", "errors"}.
+    "links": [...], "copied", "skipped", "lag", "errors"} (errors: the agreements and the
+    links in error).
     """
     from jetlink.cli.stream_flags import parse_duration_flag
 
@@ -219,7 +221,9 @@ def summary_doc(reports: list[AgreementReport], links: list[Any] | None = None
         "copied": sum(d["copied"] for d in docs),
         "skipped": sum(d["skipped"] for d in docs),
         "lag": sum(d["lag"] for d in docs),
-        "errors": sum(1 for d in docs if d.get("error")),
+        # agreements and links in error, as the exit status counts them
+        "errors": sum(1 for d in docs if d.get("error"))
+        + sum(1 for r in links or [] if r.errors),
     }
 
 
@@ -227,7 +231,8 @@ def in_error(doc: dict[str, Any]) -> str:
     """What a summary has in error, each kind by its own word: ``1 link``, ``2 agreements``
     (NATS mirrors and sources), ``1 agreement and 1 link``; "" when nothing is."""
     links = sum(1 for r in doc["links"] if r.get("errors"))
-    parts = [_plural(n, word) for n, word in ((doc["errors"], "agreement"), (links, "link"))
+    agreements = sum(1 for d in doc["agreements"] if d.get("error"))
+    parts = [_plural(n, word) for n, word in ((agreements, "agreement"), (links, "link"))
              if n]
     return " and ".join(parts)
 
@@ -286,7 +291,8 @@ def render_summary(app: App, doc: dict[str, Any]) -> None:
     output.line(app)
     text = (
         f"{_plural(len(docs), 'agreement')}: {_plural(doc['copied'], 'message')} copied, "
-        f"lag {output.comma(doc['lag'])}, {_plural(doc['errors'], 'error')}"
+        f"lag {output.comma(doc['lag'])}, "
+        f"{_plural(sum(1 for d in docs if d.get('error')), 'error')}"
     )
     if doc["skipped"]:
         text += f", {_plural(doc['skipped'], 'duplicate')} skipped"

@@ -296,52 +296,14 @@ def edit(
         # without a terminal an edit is applied as given, unless it removes stored messages
         # (a tighter limit, interest retention with no consumer): that, as every
         # destructive verb, needs -f/--force
-        removes = removed_by(js, name, old, new)
+        from jetlink.core.removal import removed_by
+
+        removes = removed_by(js, name, old, new, now_ns())
         if removes:
             output.confirm(app, "", force=False,
                            action=f"edit stream {name} (it removes stored messages: {removes})")
     info = js.update_stream(new)
     app.emit(to_doc(info), human=lambda a, doc: _created(a, doc, "updated"))
-
-
-def removed_by(js: Any, name: str, old: Any, new: Any, *, kv: bool = False) -> str:
-    """Why the limits of ``new`` remove messages ``name`` holds under ``old`` ("" when they
-    remove none): a message count, a byte count, a per-subject count or an age over its new
-    limit (the store then removes the oldest: core/streamstore/limits.py). ``kv``: said in
-    a bucket's terms (history, TTL, bucket size; revisions of a key)."""
-    info = js.stream_info(name)
-    st = info.state
-    if not st.messages:
-        return ""
-    from jetlink.core.config.stream import interest_keeps_none
-
-    if interest_keeps_none(old, new, st.consumer_count):
-        return (f"retention interest with no consumer: the {output.comma(st.messages)} "
-                "stored go, as nobody is interested")
-
-    def tighter(attr: str) -> int:
-        n, was = int(getattr(new, attr) or 0), int(getattr(old, attr) or 0)
-        return n if n > 0 and (was <= 0 or n < was) else 0
-
-    keeps = new.discard == "new"  # discard new: a lower max_msgs/max_bytes refuses new ones
-    if not keeps and (limit := tighter("max_msgs")) and st.messages > limit:
-        return f"max_msgs {output.comma(limit)} < {output.comma(st.messages)} stored"
-    if not keeps and (limit := tighter("max_bytes")) and st.bytes > limit:
-        return (f"{'max bucket size' if kv else 'max_bytes'} {output.comma(limit)} < "
-                f"{output.comma(st.bytes)} bytes stored")
-    if (limit := tighter("max_age")) and st.first_ts and now_ns() - int(st.first_ts) > limit:
-        from jetlink.core.durations import format_duration
-
-        return (f"ttl {format_duration(limit)}: older values stored" if kv else
-                f"max_age {format_duration(limit)}: older messages stored")
-    if limit := tighter("max_msgs_per_subject"):
-        most = max(js.subjects(name).values(), default=0)
-        if most > limit:
-            return (f"history {output.comma(limit)} < {output.comma(most)} revisions stored "
-                    "for one key" if kv else
-                    f"max_msgs_per_subject {output.comma(limit)} < {output.comma(most)} "
-                    "stored on one subject")
-    return ""
 
 
 def _render_dry_run(app: App, doc: dict[str, Any]) -> None:

@@ -163,7 +163,7 @@ class EmbeddedBackend(Backend):
             from .store import DataDir
 
             create = self.create() if callable(self.create) else self.create
-            self._store = DataDir(self.path, create=create)
+            self._store = DataDir(self.path, create=create, lazy_local=True)
         return self._store
 
     def address(self, cluster: str) -> None:

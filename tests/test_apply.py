@@ -1068,3 +1068,49 @@ def test_a_kv_objects_problem_shows_the_value_as_its_own_field_says_it(jl, tmp_p
     r = jl("validate", str(f["kt"]))
     assert (r.exit_code, r.stdout) == (3, (
         f'{f["kt"]}: kv B: ttl: max age can not be negative (10052): ttl = -1s\n'))
+
+
+@pytest.mark.parametrize(("before", "after", "removes"), [
+    ('[streams.S]\nsubjects = ["s.>"]\nmax_msgs = 100\n',
+     '[streams.S]\nsubjects = ["s.>"]\nmax_msgs = 10\n', "max_msgs 10 < 50 stored"),
+    ('[streams.S]\nsubjects = ["s.>"]\n',
+     '[streams.S]\nsubjects = ["s.>"]\nretention = "interest"\n',
+     "retention interest with no consumer: the 50 stored go, as nobody is interested"),
+    ('[kv.K]\nhistory = 5\n', '[kv.K]\nhistory = 1\n',
+     "history 1 < 3 revisions stored for one key"),
+])
+def test_an_update_that_removes_stored_messages_asks_as_stream_edit_does(
+        jl, tmp_path, before, after, removes):
+    """An update of the plan whose limits remove stored messages (core/removal.py, the rule
+    stream edit and kv edit ask on) is shown in the plan, and without a terminal needs -f:
+    exit 2 and nothing changed, as every destructive verb; with -f it is made."""
+    ok(jl("apply", write(tmp_path, before, "a.toml")))
+    if "kv" in before:
+        for i in range(3):
+            ok(jl("kv", "put", "K", "a", f"v{i}"))
+    else:
+        ok(jl("pub", "s.{{Count}}", "x", "--count", "50"))
+    path = write(tmp_path, after, "b.toml")
+    plan = doc(ok(jl("apply", path, "--dry-run", "-j")))["plan"]
+    assert [c.get("removes") for c in plan["changes"]] == [removes]
+    r = ok(jl("apply", path, "--dry-run"))
+    assert f"      removes stored messages: {removes}\n" in r.stdout
+    before_bytes = data_dir_bytes(jl.data)
+    r = jl("apply", path)
+    assert r.exit_code == 2, (r.stdout, r.stderr)
+    assert r.stderr.endswith(f"pass -f/--force to apply updates that remove stored messages "
+                             f"({plan['changes'][0]['kind']} "
+                             f"{plan['changes'][0]['name']} in cluster local: {removes})\n")
+    assert data_dir_bytes(jl.data) == before_bytes
+    ok(jl("apply", path, "-f"))
+    assert doc(ok(jl("apply", path, "--dry-run", "-j")))["plan"]["changes"] == []
+
+
+def test_a_kv_plan_shows_a_default_it_sets_not_unset(jl, tmp_path):
+    """history = 1 written in the file is shown as 1 (its default), not unset; a TTL the
+    file leaves out is unset."""
+    ok(jl("apply", write(tmp_path, '[kv.K]\nhistory = 5\nttl = "1h"\n', "a.toml")))
+    plan = doc(ok(jl("apply", write(tmp_path, "[kv.K]\nhistory = 1\n", "b.toml"),
+                     "--dry-run", "-j")))["plan"]
+    assert plan["changes"][0]["diff"] == [{"field": "history", "from": 5, "to": 1},
+                                          {"field": "ttl", "from": "1h0m0s", "to": None}]

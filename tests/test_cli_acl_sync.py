@@ -151,3 +151,28 @@ def test_an_acl_the_source_deleted_is_not_blamed_on_unchanged_filters(two):
     r = ok(two("--cluster", "east", "links", "alter", "L", "--acl-filters-json-file",
                str(two.tmp / "f.json")))
     assert r.stderr == ""
+
+
+@pytest.mark.parametrize("tool", ["acls", "kafka-acls"])
+def test_removing_an_acl_the_sync_made_warns_that_the_next_run_makes_it_again(two, tool):
+    """An ACL a link's sync created, removed on the destination: the link's next run
+    creates it again while the source holds it (Confluent's migrated ACLs): said."""
+    ok(two("--cluster", "east", "links", "create", "L", "--source-cluster", "west", "-c",
+           "acl.sync.enable=true", "--acl-filters-json-file", str(two.tmp / "f.json")))
+    ok(two("--cluster", "east", "acls", "add", "--principal", "User:carol", "--operation",
+           "read", "--topic", "orders"))
+    if tool == "acls":
+        r = ok(two("--cluster", "east", "acls", "rm", "--topic", "orders", "--force"))
+    else:
+        r = ok(two("--cluster", "east", "kafka-acls", "--remove", "--topic", "orders",
+                   "--force"))
+    assert r.stderr.splitlines()[-1] == (
+        "jetlink: warning: 1 of the ACLs removed was made by the ACL sync of cluster link L "
+        "(acl.sync.enable): its next run creates them again while the source cluster holds "
+        "them; change the link's acl.filters, or remove them on the source, to keep them "
+        "removed")
+    ok(two("--cluster", "east", "acls", "add", "--principal", "User:carol", "--operation",
+           "read", "--topic", "orders"))
+    r = ok(two("--cluster", "east", "acls", "rm", "--principal", "User:carol", "--topic",
+               "orders", "--force"))
+    assert "warning" not in r.stderr  # an ACL no link made: nothing to say

@@ -415,3 +415,27 @@ def test_a_change_for_a_bootstrap_server_naming_no_cluster_is_refused(jl):
     assert r.stderr == ("jetlink: notice: cluster local (jetlink context kc); "
                         "--bootstrap-server and --command-config are ignored\n")
     assert "name=q" in r.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ["kafka-acls", "--list", "--principal", "User:\udcff"],
+    ["kafka-acls", "--list", "--topic", "t\udcff"],
+    ["kafka-acls", "--add", "--allow-principal", "User:a", "--allow-host", "h\udcff",
+     "--operation", "Read", "--topic", "orders"],
+    ["acls", "check", "--principal", "User:\udcff", "--operation", "Read", "--topic", "t"],
+    ["acls", "ls", "--principal", "User:\udcff"],
+    ["topic", "produce", "orders", "x", "--principal", "User:\udcff"],
+])
+def test_a_principal_or_name_that_is_not_utf8_is_a_usage_error_even_to_read(kw, args):
+    """Bytes that are not UTF-8 in a principal, a resource name or a host are refused
+    naming the argument (exit 2), for a read or a check as for a change: none such can
+    be stored, so none matches."""
+    before = data_dir_bytes(kw.data)
+    r = kw(*args)
+    assert r.exit_code == 2, (r.stdout, r.stderr)
+    bad = next(a for a in args if "\udcff" in a)
+    shown = bad.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    assert r.stderr.splitlines()[-1] == (
+        f"jetlink: error: argument '{shown}' is not UTF-8 text (byte 0xff): names, "
+        "subjects and keys are UTF-8")
+    assert data_dir_bytes(kw.data) == before

@@ -250,6 +250,7 @@ def test_replicate_exits_1_while_a_mirror_is_failed(jl, world, cli_clock):
     ok(jl("--cluster", "west", "topic", "rm", "orders", "-f"))
     res = jl("replicate", "-j")  # inside the retry timeout: said, with when it fails
     assert res.exit_code == 1
+    assert json.loads(res.stdout)["errors"] == 1  # the link in error, as the exit status
     assert json.loads(res.stdout)["links"][0]["errors"] == [
         "orders: source topic orders not found: the mirror fails in 1s "
         "(cluster.link.retry.timeout.ms) unless it comes back"]
@@ -290,3 +291,25 @@ def test_a_source_topic_created_again_under_its_name_is_not_copied_on(jl, world,
     (m,) = doc(east(jl, "mirrors", "ls", "-j"))
     assert (m["mirror_status"], m["mirror_topic_error"]) == ("FAILED",
                                                              "SOURCE_TOPIC_MAY_BE_DELETED")
+
+
+def test_a_reset_of_a_synced_group_on_a_mirror_warns_that_the_sync_sets_it_back(jl, world):
+    """A group whose offsets the link syncs, reset on the destination's mirror topic: the
+    link's next offset sync sets them back to the source's (Confluent's rule for groups not
+    active on the destination): said, naming the link; a dry run, a group the filters leave
+    out or a promoted mirror: nothing said."""
+    ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
+    r = ok(east(jl, "group", "set-offsets", "G", "--topic", "orders", "--to-offset", "1"))
+    assert r.stderr == (
+        "jetlink: warning: cluster link L syncs the offsets of group G on mirror topic orders "
+        "(consumer.offset.sync.enable): its next offset sync sets them back to the source's; "
+        "leave the group out of consumer.offset.group.filters, or promote the mirror, to keep "
+        "them\n")
+    r = ok(east(jl, "group", "set-offsets", "G", "--topic", "orders", "--to-offset", "1",
+                "--dry-run"))
+    assert "warning" not in r.stderr
+    ok(east(jl, "links", "alter", "L", "-c", 'consumer.offset.group.filters={"groupFilters":'
+            '[{"name":"G","patternType":"LITERAL","filterType":"EXCLUDE"},'
+            '{"name":"*","patternType":"LITERAL","filterType":"INCLUDE"}]}'))
+    r = ok(east(jl, "group", "set-offsets", "G", "--topic", "orders", "--to-offset", "1"))
+    assert "warning" not in r.stderr

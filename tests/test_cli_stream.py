@@ -1279,3 +1279,14 @@ def test_what_is_not_there_is_said_before_any_question(jl, args, message):
     assert jl("stream", "add", "ORDERS", "--subjects", "o.>", "--defaults").exit_code == 0
     r = jl(*args)  # no terminal, no -f: the question would be refused with exit status 2
     assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {message}\n")
+
+
+def test_a_json_error_keeps_the_servers_document_and_says_its_detail_on_stderr(jl):
+    """--json prints the API's error document as it answers it; what the error line adds
+    (the name not found, the closest one) goes to stderr, for people."""
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    r = jl("stream", "info", "ORDRS", "-j")
+    assert r.exit_code == 1
+    assert json.loads(r.stdout) == {"error": {"code": 404, "err_code": 10059,
+                                              "description": "stream not found"}}
+    assert r.stderr == "jetlink: error detail: ORDRS; did you mean ORDERS?\n"

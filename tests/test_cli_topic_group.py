@@ -581,6 +581,9 @@ def test_set_offsets_of_several_topics_all_topics_and_a_plan_round_trip(jl, engi
     r = ok(jl("group", "set-offsets", "g", "--all-topics", "--to-earliest", "--dry-run",
               "--export"))
     assert (r.stdout, r.stderr) == ("a,0,0\nb,2,0\n\n", "")
+    r = jl("group", "set-offsets", "g", "--all-topics", "--to-earliest", "--export", "-j")
+    assert (r.exit_code, json.loads(r.stdout)) == (2, {"error": {
+        "description": "--export prints the new offsets as CSV, --json as JSON: give one"}})
     r = ok(jl("group", "set-offsets", "g", "-t", "b:0,2", "-t", "a", "--to-latest",
               "--dry-run"))
     assert lines(r)[2:] == [

@@ -102,28 +102,34 @@ def test_a_change_inside_objects_of_a_missing_data_directory_creates_nothing(jl,
 
 
 def test_a_first_write_racing_another_process_keeps_the_other_and_says_so(tmp_path):
-    """The default cluster made by another process between this one's read and its first
-    write: this write is not stored (one sentence: run it again), the other's stays."""
+    """The default cluster made by another process while this one's first write runs in
+    memory: this write is not stored (one sentence: run it again), the other's stays; a
+    handle that finds the file made before it writes writes there."""
     data = tmp_path / "d"
     data.mkdir()
     ours = DataDir(data, create=False)
     absent = ours.open()
     assert absent.conn.execute("SELECT value FROM meta WHERE key = 'down'").fetchone() == (0,)
-    theirs = DataDir(data)
-    with theirs.open().transaction() as conn:
-        conn.execute("UPDATE meta SET value = 'theirs' WHERE key = 'config_gen'")
-    theirs.open().close()
     with pytest.raises(JetlinkError, match="created by another command while this one ran: "
                                            "its change was not stored; run the command again"):
         with absent.transaction() as conn:
             conn.execute("UPDATE meta SET value = 1 WHERE key = 'down'")
-    absent.close()
+            theirs = DataDir(data)
+            with theirs.open().transaction() as other:
+                other.execute("UPDATE meta SET value = 'theirs' WHERE key = 'config_gen'")
+            theirs.close()
     check = sqlite3.connect(data / "local.db")
     try:
         meta = dict(check.execute("SELECT key, value FROM meta"))
     finally:
         check.close()
     assert meta["config_gen"] == "theirs" and meta["down"] == 0, meta
+    later = DataDir(data, create=False).open()  # opened before: finds the file now
+    with absent.transaction() as conn:
+        conn.execute("UPDATE meta SET value = 1 WHERE key = 'down'")
+    assert later.down is True
+    absent.close()
+    later.close()
 
 
 def test_the_file_made_from_a_first_write_is_a_cluster_like_any(tmp_path):
@@ -131,7 +137,8 @@ def test_the_file_made_from_a_first_write_is_a_cluster_like_any(tmp_path):
     ``cluster add``, the write, a creation time, and no file left aside."""
     data = tmp_path / "d"
     data.mkdir()
-    absent = DataDir(data, create=False).open()
+    absent = DataDir(data, lazy_local=True).open()
+    assert not (data / "local.db").exists()
     with absent.transaction() as conn:
         conn.execute("UPDATE meta SET value = 1 WHERE key = 'down'")
     absent.close()
@@ -152,3 +159,32 @@ def test_the_file_made_from_a_first_write_is_a_cluster_like_any(tmp_path):
     made.close()
     assert sorted(p.name for p in data.glob("*.db")) == ["local.db", "other.db"]
     assert not [p for p in data.iterdir() if ".new-" in p.name]
+
+
+REFUSED_CREATES = [
+    ["stream", "add", "X", "--subjects", "x..", "--defaults"],
+    ["stream", "add", "X", "--subjects", "x", "--defaults", "--replicas", "6"],
+    ["kv", "add", "BAD.NAME"],
+    ["kv", "add", "B", "--mirror", "O@west"],
+    ["topic", "create", "t", "--partitions", "0"],
+]
+
+
+@pytest.mark.parametrize("args", REFUSED_CREATES, ids=lambda a: " ".join(a[:3]))
+def test_a_refused_create_makes_no_default_cluster(beside, args):
+    jl = beside
+    before = data_dir_bytes(jl.data)
+    r = jl(*args)
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert data_dir_bytes(jl.data) == before
+
+
+@pytest.mark.parametrize("args", REFUSED_CREATES, ids=lambda a: " ".join(a[:3]))
+def test_a_refused_first_create_makes_no_data_directory(jl, args):
+    missing = jl.tmp / "never"
+    r = jl("--data-dir", str(missing), *args)
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert not missing.exists()
+    ok(jl("--data-dir", str(missing), "stream", "add", "S", "--subjects", "s", "--defaults"))
+    assert sorted(p.name for p in missing.glob("*.db")) == ["local.db"]
+    assert doc(jl("--data-dir", str(missing), "stream", "ls", "-j")) == ["S"]

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store import Cluster, DataDir
 
 __all__ = ["ACL_FILTERS_KEY", "AclSyncResult", "doomed_acls", "link_acl_filters", "owner_of",
-           "parse_acl_filters", "pending_acls", "step_acl_sync", "sync_acls"]
+           "owning_link", "parse_acl_filters", "pending_acls", "step_acl_sync", "sync_acls"]
 
 ACL_FILTERS_KEY = "acl.filters"
 _TASK = "AclSync"
@@ -61,6 +61,12 @@ _ERROR_FIELDS = {"resource_type": "resourceFilter.resourceType",
 def owner_of(link: str) -> str:
     """The owner the ACL sync of ``link`` marks its ACLs with."""
     return f"link:{link}"
+
+
+def owning_link(owner: str) -> str | None:
+    """The link whose ACL sync marks its ACLs ``owner`` (:func:`owner_of`); None for
+    another owner."""
+    return owner[len("link:"):] if owner.startswith("link:") else None
 
 
 def _bad(path: str, why: str) -> KafkaError:

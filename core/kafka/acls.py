@@ -169,7 +169,7 @@ def permission_of(value: str, *, filter_: bool = False) -> str:
 def parse_principal(value: str, *, field: str = "principal") -> str:
     """``User:alice`` as given (Kafka's KafkaPrincipal: ``TYPE:NAME``, both non-empty);
     UsageError naming the rule otherwise."""
-    text = value or ""
+    text = _utf8(value or "", "principal", field)
     kind, sep, name = text.partition(":")
     if not sep or not kind or not name:
         raise UsageError(f"principal {_shown(text)} is not TYPE:NAME (e.g. User:alice, or "
@@ -203,7 +203,22 @@ def _shown(text: str) -> str:
     return repr(text if len(text) <= 60 else text[:57] + "...")
 
 
+def _utf8(value: str, what: str, field: str) -> str:
+    """``value`` when it is UTF-8 text; one holding bytes that are not (held as lone
+    surrogates: a command line's) is a usage error, ``not_utf8`` on it for the CLI to name
+    the argument (cli/launch.py), whether it is to be stored or only compared."""
+    bad = next((ch for ch in value if "\ud800" <= ch <= "\udfff"), None)
+    if bad is None:
+        return value
+    code = ord(bad)
+    byte = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+    err = UsageError(f"{what} {_shown(value)} is not UTF-8 text ({byte})", field=field)
+    err.not_utf8 = value  # type: ignore[attr-defined]
+    raise err
+
+
 def _name(value: str, field: str = "resource_name") -> str:
+    _utf8(value or "", "resource name", field)
     if not value:
         raise UsageError("a resource name must not be empty (* is every resource of the type)",
                          field=field)
@@ -219,6 +234,7 @@ def host_of(value: str) -> str:
 
 
 def _host(value: str) -> str:
+    _utf8(value or "", "host", "host")
     if not value or len(value) > 255 or any(ch.isspace() for ch in value):
         raise UsageError(f"host {_shown(value or '')} is empty, longer than 255 characters or "
                          "holds a space: the client's address (Kafka compares it as a "
@@ -673,6 +689,13 @@ class AclStore:
             rows = self._rows(conn, flt.resource_type if flt.resource_type != ANY else None)
         return sorted(b for b, own in rows if flt.matches(b)
                       and (owner is None or own == owner))
+
+    def owners(self, bindings: Iterable[AclBinding]) -> dict[AclBinding, str]:
+        """The owner of each of ``bindings`` that has one (a link's ACL sync: ``link:NAME``,
+        acl_sync.py owner_of)."""
+        wanted = set(bindings)
+        with self._schema.read() as conn:
+            return {b: own for b, own in self._rows(conn, None) if own and b in wanted}
 
     def disown(self, owner: str) -> int:
         """Make the bindings ``owner`` created ordinary ones (owner cleared, one

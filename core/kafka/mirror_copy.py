@@ -45,6 +45,7 @@ __all__ = [
     "copy_records",
     "denied_groups",
     "initial_offset",
+    "offset_sync_overwrites",
     "offsets_to_sync",
     "pending_offsets",
     "sync_configs",
@@ -128,6 +129,25 @@ def pending_offsets(m: MirrorState, li: Any, topics: dict[str, str]
                 picked, args = offsets_to_sync(m, li, mirror, source)
                 out += [(g, mirror, p, off) for g, p, off in conn.execute(
                     f"SELECT s.grp, s.partition, s.committed {picked}", args)]
+    return out
+
+
+def offset_sync_overwrites(m: MirrorState, group: str, topics: Any) -> dict[str, list[str]]:
+    """link -> the ACTIVE mirror topics among ``topics`` whose committed offsets of
+    ``group`` the link's consumer offset sync sets to the source's (enabled, and its group
+    filters select the group): an offset set on this cluster for them lasts until that
+    sync's next run (while the group has no live member here, :func:`offsets_to_sync`)."""
+    wanted = set(topics)
+    out: dict[str, list[str]] = {}
+    selects: dict[str, bool] = {}
+    for row in m._rows():
+        topic, link, status = row[0], row[1], row[3]
+        if topic not in wanted or status != ACTIVE:
+            continue
+        if link not in selects:
+            selects[link] = m.links.get(link, with_topics=False).config.selects_group(group)
+        if selects[link]:
+            out.setdefault(link, []).append(topic)
     return out
 
 

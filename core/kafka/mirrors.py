@@ -172,6 +172,7 @@ class Mirrors(MirrorState):
     # -- the link step (mirror_step) and the offset sync run now (mirror_copy) -------------
     step = mirror_step.step
     sync_offsets = mirror_copy.sync_offsets
+    offset_sync_overwrites = mirror_copy.offset_sync_overwrites
 
     # -- bulk copy (mirror_bulk) ------------------------------------------------------------
     bulk_begin = mirror_bulk.bulk_begin

@@ -333,6 +333,9 @@ class Cluster:
         # Rows changed by transactions rolled back since the connection opened: not changes
         # (:attr:`changes` is what this process changed and kept).
         self._undone = 0
+        # Rows changed before this object was the file's: the default cluster's first
+        # write, made in memory and copied into the file it made (:class:`_Absent`).
+        self._carried = 0
         # Per-connection caches other modules may keep (e.g. compiled stream configs).
         self.cache: dict[str, Any] = {}
 
@@ -458,9 +461,8 @@ class Cluster:
         (SQLite's ``total_changes`` less those of transactions rolled back: a refused write
         is none, and no replication step follows it; 0 when the database was never
         opened)."""
-        return self._conn.total_changes - self._undone if self._conn is not None else 0
-        self.cache.clear()
-        self._components.clear()
+        own = self._conn.total_changes - self._undone if self._conn is not None else 0
+        return self._carried + own
 
     def __enter__(self) -> Cluster:
         return self
@@ -672,21 +674,40 @@ class Checkpointer:
 
 
 class _Absent(Cluster):
-    """The default cluster of a data directory that has none yet (a command that creates
-    nothing opened it: a read, or a change to objects that must exist): empty, in memory,
-    never a file while nothing is kept in it (a read, or a change refused, creates
-    nothing). A write transaction that commits a change makes it the file it stands for,
-    from this database (:meth:`DataDir._create`: whole or not at all), and this object is
-    then that cluster: a change is never kept in memory and lost (``cluster authorizer
-    local --enable`` before anything else was stored)."""
+    """The default cluster of a data directory that has none yet, as a command sees it
+    (``DataDir(create=False)`` or ``lazy_local``): empty, in memory, never a file while
+    nothing is kept in it (a read, a change refused or a dry run creates nothing; with
+    ``lazy_local`` a missing directory is made with the file). A write transaction that
+    commits a change makes it the file it stands for, from this database
+    (:meth:`DataDir._create`: whole or not at all, the directory made first when
+    missing), and this object is then that cluster:
+    a change is never kept in memory and lost. A file made meanwhile by another process (or
+    another handle) is found before each use outside a transaction, and this object is
+    then that cluster too."""
 
     def __init__(self, name: str, path: Path,
                  make: Callable[[sqlite3.Connection], bool]) -> None:
         super().__init__(name, path)
         self._make = make
+        self._schema_rows = 0  # rows the components' tables wrote: no change of the cluster
+
+    def _became(self) -> bool:
+        """Whether the cluster's file is there now (outside a transaction): this object is
+        then that cluster (:class:`Cluster`), what it read in memory forgotten."""
+        if self._conn is not None and self._conn.in_transaction:
+            return False
+        if not _there(self.path):
+            return False
+        self.close()
+        self.__class__ = Cluster  # type: ignore[assignment]  # the file holds it now
+        self.cache.clear()
+        self._components.clear()
+        return True
 
     @property
     def conn(self) -> sqlite3.Connection:
+        if self._became():
+            return self.conn
         if self._conn is None:
             conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
             conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # the file's, for its copy
@@ -702,7 +723,11 @@ class _Absent(Cluster):
     def ensure_schema(self, component: str, steps: Sequence[Sequence[str]]) -> None:
         """A component's tables, in memory and outside any transaction (a read makes them
         too: they are no change of this cluster; a file made later holds them)."""
+        if self._became():
+            self.ensure_schema(component, steps)
+            return
         conn = self.conn
+        before = conn.total_changes
         row = conn.execute("SELECT version FROM schema_components WHERE component = ?",
                            (component,)).fetchone()
         for stmt in (s for step in steps[row[0] if row else 0:] for s in step):
@@ -710,16 +735,22 @@ class _Absent(Cluster):
         conn.execute("INSERT INTO schema_components(component, version) VALUES (?, ?) "
                      "ON CONFLICT(component) DO UPDATE SET version = excluded.version",
                      (component, len(steps)))
+        self._schema_rows += conn.total_changes - before
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """A write transaction in memory; when it commits a change, the cluster's file is
-        made from this database and this object is that cluster from then on."""
+        made from this database and this object is that cluster from then on. (When the
+        file is there already, the transaction runs in it.)"""
+        if self._became():
+            with self.transaction() as joined:
+                yield joined
+            return
         conn = self.conn
         if conn.in_transaction:
             yield conn
             return
-        changes = conn.total_changes
+        changes, schema_rows = conn.total_changes, self._schema_rows
         try:
             conn.execute("BEGIN")
             yield conn
@@ -728,16 +759,18 @@ class _Absent(Cluster):
                 conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
-        if conn.total_changes == changes:
+        made = conn.total_changes - changes - (self._schema_rows - schema_rows)
+        if not made:
             return
         if not self._make(conn):
+            self.close()  # (what it holds is not kept: the next use finds the file)
             raise JetlinkError(
                 f"cluster {self.name} was created by another command while this one ran: "
                 "its change was not stored; run the command again")
-        self.close()
-        self.__class__ = Cluster  # type: ignore[assignment]  # the file holds it now
-        self.cache.clear()
-        self._components.clear()
+        self._became()
+        self._carried += made
+        # the file is this process's own copy: known sound, recorded as it leaves it
+        self._verified = self._wrote = True
 
     def committed(self) -> None:
         pass  # no file, no record
@@ -796,12 +829,17 @@ class DataDir:
 
     ``create=False`` (the CLI's reads): nothing is ever created, not the directory (a
     directory that does not exist is a NotFoundError naming it), not the default cluster
-    (``local`` without a file reads as an empty cluster)."""
+    (``local`` without a file reads as an empty cluster). ``lazy_local`` (the CLI's
+    writes): ``local`` without a file reads as an empty cluster too, and its first write
+    makes the file (and the directory)."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *,
-                 create: bool = True) -> None:
+                 create: bool = True, lazy_local: bool = False) -> None:
         self.path = Path(path) if path is not None else default_data_dir()
         self.create = create
+        # The CLI's commands: the default cluster's file (and the directory) made by its
+        # first write (:class:`_Absent`), so that a command refused before it makes none.
+        self.lazy_local = lazy_local
         self._open: dict[str, Cluster] = {}
 
     def check_exists(self) -> None:
@@ -988,20 +1026,23 @@ class DataDir:
         return self.open(name).down
 
     def open(self, name: str = LOCAL, *, create_local: bool = True) -> Cluster:
-        """The cluster ``name``; ``local`` is created on first use, others must exist."""
+        """The cluster ``name``; ``local`` is created by its first write (until then it
+        reads as an empty cluster: :class:`_Absent`), others must exist."""
         validate_cluster_name(name)
         cached = self._open.get(name)
         if cached is not None and (cached.path.exists() or isinstance(cached, _Absent)):
             return cached
-        if name == LOCAL and create_local:
+        if name == LOCAL and create_local and not self.lazy_local:
             self._ensure_local()
         path = self.cluster_path(name)
         if not _there(path):
-            if not self.create:
+            if self.create:
+                self._not_a_file()
+            else:
                 self.check_exists()
-                if name == LOCAL and create_local:
-                    absent = self._open[name] = _Absent(name, path, self._made_local)
-                    return absent
+            if name == LOCAL and create_local:
+                absent = self._open[name] = _Absent(name, path, self._made_local)
+                return absent
             raise not_found(NotFoundError(f"cluster {name} not found", field="cluster"),
                             name, self.cluster_names())
         cluster = Cluster(name, path)

@@ -74,6 +74,16 @@ def _apply_nats(js: Any, kv: Any, c: Change) -> None:
         js.delete_stream(c.existing.name)
 
 
+def stored_removed(js: Any, c: Change, now_ns: int) -> str:
+    """What the update ``c`` of a stream or a bucket removes of what it stores, through
+    ``js`` (core/removal.py ``removed_by``): the clusters' ``removes``."""
+    from ..removal import removed_by
+
+    old = c.existing.config
+    assert old is not None, "an update of a stream or bucket carries the stored config"
+    return removed_by(js, old.name, old, c.config, now_ns, kv=c.kind != "stream")
+
+
 def apply_changes(clusters: Any, plan: Plan,
                   on_change: Callable[[Change, JetlinkError | None], None] | None = None
                   ) -> ApplyReport:

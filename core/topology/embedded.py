@@ -22,7 +22,7 @@ from typing import Any
 from ..clock import Clock
 from ..errors import ApiError, JetlinkError
 from ..store import DataDir
-from .apply import ApplyReport, _apply_nats, apply_changes
+from .apply import ApplyReport, _apply_nats, apply_changes, stored_removed
 from .load import Topology
 from .model import Problem
 from .plan import NATS_KINDS, Change, Plan, plan_topology
@@ -65,6 +65,13 @@ class EmbeddedClusters:
 
     def apply(self, change: Change) -> None:
         _apply_one(self.dd, self.clock, change)
+
+    def removes(self, change: Change) -> str:
+        """What a stream or bucket update removes of what is stored (apply.py)."""
+        from ..jetstream import JetStream
+
+        return stored_removed(JetStream(self.dd.open(change.cluster), self.clock), change,
+                              self.clock.now_ns())
 
     def uncertain(self, err: JetlinkError) -> bool:
         return False  # one transaction: made or not

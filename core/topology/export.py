@@ -79,6 +79,19 @@ def _origin_table(src: dict[str, Any]) -> dict[str, Any]:
     return src
 
 
+def kv_table_defaults(spec: Any) -> dict[str, Any]:
+    """The value each field of a KV object's table (:func:`kv_table`) stands for when left
+    out, for the fields whose default is a setting (history 1, replicas 1, storage file):
+    to show both sides of a change of one. A field whose default is no setting (no TTL,
+    no limit given as 0, no description) is left out: shown unset."""
+    out = {}
+    for f in dataclasses.fields(spec):
+        value = _field_default(f)
+        if value not in (None, 0, "", False) and not isinstance(value, (list, dict)):
+            out[f.name] = value
+    return out
+
+
 def _field_default(f: Any) -> Any:
 
     if f.default is not dataclasses.MISSING:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import JetlinkError
-from .apply import _apply_nats
+from .apply import _apply_nats, stored_removed
 from .bindings import _DOMAIN_API, Binding, _in_domain, live_bindings, target_table
 from .export import stream_table
 from .load import Topology
@@ -282,6 +282,12 @@ class LiveClusters:
         if c.kind not in NATS_KINDS:  # never planned: live clusters hold NATS objects only
             raise JetlinkError(f"{c.label}: not a NATS object")
         _apply_nats(self.js(c.cluster), KV.over(_KVClusters(self, c.cluster), c.cluster), c)
+
+    def removes(self, change: Change) -> str:
+        """What a stream or bucket update removes of what the server stores (apply.py)."""
+        import time
+
+        return stored_removed(self.js(change.cluster), change, time.time_ns())
 
     def uncertain(self, err: JetlinkError) -> bool:
         """A connection failure (not the server's answer): the change may have been made."""

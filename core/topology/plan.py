@@ -27,7 +27,7 @@ from typing import Any
 from ..dr.fencing import fenced_subjects, with_fence, with_promotion
 from ..errors import JetlinkError
 from .checks import validate_topology
-from .export import object_table, stream_table, stream_table_defaults
+from .export import kv_table_defaults, object_table, stream_table, stream_table_defaults
 from .load import Topology
 from .model import AUTHORIZER_KEYS, Problem, TopologyObject
 from .stored import _user_config
@@ -58,6 +58,9 @@ class Change:
     authorizer_settings: tuple[Any, ...] = (None, None, None)
     description: str | None = None  # a cluster change: its description (None: as it is)
     config: Any = None  # a stream update: the complete config sent (declared + defaults)
+    # a stream or bucket update: what it removes of what is stored (core/removal.py), ""
+    # for nothing; apply asks (or needs -f without a terminal) before such an update
+    removes: str = ""
 
     @property
     def desired(self) -> TopologyObject:
@@ -91,6 +94,8 @@ class Change:
                                "cluster": self.cluster, "name": self.shown}
         if self.diff:
             out["diff"] = self.diff
+        if self.removes:
+            out["removes"] = self.removes
         return out
 
 
@@ -161,10 +166,12 @@ def _diff(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _with_defaults(diff: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A stream's differences with a field one side leaves out shown at its default (the
-    stored ``file`` storage, not null)."""
-    defaults = stream_table_defaults()
+def _with_defaults(diff: list[dict[str, Any]], defaults: dict[str, Any] | None = None
+                   ) -> list[dict[str, Any]]:
+    """A stream's (or with ``defaults``, a KV object's) differences with a field one side
+    leaves out shown at its default (the stored ``file`` storage, a history of 1: not
+    null)."""
+    defaults = stream_table_defaults() if defaults is None else defaults
     for d in diff:
         for side in ("from", "to"):
             if d[side] is None:
@@ -412,7 +419,9 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
                 # leaves out is no change (it is shown once, as the file's problem)
                 diff = [d for d in diff if d["to"] is not None]
             if diff and cur.kind == obj.kind != "stream":  # shown in the KV table's terms
-                diff = _diff(object_table(cur), object_table(obj)) or diff
+                kv_diff = _diff(object_table(cur), object_table(obj))
+                diff = _with_defaults(kv_diff, kv_table_defaults(obj.spec)) if kv_diff \
+                    else diff
             elif obj.kind == "stream":
                 diff = _with_defaults(diff)
         elif obj.kind == "mirror_topic":  # its configs are creation settings: never updated
@@ -454,6 +463,12 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
     warnings += [dataclasses.replace(p, description=f"{p.description} (the target holds it "
                                      "so already; the file changes nothing there)")
                  for p in problems if p not in kept]
+    if not kept:  # what an update removes of what is stored: read from the clusters
+        for change in changes:
+            if (change.action == "update" and change.kind in NATS_KINDS
+                    and change.config is not None and change.current is not None
+                    and change.current.config is not None):
+                change.removes = clusters.removes(change)
     return Plan(_ordered(changes, state), _unique(kept), prune, _unique(warnings))
 
 
