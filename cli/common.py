@@ -28,7 +28,6 @@ imported inside the functions.
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -624,12 +623,13 @@ def usage(message: str) -> UsageError:
 def read_json_file(path: Path) -> Any:
     """The JSON document in ``path``; an unreadable, unparsable or huge file (over
     core/limits.py MAX_INPUT_FILE) is a JetlinkError."""
+    from jetlink.core.config.codec import loads
     from jetlink.core.errors import JetlinkError
     from jetlink.core.limits import read_input_file
 
     data = read_input_file(path)
     try:
-        return json.loads(data.decode("utf-8"))
+        return loads(data.decode("utf-8"))
     except ValueError as exc:
         from jetlink.core.numbers import reason
 

@@ -12,6 +12,7 @@ accepted for natscli compatibility and changes nothing.
 """
 
 import contextlib
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -469,6 +470,17 @@ def add(
         typer.Option("--prioritized-groups", metavar="GROUPS",
                      help="Create a Prioritized consumer based on these groups."),
     ] = None,
+    validate_only: Annotated[
+        bool,
+        typer.Option("--validate", help="Only check the configuration (the server's rules "
+                     "for a consumer of STREAM); print it, create nothing."),
+    ] = False,
+    out_file: Annotated[
+        Path | None,
+        typer.Option("--output", metavar="FILE", dir_okay=False,
+                     help="Save the configuration (checked) to FILE instead of creating "
+                     "the consumer.", show_default=False),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Create a durable pull consumer.
@@ -476,8 +488,14 @@ def add(
     Takes natscli's flags or --config FILE. On a terminal it asks for what is not given,
     like natscli; without a terminal it never asks: give the flags (the error names the
     missing ones) or --defaults (deliver all, ack explicit, no filter).
+
+    --validate and --output FILE (natscli's) check the configuration with the server's rules
+    for a consumer of STREAM (read, never changed): --validate prints it and says it is
+    valid; --output writes it as JSON (read back by --config) and creates nothing.
     """
     app = App.of(ctx)
+    if validate_only and out_file is not None:
+        raise usage("--validate prints the configuration, --output saves it: give one")
     now = now_ns()
     if config is not None:
         doc = _load_config(config)
@@ -534,9 +552,41 @@ def add(
                     answer = output.ask(question, default)
                     values[key] = [answer] if key == "filter" else answer
         cfg = consumer_config(build_config(name, values, now))
+    if validate_only or out_file is not None:
+        with _backoff_explained(cfg):
+            _checked_config(app, stream, cfg, out_file)
+        return
     with _backoff_explained(cfg):
         info = open_jetstream(app).add_consumer(stream, cfg)
     app.emit(to_doc(info), human=render_info)
+
+
+def _checked_config(app: App, stream: str, cfg: Any, out_file: Path | None) -> None:
+    """``consumer add --validate`` / ``--output FILE``: ``cfg`` checked with the server's
+    rules for a new consumer of ``stream`` (core/config/consumer.py
+    ``check_consumer_create``, against the stream's configuration as the data directory or
+    the server holds it: read only; its refusal is the command's error, exit 1), then
+    printed with natscli's verdict, or written to ``out_file`` (JSON, the form --config
+    reads)."""
+    from jetlink.core.config.consumer import check_consumer_create
+
+    stream_cfg = open_jetstream(app).stream_info(stream).config
+    check_consumer_create(stream_cfg, cfg, {}, action="create")
+    doc = cfg.to_json()
+    text = json.dumps(doc, indent=2)
+    if out_file is not None:
+        from jetlink.core.outfile import write_output
+
+        write_output(out_file, text, new_mode=0o600)
+        app.emit(doc, human=lambda a, _d: None)  # (natscli says nothing)
+        return
+
+    def human(a: App, _d: Any) -> None:
+        output.line(a, text)
+        output.line(a)
+        output.line(a, "Configuration is a valid Consumer")
+
+    app.emit(doc, human=human)
 
 
 @contextlib.contextmanager

@@ -21,6 +21,7 @@ The engine is ``jetlink.core.jetstream.JetStream`` (opened by cli/common.py
 StoredMsg, a list of names...). Human output follows natscli's layout.
 """
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -159,6 +160,17 @@ def add(
             help="Accept natscli's default values for everything not given (all but --subjects).",
         ),
     ] = False,
+    validate_only: Annotated[
+        bool,
+        typer.Option("--validate", help="Only check the configuration (the server's rules "
+                     "for a new stream); print it, create nothing."),
+    ] = False,
+    out_file: Annotated[
+        Path | None,
+        typer.Option("--output", metavar="FILE", dir_okay=False,
+                     help="Save the configuration (checked) to FILE instead of creating "
+                     "the stream.", show_default=False),
+    ] = None,
     json_output: JsonOption = False,
     *,
     flags: StreamFlags,
@@ -177,10 +189,16 @@ def add(
     replication step, so the new stream fills at once; jetlink replicate copies a backlog.
 
     Sizes: 512MB, 1GB, -1 (unlimited), 1024-based. Durations: 90s, 2m30s, 1h, 7d.
+
+    --validate and --output FILE (natscli's) check the configuration with the server's rules
+    for a new stream, without the data directory or a server: --validate prints it and says
+    it is valid; --output writes it as JSON (read back by --config) and creates nothing.
     """
     from jetlink.core.config.stream import StreamConfig
 
     app = App.of(ctx)
+    if validate_only and out_file is not None:
+        raise usage("--validate prints the configuration, --output saves it: give one")
     if config is not None:
         cfg = load_config_file(config)
         if name:
@@ -197,9 +215,49 @@ def add(
             raise usage(no_terminal_message(missing, defaults))
         flags = ask_missing(flags, output.ask) if missing else add_defaults(flags)
         cfg = apply_flags(StreamConfig(name=name), flags)
+    if validate_only or out_file is not None:
+        _checked_config(app, cfg, out_file)
+        return
     info = open_jetstream(app).add_stream(cfg)
     app.emit(to_doc(info), human=lambda a, doc: _created(a, doc, "created"))
     warn_missing_origins(app, info.config)
+
+
+# natscli's line after a valid --validate (api.StreamConfig's SchemaType)
+STREAM_SCHEMA = "io.nats.jetstream.api.v1.stream_configuration"
+
+
+def _checked_config(app: App, cfg: Any, out_file: Path | None) -> None:
+    """``stream add --validate`` / ``--output FILE``: ``cfg`` checked with the server's rules
+    for a new stream (core/config/validate.py ``stream_config_problems``: every refusal, one
+    error line each, exit 1), then printed with natscli's verdict, or written to
+    ``out_file`` (JSON, the form --config reads). Nothing is opened: no data directory, no
+    server."""
+    from jetlink.core.config.validate import stream_config_problems
+
+    type(cfg).from_json(cfg.to_json())  # (the decoding's checks: text that is not UTF-8)
+    _checked, errors = stream_config_problems(cfg)
+    if errors:  # every one, the server's first first (as jetlink validate lists them)
+        if app.json:
+            app.fail(errors[0])
+        for err in errors:
+            output.notice(app, output.format_error(err))
+        raise typer.Exit(errors[0].exit_code)
+    doc = cfg.to_json()
+    text = json.dumps(doc, indent=2)
+    if out_file is not None:
+        from jetlink.core.outfile import write_output
+
+        write_output(out_file, text, new_mode=0o600)
+        app.emit(doc, human=lambda a, _d: None)  # (natscli says nothing)
+        return
+
+    def human(a: App, _d: Any) -> None:
+        output.line(a, text)
+        output.line(a)
+        output.line(a, f"Configuration is a valid Stream matching {STREAM_SCHEMA}")
+
+    app.emit(doc, human=human)
 
 
 def warn_missing_origins(app: App, cfg: Any, describe: Any = None) -> None:

@@ -31,7 +31,6 @@ asked for (and gets no) duplicate window, as natscli.
 import dataclasses
 import functools
 import inspect
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -168,8 +167,10 @@ def parse_origin(text: str, *, flag: str, domain: str | None = None) -> "StreamS
     # (natscli reads a JSON object only when the value also ends with "}"; a value that
     # opens one and breaks off is a JSON mistake to name, not a stream called '{"name":...')
     if value.startswith("{"):
+        from jetlink.core.config.codec import loads
+
         try:
-            doc = json.loads(value)
+            doc = loads(value)
         except ValueError as exc:
             raise usage(f"invalid value for {flag}: not a JSON object: {exc}") from None
         except RecursionError:

@@ -1114,3 +1114,21 @@ def test_a_kv_plan_shows_a_default_it_sets_not_unset(jl, tmp_path):
                      "--dry-run", "-j")))["plan"]
     assert plan["changes"][0]["diff"] == [{"field": "history", "from": 5, "to": 1},
                                           {"field": "ttl", "from": "1h0m0s", "to": None}]
+
+
+def test_every_refusal_of_an_update_is_listed_not_only_the_first(jl, tmp_path):
+    """Two fields an update can not change: both listed (the server's first first), each
+    field set aside as stored and the rest checked again; nothing changed."""
+    ok(jl("apply", write(tmp_path, '[streams.S]\nsubjects = ["s.>"]\n', "a.toml")))
+    path = write(tmp_path, '[streams.S]\nsubjects = ["s.>"]\nstorage = "memory"\n'
+                           'retention = "workqueue"\nmax_msgs = 10\n', "b.toml")
+    before = data_dir_bytes(jl.data)
+    r = jl("apply", path, "-j")
+    assert r.exit_code == 3, (r.stdout, r.stderr)
+    problems = doc(r)["plan"]["problems"]
+    assert [(p["field"], p["description"]) for p in problems] == [
+        ("storage", "stream S in cluster local can not be updated: stream configuration "
+                    "update can not change storage type"),
+        ("retention", "stream S in cluster local can not be updated: stream configuration "
+                      "update can not change retention policy to/from workqueue")]
+    assert data_dir_bytes(jl.data) == before

@@ -102,7 +102,7 @@ def test_a_bad_global_cluster_is_a_usage_error(jl, name):
 @pytest.mark.parametrize("name", ["../escape", "a/b", "x" * 65, "with space", ""])
 def test_invalid_names_never_touch_the_filesystem(jl, name):
     result = jl("cluster", "add", name, "-j")
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a usage error, as the same name given to --cluster
     assert json.loads(result.stdout)["error"]["description"].startswith(
         f"invalid cluster name {name!r}"
     )

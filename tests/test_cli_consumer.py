@@ -713,3 +713,30 @@ def test_a_consumer_replica_row_is_natscli_s(peer, line):
     from jetlink.cli.consumer import _replica_line
 
     assert _replica_line(peer) == line
+
+
+def test_add_validate_and_output_check_against_the_stream_and_create_nothing(jl):
+    """consumer add --validate / --output FILE: checked with the server's rules against the
+    stream's configuration (read only), printed with natscli's verdict or saved for
+    --config; no consumer made, no byte changed."""
+    from helpers import data_dir_bytes
+
+    ok(jl("stream", "add", "S", "--subjects", "s.>", "--defaults"))
+    before = data_dir_bytes(jl.data)
+    r = ok(jl("consumer", "add", "S", "C", "--defaults", "--validate"))
+    text, verdict = r.stdout.rsplit("\n\n", 1)
+    assert verdict == "Configuration is a valid Consumer\n"
+    assert json.loads(text)["durable_name"] == "C"
+    out = jl.tmp / "c.json"
+    ok(jl("consumer", "add", "S", "C", "--defaults", "--output", str(out)))
+    assert json.loads(out.read_text()) == json.loads(text)
+    r = jl("consumer", "add", "S", "C", "--defaults", "--backoff", "linear", "--max-deliver",
+           "2", "--validate")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "--max-deliver must be more than --backoff-steps" in r.stderr
+    r = jl("consumer", "add", "NOPE", "C", "--defaults", "--validate")
+    assert r.exit_code == 1 and "stream not found (10059)" in r.stderr
+    assert data_dir_bytes(jl.data) == before
+    assert doc(jl("consumer", "ls", "S", "-j")) == []
+    ok(jl("consumer", "add", "S", "--config", str(out)))
+    assert doc(jl("consumer", "ls", "S", "-j")) == ["C"]

@@ -1290,3 +1290,35 @@ def test_a_json_error_keeps_the_servers_document_and_says_its_detail_on_stderr(j
     assert json.loads(r.stdout) == {"error": {"code": 404, "err_code": 10059,
                                               "description": "stream not found"}}
     assert r.stderr == "jetlink: error detail: ORDRS; did you mean ORDERS?\n"
+
+
+def test_add_validate_and_output_check_the_config_and_create_nothing(jl):
+    """natscli's stream add --validate (the config, a blank line, its verdict) and --output
+    FILE (the checked config as JSON, mode 0600, read back by --config): no data directory,
+    no stream; every refusal one line, exit 1; both at once a usage error."""
+    missing = jl.tmp / "never"
+    args = ["--data-dir", str(missing), "stream", "add", "S", "--subjects", "s.>", "--defaults"]
+    r = ok(jl(*args, "--validate"))
+    text, verdict = r.stdout.rsplit("\n\n", 1)
+    assert verdict == ("Configuration is a valid Stream matching "
+                       "io.nats.jetstream.api.v1.stream_configuration\n")
+    cfg = json.loads(text)
+    assert (cfg["name"], cfg["subjects"], cfg["max_msgs"]) == ("S", ["s.>"], -1)
+    assert doc(jl(*args, "--validate", "-j")) == cfg
+    out = jl.tmp / "s.json"
+    r = ok(jl(*args, "--output", str(out)))
+    assert (r.stdout, r.stderr) == ("", "")
+    assert json.loads(out.read_text()) == cfg and out.stat().st_mode & 0o777 == 0o600
+    assert not missing.exists()
+    r = jl(*args[:-3], "--subjects", "s..", "--defaults", "--max-age", "1ms", "--validate")
+    assert r.exit_code == 1
+    assert r.stderr.splitlines()[0] == "jetlink: error: max age needs to be >= 100ms (10052): " \
+                                       "max_age = 1ms"
+    assert any(line.startswith("jetlink: error: invalid subject (10052)")
+               for line in r.stderr.splitlines())
+    r = jl(*args, "--validate", "--output", str(out))
+    assert (r.exit_code, r.stderr) == (2, "jetlink: error: --validate prints the configuration, "
+                                          "--output saves it: give one\n")
+    assert not missing.exists()
+    ok(jl("stream", "add", "--config", str(out)))
+    assert doc(jl("stream", "ls", "-j")) == ["S"]

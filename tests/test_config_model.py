@@ -198,6 +198,22 @@ def test_decode_errors_are_invalid_json_10025(doc, description, field):
     assert err.field == field
 
 
+@pytest.mark.parametrize("literal", ["1e3", "1000.0", "1E3", "5.0", "-0.0", "1.5"])
+def test_a_number_with_a_fraction_or_exponent_is_no_integer_as_go_decodes_it(literal):
+    """Go's encoding/json parses an integer field's literal with strconv.ParseInt: 1e3 and
+    5.0 are refused as 1.5 is, quoting the literal as written (core/config/codec.py
+    loads keeps it)."""
+    from jetlink.core.config.codec import loads
+
+    doc = loads('{"name": "x", "max_msgs": ' + literal + '}')
+    with pytest.raises(ApiError) as exc:
+        StreamConfig.from_json(doc)
+    assert exc.value.description == (
+        f"invalid JSON: json: cannot unmarshal number {literal} into Go struct field "
+        "StreamConfigRequest.max_msgs of type int64")
+    assert StreamConfig.from_json(loads('{"name": "x", "max_msgs": 1000}')).max_msgs == 1000
+
+
 def test_unknown_fields_refused_like_the_strict_server_unless_lenient():
     assert StreamConfig.from_json({"name": "x", "bogus": 1}, strict=False).name == "x"
     with pytest.raises(ApiError) as exc:

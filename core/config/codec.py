@@ -64,10 +64,29 @@ def _json_kind(value: Any) -> str:
     return type(value).__name__
 
 
+class JsonNumber(float):
+    """A JSON number written with a fraction or an exponent (``1e3``, ``5.0``), as written:
+    Go's ``encoding/json`` refuses it for an integer field whatever its value
+    (``strconv.ParseInt`` of the literal), and its error quotes the literal."""
+
+    text: str
+
+    def __new__(cls, text: str) -> JsonNumber:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
+def loads(text: str | bytes) -> Any:
+    """A JSON document of configurations, its numbers with a fraction or an exponent kept as
+    written (:class:`JsonNumber`)."""
+    return json.loads(text, parse_float=JsonNumber)
+
+
 def _type_error(value: Any, struct: str, path: str, go: str, *, number: bool = False) -> ApiError:
     kind = _json_kind(value)
     if number:
-        kind = f"number {value}"
+        kind = f"number {getattr(value, 'text', value)}"
     err = invalid_json(
         f"json: cannot unmarshal {kind} into Go struct field {struct}.{path} of type {go}",
         field=path,
@@ -113,7 +132,7 @@ def _decode_value(value: Any, go: str, hint: Any, struct: str, path: str, enum: 
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _type_error(value, struct, path, go)
         lo, hi = _INT_RANGES[go]
-        if isinstance(value, float) and not value.is_integer():
+        if isinstance(value, float):  # a fraction or an exponent: never an integer in Go
             raise _type_error(value, struct, path, go, number=True)
         ivalue = int(value)
         if not lo <= ivalue <= hi:

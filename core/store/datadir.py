@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import JetlinkError, NotFoundError, not_found, quoted
+from ..errors import JetlinkError, NotFoundError, UsageError, not_found, quoted
 from ..limits import CLUSTER_NAME_RE
 from .health import (
     HEAD_LOCK,
@@ -74,10 +74,10 @@ AUTOCHECKPOINT_PAGES = 1000  # SQLite's default: a commit past it checkpoints th
 
 
 def validate_cluster_name(name: Any, *, field: str = "name") -> str:
-    """``name`` when it is a valid cluster name (``[A-Za-z0-9_-]{1,64}``), else JetlinkError
-    naming ``field``."""
+    """``name`` when it is a valid cluster name (``[A-Za-z0-9_-]{1,64}``), else a usage
+    error naming ``field`` (exit 2, wherever the name was typed)."""
     if not isinstance(name, str) or not NAME_RE.fullmatch(name):
-        raise JetlinkError(
+        raise UsageError(
             f"invalid cluster name {quoted(name)}: use 1 to 64 letters, digits, '_' or "
             "'-'",
             field=field,

@@ -503,7 +503,9 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _json(text: str) -> Any:
     """A topology file's JSON, every object's keys given once (:class:`_DuplicateKey`)."""
-    return json.loads(text, object_pairs_hook=_no_duplicates)
+    from ..config.codec import JsonNumber
+
+    return json.loads(text, object_pairs_hook=_no_duplicates, parse_float=JsonNumber)
 
 
 def load_topology(path: str) -> Topology:

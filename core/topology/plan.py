@@ -261,7 +261,6 @@ def _object_field(change: Change, stream_field: str | None) -> str | None:
 def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
                   problems: list[Problem], *, single_server: bool = True) -> None:
     """The engine's (the server's) editable rules, checked before anything is applied."""
-    from ..config.validate import check_stream_update
 
     obj, cur = change.obj, change.current
     assert obj is not None and cur is not None
@@ -271,15 +270,12 @@ def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
         existing = {n: c for (cl, n), c in current_streams.items() if cl == change.cluster}
         # the stream the object is (a KV mirror MIR is the stream KV_MIR)
         stream = cur.config.name if cur.config is not None else cur.name
-        try:
-            check_stream_update(current_streams[(change.cluster, stream)], change.config,
-                                existing, single_server=single_server)
-        except JetlinkError as err:
+        stored = current_streams[(change.cluster, stream)]
+        for err in _update_problems(stored, change.config, existing, single_server):
             p = Problem(obj.file, obj.label, _object_field(change, getattr(err, "field", None)),
                         getattr(err, "err_code", 0),
                         f"{change.label} can not be updated: {err.description}"
-                        + _promoted_hint(current_streams[(change.cluster, stream)],
-                                         change.config))
+                        + _promoted_hint(stored, change.config))
             if not any((q.file, q.object, q.field, q.err_code) ==
                        (p.file, p.object, p.field, p.err_code) for q in problems):
                 problems.append(p)  # (the file's own check named it already: once)
@@ -300,6 +296,37 @@ def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
         problems.append(_refusal(change, "a mirror topic's link, source topic and configs can "
                                          "not change (delete and re-create it, or promote it)",
                                  None))
+
+
+def _update_problems(stored: Any, wanted: Any, existing: dict[str, Any],
+                     single_server: bool) -> list[JetlinkError]:
+    """Every refusal of the update of ``stored`` to ``wanted``, not only the server's
+    first: after each, the field it names is set aside (kept as stored: no change) and the
+    update checked again, until it passes, a refusal names no field, or the same field is
+    refused again (as validate's every problem of a create, config/validate.py)."""
+    from ..config.stream import StreamConfig
+    from ..config.validate import MAX_PROBLEMS, check_stream_update
+
+    errors: list[JetlinkError] = []
+    seen: set[str] = set()
+    current = wanted
+    while len(errors) < MAX_PROBLEMS:
+        try:
+            check_stream_update(stored, current, existing, single_server=single_server)
+            return errors
+        except JetlinkError as err:
+            errors.append(err)
+            top = (getattr(err, "field", None) or "").split(".")[0].split("[")[0]
+            if not top or top in seen:
+                return errors
+            seen.add(top)
+            doc, was = current.to_json(), stored.to_json()
+            if top in was:
+                doc[top] = was[top]
+            else:
+                doc.pop(top, None)
+            current = StreamConfig.from_json(doc, strict=False)
+    return errors
 
 
 def _implicit_clusters_missing(desired: Topology, known: set[str], label: str
