@@ -576,3 +576,22 @@ def test_thousand_streams_timing(live, tmp_path, capsys):
     with capsys.disabled():  # shown, never asserted: the machine may be busy
         print(f"\napply of 1,000 streams to a live server: {seconds:.2f}s; again, no "
               f"changes: {again:.2f}s")
+
+
+def test_an_update_removing_what_the_server_stores_needs_force(live, tmp_path):
+    """On a live server too, an update whose limits remove stored messages (the server's
+    state read through the JetStream API, core/removal.py) is shown in the plan and needs
+    -f without a terminal (exit 2, the server's stream untouched)."""
+    ok(jl("apply", write(tmp_path, bound(live.url, STREAMS))))
+    nc = live.client()
+    for i in range(5):
+        nc.js_publish(f"b.{i}", b"x")
+    tight = STREAMS.replace('subjects = ["b.>"]', 'subjects = ["b.>"]\nmax_msgs = 2')
+    path = write(tmp_path, bound(live.url, tight), "tight.toml")
+    plan = doc(jl("apply", path, "--dry-run", "-j"))["plan"]
+    assert [c.get("removes") for c in plan["changes"]] == ["max_msgs 2 < 5 stored"]
+    res = jl("apply", path)
+    assert res.exit_code == 2, (res.stdout, res.stderr)
+    assert nc.stream_info("B")["state"]["messages"] == 5
+    ok(jl("apply", path, "-f"))
+    assert nc.stream_info("B")["state"]["messages"] == 2
