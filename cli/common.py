@@ -28,6 +28,7 @@ imported inside the functions.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -624,20 +625,51 @@ def read_json_file(path: Path) -> Any:
     """The JSON document in ``path``; an unreadable, unparsable or huge file (over
     core/limits.py MAX_INPUT_FILE) is a JetlinkError."""
     from jetlink.core.config.codec import loads
-    from jetlink.core.errors import JetlinkError
-    from jetlink.core.limits import read_input_file
+    from jetlink.core.errors import TOO_DEEP, JetlinkError
+    from jetlink.core.limits import nested_deeper, read_input_file
 
     data = read_input_file(path)
     try:
-        return loads(data.decode("utf-8"))
+        doc = loads(data.decode("utf-8"))
     except ValueError as exc:
         from jetlink.core.numbers import reason
 
         raise JetlinkError(f"{path}: not a JSON document: {reason(exc)}") from None
     except RecursionError:
-        from jetlink.core.errors import TOO_DEEP
-
         raise JetlinkError(f"{path}: not a JSON document: {TOO_DEEP}") from None
+    if nested_deeper(doc):
+        raise JetlinkError(f"{path}: not a JSON document: {TOO_DEEP}")
+    return doc
+
+
+def checked_config_out(app: App, doc: dict[str, Any], out_file: Any, verdict: str) -> None:
+    """natscli's ``add --validate`` / ``--output FILE`` of a configuration checked already:
+    ``doc`` printed (indented JSON, a blank line, ``verdict``), or written to ``out_file``
+    (JSON, mode 0600 when new, the form --config reads; nothing printed, as natscli)."""
+    from jetlink.cli import output
+
+    text = json.dumps(doc, indent=2)
+    if out_file is not None:
+        from jetlink.core.outfile import write_output
+
+        write_output(out_file, text, new_mode=0o600)
+        app.emit(doc, human=lambda a, _d: None)
+        return
+
+    def human(a: App, _d: Any) -> None:
+        output.line(a, text)
+        output.line(a)
+        output.line(a, verdict)
+
+    app.emit(doc, human=human)
+
+
+def validate_or_output(validate_only: bool, out_file: Any) -> bool:
+    """Whether ``add`` is natscli's ``--validate`` or ``--output FILE`` (a usage error for
+    both: one prints the configuration, the other saves it)."""
+    if validate_only and out_file is not None:
+        raise usage("--validate prints the configuration, --output saves it: give one")
+    return validate_only or out_file is not None
 
 
 def user_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:

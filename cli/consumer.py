@@ -12,7 +12,6 @@ accepted for natscli compatibility and changes nothing.
 """
 
 import contextlib
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +21,15 @@ import typer
 
 from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
-from jetlink.cli.common import given, now_ns, open_jetstream, read_json_file, usage
+from jetlink.cli.common import (
+    checked_config_out,
+    given,
+    now_ns,
+    open_jetstream,
+    read_json_file,
+    usage,
+    validate_or_output,
+)
 from jetlink.cli.options import (
     DURATION,
     WAIT,
@@ -494,8 +501,7 @@ def add(
     valid; --output writes it as JSON (read back by --config) and creates nothing.
     """
     app = App.of(ctx)
-    if validate_only and out_file is not None:
-        raise usage("--validate prints the configuration, --output saves it: give one")
+    checking = validate_or_output(validate_only, out_file)
     now = now_ns()
     if config is not None:
         doc = _load_config(config)
@@ -552,7 +558,7 @@ def add(
                     answer = output.ask(question, default)
                     values[key] = [answer] if key == "filter" else answer
         cfg = consumer_config(build_config(name, values, now))
-    if validate_only or out_file is not None:
+    if checking:
         with _backoff_explained(cfg):
             _checked_config(app, stream, cfg, out_file)
         return
@@ -572,21 +578,7 @@ def _checked_config(app: App, stream: str, cfg: Any, out_file: Path | None) -> N
 
     stream_cfg = open_jetstream(app).stream_info(stream).config
     check_consumer_create(stream_cfg, cfg, {}, action="create")
-    doc = cfg.to_json()
-    text = json.dumps(doc, indent=2)
-    if out_file is not None:
-        from jetlink.core.outfile import write_output
-
-        write_output(out_file, text, new_mode=0o600)
-        app.emit(doc, human=lambda a, _d: None)  # (natscli says nothing)
-        return
-
-    def human(a: App, _d: Any) -> None:
-        output.line(a, text)
-        output.line(a)
-        output.line(a, "Configuration is a valid Consumer")
-
-    app.emit(doc, human=human)
+    checked_config_out(app, cfg.to_json(), out_file, "Configuration is a valid Consumer")
 
 
 @contextlib.contextmanager

@@ -121,10 +121,35 @@ def target_doc(ctx: typer.Context, shown: Context | None = None) -> dict[str, An
             if found is not None and found.data_dir:
                 data = Path(found.data_dir).expanduser()
         doc = {"kind": "embedded", "data_dir": str(data)}
+        aside = _server_set_aside(ctx, shown)
+        if aside:
+            doc["server_set_aside"] = aside
     selected = selected_nats_context()
     if selected and not (target is not None and selected in target.origin):
         doc["natscli_selected_unused"] = selected
     return doc
+
+
+def _server_set_aside(ctx: typer.Context, shown: Context | None) -> str | None:
+    """Why the context in force's server is not the target (``--data-dir`` or
+    ``JETLINK_DATA_DIR``, ``--cluster`` or its variable, addressing the embedded engine:
+    cli/common.py ``_selected_set_aside``'s rule), None when it has none or is used."""
+    from jetlink.cli.common import addressing, context_in_force, named_context
+    from jetlink.cli.common import parameter_source as source
+
+    root = ctx.find_root()
+    if shown is not None or named_context(root)[0] is not None:
+        return None  # (a context named, or shown by name: its server is used)
+    found = context_in_force(ctx)
+    if found is None or not (found.server or found.nats_context):
+        return None
+    addressed = [addressing(root, n) for n in ("data_dir", "cluster")
+                 if source(root, n) in ("COMMANDLINE", "ENVIRONMENT")]
+    if addressed:
+        return (f"the selected context {found.name}'s server is not used: "
+                f"{' and '.join(addressed)} address{'es' if len(addressed) == 1 else ''} "
+                "the embedded engine")
+    return None
 
 
 def render_target(app: App, doc: dict[str, Any]) -> None:
@@ -132,9 +157,10 @@ def render_target(app: App, doc: dict[str, Any]) -> None:
         output.line(app, f"Target: live server {','.join(doc['servers'])} (from "
                          f"{doc['origin']})")
     elif doc["kind"] == "embedded":
-        output.line(app, f"Target: embedded engine, data directory {doc['data_dir']} (no "
-                         "server named: --server, NATS_URL, a context's server or "
-                         "--nats-context)")
+        why = doc.get("server_set_aside") or ("no server named: --server, NATS_URL, a "
+                                              "context's server or --nats-context")
+        output.line(app, f"Target: embedded engine, data directory {doc['data_dir']} "
+                         f"({why})")
     else:
         output.line(app, f"Target: none: {doc['error']}")
     if doc.get("natscli_selected_unused"):

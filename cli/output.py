@@ -258,8 +258,6 @@ def print_error(app: Terminal | None, err: JetlinkError) -> None:
     if app is not None and app.json:
         try:
             print_json(err.to_dict())  # the API's error document, as it answers it
-            if err.detail:  # what the error line adds after the server's text, for people
-                notice(app, f"jetlink: error detail: {err.detail}")
             return
         except OSError:  # stdout refuses the document (a full disk): the line on stderr
             pass

@@ -21,7 +21,6 @@ The engine is ``jetlink.core.jetstream.JetStream`` (opened by cli/common.py
 StoredMsg, a list of names...). Human output follows natscli's layout.
 """
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -197,8 +196,7 @@ def add(
     from jetlink.core.config.stream import StreamConfig
 
     app = App.of(ctx)
-    if validate_only and out_file is not None:
-        raise usage("--validate prints the configuration, --output saves it: give one")
+    checking = common.validate_or_output(validate_only, out_file)
     if config is not None:
         cfg = load_config_file(config)
         if name:
@@ -215,7 +213,7 @@ def add(
             raise usage(no_terminal_message(missing, defaults))
         flags = ask_missing(flags, output.ask) if missing else add_defaults(flags)
         cfg = apply_flags(StreamConfig(name=name), flags)
-    if validate_only or out_file is not None:
+    if checking:
         _checked_config(app, cfg, out_file)
         return
     info = open_jetstream(app).add_stream(cfg)
@@ -243,21 +241,8 @@ def _checked_config(app: App, cfg: Any, out_file: Path | None) -> None:
         for err in errors:
             output.notice(app, output.format_error(err))
         raise typer.Exit(errors[0].exit_code)
-    doc = cfg.to_json()
-    text = json.dumps(doc, indent=2)
-    if out_file is not None:
-        from jetlink.core.outfile import write_output
-
-        write_output(out_file, text, new_mode=0o600)
-        app.emit(doc, human=lambda a, _d: None)  # (natscli says nothing)
-        return
-
-    def human(a: App, _d: Any) -> None:
-        output.line(a, text)
-        output.line(a)
-        output.line(a, f"Configuration is a valid Stream matching {STREAM_SCHEMA}")
-
-    app.emit(doc, human=human)
+    common.checked_config_out(app, cfg.to_json(), out_file,
+                              f"Configuration is a valid Stream matching {STREAM_SCHEMA}")
 
 
 def warn_missing_origins(app: App, cfg: Any, describe: Any = None) -> None:

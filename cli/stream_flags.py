@@ -168,15 +168,17 @@ def parse_origin(text: str, *, flag: str, domain: str | None = None) -> "StreamS
     # opens one and breaks off is a JSON mistake to name, not a stream called '{"name":...')
     if value.startswith("{"):
         from jetlink.core.config.codec import loads
+        from jetlink.core.errors import TOO_DEEP
+        from jetlink.core.limits import nested_deeper
 
         try:
             doc = loads(value)
         except ValueError as exc:
             raise usage(f"invalid value for {flag}: not a JSON object: {exc}") from None
         except RecursionError:
-            from jetlink.core.errors import TOO_DEEP
-
-            raise usage(f"invalid value for {flag}: not a JSON object: {TOO_DEEP}") from None
+            doc = None
+        if doc is None or nested_deeper(doc):
+            raise usage(f"invalid value for {flag}: not a JSON object: {TOO_DEEP}")
         if not isinstance(doc, dict):
             raise usage(f"invalid value for {flag}: not a JSON object")
         try:

@@ -67,8 +67,8 @@ def spark_ddl() -> str:
 # --------------------------------------------------------------------------------------------
 def open_readonly(db_path: str):
     """A connection that only reads a cluster database (executors of a local master open
-    the file themselves; nothing they do can write to it, nor leave a file beside it:
-    core/store/datadir.py ``connect_reading``)."""
+    the file themselves; ``query_only``: no statement of theirs changes it, and no file is
+    left beside it: core/store/datadir.py ``connect_reading``)."""
     from .store.datadir import connect_reading
 
     return connect_reading(db_path)

@@ -140,3 +140,28 @@ def read_input_file(path: object) -> bytes:
         raise JetlinkError(f"cannot read {path}: larger than {MAX_INPUT_FILE:,} bytes: no "
                            "configuration is that large")
     return data
+
+
+#: The deepest a document read from a file or an option may nest arrays and objects (a
+#: configuration nests a few levels, Confluent's REST bodies three): a deeper one is
+#: refused as such (errors.py TOO_DEEP) before anything walks it recursively (a copy, a
+#: decoding), which would exhaust Python's recursion long before the parser does.
+MAX_NESTING = 64
+
+
+def nested_deeper(value: object, limit: int = MAX_NESTING) -> bool:
+    """Whether ``value`` (a parsed JSON or TOML document) nests lists and dicts more than
+    ``limit`` levels deep. Iterative: any depth is measured without recursion."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = list(item.values())
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth + 1 > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False

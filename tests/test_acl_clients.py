@@ -111,6 +111,10 @@ def test_group_verbs_need_what_kafka_consumer_groups_requests_need(kw):
     refused(kw("group", "set-offsets", "app", "--topic", "orders", "--to-earliest", *p),
             "User:gina is not authorized to READ group app: ACLs match the resource, none "
             "allows User:gina READ from host 127.0.0.1 (GROUP_AUTHORIZATION_FAILED 30)")
+    # --all-topics of a group with no committed offset is no way around the group's ACL
+    refused(kw("group", "set-offsets", "nobody", "--all-topics", "--to-earliest", *p),
+            f"User:gina is not authorized to READ group nobody: {NO_ACL} "
+            "(GROUP_AUTHORIZATION_FAILED 30)")
     allow(kw, "User:gina", "--operation", "read", "--group", "app", "--topic", "orders")
     ok(kw("group", "set-offsets", "app", "--topic", "orders", "--to-earliest", "--dry-run",
           *p))

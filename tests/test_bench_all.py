@@ -150,3 +150,17 @@ def test_bench_spark_checks_its_master_before_a_jvm_starts():
     assert res.exit_code == 2, res.output
     assert "--master 'bogus': expected local, local[N]" in res.output
     assert "SparkException" not in res.output
+
+
+def test_bench_all_help_names_each_benchmark_as_only_and_skip_take_it():
+    """The help of bench all lists the benchmarks by the names --only / --skip take, every
+    one of them, in the order they run."""
+    import re
+
+    from jetlink.cli.bench import all_
+    from jetlink.core.bench.suite import BENCHES
+
+    text = " ".join((all_.__doc__ or "").split())
+    listed = re.search(r"other \(([^:]+): the names --only and --skip take", text)
+    assert listed is not None, text
+    assert [n.strip() for n in listed.group(1).split(",")] == list(BENCHES)

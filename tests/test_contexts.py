@@ -637,3 +637,17 @@ def test_a_file_from_before_the_connection_rules_still_loads_and_can_be_mended(j
     assert r.exit_code == 1 and "password needs user" in r.stderr
     ok(jc("context", "add", "old", "--update", "--unset", "password"))
     assert jc.store.load("old").password is None
+
+
+def test_show_says_why_the_selected_contexts_server_is_not_the_target(jc, env):
+    """A selected context with a server, set aside by JETLINK_DATA_DIR: context show's
+    target says that (not "no server named"), in JSON too; named (--context), it is used."""
+    ok(jc("context", "add", "dev", "--server", "nats://127.0.0.1:1", "--select"))
+    env.setenv("JETLINK_DATA_DIR", str(jc.tmp / "d"))
+    why = ("the selected context dev's server is not used: JETLINK_DATA_DIR addresses the "
+           "embedded engine")
+    assert ok(jc("context", "show")).stdout.splitlines()[-1] == (
+        f"Target: embedded engine, data directory {jc.tmp / 'd'} ({why})")
+    assert doc(jc("context", "show", "-j"))["target"] == {
+        "kind": "embedded", "data_dir": str(jc.tmp / "d"), "server_set_aside": why}
+    assert doc(jc("--context", "dev", "context", "show", "-j"))["target"]["kind"] == "live"

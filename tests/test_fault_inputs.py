@@ -392,13 +392,18 @@ def _one_line(result, code, text):
     ("deep.json", "[" * 100_000),
     ("deep.toml", "a = " + "[" * 100_000),
     ("deep", "{" + '"a":{' * 100_000),
+    # parsed whole, then too deep for what walks it (a copy of the object: recursion)
+    ("deep900.json", '{"streams":{"S":{"subjects":["a"],"description":' + "[" * 900
+     + "]" * 900 + "}}}"),
+    ("deep100.toml", "[streams.S]\nsubjects = [\"a\"]\nmetadata = " + "[" * 100
+     + "]" * 100 + "\n"),
 ])
 @pytest.mark.parametrize("verb", ["validate", "apply"])
 def test_a_document_nested_too_deeply_is_invalid_not_a_crash(jl, name, body, verb):
     path = jl.tmp / name
     path.write_text(body)
     kind = "TOML" if name.endswith(".toml") else "JSON"
-    r = jl(verb, str(path))
+    r = jl(verb, str(path), *(["--dry-run"] if verb == "apply" else []))
     _one_line(r, 3, f"{path}: invalid {kind}: nested too deeply")
 
 

@@ -777,3 +777,26 @@ def test_a_repair_that_cannot_make_its_copy_names_the_cluster_and_leaves_nothing
     assert (tmp_path / "data" / "west.db").read_bytes() == before
     assert [p.name for p in (tmp_path / "data").iterdir() if ".repair-" in p.name] == []
     dd.close()
+
+
+def test_a_check_of_a_linked_database_leaves_no_file_beside_it(tmp_path):
+    """cluster check reads a database behind a symbolic link as the one it leads to: SQLite
+    puts the side files beside the target, and the check leaves none there nor beside the
+    link (core/store/datadir.py connect_reading)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    made = DataDir(elsewhere)
+    made.add_cluster("east")
+    made.close()
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "east.db").symlink_to(elsewhere / "east.db")
+    for d in (elsewhere, data):
+        for side in d.glob("*.db-*"):
+            side.unlink()
+    from jetlink.core.store.datadir import integrity
+
+    assert integrity(data / "east.db") == []
+    assert sorted(p.name for p in elsewhere.iterdir() if not p.name.startswith(".")) == [
+        "east.db"]
+    assert sorted(p.name for p in data.iterdir()) == ["east.db"]

@@ -367,6 +367,8 @@ NAME_REFUSALS = [
     ("", "Cluster link name is empty"),
     (".", 'Link name cannot be "." or ".."'),
     ("..", 'Link name cannot be "." or ".."'),
+    ("-", 'Link name cannot be "-": REST v3 paths take it for every link (GET /links/-/mirrors '
+          "lists the mirrors of all links)"),
     ("x" * 201, "Link name exceeds maximum size of '200' characters"),
     ("a/b", "Link name 'a/b' is illegal, valid characters: [a-zA-Z0-9._-]"),
     ("cluster+1", "Link name 'cluster+1' is illegal, valid characters: [a-zA-Z0-9._-]"),

@@ -133,6 +133,9 @@ def set_offsets(kafka: TopicStore, group: str, scope: Scope, *,
     if chosen != 1:
         raise KafkaError("INVALID_REQUEST", "Exactly one of to_offset, to_earliest, "
                          "to_latest, to_current, shift_by, to_time_ms, plan must be given.")
+    # the group first: a scope found empty (--all-topics of a group with no offsets) is no
+    # way around it, as the tool's own requests are not
+    kafka.authorize("DescribeGroups" if dry_run else "OffsetCommit", group=group)
     if plan is not None:
         scope = [(t, p) for t, p in plan]
     elif scope is None:

@@ -833,8 +833,8 @@ class LinkConfig:
 
 def validate_link_name(name: Any) -> str:
     """``name`` when it is a valid link name (Confluent's rules: 1 to 200 characters of
-    ``[a-zA-Z0-9._-]``, not ``.`` or ``..``), else KafkaError INVALID_CLUSTER_LINK with
-    Confluent's text."""
+    ``[a-zA-Z0-9._-]``, not ``.`` or ``..``; and not ``-``, which REST v3 paths read as
+    every link), else KafkaError INVALID_CLUSTER_LINK with Confluent's text."""
 
     def bad(message: str) -> KafkaError:
         return KafkaError("INVALID_CLUSTER_LINK", message, field="link_name")
@@ -845,6 +845,9 @@ def validate_link_name(name: Any) -> str:
         raise bad("Cluster link name is empty")
     if name in (".", ".."):
         raise bad('Link name cannot be "." or ".."')
+    if name == "-":  # (jetlink's: REST v3 paths read it as every link, /links/-/mirrors)
+        raise bad('Link name cannot be "-": REST v3 paths take it for every link '
+                  "(GET /links/-/mirrors lists the mirrors of all links)")
     if len(name) > MAX_LINK_NAME_LENGTH:
         raise bad(f"Link name exceeds maximum size of '{MAX_LINK_NAME_LENGTH}' characters")
     if not _NAME_CHARS_RE.fullmatch(name):

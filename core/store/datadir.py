@@ -132,26 +132,32 @@ def connect_reading(path: str | os.PathLike[str]) -> sqlite3.Connection:
     """A connection that only reads (``PRAGMA query_only``) and leaves no file behind. A
     read-only open (``mode=ro``) of a database in WAL mode makes its ``-wal`` and ``-shm``
     files and cannot remove them when it closes: when none of the database's side files is
-    there (no other connection has it open, no log is pending) and the directory can be
-    written, it is opened read-write, and SQLite's own close of the last connection
-    removes what the open made; otherwise read-only (the side files were there already,
-    or can not be made)."""
-    side = [f"{os.fspath(path)}{suffix}" for suffix in ("-wal", "-shm", "-journal")]
-    if any(os.path.lexists(p) for p in side) or not os.access(os.path.dirname(
-            os.path.abspath(path)), os.W_OK):
+    there (no other connection has it open, no log is pending: nothing to checkpoint) and
+    this process may write the file and its directory (those of the file a symbolic link
+    leads to: SQLite puts the side files there), it is opened read-write, and SQLite's own
+    close of the last connection removes what the open made; otherwise, or when that open
+    fails, read-only (:func:`connect` ``readonly``: the side files were there already, or
+    can not be made)."""
+    real = os.path.realpath(path)
+    side = [f"{real}{suffix}" for suffix in ("-wal", "-shm", "-journal")]
+    if (any(os.path.lexists(p) for p in side) or not os.path.isfile(real)
+            or not os.access(real, os.R_OK | os.W_OK)
+            or not os.access(os.path.dirname(real), os.W_OK)):
         return connect(path, readonly=True)
-    if not os.path.isfile(path):  # (a read never creates the database itself)
-        raise sqlite3.OperationalError("unable to open database file")
-    with HEAD_LOCK:
-        conn = sqlite3.connect(os.fspath(path), isolation_level=None,
-                               timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     try:
-        conn.execute("PRAGMA query_only = ON")
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        _settings(conn)
+        with HEAD_LOCK:
+            conn = sqlite3.connect(real, isolation_level=None,
+                                   timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA query_only = ON")
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            _settings(conn)
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error:
+            conn.close()
+            raise
     except sqlite3.Error:
-        conn.close()
-        raise
+        return connect(path, readonly=True)
     return conn
 
 
@@ -680,16 +686,17 @@ class _Absent(Cluster):
     ``lazy_local`` a missing directory is made with the file). A write transaction that
     commits a change makes it the file it stands for, from this database
     (:meth:`DataDir._create`: whole or not at all, the directory made first when
-    missing), and this object is then that cluster:
-    a change is never kept in memory and lost. A file made meanwhile by another process (or
-    another handle) is found before each use outside a transaction, and this object is
-    then that cluster too."""
+    missing), and this object is then that cluster: a change is never kept in memory and
+    lost, and one whose file could not be made is not kept either. A file made meanwhile by
+    another process (or another handle) is found before each use outside a transaction,
+    and this object is then that cluster too."""
 
     def __init__(self, name: str, path: Path,
                  make: Callable[[sqlite3.Connection], bool]) -> None:
         super().__init__(name, path)
         self._make = make
         self._schema_rows = 0  # rows the components' tables wrote: no change of the cluster
+        self._writing = False  # inside this object's own write transaction
 
     def _became(self) -> bool:
         """Whether the cluster's file is there now (outside a transaction): this object is
@@ -704,10 +711,9 @@ class _Absent(Cluster):
         self._components.clear()
         return True
 
-    @property
-    def conn(self) -> sqlite3.Connection:
-        if self._became():
-            return self.conn
+    def _memory(self) -> sqlite3.Connection:
+        """The in-memory database (made empty, with the schema, on first use); never the
+        file's: the callers checked for it just before (:meth:`_became`)."""
         if self._conn is None:
             conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
             conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # the file's, for its copy
@@ -720,13 +726,20 @@ class _Absent(Cluster):
             self._verified = True
         return self._conn
 
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._became():
+            return self.conn
+        return self._memory()
+
     def ensure_schema(self, component: str, steps: Sequence[Sequence[str]]) -> None:
-        """A component's tables, in memory and outside any transaction (a read makes them
-        too: they are no change of this cluster; a file made later holds them)."""
+        """A component's tables in memory, in the caller's transaction when one is open,
+        never in one of its own: a read makes them too, and they are no change of this
+        cluster (a file made later holds them)."""
         if self._became():
             self.ensure_schema(component, steps)
             return
-        conn = self.conn
+        conn = self._memory()
         before = conn.total_changes
         row = conn.execute("SELECT version FROM schema_components WHERE component = ?",
                            (component,)).fetchone()
@@ -746,11 +759,15 @@ class _Absent(Cluster):
             with self.transaction() as joined:
                 yield joined
             return
-        conn = self.conn
+        conn = self._memory()
         if conn.in_transaction:
+            # joining: only this object's own write transaction (a write inside a read()
+            # would be committed by the read, in memory, and never make the file)
+            assert self._writing, "a write inside a read() of a default cluster not made yet"
             yield conn
             return
         changes, schema_rows = conn.total_changes, self._schema_rows
+        self._writing = True
         try:
             conn.execute("BEGIN")
             yield conn
@@ -758,19 +775,28 @@ class _Absent(Cluster):
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+        finally:
+            self._writing = False
         conn.execute("COMMIT")
         made = conn.total_changes - changes - (self._schema_rows - schema_rows)
         if not made:
             return
-        if not self._make(conn):
+        try:
+            stored = self._make(conn)
+        finally:
+            if not _there(self.path):
+                self.close()  # not kept: not in memory either (a full disk, no permission)
+        if not stored:
             self.close()  # (what it holds is not kept: the next use finds the file)
             raise JetlinkError(
                 f"cluster {self.name} was created by another command while this one ran: "
                 "its change was not stored; run the command again")
         self._became()
         self._carried += made
-        # the file is this process's own copy: known sound, recorded as it leaves it
+        # the file is this process's own copy, whole: known sound, recorded as such now and
+        # again as this connection leaves it (opening it sets WAL in its header)
         self._verified = self._wrote = True
+        record(self.path)
 
     def committed(self) -> None:
         pass  # no file, no record
@@ -829,9 +855,9 @@ class DataDir:
 
     ``create=False`` (the CLI's reads): nothing is ever created, not the directory (a
     directory that does not exist is a NotFoundError naming it), not the default cluster
-    (``local`` without a file reads as an empty cluster). ``lazy_local`` (the CLI's
-    writes): ``local`` without a file reads as an empty cluster too, and its first write
-    makes the file (and the directory)."""
+    (``local`` without a file reads as an empty cluster). ``lazy_local`` (every command of
+    the CLI): ``local`` without a file reads as an empty cluster too, and its first write
+    makes the file (and the directory, when the command may create)."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *,
                  create: bool = True, lazy_local: bool = False) -> None:

@@ -147,6 +147,11 @@ class Topology:
             except ValueError as exc:  # a number too long to convert (core/numbers.py)
                 self._problem(path, None, None, 0, f"invalid JSON: {reason(exc)}", fpos)
                 return
+        from ..limits import nested_deeper
+
+        if nested_deeper(doc):
+            self._problem(path, None, None, 0, f"invalid {fmt.upper()}: {TOO_DEEP}", fpos)
+            return
         self.add_document(doc, path, fmt=fmt, _fpos=fpos)
 
     def add_document(
