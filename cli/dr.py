@@ -563,27 +563,15 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
         _interrupted(app, action, plan.regions, ended, len(todo))
     # the run is journalled whole: an interrupt now would only cut its report short, and a
     # script must not read a finished run as an interrupted one (exit 130)
-    with _no_interrupt():
+    from jetlink.core.interrupts import no_interrupt
+
+    with no_interrupt():
         app.emit(report.to_json(), human=lambda a, d: _render_region(a, d, outcome_only=lines))
     if report.failed:
         output.notice(app, "jetlink: error: not " + ("failed over" if action == "failover" else
                                              "failed back") + ": " +
                       "; ".join(f"{o.shown} ({o.detail})" for o in report.failed))
         raise typer.Exit(1)
-
-
-@contextlib.contextmanager
-def _no_interrupt() -> Iterator[None]:
-    """SIGINT ignored inside (the main thread's handler put back after)."""
-    try:
-        was = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except ValueError:  # not the main thread: signals are not this thread's to handle
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, was)
 
 
 def _interrupted(app: App, action: str, regions: Sequence[str], ended: Sequence[str],

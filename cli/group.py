@@ -185,7 +185,7 @@ def set_offsets(
     ] = None,
     from_file: Annotated[
         Path | None,
-        typer.Option("--from-file", metavar="FILE",
+        typer.Option("--from-file", metavar="FILE", dir_okay=False,
                      help="Reset to the offsets of a CSV file (topic,partition,offset lines, "
                      "as --export prints them).", show_default=False),
     ] = None,
@@ -323,6 +323,9 @@ def _reset_plan(path: Path, group: str) -> dict[tuple[str, int], int]:
     from jetlink.core.kafka.group_reset import reset_plan
     from jetlink.core.limits import read_input_file
 
+    if path.is_dir():  # ("" reaches here as the current directory)
+        raise usage(f"invalid value for --from-file: {str(path)!r} is a directory (an empty "
+                    "value is the current one): give the reset plan's CSV file")
     data = read_input_file(path)
     try:
         text = data.decode("utf-8")

@@ -1469,7 +1469,10 @@ def watch(
             if count is not None and received >= count:
                 break
     finally:
-        watcher.stop()
+        from jetlink.core.interrupts import no_interrupt
+
+        with no_interrupt():  # (a second Ctrl-C must not leave a live watch's consumer)
+            watcher.stop()
 
 
 def render_watched(app: App, entry: Entry, *, meta_only: bool = False) -> None:

@@ -462,8 +462,9 @@ class JetStream:
                     raise nats_error("StreamMsgDeleteFailed", err="no message found")
                 if seq > st.last_seq:
                     err = nats_error("StreamMsgDeleteFailed", err="stream store EOF")
-                    err.detail = (f"message {seq}: the last sequence of stream {name} is "
-                                  f"{st.last_seq}")  # (people only: not in --json)
+                    from .limits import past_last_detail
+
+                    err.detail = past_last_detail(seq, name, st.last_seq)  # (not in --json)
                     raise err
                 if st.msgs == 0 or seq < st.first_seq:
                     raise nats_error("StreamMsgDeleteFailed", err="no message found")

@@ -118,6 +118,13 @@ def message_size_detail(max_msg_size: int, hdr_len: int, data_len: int) -> str:
     return f"max_msg_size = {max_msg_size:,}: the message is {what}"
 
 
+def past_last_detail(seq: int, stream: str, last_seq: int) -> str:
+    """What a message delete past a stream's last sequence (10057, "stream store EOF") says
+    for people: the sequence asked and the stream's last one (the same line on the embedded
+    engine and on a live server)."""
+    return f"message {seq}: the last sequence of stream {stream} is {last_seq}"
+
+
 def read_capped(path: object) -> bytes | None:
     """The bytes of a file read whole, or None when it holds more than
     :data:`MAX_INPUT_FILE` (``/dev/zero``: refused as soon as that much was read, before it

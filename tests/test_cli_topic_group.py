@@ -184,6 +184,9 @@ def test_kafka_errors(jl, args, error):
     (["group", "set-offsets", "g", "--to-earliest", "--topic", "x:0,a"],
      "invalid value for --topic: Invalid partition 'a' specified in topic arg 'x:0,a': a "
      "partition is a number from 0 to 2147483647"),
+    (["group", "set-offsets", "g", "--from-file", ""],
+     "invalid value for --from-file: '.' is a directory (an empty value is the current one): "
+     "give the reset plan's CSV file"),
     (["group", "set-offsets", "g", "--to-earliest", "--topic", "x:"],
      "invalid value for --topic: Invalid partition '' specified in topic arg 'x:': a "
      "partition is a number from 0 to 2147483647"),

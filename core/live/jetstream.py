@@ -290,7 +290,18 @@ class LiveJetStream(LiveConsumers):
         return _msg_of_get(self.api(f"STREAM.MSG.GET.{_name(name)}", req))
 
     def delete_msg(self, name: str, seq: int) -> None:
-        self.api(f"STREAM.MSG.DELETE.{_name(name)}", {"seq": int(seq), "no_erase": True})
+        try:
+            self.api(f"STREAM.MSG.DELETE.{_name(name)}", {"seq": int(seq), "no_erase": True})
+        except ApiError as err:
+            if err.err_code == 10057 and not err.detail and "EOF" in err.description:
+                from ..limits import past_last_detail
+
+                try:  # (one STREAM.INFO, only for this refusal: the engine's detail)
+                    last = self.stream_info(name).state.last_seq
+                except JetlinkError:
+                    raise err from None
+                err.detail = past_last_detail(int(seq), name, last)
+            raise
 
     def subjects(self, name: str, filter: str = ">") -> dict[str, int]:
         info = self.stream_info(name, subjects_filter=filter or ">")
@@ -1038,12 +1049,17 @@ class LiveTail:
                            hdr=hdr, data=raw.data)
 
     def close(self) -> None:
-        self._sub.close()
-        if self._consumer:
-            try:
-                self._js.api(f"CONSUMER.DELETE.{self._stream}.{self._consumer}")
-            except JetlinkError:
-                pass  # gone already, or the server is: it expires on its own
+        from ..interrupts import no_interrupt
+
+        # (a second Ctrl-C while the first ends the watch must not leave the consumer on
+        # the server for its inactive threshold)
+        with no_interrupt():
+            self._sub.close()
+            if self._consumer:
+                try:
+                    self._js.api(f"CONSUMER.DELETE.{self._stream}.{self._consumer}")
+                except JetlinkError:
+                    pass  # gone already, or the server is: it expires on its own
 
 
 def _header_value(block: bytes, name: bytes) -> bytes:

@@ -208,6 +208,20 @@ def test_refused_by_the_server_as_it_said(live):
         "description": "replicas > 1 not supported in non-clustered mode"}
 
 
+def test_a_delete_past_the_last_sequence_names_it_as_the_engine_does(live):
+    """10057 "stream store EOF" from the server gets the engine's detail (the sequence and
+    the stream's last one: core/limits.py past_last_detail); --json stays the server's."""
+    ok(jl(live.url, "stream", "add", "RM", "--subjects", "rm.>", "--defaults"))
+    ok(jl(live.url, "pub", "rm.a", "x", "--count", "3"))
+    res = jl(live.url, "stream", "rmm", "RM", "10", "-f")
+    assert (res.exit_code, res.stderr) == (1, "jetlink: error: stream store EOF (10057): "
+                                              "message 10: the last sequence of stream RM is "
+                                              "3\n")
+    res = jl(live.url, "stream", "rmm", "RM", "10", "-f", "-j")
+    assert json.loads(res.stdout) == {"error": {"code": 500, "err_code": 10057,
+                                                "description": "stream store EOF"}}
+
+
 class StreamWriteSpy:
     """The STREAM.CREATE / STREAM.UPDATE requests that reach the server (a subscription of
     its own). ``until(subject)`` collects them up to one on ``subject``, sent afterwards as a

@@ -256,3 +256,35 @@ def test_a_kv_mirror_of_a_missing_bucket_says_where_it_was_looked_for(nats_singl
     assert (res.exit_code, res.stderr) == (1, (
         "jetlink: error: origin bucket NOPE not found in the server's JetStream domain "
         "(10059)\n"))
+
+
+def test_a_watch_ended_by_two_interrupts_leaves_no_consumer(live, tmp_path):
+    """`kv watch` is an ordered push consumer, deleted when the watch ends: two SIGINTs at
+    once (Ctrl-C pressed twice, `timeout -s INT`) leave none on the server either (its
+    deletion is not interrupted: core/interrupts.py)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    ok(runner.invoke(app, ["--server", live.url, "kv", "add", "WI"], prog_name="jetlink"))
+    ok(runner.invoke(app, ["--server", live.url, "kv", "put", "WI", "k", "v"],
+                     prog_name="jetlink"))
+    c = live.client()
+    for gap in (0.0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.12):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "jetlink.cli", "--server", live.url, "kv", "watch", "WI"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")})
+        wait_until(lambda p=proc: p.poll() is not None
+                   or c.stream_info("KV_WI")["state"]["consumer_count"] == 1,
+                   message="the watch's consumer made")
+        proc.send_signal(signal.SIGINT)
+        time.sleep(gap)  # (the second while the first is being handled: no fixed outcome)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        # 130, or killed by the second one as the interpreter exits (a shell says 130 too)
+        assert proc.returncode in (130, -signal.SIGINT), (proc.returncode, out, err)
+        assert "Traceback" not in err, err
+        assert c.stream_info("KV_WI")["state"]["consumer_count"] == 0

@@ -1,0 +1,30 @@
+"""Clean-up that an interrupt must not cut short.
+
+:func:`no_interrupt`: SIGINT ignored inside (on the main thread; the handler in force put
+back after), for the few steps that undo what a command made on a server or in a region
+(a live watch's consumer deleted, a region's fence lifted): a second Ctrl-C pressed while
+the first is being handled, or ``timeout -s INT`` sending two, would otherwise leave them
+half done.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from collections.abc import Iterator
+
+__all__ = ["no_interrupt"]
+
+
+@contextlib.contextmanager
+def no_interrupt() -> Iterator[None]:
+    """SIGINT ignored inside (the main thread's handler put back after)."""
+    try:
+        was = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: signals are not this thread's to handle
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, was)
