@@ -364,6 +364,7 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
     from jetlink.core.step import FOLLOW_STEP_MAX_MSGS
 
     state = Follower()
+    records = 0  # copied by the cluster links' steps (Kafka records; state counts messages)
     live = None
     if live_wanted(app):
         from rich.live import Live
@@ -407,6 +408,7 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
                         "jetlink: error:", "jetlink: warning:", 1))
             warned = {name for name, _err in broken}
             active = state.step(reports)
+            records += sum(r.copied for r in link_reports)
             link_active = [r for r in link_reports if r.moved or r.errors]
             now = format_rfc3339_nano(clock.now_ns())
             for r in link_active:
@@ -438,7 +440,8 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
         output.notice(
             app,
             f"Stopped after {_plural(state.steps, 'step')}: "
-            f"{_plural(state.copied, 'message')} copied",
+            f"{_plural(state.copied, 'message')} copied"
+            + (f", {_plural(records, 'record')} by cluster links" if records else ""),
         )
         code = 128 + signal.SIGTERM if isinstance(stop, _Terminated) else ExitCode.INTERRUPTED
         raise typer.Exit(code) from None

@@ -1358,7 +1358,8 @@ def test_a_region_failback_left_to_manual_steps_says_so(demo):
 
     lines = drive(app, steps)
     assert lines[0] == "Nothing jetlink runs: 1 object of kwest to fail back by hand (below)"
-    assert "kafka-mirrors truncate-and-restore --link dr orders" in "\n".join(lines[1:])
+    assert "jetlink --cluster kwest mirrors truncate-and-restore orders --link" in \
+        "\n".join(lines[1:])
 
 
 def test_a_dialog_fits_a_narrow_terminal(demo):

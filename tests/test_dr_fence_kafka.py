@@ -127,3 +127,78 @@ def test_region_failover_with_fence_fences_the_topics(jl, cli_clock):
         "TOPIC_AUTHORIZATION_FAILED)\nFenced 1 old origin of west: mirrors truncate-and-restore "
         "TOPIC --link LINK undoes it\n")
     assert others(jl) == [fence_binding("orders")]
+
+
+def test_a_links_acl_sync_never_copies_the_fence_to_the_side_that_took_over(jl, cli_clock):
+    """east's link from west syncs every ACL (Confluent's match-all acl.filters): the fence
+    ``dr fence`` puts on west's topic is west's own write stop, not copied, so east's
+    producers keep writing; west's other ACLs are copied as before."""
+    ok(jl("cluster", "add", "west", "--kind", "kafka", "--authorizer"))
+    ok(jl("cluster", "add", "east", "--kind", "kafka", "--authorizer"))
+    ok(jl("--cluster", "west", "topic", "create", "orders"))
+    link_may_mirror(jl)
+    ok(jl("--cluster", "west", "acls", "add", "--principal", "User:ANONYMOUS", "--operation",
+          "describe", "--kafka-cluster"))
+    ok(jl("--cluster", "west", "acls", "add", "--principal", "User:bob", "--operation",
+          "write", "--topic", "orders"))
+    every = ('{"aclFilters":[{"resourceFilter":{"resourceType":"any","patternType":"any"},'
+             '"accessFilter":{"principal":"any","host":"any","operation":"any",'
+             '"permissionType":"any"}}]}')
+    (jl.tmp / "all.json").write_text(every)
+    ok(jl("--cluster", "east", "links", "create", "L", "--source-cluster", "west", "-c",
+          "acl.sync.enable=true", "-c", "acl.sync.ms=0", "--acl-filters-json-file",
+          str(jl.tmp / "all.json")))
+    ok(jl("--cluster", "west", "links", "create", "L", "--source-cluster", "east"))
+    ok(jl("--cluster", "east", "mirrors", "create", "orders", "--link", "L"))
+    ok(jl("--cluster", "east", "mirrors", "failover", "orders", "--link", "L"))
+    ok(jl("dr", "fence", "--from", "west", "-f"))
+    ok(jl("replicate"))
+    east = AclStore(DataDir(jl.data).open("east"))
+    assert fence_binding("orders") not in east.find()
+    assert AclBinding("TOPIC", "orders", "LITERAL", "User:bob", "*", "WRITE",
+                      "ALLOW") in east.find()  # (the sync still copies west's own ACLs)
+    ok(jl("--cluster", "east", "topic", "produce", "orders", "E1", "--principal", "User:bob"))
+
+
+def test_failback_names_the_command_and_the_link_that_take_a_topic_back(fenced_world):
+    """dr failback leaves a failed-over mirror topic to its per-link step, named as it is
+    typed: truncate-and-restore on the cluster it failed over from, through that cluster's
+    link from the one that took over (L here), or reverse-and-start on the other side."""
+    jl = fenced_world
+    d = doc(jl("--cluster", "east", "dr", "failback", "--from", "west", "-f", "-j"))
+    assert d["objects"][0]["detail"] == (
+        "a mirror topic goes back per link: jetlink --cluster west mirrors truncate-and-"
+        "restore orders --link L (or jetlink --cluster east mirrors reverse-and-start orders "
+        "--link L), with west answering")
+
+
+def test_dr_check_flags_a_returned_unfenced_old_source_topic(fenced_world):
+    """After a failover, the old source topic answering again and writable is a split brain:
+    dr check is CRITICAL naming the fix; once fenced, OK; its cluster down, the failed-over
+    topic is named beside "no mirrors" (as a failed-over stream's silent origin)."""
+    jl = fenced_world
+    r = jl("--cluster", "east", "dr", "check")
+    assert r.exit_code == 2, r.stdout
+    assert r.stdout.startswith(
+        "CRITICAL dr Crit:L/orders@east: Old source orders@west answers again and takes "
+        "writes: what producers write there is not on L/orders@east (a split brain): fence it "
+        "(jetlink dr fence --from west) or take it back (jetlink dr failback --from west "
+        "names the command)"), r.stdout
+    import json
+
+    r = jl("--cluster", "east", "dr", "check", "--format", "json")
+    assert r.exit_code == 2
+    d = json.loads(r.stdout)
+    assert d["mirrors"][0]["readiness"]["returned_origin"] == {
+        "state": "unfenced", "origin": "orders", "region": "west"}
+    ok(jl("dr", "fence", "--from", "west", "-f"))
+    r = ok(jl("--cluster", "east", "dr", "check"))
+    assert r.stdout.startswith("OK dr OK:L/orders@east: Old source orders@west is fenced "
+                               "(DENY WRITE for User:*)"), r.stdout
+    ok(jl("cluster", "down", "west"))
+    r = jl("--cluster", "east", "dr", "check")
+    assert r.exit_code == 3
+    assert r.stdout.startswith(
+        "UNKNOWN dr no mirrors in cluster east (failed over, their old origin silent: "
+        "L/orders@east from orders@west; fence each when its region returns)"), r.stdout
+    assert d["status"] == "CRITICAL"

@@ -707,19 +707,24 @@ def test_mirror_topics_of_a_kafka_region(jl):
     [p] = [o for o in pend["objects"] if o["name"] == "L/payments"]
     assert (p["state"], p["detail"]) == ("manual", (
         "its failover is not finished (PENDING_STOPPED): jetlink replicate finishes it; then "
-        "it goes back per link with jetlink kafka-mirrors truncate-and-restore --link L "
-        "payments"))
+        "it goes back per link: jetlink --cluster kwest mirrors truncate-and-restore payments "
+        "--link LINK, LINK a link of kwest from keast made first (jetlink --cluster kwest "
+        "links create LINK --source-cluster keast) (or jetlink --cluster keast mirrors "
+        "reverse-and-start payments --link L)"))
     with sqlite3.connect(jl.data / "keast.db") as conn:
         conn.execute("UPDATE mirrors SET status = 'SOURCE_UNAVAILABLE' WHERE topic = "
                      "'payments'")
-    assert "kafka-mirrors truncate-and-restore --link L orders" in back["objects"][0]["detail"]
+    assert "jetlink --cluster kwest mirrors truncate-and-restore orders --link LINK" in \
+        back["objects"][0]["detail"]
     assert (back["nothing_to_do"], back["manual"], back["done_earlier"]) == (True, 1, 0)
     # as people read it: the step left to them, and no claim that it was done
     r = ok(jl("--cluster", "keast", "dr", "failback", "--from", "kwest", "-f"))
     assert r.stdout.splitlines() == [
         "  topic L/orders@keast <- orders@kwest: manual (a mirror topic goes back per link: "
-        "jetlink kafka-mirrors truncate-and-restore --link L orders (or reverse-and-start), "
-        "with kwest answering)",
+        "jetlink --cluster kwest mirrors truncate-and-restore orders --link LINK, LINK a link "
+        "of kwest from keast made first (jetlink --cluster kwest links create LINK "
+        "--source-cluster keast) (or jetlink --cluster keast mirrors reverse-and-start orders "
+        "--link L), with kwest answering)",
         "Nothing to do: the region failback of kwest runs no object; 1 object left to the "
         "step named above"]
 

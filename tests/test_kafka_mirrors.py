@@ -180,6 +180,39 @@ def test_the_seeds_clamping_example(world):
     assert east.offsets("t")[0].log_end == 91
 
 
+def test_a_failover_cut_short_is_all_or_nothing_and_a_rerun_finishes_it(world, monkeypatch):
+    """STOPPED, the clamps and the topic made writable are one transaction: a failover cut
+    short before its end (here: the last step raising, as a kill would stop it) leaves the
+    mirror as it was, PENDING, and the next run makes all three."""
+    dd, clock, west, east = world
+    west.create_topic("t", 1)
+    produce(west, "t", 90)
+    m = sync_link(dd, clock)
+    m.create("t", "L")
+    west.commit("B", {("t", 0): 85})
+    pump_links(dd, clock)
+    produce(west, "t", 10, start=90)
+    west.commit("B", {("t", 0): 95})
+    clock.advance(31_000 * MS)
+    m.sync_offsets("L")
+    dd.set_down("west", True)
+
+    def killed(*_a, **_k):
+        raise KeyboardInterrupt  # the process stopped here
+
+    monkeypatch.setattr(type(m.kafka), "set_mirror_link", killed)
+    with pytest.raises(KeyboardInterrupt):
+        m.failover(["t"], "L")
+    assert m.describe("t", "L").mirror_status != STOPPED
+    assert east.committed("B")[("t", 0)] == 95  # not clamped: nothing of the end was made
+    monkeypatch.undo()
+    results = Mirrors(dd, "east", clock).failover(["t"], "L")
+    assert results[0].ok, results[0].error_message
+    assert east.committed("B")[("t", 0)] == 90
+    assert m.describe("t", "L").mirror_status == STOPPED
+    east.produce("t", [(None, b"after failover")])  # writable now
+
+
 def test_promote_refusals_and_success(world):
     dd, clock, west, east = world
     west.create_topic("t", 1)
@@ -387,3 +420,17 @@ def test_bulk_check_refuses_what_bulk_begin_would_holding_nothing(world):
     west.create_topic("orders", 1)
     m.bulk_check("orders", "L")  # a new mirror of a source topic that is there: no refusal
     assert not m.kafka.has_topic("orders")
+
+
+def test_a_mirror_asked_of_another_link_names_its_own(world):
+    """A verb given the wrong --link for a mirror topic: not mirrored by that link, with
+    the link it is a mirror topic of as the hint."""
+    dd, clock, west, east = world
+    west.create_topic("t", 1)
+    link(dd, clock, "L")
+    m = link(dd, clock, "N")
+    m.create("t", "N")
+    res = m.failover(["t"], "L")[0]
+    assert not res.ok
+    assert (res.error_message, res.hint) == ("Topic 't' is not mirrored",
+                                             "it is a mirror topic of link N: give --link N")

@@ -837,8 +837,10 @@ def _check_returned(site: Any, info: Any, suffix: str, label: str, names: _Names
 # --- Kafka mirror topics (the embedded engine's links) -----------------------------------------
 def check_topics(dd: DataDir, cluster: str, clock: Clock, flags: Mapping[str, Any],
                  wanted: Callable[[str, str], bool] = lambda shown, alt: True,
-                 suffix: str = "") -> list[MirrorReadiness]:
-    """The mirror topics of the links stored in ``cluster`` (STOPPED ones are no mirrors)."""
+                 suffix: str = "", silent: list[str] | None = None) -> list[MirrorReadiness]:
+    """The mirror topics of the links stored in ``cluster``. A STOPPED one (failed over or
+    promoted) is no mirror: checked for its old source topic taking writes again
+    (:func:`_check_returned_topic`), or, that source's cluster silent, named in ``silent``."""
     from ..kafka import mirror_model as mm
     from ..kafka.mirrors import Mirrors
 
@@ -848,15 +850,60 @@ def check_topics(dd: DataDir, cluster: str, clock: Clock, flags: Mapping[str, An
     now_ms = clock.now_ns() // MS
     links: dict[str, Any] = {}
     for info in m.list():
-        if info.mirror_status == mm.STOPPED:
-            continue
         shown = f"{info.link_name}/{info.mirror_topic_name}{suffix}"
         if not wanted(shown, info.mirror_topic_name + suffix):
             continue
         if info.link_name not in links:
-            links[info.link_name] = m.links.get(info.link_name)
+            links[info.link_name] = m.links.get(info.link_name, with_topics=False)
+        if info.mirror_status == mm.STOPPED:
+            out += _check_returned_topic(m, info, links[info.link_name], shown, cluster,
+                                         silent)
+            continue
         out.append(_check_topic(m, info, links[info.link_name], shown, cluster, t, now_ms))
     return out
+
+
+def _check_returned_topic(m: Any, info: Any, li: Any, shown: str, cluster: str,
+                          silent: list[str] | None) -> list[MirrorReadiness]:
+    """A failed-over (or promoted) mirror topic whose old source topic answers again and
+    takes writes: CRITICAL, what its producers write there is on neither side's record
+    (a split brain), naming the fix (fence it, or fail back); OK once fenced (the DENY WRITE
+    of ``dr fence``: core/kafka/acl_fence.py). Nothing when the source topic is gone or is
+    a mirror again (failed back, reversed); its cluster silent: named in ``silent``, as a
+    failed-over stream's is."""
+    from ..kafka.acl_fence import is_fenced
+    from ..kafka.errors import KafkaError
+    from ..kafka.topics import Kafka
+
+    dd, source = m.datadir, li.source_cluster
+    old = f"{info.source_topic_name}@{source}"
+    if not dd.has_cluster(source) or dd.is_down(source):
+        if silent is not None:
+            silent.append(f"{shown} from {old}")
+        return []
+    src = dd.open(source)
+    try:
+        topic = Kafka(src, m.clock).describe_topic(info.source_topic_name)
+    except KafkaError:
+        return []  # gone: nothing takes writes there
+    if topic.mirror_link is not None:
+        return []  # a mirror again (failed back, or the mirror reversed): read-only
+    result = Result(name=shown, check=CHECK)
+    fenced = is_fenced(src, info.source_topic_name)
+    if fenced:
+        result.ok(f"Old source {old} is fenced (DENY WRITE for User:*): its producers are "
+                  "refused until the topic goes back")
+    else:
+        result.critical(f"Old source {old} answers again and takes writes: what producers "
+                        f"write there is not on {shown} (a split brain): fence it (jetlink "
+                        f"dr fence --from {source}) or take it back (jetlink dr failback "
+                        f"--from {source} names the command)")
+    # (returned_origin as a stream's, core/dr/fence.py OriginReturn.to_json: its state,
+    # the old origin and its region)
+    return [MirrorReadiness(shown, "topic", cluster, result, {
+        "link": info.link_name, "topic": info.mirror_topic_name, "status": info.mirror_status,
+        "returned_origin": {"state": "fenced" if fenced else "unfenced",
+                            "origin": info.source_topic_name, "region": source}})]
 
 
 def _check_topic(m: Any, info: Any, li: Any, shown: str, cluster: str, t: DrThresholds,
@@ -1111,7 +1158,8 @@ class _Names:
 def _topics_of(cluster: str, clock: Clock, flags: Mapping[str, Any], wanted: _Names
                ) -> Callable[[DataDir], list[MirrorReadiness]]:
     def topics(dd: DataDir) -> list[MirrorReadiness]:
-        return check_topics(dd, cluster, clock, flags, wanted.wanted, f"@{cluster}")
+        return check_topics(dd, cluster, clock, flags, wanted.wanted, f"@{cluster}",
+                            silent=wanted.silent)
 
     return topics
 

@@ -367,24 +367,39 @@ def _topic_objects(dd: Any, side: Side, wanted: list[str], action: str, clock: C
             obj.state = EARLIER
             obj.detail = "its mirror was stopped (failed over or promoted) before"
         if action == FAILBACK:
+            back = _back_command(dd, clock, region, side.cluster, info)
             if info.mirror_status == mm.PENDING_STOPPED:
                 # a failover not finished yet: it goes back once it has (stopped)
                 obj.state = MANUAL
                 obj.detail = ("its failover is not finished (PENDING_STOPPED): jetlink "
-                              "replicate finishes it; then it goes back per link with jetlink "
-                              "kafka-mirrors truncate-and-restore --link "
-                              f"{info.link_name} {info.mirror_topic_name}")
+                              f"replicate finishes it; then it goes back per link: {back}")
                 out.append(obj)
                 continue
             if info.mirror_status != mm.STOPPED:
                 continue  # still mirroring: it was not failed over, nothing goes back
             obj.state = MANUAL
-            obj.detail = (f"a mirror topic goes back per link: jetlink kafka-mirrors "
-                          f"truncate-and-restore --link {info.link_name} "
-                          f"{info.mirror_topic_name} (or reverse-and-start), with "
-                          f"{region} answering")
+            obj.detail = f"a mirror topic goes back per link: {back}, with {region} answering"
         out.append(obj)
     return out
+
+
+def _back_command(dd: Any, clock: Clock, region: str, took_over: str, info: Any) -> str:
+    """The command that takes a failed-over mirror topic back, as it is typed: truncate-and-
+    restore runs on ``region`` (the cluster it failed over from) on its topic there, through
+    a link of ``region`` from ``took_over`` (named when there is one, else how to make one);
+    reverse-and-start on ``took_over``, through the mirror's own link."""
+    from ..kafka.links import Links
+
+    links = [li.name for li in Links(dd, region, clock).list(with_topics=False)
+             if li.source_cluster == took_over] if dd.has_cluster(region) else []
+    link = links[0] if links else "LINK"
+    restore = (f"jetlink --cluster {region} mirrors truncate-and-restore "
+               f"{info.source_topic_name} --link {link}")
+    if not links:
+        restore += (f", LINK a link of {region} from {took_over} made first (jetlink --cluster "
+                    f"{region} links create LINK --source-cluster {took_over})")
+    return (f"{restore} (or jetlink --cluster {took_over} mirrors reverse-and-start "
+            f"{info.mirror_topic_name} --link {info.link_name})")
 
 
 def _dependencies(objects: list[RegionObject], infos: dict[str, Any]) -> None:

@@ -127,7 +127,14 @@ def link_acl_filters(configs: Any) -> list[AclFilter]:
 
 
 def _selected(store: AclStore, filters: Sequence[AclFilter]) -> list[AclBinding]:
-    return [b for b in store.find() if any(f.matches(b) for f in filters)]
+    """The ACLs of the source the filters select: what the sync copies. A region's fence
+    (owner acl_fence.py FENCE_OWNER: the DENY WRITE ``dr fence`` puts on a returned old
+    source's topics) is that cluster's own write stop, never copied: synced, it would stop
+    the writes of the side that took over."""
+    from .acl_fence import FENCE_OWNER
+
+    fence = set(store.find(owner=FENCE_OWNER))
+    return [b for b in store.find() if b not in fence and any(f.matches(b) for f in filters)]
 
 
 @dataclass(frozen=True)

@@ -95,12 +95,15 @@ def _select(m: MirrorState, topics: Sequence[str], link: str) -> list[tuple[str,
 
 
 def _not_mirrored(m: MirrorState, res: AlterResult, link: str) -> None:
-    """``res`` as the result of a topic that is no mirror topic of ``link``, with the
-    closest of the link's mirror topics as a hint for people (did_you_mean)."""
+    """``res`` as the result of a topic that is no mirror topic of ``link``, with a hint for
+    people: the link it is a mirror topic of, else the closest of the link's mirror topics
+    (did_you_mean)."""
     res.not_mirrored = True
     res.error_code = code_of("INVALID_REQUEST")
     res.error_message = not_mirrored_message(res.mirror_topic_name)
-    res.hint = did_you_mean(res.mirror_topic_name, [r[0] for r in m._rows(link)])
+    owner = [r[1] for r in m._rows(topic=res.mirror_topic_name) if r[1] != link]
+    res.hint = (f"it is a mirror topic of link {owner[0]}: give --link {owner[0]}" if owner
+                else did_you_mean(res.mirror_topic_name, [r[0] for r in m._rows(link)]))
 
 
 def pause(m: MirrorState, topics: Sequence[str], link: str, *, dry_run: bool = False
@@ -260,6 +263,9 @@ def finish_pending(m: MirrorState, link: str | None = None) -> list[OffsetClamp]
             write_offsets(m, li, {topic: row[2]})
         made = _clamps(m, lname, topic, include_pending_sync=False, src=None, li=li)
         now = now_ms(m.clock)
+        # One transaction: STOPPED, the clamps and the topic made writable are made together
+        # or not at all. (Three, a run killed between them left a STOPPED mirror a re-run
+        # skips, its topic still read-only and its offsets past the log end.)
         with m._schema.write() as conn:
             seq = conn.execute("SELECT coalesce(max(stopped_seq), 0) + 1 FROM mirrors"
                                ).fetchone()[0]
@@ -267,18 +273,17 @@ def finish_pending(m: MirrorState, link: str | None = None) -> list[OffsetClamp]
                          "status_time_ms = ?, stopped_seq = ? WHERE topic = ?",
                          (STOPPED, REVERSING if how == REVERSING else None, NO_ERROR, now,
                           seq, topic))
-        if made:
-            ends = {p.partition: p.log_end for p in m.kafka.offsets(topic)}
-            end_sql = "CASE partition " + " ".join(
-                f"WHEN {int(p)} THEN {int(e)}" for p, e in ends.items()) + " ELSE 0 END"
-            with m._schema.write() as conn:
+            if made:
+                ends = {p.partition: p.log_end for p in m.kafka.offsets(topic)}
+                end_sql = "CASE partition " + " ".join(
+                    f"WHEN {int(p)} THEN {int(e)}" for p, e in ends.items()) + " ELSE 0 END"
                 conn.execute(
                     f"UPDATE group_offsets SET committed = ({end_sql}), commit_ms = ? "
                     f"WHERE topic = ? AND committed > ({end_sql}) AND grp IN (SELECT grp "
                     "FROM synced_offsets WHERE link = ? AND topic = ?)",
-                    (now_ms(m.clock), topic, lname, topic))
-            clamps += made
-        m.kafka.set_mirror_link(topic, None)
+                    (now, topic, lname, topic))
+                clamps += made
+            m.kafka.set_mirror_link(topic, None)  # (joins this transaction)
     return clamps
 
 
