@@ -37,6 +37,8 @@ from jetlink.cli.options import (
     StreamArg,
     config_option,
     force_option,
+    output_config_option,
+    validate_config_option,
 )
 from jetlink.cli.output import to_doc
 from jetlink.core.numbers import INT64_MAX, INT64_MIN, UINT64_MAX
@@ -477,17 +479,9 @@ def add(
         typer.Option("--prioritized-groups", metavar="GROUPS",
                      help="Create a Prioritized consumer based on these groups."),
     ] = None,
-    validate_only: Annotated[
-        bool,
-        typer.Option("--validate", help="Only check the configuration (the server's rules "
-                     "for a consumer of STREAM); print it, create nothing."),
-    ] = False,
-    out_file: Annotated[
-        Path | None,
-        typer.Option("--output", metavar="FILE", dir_okay=False,
-                     help="Save the configuration (checked) to FILE instead of creating "
-                     "the consumer.", show_default=False),
-    ] = None,
+    validate_only: Annotated[bool, validate_config_option("for a consumer of STREAM")
+                             ] = False,
+    out_file: Annotated[Path | None, output_config_option("consumer")] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Create a durable pull consumer.

@@ -149,6 +149,21 @@ JsonLinesOption = Annotated[
 ]
 
 
+def validate_config_option(rules: str) -> Any:
+    """natscli's ``add --validate``: the configuration checked with the server's ``rules``,
+    printed, nothing created (cli/common.py ``checked_config_out``)."""
+    return typer.Option("--validate", help=f"Only check the configuration (the server's rules "
+                        f"{rules}); print it, create nothing.")
+
+
+def output_config_option(what: str) -> Any:
+    """natscli's ``add --output FILE``: the checked configuration saved instead of creating
+    the ``what``."""
+    return typer.Option("--output", metavar="FILE", dir_okay=False, show_default=False,
+                        help=f"Save the configuration (checked) to FILE instead of creating "
+                        f"the {what}.")
+
+
 def force_option(verb: str = "Act") -> Any:
     """``-f/--force`` of a verb that asks for confirmation (cli/output.py ``confirm``), its
     help ``<verb> without asking for confirmation.``"""

@@ -43,6 +43,8 @@ from jetlink.cli.options import (
     StreamArg,
     config_option,
     force_option,
+    output_config_option,
+    validate_config_option,
 )
 from jetlink.cli.output import to_doc
 from jetlink.cli.stream_flags import (
@@ -159,17 +161,8 @@ def add(
             help="Accept natscli's default values for everything not given (all but --subjects).",
         ),
     ] = False,
-    validate_only: Annotated[
-        bool,
-        typer.Option("--validate", help="Only check the configuration (the server's rules "
-                     "for a new stream); print it, create nothing."),
-    ] = False,
-    out_file: Annotated[
-        Path | None,
-        typer.Option("--output", metavar="FILE", dir_okay=False,
-                     help="Save the configuration (checked) to FILE instead of creating "
-                     "the stream.", show_default=False),
-    ] = None,
+    validate_only: Annotated[bool, validate_config_option("for a new stream")] = False,
+    out_file: Annotated[Path | None, output_config_option("stream")] = None,
     json_output: JsonOption = False,
     *,
     flags: StreamFlags,

@@ -16,7 +16,7 @@ import typer
 
 from jetlink.cli import common, output
 from jetlink.cli.app import App
-from jetlink.cli.common import open_jetstream
+from jetlink.cli.common import open_jetstream, usage
 from jetlink.cli.options import WAIT, JsonLinesOption
 from jetlink.cli.output import to_doc
 
@@ -49,6 +49,12 @@ def sub(
         ),
     ] = None,
     raw: Annotated[bool, typer.Option("--raw", "-r", help="Show only the message bodies.")] = False,
+    queue: Annotated[
+        str | None,
+        typer.Option("--queue", metavar="GROUP",
+                     help="Subscribe as a member of this queue group: each message goes to "
+                     "one member.", show_default=False),
+    ] = None,
     json_output: JsonLinesOption = False,
 ) -> None:
     """Follow messages published on subjects.
@@ -56,7 +62,9 @@ def sub(
     Prints every message published on a SUBJECT (wildcards allowed; several subjects, one
     subscription each, as natscli's: a message two of them match is printed twice) from
     now on, by any process sharing the data directory, until --count N messages, --wait
-    DURATION without traffic, or Ctrl-C.
+    DURATION without traffic, or Ctrl-C. --queue GROUP (natscli's): the subscribers of one
+    queue group share the messages, each to one of them (on a server, NATS's queue
+    subscriptions; on the data directory, the member that claims it first).
 
     With --json: JSON lines, one message per line as it arrives ({"subject", "seq"?,
     "time", "headers", "data": base64}), as every following command's --json (kv watch,
@@ -74,8 +82,13 @@ def sub(
     for subject in subjects:
         if not is_valid_subject(subject):  # the client's refusal, the same on any backend
             raise invalid_subject(subject, literal=False)
+    if queue is not None and (not queue or any(c.isspace() for c in queue)):
+        # (the protocol's SUB line separates its fields with blanks: nats.go's
+        # ErrBadQueueName refuses the same)
+        raise usage(f"invalid value for --queue: {queue!r}: a queue group name is not empty "
+                    "and holds no blank")
     js = open_jetstream(app)
-    subscriptions = [js.subscribe(subject) for subject in subjects]
+    subscriptions = [js.subscribe(subject, queue=queue or "") for subject in subjects]
     received = 0
     try:
         output.notice(app, f"Subscribing on {', '.join(subjects)}")

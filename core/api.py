@@ -243,7 +243,7 @@ class JetStreamAPI(Protocol):
                            ) -> FastBatchResult:
         """One fast batch (ADR-50 fast ingest, 2.14), the last message committing: the
         server's answers and its final one (core/fastpublish.py)."""
-    def subscribe(self, subject: str) -> SubscriptionAPI: ...
+    def subscribe(self, subject: str, *, queue: str = "") -> SubscriptionAPI: ...
 
     # -- consumers (a config, or its JSON document)
     def add_consumer(self, stream: str, config: ConsumerConfig | Mapping[str, Any], *,

@@ -58,6 +58,10 @@ Outgoing = tuple[str, bytes, H.HeadersIn | None]
 BatchItem = Outgoing | tuple[str, bytes]
 
 SUB_LEASE_NS = 30 * 1_000_000_000  # a subscription is live this long after its last poll
+# The claims of queue subscriptions (Subscription): made by the first queue member's use.
+QUEUE_COMPONENT = "core_queue"
+QUEUE_STEPS = [["CREATE TABLE core_claims (grp TEXT NOT NULL, msg INTEGER NOT NULL, "
+                "PRIMARY KEY (grp, msg)) WITHOUT ROWID"]]
 
 
 def _config_doc(cfg: StreamConfig) -> str:
@@ -852,12 +856,13 @@ class JetStream:
         with self.write() as txn:
             self._publish_one(txn, subject, hdr, data, core=True)
 
-    def subscribe(self, subject: str) -> Subscription:
+    def subscribe(self, subject: str, *, queue: str = "") -> Subscription:
         """Follow core messages on ``subject`` (wildcards) published from now on, by any
-        process sharing the data directory."""
+        process sharing the data directory; ``queue``: as a member of that queue group (each
+        message to one member of the group, :class:`Subscription`)."""
         if not isinstance(subject, str) or not is_valid_subject(subject):
             raise invalid_subject(subject, literal=False)
-        return Subscription(self.cluster, subject)
+        return Subscription(self.cluster, subject, queue=queue)
 
     # --- consumers (rules: core/consumers.py; storage: core/consumer_store.py) -----------
     @contextlib.contextmanager
@@ -1057,18 +1062,23 @@ class Subscription:
     """A core subscription followed across processes: ``next(timeout)`` -> CoreMsg | None.
 
     At most once: messages published before the subscription, or pruned before it polled
-    (more than ~10k behind), are never seen.
+    (more than ~10k behind), are never seen. A member of a queue group (``queue``, NATS's
+    queue subscriptions) gets a message only when it claims it first (one row per group and
+    message in ``core_claims``, INSERT OR IGNORE): each message to one member of the group.
     """
 
     POLL_MIN = 0.005
     POLL_MAX = 0.05
 
-    def __init__(self, cluster: Cluster, subject: str) -> None:
+    def __init__(self, cluster: Cluster, subject: str, *, queue: str = "") -> None:
         self.cluster = cluster
         self.subject = subject
+        self.queue = queue
         self._filter = SubjectFilter([subject])
         self._buf: list[CoreMsg] = []
         self._closed = False
+        if queue:
+            cluster.ensure_schema(QUEUE_COMPONENT, QUEUE_STEPS)
         with cluster.transaction() as conn:
             now = time.time_ns()
             conn.execute("DELETE FROM core_subs WHERE expires_ns <= ?", (now,))
@@ -1092,10 +1102,27 @@ class Subscription:
             rows = conn.execute(
                 "SELECT id, subject, hdr, data, ts FROM core_msgs WHERE id > ? ORDER BY id "
                 "LIMIT 1000", (self._cursor,)).fetchall()
-        for rid, subject, hdr, data, ts in rows:
-            self._cursor = rid
-            if self._filter.matches(subject):
-                self._buf.append(CoreMsg(subject, hdr, data, ts, rid))
+        mine = [row for row in rows if self._filter.matches(row[1])]
+        if rows:
+            self._cursor = rows[-1][0]
+        if self.queue and mine:
+            mine = self._claimed(mine)
+        for rid, subject, hdr, data, ts in mine:
+            self._buf.append(CoreMsg(subject, hdr, data, ts, rid))
+
+    def _claimed(self, rows: list[Any]) -> list[Any]:
+        """The ``rows`` this member of the queue group claims first (one transaction); the
+        claims of messages pruned from ``core_msgs`` go with them."""
+        from .fanout import CORE_KEEP
+
+        got = []
+        with self.cluster.transaction() as conn:
+            for row in rows:
+                if conn.execute("INSERT OR IGNORE INTO core_claims(grp, msg) VALUES (?, ?)",
+                                (self.queue, row[0])).rowcount:
+                    got.append(row)
+            conn.execute("DELETE FROM core_claims WHERE msg <= ?", (rows[0][0] - CORE_KEEP,))
+        return got
 
     def next(self, timeout: float | None = 1.0) -> CoreMsg | None:
         """The next message, waiting up to ``timeout`` seconds (None: forever; 0: no wait)."""

@@ -472,6 +472,14 @@ def test_a_ttl_the_stream_does_not_take_names_it_and_the_way(jl):
         "jetlink stream edit ORDERS --allow-msg-ttl allows it\n"))
 
 
+@pytest.mark.parametrize("queue", ["", "a b", "\tq"])
+def test_a_bad_queue_group_name_is_a_usage_error(jl, queue):
+    r = jl("sub", "x", "--queue", queue)
+    assert (r.exit_code, r.stderr) == (2, f"jetlink: error: invalid value for --queue: "
+                                          f"{queue!r}: a queue group name is not empty and "
+                                          "holds no blank\n")
+
+
 def test_a_bad_subscription_subject_is_refused_before_connecting(jl):
     """The client's own refusal, with its rule, on either backend: a live server is not
     even dialled (nothing listens on port 1)."""

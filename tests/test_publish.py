@@ -559,6 +559,30 @@ def test_core_publish_and_subscribe(js):
         assert conn.execute("SELECT count(*) FROM core_msgs WHERE subject='s.c'").fetchone()[0] == 0
 
 
+def test_a_queue_group_shares_the_messages_each_to_one_member(js):
+    """Members of one queue group get each message once between them; a subscriber outside
+    the group, or of another group, gets every one (NATS's queue subscriptions)."""
+    a = js.subscribe("q.*", queue="workers")
+    b = js.subscribe("q.*", queue="workers")
+    other = js.subscribe("q.*", queue="audit")
+    plain = js.subscribe("q.*")
+    for i in range(30):
+        js.publish_core(f"q.{i % 3}", str(i).encode())
+
+    def drain(sub):
+        out = []
+        while (m := sub.next(0)) is not None:
+            out.append(m.data)
+        return out
+
+    got_b, got_a = drain(b), drain(a)  # (whoever polls first claims what it sees)
+    assert sorted(got_a + got_b, key=int) == [str(i).encode() for i in range(30)]
+    assert not set(got_a) & set(got_b)
+    assert len(drain(other)) == 30 and len(drain(plain)) == 30
+    for sub in (a, b, other, plain):
+        sub.close()
+
+
 def test_core_publish_is_at_most_once(js):
     js.publish_core("x", b"before")
     sub = js.subscribe(">")

@@ -706,8 +706,8 @@ class LiveJetStream(LiveConsumers):
         self.conn.publish(subject, bytes(data), headers=headers)
         self._core_published = True
 
-    def subscribe(self, subject: str) -> LiveCoreSubscription:
-        return LiveCoreSubscription(self.conn.subscribe(subject))
+    def subscribe(self, subject: str, *, queue: str = "") -> LiveCoreSubscription:
+        return LiveCoreSubscription(self.conn.subscribe(subject, queue=queue))
 
 
 def _sendable(msgs: list[tuple[str, bytes, Mapping[str, Any] | None]], stop_at_error: bool

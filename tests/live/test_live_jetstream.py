@@ -346,3 +346,28 @@ def test_publishes_nobody_acknowledges_end_with_an_error(live):
         js.close()
         asyncio.run_coroutine_threadsafe(nc.close(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
+
+
+def test_a_queue_group_shares_the_messages_each_to_one_member(js, live):
+    """NATS's queue subscriptions through the same call as the data directory's: the members
+    of a group get each message once between them, a plain subscriber every one."""
+    other = js_for(live.url)
+    a = js.subscribe("lq.*", queue="workers")
+    b = other.subscribe("lq.*", queue="workers")
+    plain = js.subscribe("lq.*")
+    other.conn.flush()  # (b's SUB at the server before the first publish)
+    for i in range(40):
+        js.publish_core(f"lq.{i % 4}", str(i).encode())
+    got: dict[str, list[bytes]] = {"a": [], "b": [], "plain": []}
+
+    def drained() -> bool:
+        for key, sub in (("a", a), ("b", b), ("plain", plain)):
+            while (m := sub.next(0.05)) is not None:
+                got[key].append(m.data)
+        return len(got["a"]) + len(got["b"]) == 40 and len(got["plain"]) == 40
+
+    wait_until(drained, message=lambda: f"40 to the group, 40 to the plain one: {got}")
+    assert not set(got["a"]) & set(got["b"])
+    for sub in (a, b, plain):
+        sub.close()
+    other.close()
