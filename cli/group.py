@@ -252,6 +252,10 @@ def set_offsets(
                                f"partition {t}-{p}. Value will be set to {new}")
     if not dry_run and rows:
         _synced_back(app, group, rows)
+    if not rows and scope is None and plan is None:
+        output.notice(app, f"jetlink: notice: group {group} has no committed offset: "
+                           "nothing to reset (--all-topics resets the partitions it has "
+                           "committed offsets for)")
     docs = [
         {"group": group, "topic": t, "partition": p, "old_offset": old, "new_offset": new}
         for t, p, old, new in rows

@@ -92,7 +92,11 @@ class DurationType:
                 return text
             ns = read_duration(text, unlimited=self.unlimited, wait=self.wait)
         except DurationError as exc:
-            raise DurationRefused(text, exc.reason) from None
+            reason = exc.reason
+            if self.java and reason.startswith("expected"):  # (the forms it takes: both)
+                reason = (f"{reason}, or java.time.Duration's PnDTnHnMnS as Kafka's tools "
+                          "read it, e.g. PT1H, P1DT2H, PT0.5S, -PT1H")
+            raise DurationRefused(text, reason) from None
         if ns < self.minimum or (self.maximum is not None and ns > self.maximum):
             top = f" and at most {format_duration(self.maximum)}" if self.maximum else ""
             raise DurationRefused(text, f"must be at least {format_duration(self.minimum)}{top}")

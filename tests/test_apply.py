@@ -1132,3 +1132,15 @@ def test_every_refusal_of_an_update_is_listed_not_only_the_first(jl, tmp_path):
         ("retention", "stream S in cluster local can not be updated: stream configuration "
                       "update can not change retention policy to/from workqueue")]
     assert data_dir_bytes(jl.data) == before
+
+
+def test_an_update_names_every_limit_that_removes_stored_messages(jl, tmp_path):
+    """Two limits of one update that each remove messages: both named in the plan (the one
+    the operator confirms against), joined with "; "."""
+    ok(jl("apply", write(tmp_path, '[streams.S]\nsubjects = ["s.>"]\n', "a.toml")))
+    ok(jl("pub", "s.a", "x", "--count", "50"))
+    path = write(tmp_path, '[streams.S]\nsubjects = ["s.>"]\nmax_msgs = 10\n'
+                           "max_msgs_per_subject = 5\n", "b.toml")
+    plan = doc(ok(jl("apply", path, "--dry-run", "-j")))["plan"]
+    assert [c.get("removes") for c in plan["changes"]] == [
+        "max_msgs 10 < 50 stored; max_msgs_per_subject 5 < 50 stored on one subject"]

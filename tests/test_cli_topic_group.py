@@ -587,6 +587,10 @@ def test_set_offsets_of_several_topics_all_topics_and_a_plan_round_trip(jl, engi
     r = jl("group", "set-offsets", "g", "--all-topics", "--to-earliest", "--export", "-j")
     assert (r.exit_code, json.loads(r.stdout)) == (2, {"error": {
         "description": "--export prints the new offsets as CSV, --json as JSON: give one"}})
+    r = ok(jl("group", "set-offsets", "nobody", "--all-topics", "--to-earliest"))
+    assert (r.stdout, r.stderr) == ("\n", "jetlink: notice: group nobody has no committed "
+                                          "offset: nothing to reset (--all-topics resets the "
+                                          "partitions it has committed offsets for)\n")
     r = ok(jl("group", "set-offsets", "g", "-t", "b:0,2", "-t", "a", "--to-latest",
               "--dry-run"))
     assert lines(r)[2:] == [
@@ -641,3 +645,12 @@ def test_a_bad_reset_plan_is_one_line_and_resets_nothing(jl, engine, content, me
     else:
         assert r.stderr == f"jetlink: error: {plan}: {message}\n"
     assert data_dir_bytes(jl.data, databases_only=True) == before
+
+
+@pytest.mark.parametrize("value", ["PT", "xyz"])
+def test_a_bad_by_duration_names_both_forms_it_takes(jl, value):
+    r = jl("group", "set-offsets", "g", "--topic", "t", "--by-duration", value)
+    assert r.exit_code == 2
+    assert (f"'{value}': expected a number and a unit (ns, us, ms, s, m, h, d, w, M, y), e.g. "
+            "1h30m or 1.5d, or java.time.Duration's PnDTnHnMnS as Kafka's tools read it, e.g. "
+            "PT1H, P1DT2H, PT0.5S, -PT1H") in " ".join(r.stderr.split()), r.stderr
