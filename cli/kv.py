@@ -1443,17 +1443,23 @@ def watch(
         from jetlink.cli.stream_flags import parse_duration_flag
 
         idle_ns = parse_duration_flag(timeout, flag="--timeout", wait=True)
+    from jetlink.core.interrupts import interrupt_deferred, no_interrupt
+
     handle = open_bucket(app, bucket)
-    watcher = handle.watch(
-        list(keys or []),
-        include_history=history,
-        ignore_deletes=ignore_deletes or not deletes,
-        meta_only=meta_only,
-        updates_only=updates_only,
-        revision=revision or 0,
-    )
+    watcher = None
     received = 0
     try:
+        # (a Ctrl-C while a live watch's consumer is made takes effect once it is: in this
+        # try, whose end deletes it; two Ctrl-C while it ends do not cut that short)
+        with interrupt_deferred():
+            watcher = handle.watch(
+                list(keys or []),
+                include_history=history,
+                ignore_deletes=ignore_deletes or not deletes,
+                meta_only=meta_only,
+                updates_only=updates_only,
+                revision=revision or 0,
+            )
         for item in common.follow(watcher.next, idle_ns, POLL_SECONDS):
             if item is END_OF_INITIAL_DATA:
                 if app.json:
@@ -1469,10 +1475,9 @@ def watch(
             if count is not None and received >= count:
                 break
     finally:
-        from jetlink.core.interrupts import no_interrupt
-
-        with no_interrupt():  # (a second Ctrl-C must not leave a live watch's consumer)
-            watcher.stop()
+        if watcher is not None:
+            with no_interrupt():
+                watcher.stop()
 
 
 def render_watched(app: App, entry: Entry, *, meta_only: bool = False) -> None:

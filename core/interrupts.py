@@ -2,9 +2,11 @@
 
 :func:`no_interrupt`: SIGINT ignored inside (on the main thread; the handler in force put
 back after), for the few steps that undo what a command made on a server or in a region
-(a live watch's consumer deleted, a region's fence lifted): a second Ctrl-C pressed while
-the first is being handled, or ``timeout -s INT`` sending two, would otherwise leave them
-half done.
+(a live watch's consumer deleted, a region's report written): a second Ctrl-C pressed
+while the first is being handled, or ``timeout -s INT`` sending two, would otherwise leave
+them half done. :func:`interrupt_deferred`: SIGINT held inside and raised as
+KeyboardInterrupt when the block ends, for a step that makes something its caller must
+undo (a watch's consumer made on a server): interrupted half-way, nobody would undo it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import contextlib
 import signal
 from collections.abc import Iterator
 
-__all__ = ["no_interrupt"]
+__all__ = ["interrupt_deferred", "no_interrupt"]
 
 
 @contextlib.contextmanager
@@ -28,3 +30,25 @@ def no_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, was)
+
+
+@contextlib.contextmanager
+def interrupt_deferred() -> Iterator[None]:
+    """SIGINT held inside and raised (KeyboardInterrupt) once the block has ended, unless
+    the block raised already (the main thread's handler put back first)."""
+    held: list[int] = []
+
+    def hold(signum: int, _frame: object) -> None:
+        held.append(signum)
+
+    try:
+        was = signal.signal(signal.SIGINT, hold)
+    except ValueError:  # not the main thread: signals are not this thread's to handle
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, was)
+    if held:
+        raise KeyboardInterrupt
