@@ -625,21 +625,16 @@ def read_json_file(path: Path) -> Any:
     """The JSON document in ``path``; an unreadable, unparsable or huge file (over
     core/limits.py MAX_INPUT_FILE) is a JetlinkError."""
     from jetlink.core.config.codec import loads
-    from jetlink.core.errors import TOO_DEEP, JetlinkError
-    from jetlink.core.limits import nested_deeper, read_input_file
+    from jetlink.core.errors import JetlinkError
+    from jetlink.core.limits import read_input_file
 
     data = read_input_file(path)
     try:
-        doc = loads(data.decode("utf-8"))
+        return loads(data.decode("utf-8"))
     except ValueError as exc:
         from jetlink.core.numbers import reason
 
         raise JetlinkError(f"{path}: not a JSON document: {reason(exc)}") from None
-    except RecursionError:
-        raise JetlinkError(f"{path}: not a JSON document: {TOO_DEEP}") from None
-    if nested_deeper(doc):
-        raise JetlinkError(f"{path}: not a JSON document: {TOO_DEEP}")
-    return doc
 
 
 def checked_config_out(app: App, doc: dict[str, Any], out_file: Any, verdict: str) -> None:

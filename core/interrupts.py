@@ -14,22 +14,31 @@ from __future__ import annotations
 import contextlib
 import signal
 from collections.abc import Iterator
+from typing import Any
 
 __all__ = ["interrupt_deferred", "no_interrupt"]
 
 
 @contextlib.contextmanager
-def no_interrupt() -> Iterator[None]:
-    """SIGINT ignored inside (the main thread's handler put back after)."""
+def _sigint(handler: Any) -> Iterator[None]:
+    """``handler`` for SIGINT inside (the main thread's put back after); elsewhere than on
+    the main thread nothing: signals are not that thread's to handle."""
     try:
-        was = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except ValueError:  # not the main thread: signals are not this thread's to handle
+        was = signal.signal(signal.SIGINT, handler)
+    except ValueError:
         yield
         return
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, was)
+
+
+@contextlib.contextmanager
+def no_interrupt() -> Iterator[None]:
+    """SIGINT ignored inside (the main thread's handler put back after)."""
+    with _sigint(signal.SIG_IGN):
+        yield
 
 
 @contextlib.contextmanager
@@ -37,18 +46,7 @@ def interrupt_deferred() -> Iterator[None]:
     """SIGINT held inside and raised (KeyboardInterrupt) once the block has ended, unless
     the block raised already (the main thread's handler put back first)."""
     held: list[int] = []
-
-    def hold(signum: int, _frame: object) -> None:
-        held.append(signum)
-
-    try:
-        was = signal.signal(signal.SIGINT, hold)
-    except ValueError:  # not the main thread: signals are not this thread's to handle
+    with _sigint(lambda signum, _frame: held.append(signum)):
         yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, was)
     if held:
         raise KeyboardInterrupt

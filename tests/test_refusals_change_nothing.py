@@ -115,3 +115,16 @@ def test_a_check_leaves_every_file_as_it_was(world):
     assert r.exit_code == 0, r.stdout + r.stderr
     assert sorted(p.name for p in world.data.iterdir()) == files
     assert data_dir_bytes(world.data) == before
+
+
+def test_a_reset_plan_or_an_export_on_a_dry_run_changes_no_byte(world):
+    """group set-offsets' --from-file and --export with --dry-run read the plan and print it;
+    the data directory's databases stay byte for byte as they were."""
+    plan = world.tmp / "plan.csv"
+    plan.write_text("orders,0,0\n")
+    before = data_dir_bytes(world.data, databases_only=True)
+    ok(world("--cluster", "kw", "group", "set-offsets", "g", "--from-file", str(plan),
+             "--dry-run"))
+    ok(world("--cluster", "kw", "group", "set-offsets", "g", "--all-topics", "--to-earliest",
+             "--export", "--dry-run"))
+    assert data_dir_bytes(world.data, databases_only=True) == before

@@ -79,8 +79,18 @@ class JsonNumber(float):
 
 def loads(text: str | bytes) -> Any:
     """A JSON document of configurations, its numbers with a fraction or an exponent kept as
-    written (:class:`JsonNumber`)."""
-    return json.loads(text, parse_float=JsonNumber)
+    written (:class:`JsonNumber`); ValueError (errors.py TOO_DEEP) for one nested deeper
+    than any configuration (core/limits.py ``nested_deeper``), however deep."""
+    from ..errors import TOO_DEEP
+    from ..limits import nested_deeper
+
+    try:
+        doc = json.loads(text, parse_float=JsonNumber)
+    except RecursionError:
+        raise ValueError(TOO_DEEP) from None
+    if nested_deeper(doc):
+        raise ValueError(TOO_DEEP)
+    return doc
 
 
 def _type_error(value: Any, struct: str, path: str, go: str, *, number: bool = False) -> ApiError:
