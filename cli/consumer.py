@@ -798,6 +798,145 @@ def _load_config(path: Path) -> dict[str, Any]:
     return doc
 
 
+def copy_config(doc: dict[str, Any], dest: str, values: dict[str, Any],
+                now_ns: int) -> dict[str, Any]:
+    """natscli's consumer copy: the ConsumerConfig document ``doc`` of another consumer
+    (without the server's own metadata: cli/stream.py ``public_config``) as the durable
+    ``dest``'s, the flags given in ``values`` applied (those of edit, and the start, ack and
+    replay policies and the backoff a new consumer may choose)."""
+    from jetlink.cli.stream_flags import choose
+
+    out = {k: v for k, v in doc.items() if k not in ("name", "durable_name")}
+    out["durable_name"] = dest
+    out = edit_config(out, values)
+    if values.get("deliver") is not None:
+        for key in ("deliver_policy", "opt_start_seq", "opt_start_time"):
+            out.pop(key, None)
+        out.update(deliver_policy(values["deliver"], now_ns))
+        if out["deliver_policy"] == "last_per_subject" and not (
+                out.get("filter_subject") or out.get("filter_subjects")):
+            out["filter_subject"] = ">"
+    if values.get("ack") is not None:
+        out["ack_policy"] = choose(values["ack"], ACK_POLICIES, flag="--ack")
+    if values.get("replay") is not None:
+        out["replay_policy"] = choose(values["replay"], REPLAY_POLICIES, flag="--replay")
+    if values.get("backoff") is not None or any(
+            values.get(k) is not None for k in ("backoff_steps", "backoff_min", "backoff_max")):
+        out.pop("backoff", None)
+        out.update(_backoff_doc(values))
+        if out.get("backoff") and out.get("max_deliver", -1) in (-1, 0):
+            out["max_deliver"] = len(out["backoff"]) + 1  # (as add: one more than its steps)
+    return out
+
+
+@consumer_app.command("copy")
+def copy(
+    ctx: typer.Context,
+    stream: StreamArg,
+    source: Annotated[
+        str, typer.Argument(metavar="SOURCE", help="Consumer to copy.", show_default=False,
+                            autocompletion=completion.consumers)
+    ],
+    destination: Annotated[
+        str, typer.Argument(metavar="DEST", help="New consumer to create.", show_default=False)
+    ],
+    description: DescriptionOpt = None,
+    filter: FilterOpt = None,
+    deliver: Annotated[
+        str | None,
+        typer.Option("--deliver", metavar="POLICY",
+                     help="Start policy (all, new, last, subject, 1h, msg sequence)."),
+    ] = None,
+    ack: Annotated[
+        Literal["none", "all", "explicit"] | None,
+        typer.Option("--ack", metavar="POLICY", case_sensitive=False,
+                     help="Acknowledgment policy (none, all, explicit)."),
+    ] = None,
+    wait: Annotated[
+        str | None,
+        typer.Option("--wait", metavar="DURATION", parser=DURATION,
+                     help="Acknowledgment waiting time."),
+    ] = None,
+    max_deliver: MaxDeliverOpt = None,
+    max_pending: MaxPendingOpt = None,
+    replay: Annotated[
+        Literal["instant", "original"] | None,
+        typer.Option("--replay", metavar="POLICY", case_sensitive=False,
+                     help="Replay policy (instant, original)."),
+    ] = None,
+    headers_only: HeadersOnlyOpt = None,
+    max_waiting: MaxWaitingOpt = None,
+    max_pull_batch: MaxPullBatchOpt = None,
+    max_pull_expire: MaxPullExpireOpt = None,
+    inactive_threshold: InactiveThresholdOpt = None,
+    replicas: Annotated[
+        int | None,
+        typer.Option("--replicas", metavar="N", min=INT64_MIN, max=INT64_MAX,
+                     help="Sets a custom replica count."),
+    ] = None,
+    metadata: Annotated[
+        list[str] | None,
+        typer.Option("--metadata", metavar="KEY=VALUE",
+                     help="Replaces the copied metadata (repeatable)."),
+    ] = None,
+    backoff: Annotated[
+        Literal["linear", "none"] | None,
+        typer.Option("--backoff", metavar="MODE",
+                     help="Replaces the backoff policy (none, linear)."),
+    ] = None,
+    backoff_steps: Annotated[
+        int | None, typer.Option("--backoff-steps", metavar="N",
+                                 help="Number of steps of the backoff policy (default 10).")
+    ] = None,
+    backoff_min: Annotated[
+        str | None, typer.Option("--backoff-min", metavar="DURATION", parser=DURATION,
+                                 help="The shortest backoff period (default 1m).")
+    ] = None,
+    backoff_max: Annotated[
+        str | None, typer.Option("--backoff-max", metavar="DURATION", parser=DURATION,
+                                 help="The longest backoff period (default 20m).")
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Create a consumer from another's config.
+
+    natscli's consumer copy: the configuration of SOURCE (not its position: the copy starts
+    as its start policy says) under the durable name DEST, on the same stream; the flags
+    given override the copied values. An existing DEST is never changed: the server's
+    "consumer already exists" (10148) unless its configuration is the same. With --json:
+    the new consumer's ConsumerInfo.
+    """
+    from jetlink.cli.stream import public_config
+
+    app = App.of(ctx)
+    if source == destination:
+        raise usage("source and destination consumer names cannot be the same")
+    js = open_jetstream(app)
+    current = to_doc(js.consumer_info(stream, source))
+    values: dict[str, Any] = {
+        "description": description, "filter": filter, "deliver": deliver, "ack": ack,
+        "wait": wait, "max_deliver": max_deliver, "max_pending": max_pending,
+        "replay": replay, "headers_only": headers_only, "max_waiting": max_waiting,
+        "max_pull_batch": max_pull_batch, "max_pull_expire": max_pull_expire,
+        "inactive_threshold": inactive_threshold, "replicas": replicas,
+        "metadata": metadata, "backoff": backoff, "backoff_steps": backoff_steps,
+        "backoff_min": backoff_min, "backoff_max": backoff_max,
+    }
+    cfg = consumer_config(copy_config(public_config(current.get("config") or {}),
+                                      destination, values, now_ns()))
+    from jetlink.core.errors import ApiError
+
+    try:
+        with _backoff_explained(cfg):
+            info = js.add_consumer(stream, cfg, action="create")
+    except ApiError as err:
+        if err.err_code == 10148 and not err.detail:
+            err.detail = (f"consumer {stream} > {destination} exists with another "
+                          "configuration: copy to a new name, or consumer edit changes it")
+        raise
+    app.emit(to_doc(info), human=render_info)
+
+
 @consumer_app.command("ls")
 def ls(
     ctx: typer.Context,

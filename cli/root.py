@@ -103,7 +103,7 @@ ALIASES: dict[str, dict[str, str]] = {
                "i": "info", "update": "edit", "delete": "rm", "del": "rm", "cp": "copy",
                "subj": "subjects"},
     "consumer": {"create": "add", "new": "add", "update": "edit", "list": "ls",
-                 "nfo": "info", "delete": "rm", "del": "rm"},
+                 "nfo": "info", "delete": "rm", "del": "rm", "cp": "copy"},
     "kv": {"new": "add", "view": "info", "list": "ls"},
     "context": {"create": "add", "save": "add", "list": "ls", "l": "ls", "remove": "rm",
                 "switch": "select", "set": "select", "v": "info", "view": "info"},

@@ -740,3 +740,68 @@ def test_add_validate_and_output_check_against_the_stream_and_create_nothing(jl)
     assert doc(jl("consumer", "ls", "S", "-j")) == []
     ok(jl("consumer", "add", "S", "--config", str(out)))
     assert doc(jl("consumer", "ls", "S", "-j")) == ["C"]
+
+
+def test_copy_makes_a_consumer_from_anothers_configuration_not_its_position(jl):
+    """consumer copy (natscli's): SOURCE's configuration as DEST's, on the same stream, the
+    flags given overriding it; a new consumer starts where its start policy says (SOURCE's
+    deliveries are not copied); an existing DEST is never changed."""
+    from helpers import data_dir_bytes
+
+    ok(jl("consumer", "add", "ORDERS", "C1", "--defaults", "--filter", "orders.new",
+          "--max-deliver", "5", "--description", "first", "--metadata", "team=shop"))
+    ok(jl("consumer", "next", "ORDERS", "C1", "--count", "2"))
+    info = doc(jl("consumer", "copy", "ORDERS", "C1", "C2", "-j"))
+    assert info == {
+        "stream_name": "ORDERS", "name": "C2",
+        "created": "2026-01-01T00:00:01Z",
+        "config": {
+            "durable_name": "C2", "name": "C2", "description": "first",
+            "deliver_policy": "all", "ack_policy": "explicit", "ack_wait": 30 * SECOND,
+            "max_deliver": 5, "filter_subject": "orders.new", "replay_policy": "instant",
+            "max_waiting": 512, "max_ack_pending": 1000, "num_replicas": 0,
+            "metadata": {**RESPONSE_METADATA, "team": "shop"},
+        },
+        "delivered": {"consumer_seq": 0, "stream_seq": 0},
+        "ack_floor": {"consumer_seq": 0, "stream_seq": 0},
+        "num_ack_pending": 0, "num_redelivered": 0, "num_waiting": 0, "num_pending": 3,
+        "ts": "2026-01-01T00:00:01Z",
+    }
+    # the same configuration again: the existing consumer, as the server answers a create
+    assert doc(jl("consumer", "cp", "ORDERS", "C1", "C2", "-j"))["config"] == info["config"]
+    # the flags a new consumer may choose override the copied values
+    cfg = doc(jl("consumer", "copy", "ORDERS", "C1", "C3", "--deliver", "2", "--ack", "all",
+                 "--replay", "original", "--filter", "", "--wait", "1m", "--backoff",
+                 "linear", "--backoff-steps", "3", "--description", "third", "-j"))["config"]
+    assert {k: cfg.get(k) for k in ("description", "deliver_policy", "opt_start_seq",
+                                     "ack_policy", "ack_wait", "replay_policy",
+                                     "filter_subject", "backoff", "max_deliver")} == {
+        "description": "third", "deliver_policy": "by_start_sequence", "opt_start_seq": 2,
+        "ack_policy": "all", "ack_wait": 60 * SECOND, "replay_policy": "original",
+        "filter_subject": None, "backoff": [60 * SECOND, 440 * SECOND, 820 * SECOND],
+        "max_deliver": 5}
+    cfg = doc(jl("consumer", "copy", "ORDERS", "C1", "C4", "--deliver", "subject", "--filter",
+                 "", "-j"))["config"]
+    assert (cfg["deliver_policy"], cfg["filter_subject"]) == ("last_per_subject", ">")
+    # refusals: nothing changed
+    before = data_dir_bytes(jl.data)
+    r = jl("consumer", "copy", "ORDERS", "C1", "C2", "--description", "other")
+    assert (r.exit_code, r.stderr) == (1, "jetlink: error: consumer already exists (10148): "
+                                          "consumer ORDERS > C2 exists with another "
+                                          "configuration: copy to a new name, or consumer "
+                                          "edit changes it\n")
+    r = jl("consumer", "copy", "ORDERS", "C1", "C2", "--description", "other", "-j")
+    assert r.exit_code == 1 and json.loads(r.stdout) == {
+        "error": {"code": 400, "err_code": 10148, "description": "consumer already exists"}}
+    r = jl("consumer", "copy", "ORDERS", "C1", "C1")
+    assert (r.exit_code, r.stderr) == (2, "jetlink: error: source and destination consumer "
+                                          "names cannot be the same\n")
+    r = jl("consumer", "copy", "ORDERS", "NOPE", "C9")
+    assert (r.exit_code, r.stderr) == (1, "jetlink: error: consumer not found (10014): NOPE\n")
+    r = jl("consumer", "copy", "ORDERS", "C1", "C9", "--deliver", "sometimes")
+    assert r.exit_code == 2 and "invalid value for --deliver: 'sometimes'" in r.stderr
+    r = jl("consumer", "copy", "ORDERS", "C1", "C9", "--max-deliver", "2", "--backoff",
+           "linear")
+    assert r.exit_code == 1 and "--max-deliver must be more than --backoff-steps" in r.stderr
+    assert data_dir_bytes(jl.data) == before
+    assert doc(jl("consumer", "info", "ORDERS", "C2", "-j"))["config"]["description"] == "first"
