@@ -196,12 +196,17 @@ def set_offsets(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the new offsets without writing them.")
     ] = False,
+    execute: Annotated[
+        bool, typer.Option("--execute", help="Write the new offsets (the default here; "
+                           "kafka-consumer-groups needs it).")
+    ] = False,
     principal: PrincipalOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Reset a group's committed offsets.
 
-    Like kafka-consumer-groups --reset-offsets --execute: one of --to-offset, --to-earliest,
+    Like kafka-consumer-groups --reset-offsets --execute (--execute is the default and
+    accepted, --dry-run only shows): one of --to-offset, --to-earliest,
     --to-latest, --to-current, --shift-by, --to-datetime, --by-duration, --from-file, for
     every partition of each --topic (TOPIC:0,2 those partitions; --partition one), or of
     --all-topics, every partition the group has a committed offset for (--from-file: the
@@ -211,6 +216,8 @@ def set_offsets(
     Prints GROUP TOPIC PARTITION NEW-OFFSET, or with --export the CSV --from-file reads.
     """
     app = App.of(ctx)
+    if dry_run and execute:  # (kafka-consumer-groups' check and text)
+        raise usage("Option [reset-offsets] only accepts one of [execute] and [dry-run]")
     chosen = [flag for flag, on in (("--to-offset", to_offset is not None),
                                     ("--to-earliest", to_earliest), ("--to-latest", to_latest),
                                     ("--to-current", to_current),

@@ -8,7 +8,6 @@ without importing Typer (docs/benchmarks.md "Start-up"). Nothing here imports Ty
 from __future__ import annotations
 
 import base64
-import sys
 from typing import TYPE_CHECKING, Any
 
 from jetlink.cli import common, output
@@ -40,7 +39,7 @@ def show_entry(app: App, bucket: str, key: str, *, revision: int | None, raw: bo
                 + f" in bucket {bucket}"  # document stays the server's)
         raise
     if raw and not app.json:
-        write_raw(entry.value)
+        output.write_bytes(entry.value)  # (no newline: natscli's get --raw)
         return
     app.emit(entry_doc(entry), human=lambda a, d: render_get(a, entry))
 
@@ -58,17 +57,6 @@ def printable(value: bytes) -> str:
 
 def entry_doc(entry: Entry) -> dict[str, Any]:
     return {**entry.to_json(), "served_by": entry.served_by}
-
-
-def write_raw(data: bytes) -> None:
-    """The bytes exactly, no newline (natscli's get --raw)."""
-    sys.stdout.flush()
-    stream = getattr(sys.stdout, "buffer", None)
-    if stream is None:  # pragma: no cover - a text-only stdout
-        sys.stdout.write(data.decode("utf-8", "backslashreplace"))
-    else:
-        stream.write(data)
-        stream.flush()
 
 
 def render_get(app: App, entry: Entry) -> None:

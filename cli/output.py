@@ -533,17 +533,30 @@ def body_text(data_b64: str) -> bytes:
     return base64.b64decode(data_b64) if data_b64 else b""
 
 
-def print_body(app: Terminal | None, data: bytes, *, trailing_blank: bool = True) -> None:
-    """A message body as natscli prints it: ``nil body`` when empty, else the bytes as text
-    (invalid UTF-8 is shown escaped), then a blank line."""
-    if not data:
-        text = "nil body"
-    else:
-        text = data.decode("utf-8", errors="backslashreplace")
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    if trailing_blank:
-        sys.stdout.write("\n")
+def write_bytes(data: bytes) -> None:
+    """``data`` on stdout exactly as it is (after what was written as text)."""
     sys.stdout.flush()
+    stream = getattr(sys.stdout, "buffer", None)
+    if stream is None:  # pragma: no cover - a text-only stdout
+        sys.stdout.write(data.decode("utf-8", "backslashreplace"))
+        sys.stdout.flush()
+    else:
+        stream.write(data)
+        stream.flush()
+
+
+def print_body(app: Terminal | None, data: bytes, *, trailing_blank: bool = True,
+               raw: bool = False) -> None:
+    """A message body as natscli prints it: ``nil body`` when empty, else the bytes (as
+    text, invalid UTF-8 shown escaped; ``raw``: the bytes exactly, as --raw is for saving
+    a body), a newline unless it ends with one, then a blank line."""
+    if not data:
+        data = b"nil body"
+    elif not raw:
+        data = data.decode("utf-8", errors="backslashreplace").encode("utf-8")
+    write_bytes(data if data.endswith(b"\n") else data + b"\n")
+    if trailing_blank:
+        write_bytes(b"\n")
 
 
 def print_message(
@@ -553,7 +566,7 @@ def print_message(
     body with ``raw`` (--raw), else ``render(app, msg, body)`` (the command's layout)."""
     data = body_text(msg.get("data", ""))
     if raw:
-        print_body(app, data, trailing_blank=False)
+        print_body(app, data, trailing_blank=False, raw=True)
     else:
         render(app, msg, data)
 

@@ -21,6 +21,7 @@ lines, one record per line, with --follow), ``{"success": true}`` for rm.
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from typing import TYPE_CHECKING, Annotated, Any
@@ -87,13 +88,19 @@ def open_kafka(app: App, principal: str | None = None) -> Kafka:
 
 
 def parse_configs(values: list[str] | None) -> dict[str, str]:
-    """``KEY=VALUE`` options as a dict (a usage error without ``=``)."""
+    """``KEY=VALUE`` options as a dict, read as kafka-topics reads them
+    (``parseTopicConfigsToBeAdded``: split at ``=`` with the spaces around it, empty pieces
+    at the end dropped, as Java's ``split``; exactly a key and a value, both trimmed): a
+    usage error naming the option otherwise (``key=``, ``key``, ``a=b=c``)."""
     out: dict[str, str] = {}
     for item in values or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise usage(f"invalid --config {item!r}: expected KEY=VALUE")
-        out[key.strip()] = value
+        parts = re.split(r"\s*=\s*", item)
+        while parts and parts[-1] == "":  # (Java's split drops trailing empty strings)
+            parts.pop()
+        if len(parts) != 2 or not parts[0].strip():
+            raise usage(f"invalid --config {item!r}: Invalid topic config: all configs to be "
+                        'added must be in the format "key=val".')
+        out[parts[0].strip()] = parts[1].strip()
     return out
 
 
@@ -129,16 +136,21 @@ def create(
     with --json the topic.
     """
     app = App.of(ctx)
-    if not 1 <= replication_factor <= 32767:  # kafka-topics' own check (TopicCommand)
-        raise usage(f"invalid value for --replication-factor: {replication_factor}: The "
-                    "replication factor must be between 1 and 32767 inclusive")
-    info = open_kafka(app, principal).create_topic(
-        topic, partitions, parse_configs(config), replication_factor=replication_factor
-    )
-    if "." in topic or "_" in topic:  # kafka-topics' warning (Topic.hasCollisionChars)
+    configs = parse_configs(config)
+    # kafka-topics' order (TopicCommand.createTopic): the warning, then its own checks
+    if "." in topic or "_" in topic:  # (Topic.hasCollisionChars)
         output.notice(app, "jetlink: warning: Due to limitations in metric names, topics with "
                            "a period ('.') or underscore ('_') could collide. To avoid issues "
                            "it is best to use either, but not both.")
+    if not 1 <= replication_factor <= 32767:
+        raise usage(f"invalid value for --replication-factor: {replication_factor}: The "
+                    "replication factor must be between 1 and 32767 inclusive")
+    if partitions < 1:
+        raise usage(f"invalid value for --partitions: {partitions}: The partitions must be "
+                    "greater than 0")
+    info = open_kafka(app, principal).create_topic(
+        topic, partitions, configs, replication_factor=replication_factor
+    )
     app.emit(info.to_json(), human=lambda a, d: output.line(a, f"Created topic {topic}."))
 
 
@@ -192,8 +204,9 @@ def alter(
 
 
 def describe_lines(info: TopicInfo) -> list[str]:
-    """kafka-topics --describe: the topic line, then one line per partition (plus jetlink's
-    LogStartOffset / LogEndOffset)."""
+    """kafka-topics --describe: the topic line, then one line per partition as
+    PartitionDescription prints it (no eligible leader replicas: ``Elr: N/A``,
+    ``LastKnownElr: N/A``), plus jetlink's LogStartOffset / LogEndOffset at its end."""
     configs = ",".join(f"{k}={v}" for k, v in sorted(info.configs.items()))
     out = [
         f"Topic: {info.name}\tTopicId: {info.topic_id}\tPartitionCount: {info.partition_count}"
@@ -202,6 +215,7 @@ def describe_lines(info: TopicInfo) -> list[str]:
     for p in info.partitions:
         out.append(
             f"\tTopic: {info.name}\tPartition: {p.partition}\tLeader: 1\tReplicas: 1\tIsr: 1"
+            f"\tElr: N/A\tLastKnownElr: N/A"
             f"\tLogStartOffset: {p.log_start}\tLogEndOffset: {p.log_end}"
         )
     return out
@@ -224,14 +238,26 @@ def describe(ctx: typer.Context, topic: TopicArg, principal: PrincipalOption = N
 
 
 @topic_app.command("ls")
-def ls(ctx: typer.Context, json_output: JsonOption = False) -> None:
+def ls(
+    ctx: typer.Context,
+    names: Annotated[
+        bool, typer.Option("--names", "-n",
+                           help="Print only the topic names, one per line (kafka-topics "
+                           "--list).")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
     """List the topics.
 
     A table of Name, Partitions, Records (log end minus log start offsets), Size and
-    Mirror (the link of a mirror topic). With --json a list of topics.
+    Mirror (the link of a mirror topic); --names prints the names alone, one per line, as
+    kafka-topics --list does. With --json a list of topics.
     """
     app = App.of(ctx)
     topics = open_kafka(app).topics()
+    if names and not app.json:
+        output.lines(app, [t.name for t in topics])
+        return
 
     def human(a: App, _docs: Any) -> None:
         if not topics:
@@ -337,7 +363,7 @@ def produce(
         str | None,
         typer.Option(
             "--null-marker", metavar="TEXT",
-            help="A value equal to TEXT is produced as null, a tombstone "
+            help="A key, value or header value equal to TEXT is produced as null "
             "(kafka-console-producer's null.marker).", show_default=False),
     ] = None,
     principal: PrincipalOption = None,
@@ -351,16 +377,29 @@ def produce(
     --key and header values may use jetlink pub's templates ({{Count}}, {{ID}},
     {{TimeStamp}} ...). A mirror topic refuses records. With --principal on a cluster that
     enforces ACLs: WRITE on the topic (TOPIC_AUTHORIZATION_FAILED otherwise, nothing
-    produced). --null-marker TEXT produces a value equal to TEXT as null (a tombstone: on a
-    compacted topic it deletes the key once delete.retention.ms passes). With --json a
-    list of {"partition", "offset"}.
+    produced). --null-marker TEXT produces a key, value or header value equal to TEXT as
+    null (kafka-console-producer's null.marker; a null value is a tombstone: on a compacted
+    topic it deletes the key once delete.retention.ms passes). With --json a list of
+    {"partition", "offset"}.
     """
     from jetlink.cli.common import now_ns
     from jetlink.cli.pub import _expand_or_warn, parse_headers
 
     app = App.of(ctx)
     pairs = parse_headers(header or [])
-    Rec = tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]
+    marker = None if null_marker is None else null_marker.encode("utf-8")
+    if null_marker is not None:  # LineMessageReader's checks of null.marker
+        if null_marker == key_separator:
+            raise usage(f"--null-marker and --key-separator are both {null_marker!r}: "
+                        "null.marker and key.separator may not be equal")
+        if any(k == null_marker for k, _v in pairs):
+            raise usage(f"Header keys should not be equal to the null marker '{null_marker}' "
+                        "as they can't be null")
+
+    def nulled(data: bytes | None) -> bytes | None:  # null.marker: a key, value or header
+        return None if marker is not None and data == marker else data  # value made null
+
+    Rec = tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]]]
     records: list[Rec] | None = []  # stdin's records; None: VALUE --count times (made per chunk)
     if value is None:
         if count != 1:
@@ -379,9 +418,8 @@ def produce(
                     raise JetlinkError(f"No key separator found on line number {n}: "
                                        f"'{shown}'", field="--key-separator")
                 rec_key, rec_value = line.split(sep, 1) if sep else (b"", line)
-            if null_marker is not None and rec_value == null_marker.encode("utf-8"):
-                rec_value = None  # a tombstone
-            records.append((rec_key, rec_value, [(k, v.encode("utf-8")) for k, v in pairs]))
+            records.append((nulled(rec_key), nulled(rec_value),  # (a null value: a tombstone)
+                            [(k, nulled(v.encode("utf-8"))) for k, v in pairs]))
     else:
         if key_separator is not None:
             raise usage("--key-separator reads stdin: give no VALUE")
@@ -398,12 +436,11 @@ def produce(
         if key is not None:
             rec_key = _expand_or_warn(app, key, "key", n, now, True).encode("utf-8")
         hdrs = [
-            (k, _expand_or_warn(app, v, "header", n, now, True).encode("utf-8"))
+            (k, nulled(_expand_or_warn(app, v, "header", n, now, True).encode("utf-8")))
             for k, v in pairs
         ]
-        if null_marker is not None and text == null_marker:
-            return rec_key, None, hdrs  # a tombstone
-        return rec_key, text.encode("utf-8", errors="surrogateescape"), hdrs
+        return (nulled(rec_key), nulled(text.encode("utf-8", errors="surrogateescape")),
+                hdrs)  # (a null value: a tombstone)
 
     total = count if records is None else len(records)
     if not total:
@@ -459,29 +496,57 @@ def produce(
 
 
 def format_record(record: Record, *, timestamp_type: str, print_key: bool, print_offset: bool,
-                  print_partition: bool, print_timestamp: bool, print_headers: bool) -> str:
+                  print_partition: bool, print_timestamp: bool, print_headers: bool) -> bytes:
     """kafka-console-consumer's DefaultMessageFormatter: timestamp, partition, offset,
-    headers, key (each followed by a tab when printed), then the value; null as ``null``."""
+    headers, key (each followed by a tab when printed), then the value, as bytes: keys,
+    values and header values written as they are (any bytes, as the tool writes them);
+    null as ``null``."""
 
-    def text(data: bytes | None) -> str:
-        return "null" if data is None else data.decode("utf-8", errors="backslashreplace")
+    def raw(data: bytes | None) -> bytes:
+        return b"null" if data is None else data
 
     parts = []
     if print_timestamp:
-        parts.append(f"{timestamp_type}:{record.timestamp}")
+        parts.append(f"{timestamp_type}:{record.timestamp}".encode())
     if print_partition:
-        parts.append(f"Partition:{record.partition}")
+        parts.append(f"Partition:{record.partition}".encode())
     if print_offset:
-        parts.append(f"Offset:{record.offset}")
+        parts.append(f"Offset:{record.offset}".encode())
     if print_headers:
         parts.append(
-            ",".join(f"{k}:{text(v)}" for k, v in record.headers) if record.headers
-            else "NO_HEADERS"
+            b",".join(k.encode("utf-8") + b":" + raw(v) for k, v in record.headers)
+            if record.headers else b"NO_HEADERS"
         )
     if print_key:
-        parts.append(text(record.key))
-    parts.append(text(record.value))
-    return "\t".join(parts)
+        parts.append(raw(record.key))
+    parts.append(raw(record.value))
+    return b"\t".join(parts)
+
+
+def _start_offset(partition: int | None, offset: str | None, from_beginning: bool,
+                  group: str | None) -> tuple[bool, int | None]:
+    """kafka-console-consumer's --partition / --offset (ConsoleConsumerOptions, its checks
+    and texts): (from the log start?, the offset to start at or None)."""
+    if partition is None:
+        if offset is not None:
+            raise usage("The partition is required when offset is specified.")
+        return from_beginning, None
+    if group is not None:
+        raise usage("Options group and partition cannot be specified together.")
+    if offset is None:
+        return from_beginning, None
+    if from_beginning:
+        raise usage("Options from-beginning and offset cannot be specified together.")
+    word = offset.lower()
+    if word in ("earliest", "latest"):
+        return word == "earliest", None
+    from jetlink.core.numbers import INT64_MAX, IntTextError, parse_int
+
+    try:
+        return False, parse_int(offset, 0, INT64_MAX)
+    except IntTextError:
+        raise usage(f"The provided offset value '{offset}' is incorrect. Valid values are "
+                    "'earliest', 'latest', or a non-negative long.") from None
 
 
 @topic_app.command("consume")
@@ -500,8 +565,20 @@ def consume(
     ] = None,
     max_records: Annotated[
         int | None,
-        typer.Option("--max", metavar="N", min=1, max=INT32_MAX,
+        typer.Option("--max-messages", "--max", metavar="N", min=1, max=INT32_MAX,
                      help="Stop after N records."),
+    ] = None,
+    partition: Annotated[
+        int | None,
+        typer.Option("--partition", metavar="P", min=0, max=INT32_MAX,
+                     help="Read only this partition (no group), from its log end unless "
+                     "--offset or --from-beginning.", show_default=False),
+    ] = None,
+    offset: Annotated[
+        str | None,
+        typer.Option("--offset", metavar="OFFSET",
+                     help="With --partition: earliest, latest or an offset to start at.",
+                     show_default=False),
     ] = None,
     from_beginning: Annotated[
         bool,
@@ -566,6 +643,7 @@ def consume(
     app = App.of(ctx)
     if timeout is not None and not follow:
         raise usage("--timeout needs --follow")
+    earliest, start = _start_offset(partition, offset, from_beginning, group)
     idle_ns = (parse_duration_flag(timeout, flag="--timeout", wait=True)
                if timeout is not None else None)
     session_ms = parse_duration_flag(session_timeout, flag="--session-timeout") // 1_000_000
@@ -585,20 +663,17 @@ def consume(
             else:
                 got.append(doc)
         else:
-            output.line(
-                app,
-                format_record(
-                    record, timestamp_type=ts_type, print_key=print_key,
-                    print_offset=print_offset, print_partition=print_partition,
-                    print_timestamp=print_timestamp, print_headers=print_headers,
-                ),
-            )
+            output.write_bytes(format_record(
+                record, timestamp_type=ts_type, print_key=print_key,
+                print_offset=print_offset, print_partition=print_partition,
+                print_timestamp=print_timestamp, print_headers=print_headers,
+            ) + b"\n")
 
     last = time.monotonic_ns()
     try:
         with common.terminate_as_interrupt(), TopicConsumer(
-                kafka, topic, group=group, from_beginning=from_beginning,
-                session_timeout_ms=session_ms) as consumer:
+                kafka, topic, group=group, from_beginning=earliest,
+                session_timeout_ms=session_ms, partition=partition, offset=start) as consumer:
             while max_records is None or received < max_records:
                 fetched = consumer.poll(
                     None if max_records is None else max_records - received, emit)

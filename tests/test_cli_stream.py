@@ -817,6 +817,15 @@ def test_pub_get_view_subjects(jl):
     )
 
 
+
+def test_view_raw_writes_a_bodys_bytes_as_stored(jl):
+    """--raw writes a body's bytes as stored (one that is not UTF-8 too: saved, not
+    escaped); the human view shows such bytes escaped."""
+    orders(jl)
+    ok(jl("pub", "orders.bin", input=b"\xff\x00z"))
+    assert ok(jl("stream", "view", "ORDERS", "--raw")).stdout_bytes == b"\xff\x00z\n"
+    assert ok(jl("stream", "view", "ORDERS")).stdout.endswith("\n\\xff\x00z\n\n")
+
 def test_get_errors(jl):
     orders(jl)
     assert jl("stream", "get", "ORDERS").exit_code == 2

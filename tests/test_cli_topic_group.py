@@ -71,9 +71,11 @@ def test_create_describe_ls_alter_rm(jl):
     assert r.stdout == (
         f"Topic: orders\tTopicId: {tid}\tPartitionCount: 2\tReplicationFactor: 1\t"
         "Configs: cleanup.policy=delete,retention.ms=60000\n"
-        "\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 1\tIsr: 1\tLogStartOffset: 0\t"
+        "\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 1\tIsr: 1\tElr: N/A\t"
+        "LastKnownElr: N/A\tLogStartOffset: 0\t"
         "LogEndOffset: 0\n"
-        "\tTopic: orders\tPartition: 1\tLeader: 1\tReplicas: 1\tIsr: 1\tLogStartOffset: 0\t"
+        "\tTopic: orders\tPartition: 1\tLeader: 1\tReplicas: 1\tIsr: 1\tElr: N/A\t"
+        "LastKnownElr: N/A\tLogStartOffset: 0\t"
         "LogEndOffset: 0\n")
     r = ok(jl("topic", "alter", "orders", "--config", "retention.ms=1000",
               "--delete-config", "cleanup.policy", "--partitions", "3"))
@@ -88,6 +90,9 @@ def test_create_describe_ls_alter_rm(jl):
                                    "│", "Mirror", "│"]
     assert lines(r)[3].split() == ["│", "orders", "│", "3", "│", "1", "│", "69", "B", "│", "│"]
     assert [t["topic_name"] for t in doc(jl("topic", "ls", "-j"))] == ["orders"]
+    ok(jl("topic", "create", "audit"))
+    assert ok(jl("topic", "ls", "--names")).stdout == "audit\norders\n"  # kafka-topics --list
+    ok(jl("topic", "rm", "audit", "-f"))
     r = jl("topic", "rm", "orders")
     assert r.exit_code == 2
     assert "pass -f/--force to delete topic orders" in r.stderr
@@ -97,6 +102,8 @@ def test_create_describe_ls_alter_rm(jl):
         "message": "Topic 'x' does not exist as expected"}}
     r = ok(jl("topic", "ls"))
     assert (r.stdout, r.stderr) == ("", "No topics found.\n")
+    assert (ok(jl("topic", "ls", "--names")).stdout, ok(jl("topic", "ls", "-n")).stderr) == (
+        "", "")
     assert doc(jl("topic", "ls", "--json")) == []
 
 
@@ -107,8 +114,13 @@ def test_create_describe_ls_alter_rm(jl):
     (["topic", "create", "x", "--config", "retention.ms=soon"],
      ("INVALID_CONFIG", 40,
       "Invalid value soon for configuration retention.ms: Not a number of type LONG")),
-    (["topic", "create", "x", "--partitions", "0"],
-     ("INVALID_PARTITIONS", 37, "Number of partitions was set to an invalid non-positive value.")),
+    # KRaft's createPartitions: a count of 0 or less is "not an increase" like any lower one
+    (["topic", "alter", "orders", "--partitions", "0"],
+     ("INVALID_PARTITIONS", 37,
+      "The topic orders currently has 1 partition(s); 0 would not be an increase.")),
+    (["topic", "alter", "orders", "--partitions", "-1"],
+     ("INVALID_PARTITIONS", 37,
+      "The topic orders currently has 1 partition(s); -1 would not be an increase.")),
     (["topic", "create", "x y"],
      ("INVALID_TOPIC_EXCEPTION", 17, "Topic name is invalid: 'x y' contains one or more "
       "characters other than ASCII alphanumerics, '.', '_' and '-'")),
@@ -150,8 +162,19 @@ def test_kafka_errors(jl, args, error):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["topic", "create", "x", "--config", "retention.ms"],
-     "invalid --config 'retention.ms': expected KEY=VALUE"),
+    # kafka-topics' parseTopicConfigsToBeAdded: exactly "key=val" (an empty value, or a
+    # second '=', is not)
+    *[(["topic", cmd, "x", "--config", c],
+       f"invalid --config '{c}': Invalid topic config: all configs to be added must be in the "
+       'format "key=val".')
+      for cmd in ("create", "alter")
+      for c in ("retention.ms", "retention.ms=", "cleanup.policy= ", "retention.ms=1=2",
+                "=5")],
+    # kafka-topics' own checks (TopicCommand.createTopic; -1, the broker's default over the
+    # API, is not the tool's)
+    *[(["topic", "create", "x", "--partitions", n],
+       f"invalid value for --partitions: {n}: The partitions must be greater than 0")
+      for n in ("0", "-1")],
     (["topic", "alter", "x"], "nothing to alter: give --config, --delete-config or --partitions"),
     # kafka-topics' own check (-1, the broker's default over the API, is not the tool's)
     (["topic", "create", "x", "--replication-factor", "-1"],
@@ -470,7 +493,7 @@ def test_an_alteration_naming_a_key_twice_changes_nothing(jl):
     (["topic", "produce", "orders", "x", "-p", "-1"],
      "'--partition' / '-p': -1 is not in the range 0<=x<=2147483647."),
     (["topic", "consume", "orders", "--max", "2147483648"],
-     "'--max': 2147483648 is not in the range 1<=x<=2147483647."),
+     "'--max-messages' / '--max': 2147483648 is not in the range 1<=x<=2147483647."),
 ])
 def test_numbers_past_their_java_type_are_usage_errors(jl, engine, args, shown):
     """An offset is a Java long, a partition and a console consumer's --max-messages an int:
@@ -480,6 +503,28 @@ def test_numbers_past_their_java_type_are_usage_errors(jl, engine, args, shown):
     r = jl(*args)
     assert r.exit_code == 2, r.output
     assert f"Invalid value for {shown}\n" in r.stderr, r.stderr
+
+
+def test_null_marker_nulls_keys_and_header_values_too_and_is_refused_where_kafka_refuses_it(jl):
+    """LineMessageReader's null.marker: a key, value or header value equal to it is null; a
+    marker equal to the key separator, or to a header's name, is refused, nothing sent."""
+    ok(jl("topic", "create", "nm"))
+    ok(jl("topic", "produce", "nm", "--key-separator", ":", "--null-marker", "NULL",
+          "-H", "h:NULL", "-H", "g:v", input="NULL:v1\nk2:NULL\n"))
+    ok(jl("topic", "produce", "nm", "x", "-k", "NULL", "--null-marker", "NULL", "-H", "h:NULL"))
+    got = doc(jl("topic", "consume", "nm", "--from-beginning", "-j"))
+    assert [(r["key"], r["value"], r["headers"]) for r in got] == [
+        (None, "v1", [["h", None], ["g", "v"]]), ("k2", None, [["h", None], ["g", "v"]]),
+        (None, "x", [["h", None]])]
+    for args, says in (
+            (["--key-separator", ":", "--null-marker", ":"],
+             "--null-marker and --key-separator are both ':': null.marker and key.separator "
+             "may not be equal"),
+            (["-H", "NULL:v", "--null-marker", "NULL"],
+             "Header keys should not be equal to the null marker 'NULL' as they can't be null")):
+        r = jl("topic", "produce", "nm", *args, input="a:b\n")
+        assert (r.exit_code, r.stderr) == (2, f"jetlink: error: {says}\n")
+    assert len(doc(jl("topic", "consume", "nm", "--from-beginning", "-j"))) == 3
 
 
 def test_null_marker_produces_tombstones(jl):
@@ -503,6 +548,11 @@ def test_a_name_with_a_period_or_underscore_gets_kafka_topics_warning(jl):
         "jetlink: warning: Due to limitations in metric names, topics with a period ('.') or "
         "underscore ('_') could collide. To avoid issues it is best to use either, but not "
         "both.\n"))
+    # printed before the create, as kafka-topics prints it: a refused create shows it too
+    r = jl("topic", "create", "o_x")
+    assert r.exit_code == 1 and r.stderr.startswith(
+        "jetlink: warning: Due to limitations in metric names") and (
+        "Topic 'o_x' collides with existing topic: o.x" in r.stderr)
     assert ok(jl("topic", "create", "plain")).stderr == ""
 
 
@@ -654,3 +704,66 @@ def test_a_bad_by_duration_names_both_forms_it_takes(jl, value):
     assert (f"'{value}': expected a number and a unit (ns, us, ms, s, m, h, d, w, M, y), e.g. "
             "1h30m or 1.5d, or java.time.Duration's PnDTnHnMnS as Kafka's tools read it, e.g. "
             "PT1H, P1DT2H, PT0.5S, -PT1H") in " ".join(r.stderr.split()), r.stderr
+
+
+def test_consume_writes_keys_values_and_headers_as_their_bytes(jl):
+    """kafka-console-consumer writes a record's bytes as they are (any bytes: a payload that
+    is not UTF-8 is not turned into escapes a reader cannot tell from the text '\\xff');
+    --json shows such bytes as base64."""
+    ok(jl("topic", "create", "bin"))
+    ok(jl("topic", "produce", "bin", "-H", "h:v", input=b"\xff\xfeabc\n"))
+    r = ok(jl("topic", "consume", "bin", "--from-beginning", "--print-key", "--print-headers"))
+    assert r.stdout_bytes == b"h:v\tnull\t\xff\xfeabc\n"
+    got = doc(jl("topic", "consume", "bin", "--from-beginning", "-j"))
+    assert got[0]["value"] == {"base64": "//5hYmM="}
+
+
+def test_consume_one_partition_from_an_offset_as_kafka_console_consumer(jl):
+    """--partition P [--offset earliest|latest|N]: that partition alone, no group, from its
+    log end unless told; an offset outside the log starts at the log end (the tool's
+    auto.offset.reset=latest); the tool's refusals with its texts (exit 2)."""
+    ok(jl("topic", "create", "p3", "--partitions", "3"))
+    for i in range(1, 7):
+        ok(jl("topic", "produce", "p3", f"v{i}", "--partition", "1"))
+    ok(jl("topic", "produce", "p3", "other", "--partition", "2"))
+
+    def read(*args: str) -> str:
+        return ok(jl("topic", "consume", "p3", "--print-offset", *args)).stdout
+
+    assert read("--partition", "1", "--offset", "4") == "Offset:4\tv5\nOffset:5\tv6\n"
+    assert read("--partition", "1", "--offset", "earliest", "--max-messages", "2") == (
+        "Offset:0\tv1\nOffset:1\tv2\n")
+    assert read("--partition", "1", "--from-beginning", "--max", "1") == "Offset:0\tv1\n"
+    assert read("--partition", "1") == read("--partition", "1", "--offset", "latest") == ""
+    assert read("--partition", "1", "--offset", "99") == ""
+    assert read("--partition", "2", "--offset", "0") == "Offset:0\tother\n"
+    r = jl("topic", "consume", "p3", "--partition", "7")
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: This server does not host this topic-partition: partition 7 of topic "
+        "'p3' is not in the range [0...3). (UNKNOWN_TOPIC_OR_PARTITION 3)\n"))
+    for args, says in (
+            (["--offset", "1"], "The partition is required when offset is specified."),
+            (["--partition", "1", "--offset", "1", "--from-beginning"],
+             "Options from-beginning and offset cannot be specified together."),
+            (["--partition", "1", "-g", "g"],
+             "Options group and partition cannot be specified together."),
+            (["--partition", "1", "--offset", "-1"],
+             "The provided offset value '-1' is incorrect. Valid values are 'earliest', "
+             "'latest', or a non-negative long.")):
+        r = jl("topic", "consume", "p3", *args)
+        assert (r.exit_code, r.stderr) == (2, f"jetlink: error: {says}\n"), args
+    assert doc(jl("group", "ls", "-j")) == []  # (no group was made by any of them)
+
+
+def test_set_offsets_takes_the_tools_execute_and_refuses_it_with_dry_run(jl):
+    ok(jl("topic", "create", "orders"))
+    ok(jl("topic", "produce", "orders", "x", "--count", "3"))
+    ok(jl("topic", "consume", "orders", "-g", "g", "--from-beginning"))
+    rows = doc(jl("group", "set-offsets", "g", "--topic", "orders", "--to-offset", "1",
+                  "--execute", "-j"))
+    assert [(r["old_offset"], r["new_offset"]) for r in rows] == [(3, 1)]
+    r = jl("group", "set-offsets", "g", "--topic", "orders", "--to-earliest", "--execute",
+           "--dry-run")
+    assert (r.exit_code, r.stderr) == (2, "jetlink: error: Option [reset-offsets] only accepts "
+                                          "one of [execute] and [dry-run]\n")
+    assert doc(jl("group", "describe", "g", "-j"))["lags"][0]["current_offset"] == 1

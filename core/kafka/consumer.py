@@ -32,9 +32,15 @@ class TopicConsumer:
 
     def __init__(self, kafka: Kafka, topic: str, *, group: str | None = None,
                  from_beginning: bool = False, session_timeout_ms: int = 45_000,
-                 client_id: str = CLIENT_ID) -> None:
+                 client_id: str = CLIENT_ID, partition: int | None = None,
+                 offset: int | None = None) -> None:
         self.kafka, self.topic, self.group = kafka, topic, group
         self.from_beginning = from_beginning
+        # kafka-console-consumer's --partition / --offset: that partition alone (assigned,
+        # no group), from that offset (out of the log: reset as any out-of-range position)
+        if partition is not None and group is not None:
+            raise ValueError("a consumer of one partition has no group")
+        self.partition, self.offset = partition, offset
         self.session_timeout_ms = session_timeout_ms
         self.client_id = client_id
         self.member = f"{client_id}-{uuid.uuid4()}"
@@ -48,12 +54,25 @@ class TopicConsumer:
                         session_timeout_ms=self.session_timeout_ms, client_id=self.client_id)
 
     def assigned(self) -> list[int]:
-        """The partitions this member reads (every one without a group)."""
+        """The partitions this member reads (every one without a group, or the one asked
+        for)."""
+        if self.partition is not None:
+            count = self.kafka.describe_topic(self.topic).partition_count
+            if not 0 <= self.partition < count:
+                from .topic_types import unknown_partition
+
+                raise unknown_partition(self.topic, self.partition, count)
+            return [self.partition]
         if self.group is None:
             return list(range(self.kafka.describe_topic(self.topic).partition_count))
         return [p for t, p in self.kafka.assignment(self.group, self.member) if t == self.topic]
 
-    def _start_of(self, p: int, committed: dict[tuple[str, int], int]) -> int:
+    def _start_of(self, p: int, committed: dict[tuple[str, int], int], *,
+                  reset: bool = False) -> int:
+        """Where partition ``p`` is read from: the committed offset, the offset asked for
+        (unless ``reset``: it fell out of the log), else the log start or end."""
+        if self.offset is not None and not reset:
+            return self.offset
         part = self.kafka.describe_topic(self.topic).partitions[p]
         off = committed.get((self.topic, p))
         if off is not None and part.log_start <= off <= part.log_end:
@@ -85,7 +104,7 @@ class TopicConsumer:
             except KafkaError as err:
                 if err.name != "OFFSET_OUT_OF_RANGE":
                     raise
-                self.positions[p] = self._start_of(p, {})
+                self.positions[p] = self._start_of(p, {}, reset=True)
                 batch = kafka.fetch(topic, p, self.positions[p], want)
             if not batch:
                 continue

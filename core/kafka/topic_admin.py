@@ -199,10 +199,12 @@ def alter_topic(kafka: TopicStore, name: str, *, configs: Mapping[str, Any] | No
         base = {k: v for k, v in t.configs.items() if k not in delete}
         stored = validate_topic_configs(configs, base)
         if partitions is not None:
-            if not isinstance(partitions, int) or partitions <= 0:
+            if not isinstance(partitions, int) or isinstance(partitions, bool):
                 raise KafkaError("INVALID_PARTITIONS",
                                  "Number of partitions was set to an invalid non-positive "
                                  "value.", field="partitions")
+            # (no check of its own for 0 or less: KRaft's createPartitions finds it is not
+            # an increase, as any count below the topic's)
             if partitions == t.partitions and not internal:
                 raise KafkaError("INVALID_PARTITIONS",
                                  f"Topic already has {t.partitions} partition(s).",
