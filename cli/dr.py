@@ -10,8 +10,8 @@ mirror topics of its links; on a live server the mirrors of its JetStream domain
 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (no mirror found), 0 with ``--format prometheus``.
 A NAME that is no mirror is a CRITICAL result of its own, as natscli reports a stream it
 cannot load (exit 2); a server that does not answer is a CRITICAL check in every format
-(core/dr/readiness.py, "could not list mirrors"); a command line that does not parse is a
-usage error (2).
+(core/dr/readiness.py, "could not list mirrors"); a command line that does not parse is
+UNKNOWN (3, with the usage error's message), as ``server check``.
 """
 
 from __future__ import annotations

@@ -42,9 +42,11 @@ check_app = typer.Typer(
     name="check",
     help="Health checks (natscli's nats server check).\n\nThresholds not given as flags come "
     "from the stream's or consumer's metadata, io.nats.monitor.<flag> (e.g. "
-    "io.nats.monitor.lag-critical: 200); flags override it. Values are read as natscli "
-    "reads them (Go's strconv: no blanks around a number); io.nats.monitor.enabled must be "
-    "a boolean, or the check is CRITICAL.",
+    "io.nats.monitor.lag-critical: 200); flags override it, as natscli's help says (jsm.go "
+    "applies the metadata last, and not a consumer's). Values are read as natscli reads "
+    "them (Go's strconv: no blanks around a number), every key present, a flag given for it "
+    "or not; io.nats.monitor.enabled must be a boolean; a value that does not read makes the "
+    "check CRITICAL.",
     no_args_is_help=True,
 )
 server_app.add_typer(check_app)
@@ -85,7 +87,8 @@ _INT64 = (INT64_MIN, INT64_MAX)
 
 def _count(help: str, metavar: str, *, minimum: int | None = None) -> Any:
     """A threshold flag: natscli's int (64 bits) or, with ``minimum=0``, its uint64; a
-    value past that range is a usage error (exit 2), as natscli's parser refuses it."""
+    value past that range is refused at parsing, as natscli's parser refuses it (a check's
+    command line that does not parse is UNKNOWN, exit 3)."""
     low, high = (0, UINT64_MAX) if minimum == 0 else _INT64
     return typer.Option(metavar=metavar, help=help, min=max(low, minimum or low), max=high,
                         show_default=False)

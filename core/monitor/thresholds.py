@@ -79,16 +79,17 @@ class _Thresholds:
                 ) -> T:
         """The thresholds from ``flags`` (field name -> value, None when the flag was not
         given), else from ``metadata``, else off. Raises ThresholdError for a metadata value
-        that does not read."""
+        that does not read, a flag given for it or not (as jsm.go reads every key the
+        metadata holds: the stream's configuration is wrong either way)."""
         out = cls()
         meta = metadata or {}
         for f in fields(cls):
+            if meta_key(f.name) in meta:
+                setattr(out, f.name, _parse(meta_key(f.name), f.metadata["kind"],
+                                            meta[meta_key(f.name)]))
             given = flags.get(f.name)
             if given is not None:
                 setattr(out, f.name, given)
-            elif meta_key(f.name) in meta:
-                setattr(out, f.name, _parse(meta_key(f.name), f.metadata["kind"],
-                                            meta[meta_key(f.name)]))
         return out
 
 
