@@ -75,8 +75,13 @@ def _run(app: App, job: Any) -> None:
     output.emit(app, doc, human)
 
 
-def _config(path: Path | None) -> dict[str, Any] | None:
-    return common.read_json_file(path) if path else None
+def _config(path: Path | None, type_name: str = "StreamConfig") -> dict[str, Any] | None:
+    """The --config file's JSON object (a document of another kind: the server's 10025)."""
+    if path is None:
+        return None
+    from jetlink.core.config.codec import require_object
+
+    return require_object(common.read_json_file(path), type_name)
 
 
 @spark_app.command("mirror")

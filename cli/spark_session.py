@@ -155,12 +155,13 @@ def with_progress(job: Any) -> Any:
 
     console = make_console(sys.stderr)
     with Progress(TextColumn("{task.description}"), BarColumn(),
-                  TextColumn("{task.completed}/{task.total} tasks"), TimeElapsedColumn(),
+                  TextColumn("{task.fields[tasks]}"), TimeElapsedColumn(),
                   console=console, transient=True) as bar:
-        task = bar.add_task("Spark", total=None)
+        task = bar.add_task("Spark", total=None, tasks="")
 
         def update(done: int, total: int, label: str) -> None:
             bar.update(task, completed=done, total=total or None,
+                       tasks=f"{done}/{total} tasks" if total else "",
                        description=f"Spark: {label}" if label else "Spark")
 
         with watch(update):

@@ -271,7 +271,34 @@ def parse_meta(data: bytes, where: str) -> dict[str, Any]:
         raise LakeError(f"{where}: not a readable {META_FILE}: {exc}") from None
     if not isinstance(doc, dict):
         raise LakeError(f"{where}: not a {META_FILE} document (expected a JSON object)")
+    problem = _meta_problem(doc)
+    if problem is not None:
+        raise LakeError(f"{where}: not a {META_FILE} document: {problem}")
     return doc
+
+
+_META_TYPES = (("kind", str, "a string"), ("name", str, "a string"),
+               ("identity", str, "a string"), ("config", dict, "a JSON object"),
+               ("state", dict, "a JSON object"))
+_META_COUNTS = ("messages", "bytes", "first_seq", "last_seq")
+
+
+def _meta_problem(doc: dict[str, Any]) -> str | None:
+    """What makes ``doc`` no ``_jetlink.json`` its readers can use: a field of another
+    type, a count in ``state`` that is no whole number of 0 or more (None: none)."""
+    from .errors import clip
+
+    for key, kind, word in _META_TYPES:
+        if key in doc and not isinstance(doc[key], kind):
+            return f'"{key}" is {clip(repr(doc[key]))}, not {word}'
+    if doc.get("kind", "stream") == "stream" and "name" not in doc:
+        return 'no "name" (the stream the dataset holds)'
+    state = doc.get("state") or {}
+    for key in _META_COUNTS:
+        v = state.get(key)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+            return f'"state.{key}" is {clip(repr(v))}, not a whole number of 0 or more'
+    return None
 
 
 def meta_bytes(doc: dict[str, Any]) -> bytes:

@@ -36,13 +36,15 @@ def snapshot(sc: Any) -> tuple[int, int, str]:
 def watch(callback: Callback, *, interval: float = 0.25) -> Iterator[None]:
     from pyspark import SparkContext
 
-    sc = SparkContext._active_spark_context
     stop = threading.Event()
 
     def loop() -> None:
         while not stop.wait(interval):
+            # looked up each time: the block may start the session (the job makes it
+            # lazily, after the checks that need no JVM)
+            sc = SparkContext._active_spark_context
             if sc is None:
-                return
+                continue
             try:
                 callback(*snapshot(sc))
             except Exception:  # noqa: BLE001 - the JVM going away must not break the job

@@ -118,7 +118,10 @@ class Runner:
             if meta is None:
                 raise SparkJobError(f"{addr} has no {lake.META_FILE} (write it with `jetlink "
                                     "stream export` or a jetlink job)")
-            state = meta.get("state", {})
+            if meta.get("kind", "stream") != "stream":
+                raise SparkJobError(f"{addr} holds a {meta['kind']} ({lake.META_FILE}: "
+                                    "\"kind\"), not a stream")
+            state = meta.get("state") or {}
             problem = (io.lake_columns_problem(self.spark, addr.path)
                        if int(state.get("messages", 0)) else None)  # (an empty one: no files)
             if problem is not None:

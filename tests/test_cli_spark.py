@@ -233,6 +233,40 @@ def test_a_cluster_marked_down_is_not_read_nor_written(jl):
     assert data_dir_bytes(jl.data) == before
 
 
+def test_a_config_or_metadata_document_of_another_shape_is_one_error_line(jl):
+    """--config holding JSON that is no object is the server's 10025 (as stream add says
+    it); a dataset whose _jetlink.json misses its stream's name or holds a count that is
+    no number is refused naming the field, by every reader (Spark's and the engine's
+    import); nothing is created."""
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 5)
+    for body, kind in (("[1, 2]", "array"), ('"x"', "string"), ("7", "number"),
+                       ("null", "null")):
+        (jl.tmp / "c.json").write_text(body)
+        for args in (["mirror", "ORDERS", "M"], ["source", "S", "--from", "ORDERS"]):
+            r = jl("spark", *args, "--config", str(jl.tmp / "c.json"))
+            assert (r.exit_code, r.stderr) == (1, (
+                f"jetlink: error: invalid JSON: json: cannot unmarshal {kind} into Go value "
+                "of type server.StreamConfig (10025)\n")), args
+            r = jl("spark", *args, "--config", str(jl.tmp / "c.json"), "-j")
+            assert r.exit_code == 1 and json.loads(r.stdout)["error"]["err_code"] == 10025
+    real = jl.tmp / "real"
+    ok(jl("stream", "export", "ORDERS", f"parquet:{real}"))
+    meta = json.loads((real / "_jetlink.json").read_text())
+    for doc_, says in (({}, 'no "name" (the stream the dataset holds)'),
+                       ({**meta, "state": {**meta["state"], "messages": "lots"}},
+                        '"state.messages" is \'lots\', not a whole number of 0 or more'),
+                       ({**meta, "name": 5}, '"name" is 5, not a string')):
+        (real / "_jetlink.json").write_text(json.dumps(doc_))
+        for args in (["spark", "mirror", f"parquet:{real}", "M"],
+                     ["spark", "verify", f"parquet:{real}", "ORDERS"],
+                     ["stream", "import", "O2", f"parquet:{real}"]):
+            r = jl(*args)
+            assert r.exit_code == 1 and r.stderr.endswith(
+                f"_jetlink.json: not a _jetlink.json document: {says}\n"), (args, r.stderr)
+    assert sorted(doc(jl("stream", "ls", "-a", "-j"))) == ["ORDERS"]
+
+
 def test_a_dataset_that_is_not_of_the_lake_schema_is_refused(jl):
     """Parquet files without the lake's columns (read with its schema they would be nulls)
     and a directory with none are named as such, never copied as empty messages nor
@@ -290,6 +324,31 @@ def test_progress_reports_the_running_stages(spark):
     assert all(0 <= done <= total == 4 and label == "1 stage running"
                for done, total, label in running)
     assert snapshot(spark.sparkContext) == (0, 0, "")
+
+
+def test_progress_finds_a_session_the_block_starts(spark, monkeypatch):
+    """The job starts its session lazily, inside the watched block (after the checks that
+    need no JVM): the feed looks for the session on each poll, not once on entry."""
+    import time
+
+    from pyspark import SparkContext
+
+    from jetlink.sparkops.progress import watch
+
+    sc = SparkContext._active_spark_context
+    monkeypatch.setattr(SparkContext, "_active_spark_context", None)
+    seen = []
+
+    def slow(batches):
+        for b in batches:
+            time.sleep(0.4)
+            yield b
+
+    with watch(lambda done, total, label: seen.append((done, total, label)), interval=0.05):
+        time.sleep(0.2)  # no session yet: nothing to report, the feed keeps looking
+        SparkContext._active_spark_context = sc  # the session "starts"
+        spark.range(0, 4, numPartitions=4).mapInArrow(slow, "id long").collect()
+    assert [s for s in seen if s[1] > 0], seen
 
 
 def test_source_into_a_target_with_first_seq(jl):

@@ -61,6 +61,8 @@ def _json_kind(value: Any) -> str:
         return "array"
     if isinstance(value, dict):
         return "object"
+    if value is None:
+        return "null"
     return type(value).__name__
 
 
@@ -265,14 +267,20 @@ def _specs(cls: type) -> dict[str, tuple[str, str, Any, Any]]:
     return spec
 
 
+def require_object(doc: Any, type_name: str) -> dict[str, Any]:
+    """``doc`` when it is a JSON object; else the server's 10025 for a request body that is
+    not one (``json: cannot unmarshal array into Go value of type server.StreamConfig``)."""
+    if not isinstance(doc, dict):
+        raise invalid_json(
+            f"json: cannot unmarshal {_json_kind(doc)} into Go value of type server.{type_name}")
+    return doc
+
+
 def decode(cls: type[T], doc: Any, *, strict: bool = False, struct: str | None = None,
            prefix: str = "") -> T:
     """Build ``cls`` from a JSON object. ``strict`` refuses unknown fields (server strict mode)."""
     struct = struct or cls.__name__
-    if not isinstance(doc, dict):
-        raise invalid_json(
-            f"json: cannot unmarshal {_json_kind(doc)} into Go value of type server.{cls.__name__}"
-        )
+    require_object(doc, cls.__name__)
     by_json = _specs(cls)
     kwargs: dict[str, Any] = {}
     for key, value in doc.items():
