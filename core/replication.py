@@ -723,6 +723,13 @@ def _pump_target(dd: DataDir, clock: Clock, cl: Cluster, name: str, max_msgs: in
                 on_moved(step_moved)
             if not moved or not any(a.truncated for a in plans):
                 break
+            if len(plans) > 1 and any(
+                    a.truncated and (left := budget[id(a)]) is not None and left <= 0
+                    for a in plans):
+                # an origin with messages pending and no budget left holds the merge (origin
+                # time, origin, sequence) at its place: the others' later messages wait for
+                # the next step, or a source copied ahead of it would be stored out of order
+                break
     return [a.report for a in plans]  # type: ignore[misc]
 
 

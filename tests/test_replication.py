@@ -470,6 +470,35 @@ def test_source_merge_by_origin_time_then_name_then_seq(world):
     assert [d for *_x, d in rows(js, "S")] == ["a0", "b0", "a1", "b1", "c1", "a2", "c2", "b3"]
 
 
+@pytest.mark.parametrize("budget", [None, 1000, 300, 77, 1])
+def test_source_merge_holds_when_one_origins_budget_runs_out(world, budget):
+    """Steps with a budget per agreement (``replicate --follow``'s): a filtered origin reads
+    further in time for the same count; when the other origin's budget runs out with
+    messages pending, the filtered one's later messages wait, so the stored order is the
+    merge's (origin time, name, sequence), the same for every budget."""
+    js, clock = world.js(), world.clock
+    js.add_stream({"name": "A1", "subjects": ["a1.>"]})
+    js.add_stream({"name": "A2", "subjects": ["a2.>"]})
+    for burst in range(12):  # alternating bursts of 40, half of A1's on the filtered subject
+        for origin in (("A1", "A2") if burst % 2 == 0 else ("A2", "A1")):
+            for i in range(40):
+                js.publish(f"{origin.lower()}.{'a' if i % 2 == 0 else 'b'}", b"x")
+                clock.advance(SEC // 1000)
+    js.add_stream({"name": "S", "sources": [{"name": "A1", "filter_subject": "a1.a"},
+                                            {"name": "A2"}]})
+    if budget is None:
+        world.pump()
+    else:
+        while world.step(max_msgs=budget) and js.stream_info("S").state.messages < 720:
+            pass
+    got = [(h[SS][0].split(" ")[0].split(":")[0], int(h[SS][0].split(" ")[1]))
+           for _s, _subj, h, _d in rows(js, "S")]
+    assert len(got) == 720
+    times = {o: {m.seq: m.ts for m in js.messages(o)} for o in ("A1", "A2")}
+    keys = [(times[o][seq], o, seq) for o, seq in got]
+    assert keys == sorted(keys)
+
+
 def test_source_discard_new_retries_nothing_lost(world):
     js = world.js()
     js.add_stream(O)
@@ -642,7 +671,8 @@ def test_a_spent_budget_keeps_the_lag_its_step_counted(world):
     assert lags == {"O": 5, "P": 0}
     world.step(max_msgs=4)
     lags = {s["name"]: s["lag"] for s in js.stream_info("S").to_json()["sources"]}
-    assert lags == {"O": 1, "P": 0} and state(js, "S")["messages"] == 9
+    # (P's message, published after O's ten, waits for O's last two: the merge's order)
+    assert lags == {"O": 1, "P": 0} and state(js, "S")["messages"] == 8
     world.pump()
     assert [s["lag"] for s in js.stream_info("S").to_json()["sources"]] == [0, 0]
 
