@@ -16,7 +16,7 @@ from jetlink.cli.spark_session import (
     check_addresses,
     check_inputs,
     job_runner,
-    session,
+    session_maker,
     with_progress,
 )
 
@@ -130,7 +130,8 @@ def register_commands(spark_app: typer.Typer) -> None:
         which the job reads (a local master, or executors sharing this filesystem), so a
         live mirror is compared with its live origin.
         """
-        from jetlink.cli.common import backend, make_clock
+        from jetlink.cli.common import backend, make_clock, usage
+        from jetlink.core.errors import JetlinkError
         from jetlink.sparkops.verify import verify as run_verify
 
         app = App.of(ctx)
@@ -138,9 +139,25 @@ def register_commands(spark_app: typer.Typer) -> None:
 
         def on_server(js: Any) -> tuple[Any, Any]:  # streams of the live server in force
             from jetlink.sparkops.run import Runner
+            from jetlink.sparkops.verify import live_name_problem
 
-            return js, Runner(session(master, conf, properties_file), None, make_clock(),
-                              app.cluster)
+            # each stream asked for is there before Spark starts (a driver takes seconds)
+            for what, text in (("A", a), ("B", b)):
+                if text.startswith("parquet:"):
+                    continue
+                problem = live_name_problem(js, text, what)
+                if problem is not None:
+                    raise usage(problem)
+                try:
+                    js.stream_info(text)
+                except JetlinkError as err:
+                    rest = err.detail or ""  # (the name, with a hint when one is close)
+                    rest = rest[len(text):] if rest.startswith(text) else \
+                        (f"; {rest}" if rest else "")
+                    err.detail = f"{what} {text}@{js.where}{rest}"
+                    raise
+            return js, Runner(session_maker(master, conf, properties_file), None,
+                              make_clock(), app.cluster)
 
         def on_data_dir(_dd: Any) -> tuple[Any, Any]:  # inputs there before Spark starts
             check_inputs(app, {"A": [a], "B": [b]}, meta=False)

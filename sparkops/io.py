@@ -108,6 +108,14 @@ def check_input(data_dir: Any, addr: Address, *, meta: bool = True) -> None:
             return
         if not os.path.exists(here):
             raise NotFoundError(f"{addr}: no such dataset")
+        if not os.path.isdir(here):  # a job's origin is a directory (with its metadata);
+            # a comparison may read one Parquet file (its magic first: "PAR1")
+            with open(here, "rb") as f:
+                parquet = f.read(4) == b"PAR1"
+            if meta or not parquet:
+                raise JetlinkError(f"{addr} is a {'' if parquet else 'non-Parquet '}file, "
+                                   "not a dataset directory (jetlink stream export writes "
+                                   "one)")
         if meta and os.path.isdir(here) and not os.path.isfile(os.path.join(here,
                                                                             lake.META_FILE)):
             raise JetlinkError(f"{addr} has no {lake.META_FILE} (write it with `jetlink "

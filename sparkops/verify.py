@@ -218,6 +218,17 @@ def _read(runner: Any, addr: io.Address) -> tuple[str, Any]:
     return kind, io.read_parquet(runner.spark, addr.path)
 
 
+def live_name_problem(js: Any, text: str, what: str) -> str | None:
+    """Why ``text`` (not ``parquet:``) names no stream of the live server ``js`` can be
+    asked for: a ``store:`` address or a path (they name the embedded engine's data
+    directory); None for a NAME."""
+    if text.startswith("store:") or "/" in text or not text:
+        return (f"{what} {text!r}: with a live server in force ({js.where}) give a stream of "
+                "that server by its NAME, or parquet:PATH (store: addresses name the "
+                "embedded engine's data directory)")
+    return None
+
+
 def _live_address(runner: Any, js: Any, text: str, what: str, tmp: str
                   ) -> tuple[io.Address, str]:
     """``(address read, address shown)`` of an input when a live server is in force: a
@@ -230,10 +241,9 @@ def _live_address(runner: Any, js: Any, text: str, what: str, tmp: str
     if text.startswith("parquet:"):
         addr = runner.address(text, what)
         return addr, str(addr)
-    if text.startswith("store:") or "/" in text or not text:
-        raise SparkJobError(f"{what} {text!r}: with a live server in force ({js.where}) "
-                            "give a stream of that server by its NAME, or parquet:PATH "
-                            "(store: addresses name the embedded engine's data directory)")
+    problem = live_name_problem(js, text, what)
+    if problem is not None:
+        raise SparkJobError(problem)
     import os
 
     path = os.path.join(tmp, what)

@@ -289,6 +289,18 @@ def test_a_dataset_that_is_not_of_the_lake_schema_is_refused(jl):
         f"jetlink: error: parquet:{other} is not a dataset of the lake schema: no seq, ts, "
         "data, subject columns (jetlink stream export writes one)\n"))
     assert "M" not in doc(jl("stream", "ls", "-a", "-j"))
+    # a file: a job's origin is a dataset directory (with its metadata); a comparison reads
+    # one Parquet file, never a file of something else (refused before a driver starts)
+    (jl.tmp / "afile").write_text("hi")
+    one = next(real.glob("*.parquet"))
+    for args, says in (
+            (["mirror", f"parquet:{jl.tmp / 'afile'}", "M"], "is a non-Parquet file"),
+            (["mirror", f"parquet:{one}", "M"], "is a file"),
+            (["verify", f"parquet:{jl.tmp / 'afile'}", "ORDERS"], "is a non-Parquet file")):
+        r = jl("spark", *args)
+        assert (r.exit_code, r.stderr) == (1, (
+            f"jetlink: error: {args[1]} {says}, not a dataset directory (jetlink stream export "
+            "writes one)\n")), args
     empty = jl.tmp / "empty"
     empty.mkdir()
     r = jl("spark", "verify", f"parquet:{empty}", "ORDERS")
@@ -298,10 +310,17 @@ def test_a_dataset_that_is_not_of_the_lake_schema_is_refused(jl):
     text = jl.tmp / "afile"
     text.write_text("")
     r = jl("spark", "verify", f"parquet:{text}", "ORDERS")
-    assert r.exit_code == 1 and r.stderr.startswith(
-        f"jetlink: error: parquet:{text} is not a Parquet dataset: Spark cannot read its "
-        "schema ("), r.stderr
+    assert (r.exit_code, r.stderr) == (1, (
+        f"jetlink: error: parquet:{text} is a non-Parquet file, not a dataset directory "
+        "(jetlink stream export writes one)\n"))
     assert "differ" not in r.stdout
+    # ... a directory of files that are not Parquet: Spark's reading of it says so
+    bad = jl.tmp / "bad"
+    bad.mkdir()
+    (bad / "part-0.parquet").write_text("not parquet")
+    r = jl("spark", "verify", f"parquet:{bad}", "ORDERS")
+    assert r.exit_code == 1 and len(r.stderr.splitlines()) == 1 and (
+        f"{bad}/part-0.parquet is not a Parquet file" in r.stderr), r.stderr
 
 
 def test_progress_reports_the_running_stages(spark):

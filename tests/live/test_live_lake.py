@@ -377,10 +377,20 @@ def test_spark_verify_a_live_mirror_with_its_origin(live, js, spark):
     assert report["a"]["address"] == f"ORDERS@{live.url}"
     assert report["missing_in_b"] == [{"seq": 5, "subject": "orders.a.4"}]
     assert report["totals"]["missing_in_b"] == 1 and report["totals"]["matching"] == 10
-    res = jl(live.url, "spark", "verify", "store:ORDERS", "M")
-    one_line_error(res, "A 'store:ORDERS': with a live server in force")
-    res = jl(live.url, "spark", "verify", "ORDERS", "NOPE")
-    one_line_error(res, f"B NOPE@{live.url}: stream not found (10059)")
+
+    # refused before a driver starts: a store: address (a usage error), a missing stream
+    import jetlink.sparkops.session as S
+
+    def no_driver(*_a, **_k):
+        raise AssertionError("a Spark driver was started for a refused comparison")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "get_session", no_driver)
+        res = jl(live.url, "spark", "verify", "store:ORDERS", "M")
+        assert res.exit_code == 2 and res.stderr.startswith(
+            "jetlink: error: A 'store:ORDERS': with a live server in force"), res.stderr
+        res = jl(live.url, "spark", "verify", "ORDERS", "NOPE")
+        one_line_error(res, f"stream not found (10059): B NOPE@{live.url}")
 
 
 @pytest.mark.parametrize("lost", [100, 500])  # inside a batch; the very last message
