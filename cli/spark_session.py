@@ -56,8 +56,9 @@ def session_maker(master: str, conf: list[str] | None, props: Path | None,
         raise common.usage(bad)
     why = master_unreachable(master)
     if why:
-        raise JetlinkError(f"--master {master}: no Spark master answers ({why}); nothing "
-                           "was started", field="master")
+        what = "no YARN ResourceManager" if master == "yarn" else "no Spark master"
+        raise JetlinkError(f"--master {master}: {what} answers ({why}); nothing was "
+                           "started", field="master")
     return lambda: get_session(opts)
 
 

@@ -54,7 +54,7 @@ def _human(app: App, d: dict[str, Any]) -> None:
     times = " (times not compared)" if d["ignore_time"] else ""
     if d["equal"]:
         output.line(app, f"{a['address']} and {b['address']} are identical: "
-                         f"{output.comma(a['messages'])} messages{times}")
+                         f"{output.plural(a['messages'], 'message')}{times}")
         return
     output.line(app, f"{a['address']} and {b['address']} differ{times}")
     noun = "subjects" if by == "subject" else "partitions"

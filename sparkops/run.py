@@ -241,7 +241,8 @@ class Runner:
             raise SparkJobError(f"TARGET {target} is a topic: use `jetlink spark mirror-topic`")
         if cfg.mirror is None or cfg.mirror.name != origin.name:
             got = (f"--config's mirror names {cfg.mirror.name}" if create and cfg.mirror
-                   else f"it mirrors {cfg.mirror.name}" if cfg.mirror else "it is no mirror")
+                   else f"it mirrors {cfg.mirror.name}" if cfg.mirror
+                   else "it has no mirror in its configuration")
             raise SparkJobError(f"{target} is not a mirror of {origin.name}: {got}")
         return self._execute("mirror", target, cfg, first_seq, [("mirror", cfg.mirror, origin)],
                              t0, progress, create)

@@ -169,6 +169,8 @@ def master_unreachable(master: str, timeout: float = 5.0) -> str | None:
     master only after three registration attempts of 20 s each."""
     import socket
 
+    if master == "yarn":
+        return _yarn_unreachable(timeout)
     if not master.startswith("spark://"):
         return None
     why = []
@@ -185,6 +187,61 @@ def master_unreachable(master: str, timeout: float = 5.0) -> str | None:
         except OSError as exc:
             why.append(f"{hp}: {(exc.strerror or str(exc)).lower()}")
     return "; ".join(why)
+
+
+def yarn_resource_manager() -> tuple[str, str] | None:
+    """``(HOST:PORT, where it was read)`` of the YARN ResourceManager Spark's client will
+    ask (Hadoop's yarn-site.xml in YARN_CONF_DIR or HADOOP_CONF_DIR:
+    ``yarn.resourcemanager.address``, else ``yarn.resourcemanager.hostname``:8032, else
+    Hadoop's default 0.0.0.0:8032), or None when it cannot be told here (ResourceManager HA:
+    the client tries each of its ids)."""
+    import xml.etree.ElementTree as ET
+
+    props: dict[str, str] = {}
+    where = "Hadoop's default"
+    for var in ("HADOOP_CONF_DIR", "YARN_CONF_DIR"):
+        d = os.environ.get(var)
+        site = os.path.join(d, "yarn-site.xml") if d else ""
+        if not site or not os.path.isfile(site):
+            continue
+        try:
+            root = ET.parse(site).getroot()
+        except (ET.ParseError, OSError):
+            return None  # Hadoop's own reading says what is wrong with it
+        for prop in root.iter("property"):
+            name, value = prop.findtext("name"), prop.findtext("value")
+            if name and value is not None:
+                props[name.strip()] = value.strip()
+        where = site
+    if props.get("yarn.resourcemanager.ha.enabled", "").lower() == "true":
+        return None
+    host = props.get("yarn.resourcemanager.hostname", "0.0.0.0")
+    address = props.get("yarn.resourcemanager.address", f"{host}:8032")
+    address = address.replace("${yarn.resourcemanager.hostname}", host)
+    if "${" in address:
+        return None  # another variable: not ours to expand
+    return address, where
+
+
+def _yarn_unreachable(timeout: float) -> str | None:
+    """Why the YARN ResourceManager cannot be reached (:func:`yarn_resource_manager`), or
+    None: Spark's client would retry it for minutes without a word."""
+    import socket
+
+    found = yarn_resource_manager()
+    if found is None:
+        return None
+    address, where = found
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        return None
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            return None
+    except TimeoutError:
+        return f"ResourceManager {address} ({where}): no answer within {timeout:g}s"
+    except OSError as exc:
+        return f"ResourceManager {address} ({where}): {(exc.strerror or str(exc)).lower()}"
 
 
 MASTER_FORMS = ("local, local[N], local[*], local[N,F], spark://HOST:PORT[,HOST:PORT...], "

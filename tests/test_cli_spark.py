@@ -487,7 +487,8 @@ def test_an_unreachable_cluster_master_is_named_before_spark_starts(jl, tmp_path
 
 def test_a_cluster_master_with_one_address_answering_is_used():
     """``master_unreachable``: None when any of the master's addresses accepts a connection,
-    and for every master that is not ``spark://`` (local, yarn, k8s: Spark resolves those)."""
+    and for every master that is not ``spark://`` or ``yarn`` (local, k8s: Spark resolves
+    those)."""
     import socket
 
     from jetlink.sparkops.session import master_unreachable
@@ -501,8 +502,54 @@ def test_a_cluster_master_with_one_address_answering_is_used():
         assert master_unreachable(f"spark://127.0.0.1:{dead},127.0.0.1:{port}") is None
         assert master_unreachable(f"spark://127.0.0.1:{dead}") == (
             f"127.0.0.1:{dead}: connection refused")
-    for master in ("local[*]", "local", "yarn", "k8s://https://10.0.0.1:6443"):
+    for master in ("local[*]", "local", "k8s://https://10.0.0.1:6443"):
         assert master_unreachable(master) is None
+
+
+def _yarn_site(d, props: dict[str, str]) -> None:
+    d.mkdir(exist_ok=True)
+    body = "".join(f"<property><name>{k}</name><value>{v}</value></property>"
+                   for k, v in props.items())
+    (d / "yarn-site.xml").write_text(f"<?xml version='1.0'?><configuration>{body}"
+                                     "</configuration>")
+
+
+def test_a_yarn_resource_manager_that_does_not_answer_is_named_before_spark_starts(
+        jl, tmp_path, monkeypatch):
+    """``--master yarn``: the ResourceManager yarn-site.xml names (its address, else its
+    hostname:8032, else Hadoop's 0.0.0.0:8032) must accept a connection, or one line names
+    it, exit 1, nothing started (Spark's client would retry it for minutes, silent); with
+    ResourceManager HA it is not judged here."""
+    import socket
+
+    from jetlink.sparkops.session import master_unreachable
+
+    conf = tmp_path / "hadoop"
+    monkeypatch.delenv("YARN_CONF_DIR", raising=False)
+    monkeypatch.setenv("HADOOP_CONF_DIR", str(conf))
+    with socket.socket() as listening, socket.socket() as gone:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        gone.bind(("127.0.0.1", 0))
+        port, dead = listening.getsockname()[1], gone.getsockname()[1]
+        gone.close()
+        _yarn_site(conf, {"yarn.resourcemanager.address": f"127.0.0.1:{port}"})
+        assert master_unreachable("yarn") is None
+        _yarn_site(conf, {"yarn.resourcemanager.hostname": "127.0.0.1",
+                          "yarn.resourcemanager.address":
+                              f"${{yarn.resourcemanager.hostname}}:{dead}"})
+        assert master_unreachable("yarn") == (
+            f"ResourceManager 127.0.0.1:{dead} ({conf}/yarn-site.xml): connection refused")
+        _yarn_site(conf, {"yarn.resourcemanager.ha.enabled": "true",
+                          "yarn.resourcemanager.address": f"127.0.0.1:{dead}"})
+        assert master_unreachable("yarn") is None
+        _yarn_site(conf, {"yarn.resourcemanager.address": f"127.0.0.1:{dead}"})
+        ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+        r = jl("spark", "verify", "ORDERS", "ORDERS", "--master", "yarn")
+        assert (r.exit_code, r.stderr) == (1, (
+            f"jetlink: error: --master yarn: no YARN ResourceManager answers (ResourceManager "
+            f"127.0.0.1:{dead} ({conf}/yarn-site.xml): connection refused); nothing was "
+            "started\n"))
 
 
 def test_an_output_that_cannot_be_written_is_named_before_spark_starts(jl, tmp_path):
