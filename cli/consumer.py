@@ -336,6 +336,24 @@ MaxPullExpireOpt = Annotated[
     ),
 ]
 
+DeliverOpt = Annotated[
+    str | None,
+    typer.Option("--deliver", metavar="POLICY",
+                 help="Start policy (all, new, last, subject, 1h, msg sequence)."),
+]
+
+AckOpt = Annotated[
+    Literal["none", "all", "explicit"] | None,
+    typer.Option("--ack", metavar="POLICY", case_sensitive=False,
+                 help="Acknowledgment policy (none, all, explicit)."),
+]
+
+ReplayOpt = Annotated[
+    Literal["instant", "original"] | None,
+    typer.Option("--replay", metavar="POLICY", case_sensitive=False,
+                 help="Replay policy (instant, original)."),
+]
+
 InactiveThresholdOpt = Annotated[
     str | None,
     typer.Option(
@@ -366,23 +384,8 @@ def add(
         ),
     ] = None,
     filter: FilterOpt = None,
-    deliver: Annotated[
-        str | None,
-        typer.Option(
-            "--deliver",
-            metavar="POLICY",
-            help="Start policy (all, new, last, subject, 1h, msg sequence).",
-        ),
-    ] = None,
-    ack: Annotated[
-        Literal["none", "all", "explicit"] | None,
-        typer.Option(
-            "--ack",
-            metavar="POLICY",
-            help="Acknowledgment policy (none, all, explicit).",
-            case_sensitive=False,
-        ),
-    ] = None,
+    deliver: DeliverOpt = None,
+    ack: AckOpt = None,
     wait: Annotated[
         str | None,
         typer.Option(
@@ -395,15 +398,7 @@ def add(
     pull: Annotated[
         bool, typer.Option("--pull", help="Deliver messages in 'pull' mode (the only mode here).")
     ] = False,
-    replay: Annotated[
-        Literal["instant", "original"] | None,
-        typer.Option(
-            "--replay",
-            metavar="POLICY",
-            help="Replay policy (instant, original).",
-            case_sensitive=False,
-        ),
-    ] = None,
+    replay: ReplayOpt = None,
     description: DescriptionOpt = None,
     headers_only: HeadersOnlyOpt = None,
     max_waiting: MaxWaitingOpt = None,
@@ -842,16 +837,8 @@ def copy(
     ],
     description: DescriptionOpt = None,
     filter: FilterOpt = None,
-    deliver: Annotated[
-        str | None,
-        typer.Option("--deliver", metavar="POLICY",
-                     help="Start policy (all, new, last, subject, 1h, msg sequence)."),
-    ] = None,
-    ack: Annotated[
-        Literal["none", "all", "explicit"] | None,
-        typer.Option("--ack", metavar="POLICY", case_sensitive=False,
-                     help="Acknowledgment policy (none, all, explicit)."),
-    ] = None,
+    deliver: DeliverOpt = None,
+    ack: AckOpt = None,
     wait: Annotated[
         str | None,
         typer.Option("--wait", metavar="DURATION", parser=DURATION,
@@ -859,11 +846,7 @@ def copy(
     ] = None,
     max_deliver: MaxDeliverOpt = None,
     max_pending: MaxPendingOpt = None,
-    replay: Annotated[
-        Literal["instant", "original"] | None,
-        typer.Option("--replay", metavar="POLICY", case_sensitive=False,
-                     help="Replay policy (instant, original)."),
-    ] = None,
+    replay: ReplayOpt = None,
     headers_only: HeadersOnlyOpt = None,
     max_waiting: MaxWaitingOpt = None,
     max_pull_batch: MaxPullBatchOpt = None,
