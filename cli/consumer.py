@@ -278,6 +278,18 @@ FilterOpt = Annotated[
     ),
 ]
 
+AckWaitOpt = Annotated[
+    str | None,
+    typer.Option("--wait", metavar="DURATION", parser=DURATION,
+                 help="Acknowledgment waiting time."),
+]
+
+ReplicasOpt = Annotated[
+    int | None,
+    typer.Option("--replicas", metavar="N", min=INT64_MIN, max=INT64_MAX,
+                 help="Sets a custom replica count."),
+]
+
 MaxDeliverOpt = Annotated[
     int | None,
     typer.Option(
@@ -651,11 +663,7 @@ def edit(
     ] = None,
     description: DescriptionOpt = None,
     filter: FilterOpt = None,
-    wait: Annotated[
-        str | None,
-        typer.Option("--wait", metavar="DURATION", parser=DURATION,
-                     help="Acknowledgment waiting time."),
-    ] = None,
+    wait: AckWaitOpt = None,
     max_deliver: MaxDeliverOpt = None,
     max_pending: MaxPendingOpt = None,
     headers_only: HeadersOnlyOpt = None,
@@ -663,11 +671,7 @@ def edit(
     max_pull_batch: MaxPullBatchOpt = None,
     max_pull_expire: MaxPullExpireOpt = None,
     inactive_threshold: InactiveThresholdOpt = None,
-    replicas: Annotated[
-        int | None,
-        typer.Option("--replicas", metavar="N", min=INT64_MIN, max=INT64_MAX,
-                     help="Sets a custom replica count."),
-    ] = None,
+    replicas: ReplicasOpt = None,
     metadata: Annotated[
         list[str] | None,
         typer.Option(
@@ -839,11 +843,7 @@ def copy(
     filter: FilterOpt = None,
     deliver: DeliverOpt = None,
     ack: AckOpt = None,
-    wait: Annotated[
-        str | None,
-        typer.Option("--wait", metavar="DURATION", parser=DURATION,
-                     help="Acknowledgment waiting time."),
-    ] = None,
+    wait: AckWaitOpt = None,
     max_deliver: MaxDeliverOpt = None,
     max_pending: MaxPendingOpt = None,
     replay: ReplayOpt = None,
@@ -852,11 +852,7 @@ def copy(
     max_pull_batch: MaxPullBatchOpt = None,
     max_pull_expire: MaxPullExpireOpt = None,
     inactive_threshold: InactiveThresholdOpt = None,
-    replicas: Annotated[
-        int | None,
-        typer.Option("--replicas", metavar="N", min=INT64_MIN, max=INT64_MAX,
-                     help="Sets a custom replica count."),
-    ] = None,
+    replicas: ReplicasOpt = None,
     metadata: Annotated[
         list[str] | None,
         typer.Option("--metadata", metavar="KEY=VALUE",

@@ -323,21 +323,26 @@ def test_a_dataset_that_is_not_of_the_lake_schema_is_refused(jl):
         f"{bad}/part-0.parquet is not a Parquet file" in r.stderr), r.stderr
 
 
-def test_progress_reports_the_running_stages(spark):
-    """The progress bar's feed: tasks of the active stages, from Spark's status tracker."""
+def _slow_stage(spark) -> None:
+    """One stage of four tasks, each 0.4 s long: long enough for the feed to see it."""
     import time
-
-    from jetlink.sparkops.progress import snapshot, watch
-
-    seen = []
 
     def slow(batches):
         for b in batches:
             time.sleep(0.4)
             yield b
 
+    spark.range(0, 4, numPartitions=4).mapInArrow(slow, "id long").collect()
+
+
+def test_progress_reports_the_running_stages(spark):
+    """The progress bar's feed: tasks of the active stages, from Spark's status tracker."""
+
+    from jetlink.sparkops.progress import snapshot, watch
+
+    seen = []
     with watch(lambda done, total, label: seen.append((done, total, label)), interval=0.05):
-        spark.range(0, 4, numPartitions=4).mapInArrow(slow, "id long").collect()
+        _slow_stage(spark)
     running = [s for s in seen if s[1] > 0]
     assert running, seen
     assert all(0 <= done <= total == 4 and label == "1 stage running"
@@ -357,16 +362,10 @@ def test_progress_finds_a_session_the_block_starts(spark, monkeypatch):
     sc = SparkContext._active_spark_context
     monkeypatch.setattr(SparkContext, "_active_spark_context", None)
     seen = []
-
-    def slow(batches):
-        for b in batches:
-            time.sleep(0.4)
-            yield b
-
     with watch(lambda done, total, label: seen.append((done, total, label)), interval=0.05):
         time.sleep(0.2)  # no session yet: nothing to report, the feed keeps looking
         SparkContext._active_spark_context = sc  # the session "starts"
-        spark.range(0, 4, numPartitions=4).mapInArrow(slow, "id long").collect()
+        _slow_stage(spark)
     assert [s for s in seen if s[1] > 0], seen
 
 
