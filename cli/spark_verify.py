@@ -160,7 +160,14 @@ def register_commands(spark_app: typer.Typer) -> None:
                               make_clock(), app.cluster)
 
         def on_data_dir(_dd: Any) -> tuple[Any, Any]:  # inputs there before Spark starts
+            from jetlink.sparkops.io import parse_address
+            from jetlink.sparkops.verify import store_kind_mismatch
+
             check_inputs(app, {"A": [a], "B": [b]}, meta=False)
+            mismatch = store_kind_mismatch(parse_address(a, app.cluster, what="A"),
+                                           parse_address(b, app.cluster, what="B"))
+            if mismatch:
+                raise JetlinkError(mismatch)
             return None, job_runner(app, master, conf, properties_file)
 
         live, runner = backend(app).either(data_dir=on_data_dir, server=on_server)

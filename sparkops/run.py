@@ -346,6 +346,7 @@ class Runner:
         now = self.clock.now_ns()
         facts: dict[str, Any] = {}  # the output's count and last sequence, when planned
         try:
+            J.check_target(J.target_def(cfg))  # before the inputs' rows: before a driver
             if cfg.mirror is not None:
                 df = J.mirror(pairs[0][2].df, cfg, now_ns=now)
             else:

@@ -281,13 +281,28 @@ def verify(runner: Any, a_text: str, b_text: str, *, ignore_time: bool = False,
     return report
 
 
+def kind_mismatch(ka: str, a: Any, kb: str, b: Any) -> str:
+    return f"cannot compare a {ka} ({a}) with a {kb} ({b})"
+
+
+def store_kind_mismatch(a: io.Address, b: io.Address) -> str | None:
+    """The refusal of two store addresses of different kinds (a stream and a topic), known
+    from the addresses alone (before a driver starts); None otherwise."""
+    if a.kind != "parquet" and b.kind != "parquet" and a.kind != b.kind:
+        return kind_mismatch(a.kind, a, b.kind, b)
+    return None
+
+
 def _verify(runner: Any, a: io.Address, b: io.Address, *, ignore_time: bool,
             limit: int) -> dict[str, Any]:
     from .run import SparkJobError
 
+    early = store_kind_mismatch(a, b)
+    if early:
+        raise SparkJobError(early)
     (ka, da), (kb, db) = _read(runner, a), _read(runner, b)
     if ka and kb and ka != kb:
-        raise SparkJobError(f"cannot compare a {ka} ({a}) with a {kb} ({b})")
+        raise SparkJobError(kind_mismatch(ka, a, kb, b))
     by = "partition" if "topic" in (ka, kb) else "subject"
     try:
         report = compare(da, db, by=by, ignore_time=ignore_time, limit=limit)

@@ -60,6 +60,17 @@ CASES = [
      "sequences continue the target's)"),
     (["spark", "mirror", "store:topic/t1", "M"],
      "store:local/topic/t1 is a topic: this job reads streams"),
+    (["spark", "mirror", "ORDERS", "M", "--config", "{tmp}/discard-new.json"],
+     "bulk jobs cannot fill this target: the target's limits discard new messages (the pump "
+     "applies them one by one); use `jetlink replicate`"),
+    (["spark", "mirror", "ORDERS", "M", "--config", "{tmp}/array.json"],
+     "invalid JSON: json: cannot unmarshal array into Go value of type server.StreamConfig "
+     "(10025)"),
+    (["spark", "verify", "ORDERS", "store:topic/t1"],
+     "cannot compare a stream (store:local/ORDERS) with a topic (store:local/topic/t1)"),
+    (["spark", "mirror", "parquet:{tmp}/afile", "M"],
+     "parquet:{tmp}/afile is a non-Parquet file, not a dataset directory (jetlink stream "
+     "export writes one)"),
 ]
 
 
@@ -71,6 +82,9 @@ def test_a_missing_input_is_refused_before_spark_starts(jl, no_spark, args, erro
         assert r.exit_code == 0, r.output
     (jl.tmp / "subjects.json").write_text('{"subjects": ["x.>"]}')
     (jl.tmp / "negative.json").write_text('{"max_age": -5}')
+    (jl.tmp / "discard-new.json").write_text('{"max_msgs": 1, "discard": "new"}')
+    (jl.tmp / "array.json").write_text('[1, 2]')
+    (jl.tmp / "afile").write_text("hi")
     before = data_dir_bytes(jl.data)
     files = sorted(p.name for p in jl.data.iterdir())  # (the logs folded in: none beside)
     r = jl(*[a.format(tmp=jl.tmp) for a in args])
