@@ -213,7 +213,14 @@ def test_cli_mirror_topic_failover_on_a_compacted_topic(jl, cli_world, cli_clock
     Kafka(dd.open("east"), cli_clock).produce("ledger", [(b"k", b"after")], partition=0)
 
 
-def test_cli_refusals(jl, cli_world, cli_clock):
+def test_cli_refusals(jl, cli_world, cli_clock, monkeypatch):
+    """Each refused before a Spark driver starts (core's bulk_check, read only)."""
+    from jetlink.cli import spark_topic
+
+    def no_session(*_a, **_k):
+        raise AssertionError("a Spark session was asked for a refused seed")
+
+    monkeypatch.setattr(spark_topic, "session", no_session)
     dd, _west = cli_world
     east = Mirrors(dd, "east", cli_clock)
     east.create("ledger", "L")
@@ -229,6 +236,7 @@ def test_cli_refusals(jl, cli_world, cli_clock):
     Kafka(dd.open("east"), cli_clock).create_topic("plain", 1)
     err = doc_error(jl("--cluster", "east", "spark", "mirror-topic", "plain", "-l", "L", "-j"))
     assert "is not a mirror topic of link 'L'" in err["message"]
+    monkeypatch.undo()  # (a bad --conf is found where the session's options are read)
     result = jl("--cluster", "east", "spark", "mirror-topic", "ledger", "-l", "L", "--conf",
                 "nokeyvalue")
     assert result.exit_code == 2

@@ -77,6 +77,8 @@ def bulk_check(m: MirrorState, topic: str, link: str) -> None:
     li = _active_link(m, link)
     if m.kafka.has_topic(topic):
         source_topic = _existing_mirror(m, topic, link, created=False)[2]
+        with m._schema.read() as conn:
+            _refuse_records(conn, topic, m._topic_rowid(topic, "main", conn))
     else:
         from .mirror_model import mirror_source_topic
 
@@ -87,6 +89,16 @@ def bulk_check(m: MirrorState, topic: str, link: str) -> None:
                          f"{li.source_cluster} can not be reached", field="link")
     if not src.has_topic(source_topic):
         raise _no_source_topic(source_topic, li.source_cluster, link)
+
+
+def _refuse_records(conn: Any, topic: str, d_id: int) -> None:
+    """A mirror topic that holds records already is not seeded (KafkaError)."""
+    lo, hi = record_key(d_id, 0, 0), record_key(d_id + 1, 0, 0)
+    if conn.execute("SELECT 1 FROM records WHERE id >= ? AND id < ? LIMIT 1",
+                    (lo, hi)).fetchone():
+        raise KafkaError("INVALID_REQUEST", f"Mirror topic '{topic}' holds records "
+                         "already: a bulk copy seeds a mirror topic that holds none (the "
+                         "link keeps an existing one up to date)", field="topic")
 
 
 def _active_link(m: MirrorState, link: str) -> Any:
@@ -184,12 +196,7 @@ def _hold(m: MirrorState, topic: str, link: str, created: bool,
             raise KafkaError("INVALID_REQUEST", f"Mirror topic '{topic}' changed while the "
                              f"bulk copy started (it is {cur[1]})", field="topic")
         d_id = m._topic_rowid(topic, "main", conn)
-        lo, hi = record_key(d_id, 0, 0), record_key(d_id + 1, 0, 0)
-        if conn.execute("SELECT 1 FROM records WHERE id >= ? AND id < ? LIMIT 1",
-                        (lo, hi)).fetchone():
-            raise KafkaError("INVALID_REQUEST", f"Mirror topic '{topic}' holds records "
-                             "already: a bulk copy seeds a mirror topic that holds none (the "
-                             "link keeps an existing one up to date)", field="topic")
+        _refuse_records(conn, topic, d_id)
         start = parse_start_offset_spec(cur[4]) if not cur[3] else None
         d_parts = {p: (a, b, n) for p, a, b, n in conn.execute(
             "SELECT partition, log_start, log_end, bytes FROM partitions WHERE topic = ?",
