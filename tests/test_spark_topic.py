@@ -220,6 +220,7 @@ def test_cli_refusals(jl, cli_world, cli_clock, monkeypatch):
     def no_session(*_a, **_k):
         raise AssertionError("a Spark session was asked for a refused seed")
 
+    real_session = spark_topic.session
     monkeypatch.setattr(spark_topic, "session", no_session)
     dd, _west = cli_world
     east = Mirrors(dd, "east", cli_clock)
@@ -236,7 +237,8 @@ def test_cli_refusals(jl, cli_world, cli_clock, monkeypatch):
     Kafka(dd.open("east"), cli_clock).create_topic("plain", 1)
     err = doc_error(jl("--cluster", "east", "spark", "mirror-topic", "plain", "-l", "L", "-j"))
     assert "is not a mirror topic of link 'L'" in err["message"]
-    monkeypatch.undo()  # (a bad --conf is found where the session's options are read)
+    monkeypatch.setattr(spark_topic, "session", real_session)  # (a bad --conf is found
+    # where the session's options are read)
     result = jl("--cluster", "east", "spark", "mirror-topic", "ledger", "-l", "L", "--conf",
                 "nokeyvalue")
     assert result.exit_code == 2
