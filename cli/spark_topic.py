@@ -10,7 +10,7 @@ from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import data_dir
 from jetlink.cli.options import JsonOption
-from jetlink.cli.spark_session import ConfOpt, MasterOpt, PropsOpt, session, with_progress
+from jetlink.cli.spark_session import ConfOpt, MasterOpt, PropsOpt, session_maker, with_progress
 
 
 def _human(app: App, d: dict[str, Any]) -> None:
@@ -78,8 +78,9 @@ def mirror_topic(
 
     app = App.of(ctx)
     store = data_dir(app)
-    _check(store, app.cluster, topic, link)  # before Spark starts
-    spark = session(master, conf, properties_file)
+    make = session_maker(master, conf, properties_file)  # its options first (usage: 2)
+    _check(store, app.cluster, topic, link)  # then the link and mirror, before Spark starts
+    spark = make()
 
     def job() -> Any:
         return seed_mirror_topic(spark, store, common.make_clock(), app.cluster, topic, link,

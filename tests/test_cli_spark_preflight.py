@@ -12,14 +12,13 @@ from helpers import data_dir_bytes
 @pytest.fixture
 def no_spark(monkeypatch):
     """Any Spark session asked for fails the test (a driver would start there)."""
-    from jetlink.cli import spark_session, spark_topic
+    from jetlink.cli import spark_session
     from jetlink.sparkops import session as sparkops_session
 
     def no_session(*_a, **_k):
         raise AssertionError("a Spark session was asked for")
 
     monkeypatch.setattr(spark_session, "session", no_session)
-    monkeypatch.setattr(spark_topic, "session", no_session)
     monkeypatch.setattr(sparkops_session, "get_session", no_session)
 
 

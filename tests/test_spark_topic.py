@@ -215,13 +215,12 @@ def test_cli_mirror_topic_failover_on_a_compacted_topic(jl, cli_world, cli_clock
 
 def test_cli_refusals(jl, cli_world, cli_clock, monkeypatch):
     """Each refused before a Spark driver starts (core's bulk_check, read only)."""
-    from jetlink.cli import spark_topic
+    from jetlink.sparkops import session as sparkops_session
 
     def no_session(*_a, **_k):
         raise AssertionError("a Spark session was asked for a refused seed")
 
-    real_session = spark_topic.session
-    monkeypatch.setattr(spark_topic, "session", no_session)
+    monkeypatch.setattr(sparkops_session, "get_session", no_session)
     dd, _west = cli_world
     east = Mirrors(dd, "east", cli_clock)
     east.create("ledger", "L")
@@ -237,8 +236,6 @@ def test_cli_refusals(jl, cli_world, cli_clock, monkeypatch):
     Kafka(dd.open("east"), cli_clock).create_topic("plain", 1)
     err = doc_error(jl("--cluster", "east", "spark", "mirror-topic", "plain", "-l", "L", "-j"))
     assert "is not a mirror topic of link 'L'" in err["message"]
-    monkeypatch.setattr(spark_topic, "session", real_session)  # (a bad --conf is found
-    # where the session's options are read)
     result = jl("--cluster", "east", "spark", "mirror-topic", "ledger", "-l", "L", "--conf",
                 "nokeyvalue")
     assert result.exit_code == 2
