@@ -110,8 +110,11 @@ def check_input(data_dir: Any, addr: Address, *, meta: bool = True) -> None:
             raise NotFoundError(f"{addr}: no such dataset")
         if not os.path.isdir(here):  # a job's origin is a directory (with its metadata);
             # a comparison may read one Parquet file (its magic first: "PAR1")
-            with open(here, "rb") as f:
-                parquet = f.read(4) == b"PAR1"
+            try:
+                with open(here, "rb") as f:
+                    parquet = f.read(4) == b"PAR1"
+            except OSError as exc:
+                raise JetlinkError(f"{addr}: {exc.strerror or exc}") from None
             if meta or not parquet:
                 raise JetlinkError(f"{addr} is a {'' if parquet else 'non-Parquet '}file, "
                                    "not a dataset directory (jetlink stream export writes "

@@ -164,11 +164,10 @@ def is_loopback(master: str) -> bool:
 
 def master_unreachable(master: str, timeout: float = 5.0) -> str | None:
     """Why a ``spark://`` master cannot be reached (each ``host:port`` refused a TCP
-    connection or did not answer within ``timeout``), or None (one answered; any other
-    master). Asked before a driver starts: Spark's own client gives up on an unreachable
-    master only after three registration attempts of 20 s each."""
-    import socket
-
+    connection or did not answer within ``timeout``), or the ``yarn`` ResourceManager
+    (:func:`yarn_resource_manager`), or None (one answered; any other master). Asked before
+    a driver starts: Spark's own client gives up on an unreachable master only after three
+    registration attempts of 20 s each (on a ResourceManager, after minutes)."""
     if master == "yarn":
         return _yarn_unreachable(timeout)
     if not master.startswith("spark://"):
@@ -179,14 +178,24 @@ def master_unreachable(master: str, timeout: float = 5.0) -> str | None:
         host = host.strip("[]")
         if not host or not port.isdigit():
             return None  # Spark says what is wrong with the URL itself
-        try:
-            with socket.create_connection((host, int(port)), timeout=timeout):
-                return None
-        except TimeoutError:
-            why.append(f"{hp}: no answer within {timeout:g}s")
-        except OSError as exc:
-            why.append(f"{hp}: {(exc.strerror or str(exc)).lower()}")
+        problem = _no_answer(host, int(port), timeout)
+        if problem is None:
+            return None
+        why.append(f"{hp}: {problem}")
     return "; ".join(why)
+
+
+def _no_answer(host: str, port: int, timeout: float) -> str | None:
+    """Why ``host:port`` takes no TCP connection within ``timeout`` (None: it takes one)."""
+    import socket
+
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except TimeoutError:
+        return f"no answer within {timeout:g}s"
+    except OSError as exc:
+        return (exc.strerror or str(exc)).lower()
 
 
 def yarn_resource_manager() -> tuple[str, str] | None:
@@ -226,8 +235,6 @@ def yarn_resource_manager() -> tuple[str, str] | None:
 def _yarn_unreachable(timeout: float) -> str | None:
     """Why the YARN ResourceManager cannot be reached (:func:`yarn_resource_manager`), or
     None: Spark's client would retry it for minutes without a word."""
-    import socket
-
     found = yarn_resource_manager()
     if found is None:
         return None
@@ -235,13 +242,8 @@ def _yarn_unreachable(timeout: float) -> str | None:
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
         return None
-    try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
-            return None
-    except TimeoutError:
-        return f"ResourceManager {address} ({where}): no answer within {timeout:g}s"
-    except OSError as exc:
-        return f"ResourceManager {address} ({where}): {(exc.strerror or str(exc)).lower()}"
+    problem = _no_answer(host.strip("[]"), int(port), timeout)
+    return None if problem is None else f"ResourceManager {address} ({where}): {problem}"
 
 
 MASTER_FORMS = ("local, local[N], local[*], local[N,F], spark://HOST:PORT[,HOST:PORT...], "
