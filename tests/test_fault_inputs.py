@@ -238,7 +238,8 @@ REFUSED = [
     (["consumer", "add", "NOPE", "C2", "--pull", "--defaults"], 1),
     (["replicate", "--follow", "--interval", "101y"], 2),
     (["--cluster", "kk", "topic", "create", "bad/name"], 1),
-    (["--cluster", "kk", "topic", "create", "t2", "--partitions", "0"], 1),
+    (["--cluster", "kk", "topic", "create", "t2", "--partitions", "0"], 2),  # kafka-topics'
+    (["--cluster", "kk", "topic", "create", "t2", "--partitions", "1025"], 1),
     (["--cluster", "kk", "topic", "create", "t2", "--config", "cleanup.policy=nope"], 1),
     (["--cluster", "kk", "mirrors", "create", "t", "--link", "NOPE"], 1),
     (["--cluster", "kk", "links", "create", "L", "--source-cluster", "nope"], 1),

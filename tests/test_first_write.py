@@ -166,7 +166,7 @@ REFUSED_CREATES = [
     ["stream", "add", "X", "--subjects", "x", "--defaults", "--replicas", "6"],
     ["kv", "add", "BAD.NAME"],
     ["kv", "add", "B", "--mirror", "O@west"],
-    ["topic", "create", "t", "--partitions", "0"],
+    ["topic", "create", "t", "--partitions", "1025"],  # (the engine's limit: a refused create)
 ]
 
 
