@@ -612,7 +612,13 @@ class LiveConnection:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
         if not self._loop.is_running():
-            self._loop.close()
+            from ..interrupts import interrupt_deferred
+
+            # a Ctrl-C landing inside close() would leave the loop half closed, and its
+            # __del__ would then print a traceback at exit (asyncio's _close_self_pipe):
+            # held until the loop is closed, then raised as usual
+            with interrupt_deferred():
+                self._loop.close()
 
     def __enter__(self) -> LiveConnection:
         return self
