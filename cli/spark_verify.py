@@ -94,6 +94,43 @@ def _human(app: App, d: dict[str, Any]) -> None:
         _titled(app, title, cols, rows)
 
 
+def _check_live_inputs(js: Any, a: str, b: str) -> None:
+    """Each stream of the live server ``js`` that A or B names is there, before Spark starts
+    (a driver takes seconds): a ``store:`` address is a usage error, a missing stream the
+    server's error naming the input."""
+    from jetlink.cli.common import usage
+    from jetlink.core.errors import JetlinkError
+    from jetlink.sparkops.verify import live_name_problem
+
+    for what, text in (("A", a), ("B", b)):
+        if text.startswith("parquet:"):
+            continue
+        problem = live_name_problem(js, text, what)
+        if problem is not None:
+            raise usage(problem)
+        try:
+            js.stream_info(text)
+        except JetlinkError as err:
+            rest = err.detail or ""  # (the name, with a hint when one is close)
+            rest = rest[len(text):] if rest.startswith(text) else (f"; {rest}" if rest else "")
+            err.detail = f"{what} {text}@{js.where}{rest}"
+            raise
+
+
+def _check_store_inputs(app: App, a: str, b: str) -> None:
+    """A and B of the data directory are there, and of one kind when both are the store's
+    (a stream is not compared with a topic), before Spark starts."""
+    from jetlink.core.errors import JetlinkError
+    from jetlink.sparkops.io import parse_address
+    from jetlink.sparkops.verify import store_kind_mismatch
+
+    check_inputs(app, {"A": [a], "B": [b]}, meta=False)
+    mismatch = store_kind_mismatch(parse_address(a, app.cluster, what="A"),
+                                   parse_address(b, app.cluster, what="B"))
+    if mismatch:
+        raise JetlinkError(mismatch)
+
+
 def register_commands(spark_app: typer.Typer) -> None:
     """Add this module's commands to the ``jetlink spark`` group."""
 
@@ -130,8 +167,7 @@ def register_commands(spark_app: typer.Typer) -> None:
         which the job reads (a local master, or executors sharing this filesystem), so a
         live mirror is compared with its live origin.
         """
-        from jetlink.cli.common import backend, make_clock, usage
-        from jetlink.core.errors import JetlinkError
+        from jetlink.cli.common import backend, make_clock
         from jetlink.sparkops.verify import verify as run_verify
 
         app = App.of(ctx)
@@ -139,35 +175,13 @@ def register_commands(spark_app: typer.Typer) -> None:
 
         def on_server(js: Any) -> tuple[Any, Any]:  # streams of the live server in force
             from jetlink.sparkops.run import Runner
-            from jetlink.sparkops.verify import live_name_problem
 
-            # each stream asked for is there before Spark starts (a driver takes seconds)
-            for what, text in (("A", a), ("B", b)):
-                if text.startswith("parquet:"):
-                    continue
-                problem = live_name_problem(js, text, what)
-                if problem is not None:
-                    raise usage(problem)
-                try:
-                    js.stream_info(text)
-                except JetlinkError as err:
-                    rest = err.detail or ""  # (the name, with a hint when one is close)
-                    rest = rest[len(text):] if rest.startswith(text) else \
-                        (f"; {rest}" if rest else "")
-                    err.detail = f"{what} {text}@{js.where}{rest}"
-                    raise
+            _check_live_inputs(js, a, b)
             return js, Runner(session_maker(master, conf, properties_file), None,
                               make_clock(), app.cluster)
 
         def on_data_dir(_dd: Any) -> tuple[Any, Any]:  # inputs there before Spark starts
-            from jetlink.sparkops.io import parse_address
-            from jetlink.sparkops.verify import store_kind_mismatch
-
-            check_inputs(app, {"A": [a], "B": [b]}, meta=False)
-            mismatch = store_kind_mismatch(parse_address(a, app.cluster, what="A"),
-                                           parse_address(b, app.cluster, what="B"))
-            if mismatch:
-                raise JetlinkError(mismatch)
+            _check_store_inputs(app, a, b)
             return None, job_runner(app, master, conf, properties_file)
 
         live, runner = backend(app).either(data_dir=on_data_dir, server=on_server)
