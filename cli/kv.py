@@ -1433,8 +1433,6 @@ def watch(
     With --json: JSON lines, one Entry per line, and {"end_of_initial_data": true} when the
     initial data has been delivered.
     """
-    from jetlink.core.kv import END_OF_INITIAL_DATA
-
     app = App.of(ctx)
     if ignore_deletes and common.parameter_source(ctx, "deletes") == "COMMANDLINE" and deletes:
         raise usage("--deletes and --ignore-deletes contradict each other: give one")
@@ -1443,9 +1441,22 @@ def watch(
         from jetlink.cli.stream_flags import parse_duration_flag
 
         idle_ns = parse_duration_flag(timeout, flag="--timeout", wait=True)
-    from jetlink.core.interrupts import interrupt_deferred, no_interrupt
+    from jetlink.core.interrupts import interrupt_once
 
-    handle = open_bucket(app, bucket)
+    with interrupt_once():  # (a second Ctrl-C never cuts the watch's clean-up short)
+        _watch(app, open_bucket(app, bucket), keys, history=history,
+               ignore_deletes=ignore_deletes or not deletes, meta_only=meta_only,
+               updates_only=updates_only, revision=revision, idle_ns=idle_ns, count=count)
+
+
+def _watch(app: App, handle: Any, keys: list[str] | None, *, history: bool,
+           ignore_deletes: bool, meta_only: bool, updates_only: bool, revision: int | None,
+           idle_ns: int | None, count: int | None) -> None:
+    """The watch of ``handle`` (a bucket) until --count, --timeout or Ctrl-C; its consumer
+    (on a server) deleted at the end."""
+    from jetlink.core.interrupts import interrupt_deferred, no_interrupt
+    from jetlink.core.kv import END_OF_INITIAL_DATA
+
     watcher = None
     received = 0
     try:
@@ -1455,7 +1466,7 @@ def watch(
             watcher = handle.watch(
                 list(keys or []),
                 include_history=history,
-                ignore_deletes=ignore_deletes or not deletes,
+                ignore_deletes=ignore_deletes,
                 meta_only=meta_only,
                 updates_only=updates_only,
                 revision=revision or 0,

@@ -7,6 +7,8 @@ while the first is being handled, or ``timeout -s INT`` sending two, would other
 them half done. :func:`interrupt_deferred`: SIGINT held inside and raised as
 KeyboardInterrupt when the block ends, for a step that makes something its caller must
 undo (a watch's consumer made on a server): interrupted half-way, nobody would undo it.
+:func:`interrupt_once`: around a command that runs until interrupted and then cleans up:
+the first SIGINT ends it, the ones after are ignored until its clean-up has run.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import signal
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["interrupt_deferred", "no_interrupt"]
+__all__ = ["interrupt_deferred", "interrupt_once", "no_interrupt"]
 
 
 @contextlib.contextmanager
@@ -49,4 +51,22 @@ def interrupt_deferred() -> Iterator[None]:
     with _sigint(lambda signum, _frame: held.append(signum)):
         yield
     if held:
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):  # the handler put back takes it (interrupt_once's: ignoring
+            handler(signal.SIGINT, None)  # the ones after it)
         raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def interrupt_once() -> Iterator[None]:
+    """SIGINT inside: the first raises KeyboardInterrupt, as by default, and the ones after
+    it are ignored until the block has ended (the main thread's handler put back then): the
+    clean-up the first starts (a ``finally`` in the block) is never cut short by a second,
+    wherever in it the second lands."""
+
+    def first(_signum: int, _frame: Any) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    with _sigint(first):
+        yield
