@@ -461,13 +461,7 @@ def add(
                 name=bucket, origin_bucket=origin, domain=cluster, keys=list(keys or []), **values
             )
         )
-        from jetlink.core.config.kvnames import kv_stream_name, mirror_name_problem
-
-        problem = mirror_name_problem(kv_stream_name(bucket), origin)
-        if problem:  # (readable as it is; the DR verbs refuse it: said now, not at 3 a.m.)
-            output.notice(app, f"jetlink: warning: {problem}: kv promote and kv failover "
-                               f"refuse it, and dr check grades it CRITICAL; name it {origin} "
-                               "to fail it over")
+        warn_renamed_mirror(app, bucket, origin)
     elif source:
         # an origin named by a KV mirror maps the keys of the bucket it mirrors
         origins = [kv.resolve_origin(parse_source(s), i) for i, s in enumerate(source)]
@@ -1489,6 +1483,19 @@ def _watch(app: App, handle: Any, keys: list[str] | None, *, history: bool,
         if watcher is not None:
             with no_interrupt():
                 watcher.stop()
+
+
+def warn_renamed_mirror(app: App, bucket: str, origin: str) -> None:
+    """The warning for a KV mirror ``bucket`` of ``origin`` made under another name (core's
+    ``mirror_name_problem``): readable as it is, the DR verbs refuse it: said when it is
+    made, not at 3 a.m."""
+    from jetlink.core.config.kvnames import kv_stream_name, mirror_name_problem
+
+    problem = mirror_name_problem(kv_stream_name(bucket), origin)
+    if problem:
+        output.notice(app, f"jetlink: warning: {problem}: kv promote and kv failover refuse "
+                           f"it, and dr check grades it CRITICAL; name it {origin} to fail it "
+                           "over")
 
 
 def render_watched(app: App, entry: Entry, *, meta_only: bool = False) -> None:

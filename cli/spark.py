@@ -221,6 +221,10 @@ def kv_aggregate(
 
     runner = job_runner(app, master, conf, properties_file)  # (its origins checked first)
     _run(app, lambda: runner.kv(create, origins=origins))
+    if mirror is not None:
+        from jetlink.cli.kv import warn_renamed_mirror
+
+        warn_renamed_mirror(app, bucket, cfg.origin_bucket)
 
 
 def register(app: typer.Typer) -> None:

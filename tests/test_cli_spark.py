@@ -165,6 +165,26 @@ def test_limits_refused_when_the_pump_would_stall(jl):
     assert "discard new messages" in r.stderr
 
 
+def test_kv_mirror_equals_the_pumped_mirror_and_a_renamed_one_is_warned_of(jl):
+    """spark kv-aggregate --mirror: the bucket kv add --mirror makes, filled as the pump
+    fills it; a mirror under another name than its origin's gets kv add's warning (the DR
+    verbs refuse it)."""
+    ok(jl("kv", "add", "FLAGS", "--history", "3"))
+    for i in range(9):
+        ok(jl("kv", "put", "FLAGS", f"f.{i % 4}", f"v{i}"))
+    ok(jl("kv", "del", "FLAGS", "f.2", "-f"))
+    r = ok(jl("spark", "kv-aggregate", "FMIR", "--mirror", "FLAGS", "--history", "3"))
+    assert r.stderr.startswith("jetlink: warning: KV mirror KV_FMIR mirrors bucket FLAGS "
+                               "under another name"), r.stderr
+    ok(jl("kv", "add", "REF", "--mirror", "FLAGS", "--history", "3"))
+    ok(jl("replicate"))
+    for key in ("f.0", "f.1", "f.2", "f.3"):
+        got, ref = jl("kv", "history", "FMIR", key, "-j"), jl("kv", "history", "REF", key, "-j")
+        assert (got.exit_code, ref.exit_code) == (0, 0)
+        strip = lambda d: [(e["key"], e["value"], e["operation"]) for e in d]  # noqa: E731
+        assert strip(json.loads(got.stdout)) == strip(json.loads(ref.stdout)), key
+
+
 def test_kv_aggregate_equals_the_pumped_aggregate(jl):
     ok(jl("kv", "add", "A", "--history", "5"))
     ok(jl("kv", "add", "B", "--history", "5"))
