@@ -309,6 +309,17 @@ def test_link_create_errors(rest):
           'Query parameter validate_only="maybe" of createKafkaLink: it must be a boolean, '
           "true or false")
     error(create_link(rest, "nowhere", "M", "west"), 404, 404, "Cluster nowhere cannot be found.")
+    # a destination that is not this cluster is refused, never silently another one; an id
+    # that is no cluster name says the rule (a long one cut, not echoed whole)
+    error(rest.http.post("/l3/links", params={"link_name": "M"},
+                         json={"source_cluster_id": "west", "destination_cluster_id": "x"}),
+          400, 40002, "destination_cluster_id 'x': a link created here has this cluster, l3, "
+          "as its destination (give it, or leave it out)")
+    created(rest.http.post("/l3/links", params={"link_name": "N", "validate_only": "true"},
+                           json={"source_cluster_id": "west", "destination_cluster_id": "l3"}))
+    msg = error(create_link(rest, "l3", "M", "w" * 100_000), 400, 40002)
+    assert msg == (f"source_cluster_id '{'w' * 39}... (100,002 characters): a cluster id here "
+                   "is a cluster name, 1 to 64 letters, digits, '_' or '-'")
     assert [d["link_name"] for d in rest.http.get("/l3/links").json()["data"]] == ["L"]
 
 
@@ -455,6 +466,10 @@ def test_mirror_errors(rest):
           "new topic (an existing topic can not be converted)")
     error(rest.http.post("/m2/links/E/mirrors", json={"source_topic_name": "nope"}),
           404, 40403, "Topic 'nope' does not exist on the source cluster west of link 'E'")
+    # a name no topic can have is Topic.validate's refusal, not "does not exist"
+    error(rest.http.post("/m2/links/E/mirrors", json={"source_topic_name": "bad/name"}),
+          400, 40002, "Topic name is invalid: 'bad/name' contains one or more characters "
+          "other than ASCII alphanumerics, '.', '_' and '-'")
     error(rest.http.post("/m2/links/E/mirrors", json={}), 400, 400,
           "source_topic_name is missing in the request body of createKafkaMirrorTopic: "
           "CreateMirrorTopicRequestData requires source_topic_name")

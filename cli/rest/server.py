@@ -672,6 +672,13 @@ def _body_object(call: Call) -> dict[str, Any]:
     return call.body
 
 
+def _clipped(value: Any) -> str:
+    """A request's value as a message quotes it: its repr, cut when long (core's clip)."""
+    from jetlink.core.errors import clip
+
+    return clip(repr(value))
+
+
 def _string(body: Mapping[str, Any], key: str, *, required: bool) -> str | None:
     value = body.get(key)
     if value is None:
@@ -749,10 +756,22 @@ def create_link(call: Call) -> tuple[int, Any]:
         raise RestError(400, BAD_REQUEST, "jetlink creates destination-initiated links only: "
                                           "name the source cluster with source_cluster_id")
     if "cluster_link_id" in body:
-        raise RestError(400, BAD_REQUEST, f"cluster_link_id {body['cluster_link_id']!r}: "
+        raise RestError(400, BAD_REQUEST, f"cluster_link_id {_clipped(body['cluster_link_id'])}: "
                                           "jetlink gives each link an id of its own; a link "
                                           "cannot be created with a given one")
     source = _string(body, "source_cluster_id", required=True)
+    assert source is not None
+    from jetlink.core.limits import CLUSTER_NAME_RE
+
+    if not CLUSTER_NAME_RE.fullmatch(source):
+        raise RestError(400, BAD_REQUEST, f"source_cluster_id {_clipped(source)}: a cluster id "
+                                          "here is a cluster name, 1 to 64 letters, digits, "
+                                          "'_' or '-'")
+    dest = body.get("destination_cluster_id")
+    if dest is not None and dest != call.cluster:  # (never silently another destination)
+        raise RestError(400, BAD_REQUEST, f"destination_cluster_id {_clipped(dest)}: a link "
+                                          f"created here has this cluster, {call.cluster}, as "
+                                          "its destination (give it, or leave it out)")
     validate_only = call.flag("validate_only")
     call.dry = validate_only
     call.links().create(name, source, _configs(body), validate_only=validate_only,

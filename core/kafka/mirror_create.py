@@ -30,6 +30,7 @@ from .mirror_model import (
     now_ms,
     unknown_source_topic,
 )
+from .topic_configs import validate_topic_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from .mirror_state import MirrorState
@@ -63,6 +64,8 @@ def create(m: MirrorState, topic: str, link: str, *, source_topic: str | None = 
         "mirror topics can only be created on an active link")
     cfg = info.configs
     source_topic = mirror_source_topic(topic, info.config.prefix, source_topic)
+    validate_topic_name(source_topic)  # Topic.validate, before any lookup (never "missing")
+    validate_topic_name(topic)
     if m.kafka.has_topic(topic):  # its row alone, not every topic described
         raise mirror_topic_exists(topic)
     _info, src = m._source(link)
