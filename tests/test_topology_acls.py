@@ -339,3 +339,53 @@ def test_a_planned_super_user_may_mirror_without_acls(jl):
                                           'super_users = ["User:ANONYMOUS"]\n', 1)), "-f"))
     assert [m["mirror_status"] for m in doc(jl("--cluster", "ke", "mirrors", "describe",
                                                "orders", "-j"))] == ["ACTIVE"]
+
+
+_LINKED = """
+[clusters.k1]
+kind = "kafka"
+{auth}
+[clusters.k2]
+kind = "kafka"
+[topics.t1]
+cluster = "k1"
+[links.l1]
+cluster = "k2"
+source_cluster = "k1"
+{link_configs}
+[mirror_topics.t1]
+cluster = "k2"
+link = "l1"
+{mirror_configs}
+{acl}
+"""
+
+
+@pytest.mark.parametrize(("parts", "expected"), [
+    ({"mirror_configs": 'configs = {"retention.ms" = "5"}'},
+     ["mirror_topic t1: configs.retention.ms: Configuration retention.ms of a mirror topic is "
+      "synced from its source topic and can not be set"]),
+    ({"auth": "authorizer = true", "link_configs": 'configs = {"bogus" = "1"}'},
+     ["link l1: configs.bogus: Unknown cluster link configuration 'bogus'"]),
+    ({"auth": "authorizer = true",
+      "acl": '[acls.a]\ncluster = "k1"\nprincipal = "app"\noperation = "READ"\n'
+             'resource_name = "t1"'},
+     ["acl a: principal: principal 'app' is not TYPE:NAME",
+      "mirror_topic t1: link: Cluster link 'l1' is not authorized to mirror source topic"]),
+], ids=["mirror-config", "link-config", "acl-principal"])
+def test_apply_of_objects_with_problems_beside_a_mirror_topic_lists_them(jl, parts, expected):
+    """The check that a mirror topic's link may read its source topic (the ACLs the plan
+    leaves) skips the objects with problems of their own: apply lists every problem (exit
+    3), as validate does, never a traceback; nothing is made."""
+    text = _LINKED.format(**{"auth": "", "link_configs": "", "mirror_configs": "", "acl": "",
+                             **parts})
+    path = write(jl, text)
+    r = jl("apply", path, "-f")
+    assert r.exit_code == 3, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stdout + r.stderr
+    for want in expected:
+        assert f"t.toml: {want}" in r.stdout, (want, r.stdout)
+    r = jl("apply", path, "-f", "-j")
+    assert r.exit_code == 3 and len(json.loads(r.stdout)["plan"]["problems"]) == len(expected)
+    assert jl("validate", path).exit_code == 3  # (its own checks: no ACLs of the plan)
+    assert not (jl.data / "k1.db").exists()

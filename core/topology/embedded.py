@@ -254,7 +254,10 @@ def _planned_acls(dd: DataDir, cluster: str, changes: list[Change]) -> Any:
                 settings = replace(settings, allow_everyone_if_no_acl_found=everyone)
     for x in changes:
         if x.kind == "acl" and x.cluster == cluster and x.action in ("create", "delete"):
-            b = (x.obj or x.existing).spec.binding()
+            aspec = (x.obj or x.existing).spec
+            if aspec is None:  # (an ACL with problems: reported by the checks)
+                continue
+            b = aspec.binding()
             (rows.add if x.action == "create" else rows.discard)(b)
     return AclView(None, replace(settings, enabled=True), sorted(rows))
 
@@ -270,11 +273,15 @@ def _mirror_authorized(dd: DataDir, c: Change, changes: list[Change],
     from .kafka_specs import _kafka_problem
 
     spec = c.desired.spec
+    if spec is None:  # (a mirror topic with problems: reported by the checks)
+        return []
     link = next((x for x in changes if x.kind == "link" and x.cluster == c.cluster
                  and x.name == spec.link and x.action != "delete"), None)
     if link is None:  # (a missing link is the checks' problem)
         return []
     lspec = (link.obj or link.existing).spec
+    if lspec is None:  # (a link with problems: the checks')
+        return []
     if not _enforces_acls(dd, lspec.source_cluster, changes):
         return []
     configs = dict(link.current.spec.configs) if link.current is not None else {}
