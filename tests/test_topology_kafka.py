@@ -581,3 +581,28 @@ def test_every_problem_of_a_kv_object_is_reported(tmp_path):
     assert [(p.object, p.field) for p in problems] == [
         ("kv CFG", "ttl"), ("kv CFG", "bogus"), ("kv CFG", "max_value_size"),
         ("kv CFG", "history")]
+
+
+def test_a_kv_number_past_its_stream_fields_go_type_is_a_problem_of_the_tables_field(tmp_path):
+    """A KV table's numbers go through its stream's JSON decode, as the server decodes the
+    request (max_value_size is max_msg_size, an int32; max_bytes an int64; ttl a
+    time.Duration): each is a problem naming the table's own field, never a plan that
+    stops half-way when the engine refuses the bucket."""
+    problems = validate_files([write(tmp_path, """
+        [kv.A]
+        max_bytes = 9223372036854775808
+        max_value_size = 3000000000
+        ttl = 99999999999999999999
+        [kv_mirrors.M]
+        origin_bucket = "A"
+        max_value_size = 3000000000
+        [kv_aggregates.G]
+        origins = [{bucket = "A"}]
+        max_value_size = 3000000000
+        """)])
+    assert [(p.object, p.field, p.err_code) for p in problems] == [
+        ("kv A", "max_bytes", 10025), ("kv A", "ttl", 10025), ("kv A", "max_value_size", 10025),
+        ("kv_mirror M", "max_value_size", 10025), ("kv_aggregate G", "max_value_size", 10025)]
+    assert problems[2].description.endswith(
+        "cannot unmarshal number 3000000000 into Go struct field "
+        "StreamConfigRequest.max_msg_size of type int32")

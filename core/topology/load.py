@@ -44,6 +44,7 @@ from .model import (
     TopologyObject,
     _FileEntry,
     _problem_for,
+    kv_field,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -434,9 +435,18 @@ class Topology:
         breaks the KV rules (not only the first), as a stream's (:meth:`_every_problem`)."""
         import copy
 
+        from ..config.stream import StreamConfig
+
         def attempt(table: Any) -> tuple[Any, StreamConfig]:
             spec = decode(copy.deepcopy(table), key, cluster)
-            return spec, spec.to_stream_config()
+            # through the stream's JSON decode: its Go types bound the numbers the KV table
+            # sets (max_value_size is max_msg_size, an int32), as the server decodes them;
+            # a refusal names the table's own field
+            try:
+                return spec, StreamConfig.from_json(spec.to_stream_config().to_json())
+            except JetlinkError as exc:
+                exc.field = kv_field(obj.kind, exc.field)
+                raise
 
         return self._every_problem(obj, doc, attempt)
 
