@@ -1021,6 +1021,36 @@ def test_changes_are_ordered_so_that_each_can_be_made(jl, tmp_path):
     assert ok(jl("apply", str(f["ch"]))).stdout.startswith("No changes")
 
 
+def test_subjects_moved_between_existing_streams_are_taken_once_given_up(jl, tmp_path):
+    """An update is checked against the streams as the plan's earlier changes leave them:
+    subjects moved from one existing stream to another (or from a pruned one) are taken
+    after the other gives them up; a swap, which no order of two updates makes, is refused
+    before anything is applied."""
+    from helpers import data_dir_bytes
+
+    f = _files(tmp_path,
+               start='[clusters.local]\n[streams.A]\nsubjects = ["a.>"]\n'
+                     '[streams.B]\nsubjects = ["b.>"]\n',
+               moved='[clusters.local]\n[streams.A]\nsubjects = ["x.>"]\n'
+                     '[streams.B]\nsubjects = ["b.>", "a.>"]\n',
+               swap='[clusters.local]\n[streams.A]\nsubjects = ["b.>"]\n'
+                    '[streams.B]\nsubjects = ["x.>", "a.>"]\n',
+               pruned='[clusters.local]\n[streams.B]\nsubjects = ["b.>", "a.>", "x.>"]\n')
+    ok(jl("apply", str(f["start"])))
+    out = ok(jl("apply", str(f["moved"]))).stdout
+    assert out.index("update stream A") < out.index("update stream B"), out
+    assert json.loads(jl("stream", "info", "B", "-j").stdout)["config"]["subjects"] == [
+        "b.>", "a.>"]
+    before = data_dir_bytes(jl.data)
+    r = jl("apply", str(f["swap"]))
+    assert r.exit_code == 3 and "stream A in cluster local can not be updated: subjects " \
+        "overlap with an existing stream (10065)" in r.stdout, (r.stdout, r.stderr)
+    assert data_dir_bytes(jl.data) == before
+    out = ok(jl("apply", str(f["pruned"]), "--prune", "-f")).stdout
+    assert out.index("delete stream A") < out.index("update stream B"), out
+    assert json.loads(jl("stream", "ls", "-j").stdout) == ["B"]
+
+
 def test_prune_of_an_origin_others_depend_on_is_a_problem(jl, tmp_path):
     """--prune deleting a bucket a KV mirror of an undeclared cluster is made from: a
     problem of the file's doing (nothing applied), not one taken for the clusters' own."""

@@ -259,17 +259,23 @@ def _object_field(change: Change, stream_field: str | None) -> str | None:
 
 
 def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
-                  problems: list[Problem], *, single_server: bool = True) -> None:
-    """The engine's (the server's) editable rules, checked before anything is applied."""
+                  problems: list[Problem], *, single_server: bool = True,
+                  before: dict[tuple[str, str], Any] | None = None) -> None:
+    """The engine's (the server's) editable rules, checked before anything is applied.
+    ``before``: the streams as the plan's earlier changes leave them when this one is
+    applied (:func:`_check_updates`: subjects a stream gave up earlier in the plan can be
+    taken); the current ones when not given."""
 
     obj, cur = change.obj, change.current
     assert obj is not None and cur is not None
     if change.kind in NATS_KINDS:
         if obj.config is None:
             return
-        existing = {n: c for (cl, n), c in current_streams.items() if cl == change.cluster}
         # the stream the object is (a KV mirror MIR is the stream KV_MIR)
         stream = cur.config.name if cur.config is not None else cur.name
+        at = current_streams if before is None else before
+        existing = {n: c for (cl, n), c in at.items() if cl == change.cluster}
+        existing[stream] = current_streams[(change.cluster, stream)]
         stored = current_streams[(change.cluster, stream)]
         for err in _update_problems(stored, change.config, existing, single_server):
             p = Problem(obj.file, obj.label, _object_field(change, getattr(err, "field", None)),
@@ -296,6 +302,27 @@ def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
         problems.append(_refusal(change, "a mirror topic's link, source topic and configs can "
                                          "not change (delete and re-create it, or promote it)",
                                  None))
+
+
+def _check_updates(ordered: list[Change], current_streams: dict[tuple[str, str], Any],
+                   problems: list[Problem], *, single_server: bool) -> None:
+    """Each update checked (:func:`_check_update`) against the streams as the changes
+    before it in the plan's order leave them: subjects moved from one stream to another
+    are taken once given up; a swap, which no order of two updates makes, is refused."""
+    at = dict(current_streams)
+    for c in ordered:
+        if c.kind not in NATS_KINDS:
+            continue
+        if c.action == "update":
+            _check_update(c, current_streams, problems, single_server=single_server,
+                          before=at)
+            cur = c.current.config if c.current is not None else None
+            if cur is not None and c.config is not None:
+                at[(c.cluster, cur.name)] = c.config
+        elif c.action == "delete" and c.current is not None and c.current.config is not None:
+            at.pop((c.cluster, c.current.config.name), None)
+        elif c.action == "create" and c.obj is not None and c.obj.config is not None:
+            at[(c.cluster, c.obj.config.name)] = c.obj.config
 
 
 def _update_problems(stored: Any, wanted: Any, existing: dict[str, Any],
@@ -475,14 +502,13 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
                 f"{obj.label} in cluster {obj.cluster} is fenced by jetlink dr fence (it failed "
                 "over): apply keeps the fence, its subjects stay off until jetlink dr "
                 "failback --switch gives them back"))
-        if diff:
-            _check_update(change, current_streams, problems,
-                          single_server=clusters.single_server)
         changes.append(change)
     if prune:
         for obj in current.objects:
             if obj.cluster in declared and _ident(obj) not in file_ids:
                 changes.append(Change("delete", obj.kind, obj.cluster, obj.name, current=obj))
+    _check_updates(_ordered(changes, state), current_streams, problems,
+                   single_server=clusters.single_server)
     problems += clusters.limits(changes)  # (the deletions too: an ACL pruned is gone)
     same = {c.obj.label for c in changes if c.action == "unchanged" and c.obj is not None}
     kept = [p for p in problems if not ((p.object in same or p.file == clusters.label)
