@@ -606,3 +606,18 @@ def test_a_kv_number_past_its_stream_fields_go_type_is_a_problem_of_the_tables_f
     assert problems[2].description.endswith(
         "cannot unmarshal number 3000000000 into Go struct field "
         "StreamConfigRequest.max_msg_size of type int32")
+
+
+@pytest.mark.parametrize(("text", "fields"), [
+    ('[kv.OK]\n[kv_mirrors.M]\norigin_bucket = "OK"\nkeys = ["good", "a..b", "x", ""]\n',
+     ["keys[1]", "keys[3]"]),
+    ('[kv.K1]\n[kv_aggregates.G]\norigins = [{bucket = "K1", keys = ["fine", "x y", ""]}]\n',
+     ["origins[0].keys[1]", "origins[0].keys[2]"]),
+    ('[kv.OK]\n[kv_mirrors.M]\norigin_bucket = "OK"\nkeys = ["", "", "ok", ""]\n',
+     ["keys[0]", "keys[1]", "keys[3]"]),
+])
+def test_every_bad_item_of_a_list_is_named_by_its_index_as_written(tmp_path, text, fields):
+    """Each bad item is set aside before the rest is checked again: a later one's index is
+    still counted in the list as the file writes it."""
+    problems = validate_files([write(tmp_path, text)])
+    assert [p.field for p in problems] == fields

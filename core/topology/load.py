@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import tomllib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -459,18 +460,25 @@ class Topology:
         from ..config.validate import MAX_PROBLEMS, drop_path
 
         seen: set[str] = set()
+        dropped: dict[str, list[int]] = {}  # list path -> the indices set aside, as written
         for _ in range(MAX_PROBLEMS):
             try:
                 return attempt(doc)
             except JetlinkError as exc:
-                self._object_problem(obj, exc)
                 fld = exc.field
-                if not fld or fld in seen or not isinstance(doc, dict):
+                shown = _as_written(fld, dropped) if fld else fld
+                if shown != fld:  # (the index in the list as written, not as left)
+                    exc.field = shown
+                self._object_problem(obj, exc)
+                if not fld or not shown or shown in seen or not isinstance(doc, dict):
                     return None
-                seen.add(fld)
+                seen.add(shown)  # (as written: the items after one set aside move up)
                 doc = copy.deepcopy(doc)
                 if not drop_path(doc, fld):
                     return None
+                m = _LIST_ITEM.match(shown or "")
+                if m:
+                    dropped.setdefault(m.group(1), []).append(int(m.group(2)))
         return None
 
     def _object_problem(self, obj: TopologyObject, exc: JetlinkError) -> None:
@@ -528,6 +536,22 @@ def load_topology(path: str) -> Topology:
     topo = Topology()
     topo.add_file(path)
     return topo
+
+
+_LIST_ITEM = re.compile(r"^(.*)\[(\d+)\]$")
+
+
+def _as_written(field: str, dropped: dict[str, list[int]]) -> str:
+    """``field`` (``keys[2]``) with its index counted in the list as written, the items
+    set aside before it (``dropped``: list path -> indices as written) put back."""
+    m = _LIST_ITEM.match(field)
+    if not m or m.group(1) not in dropped:
+        return field
+    i = int(m.group(2))
+    for gone in sorted(dropped[m.group(1)]):
+        if gone <= i:
+            i += 1
+    return f"{m.group(1)}[{i}]"
 
 
 def load_files(paths: Iterable[str]) -> Topology:
