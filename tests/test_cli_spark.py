@@ -3,6 +3,7 @@ and online replication continuing after a bulk job without a gap or a duplicate.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 
@@ -504,13 +505,10 @@ def test_an_unreachable_cluster_master_is_named_before_spark_starts(jl, tmp_path
     assert not (tmp_path / "out").exists()
 
 
-def test_a_cluster_master_with_one_address_answering_is_used():
-    """``master_unreachable``: None when any of the master's addresses accepts a connection,
-    and for every master that is not ``spark://`` or ``yarn`` (local, k8s: Spark resolves
-    those)."""
+@contextlib.contextmanager
+def _two_ports():
+    """(a port something listens on, a port nothing listens on) of 127.0.0.1."""
     import socket
-
-    from jetlink.sparkops.session import master_unreachable
 
     with socket.socket() as listening, socket.socket() as gone:
         listening.bind(("127.0.0.1", 0))
@@ -518,6 +516,17 @@ def test_a_cluster_master_with_one_address_answering_is_used():
         gone.bind(("127.0.0.1", 0))
         port, dead = listening.getsockname()[1], gone.getsockname()[1]
         gone.close()
+        yield port, dead
+
+
+def test_a_cluster_master_with_one_address_answering_is_used():
+    """``master_unreachable``: None when any of the master's addresses accepts a connection,
+    and for every master that is not ``spark://`` or ``yarn`` (local, k8s: Spark resolves
+    those)."""
+
+    from jetlink.sparkops.session import master_unreachable
+
+    with _two_ports() as (port, dead):
         assert master_unreachable(f"spark://127.0.0.1:{dead},127.0.0.1:{port}") is None
         assert master_unreachable(f"spark://127.0.0.1:{dead}") == (
             f"127.0.0.1:{dead}: connection refused")
@@ -539,19 +548,13 @@ def test_a_yarn_resource_manager_that_does_not_answer_is_named_before_spark_star
     hostname:8032, else Hadoop's 0.0.0.0:8032) must accept a connection, or one line names
     it, exit 1, nothing started (Spark's client would retry it for minutes, silent); with
     ResourceManager HA it is not judged here."""
-    import socket
 
     from jetlink.sparkops.session import master_unreachable
 
     conf = tmp_path / "hadoop"
     monkeypatch.delenv("YARN_CONF_DIR", raising=False)
     monkeypatch.setenv("HADOOP_CONF_DIR", str(conf))
-    with socket.socket() as listening, socket.socket() as gone:
-        listening.bind(("127.0.0.1", 0))
-        listening.listen()
-        gone.bind(("127.0.0.1", 0))
-        port, dead = listening.getsockname()[1], gone.getsockname()[1]
-        gone.close()
+    with _two_ports() as (port, dead):
         _yarn_site(conf, {"yarn.resourcemanager.address": f"127.0.0.1:{port}"})
         assert master_unreachable("yarn") is None
         _yarn_site(conf, {"yarn.resourcemanager.hostname": "127.0.0.1",
