@@ -248,7 +248,8 @@ BAD = [
     ("topic-partitions-many", KAFKA + '[topics.o]\ncluster = "kwest"\npartitions = 5000\n',
      ("topic o", "partitions", "Number of partitions 5000 is above jetlink's limit")),
     ("topic-partitions-type", KAFKA + '[topics.o]\ncluster = "kwest"\npartitions = "3"\n',
-     ("topic o", "partitions", "partitions must be an integer")),
+     ("topic o", "partitions", "partitions must be an integer (the number of partitions), "
+                               "got str '3'")),
     ("topic-config-unknown",
      KAFKA + '[topics.o]\ncluster = "kwest"\nconfigs = { "retention.msec" = "1" }\n',
      ("topic o", "configs.retention.msec",

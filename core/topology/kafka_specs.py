@@ -122,8 +122,11 @@ def _topic_spec(body: dict[str, Any], name: str, cluster: str,
         errors.append(_refield(exc, "name"))
     partitions = body.get("partitions", 1)
     if not isinstance(partitions, int) or isinstance(partitions, bool):
+        from ..errors import clip
+
         errors.append(JetlinkError(
-            "partitions must be an integer (the number of partitions)", field="partitions"))
+            f"partitions must be an integer (the number of partitions), got "
+            f"{type(partitions).__name__} {clip(repr(partitions))}", field="partitions"))
     else:
         try:
             validate_partitions(partitions)
