@@ -155,8 +155,7 @@ def build_config(name: str, values: dict[str, Any], now_ns: int) -> dict[str, An
         doc["filter_subject"] = filters[0]
     elif len(filters) > 1:
         doc["filter_subjects"] = filters
-    if not filters and doc["deliver_policy"] == "last_per_subject":
-        doc["filter_subject"] = ">"
+    _last_per_subject_filter(doc)
     doc["replay_policy"] = choose(
         values.get("replay") or "instant", REPLAY_POLICIES, flag="--replay"
     )
@@ -183,15 +182,27 @@ def build_config(name: str, values: dict[str, Any], now_ns: int) -> dict[str, An
         doc["mem_storage"] = True
     if values.get("metadata"):
         doc["metadata"] = parse_metadata(values["metadata"])
-    doc.update(_backoff_doc(values))
-    if doc.get("backoff") and doc.get("max_deliver", -1) in (-1, 0):
-        # natscli's: a backoff without --max-deliver gets one delivery per step and one
-        # more (else the server's 10116: max deliver must exceed the backoff's steps)
-        doc["max_deliver"] = len(doc["backoff"]) + 1
+    _with_backoff(doc, values)
     if values.get("pause"):
         doc["pause_until"] = _rfc3339(parse_pause_until(values["pause"], now_ns, "--pause"))
     doc.update(_priority_doc(values))
     return doc
+
+
+def _last_per_subject_filter(doc: dict[str, Any]) -> None:
+    """natscli's: deliver last per subject without a filter filters on every subject."""
+    if doc.get("deliver_policy") == "last_per_subject" and not (
+            doc.get("filter_subject") or doc.get("filter_subjects")):
+        doc["filter_subject"] = ">"
+
+
+def _with_backoff(doc: dict[str, Any], values: dict[str, Any]) -> None:
+    """--backoff's policy (:func:`_backoff_doc`) into ``doc``; natscli's: a backoff without
+    --max-deliver gets one delivery per step and one more (else the server's 10116: max
+    deliver must exceed the backoff's steps)."""
+    doc.update(_backoff_doc(values))
+    if doc.get("backoff") and doc.get("max_deliver", -1) in (-1, 0):
+        doc["max_deliver"] = len(doc["backoff"]) + 1
 
 
 def _priority_doc(values: dict[str, Any]) -> dict[str, Any]:
@@ -812,9 +823,7 @@ def copy_config(doc: dict[str, Any], dest: str, values: dict[str, Any],
         for key in ("deliver_policy", "opt_start_seq", "opt_start_time"):
             out.pop(key, None)
         out.update(deliver_policy(values["deliver"], now_ns))
-        if out["deliver_policy"] == "last_per_subject" and not (
-                out.get("filter_subject") or out.get("filter_subjects")):
-            out["filter_subject"] = ">"
+        _last_per_subject_filter(out)
     if values.get("ack") is not None:
         out["ack_policy"] = choose(values["ack"], ACK_POLICIES, flag="--ack")
     if values.get("replay") is not None:
@@ -822,9 +831,7 @@ def copy_config(doc: dict[str, Any], dest: str, values: dict[str, Any],
     if values.get("backoff") is not None or any(
             values.get(k) is not None for k in ("backoff_steps", "backoff_min", "backoff_max")):
         out.pop("backoff", None)
-        out.update(_backoff_doc(values))
-        if out.get("backoff") and out.get("max_deliver", -1) in (-1, 0):
-            out["max_deliver"] = len(out["backoff"]) + 1  # (as add: one more than its steps)
+        _with_backoff(out, values)
     return out
 
 

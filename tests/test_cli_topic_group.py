@@ -516,6 +516,9 @@ def test_null_marker_nulls_keys_and_header_values_too_and_is_refused_where_kafka
     assert [(r["key"], r["value"], r["headers"]) for r in got] == [
         (None, "v1", [["h", None], ["g", "v"]]), ("k2", None, [["h", None], ["g", "v"]]),
         (None, "x", [["h", None]])]
+    from helpers import data_dir_bytes
+
+    before = data_dir_bytes(jl.data)
     for args, says in (
             (["--key-separator", ":", "--null-marker", ":"],
              "--null-marker and --key-separator are both ':': null.marker and key.separator "
@@ -524,6 +527,7 @@ def test_null_marker_nulls_keys_and_header_values_too_and_is_refused_where_kafka
              "Header keys should not be equal to the null marker 'NULL' as they can't be null")):
         r = jl("topic", "produce", "nm", *args, input="a:b\n")
         assert (r.exit_code, r.stderr) == (2, f"jetlink: error: {says}\n")
+    assert data_dir_bytes(jl.data) == before
     assert len(doc(jl("topic", "consume", "nm", "--from-beginning", "-j"))) == 3
 
 
@@ -762,8 +766,12 @@ def test_set_offsets_takes_the_tools_execute_and_refuses_it_with_dry_run(jl):
     rows = doc(jl("group", "set-offsets", "g", "--topic", "orders", "--to-offset", "1",
                   "--execute", "-j"))
     assert [(r["old_offset"], r["new_offset"]) for r in rows] == [(3, 1)]
+    from helpers import data_dir_bytes
+
+    before = data_dir_bytes(jl.data)
     r = jl("group", "set-offsets", "g", "--topic", "orders", "--to-earliest", "--execute",
            "--dry-run")
     assert (r.exit_code, r.stderr) == (2, "jetlink: error: Option [reset-offsets] only accepts "
                                           "one of [execute] and [dry-run]\n")
+    assert data_dir_bytes(jl.data) == before
     assert doc(jl("group", "describe", "g", "-j"))["lags"][0]["current_offset"] == 1

@@ -259,12 +259,12 @@ def _object_field(change: Change, stream_field: str | None) -> str | None:
 
 
 def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
-                  problems: list[Problem], *, single_server: bool = True,
-                  before: dict[tuple[str, str], Any] | None = None) -> None:
+                  problems: list[Problem], *, single_server: bool,
+                  before: dict[tuple[str, str], Any]) -> None:
     """The engine's (the server's) editable rules, checked before anything is applied.
     ``before``: the streams as the plan's earlier changes leave them when this one is
     applied (:func:`_check_updates`: subjects a stream gave up earlier in the plan can be
-    taken); the current ones when not given."""
+    taken)."""
 
     obj, cur = change.obj, change.current
     assert obj is not None and cur is not None
@@ -273,10 +273,9 @@ def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
             return
         # the stream the object is (a KV mirror MIR is the stream KV_MIR)
         stream = cur.config.name if cur.config is not None else cur.name
-        at = current_streams if before is None else before
-        existing = {n: c for (cl, n), c in at.items() if cl == change.cluster}
-        existing[stream] = current_streams[(change.cluster, stream)]
         stored = current_streams[(change.cluster, stream)]
+        existing = {n: c for (cl, n), c in before.items() if cl == change.cluster}
+        existing[stream] = stored
         for err in _update_problems(stored, change.config, existing, single_server):
             p = Problem(obj.file, obj.label, _object_field(change, getattr(err, "field", None)),
                         getattr(err, "err_code", 0),
@@ -507,8 +506,8 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
         for obj in current.objects:
             if obj.cluster in declared and _ident(obj) not in file_ids:
                 changes.append(Change("delete", obj.kind, obj.cluster, obj.name, current=obj))
-    _check_updates(_ordered(changes, state), current_streams, problems,
-                   single_server=clusters.single_server)
+    ordered = _ordered(changes, state)  # (the order applied: each update checked in it)
+    _check_updates(ordered, current_streams, problems, single_server=clusters.single_server)
     problems += clusters.limits(changes)  # (the deletions too: an ACL pruned is gone)
     same = {c.obj.label for c in changes if c.action == "unchanged" and c.obj is not None}
     kept = [p for p in problems if not ((p.object in same or p.file == clusters.label)
@@ -522,7 +521,7 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
                     and change.config is not None and change.current is not None
                     and change.current.config is not None):
                 change.removes = clusters.removes(change)
-    return Plan(_ordered(changes, state), _unique(kept), prune, _unique(warnings))
+    return Plan(ordered, _unique(kept), prune, _unique(warnings))
 
 
 def _key(p: Problem) -> tuple[Any, ...]:
