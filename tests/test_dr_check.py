@@ -73,6 +73,38 @@ def test_no_mirror_is_unknown_and_creates_nothing(jl):
         f"UNKNOWN dr no mirrors in {jl.data} | mirrors=0 mirrors_critical=0 "
         "mirrors_warning=0")
     assert list(jl.data.iterdir()) == []
+    # JSON: the sentence is jsm.go's Result ``output`` (no OK message: UNKNOWN is no OK)
+    assert json.loads(jl("dr", "check", "-j").stdout) == {
+        "output": f"no mirrors in {jl.data}", "status": "UNKNOWN", "check_suite": "dr",
+        "check_name": "dr",
+        "perf_data": [{"name": "mirrors", "value": 0, "warning": 0, "critical": 0},
+                      {"name": "mirrors_critical", "value": 0, "warning": 0, "critical": 0},
+                      {"name": "mirrors_warning", "value": 0, "warning": 0, "critical": 0}],
+        "mirrors": []}
+
+
+def test_a_mirror_whose_failover_cannot_be_prepared_keeps_its_lag_series(jl):
+    """A mirror beside its origin in one cluster: a failover would be refused (the
+    subjects overlap), CRITICAL; its lag and time since last contact, as its StreamInfo
+    reports them, stay in every format (a graph of its lag does not stop)."""
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    ok(jl("stream", "add", "COPY", "--mirror", "ORDERS", "--defaults"))
+    ok(jl("pub", "orders.new", "one"))
+    jl.clock.advance(3 * SECOND)
+    line = nagios(jl("dr", "check"), 2)
+    assert line.startswith("CRITICAL dr Crit:COPY@local: could not prepare a failover: "
+                           "the origin's subjects orders.> overlap"), line
+    assert line.split(" | ")[1].startswith("COPY@local.lag=0 COPY@local.active=3.0000s "), line
+    [mirror] = json.loads(jl("dr", "check", "-j").stdout)["mirrors"]
+    assert [p["name"] for p in mirror["perf_data"]] == ["lag", "active"]
+    assert mirror["readiness"]["recovery_point"] == {
+        "messages": 0, "stale": False, "lag_age_ms": 3000, "last_seen_ms": 3000}
+    prom = ok(jl("dr", "check", "--format", "prometheus"))
+    families = {f.name: f for f in text_string_to_metric_families(prom.stdout)}
+    assert [(x.labels, x.value) for x in families["jetlink_dr_lag"].samples] == [
+        ({"item": "COPY@local"}, 0)]
+    assert [(x.labels, x.value) for x in families["jetlink_dr_active"].samples] == [
+        ({"item": "COPY@local"}, 3)]
 
 
 def test_a_mirror_without_synced_positions_warns(world):

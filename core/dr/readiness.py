@@ -217,7 +217,7 @@ class Readiness:
                               for p in m.result.perf_data]
         if not self.mirrors and not self.failures:
             where = f" in {self.where}" if self.where else ""
-            out.oks.append(f"no mirrors{where}" + (
+            out.output = (f"no mirrors{where}" + (
                 f" (failed over, their old origin silent: {', '.join(self.failed_over)}; "
                 "fence each when its region returns)" if self.failed_over else ""))
         if not self.unlisted:
@@ -277,11 +277,8 @@ class Readiness:
                 return head + failed + none + "\n"
             return head + failed + "\n\n" + "\n".join(text(m.result) for m in self.mirrors)
         line = nagios(self.combined())
-        if self.status is Status.UNKNOWN:
-            # nothing to check is no OK: its words stand without the OK: mark
-            rest = line[line.index(" "):].replace(" OK:", " ", 1) if not self.mirrors \
-                else line[line.index(" "):]
-            line = Status.UNKNOWN.value + rest
+        if self.status is Status.UNKNOWN:  # nothing to check is no OK (its words: output)
+            line = Status.UNKNOWN.value + line[line.index(" "):]
         return line
 
     def _prometheus(self, namespace: str) -> str:
@@ -482,6 +479,7 @@ def check_nats_mirror(site: Any, info: Any, shown: str, kind: str, cluster: str,
                                                      bucket, naming)
     except JetlinkError as err:
         result.critical(f"could not prepare a failover: {reason(err)}")
+        _own_contact(out, state, t)
         return out
     now = site.now_ns()
     reading, active = _grade_origin(result, report, state, failing, t)
@@ -654,21 +652,44 @@ def _grade_origin(result: Result, report: Any, state: Mapping[str, Any],
     return reading, active
 
 
+def _contact_items(reading: LagReading, active: int, t: DrThresholds
+                   ) -> tuple[list[PerfDataItem], list[PerfDataItem]]:
+    """The lag's and the time since last contact's perf items (none for a lag never
+    reported or a mirror never heard from)."""
+    lag = [] if reading.stale and reading.age_ns is None else [
+        PerfDataItem("lag", reading.lag, t.lag_warn, t.lag_critical,
+                     help="Messages the mirror has not copied from its origin",
+                     stale=reading.stale)]
+    seen = [] if active < 0 else [
+        PerfDataItem("active", active / SECOND, t.seen_warn / SECOND,
+                     t.seen_critical / SECOND, unit="s",
+                     help="Seconds since the mirror last heard from its origin")]
+    return lag, seen
+
+
+def _own_contact(out: MirrorReadiness, state: Mapping[str, Any], t: DrThresholds) -> None:
+    """A mirror whose failover could not be prepared (no origin read): its lag and the
+    time since it last heard from its origin as its own StreamInfo ``mirror`` reports them,
+    so that its series go on while the critical says why (perf items, no grade)."""
+    reading = lag_reading(state)
+    active = int(state.get("active", -1))
+    lag, seen = _contact_items(reading, active, t)
+    out.result.pd(*lag, *seen)
+    out.facts["recovery_point"] = {"messages": reading.lag, **reading.to_json(),
+                                   "last_seen_ms": active // MS if active >= 0 else None}
+
+
 def _grade_contact(result: Result, reading: LagReading, origin_answers: bool, active: int,
                    t: DrThresholds) -> None:
     """The recovery point's items, a stream's or a topic's: the lag (perf data and grade)
     and the time since the mirror last heard from its origin (``active`` in nanoseconds,
     -1: never). A lag never reported has no perf item (as an unknown recovery point's
     seconds): a ``lag=0`` would read as caught up on a graph."""
-    if not (reading.stale and reading.age_ns is None):
-        result.pd(PerfDataItem("lag", reading.lag, t.lag_warn, t.lag_critical,
-                               help="Messages the mirror has not copied from its origin",
-                               stale=reading.stale))
+    lag, seen = _contact_items(reading, active, t)
+    result.pd(*lag)
     _grade_lag(result, reading, origin_answers, t)
     if active >= 0:
-        result.pd(PerfDataItem("active", active / SECOND, t.seen_warn / SECOND,
-                               t.seen_critical / SECOND, unit="s",
-                               help="Seconds since the mirror last heard from its origin"))
+        result.pd(*seen)
         _grade(result, active, t.seen_warn, t.seen_critical,
                f"Last seen {_ago(active)} ago", f"Last seen {_ago(active)} ago")
     elif t.seen_critical > 0 or t.seen_warn > 0:

@@ -124,8 +124,10 @@ def perf_item(item: PerfDataItem) -> str:
 
 
 def nagios(result: Result) -> str:
+    # jsm.go's renderNagios: the Output, when set, stands in place of the OK messages
+    oks = [result.output] if result.output else [f"OK:{o}" for o in result.oks]
     parts = [result.name, *(f"Crit:{c}" for c in result.criticals),
-             *(f"Warn:{w}" for w in result.warnings), *(f"OK:{o}" for o in result.oks)]
+             *(f"Warn:{w}" for w in result.warnings), *oks]
     line = f"{result.status.value} {_unpiped(' '.join(parts))}"
     if not result.perf_data:
         return line
@@ -161,8 +163,8 @@ def _encode(value: object, indent: str) -> str:
 
 def document(result: Result) -> dict[str, object]:
     """The Result document natscli's ``--format json`` prints (its fields in its order)."""
-    doc: dict[str, object] = {"status": result.status.value, "check_suite": result.check,
-                              "check_name": result.name}
+    doc: dict[str, object] = {"output": result.output} if result.output else {}
+    doc.update(status=result.status.value, check_suite=result.check, check_name=result.name)
     for key, msgs in (("warning", result.warnings), ("critical", result.criticals),
                       ("ok", result.oks)):
         if msgs:

@@ -55,6 +55,9 @@ class Result:
     warnings: list[str] = field(default_factory=list)
     criticals: list[str] = field(default_factory=list)
     perf_data: list[PerfDataItem] = field(default_factory=list)
+    # jsm.go's Result ``Output``: a sentence shown in place of the OK messages (a check
+    # whose outcome is no OK, such as UNKNOWN when there was nothing to check)
+    output: str = ""
 
     def ok(self, msg: str) -> None:
         self.oks.append(msg)
