@@ -222,7 +222,32 @@ def test_unknown_cluster_path_and_method(rest):
     error(rest.http.get("/east/nothing"), 404, 404, "HTTP 404 Not Found")
     r = rest.http.put("/east/links")
     error(r, 405, 405, "HTTP 405 Method Not Allowed")
-    assert set(r.headers["allow"].split(", ")) == {"GET", "HEAD", "POST"}
+    assert set(r.headers["allow"].split(", ")) == {"GET", "HEAD", "OPTIONS", "POST"}
+
+
+def test_options_answers_the_methods_of_a_path(rest):
+    """OPTIONS as the JAX-RS runtime of Confluent's server answers it (WADL off): 200, the
+    path's methods in Allow, no body and no CORS grant."""
+    for path, allow in (("/east/links", "GET, HEAD, OPTIONS, POST"),
+                        ("/east/links/L", "DELETE, GET, HEAD, OPTIONS"),
+                        ("", "GET, HEAD, OPTIONS")):
+        r = rest.http.options(path)
+        assert (r.status_code, r.headers["allow"], r.content) == (200, allow, b""), path
+        assert not any(k.startswith("access-control-") for k in r.headers), r.headers
+
+
+def test_a_trailing_slash_is_the_path_without_it_never_a_redirect(rest):
+    """JAX-RS matches /links/ as /links: the same answer, not a 307 a script without
+    redirects on would take for done."""
+    clusters(rest, "ts")
+    assert rest.http.get("/ts/links/").json() == rest.http.get("/ts/links").json()
+    r = rest.http.post("/ts/links/", params={"link_name": "T"}, headers=JSON,
+                       json={"source_cluster_id": "west"})
+    created(r)
+    assert rest.http.get("/ts/links/T/").json()["link_name"] == "T"
+    error(rest.http.get("/ts/links/nope/"), 404, 404, "Cluster link 'nope' not found")
+    error(rest.http.get("/ts/nothing/"), 404, 404, "HTTP 404 Not Found")
+    assert rest.http.get("/").json()["kind"] == "KafkaClusterList"
 
 
 def test_only_loopback_host_headers_without_a_token(rest):
@@ -287,6 +312,21 @@ def test_link_create_errors(rest):
                    "Not a number of type INT")
     assert "no.such.config" in error(create_link(
         rest, "l3", "M", "west", [{"name": "no.such.config", "value": "1"}]), 400, 40002)
+    # a config named twice (a null one too) is refused as configs:alter refuses it, never
+    # the last one kept; so is a mirror topic's
+    for dup in ([{"name": "consumer.offset.sync.ms", "value": "1000"},
+                 {"name": "consumer.offset.sync.ms", "value": "5000"}],
+                [{"name": "consumer.offset.sync.ms", "value": "1000"},
+                 {"name": "consumer.offset.sync.ms", "value": None}]):
+        error(create_link(rest, "l3", "M", "west", dup), 400, 40002,
+              "Error due to duplicate config keys : consumer.offset.sync.ms")
+    error(rest.http.post("/l3/links/L/mirrors", json={
+        "source_topic_name": "orders",
+        "configs": [{"name": "retention.ms", "value": "1"},
+                    {"name": "retention.ms", "value": "2"}]}), 400, 40002,
+          "Error due to duplicate config keys : retention.ms")
+    error(rest.http.get("/l3/links/M"), 404, 404, "Cluster link 'M' not found")
+    assert rest.http.get("/l3/links/L/mirrors").json()["data"] == []
     assert "does not exist" in error(create_link(rest, "l3", "M", "nosuch"), 400, 40002)
     assert "cannot create cluster link to self" in error(
         create_link(rest, "l3", "M", "l3"), 400, 40002)
@@ -613,9 +653,15 @@ def test_promote(rest):
     assert r.json() == alter_doc(rest, "rd", "R", [("r", None, None, [lag(0, 0, 4)], [])])
     assert status(rest, "rd", "R", "r")["mirror_status"] == "STOPPED"
     r = alter(rest, "rd", "R", "promote", {"mirror_topic_names": ["r"]})
-    # Confluent's own example text for this case
+    # Confluent's own example text for this case, with the mirror's lags (its example
+    # lists them: AlterMirrorStatusResponseData's mirror_lags is required, [] only for a
+    # topic that is no mirror)
     assert r.json() == alter_doc(rest, "rd", "R", [
-        ("r", 400, "Topic 'r' has already stopped its mirror from 'R'", [], [])])
+        ("r", 400, "Topic 'r' has already stopped its mirror from 'R'", [lag(0, 0, 4)], [])])
+    r = alter(rest, "rd", "R", "pause", {"mirror_topic_names": ["r"]})
+    assert r.json() == alter_doc(rest, "rd", "R", [
+        ("r", 400, "Topic 'r' is STOPPED: only an active or paused mirror can be paused or "
+         "resumed", [lag(0, 0, 4)], [])])
     dd, dst = engine(rest, "rd")
     dst.produce("r", [(None, b"writable")])  # a normal topic now
     dd.close()

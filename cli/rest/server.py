@@ -173,7 +173,7 @@ import sqlite3
 import sys
 import traceback
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -692,9 +692,14 @@ def _string(body: Mapping[str, Any], key: str, *, required: bool) -> str | None:
 
 def _configs(body: Mapping[str, Any], key: str = "configs") -> dict[str, str]:
     """``[{name, value}]`` (ConfigData, its types checked by the operation's schema) as a
-    dict; a null value is left out (the configuration keeps its default)."""
-    return {item["name"]: item["value"] for item in body.get(key) or ()
-            if item["value"] is not None}
+    dict; a null value is left out (the configuration keeps its default). A name given
+    twice, null or not, is refused as Kafka refuses it (core/kafka/errors.py
+    ``check_unique_config_keys``: 400, INVALID_REQUEST's text), never the last one kept."""
+    from jetlink.core.kafka.errors import check_unique_config_keys
+
+    items = body.get(key) or ()
+    check_unique_config_keys(item["name"] for item in items)
+    return {item["name"]: item["value"] for item in items if item["value"] is not None}
 
 
 # -- handlers: clusters -------------------------------------------------------------------
@@ -728,6 +733,8 @@ def _clusters_endpoint(data_dir: Path, operation: Any) -> Callable[[Request], An
     """``GET /kafka/v3/clusters`` (listKafkaClusters): KafkaClusterList."""
 
     async def list_clusters(request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return _options(_allow(["GET"]))
         root = str(request.base_url).rstrip("/") + BASE_PATH
         try:
             checked_request(operation, request, None)
@@ -1505,7 +1512,11 @@ def _endpoint(handlers: Mapping[str, tuple[Any, Handler]], data_dir: Path,
     """The endpoint of one path: (operation, handler) by HTTP method (HEAD runs GET's).
     The request is checked against the operation's schema before the handler runs."""
 
+    allow = _allow(handlers)
+
     async def endpoint(request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return _options(allow)
         method = "GET" if request.method == "HEAD" else request.method
         operation, handler = handlers[method]
         params = dict(request.path_params)
@@ -1530,6 +1541,36 @@ def _endpoint(handlers: Mapping[str, tuple[Any, Handler]], data_dir: Path,
 
     endpoint.__name__ = "_".join(h.__name__ for _op, h in handlers.values())
     return endpoint
+
+
+def _allow(methods: Iterable[str]) -> str:
+    """A path's ``Allow`` header: its methods, HEAD with GET, and OPTIONS."""
+    given = set(methods)
+    return ", ".join(sorted(given | {"OPTIONS"} | ({"HEAD"} if "GET" in given else set())))
+
+
+def _options(allow: str) -> Response:
+    """OPTIONS of a path, as the JAX-RS runtime Confluent's server runs on answers one
+    (its WADL off): 200, the methods in ``Allow``, no body and no CORS grant."""
+    return Response(status_code=200, headers={"Allow": allow})
+
+
+class SlashMiddleware:
+    """A path with a trailing ``/`` is served as the path without it (JAX-RS matches
+    ``/links/`` as ``/links``), never redirected: a 307 would leave a script without
+    redirects on with an empty answer and nothing done."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and len(path) > 1 and path.endswith("/"):
+            scope = dict(scope, path=path[:-1])
+            raw = scope.get("raw_path")
+            if isinstance(raw, bytes) and raw.endswith(b"/"):
+                scope["raw_path"] = raw[:-1]
+        await self.app(scope, receive, send)
 
 
 def _default_clock() -> Any:
@@ -1557,17 +1598,19 @@ def create_app(data_dir: Path, *, clock_factory: Callable[[], Any] | None = None
         if op_id in HANDLERS:
             table.setdefault(op.path, {})[op.method] = (op, HANDLERS[op_id])
     routes = [Route("/kafka/v3" + path, _endpoint(handlers, Path(data_dir), clocks),
-                    methods=list(handlers))
+                    methods=[*handlers, "OPTIONS"])
               for path, handlers in table.items()]
     routes.insert(0, Route(BASE_PATH, _clusters_endpoint(Path(data_dir),
                                                          OPERATIONS["listKafkaClusters"]),
-                           methods=["GET"]))
+                           methods=["GET", "OPTIONS"]))
     app = Starlette(
         routes=routes,
         middleware=[Middleware(FaultMiddleware), Middleware(GuardMiddleware, token=token),
-                    Middleware(BodyLimitMiddleware, max_bytes=MAX_BODY_BYTES)],
+                    Middleware(BodyLimitMiddleware, max_bytes=MAX_BODY_BYTES),
+                    Middleware(SlashMiddleware)],
         exception_handlers={HTTPException: _http_exception},
     )
+    app.router.redirect_slashes = False
     # every request's engine work and the replication steps: one thread (cli/rest/worker.py);
     # app.state.engine.close() when the server stops
     anchor = Anchor(Path(data_dir))

@@ -119,8 +119,11 @@ def resume(m: MirrorState, topics: Sequence[str], link: str, *, dry_run: bool = 
 def _set_paused(m: MirrorState, topics: Sequence[str], link: str, paused: bool, dry_run: bool
                 ) -> list[AlterResult]:
     out = []
+    mirrors = []  # the entries of topics that are mirrors: their lags, refused or not
     for name, row in _select(m, topics, link):
         res = AlterResult(name)
+        if row is not None:
+            mirrors.append(res)
         if row is None:
             _not_mirrored(m, res, link)
         elif row[3] in (STOPPED, PENDING_STOPPED, FAILED):
@@ -134,9 +137,8 @@ def _set_paused(m: MirrorState, topics: Sequence[str], link: str, paused: bool, 
         out.append(res)
     if not dry_run:
         m.refresh(link)
-    for res in out:
-        if res.ok:
-            res.mirror_lags = m.describe(res.mirror_topic_name, link).mirror_lags
+    for res in mirrors:
+        res.mirror_lags = m.describe(res.mirror_topic_name, link).mirror_lags
     return out
 
 
@@ -160,13 +162,15 @@ def _stop(m: MirrorState, topics: Sequence[str], link: str, how: str, dry_run: b
         if row is None:
             _not_mirrored(m, res, link)
             continue
+        # a mirror's lags are in its entry, refused or not (AlterMirrorStatusResponseData:
+        # ``mirror_lags`` required); [] only for a topic that is no mirror
+        info = m._info(row, src)
+        res.mirror_lags = info.mirror_lags
         if row[3] == STOPPED:
             res.already_stopped = True
             res.error_code = code_of("INVALID_REQUEST")
             res.error_message = already_stopped_message(name, link)
             continue
-        info = m._info(row, src)
-        res.mirror_lags = info.mirror_lags
         if how == "promote" and row[3] != PENDING_STOPPED:
             problem = _promote_problem(m, li, row, src, info)
             if problem:
