@@ -133,7 +133,9 @@ def apply(
         doc = {"files": [str(file)], "problems": plan_doc["problems"],
                "warnings": plan_doc["warnings"], "valid": False}
         app.emit({"plan": plan_doc, "result": None, "dry_run": dry_run},
-                 human=lambda a, _d: render_problems(a, doc))
+                 # a plan with problems is no file that is OK, wherever the problems are
+                 # (the data directory's objects the plan breaks: an origin --prune deletes)
+                 human=lambda a, _d: render_problems(a, doc, ok_lines=False))
         raise typer.Exit(ExitCode.PROBLEMS)
     if plan_doc.get("warnings") and not app.json:
         from jetlink.cli.validate import render_warnings

@@ -95,16 +95,16 @@ def _same_file(a: str, b: str) -> bool:
     return a == b or os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
 
 
-def render(app: App, doc: dict[str, Any]) -> None:
-    """OK lines for clean files, one table of problems, a one-line summary on stderr;
-    warnings on stderr, one line each."""
+def render(app: App, doc: dict[str, Any], *, ok_lines: bool = True) -> None:
+    """OK lines for clean files (``ok_lines``), one table of problems, a one-line summary
+    on stderr; warnings on stderr, one line each."""
     problems = doc["problems"]
     warnings = doc.get("warnings") or []
     # --strict: the warnings made the files invalid (``valid`` false without a problem)
     strict = not doc.get("valid", True) and not problems
     failing = [*problems, *(warnings if strict else [])]
     bad = [f for f in doc["files"] if any(_same_file(f, str(p["file"])) for p in failing)]
-    for path in doc["files"]:
+    for path in doc["files"] if ok_lines else ():
         if path not in bad:
             output.line(app, f"{path}: OK")
     render_warnings(app, warnings)

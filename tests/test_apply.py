@@ -417,6 +417,63 @@ def test_prune_asks_and_needs_force_without_a_terminal(jl, tmp_path):
     assert "BACKUP" not in doc(ok(jl("--cluster", "east", "stream", "ls", "-j")))
 
 
+AGGREGATE = """
+[clusters.west]
+[clusters.east]
+[kv.B]
+cluster = "west"
+[kv_aggregates.G]
+cluster = "east"
+origins = [{bucket = "B", domain = "west"}]
+"""
+ONLY_WEST = """
+[clusters.west]
+[streams.OTHER]
+cluster = "west"
+subjects = ["o.>"]
+"""
+GONE = ('<data directory>: kv_aggregate G: origins[0].bucket: warning: stream not found: '
+        'aggregate origin bucket "B" (stream KV_B) does not exist in cluster "west": the '
+        'server accepts this, the stream waits for its origin (10059)\n')
+
+
+def test_a_prune_that_deletes_an_origin_still_sourced_warns(jl, tmp_path):
+    """A warning the plan makes on an object the data directory holds (an aggregate whose
+    origin --prune deletes) is shown, in the dry run and the apply; one it had before the
+    file is not."""
+    ok(jl("apply", write(tmp_path, AGGREGATE, "a.toml")))
+    path = write(tmp_path, ONLY_WEST, "w.toml")
+    dry = ok(jl("apply", path, "--prune", "--dry-run"))
+    assert dry.stderr == GONE
+    plan = doc(ok(jl("apply", path, "--prune", "--dry-run", "-j")))["plan"]
+    assert [(w["object"], w["field"]) for w in plan["warnings"]] == [
+        ("kv_aggregate G", "origins[0].bucket")]
+    assert ok(jl("apply", path, "--prune", "-f")).stderr == GONE
+    # done: the warning is the data directory's own now, not this file's doing
+    assert ok(jl("apply", path, "--prune", "--dry-run")).stderr == ""
+
+
+def test_a_plan_with_problems_in_the_data_directory_calls_no_file_ok(jl, tmp_path):
+    """--prune deleting the origin of a KV mirror the data directory keeps: the problem is
+    the data directory's object, the plan the file's: no "FILE: OK" line before it."""
+    ok(jl("apply", write(tmp_path, AGGREGATE + """
+[kv_mirrors.M]
+cluster = "east"
+origin_bucket = "B"
+domain = "west"
+""", "a.toml")))
+    before = data_dir_bytes(jl.data)
+    refused = jl("apply", write(tmp_path, ONLY_WEST, "w.toml"), "--prune", "-f")
+    assert refused.exit_code == 3, refused.output
+    assert refused.stdout == (
+        '<data directory>: kv_mirror M: origin_bucket: stream not found: origin bucket "B" '
+        '(stream KV_B) does not exist in cluster "west": a KV mirror is made from its '
+        "origin bucket's settings, which must exist first (kv add --mirror refuses it too) "
+        "(10059)\n")
+    assert refused.stderr == GONE + "1 problem in the data directory, 1 warning\n"
+    assert data_dir_bytes(jl.data) == before
+
+
 def test_export_of_some_clusters_to_a_file(jl, tmp_path):
     ok(jl("apply", write(tmp_path, BASE)))
     out = tmp_path / "west.json"

@@ -416,7 +416,9 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
     # (with what --prune deletes: an origin it deletes is missed by what stays, and that
     # problem is the file's doing)
     unfiled = [o for o in current.objects if _ident(o) not in file_ids]
-    already = {_key(p) for p in validate_topology(_alone(current, unfiled))}
+    before = _alone(current, unfiled)
+    already = {_key(p) for p in validate_topology(before)}
+    warned = {_key(w) for w in before.warnings}
     # ... nor does a problem of an object the file declares as the clusters hold it, the
     # clusters holding the same problem already (a server accepted the origin's edit that
     # made it: a mirror's max_msg_size below its origin's raised one): the file changes
@@ -425,7 +427,10 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
     found = validate_topology(state)
     problems += [p for p in clusters.relevant(found)
                  if not (p.file == clusters.label and _key(p) in already)]
-    warnings = [w for w in state.warnings if w.file != clusters.label]
+    # the same for warnings: one the clusters' objects had without the file is not shown,
+    # one this plan makes there is (an aggregate whose origin --prune deletes)
+    warnings = [w for w in state.warnings
+                if not (w.file == clusters.label and _key(w) in warned)]
     if not state.clusters:
         problems += _implicit_clusters_missing(
             desired, set(current.clusters) | set(clusters.damaged), clusters.label)
