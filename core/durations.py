@@ -51,6 +51,8 @@ _PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h|d|D|w|W|M|y|Y)
 _UNIT_HELP = "ns, us, ms, s, m, h, d, w, M, y"
 _BARE_NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)")
 MISSING_UNIT = "missing unit, e.g. 5s"
+# a duration a file may write: whole nanoseconds, or text with its unit
+DURATION_FORMS = 'whole nanoseconds or a string with its unit, e.g. "1.5s", "90s", "1h30m"'
 
 
 class DurationError(ValueError):

@@ -864,6 +864,64 @@ def test_a_files_bad_values_name_the_rule(jl, tmp_path):
     assert problems[2]["description"] == 'invalid JSON: can not unmarshal "\\"workq\\""'
 
 
+FORMS = 'whole nanoseconds or a string with its unit, e.g. "1.5s", "90s", "1h30m"'
+STREAM_S = '[streams.S]\nsubjects = ["s.>"]\nallow_msg_ttl = true\n'
+
+
+@pytest.mark.parametrize(("table", "field", "shown"), [
+    (STREAM_S + "max_age = 2.5\n", "max_age", "stream S"),
+    (STREAM_S + "duplicate_window = 2.5\n", "duplicate_window", "stream S"),
+    (STREAM_S + "subject_delete_marker_ttl = 2.5\n", "subject_delete_marker_ttl", "stream S"),
+    (STREAM_S + "consumer_limits = { inactive_threshold = 2.5 }\n",
+     "consumer_limits.inactive_threshold", "stream S"),
+    ("[kv.B]\nttl = 2.5\n", "ttl", "kv B"),
+    ("[kv.B]\nlimit_marker_ttl = 2.5\n", "limit_marker_ttl", "kv B"),
+    ('[kv_mirrors.M]\norigin_bucket = "B"\nttl = 2.5\n', "ttl", "kv_mirror M"),
+    ('[kv_aggregates.G]\norigins = [{bucket = "B"}]\nlimit_marker_ttl = 2.5\n',
+     "limit_marker_ttl", "kv_aggregate G"),
+])
+def test_a_duration_given_a_fraction_names_the_forms_it_takes(jl, tmp_path, table, field,
+                                                              shown):
+    """A number with a fraction is no duration: the problem names the field, the value and
+    the forms a duration is written in (a string with its unit among them); a stream's
+    keeps the server's 10025 text."""
+    path = write(tmp_path, table)
+    r = jl("validate", path)
+    assert r.exit_code == 3, r.output
+    [line] = r.stdout.splitlines()
+    if shown == "stream S":
+        assert line == (f"{path}: {shown}: {field}: invalid JSON: json: cannot unmarshal number "
+                        f"2.5 into Go struct field StreamConfigRequest.{field} of type "
+                        f"time.Duration (10025): {field} = 2.5: a duration is {FORMS}")
+    else:
+        assert line == f"{path}: {shown}: {field}: expected a duration ({FORMS}), got float 2.5"
+
+
+@pytest.mark.parametrize(("table", "line"), [
+    ('[kv.C]\nclustr = "x"\n', 'kv C: clustr: unknown key "clustr"; did you mean cluster?'),
+    ('[kv_mirrors.M]\norigin_bucket = "B"\norigin_clustr = "x"\n',
+     'kv_mirror M: origin_clustr: unknown key "origin_clustr"; did you mean origin_cluster?'),
+    ('[kv_aggregates.G]\norigins = [{bucket = "B", clustr = "x"}]\n',
+     'kv_aggregate G: origins[0].clustr: unknown key "clustr" in origins[0]; did you mean '
+     "cluster?"),
+    ("[kv.D]\nzzz = 1\n",
+     'kv D: zzz: unknown key "zzz" (allowed: cluster, bucket, description, max_value_size, '
+     "history, ttl, max_bytes, storage, replicas, placement, republish, mirror, sources, "
+     "compression, metadata, limit_marker_ttl, allow_direct)"),
+    ('[kv_mirrors.M]\norigin_bucket = "B"\nzzz = 1\n',
+     'kv_mirror M: zzz: unknown key "zzz" (allowed: cluster, origin_cluster, name, '
+     "origin_bucket, description, replicas, history, ttl, max_bytes, max_value_size, "
+     "storage, placement, keys, external, domain, metadata)"),
+])
+def test_a_kv_tables_unknown_key_names_the_keys_it_takes(jl, tmp_path, table, line):
+    """The keys a KV table takes, as docs/topology.md lists them (where it lives included):
+    the allowed list and a misspelling's suggestion."""
+    path = write(tmp_path, table)
+    r = jl("validate", path)
+    assert r.exit_code == 3, r.output
+    assert r.stdout.splitlines() == [f"{path}: {line}"]
+
+
 def test_yaml_is_said_not_read_nor_written(jl, tmp_path):
     """A file named .yaml / .yml is said to be YAML, not given TOML's parse error; export
     refuses to write TOML under such a name (exit 2, nothing written)."""

@@ -45,7 +45,7 @@ from __future__ import annotations
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
-from ..durations import MINUTE, SECOND, DurationError, parse_duration
+from ..durations import DURATION_FORMS, MINUTE, SECOND, DurationError, parse_duration
 from ..errors import ApiError, JetlinkError, client_error, invalid_config
 from .kvnames import (
     ERR_INVALID_BUCKET,
@@ -576,6 +576,13 @@ _SCHEMAS: dict[type, dict[str, str]] = {
 }
 
 
+# The keys a topology table holds besides the class's own (read by the topology layer before
+# the table is decoded): named among the allowed keys, and in a misspelling's suggestion
+_PLACE_KEYS: dict[type, tuple[str, ...]] = {
+    KeyValueConfig: ("cluster",), KVMirrorConfig: ("cluster", "origin_cluster"),
+    KVAggregateConfig: ("cluster",), KVAggregateOrigin: ("cluster",)}
+
+
 def schema_keys(cls: type) -> tuple[str, ...]:
     """The keys a topology table of ``cls`` may hold."""
     return tuple(_SCHEMAS[cls])
@@ -605,7 +612,7 @@ def _decode(kind: str, value: Any, path: str) -> Any:
         return value
     if kind == "duration":
         if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise bad('a duration (nanoseconds or a string like "24h")')
+            raise bad(f"a duration ({DURATION_FORMS})")
         try:
             return parse_duration(value)
         except DurationError as e:
@@ -661,10 +668,11 @@ def _from_dict(cls: type, doc: Any, preset: dict[str, Any], *, prefix: str = "")
         if kind is None:
             from ..errors import did_you_mean
 
-            hint = did_you_mean(key, schema) if isinstance(key, str) else None
+            known = [*_PLACE_KEYS.get(cls, ()), *schema]
+            hint = did_you_mean(key, known) if isinstance(key, str) else None
             raise _format_error(
                 f'unknown key "{key}"' + (f" in {prefix}" if prefix else "")
-                + (f"; {hint}" if hint else f" (allowed: {', '.join(schema)})"),
+                + (f"; {hint}" if hint else f" (allowed: {', '.join(known)})"),
                 path,
             )
         if value is None:

@@ -22,7 +22,7 @@ from ..config.stream import (
     StreamSource,
     SubjectTransformConfig,
 )
-from ..durations import DurationError, parse_duration
+from ..durations import DURATION_FORMS, DurationError, parse_duration
 from ..errors import ApiError, JetlinkError, did_you_mean
 from .model import (
     _CONTEXT_NAME_RE,
@@ -309,8 +309,24 @@ def _decode_stream(body: Any, key: str, *, allow_cluster: bool) -> tuple[str, St
     try:
         return cluster, StreamConfig.from_json(doc, strict=True)
     except ApiError as exc:
-        # The codec's own errors (10025 invalid JSON: ...): keep code and text, name the field.
+        # The codec's own errors (10025 invalid JSON: ...): keep code and text, name the field;
+        # a duration given a fraction: the forms a file may write it in (a string too)
+        if exc.field in _DURATION_PATHS:
+            value = _at(doc, exc.field)
+            if isinstance(value, float):
+                exc.detail = f"{exc.field} = {value!r}: a duration is {DURATION_FORMS}"
         raise exc from None
+
+
+_DURATION_PATHS = (*_DURATIONS, "consumer_limits.inactive_threshold")
+
+
+def _at(doc: dict[str, Any], path: str) -> Any:
+    """The value at a dotted ``path`` of ``doc`` (None when absent)."""
+    value: Any = doc
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
 
 
 def _domain_of(external: ExternalStream | None) -> str | None:
