@@ -198,3 +198,27 @@ def test_a_timeout_given_with_a_file_that_binds_servers_is_said_unused(
     monkeypatch.delenv("NATS_TIMEOUT", raising=False)
     quiet = jl(*[a.format(file=path) for a in args if a not in ("--timeout", "1s")])
     assert "notice" not in quiet.stderr
+
+
+@pytest.mark.parametrize(("east", "shared"), [
+    ('server = "127.0.0.1:24222"\njs_domain = "hub"', True),  # the same URL, spelt otherwise
+    ('server = "nats://127.0.0.1:24222"\njs_domain = "hub"', True),
+    ('server = "nats://127.0.0.1:24222"\njs_domain = "spoke"', False),
+    ('server = "nats://127.0.0.1:24223"\njs_domain = "hub"', False),
+])
+def test_validate_without_live_sees_two_clusters_on_one_jetstream(jl, tmp_path, east, shared):
+    """The rule apply and validate --live apply to the resolved bindings, from the file
+    alone (nothing connected: no server listens there)."""
+    path = tmp_path / "t.toml"
+    path.write_text('[clusters.west]\nserver = "nats://127.0.0.1:24222"\njs_domain = "hub"\n'
+                    f"[clusters.east]\n{east}\n"
+                    '[streams.A]\ncluster = "west"\nsubjects = ["a.>"]\n')
+    r = jl("validate", str(path))
+    if not shared:
+        assert (r.exit_code, r.stdout) == (0, f"{path}: OK\n"), r.output
+        return
+    assert r.exit_code == 3, r.output
+    assert r.stdout == (
+        f'{path}: cluster east: js_domain: cluster "east" is bound to the same JetStream as '
+        'cluster "west" (nats://127.0.0.1:24222, JetStream domain hub): each cluster of a '
+        "file is a JetStream of its own; give each its own js_domain\n")

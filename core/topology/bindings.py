@@ -1,148 +1,28 @@
 """Where a topology's clusters live on live servers: :func:`live_bindings` resolves the
 ``[clusters.<name>]`` bindings (``server = ...`` / ``context = ...``, natscli's other
-connection keys) through core/contexts.py and core/live/settings.py into :class:`Binding`
-values and names their problems before anything is connected; :func:`bound_clusters` is the
-same for ``jetlink export --from FILE``; :func:`target_table` is the table export writes for
-a server.
+connection keys; resolved by :mod:`.targets`) into :class:`Binding` values and names their
+problems before anything is connected; :func:`bound_clusters` is the same for ``jetlink
+export --from FILE``.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import JetlinkError
 from .checks import validate_topology
 from .load import Topology
 from .model import DEFAULT_CLUSTER, KAFKA_KINDS, Problem, kv_field
+from .targets import (
+    Binding,
+    _in_domain,
+    resolve_binding,
+    same_jetstream,
+    target_table,
+)
 
 __all__ = ["Binding", "bound_clusters", "live_bindings", "resolve_binding", "target_table"]
-
-_DOMAIN_API = re.compile(r"^\$JS\.([A-Za-z0-9_-]+)\.API$")
-# ServerTarget field -> the [clusters.<name>] key (core/topology/ BINDING_KEYS)
-_TARGET_KEYS = {"servers": "server", "js_domain": "js_domain", "user": "user",
-                "password": "password", "token": "token", "creds": "creds", "nkey": "nkey",
-                "tls_cert": "tls_cert", "tls_key": "tls_key", "tls_ca": "tls_ca",
-                "tls_first": "tls_first", "timeout": "timeout"}
-
-
-@dataclass
-class Binding:
-    """A cluster of a topology bound to a live server: the connection settings resolved
-    (core/live/target.py ServerTarget) and the ``[clusters.<name>]`` table that says so
-    (what export writes)."""
-
-    cluster: str
-    target: Any  # ServerTarget
-    table: dict[str, Any]
-    file: str = ""
-    # the file's description of the cluster: a server holds none, so the file's is the
-    # cluster's own (what a plan compares and export --from writes)
-    description: str = ""
-
-    @property
-    def domain(self) -> str | None:
-        """The JetStream domain of the cluster (None: the server's own JetStream, named by
-        no domain)."""
-        if self.target.js_api_prefix:
-            m = _DOMAIN_API.match(self.target.js_api_prefix.rstrip("."))
-            return m.group(1) if m else None
-        return self.target.js_domain or None
-
-    @property
-    def connection_key(self) -> Any:
-        """Bindings with the same key share one connection (they differ in domain only)."""
-        return dataclasses.replace(self.target, js_domain=None, js_api_prefix=None, origin="")
-
-    @property
-    def where(self) -> str:
-        d = self.domain
-        return self.target.shown_url + (f", JetStream domain {d}" if d else "")
-
-
-def _binding_env(environ: Any) -> dict[str, str]:
-    """The environment a file's binding is resolved in: natscli's variables (NATS_URL,
-    NATS_CONTEXT, NATS_USER...) left out, so the file alone says where each cluster is."""
-    import os
-
-    env = os.environ if environ is None else environ
-    return {k: v for k, v in env.items() if not k.startswith("NATS_")}
-
-
-def resolve_binding(cluster: Any, environ: Any = None) -> Any:
-    """The ServerTarget of a bound cluster (core/topology/ Cluster): ``context = NAME``
-    is the jetlink context NAME (core/contexts.py), else the natscli context NAME
-    (core/live/settings.py); the table's other keys override the context's settings, as
-    the command line options override a context's. JetlinkError (one sentence naming the
-    cluster) when the context does not exist or gives no server."""
-    from ..contexts import NAME_RE, ContextStore, config_dir
-    from ..errors import NotFoundError
-    from ..live.settings import nats_context_path, resolve_target
-
-    env = _binding_env(environ)
-    b = cluster.binding
-    where = f"[clusters.{cluster.name}]"
-    options = {fld: b.get(key) for fld, key in _TARGET_KEYS.items()}
-    jetlink_ctx = None
-    nats_ctx = None
-    name = b.get("context")
-    if name:
-        store = ContextStore(config_dir(env))
-        found = False
-        if NAME_RE.fullmatch(name):
-            try:
-                jetlink_ctx = store.load(name)
-                found = True
-            except NotFoundError:
-                pass
-            except JetlinkError as err:
-                raise JetlinkError(f"{where} context = {name!r}: {err.description}",
-                                   field="context") from None
-        if not found:
-            nats_ctx = name
-            file = nats_context_path(name, env)
-            if not file.is_file():
-                raise JetlinkError(
-                    f"{where} context = {name!r}: no such context: neither a jetlink context "
-                    f"({store.context_dir}) nor a natscli context ({file.parent})",
-                    field="context")
-    try:
-        target = resolve_target(options, env, jetlink_ctx, nats_ctx)
-    except JetlinkError as err:
-        raise JetlinkError(f"{where}: {err.description}", field=err.field or "server") from None
-    if target is None:
-        raise JetlinkError(f"{where} context = {name!r} gives no server URL: add server = "
-                           '"nats://host:port"', field="context")
-    return dataclasses.replace(target, origin=f"{where} of {cluster.file}")
-
-
-def target_table(target: Any, domain: str | None) -> dict[str, Any]:
-    """The ``[clusters.<name>]`` keys binding a cluster to ``target`` (what export writes):
-    ``context = NAME`` when the server came from a context, else ``server`` and the file
-    settings (credentials, TLS files); passwords and tokens are never written."""
-    source = (target.sources or {}).get("servers", "")
-    m = re.match(r"^(?:jetlink|natscli) context (\S+)", source)
-    out: dict[str, Any] = {}
-    if m:
-        out["context"] = m.group(1)
-    else:
-        out["server"] = target.url
-        for fld in ("creds", "nkey", "tls_cert", "tls_key", "tls_ca"):
-            if getattr(target, fld):
-                out[fld] = getattr(target, fld)
-        if target.tls_first:
-            out["tls_first"] = True
-    if domain:
-        out["js_domain"] = domain
-    return out
-
-
-def _in_domain(target: Any, domain: str | None) -> Any:
-    return dataclasses.replace(target, js_domain=domain or None, js_api_prefix=None)
-
 
 def live_bindings(topo: Topology, default: Any = None, environ: Any = None
                   ) -> tuple[dict[str, Binding], list[Problem]]:
@@ -206,17 +86,7 @@ def live_bindings(topo: Topology, default: Any = None, environ: Any = None
                                         f"{obj.label}: Kafka objects can not be applied to a "
                                         "live NATS server (they live in kafka clusters of the "
                                         "data directory)"))
-    seen: dict[Any, str] = {}
-    for name, b in bindings.items():
-        key = (b.connection_key, b.target.api_prefix)
-        if key in seen:
-            problems.append(Problem(b.file, f"cluster {name}", "js_domain", 0,
-                                    f'cluster "{name}" is bound to the same JetStream as '
-                                    f'cluster "{seen[key]}" ({b.where}): each cluster of a '
-                                    "file is a JetStream of its own; give each its own "
-                                    "js_domain"))
-        else:
-            seen[key] = name
+    problems += same_jetstream(bindings)
     for obj in topo.objects:
         for origin in obj.origins:
             if origin.cluster is None or origin.cluster == obj.cluster:

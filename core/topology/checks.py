@@ -55,9 +55,18 @@ def validate_files(paths: Iterable[str]) -> list[Problem]:
 def check_files(paths: Iterable[str]) -> tuple[list[Problem], list[Problem]]:
     """``(problems, warnings)`` of the files read together as one topology (``jetlink
     validate``)."""
-    topo = load_files(paths)
+    from .targets import shared_jetstreams
+
+    paths_list = list(paths)
+    topo = load_files(paths_list)
     topo.files_only = True
-    return validate_topology(topo), list(topo.warnings)
+    problems = validate_topology(topo)
+    # two clusters bound to one JetStream: seen from the files' bindings alone
+    shared = shared_jetstreams(topo.clusters, {p.object for p in topo.problems})
+    files: dict[str, int] = {}  # each file's problems together, in the files' order
+    for f in [*(str(x) for x in paths_list), *(p.file for p in problems + shared)]:
+        files.setdefault(f, len(files))
+    return sorted(problems + shared, key=lambda p: files[p.file]), list(topo.warnings)
 
 
 def validate_topology(topo: Topology) -> list[Problem]:
