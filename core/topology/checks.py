@@ -62,7 +62,7 @@ def check_files(paths: Iterable[str]) -> tuple[list[Problem], list[Problem]]:
     topo.files_only = True
     problems = validate_topology(topo)
     # two clusters bound to one JetStream: seen from the files' bindings alone
-    shared = shared_jetstreams(topo.clusters, {p.object for p in topo.problems})
+    shared = shared_jetstreams(topo.clusters, {p.object for p in topo.problems if p.object})
     files: dict[str, int] = {}  # each file's problems together, in the files' order
     for f in [*(str(x) for x in paths_list), *(p.file for p in problems + shared)]:
         files.setdefault(f, len(files))

@@ -18,12 +18,13 @@ from typing import Any
 
 from ..errors import JetlinkError
 from .apply import _apply_nats, stored_removed
-from .bindings import _DOMAIN_API, Binding, _in_domain, live_bindings, target_table
+from .bindings import live_bindings
 from .export import stream_table
 from .load import Topology
 from .model import DEFAULT_CLUSTER, Problem
 from .plan import NATS_KINDS, Change
 from .stored import _Document, _user_config
+from .targets import _DOMAIN_API, Binding, _in_domain, target_table
 
 __all__ = ["LiveClusters", "open_live"]
 
