@@ -349,8 +349,8 @@ BAD = [
     ("mirror-link-undeclared", MIRROR.replace('link = "dr"', 'link = "rd"'),
      ("mirror_topic orders", "link", "Cluster link 'rd' not found: no link rd is declared in "
                                      "cluster keast (CLUSTER_LINK_NOT_FOUND 10000)")),
-    ("mirror-link-in-other-cluster", MIRROR.replace('cluster = "keast"\n        link',
-                                                    'cluster = "kwest"\n        link'),
+    ("mirror-link-in-other-cluster", MIRROR.replace(
+        'cluster = "keast"\n        link', 'cluster = "kwest"\n        name = "o2"\n        link'),
      ("mirror_topic orders", "link", "(it is declared in cluster keast: a mirror topic lives "
                                      "on the destination cluster of its link")),
     ("mirror-source-undeclared", MIRROR.replace("[topics.orders]", "[topics.payments]"),
@@ -417,6 +417,51 @@ BAD = [
      ("mirror_topic my.orders", "name", "Topic 'my.orders' collides with existing topic: "
                                         "my_orders (INVALID_TOPIC_EXCEPTION 17)")),
 ]
+
+
+# (id, TOML, [(object, field, text in the description)]): a link or mirror topic that broke
+# its own rules is still checked against the others by what passed
+HIDDEN = [
+    ("bad-prefix-and-undeclared-source",
+     KAFKA + '[links.dr]\ncluster = "keast"\nsource_cluster = "knorth"\n'
+     'configs = { "cluster.link.prefix" = "a-very-long-prefix." }\n',
+     [("link dr", "configs.cluster.link.prefix", "at most 12 characters"),
+      ("link dr", "source_cluster", 'source cluster "knorth" is not declared')]),
+    ("mirror-exists-and-no-link",
+     KAFKA + '[topics.orders]\ncluster = "keast"\n[mirror_topics.m]\ncluster = "keast"\n'
+     'name = "orders"\nlink = "nolink"\n',
+     [("mirror_topic m", "name", "Topic 'orders' already exists"),
+      ("mirror_topic m", "link", "Cluster link 'nolink' not found")]),
+    ("broken-link-hides-neither-its-source-nor-its-mirrors-collision",
+     KAFKA + '[topics.orders]\ncluster = "keast"\n[links.dr]\ncluster = "keast"\n'
+     'source_cluster = "knorth"\nconfigs = { "consumer.offset.sync.enable" = "true" }\n'
+     '[mirror_topics.m]\ncluster = "keast"\nname = "orders"\nlink = "dr"\n',
+     [("link dr", "consumer_group_filters", "consumer.offset.group.filters is not set"),
+      ("link dr", "source_cluster", 'source cluster "knorth" is not declared'),
+      ("mirror_topic m", "name", "Topic 'orders' already exists")]),
+    ("bad-config-mirror-under-a-good-link",
+     _link(configs='"cluster.link.prefix" = "w."') + '[mirror_topics.orders]\n'
+     'cluster = "keast"\nlink = "dr"\nconfigs = { "retention.ms" = "1000" }\n',
+     [("mirror_topic orders", "configs.retention.ms", "synced from its source topic"),
+      ("mirror_topic orders", "name", "must start with the link's prefix 'w.'")]),
+    ("broken-link-mirror-source-given",
+     KAFKA + '[links.dr]\ncluster = "keast"\nsource_cluster = "kwest"\n'
+     'configs = { "cluster.link.prefix" = "a-very-long-prefix." }\n'
+     '[mirror_topics.m]\ncluster = "keast"\nname = "m"\nsource_topic = "nope"\nlink = "dr"\n',
+     [("link dr", "configs.cluster.link.prefix", "at most 12 characters"),
+      ("mirror_topic m", "source_topic", "Topic 'nope' does not exist on the source cluster "
+                                         "kwest")]),
+]
+
+
+@pytest.mark.parametrize("text,expected", [row[1:] for row in HIDDEN],
+                         ids=[row[0] for row in HIDDEN])
+def test_one_problem_hides_no_other(tmp_path, text, expected):
+    problems = validate_files([write(tmp_path, text)])
+    assert [(p.object, p.field) for p in problems] == [e[:2] for e in expected], \
+        [p.description for p in problems]
+    for p, (_obj, _fld, words) in zip(problems, expected, strict=True):
+        assert words in p.description, p.description
 
 
 @pytest.mark.parametrize("text,expected", [row[1:] for row in BAD], ids=[row[0] for row in BAD])

@@ -220,9 +220,11 @@ def _check_kafka(topo: Topology, add) -> None:
             except KafkaError as exc:
                 problem("name", exc)
             earlier.append(obj.name)
-        spec = obj.spec
+        # one that broke its own rules is checked here by what passed (its ``partial``):
+        # a bad prefix does not hide an undeclared source cluster
+        spec = obj.spec if obj.spec is not None else obj.partial
         if spec is None:
-            continue  # broken: reported on its own
+            continue  # nothing of it to check against the others: reported on its own
         if obj.kind == "link":
             if declared and spec.source_cluster not in declared:
                 problem("source_cluster", JetlinkError(
@@ -240,10 +242,15 @@ def _check_kafka(topo: Topology, add) -> None:
 def _check_mirror_topic(topo: Topology, obj: TopologyObject, spec: MirrorTopicSpec,
                         problem) -> None:
     from ..kafka.errors import KafkaError
-    from ..kafka.mirrors import mirror_source_topic, mirror_topic_exists, unknown_source_topic
+    from ..kafka.mirrors import mirror_source_topic, mirror_topic_exists
+
+    def exists() -> None:  # a topic of its name in its cluster: whatever its link says
+        if ("topic", obj.cluster, spec.name) in topo.kafka:
+            problem("name", mirror_topic_exists(spec.name))
 
     link = topo.kafka.get(("link", obj.cluster, spec.link))
     if link is None:
+        exists()
         elsewhere = sorted(c for (k, c, n) in topo.kafka if k == "link" and n == spec.link)
         note = ""
         if elsewhere:
@@ -254,32 +261,41 @@ def _check_mirror_topic(topo: Topology, obj: TopologyObject, spec: MirrorTopicSp
             f"Cluster link '{spec.link}' not found: no link {spec.link} is declared in cluster "
             f"{obj.cluster}{note}"))
         return
-    if link.spec is None:
-        return  # broken: reported on its own
+    given = obj.given_source_topic
+    if link.spec is None:  # the link broke its own rules: its mode and prefix are not known
+        exists()
+        if link.partial is not None and given is not None:
+            _check_source_topic(topo, spec, link.partial.source_cluster, problem, "source_topic")
+        return
     cfg = link.spec.config
     if not cfg.is_destination:
         problem("link", KafkaError(
             "INVALID_REQUEST",
             f"Cluster link '{spec.link}' is not in DESTINATION mode: mirror topics are created "
             "on a link's destination cluster"))
-    given = obj.given_source_topic
     name_ok = True
     try:
         mirror_source_topic(spec.name, cfg.prefix, given)
     except KafkaError as exc:
         problem("name", exc)
         name_ok = False
-    if ("topic", obj.cluster, spec.name) in topo.kafka:
-        problem("name", mirror_topic_exists(spec.name))
-    source_cluster = link.spec.source_cluster
+    exists()
+    if name_ok:
+        _check_source_topic(topo, spec, link.spec.source_cluster, problem,
+                            "source_topic" if given is not None else "name")
+
+
+def _check_source_topic(topo: Topology, spec: MirrorTopicSpec, source_cluster: str, problem,
+                        fld: str) -> None:
+    """The mirror topic's source topic is declared (a topic or a mirror topic) in its link's
+    source cluster; an undeclared source cluster is the link's problem."""
+    from ..kafka.mirrors import unknown_source_topic
+
     if topo.clusters and source_cluster not in topo.clusters:
-        return  # the link's problem
-    if name_ok and not any(
-        (kind, source_cluster, spec.source_topic) in topo.kafka
-        for kind in ("topic", "mirror_topic")
-    ):
-        problem("source_topic" if given is not None else "name",
-                unknown_source_topic(spec.source_topic, source_cluster, spec.link))
+        return
+    if not any((kind, source_cluster, spec.source_topic) in topo.kafka
+               for kind in ("topic", "mirror_topic")):
+        problem(fld, unknown_source_topic(spec.source_topic, source_cluster, spec.link))
 
 
 def _check_objects(topo: Topology, add_error) -> None:

@@ -185,14 +185,22 @@ def _link_spec(body: dict[str, Any], name: str, cluster: str,
             if key not in configs:
                 if not set_aside:  # (after one set aside, what follows from it is none of
                     _link_fault(errors, exc, key, given_in_configs)  # the file's own)
-                return None
+                return _partial_link(name, source, cluster)
             _link_fault(errors, exc, key, given_in_configs)
             set_aside.add(key)
             configs = {k: v for k, v in configs.items() if k != key}
     if errors:
-        return None
+        return _partial_link(name, source, cluster)
     assert isinstance(source, str), "a missing or non-string source_cluster is in errors"
     return LinkSpec(name, source, cfg.to_json())
+
+
+def _partial_link(name: str, source: Any, cluster: str) -> LinkSpec | None:
+    """A link with problems of its own: its source cluster when that passed (the loader
+    keeps it as the object's ``partial``), its configs unknown."""
+    if isinstance(source, str) and _NAME_RE.fullmatch(source) and source != cluster:
+        return LinkSpec(name, source, {})
+    return None
 
 
 def _link_fault(errors: list[JetlinkError], exc: JetlinkError, key: str,
@@ -216,6 +224,7 @@ def _mirror_topic_spec(body: dict[str, Any], name: str, cluster: str,
         validate_topic_name(name)
     except KafkaError as exc:
         errors.append(_refield(exc, "name"))
+    name_errors = len(errors)
     link = body.get("link")
     if link is None:
         errors.append(JetlinkError(
@@ -230,7 +239,10 @@ def _mirror_topic_spec(body: dict[str, Any], name: str, cluster: str,
         except KafkaError as exc:
             errors.append(_refield(exc, "source_topic"))
     checked = _checked_configs(body, errors, check_mirror_topic_configs)
-    if errors:
+    if errors:  # its link and source topic when they passed (the loader's ``partial``)
+        good_source = source is None or not any(e.field == "source_topic" for e in errors)
+        if isinstance(link, str) and link and good_source and not name_errors:
+            return MirrorTopicSpec(name, link, source or name, {})
         return None
     assert isinstance(link, str), "a missing or non-string link is in errors"
     return MirrorTopicSpec(name, link, source or name, dict(sorted(checked.items())))

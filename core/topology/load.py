@@ -351,12 +351,13 @@ class Topology:
             p = _kafka_problem(obj, exc)
             self.problems.append(p)
             self._sort[id(p)] = self._sort[id(obj)]
-        if errors:
-            return
-        obj.spec = spec
         if kind == "mirror_topic":
             given = body.get("source_topic")
             obj.given_source_topic = given if isinstance(given, str) else None
+        if errors:  # a partial one for the rules between objects (TopologyObject.partial)
+            obj.partial = spec
+            return
+        obj.spec = spec
 
     def resolve_mirror_sources(self) -> None:
         """Each mirror topic declared without ``source_topic``: its name without the prefix

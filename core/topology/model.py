@@ -264,6 +264,10 @@ class TopologyObject:
     # StreamConfig / KeyValueConfig / KVMirrorConfig / KVAggregateConfig / TopicSpec /
     # LinkSpec / MirrorTopicSpec (None: the object did not decode or broke its own rules)
     spec: Any = None
+    # a link or mirror topic that broke its own rules: what its fields that passed say
+    # (name, source cluster, link), so that the rules between objects still check it (a
+    # bad prefix does not hide an undeclared source cluster); None otherwise
+    partial: Any = None
     config: StreamConfig | None = None  # the declared stream (None: the object did not decode)
     effective: StreamConfig | None = None  # after check_stream_config (None: invalid)
     origins: list[Origin] = field(default_factory=list)
