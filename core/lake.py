@@ -848,6 +848,17 @@ def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> None:
         js.add_stream(StreamConfig.from_json(doc, strict=False))
     except ApiError as err:
         detail = f": {err.detail}" if err.detail else ""  # (what overlaps what, ...)
+        mirror = doc.get("mirror")
+        if isinstance(mirror, dict) and mirror.get("name") == name and \
+                not (mirror.get("external") or {}).get("api"):
+            # a mirror's dataset names its origin: imported under the origin's name it would
+            # mirror itself (the server's cycle check)
+            detail += (f" (the dataset is a mirror of {name}: import it under another name, "
+                       "a mirror of it, or")
+            raise LakeError(f"cannot create stream {name} from the config in {path}: "
+                            f"{err.description} ({err.err_code}){detail} create stream {name} "
+                            "yourself with its subjects (jetlink stream add) and import into "
+                            "it)") from err
         raise LakeError(f"cannot create stream {name} from the config in {path}: "
                         f"{err.description} ({err.err_code}){detail}; create the stream "
                         "yourself (jetlink stream add) and import into it") from err

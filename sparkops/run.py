@@ -45,6 +45,7 @@ class Input:
     identity: str = ""
     last_seq: int = 0  # the job's cut: the origin's last sequence when the job read it
     msgs: int = 0
+    config: StreamConfig | None = None  # the origin's (None: a dataset that records none)
     _df: Any = field(default=None, repr=False)
 
     @property
@@ -128,7 +129,8 @@ class Runner:
                 raise SparkJobError(f"{addr} {problem}")
             df = io.read_parquet(self.spark, addr.path)
             return Input(addr, lambda: df, meta["name"], meta.get("identity", ""),
-                         int(state.get("last_seq", 0)), int(state.get("messages", 0)))
+                         int(state.get("last_seq", 0)), int(state.get("messages", 0)),
+                         _recorded_config(meta))
         js = self._js(addr.cluster)
         try:
             info = js.stream_info(addr.name)  # due expiry first, as the pump's read does
@@ -145,7 +147,7 @@ class Runner:
         db = str(self.dd.cluster_path(addr.cluster))
         return Input(addr, lambda: io.read_store_stream(self.spark, db, addr.name, sid, first,
                                                         last, msgs),
-                     addr.name, identity(created), last, msgs)
+                     addr.name, identity(created), last, msgs, info.config)
 
     # -- targets ---------------------------------------------------------------------------
     def _plan_target(self, addr: io.Address, make: Callable[[], StreamConfig]
@@ -173,23 +175,27 @@ class Runner:
                 raise _refused(addr, e) from None
         return cfg, empty_last_seq(cfg) + 1, request
 
-    def _checked(self, cfg: StreamConfig, addr: io.Address) -> StreamConfig:
+    def _checked(self, cfg: StreamConfig, addr: io.Address, origin: Input) -> StreamConfig:
         """A dataset target's config (written into its ``_jetlink.json``, what `stream
-        import` creates a stream from) as the engine checks a create, with no other stream
-        to compare with: a config the import would refuse is refused before the job."""
+        import` creates a stream from) as the engine checks a create beside its origin as
+        the job read it (its config known: the server's rules against the origin, such as
+        ``mirror_direct`` from its ``allow_direct``): a config the import would refuse is
+        refused before the job."""
         import dataclasses
 
         from jetlink.core.config.validate import check_stream_create
 
         # a mirror's dataset keeps its origin's name until `stream import NAME` names it: the
         # config is checked as the import's stream (another name), not as a self-mirror
-        probe = cfg if cfg.mirror is None or cfg.mirror.name != cfg.name else \
-            dataclasses.replace(cfg, name="IMPORTED")
+        renamed = cfg.mirror is not None and cfg.mirror.name == cfg.name
+        probe = dataclasses.replace(cfg, name="IMPORTED") if renamed else cfg
+        known = {origin.name: origin.config} if origin.config is not None and \
+            origin.name != probe.name else {}
         try:
-            check_stream_create(probe, {})
+            checked = check_stream_create(probe, known)
         except JetlinkError as e:
             raise _refused(addr, e) from None
-        return cfg
+        return dataclasses.replace(checked, name=cfg.name) if renamed else checked
 
     def _create_target(self, js: JetStream, addr: io.Address, request: StreamConfig) -> None:
         """Create the target a job planned (:meth:`_plan_target`) just before it writes."""
@@ -234,7 +240,7 @@ class Runner:
 
         create = None
         if target.kind == "parquet":  # checked as a stream created from it would be
-            cfg, first_seq = self._checked(make(), target), 1
+            cfg, first_seq = self._checked(make(), target, origin), 1
         elif target.kind == "stream":
             cfg, first_seq, create = self._plan_target(target, make)
         else:
@@ -506,3 +512,16 @@ def _job_error(e: BaseException) -> SparkJobError:
     from .session import failure_text
 
     return SparkJobError(failure_text(e))
+
+
+def _recorded_config(meta: dict[str, Any]) -> StreamConfig | None:
+    """The stream config a dataset's ``_jetlink.json`` records (None when it records none
+    a stream could be made of: the job then knows no more of its origin than its name)."""
+    doc = meta.get("config")
+    if not isinstance(doc, dict):
+        return None
+    try:
+        return StreamConfig.from_json({**doc, "name": meta.get("name") or doc.get("name")},
+                                      strict=False)
+    except (JetlinkError, ValueError, TypeError):
+        return None

@@ -236,6 +236,22 @@ def test_mirror_from_a_lake_export_into_the_store(jl):
     table = pq.read_table(out).sort_by("seq")
     assert [(r["seq"], r["subject"], r["headers"], r["data"]) for r in table.to_pylist()] == \
         rows(jl.data, "local", "ORDERS")
+    # a lake mirror of a lake: its config is checked beside its origin's as the job read it
+    # (the server's rule: mirror_direct is the origin's allow_direct), as a store target's is
+    both = jl.tmp / "both"
+    ok(jl("spark", "mirror", f"parquet:{lake_path}", f"parquet:{both}"))
+    config = json.loads((both / "_jetlink.json").read_text())["config"]
+    assert (config["name"], config["mirror"], config["mirror_direct"]) == (
+        "ORDERS", {"name": "ORDERS"}, True)
+    assert doc(jl("stream", "info", "COPY", "-j"))["config"]["mirror_direct"] is True
+    # imported under its origin's name it would mirror itself: said so, nothing created
+    ok(jl("cluster", "add", "fresh"))
+    r = jl("--cluster", "fresh", "stream", "import", "ORDERS", f"parquet:{both}")
+    assert r.exit_code == 1 and r.stderr == (
+        f"jetlink: error: cannot create stream ORDERS from the config in {both}: detected "
+        'cycle (10052): mirror.name = "ORDERS" (the dataset is a mirror of ORDERS: import it '
+        "under another name, a mirror of it, or create stream ORDERS yourself with its "
+        "subjects (jetlink stream add) and import into it)\n"), r.stderr
 
 
 def test_a_cluster_marked_down_is_not_read_nor_written(jl):
