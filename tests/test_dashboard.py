@@ -295,7 +295,7 @@ def test_tabs_tables_and_detail_view(demo):
         assert cells(app, "streams")[1] == [
             "BACKUP@east (mirror)", "40", "", "", "2.0 KiB", "1..40", "0", "-"]
         assert cells(app, "agreements")[1] == [
-            "BACKUP@east", "mirror", "ORDERS@west", "0 (last reported)", "16s",
+            "BACKUP@east", "mirror", "ORDERS@west", "0 (last reported)", "16.00s",
             "origin cluster west is down",
         "CRITICAL: Subjects unknown: a failover now would be refused (give --topology FILE "
         "naming the origin's stream, or --subjects to its failover)"]
@@ -314,9 +314,9 @@ def test_tabs_tables_and_detail_view(demo):
         await pilot.press("escape")
         await pilot.press("4")
         assert cells(app, "mirrors") == [
-            ["orders@keast", "dr", "ACTIVE", "0", "0", "10", "15s", "OK"],
-            ["", "", "ACTIVE", "1", "5", "16", "15s", ""],
-            ["", "", "ACTIVE", "2", "0", "20", "15s", ""]]
+            ["orders@keast", "dr", "ACTIVE", "0", "0", "10", "15.00s", "OK"],
+            ["", "", "ACTIVE", "1", "5", "16", "15.00s", ""],
+            ["", "", "ACTIVE", "2", "0", "20", "15.00s", ""]]
         await pilot.press("5")
         assert cells(app, "groups")[0] == ["audit@keast", "Empty", "orders", "0", "4", "10",
                                            "6"]
@@ -820,14 +820,23 @@ def test_a_damaged_cluster_is_shown_damaged_with_its_document(demo):
         "name": "junk", "kind": None, "down": None, "path": str(path / "junk.db"),
         "created": None}
     assert "is not a SQLite database" in junk["error"]
+    # dr check's CRITICAL for what it could not read is said (the status line), as dr says it
+    [problem] = doc["problems"]
+    assert problem.startswith("failover readiness: could not read cluster junk"), problem
     app = make_app(demo)
 
     async def steps(pilot):
         rows = {r[0]: r for r in cells(app, "clusters")}
         assert rows["junk"][2] == "DAMAGED" and rows["west"][2] == "down"
         assert rows["east"][2] == "up"
+        # no counts for a cluster that could not be read ("-", never 0), and no Down key
+        assert rows["junk"][3:7] == ["-", "-", "-", "-"] and rows["east"][3] != "-"
+        await select(pilot, "clusters", "junk")
+        offered = (app.check_action("down", ()), app.check_action("up", ()))
+        await select(pilot, "clusters", "east")
+        return offered, app.check_action("down", ())
 
-    drive(app, steps)
+    assert drive(app, steps) == ((False, False), True)
 
 
 def test_command_refuses_without_a_terminal(jl):
@@ -1412,3 +1421,112 @@ def test_a_lag_cell(lag, stale, never, shown):
     from jetlink.cli.dashboard.app import _lag
 
     assert _lag(lag, stale, never).plain == shown
+
+
+def test_readiness_that_cannot_be_checked_is_said_and_counts_nothing(demo, monkeypatch):
+    """The readiness checks failing (a data directory the check may not read): the regions'
+    objects are still listed, but their grades, old origins back and messages at risk are
+    unknown (``?``, null), never counted as 0 or not ready, and the status line says why."""
+    from jetlink.core import dr
+    from jetlink.core.errors import JetlinkError
+
+    path, clock = demo
+    graded = load(path, clock)
+    assert graded.graded and graded.problems == [] and graded.regions()
+    assert all(isinstance(r.ready, int) for r in graded.regions())
+
+    def refused(*_args, **_kw):
+        raise JetlinkError("the data directory in force is read-only")
+
+    monkeypatch.setattr(dr, "check_readiness", refused)
+    snap = load(path, clock)
+    said = ("the failover readiness could not be checked (the data directory in force is "
+            "read-only): grades and regions unknown")
+    assert snap.problems == [said] and not snap.graded
+    rows = snap.regions()
+    assert [len(r.objects) for r in rows] == [len(r.objects) for r in graded.regions()]
+    for r in rows:
+        assert (r.ready, r.not_ready, r.messages_at_risk, r.returned("split brain"),
+                r.worst_seconds) == (None, None, None, None, None)
+    doc = snap.to_json()
+    assert doc["problems"] == [said]
+    assert {(d["ready"], d["split_brain"]) for d in doc["regions"]} == {(None, None)}
+    app = make_app(demo)
+
+    async def steps(pilot):
+        await pilot.press("7")
+        await pilot.pause(0.2)
+        return status(app), app.query_one("#status").has_class("-problem"), cells(app, "regions")
+
+    line, problem, regions = drive(app, steps, size=(200, 30))
+    assert said in line and problem
+    assert regions and all(row[1] == "?" and row[3] == "?" and row[4] == "?" for row in regions)
+
+
+def test_worst_recovery_point_is_unknown_when_a_mirror_never_heard_from_its_origin():
+    """As the region plan's totals say it: one mirror with an unknown recovery point makes
+    the region's worst unknown, not the worst of the others."""
+    from jetlink.cli.dashboard.data import RegionObject, RegionRow
+
+    known = RegionObject("east", "west", "stream", "A", False, "OK", 0, 0.0)
+    behind = RegionObject("east", "west", "stream", "B", False, "WARNING", 3, 42.5)
+    never = RegionObject("east", "west", "stream", "C", False, "CRITICAL", None, None)
+    done = RegionObject("east", "west", "stream", "D", True)  # failed over: not counted
+    assert RegionRow("west", False, [known, behind, done]).worst_seconds == 42.5
+    assert RegionRow("west", False, [known, never, done]).worst_seconds is None
+
+
+def test_a_data_directory_moved_away_while_watching_is_said(demo):
+    path, clock = demo
+    gone = path.with_name(path.name + ".gone")
+    snap = load(gone, clock)
+    assert snap.clusters == [] and snap.problems == [
+        f"the data directory {gone} is not there (moved or removed?): nothing to show"]
+    assert not gone.exists()
+
+
+@pytest.mark.parametrize(("outcome", "line", "severity"), [
+    (actions.Outcome(True, "Replication step: 0 messages copied, 0 records mirrored",
+                     ["ORDERS@east: cannot read cluster east", "link L@k: refused"], warns=True),
+     "Replication step: 0 messages copied, 0 records mirrored · 2 with errors: ORDERS@east: "
+     "cannot read cluster east", "warning"),
+    (actions.Outcome(True, "Stream A@east was failed over", ["Promotion:", "  Action: failover",
+                                                            ""]),
+     "Stream A@east was failed over · 2 more lines in the notice", "information"),
+    (actions.Outcome(False, "jetlink: error: refused\nsecond line"),
+     "jetlink: error: refused · 1 more line in the notice", "error"),
+])
+def test_an_outcome_is_one_status_line_and_the_whole_report_in_a_notice(demo, outcome, line,
+                                                                        severity):
+    """The status bar is one row: an outcome's further lines would be cut off unseen there;
+    they are counted on it and shown whole in a notice."""
+    app = make_app(demo)
+
+    async def steps(pilot):
+        app._say(outcome)
+        await pilot.pause(0.2)
+        return status(app), [(n.message, n.severity) for n in app._notifications]
+
+    said, notices = drive(app, steps, size=(200, 30))
+    assert said.endswith(line), said
+    lines = [ln for ln in [*outcome.message.splitlines(), *outcome.details] if ln.strip()]
+    assert notices == [("\n".join(lines), severity)]
+
+
+def test_question_mark_shows_the_keys_of_what_is_selected_and_closes_them(demo):
+    from textual.widgets import HelpPanel
+
+    app = make_app(demo)
+
+    async def steps(pilot):
+        await pilot.press("question_mark")
+        await pilot.pause(0.1)
+        shown = bool(app.screen.query(HelpPanel))
+        await pilot.press("question_mark")
+        await pilot.pause(0.1)
+        closed = not app.screen.query(HelpPanel)
+        await pilot.press("f1")
+        await pilot.pause(0.1)
+        return shown, closed, bool(app.screen.query(HelpPanel))
+
+    assert drive(app, steps) == (True, True, True)

@@ -46,6 +46,7 @@ class Outcome:
     message: str
     details: list[str] = field(default_factory=list)
     asks: bool = True  # a dry run with something to confirm (False: it ends there)
+    warns: bool = False  # done, but its details are errors (a step's agreements in error)
 
 
 class Source:
@@ -172,7 +173,7 @@ def step(max_msgs: int | None = None) -> Callable[[Any, Clock], Outcome]:
         errors += failures
         message = (f"Replication step: {_plural(copied, 'message')} copied, "
                    f"{_plural(records, 'record')} mirrored")
-        return Outcome(not failures, message, errors)
+        return Outcome(not failures, message, errors, warns=bool(errors))
 
     return act
 

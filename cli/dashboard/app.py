@@ -133,11 +133,20 @@ def _region_cells(r: RegionRow) -> tuple[Any, ...]:
     worst = "-" if not r.mirrors else "unknown" if r.worst_seconds is None \
         else ago(round(r.worst_seconds * 1e9))
     split = r.returned("split brain")
-    return (name, Text(f" {split} ", style="bold white on red") if split else Text("0"),
-            str(len(r.objects)), Text(str(r.ready), style="green" if r.ready else ""),
-            Text(str(r.not_ready), style="bold red" if r.not_ready else ""), worst,
-            "-" if not r.mirrors else output.comma(r.messages_at_risk), str(r.failed_over),
-            f"{r.returned('fenced')}/{r.failed_over}" if r.failed_over else "-")
+    fenced = r.returned("fenced")
+    at_risk = r.messages_at_risk
+    # not graded (the readiness checks failed, said on the status line): "?", never 0
+    return (name, Text("?") if split is None else
+            Text(f" {split} ", style="bold white on red") if split else Text("0"),
+            str(len(r.objects)), _count_cell(r.ready, "green"),
+            _count_cell(r.not_ready, "bold red"), worst,
+            "-" if not r.mirrors else "?" if at_risk is None else output.comma(at_risk),
+            str(r.failed_over),
+            f"{'?' if fenced is None else fenced}/{r.failed_over}" if r.failed_over else "-")
+
+
+def _count_cell(n: int | None, style: str) -> Text:
+    return Text("?") if n is None else Text(str(n), style=style if n else "")
 
 
 # -- the tables: columns and cells ----------------------------------------------------------
@@ -272,6 +281,7 @@ class Dashboard(App[None]):
 
     BINDINGS = [
         Binding("q", "quit", "Quit"),
+        Binding("question_mark,f1", "keys", "Keys"),
         Binding("1", "tab('clusters')", "Clusters", show=False),
         Binding("2", "tab('streams')", "Streams", show=False),
         Binding("3", "tab('kv')", "KV", show=False),
@@ -442,7 +452,7 @@ class Dashboard(App[None]):
 
     def apply_snapshot(self, snap: Snapshot) -> None:
         self._loading_since = None
-        self.problem = ""
+        self.problem = "; ".join(snap.problems)  # what it could not read, said
         self.snapshot = snap
         self.rates.update(snap)
         self.render_tables()
@@ -476,10 +486,13 @@ class Dashboard(App[None]):
             for c in snap.clusters:
                 if self._wanted(c.name, c.name):
                     # (no kind: its database could not be read, as cluster ls says it)
-                    state = (Text("DAMAGED", style="bold red") if c.error and not c.kind
+                    damaged = bool(c.error and not c.kind)
+                    state = (Text("DAMAGED", style="bold red") if damaged
                              else Text("down", style="bold red") if c.down else Text("up"))
-                    rows.append((c, (c.name, c.kind, state, _num(c.streams),
-                                     _num(c.buckets), _num(c.topics), _num(c.links),
+                    # a cluster that could not be read has no counts: "-", never 0
+                    counts = ("-",) * 4 if c.error else (
+                        _num(c.streams), _num(c.buckets), _num(c.topics), _num(c.links))
+                    rows.append((c, (c.name, c.kind, state, *counts,
                                      Text(c.error, style="red"))))
         elif table == "streams":
             for s in snap.streams:
@@ -700,8 +713,9 @@ class Dashboard(App[None]):
             if isinstance(item, MirrorRow):
                 return item.status not in (STOPPED, PENDING_STOPPED)
             return isinstance(item, StreamRow) and item.role == "mirror"
-        if action in ("down", "up"):
-            return isinstance(item, ClusterRow) and item.down == (action == "up")
+        if action in ("down", "up"):  # (not a damaged one: its database can not be used)
+            return isinstance(item, ClusterRow) and item.down == (action == "up") \
+                and not (item.error and not item.kind)
         if action == "purge":
             return isinstance(item, StreamRow) and table == "streams"
         if action == "filter":
@@ -714,6 +728,16 @@ class Dashboard(App[None]):
 
     def action_tab(self, tab: str) -> None:
         self.query_one("#tabs", TabbedContent).active = tab
+
+    def action_keys(self) -> None:
+        """``?`` / F1: the keys of what is selected, each with what it does (Textual's help
+        panel, beside the tables), or it closed again."""
+        from textual.widgets import HelpPanel
+
+        if self.screen.query(HelpPanel):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
 
     def action_detail(self) -> None:
         item = self.current_item()
@@ -781,12 +805,25 @@ class Dashboard(App[None]):
     # -- actions ------------------------------------------------------------------------------
 
     def _say(self, outcome: Outcome) -> None:
-        self.message = outcome.message
-        if outcome.details:
-            self.message += " · " + "; ".join(outcome.details)
+        """The outcome's first line on the one-line status bar (what follows there would
+        be cut off unseen: how many more lines, said); the whole of it, every line of its
+        report, in a notice, which stays longer when something failed."""
+        head, *rest = [ln for ln in outcome.message.splitlines() if ln.strip()] or [""]
+        lines = [*rest, *(d for d in outcome.details if d.strip())]
+        self.message = head
+        if outcome.warns:
+            self.message += f" · {len(lines)} with errors: {lines[0]}" if lines else ""
+        elif lines:
+            self.message += f" · {len(lines)} more line{'s' if len(lines) > 1 else ''} " \
+                            "in the notice"
         self._render_status()
-        if not outcome.ok:
-            self.notify(outcome.message, title="Failed", severity="error")
+        if not outcome.ok or outcome.warns or lines:
+            self.notify("\n".join([head, *lines]),
+                        title="Failed" if not outcome.ok else "With errors" if outcome.warns
+                        else "Done",
+                        severity="error" if not outcome.ok else
+                        "warning" if outcome.warns else "information",
+                        timeout=30 if not outcome.ok or outcome.warns else 10)
 
     @work(thread=True, group="action", exit_on_error=False)
     def _run(self, action: Callable[..., Outcome],

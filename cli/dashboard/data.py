@@ -189,6 +189,9 @@ class RegionRow:
     name: str
     down: bool | None  # its cluster taken down (embedded); None: no cluster of that name
     objects: list[RegionObject] = field(default_factory=list)
+    # False when the readiness checks could not be made: grades, old origins back and the
+    # recovery point are unknown (None), never counted as not ready or none
+    graded: bool = True
 
     @property
     def key(self) -> str:
@@ -206,25 +209,35 @@ class RegionRow:
         return self.count(lambda o: o.failed_over)
 
     @property
-    def ready(self) -> int:
+    def ready(self) -> int | None:
+        if not self.graded:
+            return None
         return self.count(lambda o: not o.failed_over and o.status in ("OK", "WARNING"))
 
     @property
-    def not_ready(self) -> int:
-        return self.mirrors - self.ready
+    def not_ready(self) -> int | None:
+        ready = self.ready
+        return None if ready is None else self.mirrors - ready
 
     @property
-    def messages_at_risk(self) -> int:
+    def messages_at_risk(self) -> int | None:
         """As the region plan's totals: the mirrors' messages not copied, summed."""
+        if not self.graded:
+            return None
         return sum(o.messages or 0 for o in self.objects if not o.failed_over)
 
     @property
     def worst_seconds(self) -> float | None:
-        found = [o.seconds for o in self.objects if not o.failed_over and o.seconds is not None]
-        return max(found) if found else None
+        """The oldest message a failover now loses, in seconds; None (unknown) when a mirror
+        has an unknown one (never heard from its origin: core/dr/recovery.py), as the
+        region plan's totals say "unknown"."""
+        mirrors = [o for o in self.objects if not o.failed_over]
+        if not self.graded or any(o.seconds is None for o in mirrors):
+            return None
+        return max((o.seconds for o in mirrors if o.seconds is not None), default=None)
 
-    def returned(self, state: str) -> int:
-        return self.count(lambda o: o.returned == state)
+    def returned(self, state: str) -> int | None:
+        return self.count(lambda o: o.returned == state) if self.graded else None
 
     @property
     def doc(self) -> dict[str, Any]:
@@ -258,6 +271,9 @@ class Snapshot:
     checks: dict[tuple[str, str], Any] = field(default_factory=dict)
     # every object of a region on the sides read (:func:`add_regions`)
     region_objects: list[RegionObject] = field(default_factory=list)
+    # what this snapshot could not read, said on the status line (and in --json)
+    problems: list[str] = field(default_factory=list)
+    graded: bool = True  # the readiness checks were made (False: grades unknown)
 
     def regions(self, side: str | None = None) -> list[RegionRow]:
         """One row per region, of the objects on ``side`` (None: on every side)."""
@@ -265,8 +281,8 @@ class Snapshot:
         rows: dict[str, RegionRow] = {}
         for o in self.region_objects:
             if side is None or o.side == side:
-                rows.setdefault(o.region, RegionRow(o.region, down.get(o.region))
-                                ).objects.append(o)
+                rows.setdefault(o.region, RegionRow(o.region, down.get(o.region),
+                                                    graded=self.graded)).objects.append(o)
         return [rows[name] for name in sorted(rows)]
 
     def to_json(self) -> dict[str, Any]:
@@ -275,7 +291,8 @@ class Snapshot:
         from jetlink.core.clock import format_rfc3339_nano
 
         out: dict[str, Any] = {"time": format_rfc3339_nano(self.taken_ns), "clusters": [],
-                               "regions": [r.to_json() for r in self.regions()]}
+                               "regions": [r.to_json() for r in self.regions()],
+                               "problems": list(self.problems)}
         for c in self.clusters:
             doc = dict(c.doc)
             doc["error"] = c.error or None
@@ -427,9 +444,16 @@ def add_readiness(snap: Snapshot, backend: Any, clock: Clock) -> Snapshot:
     from jetlink.core.errors import JetlinkError
 
     try:
-        found = check_readiness(backend, clock=clock).mirrors
-    except (JetlinkError, sqlite3.Error):
-        found = []  # the regions' objects are still listed, ungraded
+        readiness = check_readiness(backend, clock=clock)
+        found = readiness.mirrors
+        # what the checks could not read (a damaged cluster's mirrors): dr check's CRITICAL
+        snap.problems += [f"failover readiness: {f}" for f in readiness.failures]
+    except (JetlinkError, sqlite3.Error) as err:
+        # the regions' objects are still listed, their grades unknown, and it is said
+        found = []
+        snap.graded = False
+        snap.problems.append(f"the failover readiness could not be checked ({err}): "
+                             "grades and regions unknown")
     only = snap.clusters[0].name if len(snap.clusters) == 1 else ""
     for m in found:
         name = m.facts.get("stream") or m.facts.get("topic")
@@ -514,6 +538,10 @@ def load(path: Path, clock: Clock, *, clusters: Container[str] | None = None) ->
 
     snap = Snapshot(taken_ns=clock.now_ns())
     if not path.is_dir():
+        if path.exists():  # (checked before the dashboard starts: gone or replaced since)
+            raise JetlinkError(f"the data directory {path} is no directory now")
+        snap.problems.append(f"the data directory {path} is not there (moved or removed?): "
+                             "nothing to show")
         return snap
     dd = DataDir(path)
     try:
