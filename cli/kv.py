@@ -1086,8 +1086,7 @@ def update(
         int,
         typer.Argument(
             metavar="REVISION",
-            min=0,
-            max=UINT64_MAX,
+            min=0, max=UINT64_MAX,
             help="The key's latest revision: the update fails if it has changed since (0: "
             "the key has no entry at all, as nats.go's Update with 0).",
             show_default=False,
@@ -1249,8 +1248,8 @@ def get(
     key: KeyArg,
     revision: Annotated[
         int | None,
-        _opt("--revision", metavar="N", min=1, max=UINT64_MAX,
-             help="Get this revision of the key."),
+        _opt("--revision", metavar="N", min=0, max=UINT64_MAX,
+             help="Get this revision of the key (0: the latest, as natscli)."),
     ] = None,
     raw: Annotated[
         bool, typer.Option("--raw", help="Show only the value, exactly as stored.")
@@ -1264,17 +1263,23 @@ def get(
     by the mirror. With --json: the Entry (bucket, key, value as base64, revision, created,
     delta, operation) and served_by, the stream that answered.
     """
-    show_entry(App.of(ctx), bucket, key, revision=revision, raw=raw)
+    show_entry(App.of(ctx), bucket, key, revision=revision or None, raw=raw)
 
 
 @kv_app.command("history")
 def history(
-    ctx: typer.Context, bucket: BucketArg, key: KeyArg, json_output: JsonOption = False
+    ctx: typer.Context,
+    bucket: BucketArg,
+    key: Annotated[str, typer.Argument(
+        metavar="KEY", help="Key, or a key filter (wildcards * and > allowed).",
+        show_default=False)],
+    json_output: JsonOption = False,
 ) -> None:
     """Show every stored revision of a key.
 
     Table of Key, Revision, Op, Created, Length, Value (oldest first, deletes and purges
-    included). With --json: the list of Entries.
+    included). A KEY with wildcards (users.*, >) shows every revision of the keys it
+    matches, in revision order, as nats.go's History. With --json: the list of Entries.
     """
     app = App.of(ctx)
     handle = open_bucket(app, bucket)
@@ -1398,8 +1403,9 @@ def watch(
     ] = False,
     revision: Annotated[
         int | None,
-        _opt("--revision", metavar="REVISION", min=1, max=UINT64_MAX,
-             help="Start from this revision: every entry from it on (natscli's --revision)."),
+        _opt("--revision", metavar="REVISION", min=0, max=UINT64_MAX,
+             help="Start from this revision: every entry from it on (natscli's --revision; "
+                  "0: none)."),
     ] = None,
     count: Annotated[
         int | None,
@@ -1440,7 +1446,8 @@ def watch(
     with interrupt_once():  # (a second Ctrl-C never cuts the watch's clean-up short)
         _watch(app, open_bucket(app, bucket), keys, history=history,
                ignore_deletes=ignore_deletes or not deletes, meta_only=meta_only,
-               updates_only=updates_only, revision=revision, idle_ns=idle_ns, count=count)
+               updates_only=updates_only, revision=revision or None, idle_ns=idle_ns,
+               count=count)
 
 
 def _watch(app: App, handle: Any, keys: list[str] | None, *, history: bool,

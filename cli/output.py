@@ -298,7 +298,8 @@ def ibytes(n: int) -> str:
 
 def since(ns: int) -> str:
     """A duration the way natscli's tables show it (``HumanizeDuration``): ``1m3s``,
-    ``2d4h0m1s``, ``350ms``; ``never`` for a negative or absent duration."""
+    ``2d4h0m1s``, ``45.00s``, ``1.50s``, ``350ms``; ``never`` for a negative or absent
+    duration."""
     if ns < 0:
         return "never"
     if ns < 1_000_000_000:
@@ -317,7 +318,8 @@ def since(ns: int) -> str:
         return f"{hrs}h{mins % 60}m{secs % 60}s"
     if mins:
         return f"{mins}m{secs % 60}s"
-    return f"{secs}s"
+    # Go's Duration.Seconds(): the whole seconds plus the rest as a fraction, "%.2fs"
+    return f"{secs + (ns % 1_000_000_000) / 1e9:.2f}s"
 
 
 def local_time(rfc3339: str | None) -> str:

@@ -479,14 +479,38 @@ def _publish(js: Any, msgs: list[tuple[str, bytes, dict[str, list[str]] | None]]
         err = acks[-1]
         fenced = fence_hint(js.stream_configs(), err.subject)
         err.description += f" ({fenced or 'use --core for a core NATS publish, without a stream'})"
-    elif (acks and isinstance(acks[-1], ApiError) and acks[-1].err_code == 10166
-          and acks[-1].detail is None):
-        # per-message TTL is disabled: which stream, and how to allow it
-        names = js.stream_names(msgs[len(acks) - 1][0])
-        if names:
-            acks[-1].detail = (f"stream {names[0]} takes no Nats-TTL: jetlink stream edit "
-                               f"{names[0]} --allow-msg-ttl allows it")
+    elif acks and isinstance(acks[-1], ApiError) and acks[-1].detail is None:
+        subject, _data, headers = msgs[len(acks) - 1]
+        acks[-1].detail = _refusal_detail(js, acks[-1].err_code, subject, headers or {})
     return acks
+
+
+# a refused publish's header and what it expected (the server's text names the stream's side)
+_EXPECTED = {10071: ("Nats-Expected-Last-Sequence", "Nats-Expected-Last-Subject-Sequence"),
+             10070: ("Nats-Expected-Last-Msg-Id",), 10060: ("Nats-Expected-Stream",)}
+
+
+def _refusal_detail(js: Any, code: int, subject: str, headers: dict[str, list[str]]
+                    ) -> str | None:
+    """What a refused publish's error leaves unsaid, for people (the JSON stays the
+    server's): the expectation header and its value, the stream that stores the subject,
+    a sealed stream's name, how to allow a per-message TTL."""
+    names = js.stream_names(subject)
+    stream = names[0] if names else None
+    from jetlink.core.errors import clip
+
+    given = [f"{h}: {clip(headers[h][0])}" for h in _EXPECTED.get(code, ()) if headers.get(h)]
+    if given:
+        where = f"; {subject} is stored by stream {stream}" if code == 10060 and stream else ""
+        return f"the message's {', '.join(given)}{where}"
+    if stream is None:
+        return None
+    if code == 10109:
+        return f"stream {stream} is sealed: it takes no more messages"
+    if code == 10166:  # per-message TTL is disabled: which stream, and how to allow it
+        return (f"stream {stream} takes no Nats-TTL: jetlink stream edit {stream} "
+                "--allow-msg-ttl allows it")
+    return None
 
 
 pub.__doc__ = PUB_HELP

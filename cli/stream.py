@@ -21,7 +21,8 @@ The engine is ``jetlink.core.jetstream.JetStream`` (opened by cli/common.py
 StoredMsg, a list of names...). Human output follows natscli's layout.
 """
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -294,7 +295,8 @@ def edit(
     messages (tighter limits; interest retention with no consumer, which keeps none, as
     the server) is refused unless -f/--force (exit status 2, nothing changed), as every
     destructive verb. --dry-run only shows the differences (exit status 0; with --json:
-    {"name", "changed", "diff", "config"}).
+    {"name", "changed", "diff", "config"}, the config without the server's _nats.*
+    metadata).
     """
     app = App.of(ctx)
     js = open_jetstream(app)
@@ -315,7 +317,10 @@ def edit(
     type(new).from_json(new.to_json())  # (the decoding's checks: text that is not UTF-8)
     diff = config_diff(name, public_config(old.to_json()), public_config(new.to_json()))
     if dry_run:
-        doc = {"name": name, "changed": bool(diff), "diff": diff, "config": new.to_json()}
+        # the config the edit asks for: the server-managed metadata (_nats.*) left out, as
+        # the diff leaves it, the same document whichever backend holds the stream
+        doc = {"name": name, "changed": bool(diff), "diff": diff,
+               "config": public_config(new.to_json())}
         app.emit(doc, human=_render_dry_run)
         return
     if not diff:
@@ -961,7 +966,8 @@ def purge(
     js = open_jetstream(app)
     js.stream_info(name)  # (not there: said before any question)
     output.confirm(app, f"Really purge Stream {name}", force=force, action=f"purge stream {name}")
-    purged = js.purge_stream(name, subject=subject, seq=seq, keep=keep)
+    with _stream_named(name):
+        purged = js.purge_stream(name, subject=subject, seq=seq, keep=keep)
     doc = {"success": True, "purged": purged}
 
     def human(a: App, d: dict[str, Any]) -> None:
@@ -1000,8 +1006,33 @@ def rmm(
         force=force,
         action=f"remove message {seq} from stream {name}",
     )
-    js.delete_msg(name, seq)
+    with _stream_named(name):
+        js.delete_msg(name, seq)
     output.success(app, f"Message {seq} was removed from stream {name}")
+
+
+# a stream's refusal for people: the setting behind it (the JSON stays the server's)
+# (by code and the server's text: 10057 and 10110 carry several)
+_REFUSED = {(10110, "stream purge not permitted"):
+            "stream {name} has deny_purge set: the server purges none of it",
+            (10057, "message delete not permitted"):
+            "stream {name} has deny_delete set: the server removes none of its messages",
+            (10109, "invalid operation on sealed stream"):
+            "stream {name} is sealed: nothing of it is removed or purged"}
+
+
+@contextlib.contextmanager
+def _stream_named(name: str) -> Iterator[None]:
+    """A purge's or a removal's refusal names the stream and its setting (``detail``)."""
+    from jetlink.core.errors import ApiError
+
+    try:
+        yield
+    except ApiError as err:
+        why = _REFUSED.get((err.err_code, err.description))
+        if err.detail is None and why is not None:
+            err.detail = why.format(name=name)
+        raise
 
 
 @stream_app.command("seal")

@@ -837,8 +837,11 @@ class KeyValue:
         return self._entry(msg, served_by=stream)
 
     def history(self, key: str) -> list[Entry]:
-        """Every stored entry of ``key``, oldest first (404/10037 when there is none)."""
-        msgs = list(self.js.messages(self.stream, subject=self.subject(key)))
+        """Every stored entry of ``key``, oldest first (404/10037 when there is none); a key
+        with wildcards is the entries of every key it matches, in revision order (nats.go's
+        History: a watch with history, whose key filter takes ``*`` and ``>``), each one's
+        delta the entries after it."""
+        msgs = list(self.js.messages(self.stream, subject=self._filter_subject(key)))
         if not msgs:
             raise key_not_found(key)
         n = len(msgs)

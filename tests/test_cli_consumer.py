@@ -272,7 +272,7 @@ def test_report(jl):
     assert cells == [
         ["Consumer", "Mode", "Ack Policy", "Ack Wait", "Ack Pending", "Redelivered",
          "Unprocessed", "Ack Floor", "Cluster"],
-        ["A", "Pull", "Explicit", "30s", "2", "0", "1 / 25%", "0", ""],
+        ["A", "Pull", "Explicit", "30.00s", "2", "0", "1 / 25%", "0", ""],
         ["B", "Pull", "None", "0s", "0", "0", "4 / 100%", "0", ""],
     ]
     raw = ok(jl("consumer", "report", "ORDERS", "--raw")).stdout.splitlines()
@@ -327,15 +327,15 @@ Configuration:
           Filter Subject: orders.new
           Deliver Policy: All
               Ack Policy: Explicit
-                Ack Wait: 30s
+                Ack Wait: 30.00s
            Replay Policy: Instant
          Max Ack Pending: 1,000
        Max Waiting Pulls: 512
 
 State:
 
-  Last Delivered Message: Consumer sequence: 1 Stream sequence: 1 Last delivery: 5s ago
-    Acknowledgment Floor: Consumer sequence: 1 Stream sequence: 1 Last Ack: 5s ago
+  Last Delivered Message: Consumer sequence: 1 Stream sequence: 1 Last delivery: 5.00s ago
+    Acknowledgment Floor: Consumer sequence: 1 Stream sequence: 1 Last Ack: 5.00s ago
         Outstanding Acks: 0 out of maximum 1,000
     Redelivered Messages: 0
     Unprocessed Messages: 2
@@ -471,10 +471,10 @@ def test_info_shows_the_push_and_pull_rows_natscli_shows(jl, tmp_path):
     rows = [line.strip() for line in text.split("Configuration:")[1].split("State:")[0]
             .splitlines() if line.strip()]
     assert rows == ["Name: P", "Delivery Subject: out.p", "Deliver Policy: All",
-                    "Deliver Queue Group: q", "Ack Policy: Explicit", "Ack Wait: 30s",
+                    "Deliver Queue Group: q", "Ack Policy: Explicit", "Ack Wait: 30.00s",
                     "Replay Policy: Instant", "Sampling Rate: 50%",
                     "Rate Limit: 9.8 KiB / second", "Max Ack Pending: 1,000",
-                    "Idle Heartbeat: 5s", "Flow Control: true"]
+                    "Idle Heartbeat: 5.00s", "Flow Control: true"]
     pull = tmp_path / "pull.json"
     pull.write_text(json.dumps({"durable_name": "B", "ack_policy": "explicit",
                                 "deliver_policy": "all", "max_bytes": 1024}))

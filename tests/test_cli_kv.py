@@ -123,7 +123,7 @@ def test_info_json_is_the_kv_status(jl):
     assert human[7:11] == [
         "             Compressed: true",
         "  Per-Key TTL Supported: true",
-        "       Limit Marker TTL: 5s",
+        "       Limit Marker TTL: 5.00s",
         "     Backing Store Kind: JetStream",
     ]
     assert "            Maximum Age: 1h0m0s" in human
@@ -384,6 +384,10 @@ def test_put_echoes_the_value_and_get_shows_natscli_layout(jl):
     assert ok(jl("kv", "get", "CFG", "app.color", "--revision", "1")).stdout == (
         "CFG > app.color revision: 1 created @ 2026-01-01 00:00:00\n\nblue\n\n"
     )
+    # revision 0 is the latest, as natscli's (its get asks GetRevision only above 0)
+    assert ok(jl("kv", "get", "CFG", "app.color", "--revision", "0")).stdout == (
+        "CFG > app.color revision: 2 created @ 2026-01-01 00:00:01\n\ngreen\n\n"
+    )
     assert doc(jl("kv", "get", "CFG", "app.color", "--json")) == {
         "bucket": "CFG",
         "key": "app.color",
@@ -454,6 +458,27 @@ def test_history_table_and_json(jl):
         "delta": 3,
         "operation": "PUT",
     }
+
+
+def test_history_of_a_key_filter_is_every_matching_keys_in_revision_order(jl):
+    """nats.go's History is a watch with history, whose key filter takes wildcards: the
+    revisions of every key it matches, in revision order, each delta the entries after it;
+    a filter matching nothing is "key not found", a bad one names its rule."""
+    cfg_bucket(jl)
+    ok(jl("kv", "put", "CFG", "app.size", "xl"))
+    ok(jl("kv", "put", "CFG", "other", "x"))
+    entries = doc(jl("kv", "history", "CFG", "app.*", "-j"))
+    assert [(e["key"], e["revision"], e["delta"]) for e in entries] == [
+        ("app.color", 1, 2), ("app.color", 2, 1), ("app.size", 3, 0)]
+    assert [e["key"] for e in doc(jl("kv", "history", "CFG", ">", "-j"))] == [
+        "app.color", "app.color", "app.size", "other"]
+    assert ok(jl("kv", "history", "CFG", "app.*")).stdout.splitlines()[0].strip() == (
+        "History for CFG > app.*")
+    r = jl("kv", "history", "CFG", "none.*")
+    assert (r.exit_code, r.stderr) == (
+        1, "jetlink: error: key not found (10037): key none.* in bucket CFG\n")
+    r = jl("kv", "history", "CFG", "app.**")
+    assert r.exit_code == 1 and 'invalid key "app.**"' in r.stderr, r.stderr
 
 
 def test_keys_lists_live_keys(jl):
@@ -563,7 +588,7 @@ ERRORS = [
     (("kv", "create", "CFG", "app.color", "x"), 1, "jetlink: error: key exists (10071): key app.color in bucket CFG\n"),
     (("kv", "get", "CFG", "gone"), 1, "jetlink: error: key not found (10037)"),
     (("kv", "get", "CFG", "app.color", "--revision", "9"), 1, "jetlink: error: key not found (10037)"),
-    (("kv", "get", "CFG", "app.color", "--revision", "18446744073709551616"), 2, "Invalid value for '--revision': 18446744073709551616 is not in the range 1<=x<=18446744073709551615."),
+    (("kv", "get", "CFG", "app.color", "--revision", "18446744073709551616"), 2, "Invalid value for '--revision': 18446744073709551616 is not in the range 0<=x<=18446744073709551615."),
     (("kv", "revert", "CFG", "app.color", "99999999999999999999999", "-f"), 2, "Invalid value for 'REVISION': 99999999999999999999999 is not in the range 1<=x<=18446744073709551615."),
     (("kv", "update", "CFG", "app.color", "x", "18446744073709551616"), 2, "Invalid value for 'REVISION': 18446744073709551616 is not in the range 0<=x<=18446744073709551615."),
     (("kv", "history", "CFG", "never"), 1, "jetlink: error: key not found (10037): key never in bucket CFG\n"),

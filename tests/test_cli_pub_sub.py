@@ -135,6 +135,26 @@ def test_pub_headers_and_duplicates(jl):
     )
 
 
+@pytest.mark.parametrize(("header", "line"), [
+    ("Nats-Expected-Last-Sequence:7", "wrong last sequence: 1 (10071): the message's "
+     "Nats-Expected-Last-Sequence: 7"),
+    ("Nats-Expected-Last-Subject-Sequence:5", "wrong last sequence: 1 (10071): the "
+     "message's Nats-Expected-Last-Subject-Sequence: 5"),
+    ("Nats-Expected-Last-Msg-Id:a", "wrong last msg ID:  (10070): the message's "
+     "Nats-Expected-Last-Msg-Id: a"),
+    ("Nats-Expected-Stream:OTHER", "expected stream does not match (10060): the message's "
+     "Nats-Expected-Stream: OTHER; orders.new is stored by stream ORDERS"),
+])
+def test_a_refused_expectation_names_its_header(jl, header, line):
+    """The server's text names the stream's side; the error line adds the message's (its
+    JSON stays the server's document)."""
+    ok(jl("pub", "orders.new", "x"))
+    r = jl("pub", "orders.new", "y", "-H", header)
+    assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {line}\n")
+    r = jl("pub", "orders.new", "y", "-H", header, "-j")
+    assert r.exit_code == 1 and "detail" not in json.loads(r.stdout)["error"], r.stdout
+
+
 def test_pub_body_from_stdin(jl):
     assert doc(jl("pub", "orders.new", "-j", input="from stdin\n")) == {
         "stream": "ORDERS",

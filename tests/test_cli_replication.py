@@ -382,7 +382,7 @@ def test_info_shows_natscli_mirror_and_source_sections(jl):
         "\n"
         "                  Stream Name: ORDERS\n"
         "                          Lag: 0\n"
-        "                    Last Seen: 3s\n"
+        "                    Last Seen: 3.00s\n"
         "              Ext. API Prefix: $JS.west.API\n"
         "\n"
         "State:\n"
@@ -406,12 +406,12 @@ def test_info_shows_natscli_mirror_and_source_sections(jl):
         "                   Stream Name: BACKUP\n"
         "  Subject Filter and Transform: orders.* to all.{{wildcard(1)}}\n"
         "                           Lag: 0\n"
-        "                     Last Seen: 3s\n"
+        "                     Last Seen: 3.00s\n"
         "\n"
         "                   Stream Name: BACKUP\n"
         "                Subject Filter: orders.x\n"
         "                           Lag: 0\n"
-        "                     Last Seen: 3s\n"
+        "                     Last Seen: 3.00s\n"
         "               Ext. API Prefix: $JS.local.API\n"
         "          Ext. Delivery Prefix: dlv\n"
         "\n"
@@ -439,8 +439,8 @@ def test_report_has_natscli_replication_table(jl):
             "Lag",
             "Error",
         ],
-        ["ALL", "Source", "", "BACKUP", "orders.x untransformed", "2s", "0", ""],
-        ["BACKUP", "Mirror", "$JS.west.API", "ORDERS", "", "2s", "0", ""],
+        ["ALL", "Source", "", "BACKUP", "orders.x untransformed", "2.00s", "0", ""],
+        ["BACKUP", "Mirror", "$JS.west.API", "ORDERS", "", "2.00s", "0", ""],
     ]
     report = {s["stream"]: s for s in doc(jl("stream", "report", "-j"))}
     assert report["BACKUP"]["mirror"] == {

@@ -919,13 +919,19 @@ def test_rmm_rm_seal(jl):
     denied = jl("stream", "rmm", "KEEP", "1", "-f")
     assert (denied.exit_code, denied.stderr) == (
         1,
-        "jetlink: error: message delete not permitted (10057)\n",
+        "jetlink: error: message delete not permitted (10057): stream KEEP has deny_delete "
+        "set: the server removes none of its messages\n",
     )
     denied = jl("stream", "purge", "KEEP", "-f", "-j")
-    assert (
+    assert (  # the JSON document stays the server's
         denied.exit_code == 1
-        and json.loads(denied.stdout)["error"]["description"] == "stream purge not permitted"
+        and json.loads(denied.stdout) == {"error": {
+            "code": 500, "err_code": 10110, "description": "stream purge not permitted"}}
     )
+    denied = jl("stream", "purge", "KEEP", "-f")
+    assert (denied.exit_code, denied.stderr) == (
+        1, "jetlink: error: stream purge not permitted (10110): stream KEEP has deny_purge "
+           "set: the server purges none of it\n")
     cancel = jl("stream", "edit", "KEEP", "--no-deny-delete")
     assert cancel.exit_code == 1
     assert (
@@ -944,8 +950,13 @@ def test_rmm_rm_seal(jl):
     refused = jl("pub", "orders.new", "late")
     assert (refused.exit_code, refused.stderr) == (
         1,
-        "jetlink: error: invalid operation on sealed stream (10109)\n",
+        "jetlink: error: invalid operation on sealed stream (10109): stream ORDERS is "
+        "sealed: it takes no more messages\n",
     )
+    refused = jl("stream", "purge", "ORDERS", "-f")
+    assert (refused.exit_code, refused.stderr) == (
+        1, "jetlink: error: invalid operation on sealed stream (10109): stream ORDERS is "
+           "sealed: nothing of it is removed or purged\n")
     assert doc(jl("stream", "rm", "ORDERS", "-f", "-j")) == {"success": True}
     gone = jl("stream", "rm", "ORDERS", "-f")
     assert (gone.exit_code, gone.stderr) == (

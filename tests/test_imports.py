@@ -235,7 +235,7 @@ def test_kv_get_without_global_options_imports_no_typer(tmp_path):
         assert _jetlink(names) <= KV_GET_QUICK_MODULES, sorted(
             _jetlink(names) - KV_GET_QUICK_MODULES)
     # a usage error is the Typer app's: it is loaded then
-    names, _, status = _modules_of_run(["kv", "get", "CFG", "limit", "--revision", "0"],
+    names, _, status = _modules_of_run(["kv", "get", "CFG", "limit", "--revision", "-1"],
                                        tmp_path, option=False)
     assert status == 2 and "typer" in names
 

@@ -91,7 +91,7 @@ def test_quick_kv_get_answers_as_the_typer_app(env, extra, args):
 
 def test_the_typer_app_keeps_every_other_command_line(env):
     # a usage error, a global option: the Typer app answers
-    out, err, code, typer = _run(["kv", "get", "CFG", "limit", "--revision", "0"], env, "quick")
+    out, err, code, typer = _run(["kv", "get", "CFG", "limit", "--revision", "-1"], env, "quick")
     assert code == 2 and typer and "--revision" in err
     out, err, code, typer = _run(["--cluster", "local", "kv", "get", "CFG", "limit", "--raw"],
                                  env, "quick")

@@ -36,7 +36,7 @@ def shown(text: str) -> str:
 
 
 # (arguments with {n} for the number, exit status, the error line with {v} for the whole
-# offending text as the message quotes it)
+# offending text as the message quotes it, {n} for the number alone)
 CASES = [
     (["stream", "add", "X", "--subjects", "x", "--max-bytes", "{n}", "--defaults"], 2,
      "invalid value for --max-bytes: '{v}': maximum is 9,223,372,036,854,775,807"),
@@ -67,9 +67,9 @@ CASES = [
      "(INVALID_CONFIG 40)"),
     # publish headers: read as nats-server reads them (parseInt64 wraps around in int64)
     (["pub", "s.a", "x", "-H", "Nats-Expected-Last-Sequence:{n}"], 1,
-     "wrong last sequence: 0 (10071)"),
+     "wrong last sequence: 0 (10071): the message's Nats-Expected-Last-Sequence: {n}"),
     (["pub", "s.a", "x", "-H", "Nats-Expected-Last-Subject-Sequence:{n}"], 1,
-     "wrong last sequence: 0 (10071)"),
+     "wrong last sequence: 0 (10071): the message's Nats-Expected-Last-Subject-Sequence: {n}"),
     (["pub", "s.a", "x", "-H", "Nats-TTL:{n}s"], 1, "invalid per-message TTL (10165)"),
     (["pub", "s.a", "x", "-H", "Nats-Batch-Id:b", "-H", "Nats-Batch-Sequence:{n}"], 1,
      "atomic publish is disabled (10174)"),
@@ -97,7 +97,7 @@ def jl(jl):
 def test_integer_past_any_range_is_refused_in_one_line(jl, args, status, line, n):
     res = jl(*[a.replace("{n}", n) for a in args])
     assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
-    message = line.replace("{v}", shown(_quoted(args, n)))
+    message = line.replace("{v}", shown(_quoted(args, n))).replace("{n}", shown(n))
     if "more than the maximum" in line:
         # a duration flag is refused while the command line is parsed (cli/options.py
         # DurationType): click's usage error, the same message, exit 2

@@ -670,13 +670,12 @@ def _contact_items(reading: LagReading, active: int, t: DrThresholds
 def _own_contact(out: MirrorReadiness, state: Mapping[str, Any], t: DrThresholds) -> None:
     """A mirror whose failover could not be prepared (no origin read): its lag and the
     time since it last heard from its origin as its own StreamInfo ``mirror`` reports them,
-    so that its series go on while the critical says why (perf items, no grade)."""
+    so that its series go on while the critical says why (perf items, no grade; no
+    recovery point, which needs the origin)."""
     reading = lag_reading(state)
     active = int(state.get("active", -1))
     lag, seen = _contact_items(reading, active, t)
     out.result.pd(*lag, *seen)
-    out.facts["recovery_point"] = {"messages": reading.lag, **reading.to_json(),
-                                   "last_seen_ms": active // MS if active >= 0 else None}
 
 
 def _grade_contact(result: Result, reading: LagReading, origin_answers: bool, active: int,

@@ -55,12 +55,14 @@ def validate_files(paths: Iterable[str]) -> list[Problem]:
 def check_files(paths: Iterable[str]) -> tuple[list[Problem], list[Problem]]:
     """``(problems, warnings)`` of the files read together as one topology (``jetlink
     validate``)."""
-    from .targets import shared_jetstreams
-
     paths_list = list(paths)
     topo = load_files(paths_list)
     topo.files_only = True
     problems = validate_topology(topo)
+    if not any(c.bound for c in topo.clusters.values()):
+        return problems, list(topo.warnings)
+    from .targets import shared_jetstreams
+
     # two clusters bound to one JetStream: seen from the files' bindings alone
     shared = shared_jetstreams(topo.clusters, {p.object for p in topo.problems if p.object})
     files: dict[str, int] = {}  # each file's problems together, in the files' order
