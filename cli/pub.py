@@ -495,10 +495,13 @@ def _refusal_detail(js: Any, code: int, subject: str, headers: dict[str, list[st
     """What a refused publish's error leaves unsaid, for people (the JSON stays the
     server's): the expectation header and its value, the stream that stores the subject,
     a sealed stream's name, how to allow a per-message TTL."""
-    names = js.stream_names(subject)
-    stream = names[0] if names else None
-    from jetlink.core.errors import clip
+    from jetlink.core.errors import JetlinkError, clip
 
+    try:
+        names = js.stream_names(subject)
+    except JetlinkError:  # (asked on the error's way out: the error itself matters)
+        names = []
+    stream = names[0] if names else None
     given = [f"{h}: {clip(headers[h][0])}" for h in _EXPECTED.get(code, ()) if headers.get(h)]
     if given:
         where = f"; {subject} is stored by stream {stream}" if code == 10060 and stream else ""
