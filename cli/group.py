@@ -18,6 +18,7 @@ JSON: ``GroupInfo.to_json()`` (describe; a list for ls), ``[{"group", "topic",
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -346,21 +347,35 @@ def _reset_plan(path: Path, group: str) -> dict[tuple[str, int], int]:
     return reset_plan(text, group, str(path))
 
 
+# Kafka's Utils.getDateTime: yyyy-MM-dd'T'HH:mm:ss.SSS, then a zone (XXX or X), parsed
+# strictly (no lenient dates, the milliseconds required); a time without a zone is UTC
+_KAFKA_DATETIME = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.(\d{3})(Z|[+-]\d{2}(?::?\d{2})?)?")
+
+
 def _datetime_ms(text: str) -> int:
     """--to-datetime's value (Kafka's ``YYYY-MM-DDTHH:mm:SS.sss``, UTC unless a zone is
-    given) as milliseconds since the epoch; a usage error naming the form otherwise."""
-    from datetime import UTC, datetime
+    given) as milliseconds since the epoch; a usage error naming the form otherwise: a
+    date alone or a time without its milliseconds is refused, as Kafka's tool refuses it,
+    never read as midnight or a whole second."""
+    from datetime import UTC, datetime, timedelta, timezone
 
+    form = ("expected YYYY-MM-DDTHH:mm:SS.sss (the milliseconds too), UTC, or with Z or an "
+            "offset such as +02:00")
+    if "T" not in text:
+        raise usage(f"invalid value for --to-datetime: {text!r}: it does not contain a 'T' "
+                    f"according to ISO8601 format: {form}")
+    m = _KAFKA_DATETIME.fullmatch(text)
+    if m is None:
+        raise usage(f"invalid value for --to-datetime: {text!r}: {form}")
+    zone = m.group(8) or "Z"
+    offset = timedelta(0) if zone == "Z" else (1 if zone[0] == "+" else -1) * timedelta(
+        hours=int(zone[1:3]), minutes=int(zone.replace(":", "")[3:5] or 0))
     try:
-        when = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise usage(f"invalid value for --to-datetime: {text!r}: expected "
-                    "YYYY-MM-DDTHH:mm:SS.sss, UTC, or with Z or an offset such as "
-                    "+02:00") from None
-    if when.tzinfo is None:
-        # Kafka's Utils.getDateTime appends "Z" to a time without a zone: UTC, whatever
-        # the machine's zone is
-        when = when.replace(tzinfo=UTC)
+        when = datetime(*(int(g) for g in m.groups()[:6]), int(m.group(7)) * 1000,
+                        tzinfo=UTC if zone == "Z" else timezone(offset))
+    except ValueError as err:  # a day or an hour past its range: no lenient roll-over
+        raise usage(f"invalid value for --to-datetime: {text!r}: {err}") from None
     return int(when.timestamp() * 1000)
 
 

@@ -589,6 +589,8 @@ def test_set_offsets_by_shift_current_and_time(jl, engine, cli_clock):
     at = datetime.fromtimestamp((t0 + 5_000_000_000) / 1e9, tz=UTC)
     assert reset("--to-datetime", at.strftime("%Y-%m-%dT%H:%M:%S.000Z")) == [5]
     assert reset("--to-datetime", at.strftime("%Y-%m-%dT%H:%M:%S.000+00:00")) == [5]
+    assert reset("--to-datetime", at.strftime("%Y-%m-%dT%H:%M:%S.000+0000")) == [5]
+    assert reset("--to-datetime", at.strftime("%Y-%m-%dT%H:%M:%S.000+00")) == [5]
     assert reset("--by-duration", "PT5S") == [5]
     assert reset("--by-duration", "PT4,5S") == [5]  # (Duration.parse: ',' as '.')
     assert reset("--by-duration", "-PT1H") == [10]  # (a time to come: the log end)
@@ -616,6 +618,15 @@ def test_set_offsets_by_shift_current_and_time(jl, engine, cli_clock):
     ok(jl("topic", "alter", "orders", "--config", "retention.bytes=0"))
     assert doc(jl("topic", "describe", "orders", "-j"))["partitions"][0]["log_start_offset"] > 2
     assert reset("--to-current") == [2]
+    # Kafka's Utils.getDateTime, strict: a date alone, a time without its milliseconds and
+    # a day past its month are refused, never read as midnight or rolled over
+    for value, says in (("2000-01-01", "it does not contain a 'T' according to ISO8601"),
+                        ("2000-01-01T00:00:00", "(the milliseconds too)"),
+                        ("2000-01-01T00:00:00.5Z", "(the milliseconds too)"),
+                        ("2000-02-30T00:00:00.000", "day is out of range for month")):
+        r = jl("group", "set-offsets", "billing", "--topic", "orders", "--to-datetime", value)
+        assert r.exit_code == 2 and f"--to-datetime: {value!r}: " in r.stderr \
+            and says in r.stderr, (value, r.stderr)
     for args, says in ((["--to-datetime", "yesterday"], "--to-datetime: 'yesterday'"),
                        (["--by-duration", "PT"], "--by-duration: 'PT'"),
                        (["--by-duration", "PT1.1234567891S"],

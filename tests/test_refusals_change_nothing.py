@@ -81,7 +81,7 @@ DRY_RUNS = [
     ["--cluster", "kw", "group", "set-offsets", "g", "--topic", "orders", "--by-duration",
      "PT1H", "--dry-run"],
     ["--cluster", "kw", "group", "set-offsets", "g", "--topic", "orders", "--to-datetime",
-     "2026-01-01T00:00:00Z", "--dry-run"],
+     "2026-01-01T00:00:00.000Z", "--dry-run"],
     ["--cluster", "kw", "group", "set-offsets", "g", "--topic", "orders", "--to-datetime",
      "2026-01-01T00:00:00.000", "--dry-run"],
     ["--cluster", "kw", "group", "set-offsets", "g", "--topic", "orders", "--by-duration",
