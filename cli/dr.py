@@ -560,7 +560,8 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
 
             report = plan.carry_out(on_event)
     except KeyboardInterrupt:
-        _interrupted(app, action, plan.regions, ended, len(todo))
+        _interrupted(app, action, plan.regions, ended, len(todo),
+                     fence=bool(plan.run_options.get("fence")))
     # the run is journalled whole: an interrupt now would only cut its report short, and a
     # script must not read a finished run as an interrupted one (exit 130)
     from jetlink.core.interrupts import no_interrupt
@@ -575,16 +576,18 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
 
 
 def _interrupted(app: App, action: str, regions: Sequence[str], ended: Sequence[str],
-                 todo: int) -> NoReturn:
+                 todo: int, *, fence: bool = False) -> NoReturn:
     """A region run stopped by Ctrl-C: what it finished, and that the same command finishes
-    the rest (its journal, core/dr/region.py, records each object before and after);
-    exit 130."""
+    the rest (its journal, core/dr/region.py, records each object before and after; with
+    ``fence``, every object ended: the fence is what is left); exit 130."""
     from jetlink.cli import output
 
     shown = f" ({', '.join(ended)})" if ended else ""
+    left = (", before the old origins were fenced: both sides may take writes until it is"
+            if fence and todo and len(ended) >= todo else "")
     output.notice(app, f"jetlink: interrupted: the region {action} of {', '.join(regions)} "
                   f"stopped with {len(ended)} of {todo} object{'' if todo == 1 else 's'} "
-                  f"ended{shown}; run the same command again to finish it (its journal "
+                  f"ended{shown}{left}; run the same command again to finish it (its journal "
                   "keeps where it stopped)")
     raise typer.Exit(130)
 

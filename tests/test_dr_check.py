@@ -845,3 +845,29 @@ def test_a_mirror_of_a_mirror_has_no_subjects_to_take(world):
         r.stderr, r.stderr
     assert doc(world("--cluster", "central", "stream", "info", "CHAIN", "-j"))["config"][
         "mirror"]["name"] == "BACKUP"
+
+
+def test_a_failover_that_stopped_before_it_finished_is_critical_named_or_not(jl):
+    """A promoted stream whose promotion record has not ended (a consumer the promoted
+    stream refused: the run stopped there) is something left to do, CRITICAL with the
+    command that finishes it, whether `dr check` is asked for it by name or not: never the
+    UNKNOWN "no mirrors" of a region failed over and done."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(jl("--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>",
+          "--defaults"))
+    ok(jl("--cluster", "east", "stream", "add", "BACKUP", "--mirror", "ORDERS@west",
+          "--max-consumers", "1", "--defaults"))
+    ok(jl("--cluster", "west", "pub", "orders.new", "one"))
+    for name in ("billing", "shipping"):
+        ok(jl("--cluster", "west", "consumer", "add", "ORDERS", name, "--defaults"))
+    ok(jl("replicate"))
+    r = jl("--cluster", "east", "stream", "failover", "BACKUP", "-f")
+    assert r.exit_code == 1 and "was not placed" in r.stderr, r.output
+    ok(jl("cluster", "down", "west"))
+    said = ("CRITICAL dr Crit:BACKUP@east: promoted by a failover that stopped before it "
+            "finished: run it again (jetlink stream failover BACKUP, or the region's jetlink "
+            "dr failover) to finish it")
+    for names in ((), ("BACKUP",), ("BACKUP@east",)):
+        line = nagios(jl("dr", "check", *names), 2)
+        assert line.startswith(said + " | "), line

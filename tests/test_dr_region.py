@@ -118,6 +118,25 @@ def test_an_interrupted_region_run_says_what_it_ended_and_a_rerun_finishes(regio
         ("CONFIG", "done earlier"), ("ORDERS_EAST", "done"), ("PAY", "done")]
 
 
+def test_an_interrupt_after_every_object_before_the_fence_says_the_fence_is_left(region,
+                                                                                 monkeypatch):
+    """--fence: Ctrl-C once every object ended, while the old origins are being fenced:
+    exit 130, and the line says the fence is what is left (both sides may take writes)."""
+    from jetlink.core.dr import region as R
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(R.RegionPlan, "_fence", interrupted)
+    r = east(region, "dr", "failover", "--from", "west", "--fence", "-f")
+    assert r.exit_code == 130, r.output
+    assert r.stderr.splitlines()[-1] == (
+        "jetlink: interrupted: the region failover of west stopped with 3 of 3 objects ended "
+        "(kv CONFIG@east, stream ORDERS_EAST@east, stream PAY@east), before the old origins "
+        "were fenced: both sides may take writes until it is; run the same command again to "
+        "finish it (its journal keeps where it stopped)")
+
+
 def test_the_region_that_is_down_addressed_as_the_side_is_said_down(region):
     """--cluster west (down) with --from east, the two swapped: said as such (exit 2, nothing
     changed), naming the cluster that answers; dr check of it names the cluster."""
@@ -898,7 +917,7 @@ def test_a_rerun_plans_the_consumers_the_stopped_run_had_not_placed(region, monk
     monkeypatch.undo()
     check = east(region, "dr", "check", "ORDERS_EAST")
     assert check.stdout.startswith(
-        "CRITICAL dr Crit:ORDERS_EAST: not mirrored: promoted by a failover that stopped "
+        "CRITICAL dr Crit:ORDERS_EAST@east: promoted by a failover that stopped "
         "before it finished: run it again (jetlink stream failover ORDERS_EAST, or the "
         "region's jetlink dr failover) to finish it"), check.stdout
     plan = doc(east(region, "dr", "failover", "--from", "west", "--dry-run", "-j"))

@@ -455,6 +455,16 @@ def test_killed_after_each_step_and_run_again(tmp_path, phase, step):
                 "here and its old origin ORDERS in cluster west still mirrors it, so nothing " \
                 "takes its writes; run jetlink stream failback ORDERS_EAST --switch again to " \
                 "finish it" in out, out
+        if step == "delete-promoted":  # east holds no copy of ORDERS: dr check names the fix
+            proc = _cli(path, "dr", "check")
+            out, _err = proc.communicate(timeout=60)
+            assert proc.returncode == 2, out
+            assert out.startswith(
+                "CRITICAL dr Crit:ORDERS_EAST@east: Failback switch of ORDERS_EAST stopped "
+                "after deleting it here: this side holds no copy of ORDERS in west until the "
+                "switch makes it again as the mirror it was; run jetlink stream failback "
+                "ORDERS_EAST --switch again (or jetlink dr failback --from west --switch) to "
+                "finish it"), out
     else:
         _killed_at(path, step, *base, "-f")
         if step == "delete-origin":  # west's ORDERS gone: dr check names the fix

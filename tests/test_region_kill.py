@@ -468,6 +468,10 @@ def test_a_failover_killed_before_its_fence_fences_on_the_rerun(region):
     t.ok("cluster", "up", "west")
     t.ok(*FAILOVER)
     _journal_left_open(t, "failover")
+    # the re-run's dry run shows the fence it will make (every object done earlier)
+    dry = t.doc(*FAILOVER, "--fence", "--dry-run")
+    assert sorted((o["name"], o["action"]) for o in dry["fence"]["objects"]) == sorted(
+        [("CFG", "to fence"), *((s, "to fence") for s in STREAMS)]), dry["fence"]
     again = t.doc(*FAILOVER, "--fence")
     assert again["done_earlier"] == len(STREAMS) + 1 and again["complete"] is True, again
     assert again["fence"] is not None, "the re-run did not fence"

@@ -12,7 +12,7 @@ from ..errors import ApiError, JetlinkError
 from .fencing import record_seq
 from .positions import key_for, open_own_bucket
 
-__all__ = ["BUCKET", "DONE", "FailbackStore", "under_way"]
+__all__ = ["BUCKET", "DONE", "FailbackStore", "stopped_without_stream", "under_way"]
 
 BUCKET = "JETLINK_FAILBACK"
 DONE = "done"  # the record's phase once the switch finished (what a re-run reports)
@@ -65,3 +65,26 @@ def under_way(kv: Any, stream: str) -> bool:
     except JetlinkError:
         return False
     return rec is not None and rec.get("phase") != DONE
+
+
+def stopped_without_stream(kv: Any, present: set[str]) -> list[dict[str, Any]]:
+    """The failbacks under way (records not :data:`DONE`) in the KV ``kv`` of a side whose
+    promoted stream is not on that side now (``present``: its streams' names): a switch
+    stopped between deleting it and creating it again as the mirror it was, so the side
+    holds no copy of the origin. Their records; a record jetlink did not write is passed
+    by (``dr check`` of the stream it names says so)."""
+    try:
+        bucket = open_own_bucket(kv, BUCKET, "", create=False)
+        keys = bucket.keys()
+    except JetlinkError:
+        return []
+    out = []
+    for key in keys:
+        try:
+            doc = json.loads(bucket.get(key).value)
+        except (JetlinkError, ValueError, RecursionError):
+            continue
+        if isinstance(doc, dict) and doc.get("phase") != DONE and \
+                isinstance(doc.get("stream"), str) and doc["stream"] not in present:
+            out.append(doc)
+    return out

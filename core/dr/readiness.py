@@ -795,8 +795,10 @@ def _nats_mirrors(backend: Backend, cluster: str | None, label: str, names: _Nam
     records = _Records(backend.positions(cluster))
     suffix = f"@{label}" if cluster is not None else ""
     jobs: list[tuple[Any, str, str | None]] = []  # (info, shown, kind: None a returned one)
+    present: set[str] = set()
     for info in site.js.streams():
         cfg = info.config
+        present.add(cfg.name)
         names.seen_stream(cfg, suffix)
         kind = mirror_kind(cfg)
         if kind is None:
@@ -816,13 +818,46 @@ def _nats_mirrors(backend: Backend, cluster: str | None, label: str, names: _Nam
             return _check_returned(site._site, info, suffix, label, names)
         return [check_nats_mirror(site, info, shown, kind, label, records, topology, flags)]
 
+    gone = _switch_without_stream(site, present, suffix, label, names)
     workers = min(backend.parallel, len(jobs))
     if workers <= 1:
-        return [m for job in jobs for m in one(job)]
+        return [m for job in jobs for m in one(job)] + gone
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return [m for found in pool.map(one, jobs) for m in found]
+        return [m for found in pool.map(one, jobs) for m in found] + gone
+
+
+def _switch_without_stream(site: Any, present: set[str], suffix: str, label: str,
+                           names: _Names) -> list[MirrorReadiness]:
+    """A failback whose switch stopped after deleting the promoted stream and before making
+    it again as the mirror it was (core/dr/failback.py ``_mirror_again``): this side holds
+    no copy of the origin until the switch is run again: CRITICAL, naming the command."""
+    from ..kv import bucket_of_stream
+    from .failback_record import stopped_without_stream
+
+    out = []
+    for rec in stopped_without_stream(site.kv(), present):
+        stream = rec["stream"]
+        kind = "kv" if rec.get("kind") == "kv" else "stream"
+        bare = (bucket_of_stream(stream) or stream) if kind == "kv" else stream
+        shown = bare + suffix
+        if not names.wanted(shown, stream + suffix):
+            continue
+        found = rec.get("origin")
+        origin: dict[str, Any] = found if isinstance(found, dict) else {}
+        region = str(origin.get("domain") or origin.get("cluster") or "")
+        there = f"{origin.get('stream') or 'its origin'}" + (f" in {region}" if region else "")
+        whole = f" (or jetlink dr failback --from {region} --switch)" if region else ""
+        result = Result(name=shown, check=CHECK)
+        result.critical(f"Failback switch of {bare} stopped after deleting it here: this side "
+                        f"holds no copy of {there} until the switch makes it again as the "
+                        f"mirror it was; run jetlink {kind} failback {bare} --switch again"
+                        f"{whole} to finish it")
+        out.append(MirrorReadiness(shown, kind, label, result,
+                                   {"stream": stream, "failback": "switch stopped"},
+                                   region=region))
+    return out
 
 
 def _check_returned(site: Any, info: Any, suffix: str, label: str, names: _Names
@@ -833,6 +868,9 @@ def _check_returned(site: Any, info: Any, suffix: str, label: str, names: _Names
     when its old origin does not answer or takes no writes."""
     from .fence import returned_origin
 
+    unfinished = _unfinished_promotion(info, suffix, label, names)
+    if unfinished is not None:
+        return unfinished
     back = returned_origin(site, info, silent=True)
     if back is None:
         return []
@@ -852,6 +890,31 @@ def _check_returned(site: Any, info: Any, suffix: str, label: str, names: _Names
     grade(back.message())
     return [MirrorReadiness(shown, back.kind, label, result,
                             {"stream": info.config.name, "returned_origin": back.to_json()})]
+
+
+def _unfinished_promotion(info: Any, suffix: str, label: str, names: _Names
+                          ) -> list[MirrorReadiness] | None:
+    """A stream or bucket a failover promoted and that stopped before it finished (its
+    promotion record has no ``done``: consumers not all placed, its mirror's record not
+    ended): CRITICAL whether named or not, never hidden as a region failed over whose
+    objects have nothing left to check. None for any other stream."""
+    from ..kv import bucket_of_stream
+
+    rec = promotion_record(info.config)
+    if rec is None or rec.done is not None:
+        return None
+    name = info.config.name
+    bucket = bucket_of_stream(name)
+    verb, bare = ("kv", bucket) if bucket else ("stream", name)
+    shown = bare + suffix
+    if not names.wanted(shown, name + suffix):
+        return []
+    result = Result(name=shown, check=CHECK)
+    result.critical(f"promoted by a failover that stopped before it finished: run it again "
+                    f"(jetlink {verb} failover {bare}, or the region's jetlink dr failover) to "
+                    "finish it")
+    return [MirrorReadiness(shown, verb, label, result,
+                            {"stream": name, "promotion": "unfinished"})]
 
 
 # --- Kafka mirror topics (the embedded engine's links) -----------------------------------------

@@ -512,8 +512,24 @@ class RegionPlan:
                 item.detail = ("does not answer: fenced when it does (jetlink dr fence --from "
                                f"{o.region}, or dr watch --fence-on-return)")
             items.append(item)
+        # the objects failed over already (a run stopped after its objects ended, before
+        # its fence): their old origins, as the re-run's fence will find them
+        seen = {(i.kind, i.name, i.region) for i in items}
+        items += [i for i in self._fenced_later() if (i.kind, i.name, i.region) not in seen]
         sides = sorted({o.side for o in self.objects})
         return FenceReport(self.regions, sides, items, True)
+
+    def _fenced_later(self) -> list[Any]:
+        """The dry run of ``dr fence --from REGION`` on the side addressed: the old origins
+        of what was failed over already (none: nothing failed over yet)."""
+        from .fence import plan_fence
+
+        clusters = sorted({o.cluster for o in self.objects if o.cluster is not None}) or None
+        try:
+            return list(plan_fence(self.backend, self.regions, clusters=clusters,
+                                   clock=self.clock).preview().items)
+        except UsageError:
+            return []
 
     def carry_out(self, on_event: Callable[[RegionObject], None] | None = None
                   ) -> RegionReport:
