@@ -583,12 +583,20 @@ def _kafka_add(app: App, store: Any, plan: list[list[Any]]) -> None:
         created += store.add(wanted)
         if app.json or not wanted:
             continue
-        output.line(app, f"Adding ACLs for resource `{wanted[0].pattern()}`: ")
-        output.lines(app, [(" \t" if i == 0 else "\t") + b.entry()  # (a set: once each)
-                           for i, b in enumerate(dict.fromkeys(wanted))])
-        output.line(app, "")
+        output.lines(app, _acl_block(f"Adding ACLs for resource `{wanted[0].pattern()}`",
+                                     list(dict.fromkeys(wanted))))  # (a set: once each)
     if app.json:
         output.print_json(_doc(created))
+
+
+def _acl_block(head: str, bindings: list[Any]) -> list[str]:
+    """AclCommand's block, byte for byte: ``s"$head: $Newline ${acls.map("\t" +
+    _).mkString(Newline)} $Newline"`` then println: the head and a space, a space before
+    the first ACL's tab, a space after the last ACL, a blank line."""
+    entries = ["\t" + b.entry() for b in bindings]
+    entries[0] = " " + entries[0]
+    entries[-1] += " "
+    return [f"{head}: ", *entries, ""]
 
 
 def _resynced(app: App, gone: list[Any], owners: dict[Any, str]) -> None:
@@ -640,9 +648,7 @@ def _kafka_list(app: App, store: Any, filters: list[Any], principals: list[str])
         for b in bindings:
             by_pattern.setdefault(b.pattern(), []).append(b)
         for pattern, bs in by_pattern.items():
-            output.line(app, f"Current ACLs for resource `{pattern}`:")
-            output.lines(app, ["\t" + b.entry() for b in bs])
-            output.line(app, "")
+            output.lines(app, _acl_block(f"Current ACLs for resource `{pattern}`", bs))
 
     if not principals:
         block(found)

@@ -240,8 +240,13 @@ def table(
 
 
 def format_error(err: JetlinkError) -> str:
-    """``jetlink: error: <description> (<err_code>)``; no parenthesis when err_code is 0/absent."""
-    return f"{PROG}: error: {error_text(err)}"
+    """``jetlink: error: <description> (<err_code>)``; no parenthesis when err_code is 0/absent.
+    Bytes of the command line that are not UTF-8 (held as lone surrogates) are shown as the
+    bytes given (``'\\xff'``), as the usage error of such an argument shows them."""
+    text = error_text(err)
+    if any("\udc80" <= c <= "\udcff" for c in text):
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return f"{PROG}: error: {text}"
 
 
 def error_text(err: JetlinkError) -> str:

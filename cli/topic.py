@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -107,6 +109,28 @@ def parse_configs(values: list[str] | None) -> dict[str, str]:
 # -- create / alter / describe / ls / rm -----------------------------------------------------
 
 
+IfExistsOption = Annotated[bool, typer.Option(
+    "--if-exists", help="Only if the topic exists: a topic that does not is no error "
+    "(kafka-topics' --if-exists).")]
+
+
+@contextmanager
+def _unless(app: App, topic: str, name: str, given: bool, said: str) -> Iterator[list[bool]]:
+    """kafka-topics' --if-exists / --if-not-exists: the Kafka error ``name`` (the topic
+    missing, or there already) is no error when the flag is ``given``: nothing is done,
+    ``said`` on stderr, exit 0. Yields a one-item list: True when that happened."""
+    from jetlink.core.kafka.errors import KafkaError
+
+    skipped = [False]
+    try:
+        yield skipped
+    except KafkaError as err:
+        if not given or err.name != name:
+            raise
+        skipped[0] = True
+        output.notice(app, f"jetlink: topic {topic}: {said}")
+
+
 @topic_app.command("create")
 def create(
     ctx: typer.Context,
@@ -125,6 +149,9 @@ def create(
     ] = 1,
     config: ConfigOption = None,
     principal: PrincipalOption = None,
+    if_not_exists: Annotated[bool, typer.Option(
+        "--if-not-exists", help="Only if the topic does not exist: one that does is no "
+        "error (kafka-topics' --if-not-exists).")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Create a topic.
@@ -133,7 +160,8 @@ def create(
     characters); --config takes any topic configuration jetlink knows (unknown keys and bad
     values are refused with Kafka's INVALID_CONFIG texts). With --principal on a cluster
     that enforces ACLs: CREATE on the cluster or on the topic. Prints "Created topic T.";
-    with --json the topic.
+    with --json the topic. --if-not-exists: a topic of that name is left as it is (said on
+    stderr, exit 0; with --json the topic as it is).
     """
     app = App.of(ctx)
     configs = parse_configs(config)
@@ -148,9 +176,15 @@ def create(
     if partitions < 1:
         raise usage(f"invalid value for --partitions: {partitions}: The partitions must be "
                     "greater than 0")
-    info = open_kafka(app, principal).create_topic(
-        topic, partitions, configs, replication_factor=replication_factor
-    )
+    kafka = open_kafka(app, principal)
+    with _unless(app, topic, "TOPIC_ALREADY_EXISTS", if_not_exists,
+                 "exists already: left as it is (--if-not-exists)") as skipped:
+        info = kafka.create_topic(topic, partitions, configs,
+                                  replication_factor=replication_factor)
+    if skipped[0]:
+        if app.json:
+            output.print_json(kafka.describe_topic(topic).to_json())
+        return
     app.emit(info.to_json(), human=lambda a, d: output.line(a, f"Created topic {topic}."))
 
 
@@ -173,26 +207,34 @@ def alter(
         typer.Option("--partitions", metavar="N", min=-INT32_MAX - 1, max=INT32_MAX,
                      help="New partition count (increase only)."),
     ] = None,
+    if_exists: IfExistsOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Change a topic's configs or partitions.
 
     Like kafka-configs --alter (--config K=V, --delete-config K) and kafka-topics --alter
     --partitions N (increase only). On a mirror topic the configurations synced from the
-    source cannot be changed. With --json the topic.
+    source cannot be changed. With --json the topic. --if-exists: a topic that does not
+    exist is no error (said on stderr, exit 0; with --json null).
     """
     app = App.of(ctx)
     configs = parse_configs(config)
     if not configs and not delete_config and partitions is None:
         raise usage("nothing to alter: give --config, --delete-config or --partitions")
     kafka = open_kafka(app)
-    if delete_config:
-        from jetlink.core.kafka.topic_admin import check_deletable
+    with _unless(app, topic, "UNKNOWN_TOPIC_OR_PARTITION", if_exists,
+                 "does not exist: nothing altered (--if-exists)") as skipped:
+        if delete_config:
+            from jetlink.core.kafka.topic_admin import check_deletable
 
-        check_deletable(kafka, topic, delete_config, configs)
-    info = kafka.alter_topic(
-        topic, configs=configs, delete=delete_config or (), partitions=partitions
-    )
+            check_deletable(kafka, topic, delete_config, configs)
+        info = kafka.alter_topic(
+            topic, configs=configs, delete=delete_config or (), partitions=partitions
+        )
+    if skipped[0]:
+        if app.json:
+            output.print_json(None)
+        return
 
     def human(a: App, _doc: Any) -> None:
         if configs or delete_config:
@@ -223,17 +265,25 @@ def describe_lines(info: TopicInfo) -> list[str]:
 
 @topic_app.command("describe")
 def describe(ctx: typer.Context, topic: TopicArg, principal: PrincipalOption = None,
-             json_output: JsonOption = False) -> None:
+             if_exists: IfExistsOption = False, json_output: JsonOption = False) -> None:
     """Show a topic and its partitions.
 
     The lines of kafka-topics --describe (Configs: the ones set on the topic), each
     partition with its log start and log end offsets. With --principal on a cluster that
     enforces ACLs: DESCRIBE and DESCRIBE_CONFIGS on the topic (kafka-topics asks for its
     configs too). With --json the topic (configs set, partitions with log_start_offset,
-    log_end_offset, size_bytes).
+    log_end_offset, size_bytes). --if-exists: a topic that does not exist is no error
+    (nothing printed, exit 0; with --json null).
     """
     app = App.of(ctx)
-    info = open_kafka(app, principal).describe_with_configs(topic)
+    kafka = open_kafka(app, principal)
+    with _unless(app, topic, "UNKNOWN_TOPIC_OR_PARTITION", if_exists,
+                 "does not exist (--if-exists)") as skipped:
+        info = kafka.describe_with_configs(topic)
+    if skipped[0]:
+        if app.json:
+            output.print_json(None)
+        return
     app.emit(info.to_json(), human=lambda a, d: output.lines(a, describe_lines(info)))
 
 
@@ -281,16 +331,25 @@ def rm(
     ctx: typer.Context,
     topic: TopicArg,
     force: Annotated[bool, force_option("Delete")] = False,
+    if_exists: IfExistsOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Delete a topic and its records.
 
     The groups' committed offsets of the topic go too. Asks for confirmation on a
-    terminal; without one, -f/--force is required (exit status 2 otherwise).
+    terminal; without one, -f/--force is required (exit status 2 otherwise). --if-exists:
+    a topic that does not exist is no error (said on stderr, exit 0; with --json
+    {"success": true}, nothing deleted).
     """
     app = App.of(ctx)
     kafka = open_kafka(app)
-    kafka.describe_topic(topic)  # an unknown topic fails before the question
+    with _unless(app, topic, "UNKNOWN_TOPIC_OR_PARTITION", if_exists,
+                 "does not exist: nothing deleted (--if-exists)") as skipped:
+        kafka.describe_topic(topic)  # an unknown topic fails before the question
+    if skipped[0]:
+        if app.json:
+            output.print_json({"success": True})
+        return
     output.confirm(app, f"Delete topic {topic}?", force=force, action=f"delete topic {topic}")
     kafka.delete_topic(topic)
     output.success(app, f"Deleted topic {topic}.")
@@ -565,7 +624,7 @@ def consume(
     ] = None,
     max_records: Annotated[
         int | None,
-        typer.Option("--max-messages", "--max", metavar="N", min=1, max=INT32_MAX,
+        typer.Option("--max-messages", "--max", metavar="N", min=0, max=INT32_MAX,
                      help="Stop after N records."),
     ] = None,
     partition: Annotated[

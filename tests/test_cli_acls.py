@@ -38,18 +38,18 @@ def test_kafka_acls_add_and_list_print_what_kafka_acls_prints(kw):
     # resource's ACLs after a change)
     assert r.stdout == (
         f"Adding ACLs for resource `{PATTERN}`: \n"
-        f" \t{entry('User:alice', 'READ')}\n\t{entry('User:alice', 'DESCRIBE')}\n\n")
+        f" \t{entry('User:alice', 'READ')}\n\t{entry('User:alice', 'DESCRIBE')} \n\n")
     # an ACL that exists is asked for again: the same block, nothing changes
     r = ok(kw("kafka-acls", "--add", "--allow-principal", "User:alice", "--operation", "Read",
               "--topic", "orders"))
     assert r.stdout == (f"Adding ACLs for resource `{PATTERN}`: \n"
-                        f" \t{entry('User:alice', 'READ')}\n\n")
+                        f" \t{entry('User:alice', 'READ')} \n\n")
     assert len(doc(kw("acls", "ls", "-j"))["data"]) == 2
     # AclCommand builds a set: an ACL asked for twice is printed once
     r = ok(kw("kafka-acls", "--add", "--allow-principal", "User:alice", "--allow-principal",
               "User:alice", "--operation", "Read", "--operation", "Read", "--topic", "orders"))
     assert r.stdout == (f"Adding ACLs for resource `{PATTERN}`: \n"
-                        f" \t{entry('User:alice', 'READ')}\n\n")
+                        f" \t{entry('User:alice', 'READ')} \n\n")
     # a removal that matches nothing says so on stderr; one that removes prints nothing
     r = ok(kw("kafka-acls", "--remove", "--allow-principal", "User:nobody", "--operation",
               "Read", "--topic", "orders", "--force"))
@@ -65,14 +65,15 @@ def test_kafka_acls_add_and_list_print_what_kafka_acls_prints(kw):
     ok(kw("kafka-acls", "--add", "--deny-principal", "User:bob", "--operation", "Write",
           "--topic", "orders"))
     r = ok(kw("kafka-acls", "--list", "--topic", "orders"))
-    assert r.stdout.splitlines() == [
-        f"Current ACLs for resource `{PATTERN}`:",
-        "\t" + entry("User:alice", "DESCRIBE"), "\t" + entry("User:alice", "READ"),
-        "\t" + entry("User:bob", "WRITE", "DENY"), ""]
+    # AclCommand's block byte for byte: "R`: ", " \t" first, the last ACL and a space
+    assert r.stdout == "\n".join([
+        f"Current ACLs for resource `{PATTERN}`: ",
+        " \t" + entry("User:alice", "DESCRIBE"), "\t" + entry("User:alice", "READ"),
+        "\t" + entry("User:bob", "WRITE", "DENY") + " ", "", ""])
     r = ok(kw("kafka-acls", "--list", "--principal", "User:bob"))
     assert r.stdout.splitlines() == [
-        "ACLs for principal `User:bob`", f"Current ACLs for resource `{PATTERN}`:",
-        "\t" + entry("User:bob", "WRITE", "DENY"), ""]
+        "ACLs for principal `User:bob`", f"Current ACLs for resource `{PATTERN}`: ",
+        " \t" + entry("User:bob", "WRITE", "DENY") + " ", ""]
 
 
 def test_producer_and_consumer_shortcuts(kw):
@@ -113,7 +114,7 @@ def test_delegation_tokens_and_user_principals_are_resources(kw):
     r = ok(kw("kafka-acls", "--list", "--user-principal", "User:test-user1"))
     assert r.stdout.splitlines()[0] == ("Current ACLs for resource `ResourcePattern("
                                         "resourceType=USER, name=User:test-user1, "
-                                        "patternType=LITERAL)`:")
+                                        "patternType=LITERAL)`: ")
     got = sorted((x["resource_type"], x["resource_name"], x["operation"])
                  for x in doc(kw("kafka-acls", "--list", "--bootstrap-controller", "kw:9093",
                                  "--delegation-token", "token1", "-j"))["data"])
@@ -376,14 +377,14 @@ def test_kafka_acls_trims_principals_hosts_and_names_as_kafka_acls_does(kw):
           "--topic", "orders"))
     r = ok(kw("kafka-acls", "--add", "--deny-principal", " User:eve ", "--deny-host", " * ",
               "--operation", "All", "--topic", " orders "))
-    assert r.stdout.splitlines()[1] == " \t" + entry("User:eve", "ALL", "DENY")
+    assert r.stdout.splitlines()[1] == " \t" + entry("User:eve", "ALL", "DENY") + " "
     r = kw("acls", "check", "--principal", "User:eve ", "--operation", "Read", "--topic",
            "orders")
     assert r.exit_code == 1 and r.stdout.startswith("DENIED: User:eve READ on TOPIC orders")
     r = ok(kw("kafka-acls", "--list", "--principal", "User:eve "))
     assert r.stdout.splitlines()[:3] == [
-        "ACLs for principal `User:eve`", f"Current ACLs for resource `{PATTERN}`:",
-        "\t" + entry("User:eve", "ALL", "DENY")]
+        "ACLs for principal `User:eve`", f"Current ACLs for resource `{PATTERN}`: ",
+        " \t" + entry("User:eve", "ALL", "DENY") + " "]
 
 
 def test_a_change_for_a_bootstrap_server_naming_no_cluster_is_refused(jl):

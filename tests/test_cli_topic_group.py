@@ -282,12 +282,48 @@ def test_produce_to_a_mirror_is_refused(jl, engine):
         "(INVALID_REQUEST 42)\n")
 
 
+def test_if_exists_and_if_not_exists_as_kafka_topics(jl):
+    """TopicCommand's --if-not-exists (create: a topic there already is no error) and
+    --if-exists (alter, describe, rm: a topic missing is no error): nothing done, said on
+    stderr, exit 0; without them, Kafka's errors."""
+    ok(jl("topic", "create", "o", "--partitions", "2"))
+    r = ok(jl("topic", "create", "o", "--if-not-exists", "--partitions", "5"))
+    assert (r.stdout, r.stderr) == (
+        "", "jetlink: topic o: exists already: left as it is (--if-not-exists)\n")
+    assert doc(jl("topic", "create", "o", "--if-not-exists", "-j"))["partitions_count"] == 2
+    r = jl("topic", "create", "o")
+    assert r.exit_code == 1 and "Topic 'o' already exists" in r.stderr
+    for args, said in ((["alter", "nope", "--partitions", "3"], "nothing altered"),
+                       (["describe", "nope"], "does not exist (--if-exists)"),
+                       (["rm", "nope", "-f"], "nothing deleted")):
+        r = ok(jl("topic", *args, "--if-exists"))
+        assert r.stdout == "" and said in r.stderr, (args, r.stderr)
+        r = jl("topic", *args)
+        assert r.exit_code == 1 and "UNKNOWN_TOPIC_OR_PARTITION 3" in r.stderr, args
+    assert doc(jl("topic", "describe", "nope", "--if-exists", "-j")) is None
+    assert doc(jl("topic", "rm", "nope", "--if-exists", "-f", "-j")) == {"success": True}
+    # on a topic that exists they change nothing of what the verb does
+    ok(jl("topic", "rm", "o", "--if-exists", "-f"))
+    assert doc(jl("topic", "ls", "-j")) == []
+
+
+def test_a_name_that_is_not_utf8_is_shown_as_its_bytes(jl):
+    r = jl("topic", "create", "\udcff\udcfe")
+    assert (r.exit_code, r.stderr) == (1, "jetlink: error: Topic name is invalid: '\\xff\\xfe' "
+                                          "contains one or more characters other than ASCII "
+                                          "alphanumerics, '.', '_' and '-' "
+                                          "(INVALID_TOPIC_EXCEPTION 17)\n")
+
+
 def test_consume_commits_and_resumes(jl, engine, cli_clock):
     ok(jl("topic", "create", "t", "--partitions", "2"))
     engine.produce("t", [(b"a", b"1"), (b"b", b"2")], partition=0)
     engine.produce("t", [(None, b"3", [("h", b"v")])], partition=1)
     # no committed offsets, no --from-beginning: start at the log end
     r = ok(jl("topic", "consume", "t", "--group", "late"))
+    assert (r.stdout, r.stderr) == ("", "Processed a total of 0 messages\n")
+    # --max-messages 0: kafka-console-consumer's loop reads nothing
+    r = ok(jl("topic", "consume", "t", "--group", "none", "--from-beginning", "--max", "0"))
     assert (r.stdout, r.stderr) == ("", "Processed a total of 0 messages\n")
     r = ok(jl("topic", "consume", "t", "--group", "g", "--from-beginning", "--max", "2",
               "--print-key", "--print-offset", "--print-partition"))
