@@ -529,7 +529,7 @@ def test_an_alteration_naming_a_key_twice_changes_nothing(jl):
     (["topic", "produce", "orders", "x", "-p", "-1"],
      "'--partition' / '-p': -1 is not in the range 0<=x<=2147483647."),
     (["topic", "consume", "orders", "--max", "2147483648"],
-     "'--max-messages' / '--max': 2147483648 is not in the range 1<=x<=2147483647."),
+     "'--max-messages' / '--max': 2147483648 is not in the range 0<=x<=2147483647."),
 ])
 def test_numbers_past_their_java_type_are_usage_errors(jl, engine, args, shown):
     """An offset is a Java long, a partition and a console consumer's --max-messages an int:
