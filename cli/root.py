@@ -279,6 +279,7 @@ def _load_command(name: str, module: str) -> Any:
 # " 5 " and other scripts' digits ("١٠"), which no server or tool reads as a number.
 _ASCII_INT = re.compile(r"[+-]?[0-9]+")
 _DIGITS_PAST_ANY_RANGE = 40  # (uint64's largest has 20 digits)
+_WHOLE_64 = ((-(2**63), 2**63 - 1), (0, 2**64 - 1))  # int64's and uint64's ranges
 
 
 def strict_ints(command: Any) -> Any:
@@ -290,9 +291,15 @@ def strict_ints(command: Any) -> Any:
         if getattr(ptype, "name", "") in ("int", "int range", "integer", "integer range") and \
                 not getattr(ptype, "_jetlink_strict", False):
             convert = ptype.convert
+            describe = getattr(ptype, "_describe_range", None)
+            words = describe() if describe is not None else None
+            # a 64-bit type's whole range (natscli's int and uint64 flags): checked and named
+            # in the refusal, not printed in the help, where it tells an operator nothing
+            whole = (getattr(ptype, "min", None), getattr(ptype, "max", None)) in _WHOLE_64
 
             def strict(value: Any, p: Any, ctx: Any, _t: Any = ptype,
-                       _convert: Any = convert) -> Any:
+                       _convert: Any = convert, _words: str | None = words,
+                       _whole: bool = whole) -> Any:
                 if isinstance(value, str) and not _ASCII_INT.fullmatch(value):
                     _t.fail(f"{value!r} is not a valid integer.", p, ctx)
                 if isinstance(value, str) and \
@@ -301,16 +308,20 @@ def strict_ints(command: Any) -> Any:
                     # range's own words, the value clipped
                     from jetlink.core.errors import clip
 
-                    describe = getattr(_t, "_describe_range", None)
                     bound = getattr(_t, "min" if value.startswith("-") else "max", None)
-                    _t.fail(f"{clip(value)} is not in the range {describe()}."
-                            if describe is not None and bound is not None
+                    _t.fail(f"{clip(value)} is not in the range {_words}."
+                            if _words is not None and bound is not None
                             else f"{clip(value)} is past any number this option takes.", p,
                             ctx)
+                if _whole and isinstance(value, str) and \
+                        not _t.min <= int(value) <= _t.max:
+                    _t.fail(f"{int(value)} is not in the range {_words}.", p, ctx)
                 return _convert(value, p, ctx)
 
             ptype.convert = strict
             ptype._jetlink_strict = True
+            if whole:
+                ptype._describe_range = lambda: ""  # (the help's: nothing to print)
     commands = getattr(command, "commands", None)
     if isinstance(commands, dict) and not isinstance(commands, _LazyCommands):
         for sub in list(commands.values()):

@@ -461,3 +461,23 @@ def test_republish_headers_without_a_republish_is_refused(capsys, tmp_path):
         "jetlink: error: --republish-headers: the stream republishes nothing: give "
         "--republish-source and --republish-destination with it\n"))
     assert not (data / "local.db").exists()
+
+
+def test_a_64_bit_range_is_checked_and_named_but_not_printed_in_the_help(jl):
+    """natscli's int and uint64 flags: the type's whole range tells an operator nothing in
+    the help (cli/root.py strict_ints hides it there); a value past it is still refused
+    naming it, and a value inside it taken."""
+    assert "<=x<=" not in jl("stream", "add", "--help").stdout
+    assert "<=x<=" not in jl("consumer", "add", "--help").stdout
+    r = jl("stream", "add", "U", "--subjects", "u.>", "--defaults", "--max-msgs",
+           "9223372036854775808")
+    assert r.exit_code == 2 and ("'--max-msgs': 9223372036854775808 is not in the range "
+                                 "-9223372036854775808<=x<=9223372036854775807.") in r.stderr
+    r = jl("stream", "add", "U", "--subjects", "u.>", "--defaults", "--first-sequence", "-1")
+    assert r.exit_code == 2 and ("'--first-sequence': -1 is not in the range "
+                                 "0<=x<=18446744073709551615.") in r.stderr
+    from helpers import doc
+
+    cfg = doc(jl("stream", "add", "U", "--subjects", "u.>", "--defaults", "--max-msgs",
+                 "9223372036854775807", "-j"))["config"]
+    assert cfg["max_msgs"] == 9223372036854775807
