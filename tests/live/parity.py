@@ -38,6 +38,13 @@ def parity_env(tmp_path_factory: Any, server: Any, name: str = "parity"
         mp.setenv("TZ", "UTC")
         mp.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp(f"{name}-config")))
         server.reset()
+        # a cluster whose earlier tests restarted nodes or deleted many streams can take a
+        # while to place a stream again (its meta layer catching up): ready first, as a
+        # fresh start is (an R3 probe created and deleted), so the script's first create
+        # does not spend its timeout waiting for that
+        ready = getattr(server, "wait_ready", None)
+        if ready is not None:
+            ready()
         try:
             yield mp
         finally:
