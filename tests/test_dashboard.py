@@ -1495,6 +1495,9 @@ def test_a_data_directory_moved_away_while_watching_is_said(demo):
      "Stream A@east was failed over · 2 more lines in the notice", "information"),
     (actions.Outcome(False, "jetlink: error: refused\nsecond line"),
      "jetlink: error: refused · 1 more line in the notice", "error"),
+    # text, never markup: a binding's table name is no style
+    (actions.Outcome(False, "jetlink: error: [clusters.west] server: refused", ["[/b] x"]),
+     "jetlink: error: [clusters.west] server: refused · 1 more line in the notice", "error"),
 ])
 def test_an_outcome_is_one_status_line_and_the_whole_report_in_a_notice(demo, outcome, line,
                                                                         severity):
@@ -1505,12 +1508,13 @@ def test_an_outcome_is_one_status_line_and_the_whole_report_in_a_notice(demo, ou
     async def steps(pilot):
         app._say(outcome)
         await pilot.pause(0.2)
-        return status(app), [(n.message, n.severity) for n in app._notifications]
+        # (markup: False: shown as written, text, never markup)
+        return status(app), [(n.message, n.severity, n.markup) for n in app._notifications]
 
     said, notices = drive(app, steps, size=(200, 30))
     assert said.endswith(line), said
     lines = [ln for ln in [*outcome.message.splitlines(), *outcome.details] if ln.strip()]
-    assert notices == [("\n".join(lines), severity)]
+    assert notices == [("\n".join(lines), severity, False)]
 
 
 def test_question_mark_shows_the_keys_of_what_is_selected_and_closes_them(demo):

@@ -823,7 +823,8 @@ class Dashboard(App[None]):
                         else "Done",
                         severity="error" if not outcome.ok else
                         "warning" if outcome.warns else "information",
-                        timeout=30 if not outcome.ok or outcome.warns else 10)
+                        timeout=30 if not outcome.ok or outcome.warns else 10,
+                        markup=False)  # (an error's text is text: "[clusters.west] ...")
 
     @work(thread=True, group="action", exit_on_error=False)
     def _run(self, action: Callable[..., Outcome],
