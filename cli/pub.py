@@ -497,14 +497,18 @@ def _refusal_detail(js: Any, code: int, subject: str, headers: dict[str, list[st
     a sealed stream's name, how to allow a per-message TTL."""
     from jetlink.core.errors import JetlinkError, clip
 
+    given = [f"{h}: {clip(headers[h][0])}" for h in _EXPECTED.get(code, ()) if headers.get(h)]
+    if given and code != 10060:
+        return f"the message's {', '.join(given)}"
+    if code not in (10060, 10109, 10166):  # (the stream is asked for only where it is said)
+        return None
     try:
         names = js.stream_names(subject)
     except JetlinkError:  # (asked on the error's way out: the error itself matters)
         names = []
     stream = names[0] if names else None
-    given = [f"{h}: {clip(headers[h][0])}" for h in _EXPECTED.get(code, ()) if headers.get(h)]
     if given:
-        where = f"; {subject} is stored by stream {stream}" if code == 10060 and stream else ""
+        where = f"; {subject} is stored by stream {stream}" if stream else ""
         return f"the message's {', '.join(given)}{where}"
     if stream is None:
         return None

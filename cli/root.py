@@ -279,13 +279,15 @@ def _load_command(name: str, module: str) -> Any:
 # " 5 " and other scripts' digits ("١٠"), which no server or tool reads as a number.
 _ASCII_INT = re.compile(r"[+-]?[0-9]+")
 _DIGITS_PAST_ANY_RANGE = 40  # (uint64's largest has 20 digits)
-_WHOLE_64 = ((-(2**63), 2**63 - 1), (0, 2**64 - 1))  # int64's and uint64's ranges
 
 
 def strict_ints(command: Any) -> Any:
     """``command`` (and the sub-commands built with it) reading its integer parameters as
     :data:`_ASCII_INT` says: anything else is the parameter type's own "is not a valid
     integer" usage error. Each type object is wrapped once (Click shares them)."""
+    from jetlink.core.numbers import INT64_MAX, INT64_MIN, UINT64_MAX
+
+    whole_64 = ((INT64_MIN, INT64_MAX), (0, UINT64_MAX))  # int64's and uint64's ranges
     for param in getattr(command, "params", ()):
         ptype = param.type
         if getattr(ptype, "name", "") in ("int", "int range", "integer", "integer range") and \
@@ -295,7 +297,7 @@ def strict_ints(command: Any) -> Any:
             words = describe() if describe is not None else None
             # a 64-bit type's whole range (natscli's int and uint64 flags): checked and named
             # in the refusal, not printed in the help, where it tells an operator nothing
-            whole = (getattr(ptype, "min", None), getattr(ptype, "max", None)) in _WHOLE_64
+            whole = (getattr(ptype, "min", None), getattr(ptype, "max", None)) in whole_64
 
             def strict(value: Any, p: Any, ctx: Any, _t: Any = ptype,
                        _convert: Any = convert, _words: str | None = words,

@@ -486,8 +486,7 @@ class Dashboard(App[None]):
             for c in snap.clusters:
                 if self._wanted(c.name, c.name):
                     # (no kind: its database could not be read, as cluster ls says it)
-                    damaged = bool(c.error and not c.kind)
-                    state = (Text("DAMAGED", style="bold red") if damaged
+                    state = (Text("DAMAGED", style="bold red") if c.damaged
                              else Text("down", style="bold red") if c.down else Text("up"))
                     # a cluster that could not be read has no counts: "-", never 0
                     counts = ("-",) * 4 if c.error else (
@@ -715,7 +714,7 @@ class Dashboard(App[None]):
             return isinstance(item, StreamRow) and item.role == "mirror"
         if action in ("down", "up"):  # (not a damaged one: its database can not be used)
             return isinstance(item, ClusterRow) and item.down == (action == "up") \
-                and not (item.error and not item.kind)
+                and not item.damaged
         if action == "purge":
             return isinstance(item, StreamRow) and table == "streams"
         if action == "filter":

@@ -50,6 +50,11 @@ class ClusterRow:
     def key(self) -> str:
         return self.name
 
+    @property
+    def damaged(self) -> bool:
+        """Its database could not be used at all (no kind read), as cluster ls lists it."""
+        return bool(self.error and not self.kind)
+
 
 @dataclass
 class AgreementRow:

@@ -1195,15 +1195,11 @@ class _Names:
         if cfg.mirror is not None:
             return
         rec = promotion_record(cfg)
-        if rec is None:
-            return
+        if rec is None or rec.done is None:  # (one that stopped part-way is a check of its
+            return  # own, named or not: _unfinished_promotion)
         verb, shown = ("kv", bucket) if bucket else ("stream", name)
-        if rec.done is None:
-            why = ("promoted by a failover that stopped before it finished: run it again (jetlink "
-                   f"{verb} failover {shown}, or the region's jetlink dr failover) to finish it")
-        else:
-            why = (f"promoted at {rec.done} (jetlink {verb} failback {shown} makes it a mirror "
-                   "again)")
+        why = (f"promoted at {rec.done} (jetlink {verb} failback {shown} makes it a mirror "
+               "again)")
         for form in forms:
             self.promoted[form] = why
 

@@ -522,14 +522,8 @@ class RegionPlan:
     def _fenced_later(self) -> list[Any]:
         """The dry run of ``dr fence --from REGION`` on the side addressed: the old origins
         of what was failed over already (none: nothing failed over yet)."""
-        from .fence import plan_fence
-
-        clusters = sorted({o.cluster for o in self.objects if o.cluster is not None}) or None
-        try:
-            return list(plan_fence(self.backend, self.regions, clusters=clusters,
-                                   clock=self.clock).preview().items)
-        except UsageError:
-            return []
+        plan = self._fence_plan()
+        return [] if plan is None else list(plan.preview().items)
 
     def carry_out(self, on_event: Callable[[RegionObject], None] | None = None
                   ) -> RegionReport:
@@ -595,15 +589,20 @@ class RegionPlan:
         """``--fence``: every old origin of the region that answers now stops taking writes
         (core/dr/fence.py); one that does not answer is left for ``dr fence`` or ``dr watch
         --fence-on-return`` when it does."""
+        plan = self._fence_plan()
+        return None if plan is None else plan.carry_out()
+
+    def _fence_plan(self) -> Any:
+        """The region's old origins on the sides this plan looks at (core/dr/fence.py
+        ``plan_fence``); None when nothing was failed over from the region (every object
+        skipped, or none failed over yet)."""
         from .fence import plan_fence
 
         clusters = sorted({o.cluster for o in self.objects if o.cluster is not None}) or None
         try:
-            fence = plan_fence(self.backend, self.regions, clusters=clusters,
-                               clock=self.clock)
+            return plan_fence(self.backend, self.regions, clusters=clusters, clock=self.clock)
         except UsageError:
-            return None  # nothing failed over from the region (every object skipped)
-        return fence.carry_out()
+            return None
 
     def _open(self) -> list[Journal]:
         """The journal records a run began and did not finish (killed, or an object failed)."""

@@ -148,6 +148,7 @@ def _link_spec(body: dict[str, Any], name: str, cluster: str,
     except KafkaError as exc:
         errors.append(_refield(exc, "name"))
     source = body.get("source_cluster")
+    partial: LinkSpec | None = None  # what passed, for the rules between objects
     if source is None:
         errors.append(JetlinkError(
             "source_cluster is required: the cluster the link copies from (the link itself "
@@ -158,6 +159,8 @@ def _link_spec(body: dict[str, Any], name: str, cluster: str,
             'digits, "_" and "-"', field="source_cluster"))
     elif source == cluster:
         errors.append(link_to_self(cluster))
+    else:  # the source cluster passed: the loader keeps it (its ``partial``) on a problem
+        partial = LinkSpec(name, source, {})
     configs = _config_table(body, errors, scalars_only=False)
     given_in_configs = set(configs)
     for fld, key in _FILTER_FIELDS.items():
@@ -185,22 +188,14 @@ def _link_spec(body: dict[str, Any], name: str, cluster: str,
             if key not in configs:
                 if not set_aside:  # (after one set aside, what follows from it is none of
                     _link_fault(errors, exc, key, given_in_configs)  # the file's own)
-                return _partial_link(name, source, cluster)
+                return partial
             _link_fault(errors, exc, key, given_in_configs)
             set_aside.add(key)
             configs = {k: v for k, v in configs.items() if k != key}
     if errors:
-        return _partial_link(name, source, cluster)
+        return partial
     assert isinstance(source, str), "a missing or non-string source_cluster is in errors"
     return LinkSpec(name, source, cfg.to_json())
-
-
-def _partial_link(name: str, source: Any, cluster: str) -> LinkSpec | None:
-    """A link with problems of its own: its source cluster when that passed (the loader
-    keeps it as the object's ``partial``), its configs unknown."""
-    if isinstance(source, str) and _NAME_RE.fullmatch(source) and source != cluster:
-        return LinkSpec(name, source, {})
-    return None
 
 
 def _link_fault(errors: list[JetlinkError], exc: JetlinkError, key: str,
