@@ -72,6 +72,12 @@ REFUSED = [
     (["--cluster", "kw", "topic", "alter", "orders", "--delete-config", "missing_config1"], 1),
     (["--cluster", "kw", "group", "set-offsets", "g", "--topic", "orders", "--by-duration",
       "P99999999999999999D"], 2),
+    # Kafka's Utils.getDateTime refuses a date alone: never a reset to midnight
+    (["--cluster", "kw", "group", "set-offsets", "g", "--topic", "orders", "--to-datetime",
+      "2000-01-01"], 2),
+    (["--cluster", "kw", "topic", "create", "orders", "--partitions", "7",
+      "--if-not-exists"], 0),  # there already: left as it is
+    (["--cluster", "kw", "topic", "rm", "nope", "--if-exists", "-f"], 0),
 ]
 
 

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import ENV_VARS, NATS_VARS, runner
+from helpers import ENV_VARS, NATS_VARS, data_dir_bytes, runner
 
 from jetlink.cli.main import app
 
@@ -468,8 +468,11 @@ def test_a_failover_killed_before_its_fence_fences_on_the_rerun(region):
     t.ok("cluster", "up", "west")
     t.ok(*FAILOVER)
     _journal_left_open(t, "failover")
-    # the re-run's dry run shows the fence it will make (every object done earlier)
+    # the re-run's dry run shows the fence it will make (every object done earlier), and
+    # changes no byte
+    before = data_dir_bytes(t.data)
     dry = t.doc(*FAILOVER, "--fence", "--dry-run")
+    assert data_dir_bytes(t.data) == before
     assert sorted((o["name"], o["action"]) for o in dry["fence"]["objects"]) == sorted(
         [("CFG", "to fence"), *((s, "to fence") for s in STREAMS)]), dry["fence"]
     again = t.doc(*FAILOVER, "--fence")

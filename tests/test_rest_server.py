@@ -619,7 +619,8 @@ def test_pause_and_resume(rest):
 
 def test_validate_only_after_writes_changes_no_file_not_even_the_health_record(rest):
     """After a link and a mirror topic were created (writes that leave the store's health
-    record, .<cluster>.db.checked), validate-only promote and config requests leave every
+    record, .<cluster>.db.checked), validate-only promote and config requests, and a
+    refused create, leave every
     file of the data directory as it was, that record included: a connection that committed
     nothing records nothing when it closes."""
     def files() -> dict[str, bytes]:  # as they are: no checkpoint (that is a change too)
@@ -638,6 +639,10 @@ def test_validate_only_after_writes_changes_no_file_not_even_the_health_record(r
         assert r.status_code == 200, r.text
         created(rest.http.put("/vd/links/V1/configs:alter", params={"validate_only": "true"},
                               json={"data": [{"name": "acl.sync.ms", "value": "1"}]}))
+        # refused creates too: a config named twice (nothing made, nothing recorded)
+        error(create_link(rest, "vd", "V2", "vs", [{"name": "acl.sync.ms", "value": "1"},
+                                                   {"name": "acl.sync.ms", "value": "2"}]),
+              400, 40002, "Error due to duplicate config keys : acl.sync.ms")
     assert files() == before
 
 
