@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from jetlink.cli import common, output
 from jetlink.cli.app import App
@@ -340,8 +341,9 @@ def kafka_acls(
         "--deny-host", metavar="H", show_default=False,
         help="The hosts of --deny-principal (default *). Repeatable.")] = None,
     principal: Annotated[list[str] | None, typer.Option(
-        "--principal", metavar="P", show_default=False,
-        help="With --list: only this principal's ACLs.")] = None,
+        "--principal", metavar="[P]", show_default=False,
+        help="With --list: only this principal's ACLs (no value: every ACL). "
+        "Repeatable.")] = None,
     operation: OperationOpt = None,
     topic: TopicOpt = None,
     group: GroupOpt = None,
@@ -386,7 +388,7 @@ def kafka_acls(
     --list (every ACL, or the resources' and --principal's). Prints what kafka-acls prints.
     """
     from jetlink.cli.kafka_tools import select_cluster
-    from jetlink.core.kafka.acls import AclFilter, parse_principal
+    from jetlink.core.kafka.acls import AclFilter, parse_principal, pattern_type_of
 
     app = App.of(ctx)
     if bootstrap_server is not None and bootstrap_controller is not None:
@@ -408,6 +410,9 @@ def kafka_acls(
     if action == "--add" and pattern_type.strip().upper() in ("MATCH", "ANY"):
         raise common.usage(f"A '--resource-pattern-type' value of "
                            f"'{pattern_type.strip().upper()}' is not valid when adding acls.")
+    # joptsimple converts the value as it parses (AclCommand PatternTypeConverter): a type
+    # that is none is refused whatever the action, also where no resource would use it
+    pattern_type_of(pattern_type, filter_=action != "--add")
     app.reading = action == "--list"
     app.existing = True  # an ACL lives in a cluster's authorizer (cluster authorizer)
     if bootstrap_controller is not None:
@@ -433,7 +438,7 @@ def kafka_acls(
     if action == "--list":
         filters = [AclFilter.make(rt, name, pattern_type) for rt, name in resources] or \
             [AclFilter.make(None, None, "any")]
-        names = [parse_principal(p.strip()) for p in principal or []]
+        names = [parse_principal(p.strip()) for p in principal or [] if p != _NO_VALUE]
         store = _enforcing(app)
         _kafka_list(app, store, filters, names)
         return
@@ -658,6 +663,29 @@ def _kafka_list(app: App, store: Any, filters: list[Any], principals: list[str])
         block([b for b in found if b.principal == name])
 
 
+# What --principal holds when it is given without a value (no argument can hold NUL)
+_NO_VALUE = "\0"
+
+
+class _OptionalPrincipal(TyperCommand):
+    """kafka-acls' ``--principal`` takes an optional argument (joptsimple
+    ``withOptionalArg``): the next word is its value unless there is none or it looks like
+    an option (starts with ``-``); without a value it filters nothing."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        out: list[str] = []
+        for i, word in enumerate(args):
+            if word == "--":
+                out.extend(args[i:])
+                break
+            out.append(word)
+            after = args[i + 1] if i + 1 < len(args) else None
+            if word == "--principal" and (after is None or (
+                    after.startswith("-") and len(after) > 1)):
+                out.append(_NO_VALUE)
+        return list(super().parse_args(ctx, out))
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(acls_app, name="acls")
-    app.command("kafka-acls")(kafka_acls)
+    app.command("kafka-acls", cls=_OptionalPrincipal)(kafka_acls)

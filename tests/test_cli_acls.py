@@ -74,6 +74,13 @@ def test_kafka_acls_add_and_list_print_what_kafka_acls_prints(kw):
     assert r.stdout.splitlines() == [
         "ACLs for principal `User:bob`", f"Current ACLs for resource `{PATTERN}`: ",
         " \t" + entry("User:bob", "WRITE", "DENY") + " ", ""]
+    listed = ok(kw("kafka-acls", "--list", "--topic", "orders")).stdout
+    # --principal takes an optional argument (joptsimple withOptionalArg): with none, at the
+    # end or before another option, it filters nothing
+    assert ok(kw("kafka-acls", "--list", "--topic", "orders", "--principal")).stdout == listed
+    assert ok(kw("kafka-acls", "--principal", "--list", "--topic", "orders")).stdout == listed
+    r = ok(kw("kafka-acls", "--principal", "--list", "--principal", "User:bob"))
+    assert r.stdout.splitlines()[0] == "ACLs for principal `User:bob`"
 
 
 def test_producer_and_consumer_shortcuts(kw):
@@ -255,6 +262,8 @@ def test_the_authorizer_is_changed_later(jl):
      "jetlink: error: The --idempotent option is only available if --producer is set"),
     (["kafka-acls", "--add", "--allow-principal", "User:c", "--principal", "User:c", "--topic",
       "orders"], "jetlink: error: The --principal option is only available if --list is set"),
+    (["kafka-acls", "--add", "--allow-principal", "User:c", "--principal", "--topic",
+      "orders"], "jetlink: error: The --principal option is only available if --list is set"),
     (["kafka-acls", "--list", "--allow-principal", "User:c", "--topic", "orders"],
      'jetlink: error: Option "[list]" can\'t be used with option "[allow-principal]"'),
     (["kafka-acls", "--list", "--producer"],
@@ -324,6 +333,9 @@ def test_hostile_input_is_one_line_and_changes_nothing(kw, args, message):
     (["--remove", "--topic", "orders", "--resource-pattern-type", "bogus", "--force"],
      "pattern type 'bogus' is not one of LITERAL, PREFIXED, ANY, MATCH"),
     (["--list", "--principal", "bob"], "principal 'bob' is not TYPE:NAME"),
+    # no resource named: the type filters nothing, yet joptsimple refuses it as it parses
+    (["--list", "--resource-pattern-type", "bogus"],
+     "pattern type 'bogus' is not one of LITERAL, PREFIXED, ANY, MATCH"),
 ])
 def test_kafka_acls_checks_its_arguments_before_the_authorizer(jl, args, message):
     """kafka-acls checks its arguments before the broker answers: on a cluster without an
