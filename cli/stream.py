@@ -60,7 +60,7 @@ from jetlink.cli.stream_flags import (
     missing_answers,
     stream_flags,
 )
-from jetlink.core.numbers import UINT64_MAX
+from jetlink.core.numbers import INT64_MAX, INT64_MIN, UINT64_MAX
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.config.stream import StreamConfig
@@ -673,6 +673,77 @@ def ls(
         infos = [i for i in infos if i["config"]["name"] in wanted]
     shown = [i for i in infos if show_all or not is_system_stream(i["config"]["name"])]
     render_ls(app, shown, subject, skipped=len(shown) < len(infos))
+
+
+@stream_app.command("find")
+def find(
+    ctx: typer.Context,
+    server_name: Annotated[str | None, typer.Option(
+        "--server-name", metavar="REGEX", show_default=False,
+        help="Streams with a leader or replica on a server the expression matches.")] = None,
+    cluster: Annotated[str | None, typer.Option(
+        "--cluster", metavar="REGEX", show_default=False,
+        help="Streams in a cluster the expression matches.")] = None,
+    empty: Annotated[bool, typer.Option("--empty", help="Streams with no messages.")] = False,
+    idle: Annotated[str | None, typer.Option(
+        "--idle", metavar="DURATION", parser=DURATION, show_default=False,
+        help="Streams with no new message for longer than this.")] = None,
+    created: Annotated[str | None, typer.Option(
+        "--created", metavar="DURATION", parser=DURATION, show_default=False,
+        help="Streams created at least this long ago.")] = None,
+    consumers: Annotated[int, typer.Option(
+        "--consumers", metavar="THRESHOLD", min=INT64_MIN, max=INT64_MAX,
+        help="Streams with at most this many consumers (below 0: any number).")] = -1,
+    subject: Annotated[str | None, typer.Option(
+        "--subject", metavar="SUBJECT", show_default=False,
+        help="Streams with a subject within this subject or wildcard.")] = None,
+    replicas: Annotated[int, typer.Option(
+        "--replicas", metavar="REPLICAS", min=0, max=UINT64_MAX,
+        help="Streams with at most this many replicas (0: any number).")] = 0,
+    sourced: Annotated[bool, typer.Option("--sourced", help="Streams with sources.")] = False,
+    mirrored: Annotated[bool, typer.Option("--mirrored", help="Mirror streams.")] = False,
+    leader: Annotated[str | None, typer.Option(
+        "--leader", metavar="SERVER", show_default=False,
+        help="Streams whose leader is this server.")] = None,
+    names: Annotated[bool, typer.Option(
+        "--names", "-n", help="Show just the stream names.")] = False,
+    invert: Annotated[bool, typer.Option(
+        "--invert", help="Invert every check: at least becomes at most, with becomes "
+        "without.")] = False,
+    api_level: Annotated[int, typer.Option(
+        "--api-level", metavar="LEVEL", min=INT64_MIN, max=INT64_MAX,
+        help="Streams needing at least this JetStream API level (_nats.req.level).")] = 0,
+    json_output: JsonOption = False,
+) -> None:
+    """Find streams matching criteria.
+
+    natscli's stream find (jsm.go's stream query): every criterion given must hold, with
+    --invert each is turned around. Every stream counts, the system streams behind KV
+    buckets included. Prints natscli's stream ls table; --names the names, one per line;
+    --json the list of names. jsm.go's --expression language is not supported.
+    """
+    from jetlink.core.durations import read_duration
+    from jetlink.core.streamquery import StreamQuery, pattern, query_streams
+
+    app = App.of(ctx)
+    q = StreamQuery(
+        created_ns=read_duration(created) if created is not None else None,
+        idle_ns=read_duration(idle) if idle is not None else None,
+        empty=empty, consumers=consumers if consumers >= 0 else None,
+        cluster=pattern(cluster, field="--cluster") if cluster is not None else None,
+        subject=subject or None,
+        server=pattern(server_name, field="--server-name") if server_name else None,
+        replicas=replicas, sourced=sourced, mirrored=mirrored, leader=leader or None,
+        api_level=api_level, invert=invert)
+    js = open_jetstream(app)
+    found = query_streams([to_doc(i) for i in js.streams()], q, now_ns=now_ns())
+    if names or app.json:
+        app.emit(sorted(i["config"]["name"] for i in found), human=output.lines)
+        return
+    if not found:
+        output.line(app, "No streams matched")
+        return
+    render_ls(app, found, subject or None)
 
 
 def render_ls(app: App, infos: list[dict[str, Any]], subject: str | None = None, *,

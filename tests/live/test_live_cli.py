@@ -302,6 +302,28 @@ def test_server_overlap_refusal_names_the_stream(live):
 # -- clusters and domains ----------------------------------------------------------------------
 
 
+def test_stream_find_on_a_cluster_and_a_single_server(live_cluster, live):
+    """natscli's stream find on real servers: a cluster's stream list carries each stream's
+    cluster, leader and replicas; a single server's carries none, so --leader, --cluster
+    and --server-name find nothing there, as natscli's find does."""
+    url = live_cluster.url
+    ok(jl(url, "stream", "add", "R3", "--subjects", "r3.>", "--replicas", "3", "--defaults"))
+    ok(jl(url, "stream", "add", "R1", "--subjects", "r1.>", "--replicas", "1", "--defaults"))
+    ok(jl(url, "pub", "r3.a", "x"))
+    leader = doc(jl(url, "stream", "info", "R3", "-j"))["cluster"]["leader"]
+    assert ok(jl(url, "stream", "find", "--leader", leader, "--replicas", "3", "-n")).stdout \
+        == "R3\n"
+    assert ok(jl(url, "stream", "find", "--cluster", "^C3$", "-n")).stdout == "R1\nR3\n"
+    assert ok(jl(url, "stream", "find", "--cluster", "^C3$", "--invert", "-n")).stdout == ""
+    # every node holds a replica of R3: a server name finds it whichever leads
+    assert "R3" in ok(jl(url, "stream", "find", "--server-name", "n[123]", "-n")).stdout
+    assert ok(jl(url, "stream", "find", "--replicas", "1", "-n")).stdout == "R1\n"
+    assert doc(jl(url, "stream", "find", "--empty", "-j")) == ["R1"]
+    ok(jl(live.url, "stream", "add", "S", "--subjects", "s.>", "--defaults"))
+    assert ok(jl(live.url, "stream", "find", "-n")).stdout == "S\n"
+    assert ok(jl(live.url, "stream", "find", "--server-name", ".", "-n")).stdout == ""
+
+
 def test_r3_stream_on_a_cluster(live_cluster):
     info = doc(jl(live_cluster.url, "stream", "add", "R3", "--subjects", "r3.>", "--replicas",
                   "3", "--defaults", "-j"))

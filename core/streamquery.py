@@ -1,0 +1,147 @@
+"""Which streams a query finds (natscli's ``stream find``): jsm.go's ``QueryStreams`` rules,
+applied to the StreamInfo documents either engine answers (``$JS.API.STREAM.INFO``).
+
+Every criterion given must hold (each filters what the one before left), in jsm.go's order;
+``invert`` turns each one given around ("before becomes after, with becomes without"):
+
+| criterion | a stream is found when (inverted: when not, with the bounds as jsm.go has them) |
+|---|---|
+| ``created_ns`` | it was created at least that long ago (inverted: at most) |
+| ``idle_ns`` | its last message is more than that long ago (an empty stream is idle) |
+| ``empty`` | it holds no message (inverted: it holds one or more) |
+| ``consumers`` | it has at most that many consumers (inverted: at least) |
+| ``cluster`` | its cluster's name matches the regular expression (searched, as Go's MatchString) |
+| ``subject`` | one of its subjects is within the subject (core.subjects ``is_subset``) |
+| ``server`` | its leader or one of its replicas matches the regular expression |
+| ``replicas`` | it has at most that many replicas (inverted: at least) |
+| ``sourced`` / ``mirrored`` | it has sources / a mirror |
+| ``leader`` | its leader is that server (a stream without cluster information is never found) |
+| ``api_level`` | the API level it needs (``_nats.req.level``, else 0) is at least that |
+
+Inverted, ``subject`` finds a stream with one subject not within it (none: never found).
+jsm.go's ``--expression`` (the expr language over the stream's info) has no counterpart here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .clock import parse_rfc3339_nano
+from .config.validate import REQUIRED_LEVEL_KEY
+from .errors import JetlinkError, UsageError
+from .subjects import is_subset
+
+
+@dataclass(frozen=True)
+class StreamQuery:
+    """The criteria of a query; None (or 0, False) leaves one out, as jsm.go's options do."""
+
+    created_ns: int | None = None
+    idle_ns: int | None = None
+    empty: bool = False
+    consumers: int | None = None
+    cluster: re.Pattern[str] | None = None
+    subject: str | None = None
+    server: re.Pattern[str] | None = None
+    replicas: int = 0
+    sourced: bool = False
+    mirrored: bool = False
+    leader: str | None = None
+    api_level: int = 0
+    invert: bool = False
+
+
+def pattern(value: str, *, field: str) -> re.Pattern[str] | None:
+    """A regular expression given for ``field`` (an empty one leaves the criterion out, as
+    jsm.go's ``StreamQueryServerName("")``); UsageError naming the field and the value."""
+    if value == "":
+        return None
+    try:
+        return re.compile(value)
+    except re.error as exc:
+        raise UsageError(f"{field} {value!r} is not a regular expression: {exc}",
+                         field=field) from None
+
+
+def _ns(text: Any) -> int:
+    try:
+        return parse_rfc3339_nano(str(text)) if text else 0
+    except ValueError:
+        return 0
+
+
+def _api_level(cfg: dict[str, Any]) -> int:
+    raw = (cfg.get("metadata") or {}).get(REQUIRED_LEVEL_KEY, "")
+    if raw == "":
+        return 0
+    try:
+        return int(raw)
+    except ValueError:  # jsm.go matchApiLevel's error
+        raise JetlinkError(f"invalid {REQUIRED_LEVEL_KEY} metadata value {raw!r} of stream "
+                         f"{cfg.get('name', '')!r}: not an integer",
+                         field=REQUIRED_LEVEL_KEY) from None
+
+
+def _cluster(info: dict[str, Any]) -> dict[str, Any] | None:
+    c = info.get("cluster")
+    return c if isinstance(c, dict) else None
+
+
+def _found(q: StreamQuery, info: dict[str, Any], now_ns: int) -> bool:
+    cfg = info.get("config") or {}
+    state = info.get("state") or {}
+    cluster = _cluster(info)
+
+    def holds(yes: bool) -> bool:
+        return yes != q.invert
+
+    if q.created_ns is not None:
+        age = now_ns - _ns(info.get("created"))
+        if not (age <= q.created_ns if q.invert else age >= q.created_ns):
+            return False
+    if q.idle_ns is not None and not holds(now_ns - _ns(state.get("last_ts")) > q.idle_ns):
+        return False
+    if q.empty and not holds(int(state.get("messages", 0)) == 0):
+        return False
+    if q.consumers is not None:
+        n = int(state.get("consumer_count", 0))
+        if not (n >= q.consumers if q.invert else n <= q.consumers):
+            return False
+    if q.cluster is not None and not holds(
+            cluster is not None and bool(q.cluster.search(cluster.get("name") or ""))):
+        return False
+    if q.subject is not None:
+        subset = [is_subset(s, q.subject) for s in cfg.get("subjects") or []]
+        # jsm.go matchSubjectWildcard: one subject decides either way; none, never found
+        if not ((subset and not all(subset)) if q.invert else any(subset)):
+            return False
+    if q.server is not None:
+        names = [cluster.get("leader") or ""] + [
+            r.get("name") or "" for r in cluster.get("replicas") or []] if cluster else []
+        if not holds(any(q.server.search(n) for n in names)):
+            return False
+    if q.replicas:
+        r = int(cfg.get("num_replicas") or 1)
+        if not (r >= q.replicas if q.invert else r <= q.replicas):
+            return False
+    if q.sourced and not holds(bool(cfg.get("sources"))):
+        return False
+    if q.mirrored and not holds(cfg.get("mirror") is not None):
+        return False
+    if q.leader is not None and (cluster is None or not holds(
+            cluster.get("leader", "") == q.leader)):
+        return False
+    if q.api_level > 0:
+        need = _api_level(cfg)
+        if not (need < q.api_level if q.invert else need >= q.api_level):
+            return False
+    return True
+
+
+def query_streams(infos: Iterable[dict[str, Any]], q: StreamQuery, *,
+                  now_ns: int) -> list[dict[str, Any]]:
+    """The StreamInfo documents of ``infos`` the query finds, in their order."""
+    return [i for i in infos if _found(q, i, now_ns)]
