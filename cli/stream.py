@@ -723,7 +723,7 @@ def find(
     --json the list of names. jsm.go's --expression language is not supported.
     """
     from jetlink.core.durations import read_duration
-    from jetlink.core.streamquery import StreamQuery, pattern, query_streams
+    from jetlink.core.queries import StreamQuery, pattern, query_streams
 
     app = App.of(ctx)
     q = StreamQuery(

@@ -547,3 +547,24 @@ def test_a_consumers_missing_stream_is_named_as_the_engine_names_it(jls, args):
     res = jls(*args)
     assert (res.exit_code, res.stderr) == (
         1, "jetlink: error: stream not found (10059): ORDRES; did you mean ORDERS?\n")
+
+
+def test_consumer_find_on_a_real_server(jls):
+    """natscli's consumer find on nats-server's ConsumerInfo documents: pull and push, the
+    pending and ack-pending bounds (jsm.go's "some, and fewer")."""
+    live = jls.live
+    assert "error" not in live.api("CONSUMER.CREATE.ORDERS.PUSH", {
+        "stream_name": "ORDERS", "config": {
+            "durable_name": "PUSH", "deliver_subject": "push.out", "ack_policy": "explicit"}})
+    _doc(jls("consumer", "add", "ORDERS", "P", "--pull", "--defaults", "-j"))
+    _doc(jls("consumer", "next", "ORDERS", "P", "--no-ack", "-j"))
+    assert _doc(jls("consumer", "find", "ORDERS", "-j")) == ["P", "PUSH"]
+    assert jls("consumer", "find", "ORDERS", "--push").stdout == "PUSH\n"
+    assert jls("consumer", "find", "ORDERS", "--pull").stdout == "P\n"
+    assert jls("consumer", "find", "ORDERS", "--pull", "--invert").stdout == "PUSH\n"
+    # P: 1 awaiting its ack, 2 unprocessed; PUSH (no client bound): 3 unprocessed
+    assert jls("consumer", "find", "ORDERS", "--ack-pending", "2").stdout == "P\n"
+    assert jls("consumer", "find", "ORDERS", "--pending", "3").stdout == "P\n"
+    assert jls("consumer", "find", "ORDERS", "--pending", "2", "--invert").stdout == "PUSH\n"
+    assert jls("consumer", "find", "ORDERS", "--bound").stdout == ""
+    assert jls("consumer", "find", "ORDERS", "--idle", "1h").stdout == "P\n"

@@ -11,7 +11,7 @@ from helpers import ok
 
 from jetlink.core.clock import format_rfc3339_nano
 from jetlink.core.errors import JetlinkError, UsageError
-from jetlink.core.streamquery import StreamQuery, pattern, query_streams
+from jetlink.core.queries import StreamQuery, pattern, query_streams
 
 S = 1_000_000_000
 NOW = 1_000_000 * S
@@ -143,3 +143,98 @@ def test_stream_find_refuses_bad_criteria(jl, args, message):
     assert r.exit_code == 2, (r.stdout, r.stderr)
     assert message in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert r.stdout == ""
+
+
+def cinfo(name, *, push=False, bound=False, waiting=0, ack=0, pending=0, created_s=100,
+          last_s=None, replicas=0, cluster=None, level=None, policy=None, groups=(),
+          pinned=()):
+    cfg = {"name": name, "num_replicas": replicas}
+    if push:
+        cfg["deliver_subject"] = f"deliver.{name}"
+    if level is not None:
+        cfg["metadata"] = {"_nats.req.level": level}
+    if policy:
+        cfg["priority_policy"] = policy
+        cfg["priority_groups"] = list(groups)
+    doc = {"name": name, "config": cfg, "created": format_rfc3339_nano(NOW - created_s * S),
+           "num_waiting": waiting, "num_ack_pending": ack, "num_pending": pending,
+           "delivered": {"consumer_seq": 0, "stream_seq": 0}}
+    if bound:
+        doc["push_bound"] = True
+    if last_s is not None:
+        doc["delivered"]["last_active"] = format_rfc3339_nano(NOW - last_s * S)
+    if pinned:
+        doc["priority_groups"] = [{"group": g, "pinned_client_id": "id"} for g in pinned]
+    if cluster is not None:
+        doc["cluster"] = cluster
+    return doc
+
+
+CONSUMERS = [
+    cinfo("PULL", waiting=2, ack=5, pending=100, created_s=3600, last_s=10, replicas=3,
+          cluster={"name": "east", "leader": "n1"}, level="1"),
+    cinfo("PUSH", push=True, bound=True, ack=1, pending=0, created_s=30, last_s=600),
+    cinfo("IDLE", created_s=60),
+    cinfo("PINNED", policy="pinned_client", groups=["a", "b"], pinned=["a", "b"], pending=5,
+          last_s=59, replicas=1),
+    cinfo("HALF", policy="pinned_client", groups=["a", "b"], pinned=["a"], waiting=1),
+]
+
+# (criteria, found, found with invert): jsm.go's QueryConsumers matchers one by one
+CONSUMER_CASES = [
+    ({}, "PULL PUSH IDLE PINNED HALF", "PULL PUSH IDLE PINNED HALF"),
+    ({"pull": True}, "PULL IDLE PINNED HALF", "PUSH"),
+    ({"push": True}, "PUSH", "PULL IDLE PINNED HALF"),
+    # a bound push consumer, or waiting pulls
+    ({"bound": True}, "PULL PUSH HALF", "IDLE PINNED"),
+    # pinned_client consumers only: a client pinned in every group
+    ({"pinned": True}, "PINNED", "HALF"),
+    # some, and fewer than the bound (inverted: more); none: never found either way
+    ({"ack_pending": 5}, "PUSH", ""),
+    ({"ack_pending": 2}, "PUSH", "PULL"),
+    ({"waiting": 2}, "HALF", ""),
+    ({"pending": 50}, "PINNED", "PULL"),
+    # created at least that long ago (inverted: less)
+    ({"created_ns": 60 * S}, "PULL IDLE PINNED HALF",
+     "PUSH"),
+    # delivered within the period (jsm.go's rule for --idle); never delivered: never found
+    ({"delivered_ns": 60 * S}, "PULL PINNED", "PUSH"),
+    # num_replicas as configured, 0 when it follows the stream's
+    ({"replicas": 1}, "PUSH IDLE PINNED HALF", "PULL PINNED"),
+    ({"leader": "n1"}, "PULL", ""),
+    ({"api_level": 1}, "PULL", "PUSH IDLE PINNED HALF"),
+    ({"pull": True, "pending": 50}, "PINNED", ""),
+]
+
+
+@pytest.mark.parametrize(("criteria", "found", "inverted"), CONSUMER_CASES)
+def test_the_consumer_query_rules(criteria, found, inverted):
+    from jetlink.core.queries import ConsumerQuery, query_consumers
+
+    def names(q):
+        return " ".join(i["name"] for i in query_consumers(CONSUMERS, q, now_ns=NOW))
+
+    assert names(ConsumerQuery(**criteria)) == found
+    assert names(ConsumerQuery(**criteria, invert=True)) == inverted
+
+
+def test_consumer_find_on_the_engine(jl, cli_clock):
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    ok(jl("pub", "orders.a", "one", "--count", "3"))
+    for name in ("C1", "C2"):
+        ok(jl("consumer", "add", "ORDERS", name, "--pull", "--defaults"))
+    ok(jl("consumer", "next", "ORDERS", "C1", "--no-ack"))
+    cli_clock.advance_s(30)
+    assert ok(jl("consumer", "find", "ORDERS")).stdout == "C1\nC2\n"
+    assert ok(jl("consumer", "find", "ORDERS", "--ack-pending", "2")).stdout == "C1\n"
+    assert ok(jl("consumer", "find", "ORDERS", "--pending", "3")).stdout == "C1\n"
+    assert ok(jl("consumer", "find", "ORDERS", "--pending", "3", "--invert")).stdout == ""
+    assert json.loads(ok(jl("consumer", "find", "ORDERS", "--idle", "1m", "-j")).stdout) == \
+        ["C1"]
+    assert ok(jl("consumer", "find", "ORDERS", "--idle", "10s")).stdout == ""
+    assert ok(jl("consumer", "find", "ORDERS", "--push")).stdout == ""
+    r = jl("consumer", "find", "ORDERS", "--pull", "--push")
+    assert r.exit_code == 2 and r.stderr == \
+        "jetlink: error: cannot match pull and push concurrently\n", r.stderr
+    r = jl("consumer", "find", "NOPE")
+    assert r.exit_code == 1 and "stream not found (10059): NOPE" in r.stderr, r.stderr
