@@ -394,6 +394,7 @@ def _plan(dd: DataDir, tcluster: str, target: str, kind: str, src: StreamSource
         if not dd.has_cluster(ocname) and ocname != "local":
             raise JetlinkError("absent")
         ocl = dd.open(ocname)
+        ocl.check_sound()
     except StorageError:
         a.error = _setup_error(kind, f"origin cluster {ocname} cannot be used (its database "
                                "is damaged: see jetlink cluster check)")

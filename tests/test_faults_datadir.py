@@ -449,6 +449,40 @@ def test_a_damaged_cluster_stops_only_what_involves_it(jl):
     assert "DAMAGED" in r.stdout
 
 
+@pytest.mark.parametrize("target_trusted", [False, True])
+def test_a_damaged_origin_is_named_never_its_mirrors_cluster(jl, target_trusted,
+                                                            monkeypatch):
+    """An origin cluster with damaged pages: the mirror beside it reports that origin cluster
+    cannot be used (never copying what its readable pages hold), replicate names the origin's
+    cluster, and the mirror's own cluster is not blamed, whether or not it is checked in the
+    same command (quick_check of the main database only, not of the origin attached)."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>",
+          "--defaults"))
+    ok(jl("--cluster", "west", "pub", "orders.a", "--count", "1500", PAYLOAD))
+    # the steps commands end with copy one message each: the mirror is far behind when the
+    # origin is damaged
+    monkeypatch.setattr("jetlink.core.step.STEP_MAX_MSGS", 1)
+    ok(jl("stream", "add", "M", "--mirror", "ORDERS@west", "--defaults"))
+    damage_msgs_leaf(jl.data / "west.db")
+    if target_trusted:  # the mirror's cluster written since: its record spares it the check
+        ok(jl("stream", "add", "T", "--subjects", "t.>", "--defaults"))
+    before = _bytes(jl.data / "west.db")
+    copied = doc(jl("stream", "info", "M", "--json"))["state"]["messages"]
+    assert copied < 1500
+    r = jl("replicate", "--json")
+    _no_traceback(r)
+    assert r.exit_code == 1, (r.stdout, r.stderr)
+    assert "cluster local" not in r.stdout + r.stderr
+    assert "origin cluster west cannot be used" in r.stdout, r.stdout
+    assert doc(jl("stream", "info", "M", "--json"))["state"]["messages"] == copied
+    assert _bytes(jl.data / "west.db") == before
+    ok(jl("stream", "add", "U", "--subjects", "u.>", "--defaults"))  # local stays writable
+    r = jl("cluster", "check")
+    assert r.exit_code == 1 and "local: ok" in r.stdout and "west: DAMAGED" in r.stdout, \
+        r.stdout
+
+
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_a_damaged_kafka_cluster_is_never_written(jl, fault):
     """The Kafka verb family on a damaged cluster: the same guarantees."""

@@ -418,8 +418,14 @@ class Cluster:
         conn = self.conn
         if self.readonly:
             raise readonly_error(self.path.parent, f"cluster {self.name} cannot be written")
+        self.check_sound(conn)
+
+    def check_sound(self, conn: sqlite3.Connection | None = None) -> None:
+        """DamagedError for a damaged database, checked once per process (store/health.py
+        ``verify``): before the first write, and before replication reads an origin (whose
+        damaged pages would otherwise be copied into its mirrors as far as they read)."""
         if not self._verified:
-            verify(conn, self.name, self.path)
+            verify(conn if conn is not None else self.conn, self.name, self.path)
             self._verified = True
 
     def committed(self) -> None:

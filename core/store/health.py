@@ -357,7 +357,9 @@ def check(conn: sqlite3.Connection, *, full: bool = False) -> list[str]:
     :data:`CHECK_LINES` ([] when the database is sound)."""
     pragma = "integrity_check" if full else "quick_check"
     try:
-        rows = [str(r[0]) for r in conn.execute(f"PRAGMA {pragma}({CHECK_LINES})")]
+        # main only: without a schema the pragma checks every attached database too (the
+        # origin a replication step attaches), and would blame this one for its damage
+        rows = [str(r[0]) for r in conn.execute(f"PRAGMA main.{pragma}({CHECK_LINES})")]
     except sqlite3.DatabaseError as err:
         return [str(err)]
     return [] if rows == ["ok"] else rows
