@@ -526,18 +526,50 @@ def rm(
     """Remove a context.
 
     Deletes <config>/context/NAME.toml; removing the selected context leaves none selected.
-    Asks for confirmation on a terminal; without one, -f/--force is required.
+    Asks for confirmation on a terminal; without one, -f/--force is required. The selected
+    context is removed only with -f/--force (natscli's rule), which unselects it.
     """
+    from jetlink.core.errors import JetlinkError
 
     app = App.of(ctx)
     store = _store()
     if not store.exists(name):  # validates the name too
+        store.load(name)  # a directory in its place is named as such
         raise store.unknown(name)
+    try:
+        selected = store.selected() == name
+    except JetlinkError:
+        selected = False
+    if selected and not force:  # natscli's context rm
+        raise JetlinkError("cannot remove the selected context, select another one or use "
+                           "the unselect command (or pass -f/--force)")
     output.confirm(
         app, f"Really remove context {name}", force=force, action=f"remove context {name}"
     )
     store.remove(name)
-    output.success(app, f"Context {name} was removed")
+    output.success(app, f"Context {name} was removed" + (
+        "; no context is selected now" if selected else ""))
+
+
+@context_app.command("unselect")
+def unselect(ctx: typer.Context, json_output: JsonOption = False) -> None:
+    """Select no context.
+
+    natscli's context unselect: removes <config>/context.txt, so the defaults (or
+    JETLINK_CONTEXT, --context) are in force. With --json: {"unselected": NAME or null}.
+    """
+    from jetlink.core.errors import JetlinkError
+
+    app = App.of(ctx)
+    store = _store()
+    try:
+        current = store.selected()
+    except JetlinkError:  # an unreadable selection is removed all the same
+        current = None
+    store.unselect()
+    app.emit({"unselected": current}, human=lambda a, d: output.line(
+        a, f'Unselected the "{current}" context' if current else
+        "No context currently selected"))
 
 
 def register(app: typer.Typer) -> None:

@@ -267,8 +267,10 @@ class ContextStore:
         path = self.path(name)
         try:
             data = path.read_bytes()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             raise self.unknown(name) from None
+        except IsADirectoryError:
+            raise self._not_a_file(name, path) from None
         except OSError as err:
             raise JetlinkError(f"cannot read context file {path}: {err.strerror}") from None
         import tomllib  # only when a context file is read
@@ -291,9 +293,12 @@ class ContextStore:
         """The name of the selected context (context.txt), None when none is selected."""
         try:
             text = self.selected_path.read_text(encoding="utf-8").strip()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # (a file on the way: none there)
             return None
-        except (OSError, UnicodeDecodeError) as err:
+        except OSError as err:
+            raise JetlinkError(f"cannot read {self.selected_path}: {err.strerror or err}") \
+                from None
+        except UnicodeDecodeError as err:
             raise JetlinkError(f"cannot read {self.selected_path}: {err}") from None
         if not text:
             return None
@@ -338,6 +343,14 @@ class ContextStore:
     def add(self, context: Context) -> Path:
         """Store a new context; JetlinkError when one of that name exists."""
         path = self.path(context.name)
+        if path.exists() and not path.is_file():
+            raise self._not_a_file(context.name, path)
+        twin = next((n for n in self.names()
+                     if n != context.name and n.lower() == context.name.lower()), None)
+        if twin is not None:  # one file on a case-insensitive filesystem (macOS, Windows)
+            raise JetlinkError(f"context {context.name} differs from context {twin} only in "
+                               "case: their files would be one on a case-insensitive "
+                               "filesystem; choose another name", field="name")
         if path.exists():
             raise JetlinkError(f"context {context.name} already exists (jetlink context add "
                                f"{context.name} --update changes it)", field="name")
@@ -348,15 +361,13 @@ class ContextStore:
         import tomli_w
 
         path = self.path(context.name)
-        self._make_dirs()
-        _write_atomic(path, tomli_w.dumps(context.to_toml()).encode("utf-8"))
+        self._write(path, tomli_w.dumps(context.to_toml()).encode("utf-8"))
         return path
 
     def select(self, name: str) -> Context:
         """Make ``name`` the selected context (it must exist); the context."""
         context = self.load(name)
-        self._make_dirs()
-        _write_atomic(self.selected_path, f"{name}\n".encode())
+        self._write(self.selected_path, f"{name}\n".encode())
         return context
 
     def unselect(self) -> None:
@@ -371,6 +382,8 @@ class ContextStore:
         selected context unselects it. The removed context (as loaded, or with only its name
         when its file was not valid)."""
         path = self.path(name)
+        if path.exists() and not path.is_file():
+            raise self._not_a_file(name, path)
         if not path.is_file():
             raise self.unknown(name)
         try:
@@ -388,10 +401,23 @@ class ContextStore:
             self.unselect()
         return context
 
-    def _make_dirs(self) -> None:
-        for directory in (self.root, self.context_dir):
-            directory.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-            os.chmod(directory, DIR_MODE)
+    @staticmethod
+    def _not_a_file(name: str, path: Path) -> JetlinkError:
+        return JetlinkError(f"context {name}: {path} is not a file (a directory of that name "
+                            "is there): move it out of the way", field="name")
+
+    def _write(self, path: Path, data: bytes) -> None:
+        """Write a context file or the selection (their directories made 0700): a failure
+        is one line naming the file and the system's reason."""
+        try:
+            for directory in (self.root, self.context_dir):
+                directory.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+                os.chmod(directory, DIR_MODE)
+            _write_atomic(path, data)
+        except OSError as err:
+            where = err.filename if isinstance(err.filename, str) else path
+            raise JetlinkError(f"cannot write {path}: {where}: {err.strerror or err}") \
+                from None
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

@@ -462,11 +462,70 @@ def test_rm(jc):
     assert jc.store.names() == ["a", "b"]
     assert ok(jc("context", "rm", "a", "-f")).stdout == "Context a was removed\n"
     assert error(jc("context", "rm", "a", "-f", "-j")) == "unknown context 'a'"
-    # removing the selected context unselects it
-    assert doc(jc("context", "rm", "b", "--force", "-j")) == {"success": True}
+    # the selected context: refused without -f (natscli's words), even where one may confirm
+    r = jc("context", "rm", "b")
+    assert (r.exit_code, r.stderr) == (1, "jetlink: error: cannot remove the selected "
+                                       "context, select another one or use the unselect "
+                                       "command (or pass -f/--force)\n")
+    assert jc.store.names() == ["b"] and jc.store.selected() == "b"
+    # with -f it is removed and unselected, and said so
+    assert ok(jc("context", "rm", "b", "--force")).stdout == \
+        "Context b was removed; no context is selected now\n"
     assert not (jc.config / "context.txt").exists()
     assert jc.store.names() == []
     assert doc(jc("stream", "ls", "-j")) == []
+    ok(jc("context", "add", "c", "--select"))
+    assert doc(jc("context", "rm", "c", "--force", "-j")) == {"success": True}
+    assert jc.store.selected() is None
+
+
+def test_unselect(jc):
+    """natscli's context unselect: no context selected afterwards, said either way."""
+    assert ok(jc("context", "unselect")).stdout == "No context currently selected\n"
+    ok(jc("context", "add", "a", "--select"))
+    assert ok(jc("context", "unselect")).stdout == 'Unselected the "a" context\n'
+    assert jc.store.selected() is None and jc.store.names() == ["a"]
+    ok(jc("context", "select", "a"))
+    assert doc(jc("context", "unselect", "-j")) == {"unselected": "a"}
+    assert doc(jc("context", "unselect", "-j")) == {"unselected": None}
+
+
+def test_names_differing_only_in_case_are_refused(jc):
+    ok(jc("context", "add", "prod"))
+    r = jc("context", "add", "PROD")
+    assert (r.exit_code, r.stderr) == (1, "jetlink: error: context PROD differs from context "
+                                       "prod only in case: their files would be one on a "
+                                       "case-insensitive filesystem; choose another name\n")
+    assert jc.store.names() == ["prod"]
+
+
+def test_a_config_directory_that_cannot_hold_contexts_is_one_line(jc, env, tmp_path):
+    """XDG_CONFIG_HOME a file, the context directory a file, a context file a directory:
+    one line naming the path (exit 1), never a traceback; the data-dir verbs still run
+    (a path through a file holds no selection)."""
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    env.setenv("XDG_CONFIG_HOME", str(afile))
+    r = jc("context", "add", "z", "--cluster", "a")
+    assert (r.exit_code, r.stderr) == (
+        1, f"jetlink: error: cannot write {afile}/jetlink/context/z.toml: "
+        f"{afile}/jetlink: Not a directory\n")
+    assert doc(jc("stream", "ls", "-j")) == []
+    env.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    jc.config.mkdir(parents=True)
+    (jc.config / "context").write_text("")
+    r = jc("context", "add", "z")
+    assert r.exit_code == 1 and r.stderr == (
+        f"jetlink: error: cannot write {jc.config}/context/z.toml: {jc.config}/context: "
+        "File exists\n"), r.stderr
+    (jc.config / "context").unlink()
+    (jc.config / "context" / "d.toml").mkdir(parents=True)
+    line = (f"jetlink: error: context d: {jc.config}/context/d.toml is not a file (a "
+            "directory of that name is there): move it out of the way\n")
+    for args in (["add", "d"], ["rm", "d", "-f"], ["select", "d"], ["show", "d"]):
+        r = jc("context", *args)
+        assert (r.exit_code, r.stderr) == (1, line), (args, r.stderr)
+    assert (jc.config / "context" / "d.toml").is_dir()
 
 
 def test_rm_asks_on_a_terminal(jc, monkeypatch):

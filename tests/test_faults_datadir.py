@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sqlite3
 import subprocess
 
@@ -605,6 +606,37 @@ def test_a_data_directory_that_is_a_file_is_named_so(tmp_path):
         r = runner.invoke(app, ["--data-dir", str(path), *args], prog_name="jetlink")
         assert (r.exit_code, r.stderr) == (1, line), args
     assert path.read_bytes() == b"mine"
+
+
+def test_a_data_directory_the_system_or_sqlite_cannot_use_is_one_line(tmp_path):
+    """A data directory whose name the system refuses (a component over 255 bytes) is named,
+    never a traceback, for every verb; one whose databases' paths would be longer than
+    SQLite opens is named with the limit, before any directory is made."""
+    from helpers import runner
+
+    from jetlink.cli.main import app
+
+    def run(data, *args):
+        return runner.invoke(app, ["--data-dir", str(data), *args], prog_name="jetlink")
+
+    long_name = tmp_path / ("a" * 300)
+    line = (f"jetlink: error: data directory {long_name} cannot be used: File name too long: "
+            "give another --data-dir\n")
+    for args in (("stream", "ls"), ("stream", "add", "X", "--subjects", "x", "--defaults"),
+                 ("cluster", "ls"), ("cluster", "add", "w"), ("replicate",), ("export",),
+                 ("positions", "sync"), ("kv", "get", "B", "k")):
+        r = run(long_name, *args)
+        assert (r.exit_code, r.stderr) == (1, line), (args, r.stderr)
+    deep = tmp_path / ("b" * 200) / ("c" * 200) / ("d" * 100)
+    for args, name in ((("cluster", "add", "q"), "q"),
+                       (("stream", "add", "X", "--subjects", "x", "--defaults"), "local")):
+        r = run(deep, *args)
+        assert r.exit_code == 1 and "Traceback" not in r.stderr
+        assert re.fullmatch(
+            rf"jetlink: error: cluster {name}: {re.escape(str(deep))}/\.{name}\.db\.new-\d+ "
+            r"is \d+ bytes long: SQLite opens database paths of at most 504 bytes: give a "
+            r"shorter --data-dir\n", r.stderr), r.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing made
 
 
 def test_a_link_to_nothing_is_no_cluster_and_a_directory_is_a_damaged_one(tmp_path):

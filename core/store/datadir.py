@@ -829,6 +829,20 @@ def whole_file(conn: sqlite3.Connection) -> None:
             f"the write-ahead log could not be merged into the file (journal mode {mode})")
 
 
+# The longest database path SQLite's unix VFS opens: MAX_PATHNAME (512) with room for its
+# journal's name ("-journal" appended); longer, it answers "unable to open database file".
+SQLITE_MAX_PATH = 504
+
+
+def _openable(path: Path, name: str) -> None:
+    """StorageError naming the cluster when SQLite could not open ``path`` for its length."""
+    n = len(os.fsencode(os.path.abspath(path)))
+    if n > SQLITE_MAX_PATH:
+        raise StorageError(f"cluster {name}: {path} is {n} bytes long: SQLite opens database "
+                           f"paths of at most {SQLITE_MAX_PATH} bytes: give a shorter "
+                           "--data-dir")
+
+
 def _there(path: Path) -> bool:
     """Whether ``path`` is there: a file (through a link too), or something that can not be
     read (a loop of symbolic links: opened, it is DAMAGED and says why); a link to nothing
@@ -878,7 +892,7 @@ class DataDir:
         """NotFoundError when the directory does not exist (for a read, or a command on
         objects that exist: cli/common.py READ_VERBS, COPY_VERBS)."""
         self._not_a_file()
-        if not self.path.is_dir():
+        if not self._is_dir():
             raise NotFoundError(f"data directory {self.path} does not exist (nothing to read "
                                 "or act on: the first command that creates something makes "
                                 "it)")
@@ -886,15 +900,28 @@ class DataDir:
     def __repr__(self) -> str:
         return f"DataDir({str(self.path)!r})"
 
+    def _is_dir(self) -> bool:
+        """Whether the directory exists (False: nothing there). A path the system cannot
+        look up (a name too long, a loop of links, no permission on a parent) is a
+        StorageError naming it: every command says it in one line."""
+        try:
+            mode = os.stat(self.path).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        except OSError as err:
+            raise StorageError(f"data directory {self.path} cannot be used: "
+                               f"{err.strerror or err}: give another --data-dir") from None
+        return stat.S_ISDIR(mode)
+
     def _not_a_file(self) -> None:
-        if self.path.exists() and not self.path.is_dir():
+        if not self._is_dir() and self.path.exists():
             raise StorageError(f"data directory {self.path} is not a directory (a file of "
                                "that name is there): give another --data-dir")
 
     def ensure(self) -> Path:
         """Create the directory (mode 0700) if needed."""
         self._not_a_file()
-        if not self.path.is_dir():
+        if not self._is_dir():
             try:
                 self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
                 os.chmod(self.path, 0o700)
@@ -910,14 +937,15 @@ class DataDir:
         """Create ``name``'s database if it does not exist; True when this call created it.
         ``source``: the database it starts as (the default cluster's first write, made in
         memory: :class:`_Absent`), copied whole."""
-        self.ensure()
         path = self.cluster_path(name)
-        if path.exists():
-            return False
         # Built whole under a temporary name, then linked into place (which fails if the
         # name exists): a cluster's file is never seen half made, so an empty or cut file
         # is never jetlink's own and is reported (store/health.py), not taken for a new one.
         tmp = self.path / f".{name}.db.new-{os.getpid()}"
+        _openable(tmp, name)  # before the directory is made
+        self.ensure()
+        if path.exists():
+            return False
         what = f"cannot create cluster {name}"
         try:
             for suffix in ("", "-wal", "-shm"):
@@ -988,7 +1016,7 @@ class DataDir:
             raise JetlinkError(
                 f"invalid cluster kind {kind!r}: use one of {', '.join(KINDS)}", field="kind"
             )
-        if self.path.is_dir():
+        if self._is_dir():
             twin = next((n for n in self.cluster_names()
                          if n != name and n.lower() == name.lower()), None)
             if twin is not None:  # one file on a case-insensitive filesystem (macOS, Windows)
@@ -1030,7 +1058,7 @@ class DataDir:
     def cluster_names(self) -> list[str]:
         """The names of the clusters whose files are in the directory, sorted (nothing is
         opened: a damaged file is named too)."""
-        if not self.path.is_dir():
+        if not self._is_dir():
             return []
         out = []
         for entry in sorted(os.listdir(self.path)):
@@ -1064,6 +1092,7 @@ class DataDir:
         cached = self._open.get(name)
         if cached is not None and (cached.path.exists() or isinstance(cached, _Absent)):
             return cached
+        self._is_dir()  # a directory the system cannot look up: named, not its clusters
         if name == LOCAL and create_local and not self.lazy_local:
             self._ensure_local()
         path = self.cluster_path(name)
@@ -1077,6 +1106,7 @@ class DataDir:
                 return absent
             raise not_found(NotFoundError(f"cluster {name} not found", field="cluster"),
                             name, self.cluster_names())
+        _openable(path, name)
         cluster = Cluster(name, path)
         try:
             _ = cluster.conn  # open and migrate now: errors surface here
