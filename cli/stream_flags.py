@@ -45,7 +45,7 @@ from jetlink.core.numbers import INT64_MAX, INT64_MIN, UINT64_MAX
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.config.stream import StreamConfig, StreamSource
 
-_SIZE = re.compile(r"(\d+)([A-Za-z]+)")
+_SIZE = re.compile(r"(\d+)([A-Za-z]+)", re.ASCII)
 _SIZE_UNITS = {
     "B": 0,
     "K": 10,

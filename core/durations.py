@@ -47,9 +47,9 @@ _GO_UNITS = {"ns": NS, "us": US, "µs": US, "μs": US, "ms": MS, "s": SECOND, "m
 # natscli's long units, in hours; a fraction is truncated to whole hours as natscli does.
 _LONG_UNITS = {"d": 24, "D": 24, "w": 7 * 24, "W": 7 * 24, "M": 30 * 24, "y": 365 * 24,
                "Y": 365 * 24}
-_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h|d|D|w|W|M|y|Y)")
+_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h|d|D|w|W|M|y|Y)", re.ASCII)
 _UNIT_HELP = "ns, us, ms, s, m, h, d, w, M, y"
-_BARE_NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)")
+_BARE_NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)", re.ASCII)
 MISSING_UNIT = "missing unit, e.g. 5s"
 # a duration a file may write: whole nanoseconds, or text with its unit
 DURATION_FORMS = 'whole nanoseconds or a string with its unit, e.g. "1.5s", "90s", "1h30m"'

@@ -69,7 +69,7 @@ def write_output(path: str | os.PathLike[str], text: str, *, new_mode: int | Non
 
 
 _STD = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
-_FD_PATH = re.compile(r"/(?:dev/fd|proc/self/fd)/(\d+)")
+_FD_PATH = re.compile(r"/(?:dev/fd|proc/self/fd)/(\d+)", re.ASCII)
 
 
 def _own_descriptor(path: str | os.PathLike[str]) -> int | None:

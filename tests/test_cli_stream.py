@@ -50,7 +50,7 @@ def test_parse_size_natscli_forms(text, expected):
     assert parse_size(text, flag="--max-bytes") == expected
 
 
-@pytest.mark.parametrize("text", ["1XB", "1.5GB", "GB", "", "1 GB", "abc"])
+@pytest.mark.parametrize("text", ["1XB", "1.5GB", "GB", "", "1 GB", "abc", "\u0665MB", "\uff11K"])
 def test_parse_size_rejects(text):
     with pytest.raises(UsageError) as exc:
         parse_size(text, flag="--max-bytes")

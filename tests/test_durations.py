@@ -125,6 +125,12 @@ def test_parse_duration_natscli_units(text, ns):
         (".s", "expected a number and a unit"),
         ("99999999999999h", "more than the maximum 2562047h47m16.854775807s"),
         ("300y", "more than the maximum"),
+        # digits of other scripts are no digits to Go's ParseDuration (nor to natscli's)
+        ("\u0665s", "expected a number and a unit"),
+        ("\uff15s", "expected a number and a unit"),
+        ("\u0660.\u0660\u0664\u0662d", "expected a number and a unit"),
+        ("1\u0665s", "expected a number and a unit"),
+        ("\u0665", "expected a number and a unit"),
     ],
 )
 def test_parse_duration_refusals_say_why(bad, why):

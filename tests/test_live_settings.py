@@ -153,6 +153,8 @@ def test_websocket_urls_need_nats_pys_websocket_transport(monkeypatch, installed
     ("nats://x:99999", "port must be 1 to 65535"),
     (" , ", "no server URL"),
     ("a b", "expected a URL such as nats://host:4222 or host:port"),
+    ("host:\u0664\u0662", "expected a URL such as nats://host:4222 or host:port"),  # digits
+    ("nats://127.0.0.1:\u0664\u0662", "expected scheme://host"),  # of another script
 ])
 def test_bad_servers(text, message):
     with pytest.raises(UsageError, match=message) as err:

@@ -102,7 +102,7 @@ JETLINK_KEYS: dict[str, str] = {
 }
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 _SCHEMES = ("nats://", "tls://", "ws://", "wss://")
-_HOSTPORT = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:\d{1,5})?")
+_HOSTPORT = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:\d{1,5})?", re.ASCII)
 
 
 def _config_home(environ: Mapping[str, str]) -> Path:
