@@ -521,8 +521,14 @@ class LiveConnection:
             async def cb(msg: Any) -> None:
                 take(RawMsg(msg.subject, msg.headers, msg.data, msg.reply))
 
+            def on_raw(subj: bytes, reply: bytes, data: bytes, block: bytes | None) -> None:
+                # the header block as delivered (a header given several times kept)
+                take(RawMsg(subj.decode(), parsed_headers(block), data, reply.decode(),
+                            block=block))
+
             sub = await nc.subscribe(inbox, cb=cb, pending_msgs_limit=1_000_000,
                                      pending_bytes_limit=512 * 1024 * 1024)
+            raw_handlers(nc)[sub._id] = on_raw
             try:
                 await nc.publish(subject, payload, reply=inbox)
                 try:
@@ -534,6 +540,7 @@ class LiveConnection:
                 return out
             finally:
                 await sub.unsubscribe()
+                raw_handlers(nc).pop(sub._id, None)
 
         return self.call(go, timeout=wait * 2 + _GRACE if not quiet_end else None,
                          doing=doing or f"request to {subject}")

@@ -278,7 +278,8 @@ class LiveConsumers:
         for raw in got:
             meta = ack_metadata(raw.reply)
             msg = LiveDeliveredMsg(
-                raw.subject, meta["seq"], meta["ts"], encode_hdrs(raw.headers), raw.data,
+                raw.subject, meta["seq"], meta["ts"],
+                raw.block if raw.block is not None else encode_hdrs(raw.headers), raw.data,
                 stream=meta["stream"], consumer=meta["consumer"],
                 consumer_seq=meta["consumer_seq"], num_delivered=meta["num_delivered"],
                 num_pending=meta["num_pending"], ack_subject=raw.reply)

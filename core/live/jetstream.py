@@ -61,7 +61,8 @@ class LiveCoreMsg:
 
     def __init__(self, raw: RawMsg, ts: int) -> None:
         self.subject = raw.subject
-        self.hdr = encode_hdrs(raw.headers)
+        # the block as sent (a header given several times kept), from a raw subscription
+        self.hdr = raw.block if raw.block is not None else encode_hdrs(raw.headers)
         self.data = raw.data
         self.ts = ts
 
@@ -707,7 +708,7 @@ class LiveJetStream(LiveConsumers):
         self._core_published = True
 
     def subscribe(self, subject: str, *, queue: str = "") -> LiveCoreSubscription:
-        return LiveCoreSubscription(self.conn.subscribe(subject, queue=queue))
+        return LiveCoreSubscription(self.conn.subscribe(subject, queue=queue, raw=True))
 
 
 def _sendable(msgs: list[tuple[str, bytes, Mapping[str, Any] | None]], stop_at_error: bool
