@@ -332,7 +332,11 @@ class LiveConsumers:
 
     def reset_consumer(self, stream: str, consumer: str, seq: int = 0
                        ) -> tuple[LiveConsumerInfo, int]:
-        """``CONSUMER.RESET`` to stream sequence ``seq`` (0: the ack floor's next)."""
+        """``CONSUMER.RESET`` to stream sequence ``seq`` (0: the ack floor's next). The
+        consumer is looked up first, as natscli does: the server answers RESET from the
+        consumer's own subscription, so for a stream or consumer that is not there no one
+        answers and the request would only time out (10059 / 10014 said at once instead)."""
+        self.consumer_info(stream, consumer)
         doc = dict(without_envelope(self.api(
             f"CONSUMER.RESET.{_name(stream)}.{_consumer_name(consumer)}",
             {"seq": int(seq)} if seq else None)))

@@ -60,6 +60,9 @@ SCRIPT: list[str] = [
     "consumer add S Q --defaults --deliver 3",
     "consumer reset S Q --sequence 2 -f",
     "consumer reset S Q --sequence 3 -f -j",
+    # no such consumer or stream: said at once (the server's RESET has no one to answer it)
+    "consumer reset S NOPE -f",
+    "consumer reset NOSTREAM X -f -j",
 ]
 
 _PIN = re.compile(r"\b[0-9A-Za-z]{22}\b")
