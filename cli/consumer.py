@@ -1338,7 +1338,8 @@ def next_(
     stream: StreamArg,
     name: ConsumerArg,
     count: Annotated[
-        int, typer.Option("--count", metavar="N", min=1, help="Number of messages to fetch.")
+        int, typer.Option("--count", metavar="N", min=1, max=INT64_MAX,
+                          help="Number of messages to fetch.")
     ] = 1,
     ack: Annotated[
         bool,

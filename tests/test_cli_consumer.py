@@ -618,6 +618,16 @@ def test_a_consumer_limit_past_int64_is_a_usage_error(jl, flag):
     assert data_dir_bytes(jl.data) == before
 
 
+def test_a_pull_count_past_int64_is_a_usage_error(jl):
+    """consumer next --count is natscli's Go int: past int64 it is refused (exit 2), on
+    either engine, never sent as a batch the server's JSON decoder refuses."""
+    ok(jl("consumer", "add", "ORDERS", "C", "--pull", "--defaults"))
+    r = jl("consumer", "next", "ORDERS", "C", "--count", str(2**63))
+    assert r.exit_code == 2, r.stderr
+    assert ("Invalid value for '--count': 9223372036854775808 is not in the range "
+            "1<=x<=9223372036854775807.") in r.stderr
+
+
 def test_a_config_files_bad_enum_names_the_values(jl, tmp_path):
     path = tmp_path / "c.json"
     path.write_text('{"durable_name": "C2", "ack_policy": "sometimes"}')
